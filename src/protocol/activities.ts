@@ -1,0 +1,266 @@
+import type { HashFunction, MnemonicLength, OAuth2Provider, OtpType, PayloadEncoding } from './enums.ts'
+import type {
+  AccountSpec,
+  Activity,
+  ApiKeyParams,
+  AuthenticatorParams,
+  RootUserParams,
+  WalletParams,
+} from './resources.ts'
+
+/** Parameters and results of every activity, keyed by its path under `/public/v1/submit/`. */
+export interface ActivityMap {
+  sign_raw_payloads: {
+    parameters: {
+      signWith: string
+      payloads: string[]
+      encoding: PayloadEncoding
+      hashFunction: HashFunction
+    }
+    result: { signatures: { r: string; s: string; v: string }[] }
+  }
+  otp_login: {
+    parameters: {
+      verificationToken: string
+      publicKey: string
+      expirationSeconds?: string
+      invalidateExisting?: boolean
+      clientSignature?: string
+    }
+    result: { session: string }
+  }
+  update_user_tag: {
+    parameters: { userTagId: string; newUserTagName?: string; addUserIds: string[]; removeUserIds: string[] }
+    result: { userTagId: string }
+  }
+  delete_wallets: {
+    parameters: { walletIds: string[]; deleteWithoutExport?: boolean }
+    result: { walletIds: string[] }
+  }
+  export_wallet_account: {
+    parameters: { address: string; targetPublicKey: string }
+    result: { address: string; exportBundle: string }
+  }
+  create_read_only_session: {
+    parameters: Record<string, never>
+    result: {
+      organizationId: string
+      organizationName: string
+      userId: string
+      username: string
+      session: string
+      sessionExpiry: string
+    }
+  }
+  update_user_name: {
+    parameters: { userId: string; userName: string }
+    result: { userId: string }
+  }
+  init_import_wallet: {
+    parameters: { userId: string }
+    result: { importBundle: string }
+  }
+  import_wallet: {
+    parameters: { userId: string; walletName: string; encryptedBundle: string; accounts: AccountSpec[] }
+    result: { walletId: string; addresses: string[] }
+  }
+  create_wallet: {
+    parameters: { walletName: string; accounts: AccountSpec[]; mnemonicLength?: MnemonicLength | number }
+    result: { walletId: string; addresses: string[] }
+  }
+  create_wallet_accounts: {
+    parameters: { walletId: string; accounts: AccountSpec[]; persist?: boolean }
+    result: { addresses: string[] }
+  }
+  create_sub_organization: {
+    parameters: {
+      subOrganizationName: string
+      rootUsers: RootUserParams[]
+      rootQuorumThreshold: number
+      wallet?: WalletParams
+      disableEmailRecovery?: boolean
+      disableEmailAuth?: boolean
+      disableSmsAuth?: boolean
+      disableOtpEmailAuth?: boolean
+      verificationToken?: string
+    }
+    result: {
+      subOrganizationId: string
+      wallet?: { walletId: string; addresses: string[] }
+      rootUserIds: string[]
+    }
+  }
+  create_fiat_on_ramp_credential: {
+    parameters: {
+      onrampProvider: string
+      projectId?: string
+      publishableApiKey: string
+      encryptedSecretApiKey: string
+      encryptedPrivateApiKey?: string
+      sandboxMode?: boolean
+    }
+    result: { fiatOnRampCredentialId: string }
+  }
+  create_user_tag: {
+    parameters: { userTagName: string; userIds: string[] }
+    result: { userTagId: string; userIds: string[] }
+  }
+  eth_send_raw_transaction: {
+    parameters: { signedTransaction: string; caip2: string }
+    result: { transactionHash: string }
+  }
+  // ---- extensions (design/protocol.md "Beyond the seed") ----
+  init_otp: {
+    parameters: {
+      otpType: OtpType
+      contact: string
+      /** Code length, 6 to 9. @default 6 */
+      otpLength?: number
+      /** Lifetime of the code in seconds. @default 300 */
+      expirationSeconds?: string
+      emailCustomization?: { appName?: string; logoUrl?: string }
+      smsCustomization?: { template?: string }
+    }
+    result: { otpId: string }
+  }
+  verify_otp: {
+    parameters: { otpId: string; otpCode: string; publicKey?: string; expirationSeconds?: string }
+    result: { verificationToken: string }
+  }
+  oauth2_authenticate: {
+    parameters: {
+      provider: OAuth2Provider
+      authCode: string
+      redirectUri: string
+      codeVerifier: string
+      nonce: string
+      clientId: string
+    }
+    result: { oidcToken: string }
+  }
+  oauth_login: {
+    parameters: {
+      oidcToken: string
+      publicKey: string
+      expirationSeconds?: string
+      invalidateExisting?: boolean
+    }
+    result: { session: string }
+  }
+  stamp_login: {
+    parameters: { publicKey: string; expirationSeconds?: string; invalidateExisting?: boolean }
+    result: { session: string }
+  }
+  export_wallet: {
+    parameters: { walletId: string; targetPublicKey: string }
+    result: { walletId: string; exportBundle: string }
+  }
+  create_api_keys: {
+    parameters: { userId: string; apiKeys: ApiKeyParams[] }
+    result: { apiKeyIds: string[] }
+  }
+  delete_api_keys: {
+    parameters: { userId: string; apiKeyIds: string[] }
+    result: { apiKeyIds: string[] }
+  }
+  create_authenticators: {
+    parameters: { userId: string; authenticators: AuthenticatorParams[] }
+    result: { authenticatorIds: string[] }
+  }
+  delete_authenticators: {
+    parameters: { userId: string; authenticatorIds: string[] }
+    result: { authenticatorIds: string[] }
+  }
+  /** Votes for a pending activity; the response's `activity` is the voted-on activity. */
+  approve_activity: {
+    parameters: { fingerprint: string }
+    result: Record<string, never>
+  }
+  /** Votes against a pending activity; the response's `activity` is the voted-on activity. */
+  reject_activity: {
+    parameters: { fingerprint: string }
+    result: Record<string, never>
+  }
+}
+
+export type ActivityPath = keyof ActivityMap
+export type ActivityParameters<P extends ActivityPath> = ActivityMap[P]['parameters']
+export type ActivityResult<P extends ActivityPath> = ActivityMap[P]['result']
+
+export interface ActivityDefinition {
+  /** Type constant carried in the request body and the activity. */
+  type: string
+  /** Key of the intent inside `activity.intent`. */
+  intentKey: string
+  /** Key of the result inside `activity.result`. */
+  resultKey: string
+}
+
+const camel = (path: string) => path.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase())
+const define = (path: string, version = ''): ActivityDefinition => ({
+  type: `ACTIVITY_TYPE_${path.toUpperCase()}${version ? `_${version}` : ''}`,
+  intentKey: `${camel(path)}Intent${version}`,
+  resultKey: `${camel(path)}Result${version}`,
+})
+
+/** Type constant, intent key and result key of every activity. */
+export const ACTIVITIES: { readonly [P in ActivityPath]: ActivityDefinition } = {
+  sign_raw_payloads: define('sign_raw_payloads'),
+  otp_login: define('otp_login'),
+  update_user_tag: define('update_user_tag'),
+  delete_wallets: define('delete_wallets'),
+  export_wallet_account: define('export_wallet_account'),
+  create_read_only_session: define('create_read_only_session'),
+  update_user_name: define('update_user_name'),
+  init_import_wallet: define('init_import_wallet'),
+  import_wallet: define('import_wallet'),
+  create_wallet: define('create_wallet'),
+  create_wallet_accounts: define('create_wallet_accounts'),
+  create_sub_organization: define('create_sub_organization', 'V7'),
+  create_fiat_on_ramp_credential: define('create_fiat_on_ramp_credential'),
+  create_user_tag: define('create_user_tag'),
+  eth_send_raw_transaction: define('eth_send_raw_transaction'),
+  init_otp: define('init_otp'),
+  verify_otp: define('verify_otp'),
+  oauth2_authenticate: define('oauth2_authenticate'),
+  oauth_login: define('oauth_login'),
+  stamp_login: define('stamp_login'),
+  export_wallet: define('export_wallet'),
+  create_api_keys: define('create_api_keys'),
+  delete_api_keys: define('delete_api_keys'),
+  create_authenticators: define('create_authenticators'),
+  delete_authenticators: define('delete_authenticators'),
+  approve_activity: define('approve_activity'),
+  reject_activity: define('reject_activity'),
+}
+
+export const ACTIVITY_PATHS = Object.keys(ACTIVITIES) as ActivityPath[]
+
+/** Request body of every submit endpoint. */
+export interface ActivityRequest<P extends ActivityPath = ActivityPath> {
+  type: string
+  timestampMs: string
+  organizationId: string
+  parameters: ActivityParameters<P>
+}
+
+/** Response body of every submit endpoint. */
+export interface ActivityResponse<P extends ActivityPath = ActivityPath> {
+  activity: Activity<Record<string, ActivityParameters<P>>, Record<string, ActivityResult<P>>>
+}
+
+/**
+ * Reads `<name>Result` from an activity, tolerating the reference sample's extra
+ * `activity.result.activity` nesting.
+ */
+export function activityResultOf<P extends ActivityPath>(
+  path: P,
+  activity: { result?: Record<string, unknown> },
+): ActivityResult<P> | undefined {
+  const key = ACTIVITIES[path].resultKey
+  const result = activity.result ?? {}
+  const direct = result[key]
+  if (direct !== undefined) return direct as ActivityResult<P>
+  const nested = (result.activity as { result?: Record<string, unknown> } | undefined)?.result?.[key]
+  return nested as ActivityResult<P> | undefined
+}

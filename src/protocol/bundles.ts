@@ -1,0 +1,29 @@
+/** Signed envelope of `exportBundle` and `importBundle` (design/protocol.md). */
+export interface SignedBundle {
+  version: 'v1.0.0'
+  /** Hex of the UTF-8 JSON payload. */
+  data: string
+  /** DER hex ECDSA-P256-SHA256 over the decoded `data` bytes. */
+  dataSignature: string
+  /** The service's signer key, uncompressed hex. */
+  enclaveQuorumPublic: string
+}
+
+/** HPKE ciphertext: `encappedPublic` uncompressed P-256 hex, `ciphertext` hex. */
+export interface HpkeCiphertext {
+  encappedPublic: string
+  ciphertext: string
+}
+
+export interface ExportBundleData extends HpkeCiphertext {
+  organizationId: string
+}
+
+export interface ImportBundleData {
+  organizationId: string
+  userId: string
+  /** Uncompressed P-256 hex the client encrypts the secret to. */
+  targetPublic: string
+}
+
+export const BUNDLE_VERSION = 'v1.0.0'

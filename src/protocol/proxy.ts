@@ -1,0 +1,113 @@
+import type { AccountFilterType, Curve, OAuth2Provider, OtpType, SignInMethod } from './enums.ts'
+import type { ApiKeyParams, AuthenticatorParams, OauthProviderParams, WalletParams } from './resources.ts'
+
+export const PROXY_CONFIG_HEADER = 'X-Auth-Proxy-Config-Id'
+
+/**
+ * Requests and responses of the auth proxy (`{authProxyUrl}/v1/<path>`). Field names are the
+ * seed's; the service also accepts the camelCase spelling of the snake_case ones.
+ */
+export interface ProxyMap {
+  signup: {
+    request: {
+      userName?: string
+      organizationName?: string
+      userEmail?: string
+      userPhoneNumber?: string
+      /** OTP verification token proving the e-mail or phone number. */
+      verificationToken?: string
+      apiKeys?: ApiKeyParams[]
+      authenticators?: AuthenticatorParams[]
+      oauthProviders?: OauthProviderParams[]
+      /** The seed's `{ path, curve }`, or the activity API's wallet parameters. */
+      wallet?: { path: string; curve: Curve } | WalletParams
+    }
+    response: { organizationId: string; userId: string; walletId?: string; addresses?: string[] }
+  }
+  otp_init: {
+    request: { otpType: OtpType; contact: string }
+    response: { otpId: string }
+  }
+  otp_verify: {
+    request: { otpId: string; otpCode: string; public_key?: string; publicKey?: string }
+    response: { verificationToken: string }
+  }
+  otp_login: {
+    request: {
+      verificationToken: string
+      publicKey: string
+      client_signature?: string
+      clientSignature?: string
+      expirationSeconds?: string
+      invalidateExisting?: boolean
+      organizationId?: string
+    }
+    response: { session: string }
+  }
+  oauth2_authenticate: {
+    request: {
+      provider: OAuth2Provider
+      authCode: string
+      redirectUri: string
+      codeVerifier: string
+      nonce: string
+      clientId: string
+    }
+    response: { oidcToken: string }
+  }
+  oauth_login: {
+    request: {
+      oidcToken: string
+      publicKey: string
+      invalidateExisting?: boolean
+      expirationSeconds?: string
+      organizationId?: string
+    }
+    response: { session: string }
+  }
+  account: {
+    request: { filterType: AccountFilterType; filterValue: string; verificationToken?: string }
+    response: { organizationId: string | null }
+  }
+  wallet_kit_config: {
+    request: Record<string, never>
+    response: {
+      enabledProviders: SignInMethod[]
+      sessionExpirationSeconds: string
+      organizationId: string
+      /** OAuth client ids by method, so the kit can start the authorization request. */
+      oauthClientIds?: Partial<Record<SignInMethod, string>>
+      /** Redirect URL registered for OAuth. */
+      oauthRedirectUrl?: string
+    }
+  }
+}
+
+export type ProxyPath = keyof ProxyMap
+export type ProxyRequest<P extends ProxyPath> = ProxyMap[P]['request']
+export type ProxyResponse<P extends ProxyPath> = ProxyMap[P]['response']
+export const PROXY_PATHS: readonly ProxyPath[] = [
+  'signup',
+  'otp_init',
+  'otp_verify',
+  'otp_login',
+  'oauth2_authenticate',
+  'oauth_login',
+  'account',
+  'wallet_kit_config',
+]
+
+/** The auth-proxy section of the operator dashboard (settings API). */
+export interface ProxySettings {
+  enabled: boolean
+  /** `['*']` allows every origin. */
+  allowedOrigins: string[]
+  enabledProviders: SignInMethod[]
+  sessionExpirationSeconds: string
+  emailTemplate: { subject: string; body: string }
+  smsTemplate: { body: string }
+  oauth: {
+    redirectUrl: string
+    clientIds: Partial<Record<SignInMethod, string>>
+  }
+}

@@ -1,0 +1,91 @@
+import type { SubOrgFilterType } from './enums.ts'
+import type {
+  Activity,
+  ApiKey,
+  Authenticator,
+  PaginationOptions,
+  PolicyEvaluation,
+  User,
+  UserTag,
+  Wallet,
+  WalletAccount,
+} from './resources.ts'
+
+/** Request and response of every query, keyed by its path under `/public/v1/query/`. */
+export interface QueryMap {
+  list_suborgs: {
+    request: {
+      organizationId: string
+      filterType?: SubOrgFilterType
+      filterValue?: string
+      paginationOptions?: PaginationOptions
+    }
+    response: { organizationIds: string[] }
+  }
+  get_authenticator: {
+    request: { organizationId: string; authenticatorId: string }
+    response: { authenticator: Authenticator }
+  }
+  get_policy_evaluations: {
+    request: { organizationId: string; activityId: string }
+    response: { policyEvaluations: PolicyEvaluation[] }
+  }
+  list_users: {
+    request: { organizationId: string }
+    response: { users: User[] }
+  }
+  // ---- extensions ----
+  whoami: {
+    request: { organizationId: string }
+    response: { organizationId: string; organizationName: string; userId: string; username: string }
+  }
+  get_user: {
+    request: { organizationId: string; userId: string }
+    response: { user: User }
+  }
+  get_wallet: {
+    request: { organizationId: string; walletId: string }
+    response: { wallet: Wallet }
+  }
+  list_wallets: {
+    request: { organizationId: string }
+    response: { wallets: Wallet[] }
+  }
+  list_wallet_accounts: {
+    request: { organizationId: string; walletId?: string; paginationOptions?: PaginationOptions }
+    response: { accounts: WalletAccount[] }
+  }
+  get_activity: {
+    request: { organizationId: string; activityId: string }
+    response: { activity: Activity }
+  }
+  list_user_tags: {
+    request: { organizationId: string }
+    response: { userTags: UserTag[] }
+  }
+  get_api_keys: {
+    request: { organizationId: string; userId?: string }
+    response: { apiKeys: ApiKey[] }
+  }
+}
+
+export type QueryPath = keyof QueryMap
+export type QueryRequest<P extends QueryPath> = QueryMap[P]['request']
+export type QueryResponse<P extends QueryPath> = QueryMap[P]['response']
+
+export const QUERY_PATHS: readonly QueryPath[] = [
+  'list_suborgs',
+  'get_authenticator',
+  'get_policy_evaluations',
+  'list_users',
+  'whoami',
+  'get_user',
+  'get_wallet',
+  'list_wallets',
+  'list_wallet_accounts',
+  'get_activity',
+  'list_user_tags',
+  'get_api_keys',
+]
+
+export const PAGINATION = { minLimit: 1, maxLimit: 100, defaultLimit: 10 } as const

@@ -1,0 +1,30 @@
+import { base64urlnopad } from '@scure/base'
+import type { SessionType } from './enums.ts'
+
+/** Claims of a session JWT (ES256, signed by the service's session key). */
+export interface SessionClaims {
+  /** Expiry, epoch seconds. */
+  exp: number
+  /** Compressed P-256 public key hex of the session key; empty for read-only sessions. */
+  public_key: string
+  session_type: SessionType
+  user_id: string
+  organization_id: string
+  iat?: number
+}
+
+/** Claims of an OTP verification token (JWT). */
+export interface VerificationTokenClaims {
+  id: string
+  verification_type: 'OTP_TYPE_EMAIL' | 'OTP_TYPE_SMS'
+  contact: string
+  public_key?: string
+  exp: number
+}
+
+/** Decodes a JWT's claims without verifying it (the client trusts the channel, not the token). */
+export function decodeJwtClaims<T = Record<string, unknown>>(jwt: string): T {
+  const part = jwt.split('.')[1]
+  if (!part) throw new Error('not a JWT')
+  return JSON.parse(new TextDecoder().decode(base64urlnopad.decode(part.replace(/=+$/, '')))) as T
+}

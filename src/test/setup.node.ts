@@ -1,0 +1,2 @@
+// IndexedDB for the client's key store when tests run in Node.
+import 'fake-indexeddb/auto'
