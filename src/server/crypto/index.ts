@@ -1,0 +1,6 @@
+export * from './addresses.ts'
+export * from './derive.ts'
+export * from './errors.ts'
+export * from './mnemonic.ts'
+export * from './path.ts'
+export * from './slip10.ts'

@@ -1,0 +1,38 @@
+import { CryptoInputError } from './errors.ts'
+import { HARDENED_OFFSET } from './slip10.ts'
+
+/** One parsed path segment. */
+export interface PathSegment {
+  index: number
+  hardened: boolean
+}
+
+const SEGMENT = /^(\d{1,10})(['hH]?)$/
+/** BIP-32 serialises depth in one byte. */
+const MAX_DEPTH = 255
+
+/**
+ * Parses a BIP-32 path such as `m/44'/60'/0'/0/0` (hardened marks `'` or `h`).
+ * Throws CryptoInputError (field 'path') on anything else.
+ */
+export function parsePath(path: string): PathSegment[] {
+  if (typeof path !== 'string') throw new CryptoInputError('path must be a string', 'path')
+  const parts = path.trim().split('/')
+  if (parts[0] !== 'm' && parts[0] !== 'M')
+    throw new CryptoInputError(`path must start with "m/", got "${path}"`, 'path')
+  const rest = parts.slice(1)
+  if (rest.length > MAX_DEPTH) throw new CryptoInputError(`path is deeper than ${MAX_DEPTH} levels`, 'path')
+  return rest.map((part) => {
+    const match = SEGMENT.exec(part)
+    if (!match) throw new CryptoInputError(`invalid path segment "${part}" in "${path}"`, 'path')
+    const index = Number(match[1])
+    if (index >= HARDENED_OFFSET)
+      throw new CryptoInputError(`path segment "${part}" is out of range (must be below 2^31)`, 'path')
+    return { index, hardened: match[2] !== '' }
+  })
+}
+
+/** The canonical spelling of a parsed path (`'` for hardened), as @scure/bip32 expects it. */
+export function formatPath(segments: readonly PathSegment[]): string {
+  return ['m', ...segments.map((s) => `${s.index}${s.hardened ? "'" : ''}`)].join('/')
+}
