@@ -1,0 +1,269 @@
+import { p256 } from '@noble/curves/nist.js'
+import { bytesToHex } from '@noble/hashes/utils.js'
+import { describe, expect, it } from 'vitest'
+import { AuthFlowError } from './AuthFlowError.ts'
+import { createOtpEngine, type OtpMessage, type OtpRecord } from './createOtpEngine.ts'
+import { normalizeContact } from './normalizeContact.ts'
+import { randomDigits } from './randomDigits.ts'
+import { renderTemplate } from './renderTemplate.ts'
+
+const ORG = 'org-1'
+const publicKey = bytesToHex(p256.getPublicKey(p256.utils.randomSecretKey(), true))
+
+function setup(overrides: { maxAttempts?: number } = {}) {
+  let time = Date.UTC(2026, 0, 1)
+  const records = new Map<string, OtpRecord>()
+  const outbox: OtpMessage[] = []
+  let ids = 0
+  const engine = createOtpEngine({
+    storage: { get: (id) => records.get(id), put: (r) => void records.set(r.otpId, r) },
+    // The engine only needs "claims in, token out"; the service passes its ES256 signer.
+    issueToken: (claims) => `token:${JSON.stringify(claims)}`,
+    deliver: (m) => void outbox.push(m),
+    now: () => time,
+    newId: () => `id-${++ids}`,
+    ...overrides,
+  })
+  return {
+    engine,
+    records,
+    outbox,
+    advance: (ms: number) => {
+      time += ms
+    },
+    now: () => time,
+  }
+}
+
+async function refusal(promise: Promise<unknown>) {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  )
+  expect(error).toBeInstanceOf(AuthFlowError)
+  const { errorCode, details, message } = error as AuthFlowError
+  return { errorCode, details, message }
+}
+
+describe('createOtpEngine', () => {
+  it('sends a 6-digit code once, renders the template, and never stores the code', async () => {
+    const { engine, outbox, records } = setup()
+    const { otpId } = await engine.init({
+      organizationId: ORG,
+      otpType: 'OTP_TYPE_EMAIL',
+      contact: ' Ada@Example.COM ',
+      appName: 'Demo',
+      emailTemplate: { subject: '{{appName}} code', body: 'Code {{ code }} ({{expiresInMinutes}} min)' },
+    })
+    expect(otpId).toBe('id-1')
+    const code = outbox[0]!.code
+    expect(code).toMatch(/^\d{6}$/)
+    expect(outbox).toEqual([
+      {
+        otpId: 'id-1',
+        organizationId: ORG,
+        otpType: 'OTP_TYPE_EMAIL',
+        contact: 'ada@example.com',
+        code,
+        subject: 'Demo code',
+        body: `Code ${code} (5 min)`,
+        sentAt: '2026-01-01T00:00:00.000Z',
+      },
+    ])
+    expect(JSON.stringify([...records.values()])).not.toContain(code)
+  })
+
+  it('verifies the right code into a token bound to the public key, then refuses reuse', async () => {
+    const { engine, outbox } = setup()
+    const { otpId } = await engine.init({
+      organizationId: ORG,
+      otpType: 'OTP_TYPE_SMS',
+      contact: '+14155550123',
+    })
+    const otpCode = outbox[0]!.code
+    const { claims, verificationToken } = await engine.verify({
+      organizationId: ORG,
+      otpId,
+      otpCode,
+      publicKey,
+    })
+    const iat = Math.floor(Date.UTC(2026, 0, 1) / 1000)
+    expect(claims).toEqual({
+      id: 'id-2',
+      verification_type: 'OTP_TYPE_SMS',
+      contact: '+14155550123',
+      public_key: publicKey,
+      exp: iat + 600,
+      iat,
+    })
+    expect(verificationToken).toBe(`token:${JSON.stringify(claims)}`)
+    expect(await refusal(engine.verify({ organizationId: ORG, otpId, otpCode, publicKey }))).toEqual({
+      errorCode: 'OTP_INVALID',
+      message: 'this code was already used; request a new one',
+      details: { field: 'otpId' },
+    })
+  })
+
+  it('refuses an expired code', async () => {
+    const { engine, outbox, advance } = setup()
+    const { otpId } = await engine.init({ organizationId: ORG, otpType: 'OTP_TYPE_EMAIL', contact: 'a@b.io' })
+    advance(300_000)
+    const r = await refusal(engine.verify({ organizationId: ORG, otpId, otpCode: outbox[0]!.code }))
+    expect(r.errorCode).toBe('OTP_EXPIRED')
+  })
+
+  it('honours a custom lifetime and code length', async () => {
+    const { engine, outbox, advance } = setup()
+    const { otpId } = await engine.init({
+      organizationId: ORG,
+      otpType: 'OTP_TYPE_EMAIL',
+      contact: 'a@b.io',
+      otpLength: 9,
+      expirationSeconds: 60,
+    })
+    expect(outbox[0]!.code).toMatch(/^\d{9}$/)
+    advance(59_000)
+    await expect(
+      engine.verify({ organizationId: ORG, otpId, otpCode: outbox[0]!.code }),
+    ).resolves.toBeTruthy()
+  })
+
+  it('kills the OTP after 5 wrong codes, even the right one is refused then', async () => {
+    const { engine, outbox } = setup()
+    const { otpId } = await engine.init({ organizationId: ORG, otpType: 'OTP_TYPE_EMAIL', contact: 'a@b.io' })
+    const right = outbox[0]!.code
+    const wrong = right === '000000' ? '111111' : '000000'
+    const remaining: unknown[] = []
+    for (let i = 0; i < 4; i++) {
+      const r = await refusal(engine.verify({ organizationId: ORG, otpId, otpCode: wrong }))
+      expect(r.errorCode).toBe('OTP_INVALID')
+      remaining.push(r.details.attemptsRemaining)
+    }
+    expect(remaining).toEqual([4, 3, 2, 1])
+    expect((await refusal(engine.verify({ organizationId: ORG, otpId, otpCode: wrong }))).errorCode).toBe(
+      'OTP_ATTEMPTS_EXCEEDED',
+    )
+    expect((await refusal(engine.verify({ organizationId: ORG, otpId, otpCode: right }))).errorCode).toBe(
+      'OTP_ATTEMPTS_EXCEEDED',
+    )
+  })
+
+  it('counts concurrent wrong guesses one by one', async () => {
+    const { engine, outbox, records } = setup()
+    const { otpId } = await engine.init({ organizationId: ORG, otpType: 'OTP_TYPE_EMAIL', contact: 'a@b.io' })
+    const wrong = outbox[0]!.code === '000000' ? '111111' : '000000'
+    const results = await Promise.allSettled(
+      Array.from({ length: 8 }, () => engine.verify({ organizationId: ORG, otpId, otpCode: wrong })),
+    )
+    expect(results.every((r) => r.status === 'rejected')).toBe(true)
+    expect(records.get(otpId)).toMatchObject({ attempts: 5, status: 'locked' })
+  })
+
+  it('refuses an unknown id and an OTP of another organization alike', async () => {
+    const { engine, outbox } = setup()
+    const { otpId } = await engine.init({ organizationId: ORG, otpType: 'OTP_TYPE_EMAIL', contact: 'a@b.io' })
+    const code = outbox[0]!.code
+    expect(await refusal(engine.verify({ organizationId: 'other', otpId, otpCode: code }))).toEqual({
+      errorCode: 'OTP_INVALID',
+      message: 'unknown otpId',
+      details: { field: 'otpId' },
+    })
+    expect(
+      (await refusal(engine.verify({ organizationId: ORG, otpId: 'nope', otpCode: code }))).errorCode,
+    ).toBe('OTP_INVALID')
+  })
+
+  it('refuses a malformed public key and malformed codes before touching the OTP', async () => {
+    const { engine, outbox, records } = setup()
+    const { otpId } = await engine.init({ organizationId: ORG, otpType: 'OTP_TYPE_EMAIL', contact: 'a@b.io' })
+    const code = outbox[0]!.code
+    expect(
+      (
+        await refusal(
+          engine.verify({ organizationId: ORG, otpId, otpCode: code, publicKey: `04${'a'.repeat(64)}` }),
+        )
+      ).details,
+    ).toEqual({ field: 'public_key' })
+    expect((await refusal(engine.verify({ organizationId: ORG, otpId, otpCode: '12ab56' }))).details).toEqual(
+      {
+        field: 'otpCode',
+      },
+    )
+    expect(records.get(otpId)).toMatchObject({ attempts: 0, status: 'pending' })
+  })
+
+  it('rate-limits init per contact: 3 a minute, 10 an hour', async () => {
+    const { engine, advance } = setup()
+    const send = (contact = 'a@b.io') =>
+      engine.init({ organizationId: ORG, otpType: 'OTP_TYPE_EMAIL', contact })
+    for (let i = 0; i < 3; i++) await send()
+    expect(await refusal(send('A@B.io'))).toEqual({
+      errorCode: 'OTP_RATE_LIMITED',
+      message: 'too many codes requested for this contact; try again later',
+      details: { field: 'contact', retryAfterSeconds: 60 },
+    })
+    await expect(send('other@b.io')).resolves.toBeTruthy()
+    for (let minute = 1; minute <= 3; minute++) {
+      advance(61_000)
+      for (let i = 0; i < 3 && minute * 3 + i < 10; i++) await send()
+    }
+    advance(61_000)
+    const r = await refusal(send())
+    expect(r.errorCode).toBe('OTP_RATE_LIMITED')
+    expect(r.details.retryAfterSeconds).toBe(3600 - 244)
+  })
+
+  it('validates contacts and options', async () => {
+    const { engine } = setup()
+    const init = (otpType: 'OTP_TYPE_EMAIL' | 'OTP_TYPE_SMS', contact: unknown, more = {}) =>
+      refusal(engine.init({ organizationId: ORG, otpType, contact, ...more }))
+    expect((await init('OTP_TYPE_SMS', '4155550123')).errorCode).toBe('CONTACT_INVALID')
+    expect((await init('OTP_TYPE_SMS', '+1415')).errorCode).toBe('CONTACT_INVALID')
+    expect((await init('OTP_TYPE_EMAIL', 'not-an-email')).errorCode).toBe('CONTACT_INVALID')
+    expect((await init('OTP_TYPE_EMAIL', 42)).errorCode).toBe('CONTACT_INVALID')
+    expect((await init('OTP_TYPE_EMAIL', 'a@b.io', { otpLength: 4 })).details).toEqual({ field: 'otpLength' })
+    expect((await init('OTP_TYPE_EMAIL', 'a@b.io', { expirationSeconds: 5 })).details).toEqual({
+      field: 'expirationSeconds',
+    })
+    expect((await init('OTP_TYPE_X' as 'OTP_TYPE_SMS', 'a@b.io')).errorCode).toBe('ENUM_INVALID')
+  })
+})
+
+describe('normalizeContact', () => {
+  it('accepts E.164 numbers of real numbering plans only', () => {
+    expect(normalizeContact('OTP_TYPE_SMS', '+447911123456')).toBe('+447911123456')
+    expect(normalizeContact('OTP_TYPE_SMS', '+33612345678')).toBe('+33612345678')
+    expect(() => normalizeContact('OTP_TYPE_SMS', '+4479111234567890')).toThrow(AuthFlowError)
+    expect(() => normalizeContact('OTP_TYPE_SMS', '+1 415 555 0123')).toThrow(AuthFlowError)
+    expect(() => normalizeContact('OTP_TYPE_SMS', '+0123456789')).toThrow(AuthFlowError)
+  })
+})
+
+describe('randomDigits', () => {
+  it('draws every digit about equally often and skips biased bytes', () => {
+    const counts = new Array(10).fill(0)
+    for (const d of randomDigits(20_000)) counts[Number(d)]++
+    for (const c of counts) expect(Math.abs(c - 2000)).toBeLessThan(250)
+    // 250..255 would bias 0..5; they must be dropped.
+    const bytes = [255, 250, 7, 251, 13]
+    let i = 0
+    expect(
+      randomDigits(2, (b) => {
+        for (let j = 0; j < b.length; j++) b[j] = bytes[i++ % bytes.length]!
+        return b
+      }),
+    ).toBe('73')
+  })
+})
+
+describe('renderTemplate', () => {
+  it('fills known placeholders and leaves others', () => {
+    expect(
+      renderTemplate('{{code}}/{{ appName }}/{{expiresInMinutes}}/{{other}}', {
+        code: '1',
+        appName: 'A',
+        expiresInMinutes: 5,
+      }),
+    ).toBe('1/A/5/{{other}}')
+  })
+})
