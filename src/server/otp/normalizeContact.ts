@@ -1,6 +1,6 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js/min'
 import type { OtpType } from '../../protocol/index.ts'
-import { AuthFlowError } from './AuthFlowError.ts'
+import { ServiceError } from '../ServiceError.ts'
 
 const E164 = /^\+[1-9]\d{6,14}$/
 // Deliberately simple: one @, no spaces, a dot in the domain. Deliverability is the outbox's
@@ -25,19 +25,19 @@ export function isEmailAddress(value: string): boolean {
  */
 export function normalizeContact(otpType: OtpType, contact: unknown, field = 'contact'): string {
   if (typeof contact !== 'string' || contact.trim() === '')
-    throw new AuthFlowError('CONTACT_INVALID', `${field} must be a non-empty string`, { field })
+    throw new ServiceError('CONTACT_INVALID', `${field} must be a non-empty string`, field)
   const trimmed = contact.trim()
   if (otpType === 'OTP_TYPE_EMAIL') {
     const email = trimmed.toLowerCase()
     if (!isEmailAddress(email))
-      throw new AuthFlowError('CONTACT_INVALID', `${field} is not a valid e-mail address`, { field })
+      throw new ServiceError('CONTACT_INVALID', `${field} is not a valid e-mail address`, field)
     return email
   }
   if (!isE164PhoneNumber(trimmed))
-    throw new AuthFlowError(
+    throw new ServiceError(
       'CONTACT_INVALID',
       `${field} is not a valid phone number in E.164 form (e.g. +14155550123)`,
-      { field },
+      field,
     )
   return trimmed
 }
