@@ -1,0 +1,184 @@
+// Builds one minimal app with Vite's JS API (production, default minifier, no sourcemaps,
+// nothing written to disk) and measures what a browser downloads: gzip -9 of every emitted
+// JS and CSS file, split into start-up (what index.html loads without a dynamic import) and
+// all chunks. Shared by `scripts/check-size.mjs` (the budgets) and `bench/size/benchSize.mjs`.
+import { existsSync } from 'node:fs'
+import { dirname, join, relative, resolve, sep } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { gzipSync } from 'node:zlib'
+import react from '@vitejs/plugin-react'
+import { build } from 'vite'
+
+export const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
+
+/** `latchkey` resolves to the sources, so sizes are measured without a prior `npm run build`. */
+export const latchkeyAliases = [
+  { find: /^latchkey$/, replacement: join(projectRoot, 'src/index.ts') },
+  { find: /^latchkey\/core$/, replacement: join(projectRoot, 'src/core/index.ts') },
+  { find: /^latchkey\/styles\.css$/, replacement: join(projectRoot, 'src/components/styles.css') },
+]
+
+/** Modules whose cost is the baseline (react + react-dom), excluded from "beyond baseline" breakdowns. */
+export const baselinePackages = new Set(['react', 'react-dom', 'scheduler'])
+
+/**
+ * Every app, ours and the anchor, gets the project's own react and react-dom, so the baseline
+ * subtracts the same bytes from each.
+ * @returns {import('vite').Plugin}
+ */
+function projectReact() {
+  const importer = join(projectRoot, 'package.json')
+  return {
+    name: 'latchkey-bench:project-react',
+    enforce: 'pre',
+    async resolveId(source, from, options) {
+      if (!/^(react|react-dom|scheduler)(\/.*)?$/.test(source) || from === importer) return null
+      return this.resolve(source, importer, { ...options, skipSelf: true })
+    },
+  }
+}
+
+/** @param {Uint8Array | string} data */
+export function gzipSize(data) {
+  return gzipSync(typeof data === 'string' ? Buffer.from(data) : data, { level: 9 }).length
+}
+
+/**
+ * Groups a module id by what a reader would blame: the npm package, or the source file
+ * relative to the project root.
+ * @param {string} id
+ */
+export function moduleGroup(id) {
+  const clean = id.replace(/^\0/, '').replace(/\?.*$/, '')
+  const at = clean.lastIndexOf(`${sep}node_modules${sep}`)
+  if (at >= 0) {
+    const parts = clean.slice(at + 14).split(sep)
+    return parts[0]?.startsWith('@') ? `${parts[0]}/${parts[1]}` : (parts[0] ?? clean)
+  }
+  if (clean.startsWith(projectRoot)) return relative(projectRoot, clean)
+  return clean
+}
+
+/**
+ * @typedef {{ js: number, css: number, total: number, files: number }} Sizes
+ * @typedef {{ group: string, bytes: number, gz: number, startup: boolean }} GroupCost
+ * @typedef {{
+ *   name: string,
+ *   startup: Sizes,
+ *   all: Sizes,
+ *   files: { fileName: string, gz: number, startup: boolean }[],
+ *   groups: GroupCost[],
+ *   ms: number,
+ * }} AppSize
+ */
+
+/**
+ * @param {{ name: string, root: string, aliases?: import('vite').Alias[] }} app
+ * @returns {Promise<AppSize>}
+ */
+export async function measureApp({ name, root, aliases = latchkeyAliases }) {
+  const started = performance.now()
+  if (!existsSync(join(root, 'index.html'))) throw new Error(`${name}: no index.html in ${root}`)
+  const result = await build({
+    root,
+    configFile: false,
+    envFile: false,
+    publicDir: false,
+    logLevel: 'error',
+    mode: 'production',
+    plugins: [projectReact(), react()],
+    resolve: { alias: aliases },
+    build: { write: false, sourcemap: false, reportCompressedSize: false, emptyOutDir: false },
+  })
+  const outputs = (Array.isArray(result) ? result : [result]).flatMap((r) => ('output' in r ? r.output : []))
+  /** @type {Map<string, any>} */
+  const byName = new Map(outputs.map((o) => [o.fileName, o]))
+
+  // Start-up: the entry chunks, their static imports (transitively) and the CSS those import.
+  const startup = new Set()
+  const visit = (/** @type {string} */ fileName) => {
+    if (startup.has(fileName)) return
+    const chunk = byName.get(fileName)
+    if (chunk?.type !== 'chunk') return
+    startup.add(fileName)
+    for (const css of chunk.viteMetadata?.importedCss ?? []) startup.add(css)
+    for (const imported of chunk.imports) visit(imported)
+  }
+  for (const o of outputs) if (o.type === 'chunk' && o.isEntry) visit(o.fileName)
+
+  /** @type {AppSize['files']} */
+  const files = []
+  /** @type {Map<string, GroupCost>} */
+  const groups = new Map()
+  for (const o of outputs) {
+    const isJs = o.type === 'chunk'
+    const isCss = o.type === 'asset' && o.fileName.endsWith('.css')
+    if (!isJs && !isCss) continue
+    const gz = gzipSize(isJs ? o.code : o.source)
+    const inStartup = startup.has(o.fileName)
+    files.push({ fileName: o.fileName, gz, startup: inStartup })
+    // A module's share of its chunk's gzip size, in proportion to its rendered (pre-minify) length.
+    const parts = isJs
+      ? Object.entries(o.modules).map(([id, m]) => [moduleGroup(id), m.renderedLength])
+      : [[`${o.originalFileNames?.[0] ?? o.fileName} (css)`, o.source.length]]
+    const rendered = parts.reduce((sum, [, bytes]) => sum + bytes, 0) || 1
+    for (const [group, bytes] of parts) {
+      const key = `${group}\u0000${inStartup}`
+      const cost = groups.get(key) ?? { group, bytes: 0, gz: 0, startup: inStartup }
+      cost.bytes += bytes
+      cost.gz += (gz * bytes) / rendered
+      groups.set(key, cost)
+    }
+  }
+  const sum = (/** @type {(f: AppSize['files'][number]) => boolean} */ pick) => {
+    const picked = files.filter(pick)
+    const js = picked.filter((f) => f.fileName.endsWith('.js')).reduce((s, f) => s + f.gz, 0)
+    const css = picked.filter((f) => f.fileName.endsWith('.css')).reduce((s, f) => s + f.gz, 0)
+    return { js, css, total: js + css, files: picked.length }
+  }
+  return {
+    name,
+    startup: sum((f) => f.startup),
+    all: sum(() => true),
+    files: files.sort((a, b) => b.gz - a.gz),
+    groups: [...groups.values()].sort((a, b) => b.gz - a.gz),
+    ms: Math.round(performance.now() - started),
+  }
+}
+
+/** @param {number} bytes */
+export function kb(bytes) {
+  return `${(bytes / 1000).toFixed(1)} kB`
+}
+
+/**
+ * Prints rows as an aligned table (first column left-aligned, the rest right-aligned).
+ * @param {string[]} header
+ * @param {string[][]} rows
+ */
+export function printTable(header, rows) {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)))
+  const line = (/** @type {string[]} */ cells) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ')
+  console.log(line(header))
+  console.log(widths.map((w) => '-'.repeat(w)).join('  '))
+  for (const r of rows) console.log(line(r))
+}
+
+/**
+ * The heaviest groups of an app that are not part of the react baseline.
+ * @param {AppSize} app
+ * @param {{ startupOnly?: boolean, limit?: number }} [options]
+ */
+export function heaviestGroups(app, { startupOnly = false, limit = 10 } = {}) {
+  /** @type {Map<string, { group: string, gz: number, bytes: number }>} */
+  const merged = new Map()
+  for (const g of app.groups) {
+    if (baselinePackages.has(g.group) || (startupOnly && !g.startup)) continue
+    const m = merged.get(g.group) ?? { group: g.group, gz: 0, bytes: 0 }
+    m.gz += g.gz
+    m.bytes += g.bytes
+    merged.set(g.group, m)
+  }
+  return [...merged.values()].sort((a, b) => b.gz - a.gz).slice(0, limit)
+}

@@ -1,0 +1,39 @@
+// The minimal apps measured by `npm run test:size` and `npm run bench:size`.
+import { join } from 'node:path'
+import { projectRoot } from './measureApp.mjs'
+
+/**
+ * @typedef {{ name: string, label: string, root: string, needs: string[] }} SizeApp
+ * `needs` lists the project files an app imports; while one is missing (its helper has not
+ * written it yet) the app is reported as skipped rather than failed.
+ */
+
+/** @type {SizeApp[]} */
+export const sizeApps = [
+  {
+    name: 'baseline',
+    label: 'react-only baseline (createRoot + a button)',
+    root: join(projectRoot, 'bench/size/apps/baseline'),
+    needs: [],
+  },
+  {
+    name: 'signin',
+    label: 'sign-in app: <LatchkeyProvider> + <AuthModal/> + styles.css',
+    root: join(projectRoot, 'bench/size/apps/signin'),
+    needs: ['src/index.ts', 'src/components/styles.css'],
+  },
+  {
+    name: 'core',
+    label: 'latchkey/core: createLatchkey + e-mail OTP + signRawPayloads',
+    root: join(projectRoot, 'bench/size/apps/core'),
+    needs: ['src/core/index.ts'],
+  },
+]
+
+/** @type {SizeApp} */
+export const anchorApp = {
+  name: 'anchor',
+  label: '@turnkey/react-wallet-kit 2.4.3: TurnkeyProvider + handleLogin modal + styles.css',
+  root: join(projectRoot, 'bench/anchor/app'),
+  needs: ['bench/anchor/node_modules/@turnkey/react-wallet-kit/package.json'],
+}

@@ -1,0 +1,121 @@
+// `npm run test:size`: the size budgets of issue 7, enforced. Builds the minimal apps of
+// bench/size/apps with Vite (production, gzip -9 of every emitted JS and CSS file) and fails
+// when a budget is exceeded, naming the heaviest modules so the cause is obvious.
+//
+//   node scripts/check-size.mjs                 check the budgets
+//   node scripts/check-size.mjs --require-all   also fail when an app cannot be built yet
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { heaviestGroups, kb, measureApp, printTable, projectRoot } from '../bench/size/measureApp.mjs'
+import { sizeApps } from '../bench/size/sizeApps.mjs'
+
+/** Budgets in bytes of gzip -9 (1 kB = 1000 bytes). */
+const budgets = [
+  {
+    app: 'signin',
+    what: 'sign-in app start-up beyond baseline',
+    limit: 35_000,
+    measure: (/** @type {Record<string, any>} */ s) => s.signin.startup.total - s.baseline.startup.total,
+    startupOnly: true,
+  },
+  {
+    app: 'signin',
+    what: 'sign-in app all chunks beyond baseline',
+    limit: 90_000,
+    measure: (/** @type {Record<string, any>} */ s) => s.signin.all.total - s.baseline.all.total,
+    startupOnly: false,
+  },
+  {
+    app: 'core',
+    what: 'latchkey/core app, all chunks',
+    limit: 15_000,
+    measure: (/** @type {Record<string, any>} */ s) => s.core.all.total,
+    startupOnly: false,
+  },
+]
+
+const requireAll = process.argv.includes('--require-all')
+const started = performance.now()
+
+/** @type {Record<string, import('../bench/size/measureApp.mjs').AppSize>} */
+const sizes = {}
+/** @type {string[]} */
+const problems = []
+/** @type {string[]} */
+const skipped = []
+
+await Promise.all(
+  sizeApps.map(async (app) => {
+    const missing = app.needs.filter((file) => !existsSync(join(projectRoot, file)))
+    if (missing.length > 0) {
+      skipped.push(`${app.name}: skipped, ${missing.join(' and ')} not written yet`)
+      return
+    }
+    try {
+      sizes[app.name] = await measureApp(app)
+    } catch (error) {
+      problems.push(
+        `${app.name}: the build failed: ${error instanceof Error ? error.message : String(error)}`,
+      )
+    }
+  }),
+)
+
+const baseline = sizes.baseline
+const rows = sizeApps
+  .filter((app) => sizes[app.name])
+  .map((app) => {
+    const s = /** @type {import('../bench/size/measureApp.mjs').AppSize} */ (sizes[app.name])
+    const beyond = (/** @type {number} */ own, /** @type {number | undefined} */ base) =>
+      app.name === 'baseline' || base === undefined ? '' : kb(own - base)
+    return [
+      app.label,
+      kb(s.startup.total),
+      kb(s.all.total),
+      beyond(s.startup.total, baseline?.startup.total),
+      beyond(s.all.total, baseline?.all.total),
+      String(s.all.files),
+    ]
+  })
+console.log('\nlatchkey size check: Vite production builds, gzip -9 of emitted JS + CSS\n')
+printTable(['app', 'start-up', 'all', 'start-up - baseline', 'all - baseline', 'files'], rows)
+
+console.log('\nbudgets (issue 7):')
+/** @type {string[][]} */
+const budgetRows = []
+for (const budget of budgets) {
+  if (!sizes[budget.app] || !baseline) {
+    budgetRows.push([budget.what, '', `≤ ${kb(budget.limit)}`, 'not measured'])
+    continue
+  }
+  const value = budget.measure(sizes)
+  const ok = value <= budget.limit
+  budgetRows.push([budget.what, kb(value), `≤ ${kb(budget.limit)}`, ok ? 'ok' : 'FAIL'])
+  if (!ok) {
+    const heavy = heaviestGroups(/** @type {any} */ (sizes[budget.app]), { startupOnly: budget.startupOnly })
+    problems.push(
+      `${budget.what} is ${kb(value)}, over the ${kb(budget.limit)} budget by ${kb(value - budget.limit)}.` +
+        ` Heaviest modules beyond react (share of gzip size${budget.startupOnly ? ', start-up chunks' : ''}):\n` +
+        heavy
+          .map((g) => `    ${kb(g.gz).padStart(9)}  ${g.group}  (${kb(g.bytes)} before minify)`)
+          .join('\n'),
+    )
+  }
+}
+printTable(['budget', 'measured', 'limit', 'result'], budgetRows)
+
+for (const app of ['signin', 'core']) {
+  const s = sizes[app]
+  if (!s) continue
+  const heavy = heaviestGroups(s, { limit: 6 })
+  console.log(`\nheaviest in ${app} (gz share): ${heavy.map((g) => `${g.group} ${kb(g.gz)}`).join(', ')}`)
+}
+
+for (const line of skipped) console.log(`\n${line}`)
+if (requireAll) problems.push(...skipped)
+console.log(`\n(${((performance.now() - started) / 1000).toFixed(1)} s)`)
+if (problems.length > 0) {
+  console.error(`\nsize check FAILED:\n${problems.map((p) => `- ${p}`).join('\n')}`)
+  process.exit(1)
+}
+console.log('size check passed')
