@@ -16,7 +16,7 @@ export interface OAuthProviderEndpoints {
 
 export interface ExchangeContext {
   /** Reaches the provider; the service passes one that serves its own dev IdP in-process. */
-  fetch: (url: string, init: RequestInit) => Promise<Response>
+  fetch: (url: string, init: RequestInit) => Promise<Response> | Response
   endpointsFor: (provider: OAuth2Provider) => OAuthProviderEndpoints
   serviceOidc: ServiceOidc
   /** Epoch milliseconds. @default Date.now */
