@@ -1,8 +1,4 @@
-import { p256 } from '@noble/curves/nist.js'
-import { sha256 } from '@noble/hashes/sha2.js'
-import { bytesToHex } from '@noble/hashes/utils.js'
-import { base64urlnopad } from '@scure/base'
-import { importJWK, type JWK, type JWTPayload, jwtVerify, SignJWT } from 'jose'
+import { CryptoInputError, signJwt, verifyJwt } from '../crypto/index.ts'
 import { ServiceError } from '../ServiceError.ts'
 
 /** Claims of the OIDC token the service issues after an OAuth exchange. */
@@ -27,8 +23,10 @@ export interface ServiceOidcClaims {
 }
 
 export interface ServiceOidcOptions {
-  /** The service's P-256 signing key (32 bytes). */
-  privateKey: Uint8Array
+  /** Opens the service's P-256 sign-in key (32 bytes) for one signature; it is wiped after. */
+  privateKey: () => Uint8Array
+  /** Its public key (33 or 65 bytes). */
+  publicKey: Uint8Array
   /** `iss` of the tokens. */
   issuer: string
   /** Epoch milliseconds. @default Date.now */
@@ -37,20 +35,8 @@ export interface ServiceOidcOptions {
   lifetimeSeconds?: number
 }
 
-/** JWK of a raw P-256 key; with `d` when `withPrivate`. */
-export function p256Jwk(privateKey: Uint8Array, withPrivate: boolean): JWK {
-  const point = p256.getPublicKey(privateKey, false)
-  const jwk: JWK = {
-    kty: 'EC',
-    crv: 'P-256',
-    x: base64urlnopad.encode(point.slice(1, 33)),
-    y: base64urlnopad.encode(point.slice(33, 65)),
-    alg: 'ES256',
-    use: 'sig',
-    kid: bytesToHex(sha256(point).slice(0, 8)),
-  }
-  return withPrivate ? { ...jwk, d: base64urlnopad.encode(privateKey) } : jwk
-}
+/** `kid` of the sign-in key in JWT headers. */
+export const SIGN_IN_KEY_ID = 'sign-in'
 
 export type ServiceOidc = ReturnType<typeof createServiceOidc>
 
@@ -61,13 +47,11 @@ export type ServiceOidc = ReturnType<typeof createServiceOidc>
 export function createServiceOidc(options: ServiceOidcOptions) {
   const now = options.now ?? Date.now
   const lifetime = options.lifetimeSeconds ?? 600
-  const publicJwk = p256Jwk(options.privateKey, false)
-  const signingKey = importJWK(p256Jwk(options.privateKey, true), 'ES256')
-  const verifyingKey = importJWK(publicJwk, 'ES256')
 
-  async function issue(
-    claims: Omit<ServiceOidcClaims, 'iss' | 'iat' | 'exp' | 'jti'> & { jti?: string },
-  ): Promise<{ token: string; claims: ServiceOidcClaims }> {
+  function issue(claims: Omit<ServiceOidcClaims, 'iss' | 'iat' | 'exp' | 'jti'> & { jti?: string }): {
+    token: string
+    claims: ServiceOidcClaims
+  } {
     const iat = Math.floor(now() / 1000)
     const full: ServiceOidcClaims = {
       ...claims,
@@ -76,29 +60,35 @@ export function createServiceOidc(options: ServiceOidcOptions) {
       exp: iat + lifetime,
       jti: claims.jti ?? crypto.randomUUID(),
     }
-    const token = await new SignJWT(full as unknown as JWTPayload)
-      .setProtectedHeader({ alg: 'ES256', kid: publicJwk.kid!, typ: 'JWT' })
-      .sign(await signingKey)
-    return { token, claims: full }
-  }
-
-  /** Verifies signature, issuer and expiry; throws `OIDC_TOKEN_INVALID` with the reason. */
-  async function verify(token: unknown, field = 'oidcToken'): Promise<ServiceOidcClaims> {
-    if (typeof token !== 'string' || token.split('.').length !== 3)
-      throw new ServiceError('OIDC_TOKEN_INVALID', `${field} is not a JWT`, field)
+    const key = options.privateKey()
     try {
-      const { payload } = await jwtVerify(token, await verifyingKey, {
-        issuer: options.issuer,
-        algorithms: ['ES256'],
-        currentDate: new Date(now()),
-        requiredClaims: ['sub', 'aud', 'nonce', 'jti', 'exp'],
-      })
-      return payload as unknown as ServiceOidcClaims
-    } catch (error) {
-      const reason = (error as { code?: string }).code === 'ERR_JWT_EXPIRED' ? 'has expired' : 'is not valid'
-      throw new ServiceError('OIDC_TOKEN_INVALID', `${field} ${reason}: ${(error as Error).message}`, field)
+      return { token: signJwt(full, key, SIGN_IN_KEY_ID), claims: full }
+    } finally {
+      key.fill(0)
     }
   }
 
-  return { issue, verify, issuer: options.issuer, jwk: publicJwk }
+  /** Verifies signature, issuer, expiry and the claims `oauth_login` needs; `OIDC_TOKEN_INVALID` otherwise. */
+  function verify(token: unknown, field = 'oidcToken'): ServiceOidcClaims {
+    if (typeof token !== 'string' || token.split('.').length !== 3)
+      throw new ServiceError('OIDC_TOKEN_INVALID', `${field} is not a JWT`, field)
+    let claims: Partial<ServiceOidcClaims>
+    try {
+      claims = verifyJwt<Partial<ServiceOidcClaims>>(token, options.publicKey, Math.floor(now() / 1000))
+    } catch (error) {
+      if (!(error instanceof CryptoInputError)) throw error
+      const reason = /expired/.test(error.message) ? 'has expired' : `is not valid (${error.message})`
+      throw new ServiceError('OIDC_TOKEN_INVALID', `${field} ${reason}`, field)
+    }
+    if (claims.iss !== options.issuer)
+      throw new ServiceError('OIDC_TOKEN_INVALID', `${field} was not issued by this service`, field)
+    for (const name of ['sub', 'aud', 'nonce', 'jti', 'provider'] as const)
+      if (typeof claims[name] !== 'string' || claims[name] === '')
+        throw new ServiceError('OIDC_TOKEN_INVALID', `${field} lacks the ${name} claim`, field)
+    if (typeof claims.exp !== 'number')
+      throw new ServiceError('OIDC_TOKEN_INVALID', `${field} lacks the exp claim`, field)
+    return claims as ServiceOidcClaims
+  }
+
+  return { issue, verify, issuer: options.issuer }
 }

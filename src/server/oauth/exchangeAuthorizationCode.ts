@@ -169,7 +169,7 @@ export async function exchangeAuthorizationCode(
       'nonce',
     )
 
-  const { token, claims } = await ctx.serviceOidc.issue({
+  const { token, claims } = ctx.serviceOidc.issue({
     sub: idClaims.sub!,
     aud: params.clientId,
     nonce: params.nonce,

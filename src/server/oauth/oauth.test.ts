@@ -12,6 +12,8 @@ import { oidcNonce } from './oidcNonce.ts'
 import { s256Challenge } from './pkce.ts'
 
 const ORIGIN = 'http://localhost'
+const serviceOidcFor = (key: Uint8Array, now?: () => number) =>
+  createServiceOidc({ privateKey: () => key.slice(), publicKey: p256.getPublicKey(key), issuer: ORIGIN, now })
 const REDIRECT = 'http://app.test/callback'
 const CLIENT = 'dev-client-google'
 
@@ -20,7 +22,7 @@ function setup() {
   const now = () => time
   const idp = createDevIdp({ now })
   const app = new Hono().route(DEV_OIDC_PREFIX, idp.app)
-  const serviceOidc = createServiceOidc({ privateKey: p256.utils.randomSecretKey(), issuer: ORIGIN, now })
+  const serviceOidc = serviceOidcFor(p256.utils.randomSecretKey(), now)
   const ctx = {
     fetch: (url: string, init: RequestInit) => app.request(url, init),
     endpointsFor: (provider: OAuth2Provider) => {
@@ -101,6 +103,16 @@ async function refusal(promise: Promise<unknown>) {
   )
   expect(error).toBeInstanceOf(ServiceError)
   return { errorCode: (error as ServiceError).errorCode, field: (error as ServiceError).field }
+}
+
+function syncRefusal(fn: () => unknown) {
+  try {
+    fn()
+  } catch (e) {
+    expect(e).toBeInstanceOf(ServiceError)
+    return (e as ServiceError).errorCode
+  }
+  throw new Error('expected a refusal')
 }
 
 describe('dev OIDC identity provider', () => {
@@ -234,7 +246,7 @@ describe('exchangeAuthorizationCode (oauth2_authenticate)', () => {
       exp: iat + 600,
       jti: expect.any(String),
     })
-    expect(await serviceOidc.verify(oidcToken)).toEqual(claims)
+    expect(serviceOidc.verify(oidcToken)).toEqual(claims)
   })
 
   it('refuses a wrong PKCE verifier', async () => {
@@ -327,16 +339,16 @@ describe('exchangeAuthorizationCode (oauth2_authenticate)', () => {
 
   it('service tokens from another key or past expiry are refused', async () => {
     const { serviceOidc, advance } = setup()
-    const other = createServiceOidc({ privateKey: p256.utils.randomSecretKey(), issuer: ORIGIN })
-    const forged = await other.issue({
+    const other = serviceOidcFor(p256.utils.randomSecretKey())
+    const forged = other.issue({
       sub: 's',
       aud: 'a',
       nonce,
       provider: 'OAUTH2_PROVIDER_X',
       idp_iss: 'i',
     })
-    expect((await refusal(serviceOidc.verify(forged.token))).errorCode).toBe('OIDC_TOKEN_INVALID')
-    const real = await serviceOidc.issue({
+    expect(syncRefusal(() => serviceOidc.verify(forged.token))).toBe('OIDC_TOKEN_INVALID')
+    const real = serviceOidc.issue({
       sub: 's',
       aud: 'a',
       nonce,
@@ -344,7 +356,7 @@ describe('exchangeAuthorizationCode (oauth2_authenticate)', () => {
       idp_iss: 'i',
     })
     advance(601_000)
-    expect((await refusal(serviceOidc.verify(real.token))).errorCode).toBe('OIDC_TOKEN_INVALID')
-    expect((await refusal(serviceOidc.verify('abc'))).errorCode).toBe('OIDC_TOKEN_INVALID')
+    expect(syncRefusal(() => serviceOidc.verify(real.token))).toBe('OIDC_TOKEN_INVALID')
+    expect(syncRefusal(() => serviceOidc.verify('abc'))).toBe('OIDC_TOKEN_INVALID')
   })
 })
