@@ -1,0 +1,66 @@
+import { createContext, useContext } from 'react'
+import type { OAuthMethod, SignInMethod } from '../../protocol/index.ts'
+import type { Ui } from '../ui/useUi.ts'
+
+/** Where the sign-in flow is. */
+export type AuthStep =
+  | { name: 'methods'; channel: 'email' | 'sms' }
+  | { name: 'otp'; channel: 'email' | 'sms'; contact: string }
+  | { name: 'oauth'; method: OAuthMethod; status: 'waiting' | 'blocked' | 'redirecting' }
+  | { name: 'passkey'; mode: 'sign-in' | 'sign-up' }
+  | { name: 'wallet' }
+  | { name: 'offer-passkey' }
+  | { name: 'success'; isNewUser: boolean }
+
+/** An injected browser wallet found through EIP-6963. */
+export interface DiscoveredWalletInfo {
+  id: string
+  name: string
+  /** Data-URI icon announced by the wallet. */
+  icon?: string | undefined
+}
+
+/**
+ * The sign-in flow the steps render: state plus actions, each a call into a public sign-in hook
+ * (`useOtpSignIn`, `useOAuthSignIn`, `usePasskeySignIn`, `usePasskeySignUp`, `useWalletSignIn`).
+ */
+export interface AuthFlow {
+  ui: Ui
+  /** Sign-in methods to offer, in display order. */
+  methods: SignInMethod[]
+  config: { status: 'pending' | 'success' | 'error'; error: unknown; retry: () => void }
+  step: AuthStep
+  /** A request of the current step is running. */
+  busy: boolean
+  /** The last failure of the current step; cleared when the person acts again. */
+  error: unknown
+  clearError(): void
+  /** One step back, or nothing on the first step. */
+  back?: (() => void) | undefined
+  /** Leave the flow (the modal closes; an inline form goes back to the first step). */
+  cancel?: (() => void) | undefined
+  setChannel(channel: 'email' | 'sms'): void
+  startOtp(channel: 'email' | 'sms', contact: string): Promise<void>
+  verifyOtp(code: string): Promise<void>
+  /** Resolves `true` when a new code was sent. */
+  resendOtp(): Promise<boolean>
+  startOAuth(method: OAuthMethod, options?: { redirect?: boolean }): Promise<void>
+  startPasskey(mode: 'sign-in' | 'sign-up'): Promise<void>
+  /** Show the list of browser wallets. */
+  openWallets(): void
+  wallets: DiscoveredWalletInfo[]
+  startWallet(walletId: string): Promise<void>
+  pendingWalletId: string | null
+  addPasskey(): Promise<void>
+  /** Close after success (or skip the passkey offer). */
+  finish(): void
+}
+
+export const AuthFlowContext = createContext<AuthFlow | null>(null)
+
+/** The flow of the enclosing `<AuthForm/>` or `<AuthModal/>`; steps cannot render without one. */
+export function useAuthFlowContext(): AuthFlow {
+  const flow = useContext(AuthFlowContext)
+  if (!flow) throw new Error('AuthModal steps must be rendered inside <AuthForm> or <AuthModal>')
+  return flow
+}

@@ -1,0 +1,11 @@
+export { ar } from './ar.ts'
+export { en, type MessageKey, type Messages } from './en.ts'
+export { es } from './es.ts'
+export {
+  BUILT_IN_LOCALES,
+  type BuiltInLocale,
+  createTranslate,
+  directionOf,
+  loadMessages,
+  type Translate,
+} from './messages.ts'
