@@ -1,6 +1,6 @@
 /**
  * HPKE (RFC 9180) base mode with DHKEM(P-256, HKDF-SHA256), HKDF-SHA256 and AES-256-GCM, as used by
- * export/import bundles (design/protocol.md "Encrypted bundles"): empty info, and
+ * export/import bundles (design/protocol.md "Encrypted bundles"): info = BUNDLE_HPKE_INFO, and
  * AAD = enc (65-byte uncompressed) ‖ receiver public key (65-byte uncompressed).
  *
  * Shared by the service and the browser client, so it only uses noble (no WebCrypto, no Node
@@ -23,6 +23,14 @@ const N_SECRET = 32
 const N_NONCE = 12
 const HPKE_V1 = utf8ToBytes('HPKE-v1')
 const EMPTY = new Uint8Array(0)
+
+/**
+ * HPKE `info` of the bundle profile. design/protocol.md said "empty info", but the published
+ * client of the public service (@turnkey/crypto, constants AES_KEY_INFO/IV_INFO) bakes
+ * info_hash = LabeledExtract("", "info_hash", "turnkey_hpke") into its key schedule, so bundles
+ * only interoperate with this value (checked in hpke.test.ts against the installed package).
+ */
+export const BUNDLE_HPKE_INFO: Uint8Array = utf8ToBytes('turnkey_hpke')
 
 /** I2OSP(n, 2). */
 const u16 = (n: number) => new Uint8Array([(n >> 8) & 0xff, n & 0xff])
@@ -135,7 +143,7 @@ export function hpkeSeal(input: HpkeSealInput): HpkeCiphertext {
   const { ciphertext } = _hpkeSealCore({
     plaintext: input.plaintext,
     receiverPublicKey: receiver,
-    info: EMPTY,
+    info: BUNDLE_HPKE_INFO,
     aad: concatBytes(enc, receiver),
     ephemeralPrivateKey,
   })
@@ -167,7 +175,7 @@ export async function hpkeOpen(input: HpkeOpenInput): Promise<Uint8Array> {
     enc,
     ciphertext: hexToBytes(ciphertext.toLowerCase()),
     receiverPublicKey: receiver,
-    info: EMPTY,
+    info: BUNDLE_HPKE_INFO,
     aad: concatBytes(enc, receiver),
     dh: input.dh,
   })
