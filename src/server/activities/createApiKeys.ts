@@ -1,0 +1,14 @@
+import { readApiKeyParams } from '../domain/params.ts'
+import { addApiKeys, findUser } from '../domain/users.ts'
+import { defineActivity } from '../registry.ts'
+
+export const createApiKeys = defineActivity('create_api_keys', {
+  parse: (r) => ({
+    userId: r.string('userId', { max: 200 }),
+    apiKeys: r.array('apiKeys', readApiKeyParams, { min: 1, max: 10 }),
+  }),
+  run: (ctx, p) => {
+    const user = findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
+    return { apiKeyIds: addApiKeys(ctx, user, p.apiKeys, 'parameters.apiKeys') }
+  },
+})

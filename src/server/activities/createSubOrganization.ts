@@ -1,0 +1,121 @@
+import { readRootUser, readWalletParams } from '../domain/params.ts'
+import { addApiKeys, addAuthenticators } from '../domain/users.ts'
+import { createWalletRecords } from '../domain/wallets.ts'
+import { defineActivity, type SubOrganizationHookContext } from '../registry.ts'
+import { ServiceError } from '../ServiceError.ts'
+import type { UserRow } from '../store/model.ts'
+
+/** Most root users one sub-organization may start with. */
+export const MAX_ROOT_USERS = 20
+
+/**
+ * A sub-organization of the caller's organization with its root users (API keys, passkeys, and
+ * through the sign-in plugin OAuth providers and a verification token) and optionally a wallet.
+ */
+export const createSubOrganization = defineActivity('create_sub_organization', {
+  // The auth proxy's user (not a root user) creates sub-organizations at sign-up.
+  allowNonRoot: true,
+  parse: (r) => {
+    const rootUsers = r.array('rootUsers', readRootUser, { min: 1, max: MAX_ROOT_USERS })
+    const rootQuorumThreshold = r.int('rootQuorumThreshold', { min: 1 })
+    if (rootQuorumThreshold > rootUsers.length)
+      throw new ServiceError(
+        'QUORUM_INVALID',
+        `parameters.rootQuorumThreshold (${rootQuorumThreshold}) must be at most the number of root users (${rootUsers.length})`,
+        'parameters.rootQuorumThreshold',
+      )
+    const wallet = r.optObject('wallet')
+    const flags = [
+      'disableEmailRecovery',
+      'disableEmailAuth',
+      'disableSmsAuth',
+      'disableOtpEmailAuth',
+    ] as const
+    const verificationToken = r.optString('verificationToken', { max: 8192 })
+    return {
+      subOrganizationName: r.string('subOrganizationName', { max: 256 }),
+      rootUsers,
+      rootQuorumThreshold,
+      ...(wallet ? { wallet: readWalletParams(wallet) } : {}),
+      ...Object.fromEntries(flags.filter((flag) => r.has(flag)).map((flag) => [flag, r.bool(flag)])),
+      ...(verificationToken !== undefined ? { verificationToken } : {}),
+    }
+  },
+  run: async (ctx, p) => {
+    if (ctx.organization.parentOrganizationId !== undefined)
+      throw new ServiceError(
+        'PERMISSION_DENIED',
+        'a sub-organization cannot create sub-organizations; submit this in the parent organization',
+        'organizationId',
+      )
+    const id = ctx.newId()
+    const users: UserRow[] = p.rootUsers.map((params) =>
+      ctx.tx.put('users', {
+        id: ctx.newId(),
+        organizationId: id,
+        userName: params.userName,
+        ...(params.userEmail !== undefined ? { userEmail: params.userEmail } : {}),
+        ...(params.userPhoneNumber !== undefined ? { userPhoneNumber: params.userPhoneNumber } : {}),
+        createdAt: ctx.now,
+        updatedAt: ctx.now,
+      }),
+    )
+    const subOrganization = ctx.tx.put('organizations', {
+      id,
+      name: p.subOrganizationName,
+      parentOrganizationId: ctx.organization.id,
+      rootUserIds: users.map((user) => user.id),
+      rootQuorumThreshold: p.rootQuorumThreshold,
+      ...(p.disableEmailRecovery !== undefined ? { disableEmailRecovery: p.disableEmailRecovery } : {}),
+      ...(p.disableEmailAuth !== undefined ? { disableEmailAuth: p.disableEmailAuth } : {}),
+      ...(p.disableSmsAuth !== undefined ? { disableSmsAuth: p.disableSmsAuth } : {}),
+      ...(p.disableOtpEmailAuth !== undefined ? { disableOtpEmailAuth: p.disableOtpEmailAuth } : {}),
+      createdAt: ctx.now,
+      updatedAt: ctx.now,
+    })
+    const hookContext: SubOrganizationHookContext = { ...ctx, subOrganization }
+    const hooks = ctx.service.plugins
+      .map((plugin) => plugin.subOrganization)
+      .filter((hook) => hook !== undefined)
+    for (const [index, params] of p.rootUsers.entries()) {
+      const user = users[index]!
+      const field = `parameters.rootUsers[${index}]`
+      addApiKeys(ctx, user, params.apiKeys, `${field}.apiKeys`)
+      await addAuthenticators(ctx, user, params.authenticators, `${field}.authenticators`)
+      if (params.oauthProviders.length > 0) {
+        const hook = hooks.find((candidate) => candidate.oauthProviders)?.oauthProviders
+        if (!hook)
+          throw new ServiceError(
+            'FIELD_INVALID',
+            'this service has no OAuth sign-in plugin',
+            `${field}.oauthProviders`,
+          )
+        await hook(hookContext, user, params.oauthProviders, `${field}.oauthProviders`)
+      }
+    }
+    if (p.verificationToken !== undefined) {
+      const hook = hooks.find((candidate) => candidate.verificationToken)?.verificationToken
+      if (!hook)
+        throw new ServiceError(
+          'FIELD_INVALID',
+          'this service has no OTP sign-in plugin',
+          'parameters.verificationToken',
+        )
+      await hook(hookContext, p.verificationToken, users)
+    }
+    const wallet = p.wallet
+      ? createWalletRecords(ctx, {
+          organizationId: id,
+          walletName: p.wallet.walletName,
+          accounts: p.wallet.accounts,
+          mnemonicLength: p.wallet.mnemonicLength ?? 12,
+          field: 'parameters.wallet.accounts',
+        })
+      : undefined
+    return {
+      subOrganizationId: id,
+      ...(wallet ? { wallet } : {}),
+      rootUserIds: users.map((user) => user.id),
+    }
+  },
+})

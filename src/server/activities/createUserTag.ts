@@ -1,0 +1,30 @@
+import { findUser } from '../domain/users.ts'
+import { defineActivity } from '../registry.ts'
+import { ServiceError } from '../ServiceError.ts'
+
+export const createUserTag = defineActivity('create_user_tag', {
+  parse: (r) => ({ userTagName: r.string('userTagName', { max: 256 }), userIds: r.ids('userIds') }),
+  run: (ctx, p) => {
+    const taken = ctx.tx
+      .findBy('userTags', 'organizationId', ctx.organization.id)
+      .some((tag) => tag.name === p.userTagName)
+    if (taken)
+      throw new ServiceError(
+        'ALREADY_EXISTS',
+        `a user tag named ${p.userTagName} exists`,
+        'parameters.userTagName',
+      )
+    for (const [index, userId] of p.userIds.entries())
+      findUser(ctx.tx, ctx.organization.id, userId, `parameters.userIds[${index}]`)
+    const id = ctx.newId()
+    ctx.tx.put('userTags', {
+      id,
+      organizationId: ctx.organization.id,
+      name: p.userTagName,
+      userIds: p.userIds,
+      createdAt: ctx.now,
+      updatedAt: ctx.now,
+    })
+    return { userTagId: id, userIds: p.userIds }
+  },
+})

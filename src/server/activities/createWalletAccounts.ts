@@ -1,0 +1,21 @@
+import { readAccounts } from '../domain/params.ts'
+import { deriveAccounts, findWallet } from '../domain/wallets.ts'
+import { defineActivity } from '../registry.ts'
+
+/** Further accounts of an existing wallet; with `persist: false` it only derives the addresses. */
+export const createWalletAccounts = defineActivity('create_wallet_accounts', {
+  parse: (r) => ({
+    walletId: r.string('walletId', { max: 200 }),
+    accounts: readAccounts(r, 'accounts', 1),
+    persist: r.optBool('persist') ?? true,
+  }),
+  run: (ctx, p) => {
+    const wallet = findWallet(ctx.tx, ctx.organization.id, p.walletId, 'parameters.walletId')
+    const addresses = deriveAccounts(ctx, wallet, p.accounts, {
+      persist: p.persist !== false,
+      field: 'parameters.accounts',
+    })
+    if (p.persist !== false) ctx.tx.put('wallets', { ...wallet, updatedAt: ctx.now })
+    return { addresses }
+  },
+})

@@ -1,0 +1,44 @@
+import { findUser } from '../domain/users.ts'
+import { defineActivity } from '../registry.ts'
+import { ServiceError } from '../ServiceError.ts'
+
+/** Revokes API keys (also how a client logs out: it deletes its session key). */
+export const deleteApiKeys = defineActivity('delete_api_keys', {
+  // A session key belongs to whichever user logged in, root or not; it may revoke its own keys.
+  allowNonRoot: true,
+  parse: (r) => ({ userId: r.string('userId', { max: 200 }), apiKeyIds: r.ids('apiKeyIds', { min: 1 }) }),
+  run: (ctx, p) => {
+    const user = findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
+    const isRoot = ctx.organization.rootUserIds.includes(ctx.caller.userId)
+    if (!isRoot && ctx.caller.userId !== user.id)
+      throw new ServiceError(
+        'PERMISSION_DENIED',
+        'only root users may delete other users\u2019 keys',
+        'parameters.userId',
+      )
+    const remaining =
+      ctx.tx.findBy('apiKeys', 'userId', user.id).length +
+      ctx.tx.findBy('authenticators', 'userId', user.id).length
+    p.apiKeyIds.forEach((id, index) => {
+      const key = ctx.tx.get('apiKeys', id)
+      if (!key || key.userId !== user.id)
+        throw new ServiceError(
+          'API_KEY_NOT_FOUND',
+          `user ${user.id} has no API key ${id}`,
+          `parameters.apiKeyIds[${index}]`,
+        )
+      ctx.tx.delete('apiKeys', id)
+    })
+    if (
+      remaining - p.apiKeyIds.length <= 0 &&
+      ctx.organization.rootUserIds.includes(user.id) &&
+      ctx.organization.rootUserIds.length === 1
+    )
+      throw new ServiceError(
+        'FIELD_INVALID',
+        'this would leave the only root user without any credential',
+        'parameters.apiKeyIds',
+      )
+    return { apiKeyIds: p.apiKeyIds }
+  },
+})

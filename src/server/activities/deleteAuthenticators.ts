@@ -1,0 +1,37 @@
+import { findUser } from '../domain/users.ts'
+import { defineActivity } from '../registry.ts'
+import { ServiceError } from '../ServiceError.ts'
+
+export const deleteAuthenticators = defineActivity('delete_authenticators', {
+  parse: (r) => ({
+    userId: r.string('userId', { max: 200 }),
+    authenticatorIds: r.ids('authenticatorIds', { min: 1 }),
+  }),
+  run: (ctx, p) => {
+    const user = findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
+    const remaining =
+      ctx.tx.findBy('apiKeys', 'userId', user.id).length +
+      ctx.tx.findBy('authenticators', 'userId', user.id).length
+    p.authenticatorIds.forEach((id, index) => {
+      const authenticator = ctx.tx.get('authenticators', id)
+      if (!authenticator || authenticator.userId !== user.id)
+        throw new ServiceError(
+          'AUTHENTICATOR_NOT_FOUND',
+          `user ${user.id} has no authenticator ${id}`,
+          `parameters.authenticatorIds[${index}]`,
+        )
+      ctx.tx.delete('authenticators', id)
+    })
+    if (
+      remaining - p.authenticatorIds.length <= 0 &&
+      ctx.organization.rootUserIds.includes(user.id) &&
+      ctx.organization.rootUserIds.length === 1
+    )
+      throw new ServiceError(
+        'FIELD_INVALID',
+        'this would leave the only root user without any credential',
+        'parameters.authenticatorIds',
+      )
+    return { authenticatorIds: p.authenticatorIds }
+  },
+})

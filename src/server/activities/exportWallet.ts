@@ -1,0 +1,33 @@
+import { utf8ToBytes } from '@noble/hashes/utils.js'
+import { makeExportBundle } from '../crypto/index.ts'
+import { withField } from '../domain/params.ts'
+import { findWallet } from '../domain/wallets.ts'
+import { defineActivity } from '../registry.ts'
+
+/** A wallet's mnemonic, HPKE-sealed to the client's target key in a signed envelope. */
+export const exportWallet = defineActivity('export_wallet', {
+  parse: (r) => ({
+    walletId: r.string('walletId', { max: 200 }),
+    targetPublicKey: r.string('targetPublicKey', { max: 200 }),
+  }),
+  run: (ctx, p) => {
+    const wallet = findWallet(ctx.tx, ctx.organization.id, p.walletId, 'parameters.walletId')
+    const signerPrivateKey = ctx.service.signerPrivateKey()
+    const mnemonic = utf8ToBytes(ctx.service.openText(wallet.sealedMnemonic))
+    try {
+      const exportBundle = withField('parameters', () =>
+        makeExportBundle({
+          plaintext: mnemonic,
+          targetPublicKey: p.targetPublicKey,
+          organizationId: ctx.organization.id,
+          signerPrivateKey,
+        }),
+      )
+      ctx.tx.put('wallets', { ...wallet, exported: true, updatedAt: ctx.now })
+      return { walletId: wallet.id, exportBundle }
+    } finally {
+      signerPrivateKey.fill(0)
+      mnemonic.fill(0)
+    }
+  },
+})

@@ -1,0 +1,61 @@
+import {
+  CryptoInputError,
+  normalizeMnemonic,
+  openImportCiphertext,
+  validateMnemonic,
+} from '../crypto/index.ts'
+import { readAccounts } from '../domain/params.ts'
+import { findUser } from '../domain/users.ts'
+import { createWalletRecords } from '../domain/wallets.ts'
+import { defineActivity } from '../registry.ts'
+import { ServiceError } from '../ServiceError.ts'
+
+/** A wallet from a mnemonic the client encrypted to the target key of `init_import_wallet`. */
+export const importWallet = defineActivity('import_wallet', {
+  parse: (r) => ({
+    userId: r.string('userId', { max: 200 }),
+    walletName: r.string('walletName', { max: 256 }),
+    encryptedBundle: r.string('encryptedBundle', { max: 16 * 1024 }),
+    accounts: readAccounts(r),
+  }),
+  run: async (ctx, p) => {
+    const user = findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
+    const target = ctx.tx.findBy('importTargets', 'userId', user.id).at(-1)
+    if (!target)
+      throw new ServiceError(
+        'BUNDLE_INVALID',
+        `no import in progress for user ${user.id}; call init_import_wallet first`,
+        'parameters.encryptedBundle',
+      )
+    const targetPrivateKey = ctx.service.open(target.sealedTargetPrivateKey)
+    let plaintext: Uint8Array
+    try {
+      plaintext = await openImportCiphertext({ encryptedBundle: p.encryptedBundle, targetPrivateKey })
+    } catch (error) {
+      throw new ServiceError(
+        'BUNDLE_INVALID',
+        error instanceof CryptoInputError ? error.message : 'encryptedBundle cannot be decrypted',
+        'parameters.encryptedBundle',
+      )
+    } finally {
+      targetPrivateKey.fill(0)
+    }
+    const mnemonic = normalizeMnemonic(new TextDecoder().decode(plaintext))
+    plaintext.fill(0)
+    if (!validateMnemonic(mnemonic))
+      throw new ServiceError(
+        'BUNDLE_INVALID',
+        'the decrypted bundle is not a BIP-39 mnemonic',
+        'parameters.encryptedBundle',
+      )
+    ctx.tx.delete('importTargets', target.id)
+    return createWalletRecords(ctx, {
+      organizationId: ctx.organization.id,
+      walletName: p.walletName,
+      accounts: p.accounts,
+      mnemonic,
+      imported: true,
+      field: 'parameters.accounts',
+    })
+  },
+})

@@ -1,0 +1,52 @@
+import type { ActivityHandlers } from '../registry.ts'
+import { approveActivity } from './approveActivity.ts'
+import { createApiKeys } from './createApiKeys.ts'
+import { createAuthenticators } from './createAuthenticators.ts'
+import { createFiatOnRampCredential } from './createFiatOnRampCredential.ts'
+import { createReadOnlySession } from './createReadOnlySession.ts'
+import { createSubOrganization } from './createSubOrganization.ts'
+import { createUserTag } from './createUserTag.ts'
+import { createWallet } from './createWallet.ts'
+import { createWalletAccounts } from './createWalletAccounts.ts'
+import { deleteApiKeys } from './deleteApiKeys.ts'
+import { deleteAuthenticators } from './deleteAuthenticators.ts'
+import { deleteWallets } from './deleteWallets.ts'
+import { ethSendRawTransaction } from './ethSendRawTransaction.ts'
+import { exportWallet } from './exportWallet.ts'
+import { exportWalletAccount } from './exportWalletAccount.ts'
+import { importWallet } from './importWallet.ts'
+import { initImportWallet } from './initImportWallet.ts'
+import { rejectActivity } from './rejectActivity.ts'
+import { signRawPayloads } from './signRawPayloads.ts'
+import { stampLogin } from './stampLogin.ts'
+import { updateUserName } from './updateUserName.ts'
+import { updateUserTag } from './updateUserTag.ts'
+
+/**
+ * The activities this module implements. The sign-in plugin supplies `init_otp`, `verify_otp`,
+ * `otp_login`, `oauth2_authenticate` and `oauth_login`.
+ */
+export const builtinActivities: ActivityHandlers = {
+  approve_activity: approveActivity,
+  create_api_keys: createApiKeys,
+  create_authenticators: createAuthenticators,
+  create_fiat_on_ramp_credential: createFiatOnRampCredential,
+  create_read_only_session: createReadOnlySession,
+  create_sub_organization: createSubOrganization,
+  create_user_tag: createUserTag,
+  create_wallet: createWallet,
+  create_wallet_accounts: createWalletAccounts,
+  delete_api_keys: deleteApiKeys,
+  delete_authenticators: deleteAuthenticators,
+  delete_wallets: deleteWallets,
+  eth_send_raw_transaction: ethSendRawTransaction,
+  export_wallet: exportWallet,
+  export_wallet_account: exportWalletAccount,
+  import_wallet: importWallet,
+  init_import_wallet: initImportWallet,
+  reject_activity: rejectActivity,
+  sign_raw_payloads: signRawPayloads,
+  stamp_login: stampLogin,
+  update_user_name: updateUserName,
+  update_user_tag: updateUserTag,
+}

@@ -1,0 +1,41 @@
+import { bytesToHex } from '@noble/hashes/utils.js'
+import { makeImportBundle, p256PublicKey, randomP256PrivateKey } from '../crypto/index.ts'
+import { findUser } from '../domain/users.ts'
+import { defineActivity } from '../registry.ts'
+
+/**
+ * A fresh target key for importing a wallet: its public half goes to the client in a signed
+ * import bundle, its private half is sealed until `import_wallet` uses it (once).
+ */
+export const initImportWallet = defineActivity('init_import_wallet', {
+  parse: (r) => ({ userId: r.string('userId', { max: 200 }) }),
+  run: (ctx, p) => {
+    const user = findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
+    for (const previous of ctx.tx.findBy('importTargets', 'userId', user.id))
+      ctx.tx.delete('importTargets', previous.id)
+    const targetPrivateKey = randomP256PrivateKey()
+    const targetPublic = p256PublicKey(targetPrivateKey, false)
+    ctx.tx.put('importTargets', {
+      id: ctx.newId(),
+      organizationId: ctx.organization.id,
+      userId: user.id,
+      sealedTargetPrivateKey: ctx.service.seal(targetPrivateKey),
+      targetPublic: bytesToHex(targetPublic),
+      createdAt: ctx.now,
+      updatedAt: ctx.now,
+    })
+    targetPrivateKey.fill(0)
+    const signerPrivateKey = ctx.service.signerPrivateKey()
+    try {
+      const importBundle = makeImportBundle({
+        organizationId: ctx.organization.id,
+        userId: user.id,
+        targetPublic,
+        signerPrivateKey,
+      })
+      return { importBundle }
+    } finally {
+      signerPrivateKey.fill(0)
+    }
+  },
+})

@@ -1,0 +1,84 @@
+import { issueSession, MAX_SESSION_SECONDS, normalizeSessionPublicKey } from '../domain/sessions.ts'
+import { verifyClientSignature } from '../otp/verifyClientSignature.ts'
+import { spendOnce, verifyVerificationToken } from '../proxy/signInState.ts'
+import { defineActivity } from '../registry.ts'
+import { ServiceError } from '../ServiceError.ts'
+
+/**
+ * OTP login: a verification token for a user's e-mail or phone, plus (when the token is bound
+ * to a key) the client's signature over it, yields a read-write session for `publicKey`. The
+ * auth proxy submits it inside the user's sub-organization.
+ */
+export const otpLogin = defineActivity('otp_login', {
+  allowNonRoot: true,
+  allowParentOrganization: true,
+  skipConsensus: true,
+  parse: (r) => {
+    const expirationSeconds = r.optUintString('expirationSeconds', { max: MAX_SESSION_SECONDS })
+    const invalidateExisting = r.optBool('invalidateExisting')
+    const clientSignature = r.optString('clientSignature', {
+      max: 300,
+      pattern: /^(0x)?[0-9a-fA-F]+$/,
+      hint: 'hex (raw r‖s or DER)',
+    })
+    return {
+      verificationToken: r.string('verificationToken', { max: 8192 }),
+      publicKey: normalizeSessionPublicKey(r.string('publicKey', { max: 200 }), r.field('publicKey')),
+      ...(expirationSeconds !== undefined ? { expirationSeconds } : {}),
+      ...(invalidateExisting !== undefined ? { invalidateExisting } : {}),
+      ...(clientSignature !== undefined ? { clientSignature } : {}),
+    }
+  },
+  run: (ctx, p) => {
+    const claims = verifyVerificationToken(ctx.service, p.verificationToken, 'parameters.verificationToken')
+    if (claims.public_key) {
+      if (p.clientSignature === undefined)
+        throw new ServiceError(
+          'CLIENT_SIGNATURE_INVALID',
+          'clientSignature is required: the verification token is bound to a public key',
+          'parameters.clientSignature',
+        )
+      if (!verifyClientSignature(p.clientSignature, p.verificationToken, claims.public_key))
+        throw new ServiceError(
+          'CLIENT_SIGNATURE_INVALID',
+          'clientSignature is not a signature of the verification token by the key given at otp_verify',
+          'parameters.clientSignature',
+        )
+    }
+    const org = ctx.organization
+    const email = claims.verification_type === 'OTP_TYPE_EMAIL'
+    if (email ? org.disableOtpEmailAuth || org.disableEmailAuth : org.disableSmsAuth)
+      throw new ServiceError(
+        'PERMISSION_DENIED',
+        `${email ? 'e-mail' : 'SMS'} OTP sign-in is disabled for organization ${org.id}`,
+        'parameters.verificationToken',
+      )
+    const user = ctx.tx
+      .findBy('users', 'organizationId', org.id)
+      .find((u) =>
+        email ? u.userEmail?.toLowerCase() === claims.contact : u.userPhoneNumber === claims.contact,
+      )
+    if (!user)
+      throw new ServiceError(
+        'USER_NOT_FOUND',
+        `no user with this ${email ? 'e-mail address' : 'phone number'} in organization ${org.id}`,
+        'parameters.verificationToken',
+      )
+    spendOnce(ctx, 'verification-token', claims.id, {
+      errorCode: 'VERIFICATION_TOKEN_INVALID',
+      message: 'this verification token was already used to log in; verify a new code',
+      field: 'parameters.verificationToken',
+    })
+    const { session } = issueSession(ctx, {
+      user,
+      publicKey: p.publicKey,
+      ...(p.expirationSeconds !== undefined
+        ? { expirationSeconds: Math.max(1, Number(p.expirationSeconds)) }
+        : {}),
+      ...(p.invalidateExisting !== undefined ? { invalidateExisting: p.invalidateExisting } : {}),
+      credentialType: 'CREDENTIAL_TYPE_OTP_AUTH_KEY_P256',
+      apiKeyName: `OTP session ${new Date(ctx.now).toISOString()}`,
+    })
+    return { session }
+  },
+})

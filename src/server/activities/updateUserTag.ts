@@ -1,0 +1,59 @@
+import { findUser } from '../domain/users.ts'
+import { defineActivity } from '../registry.ts'
+import { ServiceError } from '../ServiceError.ts'
+
+/** Renames a tag and adds/removes users, all or nothing (the transaction makes it atomic). */
+export const updateUserTag = defineActivity('update_user_tag', {
+  parse: (r) => {
+    const newUserTagName = r.optString('newUserTagName', { max: 256 })
+    return {
+      userTagId: r.string('userTagId', { max: 200 }),
+      ...(newUserTagName !== undefined ? { newUserTagName } : {}),
+      addUserIds: r.ids('addUserIds'),
+      removeUserIds: r.ids('removeUserIds'),
+    }
+  },
+  run: (ctx, p) => {
+    const tag = ctx.tx.get('userTags', p.userTagId)
+    if (!tag || tag.organizationId !== ctx.organization.id)
+      throw new ServiceError(
+        'USER_TAG_NOT_FOUND',
+        `user tag ${p.userTagId} not found`,
+        'parameters.userTagId',
+      )
+    const both = p.addUserIds.find((id) => p.removeUserIds.includes(id))
+    if (both !== undefined)
+      throw new ServiceError(
+        'FIELD_INVALID',
+        `user ${both} is both added and removed`,
+        'parameters.removeUserIds',
+      )
+    if (p.newUserTagName !== undefined && p.newUserTagName !== tag.name) {
+      const taken = ctx.tx
+        .findBy('userTags', 'organizationId', ctx.organization.id)
+        .some((other) => other.name === p.newUserTagName)
+      if (taken)
+        throw new ServiceError(
+          'ALREADY_EXISTS',
+          `a user tag named ${p.newUserTagName} exists`,
+          'parameters.newUserTagName',
+        )
+    }
+    for (const [index, id] of p.addUserIds.entries())
+      findUser(ctx.tx, ctx.organization.id, id, `parameters.addUserIds[${index}]`)
+    p.removeUserIds.forEach((id, index) => {
+      if (!tag.userIds.includes(id))
+        throw new ServiceError(
+          'USER_NOT_FOUND',
+          `user ${id} does not carry this tag`,
+          `parameters.removeUserIds[${index}]`,
+        )
+    })
+    const userIds = [
+      ...tag.userIds.filter((id) => !p.removeUserIds.includes(id)),
+      ...p.addUserIds.filter((id) => !tag.userIds.includes(id)),
+    ]
+    ctx.tx.put('userTags', { ...tag, name: p.newUserTagName ?? tag.name, userIds, updatedAt: ctx.now })
+    return { userTagId: tag.id }
+  },
+})

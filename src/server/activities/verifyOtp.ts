@@ -1,0 +1,39 @@
+import { normalizeSessionPublicKey } from '../domain/sessions.ts'
+import { signInState } from '../proxy/signInState.ts'
+import { defineActivity } from '../registry.ts'
+import { inParameters } from './initOtp.ts'
+
+/**
+ * Checks a one-time code and returns a verification token (JWT: id, verification_type, contact,
+ * public_key, exp) bound to the caller's public key. Wrong codes count even though the activity
+ * fails; the fifth one kills the code.
+ */
+export const verifyOtp = defineActivity('verify_otp', {
+  allowNonRoot: true,
+  skipConsensus: true,
+  parse: (r) => {
+    const publicKey = r.optString('publicKey', { max: 200 })
+    const expirationSeconds = r.optUintString('expirationSeconds', { min: 0, max: 86_400 } as { max: number })
+    return {
+      otpId: r.string('otpId', { max: 200 }),
+      otpCode: r.string('otpCode', { max: 20 }),
+      ...(publicKey !== undefined
+        ? { publicKey: normalizeSessionPublicKey(publicKey, r.field('publicKey')) }
+        : {}),
+      ...(expirationSeconds !== undefined ? { expirationSeconds } : {}),
+    }
+  },
+  run: (ctx, p) =>
+    inParameters(async () => {
+      const { verificationToken } = await signInState(ctx.service).otp.verify({
+        organizationId: ctx.organization.id,
+        otpId: p.otpId,
+        otpCode: p.otpCode,
+        ...(p.publicKey !== undefined ? { publicKey: p.publicKey } : {}),
+        ...(p.expirationSeconds !== undefined
+          ? { tokenExpirationSeconds: Math.max(60, Number(p.expirationSeconds)) }
+          : {}),
+      })
+      return { verificationToken }
+    }),
+})

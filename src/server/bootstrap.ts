@@ -1,0 +1,88 @@
+import { bytesToHex } from '@noble/hashes/utils.js'
+import { p256PublicKey, randomP256PrivateKey } from './crypto/index.ts'
+import type { Runtime } from './Runtime.ts'
+import type { Transaction } from './store/Store.ts'
+
+/** Credentials of the dev parent organization, printed by the CLI and used by tests and Storybook. */
+export interface DevCredentials {
+  organizationId: string
+  userId: string
+  apiKeyId: string
+  /** Compressed P-256 hex of the root user's API key. */
+  apiPublicKey: string
+  /** Its private key (hex): dev credentials, like a local chain node prints its accounts. */
+  apiPrivateKey: string
+  /** Uncompressed P-256 hex of the key that signs export/import bundles. */
+  signerPublicKey: string
+  /** Uncompressed P-256 hex of the key that signs session JWTs. */
+  sessionPublicKey: string
+  /** Id of the dev organization's auth-proxy configuration (set by the proxy plugin). */
+  authProxyConfigId: string | undefined
+}
+
+export const DEV_ORGANIZATION_NAME = 'Latchkey Dev'
+
+/**
+ * First start: the service keys (bundle signer, session signer) and the dev parent organization
+ * with a root user and a P-256 API key. Later starts find them in the store and keep them.
+ */
+export function bootstrapService(tx: Transaction, service: Runtime): void {
+  if (tx.get('service', 'service')) return
+  const now = service.now()
+  const signerKey = randomP256PrivateKey()
+  const sessionKey = randomP256PrivateKey()
+  const apiKey = randomP256PrivateKey()
+  const organizationId = service.newId()
+  const userId = service.newId()
+  const apiKeyId = service.newId()
+  const apiPublicKey = bytesToHex(p256PublicKey(apiKey, true))
+  tx.put('organizations', {
+    id: organizationId,
+    name: DEV_ORGANIZATION_NAME,
+    rootUserIds: [userId],
+    rootQuorumThreshold: 1,
+    createdAt: now,
+    updatedAt: now,
+  })
+  tx.put('users', { id: userId, organizationId, userName: 'Dev Root', createdAt: now, updatedAt: now })
+  tx.put('apiKeys', {
+    id: apiKeyId,
+    organizationId,
+    userId,
+    name: 'Dev root key',
+    publicKey: apiPublicKey,
+    curve: 'API_KEY_CURVE_P256',
+    credentialType: 'CREDENTIAL_TYPE_API_KEY_P256',
+    createdAt: now,
+    updatedAt: now,
+  })
+  tx.put('service', {
+    id: 'service',
+    sealedSignerKey: service.seal(signerKey),
+    signerPublicKey: bytesToHex(p256PublicKey(signerKey, false)),
+    sealedSessionKey: service.seal(sessionKey),
+    sessionPublicKey: bytesToHex(p256PublicKey(sessionKey, false)),
+    devOrganizationId: organizationId,
+    devUserId: userId,
+    devApiKeyId: apiKeyId,
+    sealedDevApiPrivateKey: service.seal(apiKey),
+    devApiPublicKey: apiPublicKey,
+    createdAt: now,
+    updatedAt: now,
+  })
+}
+
+export function devCredentials(service: Runtime): DevCredentials {
+  const row = service.serviceRow
+  const proxyConfig = service.store.findBy('proxyConfigs', 'organizationId', row.devOrganizationId)[0]
+  return {
+    organizationId: row.devOrganizationId,
+    userId: row.devUserId,
+    apiKeyId: row.devApiKeyId,
+    apiPublicKey: row.devApiPublicKey,
+    apiPrivateKey: bytesToHex(service.open(row.sealedDevApiPrivateKey)),
+    signerPublicKey: row.signerPublicKey,
+    sessionPublicKey: row.sessionPublicKey,
+    authProxyConfigId: row.authProxyConfigId ?? proxyConfig?.id,
+  }
+}

@@ -1,0 +1,17 @@
+/** `latchkey/server`: the local service as a fetch handler (Node and browser). */
+
+export type { DevCredentials } from './bootstrap.ts'
+export { type CreateServiceOptions, createService, type Service } from './createService.ts'
+export type { Clock, Runtime, WebAuthnOptions } from './Runtime.ts'
+export type {
+  ActivityContext,
+  ActivityHandler,
+  ActivityHandlers,
+  Caller,
+  QueryContext,
+  QueryHandler,
+  ServicePlugin,
+} from './registry.ts'
+export { defineActivity, defineQuery } from './registry.ts'
+export { ServiceError } from './ServiceError.ts'
+export { type StorageBackend, Store, Transaction } from './store/Store.ts'

@@ -1,0 +1,7 @@
+import type { ServicePlugin } from './registry.ts'
+
+/**
+ * Plugins every service loads (the auth proxy, OTP, OAuth, dev routes and settings add theirs
+ * here). `createService({ plugins })` appends more after these.
+ */
+export const builtinPlugins: ServicePlugin[] = []

@@ -1,0 +1,140 @@
+// Node only: imported by the CLI, never by createService (which must also run in a browser).
+import { randomBytes } from 'node:crypto'
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  writeSync,
+} from 'node:fs'
+import { join } from 'node:path'
+import type { Op, Snapshot } from './model.ts'
+import type { StorageBackend } from './Store.ts'
+
+export interface FileBackendOptions {
+  /**
+   * Journal entries after which the state is folded into a new snapshot.
+   * @default 1000
+   */
+  compactEvery?: number
+}
+
+function fsyncDir(dir: string): void {
+  // Makes a rename durable. Some platforms refuse to open directories; the rename is then as
+  // durable as the platform allows.
+  try {
+    const fd = openSync(dir, 'r')
+    try {
+      fsyncSync(fd)
+    } finally {
+      closeSync(fd)
+    }
+  } catch {}
+}
+
+function writeFileDurably(path: string, text: string, mode = 0o644): void {
+  const temp = `${path}.tmp`
+  const fd = openSync(temp, 'w', mode)
+  try {
+    writeSync(fd, text)
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
+  renameSync(temp, path)
+}
+
+/**
+ * A durable store under `dir`: `snapshot.json` plus an fsynced append-only `journal.ndjson` of
+ * commits. A commit is on disk before `append` returns; on start the journal is replayed over
+ * the snapshot (a torn last line from a crash mid-write was never acknowledged and is dropped)
+ * and folded into a fresh snapshot (temp file, fsync, rename).
+ */
+export function fileBackend(dir: string, options: FileBackendOptions = {}): StorageBackend {
+  const compactEvery = options.compactEvery ?? 1000
+  mkdirSync(dir, { recursive: true })
+  const snapshotPath = join(dir, 'snapshot.json')
+  const journalPath = join(dir, 'journal.ndjson')
+  let fd: number | undefined
+  let entries = 0
+
+  const compact = (snapshot: Snapshot) => {
+    writeFileDurably(snapshotPath, JSON.stringify(snapshot))
+    fsyncDir(dir)
+    // Replaying a journal over a snapshot that already holds it is harmless (ops are idempotent
+    // puts and deletes), so a crash between the rename and this truncation loses nothing.
+    if (fd !== undefined) closeSync(fd)
+    fd = openSync(journalPath, 'w')
+    fsyncSync(fd)
+    entries = 0
+  }
+
+  return {
+    load() {
+      const snapshot: Record<string, Record<string, unknown>> = existsSync(snapshotPath)
+        ? JSON.parse(readFileSync(snapshotPath, 'utf8'))
+        : {}
+      if (existsSync(journalPath)) {
+        const lines = readFileSync(journalPath, 'utf8').split('\n')
+        lines.forEach((line, index) => {
+          if (!line) return
+          let ops: Op[]
+          try {
+            ops = JSON.parse(line) as Op[]
+          } catch (error) {
+            if (index === lines.length - 1) return // torn final write: never acknowledged
+            throw new Error(`${journalPath} line ${index + 1} is corrupt`, { cause: error })
+          }
+          for (const [table, id, row] of ops) {
+            snapshot[table] ??= {}
+            const rows = snapshot[table]
+            if (row === null) delete rows[id]
+            else rows[id] = row
+          }
+        })
+      }
+      compact(snapshot as Snapshot)
+      return snapshot as Snapshot
+    },
+    append(ops) {
+      if (fd === undefined) fd = openSync(journalPath, 'a')
+      writeSync(fd, `${JSON.stringify(ops)}\n`)
+      fsyncSync(fd)
+      entries++
+    },
+    afterCommit(snapshot) {
+      if (entries >= compactEvery) compact(snapshot())
+    },
+    close() {
+      if (fd !== undefined) closeSync(fd)
+      fd = undefined
+    },
+  }
+}
+
+/**
+ * The 32-byte master key that seals secrets at rest, kept apart from the data: env
+ * `LATCHKEY_MASTER_KEY` (64 hex chars) or `<dir>/master.key` (created with mode 0600).
+ */
+export function loadMasterKey(
+  dir: string,
+  env: string | undefined = process.env.LATCHKEY_MASTER_KEY,
+): Uint8Array {
+  if (env !== undefined) {
+    if (!/^[0-9a-fA-F]{64}$/.test(env.trim()))
+      throw new Error('LATCHKEY_MASTER_KEY must be 64 hex characters')
+    return Uint8Array.from(Buffer.from(env.trim(), 'hex'))
+  }
+  mkdirSync(dir, { recursive: true })
+  const path = join(dir, 'master.key')
+  if (!existsSync(path)) {
+    writeFileDurably(path, randomBytes(32).toString('hex'), 0o600)
+    fsyncDir(dir)
+  }
+  const text = readFileSync(path, 'utf8').trim()
+  if (!/^[0-9a-f]{64}$/i.test(text)) throw new Error(`${path} is not a 64-hex-character key`)
+  return Uint8Array.from(Buffer.from(text, 'hex'))
+}
