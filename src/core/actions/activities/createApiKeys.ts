@@ -1,0 +1,23 @@
+import type { ActivityParameters, ActivityResult } from '../../../protocol/index.ts'
+import type { Latchkey } from '../../createLatchkey.ts'
+import { submit } from '../../transport/activity.ts'
+import { type ActionOptions, splitOptions } from '../options.ts'
+
+export type CreateApiKeysParameters = ActivityParameters<'create_api_keys'> & ActionOptions
+export type CreateApiKeysReturnType = ActivityResult<'create_api_keys'>
+
+/** Adds API keys to a user (`create_api_keys`). */
+export async function createApiKeys(
+  client: Latchkey,
+  parameters: CreateApiKeysParameters,
+): Promise<CreateApiKeysReturnType> {
+  const [activityParameters, options] = splitOptions(parameters)
+  return (
+    await submit(
+      client,
+      'create_api_keys',
+      activityParameters as ActivityParameters<'create_api_keys'>,
+      options,
+    )
+  ).result
+}

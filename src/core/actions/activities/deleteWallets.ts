@@ -1,0 +1,23 @@
+import type { ActivityParameters, ActivityResult } from '../../../protocol/index.ts'
+import type { Latchkey } from '../../createLatchkey.ts'
+import { submit } from '../../transport/activity.ts'
+import { type ActionOptions, splitOptions } from '../options.ts'
+
+export type DeleteWalletsParameters = ActivityParameters<'delete_wallets'> & ActionOptions
+export type DeleteWalletsReturnType = ActivityResult<'delete_wallets'>
+
+/** Deletes wallets (`delete_wallets`); never-exported ones need `deleteWithoutExport`. */
+export async function deleteWallets(
+  client: Latchkey,
+  parameters: DeleteWalletsParameters,
+): Promise<DeleteWalletsReturnType> {
+  const [activityParameters, options] = splitOptions(parameters)
+  return (
+    await submit(
+      client,
+      'delete_wallets',
+      activityParameters as ActivityParameters<'delete_wallets'>,
+      options,
+    )
+  ).result
+}

@@ -1,0 +1,21 @@
+import type { Latchkey } from '../../createLatchkey.ts'
+import { type GetWalletKitConfigReturnType, getWalletKitConfig } from '../proxy/getWalletKitConfig.ts'
+
+/** `wallet_kit_config`, fetched once per client (a failure is not cached). */
+export function loadWalletKitConfig(client: Latchkey): Promise<GetWalletKitConfigReturnType> {
+  const cached = client.tasks.get('walletKitConfig') as Promise<GetWalletKitConfigReturnType> | undefined
+  if (cached) return cached
+  const task = getWalletKitConfig(client)
+  client.tasks.set('walletKitConfig', task)
+  task.catch(() => client.tasks.delete('walletKitConfig'))
+  return task
+}
+
+/** Session lifetime in seconds: the app's choice, else the operator's, else 15 minutes. */
+export async function sessionLifetimeSeconds(client: Latchkey): Promise<number> {
+  if (client.config.session.expirationSeconds) return client.config.session.expirationSeconds
+  const fromService = Number(
+    (await loadWalletKitConfig(client).catch(() => undefined))?.sessionExpirationSeconds,
+  )
+  return Number.isFinite(fromService) && fromService > 0 ? fromService : 900
+}

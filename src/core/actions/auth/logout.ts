@@ -1,0 +1,46 @@
+import type { Latchkey } from '../../createLatchkey.ts'
+import { isSessionKeyRejected } from '../../errors.ts'
+import { deleteSession } from '../../session/createSessionStore.ts'
+import { isUsable } from '../../session/sessionMachine.ts'
+import { revokeSessionKey } from './revokeSessionKey.ts'
+
+export type LogoutParameters = {
+  /** @default the active session */
+  sessionId?: string | undefined
+}
+export type LogoutReturnType = {
+  sessionId: string | null
+  /** True when the service deleted the session key (`delete_api_keys`). */
+  revoked: boolean
+}
+
+/**
+ * Signs a session out: revokes its key on the service (`delete_api_keys`), then deletes the key
+ * and the session locally. The local part always happens, so a network failure cannot leave
+ * the person stuck signed in; the failure is rethrown after.
+ */
+export async function logout(client: Latchkey, parameters: LogoutParameters = {}): Promise<LogoutReturnType> {
+  await client.hydrate()
+  const { activeId, sessions } = client.store.getState()
+  const session = sessions[parameters.sessionId ?? activeId ?? '']
+  if (!session) return { sessionId: null, revoked: false }
+  let revoked = false
+  let failure: unknown
+  if (session.publicKey && isUsable(session.status)) {
+    try {
+      revoked = await revokeSessionKey(client, {
+        sessionId: session.id,
+        userId: session.userId,
+        publicKey: session.publicKey,
+      })
+    } catch (error) {
+      // A key the service already refuses is as good as revoked.
+      if (!isSessionKeyRejected(error)) failure = error
+    }
+  }
+  if (session.publicKey) await client.keyStore.delete(session.publicKey).catch(() => undefined)
+  client.tokens.delete(session.id)
+  deleteSession(client.store, session.id)
+  if (failure) throw failure
+  return { sessionId: session.id, revoked }
+}

@@ -1,0 +1,15 @@
+import type { ProxyRequest, ProxyResponse } from '../../../protocol/index.ts'
+import type { Latchkey } from '../../createLatchkey.ts'
+import { proxy } from '../../transport/activity.ts'
+
+export type GetAccountParameters = ProxyRequest<'account'>
+export type GetAccountReturnType = ProxyResponse<'account'>
+
+/** Auth proxy \`/v1/account\`: the organization id of an existing account, or null. */
+export function getAccount(
+  client: Latchkey,
+  parameters: GetAccountParameters,
+  options: { signal?: AbortSignal | undefined } = {},
+): Promise<GetAccountReturnType> {
+  return proxy(client, 'account', parameters, options)
+}

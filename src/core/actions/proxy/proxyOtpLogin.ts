@@ -1,0 +1,15 @@
+import type { ProxyRequest, ProxyResponse } from '../../../protocol/index.ts'
+import type { Latchkey } from '../../createLatchkey.ts'
+import { proxy } from '../../transport/activity.ts'
+
+export type ProxyOtpLoginParameters = ProxyRequest<'otp_login'>
+export type ProxyOtpLoginReturnType = ProxyResponse<'otp_login'>
+
+/** Auth proxy \`/v1/otp_login\`: exchanges a verification token (+ client signature) for a session. */
+export function proxyOtpLogin(
+  client: Latchkey,
+  parameters: ProxyOtpLoginParameters,
+  options: { signal?: AbortSignal | undefined } = {},
+): Promise<ProxyOtpLoginReturnType> {
+  return proxy(client, 'otp_login', parameters, options)
+}

@@ -1,0 +1,15 @@
+import type { ProxyRequest, ProxyResponse } from '../../../protocol/index.ts'
+import type { Latchkey } from '../../createLatchkey.ts'
+import { proxy } from '../../transport/activity.ts'
+
+export type ProxyOtpVerifyParameters = ProxyRequest<'otp_verify'>
+export type ProxyOtpVerifyReturnType = ProxyResponse<'otp_verify'>
+
+/** Auth proxy \`/v1/otp_verify\`: checks the code and binds the verification token to \`public_key\`. */
+export function proxyOtpVerify(
+  client: Latchkey,
+  parameters: ProxyOtpVerifyParameters,
+  options: { signal?: AbortSignal | undefined } = {},
+): Promise<ProxyOtpVerifyReturnType> {
+  return proxy(client, 'otp_verify', parameters, options)
+}

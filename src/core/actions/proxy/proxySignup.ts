@@ -1,0 +1,15 @@
+import type { ProxyRequest, ProxyResponse } from '../../../protocol/index.ts'
+import type { Latchkey } from '../../createLatchkey.ts'
+import { proxy } from '../../transport/activity.ts'
+
+export type ProxySignupParameters = ProxyRequest<'signup'>
+export type ProxySignupReturnType = ProxyResponse<'signup'>
+
+/** Auth proxy \`/v1/signup\`: creates a sub-organization (and its root user) for a new person. */
+export function proxySignup(
+  client: Latchkey,
+  parameters: ProxySignupParameters,
+  options: { signal?: AbortSignal | undefined } = {},
+): Promise<ProxySignupReturnType> {
+  return proxy(client, 'signup', parameters, options)
+}

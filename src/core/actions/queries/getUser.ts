@@ -1,0 +1,13 @@
+import type { QueryRequest, QueryResponse } from '../../../protocol/index.ts'
+import type { Latchkey } from '../../createLatchkey.ts'
+import { query } from '../../transport/activity.ts'
+import { type QueryActionOptions, queryBody } from './queryBody.ts'
+
+export type GetUserParameters = Omit<QueryRequest<'get_user'>, 'organizationId'> & QueryActionOptions
+export type GetUserReturnType = QueryResponse<'get_user'>
+
+/** One user (`get_user`). */
+export async function getUser(client: Latchkey, parameters: GetUserParameters): Promise<GetUserReturnType> {
+  const [body, options] = await queryBody(client, parameters)
+  return query(client, 'get_user', body as QueryRequest<'get_user'>, options)
+}

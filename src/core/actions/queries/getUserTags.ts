@@ -1,0 +1,17 @@
+import type { QueryRequest, QueryResponse } from '../../../protocol/index.ts'
+import type { Latchkey } from '../../createLatchkey.ts'
+import { query } from '../../transport/activity.ts'
+import { type QueryActionOptions, queryBody } from './queryBody.ts'
+
+export type GetUserTagsParameters = Omit<QueryRequest<'list_user_tags'>, 'organizationId'> &
+  QueryActionOptions
+export type GetUserTagsReturnType = QueryResponse<'list_user_tags'>
+
+/** User tags of the organization (`list_user_tags`). */
+export async function getUserTags(
+  client: Latchkey,
+  parameters: GetUserTagsParameters,
+): Promise<GetUserTagsReturnType> {
+  const [body, options] = await queryBody(client, parameters)
+  return query(client, 'list_user_tags', body as QueryRequest<'list_user_tags'>, options)
+}

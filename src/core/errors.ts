@@ -1,0 +1,227 @@
+import type { Activity } from '../protocol/index.ts'
+import {
+  ERROR_CODES,
+  type ErrorBody,
+  type ErrorCode,
+  type GrpcCode,
+  isErrorBody,
+  SESSION_KEY_MESSAGES,
+} from '../protocol/index.ts'
+
+export interface LatchkeyErrorOptions {
+  /** Stable machine-readable code shared with the service. */
+  code: ErrorCode
+  /** HTTP status when the error came from a response. */
+  status?: number
+  details?: Record<string, unknown>
+  cause?: unknown
+}
+
+/** Root of every error the client throws; `code` is stable and shared with the service. */
+export class LatchkeyError extends Error {
+  override name = 'LatchkeyError'
+  readonly code: ErrorCode
+  /** gRPC-style status number of `code`. */
+  readonly grpcCode: GrpcCode
+  readonly status: number | undefined
+  readonly details: Record<string, unknown>
+  /** The offending request field, when the service named one. */
+  readonly field: string | undefined
+
+  constructor(message: string, options: LatchkeyErrorOptions) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    this.code = options.code
+    this.grpcCode = ERROR_CODES[options.code] ?? ERROR_CODES.UNKNOWN
+    this.status = options.status
+    this.details = options.details ?? {}
+    this.field = typeof this.details.field === 'string' ? this.details.field : undefined
+  }
+}
+
+/** Any error answered by the service (activity API or auth proxy) as `{ code, message, details }`. */
+export class ServiceError extends LatchkeyError {
+  override name = 'ServiceError'
+}
+
+export class NetworkError extends LatchkeyError {
+  override name = 'NetworkError'
+  constructor(url: string, cause?: unknown) {
+    super(`Request to ${url} failed: ${cause instanceof Error ? cause.message : 'network error'}`, {
+      code: 'NETWORK_ERROR',
+      details: { url },
+      cause,
+    })
+  }
+}
+
+export class TimeoutError extends LatchkeyError {
+  override name = 'TimeoutError'
+  constructor(url: string, timeoutMs: number) {
+    super(`Request to ${url} timed out after ${timeoutMs} ms`, {
+      code: 'TIMEOUT',
+      details: { url, timeoutMs },
+    })
+  }
+}
+
+export class AbortedError extends LatchkeyError {
+  override name = 'AbortedError'
+  constructor(cause?: unknown) {
+    super('The operation was aborted', { code: 'ABORTED', cause })
+  }
+}
+
+export class KeyStoreUnavailableError extends LatchkeyError {
+  override name = 'KeyStoreUnavailableError'
+  constructor(reason: string, cause?: unknown) {
+    super(
+      `The key store is unavailable (${reason}). Use a browser with IndexedDB, or opt in to keyStore: 'memory'.`,
+      { code: 'KEY_STORE_UNAVAILABLE', cause },
+    )
+  }
+}
+
+export class KeyNotFoundError extends LatchkeyError {
+  override name = 'KeyNotFoundError'
+  constructor(publicKey: string) {
+    super(`No private key for ${publicKey} in the key store (it may have been evicted)`, {
+      code: 'KEY_NOT_FOUND',
+      details: { publicKey },
+    })
+  }
+}
+
+export class NotSignedInError extends LatchkeyError {
+  override name = 'NotSignedInError'
+  constructor(message = 'Sign in first: there is no usable session') {
+    super(message, { code: 'NOT_SIGNED_IN' })
+  }
+}
+
+export class SessionExpiredError extends LatchkeyError {
+  override name = 'SessionExpiredError'
+  constructor(sessionId: string) {
+    super('The session has expired; sign in again', { code: 'SESSION_EXPIRED', details: { sessionId } })
+  }
+}
+
+export class ConfigInvalidError extends LatchkeyError {
+  override name = 'ConfigInvalidError'
+  constructor(message: string, field?: string) {
+    super(message, { code: 'CONFIG_INVALID', details: field ? { field } : {} })
+  }
+}
+
+/** Base of errors that carry the activity they are about. */
+export class ActivityError extends LatchkeyError {
+  override name = 'ActivityError'
+  readonly activity: Activity
+  constructor(message: string, code: ErrorCode, activity: Activity, cause?: unknown) {
+    super(message, { code, details: { activityId: activity.id, status: activity.status }, cause })
+    this.activity = activity
+  }
+}
+
+/**
+ * The activity waits for more root users to approve it (root quorum > 1). It is not lost:
+ * approve it with `approveActivity({ fingerprint })` and read it with `getActivity`.
+ */
+export class ConsensusNeededError extends ActivityError {
+  override name = 'ConsensusNeededError'
+  constructor(activity: Activity) {
+    super(`Activity ${activity.id} needs approval by more root users`, 'CONSENSUS_NEEDED', activity)
+  }
+}
+
+export class ActivityFailedError extends ActivityError {
+  override name = 'ActivityFailedError'
+  constructor(activity: Activity) {
+    super(activity.failure?.message ?? `Activity ${activity.id} failed`, 'ACTIVITY_FAILED', activity)
+  }
+}
+
+export class ActivityRejectedError extends ActivityError {
+  override name = 'ActivityRejectedError'
+  constructor(activity: Activity) {
+    super(`Activity ${activity.id} was rejected`, 'ACTIVITY_REJECTED', activity)
+  }
+}
+
+export class PollTimeoutError extends ActivityError {
+  override name = 'PollTimeoutError'
+  constructor(activity: Activity, timeoutMs: number) {
+    super(`Activity ${activity.id} still ${activity.status} after ${timeoutMs} ms`, 'POLL_TIMEOUT', activity)
+  }
+}
+
+export class BundleSignatureInvalidError extends LatchkeyError {
+  override name = 'BundleSignatureInvalidError'
+  constructor(message = 'The bundle is not signed by the trusted signer key') {
+    super(message, { code: 'BUNDLE_SIGNATURE_INVALID' })
+  }
+}
+
+export class BundleMismatchError extends LatchkeyError {
+  override name = 'BundleMismatchError'
+  constructor(field: string) {
+    super(`The bundle's ${field} does not match this request`, {
+      code: 'BUNDLE_MISMATCH',
+      details: { field },
+    })
+  }
+}
+
+export class PopupBlockedError extends LatchkeyError {
+  override name = 'PopupBlockedError'
+  constructor() {
+    super('The sign-in window was blocked by the browser', { code: 'POPUP_BLOCKED' })
+  }
+}
+
+export class OAuthStateMismatchError extends LatchkeyError {
+  override name = 'OAuthStateMismatchError'
+  constructor(reason: string) {
+    super(`OAuth redirect refused: ${reason}`, { code: 'OAUTH_STATE_MISMATCH', details: { reason } })
+  }
+}
+
+export class UserCancelledError extends LatchkeyError {
+  override name = 'UserCancelledError'
+  constructor(message = 'The user cancelled', cause?: unknown) {
+    super(message, { code: 'USER_CANCELLED', cause })
+  }
+}
+
+export class WalletUnavailableError extends LatchkeyError {
+  override name = 'WalletUnavailableError'
+  constructor(message: string, cause?: unknown) {
+    super(message, { code: 'WALLET_UNAVAILABLE', cause })
+  }
+}
+
+const isErrorCode = (value: unknown): value is ErrorCode => typeof value === 'string' && value in ERROR_CODES
+
+/** Maps a service error body (and its HTTP status) to a `ServiceError` with the shared code. */
+export function fromErrorBody(body: ErrorBody | unknown, status?: number): ServiceError {
+  if (!isErrorBody(body)) {
+    return new ServiceError(`The service answered ${status ?? 'an error'} without an error body`, {
+      code: status === 429 ? 'RATE_LIMITED' : status && status >= 500 ? 'INTERNAL' : 'UNKNOWN',
+      status,
+      details: { body },
+    })
+  }
+  const details = (body.details ?? {}) as Record<string, unknown>
+  let code: ErrorCode = isErrorCode(details.errorCode) ? details.errorCode : 'UNKNOWN'
+  // Services that only send the public service's messages still map to our codes.
+  if (code === 'UNKNOWN' && body.message.includes(SESSION_KEY_MESSAGES.notFound))
+    code = 'PUBLIC_KEY_NOT_FOUND'
+  if (code === 'UNKNOWN' && body.message.includes(SESSION_KEY_MESSAGES.expired)) code = 'API_KEY_EXPIRED'
+  return new ServiceError(body.message, { code, status, details })
+}
+
+/** True when the error means the session key is no longer accepted (expired, revoked, unknown). */
+export const isSessionKeyRejected = (error: unknown): boolean =>
+  error instanceof LatchkeyError &&
+  (error.code === 'API_KEY_EXPIRED' ||
+    error.code === 'PUBLIC_KEY_NOT_FOUND' ||
+    error.code === 'SESSION_EXPIRED')

@@ -1,0 +1,232 @@
+import {
+  ACTIVITIES,
+  type Activity,
+  type ActivityParameters,
+  type ActivityPath,
+  type ActivityResponse,
+  type ActivityResult,
+  activityResultOf,
+  PROXY_CONFIG_HEADER,
+  type ProxyPath,
+  type ProxyRequest,
+  type ProxyResponse,
+  type QueryPath,
+  type QueryRequest,
+  type QueryResponse,
+  SESSION_HEADER,
+  TERMINAL_ACTIVITY_STATUSES,
+} from '../../protocol/index.ts'
+import type { Latchkey } from '../createLatchkey.ts'
+import {
+  AbortedError,
+  ActivityFailedError,
+  ActivityRejectedError,
+  ConsensusNeededError,
+  isSessionKeyRejected,
+  KeyNotFoundError,
+  LatchkeyError,
+  PollTimeoutError,
+} from '../errors.ts'
+import { dispatchSessionEvent } from '../session/createSessionStore.ts'
+import { requireSession } from '../session/sessions.ts'
+import type { Session } from '../session/types.ts'
+import { apiKeyStamper } from '../stampers/apiKeyStamper.ts'
+import type { Stamp, Stamper } from '../stampers/types.ts'
+import { httpRequest } from './http.ts'
+
+export interface RequestOptions {
+  /** Stamps the request instead of the active session (sign-in flows, explicit keys). */
+  stamper?: Stamper | undefined
+  /** Acts with this session instead of the active one. */
+  sessionId?: string | undefined
+  signal?: AbortSignal | undefined
+}
+
+export interface SubmitOptions extends RequestOptions {
+  /** Organization the activity acts in. @default the session's organization, else the configured one */
+  organizationId?: string | undefined
+}
+
+export interface SubmitReturnType<P extends ActivityPath> {
+  activity: Activity
+  result: ActivityResult<P>
+}
+
+/** Stamps with the session's key; a key gone from the store marks the session `storage-lost`. */
+async function sessionStamp(client: Latchkey, session: Session, body: string): Promise<Stamp> {
+  if (session.sessionType === 'SESSION_TYPE_READ_ONLY' || !session.publicKey) {
+    const token = client.tokens.get(session.id)
+    if (!token) throw new KeyNotFoundError(session.id)
+    return { header: SESSION_HEADER, value: token }
+  }
+  const key = await client.keyStore.get(session.publicKey)
+  if (!key) {
+    dispatchSessionEvent(client.store, session.id, { type: 'KEY_MISSING' })
+    throw new KeyNotFoundError(session.publicKey)
+  }
+  return apiKeyStamper(key).stamp(body)
+}
+
+async function signedPost<T>(
+  client: Latchkey,
+  url: string,
+  body: string,
+  options: RequestOptions,
+  session: Session | undefined,
+): Promise<T> {
+  const stamp = options.stamper
+    ? await options.stamper.stamp(body)
+    : await sessionStamp(client, session as Session, body)
+  try {
+    return await httpRequest<T>({
+      url,
+      body,
+      headers: { [stamp.header]: stamp.value },
+      fetch: client.config.fetch,
+      timeoutMs: client.config.requestTimeoutMs,
+      signal: options.signal,
+    })
+  } catch (error) {
+    // The service no longer accepts this session's key: the session is over, say so everywhere.
+    if (session && !options.stamper && isSessionKeyRejected(error))
+      dispatchSessionEvent(client.store, session.id, { type: 'EXPIRE' })
+    throw error
+  }
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(new AbortedError(signal.reason))
+    const timer = setTimeout(resolve, ms)
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer)
+        reject(new AbortedError(signal.reason))
+      },
+      { once: true },
+    )
+  })
+
+/** Throws the typed error of a finished-but-unsuccessful or consensus-waiting activity. */
+export function assertActivityCompleted(activity: Activity): void {
+  switch (activity.status) {
+    case 'ACTIVITY_STATUS_COMPLETED':
+      return
+    case 'ACTIVITY_STATUS_CONSENSUS_NEEDED':
+      throw new ConsensusNeededError(activity)
+    case 'ACTIVITY_STATUS_REJECTED':
+      throw new ActivityRejectedError(activity)
+    case 'ACTIVITY_STATUS_FAILED':
+      throw new ActivityFailedError(activity)
+    default:
+      throw new LatchkeyError(`Activity ${activity.id} is ${activity.status}`, { code: 'UNKNOWN' })
+  }
+}
+
+/**
+ * Submits an activity (`/public/v1/submit/<path>`), stamped by the active session unless a
+ * stamper is given, and polls `get_activity` with backoff while it is CREATED or PENDING.
+ * Returns the activity in whatever state it settled (COMPLETED, FAILED, REJECTED,
+ * CONSENSUS_NEEDED); `submit` is the strict variant.
+ */
+export async function submitActivity<P extends ActivityPath>(
+  client: Latchkey,
+  path: P,
+  parameters: ActivityParameters<P>,
+  options: SubmitOptions = {},
+): Promise<Activity> {
+  await client.hydrate()
+  const session = options.stamper ? undefined : requireSession(client, options.sessionId)
+  const organizationId = options.organizationId ?? session?.organizationId ?? client.config.organizationId
+  const body = JSON.stringify({
+    type: ACTIVITIES[path].type,
+    timestampMs: String(Date.now()),
+    organizationId,
+    parameters,
+  })
+  const response = await signedPost<ActivityResponse<P>>(
+    client,
+    `${client.config.baseUrl}/public/v1/submit/${path}`,
+    body,
+    options,
+    session,
+  )
+  let activity = response.activity as Activity
+  if (!activity || typeof activity.status !== 'string')
+    throw new LatchkeyError(`The service answered ${path} without an activity`, { code: 'INTERNAL' })
+  const { intervalMs, backoff, maxIntervalMs, timeoutMs } = client.config.polling
+  const deadline = Date.now() + timeoutMs
+  let delay = intervalMs
+  while (
+    !TERMINAL_ACTIVITY_STATUSES.includes(activity.status) &&
+    activity.status !== 'ACTIVITY_STATUS_CONSENSUS_NEEDED'
+  ) {
+    if (Date.now() + delay > deadline) throw new PollTimeoutError(activity, timeoutMs)
+    await sleep(delay, options.signal)
+    delay = Math.min(delay * backoff, maxIntervalMs)
+    const polled = await query(
+      client,
+      'get_activity',
+      { organizationId: activity.organizationId, activityId: activity.id },
+      options,
+    )
+    activity = polled.activity
+  }
+  return activity
+}
+
+/**
+ * Submits an activity and returns its result. An activity waiting for consensus throws
+ * `ConsensusNeededError` (carrying it), a failed or rejected one its typed error: never silent.
+ */
+export async function submit<P extends ActivityPath>(
+  client: Latchkey,
+  path: P,
+  parameters: ActivityParameters<P>,
+  options: SubmitOptions = {},
+): Promise<SubmitReturnType<P>> {
+  const activity = await submitActivity(client, path, parameters, options)
+  assertActivityCompleted(activity)
+  const result = activityResultOf(path, activity)
+  if (result === undefined)
+    throw new LatchkeyError(`Activity ${activity.id} completed without ${ACTIVITIES[path].resultKey}`, {
+      code: 'INTERNAL',
+    })
+  return { activity, result }
+}
+
+/** Runs a query (`/public/v1/query/<path>`), stamped by the active session unless a stamper is given. */
+export async function query<P extends QueryPath>(
+  client: Latchkey,
+  path: P,
+  body: QueryRequest<P>,
+  options: RequestOptions = {},
+): Promise<QueryResponse<P>> {
+  await client.hydrate()
+  const session = options.stamper ? undefined : requireSession(client, options.sessionId)
+  return signedPost<QueryResponse<P>>(
+    client,
+    `${client.config.baseUrl}/public/v1/query/${path}`,
+    JSON.stringify(body),
+    options,
+    session,
+  )
+}
+
+/** Calls the auth proxy (`{authProxyUrl}/v1/<path>`); the proxy stamps forwarded calls itself. */
+export function proxy<P extends ProxyPath>(
+  client: Latchkey,
+  path: P,
+  body: ProxyRequest<P>,
+  options: { signal?: AbortSignal | undefined } = {},
+): Promise<ProxyResponse<P>> {
+  return httpRequest<ProxyResponse<P>>({
+    url: `${client.config.authProxyUrl}/v1/${path}`,
+    body: JSON.stringify(body),
+    headers: { [PROXY_CONFIG_HEADER]: client.config.authProxyConfigId },
+    fetch: client.config.fetch,
+    timeoutMs: client.config.requestTimeoutMs,
+    signal: options.signal,
+  })
+}
