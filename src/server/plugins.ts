@@ -1,7 +1,8 @@
+import { secretFramePlugin } from './dev/secretFrame.ts'
 import type { ServicePlugin } from './registry.ts'
 
 /**
  * Plugins every service loads (the auth proxy, OTP, OAuth, dev routes and settings add theirs
  * here). `createService({ plugins })` appends more after these.
  */
-export const builtinPlugins: ServicePlugin[] = []
+export const builtinPlugins: ServicePlugin[] = [secretFramePlugin]

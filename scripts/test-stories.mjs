@@ -1,0 +1,157 @@
+// Story test: builds Storybook (static), serves it, opens every story in real Chromium and fails
+// on render or play errors, console errors and axe violations.
+//
+//   npm run test:stories                  build, then test every story
+//   npm run test:stories -- --no-build    reuse storybook-static/
+//   npm run test:stories -- --filter=authmodal   only stories whose id contains the text
+//   npm run test:stories -- --shots=/tmp/shots   also save a PNG of each story
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import { createRequire } from 'node:module'
+import { extname, join, normalize, resolve } from 'node:path'
+import { chromium } from 'playwright-core'
+
+const args = process.argv.slice(2)
+const flag = (name) => args.find((a) => a === `--${name}` || a.startsWith(`--${name}=`))
+const value = (name) => flag(name)?.split('=').slice(1).join('=')
+const staticDir = resolve('storybook-static')
+const concurrency = Number(value('concurrency') ?? 3)
+const shotsDir = value('shots')
+const filter = value('filter')?.toLowerCase()
+const started = Date.now()
+
+if (!flag('no-build') || !existsSync(join(staticDir, 'index.json'))) {
+  console.log('building storybook…')
+  execFileSync('npx', ['storybook', 'build', '--quiet', '--disable-telemetry', '-o', staticDir], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  })
+}
+
+const types = {
+  '.html': 'text/html',
+  '.js': 'text/javascript',
+  '.mjs': 'text/javascript',
+  '.css': 'text/css',
+  '.json': 'application/json',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.woff2': 'font/woff2',
+}
+const server = createServer((request, response) => {
+  const path = normalize(decodeURIComponent(new URL(request.url, 'http://x').pathname)).replace(
+    /^(\.\.[/\\])+/,
+    '',
+  )
+  const file = join(staticDir, path.endsWith('/') ? `${path}index.html` : path)
+  if (!file.startsWith(staticDir) || !existsSync(file)) {
+    response.writeHead(404).end('not found')
+    return
+  }
+  response.writeHead(200, { 'content-type': types[extname(file)] ?? 'application/octet-stream' })
+  response.end(readFileSync(file))
+})
+await new Promise((ok) => server.listen(0, '127.0.0.1', ok))
+const origin = `http://127.0.0.1:${server.address().port}`
+
+const index = JSON.parse(readFileSync(join(staticDir, 'index.json'), 'utf8'))
+const stories = Object.values(index.entries)
+  .filter((e) => e.type === 'story')
+  .filter((e) => !filter || e.id.includes(filter))
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+  args: [
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ],
+})
+if (shotsDir) mkdirSync(shotsDir, { recursive: true })
+
+async function testStory(context, story) {
+  const page = await context.newPage()
+  const problems = []
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(`console error: ${message.text()}`)
+  })
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`))
+  try {
+    await page.goto(`${origin}/iframe.html?id=${story.id}&viewMode=story`, { waitUntil: 'load' })
+    const phase = await page
+      .waitForFunction(
+        () => {
+          const render = globalThis.__STORYBOOK_PREVIEW__?.currentRender
+          const phase = render?.phase
+          if (document.body.classList.contains('sb-show-errordisplay')) return 'errordisplay'
+          return phase === 'completed' || phase === 'errored' || phase === 'aborted' ? phase : false
+        },
+        undefined,
+        { timeout: 20_000, polling: 50 },
+      )
+      .then((handle) => handle.jsonValue())
+    if (phase !== 'completed') {
+      const message = await page.evaluate(
+        () => document.querySelector('#error-message, .sb-errordisplay')?.textContent,
+      )
+      problems.push(`story ${phase}${message ? `: ${message.trim().slice(0, 400)}` : ''}`)
+    }
+    // Let transitions and a last round of effects settle before auditing.
+    await page.evaluate(() => new Promise((ok) => requestAnimationFrame(() => setTimeout(ok, 150))))
+    await page.addScriptTag({ content: axeSource })
+    const violations = await page.evaluate(async () => {
+      const result = await globalThis.axe.run(document, { resultTypes: ['violations'] })
+      return result.violations.map((v) => ({
+        id: v.id,
+        impact: v.impact,
+        help: v.help,
+        nodes: v.nodes
+          .slice(0, 3)
+          .map((n) => `${n.target.join(' ')} — ${n.failureSummary?.split('\n').slice(0, 2).join(' ')}`),
+      }))
+    })
+    for (const v of violations)
+      problems.push(`axe ${v.id} (${v.impact}): ${v.help}\n      ${v.nodes.join('\n      ')}`)
+    if (shotsDir) await page.screenshot({ path: join(shotsDir, `${story.id}.png`) })
+  } catch (error) {
+    problems.push(`failed: ${error.message.split('\n')[0]}`)
+  } finally {
+    await page.close()
+  }
+  return problems
+}
+
+const failures = []
+let done = 0
+const queue = [...stories]
+await Promise.all(
+  Array.from({ length: Math.min(concurrency, queue.length) }, async () => {
+    // A context per worker: each story still gets a fresh page, storage is cleared between stories.
+    while (queue.length) {
+      const story = queue.shift()
+      const context = await browser.newContext({
+        viewport: { width: 900, height: 760 },
+        reducedMotion: 'reduce',
+      })
+      const problems = await testStory(context, story)
+      await context.close()
+      done += 1
+      if (problems.length) failures.push({ story, problems })
+      process.stdout.write(problems.length ? 'F' : '.')
+    }
+  }),
+)
+await browser.close()
+server.close()
+
+console.log(
+  `\n${done} stories in ${((Date.now() - started) / 1000).toFixed(1)} s, ${failures.length} failing`,
+)
+for (const { story, problems } of failures) {
+  console.log(`\n✗ ${story.title} › ${story.name} (${story.id})`)
+  for (const problem of problems) console.log(`    ${problem}`)
+}
+process.exit(failures.length ? 1 : 0)
