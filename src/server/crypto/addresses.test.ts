@@ -45,8 +45,14 @@ import { ADDRESS_FORMATS } from '../../protocol/index.ts'
 import { addressFromPublicKey, curvesOfAddressFormat, toChecksumAddress } from './addresses.ts'
 import { deriveAccount } from './derive.ts'
 import { CryptoInputError } from './errors.ts'
-import { abandonSeedOnce } from './fixtures.test-helpers.ts'
 import { mnemonicToSeed } from './mnemonic.ts'
+
+/** The BIP-39 reference mnemonic used by BIP-44/49/84/86, SEP-0005 and most SDK tests. */
+const ABANDON_MNEMONIC =
+  'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about'
+/** PBKDF2 is the slow part of derivation: compute the seed once per file. */
+const ABANDON_SEED = mnemonicToSeed(ABANDON_MNEMONIC)
+const abandonSeedOnce = () => ABANDON_SEED
 
 const G = hexToBytes('0279be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798')
 

@@ -11,7 +11,10 @@ import {
   openSignedBundle,
   signBundle,
 } from './bundles.ts'
-import { ABANDON_MNEMONIC } from './fixtures.test-helpers.ts'
+
+/** The BIP-39 reference mnemonic used by BIP-44/49/84/86, SEP-0005 and most SDK tests. */
+const ABANDON_MNEMONIC =
+  'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about'
 
 const SIGNER = hexToBytes('5a'.repeat(32))
 const SIGNER_PUBLIC_HEX = bytesToHex(p256.getPublicKey(SIGNER, false))

@@ -3,10 +3,16 @@ import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
 import { describe, expect, it } from 'vitest'
 import type { AccountSpec } from '../../protocol/index.ts'
 import { deriveAccount, validateAccountSpec } from './derive.ts'
-import { abandonSeedOnce } from './fixtures.test-helpers.ts'
 import { generateMnemonic, mnemonicToSeed, validateMnemonic } from './mnemonic.ts'
 import { parsePath } from './path.ts'
 import { HARDENED_OFFSET, slip10Ed25519Derive } from './slip10.ts'
+
+/** The BIP-39 reference mnemonic used by BIP-44/49/84/86, SEP-0005 and most SDK tests. */
+const ABANDON_MNEMONIC =
+  'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about'
+/** PBKDF2 is the slow part of derivation: compute the seed once per file. */
+const ABANDON_SEED = mnemonicToSeed(ABANDON_MNEMONIC)
+const abandonSeedOnce = () => ABANDON_SEED
 
 const ETH: AccountSpec = {
   curve: 'CURVE_SECP256K1',

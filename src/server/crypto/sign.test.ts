@@ -7,8 +7,15 @@ import { addr, authorization } from 'micro-eth-signer'
 import { describe, expect, it } from 'vitest'
 import { addressFromPublicKey } from './addresses.ts'
 import { deriveAccount } from './derive.ts'
-import { abandonSeedOnce } from './fixtures.test-helpers.ts'
+import { mnemonicToSeed } from './mnemonic.ts'
 import { signRawPayload, verifyRawSignature } from './sign.ts'
+
+/** The BIP-39 reference mnemonic used by BIP-44/49/84/86, SEP-0005 and most SDK tests. */
+const ABANDON_MNEMONIC =
+  'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about'
+/** PBKDF2 is the slow part of derivation: compute the seed once per file. */
+const ABANDON_SEED = mnemonicToSeed(ABANDON_MNEMONIC)
+const abandonSeedOnce = () => ABANDON_SEED
 
 /** EIP-712 spec "Mail" example (eips.ethereum.org/EIPS/eip-712, assets/eip-712/Example.js). */
 const MAIL = JSON.stringify({
