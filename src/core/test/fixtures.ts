@@ -2,7 +2,7 @@
  * Client test fixtures: a REAL in-process local service (createService through the harness) used
  * as the client's `fetch`, on the real clock (so vi.useFakeTimers moves both sides together).
  */
-import { createHarness, type Harness } from '../../server/test/harness.ts'
+import { createHarness, type Harness, testKey } from '../../server/test/harness.ts'
 import { createLatchkey, type Latchkey, type LatchkeyConfig } from '../createLatchkey.ts'
 import type { LatchkeyStorage } from '../session/persistence.ts'
 import { addSessionFromKey } from '../session/sessions.ts'
@@ -76,6 +76,9 @@ export function createClientFixture(
               curveType: 'API_KEY_CURVE_P256',
               expirationSeconds: String(lifetimeSeconds),
             },
+            // A long-lived credential beside the session key, as real users have (passkey, wallet...):
+            // the service refuses to delete a sole root user's last credential.
+            testKey().apiKey('recovery key'),
           ],
           authenticators: [],
           oauthProviders: [],
