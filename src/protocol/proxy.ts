@@ -79,6 +79,8 @@ export interface ProxyMap {
       oauthClientIds?: Partial<Record<SignInMethod, string>>
       /** Redirect URL registered for OAuth. */
       oauthRedirectUrl?: string
+      /** Authorization endpoint by OAuth method (the local service's dev IdP unless configured). */
+      oauthAuthorizationEndpoints?: Partial<Record<SignInMethod, string>>
     }
   }
 }
@@ -109,5 +111,16 @@ export interface ProxySettings {
   oauth: {
     redirectUrl: string
     clientIds: Partial<Record<SignInMethod, string>>
+    /** Real OpenID Connect endpoints by method; a method without one uses the dev IdP. */
+    providers?: Partial<Record<SignInMethod, OAuthProviderConfig>>
   }
+}
+
+/** Endpoints of a real OpenID Connect provider (public client with PKCE). */
+export interface OAuthProviderConfig {
+  /** Expected `iss` of its ID tokens. */
+  issuer: string
+  authorizationEndpoint: string
+  tokenEndpoint: string
+  jwksUri: string
 }

@@ -13,7 +13,7 @@ export const verifyOtp = defineActivity('verify_otp', {
   skipConsensus: true,
   parse: (r) => {
     const publicKey = r.optString('publicKey', { max: 200 })
-    const expirationSeconds = r.optUintString('expirationSeconds', { min: 0, max: 86_400 } as { max: number })
+    const expirationSeconds = r.optUintString('expirationSeconds', { max: 86_400 })
     return {
       otpId: r.string('otpId', { max: 200 }),
       otpCode: r.string('otpCode', { max: 20 }),

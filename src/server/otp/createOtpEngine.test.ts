@@ -42,7 +42,7 @@ async function refusal(promise: Promise<unknown>) {
   )
   expect(error).toBeInstanceOf(ServiceError)
   const { errorCode, message, field, extra } = error as ServiceError
-  return { errorCode, message, details: { field, ...extra } }
+  return { errorCode, message, details: { field, ...extra } as Record<string, unknown> }
 }
 
 describe('createOtpEngine', () => {
