@@ -109,4 +109,26 @@ describe('bundle profile (AES-256-GCM, info "turnkey_hpke", aad = enc ‖ receiv
       await hpkeOpen({ ciphertext: theirs, receiverPublicKey: receiverPublic, dh: nobleDh(receiverPrivate) }),
     ).toEqual(plaintext)
   })
+
+  it('opens with a non-extractable WebCrypto ECDH key (the browser path)', async () => {
+    const pair = (await crypto.subtle.generateKey({ name: 'ECDH', namedCurve: 'P-256' }, false, [
+      'deriveBits',
+    ])) as CryptoKeyPair
+    const receiverPublicKey = new Uint8Array(await crypto.subtle.exportKey('raw', pair.publicKey))
+    const plaintext = utf8ToBytes('only the browser can read this')
+    const sealed = hpkeSeal({ plaintext, receiverPublicKey })
+    const dh = async (senderPublic: Uint8Array) => {
+      const sender = await crypto.subtle.importKey(
+        'raw',
+        new Uint8Array(senderPublic),
+        { name: 'ECDH', namedCurve: 'P-256' },
+        false,
+        [],
+      )
+      return new Uint8Array(
+        await crypto.subtle.deriveBits({ name: 'ECDH', public: sender }, pair.privateKey, 256),
+      )
+    }
+    expect(await hpkeOpen({ ciphertext: sealed, receiverPublicKey, dh })).toEqual(plaintext)
+  })
 })
