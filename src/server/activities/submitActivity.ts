@@ -1,6 +1,12 @@
 import { sha256 } from '@noble/hashes/sha2.js'
-import { bytesToHex } from '@noble/hashes/utils.js'
-import { ACTIVITIES, type Activity, type ActivityPath, type PolicyOutcome } from '../../protocol/index.ts'
+import { bytesToHex, concatBytes, utf8ToBytes } from '@noble/hashes/utils.js'
+import {
+  ACTIVITIES,
+  type Activity,
+  type ActivityPath,
+  type ErrorCode,
+  type PolicyOutcome,
+} from '../../protocol/index.ts'
 import { authenticate } from '../auth/authenticate.ts'
 import { CryptoInputError } from '../crypto/index.ts'
 import type { Runtime } from '../Runtime.ts'
@@ -198,12 +204,28 @@ export async function submitActivity(
     )
   const parametersReader = body.object('parameters')
   handler.parse(parametersReader)
-  const fingerprint = bytesToHex(sha256(bytes))
+  // The fingerprint binds the body to the credential that stamped it: the same bytes from the same
+  // credential are a replay, the same bytes from another root user are a distinct activity.
+  const fingerprint = bytesToHex(sha256(concatBytes(utf8ToBytes(`${caller.credential.id}\n`), bytes)))
 
   const outcome = await service.store.transaction(async (tx) => {
-    // An exact replay of a signed request (same bytes) answers with the activity it created.
+    // An exact replay of a signed request answers with the activity it created.
     const replay = tx.findBy('activities', 'fingerprint', fingerprint)[0]
-    if (replay) return { row: replay } as { row: ActivityRow; error?: ServiceError; respondWith?: string }
+    if (replay) {
+      const failure = replay.failure
+      const error = failure
+        ? new ServiceError(
+            failure.details.errorCode as ErrorCode,
+            failure.message,
+            failure.details.field as string | undefined,
+          )
+        : undefined
+      return { row: replay, ...(error ? { error } : {}) } as {
+        row: ActivityRow
+        error?: ServiceError
+        respondWith?: string
+      }
+    }
     const now = service.now()
     const row = tx.put('activities', {
       id: service.newId(),

@@ -110,7 +110,7 @@ export interface ActivityRow extends Row {
   intent: Record<string, unknown>
   result?: Record<string, unknown>
   failure?: { code: number; message: string; details: Record<string, unknown> }
-  /** sha256 hex of the submitted body. */
+  /** sha256 hex of the stamping credential's id and the submitted body bytes. */
   fingerprint: string
   /** Who submitted it (the handler runs as this user when consensus completes). */
   userId: string
