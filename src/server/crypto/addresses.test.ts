@@ -21,7 +21,7 @@
  * | SIGNET/REGTEST/TESTNET others  | as mainnet                | –                       | same witness program, hrp tb / bcrt (checked structurally)         | BIP-173/350 + Bitcoin Core chainparams              |
  * | SOLANA                         | abandon…about             | m/44'/501'/0'/0'        | HAgk14JpMQLgt6rVgv7cBQFJWFto5Dqxi472uT3DKpqk                        | Phantom / Solflare / Solana CLI (SLIP-10)           |
  * | COSMOS                         | abandon…about             | m/44'/118'/0'/0/0       | cosmos19rl4cm2hmr8afy4kldpxz3fka4jguq0auqdal4                       | CosmJS Secp256k1HdWallet tests / Keplr              |
- * | SEI                            | abandon…about             | m/44'/118'/0'/0/0       | sei19rl4cm2hmr8afy4kldpxz3fka4jguq0a3vute5                          | same hash160 as the cosmos vector, hrp 'sei' (derived from CosmJS vector) |
+ * | SEI                            | abandon…about             | m/44'/118'/0'/0/0       | sei19rl4cm2hmr8afy4kldpxz3fka4jguq0a3vute5                          | Ledger Live test addresses (cosmos hash160, hrp 'sei') |
  * | TRON                           | abandon…about             | m/44'/195'/0'/0/0       | TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH                                  | TronWeb / TronLink / Ledger                         |
  * | XRP                            | abandon…about             | m/44'/144'/0'/0/0       | rHsMGQEkVNJmpGWs8XUBoTBiAAbwxZN5v3                                  | xrpl.js Wallet.fromMnemonic / Xpring SDK            |
  * | DOGE_MAINNET                   | abandon…about             | m/44'/3'/0'/0/0         | DBus3bamQjgJULBJtYXpEzDWQRwF5iwxgC                                  | Ian Coleman BIP39 tool / Ledger Live                |
