@@ -1,0 +1,15 @@
+// `npm run bench:render`: runs bench/render.tsx once in happy-dom. Kept apart from the
+// project's vite.config.ts so the benchmark never runs as part of `npm test`.
+import react from '@vitejs/plugin-react'
+import { defineConfig } from 'vitest/config'
+
+export default defineConfig({
+  plugins: [react()],
+  test: {
+    root: new URL('..', import.meta.url).pathname,
+    include: ['bench/render.tsx'],
+    environment: 'happy-dom',
+    setupFiles: ['./src/test/setup.dom.ts'],
+    testTimeout: 60_000,
+  },
+})
