@@ -67,7 +67,7 @@ const rows = sizeApps
   .map((app) => {
     const s = /** @type {import('../bench/size/measureApp.mjs').AppSize} */ (sizes[app.name])
     const beyond = (/** @type {number} */ own, /** @type {number | undefined} */ base) =>
-      app.name === 'baseline' || base === undefined ? '' : kb(own - base)
+      !app.react || app.name === 'baseline' || base === undefined ? '' : kb(own - base)
     return [
       app.label,
       kb(s.startup.total),

@@ -128,8 +128,8 @@ printTable(
           app.label,
           kb(size.startup.total),
           kb(size.all.total),
-          app.name === 'baseline' ? '' : kb(size.startup.total - base.startup.total),
-          app.name === 'baseline' ? '' : kb(size.all.total - base.all.total),
+          !app.react || app.name === 'baseline' ? '' : kb(size.startup.total - base.startup.total),
+          !app.react || app.name === 'baseline' ? '' : kb(size.all.total - base.all.total),
           String(size.all.files),
           `${size.ms} ms`,
         ]

@@ -3,9 +3,10 @@ import { join } from 'node:path'
 import { projectRoot } from './measureApp.mjs'
 
 /**
- * @typedef {{ name: string, label: string, root: string, needs: string[] }} SizeApp
+ * @typedef {{ name: string, label: string, root: string, needs: string[], react: boolean }} SizeApp
  * `needs` lists the project files an app imports; while one is missing (its helper has not
- * written it yet) the app is reported as skipped rather than failed.
+ * written it yet) the app is reported as skipped rather than failed. `react` apps are
+ * compared with the react-only baseline; the others are measured whole.
  */
 
 /** @type {SizeApp[]} */
@@ -15,18 +16,21 @@ export const sizeApps = [
     label: 'react-only baseline (createRoot + a button)',
     root: join(projectRoot, 'bench/size/apps/baseline'),
     needs: [],
+    react: true,
   },
   {
     name: 'signin',
     label: 'sign-in app: <LatchkeyProvider> + <AuthModal/> + styles.css',
     root: join(projectRoot, 'bench/size/apps/signin'),
     needs: ['src/index.ts', 'src/components/styles.css'],
+    react: true,
   },
   {
     name: 'core',
     label: 'latchkey/core: createLatchkey + e-mail OTP + signRawPayloads',
     root: join(projectRoot, 'bench/size/apps/core'),
     needs: ['src/core/index.ts'],
+    react: false,
   },
 ]
 
@@ -36,4 +40,5 @@ export const anchorApp = {
   label: '@turnkey/react-wallet-kit 2.4.3: TurnkeyProvider + handleLogin modal + styles.css',
   root: join(projectRoot, 'bench/anchor/app'),
   needs: ['bench/anchor/node_modules/@turnkey/react-wallet-kit/package.json'],
+  react: true,
 }
