@@ -1,0 +1,376 @@
+/** `latchkey/core`: the framework-free client. Explicit named exports (see src/exports.test.ts). */
+
+export type {
+  AccountSpec,
+  Activity,
+  ActivityStatus,
+  AddressFormat,
+  ApiKey,
+  Authenticator,
+  Curve,
+  ErrorCode,
+  OAuthMethod,
+  OtpType,
+  PolicyEvaluation,
+  SessionType,
+  SignInMethod,
+  User,
+  UserTag,
+  Wallet,
+  WalletAccount,
+} from '../protocol/index.ts'
+export { ERROR_CODES } from '../protocol/index.ts'
+export type {
+  ApproveActivityParameters,
+  ApproveActivityReturnType,
+} from './actions/activities/approveActivity.ts'
+export { approveActivity } from './actions/activities/approveActivity.ts'
+export type { CreateApiKeysParameters, CreateApiKeysReturnType } from './actions/activities/createApiKeys.ts'
+export { createApiKeys } from './actions/activities/createApiKeys.ts'
+export type {
+  CreateAuthenticatorsParameters,
+  CreateAuthenticatorsReturnType,
+} from './actions/activities/createAuthenticators.ts'
+export { createAuthenticators } from './actions/activities/createAuthenticators.ts'
+export type {
+  CreateFiatOnRampCredentialParameters,
+  CreateFiatOnRampCredentialReturnType,
+} from './actions/activities/createFiatOnRampCredential.ts'
+export { createFiatOnRampCredential } from './actions/activities/createFiatOnRampCredential.ts'
+export type {
+  CreateReadOnlySessionParameters,
+  CreateReadOnlySessionReturnType,
+} from './actions/activities/createReadOnlySession.ts'
+export { createReadOnlySession } from './actions/activities/createReadOnlySession.ts'
+export type {
+  CreateSubOrganizationParameters,
+  CreateSubOrganizationReturnType,
+} from './actions/activities/createSubOrganization.ts'
+export { createSubOrganization } from './actions/activities/createSubOrganization.ts'
+export type { CreateUserTagParameters, CreateUserTagReturnType } from './actions/activities/createUserTag.ts'
+export { createUserTag } from './actions/activities/createUserTag.ts'
+export type { CreateWalletParameters, CreateWalletReturnType } from './actions/activities/createWallet.ts'
+export { createWallet } from './actions/activities/createWallet.ts'
+export type {
+  CreateWalletAccountsParameters,
+  CreateWalletAccountsReturnType,
+} from './actions/activities/createWalletAccounts.ts'
+export { createWalletAccounts } from './actions/activities/createWalletAccounts.ts'
+export type { DeleteApiKeysParameters, DeleteApiKeysReturnType } from './actions/activities/deleteApiKeys.ts'
+export { deleteApiKeys } from './actions/activities/deleteApiKeys.ts'
+export type {
+  DeleteAuthenticatorsParameters,
+  DeleteAuthenticatorsReturnType,
+} from './actions/activities/deleteAuthenticators.ts'
+export { deleteAuthenticators } from './actions/activities/deleteAuthenticators.ts'
+export type { DeleteWalletsParameters, DeleteWalletsReturnType } from './actions/activities/deleteWallets.ts'
+export { deleteWallets } from './actions/activities/deleteWallets.ts'
+export type { ExportWalletParameters, ExportWalletReturnType } from './actions/activities/exportWallet.ts'
+export { exportWallet } from './actions/activities/exportWallet.ts'
+export type {
+  ExportWalletAccountParameters,
+  ExportWalletAccountReturnType,
+} from './actions/activities/exportWalletAccount.ts'
+export { exportWalletAccount } from './actions/activities/exportWalletAccount.ts'
+export type {
+  ExportWalletAccountBundleParameters,
+  ExportWalletAccountBundleReturnType,
+} from './actions/activities/exportWalletAccountBundle.ts'
+export { exportWalletAccountBundle } from './actions/activities/exportWalletAccountBundle.ts'
+export type {
+  ExportWalletBundleParameters,
+  ExportWalletBundleReturnType,
+} from './actions/activities/exportWalletBundle.ts'
+export { exportWalletBundle } from './actions/activities/exportWalletBundle.ts'
+export type { ImportWalletParameters, ImportWalletReturnType } from './actions/activities/importWallet.ts'
+export { importWallet } from './actions/activities/importWallet.ts'
+export type {
+  ImportWalletBundleParameters,
+  ImportWalletBundleReturnType,
+} from './actions/activities/importWalletBundle.ts'
+export { importWalletBundle } from './actions/activities/importWalletBundle.ts'
+export type {
+  InitImportWalletParameters,
+  InitImportWalletReturnType,
+} from './actions/activities/initImportWallet.ts'
+export { initImportWallet } from './actions/activities/initImportWallet.ts'
+export type { InitOtpParameters, InitOtpReturnType } from './actions/activities/initOtp.ts'
+export { initOtp } from './actions/activities/initOtp.ts'
+export type {
+  Oauth2AuthenticateParameters,
+  Oauth2AuthenticateReturnType,
+} from './actions/activities/oauth2Authenticate.ts'
+export { oauth2Authenticate } from './actions/activities/oauth2Authenticate.ts'
+export type { OauthLoginParameters, OauthLoginReturnType } from './actions/activities/oauthLogin.ts'
+export { oauthLogin } from './actions/activities/oauthLogin.ts'
+export type { OtpLoginParameters, OtpLoginReturnType } from './actions/activities/otpLogin.ts'
+export { otpLogin } from './actions/activities/otpLogin.ts'
+export type {
+  RejectActivityParameters,
+  RejectActivityReturnType,
+} from './actions/activities/rejectActivity.ts'
+export { rejectActivity } from './actions/activities/rejectActivity.ts'
+export type {
+  SendRawTransactionParameters,
+  SendRawTransactionReturnType,
+} from './actions/activities/sendRawTransaction.ts'
+export { sendRawTransaction } from './actions/activities/sendRawTransaction.ts'
+export type { SignMessageParameters, SignMessageReturnType } from './actions/activities/signMessage.ts'
+export { signMessage } from './actions/activities/signMessage.ts'
+export type {
+  SignRawPayloadsParameters,
+  SignRawPayloadsReturnType,
+} from './actions/activities/signRawPayloads.ts'
+export { signRawPayloads } from './actions/activities/signRawPayloads.ts'
+export type {
+  SignTypedDataParameters,
+  SignTypedDataReturnType,
+  TypedData,
+} from './actions/activities/signTypedData.ts'
+export { signTypedData } from './actions/activities/signTypedData.ts'
+export type { StampLoginParameters, StampLoginReturnType } from './actions/activities/stampLogin.ts'
+export { stampLogin } from './actions/activities/stampLogin.ts'
+export type {
+  UpdateUserNameParameters,
+  UpdateUserNameReturnType,
+} from './actions/activities/updateUserName.ts'
+export { updateUserName } from './actions/activities/updateUserName.ts'
+export type { UpdateUserTagParameters, UpdateUserTagReturnType } from './actions/activities/updateUserTag.ts'
+export { updateUserTag } from './actions/activities/updateUserTag.ts'
+export type { VerifyOtpParameters, VerifyOtpReturnType } from './actions/activities/verifyOtp.ts'
+export { verifyOtp } from './actions/activities/verifyOtp.ts'
+export type {
+  CompleteOAuthRedirectParameters,
+  CompleteOAuthRedirectReturnType,
+} from './actions/auth/completeOAuthRedirect.ts'
+export { completeOAuthRedirect } from './actions/auth/completeOAuthRedirect.ts'
+export type {
+  CompleteOtpSignInParameters,
+  CompleteOtpSignInReturnType,
+} from './actions/auth/completeOtpSignIn.ts'
+export { completeOtpSignIn } from './actions/auth/completeOtpSignIn.ts'
+export type {
+  DiscoveredEthereumWallet,
+  DiscoveredSolanaWallet,
+  Eip6963ProviderInfo,
+} from './actions/auth/discoverWallets.ts'
+export { discoverEthereumWallets, discoverSolanaWallets } from './actions/auth/discoverWallets.ts'
+export { loadWalletKitConfig, sessionLifetimeSeconds } from './actions/auth/loadWalletKitConfig.ts'
+export type { LogoutParameters, LogoutReturnType } from './actions/auth/logout.ts'
+export { logout } from './actions/auth/logout.ts'
+export type { OAuthSignInReturnType, PendingOAuth } from './actions/auth/oauthShared.ts'
+export { openOAuthPopup } from './actions/auth/openOAuthPopup.ts'
+export { hasPendingOAuth } from './actions/auth/pendingOAuth.ts'
+export type { RefreshSessionParameters, RefreshSessionReturnType } from './actions/auth/refreshSession.ts'
+export { refreshSession } from './actions/auth/refreshSession.ts'
+export type { SignInWithOAuthParameters, SignInWithOAuthReturnType } from './actions/auth/signInWithOAuth.ts'
+export { signInWithOAuth } from './actions/auth/signInWithOAuth.ts'
+export type {
+  SignInWithPasskeyParameters,
+  SignInWithPasskeyReturnType,
+} from './actions/auth/signInWithPasskey.ts'
+export { signInWithPasskey } from './actions/auth/signInWithPasskey.ts'
+export type {
+  ExternalWallet,
+  SignInWithWalletParameters,
+  SignInWithWalletReturnType,
+} from './actions/auth/signInWithWallet.ts'
+export { signInWithWallet } from './actions/auth/signInWithWallet.ts'
+export type {
+  SignUpWithPasskeyParameters,
+  SignUpWithPasskeyReturnType,
+} from './actions/auth/signUpWithPasskey.ts'
+export { signUpWithPasskey } from './actions/auth/signUpWithPasskey.ts'
+export type { StartOtpSignInParameters, StartOtpSignInReturnType } from './actions/auth/startOtpSignIn.ts'
+export { startOtpSignIn } from './actions/auth/startOtpSignIn.ts'
+export type { ActionOptions } from './actions/options.ts'
+export type { GetAccountParameters, GetAccountReturnType } from './actions/proxy/getAccount.ts'
+export { getAccount } from './actions/proxy/getAccount.ts'
+export type {
+  GetWalletKitConfigParameters,
+  GetWalletKitConfigReturnType,
+} from './actions/proxy/getWalletKitConfig.ts'
+export { getWalletKitConfig } from './actions/proxy/getWalletKitConfig.ts'
+export type {
+  ProxyOAuth2AuthenticateParameters,
+  ProxyOAuth2AuthenticateReturnType,
+} from './actions/proxy/proxyOAuth2Authenticate.ts'
+export { proxyOAuth2Authenticate } from './actions/proxy/proxyOAuth2Authenticate.ts'
+export type { ProxyOAuthLoginParameters, ProxyOAuthLoginReturnType } from './actions/proxy/proxyOAuthLogin.ts'
+export { proxyOAuthLogin } from './actions/proxy/proxyOAuthLogin.ts'
+export type { ProxyOtpInitParameters, ProxyOtpInitReturnType } from './actions/proxy/proxyOtpInit.ts'
+export { proxyOtpInit } from './actions/proxy/proxyOtpInit.ts'
+export type { ProxyOtpLoginParameters, ProxyOtpLoginReturnType } from './actions/proxy/proxyOtpLogin.ts'
+export { proxyOtpLogin } from './actions/proxy/proxyOtpLogin.ts'
+export type { ProxyOtpVerifyParameters, ProxyOtpVerifyReturnType } from './actions/proxy/proxyOtpVerify.ts'
+export { proxyOtpVerify } from './actions/proxy/proxyOtpVerify.ts'
+export type { ProxySignupParameters, ProxySignupReturnType } from './actions/proxy/proxySignup.ts'
+export { proxySignup } from './actions/proxy/proxySignup.ts'
+export type { GetActivityParameters, GetActivityReturnType } from './actions/queries/getActivity.ts'
+export { getActivity } from './actions/queries/getActivity.ts'
+export type { GetApiKeysParameters, GetApiKeysReturnType } from './actions/queries/getApiKeys.ts'
+export { getApiKeys } from './actions/queries/getApiKeys.ts'
+export type {
+  GetAuthenticatorParameters,
+  GetAuthenticatorReturnType,
+} from './actions/queries/getAuthenticator.ts'
+export { getAuthenticator } from './actions/queries/getAuthenticator.ts'
+export type {
+  GetPolicyEvaluationsParameters,
+  GetPolicyEvaluationsReturnType,
+} from './actions/queries/getPolicyEvaluations.ts'
+export { getPolicyEvaluations } from './actions/queries/getPolicyEvaluations.ts'
+export type {
+  GetSubOrganizationsParameters,
+  GetSubOrganizationsReturnType,
+} from './actions/queries/getSubOrganizations.ts'
+export { getSubOrganizations } from './actions/queries/getSubOrganizations.ts'
+export type { GetUserParameters, GetUserReturnType } from './actions/queries/getUser.ts'
+export { getUser } from './actions/queries/getUser.ts'
+export type { GetUsersParameters, GetUsersReturnType } from './actions/queries/getUsers.ts'
+export { getUsers } from './actions/queries/getUsers.ts'
+export type { GetUserTagsParameters, GetUserTagsReturnType } from './actions/queries/getUserTags.ts'
+export { getUserTags } from './actions/queries/getUserTags.ts'
+export type { GetWalletParameters, GetWalletReturnType } from './actions/queries/getWallet.ts'
+export { getWallet } from './actions/queries/getWallet.ts'
+export type {
+  GetWalletAccountsParameters,
+  GetWalletAccountsReturnType,
+} from './actions/queries/getWalletAccounts.ts'
+export { getWalletAccounts } from './actions/queries/getWalletAccounts.ts'
+export type { GetWalletsParameters, GetWalletsReturnType } from './actions/queries/getWallets.ts'
+export { getWallets } from './actions/queries/getWallets.ts'
+export type { GetWhoamiParameters, GetWhoamiReturnType } from './actions/queries/getWhoami.ts'
+export { getWhoami } from './actions/queries/getWhoami.ts'
+export { verifySignedBundle } from './bundles/verifySignedBundle.ts'
+export type { Chain } from './chains.ts'
+export { accountSpecOf, accountSpecsOf, CHAINS, DEFAULT_CHAINS } from './chains.ts'
+export type {
+  Latchkey,
+  LatchkeyConfig,
+  OpenAuthorizationWindow,
+  ResolvedLatchkeyConfig,
+} from './createLatchkey.ts'
+export { createLatchkey } from './createLatchkey.ts'
+export type { LatchkeyErrorOptions } from './errors.ts'
+export {
+  AbortedError,
+  ActivityError,
+  ActivityFailedError,
+  ActivityRejectedError,
+  BundleMismatchError,
+  BundleSignatureInvalidError,
+  ConfigInvalidError,
+  ConsensusNeededError,
+  fromErrorBody,
+  isSessionKeyRejected,
+  KeyNotFoundError,
+  KeyStoreUnavailableError,
+  LatchkeyError,
+  NetworkError,
+  NotSignedInError,
+  OAuthStateMismatchError,
+  PollTimeoutError,
+  PopupBlockedError,
+  ServiceError,
+  SessionExpiredError,
+  TimeoutError,
+  UserCancelledError,
+  WalletUnavailableError,
+} from './errors.ts'
+export type { KeyStore, KeyStoreOption, StoredKey } from './keyStore/createKeyStore.ts'
+export {
+  createIndexedDbKeyStore,
+  createKeyStore,
+  createMemoryKeyStore,
+  generateSigningKey,
+} from './keyStore/createKeyStore.ts'
+export { approveActivityMutationOptions } from './query/approveActivity.ts'
+export { completeOtpSignInMutationOptions } from './query/completeOtpSignIn.ts'
+export { createApiKeysMutationOptions } from './query/createApiKeys.ts'
+export { createAuthenticatorsMutationOptions } from './query/createAuthenticators.ts'
+export { createFiatOnRampCredentialMutationOptions } from './query/createFiatOnRampCredential.ts'
+export { createReadOnlySessionMutationOptions } from './query/createReadOnlySession.ts'
+export { createSubOrganizationMutationOptions } from './query/createSubOrganization.ts'
+export { createUserTagMutationOptions } from './query/createUserTag.ts'
+export { createWalletMutationOptions } from './query/createWallet.ts'
+export { createWalletAccountsMutationOptions } from './query/createWalletAccounts.ts'
+export { deleteApiKeysMutationOptions } from './query/deleteApiKeys.ts'
+export { deleteAuthenticatorsMutationOptions } from './query/deleteAuthenticators.ts'
+export { deleteWalletsMutationOptions } from './query/deleteWallets.ts'
+export { exportWalletMutationOptions } from './query/exportWallet.ts'
+export { exportWalletAccountMutationOptions } from './query/exportWalletAccount.ts'
+export type { GetActivityQueryKey, GetActivityQueryParameters } from './query/getActivity.ts'
+export { getActivityQueryKey, getActivityQueryOptions } from './query/getActivity.ts'
+export type { GetApiKeysQueryKey, GetApiKeysQueryParameters } from './query/getApiKeys.ts'
+export { getApiKeysQueryKey, getApiKeysQueryOptions } from './query/getApiKeys.ts'
+export type { GetAuthenticatorQueryKey, GetAuthenticatorQueryParameters } from './query/getAuthenticator.ts'
+export { getAuthenticatorQueryKey, getAuthenticatorQueryOptions } from './query/getAuthenticator.ts'
+export type {
+  GetPolicyEvaluationsQueryKey,
+  GetPolicyEvaluationsQueryParameters,
+} from './query/getPolicyEvaluations.ts'
+export {
+  getPolicyEvaluationsQueryKey,
+  getPolicyEvaluationsQueryOptions,
+} from './query/getPolicyEvaluations.ts'
+export type {
+  GetSubOrganizationsQueryKey,
+  GetSubOrganizationsQueryParameters,
+} from './query/getSubOrganizations.ts'
+export { getSubOrganizationsQueryKey, getSubOrganizationsQueryOptions } from './query/getSubOrganizations.ts'
+export type { GetUserQueryParameters } from './query/getUser.ts'
+export { getUserQueryKey, getUserQueryOptions } from './query/getUser.ts'
+export type { GetUsersQueryKey, GetUsersQueryParameters } from './query/getUsers.ts'
+export { getUsersQueryKey, getUsersQueryOptions } from './query/getUsers.ts'
+export type { GetUserTagsQueryKey, GetUserTagsQueryParameters } from './query/getUserTags.ts'
+export { getUserTagsQueryKey, getUserTagsQueryOptions } from './query/getUserTags.ts'
+export type { GetWalletQueryKey, GetWalletQueryParameters } from './query/getWallet.ts'
+export { getWalletQueryKey, getWalletQueryOptions } from './query/getWallet.ts'
+export type {
+  GetWalletAccountsQueryKey,
+  GetWalletAccountsQueryParameters,
+} from './query/getWalletAccounts.ts'
+export { getWalletAccountsQueryKey, getWalletAccountsQueryOptions } from './query/getWalletAccounts.ts'
+export { getWalletKitConfigQueryKey, getWalletKitConfigQueryOptions } from './query/getWalletKitConfig.ts'
+export type { GetWalletsQueryKey, GetWalletsQueryParameters } from './query/getWallets.ts'
+export { getWalletsQueryKey, getWalletsQueryOptions } from './query/getWallets.ts'
+export type { GetWhoamiQueryKey, GetWhoamiQueryParameters } from './query/getWhoami.ts'
+export { getWhoamiQueryKey, getWhoamiQueryOptions } from './query/getWhoami.ts'
+export { importWalletMutationOptions } from './query/importWallet.ts'
+export { logoutMutationOptions } from './query/logout.ts'
+export { refreshSessionMutationOptions } from './query/refreshSession.ts'
+export { rejectActivityMutationOptions } from './query/rejectActivity.ts'
+export { sendRawTransactionMutationOptions } from './query/sendRawTransaction.ts'
+export { signInWithOAuthMutationOptions } from './query/signInWithOAuth.ts'
+export { signInWithPasskeyMutationOptions } from './query/signInWithPasskey.ts'
+export { signInWithWalletMutationOptions } from './query/signInWithWallet.ts'
+export { signMessageMutationOptions } from './query/signMessage.ts'
+export { signRawPayloadsMutationOptions } from './query/signRawPayloads.ts'
+export { signTypedDataMutationOptions } from './query/signTypedData.ts'
+export { signUpWithPasskeyMutationOptions } from './query/signUpWithPasskey.ts'
+export { startOtpSignInMutationOptions } from './query/startOtpSignIn.ts'
+export { updateUserNameMutationOptions } from './query/updateUserName.ts'
+export { updateUserTagMutationOptions } from './query/updateUserTag.ts'
+export type { LatchkeyMutationMeta, QueryName } from './query/utils.ts'
+export { keyParameters, QUERY_SCOPE, queryKeyOf, sessionScope } from './query/utils.ts'
+export type { SessionStore } from './session/createSessionStore.ts'
+export { createSessionStore } from './session/createSessionStore.ts'
+export type { LatchkeyStorage } from './session/persistence.ts'
+export { SESSIONS_STORAGE_VERSION, sessionsStorageKey } from './session/persistence.ts'
+export type { ClientStatus, SessionEvent, SessionStatus } from './session/sessionMachine.ts'
+export { isUsable, sessionTransition } from './session/sessionMachine.ts'
+export type { SwitchSessionParameters } from './session/sessions.ts'
+export { getActiveSession, requireSession, switchSession } from './session/sessions.ts'
+export type { Session, SessionState, SessionTokens, SignInMethodUsed } from './session/types.ts'
+export { apiKeyStamper } from './stampers/apiKeyStamper.ts'
+export { clientSignature } from './stampers/clientSignature.ts'
+export type { Stamp, Stamper } from './stampers/types.ts'
+export type { Eip1193Provider, SolanaWallet, WalletStamper } from './stampers/walletStampers.ts'
+export { ethereumWalletStamper, solanaWalletStamper } from './stampers/walletStampers.ts'
+export type { WebAuthnStamperParameters } from './stampers/webAuthnStamper.ts'
+export { webAuthnError, webAuthnStamper } from './stampers/webAuthnStamper.ts'
+export type { RequestOptions, SubmitOptions, SubmitReturnType } from './transport/activity.ts'
+export { proxy, query, submit, submitActivity } from './transport/activity.ts'
+export type { FetchFn, HttpRequestParameters } from './transport/http.ts'
+export { httpRequest } from './transport/http.ts'

@@ -1,0 +1,17 @@
+import {
+  type DeleteAuthenticatorsParameters,
+  type DeleteAuthenticatorsReturnType,
+  deleteAuthenticators,
+} from '../actions/activities/deleteAuthenticators.ts'
+import type { Latchkey } from '../createLatchkey.ts'
+import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
+
+/** Mutation options for `deleteAuthenticators`; `meta.invalidates` names the queries it makes stale. */
+export function deleteAuthenticatorsMutationOptions(client: Latchkey) {
+  return {
+    mutationKey: [QUERY_SCOPE, 'deleteAuthenticators'] as const,
+    mutationFn: (variables: DeleteAuthenticatorsParameters): Promise<DeleteAuthenticatorsReturnType> =>
+      deleteAuthenticators(client, variables),
+    meta: { invalidates: ['authenticator', 'user', 'users'] } satisfies LatchkeyMutationMeta,
+  }
+}
