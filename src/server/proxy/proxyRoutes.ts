@@ -154,6 +154,19 @@ export function proxyRoutes(app: Hono, service: Runtime): void {
   })
 }
 
+const lastTimestamps = new WeakMap<Runtime, number>()
+
+/**
+ * `timestampMs` for a forwarded request, strictly increasing per service: the activity API
+ * answers an exact replay of signed bytes with the activity they created, and two identical
+ * calls in one millisecond (a user retrying a wrong code) must each be a new activity.
+ */
+function nextTimestamp(service: Runtime): string {
+  const next = Math.max(service.now(), (lastTimestamps.get(service) ?? 0) + 1)
+  lastTimestamps.set(service, next)
+  return String(next)
+}
+
 /** One proxied request: its configuration, and calls to the activity API as the proxy user. */
 class ProxyCall {
   constructor(
@@ -214,7 +227,7 @@ class ProxyCall {
   ): Promise<ActivityResult<P>> {
     const reply = (await this.send(`/public/v1/submit/${path}`, {
       type: ACTIVITIES[path].type,
-      timestampMs: String(this.service.now()),
+      timestampMs: nextTimestamp(this.service),
       organizationId,
       parameters,
     })) as { activity: { status: string; result?: Record<string, unknown> } }
@@ -228,7 +241,7 @@ class ProxyCall {
   private async findSubOrganization(filterType: string, filterValue: string): Promise<string | null> {
     const reply = (await this.send('/public/v1/query/list_suborgs', {
       organizationId: this.organizationId,
-      timestampMs: String(this.service.now()),
+      timestampMs: nextTimestamp(this.service),
       filterType,
       filterValue,
       paginationOptions: { limit: '1' },
