@@ -1,0 +1,199 @@
+// The pieces `npm start` and the e2e runner both start: a local EVM node (ganache, in
+// process), the local Latchkey service (its CLI, run through tsx as a child process) and the
+// playground (Vite). Each start function returns a handle with `close()`; callers own the
+// order of shutdown.
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { createServer as createNetServer } from 'node:net'
+import path from 'node:path'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
+
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+
+/**
+ * Resolves to `preferred` when that port is free on 127.0.0.1, else to a port the OS picks.
+ * The port is released before returning, so a tiny race remains; good enough for a dev tool.
+ */
+export async function freePort(preferred = 0) {
+  const tryListen = (port) =>
+    new Promise((resolve) => {
+      const server = createNetServer()
+      server.unref()
+      server.once('error', () => resolve(undefined))
+      server.listen({ port, host: '127.0.0.1', exclusive: true }, () => {
+        const { port: chosen } = server.address()
+        server.close(() => resolve(chosen))
+      })
+    })
+  return (preferred && (await tryListen(preferred))) || (await tryListen(0))
+}
+
+/**
+ * Starts ganache in this process: instant mining, ten deterministic funded accounts
+ * (1000 ETH each, unlocked, so the playground's faucet can `eth_sendTransaction` from one).
+ */
+export async function startEvmNode({ port = 0, chainId = 31337 } = {}) {
+  const { default: ganache } = await import('ganache')
+  const server = ganache.server({
+    logging: { quiet: true },
+    chain: { chainId, hardfork: 'shanghai' },
+    wallet: { deterministic: true, totalAccounts: 10, defaultBalance: 1000 },
+    miner: { instamine: 'eager' },
+  })
+  await server.listen(port, '127.0.0.1')
+  const url = `http://127.0.0.1:${server.address().port}`
+  const accounts = await jsonRpc(url, 'eth_accounts', [])
+  return {
+    url,
+    chainId,
+    caip2: `eip155:${chainId}`,
+    accounts,
+    async close() {
+      await server.close().catch(() => {})
+    },
+  }
+}
+
+/** One JSON-RPC call; throws with the node's message on a JSON-RPC error. */
+export async function jsonRpc(url, method, params) {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  })
+  const body = await response.json()
+  if (body.error) throw new Error(`${method}: ${body.error.message}`)
+  return body.result
+}
+
+/**
+ * Starts the local service CLI (`src/server/cli.ts` through tsx, no build needed) and resolves
+ * with the dev credentials from its first stdout line (`--json`). Later output goes to `log`.
+ */
+export async function startService({
+  dataDir,
+  port = 0,
+  args = [],
+  log = (line) => process.stderr.write(line + '\n'),
+  timeoutMs = 60_000,
+}) {
+  const cliArgs = ['--import', 'tsx', 'src/server/cli.ts', '--port', String(port), '--json', ...args]
+  if (dataDir) cliArgs.push('--data-dir', dataDir)
+  const child = spawn(process.execPath, cliArgs, {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NODE_ENV: process.env.NODE_ENV ?? 'development' },
+  })
+  const stderrLines = []
+  createInterface({ input: child.stderr }).on('line', (line) => {
+    stderrLines.push(line)
+    if (stderrLines.length > 50) stderrLines.shift()
+    log(`[service] ${line}`)
+  })
+  const lines = createInterface({ input: child.stdout })
+  const info = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      reject(
+        new Error(`the service printed no --json line within ${timeoutMs} ms\n${stderrLines.join('\n')}`),
+      )
+    }, timeoutMs)
+    const onExit = (code, signal) => {
+      clearTimeout(timer)
+      reject(
+        new Error(`the service exited (${signal ?? code}) before it was ready\n${stderrLines.join('\n')}`),
+      )
+    }
+    child.once('exit', onExit)
+    lines.once('line', (line) => {
+      clearTimeout(timer)
+      child.off('exit', onExit)
+      try {
+        resolve(JSON.parse(line))
+      } catch {
+        reject(new Error(`the service's first stdout line is not JSON: ${line}`))
+      }
+    })
+  })
+  lines.on('line', (line) => log(`[service] ${line}`))
+  return {
+    ...info,
+    child,
+    async close() {
+      await stopChild(child)
+    },
+  }
+}
+
+/** SIGTERM, then SIGKILL after `graceMs` if the child is still running. */
+export async function stopChild(child, graceMs = 3000) {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = once(child, 'exit')
+  child.kill('SIGTERM')
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs)
+  await exited
+  clearTimeout(timer)
+}
+
+/**
+ * What the playground reads at run time from `/playground-config.json` (served by the
+ * playground's Vite plugin from `LATCHKEY_PLAYGROUND_CONFIG`). `services` maps a name to one
+ * local service; the playground uses `default` unless the page is opened with `?service=<name>`.
+ */
+export function playgroundConfig({ services, evm }) {
+  const entries = Object.entries(services).map(([name, service]) => [
+    name,
+    {
+      baseUrl: service.baseUrl,
+      authProxyUrl: service.authProxyUrl,
+      organizationId: service.organizationId,
+      authProxyConfigId: service.authProxyConfigId,
+      signerPublicKey: service.signerPublicKey,
+      apiPublicKey: service.apiPublicKey,
+      apiPrivateKey: service.apiPrivateKey,
+    },
+  ])
+  return {
+    services: Object.fromEntries(entries),
+    evm: evm
+      ? { rpcUrl: evm.url, chainId: evm.chainId, caip2: evm.caip2, faucetAccount: evm.accounts[0] }
+      : null,
+  }
+}
+
+/** Starts the playground with Vite: the dev server (`mode: 'dev'`) or a built preview (`'preview'`). */
+export async function startPlayground({
+  config,
+  port,
+  host = '127.0.0.1',
+  mode = 'dev',
+  strictPort = false,
+  outDir,
+}) {
+  process.env.LATCHKEY_PLAYGROUND_CONFIG = JSON.stringify(config)
+  const vite = await import('vite')
+  const configFile = path.join(root, 'playground/vite.config.ts')
+  if (mode === 'dev') {
+    const server = await vite.createServer({
+      configFile,
+      logLevel: 'warn',
+      server: { port, host, strictPort },
+    })
+    await server.listen()
+    const address = server.httpServer.address()
+    return { url: `http://localhost:${address.port}`, port: address.port, close: () => server.close() }
+  }
+  await vite.build({ configFile, logLevel: 'warn', build: outDir ? { outDir } : {} })
+  const server = await vite.preview({
+    configFile,
+    logLevel: 'warn',
+    preview: { port, host, strictPort },
+    build: outDir ? { outDir } : {},
+  })
+  const address = server.httpServer.address()
+  return {
+    url: `http://localhost:${address.port}`,
+    port: address.port,
+    close: () => new Promise((resolve) => server.httpServer.close(() => resolve())),
+  }
+}
