@@ -103,6 +103,14 @@ export interface ServicePlugin {
   routes?(app: Hono, service: Runtime): void
   /** Runs on every start inside one transaction, after the dev organization exists; must be idempotent. */
   bootstrap?(tx: Transaction, service: Runtime): void
+  /**
+   * Extra authorisation after the built-in checks, for activities and queries alike: throw a
+   * ServiceError to refuse (the sign-in plugin confines the auth proxy's user with it).
+   */
+  authorize?(
+    request: { kind: 'activity' | 'query'; path: string; caller: Caller; organization: OrganizationRow },
+    service: Runtime,
+  ): void
   subOrganization?: {
     /** Links `oauthProviders` of a root user (verifying each OIDC token). */
     oauthProviders?(

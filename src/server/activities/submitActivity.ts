@@ -202,6 +202,8 @@ export async function submitActivity(
         : `your key belongs to organization ${caller.organizationId}, not ${organization.id}`,
       'organizationId',
     )
+  for (const plugin of service.plugins)
+    plugin.authorize?.({ kind: 'activity', path, caller, organization }, service)
   const parametersReader = body.object('parameters')
   handler.parse(parametersReader)
   // The fingerprint binds the body to the credential that stamped it: the same bytes from the same

@@ -840,6 +840,17 @@ describe('the proxy user', () => {
     await refused('create_api_keys', { userId: signup.body.userId, apiKeys: [testKey().apiKey()] }, sub)
     await refused('stamp_login', { publicKey: clientKey().publicKey }, sub)
     await refused('create_user_tag', { userTagName: 't', userIds: [] }, h.organizationId)
+    await refused('delete_api_keys', { userId: config.proxyUserId, apiKeyIds: [] }, h.organizationId)
+    for (const [path, organizationId] of [
+      ['list_wallets', sub],
+      ['list_users', h.organizationId],
+      ['list_wallet_accounts', sub],
+      ['whoami', h.organizationId],
+    ] as const) {
+      const reply = await h.query(path, { organizationId }, { as: proxyKey })
+      expect({ path, status: reply.status }).toEqual({ path, status: 403 })
+    }
+    expect((await h.query('list_suborgs', {}, { as: proxyKey })).status).toBe(200)
   })
 })
 

@@ -6,11 +6,24 @@ import { verifyOtp } from '../activities/verifyOtp.ts'
 import { outboxRoutes } from '../dev/createOutbox.ts'
 import { DEV_OIDC_PREFIX } from '../oauth/devIdp.ts'
 import type { ServicePlugin } from '../registry.ts'
+import { ServiceError } from '../ServiceError.ts'
 import { settingsRoutes } from '../settings/settingsRoutes.ts'
 import { bootstrapDevProxyConfig } from './proxyConfig.ts'
 import { proxyRoutes } from './proxyRoutes.ts'
 import { bootstrapSignInKey, signInState } from './signInState.ts'
 import { subOrganizationHooks } from './subOrganizationHooks.ts'
+
+/** What the auth proxy's user may submit: sign-in and sign-up, nothing that touches funds. */
+export const PROXY_USER_ACTIVITIES: readonly string[] = [
+  'init_otp',
+  'verify_otp',
+  'otp_login',
+  'oauth2_authenticate',
+  'oauth_login',
+  'create_sub_organization',
+]
+/** What it may read: the account lookups. */
+export const PROXY_USER_QUERIES: readonly string[] = ['list_suborgs']
 
 /**
  * Everything that signs a person in: the auth proxy (`/v1/*`), the OTP and OAuth activities,
@@ -39,4 +52,15 @@ export const signInPlugin: ServicePlugin = {
     settingsRoutes(app, service)
   },
   subOrganization: subOrganizationHooks,
+  authorize({ kind, path, caller, organization }, service) {
+    // Only proxy users are confined here; everyone else passes.
+    const config = service.store.findBy('proxyConfigs', 'organizationId', caller.organizationId)[0]
+    if (!config || config.proxyUserId !== caller.userId) return
+    const allowed = kind === 'activity' ? PROXY_USER_ACTIVITIES : PROXY_USER_QUERIES
+    if (!allowed.includes(path))
+      throw new ServiceError(
+        'PERMISSION_DENIED',
+        `the auth proxy's key may not ${kind === 'activity' ? 'submit' : 'query'} ${path} (organization ${organization.id})`,
+      )
+  },
 }

@@ -39,6 +39,8 @@ export async function runQuery(
       `your credential belongs to organization ${caller.organizationId}, which cannot read ${organization.id}`,
       'organizationId',
     )
+  for (const plugin of service.plugins)
+    plugin.authorize?.({ kind: 'query', path, caller, organization }, service)
   const request = handler.parse(body)
   return handler.run({ store: service.store, service, now: service.now(), organization, caller }, request)
 }
