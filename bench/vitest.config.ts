@@ -1,4 +1,4 @@
-// `npm run bench:render`: runs bench/render.tsx once in happy-dom. Kept apart from the
+// `npm run bench:render`: and `npm run bench:flows`: run bench/render.tsx and bench/flows.ts once in happy-dom. Kept apart from the
 // project's vite.config.ts so the benchmark never runs as part of `npm test`.
 import react from '@vitejs/plugin-react'
 import { defineConfig } from 'vitest/config'
@@ -7,7 +7,7 @@ export default defineConfig({
   plugins: [react()],
   test: {
     root: new URL('..', import.meta.url).pathname,
-    include: ['bench/render.tsx'],
+    include: ['bench/render.tsx', 'bench/flows.ts'],
     environment: 'happy-dom',
     setupFiles: ['./src/test/setup.dom.ts'],
     testTimeout: 60_000,

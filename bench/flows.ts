@@ -1,0 +1,176 @@
+/**
+ * `npm run bench:flows`: what each user-facing flow costs against the in-process local service
+ * (`createService().fetch` as the client's `fetch`, wrapped to count requests): HTTP round
+ * trips, the requests made, and wall time (median of RUNS fresh page loads). It also checks that
+ * no request is redundant. Prints figures; it is a benchmark, not part of `npm test`.
+ */
+import { expect, test } from 'vitest'
+import {
+  completeOtpSignIn,
+  createLatchkey,
+  createWallet,
+  type Latchkey,
+  logout,
+  signInWithPasskey,
+  signRawPayloads,
+  signUpWithPasskey,
+  startOtpSignIn,
+} from '../src/core/index.ts'
+import { createService, type Service } from '../src/server/index.ts'
+import { type CountedCall, countingFetch } from './countingFetch.ts'
+import { median, printTable } from './printTable.ts'
+import { installSoftAuthenticator } from './softAuthenticator.ts'
+
+const RUNS = 5
+const SERVICE_URL = 'http://localhost:8787'
+
+/** The OTP code the local service delivered to `contact` (read from the dev outbox, not counted). */
+async function deliveredCode(service: Service, contact: string): Promise<string> {
+  const response = await service.fetch(
+    `${SERVICE_URL}/dev/outbox.json?contact=${encodeURIComponent(contact)}`,
+  )
+  const { messages } = (await response.json()) as { messages: { code: string }[] }
+  if (!messages[0]) throw new Error(`no code delivered to ${contact}`)
+  return messages[0].code
+}
+
+interface StepResult {
+  paths: string[]
+  ms: number
+}
+
+test('flow cost against the in-process service', async () => {
+  const service = createService()
+  const authenticator = installSoftAuthenticator()
+  /** step name → one result per run */
+  const results = new Map<string, StepResult[]>()
+  const configFetches: number[] = []
+  const redundant: string[] = []
+  const failures = new Map<string, string>()
+
+  try {
+    for (let run = 0; run < RUNS; run++) {
+      const clients: { client: Latchkey; calls: CountedCall[] }[] = []
+      // A fresh client is a fresh page load (or another device): nothing cached.
+      const newClient = () => {
+        const counted = countingFetch(service.fetch)
+        const client = createLatchkey({
+          authProxyUrl: SERVICE_URL,
+          baseUrl: SERVICE_URL,
+          authProxyConfigId: service.dev.authProxyConfigId ?? '',
+          organizationId: service.dev.organizationId,
+          fetch: counted.fetch,
+          storage: null,
+          passkey: { rpId: 'localhost' },
+        })
+        clients.push({ client, calls: counted.calls })
+        return { client, calls: counted.calls }
+      }
+      const step = async (
+        name: string,
+        calls: CountedCall[],
+        action: () => Promise<unknown>,
+        { repeats = false } = {},
+      ) => {
+        const before = calls.length
+        const started = performance.now()
+        try {
+          await action()
+        } catch (error) {
+          // Keep measuring the other flows; the failure is printed and fails the run at the end.
+          failures.set(name, error instanceof Error ? `${error.name}: ${error.message}` : String(error))
+          return
+        }
+        const ms = performance.now() - started
+        const paths = calls.slice(before).map((c) => c.path)
+        const list = results.get(name) ?? []
+        list.push({ paths, ms })
+        results.set(name, list)
+        const seen = new Set<string>()
+        for (const path of paths) {
+          if (seen.has(path) && !repeats) redundant.push(`${name}: ${path} requested twice`)
+          seen.add(path)
+        }
+      }
+      const email = `bench-${run}-${crypto.randomUUID().slice(0, 8)}@example.com`
+      const otpSignIn = async (client: Latchkey) => {
+        const pending = await startOtpSignIn(client, { otpType: 'OTP_TYPE_EMAIL', contact: email })
+        await completeOtpSignIn(client, { ...pending, otpCode: await deliveredCode(service, email) })
+      }
+
+      // Page 1: a new user signs up by e-mail, creates a wallet and signs.
+      const first = newClient()
+      await step('e-mail OTP sign-up (new user)', first.calls, () => otpSignIn(first.client))
+      let address = ''
+      await step('create wallet (Ethereum + Solana accounts)', first.calls, async () => {
+        address = (await createWallet(first.client, { walletName: 'Bench' })).addresses[0] ?? ''
+      })
+      const sign = (payloads: string[]) =>
+        signRawPayloads(first.client, {
+          signWith: address,
+          payloads,
+          encoding: 'PAYLOAD_ENCODING_TEXT_UTF8',
+          hashFunction: 'HASH_FUNCTION_KECCAK256',
+        })
+      await step('sign 1 payload', first.calls, async () =>
+        expect((await sign(['hello'])).signatures).toHaveLength(1),
+      )
+      await step('sign 100 payloads (one activity)', first.calls, async () => {
+        const payloads = Array.from({ length: 100 }, (_, i) => `payload ${i}`)
+        expect((await sign(payloads)).signatures).toHaveLength(100)
+      })
+      await step(
+        'sign 100 payloads (100 concurrent activities)',
+        first.calls,
+        () => Promise.all(Array.from({ length: 100 }, (_, i) => sign([`payload ${i}`]))),
+        { repeats: true },
+      )
+
+      // Page 2 (another device): the same person signs in again by e-mail.
+      const second = newClient()
+      await step('e-mail OTP sign-in (returning user)', second.calls, () => otpSignIn(second.client))
+
+      // Page 3: a passkey user signs up, logs out, signs in with the passkey.
+      const third = newClient()
+      await step('passkey sign-up (new user)', third.calls, () =>
+        signUpWithPasskey(third.client, { userName: `Passkey ${run}` }),
+      )
+      await step('log out (revokes the session key)', third.calls, () => logout(third.client))
+      await step('passkey sign-in', third.calls, () => signInWithPasskey(third.client))
+
+      for (const { client, calls } of clients) {
+        configFetches.push(calls.filter((c) => c.path === 'wallet_kit_config').length)
+        client.destroy()
+      }
+    }
+  } finally {
+    authenticator.uninstall()
+    service.close()
+  }
+
+  const rows = [...results].map(([name, list]): string[] => {
+    const first = list[0] as StepResult
+    const distinct = [...new Set(first.paths)].map((p) => {
+      const n = first.paths.filter((q) => q === p).length
+      return n > 1 ? `${p} ×${n}` : p
+    })
+    return [
+      name,
+      String(first.paths.length),
+      `${median(list.map((r) => r.ms)).toFixed(1)} ms`,
+      distinct.join(', '),
+    ]
+  })
+  for (const [name, message] of failures) if (!results.has(name)) rows.push([name, 'n/a', 'FAILED', message])
+  console.log(`\nbench:flows: in-process local service, median of ${RUNS} fresh clients\n`)
+  printTable(['flow', 'round trips', 'wall time', 'requests'], rows)
+  for (const [name, message] of failures) console.log(`FAILED ${name}: ${message}`)
+  console.log(
+    `\nwallet_kit_config fetched ${configFetches.join(', ')} time(s) per client; redundant requests: ${
+      redundant.length ? redundant.join('; ') : 'none'
+    }`,
+  )
+  expect([...failures]).toEqual([])
+  expect(configFetches.every((n) => n === 1)).toBe(true)
+  expect(redundant).toEqual([])
+})

@@ -1,0 +1,15 @@
+/** Prints rows as an aligned table: first column left-aligned, the others right-aligned. */
+export function printTable(header: string[], rows: string[][]): void {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)))
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ')
+  const out = [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)]
+  // One write, so a test runner's console capture cannot interleave the lines.
+  console.log(out.join('\n'))
+}
+
+export const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2
+}
