@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { createHarness, ETHEREUM_ACCOUNT, resultOf, testKey } from '../test/harness.ts'
+import { createHarness, ETHEREUM_ACCOUNT, testKey } from '../test/harness.ts'
 
 describe('authorisation', () => {
   it('lets the parent organization create and read sub-organizations but never act in them', async () => {
