@@ -1,11 +1,9 @@
-import type { AuthenticatorTransport } from '../../../protocol/index.ts'
 import type { Latchkey } from '../../createLatchkey.ts'
 import { addSessionFromKey } from '../../session/sessions.ts'
 import type { Session } from '../../session/types.ts'
-import { webAuthnError } from '../../stampers/webAuthnStamper.ts'
-import { randomBytes, toBase64Url } from '../../utils/encoding.ts'
 import { proxySignup } from '../proxy/proxySignup.ts'
 import { sessionLifetimeSeconds } from './loadWalletKitConfig.ts'
+import { registerPasskey } from './registerPasskey.ts'
 import { withSessionKey } from './withSessionKey.ts'
 
 export type SignUpWithPasskeyParameters = {
@@ -23,14 +21,6 @@ export type SignUpWithPasskeyReturnType = {
   credentialId: string
 }
 
-const TRANSPORTS: Record<string, AuthenticatorTransport> = {
-  ble: 'AUTHENTICATOR_TRANSPORT_BLE',
-  internal: 'AUTHENTICATOR_TRANSPORT_INTERNAL',
-  nfc: 'AUTHENTICATOR_TRANSPORT_NFC',
-  usb: 'AUTHENTICATOR_TRANSPORT_USB',
-  hybrid: 'AUTHENTICATOR_TRANSPORT_HYBRID',
-}
-
 /**
  * Creates an account whose root credential is a new passkey (one prompt). The same `signup`
  * registers a short-lived session key, so no second passkey prompt is needed to start.
@@ -40,56 +30,18 @@ export function signUpWithPasskey(
   parameters: SignUpWithPasskeyParameters,
 ): Promise<SignUpWithPasskeyReturnType> {
   return withSessionKey(client, async (key) => {
-    const { startRegistration } = await import('@simplewebauthn/browser')
-    const options = client.config.passkey ?? {}
-    const challenge = toBase64Url(randomBytes(32))
-    let registration: Awaited<ReturnType<typeof startRegistration>>
-    try {
-      registration = await startRegistration({
-        optionsJSON: {
-          challenge,
-          rp: { name: options.rpName ?? 'Latchkey', ...(options.rpId ? { id: options.rpId } : {}) },
-          user: {
-            id: toBase64Url(randomBytes(16)),
-            name: parameters.userEmail ?? parameters.userName,
-            displayName: parameters.userName,
-          },
-          pubKeyCredParams: [
-            { type: 'public-key', alg: -7 },
-            { type: 'public-key', alg: -257 },
-          ],
-          timeout: options.timeout ?? 60_000,
-          attestation: 'none',
-          authenticatorSelection: {
-            residentKey: 'required',
-            requireResidentKey: true,
-            userVerification: options.userVerification ?? 'preferred',
-          },
-        },
-      })
-    } catch (error) {
-      throw webAuthnError(error)
-    }
+    const authenticator = await registerPasskey(client, {
+      userName: parameters.userEmail ?? parameters.userName,
+      displayName: parameters.userName,
+      authenticatorName: parameters.authenticatorName ?? `${parameters.userName}'s passkey`,
+    })
     const lifetimeSeconds = await sessionLifetimeSeconds(client)
     const { organizationId, userId } = await proxySignup(
       client,
       {
         userName: parameters.userName,
         ...(parameters.userEmail ? { userEmail: parameters.userEmail } : {}),
-        authenticators: [
-          {
-            authenticatorName: parameters.authenticatorName ?? `${parameters.userName}'s passkey`,
-            challenge,
-            attestation: {
-              credentialId: registration.id,
-              clientDataJson: registration.response.clientDataJSON,
-              attestationObject: registration.response.attestationObject,
-              transports: (registration.response.transports ?? []).flatMap((t) =>
-                TRANSPORTS[t] ? [TRANSPORTS[t]] : [],
-              ),
-            },
-          },
-        ],
+        authenticators: [authenticator],
         apiKeys: [
           {
             apiKeyName: `session ${new Date().toISOString()}`,
@@ -110,6 +62,6 @@ export function signUpWithPasskey(
       method: 'passkey',
       label: parameters.userEmail ?? parameters.userName,
     })
-    return { session, organizationId, userId, credentialId: registration.id }
+    return { session, organizationId, userId, credentialId: authenticator.attestation.credentialId }
   })
 }

@@ -1,0 +1,11 @@
+import { LatchkeyError } from '../core/errors.ts'
+
+/** A Latchkey hook ran outside `<LatchkeyProvider>` and was given no `client`. */
+export class LatchkeyProviderNotFoundError extends LatchkeyError {
+  override name = 'LatchkeyProviderNotFoundError'
+  constructor() {
+    super('Latchkey hooks must be used inside <LatchkeyProvider> (or be given a `client`)', {
+      code: 'PROVIDER_MISSING',
+    })
+  }
+}

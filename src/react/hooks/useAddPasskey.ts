@@ -1,0 +1,23 @@
+import type { UseMutationResult } from '@tanstack/react-query'
+import type { AddPasskeyParameters, AddPasskeyReturnType } from '../../core/actions/auth/addPasskey.ts'
+import type { LatchkeyError } from '../../core/errors.ts'
+import { addPasskeyMutationOptions } from '../../core/query/addPasskey.ts'
+import { type ClientParameter, type MutationParameter, useLatchkeyMutation } from './internal.ts'
+import { useLatchkey } from './useLatchkey.ts'
+
+export type UseAddPasskeyParameters = ClientParameter &
+  MutationParameter<AddPasskeyReturnType, AddPasskeyParameters | void>
+export type UseAddPasskeyReturnType = UseMutationResult<
+  AddPasskeyReturnType,
+  LatchkeyError,
+  AddPasskeyParameters | void
+>
+
+/** Creates a passkey with the platform and adds it to the user. */
+export function useAddPasskey(parameters: UseAddPasskeyParameters = {}): UseAddPasskeyReturnType {
+  const client = useLatchkey(parameters)
+  return useLatchkeyMutation<AddPasskeyReturnType, AddPasskeyParameters | void>(
+    addPasskeyMutationOptions(client) as never,
+    parameters.mutation,
+  )
+}

@@ -1,0 +1,24 @@
+import { type QueryClient, QueryClientContext } from '@tanstack/react-query'
+import { useContext } from 'react'
+import type { Latchkey } from '../../core/createLatchkey.ts'
+import { LatchkeyContext } from '../context.ts'
+import { LatchkeyProviderNotFoundError } from '../errors.ts'
+
+export type UseLatchkeyParameters = { client?: Latchkey | undefined }
+
+/** The Latchkey client: the explicit one, else the provider's; throws a named error when neither. */
+export function useLatchkey(parameters: UseLatchkeyParameters = {}): Latchkey {
+  const context = useContext(LatchkeyContext)
+  const client = parameters.client ?? context?.client
+  if (!client) throw new LatchkeyProviderNotFoundError()
+  return client
+}
+
+/** The QueryClient Latchkey hooks use: the provider's, else the nearest QueryClientProvider's. */
+export function useLatchkeyQueryClient(): QueryClient {
+  const context = useContext(LatchkeyContext)
+  const fromReactQuery = useContext(QueryClientContext)
+  const queryClient = context?.queryClient ?? fromReactQuery
+  if (!queryClient) throw new LatchkeyProviderNotFoundError()
+  return queryClient
+}

@@ -1,0 +1,26 @@
+import type { UseMutationResult } from '@tanstack/react-query'
+import type {
+  RefreshSessionParameters,
+  RefreshSessionReturnType,
+} from '../../core/actions/auth/refreshSession.ts'
+import type { LatchkeyError } from '../../core/errors.ts'
+import { refreshSessionMutationOptions } from '../../core/query/refreshSession.ts'
+import { type ClientParameter, type MutationParameter, useLatchkeyMutation } from './internal.ts'
+import { useLatchkey } from './useLatchkey.ts'
+
+export type UseRefreshSessionParameters = ClientParameter &
+  MutationParameter<RefreshSessionReturnType, RefreshSessionParameters | void>
+export type UseRefreshSessionReturnType = UseMutationResult<
+  RefreshSessionReturnType,
+  LatchkeyError,
+  RefreshSessionParameters | void
+>
+
+/** Extends a session now (new key via `stamp_login`). */
+export function useRefreshSession(parameters: UseRefreshSessionParameters = {}): UseRefreshSessionReturnType {
+  const client = useLatchkey(parameters)
+  return useLatchkeyMutation<RefreshSessionReturnType, RefreshSessionParameters | void>(
+    refreshSessionMutationOptions(client) as never,
+    parameters.mutation,
+  )
+}
