@@ -27,6 +27,7 @@ describe('outbox', () => {
   it('answers JSON, newest first, without the organization id', async () => {
     const res = await app.request('/outbox', { headers: { Accept: 'application/json' } })
     expect(res.headers.get('content-type')).toContain('application/json')
+    expect(res.headers.get('access-control-allow-origin')).toBe('*')
     const { organizationId: _, ...third } = message(3, 'ada@example.com')
     const body = (await res.json()) as { messages: unknown[] }
     expect(body.messages).toHaveLength(3)

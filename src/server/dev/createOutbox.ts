@@ -105,6 +105,11 @@ ${rows || '<p>No messages yet.</p>'}
  */
 export function outboxRoutes(outbox: Outbox): Hono {
   const app = new Hono()
+  // Dev pages and tests on other origins read the outbox too.
+  app.use('/outbox*', async (c, next) => {
+    await next()
+    c.header('Access-Control-Allow-Origin', '*')
+  })
   app.get('/outbox.json', (c) => c.json({ messages: outbox.list({ contact: c.req.query('contact') }) }))
   app.get('/outbox', (c) => {
     const contact = c.req.query('contact') ?? ''

@@ -5,8 +5,10 @@ import { decodeJwtClaims, PROXY_CONFIG_HEADER, type SessionClaims } from '../../
 import { oidcNonce } from '../oauth/oidcNonce.ts'
 import { s256Challenge } from '../oauth/pkce.ts'
 import { SETTINGS_ROUTES } from '../settings/settingsRoutes.ts'
+import { Store } from '../store/Store.ts'
 import {
   createHarness,
+  fakeClock,
   type Harness,
   type Json,
   resultOf,
@@ -186,11 +188,12 @@ describe('auth proxy: e-mail OTP', () => {
     )
     expect(wallet.status).toBe(200)
 
-    // Later login: enter e-mail → code → verify → lookup → login (DER signature, camelCase).
-    page.resetTrips()
-    const again = await verifiedEmail(h, page, email)
+    // Later login: enter e-mail → code → verify → login (the proxy finds the account by the
+    // token's contact); DER signature, camelCase fields.
     const found = await page.call('account', { filterType: 'EMAIL', filterValue: email })
     expect(found.body).toEqual({ organizationId: signup.body.organizationId })
+    page.resetTrips()
+    const again = await verifiedEmail(h, page, email)
     const second = await page.call('otp_login', {
       verificationToken: again.verificationToken,
       publicKey: again.key.publicKey,
@@ -199,7 +202,7 @@ describe('auth proxy: e-mail OTP', () => {
       invalidateExisting: true,
     })
     expect(second.status).toBe(200)
-    expect(page.trips).toBe(4)
+    expect(page.trips).toBe(3)
     expect(decodeJwtClaims<SessionClaims>(second.body.session).exp).toBe(
       Math.floor(h.clock.now() / 1000) + 120,
     )
@@ -409,6 +412,7 @@ describe('auth proxy: SMS OTP', () => {
       verificationToken,
     })
     expect(signup.status).toBe(200)
+    expect((await settings(h, { sessionExpirationSeconds: '1800' })).status).toBe(200)
     const login = await page.call('otp_login', {
       verificationToken,
       publicKey: key.publicKey,
@@ -416,9 +420,10 @@ describe('auth proxy: SMS OTP', () => {
     })
     expect(login.status).toBe(200)
     expect(page.trips).toBe(5)
-    expect(decodeJwtClaims<SessionClaims>(login.body.session).organization_id).toBe(
-      signup.body.organizationId,
-    )
+    expect(decodeJwtClaims<SessionClaims>(login.body.session)).toMatchObject({
+      organization_id: signup.body.organizationId,
+      exp: Math.floor(h.clock.now() / 1000) + 1800,
+    })
     expect((await page.call('account', { filterType: 'PHONE_NUMBER', filterValue: phone })).body).toEqual({
       organizationId: signup.body.organizationId,
     })
@@ -914,5 +919,31 @@ describe('operator settings API', () => {
     )
     expect((await settings(h, { enabled: false }, proxyKey)).status).toBe(403)
     expect(h.service.store.get('proxyConfigs', config.id)!.enabled).toBe(true)
+  })
+})
+
+describe('sign-in state at rest', () => {
+  it('keeps OTP attempts across restarts and drops day-old records at start-up', async () => {
+    const store = new Store()
+    const masterKey = crypto.getRandomValues(new Uint8Array(32))
+    const clock = fakeClock()
+    const h = createHarness({ store, masterKey, clock })
+    const page = browser(h)
+    const init = await page.call('otp_init', { otpType: 'OTP_TYPE_EMAIL', contact: 'kim@example.com' })
+    const { code } = await lastCode(h, 'kim@example.com')
+    const wrong = code === '000000' ? '111111' : '000000'
+    expect((await page.call('otp_verify', { otpId: init.body.otpId, otpCode: wrong })).status).toBe(400)
+    expect(store.get('pluginRows', `otp:${init.body.otpId}`)?.data).toMatchObject({
+      attempts: 1,
+      status: 'pending',
+    })
+    expect(JSON.stringify(store.snapshot())).not.toContain(`"${code}"`)
+    // Same store and key: the configuration, its proxy user and the OTP survive a restart.
+    const again = createHarness({ store, masterKey, clock })
+    expect(again.service.dev.authProxyConfigId).toBe(h.service.dev.authProxyConfigId)
+    expect(store.get('pluginRows', `otp:${init.body.otpId}`)).toBeDefined()
+    clock.advance(25 * 3600 * 1000)
+    createHarness({ store, masterKey, clock })
+    expect(store.get('pluginRows', `otp:${init.body.otpId}`)).toBeUndefined()
   })
 })

@@ -66,6 +66,17 @@ export function saveProxyConfig(
   return row
 }
 
+/** One-time codes and spent-token markers older than this are dropped at start-up. */
+const PLUGIN_ROW_RETENTION_MS = 24 * 3600 * 1000
+
+/** Start-up housekeeping: forget dead OTP records and markers of tokens that have long expired. */
+export function pruneSignInRows(tx: Transaction, service: Runtime): void {
+  const cutoff = service.now() - PLUGIN_ROW_RETENTION_MS
+  for (const kind of ['otp', 'verification-token', 'oidc-token'])
+    for (const row of tx.findBy('pluginRows', 'kind', kind))
+      if (row.updatedAt < cutoff) tx.delete('pluginRows', row.id)
+}
+
 /** Start-up: the dev organization gets an enabled proxy configuration once. */
 export function bootstrapDevProxyConfig(tx: Transaction, service: Runtime): void {
   const row = tx.get('service', 'service')

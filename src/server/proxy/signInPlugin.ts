@@ -8,7 +8,7 @@ import { DEV_OIDC_PREFIX } from '../oauth/devIdp.ts'
 import type { ServicePlugin } from '../registry.ts'
 import { ServiceError } from '../ServiceError.ts'
 import { settingsRoutes } from '../settings/settingsRoutes.ts'
-import { bootstrapDevProxyConfig } from './proxyConfig.ts'
+import { bootstrapDevProxyConfig, pruneSignInRows } from './proxyConfig.ts'
 import { proxyRoutes } from './proxyRoutes.ts'
 import { bootstrapSignInKey, signInState } from './signInState.ts'
 import { subOrganizationHooks } from './subOrganizationHooks.ts'
@@ -42,6 +42,7 @@ export const signInPlugin: ServicePlugin = {
   bootstrap(tx, service) {
     bootstrapSignInKey(tx, service)
     bootstrapDevProxyConfig(tx, service)
+    pruneSignInRows(tx, service)
   },
   routes(app, service) {
     const state = signInState(service)
