@@ -61,6 +61,13 @@ export interface ActivityHandler<P extends ActivityPath = ActivityPath> {
    */
   allowParentOrganization?: boolean
   /**
+   * A caller from a sub-organization may name its parent organization; the activity then runs
+   * in the caller's own sub-organization (passkey or wallet login by a client that does not know
+   * its sub-organization yet).
+   * @default false
+   */
+  resolveSubOrganization?: boolean
+  /**
    * Never waits for root-quorum consensus (votes themselves; sign-in by the proxy user).
    * Activities by non-root or parent-organization callers never wait either.
    * @default false

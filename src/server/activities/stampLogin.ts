@@ -6,6 +6,7 @@ import { defineActivity } from '../registry.ts'
  * an API key (a wallet key registered as one): passkey/wallet sign-in.
  */
 export const stampLogin = defineActivity('stamp_login', {
+  resolveSubOrganization: true,
   parse: (r) => {
     const expirationSeconds = r.optUintString('expirationSeconds', { max: MAX_SESSION_SECONDS })
     const invalidateExisting = r.optBool('invalidateExisting')

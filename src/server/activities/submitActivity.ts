@@ -185,13 +185,20 @@ export async function submitActivity(
     )
   checkTimestamp(service, body)
   const organizationId = body.string('organizationId', { max: 200 })
-  const organization = service.store.get('organizations', organizationId)
-  if (!organization)
+  const named = service.store.get('organizations', organizationId)
+  if (!named)
     throw new ServiceError(
       'ORGANIZATION_NOT_FOUND',
       `organization ${organizationId} not found`,
       'organizationId',
     )
+  // A sub-organization's user naming the parent (passkey login before the client knows its
+  // sub-organization) acts in its own sub-organization when the handler allows it.
+  const callerOrganization = service.store.get('organizations', caller.organizationId)
+  const organization =
+    handler.resolveSubOrganization && callerOrganization?.parentOrganizationId === named.id
+      ? callerOrganization
+      : named
   const sameOrganization = caller.organizationId === organization.id
   const fromParent = caller.organizationId === organization.parentOrganizationId
   if (!sameOrganization && !(fromParent && handler.allowParentOrganization))
