@@ -26,6 +26,8 @@ export interface DiscoveredWalletInfo {
  */
 export interface AuthFlow {
   ui: Ui
+  /** Id of the current step's title (the dialog is labelled by it). */
+  titleId: string
   /** Sign-in methods to offer, in display order. */
   methods: SignInMethod[]
   config: { status: 'pending' | 'success' | 'error'; error: unknown; retry: () => void }

@@ -146,7 +146,7 @@ export function OAuthButtons({ methods }: { methods: OAuthMethod[] }) {
 export function MethodStep() {
   const flow = useAuthFlowContext()
   const { ui, methods, config } = flow
-  const titleId = useId()
+  const titleId = flow.titleId
   const descriptionId = useId()
   const channel = flow.step.name === 'methods' ? flow.step.channel : 'email'
   const hasEmail = methods.includes('email')

@@ -19,7 +19,7 @@ export interface OtpStepProps {
 export function OtpStep({ length = 6 }: OtpStepProps) {
   const flow = useAuthFlowContext()
   const { ui, step } = flow
-  const titleId = useId()
+  const titleId = flow.titleId
   const descriptionId = useId()
   const errorId = useId()
   const [digits, setDigits] = useState<string[]>(() => Array(length).fill(''))

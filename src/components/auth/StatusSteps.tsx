@@ -9,7 +9,7 @@ import { PROVIDER_MARK, PROVIDER_NAME } from './providers.tsx'
 export function OAuthStep() {
   const flow = useAuthFlowContext()
   const { ui, step } = flow
-  const titleId = useId()
+  const titleId = flow.titleId
   if (step.name !== 'oauth') return null
   const provider = ui.t(PROVIDER_NAME[step.method])
   const Mark = PROVIDER_MARK[step.method]
@@ -69,7 +69,7 @@ export function OAuthStep() {
 export function PasskeyStep() {
   const flow = useAuthFlowContext()
   const { ui, step } = flow
-  const titleId = useId()
+  const titleId = flow.titleId
   if (step.name !== 'passkey') return null
   const code = errorCodeOf(flow.error)
   const noAccount =
@@ -126,7 +126,7 @@ export function PasskeyStep() {
 export function WalletStep() {
   const flow = useAuthFlowContext()
   const { ui, wallets } = flow
-  const titleId = useId()
+  const titleId = flow.titleId
   const descriptionId = useId()
   const pending = wallets.find((w) => w.id === flow.pendingWalletId)
   return (
@@ -189,7 +189,7 @@ export function WalletStep() {
 export function SuccessStep() {
   const flow = useAuthFlowContext()
   const { ui, step } = flow
-  const titleId = useId()
+  const titleId = flow.titleId
   if (step.name === 'offer-passkey') {
     return (
       <div className="lk-panel">

@@ -1,0 +1,145 @@
+import { Suspense, useId } from 'react'
+import { useActivity, useApproveActivity, useRejectActivity } from '../../react/index.ts'
+import { errorMessage } from '../ui/errorMessage.ts'
+import { formatDateTime } from '../ui/formatDuration.ts'
+import { CheckIcon, ClockIcon } from '../ui/icons.tsx'
+import { Alert, Button, Spinner } from '../ui/parts.tsx'
+import type { UiOptions } from '../ui/uiOptions.ts'
+import { useUi } from '../ui/useUi.ts'
+
+export interface ActivityApprovalProps extends UiOptions {
+  /** The activity waiting for consensus (e.g. from a `CONSENSUS_NEEDED` error's details). */
+  activityId: string
+  /** Called after the vote with the activity in its new state. */
+  onVoted?: (vote: 'approved' | 'rejected') => void
+  className?: string
+}
+
+/** `ACTIVITY_TYPE_CREATE_WALLET` → `Create wallet`. */
+const readableType = (type: string) => {
+  const words = type
+    .replace(/^ACTIVITY_TYPE_/, '')
+    .replace(/_V\d+$/, '')
+    .toLowerCase()
+    .split('_')
+  const text = words.join(' ')
+  return text.charAt(0).toUpperCase() + text.slice(1)
+}
+
+/** An activity waiting for consensus: what it is, votes so far, approve or reject. */
+export function ActivityApproval(props: ActivityApprovalProps) {
+  return (
+    <Suspense fallback={null}>
+      <ActivityApprovalInner {...props} />
+    </Suspense>
+  )
+}
+
+function ActivityApprovalInner({ activityId, onVoted, className, ...look }: ActivityApprovalProps) {
+  const ui = useUi(look)
+  const titleId = useId()
+  const activity = useActivity({ activityId })
+  const approve = useApproveActivity()
+  const reject = useRejectActivity()
+  const root = {
+    ...ui.rootProps,
+    className: `${ui.rootProps.className} lk-card${className ? ` ${className}` : ''}`,
+    'aria-labelledby': titleId,
+  }
+  const title = (
+    <h2 className="lk-card-title" id={titleId}>
+      {ui.t('approvalTitle')}
+    </h2>
+  )
+  if (activity.isPending)
+    return (
+      <section {...root}>
+        {title}
+        <p className="lk-row lk-muted" role="status" style={{ margin: 0 }}>
+          <Spinner />
+          {ui.t('loading')}
+        </p>
+      </section>
+    )
+  if (activity.isError || !activity.data)
+    return (
+      <section {...root}>
+        {title}
+        <Alert tone="error">{errorMessage(ui.t, activity.error)}</Alert>
+      </section>
+    )
+  const a = activity.data.activity
+  const waiting = a.status === 'ACTIVITY_STATUS_CONSENSUS_NEEDED'
+  const approvals = a.votes.filter((v) => v.selection === 'VOTE_SELECTION_APPROVED').length
+  const voted = approve.isSuccess ? 'approved' : reject.isSuccess ? 'rejected' : null
+  const vote = (kind: 'approved' | 'rejected') => {
+    const mutation = kind === 'approved' ? approve : reject
+    mutation.mutate({ fingerprint: a.fingerprint }, { onSuccess: () => onVoted?.(kind) })
+  }
+  return (
+    <section {...root}>
+      <div className="lk-row">
+        <span
+          className="lk-hero"
+          data-tone={waiting ? 'warning' : 'success'}
+          style={{ inlineSize: 40, blockSize: 40, margin: 0 }}
+          aria-hidden="true"
+        >
+          {waiting ? <ClockIcon /> : <CheckIcon />}
+        </span>
+        <div className="lk-grow">
+          {title}
+          <span className="lk-subtle">
+            {waiting ? ui.t('approvalDescription') : ui.t('approvalCompleted')}
+          </span>
+        </div>
+      </div>
+      <dl className="lk-kv">
+        <dt>{ui.t('approvalType')}</dt>
+        <dd className="lk-strong">{readableType(a.type)}</dd>
+        <dt>{ui.t('approvalStatus')}</dt>
+        <dd>
+          <span
+            className="lk-badge"
+            data-tone={waiting ? 'warning' : a.status === 'ACTIVITY_STATUS_COMPLETED' ? 'success' : 'danger'}
+          >
+            {readableType(a.status.replace('ACTIVITY_STATUS_', ''))}
+          </span>
+        </dd>
+        <dt>{ui.t('approvalRequested')}</dt>
+        <dd>{formatDateTime(Number(a.createdAt.seconds) * 1000, ui.locale)}</dd>
+        <dt>{ui.t('approvalVotes')}</dt>
+        <dd>{ui.t('approvalVotesCount', { count: new Intl.NumberFormat(ui.locale).format(approvals) })}</dd>
+        <dt>{ui.t('approvalFingerprint')}</dt>
+        <dd className="lk-mono">{a.fingerprint}</dd>
+      </dl>
+      <div aria-live="polite">
+        {voted ? (
+          <Alert tone="success">{voted === 'approved' ? ui.t('approvedTitle') : ui.t('rejectedTitle')}</Alert>
+        ) : null}
+      </div>
+      {approve.isError || reject.isError ? (
+        <Alert tone="error">{errorMessage(ui.t, approve.error ?? reject.error)}</Alert>
+      ) : null}
+      {waiting && !voted ? (
+        <div className="lk-row" style={{ justifyContent: 'flex-end' }}>
+          <Button
+            variant="secondary"
+            loading={reject.isPending}
+            disabled={!a.canReject || approve.isPending}
+            onClick={() => vote('rejected')}
+          >
+            {ui.t('reject')}
+          </Button>
+          <Button
+            loading={approve.isPending}
+            disabled={!a.canApprove || reject.isPending}
+            onClick={() => vote('approved')}
+          >
+            {ui.t('approve')}
+          </Button>
+        </div>
+      ) : null}
+    </section>
+  )
+}

@@ -1,0 +1,181 @@
+import { type ReactNode, Suspense, useCallback, useEffect, useId, useMemo, useRef, useState } from 'react'
+import { LatchkeyError } from '../../core/errors.ts'
+import type { Latchkey, Session } from '../../react/index.ts'
+import { useLatchkey } from '../../react/index.ts'
+import { Dialog } from '../ui/Dialog.tsx'
+import { Button } from '../ui/parts.tsx'
+import type { UiOptions } from '../ui/uiOptions.ts'
+import { useUi } from '../ui/useUi.ts'
+import { AuthFlowRoot, type AuthFormProps, authSteps } from './AuthForm.tsx'
+import type { AuthFlowOptions, AuthResult } from './useAuthFlow.ts'
+
+/** Thrown by `useAuthModal().open()` when the person closes the modal without signing in. */
+export class AuthModalCancelledError extends LatchkeyError {
+  override name = 'AuthModalCancelledError'
+  constructor() {
+    super('The sign-in modal was closed before signing in', { code: 'USER_CANCELLED' })
+  }
+}
+
+interface Opener {
+  open(): Promise<Session>
+  close(): void
+}
+// The mounted modals of each client (keyed by instance, so several providers never mix).
+const openers = new WeakMap<Latchkey, Opener[]>()
+
+export interface AuthModalProps extends UiOptions, Omit<AuthFlowOptions, 'ui' | 'onCancel'> {
+  /** Controlled open state; omit to let the modal manage it (with its own trigger). */
+  open?: boolean
+  /** Called whenever the modal asks to open or close. */
+  onOpenChange?: (open: boolean) => void
+  /**
+   * The uncontrolled trigger: `false` hides it, a node replaces its label.
+   * @default a "Sign in" button
+   */
+  trigger?: ReactNode | false
+  /** Replaces the built-in step layout (see `<AuthForm>`). */
+  children?: AuthFormProps['children']
+}
+
+/**
+ * The sign-in modal. Renders exactly the methods `wallet_kit_config` enables (or `methods`), on
+ * the native `<dialog>`: labelled, focus in and back to the trigger, Escape closes, page inert.
+ */
+export function AuthModal(props: AuthModalProps) {
+  return (
+    <Suspense fallback={null}>
+      <AuthModalInner {...props} />
+    </Suspense>
+  )
+}
+
+function AuthModalInner(props: AuthModalProps) {
+  const {
+    theme,
+    locale,
+    messages,
+    accent,
+    radius,
+    font,
+    open: openProp,
+    onOpenChange,
+    trigger,
+    children,
+    ...options
+  } = props
+  const ui = useUi({ theme, locale, messages, accent, radius, font })
+  const client = useLatchkey()
+  const titleId = useId()
+  const [innerOpen, setInnerOpen] = useState(false)
+  const controlled = openProp !== undefined
+  const open = controlled ? openProp : innerOpen
+  // Pending `useAuthModal().open()` promises, settled by sign-in or close.
+  const waiters = useRef<{ resolve: (s: Session) => void; reject: (e: unknown) => void }[]>([])
+  const signedIn = useRef(false)
+
+  const setOpen = useCallback(
+    (next: boolean) => {
+      if (!controlled) setInnerOpen(next)
+      onOpenChange?.(next)
+      if (next) signedIn.current = false
+      if (!next && !signedIn.current) {
+        for (const waiter of waiters.current.splice(0)) waiter.reject(new AuthModalCancelledError())
+      }
+    },
+    [controlled, onOpenChange],
+  )
+
+  // A controlled parent may close the modal itself: pending promises must not hang.
+  useEffect(() => {
+    if (!open && waiters.current.length && !signedIn.current)
+      for (const waiter of waiters.current.splice(0)) waiter.reject(new AuthModalCancelledError())
+  }, [open])
+
+  useEffect(() => {
+    const opener: Opener = {
+      open: () =>
+        new Promise<Session>((resolve, reject) => {
+          waiters.current.push({ resolve, reject })
+          setOpen(true)
+        }),
+      close: () => setOpen(false),
+    }
+    const list = openers.get(client) ?? []
+    list.push(opener)
+    openers.set(client, list)
+    return () => {
+      const current = openers.get(client) ?? []
+      openers.set(
+        client,
+        current.filter((o) => o !== opener),
+      )
+    }
+  }, [client, setOpen])
+
+  const onSuccess = options.onSuccess
+  const flowOptions = {
+    ...options,
+    onSuccess: (result: AuthResult) => {
+      signedIn.current = true
+      for (const waiter of waiters.current.splice(0)) waiter.resolve(result.session)
+      onSuccess?.(result)
+    },
+    onDone: () => setOpen(false),
+    onCancel: () => setOpen(false),
+  }
+
+  return (
+    <>
+      {!controlled && trigger !== false ? (
+        <span {...ui.rootProps} className={`${ui.rootProps.className} lk-trigger-wrap`}>
+          <Button onClick={() => setOpen(true)} aria-haspopup="dialog">
+            {trigger ?? ui.t('signIn')}
+          </Button>
+        </span>
+      ) : null}
+      <Dialog open={open} onOpenChange={setOpen} labelledBy={titleId} ui={ui}>
+        <AuthFlowRoot ui={ui} options={{ ...flowOptions, titleId }}>
+          {children}
+        </AuthFlowRoot>
+      </Dialog>
+    </>
+  )
+}
+
+AuthModal.MethodStep = authSteps.MethodStep
+AuthModal.EmailStep = authSteps.EmailStep
+AuthModal.PhoneStep = authSteps.PhoneStep
+AuthModal.OAuthButtons = authSteps.OAuthButtons
+AuthModal.OtpStep = authSteps.OtpStep
+AuthModal.OAuthStep = authSteps.OAuthStep
+AuthModal.PasskeyStep = authSteps.PasskeyStep
+AuthModal.WalletStep = authSteps.WalletStep
+AuthModal.SuccessStep = authSteps.SuccessStep
+
+export interface UseAuthModalReturnType {
+  /** Opens the mounted `<AuthModal/>`; resolves with the session, rejects with `AuthModalCancelledError`. */
+  open(): Promise<Session>
+  close(): void
+}
+
+/** Opens the `<AuthModal/>` mounted under the same `<LatchkeyProvider>` from anywhere. */
+export function useAuthModal(): UseAuthModalReturnType {
+  const client = useLatchkey()
+  return useMemo(
+    () => ({
+      open: () => {
+        const opener = openers.get(client)?.at(-1)
+        if (!opener)
+          return Promise.reject(
+            new LatchkeyError('useAuthModal: render <AuthModal/> under the same <LatchkeyProvider>', {
+              code: 'PROVIDER_MISSING',
+            }),
+          )
+        return opener.open()
+      },
+      close: () => openers.get(client)?.at(-1)?.close(),
+    }),
+    [client],
+  )
+}

@@ -1,0 +1,242 @@
+import { useCallback, useEffect, useId, useMemo, useRef, useState } from 'react'
+import { type OAuthMethod, SIGN_IN_METHODS, type SignInMethod } from '../../protocol/index.ts'
+import type { Session } from '../../react/index.ts'
+import { errorCodeOf } from '../ui/errorMessage.ts'
+import type { Ui } from '../ui/useUi.ts'
+import type { AuthFlow, AuthStep } from './AuthFlowContext.ts'
+import { useSignInActions } from './useSignInActions.ts'
+
+/** Default display order of the sign-in methods. */
+export const DEFAULT_METHOD_ORDER: readonly SignInMethod[] = [
+  'email',
+  'sms',
+  'passkey',
+  'google',
+  'apple',
+  'x',
+  'discord',
+  'facebook',
+  'wallet',
+]
+
+export interface AuthResult {
+  session: Session
+  /** True when this sign-in created the account. */
+  isNewUser: boolean
+}
+
+export interface AuthFlowOptions {
+  ui: Ui
+  /**
+   * Which methods to offer and in what order. Only methods the service enables are shown.
+   * @default every enabled method, in the order email, sms, passkey, google, apple, x, discord, facebook, wallet
+   */
+  methods?: readonly SignInMethod[]
+  /**
+   * Offer new accounts to add a passkey right after sign-up (when passkeys are enabled).
+   * @default true
+   */
+  offerPasskey?: boolean
+  /** Called once a session exists (before the success screen). */
+  onSuccess?: (result: AuthResult) => void
+  /** Called when the person closes the success screen. */
+  onDone?: () => void
+  /** Called when the person leaves the flow. Without it, an inline form has no close button. */
+  onCancel?: () => void
+  /**
+   * Name of the user a passkey sign-up creates (shown by the authenticator).
+   * @default `Passkey user <date>`
+   */
+  passkeyUserName?: () => string
+  /** Id for the current step's title. @default a generated id */
+  titleId?: string
+}
+
+const defaultUserName = () => `Passkey user ${new Date().toISOString().slice(0, 10)}`
+
+/** Enabled methods, filtered and ordered by the app's choice. */
+export function orderMethods(
+  enabled: readonly string[],
+  preferred?: readonly SignInMethod[],
+): SignInMethod[] {
+  const known = new Set<string>(SIGN_IN_METHODS)
+  const on = new Set(enabled.filter((m) => known.has(m)))
+  return (preferred ?? DEFAULT_METHOD_ORDER).filter((m, i, all) => on.has(m) && all.indexOf(m) === i)
+}
+
+/**
+ * The sign-in state machine behind `<AuthModal/>` and `<AuthForm/>`: which step is shown, what
+ * is running, the last error, and back/cancel. Every request goes through the public sign-in
+ * hooks (see `useSignInActions`).
+ */
+export function useAuthFlow(options: AuthFlowOptions): AuthFlow {
+  const { ui } = options
+  const generatedId = useId()
+  const [history, setHistory] = useState<AuthStep[]>([{ name: 'methods', channel: 'email' }])
+  const step = history[history.length - 1]!
+  const actions = useSignInActions({ discoverWallets: step.name === 'wallet' })
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<unknown>(null)
+  const [pendingWalletId, setPendingWalletId] = useState<string | null>(null)
+  const otp = useRef<{ otpId: string; otpType: 'OTP_TYPE_EMAIL' | 'OTP_TYPE_SMS'; contact: string } | null>(
+    null,
+  )
+  const abort = useRef<AbortController | null>(null)
+  const optionsRef = useRef(options)
+  optionsRef.current = options
+
+  // Requests of a step the person left are abandoned, never shown on another step.
+  useEffect(() => () => abort.current?.abort(), [])
+
+  const go = useCallback((next: AuthStep, replace = false) => {
+    setError(null)
+    setHistory((h) => (replace ? [...h.slice(0, -1), next] : [...h, next]))
+  }, [])
+
+  const run = useCallback(async <T>(task: (signal: AbortSignal) => Promise<T>): Promise<T | undefined> => {
+    abort.current?.abort()
+    const controller = new AbortController()
+    abort.current = controller
+    setBusy(true)
+    setError(null)
+    try {
+      return await task(controller.signal)
+    } catch (caught) {
+      if (!controller.signal.aborted) setError(caught)
+      return undefined
+    } finally {
+      if (abort.current === controller) {
+        abort.current = null
+        setBusy(false)
+      }
+    }
+  }, [])
+
+  const succeed = useCallback(
+    (result: { session: Session; created: boolean }) => {
+      optionsRef.current.onSuccess?.({ session: result.session, isNewUser: result.created })
+      const offer =
+        result.created &&
+        optionsRef.current.offerPasskey !== false &&
+        actions.enabledMethods.includes('passkey') &&
+        actions.passkeySupported
+      setError(null)
+      setHistory([offer ? { name: 'offer-passkey' } : { name: 'success', isNewUser: result.created }])
+    },
+    [actions],
+  )
+
+  const methods = useMemo(
+    () => orderMethods(actions.enabledMethods, options.methods),
+    [actions.enabledMethods, options.methods],
+  )
+
+  const back =
+    history.length > 1 && step.name !== 'success' && step.name !== 'offer-passkey'
+      ? () => {
+          abort.current?.abort()
+          setBusy(false)
+          setError(null)
+          setPendingWalletId(null)
+          setHistory((h) => h.slice(0, -1))
+        }
+      : undefined
+
+  return {
+    ui,
+    titleId: options.titleId ?? generatedId,
+    methods,
+    config: actions.config,
+    step,
+    busy,
+    error,
+    clearError: () => setError(null),
+    back,
+    cancel: options.onCancel
+      ? () => {
+          abort.current?.abort()
+          options.onCancel?.()
+        }
+      : undefined,
+    setChannel: (channel) => {
+      setError(null)
+      setHistory((h) => [...h.slice(0, -1), { name: 'methods', channel }])
+    },
+    startOtp: async (channel, contact) => {
+      const otpType = channel === 'sms' ? 'OTP_TYPE_SMS' : 'OTP_TYPE_EMAIL'
+      const started = await run((signal) => actions.startOtp({ otpType, contact, signal }))
+      if (!started) return
+      otp.current = { otpId: started.otpId, otpType, contact: started.contact }
+      go({ name: 'otp', channel, contact: started.contact })
+    },
+    verifyOtp: async (code) => {
+      const current = otp.current
+      if (!current) return
+      const result = await run((signal) => actions.completeOtp({ ...current, otpCode: code, signal }))
+      if (result) succeed(result)
+    },
+    resendOtp: async () => {
+      const current = otp.current
+      if (!current) return false
+      const started = await run((signal) =>
+        actions.startOtp({ otpType: current.otpType, contact: current.contact, signal }),
+      )
+      if (!started) return false
+      otp.current = { ...current, otpId: started.otpId }
+      return true
+    },
+    startOAuth: async (method: OAuthMethod, { redirect = false } = {}) => {
+      go({ name: 'oauth', method, status: redirect ? 'redirecting' : 'waiting' }, step.name === 'oauth')
+      let blocked = false
+      const result = await run(async (signal) => {
+        try {
+          return await actions.oauth({
+            provider: method,
+            onPopupBlocked: redirect ? 'redirect' : 'error',
+            signal,
+          })
+        } catch (caught) {
+          if (errorCodeOf(caught) === 'POPUP_BLOCKED') blocked = true
+          throw caught
+        }
+      })
+      if (blocked) setHistory((h) => [...h.slice(0, -1), { name: 'oauth', method, status: 'blocked' }])
+      if (result) succeed(result)
+    },
+    startPasskey: async (mode) => {
+      go({ name: 'passkey', mode }, step.name === 'passkey')
+      const result = await run((signal) =>
+        mode === 'sign-up'
+          ? actions.passkeySignUp({
+              signal,
+              userName: optionsRef.current.passkeyUserName?.() ?? defaultUserName(),
+            })
+          : actions.passkeySignIn({ signal }),
+      )
+      if (result) succeed(result)
+    },
+    openWallets: () => go({ name: 'wallet' }),
+    wallets: actions.wallets,
+    pendingWalletId,
+    startWallet: async (walletId) => {
+      setPendingWalletId(walletId)
+      const result = await run((signal) => actions.walletSignIn({ walletId, signal }))
+      setPendingWalletId(null)
+      if (result) succeed(result)
+    },
+    addPasskey: async () => {
+      const added = await run(async (signal) => {
+        await actions.addPasskey({ signal })
+        return true
+      })
+      if (added) setHistory([{ name: 'success', isNewUser: true }])
+    },
+    finish: () => {
+      if (step.name === 'offer-passkey') {
+        setHistory([{ name: 'success', isNewUser: true }])
+        return
+      }
+      optionsRef.current.onDone?.()
+    },
+  }
+}

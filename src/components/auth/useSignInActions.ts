@@ -1,0 +1,88 @@
+import { useMemo } from 'react'
+import type { OAuthMethod, OtpType } from '../../protocol/index.ts'
+import {
+  type Session,
+  useAddPasskey,
+  useDiscoverWallets,
+  useOAuthSignIn,
+  useOtpSignIn,
+  usePasskeySignIn,
+  usePasskeySignUp,
+  useWalletKitConfig,
+  useWalletSignIn,
+} from '../../react/index.ts'
+import type { DiscoveredWalletInfo } from './AuthFlowContext.ts'
+
+type Signal = { signal: AbortSignal }
+export type SignedIn = { session: Session; created: boolean }
+
+/**
+ * The public sign-in hooks, adapted to the flow's needs. Nothing here talks to the service on
+ * its own: every request is one of the hooks' mutations, so `<AuthModal/>` and an app's own
+ * headless UI run exactly the same code.
+ */
+export function useSignInActions({ discoverWallets }: { discoverWallets: boolean }) {
+  const config = useWalletKitConfig()
+  const otp = useOtpSignIn()
+  const oauth = useOAuthSignIn()
+  const passkeySignIn = usePasskeySignIn()
+  const passkeySignUp = usePasskeySignUp()
+  const walletSignIn = useWalletSignIn()
+  const addPasskey = useAddPasskey()
+  // Wallet discovery (and its code) only loads once the wallet step is shown.
+  const discovered = useDiscoverWallets({ query: { enabled: discoverWallets } })
+
+  const wallets = useMemo<DiscoveredWalletInfo[]>(
+    () => [
+      ...(discovered.data?.ethereum ?? []).map((w) => ({
+        id: `eip6963:${w.info.uuid}`,
+        name: w.info.name,
+        icon: w.info.icon,
+      })),
+      ...(discovered.data?.solana ?? []).map((w) => ({
+        id: `solana:${w.info.name}`,
+        name: w.info.name,
+        icon: w.info.icon,
+      })),
+    ],
+    [discovered.data],
+  )
+
+  return {
+    config: {
+      status: config.status,
+      error: config.error,
+      retry: () => void config.refetch(),
+    },
+    enabledMethods: config.data?.enabledProviders ?? [],
+    passkeySupported: typeof window !== 'undefined' && typeof window.PublicKeyCredential === 'function',
+    wallets,
+    startOtp: (p: { otpType: OtpType; contact: string } & Signal) => otp.sendCode.mutateAsync(p),
+    completeOtp: (p: { otpCode: string } & Signal): Promise<SignedIn> => otp.verifyCode.mutateAsync(p),
+    oauth: (p: { provider: OAuthMethod; onPopupBlocked: 'redirect' | 'error' } & Signal): Promise<SignedIn> =>
+      oauth.mutateAsync(p),
+    passkeySignIn: async (p: Signal): Promise<SignedIn> => ({
+      ...(await passkeySignIn.mutateAsync(p)),
+      created: false,
+    }),
+    passkeySignUp: async (p: Signal & { userName: string }): Promise<SignedIn> => ({
+      ...(await passkeySignUp.mutateAsync(p)),
+      created: true,
+    }),
+    walletSignIn: (p: { walletId: string } & Signal): Promise<SignedIn> => {
+      const ethereum = discovered.data?.ethereum.find((w) => `eip6963:${w.info.uuid}` === p.walletId)
+      const solana = discovered.data?.solana.find((w) => `solana:${w.info.name}` === p.walletId)
+      const wallet = ethereum
+        ? ({ type: 'ethereum', provider: ethereum.provider } as const)
+        : solana
+          ? ({ type: 'solana', wallet: solana.wallet } as const)
+          : undefined
+      if (!wallet)
+        return Promise.reject(Object.assign(new Error('wallet not found'), { code: 'WALLET_UNAVAILABLE' }))
+      return walletSignIn.mutateAsync({ wallet, signal: p.signal })
+    },
+    addPasskey: async (_p: Signal) => {
+      await addPasskey.mutateAsync()
+    },
+  }
+}

@@ -1,0 +1,263 @@
+import { type FormEvent, Suspense, useEffect, useId, useState } from 'react'
+import {
+  useAddPasskey,
+  useLogout,
+  useRemovePasskey,
+  useSession,
+  useSessions,
+  useSwitchSession,
+  useUpdateUserName,
+  useUser,
+} from '../../react/index.ts'
+import { errorMessage } from '../ui/errorMessage.ts'
+import { formatDateTime } from '../ui/formatDuration.ts'
+import { PasskeyIcon, PlusIcon, TrashIcon } from '../ui/icons.tsx'
+import { Alert, Button, Spinner } from '../ui/parts.tsx'
+import type { UiOptions } from '../ui/uiOptions.ts'
+import { type Ui, useUi } from '../ui/useUi.ts'
+
+export interface UserProfileProps extends UiOptions {
+  className?: string
+}
+
+/** The signed-in user: name, e-mail, phone, passkeys, connected accounts and active sessions. */
+export function UserProfile(props: UserProfileProps) {
+  return (
+    <Suspense fallback={null}>
+      <UserProfileInner {...props} />
+    </Suspense>
+  )
+}
+
+function UserProfileInner({ className, ...look }: UserProfileProps) {
+  const ui = useUi(look)
+  const titleId = useId()
+  const user = useUser()
+  const root = {
+    ...ui.rootProps,
+    className: `${ui.rootProps.className} lk-card${className ? ` ${className}` : ''}`,
+    'aria-labelledby': titleId,
+  }
+  const heading = (
+    <h2 className="lk-card-title" id={titleId}>
+      {ui.t('profileTitle')}
+    </h2>
+  )
+  if (user.isPending)
+    return (
+      <section {...root}>
+        {heading}
+        <p className="lk-row lk-muted" role="status" style={{ margin: 0 }}>
+          <Spinner />
+          {ui.t('loading')}
+        </p>
+      </section>
+    )
+  if (user.isError || !user.data)
+    return (
+      <section {...root}>
+        {heading}
+        <Alert
+          tone="error"
+          action={
+            <Button size="sm" variant="secondary" onClick={() => void user.refetch()}>
+              {ui.t('retry')}
+            </Button>
+          }
+        >
+          {errorMessage(ui.t, user.error)}
+        </Alert>
+      </section>
+    )
+  const { user: u } = user.data
+  return (
+    <section {...root}>
+      <div className="lk-row">
+        <span className="lk-avatar" aria-hidden="true">
+          {(u.userName || '?').trim().charAt(0).toUpperCase()}
+        </span>
+        <div className="lk-grow">
+          {heading}
+          <span className="lk-subtle lk-mono">{u.userEmail ?? u.userPhoneNumber ?? u.userId}</span>
+        </div>
+      </div>
+      <NameForm ui={ui} userId={u.userId} name={u.userName} />
+      <dl className="lk-kv">
+        <dt>{ui.t('emailRow')}</dt>
+        <dd>{u.userEmail ?? <span className="lk-subtle">{ui.t('notSet')}</span>}</dd>
+        <dt>{ui.t('phoneRow')}</dt>
+        <dd>
+          {u.userPhoneNumber ? (
+            <span className="lk-mono">{u.userPhoneNumber}</span>
+          ) : (
+            <span className="lk-subtle">{ui.t('notSet')}</span>
+          )}
+        </dd>
+      </dl>
+      <Passkeys ui={ui} userId={u.userId} authenticators={u.authenticators} />
+      <div className="lk-stack" data-gap="sm">
+        <h3 className="lk-section-title">{ui.t('providersTitle')}</h3>
+        {u.oauthProviders.length === 0 ? (
+          <p className="lk-subtle" style={{ margin: 0 }}>
+            {ui.t('providersEmpty')}
+          </p>
+        ) : (
+          <ul className="lk-list">
+            {u.oauthProviders.map((p) => (
+              <li key={p.providerId}>
+                <span className="lk-strong lk-grow">{p.providerName}</span>
+                <span className="lk-subtle lk-mono">{new URL(p.issuer, 'https://x').host}</span>
+              </li>
+            ))}
+          </ul>
+        )}
+      </div>
+      <Sessions ui={ui} />
+    </section>
+  )
+}
+
+function NameForm({ ui, userId, name }: { ui: Ui; userId: string; name: string }) {
+  const id = useId()
+  const update = useUpdateUserName()
+  const [value, setValue] = useState(name)
+  useEffect(() => setValue(name), [name])
+  const submit = (event: FormEvent) => {
+    event.preventDefault()
+    if (value.trim() && value.trim() !== name) update.mutate({ userId, userName: value.trim() })
+  }
+  return (
+    <form className="lk-field" onSubmit={submit}>
+      <label className="lk-label" htmlFor={`${id}-name`}>
+        {ui.t('nameLabel')}
+      </label>
+      <div className="lk-row">
+        <input
+          id={`${id}-name`}
+          className="lk-input lk-grow"
+          value={value}
+          maxLength={64}
+          autoComplete="name"
+          onChange={(event) => setValue(event.target.value)}
+        />
+        <Button type="submit" variant="secondary" loading={update.isPending} disabled={value.trim() === name}>
+          {update.isPending ? ui.t('saving') : ui.t('save')}
+        </Button>
+      </div>
+      <div aria-live="polite">
+        {update.isSuccess && value.trim() === name ? (
+          <span className="lk-subtle">{ui.t('nameSaved')}</span>
+        ) : null}
+      </div>
+      {update.isError ? <Alert tone="error">{errorMessage(ui.t, update.error)}</Alert> : null}
+    </form>
+  )
+}
+
+function Passkeys({
+  ui,
+  userId,
+  authenticators,
+}: {
+  ui: Ui
+  userId: string
+  authenticators: { authenticatorId: string; authenticatorName: string; createdAt: { seconds: string } }[]
+}) {
+  const add = useAddPasskey()
+  const remove = useRemovePasskey()
+  return (
+    <div className="lk-stack" data-gap="sm">
+      <div className="lk-row" data-justify="between">
+        <h3 className="lk-section-title">{ui.t('passkeysTitle')}</h3>
+        <Button size="sm" variant="secondary" loading={add.isPending} onClick={() => add.mutate({ userId })}>
+          <PlusIcon />
+          {ui.t('addPasskey')}
+        </Button>
+      </div>
+      {authenticators.length === 0 ? (
+        <p className="lk-subtle" style={{ margin: 0 }}>
+          {ui.t('passkeysEmpty')}
+        </p>
+      ) : (
+        <ul className="lk-list">
+          {authenticators.map((a) => (
+            <li key={a.authenticatorId}>
+              <PasskeyIcon size={18} />
+              <span className="lk-grow">
+                <span className="lk-strong">{a.authenticatorName}</span>{' '}
+                <span className="lk-subtle">
+                  {formatDateTime(Number(a.createdAt.seconds) * 1000, ui.locale)}
+                </span>
+              </span>
+              <button
+                type="button"
+                className="lk-icon-button"
+                aria-label={ui.t('removePasskey', { name: a.authenticatorName })}
+                disabled={remove.isPending}
+                onClick={() => remove.mutate({ userId, authenticatorIds: [a.authenticatorId] })}
+              >
+                <TrashIcon />
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      {add.isError ? <Alert tone="error">{errorMessage(ui.t, add.error)}</Alert> : null}
+      {remove.isError ? <Alert tone="error">{errorMessage(ui.t, remove.error)}</Alert> : null}
+    </div>
+  )
+}
+
+function Sessions({ ui }: { ui: Ui }) {
+  const sessions = useSessions()
+  const active = useSession()
+  const logout = useLogout()
+  const switchTo = useSwitchSession()
+  const list = Object.values(sessions)
+  return (
+    <div className="lk-stack" data-gap="sm">
+      <h3 className="lk-section-title">{ui.t('sessionsTitle')}</h3>
+      {list.length === 0 ? (
+        <p className="lk-subtle" style={{ margin: 0 }}>
+          {ui.t('sessionsEmpty')}
+        </p>
+      ) : (
+        <ul className="lk-list">
+          {list.map((s) => {
+            const name = s.label ?? s.userId
+            return (
+              <li key={s.id}>
+                <span className="lk-grow">
+                  <span className="lk-mono">{name}</span>{' '}
+                  {s.id === active?.id ? (
+                    <span className="lk-badge" data-tone="accent">
+                      {ui.t('thisSession')}
+                    </span>
+                  ) : null}
+                  <br />
+                  <span className="lk-subtle">
+                    {ui.t('sessionExpiresAt', { time: formatDateTime(s.expiresAt, ui.locale) })}
+                  </span>
+                </span>
+                {s.id === active?.id ? null : (
+                  <Button size="sm" variant="ghost" onClick={() => switchTo(s.id)}>
+                    {ui.t('useSession')}
+                  </Button>
+                )}
+                <Button
+                  size="sm"
+                  variant="secondary"
+                  aria-label={ui.t('logOutSession', { name })}
+                  onClick={() => logout.mutate({ sessionId: s.id })}
+                >
+                  {ui.t('logOut')}
+                </Button>
+              </li>
+            )
+          })}
+        </ul>
+      )}
+      {logout.isError ? <Alert tone="error">{errorMessage(ui.t, logout.error)}</Alert> : null}
+    </div>
+  )
+}

@@ -1,0 +1,182 @@
+import { Suspense, useId, useMemo, useRef, useState } from 'react'
+import { useExportWalletAccountBundle, useExportWalletBundle, useSession } from '../../react/index.ts'
+import { Dialog } from '../ui/Dialog.tsx'
+import { errorMessage } from '../ui/errorMessage.ts'
+import { LockIcon } from '../ui/icons.tsx'
+import { Alert, Button, Header, Spinner } from '../ui/parts.tsx'
+import type { UiOptions } from '../ui/uiOptions.ts'
+import { type Ui, useUi } from '../ui/useUi.ts'
+import { type FrameEvent, SecretFrame, type SecretFrameHandle, type SecretFrameMode } from './SecretFrame.tsx'
+
+export interface ExportWalletProps extends UiOptions {
+  open: boolean
+  onOpenChange: (open: boolean) => void
+  /** Export this wallet's recovery phrase… */
+  walletId?: string
+  /** …or this account's private key. */
+  address?: string
+  /** See `SecretFrameMode`. @default 'url' */
+  frameMode?: SecretFrameMode
+}
+
+/**
+ * Export behind a warning screen. The secret is decrypted and shown inside the service's frame
+ * (its own non-extractable key); this component only ever handles the encrypted bundle.
+ */
+export function ExportWallet(props: ExportWalletProps) {
+  return (
+    <Suspense fallback={null}>
+      <ExportWalletInner {...props} />
+    </Suspense>
+  )
+}
+
+function ExportWalletInner({
+  open,
+  onOpenChange,
+  walletId,
+  address,
+  frameMode = 'url',
+  ...look
+}: ExportWalletProps) {
+  const ui = useUi(look)
+  const titleId = useId()
+  return (
+    <Dialog open={open} onOpenChange={onOpenChange} labelledBy={titleId} ui={ui}>
+      <ExportBody
+        ui={ui}
+        titleId={titleId}
+        walletId={walletId}
+        address={address}
+        frameMode={frameMode}
+        onClose={() => onOpenChange(false)}
+      />
+    </Dialog>
+  )
+}
+
+export function SecretWarning({ ui, secret }: { ui: Ui; secret: string }) {
+  return (
+    <Alert tone="warning" title={ui.t('exportWarningTitle')}>
+      {ui.t('exportWarningBody', { secret })}
+      <ul>
+        <li>{ui.t('exportWarning1')}</li>
+        <li>{ui.t('exportWarning2')}</li>
+        <li>{ui.t('exportWarning3')}</li>
+      </ul>
+    </Alert>
+  )
+}
+
+function ExportBody({
+  ui,
+  titleId,
+  walletId,
+  address,
+  frameMode,
+  onClose,
+}: {
+  ui: Ui
+  titleId: string
+  walletId: string | undefined
+  address: string | undefined
+  frameMode: SecretFrameMode
+  onClose: () => void
+}) {
+  const session = useSession()
+  const exportWallet = useExportWalletBundle()
+  const exportAccount = useExportWalletAccountBundle()
+  const frame = useRef<SecretFrameHandle>(null)
+  const [acknowledged, setAcknowledged] = useState(false)
+  const [stage, setStage] = useState<'warning' | 'loading' | 'shown'>('warning')
+  const [error, setError] = useState<unknown>(null)
+  const isKey = !walletId && Boolean(address)
+  const secret = isKey ? ui.t('secretPrivateKey') : ui.t('secretMnemonic')
+  const labels = useMemo(() => ({ secret }), [secret])
+
+  const onFrameEvent = async (event: FrameEvent) => {
+    if (event.type === 'error') {
+      setError({ code: event.code })
+      return
+    }
+    if (event.type === 'shown') return setStage('shown')
+    if (event.type !== 'ready' || !event.targetPublicKey) return
+    try {
+      const bundle = isKey
+        ? (await exportAccount.mutateAsync({ address: address!, targetPublicKey: event.targetPublicKey }))
+            .exportBundle
+        : (await exportWallet.mutateAsync({ walletId: walletId!, targetPublicKey: event.targetPublicKey }))
+            .exportBundle
+      frame.current?.post({
+        type: 'export-bundle',
+        exportBundle: bundle,
+        organizationId: session?.organizationId,
+        secret: isKey ? 'privateKey' : 'mnemonic',
+      })
+    } catch (caught) {
+      setError(caught)
+    }
+  }
+
+  return (
+    <div className="lk-panel">
+      <Header
+        ui={ui}
+        titleId={titleId}
+        title={isKey ? ui.t('exportAccountTitle') : ui.t('exportTitle')}
+        onClose={onClose}
+      />
+      {stage === 'warning' ? (
+        <>
+          <div className="lk-hero" data-tone="warning" aria-hidden="true">
+            <LockIcon size={26} />
+          </div>
+          <SecretWarning ui={ui} secret={secret} />
+          <label className="lk-checkbox">
+            <input
+              type="checkbox"
+              checked={acknowledged}
+              onChange={(event) => setAcknowledged(event.target.checked)}
+            />
+            {ui.t('exportAcknowledge')}
+          </label>
+          <div className="lk-stack" data-gap="sm">
+            <Button block disabled={!acknowledged} onClick={() => setStage('loading')}>
+              {ui.t('exportReveal', { secret })}
+            </Button>
+            <Button block variant="ghost" onClick={onClose}>
+              {ui.t('cancel')}
+            </Button>
+          </div>
+        </>
+      ) : (
+        <>
+          <p className="lk-subtle" style={{ margin: 0 }}>
+            {ui.t('exportFrameNote')}
+          </p>
+          {error ? (
+            <Alert tone="error">{errorMessage(ui.t, error)}</Alert>
+          ) : stage === 'loading' ? (
+            <p className="lk-row lk-muted" role="status" style={{ margin: 0 }}>
+              <Spinner />
+              {ui.t('frameLoading')}
+            </p>
+          ) : null}
+          <SecretFrame
+            ref={frame}
+            kind="export"
+            mode={frameMode}
+            ui={ui}
+            title={ui.t('exportFrameTitle', { secret })}
+            labels={labels}
+            height={isKey ? 120 : 230}
+            onEvent={(event) => void onFrameEvent(event)}
+          />
+          <Button block onClick={onClose}>
+            {ui.t('done')}
+          </Button>
+        </>
+      )}
+    </div>
+  )
+}

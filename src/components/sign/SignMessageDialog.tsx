@@ -1,0 +1,177 @@
+import { Suspense, useId, useState } from 'react'
+import { useSignMessage, useWalletAccounts } from '../../react/index.ts'
+import { CopyButton } from '../ui/CopyButton.tsx'
+import { Dialog } from '../ui/Dialog.tsx'
+import { errorMessage } from '../ui/errorMessage.ts'
+import { CheckIcon, SignatureIcon } from '../ui/icons.tsx'
+import { Alert, Button, Header, Spinner } from '../ui/parts.tsx'
+import type { UiOptions } from '../ui/uiOptions.ts'
+import { useUi } from '../ui/useUi.ts'
+import { networkOf } from '../wallets/chains.ts'
+
+export interface SignMessageResult {
+  address: string
+  message: string
+  signature: string
+}
+
+export interface SignMessageDialogProps extends UiOptions {
+  open: boolean
+  onOpenChange: (open: boolean) => void
+  /** The text to sign (shown exactly as it will be signed). */
+  message: string
+  /** Account address that signs. @default the first account of the user's first wallet */
+  address?: string
+  /** Called with the signature once signed. */
+  onSigned?: (result: SignMessageResult) => void
+}
+
+/** Shows what will be signed, signs it with `useSignMessage`, shows the signature. */
+export function SignMessageDialog(props: SignMessageDialogProps) {
+  return (
+    <Suspense fallback={null}>
+      <SignMessageDialogInner {...props} />
+    </Suspense>
+  )
+}
+
+function SignMessageDialogInner({
+  open,
+  onOpenChange,
+  message,
+  address,
+  onSigned,
+  ...look
+}: SignMessageDialogProps) {
+  const ui = useUi(look)
+  const titleId = useId()
+  const descriptionId = useId()
+  return (
+    <Dialog open={open} onOpenChange={onOpenChange} labelledBy={titleId} describedBy={descriptionId} ui={ui}>
+      <SignMessageBody
+        key={`${message}|${address}`}
+        ui={ui}
+        titleId={titleId}
+        descriptionId={descriptionId}
+        message={message}
+        address={address}
+        onSigned={onSigned}
+        onClose={() => onOpenChange(false)}
+      />
+    </Dialog>
+  )
+}
+
+function SignMessageBody({
+  ui,
+  titleId,
+  descriptionId,
+  message,
+  address,
+  onSigned,
+  onClose,
+}: {
+  ui: ReturnType<typeof useUi>
+  titleId: string
+  descriptionId: string
+  message: string
+  address: string | undefined
+  onSigned: SignMessageDialogProps['onSigned']
+  onClose: () => void
+}) {
+  const accounts = useWalletAccounts()
+  const sign = useSignMessage()
+  const [signature, setSignature] = useState<string | null>(null)
+  const account = address
+    ? accounts.data?.accounts.find((a) => a.address === address)
+    : accounts.data?.accounts[0]
+  const signWith = address ?? account?.address
+
+  const run = async () => {
+    if (!signWith) return
+    try {
+      const result = await sign.mutateAsync({ signWith, message })
+      setSignature(result.signature)
+      onSigned?.({ address: signWith, message, signature: result.signature })
+    } catch {
+      // shown from sign.error
+    }
+  }
+
+  if (signature) {
+    return (
+      <div className="lk-panel">
+        <Header ui={ui} titleId={titleId} title={ui.t('signedTitle')} onClose={onClose} />
+        <div className="lk-hero" data-tone="success" aria-hidden="true">
+          <CheckIcon size={28} />
+        </div>
+        <div className="lk-field">
+          <span className="lk-label">{ui.t('signatureLabel')}</span>
+          <pre className="lk-code">{signature}</pre>
+          <div className="lk-row" style={{ justifyContent: 'flex-end' }}>
+            <CopyButton ui={ui} text={signature} label={ui.t('copySignature')} />
+          </div>
+        </div>
+        <Button block onClick={onClose}>
+          {ui.t('done')}
+        </Button>
+      </div>
+    )
+  }
+
+  return (
+    <div className="lk-panel">
+      <Header
+        ui={ui}
+        titleId={titleId}
+        title={ui.t('signTitle')}
+        descriptionId={descriptionId}
+        description={ui.t('signDescription')}
+        onClose={onClose}
+      />
+      <div className="lk-hero" aria-hidden="true">
+        <SignatureIcon size={28} />
+      </div>
+      <div className="lk-field">
+        <span className="lk-label" id={`${titleId}-msg`}>
+          {ui.t('signMessageLabel')}
+        </span>
+        <section aria-labelledby={`${titleId}-msg`}>
+          {/* biome-ignore lint/a11y/noNoninteractiveTabindex: long messages scroll; keyboard users must reach them */}
+          <pre className="lk-code" tabIndex={0}>
+            {message}
+          </pre>
+        </section>
+      </div>
+      <dl className="lk-kv">
+        <dt>{ui.t('signWithLabel')}</dt>
+        <dd>
+          {accounts.isPending ? (
+            <Spinner />
+          ) : signWith ? (
+            <span className="lk-row" data-wrap="">
+              {account ? (
+                <span className="lk-badge" data-tone="accent">
+                  {networkOf(account.addressFormat)}
+                </span>
+              ) : null}
+              <span className="lk-mono">{signWith}</span>
+            </span>
+          ) : (
+            ui.t('walletsEmptyTitle')
+          )}
+        </dd>
+      </dl>
+      {sign.isError ? <Alert tone="error">{errorMessage(ui.t, sign.error)}</Alert> : null}
+      {accounts.isError ? <Alert tone="error">{errorMessage(ui.t, accounts.error)}</Alert> : null}
+      <div className="lk-stack" data-gap="sm">
+        <Button block loading={sign.isPending} disabled={!signWith} onClick={run}>
+          {sign.isPending ? ui.t('signing') : sign.isError ? ui.t('retry') : ui.t('signAction')}
+        </Button>
+        <Button block variant="ghost" onClick={onClose} disabled={sign.isPending}>
+          {ui.t('cancel')}
+        </Button>
+      </div>
+    </div>
+  )
+}
