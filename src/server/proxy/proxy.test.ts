@@ -626,6 +626,17 @@ describe('auth proxy: passkeys and external wallets', () => {
       user_id: signup.body.userId,
       public_key: key.publicKey,
     })
+    // Naming the parent organization (the kit does not know the sub-organization before the
+    // passkey answers) logs in to the credential's sub-organization.
+    const viaParent = await h.submit('stamp_login', { publicKey: clientKey().publicKey }, { as: passkey })
+    expect(viaParent.body.activity.organizationId).toBe(signup.body.organizationId)
+    expect(decodeJwtClaims<SessionClaims>(resultOf('stamp_login', viaParent).session)).toMatchObject({
+      user_id: signup.body.userId,
+      organization_id: signup.body.organizationId,
+    })
+    // Other activities still refuse a sub-organization key acting in the parent.
+    const denied = await h.submit('create_wallet', { walletName: 'w', accounts: [] }, { as: passkey })
+    expect(denied.status).toBe(403)
     // A tampered attestation is refused.
     const bad = softPasskey({ origin: APP }).register()
     bad.attestation.clientDataJson = bad.attestation.clientDataJson.slice(0, -4)
@@ -655,9 +666,11 @@ describe('auth proxy: passkeys and external wallets', () => {
       const login = await h.submit(
         'stamp_login',
         { publicKey: key.publicKey },
-        { as: wallet, organizationId: signup.body.organizationId },
+        // The wallet's stamp names the parent organization; the service finds the sub-organization.
+        { as: wallet },
       )
       expect(decodeJwtClaims<SessionClaims>(resultOf('stamp_login', login).session)).toMatchObject({
+        organization_id: signup.body.organizationId,
         user_id: signup.body.userId,
       })
     }
