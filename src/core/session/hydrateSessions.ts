@@ -1,25 +1,16 @@
 import type { Latchkey } from '../createLatchkey.ts'
-import {
-  defaultStorage,
-  type LatchkeyStorage,
-  parseSessions,
-  serializeSessions,
-  sessionsStorageKey,
-} from './persistence.ts'
+import { parseSessions, serializeSessions, sessionsStorageKey, storageOf } from './persistence.ts'
 import type { Session } from './types.ts'
 
 /** Keys younger than this survive cleanup: a sign-in may be using them (e.g. an OAuth redirect). */
 const KEY_GRACE_MS = 15 * 60_000
-
-const storageOf = (client: Latchkey): LatchkeyStorage | null =>
-  client.config.storage === undefined ? defaultStorage() : client.config.storage
 
 /**
  * Restores persisted sessions: each gets `active`, `expired` (past its expiry) or `storage-lost`
  * (its private key is gone from the key store). Then deletes stored keys no session uses.
  */
 export async function hydrateSessions(client: Latchkey): Promise<void> {
-  const storage = storageOf(client)
+  const storage = storageOf(client.config)
   let persisted: ReturnType<typeof parseSessions>
   try {
     persisted = parseSessions(storage?.getItem(sessionsStorageKey(client.config.organizationId)) ?? null)
@@ -69,7 +60,7 @@ export function startSessionPersistence(client: Latchkey): () => void {
     if (!state.hydrated) return
     if (state.sessions === previous.sessions && state.activeId === previous.activeId && previous.hydrated)
       return
-    const storage = storageOf(client)
+    const storage = storageOf(client.config)
     if (!storage) return
     try {
       storage.setItem(

@@ -93,3 +93,8 @@ export function defaultStorage(): LatchkeyStorage | null {
     return null
   }
 }
+
+/** The storage a client persists to: its configured one, else `localStorage` when usable. */
+export const storageOf = (config: {
+  storage?: LatchkeyStorage | null | undefined
+}): LatchkeyStorage | null => (config.storage === undefined ? defaultStorage() : config.storage)

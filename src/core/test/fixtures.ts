@@ -2,6 +2,7 @@
  * Client test fixtures: a REAL in-process local service (createService through the harness) used
  * as the client's `fetch`, on the real clock (so vi.useFakeTimers moves both sides together).
  */
+import { IDBFactory } from 'fake-indexeddb'
 import { createHarness, type Harness, testKey } from '../../server/test/harness.ts'
 import { createLatchkey, type Latchkey, type LatchkeyConfig } from '../createLatchkey.ts'
 import type { LatchkeyStorage } from '../session/persistence.ts'
@@ -42,6 +43,8 @@ export function createClientFixture(
   overrides: Partial<LatchkeyConfig> = {},
   serviceOptions: Parameters<typeof createHarness>[0] = {},
 ): ClientFixture {
+  // A fresh IndexedDB per fixture: each test sees only its own keys.
+  globalThis.indexedDB = new IDBFactory()
   const harness = createHarness({ clock: { now: () => Date.now() }, ...serviceOptions } as never)
   const storage = memoryStorage()
   const config = (more: Partial<LatchkeyConfig> = {}): LatchkeyConfig => ({

@@ -57,9 +57,9 @@ export async function prepareOAuth(
       'oauthClientIds',
     )
   const redirectUri =
-    parameters.redirectUri ??
-    client.config.oauth?.redirectUri ??
-    kit.oauthRedirectUrl ??
+    parameters.redirectUri ||
+    client.config.oauth?.redirectUri ||
+    kit.oauthRedirectUrl ||
     (typeof location === 'undefined' ? undefined : `${location.origin}${location.pathname}`)
   if (!redirectUri) throw new ConfigInvalidError('No OAuth redirect URI is configured', 'oauth.redirectUri')
   const pending: PendingOAuth = {

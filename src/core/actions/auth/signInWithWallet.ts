@@ -1,6 +1,7 @@
 import type { ApiKeyCurve } from '../../../protocol/index.ts'
 import type { Latchkey } from '../../createLatchkey.ts'
 import { WalletUnavailableError } from '../../errors.ts'
+import { storageOf } from '../../session/persistence.ts'
 import { addSessionFromJwt } from '../../session/sessions.ts'
 import type { Session } from '../../session/types.ts'
 import type { Stamper } from '../../stampers/types.ts'
@@ -11,10 +12,30 @@ import {
   solanaWalletStamper,
   type WalletStamper,
 } from '../../stampers/walletStampers.ts'
-import { submit } from '../../transport/activity.ts'
 import { getAccount } from '../proxy/getAccount.ts'
 import { proxySignup } from '../proxy/proxySignup.ts'
-import { sessionLifetimeSeconds } from './loadWalletKitConfig.ts'
+import { loginWithStamper } from './loginWithStamper.ts'
+
+const WALLET_KEYS = 'latchkey.walletKeys'
+
+/** Wallet address → public key, learnt from signatures (public information, nothing secret). */
+function rememberedWalletKeys(client: Latchkey): Record<string, string> {
+  try {
+    return JSON.parse(storageOf(client.config)?.getItem(WALLET_KEYS) ?? '{}') as Record<string, string>
+  } catch {
+    return {}
+  }
+}
+
+function rememberWalletKey(client: Latchkey, address: string, publicKey: string): void {
+  try {
+    const keys = { ...rememberedWalletKeys(client), [address.toLowerCase()]: publicKey }
+    storageOf(client.config)?.setItem(WALLET_KEYS, JSON.stringify(keys))
+  } catch {
+    // Only an optimisation.
+  }
+}
+
 import { withSessionKey } from './withSessionKey.ts'
 
 export type ExternalWallet =
@@ -59,14 +80,12 @@ export function signInWithWallet(
       curveType = 'API_KEY_CURVE_ED25519'
     }
     let created = false
+    let organizationId: string | undefined
     const ensureAccount = async (publicKey: string) => {
-      const { organizationId } = await getAccount(
-        client,
-        { filterType: 'PUBLIC_KEY', filterValue: publicKey },
-        { signal },
-      )
-      if (organizationId) return
-      await proxySignup(
+      if (organizationId) return organizationId
+      const found = await getAccount(client, { filterType: 'PUBLIC_KEY', filterValue: publicKey }, { signal })
+      if (found.organizationId) return (organizationId = found.organizationId)
+      const signup = await proxySignup(
         client,
         {
           userName: parameters.userName ?? address,
@@ -77,22 +96,30 @@ export function signInWithWallet(
         { signal },
       )
       created = true
+      return (organizationId = signup.organizationId)
     }
+    // Public keys of Ethereum wallets seen before (public data) spare a second prompt.
+    const known = inner.publicKey ?? rememberedWalletKeys(client)[address.toLowerCase()]
+    if (known) await ensureAccount(known)
+    // Solana wallets share their public key up front: find (or create) the account before the
+    // prompt and address the login to it. Ethereum keys are learnt from the signature.
     const stamper: Stamper = {
       async stamp(body) {
         const stamp = await inner.stamp(body)
         await ensureAccount(inner.publicKey as string)
+        rememberWalletKey(client, address, inner.publicKey as string)
         return stamp
       },
     }
-    const { result } = await submit(
-      client,
-      'stamp_login',
-      { publicKey: key.publicKey, expirationSeconds: String(await sessionLifetimeSeconds(client)) },
-      { organizationId: client.config.organizationId, stamper, signal },
-    )
+    const session = await loginWithStamper(client, {
+      key,
+      stamper,
+      organizationId,
+      signal,
+      resolveOrganization: async () => organizationId,
+    })
     return {
-      session: addSessionFromJwt(client, { session: result.session, method: 'wallet', label: address }),
+      session: addSessionFromJwt(client, { session, method: 'wallet', label: address }),
       created,
       address,
     }
