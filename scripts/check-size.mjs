@@ -6,7 +6,14 @@
 //   node scripts/check-size.mjs --require-all   also fail when an app cannot be built yet
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { heaviestGroups, kb, measureApp, printTable, projectRoot } from '../bench/size/measureApp.mjs'
+import {
+  fileGroups,
+  heaviestGroups,
+  kb,
+  measureApp,
+  printTable,
+  projectRoot,
+} from '../bench/size/measureApp.mjs'
 import { sizeApps } from '../bench/size/sizeApps.mjs'
 
 /** Budgets in bytes of gzip -9 (1 kB = 1000 bytes). */
@@ -92,12 +99,26 @@ for (const budget of budgets) {
   const ok = value <= budget.limit
   budgetRows.push([budget.what, kb(value), `≤ ${kb(budget.limit)}`, ok ? 'ok' : 'FAIL'])
   if (!ok) {
-    const heavy = heaviestGroups(/** @type {any} */ (sizes[budget.app]), { startupOnly: budget.startupOnly })
+    const app = /** @type {import('../bench/size/measureApp.mjs').AppSize} */ (sizes[budget.app])
+    const baselineGz = budget.app === 'core' ? 0 : baseline.all.total
+    const heavy = heaviestGroups(app, { baselineGz, startupOnly: budget.startupOnly })
+    const files = app.files.filter((f) => f.startup || !budget.startupOnly).slice(0, 8)
     problems.push(
-      `${budget.what} is ${kb(value)}, over the ${kb(budget.limit)} budget by ${kb(value - budget.limit)}.` +
-        ` Heaviest modules beyond react (share of gzip size${budget.startupOnly ? ', start-up chunks' : ''}):\n` +
+      `${budget.what} is ${kb(value)}, over the ${kb(budget.limit)} budget by ${kb(value - budget.limit)}.\n` +
+        `  Heaviest modules beyond react (estimated gzip share${budget.startupOnly ? ', start-up files' : ''}):\n` +
         heavy
           .map((g) => `    ${kb(g.gz).padStart(9)}  ${g.group}  (${kb(g.bytes)} before minify)`)
+          .join('\n') +
+        '\n  Heaviest files:\n' +
+        files
+          .map(
+            (f) =>
+              `    ${kb(f.gz).padStart(9)}  ${f.fileName} (${f.startup ? 'start-up' : 'lazy'}): ` +
+              fileGroups(f, baselineGz)
+                .slice(0, 3)
+                .map((t) => `${t.group} ${kb(t.gz)}`)
+                .join(', '),
+          )
           .join('\n'),
     )
   }
@@ -107,7 +128,7 @@ printTable(['budget', 'measured', 'limit', 'result'], budgetRows)
 for (const app of ['signin', 'core']) {
   const s = sizes[app]
   if (!s) continue
-  const heavy = heaviestGroups(s, { limit: 6 })
+  const heavy = heaviestGroups(s, { baselineGz: app === 'core' ? 0 : (baseline?.all.total ?? 0), limit: 6 })
   console.log(`\nheaviest in ${app} (gz share): ${heavy.map((g) => `${g.group} ${kb(g.gz)}`).join(', ')}`)
 }
 

@@ -61,15 +61,9 @@ export function moduleGroup(id) {
 
 /**
  * @typedef {{ js: number, css: number, total: number, files: number }} Sizes
- * @typedef {{ group: string, bytes: number, gz: number, startup: boolean }} GroupCost
- * @typedef {{
- *   name: string,
- *   startup: Sizes,
- *   all: Sizes,
- *   files: { fileName: string, gz: number, startup: boolean }[],
- *   groups: GroupCost[],
- *   ms: number,
- * }} AppSize
+ * @typedef {{ fileName: string, gz: number, startup: boolean, parts: [group: string, bytes: number][] }} FileSize
+ *   `parts`: the rendered (pre-minify) length of each module group in the file.
+ * @typedef {{ name: string, startup: Sizes, all: Sizes, files: FileSize[], ms: number }} AppSize
  */
 
 /**
@@ -106,29 +100,24 @@ export async function measureApp({ name, root, aliases = latchkeyAliases }) {
   }
   for (const o of outputs) if (o.type === 'chunk' && o.isEntry) visit(o.fileName)
 
-  /** @type {AppSize['files']} */
+  /** @type {FileSize[]} */
   const files = []
-  /** @type {Map<string, GroupCost>} */
-  const groups = new Map()
   for (const o of outputs) {
     const isJs = o.type === 'chunk'
     const isCss = o.type === 'asset' && o.fileName.endsWith('.css')
     if (!isJs && !isCss) continue
-    const gz = gzipSize(isJs ? o.code : o.source)
-    const inStartup = startup.has(o.fileName)
-    files.push({ fileName: o.fileName, gz, startup: inStartup })
-    // A module's share of its chunk's gzip size, in proportion to its rendered (pre-minify) length.
-    const parts = isJs
-      ? Object.entries(o.modules).map(([id, m]) => [moduleGroup(id), m.renderedLength])
-      : [[`${o.originalFileNames?.[0] ?? o.fileName} (css)`, o.source.length]]
-    const rendered = parts.reduce((sum, [, bytes]) => sum + bytes, 0) || 1
-    for (const [group, bytes] of parts) {
-      const key = `${group}\u0000${inStartup}`
-      const cost = groups.get(key) ?? { group, bytes: 0, gz: 0, startup: inStartup }
-      cost.bytes += bytes
-      cost.gz += (gz * bytes) / rendered
-      groups.set(key, cost)
-    }
+    /** @type {Map<string, number>} */
+    const parts = new Map()
+    if (isJs)
+      for (const [id, m] of Object.entries(o.modules))
+        parts.set(moduleGroup(id), (parts.get(moduleGroup(id)) ?? 0) + m.renderedLength)
+    else parts.set(`CSS ${o.fileName}`, o.source.length)
+    files.push({
+      fileName: o.fileName,
+      gz: gzipSize(isJs ? o.code : o.source),
+      startup: startup.has(o.fileName),
+      parts: [...parts],
+    })
   }
   const sum = (/** @type {(f: AppSize['files'][number]) => boolean} */ pick) => {
     const picked = files.filter(pick)
@@ -141,7 +130,6 @@ export async function measureApp({ name, root, aliases = latchkeyAliases }) {
     startup: sum((f) => f.startup),
     all: sum(() => true),
     files: files.sort((a, b) => b.gz - a.gz),
-    groups: [...groups.values()].sort((a, b) => b.gz - a.gz),
     ms: Math.round(performance.now() - started),
   }
 }
@@ -166,19 +154,39 @@ export function printTable(header, rows) {
 }
 
 /**
- * The heaviest groups of an app that are not part of the react baseline.
- * @param {AppSize} app
- * @param {{ startupOnly?: boolean, limit?: number }} [options]
+ * Estimated gzip cost of each module group in one file, baseline packages excluded. A file's
+ * size is shared in proportion to rendered length; where the file also holds react, the
+ * baseline's measured size (`baselineGz`) is taken off first, so what is left is ours.
+ * @param {FileSize} file
+ * @param {number} baselineGz
+ * @returns {{ group: string, gz: number, bytes: number }[]}
  */
-export function heaviestGroups(app, { startupOnly = false, limit = 10 } = {}) {
+export function fileGroups(file, baselineGz) {
+  const ours = file.parts.filter(([group]) => !baselinePackages.has(group))
+  const hasBaseline = ours.length < file.parts.length
+  const gz = hasBaseline ? Math.max(0, file.gz - baselineGz) : file.gz
+  const rendered = ours.reduce((sum, [, bytes]) => sum + bytes, 0) || 1
+  return ours
+    .map(([group, bytes]) => ({ group, bytes, gz: (gz * bytes) / rendered }))
+    .sort((a, b) => b.gz - a.gz)
+}
+
+/**
+ * The heaviest module groups of an app beyond the react baseline, over all (or start-up) files.
+ * @param {AppSize} app
+ * @param {{ baselineGz?: number, startupOnly?: boolean, limit?: number }} [options]
+ */
+export function heaviestGroups(app, { baselineGz = 0, startupOnly = false, limit = 10 } = {}) {
   /** @type {Map<string, { group: string, gz: number, bytes: number }>} */
   const merged = new Map()
-  for (const g of app.groups) {
-    if (baselinePackages.has(g.group) || (startupOnly && !g.startup)) continue
-    const m = merged.get(g.group) ?? { group: g.group, gz: 0, bytes: 0 }
-    m.gz += g.gz
-    m.bytes += g.bytes
-    merged.set(g.group, m)
+  for (const file of app.files) {
+    if (startupOnly && !file.startup) continue
+    for (const g of fileGroups(file, baselineGz)) {
+      const m = merged.get(g.group) ?? { group: g.group, gz: 0, bytes: 0 }
+      m.gz += g.gz
+      m.bytes += g.bytes
+      merged.set(g.group, m)
+    }
   }
   return [...merged.values()].sort((a, b) => b.gz - a.gz).slice(0, limit)
 }
