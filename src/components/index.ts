@@ -9,7 +9,15 @@ export {
   useAuthModal,
 } from './auth/AuthModal.tsx'
 export { type AuthResult, DEFAULT_METHOD_ORDER } from './auth/useAuthFlow.ts'
-export { ar, BUILT_IN_LOCALES, en, es, type MessageKey, type Messages } from './i18n/index.ts'
+export {
+  ar,
+  BUILT_IN_LOCALES,
+  en,
+  es,
+  type MessageKey,
+  type Messages,
+  preloadMessages,
+} from './i18n/index.ts'
 export { UserProfile, type UserProfileProps } from './profile/UserProfile.tsx'
 export { ExportWallet, type ExportWalletProps } from './secret/ExportWallet.tsx'
 export { ImportWallet, type ImportWalletProps } from './secret/ImportWallet.tsx'

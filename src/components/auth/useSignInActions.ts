@@ -22,7 +22,12 @@ export type SignedIn = { session: Session; created: boolean }
  * headless UI run exactly the same code.
  */
 export function useSignInActions({ discoverWallets }: { discoverWallets: boolean }) {
-  const config = useWalletKitConfig()
+  // A disabled proxy or unknown configuration will not fix itself: retry only network failures.
+  const config = useWalletKitConfig({
+    query: {
+      retry: (count, error) => count < 2 && (error.code === 'NETWORK_ERROR' || error.code === 'TIMEOUT'),
+    },
+  })
   const otp = useOtpSignIn()
   const oauth = useOAuthSignIn()
   const passkeySignIn = usePasskeySignIn()

@@ -7,5 +7,6 @@ export {
   createTranslate,
   directionOf,
   loadMessages,
+  preloadMessages,
   type Translate,
 } from './messages.ts'

@@ -50,6 +50,14 @@ export function loadMessages(locale: string): Messages | Tracked<Messages> {
   return promise
 }
 
+/**
+ * Loads a built-in dictionary ahead of rendering (e.g. before hydration) so the first render in
+ * that locale does not suspend.
+ */
+export async function preloadMessages(locale: string): Promise<Messages> {
+  return loadMessages(locale)
+}
+
 export type Translate = (key: MessageKey, values?: Record<string, string | number>) => string
 
 /** A translate function over a dictionary plus app overrides. Unknown `{name}` markers stay as typed. */

@@ -58,7 +58,6 @@ export function Dialog({ open, onOpenChange, labelledBy, describedBy, ui, childr
 
   return (
     // The dialog element itself only receives clicks on the backdrop: the panel fills it.
-    // biome-ignore lint/a11y/useKeyWithClickEvents: Escape is handled by the native cancel event
     <dialog
       ref={ref}
       {...ui.rootProps}
@@ -67,6 +66,14 @@ export function Dialog({ open, onOpenChange, labelledBy, describedBy, ui, childr
       aria-describedby={describedBy}
       onClick={(event) => {
         if (event.target === event.currentTarget) onOpenChangeRef.current(false)
+      }}
+      onKeyDown={(event) => {
+        // Handled here as well as through `cancel`: preventing the key's default stops the
+        // browser's own close request, so the parent hears about it exactly once.
+        if (event.key === 'Escape' && !event.defaultPrevented) {
+          event.preventDefault()
+          onOpenChangeRef.current(false)
+        }
       }}
     >
       {open ? children : null}

@@ -1,0 +1,200 @@
+import { act, screen, waitFor, within } from '@testing-library/react'
+import userEvent from '@testing-library/user-event'
+import { useState } from 'react'
+import { describe, expect, it } from 'vitest'
+import type { Session } from '../../react/index.ts'
+import { preloadMessages } from '../i18n/messages.ts'
+import { latestCode, renderWithService } from '../test/renderWithService.tsx'
+import { AuthModal, AuthModalCancelledError, useAuthModal } from './AuthModal.tsx'
+
+const dialog = () => screen.getByRole('dialog')
+
+async function openModal(user: ReturnType<typeof userEvent.setup>) {
+  await user.click(screen.getByRole('button', { name: 'Sign in' }))
+  return screen.findByRole('textbox', { name: 'Email address' })
+}
+
+describe('<AuthModal/>', () => {
+  it('opens from its own trigger, offers the enabled methods in order, and Escape returns focus', async () => {
+    const user = userEvent.setup()
+    renderWithService(<AuthModal />)
+    const trigger = screen.getByRole('button', { name: 'Sign in' })
+    await openModal(user)
+    expect(dialog()).toHaveProperty('open', true)
+    expect(dialog().getAttribute('aria-labelledby')).toBe(screen.getByRole('heading', { name: 'Sign in' }).id)
+    const methods = within(screen.getByRole('navigation', { name: 'Sign-in methods' }))
+      .getAllByRole('button')
+      .map((b) => b.getAttribute('aria-label') ?? b.textContent)
+    expect(methods).toEqual([
+      'Continue with a passkey',
+      'Continue with Google',
+      'Continue with Apple',
+      'Continue with X',
+      'Continue with Discord',
+      'Continue with Facebook',
+      'Continue with a wallet',
+    ])
+    expect(screen.getByRole('button', { name: 'Use phone number instead' })).toBeTruthy()
+    await user.keyboard('{Escape}')
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull())
+    expect(document.activeElement).toBe(trigger)
+  })
+
+  it('signs a new user up by e-mail: wrong code explained, pasted code auto-submits, open() resolves', async () => {
+    const user = userEvent.setup()
+    let opened: Promise<Session> | undefined
+    function App() {
+      const modal = useAuthModal()
+      return (
+        <>
+          <button type="button" onClick={() => (opened = modal.open())}>
+            Open from app
+          </button>
+          <AuthModal trigger={false} />
+        </>
+      )
+    }
+    const { service } = renderWithService(<App />)
+    await user.click(screen.getByRole('button', { name: 'Open from app' }))
+    await user.type(await screen.findByRole('textbox', { name: 'Email address' }), 'ana@example.com')
+    await user.click(screen.getByRole('button', { name: 'Continue' }))
+    expect(await screen.findByRole('heading', { name: 'Enter the code' })).toBeTruthy()
+    expect(screen.getByText(/We sent a 6-digit code to/).textContent).toContain('ana@example.com')
+    const code = await latestCode(service, 'ana@example.com')
+    const wrong = code === '000000' ? '111111' : '000000'
+    await user.click(screen.getByRole('textbox', { name: 'Digit 1 of 6' }))
+    await user.paste(wrong)
+    expect((await screen.findByRole('alert')).textContent).toBe(
+      'That code isn’t right. Check it and try again.',
+    )
+    expect(screen.getAllByRole('textbox').map((i) => (i as HTMLInputElement).value)).toEqual(
+      Array(6).fill(''),
+    )
+    await user.click(screen.getByRole('textbox', { name: 'Digit 1 of 6' }))
+    await user.paste(code)
+    expect(
+      await screen.findByRole('heading', { name: 'Your account is ready' }, { timeout: 10_000 }),
+    ).toBeTruthy()
+    const session = await opened!
+    expect(session).toMatchObject({ status: 'active', method: 'otp', label: 'ana@example.com' })
+    await user.click(screen.getByRole('button', { name: 'Done' }))
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull())
+  })
+
+  it('types the code one digit at a time and moves focus along', async () => {
+    const user = userEvent.setup()
+    const { service } = renderWithService(<AuthModal />)
+    await user.type(await openModal(user), 'typed@example.com{Enter}')
+    await screen.findByRole('heading', { name: 'Enter the code' })
+    const code = await latestCode(service, 'typed@example.com')
+    await user.keyboard(code.slice(0, 3))
+    expect(document.activeElement).toBe(screen.getByRole('textbox', { name: 'Digit 4 of 6' }))
+    await user.keyboard(code.slice(3))
+    expect(
+      await screen.findByRole('heading', { name: 'Your account is ready' }, { timeout: 10_000 }),
+    ).toBeTruthy()
+  })
+
+  it('rejects useAuthModal().open() with a typed cancellation when closed', async () => {
+    const user = userEvent.setup()
+    let result: unknown
+    function App() {
+      const modal = useAuthModal()
+      return (
+        <>
+          <button type="button" onClick={() => modal.open().catch((error) => (result = error))}>
+            Open
+          </button>
+          <AuthModal trigger={false} />
+        </>
+      )
+    }
+    renderWithService(<App />)
+    await user.click(screen.getByRole('button', { name: 'Open' }))
+    await screen.findByRole('textbox', { name: 'Email address' })
+    await user.click(screen.getByRole('button', { name: 'Close' }))
+    await waitFor(() => expect(result).toBeInstanceOf(AuthModalCancelledError))
+    expect(result).toMatchObject({ code: 'USER_CANCELLED' })
+  })
+
+  it('is controlled with open/onOpenChange and keeps only the methods asked for, in that order', async () => {
+    const user = userEvent.setup()
+    const changes: boolean[] = []
+    function App() {
+      const [open, setOpen] = useState(true)
+      return (
+        <AuthModal
+          open={open}
+          methods={['discord', 'google', 'email']}
+          onOpenChange={(next) => {
+            changes.push(next)
+            setOpen(next)
+          }}
+        />
+      )
+    }
+    renderWithService(<App />)
+    await screen.findByRole('textbox', { name: 'Email address' })
+    expect(screen.queryByRole('button', { name: 'Sign in' })).toBeNull()
+    const nav = within(screen.getByRole('navigation', { name: 'Sign-in methods' }))
+    expect(nav.getAllByRole('button').map((b) => b.textContent)).toEqual([
+      'Continue with Discord',
+      'Continue with Google',
+    ])
+    expect(screen.queryByRole('button', { name: 'Use phone number instead' })).toBeNull()
+    await user.keyboard('{Escape}')
+    await waitFor(() => expect(changes).toEqual([false]))
+  })
+
+  it('explains when no method is enabled and when the proxy is switched off', async () => {
+    const user = userEvent.setup()
+    const first = renderWithService(<AuthModal />, { proxySettings: { enabledProviders: [] } })
+    await user.click(screen.getByRole('button', { name: 'Sign in' }))
+    expect(await screen.findByText('This app hasn’t turned on any way to sign in yet.')).toBeTruthy()
+    first.unmount()
+    renderWithService(<AuthModal />, { proxySettings: { enabled: false } })
+    await user.click(screen.getByRole('button', { name: 'Sign in' }))
+    expect(await screen.findByText('Sign-in is switched off for this app. Try again later.')).toBeTruthy()
+  })
+
+  it('validates the e-mail before sending and switches to the phone field', async () => {
+    const user = userEvent.setup()
+    renderWithService(<AuthModal />)
+    await user.type(await openModal(user), 'not-an-email{Enter}')
+    expect(screen.getByRole('alert').textContent).toBe('Enter a valid email address.')
+    expect(screen.getByRole('textbox', { name: 'Email address' }).getAttribute('aria-invalid')).toBe('true')
+    await user.click(screen.getByRole('button', { name: 'Use phone number instead' }))
+    expect(await screen.findByRole('combobox', { name: 'Country or region' })).toBeTruthy()
+    expect(screen.getByRole('textbox', { name: 'Phone number' })).toBeTruthy()
+  })
+
+  it('sends an SMS code to the E.164 number built from country and national number', async () => {
+    const user = userEvent.setup()
+    const { service } = renderWithService(<AuthModal methods={['sms']} />)
+    await user.click(screen.getByRole('button', { name: 'Sign in' }))
+    await user.selectOptions(await screen.findByRole('combobox', { name: 'Country or region' }), 'ES')
+    await user.type(screen.getByRole('textbox', { name: 'Phone number' }), '612 345 678{Enter}')
+    await screen.findByRole('heading', { name: 'Enter the code' })
+    expect(screen.getByText(/We sent a 6-digit code to/).textContent).toContain('+34612345678')
+    expect(await latestCode(service, '+34612345678')).toMatch(/^\d{6}$/)
+    await user.click(screen.getByRole('button', { name: 'Back' }))
+    expect(await screen.findByRole('combobox', { name: 'Country or region' })).toBeTruthy()
+  })
+
+  it('speaks Arabic right to left and Spanish', async () => {
+    const user = userEvent.setup()
+    // Built-in dictionaries load on demand; preloading keeps the first render from suspending.
+    await Promise.all([preloadMessages('ar'), preloadMessages('es')])
+    const first = renderWithService(<AuthModal locale="ar" />)
+    await user.click(await screen.findByRole('button', { name: 'تسجيل الدخول' }, { timeout: 5000 }))
+    await screen.findByRole('textbox', { name: 'البريد الإلكتروني' })
+    expect(dialog().getAttribute('dir')).toBe('rtl')
+    expect(dialog().getAttribute('lang')).toBe('ar')
+    first.unmount()
+    renderWithService(<AuthModal locale="es" messages={{ signIn: 'Entrar' }} theme="dark" />)
+    await user.click(await screen.findByRole('button', { name: 'Entrar' }, { timeout: 5000 }))
+    await screen.findByRole('textbox', { name: 'Correo electrónico' })
+    expect(dialog().getAttribute('data-lk-theme')).toBe('dark')
+    await act(async () => {})
+  })
+})

@@ -1,0 +1,39 @@
+import { render } from '@testing-library/react'
+import type { ReactElement } from 'react'
+import { LatchkeyProvider } from '../../react/index.ts'
+import { type CreateServiceOptions, createService, type Service } from '../../server/index.ts'
+
+export const SERVICE_URL = 'http://localhost:8787'
+
+/** A real in-process local service and the provider config that talks to it. */
+export function createTestService(options: CreateServiceOptions = {}) {
+  const service = createService(options)
+  const config = {
+    authProxyUrl: SERVICE_URL,
+    baseUrl: SERVICE_URL,
+    authProxyConfigId: service.dev.authProxyConfigId ?? 'missing',
+    organizationId: service.dev.organizationId,
+    fetch: service.fetch,
+    storage: null,
+    trustedSignerPublicKey: service.dev.signerPublicKey,
+    polling: { intervalMs: 10, timeoutMs: 2_000 },
+  }
+  return { service, config }
+}
+
+/** Renders `ui` under a provider wired to a fresh service. */
+export function renderWithService(ui: ReactElement, options: CreateServiceOptions = {}) {
+  const { service, config } = createTestService(options)
+  const result = render(<LatchkeyProvider config={config}>{ui}</LatchkeyProvider>)
+  return { ...result, service, config }
+}
+
+/** The newest code the service "sent" to `contact` (the dev outbox). */
+export async function latestCode(service: Service, contact: string): Promise<string> {
+  const response = await service.fetch(
+    `${SERVICE_URL}/dev/outbox.json?contact=${encodeURIComponent(contact)}`,
+  )
+  const { messages } = (await response.json()) as { messages: { code: string }[] }
+  if (!messages[0]) throw new Error(`no code sent to ${contact}`)
+  return messages[0].code
+}
