@@ -7,6 +7,29 @@ import { preloadMessages } from '../i18n/messages.ts'
 import { latestCode, renderWithService } from '../test/renderWithService.tsx'
 import { AuthModal, AuthModalCancelledError, useAuthModal } from './AuthModal.tsx'
 
+function OpenButton({ label, onOpen }: { label: string; onOpen: (session: Promise<Session>) => void }) {
+  const modal = useAuthModal()
+  return (
+    <button type="button" onClick={() => onOpen(modal.open())}>
+      {label}
+    </button>
+  )
+}
+
+function ControlledModal({ changes }: { changes: boolean[] }) {
+  const [open, setOpen] = useState(true)
+  return (
+    <AuthModal
+      open={open}
+      methods={['discord', 'google', 'email']}
+      onOpenChange={(next) => {
+        changes.push(next)
+        setOpen(next)
+      }}
+    />
+  )
+}
+
 const dialog = () => screen.getByRole('dialog')
 
 async function openModal(user: ReturnType<typeof userEvent.setup>) {
@@ -43,18 +66,12 @@ describe('<AuthModal/>', () => {
   it('signs a new user up by e-mail: wrong code explained, pasted code auto-submits, open() resolves', async () => {
     const user = userEvent.setup()
     let opened: Promise<Session> | undefined
-    function App() {
-      const modal = useAuthModal()
-      return (
-        <>
-          <button type="button" onClick={() => (opened = modal.open())}>
-            Open from app
-          </button>
-          <AuthModal trigger={false} />
-        </>
-      )
-    }
-    const { service } = renderWithService(<App />)
+    const { service } = renderWithService(
+      <>
+        <OpenButton label="Open from app" onOpen={(promise) => (opened = promise)} />
+        <AuthModal trigger={false} />
+      </>,
+    )
     await user.click(screen.getByRole('button', { name: 'Open from app' }))
     await user.type(await screen.findByRole('textbox', { name: 'Email address' }), 'ana@example.com')
     await user.click(screen.getByRole('button', { name: 'Continue' }))
@@ -98,18 +115,12 @@ describe('<AuthModal/>', () => {
   it('rejects useAuthModal().open() with a typed cancellation when closed', async () => {
     const user = userEvent.setup()
     let result: unknown
-    function App() {
-      const modal = useAuthModal()
-      return (
-        <>
-          <button type="button" onClick={() => modal.open().catch((error) => (result = error))}>
-            Open
-          </button>
-          <AuthModal trigger={false} />
-        </>
-      )
-    }
-    renderWithService(<App />)
+    renderWithService(
+      <>
+        <OpenButton label="Open" onOpen={(promise) => promise.catch((error) => (result = error))} />
+        <AuthModal trigger={false} />
+      </>,
+    )
     await user.click(screen.getByRole('button', { name: 'Open' }))
     await screen.findByRole('textbox', { name: 'Email address' })
     await user.click(screen.getByRole('button', { name: 'Close' }))
@@ -120,20 +131,7 @@ describe('<AuthModal/>', () => {
   it('is controlled with open/onOpenChange and keeps only the methods asked for, in that order', async () => {
     const user = userEvent.setup()
     const changes: boolean[] = []
-    function App() {
-      const [open, setOpen] = useState(true)
-      return (
-        <AuthModal
-          open={open}
-          methods={['discord', 'google', 'email']}
-          onOpenChange={(next) => {
-            changes.push(next)
-            setOpen(next)
-          }}
-        />
-      )
-    }
-    renderWithService(<App />)
+    renderWithService(<ControlledModal changes={changes} />)
     await screen.findByRole('textbox', { name: 'Email address' })
     expect(screen.queryByRole('button', { name: 'Sign in' })).toBeNull()
     const nav = within(screen.getByRole('navigation', { name: 'Sign-in methods' }))
