@@ -605,11 +605,24 @@ describe('auth proxy: passkeys and external wallets', () => {
     const h = createHarness()
     const page = browser(h)
     const passkey = softPasskey({ origin: APP })
+    const sessionKey = clientKey()
     const signup = await page.call('signup', {
       userName: 'Passkey user',
       authenticators: [passkey.register()],
+      // The kit registers its session key in the same call: no second passkey prompt.
+      apiKeys: [
+        {
+          apiKeyName: 'session',
+          publicKey: sessionKey.publicKey,
+          curveType: 'API_KEY_CURVE_P256',
+          expirationSeconds: '900',
+        },
+      ],
     })
     expect(signup.status).toBe(200)
+    expect(await whoami(h, sessionKey.stamper(), signup.body.organizationId)).toMatchObject({
+      userId: signup.body.userId,
+    })
     const found = await page.call('account', {
       filterType: 'CREDENTIAL_ID',
       filterValue: passkey.credentialId,
@@ -801,6 +814,17 @@ describe('auth proxy: configuration, origins and methods', () => {
       status: 403,
       errorCode: 'METHOD_DISABLED',
     })
+    // A session key alone is no way to sign up; beside an enabled method it is welcome.
+    const sessionKey = testKey().apiKey('session', '900')
+    expect(errorOf(await page.call('signup', { apiKeys: [sessionKey] }))).toEqual({
+      status: 400,
+      errorCode: 'FIELD_REQUIRED',
+    })
+    const { verificationToken } = await verifiedEmail(h, page, 'ivy@example.com')
+    expect(
+      (await page.call('signup', { userEmail: 'ivy@example.com', verificationToken, apiKeys: [sessionKey] }))
+        .status,
+    ).toBe(200)
     expect((await page.call('otp_init', { otpType: 'OTP_TYPE_EMAIL', contact: 'a@b.io' })).status).toBe(200)
   })
 })

@@ -22,6 +22,7 @@ import {
   type WalletParams,
 } from '../../protocol/index.ts'
 import { signApiKeyStamp } from '../crypto/index.ts'
+import { MAX_SESSION_SECONDS } from '../domain/sessions.ts'
 import { DEV_OIDC_PREFIX } from '../oauth/devIdp.ts'
 import type { Runtime } from '../Runtime.ts'
 import { ServiceError } from '../ServiceError.ts'
@@ -402,7 +403,15 @@ class ProxyCall {
 
     // Every sign-in method the new account brings must be switched on.
     if (authenticators.length > 0) this.requireMethod('passkey', 'passkey sign-up')
-    if (apiKeys.length > 0) this.requireMethod('wallet', 'wallet sign-up')
+    // A short-lived P-256 key is the client's session key riding along with another method;
+    // any other key (an Ethereum or Solana wallet, a permanent API key) is wallet sign-up.
+    const isSessionKey = (key: Record<string, unknown>) =>
+      key.curveType === 'API_KEY_CURVE_P256' &&
+      typeof key.expirationSeconds === 'string' &&
+      /^\d{1,9}$/.test(key.expirationSeconds) &&
+      Number(key.expirationSeconds) <= MAX_SESSION_SECONDS
+    const walletKeys = apiKeys.filter((key) => !isSessionKey(key))
+    if (walletKeys.length > 0) this.requireMethod('wallet', 'wallet sign-up')
     const oauthClaims = oauthProviders.map((provider) => claimsOf(provider.value.oidcToken))
     for (const claims of oauthClaims) {
       const provider = claims.provider
@@ -414,10 +423,10 @@ class ProxyCall {
     const tokenClaims = verificationToken !== undefined ? claimsOf(verificationToken) : undefined
     if (tokenClaims)
       this.requireMethod(tokenClaims.verification_type === 'OTP_TYPE_SMS' ? 'sms' : 'email', 'OTP sign-up')
-    if (authenticators.length + apiKeys.length + oauthProviders.length === 0 && !verificationToken)
+    if (authenticators.length + walletKeys.length + oauthProviders.length === 0 && !verificationToken)
       throw new ServiceError(
         'FIELD_REQUIRED',
-        'sign-up needs a way to log in: authenticators, apiKeys, oauthProviders or a verificationToken',
+        'sign-up needs a way to log in: authenticators, wallet apiKeys, oauthProviders or a verificationToken',
       )
     // An unproven e-mail or phone would route someone else's OTP login into this account: the
     // proxy takes them only with proof (the activity checks the proof's signature).
