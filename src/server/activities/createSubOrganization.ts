@@ -104,7 +104,7 @@ export const createSubOrganization = defineActivity('create_sub_organization', {
       await hook(hookContext, p.verificationToken, users)
     }
     const wallet = p.wallet
-      ? createWalletRecords(ctx, {
+      ? await createWalletRecords(ctx, {
           organizationId: id,
           walletName: p.wallet.walletName,
           accounts: p.wallet.accounts,

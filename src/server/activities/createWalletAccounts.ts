@@ -9,9 +9,9 @@ export const createWalletAccounts = defineActivity('create_wallet_accounts', {
     accounts: readAccounts(r, 'accounts', 1),
     persist: r.optBool('persist') ?? true,
   }),
-  run: (ctx, p) => {
+  run: async (ctx, p) => {
     const wallet = findWallet(ctx.tx, ctx.organization.id, p.walletId, 'parameters.walletId')
-    const addresses = deriveAccounts(ctx, wallet, p.accounts, {
+    const addresses = await deriveAccounts(ctx, wallet, p.accounts, {
       persist: p.persist !== false,
       field: 'parameters.accounts',
     })

@@ -1,3 +1,4 @@
+import { p256 } from '@noble/curves/nist.js'
 import { hexToBytes } from '@noble/hashes/utils.js'
 import { verifyAuthenticationResponse } from '@simplewebauthn/server'
 import {
@@ -59,12 +60,45 @@ function callerOf(
   return { userId, organizationId: user.organizationId, credential, readOnly }
 }
 
-function authenticateApiKey(
+const webCryptoKeys = new Map<string, Promise<CryptoKey>>()
+
+/**
+ * P-256 stamps verified natively (WebCrypto is ~20x faster than pure-JS verification). Returns
+ * false when it cannot decide (no WebCrypto, non-strict DER): the caller then verifies in JS.
+ */
+async function verifyP256WithWebCrypto(
+  publicKey: string,
+  signatureHex: string,
+  body: Uint8Array,
+): Promise<boolean> {
+  const subtle = globalThis.crypto?.subtle
+  if (!subtle) return false
+  try {
+    let key = webCryptoKeys.get(publicKey)
+    if (!key) {
+      const uncompressed = p256.Point.fromBytes(hexToBytes(publicKey)).toBytes(false)
+      key = subtle.importKey('raw', uncompressed, { name: 'ECDSA', namedCurve: 'P-256' }, false, ['verify'])
+      if (webCryptoKeys.size >= 1000) webCryptoKeys.clear()
+      webCryptoKeys.set(publicKey, key)
+    }
+    const signature = p256.Signature.fromBytes(hexToBytes(signatureHex), 'der').toBytes('compact')
+    return await subtle.verify(
+      { name: 'ECDSA', hash: 'SHA-256' },
+      await key,
+      signature,
+      body as Uint8Array<ArrayBuffer>,
+    )
+  } catch {
+    return false
+  }
+}
+
+async function authenticateApiKey(
   service: Runtime,
   header: string,
   body: Uint8Array,
   targetOrganizationId: string | undefined,
-): Caller {
+): Promise<Caller> {
   let stamp: ApiKeyStamp
   try {
     stamp = decodeApiKeyStamp(header)
@@ -81,7 +115,10 @@ function authenticateApiKey(
     )
   let valid = false
   try {
-    valid = verifyApiKeyStamp({ ...stamp, publicKey }, body)
+    valid =
+      (stamp.scheme === 'SIGNATURE_SCHEME_TK_API_P256' &&
+        (await verifyP256WithWebCrypto(publicKey, stamp.signature, body))) ||
+      verifyApiKeyStamp({ ...stamp, publicKey }, body)
   } catch {
     valid = false
   }

@@ -1,5 +1,12 @@
+import { utf8ToBytes } from '@noble/hashes/utils.js'
 import type { AccountSpec } from '../../protocol/index.ts'
-import { deriveAccount, generateMnemonic, mnemonicToSeed } from '../crypto/index.ts'
+import {
+  deriveAccount,
+  generateMnemonic,
+  mnemonicToSeed,
+  normalizeMnemonic,
+  validateMnemonic,
+} from '../crypto/index.ts'
 import type { Runtime } from '../Runtime.ts'
 import type { ActivityContext } from '../registry.ts'
 import { ServiceError } from '../ServiceError.ts'
@@ -8,21 +15,42 @@ import type { Reads } from '../store/Store.ts'
 import { withField } from './params.ts'
 
 /**
+ * BIP-39 seed of a mnemonic (empty passphrase). PBKDF2-HMAC-SHA512 with 2048 rounds runs natively
+ * through WebCrypto where available (about 50x faster than in JS); the JS path is the fallback.
+ */
+export async function seedOf(mnemonic: string): Promise<Uint8Array> {
+  const normalized = normalizeMnemonic(mnemonic)
+  const subtle = globalThis.crypto?.subtle
+  if (subtle && validateMnemonic(normalized)) {
+    try {
+      const key = await subtle.importKey('raw', utf8ToBytes(normalized), 'PBKDF2', false, ['deriveBits'])
+      const bits = await subtle.deriveBits(
+        { name: 'PBKDF2', hash: 'SHA-512', salt: utf8ToBytes('mnemonic'), iterations: 2048 },
+        key,
+        512,
+      )
+      return new Uint8Array(bits)
+    } catch {}
+  }
+  return mnemonicToSeed(normalized)
+}
+
+/**
  * Derives `accounts` from a wallet's mnemonic (opened only here) and, with `persist`, stores them
  * with their private keys sealed. Throws ALREADY_EXISTS for an account the wallet already has.
  */
-export function deriveAccounts(
+export async function deriveAccounts(
   ctx: ActivityContext,
   wallet: WalletRow,
   accounts: AccountSpec[],
   options: { persist: boolean; field: string; mnemonic?: string },
-): string[] {
+): Promise<string[]> {
   if (accounts.length === 0) return []
   const mnemonic = options.mnemonic ?? ctx.service.openText(wallet.sealedMnemonic)
-  const seed = mnemonicToSeed(mnemonic)
+  const seed = await seedOf(mnemonic)
   const existing = ctx.tx.findBy('walletAccounts', 'walletId', wallet.id)
   const seen = new Set(existing.map((account) => `${account.curve}|${account.path}|${account.addressFormat}`))
-  return accounts.map((spec, index) => {
+  const addresses = accounts.map((spec, index) => {
     const field = `${options.field}[${index}]`
     const derived = withField(field, () => deriveAccount(seed, spec))
     if (!options.persist) return derived.address
@@ -51,10 +79,12 @@ export function deriveAccounts(
     derived.privateKey.fill(0)
     return derived.address
   })
+  seed.fill(0)
+  return addresses
 }
 
 /** Creates a wallet (new or imported mnemonic) in the activity's organization with its accounts. */
-export function createWalletRecords(
+export async function createWalletRecords(
   ctx: ActivityContext,
   input: {
     organizationId: string
@@ -65,7 +95,7 @@ export function createWalletRecords(
     imported?: boolean
     field: string
   },
-): { walletId: string; addresses: string[] } {
+): Promise<{ walletId: string; addresses: string[] }> {
   const mnemonic =
     input.mnemonic ??
     withField(input.field.replace(/\.accounts$/, ''), () => generateMnemonic(input.mnemonicLength ?? 12))
@@ -80,7 +110,7 @@ export function createWalletRecords(
     createdAt: ctx.now,
     updatedAt: ctx.now,
   })
-  const addresses = deriveAccounts(ctx, wallet, input.accounts, {
+  const addresses = await deriveAccounts(ctx, wallet, input.accounts, {
     persist: true,
     field: input.field,
     mnemonic,
