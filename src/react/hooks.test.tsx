@@ -1,6 +1,6 @@
 import { QueryClient } from '@tanstack/react-query'
 import { act, render, renderHook, screen, waitFor } from '@testing-library/react'
-import type { ReactNode } from 'react'
+import { type ReactNode, useState } from 'react'
 import { describe, expect, it, vi } from 'vitest'
 import { createClientFixture, SERVICE_URL } from '../core/test/fixtures.ts'
 import {
@@ -22,17 +22,31 @@ import {
   useWhoami,
 } from './index.ts'
 
-const wrapperOf = (fx: ReturnType<typeof createClientFixture>, queryClient?: QueryClient) =>
-  function Wrapper({ children }: { children: ReactNode }) {
-    return (
-      <LatchkeyProvider
-        client={fx.client}
-        queryClient={queryClient ?? new QueryClient({ defaultOptions: { queries: { retry: false } } })}
-      >
-        {children}
-      </LatchkeyProvider>
-    )
-  }
+type Fixture = ReturnType<typeof createClientFixture>
+
+function Providers({ fx, children }: { fx: Fixture; children?: ReactNode }) {
+  const [queryClient] = useState(() => new QueryClient({ defaultOptions: { queries: { retry: false } } }))
+  return (
+    <LatchkeyProvider client={fx.client} queryClient={queryClient}>
+      {children}
+    </LatchkeyProvider>
+  )
+}
+
+const wrapperOf =
+  (fx: Fixture) =>
+  ({ children }: { children: ReactNode }) => <Providers fx={fx}>{children}</Providers>
+
+const renders = { status: 0, other: 0 }
+function Status() {
+  renders.status++
+  return <p>{useSessionStatus()}</p>
+}
+function Other() {
+  renders.other++
+  useLatchkey()
+  return <p>other</p>
+}
 
 describe('react hooks', () => {
   it('throws a named error outside the provider (unless given a client)', () => {
@@ -111,16 +125,6 @@ describe('react hooks', () => {
   it('re-renders only the components that read the session when it changes', async () => {
     const fx = createClientFixture()
     await fx.signUpDirect()
-    const renders = { status: 0, other: 0 }
-    function Status() {
-      renders.status++
-      return <p>{useSessionStatus()}</p>
-    }
-    function Other() {
-      renders.other++
-      useLatchkey()
-      return <p>other</p>
-    }
     render(
       <LatchkeyProvider client={fx.client}>
         <Status />

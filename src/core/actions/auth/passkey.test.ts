@@ -22,13 +22,21 @@ describe('passkeys', () => {
     const fx = createClientFixture({ passkey: { rpId: 'localhost' } })
     const signUp = await signUpWithPasskey(fx.client, { userName: 'Pat' })
     expect(authenticator.credentials).toHaveLength(1)
-    expect(signUp.session).toMatchObject({ method: 'passkey', status: 'active', organizationId: signUp.organizationId })
+    expect(signUp.session).toMatchObject({
+      method: 'passkey',
+      status: 'active',
+      organizationId: signUp.organizationId,
+    })
     const { user } = await getUser(fx.client, { userId: signUp.userId })
     expect(user.authenticators.map((a) => a.credentialId)).toEqual([signUp.credentialId])
     await createWallet(fx.client, { walletName: 'Main' })
 
     const { session } = await signInWithPasskey(fx.client)
-    expect(session).toMatchObject({ method: 'passkey', userId: signUp.userId, organizationId: signUp.organizationId })
+    expect(session).toMatchObject({
+      method: 'passkey',
+      userId: signUp.userId,
+      organizationId: signUp.organizationId,
+    })
     expect(fx.client.store.getState().activeId).toBe(session.id)
     expect((await getWhoami(fx.client, {})).userId).toBe(signUp.userId)
   })
@@ -38,8 +46,13 @@ describe('passkeys', () => {
     const { userId } = await signUpWithPasskey(fx.client, { userName: 'Two keys' })
     const added = await addPasskey(fx.client, { authenticatorName: 'Laptop' })
     const { user } = await getUser(fx.client, { userId })
-    expect(user.authenticators.map((a) => a.authenticatorName).sort()).toEqual(["Laptop", "Two keys's passkey"])
-    expect(user.authenticators.find((a) => a.authenticatorName === 'Laptop')?.authenticatorId).toBe(added.authenticatorId)
+    expect(user.authenticators.map((a) => a.authenticatorName).sort()).toEqual([
+      'Laptop',
+      "Two keys's passkey",
+    ])
+    expect(user.authenticators.find((a) => a.authenticatorName === 'Laptop')?.authenticatorId).toBe(
+      added.authenticatorId,
+    )
   })
 
   it('a dismissed passkey prompt is USER_CANCELLED and leaves no session or key', async () => {

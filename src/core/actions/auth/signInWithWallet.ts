@@ -84,7 +84,10 @@ export function signInWithWallet(
     const ensureAccount = async (publicKey: string) => {
       if (organizationId) return organizationId
       const found = await getAccount(client, { filterType: 'PUBLIC_KEY', filterValue: publicKey }, { signal })
-      if (found.organizationId) return (organizationId = found.organizationId)
+      if (found.organizationId) {
+        organizationId = found.organizationId
+        return organizationId
+      }
       const signup = await proxySignup(
         client,
         {
@@ -96,7 +99,8 @@ export function signInWithWallet(
         { signal },
       )
       created = true
-      return (organizationId = signup.organizationId)
+      organizationId = signup.organizationId
+      return organizationId
     }
     // Public keys of Ethereum wallets seen before (public data) spare a second prompt.
     const known = inner.publicKey ?? rememberedWalletKeys(client)[address.toLowerCase()]
