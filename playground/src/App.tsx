@@ -1,0 +1,184 @@
+import { AuthModal, LatchkeyProvider, useLogout, useSession } from 'latchkey'
+import { useMemo } from 'react'
+import { Dashboard } from './Dashboard.tsx'
+import { DevInbox } from './DevInbox.tsx'
+import type { PlaygroundConfig } from './loadPlaygroundConfig.ts'
+import { OperatorPage } from './OperatorPage.tsx'
+import { type Route, useRoute } from './useRoute.ts'
+
+export function App({ config }: { config: PlaygroundConfig }) {
+  const { service } = config
+  const latchkeyConfig = useMemo(
+    () => ({
+      authProxyUrl: service.authProxyUrl,
+      baseUrl: service.baseUrl,
+      authProxyConfigId: service.authProxyConfigId,
+      organizationId: service.organizationId,
+      trustedSignerPublicKey: service.signerPublicKey,
+    }),
+    [service],
+  )
+  const [route, navigate] = useRoute()
+  return (
+    <LatchkeyProvider config={latchkeyConfig}>
+      <a className="pg-skip" href="#main">
+        Skip to content
+      </a>
+      <Header route={route} navigate={navigate} config={config} />
+      <div className="pg-layout">
+        <main id="main" className="pg-main" tabIndex={-1}>
+          {route === '/operator' ? <OperatorPage service={service} /> : <AppUserPage config={config} />}
+        </main>
+        <aside className="pg-aside" aria-label="Developer tools">
+          <DevInbox service={service} />
+          <StackInfo config={config} />
+        </aside>
+      </div>
+    </LatchkeyProvider>
+  )
+}
+
+function Header({
+  route,
+  navigate,
+  config,
+}: {
+  route: Route
+  navigate: (to: Route) => void
+  config: PlaygroundConfig
+}) {
+  const link = (to: Route, label: string) => (
+    <a
+      href={to}
+      aria-current={route === to ? 'page' : undefined}
+      onClick={(event) => {
+        event.preventDefault()
+        navigate(to)
+      }}
+    >
+      {label}
+    </a>
+  )
+  return (
+    <header className="pg-header">
+      <a
+        className="pg-brand"
+        href="/"
+        onClick={(event) => {
+          event.preventDefault()
+          navigate('/')
+        }}
+      >
+        <Logo />
+        <span>
+          Latchkey <small>playground</small>
+        </span>
+      </a>
+      <nav className="pg-nav" aria-label="Playground">
+        {link('/', 'App')}
+        {link('/operator', 'Operator')}
+      </nav>
+      <div className="pg-header-end">
+        {config.serviceName !== 'default' ? (
+          <span className="pg-chip">service: {config.serviceName}</span>
+        ) : null}
+        <HeaderSession />
+      </div>
+    </header>
+  )
+}
+
+function HeaderSession() {
+  const session = useSession()
+  const logout = useLogout()
+  if (!session) return null
+  return (
+    <>
+      <span className="pg-chip" title={session.userId}>
+        <span className="pg-dot" aria-hidden="true" />
+        {session.label ?? 'Signed in'}
+      </span>
+      <button
+        type="button"
+        className="pg-button pg-button-small"
+        onClick={() => logout.mutate()}
+        disabled={logout.isPending}
+      >
+        {logout.isPending ? 'Signing out…' : 'Sign out'}
+      </button>
+    </>
+  )
+}
+
+function AppUserPage({ config }: { config: PlaygroundConfig }) {
+  const session = useSession()
+  if (!session) return <Landing />
+  return <Dashboard config={config} />
+}
+
+function Landing() {
+  return (
+    <>
+      <section className="pg-hero" aria-labelledby="pg-hero-title">
+        <span className="pg-chip" style={{ width: 'fit-content' }}>
+          <span className="pg-dot" aria-hidden="true" /> Local service running
+        </span>
+        <h1 id="pg-hero-title">A wallet in your app, in one modal.</h1>
+        <p>
+          This demo app uses Latchkey’s public components against a local key-management service. Sign in with
+          e-mail, SMS, a passkey, a social account or a browser wallet, then create wallets, sign and send.
+        </p>
+        <div className="pg-hero-actions">
+          <AuthModal />
+          <span className="pg-muted">New here? Signing in creates your account.</span>
+        </div>
+      </section>
+      <section className="pg-features" aria-label="What you can try">
+        <div className="pg-card pg-feature">
+          <h2 style={{ fontSize: 15, margin: '0 0 4px' }}>Keys stay put</h2>
+          <p>Your session key is a non-extractable WebCrypto key; wallets live in the service.</p>
+        </div>
+        <div className="pg-card pg-feature">
+          <h2 style={{ fontSize: 15, margin: '0 0 4px' }}>Sign and verify</h2>
+          <p>Sign messages and typed data, and watch the signature verify right here.</p>
+        </div>
+        <div className="pg-card pg-feature">
+          <h2 style={{ fontSize: 15, margin: '0 0 4px' }}>Real transactions</h2>
+          <p>Fund an address from the faucet and send ETH on the local chain.</p>
+        </div>
+      </section>
+    </>
+  )
+}
+
+function StackInfo({ config }: { config: PlaygroundConfig }) {
+  return (
+    <section className="pg-card" aria-labelledby="pg-stack-title">
+      <h2 id="pg-stack-title">Local stack</h2>
+      <dl className="pg-result" style={{ marginTop: 10 }}>
+        <dt>Activity API</dt>
+        <dd>{config.service.baseUrl}</dd>
+        <dt>Auth proxy</dt>
+        <dd>{config.service.authProxyUrl}</dd>
+        <dt>Organization</dt>
+        <dd>{config.service.organizationId}</dd>
+        {config.evm ? (
+          <>
+            <dt>EVM node ({config.evm.caip2})</dt>
+            <dd>{config.evm.rpcUrl}</dd>
+          </>
+        ) : null}
+      </dl>
+    </section>
+  )
+}
+
+function Logo() {
+  return (
+    <svg width="26" height="26" viewBox="0 0 32 32" aria-hidden="true">
+      <rect width="32" height="32" rx="8" fill="var(--pg-accent)" />
+      <path d="M11 14v-3a5 5 0 0 1 10 0v3" stroke="var(--pg-accent-fg)" strokeWidth="2.5" fill="none" />
+      <rect x="8" y="14" width="16" height="11" rx="2.5" fill="var(--pg-accent-fg)" />
+    </svg>
+  )
+}

@@ -1,0 +1,27 @@
+import { SessionStatus, UserProfile, WalletList } from 'latchkey'
+import { BackupPanel } from './BackupPanel.tsx'
+import type { PlaygroundConfig } from './loadPlaygroundConfig.ts'
+import { SendTransactionPanel } from './SendTransactionPanel.tsx'
+import { SessionsPanel } from './SessionsPanel.tsx'
+import { SignPanel } from './SignPanel.tsx'
+
+/** The signed-in face of the demo app: every drop-in component plus the signing and sending demos. */
+export function Dashboard({ config }: { config: PlaygroundConfig }) {
+  return (
+    <>
+      <WalletList />
+      <div className="pg-grid-2">
+        <SignPanel chainId={config.evm?.chainId ?? 1} />
+        {config.evm ? <SendTransactionPanel evm={config.evm} /> : null}
+      </div>
+      <div className="pg-grid-2">
+        <BackupPanel />
+        <div className="pg-main">
+          <SessionStatus />
+          <SessionsPanel />
+        </div>
+      </div>
+      <UserProfile />
+    </>
+  )
+}

@@ -1,0 +1,57 @@
+import { AuthModal, useSession, useSessions, useSwitchSession } from 'latchkey'
+import { useState } from 'react'
+
+/**
+ * Every session this browser holds (one per signed-in account), which one is active, switching,
+ * and signing in to one more account beside the current one.
+ */
+export function SessionsPanel() {
+  const sessions = useSessions()
+  const activeId = useSession()?.id
+  const switchSession = useSwitchSession()
+  const [adding, setAdding] = useState(false)
+  const list = Object.values(sessions).sort((a, b) => a.createdAt - b.createdAt)
+  return (
+    <section className="pg-card" aria-labelledby="pg-sessions-title">
+      <div className="pg-card-head">
+        <h2 id="pg-sessions-title">Sessions in this browser</h2>
+        <button type="button" className="pg-button pg-button-small" onClick={() => setAdding(true)}>
+          Add another account
+        </button>
+      </div>
+      <ul className="pg-list" aria-label="Sessions">
+        {list.map((session) => {
+          const active = session.id === activeId
+          return (
+            <li key={session.id} data-active={active}>
+              <span style={{ minWidth: 0 }}>
+                <strong style={{ display: 'block', overflowWrap: 'anywhere' }}>
+                  {session.label ?? session.userId}
+                </strong>
+                <span className="pg-muted">
+                  {session.method} · {session.status} · until{' '}
+                  {new Date(session.expiresAt).toLocaleTimeString()}
+                </span>
+              </span>
+              {active ? (
+                <span className="pg-chip">
+                  <span className="pg-dot" aria-hidden="true" /> Active
+                </span>
+              ) : (
+                <button
+                  type="button"
+                  className="pg-button pg-button-small"
+                  onClick={() => switchSession(session.id)}
+                  aria-label={`Switch to ${session.label ?? session.userId}`}
+                >
+                  Switch
+                </button>
+              )}
+            </li>
+          )
+        })}
+      </ul>
+      <AuthModal open={adding} onOpenChange={setAdding} />
+    </section>
+  )
+}
