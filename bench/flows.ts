@@ -4,6 +4,9 @@
  * trips, the requests made, and wall time (median of RUNS fresh page loads). It also checks that
  * no request is redundant. Prints figures; it is a benchmark, not part of `npm test`.
  */
+import { render as renderReact, screen, waitFor } from '@testing-library/react'
+import userEvent from '@testing-library/user-event'
+import { createElement as h } from 'react'
 import { expect, test } from 'vitest'
 import {
   completeOtpSignIn,
@@ -16,6 +19,7 @@ import {
   signUpWithPasskey,
   startOtpSignIn,
 } from '../src/core/index.ts'
+import { AuthModal, LatchkeyProvider, useUser, useWallets } from '../src/index.ts'
 import { createService, type Service } from '../src/server/index.ts'
 import { type CountedCall, countingFetch } from './countingFetch.ts'
 import { median, printTable } from './printTable.ts'
@@ -173,4 +177,71 @@ test('flow cost against the in-process service', async () => {
   expect([...failures]).toEqual([])
   expect(configFetches.every((n) => n === 1)).toBe(true)
   expect(redundant).toEqual([])
+})
+
+/** Reads the signed-in user, as an app's header would. */
+function UserEmail() {
+  return h('span', null, `user: ${useUser().data?.user.userEmail ?? '…'}`)
+}
+/** Reads the wallets, as an app's wallet panel would. */
+function WalletCount() {
+  const wallets = useWallets().data?.wallets
+  return h('span', null, `wallets: ${wallets ? wallets.length : '…'}`)
+}
+
+test('sign-in app: e-mail OTP through <AuthModal/>, then the signed-in page', async () => {
+  const service = createService()
+  const counted = countingFetch(service.fetch)
+  const config = {
+    authProxyUrl: SERVICE_URL,
+    baseUrl: SERVICE_URL,
+    authProxyConfigId: service.dev.authProxyConfigId ?? '',
+    organizationId: service.dev.organizationId,
+    fetch: counted.fetch,
+    storage: null,
+  }
+  const email = 'modal@example.com'
+  const user = userEvent.setup()
+  renderReact(h(LatchkeyProvider, { config }, h(AuthModal), h(UserEmail), h(WalletCount)))
+  const t0 = performance.now()
+  await user.click(screen.getByRole('button', { name: 'Sign in' }))
+  await user.type(await screen.findByRole('textbox', { name: 'Email address' }), email)
+  await user.click(screen.getByRole('button', { name: 'Continue' }))
+  await screen.findByRole('heading', { name: 'Enter the code' })
+  await user.click(screen.getByRole('textbox', { name: 'Digit 1 of 6' }))
+  await user.paste(await deliveredCode(service, email))
+  await screen.findByText(`user: ${email}`, undefined, { timeout: 10_000 })
+  await screen.findByText('wallets: 0')
+  const total = performance.now() - t0
+  // Let anything still scheduled run, so a late duplicate would be counted.
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  await waitFor(() => expect(counted.calls.length).toBeGreaterThan(0))
+  service.close()
+
+  const calls = counted.calls.map((c) => ({ ...c, start: c.start - t0, end: c.end - t0 }))
+  console.log(
+    '\nbench:flows: the sign-in app (<AuthModal/> + a user and a wallets panel), e-mail OTP sign-up\n',
+  )
+  printTable(
+    ['request', 'start', 'end'],
+    calls.map((c) => [c.path, `${c.start.toFixed(1)} ms`, `${c.end.toFixed(1)} ms`]),
+  )
+  const login = calls.find((c) => c.path === 'otp_login')
+  const after = calls.filter((c) => login && c.start >= login.end)
+  const userCall = after.find((c) => c.path === 'query/get_user' || c.path === 'query/whoami')
+  const walletsCall = after.find((c) => c.path === 'query/list_wallets')
+  const parallel = Boolean(
+    userCall && walletsCall && userCall.start < walletsCall.end && walletsCall.start < userCall.end,
+  )
+  const count = (path: string) => calls.filter((c) => c.path === path).length
+  const duplicates = [...new Set(calls.map((c) => c.path))].filter((path) => count(path) > 1)
+  console.log(
+    `\n${calls.length} round trips, ${total.toFixed(0)} ms from the first click to the signed-in page` +
+      ` (includes simulated typing); wallet_kit_config fetched ${count('wallet_kit_config')} time(s);` +
+      ` after sign-in: ${after.map((c) => c.path).join(' + ')} ${parallel ? 'in parallel' : 'NOT in parallel'};` +
+      ` duplicated requests: ${duplicates.length ? duplicates.join(', ') : 'none'}`,
+  )
+  expect(count('wallet_kit_config')).toBe(1)
+  expect(duplicates).toEqual([])
+  expect(parallel).toBe(true)
 })
