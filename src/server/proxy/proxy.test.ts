@@ -984,3 +984,102 @@ describe('sign-in state at rest', () => {
     expect(store.get('pluginRows', `otp:${init.body.otpId}`)).toBeUndefined()
   })
 })
+
+describe('switching the proxy on', () => {
+  it('creates the proxy user and its sealed key for a parent organization that had none', async () => {
+    const h = createHarness()
+    const operator = testKey()
+    const now = h.clock.now()
+    const ids = { org: 'org-acme', user: 'user-acme', key: 'key-acme' }
+    await h.service.store.transaction((tx) => {
+      tx.put('organizations', {
+        id: ids.org,
+        name: 'Acme',
+        rootUserIds: [ids.user],
+        rootQuorumThreshold: 1,
+        createdAt: now,
+        updatedAt: now,
+      })
+      tx.put('users', {
+        id: ids.user,
+        organizationId: ids.org,
+        userName: 'Operator',
+        createdAt: now,
+        updatedAt: now,
+      })
+      tx.put('apiKeys', {
+        id: ids.key,
+        organizationId: ids.org,
+        userId: ids.user,
+        name: 'operator',
+        publicKey: operator.publicKey,
+        curve: 'API_KEY_CURVE_P256',
+        credentialType: 'CREDENTIAL_TYPE_API_KEY_P256',
+        createdAt: now,
+        updatedAt: now,
+      })
+    })
+    const read = JSON.stringify({ organizationId: ids.org, timestampMs: String(now) })
+    const before = await h.post(SETTINGS_ROUTES.get, read, Object.fromEntries([operator.stamp(read)]))
+    expect(before.body).toMatchObject({
+      authProxyConfigId: null,
+      proxyUserId: null,
+      settings: { enabled: false },
+    })
+
+    const on = await settings(
+      h,
+      { enabled: true, allowedOrigins: ['https://acme.example'] },
+      operator,
+      ids.org,
+    )
+    expect(on.status).toBe(200)
+    const config = h.service.store.get('proxyConfigs', on.body.authProxyConfigId)!
+    expect(config).toMatchObject({ organizationId: ids.org, enabled: true, proxyUserId: on.body.proxyUserId })
+    const proxyUser = h.service.store.get('users', config.proxyUserId!)!
+    expect(proxyUser).toMatchObject({ organizationId: ids.org, userName: 'Auth Proxy' })
+    const [proxyApiKey] = h.service.store.findBy('apiKeys', 'userId', proxyUser.id)
+    const opened = h.service.runtime.open(config.sealedProxyPrivateKey!)
+    expect(proxyApiKey!.publicKey).toBe(bytesToHex(p256.getPublicKey(opened, true)))
+    expect(JSON.stringify(h.service.store.snapshot())).not.toContain(bytesToHex(opened))
+
+    // The new configuration serves its own origin and organization.
+    const page = browser(h, 'https://acme.example')
+    const kit = await page.call('wallet_kit_config', {}, { configId: config.id })
+    expect(kit.body.organizationId).toBe(ids.org)
+    const { verificationToken } = await (async () => {
+      const init = await page.call(
+        'otp_init',
+        { otpType: 'OTP_TYPE_EMAIL', contact: 'amy@acme.example' },
+        { configId: config.id },
+      )
+      const { code } = await lastCode(h, 'amy@acme.example')
+      return (
+        await page.call('otp_verify', { otpId: init.body.otpId, otpCode: code }, { configId: config.id })
+      ).body
+    })()
+    const signup = await page.call(
+      'signup',
+      { userEmail: 'amy@acme.example', verificationToken },
+      { configId: config.id },
+    )
+    expect(h.service.store.get('organizations', signup.body.organizationId)!.parentOrganizationId).toBe(
+      ids.org,
+    )
+    // The dev configuration does not see Acme's accounts.
+    expect(
+      (await browser(h).call('account', { filterType: 'EMAIL', filterValue: 'amy@acme.example' })).body,
+    ).toEqual({
+      organizationId: null,
+    })
+
+    // Off and on again keeps the same proxy user.
+    await settings(h, { enabled: false }, operator, ids.org)
+    expect(errorOf(await page.call('wallet_kit_config', {}, { configId: config.id }))).toEqual({
+      status: 412,
+      errorCode: 'PROXY_DISABLED',
+    })
+    const again = await settings(h, { enabled: true }, operator, ids.org)
+    expect(again.body.proxyUserId).toBe(proxyUser.id)
+  })
+})
