@@ -4,6 +4,7 @@
  * trips, the requests made, and wall time (median of RUNS fresh page loads). It also checks that
  * no request is redundant. Prints figures; it is a benchmark, not part of `npm test`.
  */
+import { availableParallelism, loadavg } from 'node:os'
 import { render as renderReact, screen, waitFor } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { createElement as h } from 'react'
@@ -166,7 +167,10 @@ test('flow cost against the in-process service', async () => {
     ]
   })
   for (const [name, message] of failures) if (!results.has(name)) rows.push([name, 'n/a', 'FAILED', message])
-  console.log(`\nbench:flows: in-process local service, median of ${RUNS} fresh clients\n`)
+  console.log(
+    `\nbench:flows: in-process local service, median of ${RUNS} fresh clients` +
+      ` (node ${process.version}, load average ${loadavg()[0]?.toFixed(1)} on ${availableParallelism()} cores)\n`,
+  )
   printTable(['flow', 'round trips', 'wall time', 'requests'], rows)
   for (const [name, message] of failures) console.log(`FAILED ${name}: ${message}`)
   console.log(
