@@ -90,7 +90,7 @@ const WRONG_VALUES: unknown[] = [
       addressFormat: 'ADDRESS_FORMAT_ETHEREUM',
     },
   ],
-  'A'.repeat(70_000),
+  'A'.repeat(3_000),
 ]
 
 function expectCleanRefusal(reply: Reply, label: string) {
