@@ -61,3 +61,13 @@ describe('ECDSA encodings', () => {
     expect(() => derToRaw('3000ff')).toThrow()
   })
 })
+
+describe('key store scopes', () => {
+  it('cleanup of one client spares keys another client (another parent organization) made', async () => {
+    const store = createMemoryKeyStore()
+    const mine = await store.create({ scope: 'org-a' })
+    const theirs = await store.create({ scope: 'org-b' })
+    expect(await store.cleanup([], Date.now() + 1, 'org-a')).toEqual([mine.publicKey])
+    expect((await store.list()).map((k) => k.publicKey)).toEqual([theirs.publicKey])
+  })
+})

@@ -10,35 +10,41 @@ export interface StoredKey {
   privateKey: CryptoKey
   /** Epoch ms. */
   createdAt: number
+  /** Which client made it (its parent organization id), so one client's cleanup spares another's keys. */
+  scope?: string | undefined
 }
 
 export interface KeyStore {
   readonly kind: 'indexeddb' | 'memory'
   /** Generates a non-extractable P-256 key pair and stores it. */
-  create(): Promise<StoredKey>
+  create(options?: { scope?: string | undefined }): Promise<StoredKey>
   get(publicKey: string): Promise<StoredKey | undefined>
   list(): Promise<StoredKey[]>
   delete(publicKey: string): Promise<void>
-  /** Deletes every key not in `keep` created before `olderThan` (epoch ms); returns their public keys. */
-  cleanup(keep: Iterable<string>, olderThan: number): Promise<string[]>
+  /**
+   * Deletes every key of `scope` (all keys when absent) not in `keep` and created before
+   * `olderThan` (epoch ms); returns their public keys.
+   */
+  cleanup(keep: Iterable<string>, olderThan: number, scope?: string): Promise<string[]>
 }
 
 export type KeyStoreOption = 'indexeddb' | 'memory' | KeyStore
 
 /** Generates a non-extractable WebCrypto P-256 signing key pair. */
-export async function generateSigningKey(): Promise<StoredKey> {
+export async function generateSigningKey(scope?: string): Promise<StoredKey> {
   if (!globalThis.crypto?.subtle) throw new KeyStoreUnavailableError('WebCrypto is missing')
   const pair = await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, false, ['sign'])
   // Public keys are always exportable, even when the pair is generated non-extractable.
   const raw = new Uint8Array(await crypto.subtle.exportKey('raw', pair.publicKey))
-  return { publicKey: compressPublicKey(raw), privateKey: pair.privateKey, createdAt: Date.now() }
+  return { publicKey: compressPublicKey(raw), privateKey: pair.privateKey, createdAt: Date.now(), scope }
 }
 
-const sweep = async (store: KeyStore, keep: Iterable<string>, olderThan: number) => {
+const sweep = async (store: KeyStore, keep: Iterable<string>, olderThan: number, scope?: string) => {
   const kept = new Set(keep)
   const removed: string[] = []
   for (const key of await store.list()) {
-    if (kept.has(key.publicKey) || key.createdAt >= olderThan) continue
+    if (kept.has(key.publicKey) || key.createdAt >= olderThan || (scope !== undefined && key.scope !== scope))
+      continue
     await store.delete(key.publicKey)
     removed.push(key.publicKey)
   }
@@ -50,8 +56,8 @@ export function createMemoryKeyStore(): KeyStore {
   const keys = new Map<string, StoredKey>()
   const store: KeyStore = {
     kind: 'memory',
-    async create() {
-      const key = await generateSigningKey()
+    async create(options) {
+      const key = await generateSigningKey(options?.scope)
       keys.set(key.publicKey, key)
       return key
     },
@@ -60,7 +66,7 @@ export function createMemoryKeyStore(): KeyStore {
     async delete(publicKey) {
       keys.delete(publicKey)
     },
-    cleanup: (keep, olderThan) => sweep(store, keep, olderThan),
+    cleanup: (keep, olderThan, scope) => sweep(store, keep, olderThan, scope),
   }
   return store
 }
@@ -83,15 +89,15 @@ export function createIndexedDbKeyStore(): KeyStore {
   }
   const store: KeyStore = {
     kind: 'indexeddb',
-    async create() {
-      const key = await generateSigningKey()
+    async create(options) {
+      const key = await generateSigningKey(options?.scope)
       await guard((db) => set(key.publicKey, key, db))
       return key
     },
     get: (publicKey) => guard((db) => get<StoredKey>(publicKey, db)),
     list: () => guard(async (db) => (await values<StoredKey>(db)).filter(Boolean)),
     delete: (publicKey) => guard((db) => del(publicKey, db)),
-    cleanup: (keep, olderThan) => sweep(store, keep, olderThan),
+    cleanup: (keep, olderThan, scope) => sweep(store, keep, olderThan, scope),
   }
   return store
 }

@@ -48,7 +48,7 @@ export async function hydrateSessions(client: Latchkey): Promise<void> {
     const inUse = Object.values(client.store.getState().sessions).flatMap((s) =>
       s.publicKey ? [s.publicKey] : [],
     )
-    await client.keyStore.cleanup(inUse, Date.now() - KEY_GRACE_MS)
+    await client.keyStore.cleanup(inUse, Date.now() - KEY_GRACE_MS, client.config.organizationId)
   } catch {
     // Cleanup is housekeeping; an unavailable key store surfaces on the next real use.
   }

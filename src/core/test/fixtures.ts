@@ -67,7 +67,9 @@ export function createClientFixture(
     reload: (more) => createLatchkey(config(more)),
     async signUpDirect({ users = 1, threshold = 1, lifetimeSeconds = 900 } = {}) {
       await client.hydrate()
-      const keys = await Promise.all(Array.from({ length: users }, () => client.keyStore.create()))
+      const keys = await Promise.all(
+        Array.from({ length: users }, () => client.keyStore.create({ scope: client.config.organizationId })),
+      )
       const reply = await harness.submit('create_sub_organization', {
         subOrganizationName: `Org ${crypto.randomUUID().slice(0, 8)}`,
         rootUsers: keys.map((key, index) => ({

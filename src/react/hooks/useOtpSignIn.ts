@@ -11,7 +11,11 @@ import { startOtpSignInMutationOptions } from '../../core/query/startOtpSignIn.t
 import { type ClientParameter, useLatchkeyMutation } from './internal.ts'
 import { useLatchkey } from './useLatchkey.ts'
 
-export type VerifyOtpCodeVariables = { otpCode: string; userName?: string | undefined }
+export type VerifyOtpCodeVariables = {
+  otpCode: string
+  userName?: string | undefined
+  signal?: AbortSignal | undefined
+}
 export type UseOtpSignInReturnType = {
   /** `contact` until a code was sent, then `code`, then `done`. */
   step: 'contact' | 'code' | 'done'

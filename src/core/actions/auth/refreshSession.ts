@@ -23,7 +23,7 @@ export function refreshSession(
   if (pending) return pending
   const task = (async () => {
     const oldKey = session.publicKey
-    const key = await client.keyStore.create()
+    const key = await client.keyStore.create({ scope: client.config.organizationId })
     try {
       const { result } = await submit(
         client,

@@ -7,7 +7,7 @@ import type { StoredKey } from '../../keyStore/createKeyStore.ts'
  */
 export async function withSessionKey<T>(client: Latchkey, run: (key: StoredKey) => Promise<T>): Promise<T> {
   await client.hydrate()
-  const key = await client.keyStore.create()
+  const key = await client.keyStore.create({ scope: client.config.organizationId })
   try {
     return await run(key)
   } catch (error) {
