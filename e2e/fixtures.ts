@@ -36,10 +36,10 @@ export function uniqueEmail(prefix = 'user'): string {
   return `${prefix}-${bytesToHex(randomBytes(5))}@example.test`
 }
 
-/** A fresh E.164 number in the +1 555 fictional range. */
-export function uniquePhone(): string {
+/** A fresh US number (+1 201 555 XXXX), as national digits and E.164. */
+export function uniquePhone(): { national: string; e164: string } {
   const digits = Array.from(randomBytes(4), (b) => (b % 10).toString()).join('')
-  return `+1555${digits.padEnd(7, '0').slice(0, 7)}`
+  return { national: `201555${digits}`, e164: `+1201555${digits}` }
 }
 
 interface OutboxMessage {

@@ -9,6 +9,12 @@ import { SignPanel } from './SignPanel.tsx'
 export function Dashboard({ config }: { config: PlaygroundConfig }) {
   return (
     <>
+      <div className="pg-page-head">
+        <h1>Your wallet</h1>
+        <p className="pg-muted">
+          Everything below is Latchkey’s drop-in components and hooks, live against the local service.
+        </p>
+      </div>
       <WalletList />
       <div className="pg-grid-2">
         <SignPanel chainId={config.evm?.chainId ?? 1} />

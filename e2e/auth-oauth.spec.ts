@@ -1,0 +1,22 @@
+import { expect, openPlayground, test, uniqueEmail } from './fixtures.ts'
+import { expectSignedIn, openSignIn } from './flows.ts'
+
+test('OAuth: "Continue with Google" signs up through the dev identity provider in a popup', async ({
+  page,
+}) => {
+  await openPlayground(page)
+  const email = uniqueEmail('oauth')
+  const dialog = await openSignIn(page)
+  const popupPromise = page.waitForEvent('popup')
+  await dialog.getByRole('button', { name: 'Continue with Google' }).click()
+  const popup = await popupPromise
+  await popup.waitForLoadState()
+  // The dev IdP's own authorize page: a person types who to sign in as.
+  await popup.getByLabel('E-mail').fill(email)
+  await popup.getByLabel('Name').fill('Ada Lovelace')
+  await popup.getByRole('button', { name: 'Continue' }).click()
+  await popup.waitForEvent('close')
+  await expectSignedIn(page)
+  const profile = page.getByRole('region', { name: 'Profile' })
+  await expect(profile.getByText(email).first()).toBeVisible()
+})

@@ -1,0 +1,78 @@
+// Multi-step flows the specs share, written the way a person uses the playground: by role and
+// accessible name, never by CSS class.
+import { expect, type Locator, type Page } from '@playwright/test'
+import { openPlayground, readOtpCode, type Stack, stack, uniqueEmail } from './fixtures.ts'
+
+export type ServiceName = keyof Stack['services']
+
+export const signInDialog = (page: Page): Locator => page.getByRole('dialog')
+
+/** Opens the sign-in modal from the landing page. */
+export async function openSignIn(page: Page) {
+  await page.getByRole('button', { name: 'Sign in', exact: true }).first().click()
+  const dialog = signInDialog(page)
+  await expect(dialog).toBeVisible()
+  return dialog
+}
+
+/** Types the OTP into the modal's code fields (focus the first box, type every digit). */
+export async function enterOtp(page: Page, code: string) {
+  const first = page.getByRole('textbox', { name: /^Digit 1 of \d+$/ })
+  await expect(first).toBeVisible()
+  await first.click()
+  await page.keyboard.type(code)
+}
+
+/**
+ * E-mail OTP from the landing page to the dashboard; returns the e-mail. A new address signs up,
+ * a known one signs in: the same path.
+ */
+export async function signInWithEmail(
+  page: Page,
+  {
+    service = 'default',
+    email = uniqueEmail(),
+    open = true,
+  }: { service?: ServiceName; email?: string; open?: boolean } = {},
+) {
+  if (open) await openPlayground(page, service)
+  const dialog = await openSignIn(page)
+  const since = Date.now()
+  await dialog.getByLabel('Email address').fill(email)
+  await dialog.getByRole('button', { name: 'Continue', exact: true }).click()
+  const code = await readOtpCode(stack.services[service], email, since)
+  await enterOtp(page, code)
+  await expectSignedIn(page)
+  return email
+}
+
+/** The dashboard is showing (the modal may still show its success step; close it). */
+export async function expectSignedIn(page: Page) {
+  const dialog = signInDialog(page)
+  const done = dialog.getByRole('button', { name: /^(Done|Not now)$/ })
+  await expect(page.getByRole('heading', { name: 'Sessions in this browser' }).or(done.first())).toBeVisible({
+    timeout: 20_000,
+  })
+  if (await done.first().isVisible()) await done.first().click()
+  await expect(page.getByRole('heading', { name: 'Sessions in this browser' })).toBeVisible()
+}
+
+export async function signOut(page: Page) {
+  await page.getByRole('button', { name: 'Sign out' }).click()
+  await expect(page.getByRole('heading', { name: 'A wallet in your app, in one modal.' })).toBeVisible()
+}
+
+/** Creates a wallet through `<WalletList/>` and resolves with its first Ethereum address. */
+export async function createWallet(page: Page, name = 'Main') {
+  const wallets = page.getByRole('region', { name: 'Wallets' })
+  await wallets.getByRole('button', { name: 'Create wallet' }).first().click()
+  const nameField = page.getByLabel('Wallet name')
+  if (await nameField.isVisible()) {
+    await nameField.fill(name)
+    await page.getByRole('button', { name: 'Create wallet' }).last().click()
+  }
+  await expect(wallets.getByText(name, { exact: true }).first()).toBeVisible({ timeout: 20_000 })
+  const address = wallets.getByText(/^0x[0-9a-fA-F]{40}$/).first()
+  await expect(address).toBeVisible()
+  return (await address.textContent())!.trim()
+}
