@@ -46,3 +46,49 @@ describe('activities that need consensus', () => {
     expect(rejected.status).toBe('ACTIVITY_STATUS_REJECTED')
   })
 })
+
+/**
+ * The local service executes activities synchronously, so to see polling we relabel its real
+ * answers as PENDING on the way back (the service itself is untouched).
+ */
+function pendingFor(fx: ReturnType<typeof createClientFixture>, polls: number) {
+  const seen: string[] = []
+  let remaining = polls
+  const fetch = async (input: string | URL | Request, init?: RequestInit) => {
+    const url = String(input)
+    const response = await fx.harness.service.fetch(url, init)
+    const isSubmit = url.includes('/submit/create_wallet')
+    const isPoll = url.includes('/query/get_activity')
+    if (!isSubmit && !isPoll) return response
+    seen.push(isSubmit ? 'submit' : 'poll')
+    const body = await response.json()
+    if (remaining-- > 0) body.activity.status = 'ACTIVITY_STATUS_PENDING'
+    return new Response(JSON.stringify(body), { status: response.status })
+  }
+  return { fetch, seen }
+}
+
+describe('polling pending activities', () => {
+  it('polls get_activity with backoff until the activity completes', async () => {
+    const base = createClientFixture()
+    const { fetch, seen } = pendingFor(base, 3)
+    const client = base.reload({ fetch, polling: { intervalMs: 5, backoff: 2, timeoutMs: 5_000 } })
+    await base.signUpDirect()
+    await client.hydrate()
+    const { walletId } = await createWallet(client, { walletName: 'Polled', chains: ['ethereum'] })
+    expect(walletId).toBeTruthy()
+    expect(seen).toEqual(['submit', 'poll', 'poll', 'poll'])
+  })
+
+  it('gives up with a typed POLL_TIMEOUT carrying the activity', async () => {
+    const base = createClientFixture()
+    const { fetch } = pendingFor(base, 1_000)
+    const client = base.reload({ fetch, polling: { intervalMs: 5, backoff: 1, timeoutMs: 60 } })
+    await base.signUpDirect()
+    await client.hydrate()
+    await expect(createWallet(client, { walletName: 'Slow' })).rejects.toMatchObject({
+      code: 'POLL_TIMEOUT',
+      activity: { status: 'ACTIVITY_STATUS_PENDING' },
+    })
+  })
+})
