@@ -21,6 +21,8 @@ export interface ExchangeContext {
   serviceOidc: ServiceOidc
   /** Epoch milliseconds. @default Date.now */
   now?: () => number
+  /** Longest wait for each provider call (the activity holds the store meanwhile). @default 10000 */
+  timeoutMs?: number
 }
 
 export interface OAuth2AuthenticateParams {
@@ -91,6 +93,7 @@ export async function exchangeAuthorizationCode(
   ctx: ExchangeContext,
 ): Promise<{ oidcToken: string; claims: ServiceOidcClaims }> {
   const now = ctx.now ?? Date.now
+  const timeoutMs = ctx.timeoutMs ?? 10_000
   const endpoints = ctx.endpointsFor(params.provider)
   const form = new URLSearchParams({
     grant_type: 'authorization_code',
@@ -106,6 +109,7 @@ export async function exchangeAuthorizationCode(
       method: 'POST',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' },
       body: form.toString(),
+      signal: AbortSignal.timeout(timeoutMs),
     })
   } catch (error) {
     throw new ServiceError(
@@ -136,6 +140,7 @@ export async function exchangeAuthorizationCode(
     const jwksResponse = await ctx.fetch(endpoints.jwksUri, {
       method: 'GET',
       headers: { Accept: 'application/json' },
+      signal: AbortSignal.timeout(timeoutMs),
     })
     jwks = (await jwksResponse.json()) as JSONWebKeySet
     if (!jwksResponse.ok || !Array.isArray(jwks.keys)) throw new Error(`HTTP ${jwksResponse.status}`)

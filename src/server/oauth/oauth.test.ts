@@ -320,6 +320,20 @@ describe('exchangeAuthorizationCode (oauth2_authenticate)', () => {
     )
   })
 
+  it('gives up on a provider that does not answer', async () => {
+    const { ctx } = setup()
+    const hanging = {
+      ...ctx,
+      timeoutMs: 50,
+      fetch: (_url: string, init: RequestInit) =>
+        new Promise<Response>((_, reject) =>
+          init.signal?.addEventListener('abort', () => reject(init.signal?.reason)),
+        ),
+    }
+    const r = await refusal(exchangeAuthorizationCode(params('code'), hanging))
+    expect(r.errorCode).toBe('OAUTH_EXCHANGE_FAILED')
+  })
+
   it('validates parameters', () => {
     const call = (more: Record<string, unknown>) => {
       try {

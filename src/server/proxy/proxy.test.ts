@@ -363,6 +363,16 @@ describe('auth proxy: e-mail OTP', () => {
     ).toEqual({ status: 404, errorCode: 'ACCOUNT_NOT_FOUND' })
     expect(
       errorOf(
+        await page.call('otp_login', {
+          verificationToken,
+          publicKey: key.publicKey,
+          client_signature: key.signRaw(verificationToken),
+          organizationId: h.organizationId,
+        }),
+      ),
+    ).toEqual({ status: 403, errorCode: 'PERMISSION_DENIED' })
+    expect(
+      errorOf(
         await page.call('signup', {
           userEmail: 'dan@example.com',
           authenticators: [softPasskey().register()],

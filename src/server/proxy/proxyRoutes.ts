@@ -257,6 +257,13 @@ class ProxyCall {
     what: string,
   ): Promise<string> {
     const explicit = r.optString('organizationId', { max: 200 })
+    // The proxy logs people in to sub-organizations only, never to the parent it acts for.
+    if (explicit === this.organizationId)
+      throw new ServiceError(
+        'PERMISSION_DENIED',
+        'the auth proxy logs in to sub-organizations only',
+        'organizationId',
+      )
     if (explicit !== undefined) return explicit
     const found = await this.findSubOrganization(filterType, filterValue)
     if (!found) throw new ServiceError('ACCOUNT_NOT_FOUND', `no account for this ${what}; sign up first`)
