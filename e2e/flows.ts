@@ -62,17 +62,23 @@ export async function signOut(page: Page) {
   await expect(page.getByRole('heading', { name: 'A wallet in your app, in one modal.' })).toBeVisible()
 }
 
-/** Creates a wallet through `<WalletList/>` and resolves with its first Ethereum address. */
+/** The `<WalletList/>` card. */
+export const walletsCard = (page: Page): Locator => page.getByRole('region', { name: 'Wallets', exact: true })
+
+/** Creates a wallet (Ethereum + Solana, the defaults) through `<WalletList/>`; returns its article. */
 export async function createWallet(page: Page, name = 'Main') {
-  const wallets = page.getByRole('region', { name: 'Wallets' })
+  const wallets = walletsCard(page)
   await wallets.getByRole('button', { name: 'Create wallet' }).first().click()
-  const nameField = page.getByLabel('Wallet name')
-  if (await nameField.isVisible()) {
-    await nameField.fill(name)
-    await page.getByRole('button', { name: 'Create wallet' }).last().click()
-  }
-  await expect(wallets.getByText(name, { exact: true }).first()).toBeVisible({ timeout: 20_000 })
-  const address = wallets.getByText(/^0x[0-9a-fA-F]{40}$/).first()
-  await expect(address).toBeVisible()
-  return (await address.textContent())!.trim()
+  await wallets.getByLabel('Wallet name').fill(name)
+  await wallets.getByRole('form', { name: 'Create wallet' }).getByRole('button', { name: 'Create wallet' }).click()
+  const wallet = wallets.getByRole('article', { name })
+  await expect(wallet.getByRole('listitem')).toHaveCount(2, { timeout: 20_000 })
+  return wallet
+}
+
+/** The full addresses of a wallet's accounts on one network, as `<WalletList/>` lists them. */
+export async function addressesOf(wallet: Locator, network: string): Promise<string[]> {
+  const items = wallet.getByRole('listitem').filter({ hasText: network })
+  const texts = await items.locator('.lk-visually-hidden').allTextContents()
+  return texts.map((t) => t.trim())
 }
