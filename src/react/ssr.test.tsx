@@ -1,10 +1,10 @@
 // @vitest-environment node
-// Server rendering in plain Node: no window, and any touch of browser storage fails the test.
+// Server rendering in plain Node: there is no window, and touching browser storage throws.
 import { renderToString } from 'react-dom/server'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { LatchkeyProvider, useSession, useSessionStatus, useWalletKitConfig, useWallets } from './index.ts'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 
-const TRAPS = ['window', 'localStorage', 'sessionStorage', 'indexedDB'] as const
+type Entry = typeof import('../index.ts')
+const TRAPS = ['localStorage', 'sessionStorage', 'indexedDB'] as const
 const saved = new Map<string, PropertyDescriptor | undefined>()
 
 beforeEach(() => {
@@ -26,11 +26,11 @@ afterEach(() => {
   }
 })
 
-function Page() {
-  const status = useSessionStatus()
-  const session = useSession()
-  const wallets = useWallets()
-  const config = useWalletKitConfig()
+function Page({ latchkey }: { latchkey: Entry }) {
+  const status = latchkey.useSessionStatus()
+  const session = latchkey.useSession()
+  const wallets = latchkey.useWallets()
+  const config = latchkey.useWalletKitConfig()
   return (
     <main>
       <p>{status}</p>
@@ -42,9 +42,13 @@ function Page() {
 }
 
 describe('server rendering', () => {
-  it('renders the provider and hooks to a string without touching browser APIs', () => {
+  it('imports, creates the client, and renders the provider and hooks without touching browser APIs', async () => {
+    expect(typeof window).toBe('undefined')
+    // The whole `latchkey` entry (hooks and components) is imported with the traps in place.
+    vi.resetModules()
+    const latchkey = await import('../index.ts')
     const html = renderToString(
-      <LatchkeyProvider
+      <latchkey.LatchkeyProvider
         config={{
           authProxyUrl: 'https://auth.example',
           baseUrl: 'https://api.example',
@@ -53,8 +57,8 @@ describe('server rendering', () => {
           fetch: () => Promise.reject(new Error('no network during SSR')),
         }}
       >
-        <Page />
-      </LatchkeyProvider>,
+        <Page latchkey={latchkey} />
+      </latchkey.LatchkeyProvider>,
     )
     expect(html).toBe('<main><p>signed-out</p><p>nobody</p><p>pending</p><p>pending</p></main>')
   })
