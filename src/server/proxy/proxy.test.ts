@@ -610,6 +610,71 @@ describe('auth proxy: OAuth through the dev identity provider', () => {
   })
 })
 
+describe('auth proxy: OAuth against configured (non-dev) endpoints', () => {
+  it('exchanges at the configured token endpoint and verifies with the configured JWKS and issuer', async () => {
+    // A "real" provider at http://idp.test, reached through the service's outgoing fetch.
+    let app: Harness['service']['app'] | undefined
+    const calls: string[] = []
+    const h = createHarness({
+      fetch: (input, init) => {
+        const url = new URL(String(input))
+        calls.push(`${init?.method ?? 'GET'} ${url.href}`)
+        return Promise.resolve(app!.request(url.href, init))
+      },
+    })
+    app = h.service.app
+    const issuer = 'http://idp.test/dev/oidc/discord'
+    const updated = await settings(h, {
+      oauth: {
+        clientIds: { discord: 'discord-app-1' },
+        providers: {
+          discord: {
+            issuer,
+            authorizationEndpoint: `${issuer}/authorize`,
+            tokenEndpoint: `${issuer}/token`,
+            jwksUri: `${issuer}/jwks`,
+          },
+        },
+      },
+    })
+    expect(updated.status).toBe(200)
+    const page = browser(h)
+    const config = await page.call('wallet_kit_config')
+    expect(config.body.oauthAuthorizationEndpoints.discord).toBe(`${issuer}/authorize`)
+    expect(config.body.oauthClientIds.discord).toBe('discord-app-1')
+    const key = clientKey()
+    const verifier = 'w'.repeat(50)
+    const code = await authorizeAtDevIdp(
+      h,
+      config.body.oauthAuthorizationEndpoints.discord,
+      {
+        response_type: 'code',
+        client_id: 'discord-app-1',
+        redirect_uri: `${APP}/cb`,
+        state: 'st',
+        nonce: oidcNonce(key.publicKey),
+        code_challenge: s256Challenge(verifier),
+        code_challenge_method: 'S256',
+      },
+      'hal@example.com',
+    )
+    const auth = await page.call('oauth2_authenticate', {
+      provider: 'OAUTH2_PROVIDER_DISCORD',
+      authCode: code,
+      redirectUri: `${APP}/cb`,
+      codeVerifier: verifier,
+      nonce: oidcNonce(key.publicKey),
+      clientId: 'discord-app-1',
+    })
+    expect(auth.status).toBe(200)
+    expect(calls).toEqual([`POST ${issuer}/token`, `GET ${issuer}/jwks`])
+    expect(decodeJwtClaims(auth.body.oidcToken)).toMatchObject({
+      idp_iss: issuer,
+      provider: 'OAUTH2_PROVIDER_DISCORD',
+    })
+  })
+})
+
 describe('auth proxy: passkeys and external wallets', () => {
   it('signs up with a passkey (attestation verified) and logs in with stamp_login', async () => {
     const h = createHarness()
