@@ -1,4 +1,4 @@
-import { bytesToHex } from '@noble/hashes/utils.js'
+import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
 import { p256PublicKey, randomP256PrivateKey } from './crypto/index.ts'
 import type { Runtime } from './Runtime.ts'
 import type { Transaction } from './store/Store.ts'
@@ -22,23 +22,35 @@ export interface DevCredentials {
 
 export const DEV_ORGANIZATION_NAME = 'Latchkey Dev'
 
+/** First-start choices for the dev organization (ignored once the store holds one). */
+export interface DevOptions {
+  /** @default 'Latchkey Dev' */
+  organizationName?: string
+  /**
+   * Hex P-256 private key for the root user's API key, for fixed dev credentials (Storybook,
+   * fixtures). Never use one that guards anything.
+   * @default a random key
+   */
+  apiPrivateKey?: string
+}
+
 /**
  * First start: the service keys (bundle signer, session signer) and the dev parent organization
  * with a root user and a P-256 API key. Later starts find them in the store and keep them.
  */
-export function bootstrapService(tx: Transaction, service: Runtime): void {
+export function bootstrapService(tx: Transaction, service: Runtime, options: DevOptions = {}): void {
   if (tx.get('service', 'service')) return
   const now = service.now()
   const signerKey = randomP256PrivateKey()
   const sessionKey = randomP256PrivateKey()
-  const apiKey = randomP256PrivateKey()
+  const apiKey = options.apiPrivateKey ? hexToBytes(options.apiPrivateKey) : randomP256PrivateKey()
   const organizationId = service.newId()
   const userId = service.newId()
   const apiKeyId = service.newId()
   const apiPublicKey = bytesToHex(p256PublicKey(apiKey, true))
   tx.put('organizations', {
     id: organizationId,
-    name: DEV_ORGANIZATION_NAME,
+    name: options.organizationName ?? DEV_ORGANIZATION_NAME,
     rootUserIds: [userId],
     rootQuorumThreshold: 1,
     createdAt: now,

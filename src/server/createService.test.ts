@@ -31,6 +31,14 @@ describe('createService', () => {
     expect(JSON.stringify(row)).not.toContain(dev.apiPrivateKey)
   })
 
+  it('takes fixed dev credentials on first start', () => {
+    const apiPrivateKey = '1f'.repeat(32)
+    const service = createService({ dev: { organizationName: 'Storybook', apiPrivateKey } })
+    expect(service.dev.apiPrivateKey).toBe(apiPrivateKey)
+    expect(service.store.get('organizations', service.dev.organizationId)?.name).toBe('Storybook')
+    expect(() => createService({ dev: { apiPrivateKey: 'xyz' } })).toThrow(/64 hex/)
+  })
+
   it('writes proxy settings given at start into the dev proxy configuration', () => {
     const service = createService({
       proxySettings: { allowedOrigins: ['http://app.test'], sessionExpirationSeconds: '600' },

@@ -3,7 +3,6 @@ import { Hono } from 'hono'
 import { cors } from 'hono/cors'
 import {
   type ActivityPath,
-  ERROR_CODES,
   type ProxySettings,
   SESSION_HEADER,
   STAMP_HEADER,
@@ -11,7 +10,7 @@ import {
 } from '../protocol/index.ts'
 import { builtinActivities } from './activities/index.ts'
 import { submitActivity } from './activities/submitActivity.ts'
-import { bootstrapService, type DevCredentials, devCredentials } from './bootstrap.ts'
+import { bootstrapService, type DevCredentials, type DevOptions, devCredentials } from './bootstrap.ts'
 import { publicJwk } from './crypto/index.ts'
 import { builtinPlugins } from './plugins.ts'
 import { builtinQueries } from './queries/index.ts'
@@ -42,6 +41,8 @@ export interface CreateServiceOptions {
   maxTimestampSkewMs?: number
   /** Passkey relying party. @default { rpId: 'localhost', origins: undefined (any) } */
   webauthn?: WebAuthnOptions
+  /** Name and root API key of the dev organization created on first start. @default random key */
+  dev?: DevOptions
   /** Extra plugins, loaded after the built-in ones. @default [] */
   plugins?: ServicePlugin[]
   /** Activity handlers that replace or add to the registry (applied last). @default {} */
@@ -107,7 +108,9 @@ export function createService(options: CreateServiceOptions = {}): Service {
   register(options.activities)
 
   try {
-    store.transactionSync((tx) => bootstrapService(tx, runtime))
+    if (options.dev?.apiPrivateKey !== undefined && !/^[0-9a-f]{64}$/i.test(options.dev.apiPrivateKey))
+      throw new Error('dev.apiPrivateKey must be 64 hex characters')
+    store.transactionSync((tx) => bootstrapService(tx, runtime, options.dev))
     // Opening the signer key proves the master key matches the stored data.
     runtime.signerPrivateKey()
   } catch (error) {
@@ -204,5 +207,3 @@ function applyProxySettings(runtime: Runtime, settings: Partial<ProxySettings>):
     })
   })
 }
-
-export { ERROR_CODES }

@@ -1,6 +1,6 @@
 /** `latchkey/server`: the local service as a fetch handler (Node and browser). */
 
-export type { DevCredentials } from './bootstrap.ts'
+export type { DevCredentials, DevOptions } from './bootstrap.ts'
 export { type CreateServiceOptions, createService, type Service } from './createService.ts'
 export type { Clock, Runtime, WebAuthnOptions } from './Runtime.ts'
 export type {
