@@ -13,6 +13,10 @@ import type { LatchkeyError } from '../../core/errors.ts'
 import type { LatchkeyMutationMeta } from '../../core/query/utils.ts'
 import { useLatchkeyQueryClient } from './useLatchkey.ts'
 
+/** Mutation variables that may be omitted: `mutate()` works (TanStack's idiom needs `void`). */
+// biome-ignore lint/suspicious/noConfusingVoidType: `void` is what lets TanStack's mutate() be called without variables
+export type OptionalVariables<T> = T | void
+
 /** Every hook accepts an explicit client. */
 export type ClientParameter = { client?: Latchkey | undefined }
 

@@ -5,15 +5,20 @@ import type {
 } from '../../core/actions/activities/createReadOnlySession.ts'
 import type { LatchkeyError } from '../../core/errors.ts'
 import { createReadOnlySessionMutationOptions } from '../../core/query/createReadOnlySession.ts'
-import { type ClientParameter, type MutationParameter, useLatchkeyMutation } from './internal.ts'
+import {
+  type ClientParameter,
+  type MutationParameter,
+  type OptionalVariables,
+  useLatchkeyMutation,
+} from './internal.ts'
 import { useLatchkey } from './useLatchkey.ts'
 
 export type UseCreateReadOnlySessionParameters = ClientParameter &
-  MutationParameter<CreateReadOnlySessionReturnType, CreateReadOnlySessionParameters | void>
+  MutationParameter<CreateReadOnlySessionReturnType, OptionalVariables<CreateReadOnlySessionParameters>>
 export type UseCreateReadOnlySessionReturnType = UseMutationResult<
   CreateReadOnlySessionReturnType,
   LatchkeyError,
-  CreateReadOnlySessionParameters | void
+  OptionalVariables<CreateReadOnlySessionParameters>
 >
 
 /** Creates a one-hour read-only session (kept in memory). */
@@ -21,8 +26,8 @@ export function useCreateReadOnlySession(
   parameters: UseCreateReadOnlySessionParameters = {},
 ): UseCreateReadOnlySessionReturnType {
   const client = useLatchkey(parameters)
-  return useLatchkeyMutation<CreateReadOnlySessionReturnType, CreateReadOnlySessionParameters | void>(
-    createReadOnlySessionMutationOptions(client) as never,
-    parameters.mutation,
-  )
+  return useLatchkeyMutation<
+    CreateReadOnlySessionReturnType,
+    OptionalVariables<CreateReadOnlySessionParameters>
+  >(createReadOnlySessionMutationOptions(client) as never, parameters.mutation)
 }

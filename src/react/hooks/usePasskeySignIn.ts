@@ -5,21 +5,26 @@ import type {
 } from '../../core/actions/auth/signInWithPasskey.ts'
 import type { LatchkeyError } from '../../core/errors.ts'
 import { signInWithPasskeyMutationOptions } from '../../core/query/signInWithPasskey.ts'
-import { type ClientParameter, type MutationParameter, useLatchkeyMutation } from './internal.ts'
+import {
+  type ClientParameter,
+  type MutationParameter,
+  type OptionalVariables,
+  useLatchkeyMutation,
+} from './internal.ts'
 import { useLatchkey } from './useLatchkey.ts'
 
 export type UsePasskeySignInParameters = ClientParameter &
-  MutationParameter<SignInWithPasskeyReturnType, SignInWithPasskeyParameters | void>
+  MutationParameter<SignInWithPasskeyReturnType, OptionalVariables<SignInWithPasskeyParameters>>
 export type UsePasskeySignInReturnType = UseMutationResult<
   SignInWithPasskeyReturnType,
   LatchkeyError,
-  SignInWithPasskeyParameters | void
+  OptionalVariables<SignInWithPasskeyParameters>
 >
 
 /** Passkey login. */
 export function usePasskeySignIn(parameters: UsePasskeySignInParameters = {}): UsePasskeySignInReturnType {
   const client = useLatchkey(parameters)
-  return useLatchkeyMutation<SignInWithPasskeyReturnType, SignInWithPasskeyParameters | void>(
+  return useLatchkeyMutation<SignInWithPasskeyReturnType, OptionalVariables<SignInWithPasskeyParameters>>(
     signInWithPasskeyMutationOptions(client) as never,
     parameters.mutation,
   )
