@@ -21,7 +21,6 @@ import {
   STAMP_HEADER,
   type WalletParams,
 } from '../../protocol/index.ts'
-import { signApiKeyStamp } from '../crypto/index.ts'
 import { MAX_SESSION_SECONDS } from '../domain/sessions.ts'
 import { DEV_OIDC_PREFIX } from '../oauth/devIdp.ts'
 import type { Runtime } from '../Runtime.ts'
@@ -29,6 +28,7 @@ import { ServiceError } from '../ServiceError.ts'
 import type { ProxyConfigRow } from '../store/model.ts'
 import { objectItem, Reader } from '../validate.ts'
 import { methodOf } from './signInState.ts'
+import { signProxyStamp } from './signProxyStamp.ts'
 
 /** Largest proxy request body (attestations included). */
 const MAX_PROXY_BODY = 64 * 1024
@@ -198,10 +198,13 @@ class ProxyCall {
   /** POSTs `body` to a public route, stamped with the proxy key (opened for this signature only). */
   private async send(route: string, body: Record<string, unknown>): Promise<unknown> {
     const text = JSON.stringify(body)
+    const publicKey = this.service.store.findBy('apiKeys', 'userId', this.config.proxyUserId!)[0]?.publicKey
+    if (!publicKey)
+      throw new ServiceError('PROXY_DISABLED', 'the auth proxy has no key; switch it off and on again')
     const privateKey = this.service.open(this.config.sealedProxyPrivateKey!)
     let stamp: string
     try {
-      stamp = signApiKeyStamp(text, { scheme: 'SIGNATURE_SCHEME_TK_API_P256', privateKey })
+      stamp = await signProxyStamp(text, privateKey, publicKey)
     } finally {
       privateKey.fill(0)
     }
