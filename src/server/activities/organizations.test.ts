@@ -210,6 +210,22 @@ describe('list_suborgs', () => {
     const unsigned = (claims: object) =>
       `e30.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.sig`
     expect(await find('OIDC_TOKEN', unsigned({ iss: 'https://accounts.google.com', sub: '42' }))).toEqual([])
+    await h.service.store.transaction((tx) => {
+      tx.put('oauthProviders', {
+        id: 'p1',
+        organizationId: id,
+        userId: alice.rootUserIds[0],
+        providerName: 'Google',
+        issuer: 'https://accounts.google.com',
+        audience: 'app',
+        subject: '42',
+        createdAt: 0,
+        updatedAt: 0,
+      })
+    })
+    expect(await find('OIDC_TOKEN', unsigned({ iss: 'https://accounts.google.com', sub: '42' }))).toEqual([
+      id,
+    ])
     expect((await h.query('list_suborgs', { filterType: 'OIDC_TOKEN', filterValue: 'garbage' })).status).toBe(
       400,
     )
@@ -294,6 +310,22 @@ describe('users and tags', () => {
       at,
     )
     expect(unknownTag).toMatchObject({ status: 404, body: { details: { errorCode: 'USER_TAG_NOT_FOUND' } } })
+  })
+
+  it('serialises concurrent activities: one of two identical tag names wins', async () => {
+    const h = createHarness()
+    const replies = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => {
+        h.clock.advance(1)
+        return h.submit(
+          'create_user_tag',
+          { userTagName: 'race', userIds: [] },
+          { timestampMs: String(h.clock.now() + i) },
+        )
+      }),
+    )
+    expect(replies.map((reply) => reply.status).sort()).toEqual([200, ...Array(9).fill(409)])
+    expect((await h.query('list_user_tags')).body.userTags).toHaveLength(1)
   })
 
   it('whoami answers the caller', async () => {
