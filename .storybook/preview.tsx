@@ -1,6 +1,11 @@
 import type { Preview } from '@storybook/react-vite'
+import { configure } from 'storybook/test'
 import '../src/components/styles.css'
 import { LatchkeyUIProvider } from '../src/components/index.ts'
+import { installBufferGlobal } from '../stories/support/buffer.ts'
+
+// Stories talk to a real service in the page; on a busy 2-core machine that can take a few seconds.
+configure({ asyncUtilTimeout: 10_000 })
 
 // Theme and locale are toolbar globals; a story can pin them with `globals: { theme: 'dark' }`.
 const preview: Preview = {
@@ -24,6 +29,7 @@ const preview: Preview = {
   },
   initialGlobals: { theme: 'light', locale: 'en' },
   parameters: {
+    bufferGlobal: installBufferGlobal(),
     layout: 'centered',
     controls: { expanded: true },
   },

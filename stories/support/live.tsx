@@ -1,0 +1,255 @@
+// Stories run against the REAL local service inside the browser: `createService()` is passed to
+// the provider as its `fetch`, and seed data is created through the same client actions an app
+// uses (OTP sign-in read from the dev outbox, create_wallet, ...). Nothing is mocked.
+import { p256 } from '@noble/curves/nist.js'
+import { secp256k1 } from '@noble/curves/secp256k1.js'
+import { keccak_256 } from '@noble/hashes/sha3.js'
+import { bytesToHex } from '@noble/hashes/utils.js'
+import type { ComponentType } from 'react'
+import { createWallet } from '../../src/core/actions/activities/createWallet.ts'
+import { completeOtpSignIn } from '../../src/core/actions/auth/completeOtpSignIn.ts'
+import { startOtpSignIn } from '../../src/core/actions/auth/startOtpSignIn.ts'
+import { PopupBlockedError } from '../../src/core/errors.ts'
+import { addSessionFromKey, switchSession } from '../../src/core/session/sessions.ts'
+import { apiKeyStamper } from '../../src/core/stampers/apiKeyStamper.ts'
+import { submit } from '../../src/core/transport/activity.ts'
+import type { ProxySettings } from '../../src/protocol/index.ts'
+import { createLatchkey, type Latchkey, LatchkeyProvider } from '../../src/react/index.ts'
+import { createService, type Service } from '../../src/server/index.ts'
+
+export const SERVICE_URL = 'http://latchkey.local'
+
+export interface LiveOptions {
+  /** Auth-proxy settings (enabled methods, on/off). */
+  proxySettings?: Partial<ProxySettings>
+  /** Sign a user in by e-mail OTP before the story renders. */
+  signedIn?: boolean
+  /** Wallets to create for the signed-in user. */
+  wallets?: { walletName: string; chains: ('ethereum' | 'solana' | 'bitcoin')[] }[]
+  /** Sign in a second session too (for the profile's session list). */
+  secondSession?: boolean
+  /** Create an activity waiting for consensus (two root users, threshold 2), signed in as the approver. */
+  consensus?: boolean
+  /** Lifetime of the signed-in session (short ones show the expiring and expired states). */
+  sessionSeconds?: number
+  /** Wait this long after seeding (e.g. for a short session to expire). */
+  settleMs?: number
+  /** `wallet_kit_config` never answers (the loading state). */
+  hangConfig?: boolean
+  /** How the OAuth authorization window behaves: stays open, or is blocked like a popup blocker would. */
+  oauthWindow?: 'pending' | 'blocked'
+  /** Announce a browser wallet through EIP-6963, backed by a real secp256k1 key in the page. */
+  injectWallet?: boolean
+}
+
+export interface Live {
+  service: Service
+  client: Latchkey
+  /** Id of the activity waiting for approval (`consensus`). */
+  activityId?: string
+  walletIds: string[]
+  addresses: string[]
+}
+
+const toBase64Url = (bytes: Uint8Array) =>
+  btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '')
+const hexToBytes = (hex: string) => Uint8Array.from(hex.match(/../g) ?? [], (b) => Number.parseInt(b, 16))
+
+/** The newest code the service "sent" to `contact`. */
+export async function latestCode(service: Service, contact: string): Promise<string> {
+  const response = await service.fetch(
+    `${SERVICE_URL}/dev/outbox.json?contact=${encodeURIComponent(contact)}`,
+  )
+  const { messages } = (await response.json()) as { messages: { code: string }[] }
+  if (!messages[0]) throw new Error(`no code sent to ${contact}`)
+  return messages[0].code
+}
+
+async function signInByEmail(live: Live, email: string) {
+  const started = await startOtpSignIn(live.client, { otpType: 'OTP_TYPE_EMAIL', contact: email })
+  const code = await latestCode(live.service, email)
+  const { session } = await completeOtpSignIn(live.client, {
+    ...started,
+    otpCode: code,
+    userName: 'Ana García',
+  })
+  return session
+}
+
+/** The dev root API key as a WebCrypto key, to act as the operator's back office would. */
+async function devStamper(service: Service) {
+  const d = hexToBytes(service.dev.apiPrivateKey)
+  const pub = p256.getPublicKey(d, false)
+  const privateKey = await crypto.subtle.importKey(
+    'jwk',
+    {
+      kty: 'EC',
+      crv: 'P-256',
+      d: toBase64Url(d),
+      x: toBase64Url(pub.slice(1, 33)),
+      y: toBase64Url(pub.slice(33)),
+    },
+    { name: 'ECDSA', namedCurve: 'P-256' },
+    false,
+    ['sign'],
+  )
+  return apiKeyStamper({ publicKey: service.dev.apiPublicKey, privateKey })
+}
+
+/** Two root users with keys in this client, quorum 2; user 1 asks for a wallet, user 2 is active. */
+async function seedConsensus(live: Live) {
+  const { client, service } = live
+  await client.hydrate()
+  const keys = [await client.keyStore.create(), await client.keyStore.create()]
+  const { result } = await submit(
+    client,
+    'create_sub_organization',
+    {
+      subOrganizationName: 'Treasury',
+      rootUsers: keys.map((key, index) => ({
+        userName: index === 0 ? 'Ana García' : 'Omar Haddad',
+        apiKeys: [
+          {
+            apiKeyName: 'session',
+            publicKey: key.publicKey,
+            curveType: 'API_KEY_CURVE_P256',
+            expirationSeconds: '900',
+          },
+        ],
+        authenticators: [],
+        oauthProviders: [],
+      })),
+      rootQuorumThreshold: 2,
+    },
+    { stamper: await devStamper(service), organizationId: service.dev.organizationId },
+  )
+  const sessions = keys.map((key, index) =>
+    addSessionFromKey(client, {
+      publicKey: key.publicKey,
+      userId: result.rootUserIds[index]!,
+      organizationId: result.subOrganizationId,
+      lifetimeSeconds: 900,
+      method: 'api-key',
+      label: index === 0 ? 'ana@example.com' : 'omar@example.com',
+    }),
+  )
+  switchSession(client, { sessionId: sessions[0]!.id })
+  try {
+    await createWallet(client, { walletName: 'Treasury reserve', chains: ['ethereum'] })
+  } catch (error) {
+    live.activityId = (error as { details?: { activityId?: string } }).details?.activityId
+  }
+  if (!live.activityId) throw new Error('expected create_wallet to wait for consensus')
+  switchSession(client, { sessionId: sessions[1]!.id })
+}
+
+const never = (signal?: AbortSignal | null) =>
+  new Promise<never>((_, reject) => signal?.addEventListener('abort', () => reject(signal.reason)))
+
+/** An injected EIP-1193 wallet answering from a real secp256k1 key (what an extension does). */
+function announceExampleWallet() {
+  const privateKey = secp256k1.utils.randomSecretKey()
+  const publicKey = secp256k1.getPublicKey(privateKey, false)
+  const address = `0x${bytesToHex(keccak_256(publicKey.slice(1)).slice(-20))}`
+  const provider = {
+    async request({ method, params }: { method: string; params?: unknown[] | Record<string, unknown> }) {
+      if (method === 'eth_requestAccounts' || method === 'eth_accounts') return [address]
+      if (method === 'eth_chainId') return '0x1'
+      if (method === 'personal_sign') {
+        const message = hexToBytes(String((params as unknown[])[0]).slice(2))
+        const prefix = new TextEncoder().encode(`\x19Ethereum Signed Message:\n${message.length}`)
+        const digest = keccak_256(new Uint8Array([...prefix, ...message]))
+        const signature = secp256k1.sign(digest, privateKey, { prehash: false, format: 'recovered' })
+        // noble's recovered format is recovery ‖ r ‖ s; wallets answer r ‖ s ‖ (27 + recovery).
+        return `0x${bytesToHex(signature.slice(1))}${(27 + signature[0]!).toString(16)}`
+      }
+      throw Object.assign(new Error(`unsupported method ${method}`), { code: 4200 })
+    },
+  }
+  const icon =
+    'data:image/svg+xml,' +
+    encodeURIComponent(
+      '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="8" fill="#f97316"/><path d="M9 11h14v10H9z" fill="#fff"/></svg>',
+    )
+  const info = {
+    uuid: '6f1f3c0e-0000-4000-8000-000000000001',
+    name: 'Example Wallet',
+    icon,
+    rdns: 'com.example.wallet',
+  }
+  const announce = () =>
+    window.dispatchEvent(
+      new CustomEvent('eip6963:announceProvider', { detail: Object.freeze({ info, provider }) }),
+    )
+  window.addEventListener('eip6963:requestProvider', announce)
+  announce()
+}
+
+export async function createLive(options: LiveOptions = {}): Promise<Live> {
+  const service = createService(options.proxySettings ? { proxySettings: options.proxySettings } : {})
+  const serviceFetch: Service['fetch'] = options.hangConfig
+    ? (input, init) =>
+        String(input instanceof Request ? input.url : input).endsWith('/v1/wallet_kit_config')
+          ? never(init?.signal)
+          : service.fetch(input, init)
+    : service.fetch
+  if (options.injectWallet) announceExampleWallet()
+  const client = createLatchkey({
+    authProxyUrl: SERVICE_URL,
+    baseUrl: SERVICE_URL,
+    authProxyConfigId: service.dev.authProxyConfigId ?? 'missing',
+    organizationId: service.dev.organizationId,
+    fetch: serviceFetch,
+    ...(options.oauthWindow
+      ? {
+          oauth: {
+            openAuthorizationWindow: ({ signal }) =>
+              options.oauthWindow === 'blocked' ? Promise.reject(new PopupBlockedError()) : never(signal),
+          },
+        }
+      : {}),
+    // Stories must not leak sessions into each other through localStorage.
+    storage: null,
+    trustedSignerPublicKey: service.dev.signerPublicKey,
+    session: {
+      autoRefresh: false,
+      ...(options.sessionSeconds ? { expirationSeconds: options.sessionSeconds } : {}),
+    },
+  })
+  const live: Live = { service, client, walletIds: [], addresses: [] }
+  if (options.consensus) {
+    await seedConsensus(live)
+    return live
+  }
+  if (options.signedIn || options.wallets || options.secondSession) {
+    if (options.secondSession) await signInByEmail(live, 'ana.work@example.com')
+    await signInByEmail(live, 'ana@example.com')
+    if (options.settleMs) await new Promise((resolve) => setTimeout(resolve, options.settleMs))
+    for (const wallet of options.wallets ?? []) {
+      const created = await createWallet(client, wallet)
+      live.walletIds.push(created.walletId)
+      live.addresses.push(...created.addresses)
+    }
+  }
+  return live
+}
+
+/** Loader: a fresh service + client per story render, seeded from `parameters.live`. */
+export const liveLoader = async (context: { parameters: { live?: LiveOptions } }) => ({
+  live: await createLive(context.parameters.live ?? {}),
+})
+
+/** Decorator: the provider over the loaded client. */
+export const withLive = (Story: ComponentType, context: { loaded: Record<string, unknown> }) => {
+  const live = context.loaded.live as Live
+  return (
+    <LatchkeyProvider client={live.client}>
+      <Story />
+    </LatchkeyProvider>
+  )
+}
+
+export const liveDecorators = { loaders: [liveLoader], decorators: [withLive] }
