@@ -924,6 +924,8 @@ describe('the proxy user', () => {
     })
     const sub = signup.body.organizationId
     const address = signup.body.addresses[0]
+    // The seed's { path, curve } wallet: one account, a Solana address for ed25519.
+    expect(signup.body.addresses).toEqual([expect.stringMatching(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/)])
     const refused = async (
       path: Parameters<Harness['submit']>[0],
       parameters: Json,
