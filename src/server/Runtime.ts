@@ -1,4 +1,4 @@
-import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
+import { utf8ToBytes } from '@noble/hashes/utils.js'
 import type { ActivityPath } from '../protocol/index.ts'
 import { createSealer } from './crypto/index.ts'
 import { newId } from './ids.ts'
@@ -102,5 +102,3 @@ export class Runtime {
     return this.open(this.serviceRow.sealedSessionKey)
   }
 }
-
-export const hex = { of: bytesToHex, bytes: hexToBytes }

@@ -43,8 +43,3 @@ export class ServiceError extends Error {
     }
   }
 }
-
-/** Shorthand for `new ServiceError(...)` in expression position. */
-export const fail = (errorCode: ErrorCode, message: string, field?: string): never => {
-  throw new ServiceError(errorCode, message, field)
-}
