@@ -124,3 +124,26 @@ export interface OAuthProviderConfig {
   tokenEndpoint: string
   jwksUri: string
 }
+
+/** Operator settings routes on the service (stamped by a root user of the parent organization). */
+export const SETTINGS_ROUTES = { get: '/dev/settings/get', update: '/dev/settings/update' } as const
+
+/** Body of `POST /dev/settings/get`. */
+export interface AuthProxySettingsGetRequest {
+  organizationId: string
+  timestampMs: string
+}
+
+/** Body of `POST /dev/settings/update`: every settings field is optional and merged. */
+export interface AuthProxySettingsUpdateRequest extends AuthProxySettingsGetRequest {
+  settings: Partial<Omit<ProxySettings, 'oauth'>> & { oauth?: Partial<ProxySettings['oauth']> }
+}
+
+/** Answer of both settings routes. The proxy key never leaves the service. */
+export interface AuthProxySettingsResponse {
+  organizationId: string
+  /** Goes in `X-Auth-Proxy-Config-Id`; null until the proxy is first configured. */
+  authProxyConfigId: string | null
+  proxyUserId: string | null
+  settings: ProxySettings
+}

@@ -1,7 +1,9 @@
 import type { Hono } from 'hono'
 import {
+  type AuthProxySettingsResponse,
   OAUTH_METHODS,
   type ProxySettings,
+  SETTINGS_ROUTES,
   SIGN_IN_METHODS,
   STAMP_HEADER,
   WEBAUTHN_STAMP_HEADER,
@@ -16,22 +18,13 @@ import { ServiceError } from '../ServiceError.ts'
 import type { ProxyConfigRow } from '../store/model.ts'
 import { Reader, stringItem } from '../validate.ts'
 
-/** Operator settings routes. */
-export const SETTINGS_ROUTES = { get: '/dev/settings/get', update: '/dev/settings/update' } as const
+export { SETTINGS_ROUTES }
 
 const CORS = {
   'Access-Control-Allow-Origin': '*',
   'Access-Control-Allow-Methods': 'POST, OPTIONS',
   'Access-Control-Allow-Headers': `Content-Type, Accept, ${STAMP_HEADER}, ${WEBAUTHN_STAMP_HEADER}`,
   'Access-Control-Max-Age': '600',
-}
-
-/** What both routes answer. The sealed key never leaves the service. */
-export interface AuthProxySettingsResponse {
-  organizationId: string
-  authProxyConfigId: string | null
-  proxyUserId: string | null
-  settings: ProxySettings
 }
 
 function render(organizationId: string, row: ProxyConfigRow | undefined): AuthProxySettingsResponse {
