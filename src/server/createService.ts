@@ -159,9 +159,27 @@ export function createService(options: CreateServiceOptions = {}): Service {
     const declared = Number(request.headers.get('content-length') ?? '0')
     if (declared > maxBodyBytes)
       throw new ServiceError('PAYLOAD_TOO_LARGE', `request body exceeds ${maxBodyBytes} bytes`)
-    const bytes = new Uint8Array(await request.arrayBuffer())
-    if (bytes.length > maxBodyBytes)
-      throw new ServiceError('PAYLOAD_TOO_LARGE', `request body exceeds ${maxBodyBytes} bytes`)
+    // Read chunk by chunk so a body without (or lying about) content-length stops at the limit.
+    const reader = request.body?.getReader()
+    if (!reader) return new Uint8Array()
+    const chunks: Uint8Array[] = []
+    let size = 0
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) break
+      size += value.length
+      if (size > maxBodyBytes) {
+        await reader.cancel()
+        throw new ServiceError('PAYLOAD_TOO_LARGE', `request body exceeds ${maxBodyBytes} bytes`)
+      }
+      chunks.push(value)
+    }
+    const bytes = new Uint8Array(size)
+    let offset = 0
+    for (const chunk of chunks) {
+      bytes.set(chunk, offset)
+      offset += chunk.length
+    }
     return bytes
   }
 

@@ -177,6 +177,19 @@ describe('bad input never crashes the service', () => {
     expect(noOrg).toMatchObject({ status: 400, body: { details: { field: 'organizationId' } } })
     const big = await h.submit('create_wallet', { walletName: 'x'.repeat(300 * 1024), accounts: [] })
     expect(big).toMatchObject({ status: 400, body: { details: { errorCode: 'PAYLOAD_TOO_LARGE' } } })
+    const [bigHeader, bigStamp] = h.root.stamp('{}')
+    const streamed = await h.service.app.request('/public/v1/submit/create_wallet', {
+      method: 'POST',
+      headers: { [bigHeader]: bigStamp },
+      body: new ReadableStream({
+        pull(controller) {
+          controller.enqueue(new Uint8Array(64 * 1024))
+        },
+      }),
+      duplex: 'half',
+    } as RequestInit)
+    expect(streamed.status).toBe(400)
+    expect((await streamed.json()).details.errorCode).toBe('PAYLOAD_TOO_LARGE')
     const longName = await h.submit('create_wallet', { walletName: 'x'.repeat(300), accounts: [] })
     expect(longName).toMatchObject({
       status: 400,
