@@ -66,6 +66,23 @@ describe('stamp_login', () => {
     })
   })
 
+  it('signs in a passkey user who names the parent organization (client does not know its sub-organization)', async () => {
+    const h = createHarness()
+    const { passkey, organizationId, userId } = await passkeyOrg(h)
+    const sessionKey = testKey()
+    const reply = await h.submit('stamp_login', { publicKey: sessionKey.publicKey }, { as: passkey })
+    expect(reply.body.activity.organizationId).toBe(organizationId)
+    const claims = decodeJwtClaims<{ organization_id: string; user_id: string }>(
+      resultOf('stamp_login', reply).session,
+    )
+    expect(claims).toMatchObject({ organization_id: organizationId, user_id: userId })
+    // Other activities still refuse the parent organization.
+    h.clock.advance(1)
+    expect((await h.submit('create_wallet', { walletName: 'x', accounts: [] }, { as: passkey })).status).toBe(
+      403,
+    )
+  })
+
   it('honours expirationSeconds and invalidateExisting, and logs out with delete_api_keys', async () => {
     const h = createHarness()
     const owner = testKey()
