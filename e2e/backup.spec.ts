@@ -32,7 +32,9 @@ test('export: the revealed recovery phrase and private key re-derive the shown a
   expect(ethereumAddressOf(mnemonic).toLowerCase()).toBe(address!.toLowerCase())
   // The phrase lives in a frame of the service's origin: the app's own scripts cannot read it.
   const readable = await page.evaluate(() => {
-    const iframe = document.querySelector<HTMLIFrameElement>('iframe[title="Your recovery phrase, in a secure frame"]')
+    const iframe = document.querySelector<HTMLIFrameElement>(
+      'iframe[title="Your recovery phrase, in a secure frame"]',
+    )
     try {
       return iframe?.contentDocument?.body?.textContent ?? null
     } catch {
@@ -53,7 +55,9 @@ test('export: the revealed recovery phrase and private key re-derive the shown a
   await keyDialog.getByRole('button', { name: 'Done' }).click()
 })
 
-test('import: a recovery phrase typed in the secure frame yields the addresses it derives', async ({ page }) => {
+test('import: a recovery phrase typed in the secure frame yields the addresses it derives', async ({
+  page,
+}) => {
   await signInWithEmail(page)
   const mnemonic = generateMnemonic(wordlist)
   const backup = page.getByRole('region', { name: 'Back up and restore' })

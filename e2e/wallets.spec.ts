@@ -76,7 +76,9 @@ test('wallets: create a wallet, add accounts per chain, sign and verify, delete 
   await expect(wallets.getByText('No wallets yet')).toBeVisible()
 })
 
-test('send: fund a new Ethereum account from the faucet and send ETH through the service', async ({ page }) => {
+test('send: fund a new Ethereum account from the faucet and send ETH through the service', async ({
+  page,
+}) => {
   await signInWithEmail(page)
   const wallet = await createWallet(page, 'Spending')
   const [from] = await addressesOf(wallet, 'Ethereum')

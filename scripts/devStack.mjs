@@ -139,11 +139,14 @@ export async function stopChild(child, graceMs = 3000) {
  * What the playground reads at run time from `/playground-config.json` (served by the
  * playground's Vite plugin from `LATCHKEY_PLAYGROUND_CONFIG`). `services` maps a name to one
  * local service; the playground uses `default` unless the page is opened with `?service=<name>`.
+ * `clientOptions` adds `createLatchkey` options per service name.
  */
-export function playgroundConfig({ services, evm }) {
+export function playgroundConfig({ services, evm, clientOptions = {} }) {
   const entries = Object.entries(services).map(([name, service]) => [
     name,
     {
+      // Extra `createLatchkey` options for this service (e.g. session timing for short sessions).
+      ...(clientOptions[name] ? { client: clientOptions[name] } : {}),
       baseUrl: service.baseUrl,
       authProxyUrl: service.authProxyUrl,
       organizationId: service.organizationId,

@@ -62,7 +62,13 @@ try {
     ),
   )
   const playground = await startPlayground({
-    config: playgroundConfig({ services, evm }),
+    config: playgroundConfig({
+      services,
+      evm,
+      // 20 s sessions: warn 10 s before the end and leave refreshing to the person, so the spec
+      // sees both a manual refresh and a real expiry.
+      clientOptions: { short: { session: { autoRefresh: false, warningLeadMs: 10_000 } } },
+    }),
     port: playgroundPort,
     strictPort: true,
     mode: 'preview',

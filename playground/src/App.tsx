@@ -1,5 +1,5 @@
 import { AuthModal, LatchkeyProvider, useLogout, useSession } from 'latchkey'
-import { useMemo } from 'react'
+import { useMemo, useState } from 'react'
 import { Dashboard } from './Dashboard.tsx'
 import { DevInbox } from './DevInbox.tsx'
 import type { PlaygroundConfig } from './loadPlaygroundConfig.ts'
@@ -15,10 +15,15 @@ export function App({ config }: { config: PlaygroundConfig }) {
       authProxyConfigId: service.authProxyConfigId,
       organizationId: service.organizationId,
       trustedSignerPublicKey: service.signerPublicKey,
+      ...(service.client?.session ? { session: service.client.session } : {}),
     }),
     [service],
   )
   const [route, navigate] = useRoute()
+  // One sign-in dialog for the whole app: it stays mounted when the landing page gives way to
+  // the dashboard, so new users still see its success step and the passkey offer.
+  const [signingIn, setSigningIn] = useState(false)
+  const openSignIn = () => setSigningIn(true)
   return (
     <LatchkeyProvider config={latchkeyConfig}>
       <a className="pg-skip" href="#main">
@@ -27,13 +32,18 @@ export function App({ config }: { config: PlaygroundConfig }) {
       <Header route={route} navigate={navigate} config={config} />
       <div className="pg-layout">
         <main id="main" className="pg-main" tabIndex={-1}>
-          {route === '/operator' ? <OperatorPage service={service} /> : <AppUserPage config={config} />}
+          {route === '/operator' ? (
+            <OperatorPage service={service} />
+          ) : (
+            <AppUserPage config={config} openSignIn={openSignIn} />
+          )}
         </main>
         <aside className="pg-aside" aria-label="Developer tools">
           <DevInbox service={service} />
           <StackInfo config={config} />
         </aside>
       </div>
+      <AuthModal open={signingIn} onOpenChange={setSigningIn} />
     </LatchkeyProvider>
   )
 }
@@ -110,13 +120,13 @@ function HeaderSession() {
   )
 }
 
-function AppUserPage({ config }: { config: PlaygroundConfig }) {
+function AppUserPage({ config, openSignIn }: { config: PlaygroundConfig; openSignIn: () => void }) {
   const session = useSession()
-  if (!session) return <Landing />
-  return <Dashboard config={config} />
+  if (!session) return <Landing openSignIn={openSignIn} />
+  return <Dashboard config={config} openSignIn={openSignIn} />
 }
 
-function Landing() {
+function Landing({ openSignIn }: { openSignIn: () => void }) {
   return (
     <>
       <section className="pg-hero" aria-labelledby="pg-hero-title">
@@ -129,7 +139,14 @@ function Landing() {
           e-mail, SMS, a passkey, a social account or a browser wallet, then create wallets, sign and send.
         </p>
         <div className="pg-hero-actions">
-          <AuthModal />
+          <button
+            type="button"
+            className="pg-button pg-button-primary pg-button-large"
+            onClick={openSignIn}
+            aria-haspopup="dialog"
+          >
+            Sign in
+          </button>
           <span className="pg-muted">New here? Signing in creates your account.</span>
         </div>
       </section>

@@ -6,7 +6,7 @@ import { SessionsPanel } from './SessionsPanel.tsx'
 import { SignPanel } from './SignPanel.tsx'
 
 /** The signed-in face of the demo app: every drop-in component plus the signing and sending demos. */
-export function Dashboard({ config }: { config: PlaygroundConfig }) {
+export function Dashboard({ config, openSignIn }: { config: PlaygroundConfig; openSignIn: () => void }) {
   return (
     <>
       <div className="pg-page-head">
@@ -23,8 +23,8 @@ export function Dashboard({ config }: { config: PlaygroundConfig }) {
       <div className="pg-grid-2">
         <BackupPanel />
         <div className="pg-main">
-          <SessionStatus />
-          <SessionsPanel />
+          <SessionStatus onSignIn={openSignIn} />
+          <SessionsPanel onAddAccount={openSignIn} />
         </div>
       </div>
       <UserProfile />

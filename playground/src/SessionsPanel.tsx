@@ -1,21 +1,19 @@
-import { AuthModal, useSession, useSessions, useSwitchSession } from 'latchkey'
-import { useState } from 'react'
+import { useSession, useSessions, useSwitchSession } from 'latchkey'
 
 /**
  * Every session this browser holds (one per signed-in account), which one is active, switching,
  * and signing in to one more account beside the current one.
  */
-export function SessionsPanel() {
+export function SessionsPanel({ onAddAccount }: { onAddAccount: () => void }) {
   const sessions = useSessions()
   const activeId = useSession()?.id
   const switchSession = useSwitchSession()
-  const [adding, setAdding] = useState(false)
   const list = Object.values(sessions).sort((a, b) => a.createdAt - b.createdAt)
   return (
     <section className="pg-card" aria-labelledby="pg-sessions-title">
       <div className="pg-card-head">
         <h2 id="pg-sessions-title">Sessions in this browser</h2>
-        <button type="button" className="pg-button pg-button-small" onClick={() => setAdding(true)}>
+        <button type="button" className="pg-button pg-button-small" onClick={onAddAccount}>
           Add another account
         </button>
       </div>
@@ -51,7 +49,6 @@ export function SessionsPanel() {
           )
         })}
       </ul>
-      <AuthModal open={adding} onOpenChange={setAdding} />
     </section>
   )
 }

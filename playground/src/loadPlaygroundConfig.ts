@@ -10,6 +10,8 @@ export interface PlaygroundService {
   /** The parent organization's root API key: dev credentials, used only by the operator page. */
   apiPublicKey: string
   apiPrivateKey: string
+  /** Extra client options for this service (the e2e runner's short-session service sets session timing). */
+  client?: { session?: { autoRefresh?: boolean; warningLeadMs?: number } }
 }
 
 export interface PlaygroundConfig {
