@@ -1,6 +1,15 @@
+import type { CredentialType } from '../../protocol/index.ts'
 import { findUser } from '../domain/users.ts'
 import { defineActivity } from '../registry.ts'
 import { ServiceError } from '../ServiceError.ts'
+
+const SESSION_CREDENTIALS: ReadonlySet<CredentialType> = new Set<CredentialType>([
+  'CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256',
+  'CREDENTIAL_TYPE_OTP_AUTH_KEY_P256',
+  'CREDENTIAL_TYPE_OAUTH_KEY_P256',
+  'CREDENTIAL_TYPE_EMAIL_AUTH_KEY_P256',
+  'CREDENTIAL_TYPE_LOGIN',
+])
 
 /** Revokes API keys (also how a client logs out: it deletes its session key). */
 export const deleteApiKeys = defineActivity('delete_api_keys', {
@@ -16,8 +25,16 @@ export const deleteApiKeys = defineActivity('delete_api_keys', {
         'only root users may delete other users\u2019 keys',
         'parameters.userId',
       )
-    const remaining =
-      ctx.tx.findBy('apiKeys', 'userId', user.id).length +
+    // Session and login keys are short-lived and do not keep an account reachable; a durable
+    // key, a passkey, or a way to sign in again (e-mail, phone, OAuth) does.
+    const deleting = new Set(p.apiKeyIds)
+    const canSignInAgain =
+      Boolean(user.userEmail || user.userPhoneNumber) ||
+      ctx.tx.findBy('oauthProviders', 'userId', user.id).length > 0
+    const durableLeft =
+      ctx.tx
+        .findBy('apiKeys', 'userId', user.id)
+        .filter((key) => !deleting.has(key.id) && !SESSION_CREDENTIALS.has(key.credentialType)).length +
       ctx.tx.findBy('authenticators', 'userId', user.id).length
     p.apiKeyIds.forEach((id, index) => {
       const key = ctx.tx.get('apiKeys', id)
@@ -30,7 +47,8 @@ export const deleteApiKeys = defineActivity('delete_api_keys', {
       ctx.tx.delete('apiKeys', id)
     })
     if (
-      remaining - p.apiKeyIds.length <= 0 &&
+      !canSignInAgain &&
+      durableLeft === 0 &&
       ctx.organization.rootUserIds.includes(user.id) &&
       ctx.organization.rootUserIds.length === 1
     )

@@ -163,6 +163,63 @@ describe('API keys and authenticators', () => {
     expect(lockout).toMatchObject({ status: 400, body: { details: { field: 'parameters.apiKeyIds' } } })
   })
 
+  it('lets a user who can sign in again by e-mail revoke its last session key, but not a key-only user', async () => {
+    const h = createHarness()
+    for (const userEmail of ['otp@example.com', undefined]) {
+      const owner = testKey()
+      const created = resultOf(
+        'create_sub_organization',
+        await h.submit('create_sub_organization', {
+          subOrganizationName: `Org ${userEmail ?? 'keys only'}`,
+          rootQuorumThreshold: 1,
+          rootUsers: [
+            {
+              userName: 'U',
+              userEmail,
+              apiKeys: [owner.apiKey('durable')],
+              authenticators: [],
+              oauthProviders: [],
+            },
+          ],
+        }),
+      )
+      const organizationId = created.subOrganizationId as string
+      const userId = created.rootUserIds[0] as string
+      const session = testKey()
+      h.clock.advance(1)
+      await h.submit('stamp_login', { publicKey: session.publicKey }, { as: owner, organizationId })
+      const keys = (await h.query('get_api_keys', { userId }, { as: session, organizationId })).body
+        .apiKeys as {
+        apiKeyId: string
+        apiKeyName: string
+      }[]
+      const durable = keys.find((key) => key.apiKeyName === 'durable')!.apiKeyId
+      const sessionKeyId = keys.find((key) => key.apiKeyName !== 'durable')!.apiKeyId
+      h.clock.advance(1)
+      const dropDurable = await h.submit(
+        'delete_api_keys',
+        { userId, apiKeyIds: [durable] },
+        { as: session, organizationId },
+      )
+      // A session key alone does not keep an account reachable; an e-mail address does.
+      if (userEmail) {
+        expect(dropDurable.status).toBe(200)
+        h.clock.advance(1)
+        const logout = await h.submit(
+          'delete_api_keys',
+          { userId, apiKeyIds: [sessionKeyId] },
+          { as: session, organizationId },
+        )
+        expect(resultOf('delete_api_keys', logout)).toEqual({ apiKeyIds: [sessionKeyId] })
+      } else {
+        expect(dropDurable).toMatchObject({
+          status: 400,
+          body: { details: { field: 'parameters.apiKeyIds' } },
+        })
+      }
+    }
+  })
+
   it('adds, reads and removes passkeys', async () => {
     const h = createHarness()
     const owner = testKey()
