@@ -3,6 +3,8 @@
  * signatures per second vs raw library signing, wallet creation time, and latency under 50
  * concurrent clients. Prints figures; not a test. Run: npx tsx bench/service.ts
  */
+import type { AddressInfo } from 'node:net'
+import { serve } from '@hono/node-server'
 import { hexToBytes } from '@noble/hashes/utils.js'
 import { ACTIVITIES, type AccountSpec } from '../src/protocol/index.ts'
 import { createService } from '../src/server/createService.ts'
@@ -21,7 +23,11 @@ const privateKey = hexToBytes(dev.apiPrivateKey)
 let tick = Date.now()
 
 /** A stamped request, built before timing starts (stamping is the client's cost). */
-function prepare(path: keyof typeof ACTIVITIES, parameters: object): () => Promise<Response> {
+function prepare(
+  path: keyof typeof ACTIVITIES,
+  parameters: object,
+  baseUrl?: string,
+): () => Promise<Response> {
   const body = JSON.stringify({
     type: ACTIVITIES[path].type,
     timestampMs: String(tick++),
@@ -29,14 +35,9 @@ function prepare(path: keyof typeof ACTIVITIES, parameters: object): () => Promi
     parameters,
   })
   const stamp = signApiKeyStamp(body, { scheme: 'SIGNATURE_SCHEME_TK_API_P256', privateKey })
-  return () =>
-    Promise.resolve(
-      service.app.request(`/public/v1/submit/${path}`, {
-        method: 'POST',
-        body,
-        headers: { 'X-Stamp': stamp },
-      }),
-    )
+  const init = { method: 'POST', body, headers: { 'X-Stamp': stamp } }
+  if (baseUrl) return () => fetch(`${baseUrl}/public/v1/submit/${path}`, init)
+  return () => Promise.resolve(service.app.request(`/public/v1/submit/${path}`, init))
 }
 
 async function ok(response: Response) {
@@ -111,6 +112,30 @@ await Promise.all(
 const concurrentSeconds = (performance.now() - start) / 1000
 latencies.sort((a, b) => a - b)
 
+// The same over loopback HTTP (@hono/node-server, as the CLI serves it).
+const server = serve({ fetch: service.app.fetch, port: 0, hostname: '127.0.0.1' })
+await new Promise((resolve) => server.once('listening', resolve))
+const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+const httpBatches = Array.from({ length: CLIENTS }, (_, c) =>
+  Array.from({ length: EACH }, (_, i) =>
+    prepare('sign_raw_payloads', signParams(payloadOf(200_000 + c * EACH + i)), baseUrl),
+  ),
+)
+const httpLatencies: number[] = []
+start = performance.now()
+await Promise.all(
+  httpBatches.map(async (batch) => {
+    for (const send of batch) {
+      const begin = performance.now()
+      await ok(await send())
+      httpLatencies.push(performance.now() - begin)
+    }
+  }),
+)
+const httpSeconds = (performance.now() - start) / 1000
+httpLatencies.sort((a, b) => a - b)
+server.close()
+
 console.log('Latchkey local service, in-process (app.request), stamped P-256 requests, node', process.version)
 console.log(`raw signRawPayload (secp256k1, keccak256)      ${fmt(rawPerSecond, 0).padStart(8)} sig/s`)
 console.log(
@@ -121,4 +146,7 @@ console.log(
 )
 console.log(
   `${CLIENTS} concurrent clients x ${EACH} signatures          p50 ${fmt(percentile(latencies, 50))} ms   p99 ${fmt(percentile(latencies, 99))} ms   ${fmt((CLIENTS * EACH) / concurrentSeconds, 0)} sig/s`,
+)
+console.log(
+  `${CLIENTS} concurrent clients x ${EACH}, loopback HTTP       p50 ${fmt(percentile(httpLatencies, 50))} ms   p99 ${fmt(percentile(httpLatencies, 99))} ms   ${fmt((CLIENTS * EACH) / httpSeconds, 0)} sig/s`,
 )
