@@ -119,7 +119,7 @@ function ExportBody({
   }
 
   return (
-    <div className="lk-panel">
+    <div className="lk-panel" data-lk-state={error ? 'error' : stage}>
       <Header
         ui={ui}
         titleId={titleId}
@@ -169,7 +169,7 @@ function ExportBody({
             ui={ui}
             title={ui.t('exportFrameTitle', { secret })}
             labels={labels}
-            height={isKey ? 120 : 230}
+            height={isKey ? 120 : 250}
             onEvent={(event) => void onFrameEvent(event)}
           />
           <Button block onClick={onClose}>

@@ -144,7 +144,7 @@ function ImportBody({
   }
 
   return (
-    <div className="lk-panel">
+    <div className="lk-panel" data-lk-state={error ? 'error' : ready ? 'ready' : 'loading'}>
       <Header ui={ui} titleId={titleId} title={ui.t('importTitle')} onClose={onClose} />
       <Alert tone="warning">{ui.t('importWarningBody')}</Alert>
       <div className="lk-field">

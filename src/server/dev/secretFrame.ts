@@ -221,7 +221,7 @@ const FRAME_CSS = `
 --lk-font:ui-sans-serif,system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","Noto Sans Arabic",Arial,sans-serif;--lk-font-mono:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace}
 *{box-sizing:border-box}html,body{margin:0;background:var(--lk-bg-subtle);color:var(--lk-fg);font:14px/1.5 var(--lk-font)}
 #root{padding:12px}
-.words{display:grid;grid-template-columns:repeat(auto-fill,minmax(108px,1fr));gap:6px;margin:0;padding:0;list-style:none;counter-reset:w;direction:ltr}
+.words{display:grid;grid-template-columns:repeat(auto-fill,minmax(92px,1fr));gap:6px;margin:0;padding:0;list-style:none;counter-reset:w;direction:ltr}
 .words li{counter-increment:w;display:flex;gap:6px;align-items:baseline;padding:6px 8px;border:1px solid var(--lk-border);border-radius:calc(var(--lk-radius)*.7);background:var(--lk-bg);font-family:var(--lk-font-mono);font-size:13px}
 .words li::before{content:counter(w);color:var(--lk-fg-muted);font-size:11px;min-width:1.4em;text-align:end}
 .key{display:block;padding:10px;border:1px solid var(--lk-border);border-radius:var(--lk-radius);background:var(--lk-bg);font:13px/1.6 var(--lk-font-mono);word-break:break-all;direction:ltr;user-select:all}
