@@ -1,5 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process'
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import {
+  appendFileSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
@@ -80,6 +88,19 @@ describe('fileBackend', () => {
     const again = open(dir)
     expect(again.service.store.all('wallets')).toHaveLength(7)
     again.service.close()
+  })
+
+  it('refuses a data directory another live process holds, and takes over a dead one', () => {
+    const dir = tempDir()
+    writeFileSync(join(dir, 'LOCK'), '1') // pid 1 is always alive
+    expect(() =>
+      createService({ store: fileBackend(dir), masterKey: loadMasterKey(dir, undefined) }),
+    ).toThrow(/in use by process 1/)
+    writeFileSync(join(dir, 'LOCK'), '999999999')
+    const service = createService({ store: fileBackend(dir), masterKey: loadMasterKey(dir, undefined) })
+    expect(readFileSync(join(dir, 'LOCK'), 'utf8')).toBe(String(process.pid))
+    service.close()
+    expect(existsSync(join(dir, 'LOCK'))).toBe(false)
   })
 
   it('refuses to start with another master key', () => {

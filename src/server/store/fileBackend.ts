@@ -8,6 +8,7 @@ import {
   openSync,
   readFileSync,
   renameSync,
+  unlinkSync,
   writeSync,
 } from 'node:fs'
 import { join } from 'node:path'
@@ -20,6 +21,16 @@ export interface FileBackendOptions {
    * @default 1000
    */
   compactEvery?: number
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    // EPERM: alive but not ours.
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
 }
 
 function fsyncDir(dir: string): void {
@@ -72,8 +83,21 @@ export function fileBackend(dir: string, options: FileBackendOptions = {}): Stor
     entries = 0
   }
 
+  // One process per data directory: two writers would interleave journals. A lock left by a
+  // process that died (kill -9) is taken over.
+  const lockPath = join(dir, 'LOCK')
+  const lock = () => {
+    if (existsSync(lockPath)) {
+      const pid = Number(readFileSync(lockPath, 'utf8').trim())
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid))
+        throw new Error(`${dir} is in use by process ${pid}; stop it or pick another --data-dir`)
+    }
+    writeFileDurably(lockPath, String(process.pid))
+  }
+
   return {
     load() {
+      lock()
       const snapshot: Record<string, Record<string, unknown>> = existsSync(snapshotPath)
         ? JSON.parse(readFileSync(snapshotPath, 'utf8'))
         : {}
@@ -111,6 +135,9 @@ export function fileBackend(dir: string, options: FileBackendOptions = {}): Stor
     close() {
       if (fd !== undefined) closeSync(fd)
       fd = undefined
+      try {
+        if (readFileSync(lockPath, 'utf8').trim() === String(process.pid)) unlinkSync(lockPath)
+      } catch {}
     },
   }
 }
