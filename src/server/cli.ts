@@ -75,4 +75,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', stop)
 }
 
-void main()
+main().catch((error: Error) => {
+  process.stderr.write(`latchkey dev: ${error.message}\n`)
+  process.exit(1)
+})
