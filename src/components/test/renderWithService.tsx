@@ -1,6 +1,8 @@
 import { render } from '@testing-library/react'
 import type { ReactElement } from 'react'
-import { LatchkeyProvider } from '../../react/index.ts'
+import { completeOtpSignIn } from '../../core/actions/auth/completeOtpSignIn.ts'
+import { startOtpSignIn } from '../../core/actions/auth/startOtpSignIn.ts'
+import { createLatchkey, LatchkeyProvider } from '../../react/index.ts'
 import { type CreateServiceOptions, createService, type Service } from '../../server/index.ts'
 
 export const SERVICE_URL = 'http://localhost:8787'
@@ -36,4 +38,21 @@ export async function latestCode(service: Service, contact: string): Promise<str
   const { messages } = (await response.json()) as { messages: { code: string }[] }
   if (!messages[0]) throw new Error(`no code sent to ${contact}`)
   return messages[0].code
+}
+
+/** A client signed in by e-mail OTP (the real flow, code read from the dev outbox). */
+export async function signedInClient(options: CreateServiceOptions = {}, email = 'ana@example.com') {
+  const { service, config } = createTestService(options)
+  const client = createLatchkey(config)
+  const signIn = async (contact: string) => {
+    const started = await startOtpSignIn(client, { otpType: 'OTP_TYPE_EMAIL', contact })
+    return completeOtpSignIn(client, {
+      ...started,
+      otpCode: await latestCode(service, contact),
+      userName: 'Ana',
+    })
+  }
+  const { session } = await signIn(email)
+  const renderUi = (ui: ReactElement) => render(<LatchkeyProvider client={client}>{ui}</LatchkeyProvider>)
+  return { service, client, session, signIn, render: renderUi }
 }

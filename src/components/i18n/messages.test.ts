@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest'
+import { ar } from './ar.ts'
+import { en } from './en.ts'
+import { es } from './es.ts'
+import { createTranslate, directionOf } from './messages.ts'
+
+const placeholders = (text: string) => [...text.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort()
+
+describe('dictionaries', () => {
+  it.each([
+    ['es', es],
+    ['ar', ar],
+  ])('%s has every English key, each with the same placeholders', (_, messages) => {
+    expect(Object.keys(messages).sort()).toEqual(Object.keys(en).sort())
+    for (const key of Object.keys(en) as (keyof typeof en)[])
+      expect([key, placeholders(messages[key])]).toEqual([key, placeholders(en[key])])
+  })
+
+  it('interpolates values, keeps unknown markers, and lets apps override strings', () => {
+    const t = createTranslate(en, { signIn: 'Log in' })
+    expect(t('signIn')).toBe('Log in')
+    expect(t('otpDescription', { length: 6, contact: 'a@b.c' })).toBe('We sent a 6-digit code to a@b.c.')
+    expect(t('continueWith')).toBe('Continue with {provider}')
+  })
+
+  it('knows the writing direction', () => {
+    expect([directionOf('ar'), directionOf('ar-EG'), directionOf('he'), directionOf('es-MX')]).toEqual([
+      'rtl',
+      'rtl',
+      'rtl',
+      'ltr',
+    ])
+  })
+})

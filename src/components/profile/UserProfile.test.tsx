@@ -1,0 +1,35 @@
+import { screen, waitFor, within } from '@testing-library/react'
+import userEvent from '@testing-library/user-event'
+import { describe, expect, it } from 'vitest'
+import { getUser } from '../../core/actions/queries/getUser.ts'
+import { signedInClient } from '../test/renderWithService.tsx'
+import { UserProfile } from './UserProfile.tsx'
+
+describe('<UserProfile/>', () => {
+  it('shows the user, renames them, and logs another session out', async () => {
+    const user = userEvent.setup()
+    const { client, session, signIn, render } = await signedInClient()
+    const other = (await signIn('ana.work@example.com')).session
+    client.store.setState({ activeId: session.id })
+    render(<UserProfile />)
+    const name = await screen.findByRole('textbox', { name: 'Name' })
+    expect((name as HTMLInputElement).value).toBe('Ana')
+    expect(screen.getAllByText('ana@example.com').length).toBeGreaterThan(0)
+    expect(screen.getByText('No passkeys yet.')).toBeTruthy()
+
+    await user.clear(name)
+    await user.type(name, 'Ana García')
+    await user.click(screen.getByRole('button', { name: 'Save' }))
+    expect(await screen.findByText('Name saved.', undefined, { timeout: 10_000 })).toBeTruthy()
+    expect((await getUser(client, { userId: session.userId })).user.userName).toBe('Ana García')
+
+    const sessions = screen.getByRole('heading', { name: 'Active sessions' }).parentElement!
+    expect(within(sessions).getAllByRole('listitem')).toHaveLength(2)
+    await user.click(
+      within(sessions).getByRole('button', { name: 'Log out of session ana.work@example.com' }),
+    )
+    await waitFor(() => expect(within(sessions).getAllByRole('listitem')).toHaveLength(1))
+    expect(client.store.getState().sessions[other.id]).toBeUndefined()
+    expect(within(sessions).getByText('This session')).toBeTruthy()
+  })
+})

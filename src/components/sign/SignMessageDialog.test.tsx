@@ -1,0 +1,44 @@
+import { screen } from '@testing-library/react'
+import userEvent from '@testing-library/user-event'
+import { describe, expect, it } from 'vitest'
+import { createWallet } from '../../core/actions/activities/createWallet.ts'
+import { ethereumAddressOf, recoverEip191PublicKey } from '../../core/stampers/eip191.ts'
+import { signedInClient } from '../test/renderWithService.tsx'
+import { SignMessageDialog, type SignMessageResult } from './SignMessageDialog.tsx'
+
+describe('<SignMessageDialog/>', () => {
+  it('shows the message and account, signs with the service and shows a valid EIP-191 signature', async () => {
+    const user = userEvent.setup()
+    const { client, render } = await signedInClient()
+    const { addresses } = await createWallet(client, { walletName: 'Main', chains: ['ethereum'] })
+    const signed: SignMessageResult[] = []
+    render(
+      <SignMessageDialog
+        open
+        onOpenChange={() => {}}
+        message="Hello, Latchkey"
+        onSigned={(r) => signed.push(r)}
+      />,
+    )
+    expect(await screen.findByText(addresses[0]!)).toBeTruthy()
+    expect(screen.getByText('Hello, Latchkey')).toBeTruthy()
+    await user.click(screen.getByRole('button', { name: 'Sign' }))
+    expect(await screen.findByRole('heading', { name: 'Message signed' }, { timeout: 10_000 })).toBeTruthy()
+    expect(signed).toHaveLength(1)
+    const { signature } = signed[0]!
+    expect(screen.getByText(signature)).toBeTruthy()
+    const publicKey = recoverEip191PublicKey(new TextEncoder().encode('Hello, Latchkey'), signature)
+    expect(ethereumAddressOf(publicKey)).toBe(addresses[0]!.toLowerCase())
+  })
+
+  it('cannot sign without an account and closes on Cancel', async () => {
+    const user = userEvent.setup()
+    const { render } = await signedInClient()
+    const changes: boolean[] = []
+    render(<SignMessageDialog open onOpenChange={(o) => changes.push(o)} message="x" />)
+    expect(await screen.findByText('No wallets yet')).toBeTruthy()
+    expect(screen.getByRole('button', { name: 'Sign' })).toHaveProperty('disabled', true)
+    await user.click(screen.getByRole('button', { name: 'Cancel' }))
+    expect(changes).toEqual([false])
+  })
+})
