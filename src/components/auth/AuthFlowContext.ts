@@ -54,6 +54,8 @@ export interface AuthFlow {
   startWallet(walletId: string): Promise<void>
   pendingWalletId: string | null
   addPasskey(): Promise<void>
+  /** Starts loading the later steps' code (called by the first screen). */
+  prefetch?: (() => void) | undefined
   /** Close after success (or skip the passkey offer). */
   finish(): void
 }

@@ -1,11 +1,37 @@
-import { type ReactNode, Suspense } from 'react'
+import { lazy, type ReactNode, Suspense } from 'react'
 import type { SignInMethod } from '../../protocol/index.ts'
+import { Spinner } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
 import { type Ui, useUi } from '../ui/useUi.ts'
 import { type AuthFlow, AuthFlowContext } from './AuthFlowContext.ts'
 import { EmailStep, MethodStep, OAuthButtons, PhoneStep } from './MethodStep.tsx'
-import { OtpStep } from './OtpStep.tsx'
-import { OAuthStep, PasskeyStep, SuccessStep, WalletStep } from './StatusSteps.tsx'
+
+// Steps after the first screen load on demand (prefetched while the first screen is shown), so
+// the start-up bundle holds only what the first screen needs.
+const loadOtp = () => import('./OtpStep.tsx')
+const loadStatus = () => import('./StatusSteps.tsx')
+const OtpStep = lazy(() => loadOtp().then((m) => ({ default: m.OtpStep })))
+const OAuthStep = lazy(() => loadStatus().then((m) => ({ default: m.OAuthStep })))
+const PasskeyStep = lazy(() => loadStatus().then((m) => ({ default: m.PasskeyStep })))
+const WalletStep = lazy(() => loadStatus().then((m) => ({ default: m.WalletStep })))
+const SuccessStep = lazy(() => loadStatus().then((m) => ({ default: m.SuccessStep })))
+
+/** Starts loading the later steps without rendering them. */
+export const prefetchSteps = () => {
+  void loadOtp()
+  void loadStatus()
+}
+
+function StepFallback() {
+  return (
+    <div className="lk-panel" aria-busy="true">
+      <div className="lk-center" style={{ minBlockSize: 200, justifyContent: 'center' }}>
+        <Spinner size="lg" />
+      </div>
+    </div>
+  )
+}
+
 import { type AuthFlowOptions, useAuthFlow } from './useAuthFlow.ts'
 
 export interface AuthFormProps extends UiOptions, Omit<AuthFlowOptions, 'ui'> {
@@ -44,7 +70,7 @@ export function AuthFlowRoot({
   options: Omit<AuthFlowOptions, 'ui'>
   children?: AuthFormProps['children']
 }) {
-  const flow = useAuthFlow({ ...options, ui })
+  const flow: AuthFlow = { ...useAuthFlow({ ...options, ui }), prefetch: prefetchSteps }
   return (
     <AuthFlowContext.Provider value={flow}>
       {children ? children(flow) : <AuthSteps flow={flow} />}

@@ -1,4 +1,4 @@
-import { type FormEvent, lazy, Suspense, useId, useState } from 'react'
+import { type FormEvent, lazy, Suspense, useEffect, useId, useState } from 'react'
 import { OAUTH_METHODS, type OAuthMethod, type SignInMethod } from '../../protocol/index.ts'
 import { errorCodeOf, errorMessage } from '../ui/errorMessage.ts'
 import { ChevronIcon, LockIcon, PasskeyIcon, WalletIcon } from '../ui/icons.tsx'
@@ -145,6 +145,12 @@ export function OAuthButtons({ methods }: { methods: OAuthMethod[] }) {
 /** The first screen: every enabled method, in order. */
 export function MethodStep() {
   const flow = useAuthFlowContext()
+  const { prefetch } = flow
+  // The next steps load in the background while the person types.
+  useEffect(() => {
+    const timer = setTimeout(() => prefetch?.(), 300)
+    return () => clearTimeout(timer)
+  }, [prefetch])
   const { ui, methods, config } = flow
   const titleId = flow.titleId
   const descriptionId = useId()
@@ -209,7 +215,13 @@ export function MethodStep() {
   return (
     <div className="lk-panel">
       {header}
-      {flow.error ? <Alert tone="error">{errorMessage(ui.t, flow.error)}</Alert> : null}
+      {flow.error ? (
+        <Alert tone="error">
+          {errorCodeOf(flow.error) === 'CONTACT_INVALID' && fieldChannel === 'sms'
+            ? ui.t('phoneInvalid')
+            : errorMessage(ui.t, flow.error)}
+        </Alert>
+      ) : null}
       {hasEmail || hasSms ? (
         <div className="lk-stack" data-gap="sm">
           {fieldChannel === 'email' ? <EmailStep /> : <PhoneStep />}

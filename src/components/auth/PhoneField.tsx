@@ -1,17 +1,11 @@
-import {
-  type CountryCode,
-  getCountries,
-  getCountryCallingCode,
-  parsePhoneNumberFromString,
-} from 'libphonenumber-js/min'
 import { useId, useMemo, useState } from 'react'
 import type { Ui } from '../ui/useUi.ts'
+import { COUNTRIES, dialCodeOf, toE164 } from './countries.ts'
 
-// Loaded lazily (React.lazy) when the phone step is shown: the country metadata is the only
-// sizeable data the sign-in path needs, and e-mail-only apps never download it.
+// Loaded lazily (React.lazy) when the phone field is shown, so e-mail-only sign-in never pays for it.
 
 export interface PhoneValue {
-  /** E.164 (`+34600111222`) when the number is valid for the country, else null. */
+  /** E.164 (`+34600111222`) when the number can be one, else null. */
   e164: string | null
   country: string
   national: string
@@ -27,14 +21,13 @@ export interface PhoneFieldProps {
   disabled?: boolean
 }
 
-/** The region of a locale (`es-MX` → `MX`), used to preselect the country. */
+/** The region of a locale (`es-MX` → `MX`), else of the browser's languages, else the US. */
 export function defaultCountry(locale: string): string {
   const candidates = [locale, ...(typeof navigator === 'undefined' ? [] : (navigator.languages ?? []))]
-  const countries = new Set<string>(getCountries())
   for (const tag of candidates) {
     try {
       const region = new Intl.Locale(tag).maximize().region
-      if (region && countries.has(region)) return region
+      if (region && dialCodeOf(region)) return region
     } catch {
       // an invalid tag: try the next one
     }
@@ -42,10 +35,11 @@ export function defaultCountry(locale: string): string {
   return 'US'
 }
 
-export function toPhoneValue(country: string, national: string): PhoneValue {
-  const parsed = parsePhoneNumberFromString(national, country as CountryCode)
-  return { country, national, e164: parsed?.isValid() ? parsed.number : null }
-}
+export const toPhoneValue = (country: string, national: string): PhoneValue => ({
+  country,
+  national,
+  e164: toE164(country, national),
+})
 
 export default function PhoneField({
   ui,
@@ -55,23 +49,22 @@ export default function PhoneField({
   errorId,
   disabled,
 }: PhoneFieldProps) {
-  const [initial] = useState(() => toPhoneValue(defaultCountry(ui.locale), ''))
-  const value = given ?? initial
   const countryId = useId()
   const numberId = useId()
-  const [names] = useState(() => {
-    try {
-      return new Intl.DisplayNames([ui.locale, 'en'], { type: 'region' })
-    } catch {
-      return undefined
-    }
-  })
+  const [initial] = useState(() => toPhoneValue(defaultCountry(ui.locale), ''))
+  const value = given ?? initial
   const options = useMemo(() => {
+    let names: Intl.DisplayNames | undefined
+    try {
+      names = new Intl.DisplayNames([ui.locale, 'en'], { type: 'region' })
+    } catch {
+      names = undefined
+    }
     const collator = new Intl.Collator(ui.locale)
-    return getCountries()
-      .map((code) => ({ code, name: names?.of(code) ?? code, dial: getCountryCallingCode(code) }))
-      .sort((a, b) => collator.compare(a.name, b.name))
-  }, [names, ui.locale])
+    return COUNTRIES.map((c) => ({ ...c, name: names?.of(c.region) ?? c.region })).sort((a, b) =>
+      collator.compare(a.name, b.name),
+    )
+  }, [ui.locale])
 
   return (
     <div className="lk-phone">
@@ -88,7 +81,7 @@ export default function PhoneField({
           onChange={(event) => onChange(toPhoneValue(event.target.value, value.national))}
         >
           {options.map((option) => (
-            <option key={option.code} value={option.code}>
+            <option key={option.region} value={option.region}>
               {`${option.name} (+${option.dial})`}
             </option>
           ))}
@@ -107,7 +100,7 @@ export default function PhoneField({
           autoComplete="tel-national"
           // biome-ignore lint/a11y/noAutofocus: the field is the only thing to do on this step
           autoFocus
-          placeholder={`+${getCountryCallingCode(value.country as CountryCode)}`}
+          placeholder={`+${dialCodeOf(value.country) ?? ''}`}
           value={value.national}
           disabled={disabled}
           aria-invalid={invalid || undefined}
