@@ -15,7 +15,8 @@ test('OAuth: "Continue with Google" signs up through the dev identity provider i
   await popup.getByLabel('E-mail').fill(email)
   await popup.getByLabel('Name').fill('Ada Lovelace')
   await popup.getByRole('button', { name: 'Continue' }).click()
-  await popup.waitForEvent('close')
+  // The client closes the popup once it has read the redirect.
+  await popup.waitForEvent('close', { timeout: 30_000 })
   await expectSignedIn(page)
   const profile = page.getByRole('region', { name: 'Profile' })
   await expect(profile.getByText(email).first()).toBeVisible()

@@ -1,6 +1,9 @@
 import { useEffect, useRef, useState } from 'react'
 import type { PlaygroundService } from './loadPlaygroundConfig.ts'
 
+/** How many messages the panel lists (the outbox page has them all); no scrolling region needed. */
+const INBOX_SIZE = 5
+
 interface OutboxMessage {
   otpId: string
   otpType: string
@@ -29,7 +32,9 @@ export function DevInbox({ service }: { service: PlaygroundService }) {
         const body = (await response.json()) as { messages: OutboxMessage[] }
         if (!stopped) {
           setMessages(
-            [...body.messages].sort((a, b) => Date.parse(b.sentAt) - Date.parse(a.sentAt)).slice(0, 20),
+            [...body.messages]
+              .sort((a, b) => Date.parse(b.sentAt) - Date.parse(a.sentAt))
+              .slice(0, INBOX_SIZE),
           )
           setError(null)
         }
@@ -63,7 +68,7 @@ export function DevInbox({ service }: { service: PlaygroundService }) {
       ) : messages.length === 0 ? (
         <p className="pg-muted">No messages yet. Sign in with e-mail or SMS to receive a code.</p>
       ) : (
-        <ul className="pg-inbox" aria-label="Messages, newest first">
+        <ul className="pg-inbox" aria-label="Latest messages, newest first">
           {messages.map((message) => (
             <li key={message.otpId}>
               <span className="pg-inbox-contact">{message.contact}</span>
