@@ -5,6 +5,7 @@
 //   npm run test:stories -- --no-build    reuse storybook-static/
 //   npm run test:stories -- --filter=authmodal   only stories whose id contains the text
 //   npm run test:stories -- --shots=/tmp/shots   also save a PNG of each story
+//   npm run test:stories -- --viewport=375x812    page size (default 900x760)
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
@@ -19,6 +20,7 @@ const staticDir = resolve('storybook-static')
 const concurrency = Number(value('concurrency') ?? 3)
 const shotsDir = value('shots')
 const filter = value('filter')?.toLowerCase()
+const [width, height] = (value('viewport') ?? '900x760').split('x').map(Number)
 const started = Date.now()
 
 if (!flag('no-build') || !existsSync(join(staticDir, 'index.json'))) {
@@ -61,7 +63,7 @@ const origin = `http://127.0.0.1:${server.address().port}`
 const index = JSON.parse(readFileSync(join(staticDir, 'index.json'), 'utf8'))
 const stories = Object.values(index.entries)
   .filter((e) => e.type === 'story')
-  .filter((e) => !filter || e.id.includes(filter))
+  .filter((e) => !filter || filter.split(',').some((f) => e.id.includes(f)))
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 
 const browser = await chromium.launch({
@@ -80,7 +82,8 @@ async function testStory(context, story) {
   const page = await context.newPage()
   const problems = []
   page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(`console error: ${message.text()}`)
+    // First line only: React repeats stacks; the story id and message are what matter.
+    if (message.type() === 'error') problems.push(`console error: ${message.text().split('\n')[0]}`)
   })
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`))
   page.on('response', (response) => {
@@ -149,7 +152,7 @@ await Promise.all(
     while (queue.length) {
       const story = queue.shift()
       const context = await browser.newContext({
-        viewport: { width: 900, height: 760 },
+        viewport: { width, height },
         reducedMotion: 'reduce',
       })
       const problems = await testStory(context, story)

@@ -201,6 +201,15 @@ export const OAuthPopupBlocked: Story = {
   },
 }
 
+/** The passkey step while the browser shows its prompt. */
+export const PasskeyPrompt: Story = {
+  play: async ({ canvasElement }) => {
+    const s = screen(canvasElement)
+    await userEvent.click(await s.findByRole('button', { name: 'Continue with a passkey' }))
+    await s.findByRole('heading', { name: 'Use your passkey' })
+  },
+}
+
 export const WalletsNoneFound: Story = {
   play: async ({ canvasElement }) => {
     const s = screen(canvasElement)
