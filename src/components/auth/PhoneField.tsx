@@ -82,7 +82,7 @@ export default function PhoneField({
         >
           {options.map((option) => (
             <option key={option.region} value={option.region}>
-              {`${option.name} (+${option.dial})`}
+              {`+${option.dial} ${option.name}`}
             </option>
           ))}
         </select>

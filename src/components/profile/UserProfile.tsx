@@ -227,7 +227,8 @@ function Sessions({ ui }: { ui: Ui }) {
             const name = s.label ?? s.userId
             return (
               <li key={s.id}>
-                <span className="lk-grow">
+                {/* Wide enough for the address; on narrow screens the buttons wrap below it. */}
+                <span className="lk-grow" style={{ flexBasis: '12rem' }}>
                   <span className="lk-mono">{name}</span>{' '}
                   {s.id === active?.id ? (
                     <span className="lk-badge" data-tone="accent">

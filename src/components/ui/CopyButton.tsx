@@ -27,7 +27,9 @@ export function CopyButton({ ui, text, label }: { ui: Ui; text: string; label: s
       }}
     >
       {copied ? <CheckIcon size={16} /> : <CopyIcon />}
-      <span aria-live="polite">{copied ? ui.t('copied') : ui.t('copy')}</span>
+      <span className="lk-copy-label" aria-live="polite">
+        {copied ? ui.t('copied') : ui.t('copy')}
+      </span>
     </button>
   )
 }
