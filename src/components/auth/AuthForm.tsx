@@ -73,7 +73,8 @@ export function AuthFlowRoot({
   const flow: AuthFlow = { ...useAuthFlow({ ...options, ui }), prefetch: prefetchSteps }
   return (
     <AuthFlowContext.Provider value={flow}>
-      {children ? children(flow) : <AuthSteps flow={flow} />}
+      {/* Inside the dialog, so a step that is still loading never unmounts the dialog itself. */}
+      <Suspense fallback={<StepFallback />}>{children ? children(flow) : <AuthSteps flow={flow} />}</Suspense>
     </AuthFlowContext.Provider>
   )
 }

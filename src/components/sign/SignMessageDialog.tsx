@@ -165,7 +165,6 @@ function SignMessageBody({
       {sign.isError ? <Alert tone="error">{errorMessage(ui.t, sign.error)}</Alert> : null}
       {accounts.isError ? <Alert tone="error">{errorMessage(ui.t, accounts.error)}</Alert> : null}
       <div className="lk-stack" data-gap="sm">
-        {/* biome-ignore lint/a11y/noAutofocus: the dialog exists to take this decision */}
         <Button block autoFocus loading={sign.isPending} disabled={!signWith} onClick={run}>
           {sign.isPending ? ui.t('signing') : sign.isError ? ui.t('retry') : ui.t('signAction')}
         </Button>
