@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import {
-  fileGroups,
+  attribute,
   heaviestGroups,
   kb,
   measureApp,
@@ -102,7 +102,8 @@ for (const budget of budgets) {
     const app = /** @type {import('../bench/size/measureApp.mjs').AppSize} */ (sizes[budget.app])
     const baselineGz = budget.app === 'core' ? 0 : baseline.all.total
     const heavy = heaviestGroups(app, { baselineGz, startupOnly: budget.startupOnly })
-    const files = app.files.filter((f) => f.startup || !budget.startupOnly).slice(0, 8)
+    const files = app.files.filter((f) => f.startup || !budget.startupOnly)
+    const byFile = attribute(files, baselineGz)
     problems.push(
       `${budget.what} is ${kb(value)}, over the ${kb(budget.limit)} budget by ${kb(value - budget.limit)}.\n` +
         `  Heaviest modules beyond react (estimated gzip share${budget.startupOnly ? ', start-up files' : ''}):\n` +
@@ -111,10 +112,11 @@ for (const budget of budgets) {
           .join('\n') +
         '\n  Heaviest files:\n' +
         files
+          .slice(0, 8)
           .map(
             (f) =>
               `    ${kb(f.gz).padStart(9)}  ${f.fileName} (${f.startup ? 'start-up' : 'lazy'}): ` +
-              fileGroups(f, baselineGz)
+              (byFile.get(f.fileName) ?? [])
                 .slice(0, 3)
                 .map((t) => `${t.group} ${kb(t.gz)}`)
                 .join(', '),

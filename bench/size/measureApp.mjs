@@ -154,21 +154,33 @@ export function printTable(header, rows) {
 }
 
 /**
- * Estimated gzip cost of each module group in one file, baseline packages excluded. A file's
- * size is shared in proportion to rendered length; where the file also holds react, the
- * baseline's measured size (`baselineGz`) is taken off first, so what is left is ours.
- * @param {FileSize} file
+ * Estimated gzip cost of every module group beyond the react baseline, per file. A file's size
+ * is shared among its modules in proportion to their rendered length. React may be split over
+ * several files (e.g. a shared `jsx-runtime` chunk), so the baseline's measured size
+ * (`baselineGz`) is taken once off all files that hold react, and what is left of them is ours.
+ * @param {FileSize[]} files
  * @param {number} baselineGz
- * @returns {{ group: string, gz: number, bytes: number }[]}
+ * @returns {Map<string, { group: string, gz: number, bytes: number }[]>} by file name, heaviest first
  */
-export function fileGroups(file, baselineGz) {
-  const ours = file.parts.filter(([group]) => !baselinePackages.has(group))
-  const hasBaseline = ours.length < file.parts.length
-  const gz = hasBaseline ? Math.max(0, file.gz - baselineGz) : file.gz
-  const rendered = ours.reduce((sum, [, bytes]) => sum + bytes, 0) || 1
-  return ours
-    .map(([group, bytes]) => ({ group, bytes, gz: (gz * bytes) / rendered }))
-    .sort((a, b) => b.gz - a.gz)
+export function attribute(files, baselineGz) {
+  const ours = (/** @type {FileSize} */ f) => f.parts.filter(([group]) => !baselinePackages.has(group))
+  const rendered = (/** @type {[string, number][]} */ parts) =>
+    parts.reduce((sum, [, bytes]) => sum + bytes, 0)
+  const mixed = files.filter((f) => ours(f).length < f.parts.length)
+  const mixedLeft = Math.max(0, mixed.reduce((sum, f) => sum + f.gz, 0) - baselineGz)
+  const mixedOurs = mixed.reduce((sum, f) => sum + rendered(ours(f)), 0) || 1
+  /** @type {Map<string, { group: string, gz: number, bytes: number }[]>} */
+  const result = new Map()
+  for (const file of files) {
+    const parts = ours(file)
+    const perByte = mixed.includes(file) ? mixedLeft / mixedOurs : file.gz / (rendered(parts) || 1)
+    const groups = parts.map(([group, bytes]) => ({ group, bytes, gz: bytes * perByte }))
+    result.set(
+      file.fileName,
+      groups.sort((a, b) => b.gz - a.gz),
+    )
+  }
+  return result
 }
 
 /**
@@ -179,9 +191,9 @@ export function fileGroups(file, baselineGz) {
 export function heaviestGroups(app, { baselineGz = 0, startupOnly = false, limit = 10 } = {}) {
   /** @type {Map<string, { group: string, gz: number, bytes: number }>} */
   const merged = new Map()
-  for (const file of app.files) {
-    if (startupOnly && !file.startup) continue
-    for (const g of fileGroups(file, baselineGz)) {
+  const files = app.files.filter((f) => f.startup || !startupOnly)
+  for (const groups of attribute(files, baselineGz).values()) {
+    for (const g of groups) {
       const m = merged.get(g.group) ?? { group: g.group, gz: 0, bytes: 0 }
       m.gz += g.gz
       m.bytes += g.bytes
