@@ -1,4 +1,4 @@
-import { expect, openPlayground, test, uniqueEmail } from './fixtures.ts'
+import { expect, expectNoAxeViolations, openPlayground, test, uniqueEmail } from './fixtures.ts'
 import { expectSignedIn, openSignIn } from './flows.ts'
 
 test('OAuth: "Continue with Google" signs up through the dev identity provider in a popup', async ({
@@ -11,6 +11,8 @@ test('OAuth: "Continue with Google" signs up through the dev identity provider i
   await dialog.getByRole('button', { name: 'Continue with Google' }).click()
   const popup = await popupPromise
   await popup.waitForLoadState()
+  await expect(dialog.getByRole('heading', { name: 'Continue with Google' })).toBeVisible()
+  await expectNoAxeViolations(page, 'OAuth in progress')
   // The dev IdP's own authorize page: a person types who to sign in as.
   await popup.getByLabel('E-mail').fill(email)
   await popup.getByLabel('Name').fill('Ada Lovelace')

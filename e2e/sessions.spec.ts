@@ -1,4 +1,12 @@
-import { addVirtualAuthenticator, expect, openPlayground, stack, test, uniqueEmail } from './fixtures.ts'
+import {
+  addVirtualAuthenticator,
+  expect,
+  expectNoAxeViolations,
+  openPlayground,
+  stack,
+  test,
+  uniqueEmail,
+} from './fixtures.ts'
 import {
   completeEmailOtp,
   createWallet,
@@ -86,6 +94,7 @@ test('a short session warns, refreshes on request, then expires', async ({ page 
   // Left alone, it expires, and the page says so and offers to sign in again.
   const expired = page.getByRole('region', { name: 'Session expired' })
   await expect(expired).toBeVisible({ timeout: 30_000 })
+  await expectNoAxeViolations(page, 'session expired')
   await expired.getByRole('button', { name: 'Sign in again' }).click()
   await expect(page.getByRole('dialog')).toBeVisible()
 })

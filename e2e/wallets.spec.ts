@@ -70,6 +70,7 @@ test('wallets: create a wallet, add accounts per chain, sign and verify, delete 
   await wallets.getByRole('button', { name: 'Delete wallet: Main' }).click()
   const remove = wallet.getByRole('button', { name: 'Delete wallet', exact: true })
   await expect(remove).toBeDisabled()
+  await expectNoAxeViolations(page, 'delete confirmation')
   await wallet.getByLabel('I understand this can’t be undone').check()
   await remove.click()
   await expect(wallets.getByRole('article', { name: 'Main' })).toHaveCount(0)

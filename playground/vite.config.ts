@@ -2,6 +2,7 @@
 // to the sources so `npm start` needs no build. Service URLs and dev credentials arrive at run
 // time from `/playground-config.json`, served by the plugin below from the environment that
 // `scripts/start.mjs` (or the e2e runner) sets, so one build works against any local service.
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import react from '@vitejs/plugin-react'
 import { defineConfig, type Plugin } from 'vite'
@@ -9,7 +10,9 @@ import { defineConfig, type Plugin } from 'vite'
 const src = (file: string) => fileURLToPath(new URL(`../src/${file}`, import.meta.url))
 
 function playgroundConfig(): Plugin {
-  const serve = (middlewares: { use: (path: string, fn: (req: unknown, res: any) => void) => void }) =>
+  const serve = (middlewares: {
+    use: (path: string, fn: (req: IncomingMessage, res: ServerResponse) => void) => void
+  }) =>
     middlewares.use('/playground-config.json', (_req, res) => {
       const config = process.env.LATCHKEY_PLAYGROUND_CONFIG
       res.setHeader('content-type', 'application/json')
