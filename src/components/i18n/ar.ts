@@ -145,6 +145,7 @@ export const ar: Messages = {
   importTitle: 'استيراد محفظة',
   importWarningBody: 'اكتب عبارة الاسترداد في الإطار الآمن أدناه. تُشفَّر هناك ولا تصل إلى هذا التطبيق أبدًا.',
   importFrameTitle: 'عبارة الاسترداد في إطار آمن',
+  importPhraseLabel: 'عبارة الاسترداد',
   importAction: 'استيراد المحفظة',
   importing: 'جارٍ الاستيراد…',
   importedTitle: 'تم استيراد المحفظة',

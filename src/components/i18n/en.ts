@@ -160,6 +160,7 @@ export const en = {
   importWarningBody:
     'Type your recovery phrase in the secure frame below. It is encrypted there and never reaches this app.',
   importFrameTitle: 'Recovery phrase, in a secure frame',
+  importPhraseLabel: 'Recovery phrase',
   importAction: 'Import wallet',
   importing: 'Importing…',
   importedTitle: 'Wallet imported',

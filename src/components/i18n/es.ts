@@ -149,6 +149,7 @@ export const es: Messages = {
   importWarningBody:
     'Escribe tu frase de recuperación en el marco seguro de abajo. Se cifra allí y nunca llega a esta aplicación.',
   importFrameTitle: 'Frase de recuperación, en un marco seguro',
+  importPhraseLabel: 'Frase de recuperación',
   importAction: 'Importar billetera',
   importing: 'Importando…',
   importedTitle: 'Billetera importada',

@@ -135,6 +135,8 @@ function ExportBody({
           <label className="lk-checkbox">
             <input
               type="checkbox"
+              // biome-ignore lint/a11y/noAutofocus: the acknowledgement is this screen's first step
+              autoFocus
               checked={acknowledged}
               onChange={(event) => setAcknowledged(event.target.checked)}
             />

@@ -83,7 +83,7 @@ function ImportBody({
   const [encrypting, setEncrypting] = useState(false)
   const [error, setError] = useState<unknown>(null)
   const [done, setDone] = useState<{ walletName: string; count: number } | null>(null)
-  const labels = useMemo(() => ({ secret: ui.t('secretMnemonic') }), [ui])
+  const labels = useMemo(() => ({ secret: ui.t('importPhraseLabel') }), [ui])
 
   const onFrameEvent = async (event: FrameEvent) => {
     if (event.type === 'error') {
@@ -156,6 +156,8 @@ function ImportBody({
           className="lk-input"
           value={name}
           maxLength={64}
+          // biome-ignore lint/a11y/noAutofocus: naming the wallet is the first thing to do here
+          autoFocus
           onChange={(event) => setName(event.target.value)}
         />
       </div>
@@ -166,7 +168,7 @@ function ImportBody({
         ui={ui}
         title={ui.t('importFrameTitle')}
         labels={labels}
-        height={150}
+        height={176}
         onEvent={(event) => void onFrameEvent(event)}
       />
       <p className="lk-subtle" style={{ margin: 0 }}>

@@ -163,7 +163,7 @@ function latchkeyFrame(config) {
     label.textContent = labels.secret || ''
     const area = document.createElement('textarea')
     area.id = 'phrase'
-    area.rows = 4
+    area.rows = 3
     area.autocomplete = 'off'
     area.spellcheck = false
     area.setAttribute('autocapitalize', 'off')
