@@ -5,8 +5,8 @@ import {
   activityResultOf,
   decodeApiKeyStamp,
   encodeApiKeyStamp,
-  webAuthnChallengeOf,
 } from './index.ts'
+import { webAuthnChallengeOf } from './webAuthnChallengeOf.ts'
 
 describe('protocol', () => {
   it('names every address format of the seed (11 + 20 bitcoin + 2 doge + 3 ton)', () => {
@@ -28,7 +28,9 @@ describe('protocol', () => {
   it('reads results directly or from the nested activity.result.activity', () => {
     const result = { signRawPayloadsResult: { signatures: [] } }
     expect(activityResultOf('sign_raw_payloads', { result })).toEqual({ signatures: [] })
-    expect(activityResultOf('sign_raw_payloads', { result: { activity: { result } } })).toEqual({ signatures: [] })
+    expect(activityResultOf('sign_raw_payloads', { result: { activity: { result } } })).toEqual({
+      signatures: [],
+    })
     expect(activityResultOf('sign_raw_payloads', { result: {} })).toBeUndefined()
   })
 
@@ -40,9 +42,9 @@ describe('protocol', () => {
       '{"publicKey":"02ab","scheme":"SIGNATURE_SCHEME_TK_API_P256","signature":"3044"}',
     )
     expect(decodeApiKeyStamp(header)).toEqual(stamp)
-    expect(() => decodeApiKeyStamp(Buffer.from('{"publicKey":"a","signature":"b"}').toString('base64url'))).toThrow(
-      /scheme/,
-    )
+    expect(() =>
+      decodeApiKeyStamp(Buffer.from('{"publicKey":"a","signature":"b"}').toString('base64url')),
+    ).toThrow(/scheme/)
   })
 
   it('derives the WebAuthn challenge as hex SHA-256 of the body', () => {

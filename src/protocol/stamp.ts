@@ -1,5 +1,4 @@
-import { sha256 } from '@noble/hashes/sha2.js'
-import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
+import { utf8ToBytes } from '@noble/hashes/utils.js'
 import { base64urlnopad } from '@scure/base'
 
 export const STAMP_HEADER = 'X-Stamp'
@@ -52,9 +51,4 @@ export function decodeApiKeyStamp(header: string): ApiKeyStamp {
   if (!SIGNATURE_SCHEMES.includes(value.scheme as SignatureScheme))
     throw new Error(`unknown stamp scheme ${String(value.scheme)}`)
   return value as ApiKeyStamp
-}
-
-/** WebAuthn challenge for a body: the ASCII text of the lowercase hex SHA-256 of the body bytes. */
-export function webAuthnChallengeOf(body: string | Uint8Array): string {
-  return bytesToHex(sha256(typeof body === 'string' ? utf8ToBytes(body) : body))
 }

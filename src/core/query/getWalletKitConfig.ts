@@ -1,4 +1,5 @@
-import { type GetWalletKitConfigReturnType, getWalletKitConfig } from '../actions/proxy/getWalletKitConfig.ts'
+import { refreshWalletKitConfig } from '../actions/auth/loadWalletKitConfig.ts'
+import type { GetWalletKitConfigReturnType } from '../actions/proxy/getWalletKitConfig.ts'
 import type { Latchkey } from '../createLatchkey.ts'
 import { queryKeyOf } from './utils.ts'
 
@@ -10,7 +11,7 @@ export function getWalletKitConfigQueryOptions(client: Latchkey) {
   return {
     queryKey: getWalletKitConfigQueryKey({ authProxyConfigId: client.config.authProxyConfigId }),
     queryFn: ({ signal }: { signal?: AbortSignal }): Promise<GetWalletKitConfigReturnType> =>
-      getWalletKitConfig(client, { signal }),
+      refreshWalletKitConfig(client, { signal }),
     staleTime: 5 * 60_000,
   }
 }

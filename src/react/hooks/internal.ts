@@ -60,7 +60,12 @@ export function useLatchkeyQuery<TData>(
 
 /** Invalidates the query families a mutation names in `meta.invalidates`. */
 export async function invalidateAfter(queryClient: QueryClient, meta: LatchkeyMutationMeta): Promise<void> {
-  if (meta.invalidates.includes('*')) return queryClient.invalidateQueries({ queryKey: ['latchkey'] })
+  // Signing in or out changes every session-scoped read, but not the proxy's feature toggles.
+  if (meta.invalidates.includes('*'))
+    return queryClient.invalidateQueries({
+      queryKey: ['latchkey'],
+      predicate: (query) => query.queryKey[1] !== 'walletKitConfig',
+    })
   await Promise.all(
     meta.invalidates.map((name) => queryClient.invalidateQueries({ queryKey: ['latchkey', name] })),
   )

@@ -12,8 +12,8 @@ import {
   STAMP_HEADER,
   WEBAUTHN_STAMP_HEADER,
   type WebAuthnStamp,
-  webAuthnChallengeOf,
 } from '../../protocol/index.ts'
+import { webAuthnChallengeOf } from '../../protocol/webAuthnChallengeOf.ts'
 import { verifyApiKeyStamp, verifyJwt } from '../crypto/index.ts'
 import type { Runtime } from '../Runtime.ts'
 import type { Caller } from '../registry.ts'

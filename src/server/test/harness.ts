@@ -19,8 +19,8 @@ import {
   type SignatureScheme,
   STAMP_HEADER,
   WEBAUTHN_STAMP_HEADER,
-  webAuthnChallengeOf,
 } from '../../protocol/index.ts'
+import { webAuthnChallengeOf } from '../../protocol/webAuthnChallengeOf.ts'
 import { type CreateServiceOptions, createService, type Service } from '../createService.ts'
 import { signApiKeyStamp, stampPublicKey } from '../crypto/index.ts'
 

@@ -4,10 +4,22 @@ import { type GetWalletKitConfigReturnType, getWalletKitConfig } from '../proxy/
 /** `wallet_kit_config`, fetched once per client (a failure is not cached). */
 export function loadWalletKitConfig(client: Latchkey): Promise<GetWalletKitConfigReturnType> {
   const cached = client.tasks.get('walletKitConfig') as Promise<GetWalletKitConfigReturnType> | undefined
-  if (cached) return cached
-  const task = getWalletKitConfig(client)
+  return cached ?? refreshWalletKitConfig(client)
+}
+
+/**
+ * Fetches `wallet_kit_config` anew and makes it the client's cached copy, so a query that shows
+ * the config and the sign-in flows that read it share one request.
+ */
+export function refreshWalletKitConfig(
+  client: Latchkey,
+  parameters: { signal?: AbortSignal | undefined } = {},
+): Promise<GetWalletKitConfigReturnType> {
+  const task = getWalletKitConfig(client, parameters)
   client.tasks.set('walletKitConfig', task)
-  task.catch(() => client.tasks.delete('walletKitConfig'))
+  task.catch(() => {
+    if (client.tasks.get('walletKitConfig') === task) client.tasks.delete('walletKitConfig')
+  })
   return task
 }
 
