@@ -99,7 +99,7 @@ export function DevInbox({ service }: { service: PlaygroundService }) {
 }
 
 /**
- * Shows the newest code for 30 s in a manual popover: the top layer puts it above the sign-in
+ * Shows the newest code for 20 s in a manual popover: the top layer puts it above the sign-in
  * dialog, whose backdrop covers the inbox while a person types the code.
  */
 function NewCodeToast({ messages }: { messages: OutboxMessage[] | null }) {
@@ -129,7 +129,7 @@ function NewCodeToast({ messages }: { messages: OutboxMessage[] | null }) {
     const timer = setTimeout(() => {
       if (element.matches(':popover-open')) element.hidePopover()
       setShown(null)
-    }, 30_000)
+    }, 20_000)
     return () => clearTimeout(timer)
   }, [shown])
 

@@ -63,8 +63,8 @@ export function EthereumAccountPicker({ onChange }: { onChange: (account: Picked
         >
           {ethereum.length === 0 ? <option value="">No Ethereum account in this wallet</option> : null}
           {ethereum.map((account) => (
-            <option key={account.address} value={account.address}>
-              {account.address}
+            <option key={account.address} value={account.address} title={account.address}>
+              {`${account.address.slice(0, 8)}…${account.address.slice(-6)}`}
             </option>
           ))}
         </select>

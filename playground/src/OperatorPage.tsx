@@ -165,7 +165,8 @@ export function OperatorPage({ service }: { service: PlaygroundService }) {
           <section className="pg-card" aria-labelledby="pg-templates-title">
             <h2 id="pg-templates-title">Message templates</h2>
             <p className="pg-card-lead">
-              <code>{'{{code}}'}</code> is replaced with the one-time code.
+              <code>{'{{code}}'}</code> becomes the one-time code, <code>{'{{appName}}'}</code> the app’s name
+              and <code>{'{{expiresInMinutes}}'}</code> the code’s lifetime.
             </p>
             <label className="pg-field" htmlFor={ids.subject}>
               <span>E-mail subject</span>
@@ -198,7 +199,7 @@ export function OperatorPage({ service }: { service: PlaygroundService }) {
             </label>
           </section>
 
-          <div className="pg-row" style={{ position: 'sticky', bottom: 16 }}>
+          <div className="pg-row pg-savebar">
             <button type="submit" className="pg-button pg-button-primary" disabled={status.kind === 'saving'}>
               {status.kind === 'saving' ? 'Saving…' : 'Save settings'}
             </button>
