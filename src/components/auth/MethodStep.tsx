@@ -41,6 +41,7 @@ export function EmailStep() {
           autoComplete="email"
           // biome-ignore lint/a11y/noAutofocus: the dialog opens to sign in; this is the first field
           autoFocus
+          data-lk-autofocus=""
           placeholder={ui.t('emailPlaceholder')}
           value={email}
           disabled={flow.busy}

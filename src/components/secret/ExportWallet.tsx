@@ -137,6 +137,7 @@ function ExportBody({
               type="checkbox"
               // biome-ignore lint/a11y/noAutofocus: the acknowledgement is this screen's first step
               autoFocus
+              data-lk-autofocus=""
               checked={acknowledged}
               onChange={(event) => setAcknowledged(event.target.checked)}
             />

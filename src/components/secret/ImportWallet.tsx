@@ -158,6 +158,7 @@ function ImportBody({
           maxLength={64}
           // biome-ignore lint/a11y/noAutofocus: naming the wallet is the first thing to do here
           autoFocus
+          data-lk-autofocus=""
           onChange={(event) => setName(event.target.value)}
         />
       </div>

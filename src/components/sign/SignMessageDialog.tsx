@@ -165,7 +165,14 @@ function SignMessageBody({
       {sign.isError ? <Alert tone="error">{errorMessage(ui.t, sign.error)}</Alert> : null}
       {accounts.isError ? <Alert tone="error">{errorMessage(ui.t, accounts.error)}</Alert> : null}
       <div className="lk-stack" data-gap="sm">
-        <Button block autoFocus loading={sign.isPending} disabled={!signWith} onClick={run}>
+        <Button
+          block
+          autoFocus
+          data-lk-autofocus=""
+          loading={sign.isPending}
+          disabled={!signWith}
+          onClick={run}
+        >
           {sign.isPending ? ui.t('signing') : sign.isError ? ui.t('retry') : ui.t('signAction')}
         </Button>
         <Button block variant="ghost" onClick={onClose} disabled={sign.isPending}>

@@ -1,4 +1,4 @@
-import { render } from '@testing-library/react'
+import { configure, render } from '@testing-library/react'
 import type { ReactElement } from 'react'
 import { completeOtpSignIn } from '../../core/actions/auth/completeOtpSignIn.ts'
 import { startOtpSignIn } from '../../core/actions/auth/startOtpSignIn.ts'
@@ -6,6 +6,9 @@ import { createLatchkey, LatchkeyProvider } from '../../react/index.ts'
 import { type CreateServiceOptions, createService, type Service } from '../../server/index.ts'
 
 export const SERVICE_URL = 'http://localhost:8787'
+
+// Real service round trips and lazily loaded steps can take seconds on a loaded 2-core machine.
+configure({ asyncUtilTimeout: 5_000 })
 
 /** A real in-process local service and the provider config that talks to it. */
 export function createTestService(options: CreateServiceOptions = {}) {

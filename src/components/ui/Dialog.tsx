@@ -29,6 +29,8 @@ export function Dialog({ open, onOpenChange, labelledBy, describedBy, ui, childr
     if (open && !dialog.open) {
       returnFocus.current = document.activeElement as HTMLElement | null
       dialog.showModal()
+      // showModal() focuses the first focusable element (often Close); a step can name a better one.
+      dialog.querySelector<HTMLElement>('[data-lk-autofocus]')?.focus()
     } else if (!open && dialog.open) {
       dialog.close()
     }
