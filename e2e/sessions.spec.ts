@@ -75,6 +75,29 @@ test('sign-out revokes the session key on the service', async ({ page }) => {
   )
 })
 
+test('sign-out of an e-mail OTP account revokes its session key too', async ({ page }) => {
+  // The session key is such an account's only API key; the e-mail still lets the person back in.
+  let captured: { url: string; body: string; stamp: string } | undefined
+  page.on('request', (request) => {
+    const stamp = request.headers()['x-stamp']
+    if (!captured && stamp && request.url().includes('/public/v1/query/'))
+      captured = { url: request.url(), body: request.postData() ?? '', stamp }
+  })
+  await signInWithEmail(page)
+  await expect.poll(() => captured !== undefined).toBe(true)
+  const replay = () =>
+    fetch(captured!.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'X-Stamp': captured!.stamp },
+      body: captured!.body,
+    })
+  expect((await replay()).status).toBe(200)
+  const revoked = page.waitForResponse((r) => r.url().endsWith('/public/v1/submit/delete_api_keys'))
+  await signOut(page)
+  expect((await revoked).status()).toBe(200)
+  expect((await replay()).status).toBe(401)
+})
+
 test('a short session warns, refreshes on request, then expires', async ({ page }) => {
   test.setTimeout(120_000)
   await signInWithEmail(page, { service: 'short' })
