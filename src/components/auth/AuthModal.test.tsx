@@ -42,7 +42,9 @@ describe('<AuthModal/>', () => {
     const user = userEvent.setup()
     renderWithService(<AuthModal />)
     const trigger = screen.getByRole('button', { name: 'Sign in' })
-    await openModal(user)
+    const email = await openModal(user)
+    // The body loads on demand; once it is there, focus is inside it on the first field.
+    await waitFor(() => expect(document.activeElement).toBe(email))
     expect(dialog()).toHaveProperty('open', true)
     expect(dialog().getAttribute('aria-labelledby')).toBe(screen.getByRole('heading', { name: 'Sign in' }).id)
     const methods = within(screen.getByRole('navigation', { name: 'Sign-in methods' }))

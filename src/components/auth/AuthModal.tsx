@@ -1,13 +1,91 @@
-import { type ReactNode, Suspense, useCallback, useEffect, useId, useMemo, useRef, useState } from 'react'
+import {
+  lazy,
+  type ReactNode,
+  Suspense,
+  useCallback,
+  useEffect,
+  useId,
+  useLayoutEffect,
+  useMemo,
+  useRef,
+  useState,
+} from 'react'
 import { LatchkeyError } from '../../core/errors.ts'
 import type { Latchkey, Session } from '../../react/index.ts'
 import { useLatchkey } from '../../react/index.ts'
 import { Dialog } from '../ui/Dialog.tsx'
-import { Button } from '../ui/parts.tsx'
+import { Button, Header, Spinner } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
-import { useUi } from '../ui/useUi.ts'
-import { AuthFlowRoot, type AuthFormProps, authSteps } from './AuthForm.tsx'
+import { type Ui, useUi } from '../ui/useUi.ts'
+import type { AuthFormProps, authSteps } from './AuthForm.tsx'
 import type { AuthFlowOptions, AuthResult } from './useAuthFlow.ts'
+
+// The dialog body (the steps, their icons and the flow) is its own chunk: the start-up bundle
+// holds only the trigger and the dialog shell. It is prefetched on idle and when the trigger is
+// hovered, focused or pressed, so opening normally finds it already loaded.
+let bodyPromise: Promise<typeof import('./AuthForm.tsx')> | undefined
+const loadBody = () => {
+  bodyPromise ??= import('./AuthForm.tsx').catch((error: unknown) => {
+    // A failed chunk load (offline, deploy in between) may be retried on the next open.
+    bodyPromise = undefined
+    throw error
+  })
+  return bodyPromise
+}
+const AuthFlowRoot = lazy(() => loadBody().then((m) => ({ default: m.AuthFlowRoot })))
+type Steps = typeof authSteps
+const lazyStep = <K extends keyof Steps>(name: K) =>
+  lazy(() => loadBody().then((m) => ({ default: m.authSteps[name] as Steps[K] })))
+
+/** Starts loading the dialog body without rendering it (idempotent). */
+export const prefetchAuthModal = (): void => {
+  loadBody().catch(() => {
+    // Prefetching is best effort: opening the modal retries and shows the error there.
+  })
+}
+
+const onIdle = (run: () => void): (() => void) => {
+  if (typeof requestIdleCallback === 'function') {
+    const handle = requestIdleCallback(run, { timeout: 2000 })
+    return () => cancelIdleCallback(handle)
+  }
+  const timer = setTimeout(run, 200)
+  return () => clearTimeout(timer)
+}
+
+/** Shown inside the open dialog while its body loads: titled, busy, and closable. */
+function BodyLoading({ ui, titleId, onClose }: { ui: Ui; titleId: string; onClose: () => void }) {
+  return (
+    <div className="lk-panel" aria-busy="true">
+      <Header ui={ui} titleId={titleId} title={ui.t('signInTitle')} onClose={onClose} />
+      <div className="lk-center" role="status" style={{ minBlockSize: 160, justifyContent: 'center' }}>
+        <Spinner size="lg" />
+        <span className="lk-muted">{ui.t('loading')}</span>
+      </div>
+    </div>
+  )
+}
+
+/**
+ * Commits together with the loaded body (same Suspense boundary): moves focus to the control the
+ * first step names, unless the body's own `autoFocus` already put it inside the dialog.
+ */
+function FocusWhenReady() {
+  const ref = useRef<HTMLSpanElement>(null)
+  useLayoutEffect(() => {
+    const dialog = ref.current?.closest('dialog')
+    if (!dialog?.open) return
+    const active = document.activeElement
+    if (active && active !== dialog && dialog.contains(active)) return
+    const target =
+      dialog.querySelector<HTMLElement>('[data-lk-autofocus]') ??
+      dialog.querySelector<HTMLElement>(
+        'input, button:not([disabled]), [href], [tabindex]:not([tabindex="-1"])',
+      )
+    target?.focus()
+  }, [])
+  return <span ref={ref} hidden />
+}
 
 /** Thrown by `useAuthModal().open()` when the person closes the modal without signing in. */
 export class AuthModalCancelledError extends LatchkeyError {
@@ -113,6 +191,8 @@ function AuthModalInner(props: AuthModalProps) {
     }
   }, [client, setOpen])
 
+  useEffect(() => onIdle(prefetchAuthModal), [])
+
   const onSuccess = options.onSuccess
   const flowOptions = {
     ...options,
@@ -129,29 +209,39 @@ function AuthModalInner(props: AuthModalProps) {
     <>
       {!controlled && trigger !== false ? (
         <span {...ui.rootProps} className={`${ui.rootProps.className} lk-trigger-wrap`}>
-          <Button onClick={() => setOpen(true)} aria-haspopup="dialog">
+          <Button
+            onClick={() => setOpen(true)}
+            onPointerEnter={prefetchAuthModal}
+            onPointerDown={prefetchAuthModal}
+            onFocus={prefetchAuthModal}
+            aria-haspopup="dialog"
+          >
             {trigger ?? ui.t('signIn')}
           </Button>
         </span>
       ) : null}
       <Dialog open={open} onOpenChange={setOpen} labelledBy={titleId} ui={ui}>
-        <AuthFlowRoot ui={ui} options={{ ...flowOptions, titleId }}>
-          {children}
-        </AuthFlowRoot>
+        <Suspense fallback={<BodyLoading ui={ui} titleId={titleId} onClose={() => setOpen(false)} />}>
+          <AuthFlowRoot ui={ui} options={{ ...flowOptions, titleId }}>
+            {children}
+          </AuthFlowRoot>
+          <FocusWhenReady />
+        </Suspense>
       </Dialog>
     </>
   )
 }
 
-AuthModal.MethodStep = authSteps.MethodStep
-AuthModal.EmailStep = authSteps.EmailStep
-AuthModal.PhoneStep = authSteps.PhoneStep
-AuthModal.OAuthButtons = authSteps.OAuthButtons
-AuthModal.OtpStep = authSteps.OtpStep
-AuthModal.OAuthStep = authSteps.OAuthStep
-AuthModal.PasskeyStep = authSteps.PasskeyStep
-AuthModal.WalletStep = authSteps.WalletStep
-AuthModal.SuccessStep = authSteps.SuccessStep
+// The steps for a custom layout (`children`), loaded with the body: they only ever render inside it.
+AuthModal.MethodStep = lazyStep('MethodStep')
+AuthModal.EmailStep = lazyStep('EmailStep')
+AuthModal.PhoneStep = lazyStep('PhoneStep')
+AuthModal.OAuthButtons = lazyStep('OAuthButtons')
+AuthModal.OtpStep = lazyStep('OtpStep')
+AuthModal.OAuthStep = lazyStep('OAuthStep')
+AuthModal.PasskeyStep = lazyStep('PasskeyStep')
+AuthModal.WalletStep = lazyStep('WalletStep')
+AuthModal.SuccessStep = lazyStep('SuccessStep')
 
 export interface UseAuthModalReturnType {
   /** Opens the mounted `<AuthModal/>`; resolves with the session, rejects with `AuthModalCancelledError`. */
