@@ -1,39 +1,8 @@
-import type { SVGProps } from 'react'
-
 // Small inline marks: no icon font, no extra requests, each a few hundred bytes.
+import { type IconProps, Stroke } from './baseIcons.tsx'
 
-type IconProps = SVGProps<SVGSVGElement> & { size?: number }
+export { AlertIcon, BackIcon, CloseIcon, ShieldIcon, WarningIcon } from './baseIcons.tsx'
 
-function Stroke({ size = 20, children, ...rest }: IconProps) {
-  return (
-    <svg
-      width={size}
-      height={size}
-      viewBox="0 0 24 24"
-      fill="none"
-      stroke="currentColor"
-      strokeWidth={1.8}
-      strokeLinecap="round"
-      strokeLinejoin="round"
-      aria-hidden="true"
-      focusable="false"
-      {...rest}
-    >
-      {children}
-    </svg>
-  )
-}
-
-export const CloseIcon = (p: IconProps) => (
-  <Stroke {...p}>
-    <path d="M18 6 6 18M6 6l12 12" />
-  </Stroke>
-)
-export const BackIcon = (p: IconProps) => (
-  <Stroke className="lk-flip" {...p}>
-    <path d="M19 12H5M12 19l-7-7 7-7" />
-  </Stroke>
-)
 export const ChevronIcon = (p: IconProps) => (
   <Stroke size={16} className="lk-flip lk-method-chevron" {...p}>
     <path d="m9 18 6-6-6-6" />
@@ -71,27 +40,10 @@ export const CheckIcon = (p: IconProps) => (
     <path d="M20 6 9 17l-5-5" />
   </Stroke>
 )
-export const AlertIcon = (p: IconProps) => (
-  <Stroke size={18} {...p}>
-    <circle cx="12" cy="12" r="9.5" />
-    <path d="M12 7.5v5M12 16.3v.2" />
-  </Stroke>
-)
-export const WarningIcon = (p: IconProps) => (
-  <Stroke size={18} {...p}>
-    <path d="M10.3 3.9 2.4 17.6A2 2 0 0 0 4.1 20.6h15.8a2 2 0 0 0 1.7-3L13.7 3.9a2 2 0 0 0-3.4 0Z" />
-    <path d="M12 9v4M12 17v.2" />
-  </Stroke>
-)
 export const CopyIcon = (p: IconProps) => (
   <Stroke size={16} {...p}>
     <rect x="8.5" y="8.5" width="12" height="12" rx="2" />
     <path d="M15.5 8.5V5.5a2 2 0 0 0-2-2h-8a2 2 0 0 0-2 2v8a2 2 0 0 0 2 2h3" />
-  </Stroke>
-)
-export const ShieldIcon = (p: IconProps) => (
-  <Stroke size={14} {...p}>
-    <path d="M12 21.5s7.5-3.2 7.5-9.5V5.6L12 2.5 4.5 5.6V12c0 6.3 7.5 9.5 7.5 9.5Z" />
   </Stroke>
 )
 export const LockIcon = (p: IconProps) => (

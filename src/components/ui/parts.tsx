@@ -1,5 +1,5 @@
 import type { ButtonHTMLAttributes, ReactNode } from 'react'
-import { AlertIcon, BackIcon, CloseIcon, ShieldIcon, WarningIcon } from './icons.tsx'
+import { AlertIcon, BackIcon, CloseIcon, ShieldIcon, WarningIcon } from './baseIcons.tsx'
 import type { Ui } from './useUi.ts'
 
 export interface ButtonProps extends ButtonHTMLAttributes<HTMLButtonElement> {
