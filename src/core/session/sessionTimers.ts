@@ -42,8 +42,11 @@ export function startSessionTimers(client: Latchkey): () => void {
       const entry: Scheduled = { expiresAt: session.expiresAt, timers: [] }
       scheduled.set(session.id, entry)
       const { warningLeadMs, autoRefresh } = client.config.session
+      // A session shorter than the lead would warn (and refresh) at once, forever: warn at most
+      // a quarter of its lifetime before the end.
+      const lead = Math.min(warningLeadMs, Math.max(0, session.expiresAt - session.createdAt) / 4)
       at(
-        session.expiresAt - warningLeadMs,
+        session.expiresAt - lead,
         () => {
           dispatchSessionEvent(client.store, session.id, { type: 'WARN' })
           if (autoRefresh && session.sessionType === 'SESSION_TYPE_READ_WRITE')

@@ -53,6 +53,19 @@ describe('sessions', () => {
     await expect(getWhoami(fx.client, {})).rejects.toMatchObject({ code: 'SESSION_EXPIRED' })
   })
 
+  it('warns a session shorter than the warning lead in its last quarter, not at once', async () => {
+    fakeTime()
+    const fx = createClientFixture({ session: { autoRefresh: false, warningLeadMs: 60_000 } })
+    const { sessions } = await fx.signUpDirect({ lifetimeSeconds: 20 })
+    const status = () => fx.client.store.getState().sessions[sessions[0]?.id as string]?.status
+    await vi.advanceTimersByTimeAsync(1_000)
+    expect(status()).toBe('active')
+    await vi.advanceTimersByTimeAsync(14_500)
+    expect(status()).toBe('expiring')
+    await vi.advanceTimersByTimeAsync(5_000)
+    expect(status()).toBe('expired')
+  })
+
   it('auto-refreshes at the warning time: new key via stamp_login, old key revoked', async () => {
     fakeTime()
     const fx = createClientFixture({ session: { warningLeadMs: 60_000 } })
