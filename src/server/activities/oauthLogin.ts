@@ -48,10 +48,8 @@ export const oauthLogin = defineActivity('oauth_login', {
     const { session } = issueSession(ctx, {
       user,
       publicKey: p.publicKey,
-      ...(p.expirationSeconds !== undefined
-        ? { expirationSeconds: Math.max(1, Number(p.expirationSeconds)) }
-        : {}),
-      ...(p.invalidateExisting !== undefined ? { invalidateExisting: p.invalidateExisting } : {}),
+      expirationSeconds: p.expirationSeconds,
+      invalidateExisting: p.invalidateExisting,
       credentialType: 'CREDENTIAL_TYPE_OAUTH_KEY_P256',
       apiKeyName: `OAuth session ${new Date(ctx.now).toISOString()}`,
     })

@@ -72,10 +72,8 @@ export const otpLogin = defineActivity('otp_login', {
     const { session } = issueSession(ctx, {
       user,
       publicKey: p.publicKey,
-      ...(p.expirationSeconds !== undefined
-        ? { expirationSeconds: Math.max(1, Number(p.expirationSeconds)) }
-        : {}),
-      ...(p.invalidateExisting !== undefined ? { invalidateExisting: p.invalidateExisting } : {}),
+      expirationSeconds: p.expirationSeconds,
+      invalidateExisting: p.invalidateExisting,
       credentialType: 'CREDENTIAL_TYPE_OTP_AUTH_KEY_P256',
       apiKeyName: `OTP session ${new Date(ctx.now).toISOString()}`,
     })

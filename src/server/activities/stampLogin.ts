@@ -21,10 +21,8 @@ export const stampLogin = defineActivity('stamp_login', {
     const { session } = issueSession(ctx, {
       user,
       publicKey: p.publicKey,
-      ...(p.expirationSeconds !== undefined
-        ? { expirationSeconds: Math.max(1, Number(p.expirationSeconds)) }
-        : {}),
-      ...(p.invalidateExisting !== undefined ? { invalidateExisting: p.invalidateExisting } : {}),
+      expirationSeconds: p.expirationSeconds,
+      invalidateExisting: p.invalidateExisting,
     })
     return { session }
   },

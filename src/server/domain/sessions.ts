@@ -58,13 +58,17 @@ export function issueSession(
     user: UserRow
     /** Compressed P-256 hex (normalise with `normalizeSessionPublicKey`). */
     publicKey: string
-    expirationSeconds?: number
-    invalidateExisting?: boolean
+    /** Lifetime as the login activities carry it (a decimal string) or a number; at least 1 s. */
+    expirationSeconds?: number | string | undefined
+    invalidateExisting?: boolean | undefined
     credentialType?: CredentialType
     apiKeyName?: string
   },
 ): { session: string; apiKeyId: string; expiresAt: number } {
-  const seconds = input.expirationSeconds ?? DEFAULT_SESSION_SECONDS
+  const seconds =
+    input.expirationSeconds !== undefined
+      ? Math.max(1, Number(input.expirationSeconds))
+      : DEFAULT_SESSION_SECONDS
   const keys = ctx.tx.findBy('apiKeys', 'userId', input.user.id)
   for (const key of keys) {
     const isLogin = SESSION_CREDENTIAL_TYPES.includes(key.credentialType)
