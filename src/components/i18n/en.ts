@@ -19,7 +19,8 @@ export const en = {
   or: 'or',
   securedBy: 'Secured by Latchkey',
   errorGeneric: 'Something went wrong. Try again.',
-  errorNetwork: 'Can’t reach the sign-in service. Check your connection and try again; if it keeps happening, this site may not be allowed to use it.',
+  errorNetwork:
+    'Can’t reach the sign-in service. Check your connection and try again; if it keeps happening, this site may not be allowed to use it.',
   errorNotSignedIn: 'You’re signed out. Sign in to continue.',
   errorPermission: 'You don’t have permission to do that.',
   errorRateLimited: 'Too many requests. Wait a moment and try again.',

@@ -17,7 +17,8 @@ export const es: Messages = {
   or: 'o',
   securedBy: 'Protegido por Latchkey',
   errorGeneric: 'Algo salió mal. Inténtalo de nuevo.',
-  errorNetwork: 'No se puede conectar con el servicio de acceso. Revisa tu conexión e inténtalo de nuevo; si sigue ocurriendo, puede que este sitio no tenga permiso para usarlo.',
+  errorNetwork:
+    'No se puede conectar con el servicio de acceso. Revisa tu conexión e inténtalo de nuevo; si sigue ocurriendo, puede que este sitio no tenga permiso para usarlo.',
   errorNotSignedIn: 'Tu sesión se cerró. Inicia sesión para continuar.',
   errorPermission: 'No tienes permiso para hacer eso.',
   errorRateLimited: 'Demasiadas solicitudes. Espera un momento e inténtalo de nuevo.',
