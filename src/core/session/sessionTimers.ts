@@ -42,19 +42,22 @@ export function startSessionTimers(client: Latchkey): () => void {
       const entry: Scheduled = { expiresAt: session.expiresAt, timers: [] }
       scheduled.set(session.id, entry)
       const { warningLeadMs, autoRefresh } = client.config.session
-      // A session shorter than the lead would warn (and refresh) at once, forever: warn at most
-      // a quarter of its lifetime before the end.
-      const lead = Math.min(warningLeadMs, Math.max(0, session.expiresAt - session.createdAt) / 4)
       at(
-        session.expiresAt - lead,
-        () => {
-          dispatchSessionEvent(client.store, session.id, { type: 'WARN' })
-          if (autoRefresh && session.sessionType === 'SESSION_TYPE_READ_WRITE')
-            // A failed refresh leaves the session `expiring`; the expiry timer still ends it.
-            refreshSession(client, { sessionId: session.id }).catch(() => undefined)
-        },
+        session.expiresAt - warningLeadMs,
+        () => dispatchSessionEvent(client.store, session.id, { type: 'WARN' }),
         entry,
       )
+      if (autoRefresh && session.sessionType === 'SESSION_TYPE_READ_WRITE') {
+        // A session shorter than the lead would refresh at once, and its successor too, forever:
+        // refresh no earlier than three quarters into its lifetime.
+        const refreshLead = Math.min(warningLeadMs, Math.max(0, session.expiresAt - session.createdAt) / 4)
+        at(
+          session.expiresAt - refreshLead,
+          // A failed refresh leaves the session `expiring`; the expiry timer still ends it.
+          () => refreshSession(client, { sessionId: session.id }).catch(() => undefined),
+          entry,
+        )
+      }
       at(
         session.expiresAt,
         () => {
