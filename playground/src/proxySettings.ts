@@ -3,17 +3,25 @@
 import { p256 } from '@noble/curves/nist.js'
 import { hexToBytes } from '@noble/hashes/utils.js'
 import { base64urlnopad } from '@scure/base'
-import { apiKeyStamper, type SignInMethod } from 'latchkey/core'
+import {
+  type AuthProxySettingsResponse,
+  type AuthProxySettingsUpdateRequest,
+  apiKeyStamper,
+  type ProxySettings as ServiceProxySettings,
+  type SignInMethod,
+} from 'latchkey/core'
 import type { PlaygroundService } from './loadPlaygroundConfig.ts'
 
 /** The fields of the service's auth-proxy settings this page edits (the API takes partial updates). */
-export interface ProxySettings {
-  enabled: boolean
-  allowedOrigins: string[]
-  enabledProviders: SignInMethod[]
-  sessionExpirationSeconds: string
-  emailTemplate: { subject: string; body: string }
-  smsTemplate: { body: string }
+export type ProxySettings = Pick<
+  ServiceProxySettings,
+  | 'enabled'
+  | 'allowedOrigins'
+  | 'enabledProviders'
+  | 'sessionExpirationSeconds'
+  | 'emailTemplate'
+  | 'smsTemplate'
+> & {
   /** Read-only here: from the response. */
   authProxyConfigId?: string | null
 }
@@ -54,12 +62,6 @@ async function devStamper(service: PlaygroundService) {
   return apiKeyStamper({ publicKey: service.apiPublicKey, privateKey })
 }
 
-interface SettingsResponse {
-  organizationId: string
-  authProxyConfigId: string | null
-  settings: ProxySettings
-}
-
 async function call(
   service: PlaygroundService,
   path: 'get' | 'update',
@@ -76,7 +78,9 @@ async function call(
     headers: { 'content-type': 'application/json', [stamp.header]: stamp.value },
     body,
   })
-  const json = (await response.json().catch(() => ({}))) as Partial<SettingsResponse> & { message?: string }
+  const json = (await response.json().catch(() => ({}))) as Partial<AuthProxySettingsResponse> & {
+    message?: string
+  }
   if (!response.ok || !json.settings) throw new Error(json.message ?? `settings API: HTTP ${response.status}`)
   return { ...json.settings, authProxyConfigId: json.authProxyConfigId ?? null }
 }
@@ -86,7 +90,7 @@ export const readProxySettings = (service: PlaygroundService) => call(service, '
 export function writeProxySettings(service: PlaygroundService, settings: ProxySettings) {
   const { enabled, allowedOrigins, enabledProviders, sessionExpirationSeconds, emailTemplate, smsTemplate } =
     settings
-  return call(service, 'update', {
+  const update: Pick<AuthProxySettingsUpdateRequest, 'settings'> = {
     settings: {
       enabled,
       allowedOrigins,
@@ -95,5 +99,6 @@ export function writeProxySettings(service: PlaygroundService, settings: ProxySe
       emailTemplate,
       smsTemplate,
     },
-  })
+  }
+  return call(service, 'update', update)
 }
