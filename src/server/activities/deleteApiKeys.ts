@@ -1,15 +1,7 @@
-import type { CredentialType } from '../../protocol/index.ts'
+import { assertRootKeepsAccess } from '../domain/sessions.ts'
 import { findUser } from '../domain/users.ts'
 import { defineActivity } from '../registry.ts'
 import { ServiceError } from '../ServiceError.ts'
-
-const SESSION_CREDENTIALS: ReadonlySet<CredentialType> = new Set<CredentialType>([
-  'CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256',
-  'CREDENTIAL_TYPE_OTP_AUTH_KEY_P256',
-  'CREDENTIAL_TYPE_OAUTH_KEY_P256',
-  'CREDENTIAL_TYPE_EMAIL_AUTH_KEY_P256',
-  'CREDENTIAL_TYPE_LOGIN',
-])
 
 /** Revokes API keys (also how a client logs out: it deletes its session key). */
 export const deleteApiKeys = defineActivity('delete_api_keys', {
@@ -25,17 +17,6 @@ export const deleteApiKeys = defineActivity('delete_api_keys', {
         'only root users may delete other users\u2019 keys',
         'parameters.userId',
       )
-    // Session and login keys are short-lived and do not keep an account reachable; a durable
-    // key, a passkey, or a way to sign in again (e-mail, phone, OAuth) does.
-    const deleting = new Set(p.apiKeyIds)
-    const canSignInAgain =
-      Boolean(user.userEmail || user.userPhoneNumber) ||
-      ctx.tx.findBy('oauthProviders', 'userId', user.id).length > 0
-    const durableLeft =
-      ctx.tx
-        .findBy('apiKeys', 'userId', user.id)
-        .filter((key) => !deleting.has(key.id) && !SESSION_CREDENTIALS.has(key.credentialType)).length +
-      ctx.tx.findBy('authenticators', 'userId', user.id).length
     p.apiKeyIds.forEach((id, index) => {
       const key = ctx.tx.get('apiKeys', id)
       if (!key || key.userId !== user.id)
@@ -46,17 +27,7 @@ export const deleteApiKeys = defineActivity('delete_api_keys', {
         )
       ctx.tx.delete('apiKeys', id)
     })
-    if (
-      !canSignInAgain &&
-      durableLeft === 0 &&
-      ctx.organization.rootUserIds.includes(user.id) &&
-      ctx.organization.rootUserIds.length === 1
-    )
-      throw new ServiceError(
-        'FIELD_INVALID',
-        'this would leave the only root user without any credential',
-        'parameters.apiKeyIds',
-      )
+    assertRootKeepsAccess(ctx, user, 'parameters.apiKeyIds')
     return { apiKeyIds: p.apiKeyIds }
   },
 })

@@ -1,3 +1,4 @@
+import { assertRootKeepsAccess } from '../domain/sessions.ts'
 import { findUser } from '../domain/users.ts'
 import { defineActivity } from '../registry.ts'
 import { ServiceError } from '../ServiceError.ts'
@@ -9,9 +10,6 @@ export const deleteAuthenticators = defineActivity('delete_authenticators', {
   }),
   run: (ctx, p) => {
     const user = findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
-    const remaining =
-      ctx.tx.findBy('apiKeys', 'userId', user.id).length +
-      ctx.tx.findBy('authenticators', 'userId', user.id).length
     p.authenticatorIds.forEach((id, index) => {
       const authenticator = ctx.tx.get('authenticators', id)
       if (!authenticator || authenticator.userId !== user.id)
@@ -22,16 +20,7 @@ export const deleteAuthenticators = defineActivity('delete_authenticators', {
         )
       ctx.tx.delete('authenticators', id)
     })
-    if (
-      remaining - p.authenticatorIds.length <= 0 &&
-      ctx.organization.rootUserIds.includes(user.id) &&
-      ctx.organization.rootUserIds.length === 1
-    )
-      throw new ServiceError(
-        'FIELD_INVALID',
-        'this would leave the only root user without any credential',
-        'parameters.authenticatorIds',
-      )
+    assertRootKeepsAccess(ctx, user, 'parameters.authenticatorIds')
     return { authenticatorIds: p.authenticatorIds }
   },
 })

@@ -220,6 +220,25 @@ describe('API keys and authenticators', () => {
     }
   })
 
+  it('refuses to delete the last passkey of a user whose only other credential is a session key', async () => {
+    const h = createHarness()
+    const { passkey, organizationId, userId } = await passkeyOrg(h)
+    const session = testKey()
+    await h.submit('stamp_login', { publicKey: session.publicKey }, { as: passkey, organizationId })
+    const { authenticators } = (await h.query('get_user', { userId }, { as: session, organizationId })).body
+      .user
+    h.clock.advance(1)
+    const removal = await h.submit(
+      'delete_authenticators',
+      { userId, authenticatorIds: [authenticators[0].authenticatorId] },
+      { as: session, organizationId },
+    )
+    expect(removal).toMatchObject({
+      status: 400,
+      body: { details: { field: 'parameters.authenticatorIds' } },
+    })
+  })
+
   it('adds, reads and removes passkeys', async () => {
     const h = createHarness()
     const owner = testKey()

@@ -100,3 +100,20 @@ export function issueSession(
   })
   return { session, apiKeyId, expiresAt: exp * 1000 }
 }
+
+/**
+ * Refuses a change that leaves an organization's only root user with no way back in. Session
+ * and login keys are short-lived and do not count; a durable key, a passkey, or a way to sign
+ * in again (e-mail, phone, OAuth) does. Call it after the transaction's deletions.
+ */
+export function assertRootKeepsAccess(ctx: ActivityContext, user: UserRow, field: string): void {
+  const { rootUserIds } = ctx.organization
+  if (rootUserIds.length !== 1 || rootUserIds[0] !== user.id) return
+  if (user.userEmail || user.userPhoneNumber) return
+  if (ctx.tx.findBy('oauthProviders', 'userId', user.id).length > 0) return
+  const durableKeys = ctx.tx
+    .findBy('apiKeys', 'userId', user.id)
+    .filter((key) => !SESSION_CREDENTIAL_TYPES.includes(key.credentialType))
+  if (durableKeys.length + ctx.tx.findBy('authenticators', 'userId', user.id).length > 0) return
+  throw new ServiceError('FIELD_INVALID', 'this would leave the only root user without any credential', field)
+}
