@@ -1,8 +1,10 @@
 import react from '@vitejs/plugin-react'
 import { defineConfig } from 'vitest/config'
+import { workspaceAliases } from './scripts/workspaceAliases.mjs'
 
 export default defineConfig({
   plugins: [react()],
+  resolve: { alias: workspaceAliases },
   test: {
     testTimeout: 30_000,
     hookTimeout: 30_000,
@@ -12,7 +14,7 @@ export default defineConfig({
         test: {
           name: 'node',
           environment: 'node',
-          include: ['src/protocol/**/*.test.ts', 'src/server/**/*.test.ts', 'src/core/**/*.test.ts'],
+          include: ['packages/*/src/**/*.test.ts', 'src/core/**/*.test.ts'],
           setupFiles: ['./src/test/setup.node.ts'],
         },
       },

@@ -1,4 +1,4 @@
-import type { Service } from '../src/server/index.ts'
+import type { Service } from '@latchkey/service'
 
 export interface CountedCall {
   /** `otp_init` (auth proxy), `submit/sign_raw_payloads`, `query/list_wallets`… */

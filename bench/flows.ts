@@ -5,6 +5,7 @@
  * no request is redundant. Prints figures; it is a benchmark, not part of `npm test`.
  */
 import { availableParallelism, loadavg } from 'node:os'
+import { createService, type Service } from '@latchkey/service'
 import { render as renderReact, screen, waitFor } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { createElement as h } from 'react'
@@ -21,7 +22,6 @@ import {
   startOtpSignIn,
 } from '../src/core/index.ts'
 import { AuthModal, LatchkeyProvider, useUser, useWallets } from '../src/index.ts'
-import { createService, type Service } from '../src/server/index.ts'
 import { type CountedCall, countingFetch } from './countingFetch.ts'
 import { median, printTable } from './printTable.ts'
 import { installSoftAuthenticator } from './softAuthenticator.ts'

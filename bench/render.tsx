@@ -6,6 +6,8 @@
  * of every component per event and checks that only the components that read the change
  * re-render. Prints figures; it is a benchmark, not part of `npm test`.
  */
+
+import { createService } from '@latchkey/service'
 import { QueryClient } from '@tanstack/react-query'
 import { act, render, screen } from '@testing-library/react'
 import { Profiler, type ReactNode } from 'react'
@@ -22,7 +24,6 @@ import {
   useWallets,
   WalletList,
 } from '../src/index.ts'
-import { createService } from '../src/server/index.ts'
 import { printTable } from './printTable.ts'
 
 const SERVICE_URL = 'http://localhost:8787'

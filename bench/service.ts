@@ -5,10 +5,10 @@
  */
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
+import { ACTIVITIES, type AccountSpec } from '@latchkey/protocol'
 import { hexToBytes } from '@noble/hashes/utils.js'
-import { ACTIVITIES, type AccountSpec } from '../src/protocol/index.ts'
-import { createService } from '../src/server/createService.ts'
-import { signApiKeyStamp, signRawPayload } from '../src/server/crypto/index.ts'
+import { createService } from '../packages/service/src/createService.ts'
+import { signApiKeyStamp, signRawPayload } from '../packages/service/src/crypto/index.ts'
 
 const ETH: AccountSpec = {
   curve: 'CURVE_SECP256K1',

@@ -2,13 +2,13 @@
  * Raw-library throughput of the service's signing and derivation paths. Prints figures; not a test.
  * Run: npx tsx bench/signing.ts
  */
-import type { AccountSpec } from '../src/protocol/index.ts'
+import type { AccountSpec } from '@latchkey/protocol'
 import {
   deriveAccount,
   generateMnemonic,
   mnemonicToSeed,
   signRawPayload,
-} from '../src/server/crypto/index.ts'
+} from '../packages/service/src/crypto/index.ts'
 
 function measure(label: string, run: () => void, minMs = 1500): number {
   for (let i = 0; i < 20; i++) run() // warm up JIT and noble precomputes

@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import react from '@vitejs/plugin-react'
 import { defineConfig, type Plugin } from 'vite'
+import { workspaceAliases } from '../scripts/workspaceAliases.mjs'
 
 const src = (file: string) => fileURLToPath(new URL(`../src/${file}`, import.meta.url))
 
@@ -46,6 +47,7 @@ export default defineConfig({
       { find: /^latchkey\/core$/, replacement: src('core/index.ts') },
       { find: /^latchkey\/styles\.css$/, replacement: src('components/styles.css') },
       { find: /^latchkey$/, replacement: src('index.ts') },
+      ...workspaceAliases,
     ],
   },
   server: { fs: { allow: [fileURLToPath(new URL('..', import.meta.url))] } },

@@ -68,7 +68,7 @@ export async function jsonRpc(url, method, params) {
 }
 
 /**
- * Starts the local service CLI (`src/server/cli.ts` through tsx, no build needed) and resolves
+ * Starts the local service CLI (`packages/service/src/cli.ts` through tsx, no build needed) and resolves
  * with the dev credentials from its first stdout line (`--json`). Later output goes to `log`.
  */
 export async function startService({
@@ -78,7 +78,15 @@ export async function startService({
   log = (line) => process.stderr.write(line + '\n'),
   timeoutMs = 60_000,
 }) {
-  const cliArgs = ['--import', 'tsx', 'src/server/cli.ts', '--port', String(port), '--json', ...args]
+  const cliArgs = [
+    '--import',
+    'tsx',
+    'packages/service/src/cli.ts',
+    '--port',
+    String(port),
+    '--json',
+    ...args,
+  ]
   if (dataDir) cliArgs.push('--data-dir', dataDir)
   const child = spawn(process.execPath, cliArgs, {
     cwd: root,

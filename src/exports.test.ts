@@ -195,6 +195,6 @@ describe('package exports', () => {
   })
 
   it('latchkey/server', async () => {
-    expect(Object.keys(await import('./server/index.ts')).sort()).toMatchSnapshot()
+    expect(Object.keys(await import('@latchkey/service')).sort()).toMatchSnapshot()
   })
 })

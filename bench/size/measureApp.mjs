@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url'
 import { gzipSync } from 'node:zlib'
 import react from '@vitejs/plugin-react'
 import { build } from 'vite'
+import { workspaceAliases } from '../../scripts/workspaceAliases.mjs'
 
 export const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 
@@ -16,6 +17,7 @@ export const latchkeyAliases = [
   { find: /^latchkey$/, replacement: join(projectRoot, 'src/index.ts') },
   { find: /^latchkey\/core$/, replacement: join(projectRoot, 'src/core/index.ts') },
   { find: /^latchkey\/styles\.css$/, replacement: join(projectRoot, 'src/components/styles.css') },
+  ...workspaceAliases,
 ]
 
 /** Modules whose cost is the baseline (react + react-dom), excluded from "beyond baseline" breakdowns. */

@@ -1,4 +1,4 @@
-import type { AccountSpec, AddressFormat, Curve } from '../protocol/index.ts'
+import type { AccountSpec, AddressFormat, Curve } from '@latchkey/protocol'
 
 interface ChainDefinition {
   curve: Curve

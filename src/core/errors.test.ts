@@ -1,5 +1,5 @@
+import { ERROR_CODES, type ErrorCode, GRPC, HTTP_STATUS_OF } from '@latchkey/protocol'
 import { describe, expect, it } from 'vitest'
-import { ERROR_CODES, type ErrorCode, GRPC, HTTP_STATUS_OF } from '../protocol/index.ts'
 import { createWallet } from './actions/activities/createWallet.ts'
 import { getAccount } from './actions/proxy/getAccount.ts'
 import { getWhoami } from './actions/queries/getWhoami.ts'

@@ -1,4 +1,4 @@
-import type { Activity } from '../protocol/index.ts'
+import type { Activity } from '@latchkey/protocol'
 import {
   ERROR_CODES,
   type ErrorBody,
@@ -6,7 +6,7 @@ import {
   type GrpcCode,
   isErrorBody,
   SESSION_KEY_MESSAGES,
-} from '../protocol/index.ts'
+} from '@latchkey/protocol'
 
 export interface LatchkeyErrorOptions {
   /** Stable machine-readable code shared with the service. */

@@ -21,8 +21,8 @@ export type {
   UserTag,
   Wallet,
   WalletAccount,
-} from '../protocol/index.ts'
-export { ERROR_CODES } from '../protocol/index.ts'
+} from '@latchkey/protocol'
+export { ERROR_CODES } from '@latchkey/protocol'
 export type {
   ApproveActivityParameters,
   ApproveActivityReturnType,

@@ -1,6 +1,9 @@
 // Stories run against the REAL local service inside the browser: `createService()` is passed to
 // the provider as its `fetch`, and seed data is created through the same client actions an app
 // uses (OTP sign-in read from the dev outbox, create_wallet, ...). Nothing is mocked.
+
+import type { ProxySettings } from '@latchkey/protocol'
+import { createService, type Service } from '@latchkey/service'
 import { p256 } from '@noble/curves/nist.js'
 import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { keccak_256 } from '@noble/hashes/sha3.js'
@@ -13,9 +16,7 @@ import { PopupBlockedError } from '../../src/core/errors.ts'
 import { addSessionFromKey, switchSession } from '../../src/core/session/sessions.ts'
 import { apiKeyStamper } from '../../src/core/stampers/apiKeyStamper.ts'
 import { submit } from '../../src/core/transport/activity.ts'
-import type { ProxySettings } from '../../src/protocol/index.ts'
 import { createLatchkey, type Latchkey, LatchkeyProvider } from '../../src/react/index.ts'
-import { createService, type Service } from '../../src/server/index.ts'
 
 export const SERVICE_URL = 'http://latchkey.local'
 

@@ -1,5 +1,5 @@
+import type { OAuthMethod, SignInMethod } from '@latchkey/protocol'
 import { createContext, useContext } from 'react'
-import type { OAuthMethod, SignInMethod } from '../../protocol/index.ts'
 import type { Ui } from '../ui/useUi.ts'
 
 /** Where the sign-in flow is. */

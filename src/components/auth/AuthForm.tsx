@@ -1,5 +1,5 @@
+import type { SignInMethod } from '@latchkey/protocol'
 import { lazy, type ReactNode, Suspense } from 'react'
-import type { SignInMethod } from '../../protocol/index.ts'
 import { Spinner } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
 import { type Ui, useUi } from '../ui/useUi.ts'

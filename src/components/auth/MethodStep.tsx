@@ -1,5 +1,5 @@
+import { OAUTH_METHODS, type OAuthMethod, type SignInMethod } from '@latchkey/protocol'
 import { type FormEvent, lazy, Suspense, useEffect, useId, useState } from 'react'
-import { OAUTH_METHODS, type OAuthMethod, type SignInMethod } from '../../protocol/index.ts'
 import { errorCodeOf, errorMessage } from '../ui/errorMessage.ts'
 import { ChevronIcon, LockIcon, PasskeyIcon, WalletIcon } from '../ui/icons.tsx'
 import { Alert, Button, Footer, Header, Spinner } from '../ui/parts.tsx'

@@ -1,5 +1,5 @@
+import type { OAuthMethod } from '@latchkey/protocol'
 import type { ReactNode } from 'react'
-import type { OAuthMethod } from '../../protocol/index.ts'
 import type { MessageKey } from '../i18n/en.ts'
 import { AppleMark, DiscordMark, FacebookMark, GoogleMark, XMark } from '../ui/icons.tsx'
 

@@ -1,5 +1,5 @@
+import { type OAuthMethod, SIGN_IN_METHODS, type SignInMethod } from '@latchkey/protocol'
 import { useCallback, useEffect, useId, useMemo, useRef, useState } from 'react'
-import { type OAuthMethod, SIGN_IN_METHODS, type SignInMethod } from '../../protocol/index.ts'
 import type { Session } from '../../react/index.ts'
 import { errorCodeOf } from '../ui/errorMessage.ts'
 import type { Ui } from '../ui/useUi.ts'

@@ -1,5 +1,5 @@
+import type { OAuthMethod, OtpType } from '@latchkey/protocol'
 import { useMemo } from 'react'
-import type { OAuthMethod, OtpType } from '../../protocol/index.ts'
 import {
   type Session,
   useAddPasskey,

@@ -1,9 +1,9 @@
+import { type CreateServiceOptions, createService, type Service } from '@latchkey/service'
 import { configure, render } from '@testing-library/react'
 import type { ReactElement } from 'react'
 import { completeOtpSignIn } from '../../core/actions/auth/completeOtpSignIn.ts'
 import { startOtpSignIn } from '../../core/actions/auth/startOtpSignIn.ts'
 import { createLatchkey, LatchkeyProvider } from '../../react/index.ts'
-import { type CreateServiceOptions, createService, type Service } from '../../server/index.ts'
 
 export const SERVICE_URL = 'http://localhost:8787'
 

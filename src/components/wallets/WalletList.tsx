@@ -1,5 +1,5 @@
+import type { Wallet, WalletAccount } from '@latchkey/protocol'
 import { type FormEvent, Suspense, useId, useState } from 'react'
-import type { Wallet, WalletAccount } from '../../protocol/index.ts'
 import {
   useCreateWallet,
   useCreateWalletAccounts,

@@ -1,4 +1,4 @@
-import type { AddressFormat } from '../../protocol/index.ts'
+import type { AddressFormat } from '@latchkey/protocol'
 
 /** Chains offered when creating a wallet or adding an account (proper nouns: not translated). */
 export const CHAIN_NAMES = {

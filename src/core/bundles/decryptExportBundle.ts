@@ -1,4 +1,4 @@
-import type { ExportBundleData } from '../../protocol/index.ts'
+import type { ExportBundleData } from '@latchkey/protocol'
 import type { Latchkey } from '../createLatchkey.ts'
 import { BundleMismatchError, BundleSignatureInvalidError } from '../errors.ts'
 import { bytesToHex } from '../utils/encoding.ts'
@@ -28,7 +28,7 @@ export async function decryptExportBundle(
 ): Promise<Uint8Array> {
   const data = await verifySignedBundle<ExportBundleData>(parameters.exportBundle, trustedSignerOf(client))
   if (data.organizationId !== parameters.organizationId) throw new BundleMismatchError('organizationId')
-  const { hpkeOpen } = await import('../../protocol/hpke.ts')
+  const { hpkeOpen } = await import('@latchkey/protocol/hpke')
   try {
     return await hpkeOpen({
       ciphertext: data,

@@ -1,4 +1,4 @@
-import type { SignedBundle } from '../../protocol/index.ts'
+import type { SignedBundle } from '@latchkey/protocol'
 import type { Latchkey } from '../createLatchkey.ts'
 import { BundleSignatureInvalidError, ConfigInvalidError } from '../errors.ts'
 import { derToRaw } from '../utils/ecdsa.ts'

@@ -1,4 +1,4 @@
-import { SESSION_TYPES } from '../../protocol/index.ts'
+import { SESSION_TYPES } from '@latchkey/protocol'
 import type { Session } from './types.ts'
 
 /** The subset of the Web Storage API sessions are persisted to. */

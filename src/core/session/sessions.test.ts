@@ -1,5 +1,5 @@
+import { STAMP_HEADER } from '@latchkey/protocol'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { STAMP_HEADER } from '../../protocol/index.ts'
 import { createReadOnlySession } from '../actions/activities/createReadOnlySession.ts'
 import { createWallet } from '../actions/activities/createWallet.ts'
 import { logout } from '../actions/auth/logout.ts'

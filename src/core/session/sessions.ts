@@ -1,4 +1,4 @@
-import { decodeJwtClaims, type SessionClaims } from '../../protocol/index.ts'
+import { decodeJwtClaims, type SessionClaims } from '@latchkey/protocol'
 import type { Latchkey } from '../createLatchkey.ts'
 import { LatchkeyError, NotSignedInError, SessionExpiredError } from '../errors.ts'
 import { activateSession, putSession } from './createSessionStore.ts'

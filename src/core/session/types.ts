@@ -1,4 +1,4 @@
-import type { SessionType } from '../../protocol/index.ts'
+import type { SessionType } from '@latchkey/protocol'
 import type { ClientStatus, SessionStatus } from './sessionMachine.ts'
 
 export type SignInMethodUsed = 'otp' | 'oauth' | 'passkey' | 'wallet' | 'read-only' | 'api-key'

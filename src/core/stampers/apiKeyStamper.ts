@@ -1,4 +1,4 @@
-import { encodeApiKeyStamp, STAMP_HEADER } from '../../protocol/index.ts'
+import { encodeApiKeyStamp, STAMP_HEADER } from '@latchkey/protocol'
 import type { StoredKey } from '../keyStore/createKeyStore.ts'
 import { rawToDer, signP256 } from '../utils/ecdsa.ts'
 import { utf8ToBytes } from '../utils/encoding.ts'

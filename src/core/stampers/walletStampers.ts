@@ -1,4 +1,4 @@
-import { encodeApiKeyStamp, STAMP_HEADER } from '../../protocol/index.ts'
+import { encodeApiKeyStamp, STAMP_HEADER } from '@latchkey/protocol'
 import { UserCancelledError, WalletUnavailableError } from '../errors.ts'
 import { bytesToHex, utf8ToBytes } from '../utils/encoding.ts'
 import type { Stamper } from './types.ts'

@@ -1,5 +1,5 @@
-import { WEBAUTHN_STAMP_HEADER } from '../../protocol/index.ts'
-import { webAuthnChallengeOf } from '../../protocol/webAuthnChallengeOf.ts'
+import { WEBAUTHN_STAMP_HEADER } from '@latchkey/protocol'
+import { webAuthnChallengeOf } from '@latchkey/protocol/webAuthnChallengeOf'
 import { UserCancelledError, WalletUnavailableError } from '../errors.ts'
 import { toBase64Url, utf8ToBytes } from '../utils/encoding.ts'
 import type { Stamper } from './types.ts'

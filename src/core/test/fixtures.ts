@@ -2,8 +2,9 @@
  * Client test fixtures: a REAL in-process local service (createService through the harness) used
  * as the client's `fetch`, on the real clock (so vi.useFakeTimers moves both sides together).
  */
+
+import { createHarness, type Harness, testKey } from '@latchkey/service/testing'
 import { IDBFactory } from 'fake-indexeddb'
-import { createHarness, type Harness, testKey } from '../../server/test/harness.ts'
 import { createLatchkey, type Latchkey, type LatchkeyConfig } from '../createLatchkey.ts'
 import type { LatchkeyStorage } from '../session/persistence.ts'
 import { addSessionFromKey } from '../session/sessions.ts'

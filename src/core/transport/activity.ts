@@ -15,7 +15,7 @@ import {
   type QueryResponse,
   SESSION_HEADER,
   TERMINAL_ACTIVITY_STATUSES,
-} from '../../protocol/index.ts'
+} from '@latchkey/protocol'
 import type { Latchkey } from '../createLatchkey.ts'
 import {
   AbortedError,

@@ -1,4 +1,4 @@
-import type { Activity } from '../../../protocol/index.ts'
+import type { Activity } from '@latchkey/protocol'
 import type { Latchkey } from '../../createLatchkey.ts'
 import { submitActivity } from '../../transport/activity.ts'
 import { type ActionOptions, splitOptions } from '../options.ts'

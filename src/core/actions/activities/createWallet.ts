@@ -1,4 +1,4 @@
-import type { AccountSpec, ActivityResult, MnemonicLength } from '../../../protocol/index.ts'
+import type { AccountSpec, ActivityResult, MnemonicLength } from '@latchkey/protocol'
 import { accountSpecsOf, type Chain, DEFAULT_CHAINS } from '../../chains.ts'
 import type { Latchkey } from '../../createLatchkey.ts'
 import { submit } from '../../transport/activity.ts'

@@ -1,4 +1,4 @@
-import type { AccountSpec, ActivityResult } from '../../../protocol/index.ts'
+import type { AccountSpec, ActivityResult } from '@latchkey/protocol'
 import { accountSpecOf, type Chain } from '../../chains.ts'
 import type { Latchkey } from '../../createLatchkey.ts'
 import { submit } from '../../transport/activity.ts'

@@ -1,4 +1,4 @@
-import type { ActivityParameters, ActivityResult } from '../../../protocol/index.ts'
+import type { ActivityParameters, ActivityResult } from '@latchkey/protocol'
 import type { Latchkey } from '../../createLatchkey.ts'
 import { submit } from '../../transport/activity.ts'
 import { type ActionOptions, splitOptions } from '../options.ts'

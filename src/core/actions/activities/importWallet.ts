@@ -1,4 +1,4 @@
-import type { AccountSpec, ImportBundleData } from '../../../protocol/index.ts'
+import type { AccountSpec, ImportBundleData } from '@latchkey/protocol'
 import { trustedSignerOf, verifySignedBundle } from '../../bundles/verifySignedBundle.ts'
 import { accountSpecsOf, type Chain, DEFAULT_CHAINS } from '../../chains.ts'
 import type { Latchkey } from '../../createLatchkey.ts'
@@ -40,7 +40,7 @@ export async function importWallet(
   const data = await verifySignedBundle<ImportBundleData>(importBundle, trusted)
   if (data.organizationId !== organizationId) throw new BundleMismatchError('organizationId')
   if (data.userId !== userId) throw new BundleMismatchError('userId')
-  const { hpkeSeal } = await import('../../../protocol/hpke.ts')
+  const { hpkeSeal } = await import('@latchkey/protocol/hpke')
   const sealed = hpkeSeal({
     plaintext: utf8ToBytes(mnemonic.trim().split(/\s+/).join(' ')),
     receiverPublicKey: hexToBytes(data.targetPublic),

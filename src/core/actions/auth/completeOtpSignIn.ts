@@ -1,4 +1,4 @@
-import type { OtpType } from '../../../protocol/index.ts'
+import type { OtpType } from '@latchkey/protocol'
 import type { Latchkey } from '../../createLatchkey.ts'
 import { addSessionFromJwt } from '../../session/sessions.ts'
 import type { Session } from '../../session/types.ts'

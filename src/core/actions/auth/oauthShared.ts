@@ -1,4 +1,4 @@
-import { decodeJwtClaims, type OAuthMethod, oauthProviderOf } from '../../../protocol/index.ts'
+import { decodeJwtClaims, type OAuthMethod, oauthProviderOf } from '@latchkey/protocol'
 import type { Latchkey } from '../../createLatchkey.ts'
 import {
   ConfigInvalidError,

@@ -1,4 +1,4 @@
-import { decodeJwtClaims, type SessionClaims } from '../../../protocol/index.ts'
+import { decodeJwtClaims, type SessionClaims } from '@latchkey/protocol'
 import type { Latchkey } from '../../createLatchkey.ts'
 import { dispatchSessionEvent } from '../../session/createSessionStore.ts'
 import { requireSession } from '../../session/sessions.ts'

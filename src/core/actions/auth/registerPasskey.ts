@@ -1,4 +1,4 @@
-import type { AuthenticatorParams, AuthenticatorTransport } from '../../../protocol/index.ts'
+import type { AuthenticatorParams, AuthenticatorTransport } from '@latchkey/protocol'
 import type { Latchkey } from '../../createLatchkey.ts'
 import { webAuthnError } from '../../stampers/webAuthnStamper.ts'
 import { randomBytes, toBase64Url } from '../../utils/encoding.ts'

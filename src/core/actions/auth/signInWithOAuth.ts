@@ -1,4 +1,4 @@
-import type { OAuthMethod } from '../../../protocol/index.ts'
+import type { OAuthMethod } from '@latchkey/protocol'
 import type { Latchkey, OpenAuthorizationWindow } from '../../createLatchkey.ts'
 import { PopupBlockedError } from '../../errors.ts'
 import { finishOAuth, type OAuthSignInReturnType, prepareOAuth } from './oauthShared.ts'

@@ -1,4 +1,4 @@
-import type { ApiKeyCurve } from '../../../protocol/index.ts'
+import type { ApiKeyCurve } from '@latchkey/protocol'
 import type { Latchkey } from '../../createLatchkey.ts'
 import { WalletUnavailableError } from '../../errors.ts'
 import { storageOf } from '../../session/persistence.ts'

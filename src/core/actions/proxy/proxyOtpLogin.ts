@@ -1,4 +1,4 @@
-import type { ProxyRequest, ProxyResponse } from '../../../protocol/index.ts'
+import type { ProxyRequest, ProxyResponse } from '@latchkey/protocol'
 import type { Latchkey } from '../../createLatchkey.ts'
 import { proxy } from '../../transport/activity.ts'
 

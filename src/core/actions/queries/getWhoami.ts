@@ -1,4 +1,4 @@
-import type { QueryRequest, QueryResponse } from '../../../protocol/index.ts'
+import type { QueryRequest, QueryResponse } from '@latchkey/protocol'
 import type { Latchkey } from '../../createLatchkey.ts'
 import { query } from '../../transport/activity.ts'
 import { type QueryActionOptions, queryBody } from './queryBody.ts'

@@ -1,0 +1,104 @@
+import type { ActivityPath } from '@latchkey/protocol'
+import { utf8ToBytes } from '@noble/hashes/utils.js'
+import { createSealer } from './crypto/index.ts'
+import { newId } from './ids.ts'
+import type { ActivityHandler, QueryHandler, ServicePlugin } from './registry.ts'
+import type { ServiceRow } from './store/model.ts'
+import type { Store } from './store/Store.ts'
+
+/** Source of time; tests pass a fake one. */
+export interface Clock {
+  /** Epoch milliseconds. */
+  now(): number
+}
+
+export interface WebAuthnOptions {
+  /**
+   * Relying-party ids accepted in assertions and attestations.
+   * @default ['localhost']
+   */
+  rpId?: string | string[]
+  /**
+   * Origins accepted in client data; `undefined` accepts any origin (dev service).
+   * @default undefined
+   */
+  origins?: string[]
+}
+
+export interface RuntimeOptions {
+  /** JSON-RPC endpoints by CAIP-2 id, for `eth_send_raw_transaction`. @default {} */
+  rpc: Record<string, string>
+  /** Largest accepted |now - timestampMs|. @default 300000 (5 minutes) */
+  maxTimestampSkewMs: number
+  webauthn: Required<Pick<WebAuthnOptions, 'rpId'>> & Pick<WebAuthnOptions, 'origins'>
+  /** `fetch` used for JSON-RPC broadcasts. @default globalThis.fetch */
+  fetch: typeof fetch
+}
+
+/**
+ * The service's shared state and helpers, handed to every handler: the store, the clock, the
+ * sealer for secrets at rest, the handler registry and the service keys.
+ */
+export class Runtime {
+  readonly activities = new Map<ActivityPath, ActivityHandler>()
+  readonly queries = new Map<string, QueryHandler>()
+  readonly plugins: ServicePlugin[]
+  private readonly sealer: ReturnType<typeof createSealer>
+
+  constructor(
+    readonly store: Store,
+    readonly clock: Clock,
+    masterKey: Uint8Array,
+    readonly options: RuntimeOptions,
+    plugins: ServicePlugin[],
+  ) {
+    this.sealer = createSealer(masterKey)
+    this.plugins = plugins
+  }
+
+  now(): number {
+    return this.clock.now()
+  }
+
+  newId(): string {
+    return newId(this.clock.now())
+  }
+
+  /** Encrypts a secret for storage (AES-256-GCM under the master key). */
+  seal(secret: Uint8Array | string): string {
+    return this.sealer.seal(typeof secret === 'string' ? utf8ToBytes(secret) : secret)
+  }
+
+  /** Decrypts a sealed secret; call it only inside the operation that needs the plaintext. */
+  open(sealed: string): Uint8Array {
+    return this.sealer.open(sealed)
+  }
+
+  openText(sealed: string): string {
+    return new TextDecoder().decode(this.open(sealed))
+  }
+
+  get serviceRow(): ServiceRow {
+    const row = this.store.get('service', 'service')
+    if (!row) throw new Error('service not bootstrapped')
+    return row
+  }
+
+  /** Uncompressed hex of the key that signs export/import bundles. */
+  get signerPublicKey(): string {
+    return this.serviceRow.signerPublicKey
+  }
+
+  signerPrivateKey(): Uint8Array {
+    return this.open(this.serviceRow.sealedSignerKey)
+  }
+
+  /** Uncompressed hex of the key that signs session JWTs. */
+  get sessionPublicKey(): string {
+    return this.serviceRow.sessionPublicKey
+  }
+
+  sessionPrivateKey(): Uint8Array {
+    return this.open(this.serviceRow.sealedSessionKey)
+  }
+}

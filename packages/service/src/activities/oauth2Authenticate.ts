@@ -1,0 +1,47 @@
+import { OAUTH2_PROVIDERS } from '@latchkey/protocol'
+import { exchangeAuthorizationCode } from '../oauth/exchangeAuthorizationCode.ts'
+import { CODE_VERIFIER } from '../oauth/pkce.ts'
+import { INTERNAL_ORIGIN, providerEndpoints, proxyConfigFor, signInState } from '../proxy/signInState.ts'
+import { defineActivity } from '../registry.ts'
+import { inParameters } from './initOtp.ts'
+
+/**
+ * Exchanges an OAuth authorization code (PKCE) at the provider, verifies its ID token and nonce,
+ * and returns the service's own OIDC token for `oauth_login` and sign-up.
+ */
+export const oauth2Authenticate = defineActivity('oauth2_authenticate', {
+  allowNonRoot: true,
+  skipConsensus: true,
+  parse: (r) => ({
+    provider: r.enum('provider', OAUTH2_PROVIDERS),
+    authCode: r.string('authCode', { max: 4096 }),
+    redirectUri: r.string('redirectUri', { max: 2048 }),
+    codeVerifier: r.string('codeVerifier', {
+      max: 128,
+      pattern: CODE_VERIFIER,
+      hint: 'a PKCE code verifier (43 to 128 unreserved characters)',
+    }),
+    nonce: r.string('nonce', {
+      pattern: /^[0-9a-f]{64}$/,
+      hint: 'the lowercase hex SHA-256 of the public key hex',
+    }),
+    clientId: r.string('clientId', { max: 512 }),
+  }),
+  run: (ctx, p) =>
+    inParameters(async () => {
+      const state = signInState(ctx.service)
+      const settings = proxyConfigFor(ctx.tx, ctx.organization.id)?.settings
+      const endpoints = providerEndpoints(settings, p.provider)
+      const { oidcToken } = await exchangeAuthorizationCode(p, {
+        // The dev IdP is served by this same app: call it in-process, no network.
+        fetch: (url, init) =>
+          endpoints.dev && url.startsWith(INTERNAL_ORIGIN) && state.app
+            ? state.app.request(url, init)
+            : ctx.service.options.fetch(url, init),
+        endpointsFor: () => endpoints,
+        serviceOidc: state.oidc,
+        now: () => ctx.service.now(),
+      })
+      return { oidcToken }
+    }),
+})

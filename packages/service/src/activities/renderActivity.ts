@@ -1,0 +1,54 @@
+import { ACTIVITIES, type Activity, type ActivityPath, type Vote } from '@latchkey/protocol'
+import { timestampOf } from '../ids.ts'
+import type { Caller } from '../registry.ts'
+import type { ActivityRow, VoteRow } from '../store/model.ts'
+import type { Reads } from '../store/Store.ts'
+
+export function renderVote(reads: Reads, vote: VoteRow): Vote {
+  return {
+    id: vote.id,
+    userId: vote.userId,
+    user: { userId: vote.userId, userName: reads.get('users', vote.userId)?.userName ?? '' },
+    activityId: vote.activityId,
+    selection: vote.selection,
+    message: vote.message,
+    publicKey: vote.publicKey,
+    signature: vote.signature,
+    scheme: vote.scheme,
+    createdAt: timestampOf(vote.createdAt),
+  }
+}
+
+/**
+ * The wire form of an activity. `canApprove`/`canReject` are answered for `viewer`: true only
+ * while the activity awaits consensus, the viewer is a root user of its organization and has not
+ * voted yet.
+ */
+export function renderActivity(reads: Reads, row: ActivityRow, viewer?: Caller): Activity {
+  const definition = ACTIVITIES[row.path as ActivityPath]
+  const votes = reads.findBy('votes', 'activityId', row.id)
+  let open = row.status === 'ACTIVITY_STATUS_CONSENSUS_NEEDED'
+  if (open && viewer) {
+    const organization = reads.get('organizations', row.organizationId)
+    open =
+      viewer.organizationId === row.organizationId &&
+      !viewer.readOnly &&
+      (organization?.rootUserIds.includes(viewer.userId) ?? false) &&
+      !votes.some((vote) => vote.userId === viewer.userId)
+  }
+  return {
+    id: row.id,
+    organizationId: row.organizationId,
+    status: row.status,
+    type: row.type,
+    intent: { [definition.intentKey]: row.intent },
+    result: row.result ? { [definition.resultKey]: row.result } : {},
+    votes: votes.map((vote) => renderVote(reads, vote)),
+    fingerprint: row.fingerprint,
+    canApprove: open,
+    canReject: open,
+    createdAt: timestampOf(row.createdAt),
+    updatedAt: timestampOf(row.updatedAt),
+    ...(row.failure ? { failure: row.failure } : {}),
+  }
+}

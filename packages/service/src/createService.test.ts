@@ -1,0 +1,95 @@
+import { ACTIVITY_PATHS, QUERY_PATHS } from '@latchkey/protocol'
+import { describe, expect, it } from 'vitest'
+import { createService } from './createService.ts'
+import { defineActivity, defineQuery, type ServicePlugin } from './registry.ts'
+import { ServiceError } from './ServiceError.ts'
+import { createHarness, resultOf } from './testing/harness.ts'
+
+describe('createService', () => {
+  it('serves a handler for every activity and query of the protocol', () => {
+    const { runtime } = createService()
+    expect(ACTIVITY_PATHS.filter((path) => !runtime.activities.has(path))).toEqual([])
+    expect(QUERY_PATHS.filter((path) => !runtime.queries.has(path))).toEqual([])
+  })
+
+  it('bootstraps the dev organization once and exposes its credentials', () => {
+    const service = createService()
+    const dev = service.dev
+    expect(dev).toMatchObject({
+      organizationId: expect.any(String),
+      apiPublicKey: expect.stringMatching(/^0[23][0-9a-f]{64}$/),
+      apiPrivateKey: expect.stringMatching(/^[0-9a-f]{64}$/),
+      signerPublicKey: expect.stringMatching(/^04[0-9a-f]{128}$/),
+      sessionPublicKey: expect.stringMatching(/^04[0-9a-f]{128}$/),
+    })
+    expect(service.store.get('organizations', dev.organizationId)).toMatchObject({
+      name: 'Latchkey Dev',
+      rootQuorumThreshold: 1,
+    })
+    // Secrets are sealed in the store.
+    const row = service.store.get('service', 'service')!
+    expect(JSON.stringify(row)).not.toContain(dev.apiPrivateKey)
+  })
+
+  it('takes fixed dev credentials on first start', () => {
+    const apiPrivateKey = '1f'.repeat(32)
+    const service = createService({ dev: { organizationName: 'Storybook', apiPrivateKey } })
+    expect(service.dev.apiPrivateKey).toBe(apiPrivateKey)
+    expect(service.store.get('organizations', service.dev.organizationId)?.name).toBe('Storybook')
+    expect(() => createService({ dev: { apiPrivateKey: 'xyz' } })).toThrow(/64 hex/)
+  })
+
+  it('writes proxy settings given at start into the dev proxy configuration', () => {
+    const service = createService({
+      proxySettings: { allowedOrigins: ['http://app.test'], sessionExpirationSeconds: '600' },
+    })
+    const config = service.store.findBy('proxyConfigs', 'organizationId', service.dev.organizationId)[0]
+    expect(config?.id).toBe(service.dev.authProxyConfigId)
+    expect(config?.settings).toMatchObject({
+      allowedOrigins: ['http://app.test'],
+      sessionExpirationSeconds: '600',
+    })
+  })
+
+  it('lets plugins add and replace activities, queries, routes and bootstrap steps', async () => {
+    const plugin: ServicePlugin = {
+      name: 'test',
+      activities: {
+        update_user_name: defineActivity('update_user_name', {
+          parse: (r) => ({ userId: r.string('userId'), userName: r.string('userName') }),
+          run: (ctx, p) => {
+            if (p.userName === 'forbidden')
+              throw new ServiceError('FIELD_INVALID', 'no', 'parameters.userName')
+            ctx.tx.put('pluginRows', {
+              id: ctx.newId(),
+              kind: 'renames',
+              data: { to: p.userName },
+              createdAt: ctx.now,
+              updatedAt: ctx.now,
+            })
+            return { userId: p.userId }
+          },
+        }),
+      },
+      queries: {
+        count_renames: defineQuery({
+          parse: () => ({}),
+          run: ({ store }) => ({ count: store.findBy('pluginRows', 'kind', 'renames').length }),
+        }),
+      },
+      routes: (app) => app.get('/dev/hello', (c) => c.json({ hello: 'world' })),
+      bootstrap: (tx, runtime) => {
+        if (!tx.findBy('pluginRows', 'kind', 'boot').length)
+          tx.put('pluginRows', { id: runtime.newId(), kind: 'boot', data: {}, createdAt: 0, updatedAt: 0 })
+      },
+    }
+    const h = createHarness({ plugins: [plugin] })
+    expect(
+      resultOf('update_user_name', await h.submit('update_user_name', { userId: 'anyone', userName: 'x' })),
+    ).toEqual({ userId: 'anyone' })
+    expect((await h.submit('update_user_name', { userId: 'a', userName: 'forbidden' })).status).toBe(400)
+    expect((await h.query('count_renames')).body).toEqual({ count: 1 })
+    expect(await (await h.service.app.request('/dev/hello')).json()).toEqual({ hello: 'world' })
+    expect(h.service.store.findBy('pluginRows', 'kind', 'boot')).toHaveLength(1)
+  })
+})

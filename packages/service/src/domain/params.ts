@@ -1,0 +1,171 @@
+import {
+  type AccountSpec,
+  ADDRESS_FORMATS,
+  API_KEY_CURVES,
+  type ApiKeyCurve,
+  type ApiKeyParams,
+  AUTHENTICATOR_TRANSPORTS,
+  type AuthenticatorParams,
+  CURVES,
+  MNEMONIC_LENGTHS,
+  type OauthProviderParams,
+  PATH_FORMATS,
+  type RootUserParams,
+  type WalletParams,
+} from '@latchkey/protocol'
+import { ed25519 } from '@noble/curves/ed25519.js'
+import { p256 } from '@noble/curves/nist.js'
+import { secp256k1 } from '@noble/curves/secp256k1.js'
+import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
+import { CryptoInputError, validateAccountSpec } from '../crypto/index.ts'
+import { ServiceError } from '../ServiceError.ts'
+import { Reader } from '../validate.ts'
+
+/** Largest number of accounts one activity derives. */
+export const MAX_ACCOUNTS = 100
+
+/** Re-throws a CryptoInputError from `fn` as a 400 naming `${prefix}.${field}`. */
+export function withField<T>(prefix: string, fn: () => T): T {
+  try {
+    return fn()
+  } catch (error) {
+    if (error instanceof CryptoInputError)
+      throw new ServiceError(
+        'FIELD_INVALID',
+        error.message,
+        error.field ? `${prefix}.${error.field}` : prefix,
+      )
+    throw error
+  }
+}
+
+export function readAccountSpec(value: unknown, field: string): AccountSpec {
+  const r = new Reader(value, field)
+  const spec: AccountSpec = {
+    curve: r.enum('curve', CURVES),
+    pathFormat: r.enum('pathFormat', PATH_FORMATS),
+    path: r.string('path', { max: 256 }),
+    addressFormat: r.enum('addressFormat', ADDRESS_FORMATS),
+  }
+  withField(field, () => validateAccountSpec(spec))
+  return spec
+}
+
+export const readAccounts = (r: Reader, name = 'accounts', min = 0) =>
+  r.array(name, readAccountSpec, { min, max: MAX_ACCOUNTS })
+
+export function readMnemonicLength(r: Reader): number {
+  return r.optInt('mnemonicLength', { oneOf: MNEMONIC_LENGTHS }) ?? 12
+}
+
+export function readWalletParams(r: Reader): WalletParams {
+  return {
+    walletName: r.string('walletName', { max: 256 }),
+    accounts: readAccounts(r),
+    mnemonicLength: readMnemonicLength(r),
+  }
+}
+
+/**
+ * Normalises an API public key to the form stamps carry: compressed hex for P-256 and
+ * secp256k1 (uncompressed input is accepted and compressed), 32-byte hex for ed25519.
+ */
+export function normalizeApiPublicKey(publicKey: string, curve: ApiKeyCurve, field: string): string {
+  const hex = publicKey.toLowerCase().replace(/^0x/, '')
+  try {
+    if (!/^[0-9a-f]+$/.test(hex)) throw new Error('not hex')
+    const bytes = hexToBytes(hex)
+    if (curve === 'API_KEY_CURVE_ED25519') {
+      if (bytes.length !== 32) throw new Error('ed25519 keys are 32 bytes')
+      ed25519.Point.fromBytes(bytes)
+      return hex
+    }
+    const curveImpl = curve === 'API_KEY_CURVE_P256' ? p256 : secp256k1
+    return bytesToHex(curveImpl.Point.fromBytes(bytes).toBytes(true))
+  } catch (error) {
+    throw new ServiceError(
+      'FIELD_INVALID',
+      `${field} is not a valid ${curve.replace('API_KEY_CURVE_', '')} public key (${(error as Error).message})`,
+      field,
+    )
+  }
+}
+
+/** Longest API key lifetime: 10 years. */
+const MAX_EXPIRATION_SECONDS = 10 * 365 * 24 * 3600
+
+export function readApiKeyParams(value: unknown, field: string): ApiKeyParams {
+  const r = new Reader(value, field)
+  const curveType = r.enum('curveType', API_KEY_CURVES)
+  const expirationSeconds = r.optUintString('expirationSeconds', { max: MAX_EXPIRATION_SECONDS })
+  if (expirationSeconds === '0')
+    throw new ServiceError(
+      'FIELD_INVALID',
+      `${field}.expirationSeconds must be positive`,
+      `${field}.expirationSeconds`,
+    )
+  return {
+    apiKeyName: r.string('apiKeyName', { max: 256 }),
+    publicKey: normalizeApiPublicKey(r.string('publicKey', { max: 200 }), curveType, r.field('publicKey')),
+    curveType,
+    ...(expirationSeconds !== undefined ? { expirationSeconds } : {}),
+  }
+}
+
+const BASE64URL = /^[A-Za-z0-9_-]+={0,2}$/
+
+export function readAuthenticatorParams(value: unknown, field: string): AuthenticatorParams {
+  const r = new Reader(value, field)
+  const attestation = r.object('attestation')
+  const b64 = (name: string) =>
+    attestation.string(name, { pattern: BASE64URL, hint: 'base64url text', max: 32 * 1024 })
+  return {
+    authenticatorName: r.string('authenticatorName', { max: 256 }),
+    challenge: r.string('challenge', { max: 1024 }),
+    attestation: {
+      credentialId: b64('credentialId'),
+      clientDataJson: b64('clientDataJson'),
+      attestationObject: b64('attestationObject'),
+      transports: attestation.array('transports', transportItem, { max: 5 }),
+    },
+  }
+}
+
+function transportItem(item: unknown, field: string) {
+  if (!(AUTHENTICATOR_TRANSPORTS as readonly unknown[]).includes(item))
+    throw new ServiceError(
+      'ENUM_INVALID',
+      `${field} must be one of ${AUTHENTICATOR_TRANSPORTS.join(', ')}`,
+      field,
+    )
+  return item as AuthenticatorParams['attestation']['transports'][number]
+}
+
+export function readOauthProviderParams(value: unknown, field: string): OauthProviderParams {
+  const r = new Reader(value, field)
+  return {
+    providerName: r.string('providerName', { max: 256 }),
+    oidcToken: r.string('oidcToken', { max: 16 * 1024 }),
+  }
+}
+
+const E164 = /^\+[1-9]\d{6,14}$/
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
+
+export function readRootUser(value: unknown, field: string): RootUserParams {
+  const r = new Reader(value, field)
+  const userEmail = r.optString('userEmail', { max: 320, pattern: EMAIL, hint: 'an e-mail address' })
+  const userPhoneNumber = r.optString('userPhoneNumber', {
+    max: 16,
+    pattern: E164,
+    hint: 'an E.164 phone number (+15551234567)',
+  })
+  return {
+    userName: r.string('userName', { max: 256 }),
+    ...(userEmail !== undefined ? { userEmail: userEmail.toLowerCase() } : {}),
+    ...(userPhoneNumber !== undefined ? { userPhoneNumber } : {}),
+    apiKeys: r.array('apiKeys', readApiKeyParams, { max: 10 }),
+    authenticators: r.array('authenticators', readAuthenticatorParams, { max: 10 }),
+    oauthProviders: r.array('oauthProviders', readOauthProviderParams, { max: 10 }),
+  }
+}

@@ -1,0 +1,119 @@
+import type { CredentialType, SessionClaims } from '@latchkey/protocol'
+import { p256 } from '@noble/curves/nist.js'
+import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
+import { signJwt } from '../crypto/index.ts'
+import type { Runtime } from '../Runtime.ts'
+import type { ActivityContext } from '../registry.ts'
+import { ServiceError } from '../ServiceError.ts'
+import type { UserRow } from '../store/model.ts'
+
+/** Default read-write session lifetime (seconds): 15 minutes. */
+export const DEFAULT_SESSION_SECONDS = 900
+/** Read-only session lifetime (seconds): 1 hour. */
+export const READ_ONLY_SESSION_SECONDS = 3600
+/** Longest session a login may ask for: 30 days. */
+export const MAX_SESSION_SECONDS = 30 * 24 * 3600
+
+/** Credential types that are login (session) keys: `invalidateExisting` revokes these. */
+export const SESSION_CREDENTIAL_TYPES: readonly CredentialType[] = [
+  'CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256',
+  'CREDENTIAL_TYPE_OTP_AUTH_KEY_P256',
+  'CREDENTIAL_TYPE_OAUTH_KEY_P256',
+  'CREDENTIAL_TYPE_EMAIL_AUTH_KEY_P256',
+  'CREDENTIAL_TYPE_LOGIN',
+]
+
+/** Compressed hex of a P-256 session public key (compressed or uncompressed input); 400 otherwise. */
+export function normalizeSessionPublicKey(publicKey: string, field: string): string {
+  try {
+    return bytesToHex(
+      p256.Point.fromBytes(hexToBytes(publicKey.replace(/^0x/, '').toLowerCase())).toBytes(true),
+    )
+  } catch {
+    throw new ServiceError(
+      'FIELD_INVALID',
+      `${field} must be a P-256 public key in hex (33 or 65 bytes)`,
+      field,
+    )
+  }
+}
+
+/** Signs a session JWT (ES256, service session key) with the claims of design/protocol.md. */
+export function signSession(service: Runtime, claims: SessionClaims): string {
+  const key = service.sessionPrivateKey()
+  try {
+    return signJwt(claims, key, 'session')
+  } finally {
+    key.fill(0)
+  }
+}
+
+/**
+ * A read-write session: registers `publicKey` on the user as an expiring session API key
+ * (`invalidateExisting` first revokes the user's other login keys) and returns the JWT.
+ */
+export function issueSession(
+  ctx: ActivityContext,
+  input: {
+    user: UserRow
+    /** Compressed P-256 hex (normalise with `normalizeSessionPublicKey`). */
+    publicKey: string
+    /** Lifetime as the login activities carry it (a decimal string) or a number; at least 1 s. */
+    expirationSeconds?: number | string | undefined
+    invalidateExisting?: boolean | undefined
+    credentialType?: CredentialType
+    apiKeyName?: string
+  },
+): { session: string; apiKeyId: string; expiresAt: number } {
+  const seconds =
+    input.expirationSeconds !== undefined
+      ? Math.max(1, Number(input.expirationSeconds))
+      : DEFAULT_SESSION_SECONDS
+  const keys = ctx.tx.findBy('apiKeys', 'userId', input.user.id)
+  for (const key of keys) {
+    const isLogin = SESSION_CREDENTIAL_TYPES.includes(key.credentialType)
+    // Re-logging in with the same key replaces its old registration (fresh expiry).
+    if ((isLogin && input.invalidateExisting) || (isLogin && key.publicKey === input.publicKey))
+      ctx.tx.delete('apiKeys', key.id)
+  }
+  const apiKeyId = ctx.newId()
+  ctx.tx.put('apiKeys', {
+    id: apiKeyId,
+    organizationId: input.user.organizationId,
+    userId: input.user.id,
+    name: input.apiKeyName ?? `Session key ${new Date(ctx.now).toISOString()}`,
+    publicKey: input.publicKey,
+    curve: 'API_KEY_CURVE_P256',
+    credentialType: input.credentialType ?? 'CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256',
+    expirationSeconds: String(seconds),
+    createdAt: ctx.now,
+    updatedAt: ctx.now,
+  })
+  const exp = Math.floor(ctx.now / 1000) + seconds
+  const session = signSession(ctx.service, {
+    exp,
+    iat: Math.floor(ctx.now / 1000),
+    public_key: input.publicKey,
+    session_type: 'SESSION_TYPE_READ_WRITE',
+    user_id: input.user.id,
+    organization_id: input.user.organizationId,
+  })
+  return { session, apiKeyId, expiresAt: exp * 1000 }
+}
+
+/**
+ * Refuses a change that leaves an organization's only root user with no way back in. Session
+ * and login keys are short-lived and do not count; a durable key, a passkey, or a way to sign
+ * in again (e-mail, phone, OAuth) does. Call it after the transaction's deletions.
+ */
+export function assertRootKeepsAccess(ctx: ActivityContext, user: UserRow, field: string): void {
+  const { rootUserIds } = ctx.organization
+  if (rootUserIds.length !== 1 || rootUserIds[0] !== user.id) return
+  if (user.userEmail || user.userPhoneNumber) return
+  if (ctx.tx.findBy('oauthProviders', 'userId', user.id).length > 0) return
+  const durableKeys = ctx.tx
+    .findBy('apiKeys', 'userId', user.id)
+    .filter((key) => !SESSION_CREDENTIAL_TYPES.includes(key.credentialType))
+  if (durableKeys.length + ctx.tx.findBy('authenticators', 'userId', user.id).length > 0) return
+  throw new ServiceError('FIELD_INVALID', 'this would leave the only root user without any credential', field)
+}

@@ -1,0 +1,170 @@
+import type {
+  ApiKeyCurve,
+  ApiKeyParams,
+  AuthenticatorParams,
+  AuthenticatorTransport,
+  CredentialType,
+} from '@latchkey/protocol'
+import { bytesToHex } from '@noble/hashes/utils.js'
+import { verifyRegistrationResponse } from '@simplewebauthn/server'
+import { base64urlToBytes } from '../auth/authenticate.ts'
+import type { ActivityContext } from '../registry.ts'
+import { ServiceError } from '../ServiceError.ts'
+import type { UserRow } from '../store/model.ts'
+import type { Reads } from '../store/Store.ts'
+
+export const CREDENTIAL_TYPE_OF_CURVE: Record<ApiKeyCurve, CredentialType> = {
+  API_KEY_CURVE_P256: 'CREDENTIAL_TYPE_API_KEY_P256',
+  API_KEY_CURVE_SECP256K1: 'CREDENTIAL_TYPE_API_KEY_SECP256K1',
+  API_KEY_CURVE_ED25519: 'CREDENTIAL_TYPE_API_KEY_ED25519',
+}
+
+export function findUser(reads: Reads, organizationId: string, userId: string, field: string): UserRow {
+  const user = reads.get('users', userId)
+  if (!user || user.organizationId !== organizationId)
+    throw new ServiceError(
+      'USER_NOT_FOUND',
+      `user ${userId} not found in organization ${organizationId}`,
+      field,
+    )
+  return user
+}
+
+/** Registers API keys on a user; a public key already on the user is refused (ALREADY_EXISTS). */
+export function addApiKeys(
+  ctx: ActivityContext,
+  user: UserRow,
+  keys: ApiKeyParams[],
+  field: string,
+  credentialType?: CredentialType,
+): string[] {
+  const existing = new Set(ctx.tx.findBy('apiKeys', 'userId', user.id).map((key) => key.publicKey))
+  return keys.map((key, index) => {
+    if (existing.has(key.publicKey))
+      throw new ServiceError(
+        'ALREADY_EXISTS',
+        `user ${user.id} already has this public key`,
+        `${field}[${index}].publicKey`,
+      )
+    existing.add(key.publicKey)
+    const id = ctx.newId()
+    ctx.tx.put('apiKeys', {
+      id,
+      organizationId: user.organizationId,
+      userId: user.id,
+      name: key.apiKeyName,
+      publicKey: key.publicKey,
+      curve: key.curveType,
+      credentialType: credentialType ?? CREDENTIAL_TYPE_OF_CURVE[key.curveType],
+      ...(key.expirationSeconds !== undefined ? { expirationSeconds: key.expirationSeconds } : {}),
+      createdAt: ctx.now,
+      updatedAt: ctx.now,
+    })
+    return id
+  })
+}
+
+const toBase64url = (bytes: Uint8Array) => {
+  let binary = ''
+  for (const byte of bytes) binary += String.fromCharCode(byte)
+  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')
+}
+
+const transportName = (transport: AuthenticatorTransport) =>
+  transport.replace('AUTHENTICATOR_TRANSPORT_', '').toLowerCase() as
+    | 'ble'
+    | 'internal'
+    | 'nfc'
+    | 'usb'
+    | 'hybrid'
+
+function originOf(clientDataJson: string): string {
+  try {
+    const origin = JSON.parse(new TextDecoder().decode(base64urlToBytes(clientDataJson))).origin
+    return typeof origin === 'string' ? origin : ''
+  } catch {
+    return ''
+  }
+}
+
+/**
+ * Verifies passkey attestations (registration responses) and registers them on a user. The
+ * `challenge` is the one the client asked the authenticator to sign, as base64url or as text.
+ */
+export async function addAuthenticators(
+  ctx: ActivityContext,
+  user: UserRow,
+  authenticators: AuthenticatorParams[],
+  field: string,
+): Promise<string[]> {
+  const ids: string[] = []
+  for (const [index, params] of authenticators.entries()) {
+    const itemField = `${field}[${index}]`
+    const { attestation } = params
+    let verification: Awaited<ReturnType<typeof verifyRegistrationResponse>>
+    try {
+      verification = await verifyRegistrationResponse({
+        response: {
+          id: attestation.credentialId,
+          rawId: attestation.credentialId,
+          type: 'public-key',
+          clientExtensionResults: {},
+          response: {
+            clientDataJSON: attestation.clientDataJson,
+            attestationObject: attestation.attestationObject,
+            transports: attestation.transports.map(transportName),
+          },
+        },
+        expectedChallenge: (challenge) =>
+          challenge === params.challenge ||
+          challenge === toBase64url(new TextEncoder().encode(params.challenge)),
+        expectedOrigin: ctx.service.options.webauthn.origins ?? originOf(attestation.clientDataJson),
+        expectedRPID: ctx.service.options.webauthn.rpId,
+        requireUserVerification: false,
+      })
+    } catch (error) {
+      throw new ServiceError(
+        'ATTESTATION_INVALID',
+        `passkey attestation rejected: ${(error as Error).message}`,
+        `${itemField}.attestation`,
+      )
+    }
+    if (!verification.verified)
+      throw new ServiceError(
+        'ATTESTATION_INVALID',
+        'passkey attestation did not verify',
+        `${itemField}.attestation`,
+      )
+    const info = verification.registrationInfo
+    const credentialId = info.credential.id
+    if (
+      ctx.tx
+        .findBy('authenticators', 'credentialId', credentialId)
+        .some((row) => row.organizationId === user.organizationId)
+    )
+      throw new ServiceError(
+        'ALREADY_EXISTS',
+        `credential ${credentialId} is already registered`,
+        `${itemField}.attestation.credentialId`,
+      )
+    const id = ctx.newId()
+    ctx.tx.put('authenticators', {
+      id,
+      organizationId: user.organizationId,
+      userId: user.id,
+      name: params.authenticatorName,
+      credentialId,
+      cosePublicKey: toBase64url(info.credential.publicKey),
+      publicKeyHex: bytesToHex(info.credential.publicKey),
+      counter: info.credential.counter,
+      aaguid: info.aaguid,
+      model: '',
+      attestationType: info.fmt,
+      transports: attestation.transports,
+      createdAt: ctx.now,
+      updatedAt: ctx.now,
+    })
+    ids.push(id)
+  }
+  return ids
+}

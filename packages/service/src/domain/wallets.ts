@@ -1,0 +1,169 @@
+import type { AccountSpec } from '@latchkey/protocol'
+import { utf8ToBytes } from '@noble/hashes/utils.js'
+import {
+  deriveAccount,
+  generateMnemonic,
+  mnemonicToSeed,
+  normalizeMnemonic,
+  validateMnemonic,
+} from '../crypto/index.ts'
+import type { Runtime } from '../Runtime.ts'
+import type { ActivityContext } from '../registry.ts'
+import { ServiceError } from '../ServiceError.ts'
+import type { WalletAccountRow, WalletRow } from '../store/model.ts'
+import type { Reads } from '../store/Store.ts'
+import { withField } from './params.ts'
+
+/**
+ * BIP-39 seed of a mnemonic (empty passphrase). PBKDF2-HMAC-SHA512 with 2048 rounds runs natively
+ * through WebCrypto where available (about 50x faster than in JS); the JS path is the fallback.
+ */
+export async function seedOf(mnemonic: string): Promise<Uint8Array> {
+  const normalized = normalizeMnemonic(mnemonic)
+  const subtle = globalThis.crypto?.subtle
+  if (subtle && validateMnemonic(normalized)) {
+    try {
+      const key = await subtle.importKey('raw', utf8ToBytes(normalized), 'PBKDF2', false, ['deriveBits'])
+      const bits = await subtle.deriveBits(
+        { name: 'PBKDF2', hash: 'SHA-512', salt: utf8ToBytes('mnemonic'), iterations: 2048 },
+        key,
+        512,
+      )
+      return new Uint8Array(bits)
+    } catch {}
+  }
+  return mnemonicToSeed(normalized)
+}
+
+/**
+ * Derives `accounts` from a wallet's mnemonic (opened only here) and, with `persist`, stores them
+ * with their private keys sealed. Throws ALREADY_EXISTS for an account the wallet already has.
+ */
+export async function deriveAccounts(
+  ctx: ActivityContext,
+  wallet: WalletRow,
+  accounts: AccountSpec[],
+  options: { persist: boolean; field: string; mnemonic?: string },
+): Promise<string[]> {
+  if (accounts.length === 0) return []
+  const mnemonic = options.mnemonic ?? ctx.service.openText(wallet.sealedMnemonic)
+  const seed = await seedOf(mnemonic)
+  const existing = ctx.tx.findBy('walletAccounts', 'walletId', wallet.id)
+  const seen = new Set(existing.map((account) => `${account.curve}|${account.path}|${account.addressFormat}`))
+  const addresses = accounts.map((spec, index) => {
+    const field = `${options.field}[${index}]`
+    const derived = withField(field, () => deriveAccount(seed, spec))
+    if (!options.persist) return derived.address
+    const key = `${spec.curve}|${spec.path}|${spec.addressFormat}`
+    if (seen.has(key))
+      throw new ServiceError(
+        'ALREADY_EXISTS',
+        `wallet ${wallet.id} already has the account ${spec.path} (${spec.addressFormat})`,
+        field,
+      )
+    seen.add(key)
+    ctx.tx.put('walletAccounts', {
+      id: ctx.newId(),
+      organizationId: wallet.organizationId,
+      walletId: wallet.id,
+      curve: spec.curve,
+      pathFormat: spec.pathFormat,
+      path: spec.path,
+      addressFormat: spec.addressFormat,
+      address: derived.address,
+      publicKey: derived.publicKey,
+      sealedPrivateKey: ctx.service.seal(derived.privateKey),
+      createdAt: ctx.now,
+      updatedAt: ctx.now,
+    })
+    derived.privateKey.fill(0)
+    return derived.address
+  })
+  seed.fill(0)
+  return addresses
+}
+
+/** Creates a wallet (new or imported mnemonic) in the activity's organization with its accounts. */
+export async function createWalletRecords(
+  ctx: ActivityContext,
+  input: {
+    organizationId: string
+    walletName: string
+    accounts: AccountSpec[]
+    mnemonicLength?: number
+    mnemonic?: string
+    imported?: boolean
+    field: string
+  },
+): Promise<{ walletId: string; addresses: string[] }> {
+  const mnemonic =
+    input.mnemonic ??
+    withField(input.field.replace(/\.accounts$/, ''), () => generateMnemonic(input.mnemonicLength ?? 12))
+  const wallet = ctx.tx.put('wallets', {
+    id: ctx.newId(),
+    organizationId: input.organizationId,
+    name: input.walletName,
+    sealedMnemonic: ctx.service.seal(mnemonic),
+    mnemonicLength: mnemonic.split(/\s+/).length,
+    exported: false,
+    imported: input.imported ?? false,
+    createdAt: ctx.now,
+    updatedAt: ctx.now,
+  })
+  const addresses = await deriveAccounts(ctx, wallet, input.accounts, {
+    persist: true,
+    field: input.field,
+    mnemonic,
+  })
+  return { walletId: wallet.id, addresses }
+}
+
+export function findWallet(reads: Reads, organizationId: string, walletId: string, field: string): WalletRow {
+  const wallet = reads.get('wallets', walletId)
+  if (!wallet || wallet.organizationId !== organizationId)
+    throw new ServiceError(
+      'WALLET_NOT_FOUND',
+      `wallet ${walletId} not found in organization ${organizationId}`,
+      field,
+    )
+  return wallet
+}
+
+/** The wallet account with `address` in the organization (hex addresses match case-insensitively). */
+export function findAccount(
+  reads: Reads,
+  organizationId: string,
+  address: string,
+  field: string,
+): WalletAccountRow {
+  let account = reads
+    .findBy('walletAccounts', 'address', address)
+    .find((row) => row.organizationId === organizationId)
+  if (!account && /^0x[0-9a-f]+$/i.test(address)) {
+    const lower = address.toLowerCase()
+    account = reads
+      .findBy('walletAccounts', 'organizationId', organizationId)
+      .find((row) => row.address.toLowerCase() === lower)
+  }
+  if (!account)
+    throw new ServiceError(
+      'WALLET_ACCOUNT_NOT_FOUND',
+      `no wallet account with address ${address} in organization ${organizationId}`,
+      field,
+    )
+  return account
+}
+
+/** Runs `fn` with an account's private key and wipes the key afterwards. */
+export function withAccountKey<T>(
+  service: Runtime,
+  account: WalletAccountRow,
+  fn: (privateKey: Uint8Array) => T,
+): T {
+  const privateKey = service.open(account.sealedPrivateKey)
+  try {
+    return fn(privateKey)
+  } finally {
+    privateKey.fill(0)
+  }
+}

@@ -1,0 +1,260 @@
+import type { OtpType, VerificationTokenClaims } from '@latchkey/protocol'
+import { p256 } from '@noble/curves/nist.js'
+import { sha256 } from '@noble/hashes/sha2.js'
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
+import { ServiceError } from '../ServiceError.ts'
+import { normalizeContact } from './normalizeContact.ts'
+import { randomDigits } from './randomDigits.ts'
+import { DEFAULT_EMAIL_TEMPLATE, DEFAULT_SMS_TEMPLATE, renderTemplate } from './renderTemplate.ts'
+
+/** What the engine keeps about one OTP. The code itself is never stored, only its hash. */
+export interface OtpRecord {
+  otpId: string
+  /** Organization the OTP was started in (the parent organization for proxy calls). */
+  organizationId: string
+  otpType: OtpType
+  contact: string
+  /** Lowercase hex SHA-256 of `${otpId}:${code}`. */
+  codeHash: string
+  createdAtMs: number
+  expiresAtMs: number
+  /** Wrong codes entered so far. */
+  attempts: number
+  status: 'pending' | 'used' | 'locked'
+}
+
+/** Where OTP records live; the service passes its store, tests a Map. */
+export interface OtpStorage {
+  get(otpId: string): Promise<OtpRecord | undefined> | OtpRecord | undefined
+  put(record: OtpRecord): Promise<void> | void
+}
+
+/** A rendered message handed to delivery (the dev outbox, or a mail/SMS gateway). */
+export interface OtpMessage {
+  otpId: string
+  organizationId: string
+  otpType: OtpType
+  contact: string
+  code: string
+  /** E-mail subject; empty for SMS. */
+  subject: string
+  body: string
+  /** ISO 8601. */
+  sentAt: string
+}
+
+export interface OtpEngineOptions {
+  storage: OtpStorage
+  /** Signs verification-token claims into a JWT (the service's ES256 key). */
+  issueToken: (claims: VerificationTokenClaims & { iat: number }) => Promise<string> | string
+  /** Delivers the rendered message. The only place a code may ever be seen. */
+  deliver: (message: OtpMessage) => Promise<void> | void
+  /** Epoch milliseconds. @default Date.now */
+  now?: () => number
+  /** Fills a byte array with CSPRNG output. @default crypto.getRandomValues */
+  randomBytes?: (bytes: Uint8Array) => Uint8Array
+  /** New id for an OTP or a verification token. @default crypto.randomUUID */
+  newId?: () => string
+  /** Wrong codes accepted before the OTP is dead. @default 5 */
+  maxAttempts?: number
+  /** `init` calls allowed per contact. @default { perMinute: 3, perHour: 10 } */
+  rateLimit?: { perMinute: number; perHour: number }
+  /** Code lifetime when the caller gives none. @default 300 */
+  defaultExpirationSeconds?: number
+  /** Verification-token lifetime when the caller gives none. @default 600 */
+  defaultTokenExpirationSeconds?: number
+}
+
+export interface OtpInitInput {
+  organizationId: string
+  otpType: OtpType
+  contact: unknown
+  /** 6 to 9. @default 6 */
+  otpLength?: number
+  expirationSeconds?: number
+  /** Shown in the message. @default 'Latchkey' */
+  appName?: string
+  emailTemplate?: { subject: string; body: string }
+  smsTemplate?: { body: string }
+}
+
+export interface OtpVerifyInput {
+  organizationId: string
+  otpId: string
+  otpCode: string
+  /** Compressed P-256 public key hex the token (and so the later login) is bound to. */
+  publicKey?: string
+  tokenExpirationSeconds?: number
+}
+
+export type OtpEngine = ReturnType<typeof createOtpEngine>
+
+const MINUTE_MS = 60_000
+const HOUR_MS = 3_600_000
+
+/** Compressed P-256 public key hex (66 chars, 02/03 prefix, a point on the curve). */
+export function isCompressedP256PublicKey(value: unknown): value is string {
+  if (typeof value !== 'string' || !/^0[23][0-9a-f]{64}$/.test(value)) return false
+  try {
+    p256.Point.fromHex(value)
+    return true
+  } catch {
+    return false
+  }
+}
+
+const hashCode = (otpId: string, code: string) => bytesToHex(sha256(utf8ToBytes(`${otpId}:${code}`)))
+
+/** Constant-time comparison of two equal-length hex strings. */
+function sameHex(a: string, b: string): boolean {
+  if (a.length !== b.length) return false
+  let diff = 0
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i)
+  return diff === 0
+}
+
+/**
+ * The OTP engine: CSPRNG codes, single use, expiring, bound at verification to the caller's
+ * public key, locked after `maxAttempts` wrong codes, and `init` rate-limited per contact.
+ */
+export function createOtpEngine(options: OtpEngineOptions) {
+  const now = options.now ?? Date.now
+  const newId = options.newId ?? (() => crypto.randomUUID())
+  const maxAttempts = options.maxAttempts ?? 5
+  const limits = options.rateLimit ?? { perMinute: 3, perHour: 10 }
+  const defaultExpiration = options.defaultExpirationSeconds ?? 300
+  const defaultTokenExpiration = options.defaultTokenExpirationSeconds ?? 600
+  // Rate-limit windows are memory only: losing them on restart errs on the side of the user.
+  const sends = new Map<string, number[]>()
+  // One verification at a time per OTP, so two racing guesses cannot both count as the first.
+  const locks = new Map<string, Promise<unknown>>()
+
+  function checkRate(key: string, at: number): void {
+    const recent = (sends.get(key) ?? []).filter((t) => at - t < HOUR_MS)
+    const lastMinute = recent.filter((t) => at - t < MINUTE_MS).length
+    if (lastMinute >= limits.perMinute || recent.length >= limits.perHour) {
+      const oldest =
+        lastMinute >= limits.perMinute ? recent.filter((t) => at - t < MINUTE_MS)[0]! : recent[0]!
+      const window = lastMinute >= limits.perMinute ? MINUTE_MS : HOUR_MS
+      sends.set(key, recent)
+      throw new ServiceError(
+        'OTP_RATE_LIMITED',
+        'too many codes requested for this contact; try again later',
+        'contact',
+        { retryAfterSeconds: Math.ceil((oldest + window - at) / 1000) },
+      )
+    }
+    recent.push(at)
+    sends.set(key, recent)
+  }
+
+  async function init(input: OtpInitInput): Promise<{ otpId: string }> {
+    const { otpType } = input
+    if (otpType !== 'OTP_TYPE_EMAIL' && otpType !== 'OTP_TYPE_SMS')
+      throw new ServiceError('ENUM_INVALID', 'otpType must be OTP_TYPE_EMAIL or OTP_TYPE_SMS', 'otpType')
+    const contact = normalizeContact(otpType, input.contact)
+    const length = input.otpLength ?? 6
+    if (!Number.isInteger(length) || length < 6 || length > 9)
+      throw new ServiceError('FIELD_INVALID', 'otpLength must be an integer from 6 to 9', 'otpLength')
+    const lifetime = input.expirationSeconds ?? defaultExpiration
+    if (!Number.isInteger(lifetime) || lifetime < 30 || lifetime > 86_400)
+      throw new ServiceError(
+        'FIELD_INVALID',
+        'expirationSeconds must be an integer from 30 to 86400',
+        'expirationSeconds',
+      )
+    const at = now()
+    checkRate(`${input.organizationId}\n${contact}`, at)
+
+    const otpId = newId()
+    const code = randomDigits(length, options.randomBytes)
+    const record: OtpRecord = {
+      otpId,
+      organizationId: input.organizationId,
+      otpType,
+      contact,
+      codeHash: hashCode(otpId, code),
+      createdAtMs: at,
+      expiresAtMs: at + lifetime * 1000,
+      attempts: 0,
+      status: 'pending',
+    }
+    await options.storage.put(record)
+    const values = { code, appName: input.appName ?? 'Latchkey', expiresInMinutes: Math.ceil(lifetime / 60) }
+    const email = input.emailTemplate ?? DEFAULT_EMAIL_TEMPLATE
+    const sms = input.smsTemplate ?? DEFAULT_SMS_TEMPLATE
+    await options.deliver({
+      otpId,
+      organizationId: input.organizationId,
+      otpType,
+      contact,
+      code,
+      subject: otpType === 'OTP_TYPE_EMAIL' ? renderTemplate(email.subject, values) : '',
+      body: renderTemplate(otpType === 'OTP_TYPE_EMAIL' ? email.body : sms.body, values),
+      sentAt: new Date(at).toISOString(),
+    })
+    return { otpId }
+  }
+
+  async function verifyNow(
+    input: OtpVerifyInput,
+  ): Promise<{ verificationToken: string; claims: VerificationTokenClaims }> {
+    if (typeof input.otpCode !== 'string' || !/^\d{6,9}$/.test(input.otpCode))
+      throw new ServiceError('OTP_INVALID', 'otpCode must be the 6 to 9 digits that were sent', 'otpCode')
+    if (input.publicKey !== undefined && !isCompressedP256PublicKey(input.publicKey))
+      throw new ServiceError(
+        'FIELD_INVALID',
+        'public_key must be a compressed P-256 public key in hex (66 chars)',
+        'public_key',
+      )
+    const record = await options.storage.get(input.otpId)
+    // An OTP of another organization is as unknown as a made-up id.
+    if (!record || record.organizationId !== input.organizationId)
+      throw new ServiceError('OTP_INVALID', 'unknown otpId', 'otpId')
+    if (record.status === 'used')
+      throw new ServiceError('OTP_INVALID', 'this code was already used; request a new one', 'otpId')
+    if (record.status === 'locked')
+      throw new ServiceError('OTP_ATTEMPTS_EXCEEDED', 'too many wrong codes; request a new one', 'otpId')
+    const at = now()
+    if (at >= record.expiresAtMs)
+      throw new ServiceError('OTP_EXPIRED', 'this code has expired; request a new one', 'otpId')
+    if (!sameHex(hashCode(record.otpId, input.otpCode), record.codeHash)) {
+      const attempts = record.attempts + 1
+      const locked = attempts >= maxAttempts
+      await options.storage.put({ ...record, attempts, status: locked ? 'locked' : 'pending' })
+      if (locked)
+        throw new ServiceError('OTP_ATTEMPTS_EXCEEDED', 'too many wrong codes; request a new one', 'otpCode')
+      throw new ServiceError('OTP_INVALID', 'wrong code', 'otpCode', {
+        attemptsRemaining: maxAttempts - attempts,
+      })
+    }
+    await options.storage.put({ ...record, status: 'used' })
+    const lifetime = input.tokenExpirationSeconds ?? defaultTokenExpiration
+    const iat = Math.floor(at / 1000)
+    const claims: VerificationTokenClaims & { iat: number } = {
+      id: newId(),
+      verification_type: record.otpType,
+      contact: record.contact,
+      ...(input.publicKey ? { public_key: input.publicKey } : {}),
+      exp: iat + lifetime,
+      iat,
+    }
+    return { verificationToken: await options.issueToken(claims), claims }
+  }
+
+  function verify(input: OtpVerifyInput) {
+    const previous = locks.get(input.otpId) ?? Promise.resolve()
+    const run = previous.then(
+      () => verifyNow(input),
+      () => verifyNow(input),
+    )
+    const settled = run.catch(() => undefined)
+    locks.set(input.otpId, settled)
+    settled.then(() => {
+      if (locks.get(input.otpId) === settled) locks.delete(input.otpId)
+    })
+    return run
+  }
+
+  return { init, verify }
+}

@@ -1,0 +1,43 @@
+import type { OtpType } from '@latchkey/protocol'
+import { parsePhoneNumberFromString } from 'libphonenumber-js/min'
+import { ServiceError } from '../ServiceError.ts'
+
+const E164 = /^\+[1-9]\d{6,14}$/
+// Deliberately simple: one @, no spaces, a dot in the domain. Deliverability is the outbox's
+// (or the mail server's) business; this only catches typing mistakes.
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
+const MAX_EMAIL_LENGTH = 254
+
+/** True when `value` is an E.164 phone number whose length fits its country's numbering plan. */
+export function isE164PhoneNumber(value: string): boolean {
+  if (!E164.test(value)) return false
+  const parsed = parsePhoneNumberFromString(value)
+  return parsed?.isPossible() === true && parsed.number === value
+}
+
+export function isEmailAddress(value: string): boolean {
+  return value.length <= MAX_EMAIL_LENGTH && EMAIL.test(value)
+}
+
+/**
+ * Checks a contact against its OTP type and returns its canonical form (e-mail lower-cased
+ * and trimmed; phone numbers must already be E.164). Throws `CONTACT_INVALID` otherwise.
+ */
+export function normalizeContact(otpType: OtpType, contact: unknown, field = 'contact'): string {
+  if (typeof contact !== 'string' || contact.trim() === '')
+    throw new ServiceError('CONTACT_INVALID', `${field} must be a non-empty string`, field)
+  const trimmed = contact.trim()
+  if (otpType === 'OTP_TYPE_EMAIL') {
+    const email = trimmed.toLowerCase()
+    if (!isEmailAddress(email))
+      throw new ServiceError('CONTACT_INVALID', `${field} is not a valid e-mail address`, field)
+    return email
+  }
+  if (!isE164PhoneNumber(trimmed))
+    throw new ServiceError(
+      'CONTACT_INVALID',
+      `${field} is not a valid phone number in E.164 form (e.g. +14155550123)`,
+      field,
+    )
+  return trimmed
+}

@@ -1,0 +1,87 @@
+import type { ProxySettings } from '@latchkey/protocol'
+import { p256 } from '@noble/curves/nist.js'
+import { bytesToHex } from '@noble/hashes/utils.js'
+import type { Runtime } from '../Runtime.ts'
+import type { ProxyConfigRow } from '../store/model.ts'
+import type { Transaction } from '../store/Store.ts'
+import { defaultProxySettings } from './signInState.ts'
+
+export const PROXY_USER_NAME = 'Auth Proxy'
+
+/**
+ * Switching the proxy on: the first time, a proxy user (not a root user: it may submit only the
+ * sign-in activities and create sub-organizations) and its P-256 API key are created; the
+ * private key is stored sealed in the configuration and opened only while a request is signed.
+ */
+export function ensureProxyUser(tx: Transaction, service: Runtime, config: ProxyConfigRow): ProxyConfigRow {
+  if (config.proxyUserId && config.sealedProxyPrivateKey && tx.get('users', config.proxyUserId)) return config
+  const now = service.now()
+  const userId = service.newId()
+  tx.put('users', {
+    id: userId,
+    organizationId: config.organizationId,
+    userName: PROXY_USER_NAME,
+    createdAt: now,
+    updatedAt: now,
+  })
+  const privateKey = p256.utils.randomSecretKey()
+  tx.put('apiKeys', {
+    id: service.newId(),
+    organizationId: config.organizationId,
+    userId,
+    name: 'Auth proxy key',
+    publicKey: bytesToHex(p256.getPublicKey(privateKey, true)),
+    curve: 'API_KEY_CURVE_P256',
+    credentialType: 'CREDENTIAL_TYPE_API_KEY_P256',
+    createdAt: now,
+    updatedAt: now,
+  })
+  const sealedProxyPrivateKey = service.seal(privateKey)
+  privateKey.fill(0)
+  return tx.put('proxyConfigs', { ...config, proxyUserId: userId, sealedProxyPrivateKey, updatedAt: now })
+}
+
+/** Writes (creating if needed) an organization's proxy configuration; enabling it provisions the proxy user. */
+export function saveProxyConfig(
+  tx: Transaction,
+  service: Runtime,
+  organizationId: string,
+  changes: Partial<ProxySettings>,
+): ProxyConfigRow {
+  const now = service.now()
+  const existing = tx.findBy('proxyConfigs', 'organizationId', organizationId)[0]
+  const base = existing?.settings ?? defaultProxySettings()
+  const settings: ProxySettings = {
+    ...base,
+    ...changes,
+    oauth: { ...base.oauth, ...changes.oauth },
+  }
+  let row = tx.put('proxyConfigs', {
+    ...(existing ?? { id: service.newId(), organizationId, createdAt: now }),
+    enabled: settings.enabled,
+    settings,
+    updatedAt: now,
+  })
+  if (row.enabled) row = ensureProxyUser(tx, service, row)
+  return row
+}
+
+/** One-time codes and spent-token markers older than this are dropped at start-up. */
+const PLUGIN_ROW_RETENTION_MS = 24 * 3600 * 1000
+
+/** Start-up housekeeping: forget dead OTP records and markers of tokens that have long expired. */
+export function pruneSignInRows(tx: Transaction, service: Runtime): void {
+  const cutoff = service.now() - PLUGIN_ROW_RETENTION_MS
+  for (const kind of ['otp', 'verification-token', 'oidc-token'])
+    for (const row of tx.findBy('pluginRows', 'kind', kind))
+      if (row.updatedAt < cutoff) tx.delete('pluginRows', row.id)
+}
+
+/** Start-up: the dev organization gets an enabled proxy configuration once. */
+export function bootstrapDevProxyConfig(tx: Transaction, service: Runtime): void {
+  const row = tx.get('service', 'service')
+  if (!row) return
+  const existing = tx.findBy('proxyConfigs', 'organizationId', row.devOrganizationId)[0]
+  const config = existing ?? saveProxyConfig(tx, service, row.devOrganizationId, {})
+  if (row.authProxyConfigId !== config.id) tx.put('service', { ...row, authProxyConfigId: config.id })
+}

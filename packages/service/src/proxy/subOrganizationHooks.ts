@@ -1,0 +1,67 @@
+import type { OauthProviderParams } from '@latchkey/protocol'
+import type { ServicePlugin, SubOrganizationHookContext } from '../registry.ts'
+import { ServiceError } from '../ServiceError.ts'
+import type { UserRow } from '../store/model.ts'
+import { signInState, verifyVerificationToken } from './signInState.ts'
+
+/**
+ * `create_sub_organization`'s sign-in parts. `oauthProviders` links each OIDC token issued by
+ * `oauth2_authenticate` (verified; its issuer/subject can belong to one account per parent
+ * organization). `verificationToken` must prove the e-mail or phone number of a root user.
+ */
+export const subOrganizationHooks: NonNullable<ServicePlugin['subOrganization']> = {
+  oauthProviders(
+    ctx: SubOrganizationHookContext,
+    user: UserRow,
+    providers: OauthProviderParams[],
+    field: string,
+  ) {
+    const { oidc } = signInState(ctx.service)
+    for (const [index, params] of providers.entries()) {
+      const itemField = `${field}[${index}]`
+      const claims = oidc.verify(params.oidcToken, `${itemField}.oidcToken`)
+      const taken = ctx.tx
+        .findBy('oauthProviders', 'subject', claims.sub)
+        .filter((row) => row.issuer === claims.iss)
+        .some((row) => {
+          const org = ctx.tx.get('organizations', row.organizationId)
+          return (
+            row.organizationId === ctx.subOrganization.id || org?.parentOrganizationId === ctx.organization.id
+          )
+        })
+      if (taken)
+        throw new ServiceError(
+          'ALREADY_EXISTS',
+          'this OAuth account is already linked to an account of this organization; log in instead',
+          `${itemField}.oidcToken`,
+        )
+      ctx.tx.put('oauthProviders', {
+        id: ctx.newId(),
+        organizationId: user.organizationId,
+        userId: user.id,
+        providerName: params.providerName,
+        issuer: claims.iss,
+        audience: claims.aud,
+        subject: claims.sub,
+        createdAt: ctx.now,
+        updatedAt: ctx.now,
+      })
+    }
+  },
+  verificationToken(ctx: SubOrganizationHookContext, token: string, rootUsers: UserRow[]) {
+    const field = 'parameters.verificationToken'
+    const claims = verifyVerificationToken(ctx.service, token, field)
+    const email = claims.verification_type === 'OTP_TYPE_EMAIL'
+    const proven = rootUsers.some((user) =>
+      email
+        ? user.userEmail?.trim().toLowerCase() === claims.contact
+        : user.userPhoneNumber === claims.contact,
+    )
+    if (!proven)
+      throw new ServiceError(
+        'VERIFICATION_TOKEN_INVALID',
+        `the verification token proves ${email ? 'an e-mail address' : 'a phone number'} that no root user has`,
+        field,
+      )
+  },
+}

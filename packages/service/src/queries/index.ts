@@ -1,0 +1,191 @@
+import { decodeJwtClaims, SUBORG_FILTER_TYPES } from '@latchkey/protocol'
+import { renderActivity } from '../activities/renderActivity.ts'
+import { defineQuery, type QueryHandler } from '../registry.ts'
+import { ServiceError } from '../ServiceError.ts'
+import type { OrganizationRow } from '../store/model.ts'
+import type { Reads } from '../store/Store.ts'
+import { paginate, readPagination } from './paginate.ts'
+import {
+  renderApiKey,
+  renderAuthenticator,
+  renderPolicyEvaluation,
+  renderUser,
+  renderUserTag,
+  renderWallet,
+  renderWalletAccount,
+} from './render.ts'
+
+const id = (r: import('../validate.ts').Reader, name: string) => r.string(name, { max: 200 })
+
+function matchesFilter(reads: Reads, org: OrganizationRow, filterType: string, value: string): boolean {
+  const users = reads.findBy('users', 'organizationId', org.id)
+  switch (filterType) {
+    case 'NAME':
+      return org.name === value
+    case 'USERNAME':
+      return users.some((user) => user.userName === value)
+    case 'EMAIL':
+      return users.some((user) => user.userEmail === value.trim().toLowerCase())
+    case 'PHONE_NUMBER':
+      return users.some((user) => user.userPhoneNumber === value.trim())
+    case 'CREDENTIAL_ID':
+      return reads
+        .findBy('authenticators', 'organizationId', org.id)
+        .some((a) => a.credentialId === value.replace(/=+$/, ''))
+    case 'PUBLIC_KEY': {
+      const key = value.toLowerCase().replace(/^0x/, '')
+      return (
+        reads.findBy('apiKeys', 'organizationId', org.id).some((k) => k.publicKey === key) ||
+        reads.findBy('authenticators', 'organizationId', org.id).some((a) => a.publicKeyHex === key)
+      )
+    }
+    case 'WALLET_ACCOUNT_ADDRESS':
+      return reads
+        .findBy('walletAccounts', 'organizationId', org.id)
+        .some((account) => account.address === value || account.address.toLowerCase() === value.toLowerCase())
+    case 'OIDC_TOKEN': {
+      let claims: { iss?: unknown; sub?: unknown; aud?: unknown }
+      try {
+        claims = decodeJwtClaims(value)
+      } catch {
+        throw new ServiceError('FIELD_INVALID', 'filterValue must be an OIDC token (JWT)', 'filterValue')
+      }
+      return reads
+        .findBy('oauthProviders', 'organizationId', org.id)
+        .some((provider) => provider.issuer === claims.iss && provider.subject === claims.sub)
+    }
+    default:
+      return false
+  }
+}
+
+/** Every query of the seed and of design/protocol.md's extensions. */
+export const builtinQueries: Record<string, QueryHandler> = {
+  list_suborgs: defineQuery({
+    parse: (r) => {
+      const filterType = r.optEnum('filterType', SUBORG_FILTER_TYPES)
+      const filterValue =
+        filterType !== undefined ? r.string('filterValue', { max: 16 * 1024 }) : r.optString('filterValue')
+      return { filterType, filterValue, pagination: readPagination(r) }
+    },
+    run: ({ store, organization }, q) => {
+      let subOrganizations = store.findBy('organizations', 'parentOrganizationId', organization.id)
+      if (q.filterType !== undefined)
+        subOrganizations = subOrganizations.filter((org) =>
+          matchesFilter(store, org, q.filterType!, q.filterValue!),
+        )
+      return {
+        organizationIds: paginate(subOrganizations, (org) => org.id, q.pagination).map((org) => org.id),
+      }
+    },
+  }),
+  get_authenticator: defineQuery({
+    parse: (r) => ({ authenticatorId: id(r, 'authenticatorId') }),
+    run: ({ store, organization }, q) => {
+      const row = store.get('authenticators', q.authenticatorId)
+      if (!row || row.organizationId !== organization.id)
+        throw new ServiceError(
+          'AUTHENTICATOR_NOT_FOUND',
+          `authenticator ${q.authenticatorId} not found`,
+          'authenticatorId',
+        )
+      return { authenticator: renderAuthenticator(row) }
+    },
+  }),
+  get_policy_evaluations: defineQuery({
+    parse: (r) => ({ activityId: id(r, 'activityId') }),
+    run: ({ store, organization }, q) => {
+      const activity = store.get('activities', q.activityId)
+      if (!activity || activity.organizationId !== organization.id)
+        throw new ServiceError('ACTIVITY_NOT_FOUND', `activity ${q.activityId} not found`, 'activityId')
+      return {
+        policyEvaluations: store
+          .findBy('policyEvaluations', 'activityId', activity.id)
+          .map(renderPolicyEvaluation),
+      }
+    },
+  }),
+  list_users: defineQuery({
+    parse: () => ({}),
+    run: ({ store, organization }) => ({
+      users: store.findBy('users', 'organizationId', organization.id).map((user) => renderUser(store, user)),
+    }),
+  }),
+  whoami: defineQuery({
+    parse: () => ({}),
+    run: ({ store, caller }) => {
+      const user = store.get('users', caller.userId)!
+      const organization = store.get('organizations', caller.organizationId)!
+      return {
+        organizationId: organization.id,
+        organizationName: organization.name,
+        userId: user.id,
+        username: user.userName,
+      }
+    },
+  }),
+  get_user: defineQuery({
+    parse: (r) => ({ userId: id(r, 'userId') }),
+    run: ({ store, organization }, q) => {
+      const user = store.get('users', q.userId)
+      if (!user || user.organizationId !== organization.id)
+        throw new ServiceError('USER_NOT_FOUND', `user ${q.userId} not found`, 'userId')
+      return { user: renderUser(store, user) }
+    },
+  }),
+  get_wallet: defineQuery({
+    parse: (r) => ({ walletId: id(r, 'walletId') }),
+    run: ({ store, organization }, q) => {
+      const wallet = store.get('wallets', q.walletId)
+      if (!wallet || wallet.organizationId !== organization.id)
+        throw new ServiceError('WALLET_NOT_FOUND', `wallet ${q.walletId} not found`, 'walletId')
+      return { wallet: renderWallet(wallet) }
+    },
+  }),
+  list_wallets: defineQuery({
+    parse: () => ({}),
+    run: ({ store, organization }) => ({
+      wallets: store.findBy('wallets', 'organizationId', organization.id).map(renderWallet),
+    }),
+  }),
+  list_wallet_accounts: defineQuery({
+    parse: (r) => ({ walletId: r.optString('walletId', { max: 200 }), pagination: readPagination(r) }),
+    run: ({ store, organization }, q) => {
+      let accounts = store.findBy('walletAccounts', 'organizationId', organization.id)
+      if (q.walletId !== undefined) {
+        const wallet = store.get('wallets', q.walletId)
+        if (!wallet || wallet.organizationId !== organization.id)
+          throw new ServiceError('WALLET_NOT_FOUND', `wallet ${q.walletId} not found`, 'walletId')
+        accounts = store.findBy('walletAccounts', 'walletId', wallet.id)
+      }
+      return { accounts: paginate(accounts, (account) => account.id, q.pagination).map(renderWalletAccount) }
+    },
+  }),
+  get_activity: defineQuery({
+    parse: (r) => ({ activityId: id(r, 'activityId') }),
+    run: ({ store, organization, caller }, q) => {
+      const activity = store.get('activities', q.activityId)
+      if (!activity || activity.organizationId !== organization.id)
+        throw new ServiceError('ACTIVITY_NOT_FOUND', `activity ${q.activityId} not found`, 'activityId')
+      return { activity: renderActivity(store, activity, caller) }
+    },
+  }),
+  list_user_tags: defineQuery({
+    parse: () => ({}),
+    run: ({ store, organization }) => ({
+      userTags: store.findBy('userTags', 'organizationId', organization.id).map(renderUserTag),
+    }),
+  }),
+  get_api_keys: defineQuery({
+    parse: (r) => ({ userId: r.optString('userId', { max: 200 }) }),
+    run: ({ store, organization }, q) => {
+      if (q.userId !== undefined) {
+        const user = store.get('users', q.userId)
+        if (!user || user.organizationId !== organization.id)
+          throw new ServiceError('USER_NOT_FOUND', `user ${q.userId} not found`, 'userId')
+        return { apiKeys: store.findBy('apiKeys', 'userId', user.id).map(renderApiKey) }
+      }
+      return { apiKeys: store.findBy('apiKeys', 'organizationId', organization.id).map(renderApiKey) }
+    },
+  }),
+}

@@ -1,0 +1,144 @@
+import type {
+  ActivityParameters,
+  ActivityPath,
+  ActivityResult,
+  OauthProviderParams,
+  QueryPath,
+} from '@latchkey/protocol'
+import type { Hono } from 'hono'
+import type { Runtime } from './Runtime.ts'
+import type { OrganizationRow, UserRow } from './store/model.ts'
+import type { Reads, Transaction } from './store/Store.ts'
+import type { Reader } from './validate.ts'
+
+/** Who sent a request, established by its stamp (or read-only session). */
+export interface Caller {
+  userId: string
+  /** The caller's own organization (may be the parent of the one the request acts in). */
+  organizationId: string
+  credential: {
+    kind: 'API_KEY' | 'WEBAUTHN' | 'READ_ONLY_SESSION'
+    /** apiKeyId, authenticatorId, or the session's user id. */
+    id: string
+    publicKey: string
+    scheme: string
+    signature: string
+  }
+  readOnly: boolean
+}
+
+/** What an activity handler gets: a transaction and the facts of the request. */
+export interface ActivityContext {
+  /** The activity's transaction: writes are committed only if `run` resolves. */
+  tx: Transaction
+  service: Runtime
+  /** Clock time of the request, epoch ms. */
+  now: number
+  /** The organization the activity acts in (`organizationId` of the body). */
+  organization: OrganizationRow
+  caller: Caller
+  activityId: string
+  /** A fresh id (creation-ordered). */
+  newId(): string
+}
+
+/**
+ * One activity: `parse` validates `parameters` (throwing ServiceError naming the field) and
+ * `run` executes it inside a transaction. Register it with a plugin or the built-in map.
+ */
+export interface ActivityHandler<P extends ActivityPath = ActivityPath> {
+  parse(parameters: Reader): ActivityParameters<P>
+  run(ctx: ActivityContext, parameters: ActivityParameters<P>): ActivityResult<P> | Promise<ActivityResult<P>>
+  /**
+   * Users that are not root users may submit it (sign-in activities the proxy user forwards).
+   * @default false
+   */
+  allowNonRoot?: boolean
+  /**
+   * Users of the parent organization may submit it inside a sub-organization (sign-in
+   * activities the auth proxy forwards for a sub-organization's user).
+   * @default false
+   */
+  allowParentOrganization?: boolean
+  /**
+   * A caller from a sub-organization may name its parent organization; the activity then runs
+   * in the caller's own sub-organization (passkey or wallet login by a client that does not know
+   * its sub-organization yet).
+   * @default false
+   */
+  resolveSubOrganization?: boolean
+  /**
+   * Never waits for root-quorum consensus (votes themselves; sign-in by the proxy user).
+   * Activities by non-root or parent-organization callers never wait either.
+   * @default false
+   */
+  skipConsensus?: boolean
+}
+
+export interface QueryContext {
+  store: Reads
+  service: Runtime
+  now: number
+  organization: OrganizationRow
+  caller: Caller
+}
+
+/** One query: `parse` validates the body, `run` reads committed state. */
+export interface QueryHandler<Req = unknown, Res = unknown> {
+  parse(body: Reader): Req
+  run(ctx: QueryContext, request: Req): Res | Promise<Res>
+}
+
+export type ActivityHandlers = { [P in ActivityPath]?: ActivityHandler<P> }
+export type QueryHandlers = { [P in QueryPath]?: QueryHandler } & Record<string, QueryHandler>
+
+/** Context of the sub-organization hooks of `create_sub_organization`. */
+export interface SubOrganizationHookContext extends ActivityContext {
+  subOrganization: OrganizationRow
+}
+
+/**
+ * Extends the service without editing it: activity/query handlers (added or replaced), extra
+ * routes (`/v1/*`, `/dev/*`), a bootstrap step, and the parts of `create_sub_organization` that
+ * belong to sign-in (OAuth providers, OTP verification token).
+ */
+export interface ServicePlugin {
+  name: string
+  activities?: ActivityHandlers
+  queries?: Record<string, QueryHandler>
+  /** Mounts routes on the app; called once, before the activity API routes. */
+  routes?(app: Hono, service: Runtime): void
+  /** Runs on every start inside one transaction, after the dev organization exists; must be idempotent. */
+  bootstrap?(tx: Transaction, service: Runtime): void
+  /**
+   * Extra authorisation after the built-in checks, for activities and queries alike: throw a
+   * ServiceError to refuse (the sign-in plugin confines the auth proxy's user with it).
+   */
+  authorize?(
+    request: { kind: 'activity' | 'query'; path: string; caller: Caller; organization: OrganizationRow },
+    service: Runtime,
+  ): void
+  subOrganization?: {
+    /** Links `oauthProviders` of a root user (verifying each OIDC token). */
+    oauthProviders?(
+      ctx: SubOrganizationHookContext,
+      user: UserRow,
+      providers: OauthProviderParams[],
+      field: string,
+    ): void | Promise<void>
+    /** Checks the OTP `verificationToken` (proves a root user's e-mail or phone). */
+    verificationToken?(
+      ctx: SubOrganizationHookContext,
+      token: string,
+      rootUsers: UserRow[],
+    ): void | Promise<void>
+  }
+}
+
+/** Identity helper that gives a handler literal its parameter types. */
+export const defineActivity = <P extends ActivityPath>(
+  _path: P,
+  handler: ActivityHandler<P>,
+): ActivityHandler<P> => handler
+
+export const defineQuery = <Req, Res>(handler: QueryHandler<Req, Res>): QueryHandler<Req, Res> => handler

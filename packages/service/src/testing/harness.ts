@@ -1,0 +1,343 @@
+/**
+ * Test harness for the local service: a service with a fake clock, keys that stamp requests, and
+ * helpers that create sub-organizations and wallets. Shared by the service, proxy and client tests.
+ */
+
+import {
+  ACTIVITIES,
+  type AccountSpec,
+  type ActivityParameters,
+  type ActivityPath,
+  type ApiKeyCurve,
+  type ApiKeyParams,
+  type AuthenticatorParams,
+  type SignatureScheme,
+  STAMP_HEADER,
+  WEBAUTHN_STAMP_HEADER,
+} from '@latchkey/protocol'
+import { webAuthnChallengeOf } from '@latchkey/protocol/webAuthnChallengeOf'
+import { ed25519 } from '@noble/curves/ed25519.js'
+import { p256 } from '@noble/curves/nist.js'
+import { secp256k1 } from '@noble/curves/secp256k1.js'
+import { sha256 } from '@noble/hashes/sha2.js'
+import { bytesToHex, concatBytes, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
+import { isoCBOR } from '@simplewebauthn/server/helpers'
+import { type CreateServiceOptions, createService, type Service } from '../createService.ts'
+import { signApiKeyStamp, stampPublicKey } from '../crypto/index.ts'
+
+/** A clock tests move by hand. */
+export interface FakeClock {
+  now(): number
+  set(ms: number): void
+  advance(ms: number): void
+}
+
+export function fakeClock(start = Date.UTC(2026, 0, 1)): FakeClock {
+  let now = start
+  return {
+    now: () => now,
+    set: (ms) => {
+      now = ms
+    },
+    advance: (ms) => {
+      now += ms
+    },
+  }
+}
+
+const CURVE_OF_SCHEME: Record<SignatureScheme, ApiKeyCurve> = {
+  SIGNATURE_SCHEME_TK_API_P256: 'API_KEY_CURVE_P256',
+  SIGNATURE_SCHEME_TK_API_SECP256K1: 'API_KEY_CURVE_SECP256K1',
+  SIGNATURE_SCHEME_TK_API_SECP256K1_EIP191: 'API_KEY_CURVE_SECP256K1',
+  SIGNATURE_SCHEME_TK_API_ED25519: 'API_KEY_CURVE_ED25519',
+}
+
+/** Something that stamps request bodies: an API key or a software passkey. */
+export interface Stamper {
+  /** Header name and value for `body`. */
+  stamp(body: string): [header: string, value: string]
+}
+
+/** An API key pair that stamps bodies with `X-Stamp`. */
+export interface TestKey extends Stamper {
+  scheme: SignatureScheme
+  curve: ApiKeyCurve
+  privateKey: Uint8Array
+  /** As stamps carry it (compressed hex / ed25519 raw hex). */
+  publicKey: string
+  /** `apiKeys[]` item registering this key. */
+  apiKey(name?: string, expirationSeconds?: string): ApiKeyParams
+}
+
+export function testKey(
+  scheme: SignatureScheme = 'SIGNATURE_SCHEME_TK_API_P256',
+  privateKey?: Uint8Array,
+): TestKey {
+  const secret =
+    privateKey ??
+    (scheme === 'SIGNATURE_SCHEME_TK_API_P256'
+      ? p256.utils.randomSecretKey()
+      : scheme === 'SIGNATURE_SCHEME_TK_API_ED25519'
+        ? ed25519.utils.randomSecretKey()
+        : secp256k1.utils.randomSecretKey())
+  const publicKey = stampPublicKey(scheme, secret)
+  const curve = CURVE_OF_SCHEME[scheme]
+  return {
+    scheme,
+    curve,
+    privateKey: secret,
+    publicKey,
+    stamp: (body) => [STAMP_HEADER, signApiKeyStamp(body, { scheme, privateKey: secret })],
+    apiKey: (name = 'test key', expirationSeconds) => ({
+      apiKeyName: name,
+      publicKey,
+      curveType: curve,
+      ...(expirationSeconds !== undefined ? { expirationSeconds } : {}),
+    }),
+  }
+}
+
+const b64url = (bytes: Uint8Array) => {
+  let binary = ''
+  for (const byte of bytes) binary += String.fromCharCode(byte)
+  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')
+}
+
+/** A software passkey (ES256, "none" attestation) for WebAuthn registration and stamps. */
+export interface SoftPasskey extends Stamper {
+  credentialId: string
+  /** Registration parameters (`authenticators[]` item) for `challenge`. */
+  register(challenge?: string, name?: string): AuthenticatorParams
+  counter: number
+}
+
+export function softPasskey(options: { rpId?: string; origin?: string } = {}): SoftPasskey {
+  const rpId = options.rpId ?? 'localhost'
+  const origin = options.origin ?? 'http://localhost:5173'
+  const privateKey = p256.utils.randomSecretKey()
+  const point = p256.getPublicKey(privateKey, false)
+  const credentialIdBytes = globalThis.crypto.getRandomValues(new Uint8Array(16))
+  const credentialId = b64url(credentialIdBytes)
+  const rpIdHash = sha256(utf8ToBytes(rpId))
+  const clientData = (type: string, challenge: string) =>
+    utf8ToBytes(JSON.stringify({ type, challenge, origin, crossOrigin: false }))
+  const passkey: SoftPasskey = {
+    credentialId,
+    counter: 0,
+    register(
+      challenge = b64url(globalThis.crypto.getRandomValues(new Uint8Array(32))),
+      name = 'Test passkey',
+    ) {
+      const cose = isoCBOR.encode(
+        new Map<number, number | Uint8Array>([
+          [1, 2],
+          [3, -7],
+          [-1, 1],
+          [-2, point.slice(1, 33)],
+          [-3, point.slice(33)],
+        ]),
+      )
+      const authData = concatBytes(
+        rpIdHash,
+        new Uint8Array([0x45]), // UP | UV | AT
+        new Uint8Array([0, 0, 0, 0]),
+        new Uint8Array(16), // aaguid
+        new Uint8Array([0, credentialIdBytes.length]),
+        credentialIdBytes,
+        cose,
+      )
+      const attestationObject = isoCBOR.encode(
+        new Map<string, unknown>([
+          ['fmt', 'none'],
+          ['attStmt', new Map()],
+          ['authData', authData],
+        ]) as never,
+      )
+      return {
+        authenticatorName: name,
+        challenge,
+        attestation: {
+          credentialId,
+          clientDataJson: b64url(clientData('webauthn.create', challenge)),
+          attestationObject: b64url(attestationObject),
+          transports: ['AUTHENTICATOR_TRANSPORT_INTERNAL'],
+        },
+      }
+    },
+    stamp(body) {
+      passkey.counter++
+      const challenge = b64url(utf8ToBytes(webAuthnChallengeOf(body)))
+      const clientDataJson = clientData('webauthn.get', challenge)
+      const counter = new Uint8Array(4)
+      new DataView(counter.buffer).setUint32(0, passkey.counter)
+      const authenticatorData = concatBytes(rpIdHash, new Uint8Array([0x05]), counter)
+      const signature = p256.sign(concatBytes(authenticatorData, sha256(clientDataJson)), privateKey, {
+        prehash: true,
+        format: 'der',
+      })
+      return [
+        WEBAUTHN_STAMP_HEADER,
+        JSON.stringify({
+          authenticatorData: b64url(authenticatorData),
+          clientDataJson: b64url(clientDataJson),
+          credentialId,
+          signature: b64url(signature),
+        }),
+      ]
+    },
+  }
+  return passkey
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary response shapes
+export type Json = any
+
+export interface Reply {
+  status: number
+  body: Json
+}
+
+export interface SubmitOptions {
+  /** @default the dev root key */
+  as?: Stamper
+  /** @default the dev organization */
+  organizationId?: string
+  /** @default the fake clock's now */
+  timestampMs?: string
+  /** @default the path's activity type */
+  type?: string
+  headers?: Record<string, string>
+  /** Mutates the body text after stamping (tamper tests). */
+  tamper?: (body: string) => string
+}
+
+export const ETHEREUM_ACCOUNT: AccountSpec = {
+  curve: 'CURVE_SECP256K1',
+  pathFormat: 'PATH_FORMAT_BIP32',
+  path: "m/44'/60'/0'/0/0",
+  addressFormat: 'ADDRESS_FORMAT_ETHEREUM',
+}
+
+export const SOLANA_ACCOUNT: AccountSpec = {
+  curve: 'CURVE_ED25519',
+  pathFormat: 'PATH_FORMAT_BIP32',
+  path: "m/44'/501'/0'/0'",
+  addressFormat: 'ADDRESS_FORMAT_SOLANA',
+}
+
+export interface Harness {
+  service: Service
+  clock: FakeClock
+  /** The dev parent organization's id and its root key as a stamper. */
+  organizationId: string
+  root: TestKey
+  /** Sends a raw POST. */
+  post(path: string, body: string | Uint8Array, headers?: Record<string, string>): Promise<Reply>
+  /** Submits an activity, stamped by `options.as` (default: dev root key). */
+  submit<P extends ActivityPath>(
+    path: P,
+    parameters: ActivityParameters<P> | Json,
+    options?: SubmitOptions,
+  ): Promise<Reply>
+  /** Runs a query (`body` without organizationId gets the dev organization's). */
+  query(path: string, body?: Record<string, unknown>, options?: Omit<SubmitOptions, 'type'>): Promise<Reply>
+  /** A sub-organization of the dev organization with `users` root users (each with a fresh P-256 key). */
+  createSubOrganization(options?: {
+    name?: string
+    users?: number
+    threshold?: number
+    keys?: TestKey[]
+    wallet?: { walletName: string; accounts: AccountSpec[]; mnemonicLength?: number }
+    extra?: Record<string, unknown>
+  }): Promise<{
+    organizationId: string
+    userIds: string[]
+    keys: TestKey[]
+    walletId?: string
+    addresses?: string[]
+  }>
+}
+
+/** Asserts a 200 and returns the activity result (`<name>Result`). */
+export function resultOf<P extends ActivityPath>(path: P, reply: Reply): Json {
+  if (reply.status !== 200) throw new Error(`${path} failed: ${reply.status} ${JSON.stringify(reply.body)}`)
+  return reply.body.activity.result[ACTIVITIES[path].resultKey]
+}
+
+export function createHarness(options: CreateServiceOptions = {}): Harness {
+  const clock = (options.clock as FakeClock | undefined) ?? fakeClock()
+  const service = createService({ ...options, clock })
+  const dev = service.dev
+  const root = testKey('SIGNATURE_SCHEME_TK_API_P256', hexToBytes(dev.apiPrivateKey))
+
+  const post: Harness['post'] = async (path, body, headers = {}) => {
+    const response = await service.app.request(path, {
+      method: 'POST',
+      body: typeof body === 'string' ? body : new Uint8Array(body),
+      headers: { 'content-type': 'application/json', ...headers },
+    })
+    const text = await response.text()
+    let parsed: Json = text
+    try {
+      parsed = JSON.parse(text)
+    } catch {}
+    return { status: response.status, body: parsed }
+  }
+
+  const send = (url: string, payload: Record<string, unknown>, options: Omit<SubmitOptions, 'type'>) => {
+    const body = JSON.stringify(payload)
+    const [header, value] = (options.as ?? root).stamp(body)
+    return post(url, options.tamper ? options.tamper(body) : body, { [header]: value, ...options.headers })
+  }
+
+  const harness: Harness = {
+    service,
+    clock,
+    organizationId: dev.organizationId,
+    root,
+    post,
+    submit: (path, parameters, options = {}) =>
+      send(
+        `/public/v1/submit/${path}`,
+        {
+          type: options.type ?? ACTIVITIES[path].type,
+          timestampMs: options.timestampMs ?? String(clock.now()),
+          organizationId: options.organizationId ?? dev.organizationId,
+          parameters,
+        },
+        options,
+      ),
+    query: (path, body = {}, options = {}) =>
+      send(
+        `/public/v1/query/${path}`,
+        { organizationId: options.organizationId ?? dev.organizationId, ...body },
+        options,
+      ),
+    async createSubOrganization(options = {}) {
+      const count = options.users ?? options.keys?.length ?? 1
+      const keys = options.keys ?? Array.from({ length: count }, () => testKey())
+      const reply = await harness.submit('create_sub_organization', {
+        subOrganizationName: options.name ?? `Sub ${Math.random().toString(36).slice(2, 8)}`,
+        rootUsers: keys.map((key, index) => ({
+          userName: `User ${index + 1}`,
+          apiKeys: [key.apiKey(`key ${index + 1}`)],
+          authenticators: [],
+          oauthProviders: [],
+        })),
+        rootQuorumThreshold: options.threshold ?? 1,
+        ...(options.wallet ? { wallet: options.wallet } : {}),
+        ...options.extra,
+      })
+      const result = resultOf('create_sub_organization', reply)
+      return {
+        organizationId: result.subOrganizationId,
+        userIds: result.rootUserIds,
+        keys,
+        ...(result.wallet ? { walletId: result.wallet.walletId, addresses: result.wallet.addresses } : {}),
+      }
+    },
+  }
+  return harness
+}
+
+export { bytesToHex }

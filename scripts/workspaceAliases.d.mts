@@ -1,0 +1,1 @@
+export declare const workspaceAliases: { find: RegExp; replacement: string }[]
