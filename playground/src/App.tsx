@@ -14,7 +14,7 @@ export function App({ config }: { config: PlaygroundConfig }) {
       baseUrl: service.baseUrl,
       authProxyConfigId: service.authProxyConfigId,
       organizationId: service.organizationId,
-      trustedSignerPublicKey: service.signerPublicKey,
+      trustedSignerPublicKey: service.trustedSignerPublicKey,
       ...(service.client?.session ? { session: service.client.session } : {}),
     }),
     [service],

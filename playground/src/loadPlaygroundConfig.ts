@@ -6,7 +6,10 @@ export interface PlaygroundService {
   authProxyUrl: string
   organizationId: string
   authProxyConfigId: string
-  signerPublicKey: string
+  /** Signs export/import bundles (`trustedSignerPublicKey` in the kit's config). */
+  trustedSignerPublicKey: string
+  /** The dev outbox, where OTP codes are delivered. */
+  outboxUrl: string
   /** The parent organization's root API key: dev credentials, used only by the operator page. */
   apiPublicKey: string
   apiPrivateKey: string

@@ -1,22 +1,45 @@
-// Node only: `npm run service -- …` and `latchkey dev …`. Starts the local service on a port.
+// Node only: `latchkey-service dev …` (and `npm run service -- …` in the repository). Starts the
+// local service on a port.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import { createService } from './createService.ts'
-import { type CliOptions, parseCli, USAGE, UsageError } from './parseCli.ts'
+import {
+  type CliOptions,
+  envVariables,
+  mergeEnvFile,
+  parseCli,
+  prepareDataDir,
+  USAGE,
+  UsageError,
+} from './parseCli.ts'
 import { fileBackend, loadMasterKey } from './store/fileBackend.ts'
 
+const NAME = 'latchkey-service'
+
 async function main(): Promise<void> {
-  let options: CliOptions | 'help'
+  let options: CliOptions | 'help' | 'version'
   try {
     options = parseCli(process.argv.slice(2))
   } catch (error) {
     if (!(error instanceof UsageError)) throw error
-    process.stderr.write(`latchkey dev: ${error.message}\n\n${USAGE}\n`)
+    process.stderr.write(`${NAME}: ${error.message}\n\n${USAGE}\n`)
     process.exit(2)
   }
   if (options === 'help') {
     process.stdout.write(`${USAGE}\n`)
     return
+  }
+  if (options === 'version') {
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+      version: string
+    }
+    process.stdout.write(`${pkg.version}\n`)
+    return
+  }
+  if (options.dataDir) {
+    const { warning } = prepareDataDir(options.dataDir)
+    if (warning) process.stderr.write(`${NAME}: warning: ${warning}\n`)
   }
   const service = createService({
     ...(options.dataDir
@@ -34,35 +57,58 @@ async function main(): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve)
     server.once('error', reject)
-  }).catch((error: Error) => {
-    process.stderr.write(`latchkey dev: cannot listen on ${options.host}:${options.port}: ${error.message}\n`)
+  }).catch((error: NodeJS.ErrnoException) => {
+    const hint =
+      error.code === 'EADDRINUSE'
+        ? `port ${options.port} is already in use; pass --port 0 to pick a free port (or --port <n>)`
+        : error.message
+    process.stderr.write(`${NAME}: cannot listen on ${options.host}:${options.port}: ${hint}\n`)
+    service.close()
     process.exit(1)
   })
   const { port } = server.address() as AddressInfo
   const host = options.host === '0.0.0.0' || options.host === '::' ? '127.0.0.1' : options.host
   const baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`
   const dev = service.dev
-  const info = {
+  const ids = {
     baseUrl,
     authProxyUrl: baseUrl,
     organizationId: dev.organizationId,
     authProxyConfigId: dev.authProxyConfigId ?? null,
+    trustedSignerPublicKey: dev.signerPublicKey,
+  }
+  const info = {
+    ...ids,
     apiPublicKey: dev.apiPublicKey,
     apiPrivateKey: dev.apiPrivateKey,
+    outboxUrl: `${baseUrl}/dev/outbox`,
+    /** @deprecated the same value as `trustedSignerPublicKey`; kept for one version. */
     signerPublicKey: dev.signerPublicKey,
+  }
+  if (options.envFile) {
+    const existing = existsSync(options.envFile) ? readFileSync(options.envFile, 'utf8') : ''
+    writeFileSync(options.envFile, mergeEnvFile(existing, envVariables(ids)))
   }
   if (options.json) process.stdout.write(`${JSON.stringify(info)}\n`)
   else
     process.stdout.write(
       [
         `Latchkey local service on ${baseUrl}`,
-        `  activity API   ${baseUrl}/public/v1`,
-        `  auth proxy     ${baseUrl}/v1 (config ${info.authProxyConfigId ?? 'none'})`,
-        `  organization   ${info.organizationId}`,
-        `  dev API key    ${info.apiPublicKey}`,
-        `  private key    ${info.apiPrivateKey}   (dev credentials: never use them for real funds)`,
-        `  bundle signer  ${info.signerPublicKey}`,
-        `  data           ${options.dataDir ?? 'in memory (lost on exit)'}`,
+        `  activity API            ${baseUrl}/public/v1`,
+        `  auth proxy              ${baseUrl}/v1`,
+        `  outbox (OTP codes)      ${info.outboxUrl}`,
+        '',
+        '  for your app config:',
+        `  authProxyConfigId       ${info.authProxyConfigId ?? 'none'}`,
+        `  organizationId          ${info.organizationId}`,
+        `  trustedSignerPublicKey  ${info.trustedSignerPublicKey}`,
+        ...(options.envFile
+          ? [`  (written to ${options.envFile} as VITE_LATCHKEY_* and NEXT_PUBLIC_LATCHKEY_*)`]
+          : []),
+        '',
+        `  dev API key             ${info.apiPublicKey}`,
+        `  dev API private key     ${info.apiPrivateKey}   (dev credentials: never use them for real funds)`,
+        `  data                    ${options.dataDir ?? 'in memory: ids change on restart (use --data-dir to keep them)'}`,
         '',
       ].join('\n'),
     )
@@ -76,6 +122,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: Error) => {
-  process.stderr.write(`latchkey dev: ${error.message}\n`)
+  process.stderr.write(`${NAME}: ${error.message}\n`)
   process.exit(1)
 })

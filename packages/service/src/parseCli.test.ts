@@ -1,8 +1,11 @@
-import { describe, expect, it } from 'vitest'
-import { parseCli } from './parseCli.ts'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { envVariables, mergeEnvFile, parseCli, prepareDataDir, USAGE } from './parseCli.ts'
 
 describe('parseCli', () => {
-  it('reads every flag, with or without the dev subcommand', () => {
+  it('reads every flag after the dev command (flags alone still mean dev)', () => {
     const argv = [
       'dev',
       '--port',
@@ -27,6 +30,7 @@ describe('parseCli', () => {
       port: 0,
       host: '127.0.0.1',
       dataDir: '.latchkey',
+      envFile: undefined,
       json: true,
       rpc: { 'eip155:31337': 'http://127.0.0.1:8545', 'eip155:1': 'https://rpc.example' },
       allowedOrigins: ['http://a.test', 'http://b.test'],
@@ -34,18 +38,112 @@ describe('parseCli', () => {
       sessionSeconds: '600',
       rpId: 'example.test',
     })
-    expect(parseCli([])).toMatchObject({ port: 8787, json: false, dataDir: undefined, rpc: {} })
+    expect(parseCli(['dev'])).toMatchObject({ port: 8787, json: false, dataDir: undefined, rpc: {} })
+    expect(parseCli(['--port', '0'])).toMatchObject({ port: 0 })
+  })
+
+  it('prints help for the bare command and --help, the version for --version', () => {
+    expect(parseCli([])).toBe('help')
     expect(parseCli(['--help'])).toBe('help')
+    expect(parseCli(['dev', '--help'])).toBe('help')
+    expect(parseCli(['help'])).toBe('help')
+    expect(parseCli(['--version'])).toBe('version')
+    expect(parseCli(['dev', '-v'])).toBe('version')
+    expect(USAGE).toMatch(/http:\/\/127\.0\.0\.1:8787\/dev\/outbox/)
+    expect(USAGE).toMatch(/--env <file>/)
+  })
+
+  it('--env implies the .latchkey data dir unless --data-dir is given', () => {
+    expect(parseCli(['dev', '--env', '.env.local'])).toMatchObject({
+      envFile: '.env.local',
+      dataDir: '.latchkey',
+    })
+    expect(parseCli(['dev', '--env', '.env', '--data-dir', 'data'])).toMatchObject({ dataDir: 'data' })
   })
 
   it.each([
-    [['--port', '70000'], /--port must be/],
-    [['--rpc', 'mainnet'], /--rpc must look like/],
-    [['--providers', 'email,telepathy'], /unknown sign-in method telepathy/],
-    [['--session-seconds', '0'], /--session-seconds must be/],
-    [['--colour'], /Unknown option/],
-    [['serve'], /Unexpected argument/],
+    [['dev', '--port', '70000'], /--port must be a number from 0 to 65535, got 70000/],
+    [['dev', '--port', '-1'], /--port must be a number from 0 to 65535, got -1/],
+    [['dev', '--session-seconds', '-5'], /--session-seconds must be a positive number of seconds, got -5/],
+    [['dev', '--rpc', 'mainnet'], /--rpc must look like/],
+    [['dev', '--providers', 'email,telepathy'], /unknown sign-in method telepathy/],
+    [['dev', '--session-seconds', '0'], /--session-seconds must be/],
+    [['dev', '--env', ''], /--env needs a file name/],
+    [['dev', '--colour'], /Unknown option/],
+    [['dev', 'extra'], /Unexpected argument/],
+    [['serve'], /unknown command serve/],
   ])('explains %j', (argv, message) => {
     expect(() => parseCli(argv as string[])).toThrow(message)
+  })
+})
+
+const ids = {
+  baseUrl: 'http://127.0.0.1:8787',
+  authProxyUrl: 'http://127.0.0.1:8787',
+  authProxyConfigId: 'config-1',
+  organizationId: 'org-1',
+  trustedSignerPublicKey: '04ab',
+}
+
+describe('the --env file', () => {
+  it('names each id once per framework, under the config field names, and never the API key', () => {
+    const variables = envVariables(ids)
+    expect(variables).toEqual({
+      VITE_LATCHKEY_AUTH_PROXY_URL: 'http://127.0.0.1:8787',
+      VITE_LATCHKEY_BASE_URL: 'http://127.0.0.1:8787',
+      VITE_LATCHKEY_AUTH_PROXY_CONFIG_ID: 'config-1',
+      VITE_LATCHKEY_ORGANIZATION_ID: 'org-1',
+      VITE_LATCHKEY_TRUSTED_SIGNER_PUBLIC_KEY: '04ab',
+      NEXT_PUBLIC_LATCHKEY_AUTH_PROXY_URL: 'http://127.0.0.1:8787',
+      NEXT_PUBLIC_LATCHKEY_BASE_URL: 'http://127.0.0.1:8787',
+      NEXT_PUBLIC_LATCHKEY_AUTH_PROXY_CONFIG_ID: 'config-1',
+      NEXT_PUBLIC_LATCHKEY_ORGANIZATION_ID: 'org-1',
+      NEXT_PUBLIC_LATCHKEY_TRUSTED_SIGNER_PUBLIC_KEY: '04ab',
+    })
+  })
+
+  it('writes a new file', () => {
+    const text = mergeEnvFile('', { A: '1', B: '2' })
+    expect(text).toBe('# written by `latchkey-service dev --env` (local service ids)\nA=1\nB=2\n')
+  })
+
+  it('replaces its own lines in place and keeps every other line', () => {
+    const existing = '# my app\nAPI_URL=https://api.test\nexport A=old\n\nOTHER="x y"\n'
+    const text = mergeEnvFile(existing, { A: 'new', B: '2' })
+    expect(text).toBe(
+      '# my app\nAPI_URL=https://api.test\nA=new\n\nOTHER="x y"\n\n' +
+        '# written by `latchkey-service dev --env` (local service ids)\nB=2\n',
+    )
+    // Running it again changes nothing.
+    expect(mergeEnvFile(text, { A: 'new', B: '2' })).toBe(text)
+  })
+})
+
+describe('the data dir', () => {
+  const dirs: string[] = []
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
+  })
+  const temp = () => {
+    const dir = mkdtempSync(join(tmpdir(), 'latchkey-cli-'))
+    dirs.push(dir)
+    return dir
+  }
+
+  it('gets a .gitignore of everything when the CLI creates it', () => {
+    const dir = join(temp(), '.latchkey')
+    expect(prepareDataDir(dir)).toEqual({ createdGitignore: true })
+    expect(readFileSync(join(dir, '.gitignore'), 'utf8')).toMatch(/^\*$/m)
+    // A second start keeps it and does not warn.
+    expect(prepareDataDir(dir)).toEqual({ createdGitignore: false })
+  })
+
+  it('warns about an existing data dir without one, and leaves it alone', () => {
+    const dir = temp()
+    mkdirSync(join(dir, 'data'))
+    writeFileSync(join(dir, 'data', 'master.key'), '00')
+    const result = prepareDataDir(join(dir, 'data'))
+    expect(result.warning).toMatch(/master\.key/)
+    expect(existsSync(join(dir, 'data', '.gitignore'))).toBe(false)
   })
 })

@@ -1,19 +1,36 @@
-// Node only: flags of `latchkey dev` (see cli.ts).
+// Node only: the command line of `latchkey-service` (see cli.ts): flags, the `--env` file and the data dir.
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { SIGN_IN_METHODS, type SignInMethod } from '@latchkey/protocol'
 
-export const USAGE = `Usage: latchkey dev [options]
+/** Where `--env` keeps data when no `--data-dir` is given, so the ids it writes stay valid. */
+export const DEFAULT_ENV_DATA_DIR = '.latchkey'
+
+export const USAGE = `Usage: latchkey-service dev [options]
+
+Starts the local Latchkey service: auth proxy at <url>/v1, activity API at <url>/public/v1, and
+the dev outbox at <url>/dev/outbox (http://127.0.0.1:8787/dev/outbox by default), where every
+e-mail/SMS one-time code is delivered.
 
   --port <n>                 port to listen on; 0 picks a free one (default 8787)
   --host <name>              interface to bind (default 127.0.0.1)
-  --data-dir <dir>           keep data durably in <dir> (default: in memory)
+  --data-dir <dir>           keep data durably in <dir>, so ids and keys stay the same across
+                             restarts (default: in memory); holds master.key, and a data dir the
+                             service creates gets a .gitignore that ignores everything in it
+  --env <file>               write the ids an app needs to <file> as VITE_LATCHKEY_* and
+                             NEXT_PUBLIC_LATCHKEY_* variables (other lines are kept); implies
+                             --data-dir ${DEFAULT_ENV_DATA_DIR} unless --data-dir is given
   --json                     print one JSON line with URLs and dev credentials first
   --rpc <caip2>=<url>        JSON-RPC node for eth_send_raw_transaction (repeatable)
   --allowed-origins <a,b>    auth-proxy allowed origins (default *)
   --providers <a,b>          enabled sign-in methods (${SIGN_IN_METHODS.join(', ')})
   --session-seconds <n>      auth-proxy session lifetime in seconds
   --rp-id <id>               passkey relying-party id (default localhost)
-  --help                     show this help`
+  --version                  print the version
+  --help                     show this help
+
+Example: latchkey-service dev --env .env.local`
 
 export class UsageError extends Error {}
 
@@ -21,6 +38,7 @@ export interface CliOptions {
   port: number
   host: string
   dataDir: string | undefined
+  envFile: string | undefined
   json: boolean
   rpc: Record<string, string>
   allowedOrigins: string[] | undefined
@@ -29,9 +47,29 @@ export interface CliOptions {
   rpId: string | undefined
 }
 
-/** Parses the CLI flags; throws UsageError with a clear message on bad input. */
-export function parseCli(argv: string[]): CliOptions | 'help' {
-  const args = argv[0] === 'dev' ? argv.slice(1) : argv
+const NUMERIC_FLAGS = new Set(['--port', '--session-seconds'])
+
+/**
+ * Parses the command line; throws UsageError with a clear message on bad input. No arguments at
+ * all is a request for help (the service starts only with the `dev` command).
+ */
+export function parseCli(argv: string[]): CliOptions | 'help' | 'version' {
+  if (argv.length === 0) return 'help'
+  const command = argv[0]!
+  if (command === 'help') return 'help'
+  // Flags alone (`latchkey-service --port 0`) still mean `dev`, as in earlier versions.
+  if (command !== 'dev' && !command.startsWith('-'))
+    throw new UsageError(`unknown command ${command} (the only command is dev)`)
+  const rest = command === 'dev' ? argv.slice(1) : argv
+  // `--port -1` would read as a missing value; join it so the flag's own check explains it.
+  const args: string[] = []
+  for (let i = 0; i < rest.length; i++) {
+    const next = rest[i + 1]
+    if (NUMERIC_FLAGS.has(rest[i]!) && next !== undefined && /^-\d/.test(next)) {
+      args.push(`${rest[i]}=${next}`)
+      i++
+    } else args.push(rest[i]!)
+  }
   let values: Record<string, string | boolean | string[] | undefined>
   try {
     values = parseArgs({
@@ -42,19 +80,22 @@ export function parseCli(argv: string[]): CliOptions | 'help' {
         port: { type: 'string', default: '8787' },
         host: { type: 'string', default: '127.0.0.1' },
         'data-dir': { type: 'string' },
+        env: { type: 'string' },
         json: { type: 'boolean', default: false },
         rpc: { type: 'string', multiple: true },
         'allowed-origins': { type: 'string' },
         providers: { type: 'string' },
         'session-seconds': { type: 'string' },
         'rp-id': { type: 'string' },
-        help: { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+        version: { type: 'boolean', short: 'v', default: false },
       },
     }).values
   } catch (error) {
     throw new UsageError((error as Error).message)
   }
   if (values.help) return 'help'
+  if (values.version) return 'version'
   const port = Number(values.port)
   if (!/^\d+$/.test(String(values.port)) || port > 65535)
     throw new UsageError(`--port must be a number from 0 to 65535, got ${values.port}`)
@@ -80,15 +121,87 @@ export function parseCli(argv: string[]): CliOptions | 'help' {
   const sessionSeconds = values['session-seconds'] as string | undefined
   if (sessionSeconds !== undefined && (!/^\d+$/.test(sessionSeconds) || Number(sessionSeconds) < 1))
     throw new UsageError(`--session-seconds must be a positive number of seconds, got ${sessionSeconds}`)
+  const envFile = values.env as string | undefined
+  if (envFile === '') throw new UsageError('--env needs a file name, e.g. --env .env.local')
+  if (values['data-dir'] === '')
+    throw new UsageError('--data-dir needs a directory, e.g. --data-dir .latchkey')
   return {
     port,
     host: values.host as string,
-    dataDir: values['data-dir'] as string | undefined,
+    dataDir: (values['data-dir'] as string | undefined) ?? (envFile ? DEFAULT_ENV_DATA_DIR : undefined),
+    envFile,
     json: values.json as boolean,
     rpc,
     allowedOrigins: list(values['allowed-origins']),
     providers: providers as SignInMethod[] | undefined,
     sessionSeconds,
     rpId: values['rp-id'] as string | undefined,
+  }
+}
+
+/** What an app needs from a running local service (the `--json` line has these and more). */
+export interface AppIds {
+  baseUrl: string
+  authProxyUrl: string
+  authProxyConfigId: string | null
+  organizationId: string
+  trustedSignerPublicKey: string
+}
+
+const ENV_NAMES: Record<keyof AppIds, string> = {
+  authProxyUrl: 'AUTH_PROXY_URL',
+  baseUrl: 'BASE_URL',
+  authProxyConfigId: 'AUTH_PROXY_CONFIG_ID',
+  organizationId: 'ORGANIZATION_ID',
+  trustedSignerPublicKey: 'TRUSTED_SIGNER_PUBLIC_KEY',
+}
+
+/** The app's ids as `VITE_LATCHKEY_*` and `NEXT_PUBLIC_LATCHKEY_*` variables (never the API key). */
+export function envVariables(ids: AppIds): Record<string, string> {
+  const variables: Record<string, string> = {}
+  for (const prefix of ['VITE_LATCHKEY_', 'NEXT_PUBLIC_LATCHKEY_'])
+    for (const [field, name] of Object.entries(ENV_NAMES))
+      variables[prefix + name] = ids[field as keyof AppIds] ?? ''
+  return variables
+}
+
+/**
+ * `existing` (a dotenv file's text) with `variables` set: a line that already assigns one is
+ * replaced in place, the others are appended; every other line stays as it was.
+ */
+export function mergeEnvFile(existing: string, variables: Record<string, string>): string {
+  const pending = new Map(Object.entries(variables))
+  const lines = existing === '' ? [] : existing.replace(/\r?\n$/, '').split(/\r?\n/)
+  const merged = lines.map((line) => {
+    const name = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=/.exec(line)?.[1]
+    if (name === undefined || !pending.has(name)) return line
+    const value = pending.get(name)!
+    pending.delete(name)
+    return `${name}=${value}`
+  })
+  if (pending.size > 0) {
+    if (merged.length > 0 && merged.at(-1) !== '') merged.push('')
+    merged.push('# written by `latchkey-service dev --env` (local service ids)')
+    for (const [name, value] of pending) merged.push(`${name}=${value}`)
+  }
+  return `${merged.join('\n')}\n`
+}
+
+/**
+ * Creates the data dir if needed. A dir created here (or found empty) gets a `.gitignore` of `*`,
+ * since it will hold `master.key`; returns a warning for an existing dir without one.
+ */
+export function prepareDataDir(dir: string): { createdGitignore: boolean; warning?: string } {
+  const fresh = !existsSync(dir) || readdirSync(dir).length === 0
+  mkdirSync(dir, { recursive: true })
+  const gitignore = join(dir, '.gitignore')
+  if (fresh) {
+    writeFileSync(gitignore, '# Latchkey local service data, master.key included: never commit it\n*\n')
+    return { createdGitignore: true }
+  }
+  if (existsSync(gitignore)) return { createdGitignore: false }
+  return {
+    createdGitignore: false,
+    warning: `${dir} holds master.key and has no .gitignore: keep it out of version control`,
   }
 }
