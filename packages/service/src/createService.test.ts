@@ -1,8 +1,8 @@
 import { ACTIVITY_PATHS, QUERY_PATHS } from '@latchkey/protocol'
 import { describe, expect, it } from 'vitest'
 import { createService } from './createService.ts'
+import { ServiceError } from './errors.ts'
 import { defineActivity, defineQuery, type ServicePlugin } from './registry.ts'
-import { ServiceError } from './ServiceError.ts'
 import { createHarness, resultOf } from './testing/harness.ts'
 
 describe('createService', () => {

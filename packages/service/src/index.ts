@@ -2,6 +2,7 @@
 
 export type { DevCredentials, DevOptions } from './bootstrap.ts'
 export { type CreateServiceOptions, createService, type Service } from './createService.ts'
+export { ServiceError } from './errors.ts'
 export type { Clock, Runtime, WebAuthnOptions } from './Runtime.ts'
 export type {
   ActivityContext,
@@ -13,5 +14,4 @@ export type {
   ServicePlugin,
 } from './registry.ts'
 export { defineActivity, defineQuery } from './registry.ts'
-export { ServiceError } from './ServiceError.ts'
 export { type StorageBackend, Store, Transaction } from './store/Store.ts'

@@ -1,6 +1,6 @@
 import { secretFramePlugin } from './dev/secretFrame.ts'
-import { signInPlugin } from './proxy/signInPlugin.ts'
 import type { ServicePlugin } from './registry.ts'
+import { signInPlugin } from './signin/signInPlugin.ts'
 
 /**
  * Plugins every service loads (the auth proxy, OTP, OAuth, dev routes and settings add theirs

@@ -6,10 +6,10 @@ import type {
   QueryPath,
 } from '@latchkey/protocol'
 import type { Hono } from 'hono'
+import type { Reader } from './pipeline/Reader.ts'
 import type { Runtime } from './Runtime.ts'
 import type { OrganizationRow, UserRow } from './store/model.ts'
 import type { Reads, Transaction } from './store/Store.ts'
-import type { Reader } from './validate.ts'
 
 /** Who sent a request, established by its stamp (or read-only session). */
 export interface Caller {

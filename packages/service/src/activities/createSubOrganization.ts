@@ -1,8 +1,8 @@
 import { readRootUser, readWalletParams } from '../domain/params.ts'
 import { addApiKeys, addAuthenticators } from '../domain/users.ts'
 import { createWalletRecords } from '../domain/wallets.ts'
+import { ServiceError } from '../errors.ts'
 import { defineActivity, type SubOrganizationHookContext } from '../registry.ts'
-import { ServiceError } from '../ServiceError.ts'
 import type { UserRow } from '../store/model.ts'
 
 /** Most root users one sub-organization may start with. */

@@ -1,6 +1,6 @@
 import { findUser } from '../domain/users.ts'
+import { ServiceError } from '../errors.ts'
 import { defineActivity } from '../registry.ts'
-import { ServiceError } from '../ServiceError.ts'
 
 export const createUserTag = defineActivity('create_user_tag', {
   parse: (r) => ({ userTagName: r.string('userTagName', { max: 256 }), userIds: r.ids('userIds') }),

@@ -1,7 +1,7 @@
 import { assertRootKeepsAccess } from '../domain/sessions.ts'
 import { findUser } from '../domain/users.ts'
+import { ServiceError } from '../errors.ts'
 import { defineActivity } from '../registry.ts'
-import { ServiceError } from '../ServiceError.ts'
 
 /** Revokes API keys (also how a client logs out: it deletes its session key). */
 export const deleteApiKeys = defineActivity('delete_api_keys', {

@@ -1,7 +1,7 @@
 import { assertRootKeepsAccess } from '../domain/sessions.ts'
 import { findUser } from '../domain/users.ts'
+import { ServiceError } from '../errors.ts'
 import { defineActivity } from '../registry.ts'
-import { ServiceError } from '../ServiceError.ts'
 
 export const deleteAuthenticators = defineActivity('delete_authenticators', {
   parse: (r) => ({

@@ -1,6 +1,6 @@
 import { findWallet } from '../domain/wallets.ts'
+import { ServiceError } from '../errors.ts'
 import { defineActivity } from '../registry.ts'
-import { ServiceError } from '../ServiceError.ts'
 
 /** Deletes wallets and their accounts; a never-exported wallet needs `deleteWithoutExport`. */
 export const deleteWallets = defineActivity('delete_wallets', {

@@ -1,7 +1,7 @@
 import { decodeSignedTransaction } from '../crypto/index.ts'
 import { withField } from '../domain/params.ts'
+import { ServiceError } from '../errors.ts'
 import { defineActivity } from '../registry.ts'
-import { ServiceError } from '../ServiceError.ts'
 
 const CAIP2 = /^[-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,32}$/
 

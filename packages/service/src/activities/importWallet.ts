@@ -7,8 +7,8 @@ import {
 import { readAccounts } from '../domain/params.ts'
 import { findUser } from '../domain/users.ts'
 import { createWalletRecords } from '../domain/wallets.ts'
+import { ServiceError } from '../errors.ts'
 import { defineActivity } from '../registry.ts'
-import { ServiceError } from '../ServiceError.ts'
 
 /** A wallet from a mnemonic the client encrypted to the target key of `init_import_wallet`. */
 export const importWallet = defineActivity('import_wallet', {

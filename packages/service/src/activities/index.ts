@@ -18,7 +18,6 @@ import { importWallet } from './importWallet.ts'
 import { initImportWallet } from './initImportWallet.ts'
 import { rejectActivity } from './rejectActivity.ts'
 import { signRawPayloads } from './signRawPayloads.ts'
-import { stampLogin } from './stampLogin.ts'
 import { updateUserName } from './updateUserName.ts'
 import { updateUserTag } from './updateUserTag.ts'
 
@@ -46,7 +45,6 @@ export const builtinActivities: ActivityHandlers = {
   init_import_wallet: initImportWallet,
   reject_activity: rejectActivity,
   sign_raw_payloads: signRawPayloads,
-  stamp_login: stampLogin,
   update_user_name: updateUserName,
   update_user_tag: updateUserTag,
 }

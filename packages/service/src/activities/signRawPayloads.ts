@@ -1,9 +1,9 @@
 import { HASH_FUNCTIONS, PAYLOAD_ENCODINGS } from '@latchkey/protocol'
 import { CryptoInputError, signRawPayload } from '../crypto/index.ts'
 import { findAccount, withAccountKey } from '../domain/wallets.ts'
+import { ServiceError } from '../errors.ts'
+import { stringItem } from '../pipeline/Reader.ts'
 import { defineActivity } from '../registry.ts'
-import { ServiceError } from '../ServiceError.ts'
-import { stringItem } from '../validate.ts'
 
 /** Largest number of payloads per request. */
 export const MAX_PAYLOADS = 100

@@ -1,6 +1,6 @@
 import { findUser } from '../domain/users.ts'
+import { ServiceError } from '../errors.ts'
 import { defineActivity } from '../registry.ts'
-import { ServiceError } from '../ServiceError.ts'
 
 /** Renames a tag and adds/removes users, all or nothing (the transaction makes it atomic). */
 export const updateUserTag = defineActivity('update_user_tag', {

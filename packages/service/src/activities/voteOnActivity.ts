@@ -1,6 +1,6 @@
+import { ServiceError } from '../errors.ts'
+import { executeActivity, recordEvaluation, recordVote, respondWith } from '../pipeline/submitActivity.ts'
 import type { ActivityContext } from '../registry.ts'
-import { ServiceError } from '../ServiceError.ts'
-import { executeActivity, recordEvaluation, recordVote, respondWith } from './submitActivity.ts'
 
 /**
  * Records a root user's vote on an activity awaiting consensus (found by fingerprint). When

@@ -15,9 +15,9 @@ import { p256 } from '@noble/curves/nist.js'
 import { hexToBytes } from '@noble/hashes/utils.js'
 import { verifyAuthenticationResponse } from '@simplewebauthn/server'
 import { verifyApiKeyStamp, verifyJwt } from '../crypto/index.ts'
+import { ServiceError } from '../errors.ts'
 import type { Runtime } from '../Runtime.ts'
 import type { Caller } from '../registry.ts'
-import { ServiceError } from '../ServiceError.ts'
 import type { ApiKeyRow, AuthenticatorRow } from '../store/model.ts'
 
 const SCHEMES_OF_CURVE: Record<ApiKeyCurve, SignatureScheme[]> = {

@@ -18,8 +18,8 @@ import { p256 } from '@noble/curves/nist.js'
 import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
 import { CryptoInputError, validateAccountSpec } from '../crypto/index.ts'
-import { ServiceError } from '../ServiceError.ts'
-import { Reader } from '../validate.ts'
+import { ServiceError } from '../errors.ts'
+import { Reader } from '../pipeline/Reader.ts'
 
 /** Largest number of accounts one activity derives. */
 export const MAX_ACCOUNTS = 100

@@ -2,9 +2,9 @@ import type { CredentialType, SessionClaims } from '@latchkey/protocol'
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
 import { signJwt } from '../crypto/index.ts'
+import { ServiceError } from '../errors.ts'
 import type { Runtime } from '../Runtime.ts'
 import type { ActivityContext } from '../registry.ts'
-import { ServiceError } from '../ServiceError.ts'
 import type { UserRow } from '../store/model.ts'
 
 /** Default read-write session lifetime (seconds): 15 minutes. */

@@ -8,8 +8,8 @@ import type {
 import { bytesToHex } from '@noble/hashes/utils.js'
 import { verifyRegistrationResponse } from '@simplewebauthn/server'
 import { base64urlToBytes } from '../auth/authenticate.ts'
+import { ServiceError } from '../errors.ts'
 import type { ActivityContext } from '../registry.ts'
-import { ServiceError } from '../ServiceError.ts'
 import type { UserRow } from '../store/model.ts'
 import type { Reads } from '../store/Store.ts'
 

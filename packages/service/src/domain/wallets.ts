@@ -7,9 +7,9 @@ import {
   normalizeMnemonic,
   validateMnemonic,
 } from '../crypto/index.ts'
+import { ServiceError } from '../errors.ts'
 import type { Runtime } from '../Runtime.ts'
 import type { ActivityContext } from '../registry.ts'
-import { ServiceError } from '../ServiceError.ts'
 import type { WalletAccountRow, WalletRow } from '../store/model.ts'
 import type { Reads } from '../store/Store.ts'
 import { withField } from './params.ts'

@@ -1,7 +1,7 @@
 import { decodeJwtClaims, SUBORG_FILTER_TYPES } from '@latchkey/protocol'
-import { renderActivity } from '../activities/renderActivity.ts'
+import { ServiceError } from '../errors.ts'
+import { renderActivity } from '../pipeline/renderActivity.ts'
 import { defineQuery, type QueryHandler } from '../registry.ts'
-import { ServiceError } from '../ServiceError.ts'
 import type { OrganizationRow } from '../store/model.ts'
 import type { Reads } from '../store/Store.ts'
 import { paginate, readPagination } from './paginate.ts'
@@ -15,7 +15,7 @@ import {
   renderWalletAccount,
 } from './render.ts'
 
-const id = (r: import('../validate.ts').Reader, name: string) => r.string(name, { max: 200 })
+const id = (r: import('../pipeline/Reader.ts').Reader, name: string) => r.string(name, { max: 200 })
 
 function matchesFilter(reads: Reads, org: OrganizationRow, filterType: string, value: string): boolean {
   const users = reads.findBy('users', 'organizationId', org.id)

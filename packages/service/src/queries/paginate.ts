@@ -1,6 +1,6 @@
 import { PAGINATION, type PaginationOptions } from '@latchkey/protocol'
-import { ServiceError } from '../ServiceError.ts'
-import type { Reader } from '../validate.ts'
+import { ServiceError } from '../errors.ts'
+import type { Reader } from '../pipeline/Reader.ts'
 
 export function readPagination(r: Reader): Required<Pick<PaginationOptions, 'limit'>> & PaginationOptions {
   const options = r.optObject('paginationOptions')

@@ -1,8 +1,8 @@
 import { OAUTH2_PROVIDERS } from '@latchkey/protocol'
+import { defineActivity } from '../../registry.ts'
 import { exchangeAuthorizationCode } from '../oauth/exchangeAuthorizationCode.ts'
 import { CODE_VERIFIER } from '../oauth/pkce.ts'
-import { INTERNAL_ORIGIN, providerEndpoints, proxyConfigFor, signInState } from '../proxy/signInState.ts'
-import { defineActivity } from '../registry.ts'
+import { INTERNAL_ORIGIN, providerEndpoints, proxyConfigFor, signInState } from '../signInState.ts'
 import { inParameters } from './initOtp.ts'
 
 /**

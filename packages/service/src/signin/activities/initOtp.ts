@@ -1,8 +1,8 @@
 import { OTP_TYPES } from '@latchkey/protocol'
+import { ServiceError } from '../../errors.ts'
+import { defineActivity } from '../../registry.ts'
 import { normalizeContact } from '../otp/normalizeContact.ts'
-import { proxyConfigFor, signInState } from '../proxy/signInState.ts'
-import { defineActivity } from '../registry.ts'
-import { ServiceError } from '../ServiceError.ts'
+import { proxyConfigFor, signInState } from '../signInState.ts'
 
 /** Prefixes the field of a sign-in engine error with `parameters.` like every activity error. */
 export async function inParameters<T>(run: () => T | Promise<T>): Promise<T> {

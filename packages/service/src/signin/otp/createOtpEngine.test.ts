@@ -1,7 +1,7 @@
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex } from '@noble/hashes/utils.js'
 import { describe, expect, it } from 'vitest'
-import { ServiceError } from '../ServiceError.ts'
+import { ServiceError } from '../../errors.ts'
 import { createOtpEngine, type OtpMessage, type OtpRecord } from './createOtpEngine.ts'
 import { normalizeContact } from './normalizeContact.ts'
 import { randomDigits } from './randomDigits.ts'

@@ -1,8 +1,8 @@
-import { checkTimestamp, parseBody } from '../activities/submitActivity.ts'
 import { authenticate } from '../auth/authenticate.ts'
+import { ServiceError } from '../errors.ts'
 import type { Runtime } from '../Runtime.ts'
-import { ServiceError } from '../ServiceError.ts'
-import { Reader } from '../validate.ts'
+import { Reader } from './Reader.ts'
+import { checkTimestamp, parseBody } from './submitActivity.ts'
 
 /**
  * The query pipeline: parse, authenticate (stamp or read-only session), check liveness when a

@@ -1,8 +1,8 @@
-import { issueSession, MAX_SESSION_SECONDS, normalizeSessionPublicKey } from '../domain/sessions.ts'
+import { issueSession, MAX_SESSION_SECONDS, normalizeSessionPublicKey } from '../../domain/sessions.ts'
+import { ServiceError } from '../../errors.ts'
+import { defineActivity } from '../../registry.ts'
 import { verifyClientSignature } from '../otp/verifyClientSignature.ts'
-import { spendOnce, verifyVerificationToken } from '../proxy/signInState.ts'
-import { defineActivity } from '../registry.ts'
-import { ServiceError } from '../ServiceError.ts'
+import { spendOnce, verifyVerificationToken } from '../signInState.ts'
 
 /**
  * OTP login: a verification token for a user's e-mail or phone, plus (when the token is bound

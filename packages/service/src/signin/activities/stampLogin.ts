@@ -1,5 +1,5 @@
-import { issueSession, MAX_SESSION_SECONDS, normalizeSessionPublicKey } from '../domain/sessions.ts'
-import { defineActivity } from '../registry.ts'
+import { issueSession, MAX_SESSION_SECONDS, normalizeSessionPublicKey } from '../../domain/sessions.ts'
+import { defineActivity } from '../../registry.ts'
 
 /**
  * A read-write session for the supplied public key, for a caller who stamped with a passkey or

@@ -1,6 +1,6 @@
 import { OAUTH2_PROVIDERS, type OAuth2Provider } from '@latchkey/protocol'
 import { createLocalJWKSet, type JSONWebKeySet, type JWTPayload, jwtVerify } from 'jose'
-import { ServiceError } from '../ServiceError.ts'
+import { ServiceError } from '../../errors.ts'
 import type { ServiceOidc, ServiceOidcClaims } from './createServiceOidc.ts'
 import { CODE_VERIFIER } from './pkce.ts'
 

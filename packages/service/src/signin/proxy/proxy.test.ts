@@ -2,10 +2,7 @@ import { decodeJwtClaims, PROXY_CONFIG_HEADER, type SessionClaims } from '@latch
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { describe, expect, it } from 'vitest'
-import { oidcNonce } from '../oauth/oidcNonce.ts'
-import { s256Challenge } from '../oauth/pkce.ts'
-import { SETTINGS_ROUTES } from '../settings/settingsRoutes.ts'
-import { Store } from '../store/Store.ts'
+import { Store } from '../../store/Store.ts'
 import {
   createHarness,
   fakeClock,
@@ -16,7 +13,10 @@ import {
   softPasskey,
   type TestKey,
   testKey,
-} from '../testing/harness.ts'
+} from '../../testing/harness.ts'
+import { oidcNonce } from '../oauth/oidcNonce.ts'
+import { s256Challenge } from '../oauth/pkce.ts'
+import { SETTINGS_ROUTES } from '../settings/settingsRoutes.ts'
 
 const APP = 'http://app.test'
 

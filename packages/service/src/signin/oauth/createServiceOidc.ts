@@ -1,5 +1,5 @@
-import { CryptoInputError, signJwt, verifyJwt } from '../crypto/index.ts'
-import { ServiceError } from '../ServiceError.ts'
+import { CryptoInputError, signJwt, verifyJwt } from '../../crypto/index.ts'
+import { ServiceError } from '../../errors.ts'
 
 /** Claims of the OIDC token the service issues after an OAuth exchange. */
 export interface ServiceOidcClaims {

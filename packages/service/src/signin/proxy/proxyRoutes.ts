@@ -21,13 +21,13 @@ import {
   type WalletParams,
 } from '@latchkey/protocol'
 import type { Context, Hono } from 'hono'
-import { MAX_SESSION_SECONDS } from '../domain/sessions.ts'
+import { MAX_SESSION_SECONDS } from '../../domain/sessions.ts'
+import { ServiceError } from '../../errors.ts'
+import { objectItem, Reader } from '../../pipeline/Reader.ts'
+import type { Runtime } from '../../Runtime.ts'
+import type { ProxyConfigRow } from '../../store/model.ts'
 import { DEV_OIDC_PREFIX } from '../oauth/devIdp.ts'
-import type { Runtime } from '../Runtime.ts'
-import { ServiceError } from '../ServiceError.ts'
-import type { ProxyConfigRow } from '../store/model.ts'
-import { objectItem, Reader } from '../validate.ts'
-import { methodOf } from './signInState.ts'
+import { methodOf } from '../signInState.ts'
 import { signProxyStamp } from './signProxyStamp.ts'
 
 /** Largest proxy request body (attestations included). */

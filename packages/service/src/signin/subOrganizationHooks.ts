@@ -1,6 +1,6 @@
 import type { OauthProviderParams } from '@latchkey/protocol'
+import { ServiceError } from '../errors.ts'
 import type { ServicePlugin, SubOrganizationHookContext } from '../registry.ts'
-import { ServiceError } from '../ServiceError.ts'
 import type { UserRow } from '../store/model.ts'
 import { signInState, verifyVerificationToken } from './signInState.ts'
 

@@ -1,15 +1,16 @@
-import { initOtp } from '../activities/initOtp.ts'
-import { oauth2Authenticate } from '../activities/oauth2Authenticate.ts'
-import { oauthLogin } from '../activities/oauthLogin.ts'
-import { otpLogin } from '../activities/otpLogin.ts'
-import { verifyOtp } from '../activities/verifyOtp.ts'
-import { outboxRoutes } from '../dev/createOutbox.ts'
-import { DEV_OIDC_PREFIX } from '../oauth/devIdp.ts'
+import { ServiceError } from '../errors.ts'
 import type { ServicePlugin } from '../registry.ts'
-import { ServiceError } from '../ServiceError.ts'
-import { settingsRoutes } from '../settings/settingsRoutes.ts'
+import { initOtp } from './activities/initOtp.ts'
+import { oauth2Authenticate } from './activities/oauth2Authenticate.ts'
+import { oauthLogin } from './activities/oauthLogin.ts'
+import { otpLogin } from './activities/otpLogin.ts'
+import { stampLogin } from './activities/stampLogin.ts'
+import { verifyOtp } from './activities/verifyOtp.ts'
+import { DEV_OIDC_PREFIX } from './oauth/devIdp.ts'
+import { outboxRoutes } from './outbox/createOutbox.ts'
+import { proxyRoutes } from './proxy/proxyRoutes.ts'
 import { bootstrapDevProxyConfig, pruneSignInRows } from './proxyConfig.ts'
-import { proxyRoutes } from './proxyRoutes.ts'
+import { settingsRoutes } from './settings/settingsRoutes.ts'
 import { bootstrapSignInKey, signInState } from './signInState.ts'
 import { subOrganizationHooks } from './subOrganizationHooks.ts'
 
@@ -38,6 +39,7 @@ export const signInPlugin: ServicePlugin = {
     otp_login: otpLogin,
     oauth2_authenticate: oauth2Authenticate,
     oauth_login: oauthLogin,
+    stamp_login: stampLogin,
   },
   bootstrap(tx, service) {
     bootstrapSignInKey(tx, service)

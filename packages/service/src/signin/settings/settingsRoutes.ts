@@ -8,15 +8,15 @@ import {
   WEBAUTHN_STAMP_HEADER,
 } from '@latchkey/protocol'
 import type { Hono } from 'hono'
-import { checkTimestamp, parseBody } from '../activities/submitActivity.ts'
-import { authenticate } from '../auth/authenticate.ts'
-import { MAX_SESSION_SECONDS } from '../domain/sessions.ts'
-import { saveProxyConfig } from '../proxy/proxyConfig.ts'
-import { defaultProxySettings } from '../proxy/signInState.ts'
-import type { Runtime } from '../Runtime.ts'
-import { ServiceError } from '../ServiceError.ts'
-import type { ProxyConfigRow } from '../store/model.ts'
-import { Reader, stringItem } from '../validate.ts'
+import { authenticate } from '../../auth/authenticate.ts'
+import { MAX_SESSION_SECONDS } from '../../domain/sessions.ts'
+import { ServiceError } from '../../errors.ts'
+import { Reader, stringItem } from '../../pipeline/Reader.ts'
+import { checkTimestamp, parseBody } from '../../pipeline/submitActivity.ts'
+import type { Runtime } from '../../Runtime.ts'
+import type { ProxyConfigRow } from '../../store/model.ts'
+import { saveProxyConfig } from '../proxyConfig.ts'
+import { defaultProxySettings } from '../signInState.ts'
 
 export { SETTINGS_ROUTES }
 

@@ -1,8 +1,8 @@
-import { issueSession, MAX_SESSION_SECONDS, normalizeSessionPublicKey } from '../domain/sessions.ts'
+import { issueSession, MAX_SESSION_SECONDS, normalizeSessionPublicKey } from '../../domain/sessions.ts'
+import { ServiceError } from '../../errors.ts'
+import { defineActivity } from '../../registry.ts'
 import { oidcNonce } from '../oauth/oidcNonce.ts'
-import { signInState, spendOnce } from '../proxy/signInState.ts'
-import { defineActivity } from '../registry.ts'
-import { ServiceError } from '../ServiceError.ts'
+import { signInState, spendOnce } from '../signInState.ts'
 
 /**
  * OAuth login: the service's OIDC token (from `oauth2_authenticate`) whose nonce is the hash of

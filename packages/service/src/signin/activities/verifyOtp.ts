@@ -1,6 +1,6 @@
-import { normalizeSessionPublicKey } from '../domain/sessions.ts'
-import { signInState } from '../proxy/signInState.ts'
-import { defineActivity } from '../registry.ts'
+import { normalizeSessionPublicKey } from '../../domain/sessions.ts'
+import { defineActivity } from '../../registry.ts'
+import { signInState } from '../signInState.ts'
 import { inParameters } from './initOtp.ts'
 
 /**

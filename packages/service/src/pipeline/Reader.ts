@@ -1,4 +1,4 @@
-import { ServiceError } from './ServiceError.ts'
+import { ServiceError } from '../errors.ts'
 
 /** Largest array any request may carry (accounts, payloads, users, ids ...). */
 export const MAX_ARRAY = 100
