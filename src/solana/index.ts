@@ -1,0 +1,105 @@
+/**
+ * `latchkey/solana`: @solana/kit signers for a Solana account of a Latchkey wallet. The private key
+ * never leaves the service; the signer asks it for ed25519 signatures with the active session.
+ */
+import {
+  type Address,
+  type MessagePartialSigner,
+  type MessagePartialSignerConfig,
+  type SignableMessage,
+  type SignatureBytes,
+  type SignatureDictionary,
+  type Transaction,
+  type TransactionPartialSigner,
+  type TransactionPartialSignerConfig,
+  address as toAddress,
+} from '@solana/kit'
+import { signRawPayloads } from '../core/actions/activities/signRawPayloads.ts'
+import type { Latchkey } from '../core/createLatchkey.ts'
+import { LatchkeyError } from '../core/errors.ts'
+import { bytesToHex, hexToBytes } from '../core/utils/encoding.ts'
+
+export type CreateLatchkeySolanaSignerParameters<TAddress extends string = string> = {
+  /** The Solana (base58) address of a wallet account of the signed-in user. */
+  address: Address<TAddress> | TAddress
+  /** Organization that holds the account. @default the session's organization */
+  organizationId?: string | undefined
+  /** Sign with this session instead of the active one. */
+  sessionId?: string | undefined
+}
+
+/** A @solana/kit `TransactionPartialSigner` and `MessagePartialSigner` backed by Latchkey. */
+export type LatchkeySolanaSigner<TAddress extends string = string> = TransactionPartialSigner<TAddress> &
+  MessagePartialSigner<TAddress>
+
+/**
+ * Creates a signer for `address`. `signTransactions` and `signMessages` each make ONE
+ * `sign_raw_payloads` request for the whole batch (ed25519, `HASH_FUNCTION_NOT_APPLICABLE`) and
+ * return one `SignatureDictionary` per item, so the signer composes with kit's
+ * `signTransactionMessageWithSigners` beside other signers (a separate fee payer, for example).
+ */
+export function createLatchkeySolanaSigner<TAddress extends string = string>(
+  client: Latchkey,
+  parameters: CreateLatchkeySolanaSignerParameters<TAddress>,
+): LatchkeySolanaSigner<TAddress> {
+  const address = toAddress<TAddress>(parameters.address)
+  const { organizationId, sessionId } = parameters
+
+  async function sign(payloads: readonly Uint8Array[], signal?: AbortSignal): Promise<SignatureDictionary[]> {
+    if (payloads.length === 0) return []
+    const { signatures } = await signRawPayloads(client, {
+      signWith: address,
+      payloads: payloads.map(bytesToHex),
+      encoding: 'PAYLOAD_ENCODING_HEXADECIMAL',
+      hashFunction: 'HASH_FUNCTION_NOT_APPLICABLE',
+      organizationId,
+      sessionId,
+      signal,
+    })
+    if (signatures.length !== payloads.length)
+      throw new LatchkeyError(
+        `The service returned ${signatures.length} signatures for ${payloads.length} payloads`,
+        { code: 'UNKNOWN' },
+      )
+    return signatures.map(({ r, s }) => {
+      const bytes = hexToBytes(`${r}${s}`)
+      if (bytes.length !== 64)
+        throw new LatchkeyError(`The service returned a ${bytes.length}-byte ed25519 signature`, {
+          code: 'UNKNOWN',
+        })
+      return Object.freeze({ [address]: bytes as SignatureBytes }) as SignatureDictionary
+    })
+  }
+
+  return Object.freeze({
+    address,
+    signTransactions(
+      transactions: readonly Transaction[],
+      config?: TransactionPartialSignerConfig,
+    ): Promise<readonly SignatureDictionary[]> {
+      for (const [index, transaction] of transactions.entries()) {
+        // A transaction lists its required signers as the keys of `signatures`.
+        if (!(address in transaction.signatures))
+          return Promise.reject(
+            new LatchkeyError(`${address} is not a required signer of transaction ${index}`, {
+              code: 'FIELD_INVALID',
+              details: { field: 'signatures', address, index },
+            }),
+          )
+      }
+      return sign(
+        transactions.map((transaction) => transaction.messageBytes),
+        config?.abortSignal,
+      )
+    },
+    signMessages(
+      messages: readonly SignableMessage[],
+      config?: MessagePartialSignerConfig,
+    ): Promise<readonly SignatureDictionary[]> {
+      return sign(
+        messages.map((message) => message.content),
+        config?.abortSignal,
+      )
+    },
+  })
+}
