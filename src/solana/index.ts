@@ -4,8 +4,10 @@
  */
 import {
   type Address,
+  getBase16Decoder,
   type MessagePartialSigner,
   type MessagePartialSignerConfig,
+  type ReadonlyUint8Array,
   type SignableMessage,
   type SignatureBytes,
   type SignatureDictionary,
@@ -17,7 +19,7 @@ import {
 import { signRawPayloads } from '../core/actions/activities/signRawPayloads.ts'
 import type { Latchkey } from '../core/createLatchkey.ts'
 import { LatchkeyError } from '../core/errors.ts'
-import { bytesToHex, hexToBytes } from '../core/utils/encoding.ts'
+import { hexToBytes } from '../core/utils/encoding.ts'
 
 export type CreateLatchkeySolanaSignerParameters<TAddress extends string = string> = {
   /** The Solana (base58) address of a wallet account of the signed-in user. */
@@ -44,12 +46,16 @@ export function createLatchkeySolanaSigner<TAddress extends string = string>(
 ): LatchkeySolanaSigner<TAddress> {
   const address = toAddress<TAddress>(parameters.address)
   const { organizationId, sessionId } = parameters
+  const hex = getBase16Decoder()
 
-  async function sign(payloads: readonly Uint8Array[], signal?: AbortSignal): Promise<SignatureDictionary[]> {
+  async function sign(
+    payloads: readonly ReadonlyUint8Array[],
+    signal?: AbortSignal,
+  ): Promise<SignatureDictionary[]> {
     if (payloads.length === 0) return []
     const { signatures } = await signRawPayloads(client, {
       signWith: address,
-      payloads: payloads.map(bytesToHex),
+      payloads: payloads.map((payload) => hex.decode(payload)),
       encoding: 'PAYLOAD_ENCODING_HEXADECIMAL',
       hashFunction: 'HASH_FUNCTION_NOT_APPLICABLE',
       organizationId,
