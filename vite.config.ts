@@ -1,6 +1,24 @@
+import { fileURLToPath } from 'node:url'
 import react from '@vitejs/plugin-react'
 import { defineConfig } from 'vitest/config'
 import { workspaceAliases } from './scripts/workspaceAliases.mjs'
+
+// React 18.3 lives in its own folder (scripts/react18: react-dom 18's peer range cannot sit beside the
+// root's React 19). The `dom-react18` project runs the component tests against it: `react` and
+// `react-dom` resolve there, and the libraries that import React are inlined so they see the same copy.
+const react18 = fileURLToPath(new URL('./scripts/react18/node_modules/', import.meta.url))
+const react18Aliases = [
+  { find: /^react(\/.*)?$/, replacement: `${react18}react$1` },
+  { find: /^react-dom(\/.*)?$/, replacement: `${react18}react-dom$1` },
+  // Its `main` is CommonJS, which Node would load with the root's React 19: take the ES build.
+  {
+    find: /^@testing-library\/react$/,
+    replacement: fileURLToPath(
+      new URL('./node_modules/@testing-library/react/dist/@testing-library/react.esm.js', import.meta.url),
+    ),
+  },
+]
+const domTests = ['src/react/**/*.test.{ts,tsx}', 'src/components/**/*.test.{ts,tsx}', 'src/*.test.ts']
 
 export default defineConfig({
   plugins: [react()],
@@ -23,8 +41,20 @@ export default defineConfig({
         test: {
           name: 'dom',
           environment: 'happy-dom',
-          include: ['src/react/**/*.test.{ts,tsx}', 'src/components/**/*.test.{ts,tsx}', 'src/*.test.ts'],
+          include: domTests,
           setupFiles: ['./src/test/setup.dom.ts'],
+        },
+      },
+      {
+        extends: true,
+        resolve: { alias: [...react18Aliases, ...workspaceAliases] },
+        test: {
+          name: 'dom-react18',
+          environment: 'happy-dom',
+          include: domTests,
+          exclude: ['src/exports.test.ts'],
+          setupFiles: ['./src/test/setup.dom.ts', './src/test/setup.react18.ts'],
+          server: { deps: { inline: [/@testing-library\/react/, /@tanstack\/react-query/, /zustand/] } },
         },
       },
     ],

@@ -4,8 +4,8 @@ import { en, type MessageKey, type Messages } from './en.ts'
 export const BUILT_IN_LOCALES = ['en', 'es', 'ar'] as const
 export type BuiltInLocale = (typeof BUILT_IN_LOCALES)[number]
 
-/** React 19's `use()` reads `status`/`value` off a thenable, so a loaded dictionary never suspends again. */
-type Tracked<T> = Promise<T> & { status?: 'pending' | 'fulfilled' | 'rejected'; value?: T }
+/** A promise that records its outcome, so a loaded dictionary is read synchronously and never suspends again. */
+type Tracked<T> = Promise<T> & { status?: 'pending' | 'fulfilled' | 'rejected'; value?: T; reason?: unknown }
 
 // Non-English dictionaries are loaded on demand so an English-only app never downloads them.
 const loaders: Record<Exclude<BuiltInLocale, 'en'>, () => Promise<Messages>> = {
@@ -26,8 +26,8 @@ export const directionOf = (locale: string): 'ltr' | 'rtl' =>
   RTL_LANGUAGES.has(languageOf(locale)) ? 'rtl' : 'ltr'
 
 /**
- * The dictionary for `locale`: English synchronously, a built-in locale as a promise that React's
- * `use()` can suspend on (resolved promises are tracked, so later renders are synchronous).
+ * The dictionary for `locale`: English synchronously, a built-in locale as a tracked promise
+ * (read it during render with `readMessages`).
  */
 export function loadMessages(locale: string): Messages | Tracked<Messages> {
   const lang = languageOf(locale)
@@ -41,13 +41,27 @@ export function loadMessages(locale: string): Messages | Tracked<Messages> {
         promise!.status = 'fulfilled'
         promise!.value = value
       },
-      () => {
+      (reason: unknown) => {
         promise!.status = 'rejected'
+        promise!.reason = reason
       },
     )
     loaded.set(lang, promise)
   }
   return promise
+}
+
+/**
+ * The dictionary for `locale` during render: synchronous once loaded; while loading it throws the
+ * promise, which suspends to the nearest `<Suspense>` on React 18 and 19 alike (React 19's `use()`
+ * does not exist on 18, where calling it is a white page).
+ */
+export function readMessages(locale: string): Messages {
+  const messages = loadMessages(locale)
+  if (!(messages instanceof Promise)) return messages
+  if (messages.status === 'fulfilled') return messages.value as Messages
+  if (messages.status === 'rejected') throw messages.reason
+  throw messages
 }
 
 /**

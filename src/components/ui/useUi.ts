@@ -1,6 +1,5 @@
-import { type CSSProperties, use, useMemo } from 'react'
-import type { Messages } from '../i18n/en.ts'
-import { createTranslate, directionOf, loadMessages, type Translate } from '../i18n/messages.ts'
+import { type CSSProperties, useMemo } from 'react'
+import { createTranslate, directionOf, readMessages, type Translate } from '../i18n/messages.ts'
 import { definedOnly, useUiContext } from './LatchkeyUIProvider.tsx'
 import { RADII, type UiOptions } from './uiOptions.ts'
 
@@ -27,8 +26,7 @@ export function useUi(props: UiOptions): Ui {
   const options: UiOptions = { ...context, ...definedOnly(props) }
   const locale = options.locale ?? 'en'
   const theme = options.theme ?? 'system'
-  const loaded = loadMessages(locale)
-  const messages = loaded instanceof Promise ? use(loaded as Promise<Messages>) : loaded
+  const messages = readMessages(locale)
   const overrides =
     props.messages && context.messages
       ? { ...context.messages, ...props.messages }
