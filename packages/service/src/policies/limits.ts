@@ -1,0 +1,17 @@
+/**
+ * Bounds of the policy language. A policy over a limit is refused when it is created (syntax
+ * limits) or stops with OUTCOME_ERROR when it is evaluated (step limit), so a hostile expression
+ * can neither stall nor crash the service.
+ */
+export const POLICY_LIMITS = {
+  /** Characters of one `condition` or `consensus`. */
+  maxExpressionLength: 4096,
+  /** Nesting of brackets, unary operators and method calls in one expression. */
+  maxDepth: 32,
+  /** Items of one list literal (`x in [..]`). */
+  maxListLiteral: 256,
+  /** Nodes visited (and list items compared) while evaluating one expression. */
+  maxSteps: 20_000,
+  /** Digits of an integer literal (u256 has 78). */
+  maxIntegerDigits: 78,
+} as const

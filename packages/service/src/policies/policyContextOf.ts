@@ -1,0 +1,296 @@
+import type { Reads } from '../store/Store.ts'
+import type { PolicyScope, PolicyStruct, PolicyValue } from './evaluateExpression.ts'
+
+/** `resource` and `action` of each activity, as the public policy language names them. */
+const RESOURCE_ACTION: Record<string, [resource: string, action: string]> = {
+  sign_raw_payloads: ['WALLET', 'SIGN'],
+  sign_raw_payload: ['WALLET', 'SIGN'],
+  sign_transaction: ['WALLET', 'SIGN'],
+  eth_send_raw_transaction: ['WALLET', 'SEND'],
+  create_wallet: ['WALLET', 'CREATE'],
+  create_wallet_accounts: ['WALLET', 'CREATE'],
+  delete_wallets: ['WALLET', 'DELETE'],
+  export_wallet: ['WALLET', 'EXPORT'],
+  export_wallet_account: ['WALLET', 'EXPORT'],
+  init_import_wallet: ['WALLET', 'IMPORT'],
+  import_wallet: ['WALLET', 'IMPORT'],
+  create_policy: ['POLICY', 'CREATE'],
+  create_policies: ['POLICY', 'CREATE'],
+  update_policy: ['POLICY', 'UPDATE'],
+  delete_policy: ['POLICY', 'DELETE'],
+  delete_policies: ['POLICY', 'DELETE'],
+  create_users: ['USER', 'CREATE'],
+  delete_users: ['USER', 'DELETE'],
+  update_user_name: ['USER', 'UPDATE'],
+  create_user_tag: ['USER', 'CREATE'],
+  update_user_tag: ['USER', 'UPDATE'],
+  create_api_keys: ['CREDENTIAL', 'CREATE'],
+  delete_api_keys: ['CREDENTIAL', 'DELETE'],
+  create_authenticators: ['CREDENTIAL', 'CREATE'],
+  delete_authenticators: ['CREDENTIAL', 'DELETE'],
+  create_fiat_on_ramp_credential: ['CREDENTIAL', 'CREATE'],
+  create_sub_organization: ['ORGANIZATION', 'CREATE'],
+  create_read_only_session: ['AUTH', 'CREATE'],
+  stamp_login: ['AUTH', 'CREATE'],
+  otp_login: ['AUTH', 'CREATE'],
+  oauth_login: ['AUTH', 'CREATE'],
+  init_otp: ['AUTH', 'CREATE'],
+  verify_otp: ['AUTH', 'CREATE'],
+  oauth2_authenticate: ['AUTH', 'CREATE'],
+  approve_activity: ['ACTIVITY', 'APPROVE'],
+  reject_activity: ['ACTIVITY', 'REJECT'],
+}
+
+/** JSON as a policy value: integers become ints (exact), null and non-integers are left out. */
+export function toPolicyValue(json: unknown): PolicyValue | undefined {
+  if (typeof json === 'boolean' || typeof json === 'string' || typeof json === 'bigint') return json
+  if (typeof json === 'number') return Number.isInteger(json) ? BigInt(json) : undefined
+  if (Array.isArray(json))
+    return json.map(toPolicyValue).filter((item): item is PolicyValue => item !== undefined)
+  if (typeof json === 'object' && json !== null) {
+    const struct: Record<string, PolicyValue> = {}
+    for (const [key, value] of Object.entries(json)) {
+      const converted = toPolicyValue(value)
+      if (converted !== undefined) struct[key] = converted
+    }
+    return struct
+  }
+  return undefined
+}
+
+const asInt = (value: unknown): bigint | undefined => {
+  try {
+    if (typeof value === 'number' && Number.isInteger(value)) return BigInt(value)
+    if (typeof value === 'string' && /^(0x[0-9a-fA-F]+|\d+)$/.test(value)) return BigInt(value)
+  } catch {}
+  return undefined
+}
+
+type TypedFields = Record<string, { name: string; type: string }[]>
+
+/** An EIP-712 value typed by its declared type: (u)ints become ints, addresses lowercase. */
+function typedValue(
+  types: TypedFields,
+  type: string,
+  value: unknown,
+  depth: number,
+): PolicyValue | undefined {
+  if (depth > 16) return undefined
+  if (type.endsWith(']')) {
+    if (!Array.isArray(value)) return undefined
+    const inner = type.slice(0, type.lastIndexOf('['))
+    const items = value.map((item) => typedValue(types, inner, item, depth + 1))
+    return items.every((item) => item !== undefined) ? (items as PolicyValue[]) : undefined
+  }
+  if (/^u?int\d*$/.test(type)) return asInt(value)
+  if (type === 'address') return typeof value === 'string' ? value.toLowerCase() : undefined
+  const fields = types[type]
+  if (fields && typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    const struct: Record<string, PolicyValue> = {}
+    for (const field of fields) {
+      const converted = typedValue(
+        types,
+        field.type,
+        (value as Record<string, unknown>)[field.name],
+        depth + 1,
+      )
+      if (converted !== undefined) struct[field.name] = converted
+    }
+    return struct
+  }
+  return toPolicyValue(value)
+}
+
+/** `eth.eip_712` of one EIP-712 payload (`{ types, primaryType, domain, message }` JSON). */
+export function eip712Of(payload: string): PolicyStruct | undefined {
+  let json: {
+    types?: TypedFields
+    primaryType?: unknown
+    domain?: Record<string, unknown>
+    message?: unknown
+  }
+  try {
+    json = JSON.parse(payload)
+  } catch {
+    return undefined
+  }
+  if (typeof json !== 'object' || json === null || typeof json.primaryType !== 'string') return undefined
+  const types = json.types ?? {}
+  const domain = json.domain ?? {}
+  const domainStruct: Record<string, PolicyValue> = {}
+  const name = domain.name
+  const version = domain.version
+  const chainId = asInt(domain.chainId)
+  const contract = domain.verifyingContract
+  if (typeof name === 'string') domainStruct.name = name
+  if (typeof version === 'string') domainStruct.version = version
+  if (chainId !== undefined) domainStruct.chain_id = chainId
+  if (typeof contract === 'string') domainStruct.verifying_contract = contract.toLowerCase()
+  if (typeof domain.salt === 'string') domainStruct.salt = domain.salt.toLowerCase()
+  const message = typedValue(types, json.primaryType, json.message, 0)
+  return { primary_type: json.primaryType, domain: domainStruct, message: message ?? {} }
+}
+
+/** `eth.eip_7702_authorization` of one payload (`{ chainId, address, nonce }` JSON). */
+export function eip7702Of(payload: string): PolicyStruct | undefined {
+  let json: Record<string, unknown>
+  try {
+    json = JSON.parse(payload)
+  } catch {
+    return undefined
+  }
+  const chainId = asInt(json?.chainId)
+  const nonce = asInt(json?.nonce)
+  if (typeof json?.address !== 'string' || chainId === undefined || nonce === undefined) return undefined
+  return { address: json.address.toLowerCase(), chain_id: chainId, nonce }
+}
+
+/** An activity as policies see it: its path, type and validated parameters. */
+export interface PolicyActivity {
+  id: string
+  organizationId: string
+  path: string
+  type: string
+  intent: Record<string, unknown>
+}
+
+export interface PolicyContextOptions {
+  /**
+   * Decodes `sign_transaction`'s unsigned transaction into the fields of `eth.tx` / `solana.tx`
+   * (lowercase addresses, ints for amounts); undefined when it does not decode.
+   */
+  decodeTransaction?: (type: string, unsignedTransaction: string) => unknown
+}
+
+/**
+ * The keywords a policy `condition` reads for one activity: `activity`, and for activities that
+ * use a wallet `wallet` and `wallet_account`; `eth.tx` / `solana.tx` for `sign_transaction`;
+ * `eth.eip_712` / `eth.eip_7702_authorization` for a single-payload `sign_raw_payloads` with that
+ * encoding. A keyword the activity does not have is absent, so a policy reading it gets
+ * OUTCOME_ERROR unless it tests `activity.type` first (`&&` short-circuits).
+ */
+export function policyContextOf(
+  reads: Reads,
+  activity: PolicyActivity,
+  options: PolicyContextOptions = {},
+): PolicyScope {
+  const [resource, action] = RESOURCE_ACTION[activity.path] ?? ['ORGANIZATION', 'UNKNOWN']
+  const params = (toPolicyValue(activity.intent) ?? {}) as PolicyStruct
+  const scope: Record<string, PolicyValue> = {
+    activity: { id: activity.id, type: activity.type, kind: activity.path, resource, action, params },
+  }
+  const intent = activity.intent
+  const accountAddress =
+    typeof intent.signWith === 'string'
+      ? intent.signWith
+      : activity.path === 'export_wallet_account' && typeof intent.address === 'string'
+        ? intent.address
+        : undefined
+  let walletId =
+    activity.path === 'export_wallet' && typeof intent.walletId === 'string' ? intent.walletId : undefined
+  if (accountAddress !== undefined) {
+    const lower = accountAddress.toLowerCase()
+    const account =
+      reads
+        .findBy('walletAccounts', 'address', accountAddress)
+        .find((row) => row.organizationId === activity.organizationId) ??
+      reads
+        .findBy('walletAccounts', 'organizationId', activity.organizationId)
+        .find((row) => row.address.toLowerCase() === lower)
+    if (account) {
+      scope.wallet_account = {
+        address: /^0x/i.test(account.address) ? account.address.toLowerCase() : account.address,
+      }
+      walletId = account.walletId
+    }
+  }
+  const wallet = walletId !== undefined ? reads.get('wallets', walletId) : undefined
+  if (wallet && wallet.organizationId === activity.organizationId)
+    scope.wallet = { id: wallet.id, label: wallet.name, exported: wallet.exported, imported: wallet.imported }
+
+  const eth: Record<string, PolicyValue> = {}
+  const solana: Record<string, PolicyValue> = {}
+  if (
+    activity.path === 'sign_transaction' &&
+    options.decodeTransaction &&
+    typeof intent.type === 'string' &&
+    typeof intent.unsignedTransaction === 'string'
+  ) {
+    const decoded = toPolicyValue(options.decodeTransaction(intent.type, intent.unsignedTransaction))
+    if (decoded !== undefined) {
+      if (intent.type === 'TRANSACTION_TYPE_SOLANA') solana.tx = decoded
+      else eth.tx = decoded
+    }
+  }
+  const payloads = Array.isArray(intent.payloads) ? intent.payloads : []
+  // One payload only: with several, a policy on the first would let the others through unread.
+  if (activity.path === 'sign_raw_payloads' && payloads.length === 1 && typeof payloads[0] === 'string') {
+    const decoded =
+      intent.encoding === 'PAYLOAD_ENCODING_EIP712'
+        ? eip712Of(payloads[0])
+        : intent.encoding === 'PAYLOAD_ENCODING_EIP7702_AUTHORIZATION'
+          ? eip7702Of(payloads[0])
+          : undefined
+    if (decoded)
+      eth[intent.encoding === 'PAYLOAD_ENCODING_EIP712' ? 'eip_712' : 'eip_7702_authorization'] = decoded
+  }
+  if (Object.keys(eth).length > 0) scope.eth = eth
+  if (Object.keys(solana).length > 0) scope.solana = solana
+  return scope
+}
+
+/** One approval of an activity: the submitter's stamp or a vote. */
+export interface Approval {
+  userId: string
+  /** apiKeyId or authenticatorId that stamped it. */
+  credentialId: string
+}
+
+/**
+ * The keywords a policy `consensus` reads: `approvers` ({ id, tags (user tag ids), email, alias })
+ * and `credentials` ({ id, user_id, type, credential_id, public_key }), one per distinct approval.
+ */
+export function consensusContextOf(
+  reads: Reads,
+  organizationId: string,
+  approvals: readonly Approval[],
+): { approvers: PolicyValue[]; credentials: PolicyValue[] } {
+  const tags = reads.findBy('userTags', 'organizationId', organizationId)
+  const approvers: PolicyValue[] = []
+  const credentials: PolicyValue[] = []
+  const seenUsers = new Set<string>()
+  const seenCredentials = new Set<string>()
+  for (const approval of approvals) {
+    const user = reads.get('users', approval.userId)
+    if (user && !seenUsers.has(user.id)) {
+      seenUsers.add(user.id)
+      approvers.push({
+        id: user.id,
+        tags: tags.filter((tag) => tag.userIds.includes(user.id)).map((tag) => tag.id),
+        email: user.userEmail ?? '',
+        alias: user.userName,
+      })
+    }
+    if (seenCredentials.has(approval.credentialId)) continue
+    seenCredentials.add(approval.credentialId)
+    const apiKey = reads.get('apiKeys', approval.credentialId)
+    const authenticator = apiKey ? undefined : reads.get('authenticators', approval.credentialId)
+    if (apiKey)
+      credentials.push({
+        id: apiKey.id,
+        user_id: apiKey.userId,
+        type: apiKey.credentialType,
+        credential_id: apiKey.id,
+        public_key: apiKey.publicKey,
+      })
+    else if (authenticator)
+      credentials.push({
+        id: authenticator.id,
+        user_id: authenticator.userId,
+        type: 'CREDENTIAL_TYPE_WEBAUTHN_AUTHENTICATOR',
+        credential_id: authenticator.credentialId,
+        public_key: authenticator.publicKeyHex,
+      })
+  }
+  return { approvers, credentials }
+}
