@@ -194,6 +194,18 @@ describe('package exports', () => {
     expect(Object.keys(await import('./index.ts')).sort()).toMatchSnapshot()
   })
 
+  it('latchkey names every value of its two entry files (a client boundary cannot use export *)', async () => {
+    const [kit, components, react] = await Promise.all([
+      import('./index.ts'),
+      import('./components/index.ts'),
+      import('./react/index.ts'),
+    ])
+    expect(Object.keys(kit).sort()).toEqual([...Object.keys(components), ...Object.keys(react)].sort())
+    const source = (await import('node:fs')).readFileSync('src/index.ts', 'utf8')
+    expect(source.startsWith("'use client'\n")).toBe(true)
+    expect(source).not.toMatch(/^export \* from/m)
+  })
+
   it('latchkey/server', async () => {
     expect(Object.keys(await import('@latchkey/service')).sort()).toMatchSnapshot()
   })

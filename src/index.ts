@@ -1,4 +1,97 @@
-/** `latchkey`: the React provider, hooks and drop-in components. */
+'use client'
+/**
+ * `latchkey`: the React provider, hooks and drop-in components.
+ *
+ * A client boundary (`'use client'`), so a Server Component's tree (Next.js App Router
+ * `layout.tsx`) can render `<LatchkeyProvider>` and the drop-ins. Values are exported by name:
+ * bundlers refuse `export *` in a client boundary (src/exports.test.ts checks that nothing from
+ * the two entry files below is missing here). `latchkey/core` stays server-safe and directive-free.
+ */
 
-export * from './components/index.ts'
-export * from './react/index.ts'
+export type * from './components/index.ts'
+export {
+  ActivityApproval,
+  AuthFlowContext,
+  AuthForm,
+  AuthModal,
+  AuthModalCancelledError,
+  ar,
+  BUILT_IN_LOCALES,
+  DEFAULT_METHOD_ORDER,
+  ExportWallet,
+  en,
+  es,
+  ImportWallet,
+  LatchkeyUIProvider,
+  preloadMessages,
+  SessionStatus,
+  SignMessageDialog,
+  UserProfile,
+  useAuthFlowContext,
+  useAuthModal,
+  WalletList,
+} from './components/index.ts'
+export type * from './react/index.ts'
+export {
+  ConsensusNeededError,
+  createLatchkey,
+  ERROR_CODES,
+  LatchkeyError,
+  LatchkeyProvider,
+  LatchkeyProviderNotFoundError,
+  useActivity,
+  useAddPasskey,
+  useApiKeys,
+  useApproveActivity,
+  useAuthenticator,
+  useCreateApiKeys,
+  useCreateAuthenticators,
+  useCreateFiatOnRampCredential,
+  useCreateReadOnlySession,
+  useCreateSubOrganization,
+  useCreateUserTag,
+  useCreateWallet,
+  useCreateWalletAccounts,
+  useDeleteApiKeys,
+  useDeleteWallets,
+  useDiscoverWallets,
+  useExportWallet,
+  useExportWalletAccount,
+  useExportWalletAccountBundle,
+  useExportWalletBundle,
+  useImportWallet,
+  useImportWalletBundle,
+  useInitImportWallet,
+  useLatchkey,
+  useLatchkeyQueryClient,
+  useLogout,
+  useOAuthSignIn,
+  useOtpSignIn,
+  usePasskeySignIn,
+  usePasskeySignUp,
+  usePolicyEvaluations,
+  useRefreshSession,
+  useRejectActivity,
+  useRemovePasskey,
+  useSendRawTransaction,
+  useSession,
+  useSessionState,
+  useSessionStatus,
+  useSessions,
+  useSignMessage,
+  useSignRawPayloads,
+  useSignTypedData,
+  useSubOrganizations,
+  useSwitchSession,
+  useUpdateUserName,
+  useUpdateUserTag,
+  useUser,
+  useUsers,
+  useUserTags,
+  useWallet,
+  useWalletAccounts,
+  useWalletKitConfig,
+  useWalletSignIn,
+  useWallets,
+  useWhoami,
+} from './react/index.ts'
