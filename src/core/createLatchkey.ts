@@ -59,7 +59,7 @@ export interface LatchkeyConfig {
   }
   /**
    * Uncompressed P-256 hex of the key that must have signed export/import bundles. Required for
-   * export and import; the local service prints its own as `signerPublicKey`.
+   * export and import; the local service prints its own as `trustedSignerPublicKey`.
    */
   trustedSignerPublicKey?: string
   polling?: {
@@ -117,15 +117,70 @@ export interface Latchkey {
 
 const trimSlash = (url: string) => url.replace(/\/+$/, '')
 
+// What README snippets and templates leave in place of a value: '…', '...', '<id>', 'YOUR_ID'.
+const PLACEHOLDER = /…|\.\.\.|^<.*>$|^your[-_ ]|^(todo|changeme|xxx+)$/i
+const WHERE_FROM: Record<string, string> = {
+  authProxyUrl: 'the URL printed by `latchkey-service dev`',
+  baseUrl: 'the URL printed by `latchkey-service dev`',
+  authProxyConfigId:
+    'the id printed by `latchkey-service dev` (or VITE_/NEXT_PUBLIC_LATCHKEY_AUTH_PROXY_CONFIG_ID)',
+  organizationId: 'the id printed by `latchkey-service dev` (or VITE_/NEXT_PUBLIC_LATCHKEY_ORGANIZATION_ID)',
+  trustedSignerPublicKey: 'the key printed by `latchkey-service dev` as trustedSignerPublicKey',
+}
+
+/**
+ * Throws a `ConfigInvalidError` naming the field for a config that cannot work: a missing value,
+ * a placeholder left from a snippet, a URL that is not http(s), an id that cannot travel in an
+ * HTTP header, or a signer key that is not uncompressed P-256 hex.
+ */
+function validateConfig(config: LatchkeyConfig): void {
+  const fail = (field: string, problem: string): never => {
+    throw new ConfigInvalidError(
+      `createLatchkey: \`${field}\` ${problem}; use ${WHERE_FROM[field] ?? 'a valid value'}`,
+      field,
+    )
+  }
+  if (typeof config !== 'object' || config === null)
+    throw new ConfigInvalidError('createLatchkey: pass a config object')
+  for (const field of ['authProxyUrl', 'baseUrl', 'authProxyConfigId', 'organizationId'] as const) {
+    const value: unknown = config[field]
+    if (typeof value !== 'string' || value.trim().length === 0) fail(field, 'is required')
+    const text = value as string
+    if (PLACEHOLDER.test(text.trim())) fail(field, `is still the placeholder ${JSON.stringify(text)}`)
+    if (field === 'authProxyUrl' || field === 'baseUrl') {
+      let url: URL | undefined
+      try {
+        url = new URL(text)
+      } catch {}
+      if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:'))
+        fail(field, `must be an http(s) URL, got ${JSON.stringify(text)}`)
+    } else if (!/^[\x21-\x7e]+$/.test(text))
+      // Sent in a header (and as an id): anything else fails in fetch with a ByteString error.
+      fail(field, `must be printable ASCII without spaces, got ${JSON.stringify(text)}`)
+  }
+  const signer: unknown = config.trustedSignerPublicKey
+  if (signer !== undefined) {
+    if (typeof signer === 'string' && PLACEHOLDER.test(signer.trim()))
+      fail('trustedSignerPublicKey', `is still the placeholder ${JSON.stringify(signer)}`)
+    if (typeof signer !== 'string' || !/^04[0-9a-f]{128}$/i.test(signer))
+      fail(
+        'trustedSignerPublicKey',
+        'must be an uncompressed P-256 public key in hex (04 and 128 hex digits)',
+      )
+  }
+  for (const field of ['requestTimeoutMs'] as const) {
+    const value = config[field]
+    if (value !== undefined && !(typeof value === 'number' && value > 0 && Number.isFinite(value)))
+      fail(field, `must be a positive number of milliseconds, got ${String(value)}`)
+  }
+}
+
 /**
  * Creates a client. Nothing touches `window`, `indexedDB` or `localStorage` here, so it is safe
  * during server rendering; persisted sessions are read on `hydrate()`.
  */
 export function createLatchkey(config: LatchkeyConfig): Latchkey {
-  for (const field of ['authProxyUrl', 'baseUrl', 'authProxyConfigId', 'organizationId'] as const) {
-    if (typeof config[field] !== 'string' || config[field].length === 0)
-      throw new ConfigInvalidError(`createLatchkey: \`${field}\` is required`, field)
-  }
+  validateConfig(config)
   const fetchFn = config.fetch ?? ((input, init) => globalThis.fetch(input, init))
   const resolved: ResolvedLatchkeyConfig = {
     ...config,

@@ -4,7 +4,7 @@ import { createWallet } from './actions/activities/createWallet.ts'
 import { getAccount } from './actions/proxy/getAccount.ts'
 import { getWhoami } from './actions/queries/getWhoami.ts'
 import { createLatchkey } from './createLatchkey.ts'
-import { fromErrorBody, LatchkeyError, ServiceError } from './errors.ts'
+import { ConfigInvalidError, fromErrorBody, LatchkeyError, ServiceError } from './errors.ts'
 import { createIndexedDbKeyStore } from './keyStore/createKeyStore.ts'
 import { createClientFixture, SERVICE_URL } from './test/fixtures.ts'
 import { httpRequest } from './transport/http.ts'
@@ -104,5 +104,41 @@ describe('errors', () => {
   it('rejects an invalid config with a named error', () => {
     expect(() => createLatchkey({ ...base, baseUrl: '' })).toThrow(LatchkeyError)
     expect(() => createLatchkey({ ...base, baseUrl: '' })).toThrow(/baseUrl/)
+  })
+
+  it.each([
+    [
+      { authProxyConfigId: '…' },
+      'authProxyConfigId',
+      /is still the placeholder "…"; use the id printed by `latchkey-service dev`/,
+    ],
+    [{ organizationId: '...' }, 'organizationId', /placeholder/],
+    [{ organizationId: '<your organization id>' }, 'organizationId', /placeholder/],
+    [{ trustedSignerPublicKey: '04…' }, 'trustedSignerPublicKey', /placeholder/],
+    [{ trustedSignerPublicKey: '02ab' }, 'trustedSignerPublicKey', /uncompressed P-256/],
+    [{ authProxyUrl: 'localhost:8787' }, 'authProxyUrl', /must be an http\(s\) URL, got "localhost:8787"/],
+    [{ baseUrl: 'ftp://x.test' }, 'baseUrl', /http\(s\) URL/],
+    [{ authProxyConfigId: 'cfg id' }, 'authProxyConfigId', /printable ASCII/],
+    [{ authProxyConfigId: 'ид' }, 'authProxyConfigId', /printable ASCII/],
+    [{ organizationId: undefined }, 'organizationId', /is required/],
+    [{ requestTimeoutMs: -1 }, 'requestTimeoutMs', /positive number/],
+  ])('names the field of a config that cannot work: %j', (patch, field, message) => {
+    let error: unknown
+    try {
+      createLatchkey({ ...base, ...patch } as never)
+    } catch (caught) {
+      error = caught
+    }
+    expect(error).toBeInstanceOf(ConfigInvalidError)
+    expect(error).toMatchObject({ code: 'CONFIG_INVALID', field })
+    expect((error as Error).message).toMatch(message)
+  })
+
+  it('accepts a real config, the signer key in either case', () => {
+    const key = `04${'ab'.repeat(64)}`
+    expect(() => createLatchkey({ ...base, trustedSignerPublicKey: key })).not.toThrow()
+    expect(() =>
+      createLatchkey({ ...base, trustedSignerPublicKey: key.toUpperCase().replace('0X', '') }),
+    ).not.toThrow()
   })
 })

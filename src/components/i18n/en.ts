@@ -25,6 +25,13 @@ export const en = {
   errorPermission: 'You don’t have permission to do that.',
   errorRateLimited: 'Too many requests. Wait a moment and try again.',
   errorTitle: 'That didn’t work',
+  errorSetup: 'Sign-in isn’t set up correctly for this app.',
+  errorOriginNotAllowed: 'This site isn’t allowed to use the sign-in service.',
+  devHintProxyConfig: 'Check `authProxyConfigId`: use the id printed by `latchkey-service dev`.',
+  devHintOrigin: 'Allow this page’s origin on the service (`--allowed-origins` or the operator settings).',
+  devHintNetwork: 'Is the service running at {url}? Start it with `latchkey-service dev`.',
+  devHintConfig: 'Fix the `{field}` option passed to `createLatchkey`.',
+  devHintConsole: 'The browser console has the details.',
 
   // AuthModal: trigger and method choice
   signIn: 'Sign in',
@@ -63,6 +70,7 @@ export const en = {
   otpVerifying: 'Checking the code…',
   otpResend: 'Resend code',
   otpResendIn: 'Resend code in {seconds}s',
+  otpDevOutbox: 'Development: open the outbox',
   otpResent: 'We sent a new code.',
   otpInvalid: 'That code isn’t right. Check it and try again.',
   otpExpired: 'That code has expired. Request a new one.',
@@ -107,6 +115,9 @@ export const en = {
   offerPasskeyBody: 'Add a passkey to this account so you can skip the code.',
   offerPasskeyAdd: 'Add a passkey',
   offerPasskeySkip: 'Not now',
+  offerPasskeyBodyOAuth: 'Add a passkey to this account so you can sign in without {provider}.',
+  offerPasskeyBodyWallet: 'Add a passkey to this account so you can sign in without your wallet.',
+  passkeyNeedsDomain: 'Passkeys need a domain name, not an IP address: open this app on {url}.',
   passkeyAdded: 'Passkey added.',
 
   // WalletList

@@ -23,6 +23,14 @@ export const es: Messages = {
   errorPermission: 'No tienes permiso para hacer eso.',
   errorRateLimited: 'Demasiadas solicitudes. Espera un momento e inténtalo de nuevo.',
   errorTitle: 'No ha funcionado',
+  errorSetup: 'El inicio de sesión no está bien configurado en esta aplicación.',
+  errorOriginNotAllowed: 'Este sitio no tiene permiso para usar el servicio de inicio de sesión.',
+  devHintProxyConfig: 'Revisa `authProxyConfigId`: usa el id que muestra `latchkey-service dev`.',
+  devHintOrigin:
+    'Permite el origen de esta página en el servicio (`--allowed-origins` o los ajustes de operador).',
+  devHintNetwork: '¿Está el servicio en marcha en {url}? Inícialo con `latchkey-service dev`.',
+  devHintConfig: 'Corrige la opción `{field}` que se pasa a `createLatchkey`.',
+  devHintConsole: 'La consola del navegador tiene los detalles.',
 
   signIn: 'Iniciar sesión',
   signInTitle: 'Iniciar sesión',
@@ -58,6 +66,7 @@ export const es: Messages = {
   otpVerifying: 'Comprobando el código…',
   otpResend: 'Reenviar código',
   otpResendIn: 'Reenviar código en {seconds} s',
+  otpDevOutbox: 'Desarrollo: abrir la bandeja de salida',
   otpResent: 'Te enviamos un código nuevo.',
   otpInvalid: 'Ese código no es correcto. Revísalo e inténtalo de nuevo.',
   otpExpired: 'Ese código ha caducado. Pide uno nuevo.',
@@ -98,6 +107,10 @@ export const es: Messages = {
   offerPasskeyBody: 'Añade una llave de acceso a esta cuenta para no tener que usar códigos.',
   offerPasskeyAdd: 'Añadir llave de acceso',
   offerPasskeySkip: 'Ahora no',
+  offerPasskeyBodyOAuth: 'Añade una llave de acceso a esta cuenta para iniciar sesión sin {provider}.',
+  offerPasskeyBodyWallet: 'Añade una llave de acceso a esta cuenta para iniciar sesión sin tu billetera.',
+  passkeyNeedsDomain:
+    'Las llaves de acceso necesitan un nombre de dominio, no una dirección IP: abre esta aplicación en {url}.',
   passkeyAdded: 'Llave de acceso añadida.',
 
   walletsTitle: 'Billeteras',

@@ -17,11 +17,25 @@ const MESSAGE_OF: Partial<Record<string, MessageKey>> = {
   API_KEY_EXPIRED: 'errorNotSignedIn',
   PERMISSION_DENIED: 'errorPermission',
   PROXY_DISABLED: 'proxyDisabledBody',
+  PROXY_CONFIG_NOT_FOUND: 'errorSetup',
+  PROXY_CONFIG_MISSING: 'errorSetup',
+  CONFIG_INVALID: 'errorSetup',
+  ORIGIN_NOT_ALLOWED: 'errorOriginNotAllowed',
   METHOD_DISABLED: 'noMethodsBody',
   POPUP_BLOCKED: 'oauthBlockedBody',
   CONTACT_INVALID: 'emailInvalid',
   WALLET_UNAVAILABLE: 'walletNoneBody',
   FRAME_LOAD_FAILED: 'frameError',
+}
+
+// What a developer should do about a code (shown under the sentence in development builds only).
+const HINT_OF: Partial<Record<string, MessageKey>> = {
+  PROXY_CONFIG_NOT_FOUND: 'devHintProxyConfig',
+  PROXY_CONFIG_MISSING: 'devHintProxyConfig',
+  ORIGIN_NOT_ALLOWED: 'devHintOrigin',
+  NETWORK_ERROR: 'devHintNetwork',
+  TIMEOUT: 'devHintNetwork',
+  CONFIG_INVALID: 'devHintConfig',
 }
 
 /** The stable code of an error thrown by the client (`LatchkeyError.code`), if any. */
@@ -30,9 +44,75 @@ export const errorCodeOf = (error: unknown): string | undefined =>
     ? (error as { code: string }).code
     : undefined
 
-/** A calm, translated sentence for an error; never the raw service message (it may be English or technical). */
+/**
+ * True in a development build of the app. Vite, webpack, Next.js and esbuild replace
+ * `process.env.NODE_ENV` at build time, in dependencies too (React relies on the same); where
+ * nothing replaced it and `process` does not exist, it counts as production.
+ */
+export function isDevelopmentBuild(): boolean {
+  try {
+    return process.env.NODE_ENV !== 'production'
+  } catch {
+    return false
+  }
+}
+
+/**
+ * A WebAuthn call refused because the page is on an IP address (passkeys need a domain name):
+ * @simplewebauthn/browser's `ERROR_INVALID_DOMAIN`, or the browser's own `SecurityError`.
+ */
+function isPasskeyDomainError(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false
+  const { code, name, cause } = error as { code?: unknown; name?: unknown; cause?: { name?: unknown } }
+  if (code === 'ERROR_INVALID_DOMAIN') return true
+  return (name === 'SecurityError' || cause?.name === 'SecurityError') && onIpAddress()
+}
+
+const onIpAddress = () =>
+  typeof location !== 'undefined' && /^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-f:.]+\])$/i.test(location.hostname)
+
+/** This page's URL on `localhost` instead of its IP address. */
+const localhostUrl = () => {
+  if (typeof location === 'undefined') return 'http://localhost'
+  const url = new URL(location.href)
+  url.hostname = 'localhost'
+  return url.origin
+}
+
+const detailOf = (error: unknown, key: string) => {
+  const details = (error as { details?: Record<string, unknown> } | null)?.details
+  return typeof details?.[key] === 'string' ? (details[key] as string) : undefined
+}
+
+// Each error is logged once, however often the component showing it renders.
+const logged = new WeakSet<object>()
+
+/** Logs an error with its code to the console, once per error object (in every build). */
+export function logError(error: unknown): void {
+  if (typeof error !== 'object' || error === null || logged.has(error)) return
+  logged.add(error)
+  const code = errorCodeOf(error)
+  console.error(`[latchkey]${code ? ` ${code}` : ''}:`, error)
+}
+
+/**
+ * A calm, translated sentence for an error; never the raw service message (it may be English or
+ * technical). In development builds an error that is not the person's own slip is followed by its
+ * code and what to fix; the console always gets the error itself.
+ */
 export function errorMessage(t: Translate, error: unknown): string {
+  logError(error)
+  if (isPasskeyDomainError(error)) return t('passkeyNeedsDomain', { url: localhostUrl() })
   const code = errorCodeOf(error)
   const key = code ? MESSAGE_OF[code] : undefined
-  return t(key ?? 'errorGeneric')
+  const sentence = t(key ?? 'errorGeneric')
+  // A person's own slip (wrong code, bad e-mail) already has its sentence; the rest say why.
+  const hintKey = code ? (HINT_OF[code] ?? (key ? undefined : 'devHintConsole')) : undefined
+  if (!isDevelopmentBuild() || code === undefined || hintKey === undefined) return sentence
+  const url = detailOf(error, 'url')
+  const hint = t(hintKey, {
+    url: url ? new URL(url).origin : '',
+    field: (error as { field?: string }).field ?? detailOf(error, 'field') ?? '',
+  })
+  return `${sentence} (${code}) ${hint}`
 }
