@@ -4,7 +4,10 @@ import type {
   Activity,
   ApiKeyParams,
   AuthenticatorParams,
+  PolicyEffect,
+  PolicyParams,
   RootUserParams,
+  UserParams,
   WalletParams,
 } from './resources.ts'
 
@@ -181,6 +184,44 @@ export interface ActivityMap {
     parameters: { fingerprint: string }
     result: Record<string, never>
   }
+  // ---- policies and users (issue 16) ----
+  create_policy: {
+    parameters: PolicyParams
+    result: { policyId: string }
+  }
+  create_policies: {
+    parameters: { policies: PolicyParams[] }
+    result: { policyIds: string[] }
+  }
+  /** Changes only the fields given. */
+  update_policy: {
+    parameters: {
+      policyId: string
+      policyName?: string
+      policyEffect?: PolicyEffect
+      policyCondition?: string
+      policyConsensus?: string
+      policyNotes?: string
+    }
+    result: { policyId: string }
+  }
+  delete_policy: {
+    parameters: { policyId: string }
+    result: { policyId: string }
+  }
+  delete_policies: {
+    parameters: { policyIds: string[] }
+    result: { policyIds: string[] }
+  }
+  /** Non-root users (an app back end with an API key, say); `userTags` are user tag ids. */
+  create_users: {
+    parameters: { users: UserParams[] }
+    result: { userIds: string[] }
+  }
+  delete_users: {
+    parameters: { userIds: string[] }
+    result: { userIds: string[] }
+  }
 }
 
 export type ActivityPath = keyof ActivityMap
@@ -232,6 +273,22 @@ export const ACTIVITIES: { readonly [P in ActivityPath]: ActivityDefinition } = 
   delete_authenticators: define('delete_authenticators'),
   approve_activity: define('approve_activity'),
   reject_activity: define('reject_activity'),
+  // The reference service versions these types and intents, not their results.
+  create_policy: {
+    type: 'ACTIVITY_TYPE_CREATE_POLICY_V3',
+    intentKey: 'createPolicyIntentV3',
+    resultKey: 'createPolicyResult',
+  },
+  create_policies: define('create_policies'),
+  update_policy: define('update_policy', 'V2'),
+  delete_policy: define('delete_policy'),
+  delete_policies: define('delete_policies'),
+  create_users: {
+    type: 'ACTIVITY_TYPE_CREATE_USERS_V3',
+    intentKey: 'createUsersIntentV3',
+    resultKey: 'createUsersResult',
+  },
+  delete_users: define('delete_users'),
 }
 
 export const ACTIVITY_PATHS = Object.keys(ACTIVITIES) as ActivityPath[]

@@ -4,6 +4,7 @@ import type {
   ApiKey,
   Authenticator,
   PaginationOptions,
+  Policy,
   PolicyEvaluation,
   User,
   UserTag,
@@ -67,6 +68,14 @@ export interface QueryMap {
     request: { organizationId: string; userId?: string }
     response: { apiKeys: ApiKey[] }
   }
+  get_policy: {
+    request: { organizationId: string; policyId: string }
+    response: { policy: Policy }
+  }
+  list_policies: {
+    request: { organizationId: string }
+    response: { policies: Policy[] }
+  }
 }
 
 export type QueryPath = keyof QueryMap
@@ -86,6 +95,8 @@ export const QUERY_PATHS: readonly QueryPath[] = [
   'get_activity',
   'list_user_tags',
   'get_api_keys',
+  'get_policy',
+  'list_policies',
 ]
 
 export const PAGINATION = { minLimit: 1, maxLimit: 100, defaultLimit: 10 } as const

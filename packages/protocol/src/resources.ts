@@ -111,6 +111,41 @@ export interface PolicyEvaluation {
   createdAt: Timestamp
 }
 
+export type PolicyEffect = 'EFFECT_ALLOW' | 'EFFECT_DENY'
+
+/** A policy of an organization: `condition` and `consensus` are policy-language expressions ('' = none). */
+export interface Policy {
+  policyId: string
+  policyName: string
+  effect: PolicyEffect
+  condition: string
+  consensus: string
+  notes: string
+  createdAt: Timestamp
+  updatedAt: Timestamp
+}
+
+export interface PolicyParams {
+  policyName: string
+  effect: PolicyEffect
+  /** Which activities the policy applies to; absent: every activity. */
+  condition?: string
+  /** Who must approve; absent: the submitter alone. */
+  consensus?: string
+  notes: string
+}
+
+/** A user created by `create_users`; `userTags` are user tag ids. */
+export interface UserParams {
+  userName: string
+  userEmail?: string
+  userPhoneNumber?: string
+  apiKeys: ApiKeyParams[]
+  authenticators: AuthenticatorParams[]
+  oauthProviders: OauthProviderParams[]
+  userTags: string[]
+}
+
 /** The seed leaves vote items open; these are the public service's fields. */
 export interface Vote {
   id: string

@@ -3,13 +3,19 @@ import { approveActivity } from './approveActivity.ts'
 import { createApiKeys } from './createApiKeys.ts'
 import { createAuthenticators } from './createAuthenticators.ts'
 import { createFiatOnRampCredential } from './createFiatOnRampCredential.ts'
+import { createPolicies } from './createPolicies.ts'
+import { createPolicy } from './createPolicy.ts'
 import { createReadOnlySession } from './createReadOnlySession.ts'
 import { createSubOrganization } from './createSubOrganization.ts'
+import { createUsers } from './createUsers.ts'
 import { createUserTag } from './createUserTag.ts'
 import { createWallet } from './createWallet.ts'
 import { createWalletAccounts } from './createWalletAccounts.ts'
 import { deleteApiKeys } from './deleteApiKeys.ts'
 import { deleteAuthenticators } from './deleteAuthenticators.ts'
+import { deletePolicies } from './deletePolicies.ts'
+import { deletePolicy } from './deletePolicy.ts'
+import { deleteUsers } from './deleteUsers.ts'
 import { deleteWallets } from './deleteWallets.ts'
 import { ethSendRawTransaction } from './ethSendRawTransaction.ts'
 import { exportWallet } from './exportWallet.ts'
@@ -18,6 +24,7 @@ import { importWallet } from './importWallet.ts'
 import { initImportWallet } from './initImportWallet.ts'
 import { rejectActivity } from './rejectActivity.ts'
 import { signRawPayloads } from './signRawPayloads.ts'
+import { updatePolicy } from './updatePolicy.ts'
 import { updateUserName } from './updateUserName.ts'
 import { updateUserTag } from './updateUserTag.ts'
 
@@ -26,6 +33,13 @@ import { updateUserTag } from './updateUserTag.ts'
  * `otp_login`, `oauth2_authenticate` and `oauth_login`.
  */
 export const builtinActivities: ActivityHandlers = {
+  create_policies: createPolicies,
+  create_policy: createPolicy,
+  create_users: createUsers,
+  delete_policies: deletePolicies,
+  delete_policy: deletePolicy,
+  delete_users: deleteUsers,
+  update_policy: updatePolicy,
   approve_activity: approveActivity,
   create_api_keys: createApiKeys,
   create_authenticators: createAuthenticators,

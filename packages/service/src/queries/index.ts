@@ -4,6 +4,8 @@ import { renderActivity } from '../pipeline/renderActivity.ts'
 import { defineQuery, type QueryHandler } from '../registry.ts'
 import type { OrganizationRow } from '../store/model.ts'
 import type { Reads } from '../store/Store.ts'
+import { findPolicy } from '../activities/updatePolicy.ts'
+import { renderPolicy } from '../policies/renderPolicy.ts'
 import { paginate, readPagination } from './paginate.ts'
 import {
   renderApiKey,
@@ -174,6 +176,18 @@ export const builtinQueries: Record<string, QueryHandler> = {
     parse: () => ({}),
     run: ({ store, organization }) => ({
       userTags: store.findBy('userTags', 'organizationId', organization.id).map(renderUserTag),
+    }),
+  }),
+  get_policy: defineQuery({
+    parse: (r) => ({ policyId: id(r, 'policyId') }),
+    run: ({ store, organization }, q) => ({
+      policy: renderPolicy(findPolicy(store, organization.id, q.policyId, 'policyId')),
+    }),
+  }),
+  list_policies: defineQuery({
+    parse: () => ({}),
+    run: ({ store, organization }) => ({
+      policies: store.findBy('policies', 'organizationId', organization.id).map(renderPolicy),
     }),
   }),
   get_api_keys: defineQuery({

@@ -130,6 +130,16 @@ export interface VoteRow extends Row {
   scheme: string
 }
 
+export interface PolicyRow extends Row {
+  organizationId: string
+  name: string
+  effect: 'EFFECT_ALLOW' | 'EFFECT_DENY'
+  /** Policy-language expressions, '' when absent (checked by the parser when stored). */
+  condition: string
+  consensus: string
+  notes: string
+}
+
 export interface PolicyEvaluationRow extends Row {
   organizationId: string
   activityId: string
@@ -200,6 +210,7 @@ export interface Tables {
   activities: ActivityRow
   votes: VoteRow
   policyEvaluations: PolicyEvaluationRow
+  policies: PolicyRow
   proxyConfigs: ProxyConfigRow
   fiatCredentials: FiatCredentialRow
   importTargets: ImportTargetRow
@@ -222,6 +233,7 @@ export const INDEXES: { [T in TableName]: (keyof Tables[T] & string)[] } = {
   activities: ['organizationId', 'fingerprint'],
   votes: ['activityId'],
   policyEvaluations: ['activityId'],
+  policies: ['organizationId'],
   proxyConfigs: ['organizationId'],
   fiatCredentials: ['organizationId'],
   importTargets: ['userId'],

@@ -1,0 +1,27 @@
+import type { PolicyParams } from '@latchkey/protocol'
+import { checkPolicyName, readPolicyParams } from '../policies/readPolicyParams.ts'
+import { type ActivityContext, defineActivity } from '../registry.ts'
+
+/** Stores one policy (its expressions were parsed when the request was read). */
+export function storePolicy(ctx: ActivityContext, params: PolicyParams, field: string): string {
+  checkPolicyName(ctx.tx, ctx.organization.id, params.policyName, `${field}.policyName`)
+  const id = ctx.newId()
+  ctx.tx.put('policies', {
+    id,
+    organizationId: ctx.organization.id,
+    name: params.policyName,
+    effect: params.effect,
+    condition: params.condition ?? '',
+    consensus: params.consensus ?? '',
+    notes: params.notes,
+    createdAt: ctx.now,
+    updatedAt: ctx.now,
+  })
+  return id
+}
+
+/** A policy of the organization (ACTIVITY_TYPE_CREATE_POLICY_V3). */
+export const createPolicy = defineActivity('create_policy', {
+  parse: (r) => readPolicyParams(r.value, r.path),
+  run: (ctx, p) => ({ policyId: storePolicy(ctx, p, 'parameters') }),
+})

@@ -1,0 +1,71 @@
+import type { UserParams } from '@latchkey/protocol'
+import { readRootUser } from '../domain/params.ts'
+import { addApiKeys, addAuthenticators } from '../domain/users.ts'
+import { ApiError } from '../errors.ts'
+import { Reader } from '../pipeline/Reader.ts'
+import { defineActivity } from '../registry.ts'
+
+function readUserParams(value: unknown, field: string): UserParams {
+  const user = readRootUser(value, field)
+  const r = new Reader(value, field)
+  return { ...user, userTags: r.has('userTags') ? r.ids('userTags', { max: 50 }) : [] }
+}
+
+/**
+ * Users that are not root users (ACTIVITY_TYPE_CREATE_USERS_V3): an app back end with an API key,
+ * say, that may act only where a policy allows it. `userTags` are ids of existing user tags.
+ */
+export const createUsers = defineActivity('create_users', {
+  parse: (r) => ({ users: r.array('users', readUserParams, { min: 1, max: 100 }) }),
+  run: async (ctx, p) => {
+    const tags = new Map(
+      ctx.tx.findBy('userTags', 'organizationId', ctx.organization.id).map((tag) => [tag.id, tag]),
+    )
+    const userIds: string[] = []
+    for (const [index, params] of p.users.entries()) {
+      const field = `parameters.users[${index}]`
+      const user = ctx.tx.put('users', {
+        id: ctx.newId(),
+        organizationId: ctx.organization.id,
+        userName: params.userName,
+        ...(params.userEmail !== undefined ? { userEmail: params.userEmail } : {}),
+        ...(params.userPhoneNumber !== undefined ? { userPhoneNumber: params.userPhoneNumber } : {}),
+        createdAt: ctx.now,
+        updatedAt: ctx.now,
+      })
+      addApiKeys(ctx, user, params.apiKeys, `${field}.apiKeys`)
+      await addAuthenticators(ctx, user, params.authenticators, `${field}.authenticators`)
+      if (params.oauthProviders.length > 0) {
+        const hook = ctx.registry.plugins.find((plugin) => plugin.subOrganization?.oauthProviders)
+          ?.subOrganization?.oauthProviders
+        if (!hook)
+          throw new ApiError(
+            'FIELD_INVALID',
+            'this service has no OAuth sign-in plugin',
+            `${field}.oauthProviders`,
+          )
+        await hook(
+          { ...ctx, subOrganization: ctx.organization },
+          user,
+          params.oauthProviders,
+          `${field}.oauthProviders`,
+        )
+      }
+      for (const [tagIndex, tagId] of params.userTags.entries()) {
+        const tag = tags.get(tagId)
+        if (!tag)
+          throw new ApiError(
+            'USER_TAG_NOT_FOUND',
+            `user tag ${tagId} not found in organization ${ctx.organization.id}`,
+            `${field}.userTags[${tagIndex}]`,
+          )
+        tags.set(
+          tag.id,
+          ctx.tx.put('userTags', { ...tag, userIds: [...tag.userIds, user.id], updatedAt: ctx.now }),
+        )
+      }
+      userIds.push(user.id)
+    }
+    return { userIds }
+  },
+})

@@ -1,0 +1,11 @@
+import { defineActivity } from '../registry.ts'
+import { findPolicy } from './updatePolicy.ts'
+
+export const deletePolicy = defineActivity('delete_policy', {
+  parse: (r) => ({ policyId: r.string('policyId', { max: 200 }) }),
+  run: (ctx, p) => {
+    const policy = findPolicy(ctx.tx, ctx.organization.id, p.policyId, 'parameters.policyId')
+    ctx.tx.delete('policies', policy.id)
+    return { policyId: policy.id }
+  },
+})

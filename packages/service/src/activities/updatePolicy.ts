@@ -1,0 +1,49 @@
+import { ApiError } from '../errors.ts'
+import { checkPolicyName, POLICY_EFFECTS, readExpression } from '../policies/readPolicyParams.ts'
+import { defineActivity } from '../registry.ts'
+import type { Reads } from '../store/Store.ts'
+
+export function findPolicy(reads: Reads, organizationId: string, policyId: string, field: string) {
+  const policy = reads.get('policies', policyId)
+  if (!policy || policy.organizationId !== organizationId)
+    throw new ApiError(
+      'POLICY_NOT_FOUND',
+      `policy ${policyId} not found in organization ${organizationId}`,
+      field,
+    )
+  return policy
+}
+
+/** Changes the given fields of a policy (ACTIVITY_TYPE_UPDATE_POLICY_V2); '' clears an expression. */
+export const updatePolicy = defineActivity('update_policy', {
+  parse: (r) => {
+    const policyName = r.optString('policyName', { max: 256 })
+    const policyEffect = r.optEnum('policyEffect', POLICY_EFFECTS)
+    const policyCondition = readExpression(r, 'policyCondition', 'condition')
+    const policyConsensus = readExpression(r, 'policyConsensus', 'consensus')
+    const policyNotes = r.optString('policyNotes', { min: 0, max: 4096 })
+    return {
+      policyId: r.string('policyId', { max: 200 }),
+      ...(policyName !== undefined ? { policyName } : {}),
+      ...(policyEffect !== undefined ? { policyEffect } : {}),
+      ...(policyCondition !== undefined ? { policyCondition } : {}),
+      ...(policyConsensus !== undefined ? { policyConsensus } : {}),
+      ...(policyNotes !== undefined ? { policyNotes } : {}),
+    }
+  },
+  run: (ctx, p) => {
+    const policy = findPolicy(ctx.tx, ctx.organization.id, p.policyId, 'parameters.policyId')
+    if (p.policyName !== undefined)
+      checkPolicyName(ctx.tx, ctx.organization.id, p.policyName, 'parameters.policyName', policy.id)
+    ctx.tx.put('policies', {
+      ...policy,
+      name: p.policyName ?? policy.name,
+      effect: p.policyEffect ?? policy.effect,
+      condition: p.policyCondition ?? policy.condition,
+      consensus: p.policyConsensus ?? policy.consensus,
+      notes: p.policyNotes ?? policy.notes,
+      updatedAt: ctx.now,
+    })
+    return { policyId: policy.id }
+  },
+})
