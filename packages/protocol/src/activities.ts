@@ -1,4 +1,11 @@
-import type { HashFunction, MnemonicLength, OAuth2Provider, OtpType, PayloadEncoding } from './enums.ts'
+import type {
+  HashFunction,
+  MnemonicLength,
+  OAuth2Provider,
+  OtpType,
+  PayloadEncoding,
+  TransactionType,
+} from './enums.ts'
 import type {
   AccountSpec,
   Activity,
@@ -21,6 +28,15 @@ export interface ActivityMap {
       hashFunction: HashFunction
     }
     result: { signatures: { r: string; s: string; v: string }[] }
+  }
+  /**
+   * Signs an unsigned transaction (hex, 0x optional) as the `signWith` account; `signedTransaction`
+   * is hex without 0x. Ethereum: legacy (EIP-155), EIP-2930, EIP-1559, EIP-7702. Solana: the wire
+   * transaction (legacy or v0 message) with empty signature slots; `signWith` fills its own.
+   */
+  sign_transaction: {
+    parameters: { signWith: string; type: TransactionType; unsignedTransaction: string }
+    result: { signedTransaction: string }
   }
   otp_login: {
     parameters: {
@@ -247,6 +263,12 @@ const define = (path: string, version = ''): ActivityDefinition => ({
 /** Type constant, intent key and result key of every activity. */
 export const ACTIVITIES: { readonly [P in ActivityPath]: ActivityDefinition } = {
   sign_raw_payloads: define('sign_raw_payloads'),
+  // The reference service versions the type and intent, not the result.
+  sign_transaction: {
+    type: 'ACTIVITY_TYPE_SIGN_TRANSACTION_V2',
+    intentKey: 'signTransactionIntentV2',
+    resultKey: 'signTransactionResult',
+  },
   otp_login: define('otp_login'),
   update_user_tag: define('update_user_tag'),
   delete_wallets: define('delete_wallets'),

@@ -38,6 +38,10 @@ export const HASH_FUNCTIONS = [
 ] as const
 export type HashFunction = (typeof HASH_FUNCTIONS)[number]
 
+/** `sign_transaction`'s chain-agnostic transaction types. */
+export const TRANSACTION_TYPES = ['TRANSACTION_TYPE_ETHEREUM', 'TRANSACTION_TYPE_SOLANA'] as const
+export type TransactionType = (typeof TRANSACTION_TYPES)[number]
+
 export const CREDENTIAL_TYPES = [
   'CREDENTIAL_TYPE_WEBAUTHN_AUTHENTICATOR',
   'CREDENTIAL_TYPE_API_KEY_P256',

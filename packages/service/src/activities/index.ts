@@ -24,6 +24,7 @@ import { importWallet } from './importWallet.ts'
 import { initImportWallet } from './initImportWallet.ts'
 import { rejectActivity } from './rejectActivity.ts'
 import { signRawPayloads } from './signRawPayloads.ts'
+import { signTransaction } from './signTransaction.ts'
 import { updatePolicy } from './updatePolicy.ts'
 import { updateUserName } from './updateUserName.ts'
 import { updateUserTag } from './updateUserTag.ts'
@@ -59,6 +60,7 @@ export const builtinActivities: ActivityHandlers = {
   init_import_wallet: initImportWallet,
   reject_activity: rejectActivity,
   sign_raw_payloads: signRawPayloads,
+  sign_transaction: signTransaction,
   update_user_name: updateUserName,
   update_user_tag: updateUserTag,
 }

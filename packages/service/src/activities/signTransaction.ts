@@ -1,0 +1,50 @@
+import { TRANSACTION_TYPES } from '@latchkey/protocol'
+import { CryptoInputError } from '../crypto/errors.ts'
+import { signTransaction as signWithKey } from '../crypto/signTransaction.ts'
+import { findAccount, withAccountKey } from '../domain/wallets.ts'
+import { ApiError } from '../errors.ts'
+import { defineActivity } from '../registry.ts'
+
+/** Largest unsignedTransaction accepted, in hex characters (a 128 kB transaction). */
+const MAX_TRANSACTION_HEX = 262_144
+
+/** The curve each transaction type is signed with. */
+const CURVE_OF = {
+  TRANSACTION_TYPE_ETHEREUM: 'CURVE_SECP256K1',
+  TRANSACTION_TYPE_SOLANA: 'CURVE_ED25519',
+} as const
+
+/**
+ * Signs an unsigned Ethereum (legacy EIP-155, EIP-2930, EIP-1559, EIP-7702) or Solana (legacy, v0)
+ * transaction with the `signWith` account, which becomes its sender / fills its signer slot.
+ */
+export const signTransaction = defineActivity('sign_transaction', {
+  parse: (r) => ({
+    signWith: r.string('signWith', { max: 200 }),
+    type: r.enum('type', TRANSACTION_TYPES),
+    unsignedTransaction: r.string('unsignedTransaction', { max: MAX_TRANSACTION_HEX }),
+  }),
+  run: (ctx, p) => {
+    const account = findAccount(ctx.tx, ctx.organization.id, p.signWith, 'parameters.signWith')
+    if (account.curve !== CURVE_OF[p.type])
+      throw new ApiError(
+        'FIELD_INVALID',
+        `${p.signWith} is a ${account.curve} account; ${p.type} needs a ${CURVE_OF[p.type]} account`,
+        'parameters.signWith',
+      )
+    const signedTransaction = withAccountKey(ctx.service, account, (privateKey) => {
+      try {
+        return signWithKey({ type: p.type, unsignedTransaction: p.unsignedTransaction, privateKey })
+      } catch (error) {
+        if (error instanceof CryptoInputError)
+          throw new ApiError(
+            'FIELD_INVALID',
+            error.message,
+            `parameters.${error.field ?? 'unsignedTransaction'}`,
+          )
+        throw error
+      }
+    })
+    return { signedTransaction }
+  },
+})
