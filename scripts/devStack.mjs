@@ -1,4 +1,4 @@
-// The pieces `npm start` and the e2e runner both start: a local EVM node (ganache, in
+// The pieces `npm start` and the e2e runner both start: a local EVM node (anvil, a child
 // process), the local Latchkey service (its CLI, run through tsx as a child process) and the
 // playground (Vite). Each start function returns a handle with `close()`; callers own the
 // order of shutdown.
@@ -29,31 +29,9 @@ export async function freePort(preferred = 0) {
   return (preferred && (await tryListen(preferred))) || (await tryListen(0))
 }
 
-/**
- * Starts ganache in this process: instant mining, ten deterministic funded accounts
- * (1000 ETH each, unlocked, so the playground's faucet can `eth_sendTransaction` from one).
- */
-export async function startEvmNode({ port = 0, chainId = 31337 } = {}) {
-  const { default: ganache } = await import('ganache')
-  const server = ganache.server({
-    logging: { quiet: true },
-    chain: { chainId, hardfork: 'shanghai' },
-    wallet: { deterministic: true, totalAccounts: 10, defaultBalance: 1000 },
-    miner: { instamine: 'eager' },
-  })
-  await server.listen(port, '127.0.0.1')
-  const url = `http://127.0.0.1:${server.address().port}`
-  const accounts = await jsonRpc(url, 'eth_accounts', [])
-  return {
-    url,
-    chainId,
-    caip2: `eip155:${chainId}`,
-    accounts,
-    async close() {
-      await server.close().catch(() => {})
-    },
-  }
-}
+// The EVM node (anvil from @foundry-rs/anvil: Prague rules, instant mining, ten unlocked funded
+// accounts of the standard dev mnemonic) lives in evmNode.mjs so tests can start it too.
+export { startEvmNode } from './evmNode.mjs'
 
 /** One JSON-RPC call; throws with the node's message on a JSON-RPC error. */
 export async function jsonRpc(url, method, params) {

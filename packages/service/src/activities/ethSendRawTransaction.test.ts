@@ -1,11 +1,11 @@
 import { keccak_256 } from '@noble/hashes/sha3.js'
-import ganache from 'ganache'
 import { Transaction } from 'micro-eth-signer'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type EvmNode, startEvmNode } from '../../../../scripts/evmNode.mjs'
 import { createHarness, ETHEREUM_ACCOUNT, resultOf } from '../testing/harness.ts'
 
-// A real local EVM node (ganache, in-process HTTP on a free port).
-let server: ReturnType<typeof ganache.server>
+// A real local EVM node (anvil, the one `npm start` runs, on a free port).
+let node: EvmNode
 let rpcUrl: string
 
 const rpc = async (method: string, params: unknown[]) => {
@@ -20,14 +20,12 @@ const rpc = async (method: string, params: unknown[]) => {
 }
 
 beforeAll(async () => {
-  const options = { logging: { quiet: true }, chain: { chainId: 31337 }, wallet: { totalAccounts: 1 } }
-  server = ganache.server(options as never)
-  await server.listen(0, '127.0.0.1')
-  rpcUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`
+  node = await startEvmNode()
+  rpcUrl = node.url
 })
 
 afterAll(async () => {
-  await server?.close()
+  await node?.close()
 })
 
 /** A transfer from `from` signed through sign_raw_payloads (the service holds the key). */
@@ -74,7 +72,7 @@ describe('eth_send_raw_transaction', () => {
       'create_wallet',
       await h.submit('create_wallet', { walletName: 'Gas', accounts: [ETHEREUM_ACCOUNT] }),
     )
-    await rpc('evm_setAccountBalance', [addresses[0], `0x${(10n ** 18n).toString(16)}`])
+    await rpc('anvil_setBalance', [addresses[0], `0x${(10n ** 18n).toString(16)}`])
     const signedTransaction = await signTransfer(h, addresses[0], 0n)
     const reply = await h.submit('eth_send_raw_transaction', { signedTransaction, caip2: 'eip155:31337' })
     const { transactionHash } = resultOf('eth_send_raw_transaction', reply)
