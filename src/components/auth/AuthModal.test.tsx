@@ -4,7 +4,7 @@ import { useState } from 'react'
 import { describe, expect, it } from 'vitest'
 import type { Session } from '../../react/index.ts'
 import { preloadMessages } from '../i18n/messages.ts'
-import { latestCode, renderWithService } from '../test/renderWithService.tsx'
+import { latestCode, renderWithService, signedInClient } from '../test/renderWithService.tsx'
 import { AuthModal, AuthModalCancelledError, useAuthModal } from './AuthModal.tsx'
 
 function OpenButton({ label, onOpen }: { label: string; onOpen: (session: Promise<Session>) => void }) {
@@ -112,6 +112,25 @@ describe('<AuthModal/>', () => {
     expect(
       await screen.findByRole('heading', { name: 'Your account is ready' }, { timeout: 10_000 }),
     ).toBeTruthy()
+    // Signed in, the trigger no longer offers the sign-in form: it shows the account and logs out.
+    await user.click(screen.getByRole('button', { name: 'Done' }))
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull())
+    expect(screen.queryByRole('button', { name: 'Sign in' })).toBeNull()
+    expect(screen.getByText('typed@example.com')).toBeTruthy()
+    expect(document.activeElement).toBe(screen.getByRole('button', { name: 'Log out' }))
+  })
+
+  it('shows the signed-in account instead of the sign-in trigger, and logs out from it', async () => {
+    const user = userEvent.setup()
+    const { render } = await signedInClient({}, 'ines@example.com')
+    render(<AuthModal />)
+    const account = await screen.findByText('ines@example.com')
+    expect(account.textContent).toBe('Signed in: ines@example.com')
+    expect(screen.queryByRole('button', { name: 'Sign in' })).toBeNull()
+    await user.click(screen.getByRole('button', { name: 'Log out' }))
+    expect(await screen.findByRole('button', { name: 'Sign in' })).toBeTruthy()
+    expect(screen.queryByText('ines@example.com')).toBeNull()
+    expect(screen.queryByRole('dialog')).toBeNull()
   })
 
   it('rejects useAuthModal().open() with a typed cancellation when closed', async () => {

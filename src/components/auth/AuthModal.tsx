@@ -12,7 +12,7 @@ import {
 } from 'react'
 import { LatchkeyError } from '../../core/errors.ts'
 import type { Latchkey, Session } from '../../react/index.ts'
-import { useLatchkey } from '../../react/index.ts'
+import { useLatchkey, useLogout, useSession } from '../../react/index.ts'
 import { Dialog } from '../ui/Dialog.tsx'
 import { Button, Header, Spinner } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
@@ -108,7 +108,8 @@ export interface AuthModalProps extends UiOptions, Omit<AuthFlowOptions, 'ui' | 
   /** Called whenever the modal asks to open or close. */
   onOpenChange?: (open: boolean) => void
   /**
-   * The uncontrolled trigger: `false` hides it, a node replaces its label.
+   * The uncontrolled trigger: `false` hides it, a node replaces its label. While a session is
+   * active it shows the signed-in account and a "Log out" button instead.
    * @default a "Sign in" button
    */
   trigger?: ReactNode | false
@@ -144,6 +145,9 @@ function AuthModalInner(props: AuthModalProps) {
   } = props
   const ui = useUi({ theme, locale, messages, accent, radius, font })
   const client = useLatchkey()
+  const session = useSession()
+  const logout = useLogout()
+  const account = session && (session.status === 'active' || session.status === 'expiring') ? session : null
   const titleId = useId()
   const [innerOpen, setInnerOpen] = useState(false)
   const controlled = openProp !== undefined
@@ -209,15 +213,29 @@ function AuthModalInner(props: AuthModalProps) {
     <>
       {!controlled && trigger !== false ? (
         <span {...ui.rootProps} className={`${ui.rootProps.className} lk-trigger-wrap`}>
-          <Button
-            onClick={() => setOpen(true)}
-            onPointerEnter={prefetchAuthModal}
-            onPointerDown={prefetchAuthModal}
-            onFocus={prefetchAuthModal}
-            aria-haspopup="dialog"
-          >
-            {trigger ?? ui.t('signIn')}
-          </Button>
+          {account ? (
+            <span className="lk-badge" data-tone="success" title={account.userId}>
+              <span className="lk-dot" aria-hidden="true" />
+              <span className="lk-visually-hidden">{ui.t('sessionActive')}: </span>
+              {account.label ?? ui.t('sessionActive')}
+            </span>
+          ) : null}
+          {/* One button in both states (same position), so focus returned to it after sign-in stays put. */}
+          {account ? (
+            <Button variant="secondary" loading={logout.isPending} onClick={() => logout.mutate({})}>
+              {ui.t('logOut')}
+            </Button>
+          ) : (
+            <Button
+              onClick={() => setOpen(true)}
+              onPointerEnter={prefetchAuthModal}
+              onPointerDown={prefetchAuthModal}
+              onFocus={prefetchAuthModal}
+              aria-haspopup="dialog"
+            >
+              {trigger ?? ui.t('signIn')}
+            </Button>
+          )}
         </span>
       ) : null}
       <Dialog open={open} onOpenChange={setOpen} labelledBy={titleId} ui={ui}>
