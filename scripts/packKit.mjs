@@ -1,0 +1,38 @@
+// Packs the kit (`latchkey`) and `@latchkey/protocol` as npm would publish them, for the tests
+// that install the package into a fresh app (scripts/test-readme.mjs, scripts/test-nextjs.mjs).
+// Builds first (scripts/build.mjs --kit); `--reuse` keeps tarballs an earlier run left.
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+export const packDir = path.join(root, 'node_modules/.cache/latchkey-packs')
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
+
+const KIT = /^latchkey-\d.*\.tgz$/
+const PROTOCOL = /^latchkey-protocol-\d.*\.tgz$/
+const find = (pattern) => readdirSync(packDir).find((f) => pattern.test(f))
+
+/** Builds and packs; resolves to the absolute paths of the two tarballs. */
+export function packKit({ reuse = false, log = (line) => process.stderr.write(`${line}\n`) } = {}) {
+  if (reuse && existsSync(packDir) && find(KIT) && find(PROTOCOL)) {
+    log(`packKit: reusing the tarballs in ${path.relative(root, packDir)}`)
+  } else {
+    log('packKit: building @latchkey/protocol and latchkey')
+    execFileSync(process.execPath, ['scripts/build.mjs', '--kit'], { cwd: root, stdio: 'inherit' })
+    rmSync(packDir, { recursive: true, force: true })
+    mkdirSync(packDir, { recursive: true })
+    for (const dir of [root, path.join(root, 'packages/protocol')]) {
+      // Already built: skip `prepack` (it would build the service too).
+      execFileSync(npm, ['pack', '--ignore-scripts', '--silent', '--pack-destination', packDir], {
+        cwd: dir,
+        stdio: ['ignore', 'ignore', 'inherit'],
+      })
+    }
+  }
+  const kit = find(KIT)
+  const protocol = find(PROTOCOL)
+  if (!kit || !protocol) throw new Error(`packKit: no tarballs in ${packDir}`)
+  return { kit: path.join(packDir, kit), protocol: path.join(packDir, protocol) }
+}

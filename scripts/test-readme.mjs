@@ -1,0 +1,151 @@
+// Checks that the README's code runs as pasted: every ```tsx / ```ts block whose first line names a
+// file (`// src/App.tsx`) is written into a fresh app (the files of a stock `create-vite` react-ts
+// app around them), with the kit installed from its packed tarball (scripts/packKit.mjs). Then
+// `tsc` type-checks it with the template's own strict settings (noUnusedLocals, noUnusedParameters…)
+// and Vite builds it. A block without a file line fails the test, so no snippet goes unchecked.
+// `--reuse-packs` reuses the tarballs of an earlier run.
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import path from 'node:path'
+import { packKit, root } from './packKit.mjs'
+
+const started = Date.now()
+const step = (text) =>
+  process.stderr.write(`[readme ${((Date.now() - started) / 1000).toFixed(1)}s] ${text}\n`)
+
+/** The README's TypeScript blocks as `{ file, code }`; the first line `// <path>` names the file. */
+export function readmeBlocks(markdown) {
+  const blocks = []
+  for (const match of markdown.matchAll(/^```(tsx|ts)\n([\s\S]*?)^```$/gm)) {
+    const [, , code] = match
+    const line = markdown.slice(0, match.index).split('\n').length
+    const file = /^\/\/ ([\w./-]+\.tsx?)(?:\s|$)/.exec(code)?.[1]
+    if (!file) throw new Error(`README.md:${line}: a ${match[1]} block must start with \`// <file path>\``)
+    if (file.startsWith('/') || file.includes('..'))
+      throw new Error(`README.md:${line}: ${file} is not relative`)
+    blocks.push({ file, code, line })
+  }
+  return blocks
+}
+
+// The `create-vite` react-ts template's settings (tsconfig.app.json / tsconfig.node.json).
+const strict = {
+  strict: true,
+  noUnusedLocals: true,
+  noUnusedParameters: true,
+  erasableSyntaxOnly: true,
+  noFallthroughCasesInSwitch: true,
+  noUncheckedSideEffectImports: true,
+}
+const bundler = {
+  module: 'ESNext',
+  moduleResolution: 'bundler',
+  allowImportingTsExtensions: true,
+  verbatimModuleSyntax: true,
+  moduleDetection: 'force',
+  noEmit: true,
+  skipLibCheck: true,
+}
+const tsconfigApp = {
+  compilerOptions: {
+    target: 'ES2022',
+    useDefineForClassFields: true,
+    lib: ['ES2022', 'DOM', 'DOM.Iterable'],
+    types: ['vite/client'],
+    jsx: 'react-jsx',
+    ...bundler,
+    ...strict,
+  },
+  include: ['src'],
+}
+const tsconfigNode = {
+  compilerOptions: { target: 'ES2023', lib: ['ES2023'], types: ['node'], ...bundler, ...strict },
+  include: ['node', 'vite.config.ts'],
+}
+const stockFiles = {
+  'index.html': `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="UTF-8" />
+    <meta name="viewport" content="width=device-width, initial-scale=1.0" />
+    <title>README app</title>
+  </head>
+  <body>
+    <div id="root"></div>
+    <script type="module" src="/src/main.tsx"></script>
+  </body>
+</html>
+`,
+  'src/main.tsx': `import { StrictMode } from 'react'
+import { createRoot } from 'react-dom/client'
+import App from './App.tsx'
+
+createRoot(document.getElementById('root')!).render(
+  <StrictMode>
+    <App />
+  </StrictMode>,
+)
+`,
+}
+
+async function main() {
+  const reuse = process.argv.includes('--reuse-packs')
+  const blocks = readmeBlocks(readFileSync(path.join(root, 'README.md'), 'utf8'))
+  if (!blocks.some((b) => b.file === 'src/App.tsx'))
+    throw new Error('README.md has no `// src/App.tsx` block')
+  step(`${blocks.length} code blocks: ${blocks.map((b) => b.file).join(', ')}`)
+
+  const { kit, protocol } = packKit({ reuse })
+  // Inside the repository's node_modules, so react, vite and typescript resolve from the root
+  // install; the kit itself comes only from its tarball.
+  const app = path.join(root, 'node_modules/.cache/readme-app')
+  rmSync(app, { recursive: true, force: true })
+  for (const [name, tarball] of [
+    ['latchkey', kit],
+    ['@latchkey/protocol', protocol],
+  ]) {
+    const dir = path.join(app, 'node_modules', name)
+    mkdirSync(dir, { recursive: true })
+    execFileSync('tar', ['-xzf', tarball, '-C', dir, '--strip-components=1'])
+  }
+  const write = (file, text) => {
+    mkdirSync(path.dirname(path.join(app, file)), { recursive: true })
+    writeFileSync(path.join(app, file), text)
+  }
+  write('package.json', JSON.stringify({ name: 'readme-app', private: true, type: 'module' }, null, 2))
+  write('tsconfig.app.json', JSON.stringify(tsconfigApp, null, 2))
+  write('tsconfig.node.json', JSON.stringify(tsconfigNode, null, 2))
+  for (const [file, text] of Object.entries(stockFiles)) write(file, text)
+  for (const { file, code } of blocks) write(file, code)
+
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
+  const hasNode = blocks.some((b) => b.file.startsWith('node/'))
+  for (const config of hasNode ? ['tsconfig.app.json', 'tsconfig.node.json'] : ['tsconfig.app.json']) {
+    step(`tsc -p ${config}`)
+    try {
+      execFileSync(process.execPath, [tsc, '-p', config], { cwd: app, encoding: 'utf8', stdio: 'pipe' })
+    } catch (error) {
+      throw new Error(`the README's code does not type-check (${config}):\n${error.stdout}${error.stderr}`)
+    }
+  }
+
+  step('vite build')
+  const [{ build }, { default: react }] = await Promise.all([import('vite'), import('@vitejs/plugin-react')])
+  await build({
+    root: app,
+    configFile: false,
+    logLevel: 'warn',
+    plugins: [react()],
+    build: { outDir: path.join(app, 'dist'), emptyOutDir: true },
+  })
+  if (!existsSync(path.join(app, 'dist/index.html'))) throw new Error('vite build wrote no dist/index.html')
+  step('ok: the README app type-checks and builds against the packed package')
+}
+
+try {
+  await main()
+} catch (error) {
+  process.stderr.write(`test-readme: ${error.message}\n`)
+  process.exit(1)
+}
