@@ -133,6 +133,13 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES
 
+/**
+ * The HTTP status the service answers an error with: its gRPC code's, except that a whole body
+ * over the size limit is 413 (`PAYLOAD_TOO_LARGE` naming no field; one field too long stays 400).
+ */
+export const httpStatusOf = (errorCode: ErrorCode, field?: string): number =>
+  errorCode === 'PAYLOAD_TOO_LARGE' && field === undefined ? 413 : HTTP_STATUS_OF[ERROR_CODES[errorCode]]
+
 /** Body of every non-2xx response of the service (activity API and auth proxy). */
 export interface ErrorBody {
   code: GrpcCode

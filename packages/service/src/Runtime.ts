@@ -1,8 +1,6 @@
-import type { ActivityPath } from '@latchkey/protocol'
 import { utf8ToBytes } from '@noble/hashes/utils.js'
 import { createSealer } from './crypto/index.ts'
 import { newId } from './ids.ts'
-import type { ActivityHandler, QueryHandler, ServicePlugin } from './registry.ts'
 import type { ServiceRow } from './store/model.ts'
 import type { Store } from './store/Store.ts'
 
@@ -37,12 +35,9 @@ export interface RuntimeOptions {
 
 /**
  * The service's shared state and helpers, handed to every handler: the store, the clock, the
- * sealer for secrets at rest, the handler registry and the service keys.
+ * sealer for secrets at rest and the service keys. (What runs for which path is the `Registry`'s.)
  */
 export class Runtime {
-  readonly activities = new Map<ActivityPath, ActivityHandler>()
-  readonly queries = new Map<string, QueryHandler>()
-  readonly plugins: ServicePlugin[]
   private readonly sealer: ReturnType<typeof createSealer>
 
   constructor(
@@ -50,10 +45,8 @@ export class Runtime {
     readonly clock: Clock,
     masterKey: Uint8Array,
     readonly options: RuntimeOptions,
-    plugins: ServicePlugin[],
   ) {
     this.sealer = createSealer(masterKey)
-    this.plugins = plugins
   }
 
   now(): number {

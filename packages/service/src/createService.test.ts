@@ -1,15 +1,15 @@
 import { ACTIVITY_PATHS, QUERY_PATHS } from '@latchkey/protocol'
 import { describe, expect, it } from 'vitest'
 import { createService } from './createService.ts'
-import { ServiceError } from './errors.ts'
+import { ApiError } from './errors.ts'
 import { defineActivity, defineQuery, type ServicePlugin } from './registry.ts'
 import { createHarness, resultOf } from './testing/harness.ts'
 
 describe('createService', () => {
   it('serves a handler for every activity and query of the protocol', () => {
-    const { runtime } = createService()
-    expect(ACTIVITY_PATHS.filter((path) => !runtime.activities.has(path))).toEqual([])
-    expect(QUERY_PATHS.filter((path) => !runtime.queries.has(path))).toEqual([])
+    const { registry } = createService()
+    expect(ACTIVITY_PATHS.filter((path) => !registry.activities.has(path))).toEqual([])
+    expect(QUERY_PATHS.filter((path) => !registry.queries.has(path))).toEqual([])
   })
 
   it('bootstraps the dev organization once and exposes its credentials', () => {
@@ -58,8 +58,7 @@ describe('createService', () => {
         update_user_name: defineActivity('update_user_name', {
           parse: (r) => ({ userId: r.string('userId'), userName: r.string('userName') }),
           run: (ctx, p) => {
-            if (p.userName === 'forbidden')
-              throw new ServiceError('FIELD_INVALID', 'no', 'parameters.userName')
+            if (p.userName === 'forbidden') throw new ApiError('FIELD_INVALID', 'no', 'parameters.userName')
             ctx.tx.put('pluginRows', {
               id: ctx.newId(),
               kind: 'renames',

@@ -1,24 +1,20 @@
-import {
-  type ActivityPath,
-  type ProxySettings,
-  SESSION_HEADER,
-  STAMP_HEADER,
-  WEBAUTHN_STAMP_HEADER,
-} from '@latchkey/protocol'
-import { hexToBytes } from '@noble/hashes/utils.js'
+import type { ProxySettings } from '@latchkey/protocol'
 import { Hono } from 'hono'
-import { cors } from 'hono/cors'
 import { builtinActivities } from './activities/index.ts'
 import { bootstrapService, type DevCredentials, type DevOptions, devCredentials } from './bootstrap.ts'
-import { publicJwk } from './crypto/index.ts'
-import { ServiceError } from './errors.ts'
-import { runQuery } from './pipeline/runQuery.ts'
-import { submitActivity } from './pipeline/submitActivity.ts'
+import { activityApi } from './pipeline/activityApi.ts'
+import { errorResponse, notFoundResponse } from './pipeline/errorResponse.ts'
+import { bodyLimits, type PipelineEnv } from './pipeline/readJson.ts'
 import { builtinPlugins } from './plugins.ts'
 import { builtinQueries } from './queries/index.ts'
 import { type Clock, Runtime, type WebAuthnOptions } from './Runtime.ts'
-import type { ActivityHandler, ActivityHandlers, QueryHandler, ServicePlugin } from './registry.ts'
+import { type ActivityHandlers, Registry, type ServicePlugin } from './registry.ts'
 import { type StorageBackend, Store } from './store/Store.ts'
+
+/** Largest body of an auth-proxy or operator-settings request (passkey attestations included). */
+export const PROXY_BODY_LIMIT = 64 * 1024
+/** Largest body of any other route (dev outbox, dev identity provider, export frames). */
+export const DEV_BODY_LIMIT = 16 * 1024
 
 export interface CreateServiceOptions {
   /**
@@ -49,7 +45,7 @@ export interface CreateServiceOptions {
   activities?: ActivityHandlers
   /** Auth-proxy settings written into the dev organization's proxy configuration on start (CLI flags). */
   proxySettings?: Partial<ProxySettings>
-  /** Largest accepted request body in bytes. @default 262144 */
+  /** Largest accepted body on the activity API (`/public/*`), in bytes. @default 262144 */
   maxBodyBytes?: number
   /** `fetch` for outgoing JSON-RPC calls. @default globalThis.fetch */
   fetch?: typeof fetch
@@ -57,10 +53,11 @@ export interface CreateServiceOptions {
 
 export interface Service {
   /** The Hono app (`app.request()` in tests). */
-  app: Hono
+  app: Hono<PipelineEnv>
   /** A `fetch`-shaped function over the app, for the browser client's `fetch` option. */
   fetch: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>
   runtime: Runtime
+  registry: Registry
   store: Store
   /** Dev parent organization and its root API key (read on each access). */
   readonly dev: DevCredentials
@@ -90,22 +87,11 @@ export function createService(options: CreateServiceOptions = {}): Service {
       },
       fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
     },
-    plugins,
   )
-  const register = (handlers: ActivityHandlers | undefined) => {
-    for (const [path, handler] of Object.entries(handlers ?? {}))
-      if (handler) runtime.activities.set(path as ActivityPath, handler as ActivityHandler)
-  }
-  const registerQueries = (handlers: Record<string, QueryHandler> | undefined) => {
-    for (const [path, handler] of Object.entries(handlers ?? {})) runtime.queries.set(path, handler)
-  }
-  register(builtinActivities)
-  registerQueries(builtinQueries)
-  for (const plugin of plugins) {
-    register(plugin.activities)
-    registerQueries(plugin.queries)
-  }
-  register(options.activities)
+  const registry = new Registry(plugins)
+  registry.add({ activities: builtinActivities, queries: builtinQueries })
+  for (const plugin of plugins) registry.add(plugin)
+  registry.add({ activities: options.activities ?? {} })
 
   try {
     if (options.dev?.apiPrivateKey !== undefined && !/^[0-9a-f]{64}$/i.test(options.dev.apiPrivateKey))
@@ -122,87 +108,31 @@ export function createService(options: CreateServiceOptions = {}): Service {
     if (plugin.bootstrap) store.transactionSync((tx) => plugin.bootstrap!(tx, runtime))
   if (options.proxySettings) applyProxySettings(runtime, options.proxySettings)
 
-  const app = new Hono()
-  const maxBodyBytes = options.maxBodyBytes ?? 256 * 1024
-
-  app.onError((error, c) => {
-    const serviceError =
-      error instanceof ServiceError
-        ? error
-        : (() => {
-            console.error('unexpected service error', error)
-            return new ServiceError('INTERNAL', 'internal error')
-          })()
-    return c.json(serviceError.toBody(), serviceError.status as 400)
-  })
-  app.notFound((c) => {
-    const error = new ServiceError(
-      'ROUTE_NOT_FOUND',
-      `no route ${c.req.method} ${new URL(c.req.url).pathname}`,
-    )
-    return c.json(error.toBody(), 404)
-  })
-
-  for (const plugin of plugins) plugin.routes?.(app, runtime)
-
+  // One pipeline for every route family: the body limit of its family while reading, one JSON
+  // reader (with a depth limit), and one error mapper for whatever any handler throws.
+  const app = new Hono<PipelineEnv>()
+  app.onError(errorResponse)
+  app.notFound(notFoundResponse)
   app.use(
-    '/public/*',
-    cors({
-      origin: '*',
-      allowMethods: ['GET', 'POST', 'OPTIONS'],
-      allowHeaders: ['Content-Type', 'Accept', STAMP_HEADER, WEBAUTHN_STAMP_HEADER, SESSION_HEADER],
-      maxAge: 600,
-    }),
+    '*',
+    bodyLimits(
+      {
+        '/public/': options.maxBodyBytes ?? 256 * 1024,
+        '/v1/': PROXY_BODY_LIMIT,
+        '/dev/settings/': PROXY_BODY_LIMIT,
+      },
+      DEV_BODY_LIMIT,
+    ),
   )
-
-  const readBody = async (request: Request): Promise<Uint8Array> => {
-    const declared = Number(request.headers.get('content-length') ?? '0')
-    if (declared > maxBodyBytes)
-      throw new ServiceError('PAYLOAD_TOO_LARGE', `request body exceeds ${maxBodyBytes} bytes`)
-    // Read chunk by chunk so a body without (or lying about) content-length stops at the limit.
-    const reader = request.body?.getReader()
-    if (!reader) return new Uint8Array()
-    const chunks: Uint8Array[] = []
-    let size = 0
-    for (;;) {
-      const { done, value } = await reader.read()
-      if (done) break
-      size += value.length
-      if (size > maxBodyBytes) {
-        await reader.cancel()
-        throw new ServiceError('PAYLOAD_TOO_LARGE', `request body exceeds ${maxBodyBytes} bytes`)
-      }
-      chunks.push(value)
-    }
-    const bytes = new Uint8Array(size)
-    let offset = 0
-    for (const chunk of chunks) {
-      bytes.set(chunk, offset)
-      offset += chunk.length
-    }
-    return bytes
-  }
-
-  app.post('/public/v1/submit/:path', async (c) => {
-    const bytes = await readBody(c.req.raw)
-    return c.json(await submitActivity(runtime, c.req.param('path'), c.req.raw.headers, bytes))
-  })
-  app.post('/public/v1/query/:path', async (c) => {
-    const bytes = await readBody(c.req.raw)
-    return c.json((await runQuery(runtime, c.req.param('path'), c.req.raw.headers, bytes)) as object)
-  })
-  app.get('/public/v1/jwks', (c) =>
-    c.json({ keys: [publicJwk(hexToBytes(runtime.sessionPublicKey), 'session')] }),
-  )
-  app.get('/public/v1/signer', (c) =>
-    c.json({ signerPublicKey: runtime.signerPublicKey, sessionPublicKey: runtime.sessionPublicKey }),
-  )
+  for (const plugin of plugins) plugin.routes?.(app, runtime)
+  app.route('/public', activityApi(runtime, registry))
   app.get('/health', (c) => c.json({ ok: true }))
 
   return {
     app,
     fetch: (input, init) => Promise.resolve(app.fetch(new Request(input, init))),
     runtime,
+    registry,
     store,
     get dev() {
       return devCredentials(runtime)

@@ -1,17 +1,12 @@
-import {
-  ERROR_CODES,
-  type ErrorBody,
-  type ErrorCode,
-  type GrpcCode,
-  HTTP_STATUS_OF,
-} from '@latchkey/protocol'
+import { ERROR_CODES, type ErrorBody, type ErrorCode, type GrpcCode, httpStatusOf } from '@latchkey/protocol'
 
 /**
- * The one error type the service throws on purpose. `onError` turns it into the wire body
- * `{ code, message, details: { errorCode, field } }` with the HTTP status of its gRPC code.
+ * The root of every error the service raises on purpose. The pipeline's one error mapper
+ * (`pipeline/errorResponse.ts`) answers it as `{ code, message, details: { errorCode, field } }`
+ * with the HTTP status of its code; anything else becomes a logged 500 `INTERNAL`.
  */
-export class ServiceError extends Error {
-  override name = 'ServiceError'
+export class ApiError extends Error {
+  override name = 'ApiError'
   readonly errorCode: ErrorCode
   readonly field?: string
   readonly extra: Record<string, unknown>
@@ -28,7 +23,7 @@ export class ServiceError extends Error {
   }
 
   get status(): number {
-    return HTTP_STATUS_OF[this.grpc]
+    return httpStatusOf(this.errorCode, this.field)
   }
 
   toBody(): ErrorBody {
@@ -43,3 +38,5 @@ export class ServiceError extends Error {
     }
   }
 }
+
+export type ApiErrorType = ApiError

@@ -2,7 +2,7 @@
 
 export type { DevCredentials, DevOptions } from './bootstrap.ts'
 export { type CreateServiceOptions, createService, type Service } from './createService.ts'
-export { ServiceError } from './errors.ts'
+export { ApiError } from './errors.ts'
 export type { Clock, Runtime, WebAuthnOptions } from './Runtime.ts'
 export type {
   ActivityContext,

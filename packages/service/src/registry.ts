@@ -7,6 +7,7 @@ import type {
 } from '@latchkey/protocol'
 import type { Hono } from 'hono'
 import type { Reader } from './pipeline/Reader.ts'
+import type { PipelineEnv } from './pipeline/readJson.ts'
 import type { Runtime } from './Runtime.ts'
 import type { OrganizationRow, UserRow } from './store/model.ts'
 import type { Reads, Transaction } from './store/Store.ts'
@@ -40,10 +41,12 @@ export interface ActivityContext {
   activityId: string
   /** A fresh id (creation-ordered). */
   newId(): string
+  /** The handlers and plugins of this service. */
+  registry: Registry
 }
 
 /**
- * One activity: `parse` validates `parameters` (throwing ServiceError naming the field) and
+ * One activity: `parse` validates `parameters` (throwing ApiError naming the field) and
  * `run` executes it inside a transaction. Register it with a plugin or the built-in map.
  */
 export interface ActivityHandler<P extends ActivityPath = ActivityPath> {
@@ -78,6 +81,7 @@ export interface ActivityHandler<P extends ActivityPath = ActivityPath> {
 export interface QueryContext {
   store: Reads
   service: Runtime
+  registry: Registry
   now: number
   organization: OrganizationRow
   caller: Caller
@@ -107,12 +111,12 @@ export interface ServicePlugin {
   activities?: ActivityHandlers
   queries?: Record<string, QueryHandler>
   /** Mounts routes on the app; called once, before the activity API routes. */
-  routes?(app: Hono, service: Runtime): void
+  routes?(app: Hono<PipelineEnv>, service: Runtime): void
   /** Runs on every start inside one transaction, after the dev organization exists; must be idempotent. */
   bootstrap?(tx: Transaction, service: Runtime): void
   /**
    * Extra authorisation after the built-in checks, for activities and queries alike: throw a
-   * ServiceError to refuse (the sign-in plugin confines the auth proxy's user with it).
+   * ApiError to refuse (the sign-in plugin confines the auth proxy's user with it).
    */
   authorize?(
     request: { kind: 'activity' | 'query'; path: string; caller: Caller; organization: OrganizationRow },
@@ -142,3 +146,18 @@ export const defineActivity = <P extends ActivityPath>(
 ): ActivityHandler<P> => handler
 
 export const defineQuery = <Req, Res>(handler: QueryHandler<Req, Res>): QueryHandler<Req, Res> => handler
+
+/** What runs for which path: activity and query handlers, and the plugins they came with. */
+export class Registry {
+  readonly activities = new Map<ActivityPath, ActivityHandler>()
+  readonly queries = new Map<string, QueryHandler>()
+
+  constructor(readonly plugins: readonly ServicePlugin[]) {}
+
+  /** Adds handlers, replacing any registered for the same path. */
+  add(handlers: { activities?: ActivityHandlers; queries?: Record<string, QueryHandler> }): void {
+    for (const [path, handler] of Object.entries(handlers.activities ?? {}))
+      if (handler) this.activities.set(path as ActivityPath, handler as ActivityHandler)
+    for (const [path, handler] of Object.entries(handlers.queries ?? {})) this.queries.set(path, handler)
+  }
+}

@@ -176,7 +176,7 @@ describe('bad input never crashes the service', () => {
     const noOrg = await h.submit('create_wallet', { walletName: 'x', accounts: [] }, { organizationId: '' })
     expect(noOrg).toMatchObject({ status: 400, body: { details: { field: 'organizationId' } } })
     const big = await h.submit('create_wallet', { walletName: 'x'.repeat(300 * 1024), accounts: [] })
-    expect(big).toMatchObject({ status: 400, body: { details: { errorCode: 'PAYLOAD_TOO_LARGE' } } })
+    expect(big).toMatchObject({ status: 413, body: { details: { errorCode: 'PAYLOAD_TOO_LARGE' } } })
     const [bigHeader, bigStamp] = h.root.stamp('{}')
     const streamed = await h.service.app.request('/public/v1/submit/create_wallet', {
       method: 'POST',
@@ -188,7 +188,7 @@ describe('bad input never crashes the service', () => {
       }),
       duplex: 'half',
     } as RequestInit)
-    expect(streamed.status).toBe(400)
+    expect(streamed.status).toBe(413)
     expect((await streamed.json()).details.errorCode).toBe('PAYLOAD_TOO_LARGE')
     const longName = await h.submit('create_wallet', { walletName: 'x'.repeat(300), accounts: [] })
     expect(longName).toMatchObject({

@@ -1,7 +1,7 @@
 import { readRootUser, readWalletParams } from '../domain/params.ts'
 import { addApiKeys, addAuthenticators } from '../domain/users.ts'
 import { createWalletRecords } from '../domain/wallets.ts'
-import { ServiceError } from '../errors.ts'
+import { ApiError } from '../errors.ts'
 import { defineActivity, type SubOrganizationHookContext } from '../registry.ts'
 import type { UserRow } from '../store/model.ts'
 
@@ -19,7 +19,7 @@ export const createSubOrganization = defineActivity('create_sub_organization', {
     const rootUsers = r.array('rootUsers', readRootUser, { min: 1, max: MAX_ROOT_USERS })
     const rootQuorumThreshold = r.int('rootQuorumThreshold', { min: 1 })
     if (rootQuorumThreshold > rootUsers.length)
-      throw new ServiceError(
+      throw new ApiError(
         'QUORUM_INVALID',
         `parameters.rootQuorumThreshold (${rootQuorumThreshold}) must be at most the number of root users (${rootUsers.length})`,
         'parameters.rootQuorumThreshold',
@@ -43,7 +43,7 @@ export const createSubOrganization = defineActivity('create_sub_organization', {
   },
   run: async (ctx, p) => {
     if (ctx.organization.parentOrganizationId !== undefined)
-      throw new ServiceError(
+      throw new ApiError(
         'PERMISSION_DENIED',
         'a sub-organization cannot create sub-organizations; submit this in the parent organization',
         'organizationId',
@@ -74,7 +74,7 @@ export const createSubOrganization = defineActivity('create_sub_organization', {
       updatedAt: ctx.now,
     })
     const hookContext: SubOrganizationHookContext = { ...ctx, subOrganization }
-    const hooks = ctx.service.plugins
+    const hooks = ctx.registry.plugins
       .map((plugin) => plugin.subOrganization)
       .filter((hook) => hook !== undefined)
     for (const [index, params] of p.rootUsers.entries()) {
@@ -85,7 +85,7 @@ export const createSubOrganization = defineActivity('create_sub_organization', {
       if (params.oauthProviders.length > 0) {
         const hook = hooks.find((candidate) => candidate.oauthProviders)?.oauthProviders
         if (!hook)
-          throw new ServiceError(
+          throw new ApiError(
             'FIELD_INVALID',
             'this service has no OAuth sign-in plugin',
             `${field}.oauthProviders`,
@@ -96,7 +96,7 @@ export const createSubOrganization = defineActivity('create_sub_organization', {
     if (p.verificationToken !== undefined) {
       const hook = hooks.find((candidate) => candidate.verificationToken)?.verificationToken
       if (!hook)
-        throw new ServiceError(
+        throw new ApiError(
           'FIELD_INVALID',
           'this service has no OTP sign-in plugin',
           'parameters.verificationToken',

@@ -1,5 +1,5 @@
 import { findUser } from '../domain/users.ts'
-import { ServiceError } from '../errors.ts'
+import { ApiError } from '../errors.ts'
 import { defineActivity } from '../registry.ts'
 
 export const createUserTag = defineActivity('create_user_tag', {
@@ -9,7 +9,7 @@ export const createUserTag = defineActivity('create_user_tag', {
       .findBy('userTags', 'organizationId', ctx.organization.id)
       .some((tag) => tag.name === p.userTagName)
     if (taken)
-      throw new ServiceError(
+      throw new ApiError(
         'ALREADY_EXISTS',
         `a user tag named ${p.userTagName} exists`,
         'parameters.userTagName',

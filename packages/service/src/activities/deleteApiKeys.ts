@@ -1,6 +1,6 @@
 import { assertRootKeepsAccess } from '../domain/sessions.ts'
 import { findUser } from '../domain/users.ts'
-import { ServiceError } from '../errors.ts'
+import { ApiError } from '../errors.ts'
 import { defineActivity } from '../registry.ts'
 
 /** Revokes API keys (also how a client logs out: it deletes its session key). */
@@ -12,7 +12,7 @@ export const deleteApiKeys = defineActivity('delete_api_keys', {
     const user = findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
     const isRoot = ctx.organization.rootUserIds.includes(ctx.caller.userId)
     if (!isRoot && ctx.caller.userId !== user.id)
-      throw new ServiceError(
+      throw new ApiError(
         'PERMISSION_DENIED',
         'only root users may delete other users\u2019 keys',
         'parameters.userId',
@@ -20,7 +20,7 @@ export const deleteApiKeys = defineActivity('delete_api_keys', {
     p.apiKeyIds.forEach((id, index) => {
       const key = ctx.tx.get('apiKeys', id)
       if (!key || key.userId !== user.id)
-        throw new ServiceError(
+        throw new ApiError(
           'API_KEY_NOT_FOUND',
           `user ${user.id} has no API key ${id}`,
           `parameters.apiKeyIds[${index}]`,

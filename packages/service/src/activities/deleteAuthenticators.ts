@@ -1,6 +1,6 @@
 import { assertRootKeepsAccess } from '../domain/sessions.ts'
 import { findUser } from '../domain/users.ts'
-import { ServiceError } from '../errors.ts'
+import { ApiError } from '../errors.ts'
 import { defineActivity } from '../registry.ts'
 
 export const deleteAuthenticators = defineActivity('delete_authenticators', {
@@ -13,7 +13,7 @@ export const deleteAuthenticators = defineActivity('delete_authenticators', {
     p.authenticatorIds.forEach((id, index) => {
       const authenticator = ctx.tx.get('authenticators', id)
       if (!authenticator || authenticator.userId !== user.id)
-        throw new ServiceError(
+        throw new ApiError(
           'AUTHENTICATOR_NOT_FOUND',
           `user ${user.id} has no authenticator ${id}`,
           `parameters.authenticatorIds[${index}]`,

@@ -1,5 +1,5 @@
 import { findWallet } from '../domain/wallets.ts'
-import { ServiceError } from '../errors.ts'
+import { ApiError } from '../errors.ts'
 import { defineActivity } from '../registry.ts'
 
 /** Deletes wallets and their accounts; a never-exported wallet needs `deleteWithoutExport`. */
@@ -16,7 +16,7 @@ export const deleteWallets = defineActivity('delete_wallets', {
       const field = `parameters.walletIds[${index}]`
       const wallet = findWallet(ctx.tx, ctx.organization.id, walletId, field)
       if (!wallet.exported && !p.deleteWithoutExport)
-        throw new ServiceError(
+        throw new ApiError(
           'WALLET_NOT_EXPORTED',
           `wallet ${walletId} was never exported; export it first or set deleteWithoutExport`,
           field,

@@ -1,6 +1,6 @@
 import { decodeSignedTransaction } from '../crypto/index.ts'
 import { withField } from '../domain/params.ts'
-import { ServiceError } from '../errors.ts'
+import { ApiError } from '../errors.ts'
 import { defineActivity } from '../registry.ts'
 
 const CAIP2 = /^[-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,32}$/
@@ -16,18 +16,18 @@ export const ethSendRawTransaction = defineActivity('eth_send_raw_transaction', 
   }),
   run: async (ctx, p) => {
     if (!p.caip2.startsWith('eip155:'))
-      throw new ServiceError('FIELD_INVALID', 'caip2 must be an eip155 chain', 'parameters.caip2')
+      throw new ApiError('FIELD_INVALID', 'caip2 must be an eip155 chain', 'parameters.caip2')
     const decoded = withField('parameters', () => decodeSignedTransaction(p.signedTransaction))
     const chainId = p.caip2.slice('eip155:'.length)
     if (decoded.chainId !== undefined && decoded.chainId.toString() !== chainId)
-      throw new ServiceError(
+      throw new ApiError(
         'TRANSACTION_INVALID',
         `transaction is for chain ${decoded.chainId}, not ${p.caip2}`,
         'parameters.signedTransaction',
       )
     const url = ctx.service.options.rpc[p.caip2]
     if (!url)
-      throw new ServiceError(
+      throw new ApiError(
         'RPC_NOT_CONFIGURED',
         `no JSON-RPC node is configured for ${p.caip2}`,
         'parameters.caip2',
@@ -43,16 +43,16 @@ export const ethSendRawTransaction = defineActivity('eth_send_raw_transaction', 
       })
       reply = (await response.json()) as typeof reply
     } catch (error) {
-      throw new ServiceError('RPC_FAILED', `the ${p.caip2} node did not answer: ${(error as Error).message}`)
+      throw new ApiError('RPC_FAILED', `the ${p.caip2} node did not answer: ${(error as Error).message}`)
     }
     if (reply.error)
-      throw new ServiceError(
+      throw new ApiError(
         'TRANSACTION_INVALID',
         `the ${p.caip2} node refused the transaction: ${reply.error.message ?? 'unknown error'}`,
         'parameters.signedTransaction',
       )
     if (typeof reply.result === 'string' && reply.result.toLowerCase() !== decoded.hash.toLowerCase())
-      throw new ServiceError('RPC_FAILED', `the node reported hash ${reply.result}, expected ${decoded.hash}`)
+      throw new ApiError('RPC_FAILED', `the node reported hash ${reply.result}, expected ${decoded.hash}`)
     return { transactionHash: decoded.hash }
   },
 })

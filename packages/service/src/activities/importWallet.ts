@@ -7,7 +7,7 @@ import {
 import { readAccounts } from '../domain/params.ts'
 import { findUser } from '../domain/users.ts'
 import { createWalletRecords } from '../domain/wallets.ts'
-import { ServiceError } from '../errors.ts'
+import { ApiError } from '../errors.ts'
 import { defineActivity } from '../registry.ts'
 
 /** A wallet from a mnemonic the client encrypted to the target key of `init_import_wallet`. */
@@ -22,7 +22,7 @@ export const importWallet = defineActivity('import_wallet', {
     const user = findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
     const target = ctx.tx.findBy('importTargets', 'userId', user.id).at(-1)
     if (!target)
-      throw new ServiceError(
+      throw new ApiError(
         'BUNDLE_INVALID',
         `no import in progress for user ${user.id}; call init_import_wallet first`,
         'parameters.encryptedBundle',
@@ -32,7 +32,7 @@ export const importWallet = defineActivity('import_wallet', {
     try {
       plaintext = await openImportCiphertext({ encryptedBundle: p.encryptedBundle, targetPrivateKey })
     } catch (error) {
-      throw new ServiceError(
+      throw new ApiError(
         'BUNDLE_INVALID',
         error instanceof CryptoInputError ? error.message : 'encryptedBundle cannot be decrypted',
         'parameters.encryptedBundle',
@@ -43,7 +43,7 @@ export const importWallet = defineActivity('import_wallet', {
     const mnemonic = normalizeMnemonic(new TextDecoder().decode(plaintext))
     plaintext.fill(0)
     if (!validateMnemonic(mnemonic))
-      throw new ServiceError(
+      throw new ApiError(
         'BUNDLE_INVALID',
         'the decrypted bundle is not a BIP-39 mnemonic',
         'parameters.encryptedBundle',

@@ -1,7 +1,7 @@
 import { HASH_FUNCTIONS, PAYLOAD_ENCODINGS } from '@latchkey/protocol'
 import { CryptoInputError, signRawPayload } from '../crypto/index.ts'
 import { findAccount, withAccountKey } from '../domain/wallets.ts'
-import { ServiceError } from '../errors.ts'
+import { ApiError } from '../errors.ts'
 import { stringItem } from '../pipeline/Reader.ts'
 import { defineActivity } from '../registry.ts'
 
@@ -31,7 +31,7 @@ export const signRawPayloads = defineActivity('sign_raw_payloads', {
         } catch (error) {
           // Point at the payload for payload problems, at the setting otherwise.
           if (error instanceof CryptoInputError)
-            throw new ServiceError(
+            throw new ApiError(
               'FIELD_INVALID',
               `payload ${index}: ${error.message}`,
               error.field === 'payloads' || error.field === undefined

@@ -1,5 +1,5 @@
 import { findUser } from '../domain/users.ts'
-import { ServiceError } from '../errors.ts'
+import { ApiError } from '../errors.ts'
 import { defineActivity } from '../registry.ts'
 
 /** Renames a tag and adds/removes users, all or nothing (the transaction makes it atomic). */
@@ -16,14 +16,10 @@ export const updateUserTag = defineActivity('update_user_tag', {
   run: (ctx, p) => {
     const tag = ctx.tx.get('userTags', p.userTagId)
     if (!tag || tag.organizationId !== ctx.organization.id)
-      throw new ServiceError(
-        'USER_TAG_NOT_FOUND',
-        `user tag ${p.userTagId} not found`,
-        'parameters.userTagId',
-      )
+      throw new ApiError('USER_TAG_NOT_FOUND', `user tag ${p.userTagId} not found`, 'parameters.userTagId')
     const both = p.addUserIds.find((id) => p.removeUserIds.includes(id))
     if (both !== undefined)
-      throw new ServiceError(
+      throw new ApiError(
         'FIELD_INVALID',
         `user ${both} is both added and removed`,
         'parameters.removeUserIds',
@@ -33,7 +29,7 @@ export const updateUserTag = defineActivity('update_user_tag', {
         .findBy('userTags', 'organizationId', ctx.organization.id)
         .some((other) => other.name === p.newUserTagName)
       if (taken)
-        throw new ServiceError(
+        throw new ApiError(
           'ALREADY_EXISTS',
           `a user tag named ${p.newUserTagName} exists`,
           'parameters.newUserTagName',
@@ -43,7 +39,7 @@ export const updateUserTag = defineActivity('update_user_tag', {
       findUser(ctx.tx, ctx.organization.id, id, `parameters.addUserIds[${index}]`)
     p.removeUserIds.forEach((id, index) => {
       if (!tag.userIds.includes(id))
-        throw new ServiceError(
+        throw new ApiError(
           'USER_NOT_FOUND',
           `user ${id} does not carry this tag`,
           `parameters.removeUserIds[${index}]`,

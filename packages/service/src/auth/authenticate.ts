@@ -15,7 +15,7 @@ import { p256 } from '@noble/curves/nist.js'
 import { hexToBytes } from '@noble/hashes/utils.js'
 import { verifyAuthenticationResponse } from '@simplewebauthn/server'
 import { verifyApiKeyStamp, verifyJwt } from '../crypto/index.ts'
-import { ServiceError } from '../errors.ts'
+import { ApiError } from '../errors.ts'
 import type { Runtime } from '../Runtime.ts'
 import type { Caller } from '../registry.ts'
 import type { ApiKeyRow, AuthenticatorRow } from '../store/model.ts'
@@ -56,7 +56,7 @@ function callerOf(
   readOnly = false,
 ): Caller {
   const user = service.store.get('users', userId)
-  if (!user) throw new ServiceError('PUBLIC_KEY_NOT_FOUND', SESSION_KEY_MESSAGES.notFound)
+  if (!user) throw new ApiError('PUBLIC_KEY_NOT_FOUND', SESSION_KEY_MESSAGES.notFound)
   return { userId, organizationId: user.organizationId, credential, readOnly }
 }
 
@@ -103,13 +103,13 @@ async function authenticateApiKey(
   try {
     stamp = decodeApiKeyStamp(header)
   } catch (error) {
-    throw new ServiceError('STAMP_MALFORMED', `${STAMP_HEADER} is malformed: ${(error as Error).message}`)
+    throw new ApiError('STAMP_MALFORMED', `${STAMP_HEADER} is malformed: ${(error as Error).message}`)
   }
   const publicKey = stamp.publicKey.toLowerCase()
   const key = pick(service, service.store.findBy('apiKeys', 'publicKey', publicKey), targetOrganizationId)
-  if (!key) throw new ServiceError('PUBLIC_KEY_NOT_FOUND', SESSION_KEY_MESSAGES.notFound)
+  if (!key) throw new ApiError('PUBLIC_KEY_NOT_FOUND', SESSION_KEY_MESSAGES.notFound)
   if (!SCHEMES_OF_CURVE[key.curve].includes(stamp.scheme))
-    throw new ServiceError(
+    throw new ApiError(
       'STAMP_INVALID',
       `stamp scheme ${stamp.scheme} does not match the key's curve ${key.curve}`,
     )
@@ -122,8 +122,8 @@ async function authenticateApiKey(
   } catch {
     valid = false
   }
-  if (!valid) throw new ServiceError('STAMP_INVALID', 'stamp signature does not match the request body')
-  if (isExpired(key, service.now())) throw new ServiceError('API_KEY_EXPIRED', SESSION_KEY_MESSAGES.expired)
+  if (!valid) throw new ApiError('STAMP_INVALID', 'stamp signature does not match the request body')
+  if (isExpired(key, service.now())) throw new ApiError('API_KEY_EXPIRED', SESSION_KEY_MESSAGES.expired)
   return callerOf(service, key.userId, {
     kind: 'API_KEY',
     id: key.id,
@@ -140,7 +140,7 @@ function parseWebAuthnStamp(header: string): WebAuthnStamp {
       if (typeof value[field] !== 'string' || !value[field]) throw new Error(`${field} is missing`)
     return value as WebAuthnStamp
   } catch (error) {
-    throw new ServiceError(
+    throw new ApiError(
       'STAMP_MALFORMED',
       `${WEBAUTHN_STAMP_HEADER} is malformed: ${(error as Error).message}`,
     )
@@ -176,7 +176,7 @@ async function authenticateWebAuthn(
     service.store.findBy('authenticators', 'credentialId', stamp.credentialId.replace(/=+$/, '')),
     targetOrganizationId,
   )
-  if (!authenticator) throw new ServiceError('PUBLIC_KEY_NOT_FOUND', SESSION_KEY_MESSAGES.notFound)
+  if (!authenticator) throw new ApiError('PUBLIC_KEY_NOT_FOUND', SESSION_KEY_MESSAGES.notFound)
   const challenge = base64url(webAuthnChallengeOf(body))
   let verification: Awaited<ReturnType<typeof verifyAuthenticationResponse>>
   try {
@@ -203,9 +203,9 @@ async function authenticateWebAuthn(
       },
     })
   } catch (error) {
-    throw new ServiceError('WEBAUTHN_INVALID', `passkey stamp rejected: ${(error as Error).message}`)
+    throw new ApiError('WEBAUTHN_INVALID', `passkey stamp rejected: ${(error as Error).message}`)
   }
-  if (!verification.verified) throw new ServiceError('WEBAUTHN_INVALID', 'passkey stamp did not verify')
+  if (!verification.verified) throw new ApiError('WEBAUTHN_INVALID', 'passkey stamp did not verify')
   const counter = verification.authenticationInfo.newCounter
   if (counter !== authenticator.counter)
     await service.store.transaction((tx) => {
@@ -231,13 +231,13 @@ function authenticateSession(service: Runtime, token: string): Caller {
     ) as SessionClaims
   } catch (error) {
     const expired = /expir/i.test((error as Error).message)
-    throw new ServiceError(
+    throw new ApiError(
       expired ? 'SESSION_EXPIRED' : 'SESSION_INVALID',
       expired ? 'read-only session has expired' : `${SESSION_HEADER} is not a valid session`,
     )
   }
   if (claims.session_type !== 'SESSION_TYPE_READ_ONLY')
-    throw new ServiceError('SESSION_INVALID', `${SESSION_HEADER} accepts read-only sessions only`)
+    throw new ApiError('SESSION_INVALID', `${SESSION_HEADER} accepts read-only sessions only`)
   const caller = callerOf(service, claims.user_id, {
     kind: 'READ_ONLY_SESSION',
     id: claims.user_id,
@@ -246,7 +246,7 @@ function authenticateSession(service: Runtime, token: string): Caller {
     signature: '',
   })
   if (caller.organizationId !== claims.organization_id)
-    throw new ServiceError('SESSION_INVALID', 'session is stale')
+    throw new ApiError('SESSION_INVALID', 'session is stale')
   return { ...caller, readOnly: true }
 }
 
@@ -276,13 +276,13 @@ export async function authenticate(
   const session = headers.get(SESSION_HEADER)
   if (session) {
     if (route === 'submit')
-      throw new ServiceError(
+      throw new ApiError(
         'READ_ONLY_SESSION',
         'a read-only session cannot submit activities; stamp the request',
       )
     return authenticateSession(service, session)
   }
-  throw new ServiceError(
+  throw new ApiError(
     'STAMP_MISSING',
     `request needs an ${STAMP_HEADER} or ${WEBAUTHN_STAMP_HEADER} header${route === 'query' ? ` (or ${SESSION_HEADER})` : ''}`,
   )

@@ -1,13 +1,16 @@
+import { ApiError } from '../errors.ts'
+
 /**
- * Bad input to a crypto helper. `field` names the request field at fault so the API can answer
- * 400 with it (e.g. 'path', 'addressFormat', 'mnemonicLength').
+ * Bad input to a crypto helper: a 400 `FIELD_INVALID`. `field` names the request field at fault
+ * relative to the activity's parameters (e.g. 'path', 'addressFormat', 'mnemonicLength'); the
+ * error mapper prefixes it (`parameters.path`).
  */
-export class CryptoInputError extends Error {
+export class CryptoInputError extends ApiError {
   override name = 'CryptoInputError'
-  readonly field?: string
 
   constructor(message: string, field?: string) {
-    super(message)
-    if (field !== undefined) this.field = field
+    super('FIELD_INVALID', message, field)
   }
 }
+
+export type CryptoInputErrorType = CryptoInputError

@@ -1,4 +1,5 @@
 import type { Hono } from 'hono'
+import type { PipelineEnv } from '../pipeline/readJson.ts'
 import type { Runtime } from '../Runtime.ts'
 import type { ServicePlugin } from '../registry.ts'
 
@@ -255,7 +256,7 @@ latchkeyFrame(${escapeJson(config)})</script></body></html>`
 
 const ORIGIN = /^https?:\/\/[^/\s]+$/
 
-function mountFrameRoutes(app: Hono, service: Runtime): void {
+function mountFrameRoutes(app: Hono<PipelineEnv>, service: Runtime): void {
   app.get('/frame/:kind{export|import}', (c) => {
     const kind = c.req.param('kind') as SecretFrameKind
     const origin = c.req.query('origin') ?? ''

@@ -18,7 +18,7 @@ import { p256 } from '@noble/curves/nist.js'
 import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
 import { CryptoInputError, validateAccountSpec } from '../crypto/index.ts'
-import { ServiceError } from '../errors.ts'
+import { ApiError } from '../errors.ts'
 import { Reader } from '../pipeline/Reader.ts'
 
 /** Largest number of accounts one activity derives. */
@@ -30,11 +30,7 @@ export function withField<T>(prefix: string, fn: () => T): T {
     return fn()
   } catch (error) {
     if (error instanceof CryptoInputError)
-      throw new ServiceError(
-        'FIELD_INVALID',
-        error.message,
-        error.field ? `${prefix}.${error.field}` : prefix,
-      )
+      throw new ApiError('FIELD_INVALID', error.message, error.field ? `${prefix}.${error.field}` : prefix)
     throw error
   }
 }
@@ -83,7 +79,7 @@ export function normalizeApiPublicKey(publicKey: string, curve: ApiKeyCurve, fie
     const curveImpl = curve === 'API_KEY_CURVE_P256' ? p256 : secp256k1
     return bytesToHex(curveImpl.Point.fromBytes(bytes).toBytes(true))
   } catch (error) {
-    throw new ServiceError(
+    throw new ApiError(
       'FIELD_INVALID',
       `${field} is not a valid ${curve.replace('API_KEY_CURVE_', '')} public key (${(error as Error).message})`,
       field,
@@ -99,7 +95,7 @@ export function readApiKeyParams(value: unknown, field: string): ApiKeyParams {
   const curveType = r.enum('curveType', API_KEY_CURVES)
   const expirationSeconds = r.optUintString('expirationSeconds', { max: MAX_EXPIRATION_SECONDS })
   if (expirationSeconds === '0')
-    throw new ServiceError(
+    throw new ApiError(
       'FIELD_INVALID',
       `${field}.expirationSeconds must be positive`,
       `${field}.expirationSeconds`,
@@ -133,7 +129,7 @@ export function readAuthenticatorParams(value: unknown, field: string): Authenti
 
 function transportItem(item: unknown, field: string) {
   if (!(AUTHENTICATOR_TRANSPORTS as readonly unknown[]).includes(item))
-    throw new ServiceError(
+    throw new ApiError(
       'ENUM_INVALID',
       `${field} must be one of ${AUTHENTICATOR_TRANSPORTS.join(', ')}`,
       field,

@@ -2,7 +2,7 @@ import type { CredentialType, SessionClaims } from '@latchkey/protocol'
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
 import { signJwt } from '../crypto/index.ts'
-import { ServiceError } from '../errors.ts'
+import { ApiError } from '../errors.ts'
 import type { Runtime } from '../Runtime.ts'
 import type { ActivityContext } from '../registry.ts'
 import type { UserRow } from '../store/model.ts'
@@ -30,11 +30,7 @@ export function normalizeSessionPublicKey(publicKey: string, field: string): str
       p256.Point.fromBytes(hexToBytes(publicKey.replace(/^0x/, '').toLowerCase())).toBytes(true),
     )
   } catch {
-    throw new ServiceError(
-      'FIELD_INVALID',
-      `${field} must be a P-256 public key in hex (33 or 65 bytes)`,
-      field,
-    )
+    throw new ApiError('FIELD_INVALID', `${field} must be a P-256 public key in hex (33 or 65 bytes)`, field)
   }
 }
 
@@ -115,5 +111,5 @@ export function assertRootKeepsAccess(ctx: ActivityContext, user: UserRow, field
     .findBy('apiKeys', 'userId', user.id)
     .filter((key) => !SESSION_CREDENTIAL_TYPES.includes(key.credentialType))
   if (durableKeys.length + ctx.tx.findBy('authenticators', 'userId', user.id).length > 0) return
-  throw new ServiceError('FIELD_INVALID', 'this would leave the only root user without any credential', field)
+  throw new ApiError('FIELD_INVALID', 'this would leave the only root user without any credential', field)
 }

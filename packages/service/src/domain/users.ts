@@ -8,7 +8,7 @@ import type {
 import { bytesToHex } from '@noble/hashes/utils.js'
 import { verifyRegistrationResponse } from '@simplewebauthn/server'
 import { base64urlToBytes } from '../auth/authenticate.ts'
-import { ServiceError } from '../errors.ts'
+import { ApiError } from '../errors.ts'
 import type { ActivityContext } from '../registry.ts'
 import type { UserRow } from '../store/model.ts'
 import type { Reads } from '../store/Store.ts'
@@ -22,11 +22,7 @@ export const CREDENTIAL_TYPE_OF_CURVE: Record<ApiKeyCurve, CredentialType> = {
 export function findUser(reads: Reads, organizationId: string, userId: string, field: string): UserRow {
   const user = reads.get('users', userId)
   if (!user || user.organizationId !== organizationId)
-    throw new ServiceError(
-      'USER_NOT_FOUND',
-      `user ${userId} not found in organization ${organizationId}`,
-      field,
-    )
+    throw new ApiError('USER_NOT_FOUND', `user ${userId} not found in organization ${organizationId}`, field)
   return user
 }
 
@@ -41,7 +37,7 @@ export function addApiKeys(
   const existing = new Set(ctx.tx.findBy('apiKeys', 'userId', user.id).map((key) => key.publicKey))
   return keys.map((key, index) => {
     if (existing.has(key.publicKey))
-      throw new ServiceError(
+      throw new ApiError(
         'ALREADY_EXISTS',
         `user ${user.id} already has this public key`,
         `${field}[${index}].publicKey`,
@@ -123,14 +119,14 @@ export async function addAuthenticators(
         requireUserVerification: false,
       })
     } catch (error) {
-      throw new ServiceError(
+      throw new ApiError(
         'ATTESTATION_INVALID',
         `passkey attestation rejected: ${(error as Error).message}`,
         `${itemField}.attestation`,
       )
     }
     if (!verification.verified)
-      throw new ServiceError(
+      throw new ApiError(
         'ATTESTATION_INVALID',
         'passkey attestation did not verify',
         `${itemField}.attestation`,
@@ -142,7 +138,7 @@ export async function addAuthenticators(
         .findBy('authenticators', 'credentialId', credentialId)
         .some((row) => row.organizationId === user.organizationId)
     )
-      throw new ServiceError(
+      throw new ApiError(
         'ALREADY_EXISTS',
         `credential ${credentialId} is already registered`,
         `${itemField}.attestation.credentialId`,

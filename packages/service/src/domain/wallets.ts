@@ -7,7 +7,7 @@ import {
   normalizeMnemonic,
   validateMnemonic,
 } from '../crypto/index.ts'
-import { ServiceError } from '../errors.ts'
+import { ApiError } from '../errors.ts'
 import type { Runtime } from '../Runtime.ts'
 import type { ActivityContext } from '../registry.ts'
 import type { WalletAccountRow, WalletRow } from '../store/model.ts'
@@ -56,7 +56,7 @@ export async function deriveAccounts(
     if (!options.persist) return derived.address
     const key = `${spec.curve}|${spec.path}|${spec.addressFormat}`
     if (seen.has(key))
-      throw new ServiceError(
+      throw new ApiError(
         'ALREADY_EXISTS',
         `wallet ${wallet.id} already has the account ${spec.path} (${spec.addressFormat})`,
         field,
@@ -121,7 +121,7 @@ export async function createWalletRecords(
 export function findWallet(reads: Reads, organizationId: string, walletId: string, field: string): WalletRow {
   const wallet = reads.get('wallets', walletId)
   if (!wallet || wallet.organizationId !== organizationId)
-    throw new ServiceError(
+    throw new ApiError(
       'WALLET_NOT_FOUND',
       `wallet ${walletId} not found in organization ${organizationId}`,
       field,
@@ -146,7 +146,7 @@ export function findAccount(
       .find((row) => row.address.toLowerCase() === lower)
   }
   if (!account)
-    throw new ServiceError(
+    throw new ApiError(
       'WALLET_ACCOUNT_NOT_FOUND',
       `no wallet account with address ${address} in organization ${organizationId}`,
       field,

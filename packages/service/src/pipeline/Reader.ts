@@ -1,4 +1,4 @@
-import { ServiceError } from '../errors.ts'
+import { ApiError } from '../errors.ts'
 
 /** Largest array any request may carry (accounts, payloads, users, ids ...). */
 export const MAX_ARRAY = 100
@@ -10,7 +10,7 @@ type Json = Record<string, unknown>
 const kindOf = (value: unknown) => (Array.isArray(value) ? 'array' : value === null ? 'null' : typeof value)
 
 /**
- * Reads one JSON object field by field, throwing a 400 `ServiceError` that names the offending
+ * Reads one JSON object field by field, throwing a 400 `ApiError` that names the offending
  * field by its full path (`parameters.accounts[2].curve`). Unknown fields are ignored, like the
  * public service does, so newer clients keep working.
  */
@@ -20,7 +20,7 @@ export class Reader {
 
   constructor(value: unknown, path: string) {
     if (typeof value !== 'object' || value === null || Array.isArray(value))
-      throw new ServiceError(
+      throw new ApiError(
         value === undefined ? 'FIELD_REQUIRED' : 'FIELD_INVALID',
         `${path} must be an object, got ${kindOf(value)}`,
         path,
@@ -40,7 +40,7 @@ export class Reader {
   private required(name: string): unknown {
     const value = this.value[name]
     if (value === undefined || value === null)
-      throw new ServiceError('FIELD_REQUIRED', `${this.field(name)} is required`, this.field(name))
+      throw new ApiError('FIELD_REQUIRED', `${this.field(name)} is required`, this.field(name))
     return value
   }
 
@@ -51,18 +51,18 @@ export class Reader {
     const value = this.required(name)
     const field = this.field(name)
     if (typeof value !== 'string')
-      throw new ServiceError('FIELD_INVALID', `${field} must be a string, got ${kindOf(value)}`, field)
+      throw new ApiError('FIELD_INVALID', `${field} must be a string, got ${kindOf(value)}`, field)
     const { min = 1, max = MAX_STRING } = options
     if (value.length < min)
-      throw new ServiceError(
+      throw new ApiError(
         min === 1 ? 'FIELD_REQUIRED' : 'FIELD_INVALID',
         min === 1 ? `${field} must not be empty` : `${field} must be at least ${min} characters`,
         field,
       )
     if (value.length > max)
-      throw new ServiceError('PAYLOAD_TOO_LARGE', `${field} must be at most ${max} characters`, field)
+      throw new ApiError('PAYLOAD_TOO_LARGE', `${field} must be at most ${max} characters`, field)
     if (options.pattern && !options.pattern.test(value))
-      throw new ServiceError(
+      throw new ApiError(
         'FIELD_INVALID',
         `${field} must be ${options.hint ?? `like ${options.pattern}`}`,
         field,
@@ -80,9 +80,9 @@ export class Reader {
     const field = this.field(name)
     const text = typeof value === 'number' && Number.isSafeInteger(value) ? String(value) : value
     if (typeof text !== 'string' || !/^\d{1,16}$/.test(text))
-      throw new ServiceError('FIELD_INVALID', `${field} must be a string of decimal digits`, field)
+      throw new ApiError('FIELD_INVALID', `${field} must be a string of decimal digits`, field)
     if (options.max !== undefined && Number(text) > options.max)
-      throw new ServiceError('FIELD_INVALID', `${field} must be at most ${options.max}`, field)
+      throw new ApiError('FIELD_INVALID', `${field} must be at most ${options.max}`, field)
     return String(Number(text))
   }
 
@@ -94,7 +94,7 @@ export class Reader {
     const value = this.required(name)
     const field = this.field(name)
     if (typeof value !== 'string' || !allowed.includes(value as T))
-      throw new ServiceError(
+      throw new ApiError(
         'ENUM_INVALID',
         `${field} must be one of ${allowed.length > 8 ? `${allowed.slice(0, 8).join(', ')} ...` : allowed.join(', ')}; got ${JSON.stringify(value)?.slice(0, 80)}`,
         field,
@@ -110,7 +110,7 @@ export class Reader {
   bool(name: string): boolean {
     const value = this.required(name)
     if (typeof value !== 'boolean')
-      throw new ServiceError(
+      throw new ApiError(
         'FIELD_INVALID',
         `${this.field(name)} must be a boolean, got ${kindOf(value)}`,
         this.field(name),
@@ -127,13 +127,13 @@ export class Reader {
     const field = this.field(name)
     const number = typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : value
     if (typeof number !== 'number' || !Number.isInteger(number))
-      throw new ServiceError('FIELD_INVALID', `${field} must be an integer, got ${kindOf(value)}`, field)
+      throw new ApiError('FIELD_INVALID', `${field} must be an integer, got ${kindOf(value)}`, field)
     if (options.oneOf && !options.oneOf.includes(number))
-      throw new ServiceError('FIELD_INVALID', `${field} must be one of ${options.oneOf.join(', ')}`, field)
+      throw new ApiError('FIELD_INVALID', `${field} must be one of ${options.oneOf.join(', ')}`, field)
     if (options.min !== undefined && number < options.min)
-      throw new ServiceError('FIELD_INVALID', `${field} must be at least ${options.min}`, field)
+      throw new ApiError('FIELD_INVALID', `${field} must be at least ${options.min}`, field)
     if (options.max !== undefined && number > options.max)
-      throw new ServiceError('FIELD_INVALID', `${field} must be at most ${options.max}`, field)
+      throw new ApiError('FIELD_INVALID', `${field} must be at most ${options.max}`, field)
     return number
   }
 
@@ -158,16 +158,16 @@ export class Reader {
     const value = this.required(name)
     const field = this.field(name)
     if (!Array.isArray(value))
-      throw new ServiceError('FIELD_INVALID', `${field} must be an array, got ${kindOf(value)}`, field)
+      throw new ApiError('FIELD_INVALID', `${field} must be an array, got ${kindOf(value)}`, field)
     const { min = 0, max = MAX_ARRAY } = options
     if (value.length > max)
-      throw new ServiceError(
+      throw new ApiError(
         'PAYLOAD_TOO_LARGE',
         `${field} holds at most ${max} items, got ${value.length}`,
         field,
       )
     if (value.length < min)
-      throw new ServiceError(
+      throw new ApiError(
         min === 1 ? 'FIELD_REQUIRED' : 'FIELD_INVALID',
         `${field} needs at least ${min} item${min === 1 ? '' : 's'}`,
         field,
@@ -188,11 +188,7 @@ export class Reader {
     const ids = this.array(name, stringItem, options)
     const duplicate = ids.find((id, index) => ids.indexOf(id) !== index)
     if (duplicate !== undefined)
-      throw new ServiceError(
-        'FIELD_INVALID',
-        `${this.field(name)} lists ${duplicate} twice`,
-        this.field(name),
-      )
+      throw new ApiError('FIELD_INVALID', `${this.field(name)} lists ${duplicate} twice`, this.field(name))
     return ids
   }
 }
@@ -200,9 +196,9 @@ export class Reader {
 /** Item reader for arrays of non-empty strings. */
 export function stringItem(value: unknown, field: string): string {
   if (typeof value !== 'string' || value.length === 0)
-    throw new ServiceError('FIELD_INVALID', `${field} must be a non-empty string`, field)
+    throw new ApiError('FIELD_INVALID', `${field} must be a non-empty string`, field)
   if (value.length > MAX_STRING)
-    throw new ServiceError('PAYLOAD_TOO_LARGE', `${field} must be at most ${MAX_STRING} characters`, field)
+    throw new ApiError('PAYLOAD_TOO_LARGE', `${field} must be at most ${MAX_STRING} characters`, field)
   return value
 }
 

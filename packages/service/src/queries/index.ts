@@ -1,11 +1,11 @@
 import { decodeJwtClaims, SUBORG_FILTER_TYPES } from '@latchkey/protocol'
-import { ServiceError } from '../errors.ts'
+import { findPolicy } from '../activities/updatePolicy.ts'
+import { ApiError } from '../errors.ts'
 import { renderActivity } from '../pipeline/renderActivity.ts'
+import { renderPolicy } from '../policies/renderPolicy.ts'
 import { defineQuery, type QueryHandler } from '../registry.ts'
 import type { OrganizationRow } from '../store/model.ts'
 import type { Reads } from '../store/Store.ts'
-import { findPolicy } from '../activities/updatePolicy.ts'
-import { renderPolicy } from '../policies/renderPolicy.ts'
 import { paginate, readPagination } from './paginate.ts'
 import {
   renderApiKey,
@@ -50,7 +50,7 @@ function matchesFilter(reads: Reads, org: OrganizationRow, filterType: string, v
       try {
         claims = decodeJwtClaims(value)
       } catch {
-        throw new ServiceError('FIELD_INVALID', 'filterValue must be an OIDC token (JWT)', 'filterValue')
+        throw new ApiError('FIELD_INVALID', 'filterValue must be an OIDC token (JWT)', 'filterValue')
       }
       return reads
         .findBy('oauthProviders', 'organizationId', org.id)
@@ -86,7 +86,7 @@ export const builtinQueries: Record<string, QueryHandler> = {
     run: ({ store, organization }, q) => {
       const row = store.get('authenticators', q.authenticatorId)
       if (!row || row.organizationId !== organization.id)
-        throw new ServiceError(
+        throw new ApiError(
           'AUTHENTICATOR_NOT_FOUND',
           `authenticator ${q.authenticatorId} not found`,
           'authenticatorId',
@@ -99,7 +99,7 @@ export const builtinQueries: Record<string, QueryHandler> = {
     run: ({ store, organization }, q) => {
       const activity = store.get('activities', q.activityId)
       if (!activity || activity.organizationId !== organization.id)
-        throw new ServiceError('ACTIVITY_NOT_FOUND', `activity ${q.activityId} not found`, 'activityId')
+        throw new ApiError('ACTIVITY_NOT_FOUND', `activity ${q.activityId} not found`, 'activityId')
       return {
         policyEvaluations: store
           .findBy('policyEvaluations', 'activityId', activity.id)
@@ -131,7 +131,7 @@ export const builtinQueries: Record<string, QueryHandler> = {
     run: ({ store, organization }, q) => {
       const user = store.get('users', q.userId)
       if (!user || user.organizationId !== organization.id)
-        throw new ServiceError('USER_NOT_FOUND', `user ${q.userId} not found`, 'userId')
+        throw new ApiError('USER_NOT_FOUND', `user ${q.userId} not found`, 'userId')
       return { user: renderUser(store, user) }
     },
   }),
@@ -140,7 +140,7 @@ export const builtinQueries: Record<string, QueryHandler> = {
     run: ({ store, organization }, q) => {
       const wallet = store.get('wallets', q.walletId)
       if (!wallet || wallet.organizationId !== organization.id)
-        throw new ServiceError('WALLET_NOT_FOUND', `wallet ${q.walletId} not found`, 'walletId')
+        throw new ApiError('WALLET_NOT_FOUND', `wallet ${q.walletId} not found`, 'walletId')
       return { wallet: renderWallet(wallet) }
     },
   }),
@@ -157,7 +157,7 @@ export const builtinQueries: Record<string, QueryHandler> = {
       if (q.walletId !== undefined) {
         const wallet = store.get('wallets', q.walletId)
         if (!wallet || wallet.organizationId !== organization.id)
-          throw new ServiceError('WALLET_NOT_FOUND', `wallet ${q.walletId} not found`, 'walletId')
+          throw new ApiError('WALLET_NOT_FOUND', `wallet ${q.walletId} not found`, 'walletId')
         accounts = store.findBy('walletAccounts', 'walletId', wallet.id)
       }
       return { accounts: paginate(accounts, (account) => account.id, q.pagination).map(renderWalletAccount) }
@@ -168,7 +168,7 @@ export const builtinQueries: Record<string, QueryHandler> = {
     run: ({ store, organization, caller }, q) => {
       const activity = store.get('activities', q.activityId)
       if (!activity || activity.organizationId !== organization.id)
-        throw new ServiceError('ACTIVITY_NOT_FOUND', `activity ${q.activityId} not found`, 'activityId')
+        throw new ApiError('ACTIVITY_NOT_FOUND', `activity ${q.activityId} not found`, 'activityId')
       return { activity: renderActivity(store, activity, caller) }
     },
   }),
@@ -196,7 +196,7 @@ export const builtinQueries: Record<string, QueryHandler> = {
       if (q.userId !== undefined) {
         const user = store.get('users', q.userId)
         if (!user || user.organizationId !== organization.id)
-          throw new ServiceError('USER_NOT_FOUND', `user ${q.userId} not found`, 'userId')
+          throw new ApiError('USER_NOT_FOUND', `user ${q.userId} not found`, 'userId')
         return { apiKeys: store.findBy('apiKeys', 'userId', user.id).map(renderApiKey) }
       }
       return { apiKeys: store.findBy('apiKeys', 'organizationId', organization.id).map(renderApiKey) }

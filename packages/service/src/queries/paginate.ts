@@ -1,5 +1,5 @@
 import { PAGINATION, type PaginationOptions } from '@latchkey/protocol'
-import { ServiceError } from '../errors.ts'
+import { ApiError } from '../errors.ts'
 import type { Reader } from '../pipeline/Reader.ts'
 
 export function readPagination(r: Reader): Required<Pick<PaginationOptions, 'limit'>> & PaginationOptions {
@@ -7,7 +7,7 @@ export function readPagination(r: Reader): Required<Pick<PaginationOptions, 'lim
   if (!options) return { limit: String(PAGINATION.defaultLimit) }
   const limit = options.optUintString('limit') ?? String(PAGINATION.defaultLimit)
   if (Number(limit) < PAGINATION.minLimit || Number(limit) > PAGINATION.maxLimit)
-    throw new ServiceError(
+    throw new ApiError(
       'FIELD_INVALID',
       `paginationOptions.limit must be between ${PAGINATION.minLimit} and ${PAGINATION.maxLimit}`,
       'paginationOptions.limit',

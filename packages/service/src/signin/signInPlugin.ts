@@ -1,4 +1,4 @@
-import { ServiceError } from '../errors.ts'
+import { ApiError } from '../errors.ts'
 import type { ServicePlugin } from '../registry.ts'
 import { initOtp } from './activities/initOtp.ts'
 import { oauth2Authenticate } from './activities/oauth2Authenticate.ts'
@@ -8,9 +8,9 @@ import { stampLogin } from './activities/stampLogin.ts'
 import { verifyOtp } from './activities/verifyOtp.ts'
 import { DEV_OIDC_PREFIX } from './oauth/devIdp.ts'
 import { outboxRoutes } from './outbox/createOutbox.ts'
-import { proxyRoutes } from './proxy/proxyRoutes.ts'
+import { proxyApp } from './proxy/proxyApp.ts'
 import { bootstrapDevProxyConfig, pruneSignInRows } from './proxyConfig.ts'
-import { settingsRoutes } from './settings/settingsRoutes.ts'
+import { settingsApp } from './settings/settingsApp.ts'
 import { bootstrapSignInKey, signInState } from './signInState.ts'
 import { subOrganizationHooks } from './subOrganizationHooks.ts'
 
@@ -49,10 +49,10 @@ export const signInPlugin: ServicePlugin = {
   routes(app, service) {
     const state = signInState(service)
     state.app = app
-    proxyRoutes(app, service)
+    app.route('/v1', proxyApp(app, service))
     app.route('/dev', outboxRoutes(state.outbox))
     app.route(DEV_OIDC_PREFIX, state.devIdp.app)
-    settingsRoutes(app, service)
+    app.route('/dev/settings', settingsApp(service))
   },
   subOrganization: subOrganizationHooks,
   authorize({ kind, path, caller, organization }, service) {
@@ -61,7 +61,7 @@ export const signInPlugin: ServicePlugin = {
     if (!config || config.proxyUserId !== caller.userId) return
     const allowed = kind === 'activity' ? PROXY_USER_ACTIVITIES : PROXY_USER_QUERIES
     if (!allowed.includes(path))
-      throw new ServiceError(
+      throw new ApiError(
         'PERMISSION_DENIED',
         `the auth proxy's key may not ${kind === 'activity' ? 'submit' : 'query'} ${path} (organization ${organization.id})`,
       )

@@ -10,7 +10,8 @@ import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
 import type { Hono } from 'hono'
 import { CryptoInputError, signJwt, verifyJwt } from '../crypto/index.ts'
-import { ServiceError } from '../errors.ts'
+import { ApiError } from '../errors.ts'
+import type { PipelineEnv } from '../pipeline/readJson.ts'
 import type { Runtime } from '../Runtime.ts'
 import type { PluginRow, ProxyConfigRow } from '../store/model.ts'
 import type { Reads, Transaction } from '../store/Store.ts'
@@ -55,7 +56,7 @@ export interface SignInState {
   devIdp: DevIdp
   oidc: ServiceOidc
   /** The service app, for in-process calls (proxy forwarding, dev IdP exchange); set by `routes`. */
-  app?: Hono
+  app?: Hono<PipelineEnv>
 }
 
 const states = new WeakMap<Runtime, SignInState>()
@@ -149,14 +150,14 @@ export function verifyVerificationToken(
   field: string,
 ): VerificationTokenClaims {
   if (typeof token !== 'string')
-    throw new ServiceError('VERIFICATION_TOKEN_INVALID', `${field} must be a verification token`, field)
+    throw new ApiError('VERIFICATION_TOKEN_INVALID', `${field} must be a verification token`, field)
   let claims: Partial<VerificationTokenClaims>
   try {
     claims = verifyJwt(token, hexToBytes(signInKey(service).publicKey), Math.floor(service.now() / 1000))
   } catch (error) {
     if (!(error instanceof CryptoInputError)) throw error
     const expired = /expired/.test(error.message)
-    throw new ServiceError(
+    throw new ApiError(
       'VERIFICATION_TOKEN_INVALID',
       expired ? `${field} has expired; verify a new code` : `${field} is not a valid verification token`,
       field,
@@ -168,7 +169,7 @@ export function verifyVerificationToken(
     typeof claims.exp !== 'number' ||
     (claims.verification_type !== 'OTP_TYPE_EMAIL' && claims.verification_type !== 'OTP_TYPE_SMS')
   )
-    throw new ServiceError('VERIFICATION_TOKEN_INVALID', `${field} is not a verification token`, field)
+    throw new ApiError('VERIFICATION_TOKEN_INVALID', `${field} is not a verification token`, field)
   return claims as VerificationTokenClaims
 }
 
@@ -183,7 +184,7 @@ export function spendOnce(
   error: { errorCode: 'VERIFICATION_TOKEN_INVALID' | 'OIDC_TOKEN_REPLAYED'; message: string; field: string },
 ): void {
   const rowId = `${kind}:${id}`
-  if (ctx.tx.get('pluginRows', rowId)) throw new ServiceError(error.errorCode, error.message, error.field)
+  if (ctx.tx.get('pluginRows', rowId)) throw new ApiError(error.errorCode, error.message, error.field)
   ctx.tx.put('pluginRows', { id: rowId, kind, data: {}, createdAt: ctx.now, updatedAt: ctx.now })
 }
 

@@ -1,5 +1,5 @@
 import type { OauthProviderParams } from '@latchkey/protocol'
-import { ServiceError } from '../errors.ts'
+import { ApiError } from '../errors.ts'
 import type { ServicePlugin, SubOrganizationHookContext } from '../registry.ts'
 import type { UserRow } from '../store/model.ts'
 import { signInState, verifyVerificationToken } from './signInState.ts'
@@ -30,7 +30,7 @@ export const subOrganizationHooks: NonNullable<ServicePlugin['subOrganization']>
           )
         })
       if (taken)
-        throw new ServiceError(
+        throw new ApiError(
           'ALREADY_EXISTS',
           'this OAuth account is already linked to an account of this organization; log in instead',
           `${itemField}.oidcToken`,
@@ -58,7 +58,7 @@ export const subOrganizationHooks: NonNullable<ServicePlugin['subOrganization']>
         : user.userPhoneNumber === claims.contact,
     )
     if (!proven)
-      throw new ServiceError(
+      throw new ApiError(
         'VERIFICATION_TOKEN_INVALID',
         `the verification token proves ${email ? 'an e-mail address' : 'a phone number'} that no root user has`,
         field,

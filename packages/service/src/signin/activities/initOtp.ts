@@ -1,5 +1,5 @@
 import { OTP_TYPES } from '@latchkey/protocol'
-import { ServiceError } from '../../errors.ts'
+import { ApiError } from '../../errors.ts'
 import { defineActivity } from '../../registry.ts'
 import { normalizeContact } from '../otp/normalizeContact.ts'
 import { proxyConfigFor, signInState } from '../signInState.ts'
@@ -9,8 +9,8 @@ export async function inParameters<T>(run: () => T | Promise<T>): Promise<T> {
   try {
     return await run()
   } catch (error) {
-    if (error instanceof ServiceError && error.field && !error.field.startsWith('parameters.'))
-      throw new ServiceError(error.errorCode, error.message, `parameters.${error.field}`, error.extra)
+    if (error instanceof ApiError && error.field && !error.field.startsWith('parameters.'))
+      throw new ApiError(error.errorCode, error.message, `parameters.${error.field}`, error.extra)
     throw error
   }
 }

@@ -1,5 +1,5 @@
 import { issueSession, MAX_SESSION_SECONDS, normalizeSessionPublicKey } from '../../domain/sessions.ts'
-import { ServiceError } from '../../errors.ts'
+import { ApiError } from '../../errors.ts'
 import { defineActivity } from '../../registry.ts'
 import { oidcNonce } from '../oauth/oidcNonce.ts'
 import { signInState, spendOnce } from '../signInState.ts'
@@ -25,7 +25,7 @@ export const oauthLogin = defineActivity('oauth_login', {
   run: (ctx, p) => {
     const claims = signInState(ctx.service).oidc.verify(p.oidcToken, 'parameters.oidcToken')
     if (claims.nonce !== oidcNonce(p.publicKey))
-      throw new ServiceError(
+      throw new ApiError(
         'NONCE_MISMATCH',
         "the token's nonce is not the SHA-256 of publicKey: it was issued for another key",
         'parameters.publicKey',
@@ -35,7 +35,7 @@ export const oauthLogin = defineActivity('oauth_login', {
       .find((row) => row.organizationId === ctx.organization.id && row.issuer === claims.iss)
     const user = link ? ctx.tx.get('users', link.userId) : undefined
     if (!user)
-      throw new ServiceError(
+      throw new ApiError(
         'ACCOUNT_NOT_FOUND',
         `no user of organization ${ctx.organization.id} is linked to this OAuth account; sign up first`,
         'parameters.oidcToken',

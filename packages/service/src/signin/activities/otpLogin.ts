@@ -1,5 +1,5 @@
 import { issueSession, MAX_SESSION_SECONDS, normalizeSessionPublicKey } from '../../domain/sessions.ts'
-import { ServiceError } from '../../errors.ts'
+import { ApiError } from '../../errors.ts'
 import { defineActivity } from '../../registry.ts'
 import { verifyClientSignature } from '../otp/verifyClientSignature.ts'
 import { spendOnce, verifyVerificationToken } from '../signInState.ts'
@@ -33,13 +33,13 @@ export const otpLogin = defineActivity('otp_login', {
     const claims = verifyVerificationToken(ctx.service, p.verificationToken, 'parameters.verificationToken')
     if (claims.public_key) {
       if (p.clientSignature === undefined)
-        throw new ServiceError(
+        throw new ApiError(
           'CLIENT_SIGNATURE_INVALID',
           'clientSignature is required: the verification token is bound to a public key',
           'parameters.clientSignature',
         )
       if (!verifyClientSignature(p.clientSignature, p.verificationToken, claims.public_key))
-        throw new ServiceError(
+        throw new ApiError(
           'CLIENT_SIGNATURE_INVALID',
           'clientSignature is not a signature of the verification token by the key given at otp_verify',
           'parameters.clientSignature',
@@ -48,7 +48,7 @@ export const otpLogin = defineActivity('otp_login', {
     const org = ctx.organization
     const email = claims.verification_type === 'OTP_TYPE_EMAIL'
     if (email ? org.disableOtpEmailAuth || org.disableEmailAuth : org.disableSmsAuth)
-      throw new ServiceError(
+      throw new ApiError(
         'PERMISSION_DENIED',
         `${email ? 'e-mail' : 'SMS'} OTP sign-in is disabled for organization ${org.id}`,
         'parameters.verificationToken',
@@ -59,7 +59,7 @@ export const otpLogin = defineActivity('otp_login', {
         email ? u.userEmail?.toLowerCase() === claims.contact : u.userPhoneNumber === claims.contact,
       )
     if (!user)
-      throw new ServiceError(
+      throw new ApiError(
         'USER_NOT_FOUND',
         `no user with this ${email ? 'e-mail address' : 'phone number'} in organization ${org.id}`,
         'parameters.verificationToken',

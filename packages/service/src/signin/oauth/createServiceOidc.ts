@@ -1,5 +1,5 @@
 import { CryptoInputError, signJwt, verifyJwt } from '../../crypto/index.ts'
-import { ServiceError } from '../../errors.ts'
+import { ApiError } from '../../errors.ts'
 
 /** Claims of the OIDC token the service issues after an OAuth exchange. */
 export interface ServiceOidcClaims {
@@ -71,22 +71,22 @@ export function createServiceOidc(options: ServiceOidcOptions) {
   /** Verifies signature, issuer, expiry and the claims `oauth_login` needs; `OIDC_TOKEN_INVALID` otherwise. */
   function verify(token: unknown, field = 'oidcToken'): ServiceOidcClaims {
     if (typeof token !== 'string' || token.split('.').length !== 3)
-      throw new ServiceError('OIDC_TOKEN_INVALID', `${field} is not a JWT`, field)
+      throw new ApiError('OIDC_TOKEN_INVALID', `${field} is not a JWT`, field)
     let claims: Partial<ServiceOidcClaims>
     try {
       claims = verifyJwt<Partial<ServiceOidcClaims>>(token, options.publicKey, Math.floor(now() / 1000))
     } catch (error) {
       if (!(error instanceof CryptoInputError)) throw error
       const reason = /expired/.test(error.message) ? 'has expired' : `is not valid (${error.message})`
-      throw new ServiceError('OIDC_TOKEN_INVALID', `${field} ${reason}`, field)
+      throw new ApiError('OIDC_TOKEN_INVALID', `${field} ${reason}`, field)
     }
     if (claims.iss !== options.issuer)
-      throw new ServiceError('OIDC_TOKEN_INVALID', `${field} was not issued by this service`, field)
+      throw new ApiError('OIDC_TOKEN_INVALID', `${field} was not issued by this service`, field)
     for (const name of ['sub', 'aud', 'nonce', 'jti', 'provider'] as const)
       if (typeof claims[name] !== 'string' || claims[name] === '')
-        throw new ServiceError('OIDC_TOKEN_INVALID', `${field} lacks the ${name} claim`, field)
+        throw new ApiError('OIDC_TOKEN_INVALID', `${field} lacks the ${name} claim`, field)
     if (typeof claims.exp !== 'number')
-      throw new ServiceError('OIDC_TOKEN_INVALID', `${field} lacks the exp claim`, field)
+      throw new ApiError('OIDC_TOKEN_INVALID', `${field} lacks the exp claim`, field)
     return claims as ServiceOidcClaims
   }
 

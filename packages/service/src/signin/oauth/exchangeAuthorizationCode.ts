@@ -1,6 +1,6 @@
 import { OAUTH2_PROVIDERS, type OAuth2Provider } from '@latchkey/protocol'
 import { createLocalJWKSet, type JSONWebKeySet, type JWTPayload, jwtVerify } from 'jose'
-import { ServiceError } from '../../errors.ts'
+import { ApiError } from '../../errors.ts'
 import type { ServiceOidc, ServiceOidcClaims } from './createServiceOidc.ts'
 import { CODE_VERIFIER } from './pkce.ts'
 
@@ -37,7 +37,7 @@ export interface OAuth2AuthenticateParams {
 const requiredString = (params: Record<string, unknown>, field: string): string => {
   const value = params[field]
   if (typeof value !== 'string' || value === '')
-    throw new ServiceError('FIELD_REQUIRED', `${field} is required and must be a non-empty string`, field)
+    throw new ApiError('FIELD_REQUIRED', `${field} is required and must be a non-empty string`, field)
   return value
 }
 
@@ -45,25 +45,17 @@ const requiredString = (params: Record<string, unknown>, field: string): string 
 export function readOAuth2AuthenticateParams(params: Record<string, unknown>): OAuth2AuthenticateParams {
   const provider = requiredString(params, 'provider')
   if (!OAUTH2_PROVIDERS.includes(provider as OAuth2Provider))
-    throw new ServiceError(
-      'ENUM_INVALID',
-      `provider must be one of ${OAUTH2_PROVIDERS.join(', ')}`,
-      'provider',
-    )
+    throw new ApiError('ENUM_INVALID', `provider must be one of ${OAUTH2_PROVIDERS.join(', ')}`, 'provider')
   const codeVerifier = requiredString(params, 'codeVerifier')
   if (!CODE_VERIFIER.test(codeVerifier))
-    throw new ServiceError(
+    throw new ApiError(
       'PKCE_INVALID',
       'codeVerifier must be 43 to 128 unreserved characters (RFC 7636)',
       'codeVerifier',
     )
   const nonce = requiredString(params, 'nonce')
   if (!/^[0-9a-f]{64}$/.test(nonce))
-    throw new ServiceError(
-      'FIELD_INVALID',
-      'nonce must be the lowercase hex SHA-256 of the public key',
-      'nonce',
-    )
+    throw new ApiError('FIELD_INVALID', 'nonce must be the lowercase hex SHA-256 of the public key', 'nonce')
   return {
     provider: provider as OAuth2Provider,
     authCode: requiredString(params, 'authCode'),
@@ -112,7 +104,7 @@ export async function exchangeAuthorizationCode(
       signal: AbortSignal.timeout(timeoutMs),
     })
   } catch (error) {
-    throw new ServiceError(
+    throw new ApiError(
       'OAUTH_EXCHANGE_FAILED',
       `the provider's token endpoint is unreachable: ${(error as Error).message}`,
     )
@@ -122,7 +114,7 @@ export async function exchangeAuthorizationCode(
     const description = [body.error, body.error_description].filter((x) => typeof x === 'string').join(': ')
     // Providers report a wrong verifier as invalid_grant; name it so the client can tell.
     const pkce = /verifier|pkce|challenge/i.test(String(body.error_description ?? ''))
-    throw new ServiceError(
+    throw new ApiError(
       pkce ? 'PKCE_INVALID' : 'OAUTH_EXCHANGE_FAILED',
       `the provider refused the authorization code${description ? ` (${description})` : ''}`,
       pkce ? 'codeVerifier' : 'authCode',
@@ -130,7 +122,7 @@ export async function exchangeAuthorizationCode(
     )
   }
   if (typeof body.id_token !== 'string')
-    throw new ServiceError(
+    throw new ApiError(
       'OAUTH_EXCHANGE_FAILED',
       'the provider answered without an id_token (is the openid scope requested?)',
     )
@@ -145,7 +137,7 @@ export async function exchangeAuthorizationCode(
     jwks = (await jwksResponse.json()) as JSONWebKeySet
     if (!jwksResponse.ok || !Array.isArray(jwks.keys)) throw new Error(`HTTP ${jwksResponse.status}`)
   } catch (error) {
-    throw new ServiceError(
+    throw new ApiError(
       'OAUTH_EXCHANGE_FAILED',
       `could not read the provider's JWKS: ${(error as Error).message}`,
     )
@@ -161,18 +153,14 @@ export async function exchangeAuthorizationCode(
     })
     idClaims = verified.payload
   } catch (error) {
-    throw new ServiceError(
+    throw new ApiError(
       'OIDC_TOKEN_INVALID',
       `the provider's ID token is not valid: ${(error as Error).message}`,
       'authCode',
     )
   }
   if (idClaims.nonce !== params.nonce)
-    throw new ServiceError(
-      'NONCE_MISMATCH',
-      "the ID token's nonce does not match the request's nonce",
-      'nonce',
-    )
+    throw new ApiError('NONCE_MISMATCH', "the ID token's nonce does not match the request's nonce", 'nonce')
 
   const { token, claims } = ctx.serviceOidc.issue({
     sub: idClaims.sub!,

@@ -4,7 +4,7 @@ import { bytesToHex } from '@noble/hashes/utils.js'
 import { Hono } from 'hono'
 import { decodeJwt, decodeProtectedHeader } from 'jose'
 import { describe, expect, it } from 'vitest'
-import { ServiceError } from '../../errors.ts'
+import { ApiError } from '../../errors.ts'
 import { createServiceOidc } from './createServiceOidc.ts'
 import { createDevIdp, DEV_OIDC_PREFIX, devSubject } from './devIdp.ts'
 import { exchangeAuthorizationCode, readOAuth2AuthenticateParams } from './exchangeAuthorizationCode.ts'
@@ -101,16 +101,16 @@ async function refusal(promise: Promise<unknown>) {
     () => undefined,
     (e: unknown) => e,
   )
-  expect(error).toBeInstanceOf(ServiceError)
-  return { errorCode: (error as ServiceError).errorCode, field: (error as ServiceError).field }
+  expect(error).toBeInstanceOf(ApiError)
+  return { errorCode: (error as ApiError).errorCode, field: (error as ApiError).field }
 }
 
 function syncRefusal(fn: () => unknown) {
   try {
     fn()
   } catch (e) {
-    expect(e).toBeInstanceOf(ServiceError)
-    return (e as ServiceError).errorCode
+    expect(e).toBeInstanceOf(ApiError)
+    return (e as ApiError).errorCode
   }
   throw new Error('expected a refusal')
 }
@@ -339,7 +339,7 @@ describe('exchangeAuthorizationCode (oauth2_authenticate)', () => {
       try {
         params('code', more as Record<string, string>)
       } catch (e) {
-        return { errorCode: (e as ServiceError).errorCode, field: (e as ServiceError).field }
+        return { errorCode: (e as ApiError).errorCode, field: (e as ApiError).field }
       }
     }
     expect(call({ provider: 'OAUTH2_PROVIDER_MYSPACE' })).toEqual({

@@ -1,7 +1,7 @@
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex } from '@noble/hashes/utils.js'
 import { describe, expect, it } from 'vitest'
-import { ServiceError } from '../../errors.ts'
+import { ApiError } from '../../errors.ts'
 import { createOtpEngine, type OtpMessage, type OtpRecord } from './createOtpEngine.ts'
 import { normalizeContact } from './normalizeContact.ts'
 import { randomDigits } from './randomDigits.ts'
@@ -40,8 +40,8 @@ async function refusal(promise: Promise<unknown>) {
     () => undefined,
     (e: unknown) => e,
   )
-  expect(error).toBeInstanceOf(ServiceError)
-  const { errorCode, message, field, extra } = error as ServiceError
+  expect(error).toBeInstanceOf(ApiError)
+  const { errorCode, message, field, extra } = error as ApiError
   return { errorCode, message, details: { field, ...extra } as Record<string, unknown> }
 }
 
@@ -233,9 +233,9 @@ describe('normalizeContact', () => {
   it('accepts E.164 numbers of real numbering plans only', () => {
     expect(normalizeContact('OTP_TYPE_SMS', '+447911123456')).toBe('+447911123456')
     expect(normalizeContact('OTP_TYPE_SMS', '+33612345678')).toBe('+33612345678')
-    expect(() => normalizeContact('OTP_TYPE_SMS', '+4479111234567890')).toThrow(ServiceError)
-    expect(() => normalizeContact('OTP_TYPE_SMS', '+1 415 555 0123')).toThrow(ServiceError)
-    expect(() => normalizeContact('OTP_TYPE_SMS', '+0123456789')).toThrow(ServiceError)
+    expect(() => normalizeContact('OTP_TYPE_SMS', '+4479111234567890')).toThrow(ApiError)
+    expect(() => normalizeContact('OTP_TYPE_SMS', '+1 415 555 0123')).toThrow(ApiError)
+    expect(() => normalizeContact('OTP_TYPE_SMS', '+0123456789')).toThrow(ApiError)
   })
 })
 

@@ -2,7 +2,7 @@ import type { OtpType, VerificationTokenClaims } from '@latchkey/protocol'
 import { p256 } from '@noble/curves/nist.js'
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
-import { ServiceError } from '../../errors.ts'
+import { ApiError } from '../../errors.ts'
 import { normalizeContact } from './normalizeContact.ts'
 import { randomDigits } from './randomDigits.ts'
 import { DEFAULT_EMAIL_TEMPLATE, DEFAULT_SMS_TEMPLATE, renderTemplate } from './renderTemplate.ts'
@@ -137,7 +137,7 @@ export function createOtpEngine(options: OtpEngineOptions) {
         lastMinute >= limits.perMinute ? recent.filter((t) => at - t < MINUTE_MS)[0]! : recent[0]!
       const window = lastMinute >= limits.perMinute ? MINUTE_MS : HOUR_MS
       sends.set(key, recent)
-      throw new ServiceError(
+      throw new ApiError(
         'OTP_RATE_LIMITED',
         'too many codes requested for this contact; try again later',
         'contact',
@@ -151,14 +151,14 @@ export function createOtpEngine(options: OtpEngineOptions) {
   async function init(input: OtpInitInput): Promise<{ otpId: string }> {
     const { otpType } = input
     if (otpType !== 'OTP_TYPE_EMAIL' && otpType !== 'OTP_TYPE_SMS')
-      throw new ServiceError('ENUM_INVALID', 'otpType must be OTP_TYPE_EMAIL or OTP_TYPE_SMS', 'otpType')
+      throw new ApiError('ENUM_INVALID', 'otpType must be OTP_TYPE_EMAIL or OTP_TYPE_SMS', 'otpType')
     const contact = normalizeContact(otpType, input.contact)
     const length = input.otpLength ?? 6
     if (!Number.isInteger(length) || length < 6 || length > 9)
-      throw new ServiceError('FIELD_INVALID', 'otpLength must be an integer from 6 to 9', 'otpLength')
+      throw new ApiError('FIELD_INVALID', 'otpLength must be an integer from 6 to 9', 'otpLength')
     const lifetime = input.expirationSeconds ?? defaultExpiration
     if (!Number.isInteger(lifetime) || lifetime < 30 || lifetime > 86_400)
-      throw new ServiceError(
+      throw new ApiError(
         'FIELD_INVALID',
         'expirationSeconds must be an integer from 30 to 86400',
         'expirationSeconds',
@@ -200,9 +200,9 @@ export function createOtpEngine(options: OtpEngineOptions) {
     input: OtpVerifyInput,
   ): Promise<{ verificationToken: string; claims: VerificationTokenClaims }> {
     if (typeof input.otpCode !== 'string' || !/^\d{6,9}$/.test(input.otpCode))
-      throw new ServiceError('OTP_INVALID', 'otpCode must be the 6 to 9 digits that were sent', 'otpCode')
+      throw new ApiError('OTP_INVALID', 'otpCode must be the 6 to 9 digits that were sent', 'otpCode')
     if (input.publicKey !== undefined && !isCompressedP256PublicKey(input.publicKey))
-      throw new ServiceError(
+      throw new ApiError(
         'FIELD_INVALID',
         'public_key must be a compressed P-256 public key in hex (66 chars)',
         'public_key',
@@ -210,21 +210,21 @@ export function createOtpEngine(options: OtpEngineOptions) {
     const record = await options.storage.get(input.otpId)
     // An OTP of another organization is as unknown as a made-up id.
     if (!record || record.organizationId !== input.organizationId)
-      throw new ServiceError('OTP_INVALID', 'unknown otpId', 'otpId')
+      throw new ApiError('OTP_INVALID', 'unknown otpId', 'otpId')
     if (record.status === 'used')
-      throw new ServiceError('OTP_INVALID', 'this code was already used; request a new one', 'otpId')
+      throw new ApiError('OTP_INVALID', 'this code was already used; request a new one', 'otpId')
     if (record.status === 'locked')
-      throw new ServiceError('OTP_ATTEMPTS_EXCEEDED', 'too many wrong codes; request a new one', 'otpId')
+      throw new ApiError('OTP_ATTEMPTS_EXCEEDED', 'too many wrong codes; request a new one', 'otpId')
     const at = now()
     if (at >= record.expiresAtMs)
-      throw new ServiceError('OTP_EXPIRED', 'this code has expired; request a new one', 'otpId')
+      throw new ApiError('OTP_EXPIRED', 'this code has expired; request a new one', 'otpId')
     if (!sameHex(hashCode(record.otpId, input.otpCode), record.codeHash)) {
       const attempts = record.attempts + 1
       const locked = attempts >= maxAttempts
       await options.storage.put({ ...record, attempts, status: locked ? 'locked' : 'pending' })
       if (locked)
-        throw new ServiceError('OTP_ATTEMPTS_EXCEEDED', 'too many wrong codes; request a new one', 'otpCode')
-      throw new ServiceError('OTP_INVALID', 'wrong code', 'otpCode', {
+        throw new ApiError('OTP_ATTEMPTS_EXCEEDED', 'too many wrong codes; request a new one', 'otpCode')
+      throw new ApiError('OTP_INVALID', 'wrong code', 'otpCode', {
         attemptsRemaining: maxAttempts - attempts,
       })
     }

@@ -1,6 +1,6 @@
 import type { OtpType } from '@latchkey/protocol'
 import { parsePhoneNumberFromString } from 'libphonenumber-js/min'
-import { ServiceError } from '../../errors.ts'
+import { ApiError } from '../../errors.ts'
 
 const E164 = /^\+[1-9]\d{6,14}$/
 // Deliberately simple: one @, no spaces, a dot in the domain. Deliverability is the outbox's
@@ -25,16 +25,16 @@ export function isEmailAddress(value: string): boolean {
  */
 export function normalizeContact(otpType: OtpType, contact: unknown, field = 'contact'): string {
   if (typeof contact !== 'string' || contact.trim() === '')
-    throw new ServiceError('CONTACT_INVALID', `${field} must be a non-empty string`, field)
+    throw new ApiError('CONTACT_INVALID', `${field} must be a non-empty string`, field)
   const trimmed = contact.trim()
   if (otpType === 'OTP_TYPE_EMAIL') {
     const email = trimmed.toLowerCase()
     if (!isEmailAddress(email))
-      throw new ServiceError('CONTACT_INVALID', `${field} is not a valid e-mail address`, field)
+      throw new ApiError('CONTACT_INVALID', `${field} is not a valid e-mail address`, field)
     return email
   }
   if (!isE164PhoneNumber(trimmed))
-    throw new ServiceError(
+    throw new ApiError(
       'CONTACT_INVALID',
       `${field} is not a valid phone number in E.164 form (e.g. +14155550123)`,
       field,

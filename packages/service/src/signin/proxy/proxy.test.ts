@@ -1,4 +1,4 @@
-import { decodeJwtClaims, PROXY_CONFIG_HEADER, type SessionClaims } from '@latchkey/protocol'
+import { decodeJwtClaims, PROXY_CONFIG_HEADER, SETTINGS_ROUTES, type SessionClaims } from '@latchkey/protocol'
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { describe, expect, it } from 'vitest'
@@ -16,7 +16,6 @@ import {
 } from '../../testing/harness.ts'
 import { oidcNonce } from '../oauth/oidcNonce.ts'
 import { s256Challenge } from '../oauth/pkce.ts'
-import { SETTINGS_ROUTES } from '../settings/settingsRoutes.ts'
 
 const APP = 'http://app.test'
 

@@ -2,30 +2,23 @@ import {
   type AuthProxySettingsResponse,
   OAUTH_METHODS,
   type ProxySettings,
-  SETTINGS_ROUTES,
   SIGN_IN_METHODS,
   STAMP_HEADER,
   WEBAUTHN_STAMP_HEADER,
 } from '@latchkey/protocol'
-import type { Hono } from 'hono'
+import { Hono } from 'hono'
+import { cors } from 'hono/cors'
 import { authenticate } from '../../auth/authenticate.ts'
 import { MAX_SESSION_SECONDS } from '../../domain/sessions.ts'
-import { ServiceError } from '../../errors.ts'
+import { ApiError } from '../../errors.ts'
+import { checkTimestamp } from '../../pipeline/checkTimestamp.ts'
 import { Reader, stringItem } from '../../pipeline/Reader.ts'
-import { checkTimestamp, parseBody } from '../../pipeline/submitActivity.ts'
+import { type PipelineEnv, readJson } from '../../pipeline/readJson.ts'
+import { requireOrganization } from '../../pipeline/requireOrganization.ts'
 import type { Runtime } from '../../Runtime.ts'
 import type { ProxyConfigRow } from '../../store/model.ts'
 import { saveProxyConfig } from '../proxyConfig.ts'
 import { defaultProxySettings } from '../signInState.ts'
-
-export { SETTINGS_ROUTES }
-
-const CORS = {
-  'Access-Control-Allow-Origin': '*',
-  'Access-Control-Allow-Methods': 'POST, OPTIONS',
-  'Access-Control-Allow-Headers': `Content-Type, Accept, ${STAMP_HEADER}, ${WEBAUTHN_STAMP_HEADER}`,
-  'Access-Control-Max-Age': '600',
-}
 
 function render(organizationId: string, row: ProxyConfigRow | undefined): AuthProxySettingsResponse {
   return {
@@ -57,7 +50,7 @@ const isUrl = (value: string) => {
 function url(r: Reader, name: string): string {
   const value = r.string(name, { max: 2048 })
   if (!isUrl(value))
-    throw new ServiceError('FIELD_INVALID', `${r.field(name)} must be an http(s) URL`, r.field(name))
+    throw new ApiError('FIELD_INVALID', `${r.field(name)} must be an http(s) URL`, r.field(name))
   return value
 }
 
@@ -70,7 +63,7 @@ export function readSettingsChanges(r: Reader): Partial<ProxySettings> {
   if (origins) {
     const bad = origins.find((origin) => origin !== '*' && !isOrigin(origin))
     if (bad !== undefined)
-      throw new ServiceError(
+      throw new ApiError(
         'FIELD_INVALID',
         `${r.field('allowedOrigins')} holds ${JSON.stringify(bad)}: use "*" or origins like https://app.example.com (no path)`,
         r.field('allowedOrigins'),
@@ -81,7 +74,7 @@ export function readSettingsChanges(r: Reader): Partial<ProxySettings> {
     'enabledProviders',
     (value, field) => {
       if (!SIGN_IN_METHODS.includes(value as never))
-        throw new ServiceError('ENUM_INVALID', `${field} must be one of ${SIGN_IN_METHODS.join(', ')}`, field)
+        throw new ApiError('ENUM_INVALID', `${field} must be one of ${SIGN_IN_METHODS.join(', ')}`, field)
       return value as (typeof SIGN_IN_METHODS)[number]
     },
     { max: SIGN_IN_METHODS.length },
@@ -90,7 +83,7 @@ export function readSettingsChanges(r: Reader): Partial<ProxySettings> {
   const seconds = r.optUintString('sessionExpirationSeconds', { max: MAX_SESSION_SECONDS })
   if (seconds !== undefined) {
     if (Number(seconds) < 60)
-      throw new ServiceError(
+      throw new ApiError(
         'FIELD_INVALID',
         `${r.field('sessionExpirationSeconds')} must be at least 60`,
         r.field('sessionExpirationSeconds'),
@@ -111,7 +104,7 @@ export function readSettingsChanges(r: Reader): Partial<ProxySettings> {
     if (oauth.has('redirectUrl')) {
       const redirect = oauth.string('redirectUrl', { min: 0, max: 2048 })
       if (redirect !== '' && !isUrl(redirect))
-        throw new ServiceError(
+        throw new ApiError(
           'FIELD_INVALID',
           `${oauth.field('redirectUrl')} must be an http(s) URL or empty`,
           oauth.field('redirectUrl'),
@@ -144,28 +137,37 @@ export function readSettingsChanges(r: Reader): Partial<ProxySettings> {
   return changes
 }
 
+type SettingsEnv = PipelineEnv & {
+  Variables: PipelineEnv['Variables'] & { organizationId: string; body: Reader }
+}
+
 /**
- * The operator dashboard's authentication section, as an API stamped by a root user of a parent
- * organization (same stamp verification as the activity API):
- * `POST /dev/settings/get` `{ organizationId, timestampMs }` and
- * `POST /dev/settings/update` `{ organizationId, timestampMs, settings: Partial<ProxySettings> }`.
+ * The operator dashboard's authentication section, mounted at `/dev/settings`: an API stamped by
+ * a root user of a parent organization (same stamp verification and liveness as the activity API):
+ * `POST /get` `{ organizationId, timestampMs }` and
+ * `POST /update` `{ organizationId, timestampMs, settings: Partial<ProxySettings> }`.
  */
-export function settingsRoutes(app: Hono, service: Runtime): void {
-  const authorise = async (headers: Headers, bytes: Uint8Array) => {
-    const json = parseBody(bytes)
+export function settingsApp(service: Runtime): Hono<SettingsEnv> {
+  const app = new Hono<SettingsEnv>()
+  app.use(
+    '*',
+    cors({
+      origin: '*',
+      allowMethods: ['POST', 'OPTIONS'],
+      allowHeaders: ['Content-Type', 'Accept', STAMP_HEADER, WEBAUTHN_STAMP_HEADER],
+      maxAge: 600,
+    }),
+  )
+  // Only a root user of the parent organization the body names, with a live stamp.
+  app.use('*', async (c, next) => {
+    const { bytes, json } = await readJson(c)
     const body = new Reader(json, '')
     const organizationId = body.string('organizationId', { max: 200 })
-    const caller = await authenticate(service, headers, bytes, 'submit', organizationId)
+    const caller = await authenticate(service, c.req.raw.headers, bytes, 'submit', organizationId)
     checkTimestamp(service, body)
-    const organization = service.store.get('organizations', organizationId)
-    if (!organization)
-      throw new ServiceError(
-        'ORGANIZATION_NOT_FOUND',
-        `organization ${organizationId} not found`,
-        'organizationId',
-      )
+    const organization = requireOrganization(service.store, organizationId)
     if (organization.parentOrganizationId !== undefined)
-      throw new ServiceError(
+      throw new ApiError(
         'PERMISSION_DENIED',
         'the auth proxy is configured on a parent organization',
         'organizationId',
@@ -175,53 +177,25 @@ export function settingsRoutes(app: Hono, service: Runtime): void {
       caller.organizationId !== organizationId ||
       !organization.rootUserIds.includes(caller.userId)
     )
-      throw new ServiceError(
+      throw new ApiError(
         'PERMISSION_DENIED',
         `only root users of organization ${organizationId} may manage its auth proxy`,
       )
-    return { organizationId, body }
-  }
-
-  app.options('/dev/settings/*', (c) => c.body(null, 204, CORS))
-  app.post(SETTINGS_ROUTES.get, async (c) => {
-    try {
-      const { organizationId } = await authorise(c.req.raw.headers, new Uint8Array(await c.req.arrayBuffer()))
-      return c.json(
-        render(organizationId, service.store.findBy('proxyConfigs', 'organizationId', organizationId)[0]),
-        200,
-        CORS,
-      )
-    } catch (error) {
-      return failure(c, error)
-    }
+    c.set('organizationId', organizationId)
+    c.set('body', body)
+    await next()
   })
-  app.post(SETTINGS_ROUTES.update, async (c) => {
-    try {
-      const { organizationId, body } = await authorise(
-        c.req.raw.headers,
-        new Uint8Array(await c.req.arrayBuffer()),
-      )
-      const changes = readSettingsChanges(body.object('settings'))
-      const row = await service.store.transaction((tx) =>
-        saveProxyConfig(tx, service, organizationId, changes),
-      )
-      return c.json(render(organizationId, row), 200, CORS)
-    } catch (error) {
-      return failure(c, error)
-    }
+  app.post('/get', (c) => {
+    const organizationId = c.get('organizationId')
+    return c.json(
+      render(organizationId, service.store.findBy('proxyConfigs', 'organizationId', organizationId)[0]),
+    )
   })
-}
-
-function failure(
-  c: { json: (body: unknown, status: 400, headers: Record<string, string>) => Response },
-  error: unknown,
-) {
-  const serviceError =
-    error instanceof ServiceError
-      ? error
-      : (() => {
-          console.error('settings failure', error)
-          return new ServiceError('INTERNAL', 'internal error')
-        })()
-  return c.json(serviceError.toBody(), serviceError.status as 400, CORS)
+  app.post('/update', async (c) => {
+    const organizationId = c.get('organizationId')
+    const changes = readSettingsChanges(c.get('body').object('settings'))
+    const row = await service.store.transaction((tx) => saveProxyConfig(tx, service, organizationId, changes))
+    return c.json(render(organizationId, row))
+  })
+  return app
 }

@@ -1,0 +1,44 @@
+import { SESSION_HEADER, STAMP_HEADER, WEBAUTHN_STAMP_HEADER } from '@latchkey/protocol'
+import { hexToBytes } from '@noble/hashes/utils.js'
+import { Hono } from 'hono'
+import { cors } from 'hono/cors'
+import { publicJwk } from '../crypto/index.ts'
+import type { Runtime } from '../Runtime.ts'
+import type { Registry } from '../registry.ts'
+import type { PipelineEnv } from './readJson.ts'
+import { readJson } from './readJson.ts'
+import { runQuery } from './runQuery.ts'
+import { submitActivity } from './submitActivity.ts'
+
+/**
+ * The activity API, mounted at `/public`: `POST /v1/submit/<activity>`, `POST /v1/query/<query>`,
+ * `GET /v1/jwks` (session-signing key) and `GET /v1/signer` (bundle-signing key).
+ */
+export function activityApi(service: Runtime, registry: Registry): Hono<PipelineEnv> {
+  const app = new Hono<PipelineEnv>()
+  app.use(
+    '*',
+    cors({
+      origin: '*',
+      allowMethods: ['GET', 'POST', 'OPTIONS'],
+      allowHeaders: ['Content-Type', 'Accept', STAMP_HEADER, WEBAUTHN_STAMP_HEADER, SESSION_HEADER],
+      maxAge: 600,
+    }),
+  )
+  app.post('/v1/submit/:path', async (c) => {
+    const { bytes, json } = await readJson(c)
+    return c.json(
+      await submitActivity(service, registry, c.req.param('path'), c.req.raw.headers, bytes, json),
+    )
+  })
+  app.post('/v1/query/:path', async (c) => {
+    const { bytes, json } = await readJson(c)
+    const reply = await runQuery(service, registry, c.req.param('path'), c.req.raw.headers, bytes, json)
+    return c.json(reply as object)
+  })
+  app.get('/v1/jwks', (c) => c.json({ keys: [publicJwk(hexToBytes(service.sessionPublicKey), 'session')] }))
+  app.get('/v1/signer', (c) =>
+    c.json({ signerPublicKey: service.signerPublicKey, sessionPublicKey: service.sessionPublicKey }),
+  )
+  return app
+}

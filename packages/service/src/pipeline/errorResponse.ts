@@ -1,0 +1,39 @@
+import type { Context } from 'hono'
+import { HTTPException } from 'hono/http-exception'
+import { CryptoInputError } from '../crypto/errors.ts'
+import { ApiError } from '../errors.ts'
+
+/**
+ * The one mapping from anything thrown to the error the service answers with. A crypto input
+ * error names its field under `fieldPrefix` (an activity's `parameters`); an HTTP exception keeps
+ * its 4xx meaning; anything else is a bug: logged, and answered as a bare 500 `INTERNAL`.
+ */
+export function toApiError(error: unknown, fieldPrefix = 'parameters'): ApiError {
+  if (error instanceof CryptoInputError)
+    return new ApiError(
+      'FIELD_INVALID',
+      error.message,
+      error.field ? `${fieldPrefix}.${error.field}` : undefined,
+    )
+  if (error instanceof ApiError) return error
+  if (error instanceof HTTPException && error.status === 413)
+    return new ApiError('PAYLOAD_TOO_LARGE', 'request body is too large')
+  if (error instanceof HTTPException && error.status < 500)
+    return new ApiError('BODY_INVALID', error.message || 'bad request')
+  console.error('unexpected service error', error)
+  return new ApiError('INTERNAL', 'internal error')
+}
+
+/** `app.onError`: every route family answers errors through here. */
+export function errorResponse(error: unknown, c: Context): Response {
+  const apiError = toApiError(error)
+  return c.json(apiError.toBody(), apiError.status as 400)
+}
+
+/** `app.notFound`. */
+export function notFoundResponse(c: Context): Response {
+  return errorResponse(
+    new ApiError('ROUTE_NOT_FOUND', `no route ${c.req.method} ${new URL(c.req.url).pathname.slice(0, 200)}`),
+    c,
+  )
+}

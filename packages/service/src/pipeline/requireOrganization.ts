@@ -1,0 +1,19 @@
+import { ApiError } from '../errors.ts'
+import type { OrganizationRow } from '../store/model.ts'
+import type { Reads } from '../store/Store.ts'
+
+/** The organization named by a request field, or a 404 naming that field. */
+export function requireOrganization(
+  store: Reads,
+  organizationId: string,
+  field = 'organizationId',
+): OrganizationRow {
+  const organization = store.get('organizations', organizationId)
+  if (!organization)
+    throw new ApiError(
+      'ORGANIZATION_NOT_FOUND',
+      `organization ${organizationId.slice(0, 200)} not found`,
+      field,
+    )
+  return organization
+}

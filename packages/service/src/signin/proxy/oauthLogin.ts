@@ -1,0 +1,29 @@
+import { OAUTH2_PROVIDERS, type ProxyResponse } from '@latchkey/protocol'
+import { ApiError } from '../../errors.ts'
+import type { Reader } from '../../pipeline/Reader.ts'
+import { methodOf } from '../signInState.ts'
+import { claimsOf } from './claimsOf.ts'
+import type { ProxyCall } from './ProxyCall.ts'
+
+/** `POST /v1/oauth_login`: exchanges an OIDC token for a session in its sub-organization (`oauth_login`). */
+export async function oauthLogin(call: ProxyCall, r: Reader): Promise<ProxyResponse<'oauth_login'>> {
+  const oidcToken = r.string('oidcToken', { max: 8192 })
+  const provider = claimsOf(oidcToken).provider
+  const method = OAUTH2_PROVIDERS.includes(provider as never) ? methodOf(provider as never) : undefined
+  if (!method)
+    throw new ApiError('OIDC_TOKEN_INVALID', 'oidcToken is not a token from oauth2_authenticate', 'oidcToken')
+  call.requireMethod(method, `sign-in with ${method}`)
+  const organizationId = await call.targetOrganization(r, 'OIDC_TOKEN', oidcToken, 'OAuth account')
+  const invalidateExisting = r.optBool('invalidateExisting')
+  const { session } = await call.submit(
+    'oauth_login',
+    {
+      oidcToken,
+      publicKey: r.string('publicKey', { max: 200 }),
+      expirationSeconds: call.sessionSeconds(r),
+      ...(invalidateExisting !== undefined ? { invalidateExisting } : {}),
+    },
+    organizationId,
+  )
+  return { session }
+}

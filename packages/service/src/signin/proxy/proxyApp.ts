@@ -1,0 +1,125 @@
+import { PROXY_CONFIG_HEADER, PROXY_PATHS, type ProxyPath, type ProxyResponse } from '@latchkey/protocol'
+import { type Context, Hono, type MiddlewareHandler } from 'hono'
+import { ApiError } from '../../errors.ts'
+import { Reader } from '../../pipeline/Reader.ts'
+import { type PipelineEnv, parseJsonObject, readBytes } from '../../pipeline/readJson.ts'
+import type { Runtime } from '../../Runtime.ts'
+import type { ProxyConfigRow } from '../../store/model.ts'
+import { account } from './account.ts'
+import { oauth2Authenticate } from './oauth2Authenticate.ts'
+import { oauthLogin } from './oauthLogin.ts'
+import { otpInit } from './otpInit.ts'
+import { otpLogin } from './otpLogin.ts'
+import { otpVerify } from './otpVerify.ts'
+import { ProxyCall } from './ProxyCall.ts'
+import { signup } from './signup.ts'
+import { walletKitConfig } from './walletKitConfig.ts'
+
+type ProxyEnv = PipelineEnv & { Variables: PipelineEnv['Variables'] & { proxyConfig: ProxyConfigRow } }
+
+/** One route of the proxy: its parsed body in, its response out. */
+type ProxyRoute<P extends ProxyPath> = (
+  call: ProxyCall,
+  body: Reader,
+) => Promise<ProxyResponse<P>> | ProxyResponse<P>
+
+const ROUTES: { [P in ProxyPath]: ProxyRoute<P> } = {
+  otp_init: otpInit,
+  otp_verify: otpVerify,
+  otp_login: otpLogin,
+  oauth2_authenticate: oauth2Authenticate,
+  oauth_login: oauthLogin,
+  account,
+  signup,
+  wallet_kit_config: walletKitConfig,
+}
+
+/** Access-Control-* headers granting `origin`. */
+function grant(c: Context, origin: string): void {
+  c.header('Access-Control-Allow-Origin', origin)
+  c.header('Access-Control-Allow-Methods', 'POST, OPTIONS')
+  c.header('Access-Control-Allow-Headers', `Content-Type, Accept, ${PROXY_CONFIG_HEADER}`)
+  c.header('Access-Control-Max-Age', '600')
+  c.header('Vary', 'Origin')
+}
+
+function revoke(c: Context): void {
+  for (const name of ['Allow-Origin', 'Allow-Methods', 'Allow-Headers', 'Max-Age'])
+    c.header(`Access-Control-${name}`, undefined)
+}
+
+const allows = (config: ProxyConfigRow, origin: string | undefined) =>
+  config.settings.allowedOrigins.includes('*') ||
+  (origin !== undefined && config.settings.allowedOrigins.includes(origin))
+
+/** Top-level snake_case keys also accepted in camelCase (and the other way round). */
+function camelizeKeys(body: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...body }
+  for (const [key, value] of Object.entries(body)) {
+    if (!key.includes('_')) continue
+    const camel = key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase())
+    if (out[camel] === undefined) out[camel] = value
+    delete out[key]
+  }
+  return out
+}
+
+/**
+ * The configuration and origin checks of every proxy call. A preflight carries no config id, so
+ * it is granted to origins some enabled configuration allows; the call itself must name its
+ * configuration (`X-Auth-Proxy-Config-Id`), come from one of its allowed origins, and find the
+ * proxy switched on. Errors keep the CORS grant when the origin may read them.
+ */
+function proxyConfiguration(service: Runtime): MiddlewareHandler<ProxyEnv> {
+  const preflightAllows = (origin: string | undefined) =>
+    origin !== undefined &&
+    service.store.all('proxyConfigs').some((config) => config.enabled && allows(config, origin))
+  return async (c, next) => {
+    const origin = c.req.header('origin')
+    if (c.req.method === 'OPTIONS') {
+      if (!preflightAllows(origin))
+        throw new ApiError('ORIGIN_NOT_ALLOWED', `origin ${origin?.slice(0, 200) ?? '(none)'} is not allowed`)
+      grant(c, origin!)
+      return c.body(null, 204)
+    }
+    if (preflightAllows(origin)) grant(c, origin!)
+    const configId = c.req.header(PROXY_CONFIG_HEADER)
+    if (!configId) throw new ApiError('PROXY_CONFIG_MISSING', `the ${PROXY_CONFIG_HEADER} header is required`)
+    const config = service.store.get('proxyConfigs', configId)
+    if (!config)
+      throw new ApiError('PROXY_CONFIG_NOT_FOUND', `no auth-proxy configuration ${configId.slice(0, 100)}`)
+    if (!allows(config, origin)) {
+      revoke(c)
+      throw new ApiError(
+        'ORIGIN_NOT_ALLOWED',
+        `origin ${origin?.slice(0, 200) ?? '(none)'} is not in this configuration's allowed origins`,
+      )
+    }
+    if (origin) grant(c, origin)
+    if (!config.enabled || !config.proxyUserId || !config.sealedProxyPrivateKey)
+      throw new ApiError('PROXY_DISABLED', 'the auth proxy is switched off for this organization')
+    c.set('proxyConfig', config)
+    await next()
+  }
+}
+
+/**
+ * The auth proxy, mounted at `/v1`: each call is checked against its configuration, then
+ * forwarded to the activity API as the proxy user (see `ProxyCall`), one route a file.
+ * `app` is the whole service, whose public routes the forwarded calls go through.
+ */
+export function proxyApp(app: Hono<PipelineEnv>, service: Runtime): Hono<ProxyEnv> {
+  const proxy = new Hono<ProxyEnv>()
+  proxy.use('*', proxyConfiguration(service))
+  proxy.post('/:path', async (c) => {
+    const path = c.req.param('path') as ProxyPath
+    if (!PROXY_PATHS.includes(path))
+      throw new ApiError('ROUTE_NOT_FOUND', `no proxy route /v1/${path.slice(0, 80)}`)
+    const bytes = await readBytes(c.req.raw, c.get('bodyLimit'))
+    const body = bytes.length === 0 ? {} : parseJsonObject(bytes)
+    const call = new ProxyCall(app, service, c.get('proxyConfig'), c)
+    const route = ROUTES[path] as ProxyRoute<ProxyPath>
+    return c.json(await route(call, new Reader(camelizeKeys(body), '')))
+  })
+  return proxy
+}

@@ -1,0 +1,124 @@
+import { CURVES, OAUTH2_PROVIDERS, type ProxyResponse, type WalletParams } from '@latchkey/protocol'
+import { MAX_SESSION_SECONDS } from '../../domain/sessions.ts'
+import { ApiError } from '../../errors.ts'
+import { objectItem, type Reader } from '../../pipeline/Reader.ts'
+import { methodOf } from '../signInState.ts'
+import { claimsOf } from './claimsOf.ts'
+import type { ProxyCall } from './ProxyCall.ts'
+
+/** `POST /v1/signup`: creates a sub-organization for a new user, with proof of each contact it claims. */
+export async function signup(call: ProxyCall, r: Reader): Promise<ProxyResponse<'signup'>> {
+  const userEmail = r.optString('userEmail', { max: 320 })?.trim().toLowerCase()
+  const userPhoneNumber = r.optString('userPhoneNumber', { max: 32 })?.trim()
+  const verificationToken = r.optString('verificationToken', { max: 8192 })
+  const apiKeys = (r.optArray('apiKeys', (v) => v, { max: 10 }) ?? []) as Record<string, unknown>[]
+  const authenticators = (r.optArray('authenticators', (v) => v, { max: 10 }) ?? []) as Record<
+    string,
+    unknown
+  >[]
+  const oauthProviders = r.optArray('oauthProviders', objectItem, { max: 5 }) ?? []
+
+  // Every sign-in method the new account brings must be switched on.
+  if (authenticators.length > 0) call.requireMethod('passkey', 'passkey sign-up')
+  // A short-lived P-256 key is the client's session key riding along with another method;
+  // any other key (an Ethereum or Solana wallet, a permanent API key) is wallet sign-up.
+  const isSessionKey = (key: Record<string, unknown>) =>
+    key.curveType === 'API_KEY_CURVE_P256' &&
+    typeof key.expirationSeconds === 'string' &&
+    /^\d{1,9}$/.test(key.expirationSeconds) &&
+    Number(key.expirationSeconds) <= MAX_SESSION_SECONDS
+  const walletKeys = apiKeys.filter((key) => !isSessionKey(key))
+  if (walletKeys.length > 0) call.requireMethod('wallet', 'wallet sign-up')
+  const oauthClaims = oauthProviders.map((provider) => claimsOf(provider.value.oidcToken))
+  for (const claims of oauthClaims) {
+    const provider = claims.provider
+    call.requireMethod(
+      OAUTH2_PROVIDERS.includes(provider as never) ? methodOf(provider as never) : undefined,
+      `sign-up with ${String(provider ?? 'this OAuth provider')}`,
+    )
+  }
+  const tokenClaims = verificationToken !== undefined ? claimsOf(verificationToken) : undefined
+  if (tokenClaims)
+    call.requireMethod(tokenClaims.verification_type === 'OTP_TYPE_SMS' ? 'sms' : 'email', 'OTP sign-up')
+  if (authenticators.length + walletKeys.length + oauthProviders.length === 0 && !verificationToken)
+    throw new ApiError(
+      'FIELD_REQUIRED',
+      'sign-up needs a way to log in: authenticators, wallet apiKeys, oauthProviders or a verificationToken',
+    )
+  // An unproven e-mail or phone would route someone else's OTP login into this account: the
+  // proxy takes them only with proof (the activity checks the proof's signature).
+  if (userEmail !== undefined) {
+    const byOtp = tokenClaims?.verification_type === 'OTP_TYPE_EMAIL' && tokenClaims.contact === userEmail
+    const byOauth = oauthClaims.some(
+      (claims) => claims.email === userEmail && claims.email_verified !== false,
+    )
+    if (!byOtp && !byOauth)
+      throw new ApiError(
+        'VERIFICATION_TOKEN_INVALID',
+        'userEmail must be proven by a verificationToken from otp_verify (or an OAuth token for that e-mail)',
+        'userEmail',
+      )
+    if (await call.findSubOrganization('EMAIL', userEmail))
+      throw new ApiError(
+        'ALREADY_EXISTS',
+        'an account with this e-mail address exists; log in instead',
+        'userEmail',
+      )
+  }
+  if (userPhoneNumber !== undefined) {
+    if (!(tokenClaims?.verification_type === 'OTP_TYPE_SMS' && tokenClaims.contact === userPhoneNumber))
+      throw new ApiError(
+        'VERIFICATION_TOKEN_INVALID',
+        'userPhoneNumber must be proven by a verificationToken from otp_verify',
+        'userPhoneNumber',
+      )
+    if (await call.findSubOrganization('PHONE_NUMBER', userPhoneNumber))
+      throw new ApiError(
+        'ALREADY_EXISTS',
+        'an account with this phone number exists; log in instead',
+        'userPhoneNumber',
+      )
+  }
+
+  const userName = r.optString('userName', { max: 256 }) ?? userEmail ?? userPhoneNumber ?? 'New user'
+  const wallet = r.optObject('wallet')
+  const result = await call.submit('create_sub_organization', {
+    subOrganizationName: r.optString('organizationName', { max: 256 }) ?? `${userName}'s organization`,
+    rootUsers: [
+      {
+        userName,
+        ...(userEmail !== undefined ? { userEmail } : {}),
+        ...(userPhoneNumber !== undefined ? { userPhoneNumber } : {}),
+        apiKeys,
+        authenticators,
+        oauthProviders: oauthProviders.map((p) => p.value),
+      },
+    ],
+    rootQuorumThreshold: 1,
+    ...(wallet ? { wallet: walletParams(wallet) } : {}),
+    ...(verificationToken !== undefined ? { verificationToken } : {}),
+  })
+  return {
+    organizationId: result.subOrganizationId,
+    userId: result.rootUserIds[0]!,
+    ...(result.wallet ? { walletId: result.wallet.walletId, addresses: result.wallet.addresses } : {}),
+  }
+}
+
+/** The seed's `{ path, curve }` (one account, Ethereum or Solana address) or the activity API's wallet. */
+function walletParams(wallet: Reader): WalletParams | Record<string, unknown> {
+  if (wallet.has('walletName') || wallet.has('accounts')) return wallet.value
+  const curve = wallet.enum('curve', CURVES)
+  const path = wallet.string('path', { max: 200 })
+  return {
+    walletName: 'Default Wallet',
+    accounts: [
+      {
+        curve,
+        pathFormat: 'PATH_FORMAT_BIP32',
+        path,
+        addressFormat: curve === 'CURVE_SECP256K1' ? 'ADDRESS_FORMAT_ETHEREUM' : 'ADDRESS_FORMAT_SOLANA',
+      },
+    ],
+  }
+}
