@@ -167,6 +167,8 @@ describe('package exports', () => {
         "signMessageMutationOptions",
         "signRawPayloads",
         "signRawPayloadsMutationOptions",
+        "signTransaction",
+        "signTransactionMutationOptions",
         "signTypedData",
         "signTypedDataMutationOptions",
         "signUpWithPasskey",

@@ -80,6 +80,7 @@ export {
   useSessions,
   useSignMessage,
   useSignRawPayloads,
+  useSignTransaction,
   useSignTypedData,
   useSubOrganizations,
   useSwitchSession,

@@ -126,6 +126,11 @@ export type {
 } from './actions/activities/signRawPayloads.ts'
 export { signRawPayloads } from './actions/activities/signRawPayloads.ts'
 export type {
+  SignTransactionParameters,
+  SignTransactionReturnType,
+} from './actions/activities/signTransaction.ts'
+export { signTransaction } from './actions/activities/signTransaction.ts'
+export type {
   SignTypedDataParameters,
   SignTypedDataReturnType,
   TypedData,
@@ -350,6 +355,7 @@ export { signInWithPasskeyMutationOptions } from './query/signInWithPasskey.ts'
 export { signInWithWalletMutationOptions } from './query/signInWithWallet.ts'
 export { signMessageMutationOptions } from './query/signMessage.ts'
 export { signRawPayloadsMutationOptions } from './query/signRawPayloads.ts'
+export { signTransactionMutationOptions } from './query/signTransaction.ts'
 export { signTypedDataMutationOptions } from './query/signTypedData.ts'
 export { signUpWithPasskeyMutationOptions } from './query/signUpWithPasskey.ts'
 export { startOtpSignInMutationOptions } from './query/startOtpSignIn.ts'

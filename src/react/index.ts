@@ -326,6 +326,11 @@ export type {
   UseSignRawPayloadsReturnType,
 } from './hooks/useSignRawPayloads.ts'
 export { useSignRawPayloads } from './hooks/useSignRawPayloads.ts'
+export type {
+  UseSignTransactionParameters,
+  UseSignTransactionReturnType,
+} from './hooks/useSignTransaction.ts'
+export { useSignTransaction } from './hooks/useSignTransaction.ts'
 export type { UseSignTypedDataParameters, UseSignTypedDataReturnType } from './hooks/useSignTypedData.ts'
 export { useSignTypedData } from './hooks/useSignTypedData.ts'
 export type {
