@@ -1,10 +1,13 @@
 import { AuthModal, LatchkeyProvider, useLogout, useSession } from 'latchkey'
-import { useMemo, useState } from 'react'
+import { lazy, Suspense, useMemo, useState } from 'react'
 import { Dashboard } from './Dashboard.tsx'
 import { DevInbox } from './DevInbox.tsx'
 import type { PlaygroundConfig } from './loadPlaygroundConfig.ts'
 import { OperatorPage } from './OperatorPage.tsx'
 import { type Route, useRoute } from './useRoute.ts'
+
+// The adapter demos load on demand: the landing page never pays for @solana/kit.
+const SolanaPage = lazy(() => import('./SolanaPage.tsx').then((m) => ({ default: m.SolanaPage })))
 
 export function App({ config }: { config: PlaygroundConfig }) {
   const { service } = config
@@ -34,6 +37,10 @@ export function App({ config }: { config: PlaygroundConfig }) {
         <main id="main" className="pg-main" tabIndex={-1}>
           {route === '/operator' ? (
             <OperatorPage service={service} />
+          ) : route === '/solana' ? (
+            <Suspense fallback={<p className="pg-muted">Loading…</p>}>
+              <SolanaPage openSignIn={openSignIn} />
+            </Suspense>
           ) : (
             <AppUserPage config={config} openSignIn={openSignIn} />
           )}
@@ -86,6 +93,7 @@ function Header({
       </a>
       <nav className="pg-nav" aria-label="Playground">
         {link('/', 'App')}
+        {link('/solana', 'Solana')}
         {link('/operator', 'Operator')}
       </nav>
       <div className="pg-header-end">

@@ -1,11 +1,13 @@
 import { useCallback, useEffect, useState } from 'react'
 
-export type Route = '/' | '/operator'
+export type Route = '/' | '/operator' | '/wagmi' | '/solana'
+
+const ROUTES: readonly Route[] = ['/operator', '/wagmi', '/solana']
 
 const routeOf = (pathname: string): Route =>
-  pathname.replace(/\/+$/, '') === '/operator' ? '/operator' : '/'
+  ROUTES.find((route) => route === pathname.replace(/\/+$/, '')) ?? '/'
 
-/** The playground's two pages, on the History API (the query string, e.g. `?service=`, is kept). */
+/** The playground's pages, on the History API (the query string, e.g. `?service=`, is kept). */
 export function useRoute(): [Route, (to: Route) => void] {
   const [route, setRoute] = useState<Route>(() => routeOf(window.location.pathname))
   useEffect(() => {
