@@ -41,16 +41,36 @@ const RESOURCE_ACTION: Record<string, [resource: string, action: string]> = {
   reject_activity: ['ACTIVITY', 'REJECT'],
 }
 
-/** JSON as a policy value: integers become ints (exact), null and non-integers are left out. */
-export function toPolicyValue(json: unknown): PolicyValue | undefined {
+/** Fields of a decoded transaction that carry integers as decimal strings (wei, gas, lamports ...). */
+const TRANSACTION_INT_FIELDS: ReadonlySet<string> = new Set([
+  'value',
+  'chain_id',
+  'nonce',
+  'gas',
+  'gas_price',
+  'max_fee_per_gas',
+  'max_priority_fee_per_gas',
+  'amount',
+])
+
+/**
+ * JSON as a policy value: integers become ints (exact), null and non-integers are left out; a
+ * decimal string under one of `intFields` becomes an int too.
+ */
+export function toPolicyValue(json: unknown, intFields?: ReadonlySet<string>): PolicyValue | undefined {
   if (typeof json === 'boolean' || typeof json === 'string' || typeof json === 'bigint') return json
   if (typeof json === 'number') return Number.isInteger(json) ? BigInt(json) : undefined
   if (Array.isArray(json))
-    return json.map(toPolicyValue).filter((item): item is PolicyValue => item !== undefined)
+    return json
+      .map((item) => toPolicyValue(item, intFields))
+      .filter((item): item is PolicyValue => item !== undefined)
   if (typeof json === 'object' && json !== null) {
     const struct: Record<string, PolicyValue> = {}
     for (const [key, value] of Object.entries(json)) {
-      const converted = toPolicyValue(value)
+      const converted =
+        intFields?.has(key) && typeof value === 'string' && /^\d{1,80}$/.test(value)
+          ? BigInt(value)
+          : toPolicyValue(value, intFields)
       if (converted !== undefined) struct[key] = converted
     }
     return struct
@@ -156,10 +176,11 @@ export interface PolicyActivity {
 
 export interface PolicyContextOptions {
   /**
-   * Decodes `sign_transaction`'s unsigned transaction into the fields of `eth.tx` / `solana.tx`
-   * (lowercase addresses, ints for amounts); undefined when it does not decode.
+   * Decodes `sign_transaction`'s unsigned transaction into `{ eth: { tx } }` or
+   * `{ solana: { tx } }` (snake_case fields, lowercase addresses, amounts as decimal strings);
+   * may throw when it does not decode (the keyword is then absent).
    */
-  decodeTransaction?: (type: string, unsignedTransaction: string) => unknown
+  decodeTransaction?: (type: never, unsignedTransaction: string, options: { from?: string }) => unknown
 }
 
 /**
@@ -216,11 +237,16 @@ export function policyContextOf(
     typeof intent.type === 'string' &&
     typeof intent.unsignedTransaction === 'string'
   ) {
-    const decoded = toPolicyValue(options.decodeTransaction(intent.type, intent.unsignedTransaction))
-    if (decoded !== undefined) {
-      if (intent.type === 'TRANSACTION_TYPE_SOLANA') solana.tx = decoded
-      else eth.tx = decoded
-    }
+    let decoded: { eth?: { tx?: unknown }; solana?: { tx?: unknown } } | undefined
+    try {
+      decoded = options.decodeTransaction(intent.type as never, intent.unsignedTransaction, {
+        ...(typeof intent.signWith === 'string' ? { from: intent.signWith } : {}),
+      }) as typeof decoded
+    } catch {}
+    const ethTx = toPolicyValue(decoded?.eth?.tx, TRANSACTION_INT_FIELDS)
+    const solanaTx = toPolicyValue(decoded?.solana?.tx, TRANSACTION_INT_FIELDS)
+    if (ethTx !== undefined) eth.tx = ethTx
+    if (solanaTx !== undefined) solana.tx = solanaTx
   }
   const payloads = Array.isArray(intent.payloads) ? intent.payloads : []
   // One payload only: with several, a policy on the first would let the others through unread.
