@@ -1,0 +1,150 @@
+import { PROXY_CONFIG_HEADER } from '@latchkey/protocol'
+import { describe, expect, it } from 'vitest'
+import { createHarness, type Harness } from '../testing/harness.ts'
+
+/** The route families' body-size limits and JSON checks, through `app.request()` (no port). */
+
+const MB = 1024 * 1024
+
+/** A request body that counts what the service pulls from it; `stall` stops after the first chunk. */
+function countingBody(options: { chunk?: number; stall?: boolean } = {}) {
+  const chunk = options.chunk ?? 64 * 1024
+  let pulled = 0
+  let first = true
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        if (options.stall && !first) return new Promise<void>(() => {})
+        first = false
+        pulled += chunk
+        controller.enqueue(new Uint8Array(chunk).fill(0x20))
+      },
+    },
+    { highWaterMark: 0 },
+  ) // pulled only when the service reads
+  return { stream, pulled: () => pulled }
+}
+
+function familyRequests(h: Harness): { name: string; path: string; headers: Record<string, string> }[] {
+  const configId = h.service.dev.authProxyConfigId!
+  return [
+    { name: 'auth proxy', path: '/v1/otp_init', headers: { [PROXY_CONFIG_HEADER]: configId } },
+    { name: 'operator settings', path: '/dev/settings/get', headers: {} },
+    { name: 'dev identity provider', path: '/dev/oidc/google/token', headers: {} },
+    { name: 'activity API', path: '/public/v1/submit/create_wallet', headers: {} },
+    { name: 'query API', path: '/public/v1/query/list_wallets', headers: {} },
+  ]
+}
+
+const send = (h: Harness, path: string, body: BodyInit, headers: Record<string, string>) =>
+  h.service.app.request(path, {
+    method: 'POST',
+    body,
+    headers: { 'content-type': 'application/json', ...headers },
+    duplex: 'half',
+  } as RequestInit)
+
+describe('the request pipeline', () => {
+  it('refuses a body declared over the limit before reading any of it, on every route family', async () => {
+    const h = createHarness()
+    for (const { name, path, headers } of familyRequests(h)) {
+      const body = countingBody()
+      const response = await send(h, path, body.stream, { ...headers, 'content-length': String(100 * MB) })
+      expect({ name, status: response.status, body: await response.json() }).toMatchObject({
+        name,
+        status: 413,
+        body: { details: { errorCode: 'PAYLOAD_TOO_LARGE' } },
+      })
+      expect({ name, pulled: body.pulled() }).toEqual({ name, pulled: 0 })
+    }
+  })
+
+  it('answers a stalled upload of a declared 1 MB at once instead of waiting for it', async () => {
+    const h = createHarness()
+    for (const { name, path, headers } of familyRequests(h)) {
+      const body = countingBody({ chunk: 1024, stall: true })
+      const response = await send(h, path, body.stream, { ...headers, 'content-length': String(MB) })
+      expect({ name, status: response.status }).toEqual({ name, status: 413 })
+    }
+  })
+
+  it('cuts off a body without a length as soon as it passes the limit', async () => {
+    const h = createHarness()
+    for (const { name, path, headers } of familyRequests(h)) {
+      const body = countingBody({ chunk: 16 * 1024 })
+      const response = await send(h, path, body.stream, headers)
+      expect({ name, status: response.status }).toEqual({ name, status: 413 })
+      // The largest family limit is 256 KiB: never much more than that is read.
+      expect(body.pulled()).toBeLessThanOrEqual(256 * 1024 + 32 * 1024)
+    }
+  })
+
+  it('keeps memory flat under a flood of oversized bodies', async () => {
+    const h = createHarness()
+    const requests = familyRequests(h)
+    const before = process.memoryUsage().rss
+    let pulled = 0
+    for (let round = 0; round < 40; round++)
+      await Promise.all(
+        requests.map(async ({ path, headers }) => {
+          const body = countingBody()
+          const response = await send(h, path, body.stream, {
+            ...headers,
+            'content-length': String(100 * MB),
+          })
+          await response.arrayBuffer()
+          pulled += body.pulled()
+        }),
+      )
+    // 200 requests declaring 100 MB each (20 GB): nothing read, and the process did not grow by them.
+    expect(pulled).toBe(0)
+    expect(process.memoryUsage().rss - before).toBeLessThan(64 * MB)
+  })
+
+  it('answers 400 FIELD_INVALID naming the field for JSON nested 5,000 deep (submit, query, proxy, settings)', async () => {
+    const h = createHarness()
+    const deep = `${'['.repeat(5000)}${']'.repeat(5000)}`
+    const deepParameters = `{"type":"ACTIVITY_TYPE_CREATE_WALLET","timestampMs":"${h.clock.now()}","organizationId":"${h.organizationId}","parameters":{"walletName":"w","accounts":${deep}}}`
+    const [header, stamp] = h.root.stamp(deepParameters)
+    const submitted = await h.post('/public/v1/submit/create_wallet', deepParameters, { [header]: stamp })
+    expect(submitted).toMatchObject({ status: 400, body: { details: { errorCode: 'FIELD_INVALID' } } })
+    expect(submitted.body.details.field).toMatch(/^parameters\.accounts(\[0\])+$/)
+
+    const deepQuery = `{"organizationId":"${h.organizationId}","filter":${deep}}`
+    const [queryHeader, queryStamp] = h.root.stamp(deepQuery)
+    const queried = await h.post('/public/v1/query/list_wallets', deepQuery, { [queryHeader]: queryStamp })
+    expect(queried).toMatchObject({ status: 400, body: { details: { errorCode: 'FIELD_INVALID' } } })
+    expect(queried.body.details.field).toMatch(/^filter(\[0\])+$/)
+
+    const proxied = await h.post('/v1/otp_init', `{"contact":${deep}}`, {
+      [PROXY_CONFIG_HEADER]: h.service.dev.authProxyConfigId!,
+    })
+    expect(proxied).toMatchObject({ status: 400, body: { details: { errorCode: 'FIELD_INVALID' } } })
+    expect(proxied.body.details.field).toMatch(/^contact(\[0\])+$/)
+
+    const settings = await h.post('/dev/settings/update', `{"settings":${deep}}`)
+    expect(settings).toMatchObject({ status: 400, body: { details: { errorCode: 'FIELD_INVALID' } } })
+  })
+
+  it('maps every failure through one error shape, unknown routes included', async () => {
+    const h = createHarness()
+    const notJson = await h.post('/v1/otp_init', '{', {
+      [PROXY_CONFIG_HEADER]: h.service.dev.authProxyConfigId!,
+    })
+    expect(notJson).toMatchObject({ status: 400, body: { code: 3, details: { errorCode: 'BODY_INVALID' } } })
+    const array = await h.post('/public/v1/query/whoami', '[]')
+    expect(array).toMatchObject({ status: 400, body: { details: { errorCode: 'BODY_INVALID' } } })
+    const missing = await h.post('/nowhere', '{}')
+    expect(missing).toMatchObject({
+      status: 404,
+      body: { code: 5, details: { errorCode: 'ROUTE_NOT_FOUND' } },
+    })
+    const unknownProxyRoute = await h.post('/v1/nowhere', '{}', {
+      [PROXY_CONFIG_HEADER]: h.service.dev.authProxyConfigId!,
+    })
+    expect(unknownProxyRoute).toMatchObject({
+      status: 404,
+      body: { details: { errorCode: 'ROUTE_NOT_FOUND' } },
+    })
+  })
+})
