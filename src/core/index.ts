@@ -1,5 +1,6 @@
 /** `latchkey/core`: the framework-free client. Explicit named exports (see src/exports.test.ts). */
 
+// ---- policies and users ----
 export type {
   AccountSpec,
   Activity,
@@ -13,11 +14,15 @@ export type {
   ErrorCode,
   OAuthMethod,
   OtpType,
+  Policy,
+  PolicyEffect,
   PolicyEvaluation,
+  PolicyParams,
   ProxySettings,
   SessionType,
   SignInMethod,
   User,
+  UserParams,
   UserTag,
   Wallet,
   WalletAccount,
@@ -41,6 +46,13 @@ export type {
 } from './actions/activities/createFiatOnRampCredential.ts'
 export { createFiatOnRampCredential } from './actions/activities/createFiatOnRampCredential.ts'
 export type {
+  CreatePoliciesParameters,
+  CreatePoliciesReturnType,
+} from './actions/activities/createPolicies.ts'
+export { createPolicies } from './actions/activities/createPolicies.ts'
+export type { CreatePolicyParameters, CreatePolicyReturnType } from './actions/activities/createPolicy.ts'
+export { createPolicy } from './actions/activities/createPolicy.ts'
+export type {
   CreateReadOnlySessionParameters,
   CreateReadOnlySessionReturnType,
 } from './actions/activities/createReadOnlySession.ts'
@@ -50,6 +62,8 @@ export type {
   CreateSubOrganizationReturnType,
 } from './actions/activities/createSubOrganization.ts'
 export { createSubOrganization } from './actions/activities/createSubOrganization.ts'
+export type { CreateUsersParameters, CreateUsersReturnType } from './actions/activities/createUsers.ts'
+export { createUsers } from './actions/activities/createUsers.ts'
 export type { CreateUserTagParameters, CreateUserTagReturnType } from './actions/activities/createUserTag.ts'
 export { createUserTag } from './actions/activities/createUserTag.ts'
 export type { CreateWalletParameters, CreateWalletReturnType } from './actions/activities/createWallet.ts'
@@ -66,6 +80,15 @@ export type {
   DeleteAuthenticatorsReturnType,
 } from './actions/activities/deleteAuthenticators.ts'
 export { deleteAuthenticators } from './actions/activities/deleteAuthenticators.ts'
+export type {
+  DeletePoliciesParameters,
+  DeletePoliciesReturnType,
+} from './actions/activities/deletePolicies.ts'
+export { deletePolicies } from './actions/activities/deletePolicies.ts'
+export type { DeletePolicyParameters, DeletePolicyReturnType } from './actions/activities/deletePolicy.ts'
+export { deletePolicy } from './actions/activities/deletePolicy.ts'
+export type { DeleteUsersParameters, DeleteUsersReturnType } from './actions/activities/deleteUsers.ts'
+export { deleteUsers } from './actions/activities/deleteUsers.ts'
 export type { DeleteWalletsParameters, DeleteWalletsReturnType } from './actions/activities/deleteWallets.ts'
 export { deleteWallets } from './actions/activities/deleteWallets.ts'
 export type { ExportWalletParameters, ExportWalletReturnType } from './actions/activities/exportWallet.ts'
@@ -138,6 +161,8 @@ export type {
 export { signTypedData } from './actions/activities/signTypedData.ts'
 export type { StampLoginParameters, StampLoginReturnType } from './actions/activities/stampLogin.ts'
 export { stampLogin } from './actions/activities/stampLogin.ts'
+export type { UpdatePolicyParameters, UpdatePolicyReturnType } from './actions/activities/updatePolicy.ts'
+export { updatePolicy } from './actions/activities/updatePolicy.ts'
 export type {
   UpdateUserNameParameters,
   UpdateUserNameReturnType,
@@ -223,6 +248,10 @@ export type {
   GetAuthenticatorReturnType,
 } from './actions/queries/getAuthenticator.ts'
 export { getAuthenticator } from './actions/queries/getAuthenticator.ts'
+export type { GetPoliciesParameters, GetPoliciesReturnType } from './actions/queries/getPolicies.ts'
+export { getPolicies } from './actions/queries/getPolicies.ts'
+export type { GetPolicyParameters, GetPolicyReturnType } from './actions/queries/getPolicy.ts'
+export { getPolicy } from './actions/queries/getPolicy.ts'
 export type {
   GetPolicyEvaluationsParameters,
   GetPolicyEvaluationsReturnType,
@@ -298,13 +327,19 @@ export { completeOtpSignInMutationOptions } from './query/completeOtpSignIn.ts'
 export { createApiKeysMutationOptions } from './query/createApiKeys.ts'
 export { createAuthenticatorsMutationOptions } from './query/createAuthenticators.ts'
 export { createFiatOnRampCredentialMutationOptions } from './query/createFiatOnRampCredential.ts'
+export { createPoliciesMutationOptions } from './query/createPolicies.ts'
+export { createPolicyMutationOptions } from './query/createPolicy.ts'
 export { createReadOnlySessionMutationOptions } from './query/createReadOnlySession.ts'
 export { createSubOrganizationMutationOptions } from './query/createSubOrganization.ts'
+export { createUsersMutationOptions } from './query/createUsers.ts'
 export { createUserTagMutationOptions } from './query/createUserTag.ts'
 export { createWalletMutationOptions } from './query/createWallet.ts'
 export { createWalletAccountsMutationOptions } from './query/createWalletAccounts.ts'
 export { deleteApiKeysMutationOptions } from './query/deleteApiKeys.ts'
 export { deleteAuthenticatorsMutationOptions } from './query/deleteAuthenticators.ts'
+export { deletePoliciesMutationOptions } from './query/deletePolicies.ts'
+export { deletePolicyMutationOptions } from './query/deletePolicy.ts'
+export { deleteUsersMutationOptions } from './query/deleteUsers.ts'
 export { deleteWalletsMutationOptions } from './query/deleteWallets.ts'
 export { exportWalletMutationOptions } from './query/exportWallet.ts'
 export { exportWalletAccountMutationOptions } from './query/exportWalletAccount.ts'
@@ -314,6 +349,10 @@ export type { GetApiKeysQueryKey, GetApiKeysQueryParameters } from './query/getA
 export { getApiKeysQueryKey, getApiKeysQueryOptions } from './query/getApiKeys.ts'
 export type { GetAuthenticatorQueryKey, GetAuthenticatorQueryParameters } from './query/getAuthenticator.ts'
 export { getAuthenticatorQueryKey, getAuthenticatorQueryOptions } from './query/getAuthenticator.ts'
+export type { GetPoliciesQueryKey, GetPoliciesQueryParameters } from './query/getPolicies.ts'
+export { getPoliciesQueryKey, getPoliciesQueryOptions } from './query/getPolicies.ts'
+export type { GetPolicyQueryKey, GetPolicyQueryParameters } from './query/getPolicy.ts'
+export { getPolicyQueryKey, getPolicyQueryOptions } from './query/getPolicy.ts'
 export type {
   GetPolicyEvaluationsQueryKey,
   GetPolicyEvaluationsQueryParameters,
@@ -359,6 +398,7 @@ export { signTransactionMutationOptions } from './query/signTransaction.ts'
 export { signTypedDataMutationOptions } from './query/signTypedData.ts'
 export { signUpWithPasskeyMutationOptions } from './query/signUpWithPasskey.ts'
 export { startOtpSignInMutationOptions } from './query/startOtpSignIn.ts'
+export { updatePolicyMutationOptions } from './query/updatePolicy.ts'
 export { updateUserNameMutationOptions } from './query/updateUserName.ts'
 export { updateUserTagMutationOptions } from './query/updateUserTag.ts'
 export type { LatchkeyMutationMeta, QueryName } from './query/utils.ts'

@@ -22,10 +22,16 @@ export type {
   CreateAuthenticatorsReturnType,
   CreateFiatOnRampCredentialParameters,
   CreateFiatOnRampCredentialReturnType,
+  CreatePoliciesParameters,
+  CreatePoliciesReturnType,
+  CreatePolicyParameters,
+  CreatePolicyReturnType,
   CreateReadOnlySessionParameters,
   CreateReadOnlySessionReturnType,
   CreateSubOrganizationParameters,
   CreateSubOrganizationReturnType,
+  CreateUsersParameters,
+  CreateUsersReturnType,
   CreateUserTagParameters,
   CreateUserTagReturnType,
   CreateWalletAccountsParameters,
@@ -37,6 +43,12 @@ export type {
   DeleteApiKeysReturnType,
   DeleteAuthenticatorsParameters,
   DeleteAuthenticatorsReturnType,
+  DeletePoliciesParameters,
+  DeletePoliciesReturnType,
+  DeletePolicyParameters,
+  DeletePolicyReturnType,
+  DeleteUsersParameters,
+  DeleteUsersReturnType,
   DeleteWalletsParameters,
   DeleteWalletsReturnType,
   DiscoveredEthereumWallet,
@@ -68,10 +80,18 @@ export type {
   GetAuthenticatorQueryKey,
   GetAuthenticatorQueryParameters,
   GetAuthenticatorReturnType,
+  GetPoliciesParameters,
+  GetPoliciesQueryKey,
+  GetPoliciesQueryParameters,
+  GetPoliciesReturnType,
   GetPolicyEvaluationsParameters,
   GetPolicyEvaluationsQueryKey,
   GetPolicyEvaluationsQueryParameters,
   GetPolicyEvaluationsReturnType,
+  GetPolicyParameters,
+  GetPolicyQueryKey,
+  GetPolicyQueryParameters,
+  GetPolicyReturnType,
   GetSubOrganizationsParameters,
   GetSubOrganizationsQueryKey,
   GetSubOrganizationsQueryParameters,
@@ -134,7 +154,10 @@ export type {
   OtpLoginReturnType,
   OtpType,
   PendingOAuth,
+  Policy,
+  PolicyEffect,
   PolicyEvaluation,
+  PolicyParams,
   ProxyOAuth2AuthenticateParameters,
   ProxyOAuth2AuthenticateReturnType,
   ProxyOAuthLoginParameters,
@@ -190,11 +213,14 @@ export type {
   SubmitReturnType,
   SwitchSessionParameters,
   TypedData,
+  UpdatePolicyParameters,
+  UpdatePolicyReturnType,
   UpdateUserNameParameters,
   UpdateUserNameReturnType,
   UpdateUserTagParameters,
   UpdateUserTagReturnType,
   User,
+  UserParams,
   UserTag,
   VerifyOtpParameters,
   VerifyOtpReturnType,
@@ -232,6 +258,10 @@ export type {
   UseCreateFiatOnRampCredentialReturnType,
 } from './hooks/useCreateFiatOnRampCredential.ts'
 export { useCreateFiatOnRampCredential } from './hooks/useCreateFiatOnRampCredential.ts'
+export type { UseCreatePoliciesParameters, UseCreatePoliciesReturnType } from './hooks/useCreatePolicies.ts'
+export { useCreatePolicies } from './hooks/useCreatePolicies.ts'
+export type { UseCreatePolicyParameters, UseCreatePolicyReturnType } from './hooks/useCreatePolicy.ts'
+export { useCreatePolicy } from './hooks/useCreatePolicy.ts'
 export type {
   UseCreateReadOnlySessionParameters,
   UseCreateReadOnlySessionReturnType,
@@ -242,6 +272,8 @@ export type {
   UseCreateSubOrganizationReturnType,
 } from './hooks/useCreateSubOrganization.ts'
 export { useCreateSubOrganization } from './hooks/useCreateSubOrganization.ts'
+export type { UseCreateUsersParameters, UseCreateUsersReturnType } from './hooks/useCreateUsers.ts'
+export { useCreateUsers } from './hooks/useCreateUsers.ts'
 export type { UseCreateUserTagParameters, UseCreateUserTagReturnType } from './hooks/useCreateUserTag.ts'
 export { useCreateUserTag } from './hooks/useCreateUserTag.ts'
 export type { UseCreateWalletParameters, UseCreateWalletReturnType } from './hooks/useCreateWallet.ts'
@@ -253,6 +285,12 @@ export type {
 export { useCreateWalletAccounts } from './hooks/useCreateWalletAccounts.ts'
 export type { UseDeleteApiKeysParameters, UseDeleteApiKeysReturnType } from './hooks/useDeleteApiKeys.ts'
 export { useDeleteApiKeys } from './hooks/useDeleteApiKeys.ts'
+export type { UseDeletePoliciesParameters, UseDeletePoliciesReturnType } from './hooks/useDeletePolicies.ts'
+export { useDeletePolicies } from './hooks/useDeletePolicies.ts'
+export type { UseDeletePolicyParameters, UseDeletePolicyReturnType } from './hooks/useDeletePolicy.ts'
+export { useDeletePolicy } from './hooks/useDeletePolicy.ts'
+export type { UseDeleteUsersParameters, UseDeleteUsersReturnType } from './hooks/useDeleteUsers.ts'
+export { useDeleteUsers } from './hooks/useDeleteUsers.ts'
 export type { UseDeleteWalletsParameters, UseDeleteWalletsReturnType } from './hooks/useDeleteWallets.ts'
 export { useDeleteWallets } from './hooks/useDeleteWallets.ts'
 export type { DiscoveredWallets, UseDiscoverWalletsReturnType } from './hooks/useDiscoverWallets.ts'
@@ -298,6 +336,10 @@ export type { UsePasskeySignInParameters, UsePasskeySignInReturnType } from './h
 export { usePasskeySignIn } from './hooks/usePasskeySignIn.ts'
 export type { UsePasskeySignUpParameters, UsePasskeySignUpReturnType } from './hooks/usePasskeySignUp.ts'
 export { usePasskeySignUp } from './hooks/usePasskeySignUp.ts'
+export type { UsePoliciesParameters, UsePoliciesReturnType } from './hooks/usePolicies.ts'
+export { usePolicies } from './hooks/usePolicies.ts'
+export type { UsePolicyParameters, UsePolicyReturnType } from './hooks/usePolicy.ts'
+export { usePolicy } from './hooks/usePolicy.ts'
 export type {
   UsePolicyEvaluationsParameters,
   UsePolicyEvaluationsReturnType,
@@ -339,6 +381,8 @@ export type {
 } from './hooks/useSubOrganizations.ts'
 export { useSubOrganizations } from './hooks/useSubOrganizations.ts'
 export { useSwitchSession } from './hooks/useSwitchSession.ts'
+export type { UseUpdatePolicyParameters, UseUpdatePolicyReturnType } from './hooks/useUpdatePolicy.ts'
+export { useUpdatePolicy } from './hooks/useUpdatePolicy.ts'
 export type { UseUpdateUserNameParameters, UseUpdateUserNameReturnType } from './hooks/useUpdateUserName.ts'
 export { useUpdateUserName } from './hooks/useUpdateUserName.ts'
 export type { UseUpdateUserTagParameters, UseUpdateUserTagReturnType } from './hooks/useUpdateUserTag.ts'

@@ -17,6 +17,8 @@ export type QueryName =
   | 'subOrganizations'
   | 'authenticator'
   | 'policyEvaluations'
+  | 'policy'
+  | 'policies'
   | 'activity'
   | 'apiKeys'
 
