@@ -5,6 +5,9 @@
 import {
   type Address,
   getBase16Decoder,
+  getBase16Encoder,
+  getTransactionDecoder,
+  getTransactionEncoder,
   type MessagePartialSigner,
   type MessagePartialSignerConfig,
   type ReadonlyUint8Array,
@@ -17,6 +20,7 @@ import {
   address as toAddress,
 } from '@solana/kit'
 import { signRawPayloads } from '../core/actions/activities/signRawPayloads.ts'
+import { signTransaction } from '../core/actions/activities/signTransaction.ts'
 import type { Latchkey } from '../core/createLatchkey.ts'
 import { LatchkeyError } from '../core/errors.ts'
 import { hexToBytes } from '../core/utils/encoding.ts'
@@ -28,6 +32,13 @@ export type CreateLatchkeySolanaSignerParameters<TAddress extends string = strin
   organizationId?: string | undefined
   /** Sign with this session instead of the active one. */
   sessionId?: string | undefined
+  /**
+   * How `signTransactions` asks the service. `sign_raw_payloads`: one activity for the whole batch
+   * over the transactions' message bytes. `sign_transaction`: one activity per whole transaction,
+   * which the service decodes, so its policies can read `solana.tx` (programs, transfers…).
+   * @default 'sign_raw_payloads'
+   */
+  signTransactionsWith?: 'sign_raw_payloads' | 'sign_transaction' | undefined
 }
 
 /** A @solana/kit `TransactionPartialSigner` and `MessagePartialSigner` backed by Latchkey. */
@@ -39,14 +50,35 @@ export type LatchkeySolanaSigner<TAddress extends string = string> = Transaction
  * `sign_raw_payloads` request for the whole batch (ed25519, `HASH_FUNCTION_NOT_APPLICABLE`) and
  * return one `SignatureDictionary` per item, so the signer composes with kit's
  * `signTransactionMessageWithSigners` beside other signers (a separate fee payer, for example).
+ * With `signTransactionsWith: 'sign_transaction'` each transaction goes whole to the service.
  */
 export function createLatchkeySolanaSigner<TAddress extends string = string>(
   client: Latchkey,
   parameters: CreateLatchkeySolanaSignerParameters<TAddress>,
 ): LatchkeySolanaSigner<TAddress> {
   const address = toAddress<TAddress>(parameters.address)
-  const { organizationId, sessionId } = parameters
+  const { organizationId, sessionId, signTransactionsWith = 'sign_raw_payloads' } = parameters
   const hex = getBase16Decoder()
+  const fail = (message: string) => new LatchkeyError(message, { code: 'UNKNOWN' })
+
+  /** One `sign_transaction`: the whole transaction out, our signature read back from the signed one. */
+  async function signWhole(transaction: Transaction, signal?: AbortSignal): Promise<SignatureDictionary> {
+    const { signedTransaction } = await signTransaction(client, {
+      signWith: address,
+      type: 'TRANSACTION_TYPE_SOLANA',
+      unsignedTransaction: hex.decode(getTransactionEncoder().encode(transaction)),
+      organizationId,
+      sessionId,
+      signal,
+    })
+    const signed = getTransactionDecoder().decode(getBase16Encoder().encode(signedTransaction))
+    // The signature must cover the message we asked about, byte for byte.
+    if (hex.decode(signed.messageBytes) !== hex.decode(transaction.messageBytes))
+      throw fail('The service returned a transaction with a different message')
+    const signature = signed.signatures[address]
+    if (signature?.length !== 64) throw fail('The service returned the transaction without our signature')
+    return Object.freeze({ [address]: signature }) as SignatureDictionary
+  }
 
   async function sign(
     payloads: readonly ReadonlyUint8Array[],
@@ -63,16 +95,10 @@ export function createLatchkeySolanaSigner<TAddress extends string = string>(
       signal,
     })
     if (signatures.length !== payloads.length)
-      throw new LatchkeyError(
-        `The service returned ${signatures.length} signatures for ${payloads.length} payloads`,
-        { code: 'UNKNOWN' },
-      )
+      throw fail(`The service returned ${signatures.length} signatures for ${payloads.length} payloads`)
     return signatures.map(({ r, s }) => {
       const bytes = hexToBytes(`${r}${s}`)
-      if (bytes.length !== 64)
-        throw new LatchkeyError(`The service returned a ${bytes.length}-byte ed25519 signature`, {
-          code: 'UNKNOWN',
-        })
+      if (bytes.length !== 64) throw fail(`The service returned a ${bytes.length}-byte ed25519 signature`)
       return Object.freeze({ [address]: bytes as SignatureBytes }) as SignatureDictionary
     })
   }
@@ -93,6 +119,8 @@ export function createLatchkeySolanaSigner<TAddress extends string = string>(
             }),
           )
       }
+      if (signTransactionsWith === 'sign_transaction')
+        return Promise.all(transactions.map((transaction) => signWhole(transaction, config?.abortSignal)))
       return sign(
         transactions.map((transaction) => transaction.messageBytes),
         config?.abortSignal,

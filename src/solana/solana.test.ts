@@ -33,10 +33,11 @@ async function signedTransfer(
     source: TransactionSigner
     destination: Address
     amount: bigint
+    version?: 0 | 'legacy'
   },
 ) {
   const message = pipe(
-    createTransactionMessage({ version: 0 }),
+    createTransactionMessage({ version: parameters.version ?? 0 }),
     (m) => setTransactionMessageFeePayerSigner(parameters.feePayer, m),
     (m) =>
       setTransactionMessageLifetimeUsingBlockhash(
@@ -135,6 +136,37 @@ describe('latchkey/solana against the local service and LiteSVM', () => {
     expect(svm.getBalance(address)).toBe(SOL - 3_000_000n)
     // Two signatures per transaction: the fee payer paid 2 × 5,000 lamports for each.
     expect(svm.getBalance(feePayer.address)).toBe(SOL - 20_000n)
+  })
+
+  it('signs whole transactions through sign_transaction (legacy and v0) that LiteSVM executes', async () => {
+    const signer = createLatchkeySolanaSigner(fx.client, {
+      address,
+      signTransactionsWith: 'sign_transaction',
+    })
+    const feePayer = await generateKeyPairSigner()
+    const svm = new LiteSVM()
+    svm.airdrop(address, lamports(SOL))
+    svm.airdrop(feePayer.address, lamports(SOL))
+    const recipient = (await generateKeyPairSigner()).address
+    const transactions = await Promise.all(
+      ([0, 'legacy'] as const).map((version) =>
+        signedTransfer(svm, {
+          feePayer,
+          source: signer,
+          destination: recipient,
+          amount: 1_000_000n,
+          version,
+        }),
+      ),
+    )
+    expect(submitted).toEqual(['sign_transaction', 'sign_transaction'])
+    const publicKey = await getPublicKeyFromAddress(address)
+    for (const transaction of transactions) {
+      const signature = transaction.signatures[address]
+      expect(await verifySignature(publicKey, signature as never, transaction.messageBytes)).toBe(true)
+      execute(svm, transaction)
+    }
+    expect(svm.getBalance(recipient)).toBe(2_000_000n)
   })
 
   it('signs messages in one request; each signature verifies', async () => {
