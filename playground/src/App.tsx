@@ -11,6 +11,8 @@ const SolanaPage = lazy(() => import('./SolanaPage.tsx').then((m) => ({ default:
 
 export function App({ config }: { config: PlaygroundConfig }) {
   const { service } = config
+  // `?locale=es` (or `ar`): the sign-in modal in another built-in language.
+  const locale = new URLSearchParams(window.location.search).get('locale') ?? undefined
   const latchkeyConfig = useMemo(
     () => ({
       authProxyUrl: service.authProxyUrl,
@@ -50,7 +52,7 @@ export function App({ config }: { config: PlaygroundConfig }) {
           <StackInfo config={config} />
         </aside>
       </div>
-      <AuthModal open={signingIn} onOpenChange={setSigningIn} />
+      <AuthModal open={signingIn} onOpenChange={setSigningIn} locale={locale} />
     </LatchkeyProvider>
   )
 }
