@@ -1,5 +1,5 @@
 import type { SignedBundle } from '@latchkey/protocol'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { BundleSignatureInvalidError, ConfigInvalidError } from '../errors.ts'
 import { derToRaw } from '../utils/ecdsa.ts'
 import { hexToBytes } from '../utils/encoding.ts'

@@ -1,5 +1,5 @@
 import type { AddPasskeyParameters, AddPasskeyReturnType } from '../actions/auth/addPasskey.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `addPasskey`; `meta.invalidates` names the queries it makes stale. */

@@ -3,7 +3,7 @@ import {
   type ApproveActivityReturnType,
   approveActivity,
 } from '../actions/activities/approveActivity.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `approveActivity`; `meta.invalidates` names the queries it makes stale. */

@@ -3,7 +3,7 @@ import {
   type CompleteOtpSignInReturnType,
   completeOtpSignIn,
 } from '../actions/auth/completeOtpSignIn.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `completeOtpSignIn`; `meta.invalidates` names the queries it makes stale. */

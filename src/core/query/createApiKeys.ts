@@ -3,7 +3,7 @@ import {
   type CreateApiKeysReturnType,
   createApiKeys,
 } from '../actions/activities/createApiKeys.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `createApiKeys`; `meta.invalidates` names the queries it makes stale. */

@@ -3,7 +3,7 @@ import {
   type CreateAuthenticatorsReturnType,
   createAuthenticators,
 } from '../actions/activities/createAuthenticators.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `createAuthenticators`; `meta.invalidates` names the queries it makes stale. */

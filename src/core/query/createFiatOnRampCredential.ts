@@ -3,7 +3,7 @@ import {
   type CreateFiatOnRampCredentialReturnType,
   createFiatOnRampCredential,
 } from '../actions/activities/createFiatOnRampCredential.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `createFiatOnRampCredential`; `meta.invalidates` names the queries it makes stale. */

@@ -3,7 +3,7 @@ import {
   type CreatePoliciesReturnType,
   createPolicies,
 } from '../actions/activities/createPolicies.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `createPolicies`; `meta.invalidates` names the queries it makes stale. */

@@ -3,7 +3,7 @@ import {
   type CreatePolicyReturnType,
   createPolicy,
 } from '../actions/activities/createPolicy.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `createPolicy`; `meta.invalidates` names the queries it makes stale. */

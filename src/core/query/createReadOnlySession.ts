@@ -3,7 +3,7 @@ import {
   type CreateReadOnlySessionReturnType,
   createReadOnlySession,
 } from '../actions/activities/createReadOnlySession.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `createReadOnlySession`; `meta.invalidates` names the queries it makes stale. */

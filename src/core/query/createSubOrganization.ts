@@ -3,7 +3,7 @@ import {
   type CreateSubOrganizationReturnType,
   createSubOrganization,
 } from '../actions/activities/createSubOrganization.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `createSubOrganization`; `meta.invalidates` names the queries it makes stale. */

@@ -3,7 +3,7 @@ import {
   type CreateUserTagReturnType,
   createUserTag,
 } from '../actions/activities/createUserTag.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `createUserTag`; `meta.invalidates` names the queries it makes stale. */

@@ -3,7 +3,7 @@ import {
   type CreateUsersReturnType,
   createUsers,
 } from '../actions/activities/createUsers.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `createUsers`; `meta.invalidates` names the queries it makes stale. */

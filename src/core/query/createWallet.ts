@@ -3,7 +3,7 @@ import {
   type CreateWalletReturnType,
   createWallet,
 } from '../actions/activities/createWallet.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `createWallet`; `meta.invalidates` names the queries it makes stale. */

@@ -3,7 +3,7 @@ import {
   type CreateWalletAccountsReturnType,
   createWalletAccounts,
 } from '../actions/activities/createWalletAccounts.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `createWalletAccounts`; `meta.invalidates` names the queries it makes stale. */

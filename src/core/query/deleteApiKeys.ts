@@ -3,7 +3,7 @@ import {
   type DeleteApiKeysReturnType,
   deleteApiKeys,
 } from '../actions/activities/deleteApiKeys.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `deleteApiKeys`; `meta.invalidates` names the queries it makes stale. */

@@ -3,7 +3,7 @@ import {
   type DeleteAuthenticatorsReturnType,
   deleteAuthenticators,
 } from '../actions/activities/deleteAuthenticators.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `deleteAuthenticators`; `meta.invalidates` names the queries it makes stale. */

@@ -3,7 +3,7 @@ import {
   type DeletePoliciesReturnType,
   deletePolicies,
 } from '../actions/activities/deletePolicies.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `deletePolicies`; `meta.invalidates` names the queries it makes stale. */

@@ -3,7 +3,7 @@ import {
   type DeletePolicyReturnType,
   deletePolicy,
 } from '../actions/activities/deletePolicy.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `deletePolicy`; `meta.invalidates` names the queries it makes stale. */

@@ -3,7 +3,7 @@ import {
   type DeleteUsersReturnType,
   deleteUsers,
 } from '../actions/activities/deleteUsers.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `deleteUsers`; `meta.invalidates` names the queries it makes stale. */

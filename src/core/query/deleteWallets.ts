@@ -3,7 +3,7 @@ import {
   type DeleteWalletsReturnType,
   deleteWallets,
 } from '../actions/activities/deleteWallets.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `deleteWallets`; `meta.invalidates` names the queries it makes stale. */

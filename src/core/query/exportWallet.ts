@@ -1,5 +1,5 @@
 import type { ExportWalletParameters, ExportWalletReturnType } from '../actions/activities/exportWallet.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `exportWallet`; `meta.invalidates` names the queries it makes stale. */

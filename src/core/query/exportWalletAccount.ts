@@ -2,7 +2,7 @@ import type {
   ExportWalletAccountParameters,
   ExportWalletAccountReturnType,
 } from '../actions/activities/exportWalletAccount.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `exportWalletAccount`; `meta.invalidates` names the queries it makes stale. */

@@ -3,7 +3,7 @@ import {
   type ExportWalletAccountBundleReturnType,
   exportWalletAccountBundle,
 } from '../actions/activities/exportWalletAccountBundle.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `exportWalletAccountBundle`; `meta.invalidates` names the queries it makes stale. */

@@ -3,7 +3,7 @@ import {
   type ExportWalletBundleReturnType,
   exportWalletBundle,
 } from '../actions/activities/exportWalletBundle.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `exportWalletBundle`; `meta.invalidates` names the queries it makes stale. */

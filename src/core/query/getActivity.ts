@@ -3,7 +3,7 @@ import {
   type GetActivityReturnType,
   getActivity,
 } from '../actions/queries/getActivity.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { queryKeyOf, sessionScope } from './utils.ts'
 
 export type GetActivityQueryParameters = Partial<GetActivityParameters>

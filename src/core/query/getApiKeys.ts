@@ -3,7 +3,7 @@ import {
   type GetApiKeysReturnType,
   getApiKeys,
 } from '../actions/queries/getApiKeys.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { queryKeyOf, sessionScope } from './utils.ts'
 
 export type GetApiKeysQueryParameters = GetApiKeysParameters

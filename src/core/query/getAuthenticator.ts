@@ -3,7 +3,7 @@ import {
   type GetAuthenticatorReturnType,
   getAuthenticator,
 } from '../actions/queries/getAuthenticator.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { queryKeyOf, sessionScope } from './utils.ts'
 
 export type GetAuthenticatorQueryParameters = Partial<GetAuthenticatorParameters>

@@ -3,7 +3,7 @@ import {
   type GetPoliciesReturnType,
   getPolicies,
 } from '../actions/queries/getPolicies.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { queryKeyOf, sessionScope } from './utils.ts'
 
 export type GetPoliciesQueryParameters = GetPoliciesParameters

@@ -3,7 +3,7 @@ import {
   type GetPolicyReturnType,
   getPolicy,
 } from '../actions/queries/getPolicy.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { queryKeyOf, sessionScope } from './utils.ts'
 
 export type GetPolicyQueryParameters = Partial<GetPolicyParameters>

@@ -3,7 +3,7 @@ import {
   type GetPolicyEvaluationsReturnType,
   getPolicyEvaluations,
 } from '../actions/queries/getPolicyEvaluations.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { queryKeyOf, sessionScope } from './utils.ts'
 
 export type GetPolicyEvaluationsQueryParameters = Partial<GetPolicyEvaluationsParameters>

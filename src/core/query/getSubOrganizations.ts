@@ -3,7 +3,7 @@ import {
   type GetSubOrganizationsReturnType,
   getSubOrganizations,
 } from '../actions/queries/getSubOrganizations.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { queryKeyOf, sessionScope } from './utils.ts'
 
 export type GetSubOrganizationsQueryParameters = GetSubOrganizationsParameters

@@ -1,5 +1,5 @@
 import { type GetUserParameters, type GetUserReturnType, getUser } from '../actions/queries/getUser.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { queryKeyOf, sessionScope } from './utils.ts'
 
 export type GetUserQueryParameters = Partial<GetUserParameters>

@@ -3,7 +3,7 @@ import {
   type GetUserTagsReturnType,
   getUserTags,
 } from '../actions/queries/getUserTags.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { queryKeyOf, sessionScope } from './utils.ts'
 
 export type GetUserTagsQueryParameters = GetUserTagsParameters

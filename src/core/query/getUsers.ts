@@ -1,5 +1,5 @@
 import { type GetUsersParameters, type GetUsersReturnType, getUsers } from '../actions/queries/getUsers.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { queryKeyOf, sessionScope } from './utils.ts'
 
 export type GetUsersQueryParameters = GetUsersParameters

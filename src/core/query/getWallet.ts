@@ -3,7 +3,7 @@ import {
   type GetWalletReturnType,
   getWallet,
 } from '../actions/queries/getWallet.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { queryKeyOf, sessionScope } from './utils.ts'
 
 export type GetWalletQueryParameters = Partial<GetWalletParameters>

@@ -3,7 +3,7 @@ import {
   type GetWalletAccountsReturnType,
   getWalletAccounts,
 } from '../actions/queries/getWalletAccounts.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { queryKeyOf, sessionScope } from './utils.ts'
 
 export type GetWalletAccountsQueryParameters = GetWalletAccountsParameters

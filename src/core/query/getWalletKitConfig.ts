@@ -1,6 +1,6 @@
 import { refreshWalletKitConfig } from '../actions/auth/loadWalletKitConfig.ts'
 import type { GetWalletKitConfigReturnType } from '../actions/proxy/getWalletKitConfig.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { queryKeyOf } from './utils.ts'
 
 export const getWalletKitConfigQueryKey = (parameters: { authProxyConfigId: string }) =>

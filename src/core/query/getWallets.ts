@@ -3,7 +3,7 @@ import {
   type GetWalletsReturnType,
   getWallets,
 } from '../actions/queries/getWallets.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { queryKeyOf, sessionScope } from './utils.ts'
 
 export type GetWalletsQueryParameters = GetWalletsParameters

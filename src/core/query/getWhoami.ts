@@ -3,7 +3,7 @@ import {
   type GetWhoamiReturnType,
   getWhoami,
 } from '../actions/queries/getWhoami.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { queryKeyOf, sessionScope } from './utils.ts'
 
 export type GetWhoamiQueryParameters = GetWhoamiParameters

@@ -1,5 +1,5 @@
 import type { ImportWalletParameters, ImportWalletReturnType } from '../actions/activities/importWallet.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `importWallet`; `meta.invalidates` names the queries it makes stale. */

@@ -3,7 +3,7 @@ import {
   type ImportWalletBundleReturnType,
   importWalletBundle,
 } from '../actions/activities/importWalletBundle.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `importWalletBundle`; `meta.invalidates` names the queries it makes stale. */

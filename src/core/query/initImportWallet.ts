@@ -3,7 +3,7 @@ import {
   type InitImportWalletReturnType,
   initImportWallet,
 } from '../actions/activities/initImportWallet.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `initImportWallet`; `meta.invalidates` names the queries it makes stale. */

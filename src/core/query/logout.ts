@@ -1,5 +1,5 @@
 import { type LogoutParameters, type LogoutReturnType, logout } from '../actions/auth/logout.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `logout`; `meta.invalidates` names the queries it makes stale. */

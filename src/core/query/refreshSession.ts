@@ -3,7 +3,7 @@ import {
   type RefreshSessionReturnType,
   refreshSession,
 } from '../actions/auth/refreshSession.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `refreshSession`; `meta.invalidates` names the queries it makes stale. */

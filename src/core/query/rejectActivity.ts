@@ -3,7 +3,7 @@ import {
   type RejectActivityReturnType,
   rejectActivity,
 } from '../actions/activities/rejectActivity.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `rejectActivity`; `meta.invalidates` names the queries it makes stale. */

@@ -3,7 +3,7 @@ import {
   type SendRawTransactionReturnType,
   sendRawTransaction,
 } from '../actions/activities/sendRawTransaction.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `sendRawTransaction`; `meta.invalidates` names the queries it makes stale. */

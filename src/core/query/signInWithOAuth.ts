@@ -1,5 +1,5 @@
 import type { SignInWithOAuthParameters, SignInWithOAuthReturnType } from '../actions/auth/signInWithOAuth.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `signInWithOAuth`; `meta.invalidates` names the queries it makes stale. */

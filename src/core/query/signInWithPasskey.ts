@@ -2,7 +2,7 @@ import type {
   SignInWithPasskeyParameters,
   SignInWithPasskeyReturnType,
 } from '../actions/auth/signInWithPasskey.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `signInWithPasskey`; `meta.invalidates` names the queries it makes stale. */

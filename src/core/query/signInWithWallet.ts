@@ -2,7 +2,7 @@ import type {
   SignInWithWalletParameters,
   SignInWithWalletReturnType,
 } from '../actions/auth/signInWithWallet.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `signInWithWallet`; `meta.invalidates` names the queries it makes stale. */

@@ -3,7 +3,7 @@ import {
   type SignMessageReturnType,
   signMessage,
 } from '../actions/activities/signMessage.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `signMessage`; `meta.invalidates` names the queries it makes stale. */

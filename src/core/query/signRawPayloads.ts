@@ -3,7 +3,7 @@ import {
   type SignRawPayloadsReturnType,
   signRawPayloads,
 } from '../actions/activities/signRawPayloads.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `signRawPayloads`; `meta.invalidates` names the queries it makes stale. */

@@ -3,7 +3,7 @@ import {
   type SignTransactionReturnType,
   signTransaction,
 } from '../actions/activities/signTransaction.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `signTransaction`; `meta.invalidates` names the queries it makes stale. */

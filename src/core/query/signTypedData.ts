@@ -3,7 +3,7 @@ import {
   type SignTypedDataReturnType,
   signTypedData,
 } from '../actions/activities/signTypedData.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `signTypedData`; `meta.invalidates` names the queries it makes stale. */

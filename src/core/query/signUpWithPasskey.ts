@@ -2,7 +2,7 @@ import type {
   SignUpWithPasskeyParameters,
   SignUpWithPasskeyReturnType,
 } from '../actions/auth/signUpWithPasskey.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `signUpWithPasskey`; `meta.invalidates` names the queries it makes stale. */

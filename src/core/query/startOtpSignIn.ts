@@ -3,7 +3,7 @@ import {
   type StartOtpSignInReturnType,
   startOtpSignIn,
 } from '../actions/auth/startOtpSignIn.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `startOtpSignIn`; `meta.invalidates` names the queries it makes stale. */

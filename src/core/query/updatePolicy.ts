@@ -3,7 +3,7 @@ import {
   type UpdatePolicyReturnType,
   updatePolicy,
 } from '../actions/activities/updatePolicy.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `updatePolicy`; `meta.invalidates` names the queries it makes stale. */

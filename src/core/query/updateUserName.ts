@@ -3,7 +3,7 @@ import {
   type UpdateUserNameReturnType,
   updateUserName,
 } from '../actions/activities/updateUserName.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `updateUserName`; `meta.invalidates` names the queries it makes stale. */

@@ -3,7 +3,7 @@ import {
   type UpdateUserTagReturnType,
   updateUserTag,
 } from '../actions/activities/updateUserTag.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { type LatchkeyMutationMeta, QUERY_SCOPE } from './utils.ts'
 
 /** Mutation options for `updateUserTag`; `meta.invalidates` names the queries it makes stale. */

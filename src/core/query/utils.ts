@@ -1,4 +1,4 @@
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { isUsable } from '../session/sessionMachine.ts'
 
 /** First element of every Latchkey query key, so apps can target all of them. */

@@ -1,4 +1,4 @@
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { parseSessions, serializeSessions, sessionsStorageKey, storageOf } from './persistence.ts'
 import type { Session } from './types.ts'
 

@@ -1,5 +1,4 @@
-import { refreshSession } from '../actions/auth/refreshSession.ts'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { dispatchSessionEvent } from './createSessionStore.ts'
 import { isUsable } from './sessionMachine.ts'
 
@@ -14,9 +13,10 @@ interface Scheduled {
 /**
  * Arms, for EVERY usable session (not only the active one), a warning timer (→ `expiring`, and
  * an auto-refresh when enabled) and an expiry timer (→ `expired`). Re-arms when a refresh moves
- * the expiry. Returns a stop function.
+ * the expiry. `refresh` renews a session (injected, so the timers need not know the actions).
+ * Returns a stop function.
  */
-export function startSessionTimers(client: Latchkey): () => void {
+export function startSessionTimers(client: Latchkey, refresh: (sessionId: string) => Promise<unknown>): () => void {
   const scheduled = new Map<string, Scheduled>()
   const clear = (id: string) => {
     for (const timer of scheduled.get(id)?.timers ?? []) clearTimeout(timer)
@@ -54,7 +54,7 @@ export function startSessionTimers(client: Latchkey): () => void {
         at(
           session.expiresAt - refreshLead,
           // A failed refresh leaves the session `expiring`; the expiry timer still ends it.
-          () => refreshSession(client, { sessionId: session.id }).catch(() => undefined),
+          () => refresh(session.id).catch(() => undefined),
           entry,
         )
       }

@@ -1,5 +1,5 @@
 import { decodeJwtClaims, type SessionClaims } from '@latchkey/protocol'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import { LatchkeyError, NotSignedInError, SessionExpiredError } from '../errors.ts'
 import { activateSession, putSession } from './createSessionStore.ts'
 import { isUsable } from './sessionMachine.ts'

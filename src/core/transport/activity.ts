@@ -16,7 +16,7 @@ import {
   SESSION_HEADER,
   TERMINAL_ACTIVITY_STATUSES,
 } from '@latchkey/protocol'
-import type { Latchkey } from '../createLatchkey.ts'
+import type { Latchkey } from '../types.ts'
 import {
   AbortedError,
   ActivityFailedError,

@@ -1,4 +1,4 @@
-import type { Latchkey } from '../../createLatchkey.ts'
+import type { Latchkey } from '../../types.ts'
 import { addSessionFromJwt } from '../../session/sessions.ts'
 import type { Session } from '../../session/types.ts'
 import { submit } from '../../transport/activity.ts'

@@ -1,5 +1,5 @@
 import { decryptExportBundle, generateExportTarget } from '../../bundles/decryptExportBundle.ts'
-import type { Latchkey } from '../../createLatchkey.ts'
+import type { Latchkey } from '../../types.ts'
 import { requireSession } from '../../session/sessions.ts'
 import { bytesToHex } from '../../utils/encoding.ts'
 import type { ActionOptions } from '../options.ts'

@@ -1,7 +1,7 @@
 import type { AccountSpec, ImportBundleData } from '@latchkey/protocol'
 import { trustedSignerOf, verifySignedBundle } from '../../bundles/verifySignedBundle.ts'
 import { accountSpecsOf, type Chain, DEFAULT_CHAINS } from '../../chains.ts'
-import type { Latchkey } from '../../createLatchkey.ts'
+import type { Latchkey } from '../../types.ts'
 import { BundleMismatchError } from '../../errors.ts'
 import { requireSession } from '../../session/sessions.ts'
 import { hexToBytes, utf8ToBytes } from '../../utils/encoding.ts'

@@ -1,5 +1,5 @@
 import type { ActivityParameters, ActivityResult } from '@latchkey/protocol'
-import type { Latchkey } from '../../createLatchkey.ts'
+import type { Latchkey } from '../../types.ts'
 import { submit } from '../../transport/activity.ts'
 import { type ActionOptions, splitOptions } from '../options.ts'
 

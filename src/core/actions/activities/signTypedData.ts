@@ -1,4 +1,4 @@
-import type { Latchkey } from '../../createLatchkey.ts'
+import type { Latchkey } from '../../types.ts'
 import type { ActionOptions } from '../options.ts'
 import { signRawPayloads } from './signRawPayloads.ts'
 

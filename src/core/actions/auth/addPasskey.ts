@@ -1,4 +1,4 @@
-import type { Latchkey } from '../../createLatchkey.ts'
+import type { Latchkey } from '../../types.ts'
 import { requireSession } from '../../session/sessions.ts'
 import { submit } from '../../transport/activity.ts'
 import { getUser } from '../queries/getUser.ts'

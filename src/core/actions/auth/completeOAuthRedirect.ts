@@ -1,4 +1,4 @@
-import type { Latchkey } from '../../createLatchkey.ts'
+import type { Latchkey } from '../../types.ts'
 import { finishOAuth, type OAuthSignInReturnType } from './oauthShared.ts'
 import { takePendingOAuth } from './pendingOAuth.ts'
 

@@ -1,5 +1,5 @@
 import type { OtpType } from '@latchkey/protocol'
-import type { Latchkey } from '../../createLatchkey.ts'
+import type { Latchkey } from '../../types.ts'
 import { addSessionFromJwt } from '../../session/sessions.ts'
 import type { Session } from '../../session/types.ts'
 import { clientSignature } from '../../stampers/clientSignature.ts'

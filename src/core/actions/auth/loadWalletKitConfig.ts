@@ -1,4 +1,4 @@
-import type { Latchkey } from '../../createLatchkey.ts'
+import type { Latchkey } from '../../types.ts'
 import { type GetWalletKitConfigReturnType, getWalletKitConfig } from '../proxy/getWalletKitConfig.ts'
 
 /** `wallet_kit_config`, fetched once per client (a failure is not cached). */

@@ -1,4 +1,4 @@
-import type { Latchkey } from '../../createLatchkey.ts'
+import type { Latchkey } from '../../types.ts'
 import { isSessionKeyRejected } from '../../errors.ts'
 import { deleteSession } from '../../session/createSessionStore.ts'
 import { isUsable } from '../../session/sessionMachine.ts'

@@ -1,5 +1,5 @@
 import { decodeJwtClaims, type OAuthMethod, oauthProviderOf } from '@latchkey/protocol'
-import type { Latchkey } from '../../createLatchkey.ts'
+import type { Latchkey } from '../../types.ts'
 import {
   ConfigInvalidError,
   LatchkeyError,

@@ -1,4 +1,4 @@
-import type { OpenAuthorizationWindow } from '../../createLatchkey.ts'
+import type { OpenAuthorizationWindow } from '../../types.ts'
 import { AbortedError, PopupBlockedError, UserCancelledError } from '../../errors.ts'
 
 /**

@@ -1,4 +1,4 @@
-import type { Latchkey } from '../../createLatchkey.ts'
+import type { Latchkey } from '../../types.ts'
 import type { PendingOAuth } from './oauthShared.ts'
 
 /** sessionStorage: per tab, cleared with it; never localStorage. */

@@ -1,5 +1,5 @@
 import { decodeJwtClaims, type SessionClaims } from '@latchkey/protocol'
-import type { Latchkey } from '../../createLatchkey.ts'
+import type { Latchkey } from '../../types.ts'
 import { dispatchSessionEvent } from '../../session/createSessionStore.ts'
 import { requireSession } from '../../session/sessions.ts'
 import type { Session } from '../../session/types.ts'

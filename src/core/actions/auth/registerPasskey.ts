@@ -1,5 +1,5 @@
 import type { AuthenticatorParams, AuthenticatorTransport } from '@latchkey/protocol'
-import type { Latchkey } from '../../createLatchkey.ts'
+import type { Latchkey } from '../../types.ts'
 import { webAuthnError } from '../../stampers/webAuthnStamper.ts'
 import { randomBytes, toBase64Url } from '../../utils/encoding.ts'
 

@@ -1,4 +1,4 @@
-import type { Latchkey } from '../../createLatchkey.ts'
+import type { Latchkey } from '../../types.ts'
 import { query, submit } from '../../transport/activity.ts'
 
 /** Deletes the API key with this public key from the user, acting as `sessionId`. */

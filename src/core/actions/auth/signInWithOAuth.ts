@@ -1,5 +1,5 @@
 import type { OAuthMethod } from '@latchkey/protocol'
-import type { Latchkey, OpenAuthorizationWindow } from '../../createLatchkey.ts'
+import type { Latchkey, OpenAuthorizationWindow } from '../../types.ts'
 import { PopupBlockedError } from '../../errors.ts'
 import { finishOAuth, type OAuthSignInReturnType, prepareOAuth } from './oauthShared.ts'
 import { openOAuthPopup } from './openOAuthPopup.ts'

@@ -1,5 +1,5 @@
 import type { ApiKeyCurve } from '@latchkey/protocol'
-import type { Latchkey } from '../../createLatchkey.ts'
+import type { Latchkey } from '../../types.ts'
 import { WalletUnavailableError } from '../../errors.ts'
 import { storageOf } from '../../session/persistence.ts'
 import { addSessionFromJwt } from '../../session/sessions.ts'

@@ -1,4 +1,4 @@
-import type { Latchkey } from '../../createLatchkey.ts'
+import type { Latchkey } from '../../types.ts'
 import { addSessionFromKey } from '../../session/sessions.ts'
 import type { Session } from '../../session/types.ts'
 import { proxySignup } from '../proxy/proxySignup.ts'

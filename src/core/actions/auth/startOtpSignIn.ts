@@ -1,5 +1,5 @@
 import type { OtpType } from '@latchkey/protocol'
-import type { Latchkey } from '../../createLatchkey.ts'
+import type { Latchkey } from '../../types.ts'
 import { proxyOtpInit } from '../proxy/proxyOtpInit.ts'
 
 export type StartOtpSignInParameters = {

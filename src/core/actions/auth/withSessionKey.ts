@@ -1,4 +1,4 @@
-import type { Latchkey } from '../../createLatchkey.ts'
+import type { Latchkey } from '../../types.ts'
 import type { StoredKey } from '../../keyStore/createKeyStore.ts'
 
 /**

@@ -1,5 +1,5 @@
 import type { ProxyRequest, ProxyResponse } from '@latchkey/protocol'
-import type { Latchkey } from '../../createLatchkey.ts'
+import type { Latchkey } from '../../types.ts'
 import { proxy } from '../../transport/activity.ts'
 
 export type ProxyOAuthLoginParameters = ProxyRequest<'oauth_login'>

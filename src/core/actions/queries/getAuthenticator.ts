@@ -1,5 +1,5 @@
 import type { QueryRequest, QueryResponse } from '@latchkey/protocol'
-import type { Latchkey } from '../../createLatchkey.ts'
+import type { Latchkey } from '../../types.ts'
 import { query } from '../../transport/activity.ts'
 import { type QueryActionOptions, queryBody } from './queryBody.ts'
 
