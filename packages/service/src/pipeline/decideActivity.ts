@@ -1,14 +1,23 @@
 import type { PolicyOutcome } from '@latchkey/protocol'
+import { decodeTransactionForPolicy } from '../crypto/signTransaction.ts'
 import { ApiError } from '../errors.ts'
+import { evaluatePolicies, type PolicyEvaluationResult } from '../policies/evaluatePolicies.ts'
+import { type Approval, consensusContextOf, policyContextOf } from '../policies/policyContextOf.ts'
 import type { Runtime } from '../Runtime.ts'
 import type { ActivityHandler, Caller } from '../registry.ts'
-import type { ActivityRow, OrganizationRow } from '../store/model.ts'
-import type { Transaction } from '../store/Store.ts'
+import type { ActivityRow, OrganizationRow, VoteRow } from '../store/model.ts'
+import type { Reads, Transaction } from '../store/Store.ts'
 
 /**
  * Who may make an activity happen, decided in one place: when it is submitted
- * (`decideActivity`) and on every vote while it awaits consensus (`decideAfterVote`). Each
- * decision is recorded as a policy evaluation, read back through `get_policy_evaluations`.
+ * (`decideActivity`) and on every vote while it awaits consensus (`decideAfterVote`).
+ *
+ * An activity happens when the organization's root quorum approved it, or when its policies
+ * allow it (policies/evaluatePolicies.ts: a matching DENY wins, then a matching ALLOW whose
+ * consensus is met). A root user below the quorum threshold waits for the other root users; a
+ * matching ALLOW whose consensus is not met yet waits for approvers; anything else is refused.
+ * Each decision is recorded as a policy evaluation, read back through `get_policy_evaluations`:
+ * the first outcome (no policyId) is the decision, then one per policy of the organization.
  */
 
 export type Decision =
@@ -29,12 +38,15 @@ export interface DecisionInput {
   parameters: unknown
 }
 
+type Evaluation = { policyId: string; outcome: PolicyOutcome }
+
 export function recordEvaluation(
   tx: Transaction,
   service: Runtime,
   activity: ActivityRow,
   outcome: PolicyOutcome,
   voteId = '',
+  evaluations: readonly Evaluation[] = [],
 ): void {
   const now = service.now()
   tx.put('policyEvaluations', {
@@ -42,7 +54,7 @@ export function recordEvaluation(
     activityId: activity.id,
     organizationId: activity.organizationId,
     voteId,
-    outcomes: [{ outcome }],
+    outcomes: [{ outcome }, ...evaluations],
     createdAt: now,
     updatedAt: now,
   })
@@ -73,31 +85,99 @@ export function recordVote(
   return id
 }
 
+/** Votes are open to every user of the organization; `decideAfterVote` judges what they add up to. */
+const VOTES = new Set(['approve_activity', 'reject_activity'])
+
+/** The credential behind a vote (votes keep the stamp's public key). */
+function approvalOf(reads: Reads, vote: VoteRow): Approval {
+  const key = reads.findBy('apiKeys', 'publicKey', vote.publicKey).find((row) => row.userId === vote.userId)
+  const passkey = key
+    ? undefined
+    : reads
+        .findBy('authenticators', 'userId', vote.userId)
+        .find((row) => row.publicKeyHex === vote.publicKey || row.credentialId === vote.publicKey)
+  return { userId: vote.userId, credentialId: key?.id ?? passkey?.id ?? '' }
+}
+
+/** Evaluates the organization's policies for `activity` with these approvals. */
+function evaluate(
+  reads: Reads,
+  activity: ActivityRow,
+  approvals: readonly Approval[],
+  rootQuorumMet: boolean,
+): PolicyEvaluationResult {
+  const policies = reads.findBy('policies', 'organizationId', activity.organizationId)
+  if (policies.length === 0)
+    return { outcome: rootQuorumMet ? 'OUTCOME_ALLOW' : 'OUTCOME_DENY_IMPLICIT', evaluations: [] }
+  return evaluatePolicies({
+    policies: policies.map((policy) => ({
+      id: policy.id,
+      effect: policy.effect,
+      condition: policy.condition,
+      consensus: policy.consensus,
+    })),
+    context: policyContextOf(reads, activity, { decodeTransaction: decodeTransactionForPolicy }),
+    consensus: consensusContextOf(reads, activity.organizationId, approvals),
+    rootQuorumMet,
+  })
+}
+
+function refusal(
+  outcome: 'OUTCOME_DENY_IMPLICIT' | 'OUTCOME_DENY_EXPLICIT',
+  reads: Reads,
+  activity: ActivityRow,
+  evaluations: readonly Evaluation[],
+): ApiError {
+  if (outcome === 'OUTCOME_DENY_EXPLICIT') {
+    const denying = evaluations
+      .filter((evaluation) => evaluation.outcome === 'OUTCOME_DENY_EXPLICIT')
+      .map((evaluation) => reads.get('policies', evaluation.policyId)?.name ?? evaluation.policyId)
+    return new ApiError(
+      'PERMISSION_DENIED',
+      `${activity.path} is denied by policy ${denying.map((name) => `'${name}'`).join(', ')}`,
+      undefined,
+      { outcome },
+    )
+  }
+  return new ApiError(
+    'PERMISSION_DENIED',
+    `no policy of organization ${activity.organizationId} allows ${activity.path} for user ${activity.userId}`,
+    undefined,
+    { outcome },
+  )
+}
+
 /**
- * A new activity: a non-root user of the organization is refused unless the handler admits
- * non-root callers (sign-in); a root user waits for the root quorum when it is above one (the
- * submission is the first approval); everything else is allowed.
+ * A new activity. Callers the policies do not govern are allowed as before: parent-organization
+ * users of handlers that admit them, non-root users of handlers that admit them (sign-in by the
+ * auth proxy's user), and votes. For everyone else the root quorum or the policies decide; the
+ * submission is its submitter's approval.
  */
 export function decideActivity({ tx, service, row, organization, caller, handler }: DecisionInput): Decision {
   const sameOrganization = caller.organizationId === organization.id
   const isRoot = sameOrganization && organization.rootUserIds.includes(caller.userId)
-  if (sameOrganization && !isRoot && !handler.allowNonRoot) {
-    recordEvaluation(tx, service, row, 'OUTCOME_DENY_IMPLICIT')
-    return {
-      outcome: 'OUTCOME_DENY_IMPLICIT',
-      error: new ApiError(
-        'PERMISSION_DENIED',
-        `only root users of organization ${organization.id} may submit ${row.path}`,
-      ),
-    }
+  if (!sameOrganization || (!isRoot && (handler.allowNonRoot || VOTES.has(row.path)))) {
+    recordEvaluation(tx, service, row, 'OUTCOME_ALLOW')
+    return { outcome: 'OUTCOME_ALLOW' }
   }
-  if (isRoot && organization.rootQuorumThreshold > 1 && !handler.skipConsensus) {
+  const rootQuorumMet = isRoot && (organization.rootQuorumThreshold <= 1 || Boolean(handler.skipConsensus))
+  const approvals = [{ userId: caller.userId, credentialId: caller.credential.id }]
+  const { outcome: policyOutcome, evaluations } = evaluate(tx, row, approvals, rootQuorumMet)
+  if (rootQuorumMet || policyOutcome === 'OUTCOME_ALLOW') {
+    recordEvaluation(tx, service, row, 'OUTCOME_ALLOW', '', evaluations)
+    return { outcome: 'OUTCOME_ALLOW' }
+  }
+  // A root user below the threshold waits for the root quorum whatever the policies say (the
+  // quorum overrides them); a matching ALLOW with unmet consensus waits for its approvers.
+  if (isRoot || policyOutcome === 'OUTCOME_REQUIRES_CONSENSUS') {
     const voteId = recordVote(tx, service, row, caller, 'VOTE_SELECTION_APPROVED')
-    recordEvaluation(tx, service, row, 'OUTCOME_REQUIRES_CONSENSUS', voteId)
+    recordEvaluation(tx, service, row, 'OUTCOME_REQUIRES_CONSENSUS', voteId, evaluations)
     return { outcome: 'OUTCOME_REQUIRES_CONSENSUS' }
   }
-  recordEvaluation(tx, service, row, 'OUTCOME_ALLOW')
-  return { outcome: 'OUTCOME_ALLOW' }
+  const outcome =
+    policyOutcome === 'OUTCOME_DENY_EXPLICIT' ? 'OUTCOME_DENY_EXPLICIT' : 'OUTCOME_DENY_IMPLICIT'
+  recordEvaluation(tx, service, row, outcome, '', evaluations)
+  return { outcome, error: refusal(outcome, tx, row, evaluations) }
 }
 
 export interface VoteInput {
@@ -111,8 +191,10 @@ export interface VoteInput {
 }
 
 /**
- * Records a root user's vote: approvals reaching the root quorum threshold allow the activity;
- * so many rejections that the threshold can no longer be reached reject it; otherwise it waits.
+ * Records a vote by any user of the organization and decides again with every approval so far:
+ * root approvals reaching the threshold, or policies allowing with these approvers, allow it.
+ * It is rejected once neither can happen any more, even if every user who has not rejected it
+ * approved; otherwise it keeps waiting.
  */
 export function decideAfterVote({
   tx,
@@ -122,25 +204,42 @@ export function decideAfterVote({
   caller,
   selection,
 }: VoteInput): 'OUTCOME_ALLOW' | 'OUTCOME_REJECTED' | 'OUTCOME_REQUIRES_CONSENSUS' {
-  const votes = tx.findBy('votes', 'activityId', activity.id)
-  if (votes.some((vote) => vote.userId === caller.userId))
+  const earlier = tx.findBy('votes', 'activityId', activity.id)
+  if (earlier.some((vote) => vote.userId === caller.userId))
     throw new ApiError(
       'ALREADY_VOTED',
       `you already voted on activity ${activity.id}`,
       'parameters.fingerprint',
     )
   const voteId = recordVote(tx, service, activity, caller, selection)
-  const approvals =
-    votes.filter((vote) => vote.selection === 'VOTE_SELECTION_APPROVED').length +
-    (selection === 'VOTE_SELECTION_APPROVED' ? 1 : 0)
-  const rejections = votes.length + 1 - approvals
+  const votes = tx.findBy('votes', 'activityId', activity.id)
+  const approved = votes.filter((vote) => vote.selection === 'VOTE_SELECTION_APPROVED')
+  const rejectedBy = new Set(
+    votes.filter((vote) => vote.selection === 'VOTE_SELECTION_REJECTED').map((vote) => vote.userId),
+  )
+  const roots = organization.rootUserIds
   const threshold = organization.rootQuorumThreshold
-  const outcome =
-    approvals >= threshold
-      ? 'OUTCOME_ALLOW'
-      : organization.rootUserIds.length - rejections < threshold
-        ? 'OUTCOME_REJECTED'
-        : 'OUTCOME_REQUIRES_CONSENSUS'
-  recordEvaluation(tx, service, activity, outcome, voteId)
+  const rootApprovals = approved.filter((vote) => roots.includes(vote.userId)).length
+  const approvals = approved.map((vote) => approvalOf(tx, vote))
+  const now = evaluate(tx, activity, approvals, rootApprovals >= threshold)
+  let outcome: 'OUTCOME_ALLOW' | 'OUTCOME_REJECTED' | 'OUTCOME_REQUIRES_CONSENSUS'
+  if (now.outcome === 'OUTCOME_ALLOW') outcome = 'OUTCOME_ALLOW'
+  else {
+    const quorumPossible = roots.filter((id) => !rejectedBy.has(id)).length >= threshold
+    // The best case: every user who has not rejected it approves (with any of their credentials).
+    const hopeful = tx
+      .findBy('users', 'organizationId', organization.id)
+      .filter((user) => !rejectedBy.has(user.id))
+      .flatMap((user) => {
+        const keys = tx.findBy('apiKeys', 'userId', user.id)
+        const passkeys = tx.findBy('authenticators', 'userId', user.id)
+        const ids = [...keys, ...passkeys].map((credential) => credential.id)
+        return (ids.length > 0 ? ids : ['']).map((credentialId) => ({ userId: user.id, credentialId }))
+      })
+    const policiesPossible =
+      !quorumPossible && evaluate(tx, activity, hopeful, false).outcome === 'OUTCOME_ALLOW'
+    outcome = quorumPossible || policiesPossible ? 'OUTCOME_REQUIRES_CONSENSUS' : 'OUTCOME_REJECTED'
+  }
+  recordEvaluation(tx, service, activity, outcome, voteId, now.evaluations)
   return outcome
 }
