@@ -81,6 +81,11 @@ export interface ProxyMap {
       oauthRedirectUrl?: string
       /** Authorization endpoint by OAuth method (the local service's dev IdP unless configured). */
       oauthAuthorizationEndpoints?: Partial<Record<SignInMethod, string>>
+      /**
+       * Only from a development service (the local one): where its OTP messages are delivered.
+       * The kit links to it from the code step; a production service never sends it.
+       */
+      devOutboxUrl?: string
     }
   }
 }

@@ -9,7 +9,8 @@ export type AuthStep =
   | { name: 'oauth'; method: OAuthMethod; status: 'waiting' | 'blocked' | 'redirecting' }
   | { name: 'passkey'; mode: 'sign-in' | 'sign-up' }
   | { name: 'wallet' }
-  | { name: 'offer-passkey' }
+  /** `via`: how the person signed in, so the offer says what a passkey saves them. */
+  | { name: 'offer-passkey'; via: 'otp' | 'wallet' | OAuthMethod }
   | { name: 'success'; isNewUser: boolean }
 
 /** An injected browser wallet found through EIP-6963. */
@@ -31,6 +32,8 @@ export interface AuthFlow {
   /** Sign-in methods to offer, in display order. */
   methods: SignInMethod[]
   config: { status: 'pending' | 'success' | 'error'; error: unknown; retry: () => void }
+  /** The outbox of a development service (where its codes go); absent against a production service. */
+  devOutboxUrl?: string | undefined
   step: AuthStep
   /** A request of the current step is running. */
   busy: boolean

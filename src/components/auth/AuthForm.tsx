@@ -1,5 +1,5 @@
 import type { SignInMethod } from '@latchkey/protocol'
-import { lazy, type ReactNode, Suspense } from 'react'
+import { lazy, type ReactNode, Suspense, useLayoutEffect, useRef } from 'react'
 import { Spinner } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
 import { type Ui, useUi } from '../ui/useUi.ts'
@@ -60,6 +60,35 @@ export function AuthSteps({ flow }: { flow: AuthFlow }) {
   }
 }
 
+/**
+ * Moves focus into each new step, as the WAI-ARIA dialog pattern asks: onto its
+ * `[data-lk-autofocus]` control (the success step's "Done"), else onto whatever the step focused
+ * itself (the code's first digit), else onto its heading. The first step is left alone (the
+ * modal focuses it on open; an inline form must not steal focus on mount). It sits in the same
+ * Suspense boundary as the step, so a step that loads lazily is focused once it shows.
+ */
+function StepFocus({ step }: { step: string }) {
+  const ref = useRef<HTMLSpanElement>(null)
+  const focused = useRef<string | null>(null)
+  useLayoutEffect(() => {
+    const container = ref.current?.parentElement
+    if (!container) return
+    if (focused.current === null) {
+      focused.current = step
+      return
+    }
+    if (focused.current === step) return
+    const active = document.activeElement
+    const target =
+      container.querySelector<HTMLElement>('[data-lk-autofocus]:not([disabled])') ??
+      (active && active !== container && container.contains(active) ? null : container.querySelector('h2'))
+    target?.focus()
+    // Only a step that really got focus counts as done (a hidden, suspended step is retried on show).
+    if (document.activeElement && container.contains(document.activeElement)) focused.current = step
+  }, [step])
+  return <span ref={ref} hidden />
+}
+
 /** Runs the flow and provides it to the steps. */
 export function AuthFlowRoot({
   ui,
@@ -74,7 +103,10 @@ export function AuthFlowRoot({
   return (
     <AuthFlowContext.Provider value={flow}>
       {/* Inside the dialog, so a step that is still loading never unmounts the dialog itself. */}
-      <Suspense fallback={<StepFallback />}>{children ? children(flow) : <AuthSteps flow={flow} />}</Suspense>
+      <Suspense fallback={<StepFallback />}>
+        {children ? children(flow) : <AuthSteps flow={flow} />}
+        <StepFocus step={flow.step.name} />
+      </Suspense>
     </AuthFlowContext.Provider>
   )
 }

@@ -167,6 +167,13 @@ export function OtpStep({ length = 6 }: OtpStepProps) {
           <Alert tone="error">{errorMessage(ui.t, flow.error)}</Alert>
         </div>
       ) : null}
+      {flow.devOutboxUrl ? (
+        <p className="lk-muted" style={{ margin: 0, textAlign: 'center', fontSize: 13 }}>
+          <a className="lk-link" href={flow.devOutboxUrl} target="_blank" rel="noreferrer">
+            {ui.t('otpDevOutbox')}
+          </a>
+        </p>
+      ) : null}
       <div className="lk-row" data-justify="between" data-wrap="">
         <button type="button" className="lk-link" onClick={flow.back}>
           {ui.t('otpChangeContact')}

@@ -199,7 +199,11 @@ export function SuccessStep() {
             <PasskeyIcon size={28} />
           </div>
           <p className="lk-muted" style={{ margin: 0 }}>
-            {ui.t('offerPasskeyBody')}
+            {step.via === 'otp'
+              ? ui.t('offerPasskeyBody')
+              : step.via === 'wallet'
+                ? ui.t('offerPasskeyBodyWallet')
+                : ui.t('offerPasskeyBodyOAuth', { provider: ui.t(PROVIDER_NAME[step.via]) })}
           </p>
         </div>
         {flow.error ? <Alert tone="error">{errorMessage(ui.t, flow.error)}</Alert> : null}
@@ -222,7 +226,7 @@ export function SuccessStep() {
           <CheckIcon size={30} />
         </div>
         <div role="status" className="lk-stack" data-gap="sm">
-          <h2 className="lk-title" id={titleId}>
+          <h2 className="lk-title" id={titleId} tabIndex={-1}>
             {isNewUser ? ui.t('successNewTitle') : ui.t('successTitle')}
           </h2>
           <p className="lk-muted" style={{ margin: 0 }}>
@@ -230,7 +234,7 @@ export function SuccessStep() {
           </p>
         </div>
       </div>
-      <Button block onClick={flow.finish}>
+      <Button block onClick={flow.finish} data-lk-autofocus="">
         {ui.t('done')}
       </Button>
     </div>

@@ -113,15 +113,17 @@ export function useAuthFlow(options: AuthFlowOptions): AuthFlow {
   }, [])
 
   const succeed = useCallback(
-    (result: { session: Session; created: boolean }) => {
+    (result: { session: Session; created: boolean }, via: 'otp' | 'wallet' | 'passkey' | OAuthMethod) => {
       optionsRef.current.onSuccess?.({ session: result.session, isNewUser: result.created })
+      // An account made with a passkey already has one.
       const offer =
+        via !== 'passkey' &&
         result.created &&
         optionsRef.current.offerPasskey !== false &&
         actions.enabledMethods.includes('passkey') &&
         actions.passkeySupported
       setError(null)
-      setHistory([offer ? { name: 'offer-passkey' } : { name: 'success', isNewUser: result.created }])
+      setHistory([offer ? { name: 'offer-passkey', via } : { name: 'success', isNewUser: result.created }])
     },
     [actions],
   )
@@ -147,6 +149,7 @@ export function useAuthFlow(options: AuthFlowOptions): AuthFlow {
     titleId: options.titleId ?? generatedId,
     methods,
     config: actions.config,
+    devOutboxUrl: actions.devOutboxUrl,
     step,
     busy,
     error,
@@ -173,7 +176,7 @@ export function useAuthFlow(options: AuthFlowOptions): AuthFlow {
       const current = otp.current
       if (!current) return
       const result = await run((signal) => actions.completeOtp({ ...current, otpCode: code, signal }))
-      if (result) succeed(result)
+      if (result) succeed(result, 'otp')
     },
     resendOtp: async () => {
       const current = otp.current
@@ -201,7 +204,7 @@ export function useAuthFlow(options: AuthFlowOptions): AuthFlow {
         }
       })
       if (blocked) setHistory((h) => [...h.slice(0, -1), { name: 'oauth', method, status: 'blocked' }])
-      if (result) succeed(result)
+      if (result) succeed(result, method)
     },
     startPasskey: async (mode) => {
       go({ name: 'passkey', mode }, step.name === 'passkey')
@@ -213,7 +216,7 @@ export function useAuthFlow(options: AuthFlowOptions): AuthFlow {
             })
           : actions.passkeySignIn({ signal }),
       )
-      if (result) succeed(result)
+      if (result) succeed(result, 'passkey')
     },
     openWallets: () => go({ name: 'wallet' }),
     wallets: actions.wallets,
@@ -222,7 +225,7 @@ export function useAuthFlow(options: AuthFlowOptions): AuthFlow {
       setPendingWalletId(walletId)
       const result = await run((signal) => actions.walletSignIn({ walletId, signal }))
       setPendingWalletId(null)
-      if (result) succeed(result)
+      if (result) succeed(result, 'wallet')
     },
     addPasskey: async () => {
       const added = await run(async (signal) => {

@@ -60,6 +60,8 @@ export function useSignInActions({ discoverWallets }: { discoverWallets: boolean
       retry: () => void config.refetch(),
     },
     enabledMethods: config.data?.enabledProviders ?? [],
+    /** Sent only by a development service: the code step links to it. */
+    devOutboxUrl: config.data?.devOutboxUrl,
     passkeySupported: typeof window !== 'undefined' && typeof window.PublicKeyCredential === 'function',
     wallets,
     startOtp: (p: { otpType: OtpType; contact: string } & Signal) => otp.sendCode.mutateAsync(p),

@@ -12,7 +12,10 @@ import { networkOf } from '../wallets/chains.ts'
 export interface SignMessageResult {
   address: string
   message: string
+  /** Ethereum: `0x` r‖s‖v; others (Solana too): r‖s hex. */
   signature: string
+  /** Solana (ed25519) accounts: the signature in base58, as shown in the dialog. */
+  signatureBase58?: string
 }
 
 export interface SignMessageDialogProps extends UiOptions {
@@ -91,8 +94,14 @@ function SignMessageBody({
     if (!signWith) return
     try {
       const result = await sign.mutateAsync({ signWith, message })
-      setSignature(result.signature)
-      onSigned?.({ address: signWith, message, signature: result.signature })
+      // Solana accounts show base58, as Solana tools expect; the hex stays in `onSigned`.
+      setSignature(result.signatureBase58 ?? result.signature)
+      onSigned?.({
+        address: signWith,
+        message,
+        signature: result.signature,
+        ...(result.signatureBase58 ? { signatureBase58: result.signatureBase58 } : {}),
+      })
     } catch {
       // shown from sign.error
     }

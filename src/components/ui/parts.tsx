@@ -95,7 +95,8 @@ export function Header({
         </button>
       ) : null}
       <div className="lk-header-text">
-        <h2 className="lk-title" id={titleId}>
+        {/* Focusable by script only: a new step moves focus here (see StepFocus). */}
+        <h2 className="lk-title" id={titleId} tabIndex={-1}>
           {title}
         </h2>
         {description ? (

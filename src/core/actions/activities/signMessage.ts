@@ -1,6 +1,7 @@
-import type { Latchkey } from '../../createLatchkey.ts'
+import { base58 } from '@scure/base'
+import type { Latchkey } from '../../types.ts'
 import { LatchkeyError } from '../../errors.ts'
-import { bytesToHex, utf8ToBytes } from '../../utils/encoding.ts'
+import { bytesToHex, hexToBytes, utf8ToBytes } from '../../utils/encoding.ts'
 import type { ActionOptions } from '../options.ts'
 import { getWalletAccounts } from '../queries/getWalletAccounts.ts'
 import { signRawPayloads } from './signRawPayloads.ts'
@@ -22,6 +23,11 @@ export type SignMessageReturnType = {
   v: string
   /** Ethereum: `0x` r‖s‖(27+v), as `personal_sign` returns; others: r‖s hex. */
   signature: string
+  /**
+   * ed25519 (Solana): the same 64-byte signature in base58, the form Solana tools (web3.js,
+   * wallet adapters, explorers) expect. Absent for other kinds.
+   */
+  signatureBase58?: string
 }
 
 const isEthereumAddress = (value: string) => /^0x[0-9a-fA-F]{40}$/.test(value)
@@ -79,6 +85,8 @@ export async function signMessage(
     ...options,
   })
   const { r, s, v } = signatures[0] as SignMessageReturnType
+  if (kind === 'ed25519')
+    return { r, s, v, signature: `${r}${s}`, signatureBase58: base58.encode(hexToBytes(`${r}${s}`)) }
   return {
     r,
     s,

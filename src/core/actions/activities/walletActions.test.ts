@@ -73,6 +73,8 @@ describe('wallet actions against the local service', () => {
     const address = addresses[0] as string
     const signed = await signMessage(fx.client, { signWith: address, message: 'gm' })
     expect(ed25519.verify(hexToBytes(signed.signature), utf8ToBytes('gm'), base58.decode(address))).toBe(true)
+    // Solana tools take the signature in base58: the same 64 bytes.
+    expect(bytesToHex(base58.decode(signed.signatureBase58!))).toBe(signed.signature)
   })
 
   it('signs EIP-712 typed data', async () => {

@@ -24,5 +24,7 @@ export function walletKitConfig(call: ProxyCall): ProxyResponse<'wallet_kit_conf
           `${origin}${DEV_OIDC_PREFIX}/${m}/authorize`,
       ]),
     ),
+    // The local service is a development service: OTP messages go to its outbox, never out.
+    devOutboxUrl: `${origin}/dev/outbox`,
   }
 }

@@ -1,0 +1,74 @@
+import { render, screen, waitFor } from '@testing-library/react'
+import userEvent from '@testing-library/user-event'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { LatchkeyProvider } from '../../react/index.ts'
+import { createTestService, latestCode, renderWithService, SERVICE_URL } from '../test/renderWithService.tsx'
+import { useUi } from '../ui/useUi.ts'
+import { type AuthFlow, AuthFlowContext, type AuthStep } from './AuthFlowContext.ts'
+import { AuthModal } from './AuthModal.tsx'
+import { SuccessStep } from './StatusSteps.tsx'
+
+afterEach(() => {
+  vi.restoreAllMocks()
+})
+
+describe('the sign-in flow', () => {
+  it('moves focus into each new step and links the code step to the dev outbox', async () => {
+    const user = userEvent.setup()
+    const { service } = renderWithService(<AuthModal />)
+    await user.click(screen.getByRole('button', { name: 'Sign in' }))
+    const email = await screen.findByRole('textbox', { name: 'Email address' })
+    await waitFor(() => expect(document.activeElement).toBe(email))
+    await user.type(email, 'focus@example.com{Enter}')
+    await screen.findByRole('heading', { name: 'Enter the code' })
+    // The code step: its first digit.
+    await waitFor(() =>
+      expect(document.activeElement).toBe(screen.getByRole('textbox', { name: 'Digit 1 of 6' })),
+    )
+    // The local service is a development service: the step links to where its codes go.
+    const outbox = screen.getByRole('link', { name: 'Development: open the outbox' })
+    expect(outbox.getAttribute('href')).toBe(`${SERVICE_URL}/dev/outbox`)
+    await user.keyboard(await latestCode(service, 'focus@example.com'))
+    // The success step: its "Done", not the page behind the dialog.
+    const done = await screen.findByRole('button', { name: 'Done' }, { timeout: 10_000 })
+    await waitFor(() => expect(document.activeElement).toBe(done))
+    expect(screen.getByRole('dialog').contains(document.activeElement)).toBe(true)
+  })
+
+  it('says why when the authProxyConfigId is wrong: the service’s code and the fix', async () => {
+    vi.spyOn(console, 'error').mockImplementation(() => {})
+    const { config } = createTestService()
+    render(
+      <LatchkeyProvider config={{ ...config, authProxyConfigId: 'not-a-config' }}>
+        <AuthModal />
+      </LatchkeyProvider>,
+    )
+    await userEvent.setup().click(screen.getByRole('button', { name: 'Sign in' }))
+    const alert = await screen.findByText(/isn’t set up correctly/, undefined, { timeout: 10_000 })
+    expect(alert.textContent).toMatch(
+      /Sign-in isn’t set up correctly for this app\. \(PROXY_CONFIG_NOT_FOUND\) Check `authProxyConfigId`/,
+    )
+    expect(console.error).toHaveBeenCalledWith('[latchkey] PROXY_CONFIG_NOT_FOUND:', expect.anything())
+  })
+})
+
+function OfferHarness({ step }: { step: AuthStep }) {
+  const ui = useUi({})
+  const flow = { ui, step, titleId: 't', busy: false, error: null, finish: () => {} } as unknown as AuthFlow
+  return (
+    <AuthFlowContext.Provider value={flow}>
+      <SuccessStep />
+    </AuthFlowContext.Provider>
+  )
+}
+
+describe('the passkey offer', () => {
+  it.each([
+    ['otp', 'Add a passkey to this account so you can skip the code.'],
+    ['google', 'Add a passkey to this account so you can sign in without Google.'],
+    ['wallet', 'Add a passkey to this account so you can sign in without your wallet.'],
+  ] as const)('after a sign-in by %s says what a passkey saves', (via, text) => {
+    render(<OfferHarness step={{ name: 'offer-passkey', via }} />)
+    expect(screen.getByText(text)).toBeTruthy()
+  })
+})
