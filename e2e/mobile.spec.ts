@@ -1,22 +1,83 @@
-import { expect, expectNoAxeViolations, test } from './fixtures.ts'
-import { addressesOf, createWallet, signInWithEmail } from './flows.ts'
+import type { Page } from '@playwright/test'
+import {
+  expect,
+  expectNoAxeViolations,
+  openPlayground,
+  readOtpCode,
+  stack,
+  test,
+  uniqueEmail,
+} from './fixtures.ts'
+import { addressesOf, createWallet, enterOtp, expectSignedIn, openSignIn, signInDialog } from './flows.ts'
 
-test.use({ viewport: { width: 375, height: 812 }, isMobile: true, hasTouch: true })
+/**
+ * Fails when the page scrolls sideways, naming the elements that stick out past the right edge
+ * (the innermost ones first), so a failure says what to fix. The width is the layout viewport's
+ * (`clientWidth`): with mobile emulation, `innerWidth` grows to fit content that overflows, so
+ * `scrollWidth <= innerWidth` would always hold.
+ */
+async function expectNoHorizontalScroll(page: Page, screen: string) {
+  const result = await page.evaluate(() => {
+    const width = document.documentElement.clientWidth
+    const offenders: string[] = []
+    for (const el of document.body.querySelectorAll('*')) {
+      const rect = el.getBoundingClientRect()
+      if (rect.width === 0 || rect.right <= width + 0.5) continue
+      if ([...el.children].some((child) => child.getBoundingClientRect().right > width + 0.5)) continue
+      const name = `${el.tagName.toLowerCase()}${el.className && typeof el.className === 'string' ? `.${el.className.trim().split(/\s+/).join('.')}` : ''}`
+      offenders.push(`${name} right=${Math.round(rect.right)}`)
+    }
+    return { scrollWidth: document.documentElement.scrollWidth, width, offenders: offenders.slice(0, 8) }
+  })
+  expect(
+    result.scrollWidth,
+    `"${screen}" is ${result.scrollWidth - result.width}px wider than the ${result.width}px screen: ${result.offenders.join(', ')}`,
+  ).toBeLessThanOrEqual(result.width)
+}
 
-const noHorizontalScroll = (page: import('@playwright/test').Page) =>
-  page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)
+for (const width of [375, 320]) {
+  for (const colorScheme of ['light', 'dark'] as const) {
+    test.describe(`${width} px, ${colorScheme}`, () => {
+      test.use({ viewport: { width, height: 812 }, isMobile: true, hasTouch: true, colorScheme })
 
-test('375 px wide: sign up, create a wallet and sign, with nothing wider than the screen', async ({
-  page,
-}) => {
-  await signInWithEmail(page)
-  expect(await noHorizontalScroll(page)).toBe(true)
-  const wallet = await createWallet(page, 'Phone')
-  const [address] = await addressesOf(wallet, 'Ethereum')
-  const sign = page.getByRole('region', { name: 'Sign', exact: true })
-  await sign.getByRole('button', { name: 'Sign message' }).click()
-  await expect(sign.getByTestId('signature-verified')).toBeVisible()
-  await expect(sign.getByTestId('recovered-signer')).toHaveText(new RegExp(address!, 'i'))
-  expect(await noHorizontalScroll(page)).toBe(true)
-  await expectNoAxeViolations(page, 'dashboard at 375 px')
-})
+      test('sign up, create a wallet and sign, with no screen wider than the phone', async ({ page }) => {
+        const at = (screen: string) => `${screen} at ${width} px, ${colorScheme}`
+        await openPlayground(page)
+        await expect(page.getByRole('button', { name: 'Sign in', exact: true }).first()).toBeVisible()
+        await expectNoHorizontalScroll(page, at('landing page'))
+        const dialog = await openSignIn(page)
+        await expect(dialog.getByLabel('Email address')).toBeVisible()
+        await expectNoHorizontalScroll(page, at('sign-in methods'))
+        // A long address, as people have: the header must shorten it rather than widen the page.
+        const email = uniqueEmail('alexandra.rodriguez-fernandez')
+        const since = Date.now()
+        await dialog.getByLabel('Email address').fill(email)
+        await dialog.getByRole('button', { name: 'Continue', exact: true }).click()
+        const code = await readOtpCode(stack.services.default, email, since)
+        await expect(dialog.getByRole('heading', { name: 'Enter the code' })).toBeVisible()
+        await expectNoHorizontalScroll(page, at('code entry'))
+        // The subtitle has the dialog's width below the title, not a narrow column beside "Close".
+        const close = await dialog.getByRole('button', { name: 'Close' }).boundingBox()
+        const subtitle = await dialog.getByText(/^We sent a 6-digit code to/).boundingBox()
+        expect(subtitle!.y).toBeGreaterThanOrEqual(close!.y + close!.height)
+        expect(subtitle!.x).toBeLessThan(close!.x)
+        await enterOtp(page, code)
+        await expect(signInDialog(page).getByRole('button', { name: /^(Not now|Done)$/ })).toBeVisible({
+          timeout: 20_000,
+        })
+        await expectNoHorizontalScroll(page, at('passkey offer'))
+        await expectSignedIn(page)
+        await expectNoHorizontalScroll(page, at('dashboard after sign-up'))
+        const wallet = await createWallet(page, 'Phone')
+        await expectNoHorizontalScroll(page, at('dashboard with a wallet'))
+        const [address] = await addressesOf(wallet, 'Ethereum')
+        const sign = page.getByRole('region', { name: 'Sign', exact: true })
+        await sign.getByRole('button', { name: 'Sign message' }).click()
+        await expect(sign.getByTestId('signature-verified')).toBeVisible()
+        await expect(sign.getByTestId('recovered-signer')).toHaveText(new RegExp(address!, 'i'))
+        await expectNoHorizontalScroll(page, at('dashboard after signing'))
+        if (width === 375) await expectNoAxeViolations(page, at('dashboard'))
+      })
+    })
+  }
+}

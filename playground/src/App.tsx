@@ -116,7 +116,7 @@ function HeaderSession() {
     <>
       <span className="pg-chip" title={session.userId}>
         <span className="pg-dot" aria-hidden="true" />
-        {session.label ?? 'Signed in'}
+        <span className="pg-chip-text">{session.label ?? 'Signed in'}</span>
       </span>
       <button
         type="button"
