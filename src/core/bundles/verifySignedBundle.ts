@@ -11,7 +11,7 @@ export function trustedSignerOf(client: Latchkey): string {
   const key = client.config.trustedSignerPublicKey
   if (!key || !/^04[0-9a-f]{128}$/i.test(key))
     throw new ConfigInvalidError(
-      'Export and import need `trustedSignerPublicKey` (uncompressed P-256 hex; the local service prints it as signerPublicKey)',
+      'Export and import need `trustedSignerPublicKey` (uncompressed P-256 hex; `latchkey-service dev` prints it under that name)',
       'trustedSignerPublicKey',
     )
   return key.toLowerCase()
