@@ -47,6 +47,8 @@ export default defineConfig({
       { find: /^latchkey\/core$/, replacement: src('core/index.ts') },
       { find: /^latchkey\/solana$/, replacement: src('solana/index.ts') },
       { find: /^latchkey\/wagmi$/, replacement: src('wagmi/index.ts') },
+      { find: /^latchkey\/viem$/, replacement: src('viem/index.ts') },
+      { find: /^latchkey\/ethers$/, replacement: src('ethers/index.ts') },
       { find: /^latchkey\/styles\.css$/, replacement: src('components/styles.css') },
       { find: /^latchkey$/, replacement: src('index.ts') },
       ...workspaceAliases,

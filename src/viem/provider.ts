@@ -1,0 +1,319 @@
+import {
+  type Address,
+  type Chain,
+  createWalletClient,
+  getAddress,
+  type Hex,
+  hexToBigInt,
+  hexToNumber,
+  http,
+  InvalidParamsRpcError,
+  isAddressEqual,
+  numberToHex,
+  ProviderDisconnectedError,
+  RpcError,
+  SwitchChainError,
+  type TransactionRequest,
+  UnauthorizedProviderError,
+  UnsupportedProviderMethodError,
+  UserRejectedRequestError,
+} from 'viem'
+import { getWalletAccounts } from '../core/actions/queries/getWalletAccounts.ts'
+import type { Latchkey } from '../core/createLatchkey.ts'
+import { LatchkeyError } from '../core/errors.ts'
+import { isUsable } from '../core/session/sessionMachine.ts'
+import type { Session, SessionState } from '../core/session/types.ts'
+import { type LatchkeyAccount, toLatchkeyAccount } from './account.ts'
+
+export type CreateLatchkeyEip1193ProviderParameters = {
+  /** The chains the provider serves; the first is the initial one unless `chainId` says otherwise. */
+  chains: readonly Chain[]
+  /** JSON-RPC URL per chain id. @default each chain's `rpcUrls.default.http[0]` */
+  rpcUrls?: Record<number, string> | undefined
+  /** Initial chain id. @default the first chain's */
+  chainId?: number | undefined
+  /**
+   * Called by `eth_requestAccounts` when nobody is signed in; resolve once signed in (e.g.
+   * `() => authModal.open()`). Without it, or when it rejects, the request fails with 4001.
+   */
+  signIn?: (() => Promise<unknown>) | undefined
+  /** Organization that holds the accounts. @default the session's organization */
+  organizationId?: string | undefined
+}
+
+export type LatchkeyEip1193Event = 'connect' | 'disconnect' | 'accountsChanged' | 'chainChanged' | 'message'
+
+/**
+ * An EIP-1193 provider over the kit's active session.
+ *
+ * For connectors built on it (latchkey/wagmi): `eth_accounts` never prompts and answers `[]`
+ * while signed out; `eth_requestAccounts` calls `signIn` when signed out; `accountsChanged`
+ * fires when the usable active session changes (sign-in, switch, sign-out, expiry: `[]`, followed
+ * by `disconnect` with a 4900 error); `chainChanged` fires on `wallet_switchEthereumChain`;
+ * `refreshAccounts()` re-reads the accounts after a wallet was created; `destroy()` stops
+ * following the session store.
+ */
+export interface LatchkeyEip1193Provider {
+  request(args: { method: string; params?: unknown }): Promise<unknown>
+  on(event: LatchkeyEip1193Event, listener: (...args: never[]) => void): LatchkeyEip1193Provider
+  removeListener(event: LatchkeyEip1193Event, listener: (...args: never[]) => void): LatchkeyEip1193Provider
+  /** Re-reads the session's Ethereum accounts, emitting `accountsChanged` when they changed. */
+  refreshAccounts(): Promise<Address[]>
+  /** Stops following the session store. */
+  destroy(): void
+}
+
+const usableSession = (state: SessionState): Session | undefined => {
+  const session = state.activeId ? state.sessions[state.activeId] : undefined
+  return session && isUsable(session.status) ? session : undefined
+}
+
+type RpcTransaction = Partial<Record<string, unknown>> & { from?: string }
+
+const TYPES: Record<string, TransactionRequest['type']> = {
+  '0x0': 'legacy',
+  '0x1': 'eip2930',
+  '0x2': 'eip1559',
+  '0x4': 'eip7702',
+}
+
+/** A JSON-RPC transaction object (hex quantities) as a viem request. */
+function fromRpcTransaction(tx: RpcTransaction): TransactionRequest {
+  const big = (key: string) => (typeof tx[key] === 'string' ? hexToBigInt(tx[key] as Hex) : undefined)
+  const request: Record<string, unknown> = {
+    to: tx.to ?? undefined,
+    data: tx.data ?? tx.input,
+    value: big('value'),
+    gas: big('gas'),
+    gasPrice: big('gasPrice'),
+    maxFeePerGas: big('maxFeePerGas'),
+    maxPriorityFeePerGas: big('maxPriorityFeePerGas'),
+    nonce: typeof tx.nonce === 'string' ? hexToNumber(tx.nonce as Hex) : undefined,
+    accessList: tx.accessList,
+    type: typeof tx.type === 'string' ? TYPES[tx.type] : undefined,
+  }
+  if (Array.isArray(tx.authorizationList))
+    request.authorizationList = (tx.authorizationList as Record<string, Hex>[]).map((a) => ({
+      address: a.address,
+      chainId: hexToNumber(a.chainId as Hex),
+      nonce: hexToNumber(a.nonce as Hex),
+      r: a.r,
+      s: a.s,
+      yParity: hexToNumber((a.yParity ?? '0x0') as Hex),
+    }))
+  for (const key of Object.keys(request)) if (request[key] === undefined) delete request[key]
+  return request as TransactionRequest
+}
+
+/** Creates the provider. Its signatures are activities of the active session. */
+export function createLatchkeyEip1193Provider(
+  client: Latchkey,
+  parameters: CreateLatchkeyEip1193ProviderParameters,
+): LatchkeyEip1193Provider {
+  const { chains, rpcUrls = {}, signIn, organizationId } = parameters
+  if (chains.length === 0) throw new TypeError('createLatchkeyEip1193Provider: give at least one chain')
+  let chain = chains.find((c) => c.id === parameters.chainId) ?? (chains[0] as Chain)
+  const listeners = new Map<LatchkeyEip1193Event, Set<(...args: never[]) => void>>()
+  const emit = (event: LatchkeyEip1193Event, value: unknown) => {
+    for (const listener of listeners.get(event) ?? []) (listener as (value: unknown) => void)(value)
+  }
+
+  const rpcUrl = (target: Chain) => {
+    const url = rpcUrls[target.id] ?? target.rpcUrls.default.http[0]
+    if (!url) throw new ProviderDisconnectedError(new Error(`no JSON-RPC URL for chain ${target.id}`))
+    return url
+  }
+
+  // Accounts of the usable active session, read once per session.
+  let accounts: { sessionId: string; addresses: Promise<Address[]> } | undefined
+  let emitted: Address[] = []
+  const readAccounts = async (session: Session): Promise<Address[]> => {
+    const { accounts: rows } = await getWalletAccounts(client, {
+      paginationOptions: { limit: '100' },
+      organizationId,
+      sessionId: session.id,
+    })
+    return rows.filter((a) => a.addressFormat === 'ADDRESS_FORMAT_ETHEREUM').map((a) => getAddress(a.address))
+  }
+  const currentAccounts = async (): Promise<Address[]> => {
+    await client.hydrate()
+    const session = usableSession(client.store.getState())
+    if (!session) return []
+    if (accounts?.sessionId !== session.id)
+      accounts = { sessionId: session.id, addresses: readAccounts(session) }
+    // A session without an Ethereum account is not cached: a wallet may be created next.
+    const pending = accounts
+    const forget = () => {
+      if (accounts === pending) accounts = undefined
+    }
+    return pending.addresses.then(
+      (found) => {
+        if (found.length === 0) forget()
+        return found
+      },
+      (error) => {
+        forget()
+        throw error
+      },
+    )
+  }
+  const announce = (next: Address[]) => {
+    const same = next.length === emitted.length && next.every((a, i) => a === emitted[i])
+    emitted = next
+    if (!same) emit('accountsChanged', next)
+  }
+
+  const unsubscribe = client.store.subscribe((state, previous) => {
+    const session = usableSession(state)
+    const before = usableSession(previous)
+    if (session?.id === before?.id) return
+    if (!session) {
+      accounts = undefined
+      announce([])
+      emit('disconnect', new ProviderDisconnectedError(new Error('Signed out of Latchkey')))
+      return
+    }
+    if (!before) emit('connect', { chainId: numberToHex(chain.id) })
+    currentAccounts().then(announce, () => announce([]))
+  })
+
+  /** The account to sign with: it must belong to the signed-in user (4100 otherwise, 4001 when signed out). */
+  const signer = async (from: unknown): Promise<LatchkeyAccount> => {
+    const available = await currentAccounts()
+    if (available.length === 0)
+      throw new UserRejectedRequestError(
+        new Error('Not signed in to Latchkey, or the user has no Ethereum account'),
+      )
+    const address =
+      typeof from === 'string' ? available.find((a) => isAddressEqual(a, from as Address)) : available[0]
+    if (!address)
+      throw new UnauthorizedProviderError(new Error(`${String(from)} is not an account of this user`))
+    return toLatchkeyAccount(client, { address, organizationId })
+  }
+
+  const walletClient = (account: LatchkeyAccount) =>
+    createWalletClient({ account, chain, transport: http(rpcUrl(chain)) })
+
+  async function forward(method: string, params: unknown): Promise<unknown> {
+    const response = await fetch(rpcUrl(chain), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: params ?? [] }),
+    }).catch((error: Error) => {
+      throw new ProviderDisconnectedError(error)
+    })
+    const body = (await response.json()) as { result?: unknown; error?: { code: number; message: string } }
+    if (body.error)
+      throw new RpcError(new Error(body.error.message), {
+        code: body.error.code,
+        shortMessage: body.error.message,
+      })
+    return body.result
+  }
+
+  const param = <T>(params: unknown, index: number): T => {
+    const value = Array.isArray(params) ? params[index] : undefined
+    if (value === undefined) throw new InvalidParamsRpcError(new Error(`missing parameter ${index}`))
+    return value as T
+  }
+
+  async function handle(method: string, params: unknown): Promise<unknown> {
+    switch (method) {
+      case 'eth_chainId':
+        return numberToHex(chain.id)
+      case 'net_version':
+        return String(chain.id)
+      case 'eth_accounts':
+        return currentAccounts().catch(() => [])
+      case 'eth_requestAccounts': {
+        let found = await currentAccounts().catch(() => [])
+        if (found.length === 0 && signIn && !usableSession(client.store.getState())) {
+          await signIn()
+          found = await currentAccounts()
+        }
+        if (found.length === 0)
+          throw new UserRejectedRequestError(new Error('Not signed in to Latchkey, or no Ethereum account'))
+        announce(found)
+        return found
+      }
+      case 'personal_sign': {
+        const account = await signer(param(params, 1))
+        return account.signMessage({ message: { raw: param<Hex>(params, 0) } })
+      }
+      case 'eth_sign': {
+        const account = await signer(param(params, 0))
+        return account.sign?.({ hash: param<Hex>(params, 1) })
+      }
+      case 'eth_signTypedData_v4': {
+        const account = await signer(param(params, 0))
+        const raw = param<string | Record<string, unknown>>(params, 1)
+        const typedData = typeof raw === 'string' ? JSON.parse(raw) : raw
+        return account.signTypedData(typedData)
+      }
+      case 'eth_signTransaction':
+      case 'eth_sendTransaction': {
+        const tx = param<RpcTransaction>(params, 0)
+        const account = await signer(tx.from)
+        const wallet = walletClient(account)
+        const request = fromRpcTransaction(tx)
+        if (method === 'eth_sendTransaction') return wallet.sendTransaction({ ...request, chain } as never)
+        const prepared = await wallet.prepareTransactionRequest({ ...request, chain } as never)
+        return account.signTransaction(prepared as never)
+      }
+      case 'wallet_switchEthereumChain': {
+        const { chainId } = param<{ chainId: Hex }>(params, 0)
+        const next = chains.find((c) => c.id === Number(chainId))
+        if (!next) throw new SwitchChainError(new Error(`Chain ${chainId} is not configured`))
+        if (next.id !== chain.id) {
+          chain = next
+          emit('chainChanged', numberToHex(next.id))
+        }
+        return null
+      }
+      case 'wallet_addEthereumChain':
+      case 'wallet_watchAsset':
+      case 'wallet_requestPermissions':
+      case 'wallet_getPermissions':
+      case 'eth_subscribe':
+        throw new UnsupportedProviderMethodError(new Error(`${method} is not supported by Latchkey`))
+      default:
+        return forward(method, params)
+    }
+  }
+
+  const provider: LatchkeyEip1193Provider = {
+    async request({ method, params }) {
+      try {
+        return await handle(method, params)
+      } catch (error) {
+        if (error instanceof RpcError) throw error
+        // The kit's own refusals: a missing or ended session or a cancel is the user's "no".
+        const walked = (error as { walk?: (fn: (e: unknown) => boolean) => unknown }).walk?.(
+          (e) => e instanceof LatchkeyError,
+        )
+        const kit = error instanceof LatchkeyError ? error : (walked as LatchkeyError | null | undefined)
+        if (kit && ['NOT_SIGNED_IN', 'SESSION_EXPIRED', 'USER_CANCELLED'].includes(kit.code))
+          throw new UserRejectedRequestError(error as Error)
+        throw error
+      }
+    },
+    on(event, listener) {
+      const set = listeners.get(event) ?? new Set()
+      listeners.set(event, set)
+      set.add(listener)
+      return provider
+    },
+    removeListener(event, listener) {
+      listeners.get(event)?.delete(listener)
+      return provider
+    },
+    async refreshAccounts() {
+      accounts = undefined
+      const next = await currentAccounts()
+      announce(next)
+      return next
+    },
+    destroy: unsubscribe,
+  }
+  return provider
+}
