@@ -1,5 +1,12 @@
 import { Suspense, useId } from 'react'
-import { useActivity, useApproveActivity, useRejectActivity } from '../../react/index.ts'
+import type { PolicyEvaluation } from '../../core/index.ts'
+import {
+  useActivity,
+  useApproveActivity,
+  usePolicies,
+  usePolicyEvaluations,
+  useRejectActivity,
+} from '../../react/index.ts'
 import { errorMessage } from '../ui/errorMessage.ts'
 import { formatDateTime } from '../ui/formatDuration.ts'
 import { CheckIcon, ClockIcon } from '../ui/icons.tsx'
@@ -26,7 +33,18 @@ const readableType = (type: string) => {
   return text.charAt(0).toUpperCase() + text.slice(1)
 }
 
-/** An activity waiting for consensus: what it is, votes so far, approve or reject. */
+/**
+ * Ids of the policies the latest evaluation is waiting on (a matching ALLOW whose consensus is
+ * not met yet); empty when the activity waits for the root quorum instead.
+ */
+export function policiesAskingForConsensus(evaluations: readonly PolicyEvaluation[]): string[] {
+  const latest = evaluations.at(-1)
+  return (latest?.policyEvaluations ?? []).flatMap((entry) =>
+    entry.policyId !== undefined && entry.outcome === 'OUTCOME_REQUIRES_CONSENSUS' ? [entry.policyId] : [],
+  )
+}
+
+/** An activity waiting for consensus: what it is, who asked for it, votes so far, approve or reject. */
 export function ActivityApproval(props: ActivityApprovalProps) {
   return (
     <Suspense fallback={null}>
@@ -39,6 +57,8 @@ function ActivityApprovalInner({ activityId, onVoted, className, ...look }: Acti
   const ui = useUi(look)
   const titleId = useId()
   const activity = useActivity({ activityId })
+  const evaluations = usePolicyEvaluations({ activityId })
+  const policies = usePolicies()
   const approve = useApproveActivity()
   const reject = useRejectActivity()
   const root = {
@@ -71,6 +91,9 @@ function ActivityApprovalInner({ activityId, onVoted, className, ...look }: Acti
   const a = activity.data.activity
   const waiting = a.status === 'ACTIVITY_STATUS_CONSENSUS_NEEDED'
   const approvals = a.votes.filter((v) => v.selection === 'VOTE_SELECTION_APPROVED').length
+  const asking = policiesAskingForConsensus(evaluations.data?.policyEvaluations ?? []).map(
+    (id) => policies.data?.policies.find((policy) => policy.policyId === id)?.policyName ?? id,
+  )
   const voted = approve.isSuccess ? 'approved' : reject.isSuccess ? 'rejected' : null
   const vote = (kind: 'approved' | 'rejected') => {
     const mutation = kind === 'approved' ? approve : reject
@@ -106,6 +129,12 @@ function ActivityApprovalInner({ activityId, onVoted, className, ...look }: Acti
             {readableType(a.status.replace('ACTIVITY_STATUS_', ''))}
           </span>
         </dd>
+        {waiting && evaluations.data ? (
+          <>
+            <dt>{ui.t('approvalPolicy')}</dt>
+            <dd>{asking.length > 0 ? asking.join(', ') : ui.t('approvalRootQuorum')}</dd>
+          </>
+        ) : null}
         <dt>{ui.t('approvalRequested')}</dt>
         <dd>{formatDateTime(Number(a.createdAt.seconds) * 1000, ui.locale)}</dd>
         <dt>{ui.t('approvalVotes')}</dt>

@@ -210,4 +210,6 @@ export const ar: Messages = {
   rejectedTitle: 'رفضت هذا الإجراء.',
   approvalCompleted: 'تم تنفيذ الإجراء.',
   approvalStatus: 'الحالة',
+  approvalPolicy: 'بطلب من',
+  approvalRootQuorum: 'المستخدمون الجذريون',
 }

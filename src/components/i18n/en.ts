@@ -228,6 +228,8 @@ export const en = {
   rejectedTitle: 'You rejected this action.',
   approvalCompleted: 'The action has run.',
   approvalStatus: 'Status',
+  approvalPolicy: 'Asked by',
+  approvalRootQuorum: 'The root users',
 }
 
 export type MessageKey = keyof typeof en

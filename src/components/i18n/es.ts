@@ -216,4 +216,6 @@ export const es: Messages = {
   rejectedTitle: 'Has rechazado esta acción.',
   approvalCompleted: 'La acción se ha ejecutado.',
   approvalStatus: 'Estado',
+  approvalPolicy: 'Solicitado por',
+  approvalRootQuorum: 'Los usuarios raíz',
 }
