@@ -1,6 +1,9 @@
+import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import { envVariables, mergeEnvFile, parseCli, prepareDataDir, USAGE } from './parseCli.ts'
 
@@ -146,4 +149,91 @@ describe('the data dir', () => {
     expect(result.warning).toMatch(/master\.key/)
     expect(existsSync(join(dir, 'data', '.gitignore'))).toBe(false)
   })
+})
+
+describe('latchkey-service dev --env (the real CLI)', () => {
+  const root = fileURLToPath(new URL('../../../', import.meta.url))
+  const children: ChildProcess[] = []
+  const dirs: string[] = []
+  afterEach(() => {
+    for (const child of children.splice(0)) child.kill('SIGKILL')
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
+  })
+
+  /** Starts the CLI in `cwd` and resolves with its --json line once it listens. */
+  const start = async (cwd: string) => {
+    const loader = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        loader,
+        join(root, 'packages/service/src/cli.ts'),
+        'dev',
+        '--port',
+        '0',
+        '--json',
+        '--env',
+        '.env.local',
+      ],
+      { cwd, stdio: ['ignore', 'pipe', 'pipe'] },
+    )
+    children.push(child)
+    const line = await new Promise<string>((resolve, reject) => {
+      createInterface({ input: child.stdout! }).once('line', resolve)
+      child.once('exit', (code) => reject(new Error(`CLI exited with ${code}`)))
+    })
+    return { child, info: JSON.parse(line) as Record<string, string> }
+  }
+  const stop = (child: ChildProcess) =>
+    new Promise<void>((resolve) => {
+      child.once('exit', () => resolve())
+      child.kill('SIGTERM')
+    })
+
+  it('writes the ids into the env file, keeps other lines, and keeps the ids across restarts', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'latchkey-env-'))
+    dirs.push(cwd)
+    writeFileSync(join(cwd, '.env.local'), 'API_URL=https://api.test\n')
+    const first = await start(cwd)
+    expect(first.info.trustedSignerPublicKey).toMatch(/^04[0-9a-f]{128}$/)
+    // The old name stays for one version (scripts read it).
+    expect(first.info.signerPublicKey).toBe(first.info.trustedSignerPublicKey)
+    expect(first.info.outboxUrl).toBe(`${first.info.baseUrl}/dev/outbox`)
+    const env = readFileSync(join(cwd, '.env.local'), 'utf8')
+    expect(env).toMatch(/^API_URL=https:\/\/api\.test$/m)
+    expect(env).toContain(`VITE_LATCHKEY_AUTH_PROXY_CONFIG_ID=${first.info.authProxyConfigId}`)
+    expect(env).toContain(`NEXT_PUBLIC_LATCHKEY_ORGANIZATION_ID=${first.info.organizationId}`)
+    expect(env).toContain(`VITE_LATCHKEY_TRUSTED_SIGNER_PUBLIC_KEY=${first.info.trustedSignerPublicKey}`)
+    expect(env).not.toContain(first.info.apiPrivateKey)
+    // --env implied the .latchkey data dir, which the CLI created with a .gitignore.
+    expect(readFileSync(join(cwd, '.latchkey/.gitignore'), 'utf8')).toMatch(/^\*$/m)
+    expect(existsSync(join(cwd, '.latchkey/master.key'))).toBe(true)
+    // A second service on the same port says what to do about it.
+    const port = new URL(first.info.baseUrl!).port
+    const loader = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href
+    const busy = spawn(
+      process.execPath,
+      ['--import', loader, join(root, 'packages/service/src/cli.ts'), 'dev', '--port', port],
+      {
+        cwd,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    )
+    children.push(busy)
+    let stderr = ''
+    busy.stderr!.on('data', (chunk) => {
+      stderr += chunk
+    })
+    expect(await new Promise((resolve) => busy.once('exit', resolve))).toBe(1)
+    expect(stderr).toMatch(new RegExp(`port ${port} is already in use; pass --port 0 to pick a free port`))
+    await stop(first.child)
+    const second = await start(cwd)
+    expect(second.info.organizationId).toBe(first.info.organizationId)
+    expect(second.info.authProxyConfigId).toBe(first.info.authProxyConfigId)
+    expect(second.info.trustedSignerPublicKey).toBe(first.info.trustedSignerPublicKey)
+    const again = readFileSync(join(cwd, '.env.local'), 'utf8')
+    expect(again.match(/VITE_LATCHKEY_AUTH_PROXY_CONFIG_ID=/g)).toHaveLength(1)
+    await stop(second.child)
+  }, 60_000)
 })
