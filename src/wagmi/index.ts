@@ -1,0 +1,209 @@
+/**
+ * `latchkey/wagmi`: a wagmi connector for the Latchkey wallet, kept in sync with the kit's
+ * sessions. Signing in (through `<AuthModal/>` or any sign-in action) connects it, signing out or
+ * an expired session disconnects it, switching session changes its accounts, and after a reload
+ * with a live session wagmi reconnects it without a prompt. It holds no session state of its own:
+ * it follows the events of `latchkey/viem`'s EIP-1193 provider, which follows the kit's session
+ * store.
+ */
+import { type Address, getAddress, SwitchChainError, UserRejectedRequestError } from 'viem'
+import { ChainNotConfiguredError, createConnector } from 'wagmi'
+import { createWallet } from '../core/actions/activities/createWallet.ts'
+import { logout } from '../core/actions/auth/logout.ts'
+import type { Latchkey } from '../core/createLatchkey.ts'
+import { isUsable } from '../core/session/sessionMachine.ts'
+import { createLatchkeyEip1193Provider, type LatchkeyEip1193Provider } from '../viem/provider.ts'
+
+export type LatchkeyParameters = {
+  /** The kit's client; give the same one to `<LatchkeyProvider client={…}>`. */
+  client: Latchkey
+  /**
+   * Called by `connect()` (wagmi's `useConnect`) when nobody is signed in; resolve once signed in,
+   * e.g. `() => authModal.open()`. Without it such a `connect()` fails with a 4001 error. Signing
+   * in by any other path connects the connector by itself.
+   */
+  signIn?: (() => Promise<unknown>) | undefined
+  /**
+   * Give a user who signs in without an Ethereum account one, in a new wallet of this name (the
+   * embedded-wallet pattern). Without it such a user stays disconnected until an account exists
+   * and wagmi reconnects (or the provider's `refreshAccounts()` runs).
+   * @default undefined
+   */
+  createWallet?: { walletName: string } | undefined
+  /**
+   * JSON-RPC URL per chain id for the provider's reads and broadcasts.
+   * @default the URL of the config's `http()` transport for that chain, else the chain's default
+   */
+  rpcUrls?: Record<number, string> | undefined
+}
+
+type Properties = {
+  /** The kit's client this connector follows. */
+  readonly client: Latchkey
+  onConnect(connectInfo: { chainId: string }): void
+}
+
+const hasUsableSession = (client: Latchkey) => {
+  const { activeId, sessions } = client.store.getState()
+  return isUsable(activeId ? sessions[activeId]?.status : undefined)
+}
+
+latchkey.type = 'latchkey' as const
+
+/** The wagmi connector: `createConfig({ connectors: [latchkey({ client })], … })`. */
+export function latchkey(parameters: LatchkeyParameters) {
+  const { client } = parameters
+
+  return createConnector<LatchkeyEip1193Provider, Properties>((config) => {
+    // One provider per wagmi config, created on first use.
+    let provider: LatchkeyEip1193Provider | undefined
+    let creatingWallet: Promise<unknown> | undefined
+    const rpcUrls = (): Record<number, string> => {
+      const urls: Record<number, string> = {}
+      for (const chain of config.chains) {
+        const explicit = parameters.rpcUrls?.[chain.id]
+        // wagmi's `http(url)` transport says its URL in `value.url`.
+        const transport = config.transports?.[chain.id]?.({ chain, retryCount: 0 })
+        const fromTransport = (transport?.value as { url?: unknown } | undefined)?.url
+        const url = explicit ?? (typeof fromTransport === 'string' ? fromTransport : undefined)
+        if (url) urls[chain.id] = url
+      }
+      return urls
+    }
+    const eip1193 = () => {
+      provider ??= createLatchkeyEip1193Provider(client, {
+        chains: config.chains,
+        rpcUrls: rpcUrls(),
+        signIn: parameters.signIn,
+      })
+      return provider
+    }
+    const accountsOf = (value: unknown) => (value as string[]).map((a) => getAddress(a))
+
+    /** The session's accounts; with `createWallet`, a first wallet for a user who has none. */
+    async function ensureAccounts(): Promise<readonly Address[]> {
+      const accounts = accountsOf(await eip1193().request({ method: 'eth_accounts' }))
+      if (accounts.length > 0 || !parameters.createWallet || !hasUsableSession(client)) return accounts
+      creatingWallet ??= createWallet(client, {
+        walletName: parameters.createWallet.walletName,
+        chains: ['ethereum'],
+      }).finally(() => {
+        creatingWallet = undefined
+      })
+      await creatingWallet
+      // Announces the new account (accountsChanged), which connects wagmi when it is listening.
+      return eip1193().refreshAccounts()
+    }
+
+    return {
+      id: 'latchkey',
+      name: 'Latchkey',
+      type: latchkey.type,
+      client,
+
+      async setup() {
+        // Follow the provider from the start, connected or not: a sign-in anywhere connects wagmi.
+        const provider = eip1193()
+        provider.on('accountsChanged', this.onAccountsChanged.bind(this) as never)
+        provider.on('chainChanged', this.onChainChanged.bind(this) as never)
+        provider.on('disconnect', this.onDisconnect.bind(this) as never)
+        provider.on('connect', this.onConnect.bind(this) as never)
+      },
+
+      async connect({ chainId, isReconnecting, withCapabilities } = {}) {
+        await client.hydrate()
+        let accounts = await ensureAccounts()
+        if (accounts.length === 0 && !isReconnecting && !hasUsableSession(client)) {
+          // eth_requestAccounts runs `signIn` (when given) and fails with 4001 without it.
+          await eip1193()
+            .request({ method: 'eth_requestAccounts' })
+            .catch((error: Error) => {
+              if (!hasUsableSession(client)) throw error
+            })
+          accounts = await ensureAccounts()
+        }
+        if (accounts.length === 0)
+          throw new UserRejectedRequestError(
+            new Error(
+              hasUsableSession(client)
+                ? 'The signed-in user has no Ethereum account'
+                : 'Not signed in to Latchkey',
+            ),
+          )
+        let currentChainId = await this.getChainId()
+        if (chainId && chainId !== currentChainId)
+          currentChainId = (await this.switchChain?.({ chainId }))?.id ?? currentChainId
+        return {
+          accounts: (withCapabilities
+            ? accounts.map((address) => ({ address, capabilities: {} }))
+            : accounts) as never,
+          chainId: currentChainId,
+        }
+      },
+
+      /** wagmi's `disconnect()` signs the session out: wagmi's state follows the kit's. */
+      async disconnect() {
+        if (hasUsableSession(client)) await logout(client)
+      },
+
+      async getAccounts() {
+        return accountsOf(await eip1193().request({ method: 'eth_accounts' }))
+      },
+
+      async getChainId() {
+        return Number(await eip1193().request({ method: 'eth_chainId' }))
+      },
+
+      async getProvider() {
+        return eip1193()
+      },
+
+      async isAuthorized() {
+        await client.hydrate()
+        if (!hasUsableSession(client)) return false
+        return (await this.getAccounts().catch(() => [])).length > 0
+      },
+
+      async switchChain({ chainId }) {
+        const chain = config.chains.find((c) => c.id === chainId)
+        if (!chain) throw new SwitchChainError(new ChainNotConfiguredError())
+        await eip1193().request({
+          method: 'wallet_switchEthereumChain',
+          params: [{ chainId: `0x${chainId.toString(16)}` }],
+        })
+        return chain
+      },
+
+      onAccountsChanged(accounts) {
+        if (accounts.length === 0) {
+          this.onDisconnect()
+          // Another session without an Ethereum account became active: give it its first wallet.
+          if (hasUsableSession(client)) this.onConnect({ chainId: '' })
+          return
+        }
+        const addresses = accounts.map((a) => getAddress(a))
+        // Connected connectors have wagmi's `change` listener; disconnected ones only `connect`.
+        if (config.emitter.listenerCount('change') === 0) {
+          if (config.emitter.listenerCount('connect') === 0) return
+          void this.getChainId().then((chainId) =>
+            config.emitter.emit('connect', { accounts: addresses, chainId }),
+          )
+        } else config.emitter.emit('change', { accounts: addresses })
+      },
+
+      onChainChanged(chainId) {
+        config.emitter.emit('change', { chainId: Number(chainId) })
+      },
+
+      /** A new session: give it a first wallet when asked to (the accounts follow by themselves). */
+      onConnect() {
+        if (parameters.createWallet)
+          void ensureAccounts().catch((error: Error) => config.emitter.emit('error', { error }))
+      },
+
+      onDisconnect() {
+        config.emitter.emit('disconnect')
+      },
+    }
+  })
+}
