@@ -52,7 +52,8 @@ try {
   handles.push(playground)
   log(`service: ${service.baseUrl}  auth proxy: ${service.authProxyUrl}  evm: ${evm.url}`)
 
-  process.stdout.write(`\n  Latchkey playground  \x1b[1m\x1b[36m${playground.url}\x1b[0m\n\n`)
+  process.stdout.write(`\n  Latchkey playground  \x1b[1m\x1b[36m${playground.url}\x1b[0m\n`)
+  process.stdout.write(`\x1b[2m  outbox (OTP codes)   ${service.outboxUrl}\x1b[0m\n\n`)
   process.stderr.write('\x1b[2m  (Ctrl-C to stop; --verbose shows the service log)\x1b[0m\n')
 } catch (error) {
   process.stderr.write(`npm start failed: ${error.message}\n`)
