@@ -5,7 +5,7 @@
  * no request is redundant. Prints figures; it is a benchmark, not part of `npm test`.
  */
 import { availableParallelism, loadavg } from 'node:os'
-import { createService, type Service } from '@latchkey/service'
+import { createTestService, installSoftAuthenticator, latestCode } from '@latchkey/service/testing'
 import { render as renderReact, screen, waitFor } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { createElement as h } from 'react'
@@ -24,20 +24,10 @@ import {
 import { AuthModal, LatchkeyProvider, useUser, useWallets } from '../src/index.ts'
 import { type CountedCall, countingFetch } from './countingFetch.ts'
 import { median, printTable } from './printTable.ts'
-import { installSoftAuthenticator } from './softAuthenticator.ts'
 
 const RUNS = 5
-const SERVICE_URL = 'http://localhost:8787'
-
 /** The OTP code the local service delivered to `contact` (read from the dev outbox, not counted). */
-async function deliveredCode(service: Service, contact: string): Promise<string> {
-  const response = await service.fetch(
-    `${SERVICE_URL}/dev/outbox.json?contact=${encodeURIComponent(contact)}`,
-  )
-  const { messages } = (await response.json()) as { messages: { code: string }[] }
-  if (!messages[0]) throw new Error(`no code delivered to ${contact}`)
-  return messages[0].code
-}
+const deliveredCode = latestCode
 
 interface StepResult {
   paths: string[]
@@ -45,7 +35,7 @@ interface StepResult {
 }
 
 test('flow cost against the in-process service', async () => {
-  const service = createService()
+  const { service, clientConfig } = createTestService()
   const authenticator = installSoftAuthenticator()
   /** step name → one result per run */
   const results = new Map<string, StepResult[]>()
@@ -60,10 +50,7 @@ test('flow cost against the in-process service', async () => {
       const newClient = () => {
         const counted = countingFetch(service.fetch)
         const client = createLatchkey({
-          authProxyUrl: SERVICE_URL,
-          baseUrl: SERVICE_URL,
-          authProxyConfigId: service.dev.authProxyConfigId ?? '',
-          organizationId: service.dev.organizationId,
+          ...clientConfig,
           fetch: counted.fetch,
           storage: null,
           passkey: { rpId: 'localhost' },
@@ -194,16 +181,9 @@ function WalletCount() {
 }
 
 test('sign-in app: e-mail OTP through <AuthModal/>, then the signed-in page', async () => {
-  const service = createService()
+  const { service, clientConfig } = createTestService()
   const counted = countingFetch(service.fetch)
-  const config = {
-    authProxyUrl: SERVICE_URL,
-    baseUrl: SERVICE_URL,
-    authProxyConfigId: service.dev.authProxyConfigId ?? '',
-    organizationId: service.dev.organizationId,
-    fetch: counted.fetch,
-    storage: null,
-  }
+  const config = { ...clientConfig, fetch: counted.fetch, storage: null }
   const email = 'modal@example.com'
   const user = userEvent.setup()
   renderReact(h(LatchkeyProvider, { config }, h(AuthModal), h(UserEmail), h(WalletCount)))

@@ -7,7 +7,7 @@
  * re-render. Prints figures; it is a benchmark, not part of `npm test`.
  */
 
-import { createService } from '@latchkey/service'
+import { createTestService, latestCode } from '@latchkey/service/testing'
 import { QueryClient } from '@tanstack/react-query'
 import { act, render, screen } from '@testing-library/react'
 import { Profiler, type ReactNode } from 'react'
@@ -26,7 +26,6 @@ import {
 } from '../src/index.ts'
 import { printTable } from './printTable.ts'
 
-const SERVICE_URL = 'http://localhost:8787'
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const commits = new Map<string, number>()
@@ -74,21 +73,16 @@ const EXPECTED: Record<string, readonly string[]> = {
 }
 
 test('render counts per component', async () => {
-  const service = createService()
+  const { service, clientConfig } = createTestService()
   const client = createLatchkey({
-    authProxyUrl: SERVICE_URL,
-    baseUrl: SERVICE_URL,
-    authProxyConfigId: service.dev.authProxyConfigId ?? '',
-    organizationId: service.dev.organizationId,
-    fetch: service.fetch,
+    ...clientConfig,
     storage: null,
     session: { autoRefresh: false },
   })
   const queryClient = new QueryClient()
   const email = 'render@example.com'
   const pending = await startOtpSignIn(client, { otpType: 'OTP_TYPE_EMAIL', contact: email })
-  const outbox = await service.fetch(`${SERVICE_URL}/dev/outbox.json?contact=${encodeURIComponent(email)}`)
-  const otpCode = ((await outbox.json()) as { messages: { code: string }[] }).messages[0]?.code ?? ''
+  const otpCode = await latestCode(service, email)
   const { session } = await completeOtpSignIn(client, { ...pending, otpCode })
   await createWallet(client, { walletName: 'Render bench' })
 

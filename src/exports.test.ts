@@ -34,6 +34,7 @@ describe('package exports', () => {
         "WalletUnavailableError",
         "accountSpecOf",
         "accountSpecsOf",
+        "addSessionFromKey",
         "apiKeyStamper",
         "approveActivity",
         "approveActivityMutationOptions",

@@ -410,7 +410,7 @@ export { SESSIONS_STORAGE_VERSION, sessionsStorageKey } from './session/persiste
 export type { ClientStatus, SessionEvent, SessionStatus } from './session/sessionMachine.ts'
 export { isUsable, sessionTransition } from './session/sessionMachine.ts'
 export type { SwitchSessionParameters } from './session/sessions.ts'
-export { getActiveSession, requireSession, switchSession } from './session/sessions.ts'
+export { addSessionFromKey, getActiveSession, requireSession, switchSession } from './session/sessions.ts'
 export type { Session, SessionState, SessionTokens, SignInMethodUsed } from './session/types.ts'
 export { apiKeyStamper } from './stampers/apiKeyStamper.ts'
 export { clientSignature } from './stampers/clientSignature.ts'

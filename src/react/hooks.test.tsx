@@ -1,8 +1,9 @@
+import { latestCode } from '@latchkey/service/testing'
 import { QueryClient } from '@tanstack/react-query'
 import { act, render, renderHook, screen, waitFor } from '@testing-library/react'
 import { type ReactNode, useState } from 'react'
 import { describe, expect, it, vi } from 'vitest'
-import { createClientFixture, SERVICE_URL } from '../core/test/fixtures.ts'
+import { createClientFixture } from '../core/test/fixtures.ts'
 import {
   LatchkeyProvider,
   LatchkeyProviderNotFoundError,
@@ -86,12 +87,8 @@ describe('react hooks', () => {
     const contact = 'hooks@example.com'
     await act(() => result.current.otp.sendCode.mutateAsync({ otpType: 'OTP_TYPE_EMAIL', contact }))
     await waitFor(() => expect(result.current.otp.step).toBe('code'))
-    const outbox = await (
-      await fx.harness.service.fetch(`${SERVICE_URL}/dev/outbox.json?contact=${contact}`)
-    ).json()
-    await act(() =>
-      result.current.otp.verifyCode.mutateAsync({ otpCode: outbox.messages[0].code, userName: 'Hooks' }),
-    )
+    const otpCode = await latestCode(fx.harness.service, contact)
+    await act(() => result.current.otp.verifyCode.mutateAsync({ otpCode, userName: 'Hooks' }))
     await waitFor(() => expect(result.current.otp.step).toBe('done'))
     expect(result.current.session).toMatchObject({ status: 'active', method: 'otp', label: contact })
     await waitFor(() => expect(result.current.wallets.data).toEqual({ wallets: [] }))

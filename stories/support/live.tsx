@@ -3,20 +3,24 @@
 // uses (OTP sign-in read from the dev outbox, create_wallet, ...). Nothing is mocked.
 
 import type { ProxySettings } from '@latchkey/protocol'
-import { createService, type Service } from '@latchkey/service'
+import type { Service } from '@latchkey/service'
+import { createTestService, latestCode } from '@latchkey/service/testing'
 import { p256 } from '@noble/curves/nist.js'
 import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { keccak_256 } from '@noble/hashes/sha3.js'
 import { bytesToHex } from '@noble/hashes/utils.js'
+import { createLatchkey, type Latchkey, LatchkeyProvider } from 'latchkey'
+import {
+  addSessionFromKey,
+  apiKeyStamper,
+  completeOtpSignIn,
+  createWallet,
+  PopupBlockedError,
+  startOtpSignIn,
+  submit,
+  switchSession,
+} from 'latchkey/core'
 import type { ComponentType } from 'react'
-import { createWallet } from '../../src/core/actions/activities/createWallet.ts'
-import { completeOtpSignIn } from '../../src/core/actions/auth/completeOtpSignIn.ts'
-import { startOtpSignIn } from '../../src/core/actions/auth/startOtpSignIn.ts'
-import { PopupBlockedError } from '../../src/core/errors.ts'
-import { addSessionFromKey, switchSession } from '../../src/core/session/sessions.ts'
-import { apiKeyStamper } from '../../src/core/stampers/apiKeyStamper.ts'
-import { submit } from '../../src/core/transport/activity.ts'
-import { createLatchkey, type Latchkey, LatchkeyProvider } from '../../src/react/index.ts'
 
 export const SERVICE_URL = 'http://latchkey.local'
 
@@ -59,15 +63,7 @@ const toBase64Url = (bytes: Uint8Array) =>
     .replace(/=+$/, '')
 const hexToBytes = (hex: string) => Uint8Array.from(hex.match(/../g) ?? [], (b) => Number.parseInt(b, 16))
 
-/** The newest code the service "sent" to `contact`. */
-export async function latestCode(service: Service, contact: string): Promise<string> {
-  const response = await service.fetch(
-    `${SERVICE_URL}/dev/outbox.json?contact=${encodeURIComponent(contact)}`,
-  )
-  const { messages } = (await response.json()) as { messages: { code: string }[] }
-  if (!messages[0]) throw new Error(`no code sent to ${contact}`)
-  return messages[0].code
-}
+export { latestCode }
 
 async function signInByEmail(live: Live, email: string) {
   const started = await startOtpSignIn(live.client, { otpType: 'OTP_TYPE_EMAIL', contact: email })
@@ -190,7 +186,10 @@ function announceExampleWallet() {
 }
 
 export async function createLive(options: LiveOptions = {}): Promise<Live> {
-  const service = createService(options.proxySettings ? { proxySettings: options.proxySettings } : {})
+  const { service, clientConfig } = createTestService({
+    url: SERVICE_URL,
+    ...(options.proxySettings ? { proxySettings: options.proxySettings } : {}),
+  })
   const serviceFetch: Service['fetch'] = options.hangConfig
     ? (input, init) =>
         String(input instanceof Request ? input.url : input).endsWith('/v1/wallet_kit_config')
@@ -199,10 +198,7 @@ export async function createLive(options: LiveOptions = {}): Promise<Live> {
     : service.fetch
   if (options.injectWallet) announceExampleWallet()
   const client = createLatchkey({
-    authProxyUrl: SERVICE_URL,
-    baseUrl: SERVICE_URL,
-    authProxyConfigId: service.dev.authProxyConfigId ?? 'missing',
-    organizationId: service.dev.organizationId,
+    ...clientConfig,
     fetch: serviceFetch,
     ...(options.oauthWindow
       ? {
@@ -214,7 +210,6 @@ export async function createLive(options: LiveOptions = {}): Promise<Live> {
       : {}),
     // Stories must not leak sessions into each other through localStorage.
     storage: null,
-    trustedSignerPublicKey: service.dev.signerPublicKey,
     session: {
       autoRefresh: false,
       ...(options.sessionSeconds ? { expirationSeconds: options.sessionSeconds } : {}),

@@ -1,8 +1,9 @@
 // @vitest-environment happy-dom
 // The real @simplewebauthn/browser code runs against a software authenticator behind
-// navigator.credentials (bench/softAuthenticator.ts), and the real in-process service.
+// navigator.credentials (installSoftAuthenticator from @latchkey/service/testing), and the real in-process service.
+
+import { installSoftAuthenticator, type SoftAuthenticator } from '@latchkey/service/testing'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { installSoftAuthenticator, type SoftAuthenticator } from '../../../../bench/softAuthenticator.ts'
 import { createClientFixture } from '../../test/fixtures.ts'
 import { createWallet } from '../activities/createWallet.ts'
 import { getUser } from '../queries/getUser.ts'

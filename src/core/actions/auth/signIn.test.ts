@@ -1,11 +1,12 @@
+import { latestCode } from '@latchkey/service/testing'
 import { ed25519 } from '@noble/curves/ed25519.js'
 import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { keccak_256 } from '@noble/hashes/sha3.js'
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
 import { describe, expect, it } from 'vitest'
-import type { OpenAuthorizationWindow } from '../../types.ts'
 import type { Eip1193Provider, SolanaWallet } from '../../stampers/walletStampers.ts'
-import { createClientFixture, SERVICE_URL } from '../../test/fixtures.ts'
+import { createClientFixture } from '../../test/fixtures.ts'
+import type { OpenAuthorizationWindow } from '../../types.ts'
 import { createWallet } from '../activities/createWallet.ts'
 import { getUser } from '../queries/getUser.ts'
 import { getWhoami } from '../queries/getWhoami.ts'
@@ -14,13 +15,8 @@ import { signInWithOAuth } from './signInWithOAuth.ts'
 import { signInWithWallet } from './signInWithWallet.ts'
 import { startOtpSignIn } from './startOtpSignIn.ts'
 
-const outboxCode = async (fx: ReturnType<typeof createClientFixture>, contact: string) => {
-  const response = await fx.harness.service.fetch(
-    `${SERVICE_URL}/dev/outbox.json?contact=${encodeURIComponent(contact)}`,
-  )
-  const { messages } = (await response.json()) as { messages: { code: string; contact: string }[] }
-  return messages[0]?.code as string
-}
+const outboxCode = (fx: ReturnType<typeof createClientFixture>, contact: string) =>
+  latestCode(fx.harness.service, contact)
 
 describe('OTP sign-in', () => {
   it('signs up a new e-mail, then logs the same person in again', async () => {
