@@ -89,6 +89,44 @@ createRoot(document.getElementById('root')!).render(
 `,
 }
 
+/**
+ * Runs the README's Node example against a fresh local service: its placeholders become the
+ * service's ids, and it must print an Ethereum address and a 65-byte signature.
+ */
+async function runHeadless(app, code) {
+  step('node/headless.ts against a local service')
+  const { startService } = await import('./devStack.mjs')
+  const service = await startService({ log: () => {} })
+  try {
+    const replacements = [
+      ["'http://localhost:8787'", JSON.stringify(service.baseUrl)],
+      ["authProxyConfigId: '…'", `authProxyConfigId: ${JSON.stringify(service.authProxyConfigId)}`],
+      ["organizationId: '…'", `organizationId: ${JSON.stringify(service.organizationId)}`],
+    ]
+    let runnable = code
+    for (const [from, to] of replacements) {
+      if (!runnable.includes(from)) throw new Error(`node/headless.ts no longer contains ${from}`)
+      runnable = runnable.replaceAll(from, to)
+    }
+    writeFileSync(path.join(app, 'node/headless.run.ts'), runnable)
+    let output
+    try {
+      output = execFileSync(process.execPath, ['--import', 'tsx', 'node/headless.run.ts'], {
+        cwd: app,
+        encoding: 'utf8',
+        stdio: 'pipe',
+        timeout: 60_000,
+      })
+    } catch (error) {
+      throw new Error(`node/headless.ts failed:\n${error.stdout ?? ''}${error.stderr ?? error.message}`)
+    }
+    if (!/^0x[0-9a-fA-F]{40} 0x[0-9a-f]{130}$/m.test(output))
+      throw new Error(`node/headless.ts printed no address and signature:\n${output}`)
+  } finally {
+    await service.close()
+  }
+}
+
 async function main() {
   const reuse = process.argv.includes('--reuse-packs')
   const blocks = readmeBlocks(readFileSync(path.join(root, 'README.md'), 'utf8'))
@@ -129,6 +167,9 @@ async function main() {
       throw new Error(`the README's code does not type-check (${config}):\n${error.stdout}${error.stderr}`)
     }
   }
+
+  const headless = blocks.find((b) => b.file === 'node/headless.ts')
+  if (headless) await runHeadless(app, headless.code)
 
   step('vite build')
   const [{ build }, { default: react }] = await Promise.all([import('vite'), import('@vitejs/plugin-react')])
