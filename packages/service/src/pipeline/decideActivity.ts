@@ -122,6 +122,7 @@ function evaluate(
   })
 }
 
+/** The refusal names the outcome and the activity, whose evaluations `get_policy_evaluations` returns. */
 function refusal(
   outcome: 'OUTCOME_DENY_IMPLICIT' | 'OUTCOME_DENY_EXPLICIT',
   reads: Reads,
@@ -136,14 +137,14 @@ function refusal(
       'PERMISSION_DENIED',
       `${activity.path} is denied by policy ${denying.map((name) => `'${name}'`).join(', ')}`,
       undefined,
-      { outcome },
+      { outcome, activityId: activity.id },
     )
   }
   return new ApiError(
     'PERMISSION_DENIED',
     `no policy of organization ${activity.organizationId} allows ${activity.path} for user ${activity.userId}`,
     undefined,
-    { outcome },
+    { outcome, activityId: activity.id },
   )
 }
 
