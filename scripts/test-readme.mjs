@@ -2,7 +2,8 @@
 // file (`// src/App.tsx`) is written into a fresh app (the files of a stock `create-vite` react-ts
 // app around them), with the kit installed from its packed tarball (scripts/packKit.mjs). Then
 // `tsc` type-checks it with the template's own strict settings (noUnusedLocals, noUnusedParameters…)
-// and Vite builds it. A block without a file line fails the test, so no snippet goes unchecked.
+// (also against React 18's types) and Vite builds it; the Node example runs against a local
+// service. A block without a file line fails the test, so no snippet goes unchecked.
 // `--reuse-packs` reuses the tarballs of an earlier run.
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -157,9 +158,28 @@ async function main() {
   for (const [file, text] of Object.entries(stockFiles)) write(file, text)
   for (const { file, code } of blocks) write(file, code)
 
+  // The same app against React 18's types (scripts/react18), as an app on React 18.3 sees the kit.
+  execFileSync(process.execPath, [path.join(root, 'scripts/react18/ensure.mjs')], { stdio: 'inherit' })
+  const types18 = path.join(root, 'scripts/react18/node_modules/@types')
+  write(
+    'tsconfig.react18.json',
+    JSON.stringify({
+      extends: './tsconfig.app.json',
+      compilerOptions: {
+        paths: {
+          react: [`${types18}/react/index.d.ts`],
+          'react/*': [`${types18}/react/*`],
+          'react-dom': [`${types18}/react-dom/index.d.ts`],
+          'react-dom/*': [`${types18}/react-dom/*`],
+        },
+      },
+    }),
+  )
+
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
-  const hasNode = blocks.some((b) => b.file.startsWith('node/'))
-  for (const config of hasNode ? ['tsconfig.app.json', 'tsconfig.node.json'] : ['tsconfig.app.json']) {
+  const configs = ['tsconfig.app.json', 'tsconfig.react18.json']
+  if (blocks.some((b) => b.file.startsWith('node/'))) configs.push('tsconfig.node.json')
+  for (const config of configs) {
     step(`tsc -p ${config}`)
     try {
       execFileSync(process.execPath, [tsc, '-p', config], { cwd: app, encoding: 'utf8', stdio: 'pipe' })
