@@ -6,7 +6,8 @@ import type { PlaygroundConfig } from './loadPlaygroundConfig.ts'
 import { OperatorPage } from './OperatorPage.tsx'
 import { type Route, useRoute } from './useRoute.ts'
 
-// The adapter demos load on demand: the landing page never pays for @solana/kit.
+// The adapter demos load on demand: the landing page never pays for wagmi, viem or @solana/kit.
+const WagmiPage = lazy(() => import('./WagmiPage.tsx').then((m) => ({ default: m.WagmiPage })))
 const SolanaPage = lazy(() => import('./SolanaPage.tsx').then((m) => ({ default: m.SolanaPage })))
 
 export function App({ config }: { config: PlaygroundConfig }) {
@@ -39,9 +40,13 @@ export function App({ config }: { config: PlaygroundConfig }) {
         <main id="main" className="pg-main" tabIndex={-1}>
           {route === '/operator' ? (
             <OperatorPage service={service} />
-          ) : route === '/solana' ? (
+          ) : route === '/wagmi' || route === '/solana' ? (
             <Suspense fallback={<p className="pg-muted">Loading…</p>}>
-              <SolanaPage openSignIn={openSignIn} />
+              {route === '/wagmi' ? (
+                <WagmiPage config={config} openSignIn={openSignIn} />
+              ) : (
+                <SolanaPage openSignIn={openSignIn} />
+              )}
             </Suspense>
           ) : (
             <AppUserPage config={config} openSignIn={openSignIn} />
@@ -95,6 +100,7 @@ function Header({
       </a>
       <nav className="pg-nav" aria-label="Playground">
         {link('/', 'App')}
+        {link('/wagmi', 'wagmi')}
         {link('/solana', 'Solana')}
         {link('/operator', 'Operator')}
       </nav>
