@@ -229,6 +229,14 @@ describe('package exports', () => {
     expect(source).not.toMatch(/^export \* from/m)
   })
 
+  it('latchkey/solana', async () => {
+    expect(Object.keys(await import('./solana/index.ts')).sort()).toEqual(['createLatchkeySolanaSigner'])
+  })
+
+  it('latchkey/wagmi', async () => {
+    expect(Object.keys(await import('./wagmi/index.ts')).sort()).toEqual(['latchkey'])
+  })
+
   it('latchkey/server', async () => {
     expect(Object.keys(await import('@latchkey/service')).sort()).toMatchSnapshot()
   })
