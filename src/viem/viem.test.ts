@@ -160,7 +160,7 @@ describe('toLatchkeyAccount with a viem wallet client, the local service and anv
     const serializer = ((tx: never, signature?: never) => {
       calls.push(signature)
       return serializeTransaction(tx, signature)
-    }) as typeof serializeTransaction
+    }) as unknown as typeof serializeTransaction
     const tx = {
       type: 'legacy',
       chainId: 31337,
