@@ -57,43 +57,49 @@ function footprint(nodeModules) {
   return { packages, megabytes: kib / 1024, heaviest }
 }
 
-/** @param {string} destination @param {boolean} build */
-function pack(destination, build) {
-  const args = ['pack', '--json', '--pack-destination', destination, '--loglevel=error']
-  return execFileSync('npm', build ? args : [...args, '--ignore-scripts'], {
-    cwd: projectRoot,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-}
+/** What the kit must never bring into an app: the service's dependencies and any database driver. */
+const SERVICE_ONLY = [
+  'hono',
+  '@hono/node-server',
+  '@simplewebauthn/server',
+  '@ton/core',
+  '@ton/crypto',
+  'jose',
+  'libphonenumber-js',
+  'micro-eth-signer',
+  'better-sqlite3',
+  'pg',
+  'kysely',
+  '@latchkey/service',
+]
+/** What the service must never bring into a server: React and the kit. */
+const KIT_ONLY = ['react', 'react-dom', '@tanstack/react-query', 'zustand', 'latchkey']
 
 /**
- * `npm pack` the project, install the tarball into a fresh app, measure its node_modules.
- * When `npm run build` (prepack) fails, packs without dist: the dependency count is exact and
- * the disk size misses only our own files, which the note says.
+ * `npm pack` the workspace packages named, install the tarballs into a fresh app, measure its
+ * node_modules and list the unwanted packages found there.
+ * @param {string} label @param {string[]} workspaces folders to pack @param {string[]} unwanted
  */
-function latchkeyFootprint() {
+function installFootprint(label, workspaces, unwanted) {
   const work = mkdtempSync(join(tmpdir(), 'latchkey-install-'))
-  let note = ''
   try {
-    let packed
-    try {
-      packed = pack(work, true)
-    } catch (error) {
-      const stdout = String(/** @type {any} */ (error).stdout ?? '')
-      const tsc = stdout.match(/error TS\d+[^\n]*/)?.[0]
-      note = `npm run build failed (${tsc ?? 'see npm run build'}), so packed without dist/`
-      packed = pack(work, false)
-    }
-    const tarball = join(work, JSON.parse(packed.slice(packed.indexOf('[')))[0].filename)
+    const tarballs = workspaces.map((dir) => {
+      const out = execFileSync(
+        'npm',
+        ['pack', '--json', '--ignore-scripts', '--pack-destination', work, '--loglevel=error'],
+        { cwd: join(projectRoot, dir), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+      )
+      return join(work, JSON.parse(out.slice(out.indexOf('[')))[0].filename)
+    })
     const app = join(work, 'app')
     execFileSync('mkdir', [app])
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'fresh-app', private: true }))
-    execFileSync('npm', ['install', ...npmFlags, tarball], { cwd: app, stdio: 'ignore' })
-    return { ...footprint(join(app, 'node_modules')), note }
+    execFileSync('npm', ['install', ...npmFlags, ...tarballs], { cwd: app, stdio: 'ignore' })
+    const found = unwanted.filter((name) => existsSync(join(app, 'node_modules', name, 'package.json')))
+    return { label, ...footprint(join(app, 'node_modules')), found }
   } catch (error) {
     const stderr = /** @type {any} */ (error).stderr?.toString().trim().split('\n').slice(-3).join(' ')
-    return { error: stderr || (error instanceof Error ? error.message : String(error)) }
+    return { label, error: stderr || (error instanceof Error ? error.message : String(error)) }
   } finally {
     rmSync(work, { recursive: true, force: true })
   }
@@ -148,27 +154,41 @@ if (ours && anchor) {
   )
 }
 
-console.log('\nnpm install into a fresh app (peer react + react-dom included; --ignore-scripts):\n')
+console.log(
+  '\nnpm install into a fresh app (peers included; --ignore-scripts; built first with npm run build):\n',
+)
+execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: projectRoot, stdio: 'ignore' })
 const anchorFootprint = footprint(join(anchorDir, 'node_modules'))
-const ourFootprint = latchkeyFootprint()
+const footprints = [
+  installFootprint('latchkey + @latchkey/protocol (the kit)', ['.', 'packages/protocol'], SERVICE_ONLY),
+  installFootprint(
+    '@latchkey/service + @latchkey/protocol',
+    ['packages/service', 'packages/protocol'],
+    KIT_ONLY,
+  ),
+]
 printTable(
-  ['package', 'packages', 'disk (du -sh)', 'heaviest'],
+  ['package', 'packages', 'disk (du -sh)', 'unwanted found', 'heaviest'],
   [
-    'error' in ourFootprint
-      ? ['latchkey (npm pack)', 'n/a', 'n/a', `npm pack/install failed: ${ourFootprint.error}`]
-      : [
-          'latchkey (npm pack)',
-          String(ourFootprint.packages),
-          `${ourFootprint.megabytes.toFixed(0)} MB`,
-          ourFootprint.heaviest.join(', '),
-        ],
+    ...footprints.map((f) =>
+      'error' in f
+        ? [f.label, 'n/a', 'n/a', '', `npm pack/install failed: ${f.error}`]
+        : [
+            f.label,
+            String(f.packages),
+            `${f.megabytes.toFixed(0)} MB`,
+            f.found.length ? f.found.join(', ') : 'none',
+            f.heaviest.join(', '),
+          ],
+    ),
     [
       `@turnkey/react-wallet-kit@${anchorVersion}`,
       String(anchorFootprint.packages),
       `${anchorFootprint.megabytes.toFixed(0)} MB`,
+      '',
       anchorFootprint.heaviest.join(', '),
     ],
   ],
 )
-if ('note' in ourFootprint && ourFootprint.note) console.log(`  latchkey: ${ourFootprint.note}`)
+console.log(`  unwanted in the kit: ${SERVICE_ONLY.join(', ')}; in the service: ${KIT_ONLY.join(', ')}`)
 console.log(`\n(${((performance.now() - started) / 1000).toFixed(1)} s)`)
