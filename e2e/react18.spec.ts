@@ -7,9 +7,22 @@ import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { PreviewServer } from 'vite'
-import { freePort, jsonRpc, playgroundConfig, root, startService } from '../scripts/devStack.mjs'
 import { expect, readOtpCode, type StackService, stack, test, uniqueEmail } from './fixtures.ts'
 
+// The parts of scripts/devStack.mjs (plain JS, no types) this spec uses.
+interface DevStack {
+  freePort(): Promise<number>
+  jsonRpc(url: string, method: string, params: unknown[]): Promise<unknown>
+  playgroundConfig(options: { services: Record<string, unknown>; evm: unknown }): unknown
+  startService(options: {
+    args: string[]
+    log: (line: string) => void
+  }): Promise<StackService & { close(): Promise<void> }>
+}
+const devStackPath: string = '../scripts/devStack.mjs'
+const { freePort, jsonRpc, playgroundConfig, startService } = (await import(devStackPath)) as DevStack
+
+const root = fileURLToPath(new URL('..', import.meta.url))
 const react18 = path.join(root, 'scripts/react18/node_modules')
 const outDir = path.join(root, 'node_modules/.cache/playground-react18-dist')
 
@@ -46,7 +59,7 @@ test.beforeAll(async () => {
         ...readFileSync(path.join(outDir, 'assets', f), 'utf8').matchAll(
           /version[:=]["'`](1[89]\.\d+\.\d+)/g,
         ),
-      ].map((m) => m[1]),
+      ].map((m) => m[1] ?? ''),
     ),
   )
   expect(versions.has('18.3.1') && ![...versions].some((v) => v.startsWith('19.'))).toBe(true)
