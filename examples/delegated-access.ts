@@ -1,0 +1,271 @@
+/**
+ * Delegated access: your app's back end signs for a user, within a policy the user agreed to.
+ *
+ * The end user stays the only root user of their sub-organization. Your back end holds a P-256
+ * API key; the user (from your front end, signed in) adds the back end as a non-root user with
+ * that key and a policy such as "may sign ETH transfers to X only". The back end then uses
+ * `latchkey/core` like any client: what the policy allows is signed, anything else is refused
+ * with `PERMISSION_DENIED` and `details.outcome` `OUTCOME_DENY_IMPLICIT` (no policy matched) or
+ * `OUTCOME_DENY_EXPLICIT` (a DENY policy matched); `get_policy_evaluations` shows why.
+ *
+ * Run the whole recipe against a local service (it plays the end user too):
+ *   npm run service -- --port 8787 --json > /tmp/latchkey.json &
+ *   LATCHKEY_SERVICE_JSON="$(head -1 /tmp/latchkey.json)" npx tsx examples/delegated-access.ts
+ */
+import { p256 } from '@noble/curves/nist.js'
+import { bytesToHex, hexToBytes, randomBytes } from '@noble/hashes/utils.js'
+import {
+  addSessionFromKey,
+  createLatchkey,
+  createPolicies,
+  createUsers,
+  type KeyStore,
+  type Latchkey,
+  LatchkeyError,
+  type PolicyParams,
+  type StoredKey,
+} from 'latchkey/core'
+
+/** A back-end API key: keep `privateKeyHex` in your secrets, give `publicKey` to the user's app. */
+export interface BackendKey {
+  /** Compressed P-256 public key, hex (what `create_users` registers). */
+  publicKey: string
+  /** 32-byte P-256 private key, hex. */
+  privateKeyHex: string
+}
+
+export function newBackendKey(): BackendKey {
+  const privateKey = p256.utils.randomSecretKey()
+  return { publicKey: bytesToHex(p256.getPublicKey(privateKey, true)), privateKeyHex: bytesToHex(privateKey) }
+}
+
+const base64url = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64url')
+
+/** Imports the back end's private key as a non-extractable WebCrypto signing key. */
+export async function importBackendKey(privateKeyHex: string): Promise<StoredKey> {
+  const d = hexToBytes(privateKeyHex)
+  const point = p256.getPublicKey(d, false)
+  const privateKey = await crypto.subtle.importKey(
+    'jwk',
+    {
+      kty: 'EC',
+      crv: 'P-256',
+      d: base64url(d),
+      x: base64url(point.slice(1, 33)),
+      y: base64url(point.slice(33)),
+    },
+    { name: 'ECDSA', namedCurve: 'P-256' },
+    false,
+    ['sign'],
+  )
+  return { publicKey: bytesToHex(p256.getPublicKey(d, true)), privateKey, createdAt: Date.now() }
+}
+
+/** A key store holding only the back end's key (the client never generates keys here). */
+function fixedKeyStore(key: StoredKey): KeyStore {
+  return {
+    kind: 'memory',
+    create: async () => {
+      throw new Error('the back end signs with its API key only')
+    },
+    get: async (publicKey) => (publicKey === key.publicKey ? key : undefined),
+    list: async () => [key],
+    delete: async () => {},
+    cleanup: async () => [],
+  }
+}
+
+export interface BackendClientOptions {
+  baseUrl: string
+  /** The parent organization's auth proxy config id (printed by `latchkey-service dev`). */
+  authProxyConfigId: string
+  /** The end user's sub-organization, and the back end's user id in it (from `create_users`). */
+  organizationId: string
+  userId: string
+  privateKeyHex: string
+}
+
+/**
+ * A `latchkey/core` client acting as the back end: every request is stamped with its API key
+ * (a session whose key is that API key), so every action and query works as usual.
+ */
+export async function backendClient(options: BackendClientOptions): Promise<Latchkey> {
+  const key = await importBackendKey(options.privateKeyHex)
+  const client = createLatchkey({
+    baseUrl: options.baseUrl,
+    authProxyUrl: options.baseUrl,
+    authProxyConfigId: options.authProxyConfigId,
+    organizationId: options.organizationId,
+    keyStore: fixedKeyStore(key),
+    storage: null,
+    session: { autoRefresh: false },
+  })
+  addSessionFromKey(client, {
+    publicKey: key.publicKey,
+    userId: options.userId,
+    organizationId: options.organizationId,
+    // An API key does not expire with a session; the service still checks it on every request.
+    lifetimeSeconds: 10 * 365 * 24 * 3600,
+    method: 'api-key',
+    label: 'App back end',
+  })
+  return client
+}
+
+/**
+ * The policies of the recipe: the back end (and only it) may sign Ethereum transactions to
+ * `recipient`; with `maxWei`, a DENY policy refuses any transfer above it, whoever asks.
+ */
+export function delegationPolicies(
+  backendUserId: string,
+  recipient: string,
+  maxWei?: bigint,
+): PolicyParams[] {
+  const policies: PolicyParams[] = [
+    {
+      policyName: `Back end may pay ${recipient.toLowerCase()}`,
+      effect: 'EFFECT_ALLOW',
+      condition: `activity.resource == 'WALLET' && activity.action == 'SIGN' && eth.tx.to == '${recipient.toLowerCase()}'`,
+      consensus: `approvers.any(user, user.id == '${backendUserId}')`,
+      notes: 'delegated access',
+    },
+  ]
+  if (maxWei !== undefined)
+    policies.push({
+      policyName: `No transfer above ${maxWei} wei`,
+      effect: 'EFFECT_DENY',
+      condition: `activity.action == 'SIGN' && eth.tx.value > ${maxWei}`,
+      notes: 'delegated access',
+    })
+  return policies
+}
+
+/**
+ * What the end user's app runs (signed in as the root user): adds the back end as a non-root user
+ * with its API key, and the policies. Returns the ids the back end needs.
+ */
+export async function grantBackendAccess(
+  endUser: Latchkey,
+  backend: { publicKey: string; recipient: string; maxWei?: bigint },
+): Promise<{ userId: string; policyIds: string[] }> {
+  const { userIds } = await createUsers(endUser, {
+    users: [
+      {
+        userName: 'App back end',
+        apiKeys: [{ apiKeyName: 'back end', publicKey: backend.publicKey, curveType: 'API_KEY_CURVE_P256' }],
+        authenticators: [],
+        oauthProviders: [],
+        userTags: [],
+      },
+    ],
+  })
+  const userId = userIds[0] as string
+  const { policyIds } = await createPolicies(endUser, {
+    policies: delegationPolicies(userId, backend.recipient, backend.maxWei),
+  })
+  return { userId, policyIds }
+}
+
+/** `{ outcome, activityId }` of a refusal, or undefined for any other error. */
+export function refusalOf(error: unknown): { outcome: string; activityId: string } | undefined {
+  if (!(error instanceof LatchkeyError) || error.code !== 'PERMISSION_DENIED') return undefined
+  const details = (error.details ?? {}) as { outcome?: unknown; activityId?: unknown }
+  return typeof details.outcome === 'string' && typeof details.activityId === 'string'
+    ? { outcome: details.outcome, activityId: details.activityId }
+    : undefined
+}
+
+async function main() {
+  const { serializeTransaction } = await import('viem')
+  const { createSubOrganization, createWallet, getPolicyEvaluations, signTransaction } = await import(
+    'latchkey/core'
+  )
+  const service = JSON.parse(process.env.LATCHKEY_SERVICE_JSON ?? 'null') as {
+    baseUrl: string
+    organizationId: string
+    authProxyConfigId: string
+    apiPrivateKey: string
+  } | null
+  if (!service) throw new Error('set LATCHKEY_SERVICE_JSON to the first line of `latchkey-service --json`')
+
+  // 1. The end user signs up (here: a sub-organization with a root API key, made with the dev root key).
+  const parent = await backendClient({ ...service, userId: 'dev', privateKeyHex: service.apiPrivateKey })
+  const endUserKey = newBackendKey()
+  const { subOrganizationId, rootUserIds } = await createSubOrganization(parent, {
+    subOrganizationName: `Delegated access demo ${Date.now()}`,
+    rootQuorumThreshold: 1,
+    rootUsers: [
+      {
+        userName: 'End user',
+        apiKeys: [
+          { apiKeyName: 'end user', publicKey: endUserKey.publicKey, curveType: 'API_KEY_CURVE_P256' },
+        ],
+        authenticators: [],
+        oauthProviders: [],
+      },
+    ],
+  })
+  const endUser = await backendClient({
+    ...service,
+    organizationId: subOrganizationId,
+    userId: rootUserIds[0] as string,
+    privateKeyHex: endUserKey.privateKeyHex,
+  })
+  const { addresses } = await createWallet(endUser, { walletName: 'Main', chains: ['ethereum'] })
+  const from = addresses[0] as string
+
+  // 2. The end user grants the back end "may sign ETH transfers to X only" (and nothing above 1 ETH).
+  const x = `0x${bytesToHex(randomBytes(20))}`
+  const y = `0x${bytesToHex(randomBytes(20))}`
+  const key = newBackendKey()
+  const grant = await grantBackendAccess(endUser, {
+    publicKey: key.publicKey,
+    recipient: x,
+    maxWei: 10n ** 18n,
+  })
+  console.log('back end user', grant.userId, 'policies', grant.policyIds.join(', '))
+
+  // 3. The back end, with its API key only.
+  const backend = await backendClient({
+    ...service,
+    organizationId: subOrganizationId,
+    userId: grant.userId,
+    privateKeyHex: key.privateKeyHex,
+  })
+  const transfer = (to: string, value: bigint, nonce: number) =>
+    signTransaction(backend, {
+      signWith: from,
+      type: 'TRANSACTION_TYPE_ETHEREUM',
+      unsignedTransaction: serializeTransaction({
+        type: 'eip1559',
+        chainId: 31337,
+        nonce,
+        gas: 21000n,
+        maxFeePerGas: 2n * 10n ** 9n,
+        maxPriorityFeePerGas: 10n ** 9n,
+        to: to as `0x${string}`,
+        value,
+      }),
+    })
+  const signed = await transfer(x, 10n ** 15n, 0)
+  console.log('transfer to X signed:', `0x${signed.signedTransaction.slice(0, 24)}…`)
+  for (const [label, to, value] of [
+    ['transfer to Y', y, 10n ** 15n],
+    ['2 ETH to X', x, 2n * 10n ** 18n],
+  ] as const) {
+    const refusal = await transfer(to, value, 1).then(
+      () => undefined,
+      (error: unknown) => refusalOf(error) ?? Promise.reject(error),
+    )
+    if (!refusal) throw new Error(`${label} should have been refused`)
+    const { policyEvaluations } = await getPolicyEvaluations(backend, { activityId: refusal.activityId })
+    console.log(
+      `${label} refused: ${refusal.outcome};`,
+      policyEvaluations[0]?.policyEvaluations
+        .map((e) => `${e.policyId ?? 'decision'}=${e.outcome}`)
+        .join(' '),
+    )
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await main()
