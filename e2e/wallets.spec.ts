@@ -77,7 +77,7 @@ test('wallets: create a wallet, add accounts per chain, sign and verify, delete 
   await expect(wallets.getByText('No wallets yet')).toBeVisible()
 })
 
-test('send: fund a new Ethereum account from the faucet and send ETH through the service', async ({
+test('send: fund a new Ethereum account from the faucet and send ETH with viem and the Latchkey account', async ({
   page,
 }) => {
   await signInWithEmail(page)
@@ -106,4 +106,7 @@ test('send: fund a new Ethereum account from the faucet and send ETH through the
   expect(receipt.from!.toLowerCase()).toBe(from!.toLowerCase())
   const transaction = await rpc('eth_getTransactionByHash', [hash])
   expect(BigInt(transaction.value!)).toBe(250_000_000_000_000_000n)
+  // viem built an EIP-1559 transaction; the service signed it (sign_transaction).
+  expect(transaction.type).toBe('0x2')
+  await expect(send.getByTestId('tx-type')).toHaveText('eip1559')
 })

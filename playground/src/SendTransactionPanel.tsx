@@ -1,16 +1,25 @@
-import { useSendRawTransaction, useSignRawPayloads } from 'latchkey'
-import { useCallback, useEffect, useId, useState } from 'react'
-import { EthereumAccountPicker, type PickedAccount } from './EthereumAccountPicker.tsx'
+import { useLatchkeyAccount } from 'latchkey/viem'
+import { useCallback, useEffect, useId, useMemo, useState } from 'react'
 import {
-  attachSignature,
-  type EvmConfig,
-  faucet,
+  type Address,
+  createPublicClient,
+  createWalletClient,
+  defineChain,
   formatEther,
-  getBalance,
-  prepareTransfer,
+  http,
+  parseEther,
   type TransactionReceipt,
-  waitForReceipt,
-} from './evm.ts'
+} from 'viem'
+import { EthereumAccountPicker, type PickedAccount } from './EthereumAccountPicker.tsx'
+
+/** The local EVM node as `npm start` and the e2e runner describe it. */
+export interface EvmConfig {
+  rpcUrl: string
+  chainId: number
+  caip2: string
+  /** An unlocked, funded dev account of the node; the faucet sends from it. */
+  faucetAccount: string
+}
 
 const BURN_ADDRESS = '0x000000000000000000000000000000000000dEaD'
 
@@ -21,25 +30,35 @@ type Stage =
   | { kind: 'error'; message: string }
 
 /**
- * Builds an EIP-1559 transfer, has Latchkey sign its hash (`sign_raw_payloads`, no-op hash), and
- * sends it with `eth_send_raw_transaction`; the service broadcasts it to the local node.
+ * Sends ETH with viem: a wallet client whose account is the Latchkey account (`latchkey/viem`).
+ * viem fills nonce, gas and fees from the node, the service signs the EIP-1559 transaction
+ * (`sign_transaction`), and viem broadcasts it.
  */
 export function SendTransactionPanel({ evm }: { evm: EvmConfig }) {
-  const [account, setAccount] = useState<PickedAccount | null>(null)
-  const onAccount = useCallback((picked: PickedAccount | null) => setAccount(picked), [])
+  const [picked, setPicked] = useState<PickedAccount | null>(null)
+  const onAccount = useCallback((account: PickedAccount | null) => setPicked(account), [])
+  const account = useLatchkeyAccount({ address: picked?.address as Address | undefined })
   const [balance, setBalance] = useState<bigint | null>(null)
   const [to, setTo] = useState(BURN_ADDRESS)
   const [amount, setAmount] = useState('0.01')
   const [stage, setStage] = useState<Stage>({ kind: 'idle' })
-  const signRawPayloads = useSignRawPayloads()
-  const sendRawTransaction = useSendRawTransaction()
   const toId = useId()
   const amountId = useId()
 
+  const { chain, node } = useMemo(() => {
+    const chain = defineChain({
+      id: evm.chainId,
+      name: `Local (${evm.caip2})`,
+      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+      rpcUrls: { default: { http: [evm.rpcUrl] } },
+    })
+    return { chain, node: createPublicClient({ chain, transport: http(), pollingInterval: 250 }) }
+  }, [evm])
+
   const refreshBalance = useCallback(async () => {
-    if (!account) return setBalance(null)
-    setBalance(await getBalance(evm, account.address).catch(() => null))
-  }, [account, evm])
+    if (!picked) return setBalance(null)
+    setBalance(await node.getBalance({ address: picked.address as Address }).catch(() => null))
+  }, [picked, node])
   useEffect(() => {
     void refreshBalance()
   }, [refreshBalance])
@@ -49,15 +68,20 @@ export function SendTransactionPanel({ evm }: { evm: EvmConfig }) {
     try {
       await work()
     } catch (error) {
-      setStage({ kind: 'error', message: (error as Error).message })
+      setStage({
+        kind: 'error',
+        message: (error as { shortMessage?: string }).shortMessage ?? (error as Error).message,
+      })
     }
   }
 
+  // The node's unlocked dev account pays (eth_sendTransaction on the node itself).
   const fund = () =>
     run('Requesting 1 ETH from the faucet…', async () => {
-      if (!account) return
-      const hash = await faucet(evm, account.address, '1')
-      await waitForReceipt(evm, hash)
+      if (!picked) return
+      const faucet = createWalletClient({ account: evm.faucetAccount as Address, chain, transport: http() })
+      const hash = await faucet.sendTransaction({ to: picked.address as Address, value: parseEther('1') })
+      await node.waitForTransactionReceipt({ hash })
       await refreshBalance()
       setStage({ kind: 'idle' })
     })
@@ -65,22 +89,10 @@ export function SendTransactionPanel({ evm }: { evm: EvmConfig }) {
   const send = () =>
     run('Signing and sending…', async () => {
       if (!account) return
-      const unsigned = await prepareTransfer(evm, account.address, to, amount)
-      const signed = await signRawPayloads.mutateAsync({
-        signWith: account.address,
-        payloads: [unsigned.signingHash],
-        encoding: 'PAYLOAD_ENCODING_HEXADECIMAL',
-        hashFunction: 'HASH_FUNCTION_NO_OP',
-      })
-      const signature = signed.signatures?.[0]
-      if (!signature) throw new Error('The service returned no signature.')
-      const transaction = attachSignature(unsigned.transaction, signature)
-      const sent = await sendRawTransaction.mutateAsync({
-        signedTransaction: transaction.toHex(),
-        caip2: evm.caip2,
-      })
-      const receipt = await waitForReceipt(evm, sent.transactionHash)
-      setStage({ kind: 'sent', hash: sent.transactionHash, receipt })
+      const wallet = createWalletClient({ account, chain, transport: http() })
+      const hash = await wallet.sendTransaction({ to: to as Address, value: parseEther(amount) })
+      const receipt = await node.waitForTransactionReceipt({ hash })
+      setStage({ kind: 'sent', hash, receipt })
       await refreshBalance()
     })
 
@@ -100,7 +112,7 @@ export function SendTransactionPanel({ evm }: { evm: EvmConfig }) {
           type="button"
           className="pg-button pg-button-small"
           onClick={fund}
-          disabled={!account || working}
+          disabled={!picked || working}
         >
           Get 1 test ETH
         </button>
@@ -141,15 +153,19 @@ export function SendTransactionPanel({ evm }: { evm: EvmConfig }) {
         ) : null}
         {stage.kind === 'sent' ? (
           <div className="pg-result">
-            <span className={`pg-badge ${stage.receipt.status === '0x1' ? 'pg-badge-ok' : 'pg-badge-bad'}`}>
-              {stage.receipt.status === '0x1' ? '✓ Mined' : '✗ Reverted'} in block{' '}
-              {BigInt(stage.receipt.blockNumber)}
+            <span
+              className={`pg-badge ${stage.receipt.status === 'success' ? 'pg-badge-ok' : 'pg-badge-bad'}`}
+            >
+              {stage.receipt.status === 'success' ? '✓ Mined' : '✗ Reverted'} in block{' '}
+              {stage.receipt.blockNumber.toString()}
             </span>
             <dl style={{ margin: 0 }}>
               <dt>Transaction hash</dt>
               <dd data-testid="tx-hash">{stage.hash}</dd>
               <dt>Gas used</dt>
-              <dd>{BigInt(stage.receipt.gasUsed).toString()}</dd>
+              <dd>{stage.receipt.gasUsed.toString()}</dd>
+              <dt>Type</dt>
+              <dd data-testid="tx-type">{stage.receipt.type}</dd>
             </dl>
           </div>
         ) : null}

@@ -1,4 +1,4 @@
-import type { EvmConfig } from './evm.ts'
+import type { EvmConfig } from './SendTransactionPanel.tsx'
 
 /** One local service, as printed on its `--json` line. */
 export interface PlaygroundService {
