@@ -9,6 +9,9 @@ import { type Route, useRoute } from './useRoute.ts'
 // The adapter demos load on demand: the landing page never pays for wagmi, viem or @solana/kit.
 const WagmiPage = lazy(() => import('./WagmiPage.tsx').then((m) => ({ default: m.WagmiPage })))
 const SolanaPage = lazy(() => import('./SolanaPage.tsx').then((m) => ({ default: m.SolanaPage })))
+const DelegatedAccessPage = lazy(() =>
+  import('./DelegatedAccessPage.tsx').then((m) => ({ default: m.DelegatedAccessPage })),
+)
 
 export function App({ config }: { config: PlaygroundConfig }) {
   const { service } = config
@@ -40,6 +43,10 @@ export function App({ config }: { config: PlaygroundConfig }) {
         <main id="main" className="pg-main" tabIndex={-1}>
           {route === '/operator' ? (
             <OperatorPage service={service} />
+          ) : route === '/delegated' ? (
+            <Suspense fallback={<p className="pg-muted">Loading…</p>}>
+              <DelegatedAccessPage openSignIn={openSignIn} />
+            </Suspense>
           ) : route === '/wagmi' || route === '/solana' ? (
             <Suspense fallback={<p className="pg-muted">Loading…</p>}>
               {route === '/wagmi' ? (
@@ -102,6 +109,7 @@ function Header({
         {link('/', 'App')}
         {link('/wagmi', 'wagmi')}
         {link('/solana', 'Solana')}
+        {link('/delegated', 'Delegated')}
         {link('/operator', 'Operator')}
       </nav>
       <div className="pg-header-end">
