@@ -95,7 +95,8 @@ test('render counts per component', async () => {
       ))}
     </LatchkeyProvider>,
   )
-  await screen.findByText(email)
+  // The profile and the modal's trigger both show the signed-in account.
+  await screen.findAllByText(email)
   await screen.findByText('1 wallets')
   await act(() => sleep(300))
   const mounted = new Map(commits)
