@@ -6,7 +6,7 @@
 // service. A block without a file line fails the test, so no snippet goes unchecked.
 // `--reuse-packs` reuses the tarballs of an earlier run.
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { packKit, root } from './packKit.mjs'
@@ -91,6 +91,33 @@ createRoot(document.getElementById('root')!).render(
 }
 
 /**
+ * What npm users get: a client boundary on the entry, source maps whose sources are in the
+ * tarball, a repository, and README links that resolve outside the repository (absolute URLs).
+ */
+function checkPublished(dir) {
+  const problems = []
+  if (!readFileSync(path.join(dir, 'dist/index.js'), 'utf8').startsWith("'use client'"))
+    problems.push("dist/index.js does not start with 'use client'")
+  const maps = readdirSync(path.join(dir, 'dist'), { recursive: true }).filter((f) => f.endsWith('.js.map'))
+  if (maps.length === 0) problems.push('no source maps in dist')
+  for (const map of maps) {
+    const { sources } = JSON.parse(readFileSync(path.join(dir, 'dist', map), 'utf8'))
+    for (const source of sources) {
+      const file = path.resolve(path.dirname(path.join(dir, 'dist', map)), source)
+      if (!existsSync(file))
+        problems.push(`dist/${map} points to ${path.relative(dir, file)}, not in the package`)
+    }
+  }
+  const manifest = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'))
+  if (!manifest.repository) problems.push('package.json has no repository')
+  const readme = readFileSync(path.join(dir, 'README.md'), 'utf8')
+  for (const [, target] of readme.matchAll(/\]\(([^)\s]+)\)/g))
+    if (!/^(https?:|mailto:|#)/.test(target))
+      problems.push(`README link ${target} is relative (broken on npm)`)
+  if (problems.length) throw new Error(`the packed kit:\n  ${problems.slice(0, 20).join('\n  ')}`)
+}
+
+/**
  * Runs the README's Node example against a fresh local service: its placeholders become the
  * service's ids, and it must print an Ethereum address and a 65-byte signature.
  */
@@ -148,6 +175,7 @@ async function main() {
     mkdirSync(dir, { recursive: true })
     execFileSync('tar', ['-xzf', tarball, '-C', dir, '--strip-components=1'])
   }
+  checkPublished(path.join(app, 'node_modules/latchkey'))
   const write = (file, text) => {
     mkdirSync(path.dirname(path.join(app, file)), { recursive: true })
     writeFileSync(path.join(app, file), text)
