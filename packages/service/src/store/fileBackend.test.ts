@@ -147,7 +147,9 @@ describe('the CLI under kill -9', () => {
         'authProxyUrl',
         'baseUrl',
         'organizationId',
+        'outboxUrl',
         'signerPublicKey',
+        'trustedSignerPublicKey',
       ].sort(),
     )
     const post = async (base: string, path: string, body: object) => {

@@ -788,6 +788,8 @@ describe('auth proxy: configuration, origins and methods', () => {
         x: 'http://localhost/dev/oidc/x/authorize',
         discord: 'http://localhost/dev/oidc/discord/authorize',
       },
+      // The local service is a development service: the kit's code step links to its outbox.
+      devOutboxUrl: 'http://localhost/dev/outbox',
     })
     expect(
       (await settings(h, { enabledProviders: ['google', 'email'], sessionExpirationSeconds: '3600' })).status,
