@@ -1,6 +1,6 @@
 import { base58 } from '@scure/base'
-import type { Latchkey } from '../../types.ts'
 import { LatchkeyError } from '../../errors.ts'
+import type { Latchkey } from '../../types.ts'
 import { bytesToHex, hexToBytes, utf8ToBytes } from '../../utils/encoding.ts'
 import type { ActionOptions } from '../options.ts'
 import { getWalletAccounts } from '../queries/getWalletAccounts.ts'
