@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { kb, measureApp, printTable, projectRoot } from './measureApp.mjs'
-import { anchorApp, sizeApps } from './sizeApps.mjs'
+import { adapterApps, adapterBaseApps, anchorApp, sizeApps } from './sizeApps.mjs'
 
 const anchorDir = join(projectRoot, 'bench/anchor')
 const anchorVersion = '2.4.3'
@@ -153,6 +153,64 @@ if (ours && anchor) {
     `\nanchor / latchkey sign-in app, beyond the baseline: start-up ${startupRatio.toFixed(1)}x, all chunks ${allRatio.toFixed(1)}x`,
   )
 }
+
+/**
+ * Adapter entries. Each app is built twice: whole, and with the adapted library left out
+ * (external). `cost` is what the adapter adds to an app that already uses latchkey/core and the
+ * library; `beyond the library` leaves out the library's own modules it pulls in (the target).
+ */
+const adapterTarget = 4_000
+const adapterSizes = await Promise.all(
+  [...adapterBaseApps, ...adapterApps].flatMap((app) => {
+    const library = adapterApps.find((a) => a.name === app.name || a.base === app.name)?.library ?? ''
+    const external = new RegExp(`^${library}(/|$)`)
+    return [
+      [app.name, app],
+      [`${app.name} without ${library}`, { ...app, external }],
+    ].map(async ([key, options]) => {
+      const missing = app.needs.filter((file) => !existsSync(join(projectRoot, file)))
+      if (missing.length > 0) return [key, { error: `${missing.join(', ')} not written yet` }]
+      try {
+        return [key, { size: await measureApp(options) }]
+      } catch (error) {
+        return [key, { error: error instanceof Error ? error.message.split('\n')[0] : String(error) }]
+      }
+    })
+  }),
+)
+const adapterBy = Object.fromEntries(adapterSizes)
+console.log(
+  '\nadapter entry points: cost in an app that already uses latchkey/core and the library (gzip -9)\n',
+)
+printTable(
+  ['entry', 'app with it', 'base app', 'cost', 'cost beyond the library', `target ${kb(adapterTarget)}`],
+  adapterApps.map((app) => {
+    const of = (/** @type {string} */ key) => adapterBy[key]?.size?.all.total
+    const [own, base] = [of(app.name), of(app.base)]
+    const [ownBare, baseBare] = [
+      of(`${app.name} without ${app.library}`),
+      of(`${app.base} without ${app.library}`),
+    ]
+    if (own === undefined || base === undefined || ownBare === undefined || baseBare === undefined)
+      return [
+        app.label,
+        'n/a',
+        'n/a',
+        '',
+        '',
+        adapterBy[app.name]?.error ?? adapterBy[app.base]?.error ?? 'n/a',
+      ]
+    const beyond = ownBare - baseBare
+    return [
+      app.label,
+      kb(own),
+      kb(base),
+      kb(own - base),
+      kb(beyond),
+      beyond <= adapterTarget ? 'met' : 'OVER',
+    ]
+  }),
+)
 
 console.log(
   '\nnpm install into a fresh app (peers included; --ignore-scripts; built first with npm run build):\n',

@@ -16,6 +16,7 @@ export const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../
 export const latchkeyAliases = [
   { find: /^latchkey$/, replacement: join(projectRoot, 'src/index.ts') },
   { find: /^latchkey\/core$/, replacement: join(projectRoot, 'src/core/index.ts') },
+  { find: /^latchkey\/(viem|ethers|solana|wagmi)$/, replacement: join(projectRoot, 'src/$1/index.ts') },
   { find: /^latchkey\/styles\.css$/, replacement: join(projectRoot, 'src/components/styles.css') },
   ...workspaceAliases,
 ]
@@ -69,10 +70,11 @@ export function moduleGroup(id) {
  */
 
 /**
- * @param {{ name: string, root: string, aliases?: import('vite').Alias[] }} app
+ * @param {{ name: string, root: string, aliases?: import('vite').Alias[], external?: RegExp }} app
+ *   `external`: imports left out of the build (to measure an app without a library's modules).
  * @returns {Promise<AppSize>}
  */
-export async function measureApp({ name, root, aliases = latchkeyAliases }) {
+export async function measureApp({ name, root, aliases = latchkeyAliases, external }) {
   const started = performance.now()
   if (!existsSync(join(root, 'index.html'))) throw new Error(`${name}: no index.html in ${root}`)
   const result = await build({
@@ -84,7 +86,13 @@ export async function measureApp({ name, root, aliases = latchkeyAliases }) {
     mode: 'production',
     plugins: [projectReact(), react()],
     resolve: { alias: aliases },
-    build: { write: false, sourcemap: false, reportCompressedSize: false, emptyOutDir: false },
+    build: {
+      write: false,
+      sourcemap: false,
+      reportCompressedSize: false,
+      emptyOutDir: false,
+      ...(external ? { rollupOptions: { external } } : {}),
+    },
   })
   const outputs = (Array.isArray(result) ? result : [result]).flatMap((r) => ('output' in r ? r.output : []))
   /** @type {Map<string, any>} */

@@ -34,6 +34,53 @@ export const sizeApps = [
   },
 ]
 
+/**
+ * @typedef {SizeApp & { base: string, library: string }} AdapterApp
+ * An entry point that adapts another library (viem, ethers, …). `base` names the app that uses
+ * latchkey/core and that library without the adapter; the adapter's cost is the difference of
+ * their all-chunks sizes (target: at most 4 kB gz each).
+ */
+
+/** @type {SizeApp[]} the apps adapters are measured against */
+export const adapterBaseApps = [
+  {
+    name: 'viem-base',
+    label: 'latchkey/core + viem wallet client (no adapter)',
+    root: join(projectRoot, 'bench/size/apps/viem-base'),
+    needs: ['src/core/index.ts'],
+    react: false,
+  },
+  {
+    name: 'ethers-base',
+    label: 'latchkey/core + ethers signer and contract (no adapter)',
+    root: join(projectRoot, 'bench/size/apps/ethers-base'),
+    needs: ['src/core/index.ts'],
+    react: false,
+  },
+]
+
+/** @type {AdapterApp[]} */
+export const adapterApps = [
+  {
+    name: 'viem',
+    label: 'latchkey/viem: toLatchkeyAccount + EIP-1193 provider',
+    root: join(projectRoot, 'bench/size/apps/viem'),
+    needs: ['src/viem/index.ts'],
+    react: false,
+    base: 'viem-base',
+    library: 'viem',
+  },
+  {
+    name: 'ethers',
+    label: 'latchkey/ethers: LatchkeySigner',
+    root: join(projectRoot, 'bench/size/apps/ethers'),
+    needs: ['src/ethers/index.ts'],
+    react: false,
+    base: 'ethers-base',
+    library: 'ethers',
+  },
+]
+
 /** @type {SizeApp} */
 export const anchorApp = {
   name: 'anchor',
