@@ -19,6 +19,7 @@ import { getTransferSolInstruction } from '@solana-program/system'
 import { useCreateWallet, useLatchkey, useSession, useWalletAccounts } from 'latchkey'
 import { createLatchkeySolanaSigner } from 'latchkey/solana'
 import { useId, useState } from 'react'
+import { TransferFields } from './TransferFields.tsx'
 
 const LAMPORTS_PER_SOL = 1_000_000_000
 
@@ -67,8 +68,6 @@ function SolanaTransfer() {
   const [error, setError] = useState<string | null>(null)
   const [signed, setSigned] = useState<Signed | null>(null)
   const accountId = useId()
-  const toId = useId()
-  const amountId = useId()
   const amountValid = /^\d+(\.\d{1,9})?$/.test(amount) && Number(amount) > 0
 
   const sign = async () => {
@@ -160,25 +159,7 @@ function SolanaTransfer() {
           </select>
         </label>
       ) : null}
-      <label className="pg-field" htmlFor={toId}>
-        <span>Recipient</span>
-        <input
-          id={toId}
-          className="pg-input pg-mono"
-          value={to}
-          onChange={(e) => setTo(e.target.value.trim())}
-        />
-      </label>
-      <label className="pg-field" htmlFor={amountId}>
-        <span>Amount (SOL)</span>
-        <input
-          id={amountId}
-          className="pg-input"
-          inputMode="decimal"
-          value={amount}
-          onChange={(e) => setAmount(e.target.value.trim())}
-        />
-      </label>
+      <TransferFields to={to} onToChange={setTo} amount={amount} onAmountChange={setAmount} unit="SOL" />
       <button
         type="button"
         className="pg-button pg-button-primary"

@@ -22,6 +22,7 @@ import {
   WagmiProvider,
 } from 'wagmi'
 import type { PlaygroundConfig } from './loadPlaygroundConfig.ts'
+import { TransferFields } from './TransferFields.tsx'
 
 type Evm = NonNullable<PlaygroundConfig['evm']>
 
@@ -109,8 +110,6 @@ function SendCard({ evm, address }: { evm: Evm; address: `0x${string}` }) {
   const [funding, setFunding] = useState<string | null>(null)
   const [to, setTo] = useState<string>(BURN_ADDRESS)
   const [amount, setAmount] = useState('0.01')
-  const toId = useId()
-  const amountId = useId()
 
   const fund = async () => {
     setFunding('Requesting 1 ETH from the faucet…')
@@ -143,25 +142,7 @@ function SendCard({ evm, address }: { evm: Evm; address: `0x${string}` }) {
         </button>
       </div>
       {funding ? <p className="pg-muted">{funding}</p> : null}
-      <label className="pg-field" htmlFor={toId}>
-        <span>Recipient</span>
-        <input
-          id={toId}
-          className="pg-input pg-mono"
-          value={to}
-          onChange={(e) => setTo(e.target.value.trim())}
-        />
-      </label>
-      <label className="pg-field" htmlFor={amountId}>
-        <span>Amount (ETH)</span>
-        <input
-          id={amountId}
-          className="pg-input"
-          inputMode="decimal"
-          value={amount}
-          onChange={(e) => setAmount(e.target.value.trim())}
-        />
-      </label>
+      <TransferFields to={to} onToChange={setTo} amount={amount} onAmountChange={setAmount} unit="ETH" />
       <button
         type="button"
         className="pg-button pg-button-primary"
