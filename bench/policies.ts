@@ -100,3 +100,29 @@ const added100 = (times[2] ?? 0) - base
 console.log(
   `\n100 policies add ${added100.toFixed(3)} ms per activity (target < 2 ms): ${added100 < 2 ? 'met' : 'NOT met'}`,
 )
+
+// The worst an organization can do: 1,000 policies each near the per-expression step limit. The
+// decision's shared budget cuts them off, so one activity stays bounded.
+const hostile: PolicyInput[] = Array.from({ length: 1000 }, (_, i) => ({
+  id: `h${i}`,
+  effect: 'EFFECT_ALLOW',
+  consensus: 'approvers.all(a, approvers.all(b, true))',
+}))
+const crowd = Array.from({ length: 95 }, (_, i) => ({ id: `u${i}`, tags: [], email: '', alias: '' }))
+const hostileContext = policyContextOf(h.service.store, activity, {
+  decodeTransaction: decodeTransactionForPolicy,
+})
+const hostileRuns: number[] = []
+for (let round = 0; round < 5; round++) {
+  const start = performance.now()
+  evaluatePolicies({
+    policies: hostile,
+    context: hostileContext,
+    consensus: { approvers: crowd, credentials: [] },
+    rootQuorumMet: false,
+  })
+  hostileRuns.push(performance.now() - start)
+}
+console.log(
+  `1,000 hostile policies (cut off by the per-decision budget): ${median(hostileRuns).toFixed(1)} ms per activity`,
+)

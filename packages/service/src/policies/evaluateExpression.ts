@@ -44,11 +44,15 @@ export function evaluateExpression(
   tree: Expr,
   scope: PolicyScope,
   maxSteps: number = POLICY_LIMITS.maxSteps,
+  /** A budget shared with other evaluations (one decision's policies); decremented as steps are spent. */
+  budget?: { remaining: number },
 ): PolicyValue {
   let steps = 0
   const spend = (pos: number, count = 1) => {
     steps += count
     if (steps > maxSteps) throw new PolicyRuntimeError(`evaluation exceeded ${maxSteps} steps`, pos)
+    if (budget && (budget.remaining -= count) < 0)
+      throw new PolicyRuntimeError('the policies of this activity exceeded their evaluation budget', pos)
   }
 
   const equal = (a: PolicyValue, b: PolicyValue, pos: number): boolean => {

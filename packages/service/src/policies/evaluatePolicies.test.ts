@@ -96,6 +96,22 @@ describe('evaluatePolicies', () => {
     ])
   })
 
+  it('bounds the cost of all policies of one decision together', () => {
+    const approvers = Array.from({ length: 95 }, (_, i) => ({ id: `u${i}`, tags: [], email: '', alias: '' }))
+    // Each costs ~18,300 steps (95 x 95 pairs), under the per-expression limit of 20,000.
+    const costly: PolicyInput[] = Array.from({ length: 40 }, (_, i) => ({
+      id: `p${i}`,
+      effect: 'EFFECT_ALLOW',
+      consensus: 'approvers.all(a, approvers.all(b, true))',
+    }))
+    const result = evaluatePolicies(input(costly, { consensus: { approvers, credentials: [] } }))
+    const outcomes = result.evaluations.map((evaluation) => evaluation.outcome)
+    // The first ones fit in the decision's budget of 400,000 steps; the rest are cut off.
+    expect(outcomes.slice(0, 20)).toEqual(Array(20).fill('OUTCOME_ALLOW'))
+    expect(outcomes.slice(-10)).toEqual(Array(10).fill('OUTCOME_ERROR'))
+    expect(result.outcome).toBe('OUTCOME_ALLOW')
+  })
+
   it('allows when the root quorum is met, still recording every policy', () => {
     expect(evaluatePolicies(input([denyBig, broken], { rootQuorumMet: true }))).toEqual({
       outcome: 'OUTCOME_ALLOW',

@@ -1,6 +1,7 @@
 import type { PolicyOutcome } from '@latchkey/protocol'
 import type { Expr } from './ast.ts'
 import { evaluateExpression, type PolicyScope, type PolicyValue } from './evaluateExpression.ts'
+import { POLICY_LIMITS } from './limits.ts'
 import { CONDITION_KEYWORDS, CONSENSUS_KEYWORDS, parsePolicy } from './parsePolicy.ts'
 
 export type PolicyEffect = 'EFFECT_ALLOW' | 'EFFECT_DENY'
@@ -51,9 +52,14 @@ export const parseCondition = (source: string): Expr => treeOf(source, CONDITION
 export const parseConsensus = (source: string): Expr => treeOf(source, CONSENSUS_KEYWORDS, 'consensus')
 
 /** true or false; anything else (a runtime error, a non-bool result) is an error. */
-function holds(source: string | undefined, parse: (source: string) => Expr, scope: PolicyScope): boolean {
+function holds(
+  source: string | undefined,
+  parse: (source: string) => Expr,
+  scope: PolicyScope,
+  budget: { remaining: number },
+): boolean {
   if (source === undefined || source.trim() === '') return true
-  const value = evaluateExpression(parse(source), scope)
+  const value = evaluateExpression(parse(source), scope, POLICY_LIMITS.maxSteps, budget)
   if (typeof value !== 'boolean') throw new TypeError(`expression gives a ${typeof value}, not a bool`)
   return value
 }
@@ -70,12 +76,13 @@ export function evaluatePolicies(input: EvaluatePoliciesInput): PolicyEvaluation
     approvers: input.consensus.approvers,
     credentials: input.consensus.credentials,
   }
+  const budget = { remaining: POLICY_LIMITS.maxStepsPerDecision }
   const evaluations = input.policies.map((policy) => {
     let outcome: PolicyOutcome
     try {
-      if (!holds(policy.condition, parseCondition, input.context)) outcome = 'OUTCOME_DENY_IMPLICIT'
+      if (!holds(policy.condition, parseCondition, input.context, budget)) outcome = 'OUTCOME_DENY_IMPLICIT'
       else {
-        const met = holds(policy.consensus, parseConsensus, consensusScope)
+        const met = holds(policy.consensus, parseConsensus, consensusScope, budget)
         if (policy.effect === 'EFFECT_DENY') outcome = met ? 'OUTCOME_DENY_EXPLICIT' : 'OUTCOME_DENY_IMPLICIT'
         else outcome = met ? 'OUTCOME_ALLOW' : 'OUTCOME_REQUIRES_CONSENSUS'
       }

@@ -12,6 +12,11 @@ export const POLICY_LIMITS = {
   maxListLiteral: 256,
   /** Nodes visited (and list items compared) while evaluating one expression. */
   maxSteps: 20_000,
+  /**
+   * Steps of all the policies of one decision together: past it, the policies not evaluated yet
+   * get OUTCOME_ERROR, so 1,000 costly policies cannot hold the service for seconds.
+   */
+  maxStepsPerDecision: 400_000,
   /** Digits of an integer literal (u256 has 78). */
   maxIntegerDigits: 78,
 } as const
