@@ -57,6 +57,20 @@ export const adapterBaseApps = [
     needs: ['src/core/index.ts'],
     react: false,
   },
+  {
+    name: 'solana-base',
+    label: 'latchkey/core + @solana/kit transfer signed by a key pair (no adapter)',
+    root: join(projectRoot, 'bench/size/apps/solana-base'),
+    needs: ['src/core/index.ts'],
+    react: false,
+  },
+  {
+    name: 'wagmi-base',
+    label: 'latchkey/core + wagmi (injected): send, receipt, contract, sign (no adapter)',
+    root: join(projectRoot, 'bench/size/apps/wagmi-base'),
+    needs: ['src/core/index.ts'],
+    react: false,
+  },
 ]
 
 /** @type {AdapterApp[]} */
@@ -78,6 +92,25 @@ export const adapterApps = [
     react: false,
     base: 'ethers-base',
     library: 'ethers',
+  },
+  {
+    name: 'solana',
+    label: 'latchkey/solana: kit transaction + message signer',
+    root: join(projectRoot, 'bench/size/apps/solana'),
+    needs: ['src/solana/index.ts'],
+    react: false,
+    base: 'solana-base',
+    library: '@solana/kit',
+  },
+  {
+    // wagmi adapts both wagmi and viem (the connector's provider signs with viem): both left out.
+    name: 'wagmi',
+    label: 'latchkey/wagmi: connector (with latchkey/viem provider)',
+    root: join(projectRoot, 'bench/size/apps/wagmi'),
+    needs: ['src/wagmi/index.ts'],
+    react: false,
+    base: 'wagmi-base',
+    library: '(?:wagmi|viem)',
   },
 ]
 
