@@ -289,7 +289,7 @@ describe('createLatchkeyEip1193Provider', () => {
     await logout(fx.client)
     expect(events.map(([name]) => name)).toEqual(['accountsChanged', 'disconnect'])
     expect(events[0]?.[1]).toEqual([])
-    expect((events[1]?.[1] as { code: number }).code).toBe(4900)
+    expect(events[1]?.[1]).toMatchObject({ code: 4900 })
     expect(await provider.request({ method: 'eth_accounts' })).toEqual([])
     provider.destroy()
   })
