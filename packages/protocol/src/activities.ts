@@ -6,6 +6,7 @@ import type {
   PayloadEncoding,
   TransactionType,
 } from './enums.ts'
+import type { ClientSignature } from './proxy.ts'
 import type {
   AccountSpec,
   Activity,
@@ -29,6 +30,16 @@ export interface ActivityMap {
     }
     result: { signatures: { r: string; s: string; v: string }[] }
   }
+  /** One payload, the published clients' `signMessage` (`ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2`). */
+  sign_raw_payload: {
+    parameters: {
+      signWith: string
+      payload: string
+      encoding: PayloadEncoding
+      hashFunction: HashFunction
+    }
+    result: { r: string; s: string; v: string }
+  }
   /**
    * Signs an unsigned transaction (hex, 0x optional) as the `signWith` account; `signedTransaction`
    * is hex without 0x. Ethereum: legacy (EIP-155), EIP-2930, EIP-1559, EIP-7702. Solana: the wire
@@ -44,7 +55,8 @@ export interface ActivityMap {
       publicKey: string
       expirationSeconds?: string
       invalidateExisting?: boolean
-      clientSignature?: string
+      /** The seed's hex signature over the token, or the published clients' object. */
+      clientSignature?: string | ClientSignature
     }
     result: { session: string }
   }
@@ -263,6 +275,12 @@ const define = (path: string, version = ''): ActivityDefinition => ({
 /** Type constant, intent key and result key of every activity. */
 export const ACTIVITIES: { readonly [P in ActivityPath]: ActivityDefinition } = {
   sign_raw_payloads: define('sign_raw_payloads'),
+  // The reference service versions the type and intent of the singular one, not its result.
+  sign_raw_payload: {
+    type: 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2',
+    intentKey: 'signRawPayloadIntentV2',
+    resultKey: 'signRawPayloadResult',
+  },
   // The reference service versions the type and intent, not the result.
   sign_transaction: {
     type: 'ACTIVITY_TYPE_SIGN_TRANSACTION_V2',

@@ -16,6 +16,8 @@ export interface ProxyMap {
       userPhoneNumber?: string
       /** OTP verification token proving the e-mail or phone number. */
       verificationToken?: string
+      /** Required when `verificationToken` is bound to a key: that key's consent to this sign-up. */
+      clientSignature?: string | ClientSignature
       apiKeys?: ApiKeyParams[]
       authenticators?: AuthenticatorParams[]
       oauthProviders?: OauthProviderParams[]
@@ -36,8 +38,9 @@ export interface ProxyMap {
     request: {
       verificationToken: string
       publicKey: string
-      client_signature?: string
-      clientSignature?: string
+      /** The seed's hex signature over the token, or the published clients' object. */
+      client_signature?: string | ClientSignature
+      clientSignature?: string | ClientSignature
       expirationSeconds?: string
       invalidateExisting?: boolean
       organizationId?: string
@@ -68,6 +71,41 @@ export interface ProxyMap {
   account: {
     request: { filterType: AccountFilterType; filterValue: string; verificationToken?: string }
     response: { organizationId: string | null }
+  }
+  /** What the published clients fetch at start-up: bot-check settings (none on this service). */
+  wallet_kit_client_params: {
+    request: Record<string, never>
+    response: { turnstileSiteKey?: string }
+  }
+  /** `otp_init` plus a target key the code is encrypted to, signed like an import bundle. */
+  otp_init_v2: {
+    request: { otpType: OtpType; contact: string }
+    response: { otpId: string; otpEncryptionTargetBundle: string }
+  }
+  /**
+   * `otp_verify` with the code HPKE-encrypted to the `otp_init_v2` target: `encryptedOtpBundle`
+   * is `{ encappedPublic, ciphertext }` JSON whose plaintext is `{ otp_code, public_key }`.
+   */
+  otp_verify_v2: {
+    request: { otpId: string; encryptedOtpBundle: string }
+    response: { verificationToken: string }
+  }
+  /** `otp_login` whose `clientSignature` is the published object (required). */
+  otp_login_v2: {
+    request: {
+      verificationToken: string
+      publicKey: string
+      clientSignature: ClientSignature
+      expirationSeconds?: string
+      invalidateExisting?: boolean
+      organizationId?: string
+    }
+    response: { session: string }
+  }
+  /** `signup` as the published clients send it (also answers `wallet`). */
+  signup_v2: {
+    request: ProxyMap['signup']['request']
+    response: ProxyMap['signup']['response'] & { wallet?: { walletId: string; addresses: string[] } }
   }
   wallet_kit_config: {
     request: Record<string, never>
@@ -102,7 +140,52 @@ export const PROXY_PATHS: readonly ProxyPath[] = [
   'oauth_login',
   'account',
   'wallet_kit_config',
+  'wallet_kit_client_params',
+  'otp_init_v2',
+  'otp_verify_v2',
+  'otp_login_v2',
+  'signup_v2',
 ]
+
+export const CLIENT_SIGNATURE_SCHEME = 'CLIENT_SIGNATURE_SCHEME_API_P256'
+
+/**
+ * The published clients' proof of possession on login and sign-up: `signature` (ECDSA-P256-SHA256,
+ * raw r‖s or DER hex) over the UTF-8 `message` by `publicKey`, the key bound at `otp_verify`.
+ * `message` is JSON naming what the key consents to: `clientSignatureMessage` builds it.
+ */
+export interface ClientSignature {
+  message: string
+  publicKey: string
+  scheme: typeof CLIENT_SIGNATURE_SCHEME
+  signature: string
+}
+
+/** The usage a `ClientSignature` message grants: a session for one key, or one sign-up. */
+export type ClientSignatureUsage =
+  | { type: 'USAGE_TYPE_LOGIN'; tokenId: string; login: { publicKey: string } }
+  | {
+      type: 'USAGE_TYPE_SIGNUP'
+      tokenId: string
+      signupV2: {
+        apiKeys?: unknown[]
+        authenticators?: unknown[]
+        oauthProviders?: unknown[]
+        email?: string
+        phoneNumber?: string
+      }
+    }
+
+/** The message text in the published clients' key order (`login`/`signupV2`, `tokenId`, `type`). */
+export function clientSignatureMessage(usage: ClientSignatureUsage): string {
+  return usage.type === 'USAGE_TYPE_LOGIN'
+    ? JSON.stringify({
+        login: { publicKey: usage.login.publicKey },
+        tokenId: usage.tokenId,
+        type: usage.type,
+      })
+    : JSON.stringify({ signupV2: usage.signupV2, tokenId: usage.tokenId, type: usage.type })
+}
 
 /** The auth-proxy section of the operator dashboard (settings API). */
 export interface ProxySettings {

@@ -53,8 +53,14 @@ export interface QueryMap {
     response: { wallets: Wallet[] }
   }
   list_wallet_accounts: {
-    request: { organizationId: string; walletId?: string; paginationOptions?: PaginationOptions }
-    response: { accounts: WalletAccount[] }
+    request: {
+      organizationId: string
+      walletId?: string
+      /** Adds each account's `walletDetails` (what the published clients group wallets by). */
+      includeWalletDetails?: boolean
+      paginationOptions?: PaginationOptions
+    }
+    response: { accounts: (WalletAccount & { walletDetails?: Wallet })[] }
   }
   get_activity: {
     request: { organizationId: string; activityId: string }

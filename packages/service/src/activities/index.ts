@@ -23,6 +23,7 @@ import { exportWalletAccount } from './exportWalletAccount.ts'
 import { importWallet } from './importWallet.ts'
 import { initImportWallet } from './initImportWallet.ts'
 import { rejectActivity } from './rejectActivity.ts'
+import { signRawPayload } from './signRawPayload.ts'
 import { signRawPayloads } from './signRawPayloads.ts'
 import { signTransaction } from './signTransaction.ts'
 import { updatePolicy } from './updatePolicy.ts'
@@ -60,6 +61,7 @@ export const builtinActivities: ActivityHandlers = {
   init_import_wallet: initImportWallet,
   reject_activity: rejectActivity,
   sign_raw_payloads: signRawPayloads,
+  sign_raw_payload: signRawPayload,
   sign_transaction: signTransaction,
   update_user_name: updateUserName,
   update_user_tag: updateUserTag,

@@ -1,10 +1,11 @@
-import { SESSION_HEADER, STAMP_HEADER, WEBAUTHN_STAMP_HEADER } from '@latchkey/protocol'
+import { CORS_ALLOWED_HEADERS } from '@latchkey/protocol'
 import { hexToBytes } from '@noble/hashes/utils.js'
 import { Hono } from 'hono'
 import { cors } from 'hono/cors'
 import { publicJwk } from '../crypto/index.ts'
 import type { Runtime } from '../Runtime.ts'
 import type { Registry } from '../registry.ts'
+import { originAllowed } from './originPolicy.ts'
 import type { PipelineEnv } from './readJson.ts'
 import { readJson } from './readJson.ts'
 import { runQuery } from './runQuery.ts'
@@ -19,9 +20,10 @@ export function activityApi(service: Runtime, registry: Registry): Hono<Pipeline
   app.use(
     '*',
     cors({
-      origin: '*',
+      // Only pages the operator allowed (or loopback dev pages) may read answers; see originPolicy.
+      origin: (origin, c) => (origin && originAllowed(service, c, origin) ? origin : null),
       allowMethods: ['GET', 'POST', 'OPTIONS'],
-      allowHeaders: ['Content-Type', 'Accept', STAMP_HEADER, WEBAUTHN_STAMP_HEADER, SESSION_HEADER],
+      allowHeaders: [...CORS_ALLOWED_HEADERS],
       maxAge: 600,
     }),
   )

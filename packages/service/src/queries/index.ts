@@ -151,7 +151,12 @@ export const builtinQueries: Record<string, QueryHandler> = {
     }),
   }),
   list_wallet_accounts: defineQuery({
-    parse: (r) => ({ walletId: r.optString('walletId', { max: 200 }), pagination: readPagination(r) }),
+    parse: (r) => ({
+      walletId: r.optString('walletId', { max: 200 }),
+      // The published clients group accounts into wallets by each account's `walletDetails`.
+      includeWalletDetails: r.optBool('includeWalletDetails') ?? false,
+      pagination: readPagination(r),
+    }),
     run: ({ store, organization }, q) => {
       let accounts = store.findBy('walletAccounts', 'organizationId', organization.id)
       if (q.walletId !== undefined) {
@@ -160,7 +165,17 @@ export const builtinQueries: Record<string, QueryHandler> = {
           throw new ApiError('WALLET_NOT_FOUND', `wallet ${q.walletId} not found`, 'walletId')
         accounts = store.findBy('walletAccounts', 'walletId', wallet.id)
       }
-      return { accounts: paginate(accounts, (account) => account.id, q.pagination).map(renderWalletAccount) }
+      const page = paginate(accounts, (account) => account.id, q.pagination)
+      if (!q.includeWalletDetails) return { accounts: page.map(renderWalletAccount) }
+      return {
+        accounts: page.map((account) => {
+          const wallet = store.get('wallets', account.walletId)
+          return {
+            ...renderWalletAccount(account),
+            ...(wallet ? { walletDetails: renderWallet(wallet) } : {}),
+          }
+        }),
+      }
     },
   }),
   get_activity: defineQuery({

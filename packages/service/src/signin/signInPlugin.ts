@@ -1,3 +1,5 @@
+import { ATTESTED_STAMP_HEADER } from '@latchkey/protocol'
+import { attestedStampVerifiers } from '../auth/authenticate.ts'
 import { ApiError } from '../errors.ts'
 import type { ServicePlugin } from '../registry.ts'
 import { initOtp } from './activities/initOtp.ts'
@@ -6,6 +8,7 @@ import { oauthLogin } from './activities/oauthLogin.ts'
 import { otpLogin } from './activities/otpLogin.ts'
 import { stampLogin } from './activities/stampLogin.ts'
 import { verifyOtp } from './activities/verifyOtp.ts'
+import { ATTESTED_CREDENTIAL_PREFIX, verifyAttestedStamp } from './attested/verifyAttestedStamp.ts'
 import { DEV_OIDC_PREFIX } from './oauth/devIdp.ts'
 import { outboxRoutes } from './outbox/createOutbox.ts'
 import { proxyApp } from './proxy/proxyApp.ts'
@@ -47,6 +50,9 @@ export const signInPlugin: ServicePlugin = {
     pruneSignInRows(tx, service)
   },
   routes(app, service) {
+    attestedStampVerifiers.set(service, (header, body, target) =>
+      verifyAttestedStamp(service, header, body, target),
+    )
     const state = signInState(service)
     state.app = app
     app.route('/v1', proxyApp(app, service))
@@ -56,6 +62,15 @@ export const signInPlugin: ServicePlugin = {
   },
   subOrganization: subOrganizationHooks,
   authorize({ kind, path, caller, organization }, service) {
+    // A token vouches for a key to log in with, nothing else.
+    if (
+      caller.credential.id.startsWith(ATTESTED_CREDENTIAL_PREFIX) &&
+      !(kind === 'activity' && path === 'stamp_login')
+    )
+      throw new ApiError(
+        'PERMISSION_DENIED',
+        `an ${ATTESTED_STAMP_HEADER} stamp only logs in (stamp_login), not ${path}`,
+      )
     // Only proxy users are confined here; everyone else passes.
     const config = service.store.findBy('proxyConfigs', 'organizationId', caller.organizationId)[0]
     if (!config || config.proxyUserId !== caller.userId) return

@@ -1,7 +1,7 @@
 import { issueSession, MAX_SESSION_SECONDS, normalizeSessionPublicKey } from '../../domain/sessions.ts'
 import { ApiError } from '../../errors.ts'
 import { defineActivity } from '../../registry.ts'
-import { verifyClientSignature } from '../otp/verifyClientSignature.ts'
+import { checkLoginSignature, readClientSignature } from '../clientSignature/checkClientSignature.ts'
 import { spendOnce, verifyVerificationToken } from '../signInState.ts'
 
 /**
@@ -16,11 +16,7 @@ export const otpLogin = defineActivity('otp_login', {
   parse: (r) => {
     const expirationSeconds = r.optUintString('expirationSeconds', { max: MAX_SESSION_SECONDS })
     const invalidateExisting = r.optBool('invalidateExisting')
-    const clientSignature = r.optString('clientSignature', {
-      max: 300,
-      pattern: /^(0x)?[0-9a-fA-F]+$/,
-      hint: 'hex (raw r‖s or DER)',
-    })
+    const clientSignature = readClientSignature(r)
     return {
       verificationToken: r.string('verificationToken', { max: 8192 }),
       publicKey: normalizeSessionPublicKey(r.string('publicKey', { max: 200 }), r.field('publicKey')),
@@ -30,21 +26,22 @@ export const otpLogin = defineActivity('otp_login', {
     }
   },
   run: (ctx, p) => {
-    const claims = verifyVerificationToken(ctx.service, p.verificationToken, 'parameters.verificationToken')
-    if (claims.public_key) {
-      if (p.clientSignature === undefined)
-        throw new ApiError(
-          'CLIENT_SIGNATURE_INVALID',
-          'clientSignature is required: the verification token is bound to a public key',
-          'parameters.clientSignature',
-        )
-      if (!verifyClientSignature(p.clientSignature, p.verificationToken, claims.public_key))
-        throw new ApiError(
-          'CLIENT_SIGNATURE_INVALID',
-          'clientSignature is not a signature of the verification token by the key given at otp_verify',
-          'parameters.clientSignature',
-        )
-    }
+    const claims = verifyVerificationToken(
+      ctx.service,
+      p.verificationToken,
+      'parameters.verificationToken',
+      ctx.organization,
+    )
+    // Issue 13 class 1: a signature over the token alone says nothing about which key gets the
+    // session, so an intercepted (token, signature) pair could be redeemed for any key.
+    checkLoginSignature({
+      signature: p.clientSignature,
+      token: p.verificationToken,
+      claims,
+      sessionPublicKey: p.publicKey,
+      field: 'parameters.clientSignature',
+      publicKeyField: 'parameters.publicKey',
+    })
     const org = ctx.organization
     const email = claims.verification_type === 'OTP_TYPE_EMAIL'
     if (email ? org.disableOtpEmailAuth || org.disableEmailAuth : org.disableSmsAuth)

@@ -1,5 +1,7 @@
 import { issueSession, MAX_SESSION_SECONDS, normalizeSessionPublicKey } from '../../domain/sessions.ts'
 import { defineActivity } from '../../registry.ts'
+import { ATTESTED_CREDENTIAL_PREFIX } from '../attested/verifyAttestedStamp.ts'
+import { spendOnce } from '../signInState.ts'
 
 /**
  * A read-write session for the supplied public key, for a caller who stamped with a passkey or
@@ -18,6 +20,17 @@ export const stampLogin = defineActivity('stamp_login', {
   },
   run: (ctx, p) => {
     const user = ctx.tx.get('users', ctx.caller.userId)!
+    // A caller vouched for by a token (X-Stamp-Attested) logs in once per token.
+    const credentialId = ctx.caller.credential.id
+    if (credentialId.startsWith(ATTESTED_CREDENTIAL_PREFIX)) {
+      const [kind, ...id] = credentialId.slice(ATTESTED_CREDENTIAL_PREFIX.length).split(':')
+      const otp = kind === 'verification-token'
+      spendOnce(ctx, otp ? 'verification-token' : 'oidc-token', id.join(':'), {
+        errorCode: otp ? 'VERIFICATION_TOKEN_INVALID' : 'OIDC_TOKEN_REPLAYED',
+        message: `this ${otp ? 'verification' : 'OIDC'} token was already used to log in`,
+        field: 'X-Stamp-Attested',
+      })
+    }
     const { session } = issueSession(ctx, {
       user,
       publicKey: p.publicKey,

@@ -1,6 +1,7 @@
 import type { ProxyResponse } from '@latchkey/protocol'
 import { ApiError } from '../../errors.ts'
 import type { Reader } from '../../pipeline/Reader.ts'
+import { readClientSignature } from '../clientSignature/checkClientSignature.ts'
 import { claimsOf } from './claimsOf.ts'
 import type { ProxyCall } from './ProxyCall.ts'
 
@@ -23,7 +24,7 @@ export async function otpLogin(call: ProxyCall, r: Reader): Promise<ProxyRespons
     contact,
     email ? 'e-mail address' : 'phone number',
   )
-  const clientSignature = r.optString('clientSignature', { max: 300 })
+  const clientSignature = readClientSignature(r)
   const invalidateExisting = r.optBool('invalidateExisting')
   const { session } = await call.submit(
     'otp_login',

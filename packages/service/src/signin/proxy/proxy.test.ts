@@ -1,4 +1,12 @@
-import { decodeJwtClaims, PROXY_CONFIG_HEADER, SETTINGS_ROUTES, type SessionClaims } from '@latchkey/protocol'
+import {
+  CLIENT_SIGNATURE_SCHEME,
+  CORS_ALLOWED_HEADERS,
+  clientSignatureMessage,
+  decodeJwtClaims,
+  PROXY_CONFIG_HEADER,
+  SETTINGS_ROUTES,
+  type SessionClaims,
+} from '@latchkey/protocol'
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { describe, expect, it } from 'vitest'
@@ -72,6 +80,40 @@ function clientKey() {
     signDer: (text: string) =>
       bytesToHex(p256.sign(utf8ToBytes(text), privateKey, { prehash: true, format: 'der' })),
     stamper: (): TestKey => testKey('SIGNATURE_SCHEME_TK_API_P256', privateKey),
+  }
+}
+
+/**
+ * The published clients' sign-up consent: the key bound at otp_verify signs the credentials the
+ * new account gets (`USAGE_TYPE_SIGNUP`).
+ */
+function signupConsent(
+  key: ReturnType<typeof clientKey>,
+  body: {
+    verificationToken: string
+    userEmail?: string
+    userPhoneNumber?: string
+    apiKeys?: unknown[]
+    authenticators?: unknown[]
+    oauthProviders?: unknown[]
+  },
+) {
+  const message = clientSignatureMessage({
+    type: 'USAGE_TYPE_SIGNUP',
+    tokenId: decodeJwtClaims<{ id: string }>(body.verificationToken).id,
+    signupV2: {
+      apiKeys: body.apiKeys ?? [],
+      authenticators: body.authenticators ?? [],
+      oauthProviders: body.oauthProviders ?? [],
+      ...(body.userEmail ? { email: body.userEmail } : {}),
+      ...(body.userPhoneNumber ? { phoneNumber: body.userPhoneNumber } : {}),
+    },
+  })
+  return {
+    message,
+    publicKey: key.publicKey,
+    scheme: CLIENT_SIGNATURE_SCHEME,
+    signature: key.signRaw(message),
   }
 }
 
@@ -149,6 +191,7 @@ describe('auth proxy: e-mail OTP', () => {
       userName: 'Ada',
       userEmail: email,
       verificationToken,
+      client_signature: key.signRaw(verificationToken),
       apiKeys: [],
       authenticators: [],
       oauthProviders: [],
@@ -293,7 +336,15 @@ describe('auth proxy: e-mail OTP', () => {
       errorCode: 'ENUM_INVALID',
     })
     const { key, verificationToken } = await verifiedEmail(h, page, 'cy@example.com')
-    expect((await page.call('signup', { userEmail: 'cy@example.com', verificationToken })).status).toBe(200)
+    expect(
+      (
+        await page.call('signup', {
+          userEmail: 'cy@example.com',
+          verificationToken,
+          clientSignature: key.signRaw(verificationToken),
+        })
+      ).status,
+    ).toBe(200)
     const intruder = clientKey()
     const login = (signature: string | undefined, publicKey = key.publicKey) =>
       page.call('otp_login', {
@@ -382,14 +433,25 @@ describe('auth proxy: e-mail OTP', () => {
       errorCode: 'VERIFICATION_TOKEN_INVALID',
     })
     expect(
-      errorOf(await page.call('signup', { userEmail: 'someone@example.com', verificationToken })),
+      errorOf(
+        await page.call('signup', {
+          userEmail: 'someone@example.com',
+          verificationToken,
+          clientSignature: key.signRaw(verificationToken),
+        }),
+      ),
     ).toEqual({
       status: 401,
       errorCode: 'VERIFICATION_TOKEN_INVALID',
     })
     expect(errorOf(await page.call('signup', {}))).toEqual({ status: 400, errorCode: 'FIELD_REQUIRED' })
-    expect((await page.call('signup', { userEmail: 'dan@example.com', verificationToken })).status).toBe(200)
-    expect(errorOf(await page.call('signup', { userEmail: 'dan@example.com', verificationToken }))).toEqual({
+    const dan = {
+      userEmail: 'dan@example.com',
+      verificationToken,
+      clientSignature: key.signRaw(verificationToken),
+    }
+    expect((await page.call('signup', dan)).status).toBe(200)
+    expect(errorOf(await page.call('signup', dan))).toEqual({
       status: 409,
       errorCode: 'ALREADY_EXISTS',
     })
@@ -419,6 +481,7 @@ describe('auth proxy: SMS OTP', () => {
       userName: 'Phone user',
       userPhoneNumber: phone,
       verificationToken,
+      clientSignature: key.signRaw(verificationToken),
     })
     expect(signup.status).toBe(200)
     expect((await settings(h, { sessionExpirationSeconds: '1800' })).status).toBe(200)
@@ -851,7 +914,7 @@ describe('auth proxy: configuration, origins and methods', () => {
     expect(Object.fromEntries([...good.headers].filter(([k]) => k.startsWith('access-control')))).toEqual({
       'access-control-allow-origin': 'https://shop.example',
       'access-control-allow-methods': 'POST, OPTIONS',
-      'access-control-allow-headers': 'Content-Type, Accept, X-Auth-Proxy-Config-Id',
+      'access-control-allow-headers': CORS_ALLOWED_HEADERS.join(', '),
       'access-control-max-age': '600',
     })
     const bad = await preflight('http://evil.test')
@@ -896,10 +959,14 @@ describe('auth proxy: configuration, origins and methods', () => {
       status: 400,
       errorCode: 'FIELD_REQUIRED',
     })
-    const { verificationToken } = await verifiedEmail(h, page, 'ivy@example.com')
+    const ivy = await verifiedEmail(h, page, 'ivy@example.com')
+    const ivyBody = {
+      userEmail: 'ivy@example.com',
+      verificationToken: ivy.verificationToken,
+      apiKeys: [sessionKey],
+    }
     expect(
-      (await page.call('signup', { userEmail: 'ivy@example.com', verificationToken, apiKeys: [sessionKey] }))
-        .status,
+      (await page.call('signup', { ...ivyBody, clientSignature: signupConsent(ivy.key, ivyBody) })).status,
     ).toBe(200)
     expect((await page.call('otp_init', { otpType: 'OTP_TYPE_EMAIL', contact: 'a@b.io' })).status).toBe(200)
   })
@@ -917,10 +984,11 @@ describe('the proxy user', () => {
     expect(organization.rootUserIds).not.toContain(config.proxyUserId)
 
     const page = browser(h)
-    const { verificationToken } = await verifiedEmail(h, page, 'fay@example.com')
+    const { key, verificationToken } = await verifiedEmail(h, page, 'fay@example.com')
     const signup = await page.call('signup', {
       userEmail: 'fay@example.com',
       verificationToken,
+      clientSignature: key.signRaw(verificationToken),
       wallet: { path: "m/44'/501'/0'/0'", curve: 'CURVE_ED25519' },
     })
     const sub = signup.body.organizationId

@@ -1,4 +1,10 @@
-import { PROXY_CONFIG_HEADER, PROXY_PATHS, type ProxyPath, type ProxyResponse } from '@latchkey/protocol'
+import {
+  CORS_ALLOWED_HEADERS,
+  PROXY_CONFIG_HEADER,
+  PROXY_PATHS,
+  type ProxyPath,
+  type ProxyResponse,
+} from '@latchkey/protocol'
 import { type Context, Hono, type MiddlewareHandler } from 'hono'
 import { ApiError } from '../../errors.ts'
 import { Reader } from '../../pipeline/Reader.ts'
@@ -9,10 +15,15 @@ import { account } from './account.ts'
 import { oauth2Authenticate } from './oauth2Authenticate.ts'
 import { oauthLogin } from './oauthLogin.ts'
 import { otpInit } from './otpInit.ts'
+import { otpInitV2 } from './otpInitV2.ts'
 import { otpLogin } from './otpLogin.ts'
+import { otpLoginV2 } from './otpLoginV2.ts'
 import { otpVerify } from './otpVerify.ts'
+import { otpVerifyV2 } from './otpVerifyV2.ts'
 import { ProxyCall } from './ProxyCall.ts'
 import { signup } from './signup.ts'
+import { signupV2 } from './signupV2.ts'
+import { walletKitClientParams } from './walletKitClientParams.ts'
 import { walletKitConfig } from './walletKitConfig.ts'
 
 type ProxyEnv = PipelineEnv & { Variables: PipelineEnv['Variables'] & { proxyConfig: ProxyConfigRow } }
@@ -32,13 +43,18 @@ const ROUTES: { [P in ProxyPath]: ProxyRoute<P> } = {
   account,
   signup,
   wallet_kit_config: walletKitConfig,
+  wallet_kit_client_params: walletKitClientParams,
+  otp_init_v2: otpInitV2,
+  otp_verify_v2: otpVerifyV2,
+  otp_login_v2: otpLoginV2,
+  signup_v2: signupV2,
 }
 
 /** Access-Control-* headers granting `origin`. */
 function grant(c: Context, origin: string): void {
   c.header('Access-Control-Allow-Origin', origin)
   c.header('Access-Control-Allow-Methods', 'POST, OPTIONS')
-  c.header('Access-Control-Allow-Headers', `Content-Type, Accept, ${PROXY_CONFIG_HEADER}`)
+  c.header('Access-Control-Allow-Headers', CORS_ALLOWED_HEADERS.join(', '))
   c.header('Access-Control-Max-Age', '600')
   c.header('Vary', 'Origin')
 }

@@ -2,7 +2,8 @@ import { CURVES, OAUTH2_PROVIDERS, type ProxyResponse, type WalletParams } from 
 import { MAX_SESSION_SECONDS } from '../../domain/sessions.ts'
 import { ApiError } from '../../errors.ts'
 import { objectItem, type Reader } from '../../pipeline/Reader.ts'
-import { methodOf } from '../signInState.ts'
+import { checkSignupSignature, readClientSignature } from '../clientSignature/checkClientSignature.ts'
+import { methodOf, verifyVerificationToken } from '../signInState.ts'
 import { claimsOf } from './claimsOf.ts'
 import type { ProxyCall } from './ProxyCall.ts'
 
@@ -38,6 +39,24 @@ export async function signup(call: ProxyCall, r: Reader): Promise<ProxyResponse<
     )
   }
   const tokenClaims = verificationToken !== undefined ? claimsOf(verificationToken) : undefined
+  if (verificationToken !== undefined)
+    // Issue 13 class 1: a token bound to a key at otp_verify creates only the account that key
+    // consented to, so an intercepted token cannot sign up with the attacker's credentials.
+    checkSignupSignature({
+      signature: readClientSignature(r),
+      token: verificationToken,
+      claims: verifyVerificationToken(call.service, verificationToken, 'verificationToken', {
+        id: call.organizationId,
+      }),
+      body: {
+        apiKeys,
+        authenticators,
+        oauthProviders: oauthProviders.map((p) => p.value),
+        userEmail,
+        userPhoneNumber,
+      },
+      field: 'clientSignature',
+    })
   if (tokenClaims)
     call.requireMethod(tokenClaims.verification_type === 'OTP_TYPE_SMS' ? 'sms' : 'email', 'OTP sign-up')
   if (authenticators.length + walletKeys.length + oauthProviders.length === 0 && !verificationToken)

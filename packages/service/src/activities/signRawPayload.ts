@@ -1,0 +1,42 @@
+import { HASH_FUNCTIONS, PAYLOAD_ENCODINGS } from '@latchkey/protocol'
+import { CryptoInputError, signRawPayload as sign } from '../crypto/index.ts'
+import { findAccount, withAccountKey } from '../domain/wallets.ts'
+import { ApiError } from '../errors.ts'
+import { defineActivity } from '../registry.ts'
+
+/**
+ * Signs one payload with a wallet account's key (`signWith` = its address): the published
+ * clients' `signMessage` (`ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2`). Same signing as `sign_raw_payloads`.
+ */
+export const signRawPayload = defineActivity('sign_raw_payload', {
+  parse: (r) => ({
+    signWith: r.string('signWith', { max: 200 }),
+    payload: r.string('payload', { max: 1_000_000 }),
+    encoding: r.enum('encoding', PAYLOAD_ENCODINGS),
+    hashFunction: r.enum('hashFunction', HASH_FUNCTIONS),
+  }),
+  run: (ctx, p) => {
+    const account = findAccount(ctx.tx, ctx.organization.id, p.signWith, 'parameters.signWith')
+    return withAccountKey(ctx.service, account, (privateKey) => {
+      try {
+        return sign({
+          curve: account.curve,
+          privateKey,
+          payload: p.payload,
+          encoding: p.encoding,
+          hashFunction: p.hashFunction,
+        })
+      } catch (error) {
+        if (error instanceof CryptoInputError)
+          throw new ApiError(
+            'FIELD_INVALID',
+            error.message,
+            error.field === 'payloads' || error.field === 'payload' || error.field === undefined
+              ? 'parameters.payload'
+              : `parameters.${error.field === 'curve' ? 'signWith' : error.field}`,
+          )
+        throw error
+      }
+    })
+  },
+})

@@ -1,0 +1,138 @@
+import { ATTESTED_STAMP_HEADER, ATTESTED_STAMP_SCHEMES, type AttestedStampScheme } from '@latchkey/protocol'
+import { base64urlnopad } from '@scure/base'
+import { verifyApiKeyStamp } from '../../crypto/index.ts'
+import { ApiError } from '../../errors.ts'
+import type { Runtime } from '../../Runtime.ts'
+import type { Caller } from '../../registry.ts'
+import { oidcNonce } from '../oauth/oidcNonce.ts'
+import { isCompressedP256PublicKey } from '../otp/createOtpEngine.ts'
+import { signInState, verifyVerificationToken } from '../signInState.ts'
+
+/** Credential ids of attested callers start with this; only `stamp_login` accepts them. */
+export const ATTESTED_CREDENTIAL_PREFIX = 'attested:'
+
+interface AttestedStamp {
+  publicKeyAttestation: string
+  scheme: AttestedStampScheme
+  publicKey: string
+  signature: string
+}
+
+const malformed = (why: string) =>
+  new ApiError('STAMP_MALFORMED', `${ATTESTED_STAMP_HEADER} is malformed: ${why}`)
+
+function decode(header: string): AttestedStamp {
+  let value: Partial<AttestedStamp>
+  try {
+    value = JSON.parse(new TextDecoder().decode(base64urlnopad.decode(header.replace(/=+$/, ''))))
+  } catch {
+    throw malformed('not base64url JSON')
+  }
+  if (typeof value !== 'object' || value === null) throw malformed('not a JSON object')
+  for (const field of ['publicKeyAttestation', 'publicKey', 'signature'] as const)
+    if (typeof value[field] !== 'string' || !value[field] || value[field].length > 8192)
+      throw malformed(`${field} is missing`)
+  if (!ATTESTED_STAMP_SCHEMES.includes(value.scheme as AttestedStampScheme))
+    throw malformed(`scheme must be one of ${ATTESTED_STAMP_SCHEMES.join(', ')}`)
+  const publicKey = value.publicKey!.toLowerCase()
+  if (!isCompressedP256PublicKey(publicKey)) throw malformed('publicKey must be a compressed P-256 key (hex)')
+  return { ...(value as AttestedStamp), publicKey }
+}
+
+/**
+ * `X-Stamp-Attested`: the published clients' OTP and OAuth login (`stamp_login`). The stamp is
+ * the session key's own signature over the body, and its `publicKeyAttestation` is the token
+ * that vouches for that key: a verification token bound to it at `otp_verify`, or an OIDC token
+ * whose nonce is its hash. The caller is the user the token names in the organization the body
+ * acts in. Proof of possession is the stamp itself, so the session can only go to a key its
+ * holder signed for; the token is spent by `stamp_login` (one login per token).
+ */
+export async function verifyAttestedStamp(
+  service: Runtime,
+  header: string,
+  body: Uint8Array,
+  targetOrganizationId: string | undefined,
+): Promise<Caller> {
+  const stamp = decode(header)
+  let valid = false
+  try {
+    valid = verifyApiKeyStamp(
+      { publicKey: stamp.publicKey, scheme: 'SIGNATURE_SCHEME_TK_API_P256', signature: stamp.signature },
+      body,
+    )
+  } catch {
+    valid = false
+  }
+  if (!valid) throw new ApiError('STAMP_INVALID', 'stamp signature does not match the request body')
+  const organization = targetOrganizationId
+    ? service.store.get('organizations', targetOrganizationId)
+    : undefined
+  if (!organization)
+    throw new ApiError(
+      'ORGANIZATION_NOT_FOUND',
+      'organizationId must name the account to log in to',
+      'organizationId',
+    )
+  const field = `${ATTESTED_STAMP_HEADER}.publicKeyAttestation`
+  const credential = (id: string, userId: string): Caller => ({
+    userId,
+    organizationId: organization.id,
+    credential: {
+      kind: 'API_KEY',
+      id: `${ATTESTED_CREDENTIAL_PREFIX}${id}`,
+      publicKey: stamp.publicKey,
+      scheme: stamp.scheme,
+      signature: stamp.signature,
+    },
+    readOnly: false,
+  })
+
+  if (stamp.scheme === 'STAMP_ATTESTED_SCHEME_P256_VERIFICATION_TOKEN') {
+    const claims = verifyVerificationToken(service, stamp.publicKeyAttestation, field, organization)
+    if (claims.public_key !== stamp.publicKey)
+      throw new ApiError(
+        'STAMP_INVALID',
+        'the verification token is not bound to the key that signed this request',
+        field,
+      )
+    const email = claims.verification_type === 'OTP_TYPE_EMAIL'
+    if (
+      email ? organization.disableOtpEmailAuth || organization.disableEmailAuth : organization.disableSmsAuth
+    )
+      throw new ApiError(
+        'PERMISSION_DENIED',
+        `${email ? 'e-mail' : 'SMS'} OTP sign-in is disabled for organization ${organization.id}`,
+        field,
+      )
+    const user = service.store
+      .findBy('users', 'organizationId', organization.id)
+      .find((u) =>
+        email ? u.userEmail?.toLowerCase() === claims.contact : u.userPhoneNumber === claims.contact,
+      )
+    if (!user)
+      throw new ApiError(
+        'USER_NOT_FOUND',
+        `no user with this ${email ? 'e-mail address' : 'phone number'} in organization ${organization.id}`,
+        field,
+      )
+    return credential(`verification-token:${claims.id}`, user.id)
+  }
+
+  const claims = signInState(service).oidc.verify(stamp.publicKeyAttestation, field)
+  if (claims.nonce !== oidcNonce(stamp.publicKey))
+    throw new ApiError(
+      'NONCE_MISMATCH',
+      "the OIDC token's nonce is not the SHA-256 of the key that signed this request",
+      field,
+    )
+  const link = service.store
+    .findBy('oauthProviders', 'subject', claims.sub)
+    .find((row) => row.organizationId === organization.id && row.issuer === claims.iss)
+  if (!link)
+    throw new ApiError(
+      'ACCOUNT_NOT_FOUND',
+      `no user of organization ${organization.id} is linked to this OAuth account; sign up first`,
+      field,
+    )
+  return credential(`oidc-token:${claims.jti}`, link.userId)
+}

@@ -1,0 +1,101 @@
+import { bytesToHex } from '@noble/hashes/utils.js'
+import {
+  CryptoInputError,
+  openImportCiphertext,
+  p256PublicKey,
+  randomP256PrivateKey,
+  signBundle,
+} from '../../crypto/index.ts'
+import { ApiError } from '../../errors.ts'
+import type { Runtime } from '../../Runtime.ts'
+
+/** How long an OTP's encryption target lives (the longest a code can live). */
+const TARGET_LIFETIME_MS = 86_400_000
+const rowId = (otpId: string) => `otp-target:${otpId}`
+
+/**
+ * `otp_init_v2`'s encryption target: a fresh P-256 key per OTP, its private half sealed under the
+ * service's master key until `otp_verify_v2` opens a code with it, its public half returned in a
+ * bundle signed by the service's signer key like an import bundle (`data` = `{ organizationId,
+ * otpId, targetPublic }`), which is what @turnkey/crypto's `encryptOtpCodeToBundle` reads.
+ */
+export async function createOtpEncryptionTarget(
+  service: Runtime,
+  organizationId: string,
+  otpId: string,
+): Promise<string> {
+  const targetPrivateKey = randomP256PrivateKey()
+  const targetPublic = bytesToHex(p256PublicKey(targetPrivateKey, false))
+  const sealed = service.seal(targetPrivateKey)
+  targetPrivateKey.fill(0)
+  const now = service.now()
+  await service.store.transaction((tx) => {
+    tx.put('pluginRows', {
+      id: rowId(otpId),
+      kind: 'otp-target',
+      organizationId,
+      data: { sealedTargetPrivateKey: sealed, expiresAtMs: now + TARGET_LIFETIME_MS },
+      createdAt: now,
+      updatedAt: now,
+    })
+  })
+  const signerPrivateKey = service.signerPrivateKey()
+  try {
+    return signBundle({ organizationId, otpId, targetPublic }, signerPrivateKey)
+  } finally {
+    signerPrivateKey.fill(0)
+  }
+}
+
+/**
+ * Opens an `encryptedOtpBundle` (`{ encappedPublic, ciphertext }`, HPKE to the OTP's target)
+ * into the code and the public key to bind. Errors name `encryptedOtpBundle`.
+ */
+export async function openEncryptedOtp(
+  service: Runtime,
+  organizationId: string,
+  otpId: string,
+  encryptedOtpBundle: string,
+): Promise<{ otpCode: string; publicKey: string }> {
+  const row = service.store.get('pluginRows', rowId(otpId))
+  const data = row?.data as { sealedTargetPrivateKey?: string; expiresAtMs?: number } | undefined
+  if (!row || row.organizationId !== organizationId || !data?.sealedTargetPrivateKey)
+    throw new ApiError('OTP_INVALID', 'unknown otpId: start with otp_init_v2', 'otpId')
+  if ((data.expiresAtMs ?? 0) <= service.now())
+    throw new ApiError('OTP_EXPIRED', 'this code has expired; request a new one', 'otpId')
+  const targetPrivateKey = service.open(data.sealedTargetPrivateKey)
+  let plaintext: Uint8Array
+  try {
+    plaintext = await openImportCiphertext({ encryptedBundle: encryptedOtpBundle, targetPrivateKey })
+  } catch (error) {
+    if (error instanceof CryptoInputError)
+      throw new ApiError(
+        'FIELD_INVALID',
+        error.message.replace('encryptedBundle', 'encryptedOtpBundle'),
+        'encryptedOtpBundle',
+      )
+    throw error
+  } finally {
+    targetPrivateKey.fill(0)
+  }
+  let parsed: { otp_code?: unknown; public_key?: unknown }
+  try {
+    parsed = JSON.parse(new TextDecoder().decode(plaintext))
+  } catch {
+    parsed = {}
+  }
+  if (typeof parsed.otp_code !== 'string' || typeof parsed.public_key !== 'string')
+    throw new ApiError(
+      'FIELD_INVALID',
+      'encryptedOtpBundle must decrypt to {"otp_code":…,"public_key":…}',
+      'encryptedOtpBundle',
+    )
+  return { otpCode: parsed.otp_code, publicKey: parsed.public_key.toLowerCase() }
+}
+
+/** Forgets an OTP's target once its code is verified. */
+export async function dropOtpEncryptionTarget(service: Runtime, otpId: string): Promise<void> {
+  await service.store.transaction((tx) => {
+    if (tx.get('pluginRows', rowId(otpId))) tx.delete('pluginRows', rowId(otpId))
+  })
+}

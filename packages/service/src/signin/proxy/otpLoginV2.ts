@@ -1,0 +1,17 @@
+import type { ProxyResponse } from '@latchkey/protocol'
+import { ApiError } from '../../errors.ts'
+import type { Reader } from '../../pipeline/Reader.ts'
+import { otpLogin } from './otpLogin.ts'
+import type { ProxyCall } from './ProxyCall.ts'
+
+/** `POST /v1/otp_login_v2`: `otp_login` whose `clientSignature` must be the published object. */
+export async function otpLoginV2(call: ProxyCall, r: Reader): Promise<ProxyResponse<'otp_login_v2'>> {
+  const signature = r.value.clientSignature
+  if (typeof signature !== 'object' || signature === null || Array.isArray(signature))
+    throw new ApiError(
+      signature === undefined ? 'FIELD_REQUIRED' : 'FIELD_INVALID',
+      'clientSignature must be { message, publicKey, scheme, signature }',
+      'clientSignature',
+    )
+  return otpLogin(call, r)
+}
