@@ -18,11 +18,25 @@ const react18Aliases = [
     ),
   },
 ]
+// The kit's own entry points, to its sources: without these, `latchkey` resolves to the built
+// dist/ by package self-reference, and a story or test importing both `latchkey` and a source file
+// would hold two copies of every React context (Storybook reads this config too).
+const kitAliases = [
+  { find: /^latchkey$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
+  {
+    find: /^latchkey\/(core|solana|wagmi|viem|ethers)$/,
+    replacement: fileURLToPath(new URL('./src/$1/index.ts', import.meta.url)),
+  },
+  {
+    find: /^latchkey\/styles\.css$/,
+    replacement: fileURLToPath(new URL('./src/components/styles.css', import.meta.url)),
+  },
+]
 const domTests = ['src/react/**/*.test.{ts,tsx}', 'src/components/**/*.test.{ts,tsx}', 'src/*.test.ts']
 
 export default defineConfig({
   plugins: [react()],
-  resolve: { alias: workspaceAliases },
+  resolve: { alias: [...kitAliases, ...workspaceAliases] },
   test: {
     testTimeout: 30_000,
     hookTimeout: 30_000,
@@ -47,7 +61,7 @@ export default defineConfig({
       },
       {
         extends: true,
-        resolve: { alias: [...react18Aliases, ...workspaceAliases] },
+        resolve: { alias: [...react18Aliases, ...kitAliases, ...workspaceAliases] },
         test: {
           name: 'dom-react18',
           environment: 'happy-dom',
