@@ -1,7 +1,7 @@
 import { QueryClientProvider } from '@tanstack/react-query'
-import { useLatchkey, useLatchkeyQueryClient } from 'latchkey'
+import { type Latchkey, useLatchkey, useLatchkeyQueryClient } from 'latchkey'
 import { latchkey } from 'latchkey/wagmi'
-import { useId, useMemo, useState } from 'react'
+import { useId, useState } from 'react'
 import {
   createWalletClient,
   defineChain,
@@ -13,6 +13,7 @@ import {
 } from 'viem'
 import { waitForTransactionReceipt } from 'viem/actions'
 import {
+  type Config,
   createConfig,
   useBalance,
   useConnection,
@@ -29,6 +30,32 @@ type Evm = NonNullable<PlaygroundConfig['evm']>
 const BURN_ADDRESS = '0x000000000000000000000000000000000000dEaD'
 
 /**
+ * One wagmi config per kit client, as an app would create it once at module level: coming back
+ * to this page reuses it (its connector keeps following the same session store).
+ */
+const wagmiConfigs = new WeakMap<Latchkey, Config>()
+function wagmiConfigFor(client: Latchkey, evm: Evm): Config {
+  let config = wagmiConfigs.get(client)
+  if (!config) {
+    const chain = defineChain({
+      id: evm.chainId,
+      name: `Local chain ${evm.chainId}`,
+      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+      rpcUrls: { default: { http: [evm.rpcUrl] } },
+    })
+    config = createConfig({
+      chains: [chain],
+      connectors: [latchkey({ client, createWallet: { walletName: 'Wallet' } })],
+      transports: { [chain.id]: http(evm.rpcUrl) },
+      // Only the Latchkey wallet here: no browser-wallet discovery.
+      multiInjectedProviderDiscovery: false,
+    })
+    wagmiConfigs.set(client, config)
+  }
+  return config
+}
+
+/**
  * wagmi over Latchkey: a wagmi config whose only connector is `latchkey({ client })`, sharing the
  * kit's QueryClient. Nothing here calls `useConnect`: signing in connects wagmi, signing out
  * disconnects it.
@@ -37,22 +64,7 @@ export function WagmiPage({ config, openSignIn }: { config: PlaygroundConfig; op
   const client = useLatchkey()
   const queryClient = useLatchkeyQueryClient()
   const evm = config.evm
-  const wagmiConfig = useMemo(() => {
-    if (!evm) return null
-    const chain = defineChain({
-      id: evm.chainId,
-      name: `Local chain ${evm.chainId}`,
-      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-      rpcUrls: { default: { http: [evm.rpcUrl] } },
-    })
-    return createConfig({
-      chains: [chain],
-      connectors: [latchkey({ client, createWallet: { walletName: 'Wallet' } })],
-      transports: { [chain.id]: http(evm.rpcUrl) },
-      // Only the Latchkey wallet here: no browser-wallet discovery.
-      multiInjectedProviderDiscovery: false,
-    })
-  }, [client, evm])
+  const wagmiConfig = evm ? wagmiConfigFor(client, evm) : null
   if (!evm || !wagmiConfig)
     return <p className="pg-muted">The wagmi demo needs the local EVM node (`npm start` runs one).</p>
   return (
