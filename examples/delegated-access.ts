@@ -268,4 +268,5 @@ async function main() {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) await main()
+// Run as a script (the playground imports this module in the browser, where there is no `process`).
+if (typeof process !== 'undefined' && import.meta.url === `file://${process.argv[1]}`) await main()
