@@ -1,13 +1,16 @@
 import type { OtpType } from '@latchkey/protocol'
-import type { Latchkey } from '../../types.ts'
 import { addSessionFromJwt } from '../../session/sessions.ts'
 import type { Session } from '../../session/types.ts'
-import { clientSignature } from '../../stampers/clientSignature.ts'
+import { proxy } from '../../transport/activity.ts'
+import type { Latchkey } from '../../types.ts'
 import { getAccount } from '../proxy/getAccount.ts'
 import { proxyOtpLogin } from '../proxy/proxyOtpLogin.ts'
 import { proxyOtpVerify } from '../proxy/proxyOtpVerify.ts'
 import { proxySignup } from '../proxy/proxySignup.ts'
+import { encryptOtpCode } from './encryptOtpCode.ts'
 import { sessionLifetimeSeconds } from './loadWalletKitConfig.ts'
+import { otpTargets } from './otpTargets.ts'
+import { signClientSignature } from './signClientSignature.ts'
 import { withSessionKey } from './withSessionKey.ts'
 
 export type CompleteOtpSignInParameters = {
@@ -15,6 +18,11 @@ export type CompleteOtpSignInParameters = {
   otpCode: string
   otpType: OtpType
   contact: string
+  /**
+   * From `startOtpSignIn`: the code is HPKE-encrypted to it (`otp_verify_v2`). Found by `otpId`
+   * when omitted; without it (or without `trustedSignerPublicKey`) the code goes to `otp_verify`.
+   */
+  otpEncryptionTargetBundle?: string | undefined
   /** Name of the user created when there is no account yet. @default the contact */
   userName?: string | undefined
   signal?: AbortSignal | undefined
@@ -26,21 +34,40 @@ export type CompleteOtpSignInReturnType = {
 }
 
 /**
- * Step 2 of e-mail/SMS sign-in: `otp_verify` binds the code to a new non-extractable key, the
- * `account` lookup decides login vs sign-up (`signup` with the verification token), and
- * `otp_login` with the key's `client_signature` returns the session.
+ * Step 2 of e-mail/SMS sign-in: the code and a new non-extractable key go to `otp_verify_v2`
+ * encrypted to the service's signed target (or to `otp_verify`), which binds the token to the
+ * key; the `account` lookup decides login vs sign-up (`signup` with the key's consent to the
+ * account's credentials), and `otp_login` with the key's signed consent to the session key
+ * (the published `clientSignature` object) returns the session.
  */
 export function completeOtpSignIn(
   client: Latchkey,
   parameters: CompleteOtpSignInParameters,
 ): Promise<CompleteOtpSignInReturnType> {
   const { signal } = parameters
+  const target = parameters.otpEncryptionTargetBundle ?? otpTargets.take(client, parameters.otpId)
   return withSessionKey(client, async (key) => {
-    const { verificationToken } = await proxyOtpVerify(
-      client,
-      { otpId: parameters.otpId, otpCode: parameters.otpCode.trim(), public_key: key.publicKey },
-      { signal },
-    )
+    const otpCode = parameters.otpCode.trim()
+    const { verificationToken } =
+      target && client.config.trustedSignerPublicKey
+        ? await proxy(
+            client,
+            'otp_verify_v2',
+            {
+              otpId: parameters.otpId,
+              encryptedOtpBundle: await encryptOtpCode(client, {
+                otpEncryptionTargetBundle: target,
+                otpCode,
+                publicKey: key.publicKey,
+              }),
+            },
+            { signal },
+          )
+        : await proxyOtpVerify(
+            client,
+            { otpId: parameters.otpId, otpCode, public_key: key.publicKey },
+            { signal },
+          )
     const isEmail = parameters.otpType === 'OTP_TYPE_EMAIL'
     let { organizationId } = await getAccount(
       client,
@@ -49,6 +76,7 @@ export function completeOtpSignIn(
     )
     const created = !organizationId
     if (!organizationId) {
+      const contact = isEmail ? { email: parameters.contact } : { phoneNumber: parameters.contact }
       const signup = await proxySignup(
         client,
         {
@@ -58,6 +86,10 @@ export function completeOtpSignIn(
           apiKeys: [],
           authenticators: [],
           oauthProviders: [],
+          clientSignature: await signClientSignature(key, verificationToken, {
+            type: 'USAGE_TYPE_SIGNUP',
+            signupV2: { apiKeys: [], authenticators: [], oauthProviders: [], ...contact },
+          }),
         },
         { signal },
       )
@@ -68,7 +100,10 @@ export function completeOtpSignIn(
       {
         verificationToken,
         publicKey: key.publicKey,
-        client_signature: await clientSignature(key, verificationToken),
+        clientSignature: await signClientSignature(key, verificationToken, {
+          type: 'USAGE_TYPE_LOGIN',
+          sessionPublicKey: key.publicKey,
+        }),
         expirationSeconds: String(await sessionLifetimeSeconds(client)),
         organizationId,
       },

@@ -1,6 +1,7 @@
 import type { OtpType } from '@latchkey/protocol'
+import { proxy } from '../../transport/activity.ts'
 import type { Latchkey } from '../../types.ts'
-import { proxyOtpInit } from '../proxy/proxyOtpInit.ts'
+import { otpTargets } from './otpTargets.ts'
 
 export type StartOtpSignInParameters = {
   /** `OTP_TYPE_EMAIL` or `OTP_TYPE_SMS`. */
@@ -9,14 +10,29 @@ export type StartOtpSignInParameters = {
   contact: string
   signal?: AbortSignal | undefined
 }
-export type StartOtpSignInReturnType = { otpId: string; otpType: OtpType; contact: string }
+export type StartOtpSignInReturnType = {
+  otpId: string
+  otpType: OtpType
+  contact: string
+  /** The signed key the code is encrypted to in `completeOtpSignIn` (`otp_init_v2`). */
+  otpEncryptionTargetBundle: string
+}
 
-/** Step 1 of e-mail/SMS sign-in: sends the code. Pass the result to `completeOtpSignIn`. */
+/**
+ * Step 1 of e-mail/SMS sign-in: sends the code (`otp_init_v2`, which also returns the signed
+ * target the code will be encrypted to). Pass the result to `completeOtpSignIn`.
+ */
 export async function startOtpSignIn(
   client: Latchkey,
   { otpType, contact, signal }: StartOtpSignInParameters,
 ): Promise<StartOtpSignInReturnType> {
   const trimmed = contact.trim()
-  const { otpId } = await proxyOtpInit(client, { otpType, contact: trimmed }, { signal })
-  return { otpId, otpType, contact: trimmed }
+  const { otpId, otpEncryptionTargetBundle } = await proxy(
+    client,
+    'otp_init_v2',
+    { otpType, contact: trimmed },
+    { signal },
+  )
+  otpTargets.remember(client, otpId, otpEncryptionTargetBundle)
+  return { otpId, otpType, contact: trimmed, otpEncryptionTargetBundle }
 }
