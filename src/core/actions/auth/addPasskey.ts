@@ -1,6 +1,6 @@
-import type { Latchkey } from '../../types.ts'
 import { requireSession } from '../../session/sessions.ts'
 import { submit } from '../../transport/activity.ts'
+import type { Latchkey } from '../../types.ts'
 import { getUser } from '../queries/getUser.ts'
 import { registerPasskey } from './registerPasskey.ts'
 

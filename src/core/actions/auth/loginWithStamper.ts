@@ -1,8 +1,8 @@
-import type { Latchkey } from '../../types.ts'
 import { LatchkeyError } from '../../errors.ts'
 import type { StoredKey } from '../../keyStore/createKeyStore.ts'
 import type { Stamper } from '../../stampers/types.ts'
 import { submit } from '../../transport/activity.ts'
+import type { Latchkey } from '../../types.ts'
 import { sessionLifetimeSeconds } from './loadWalletKitConfig.ts'
 
 /**

@@ -1,7 +1,7 @@
-import type { Latchkey } from '../../types.ts'
 import { isSessionKeyRejected } from '../../errors.ts'
 import { deleteSession } from '../../session/createSessionStore.ts'
 import { isUsable } from '../../session/sessionMachine.ts'
+import type { Latchkey } from '../../types.ts'
 import { revokeSessionKey } from './revokeSessionKey.ts'
 
 export type LogoutParameters = {

@@ -1,5 +1,4 @@
 import { decodeJwtClaims, type OAuthMethod, oauthProviderOf } from '@latchkey/protocol'
-import type { Latchkey } from '../../types.ts'
 import {
   ConfigInvalidError,
   LatchkeyError,
@@ -8,6 +7,7 @@ import {
 } from '../../errors.ts'
 import { addSessionFromJwt } from '../../session/sessions.ts'
 import type { Session } from '../../session/types.ts'
+import type { Latchkey } from '../../types.ts'
 import { randomBytes, sha256Hex, toBase64Url, utf8ToBytes } from '../../utils/encoding.ts'
 import { getAccount } from '../proxy/getAccount.ts'
 import { proxyOAuth2Authenticate } from '../proxy/proxyOAuth2Authenticate.ts'

@@ -1,5 +1,5 @@
-import type { OpenAuthorizationWindow } from '../../types.ts'
 import { AbortedError, PopupBlockedError, UserCancelledError } from '../../errors.ts'
+import type { OpenAuthorizationWindow } from '../../types.ts'
 
 /**
  * Opens the authorization URL in a centred popup and resolves with the redirect URL once the

@@ -1,9 +1,9 @@
 import { decodeJwtClaims, type SessionClaims } from '@latchkey/protocol'
-import type { Latchkey } from '../../types.ts'
 import { dispatchSessionEvent } from '../../session/createSessionStore.ts'
 import { requireSession } from '../../session/sessions.ts'
 import type { Session } from '../../session/types.ts'
 import { submit } from '../../transport/activity.ts'
+import type { Latchkey } from '../../types.ts'
 import { revokeSessionKey } from './revokeSessionKey.ts'
 
 export type RefreshSessionParameters = { sessionId?: string | undefined }

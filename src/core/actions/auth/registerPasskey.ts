@@ -1,6 +1,6 @@
 import type { AuthenticatorParams, AuthenticatorTransport } from '@latchkey/protocol'
-import type { Latchkey } from '../../types.ts'
 import { webAuthnError } from '../../stampers/webAuthnStamper.ts'
+import type { Latchkey } from '../../types.ts'
 import { randomBytes, toBase64Url } from '../../utils/encoding.ts'
 
 const TRANSPORTS: Record<string, AuthenticatorTransport> = {

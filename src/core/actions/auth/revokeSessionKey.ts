@@ -1,5 +1,5 @@
-import type { Latchkey } from '../../types.ts'
 import { query, submit } from '../../transport/activity.ts'
+import type { Latchkey } from '../../types.ts'
 
 /** Deletes the API key with this public key from the user, acting as `sessionId`. */
 export async function revokeSessionKey(

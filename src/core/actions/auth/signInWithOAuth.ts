@@ -1,6 +1,6 @@
 import type { OAuthMethod } from '@latchkey/protocol'
-import type { Latchkey, OpenAuthorizationWindow } from '../../types.ts'
 import { PopupBlockedError } from '../../errors.ts'
+import type { Latchkey, OpenAuthorizationWindow } from '../../types.ts'
 import { finishOAuth, type OAuthSignInReturnType, prepareOAuth } from './oauthShared.ts'
 import { openOAuthPopup } from './openOAuthPopup.ts'
 import { savePendingOAuth } from './pendingOAuth.ts'

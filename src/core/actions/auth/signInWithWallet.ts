@@ -1,5 +1,4 @@
 import type { ApiKeyCurve } from '@latchkey/protocol'
-import type { Latchkey } from '../../types.ts'
 import { WalletUnavailableError } from '../../errors.ts'
 import { storageOf } from '../../session/persistence.ts'
 import { addSessionFromJwt } from '../../session/sessions.ts'
@@ -12,6 +11,7 @@ import {
   solanaWalletStamper,
   type WalletStamper,
 } from '../../stampers/walletStampers.ts'
+import type { Latchkey } from '../../types.ts'
 import { getAccount } from '../proxy/getAccount.ts'
 import { proxySignup } from '../proxy/proxySignup.ts'
 import { loginWithStamper } from './loginWithStamper.ts'

@@ -1,6 +1,6 @@
-import type { Latchkey } from '../../types.ts'
 import { addSessionFromKey } from '../../session/sessions.ts'
 import type { Session } from '../../session/types.ts'
+import type { Latchkey } from '../../types.ts'
 import { proxySignup } from '../proxy/proxySignup.ts'
 import { sessionLifetimeSeconds } from './loadWalletKitConfig.ts'
 import { registerPasskey } from './registerPasskey.ts'

@@ -1,5 +1,5 @@
-import type { Latchkey } from '../../types.ts'
 import type { StoredKey } from '../../keyStore/createKeyStore.ts'
+import type { Latchkey } from '../../types.ts'
 
 /**
  * Runs a sign-in with a fresh non-extractable key; the key is deleted again when the sign-in
