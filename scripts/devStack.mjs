@@ -30,20 +30,9 @@ export async function freePort(preferred = 0) {
 }
 
 // The EVM node (anvil from @foundry-rs/anvil: Prague rules, instant mining, ten unlocked funded
-// accounts of the standard dev mnemonic) lives in evmNode.mjs so tests can start it too.
-export { startEvmNode } from './evmNode.mjs'
-
-/** One JSON-RPC call; throws with the node's message on a JSON-RPC error. */
-export async function jsonRpc(url, method, params) {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-  })
-  const body = await response.json()
-  if (body.error) throw new Error(`${method}: ${body.error.message}`)
-  return body.result
-}
+// accounts of the standard dev mnemonic) and the JSON-RPC helper live in evmNode.mjs so tests can
+// use them too.
+export { jsonRpc, startEvmNode } from './evmNode.mjs'
 
 /**
  * Starts the local service CLI (`packages/service/src/cli.ts` through tsx, no build needed) and resolves

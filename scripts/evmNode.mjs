@@ -4,8 +4,8 @@
 // transactions, which ganache 7 (archived, stops at Cancun) cannot.
 import { spawn } from 'node:child_process'
 import { createRequire } from 'node:module'
-import { createServer } from 'node:net'
 import path from 'node:path'
+import { createInterface } from 'node:readline'
 
 const require = createRequire(import.meta.url)
 
@@ -22,17 +22,8 @@ export function anvilBinary() {
   return path.join(dir, 'bin', process.platform === 'win32' ? 'anvil.exe' : 'anvil')
 }
 
-const freePort = () =>
-  new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address()
-      server.close(() => resolve(port))
-    })
-  })
-
-async function rpc(url, method, params = []) {
+/** One JSON-RPC call; throws with the node's message on a JSON-RPC error. */
+export async function jsonRpc(url, method, params = []) {
   const response = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -44,58 +35,63 @@ async function rpc(url, method, params = []) {
 }
 
 /**
- * Starts anvil on 127.0.0.1: instant mining, Prague rules, ten funded accounts of the standard
- * development mnemonic ("test test … junk", 1000 ETH each, unlocked, so a faucet can
- * `eth_sendTransaction` from one). Resolves once it answers JSON-RPC; `close()` stops it.
+ * Starts anvil on 127.0.0.1 (`port` 0: a free one): instant mining, Prague rules, ten funded
+ * accounts of the standard development mnemonic ("test test … junk", 1000 ETH each, unlocked, so
+ * a faucet can `eth_sendTransaction` from one). Resolves once it listens; `close()` stops it.
  */
 export async function startEvmNode({ port = 0, chainId = 31337, timeoutMs = 20_000 } = {}) {
-  const chosen = port || (await freePort())
-  const child = spawn(
-    anvilBinary(),
-    [
-      '--host',
-      '127.0.0.1',
-      '--port',
-      String(chosen),
-      '--chain-id',
-      String(chainId),
-      '--hardfork',
-      'prague',
-      '--accounts',
-      '10',
-      '--balance',
-      '1000',
-      '--silent',
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  )
+  const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(chainId)]
+  args.push('--hardfork', 'prague', '--accounts', '10', '--balance', '1000')
+  const child = spawn(anvilBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'] })
+  const exited = new Promise((resolve) => child.once('exit', resolve))
   let stderr = ''
   child.stderr.on('data', (chunk) => {
     stderr += chunk
   })
-  const exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)))
-  const url = `http://127.0.0.1:${chosen}`
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`anvil exited (${child.exitCode}): ${stderr.trim()}`)
-    try {
-      await rpc(url, 'eth_chainId')
-      break
-    } catch {}
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL')
-      throw new Error(`anvil did not answer on ${url} within ${timeoutMs} ms: ${stderr.trim()}`)
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50))
+  // anvil prints its banner, then `Listening on 127.0.0.1:<port>`; the rest of stdout is drained.
+  const listening = new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`anvil did not listen within ${timeoutMs} ms`)),
+      timeoutMs,
+    )
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      const match = /^Listening on (\S+)$/.exec(line.trim())
+      if (match) {
+        clearTimeout(timer)
+        resolve(`http://${match[1]}`)
+      }
+    })
+    exited.then((code) => {
+      clearTimeout(timer)
+      reject(new Error(`anvil exited (${code}): ${stderr.trim()}`))
+    })
+  })
+  let url
+  try {
+    url = await listening
+  } catch (error) {
+    child.kill('SIGKILL')
+    throw error
   }
-  const accounts = await rpc(url, 'eth_accounts')
+  const accounts = await jsonRpc(url, 'eth_accounts')
   return {
     url,
     chainId,
     caip2: `eip155:${chainId}`,
     accounts,
+    rpc: (method, params = []) => jsonRpc(url, method, params),
+    // Automine is quick but not synchronous with eth_sendRawTransaction's answer.
+    async waitForReceipt(hash, waitMs = 10_000) {
+      const deadline = Date.now() + waitMs
+      for (;;) {
+        const receipt = await jsonRpc(url, 'eth_getTransactionReceipt', [hash])
+        if (receipt) return receipt
+        if (Date.now() > deadline) throw new Error(`transaction ${hash} was not mined within ${waitMs} ms`)
+        await new Promise((resolve) => setTimeout(resolve, 25))
+      }
+    },
     async close() {
-      if (child.exitCode === null) child.kill('SIGTERM')
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
       await exited
     },
   }

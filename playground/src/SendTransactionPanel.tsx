@@ -1,5 +1,5 @@
 import { useLatchkeyAccount } from 'latchkey/viem'
-import { useCallback, useEffect, useId, useMemo, useState } from 'react'
+import { useCallback, useEffect, useMemo, useState } from 'react'
 import {
   type Address,
   createPublicClient,
@@ -11,6 +11,7 @@ import {
   type TransactionReceipt,
 } from 'viem'
 import { EthereumAccountPicker, type PickedAccount } from './EthereumAccountPicker.tsx'
+import { TransferFields } from './TransferFields.tsx'
 
 /** The local EVM node as `npm start` and the e2e runner describe it. */
 export interface EvmConfig {
@@ -42,8 +43,6 @@ export function SendTransactionPanel({ evm }: { evm: EvmConfig }) {
   const [to, setTo] = useState(BURN_ADDRESS)
   const [amount, setAmount] = useState('0.01')
   const [stage, setStage] = useState<Stage>({ kind: 'idle' })
-  const toId = useId()
-  const amountId = useId()
 
   const { chain, node } = useMemo(() => {
     const chain = defineChain({
@@ -117,25 +116,7 @@ export function SendTransactionPanel({ evm }: { evm: EvmConfig }) {
           Get 1 test ETH
         </button>
       </div>
-      <label className="pg-field" htmlFor={toId}>
-        <span>Recipient</span>
-        <input
-          id={toId}
-          className="pg-input pg-mono"
-          value={to}
-          onChange={(e) => setTo(e.target.value.trim())}
-        />
-      </label>
-      <label className="pg-field" htmlFor={amountId}>
-        <span>Amount (ETH)</span>
-        <input
-          id={amountId}
-          className="pg-input"
-          inputMode="decimal"
-          value={amount}
-          onChange={(e) => setAmount(e.target.value.trim())}
-        />
-      </label>
+      <TransferFields to={to} onToChange={setTo} amount={amount} onAmountChange={setAmount} unit="ETH" />
       <button
         type="button"
         className="pg-button pg-button-primary"

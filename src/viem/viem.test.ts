@@ -39,16 +39,7 @@ const WORD = pad('0x1a7c4e', { size: 32 })
 
 let node: EvmNode
 let chain: Chain
-const rpc = async (method: string, params: unknown[]) => {
-  const response = await fetch(node.url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-  })
-  const body = (await response.json()) as { result?: unknown; error?: { message: string } }
-  if (body.error) throw new Error(body.error.message)
-  return body.result
-}
+const rpc = (method: string, params: unknown[]) => node.rpc(method, params)
 
 beforeAll(async () => {
   node = await startEvmNode()
@@ -268,10 +259,7 @@ describe('createLatchkeyEip1193Provider', () => {
       method: 'eth_sendTransaction',
       params: [{ from: address, to, value: '0x7' }],
     })) as Hex
-    const receipt = (await provider.request({ method: 'eth_getTransactionReceipt', params: [txHash] })) as {
-      status: string
-    }
-    expect(receipt.status).toBe('0x1')
+    expect(await node.waitForReceipt(txHash)).toMatchObject({ status: '0x1' })
     expect(await provider.request({ method: 'eth_getBalance', params: [to, 'latest'] })).toBe('0x7')
 
     // Another user's address: 4100; an unknown chain: 4902; wallet methods it lacks: 4200.

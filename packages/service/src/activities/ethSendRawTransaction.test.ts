@@ -8,16 +8,7 @@ import { createHarness, ETHEREUM_ACCOUNT, resultOf } from '../testing/harness.ts
 let node: EvmNode
 let rpcUrl: string
 
-const rpc = async (method: string, params: unknown[]) => {
-  const response = await fetch(rpcUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-  })
-  const body = (await response.json()) as { result?: unknown; error?: { message: string } }
-  if (body.error) throw new Error(body.error.message)
-  return body.result
-}
+const rpc = (method: string, params: unknown[]) => node.rpc(method, params)
 
 beforeAll(async () => {
   node = await startEvmNode()
@@ -77,7 +68,7 @@ describe('eth_send_raw_transaction', () => {
     const reply = await h.submit('eth_send_raw_transaction', { signedTransaction, caip2: 'eip155:31337' })
     const { transactionHash } = resultOf('eth_send_raw_transaction', reply)
     expect(transactionHash).toBe(Transaction.fromHex(signedTransaction).hash)
-    const receipt = (await rpc('eth_getTransactionReceipt', [transactionHash])) as {
+    const receipt = (await node.waitForReceipt(transactionHash)) as {
       status: string
       from: string
     }
