@@ -4,6 +4,7 @@ import userEvent from '@testing-library/user-event'
 import { defineChain, verifyMessage } from 'viem'
 import { describe, expect, it } from 'vitest'
 import { createConfig, createStorage, http, useConnection, useSignMessage, WagmiProvider } from 'wagmi'
+import { connect, disconnect, getConnection } from 'wagmi/actions'
 import { AuthModal } from '../components/auth/AuthModal.tsx'
 import { createTestService, latestCode } from '../components/test/renderWithService.tsx'
 import { completeOtpSignIn } from '../core/actions/auth/completeOtpSignIn.ts'
@@ -126,6 +127,42 @@ describe('latchkey/wagmi: a connector that follows the kit’s sessions', () => 
     await waitFor(() => expect(status()).toBe('connected'), { timeout: 10_000 })
     expect(address()).toBe(before)
     expect(screen.queryByRole('dialog')).toBeNull()
+  })
+
+  it('connect() (useConnect) asks signIn when signed out, fails with 4001 without it; disconnect() signs out', async () => {
+    const setup = createTestService()
+    const client = createLatchkey({ ...setup.config, storage: memoryStorage() })
+    const configWith = (signIn?: () => Promise<unknown>) =>
+      createConfig({
+        chains: [chain],
+        connectors: [latchkey({ client, signIn, createWallet: { walletName: 'Main' } })],
+        transports: { [chain.id]: http() },
+        multiInjectedProviderDiscovery: false,
+        storage: null,
+      })
+
+    const without = configWith()
+    const refused = await connect(without, { connector: without.connectors[0]! }).catch((e: unknown) => e)
+    expect(refused).toMatchObject({ code: 4001 })
+    expect(getConnection(without).status).toBe('disconnected')
+
+    let asked = 0
+    const withSignIn = configWith(async () => {
+      asked++
+      const started = await startOtpSignIn(client, { otpType: 'OTP_TYPE_EMAIL', contact: 'cy@example.com' })
+      await completeOtpSignIn(client, {
+        ...started,
+        otpCode: await latestCode(setup.service, 'cy@example.com'),
+      })
+    })
+    const { accounts } = await connect(withSignIn, { connector: withSignIn.connectors[0]! })
+    expect(asked).toBe(1)
+    expect(accounts.map((a) => a.toLowerCase())).toEqual(await ethereumAddressesOf(client))
+    expect(getConnection(withSignIn).status).toBe('connected')
+
+    await disconnect(withSignIn)
+    expect(client.store.getState().status).toBe('signed-out')
+    client.destroy()
   })
 
   it('follows a switch of session and an expired session', async () => {
