@@ -1,8 +1,9 @@
 // The delegated-access recipe end to end: the end user signs up in the browser and grants the app's
 // back end (a Node client of latchkey/core with an API key, examples/delegated-access.ts) "may sign
 // ETH transfers to X only"; the back end's transfer to X is signed and mined on the local node, its
-// transfer to Y is refused with OUTCOME_DENY_IMPLICIT, and get_policy_evaluations shows both, in
-// Node and on the playground's activity view.
+// transfer to Y is refused with OUTCOME_DENY_IMPLICIT (and 2 ETH to X with OUTCOME_DENY_EXPLICIT by
+// the grant's limit), and get_policy_evaluations shows them, in Node and on the playground's
+// activity view.
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js'
 import { getPolicyEvaluations, signTransaction, submit } from 'latchkey/core'
 import { serializeTransaction } from 'viem'
@@ -45,7 +46,7 @@ test('delegated access: the back end signs what the policy allows and nothing el
   const key = newBackendKey()
   const x = `0x${bytesToHex(randomBytes(20))}`
   const y = `0x${bytesToHex(randomBytes(20))}`
-  await page.getByRole('link', { name: 'Delegated' }).click()
+  await page.getByRole('link', { name: 'Open the delegated-access demo' }).click()
   const grant = page.getByRole('region', { name: 'Grant your app’s back end access' })
   await grant.getByLabel('Back-end public key').fill(key.publicKey)
   await grant.getByLabel('Allowed recipient').fill(x)
@@ -98,6 +99,16 @@ test('delegated access: the back end signs what the policy allows and nothing el
   )
   expect(refusal?.outcome).toBe('OUTCOME_DENY_IMPLICIT')
   expect(BigInt(await rpc<string>('eth_getBalance', [y, 'latest']))).toBe(0n)
+  // The grant's default DENY policy refuses more than 1 ETH, even to X.
+  const tooMuch = await signTransaction(backend, {
+    signWith: from!,
+    type: 'TRANSACTION_TYPE_ETHEREUM',
+    unsignedTransaction: unsigned(x, 2n * ETHER),
+  }).then(
+    () => undefined,
+    (error: unknown) => refusalOf(error),
+  )
+  expect(tooMuch?.outcome).toBe('OUTCOME_DENY_EXPLICIT')
 
   const decision = async (activityId: string) =>
     (await getPolicyEvaluations(backend, { activityId })).policyEvaluations.map((e) => e.policyEvaluations)
@@ -112,6 +123,7 @@ test('delegated access: the back end signs what the policy allows and nothing el
   const view = page.getByRole('region', { name: 'Activity', exact: true })
   for (const [activityId, outcome] of [
     [refusal!.activityId, 'OUTCOME_DENY_IMPLICIT'],
+    [tooMuch!.activityId, 'OUTCOME_DENY_EXPLICIT'],
     [toX.activity.id, 'OUTCOME_ALLOW'],
   ] as const) {
     await view.getByLabel('Activity id').fill(activityId)

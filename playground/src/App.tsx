@@ -1,6 +1,7 @@
 import { AuthModal, LatchkeyProvider, useLogout, useSession } from 'latchkey'
 import { lazy, Suspense, useMemo, useState } from 'react'
 import { Dashboard } from './Dashboard.tsx'
+import { DelegatedAccessLink } from './DelegatedAccessLink.tsx'
 import { DevInbox } from './DevInbox.tsx'
 import type { PlaygroundConfig } from './loadPlaygroundConfig.ts'
 import { OperatorPage } from './OperatorPage.tsx'
@@ -62,6 +63,7 @@ export function App({ config }: { config: PlaygroundConfig }) {
         <aside className="pg-aside" aria-label="Developer tools">
           <DevInbox service={service} />
           <StackInfo config={config} />
+          <DelegatedAccessLink navigate={navigate} />
         </aside>
       </div>
       <AuthModal open={signingIn} onOpenChange={setSigningIn} locale={locale} />
@@ -109,7 +111,6 @@ function Header({
         {link('/', 'App')}
         {link('/wagmi', 'wagmi')}
         {link('/solana', 'Solana')}
-        {link('/delegated', 'Delegated')}
         {link('/operator', 'Operator')}
       </nav>
       <div className="pg-header-end">
