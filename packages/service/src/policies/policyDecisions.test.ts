@@ -327,6 +327,70 @@ describe('policy decisions through HTTP', () => {
   })
 })
 
+describe('policy keywords from real activities', () => {
+  it('reads eth.eip_712, eth.eip_7702_authorization, wallet and wallet_account from sign_raw_payloads', async () => {
+    const t = await delegated()
+    const account = (await t.h.query('list_wallet_accounts', {}, t.asRoot)).body.accounts[0]
+    const wallet = (await t.h.query('list_wallets', {}, t.asRoot)).body.wallets[0]
+    await t.policy({
+      policyName: 'Permits for USDC on chain 1 from Main',
+      effect: 'EFFECT_ALLOW',
+      condition: [
+        "activity.type == 'ACTIVITY_TYPE_SIGN_RAW_PAYLOADS'",
+        `wallet.id == '${wallet.walletId}' && wallet.label == 'Main' && !wallet.exported`,
+        `wallet_account.address == '${account.address.toLowerCase()}'`,
+        "eth.eip_712.primary_type == 'Permit' && eth.eip_712.domain.name == 'USDC'",
+        'eth.eip_712.domain.chain_id == 1 && eth.eip_712.message.value <= 1000000',
+      ].join(' && '),
+    })
+    await t.policy({
+      policyName: 'Delegate only to the known contract',
+      effect: 'EFFECT_ALLOW',
+      condition: `eth.eip_7702_authorization.address == '${X}' && eth.eip_7702_authorization.chain_id == 31337`,
+    })
+    const typed = (name: string, value: number) =>
+      JSON.stringify({
+        types: {
+          EIP712Domain: [
+            { name: 'name', type: 'string' },
+            { name: 'chainId', type: 'uint256' },
+          ],
+          Permit: [
+            { name: 'spender', type: 'address' },
+            { name: 'value', type: 'uint256' },
+          ],
+        },
+        primaryType: 'Permit',
+        domain: { name, chainId: 1 },
+        message: { spender: Y, value: String(value) },
+      })
+    const sign = (payload: string, encoding: string) =>
+      t.h.submit(
+        'sign_raw_payloads',
+        {
+          signWith: account.address,
+          payloads: [payload],
+          encoding,
+          hashFunction: 'HASH_FUNCTION_NOT_APPLICABLE',
+        },
+        { ...t.at, as: t.backend },
+      )
+    expect((await sign(typed('USDC', 5), 'PAYLOAD_ENCODING_EIP712')).status).toBe(200)
+    expect((await sign(typed('USDC', 5_000_000), 'PAYLOAD_ENCODING_EIP712')).body.details.outcome).toBe(
+      'OUTCOME_DENY_IMPLICIT',
+    )
+    expect((await sign(typed('DAI', 5), 'PAYLOAD_ENCODING_EIP712')).body.details.outcome).toBe(
+      'OUTCOME_DENY_IMPLICIT',
+    )
+    const authorization = (address: string) => JSON.stringify({ chainId: 31337, address, nonce: 0 })
+    expect((await sign(authorization(X), 'PAYLOAD_ENCODING_EIP7702_AUTHORIZATION')).status).toBe(200)
+    expect((await sign(authorization(Y), 'PAYLOAD_ENCODING_EIP7702_AUTHORIZATION')).status).toBe(403)
+    // A plain payload has no eth.eip_712: both policies error or do not match, nothing allows it.
+    const plain = await sign('00'.repeat(32), 'PAYLOAD_ENCODING_HEXADECIMAL')
+    expect(plain.body.details.outcome).toBe('OUTCOME_DENY_IMPLICIT')
+  })
+})
+
 /** The newest activity of the harness's store (a refused submit answers with an error, not the activity). */
 function lastActivityId(t: { h: ReturnType<typeof createHarness> }): string {
   return t.h.service.store.all('activities').at(-1)!.id
