@@ -68,11 +68,19 @@ const UNSIGNED: Record<string, Parameters<typeof serializeTransaction>[0]> = {
   },
 }
 
-/** A System Program transfer from `from` (fee payer) to DEAD's base58 twin, as a wire transaction in hex. */
-function solanaTransfer(from: Address, to: Address, version: 'legacy' | 0 = 0, lamports = 5000n): string {
+/** A System Program transfer from `from` to `to`, paid by `payer`, as a wire transaction in hex. */
+function solanaTransfer(
+  from: Address,
+  to: Address,
+  {
+    version = 0,
+    lamports = 5000n,
+    payer = from,
+  }: { version?: 'legacy' | 0; lamports?: bigint; payer?: Address } = {},
+): string {
   const message = pipe(
     createTransactionMessage({ version }),
-    (m) => setTransactionMessageFeePayer(from, m),
+    (m) => setTransactionMessageFeePayer(payer, m),
     (m) => setTransactionMessageLifetimeUsingBlockhash({ blockhash: BLOCKHASH, lastValidBlockHeight: 1n }, m),
     (m) =>
       appendTransactionMessageInstruction(
@@ -125,7 +133,7 @@ describe('sign_transaction', () => {
     const { sol } = await wallet(h)
     const other = (await wallet(h)).sol
     for (const version of ['legacy', 0] as const) {
-      const unsigned = solanaTransfer(sol, other, version)
+      const unsigned = solanaTransfer(sol, other, { version })
       h.clock.advance(1)
       const { signedTransaction } = resultOf(
         'sign_transaction',
@@ -143,20 +151,7 @@ describe('sign_transaction', () => {
       expect(getBase64EncodedWireTransaction(tx)).toBeTruthy()
     }
     // A transfer from `other`, paid by `sol`: `other` signs its slot, `sol`'s stays empty.
-    const message = pipe(
-      createTransactionMessage({ version: 0 }),
-      (m) => setTransactionMessageFeePayer(sol, m),
-      (m) =>
-        setTransactionMessageLifetimeUsingBlockhash({ blockhash: BLOCKHASH, lastValidBlockHeight: 1n }, m),
-      (m) =>
-        appendTransactionMessageInstruction(
-          getTransferSolInstruction({ source: createNoopSigner(other), destination: sol, amount: 1n }),
-          m,
-        ),
-    )
-    const twoSigners = Buffer.from(getTransactionEncoder().encode(compileTransaction(message))).toString(
-      'hex',
-    )
+    const twoSigners = solanaTransfer(other, sol, { lamports: 1n, payer: sol })
     h.clock.advance(1)
     const { signedTransaction } = resultOf(
       'sign_transaction',
@@ -273,7 +268,7 @@ describe('decodeTransactionForPolicy', () => {
     const from = 'So11111111111111111111111111111111111111112' as Address
     const decoded = decodeTransactionForPolicy(
       'TRANSACTION_TYPE_SOLANA',
-      solanaTransfer(from, DEAD_SOL, 0, 42n),
+      solanaTransfer(from, DEAD_SOL, { lamports: 42n }),
     )
     expect(decoded).toMatchObject({
       solana: {
