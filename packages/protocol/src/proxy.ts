@@ -194,6 +194,10 @@ export interface ProxySettings {
   allowedOrigins: string[]
   enabledProviders: SignInMethod[]
   sessionExpirationSeconds: string
+  /** Longest a one-time code lives; `init_otp` may ask for less, never more. @default '300' */
+  otpExpirationSeconds?: string
+  /** App name in OTP messages (`{{appName}}`); only the operator sets it. @default the organization's name */
+  appName?: string
   emailTemplate: { subject: string; body: string }
   smsTemplate: { body: string }
   oauth: {

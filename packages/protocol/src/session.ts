@@ -19,6 +19,8 @@ export interface VerificationTokenClaims {
   verification_type: 'OTP_TYPE_EMAIL' | 'OTP_TYPE_SMS'
   contact: string
   public_key?: string
+  /** Organization the token was minted in (the parent for proxy calls); accepted only there and in its sub-organizations. */
+  organization_id?: string
   exp: number
 }
 

@@ -7,13 +7,16 @@ import {
   type VerificationTokenClaims,
 } from '@latchkey/protocol'
 import { p256 } from '@noble/curves/nist.js'
-import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
+import { hmac } from '@noble/hashes/hmac.js'
+import { sha256 } from '@noble/hashes/sha2.js'
+import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
 import type { Hono } from 'hono'
 import { CryptoInputError, signJwt, verifyJwt } from '../crypto/index.ts'
 import { ApiError } from '../errors.ts'
+import { localOnly } from '../pipeline/originPolicy.ts'
 import type { PipelineEnv } from '../pipeline/readJson.ts'
 import type { Runtime } from '../Runtime.ts'
-import type { PluginRow, ProxyConfigRow } from '../store/model.ts'
+import type { Op, OrganizationRow, PluginRow, ProxyConfigRow } from '../store/model.ts'
 import type { Reads, Transaction } from '../store/Store.ts'
 import { createServiceOidc, type ServiceOidc, SIGN_IN_KEY_ID } from './oauth/createServiceOidc.ts'
 import { createDevIdp, DEV_OIDC_PREFIX, type DevIdp } from './oauth/devIdp.ts'
@@ -28,6 +31,16 @@ export const SERVICE_OIDC_ISSUER = 'https://latchkey.invalid/oidc'
 export const INTERNAL_ORIGIN = 'http://latchkey.internal'
 
 const SIGN_IN_KEY_ROW = 'sign-in-key'
+/** The server secret OTP codes are MACed under (sealed with the master key). */
+const OTP_MAC_KEY_ROW = 'otp-mac-key'
+
+/** Most OTP records kept at once service-wide; expired ones are dropped first. */
+export const MAX_OTP_RECORDS = 10_000
+/** Most rate-limit buckets (contacts, client addresses) kept at once; idle ones are dropped first. */
+export const MAX_RATE_BUCKETS = 20_000
+/** An OTP record is kept this long after it expired (so a late guess still reads "expired"). */
+const OTP_KEEP_AFTER_EXPIRY_MS = 10 * 60_000
+const HOUR_MS = 3_600_000
 
 /** Settings of a new proxy configuration. */
 export function defaultProxySettings(): ProxySettings {
@@ -61,8 +74,20 @@ export interface SignInState {
 
 const states = new WeakMap<Runtime, SignInState>()
 
-/** Creates the service's sign-in key (verification tokens, service OIDC tokens) once. */
+/** Creates the service's sign-in key (verification tokens, service OIDC tokens) and OTP MAC secret once. */
 export function bootstrapSignInKey(tx: Transaction, service: Runtime): void {
+  if (!tx.get('pluginRows', OTP_MAC_KEY_ROW)) {
+    const secret = globalThis.crypto.getRandomValues(new Uint8Array(32))
+    const at = service.now()
+    tx.put('pluginRows', {
+      id: OTP_MAC_KEY_ROW,
+      kind: OTP_MAC_KEY_ROW,
+      data: { sealedSecret: service.seal(secret) },
+      createdAt: at,
+      updatedAt: at,
+    })
+    secret.fill(0)
+  }
   if (tx.get('pluginRows', SIGN_IN_KEY_ROW)) return
   const key = p256.utils.randomSecretKey()
   const now = service.now()
@@ -82,11 +107,52 @@ function signInKey(service: Runtime): { sealedPrivateKey: string; publicKey: str
   return row.data as { sealedPrivateKey: string; publicKey: string }
 }
 
+/** HMAC-SHA256 under the OTP secret, opened for this one computation and wiped. */
+function otpMac(service: Runtime): (message: string) => string {
+  return (message) => {
+    const row = service.store.get('pluginRows', OTP_MAC_KEY_ROW)
+    if (!row) throw new Error('OTP secret not bootstrapped')
+    const secret = service.open((row.data as { sealedSecret: string }).sealedSecret)
+    try {
+      return bytesToHex(hmac(sha256, secret, utf8ToBytes(message)))
+    } finally {
+      secret.fill(0)
+    }
+  }
+}
+
+/** Row id of a rate-limit bucket: the key (a contact, an address) is hashed so rows stay small. */
+const bucketRowId = (key: string) => `otp-limit:${bytesToHex(sha256(utf8ToBytes(key)))}`
+
 /**
- * OTP records are written straight to the store, outside the activity's transaction: a wrong
- * code fails the activity (rolling its writes back), yet its attempt must still count.
+ * OTP records and rate-limit buckets, in the store (so they survive restarts and move to the
+ * database with it). They are written straight to the store, outside the activity's transaction:
+ * a wrong code fails the activity (rolling its writes back), yet its attempt must still count.
+ * Both kinds are capped: expired records and idle buckets are dropped first, and when the cap is
+ * still reached a new one is refused (429) rather than letting unauthenticated callers grow memory.
  */
 function otpStorage(service: Runtime) {
+  let lastPrune = Number.NEGATIVE_INFINITY
+  const count = { otp: -1, bucket: -1 }
+  const prune = (force: boolean) => {
+    const at = service.now()
+    if (!force && at - lastPrune < 10_000 && count.otp >= 0) return
+    lastPrune = at
+    const ops: Op[] = []
+    const otps = service.store.findBy('pluginRows', 'kind', 'otp')
+    for (const row of otps)
+      if ((row.data as unknown as OtpRecord).expiresAtMs + OTP_KEEP_AFTER_EXPIRY_MS < at)
+        ops.push(['pluginRows', row.id, null])
+    const buckets = service.store.findBy('pluginRows', 'kind', 'otp-limit')
+    for (const row of buckets) if (row.updatedAt + HOUR_MS < at) ops.push(['pluginRows', row.id, null])
+    service.store.write(ops)
+    count.otp = service.store.findBy('pluginRows', 'kind', 'otp').length
+    count.bucket = service.store.findBy('pluginRows', 'kind', 'otp-limit').length
+  }
+  const full = (what: string) =>
+    new ApiError('RATE_LIMITED', `the service holds too many ${what}; try again later`, undefined, {
+      retryAfterSeconds: 60,
+    })
   return {
     get: (otpId: string) => {
       const row = service.store.get('pluginRows', `otp:${otpId}`)
@@ -94,6 +160,12 @@ function otpStorage(service: Runtime) {
     },
     put: (record: OtpRecord) => {
       const existing = service.store.get('pluginRows', `otp:${record.otpId}`)
+      if (!existing) {
+        prune(false)
+        if (count.otp >= MAX_OTP_RECORDS) prune(true)
+        if (count.otp >= MAX_OTP_RECORDS) throw full('pending one-time codes')
+        count.otp++
+      }
       const now = service.now()
       const row: PluginRow = {
         id: `otp:${record.otpId}`,
@@ -105,6 +177,33 @@ function otpStorage(service: Runtime) {
       }
       service.store.write([['pluginRows', row.id, row]])
     },
+    getBucket: (key: string) => {
+      const row = service.store.get('pluginRows', bucketRowId(key))
+      return row ? [...((row.data as { times: number[] }).times ?? [])] : []
+    },
+    putBucket: (key: string, times: number[]) => {
+      const id = bucketRowId(key)
+      const existing = service.store.get('pluginRows', id)
+      if (times.length === 0) {
+        if (existing) service.store.write([['pluginRows', id, null]])
+        return
+      }
+      if (!existing) {
+        prune(false)
+        if (count.bucket >= MAX_RATE_BUCKETS) prune(true)
+        if (count.bucket >= MAX_RATE_BUCKETS) throw full('rate-limit entries')
+        count.bucket++
+      }
+      const now = service.now()
+      const row: PluginRow = {
+        id,
+        kind: 'otp-limit',
+        data: { times },
+        createdAt: existing?.createdAt ?? now,
+        updatedAt: now,
+      }
+      service.store.write([['pluginRows', id, row]])
+    },
   }
 }
 
@@ -112,7 +211,10 @@ export function signInState(service: Runtime): SignInState {
   let state = states.get(service)
   if (state) return state
   const now = () => service.now()
-  const outbox = createOutbox()
+  // Dev surfaces answer loopback clients and allowed origins only (never `Access-Control-Allow-Origin: *`).
+  const outbox = createOutbox({
+    guard: localOnly(service, { methods: ['GET', 'DELETE'], headers: ['Accept'] }),
+  })
   const key = signInKey(service)
   const openKey = () => service.open(signInKey(service).sealedPrivateKey)
   state = {
@@ -130,8 +232,12 @@ export function signInState(service: Runtime): SignInState {
       deliver: (message) => outbox.deliver(message),
       now,
       newId: () => service.newId(),
+      mac: otpMac(service),
     }),
-    devIdp: createDevIdp({ now }),
+    devIdp: createDevIdp({
+      now,
+      guard: localOnly(service, { methods: ['GET', 'POST'], headers: ['Content-Type', 'Accept'] }),
+    }),
     oidc: createServiceOidc({
       privateKey: openKey,
       publicKey: hexToBytes(key.publicKey),
@@ -143,11 +249,17 @@ export function signInState(service: Runtime): SignInState {
   return state
 }
 
-/** Verifies an OTP verification token (signature by the sign-in key, expiry, claims). */
+/**
+ * Verifies an OTP verification token (signature by the sign-in key, expiry, claims) for use in
+ * `organization`: a token is accepted only in the organization that minted it and in that
+ * organization's sub-organizations (a token minted by the auth proxy of a parent logs in to its
+ * sub-organizations; one minted inside a sub-organization works nowhere else).
+ */
 export function verifyVerificationToken(
   service: Runtime,
   token: unknown,
   field: string,
+  organization: Pick<OrganizationRow, 'id' | 'parentOrganizationId'>,
 ): VerificationTokenClaims {
   if (typeof token !== 'string')
     throw new ApiError('VERIFICATION_TOKEN_INVALID', `${field} must be a verification token`, field)
@@ -170,6 +282,16 @@ export function verifyVerificationToken(
     (claims.verification_type !== 'OTP_TYPE_EMAIL' && claims.verification_type !== 'OTP_TYPE_SMS')
   )
     throw new ApiError('VERIFICATION_TOKEN_INVALID', `${field} is not a verification token`, field)
+  const minted = claims.organization_id
+  if (
+    typeof minted !== 'string' ||
+    (minted !== organization.id && minted !== organization.parentOrganizationId)
+  )
+    throw new ApiError(
+      'VERIFICATION_TOKEN_INVALID',
+      `${field} was issued for another organization; verify a code here`,
+      field,
+    )
   return claims as VerificationTokenClaims
 }
 
@@ -179,9 +301,13 @@ export function verifyVerificationToken(
  */
 export function spendOnce(
   ctx: { tx: Transaction; now: number },
-  kind: 'verification-token' | 'oidc-token',
+  kind: 'verification-token' | 'verification-token-signup' | 'oidc-token' | 'settings-request',
   id: string,
-  error: { errorCode: 'VERIFICATION_TOKEN_INVALID' | 'OIDC_TOKEN_REPLAYED'; message: string; field: string },
+  error: {
+    errorCode: 'VERIFICATION_TOKEN_INVALID' | 'OIDC_TOKEN_REPLAYED' | 'ALREADY_EXISTS' | 'STAMP_INVALID'
+    message: string
+    field?: string
+  },
 ): void {
   const rowId = `${kind}:${id}`
   if (ctx.tx.get('pluginRows', rowId)) throw new ApiError(error.errorCode, error.message, error.field)

@@ -2,12 +2,14 @@ import type { OauthProviderParams } from '@latchkey/protocol'
 import { ApiError } from '../errors.ts'
 import type { ServicePlugin, SubOrganizationHookContext } from '../registry.ts'
 import type { UserRow } from '../store/model.ts'
-import { signInState, verifyVerificationToken } from './signInState.ts'
+import { signInState, spendOnce, verifyVerificationToken } from './signInState.ts'
 
 /**
  * `create_sub_organization`'s sign-in parts. `oauthProviders` links each OIDC token issued by
  * `oauth2_authenticate` (verified; its issuer/subject can belong to one account per parent
- * organization). `verificationToken` must prove the e-mail or phone number of a root user.
+ * organization). `verificationToken` must prove the e-mail or phone number of a root user, have
+ * been minted in this (parent) organization, and is spent by the sign-up in the same transaction
+ * that creates the account, so concurrent sign-ups with one token create one sub-organization.
  */
 export const subOrganizationHooks: NonNullable<ServicePlugin['subOrganization']> = {
   oauthProviders(
@@ -50,7 +52,7 @@ export const subOrganizationHooks: NonNullable<ServicePlugin['subOrganization']>
   },
   verificationToken(ctx: SubOrganizationHookContext, token: string, rootUsers: UserRow[]) {
     const field = 'parameters.verificationToken'
-    const claims = verifyVerificationToken(ctx.service, token, field)
+    const claims = verifyVerificationToken(ctx.service, token, field, ctx.organization)
     const email = claims.verification_type === 'OTP_TYPE_EMAIL'
     const proven = rootUsers.some((user) =>
       email
@@ -63,5 +65,29 @@ export const subOrganizationHooks: NonNullable<ServicePlugin['subOrganization']>
         `the verification token proves ${email ? 'an e-mail address' : 'a phone number'} that no root user has`,
         field,
       )
+    // One account per proven contact among the parent's sub-organizations, checked inside the
+    // transaction (transactions run one at a time), so a race of sign-ups cannot create two.
+    const sameContact = (user: UserRow) =>
+      email
+        ? user.userEmail?.trim().toLowerCase() === claims.contact
+        : user.userPhoneNumber === claims.contact
+    const taken = ctx.tx
+      .findBy('organizations', 'parentOrganizationId', ctx.organization.id)
+      .some(
+        (org) =>
+          org.id !== ctx.subOrganization.id &&
+          ctx.tx.findBy('users', 'organizationId', org.id).some(sameContact),
+      )
+    if (taken)
+      throw new ApiError(
+        'ALREADY_EXISTS',
+        `an account with this ${email ? 'e-mail address' : 'phone number'} exists; log in instead`,
+        field,
+      )
+    spendOnce(ctx, 'verification-token-signup', claims.id, {
+      errorCode: 'ALREADY_EXISTS',
+      message: 'this verification token was already used to sign up; log in instead',
+      field,
+    })
   },
 }

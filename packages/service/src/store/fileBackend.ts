@@ -1,6 +1,7 @@
 // Node only: imported by the CLI, never by createService (which must also run in a browser).
 import { randomBytes } from 'node:crypto'
 import {
+  chmodSync,
   closeSync,
   existsSync,
   fsyncSync,
@@ -46,10 +47,24 @@ function fsyncDir(dir: string): void {
   } catch {}
 }
 
-function writeFileDurably(path: string, text: string, mode = 0o644): void {
+/** Data files (snapshot, journal, lock, master key) are readable by the owner only. */
+const FILE_MODE = 0o600
+/** The data directory is the owner's only. */
+const DIR_MODE = 0o700
+
+/** Creates `dir` (0700) or tightens an existing one, and tightens the files already in it. */
+function privateDir(dir: string, files: string[]): void {
+  mkdirSync(dir, { recursive: true, mode: DIR_MODE })
+  chmodSync(dir, DIR_MODE)
+  for (const file of files) if (existsSync(file)) chmodSync(file, FILE_MODE)
+}
+
+function writeFileDurably(path: string, text: string, mode = FILE_MODE): void {
   const temp = `${path}.tmp`
   const fd = openSync(temp, 'w', mode)
   try {
+    // `mode` applies only when the file is created; a leftover temp file is tightened too.
+    chmodSync(temp, mode)
     writeSync(fd, text)
     fsyncSync(fd)
   } finally {
@@ -62,13 +77,14 @@ function writeFileDurably(path: string, text: string, mode = 0o644): void {
  * A durable store under `dir`: `snapshot.json` plus an fsynced append-only `journal.ndjson` of
  * commits. A commit is on disk before `append` returns; on start the journal is replayed over
  * the snapshot (a torn last line from a crash mid-write was never acknowledged and is dropped)
- * and folded into a fresh snapshot (temp file, fsync, rename).
+ * and folded into a fresh snapshot (temp file, fsync, rename). Files are 0600 in a 0700 directory
+ * (an existing directory and files are tightened on start).
  */
 export function fileBackend(dir: string, options: FileBackendOptions = {}): StorageBackend {
   const compactEvery = options.compactEvery ?? 1000
-  mkdirSync(dir, { recursive: true })
   const snapshotPath = join(dir, 'snapshot.json')
   const journalPath = join(dir, 'journal.ndjson')
+  privateDir(dir, [snapshotPath, journalPath, join(dir, 'LOCK'), join(dir, 'master.key')])
   let fd: number | undefined
   let entries = 0
 
@@ -78,7 +94,7 @@ export function fileBackend(dir: string, options: FileBackendOptions = {}): Stor
     // Replaying a journal over a snapshot that already holds it is harmless (ops are idempotent
     // puts and deletes), so a crash between the rename and this truncation loses nothing.
     if (fd !== undefined) closeSync(fd)
-    fd = openSync(journalPath, 'w')
+    fd = openSync(journalPath, 'w', FILE_MODE)
     fsyncSync(fd)
     entries = 0
   }
@@ -124,7 +140,7 @@ export function fileBackend(dir: string, options: FileBackendOptions = {}): Stor
       return snapshot as Snapshot
     },
     append(ops) {
-      if (fd === undefined) fd = openSync(journalPath, 'a')
+      if (fd === undefined) fd = openSync(journalPath, 'a', FILE_MODE)
       writeSync(fd, `${JSON.stringify(ops)}\n`)
       fsyncSync(fd)
       entries++
@@ -155,10 +171,10 @@ export function loadMasterKey(
       throw new Error('LATCHKEY_MASTER_KEY must be 64 hex characters')
     return Uint8Array.from(Buffer.from(env.trim(), 'hex'))
   }
-  mkdirSync(dir, { recursive: true })
   const path = join(dir, 'master.key')
+  privateDir(dir, [path])
   if (!existsSync(path)) {
-    writeFileDurably(path, randomBytes(32).toString('hex'), 0o600)
+    writeFileDurably(path, randomBytes(32).toString('hex'))
     fsyncDir(dir)
   }
   const text = readFileSync(path, 'utf8').trim()

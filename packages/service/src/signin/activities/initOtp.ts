@@ -4,6 +4,9 @@ import { defineActivity } from '../../registry.ts'
 import { normalizeContact } from '../otp/normalizeContact.ts'
 import { proxyConfigFor, signInState } from '../signInState.ts'
 
+/** Code lifetime when the operator set none (and the longest a caller may ask for then). */
+export const DEFAULT_OTP_SECONDS = 300
+
 /** Prefixes the field of a sign-in engine error with `parameters.` like every activity error. */
 export async function inParameters<T>(run: () => T | Promise<T>): Promise<T> {
   try {
@@ -16,8 +19,11 @@ export async function inParameters<T>(run: () => T | Promise<T>): Promise<T> {
 }
 
 /**
- * Starts an e-mail or SMS one-time code: rate-limited per contact, rendered from the
- * organization's proxy templates and delivered (local service: the dev outbox).
+ * Starts an e-mail or SMS one-time code: rate-limited per contact service-wide, rendered from the
+ * operator's proxy settings (templates, app name, longest lifetime) and delivered (local service:
+ * the dev outbox). Inside a sub-organization only a contact of one of its own users may be sent
+ * a code. `emailCustomization`/`smsCustomization` are read for compatibility but never reach the
+ * message: only the operator chooses what its channel sends.
  */
 export const initOtp = defineActivity('init_otp', {
   // The auth proxy's user is not a root user; a code is no power by itself.
@@ -46,20 +52,37 @@ export const initOtp = defineActivity('init_otp', {
   },
   run: (ctx, p) =>
     inParameters(() => {
-      const settings = proxyConfigFor(ctx.tx, ctx.organization.id)?.settings
+      const org = ctx.organization
+      if (org.parentOrganizationId !== undefined) {
+        const email = p.otpType === 'OTP_TYPE_EMAIL'
+        const own = ctx.tx
+          .findBy('users', 'organizationId', org.id)
+          .some((user) =>
+            email ? user.userEmail?.trim().toLowerCase() === p.contact : user.userPhoneNumber === p.contact,
+          )
+        if (!own)
+          throw new ApiError(
+            'PERMISSION_DENIED',
+            `a sub-organization may send codes only to its own users' ${email ? 'e-mail addresses' : 'phone numbers'}`,
+            'contact',
+          )
+      }
+      const config = proxyConfigFor(ctx.tx, org.id)
+      const settings = config?.settings
+      const operator = ctx.tx.get(
+        'organizations',
+        config?.organizationId ?? org.parentOrganizationId ?? org.id,
+      )
+      const maxLifetime = Number(settings?.otpExpirationSeconds ?? DEFAULT_OTP_SECONDS)
       return signInState(ctx.service).otp.init({
-        organizationId: ctx.organization.id,
+        organizationId: org.id,
         otpType: p.otpType,
         contact: p.contact,
         ...(p.otpLength !== undefined ? { otpLength: p.otpLength } : {}),
         ...(p.expirationSeconds !== undefined ? { expirationSeconds: Number(p.expirationSeconds) } : {}),
-        appName: p.emailCustomization?.appName ?? ctx.organization.name,
-        ...(settings ? { emailTemplate: settings.emailTemplate } : {}),
-        ...(p.smsCustomization?.template
-          ? { smsTemplate: { body: p.smsCustomization.template } }
-          : settings
-            ? { smsTemplate: settings.smsTemplate }
-            : {}),
+        maxExpirationSeconds: maxLifetime,
+        appName: settings?.appName ?? operator?.name ?? 'Latchkey',
+        ...(settings ? { emailTemplate: settings.emailTemplate, smsTemplate: settings.smsTemplate } : {}),
       })
     }),
 })

@@ -3,6 +3,9 @@ import { defineActivity } from '../../registry.ts'
 import { signInState } from '../signInState.ts'
 import { inParameters } from './initOtp.ts'
 
+/** Longest a verification token lives: a caller may shorten it, never extend it. */
+export const MAX_TOKEN_SECONDS = 600
+
 /**
  * Checks a one-time code and returns a verification token (JWT: id, verification_type, contact,
  * public_key, exp) bound to the caller's public key. Wrong codes count even though the activity
@@ -31,7 +34,7 @@ export const verifyOtp = defineActivity('verify_otp', {
         otpCode: p.otpCode,
         ...(p.publicKey !== undefined ? { publicKey: p.publicKey } : {}),
         ...(p.expirationSeconds !== undefined
-          ? { tokenExpirationSeconds: Math.max(60, Number(p.expirationSeconds)) }
+          ? { tokenExpirationSeconds: Math.min(MAX_TOKEN_SECONDS, Math.max(60, Number(p.expirationSeconds))) }
           : {}),
       })
       return { verificationToken }

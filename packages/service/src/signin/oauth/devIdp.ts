@@ -1,7 +1,7 @@
 import { OAUTH_METHODS, type OAuthMethod } from '@latchkey/protocol'
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
-import { Hono } from 'hono'
+import { Hono, type MiddlewareHandler } from 'hono'
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose'
 import { isEmailAddress } from '../otp/normalizeContact.ts'
 import { CODE_CHALLENGE, CODE_VERIFIER, s256Challenge } from './pkce.ts'
@@ -21,6 +21,27 @@ export interface DevIdpOptions {
   codeLifetimeSeconds?: number
   /** Lifetime of an ID token. @default 600 */
   idTokenLifetimeSeconds?: number
+  /** Most authorization codes pending at once; the oldest is dropped beyond it. @default 1000 */
+  maxPendingCodes?: number
+  /** Runs before every route: the service passes its local-only guard (loopback clients, allowed origins). */
+  guard?: MiddlewareHandler
+}
+
+/** Longest accepted value of each authorization-request parameter (anything longer is refused). */
+const PARAM_LIMITS: Record<string, number> = {
+  response_type: 20,
+  client_id: 512,
+  redirect_uri: 2048,
+  state: 1024,
+  nonce: 512,
+  code_challenge: 128,
+  code_challenge_method: 10,
+  scope: 512,
+  login_hint: 320,
+  prompt: 50,
+  email: 320,
+  name: 200,
+  action: 20,
 }
 
 interface PendingCode {
@@ -98,6 +119,18 @@ function readAuthorizeParams(get: (name: string) => string | undefined): Authori
     loginHint: get('login_hint') ?? '',
     prompt: get('prompt') ?? '',
   }
+}
+
+/** The first parameter longer than its limit, as a problem, or undefined. */
+function tooLong(
+  get: (name: string) => string | undefined,
+): { error: string; description: string } | undefined {
+  for (const [name, limit] of Object.entries(PARAM_LIMITS)) {
+    const value = get(name)
+    if (value !== undefined && value.length > limit)
+      return { error: 'invalid_request', description: `${name} must be at most ${limit} characters` }
+  }
+  return undefined
 }
 
 /** The first problem with an authorization request, as an OAuth error code and text, or undefined. */
@@ -231,12 +264,21 @@ export function createDevIdp(options: DevIdpOptions = {}) {
     })()
     return signingKey
   }
+  const maxPending = options.maxPendingCodes ?? 1000
+  // Pending codes are memory an unauthenticated caller can grow: capped and expiring.
   const codes = new Map<string, PendingCode>()
+  const remember = (code: string, pending: PendingCode) => {
+    const at = now()
+    for (const [key, value] of codes) if (value.expiresAtMs <= at) codes.delete(key)
+    while (codes.size >= maxPending) codes.delete(codes.keys().next().value!)
+    codes.set(code, pending)
+  }
 
   const originOf = (requestUrl: string) => options.baseUrl?.() ?? new URL(requestUrl).origin
   const issuerOf = (origin: string, provider: OAuthMethod) => `${origin}${DEV_OIDC_PREFIX}/${provider}`
 
   const app = new Hono<{ Variables: { provider: OAuthMethod } }>()
+  if (options.guard) app.use('*', options.guard)
 
   app.use('/:provider/*', async (c, next) => {
     const provider = c.req.param('provider') as OAuthMethod
@@ -267,6 +309,8 @@ export function createDevIdp(options: DevIdpOptions = {}) {
   app.get('/:provider/jwks', async (c) => c.json({ keys: [(await key()).jwk] }))
 
   app.get('/:provider/authorize', (c) => {
+    const long = tooLong((n) => c.req.query(n))
+    if (long) return c.html(errorPage(long.description), 400)
     const params = readAuthorizeParams((n) => c.req.query(n))
     // A bad redirect URI must never be redirected to (RFC 6749 §4.1.2.1).
     if (!isRedirectUri(params.redirectUri))
@@ -279,6 +323,8 @@ export function createDevIdp(options: DevIdpOptions = {}) {
   app.post('/:provider/authorize', async (c) => {
     const form = await c.req.parseBody()
     const field = (name: string) => (typeof form[name] === 'string' ? (form[name] as string) : undefined)
+    const long = tooLong(field)
+    if (long) return c.html(errorPage(long.description), 400)
     const params = readAuthorizeParams(field)
     if (!isRedirectUri(params.redirectUri))
       return c.html(errorPage('redirect_uri must be an absolute http(s) URL without a fragment'), 400)
@@ -301,7 +347,7 @@ export function createDevIdp(options: DevIdpOptions = {}) {
         400,
       )
     const code = bytesToHex(crypto.getRandomValues(new Uint8Array(24)))
-    codes.set(code, {
+    remember(code, {
       provider: c.get('provider'),
       clientId: params.clientId,
       redirectUri: params.redirectUri,
@@ -379,5 +425,7 @@ export function createDevIdp(options: DevIdpOptions = {}) {
     issuer: (origin: string, provider: OAuthMethod) => issuerOf(origin, provider),
     /** The public key of the IdP's ID tokens. */
     jwk: async () => (await key()).jwk,
+    /** How many authorization codes are waiting to be redeemed. */
+    pendingCodes: () => codes.size,
   }
 }

@@ -93,6 +93,7 @@ describe('createOtpEngine', () => {
       verification_type: 'OTP_TYPE_SMS',
       contact: '+14155550123',
       public_key: publicKey,
+      organization_id: ORG,
       exp: iat + 600,
       iat,
     })

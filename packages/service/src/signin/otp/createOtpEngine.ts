@@ -1,5 +1,6 @@
 import type { OtpType, VerificationTokenClaims } from '@latchkey/protocol'
 import { p256 } from '@noble/curves/nist.js'
+import { hmac } from '@noble/hashes/hmac.js'
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { ApiError } from '../../errors.ts'
@@ -7,15 +8,15 @@ import { normalizeContact } from './normalizeContact.ts'
 import { randomDigits } from './randomDigits.ts'
 import { DEFAULT_EMAIL_TEMPLATE, DEFAULT_SMS_TEMPLATE, renderTemplate } from './renderTemplate.ts'
 
-/** What the engine keeps about one OTP. The code itself is never stored, only its hash. */
+/** What the engine keeps about one OTP. The code itself is never stored, only its keyed MAC. */
 export interface OtpRecord {
   otpId: string
   /** Organization the OTP was started in (the parent organization for proxy calls). */
   organizationId: string
   otpType: OtpType
   contact: string
-  /** Lowercase hex SHA-256 of `${otpId}:${code}`. */
-  codeHash: string
+  /** Lowercase hex HMAC-SHA256 of `${otpId}:${code}` under the server's OTP secret (never a plain hash). */
+  codeMac: string
   createdAtMs: number
   expiresAtMs: number
   /** Wrong codes entered so far. */
@@ -23,10 +24,24 @@ export interface OtpRecord {
   status: 'pending' | 'used' | 'locked'
 }
 
-/** Where OTP records live; the service passes its store, tests a Map. */
+/**
+ * Where OTP records and rate-limit buckets live; the service passes its store, tests a Map.
+ * `get`/`put` of one bucket run without an `await` in between, so a check and its charge are one
+ * step in a single process (a database backend makes it one statement).
+ */
 export interface OtpStorage {
-  get(otpId: string): Promise<OtpRecord | undefined> | OtpRecord | undefined
-  put(record: OtpRecord): Promise<void> | void
+  get(otpId: string): OtpRecord | undefined
+  put(record: OtpRecord): void
+  /** Event times (epoch ms) still counted for a rate-limit key. */
+  getBucket?(key: string): number[]
+  /** Stores a key's event times; an empty list deletes the bucket. */
+  putBucket?(key: string, times: number[]): void
+}
+
+/** Events allowed per window for one rate-limit key. */
+export interface RateLimit {
+  perMinute: number
+  perHour: number
 }
 
 /** A rendered message handed to delivery (the dev outbox, or a mail/SMS gateway). */
@@ -55,10 +70,18 @@ export interface OtpEngineOptions {
   randomBytes?: (bytes: Uint8Array) => Uint8Array
   /** New id for an OTP or a verification token. @default crypto.randomUUID */
   newId?: () => string
+  /**
+   * Keyed MAC of `${otpId}:${code}` (hex). The service uses HMAC-SHA256 under a secret sealed with
+   * its master key, so stored records cannot be brute-forced offline.
+   * @default HMAC-SHA256 under a random key held by this engine
+   */
+  mac?: (message: string) => string
   /** Wrong codes accepted before the OTP is dead. @default 5 */
   maxAttempts?: number
-  /** `init` calls allowed per contact. @default { perMinute: 3, perHour: 10 } */
-  rateLimit?: { perMinute: number; perHour: number }
+  /** `init` calls allowed per contact (service-wide, every organization and path). @default { perMinute: 3, perHour: 10 } */
+  rateLimit?: RateLimit
+  /** Wrong codes allowed per contact across all its OTPs. @default { perMinute: 10, perHour: 10 } */
+  guessLimit?: RateLimit
   /** Code lifetime when the caller gives none. @default 300 */
   defaultExpirationSeconds?: number
   /** Verification-token lifetime when the caller gives none. @default 600 */
@@ -67,6 +90,8 @@ export interface OtpEngineOptions {
 
 export interface OtpInitInput {
   organizationId: string
+  /** Longest lifetime the operator allows; a longer `expirationSeconds` is cut to it. @default 300 */
+  maxExpirationSeconds?: number
   otpType: OtpType
   contact: unknown
   /** 6 to 9. @default 6 */
@@ -103,8 +128,6 @@ export function isCompressedP256PublicKey(value: unknown): value is string {
   }
 }
 
-const hashCode = (otpId: string, code: string) => bytesToHex(sha256(utf8ToBytes(`${otpId}:${code}`)))
-
 /** Constant-time comparison of two equal-length hex strings. */
 function sameHex(a: string, b: string): boolean {
   if (a.length !== b.length) return false
@@ -122,30 +145,52 @@ export function createOtpEngine(options: OtpEngineOptions) {
   const newId = options.newId ?? (() => crypto.randomUUID())
   const maxAttempts = options.maxAttempts ?? 5
   const limits = options.rateLimit ?? { perMinute: 3, perHour: 10 }
+  const guessLimits = options.guessLimit ?? { perMinute: 10, perHour: 10 }
   const defaultExpiration = options.defaultExpirationSeconds ?? 300
   const defaultTokenExpiration = options.defaultTokenExpirationSeconds ?? 600
-  // Rate-limit windows are memory only: losing them on restart errs on the side of the user.
-  const sends = new Map<string, number[]>()
+  const macKey = options.mac ? undefined : crypto.getRandomValues(new Uint8Array(32))
+  const mac = options.mac ?? ((message: string) => bytesToHex(hmac(sha256, macKey!, utf8ToBytes(message))))
+  const macOf = (otpId: string, code: string) => mac(`${otpId}:${code}`)
+  // Standalone engines (tests) keep buckets here; the service keeps them in its store.
+  const memoryBuckets = new Map<string, number[]>()
+  const getBucket =
+    options.storage.getBucket?.bind(options.storage) ?? ((key) => memoryBuckets.get(key) ?? [])
+  const putBucket =
+    options.storage.putBucket?.bind(options.storage) ??
+    ((key: string, times: number[]) => {
+      if (times.length === 0) memoryBuckets.delete(key)
+      else memoryBuckets.set(key, times)
+    })
   // One verification at a time per OTP, so two racing guesses cannot both count as the first.
   const locks = new Map<string, Promise<unknown>>()
 
-  function checkRate(key: string, at: number): void {
-    const recent = (sends.get(key) ?? []).filter((t) => at - t < HOUR_MS)
-    const lastMinute = recent.filter((t) => at - t < MINUTE_MS).length
-    if (lastMinute >= limits.perMinute || recent.length >= limits.perHour) {
-      const oldest =
-        lastMinute >= limits.perMinute ? recent.filter((t) => at - t < MINUTE_MS)[0]! : recent[0]!
-      const window = lastMinute >= limits.perMinute ? MINUTE_MS : HOUR_MS
-      sends.set(key, recent)
-      throw new ApiError(
-        'OTP_RATE_LIMITED',
-        'too many codes requested for this contact; try again later',
-        'contact',
-        { retryAfterSeconds: Math.ceil((oldest + window - at) / 1000) },
-      )
+  /** Seconds until `key` may be charged again, or 0 when it may be now. */
+  function waitFor(key: string, limit: RateLimit, at: number): number {
+    const recent = getBucket(key).filter((t) => at - t < HOUR_MS)
+    const lastMinute = recent.filter((t) => at - t < MINUTE_MS)
+    if (lastMinute.length >= limit.perMinute) return Math.ceil((lastMinute[0]! + MINUTE_MS - at) / 1000)
+    if (recent.length >= limit.perHour) return Math.ceil((recent[0]! + HOUR_MS - at) / 1000)
+    return 0
+  }
+
+  /** Records one event for `key` (keeping only the last hour). */
+  function recordEvent(key: string, at: number): void {
+    putBucket(key, [...getBucket(key).filter((t) => at - t < HOUR_MS), at])
+  }
+
+  /**
+   * Checks and charges one event for each key, all or none (no `await` in between): the first
+   * key over its limit throws `OTP_RATE_LIMITED` with `retryAfterSeconds`.
+   */
+  function charge(keys: { key: string; limit: RateLimit; message: string; field?: string }[], at = now()) {
+    for (const { key, limit, message, field } of keys) {
+      const retryAfterSeconds = waitFor(key, limit, at)
+      if (retryAfterSeconds > 0)
+        throw new ApiError('OTP_RATE_LIMITED', message, field, {
+          retryAfterSeconds: Math.max(1, retryAfterSeconds),
+        })
     }
-    recent.push(at)
-    sends.set(key, recent)
+    for (const { key } of keys) recordEvent(key, at)
   }
 
   async function init(input: OtpInitInput): Promise<{ otpId: string }> {
@@ -156,15 +201,28 @@ export function createOtpEngine(options: OtpEngineOptions) {
     const length = input.otpLength ?? 6
     if (!Number.isInteger(length) || length < 6 || length > 9)
       throw new ApiError('FIELD_INVALID', 'otpLength must be an integer from 6 to 9', 'otpLength')
-    const lifetime = input.expirationSeconds ?? defaultExpiration
-    if (!Number.isInteger(lifetime) || lifetime < 30 || lifetime > 86_400)
+    const requested = input.expirationSeconds ?? defaultExpiration
+    if (!Number.isInteger(requested) || requested < 30 || requested > 86_400)
       throw new ApiError(
         'FIELD_INVALID',
         'expirationSeconds must be an integer from 30 to 86400',
         'expirationSeconds',
       )
+    // The operator's setting caps the lifetime: a caller may shorten a code's life, never extend it.
+    const lifetime = Math.min(requested, input.maxExpirationSeconds ?? defaultExpiration)
     const at = now()
-    checkRate(`${input.organizationId}\n${contact}`, at)
+    // Keyed on the contact alone: every organization and every path share one budget per person.
+    charge(
+      [
+        {
+          key: `send:${contact}`,
+          limit: limits,
+          message: 'too many codes requested for this contact; try again later',
+          field: 'contact',
+        },
+      ],
+      at,
+    )
 
     const otpId = newId()
     const code = randomDigits(length, options.randomBytes)
@@ -173,7 +231,7 @@ export function createOtpEngine(options: OtpEngineOptions) {
       organizationId: input.organizationId,
       otpType,
       contact,
-      codeHash: hashCode(otpId, code),
+      codeMac: macOf(otpId, code),
       createdAtMs: at,
       expiresAtMs: at + lifetime * 1000,
       attempts: 0,
@@ -207,7 +265,7 @@ export function createOtpEngine(options: OtpEngineOptions) {
         'public_key must be a compressed P-256 public key in hex (66 chars)',
         'public_key',
       )
-    const record = await options.storage.get(input.otpId)
+    const record = options.storage.get(input.otpId)
     // An OTP of another organization is as unknown as a made-up id.
     if (!record || record.organizationId !== input.organizationId)
       throw new ApiError('OTP_INVALID', 'unknown otpId', 'otpId')
@@ -218,17 +276,28 @@ export function createOtpEngine(options: OtpEngineOptions) {
     const at = now()
     if (at >= record.expiresAtMs)
       throw new ApiError('OTP_EXPIRED', 'this code has expired; request a new one', 'otpId')
-    if (!sameHex(hashCode(record.otpId, input.otpCode), record.codeHash)) {
+    // Wrong guesses are budgeted per contact too, across all its OTPs and organizations.
+    const guessKey = `guess:${record.contact}`
+    const wait = waitFor(guessKey, guessLimits, at)
+    if (wait > 0)
+      throw new ApiError(
+        'OTP_RATE_LIMITED',
+        'too many wrong codes for this contact; try again later',
+        'otpCode',
+        { retryAfterSeconds: wait },
+      )
+    if (typeof record.codeMac !== 'string' || !sameHex(macOf(record.otpId, input.otpCode), record.codeMac)) {
       const attempts = record.attempts + 1
       const locked = attempts >= maxAttempts
-      await options.storage.put({ ...record, attempts, status: locked ? 'locked' : 'pending' })
+      recordEvent(guessKey, at)
+      options.storage.put({ ...record, attempts, status: locked ? 'locked' : 'pending' })
       if (locked)
         throw new ApiError('OTP_ATTEMPTS_EXCEEDED', 'too many wrong codes; request a new one', 'otpCode')
       throw new ApiError('OTP_INVALID', 'wrong code', 'otpCode', {
         attemptsRemaining: maxAttempts - attempts,
       })
     }
-    await options.storage.put({ ...record, status: 'used' })
+    options.storage.put({ ...record, status: 'used' })
     const lifetime = input.tokenExpirationSeconds ?? defaultTokenExpiration
     const iat = Math.floor(at / 1000)
     const claims: VerificationTokenClaims & { iat: number } = {
@@ -236,6 +305,7 @@ export function createOtpEngine(options: OtpEngineOptions) {
       verification_type: record.otpType,
       contact: record.contact,
       ...(input.publicKey ? { public_key: input.publicKey } : {}),
+      organization_id: record.organizationId,
       exp: iat + lifetime,
       iat,
     }
@@ -256,5 +326,5 @@ export function createOtpEngine(options: OtpEngineOptions) {
     return run
   }
 
-  return { init, verify }
+  return { init, verify, charge }
 }

@@ -1,5 +1,5 @@
 import type { OtpType } from '@latchkey/protocol'
-import { Hono } from 'hono'
+import { Hono, type MiddlewareHandler } from 'hono'
 import type { OtpMessage } from '../otp/createOtpEngine.ts'
 
 /** One delivered message as the outbox shows it. */
@@ -16,6 +16,11 @@ export interface OutboxMessage {
 export interface OutboxOptions {
   /** Oldest messages are dropped beyond this many. @default 500 */
   limit?: number
+  /**
+   * Runs before every outbox route: the service passes its local-only guard (loopback clients,
+   * allowed origins). Without one the routes answer anyone who can reach them.
+   */
+  guard?: MiddlewareHandler
 }
 
 export type Outbox = ReturnType<typeof createOutbox>
@@ -28,6 +33,7 @@ export function createOutbox(options: OutboxOptions = {}) {
   const limit = options.limit ?? 500
   const messages: OutboxMessage[] = []
   return {
+    guard: options.guard,
     deliver(message: OtpMessage): void {
       const { otpId, otpType, contact, code, subject, body, sentAt } = message
       messages.unshift({ otpId, otpType, contact, code, subject, body, sentAt })
@@ -105,11 +111,8 @@ ${rows || '<p>No messages yet.</p>'}
  */
 export function outboxRoutes(outbox: Outbox): Hono {
   const app = new Hono()
-  // Dev pages and tests on other origins read the outbox too.
-  app.use('/outbox*', async (c, next) => {
-    await next()
-    c.header('Access-Control-Allow-Origin', '*')
-  })
+  // Codes are account keys: only loopback clients and allowed origins may read them (no `*`).
+  if (outbox.guard) app.use('/outbox*', outbox.guard)
   app.get('/outbox.json', (c) => c.json({ messages: outbox.list({ contact: c.req.query('contact') }) }))
   app.get('/outbox', (c) => {
     const contact = c.req.query('contact') ?? ''

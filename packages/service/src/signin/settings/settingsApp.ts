@@ -6,19 +6,21 @@ import {
   STAMP_HEADER,
   WEBAUTHN_STAMP_HEADER,
 } from '@latchkey/protocol'
+import { sha256 } from '@noble/hashes/sha2.js'
+import { bytesToHex, concatBytes, utf8ToBytes } from '@noble/hashes/utils.js'
 import { Hono } from 'hono'
-import { cors } from 'hono/cors'
 import { authenticate } from '../../auth/authenticate.ts'
 import { MAX_SESSION_SECONDS } from '../../domain/sessions.ts'
 import { ApiError } from '../../errors.ts'
 import { checkTimestamp } from '../../pipeline/checkTimestamp.ts'
+import { localOnly } from '../../pipeline/originPolicy.ts'
 import { Reader, stringItem } from '../../pipeline/Reader.ts'
 import { type PipelineEnv, readJson } from '../../pipeline/readJson.ts'
 import { requireOrganization } from '../../pipeline/requireOrganization.ts'
 import type { Runtime } from '../../Runtime.ts'
 import type { ProxyConfigRow } from '../../store/model.ts'
 import { saveProxyConfig } from '../proxyConfig.ts'
-import { defaultProxySettings } from '../signInState.ts'
+import { defaultProxySettings, spendOnce } from '../signInState.ts'
 
 function render(organizationId: string, row: ProxyConfigRow | undefined): AuthProxySettingsResponse {
   return {
@@ -90,6 +92,17 @@ export function readSettingsChanges(r: Reader): Partial<ProxySettings> {
       )
     changes.sessionExpirationSeconds = seconds
   }
+  const otpSeconds = r.optUintString('otpExpirationSeconds', { max: 3600 })
+  if (otpSeconds !== undefined) {
+    if (Number(otpSeconds) < 30)
+      throw new ApiError(
+        'FIELD_INVALID',
+        `${r.field('otpExpirationSeconds')} must be from 30 to 3600`,
+        r.field('otpExpirationSeconds'),
+      )
+    changes.otpExpirationSeconds = otpSeconds
+  }
+  if (r.has('appName')) changes.appName = r.string('appName', { max: 100 })
   const email = r.optObject('emailTemplate')
   if (email)
     changes.emailTemplate = {
@@ -138,7 +151,7 @@ export function readSettingsChanges(r: Reader): Partial<ProxySettings> {
 }
 
 type SettingsEnv = PipelineEnv & {
-  Variables: PipelineEnv['Variables'] & { organizationId: string; body: Reader }
+  Variables: PipelineEnv['Variables'] & { organizationId: string; body: Reader; fingerprint: string }
 }
 
 /**
@@ -146,16 +159,17 @@ type SettingsEnv = PipelineEnv & {
  * a root user of a parent organization (same stamp verification and liveness as the activity API):
  * `POST /get` `{ organizationId, timestampMs }` and
  * `POST /update` `{ organizationId, timestampMs, settings: Partial<ProxySettings> }`.
+ * Like the activity API, an update is accepted once: its fingerprint (credential + exact bytes) is
+ * spent in the transaction that applies it, so a captured request replayed within the timestamp
+ * window is refused, and one replayed later is stale. Loopback clients and allowed origins only.
  */
 export function settingsApp(service: Runtime): Hono<SettingsEnv> {
   const app = new Hono<SettingsEnv>()
   app.use(
     '*',
-    cors({
-      origin: '*',
-      allowMethods: ['POST', 'OPTIONS'],
-      allowHeaders: ['Content-Type', 'Accept', STAMP_HEADER, WEBAUTHN_STAMP_HEADER],
-      maxAge: 600,
+    localOnly(service, {
+      methods: ['POST'],
+      headers: ['Content-Type', 'Accept', STAMP_HEADER, WEBAUTHN_STAMP_HEADER],
     }),
   )
   // Only a root user of the parent organization the body names, with a live stamp.
@@ -183,6 +197,7 @@ export function settingsApp(service: Runtime): Hono<SettingsEnv> {
       )
     c.set('organizationId', organizationId)
     c.set('body', body)
+    c.set('fingerprint', bytesToHex(sha256(concatBytes(utf8ToBytes(`${caller.credential.id}\n`), bytes))))
     await next()
   })
   app.post('/get', (c) => {
@@ -194,7 +209,18 @@ export function settingsApp(service: Runtime): Hono<SettingsEnv> {
   app.post('/update', async (c) => {
     const organizationId = c.get('organizationId')
     const changes = readSettingsChanges(c.get('body').object('settings'))
-    const row = await service.store.transaction((tx) => saveProxyConfig(tx, service, organizationId, changes))
+    const row = await service.store.transaction((tx) => {
+      const now = service.now()
+      // Spent fingerprints older than the timestamp window can never match a live request again.
+      const horizon = now - 2 * service.options.maxTimestampSkewMs
+      for (const spent of tx.findBy('pluginRows', 'kind', 'settings-request'))
+        if (spent.createdAt < horizon) tx.delete('pluginRows', spent.id)
+      spendOnce({ tx, now }, 'settings-request', c.get('fingerprint'), {
+        errorCode: 'STAMP_INVALID',
+        message: 'this signed settings update was already applied; sign a new request (replays are refused)',
+      })
+      return saveProxyConfig(tx, service, organizationId, changes)
+    })
     return c.json(render(organizationId, row))
   })
   return app
