@@ -182,6 +182,7 @@ describe('auth proxy: e-mail OTP', () => {
       verification_type: 'OTP_TYPE_EMAIL',
       contact: email,
       public_key: key.publicKey,
+      organization_id: h.organizationId,
       iat: Math.floor(h.clock.now() / 1000),
       exp: Math.floor(h.clock.now() / 1000) + 600,
     })
