@@ -1,16 +1,14 @@
 import type { TransactionType } from '@latchkey/protocol'
 import { ed25519 } from '@noble/curves/ed25519.js'
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
+import { type Address, getAddressDecoder } from '@solana/addresses'
+import type { SignatureBytes } from '@solana/keys'
 import {
-  type Address,
-  getAddressDecoder,
   getCompiledTransactionMessageDecoder,
-  getTransactionDecoder,
-  getTransactionEncoder,
   type LegacyCompiledTransactionMessage,
-  type SignatureBytes,
   type V0CompiledTransactionMessage,
-} from '@solana/kit'
+} from '@solana/transaction-messages'
+import { getTransactionDecoder, getTransactionEncoder } from '@solana/transactions'
 import { Transaction } from 'micro-eth-signer'
 import { CryptoInputError } from './errors.ts'
 
@@ -96,7 +94,7 @@ export interface SignTransactionInput {
 /**
  * Signs a transaction with one key. Ethereum: decodes with micro-eth-signer, signs deterministically
  * (RFC 6979) as the key's address; legacy needs an EIP-155 chain id. Solana: decodes the wire
- * transaction and its legacy/v0 message with @solana/kit, checks the key's address is a required
+ * transaction and its legacy/v0 message with @solana/kit's codecs, checks the key's address is a required
  * signer and fills its slot (other slots are kept). Returns the signed transaction as hex without 0x,
  * as the reference service does. Throws CryptoInputError (field `unsignedTransaction` or `signWith`).
  */
