@@ -51,7 +51,9 @@ export function evaluateExpression(
   const spend = (pos: number, count = 1) => {
     steps += count
     if (steps > maxSteps) throw new PolicyRuntimeError(`evaluation exceeded ${maxSteps} steps`, pos)
-    if (budget && (budget.remaining -= count) < 0)
+    if (!budget) return
+    budget.remaining -= count
+    if (budget.remaining < 0)
       throw new PolicyRuntimeError('the policies of this activity exceeded their evaluation budget', pos)
   }
 
