@@ -366,12 +366,16 @@ export function createDevIdp(options: DevIdpOptions = {}) {
       return c.json({ error, error_description: description }, status)
     }
     const type = c.req.header('content-type') ?? ''
-    let body: Record<string, unknown>
+    let parsed: unknown
     try {
-      body = type.includes('application/json') ? await c.req.json() : await c.req.parseBody()
+      parsed = type.includes('application/json') ? await c.req.json() : await c.req.parseBody()
     } catch {
       return tokenError('invalid_request', 'the body must be form-encoded')
     }
+    // `null`, an array or a string is valid JSON but no token request.
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      return tokenError('invalid_request', 'the body must be a form (or a JSON object)')
+    const body = parsed as Record<string, unknown>
     const str = (name: string) => (typeof body[name] === 'string' ? (body[name] as string) : '')
     // client_secret_basic: the client id may come in the Authorization header.
     const basic = c.req.header('authorization')?.match(/^Basic\s+(.+)$/i)?.[1]
