@@ -57,7 +57,6 @@ export function latchkey(parameters: LatchkeyParameters) {
   return createConnector<LatchkeyEip1193Provider, Properties>((config) => {
     // One provider per wagmi config, created on first use.
     let provider: LatchkeyEip1193Provider | undefined
-    let creatingWallet: Promise<unknown> | undefined
     const rpcUrls = (): Record<number, string> => {
       const urls: Record<number, string> = {}
       for (const chain of config.chains) {
@@ -83,14 +82,21 @@ export function latchkey(parameters: LatchkeyParameters) {
     /** The session's accounts; with `createWallet`, a first wallet for a user who has none. */
     async function ensureAccounts(): Promise<readonly Address[]> {
       const accounts = accountsOf(await eip1193().request({ method: 'eth_accounts' }))
-      if (accounts.length > 0 || !parameters.createWallet || !hasUsableSession(client)) return accounts
-      creatingWallet ??= createWallet(client, {
-        walletName: parameters.createWallet.walletName,
-        chains: ['ethereum'],
-      }).finally(() => {
-        creatingWallet = undefined
-      })
-      await creatingWallet
+      const { createWallet: wallet } = parameters
+      const sessionId = client.store.getState().activeId
+      if (accounts.length > 0 || !wallet || !sessionId || !hasUsableSession(client)) return accounts
+      // One creation per session even when several connectors follow this client (client.tasks is
+      // the client's own registry of shared in-flight work); each re-reads before creating.
+      const key = `latchkey/wagmi:createWallet:${sessionId}`
+      let task = client.tasks.get(key)
+      if (!task) {
+        task = (async () => {
+          if ((await eip1193().refreshAccounts()).length > 0) return
+          await createWallet(client, { walletName: wallet.walletName, chains: ['ethereum'] })
+        })().finally(() => client.tasks.delete(key))
+        client.tasks.set(key, task)
+      }
+      await task
       // Announces the new account (accountsChanged), which connects wagmi when it is listening.
       return eip1193().refreshAccounts()
     }

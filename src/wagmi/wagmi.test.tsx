@@ -7,6 +7,7 @@ import { createConfig, createStorage, http, useConnection, useSignMessage, Wagmi
 import { connect, disconnect, getConnection } from 'wagmi/actions'
 import { AuthModal } from '../components/auth/AuthModal.tsx'
 import { createTestService, latestCode } from '../components/test/renderWithService.tsx'
+import { createWallet } from '../core/actions/activities/createWallet.ts'
 import { completeOtpSignIn } from '../core/actions/auth/completeOtpSignIn.ts'
 import { startOtpSignIn } from '../core/actions/auth/startOtpSignIn.ts'
 import { getWalletAccounts } from '../core/actions/queries/getWalletAccounts.ts'
@@ -33,6 +34,7 @@ function Connection() {
     <section>
       <p data-testid="status">{connection.status}</p>
       <p data-testid="address">{connection.address ?? 'none'}</p>
+      <p data-testid="addresses">{connection.addresses?.length ?? 0}</p>
       <button type="button" onClick={() => logout.mutate()}>
         Sign out here
       </button>
@@ -173,6 +175,15 @@ describe('latchkey/wagmi: a connector that follows the kit’s sessions', () => 
     await waitFor(() => expect(status()).toBe('connected'), { timeout: 10_000 })
     const ana = address()
     const anaSession = page.client.store.getState().activeId as string
+
+    // A wallet made after sign-in: refreshAccounts() announces it and wagmi lists both accounts.
+    await act(async () => {
+      await createWallet(page.client, { walletName: 'Second', chains: ['ethereum'] })
+      const provider = await page.wagmiConfig.connectors[0]!.getProvider()
+      await (provider as { refreshAccounts(): Promise<unknown> }).refreshAccounts()
+    })
+    await waitFor(() => expect(screen.getByTestId('addresses').textContent).toBe('2'))
+    expect(address()).toBe(ana)
 
     // A second account signs in beside the first (core actions, as any sign-in path would).
     await act(async () => {
