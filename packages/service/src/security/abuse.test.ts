@@ -205,6 +205,32 @@ describe('hostile bodies on every route', () => {
   })
 })
 
+describe('input limits on every route family', () => {
+  it('oversized bodies are 413 and deep JSON a 400 naming the field, on every family incl. the v2 proxy routes', async () => {
+    const h = createHarness()
+    const proxyHeaders = { [PROXY_CONFIG_HEADER]: h.service.dev.authProxyConfigId! }
+    const huge = JSON.stringify({ contact: 'x'.repeat(300 * 1024) })
+    const deep = `{"contact":${'['.repeat(40)}${']'.repeat(40)}}`
+    const families: [string, Record<string, string>][] = [
+      ['/public/v1/submit/init_otp', {}],
+      ['/public/v1/query/whoami', {}],
+      ...PROXY_PATHS.map((path): [string, Record<string, string>] => [`/v1/${path}`, proxyHeaders]),
+      [SETTINGS_ROUTES.update, {}],
+      ['/dev/oidc/google/authorize', { 'Content-Type': 'application/x-www-form-urlencoded' }],
+      ['/dev/oidc/google/token', {}],
+      ['/dev/outbox', {}],
+    ]
+    for (const [route, headers] of families) {
+      const big = await send(h, route, huge, headers)
+      expect({ route, status: big.status }).toEqual({ route, status: 413 })
+      if (route.startsWith('/dev/o')) continue
+      const nested = await send(h, route, deep, headers)
+      expect({ route, status: nested.status }).toEqual({ route, status: 400 })
+      expect(nested.body, route).toMatch(/"field":"contact\[/)
+    }
+  })
+})
+
 const clientKey = () => {
   const privateKey = p256.utils.randomSecretKey()
   return {
