@@ -1,19 +1,18 @@
 import {
   type Address,
+  fromRlp,
+  getTypesForEIP712Domain,
   type Hex,
-  hexToBytes,
+  hexToNumber,
   isAddress,
   type LocalAccount,
-  parseTransaction,
   type SerializeTransactionFn,
-  type SignableMessage,
   serializeSignature,
   serializeTransaction,
-  stringToBytes,
   type TransactionSerializable,
+  toPrefixedMessage,
 } from 'viem'
 import { toAccount } from 'viem/accounts'
-import { signMessage } from '../core/actions/activities/signMessage.ts'
 import { signRawPayloads } from '../core/actions/activities/signRawPayloads.ts'
 import { signTransaction } from '../core/actions/activities/signTransaction.ts'
 import { signTypedData } from '../core/actions/activities/signTypedData.ts'
@@ -31,27 +30,27 @@ export type ToLatchkeyAccountParameters = {
 
 export type LatchkeyAccount = LocalAccount<'latchkey'>
 
-const toBytes = (message: SignableMessage): Uint8Array =>
-  typeof message === 'string'
-    ? stringToBytes(message)
-    : typeof message.raw === 'string'
-      ? hexToBytes(message.raw)
-      : message.raw
+type RawSignature = { r: string; s: string; v: string }
 
-const signatureOf = ({ r, s, v }: { r: string; s: string; v: string }) => ({
+const signatureOf = ({ r, s, v }: RawSignature) => ({
   r: `0x${r}` as Hex,
   s: `0x${s}` as Hex,
   yParity: Number.parseInt(v, 16),
 })
 
-/** EIP-712 domain fields in their canonical order, with the types viem would give them. */
-const DOMAIN_FIELDS = [
-  ['name', 'string'],
-  ['version', 'string'],
-  ['chainId', 'uint256'],
-  ['verifyingContract', 'address'],
-  ['salt', 'bytes32'],
-] as const
+/**
+ * The signature of a signed transaction: its last three RLP fields (yParity or v, r, s) after
+ * the EIP-2718 type byte, if any. For a custom serializer to place.
+ */
+function signatureOfSigned(signed: Hex) {
+  const typed = Number.parseInt(signed.slice(2, 4), 16) < 0x80
+  const fields = fromRlp(typed ? `0x${signed.slice(4)}` : signed) as Hex[]
+  const [last, r, s] = fields.slice(-3) as [Hex, Hex, Hex]
+  const number = last === '0x' ? 0 : hexToNumber(last)
+  if (typed) return { r, s, yParity: number }
+  const yParity = number >= 35 ? (number - 35) % 2 : number - 27
+  return { r, s, yParity, v: BigInt(number) }
+}
 
 /**
  * A viem `LocalAccount` whose key stays in the Latchkey service: every signature is an activity of
@@ -80,13 +79,20 @@ export function toLatchkeyAccount(
           ...options,
         }),
       )
-      return serializeSignature(signatureOf(signatures[0] as { r: string; s: string; v: string }))
+      return serializeSignature(signatureOf(signatures[0] as RawSignature))
     },
+    // EIP-191: the service hashes the prefixed message itself, so it (and its policies) see it.
     async signMessage({ message }) {
-      const signed = await viemErrors(() =>
-        signMessage(client, { signWith: address, message: toBytes(message), kind: 'ethereum', ...options }),
+      const { signatures } = await viemErrors(() =>
+        signRawPayloads(client, {
+          signWith: address,
+          payloads: [toPrefixedMessage(message)],
+          encoding: 'PAYLOAD_ENCODING_HEXADECIMAL',
+          hashFunction: 'HASH_FUNCTION_KECCAK256',
+          ...options,
+        }),
       )
-      return signed.signature as Hex
+      return serializeSignature(signatureOf(signatures[0] as RawSignature))
     },
     async signTypedData(typedData) {
       const {
@@ -100,9 +106,7 @@ export function toLatchkeyAccount(
         primaryType: string
         message: Record<string, unknown>
       }
-      const EIP712Domain =
-        types.EIP712Domain ??
-        DOMAIN_FIELDS.filter(([name]) => domain[name] !== undefined).map(([name, type]) => ({ name, type }))
+      const EIP712Domain = types.EIP712Domain ?? getTypesForEIP712Domain({ domain })
       const signed = await viemErrors(() =>
         signTypedData(client, {
           signWith: address,
@@ -127,9 +131,7 @@ export function toLatchkeyAccount(
       const signed = `0x${signedTransaction.replace(/^0x/, '')}` as Hex
       if (!serializer) return signed
       // A custom serializer gets the service's signature to place as it serialises.
-      const { r, s, v, yParity } = parseTransaction(signed)
-      const signature = { r: r as Hex, s: s as Hex, yParity: yParity ?? 0, ...(v === undefined ? {} : { v }) }
-      return serialize(transaction as TransactionSerializable, signature)
+      return serialize(transaction as TransactionSerializable, signatureOfSigned(signed))
     },
     async signAuthorization(authorization) {
       const contract = (authorization.address ?? authorization.contractAddress) as Address
@@ -147,7 +149,7 @@ export function toLatchkeyAccount(
           ...options,
         }),
       )
-      const signature = signatureOf(signatures[0] as { r: string; s: string; v: string })
+      const signature = signatureOf(signatures[0] as RawSignature)
       return {
         address: contract,
         chainId: authorization.chainId,
