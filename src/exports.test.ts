@@ -237,6 +237,21 @@ describe('package exports', () => {
     expect(Object.keys(await import('./wagmi/index.ts')).sort()).toEqual(['latchkey'])
   })
 
+  it('latchkey/viem', async () => {
+    expect(Object.keys(await import('./viem/index.ts')).sort()).toEqual([
+      'LatchkeyConsensusNeededError',
+      'LatchkeyViemError',
+      'createLatchkeyEip1193Provider',
+      'isLatchkeyConsensusNeededError',
+      'toLatchkeyAccount',
+      'useLatchkeyAccount',
+    ])
+  })
+
+  it('latchkey/ethers', async () => {
+    expect(Object.keys(await import('./ethers/index.ts')).sort()).toEqual(['LatchkeySigner'])
+  })
+
   it('latchkey/server', async () => {
     expect(Object.keys(await import('@latchkey/service')).sort()).toMatchSnapshot()
   })
