@@ -19,11 +19,10 @@ import { webAuthnChallengeOf } from '@latchkey/protocol/webAuthnChallengeOf'
 import { ed25519 } from '@noble/curves/ed25519.js'
 import { p256 } from '@noble/curves/nist.js'
 import { secp256k1 } from '@noble/curves/secp256k1.js'
-import { sha256 } from '@noble/hashes/sha2.js'
-import { bytesToHex, concatBytes, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
-import { isoCBOR } from '@simplewebauthn/server/helpers'
+import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
 import { type CreateServiceOptions, createService, type Service } from '../createService.ts'
 import { signApiKeyStamp, stampPublicKey } from '../crypto/index.ts'
+import { assertion, attestation, b64url } from './webAuthnEncoding.ts'
 
 /** A clock tests move by hand. */
 export interface FakeClock {
@@ -97,12 +96,6 @@ export function testKey(
   }
 }
 
-const b64url = (bytes: Uint8Array) => {
-  let binary = ''
-  for (const byte of bytes) binary += String.fromCharCode(byte)
-  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')
-}
-
 /** A software passkey (ES256, "none" attestation) for WebAuthn registration and stamps. */
 export interface SoftPasskey extends Stamper {
   credentialId: string
@@ -115,10 +108,8 @@ export function softPasskey(options: { rpId?: string; origin?: string } = {}): S
   const rpId = options.rpId ?? 'localhost'
   const origin = options.origin ?? 'http://localhost:5173'
   const privateKey = p256.utils.randomSecretKey()
-  const point = p256.getPublicKey(privateKey, false)
   const credentialIdBytes = globalThis.crypto.getRandomValues(new Uint8Array(16))
   const credentialId = b64url(credentialIdBytes)
-  const rpIdHash = sha256(utf8ToBytes(rpId))
   const clientData = (type: string, challenge: string) =>
     utf8ToBytes(JSON.stringify({ type, challenge, origin, crossOrigin: false }))
   const passkey: SoftPasskey = {
@@ -128,31 +119,7 @@ export function softPasskey(options: { rpId?: string; origin?: string } = {}): S
       challenge = b64url(globalThis.crypto.getRandomValues(new Uint8Array(32))),
       name = 'Test passkey',
     ) {
-      const cose = isoCBOR.encode(
-        new Map<number, number | Uint8Array>([
-          [1, 2],
-          [3, -7],
-          [-1, 1],
-          [-2, point.slice(1, 33)],
-          [-3, point.slice(33)],
-        ]),
-      )
-      const authData = concatBytes(
-        rpIdHash,
-        new Uint8Array([0x45]), // UP | UV | AT
-        new Uint8Array([0, 0, 0, 0]),
-        new Uint8Array(16), // aaguid
-        new Uint8Array([0, credentialIdBytes.length]),
-        credentialIdBytes,
-        cose,
-      )
-      const attestationObject = isoCBOR.encode(
-        new Map<string, unknown>([
-          ['fmt', 'none'],
-          ['attStmt', new Map()],
-          ['authData', authData],
-        ]) as never,
-      )
+      const { attestationObject } = attestation(rpId, credentialIdBytes, privateKey)
       return {
         authenticatorName: name,
         challenge,
@@ -168,13 +135,7 @@ export function softPasskey(options: { rpId?: string; origin?: string } = {}): S
       passkey.counter++
       const challenge = b64url(utf8ToBytes(webAuthnChallengeOf(body)))
       const clientDataJson = clientData('webauthn.get', challenge)
-      const counter = new Uint8Array(4)
-      new DataView(counter.buffer).setUint32(0, passkey.counter)
-      const authenticatorData = concatBytes(rpIdHash, new Uint8Array([0x05]), counter)
-      const signature = p256.sign(concatBytes(authenticatorData, sha256(clientDataJson)), privateKey, {
-        prehash: true,
-        format: 'der',
-      })
+      const { authenticatorData, signature } = assertion(rpId, passkey.counter, clientDataJson, privateKey)
       return [
         WEBAUTHN_STAMP_HEADER,
         JSON.stringify({

@@ -4,9 +4,8 @@
  * counter, discoverable credentials. For benchmarks and tests only.
  */
 import { p256 } from '@noble/curves/nist.js'
-import { sha256 } from '@noble/hashes/sha2.js'
-import { concatBytes, utf8ToBytes } from '@noble/hashes/utils.js'
-import { isoCBOR } from '@simplewebauthn/server/helpers'
+import { utf8ToBytes } from '@noble/hashes/utils.js'
+import { assertion, attestation, b64url } from './webAuthnEncoding.ts'
 
 interface StoredCredential {
   id: Uint8Array
@@ -23,22 +22,11 @@ export interface SoftAuthenticator {
   uninstall(): void
 }
 
-const b64url = (bytes: Uint8Array) =>
-  btoa(String.fromCharCode(...bytes))
-    .replace(/\+/g, '-')
-    .replace(/\//g, '_')
-    .replace(/=+$/, '')
 const bytesOf = (source: BufferSource) =>
   source instanceof ArrayBuffer
     ? new Uint8Array(source)
     : new Uint8Array(source.buffer, source.byteOffset, source.byteLength)
 const arrayBuffer = (bytes: Uint8Array) => bytes.slice().buffer as ArrayBuffer
-const counterBytes = (counter: number) => {
-  const out = new Uint8Array(4)
-  new DataView(out.buffer).setUint32(0, counter)
-  return out
-}
-
 /** Installs the authenticator on `globalThis` (happy-dom's window). */
 export function installSoftAuthenticator(options: { origin?: string } = {}): SoftAuthenticator {
   const origin = options.origin ?? 'http://localhost:5173'
@@ -50,7 +38,6 @@ export function installSoftAuthenticator(options: { origin?: string } = {}): Sof
     if (!publicKey) throw new DOMException('publicKey options are required', 'NotSupportedError')
     const rpId = publicKey.rp.id ?? new URL(origin).hostname
     const privateKey = p256.utils.randomSecretKey()
-    const point = p256.getPublicKey(privateKey, false)
     const credential: StoredCredential = {
       id: globalThis.crypto.getRandomValues(new Uint8Array(16)),
       privateKey,
@@ -59,31 +46,7 @@ export function installSoftAuthenticator(options: { origin?: string } = {}): Sof
       counter: 0,
     }
     credentials.push(credential)
-    const cose = isoCBOR.encode(
-      new Map<number, number | Uint8Array>([
-        [1, 2],
-        [3, -7],
-        [-1, 1],
-        [-2, point.slice(1, 33)],
-        [-3, point.slice(33)],
-      ]),
-    )
-    const authenticatorData = concatBytes(
-      sha256(utf8ToBytes(rpId)),
-      new Uint8Array([0x45]), // user present, user verified, attested credential data
-      counterBytes(0),
-      new Uint8Array(16), // aaguid
-      new Uint8Array([0, credential.id.length]),
-      credential.id,
-      cose,
-    )
-    const attestationObject = isoCBOR.encode(
-      new Map<string, unknown>([
-        ['fmt', 'none'],
-        ['attStmt', new Map()],
-        ['authData', authenticatorData],
-      ]) as never,
-    )
+    const { authenticatorData, attestationObject } = attestation(rpId, credential.id, privateKey)
     return {
       id: b64url(credential.id),
       rawId: arrayBuffer(credential.id),
@@ -110,19 +73,12 @@ export function installSoftAuthenticator(options: { origin?: string } = {}): Sof
       .at(-1)
     if (!credential) throw new DOMException('no passkey for this site', 'NotAllowedError')
     credential.counter++
-    const authenticatorData = concatBytes(
-      sha256(utf8ToBytes(rpId)),
-      new Uint8Array([0x05]), // user present, user verified
-      counterBytes(credential.counter),
-    )
     const clientDataJSON = clientData('webauthn.get', publicKey.challenge)
-    const signature = p256.sign(
-      concatBytes(authenticatorData, sha256(clientDataJSON)),
+    const { authenticatorData, signature } = assertion(
+      rpId,
+      credential.counter,
+      clientDataJSON,
       credential.privateKey,
-      {
-        prehash: true,
-        format: 'der',
-      },
     )
     return {
       id: b64url(credential.id),
