@@ -43,6 +43,10 @@ try {
   // origin that the default service refuses (the disallowed-origin spec).
   const playgroundOrigin = `http://localhost:${playgroundPort}`
   const rpc = ['--rpc', `${evm.caip2}=${evm.url}`]
+  // The page of e2e/published-clients.spec.ts (the published @turnkey/* clients, built and served
+  // by the spec on this port) is its own origin, allowed only by the `published` service.
+  const publishedClientsPort = await freePort()
+  const publishedClientsOrigin = `http://localhost:${publishedClientsPort}`
   const serviceSpecs = {
     // Most specs; only the playground's own origin is allowed.
     default: [...rpc, '--allowed-origins', playgroundOrigin],
@@ -50,6 +54,7 @@ try {
     short: [...rpc, '--allowed-origins', playgroundOrigin, '--session-seconds', '20'],
     // The operator spec changes settings here, so no other spec sees its changes.
     operator: [...rpc, '--allowed-origins', playgroundOrigin],
+    published: [...rpc, '--allowed-origins', publishedClientsOrigin],
   }
   const services = Object.fromEntries(
     await Promise.all(
@@ -79,6 +84,7 @@ try {
   const stack = {
     playgroundUrl: playground.url,
     foreignPlaygroundUrl: `http://127.0.0.1:${playgroundPort}`,
+    publishedClients: { port: publishedClientsPort, origin: publishedClientsOrigin },
     evm: { url: evm.url, chainId: evm.chainId, caip2: evm.caip2 },
     services: Object.fromEntries(
       Object.entries(services).map(([name, s]) => [

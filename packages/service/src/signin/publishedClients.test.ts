@@ -498,6 +498,26 @@ describe('the published clients’ routes', () => {
     expect(errorOf(await submit(second, bound.attested(second, verificationToken))).errorCode).toBe(
       'VERIFICATION_TOKEN_INVALID',
     )
+
+    // loginWithOtp without organizationId names the parent: the account is found by the contact.
+    const next = await verified(h, 'eve@example.com')
+    const parentBody = JSON.stringify({
+      type: 'ACTIVITY_TYPE_STAMP_LOGIN',
+      timestampMs: String(h.clock.now()),
+      organizationId: h.organizationId,
+      parameters: { publicKey: next.bound.publicKey },
+    })
+    const viaParent = await submit(parentBody, next.bound.attested(parentBody, next.verificationToken))
+    expect(decodeJwtClaims<SessionClaims>(resultOf('stamp_login', viaParent).session)).toMatchObject({
+      public_key: next.bound.publicKey,
+      organization_id: organizationId,
+    })
+    // No account for the contact: not found (never the parent organization itself).
+    const stranger = await verified(h, 'nobody@example.com')
+    const strangerBody = parentBody.replace(next.bound.publicKey, stranger.bound.publicKey)
+    expect(
+      errorOf(await submit(strangerBody, stranger.bound.attested(strangerBody, stranger.verificationToken))),
+    ).toMatchObject({ status: 404, errorCode: 'USER_NOT_FOUND' })
   })
 
   it('logs in with X-Stamp-Attested on stamp_login (OIDC token)', async () => {

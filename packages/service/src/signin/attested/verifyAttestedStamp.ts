@@ -74,9 +74,16 @@ export async function verifyAttestedStamp(
       'organizationId',
     )
   const field = `${ATTESTED_STAMP_HEADER}.publicKeyAttestation`
+  // The published clients name the parent organization when they do not know the account's
+  // sub-organization yet (loginWithOtp without organizationId): the account is then the one of
+  // its sub-organizations the token's contact or OAuth identity belongs to, as for otp_login.
+  // Like the proxy, never into the parent organization itself (the operator's).
+  const candidates = organization.parentOrganizationId
+    ? [organization]
+    : service.store.findBy('organizations', 'parentOrganizationId', organization.id)
   const credential = (id: string, userId: string): Caller => ({
     userId,
-    organizationId: organization.id,
+    organizationId: service.store.get('users', userId)!.organizationId,
     credential: {
       kind: 'API_KEY',
       id: `${ATTESTED_CREDENTIAL_PREFIX}${id}`,
@@ -96,23 +103,22 @@ export async function verifyAttestedStamp(
         field,
       )
     const email = claims.verification_type === 'OTP_TYPE_EMAIL'
-    if (
-      email ? organization.disableOtpEmailAuth || organization.disableEmailAuth : organization.disableSmsAuth
-    )
-      throw new ApiError(
-        'PERMISSION_DENIED',
-        `${email ? 'e-mail' : 'SMS'} OTP sign-in is disabled for organization ${organization.id}`,
-        field,
-      )
-    const user = service.store
-      .findBy('users', 'organizationId', organization.id)
+    const user = candidates
+      .flatMap((org) => service.store.findBy('users', 'organizationId', org.id))
       .find((u) =>
         email ? u.userEmail?.toLowerCase() === claims.contact : u.userPhoneNumber === claims.contact,
       )
     if (!user)
       throw new ApiError(
         'USER_NOT_FOUND',
-        `no user with this ${email ? 'e-mail address' : 'phone number'} in organization ${organization.id}`,
+        `no user with this ${email ? 'e-mail address' : 'phone number'} in organization ${organization.id} or its sub-organizations`,
+        field,
+      )
+    const home = service.store.get('organizations', user.organizationId)!
+    if (email ? home.disableOtpEmailAuth || home.disableEmailAuth : home.disableSmsAuth)
+      throw new ApiError(
+        'PERMISSION_DENIED',
+        `${email ? 'e-mail' : 'SMS'} OTP sign-in is disabled for organization ${home.id}`,
         field,
       )
     return credential(`verification-token:${claims.id}`, user.id)
@@ -125,9 +131,10 @@ export async function verifyAttestedStamp(
       "the OIDC token's nonce is not the SHA-256 of the key that signed this request",
       field,
     )
+  const ids = new Set(candidates.map((org) => org.id))
   const link = service.store
     .findBy('oauthProviders', 'subject', claims.sub)
-    .find((row) => row.organizationId === organization.id && row.issuer === claims.iss)
+    .find((row) => ids.has(row.organizationId) && row.issuer === claims.iss)
   if (!link)
     throw new ApiError(
       'ACCOUNT_NOT_FOUND',
