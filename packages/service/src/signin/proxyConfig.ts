@@ -72,7 +72,7 @@ const PLUGIN_ROW_RETENTION_MS = 24 * 3600 * 1000
 /** Start-up housekeeping: forget dead OTP records and markers of tokens that have long expired. */
 export function pruneSignInRows(tx: Transaction, service: Runtime): void {
   const cutoff = service.now() - PLUGIN_ROW_RETENTION_MS
-  for (const kind of ['otp', 'otp-target', 'verification-token', 'oidc-token'])
+  for (const kind of ['otp', 'otp-target', 'verification-token', 'verification-token-signup', 'oidc-token'])
     for (const row of tx.findBy('pluginRows', 'kind', kind))
       if (row.updatedAt < cutoff) tx.delete('pluginRows', row.id)
 }
