@@ -46,7 +46,11 @@ export default defineConfig({
         test: {
           name: 'node',
           environment: 'node',
-          include: ['packages/*/src/**/*.test.ts', 'src/core/**/*.test.ts'],
+          include: [
+            'packages/*/src/**/*.test.ts',
+            'src/core/**/*.test.ts',
+            'src/{viem,ethers,solana}/**/*.test.ts',
+          ],
           setupFiles: ['./src/test/setup.node.ts'],
         },
       },
@@ -55,7 +59,8 @@ export default defineConfig({
         test: {
           name: 'dom',
           environment: 'happy-dom',
-          include: domTests,
+          // The adapters' React parts run on React 19 only (wagmi's own hooks are not aliased to 18).
+          include: [...domTests, 'src/{viem,wagmi}/**/*.test.tsx'],
           setupFiles: ['./src/test/setup.dom.ts'],
         },
       },

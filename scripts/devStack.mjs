@@ -29,7 +29,7 @@ export async function freePort(preferred = 0) {
   return (preferred && (await tryListen(preferred))) || (await tryListen(0))
 }
 
-// The EVM node (anvil from @foundry-rs/anvil: Prague rules, instant mining, ten unlocked funded
+// The EVM node (anvil from scripts/anvil: Prague rules, instant mining, ten unlocked funded
 // accounts of the standard dev mnemonic) and the JSON-RPC helper live in evmNode.mjs so tests can
 // use them too.
 export { jsonRpc, startEvmNode } from './evmNode.mjs'

@@ -1,23 +1,38 @@
 // The local EVM node of `npm start`, the e2e runner and the tests: Foundry's anvil, from the npm
-// registry (@foundry-rs/anvil ships the binary in a per-platform package, so nothing is downloaded
-// from elsewhere and no install script has to run). Prague hardfork: it executes EIP-7702 (type-4)
+// registry: its binary comes in a per-platform npm package, installed into scripts/anvil on first
+// use (nothing is downloaded from elsewhere, no install script runs). Prague hardfork: it executes EIP-7702 (type-4)
 // transactions, which ganache 7 (archived, stops at Cancun) cannot.
-import { spawn } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
 
-const require = createRequire(import.meta.url)
+const anvilDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'anvil')
+const require = createRequire(path.join(anvilDir, 'package.json'))
 
-/** The anvil binary of this platform's @foundry-rs/anvil-<os>-<arch> package. */
+/**
+ * The anvil binary of this platform's @foundry-rs/anvil-<os>-<arch> package, installed into
+ * scripts/anvil/node_modules from its own lockfile on first use (no install script runs).
+ */
 export function anvilBinary() {
   const arch = { x64: 'amd64', arm64: 'arm64' }[process.arch]
   const name = `@foundry-rs/anvil-${process.platform}-${arch}`
+  const resolve = () => path.dirname(require.resolve(`${name}/package.json`))
   let dir
   try {
-    dir = path.dirname(require.resolve(`${name}/package.json`))
+    dir = resolve()
   } catch {
-    throw new Error(`${name} is not installed: run npm install (anvil has no build for this platform)`)
+    const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
+    execFileSync(npm, ['ci', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error'], {
+      cwd: anvilDir,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    })
+    try {
+      dir = resolve()
+    } catch {
+      throw new Error(`${name} is not installed: anvil has no build for this platform in scripts/anvil`)
+    }
   }
   return path.join(dir, 'bin', process.platform === 'win32' ? 'anvil.exe' : 'anvil')
 }

@@ -26,7 +26,7 @@ process.on('SIGINT', () => stopAll(0))
 process.on('SIGTERM', () => stopAll(0))
 
 try {
-  step('starting a local EVM node (ganache, chain id 31337)')
+  step('starting a local EVM node (anvil, chain id 31337)')
   const evm = await startEvmNode({ port: await freePort(8545), chainId: 31337 })
   handles.push(evm)
 
