@@ -2,8 +2,6 @@
 // memory before and after an unauthenticated flood. In process (app.request), bounded in time:
 // a seeded generator, so a failure replays.
 
-import v8 from 'node:v8'
-import vm from 'node:vm'
 import {
   ACTIVITIES,
   type ActivityPath,
@@ -15,6 +13,7 @@ import {
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { describe, expect, it } from 'vitest'
+import { floodSignIn, retainedBytes } from '../../../../bench/signinFlood.ts'
 import { s256Challenge } from '../signin/oauth/pkce.ts'
 import { createHarness, ETHEREUM_ACCOUNT, type Harness, type Json, type testKey } from '../testing/harness.ts'
 
@@ -369,72 +368,14 @@ describe('races on every "only once" rule', () => {
 describe('memory under an unauthenticated flood', () => {
   it('4 x 300 posts with a 150 KB client_id, 1,200 authorize codes and 1,200 otp_init: bounded, no 5xx', async () => {
     const h = createHarness()
-    const big = 'c'.repeat(150 * 1024)
     const statuses = new Map<number, number>()
-    const count = (status: number) => statuses.set(status, (statuses.get(status) ?? 0) + 1)
-    // 4 rounds of 300, 50 requests in flight at a time.
-    const flood = async () => {
-      for (let round = 0; round < 4; round++)
-        for (let batch = 0; batch < 300; batch += 50)
-          await Promise.all(
-            Array.from({ length: 50 }, async (_, j) => {
-              const i = batch + j
-              const huge = await h.service.app.request('/dev/oidc/google/authorize', {
-                method: 'POST',
-                headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-                body: `response_type=code&client_id=${big}&redirect_uri=http://x.test/&code_challenge_method=S256`,
-              })
-              count(huge.status)
-              const small = await h.service.app.request('/dev/oidc/google/authorize', {
-                method: 'POST',
-                headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-                body: new URLSearchParams({
-                  response_type: 'code',
-                  client_id: `c${'x'.repeat(500)}`,
-                  redirect_uri: `http://localhost/${'p'.repeat(2000)}`,
-                  code_challenge: s256Challenge('v'.repeat(50)),
-                  code_challenge_method: 'S256',
-                  state: 's'.repeat(1000),
-                  email: `f${round}-${i}@example.com`,
-                }).toString(),
-              })
-              count(small.status)
-              count(
-                (
-                  await h.service.app.request(
-                    '/v1/otp_init',
-                    {
-                      method: 'POST',
-                      headers: {
-                        'Content-Type': 'application/json',
-                        [PROXY_CONFIG_HEADER]: h.service.dev.authProxyConfigId!,
-                      },
-                      body: JSON.stringify({
-                        otpType: 'OTP_TYPE_EMAIL',
-                        contact: `flood${round}-${i}@example.com`,
-                      }),
-                    },
-                    { incoming: { socket: { remoteAddress: '203.0.113.50' } } },
-                  )
-                ).status,
-              )
-            }),
-          )
-    }
     // Warm up (JIT, first allocations), then measure a second flood: what stays reachable after a
     // full GC (heap + buffers) and the process's RSS.
-    v8.setFlagsFromString('--expose-gc')
-    const gc = vm.runInNewContext('gc') as () => void
-    const retained = () => {
-      gc()
-      const usage = process.memoryUsage()
-      return usage.heapUsed + usage.external + usage.arrayBuffers
-    }
-    await flood()
-    const heapBefore = retained()
+    await floodSignIn(h.service, 'a', statuses)
+    const heapBefore = retainedBytes()
     const rssBefore = process.memoryUsage().rss
-    await flood()
-    const heapGrowth = retained() - heapBefore
+    await floodSignIn(h.service, 'b', statuses)
+    const heapGrowth = retainedBytes() - heapBefore
     const rssGrowth = process.memoryUsage().rss - rssBefore
     expect([...statuses.keys()].filter((s) => s >= 500)).toEqual([])
     expect(statuses.get(413)).toBe(2 * 1200)
