@@ -96,7 +96,7 @@ function assertDepth(root: object, maxDepth: number): void {
     if (depth > maxDepth)
       throw new ApiError('FIELD_INVALID', `${path} nests deeper than ${maxDepth} levels`, path)
     if (Array.isArray(value))
-      value.forEach((item, index) => stack.push([item, `${path}[${index}]`, depth + 1]))
+      for (const [index, item] of value.entries()) stack.push([item, `${path}[${index}]`, depth + 1])
     else
       for (const [key, item] of Object.entries(value))
         stack.push([item, path ? `${path}.${key}` : key, depth + 1])
@@ -104,8 +104,8 @@ function assertDepth(root: object, maxDepth: number): void {
 }
 
 /** The body of the request in `c` as raw bytes and a JSON object, within the route family's limit. */
-// biome-ignore lint/suspicious/noExplicitAny: any route family's context (their Env types extend PipelineEnv)
 export async function readJson(
+  // biome-ignore lint/suspicious/noExplicitAny: any route family's context (their Env types extend PipelineEnv)
   c: Context<any>,
 ): Promise<{ bytes: Uint8Array; json: Record<string, unknown> }> {
   const bytes = await readBytes(c.req.raw, (c.get('bodyLimit') as number | undefined) ?? 64 * 1024)
