@@ -298,6 +298,30 @@ describe('issue 13 class 1: a login signature must name the session key', () => 
     expect(signup.body.wallet).toEqual({ walletId: signup.body.walletId, addresses: signup.body.addresses })
   })
 
+  it('takes @turnkey/core 1.x sign-up consents (`signup` instead of `signupV2`) on v1 /v1/signup', async () => {
+    const h = createHarness()
+    const { bound, verificationToken } = await verified(h, 'fin@example.com')
+    const message = JSON.stringify({
+      signup: { apiKeys: [], authenticators: [], oauthProviders: [], email: 'fin@example.com' },
+      tokenId: tokenId(verificationToken),
+      type: 'USAGE_TYPE_SIGNUP',
+    })
+    const consent = {
+      message,
+      publicKey: bound.publicKey,
+      scheme: CLIENT_SIGNATURE_SCHEME,
+      signature: bound.sign(message),
+    }
+    const body = {
+      userEmail: 'fin@example.com',
+      verificationToken,
+      apiKeys: [],
+      authenticators: [],
+      oauthProviders: [],
+    }
+    expect((await proxy(h, 'signup', { ...body, clientSignature: consent })).status).toBe(200)
+  })
+
   it('gives an OAuth session only to the key the token was issued for', async () => {
     const h = createHarness()
     const bound = clientKey()

@@ -160,7 +160,8 @@ export function checkSignupSignature(input: {
     return
   }
   const message = signedMessage(signature!, claims, 'USAGE_TYPE_SIGNUP', field)
-  const usage = (message.signupV2 ?? {}) as Record<string, unknown>
+  // `signupV2` from @turnkey/core 2.x, `signup` from 1.x: the same fields.
+  const usage = (message.signupV2 ?? message.signup ?? {}) as Record<string, unknown>
   const pairs: [string, unknown, unknown][] = [
     ['apiKeys', usage.apiKeys ?? [], body.apiKeys],
     ['authenticators', usage.authenticators ?? [], body.authenticators],
