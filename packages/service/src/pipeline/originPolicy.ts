@@ -6,7 +6,7 @@ import type { Runtime } from '../Runtime.ts'
  * Which browser origins may read the service's answers, and which clients may use its dev routes.
  *
  * A page may read answers (CORS) when its origin is a loopback origin (`http://localhost:*`,
- * `http://127.0.0.1:*`, `http://[::1]:*`), the service's own origin, or listed explicitly in some
+ * `http://127.0.0.1:*`, `http://[::1]:*`) or listed explicitly in some
  * enabled auth-proxy configuration's `allowedOrigins` (the CLI's `--allowed-origins` writes the dev
  * organization's). A `*` there opens the auth proxy (`/v1/*`) only, never `/public/*` or `/dev/*`.
  */
@@ -46,18 +46,14 @@ export function configuredOrigins(service: Runtime): Set<string> {
   return origins
 }
 
-/** The request's own origin (a form the service served posting back to it). */
-function isSameOrigin(c: Context, origin: string): boolean {
-  try {
-    return new URL(c.req.url).origin === origin
-  } catch {
-    return false
-  }
-}
-
-/** True when a page at `origin` may read the service's answers. */
-export function originAllowed(service: Runtime, c: Context, origin: string): boolean {
-  return isLoopbackOrigin(origin) || isSameOrigin(c, origin) || configuredOrigins(service).has(origin)
+/**
+ * True when a page at `origin` may read the service's answers. The request's own origin is not
+ * trusted by itself: behind DNS rebinding a foreign name points at 127.0.0.1 and its pages are
+ * "same origin" (same-origin pages need no CORS grant anyway; the dev IdP's own form posts from a
+ * loopback origin).
+ */
+export function originAllowed(service: Runtime, _c: Context, origin: string): boolean {
+  return isLoopbackOrigin(origin) || configuredOrigins(service).has(origin)
 }
 
 const refuse = (message: string) => new ApiError('ORIGIN_NOT_ALLOWED', message)

@@ -445,6 +445,13 @@ describe('class 7: dev surfaces stay local', () => {
     expect(local.status).toBe(200)
     expect(local.headers.get('access-control-allow-origin')).toBe('http://localhost:5173')
     expect((await get(h, '/dev/outbox.json', {}, '::ffff:127.0.0.1')).status).toBe(200)
+    // DNS rebinding: a foreign name resolving to 127.0.0.1 is "same origin" but not allowed.
+    const rebound = await h.service.app.request(
+      'http://evil.test:8787/dev/outbox.json',
+      { headers: { Origin: 'http://evil.test:8787' } },
+      fromAddress('127.0.0.1'),
+    )
+    expect(rebound.status).toBe(403)
   })
 
   it('the dev IdP and the settings routes refuse foreign origins and remote clients', async () => {
