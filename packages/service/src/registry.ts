@@ -53,10 +53,17 @@ export interface ActivityHandler<P extends ActivityPath = ActivityPath> {
   parse(parameters: Reader): ActivityParameters<P>
   run(ctx: ActivityContext, parameters: ActivityParameters<P>): ActivityResult<P> | Promise<ActivityResult<P>>
   /**
-   * Users that are not root users may submit it (sign-in activities the proxy user forwards).
+   * A non-root caller a plugin vouches for (`ServicePlugin.vouchesFor`: the auth proxy's user)
+   * may submit it without a policy; other non-root callers need one.
    * @default false
    */
   allowNonRoot?: boolean
+  /**
+   * Any user may submit it without a policy, for what is their own (the handler checks that:
+   * a user revoking their own session keys).
+   * @default false
+   */
+  selfService?: boolean
   /**
    * Users of the parent organization may submit it inside a sub-organization (sign-in
    * activities the auth proxy forwards for a sub-organization's user).
@@ -114,6 +121,11 @@ export interface ServicePlugin {
   routes?(app: Hono<PipelineEnv>, service: Runtime): void
   /** Runs on every start inside one transaction, after the dev organization exists; must be idempotent. */
   bootstrap?(tx: Transaction, service: Runtime): void
+  /** Vouches for a caller on a path: an `allowNonRoot` handler then admits it without a policy. */
+  vouchesFor?(
+    request: { path: string; caller: Caller; organization: OrganizationRow },
+    service: Runtime,
+  ): boolean
   /**
    * Extra authorisation after the built-in checks, for activities and queries alike: throw a
    * ApiError to refuse (the sign-in plugin confines the auth proxy's user with it).

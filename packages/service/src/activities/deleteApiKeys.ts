@@ -6,7 +6,7 @@ import { defineActivity } from '../registry.ts'
 /** Revokes API keys (also how a client logs out: it deletes its session key). */
 export const deleteApiKeys = defineActivity('delete_api_keys', {
   // A session key belongs to whichever user logged in, root or not; it may revoke its own keys.
-  allowNonRoot: true,
+  selfService: true,
   parse: (r) => ({ userId: r.string('userId', { max: 200 }), apiKeyIds: r.ids('apiKeyIds', { min: 1 }) }),
   run: (ctx, p) => {
     const user = findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')

@@ -36,6 +36,11 @@ export interface DecisionInput {
   handler: ActivityHandler
   /** Its parameters, parsed by the handler. */
   parameters: unknown
+  /**
+   * A plugin vouches for this caller on this path (the sign-in wing for the auth proxy's user):
+   * a non-root caller of an `allowNonRoot` handler is then allowed without policies.
+   */
+  vouched: boolean
 }
 
 type Evaluation = { policyId: string; outcome: PolicyOutcome }
@@ -150,14 +155,24 @@ function refusal(
 
 /**
  * A new activity. Callers the policies do not govern are allowed as before: parent-organization
- * users of handlers that admit them, non-root users of handlers that admit them (sign-in by the
- * auth proxy's user), and votes. For everyone else the root quorum or the policies decide; the
+ * users of handlers that admit them, the auth proxy's user on the sign-in activities (vouched for
+ * by the sign-in wing), any user on a self-service activity (the handler checks it is their own),
+ * and votes. For everyone else the root quorum or the policies decide; the
  * submission is its submitter's approval.
  */
-export function decideActivity({ tx, service, row, organization, caller, handler }: DecisionInput): Decision {
+export function decideActivity({
+  tx,
+  service,
+  row,
+  organization,
+  caller,
+  handler,
+  vouched,
+}: DecisionInput): Decision {
   const sameOrganization = caller.organizationId === organization.id
   const isRoot = sameOrganization && organization.rootUserIds.includes(caller.userId)
-  if (!sameOrganization || (!isRoot && (handler.allowNonRoot || VOTES.has(row.path)))) {
+  const admitted = handler.selfService || (handler.allowNonRoot && vouched) || VOTES.has(row.path)
+  if (!sameOrganization || (!isRoot && admitted)) {
     recordEvaluation(tx, service, row, 'OUTCOME_ALLOW')
     return { outcome: 'OUTCOME_ALLOW' }
   }

@@ -21,19 +21,17 @@ export function renderVote(reads: Reads, vote: VoteRow): Vote {
 
 /**
  * The wire form of an activity. `canApprove`/`canReject` are answered for `viewer`: true only
- * while the activity awaits consensus, the viewer is a root user of its organization and has not
- * voted yet.
+ * while the activity awaits consensus, the viewer is a user of its organization (a root user, or
+ * an approver a policy's consensus may count) and has not voted yet.
  */
 export function renderActivity(reads: Reads, row: ActivityRow, viewer?: Caller): Activity {
   const definition = ACTIVITIES[row.path as ActivityPath]
   const votes = reads.findBy('votes', 'activityId', row.id)
   let open = row.status === 'ACTIVITY_STATUS_CONSENSUS_NEEDED'
   if (open && viewer) {
-    const organization = reads.get('organizations', row.organizationId)
     open =
       viewer.organizationId === row.organizationId &&
       !viewer.readOnly &&
-      (organization?.rootUserIds.includes(viewer.userId) ?? false) &&
       !votes.some((vote) => vote.userId === viewer.userId)
   }
   return {

@@ -103,7 +103,10 @@ export async function submitActivity(
       createdAt: now,
       updatedAt: now,
     })
-    const decision = decideActivity({ tx, service, row, organization, caller, handler, parameters })
+    const vouched = registry.plugins.some((plugin) =>
+      plugin.vouchesFor?.({ path, caller, organization }, service),
+    )
+    const decision = decideActivity({ tx, service, row, organization, caller, handler, parameters, vouched })
     switch (decision.outcome) {
       case 'OUTCOME_ALLOW':
         return executeActivity(tx, service, registry, row, organization, caller, parameters)

@@ -61,6 +61,10 @@ export const signInPlugin: ServicePlugin = {
     app.route('/dev/settings', settingsApp(service))
   },
   subOrganization: subOrganizationHooks,
+  vouchesFor({ path, caller, organization }, service) {
+    const config = service.store.findBy('proxyConfigs', 'organizationId', organization.id)[0]
+    return config?.proxyUserId === caller.userId && PROXY_USER_ACTIVITIES.includes(path)
+  },
   authorize({ kind, path, caller, organization }, service) {
     // A token vouches for a key to log in with, nothing else.
     if (
