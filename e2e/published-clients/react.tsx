@@ -40,6 +40,7 @@ function Wallets() {
             const result = await handleSignMessage({
               message: 'Hello from react-wallet-kit',
               walletAccount: account,
+              addEthereumPrefix: true,
             })
             setSignature(`${result.r}${result.s}${result.v}`)
           }}
