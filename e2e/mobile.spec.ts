@@ -8,7 +8,15 @@ import {
   test,
   uniqueEmail,
 } from './fixtures.ts'
-import { addressesOf, createWallet, enterOtp, expectSignedIn, openSignIn, signInDialog } from './flows.ts'
+import {
+  addressesOf,
+  createWallet,
+  enterOtp,
+  expectSignedIn,
+  openSignIn,
+  signInDialog,
+  signInWithEmail,
+} from './flows.ts'
 
 /**
  * Fails when the page scrolls sideways, naming the elements that stick out past the right edge
@@ -80,4 +88,27 @@ for (const width of [375, 320]) {
       })
     })
   }
+}
+
+for (const width of [375, 320]) {
+  test.describe(`${width} px`, () => {
+    test.use({ viewport: { width, height: 812 }, isMobile: true, hasTouch: true })
+
+    test('every page of the playground fits the phone, signed in', async ({ page }) => {
+      const errors: string[] = []
+      page.on('pageerror', (error) => errors.push(error.message))
+      await signInWithEmail(page, { email: uniqueEmail('pages') })
+      const nav = page.getByRole('navigation', { name: 'Playground' })
+      for (const link of await nav.getByRole('link').all()) {
+        const name = (await link.textContent())!.trim()
+        await link.click()
+        await expect(link).toHaveAttribute('aria-current', 'page')
+        await page.waitForLoadState('networkidle')
+        // A page that crashed is blank, which would fit any screen.
+        expect(errors, `errors on the ${name} page`).toEqual([])
+        await expect(page.getByRole('main').getByRole('heading').first()).toBeVisible()
+        await expectNoHorizontalScroll(page, `the ${name} page at ${width} px`)
+      }
+    })
+  })
 }
