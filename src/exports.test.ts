@@ -252,7 +252,7 @@ describe('package exports', () => {
     expect(Object.keys(await import('./ethers/index.ts')).sort()).toEqual(['LatchkeySigner'])
   })
 
-  it('latchkey/server', async () => {
+  it('@latchkey/service', async () => {
     expect(Object.keys(await import('@latchkey/service')).sort()).toMatchSnapshot()
   })
 })

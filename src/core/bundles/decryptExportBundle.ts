@@ -1,6 +1,6 @@
 import type { ExportBundleData } from '@latchkey/protocol'
-import type { Latchkey } from '../types.ts'
 import { BundleMismatchError, BundleSignatureInvalidError } from '../errors.ts'
+import type { Latchkey } from '../types.ts'
 import { bytesToHex } from '../utils/encoding.ts'
 import { trustedSignerOf, verifySignedBundle } from './verifySignedBundle.ts'
 

@@ -1,6 +1,6 @@
 import type { SignedBundle } from '@latchkey/protocol'
-import type { Latchkey } from '../types.ts'
 import { BundleSignatureInvalidError, ConfigInvalidError } from '../errors.ts'
+import type { Latchkey } from '../types.ts'
 import { derToRaw } from '../utils/ecdsa.ts'
 import { hexToBytes } from '../utils/encoding.ts'
 

@@ -1,5 +1,5 @@
-import type { Latchkey } from '../types.ts'
 import { isUsable } from '../session/sessionMachine.ts'
+import type { Latchkey } from '../types.ts'
 
 /** First element of every Latchkey query key, so apps can target all of them. */
 export const QUERY_SCOPE = 'latchkey' as const

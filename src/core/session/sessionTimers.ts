@@ -16,7 +16,10 @@ interface Scheduled {
  * the expiry. `refresh` renews a session (injected, so the timers need not know the actions).
  * Returns a stop function.
  */
-export function startSessionTimers(client: Latchkey, refresh: (sessionId: string) => Promise<unknown>): () => void {
+export function startSessionTimers(
+  client: Latchkey,
+  refresh: (sessionId: string) => Promise<unknown>,
+): () => void {
   const scheduled = new Map<string, Scheduled>()
   const clear = (id: string) => {
     for (const timer of scheduled.get(id)?.timers ?? []) clearTimeout(timer)

@@ -1,6 +1,6 @@
 import { decodeJwtClaims, type SessionClaims } from '@latchkey/protocol'
-import type { Latchkey } from '../types.ts'
 import { LatchkeyError, NotSignedInError, SessionExpiredError } from '../errors.ts'
+import type { Latchkey } from '../types.ts'
 import { activateSession, putSession } from './createSessionStore.ts'
 import { isUsable } from './sessionMachine.ts'
 import type { Session, SignInMethodUsed } from './types.ts'

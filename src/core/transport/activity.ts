@@ -16,7 +16,6 @@ import {
   SESSION_HEADER,
   TERMINAL_ACTIVITY_STATUSES,
 } from '@latchkey/protocol'
-import type { Latchkey } from '../types.ts'
 import {
   AbortedError,
   ActivityFailedError,
@@ -32,6 +31,7 @@ import { requireSession } from '../session/sessions.ts'
 import type { Session } from '../session/types.ts'
 import { apiKeyStamper } from '../stampers/apiKeyStamper.ts'
 import type { Stamp, Stamper } from '../stampers/types.ts'
+import type { Latchkey } from '../types.ts'
 import { httpRequest } from './http.ts'
 
 export interface RequestOptions {

@@ -53,7 +53,7 @@ describe('who the policies do not govern', () => {
     const signup = await h.post(
       '/v1/signup',
       JSON.stringify({
-        apiKeys: [{ apiKeyName: 'wallet', ...testKey('SIGNATURE_SCHEME_TK_API_SECP256K1').apiKey('w') }],
+        apiKeys: [testKey('SIGNATURE_SCHEME_TK_API_SECP256K1').apiKey('wallet')],
       }),
       { [PROXY_CONFIG_HEADER]: configId },
     )

@@ -1,7 +1,7 @@
-import type { Latchkey } from '../../types.ts'
 import { addSessionFromJwt } from '../../session/sessions.ts'
 import type { Session } from '../../session/types.ts'
 import { submit } from '../../transport/activity.ts'
+import type { Latchkey } from '../../types.ts'
 import { type ActionOptions, splitOptions } from '../options.ts'
 
 export type CreateReadOnlySessionParameters = {

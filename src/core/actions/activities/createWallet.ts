@@ -1,7 +1,7 @@
 import type { AccountSpec, ActivityResult, MnemonicLength } from '@latchkey/protocol'
 import { accountSpecsOf, type Chain, DEFAULT_CHAINS } from '../../chains.ts'
-import type { Latchkey } from '../../types.ts'
 import { submit } from '../../transport/activity.ts'
+import type { Latchkey } from '../../types.ts'
 import { type ActionOptions, splitOptions } from '../options.ts'
 
 export type CreateWalletParameters = {

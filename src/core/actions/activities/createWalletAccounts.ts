@@ -1,7 +1,7 @@
 import type { AccountSpec, ActivityResult } from '@latchkey/protocol'
 import { accountSpecOf, type Chain } from '../../chains.ts'
-import type { Latchkey } from '../../types.ts'
 import { submit } from '../../transport/activity.ts'
+import type { Latchkey } from '../../types.ts'
 import { type ActionOptions, splitOptions } from '../options.ts'
 import { getWalletAccounts } from '../queries/getWalletAccounts.ts'
 

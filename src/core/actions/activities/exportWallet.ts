@@ -1,6 +1,6 @@
 import { decryptExportBundle, generateExportTarget } from '../../bundles/decryptExportBundle.ts'
-import type { Latchkey } from '../../types.ts'
 import { requireSession } from '../../session/sessions.ts'
+import type { Latchkey } from '../../types.ts'
 import type { ActionOptions } from '../options.ts'
 import { exportWalletBundle } from './exportWalletBundle.ts'
 

@@ -1,6 +1,6 @@
 import type { Activity } from '@latchkey/protocol'
-import type { Latchkey } from '../../types.ts'
 import { submitActivity } from '../../transport/activity.ts'
+import type { Latchkey } from '../../types.ts'
 import { type ActionOptions, splitOptions } from '../options.ts'
 
 export type RejectActivityParameters = {

@@ -1,6 +1,6 @@
 import type { ActivityParameters, ActivityResult } from '@latchkey/protocol'
-import type { Latchkey } from '../../types.ts'
 import { submit } from '../../transport/activity.ts'
+import type { Latchkey } from '../../types.ts'
 import { type ActionOptions, splitOptions } from '../options.ts'
 
 export type UpdateUserNameParameters = ActivityParameters<'update_user_name'> & ActionOptions

@@ -1,6 +1,6 @@
 import type { ProxyResponse } from '@latchkey/protocol'
-import type { Latchkey } from '../../types.ts'
 import { proxy } from '../../transport/activity.ts'
+import type { Latchkey } from '../../types.ts'
 
 export type GetWalletKitConfigParameters = { signal?: AbortSignal | undefined }
 export type GetWalletKitConfigReturnType = ProxyResponse<'wallet_kit_config'>

@@ -1,6 +1,6 @@
 import type { ProxyRequest, ProxyResponse } from '@latchkey/protocol'
-import type { Latchkey } from '../../types.ts'
 import { proxy } from '../../transport/activity.ts'
+import type { Latchkey } from '../../types.ts'
 
 export type ProxyOAuth2AuthenticateParameters = ProxyRequest<'oauth2_authenticate'>
 export type ProxyOAuth2AuthenticateReturnType = ProxyResponse<'oauth2_authenticate'>

@@ -1,6 +1,6 @@
 import type { ProxyRequest, ProxyResponse } from '@latchkey/protocol'
-import type { Latchkey } from '../../types.ts'
 import { proxy } from '../../transport/activity.ts'
+import type { Latchkey } from '../../types.ts'
 
 export type ProxyOAuthLoginParameters = ProxyRequest<'oauth_login'>
 export type ProxyOAuthLoginReturnType = ProxyResponse<'oauth_login'>

@@ -1,6 +1,6 @@
 import type { QueryRequest, QueryResponse } from '@latchkey/protocol'
-import type { Latchkey } from '../../types.ts'
 import { query } from '../../transport/activity.ts'
+import type { Latchkey } from '../../types.ts'
 import { type QueryActionOptions, queryBody } from './queryBody.ts'
 
 export type GetSubOrganizationsParameters = Omit<QueryRequest<'list_suborgs'>, 'organizationId'> &

@@ -1,6 +1,6 @@
-import type { Latchkey } from '../../types.ts'
 import { requireSession } from '../../session/sessions.ts'
 import type { RequestOptions } from '../../transport/activity.ts'
+import type { Latchkey } from '../../types.ts'
 
 export interface QueryActionOptions {
   /** @default the session's organization */
