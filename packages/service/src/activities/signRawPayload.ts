@@ -1,8 +1,7 @@
 import { HASH_FUNCTIONS, PAYLOAD_ENCODINGS } from '@latchkey/protocol'
-import { CryptoInputError, signRawPayload as sign } from '../crypto/index.ts'
 import { findAccount, withAccountKey } from '../domain/wallets.ts'
-import { ApiError } from '../errors.ts'
 import { defineActivity } from '../registry.ts'
+import { signPayloadAs } from './signRawPayloads.ts'
 
 /**
  * Signs one payload with a wallet account's key (`signWith` = its address): the published
@@ -17,26 +16,8 @@ export const signRawPayload = defineActivity('sign_raw_payload', {
   }),
   run: (ctx, p) => {
     const account = findAccount(ctx.tx, ctx.organization.id, p.signWith, 'parameters.signWith')
-    return withAccountKey(ctx.service, account, (privateKey) => {
-      try {
-        return sign({
-          curve: account.curve,
-          privateKey,
-          payload: p.payload,
-          encoding: p.encoding,
-          hashFunction: p.hashFunction,
-        })
-      } catch (error) {
-        if (error instanceof CryptoInputError)
-          throw new ApiError(
-            'FIELD_INVALID',
-            error.message,
-            error.field === 'payloads' || error.field === 'payload' || error.field === undefined
-              ? 'parameters.payload'
-              : `parameters.${error.field === 'curve' ? 'signWith' : error.field}`,
-          )
-        throw error
-      }
-    })
+    return withAccountKey(ctx.service, account, (privateKey) =>
+      signPayloadAs(account, privateKey, p, 'parameters.payload'),
+    )
   },
 })

@@ -59,6 +59,15 @@ function signedMessage(
   return record
 }
 
+/** The seed's form: a hex signature over the token text by the bound key. */
+function requireTokenSignature(signature: string, token: string, publicKey: string, field: string): void {
+  if (!verifyClientSignature(signature, token, publicKey))
+    throw invalid(
+      `${field} is not a signature of the verification token by the key given at otp_verify`,
+      field,
+    )
+}
+
 function requireBoundSignature(
   signature: ClientSignatureInput | undefined,
   claims: VerificationTokenClaims,
@@ -87,11 +96,7 @@ export function checkLoginSignature(input: {
   if (!claims.public_key) return
   requireBoundSignature(signature, claims, field)
   if (typeof signature === 'string') {
-    if (!verifyClientSignature(signature, input.token, claims.public_key))
-      throw invalid(
-        `${field} is not a signature of the verification token by the key given at otp_verify`,
-        field,
-      )
+    requireTokenSignature(signature, input.token, claims.public_key, field)
     if (input.sessionPublicKey !== claims.public_key)
       throw invalid(
         `${input.publicKeyField} must be the key given at otp_verify when ${field} signs the token; sign a USAGE_TYPE_LOGIN message naming another session key`,
@@ -144,11 +149,7 @@ export function checkSignupSignature(input: {
   if (!claims.public_key) return
   requireBoundSignature(signature, claims, field)
   if (typeof signature === 'string') {
-    if (!verifyClientSignature(signature, input.token, claims.public_key))
-      throw invalid(
-        `${field} is not a signature of the verification token by the key given at otp_verify`,
-        field,
-      )
+    requireTokenSignature(signature, input.token, claims.public_key, field)
     const others = body.apiKeys.filter(
       (key) => (key as { publicKey?: unknown }).publicKey !== claims.public_key,
     )
