@@ -326,5 +326,17 @@ test('@turnkey/react-wallet-kit 2.4.3: provider ready, modal sends a code, walle
   await page.getByPlaceholder('Enter your email').fill(other)
   await page.getByPlaceholder('Enter your email').press('Enter')
   expect((await init).status()).toBe(200)
-  expect(await readOtpCode(service, other, since)).toMatch(/^\d{6,9}$/)
+  const code = await readOtpCode(service, other, since)
+  expect(code).toMatch(/^\d{6,9}$/)
+
+  // Entering it cannot complete unchanged: the kit checks the target against the production
+  // signer key (no override), fails before sending, and says so.
+  const verifies: string[] = []
+  page.on('request', (request) => {
+    if (request.url().includes('/v1/otp_verify')) verifies.push(request.url())
+  })
+  await page.locator('input:visible').first().click()
+  await page.keyboard.type(code)
+  await expect(page.getByText('An error has occurred')).toBeVisible()
+  expect(verifies).toEqual([])
 })
