@@ -9,6 +9,8 @@ import path from 'node:path'
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex } from '@noble/hashes/utils.js'
 import type { Page } from '@playwright/test'
+import { generateMnemonic } from '@scure/bip39'
+import { wordlist as english } from '@scure/bip39/wordlists/english.js'
 import { decryptExportBundle } from '@turnkey/crypto'
 import { type Hex, hashMessage, recoverAddress } from 'viem'
 import { expect, readOtpCode, type StackService, stack, test, uniqueEmail } from './fixtures.ts'
@@ -102,7 +104,7 @@ async function verifyWithOverride(page: Page, email: string) {
   )
 }
 
-test('@turnkey/core 2.8.1: init, client params, OTP sign-up, wallets, signing, export, logout, OTP login', async ({
+test('@turnkey/core 2.8.1: init, client params, OTP sign-up, wallets, signing, export, import, logout, OTP login', async ({
   page,
 }) => {
   const email = uniqueEmail('tk28')
@@ -196,6 +198,29 @@ test('@turnkey/core 2.8.1: init, client params, OTP sign-up, wallets, signing, e
   })
   expect(mnemonic.split(' ')).toHaveLength(12)
 
+  // Import: the published encryptWalletToBundle (signer-key override) to init_import_wallet's target.
+  const imported = await page.evaluate(
+    async ({ mnemonic, signerPublicKey }) => {
+      const { TurnkeyClient, config, encryptWalletToBundle } = window.published
+      const client = new TurnkeyClient(config)
+      await client.init()
+      const session = (await client.getSession())!
+      const { importBundle } = await client.httpClient.initImportWallet({ userId: session.userId })
+      const encryptedBundle = await encryptWalletToBundle({
+        mnemonic,
+        importBundle,
+        userId: session.userId,
+        organizationId: session.organizationId,
+        dangerouslyOverrideSignerPublicKey: signerPublicKey,
+      })
+      const walletId = await client.importWallet({ encryptedBundle, walletName: 'Imported' })
+      const wallet = (await client.fetchWallets()).find((w) => w.walletId === walletId)!
+      return { imported: wallet.imported, formats: wallet.accounts.map((a) => a.addressFormat).sort() }
+    },
+    { mnemonic: generateMnemonic(english), signerPublicKey },
+  )
+  expect(imported).toEqual({ imported: true, formats: ['ADDRESS_FORMAT_ETHEREUM', 'ADDRESS_FORMAT_SOLANA'] })
+
   const afterLogout = await page.evaluate(async () => {
     const client = new window.published.TurnkeyClient(window.published.config)
     await client.init()
@@ -229,6 +254,8 @@ test('@turnkey/core 2.8.1: init, client params, OTP sign-up, wallets, signing, e
     '/public/v1/query/list_wallet_accounts',
     '/public/v1/submit/sign_raw_payload',
     '/public/v1/submit/export_wallet',
+    '/public/v1/submit/init_import_wallet',
+    '/public/v1/submit/import_wallet',
   ])
     expect(requests).toContain(route)
   expect(failed).toEqual([])

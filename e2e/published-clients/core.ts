@@ -1,7 +1,7 @@
 // Exposes the published clients to the spec, which drives them through page.evaluate. Nothing
 // here changes how they talk to the service: each is constructed with its documented options.
 import { TurnkeyClient } from '@turnkey/core'
-import { encryptOtpCodeToBundle } from '@turnkey/crypto'
+import { encryptOtpCodeToBundle, encryptWalletToBundle } from '@turnkey/crypto'
 import { TurnkeyClient as TurnkeyClientV1 } from 'turnkey-core-1'
 
 const params = new URLSearchParams(location.search)
@@ -19,9 +19,10 @@ declare global {
       TurnkeyClient: typeof TurnkeyClient
       TurnkeyClientV1: typeof TurnkeyClientV1
       encryptOtpCodeToBundle: typeof encryptOtpCodeToBundle
+      encryptWalletToBundle: typeof encryptWalletToBundle
     }
   }
 }
 
-window.published = { config, TurnkeyClient, TurnkeyClientV1, encryptOtpCodeToBundle }
+window.published = { config, TurnkeyClient, TurnkeyClientV1, encryptOtpCodeToBundle, encryptWalletToBundle }
 document.getElementById('status')!.textContent = 'ready'
