@@ -36,7 +36,7 @@ describe('the sign-in flow', () => {
   })
 
   it('says why when the authProxyConfigId is wrong: the service’s code and the fix', async () => {
-    vi.spyOn(console, 'error').mockImplementation(() => {})
+    vi.spyOn(console, 'warn').mockImplementation(() => {})
     const { config } = createTestService()
     render(
       <LatchkeyProvider config={{ ...config, authProxyConfigId: 'not-a-config' }}>
@@ -48,7 +48,7 @@ describe('the sign-in flow', () => {
     expect(alert.textContent).toMatch(
       /Sign-in isn’t set up correctly for this app\. \(PROXY_CONFIG_NOT_FOUND\) Check `authProxyConfigId`/,
     )
-    expect(console.error).toHaveBeenCalledWith('[latchkey] PROXY_CONFIG_NOT_FOUND:', expect.anything())
+    expect(console.warn).toHaveBeenCalledWith('[latchkey] PROXY_CONFIG_NOT_FOUND:', expect.anything())
   })
 })
 

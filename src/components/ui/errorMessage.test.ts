@@ -20,7 +20,7 @@ describe('errorMessage', () => {
   })
 
   it('says why in development: the sentence, the service’s code and what to fix', () => {
-    vi.spyOn(console, 'error').mockImplementation(() => {})
+    vi.spyOn(console, 'warn').mockImplementation(() => {})
     expect(errorMessage(t, notFound())).toBe(
       'Sign-in isn’t set up correctly for this app. (PROXY_CONFIG_NOT_FOUND) ' +
         'Check `authProxyConfigId`: use the id printed by `latchkey-service dev`.',
@@ -39,24 +39,26 @@ describe('errorMessage', () => {
   })
 
   it('keeps a person’s own slip to its sentence, and production builds to the sentence alone', () => {
-    vi.spyOn(console, 'error').mockImplementation(() => {})
+    vi.spyOn(console, 'warn').mockImplementation(() => {})
     expect(errorMessage(t, new ServiceError('x', { code: 'OTP_INVALID' }))).toBe(en.otpInvalid)
     vi.stubEnv('NODE_ENV', 'production')
     expect(errorMessage(t, notFound())).toBe('Sign-in isn’t set up correctly for this app.')
   })
 
-  it('logs each error with its code to the console once, in every build', () => {
-    const log = vi.spyOn(console, 'error').mockImplementation(() => {})
+  it('logs each error with its code to the console once, in every build, but not a person’s slip', () => {
+    const log = vi.spyOn(console, 'warn').mockImplementation(() => {})
     vi.stubEnv('NODE_ENV', 'production')
     const error = notFound()
     errorMessage(t, error)
     errorMessage(t, error)
     expect(log).toHaveBeenCalledTimes(1)
     expect(log).toHaveBeenCalledWith('[latchkey] PROXY_CONFIG_NOT_FOUND:', error)
+    errorMessage(t, new ServiceError('x', { code: 'OTP_INVALID' }))
+    expect(log).toHaveBeenCalledTimes(1)
   })
 
   it('tells a passkey user on an IP address to open the app on localhost', () => {
-    vi.spyOn(console, 'error').mockImplementation(() => {})
+    vi.spyOn(console, 'warn').mockImplementation(() => {})
     vi.stubGlobal('location', new URL('http://127.0.0.1:5173/app?x=1'))
     const invalidDomain = Object.assign(new Error('127.0.0.1 is an invalid domain'), {
       name: 'WebAuthnError',

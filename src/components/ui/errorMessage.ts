@@ -87,27 +87,34 @@ const detailOf = (error: unknown, key: string) => {
 // Each error is logged once, however often the component showing it renders.
 const logged = new WeakSet<object>()
 
-/** Logs an error with its code to the console, once per error object (in every build). */
+/**
+ * Logs an error with its code to the console as a warning (the UI already handles it), once per
+ * error object, in every build.
+ */
 export function logError(error: unknown): void {
   if (typeof error !== 'object' || error === null || logged.has(error)) return
   logged.add(error)
   const code = errorCodeOf(error)
-  console.error(`[latchkey]${code ? ` ${code}` : ''}:`, error)
+  console.warn(`[latchkey]${code ? ` ${code}` : ''}:`, error)
 }
 
 /**
  * A calm, translated sentence for an error; never the raw service message (it may be English or
- * technical). In development builds an error that is not the person's own slip is followed by its
- * code and what to fix; the console always gets the error itself.
+ * technical). An error that is not the person's own slip goes to the console with its code (in
+ * every build) and, in development builds, the sentence is followed by its code and what to fix.
  */
 export function errorMessage(t: Translate, error: unknown): string {
-  logError(error)
-  if (isPasskeyDomainError(error)) return t('passkeyNeedsDomain', { url: localhostUrl() })
+  if (isPasskeyDomainError(error)) {
+    logError(error)
+    return t('passkeyNeedsDomain', { url: localhostUrl() })
+  }
   const code = errorCodeOf(error)
   const key = code ? MESSAGE_OF[code] : undefined
   const sentence = t(key ?? 'errorGeneric')
-  // A person's own slip (wrong code, bad e-mail) already has its sentence; the rest say why.
+  // A person's own slip (wrong code, bad e-mail) already has its sentence; the rest say why, and
+  // go to the console.
   const hintKey = code ? (HINT_OF[code] ?? (key ? undefined : 'devHintConsole')) : undefined
+  if (hintKey !== undefined || code === undefined) logError(error)
   if (!isDevelopmentBuild() || code === undefined || hintKey === undefined) return sentence
   const url = detailOf(error, 'url')
   const hint = t(hintKey, {
