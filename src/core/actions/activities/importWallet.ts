@@ -1,4 +1,5 @@
 import type { AccountSpec, ImportBundleData } from '@latchkey/protocol'
+import { hpkeSeal } from '../../bundles/hpkeSeal.ts'
 import { trustedSignerOf, verifySignedBundle } from '../../bundles/verifySignedBundle.ts'
 import { accountSpecsOf, type Chain, DEFAULT_CHAINS } from '../../chains.ts'
 import { BundleMismatchError } from '../../errors.ts'
@@ -40,8 +41,7 @@ export async function importWallet(
   const data = await verifySignedBundle<ImportBundleData>(importBundle, trusted)
   if (data.organizationId !== organizationId) throw new BundleMismatchError('organizationId')
   if (data.userId !== userId) throw new BundleMismatchError('userId')
-  const { hpkeSeal } = await import('@latchkey/protocol/hpke')
-  const sealed = hpkeSeal({
+  const sealed = await hpkeSeal({
     plaintext: utf8ToBytes(mnemonic.trim().split(/\s+/).join(' ')),
     receiverPublicKey: hexToBytes(data.targetPublic),
   })

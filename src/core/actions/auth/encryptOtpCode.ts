@@ -1,3 +1,4 @@
+import { hpkeSeal } from '../../bundles/hpkeSeal.ts'
 import { trustedSignerOf, verifySignedBundle } from '../../bundles/verifySignedBundle.ts'
 import { BundleMismatchError } from '../../errors.ts'
 import type { Latchkey } from '../../types.ts'
@@ -18,8 +19,7 @@ export async function encryptOtpCode(
   )
   if (data.organizationId !== undefined && data.organizationId !== client.config.organizationId)
     throw new BundleMismatchError('organizationId')
-  const { hpkeSeal } = await import('@latchkey/protocol/hpke')
-  const sealed = hpkeSeal({
+  const sealed = await hpkeSeal({
     plaintext: utf8ToBytes(
       JSON.stringify({ otp_code: parameters.otpCode, public_key: parameters.publicKey }),
     ),
