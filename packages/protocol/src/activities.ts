@@ -250,6 +250,42 @@ export interface ActivityMap {
     parameters: { userIds: string[] }
     result: { userIds: string[] }
   }
+  // ---- account management of the published clients (issue 14) ----
+  /**
+   * Links OIDC identities to a user: each `oidcToken` is verified (one account per identity per
+   * parent organization); `oidcClaims` adds another audience of an identity the user has or links
+   * in the same request.
+   */
+  create_oauth_providers: {
+    parameters: {
+      userId: string
+      oauthProviders: {
+        providerName: string
+        oidcToken?: string
+        oidcClaims?: { iss: string; sub: string; aud: string }
+      }[]
+    }
+    result: { providerIds: string[] }
+  }
+  delete_oauth_providers: {
+    parameters: { userId: string; providerIds: string[] }
+    result: { providerIds: string[] }
+  }
+  /** A non-empty address needs a `verificationToken` proving it; `''` removes the address. */
+  update_user_email: {
+    parameters: { userId: string; userEmail: string; verificationToken?: string }
+    result: { userId: string }
+  }
+  /** A non-empty number needs a `verificationToken` proving it; `''` removes the number. */
+  update_user_phone_number: {
+    parameters: { userId: string; userPhoneNumber: string; verificationToken?: string }
+    result: { userId: string }
+  }
+  /** Deletes the sub-organization it is submitted in, with everything in it (root quorum only). */
+  delete_sub_organization: {
+    parameters: { deleteWithoutExport?: boolean }
+    result: { subOrganizationUuid: string }
+  }
 }
 
 export type ActivityPath = keyof ActivityMap
@@ -329,6 +365,11 @@ export const ACTIVITIES: { readonly [P in ActivityPath]: ActivityDefinition } = 
     resultKey: 'createUsersResult',
   },
   delete_users: define('delete_users'),
+  create_oauth_providers: define('create_oauth_providers', 'V2'),
+  delete_oauth_providers: define('delete_oauth_providers'),
+  update_user_email: define('update_user_email'),
+  update_user_phone_number: define('update_user_phone_number'),
+  delete_sub_organization: define('delete_sub_organization'),
 }
 
 export const ACTIVITY_PATHS = Object.keys(ACTIVITIES) as ActivityPath[]

@@ -3,6 +3,7 @@ import { approveActivity } from './approveActivity.ts'
 import { createApiKeys } from './createApiKeys.ts'
 import { createAuthenticators } from './createAuthenticators.ts'
 import { createFiatOnRampCredential } from './createFiatOnRampCredential.ts'
+import { createOauthProviders } from './createOauthProviders.ts'
 import { createPolicies } from './createPolicies.ts'
 import { createPolicy } from './createPolicy.ts'
 import { createReadOnlySession } from './createReadOnlySession.ts'
@@ -13,8 +14,10 @@ import { createWallet } from './createWallet.ts'
 import { createWalletAccounts } from './createWalletAccounts.ts'
 import { deleteApiKeys } from './deleteApiKeys.ts'
 import { deleteAuthenticators } from './deleteAuthenticators.ts'
+import { deleteOauthProviders } from './deleteOauthProviders.ts'
 import { deletePolicies } from './deletePolicies.ts'
 import { deletePolicy } from './deletePolicy.ts'
+import { deleteSubOrganization } from './deleteSubOrganization.ts'
 import { deleteUsers } from './deleteUsers.ts'
 import { deleteWallets } from './deleteWallets.ts'
 import { ethSendRawTransaction } from './ethSendRawTransaction.ts'
@@ -27,7 +30,9 @@ import { signRawPayload } from './signRawPayload.ts'
 import { signRawPayloads } from './signRawPayloads.ts'
 import { signTransaction } from './signTransaction.ts'
 import { updatePolicy } from './updatePolicy.ts'
+import { updateUserEmail } from './updateUserEmail.ts'
 import { updateUserName } from './updateUserName.ts'
+import { updateUserPhoneNumber } from './updateUserPhoneNumber.ts'
 import { updateUserTag } from './updateUserTag.ts'
 
 /**
@@ -65,4 +70,9 @@ export const builtinActivities: ActivityHandlers = {
   sign_transaction: signTransaction,
   update_user_name: updateUserName,
   update_user_tag: updateUserTag,
+  create_oauth_providers: createOauthProviders,
+  delete_oauth_providers: deleteOauthProviders,
+  update_user_email: updateUserEmail,
+  update_user_phone_number: updateUserPhoneNumber,
+  delete_sub_organization: deleteSubOrganization,
 }

@@ -1,0 +1,339 @@
+import { describe, expect, it } from 'vitest'
+import { signInState } from '../signin/signInState.ts'
+import { createHarness, ETHEREUM_ACCOUNT, type Harness, type Reply, resultOf } from '../testing/harness.ts'
+import { latestCode } from '../testing/latestCode.ts'
+
+const errorOf = (reply: Reply) => ({
+  status: reply.status,
+  errorCode: reply.body.details?.errorCode,
+  field: reply.body.details?.field,
+})
+
+/** An OIDC token as `oauth2_authenticate` issues it (the exchange itself is tested in signin/oauth). */
+function oidcToken(h: Harness, sub: string, aud = 'client-web') {
+  return signInState(h.service.runtime).oidc.issue({
+    sub,
+    aud,
+    nonce: 'n'.repeat(64),
+    provider: 'OAUTH2_PROVIDER_GOOGLE',
+    idp_iss: 'https://accounts.google.com',
+    email: `${sub}@example.com`,
+  }).token
+}
+
+/** A verification token for `contact`, minted in the parent organization (as the auth proxy does). */
+async function verificationToken(h: Harness, contact: string, otpType = 'OTP_TYPE_EMAIL') {
+  const init = await h.submit('init_otp', { otpType, contact })
+  const otpId = resultOf('init_otp', init).otpId
+  h.clock.advance(1000)
+  const verify = await h.submit('verify_otp', { otpId, otpCode: await latestCode(h.service, contact) })
+  h.clock.advance(1000)
+  return resultOf('verify_otp', verify).verificationToken as string
+}
+
+async function account(h: Harness) {
+  const sub = await h.createSubOrganization()
+  const as = { as: sub.keys[0]!, organizationId: sub.organizationId }
+  return { ...sub, as, userId: sub.userIds[0]! }
+}
+
+const providersOf = async (h: Harness, a: Awaited<ReturnType<typeof account>>) => {
+  const reply = await h.query(
+    'get_user',
+    { organizationId: a.organizationId, userId: a.userId },
+    { as: a.keys[0]! },
+  )
+  return reply.body.user.oauthProviders as {
+    providerId: string
+    issuer: string
+    subject: string
+    audience: string
+  }[]
+}
+
+describe('create_oauth_providers / delete_oauth_providers', () => {
+  it('links a verified identity (V2 type and result), adds an audience of it, lists and unlinks it', async () => {
+    const h = createHarness()
+    const a = await account(h)
+    const reply = await h.submit(
+      'create_oauth_providers',
+      {
+        userId: a.userId,
+        oauthProviders: [
+          { providerName: 'google', oidcToken: oidcToken(h, 'grace') },
+          {
+            providerName: 'google',
+            oidcClaims: { iss: 'https://latchkey.invalid/oidc', sub: 'grace', aud: 'client-ios' },
+          },
+        ],
+      },
+      a.as,
+    )
+    expect(reply.status).toBe(200)
+    expect(reply.body.activity.type).toBe('ACTIVITY_TYPE_CREATE_OAUTH_PROVIDERS_V2')
+    const { providerIds } = reply.body.activity.result.createOauthProvidersResultV2
+    expect(providerIds).toHaveLength(2)
+    const listed = await providersOf(h, a)
+    expect(listed.map((p) => [p.subject, p.audience]).sort()).toEqual([
+      ['grace', 'client-ios'],
+      ['grace', 'client-web'],
+    ])
+
+    h.clock.advance(1000)
+    const removed = await h.submit('delete_oauth_providers', { userId: a.userId, providerIds }, a.as)
+    expect(resultOf('delete_oauth_providers', removed)).toEqual({ providerIds })
+    expect(await providersOf(h, a)).toEqual([])
+    // Unlinked, the identity can be linked again (here or elsewhere).
+    h.clock.advance(1000)
+    const again = await h.submit(
+      'create_oauth_providers',
+      { userId: a.userId, oauthProviders: [{ providerName: 'google', oidcToken: oidcToken(h, 'grace') }] },
+      a.as,
+    )
+    expect(again.status).toBe(200)
+  })
+
+  it('one account per identity: another sub-organization cannot link it, nor replay the link', async () => {
+    const h = createHarness()
+    const a = await account(h)
+    const b = await account(h)
+    const token = oidcToken(h, 'ada')
+    const link = (who: typeof a) =>
+      h.submit(
+        'create_oauth_providers',
+        { userId: who.userId, oauthProviders: [{ providerName: 'google', oidcToken: token }] },
+        who.as,
+      )
+    expect((await link(a)).status).toBe(200)
+    h.clock.advance(1000)
+    expect(errorOf(await link(a))).toEqual({
+      status: 409,
+      errorCode: 'ALREADY_EXISTS',
+      field: 'parameters.oauthProviders[0].oidcToken',
+    })
+    expect(errorOf(await link(b))).toEqual({
+      status: 409,
+      errorCode: 'ALREADY_EXISTS',
+      field: 'parameters.oauthProviders[0].oidcToken',
+    })
+    expect(await providersOf(h, b)).toEqual([])
+  })
+
+  it('refuses unproven claims, forged tokens, users and providers of another organization', async () => {
+    const h = createHarness()
+    const a = await account(h)
+    const b = await account(h)
+    const claims = { iss: 'https://latchkey.invalid/oidc', sub: 'victim', aud: 'client-web' }
+    expect(
+      errorOf(
+        await h.submit(
+          'create_oauth_providers',
+          { userId: a.userId, oauthProviders: [{ providerName: 'google', oidcClaims: claims }] },
+          a.as,
+        ),
+      ),
+    ).toEqual({
+      status: 403,
+      errorCode: 'PERMISSION_DENIED',
+      field: 'parameters.oauthProviders[0].oidcClaims',
+    })
+    const token = oidcToken(h, 'eve')
+    const forged = `${token.slice(0, -4)}AAAA`
+    expect(
+      errorOf(
+        await h.submit(
+          'create_oauth_providers',
+          { userId: a.userId, oauthProviders: [{ providerName: 'google', oidcToken: forged }] },
+          a.as,
+        ),
+      ),
+    ).toMatchObject({ errorCode: 'OIDC_TOKEN_INVALID', field: 'parameters.oauthProviders[0].oidcToken' })
+    expect(
+      errorOf(
+        await h.submit(
+          'create_oauth_providers',
+          { userId: a.userId, oauthProviders: [{ providerName: 'google' }] },
+          a.as,
+        ),
+      ),
+    ).toEqual({ status: 400, errorCode: 'FIELD_REQUIRED', field: 'parameters.oauthProviders[0].oidcToken' })
+    // A's root key acting on B's user, in A or in B.
+    expect(
+      errorOf(
+        await h.submit(
+          'create_oauth_providers',
+          { userId: b.userId, oauthProviders: [{ providerName: 'google', oidcToken: token }] },
+          a.as,
+        ),
+      ),
+    ).toEqual({ status: 404, errorCode: 'USER_NOT_FOUND', field: 'parameters.userId' })
+    const bLink = await h.submit(
+      'create_oauth_providers',
+      { userId: b.userId, oauthProviders: [{ providerName: 'google', oidcToken: token }] },
+      b.as,
+    )
+    const [bProvider] = resultOf('create_oauth_providers', bLink).providerIds
+    expect(
+      errorOf(await h.submit('delete_oauth_providers', { userId: a.userId, providerIds: [bProvider] }, a.as)),
+    ).toEqual({ status: 404, errorCode: 'OAUTH_PROVIDER_NOT_FOUND', field: 'parameters.providerIds[0]' })
+    expect(
+      (await h.submit('delete_oauth_providers', { userId: b.userId, providerIds: [bProvider] }, { ...a.as }))
+        .status,
+    ).toBe(404)
+    expect(await providersOf(h, b)).toHaveLength(1)
+  })
+})
+
+describe('update_user_email / update_user_phone_number', () => {
+  it('sets a proven e-mail (ACTIVITY_TYPE_UPDATE_USER_EMAIL) and removes it with an empty string', async () => {
+    const h = createHarness()
+    const a = await account(h)
+    const token = await verificationToken(h, 'New@Example.com'.toLowerCase())
+    const reply = await h.submit(
+      'update_user_email',
+      { userId: a.userId, userEmail: 'New@Example.com', verificationToken: token },
+      a.as,
+    )
+    expect(reply.body.activity.type).toBe('ACTIVITY_TYPE_UPDATE_USER_EMAIL')
+    expect(resultOf('update_user_email', reply)).toEqual({ userId: a.userId })
+    expect(h.service.store.get('users', a.userId)?.userEmail).toBe('new@example.com')
+    // The account is now found by that e-mail (OTP login routes there).
+    h.clock.advance(1000)
+    const removed = await h.submit('update_user_email', { userId: a.userId, userEmail: '' }, a.as)
+    expect(removed.status).toBe(200)
+    expect(h.service.store.get('users', a.userId)?.userEmail).toBeUndefined()
+  })
+
+  it('refuses an unproven, a mismatched, a replayed or a taken contact, naming the field', async () => {
+    const h = createHarness()
+    const a = await account(h)
+    const b = await account(h)
+    const set = (who: typeof a, userEmail: string, verificationToken?: string) =>
+      h.submit(
+        'update_user_email',
+        { userId: who.userId, userEmail, ...(verificationToken ? { verificationToken } : {}) },
+        who.as,
+      )
+    expect(errorOf(await set(a, 'a@example.com'))).toEqual({
+      status: 400,
+      errorCode: 'FIELD_REQUIRED',
+      field: 'parameters.verificationToken',
+    })
+    expect(errorOf(await set(a, 'not-an-email', 'x'))).toEqual({
+      status: 400,
+      errorCode: 'FIELD_INVALID',
+      field: 'parameters.userEmail',
+    })
+    const tokenForOther = await verificationToken(h, 'other@example.com')
+    expect(errorOf(await set(a, 'a@example.com', tokenForOther))).toMatchObject({
+      errorCode: 'VERIFICATION_TOKEN_INVALID',
+      field: 'parameters.verificationToken',
+    })
+    const token = await verificationToken(h, 'a@example.com')
+    expect((await set(a, 'a@example.com', token)).status).toBe(200)
+    h.clock.advance(1000)
+    // The same token again (on the other account): spent, and the address is A's anyway.
+    expect((await set(b, 'a@example.com', token)).status).toBe(409)
+    // A fresh token for A's address does not move it to B either.
+    const second = await verificationToken(h, 'a@example.com')
+    expect(errorOf(await set(b, 'a@example.com', second))).toEqual({
+      status: 409,
+      errorCode: 'ALREADY_EXISTS',
+      field: 'parameters.verificationToken',
+    })
+    // A token the service did not sign proves nothing, and B cannot touch A's user.
+    expect(errorOf(await set(b, 'b@example.com', 'e30.e30.e30'))).toEqual({
+      status: 401,
+      errorCode: 'VERIFICATION_TOKEN_INVALID',
+      field: 'parameters.verificationToken',
+    })
+    expect(errorOf(await h.submit('update_user_email', { userId: a.userId, userEmail: '' }, b.as))).toEqual({
+      status: 404,
+      errorCode: 'USER_NOT_FOUND',
+      field: 'parameters.userId',
+    })
+    expect(h.service.store.get('users', a.userId)?.userEmail).toBe('a@example.com')
+  })
+
+  it('sets a proven phone number (ACTIVITY_TYPE_UPDATE_USER_PHONE_NUMBER); an e-mail token does not prove it', async () => {
+    const h = createHarness()
+    const a = await account(h)
+    const phone = '+14155550123'
+    const emailToken = await verificationToken(h, 'p@example.com')
+    const set = (verificationToken: string) =>
+      h.submit(
+        'update_user_phone_number',
+        { userId: a.userId, userPhoneNumber: phone, verificationToken },
+        a.as,
+      )
+    expect(errorOf(await set(emailToken))).toMatchObject({
+      errorCode: 'VERIFICATION_TOKEN_INVALID',
+      field: 'parameters.verificationToken',
+    })
+    const token = await verificationToken(h, phone, 'OTP_TYPE_SMS')
+    const reply = await set(token)
+    expect(reply.body.activity.type).toBe('ACTIVITY_TYPE_UPDATE_USER_PHONE_NUMBER')
+    expect(resultOf('update_user_phone_number', reply)).toEqual({ userId: a.userId })
+    expect(h.service.store.get('users', a.userId)?.userPhoneNumber).toBe(phone)
+    expect(
+      errorOf(await h.submit('update_user_phone_number', { userId: a.userId, userPhoneNumber: '555' }, a.as)),
+    ).toEqual({ status: 400, errorCode: 'FIELD_INVALID', field: 'parameters.userPhoneNumber' })
+  })
+})
+
+describe('delete_sub_organization', () => {
+  it('deletes the sub-organization it runs in with everything in it; its keys stop working', async () => {
+    const h = createHarness()
+    const a = await account(h)
+    const wallet = await h.submit('create_wallet', { walletName: 'W', accounts: [ETHEREUM_ACCOUNT] }, a.as)
+    const { walletId } = resultOf('create_wallet', wallet)
+    h.clock.advance(1000)
+    expect(errorOf(await h.submit('delete_sub_organization', {}, a.as))).toEqual({
+      status: 412,
+      errorCode: 'WALLET_NOT_EXPORTED',
+      field: 'parameters.deleteWithoutExport',
+    })
+    h.clock.advance(1000)
+    const reply = await h.submit('delete_sub_organization', { deleteWithoutExport: true }, a.as)
+    expect(reply.body.activity.type).toBe('ACTIVITY_TYPE_DELETE_SUB_ORGANIZATION')
+    expect(resultOf('delete_sub_organization', reply)).toEqual({ subOrganizationUuid: a.organizationId })
+    expect(h.service.store.get('organizations', a.organizationId)).toBeUndefined()
+    expect(h.service.store.get('wallets', walletId)).toBeUndefined()
+    expect(h.service.store.findBy('users', 'organizationId', a.organizationId)).toEqual([])
+    expect(h.service.store.findBy('apiKeys', 'organizationId', a.organizationId)).toEqual([])
+    h.clock.advance(1000)
+    const after = await h.submit('create_wallet', { walletName: 'X', accounts: [ETHEREUM_ACCOUNT] }, a.as)
+    expect(errorOf(after)).toMatchObject({ status: 401, errorCode: 'PUBLIC_KEY_NOT_FOUND' })
+  })
+
+  it('only in a sub-organization, only by its own root quorum', async () => {
+    const h = createHarness()
+    const a = await account(h)
+    const b = await account(h)
+    expect(errorOf(await h.submit('delete_sub_organization', {}))).toEqual({
+      status: 403,
+      errorCode: 'PERMISSION_DENIED',
+      field: 'organizationId',
+    })
+    // B's root key naming A's organization, and the parent's root naming A.
+    expect(
+      errorOf(
+        await h.submit('delete_sub_organization', {}, { as: b.keys[0]!, organizationId: a.organizationId }),
+      ),
+    ).toEqual({ status: 403, errorCode: 'PERMISSION_DENIED', field: 'organizationId' })
+    expect(
+      errorOf(await h.submit('delete_sub_organization', {}, { organizationId: a.organizationId })),
+    ).toEqual({ status: 403, errorCode: 'PERMISSION_DENIED', field: 'organizationId' })
+    expect(h.service.store.get('organizations', a.organizationId)).toBeDefined()
+    expect(h.service.store.get('organizations', b.organizationId)).toBeDefined()
+    // A two-of-two quorum: one root's request waits for the other's vote.
+    const pair = await h.createSubOrganization({ users: 2, threshold: 2 })
+    const pending = await h.submit(
+      'delete_sub_organization',
+      {},
+      { as: pair.keys[0]!, organizationId: pair.organizationId },
+    )
+    expect(pending.body.activity.status).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED')
+    expect(h.service.store.get('organizations', pair.organizationId)).toBeDefined()
+  })
+})

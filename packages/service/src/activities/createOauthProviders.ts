@@ -1,0 +1,123 @@
+import type { OauthProviderParams } from '@latchkey/protocol'
+import { accountHook } from '../domain/accountHooks.ts'
+import { findUser } from '../domain/users.ts'
+import { ApiError } from '../errors.ts'
+import { Reader } from '../pipeline/Reader.ts'
+import { defineActivity } from '../registry.ts'
+
+interface ProviderItem {
+  providerName: string
+  oidcToken?: string
+  oidcClaims?: { iss: string; sub: string; aud: string }
+}
+
+function readProvider(value: unknown, field: string): ProviderItem {
+  const r = new Reader(value, field)
+  const providerName = r.string('providerName', { max: 256 })
+  const oidcToken = r.optString('oidcToken', { max: 16 * 1024 })
+  const claims = r.optObject('oidcClaims')
+  if (oidcToken === undefined && claims === undefined)
+    throw new ApiError('FIELD_REQUIRED', `${field} needs an oidcToken or oidcClaims`, `${field}.oidcToken`)
+  if (oidcToken !== undefined && claims !== undefined)
+    throw new ApiError(
+      'FIELD_INVALID',
+      `${field} takes an oidcToken or oidcClaims, not both`,
+      `${field}.oidcClaims`,
+    )
+  return {
+    providerName,
+    ...(oidcToken !== undefined ? { oidcToken } : {}),
+    ...(claims !== undefined
+      ? {
+          oidcClaims: {
+            iss: claims.string('iss', { max: 512 }),
+            sub: claims.string('sub', { max: 512 }),
+            aud: claims.string('aud', { max: 512 }),
+          },
+        }
+      : {}),
+  }
+}
+
+/**
+ * Links OIDC identities to a user of this organization (`addOauthProvider` of @turnkey/core).
+ * Each `oidcToken` is verified by the sign-in plugin as at sign-up, and an identity belongs to
+ * one account among the parent organization's sub-organizations. `oidcClaims` are not proof of
+ * anything, so they only add another audience (client id) to an identity this user already has
+ * or links with a token in the same request; anything else would let a user claim a stranger's
+ * identity and capture that person's next OAuth login.
+ */
+export const createOauthProviders = defineActivity('create_oauth_providers', {
+  parse: (r) => ({
+    userId: r.string('userId', { max: 200 }),
+    oauthProviders: r.array('oauthProviders', readProvider, { min: 1, max: 10 }),
+  }),
+  run: async (ctx, p) => {
+    const user = findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
+    const before = new Set(ctx.tx.findBy('oauthProviders', 'userId', user.id).map((row) => row.id))
+    const withToken = p.oauthProviders.flatMap((item, index) =>
+      item.oidcToken !== undefined ? [{ index, params: item as OauthProviderParams }] : [],
+    )
+    const providerIds: string[] = []
+    if (withToken.length > 0) {
+      const { hook, hookContext } = accountHook(ctx, 'oauthProviders', 'parameters.oauthProviders')
+      // One call per item, so an error names the item's own index.
+      for (const { index, params } of withToken) {
+        const field = `parameters.oauthProviders[${index}]`
+        try {
+          await hook(hookContext, user, [params], 'parameters.oauthProviders')
+        } catch (error) {
+          // The hook numbers the one item it got [0]; name the item's place in the request.
+          const wrong = 'parameters.oauthProviders[0]'
+          if (error instanceof ApiError && index !== 0 && error.field?.startsWith(wrong))
+            throw new ApiError(
+              error.errorCode,
+              error.message,
+              `${field}${error.field.slice(wrong.length)}`,
+              error.extra,
+            )
+          throw error
+        }
+        const added = ctx.tx.findBy('oauthProviders', 'userId', user.id).filter((row) => !before.has(row.id))
+        for (const row of added) {
+          before.add(row.id)
+          providerIds.push(row.id)
+        }
+      }
+    }
+    const linked = ctx.tx.findBy('oauthProviders', 'userId', user.id)
+    for (const [index, item] of p.oauthProviders.entries()) {
+      const claims = item.oidcClaims
+      if (!claims) continue
+      const field = `parameters.oauthProviders[${index}].oidcClaims`
+      const same = linked.filter((row) => row.issuer === claims.iss && row.subject === claims.sub)
+      if (same.length === 0)
+        throw new ApiError(
+          'PERMISSION_DENIED',
+          `${field} names an identity this user has not proven; link it with an oidcToken first`,
+          field,
+        )
+      if (same.some((row) => row.audience === claims.aud))
+        throw new ApiError(
+          'ALREADY_EXISTS',
+          `${field}: this audience is already linked to the user`,
+          `${field}.aud`,
+        )
+      const id = ctx.newId()
+      const row = ctx.tx.put('oauthProviders', {
+        id,
+        organizationId: user.organizationId,
+        userId: user.id,
+        providerName: item.providerName,
+        issuer: claims.iss,
+        audience: claims.aud,
+        subject: claims.sub,
+        createdAt: ctx.now,
+        updatedAt: ctx.now,
+      })
+      linked.push(row)
+      providerIds.push(id)
+    }
+    return { providerIds }
+  },
+})

@@ -1,0 +1,25 @@
+import { findUser } from '../domain/users.ts'
+import { ApiError } from '../errors.ts'
+import { defineActivity } from '../registry.ts'
+
+/** Unlinks OIDC identities from a user of this organization (`removeOauthProviders`). */
+export const deleteOauthProviders = defineActivity('delete_oauth_providers', {
+  parse: (r) => ({
+    userId: r.string('userId', { max: 200 }),
+    providerIds: r.ids('providerIds', { min: 1, max: 100 }),
+  }),
+  run: (ctx, p) => {
+    const user = findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
+    p.providerIds.forEach((providerId, index) => {
+      const row = ctx.tx.get('oauthProviders', providerId)
+      if (!row || row.userId !== user.id)
+        throw new ApiError(
+          'OAUTH_PROVIDER_NOT_FOUND',
+          `OAuth provider ${providerId} not found on user ${user.id}`,
+          `parameters.providerIds[${index}]`,
+        )
+      ctx.tx.delete('oauthProviders', providerId)
+    })
+    return { providerIds: p.providerIds }
+  },
+})

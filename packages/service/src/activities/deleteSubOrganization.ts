@@ -1,0 +1,56 @@
+import { ApiError } from '../errors.ts'
+import { defineActivity } from '../registry.ts'
+import type { TableName } from '../store/model.ts'
+
+/** Tables whose rows belong to one organization (its activity history is kept). */
+const OWNED: TableName[] = [
+  'users',
+  'apiKeys',
+  'authenticators',
+  'oauthProviders',
+  'userTags',
+  'walletAccounts',
+  'wallets',
+  'policies',
+  'fiatCredentials',
+]
+
+/**
+ * Deletes the sub-organization the activity is submitted in, with its users, credentials,
+ * sessions (their keys), OAuth links, wallets and policies; its activities stay as the record.
+ * Only its root quorum may (no `allowNonRoot`, and the parent's proxy user cannot act here), a
+ * top-level organization cannot be deleted, and wallets never exported need
+ * `deleteWithoutExport`, as for `delete_wallets`.
+ */
+export const deleteSubOrganization = defineActivity('delete_sub_organization', {
+  parse: (r) => {
+    const deleteWithoutExport = r.optBool('deleteWithoutExport')
+    return deleteWithoutExport !== undefined ? { deleteWithoutExport } : {}
+  },
+  run: (ctx, p) => {
+    const organization = ctx.organization
+    if (organization.parentOrganizationId === undefined)
+      throw new ApiError(
+        'PERMISSION_DENIED',
+        'only a sub-organization can be deleted; submit this in the sub-organization',
+        'organizationId',
+      )
+    if (!p.deleteWithoutExport) {
+      const unexported = ctx.tx.findBy('wallets', 'organizationId', organization.id).find((w) => !w.exported)
+      if (unexported)
+        throw new ApiError(
+          'WALLET_NOT_EXPORTED',
+          `wallet ${unexported.id} was never exported; export it first or set deleteWithoutExport`,
+          'parameters.deleteWithoutExport',
+        )
+    }
+    for (const table of OWNED)
+      for (const row of ctx.tx.findBy(table, 'organizationId' as never, organization.id as never))
+        ctx.tx.delete(table, row.id)
+    for (const user of organization.rootUserIds)
+      for (const target of ctx.tx.findBy('importTargets', 'userId', user))
+        ctx.tx.delete('importTargets', target.id)
+    ctx.tx.delete('organizations', organization.id)
+    return { subOrganizationUuid: organization.id }
+  },
+})

@@ -1,0 +1,31 @@
+import { ApiError } from '../errors.ts'
+import type { ActivityContext, ServicePlugin, SubOrganizationHookContext } from '../registry.ts'
+
+type Hooks = NonNullable<ServicePlugin['subOrganization']>
+
+/**
+ * The sign-in plugin's checks of `create_sub_organization` (OIDC tokens, verification tokens),
+ * reused for changes to an existing account: `subOrganization` is the organization the activity
+ * runs in and `organization` its parent, so "one account per identity or contact" is checked
+ * across the parent's sub-organizations exactly as at sign-up. A top-level organization is its
+ * own parent here.
+ */
+export function accountHook<K extends keyof Hooks>(
+  ctx: ActivityContext,
+  name: K,
+  field: string,
+): { hook: NonNullable<Hooks[K]>; hookContext: SubOrganizationHookContext } {
+  const hook = ctx.registry.plugins.map((plugin) => plugin.subOrganization?.[name]).find((h) => h)
+  if (!hook)
+    throw new ApiError(
+      'FIELD_INVALID',
+      `this service has no sign-in plugin that checks ${name === 'oauthProviders' ? 'OIDC tokens' : 'verification tokens'}`,
+      field,
+    )
+  const parentId = ctx.organization.parentOrganizationId
+  const parent = parentId !== undefined ? ctx.tx.get('organizations', parentId) : undefined
+  return {
+    hook: hook as NonNullable<Hooks[K]>,
+    hookContext: { ...ctx, organization: parent ?? ctx.organization, subOrganization: ctx.organization },
+  }
+}
