@@ -1,7 +1,7 @@
 import {
   type Address,
   type Chain,
-  createWalletClient,
+  createClient,
   getAddress,
   type Hex,
   hexToBigInt,
@@ -18,6 +18,8 @@ import {
   UnsupportedProviderMethodError,
   UserRejectedRequestError,
 } from 'viem'
+import { prepareTransactionRequest, sendRawTransaction } from 'viem/actions'
+import { recoverAuthorizationAddress } from 'viem/utils'
 import { getWalletAccounts } from '../core/actions/queries/getWalletAccounts.ts'
 import type { Latchkey } from '../core/createLatchkey.ts'
 import { LatchkeyError } from '../core/errors.ts'
@@ -191,8 +193,25 @@ export function createLatchkeyEip1193Provider(
     return toLatchkeyAccount(client, { address, organizationId })
   }
 
-  const walletClient = (account: LatchkeyAccount) =>
-    createWalletClient({ account, chain, transport: http(rpcUrl(chain)) })
+  /**
+   * Fills in what the request leaves out (nonce, fees, gas, chain id) on the chain's RPC, as a
+   * viem wallet client's `sendTransaction` does for a local account, and signs it with `account`.
+   * A bare client and the two actions it needs: a wallet client would bring every wallet action.
+   */
+  async function signRequest(account: LatchkeyAccount, request: TransactionRequest) {
+    const rpc = createClient({ account, chain, transport: http(rpcUrl(chain)) })
+    // A type-4 transaction without `to` calls its first authorization's signer, as viem's sendTransaction does.
+    const to =
+      request.to ??
+      (request.authorizationList?.[0]
+        ? await recoverAuthorizationAddress({ authorization: request.authorizationList[0] })
+        : undefined)
+    const prepared = await prepareTransactionRequest(rpc, { ...request, to, account, chain } as never)
+    const signed = await account.signTransaction(prepared as never, {
+      serializer: chain.serializers?.transaction,
+    })
+    return { rpc, signed }
+  }
 
   async function forward(method: string, params: unknown): Promise<unknown> {
     const response = await fetch(rpcUrl(chain), {
@@ -254,11 +273,9 @@ export function createLatchkeyEip1193Provider(
       case 'eth_sendTransaction': {
         const tx = param<RpcTransaction>(params, 0)
         const account = await signer(tx.from)
-        const wallet = walletClient(account)
-        const request = fromRpcTransaction(tx)
-        if (method === 'eth_sendTransaction') return wallet.sendTransaction({ ...request, chain } as never)
-        const prepared = await wallet.prepareTransactionRequest({ ...request, chain } as never)
-        return account.signTransaction(prepared as never)
+        const { rpc, signed } = await signRequest(account, fromRpcTransaction(tx))
+        if (method === 'eth_signTransaction') return signed
+        return sendRawTransaction(rpc, { serializedTransaction: signed })
       }
       case 'wallet_switchEthereumChain': {
         const { chainId } = param<{ chainId: Hex }>(params, 0)

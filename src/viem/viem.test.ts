@@ -282,6 +282,50 @@ describe('createLatchkeyEip1193Provider', () => {
     provider.destroy()
   })
 
+  it('deploys, and sends a type-4 transaction without `to` that calls its authorization signer', async () => {
+    const fx = createClientFixture()
+    const provider = createLatchkeyEip1193Provider(fx.client, { chains: [chain] })
+    const address = await signedInWithFunds(fx)
+    const receipt = (hash: unknown) => node.waitForReceipt(hash as Hex)
+    const deployed = await receipt(
+      await provider.request({ method: 'eth_sendTransaction', params: [{ from: address, data: INITCODE }] }),
+    )
+    const contract = (deployed as { contractAddress: Address }).contractAddress
+    expect(await provider.request({ method: 'eth_getCode', params: [contract, 'latest'] })).toBe(RUNTIME)
+
+    const wallet = createWalletClient({
+      account: toLatchkeyAccount(fx.client, { address }),
+      chain,
+      transport: http(node.url),
+    })
+    const authorization = await wallet.signAuthorization({ contractAddress: contract, executor: 'self' })
+    const sent = await provider.request({
+      method: 'eth_sendTransaction',
+      params: [
+        {
+          from: address,
+          type: '0x4',
+          data: WORD,
+          authorizationList: [
+            {
+              address: contract,
+              chainId: numberToHex(authorization.chainId),
+              nonce: numberToHex(authorization.nonce),
+              r: authorization.r,
+              s: authorization.s,
+              yParity: numberToHex(authorization.yParity ?? 0),
+            },
+          ],
+        },
+      ],
+    })
+    expect(await receipt(sent)).toMatchObject({ status: '0x1', type: '0x4', to: address.toLowerCase() })
+    expect(await provider.request({ method: 'eth_getStorageAt', params: [address, '0x0', 'latest'] })).toBe(
+      WORD,
+    )
+    provider.destroy()
+  })
+
   it('switches between configured chains with chainChanged, and signs in through signIn', async () => {
     const fx = createClientFixture()
     const other = { ...chain, id: 31338, name: 'Other' }

@@ -8,10 +8,10 @@
  */
 import { type Address, getAddress, SwitchChainError, UserRejectedRequestError } from 'viem'
 import { ChainNotConfiguredError, createConnector } from 'wagmi'
-import { createWallet } from '../core/actions/activities/createWallet.ts'
 import { logout } from '../core/actions/auth/logout.ts'
 import type { Latchkey } from '../core/createLatchkey.ts'
 import { isUsable } from '../core/session/sessionMachine.ts'
+import { submit } from '../core/transport/activity.ts'
 import { createLatchkeyEip1193Provider, type LatchkeyEip1193Provider } from '../viem/provider.ts'
 
 export type LatchkeyParameters = {
@@ -47,6 +47,14 @@ const hasUsableSession = (client: Latchkey) => {
   const { activeId, sessions } = client.store.getState()
   return isUsable(activeId ? sessions[activeId]?.status : undefined)
 }
+
+/** The conventional first Ethereum account (BIP-44 coin 60, account 0). */
+const ETHEREUM_ACCOUNT = {
+  curve: 'CURVE_SECP256K1',
+  pathFormat: 'PATH_FORMAT_BIP32',
+  path: "m/44'/60'/0'/0/0",
+  addressFormat: 'ADDRESS_FORMAT_ETHEREUM',
+} as const
 
 latchkey.type = 'latchkey' as const
 
@@ -92,7 +100,11 @@ export function latchkey(parameters: LatchkeyParameters) {
       if (!task) {
         task = (async () => {
           if ((await eip1193().refreshAccounts()).length > 0) return
-          await createWallet(client, { walletName: wallet.walletName, chains: ['ethereum'] })
+          // createWallet's `chains: ['ethereum']`, without its table of every chain's paths.
+          await submit(client, 'create_wallet', {
+            walletName: wallet.walletName,
+            accounts: [ETHEREUM_ACCOUNT],
+          })
         })().finally(() => client.tasks.delete(key))
         client.tasks.set(key, task)
       }
