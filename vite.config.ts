@@ -24,6 +24,10 @@ const react18Aliases = [
 const kitAliases = [
   { find: /^latchkey$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
   {
+    find: /^latchkey\/viem\/react$/,
+    replacement: fileURLToPath(new URL('./src/viem/react.ts', import.meta.url)),
+  },
+  {
     find: /^latchkey\/(core|solana|wagmi|viem|ethers)$/,
     replacement: fileURLToPath(new URL('./src/$1/index.ts', import.meta.url)),
   },

@@ -48,6 +48,7 @@ export default defineConfig({
       { find: /^latchkey\/solana$/, replacement: src('solana/index.ts') },
       { find: /^latchkey\/wagmi$/, replacement: src('wagmi/index.ts') },
       { find: /^latchkey\/viem$/, replacement: src('viem/index.ts') },
+      { find: /^latchkey\/viem\/react$/, replacement: src('viem/react.ts') },
       { find: /^latchkey\/ethers$/, replacement: src('ethers/index.ts') },
       { find: /^latchkey\/styles\.css$/, replacement: src('components/styles.css') },
       { find: /^latchkey$/, replacement: src('index.ts') },

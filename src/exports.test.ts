@@ -244,8 +244,11 @@ describe('package exports', () => {
       'createLatchkeyEip1193Provider',
       'isLatchkeyConsensusNeededError',
       'toLatchkeyAccount',
-      'useLatchkeyAccount',
     ])
+  })
+
+  it('latchkey/viem/react', async () => {
+    expect(Object.keys(await import('./viem/react.ts')).sort()).toEqual(['useLatchkeyAccount'])
   })
 
   it('latchkey/ethers', async () => {

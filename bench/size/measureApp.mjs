@@ -17,6 +17,7 @@ export const latchkeyAliases = [
   { find: /^latchkey$/, replacement: join(projectRoot, 'src/index.ts') },
   { find: /^latchkey\/core$/, replacement: join(projectRoot, 'src/core/index.ts') },
   { find: /^latchkey\/(viem|ethers|solana|wagmi)$/, replacement: join(projectRoot, 'src/$1/index.ts') },
+  { find: /^latchkey\/viem\/react$/, replacement: join(projectRoot, 'src/viem/react.ts') },
   { find: /^latchkey\/styles\.css$/, replacement: join(projectRoot, 'src/components/styles.css') },
   ...workspaceAliases,
 ]

@@ -1,4 +1,4 @@
-import { useLatchkeyAccount } from 'latchkey/viem'
+import { useLatchkeyAccount } from 'latchkey/viem/react'
 import { useCallback, useEffect, useMemo, useState } from 'react'
 import {
   type Address,

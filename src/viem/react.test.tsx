@@ -8,7 +8,7 @@ import { createWallet } from '../core/actions/activities/createWallet.ts'
 import { logout } from '../core/actions/auth/logout.ts'
 import { createClientFixture } from '../core/test/fixtures.ts'
 import { LatchkeyProvider } from '../react/index.ts'
-import { useLatchkeyAccount } from './index.ts'
+import { useLatchkeyAccount } from './react.ts'
 
 describe('useLatchkeyAccount', () => {
   it("is the signed-in user's first Ethereum account, and undefined once signed out", async () => {

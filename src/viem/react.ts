@@ -1,3 +1,9 @@
+'use client'
+/**
+ * `latchkey/viem/react`: `useLatchkeyAccount`, the signed-in user's viem account for a client
+ * component. Apart from `latchkey/viem` so that server code (a Server Component, a route
+ * handler) can import `toLatchkeyAccount` without loading React's client APIs.
+ */
 import { useMemo } from 'react'
 import type { Address } from 'viem'
 import type { Latchkey } from '../core/createLatchkey.ts'
