@@ -1,4 +1,6 @@
 import type {
+  AddressFormat,
+  Curve,
   HashFunction,
   MnemonicLength,
   OAuth2Provider,
@@ -286,6 +288,39 @@ export interface ActivityMap {
     parameters: { deleteWithoutExport?: boolean }
     result: { subOrganizationUuid: string }
   }
+  /** Standalone keys; `signWith` of the signing activities takes a private key id or address. */
+  create_private_keys: {
+    parameters: {
+      privateKeys: {
+        privateKeyName: string
+        curve: Curve
+        privateKeyTags: string[]
+        addressFormats: AddressFormat[]
+      }[]
+    }
+    result: {
+      privateKeys: { privateKeyId: string; addresses: { format: AddressFormat; address: string }[] }[]
+    }
+  }
+  export_private_key: {
+    parameters: { privateKeyId: string; targetPublicKey: string }
+    result: { privateKeyId: string; exportBundle: string }
+  }
+  init_import_private_key: {
+    parameters: { userId: string }
+    result: { importBundle: string }
+  }
+  /** `encryptedBundle` holds the 32-byte key (secp256k1 scalar or ed25519 seed). */
+  import_private_key: {
+    parameters: {
+      userId: string
+      privateKeyName: string
+      encryptedBundle: string
+      curve: Curve
+      addressFormats: AddressFormat[]
+    }
+    result: { privateKeyId: string; addresses: { format: AddressFormat; address: string }[] }
+  }
 }
 
 export type ActivityPath = keyof ActivityMap
@@ -370,6 +405,10 @@ export const ACTIVITIES: { readonly [P in ActivityPath]: ActivityDefinition } = 
   update_user_email: define('update_user_email'),
   update_user_phone_number: define('update_user_phone_number'),
   delete_sub_organization: define('delete_sub_organization'),
+  create_private_keys: define('create_private_keys', 'V2'),
+  export_private_key: define('export_private_key'),
+  init_import_private_key: define('init_import_private_key'),
+  import_private_key: define('import_private_key'),
 }
 
 export const ACTIVITY_PATHS = Object.keys(ACTIVITIES) as ActivityPath[]

@@ -1,4 +1,4 @@
-import type { SubOrgFilterType } from './enums.ts'
+import type { AddressFormat, Curve, SubOrgFilterType } from './enums.ts'
 import type {
   Activity,
   ApiKey,
@@ -6,6 +6,7 @@ import type {
   PaginationOptions,
   Policy,
   PolicyEvaluation,
+  Timestamp,
   User,
   UserTag,
   Wallet,
@@ -82,6 +83,28 @@ export interface QueryMap {
     request: { organizationId: string }
     response: { policies: Policy[] }
   }
+  get_private_key: {
+    request: { organizationId: string; privateKeyId: string }
+    response: { privateKey: PrivateKey }
+  }
+  list_private_keys: {
+    request: { organizationId: string }
+    response: { privateKeys: PrivateKey[] }
+  }
+}
+
+/** A standalone private key (`create_private_keys`, `import_private_key`). */
+export interface PrivateKey {
+  privateKeyId: string
+  publicKey: string
+  privateKeyName: string
+  curve: Curve
+  addresses: { format: AddressFormat; address: string }[]
+  privateKeyTags: string[]
+  createdAt: Timestamp
+  updatedAt: Timestamp
+  exported: boolean
+  imported: boolean
 }
 
 export type QueryPath = keyof QueryMap
@@ -103,6 +126,8 @@ export const QUERY_PATHS: readonly QueryPath[] = [
   'get_api_keys',
   'get_policy',
   'list_policies',
+  'get_private_key',
+  'list_private_keys',
 ]
 
 export const PAGINATION = { minLimit: 1, maxLimit: 100, defaultLimit: 10 } as const

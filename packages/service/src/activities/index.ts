@@ -6,6 +6,7 @@ import { createFiatOnRampCredential } from './createFiatOnRampCredential.ts'
 import { createOauthProviders } from './createOauthProviders.ts'
 import { createPolicies } from './createPolicies.ts'
 import { createPolicy } from './createPolicy.ts'
+import { createPrivateKeys } from './createPrivateKeys.ts'
 import { createReadOnlySession } from './createReadOnlySession.ts'
 import { createSubOrganization } from './createSubOrganization.ts'
 import { createUsers } from './createUsers.ts'
@@ -21,9 +22,12 @@ import { deleteSubOrganization } from './deleteSubOrganization.ts'
 import { deleteUsers } from './deleteUsers.ts'
 import { deleteWallets } from './deleteWallets.ts'
 import { ethSendRawTransaction } from './ethSendRawTransaction.ts'
+import { exportPrivateKey } from './exportPrivateKey.ts'
 import { exportWallet } from './exportWallet.ts'
 import { exportWalletAccount } from './exportWalletAccount.ts'
+import { importPrivateKey } from './importPrivateKey.ts'
 import { importWallet } from './importWallet.ts'
+import { initImportPrivateKey } from './initImportPrivateKey.ts'
 import { initImportWallet } from './initImportWallet.ts'
 import { rejectActivity } from './rejectActivity.ts'
 import { signRawPayload } from './signRawPayload.ts'
@@ -75,4 +79,8 @@ export const builtinActivities: ActivityHandlers = {
   update_user_email: updateUserEmail,
   update_user_phone_number: updateUserPhoneNumber,
   delete_sub_organization: deleteSubOrganization,
+  create_private_keys: createPrivateKeys,
+  export_private_key: exportPrivateKey,
+  init_import_private_key: initImportPrivateKey,
+  import_private_key: importPrivateKey,
 }

@@ -1,5 +1,5 @@
 import { HASH_FUNCTIONS, PAYLOAD_ENCODINGS } from '@latchkey/protocol'
-import { findAccount, withAccountKey } from '../domain/wallets.ts'
+import { findSigner, withAccountKey } from '../domain/wallets.ts'
 import { defineActivity } from '../registry.ts'
 import { signPayloadAs } from './signRawPayloads.ts'
 
@@ -15,7 +15,7 @@ export const signRawPayload = defineActivity('sign_raw_payload', {
     hashFunction: r.enum('hashFunction', HASH_FUNCTIONS),
   }),
   run: (ctx, p) => {
-    const account = findAccount(ctx.tx, ctx.organization.id, p.signWith, 'parameters.signWith')
+    const account = findSigner(ctx.tx, ctx.organization.id, p.signWith, 'parameters.signWith')
     return withAccountKey(ctx.service, account, (privateKey) =>
       signPayloadAs(account, privateKey, p, 'parameters.payload'),
     )

@@ -5,7 +5,7 @@ import {
   type PayloadEncoding,
 } from '@latchkey/protocol'
 import { CryptoInputError, signRawPayload } from '../crypto/index.ts'
-import { findAccount, withAccountKey } from '../domain/wallets.ts'
+import { findSigner, withAccountKey } from '../domain/wallets.ts'
 import { ApiError } from '../errors.ts'
 import { stringItem } from '../pipeline/Reader.ts'
 import { defineActivity } from '../registry.ts'
@@ -23,7 +23,7 @@ export const signRawPayloads = defineActivity('sign_raw_payloads', {
     hashFunction: r.enum('hashFunction', HASH_FUNCTIONS),
   }),
   run: (ctx, p) => {
-    const account = findAccount(ctx.tx, ctx.organization.id, p.signWith, 'parameters.signWith')
+    const account = findSigner(ctx.tx, ctx.organization.id, p.signWith, 'parameters.signWith')
     const signatures = withAccountKey(ctx.service, account, (privateKey) =>
       p.payloads.map((payload, index) =>
         signPayloadAs(

@@ -1,7 +1,7 @@
 import { TRANSACTION_TYPES } from '@latchkey/protocol'
 import { CryptoInputError } from '../crypto/errors.ts'
 import { signTransaction as signWithKey } from '../crypto/signTransaction.ts'
-import { findAccount, withAccountKey } from '../domain/wallets.ts'
+import { findSigner, withAccountKey } from '../domain/wallets.ts'
 import { ApiError } from '../errors.ts'
 import { defineActivity } from '../registry.ts'
 
@@ -25,7 +25,7 @@ export const signTransaction = defineActivity('sign_transaction', {
     unsignedTransaction: r.string('unsignedTransaction', { max: MAX_TRANSACTION_HEX }),
   }),
   run: (ctx, p) => {
-    const account = findAccount(ctx.tx, ctx.organization.id, p.signWith, 'parameters.signWith')
+    const account = findSigner(ctx.tx, ctx.organization.id, p.signWith, 'parameters.signWith')
     if (account.curve !== CURVE_OF[p.type])
       throw new ApiError(
         'FIELD_INVALID',

@@ -13,6 +13,7 @@ import type { ActivityContext } from '../registry.ts'
 import type { WalletAccountRow, WalletRow } from '../store/model.ts'
 import type { Reads } from '../store/Store.ts'
 import { withField } from './params.ts'
+import { privateKeySigner } from './privateKeys.ts'
 
 /**
  * BIP-39 seed of a mnemonic (empty passphrase). PBKDF2-HMAC-SHA512 with 2048 rounds runs natively
@@ -152,6 +153,25 @@ export function findAccount(
       field,
     )
   return account
+}
+
+/**
+ * What `signWith` names for the signing activities: a wallet account (by address), else a private
+ * key of the organization (by id or address).
+ */
+export function findSigner(
+  reads: Reads,
+  organizationId: string,
+  signWith: string,
+  field: string,
+): WalletAccountRow {
+  try {
+    return findAccount(reads, organizationId, signWith, field)
+  } catch (error) {
+    const key = privateKeySigner(reads, organizationId, signWith)
+    if (key) return key
+    throw error
+  }
 }
 
 /** Runs `fn` with an account's private key and wipes the key afterwards. */

@@ -1,5 +1,6 @@
 import { decodeJwtClaims, SUBORG_FILTER_TYPES } from '@latchkey/protocol'
 import { findPolicy } from '../activities/updatePolicy.ts'
+import { findPrivateKey, renderPrivateKey } from '../domain/privateKeys.ts'
 import { ApiError } from '../errors.ts'
 import { renderActivity } from '../pipeline/renderActivity.ts'
 import { renderPolicy } from '../policies/renderPolicy.ts'
@@ -216,5 +217,17 @@ export const builtinQueries: Record<string, QueryHandler> = {
       }
       return { apiKeys: store.findBy('apiKeys', 'organizationId', organization.id).map(renderApiKey) }
     },
+  }),
+  get_private_key: defineQuery({
+    parse: (r) => ({ privateKeyId: id(r, 'privateKeyId') }),
+    run: ({ store, organization }, q) => ({
+      privateKey: renderPrivateKey(findPrivateKey(store, organization.id, q.privateKeyId, 'privateKeyId')),
+    }),
+  }),
+  list_private_keys: defineQuery({
+    parse: () => ({}),
+    run: ({ store, organization }) => ({
+      privateKeys: store.findBy('privateKeys', 'organizationId', organization.id).map(renderPrivateKey),
+    }),
   }),
 }

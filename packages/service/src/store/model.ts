@@ -168,6 +168,20 @@ export interface FiatCredentialRow extends Row {
   sandboxMode: boolean
 }
 
+/** A standalone private key (`create_private_keys`, `import_private_key`), sealed at rest. */
+export interface PrivateKeyRow extends Row {
+  organizationId: string
+  name: string
+  curve: AccountSpec['curve']
+  /** secp256k1: 33-byte compressed hex; ed25519: 32-byte hex. */
+  publicKey: string
+  sealedPrivateKey: string
+  addresses: { format: AccountSpec['addressFormat']; address: string }[]
+  privateKeyTags: string[]
+  exported: boolean
+  imported: boolean
+}
+
 /** A pending `init_import_wallet`: the target key the client encrypts its mnemonic to. */
 export interface ImportTargetRow extends Row {
   organizationId: string
@@ -207,6 +221,7 @@ export interface Tables {
   userTags: UserTagRow
   wallets: WalletRow
   walletAccounts: WalletAccountRow
+  privateKeys: PrivateKeyRow
   activities: ActivityRow
   votes: VoteRow
   policyEvaluations: PolicyEvaluationRow
@@ -230,6 +245,7 @@ export const INDEXES: { [T in TableName]: (keyof Tables[T] & string)[] } = {
   userTags: ['organizationId'],
   wallets: ['organizationId'],
   walletAccounts: ['walletId', 'address', 'organizationId'],
+  privateKeys: ['organizationId'],
   activities: ['organizationId', 'fingerprint'],
   votes: ['activityId'],
   policyEvaluations: ['activityId'],

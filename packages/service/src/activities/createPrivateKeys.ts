@@ -1,0 +1,23 @@
+import { randomBytes } from '@noble/hashes/utils.js'
+import { readPrivateKeyParams, storePrivateKey } from '../domain/privateKeys.ts'
+import { defineActivity } from '../registry.ts'
+
+/** New random private keys (secp256k1 or ed25519), sealed at rest, with an address per format. */
+export const createPrivateKeys = defineActivity('create_private_keys', {
+  parse: (r) => ({ privateKeys: r.array('privateKeys', readPrivateKeyParams, { min: 1, max: 10 }) }),
+  run: (ctx, p) => ({
+    privateKeys: p.privateKeys.map((params, index) => {
+      const privateKey = randomBytes(32)
+      try {
+        const row = storePrivateKey(
+          ctx,
+          { ...params, privateKey, imported: false },
+          `parameters.privateKeys[${index}]`,
+        )
+        return { privateKeyId: row.id, addresses: row.addresses }
+      } finally {
+        privateKey.fill(0)
+      }
+    }),
+  }),
+})
