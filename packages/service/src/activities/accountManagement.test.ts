@@ -287,6 +287,21 @@ describe('delete_sub_organization', () => {
     const a = await account(h)
     const wallet = await h.submit('create_wallet', { walletName: 'W', accounts: [ETHEREUM_ACCOUNT] }, a.as)
     const { walletId } = resultOf('create_wallet', wallet)
+    const keys = await h.submit(
+      'create_private_keys',
+      {
+        privateKeys: [
+          {
+            privateKeyName: 'k',
+            curve: 'CURVE_ED25519',
+            privateKeyTags: [],
+            addressFormats: ['ADDRESS_FORMAT_SOLANA'],
+          },
+        ],
+      },
+      a.as,
+    )
+    const [{ privateKeyId }] = resultOf('create_private_keys', keys).privateKeys
     h.clock.advance(1000)
     expect(errorOf(await h.submit('delete_sub_organization', {}, a.as))).toEqual({
       status: 412,
@@ -299,6 +314,7 @@ describe('delete_sub_organization', () => {
     expect(resultOf('delete_sub_organization', reply)).toEqual({ subOrganizationUuid: a.organizationId })
     expect(h.service.store.get('organizations', a.organizationId)).toBeUndefined()
     expect(h.service.store.get('wallets', walletId)).toBeUndefined()
+    expect(h.service.store.get('privateKeys', privateKeyId)).toBeUndefined()
     expect(h.service.store.findBy('users', 'organizationId', a.organizationId)).toEqual([])
     expect(h.service.store.findBy('apiKeys', 'organizationId', a.organizationId)).toEqual([])
     h.clock.advance(1000)

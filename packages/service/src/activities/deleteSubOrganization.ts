@@ -11,15 +11,16 @@ const OWNED: TableName[] = [
   'userTags',
   'walletAccounts',
   'wallets',
+  'privateKeys',
   'policies',
   'fiatCredentials',
 ]
 
 /**
  * Deletes the sub-organization the activity is submitted in, with its users, credentials,
- * sessions (their keys), OAuth links, wallets and policies; its activities stay as the record.
+ * sessions (their keys), OAuth links, wallets, private keys and policies; its activities stay as the record.
  * Only its root quorum may (no `allowNonRoot`, and the parent's proxy user cannot act here), a
- * top-level organization cannot be deleted, and wallets never exported need
+ * top-level organization cannot be deleted, and wallets or private keys never exported need
  * `deleteWithoutExport`, as for `delete_wallets`.
  */
 export const deleteSubOrganization = defineActivity('delete_sub_organization', {
@@ -36,11 +37,13 @@ export const deleteSubOrganization = defineActivity('delete_sub_organization', {
         'organizationId',
       )
     if (!p.deleteWithoutExport) {
-      const unexported = ctx.tx.findBy('wallets', 'organizationId', organization.id).find((w) => !w.exported)
+      const unexported =
+        ctx.tx.findBy('wallets', 'organizationId', organization.id).find((w) => !w.exported) ??
+        ctx.tx.findBy('privateKeys', 'organizationId', organization.id).find((k) => !k.exported)
       if (unexported)
         throw new ApiError(
           'WALLET_NOT_EXPORTED',
-          `wallet ${unexported.id} was never exported; export it first or set deleteWithoutExport`,
+          `${'sealedMnemonic' in unexported ? 'wallet' : 'private key'} ${unexported.id} was never exported; export it first or set deleteWithoutExport`,
           'parameters.deleteWithoutExport',
         )
     }
