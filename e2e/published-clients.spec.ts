@@ -7,6 +7,7 @@
 // `encryptOtpCodeToBundle(…, dangerouslyOverrideSignerPublicKey)` plus the client's own HTTP client.
 import path from 'node:path'
 import { p256 } from '@noble/curves/nist.js'
+import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { bytesToHex } from '@noble/hashes/utils.js'
 import type { Page } from '@playwright/test'
 import { generateMnemonic } from '@scure/bip39'
@@ -259,6 +260,85 @@ test('@turnkey/core 2.8.1: init, client params, OTP sign-up, wallets, signing, e
   ])
     expect(requests).toContain(route)
   expect(failed).toEqual([])
+})
+
+test('@turnkey/core 2.8.1: account management (user name, proven e-mail, private key import/export, delete)', async ({
+  page,
+}) => {
+  const email = uniqueEmail('tk28acct')
+  const newEmail = uniqueEmail('tk28new')
+  await openCorePage(page)
+  const first = await verifyWithOverride(page, email)
+  await page.evaluate(
+    async ({ email, verificationToken }) => {
+      const client = new window.published.TurnkeyClient(window.published.config)
+      await client.init()
+      await client.signUpWithOtp({ verificationToken, contact: email, otpType: 'OTP_TYPE_EMAIL' as never })
+    },
+    { email, verificationToken: first.verificationToken },
+  )
+  // A verification token for the new address (the published client's OTP step, with the override).
+  const proof = await verifyWithOverride(page, newEmail)
+  const secret = bytesToHex(secp256k1.utils.randomSecretKey())
+  const target = p256.utils.randomSecretKey()
+  const done = await page.evaluate(
+    async ({ newEmail, verificationToken, secret, signerPublicKey, targetPublicKey }) => {
+      const { TurnkeyClient, config, encryptPrivateKeyToBundle } = window.published
+      const client = new TurnkeyClient(config)
+      await client.init()
+      const session = (await client.getSession())!
+      await client.updateUserName({ userName: 'Renamed' })
+      await client.updateUserEmail({ email: newEmail, verificationToken })
+      const user = await client.fetchUser()
+      const { importBundle } = await client.httpClient.initImportPrivateKey({ userId: session.userId })
+      const encryptedBundle = await encryptPrivateKeyToBundle({
+        privateKey: secret,
+        keyFormat: 'HEXADECIMAL',
+        importBundle,
+        userId: session.userId,
+        organizationId: session.organizationId,
+        dangerouslyOverrideSignerPublicKey: signerPublicKey,
+      })
+      const privateKeyId = await client.importPrivateKey({
+        encryptedBundle,
+        privateKeyName: 'Imported key',
+        curve: 'CURVE_SECP256K1' as never,
+        addressFormats: ['ADDRESS_FORMAT_ETHEREUM' as never],
+      })
+      const keys = await client.fetchPrivateKeys()
+      const exportBundle = await client.exportPrivateKey({ privateKeyId, targetPublicKey })
+      const deleted = await client.deleteSubOrganization({ deleteWithoutExport: true })
+      return {
+        organizationId: session.organizationId,
+        userName: user.userName,
+        userEmail: user.userEmail,
+        keys: keys.map((k) => ({ privateKeyId: k.privateKeyId, imported: k.imported })),
+        privateKeyId,
+        exportBundle,
+        deleted,
+      }
+    },
+    {
+      newEmail,
+      verificationToken: proof.verificationToken,
+      secret,
+      signerPublicKey,
+      targetPublicKey: bytesToHex(p256.getPublicKey(target, false)),
+    },
+  )
+  expect(done.userName).toBe('Renamed')
+  expect(done.userEmail).toBe(newEmail.toLowerCase())
+  expect(done.keys).toEqual([{ privateKeyId: done.privateKeyId, imported: true }])
+  const opened = await decryptExportBundle({
+    exportBundle: done.exportBundle,
+    embeddedKey: bytesToHex(target),
+    organizationId: done.organizationId,
+    keyFormat: 'HEXADECIMAL',
+    returnMnemonic: false,
+    dangerouslyOverrideSignerPublicKey: signerPublicKey,
+  })
+  expect(opened.replace(/^0x/, '')).toBe(secret)
+  expect(done.deleted).toMatchObject({ subOrganizationUuid: done.organizationId })
 })
 
 test('@turnkey/core 1.14.1: v1 OTP sign-up and login with the clientSignature object', async ({ page }) => {

@@ -1,7 +1,7 @@
 // Exposes the published clients to the spec, which drives them through page.evaluate. Nothing
 // here changes how they talk to the service: each is constructed with its documented options.
 import { TurnkeyClient } from '@turnkey/core'
-import { encryptOtpCodeToBundle, encryptWalletToBundle } from '@turnkey/crypto'
+import { encryptOtpCodeToBundle, encryptPrivateKeyToBundle, encryptWalletToBundle } from '@turnkey/crypto'
 import { TurnkeyClient as TurnkeyClientV1 } from 'turnkey-core-1'
 
 const params = new URLSearchParams(location.search)
@@ -20,9 +20,17 @@ declare global {
       TurnkeyClientV1: typeof TurnkeyClientV1
       encryptOtpCodeToBundle: typeof encryptOtpCodeToBundle
       encryptWalletToBundle: typeof encryptWalletToBundle
+      encryptPrivateKeyToBundle: typeof encryptPrivateKeyToBundle
     }
   }
 }
 
-window.published = { config, TurnkeyClient, TurnkeyClientV1, encryptOtpCodeToBundle, encryptWalletToBundle }
+window.published = {
+  config,
+  TurnkeyClient,
+  TurnkeyClientV1,
+  encryptOtpCodeToBundle,
+  encryptWalletToBundle,
+  encryptPrivateKeyToBundle,
+}
 document.getElementById('status')!.textContent = 'ready'
