@@ -1,6 +1,5 @@
-import { makeExportBundle } from '../crypto/index.ts'
-import { withField } from '../domain/params.ts'
 import { findPrivateKey } from '../domain/privateKeys.ts'
+import { exportSecret } from '../domain/secretBundles.ts'
 import { defineActivity } from '../registry.ts'
 
 /** A private key, HPKE-sealed to the client's target key in a signed envelope (as export_wallet_account). */
@@ -11,22 +10,8 @@ export const exportPrivateKey = defineActivity('export_private_key', {
   }),
   run: (ctx, p) => {
     const row = findPrivateKey(ctx.tx, ctx.organization.id, p.privateKeyId, 'parameters.privateKeyId')
-    const signerPrivateKey = ctx.service.signerPrivateKey()
-    const privateKey = ctx.service.open(row.sealedPrivateKey)
-    try {
-      const exportBundle = withField('parameters', () =>
-        makeExportBundle({
-          plaintext: privateKey,
-          targetPublicKey: p.targetPublicKey,
-          organizationId: ctx.organization.id,
-          signerPrivateKey,
-        }),
-      )
-      ctx.tx.put('privateKeys', { ...row, exported: true, updatedAt: ctx.now })
-      return { privateKeyId: row.id, exportBundle }
-    } finally {
-      privateKey.fill(0)
-      signerPrivateKey.fill(0)
-    }
+    const exportBundle = exportSecret(ctx, ctx.service.open(row.sealedPrivateKey), p.targetPublicKey)
+    ctx.tx.put('privateKeys', { ...row, exported: true, updatedAt: ctx.now })
+    return { privateKeyId: row.id, exportBundle }
   },
 })

@@ -1,6 +1,5 @@
 import { utf8ToBytes } from '@noble/hashes/utils.js'
-import { makeExportBundle } from '../crypto/index.ts'
-import { withField } from '../domain/params.ts'
+import { exportSecret } from '../domain/secretBundles.ts'
 import { findWallet } from '../domain/wallets.ts'
 import { defineActivity } from '../registry.ts'
 
@@ -12,22 +11,12 @@ export const exportWallet = defineActivity('export_wallet', {
   }),
   run: (ctx, p) => {
     const wallet = findWallet(ctx.tx, ctx.organization.id, p.walletId, 'parameters.walletId')
-    const signerPrivateKey = ctx.service.signerPrivateKey()
-    const mnemonic = utf8ToBytes(ctx.service.openText(wallet.sealedMnemonic))
-    try {
-      const exportBundle = withField('parameters', () =>
-        makeExportBundle({
-          plaintext: mnemonic,
-          targetPublicKey: p.targetPublicKey,
-          organizationId: ctx.organization.id,
-          signerPrivateKey,
-        }),
-      )
-      ctx.tx.put('wallets', { ...wallet, exported: true, updatedAt: ctx.now })
-      return { walletId: wallet.id, exportBundle }
-    } finally {
-      signerPrivateKey.fill(0)
-      mnemonic.fill(0)
-    }
+    const exportBundle = exportSecret(
+      ctx,
+      utf8ToBytes(ctx.service.openText(wallet.sealedMnemonic)),
+      p.targetPublicKey,
+    )
+    ctx.tx.put('wallets', { ...wallet, exported: true, updatedAt: ctx.now })
+    return { walletId: wallet.id, exportBundle }
   },
 })

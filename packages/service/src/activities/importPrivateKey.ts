@@ -1,8 +1,7 @@
 import { CURVES } from '@latchkey/protocol'
-import { CryptoInputError, openImportCiphertext } from '../crypto/index.ts'
 import { readAddressFormats, storePrivateKey } from '../domain/privateKeys.ts'
+import { openImportedSecret } from '../domain/secretBundles.ts'
 import { findUser } from '../domain/users.ts'
-import { ApiError } from '../errors.ts'
 import { defineActivity } from '../registry.ts'
 
 /**
@@ -19,28 +18,8 @@ export const importPrivateKey = defineActivity('import_private_key', {
   }),
   run: async (ctx, p) => {
     const user = findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
-    const target = ctx.tx.findBy('importTargets', 'userId', user.id).at(-1)
-    if (!target)
-      throw new ApiError(
-        'BUNDLE_INVALID',
-        `no import in progress for user ${user.id}; call init_import_private_key first`,
-        'parameters.encryptedBundle',
-      )
-    const targetPrivateKey = ctx.service.open(target.sealedTargetPrivateKey)
-    let privateKey: Uint8Array
+    const privateKey = await openImportedSecret(ctx, user, p.encryptedBundle, 'init_import_private_key')
     try {
-      privateKey = await openImportCiphertext({ encryptedBundle: p.encryptedBundle, targetPrivateKey })
-    } catch (error) {
-      throw new ApiError(
-        'BUNDLE_INVALID',
-        error instanceof CryptoInputError ? error.message : 'encryptedBundle cannot be decrypted',
-        'parameters.encryptedBundle',
-      )
-    } finally {
-      targetPrivateKey.fill(0)
-    }
-    try {
-      ctx.tx.delete('importTargets', target.id)
       const row = storePrivateKey(
         ctx,
         {

@@ -1,10 +1,6 @@
-import {
-  CryptoInputError,
-  normalizeMnemonic,
-  openImportCiphertext,
-  validateMnemonic,
-} from '../crypto/index.ts'
+import { normalizeMnemonic, validateMnemonic } from '../crypto/index.ts'
 import { readAccounts } from '../domain/params.ts'
+import { openImportedSecret } from '../domain/secretBundles.ts'
 import { findUser } from '../domain/users.ts'
 import { createWalletRecords } from '../domain/wallets.ts'
 import { ApiError } from '../errors.ts'
@@ -20,26 +16,7 @@ export const importWallet = defineActivity('import_wallet', {
   }),
   run: async (ctx, p) => {
     const user = findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
-    const target = ctx.tx.findBy('importTargets', 'userId', user.id).at(-1)
-    if (!target)
-      throw new ApiError(
-        'BUNDLE_INVALID',
-        `no import in progress for user ${user.id}; call init_import_wallet first`,
-        'parameters.encryptedBundle',
-      )
-    const targetPrivateKey = ctx.service.open(target.sealedTargetPrivateKey)
-    let plaintext: Uint8Array
-    try {
-      plaintext = await openImportCiphertext({ encryptedBundle: p.encryptedBundle, targetPrivateKey })
-    } catch (error) {
-      throw new ApiError(
-        'BUNDLE_INVALID',
-        error instanceof CryptoInputError ? error.message : 'encryptedBundle cannot be decrypted',
-        'parameters.encryptedBundle',
-      )
-    } finally {
-      targetPrivateKey.fill(0)
-    }
+    const plaintext = await openImportedSecret(ctx, user, p.encryptedBundle, 'init_import_wallet')
     const mnemonic = normalizeMnemonic(new TextDecoder().decode(plaintext))
     plaintext.fill(0)
     if (!validateMnemonic(mnemonic))
@@ -48,7 +25,6 @@ export const importWallet = defineActivity('import_wallet', {
         'the decrypted bundle is not a BIP-39 mnemonic',
         'parameters.encryptedBundle',
       )
-    ctx.tx.delete('importTargets', target.id)
     return createWalletRecords(ctx, {
       organizationId: ctx.organization.id,
       walletName: p.walletName,

@@ -1,0 +1,56 @@
+import { CryptoInputError, makeExportBundle, openImportCiphertext } from '../crypto/index.ts'
+import { ApiError } from '../errors.ts'
+import type { ActivityContext } from '../registry.ts'
+import type { UserRow } from '../store/model.ts'
+import { withField } from './params.ts'
+
+/**
+ * A secret (mnemonic or private key) HPKE-sealed to the client's `targetPublicKey` in an envelope
+ * signed by the signer key; the signer key and `plaintext` are wiped afterwards.
+ */
+export function exportSecret(ctx: ActivityContext, plaintext: Uint8Array, targetPublicKey: string): string {
+  const signerPrivateKey = ctx.service.signerPrivateKey()
+  try {
+    return withField('parameters', () =>
+      makeExportBundle({ plaintext, targetPublicKey, organizationId: ctx.organization.id, signerPrivateKey }),
+    )
+  } finally {
+    signerPrivateKey.fill(0)
+    plaintext.fill(0)
+  }
+}
+
+/**
+ * Opens `encryptedBundle` with the user's pending import target (from `initPath`) and spends the
+ * target; the caller wipes the returned plaintext. A missing target or a bundle that does not open
+ * is BUNDLE_INVALID naming `parameters.encryptedBundle`.
+ */
+export async function openImportedSecret(
+  ctx: ActivityContext,
+  user: UserRow,
+  encryptedBundle: string,
+  initPath: string,
+): Promise<Uint8Array> {
+  const field = 'parameters.encryptedBundle'
+  const target = ctx.tx.findBy('importTargets', 'userId', user.id).at(-1)
+  if (!target)
+    throw new ApiError(
+      'BUNDLE_INVALID',
+      `no import in progress for user ${user.id}; call ${initPath} first`,
+      field,
+    )
+  const targetPrivateKey = ctx.service.open(target.sealedTargetPrivateKey)
+  try {
+    const plaintext = await openImportCiphertext({ encryptedBundle, targetPrivateKey })
+    ctx.tx.delete('importTargets', target.id)
+    return plaintext
+  } catch (error) {
+    throw new ApiError(
+      'BUNDLE_INVALID',
+      error instanceof CryptoInputError ? error.message : 'encryptedBundle cannot be decrypted',
+      field,
+    )
+  } finally {
+    targetPrivateKey.fill(0)
+  }
+}
