@@ -1,5 +1,5 @@
 import type { Meta, StoryObj } from '@storybook/react-vite'
-import { userEvent, within } from 'storybook/test'
+import { expect, userEvent, within } from 'storybook/test'
 import { ActivityApproval, SessionStatus, UserProfile } from '../src/components/index.ts'
 import { type Live, liveDecorators } from './support/live.tsx'
 
@@ -96,5 +96,34 @@ export const Approved: Story = {
     const c = within(canvasElement)
     await userEvent.click(await c.findByRole('button', { name: 'Approve' }))
     await c.findByText('You approved this action.')
+  },
+}
+
+/**
+ * A policy asked for consensus: the app's back end (not a root user) asks for a wallet, which the
+ * policy "Two treasurers approve new wallets" allows once two users tagged `treasurer` approve.
+ * Omar, a treasurer, sees which policy he is approving for; the policy about signing is not named.
+ */
+export const ApprovalWaitingOnPolicy: Story = {
+  render: (_, { loaded }) => <ActivityApproval activityId={(loaded.live as Live).activityId!} />,
+  parameters: { live: { policyConsensus: true } },
+  play: async ({ canvasElement }) => {
+    const c = within(canvasElement)
+    await c.findByText('Two treasurers approve new wallets')
+    await expect(c.getByText('Asked by')).toBeVisible()
+    await expect(c.queryByText('Back end pays the payroll contract')).toBeNull()
+    await expect(c.getByRole('button', { name: 'Approve' })).toBeEnabled()
+  },
+}
+export const ApprovalWaitingOnPolicyDark: Story = { ...ApprovalWaitingOnPolicy, globals: { theme: 'dark' } }
+/** The first treasurer's approval is recorded; the activity still waits for the second. */
+export const ApprovedOnPolicyFirstOfTwo: Story = {
+  ...ApprovalWaitingOnPolicy,
+  play: async ({ canvasElement }) => {
+    const c = within(canvasElement)
+    await userEvent.click(await c.findByRole('button', { name: 'Approve' }))
+    await c.findByText('You approved this action.')
+    await c.findByText('2 so far')
+    await expect(c.getByText('Consensus needed')).toBeVisible()
   },
 }

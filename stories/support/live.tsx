@@ -14,6 +14,9 @@ import {
   addSessionFromKey,
   apiKeyStamper,
   completeOtpSignIn,
+  createPolicy,
+  createUsers,
+  createUserTag,
   createWallet,
   PopupBlockedError,
   startOtpSignIn,
@@ -35,6 +38,11 @@ export interface LiveOptions {
   secondSession?: boolean
   /** Create an activity waiting for consensus (two root users, threshold 2), signed in as the approver. */
   consensus?: boolean
+  /**
+   * Create an activity waiting on a policy: the app's back end (a non-root user) asks for a wallet,
+   * which a policy lets it do once two users tagged `treasurer` approve; signed in as one of them.
+   */
+  policyConsensus?: boolean
   /** Lifetime of the signed-in session (short ones show the expiring and expired states). */
   sessionSeconds?: number
   /** Wait this long after seeding (e.g. for a short session to expire). */
@@ -50,7 +58,7 @@ export interface LiveOptions {
 export interface Live {
   service: Service
   client: Latchkey
-  /** Id of the activity waiting for approval (`consensus`). */
+  /** Id of the activity waiting for approval (`consensus`, `policyConsensus`). */
   activityId?: string
   walletIds: string[]
   addresses: string[]
@@ -143,6 +151,94 @@ async function seedConsensus(live: Live) {
   switchSession(client, { sessionId: sessions[1]!.id })
 }
 
+/** A user's API key held by this client, as create_users and create_sub_organization take it. */
+const apiKeyOf = (publicKey: string) => ({
+  apiKeyName: 'session',
+  publicKey,
+  curveType: 'API_KEY_CURVE_P256' as const,
+  expirationSeconds: '900',
+})
+
+/**
+ * Delegated access with a consensus policy: Ana is the only root user; the back end and two
+ * treasurers are non-root users with keys in this client. A policy lets the back end create
+ * wallets once two users tagged `treasurer` approve (and another, about signing, does not match).
+ * The back end asks for a wallet; Omar, a treasurer, is active.
+ */
+async function seedPolicyConsensus(live: Live) {
+  const { client, service } = live
+  await client.hydrate()
+  const [ana, backEnd, omar, lina] = await Promise.all([1, 2, 3, 4].map(() => client.keyStore.create()))
+  const { result } = await submit(
+    client,
+    'create_sub_organization',
+    {
+      subOrganizationName: 'Payments',
+      rootUsers: [
+        {
+          userName: 'Ana García',
+          apiKeys: [apiKeyOf(ana!.publicKey)],
+          authenticators: [],
+          oauthProviders: [],
+        },
+      ],
+      rootQuorumThreshold: 1,
+    },
+    { stamper: await devStamper(service), organizationId: service.dev.organizationId },
+  )
+  const organizationId = result.subOrganizationId
+  const sessionOf = (publicKey: string, userId: string, label: string) =>
+    addSessionFromKey(client, {
+      publicKey,
+      userId,
+      organizationId,
+      lifetimeSeconds: 900,
+      method: 'api-key',
+      label,
+    })
+  sessionOf(ana!.publicKey, result.rootUserIds[0]!, 'ana@example.com')
+  const { userTagId } = await createUserTag(client, { userTagName: 'treasurer', userIds: [] })
+  const user = (userName: string, publicKey: string, userTags: string[]) => ({
+    userName,
+    apiKeys: [apiKeyOf(publicKey)],
+    authenticators: [],
+    oauthProviders: [],
+    userTags,
+  })
+  const { userIds } = await createUsers(client, {
+    users: [
+      user('Payments back end', backEnd!.publicKey, []),
+      user('Omar Haddad', omar!.publicKey, [userTagId]),
+      user('Lina Sato', lina!.publicKey, [userTagId]),
+    ],
+  })
+  await createPolicy(client, {
+    policyName: 'Back end pays the payroll contract',
+    effect: 'EFFECT_ALLOW',
+    condition:
+      "activity.resource == 'WALLET' && activity.action == 'SIGN' && eth.tx.to == '0x1111111111111111111111111111111111111111'",
+    notes: 'Salaries, without approval.',
+  })
+  await createPolicy(client, {
+    policyName: 'Two treasurers approve new wallets',
+    effect: 'EFFECT_ALLOW',
+    condition: "activity.resource == 'WALLET' && activity.action == 'CREATE'",
+    consensus: `approvers.filter(u, u.tags.contains('${userTagId}')).count() >= 2`,
+    notes: 'The back end may open wallets for payouts once two treasurers agree.',
+  })
+  const backEndSession = sessionOf(backEnd!.publicKey, userIds[0]!, 'back end')
+  const omarSession = sessionOf(omar!.publicKey, userIds[1]!, 'omar@example.com')
+  sessionOf(lina!.publicKey, userIds[2]!, 'lina@example.com')
+  switchSession(client, { sessionId: backEndSession.id })
+  try {
+    await createWallet(client, { walletName: 'Payouts', chains: ['ethereum'] })
+  } catch (error) {
+    live.activityId = (error as { details?: { activityId?: string } }).details?.activityId
+  }
+  if (!live.activityId) throw new Error('expected create_wallet to wait for the treasurers')
+  switchSession(client, { sessionId: omarSession.id })
+}
+
 const never = (signal?: AbortSignal | null) =>
   new Promise<never>((_, reject) => signal?.addEventListener('abort', () => reject(signal.reason)))
 
@@ -218,6 +314,10 @@ export async function createLive(options: LiveOptions = {}): Promise<Live> {
   const live: Live = { service, client, walletIds: [], addresses: [] }
   if (options.consensus) {
     await seedConsensus(live)
+    return live
+  }
+  if (options.policyConsensus) {
+    await seedPolicyConsensus(live)
     return live
   }
   if (options.signedIn || options.wallets || options.secondSession) {
