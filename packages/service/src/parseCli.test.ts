@@ -160,6 +160,10 @@ describe('latchkey-service dev --env (the real CLI)', () => {
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
   })
 
+  // From another folder tsx would not find the repository's tsconfig, whose paths point the
+  // workspace packages at their sources (nothing is built in a fresh checkout).
+  const sourceEnv = { ...process.env, TSX_TSCONFIG_PATH: join(root, 'tsconfig.json') }
+
   /** Starts the CLI in `cwd` and resolves with its --json line once it listens. */
   const start = async (cwd: string) => {
     const loader = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href
@@ -176,7 +180,13 @@ describe('latchkey-service dev --env (the real CLI)', () => {
         '--env',
         '.env.local',
       ],
-      { cwd, stdio: ['ignore', 'pipe', 'pipe'] },
+      // From another folder tsx would not find the repository's tsconfig (whose paths point the
+      // workspace packages at their sources; nothing is built in a fresh checkout).
+      {
+        cwd,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, TSX_TSCONFIG_PATH: join(root, 'tsconfig.json') },
+      },
     )
     children.push(child)
     const line = await new Promise<string>((resolve, reject) => {
@@ -215,10 +225,7 @@ describe('latchkey-service dev --env (the real CLI)', () => {
     const busy = spawn(
       process.execPath,
       ['--import', loader, join(root, 'packages/service/src/cli.ts'), 'dev', '--port', port],
-      {
-        cwd,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
+      { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: sourceEnv },
     )
     children.push(busy)
     let stderr = ''
