@@ -2,6 +2,7 @@
 // playground); it passes their addresses in LATCHKEY_E2E_STACK. Debian's Chromium, never a
 // downloaded browser build.
 import { defineConfig } from '@playwright/test'
+import { chromiumLaunchOptions } from '../scripts/chromium.mjs'
 
 const ci = Boolean(process.env.CI)
 
@@ -18,16 +19,7 @@ export default defineConfig({
   reporter: [['list']],
   use: {
     browserName: 'chromium',
-    launchOptions: {
-      executablePath: '/usr/bin/chromium',
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    },
+    launchOptions: chromiumLaunchOptions,
     viewport: { width: 1280, height: 800 },
     actionTimeout: 10_000,
     navigationTimeout: 20_000,

@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process'
 import { mkdirSync } from 'node:fs'
 import path from 'node:path'
 import { chromium } from 'playwright-core'
+import { chromiumLaunchOptions } from './chromium.mjs'
 import { freePort, playgroundConfig, root, startEvmNode, startPlayground, startService } from './devStack.mjs'
 
 const outDir = path.resolve(process.argv[2] ?? '/tmp/shots')
@@ -20,10 +21,7 @@ const pg = await startPlayground({
   mode: 'preview',
   strictPort: true,
 })
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  args: ['--no-sandbox', '--disable-gpu'],
-})
+const browser = await chromium.launch(chromiumLaunchOptions)
 const errors = []
 async function tour(width, prefix) {
   const ctx = await browser.newContext({ viewport: { width, height: 900 } })

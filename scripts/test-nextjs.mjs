@@ -10,6 +10,7 @@ import { execFileSync, spawn } from 'node:child_process'
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import { chromiumLaunchOptions } from './chromium.mjs'
 import { freePort, startService, stopChild } from './devStack.mjs'
 import { packKit, root } from './packKit.mjs'
 
@@ -46,16 +47,7 @@ async function waitForHttp(url, timeoutMs = 30_000) {
 /** A person's walk through the example, found by role and label only. */
 async function walk(origin, service) {
   const [{ chromium }, { verifyMessage }] = await Promise.all([import('playwright-core'), import('viem')])
-  const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  })
+  const browser = await chromium.launch(chromiumLaunchOptions)
   try {
     const page = await browser.newPage()
     page.setDefaultTimeout(20_000)

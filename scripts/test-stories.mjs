@@ -12,6 +12,7 @@ import { createServer } from 'node:http'
 import { createRequire } from 'node:module'
 import { extname, join, normalize, resolve } from 'node:path'
 import { chromium } from 'playwright-core'
+import { chromiumLaunchOptions } from './chromium.mjs'
 
 const args = process.argv.slice(2)
 const flag = (name) => args.find((a) => a === `--${name}` || a.startsWith(`--${name}=`))
@@ -66,16 +67,7 @@ const stories = Object.values(index.entries)
   .filter((e) => !filter || filter.split(',').some((f) => e.id.includes(f)))
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-  args: [
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-  ],
-})
+const browser = await chromium.launch(chromiumLaunchOptions)
 if (shotsDir) mkdirSync(shotsDir, { recursive: true })
 
 async function testStory(context, story) {
