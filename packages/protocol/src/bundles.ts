@@ -27,3 +27,10 @@ export interface ImportBundleData {
 }
 
 export const BUNDLE_VERSION = 'v1.0.0'
+
+/**
+ * HPKE `info` of the bundle profile (the published @turnkey/crypto bakes it into its key
+ * schedule, so bundles only interoperate with this value). Every HPKE here uses it: the noble one
+ * of `@latchkey/protocol/hpke`, the kit's WebCrypto seal and the service's secret frames.
+ */
+export const BUNDLE_HPKE_INFO_TEXT = 'turnkey_hpke'

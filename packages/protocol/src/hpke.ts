@@ -12,7 +12,7 @@ import { p256 } from '@noble/curves/nist.js'
 import { expand, extract } from '@noble/hashes/hkdf.js'
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, concatBytes, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
-import type { HpkeCiphertext } from './bundles.ts'
+import { BUNDLE_HPKE_INFO_TEXT, type HpkeCiphertext } from './bundles.ts'
 
 const KEM_ID = 0x0010 // DHKEM(P-256, HKDF-SHA256)
 const KDF_ID = 0x0001 // HKDF-SHA256
@@ -30,7 +30,7 @@ const EMPTY = new Uint8Array(0)
  * info_hash = LabeledExtract("", "info_hash", "turnkey_hpke") into its key schedule, so bundles
  * only interoperate with this value (checked in hpke.test.ts against the installed package).
  */
-export const BUNDLE_HPKE_INFO: Uint8Array = utf8ToBytes('turnkey_hpke')
+export const BUNDLE_HPKE_INFO: Uint8Array = utf8ToBytes(BUNDLE_HPKE_INFO_TEXT)
 
 /** I2OSP(n, 2). */
 const u16 = (n: number) => new Uint8Array([(n >> 8) & 0xff, n & 0xff])

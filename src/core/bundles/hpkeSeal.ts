@@ -1,15 +1,15 @@
-import type { HpkeCiphertext } from '@latchkey/protocol'
+import { BUNDLE_HPKE_INFO_TEXT, type HpkeCiphertext } from '@latchkey/protocol'
 import { bytesToHex } from '../utils/encoding.ts'
 
 /**
  * HPKE (RFC 9180) base-mode seal with DHKEM(P-256, HKDF-SHA256), HKDF-SHA256 and AES-256-GCM on
- * the platform's WebCrypto: the bundle profile of `@latchkey/protocol/hpke` (info `turnkey_hpke`,
+ * the platform's WebCrypto: the bundle profile of `@latchkey/protocol/hpke` (`BUNDLE_HPKE_INFO_TEXT`,
  * AAD = enc ‖ receiver key), which the service opens. The client seals OTP codes and imported
  * secrets with it, so neither path loads a JavaScript curve or cipher.
  */
 
 const HPKE_V1 = new TextEncoder().encode('HPKE-v1')
-const INFO = new TextEncoder().encode('turnkey_hpke')
+const INFO = new TextEncoder().encode(BUNDLE_HPKE_INFO_TEXT)
 const u16 = (n: number) => new Uint8Array([(n >> 8) & 0xff, n & 0xff])
 const utf8 = (text: string) => new TextEncoder().encode(text)
 type Bytes = Uint8Array<ArrayBuffer>

@@ -1,3 +1,4 @@
+import { BUNDLE_HPKE_INFO_TEXT } from '@latchkey/protocol'
 import type { Hono } from 'hono'
 import type { PipelineEnv } from '../pipeline/readJson.ts'
 import type { Runtime } from '../Runtime.ts'
@@ -54,7 +55,7 @@ async function hkdfExpand(prk, info, length) {
 const HPKE_V1 = te.encode('HPKE-v1')
 const KEM_SUITE = concat(te.encode('KEM'), u16(0x10))
 const SUITE = concat(te.encode('HPKE'), u16(0x10), u16(1), u16(2))
-const INFO = te.encode('turnkey_hpke')
+const INFO = te.encode(${JSON.stringify(BUNDLE_HPKE_INFO_TEXT)})
 const labeledExtract = (suite, salt, label, ikm) => hmac(salt, concat(HPKE_V1, suite, te.encode(label), ikm))
 const labeledExpand = (suite, prk, label, info, length) =>
   hkdfExpand(prk, concat(u16(length), HPKE_V1, suite, te.encode(label), info), length)
