@@ -22,6 +22,17 @@ import type {
 } from './resources.ts'
 
 /** Parameters and results of every activity, keyed by its path under `/public/v1/submit/`. */
+/** An OAuth authorization code (PKCE) to exchange at the provider: `oauth2_authenticate`, direct or through the proxy. */
+export interface OAuth2AuthenticateParameters {
+  provider: OAuth2Provider
+  authCode: string
+  redirectUri: string
+  codeVerifier: string
+  /** Lowercase hex SHA-256 of the session public key hex. */
+  nonce: string
+  clientId: string
+}
+
 export interface ActivityMap {
   sign_raw_payloads: {
     parameters: {
@@ -161,14 +172,7 @@ export interface ActivityMap {
     result: { verificationToken: string }
   }
   oauth2_authenticate: {
-    parameters: {
-      provider: OAuth2Provider
-      authCode: string
-      redirectUri: string
-      codeVerifier: string
-      nonce: string
-      clientId: string
-    }
+    parameters: OAuth2AuthenticateParameters
     result: { oidcToken: string }
   }
   oauth_login: {

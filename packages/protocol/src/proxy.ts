@@ -1,4 +1,5 @@
-import type { AccountFilterType, Curve, OAuth2Provider, OtpType, SignInMethod } from './enums.ts'
+import type { OAuth2AuthenticateParameters } from './activities.ts'
+import type { AccountFilterType, Curve, OtpType, SignInMethod } from './enums.ts'
 import type { ApiKeyParams, AuthenticatorParams, OauthProviderParams, WalletParams } from './resources.ts'
 
 export const PROXY_CONFIG_HEADER = 'X-Auth-Proxy-Config-Id'
@@ -48,14 +49,7 @@ export interface ProxyMap {
     response: { session: string }
   }
   oauth2_authenticate: {
-    request: {
-      provider: OAuth2Provider
-      authCode: string
-      redirectUri: string
-      codeVerifier: string
-      nonce: string
-      clientId: string
-    }
+    request: OAuth2AuthenticateParameters
     response: { oidcToken: string }
   }
   oauth_login: {

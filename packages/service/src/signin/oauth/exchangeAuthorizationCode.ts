@@ -1,4 +1,4 @@
-import { OAUTH2_PROVIDERS, type OAuth2Provider } from '@latchkey/protocol'
+import { OAUTH2_PROVIDERS, type OAuth2AuthenticateParameters, type OAuth2Provider } from '@latchkey/protocol'
 import { createLocalJWKSet, type JSONWebKeySet, type JWTPayload, jwtVerify } from 'jose'
 import { ApiError } from '../../errors.ts'
 import type { ServiceOidc, ServiceOidcClaims } from './createServiceOidc.ts'
@@ -25,14 +25,7 @@ export interface ExchangeContext {
   timeoutMs?: number
 }
 
-export interface OAuth2AuthenticateParams {
-  provider: OAuth2Provider
-  authCode: string
-  redirectUri: string
-  codeVerifier: string
-  nonce: string
-  clientId: string
-}
+export type OAuth2AuthenticateParams = OAuth2AuthenticateParameters
 
 const requiredString = (params: Record<string, unknown>, field: string): string => {
   const value = params[field]

@@ -1,17 +1,8 @@
-import type { OtpType } from '@latchkey/protocol'
 import { Hono, type MiddlewareHandler } from 'hono'
 import type { OtpMessage } from '../otp/createOtpEngine.ts'
 
-/** One delivered message as the outbox shows it. */
-export interface OutboxMessage {
-  otpId: string
-  otpType: OtpType
-  contact: string
-  code: string
-  subject: string
-  body: string
-  sentAt: string
-}
+/** One delivered message as the outbox shows it (not which organization sent it). */
+export type OutboxMessage = Omit<OtpMessage, 'organizationId'>
 
 export interface OutboxOptions {
   /** Oldest messages are dropped beyond this many. @default 500 */
