@@ -13,12 +13,13 @@
  *   LATCHKEY_SERVICE_JSON="$(head -1 /tmp/latchkey.json)" npx tsx examples/delegated-access.ts
  */
 import { p256 } from '@noble/curves/nist.js'
-import { bytesToHex, hexToBytes, randomBytes } from '@noble/hashes/utils.js'
+import { bytesToHex, randomBytes } from '@noble/hashes/utils.js'
 import {
   addSessionFromKey,
   createLatchkey,
   createPolicies,
   createUsers,
+  importSigningKey,
   type KeyStore,
   type Latchkey,
   LatchkeyError,
@@ -37,28 +38,6 @@ export interface BackendKey {
 export function newBackendKey(): BackendKey {
   const privateKey = p256.utils.randomSecretKey()
   return { publicKey: bytesToHex(p256.getPublicKey(privateKey, true)), privateKeyHex: bytesToHex(privateKey) }
-}
-
-const base64url = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64url')
-
-/** Imports the back end's private key as a non-extractable WebCrypto signing key. */
-export async function importBackendKey(privateKeyHex: string): Promise<StoredKey> {
-  const d = hexToBytes(privateKeyHex)
-  const point = p256.getPublicKey(d, false)
-  const privateKey = await crypto.subtle.importKey(
-    'jwk',
-    {
-      kty: 'EC',
-      crv: 'P-256',
-      d: base64url(d),
-      x: base64url(point.slice(1, 33)),
-      y: base64url(point.slice(33)),
-    },
-    { name: 'ECDSA', namedCurve: 'P-256' },
-    false,
-    ['sign'],
-  )
-  return { publicKey: bytesToHex(p256.getPublicKey(d, true)), privateKey, createdAt: Date.now() }
 }
 
 /** A key store holding only the back end's key (the client never generates keys here). */
@@ -90,7 +69,7 @@ export interface BackendClientOptions {
  * (a session whose key is that API key), so every action and query works as usual.
  */
 export async function backendClient(options: BackendClientOptions): Promise<Latchkey> {
-  const key = await importBackendKey(options.privateKeyHex)
+  const key = await importSigningKey(options.privateKeyHex)
   const client = createLatchkey({
     baseUrl: options.baseUrl,
     authProxyUrl: options.baseUrl,

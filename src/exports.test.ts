@@ -141,6 +141,7 @@ describe('package exports', () => {
         "getWhoamiQueryOptions",
         "hasPendingOAuth",
         "httpRequest",
+        "importSigningKey",
         "importWallet",
         "importWalletBundle",
         "importWalletMutationOptions",

@@ -322,6 +322,7 @@ export {
   createMemoryKeyStore,
   generateSigningKey,
 } from './keyStore/createKeyStore.ts'
+export { importSigningKey } from './keyStore/importSigningKey.ts'
 export { approveActivityMutationOptions } from './query/approveActivity.ts'
 export { completeOtpSignInMutationOptions } from './query/completeOtpSignIn.ts'
 export { createApiKeysMutationOptions } from './query/createApiKeys.ts'

@@ -5,7 +5,6 @@
 import type { ProxySettings } from '@latchkey/protocol'
 import type { Service } from '@latchkey/service'
 import { createTestService, latestCode } from '@latchkey/service/testing'
-import { p256 } from '@noble/curves/nist.js'
 import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { keccak_256 } from '@noble/hashes/sha3.js'
 import { bytesToHex } from '@noble/hashes/utils.js'
@@ -18,6 +17,7 @@ import {
   createUsers,
   createUserTag,
   createWallet,
+  importSigningKey,
   PopupBlockedError,
   startOtpSignIn,
   submit,
@@ -64,11 +64,6 @@ export interface Live {
   addresses: string[]
 }
 
-const toBase64Url = (bytes: Uint8Array) =>
-  btoa(String.fromCharCode(...bytes))
-    .replace(/\+/g, '-')
-    .replace(/\//g, '_')
-    .replace(/=+$/, '')
 const hexToBytes = (hex: string) => Uint8Array.from(hex.match(/../g) ?? [], (b) => Number.parseInt(b, 16))
 
 export { latestCode }
@@ -86,21 +81,7 @@ async function signInByEmail(live: Live, email: string) {
 
 /** The dev root API key as a WebCrypto key, to act as the operator's back office would. */
 async function devStamper(service: Service) {
-  const d = hexToBytes(service.dev.apiPrivateKey)
-  const pub = p256.getPublicKey(d, false)
-  const privateKey = await crypto.subtle.importKey(
-    'jwk',
-    {
-      kty: 'EC',
-      crv: 'P-256',
-      d: toBase64Url(d),
-      x: toBase64Url(pub.slice(1, 33)),
-      y: toBase64Url(pub.slice(33)),
-    },
-    { name: 'ECDSA', namedCurve: 'P-256' },
-    false,
-    ['sign'],
-  )
+  const { privateKey } = await importSigningKey(service.dev.apiPrivateKey)
   return apiKeyStamper({ publicKey: service.dev.apiPublicKey, privateKey })
 }
 
