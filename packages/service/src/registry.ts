@@ -59,8 +59,8 @@ export interface ActivityHandler<P extends ActivityPath = ActivityPath> {
    */
   allowNonRoot?: boolean
   /**
-   * Any user may submit it without a policy, for what is their own (the handler checks that:
-   * a user revoking their own session keys).
+   * Any user may submit it without a policy; the handler (or the decision) limits it to what is
+   * theirs: revoking their own session keys, casting their own vote.
    * @default false
    */
   selfService?: boolean

@@ -91,7 +91,6 @@ export function recordVote(
 }
 
 /** Votes are open to every user of the organization; `decideAfterVote` judges what they add up to. */
-const VOTES = new Set(['approve_activity', 'reject_activity'])
 
 /** The credential behind a vote (votes keep the stamp's public key). */
 function approvalOf(reads: Reads, vote: VoteRow): Approval {
@@ -171,7 +170,7 @@ export function decideActivity({
 }: DecisionInput): Decision {
   const sameOrganization = caller.organizationId === organization.id
   const isRoot = sameOrganization && organization.rootUserIds.includes(caller.userId)
-  const admitted = handler.selfService || (handler.allowNonRoot && vouched) || VOTES.has(row.path)
+  const admitted = handler.selfService || (handler.allowNonRoot && vouched)
   if (!sameOrganization || (!isRoot && admitted)) {
     recordEvaluation(tx, service, row, 'OUTCOME_ALLOW')
     return { outcome: 'OUTCOME_ALLOW' }
