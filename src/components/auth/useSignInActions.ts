@@ -1,5 +1,6 @@
 import type { OAuthMethod, OtpType } from '@latchkey/protocol'
 import { useMemo } from 'react'
+import { WalletUnavailableError } from '../../core/errors.ts'
 import {
   type Session,
   useAddPasskey,
@@ -85,7 +86,9 @@ export function useSignInActions({ discoverWallets }: { discoverWallets: boolean
           ? ({ type: 'solana', wallet: solana.wallet } as const)
           : undefined
       if (!wallet)
-        return Promise.reject(Object.assign(new Error('wallet not found'), { code: 'WALLET_UNAVAILABLE' }))
+        return Promise.reject(
+          new WalletUnavailableError('The chosen wallet is no longer announced by the browser'),
+        )
       return walletSignIn.mutateAsync({ wallet, signal: p.signal })
     },
     addPasskey: async (_p: Signal) => {
