@@ -52,6 +52,7 @@ export default defineConfig({
           environment: 'node',
           include: [
             'packages/*/src/**/*.test.ts',
+            'packages/service/test/**/*.test.ts',
             'src/core/**/*.test.ts',
             'src/{viem,ethers,solana}/**/*.test.ts',
           ],

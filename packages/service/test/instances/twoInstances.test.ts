@@ -1,0 +1,170 @@
+// Issue 12: two service processes on one PostgreSQL. Black box: the CLI as child processes, HTTP on
+// 127.0.0.1. What must hold across them lives in the database, so neither process's memory decides.
+import { secp256k1 } from '@noble/curves/secp256k1.js'
+import { keccak_256 } from '@noble/hashes/sha3.js'
+import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  codeOf,
+  type Deployment,
+  errorOf,
+  freshEmail,
+  type Instance,
+  otpSignup,
+  proxy,
+  type Reply,
+  RootClient,
+  resultOf,
+  SETUP_TIMEOUT_MS,
+  startDeployment,
+  verifiedToken,
+} from './instances.ts'
+
+let deployment: Deployment
+let a: Instance
+let b: Instance
+let both: Instance[]
+let root: RootClient
+
+beforeAll(async () => {
+  deployment = await startDeployment(2)
+  ;[a, b] = deployment.instances as [Instance, Instance]
+  both = [a, b]
+  root = new RootClient(deployment.info)
+}, SETUP_TIMEOUT_MS)
+
+afterAll(async () => {
+  await deployment?.close()
+}, 60_000)
+
+describe('two instances on one PostgreSQL', { timeout: 60_000 }, () => {
+  it('both instances started together on the empty database print the same dev organization', () => {
+    const [first, second] = both.map((instance) => instance.info)
+    expect(first!.baseUrl).not.toBe(second!.baseUrl)
+    for (const field of ['organizationId', 'authProxyConfigId', 'apiPublicKey', 'apiPrivateKey'] as const)
+      expect({ field, value: second![field] }).toEqual({ field, value: first![field] })
+  })
+
+  it('30 concurrent sign-ups with one verification token, over both instances, create exactly one account', async () => {
+    const email = freshEmail('race')
+    const proof = await verifiedToken(a, b, both, email)
+    const replies = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => otpSignup(both[i % 2]!, email, proof)),
+    )
+    const statuses = replies.map((reply) => reply.status)
+    expect(statuses.filter((status) => status >= 500)).toEqual([])
+    expect(statuses.filter((status) => status === 200)).toHaveLength(1)
+    for (const reply of replies.filter((r) => r.status !== 200))
+      expect(reply.status).toBeGreaterThanOrEqual(400)
+    // One sub-organization with that e-mail, seen the same from either instance.
+    const [fromA, fromB] = await Promise.all(both.map((instance) => root.accountsWithEmail(instance, email)))
+    expect(fromA).toHaveLength(1)
+    expect(fromB).toEqual(fromA)
+    const winner = replies.find((reply) => reply.status === 200)!
+    expect(fromA).toEqual([winner.body.organizationId])
+  })
+
+  /**
+   * Wrong guesses at one code, sent to `order(i)` for the i-th guess, until the service refuses to
+   * take another: answers the number of guesses it judged (OTP_INVALID) and the refusal of the
+   * right code afterwards.
+   */
+  async function guessUntilRefused(order: (i: number) => Instance, email: string) {
+    const init = await proxy(a, 'otp_init', { otpType: 'OTP_TYPE_EMAIL', contact: email })
+    expect(init.status).toBe(200)
+    const otpId = init.body.otpId as string
+    const code = await codeOf(both, email, otpId)
+    const wrong = code === '000000' ? '000001' : '000000'
+    let judged = 0
+    let refusal: Reply | undefined
+    for (let i = 0; i < 30 && !refusal; i++) {
+      const reply = await proxy(order(i), 'otp_verify', { otpId, otpCode: wrong })
+      expect(reply.status).toBeLessThan(500)
+      if (errorOf(reply).errorCode === 'OTP_INVALID') judged++
+      else refusal = reply
+    }
+    expect(refusal, 'the service kept judging wrong codes').toBeDefined()
+    const right = await proxy(order(judged + 1), 'otp_verify', { otpId, otpCode: code })
+    return { judged, refusal: errorOf(refusal!), right: errorOf(right) }
+  }
+
+  it('the wrong-code budget of one code holds across instances: alternating gains no guess, the right code is refused after', async () => {
+    const single = await guessUntilRefused(() => a, freshEmail('budget-one'))
+    const alternating = await guessUntilRefused((i) => both[i % 2]!, freshEmail('budget-two'))
+    // With the budget in each process's memory, alternating would get twice the guesses.
+    expect(single.judged).toBeGreaterThan(0)
+    expect(single.judged).toBeLessThanOrEqual(10)
+    expect(alternating.judged).toBe(single.judged)
+    expect(alternating.refusal).toEqual(single.refusal)
+    expect(single.refusal.status).toBeGreaterThanOrEqual(400)
+    for (const right of [single.right, alternating.right]) {
+      expect(right.status).toBeGreaterThanOrEqual(400)
+      expect(right.status).toBeLessThan(500)
+      expect(['OTP_ATTEMPTS_EXCEEDED', 'OTP_RATE_LIMITED']).toContain(right.errorCode)
+    }
+  })
+
+  it('concurrent wrong guesses on both instances are all counted: none slips past the budget, the right code is refused', async () => {
+    const budget = (await guessUntilRefused(() => b, freshEmail('budget-base'))).judged
+    const email = freshEmail('budget-race')
+    const init = await proxy(b, 'otp_init', { otpType: 'OTP_TYPE_EMAIL', contact: email })
+    expect(init.status).toBe(200)
+    const otpId = init.body.otpId as string
+    const code = await codeOf(both, email, otpId)
+    const wrong = code === '000000' ? '000001' : '000000'
+    const replies = await Promise.all(
+      Array.from({ length: 4 * budget }, (_, i) =>
+        proxy(both[i % 2]!, 'otp_verify', { otpId, otpCode: wrong }),
+      ),
+    )
+    expect(replies.filter((reply) => reply.status >= 500).map(errorOf)).toEqual([])
+    // Each guess the service judged was charged: no more than the budget were judged.
+    const judged = replies.filter((reply) => errorOf(reply).errorCode === 'OTP_INVALID').length
+    expect(judged).toBeLessThanOrEqual(budget)
+    for (const instance of both) {
+      const right = errorOf(await proxy(instance, 'otp_verify', { otpId, otpCode: code }))
+      expect(['OTP_ATTEMPTS_EXCEEDED', 'OTP_RATE_LIMITED']).toContain(right.errorCode)
+    }
+  })
+
+  it('a wallet created through instance A signs through instance B, and the signature recovers its address', async () => {
+    const created = resultOf(
+      'create_wallet',
+      await root.submit(a, 'create_wallet', {
+        walletName: `cross ${Date.now()}`,
+        accounts: [
+          {
+            curve: 'CURVE_SECP256K1',
+            pathFormat: 'PATH_FORMAT_BIP32',
+            path: "m/44'/60'/0'/0/0",
+            addressFormat: 'ADDRESS_FORMAT_ETHEREUM',
+          },
+        ],
+      }),
+    )
+    const address = created.addresses[0] as string
+    expect(address).toMatch(/^0x[0-9a-fA-F]{40}$/)
+    const digest = keccak_256(utf8ToBytes(`signed through B ${Date.now()}`))
+    const signed = resultOf(
+      'sign_raw_payload',
+      await root.submit(b, 'sign_raw_payload', {
+        signWith: address,
+        payload: bytesToHex(digest),
+        encoding: 'PAYLOAD_ENCODING_HEXADECIMAL',
+        hashFunction: 'HASH_FUNCTION_NO_OP',
+      }),
+    )
+    const signature = secp256k1.Signature.fromBytes(
+      hexToBytes(signed.r + signed.s),
+      'compact',
+    ).addRecoveryBit(Number.parseInt(signed.v, 16))
+    const publicKey = signature.recoverPublicKey(digest).toBytes(false)
+    expect(secp256k1.verify(signature.toBytes('compact'), digest, publicKey, { prehash: false })).toBe(true)
+    const recovered = `0x${bytesToHex(keccak_256(publicKey.slice(1)).slice(12))}`
+    expect(recovered).toBe(address.toLowerCase())
+    // B lists the wallet A created.
+    const listed = await root.query(b, 'list_wallets')
+    expect(listed.status).toBe(200)
+    expect(listed.body.wallets.map((w: { walletId: string }) => w.walletId)).toContain(created.walletId)
+  })
+})
