@@ -92,11 +92,10 @@ let ensured
  * The server's bin folder (`{ binDir, version, installedMs }`), installing Debian's `postgresql`
  * when no initdb/postgres/psql is found (PATH, /usr/local/bin, /usr/lib/postgresql/N/bin, or
  * LATCHKEY_PG_BIN). `installedMs` is the time apt-get took, 0 when nothing was installed.
- * LATCHKEY_PG_FORCE_INSTALL=1 runs apt-get even when a server is present (to time it).
  */
 export function ensurePostgres() {
   if (ensured) return ensured
-  let found = process.env.LATCHKEY_PG_FORCE_INSTALL === '1' ? [] : findBinDirs()
+  let found = findBinDirs()
   let installedMs = 0
   if (found.length === 0) {
     const started = performance.now()
