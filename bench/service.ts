@@ -1,14 +1,32 @@
 /**
- * The local service's speed through its API (in-process `app.request`, stamped requests):
- * signatures per second vs raw library signing, wallet creation time, and latency under 50
- * concurrent clients. Prints figures; not a test. Run: npx tsx bench/service.ts
+ * The service on its databases (issue 12), over loopback HTTP against `latchkey-service dev`
+ * processes: raw library signing rate; `sign_raw_payloads` and `create_wallet` on SQLite
+ * (`--data-dir`), on PostgreSQL with one service process and with two (requests round-robin
+ * between them); throughput and p50/p99 with 200 concurrent clients. Prints figures side by side;
+ * asserts nothing about speed. Starts and removes its own PostgreSQL (scripts/postgres.mjs).
+ *
+ * Run: npm run bench:service   (or npx tsx bench/service.ts [--requests 2000] [--clients 200])
  */
-import type { AddressInfo } from 'node:net'
-import { serve } from '@hono/node-server'
-import { ACTIVITIES, type AccountSpec } from '@latchkey/protocol'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { Agent, request } from 'node:http'
+import { cpus, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { ACTIVITIES, type AccountSpec, type ActivityPath } from '@latchkey/protocol'
 import { hexToBytes } from '@noble/hashes/utils.js'
-import { createService } from '../packages/service/src/createService.ts'
 import { signApiKeyStamp, signRawPayload } from '../packages/service/src/crypto/index.ts'
+import { startService } from '../packages/service/test/durability/serviceProcess.ts'
+import { type PostgresCluster, startPostgres } from '../scripts/postgres.mjs'
+import { printTable } from './printTable.ts'
+
+const { values: flags } = parseArgs({
+  options: {
+    requests: { type: 'string', default: '2000' },
+    clients: { type: 'string', default: '200' },
+  },
+})
+const REQUESTS = Number(flags.requests)
+const CLIENTS = Number(flags.clients)
 
 const ETH: AccountSpec = {
   curve: 'CURVE_SECP256K1',
@@ -16,137 +34,259 @@ const ETH: AccountSpec = {
   path: "m/44'/60'/0'/0/0",
   addressFormat: 'ADDRESS_FORMAT_ETHEREUM',
 }
+const payloadOf = (i: number) => `0x${i.toString(16).padStart(64, '0')}`
 
-const service = createService()
-const dev = service.dev
-const privateKey = hexToBytes(dev.apiPrivateKey)
-let tick = Date.now()
-
-/** A stamped request, built before timing starts (stamping is the client's cost). */
-function prepare(
-  path: keyof typeof ACTIVITIES,
-  parameters: object,
-  baseUrl?: string,
-): () => Promise<Response> {
-  const body = JSON.stringify({
-    type: ACTIVITIES[path].type,
-    timestampMs: String(tick++),
-    organizationId: dev.organizationId,
-    parameters,
-  })
-  const stamp = signApiKeyStamp(body, { scheme: 'SIGNATURE_SCHEME_TK_API_P256', privateKey })
-  const init = { method: 'POST', body, headers: { 'X-Stamp': stamp } }
-  if (baseUrl) return () => fetch(`${baseUrl}/public/v1/submit/${path}`, init)
-  return () => Promise.resolve(service.app.request(`/public/v1/submit/${path}`, init))
+interface Instance {
+  baseUrl: string
+  organizationId: string
+  apiPrivateKey: string
+  close(): Promise<void>
 }
 
-async function ok(response: Response) {
-  if (response.status !== 200) throw new Error(`${response.status} ${await response.text()}`)
-  return (await response.json()) as { activity: { result: Record<string, Record<string, unknown>> } }
+const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS * 2 })
+
+/** One POST over a kept-alive loopback connection; resolves with status and body text. */
+function post(url: string, body: string, stamp: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          'Content-Type': 'application/json',
+          'Content-Length': Buffer.byteLength(body),
+          'X-Stamp': stamp,
+        },
+      },
+      (res) => {
+        let text = ''
+        res.setEncoding('utf8')
+        res.on('data', (chunk: string) => {
+          text += chunk
+        })
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }))
+        res.on('error', reject)
+      },
+    )
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+let tick = Date.now()
+/** A stamped activity, built before timing starts (stamping is the client's cost). */
+function prepare(instance: Instance, path: ActivityPath, parameters: object) {
+  const body = JSON.stringify({
+    type: ACTIVITIES[path].type,
+    timestampMs: String(Math.max(Date.now(), ++tick)),
+    organizationId: instance.organizationId,
+    parameters,
+  })
+  const stamp = signApiKeyStamp(body, {
+    scheme: 'SIGNATURE_SCHEME_TK_API_P256',
+    privateKey: hexToBytes(instance.apiPrivateKey),
+  })
+  return { url: `${instance.baseUrl}/public/v1/submit/${path}`, body, stamp }
+}
+
+interface Run {
+  perSecond: number
+  p50: number
+  p99: number
+  failed: number
+  firstFailure?: string
 }
 
 const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
-const fmt = (n: number, digits = 1) => n.toFixed(digits)
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN
 
-// Wallet creation (new mnemonic, BIP-39 seed, one derived account, sealing).
-const walletTimes: number[] = []
-let address = ''
-for (let i = 0; i < 30; i++) {
-  const send = prepare('create_wallet', { walletName: `Bench ${i}`, accounts: [ETH] })
+/** `REQUESTS` prepared requests from `CLIENTS` concurrent clients, round-robin over `instances`. */
+async function load(
+  instances: Instance[],
+  make: (instance: Instance, i: number) => ReturnType<typeof prepare>,
+) {
+  const prepared = Array.from({ length: REQUESTS }, (_, i) => make(instances[i % instances.length]!, i))
+  const latencies: number[] = []
+  let failed = 0
+  let firstFailure: string | undefined
+  let next = 0
   const start = performance.now()
-  const reply = await ok(await send())
-  walletTimes.push(performance.now() - start)
-  address = (reply.activity.result.createWalletResult!.addresses as string[])[0]!
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      while (next < prepared.length) {
+        const { url, body, stamp } = prepared[next++]!
+        const begin = performance.now()
+        try {
+          const reply = await post(url, body, stamp)
+          if (reply.status !== 200) {
+            failed++
+            firstFailure ??= `${reply.status} ${reply.text.slice(0, 200)}`
+            continue
+          }
+        } catch (error) {
+          failed++
+          firstFailure ??= (error as Error).message
+          continue
+        }
+        latencies.push(performance.now() - begin)
+      }
+    }),
+  )
+  const seconds = (performance.now() - start) / 1000
+  latencies.sort((a, b) => a - b)
+  return {
+    perSecond: latencies.length / seconds,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    failed,
+    ...(firstFailure ? { firstFailure } : {}),
+  } satisfies Run
 }
-walletTimes.sort((a, b) => a - b)
 
-const signParams = (payload: string) => ({
-  signWith: address,
-  payloads: [payload],
-  encoding: 'PAYLOAD_ENCODING_HEXADECIMAL',
-  hashFunction: 'HASH_FUNCTION_KECCAK256',
-})
-const payloadOf = (i: number) => `0x${i.toString(16).padStart(64, '0')}`
+async function createSigner(instance: Instance): Promise<string> {
+  const { url, body, stamp } = prepare(instance, 'create_wallet', {
+    walletName: 'bench signer',
+    accounts: [ETH],
+  })
+  const reply = await post(url, body, stamp)
+  if (reply.status !== 200) throw new Error(`create_wallet: ${reply.status} ${reply.text}`)
+  return JSON.parse(reply.text).activity.result.createWalletResult.addresses[0]
+}
 
-// Raw library signing with the same key type.
-const rawKey = hexToBytes('11'.repeat(32))
-const RAW = 3000
-let start = performance.now()
-for (let i = 0; i < RAW; i++)
-  signRawPayload({
-    curve: 'CURVE_SECP256K1',
-    privateKey: rawKey,
-    payload: payloadOf(i),
+/** Both workloads against `instances` (one data store). */
+async function measure(instances: Instance[]) {
+  const signWith = await createSigner(instances[0]!)
+  const signParams = (i: number) => ({
+    signWith,
+    payloads: [payloadOf(i)],
     encoding: 'PAYLOAD_ENCODING_HEXADECIMAL',
     hashFunction: 'HASH_FUNCTION_KECCAK256',
   })
-const rawPerSecond = (RAW * 1000) / (performance.now() - start)
+  // Warm-up (JIT, connection pools, prepared statements), not counted.
+  await Promise.all(
+    Array.from({ length: 40 }, (_, i) => {
+      const { url, body, stamp } = prepare(
+        instances[i % instances.length]!,
+        'sign_raw_payloads',
+        signParams(1e9 + i),
+      )
+      return post(url, body, stamp)
+    }),
+  )
+  const sign = await load(instances, (instance, i) => prepare(instance, 'sign_raw_payloads', signParams(i)))
+  const wallets = await load(instances, (instance, i) =>
+    prepare(instance, 'create_wallet', { walletName: `bench ${i}`, accounts: [ETH] }),
+  )
+  return { sign, wallets }
+}
 
-// Sequential signatures through the API.
-const API = 1000
-const requests = Array.from({ length: API }, (_, i) => prepare('sign_raw_payloads', signParams(payloadOf(i))))
-start = performance.now()
-for (const send of requests) await ok(await send())
-const apiPerSecond = (API * 1000) / (performance.now() - start)
+const temp = mkdtempSync(join(tmpdir(), 'latchkey-bench-'))
+type Column = { name: string; result?: Awaited<ReturnType<typeof measure>>; error?: string }
+const columns: Column[] = [
+  { name: 'SQLite, 1 process' },
+  { name: 'PostgreSQL, 1 process' },
+  { name: 'PostgreSQL, 2 processes' },
+]
 
-// 50 concurrent clients, 20 requests each.
-const CLIENTS = 50
-const EACH = 20
-const batches = Array.from({ length: CLIENTS }, (_, c) =>
-  Array.from({ length: EACH }, (_, i) =>
-    prepare('sign_raw_payloads', signParams(payloadOf(100_000 + c * EACH + i))),
-  ),
-)
-const latencies: number[] = []
-start = performance.now()
-await Promise.all(
-  batches.map(async (batch) => {
-    for (const send of batch) {
-      const begin = performance.now()
-      await ok(await send())
-      latencies.push(performance.now() - begin)
+async function withInstances(count: number, args: (n: number) => string[], column: Column) {
+  const instances: Instance[] = []
+  try {
+    // One after the other: the first migrates and bootstraps, the others read.
+    for (let n = 0; n < count; n++) {
+      const service = await startService({ args: args(n) })
+      instances.push({ ...service.info, close: async () => void (await service.stop()) })
     }
-  }),
-)
-const concurrentSeconds = (performance.now() - start) / 1000
-latencies.sort((a, b) => a - b)
+    column.result = await measure(instances)
+  } catch (error) {
+    column.error = (error as Error).message.split('\n').slice(0, 3).join(' ')
+  } finally {
+    for (const instance of instances) await instance.close()
+  }
+}
 
-// The same over loopback HTTP (@hono/node-server, as the CLI serves it).
-const server = serve({ fetch: service.app.fetch, port: 0, hostname: '127.0.0.1' })
-await new Promise((resolve) => server.once('listening', resolve))
-const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-const httpBatches = Array.from({ length: CLIENTS }, (_, c) =>
-  Array.from({ length: EACH }, (_, i) =>
-    prepare('sign_raw_payloads', signParams(payloadOf(200_000 + c * EACH + i)), baseUrl),
-  ),
-)
-const httpLatencies: number[] = []
-start = performance.now()
-await Promise.all(
-  httpBatches.map(async (batch) => {
-    for (const send of batch) {
-      const begin = performance.now()
-      await ok(await send())
-      httpLatencies.push(performance.now() - begin)
-    }
-  }),
-)
-const httpSeconds = (performance.now() - start) / 1000
-httpLatencies.sort((a, b) => a - b)
-server.close()
+// Raw library signing with the same key type, in this process.
+const rawKey = hexToBytes('11'.repeat(32))
+const raw = (count: number) => {
+  const start = performance.now()
+  for (let i = 0; i < count; i++)
+    signRawPayload({
+      curve: 'CURVE_SECP256K1',
+      privateKey: rawKey,
+      payload: payloadOf(i),
+      encoding: 'PAYLOAD_ENCODING_HEXADECIMAL',
+      hashFunction: 'HASH_FUNCTION_KECCAK256',
+    })
+  return (count * 1000) / (performance.now() - start)
+}
+raw(300)
+const rawPerSecond = raw(3000)
 
-console.log('Latchkey local service, in-process (app.request), stamped P-256 requests, node', process.version)
-console.log(`raw signRawPayload (secp256k1, keccak256)      ${fmt(rawPerSecond, 0).padStart(8)} sig/s`)
+let postgres: PostgresCluster | undefined
+try {
+  await withInstances(1, () => ['--data-dir', join(temp, 'sqlite')], columns[0]!)
+  try {
+    postgres = await startPostgres()
+  } catch (error) {
+    columns[1]!.error =
+      columns[2]!.error = `PostgreSQL did not start: ${(error as Error).message.split('\n')[0]}`
+  }
+  if (postgres) {
+    const keyFile = join(temp, 'master.key')
+    const pgArgs = () => ['--database-url', postgres!.url, '--master-key-file', keyFile]
+    await withInstances(1, pgArgs, columns[1]!)
+    // A fresh database for the two processes, so both start from the same (empty) state.
+    postgres.psql('DROP DATABASE IF EXISTS bench2')
+    postgres.psql('CREATE DATABASE bench2')
+    const url2 = postgres.url.replace(/\/[^/]*$/, '/bench2')
+    await withInstances(2, () => ['--database-url', url2, '--master-key-file', keyFile], columns[2]!)
+  }
+} finally {
+  await postgres?.dispose()
+  agent.destroy()
+  rmSync(temp, { recursive: true, force: true })
+}
+
+const cell = (column: Column, pick: (r: NonNullable<Column['result']>) => string) =>
+  column.result ? pick(column.result) : 'n/a'
+const ms = (n: number) => `${n.toFixed(1)} ms`
+const rate = (n: number) => `${n.toFixed(0)}/s`
+const failures = (run: Run) => (run.failed ? `${run.failed} (${run.firstFailure})` : '0')
 console.log(
-  `sign_raw_payloads through the API, sequential  ${fmt(apiPerSecond, 0).padStart(8)} sig/s   (ratio API/raw ${fmt(apiPerSecond / rawPerSecond, 2)})`,
+  `Latchkey service over loopback HTTP: ${REQUESTS} requests per workload, ${CLIENTS} concurrent clients, ` +
+    `stamped P-256 requests prepared before timing; node ${process.version}, ${cpus().length} cores ` +
+    `(client and service processes share them)`,
 )
-console.log(
-  `create_wallet (12 words + 1 ETH account)       p50 ${fmt(percentile(walletTimes, 50))} ms   p99 ${fmt(percentile(walletTimes, 99))} ms   mean ${fmt(walletTimes.reduce((a, b) => a + b, 0) / walletTimes.length)} ms`,
+console.log(`raw signRawPayload (secp256k1, keccak256) in one thread: ${rate(rawPerSecond)}`)
+printTable(
+  ['', ...columns.map((c) => c.name)],
+  [
+    [
+      'sign_raw_payloads (1 payload) throughput',
+      ...columns.map((c) => cell(c, (r) => rate(r.sign.perSecond))),
+    ],
+    ['  p50', ...columns.map((c) => cell(c, (r) => ms(r.sign.p50)))],
+    ['  p99', ...columns.map((c) => cell(c, (r) => ms(r.sign.p99)))],
+    [
+      '  HTTP / raw signing rate (target ≥ 0.80 on one process)',
+      ...columns.map((c) => cell(c, (r) => (r.sign.perSecond / rawPerSecond).toFixed(2))),
+    ],
+    ['  failed requests', ...columns.map((c) => cell(c, (r) => failures(r.sign)))],
+    [
+      'create_wallet (1 ETH account) throughput',
+      ...columns.map((c) => cell(c, (r) => rate(r.wallets.perSecond))),
+    ],
+    ['  p50', ...columns.map((c) => cell(c, (r) => ms(r.wallets.p50)))],
+    ['  p99', ...columns.map((c) => cell(c, (r) => ms(r.wallets.p99)))],
+    ['  failed requests', ...columns.map((c) => cell(c, (r) => failures(r.wallets)))],
+  ],
 )
-console.log(
-  `${CLIENTS} concurrent clients x ${EACH} signatures          p50 ${fmt(percentile(latencies, 50))} ms   p99 ${fmt(percentile(latencies, 99))} ms   ${fmt((CLIENTS * EACH) / concurrentSeconds, 0)} sig/s`,
-)
-console.log(
-  `${CLIENTS} concurrent clients x ${EACH}, loopback HTTP       p50 ${fmt(percentile(httpLatencies, 50))} ms   p99 ${fmt(percentile(httpLatencies, 99))} ms   ${fmt((CLIENTS * EACH) / httpSeconds, 0)} sig/s`,
-)
+const [, one, two] = columns
+if (one?.result && two?.result)
+  console.log(
+    `PostgreSQL, 2 processes vs 1 (target > 1.00): sign_raw_payloads ${(two.result.sign.perSecond / one.result.sign.perSecond).toFixed(2)}x, ` +
+      `create_wallet ${(two.result.wallets.perSecond / one.result.wallets.perSecond).toFixed(2)}x`,
+  )
+const broken = columns.filter((c) => c.error)
+for (const column of broken) console.log(`${column.name}: ${column.error}`)
+process.exit(broken.length ? 1 : 0)
