@@ -35,7 +35,7 @@ interface StepResult {
 }
 
 test('flow cost against the in-process service', async () => {
-  const { service, clientConfig } = createTestService()
+  const { service, clientConfig } = await createTestService()
   const authenticator = installSoftAuthenticator()
   /** step name → one result per run */
   const results = new Map<string, StepResult[]>()
@@ -137,7 +137,7 @@ test('flow cost against the in-process service', async () => {
     }
   } finally {
     authenticator.uninstall()
-    service.close()
+    await service.close()
   }
 
   const rows = [...results].map(([name, list]): string[] => {
@@ -181,7 +181,7 @@ function WalletCount() {
 }
 
 test('sign-in app: e-mail OTP through <AuthModal/>, then the signed-in page', async () => {
-  const { service, clientConfig } = createTestService()
+  const { service, clientConfig } = await createTestService()
   const counted = countingFetch(service.fetch)
   const config = { ...clientConfig, fetch: counted.fetch, storage: null }
   const email = 'modal@example.com'
@@ -200,7 +200,7 @@ test('sign-in app: e-mail OTP through <AuthModal/>, then the signed-in page', as
   // Let anything still scheduled run, so a late duplicate would be counted.
   await new Promise((resolve) => setTimeout(resolve, 200))
   await waitFor(() => expect(counted.calls.length).toBeGreaterThan(0))
-  service.close()
+  await service.close()
 
   const calls = counted.calls.map((c) => ({ ...c, start: c.start - t0, end: c.end - t0 }))
   console.log(

@@ -11,7 +11,7 @@ import { consensusContextOf, policyContextOf } from '../packages/service/src/pol
 import { createHarness, ETHEREUM_ACCOUNT, resultOf } from '../packages/service/src/testing/index.ts'
 import { median, printTable } from './printTable.ts'
 
-const h = createHarness()
+const h = await createHarness()
 const { addresses } = resultOf(
   'create_wallet',
   await h.submit('create_wallet', { walletName: 'Bench', accounts: [ETHEREUM_ACCOUNT] }),
@@ -60,11 +60,11 @@ function policies(count: number): PolicyInput[] {
   })
 }
 
-function perActivity(list: PolicyInput[]): number {
-  const context = policyContextOf(h.service.store, activity, {
+async function perActivity(list: PolicyInput[]): Promise<number> {
+  const context = await policyContextOf(h.service.store, activity, {
     decodeTransaction: decodeTransactionForPolicy,
   })
-  const consensus = consensusContextOf(h.service.store, h.organizationId, [
+  const consensus = await consensusContextOf(h.service.store, h.organizationId, [
     { userId: whoami.userId, credentialId: 'bench' },
   ])
   const result = evaluatePolicies({ policies: list, context, consensus, rootQuorumMet: false })
@@ -109,7 +109,7 @@ const hostile: PolicyInput[] = Array.from({ length: 1000 }, (_, i) => ({
   consensus: 'approvers.all(a, approvers.all(b, true))',
 }))
 const crowd = Array.from({ length: 95 }, (_, i) => ({ id: `u${i}`, tags: [], email: '', alias: '' }))
-const hostileContext = policyContextOf(h.service.store, activity, {
+const hostileContext = await policyContextOf(h.service.store, activity, {
   decodeTransaction: decodeTransactionForPolicy,
 })
 const hostileRuns: number[] = []

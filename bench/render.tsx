@@ -73,7 +73,7 @@ const EXPECTED: Record<string, readonly string[]> = {
 }
 
 test('render counts per component', async () => {
-  const { service, clientConfig } = createTestService()
+  const { service, clientConfig } = await createTestService()
   const client = createLatchkey({
     ...clientConfig,
     storage: null,
@@ -144,7 +144,7 @@ test('render counts per component', async () => {
     )
   }
   client.destroy()
-  service.close()
+  await service.close()
 
   console.log('\nbench:render: React Profiler commits per component (happy-dom, development React)\n')
   printTable(

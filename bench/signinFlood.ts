@@ -80,7 +80,7 @@ export function retainedBytes(): number {
 
 async function main() {
   const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`
-  const service = createService()
+  const service = await createService()
   const statuses = new Map<number, number>()
   const heap0 = retainedBytes()
   const rss0 = process.memoryUsage().rss
@@ -105,7 +105,7 @@ async function main() {
   console.log(`  requests/s    ${((7200 / (first + second)) * 1000).toFixed(0)}`)
   console.log(`  statuses      ${[...statuses].map(([s, n]) => `${s}: ${n}`).join(', ')}`)
   console.log(
-    `  kept          ${signInState(service.runtime).devIdp.pendingCodes()} IdP codes (cap 1000), ${service.store.findBy('pluginRows', 'kind', 'otp').length} OTP records, ${service.store.findBy('pluginRows', 'kind', 'otp-limit').length} rate buckets`,
+    `  kept          ${(await signInState(service.runtime)).devIdp.pendingCodes()} IdP codes (cap 1000), ${(await service.store.findBy('pluginRows', 'kind', 'otp')).length} OTP records, ${(await service.store.findBy('pluginRows', 'kind', 'otp-limit')).length} rate buckets`,
   )
   if ([...statuses.keys()].some((s) => s >= 500)) process.exitCode = 1
 }

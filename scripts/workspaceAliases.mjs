@@ -12,4 +12,5 @@ export const workspaceAliases = [
   },
   { find: /^@latchkey\/service$/, replacement: at('packages/service/src/index.ts') },
   { find: /^@latchkey\/service\/testing$/, replacement: at('packages/service/src/testing/index.ts') },
+  { find: /^@latchkey\/service\/node$/, replacement: at('packages/service/src/node.ts') },
 ]

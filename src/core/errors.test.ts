@@ -48,7 +48,7 @@ describe('errors', () => {
   })
 
   it('turns real service refusals into ServiceErrors naming the field', async () => {
-    const fx = createClientFixture()
+    const fx = await createClientFixture()
     await fx.signUpDirect()
     const error = await createWallet(fx.client, { walletName: 'x', mnemonicLength: 13 as 12 }).catch((e) => e)
     expect(error).toBeInstanceOf(ServiceError)

@@ -27,7 +27,7 @@ afterAll(async () => {
 
 describe('LatchkeySigner (ethers v6) against the local service and anvil', () => {
   it('deploys and calls a contract, signs messages, typed data and transactions', async () => {
-    const fx = createClientFixture()
+    const fx = await createClientFixture()
     await fx.signUpDirect()
     const { addresses } = await createWallet(fx.client, { walletName: 'Main', chains: ['ethereum'] })
     const address = addresses[0] as string

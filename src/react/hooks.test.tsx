@@ -23,7 +23,7 @@ import {
   useWhoami,
 } from './index.ts'
 
-type Fixture = ReturnType<typeof createClientFixture>
+type Fixture = Awaited<ReturnType<typeof createClientFixture>>
 
 function Providers({ fx, children }: { fx: Fixture; children?: ReactNode }) {
   const [queryClient] = useState(() => new QueryClient({ defaultOptions: { queries: { retry: false } } }))
@@ -50,16 +50,16 @@ function Other() {
 }
 
 describe('react hooks', () => {
-  it('throws a named error outside the provider (unless given a client)', () => {
+  it('throws a named error outside the provider (unless given a client)', async () => {
     vi.spyOn(console, 'error').mockImplementation(() => undefined)
     expect(() => renderHook(() => useLatchkey())).toThrow(LatchkeyProviderNotFoundError)
-    const fx = createClientFixture()
+    const fx = await createClientFixture()
     expect(renderHook(() => useLatchkey({ client: fx.client })).result.current).toBe(fx.client)
     vi.restoreAllMocks()
   })
 
   it('reads wallet_kit_config without a session', async () => {
-    const fx = createClientFixture()
+    const fx = await createClientFixture()
     const { result } = renderHook(() => useWalletKitConfig(), { wrapper: wrapperOf(fx) })
     await waitFor(() => expect(result.current.isSuccess).toBe(true))
     expect(result.current.data).toMatchObject({
@@ -70,7 +70,7 @@ describe('react hooks', () => {
   })
 
   it('signs in by e-mail in two steps, then wallet queries follow the session and mutations invalidate them', async () => {
-    const fx = createClientFixture()
+    const fx = await createClientFixture()
     const wrapper = wrapperOf(fx)
     const { result } = renderHook(
       () => ({
@@ -100,7 +100,7 @@ describe('react hooks', () => {
   })
 
   it('signs messages and switches sessions; queries re-key by session', async () => {
-    const fx = createClientFixture()
+    const fx = await createClientFixture()
     const a = await fx.signUpDirect()
     const b = await fx.signUpDirect()
     const { result } = renderHook(
@@ -120,7 +120,7 @@ describe('react hooks', () => {
   })
 
   it('re-renders only the components that read the session when it changes', async () => {
-    const fx = createClientFixture()
+    const fx = await createClientFixture()
     await fx.signUpDirect()
     render(
       <LatchkeyProvider client={fx.client}>
@@ -140,7 +140,7 @@ describe('react hooks', () => {
   })
 
   it('logs out through the hook: key revoked, state signed-out', async () => {
-    const fx = createClientFixture()
+    const fx = await createClientFixture()
     await fx.signUpDirect()
     const { result } = renderHook(() => ({ logout: useLogout(), status: useSessionStatus() }), {
       wrapper: wrapperOf(fx),

@@ -16,7 +16,7 @@ import {
 
 describe('policy and user hooks', () => {
   it('create, update and delete invalidate usePolicies / usePolicy; useCreateUsers invalidates useUsers', async () => {
-    const fx = createClientFixture()
+    const fx = await createClientFixture()
     await fx.signUpDirect()
     function Providers({ children }: { children: ReactNode }) {
       const [queryClient] = useState(() => new QueryClient({ defaultOptions: { queries: { retry: false } } }))

@@ -69,7 +69,7 @@ describe('latchkey/solana against the local service and LiteSVM', () => {
   let address: Address
   let submitted: string[]
   beforeEach(async () => {
-    fx = createClientFixture()
+    fx = await createClientFixture()
     await fx.signUpDirect()
     const { addresses } = await createWallet(fx.client, { walletName: 'Sol', chains: ['solana'] })
     address = addresses[0] as Address

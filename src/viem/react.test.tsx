@@ -12,7 +12,7 @@ import { useLatchkeyAccount } from './react.ts'
 
 describe('useLatchkeyAccount', () => {
   it("is the signed-in user's first Ethereum account, and undefined once signed out", async () => {
-    const fx = createClientFixture()
+    const fx = await createClientFixture()
     const queryClient = new QueryClient({ defaultOptions: { queries: { retry: false } } })
     const wrapper = ({ children }: { children: ReactNode }) => (
       <LatchkeyProvider client={fx.client} queryClient={queryClient}>

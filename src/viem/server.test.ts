@@ -13,7 +13,7 @@ describe('latchkey/viem on the server', () => {
     expect(Object.keys(viem)).not.toContain('useLatchkeyAccount')
     const { createClientFixture } = await import('../core/test/fixtures.ts')
     const { createWallet } = await import('../core/actions/activities/createWallet.ts')
-    const fx = createClientFixture()
+    const fx = await createClientFixture()
     await fx.signUpDirect()
     const { addresses } = await createWallet(fx.client, { walletName: 'Server', chains: ['ethereum'] })
     const address = addresses[0] as `0x${string}`

@@ -61,7 +61,7 @@ describe('toLatchkeyAccount with a viem wallet client, the local service and anv
   let fx: ClientFixture
   let address: Address
   beforeEach(async () => {
-    fx = createClientFixture()
+    fx = await createClientFixture()
     address = await signedInWithFunds(fx)
   })
 
@@ -175,7 +175,7 @@ describe('toLatchkeyAccount with a viem wallet client, the local service and anv
     })
 
     // Two root users, both needed: the wallet itself waits for the second one's approval.
-    const quorum = createClientFixture()
+    const quorum = await createClientFixture()
     const { sessions } = await quorum.signUpDirect({ users: 2, threshold: 2 })
     const waiting = (await createWallet(quorum.client, { walletName: 'Q', chains: ['ethereum'] }).catch(
       (e: unknown) => e,
@@ -196,7 +196,7 @@ describe('toLatchkeyAccount with a viem wallet client, the local service and anv
 
 describe('createLatchkeyEip1193Provider', () => {
   it('follows the session: accounts, signing methods, sending, chain switching and error codes', async () => {
-    const fx = createClientFixture()
+    const fx = await createClientFixture()
     const provider = createLatchkeyEip1193Provider(fx.client, { chains: [chain] })
     const events: [string, unknown][] = []
     for (const name of ['accountsChanged', 'chainChanged', 'connect', 'disconnect'] as const)
@@ -283,7 +283,7 @@ describe('createLatchkeyEip1193Provider', () => {
   })
 
   it('deploys, and sends a type-4 transaction without `to` that calls its authorization signer', async () => {
-    const fx = createClientFixture()
+    const fx = await createClientFixture()
     const provider = createLatchkeyEip1193Provider(fx.client, { chains: [chain] })
     const address = await signedInWithFunds(fx)
     const receipt = (hash: unknown) => node.waitForReceipt(hash as Hex)
@@ -327,7 +327,7 @@ describe('createLatchkeyEip1193Provider', () => {
   })
 
   it('switches between configured chains with chainChanged, and signs in through signIn', async () => {
-    const fx = createClientFixture()
+    const fx = await createClientFixture()
     const other = { ...chain, id: 31338, name: 'Other' }
     let address: Address | undefined
     const provider = createLatchkeyEip1193Provider(fx.client, {

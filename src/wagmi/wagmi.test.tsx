@@ -47,7 +47,7 @@ function Connection() {
 }
 
 /** A page load: one kit client and one wagmi config over the shared service and browser storage. */
-function createPage(setup: ReturnType<typeof createTestService>, storage: ReturnType<typeof memoryStorage>) {
+function createPage(setup: Awaited<ReturnType<typeof createTestService>>, storage: Awaited<ReturnType<typeof memoryStorage>>) {
   const client = createLatchkey({ ...setup.config, storage })
   const queryClient = new QueryClient()
   const wagmiConfig = createConfig({
@@ -75,7 +75,7 @@ const ethereumAddressesOf = async (client: Latchkey) =>
     .filter((a) => a.addressFormat === 'ADDRESS_FORMAT_ETHEREUM')
     .map((a) => a.address.toLowerCase())
 
-async function signInThroughModal(service: ReturnType<typeof createTestService>['service'], email: string) {
+async function signInThroughModal(service: Awaited<ReturnType<typeof createTestService>>['service'], email: string) {
   const user = userEvent.setup()
   await user.click(screen.getByRole('button', { name: 'Sign in' }))
   await user.type(await screen.findByRole('textbox', { name: 'Email address' }), email)
@@ -91,7 +91,7 @@ const address = () => screen.getByTestId('address').textContent ?? ''
 
 describe('latchkey/wagmi: a connector that follows the kit’s sessions', () => {
   it('connects on <AuthModal/> sign-in without useConnect, signs through wagmi, disconnects on sign-out', async () => {
-    const setup = createTestService()
+    const setup = await createTestService()
     const page = createPage(setup, memoryStorage())
     page.render()
     await waitFor(() => expect(status()).toBe('disconnected'))
@@ -114,7 +114,7 @@ describe('latchkey/wagmi: a connector that follows the kit’s sessions', () => 
   })
 
   it('reconnects after a reload with a live session, without a prompt', async () => {
-    const setup = createTestService()
+    const setup = await createTestService()
     const storage = memoryStorage()
     const first = createPage(setup, storage)
     const view = first.render()
@@ -132,7 +132,7 @@ describe('latchkey/wagmi: a connector that follows the kit’s sessions', () => 
   })
 
   it('connect() (useConnect) asks signIn when signed out, fails with 4001 without it; disconnect() signs out', async () => {
-    const setup = createTestService()
+    const setup = await createTestService()
     const client = createLatchkey({ ...setup.config, storage: memoryStorage() })
     const configWith = (signIn?: () => Promise<unknown>) =>
       createConfig({
@@ -168,7 +168,7 @@ describe('latchkey/wagmi: a connector that follows the kit’s sessions', () => 
   })
 
   it('follows a switch of session and an expired session', async () => {
-    const setup = createTestService()
+    const setup = await createTestService()
     const page = createPage(setup, memoryStorage())
     page.render()
     await signInThroughModal(setup.service, 'ana@example.com')

@@ -263,15 +263,15 @@ function announceExampleWallet() {
 }
 
 export async function createLive(options: LiveOptions = {}): Promise<Live> {
-  const { service, clientConfig } = createTestService({
+  const { service, clientConfig } = await createTestService({
     url: SERVICE_URL,
     ...(options.proxySettings ? { proxySettings: options.proxySettings } : {}),
   })
   const serviceFetch: Service['fetch'] = options.hangConfig
-    ? (input, init) =>
+    ? async (input, init) =>
         String(input instanceof Request ? input.url : input).endsWith('/v1/wallet_kit_config')
           ? never(init?.signal)
-          : service.fetch(input, init)
+          : await service.fetch(input, init)
     : service.fetch
   if (options.injectWallet) announceExampleWallet()
   const client = createLatchkey({

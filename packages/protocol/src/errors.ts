@@ -110,6 +110,8 @@ export const ERROR_CODES = {
   // generic
   RATE_LIMITED: GRPC.RESOURCE_EXHAUSTED,
   INTERNAL: GRPC.INTERNAL,
+  // the database cannot take the write (disk full, database down); nothing was acknowledged
+  STORAGE_UNAVAILABLE: GRPC.UNAVAILABLE,
   // client-side only (never sent by the service)
   NETWORK_ERROR: GRPC.UNAVAILABLE,
   TIMEOUT: GRPC.DEADLINE_EXCEEDED,

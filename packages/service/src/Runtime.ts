@@ -71,11 +71,23 @@ export class Runtime {
     return new TextDecoder().decode(this.open(sealed))
   }
 
+  private cachedServiceRow: ServiceRow | undefined
+
+  /** The service row, read once after bootstrap (its keys and dev ids never change afterwards). */
   get serviceRow(): ServiceRow {
-    const row = this.store.get('service', 'service')
+    if (!this.cachedServiceRow) throw new Error('service not bootstrapped')
+    return this.cachedServiceRow
+  }
+
+  async loadServiceRow(): Promise<ServiceRow> {
+    const row = await this.store.get('service', 'service')
     if (!row) throw new Error('service not bootstrapped')
+    this.cachedServiceRow = row
     return row
   }
+
+  /** Plugin state read once at start (sign-in keys ...), by key. */
+  readonly cached = new Map<string, unknown>()
 
   /** Uncompressed hex of the key that signs export/import bundles. */
   get signerPublicKey(): string {

@@ -38,8 +38,8 @@ export interface DevOptions {
  * First start: the service keys (bundle signer, session signer) and the dev parent organization
  * with a root user and a P-256 API key. Later starts find them in the store and keep them.
  */
-export function bootstrapService(tx: Transaction, service: Runtime, options: DevOptions = {}): void {
-  if (tx.get('service', 'service')) return
+export async function bootstrapService(tx: Transaction, service: Runtime, options: DevOptions = {}): Promise<void> {
+  if (await tx.get('service', 'service')) return
   const now = service.now()
   const signerKey = randomP256PrivateKey()
   const sessionKey = randomP256PrivateKey()
@@ -48,7 +48,7 @@ export function bootstrapService(tx: Transaction, service: Runtime, options: Dev
   const userId = service.newId()
   const apiKeyId = service.newId()
   const apiPublicKey = bytesToHex(p256PublicKey(apiKey, true))
-  tx.put('organizations', {
+  await tx.put('organizations', {
     id: organizationId,
     name: options.organizationName ?? DEV_ORGANIZATION_NAME,
     rootUserIds: [userId],
@@ -56,8 +56,8 @@ export function bootstrapService(tx: Transaction, service: Runtime, options: Dev
     createdAt: now,
     updatedAt: now,
   })
-  tx.put('users', { id: userId, organizationId, userName: 'Dev Root', createdAt: now, updatedAt: now })
-  tx.put('apiKeys', {
+  await tx.put('users', { id: userId, organizationId, userName: 'Dev Root', createdAt: now, updatedAt: now })
+  await tx.put('apiKeys', {
     id: apiKeyId,
     organizationId,
     userId,
@@ -68,7 +68,7 @@ export function bootstrapService(tx: Transaction, service: Runtime, options: Dev
     createdAt: now,
     updatedAt: now,
   })
-  tx.put('service', {
+  await tx.put('service', {
     id: 'service',
     sealedSignerKey: service.seal(signerKey),
     signerPublicKey: bytesToHex(p256PublicKey(signerKey, false)),
@@ -86,7 +86,6 @@ export function bootstrapService(tx: Transaction, service: Runtime, options: Dev
 
 export function devCredentials(service: Runtime): DevCredentials {
   const row = service.serviceRow
-  const proxyConfig = service.store.findBy('proxyConfigs', 'organizationId', row.devOrganizationId)[0]
   return {
     organizationId: row.devOrganizationId,
     userId: row.devUserId,
@@ -95,6 +94,6 @@ export function devCredentials(service: Runtime): DevCredentials {
     apiPrivateKey: bytesToHex(service.open(row.sealedDevApiPrivateKey)),
     signerPublicKey: row.signerPublicKey,
     sessionPublicKey: row.sessionPublicKey,
-    authProxyConfigId: row.authProxyConfigId ?? proxyConfig?.id,
+    authProxyConfigId: row.authProxyConfigId,
   }
 }

@@ -13,7 +13,7 @@ import {
   USAGE,
   UsageError,
 } from './parseCli.ts'
-import { fileBackend, loadMasterKey } from './store/fileBackend.ts'
+import { loadMasterKey, loadMasterKeyFile, openDataDir, openPostgres } from './store/openDataDir.ts'
 
 const NAME = 'latchkey-service'
 
@@ -41,10 +41,24 @@ async function main(): Promise<void> {
     const { warning } = prepareDataDir(options.dataDir)
     if (warning) process.stderr.write(`${NAME}: warning: ${warning}\n`)
   }
-  const service = createService({
-    ...(options.dataDir
-      ? { store: fileBackend(options.dataDir), masterKey: loadMasterKey(options.dataDir) }
-      : {}),
+  let masterKey: Uint8Array | undefined
+  if (options.masterKeyFile) masterKey = loadMasterKeyFile(options.masterKeyFile)
+  else if (options.dataDir) masterKey = loadMasterKey(options.dataDir)
+  else if (process.env.LATCHKEY_MASTER_KEY !== undefined) masterKey = loadMasterKey('.', process.env.LATCHKEY_MASTER_KEY)
+  if (options.databaseUrl && !masterKey)
+    throw new Error(
+      'PostgreSQL needs the master key that seals its secrets: pass --master-key-file <file> or set LATCHKEY_MASTER_KEY (64 hex chars), the same on every instance',
+    )
+  // A file-system or database outage answers 503 and is recovered from; a crash must not follow.
+  process.on('SIGXFSZ', () => undefined)
+  const store = options.databaseUrl
+    ? await openPostgres(options.databaseUrl)
+    : options.dataDir
+      ? await openDataDir(options.dataDir)
+      : undefined
+  const service = await createService({
+    ...(store ? { store } : {}),
+    ...(masterKey ? { masterKey } : {}),
     rpc: options.rpc,
     ...(options.rpId ? { webauthn: { rpId: options.rpId } } : {}),
     proxySettings: {
@@ -57,13 +71,13 @@ async function main(): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve)
     server.once('error', reject)
-  }).catch((error: NodeJS.ErrnoException) => {
+  }).catch(async (error: NodeJS.ErrnoException) => {
     const hint =
       error.code === 'EADDRINUSE'
         ? `port ${options.port} is already in use; pass --port 0 to pick a free port (or --port <n>)`
         : error.message
     process.stderr.write(`${NAME}: cannot listen on ${options.host}:${options.port}: ${hint}\n`)
-    service.close()
+    await service.close()
     process.exit(1)
   })
   const { port } = server.address() as AddressInfo
@@ -108,13 +122,13 @@ async function main(): Promise<void> {
         '',
         `  dev API key             ${info.apiPublicKey}`,
         `  dev API private key     ${info.apiPrivateKey}   (dev credentials: never use them for real funds)`,
-        `  data                    ${options.dataDir ?? 'in memory: ids change on restart (use --data-dir to keep them)'}`,
+        `  data                    ${options.databaseUrl ? `PostgreSQL ${redact(options.databaseUrl)}` : options.dataDir ? `${options.dataDir} (SQLite)` : 'in memory: ids change on restart (use --data-dir to keep them)'}`,
         '',
       ].join('\n'),
     )
-  const stop = () => {
+  const stop = async () => {
     server.close()
-    service.close()
+    await service.close()
     process.exit(0)
   }
   process.on('SIGINT', stop)
@@ -125,3 +139,14 @@ main().catch((error: Error) => {
   process.stderr.write(`${NAME}: ${error.message}\n`)
   process.exit(1)
 })
+
+/** A database URL without its password, for logs. */
+function redact(url: string): string {
+  try {
+    const parsed = new URL(url)
+    if (parsed.password) parsed.password = '***'
+    return parsed.toString()
+  } catch {
+    return 'postgres://…'
+  }
+}

@@ -18,7 +18,7 @@ describe('published client libraries against the service API', () => {
   it.each(['node', 'purejs'] as const)(
     'accepts @turnkey/api-key-stamper stamps (%s runtime)',
     async (runtime) => {
-      const h = createHarness()
+      const h = await createHarness()
       const stamper = new ApiKeyStamper({
         apiPublicKey: h.service.dev.apiPublicKey,
         apiPrivateKey: h.service.dev.apiPrivateKey,
@@ -41,7 +41,7 @@ describe('published client libraries against the service API', () => {
   )
 
   it('exports bundles that @turnkey/crypto decrypts, and imports bundles it encrypts', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const { dev } = h.service
     const embeddedKey = p256.utils.randomSecretKey()
     const targetPublicKey = bytesToHex(p256.getPublicKey(embeddedKey, false))

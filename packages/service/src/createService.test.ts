@@ -6,14 +6,14 @@ import { defineActivity, defineQuery, type ServicePlugin } from './registry.ts'
 import { createHarness, resultOf } from './testing/harness.ts'
 
 describe('createService', () => {
-  it('serves a handler for every activity and query of the protocol', () => {
-    const { registry } = createService()
+  it('serves a handler for every activity and query of the protocol', async () => {
+    const { registry } = await createService()
     expect(ACTIVITY_PATHS.filter((path) => !registry.activities.has(path))).toEqual([])
     expect(QUERY_PATHS.filter((path) => !registry.queries.has(path))).toEqual([])
   })
 
-  it('bootstraps the dev organization once and exposes its credentials', () => {
-    const service = createService()
+  it('bootstraps the dev organization once and exposes its credentials', async () => {
+    const service = await createService()
     const dev = service.dev
     expect(dev).toMatchObject({
       organizationId: expect.any(String),
@@ -22,28 +22,28 @@ describe('createService', () => {
       signerPublicKey: expect.stringMatching(/^04[0-9a-f]{128}$/),
       sessionPublicKey: expect.stringMatching(/^04[0-9a-f]{128}$/),
     })
-    expect(service.store.get('organizations', dev.organizationId)).toMatchObject({
+    expect(await service.store.get('organizations', dev.organizationId)).toMatchObject({
       name: 'Latchkey Dev',
       rootQuorumThreshold: 1,
     })
     // Secrets are sealed in the store.
-    const row = service.store.get('service', 'service')!
+    const row = (await service.store.get('service', 'service'))!
     expect(JSON.stringify(row)).not.toContain(dev.apiPrivateKey)
   })
 
-  it('takes fixed dev credentials on first start', () => {
+  it('takes fixed dev credentials on first start', async () => {
     const apiPrivateKey = '1f'.repeat(32)
-    const service = createService({ dev: { organizationName: 'Storybook', apiPrivateKey } })
+    const service = await createService({ dev: { organizationName: 'Storybook', apiPrivateKey } })
     expect(service.dev.apiPrivateKey).toBe(apiPrivateKey)
-    expect(service.store.get('organizations', service.dev.organizationId)?.name).toBe('Storybook')
+    expect((await service.store.get('organizations', service.dev.organizationId))?.name).toBe('Storybook')
     expect(() => createService({ dev: { apiPrivateKey: 'xyz' } })).toThrow(/64 hex/)
   })
 
-  it('writes proxy settings given at start into the dev proxy configuration', () => {
-    const service = createService({
+  it('writes proxy settings given at start into the dev proxy configuration', async () => {
+    const service = await createService({
       proxySettings: { allowedOrigins: ['http://app.test'], sessionExpirationSeconds: '600' },
     })
-    const config = service.store.findBy('proxyConfigs', 'organizationId', service.dev.organizationId)[0]
+    const config = (await service.store.findBy('proxyConfigs', 'organizationId', service.dev.organizationId))[0]
     expect(config?.id).toBe(service.dev.authProxyConfigId)
     expect(config?.settings).toMatchObject({
       allowedOrigins: ['http://app.test'],
@@ -57,9 +57,9 @@ describe('createService', () => {
       activities: {
         update_user_name: defineActivity('update_user_name', {
           parse: (r) => ({ userId: r.string('userId'), userName: r.string('userName') }),
-          run: (ctx, p) => {
+          run: async (ctx, p) => {
             if (p.userName === 'forbidden') throw new ApiError('FIELD_INVALID', 'no', 'parameters.userName')
-            ctx.tx.put('pluginRows', {
+            await ctx.tx.put('pluginRows', {
               id: ctx.newId(),
               kind: 'renames',
               data: { to: p.userName },
@@ -73,22 +73,22 @@ describe('createService', () => {
       queries: {
         count_renames: defineQuery({
           parse: () => ({}),
-          run: ({ store }) => ({ count: store.findBy('pluginRows', 'kind', 'renames').length }),
+          run: async ({ store }) => ({ count: (await store.findBy('pluginRows', 'kind', 'renames')).length }),
         }),
       },
       routes: (app) => app.get('/dev/hello', (c) => c.json({ hello: 'world' })),
-      bootstrap: (tx, runtime) => {
-        if (!tx.findBy('pluginRows', 'kind', 'boot').length)
-          tx.put('pluginRows', { id: runtime.newId(), kind: 'boot', data: {}, createdAt: 0, updatedAt: 0 })
+      bootstrap: async (tx, runtime) => {
+        if (!(await tx.findBy('pluginRows', 'kind', 'boot')).length)
+          await tx.put('pluginRows', { id: runtime.newId(), kind: 'boot', data: {}, createdAt: 0, updatedAt: 0 })
       },
     }
-    const h = createHarness({ plugins: [plugin] })
+    const h = await createHarness({ plugins: [plugin] })
     expect(
       resultOf('update_user_name', await h.submit('update_user_name', { userId: 'anyone', userName: 'x' })),
     ).toEqual({ userId: 'anyone' })
     expect((await h.submit('update_user_name', { userId: 'a', userName: 'forbidden' })).status).toBe(400)
     expect((await h.query('count_renames')).body).toEqual({ count: 1 })
     expect(await (await h.service.app.request('/dev/hello')).json()).toEqual({ hello: 'world' })
-    expect(h.service.store.findBy('pluginRows', 'kind', 'boot')).toHaveLength(1)
+    expect(await h.service.store.findBy('pluginRows', 'kind', 'boot')).toHaveLength(1)
   })
 })

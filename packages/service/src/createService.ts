@@ -1,5 +1,6 @@
 import type { ProxySettings } from '@latchkey/protocol'
 import { Hono } from 'hono'
+import { ApiError } from './errors.ts'
 import { builtinActivities } from './activities/index.ts'
 import { bootstrapService, type DevCredentials, type DevOptions, devCredentials } from './bootstrap.ts'
 import { activityApi } from './pipeline/activityApi.ts'
@@ -9,7 +10,8 @@ import { builtinPlugins } from './plugins.ts'
 import { builtinQueries } from './queries/index.ts'
 import { type Clock, Runtime, type WebAuthnOptions } from './Runtime.ts'
 import { type ActivityHandlers, Registry, type ServicePlugin } from './registry.ts'
-import { type StorageBackend, Store } from './store/Store.ts'
+import { type MemoryStoreOptions, openMemoryStore } from './store/memory.ts'
+import { Store } from './store/Store.ts'
 
 /** Largest body of an auth-proxy or operator-settings request (passkey attestations included). */
 export const PROXY_BODY_LIMIT = 64 * 1024
@@ -18,11 +20,13 @@ export const DEV_BODY_LIMIT = 16 * 1024
 
 export interface CreateServiceOptions {
   /**
-   * Where data lives: a `Store`, or a durable `StorageBackend` (Node: `fileBackend(dir)` from
-   * `latchkey/server/node`).
-   * @default a fresh in-memory store
+   * Where data lives: a `Store` (Node: `openDataDir(dir)` for a SQLite file, `openPostgres(url)`
+   * for PostgreSQL, from `@latchkey/service/node`).
+   * @default a fresh in-memory SQLite database
    */
-  store?: Store | StorageBackend
+  store?: Store
+  /** Options of the default in-memory store (in a browser: where sql.js's WASM file is). */
+  memory?: MemoryStoreOptions
   /**
    * 32-byte key that seals mnemonics and private keys at rest. A durable store needs the same key
    * on every start (the CLI keeps it in `<data-dir>/master.key`).
@@ -61,7 +65,7 @@ export interface Service {
   store: Store
   /** Dev parent organization and its root API key (read on each access). */
   readonly dev: DevCredentials
-  close(): void
+  close(): Promise<void>
 }
 
 const randomKey = () => globalThis.crypto.getRandomValues(new Uint8Array(32))
@@ -71,8 +75,8 @@ const randomKey = () => globalThis.crypto.getRandomValues(new Uint8Array(32))
  * (`/v1/*` auth proxy, `/dev/*`), `GET /public/v1/jwks` (session-signing key) and
  * `GET /public/v1/signer` (bundle-signing key). Runs in Node and in a browser.
  */
-export function createService(options: CreateServiceOptions = {}): Service {
-  const store = options.store instanceof Store ? options.store : new Store(options.store)
+export async function createService(options: CreateServiceOptions = {}): Promise<Service> {
+  const store = options.store instanceof Store ? options.store : await openMemoryStore(options.memory)
   const plugins = [...builtinPlugins, ...(options.plugins ?? [])]
   const runtime = new Runtime(
     store,
@@ -96,17 +100,22 @@ export function createService(options: CreateServiceOptions = {}): Service {
   try {
     if (options.dev?.apiPrivateKey !== undefined && !/^[0-9a-f]{64}$/i.test(options.dev.apiPrivateKey))
       throw new Error('dev.apiPrivateKey must be 64 hex characters')
-    store.transactionSync((tx) => bootstrapService(tx, runtime, options.dev))
+    await store.transaction((tx) => bootstrapService(tx, runtime, options.dev))
+    await runtime.loadServiceRow()
     // Opening the signer key proves the master key matches the stored data.
     runtime.signerPrivateKey()
   } catch (error) {
+    if (error instanceof ApiError) throw error
     throw new Error(`cannot start the service: ${(error as Error).message} (wrong master key?)`, {
       cause: error,
     })
   }
-  for (const plugin of plugins)
-    if (plugin.bootstrap) store.transactionSync((tx) => plugin.bootstrap!(tx, runtime))
-  if (options.proxySettings) applyProxySettings(runtime, options.proxySettings)
+  for (const plugin of plugins) {
+    if (plugin.bootstrap) await store.transaction((tx) => plugin.bootstrap!(tx, runtime))
+    await plugin.load?.(runtime)
+  }
+  await runtime.loadServiceRow()
+  if (options.proxySettings) await applyProxySettings(runtime, options.proxySettings)
 
   // One pipeline for every route family: the body limit of its family while reading, one JSON
   // reader (with a depth limit), and one error mapper for whatever any handler throws.
@@ -142,12 +151,12 @@ export function createService(options: CreateServiceOptions = {}): Service {
 }
 
 /** Merges explicit settings (CLI flags) into the dev organization's proxy configuration. */
-function applyProxySettings(runtime: Runtime, settings: Partial<ProxySettings>): void {
+async function applyProxySettings(runtime: Runtime, settings: Partial<ProxySettings>): Promise<void> {
   const organizationId = runtime.serviceRow.devOrganizationId
-  runtime.store.transactionSync((tx) => {
-    const config = tx.findBy('proxyConfigs', 'organizationId', organizationId)[0]
+  await runtime.store.transaction(async (tx) => {
+    const config = (await tx.findBy('proxyConfigs', 'organizationId', organizationId))[0]
     if (!config) return
-    tx.put('proxyConfigs', {
+    await tx.put('proxyConfigs', {
       ...config,
       ...(settings.enabled !== undefined ? { enabled: settings.enabled } : {}),
       settings: { ...config.settings, ...settings },

@@ -14,4 +14,5 @@ export type {
   ServicePlugin,
 } from './registry.ts'
 export { defineActivity, defineQuery } from './registry.ts'
-export { type StorageBackend, Store, Transaction } from './store/Store.ts'
+export { type MemoryStoreOptions, openMemoryStore } from './store/memory.ts'
+export { type Reads, Store, Transaction } from './store/Store.ts'

@@ -18,6 +18,12 @@ e-mail/SMS one-time code is delivered.
   --data-dir <dir>           keep data durably in <dir>, so ids and keys stay the same across
                              restarts (default: in memory); holds master.key, and a data dir the
                              service creates gets a .gitignore that ignores everything in it
+  --database-url <url>       keep data in PostgreSQL (postgres://user:pass@host:5432/db; env
+                             LATCHKEY_DATABASE_URL); several service processes may share one
+                             database; needs the same master key on every instance
+  --master-key-file <file>   the 32-byte master key (64 hex chars) that seals secrets at rest;
+                             created (0600) if missing (env LATCHKEY_MASTER_KEY instead); default
+                             <data-dir>/master.key
   --env <file>               write the ids an app needs to <file> as VITE_LATCHKEY_* and
                              NEXT_PUBLIC_LATCHKEY_* variables (other lines are kept); implies
                              --data-dir ${DEFAULT_ENV_DATA_DIR} unless --data-dir is given
@@ -38,6 +44,9 @@ export interface CliOptions {
   port: number
   host: string
   dataDir: string | undefined
+  /** PostgreSQL connection URL (`--database-url` or env `LATCHKEY_DATABASE_URL`). */
+  databaseUrl: string | undefined
+  masterKeyFile: string | undefined
   envFile: string | undefined
   json: boolean
   rpc: Record<string, string>
@@ -53,7 +62,10 @@ const NUMERIC_FLAGS = new Set(['--port', '--session-seconds'])
  * Parses the command line; throws UsageError with a clear message on bad input. No arguments at
  * all is a request for help (the service starts only with the `dev` command).
  */
-export function parseCli(argv: string[]): CliOptions | 'help' | 'version' {
+export function parseCli(
+  argv: string[],
+  env: Record<string, string | undefined> = process.env,
+): CliOptions | 'help' | 'version' {
   if (argv.length === 0) return 'help'
   const command = argv[0]!
   if (command === 'help') return 'help'
@@ -80,6 +92,8 @@ export function parseCli(argv: string[]): CliOptions | 'help' | 'version' {
         port: { type: 'string', default: '8787' },
         host: { type: 'string', default: '127.0.0.1' },
         'data-dir': { type: 'string' },
+        'database-url': { type: 'string' },
+        'master-key-file': { type: 'string' },
         env: { type: 'string' },
         json: { type: 'boolean', default: false },
         rpc: { type: 'string', multiple: true },
@@ -125,10 +139,21 @@ export function parseCli(argv: string[]): CliOptions | 'help' | 'version' {
   if (envFile === '') throw new UsageError('--env needs a file name, e.g. --env .env.local')
   if (values['data-dir'] === '')
     throw new UsageError('--data-dir needs a directory, e.g. --data-dir .latchkey')
+  const databaseUrl = (values['database-url'] as string | undefined) ?? (env.LATCHKEY_DATABASE_URL || undefined)
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\/./.test(databaseUrl))
+    throw new UsageError('--database-url must be a PostgreSQL URL like postgres://user@127.0.0.1:5432/latchkey')
+  if (databaseUrl !== undefined && values['data-dir'] !== undefined)
+    throw new UsageError('--data-dir and --database-url are two places for the same data; pick one')
+  if (values['master-key-file'] === '')
+    throw new UsageError('--master-key-file needs a file name, e.g. --master-key-file /etc/latchkey/master.key')
   return {
     port,
     host: values.host as string,
-    dataDir: (values['data-dir'] as string | undefined) ?? (envFile ? DEFAULT_ENV_DATA_DIR : undefined),
+    dataDir:
+      (values['data-dir'] as string | undefined) ??
+      (envFile && databaseUrl === undefined ? DEFAULT_ENV_DATA_DIR : undefined),
+    databaseUrl,
+    masterKeyFile: values['master-key-file'] as string | undefined,
     envFile,
     json: values.json as boolean,
     rpc,

@@ -29,6 +29,16 @@ export interface Caller {
 }
 
 /** What an activity handler gets: a transaction and the facts of the request. */
+/** What `prepare` sees: no transaction (it may open its own, short ones, or call out). */
+export interface PrepareContext {
+  service: Runtime
+  now: number
+  organization: OrganizationRow
+  caller: Caller
+  activityId: string
+  registry: Registry
+}
+
 export interface ActivityContext {
   /** The activity's transaction: writes are committed only if `run` resolves. */
   tx: Transaction
@@ -43,6 +53,8 @@ export interface ActivityContext {
   newId(): string
   /** The handlers and plugins of this service. */
   registry: Registry
+  /** What the handler's `prepare` returned (undefined for handlers without one). */
+  prepared?: unknown
 }
 
 /**
@@ -52,6 +64,15 @@ export interface ActivityContext {
 export interface ActivityHandler<P extends ActivityPath = ActivityPath> {
   parse(parameters: Reader): ActivityParameters<P>
   run(ctx: ActivityContext, parameters: ActivityParameters<P>): ActivityResult<P> | Promise<ActivityResult<P>>
+  /**
+   * Work that must not hold a database transaction: outbound calls (OAuth code exchange, JWKS,
+   * JSON-RPC broadcast, each with a timeout) and steps that commit on their own (OTP budgets and
+   * records). It runs once the decision allows the activity, before the activity's transaction,
+   * and its result reaches `run` as `ctx.prepared`; a throw fails the activity like a throw in
+   * `run`. A handler that runs later through consensus prepares inside that transaction, so a
+   * handler whose `prepare` opens transactions must also be `skipConsensus`.
+   */
+  prepare?(ctx: PrepareContext, parameters: ActivityParameters<P>): Promise<unknown>
   /**
    * A non-root caller a plugin vouches for (`ServicePlugin.vouchesFor`: the auth proxy's user)
    * may submit it without a policy; other non-root callers need one.
@@ -120,12 +141,14 @@ export interface ServicePlugin {
   /** Mounts routes on the app; called once, before the activity API routes. */
   routes?(app: Hono<PipelineEnv>, service: Runtime): void
   /** Runs on every start inside one transaction, after the dev organization exists; must be idempotent. */
-  bootstrap?(tx: Transaction, service: Runtime): void
+  bootstrap?(tx: Transaction, service: Runtime): Promise<void> | void
+  /** Runs on every start after `bootstrap` committed: read what the plugin keeps for the process's life. */
+  load?(service: Runtime): Promise<void> | void
   /** Vouches for a caller on a path: an `allowNonRoot` handler then admits it without a policy. */
   vouchesFor?(
     request: { path: string; caller: Caller; organization: OrganizationRow },
     service: Runtime,
-  ): boolean
+  ): Promise<boolean> | boolean
   /**
    * Extra authorisation after the built-in checks, for activities and queries alike: throw a
    * ApiError to refuse (the sign-in plugin confines the auth proxy's user with it).
@@ -133,7 +156,7 @@ export interface ServicePlugin {
   authorize?(
     request: { kind: 'activity' | 'query'; path: string; caller: Caller; organization: OrganizationRow },
     service: Runtime,
-  ): void
+  ): Promise<void> | void
   subOrganization?: {
     /** Links `oauthProviders` of a root user (verifying each OIDC token). */
     oauthProviders?(

@@ -107,7 +107,7 @@ function expectCleanRefusal(reply: Reply, label: string) {
 
 describe('bad input never crashes the service', () => {
   it('refuses wrong values in every field of every activity with a 4xx body', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     for (const path of ACTIVITY_PATHS) {
       for (const [index, value] of WRONG_VALUES.entries()) {
         h.clock.advance(1)
@@ -125,11 +125,11 @@ describe('bad input never crashes the service', () => {
         expect(reply.body.details.field).toBe('parameters')
       }
     }
-    expect(h.service.store.all('wallets')).toEqual([])
+    expect(await h.service.store.all('wallets')).toEqual([])
   }, 60_000)
 
   it('refuses wrong values in every query with a 4xx body', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     for (const path of QUERY_PATHS) {
       for (const value of WRONG_VALUES) {
         const body = Object.fromEntries(FIELDS.map((field) => [field, value]))
@@ -141,7 +141,7 @@ describe('bad input never crashes the service', () => {
   })
 
   it('names the envelope problem: JSON, type, organization, parameters, size, route', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const stamped = (body: string) => {
       const [header, value] = h.root.stamp(body)
       return h.post('/public/v1/submit/create_wallet', body, { [header]: value })
@@ -217,7 +217,7 @@ describe('bad input never crashes the service', () => {
   })
 
   it('answers CORS preflights for the stamp headers', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const response = await h.service.app.request('/public/v1/submit/create_wallet', {
       method: 'OPTIONS',
       headers: {
@@ -231,7 +231,7 @@ describe('bad input never crashes the service', () => {
   })
 
   it('serves fetch(input, init) for the browser client', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const response = await h.service.fetch('http://local/public/v1/signer')
     expect(await response.json()).toEqual({
       signerPublicKey: h.service.dev.signerPublicKey,

@@ -14,7 +14,7 @@ import { ActivityApproval } from './ActivityApproval.tsx'
 describe('<ActivityApproval/>', () => {
   it('shows an activity waiting for consensus and approving it runs it', async () => {
     const user = userEvent.setup()
-    const fixture = createClientFixture()
+    const fixture = await createClientFixture()
     const { sessions } = await fixture.signUpDirect({ users: 2, threshold: 2 })
     const error = await createWallet(fixture.client, { walletName: 'Treasury', chains: ['ethereum'] }).catch(
       (e) => e,
@@ -40,7 +40,7 @@ describe('<ActivityApproval/>', () => {
   })
 
   it('names the policy that asked for consensus', async () => {
-    const fixture = createClientFixture()
+    const fixture = await createClientFixture()
     const { sessions } = await fixture.signUpDirect({ users: 2, threshold: 2 })
     // Two root users must agree (root quorum), on the policy too; it waits for three approvers.
     const pending = await createPolicy(fixture.client, {

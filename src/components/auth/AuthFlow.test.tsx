@@ -15,7 +15,7 @@ afterEach(() => {
 describe('the sign-in flow', () => {
   it('moves focus into each new step and links the code step to the dev outbox', async () => {
     const user = userEvent.setup()
-    const { service } = renderWithService(<AuthModal />)
+    const { service } = await renderWithService(<AuthModal />)
     await user.click(screen.getByRole('button', { name: 'Sign in' }))
     const email = await screen.findByRole('textbox', { name: 'Email address' })
     await waitFor(() => expect(document.activeElement).toBe(email))
@@ -37,7 +37,7 @@ describe('the sign-in flow', () => {
 
   it('says why when the authProxyConfigId is wrong: the service’s code and the fix', async () => {
     vi.spyOn(console, 'warn').mockImplementation(() => {})
-    const { config } = createTestService()
+    const { config } = await createTestService()
     render(
       <LatchkeyProvider config={{ ...config, authProxyConfigId: 'not-a-config' }}>
         <AuthModal />

@@ -32,7 +32,7 @@ function ControlledModal({ changes }: { changes: boolean[] }) {
 
 const dialog = () => screen.getByRole('dialog')
 
-async function openModal(user: ReturnType<typeof userEvent.setup>) {
+async function openModal(user: Awaited<ReturnType<typeof userEvent.setup>>) {
   await user.click(screen.getByRole('button', { name: 'Sign in' }))
   return screen.findByRole('textbox', { name: 'Email address' })
 }
@@ -40,7 +40,7 @@ async function openModal(user: ReturnType<typeof userEvent.setup>) {
 describe('<AuthModal/>', () => {
   it('opens from its own trigger, offers the enabled methods in order, and Escape returns focus', async () => {
     const user = userEvent.setup()
-    renderWithService(<AuthModal />)
+    await renderWithService(<AuthModal />)
     const trigger = screen.getByRole('button', { name: 'Sign in' })
     const email = await openModal(user)
     // The body loads on demand; once it is there, focus is inside it on the first field.
@@ -68,7 +68,7 @@ describe('<AuthModal/>', () => {
   it('signs a new user up by e-mail: wrong code explained, pasted code auto-submits, open() resolves', async () => {
     const user = userEvent.setup()
     let opened: Promise<Session> | undefined
-    const { service } = renderWithService(
+    const { service } = await renderWithService(
       <>
         <OpenButton label="Open from app" onOpen={(promise) => (opened = promise)} />
         <AuthModal trigger={false} />
@@ -102,7 +102,7 @@ describe('<AuthModal/>', () => {
 
   it('types the code one digit at a time and moves focus along', async () => {
     const user = userEvent.setup()
-    const { service } = renderWithService(<AuthModal />)
+    const { service } = await renderWithService(<AuthModal />)
     await user.type(await openModal(user), 'typed@example.com{Enter}')
     await screen.findByRole('heading', { name: 'Enter the code' })
     const code = await latestCode(service, 'typed@example.com')
@@ -136,7 +136,7 @@ describe('<AuthModal/>', () => {
   it('rejects useAuthModal().open() with a typed cancellation when closed', async () => {
     const user = userEvent.setup()
     let result: unknown
-    renderWithService(
+    await renderWithService(
       <>
         <OpenButton label="Open" onOpen={(promise) => promise.catch((error) => (result = error))} />
         <AuthModal trigger={false} />
@@ -152,7 +152,7 @@ describe('<AuthModal/>', () => {
   it('is controlled with open/onOpenChange and keeps only the methods asked for, in that order', async () => {
     const user = userEvent.setup()
     const changes: boolean[] = []
-    renderWithService(<ControlledModal changes={changes} />)
+    await renderWithService(<ControlledModal changes={changes} />)
     await screen.findByRole('textbox', { name: 'Email address' })
     expect(screen.queryByRole('button', { name: 'Sign in' })).toBeNull()
     const nav = within(screen.getByRole('navigation', { name: 'Sign-in methods' }))
@@ -167,18 +167,18 @@ describe('<AuthModal/>', () => {
 
   it('explains when no method is enabled and when the proxy is switched off', async () => {
     const user = userEvent.setup()
-    const first = renderWithService(<AuthModal />, { proxySettings: { enabledProviders: [] } })
+    const first = await renderWithService(<AuthModal />, { proxySettings: { enabledProviders: [] } })
     await user.click(screen.getByRole('button', { name: 'Sign in' }))
     expect(await screen.findByText('This app hasn’t turned on any way to sign in yet.')).toBeTruthy()
     first.unmount()
-    renderWithService(<AuthModal />, { proxySettings: { enabled: false } })
+    await renderWithService(<AuthModal />, { proxySettings: { enabled: false } })
     await user.click(screen.getByRole('button', { name: 'Sign in' }))
     expect(await screen.findByText('Sign-in is switched off for this app. Try again later.')).toBeTruthy()
   })
 
   it('validates the e-mail before sending and switches to the phone field', async () => {
     const user = userEvent.setup()
-    renderWithService(<AuthModal />)
+    await renderWithService(<AuthModal />)
     await user.type(await openModal(user), 'not-an-email{Enter}')
     expect(screen.getByRole('alert').textContent).toBe('Enter a valid email address.')
     expect(screen.getByRole('textbox', { name: 'Email address' }).getAttribute('aria-invalid')).toBe('true')
@@ -189,7 +189,7 @@ describe('<AuthModal/>', () => {
 
   it('sends an SMS code to the E.164 number built from country and national number', async () => {
     const user = userEvent.setup()
-    const { service } = renderWithService(<AuthModal methods={['sms']} />)
+    const { service } = await renderWithService(<AuthModal methods={['sms']} />)
     await user.click(screen.getByRole('button', { name: 'Sign in' }))
     await user.selectOptions(await screen.findByRole('combobox', { name: 'Country or region' }), 'ES')
     await user.type(screen.getByRole('textbox', { name: 'Phone number' }), '612 345 678{Enter}')
@@ -204,13 +204,13 @@ describe('<AuthModal/>', () => {
     const user = userEvent.setup()
     // Built-in dictionaries load on demand; preloading keeps the first render from suspending.
     await Promise.all([preloadMessages('ar'), preloadMessages('es')])
-    const first = renderWithService(<AuthModal locale="ar" />)
+    const first = await renderWithService(<AuthModal locale="ar" />)
     await user.click(await screen.findByRole('button', { name: 'تسجيل الدخول' }, { timeout: 5000 }))
     await screen.findByRole('textbox', { name: 'البريد الإلكتروني' })
     expect(dialog().getAttribute('dir')).toBe('rtl')
     expect(dialog().getAttribute('lang')).toBe('ar')
     first.unmount()
-    renderWithService(<AuthModal locale="es" messages={{ signIn: 'Entrar' }} theme="dark" />)
+    await renderWithService(<AuthModal locale="es" messages={{ signIn: 'Entrar' }} theme="dark" />)
     await user.click(await screen.findByRole('button', { name: 'Entrar' }, { timeout: 5000 }))
     await screen.findByRole('textbox', { name: 'Correo electrónico' })
     expect(dialog().getAttribute('data-lk-theme')).toBe('dark')

@@ -17,22 +17,22 @@ export { latestCode }
 configure({ asyncUtilTimeout: 5_000 })
 
 /** A real in-process local service and the provider config that talks to it. */
-export function createTestService(options: CreateServiceOptions = {}) {
-  const { service, clientConfig } = createInProcessService(options)
+export async function createTestService(options: CreateServiceOptions = {}) {
+  const { service, clientConfig } = await createInProcessService(options)
   const config = { ...clientConfig, storage: null, polling: { intervalMs: 10, timeoutMs: 2_000 } }
   return { service, config }
 }
 
 /** Renders `ui` under a provider wired to a fresh service. */
-export function renderWithService(ui: ReactElement, options: CreateServiceOptions = {}) {
-  const { service, config } = createTestService(options)
+export async function renderWithService(ui: ReactElement, options: CreateServiceOptions = {}) {
+  const { service, config } = await createTestService(options)
   const result = render(<LatchkeyProvider config={config}>{ui}</LatchkeyProvider>)
   return { ...result, service, config }
 }
 
 /** A client signed in by e-mail OTP (the real flow, code read from the dev outbox). */
 export async function signedInClient(options: CreateServiceOptions = {}, email = 'ana@example.com') {
-  const { service, config } = createTestService(options)
+  const { service, config } = await createTestService(options)
   const client = createLatchkey(config)
   const signIn = async (contact: string) => {
     const started = await startOtpSignIn(client, { otpType: 'OTP_TYPE_EMAIL', contact })

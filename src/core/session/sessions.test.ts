@@ -20,7 +20,7 @@ afterEach(() => {
 
 describe('sessions', () => {
   it('keeps several sessions, one active, and switches between them', async () => {
-    const fx = createClientFixture()
+    const fx = await createClientFixture()
     const a = await fx.signUpDirect()
     const b = await fx.signUpDirect()
     const state = fx.client.store.getState()
@@ -37,7 +37,7 @@ describe('sessions', () => {
 
   it('warns, then expires ANY session (not only the active one) when auto-refresh is off', async () => {
     fakeTime()
-    const fx = createClientFixture({ session: { autoRefresh: false, warningLeadMs: 30_000 } })
+    const fx = await createClientFixture({ session: { autoRefresh: false, warningLeadMs: 30_000 } })
     const a = await fx.signUpDirect({ lifetimeSeconds: 120 })
     const b = await fx.signUpDirect({ lifetimeSeconds: 600 })
     const statusOf = (id?: string) => fx.client.store.getState().sessions[id as string]?.status
@@ -55,7 +55,7 @@ describe('sessions', () => {
 
   it('refreshes a session shorter than the warning lead in its last quarter, not at once', async () => {
     fakeTime()
-    const fx = createClientFixture({ session: { warningLeadMs: 60_000 } })
+    const fx = await createClientFixture({ session: { warningLeadMs: 60_000 } })
     const { sessions } = await fx.signUpDirect({ lifetimeSeconds: 20 })
     const before = sessions[0]!
     const current = () => fx.client.store.getState().sessions[before.id]!
@@ -72,7 +72,7 @@ describe('sessions', () => {
 
   it('auto-refreshes at the warning time: new key via stamp_login, old key revoked', async () => {
     fakeTime()
-    const fx = createClientFixture({ session: { warningLeadMs: 60_000 } })
+    const fx = await createClientFixture({ session: { warningLeadMs: 60_000 } })
     const { sessions } = await fx.signUpDirect({ lifetimeSeconds: 300 })
     const before = sessions[0]!
     const oldKey = await fx.client.keyStore.get(before.publicKey as string)
@@ -98,14 +98,14 @@ describe('sessions', () => {
   })
 
   it('refreshSession can be called by hand and is shared by concurrent callers', async () => {
-    const fx = createClientFixture()
+    const fx = await createClientFixture()
     await fx.signUpDirect()
     const [one, two] = await Promise.all([refreshSession(fx.client), refreshSession(fx.client)])
     expect(one).toBe(two)
   })
 
   it('logout revokes the key on the service (delete_api_keys) and deletes it locally', async () => {
-    const fx = createClientFixture()
+    const fx = await createClientFixture()
     const { sessions, organizationId } = await fx.signUpDirect()
     const session = sessions[0]!
     const key = await fx.client.keyStore.get(session.publicKey as string)
@@ -120,7 +120,7 @@ describe('sessions', () => {
   })
 
   it('persists metadata only, restores it on reload, and marks a session whose key vanished storage-lost', async () => {
-    const fx = createClientFixture()
+    const fx = await createClientFixture()
     const { sessions } = await fx.signUpDirect()
     const session = sessions[0]!
     const text = fx.storage.data.get(sessionsStorageKey(fx.harness.organizationId)) as string
@@ -160,7 +160,7 @@ describe('sessions', () => {
   })
 
   it('ignores persisted sessions of another version or shape', async () => {
-    const fx = createClientFixture()
+    const fx = await createClientFixture()
     fx.storage.setItem(
       sessionsStorageKey(fx.harness.organizationId),
       JSON.stringify({ version: 0, sessions: [{}] }),
@@ -170,7 +170,7 @@ describe('sessions', () => {
   })
 
   it('keeps read-only sessions in memory only; they read but cannot submit', async () => {
-    const fx = createClientFixture()
+    const fx = await createClientFixture()
     const { organizationId } = await fx.signUpDirect()
     const { session } = await createReadOnlySession(fx.client)
     expect(session).toMatchObject({ sessionType: 'SESSION_TYPE_READ_ONLY', organizationId, status: 'active' })
@@ -185,7 +185,7 @@ describe('sessions', () => {
   })
 
   it('nothing secret reaches storage, and private keys are non-extractable', async () => {
-    const fx = createClientFixture()
+    const fx = await createClientFixture()
     const { sessions } = await fx.signUpDirect()
     const key = await fx.client.keyStore.get(sessions[0]?.publicKey as string)
     expect(key?.privateKey.extractable).toBe(false)

@@ -40,13 +40,13 @@ export interface ClientFixture {
   }>
 }
 
-export function createClientFixture(
+export async function createClientFixture(
   overrides: Partial<LatchkeyConfig> = {},
   serviceOptions: Parameters<typeof createHarness>[0] = {},
-): ClientFixture {
+): Promise<ClientFixture> {
   // A fresh IndexedDB per fixture: each test sees only its own keys.
   globalThis.indexedDB = new IDBFactory()
-  const harness = createHarness({ clock: { now: () => Date.now() }, ...serviceOptions } as never)
+  const harness = await createHarness({ clock: { now: () => Date.now() }, ...serviceOptions } as never)
   const storage = memoryStorage()
   const config = (more: Partial<LatchkeyConfig> = {}): LatchkeyConfig => ({
     authProxyUrl: SERVICE_URL,

@@ -11,7 +11,7 @@ import { createClientFixture } from '../test/fixtures.ts'
 
 describe('activities that need consensus', () => {
   it('surfaces CONSENSUS_NEEDED as a typed error carrying the activity; a second approval executes it', async () => {
-    const fx = createClientFixture()
+    const fx = await createClientFixture()
     const { sessions } = await fx.signUpDirect({ users: 2, threshold: 2 })
     const error = await createWallet(fx.client, { walletName: 'Shared', chains: ['ethereum'] }).catch(
       (e) => e,
@@ -36,7 +36,7 @@ describe('activities that need consensus', () => {
   })
 
   it('a rejection ends the activity as REJECTED', async () => {
-    const fx = createClientFixture()
+    const fx = await createClientFixture()
     const { sessions } = await fx.signUpDirect({ users: 2, threshold: 2 })
     const error = (await createWallet(fx.client, { walletName: 'No' }).catch(
       (e) => e,
@@ -51,7 +51,7 @@ describe('activities that need consensus', () => {
  * The local service executes activities synchronously, so to see polling we relabel its real
  * answers as PENDING on the way back (the service itself is untouched).
  */
-function pendingFor(fx: ReturnType<typeof createClientFixture>, polls: number) {
+function pendingFor(fx: Awaited<ReturnType<typeof createClientFixture>>, polls: number) {
   const seen: string[] = []
   let remaining = polls
   const fetch = async (input: string | URL | Request, init?: RequestInit) => {
@@ -70,7 +70,7 @@ function pendingFor(fx: ReturnType<typeof createClientFixture>, polls: number) {
 
 describe('polling pending activities', () => {
   it('polls get_activity with backoff until the activity completes', async () => {
-    const base = createClientFixture()
+    const base = await createClientFixture()
     const { fetch, seen } = pendingFor(base, 3)
     const client = base.reload({ fetch, polling: { intervalMs: 5, backoff: 2, timeoutMs: 5_000 } })
     await base.signUpDirect()
@@ -81,7 +81,7 @@ describe('polling pending activities', () => {
   })
 
   it('gives up with a typed POLL_TIMEOUT carrying the activity', async () => {
-    const base = createClientFixture()
+    const base = await createClientFixture()
     const { fetch } = pendingFor(base, 1_000)
     const client = base.reload({ fetch, polling: { intervalMs: 5, backoff: 1, timeoutMs: 60 } })
     await base.signUpDirect()

@@ -10,7 +10,7 @@ const errorOf = (reply: Reply) => ({
 })
 
 /** An OIDC token as `oauth2_authenticate` issues it (the exchange itself is tested in signin/oauth). */
-function oidcToken(h: Harness, sub: string, aud = 'client-web') {
+async function oidcToken(h: Harness, sub: string, aud = 'client-web') {
   return signInState(h.service.runtime).oidc.issue({
     sub,
     aud,
@@ -53,14 +53,14 @@ const providersOf = async (h: Harness, a: Awaited<ReturnType<typeof account>>) =
 
 describe('create_oauth_providers / delete_oauth_providers', () => {
   it('links a verified identity (V2 type and result), adds an audience of it, lists and unlinks it', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const a = await account(h)
     const reply = await h.submit(
       'create_oauth_providers',
       {
         userId: a.userId,
         oauthProviders: [
-          { providerName: 'google', oidcToken: oidcToken(h, 'grace') },
+          { providerName: 'google', oidcToken: await oidcToken(h, 'grace') },
           {
             providerName: 'google',
             oidcClaims: { iss: 'https://latchkey.invalid/oidc', sub: 'grace', aud: 'client-ios' },
@@ -87,17 +87,17 @@ describe('create_oauth_providers / delete_oauth_providers', () => {
     h.clock.advance(1000)
     const again = await h.submit(
       'create_oauth_providers',
-      { userId: a.userId, oauthProviders: [{ providerName: 'google', oidcToken: oidcToken(h, 'grace') }] },
+      { userId: a.userId, oauthProviders: [{ providerName: 'google', oidcToken: await oidcToken(h, 'grace') }] },
       a.as,
     )
     expect(again.status).toBe(200)
   })
 
   it('one account per identity: another sub-organization cannot link it, nor replay the link', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const a = await account(h)
     const b = await account(h)
-    const token = oidcToken(h, 'ada')
+    const token = await oidcToken(h, 'ada')
     const link = (who: typeof a) =>
       h.submit(
         'create_oauth_providers',
@@ -120,7 +120,7 @@ describe('create_oauth_providers / delete_oauth_providers', () => {
   })
 
   it('refuses unproven claims, forged tokens, users and providers of another organization', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const a = await account(h)
     const b = await account(h)
     const claims = { iss: 'https://latchkey.invalid/oidc', sub: 'victim', aud: 'client-web' }
@@ -137,7 +137,7 @@ describe('create_oauth_providers / delete_oauth_providers', () => {
       errorCode: 'PERMISSION_DENIED',
       field: 'parameters.oauthProviders[0].oidcClaims',
     })
-    const token = oidcToken(h, 'eve')
+    const token = await oidcToken(h, 'eve')
     const forged = `${token.slice(0, -4)}AAAA`
     expect(
       errorOf(
@@ -186,7 +186,7 @@ describe('create_oauth_providers / delete_oauth_providers', () => {
 
 describe('update_user_email / update_user_phone_number', () => {
   it('sets a proven e-mail (ACTIVITY_TYPE_UPDATE_USER_EMAIL) and removes it with an empty string', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const a = await account(h)
     const token = await verificationToken(h, 'New@Example.com'.toLowerCase())
     const reply = await h.submit(
@@ -196,16 +196,16 @@ describe('update_user_email / update_user_phone_number', () => {
     )
     expect(reply.body.activity.type).toBe('ACTIVITY_TYPE_UPDATE_USER_EMAIL')
     expect(resultOf('update_user_email', reply)).toEqual({ userId: a.userId })
-    expect(h.service.store.get('users', a.userId)?.userEmail).toBe('new@example.com')
+    expect((await h.service.store.get('users', a.userId))?.userEmail).toBe('new@example.com')
     // The account is now found by that e-mail (OTP login routes there).
     h.clock.advance(1000)
     const removed = await h.submit('update_user_email', { userId: a.userId, userEmail: '' }, a.as)
     expect(removed.status).toBe(200)
-    expect(h.service.store.get('users', a.userId)?.userEmail).toBeUndefined()
+    expect((await h.service.store.get('users', a.userId))?.userEmail).toBeUndefined()
   })
 
   it('refuses an unproven, a mismatched, a replayed or a taken contact, naming the field', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const a = await account(h)
     const b = await account(h)
     const set = (who: typeof a, userEmail: string, verificationToken?: string) =>
@@ -252,11 +252,11 @@ describe('update_user_email / update_user_phone_number', () => {
       errorCode: 'USER_NOT_FOUND',
       field: 'parameters.userId',
     })
-    expect(h.service.store.get('users', a.userId)?.userEmail).toBe('a@example.com')
+    expect((await h.service.store.get('users', a.userId))?.userEmail).toBe('a@example.com')
   })
 
   it('sets a proven phone number (ACTIVITY_TYPE_UPDATE_USER_PHONE_NUMBER); an e-mail token does not prove it', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const a = await account(h)
     const phone = '+14155550123'
     const emailToken = await verificationToken(h, 'p@example.com')
@@ -274,7 +274,7 @@ describe('update_user_email / update_user_phone_number', () => {
     const reply = await set(token)
     expect(reply.body.activity.type).toBe('ACTIVITY_TYPE_UPDATE_USER_PHONE_NUMBER')
     expect(resultOf('update_user_phone_number', reply)).toEqual({ userId: a.userId })
-    expect(h.service.store.get('users', a.userId)?.userPhoneNumber).toBe(phone)
+    expect((await h.service.store.get('users', a.userId))?.userPhoneNumber).toBe(phone)
     expect(
       errorOf(await h.submit('update_user_phone_number', { userId: a.userId, userPhoneNumber: '555' }, a.as)),
     ).toEqual({ status: 400, errorCode: 'FIELD_INVALID', field: 'parameters.userPhoneNumber' })
@@ -283,7 +283,7 @@ describe('update_user_email / update_user_phone_number', () => {
 
 describe('delete_sub_organization', () => {
   it('deletes the sub-organization it runs in with everything in it; its keys stop working', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const a = await account(h)
     const wallet = await h.submit('create_wallet', { walletName: 'W', accounts: [ETHEREUM_ACCOUNT] }, a.as)
     const { walletId } = resultOf('create_wallet', wallet)
@@ -312,18 +312,18 @@ describe('delete_sub_organization', () => {
     const reply = await h.submit('delete_sub_organization', { deleteWithoutExport: true }, a.as)
     expect(reply.body.activity.type).toBe('ACTIVITY_TYPE_DELETE_SUB_ORGANIZATION')
     expect(resultOf('delete_sub_organization', reply)).toEqual({ subOrganizationUuid: a.organizationId })
-    expect(h.service.store.get('organizations', a.organizationId)).toBeUndefined()
-    expect(h.service.store.get('wallets', walletId)).toBeUndefined()
-    expect(h.service.store.get('privateKeys', privateKeyId)).toBeUndefined()
-    expect(h.service.store.findBy('users', 'organizationId', a.organizationId)).toEqual([])
-    expect(h.service.store.findBy('apiKeys', 'organizationId', a.organizationId)).toEqual([])
+    expect(await h.service.store.get('organizations', a.organizationId)).toBeUndefined()
+    expect(await h.service.store.get('wallets', walletId)).toBeUndefined()
+    expect(await h.service.store.get('privateKeys', privateKeyId)).toBeUndefined()
+    expect(await h.service.store.findBy('users', 'organizationId', a.organizationId)).toEqual([])
+    expect(await h.service.store.findBy('apiKeys', 'organizationId', a.organizationId)).toEqual([])
     h.clock.advance(1000)
     const after = await h.submit('create_wallet', { walletName: 'X', accounts: [ETHEREUM_ACCOUNT] }, a.as)
     expect(errorOf(after)).toMatchObject({ status: 401, errorCode: 'PUBLIC_KEY_NOT_FOUND' })
   })
 
   it('only in a sub-organization, only by its own root quorum', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const a = await account(h)
     const b = await account(h)
     expect(errorOf(await h.submit('delete_sub_organization', {}))).toEqual({
@@ -340,8 +340,8 @@ describe('delete_sub_organization', () => {
     expect(
       errorOf(await h.submit('delete_sub_organization', {}, { organizationId: a.organizationId })),
     ).toEqual({ status: 403, errorCode: 'PERMISSION_DENIED', field: 'organizationId' })
-    expect(h.service.store.get('organizations', a.organizationId)).toBeDefined()
-    expect(h.service.store.get('organizations', b.organizationId)).toBeDefined()
+    expect(await h.service.store.get('organizations', a.organizationId)).toBeDefined()
+    expect(await h.service.store.get('organizations', b.organizationId)).toBeDefined()
     // A two-of-two quorum: one root's request waits for the other's vote.
     const pair = await h.createSubOrganization({ users: 2, threshold: 2 })
     const pending = await h.submit(
@@ -350,6 +350,6 @@ describe('delete_sub_organization', () => {
       { as: pair.keys[0]!, organizationId: pair.organizationId },
     )
     expect(pending.body.activity.status).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED')
-    expect(h.service.store.get('organizations', pair.organizationId)).toBeDefined()
+    expect(await h.service.store.get('organizations', pair.organizationId)).toBeDefined()
   })
 })

@@ -3,7 +3,7 @@ import { createHarness, ETHEREUM_ACCOUNT, testKey } from '../testing/harness.ts'
 
 describe('authorisation', () => {
   it('lets the parent organization create and read sub-organizations but never act in them', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const key = testKey()
     const sub = await h.createSubOrganization({
       keys: [key],
@@ -46,7 +46,7 @@ describe('authorisation', () => {
   })
 
   it('confines a key to its own organization', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const a = await h.createSubOrganization()
     const b = await h.createSubOrganization()
     const asA = { as: a.keys[0]! }
@@ -69,7 +69,7 @@ describe('authorisation', () => {
   })
 
   it('refuses sub-sub-organizations', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const sub = await h.createSubOrganization()
     const reply = await h.submit(
       'create_sub_organization',
@@ -84,18 +84,18 @@ describe('authorisation', () => {
   })
 
   it('denies non-root users and records OUTCOME_DENY_IMPLICIT', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const member = testKey()
     const now = h.clock.now()
-    await h.service.store.transaction((tx) => {
-      tx.put('users', {
+    await h.service.store.transaction(async (tx) => {
+      await tx.put('users', {
         id: 'member-user',
         organizationId: h.organizationId,
         userName: 'Member',
         createdAt: now,
         updatedAt: now,
       })
-      tx.put('apiKeys', {
+      await tx.put('apiKeys', {
         id: 'member-key',
         organizationId: h.organizationId,
         userId: 'member-user',
@@ -109,7 +109,7 @@ describe('authorisation', () => {
     })
     const reply = await h.submit('create_wallet', { walletName: 'x', accounts: [] }, { as: member })
     expect(reply).toMatchObject({ status: 403, body: { details: { errorCode: 'PERMISSION_DENIED' } } })
-    const activity = h.service.store.all('activities').at(-1)!
+    const activity = (await h.service.store.all('activities')).at(-1)!
     expect(activity.status).toBe('ACTIVITY_STATUS_FAILED')
     const evaluations = await h.query('get_policy_evaluations', { activityId: activity.id })
     expect(evaluations.body.policyEvaluations).toEqual([
@@ -120,11 +120,11 @@ describe('authorisation', () => {
     ])
     // Members still read their organization.
     expect((await h.query('list_wallets', {}, { as: member })).status).toBe(200)
-    expect(h.service.store.all('wallets')).toEqual([])
+    expect(await h.service.store.all('wallets')).toEqual([])
   })
 
   it('answers an exact replay with the activity it already created', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const body = JSON.stringify({
       type: 'ACTIVITY_TYPE_CREATE_WALLET',
       timestampMs: String(h.clock.now()),
@@ -135,18 +135,18 @@ describe('authorisation', () => {
     const first = await h.post('/public/v1/submit/create_wallet', body, { [header]: value })
     const second = await h.post('/public/v1/submit/create_wallet', body, { [header]: value })
     expect(second.body.activity.id).toBe(first.body.activity.id)
-    expect(h.service.store.all('wallets')).toHaveLength(1)
+    expect(await h.service.store.all('wallets')).toHaveLength(1)
   })
 })
 
 describe('root quorum consensus', () => {
   it('waits for approvals, then executes as the submitter', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const sub = await h.createSubOrganization({ users: 3, threshold: 2 })
     const [k1, k2, k3] = sub.keys as [
-      ReturnType<typeof testKey>,
-      ReturnType<typeof testKey>,
-      ReturnType<typeof testKey>,
+      Awaited<ReturnType<typeof testKey>>,
+      Awaited<ReturnType<typeof testKey>>,
+      Awaited<ReturnType<typeof testKey>>,
     ]
     const at = { organizationId: sub.organizationId }
     const submitted = await h.submit(
@@ -169,7 +169,7 @@ describe('root quorum consensus', () => {
         }),
       ],
     })
-    expect(h.service.store.all('wallets')).toEqual([])
+    expect(await h.service.store.all('wallets')).toEqual([])
     const seen = await h.query('get_activity', { activityId: pending.id }, { ...at, as: k2 })
     expect(seen.body.activity).toMatchObject({ canApprove: true, canReject: true })
     expect(
@@ -200,7 +200,7 @@ describe('root quorum consensus', () => {
       },
     })
     expect(approved.body.activity.votes).toHaveLength(2)
-    expect(h.service.store.all('wallets')).toHaveLength(1)
+    expect(await h.service.store.all('wallets')).toHaveLength(1)
     const late = await h.submit('approve_activity', { fingerprint: pending.fingerprint }, { ...at, as: k3 })
     expect(late).toMatchObject({ status: 412, body: { details: { errorCode: 'ACTIVITY_NOT_VOTABLE' } } })
     const outcomes = (
@@ -212,7 +212,7 @@ describe('root quorum consensus', () => {
   })
 
   it('rejects once approval can no longer reach the threshold', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const sub = await h.createSubOrganization({ users: 3, threshold: 2 })
     const [k1, k2, k3] = sub.keys
     const at = { organizationId: sub.organizationId }
@@ -226,14 +226,14 @@ describe('root quorum consensus', () => {
       canApprove: false,
       canReject: false,
     })
-    expect(h.service.store.all('wallets')).toEqual([])
+    expect(await h.service.store.all('wallets')).toEqual([])
     const evaluations = (await h.query('get_policy_evaluations', { activityId: pending.id }, at)).body
       .policyEvaluations
     expect(evaluations.at(-1).policyEvaluations).toEqual([{ outcome: 'OUTCOME_REJECTED' }])
   })
 
   it('records an approved activity that fails as FAILED, changing nothing', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const sub = await h.createSubOrganization({ users: 2, threshold: 2 })
     const at = { organizationId: sub.organizationId }
     const pending = (

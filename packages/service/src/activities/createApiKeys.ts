@@ -7,8 +7,8 @@ export const createApiKeys = defineActivity('create_api_keys', {
     userId: r.string('userId', { max: 200 }),
     apiKeys: r.array('apiKeys', readApiKeyParams, { min: 1, max: 10 }),
   }),
-  run: (ctx, p) => {
-    const user = findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
-    return { apiKeyIds: addApiKeys(ctx, user, p.apiKeys, 'parameters.apiKeys') }
+  run: async (ctx, p) => {
+    const user = await findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
+    return { apiKeyIds: await addApiKeys(ctx, user, p.apiKeys, 'parameters.apiKeys') }
   },
 })

@@ -9,7 +9,7 @@ export const createAuthenticators = defineActivity('create_authenticators', {
     authenticators: r.array('authenticators', readAuthenticatorParams, { min: 1, max: 10 }),
   }),
   run: async (ctx, p) => {
-    const user = findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
+    const user = await findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
     return {
       authenticatorIds: await addAuthenticators(ctx, user, p.authenticators, 'parameters.authenticators'),
     }

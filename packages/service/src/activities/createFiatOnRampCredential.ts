@@ -19,9 +19,9 @@ export const createFiatOnRampCredential = defineActivity('create_fiat_on_ramp_cr
       ...(sandboxMode !== undefined ? { sandboxMode } : {}),
     }
   },
-  run: (ctx, p) => {
+  run: async (ctx, p) => {
     const id = ctx.newId()
-    ctx.tx.put('fiatCredentials', {
+    await ctx.tx.put('fiatCredentials', {
       id,
       organizationId: ctx.organization.id,
       onrampProvider: p.onrampProvider,

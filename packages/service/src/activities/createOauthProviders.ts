@@ -53,14 +53,14 @@ export const createOauthProviders = defineActivity('create_oauth_providers', {
     oauthProviders: r.array('oauthProviders', readProvider, { min: 1, max: 10 }),
   }),
   run: async (ctx, p) => {
-    const user = findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
-    const before = new Set(ctx.tx.findBy('oauthProviders', 'userId', user.id).map((row) => row.id))
+    const user = await findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
+    const before = new Set((await ctx.tx.findBy('oauthProviders', 'userId', user.id)).map((row) => row.id))
     const withToken = p.oauthProviders.flatMap((item, index) =>
       item.oidcToken !== undefined ? [{ index, params: item as OauthProviderParams }] : [],
     )
     const providerIds: string[] = []
     if (withToken.length > 0) {
-      const { hook, hookContext } = accountHook(ctx, 'oauthProviders', 'parameters.oauthProviders')
+      const { hook, hookContext } = await accountHook(ctx, 'oauthProviders', 'parameters.oauthProviders')
       // One call per item, so an error names the item's own index.
       for (const { index, params } of withToken) {
         const field = `parameters.oauthProviders[${index}]`
@@ -78,14 +78,14 @@ export const createOauthProviders = defineActivity('create_oauth_providers', {
             )
           throw error
         }
-        const added = ctx.tx.findBy('oauthProviders', 'userId', user.id).filter((row) => !before.has(row.id))
+        const added = (await ctx.tx.findBy('oauthProviders', 'userId', user.id)).filter((row) => !before.has(row.id))
         for (const row of added) {
           before.add(row.id)
           providerIds.push(row.id)
         }
       }
     }
-    const linked = ctx.tx.findBy('oauthProviders', 'userId', user.id)
+    const linked = await ctx.tx.findBy('oauthProviders', 'userId', user.id)
     for (const [index, item] of p.oauthProviders.entries()) {
       const claims = item.oidcClaims
       if (!claims) continue
@@ -104,7 +104,7 @@ export const createOauthProviders = defineActivity('create_oauth_providers', {
           `${field}.aud`,
         )
       const id = ctx.newId()
-      const row = ctx.tx.put('oauthProviders', {
+      const row = await ctx.tx.put('oauthProviders', {
         id,
         organizationId: user.organizationId,
         userId: user.id,

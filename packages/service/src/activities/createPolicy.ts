@@ -3,10 +3,10 @@ import { checkPolicyName, readPolicyParams } from '../policies/readPolicyParams.
 import { type ActivityContext, defineActivity } from '../registry.ts'
 
 /** Stores one policy (its expressions were parsed when the request was read). */
-export function storePolicy(ctx: ActivityContext, params: PolicyParams, field: string): string {
-  checkPolicyName(ctx.tx, ctx.organization.id, params.policyName, `${field}.policyName`)
+export async function storePolicy(ctx: ActivityContext, params: PolicyParams, field: string): Promise<string> {
+  await checkPolicyName(ctx.tx, ctx.organization.id, params.policyName, `${field}.policyName`)
   const id = ctx.newId()
-  ctx.tx.put('policies', {
+  await ctx.tx.put('policies', {
     id,
     organizationId: ctx.organization.id,
     name: params.policyName,
@@ -23,5 +23,5 @@ export function storePolicy(ctx: ActivityContext, params: PolicyParams, field: s
 /** A policy of the organization (ACTIVITY_TYPE_CREATE_POLICY_V3). */
 export const createPolicy = defineActivity('create_policy', {
   parse: (r) => readPolicyParams(r.value, r.path),
-  run: (ctx, p) => ({ policyId: storePolicy(ctx, p, 'parameters') }),
+  run: async (ctx, p) => ({ policyId: await storePolicy(ctx, p, 'parameters') }),
 })

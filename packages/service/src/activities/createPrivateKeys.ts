@@ -1,3 +1,4 @@
+import { mapInOrder } from '../async.ts'
 import { randomBytes } from '@noble/hashes/utils.js'
 import { readPrivateKeyParams, storePrivateKey } from '../domain/privateKeys.ts'
 import { defineActivity } from '../registry.ts'
@@ -5,11 +6,11 @@ import { defineActivity } from '../registry.ts'
 /** New random private keys (secp256k1 or ed25519), sealed at rest, with an address per format. */
 export const createPrivateKeys = defineActivity('create_private_keys', {
   parse: (r) => ({ privateKeys: r.array('privateKeys', readPrivateKeyParams, { min: 1, max: 10 }) }),
-  run: (ctx, p) => ({
-    privateKeys: p.privateKeys.map((params, index) => {
+  run: async (ctx, p) => ({
+    privateKeys: await mapInOrder(p.privateKeys, async (params, index) => {
       const privateKey = randomBytes(32)
       try {
-        const row = storePrivateKey(
+        const row = await storePrivateKey(
           ctx,
           { ...params, privateKey, imported: false },
           `parameters.privateKeys[${index}]`,

@@ -4,8 +4,8 @@ import { defineActivity } from '../registry.ts'
 /** A one-hour read-only session JWT (presented as `X-Session` on query routes). */
 export const createReadOnlySession = defineActivity('create_read_only_session', {
   parse: () => ({}) as Record<string, never>,
-  run: (ctx) => {
-    const user = ctx.tx.get('users', ctx.caller.userId)!
+  run: async (ctx) => {
+    const user = (await ctx.tx.get('users', ctx.caller.userId))!
     const exp = Math.floor(ctx.now / 1000) + READ_ONLY_SESSION_SECONDS
     const session = signSession(ctx.service, {
       exp,

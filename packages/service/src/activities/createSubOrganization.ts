@@ -1,3 +1,4 @@
+import { mapInOrder } from '../async.ts'
 import { readRootUser, readWalletParams } from '../domain/params.ts'
 import { addApiKeys, addAuthenticators } from '../domain/users.ts'
 import { createWalletRecords } from '../domain/wallets.ts'
@@ -49,8 +50,8 @@ export const createSubOrganization = defineActivity('create_sub_organization', {
         'organizationId',
       )
     const id = ctx.newId()
-    const users: UserRow[] = p.rootUsers.map((params) =>
-      ctx.tx.put('users', {
+    const users: UserRow[] = await mapInOrder(p.rootUsers, async (params) =>
+      await ctx.tx.put('users', {
         id: ctx.newId(),
         organizationId: id,
         userName: params.userName,
@@ -60,7 +61,7 @@ export const createSubOrganization = defineActivity('create_sub_organization', {
         updatedAt: ctx.now,
       }),
     )
-    const subOrganization = ctx.tx.put('organizations', {
+    const subOrganization = await ctx.tx.put('organizations', {
       id,
       name: p.subOrganizationName,
       parentOrganizationId: ctx.organization.id,
@@ -80,7 +81,7 @@ export const createSubOrganization = defineActivity('create_sub_organization', {
     for (const [index, params] of p.rootUsers.entries()) {
       const user = users[index]!
       const field = `parameters.rootUsers[${index}]`
-      addApiKeys(ctx, user, params.apiKeys, `${field}.apiKeys`)
+      await addApiKeys(ctx, user, params.apiKeys, `${field}.apiKeys`)
       await addAuthenticators(ctx, user, params.authenticators, `${field}.authenticators`)
       if (params.oauthProviders.length > 0) {
         const hook = hooks.find((candidate) => candidate.oauthProviders)?.oauthProviders

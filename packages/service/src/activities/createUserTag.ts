@@ -4,9 +4,9 @@ import { defineActivity } from '../registry.ts'
 
 export const createUserTag = defineActivity('create_user_tag', {
   parse: (r) => ({ userTagName: r.string('userTagName', { max: 256 }), userIds: r.ids('userIds') }),
-  run: (ctx, p) => {
-    const taken = ctx.tx
-      .findBy('userTags', 'organizationId', ctx.organization.id)
+  run: async (ctx, p) => {
+    const taken = (await ctx.tx
+      .findBy('userTags', 'organizationId', ctx.organization.id))
       .some((tag) => tag.name === p.userTagName)
     if (taken)
       throw new ApiError(
@@ -15,9 +15,9 @@ export const createUserTag = defineActivity('create_user_tag', {
         'parameters.userTagName',
       )
     for (const [index, userId] of p.userIds.entries())
-      findUser(ctx.tx, ctx.organization.id, userId, `parameters.userIds[${index}]`)
+      await findUser(ctx.tx, ctx.organization.id, userId, `parameters.userIds[${index}]`)
     const id = ctx.newId()
-    ctx.tx.put('userTags', {
+    await ctx.tx.put('userTags', {
       id,
       organizationId: ctx.organization.id,
       name: p.userTagName,

@@ -19,12 +19,12 @@ export const createUsers = defineActivity('create_users', {
   parse: (r) => ({ users: r.array('users', readUserParams, { min: 1, max: 100 }) }),
   run: async (ctx, p) => {
     const tags = new Map(
-      ctx.tx.findBy('userTags', 'organizationId', ctx.organization.id).map((tag) => [tag.id, tag]),
+      (await ctx.tx.findBy('userTags', 'organizationId', ctx.organization.id)).map((tag) => [tag.id, tag]),
     )
     const userIds: string[] = []
     for (const [index, params] of p.users.entries()) {
       const field = `parameters.users[${index}]`
-      const user = ctx.tx.put('users', {
+      const user = await ctx.tx.put('users', {
         id: ctx.newId(),
         organizationId: ctx.organization.id,
         userName: params.userName,
@@ -33,7 +33,7 @@ export const createUsers = defineActivity('create_users', {
         createdAt: ctx.now,
         updatedAt: ctx.now,
       })
-      addApiKeys(ctx, user, params.apiKeys, `${field}.apiKeys`)
+      await addApiKeys(ctx, user, params.apiKeys, `${field}.apiKeys`)
       await addAuthenticators(ctx, user, params.authenticators, `${field}.authenticators`)
       if (params.oauthProviders.length > 0) {
         const hook = ctx.registry.plugins.find((plugin) => plugin.subOrganization?.oauthProviders)
@@ -61,7 +61,7 @@ export const createUsers = defineActivity('create_users', {
           )
         tags.set(
           tag.id,
-          ctx.tx.put('userTags', { ...tag, userIds: [...tag.userIds, user.id], updatedAt: ctx.now }),
+          await ctx.tx.put('userTags', { ...tag, userIds: [...tag.userIds, user.id], updatedAt: ctx.now }),
         )
       }
       userIds.push(user.id)

@@ -10,12 +10,12 @@ export const createWalletAccounts = defineActivity('create_wallet_accounts', {
     persist: r.optBool('persist') ?? true,
   }),
   run: async (ctx, p) => {
-    const wallet = findWallet(ctx.tx, ctx.organization.id, p.walletId, 'parameters.walletId')
+    const wallet = await findWallet(ctx.tx, ctx.organization.id, p.walletId, 'parameters.walletId')
     const addresses = await deriveAccounts(ctx, wallet, p.accounts, {
       persist: p.persist !== false,
       field: 'parameters.accounts',
     })
-    if (p.persist !== false) ctx.tx.put('wallets', { ...wallet, updatedAt: ctx.now })
+    if (p.persist !== false) await ctx.tx.put('wallets', { ...wallet, updatedAt: ctx.now })
     return { addresses }
   },
 })

@@ -1,3 +1,4 @@
+import { mapInOrder } from '../async.ts'
 import { assertRootKeepsAccess } from '../domain/sessions.ts'
 import { findUser } from '../domain/users.ts'
 import { ApiError } from '../errors.ts'
@@ -8,8 +9,8 @@ export const deleteApiKeys = defineActivity('delete_api_keys', {
   // A session key belongs to whichever user logged in, root or not; it may revoke its own keys.
   selfService: true,
   parse: (r) => ({ userId: r.string('userId', { max: 200 }), apiKeyIds: r.ids('apiKeyIds', { min: 1 }) }),
-  run: (ctx, p) => {
-    const user = findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
+  run: async (ctx, p) => {
+    const user = await findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
     const isRoot = ctx.organization.rootUserIds.includes(ctx.caller.userId)
     if (!isRoot && ctx.caller.userId !== user.id)
       throw new ApiError(
@@ -17,17 +18,17 @@ export const deleteApiKeys = defineActivity('delete_api_keys', {
         'only root users may delete other users\u2019 keys',
         'parameters.userId',
       )
-    p.apiKeyIds.forEach((id, index) => {
-      const key = ctx.tx.get('apiKeys', id)
+    await mapInOrder(p.apiKeyIds, async (id, index) => {
+      const key = await ctx.tx.get('apiKeys', id)
       if (!key || key.userId !== user.id)
         throw new ApiError(
           'API_KEY_NOT_FOUND',
           `user ${user.id} has no API key ${id}`,
           `parameters.apiKeyIds[${index}]`,
         )
-      ctx.tx.delete('apiKeys', id)
+      await ctx.tx.delete('apiKeys', id)
     })
-    assertRootKeepsAccess(ctx, user, 'parameters.apiKeyIds')
+    await assertRootKeepsAccess(ctx, user, 'parameters.apiKeyIds')
     return { apiKeyIds: p.apiKeyIds }
   },
 })

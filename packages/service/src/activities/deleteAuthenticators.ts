@@ -1,3 +1,4 @@
+import { mapInOrder } from '../async.ts'
 import { assertRootKeepsAccess } from '../domain/sessions.ts'
 import { findUser } from '../domain/users.ts'
 import { ApiError } from '../errors.ts'
@@ -8,19 +9,19 @@ export const deleteAuthenticators = defineActivity('delete_authenticators', {
     userId: r.string('userId', { max: 200 }),
     authenticatorIds: r.ids('authenticatorIds', { min: 1 }),
   }),
-  run: (ctx, p) => {
-    const user = findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
-    p.authenticatorIds.forEach((id, index) => {
-      const authenticator = ctx.tx.get('authenticators', id)
+  run: async (ctx, p) => {
+    const user = await findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
+    await mapInOrder(p.authenticatorIds, async (id, index) => {
+      const authenticator = await ctx.tx.get('authenticators', id)
       if (!authenticator || authenticator.userId !== user.id)
         throw new ApiError(
           'AUTHENTICATOR_NOT_FOUND',
           `user ${user.id} has no authenticator ${id}`,
           `parameters.authenticatorIds[${index}]`,
         )
-      ctx.tx.delete('authenticators', id)
+      await ctx.tx.delete('authenticators', id)
     })
-    assertRootKeepsAccess(ctx, user, 'parameters.authenticatorIds')
+    await assertRootKeepsAccess(ctx, user, 'parameters.authenticatorIds')
     return { authenticatorIds: p.authenticatorIds }
   },
 })

@@ -1,3 +1,4 @@
+import { mapInOrder } from '../async.ts'
 import { findUser } from '../domain/users.ts'
 import { ApiError } from '../errors.ts'
 import { defineActivity } from '../registry.ts'
@@ -8,17 +9,17 @@ export const deleteOauthProviders = defineActivity('delete_oauth_providers', {
     userId: r.string('userId', { max: 200 }),
     providerIds: r.ids('providerIds', { min: 1, max: 100 }),
   }),
-  run: (ctx, p) => {
-    const user = findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
-    p.providerIds.forEach((providerId, index) => {
-      const row = ctx.tx.get('oauthProviders', providerId)
+  run: async (ctx, p) => {
+    const user = await findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
+    await mapInOrder(p.providerIds, async (providerId, index) => {
+      const row = await ctx.tx.get('oauthProviders', providerId)
       if (!row || row.userId !== user.id)
         throw new ApiError(
           'OAUTH_PROVIDER_NOT_FOUND',
           `OAuth provider ${providerId} not found on user ${user.id}`,
           `parameters.providerIds[${index}]`,
         )
-      ctx.tx.delete('oauthProviders', providerId)
+      await ctx.tx.delete('oauthProviders', providerId)
     })
     return { providerIds: p.providerIds }
   },

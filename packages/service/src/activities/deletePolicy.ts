@@ -3,9 +3,9 @@ import { findPolicy } from './updatePolicy.ts'
 
 export const deletePolicy = defineActivity('delete_policy', {
   parse: (r) => ({ policyId: r.string('policyId', { max: 200 }) }),
-  run: (ctx, p) => {
-    const policy = findPolicy(ctx.tx, ctx.organization.id, p.policyId, 'parameters.policyId')
-    ctx.tx.delete('policies', policy.id)
+  run: async (ctx, p) => {
+    const policy = await findPolicy(ctx.tx, ctx.organization.id, p.policyId, 'parameters.policyId')
+    await ctx.tx.delete('policies', policy.id)
     return { policyId: policy.id }
   },
 })

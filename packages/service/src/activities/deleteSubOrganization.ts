@@ -28,7 +28,7 @@ export const deleteSubOrganization = defineActivity('delete_sub_organization', {
     const deleteWithoutExport = r.optBool('deleteWithoutExport')
     return deleteWithoutExport !== undefined ? { deleteWithoutExport } : {}
   },
-  run: (ctx, p) => {
+  run: async (ctx, p) => {
     const organization = ctx.organization
     if (organization.parentOrganizationId === undefined)
       throw new ApiError(
@@ -38,8 +38,8 @@ export const deleteSubOrganization = defineActivity('delete_sub_organization', {
       )
     if (!p.deleteWithoutExport) {
       const unexported =
-        ctx.tx.findBy('wallets', 'organizationId', organization.id).find((w) => !w.exported) ??
-        ctx.tx.findBy('privateKeys', 'organizationId', organization.id).find((k) => !k.exported)
+        (await ctx.tx.findBy('wallets', 'organizationId', organization.id)).find((w) => !w.exported) ??
+        (await ctx.tx.findBy('privateKeys', 'organizationId', organization.id)).find((k) => !k.exported)
       if (unexported)
         throw new ApiError(
           'WALLET_NOT_EXPORTED',
@@ -48,12 +48,12 @@ export const deleteSubOrganization = defineActivity('delete_sub_organization', {
         )
     }
     for (const table of OWNED)
-      for (const row of ctx.tx.findBy(table, 'organizationId' as never, organization.id as never))
-        ctx.tx.delete(table, row.id)
+      for (const row of await ctx.tx.findBy(table, 'organizationId' as never, organization.id as never))
+        await ctx.tx.delete(table, row.id)
     for (const user of organization.rootUserIds)
-      for (const target of ctx.tx.findBy('importTargets', 'userId', user))
-        ctx.tx.delete('importTargets', target.id)
-    ctx.tx.delete('organizations', organization.id)
+      for (const target of await ctx.tx.findBy('importTargets', 'userId', user))
+        await ctx.tx.delete('importTargets', target.id)
+    await ctx.tx.delete('organizations', organization.id)
     return { subOrganizationUuid: organization.id }
   },
 })

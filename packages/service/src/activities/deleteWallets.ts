@@ -1,3 +1,4 @@
+import { mapInOrder } from '../async.ts'
 import { findWallet } from '../domain/wallets.ts'
 import { ApiError } from '../errors.ts'
 import { defineActivity } from '../registry.ts'
@@ -11,19 +12,19 @@ export const deleteWallets = defineActivity('delete_wallets', {
       ...(deleteWithoutExport !== undefined ? { deleteWithoutExport } : {}),
     }
   },
-  run: (ctx, p) => {
-    p.walletIds.forEach((walletId, index) => {
+  run: async (ctx, p) => {
+    await mapInOrder(p.walletIds, async (walletId, index) => {
       const field = `parameters.walletIds[${index}]`
-      const wallet = findWallet(ctx.tx, ctx.organization.id, walletId, field)
+      const wallet = await findWallet(ctx.tx, ctx.organization.id, walletId, field)
       if (!wallet.exported && !p.deleteWithoutExport)
         throw new ApiError(
           'WALLET_NOT_EXPORTED',
           `wallet ${walletId} was never exported; export it first or set deleteWithoutExport`,
           field,
         )
-      for (const account of ctx.tx.findBy('walletAccounts', 'walletId', walletId))
-        ctx.tx.delete('walletAccounts', account.id)
-      ctx.tx.delete('wallets', walletId)
+      for (const account of await ctx.tx.findBy('walletAccounts', 'walletId', walletId))
+        await ctx.tx.delete('walletAccounts', account.id)
+      await ctx.tx.delete('wallets', walletId)
     })
     return { walletIds: p.walletIds }
   },

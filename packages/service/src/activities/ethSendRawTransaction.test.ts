@@ -21,7 +21,7 @@ afterAll(async () => {
 
 /** A transfer from `from` signed through sign_raw_payloads (the service holds the key). */
 async function signTransfer(
-  h: ReturnType<typeof createHarness>,
+  h: Awaited<ReturnType<typeof createHarness>>,
   from: string,
   nonce: bigint,
   chainId = 31337n,
@@ -58,7 +58,7 @@ async function signTransfer(
 
 describe('eth_send_raw_transaction', () => {
   it('broadcasts a service-signed transaction to the configured node, which mines it', async () => {
-    const h = createHarness({ rpc: { 'eip155:31337': rpcUrl } })
+    const h = await createHarness({ rpc: { 'eip155:31337': rpcUrl } })
     const { addresses } = resultOf(
       'create_wallet',
       await h.submit('create_wallet', { walletName: 'Gas', accounts: [ETHEREUM_ACCOUNT] }),
@@ -91,7 +91,7 @@ describe('eth_send_raw_transaction', () => {
   })
 
   it('fails clearly without a node, for another chain, or for garbage', async () => {
-    const h = createHarness({ rpc: { 'eip155:31337': rpcUrl } })
+    const h = await createHarness({ rpc: { 'eip155:31337': rpcUrl } })
     const { addresses } = resultOf(
       'create_wallet',
       await h.submit('create_wallet', { walletName: 'G', accounts: [ETHEREUM_ACCOUNT] }),
@@ -121,7 +121,7 @@ describe('eth_send_raw_transaction', () => {
     })
     const badCaip = await h.submit('eth_send_raw_transaction', { signedTransaction, caip2: 'ethereum' })
     expect(badCaip).toMatchObject({ status: 400, body: { details: { field: 'parameters.caip2' } } })
-    const down = createHarness({ rpc: { 'eip155:1': 'http://127.0.0.1:9' } })
+    const down = await createHarness({ rpc: { 'eip155:1': 'http://127.0.0.1:9' } })
     const { addresses: a2 } = resultOf(
       'create_wallet',
       await down.submit('create_wallet', { walletName: 'G', accounts: [ETHEREUM_ACCOUNT] }),

@@ -14,7 +14,8 @@ export const ethSendRawTransaction = defineActivity('eth_send_raw_transaction', 
     signedTransaction: r.string('signedTransaction', { max: 128 * 1024 }),
     caip2: r.string('caip2', { max: 41, pattern: CAIP2, hint: 'a CAIP-2 chain id like eip155:1' }),
   }),
-  run: async (ctx, p) => {
+  // The broadcast (bounded by a 15 s timeout) holds no database transaction.
+  prepare: async (ctx, p) => {
     if (!p.caip2.startsWith('eip155:'))
       throw new ApiError('FIELD_INVALID', 'caip2 must be an eip155 chain', 'parameters.caip2')
     const decoded = withField('parameters', () => decodeSignedTransaction(p.signedTransaction))
@@ -55,4 +56,5 @@ export const ethSendRawTransaction = defineActivity('eth_send_raw_transaction', 
       throw new ApiError('RPC_FAILED', `the node reported hash ${reply.result}, expected ${decoded.hash}`)
     return { transactionHash: decoded.hash }
   },
+  run: (ctx) => ctx.prepared as { transactionHash: string },
 })

@@ -8,10 +8,10 @@ export const exportPrivateKey = defineActivity('export_private_key', {
     privateKeyId: r.string('privateKeyId', { max: 200 }),
     targetPublicKey: r.string('targetPublicKey', { max: 200 }),
   }),
-  run: (ctx, p) => {
-    const row = findPrivateKey(ctx.tx, ctx.organization.id, p.privateKeyId, 'parameters.privateKeyId')
+  run: async (ctx, p) => {
+    const row = await findPrivateKey(ctx.tx, ctx.organization.id, p.privateKeyId, 'parameters.privateKeyId')
     const exportBundle = exportSecret(ctx, ctx.service.open(row.sealedPrivateKey), p.targetPublicKey)
-    ctx.tx.put('privateKeys', { ...row, exported: true, updatedAt: ctx.now })
+    await ctx.tx.put('privateKeys', { ...row, exported: true, updatedAt: ctx.now })
     return { privateKeyId: row.id, exportBundle }
   },
 })

@@ -9,14 +9,14 @@ export const exportWallet = defineActivity('export_wallet', {
     walletId: r.string('walletId', { max: 200 }),
     targetPublicKey: r.string('targetPublicKey', { max: 200 }),
   }),
-  run: (ctx, p) => {
-    const wallet = findWallet(ctx.tx, ctx.organization.id, p.walletId, 'parameters.walletId')
+  run: async (ctx, p) => {
+    const wallet = await findWallet(ctx.tx, ctx.organization.id, p.walletId, 'parameters.walletId')
     const exportBundle = exportSecret(
       ctx,
       utf8ToBytes(ctx.service.openText(wallet.sealedMnemonic)),
       p.targetPublicKey,
     )
-    ctx.tx.put('wallets', { ...wallet, exported: true, updatedAt: ctx.now })
+    await ctx.tx.put('wallets', { ...wallet, exported: true, updatedAt: ctx.now })
     return { walletId: wallet.id, exportBundle }
   },
 })

@@ -9,8 +9,8 @@ export const exportWalletAccount = defineActivity('export_wallet_account', {
     address: r.string('address', { max: 200 }),
     targetPublicKey: r.string('targetPublicKey', { max: 200 }),
   }),
-  run: (ctx, p) => {
-    const account = findAccount(ctx.tx, ctx.organization.id, p.address, 'parameters.address')
+  run: async (ctx, p) => {
+    const account = await findAccount(ctx.tx, ctx.organization.id, p.address, 'parameters.address')
     const signerPrivateKey = ctx.service.signerPrivateKey()
     try {
       const exportBundle = withAccountKey(ctx.service, account, (privateKey) =>
@@ -23,8 +23,8 @@ export const exportWalletAccount = defineActivity('export_wallet_account', {
           }),
         ),
       )
-      const wallet = ctx.tx.get('wallets', account.walletId)!
-      ctx.tx.put('wallets', { ...wallet, exported: true, updatedAt: ctx.now })
+      const wallet = (await ctx.tx.get('wallets', account.walletId))!
+      await ctx.tx.put('wallets', { ...wallet, exported: true, updatedAt: ctx.now })
       return { address: account.address, exportBundle }
     } finally {
       signerPrivateKey.fill(0)

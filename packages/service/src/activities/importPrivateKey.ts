@@ -17,10 +17,10 @@ export const importPrivateKey = defineActivity('import_private_key', {
     addressFormats: readAddressFormats(r),
   }),
   run: async (ctx, p) => {
-    const user = findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
+    const user = await findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
     const privateKey = await openImportedSecret(ctx, user, p.encryptedBundle, 'init_import_private_key')
     try {
-      const row = storePrivateKey(
+      const row = await storePrivateKey(
         ctx,
         {
           privateKeyName: p.privateKeyName,

@@ -15,7 +15,7 @@ export const importWallet = defineActivity('import_wallet', {
     accounts: readAccounts(r),
   }),
   run: async (ctx, p) => {
-    const user = findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
+    const user = await findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
     const plaintext = await openImportedSecret(ctx, user, p.encryptedBundle, 'init_import_wallet')
     const mnemonic = normalizeMnemonic(new TextDecoder().decode(plaintext))
     plaintext.fill(0)

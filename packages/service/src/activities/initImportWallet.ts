@@ -9,13 +9,13 @@ import { defineActivity } from '../registry.ts'
  */
 export const initImportWallet = defineActivity('init_import_wallet', {
   parse: (r) => ({ userId: r.string('userId', { max: 200 }) }),
-  run: (ctx, p) => {
-    const user = findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
-    for (const previous of ctx.tx.findBy('importTargets', 'userId', user.id))
-      ctx.tx.delete('importTargets', previous.id)
+  run: async (ctx, p) => {
+    const user = await findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
+    for (const previous of await ctx.tx.findBy('importTargets', 'userId', user.id))
+      await ctx.tx.delete('importTargets', previous.id)
     const targetPrivateKey = randomP256PrivateKey()
     const targetPublic = p256PublicKey(targetPrivateKey, false)
-    ctx.tx.put('importTargets', {
+    await ctx.tx.put('importTargets', {
       id: ctx.newId(),
       organizationId: ctx.organization.id,
       userId: user.id,

@@ -18,7 +18,7 @@ const rootUser = (userName: string, extra: Record<string, unknown> = {}) => ({
 
 describe('create_sub_organization', () => {
   it('creates root users with keys and a wallet, and reports them', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const key = testKey('SIGNATURE_SCHEME_TK_API_ED25519')
     const reply = await h.submit('create_sub_organization', {
       subOrganizationName: 'Alice org',
@@ -65,7 +65,7 @@ describe('create_sub_organization', () => {
         updatedAt: { seconds: String(h.clock.now() / 1000), nanos: '0' },
       },
     ])
-    expect(h.service.store.get('organizations', result.subOrganizationId)).toMatchObject({
+    expect(await h.service.store.get('organizations', result.subOrganizationId)).toMatchObject({
       name: 'Alice org',
       parentOrganizationId: h.organizationId,
       disableSmsAuth: true,
@@ -73,7 +73,7 @@ describe('create_sub_organization', () => {
   })
 
   it('validates quorum, users, keys and contacts, naming the field', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const cases: [Record<string, unknown>, string, string][] = [
       [
         { rootQuorumThreshold: 2, rootUsers: [rootUser('a')] },
@@ -138,16 +138,16 @@ describe('create_sub_organization', () => {
         errorCode,
       })
     }
-    expect(h.service.store.findBy('organizations', 'parentOrganizationId', h.organizationId)).toEqual([])
+    expect(await h.service.store.findBy('organizations', 'parentOrganizationId', h.organizationId)).toEqual([])
   })
 
   it('leaves nothing behind when a later part fails (atomic)', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const count = () =>
       ['users', 'apiKeys', 'organizations', 'authenticators'].map(
-        (t) => h.service.store.all(t as 'users').length,
+        async (t) => (await h.service.store.all(t as 'users')).length,
       )
-    const before = count()
+    const before = await count()
     const passkey = softPasskey()
     const registration = passkey.register()
     const reply = await h.submit('create_sub_organization', {
@@ -164,7 +164,7 @@ describe('create_sub_organization', () => {
     })
     expect(reply).toMatchObject({ status: 400, body: { details: { errorCode: 'ATTESTATION_INVALID' } } })
     expect(count()).toEqual(before)
-    const failed = h.service.store.all('activities').at(-1)!
+    const failed = (await h.service.store.all('activities')).at(-1)!
     expect(failed).toMatchObject({
       status: 'ACTIVITY_STATUS_FAILED',
       failure: { details: { errorCode: 'ATTESTATION_INVALID' } },
@@ -174,7 +174,7 @@ describe('create_sub_organization', () => {
 
 describe('list_suborgs', () => {
   it('filters by every filter type and paginates with cursors', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const passkey = softPasskey()
     const key = testKey()
     const alice = resultOf(
@@ -210,8 +210,8 @@ describe('list_suborgs', () => {
     const unsigned = (claims: object) =>
       `e30.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.sig`
     expect(await find('OIDC_TOKEN', unsigned({ iss: 'https://accounts.google.com', sub: '42' }))).toEqual([])
-    await h.service.store.transaction((tx) => {
-      tx.put('oauthProviders', {
+    await h.service.store.transaction(async (tx) => {
+      await tx.put('oauthProviders', {
         id: 'p1',
         organizationId: id,
         userId: alice.rootUserIds[0],
@@ -257,7 +257,7 @@ describe('list_suborgs', () => {
 
 describe('users and tags', () => {
   it('renames users, creates and updates tags atomically', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const sub = await h.createSubOrganization({ users: 2 })
     const at = { organizationId: sub.organizationId, as: sub.keys[0]! }
     const [u1, u2] = sub.userIds as [string, string]
@@ -313,7 +313,7 @@ describe('users and tags', () => {
   })
 
   it('serialises concurrent activities: one of two identical tag names wins', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const replies = await Promise.all(
       Array.from({ length: 10 }, (_, i) => {
         h.clock.advance(1)
@@ -329,7 +329,7 @@ describe('users and tags', () => {
   })
 
   it('whoami answers the caller', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const sub = await h.createSubOrganization({ name: 'Who' })
     expect(
       (await h.query('whoami', {}, { organizationId: sub.organizationId, as: sub.keys[0]! })).body,
@@ -344,7 +344,7 @@ describe('users and tags', () => {
 
 describe('create_fiat_on_ramp_credential', () => {
   it('stores the credential with its secrets sealed', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const reply = await h.submit('create_fiat_on_ramp_credential', {
       onrampProvider: 'FIAT_ON_RAMP_PROVIDER_COINBASE',
       projectId: 'p1',
@@ -353,7 +353,7 @@ describe('create_fiat_on_ramp_credential', () => {
       sandboxMode: true,
     })
     const { fiatOnRampCredentialId } = resultOf('create_fiat_on_ramp_credential', reply)
-    const row = h.service.store.get('fiatCredentials', fiatOnRampCredentialId)!
+    const row = (await h.service.store.get('fiatCredentials', fiatOnRampCredentialId))!
     expect(row).toMatchObject({
       onrampProvider: 'FIAT_ON_RAMP_PROVIDER_COINBASE',
       sandboxMode: true,

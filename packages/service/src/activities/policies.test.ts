@@ -10,7 +10,7 @@ const ALLOW_SIGN = {
 
 describe('policy activities and queries', () => {
   it('creates, reads, lists, updates and deletes policies', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const created = await h.submit('create_policy', ALLOW_SIGN)
     expect(created.body.activity).toMatchObject({
       type: 'ACTIVITY_TYPE_CREATE_POLICY_V3',
@@ -87,7 +87,7 @@ describe('policy activities and queries', () => {
   })
 
   it('refuses a syntax error at create and update with the field and position', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const bad = await h.submit('create_policy', { ...ALLOW_SIGN, condition: "activity.type == 'x' &&" })
     expect(bad).toMatchObject({
       status: 400,
@@ -130,7 +130,7 @@ describe('policy activities and queries', () => {
   })
 
   it('keeps policies to their organization', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const sub = await h.createSubOrganization()
     const { policyId } = resultOf(
       'create_policy',
@@ -146,7 +146,7 @@ describe('policy activities and queries', () => {
 
 describe('create_users and delete_users', () => {
   it('adds non-root users with API keys and tags, and deletes them with their keys', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const tag = resultOf(
       'create_user_tag',
       await h.submit('create_user_tag', { userTagName: 'backend', userIds: [] }),

@@ -25,7 +25,7 @@ const ETH_KEY = {
 
 describe('private keys', () => {
   it('creates (V2), lists, signs by id and by address, and exports a key the published client opens', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const a = await account(h)
     const created = await h.submit(
       'create_private_keys',
@@ -114,7 +114,7 @@ describe('private keys', () => {
   })
 
   it('imports a key encrypted by the published encryptPrivateKeyToBundle, once', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const a = await account(h)
     const { importBundle } = resultOf(
       'init_import_private_key',
@@ -142,7 +142,7 @@ describe('private keys', () => {
     const publicKey = secp256k1.getPublicKey(secret, false)
     const expected = `0x${bytesToHex(keccak_256(publicKey.slice(1)).slice(-20))}`
     expect(addresses[0].address.toLowerCase()).toBe(expected)
-    const stored = h.service.store.get('privateKeys', privateKeyId)!
+    const stored = (await h.service.store.get('privateKeys', privateKeyId))!
     expect(stored.imported).toBe(true)
     expect(JSON.stringify(stored)).not.toContain(bytesToHex(secret))
     // The import target is spent: the same bundle again is refused.
@@ -155,7 +155,7 @@ describe('private keys', () => {
   })
 
   it("another sub-organization can neither sign with, export, read nor import into this one's keys", async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const a = await account(h)
     const b = await account(h)
     const created = resultOf(

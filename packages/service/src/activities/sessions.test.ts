@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest'
 import { verifyJwt } from '../crypto/index.ts'
 import { createHarness, resultOf, softPasskey, testKey } from '../testing/harness.ts'
 
-async function passkeyOrg(h: ReturnType<typeof createHarness>) {
+async function passkeyOrg(h: Awaited<ReturnType<typeof createHarness>>) {
   const passkey = softPasskey()
   const created = resultOf(
     'create_sub_organization',
@@ -24,7 +24,7 @@ async function passkeyOrg(h: ReturnType<typeof createHarness>) {
 
 describe('stamp_login', () => {
   it('turns a passkey stamp into a read-write session bound to the client key', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const { passkey, organizationId, userId } = await passkeyOrg(h)
     const sessionKey = testKey()
     const { session } = resultOf(
@@ -67,7 +67,7 @@ describe('stamp_login', () => {
   })
 
   it('signs in a passkey user who names the parent organization (client does not know its sub-organization)', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const { passkey, organizationId, userId } = await passkeyOrg(h)
     const sessionKey = testKey()
     const reply = await h.submit('stamp_login', { publicKey: sessionKey.publicKey }, { as: passkey })
@@ -84,7 +84,7 @@ describe('stamp_login', () => {
   })
 
   it('honours expirationSeconds and invalidateExisting, and logs out with delete_api_keys', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const owner = testKey()
     const { organizationId, userIds } = await h.createSubOrganization({ keys: [owner] })
     const at = { as: owner, organizationId }
@@ -125,7 +125,7 @@ describe('stamp_login', () => {
 
 describe('API keys and authenticators', () => {
   it('adds and removes API keys of every curve', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const owner = testKey()
     const { organizationId, userIds } = await h.createSubOrganization({ keys: [owner] })
     const at = { as: owner, organizationId }
@@ -164,7 +164,7 @@ describe('API keys and authenticators', () => {
   })
 
   it('lets a user who can sign in again by e-mail revoke its last session key, but not a key-only user', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     for (const userEmail of ['otp@example.com', undefined]) {
       const owner = testKey()
       const created = resultOf(
@@ -221,7 +221,7 @@ describe('API keys and authenticators', () => {
   })
 
   it('refuses to delete the last passkey of a user whose only other credential is a session key', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const { passkey, organizationId, userId } = await passkeyOrg(h)
     const session = testKey()
     await h.submit('stamp_login', { publicKey: session.publicKey }, { as: passkey, organizationId })
@@ -240,7 +240,7 @@ describe('API keys and authenticators', () => {
   })
 
   it('adds, reads and removes passkeys', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const owner = testKey()
     const { organizationId, userIds } = await h.createSubOrganization({ keys: [owner] })
     const at = { as: owner, organizationId }

@@ -14,8 +14,8 @@ export const signRawPayload = defineActivity('sign_raw_payload', {
     encoding: r.enum('encoding', PAYLOAD_ENCODINGS),
     hashFunction: r.enum('hashFunction', HASH_FUNCTIONS),
   }),
-  run: (ctx, p) => {
-    const account = findSigner(ctx.tx, ctx.organization.id, p.signWith, 'parameters.signWith')
+  run: async (ctx, p) => {
+    const account = await findSigner(ctx.tx, ctx.organization.id, p.signWith, 'parameters.signWith')
     return withAccountKey(ctx.service, account, (privateKey) =>
       signPayloadAs(account, privateKey, p, 'parameters.payload'),
     )

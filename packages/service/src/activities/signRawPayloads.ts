@@ -22,8 +22,8 @@ export const signRawPayloads = defineActivity('sign_raw_payloads', {
     encoding: r.enum('encoding', PAYLOAD_ENCODINGS),
     hashFunction: r.enum('hashFunction', HASH_FUNCTIONS),
   }),
-  run: (ctx, p) => {
-    const account = findSigner(ctx.tx, ctx.organization.id, p.signWith, 'parameters.signWith')
+  run: async (ctx, p) => {
+    const account = await findSigner(ctx.tx, ctx.organization.id, p.signWith, 'parameters.signWith')
     const signatures = withAccountKey(ctx.service, account, (privateKey) =>
       p.payloads.map((payload, index) =>
         signPayloadAs(

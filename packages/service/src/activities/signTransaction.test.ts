@@ -23,7 +23,7 @@ import { createHarness, ETHEREUM_ACCOUNT, resultOf, SOLANA_ACCOUNT } from '../te
 const DEAD = '0x000000000000000000000000000000000000dEaD'
 const BLOCKHASH = 'EkSnNWid2cvwEVnVx9aBqawnmiCNiDgp3gUdkDPTKN1N' as Blockhash
 
-async function wallet(h: ReturnType<typeof createHarness>) {
+async function wallet(h: Awaited<ReturnType<typeof createHarness>>) {
   h.clock.advance(1)
   const { addresses } = resultOf(
     'create_wallet',
@@ -93,7 +93,7 @@ function solanaTransfer(
 
 describe('sign_transaction', () => {
   it('signs every Ethereum type as the signWith account and records the activity', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const { eth } = await wallet(h)
     let lastId = ''
     for (const [name, tx] of Object.entries(UNSIGNED)) {
@@ -129,7 +129,7 @@ describe('sign_transaction', () => {
   })
 
   it('fills the signer slot of legacy and v0 Solana transactions; other signers keep theirs', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const { sol } = await wallet(h)
     const other = (await wallet(h)).sol
     for (const version of ['legacy', 0] as const) {
@@ -167,7 +167,7 @@ describe('sign_transaction', () => {
   })
 
   it('answers 400 FIELD_INVALID naming the field for bad bytes, a wrong type or a non-signer', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const { eth, sol } = await wallet(h)
     const stranger = (await wallet(h)).sol
     const cases: [Record<string, unknown>, string][] = [

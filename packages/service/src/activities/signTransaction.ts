@@ -24,8 +24,8 @@ export const signTransaction = defineActivity('sign_transaction', {
     type: r.enum('type', TRANSACTION_TYPES),
     unsignedTransaction: r.string('unsignedTransaction', { max: MAX_TRANSACTION_HEX }),
   }),
-  run: (ctx, p) => {
-    const account = findSigner(ctx.tx, ctx.organization.id, p.signWith, 'parameters.signWith')
+  run: async (ctx, p) => {
+    const account = await findSigner(ctx.tx, ctx.organization.id, p.signWith, 'parameters.signWith')
     if (account.curve !== CURVE_OF[p.type])
       throw new ApiError(
         'FIELD_INVALID',

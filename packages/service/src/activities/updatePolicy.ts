@@ -3,8 +3,8 @@ import { checkPolicyName, POLICY_EFFECTS, readExpression } from '../policies/rea
 import { defineActivity } from '../registry.ts'
 import type { Reads } from '../store/Store.ts'
 
-export function findPolicy(reads: Reads, organizationId: string, policyId: string, field: string) {
-  const policy = reads.get('policies', policyId)
+export async function findPolicy(reads: Reads, organizationId: string, policyId: string, field: string) {
+  const policy = await reads.get('policies', policyId)
   if (!policy || policy.organizationId !== organizationId)
     throw new ApiError(
       'POLICY_NOT_FOUND',
@@ -31,11 +31,11 @@ export const updatePolicy = defineActivity('update_policy', {
       ...(policyNotes !== undefined ? { policyNotes } : {}),
     }
   },
-  run: (ctx, p) => {
-    const policy = findPolicy(ctx.tx, ctx.organization.id, p.policyId, 'parameters.policyId')
+  run: async (ctx, p) => {
+    const policy = await findPolicy(ctx.tx, ctx.organization.id, p.policyId, 'parameters.policyId')
     if (p.policyName !== undefined)
-      checkPolicyName(ctx.tx, ctx.organization.id, p.policyName, 'parameters.policyName', policy.id)
-    ctx.tx.put('policies', {
+      await checkPolicyName(ctx.tx, ctx.organization.id, p.policyName, 'parameters.policyName', policy.id)
+    await ctx.tx.put('policies', {
       ...policy,
       name: p.policyName ?? policy.name,
       effect: p.policyEffect ?? policy.effect,

@@ -13,8 +13,8 @@ export const updateUserTag = defineActivity('update_user_tag', {
       removeUserIds: r.ids('removeUserIds'),
     }
   },
-  run: (ctx, p) => {
-    const tag = ctx.tx.get('userTags', p.userTagId)
+  run: async (ctx, p) => {
+    const tag = await ctx.tx.get('userTags', p.userTagId)
     if (!tag || tag.organizationId !== ctx.organization.id)
       throw new ApiError('USER_TAG_NOT_FOUND', `user tag ${p.userTagId} not found`, 'parameters.userTagId')
     const both = p.addUserIds.find((id) => p.removeUserIds.includes(id))
@@ -25,8 +25,8 @@ export const updateUserTag = defineActivity('update_user_tag', {
         'parameters.removeUserIds',
       )
     if (p.newUserTagName !== undefined && p.newUserTagName !== tag.name) {
-      const taken = ctx.tx
-        .findBy('userTags', 'organizationId', ctx.organization.id)
+      const taken = (await ctx.tx
+        .findBy('userTags', 'organizationId', ctx.organization.id))
         .some((other) => other.name === p.newUserTagName)
       if (taken)
         throw new ApiError(
@@ -36,7 +36,7 @@ export const updateUserTag = defineActivity('update_user_tag', {
         )
     }
     for (const [index, id] of p.addUserIds.entries())
-      findUser(ctx.tx, ctx.organization.id, id, `parameters.addUserIds[${index}]`)
+      await findUser(ctx.tx, ctx.organization.id, id, `parameters.addUserIds[${index}]`)
     p.removeUserIds.forEach((id, index) => {
       if (!tag.userIds.includes(id))
         throw new ApiError(
@@ -49,7 +49,7 @@ export const updateUserTag = defineActivity('update_user_tag', {
       ...tag.userIds.filter((id) => !p.removeUserIds.includes(id)),
       ...p.addUserIds.filter((id) => !tag.userIds.includes(id)),
     ]
-    ctx.tx.put('userTags', { ...tag, name: p.newUserTagName ?? tag.name, userIds, updatedAt: ctx.now })
+    await ctx.tx.put('userTags', { ...tag, name: p.newUserTagName ?? tag.name, userIds, updatedAt: ctx.now })
     return { userTagId: tag.id }
   },
 })

@@ -14,8 +14,8 @@ export async function voteOnActivity(
   selection: 'VOTE_SELECTION_APPROVED' | 'VOTE_SELECTION_REJECTED',
 ): Promise<Record<string, never>> {
   const { tx, service, organization, caller } = ctx
-  const activity = tx
-    .findBy('activities', 'fingerprint', fingerprint)
+  const activity = (await tx
+    .findBy('activities', 'fingerprint', fingerprint))
     .find((row) => row.organizationId === organization.id)
   if (!activity)
     throw new ApiError(
@@ -30,9 +30,9 @@ export async function voteOnActivity(
       'parameters.fingerprint',
     )
   respondWith(ctx, activity.id)
-  const outcome = decideAfterVote({ tx, service, activity, organization, caller, selection })
+  const outcome = await decideAfterVote({ tx, service, activity, organization, caller, selection })
   if (outcome === 'OUTCOME_ALLOW') {
-    const submitter = tx.get('users', activity.userId)
+    const submitter = await tx.get('users', activity.userId)
     const submitterOrganization = submitter?.organizationId ?? activity.callerOrganizationId
     // The activity runs as its submitter; its failure is recorded on it, not on the vote.
     await executeActivity(tx, service, ctx.registry, activity, organization, {
@@ -42,9 +42,9 @@ export async function voteOnActivity(
       readOnly: false,
     })
   } else if (outcome === 'OUTCOME_REJECTED') {
-    tx.put('activities', { ...activity, status: 'ACTIVITY_STATUS_REJECTED', updatedAt: service.now() })
+    await tx.put('activities', { ...activity, status: 'ACTIVITY_STATUS_REJECTED', updatedAt: service.now() })
   } else {
-    tx.put('activities', { ...activity, updatedAt: service.now() })
+    await tx.put('activities', { ...activity, updatedAt: service.now() })
   }
   return {}
 }

@@ -10,7 +10,7 @@ import { createHarness, ETHEREUM_ACCOUNT, resultOf, SOLANA_ACCOUNT } from '../te
 
 describe('wallet activities', () => {
   it('creates a wallet, derives accounts and signs with them', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const reply = await h.submit('create_wallet', {
       walletName: 'Main',
       accounts: [ETHEREUM_ACCOUNT, SOLANA_ACCOUNT],
@@ -74,7 +74,7 @@ async function openExport(bundle: string, signerPublicKey: string, clientPrivate
 
 describe('wallet validation', () => {
   it('names the field of a bad account spec, mnemonic length or missing name', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const cases: [unknown, string, string][] = [
       [
         { walletName: 'W', accounts: [{ ...SOLANA_ACCOUNT, path: "m/44'/501'/0'/0" }] },
@@ -112,16 +112,16 @@ describe('wallet validation', () => {
         errorCode,
       })
     }
-    expect(h.service.store.all('wallets')).toEqual([])
+    expect(await h.service.store.all('wallets')).toEqual([])
   })
 
   it('creates 24-word wallets and derives more accounts, with persist: false deriving only', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const { walletId } = resultOf(
       'create_wallet',
       await h.submit('create_wallet', { walletName: 'Long', accounts: [], mnemonicLength: 24 }),
     )
-    const sealed = h.service.store.get('wallets', walletId)!
+    const sealed = (await h.service.store.get('wallets', walletId))!
     expect(sealed.mnemonicLength).toBe(24)
     expect(sealed.sealedMnemonic).not.toMatch(/ /)
     const second = { ...ETHEREUM_ACCOUNT, path: "m/44'/60'/1'/0/0" }
@@ -164,7 +164,7 @@ describe('wallet validation', () => {
   })
 
   it('paginates wallet accounts by id', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const accounts = Array.from({ length: 12 }, (_, i) => ({
       ...ETHEREUM_ACCOUNT,
       path: `m/44'/60'/${i}'/0/0`,
@@ -195,7 +195,7 @@ describe('wallet validation', () => {
 
 describe('sign_raw_payloads', () => {
   it('signs ed25519 payloads that verify, and names bad payloads', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const { addresses } = resultOf(
       'create_wallet',
       await h.submit('create_wallet', { walletName: 'Sol', accounts: [SOLANA_ACCOUNT] }),
@@ -261,7 +261,7 @@ describe('sign_raw_payloads', () => {
 
 describe('export, import and delete', () => {
   it('exports an account key and a mnemonic to the client key, marking the wallet exported', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const { walletId, addresses } = resultOf(
       'create_wallet',
       await h.submit('create_wallet', { walletName: 'E', accounts: [ETHEREUM_ACCOUNT] }),
@@ -310,14 +310,14 @@ describe('export, import and delete', () => {
   })
 
   it('deletes never-exported wallets only with deleteWithoutExport, atomically', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const a = resultOf('create_wallet', await h.submit('create_wallet', { walletName: 'A', accounts: [] }))
     const reply = await h.submit('delete_wallets', {
       walletIds: [a.walletId, 'missing'],
       deleteWithoutExport: true,
     })
     expect(reply).toMatchObject({ status: 404, body: { details: { field: 'parameters.walletIds[1]' } } })
-    expect(h.service.store.get('wallets', a.walletId)).toBeDefined()
+    expect(await h.service.store.get('wallets', a.walletId)).toBeDefined()
     expect(
       resultOf(
         'delete_wallets',
@@ -327,7 +327,7 @@ describe('export, import and delete', () => {
   })
 
   it('imports a mnemonic encrypted to the init_import_wallet target', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const userId = h.service.dev.userId
     const { importBundle } = resultOf('init_import_wallet', await h.submit('init_import_wallet', { userId }))
     const data = openSignedBundle<{ organizationId: string; userId: string; targetPublic: string }>(
@@ -367,7 +367,7 @@ describe('export, import and delete', () => {
   })
 
   it('refuses an import bundle that is not a mnemonic or not for the target', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const userId = h.service.dev.userId
     const { importBundle } = resultOf('init_import_wallet', await h.submit('init_import_wallet', { userId }))
     const { targetPublic } = openSignedBundle<{ targetPublic: string }>(
@@ -401,7 +401,7 @@ describe('export, import and delete', () => {
       accounts: [],
     })
     expect(garbage.status).toBe(400)
-    expect(h.service.store.all('wallets')).toEqual([])
+    expect(await h.service.store.all('wallets')).toEqual([])
     const noUser = await h.submit('init_import_wallet', { userId: 'nobody' })
     expect(noUser).toMatchObject({
       status: 404,

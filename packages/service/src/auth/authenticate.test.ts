@@ -11,7 +11,7 @@ const SCHEMES = [
 
 describe('X-Stamp', () => {
   it.each(SCHEMES)('accepts %s API keys and rejects the same stamp on a tampered body', async (scheme) => {
-    const h = createHarness()
+    const h = await createHarness()
     const key = testKey(scheme)
     const { organizationId } = await h.createSubOrganization({ keys: [key] })
     const ok = await h.submit('create_wallet', { walletName: 'W', accounts: [] }, { as: key, organizationId })
@@ -32,7 +32,7 @@ describe('X-Stamp', () => {
   })
 
   it('verifies against the raw bytes, whatever their JSON formatting', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const body = `{ "type": "ACTIVITY_TYPE_CREATE_WALLET",\n  "timestampMs": "${h.clock.now()}", "organizationId": "${h.organizationId}", "parameters": {"walletName": "Spaced", "accounts": []} }`
     const [header, value] = h.root.stamp(body)
     const reply = await h.post('/public/v1/submit/create_wallet', body, { [header]: value })
@@ -41,7 +41,7 @@ describe('X-Stamp', () => {
   })
 
   it('refuses missing, malformed and unknown stamps', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const body = JSON.stringify({ organizationId: h.organizationId })
     expect(await h.post('/public/v1/query/list_wallets', body)).toMatchObject({
       status: 401,
@@ -65,7 +65,7 @@ describe('X-Stamp', () => {
   })
 
   it('refuses a stamp whose scheme does not fit the registered curve', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const key = testKey('SIGNATURE_SCHEME_TK_API_SECP256K1')
     const { organizationId } = await h.createSubOrganization({ keys: [key] })
     const liar = { stamp: (body: string) => testKey('SIGNATURE_SCHEME_TK_API_ED25519').stamp(body) }
@@ -73,7 +73,7 @@ describe('X-Stamp', () => {
   })
 
   it('rejects stale and future timestamps (5 minutes by default)', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const stale = String(h.clock.now() - 5 * 60_000 - 1)
     const reply = await h.submit('create_wallet', { walletName: 'W', accounts: [] }, { timestampMs: stale })
     expect(reply).toMatchObject({
@@ -102,7 +102,7 @@ describe('X-Stamp', () => {
 
 describe('API key expiry', () => {
   it('accepts a key until expirationSeconds after creation, then answers "expired api key publicKey"', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const owner = testKey()
     const { organizationId, userIds } = await h.createSubOrganization({ keys: [owner] })
     const shortLived = testKey()
@@ -127,7 +127,7 @@ describe('API key expiry', () => {
 
 describe('X-Stamp-WebAuthn', () => {
   it('registers a passkey at sub-organization creation and accepts its assertions over the body hash', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const passkey = softPasskey()
     const created = resultOf(
       'create_sub_organization',
@@ -155,7 +155,7 @@ describe('X-Stamp-WebAuthn', () => {
       transports: ['AUTHENTICATOR_TRANSPORT_INTERNAL'],
       credential: { type: 'CREDENTIAL_TYPE_WEBAUTHN_AUTHENTICATOR' },
     })
-    expect(h.service.store.get('authenticators', authenticator.authenticatorId)?.counter).toBe(
+    expect((await h.service.store.get('authenticators', authenticator.authenticatorId))?.counter).toBe(
       passkey.counter,
     )
 
@@ -168,7 +168,7 @@ describe('X-Stamp-WebAuthn', () => {
   })
 
   it('rejects a passkey registered for another relying party', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const passkey = softPasskey({ rpId: 'evil.example' })
     const reply = await h.submit('create_sub_organization', {
       subOrganizationName: 'Wrong RP',
@@ -190,7 +190,7 @@ describe('X-Stamp-WebAuthn', () => {
 
 describe('X-Session (read-only session)', () => {
   it('reads with a read-only session on query routes, never on submit routes', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const key = testKey()
     const { organizationId, userIds } = await h.createSubOrganization({ keys: [key], name: 'Reader org' })
     const result = resultOf(

@@ -35,28 +35,28 @@ export const isExpired = (key: ApiKeyRow, now: number) =>
  * Of several credentials with the same public key (a key can be registered in a sub-organization
  * and its parent), prefer the one in the organization the request acts in, then its parent.
  */
-function pick<T extends { organizationId: string }>(
+async function pick<T extends { organizationId: string }>(
   service: Runtime,
   rows: T[],
   targetOrganizationId: string | undefined,
-): T | undefined {
+): Promise<T | undefined> {
   if (targetOrganizationId !== undefined) {
     const own = rows.find((row) => row.organizationId === targetOrganizationId)
     if (own) return own
-    const parentId = service.store.get('organizations', targetOrganizationId)?.parentOrganizationId
+    const parentId = (await service.store.get('organizations', targetOrganizationId))?.parentOrganizationId
     const parent = rows.find((row) => row.organizationId === parentId)
     if (parent) return parent
   }
   return rows[0]
 }
 
-function callerOf(
+async function callerOf(
   service: Runtime,
   userId: string,
   credential: Caller['credential'],
   readOnly = false,
-): Caller {
-  const user = service.store.get('users', userId)
+): Promise<Caller> {
+  const user = await service.store.get('users', userId)
   if (!user) throw new ApiError('PUBLIC_KEY_NOT_FOUND', SESSION_KEY_MESSAGES.notFound)
   return { userId, organizationId: user.organizationId, credential, readOnly }
 }
@@ -107,7 +107,7 @@ async function authenticateApiKey(
     throw new ApiError('STAMP_MALFORMED', `${STAMP_HEADER} is malformed: ${(error as Error).message}`)
   }
   const publicKey = stamp.publicKey.toLowerCase()
-  const key = pick(service, service.store.findBy('apiKeys', 'publicKey', publicKey), targetOrganizationId)
+  const key = await pick(service, await service.store.findBy('apiKeys', 'publicKey', publicKey), targetOrganizationId)
   if (!key) throw new ApiError('PUBLIC_KEY_NOT_FOUND', SESSION_KEY_MESSAGES.notFound)
   if (!SCHEMES_OF_CURVE[key.curve].includes(stamp.scheme))
     throw new ApiError(
@@ -172,9 +172,9 @@ async function authenticateWebAuthn(
   targetOrganizationId: string | undefined,
 ): Promise<Caller> {
   const stamp = parseWebAuthnStamp(header)
-  const authenticator: AuthenticatorRow | undefined = pick(
+  const authenticator: AuthenticatorRow | undefined = await pick(
     service,
-    service.store.findBy('authenticators', 'credentialId', stamp.credentialId.replace(/=+$/, '')),
+    await service.store.findBy('authenticators', 'credentialId', stamp.credentialId.replace(/=+$/, '')),
     targetOrganizationId,
   )
   if (!authenticator) throw new ApiError('PUBLIC_KEY_NOT_FOUND', SESSION_KEY_MESSAGES.notFound)
@@ -209,9 +209,9 @@ async function authenticateWebAuthn(
   if (!verification.verified) throw new ApiError('WEBAUTHN_INVALID', 'passkey stamp did not verify')
   const counter = verification.authenticationInfo.newCounter
   if (counter !== authenticator.counter)
-    await service.store.transaction((tx) => {
-      const current = tx.get('authenticators', authenticator.id)
-      if (current) tx.put('authenticators', { ...current, counter, updatedAt: service.now() })
+    await service.store.transaction(async (tx) => {
+      const current = await tx.get('authenticators', authenticator.id)
+      if (current) await tx.put('authenticators', { ...current, counter, updatedAt: service.now() })
     })
   return callerOf(service, authenticator.userId, {
     kind: 'WEBAUTHN',
@@ -222,7 +222,7 @@ async function authenticateWebAuthn(
   })
 }
 
-function authenticateSession(service: Runtime, token: string): Caller {
+async function authenticateSession(service: Runtime, token: string): Promise<Caller> {
   let claims: SessionClaims
   try {
     claims = verifyJwt(
@@ -239,7 +239,7 @@ function authenticateSession(service: Runtime, token: string): Caller {
   }
   if (claims.session_type !== 'SESSION_TYPE_READ_ONLY')
     throw new ApiError('SESSION_INVALID', `${SESSION_HEADER} accepts read-only sessions only`)
-  const caller = callerOf(service, claims.user_id, {
+  const caller = await callerOf(service, claims.user_id, {
     kind: 'READ_ONLY_SESSION',
     id: claims.user_id,
     publicKey: '',

@@ -80,8 +80,8 @@ describe('secret frame script', () => {
   })
 })
 
-describe('secret frame routes', () => {
-  const service = createService({ plugins: [secretFramePlugin] })
+describe('secret frame routes', async () => {
+  const service = await createService({ plugins: [secretFramePlugin] })
 
   it('serves the frame with a nonce CSP limited to the embedding origin', async () => {
     const response = await service.app.request('/frame/export?origin=http://localhost:6006')

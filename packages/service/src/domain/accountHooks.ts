@@ -10,11 +10,11 @@ type Hooks = NonNullable<ServicePlugin['subOrganization']>
  * across the parent's sub-organizations exactly as at sign-up. A top-level organization is its
  * own parent here.
  */
-export function accountHook<K extends keyof Hooks>(
+export async function accountHook<K extends keyof Hooks>(
   ctx: ActivityContext,
   name: K,
   field: string,
-): { hook: NonNullable<Hooks[K]>; hookContext: SubOrganizationHookContext } {
+): Promise<{ hook: NonNullable<Hooks[K]>; hookContext: SubOrganizationHookContext }> {
   const hook = ctx.registry.plugins.map((plugin) => plugin.subOrganization?.[name]).find((h) => h)
   if (!hook)
     throw new ApiError(
@@ -23,7 +23,7 @@ export function accountHook<K extends keyof Hooks>(
       field,
     )
   const parentId = ctx.organization.parentOrganizationId
-  const parent = parentId !== undefined ? ctx.tx.get('organizations', parentId) : undefined
+  const parent = parentId !== undefined ? await ctx.tx.get('organizations', parentId) : undefined
   return {
     hook: hook as NonNullable<Hooks[K]>,
     hookContext: { ...ctx, organization: parent ?? ctx.organization, subOrganization: ctx.organization },

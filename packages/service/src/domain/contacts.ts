@@ -51,11 +51,11 @@ export function readContactUpdate(r: Reader, kind: ContactKind): ContactUpdate {
  */
 export async function updateContact(ctx: ActivityContext, kind: ContactKind, p: ContactUpdate) {
   const spec = CONTACTS[kind]
-  const user = findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
+  const user = await findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
   const without: UserRow = { ...user }
   delete without[spec.field]
   if (p.contact === '') {
-    ctx.tx.put('users', { ...without, updatedAt: ctx.now })
+    await ctx.tx.put('users', { ...without, updatedAt: ctx.now })
     return { userId: user.id }
   }
   const tokenField = 'parameters.verificationToken'
@@ -65,8 +65,8 @@ export async function updateContact(ctx: ActivityContext, kind: ContactKind, p: 
       `${tokenField} is required: a verification token (init_otp + verify_otp) proving the new ${kind === 'email' ? 'e-mail address' : 'phone number'}`,
       tokenField,
     )
-  const sameOrg = ctx.tx
-    .findBy('users', 'organizationId', ctx.organization.id)
+  const sameOrg = (await ctx.tx
+    .findBy('users', 'organizationId', ctx.organization.id))
     .some((other) => other.id !== user.id && other[spec.field] === p.contact)
   if (sameOrg)
     throw new ApiError(
@@ -75,12 +75,12 @@ export async function updateContact(ctx: ActivityContext, kind: ContactKind, p: 
       `parameters.${spec.field}`,
     )
   const updated: UserRow = { ...without, [spec.field]: p.contact, updatedAt: ctx.now }
-  const { hook, hookContext } = accountHook(ctx, 'verificationToken', tokenField)
+  const { hook, hookContext } = await accountHook(ctx, 'verificationToken', tokenField)
   // The hook checks the token proves the contact of the given users (here only the new contact,
   // so a token for the user's other contact does not pass), that no other account holds it, and
   // spends the token.
   const { userEmail: _email, userPhoneNumber: _phone, ...bare } = user
   await hook(hookContext, p.verificationToken, [{ ...bare, [spec.field]: p.contact }])
-  ctx.tx.put('users', updated)
+  await ctx.tx.put('users', updated)
   return { userId: user.id }
 }

@@ -45,11 +45,11 @@ export function readAddressFormats(r: Reader): AddressFormat[] {
  * Stores a private key (32 bytes: a secp256k1 scalar or an ed25519 seed) sealed, with its public
  * key and one address per format. The caller wipes `privateKey`.
  */
-export function storePrivateKey(
+export async function storePrivateKey(
   ctx: ActivityContext,
   params: PrivateKeyParams & { privateKey: Uint8Array; imported: boolean },
   field: string,
-): PrivateKeyRow {
+): Promise<PrivateKeyRow> {
   if (params.privateKey.length !== 32)
     throw new ApiError(
       'BUNDLE_INVALID',
@@ -79,7 +79,7 @@ export function storePrivateKey(
     }
     return { format, address: addressFromPublicKey(format, publicKey) }
   })
-  return ctx.tx.put('privateKeys', {
+  return await ctx.tx.put('privateKeys', {
     id: ctx.newId(),
     organizationId: ctx.organization.id,
     name: params.privateKeyName,
@@ -95,13 +95,13 @@ export function storePrivateKey(
   })
 }
 
-export function findPrivateKey(
+export async function findPrivateKey(
   reads: Reads,
   organizationId: string,
   id: string,
   field: string,
-): PrivateKeyRow {
-  const row = reads.get('privateKeys', id)
+): Promise<PrivateKeyRow> {
+  const row = await reads.get('privateKeys', id)
   if (!row || row.organizationId !== organizationId)
     throw new ApiError(
       'KEY_NOT_FOUND',
@@ -115,18 +115,18 @@ export function findPrivateKey(
  * A private key as a signer (`signWith` = its id or one of its addresses), shaped like the wallet
  * account the signing activities take; it belongs to no wallet.
  */
-export function privateKeySigner(
+export async function privateKeySigner(
   reads: Reads,
   organizationId: string,
   signWith: string,
-): WalletAccountRow | undefined {
-  const byId = reads.get('privateKeys', signWith)
+): Promise<WalletAccountRow | undefined> {
+  const byId = await reads.get('privateKeys', signWith)
   const lower = signWith.toLowerCase()
   const row =
     byId?.organizationId === organizationId
       ? byId
-      : reads
-          .findBy('privateKeys', 'organizationId', organizationId)
+      : (await reads
+          .findBy('privateKeys', 'organizationId', organizationId))
           .find((key) =>
             key.addresses.some(
               (a) => a.address === signWith || (/^0x/i.test(signWith) && a.address.toLowerCase() === lower),

@@ -32,7 +32,7 @@ export async function openImportedSecret(
   initPath: string,
 ): Promise<Uint8Array> {
   const field = 'parameters.encryptedBundle'
-  const target = ctx.tx.findBy('importTargets', 'userId', user.id).at(-1)
+  const target = (await ctx.tx.findBy('importTargets', 'userId', user.id)).at(-1)
   if (!target)
     throw new ApiError(
       'BUNDLE_INVALID',
@@ -42,7 +42,7 @@ export async function openImportedSecret(
   const targetPrivateKey = ctx.service.open(target.sealedTargetPrivateKey)
   try {
     const plaintext = await openImportCiphertext({ encryptedBundle, targetPrivateKey })
-    ctx.tx.delete('importTargets', target.id)
+    await ctx.tx.delete('importTargets', target.id)
     return plaintext
   } catch (error) {
     throw new ApiError(

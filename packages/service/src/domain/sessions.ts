@@ -48,7 +48,7 @@ export function signSession(service: Runtime, claims: SessionClaims): string {
  * A read-write session: registers `publicKey` on the user as an expiring session API key
  * (`invalidateExisting` first revokes the user's other login keys) and returns the JWT.
  */
-export function issueSession(
+export async function issueSession(
   ctx: ActivityContext,
   input: {
     user: UserRow
@@ -60,20 +60,20 @@ export function issueSession(
     credentialType?: CredentialType
     apiKeyName?: string
   },
-): { session: string; apiKeyId: string; expiresAt: number } {
+): Promise<{ session: string; apiKeyId: string; expiresAt: number }> {
   const seconds =
     input.expirationSeconds !== undefined
       ? Math.max(1, Number(input.expirationSeconds))
       : DEFAULT_SESSION_SECONDS
-  const keys = ctx.tx.findBy('apiKeys', 'userId', input.user.id)
+  const keys = await ctx.tx.findBy('apiKeys', 'userId', input.user.id)
   for (const key of keys) {
     const isLogin = SESSION_CREDENTIAL_TYPES.includes(key.credentialType)
     // Re-logging in with the same key replaces its old registration (fresh expiry).
     if ((isLogin && input.invalidateExisting) || (isLogin && key.publicKey === input.publicKey))
-      ctx.tx.delete('apiKeys', key.id)
+      await ctx.tx.delete('apiKeys', key.id)
   }
   const apiKeyId = ctx.newId()
-  ctx.tx.put('apiKeys', {
+  await ctx.tx.put('apiKeys', {
     id: apiKeyId,
     organizationId: input.user.organizationId,
     userId: input.user.id,
@@ -102,14 +102,14 @@ export function issueSession(
  * and login keys are short-lived and do not count; a durable key, a passkey, or a way to sign
  * in again (e-mail, phone, OAuth) does. Call it after the transaction's deletions.
  */
-export function assertRootKeepsAccess(ctx: ActivityContext, user: UserRow, field: string): void {
+export async function assertRootKeepsAccess(ctx: ActivityContext, user: UserRow, field: string): Promise<void> {
   const { rootUserIds } = ctx.organization
   if (rootUserIds.length !== 1 || rootUserIds[0] !== user.id) return
   if (user.userEmail || user.userPhoneNumber) return
-  if (ctx.tx.findBy('oauthProviders', 'userId', user.id).length > 0) return
-  const durableKeys = ctx.tx
-    .findBy('apiKeys', 'userId', user.id)
+  if ((await ctx.tx.findBy('oauthProviders', 'userId', user.id)).length > 0) return
+  const durableKeys = (await ctx.tx
+    .findBy('apiKeys', 'userId', user.id))
     .filter((key) => !SESSION_CREDENTIAL_TYPES.includes(key.credentialType))
-  if (durableKeys.length + ctx.tx.findBy('authenticators', 'userId', user.id).length > 0) return
+  if (durableKeys.length + (await ctx.tx.findBy('authenticators', 'userId', user.id)).length > 0) return
   throw new ApiError('FIELD_INVALID', 'this would leave the only root user without any credential', field)
 }

@@ -1,3 +1,4 @@
+import { mapInOrder } from '../async.ts'
 import type {
   ApiKeyCurve,
   ApiKeyParams,
@@ -19,23 +20,23 @@ export const CREDENTIAL_TYPE_OF_CURVE: Record<ApiKeyCurve, CredentialType> = {
   API_KEY_CURVE_ED25519: 'CREDENTIAL_TYPE_API_KEY_ED25519',
 }
 
-export function findUser(reads: Reads, organizationId: string, userId: string, field: string): UserRow {
-  const user = reads.get('users', userId)
+export async function findUser(reads: Reads, organizationId: string, userId: string, field: string): Promise<UserRow> {
+  const user = await reads.get('users', userId)
   if (!user || user.organizationId !== organizationId)
     throw new ApiError('USER_NOT_FOUND', `user ${userId} not found in organization ${organizationId}`, field)
   return user
 }
 
 /** Registers API keys on a user; a public key already on the user is refused (ALREADY_EXISTS). */
-export function addApiKeys(
+export async function addApiKeys(
   ctx: ActivityContext,
   user: UserRow,
   keys: ApiKeyParams[],
   field: string,
   credentialType?: CredentialType,
-): string[] {
-  const existing = new Set(ctx.tx.findBy('apiKeys', 'userId', user.id).map((key) => key.publicKey))
-  return keys.map((key, index) => {
+): Promise<string[]> {
+  const existing = new Set((await ctx.tx.findBy('apiKeys', 'userId', user.id)).map((key) => key.publicKey))
+  return mapInOrder(keys, async (key, index) => {
     if (existing.has(key.publicKey))
       throw new ApiError(
         'ALREADY_EXISTS',
@@ -44,7 +45,7 @@ export function addApiKeys(
       )
     existing.add(key.publicKey)
     const id = ctx.newId()
-    ctx.tx.put('apiKeys', {
+    await ctx.tx.put('apiKeys', {
       id,
       organizationId: user.organizationId,
       userId: user.id,
@@ -134,8 +135,8 @@ export async function addAuthenticators(
     const info = verification.registrationInfo
     const credentialId = info.credential.id
     if (
-      ctx.tx
-        .findBy('authenticators', 'credentialId', credentialId)
+      (await ctx.tx
+        .findBy('authenticators', 'credentialId', credentialId))
         .some((row) => row.organizationId === user.organizationId)
     )
       throw new ApiError(
@@ -144,7 +145,7 @@ export async function addAuthenticators(
         `${itemField}.attestation.credentialId`,
       )
     const id = ctx.newId()
-    ctx.tx.put('authenticators', {
+    await ctx.tx.put('authenticators', {
       id,
       organizationId: user.organizationId,
       userId: user.id,

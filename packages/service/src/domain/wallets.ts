@@ -1,3 +1,4 @@
+import { mapInOrder } from '../async.ts'
 import type { AccountSpec } from '@latchkey/protocol'
 import { utf8ToBytes } from '@noble/hashes/utils.js'
 import {
@@ -49,9 +50,9 @@ export async function deriveAccounts(
   if (accounts.length === 0) return []
   const mnemonic = options.mnemonic ?? ctx.service.openText(wallet.sealedMnemonic)
   const seed = await seedOf(mnemonic)
-  const existing = ctx.tx.findBy('walletAccounts', 'walletId', wallet.id)
+  const existing = await ctx.tx.findBy('walletAccounts', 'walletId', wallet.id)
   const seen = new Set(existing.map((account) => `${account.curve}|${account.path}|${account.addressFormat}`))
-  const addresses = accounts.map((spec, index) => {
+  const addresses = await mapInOrder(accounts, async (spec, index) => {
     const field = `${options.field}[${index}]`
     const derived = withField(field, () => deriveAccount(seed, spec))
     if (!options.persist) return derived.address
@@ -63,7 +64,7 @@ export async function deriveAccounts(
         field,
       )
     seen.add(key)
-    ctx.tx.put('walletAccounts', {
+    await ctx.tx.put('walletAccounts', {
       id: ctx.newId(),
       organizationId: wallet.organizationId,
       walletId: wallet.id,
@@ -100,7 +101,7 @@ export async function createWalletRecords(
   const mnemonic =
     input.mnemonic ??
     withField(input.field.replace(/\.accounts$/, ''), () => generateMnemonic(input.mnemonicLength ?? 12))
-  const wallet = ctx.tx.put('wallets', {
+  const wallet = await ctx.tx.put('wallets', {
     id: ctx.newId(),
     organizationId: input.organizationId,
     name: input.walletName,
@@ -119,8 +120,8 @@ export async function createWalletRecords(
   return { walletId: wallet.id, addresses }
 }
 
-export function findWallet(reads: Reads, organizationId: string, walletId: string, field: string): WalletRow {
-  const wallet = reads.get('wallets', walletId)
+export async function findWallet(reads: Reads, organizationId: string, walletId: string, field: string): Promise<WalletRow> {
+  const wallet = await reads.get('wallets', walletId)
   if (!wallet || wallet.organizationId !== organizationId)
     throw new ApiError(
       'WALLET_NOT_FOUND',
@@ -131,19 +132,19 @@ export function findWallet(reads: Reads, organizationId: string, walletId: strin
 }
 
 /** The wallet account with `address` in the organization (hex addresses match case-insensitively). */
-export function findAccount(
+export async function findAccount(
   reads: Reads,
   organizationId: string,
   address: string,
   field: string,
-): WalletAccountRow {
-  let account = reads
-    .findBy('walletAccounts', 'address', address)
+): Promise<WalletAccountRow> {
+  let account = (await reads
+    .findBy('walletAccounts', 'address', address))
     .find((row) => row.organizationId === organizationId)
   if (!account && /^0x[0-9a-f]+$/i.test(address)) {
     const lower = address.toLowerCase()
-    account = reads
-      .findBy('walletAccounts', 'organizationId', organizationId)
+    account = (await reads
+      .findBy('walletAccounts', 'organizationId', organizationId))
       .find((row) => row.address.toLowerCase() === lower)
   }
   if (!account)
@@ -159,16 +160,16 @@ export function findAccount(
  * What `signWith` names for the signing activities: a wallet account (by address), else a private
  * key of the organization (by id or address).
  */
-export function findSigner(
+export async function findSigner(
   reads: Reads,
   organizationId: string,
   signWith: string,
   field: string,
-): WalletAccountRow {
+): Promise<WalletAccountRow> {
   try {
     return findAccount(reads, organizationId, signWith, field)
   } catch (error) {
-    const key = privateKeySigner(reads, organizationId, signWith)
+    const key = await privateKeySigner(reads, organizationId, signWith)
     if (key) return key
     throw error
   }

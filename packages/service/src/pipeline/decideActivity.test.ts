@@ -22,7 +22,7 @@ async function nonRootUser(h: Harness) {
 
 describe('who the policies do not govern', () => {
   it('a non-root user cannot create sub-organizations or send sign-in codes without a policy', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const key = await nonRootUser(h)
     const subOrganization = await h.submit(
       'create_sub_organization',
@@ -48,7 +48,7 @@ describe('who the policies do not govern', () => {
   })
 
   it('the auth proxy still signs people up, and a non-root user still revokes its own key', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const configId = h.service.dev.authProxyConfigId!
     const signup = await h.post(
       '/v1/signup',

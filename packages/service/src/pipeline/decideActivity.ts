@@ -1,3 +1,4 @@
+import { mapInOrder } from '../async.ts'
 import type { PolicyOutcome } from '@latchkey/protocol'
 import { decodeTransactionForPolicy } from '../crypto/signTransaction.ts'
 import { ApiError } from '../errors.ts'
@@ -45,16 +46,16 @@ export interface DecisionInput {
 
 type Evaluation = { policyId: string; outcome: PolicyOutcome }
 
-export function recordEvaluation(
+export async function recordEvaluation(
   tx: Transaction,
   service: Runtime,
   activity: ActivityRow,
   outcome: PolicyOutcome,
   voteId = '',
   evaluations: readonly Evaluation[] = [],
-): void {
+): Promise<void> {
   const now = service.now()
-  tx.put('policyEvaluations', {
+  await tx.put('policyEvaluations', {
     id: service.newId(),
     activityId: activity.id,
     organizationId: activity.organizationId,
@@ -65,16 +66,16 @@ export function recordEvaluation(
   })
 }
 
-export function recordVote(
+export async function recordVote(
   tx: Transaction,
   service: Runtime,
   activity: ActivityRow,
   caller: Caller,
   selection: 'VOTE_SELECTION_APPROVED' | 'VOTE_SELECTION_REJECTED',
-): string {
+): Promise<string> {
   const now = service.now()
   const id = service.newId()
-  tx.put('votes', {
+  await tx.put('votes', {
     id,
     organizationId: activity.organizationId,
     activityId: activity.id,
@@ -93,24 +94,24 @@ export function recordVote(
 /** Votes are open to every user of the organization; `decideAfterVote` judges what they add up to. */
 
 /** The credential behind a vote (votes keep the stamp's public key). */
-function approvalOf(reads: Reads, vote: VoteRow): Approval {
-  const key = reads.findBy('apiKeys', 'publicKey', vote.publicKey).find((row) => row.userId === vote.userId)
+async function approvalOf(reads: Reads, vote: VoteRow): Promise<Approval> {
+  const key = (await reads.findBy('apiKeys', 'publicKey', vote.publicKey)).find((row) => row.userId === vote.userId)
   const passkey = key
     ? undefined
-    : reads
-        .findBy('authenticators', 'userId', vote.userId)
+    : (await reads
+        .findBy('authenticators', 'userId', vote.userId))
         .find((row) => row.publicKeyHex === vote.publicKey || row.credentialId === vote.publicKey)
   return { userId: vote.userId, credentialId: key?.id ?? passkey?.id ?? '' }
 }
 
 /** Evaluates the organization's policies for `activity` with these approvals. */
-function evaluate(
+async function evaluate(
   reads: Reads,
   activity: ActivityRow,
   approvals: readonly Approval[],
   rootQuorumMet: boolean,
-): PolicyEvaluationResult {
-  const policies = reads.findBy('policies', 'organizationId', activity.organizationId)
+): Promise<PolicyEvaluationResult> {
+  const policies = await reads.findBy('policies', 'organizationId', activity.organizationId)
   if (policies.length === 0)
     return { outcome: rootQuorumMet ? 'OUTCOME_ALLOW' : 'OUTCOME_DENY_IMPLICIT', evaluations: [] }
   return evaluatePolicies({
@@ -120,23 +121,24 @@ function evaluate(
       condition: policy.condition,
       consensus: policy.consensus,
     })),
-    context: policyContextOf(reads, activity, { decodeTransaction: decodeTransactionForPolicy }),
-    consensus: consensusContextOf(reads, activity.organizationId, approvals),
+    context: await policyContextOf(reads, activity, { decodeTransaction: decodeTransactionForPolicy }),
+    consensus: await consensusContextOf(reads, activity.organizationId, approvals),
     rootQuorumMet,
   })
 }
 
 /** The refusal names the outcome and the activity, whose evaluations `get_policy_evaluations` returns. */
-function refusal(
+async function refusal(
   outcome: 'OUTCOME_DENY_IMPLICIT' | 'OUTCOME_DENY_EXPLICIT',
   reads: Reads,
   activity: ActivityRow,
   evaluations: readonly Evaluation[],
-): ApiError {
+): Promise<ApiError> {
   if (outcome === 'OUTCOME_DENY_EXPLICIT') {
-    const denying = evaluations
-      .filter((evaluation) => evaluation.outcome === 'OUTCOME_DENY_EXPLICIT')
-      .map((evaluation) => reads.get('policies', evaluation.policyId)?.name ?? evaluation.policyId)
+    const denying = await mapInOrder(
+      evaluations.filter((evaluation) => evaluation.outcome === 'OUTCOME_DENY_EXPLICIT'),
+      async (evaluation) => (await reads.get('policies', evaluation.policyId))?.name ?? evaluation.policyId,
+    )
     return new ApiError(
       'PERMISSION_DENIED',
       `${activity.path} is denied by policy ${denying.map((name) => `'${name}'`).join(', ')}`,
@@ -159,7 +161,7 @@ function refusal(
  * and votes. For everyone else the root quorum or the policies decide; the
  * submission is its submitter's approval.
  */
-export function decideActivity({
+export async function decideActivity({
   tx,
   service,
   row,
@@ -167,32 +169,32 @@ export function decideActivity({
   caller,
   handler,
   vouched,
-}: DecisionInput): Decision {
+}: DecisionInput): Promise<Decision> {
   const sameOrganization = caller.organizationId === organization.id
   const isRoot = sameOrganization && organization.rootUserIds.includes(caller.userId)
   const admitted = handler.selfService || (handler.allowNonRoot && vouched)
   if (!sameOrganization || (!isRoot && admitted)) {
-    recordEvaluation(tx, service, row, 'OUTCOME_ALLOW')
+    await recordEvaluation(tx, service, row, 'OUTCOME_ALLOW')
     return { outcome: 'OUTCOME_ALLOW' }
   }
   const rootQuorumMet = isRoot && (organization.rootQuorumThreshold <= 1 || Boolean(handler.skipConsensus))
   const approvals = [{ userId: caller.userId, credentialId: caller.credential.id }]
-  const { outcome: policyOutcome, evaluations } = evaluate(tx, row, approvals, rootQuorumMet)
+  const { outcome: policyOutcome, evaluations } = await evaluate(tx, row, approvals, rootQuorumMet)
   if (rootQuorumMet || policyOutcome === 'OUTCOME_ALLOW') {
-    recordEvaluation(tx, service, row, 'OUTCOME_ALLOW', '', evaluations)
+    await recordEvaluation(tx, service, row, 'OUTCOME_ALLOW', '', evaluations)
     return { outcome: 'OUTCOME_ALLOW' }
   }
   // A root user below the threshold waits for the root quorum whatever the policies say (the
   // quorum overrides them); a matching ALLOW with unmet consensus waits for its approvers.
   if (isRoot || policyOutcome === 'OUTCOME_REQUIRES_CONSENSUS') {
-    const voteId = recordVote(tx, service, row, caller, 'VOTE_SELECTION_APPROVED')
-    recordEvaluation(tx, service, row, 'OUTCOME_REQUIRES_CONSENSUS', voteId, evaluations)
+    const voteId = await recordVote(tx, service, row, caller, 'VOTE_SELECTION_APPROVED')
+    await recordEvaluation(tx, service, row, 'OUTCOME_REQUIRES_CONSENSUS', voteId, evaluations)
     return { outcome: 'OUTCOME_REQUIRES_CONSENSUS' }
   }
   const outcome =
     policyOutcome === 'OUTCOME_DENY_EXPLICIT' ? 'OUTCOME_DENY_EXPLICIT' : 'OUTCOME_DENY_IMPLICIT'
-  recordEvaluation(tx, service, row, outcome, '', evaluations)
-  return { outcome, error: refusal(outcome, tx, row, evaluations) }
+  await recordEvaluation(tx, service, row, outcome, '', evaluations)
+  return { outcome, error: await refusal(outcome, tx, row, evaluations) }
 }
 
 export interface VoteInput {
@@ -211,23 +213,23 @@ export interface VoteInput {
  * It is rejected once neither can happen any more, even if every user who has not rejected it
  * approved; otherwise it keeps waiting.
  */
-export function decideAfterVote({
+export async function decideAfterVote({
   tx,
   service,
   activity,
   organization,
   caller,
   selection,
-}: VoteInput): 'OUTCOME_ALLOW' | 'OUTCOME_REJECTED' | 'OUTCOME_REQUIRES_CONSENSUS' {
-  const earlier = tx.findBy('votes', 'activityId', activity.id)
+}: VoteInput): Promise<'OUTCOME_ALLOW' | 'OUTCOME_REJECTED' | 'OUTCOME_REQUIRES_CONSENSUS'> {
+  const earlier = await tx.findBy('votes', 'activityId', activity.id)
   if (earlier.some((vote) => vote.userId === caller.userId))
     throw new ApiError(
       'ALREADY_VOTED',
       `you already voted on activity ${activity.id}`,
       'parameters.fingerprint',
     )
-  const voteId = recordVote(tx, service, activity, caller, selection)
-  const votes = tx.findBy('votes', 'activityId', activity.id)
+  const voteId = await recordVote(tx, service, activity, caller, selection)
+  const votes = await tx.findBy('votes', 'activityId', activity.id)
   const approved = votes.filter((vote) => vote.selection === 'VOTE_SELECTION_APPROVED')
   const rejectedBy = new Set(
     votes.filter((vote) => vote.selection === 'VOTE_SELECTION_REJECTED').map((vote) => vote.userId),
@@ -235,26 +237,28 @@ export function decideAfterVote({
   const roots = organization.rootUserIds
   const threshold = organization.rootQuorumThreshold
   const rootApprovals = approved.filter((vote) => roots.includes(vote.userId)).length
-  const approvals = approved.map((vote) => approvalOf(tx, vote))
-  const now = evaluate(tx, activity, approvals, rootApprovals >= threshold)
+  const approvals = await mapInOrder(approved, (vote) => approvalOf(tx, vote))
+  const now = await evaluate(tx, activity, approvals, rootApprovals >= threshold)
   let outcome: 'OUTCOME_ALLOW' | 'OUTCOME_REJECTED' | 'OUTCOME_REQUIRES_CONSENSUS'
   if (now.outcome === 'OUTCOME_ALLOW') outcome = 'OUTCOME_ALLOW'
   else {
     const quorumPossible = roots.filter((id) => !rejectedBy.has(id)).length >= threshold
     // The best case: every user who has not rejected it approves (with any of their credentials).
-    const hopeful = tx
-      .findBy('users', 'organizationId', organization.id)
-      .filter((user) => !rejectedBy.has(user.id))
-      .flatMap((user) => {
-        const keys = tx.findBy('apiKeys', 'userId', user.id)
-        const passkeys = tx.findBy('authenticators', 'userId', user.id)
+    const hopeful = (
+      await mapInOrder(
+        (await tx.findBy('users', 'organizationId', organization.id)).filter((user) => !rejectedBy.has(user.id)),
+        async (user) => {
+        const keys = await tx.findBy('apiKeys', 'userId', user.id)
+        const passkeys = await tx.findBy('authenticators', 'userId', user.id)
         const ids = [...keys, ...passkeys].map((credential) => credential.id)
         return (ids.length > 0 ? ids : ['']).map((credentialId) => ({ userId: user.id, credentialId }))
-      })
+        },
+      )
+    ).flat()
     const policiesPossible =
-      !quorumPossible && evaluate(tx, activity, hopeful, false).outcome === 'OUTCOME_ALLOW'
+      !quorumPossible && (await evaluate(tx, activity, hopeful, false)).outcome === 'OUTCOME_ALLOW'
     outcome = quorumPossible || policiesPossible ? 'OUTCOME_REQUIRES_CONSENSUS' : 'OUTCOME_REJECTED'
   }
-  recordEvaluation(tx, service, activity, outcome, voteId, now.evaluations)
+  await recordEvaluation(tx, service, activity, outcome, voteId, now.evaluations)
   return outcome
 }

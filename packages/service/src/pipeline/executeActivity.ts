@@ -28,9 +28,10 @@ export async function executeActivity(
   organization: OrganizationRow,
   caller: Caller,
   parameters?: unknown,
+  prepared?: { value?: unknown; error?: unknown },
 ): Promise<Execution> {
   const handler = registry.activities.get(row.path as ActivityPath) as ActivityHandler | undefined
-  const savepoint = tx.savepoint()
+  const savepoint = await tx.savepoint()
   const ctx: ActivityContext & { respondWith?: string } = {
     tx,
     service,
@@ -44,8 +45,15 @@ export async function executeActivity(
   try {
     if (!handler) throw new ApiError('ROUTE_NOT_FOUND', `no handler for ${row.path}`)
     const parsed = parameters ?? handler.parse(new Reader(row.intent, 'parameters'))
+    if (prepared?.error !== undefined) throw prepared.error
+    if (prepared) ctx.prepared = prepared.value
+    else if (handler.prepare)
+      ctx.prepared = await handler.prepare(
+        { service, registry, now: ctx.now, organization, caller, activityId: row.id },
+        parsed as never,
+      )
     const result = await handler.run(ctx, parsed as never)
-    const done = tx.put('activities', {
+    const done = await tx.put('activities', {
       ...row,
       status: 'ACTIVITY_STATUS_COMPLETED',
       result: result as Record<string, unknown>,
@@ -53,9 +61,9 @@ export async function executeActivity(
     })
     return { row: done, ...(ctx.respondWith ? { respondWith: ctx.respondWith } : {}) }
   } catch (thrown) {
-    tx.rollbackTo(savepoint)
+    await tx.rollbackTo(savepoint)
     const error = toApiError(thrown)
-    const failed = tx.put('activities', {
+    const failed = await tx.put('activities', {
       ...row,
       status: 'ACTIVITY_STATUS_FAILED',
       failure: error.toBody() as ActivityRow['failure'] & object,

@@ -38,9 +38,9 @@ export function isLoopbackOrigin(origin: string): boolean {
 }
 
 /** Origins listed explicitly (not `*`) by enabled auth-proxy configurations. */
-export function configuredOrigins(service: Runtime): Set<string> {
+export async function configuredOrigins(service: Runtime): Promise<Set<string>> {
   const origins = new Set<string>()
-  for (const config of service.store.all('proxyConfigs'))
+  for (const config of await service.store.all('proxyConfigs'))
     if (config.enabled)
       for (const origin of config.settings.allowedOrigins) if (origin !== '*') origins.add(origin)
   return origins
@@ -52,8 +52,8 @@ export function configuredOrigins(service: Runtime): Set<string> {
  * "same origin" (same-origin pages need no CORS grant anyway; the dev IdP's own form posts from a
  * loopback origin).
  */
-export function originAllowed(service: Runtime, _c: Context, origin: string): boolean {
-  return isLoopbackOrigin(origin) || configuredOrigins(service).has(origin)
+export async function originAllowed(service: Runtime, _c: Context, origin: string): Promise<boolean> {
+  return isLoopbackOrigin(origin) || (await configuredOrigins(service)).has(origin)
 }
 
 const refuse = (message: string) => new ApiError('ORIGIN_NOT_ALLOWED', message)
@@ -75,7 +75,7 @@ export function localOnly(
       )
     const origin = c.req.header('origin')
     if (origin !== undefined) {
-      if (!originAllowed(service, c, origin))
+      if (!await originAllowed(service, c, origin))
         throw refuse(
           `origin ${origin.slice(0, 200)} may not use development routes; add it with --allowed-origins or the auth-proxy settings' allowedOrigins`,
         )

@@ -46,7 +46,7 @@ const send = (h: Harness, path: string, body: BodyInit, headers: Record<string, 
 
 describe('the request pipeline', () => {
   it('refuses a body declared over the limit before reading any of it, on every route family', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     for (const { name, path, headers } of familyRequests(h)) {
       const body = countingBody()
       const response = await send(h, path, body.stream, { ...headers, 'content-length': String(100 * MB) })
@@ -60,7 +60,7 @@ describe('the request pipeline', () => {
   })
 
   it('answers a stalled upload of a declared 1 MB at once instead of waiting for it', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     for (const { name, path, headers } of familyRequests(h)) {
       const body = countingBody({ chunk: 1024, stall: true })
       const response = await send(h, path, body.stream, { ...headers, 'content-length': String(MB) })
@@ -69,7 +69,7 @@ describe('the request pipeline', () => {
   })
 
   it('cuts off a body without a length as soon as it passes the limit', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     for (const { name, path, headers } of familyRequests(h)) {
       const body = countingBody({ chunk: 16 * 1024 })
       const response = await send(h, path, body.stream, headers)
@@ -80,7 +80,7 @@ describe('the request pipeline', () => {
   })
 
   it('keeps memory flat under a flood of oversized bodies', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const requests = familyRequests(h)
     const before = process.memoryUsage().rss
     let pulled = 0
@@ -102,7 +102,7 @@ describe('the request pipeline', () => {
   })
 
   it('answers 400 FIELD_INVALID naming the field for JSON nested 5,000 deep (submit, query, proxy, settings)', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const deep = `${'['.repeat(5000)}${']'.repeat(5000)}`
     const deepParameters = `{"type":"ACTIVITY_TYPE_CREATE_WALLET","timestampMs":"${h.clock.now()}","organizationId":"${h.organizationId}","parameters":{"walletName":"w","accounts":${deep}}}`
     const [header, stamp] = h.root.stamp(deepParameters)
@@ -127,7 +127,7 @@ describe('the request pipeline', () => {
   })
 
   it('maps every failure through one error shape, unknown routes included', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const notJson = await h.post('/v1/otp_init', '{', {
       [PROXY_CONFIG_HEADER]: h.service.dev.authProxyConfigId!,
     })

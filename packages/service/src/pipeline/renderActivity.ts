@@ -1,14 +1,15 @@
+import { mapInOrder } from '../async.ts'
 import { ACTIVITIES, type Activity, type ActivityPath, type Vote } from '@latchkey/protocol'
 import { timestampOf } from '../ids.ts'
 import type { Caller } from '../registry.ts'
 import type { ActivityRow, VoteRow } from '../store/model.ts'
 import type { Reads } from '../store/Store.ts'
 
-export function renderVote(reads: Reads, vote: VoteRow): Vote {
+export async function renderVote(reads: Reads, vote: VoteRow): Promise<Vote> {
   return {
     id: vote.id,
     userId: vote.userId,
-    user: { userId: vote.userId, userName: reads.get('users', vote.userId)?.userName ?? '' },
+    user: { userId: vote.userId, userName: (await reads.get('users', vote.userId))?.userName ?? '' },
     activityId: vote.activityId,
     selection: vote.selection,
     message: vote.message,
@@ -24,9 +25,9 @@ export function renderVote(reads: Reads, vote: VoteRow): Vote {
  * while the activity awaits consensus, the viewer is a user of its organization (a root user, or
  * an approver a policy's consensus may count) and has not voted yet.
  */
-export function renderActivity(reads: Reads, row: ActivityRow, viewer?: Caller): Activity {
+export async function renderActivity(reads: Reads, row: ActivityRow, viewer?: Caller): Promise<Activity> {
   const definition = ACTIVITIES[row.path as ActivityPath]
-  const votes = reads.findBy('votes', 'activityId', row.id)
+  const votes = await reads.findBy('votes', 'activityId', row.id)
   let open = row.status === 'ACTIVITY_STATUS_CONSENSUS_NEEDED'
   if (open && viewer) {
     open =
@@ -41,7 +42,7 @@ export function renderActivity(reads: Reads, row: ActivityRow, viewer?: Caller):
     type: row.type,
     intent: { [definition.intentKey]: row.intent },
     result: row.result ? { [definition.resultKey]: row.result } : {},
-    votes: votes.map((vote) => renderVote(reads, vote)),
+    votes: await mapInOrder(votes, (vote) => renderVote(reads, vote)),
     fingerprint: row.fingerprint,
     canApprove: open,
     canReject: open,

@@ -3,12 +3,12 @@ import type { OrganizationRow } from '../store/model.ts'
 import type { Reads } from '../store/Store.ts'
 
 /** The organization named by a request field, or a 404 naming that field. */
-export function requireOrganization(
+export async function requireOrganization(
   store: Reads,
   organizationId: string,
   field = 'organizationId',
-): OrganizationRow {
-  const organization = store.get('organizations', organizationId)
+): Promise<OrganizationRow> {
+  const organization = await store.get('organizations', organizationId)
   if (!organization)
     throw new ApiError(
       'ORGANIZATION_NOT_FOUND',

@@ -25,7 +25,7 @@ export async function runQuery(
   const caller = await authenticate(service, headers, bytes, 'query', target)
   const body = new Reader(json, '')
   if (body.has('timestampMs')) checkTimestamp(service, body)
-  const organization = requireOrganization(service.store, body.string('organizationId', { max: 200 }))
+  const organization = await requireOrganization(service.store, body.string('organizationId', { max: 200 }))
   const allowed =
     caller.organizationId === organization.id ||
     (!caller.readOnly && caller.organizationId === organization.parentOrganizationId)
@@ -36,7 +36,7 @@ export async function runQuery(
       'organizationId',
     )
   for (const plugin of registry.plugins)
-    plugin.authorize?.({ kind: 'query', path, caller, organization }, service)
+    await plugin.authorize?.({ kind: 'query', path, caller, organization }, service)
   const request = handler.parse(body)
   return handler.run(
     { store: service.store, service, registry, now: service.now(), organization, caller },

@@ -55,10 +55,10 @@ export async function submitActivity(
       'type',
     )
   checkTimestamp(service, body)
-  const named = requireOrganization(service.store, body.string('organizationId', { max: 200 }))
+  const named = await requireOrganization(service.store, body.string('organizationId', { max: 200 }))
   // A sub-organization's user naming the parent (passkey login before the client knows its
   // sub-organization) acts in its own sub-organization when the handler allows it.
-  const callerOrganization = service.store.get('organizations', caller.organizationId)
+  const callerOrganization = await service.store.get('organizations', caller.organizationId)
   const organization =
     handler.resolveSubOrganization && callerOrganization?.parentOrganizationId === named.id
       ? callerOrganization
@@ -74,46 +74,80 @@ export async function submitActivity(
       'organizationId',
     )
   for (const plugin of registry.plugins)
-    plugin.authorize?.({ kind: 'activity', path, caller, organization }, service)
+    await plugin.authorize?.({ kind: 'activity', path, caller, organization }, service)
   const parametersReader = body.object('parameters')
   const parameters = handler.parse(parametersReader)
   // The fingerprint binds the body to the credential that stamped it: the same bytes from the same
   // credential are a replay, the same bytes from another root user are a distinct activity.
   const fingerprint = bytesToHex(sha256(concatBytes(utf8ToBytes(`${caller.credential.id}\n`), bytes)))
 
+  let vouched = false
+  for (const plugin of registry.plugins)
+    if (await plugin.vouchesFor?.({ path, caller, organization }, service)) vouched = true
+  const activityId = service.newId()
+  const provisional = (now: number): ActivityRow => ({
+    id: activityId,
+    organizationId: organization.id,
+    path,
+    type: definition.type,
+    status: 'ACTIVITY_STATUS_CREATED',
+    intent: parametersReader.value,
+    fingerprint,
+    userId: caller.userId,
+    credentialId: caller.credential.id,
+    callerOrganizationId: caller.organizationId,
+    createdAt: now,
+    updatedAt: now,
+  })
+
+  // Work that must not hold a transaction (outbound calls, OTP budgets) runs first, and only for
+  // an activity the decision would allow: the decision is taken in a transaction that is rolled
+  // back, then taken again for real below (with whatever changed meanwhile).
+  let prepared: { value?: unknown; error?: unknown } | undefined
+  if (handler.prepare) {
+    const verdict = await service.store
+      .transaction(async (tx) => {
+        if ((await tx.findBy('activities', 'fingerprint', fingerprint))[0]) throw new DryRun('replay')
+        const row = await tx.put('activities', provisional(service.now()))
+        const decision = await decideActivity({ tx, service, row, organization, caller, handler, parameters, vouched })
+        throw new DryRun(decision.outcome)
+      })
+      .catch((error: unknown) => {
+        if (error instanceof DryRun) return error.verdict
+        throw error
+      })
+    if (verdict === 'OUTCOME_ALLOW') {
+      try {
+        prepared = {
+          value: await handler.prepare(
+            { service, registry, now: service.now(), organization, caller, activityId },
+            parameters as never,
+          ),
+        }
+      } catch (error) {
+        // A storage outage is the request's failure, not the activity's: nothing is recorded.
+        if (error instanceof ApiError && error.errorCode === 'STORAGE_UNAVAILABLE') throw error
+        prepared = { error }
+      }
+    }
+  }
+
   const outcome = await service.store.transaction(async (tx): Promise<Execution> => {
     // An exact replay of a signed request answers with the activity it created.
-    const replay = tx.findBy('activities', 'fingerprint', fingerprint)[0]
+    const replay = (await tx.findBy('activities', 'fingerprint', fingerprint))[0]
     if (replay) {
       const error = storedError(replay)
       return { row: replay, ...(error ? { error } : {}) }
     }
-    const now = service.now()
-    const row = tx.put('activities', {
-      id: service.newId(),
-      organizationId: organization.id,
-      path,
-      type: definition.type,
-      status: 'ACTIVITY_STATUS_CREATED',
-      intent: parametersReader.value,
-      fingerprint,
-      userId: caller.userId,
-      credentialId: caller.credential.id,
-      callerOrganizationId: caller.organizationId,
-      createdAt: now,
-      updatedAt: now,
-    })
-    const vouched = registry.plugins.some((plugin) =>
-      plugin.vouchesFor?.({ path, caller, organization }, service),
-    )
-    const decision = decideActivity({ tx, service, row, organization, caller, handler, parameters, vouched })
+    const row = await tx.put('activities', provisional(service.now()))
+    const decision = await decideActivity({ tx, service, row, organization, caller, handler, parameters, vouched })
     switch (decision.outcome) {
       case 'OUTCOME_ALLOW':
-        return executeActivity(tx, service, registry, row, organization, caller, parameters)
+        return executeActivity(tx, service, registry, row, organization, caller, parameters, prepared)
       case 'OUTCOME_REQUIRES_CONSENSUS':
-        return { row: tx.put('activities', { ...row, status: 'ACTIVITY_STATUS_CONSENSUS_NEEDED' }) }
+        return { row: await tx.put('activities', { ...row, status: 'ACTIVITY_STATUS_CONSENSUS_NEEDED' }) }
       default: {
-        const failed = tx.put('activities', {
+        const failed = await tx.put('activities', {
           ...row,
           status: 'ACTIVITY_STATUS_FAILED',
           failure: decision.error.toBody() as ActivityRow['failure'] & object,
@@ -123,6 +157,13 @@ export async function submitActivity(
     }
   })
   if (outcome.error) throw outcome.error
-  const shown = outcome.respondWith ? service.store.get('activities', outcome.respondWith)! : outcome.row
-  return { activity: renderActivity(service.store, shown, caller) }
+  const shown = outcome.respondWith ? (await service.store.get('activities', outcome.respondWith))! : outcome.row
+  return { activity: await renderActivity(service.store, shown, caller) }
+}
+
+/** Carries the dry-run decision out of the transaction it rolls back. */
+class DryRun extends Error {
+  constructor(readonly verdict: string) {
+    super('dry run')
+  }
 }

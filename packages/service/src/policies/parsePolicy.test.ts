@@ -7,7 +7,7 @@ const parse = (source: string) => parsePolicy(source, CONDITION_KEYWORDS)
 
 /** A compact rendering of a tree, fully parenthesised, to assert shape and precedence. */
 function show(source: string, keywords: readonly string[] = CONDITION_KEYWORDS): string {
-  const render = (node: ReturnType<typeof parse>): string => {
+  const render = (node: Awaited<ReturnType<typeof parse>>): string => {
     switch (node.type) {
       case 'bool':
         return String(node.value)

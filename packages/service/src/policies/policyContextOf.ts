@@ -190,11 +190,11 @@ export interface PolicyContextOptions {
  * encoding. A keyword the activity does not have is absent, so a policy reading it gets
  * OUTCOME_ERROR unless it tests `activity.type` first (`&&` short-circuits).
  */
-export function policyContextOf(
+export async function policyContextOf(
   reads: Reads,
   activity: PolicyActivity,
   options: PolicyContextOptions = {},
-): PolicyScope {
+): Promise<PolicyScope> {
   const [resource, action] = RESOURCE_ACTION[activity.path] ?? ['ORGANIZATION', 'UNKNOWN']
   const params = (toPolicyValue(activity.intent) ?? {}) as PolicyStruct
   const scope: Record<string, PolicyValue> = {
@@ -212,11 +212,11 @@ export function policyContextOf(
   if (accountAddress !== undefined) {
     const lower = accountAddress.toLowerCase()
     const account =
-      reads
-        .findBy('walletAccounts', 'address', accountAddress)
+      (await reads
+        .findBy('walletAccounts', 'address', accountAddress))
         .find((row) => row.organizationId === activity.organizationId) ??
-      reads
-        .findBy('walletAccounts', 'organizationId', activity.organizationId)
+      (await reads
+        .findBy('walletAccounts', 'organizationId', activity.organizationId))
         .find((row) => row.address.toLowerCase() === lower)
     if (account) {
       scope.wallet_account = {
@@ -225,7 +225,7 @@ export function policyContextOf(
       walletId = account.walletId
     }
   }
-  const wallet = walletId !== undefined ? reads.get('wallets', walletId) : undefined
+  const wallet = walletId !== undefined ? await reads.get('wallets', walletId) : undefined
   if (wallet && wallet.organizationId === activity.organizationId)
     scope.wallet = { id: wallet.id, label: wallet.name, exported: wallet.exported, imported: wallet.imported }
 
@@ -276,18 +276,18 @@ export interface Approval {
  * The keywords a policy `consensus` reads: `approvers` ({ id, tags (user tag ids), email, alias })
  * and `credentials` ({ id, user_id, type, credential_id, public_key }), one per distinct approval.
  */
-export function consensusContextOf(
+export async function consensusContextOf(
   reads: Reads,
   organizationId: string,
   approvals: readonly Approval[],
-): { approvers: PolicyValue[]; credentials: PolicyValue[] } {
-  const tags = reads.findBy('userTags', 'organizationId', organizationId)
+): Promise<{ approvers: PolicyValue[]; credentials: PolicyValue[] }> {
+  const tags = await reads.findBy('userTags', 'organizationId', organizationId)
   const approvers: PolicyValue[] = []
   const credentials: PolicyValue[] = []
   const seenUsers = new Set<string>()
   const seenCredentials = new Set<string>()
   for (const approval of approvals) {
-    const user = reads.get('users', approval.userId)
+    const user = await reads.get('users', approval.userId)
     if (user && !seenUsers.has(user.id)) {
       seenUsers.add(user.id)
       approvers.push({
@@ -299,8 +299,8 @@ export function consensusContextOf(
     }
     if (seenCredentials.has(approval.credentialId)) continue
     seenCredentials.add(approval.credentialId)
-    const apiKey = reads.get('apiKeys', approval.credentialId)
-    const authenticator = apiKey ? undefined : reads.get('authenticators', approval.credentialId)
+    const apiKey = await reads.get('apiKeys', approval.credentialId)
+    const authenticator = apiKey ? undefined : await reads.get('authenticators', approval.credentialId)
     if (apiKey)
       credentials.push({
         id: apiKey.id,

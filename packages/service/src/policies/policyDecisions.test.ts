@@ -29,7 +29,7 @@ const transfer = (to: string, value: bigint, nonce = 0) =>
  * end (`backend`, not root) and two approvers tagged `admin` (not root), as in delegated access.
  */
 async function delegated() {
-  const h = createHarness()
+  const h = await createHarness()
   const root = testKey()
   const sub = await h.createSubOrganization({
     keys: [root],
@@ -96,7 +96,7 @@ describe('policy decisions through HTTP', () => {
     })
     expect(refused.body.details.activityId).toBe(lastActivityId(t))
     expect(refused.body.message).toContain('no policy of organization')
-    const { activity } = (await t.h.query('get_activity', { activityId: lastActivityId(t) }, t.asRoot)).body
+    const { activity } = (await t.h.query('get_activity', { activityId: await lastActivityId(t) }, t.asRoot)).body
     expect(activity.status).toBe('ACTIVITY_STATUS_FAILED')
     expect(await t.evaluations(activity.id)).toEqual([[{ outcome: 'OUTCOME_DENY_IMPLICIT' }]])
   })
@@ -131,7 +131,7 @@ describe('policy decisions through HTTP', () => {
       errorCode: 'PERMISSION_DENIED',
       outcome: 'OUTCOME_DENY_IMPLICIT',
     })
-    expect(await t.evaluations(lastActivityId(t))).toEqual([
+    expect(await t.evaluations(await lastActivityId(t))).toEqual([
       [
         { outcome: 'OUTCOME_DENY_IMPLICIT' },
         { policyId: allow, outcome: 'OUTCOME_DENY_IMPLICIT' },
@@ -169,7 +169,7 @@ describe('policy decisions through HTTP', () => {
         details: { errorCode: 'PERMISSION_DENIED', outcome: 'OUTCOME_DENY_EXPLICIT' },
       },
     })
-    expect(await t.evaluations(lastActivityId(t))).toEqual([
+    expect(await t.evaluations(await lastActivityId(t))).toEqual([
       [
         { outcome: 'OUTCOME_DENY_EXPLICIT' },
         { policyId: allow, outcome: 'OUTCOME_ALLOW' },
@@ -282,7 +282,7 @@ describe('policy decisions through HTTP', () => {
       'OUTCOME_REQUIRES_CONSENSUS',
       'OUTCOME_REJECTED',
     ])
-    expect(t.h.service.store.all('wallets').filter((w) => w.name === 'No')).toEqual([])
+    expect((await t.h.service.store.all('wallets')).filter((w) => w.name === 'No')).toEqual([])
   })
 
   it('lets the root user approve what a policy is waiting on (the root quorum overrides)', async () => {
@@ -392,6 +392,6 @@ describe('policy keywords from real activities', () => {
 })
 
 /** The newest activity of the harness's store (a refused submit answers with an error, not the activity). */
-function lastActivityId(t: { h: ReturnType<typeof createHarness> }): string {
-  return t.h.service.store.all('activities').at(-1)!.id
+async function lastActivityId(t: { h: Awaited<ReturnType<typeof createHarness>> }): Promise<string> {
+  return (await t.h.service.store.all('activities')).at(-1)!.id
 }

@@ -45,14 +45,14 @@ export function readPolicyParams(value: unknown, field: string): PolicyParams {
 export const MAX_POLICIES = 1000
 
 /** Refuses a name already used by another policy of the organization, and a full organization. */
-export function checkPolicyName(
+export async function checkPolicyName(
   reads: Reads,
   organizationId: string,
   name: string,
   field: string,
   exceptId?: string,
-): void {
-  const policies = reads.findBy('policies', 'organizationId', organizationId)
+): Promise<void> {
+  const policies = await reads.findBy('policies', 'organizationId', organizationId)
   if (policies.some((policy) => policy.name === name && policy.id !== exceptId))
     throw new ApiError('ALREADY_EXISTS', `a policy named ${name} exists`, field)
   if (exceptId === undefined && policies.length >= MAX_POLICIES)

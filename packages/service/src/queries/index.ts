@@ -1,3 +1,4 @@
+import { mapInOrder } from '../async.ts'
 import { decodeJwtClaims, SUBORG_FILTER_TYPES } from '@latchkey/protocol'
 import { findPolicy } from '../activities/updatePolicy.ts'
 import { findPrivateKey, renderPrivateKey } from '../domain/privateKeys.ts'
@@ -20,8 +21,8 @@ import {
 
 const id = (r: import('../pipeline/Reader.ts').Reader, name: string) => r.string(name, { max: 200 })
 
-function matchesFilter(reads: Reads, org: OrganizationRow, filterType: string, value: string): boolean {
-  const users = reads.findBy('users', 'organizationId', org.id)
+async function matchesFilter(reads: Reads, org: OrganizationRow, filterType: string, value: string): Promise<boolean> {
+  const users = await reads.findBy('users', 'organizationId', org.id)
   switch (filterType) {
     case 'NAME':
       return org.name === value
@@ -32,19 +33,19 @@ function matchesFilter(reads: Reads, org: OrganizationRow, filterType: string, v
     case 'PHONE_NUMBER':
       return users.some((user) => user.userPhoneNumber === value.trim())
     case 'CREDENTIAL_ID':
-      return reads
-        .findBy('authenticators', 'organizationId', org.id)
+      return (await reads
+        .findBy('authenticators', 'organizationId', org.id))
         .some((a) => a.credentialId === value.replace(/=+$/, ''))
     case 'PUBLIC_KEY': {
       const key = value.toLowerCase().replace(/^0x/, '')
       return (
-        reads.findBy('apiKeys', 'organizationId', org.id).some((k) => k.publicKey === key) ||
-        reads.findBy('authenticators', 'organizationId', org.id).some((a) => a.publicKeyHex === key)
+        (await reads.findBy('apiKeys', 'organizationId', org.id)).some((k) => k.publicKey === key) ||
+        (await reads.findBy('authenticators', 'organizationId', org.id)).some((a) => a.publicKeyHex === key)
       )
     }
     case 'WALLET_ACCOUNT_ADDRESS':
-      return reads
-        .findBy('walletAccounts', 'organizationId', org.id)
+      return (await reads
+        .findBy('walletAccounts', 'organizationId', org.id))
         .some((account) => account.address === value || account.address.toLowerCase() === value.toLowerCase())
     case 'OIDC_TOKEN': {
       let claims: { iss?: unknown; sub?: unknown; aud?: unknown }
@@ -53,8 +54,8 @@ function matchesFilter(reads: Reads, org: OrganizationRow, filterType: string, v
       } catch {
         throw new ApiError('FIELD_INVALID', 'filterValue must be an OIDC token (JWT)', 'filterValue')
       }
-      return reads
-        .findBy('oauthProviders', 'organizationId', org.id)
+      return (await reads
+        .findBy('oauthProviders', 'organizationId', org.id))
         .some((provider) => provider.issuer === claims.iss && provider.subject === claims.sub)
     }
     default:
@@ -71,8 +72,8 @@ export const builtinQueries: Record<string, QueryHandler> = {
         filterType !== undefined ? r.string('filterValue', { max: 16 * 1024 }) : r.optString('filterValue')
       return { filterType, filterValue, pagination: readPagination(r) }
     },
-    run: ({ store, organization }, q) => {
-      let subOrganizations = store.findBy('organizations', 'parentOrganizationId', organization.id)
+    run: async ({ store, organization }, q) => {
+      let subOrganizations = await store.findBy('organizations', 'parentOrganizationId', organization.id)
       if (q.filterType !== undefined)
         subOrganizations = subOrganizations.filter((org) =>
           matchesFilter(store, org, q.filterType!, q.filterValue!),
@@ -84,8 +85,8 @@ export const builtinQueries: Record<string, QueryHandler> = {
   }),
   get_authenticator: defineQuery({
     parse: (r) => ({ authenticatorId: id(r, 'authenticatorId') }),
-    run: ({ store, organization }, q) => {
-      const row = store.get('authenticators', q.authenticatorId)
+    run: async ({ store, organization }, q) => {
+      const row = await store.get('authenticators', q.authenticatorId)
       if (!row || row.organizationId !== organization.id)
         throw new ApiError(
           'AUTHENTICATOR_NOT_FOUND',
@@ -97,28 +98,28 @@ export const builtinQueries: Record<string, QueryHandler> = {
   }),
   get_policy_evaluations: defineQuery({
     parse: (r) => ({ activityId: id(r, 'activityId') }),
-    run: ({ store, organization }, q) => {
-      const activity = store.get('activities', q.activityId)
+    run: async ({ store, organization }, q) => {
+      const activity = await store.get('activities', q.activityId)
       if (!activity || activity.organizationId !== organization.id)
         throw new ApiError('ACTIVITY_NOT_FOUND', `activity ${q.activityId} not found`, 'activityId')
       return {
-        policyEvaluations: store
-          .findBy('policyEvaluations', 'activityId', activity.id)
+        policyEvaluations: (await store
+          .findBy('policyEvaluations', 'activityId', activity.id))
           .map(renderPolicyEvaluation),
       }
     },
   }),
   list_users: defineQuery({
     parse: () => ({}),
-    run: ({ store, organization }) => ({
-      users: store.findBy('users', 'organizationId', organization.id).map((user) => renderUser(store, user)),
+    run: async ({ store, organization }) => ({
+      users: (await store.findBy('users', 'organizationId', organization.id)).map((user) => renderUser(store, user)),
     }),
   }),
   whoami: defineQuery({
     parse: () => ({}),
-    run: ({ store, caller }) => {
-      const user = store.get('users', caller.userId)!
-      const organization = store.get('organizations', caller.organizationId)!
+    run: async ({ store, caller }) => {
+      const user = (await store.get('users', caller.userId))!
+      const organization = (await store.get('organizations', caller.organizationId))!
       return {
         organizationId: organization.id,
         organizationName: organization.name,
@@ -129,17 +130,17 @@ export const builtinQueries: Record<string, QueryHandler> = {
   }),
   get_user: defineQuery({
     parse: (r) => ({ userId: id(r, 'userId') }),
-    run: ({ store, organization }, q) => {
-      const user = store.get('users', q.userId)
+    run: async ({ store, organization }, q) => {
+      const user = await store.get('users', q.userId)
       if (!user || user.organizationId !== organization.id)
         throw new ApiError('USER_NOT_FOUND', `user ${q.userId} not found`, 'userId')
-      return { user: renderUser(store, user) }
+      return { user: await renderUser(store, user) }
     },
   }),
   get_wallet: defineQuery({
     parse: (r) => ({ walletId: id(r, 'walletId') }),
-    run: ({ store, organization }, q) => {
-      const wallet = store.get('wallets', q.walletId)
+    run: async ({ store, organization }, q) => {
+      const wallet = await store.get('wallets', q.walletId)
       if (!wallet || wallet.organizationId !== organization.id)
         throw new ApiError('WALLET_NOT_FOUND', `wallet ${q.walletId} not found`, 'walletId')
       return { wallet: renderWallet(wallet) }
@@ -147,8 +148,8 @@ export const builtinQueries: Record<string, QueryHandler> = {
   }),
   list_wallets: defineQuery({
     parse: () => ({}),
-    run: ({ store, organization }) => ({
-      wallets: store.findBy('wallets', 'organizationId', organization.id).map(renderWallet),
+    run: async ({ store, organization }) => ({
+      wallets: (await store.findBy('wallets', 'organizationId', organization.id)).map(renderWallet),
     }),
   }),
   list_wallet_accounts: defineQuery({
@@ -158,19 +159,19 @@ export const builtinQueries: Record<string, QueryHandler> = {
       includeWalletDetails: r.optBool('includeWalletDetails') ?? false,
       pagination: readPagination(r),
     }),
-    run: ({ store, organization }, q) => {
-      let accounts = store.findBy('walletAccounts', 'organizationId', organization.id)
+    run: async ({ store, organization }, q) => {
+      let accounts = await store.findBy('walletAccounts', 'organizationId', organization.id)
       if (q.walletId !== undefined) {
-        const wallet = store.get('wallets', q.walletId)
+        const wallet = await store.get('wallets', q.walletId)
         if (!wallet || wallet.organizationId !== organization.id)
           throw new ApiError('WALLET_NOT_FOUND', `wallet ${q.walletId} not found`, 'walletId')
-        accounts = store.findBy('walletAccounts', 'walletId', wallet.id)
+        accounts = await store.findBy('walletAccounts', 'walletId', wallet.id)
       }
       const page = paginate(accounts, (account) => account.id, q.pagination)
       if (!q.includeWalletDetails) return { accounts: page.map(renderWalletAccount) }
       return {
-        accounts: page.map((account) => {
-          const wallet = store.get('wallets', account.walletId)
+        accounts: await mapInOrder(page, async (account) => {
+          const wallet = await store.get('wallets', account.walletId)
           return {
             ...renderWalletAccount(account),
             ...(wallet ? { walletDetails: renderWallet(wallet) } : {}),
@@ -181,53 +182,53 @@ export const builtinQueries: Record<string, QueryHandler> = {
   }),
   get_activity: defineQuery({
     parse: (r) => ({ activityId: id(r, 'activityId') }),
-    run: ({ store, organization, caller }, q) => {
-      const activity = store.get('activities', q.activityId)
+    run: async ({ store, organization, caller }, q) => {
+      const activity = await store.get('activities', q.activityId)
       if (!activity || activity.organizationId !== organization.id)
         throw new ApiError('ACTIVITY_NOT_FOUND', `activity ${q.activityId} not found`, 'activityId')
-      return { activity: renderActivity(store, activity, caller) }
+      return { activity: await renderActivity(store, activity, caller) }
     },
   }),
   list_user_tags: defineQuery({
     parse: () => ({}),
-    run: ({ store, organization }) => ({
-      userTags: store.findBy('userTags', 'organizationId', organization.id).map(renderUserTag),
+    run: async ({ store, organization }) => ({
+      userTags: (await store.findBy('userTags', 'organizationId', organization.id)).map(renderUserTag),
     }),
   }),
   get_policy: defineQuery({
     parse: (r) => ({ policyId: id(r, 'policyId') }),
-    run: ({ store, organization }, q) => ({
-      policy: renderPolicy(findPolicy(store, organization.id, q.policyId, 'policyId')),
+    run: async ({ store, organization }, q) => ({
+      policy: renderPolicy(await findPolicy(store, organization.id, q.policyId, 'policyId')),
     }),
   }),
   list_policies: defineQuery({
     parse: () => ({}),
-    run: ({ store, organization }) => ({
-      policies: store.findBy('policies', 'organizationId', organization.id).map(renderPolicy),
+    run: async ({ store, organization }) => ({
+      policies: (await store.findBy('policies', 'organizationId', organization.id)).map(renderPolicy),
     }),
   }),
   get_api_keys: defineQuery({
     parse: (r) => ({ userId: r.optString('userId', { max: 200 }) }),
-    run: ({ store, organization }, q) => {
+    run: async ({ store, organization }, q) => {
       if (q.userId !== undefined) {
-        const user = store.get('users', q.userId)
+        const user = await store.get('users', q.userId)
         if (!user || user.organizationId !== organization.id)
           throw new ApiError('USER_NOT_FOUND', `user ${q.userId} not found`, 'userId')
-        return { apiKeys: store.findBy('apiKeys', 'userId', user.id).map(renderApiKey) }
+        return { apiKeys: (await store.findBy('apiKeys', 'userId', user.id)).map(renderApiKey) }
       }
-      return { apiKeys: store.findBy('apiKeys', 'organizationId', organization.id).map(renderApiKey) }
+      return { apiKeys: (await store.findBy('apiKeys', 'organizationId', organization.id)).map(renderApiKey) }
     },
   }),
   get_private_key: defineQuery({
     parse: (r) => ({ privateKeyId: id(r, 'privateKeyId') }),
-    run: ({ store, organization }, q) => ({
-      privateKey: renderPrivateKey(findPrivateKey(store, organization.id, q.privateKeyId, 'privateKeyId')),
+    run: async ({ store, organization }, q) => ({
+      privateKey: renderPrivateKey(await findPrivateKey(store, organization.id, q.privateKeyId, 'privateKeyId')),
     }),
   }),
   list_private_keys: defineQuery({
     parse: () => ({}),
-    run: ({ store, organization }) => ({
-      privateKeys: store.findBy('privateKeys', 'organizationId', organization.id).map(renderPrivateKey),
+    run: async ({ store, organization }) => ({
+      privateKeys: (await store.findBy('privateKeys', 'organizationId', organization.id)).map(renderPrivateKey),
     }),
   }),
 }

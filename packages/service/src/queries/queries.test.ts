@@ -3,7 +3,7 @@ import { createHarness, ETHEREUM_ACCOUNT, resultOf } from '../testing/harness.ts
 
 describe('queries and lookups that miss', () => {
   it('answer 404 naming the field', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const cases: [string, Record<string, unknown>, string, string][] = [
       ['get_activity', { activityId: 'nope' }, 'activityId', 'ACTIVITY_NOT_FOUND'],
       ['get_policy_evaluations', { activityId: 'nope' }, 'activityId', 'ACTIVITY_NOT_FOUND'],
@@ -33,7 +33,7 @@ describe('queries and lookups that miss', () => {
   })
 
   it('read an activity, its evaluations and the organization data from the parent', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const sub = await h.createSubOrganization({ wallet: { walletName: 'W', accounts: [ETHEREUM_ACCOUNT] } })
     const at = { organizationId: sub.organizationId }
     const activity = (

@@ -55,19 +55,19 @@ export const renderOauthProvider = (row: OauthProviderRow): OauthProvider => ({
   ...times(row),
 })
 
-export function renderUser(reads: Reads, row: UserRow): User {
+export async function renderUser(reads: Reads, row: UserRow): Promise<User> {
   return {
     userId: row.id,
     userName: row.userName,
     ...(row.userEmail !== undefined ? { userEmail: row.userEmail } : {}),
     ...(row.userPhoneNumber !== undefined ? { userPhoneNumber: row.userPhoneNumber } : {}),
-    authenticators: reads.findBy('authenticators', 'userId', row.id).map(renderAuthenticator),
-    apiKeys: reads.findBy('apiKeys', 'userId', row.id).map(renderApiKey),
-    userTags: reads
-      .findBy('userTags', 'organizationId', row.organizationId)
+    authenticators: (await reads.findBy('authenticators', 'userId', row.id)).map(renderAuthenticator),
+    apiKeys: (await reads.findBy('apiKeys', 'userId', row.id)).map(renderApiKey),
+    userTags: (await reads
+      .findBy('userTags', 'organizationId', row.organizationId))
       .filter((tag) => tag.userIds.includes(row.id))
       .map((tag) => tag.id),
-    oauthProviders: reads.findBy('oauthProviders', 'userId', row.id).map(renderOauthProvider),
+    oauthProviders: (await reads.findBy('oauthProviders', 'userId', row.id)).map(renderOauthProvider),
     ...times(row),
   }
 }

@@ -130,7 +130,7 @@ function expectClean(probes: Probe[]) {
 
 describe('hostile bodies on every route', () => {
   it('activity and query routes: fixed and random bodies, unstamped and stamped by a root key', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const next = random(13)
     const probes: Probe[] = []
     const routes = [
@@ -162,7 +162,7 @@ describe('hostile bodies on every route', () => {
   })
 
   it('auth proxy, operator settings and dev routes', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const next = random(7)
     const probes: Probe[] = []
     const proxyHeaders = { [PROXY_CONFIG_HEADER]: h.service.dev.authProxyConfigId! }
@@ -206,7 +206,7 @@ describe('hostile bodies on every route', () => {
 
 describe('input limits on every route family', () => {
   it('oversized bodies are 413 and deep JSON a 400 naming the field, on every family incl. the v2 proxy routes', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const proxyHeaders = { [PROXY_CONFIG_HEADER]: h.service.dev.authProxyConfigId! }
     const huge = JSON.stringify({ contact: 'x'.repeat(300 * 1024) })
     const deep = `{"contact":${'['.repeat(40)}${']'.repeat(40)}}`
@@ -258,7 +258,7 @@ async function codeFor(h: Harness, contact: string) {
 
 describe('races on every "only once" rule', () => {
   it('one code verifies once among 20 concurrent attempts', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const { otpId, code } = await codeFor(h, 'race-code@example.com')
     const replies = await Promise.all(
       Array.from({ length: 20 }, () => proxy(h, 'otp_verify', { otpId, otpCode: code })),
@@ -268,7 +268,7 @@ describe('races on every "only once" rule', () => {
   })
 
   it('one token logs in once among 20 concurrent logins', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const email = 'race-login@example.com'
     const key = clientKey()
     const first = await codeFor(h, email)
@@ -294,11 +294,11 @@ describe('races on every "only once" rule', () => {
     )
     expect(replies.filter((r) => r.status === 200)).toHaveLength(1)
     expect(replies.every((r) => r.status < 500)).toBe(true)
-    expect(h.service.store.findBy('apiKeys', 'organizationId', signup.body.organizationId)).toHaveLength(1)
+    expect(await h.service.store.findBy('apiKeys', 'organizationId', signup.body.organizationId)).toHaveLength(1)
   })
 
   it('one authorization code of the dev IdP is redeemed once among 10 concurrent exchanges', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const verifier = 'v'.repeat(50)
     const authorize = await h.service.app.request('/dev/oidc/google/authorize', {
       method: 'POST',
@@ -335,9 +335,9 @@ describe('races on every "only once" rule', () => {
   })
 
   it('a pending activity executes once among 10 concurrent approvals, and a user votes once', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const sub = await h.createSubOrganization({ users: 2, threshold: 2 })
-    const [k1, k2] = sub.keys as [ReturnType<typeof testKey>, ReturnType<typeof testKey>]
+    const [k1, k2] = sub.keys as [ReturnType<typeof testKey>, Awaited<ReturnType<typeof testKey>>]
     const at = { organizationId: sub.organizationId }
     const pending = await h.submit(
       'create_wallet',
@@ -360,14 +360,14 @@ describe('races on every "only once" rule', () => {
     )
     expect(replies.filter((r) => r.status === 200)).toHaveLength(1)
     expect(replies.every((r) => r.status < 500)).toBe(true)
-    expect(h.service.store.findBy('wallets', 'organizationId', sub.organizationId)).toHaveLength(1)
-    expect(h.service.store.findBy('votes', 'activityId', pending.body.activity.id)).toHaveLength(2)
+    expect(await h.service.store.findBy('wallets', 'organizationId', sub.organizationId)).toHaveLength(1)
+    expect(await h.service.store.findBy('votes', 'activityId', pending.body.activity.id)).toHaveLength(2)
   })
 })
 
 describe('memory under an unauthenticated flood', () => {
   it('4 x 300 posts with a 150 KB client_id, 1,200 authorize codes and 1,200 otp_init: bounded, no 5xx', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const statuses = new Map<number, number>()
     // Warm up (JIT, first allocations), then measure a second flood: what stays reachable after a
     // full GC (heap + buffers) and the process's RSS.
@@ -380,7 +380,7 @@ describe('memory under an unauthenticated flood', () => {
     expect([...statuses.keys()].filter((s) => s >= 500)).toEqual([])
     expect(statuses.get(413)).toBe(2 * 1200)
     // The per-address budget stopped the otp_init flood.
-    expect(h.service.store.findBy('pluginRows', 'kind', 'otp').length).toBeLessThanOrEqual(200)
+    expect((await h.service.store.findBy('pluginRows', 'kind', 'otp')).length).toBeLessThanOrEqual(200)
     // Pending codes are capped (1,000 x ~4 KB), so a second flood retains next to nothing more.
     expect(heapGrowth).toBeLessThan(16 * 1024 * 1024)
     expect(rssGrowth).toBeLessThan(96 * 1024 * 1024)

@@ -10,8 +10,8 @@ import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createService } from '../createService.ts'
-import { fileBackend, loadMasterKey } from '../store/fileBackend.ts'
-import { Store } from '../store/Store.ts'
+import { loadMasterKey, openDataDir } from '../store/openDataDir.ts'
+import { openMemoryStore } from '../store/memory.ts'
 import {
   createHarness,
   fakeClock,
@@ -127,7 +127,7 @@ async function walletSignup(h: Harness, organizationName = 'mine') {
 }
 
 /** The kit's OTP sign-up: the proven e-mail, the token and the bound key's hex signature over it. */
-const otpSignup = (h: Harness, email: string, proof: { token: string; key: ReturnType<typeof clientKey> }) =>
+const otpSignup = (h: Harness, email: string, proof: { token: string; key: Awaited<ReturnType<typeof clientKey>> }) =>
   call(h, 'signup', {
     userEmail: email,
     verificationToken: proof.token,
@@ -139,22 +139,22 @@ const otpSignup = (h: Harness, email: string, proof: { token: string; key: Retur
 
 describe('class 2: a verification token is spent once, atomically', () => {
   it('30 concurrent sign-ups with one token create exactly one sub-organization', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const email = 'race@example.com'
     const proof = await proxyToken(h, email)
     const replies = await Promise.all(Array.from({ length: 30 }, () => otpSignup(h, email, proof)))
     expect(replies.filter((r) => r.status === 200)).toHaveLength(1)
     for (const reply of replies.filter((r) => r.status !== 200)) expect(reply.status).toBe(409)
-    const accounts = h.service.store
-      .findBy('organizations', 'parentOrganizationId', h.organizationId)
-      .filter((org) =>
-        h.service.store.findBy('users', 'organizationId', org.id).some((u) => u.userEmail === email),
+    const accounts = (await h.service.store
+      .findBy('organizations', 'parentOrganizationId', h.organizationId))
+      .filter(async (org) =>
+        (await h.service.store.findBy('users', 'organizationId', org.id)).some((u) => u.userEmail === email),
       )
     expect(accounts).toHaveLength(1)
   })
 
   it('two tokens for one e-mail signed up concurrently still make one account', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const email = 'twice@example.com'
     const first = await proxyToken(h, email)
     const second = await proxyToken(h, email)
@@ -165,7 +165,7 @@ describe('class 2: a verification token is spent once, atomically', () => {
 
 describe('class 3: tokens are bound to where they were minted', () => {
   it('a sub-organization user cannot start or verify a code for a contact that is not theirs', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const attacker = await walletSignup(h)
     const reply = await h.submit(
       'init_otp',
@@ -178,7 +178,7 @@ describe('class 3: tokens are bound to where they were minted', () => {
   })
 
   it('a token minted in one sub-organization logs in nowhere else, and signs nobody up', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const email = 'shared@example.com'
     // Two accounts with one e-mail (made by the operator); A's user verifies a code in A.
     const a = await subOrgWithEmail(h, email)
@@ -234,7 +234,7 @@ describe('class 3: tokens are bound to where they were minted', () => {
 
 describe('class 4: OTP budgets per contact, service-wide, in the store', () => {
   it('codes for one contact share one budget across the proxy and every sub-organization', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const email = 'budget@example.com'
     for (let i = 0; i < 3; i++)
       expect((await call(h, 'otp_init', { otpType: 'OTP_TYPE_EMAIL', contact: email })).status).toBe(200)
@@ -255,9 +255,9 @@ describe('class 4: OTP budgets per contact, service-wide, in the store', () => {
 
   it('wrong guesses for one contact are budgeted across its codes, and the budget survives a restart', async () => {
     const clock = fakeClock()
-    const store = new Store()
+    const store = await openMemoryStore()
     const masterKey = crypto.getRandomValues(new Uint8Array(32))
-    const h = createHarness({ clock, store, masterKey })
+    const h = await createHarness({ clock, store, masterKey })
     const email = 'guess@example.com'
     let guesses = 0
     let refusedAt = -1
@@ -276,7 +276,7 @@ describe('class 4: OTP budgets per contact, service-wide, in the store', () => {
     }
     expect(refusedAt).toBe(10)
     // A restarted service on the same store still refuses.
-    const again = createHarness({ clock, store, masterKey })
+    const again = await createHarness({ clock, store, masterKey })
     const init = await call(again, 'otp_init', { otpType: 'OTP_TYPE_EMAIL', contact: email })
     expect(init.status).toBe(200)
     const [message] = await outbox(again, email)
@@ -289,7 +289,7 @@ describe('class 4: OTP budgets per contact, service-wide, in the store', () => {
   })
 
   it('otp_init through the proxy is budgeted per client address across contacts', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const statuses: number[] = []
     for (let i = 0; i < 21; i++)
       statuses.push(
@@ -314,13 +314,13 @@ describe('class 4: OTP budgets per contact, service-wide, in the store', () => {
       },
     )
     expect(other.status).toBe(200)
-    expect(h.service.store.findBy('pluginRows', 'kind', 'otp-limit').length).toBeGreaterThan(0)
+    expect((await h.service.store.findBy('pluginRows', 'kind', 'otp-limit')).length).toBeGreaterThan(0)
   })
 })
 
 describe('class 5: only the operator chooses what is sent', () => {
   it('init_otp cannot set the template, the app name or a lifetime beyond the operator cap', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const phone = '+14155550123'
     const key = testKey()
     const reply = await h.submit('create_sub_organization', {
@@ -377,7 +377,7 @@ describe('class 5: only the operator chooses what is sent', () => {
   })
 
   it("the operator's appName and otpExpirationSeconds are what the message carries", async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const body = JSON.stringify({
       organizationId: h.organizationId,
       timestampMs: String(h.clock.now()),
@@ -398,7 +398,7 @@ describe('class 5: only the operator chooses what is sent', () => {
 
 describe('class 6: operator settings updates are not replayable', () => {
   it('a captured stamped update is refused the second time, and when stale', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const body = JSON.stringify({
       organizationId: h.organizationId,
       timestampMs: String(h.clock.now()),
@@ -421,7 +421,7 @@ describe('class 7: dev surfaces stay local', () => {
     h.service.app.request(path, { headers }, address ? fromAddress(address) : undefined)
 
   it('the outbox answers loopback clients and allowed origins only, never with a * grant', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     await call(h, 'otp_init', { otpType: 'OTP_TYPE_EMAIL', contact: 'v@example.com' })
     const evil = await get(h, '/dev/outbox.json', { Origin: 'https://evil.test' })
     expect(evil.status).toBe(403)
@@ -444,7 +444,7 @@ describe('class 7: dev surfaces stay local', () => {
   })
 
   it('the dev IdP and the settings routes refuse foreign origins and remote clients', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const idp = await get(h, '/dev/oidc/google/.well-known/openid-configuration', {
       Origin: 'https://evil.test',
     })
@@ -458,7 +458,7 @@ describe('class 7: dev surfaces stay local', () => {
   })
 
   it('/public grants CORS to configured and loopback origins only', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const preflight = (origin: string) =>
       h.service.app.request('/public/v1/query/whoami', {
         method: 'OPTIONS',
@@ -490,24 +490,24 @@ describe('class 8: nothing readable at rest opens an account', () => {
   it('codes are stored as an HMAC under a sealed server secret, files 0600 in a 0700 directory', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'latchkey-sec-'))
     dirs.push(dir)
-    const service = createService({ store: fileBackend(dir), masterKey: loadMasterKey(dir) })
+    const service = await createService({ store: await openDataDir(dir), masterKey: loadMasterKey(dir) })
     const h = { service } as unknown as Harness
     const init = await call(h, 'otp_init', { otpType: 'OTP_TYPE_EMAIL', contact: 'rest@example.com' })
     expect(init.status).toBe(200)
     const [message] = await outbox(h, 'rest@example.com')
     const otpId = init.body.otpId as string
-    const snapshot = JSON.stringify(service.store.snapshot())
+    const snapshot = JSON.stringify(await service.store.dump())
     // Neither the code nor the old unkeyed digest of it is anywhere in the data.
     expect(snapshot).not.toContain(bytesToHex(sha256(utf8ToBytes(`${otpId}:${message!.code}`))))
-    const record = service.store.get('pluginRows', `otp:${otpId}`)!.data as { codeMac: string }
+    const record = (await service.store.get('pluginRows', `otp:${otpId}`))!.data as { codeMac: string }
     // Brute force without the secret finds nothing: no key among guessable ones gives the stored MAC.
     for (const guess of [new Uint8Array(32), utf8ToBytes(otpId)])
       expect(bytesToHex(hmac(sha256, guess, utf8ToBytes(`${otpId}:${message!.code}`)))).not.toBe(
         record.codeMac,
       )
-    const secretRow = service.store.get('pluginRows', 'otp-mac-key')!
+    const secretRow = (await service.store.get('pluginRows', 'otp-mac-key'))!
     expect(JSON.stringify(secretRow.data)).not.toMatch(/"[0-9a-f]{64}"/)
-    service.close()
+    await service.close()
     expect(statSync(dir).mode & 0o777).toBe(0o700)
     for (const file of ['snapshot.json', 'journal.ndjson', 'master.key'])
       expect({ file, mode: statSync(join(dir, file)).mode & 0o777 }).toEqual({ file, mode: 0o600 })
@@ -516,7 +516,7 @@ describe('class 8: nothing readable at rest opens an account', () => {
 
 describe('class 9: memory stays bounded for unauthenticated callers', () => {
   it('the dev IdP refuses huge parameters and caps pending codes', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const challenge = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM'
     const form = (clientId: string) =>
       new URLSearchParams({
@@ -548,13 +548,13 @@ describe('class 9: memory stays bounded for unauthenticated callers', () => {
   })
 
   it('expired OTP records and idle rate-limit buckets are dropped', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     for (let i = 0; i < 5; i++)
       await call(h, 'otp_init', { otpType: 'OTP_TYPE_EMAIL', contact: `m${i}@example.com` })
-    expect(h.service.store.findBy('pluginRows', 'kind', 'otp')).toHaveLength(5)
+    expect(await h.service.store.findBy('pluginRows', 'kind', 'otp')).toHaveLength(5)
     h.clock.advance(2 * 3600_000)
     await call(h, 'otp_init', { otpType: 'OTP_TYPE_EMAIL', contact: 'fresh@example.com' })
-    expect(h.service.store.findBy('pluginRows', 'kind', 'otp')).toHaveLength(1)
-    expect(h.service.store.findBy('pluginRows', 'kind', 'otp-limit')).toHaveLength(1)
+    expect(await h.service.store.findBy('pluginRows', 'kind', 'otp')).toHaveLength(1)
+    expect(await h.service.store.findBy('pluginRows', 'kind', 'otp-limit')).toHaveLength(1)
   })
 })

@@ -13,11 +13,11 @@ export const PROXY_USER_NAME = 'Auth Proxy'
  * sign-in activities and create sub-organizations) and its P-256 API key are created; the
  * private key is stored sealed in the configuration and opened only while a request is signed.
  */
-export function ensureProxyUser(tx: Transaction, service: Runtime, config: ProxyConfigRow): ProxyConfigRow {
-  if (config.proxyUserId && config.sealedProxyPrivateKey && tx.get('users', config.proxyUserId)) return config
+export async function ensureProxyUser(tx: Transaction, service: Runtime, config: ProxyConfigRow): Promise<ProxyConfigRow> {
+  if (config.proxyUserId && config.sealedProxyPrivateKey && await tx.get('users', config.proxyUserId)) return config
   const now = service.now()
   const userId = service.newId()
-  tx.put('users', {
+  await tx.put('users', {
     id: userId,
     organizationId: config.organizationId,
     userName: PROXY_USER_NAME,
@@ -25,7 +25,7 @@ export function ensureProxyUser(tx: Transaction, service: Runtime, config: Proxy
     updatedAt: now,
   })
   const privateKey = p256.utils.randomSecretKey()
-  tx.put('apiKeys', {
+  await tx.put('apiKeys', {
     id: service.newId(),
     organizationId: config.organizationId,
     userId,
@@ -38,31 +38,31 @@ export function ensureProxyUser(tx: Transaction, service: Runtime, config: Proxy
   })
   const sealedProxyPrivateKey = service.seal(privateKey)
   privateKey.fill(0)
-  return tx.put('proxyConfigs', { ...config, proxyUserId: userId, sealedProxyPrivateKey, updatedAt: now })
+  return await tx.put('proxyConfigs', { ...config, proxyUserId: userId, sealedProxyPrivateKey, updatedAt: now })
 }
 
 /** Writes (creating if needed) an organization's proxy configuration; enabling it provisions the proxy user. */
-export function saveProxyConfig(
+export async function saveProxyConfig(
   tx: Transaction,
   service: Runtime,
   organizationId: string,
   changes: Partial<ProxySettings>,
-): ProxyConfigRow {
+): Promise<ProxyConfigRow> {
   const now = service.now()
-  const existing = tx.findBy('proxyConfigs', 'organizationId', organizationId)[0]
+  const existing = (await tx.findBy('proxyConfigs', 'organizationId', organizationId))[0]
   const base = existing?.settings ?? defaultProxySettings()
   const settings: ProxySettings = {
     ...base,
     ...changes,
     oauth: { ...base.oauth, ...changes.oauth },
   }
-  let row = tx.put('proxyConfigs', {
+  let row = await tx.put('proxyConfigs', {
     ...(existing ?? { id: service.newId(), organizationId, createdAt: now }),
     enabled: settings.enabled,
     settings,
     updatedAt: now,
   })
-  if (row.enabled) row = ensureProxyUser(tx, service, row)
+  if (row.enabled) row = await ensureProxyUser(tx, service, row)
   return row
 }
 
@@ -70,18 +70,18 @@ export function saveProxyConfig(
 const PLUGIN_ROW_RETENTION_MS = 24 * 3600 * 1000
 
 /** Start-up housekeeping: forget dead OTP records and markers of tokens that have long expired. */
-export function pruneSignInRows(tx: Transaction, service: Runtime): void {
+export async function pruneSignInRows(tx: Transaction, service: Runtime): Promise<void> {
   const cutoff = service.now() - PLUGIN_ROW_RETENTION_MS
   for (const kind of ['otp', 'otp-target', 'verification-token', 'verification-token-signup', 'oidc-token'])
-    for (const row of tx.findBy('pluginRows', 'kind', kind))
-      if (row.updatedAt < cutoff) tx.delete('pluginRows', row.id)
+    for (const row of await tx.findBy('pluginRows', 'kind', kind))
+      if (row.updatedAt < cutoff) await tx.delete('pluginRows', row.id)
 }
 
 /** Start-up: the dev organization gets an enabled proxy configuration once. */
-export function bootstrapDevProxyConfig(tx: Transaction, service: Runtime): void {
-  const row = tx.get('service', 'service')
+export async function bootstrapDevProxyConfig(tx: Transaction, service: Runtime): Promise<void> {
+  const row = await tx.get('service', 'service')
   if (!row) return
-  const existing = tx.findBy('proxyConfigs', 'organizationId', row.devOrganizationId)[0]
-  const config = existing ?? saveProxyConfig(tx, service, row.devOrganizationId, {})
-  if (row.authProxyConfigId !== config.id) tx.put('service', { ...row, authProxyConfigId: config.id })
+  const existing = (await tx.findBy('proxyConfigs', 'organizationId', row.devOrganizationId))[0]
+  const config = existing ?? await saveProxyConfig(tx, service, row.devOrganizationId, {})
+  if (row.authProxyConfigId !== config.id) await tx.put('service', { ...row, authProxyConfigId: config.id })
 }

@@ -68,7 +68,7 @@ function clientKey() {
       ),
   }
 }
-type ClientKey = ReturnType<typeof clientKey>
+type ClientKey = Awaited<ReturnType<typeof clientKey>>
 
 const tokenId = (token: string) => decodeJwtClaims<{ id: string }>(token).id
 
@@ -141,7 +141,7 @@ async function account(h: Harness, email: string) {
 
 describe('issue 13 class 1: a login signature must name the session key', () => {
   it('refuses an intercepted (token, signature) pair redeemed for another key at otp_login', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     await account(h, 'ada@example.com')
     const { bound, verificationToken } = await verified(h, 'ada@example.com')
     const captured = bound.sign(verificationToken)
@@ -167,7 +167,7 @@ describe('issue 13 class 1: a login signature must name the session key', () => 
   })
 
   it('gives the session to the key the published clientSignature names, and to no other', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     await account(h, 'bo@example.com')
     const { bound, verificationToken } = await verified(h, 'bo@example.com')
     const session = clientKey()
@@ -245,7 +245,7 @@ describe('issue 13 class 1: a login signature must name the session key', () => 
   })
 
   it('creates only the account the bound key consented to at sign-up', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const { bound, verificationToken } = await verified(h, 'cy@example.com')
     const attacker = clientKey()
     const attackerKey = {
@@ -299,7 +299,7 @@ describe('issue 13 class 1: a login signature must name the session key', () => 
   })
 
   it('takes @turnkey/core 1.x sign-up consents (`signup` instead of `signupV2`) on v1 /v1/signup', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const { bound, verificationToken } = await verified(h, 'fin@example.com')
     const message = JSON.stringify({
       signup: { apiKeys: [], authenticators: [], oauthProviders: [], email: 'fin@example.com' },
@@ -323,7 +323,7 @@ describe('issue 13 class 1: a login signature must name the session key', () => 
   })
 
   it('gives an OAuth session only to the key the token was issued for', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const bound = clientKey()
     const oidcToken = await googleToken(h, bound.publicKey)
     const signup = await proxy(h, 'signup', { oauthProviders: [{ providerName: 'google', oidcToken }] })
@@ -380,7 +380,7 @@ async function googleToken(h: Harness, publicKey: string, email = `${crypto.rand
 
 describe('the published clients’ routes', () => {
   it('answers wallet_kit_client_params and grants the headers the clients send', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const params = await proxy(h, 'wallet_kit_client_params')
     expect(params).toMatchObject({ status: 200, body: {} })
     for (const path of ['/public/v1/submit/stamp_login', '/v1/otp_init_v2']) {
@@ -402,7 +402,7 @@ describe('the published clients’ routes', () => {
   })
 
   it('encrypts the code to a signed target (otp_init_v2 → otp_verify_v2) with the published encryptOtpCodeToBundle', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const { signerPublicKey } = (await (await h.service.app.request('/public/v1/signer')).json()) as {
       signerPublicKey: string
     }
@@ -466,7 +466,7 @@ describe('the published clients’ routes', () => {
   })
 
   it('logs in with X-Stamp-Attested on stamp_login (verification token), once, for the stamping key only', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const { organizationId } = await account(h, 'eve@example.com')
     const { bound, verificationToken } = await verified(h, 'eve@example.com')
     const body = (publicKey: string, ts = h.clock.now()) =>
@@ -545,7 +545,7 @@ describe('the published clients’ routes', () => {
   })
 
   it('logs in with X-Stamp-Attested on stamp_login (OIDC token)', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const bound = clientKey()
     const oidcToken = await googleToken(h, bound.publicKey)
     const { organizationId } = (
@@ -578,7 +578,7 @@ describe('the published clients’ routes', () => {
   })
 
   it('signs one payload (sign_raw_payload V2) and lists accounts with their wallet details', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const sub = await h.createSubOrganization({
       wallet: { walletName: 'Main', accounts: [ETHEREUM_ACCOUNT] },
     })

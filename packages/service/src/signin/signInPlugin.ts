@@ -14,7 +14,7 @@ import { outboxRoutes } from './outbox/createOutbox.ts'
 import { proxyApp } from './proxy/proxyApp.ts'
 import { bootstrapDevProxyConfig, pruneSignInRows } from './proxyConfig.ts'
 import { settingsApp } from './settings/settingsApp.ts'
-import { bootstrapSignInKey, signInState } from './signInState.ts'
+import { bootstrapSignInKey, loadSignInKeys, signInState } from './signInState.ts'
 import { subOrganizationHooks } from './subOrganizationHooks.ts'
 
 /** What the auth proxy's user may submit: sign-in and sign-up, nothing that touches funds. */
@@ -44,12 +44,13 @@ export const signInPlugin: ServicePlugin = {
     oauth_login: oauthLogin,
     stamp_login: stampLogin,
   },
-  bootstrap(tx, service) {
-    bootstrapSignInKey(tx, service)
-    bootstrapDevProxyConfig(tx, service)
-    pruneSignInRows(tx, service)
+  load: loadSignInKeys,
+  async bootstrap(tx, service) {
+    await bootstrapSignInKey(tx, service)
+    await bootstrapDevProxyConfig(tx, service)
+    await pruneSignInRows(tx, service)
   },
-  routes(app, service) {
+  async routes(app, service) {
     attestedStampVerifiers.set(service, (header, body, target) =>
       verifyAttestedStamp(service, header, body, target),
     )
@@ -61,11 +62,11 @@ export const signInPlugin: ServicePlugin = {
     app.route('/dev/settings', settingsApp(service))
   },
   subOrganization: subOrganizationHooks,
-  vouchesFor({ path, caller, organization }, service) {
-    const config = service.store.findBy('proxyConfigs', 'organizationId', organization.id)[0]
+  async vouchesFor({ path, caller, organization }, service) {
+    const config = (await service.store.findBy('proxyConfigs', 'organizationId', organization.id))[0]
     return config?.proxyUserId === caller.userId && PROXY_USER_ACTIVITIES.includes(path)
   },
-  authorize({ kind, path, caller, organization }, service) {
+  async authorize({ kind, path, caller, organization }, service) {
     // A token vouches for a key to log in with, nothing else.
     if (
       caller.credential.id.startsWith(ATTESTED_CREDENTIAL_PREFIX) &&
@@ -76,7 +77,7 @@ export const signInPlugin: ServicePlugin = {
         `an ${ATTESTED_STAMP_HEADER} stamp only logs in (stamp_login), not ${path}`,
       )
     // Only proxy users are confined here; everyone else passes.
-    const config = service.store.findBy('proxyConfigs', 'organizationId', caller.organizationId)[0]
+    const config = (await service.store.findBy('proxyConfigs', 'organizationId', caller.organizationId))[0]
     if (!config || config.proxyUserId !== caller.userId) return
     const allowed = kind === 'activity' ? PROXY_USER_ACTIVITIES : PROXY_USER_QUERIES
     if (!allowed.includes(path))

@@ -16,12 +16,12 @@ import { ApiError } from '../errors.ts'
 import { localOnly } from '../pipeline/originPolicy.ts'
 import type { PipelineEnv } from '../pipeline/readJson.ts'
 import type { Runtime } from '../Runtime.ts'
-import type { Op, OrganizationRow, PluginRow, ProxyConfigRow } from '../store/model.ts'
+import type { OrganizationRow, ProxyConfigRow } from '../store/model.ts'
 import type { Reads, Transaction } from '../store/Store.ts'
 import { createServiceOidc, type ServiceOidc, SIGN_IN_KEY_ID } from './oauth/createServiceOidc.ts'
 import { createDevIdp, DEV_OIDC_PREFIX, type DevIdp } from './oauth/devIdp.ts'
 import type { OAuthProviderEndpoints } from './oauth/exchangeAuthorizationCode.ts'
-import { createOtpEngine, type OtpEngine, type OtpRecord } from './otp/createOtpEngine.ts'
+import { createOtpEngine, type OtpEngine, type OtpRecord, type OtpStorage } from './otp/createOtpEngine.ts'
 import { DEFAULT_EMAIL_TEMPLATE, DEFAULT_SMS_TEMPLATE } from './otp/renderTemplate.ts'
 import { createOutbox, type Outbox } from './outbox/createOutbox.ts'
 
@@ -75,11 +75,11 @@ export interface SignInState {
 const states = new WeakMap<Runtime, SignInState>()
 
 /** Creates the service's sign-in key (verification tokens, service OIDC tokens) and OTP MAC secret once. */
-export function bootstrapSignInKey(tx: Transaction, service: Runtime): void {
-  if (!tx.get('pluginRows', OTP_MAC_KEY_ROW)) {
+export async function bootstrapSignInKey(tx: Transaction, service: Runtime): Promise<void> {
+  if (!await tx.get('pluginRows', OTP_MAC_KEY_ROW)) {
     const secret = globalThis.crypto.getRandomValues(new Uint8Array(32))
     const at = service.now()
-    tx.put('pluginRows', {
+    await tx.put('pluginRows', {
       id: OTP_MAC_KEY_ROW,
       kind: OTP_MAC_KEY_ROW,
       data: { sealedSecret: service.seal(secret) },
@@ -88,10 +88,10 @@ export function bootstrapSignInKey(tx: Transaction, service: Runtime): void {
     })
     secret.fill(0)
   }
-  if (tx.get('pluginRows', SIGN_IN_KEY_ROW)) return
+  if (await tx.get('pluginRows', SIGN_IN_KEY_ROW)) return
   const key = p256.utils.randomSecretKey()
   const now = service.now()
-  tx.put('pluginRows', {
+  await tx.put('pluginRows', {
     id: SIGN_IN_KEY_ROW,
     kind: SIGN_IN_KEY_ROW,
     data: { sealedPrivateKey: service.seal(key), publicKey: bytesToHex(p256.getPublicKey(key, true)) },
@@ -101,18 +101,27 @@ export function bootstrapSignInKey(tx: Transaction, service: Runtime): void {
   key.fill(0)
 }
 
+/** Reads the sign-in key and OTP secret rows once per process (they never change after bootstrap). */
+export async function loadSignInKeys(service: Runtime): Promise<void> {
+  for (const id of [SIGN_IN_KEY_ROW, OTP_MAC_KEY_ROW]) {
+    const row = await service.store.get('pluginRows', id)
+    if (!row) throw new Error(`${id} not bootstrapped`)
+    service.cached.set(id, row.data)
+  }
+}
+
 function signInKey(service: Runtime): { sealedPrivateKey: string; publicKey: string } {
-  const row = service.store.get('pluginRows', SIGN_IN_KEY_ROW)
-  if (!row) throw new Error('sign-in key not bootstrapped')
-  return row.data as { sealedPrivateKey: string; publicKey: string }
+  const data = service.cached.get(SIGN_IN_KEY_ROW)
+  if (!data) throw new Error('sign-in key not loaded')
+  return data as { sealedPrivateKey: string; publicKey: string }
 }
 
 /** HMAC-SHA256 under the OTP secret, opened for this one computation and wiped. */
 function otpMac(service: Runtime): (message: string) => string {
   return (message) => {
-    const row = service.store.get('pluginRows', OTP_MAC_KEY_ROW)
-    if (!row) throw new Error('OTP secret not bootstrapped')
-    const secret = service.open((row.data as { sealedSecret: string }).sealedSecret)
+    const data = service.cached.get(OTP_MAC_KEY_ROW) as { sealedSecret: string } | undefined
+    if (!data) throw new Error('OTP secret not loaded')
+    const secret = service.open(data.sealedSecret)
     try {
       return bytesToHex(hmac(sha256, secret, utf8ToBytes(message)))
     } finally {
@@ -124,86 +133,78 @@ function otpMac(service: Runtime): (message: string) => string {
 /** Row id of a rate-limit bucket: the key (a contact, an address) is hashed so rows stay small. */
 const bucketRowId = (key: string) => `otp-limit:${bytesToHex(sha256(utf8ToBytes(key)))}`
 
+const full = (what: string) =>
+  new ApiError('RATE_LIMITED', `the service holds too many ${what}; try again later`, undefined, {
+    retryAfterSeconds: 60,
+  })
+
 /**
- * OTP records and rate-limit buckets, in the store (so they survive restarts and move to the
- * database with it). They are written straight to the store, outside the activity's transaction:
- * a wrong code fails the activity (rolling its writes back), yet its attempt must still count.
- * Both kinds are capped: expired records and idle buckets are dropped first, and when the cap is
- * still reached a new one is refused (429) rather than letting unauthenticated callers grow memory.
+ * OTP records and rate-limit buckets, in the database, each engine step in its own serializable
+ * transaction (apart from the activity's, so a wrong code still counts though the activity
+ * fails). Both kinds are capped: when a cap is reached, expired records and idle buckets are
+ * deleted, and if it is still reached a new one is refused (429), so unauthenticated callers
+ * cannot grow the database without bound.
  */
-function otpStorage(service: Runtime) {
-  let lastPrune = Number.NEGATIVE_INFINITY
-  const count = { otp: -1, bucket: -1 }
-  const prune = (force: boolean) => {
+function otpStorage(service: Runtime): OtpStorage {
+  const prune = async (tx: Transaction, kind: 'otp' | 'otp-limit') => {
     const at = service.now()
-    if (!force && at - lastPrune < 10_000 && count.otp >= 0) return
-    lastPrune = at
-    const ops: Op[] = []
-    const otps = service.store.findBy('pluginRows', 'kind', 'otp')
-    for (const row of otps)
-      if ((row.data as unknown as OtpRecord).expiresAtMs + OTP_KEEP_AFTER_EXPIRY_MS < at)
-        ops.push(['pluginRows', row.id, null])
-    const buckets = service.store.findBy('pluginRows', 'kind', 'otp-limit')
-    for (const row of buckets) if (row.updatedAt + HOUR_MS < at) ops.push(['pluginRows', row.id, null])
-    service.store.write(ops)
-    count.otp = service.store.findBy('pluginRows', 'kind', 'otp').length
-    count.bucket = service.store.findBy('pluginRows', 'kind', 'otp-limit').length
+    for (const row of await tx.findBy('pluginRows', 'kind', kind)) {
+      const stale =
+        kind === 'otp'
+          ? (row.data as unknown as OtpRecord).expiresAtMs + OTP_KEEP_AFTER_EXPIRY_MS < at
+          : row.updatedAt + HOUR_MS < at
+      if (stale) await tx.delete('pluginRows', row.id)
+    }
   }
-  const full = (what: string) =>
-    new ApiError('RATE_LIMITED', `the service holds too many ${what}; try again later`, undefined, {
-      retryAfterSeconds: 60,
-    })
+  const room = async (tx: Transaction, kind: 'otp' | 'otp-limit', max: number, what: string) => {
+    if ((await tx.count('pluginRows', 'kind', kind)) < max) return
+    await prune(tx, kind)
+    if ((await tx.count('pluginRows', 'kind', kind)) >= max) throw full(what)
+  }
   return {
-    get: (otpId: string) => {
-      const row = service.store.get('pluginRows', `otp:${otpId}`)
-      return row?.kind === 'otp' ? (row.data as unknown as OtpRecord) : undefined
-    },
-    put: (record: OtpRecord) => {
-      const existing = service.store.get('pluginRows', `otp:${record.otpId}`)
-      if (!existing) {
-        prune(false)
-        if (count.otp >= MAX_OTP_RECORDS) prune(true)
-        if (count.otp >= MAX_OTP_RECORDS) throw full('pending one-time codes')
-        count.otp++
-      }
-      const now = service.now()
-      const row: PluginRow = {
-        id: `otp:${record.otpId}`,
-        kind: 'otp',
-        organizationId: record.organizationId,
-        data: { ...record },
-        createdAt: existing?.createdAt ?? now,
-        updatedAt: now,
-      }
-      service.store.write([['pluginRows', row.id, row]])
-    },
-    getBucket: (key: string) => {
-      const row = service.store.get('pluginRows', bucketRowId(key))
-      return row ? [...((row.data as { times: number[] }).times ?? [])] : []
-    },
-    putBucket: (key: string, times: number[]) => {
-      const id = bucketRowId(key)
-      const existing = service.store.get('pluginRows', id)
-      if (times.length === 0) {
-        if (existing) service.store.write([['pluginRows', id, null]])
-        return
-      }
-      if (!existing) {
-        prune(false)
-        if (count.bucket >= MAX_RATE_BUCKETS) prune(true)
-        if (count.bucket >= MAX_RATE_BUCKETS) throw full('rate-limit entries')
-        count.bucket++
-      }
-      const now = service.now()
-      const row: PluginRow = {
-        id,
-        kind: 'otp-limit',
-        data: { times },
-        createdAt: existing?.createdAt ?? now,
-        updatedAt: now,
-      }
-      service.store.write([['pluginRows', id, row]])
-    },
+    transaction: (fn) =>
+      service.store.transaction((tx) =>
+        fn({
+          get: async (otpId) => {
+            const row = await tx.get('pluginRows', `otp:${otpId}`)
+            return row?.kind === 'otp' ? (row.data as unknown as OtpRecord) : undefined
+          },
+          put: async (record) => {
+            const existing = await tx.get('pluginRows', `otp:${record.otpId}`)
+            if (!existing) await room(tx, 'otp', MAX_OTP_RECORDS, 'pending one-time codes')
+            const now = service.now()
+            await tx.put('pluginRows', {
+              id: `otp:${record.otpId}`,
+              kind: 'otp',
+              organizationId: record.organizationId,
+              data: { ...record },
+              createdAt: existing?.createdAt ?? now,
+              updatedAt: now,
+            })
+          },
+          getBucket: async (key) => {
+            const row = await tx.get('pluginRows', bucketRowId(key))
+            return row ? [...((row.data as { times: number[] }).times ?? [])] : []
+          },
+          putBucket: async (key, times) => {
+            const id = bucketRowId(key)
+            const existing = await tx.get('pluginRows', id)
+            if (times.length === 0) {
+              if (existing) await tx.delete('pluginRows', id)
+              return
+            }
+            if (!existing) await room(tx, 'otp-limit', MAX_RATE_BUCKETS, 'rate-limit entries')
+            const now = service.now()
+            await tx.put('pluginRows', {
+              id,
+              kind: 'otp-limit',
+              data: { times },
+              createdAt: existing?.createdAt ?? now,
+              updatedAt: now,
+            })
+          },
+        }),
+      ),
   }
 }
 
@@ -255,17 +256,17 @@ export function signInState(service: Runtime): SignInState {
  * organization's sub-organizations (a token minted by the auth proxy of a parent logs in to its
  * sub-organizations; one minted inside a sub-organization works nowhere else).
  */
-export function verifyVerificationToken(
+export async function verifyVerificationToken(
   service: Runtime,
   token: unknown,
   field: string,
   organization: Pick<OrganizationRow, 'id' | 'parentOrganizationId'>,
-): VerificationTokenClaims {
+): Promise<VerificationTokenClaims> {
   if (typeof token !== 'string')
     throw new ApiError('VERIFICATION_TOKEN_INVALID', `${field} must be a verification token`, field)
   let claims: Partial<VerificationTokenClaims>
   try {
-    claims = verifyJwt(token, hexToBytes(signInKey(service).publicKey), Math.floor(service.now() / 1000))
+    claims = verifyJwt(token, hexToBytes((await signInKey(service)).publicKey), Math.floor(service.now() / 1000))
   } catch (error) {
     if (!(error instanceof CryptoInputError)) throw error
     const expired = /expired/.test(error.message)
@@ -299,7 +300,7 @@ export function verifyVerificationToken(
  * Marks a single-use token (verification token id, OIDC `jti`) spent inside `tx`, so it counts
  * only if the login that spends it commits. Throws `errorCode` when it was spent before.
  */
-export function spendOnce(
+export async function spendOnce(
   ctx: { tx: Transaction; now: number },
   kind: 'verification-token' | 'verification-token-signup' | 'oidc-token' | 'settings-request',
   id: string,
@@ -308,18 +309,18 @@ export function spendOnce(
     message: string
     field?: string
   },
-): void {
+): Promise<void> {
   const rowId = `${kind}:${id}`
-  if (ctx.tx.get('pluginRows', rowId)) throw new ApiError(error.errorCode, error.message, error.field)
-  ctx.tx.put('pluginRows', { id: rowId, kind, data: {}, createdAt: ctx.now, updatedAt: ctx.now })
+  if (await ctx.tx.get('pluginRows', rowId)) throw new ApiError(error.errorCode, error.message, error.field)
+  await ctx.tx.put('pluginRows', { id: rowId, kind, data: {}, createdAt: ctx.now, updatedAt: ctx.now })
 }
 
 /** The proxy configuration of an organization, or of its parent for a sub-organization. */
-export function proxyConfigFor(reads: Reads, organizationId: string): ProxyConfigRow | undefined {
-  const own = reads.findBy('proxyConfigs', 'organizationId', organizationId)[0]
+export async function proxyConfigFor(reads: Reads, organizationId: string): Promise<ProxyConfigRow | undefined> {
+  const own = (await reads.findBy('proxyConfigs', 'organizationId', organizationId))[0]
   if (own) return own
-  const parent = reads.get('organizations', organizationId)?.parentOrganizationId
-  return parent ? reads.findBy('proxyConfigs', 'organizationId', parent)[0] : undefined
+  const parent = (await reads.get('organizations', organizationId))?.parentOrganizationId
+  return parent ? (await reads.findBy('proxyConfigs', 'organizationId', parent))[0] : undefined
 }
 
 /** Endpoints of a provider: the organization's configured ones, else the built-in dev IdP. */

@@ -1,3 +1,4 @@
+import { mapInOrder } from '../async.ts'
 import type { OauthProviderParams } from '@latchkey/protocol'
 import { ApiError } from '../errors.ts'
 import type { ServicePlugin, SubOrganizationHookContext } from '../registry.ts'
@@ -12,7 +13,7 @@ import { signInState, spendOnce, verifyVerificationToken } from './signInState.t
  * that creates the account, so concurrent sign-ups with one token create one sub-organization.
  */
 export const subOrganizationHooks: NonNullable<ServicePlugin['subOrganization']> = {
-  oauthProviders(
+  async oauthProviders(
     ctx: SubOrganizationHookContext,
     user: UserRow,
     providers: OauthProviderParams[],
@@ -22,22 +23,24 @@ export const subOrganizationHooks: NonNullable<ServicePlugin['subOrganization']>
     for (const [index, params] of providers.entries()) {
       const itemField = `${field}[${index}]`
       const claims = oidc.verify(params.oidcToken, `${itemField}.oidcToken`)
-      const taken = ctx.tx
-        .findBy('oauthProviders', 'subject', claims.sub)
-        .filter((row) => row.issuer === claims.iss)
-        .some((row) => {
-          const org = ctx.tx.get('organizations', row.organizationId)
-          return (
-            row.organizationId === ctx.subOrganization.id || org?.parentOrganizationId === ctx.organization.id
-          )
-        })
+      const taken = (
+        await mapInOrder(
+          (await ctx.tx.findBy('oauthProviders', 'subject', claims.sub)).filter((row) => row.issuer === claims.iss),
+          async (row) => {
+            const org = await ctx.tx.get('organizations', row.organizationId)
+            return (
+              row.organizationId === ctx.subOrganization.id || org?.parentOrganizationId === ctx.organization.id
+            )
+          },
+        )
+      ).some(Boolean)
       if (taken)
         throw new ApiError(
           'ALREADY_EXISTS',
           'this OAuth account is already linked to an account of this organization; log in instead',
           `${itemField}.oidcToken`,
         )
-      ctx.tx.put('oauthProviders', {
+      await ctx.tx.put('oauthProviders', {
         id: ctx.newId(),
         organizationId: user.organizationId,
         userId: user.id,
@@ -50,9 +53,9 @@ export const subOrganizationHooks: NonNullable<ServicePlugin['subOrganization']>
       })
     }
   },
-  verificationToken(ctx: SubOrganizationHookContext, token: string, rootUsers: UserRow[]) {
+  async verificationToken(ctx: SubOrganizationHookContext, token: string, rootUsers: UserRow[]) {
     const field = 'parameters.verificationToken'
-    const claims = verifyVerificationToken(ctx.service, token, field, ctx.organization)
+    const claims = await verifyVerificationToken(ctx.service, token, field, ctx.organization)
     const email = claims.verification_type === 'OTP_TYPE_EMAIL'
     const proven = rootUsers.some((user) =>
       email
@@ -71,12 +74,12 @@ export const subOrganizationHooks: NonNullable<ServicePlugin['subOrganization']>
       email
         ? user.userEmail?.trim().toLowerCase() === claims.contact
         : user.userPhoneNumber === claims.contact
-    const taken = ctx.tx
-      .findBy('organizations', 'parentOrganizationId', ctx.organization.id)
+    const taken = (await ctx.tx
+      .findBy('organizations', 'parentOrganizationId', ctx.organization.id))
       .some(
-        (org) =>
+        async (org) =>
           org.id !== ctx.subOrganization.id &&
-          ctx.tx.findBy('users', 'organizationId', org.id).some(sameContact),
+          (await ctx.tx.findBy('users', 'organizationId', org.id)).some(sameContact),
       )
     if (taken)
       throw new ApiError(
@@ -84,7 +87,7 @@ export const subOrganizationHooks: NonNullable<ServicePlugin['subOrganization']>
         `an account with this ${email ? 'e-mail address' : 'phone number'} exists; log in instead`,
         field,
       )
-    spendOnce(ctx, 'verification-token-signup', claims.id, {
+    await spendOnce(ctx, 'verification-token-signup', claims.id, {
       errorCode: 'ALREADY_EXISTS',
       message: 'this verification token was already used to sign up; log in instead',
       field,

@@ -1,234 +1,307 @@
-import {
-  INDEXES,
-  type Op,
-  type Row,
-  type Snapshot,
-  TABLE_NAMES,
-  type TableName,
-  type Tables,
-} from './model.ts'
+import { type Kysely, sql } from 'kysely'
+import { Migrator } from 'kysely/migration'
+import { ApiError } from '../errors.ts'
+import { migrations } from './migrations.ts'
+import { INDEXES, type Row, type TableName, type Tables } from './model.ts'
 
 /**
- * Where commits go to be durable. `append` must not return before the ops are safely stored:
- * the service acknowledges an activity only after it returns.
+ * The database as Kysely sees it: every table has its id, the row as a JSON document, and one
+ * column per looked-up field (see `migrations.ts`). The document's type is `Tables[T]`.
  */
-export interface StorageBackend {
-  /** The state as of the last acknowledged commit, or undefined for a fresh store. */
-  load(): Snapshot | undefined
-  append(ops: Op[]): void
-  /** Called after each commit is visible; a journaling backend may fold `snapshot()` into a new base. */
-  afterCommit?(snapshot: () => Snapshot): void
-  close?(): void
-}
-
-type Index = Map<string, Map<unknown, Set<string>>>
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value)
-    for (const inner of Object.values(value)) deepFreeze(inner)
+export type Database = {
+  [T in TableName]: { id: string; data: string } & {
+    [F in (typeof INDEXES)[T][number]]: string | null
   }
-  return value
 }
 
-/** Read access shared by the store (committed state) and a transaction (committed + draft). */
+export type Dialect = 'sqlite' | 'postgres'
+
+/** Read access shared by the store (committed state) and a transaction (its own view). */
 export interface Reads {
-  get<T extends TableName>(table: T, id: string): Tables[T] | undefined
+  get<T extends TableName>(table: T, id: string): Promise<Tables[T] | undefined>
   /** Rows whose indexed `field` equals `value`, in id (creation) order. */
-  findBy<T extends TableName>(table: T, field: keyof Tables[T] & string, value: unknown): Tables[T][]
+  findBy<T extends TableName>(table: T, field: keyof Tables[T] & string, value: unknown): Promise<Tables[T][]>
   /** Every row of a table, in id (creation) order. */
-  all<T extends TableName>(table: T): Tables[T][]
+  all<T extends TableName>(table: T): Promise<Tables[T][]>
+  /** How many rows have `field` equal to `value`. */
+  count<T extends TableName>(table: T, field: keyof Tables[T] & string, value: unknown): Promise<number>
 }
+
+// Kysely's types cannot follow a table name chosen at run time: the generic helpers see every
+// table as id + data + string columns, and the row types come from `Tables`.
+type DocumentTable = { id: string; data: string } & Record<string, string | null>
+type AnyDb = Kysely<Record<string, DocumentTable>>
+const anyDb = (db: Kysely<Database>) => db as unknown as AnyDb
+
+function indexed(table: TableName, field: string): void {
+  if (!(INDEXES[table] as string[]).includes(field))
+    throw new Error(`${table}.${field} has no index (add a column and a migration)`)
+}
+
+async function getRow<T extends TableName>(db: AnyDb, table: T, id: string): Promise<Tables[T] | undefined> {
+  const row = await db.selectFrom(table as string).select('data').where('id', '=', id).executeTakeFirst()
+  return row ? (JSON.parse(row.data as string) as Tables[T]) : undefined
+}
+
+async function findRows<T extends TableName>(
+  db: AnyDb,
+  table: T,
+  field: string,
+  value: unknown,
+): Promise<Tables[T][]> {
+  indexed(table, field)
+  if (value === undefined || value === null) return []
+  const rows = await db
+    .selectFrom(table as string)
+    .select('data')
+    .where(field, '=', String(value))
+    .orderBy('id')
+    .execute()
+  return rows.map((row: { data: string }) => JSON.parse(row.data as string) as Tables[T])
+}
+
+async function allRows<T extends TableName>(db: AnyDb, table: T): Promise<Tables[T][]> {
+  const rows = await db.selectFrom(table as string).select('data').orderBy('id').execute()
+  return rows.map((row: { data: string }) => JSON.parse(row.data as string) as Tables[T])
+}
+
+async function countRows(db: AnyDb, table: TableName, field: string, value: unknown): Promise<number> {
+  indexed(table, field)
+  const row = await db
+    .selectFrom(table as string)
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where(field, '=', String(value))
+    .executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
+/** What a PostgreSQL or SQLite error means for the request that hit it. */
+function classify(error: unknown): 'retry' | 'unique' | 'unavailable' | 'other' {
+  const e = error as { code?: unknown; message?: unknown }
+  const code = typeof e?.code === 'string' ? e.code : ''
+  const message = typeof e?.message === 'string' ? e.message : ''
+  if (code === '40001' || code === '40P01') return 'retry'
+  if (code === '23505') return 'unique'
+  if (
+    /^(08|53|57P|58)/.test(code) ||
+    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN'].includes(code) ||
+    /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|not queryable/i.test(
+      message,
+    )
+  )
+    return 'unavailable'
+  if (
+    /database or disk is full|disk I\/O error|unable to open database|database is locked|attempt to write a readonly database|no transaction is active|cannot commit|SQLITE_FULL|SQLITE_IOERR/i.test(
+      message,
+    )
+  )
+    return 'unavailable'
+  return 'other'
+}
+
+const unavailable = (_cause: unknown) =>
+  new ApiError(
+    'STORAGE_UNAVAILABLE',
+    'the database cannot take this request right now (nothing was changed); try again shortly',
+    undefined,
+    { retryAfterSeconds: 1 },
+  )
+
+const MAX_ATTEMPTS = 12
 
 /**
- * In-memory tables with lookup indexes, written only through transactions. A transaction keeps
- * its writes in a draft; `commit` makes them durable through the backend and then visible, so an
- * activity that throws half-way changes nothing. Transactions run one at a time.
+ * The service's data, in SQLite or PostgreSQL through Kysely. Reads outside a transaction see
+ * committed rows; `transaction` runs a function in one database transaction (SERIALIZABLE on
+ * PostgreSQL, retried on serialization failures, so it must not call out or have effects outside
+ * the database), committing only if it resolves. When the database cannot take a request, the
+ * caller gets `STORAGE_UNAVAILABLE` (HTTP 503) and nothing was acknowledged.
+ *
+ * On SQLite the one connection serialises transactions: never read through the store (rather than
+ * the transaction) inside a transaction, and never open a transaction inside another.
  */
 export class Store implements Reads {
-  private readonly tables = new Map<TableName, Map<string, Row>>()
-  private readonly indexes = new Map<TableName, Index>()
-  private readonly backend: StorageBackend | undefined
-  private queue: Promise<unknown> = Promise.resolve()
+  private closed = false
 
-  constructor(backend?: StorageBackend) {
-    this.backend = backend
-    for (const table of TABLE_NAMES) {
-      this.tables.set(table, new Map())
-      this.indexes.set(table, new Map((INDEXES[table] as string[]).map((field) => [field, new Map()])))
+  private constructor(
+    readonly db: Kysely<Database>,
+    readonly dialect: Dialect,
+    private readonly onClose: () => Promise<void> | void,
+  ) {}
+
+  /** Opens the store on a Kysely instance and brings its schema to the latest version. */
+  static async open(
+    db: Kysely<Database>,
+    dialect: Dialect,
+    onClose: () => Promise<void> | void = () => db.destroy(),
+  ): Promise<Store> {
+    const store = new Store(db, dialect, onClose)
+    const migrator = new Migrator({ db, provider: migrations(dialect) })
+    for (let attempt = 1; ; attempt++) {
+      const { error } = await migrator.migrateToLatest()
+      if (!error) break
+      // Two instances creating the migration tables at once: the loser retries.
+      if (attempt < 5 && ['retry', 'unique'].includes(classify(error))) continue
+      if (classify(error) === 'unavailable') throw unavailable(error)
+      throw error
     }
-    const snapshot = backend?.load()
-    if (snapshot)
-      for (const table of TABLE_NAMES)
-        for (const [id, row] of Object.entries(snapshot[table] ?? {})) this.apply(table, id, row as Row)
+    return store
   }
 
-  get<T extends TableName>(table: T, id: string): Tables[T] | undefined {
-    return this.tables.get(table)!.get(id) as Tables[T] | undefined
+  private async guard<R>(run: () => Promise<R>): Promise<R> {
+    if (this.closed) throw unavailable(new Error('store closed'))
+    try {
+      return await run()
+    } catch (error) {
+      if (error instanceof ApiError) throw error
+      if (classify(error) === 'unavailable') throw unavailable(error)
+      throw error
+    }
   }
 
-  findBy<T extends TableName>(table: T, field: keyof Tables[T] & string, value: unknown): Tables[T][] {
-    const index = this.indexes.get(table)!.get(field)
-    if (!index) throw new Error(`${table}.${field} has no index (add it to INDEXES)`)
-    const ids = [...(index.get(value) ?? [])].sort()
-    return ids.map((id) => this.get(table, id)!)
+  get<T extends TableName>(table: T, id: string) {
+    return this.guard(() => getRow(anyDb(this.db), table, id))
   }
 
-  all<T extends TableName>(table: T): Tables[T][] {
-    const rows = this.tables.get(table)!
-    return [...rows.keys()].sort().map((id) => rows.get(id) as Tables[T])
+  findBy<T extends TableName>(table: T, field: keyof Tables[T] & string, value: unknown) {
+    return this.guard(() => findRows(anyDb(this.db), table, field, value))
   }
 
-  /** Every table as plain objects (what a file backend writes as a snapshot). */
-  snapshot(): Snapshot {
-    const snapshot: Record<string, Record<string, Row>> = {}
-    for (const table of TABLE_NAMES) snapshot[table] = Object.fromEntries(this.tables.get(table)!)
-    return snapshot as Snapshot
+  all<T extends TableName>(table: T) {
+    return this.guard(() => allRows(anyDb(this.db), table))
   }
 
-  /** Ids of an indexed field's current values (used by a transaction to merge its draft). */
-  indexedIds(table: TableName, field: string, value: unknown): Set<string> {
-    return this.indexes.get(table)!.get(field)?.get(value) ?? new Set()
-  }
-
-  hasIndex(table: TableName, field: string): boolean {
-    return this.indexes.get(table)!.has(field)
+  count<T extends TableName>(table: T, field: keyof Tables[T] & string, value: unknown) {
+    return this.guard(() => countRows(anyDb(this.db), table, field, value))
   }
 
   /**
-   * Runs `fn` with a fresh transaction, after every earlier transaction has finished, and
-   * commits its draft only if it resolves.
+   * Runs `fn` in one transaction and commits if it resolves. On PostgreSQL it is SERIALIZABLE: a
+   * conflict with a concurrent transaction (on this instance or another) reruns `fn` from the
+   * start, up to a bound, so `fn` sees either all or none of every other transaction's writes.
    */
-  transaction<R>(fn: (tx: Transaction) => R | Promise<R>): Promise<R> {
-    const run = this.queue.then(async () => {
-      const tx = new Transaction(this)
-      const result = await fn(tx)
-      tx.commit()
-      return result
-    })
-    this.queue = run.catch(() => undefined)
-    return run
-  }
-
-  /**
-   * Runs a synchronous transaction right away. Only for start-up, before any request: it does
-   * not wait for queued transactions.
-   */
-  transactionSync<R>(fn: (tx: Transaction) => R): R {
-    const tx = new Transaction(this)
-    const result = fn(tx)
-    tx.commit()
-    return result
-  }
-
-  /** Durable first, visible second. Called by `Transaction.commit`. */
-  write(ops: Op[]): void {
-    if (ops.length === 0) return
-    this.backend?.append(ops)
-    for (const [table, id, row] of ops) this.apply(table, id, row)
-    this.backend?.afterCommit?.(() => this.snapshot())
-  }
-
-  close(): void {
-    this.backend?.close?.()
-  }
-
-  private apply(table: TableName, id: string, row: Row | null): void {
-    const rows = this.tables.get(table)!
-    const index = this.indexes.get(table)!
-    const previous = rows.get(id)
-    if (previous)
-      for (const [field, values] of index) {
-        const value = (previous as unknown as Record<string, unknown>)[field]
-        values.get(value)?.delete(id)
-        if (values.get(value)?.size === 0) values.delete(value)
+  async transaction<R>(fn: (tx: Transaction) => Promise<R> | R): Promise<R> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.guard(() =>
+          this.db.connection().execute(async (connection) => {
+            await sql
+              .raw(this.dialect === 'postgres' ? 'begin isolation level serializable' : 'begin immediate')
+              .execute(connection)
+            let result: R
+            try {
+              result = await fn(new Transaction(connection, this.dialect))
+            } catch (error) {
+              await sql.raw('rollback').execute(connection).catch(() => undefined)
+              throw error
+            }
+            try {
+              await sql.raw('commit').execute(connection)
+            } catch (error) {
+              await sql.raw('rollback').execute(connection).catch(() => undefined)
+              throw error
+            }
+            return result
+          }),
+        )
+      } catch (error) {
+        const kind = classify(error)
+        if ((kind === 'retry' || kind === 'unique') && attempt < MAX_ATTEMPTS) {
+          // Back off a little, with jitter, so the transactions that collided do not collide again.
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 4 * attempt))
+          continue
+        }
+        if (kind === 'retry') throw unavailable(error)
+        if (kind === 'unique')
+          throw new ApiError('ALREADY_EXISTS', 'a concurrent request created the same record')
+        throw error
       }
-    if (row === null) {
-      rows.delete(id)
-      return
     }
-    rows.set(id, deepFreeze(row))
-    for (const [field, values] of index) {
-      const value = (row as unknown as Record<string, unknown>)[field]
-      if (value === undefined) continue
-      const ids = values.get(value) ?? new Set<string>()
-      values.set(value, ids)
-      ids.add(id)
-    }
+  }
+
+  /** Every row of every table (tests check what is at rest; never on a request path). */
+  async dump(): Promise<{ [T in TableName]?: Tables[T][] }> {
+    const dump: Record<string, unknown[]> = {}
+    for (const table of Object.keys(INDEXES) as TableName[]) dump[table] = await this.all(table)
+    return dump
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    await this.onClose()
   }
 }
 
-/** A draft over the store: reads see committed rows plus this draft's writes. */
+let savepoints = 0
+
+/** One database transaction: reads see its own writes; `put` and `delete` apply at once, inside it. */
 export class Transaction implements Reads {
-  private readonly draft = new Map<TableName, Map<string, Row | null>>()
-  private done = false
+  constructor(
+    private readonly db: Kysely<Database>,
+    readonly dialect: Dialect,
+  ) {}
 
-  constructor(readonly store: Store) {}
-
-  get<T extends TableName>(table: T, id: string): Tables[T] | undefined {
-    const drafted = this.draft.get(table)?.get(id)
-    if (drafted !== undefined) return (drafted ?? undefined) as Tables[T] | undefined
-    return this.store.get(table, id)
+  get<T extends TableName>(table: T, id: string) {
+    return getRow(anyDb(this.db), table, id)
   }
 
-  findBy<T extends TableName>(table: T, field: keyof Tables[T] & string, value: unknown): Tables[T][] {
-    if (!this.store.hasIndex(table, field))
-      throw new Error(`${table}.${field} has no index (add it to INDEXES)`)
-    const ids = new Set(this.store.indexedIds(table, field, value))
-    for (const id of this.draft.get(table)?.keys() ?? []) ids.add(id)
-    return [...ids]
-      .sort()
-      .map((id) => this.get(table, id))
-      .filter(
-        (row): row is Tables[T] =>
-          row !== undefined && (row as unknown as Record<string, unknown>)[field] === value,
-      )
+  findBy<T extends TableName>(table: T, field: keyof Tables[T] & string, value: unknown) {
+    return findRows(anyDb(this.db), table, field, value)
   }
 
-  all<T extends TableName>(table: T): Tables[T][] {
-    const ids = new Set(this.store.all(table).map((row) => row.id))
-    for (const id of this.draft.get(table)?.keys() ?? []) ids.add(id)
-    return [...ids]
-      .sort()
-      .map((id) => this.get(table, id))
-      .filter((row): row is Tables[T] => row !== undefined)
+  all<T extends TableName>(table: T) {
+    return allRows(anyDb(this.db), table)
   }
 
-  put<T extends TableName>(table: T, row: Tables[T]): Tables[T] {
-    if (this.done) throw new Error('transaction already committed')
-    const rows = this.draft.get(table) ?? new Map<string, Row | null>()
-    this.draft.set(table, rows)
-    rows.set(row.id, deepFreeze(structuredClone(row)))
-    return rows.get(row.id) as Tables[T]
+  count<T extends TableName>(table: T, field: keyof Tables[T] & string, value: unknown) {
+    return countRows(anyDb(this.db), table, field, value)
   }
 
-  delete(table: TableName, id: string): void {
-    if (this.done) throw new Error('transaction already committed')
-    const rows = this.draft.get(table) ?? new Map<string, Row | null>()
-    this.draft.set(table, rows)
-    rows.set(id, null)
+  /** Inserts or replaces the row with `row.id`. */
+  async put<T extends TableName>(table: T, row: Tables[T]): Promise<Tables[T]> {
+    const columns: DocumentTable = { id: row.id, data: JSON.stringify(row) }
+    for (const field of INDEXES[table] as string[]) {
+      const value = (row as unknown as Record<string, unknown>)[field]
+      columns[field] = value === undefined || value === null ? null : String(value)
+    }
+    const { id: _, ...update } = columns
+    await anyDb(this.db)
+      .insertInto(table as string)
+      .values(columns)
+      .onConflict((conflict) => conflict.column('id').doUpdateSet(update))
+      .execute()
+    return row
   }
 
-  /** Marks the draft so `rollbackTo` can drop later writes (rows are frozen, so a shallow copy suffices). */
-  savepoint(): Map<TableName, Map<string, Row | null>> {
-    return new Map([...this.draft].map(([table, rows]) => [table, new Map(rows)]))
+  /** Inserts a row that must not exist yet; false (and nothing written) when its id is taken. */
+  async insertNew<T extends TableName>(table: T, row: Tables[T]): Promise<boolean> {
+    const columns: DocumentTable = { id: row.id, data: JSON.stringify(row) }
+    for (const field of INDEXES[table] as string[]) {
+      const value = (row as unknown as Record<string, unknown>)[field]
+      columns[field] = value === undefined || value === null ? null : String(value)
+    }
+    const result = await anyDb(this.db)
+      .insertInto(table as string)
+      .values(columns)
+      .onConflict((conflict) => conflict.column('id').doNothing())
+      .executeTakeFirst()
+    return Number(result.numInsertedOrUpdatedRows ?? 0) === 1
   }
 
-  rollbackTo(savepoint: Map<TableName, Map<string, Row | null>>): void {
-    this.draft.clear()
-    for (const [table, rows] of savepoint) this.draft.set(table, new Map(rows))
+  async delete(table: TableName, id: string): Promise<void> {
+    await this.db.deleteFrom(table).where('id', '=', id).execute()
   }
 
-  /** The draft as ops, in write order per table. */
-  ops(): Op[] {
-    const ops: Op[] = []
-    for (const [table, rows] of this.draft) for (const [id, row] of rows) ops.push([table, id, row])
-    return ops
+  /** Marks a point `rollbackTo` can return to (a SQL savepoint). */
+  async savepoint(): Promise<string> {
+    const name = `sp${++savepoints}`
+    await sql`savepoint ${sql.id(name)}`.execute(this.db)
+    return name
   }
 
-  commit(): void {
-    if (this.done) return
-    this.done = true
-    this.store.write(this.ops())
+  async rollbackTo(savepoint: string): Promise<void> {
+    await sql`rollback to savepoint ${sql.id(savepoint)}`.execute(this.db)
   }
 }
+
+export type { Row }

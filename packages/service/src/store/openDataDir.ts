@@ -1,4 +1,5 @@
-// Node only: imported by the CLI, never by createService (which must also run in a browser).
+// Node only: the durable stores (a data dir's SQLite file, PostgreSQL) and the master key; imported
+// by the CLI and Node tests, never by createService (which must also run in a browser).
 import { randomBytes } from 'node:crypto'
 import {
   chmodSync,
@@ -9,20 +10,16 @@ import {
   openSync,
   readFileSync,
   renameSync,
+  rmSync,
   unlinkSync,
   writeSync,
 } from 'node:fs'
-import { join } from 'node:path'
-import type { Op, Snapshot } from './model.ts'
-import type { StorageBackend } from './Store.ts'
-
-export interface FileBackendOptions {
-  /**
-   * Journal entries after which the state is folded into a new snapshot.
-   * @default 1000
-   */
-  compactEvery?: number
-}
+import { dirname, join } from 'node:path'
+import { Kysely, PostgresDialect } from 'kysely'
+import pg from 'pg'
+import { syncSqliteDialect } from './sqlite.ts'
+import { type Database, Store } from './Store.ts'
+import { wasmSqlite } from './wasmSqlite.ts'
 
 function isAlive(pid: number): boolean {
   try {
@@ -73,88 +70,93 @@ function writeFileDurably(path: string, text: string, mode = FILE_MODE): void {
   renameSync(temp, path)
 }
 
+/** What the 0.1 releases kept in a data dir (an NDJSON journal over a JSON snapshot). */
+const OLD_FORMAT = ['journal.ndjson', 'snapshot.json']
+
+/** The SQLite file of a data dir. */
+export const DATABASE_FILE = 'latchkey.sqlite'
+
 /**
- * A durable store under `dir`: `snapshot.json` plus an fsynced append-only `journal.ndjson` of
- * commits. A commit is on disk before `append` returns; on start the journal is replayed over
- * the snapshot (a torn last line from a crash mid-write was never acknowledged and is dropped)
- * and folded into a fresh snapshot (temp file, fsync, rename). Files are 0600 in a 0700 directory
- * (an existing directory and files are tightened on start).
+ * The SQLite store under `dir`: one file, `latchkey.sqlite`, in WAL mode with `synchronous=FULL`
+ * (a commit is fsynced before it is acknowledged) and exclusive locking (one process per data
+ * dir; a second one is refused with a message naming the holder). Files are created 0600 in a
+ * 0700 directory (an existing directory and files are tightened on start). A data dir of the 0.1
+ * journal format is refused, untouched, with what to do.
  */
-export function fileBackend(dir: string, options: FileBackendOptions = {}): StorageBackend {
-  const compactEvery = options.compactEvery ?? 1000
-  const snapshotPath = join(dir, 'snapshot.json')
-  const journalPath = join(dir, 'journal.ndjson')
-  privateDir(dir, [snapshotPath, journalPath, join(dir, 'LOCK'), join(dir, 'master.key')])
-  let fd: number | undefined
-  let entries = 0
-
-  const compact = (snapshot: Snapshot) => {
-    writeFileDurably(snapshotPath, JSON.stringify(snapshot))
-    fsyncDir(dir)
-    // Replaying a journal over a snapshot that already holds it is harmless (ops are idempotent
-    // puts and deletes), so a crash between the rename and this truncation loses nothing.
-    if (fd !== undefined) closeSync(fd)
-    fd = openSync(journalPath, 'w', FILE_MODE)
-    fsyncSync(fd)
-    entries = 0
-  }
-
-  // One process per data directory: two writers would interleave journals. A lock left by a
-  // process that died (kill -9) is taken over.
+export async function openDataDir(dir: string): Promise<Store> {
+  const databasePath = join(dir, DATABASE_FILE)
+  const old = OLD_FORMAT.filter((file) => existsSync(join(dir, file)))
+  if (old.length > 0 && !existsSync(databasePath))
+    throw new Error(
+      `${dir} holds data in the journal format of latchkey-service 0.1 (${old.join(', ')}), which this version does not read. ` +
+        'Nothing was changed. Start 0.1 on it and export what you need, or move it aside and start with an empty --data-dir.',
+    )
+  privateDir(dir, [databasePath, `${databasePath}-wal`, join(dir, 'LOCK'), join(dir, 'master.key')])
   const lockPath = join(dir, 'LOCK')
-  const lock = () => {
-    if (existsSync(lockPath)) {
-      const pid = Number(readFileSync(lockPath, 'utf8').trim())
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid))
-        throw new Error(`${dir} is in use by process ${pid}; stop it or pick another --data-dir`)
-    }
-    writeFileDurably(lockPath, String(process.pid))
+  if (existsSync(lockPath)) {
+    const pid = Number(readFileSync(lockPath, 'utf8').trim())
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid))
+      throw new Error(`${dir} is in use by process ${pid}; stop it or pick another --data-dir`)
   }
+  writeFileDurably(lockPath, String(process.pid))
+  fsyncDir(dir)
+  // We hold the data dir: a lock directory SQLite's VFS left behind when a process died is stale.
+  rmSync(`${databasePath}.lock`, { recursive: true, force: true })
+  // Files SQLite creates (the WAL) are the owner's only.
+  process.umask(0o077)
+  const releaseLock = () => {
+    try {
+      if (readFileSync(lockPath, 'utf8').trim() === String(process.pid)) unlinkSync(lockPath)
+    } catch {}
+  }
+  let database: ReturnType<typeof wasmSqlite>
+  try {
+    if (!existsSync(databasePath)) closeSync(openSync(databasePath, 'wx', FILE_MODE))
+    database = wasmSqlite(databasePath)
+    database.exec('PRAGMA locking_mode = EXCLUSIVE')
+    database.exec('PRAGMA journal_mode = WAL')
+    database.exec('PRAGMA synchronous = FULL')
+    database.exec('PRAGMA foreign_keys = ON')
+  } catch (error) {
+    releaseLock()
+    throw new Error(`cannot open ${databasePath}: ${(error as Error).message}`, { cause: error })
+  }
+  const db = new Kysely<Database>({ dialect: syncSqliteDialect(database) })
+  try {
+    return await Store.open(db, 'sqlite', async () => {
+      await db.destroy()
+      releaseLock()
+    })
+  } catch (error) {
+    await db.destroy().catch(() => undefined)
+    releaseLock()
+    throw error
+  }
+}
 
-  return {
-    load() {
-      lock()
-      const snapshot: Record<string, Record<string, unknown>> = existsSync(snapshotPath)
-        ? JSON.parse(readFileSync(snapshotPath, 'utf8'))
-        : {}
-      if (existsSync(journalPath)) {
-        const lines = readFileSync(journalPath, 'utf8').split('\n')
-        lines.forEach((line, index) => {
-          if (!line) return
-          let ops: Op[]
-          try {
-            ops = JSON.parse(line) as Op[]
-          } catch (error) {
-            if (index === lines.length - 1) return // torn final write: never acknowledged
-            throw new Error(`${journalPath} line ${index + 1} is corrupt`, { cause: error })
-          }
-          for (const [table, id, row] of ops) {
-            snapshot[table] ??= {}
-            const rows = snapshot[table]
-            if (row === null) delete rows[id]
-            else rows[id] = row
-          }
-        })
-      }
-      compact(snapshot as Snapshot)
-      return snapshot as Snapshot
-    },
-    append(ops) {
-      if (fd === undefined) fd = openSync(journalPath, 'a', FILE_MODE)
-      writeSync(fd, `${JSON.stringify(ops)}\n`)
-      fsyncSync(fd)
-      entries++
-    },
-    afterCommit(snapshot) {
-      if (entries >= compactEvery) compact(snapshot())
-    },
-    close() {
-      if (fd !== undefined) closeSync(fd)
-      fd = undefined
-      try {
-        if (readFileSync(lockPath, 'utf8').trim() === String(process.pid)) unlinkSync(lockPath)
-      } catch {}
-    },
+/**
+ * The store on PostgreSQL: a connection pool (`max` connections) on `url`. Several service
+ * processes may share one database; every transaction is SERIALIZABLE (see `Store.transaction`).
+ * A database that is down answers requests with 503 `STORAGE_UNAVAILABLE`, and the pool
+ * reconnects when it is back.
+ */
+export async function openPostgres(url: string, options: { max?: number } = {}): Promise<Store> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.max ?? 10,
+    connectionTimeoutMillis: 3_000,
+    idleTimeoutMillis: 30_000,
+    // A statement stuck on a dead server fails instead of holding the request forever.
+    query_timeout: 15_000,
+  })
+  // An idle connection that breaks (the server restarted) is dropped; the next query reconnects.
+  pool.on('error', () => undefined)
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  try {
+    return await Store.open(db, 'postgres')
+  } catch (error) {
+    await db.destroy().catch(() => undefined)
+    throw error
   }
 }
 
@@ -166,12 +168,23 @@ export function loadMasterKey(
   dir: string,
   env: string | undefined = process.env.LATCHKEY_MASTER_KEY,
 ): Uint8Array {
+  return loadMasterKeyFile(join(dir, 'master.key'), env)
+}
+
+/**
+ * The master key from env `LATCHKEY_MASTER_KEY` (64 hex chars), else from `path` (created with
+ * mode 0600 in a 0700 directory when missing). Every instance on one database needs the same key.
+ */
+export function loadMasterKeyFile(
+  path: string,
+  env: string | undefined = process.env.LATCHKEY_MASTER_KEY,
+): Uint8Array {
   if (env !== undefined) {
     if (!/^[0-9a-fA-F]{64}$/.test(env.trim()))
       throw new Error('LATCHKEY_MASTER_KEY must be 64 hex characters')
     return Uint8Array.from(Buffer.from(env.trim(), 'hex'))
   }
-  const path = join(dir, 'master.key')
+  const dir = dirname(path)
   privateDir(dir, [path])
   if (!existsSync(path)) {
     writeFileDurably(path, randomBytes(32).toString('hex'))

@@ -225,9 +225,9 @@ export function resultOf<P extends ActivityPath>(path: P, reply: Reply): Json {
   return reply.body.activity.result[ACTIVITIES[path].resultKey]
 }
 
-export function createHarness(options: CreateServiceOptions = {}): Harness {
+export async function createHarness(options: CreateServiceOptions = {}): Promise<Harness> {
   const clock = (options.clock as FakeClock | undefined) ?? fakeClock()
-  const service = createService({ ...options, clock })
+  const service = await createService({ ...options, clock })
   const dev = service.dev
   const root = testKey('SIGNATURE_SCHEME_TK_API_P256', hexToBytes(dev.apiPrivateKey))
 

@@ -18,12 +18,12 @@ export interface TestClientConfig {
  * A real service in this process (memory storage) and the client configuration that talks to it
  * through `fetch`, for component tests, stories and benches.
  */
-export function createTestService(options: CreateServiceOptions & { url?: string } = {}): {
+export async function createTestService(options: CreateServiceOptions & { url?: string } = {}): Promise<{
   service: Service
   clientConfig: TestClientConfig
-} {
+}> {
   const { url = TEST_SERVICE_URL, ...serviceOptions } = options
-  const service = createService(serviceOptions)
+  const service = await createService(serviceOptions)
   const dev = service.dev
   return {
     service,

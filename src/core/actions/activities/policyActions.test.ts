@@ -15,7 +15,7 @@ import { updatePolicy } from './updatePolicy.ts'
 describe('policy and user actions against the local service', () => {
   let fx: ClientFixture
   beforeEach(async () => {
-    fx = createClientFixture()
+    fx = await createClientFixture()
     await fx.signUpDirect()
   })
 

@@ -34,7 +34,7 @@ const recoverPersonalSign = (message: string, signature: string) => {
 describe('wallet actions against the local service', () => {
   let fx: ClientFixture
   beforeEach(async () => {
-    fx = createClientFixture()
+    fx = await createClientFixture()
     await fx.signUpDirect()
   })
 
@@ -119,7 +119,7 @@ describe('wallet actions against the local service', () => {
       chains: ['ethereum', 'solana'],
     })
     const { mnemonic } = await exportWallet(fx.client, { walletId })
-    const other = createClientFixture({}, {})
+    const other = await createClientFixture({}, {})
     // Another person (another sub-organization on ANOTHER service instance) imports it.
     await other.signUpDirect()
     const imported = await importWallet(other.client, {

@@ -10,7 +10,7 @@ import { signInWithOAuth } from './signInWithOAuth.ts'
 const redirectUri = 'http://localhost:5173/oauth/callback'
 
 /** What a person does on the dev IdP's authorize page; returns the redirect URL. */
-async function consent(fx: ReturnType<typeof createClientFixture>, url: string, email: string) {
+async function consent(fx: Awaited<ReturnType<typeof createClientFixture>>, url: string, email: string) {
   const form = new URLSearchParams(new URL(url).searchParams)
   form.set('email', email)
   form.set('name', 'Popup Person')
@@ -30,7 +30,7 @@ afterEach(() => {
 
 describe('OAuth authorization window', () => {
   it('opens a popup and reads the code once it is back on the redirect URI', async () => {
-    const fx = createClientFixture({ oauth: { redirectUri } })
+    const fx = await createClientFixture({ oauth: { redirectUri } })
     let callback: string | undefined
     const popup = {
       closed: false,
@@ -60,7 +60,7 @@ describe('OAuth authorization window', () => {
   })
 
   it('a popup closed by the person is USER_CANCELLED', async () => {
-    const fx = createClientFixture({ oauth: { redirectUri } })
+    const fx = await createClientFixture({ oauth: { redirectUri } })
     vi.spyOn(window, 'open').mockReturnValue({ closed: true, close() {} } as unknown as Window)
     await expect(signInWithOAuth(fx.client, { provider: 'google' })).rejects.toMatchObject({
       code: 'USER_CANCELLED',
@@ -68,7 +68,7 @@ describe('OAuth authorization window', () => {
   })
 
   it('falls back to a full-page redirect when the popup is blocked, and finishes on return', async () => {
-    const fx = createClientFixture({ oauth: { redirectUri } })
+    const fx = await createClientFixture({ oauth: { redirectUri } })
     vi.spyOn(window, 'open').mockReturnValue(null)
     const assign = vi.spyOn(window.location, 'assign').mockImplementation(() => undefined)
     void signInWithOAuth(fx.client, { provider: 'google' })
@@ -89,7 +89,7 @@ describe('OAuth authorization window', () => {
   })
 
   it('with onPopupBlocked: error, a blocked popup is POPUP_BLOCKED', async () => {
-    const fx = createClientFixture({ oauth: { redirectUri } })
+    const fx = await createClientFixture({ oauth: { redirectUri } })
     vi.spyOn(window, 'open').mockReturnValue(null)
     await expect(
       signInWithOAuth(fx.client, { provider: 'google', onPopupBlocked: 'error' }),

@@ -6,7 +6,7 @@ import { completeOtpSignIn } from './completeOtpSignIn.ts'
 import { startOtpSignIn } from './startOtpSignIn.ts'
 
 /** The client's proxy calls, as the service received them. */
-function recorded(fx: ReturnType<typeof createClientFixture>) {
+function recorded(fx: Awaited<ReturnType<typeof createClientFixture>>) {
   const calls: { path: string; body: Record<string, unknown> }[] = []
   const fetch = fx.harness.service.fetch
   const client = fx.reload({
@@ -22,7 +22,7 @@ function recorded(fx: ReturnType<typeof createClientFixture>) {
 
 describe('OTP sign-in on the wire', () => {
   it('sends the code encrypted to the signed target and signs the published consents', async () => {
-    const fx = createClientFixture()
+    const fx = await createClientFixture()
     const { client, calls } = recorded(fx)
     const contact = `wire+${crypto.randomUUID().slice(0, 6)}@example.com`
     const started = await startOtpSignIn(client, { otpType: 'OTP_TYPE_EMAIL', contact })
@@ -64,8 +64,8 @@ describe('OTP sign-in on the wire', () => {
   })
 
   it('refuses a target bundle signed by another key than the trusted one', async () => {
-    const fx = createClientFixture()
-    const other = createClientFixture()
+    const fx = await createClientFixture()
+    const other = await createClientFixture()
     const contact = `spoof+${crypto.randomUUID().slice(0, 6)}@example.com`
     const started = await startOtpSignIn(fx.client, { otpType: 'OTP_TYPE_EMAIL', contact })
     const foreign = await startOtpSignIn(other.client, { otpType: 'OTP_TYPE_EMAIL', contact })

@@ -20,7 +20,7 @@ afterEach(() => authenticator.uninstall())
 
 describe('passkeys', () => {
   it('signs up with a new passkey (one prompt, usable session at once), then logs in with it', async () => {
-    const fx = createClientFixture({ passkey: { rpId: 'localhost' } })
+    const fx = await createClientFixture({ passkey: { rpId: 'localhost' } })
     const signUp = await signUpWithPasskey(fx.client, { userName: 'Pat' })
     expect(authenticator.credentials).toHaveLength(1)
     expect(signUp.session).toMatchObject({
@@ -43,7 +43,7 @@ describe('passkeys', () => {
   })
 
   it('adds a second passkey to a signed-in user', async () => {
-    const fx = createClientFixture({ passkey: { rpId: 'localhost' } })
+    const fx = await createClientFixture({ passkey: { rpId: 'localhost' } })
     const { userId } = await signUpWithPasskey(fx.client, { userName: 'Two keys' })
     const added = await addPasskey(fx.client, { authenticatorName: 'Laptop' })
     const { user } = await getUser(fx.client, { userId })
@@ -57,7 +57,7 @@ describe('passkeys', () => {
   })
 
   it('a dismissed passkey prompt is USER_CANCELLED and leaves no session or key', async () => {
-    const fx = createClientFixture({ passkey: { rpId: 'localhost' } })
+    const fx = await createClientFixture({ passkey: { rpId: 'localhost' } })
     // No passkey registered: the authenticator answers NotAllowedError, as a dismissed prompt does.
     await expect(signInWithPasskey(fx.client)).rejects.toMatchObject({ code: 'USER_CANCELLED' })
     expect(fx.client.store.getState().status).toBe('signed-out')

@@ -15,12 +15,12 @@ import { signInWithOAuth } from './signInWithOAuth.ts'
 import { signInWithWallet } from './signInWithWallet.ts'
 import { startOtpSignIn } from './startOtpSignIn.ts'
 
-const outboxCode = (fx: ReturnType<typeof createClientFixture>, contact: string) =>
+const outboxCode = (fx: Awaited<ReturnType<typeof createClientFixture>>, contact: string) =>
   latestCode(fx.harness.service, contact)
 
 describe('OTP sign-in', () => {
   it('signs up a new e-mail, then logs the same person in again', async () => {
-    const fx = createClientFixture()
+    const fx = await createClientFixture()
     const contact = `ada+${crypto.randomUUID().slice(0, 6)}@example.com`
     const first = await startOtpSignIn(fx.client, { otpType: 'OTP_TYPE_EMAIL', contact })
     const signUp = await completeOtpSignIn(fx.client, {
@@ -50,7 +50,7 @@ describe('OTP sign-in', () => {
   })
 
   it('signs in by SMS, and a wrong code is a typed OTP_INVALID that leaves no key behind', async () => {
-    const fx = createClientFixture()
+    const fx = await createClientFixture()
     const contact = '+14155550123'
     const otp = await startOtpSignIn(fx.client, { otpType: 'OTP_TYPE_SMS', contact })
     const code = await outboxCode(fx, contact)
@@ -68,7 +68,7 @@ describe('OTP sign-in', () => {
   })
 
   it('rejects a malformed contact with a typed error', async () => {
-    const fx = createClientFixture()
+    const fx = await createClientFixture()
     await expect(startOtpSignIn(fx.client, { otpType: 'OTP_TYPE_SMS', contact: '12' })).rejects.toMatchObject(
       {
         code: 'CONTACT_INVALID',
@@ -80,7 +80,7 @@ describe('OTP sign-in', () => {
 /** Drives the dev identity provider's authorize form with fetch, as a person would in the popup. */
 const devIdpWindow =
   (
-    fx: ReturnType<typeof createClientFixture>,
+    fx: Awaited<ReturnType<typeof createClientFixture>>,
     person: { email: string; name: string },
     tamper?: (url: URL) => void,
   ): OpenAuthorizationWindow =>
@@ -106,7 +106,7 @@ describe('OAuth sign-in through the dev identity provider', () => {
   const redirectUri = 'http://localhost:5173/oauth/callback'
 
   it('signs up on first use, logs in on the next, with PKCE, state and the key-bound nonce', async () => {
-    const fx = createClientFixture({ oauth: { redirectUri } })
+    const fx = await createClientFixture({ oauth: { redirectUri } })
     const person = { email: `grace+${crypto.randomUUID().slice(0, 6)}@example.com`, name: 'Grace' }
     const first = await signInWithOAuth(fx.client, {
       provider: 'google',
@@ -126,7 +126,7 @@ describe('OAuth sign-in through the dev identity provider', () => {
   })
 
   it('refuses a redirect whose state was changed, or that goes elsewhere', async () => {
-    const fx = createClientFixture({ oauth: { redirectUri } })
+    const fx = await createClientFixture({ oauth: { redirectUri } })
     const person = { email: 'mallory@example.com', name: 'M' }
     await expect(
       signInWithOAuth(fx.client, {
@@ -168,7 +168,7 @@ function fakeEthereumWallet() {
 
 describe('external wallet sign-in', () => {
   it('signs up and logs in with an Ethereum wallet (EIP-191 stamp, one prompt each)', async () => {
-    const fx = createClientFixture()
+    const fx = await createClientFixture()
     const { provider, address } = fakeEthereumWallet()
     let prompts = 0
     const counting: Eip1193Provider = {
@@ -190,7 +190,7 @@ describe('external wallet sign-in', () => {
   })
 
   it('signs up and logs in with a Solana (Wallet Standard) wallet, ed25519 stamp', async () => {
-    const fx = createClientFixture()
+    const fx = await createClientFixture()
     const secret = ed25519.utils.randomSecretKey()
     const publicKey = ed25519.getPublicKey(secret)
     const wallet: SolanaWallet = {
@@ -211,7 +211,7 @@ describe('external wallet sign-in', () => {
   })
 
   it('a rejected wallet prompt is USER_CANCELLED', async () => {
-    const fx = createClientFixture()
+    const fx = await createClientFixture()
     const provider: Eip1193Provider = {
       request: async ({ method }) => {
         if (method === 'eth_requestAccounts') return ['0x0000000000000000000000000000000000000001']

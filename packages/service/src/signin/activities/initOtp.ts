@@ -50,13 +50,15 @@ export const initOtp = defineActivity('init_otp', {
       ...(sms ? { smsCustomization: template ? { template } : {} } : {}),
     }
   },
-  run: (ctx, p) =>
-    inParameters(() => {
+  // The code's budget, record and delivery commit on their own, outside the activity's transaction.
+  prepare: (ctx, p) =>
+    inParameters(async () => {
       const org = ctx.organization
+      const reads = ctx.service.store
       if (org.parentOrganizationId !== undefined) {
         const email = p.otpType === 'OTP_TYPE_EMAIL'
-        const own = ctx.tx
-          .findBy('users', 'organizationId', org.id)
+        const own = (await reads
+          .findBy('users', 'organizationId', org.id))
           .some((user) =>
             email ? user.userEmail?.trim().toLowerCase() === p.contact : user.userPhoneNumber === p.contact,
           )
@@ -67,9 +69,9 @@ export const initOtp = defineActivity('init_otp', {
             'contact',
           )
       }
-      const config = proxyConfigFor(ctx.tx, org.id)
+      const config = await proxyConfigFor(reads, org.id)
       const settings = config?.settings
-      const operator = ctx.tx.get(
+      const operator = await reads.get(
         'organizations',
         config?.organizationId ?? org.parentOrganizationId ?? org.id,
       )
@@ -85,4 +87,5 @@ export const initOtp = defineActivity('init_otp', {
         ...(settings ? { emailTemplate: settings.emailTemplate, smsTemplate: settings.smsTemplate } : {}),
       })
     }),
+  run: (ctx) => ctx.prepared as { otpId: string },
 })

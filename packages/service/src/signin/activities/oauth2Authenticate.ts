@@ -27,10 +27,12 @@ export const oauth2Authenticate = defineActivity('oauth2_authenticate', {
     }),
     clientId: r.string('clientId', { max: 512 }),
   }),
-  run: (ctx, p) =>
+  // The code exchange and JWKS fetch (each with a timeout) hold no database transaction: a slow
+  // provider delays only this request.
+  prepare: (ctx, p) =>
     inParameters(async () => {
       const state = signInState(ctx.service)
-      const settings = proxyConfigFor(ctx.tx, ctx.organization.id)?.settings
+      const settings = (await proxyConfigFor(ctx.service.store, ctx.organization.id))?.settings
       const endpoints = providerEndpoints(settings, p.provider)
       const { oidcToken } = await exchangeAuthorizationCode(p, {
         // The dev IdP is served by this same app: call it in-process, no network.
@@ -44,4 +46,5 @@ export const oauth2Authenticate = defineActivity('oauth2_authenticate', {
       })
       return { oidcToken }
     }),
+  run: (ctx) => ctx.prepared as { oidcToken: string },
 })

@@ -22,7 +22,7 @@ export const oauthLogin = defineActivity('oauth_login', {
       ...(invalidateExisting !== undefined ? { invalidateExisting } : {}),
     }
   },
-  run: (ctx, p) => {
+  run: async (ctx, p) => {
     const claims = signInState(ctx.service).oidc.verify(p.oidcToken, 'parameters.oidcToken')
     if (claims.nonce !== oidcNonce(p.publicKey))
       throw new ApiError(
@@ -30,22 +30,22 @@ export const oauthLogin = defineActivity('oauth_login', {
         "the token's nonce is not the SHA-256 of publicKey: it was issued for another key",
         'parameters.publicKey',
       )
-    const link = ctx.tx
-      .findBy('oauthProviders', 'subject', claims.sub)
+    const link = (await ctx.tx
+      .findBy('oauthProviders', 'subject', claims.sub))
       .find((row) => row.organizationId === ctx.organization.id && row.issuer === claims.iss)
-    const user = link ? ctx.tx.get('users', link.userId) : undefined
+    const user = link ? await ctx.tx.get('users', link.userId) : undefined
     if (!user)
       throw new ApiError(
         'ACCOUNT_NOT_FOUND',
         `no user of organization ${ctx.organization.id} is linked to this OAuth account; sign up first`,
         'parameters.oidcToken',
       )
-    spendOnce(ctx, 'oidc-token', claims.jti, {
+    await spendOnce(ctx, 'oidc-token', claims.jti, {
       errorCode: 'OIDC_TOKEN_REPLAYED',
       message: 'this OIDC token was already used to log in',
       field: 'parameters.oidcToken',
     })
-    const { session } = issueSession(ctx, {
+    const { session } = await issueSession(ctx, {
       user,
       publicKey: p.publicKey,
       expirationSeconds: p.expirationSeconds,

@@ -25,8 +25,8 @@ export const otpLogin = defineActivity('otp_login', {
       ...(clientSignature !== undefined ? { clientSignature } : {}),
     }
   },
-  run: (ctx, p) => {
-    const claims = verifyVerificationToken(
+  run: async (ctx, p) => {
+    const claims = await verifyVerificationToken(
       ctx.service,
       p.verificationToken,
       'parameters.verificationToken',
@@ -50,8 +50,8 @@ export const otpLogin = defineActivity('otp_login', {
         `${email ? 'e-mail' : 'SMS'} OTP sign-in is disabled for organization ${org.id}`,
         'parameters.verificationToken',
       )
-    const user = ctx.tx
-      .findBy('users', 'organizationId', org.id)
+    const user = (await ctx.tx
+      .findBy('users', 'organizationId', org.id))
       .find((u) =>
         email ? u.userEmail?.toLowerCase() === claims.contact : u.userPhoneNumber === claims.contact,
       )
@@ -61,12 +61,12 @@ export const otpLogin = defineActivity('otp_login', {
         `no user with this ${email ? 'e-mail address' : 'phone number'} in organization ${org.id}`,
         'parameters.verificationToken',
       )
-    spendOnce(ctx, 'verification-token', claims.id, {
+    await spendOnce(ctx, 'verification-token', claims.id, {
       errorCode: 'VERIFICATION_TOKEN_INVALID',
       message: 'this verification token was already used to log in; verify a new code',
       field: 'parameters.verificationToken',
     })
-    const { session } = issueSession(ctx, {
+    const { session } = await issueSession(ctx, {
       user,
       publicKey: p.publicKey,
       expirationSeconds: p.expirationSeconds,

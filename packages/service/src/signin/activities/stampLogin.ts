@@ -18,20 +18,20 @@ export const stampLogin = defineActivity('stamp_login', {
       ...(invalidateExisting !== undefined ? { invalidateExisting } : {}),
     }
   },
-  run: (ctx, p) => {
-    const user = ctx.tx.get('users', ctx.caller.userId)!
+  run: async (ctx, p) => {
+    const user = (await ctx.tx.get('users', ctx.caller.userId))!
     // A caller vouched for by a token (X-Stamp-Attested) logs in once per token.
     const credentialId = ctx.caller.credential.id
     if (credentialId.startsWith(ATTESTED_CREDENTIAL_PREFIX)) {
       const [kind, ...id] = credentialId.slice(ATTESTED_CREDENTIAL_PREFIX.length).split(':')
       const otp = kind === 'verification-token'
-      spendOnce(ctx, otp ? 'verification-token' : 'oidc-token', id.join(':'), {
+      await spendOnce(ctx, otp ? 'verification-token' : 'oidc-token', id.join(':'), {
         errorCode: otp ? 'VERIFICATION_TOKEN_INVALID' : 'OIDC_TOKEN_REPLAYED',
         message: `this ${otp ? 'verification' : 'OIDC'} token was already used to log in`,
         field: 'X-Stamp-Attested',
       })
     }
-    const { session } = issueSession(ctx, {
+    const { session } = await issueSession(ctx, {
       user,
       publicKey: p.publicKey,
       expirationSeconds: p.expirationSeconds,

@@ -26,7 +26,8 @@ export const verifyOtp = defineActivity('verify_otp', {
       ...(expirationSeconds !== undefined ? { expirationSeconds } : {}),
     }
   },
-  run: (ctx, p) =>
+  // The attempt is counted in its own transaction, so a wrong code counts though the activity fails.
+  prepare: (ctx, p) =>
     inParameters(async () => {
       const { verificationToken } = await signInState(ctx.service).otp.verify({
         organizationId: ctx.organization.id,
@@ -39,4 +40,5 @@ export const verifyOtp = defineActivity('verify_otp', {
       })
       return { verificationToken }
     }),
+  run: (ctx) => ctx.prepared as { verificationToken: string },
 })

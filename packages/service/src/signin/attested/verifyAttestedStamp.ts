@@ -1,3 +1,4 @@
+import { mapInOrder } from '../../async.ts'
 import { ATTESTED_STAMP_HEADER, ATTESTED_STAMP_SCHEMES, type AttestedStampScheme } from '@latchkey/protocol'
 import { base64urlnopad } from '@scure/base'
 import { verifyApiKeyStamp } from '../../crypto/index.ts'
@@ -65,7 +66,7 @@ export async function verifyAttestedStamp(
   }
   if (!valid) throw new ApiError('STAMP_INVALID', 'stamp signature does not match the request body')
   const organization = targetOrganizationId
-    ? service.store.get('organizations', targetOrganizationId)
+    ? await service.store.get('organizations', targetOrganizationId)
     : undefined
   if (!organization)
     throw new ApiError(
@@ -80,10 +81,10 @@ export async function verifyAttestedStamp(
   // Like the proxy, never into the parent organization itself (the operator's).
   const candidates = organization.parentOrganizationId
     ? [organization]
-    : service.store.findBy('organizations', 'parentOrganizationId', organization.id)
-  const credential = (id: string, userId: string): Caller => ({
+    : await service.store.findBy('organizations', 'parentOrganizationId', organization.id)
+  const credential = async (id: string, userId: string): Promise<Caller> => ({
     userId,
-    organizationId: service.store.get('users', userId)!.organizationId,
+    organizationId: (await service.store.get('users', userId))!.organizationId,
     credential: {
       kind: 'API_KEY',
       id: `${ATTESTED_CREDENTIAL_PREFIX}${id}`,
@@ -95,7 +96,7 @@ export async function verifyAttestedStamp(
   })
 
   if (stamp.scheme === 'STAMP_ATTESTED_SCHEME_P256_VERIFICATION_TOKEN') {
-    const claims = verifyVerificationToken(service, stamp.publicKeyAttestation, field, organization)
+    const claims = await verifyVerificationToken(service, stamp.publicKeyAttestation, field, organization)
     if (claims.public_key !== stamp.publicKey)
       throw new ApiError(
         'STAMP_INVALID',
@@ -103,8 +104,8 @@ export async function verifyAttestedStamp(
         field,
       )
     const email = claims.verification_type === 'OTP_TYPE_EMAIL'
-    const user = candidates
-      .flatMap((org) => service.store.findBy('users', 'organizationId', org.id))
+    const user = (await mapInOrder(candidates, (org) => service.store.findBy('users', 'organizationId', org.id)))
+      .flat()
       .find((u) =>
         email ? u.userEmail?.toLowerCase() === claims.contact : u.userPhoneNumber === claims.contact,
       )
@@ -114,7 +115,7 @@ export async function verifyAttestedStamp(
         `no user with this ${email ? 'e-mail address' : 'phone number'} in organization ${organization.id} or its sub-organizations`,
         field,
       )
-    const home = service.store.get('organizations', user.organizationId)!
+    const home = (await service.store.get('organizations', user.organizationId))!
     if (email ? home.disableOtpEmailAuth || home.disableEmailAuth : home.disableSmsAuth)
       throw new ApiError(
         'PERMISSION_DENIED',
@@ -132,8 +133,8 @@ export async function verifyAttestedStamp(
       field,
     )
   const ids = new Set(candidates.map((org) => org.id))
-  const link = service.store
-    .findBy('oauthProviders', 'subject', claims.sub)
+  const link = (await service.store
+    .findBy('oauthProviders', 'subject', claims.sub))
     .find((row) => ids.has(row.organizationId) && row.issuer === claims.iss)
   if (!link)
     throw new ApiError(

@@ -2,7 +2,7 @@ import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex } from '@noble/hashes/utils.js'
 import { describe, expect, it } from 'vitest'
 import { ApiError } from '../../errors.ts'
-import { createOtpEngine, type OtpMessage, type OtpRecord } from './createOtpEngine.ts'
+import { createOtpEngine, memoryOtpStorage, type OtpMessage } from './createOtpEngine.ts'
 import { normalizeContact } from './normalizeContact.ts'
 import { randomDigits } from './randomDigits.ts'
 import { renderTemplate } from './renderTemplate.ts'
@@ -12,11 +12,12 @@ const publicKey = bytesToHex(p256.getPublicKey(p256.utils.randomSecretKey(), tru
 
 function setup(overrides: { maxAttempts?: number } = {}) {
   let time = Date.UTC(2026, 0, 1)
-  const records = new Map<string, OtpRecord>()
+  const storage = memoryOtpStorage()
+  const records = storage.records
   const outbox: OtpMessage[] = []
   let ids = 0
   const engine = createOtpEngine({
-    storage: { get: (id) => records.get(id), put: (r) => void records.set(r.otpId, r) },
+    storage,
     // The engine only needs "claims in, token out"; the service passes its ES256 signer.
     issueToken: (claims) => `token:${JSON.stringify(claims)}`,
     deliver: (m) => void outbox.push(m),

@@ -24,18 +24,49 @@ export interface OtpRecord {
   status: 'pending' | 'used' | 'locked'
 }
 
+/** OTP records and rate-limit buckets, as seen inside one storage transaction. */
+export interface OtpStorageTx {
+  get(otpId: string): Promise<OtpRecord | undefined>
+  put(record: OtpRecord): Promise<void>
+  /** Event times (epoch ms) still counted for a rate-limit key. */
+  getBucket(key: string): Promise<number[]>
+  /** Stores a key's event times; an empty list deletes the bucket. */
+  putBucket(key: string, times: number[]): Promise<void>
+}
+
 /**
- * Where OTP records and rate-limit buckets live; the service passes its store, tests a Map.
- * `get`/`put` of one bucket run without an `await` in between, so a check and its charge are one
- * step in a single process (a database backend makes it one statement).
+ * Where OTP records and rate-limit buckets live: the service's database (each check and its
+ * charge in one serializable transaction, so budgets hold across instances), or memory in tests.
+ * `transaction` may rerun `fn` on a conflict, so `fn` only reads and writes storage.
  */
 export interface OtpStorage {
-  get(otpId: string): OtpRecord | undefined
-  put(record: OtpRecord): void
-  /** Event times (epoch ms) still counted for a rate-limit key. */
-  getBucket?(key: string): number[]
-  /** Stores a key's event times; an empty list deletes the bucket. */
-  putBucket?(key: string, times: number[]): void
+  transaction<R>(fn: (tx: OtpStorageTx) => Promise<R>): Promise<R>
+}
+
+/** Storage in this process's memory, one transaction at a time (standalone engines, tests). */
+export function memoryOtpStorage(): OtpStorage & { records: Map<string, OtpRecord> } {
+  const records = new Map<string, OtpRecord>()
+  const buckets = new Map<string, number[]>()
+  let queue: Promise<unknown> = Promise.resolve()
+  const tx: OtpStorageTx = {
+    get: async (otpId) => records.get(otpId),
+    put: async (record) => {
+      records.set(record.otpId, { ...record })
+    },
+    getBucket: async (key) => [...(buckets.get(key) ?? [])],
+    putBucket: async (key, times) => {
+      if (times.length === 0) buckets.delete(key)
+      else buckets.set(key, [...times])
+    },
+  }
+  return {
+    records,
+    transaction(fn) {
+      const run = queue.then(() => fn(tx))
+      queue = run.catch(() => undefined)
+      return run
+    },
+  }
 }
 
 /** Events allowed per window for one rate-limit key. */
@@ -151,22 +182,11 @@ export function createOtpEngine(options: OtpEngineOptions) {
   const macKey = options.mac ? undefined : crypto.getRandomValues(new Uint8Array(32))
   const mac = options.mac ?? ((message: string) => bytesToHex(hmac(sha256, macKey!, utf8ToBytes(message))))
   const macOf = (otpId: string, code: string) => mac(`${otpId}:${code}`)
-  // Standalone engines (tests) keep buckets here; the service keeps them in its store.
-  const memoryBuckets = new Map<string, number[]>()
-  const getBucket =
-    options.storage.getBucket?.bind(options.storage) ?? ((key) => memoryBuckets.get(key) ?? [])
-  const putBucket =
-    options.storage.putBucket?.bind(options.storage) ??
-    ((key: string, times: number[]) => {
-      if (times.length === 0) memoryBuckets.delete(key)
-      else memoryBuckets.set(key, times)
-    })
-  // One verification at a time per OTP, so two racing guesses cannot both count as the first.
-  const locks = new Map<string, Promise<unknown>>()
+  const storage = options.storage
 
   /** Seconds until `key` may be charged again, or 0 when it may be now. */
-  function waitFor(key: string, limit: RateLimit, at: number): number {
-    const recent = getBucket(key).filter((t) => at - t < HOUR_MS)
+  async function waitFor(tx: OtpStorageTx, key: string, limit: RateLimit, at: number): Promise<number> {
+    const recent = (await tx.getBucket(key)).filter((t) => at - t < HOUR_MS)
     const lastMinute = recent.filter((t) => at - t < MINUTE_MS)
     if (lastMinute.length >= limit.perMinute) return Math.ceil((lastMinute[0]! + MINUTE_MS - at) / 1000)
     if (recent.length >= limit.perHour) return Math.ceil((recent[0]! + HOUR_MS - at) / 1000)
@@ -174,23 +194,30 @@ export function createOtpEngine(options: OtpEngineOptions) {
   }
 
   /** Records one event for `key` (keeping only the last hour). */
-  function recordEvent(key: string, at: number): void {
-    putBucket(key, [...getBucket(key).filter((t) => at - t < HOUR_MS), at])
+  async function recordEvent(tx: OtpStorageTx, key: string, at: number): Promise<void> {
+    await tx.putBucket(key, [...(await tx.getBucket(key)).filter((t) => at - t < HOUR_MS), at])
   }
 
-  /**
-   * Checks and charges one event for each key, all or none (no `await` in between): the first
-   * key over its limit throws `OTP_RATE_LIMITED` with `retryAfterSeconds`.
-   */
-  function charge(keys: { key: string; limit: RateLimit; message: string; field?: string }[], at = now()) {
+  type Charge = { key: string; limit: RateLimit; message: string; field?: string }
+
+  /** Checks every key, then charges them all, inside `tx`; throws `OTP_RATE_LIMITED` for the first one over. */
+  async function chargeIn(tx: OtpStorageTx, keys: Charge[], at: number): Promise<void> {
     for (const { key, limit, message, field } of keys) {
-      const retryAfterSeconds = waitFor(key, limit, at)
+      const retryAfterSeconds = await waitFor(tx, key, limit, at)
       if (retryAfterSeconds > 0)
         throw new ApiError('OTP_RATE_LIMITED', message, field, {
           retryAfterSeconds: Math.max(1, retryAfterSeconds),
         })
     }
-    for (const { key } of keys) recordEvent(key, at)
+    for (const { key } of keys) await recordEvent(tx, key, at)
+  }
+
+  /**
+   * Checks and charges one event for each key, all or none, in one storage transaction: the first
+   * key over its limit throws `OTP_RATE_LIMITED` with `retryAfterSeconds`.
+   */
+  function charge(keys: Charge[], at = now()): Promise<void> {
+    return storage.transaction((tx) => chargeIn(tx, keys, at))
   }
 
   async function init(input: OtpInitInput): Promise<{ otpId: string }> {
@@ -212,18 +239,6 @@ export function createOtpEngine(options: OtpEngineOptions) {
     const lifetime = Math.min(requested, input.maxExpirationSeconds ?? defaultExpiration)
     const at = now()
     // Keyed on the contact alone: every organization and every path share one budget per person.
-    charge(
-      [
-        {
-          key: `send:${contact}`,
-          limit: limits,
-          message: 'too many codes requested for this contact; try again later',
-          field: 'contact',
-        },
-      ],
-      at,
-    )
-
     const otpId = newId()
     const code = randomDigits(length, options.randomBytes)
     const record: OtpRecord = {
@@ -237,7 +252,22 @@ export function createOtpEngine(options: OtpEngineOptions) {
       attempts: 0,
       status: 'pending',
     }
-    await options.storage.put(record)
+    // The charge and the record commit together: a code is sent only within the contact's budget.
+    await storage.transaction(async (tx) => {
+      await chargeIn(
+        tx,
+        [
+          {
+            key: `send:${contact}`,
+            limit: limits,
+            message: 'too many codes requested for this contact; try again later',
+            field: 'contact',
+          },
+        ],
+        at,
+      )
+      await tx.put(record)
+    })
     const values = { code, appName: input.appName ?? 'Latchkey', expiresInMinutes: Math.ceil(lifetime / 60) }
     const email = input.emailTemplate ?? DEFAULT_EMAIL_TEMPLATE
     const sms = input.smsTemplate ?? DEFAULT_SMS_TEMPLATE
@@ -265,39 +295,46 @@ export function createOtpEngine(options: OtpEngineOptions) {
         'public_key must be a compressed P-256 public key in hex (66 chars)',
         'public_key',
       )
-    const record = options.storage.get(input.otpId)
-    // An OTP of another organization is as unknown as a made-up id.
-    if (!record || record.organizationId !== input.organizationId)
-      throw new ApiError('OTP_INVALID', 'unknown otpId', 'otpId')
-    if (record.status === 'used')
-      throw new ApiError('OTP_INVALID', 'this code was already used; request a new one', 'otpId')
-    if (record.status === 'locked')
-      throw new ApiError('OTP_ATTEMPTS_EXCEEDED', 'too many wrong codes; request a new one', 'otpId')
     const at = now()
-    if (at >= record.expiresAtMs)
-      throw new ApiError('OTP_EXPIRED', 'this code has expired; request a new one', 'otpId')
-    // Wrong guesses are budgeted per contact too, across all its OTPs and organizations.
-    const guessKey = `guess:${record.contact}`
-    const wait = waitFor(guessKey, guessLimits, at)
-    if (wait > 0)
-      throw new ApiError(
-        'OTP_RATE_LIMITED',
-        'too many wrong codes for this contact; try again later',
-        'otpCode',
-        { retryAfterSeconds: wait },
-      )
-    if (typeof record.codeMac !== 'string' || !sameHex(macOf(record.otpId, input.otpCode), record.codeMac)) {
-      const attempts = record.attempts + 1
-      const locked = attempts >= maxAttempts
-      recordEvent(guessKey, at)
-      options.storage.put({ ...record, attempts, status: locked ? 'locked' : 'pending' })
-      if (locked)
-        throw new ApiError('OTP_ATTEMPTS_EXCEEDED', 'too many wrong codes; request a new one', 'otpCode')
-      throw new ApiError('OTP_INVALID', 'wrong code', 'otpCode', {
-        attemptsRemaining: maxAttempts - attempts,
-      })
-    }
-    options.storage.put({ ...record, status: 'used' })
+    // One transaction reads the record, checks the budgets and records the attempt: concurrent
+    // guesses (on any instance) are serialised by the database, and a wrong guess is counted even
+    // though the request fails (the error is thrown after the commit).
+    const outcome = await storage.transaction(async (tx): Promise<{ error: ApiError } | { record: OtpRecord }> => {
+      const record = await tx.get(input.otpId)
+      // An OTP of another organization is as unknown as a made-up id.
+      if (!record || record.organizationId !== input.organizationId)
+        return { error: new ApiError('OTP_INVALID', 'unknown otpId', 'otpId') }
+      if (record.status === 'used')
+        return { error: new ApiError('OTP_INVALID', 'this code was already used; request a new one', 'otpId') }
+      if (record.status === 'locked')
+        return { error: new ApiError('OTP_ATTEMPTS_EXCEEDED', 'too many wrong codes; request a new one', 'otpId') }
+      if (at >= record.expiresAtMs)
+        return { error: new ApiError('OTP_EXPIRED', 'this code has expired; request a new one', 'otpId') }
+      // Wrong guesses are budgeted per contact too, across all its OTPs and organizations.
+      const guessKey = `guess:${record.contact}`
+      const wait = await waitFor(tx, guessKey, guessLimits, at)
+      if (wait > 0)
+        return {
+          error: new ApiError('OTP_RATE_LIMITED', 'too many wrong codes for this contact; try again later', 'otpCode', {
+            retryAfterSeconds: wait,
+          }),
+        }
+      if (typeof record.codeMac !== 'string' || !sameHex(macOf(record.otpId, input.otpCode), record.codeMac)) {
+        const attempts = record.attempts + 1
+        const locked = attempts >= maxAttempts
+        await recordEvent(tx, guessKey, at)
+        await tx.put({ ...record, attempts, status: locked ? 'locked' : 'pending' })
+        return {
+          error: locked
+            ? new ApiError('OTP_ATTEMPTS_EXCEEDED', 'too many wrong codes; request a new one', 'otpCode')
+            : new ApiError('OTP_INVALID', 'wrong code', 'otpCode', { attemptsRemaining: maxAttempts - attempts }),
+        }
+      }
+      await tx.put({ ...record, status: 'used' })
+      return { record }
+    })
+    if ('error' in outcome) throw outcome.error
+    const { record } = outcome
     const lifetime = input.tokenExpirationSeconds ?? defaultTokenExpiration
     const iat = Math.floor(at / 1000)
     const claims: VerificationTokenClaims & { iat: number } = {
@@ -312,19 +349,7 @@ export function createOtpEngine(options: OtpEngineOptions) {
     return { verificationToken: await options.issueToken(claims), claims }
   }
 
-  function verify(input: OtpVerifyInput) {
-    const previous = locks.get(input.otpId) ?? Promise.resolve()
-    const run = previous.then(
-      () => verifyNow(input),
-      () => verifyNow(input),
-    )
-    const settled = run.catch(() => undefined)
-    locks.set(input.otpId, settled)
-    settled.then(() => {
-      if (locks.get(input.otpId) === settled) locks.delete(input.otpId)
-    })
-    return run
-  }
+  const verify = verifyNow
 
   return { init, verify, charge }
 }

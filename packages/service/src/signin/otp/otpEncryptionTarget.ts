@@ -29,8 +29,8 @@ export async function createOtpEncryptionTarget(
   const sealed = service.seal(targetPrivateKey)
   targetPrivateKey.fill(0)
   const now = service.now()
-  await service.store.transaction((tx) => {
-    tx.put('pluginRows', {
+  await service.store.transaction(async (tx) => {
+    await tx.put('pluginRows', {
       id: rowId(otpId),
       kind: 'otp-target',
       organizationId,
@@ -57,7 +57,7 @@ export async function openEncryptedOtp(
   otpId: string,
   encryptedOtpBundle: string,
 ): Promise<{ otpCode: string; publicKey: string }> {
-  const row = service.store.get('pluginRows', rowId(otpId))
+  const row = await service.store.get('pluginRows', rowId(otpId))
   const data = row?.data as { sealedTargetPrivateKey?: string; expiresAtMs?: number } | undefined
   if (!row || row.organizationId !== organizationId || !data?.sealedTargetPrivateKey)
     throw new ApiError('OTP_INVALID', 'unknown otpId: start with otp_init_v2', 'otpId')
@@ -95,7 +95,7 @@ export async function openEncryptedOtp(
 
 /** Forgets an OTP's target once its code is verified. */
 export async function dropOtpEncryptionTarget(service: Runtime, otpId: string): Promise<void> {
-  await service.store.transaction((tx) => {
-    if (tx.get('pluginRows', rowId(otpId))) tx.delete('pluginRows', rowId(otpId))
+  await service.store.transaction(async (tx) => {
+    if (await tx.get('pluginRows', rowId(otpId))) await tx.delete('pluginRows', rowId(otpId))
   })
 }

@@ -10,7 +10,7 @@ import {
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { describe, expect, it } from 'vitest'
-import { Store } from '../../store/Store.ts'
+import { openMemoryStore } from '../../store/memory.ts'
 import {
   createHarness,
   fakeClock,
@@ -88,7 +88,7 @@ function clientKey() {
  * new account gets (`USAGE_TYPE_SIGNUP`).
  */
 function signupConsent(
-  key: ReturnType<typeof clientKey>,
+  key: Awaited<ReturnType<typeof clientKey>>,
   body: {
     verificationToken: string
     userEmail?: string
@@ -138,7 +138,7 @@ async function settings(
 }
 
 /** e-mail OTP up to the verification token, bound to `key`. */
-async function verifiedEmail(h: Harness, page: ReturnType<typeof browser>, email: string, key = clientKey()) {
+async function verifiedEmail(h: Harness, page: Awaited<ReturnType<typeof browser>>, email: string, key = clientKey()) {
   const init = await page.call('otp_init', { otpType: 'OTP_TYPE_EMAIL', contact: email })
   expect(init.status).toBe(200)
   const { code } = await lastCode(h, email)
@@ -160,7 +160,7 @@ async function whoami(h: Harness, stamper: Stamper, organizationId: string) {
 
 describe('auth proxy: e-mail OTP', () => {
   it('signs up then logs in, counting round trips, with a session that works on the activity API', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const page = browser(h)
     const email = 'ada@example.com'
     const key = clientKey()
@@ -259,7 +259,7 @@ describe('auth proxy: e-mail OTP', () => {
   })
 
   it('refuses a wrong, expired, reused code, and locks after five wrong codes', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const page = browser(h)
     const init = await page.call('otp_init', { otpType: 'OTP_TYPE_EMAIL', contact: 'bob@example.com' })
     const { code } = await lastCode(h, 'bob@example.com')
@@ -299,7 +299,7 @@ describe('auth proxy: e-mail OTP', () => {
   })
 
   it('rate-limits otp_init per contact with a 429', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const page = browser(h)
     for (let i = 0; i < 3; i++)
       expect(
@@ -322,7 +322,7 @@ describe('auth proxy: e-mail OTP', () => {
   })
 
   it('refuses bad contacts and a bad client signature, and spends the token once', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const page = browser(h)
     expect(errorOf(await page.call('otp_init', { otpType: 'OTP_TYPE_EMAIL', contact: 'nope' }))).toEqual({
       status: 400,
@@ -400,7 +400,7 @@ describe('auth proxy: e-mail OTP', () => {
   })
 
   it('logs in only where an account exists, and signs up only with a proven, unused e-mail', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const page = browser(h)
     const { key, verificationToken } = await verifiedEmail(h, page, 'dan@example.com')
     expect(
@@ -461,7 +461,7 @@ describe('auth proxy: e-mail OTP', () => {
 
 describe('auth proxy: SMS OTP', () => {
   it('signs up and logs in with a phone number', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const page = browser(h)
     const phone = '+447911123456'
     const key = clientKey()
@@ -534,8 +534,8 @@ describe('auth proxy: OAuth through the dev identity provider', () => {
 
   async function oauthStart(
     h: Harness,
-    page: ReturnType<typeof browser>,
-    key: ReturnType<typeof clientKey>,
+    page: Awaited<ReturnType<typeof browser>>,
+    key: Awaited<ReturnType<typeof clientKey>>,
     nonce = oidcNonce(key.publicKey),
   ) {
     const config = await page.call('wallet_kit_config')
@@ -558,7 +558,7 @@ describe('auth proxy: OAuth through the dev identity provider', () => {
   }
 
   it('signs up and logs in with Google, then refuses a replayed token', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const page = browser(h)
     const key = clientKey()
     const { code, clientId } = await oauthStart(h, page, key)
@@ -643,7 +643,7 @@ describe('auth proxy: OAuth through the dev identity provider', () => {
   })
 
   it('refuses a bad PKCE verifier and an ID token whose nonce is not the request nonce', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const page = browser(h)
     const key = clientKey()
     const first = await oauthStart(h, page, key)
@@ -678,7 +678,7 @@ describe('auth proxy: OAuth against configured (non-dev) endpoints', () => {
     // A "real" provider at http://idp.test, reached through the service's outgoing fetch.
     let app: Harness['service']['app'] | undefined
     const calls: string[] = []
-    const h = createHarness({
+    const h = await createHarness({
       fetch: (input, init) => {
         const url = new URL(String(input))
         calls.push(`${init?.method ?? 'GET'} ${url.href}`)
@@ -740,7 +740,7 @@ describe('auth proxy: OAuth against configured (non-dev) endpoints', () => {
 
 describe('auth proxy: passkeys and external wallets', () => {
   it('signs up with a passkey (attestation verified) and logs in with stamp_login', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const page = browser(h)
     const passkey = softPasskey({ origin: APP })
     const sessionKey = clientKey()
@@ -802,7 +802,7 @@ describe('auth proxy: passkeys and external wallets', () => {
       'SIGNATURE_SCHEME_TK_API_SECP256K1_EIP191',
       'SIGNATURE_SCHEME_TK_API_ED25519',
     ] as const) {
-      const h = createHarness()
+      const h = await createHarness()
       const page = browser(h)
       const wallet = testKey(scheme)
       const signup = await page.call('signup', {
@@ -830,7 +830,7 @@ describe('auth proxy: passkeys and external wallets', () => {
 
 describe('auth proxy: configuration, origins and methods', () => {
   it('answers wallet_kit_config from the configuration', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const page = browser(h)
     const reply = await page.call('wallet_kit_config')
     expect(reply.body).toEqual({
@@ -866,7 +866,7 @@ describe('auth proxy: configuration, origins and methods', () => {
   })
 
   it('refuses a missing or unknown configuration id and a disabled proxy', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const page = browser(h)
     const missing = await page.call('wallet_kit_config', {}, { configId: null })
     expect(missing.status).toBe(400)
@@ -888,7 +888,7 @@ describe('auth proxy: configuration, origins and methods', () => {
   })
 
   it('checks the Origin: foreign origins get a 403 and no CORS grant, preflights likewise', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const page = browser(h)
     await settings(h, { allowedOrigins: [APP, 'https://shop.example'] })
     const ok = await page.call('wallet_kit_config')
@@ -928,7 +928,7 @@ describe('auth proxy: configuration, origins and methods', () => {
   })
 
   it('refuses sign-in methods the configuration does not enable', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const page = browser(h)
     await settings(h, { enabledProviders: ['email'] })
     const sms = await page.call('otp_init', { otpType: 'OTP_TYPE_SMS', contact: '+447911123456' })
@@ -975,13 +975,13 @@ describe('auth proxy: configuration, origins and methods', () => {
 
 describe('the proxy user', () => {
   it('holds a sealed key and may do nothing but sign-in and sign-up', async () => {
-    const h = createHarness()
-    const config = h.service.store.get('proxyConfigs', h.service.dev.authProxyConfigId!)!
+    const h = await createHarness()
+    const config = (await h.service.store.get('proxyConfigs', h.service.dev.authProxyConfigId!))!
     expect(config.sealedProxyPrivateKey).toMatch(/^v1\./)
     const privateKey = h.service.runtime.open(config.sealedProxyPrivateKey!)
     const proxyKey = testKey('SIGNATURE_SCHEME_TK_API_P256', privateKey)
-    expect(JSON.stringify(h.service.store.snapshot())).not.toContain(bytesToHex(privateKey))
-    const organization = h.service.store.get('organizations', h.organizationId)!
+    expect(JSON.stringify(await h.service.store.dump())).not.toContain(bytesToHex(privateKey))
+    const organization = (await h.service.store.get('organizations', h.organizationId))!
     expect(organization.rootUserIds).not.toContain(config.proxyUserId)
 
     const page = browser(h)
@@ -1045,7 +1045,7 @@ describe('the proxy user', () => {
 
 describe('operator settings API', () => {
   it('reads and updates the configuration, stamped by a root user of the parent organization', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const body = JSON.stringify({ organizationId: h.organizationId, timestampMs: String(h.clock.now()) })
     const [header, value] = h.root.stamp(body)
     const got = await h.post(SETTINGS_ROUTES.get, body, { [header]: value })
@@ -1077,7 +1077,7 @@ describe('operator settings API', () => {
   })
 
   it('refuses bad settings, missing stamps, sub-organization keys and non-root users', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     expect((await settings(h, { allowedOrigins: ['https://app.example/path'] })).body.details).toMatchObject({
       errorCode: 'FIELD_INVALID',
       field: 'settings.allowedOrigins',
@@ -1096,50 +1096,50 @@ describe('operator settings API', () => {
     expect(fromSub.body.details.errorCode).toBe('PERMISSION_DENIED')
     const foreign = await settings(h, { enabled: false }, sub.keys[0]!)
     expect(foreign.status).toBe(403)
-    const config = h.service.store.get('proxyConfigs', h.service.dev.authProxyConfigId!)!
+    const config = (await h.service.store.get('proxyConfigs', h.service.dev.authProxyConfigId!))!
     const proxyKey = testKey(
       'SIGNATURE_SCHEME_TK_API_P256',
       h.service.runtime.open(config.sealedProxyPrivateKey!),
     )
     expect((await settings(h, { enabled: false }, proxyKey)).status).toBe(403)
-    expect(h.service.store.get('proxyConfigs', config.id)!.enabled).toBe(true)
+    expect((await h.service.store.get('proxyConfigs', config.id))!.enabled).toBe(true)
   })
 })
 
 describe('sign-in state at rest', () => {
   it('keeps OTP attempts across restarts and drops day-old records at start-up', async () => {
-    const store = new Store()
+    const store = await openMemoryStore()
     const masterKey = crypto.getRandomValues(new Uint8Array(32))
     const clock = fakeClock()
-    const h = createHarness({ store, masterKey, clock })
+    const h = await createHarness({ store, masterKey, clock })
     const page = browser(h)
     const init = await page.call('otp_init', { otpType: 'OTP_TYPE_EMAIL', contact: 'kim@example.com' })
     const { code } = await lastCode(h, 'kim@example.com')
     const wrong = code === '000000' ? '111111' : '000000'
     expect((await page.call('otp_verify', { otpId: init.body.otpId, otpCode: wrong })).status).toBe(400)
-    expect(store.get('pluginRows', `otp:${init.body.otpId}`)?.data).toMatchObject({
+    expect((await store.get('pluginRows', `otp:${init.body.otpId}`))?.data).toMatchObject({
       attempts: 1,
       status: 'pending',
     })
-    expect(JSON.stringify(store.snapshot())).not.toContain(`"${code}"`)
+    expect(JSON.stringify((await store.dump()))).not.toContain(`"${code}"`)
     // Same store and key: the configuration, its proxy user and the OTP survive a restart.
-    const again = createHarness({ store, masterKey, clock })
+    const again = await createHarness({ store, masterKey, clock })
     expect(again.service.dev.authProxyConfigId).toBe(h.service.dev.authProxyConfigId)
-    expect(store.get('pluginRows', `otp:${init.body.otpId}`)).toBeDefined()
+    expect(await store.get('pluginRows', `otp:${init.body.otpId}`)).toBeDefined()
     clock.advance(25 * 3600 * 1000)
-    createHarness({ store, masterKey, clock })
-    expect(store.get('pluginRows', `otp:${init.body.otpId}`)).toBeUndefined()
+    await createHarness({ store, masterKey, clock })
+    expect(await store.get('pluginRows', `otp:${init.body.otpId}`)).toBeUndefined()
   })
 })
 
 describe('switching the proxy on', () => {
   it('creates the proxy user and its sealed key for a parent organization that had none', async () => {
-    const h = createHarness()
+    const h = await createHarness()
     const operator = testKey()
     const now = h.clock.now()
     const ids = { org: 'org-acme', user: 'user-acme', key: 'key-acme' }
-    await h.service.store.transaction((tx) => {
-      tx.put('organizations', {
+    await h.service.store.transaction(async (tx) => {
+      await tx.put('organizations', {
         id: ids.org,
         name: 'Acme',
         rootUserIds: [ids.user],
@@ -1147,14 +1147,14 @@ describe('switching the proxy on', () => {
         createdAt: now,
         updatedAt: now,
       })
-      tx.put('users', {
+      await tx.put('users', {
         id: ids.user,
         organizationId: ids.org,
         userName: 'Operator',
         createdAt: now,
         updatedAt: now,
       })
-      tx.put('apiKeys', {
+      await tx.put('apiKeys', {
         id: ids.key,
         organizationId: ids.org,
         userId: ids.user,
@@ -1181,14 +1181,14 @@ describe('switching the proxy on', () => {
       ids.org,
     )
     expect(on.status).toBe(200)
-    const config = h.service.store.get('proxyConfigs', on.body.authProxyConfigId)!
+    const config = (await h.service.store.get('proxyConfigs', on.body.authProxyConfigId))!
     expect(config).toMatchObject({ organizationId: ids.org, enabled: true, proxyUserId: on.body.proxyUserId })
-    const proxyUser = h.service.store.get('users', config.proxyUserId!)!
+    const proxyUser = (await h.service.store.get('users', config.proxyUserId!))!
     expect(proxyUser).toMatchObject({ organizationId: ids.org, userName: 'Auth Proxy' })
-    const [proxyApiKey] = h.service.store.findBy('apiKeys', 'userId', proxyUser.id)
+    const [proxyApiKey] = await h.service.store.findBy('apiKeys', 'userId', proxyUser.id)
     const opened = h.service.runtime.open(config.sealedProxyPrivateKey!)
     expect(proxyApiKey!.publicKey).toBe(bytesToHex(p256.getPublicKey(opened, true)))
-    expect(JSON.stringify(h.service.store.snapshot())).not.toContain(bytesToHex(opened))
+    expect(JSON.stringify(await h.service.store.dump())).not.toContain(bytesToHex(opened))
 
     // The new configuration serves its own origin and organization.
     const page = browser(h, 'https://acme.example')
@@ -1210,7 +1210,7 @@ describe('switching the proxy on', () => {
       { userEmail: 'amy@acme.example', verificationToken },
       { configId: config.id },
     )
-    expect(h.service.store.get('organizations', signup.body.organizationId)!.parentOrganizationId).toBe(
+    expect((await h.service.store.get('organizations', signup.body.organizationId))!.parentOrganizationId).toBe(
       ids.org,
     )
     // The dev configuration does not see Acme's accounts.

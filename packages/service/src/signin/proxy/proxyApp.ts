@@ -87,21 +87,21 @@ function camelizeKeys(body: Record<string, unknown>): Record<string, unknown> {
  * proxy switched on. Errors keep the CORS grant when the origin may read them.
  */
 function proxyConfiguration(service: Runtime): MiddlewareHandler<ProxyEnv> {
-  const preflightAllows = (origin: string | undefined) =>
+  const preflightAllows = async (origin: string | undefined) =>
     origin !== undefined &&
-    service.store.all('proxyConfigs').some((config) => config.enabled && allows(config, origin))
+    (await service.store.all('proxyConfigs')).some((config) => config.enabled && allows(config, origin))
   return async (c, next) => {
     const origin = c.req.header('origin')
     if (c.req.method === 'OPTIONS') {
-      if (!preflightAllows(origin))
+      if (!await preflightAllows(origin))
         throw new ApiError('ORIGIN_NOT_ALLOWED', `origin ${origin?.slice(0, 200) ?? '(none)'} is not allowed`)
       grant(c, origin!)
       return c.body(null, 204)
     }
-    if (preflightAllows(origin)) grant(c, origin!)
+    if (await preflightAllows(origin)) grant(c, origin!)
     const configId = c.req.header(PROXY_CONFIG_HEADER)
     if (!configId) throw new ApiError('PROXY_CONFIG_MISSING', `the ${PROXY_CONFIG_HEADER} header is required`)
-    const config = service.store.get('proxyConfigs', configId)
+    const config = await service.store.get('proxyConfigs', configId)
     if (!config)
       throw new ApiError('PROXY_CONFIG_NOT_FOUND', `no auth-proxy configuration ${configId.slice(0, 100)}`)
     if (!allows(config, origin)) {

@@ -45,7 +45,7 @@ export async function signup(call: ProxyCall, r: Reader): Promise<ProxyResponse<
     checkSignupSignature({
       signature: readClientSignature(r),
       token: verificationToken,
-      claims: verifyVerificationToken(call.service, verificationToken, 'verificationToken', {
+      claims: await verifyVerificationToken(call.service, verificationToken, 'verificationToken', {
         id: call.organizationId,
       }),
       body: {

@@ -179,7 +179,7 @@ export function settingsApp(service: Runtime): Hono<SettingsEnv> {
     const organizationId = body.string('organizationId', { max: 200 })
     const caller = await authenticate(service, c.req.raw.headers, bytes, 'submit', organizationId)
     checkTimestamp(service, body)
-    const organization = requireOrganization(service.store, organizationId)
+    const organization = await requireOrganization(service.store, organizationId)
     if (organization.parentOrganizationId !== undefined)
       throw new ApiError(
         'PERMISSION_DENIED',
@@ -200,22 +200,22 @@ export function settingsApp(service: Runtime): Hono<SettingsEnv> {
     c.set('fingerprint', bytesToHex(sha256(concatBytes(utf8ToBytes(`${caller.credential.id}\n`), bytes))))
     await next()
   })
-  app.post('/get', (c) => {
+  app.post('/get', async (c) => {
     const organizationId = c.get('organizationId')
     return c.json(
-      render(organizationId, service.store.findBy('proxyConfigs', 'organizationId', organizationId)[0]),
+      render(organizationId, (await service.store.findBy('proxyConfigs', 'organizationId', organizationId))[0]),
     )
   })
   app.post('/update', async (c) => {
     const organizationId = c.get('organizationId')
     const changes = readSettingsChanges(c.get('body').object('settings'))
-    const row = await service.store.transaction((tx) => {
+    const row = await service.store.transaction(async (tx) => {
       const now = service.now()
       // Spent fingerprints older than the timestamp window can never match a live request again.
       const horizon = now - 2 * service.options.maxTimestampSkewMs
-      for (const spent of tx.findBy('pluginRows', 'kind', 'settings-request'))
-        if (spent.createdAt < horizon) tx.delete('pluginRows', spent.id)
-      spendOnce({ tx, now }, 'settings-request', c.get('fingerprint'), {
+      for (const spent of await tx.findBy('pluginRows', 'kind', 'settings-request'))
+        if (spent.createdAt < horizon) await tx.delete('pluginRows', spent.id)
+      await spendOnce({ tx, now }, 'settings-request', c.get('fingerprint'), {
         errorCode: 'STAMP_INVALID',
         message: 'this signed settings update was already applied; sign a new request (replays are refused)',
       })

@@ -1,0 +1,12 @@
+/**
+ * `items.map(fn)` for an async `fn`, one item after another (inside a transaction every query
+ * goes through one connection, in order). Resolves to the results in order.
+ */
+export async function mapInOrder<T, R>(
+  items: readonly T[],
+  fn: (item: T, index: number) => Promise<R> | R,
+): Promise<R[]> {
+  const results: R[] = []
+  for (let index = 0; index < items.length; index++) results.push(await fn(items[index]!, index))
+  return results
+}

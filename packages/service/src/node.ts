@@ -1,0 +1,9 @@
+// `@latchkey/service/node`: the durable stores and the master key, for Node only (the main entry
+// also runs in a browser).
+export {
+  DATABASE_FILE,
+  loadMasterKey,
+  loadMasterKeyFile,
+  openDataDir,
+  openPostgres,
+} from './store/openDataDir.ts'

@@ -1,0 +1,69 @@
+import { type Kysely, sql } from 'kysely'
+import type { Migration, MigrationProvider } from 'kysely/migration'
+
+/**
+ * The schema's versions, applied in order at start by Kysely's migrator (which takes a lock, so
+ * several instances starting on one empty PostgreSQL database apply each version once). A version
+ * is never edited after it ships: change the schema with a new one.
+ *
+ * Every table keeps a row as its JSON document (`data`, typed by `model.ts`) plus real columns for
+ * each field the service looks rows up by, with an index on each; uniqueness the service relies on
+ * is a constraint here, so races resolve in the database.
+ */
+const V1_TABLES: Record<string, string[]> = {
+  service: [],
+  organizations: ['parentOrganizationId'],
+  users: ['organizationId'],
+  apiKeys: ['publicKey', 'userId', 'organizationId'],
+  authenticators: ['credentialId', 'userId', 'organizationId'],
+  oauthProviders: ['userId', 'subject', 'organizationId'],
+  userTags: ['organizationId'],
+  wallets: ['organizationId'],
+  walletAccounts: ['walletId', 'address', 'organizationId'],
+  privateKeys: ['organizationId'],
+  activities: ['organizationId', 'fingerprint'],
+  votes: ['activityId'],
+  policyEvaluations: ['activityId'],
+  policies: ['organizationId'],
+  proxyConfigs: ['organizationId'],
+  fiatCredentials: ['organizationId'],
+  importTargets: ['userId'],
+  pluginRows: ['kind'],
+}
+
+/** Columns compared byte-wise on PostgreSQL (ids sort in creation order, as on SQLite). */
+const UNIQUE_V1: Record<string, string[]> = {
+  // An activity is its stamp's credential and body: a replay finds the first one, never a twin.
+  activities: ['fingerprint'],
+}
+
+function v1(dialect: 'sqlite' | 'postgres'): Migration {
+  const text = dialect === 'postgres' ? sql`text collate "C"` : sql`text`
+  return {
+    async up(db: Kysely<unknown>) {
+      for (const [table, columns] of Object.entries(V1_TABLES)) {
+        let create = db.schema
+          .createTable(table)
+          .addColumn('id', text, (column) => column.primaryKey())
+          .addColumn('data', 'text', (column) => column.notNull())
+        for (const column of columns) create = create.addColumn(column, text)
+        await create.execute()
+        for (const column of columns) {
+          const unique = UNIQUE_V1[table]?.includes(column) ?? false
+          let index = db.schema.createIndex(`${table}_${column}`).on(table).column(column)
+          if (unique) index = index.unique()
+          await index.execute()
+        }
+      }
+    },
+    async down(db: Kysely<unknown>) {
+      for (const table of Object.keys(V1_TABLES)) await db.schema.dropTable(table).execute()
+    },
+  }
+}
+
+export function migrations(dialect: 'sqlite' | 'postgres'): MigrationProvider {
+  return {
+    getMigrations: async () => ({ '0001_initial': v1(dialect) }),
+  }
+}
