@@ -10,6 +10,7 @@ import {
   type Instance,
   otpLogin,
   otpSignup,
+  printLogsOnFailure,
   proxy,
   type Reply,
   RootClient,
@@ -30,6 +31,8 @@ beforeAll(async () => {
   both = [a, b]
   root = new RootClient(deployment.info)
 }, SETUP_TIMEOUT_MS)
+
+printLogsOnFailure(() => deployment)
 
 afterAll(async () => {
   await deployment?.close()

@@ -8,6 +8,7 @@ import {
   type Deployment,
   errorOf,
   type Instance,
+  printLogsOnFailure,
   type Reply,
   RootClient,
   resultOf,
@@ -34,6 +35,8 @@ beforeAll(async () => {
   instances = deployment.instances
   root = new RootClient(deployment.info)
 }, SETUP_TIMEOUT_MS)
+
+printLogsOnFailure(() => deployment)
 
 afterAll(async () => {
   await deployment?.close()
@@ -101,7 +104,15 @@ describe('PostgreSQL restarted under load', { timeout: 120_000 }, () => {
             activityId: reply.status === 200 ? reply.body.activity.id : undefined,
           }
         } catch (error) {
-          outcome = { instance, path, sentAt, answeredAt: elapsed(), status: 0, failure: String(error) }
+          const cause = (error as { cause?: { code?: string } }).cause?.code
+          outcome = {
+            instance,
+            path,
+            sentAt,
+            answeredAt: elapsed(),
+            status: 0,
+            failure: `${String(error)}${cause ? ` (${cause})` : ''}`,
+          }
         }
         outcomes.push(outcome)
         // Failing fast must not turn into a busy loop against a dead database.
@@ -124,6 +135,13 @@ describe('PostgreSQL restarted under load', { timeout: 120_000 }, () => {
         (o) =>
           `${o.instance.name} ${o.path} @${Math.round(o.sentAt)}ms ${o.status} ${o.errorCode ?? o.failure ?? ''}`,
       )
+    // Both processes lived through it (a database going away must not take the service down).
+    expect(
+      instances.map((instance) => ({
+        instance: instance.name,
+        exit: instance.child.signalCode ?? instance.child.exitCode,
+      })),
+    ).toEqual(instances.map((instance) => ({ instance: instance.name, exit: null })))
     // Every request got an HTTP answer in time: no hang, no dropped connection.
     expect(summary(outcomes.filter((o) => o.status === 0))).toEqual([])
     // Nothing but 200 and 503 STORAGE_UNAVAILABLE: never a 500.

@@ -11,6 +11,7 @@ import { ACTIVITIES, type ActivityPath, PROXY_CONFIG_HEADER, SETTINGS_ROUTES } f
 import { type TestKey, testKey } from '@latchkey/service/testing'
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
+import { afterEach } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
 
 export const root = fileURLToPath(new URL('../../../../', import.meta.url))
@@ -164,6 +165,21 @@ export async function startDeployment(count = 2, options: { args?: string[] } = 
     throw (failed as PromiseRejectedResult).reason
   }
   return { cluster, instances, info: instances[0]!.info, masterKey, close }
+}
+
+/**
+ * After a failed test, the last lines each service process and the database wrote to stderr
+ * (a 500's cause is only there).
+ */
+export function printLogsOnFailure(deployment: () => Deployment | undefined): void {
+  afterEach((context) => {
+    const current = deployment()
+    if (context.task.result?.state !== 'fail' || !current) return
+    const tail = (text: string) => text.split('\n').slice(-40).join('\n')
+    for (const instance of current.instances)
+      console.error(`--- service ${instance.name} stderr (last 40 lines) ---\n${tail(instance.stderr())}`)
+    console.error(`--- postgres log (last 40 lines) ---\n${tail(current.cluster.logs())}`)
+  })
 }
 
 /** A POST with a JSON body; answers `{ status, body, ms }`, rejects only when no answer came. */

@@ -11,6 +11,7 @@ import {
   freshEmail,
   type Instance,
   otpSignup,
+  printLogsOnFailure,
   proxy,
   type Reply,
   RootClient,
@@ -33,6 +34,8 @@ beforeAll(async () => {
   root = new RootClient(deployment.info)
 }, SETUP_TIMEOUT_MS)
 
+printLogsOnFailure(() => deployment)
+
 afterAll(async () => {
   await deployment?.close()
 }, 60_000)
@@ -52,7 +55,9 @@ describe('two instances on one PostgreSQL', { timeout: 60_000 }, () => {
       Array.from({ length: 30 }, (_, i) => otpSignup(both[i % 2]!, email, proof)),
     )
     const statuses = replies.map((reply) => reply.status)
-    expect(statuses.filter((status) => status >= 500)).toEqual([])
+    expect(replies.filter((reply) => reply.status >= 500).map((reply) => [reply.status, reply.body])).toEqual(
+      [],
+    )
     expect(statuses.filter((status) => status === 200)).toHaveLength(1)
     for (const reply of replies.filter((r) => r.status !== 200))
       expect(reply.status).toBeGreaterThanOrEqual(400)
@@ -117,7 +122,9 @@ describe('two instances on one PostgreSQL', { timeout: 60_000 }, () => {
         proxy(both[i % 2]!, 'otp_verify', { otpId, otpCode: wrong }),
       ),
     )
-    expect(replies.filter((reply) => reply.status >= 500).map(errorOf)).toEqual([])
+    expect(replies.filter((reply) => reply.status >= 500).map((reply) => [reply.status, reply.body])).toEqual(
+      [],
+    )
     // Each guess the service judged was charged: no more than the budget were judged.
     const judged = replies.filter((reply) => errorOf(reply).errorCode === 'OTP_INVALID').length
     expect(judged).toBeLessThanOrEqual(budget)
