@@ -36,7 +36,7 @@ describe('createService', () => {
     const service = await createService({ dev: { organizationName: 'Storybook', apiPrivateKey } })
     expect(service.dev.apiPrivateKey).toBe(apiPrivateKey)
     expect((await service.store.get('organizations', service.dev.organizationId))?.name).toBe('Storybook')
-    expect(() => createService({ dev: { apiPrivateKey: 'xyz' } })).toThrow(/64 hex/)
+    await expect(createService({ dev: { apiPrivateKey: 'xyz' } })).rejects.toThrow(/64 hex/)
   })
 
   it('writes proxy settings given at start into the dev proxy configuration', async () => {

@@ -144,8 +144,10 @@ describe('create_sub_organization', () => {
   it('leaves nothing behind when a later part fails (atomic)', async () => {
     const h = await createHarness()
     const count = () =>
-      ['users', 'apiKeys', 'organizations', 'authenticators'].map(
-        async (t) => (await h.service.store.all(t as 'users')).length,
+      Promise.all(
+        ['users', 'apiKeys', 'organizations', 'authenticators'].map(
+          async (t) => (await h.service.store.all(t as 'users')).length,
+        ),
       )
     const before = await count()
     const passkey = softPasskey()
@@ -163,7 +165,7 @@ describe('create_sub_organization', () => {
       ],
     })
     expect(reply).toMatchObject({ status: 400, body: { details: { errorCode: 'ATTESTATION_INVALID' } } })
-    expect(count()).toEqual(before)
+    expect(await count()).toEqual(before)
     const failed = (await h.service.store.all('activities')).at(-1)!
     expect(failed).toMatchObject({
       status: 'ACTIVITY_STATUS_FAILED',

@@ -167,7 +167,7 @@ export async function findSigner(
   field: string,
 ): Promise<WalletAccountRow> {
   try {
-    return findAccount(reads, organizationId, signWith, field)
+    return await findAccount(reads, organizationId, signWith, field)
   } catch (error) {
     const key = await privateKeySigner(reads, organizationId, signWith)
     if (key) return key

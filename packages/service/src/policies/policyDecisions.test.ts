@@ -94,7 +94,7 @@ describe('policy decisions through HTTP', () => {
       status: 403,
       body: { details: { errorCode: 'PERMISSION_DENIED', outcome: 'OUTCOME_DENY_IMPLICIT' } },
     })
-    expect(refused.body.details.activityId).toBe(lastActivityId(t))
+    expect(refused.body.details.activityId).toBe(await lastActivityId(t))
     expect(refused.body.message).toContain('no policy of organization')
     const { activity } = (await t.h.query('get_activity', { activityId: await lastActivityId(t) }, t.asRoot)).body
     expect(activity.status).toBe('ACTIVITY_STATUS_FAILED')

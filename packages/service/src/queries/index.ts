@@ -75,9 +75,11 @@ export const builtinQueries: Record<string, QueryHandler> = {
     run: async ({ store, organization }, q) => {
       let subOrganizations = await store.findBy('organizations', 'parentOrganizationId', organization.id)
       if (q.filterType !== undefined)
-        subOrganizations = subOrganizations.filter((org) =>
-          matchesFilter(store, org, q.filterType!, q.filterValue!),
-        )
+        subOrganizations = (
+          await mapInOrder(subOrganizations, async (org) =>
+            (await matchesFilter(store, org, q.filterType!, q.filterValue!)) ? [org] : [],
+          )
+        ).flat()
       return {
         organizationIds: paginate(subOrganizations, (org) => org.id, q.pagination).map((org) => org.id),
       }
@@ -112,7 +114,9 @@ export const builtinQueries: Record<string, QueryHandler> = {
   list_users: defineQuery({
     parse: () => ({}),
     run: async ({ store, organization }) => ({
-      users: (await store.findBy('users', 'organizationId', organization.id)).map((user) => renderUser(store, user)),
+      users: await mapInOrder(await store.findBy('users', 'organizationId', organization.id), (user) =>
+        renderUser(store, user),
+      ),
     }),
   }),
   whoami: defineQuery({

@@ -1,6 +1,6 @@
 // Issue 13: each attack path on sign-in, tried over HTTP (app.request) the way an outside caller
 // would; every test here failed on the service before the fix.
-import { mkdtempSync, rmSync, statSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { decodeJwtClaims, PROXY_CONFIG_HEADER, SETTINGS_ROUTES } from '@latchkey/protocol'
@@ -145,11 +145,10 @@ describe('class 2: a verification token is spent once, atomically', () => {
     const replies = await Promise.all(Array.from({ length: 30 }, () => otpSignup(h, email, proof)))
     expect(replies.filter((r) => r.status === 200)).toHaveLength(1)
     for (const reply of replies.filter((r) => r.status !== 200)) expect(reply.status).toBe(409)
-    const accounts = (await h.service.store
-      .findBy('organizations', 'parentOrganizationId', h.organizationId))
-      .filter(async (org) =>
-        (await h.service.store.findBy('users', 'organizationId', org.id)).some((u) => u.userEmail === email),
-      )
+    const accounts = []
+    for (const org of await h.service.store.findBy('organizations', 'parentOrganizationId', h.organizationId))
+      if ((await h.service.store.findBy('users', 'organizationId', org.id)).some((u) => u.userEmail === email))
+        accounts.push(org)
     expect(accounts).toHaveLength(1)
   })
 
@@ -507,9 +506,17 @@ describe('class 8: nothing readable at rest opens an account', () => {
       )
     const secretRow = (await service.store.get('pluginRows', 'otp-mac-key'))!
     expect(JSON.stringify(secretRow.data)).not.toMatch(/"[0-9a-f]{64}"/)
+    // While the service runs: the database, its WAL, the lock and the key are the owner's only.
+    const files = ['latchkey.sqlite', 'latchkey.sqlite-wal', 'LOCK', 'master.key']
+    for (const file of files)
+      expect({ file, mode: statSync(join(dir, file)).mode & 0o777 }).toEqual({ file, mode: 0o600 })
+    // The raw database file holds neither the code nor its unkeyed digest either.
+    const raw = Buffer.concat([readFileSync(join(dir, 'latchkey.sqlite')), readFileSync(join(dir, 'latchkey.sqlite-wal'))]).toString('latin1')
+    expect(raw).toContain(record.codeMac)
+    expect(raw).not.toContain(bytesToHex(sha256(utf8ToBytes(`${otpId}:${message!.code}`))))
     await service.close()
     expect(statSync(dir).mode & 0o777).toBe(0o700)
-    for (const file of ['snapshot.json', 'journal.ndjson', 'master.key'])
+    for (const file of ['latchkey.sqlite', 'master.key'])
       expect({ file, mode: statSync(join(dir, file)).mode & 0o777 }).toEqual({ file, mode: 0o600 })
   })
 })

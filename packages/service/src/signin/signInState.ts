@@ -156,7 +156,13 @@ function otpStorage(service: Runtime): OtpStorage {
       if (stale) await tx.delete('pluginRows', row.id)
     }
   }
+  // Expired rows are swept at most every 10 s per process (the caps are checked on every insert).
+  const lastSweep = { otp: Number.NEGATIVE_INFINITY, 'otp-limit': Number.NEGATIVE_INFINITY }
   const room = async (tx: Transaction, kind: 'otp' | 'otp-limit', max: number, what: string) => {
+    if (service.now() - lastSweep[kind] >= 10_000) {
+      lastSweep[kind] = service.now()
+      await prune(tx, kind)
+    }
     if ((await tx.count('pluginRows', 'kind', kind)) < max) return
     await prune(tx, kind)
     if ((await tx.count('pluginRows', 'kind', kind)) >= max) throw full(what)

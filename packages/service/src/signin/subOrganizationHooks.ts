@@ -74,13 +74,10 @@ export const subOrganizationHooks: NonNullable<ServicePlugin['subOrganization']>
       email
         ? user.userEmail?.trim().toLowerCase() === claims.contact
         : user.userPhoneNumber === claims.contact
-    const taken = (await ctx.tx
-      .findBy('organizations', 'parentOrganizationId', ctx.organization.id))
-      .some(
-        async (org) =>
-          org.id !== ctx.subOrganization.id &&
-          (await ctx.tx.findBy('users', 'organizationId', org.id)).some(sameContact),
-      )
+    let taken = false
+    for (const org of await ctx.tx.findBy('organizations', 'parentOrganizationId', ctx.organization.id))
+      if (org.id !== ctx.subOrganization.id && (await ctx.tx.findBy('users', 'organizationId', org.id)).some(sameContact))
+        taken = true
     if (taken)
       throw new ApiError(
         'ALREADY_EXISTS',
