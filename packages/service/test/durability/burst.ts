@@ -120,10 +120,12 @@ async function listWallets(client: DevClient): Promise<WalletRow[]> {
 export async function checkAfterRestart(
   client: DevClient,
   burst: BurstOutcome,
+  crashed: ServiceProcess,
   tag = 'crash',
 ): Promise<void> {
   expect(
     burst.refused.map(({ path, reply }) => `${path} ${reply.status} ${JSON.stringify(reply.body)}`),
+    `answers other than 200 before the crash; the crashed service's stderr:\n${crashed.stderr().slice(0, 4000)}`,
   ).toEqual([])
   const acknowledgedWallets = burst.acknowledged.filter((a) => a.path === 'create_wallet')
   expect(acknowledgedWallets.length, 'no create_wallet was acknowledged before the crash').toBeGreaterThan(0)

@@ -27,7 +27,7 @@ describe('kill -9 during concurrent writes', () => {
     expect(second.info.organizationId).toBe(first.info.organizationId)
     expect(second.info.apiPrivateKey).toBe(first.info.apiPrivateKey)
     client.baseUrl = second.info.baseUrl
-    await checkAfterRestart(client, burst)
+    await checkAfterRestart(client, burst, first)
     expect(await second.stop()).toBe(0)
   }, 60_000)
 
@@ -52,7 +52,7 @@ describe('kill -9 during concurrent writes', () => {
       expect(second.info.organizationId).toBe(first.info.organizationId)
       expect(second.info.apiPrivateKey).toBe(first.info.apiPrivateKey)
       client.baseUrl = second.info.baseUrl
-      await checkAfterRestart(client, burst)
+      await checkAfterRestart(client, burst, first)
       expect(await second.stop()).toBe(0)
     }, 60_000)
   })

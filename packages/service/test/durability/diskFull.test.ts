@@ -111,8 +111,11 @@ async function expectReadsServed(
   await expectAllAcknowledged(client, fill, firstActivityId)
 }
 
-function expectFull(fill: Fill) {
-  expect(fill.other, 'answers other than 200 and 503 STORAGE_UNAVAILABLE').toEqual([])
+function expectFull(fill: Fill, service: ServiceProcess) {
+  expect(
+    fill.other,
+    `answers other than 200 and 503 STORAGE_UNAVAILABLE; the service's stderr:\n${service.stderr().slice(0, 4000)}`,
+  ).toEqual([])
   expect(fill.acknowledged.size, 'the limit left no room for a single write').toBeGreaterThan(0)
   expect(fill.refused.length, 'writes never failed: the limit was not reached').toBeGreaterThanOrEqual(5)
 }
@@ -130,7 +133,7 @@ describe('SQLite on a full disk (file-size limit)', () => {
     const limited = await startService({ args: ['--data-dir', dir], fileSizeLimitKiB: limitKiB })
     client.baseUrl = limited.info.baseUrl
     const fill = await fillUp(client, 'full')
-    expectFull(fill)
+    expectFull(fill, limited)
     await expectReadsServed(limited, client, fill, firstActivityId)
 
     // Space is back for the same process: it writes again by itself, no restart.
@@ -179,7 +182,7 @@ describe('SQLite on a full disk (file-size limit)', () => {
     const limited = await startService({ args: ['--data-dir', dir], fileSizeLimitKiB: limitKiB })
     client.baseUrl = limited.info.baseUrl
     const fill = await fillUp(client, 'full')
-    expectFull(fill)
+    expectFull(fill, limited)
     await expectReadsServed(limited, client, fill, firstActivityId)
     await limited.crash()
 
