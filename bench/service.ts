@@ -40,6 +40,8 @@ interface Instance {
   baseUrl: string
   organizationId: string
   apiPrivateKey: string
+  /** What the process wrote to stderr so far. */
+  stderr(): string
   close(): Promise<void>
 }
 
@@ -186,7 +188,7 @@ async function measure(instances: Instance[]) {
 }
 
 const temp = mkdtempSync(join(tmpdir(), 'latchkey-bench-'))
-type Column = { name: string; result?: Awaited<ReturnType<typeof measure>>; error?: string }
+type Column = { name: string; result?: Awaited<ReturnType<typeof measure>>; error?: string; logged?: string }
 const memory: Column = { name: 'SQLite in memory' }
 const sqlite: Column = { name: 'SQLite, 1 process' }
 const postgres1: Column = { name: 'PostgreSQL, 1 process' }
@@ -199,9 +201,21 @@ async function withInstances(count: number, args: (n: number) => string[], colum
     // One after the other: the first migrates and bootstraps, the others read.
     for (let n = 0; n < count; n++) {
       const service = await startService({ args: args(n) })
-      instances.push({ ...service.info, close: async () => void (await service.stop()) })
+      instances.push({
+        ...service.info,
+        stderr: service.stderr,
+        close: async () => void (await service.stop()),
+      })
     }
     column.result = await measure(instances)
+    // The first error line a process logged, to name what the failed requests were.
+    const logged = instances.flatMap((instance) =>
+      instance
+        .stderr()
+        .split('\n')
+        .filter((line) => /error/i.test(line)),
+    )
+    if (logged[0]) column.logged = `${logged.length} error lines, first: ${logged[0].slice(0, 160)}`
   } catch (error) {
     column.error = (error as Error).message.split('\n').slice(0, 3).join(' ')
   } finally {
@@ -291,6 +305,8 @@ if (one && two)
     `PostgreSQL, 2 processes vs 1 (target > 1.00): sign_raw_payloads ${(two.sign.perSecond / one.sign.perSecond).toFixed(2)}x, ` +
       `create_wallet ${(two.wallets.perSecond / one.wallets.perSecond).toFixed(2)}x`,
   )
+for (const column of columns)
+  if (column.logged) console.log(`${column.name}: the service logged ${column.logged}`)
 const broken = columns.filter((c) => c.error)
 for (const column of broken) console.log(`${column.name}: ${column.error}`)
 process.exit(broken.length ? 1 : 0)
