@@ -184,9 +184,18 @@ export class Store implements Reads {
       try {
         return await this.guard(() =>
           this.db.connection().execute(async (connection) => {
-            await sql
-              .raw(this.dialect === 'postgres' ? 'begin isolation level serializable' : 'begin immediate')
-              .execute(connection)
+            const begin = sql.raw(
+              this.dialect === 'postgres' ? 'begin isolation level serializable' : 'begin immediate',
+            )
+            try {
+              await begin.execute(connection)
+            } catch (error) {
+              // SQLite's one connection can be left inside a transaction whose rollback failed
+              // (an I/O error): end it, then begin again.
+              if (this.dialect !== 'sqlite' || !/within a transaction/.test(String(error))) throw error
+              await sql.raw('rollback').execute(connection)
+              await begin.execute(connection)
+            }
             let result: R
             try {
               result = await fn(new Transaction(connection, this.dialect))

@@ -44,6 +44,7 @@ export async function openMemoryStore(options: MemoryStoreOptions = {}): Promise
           statement.run(parameters as never)
           return { changes: database.getRowsModified(), lastInsertRowid: 0 }
         },
+        finalize: () => statement.free(),
       }
     },
     close: () => database.close(),

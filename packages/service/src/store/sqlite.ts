@@ -4,6 +4,8 @@ import { type SqliteDatabase, SqliteDialect, type SqliteStatement } from 'kysely
 export interface SyncStatement {
   all(parameters: readonly unknown[]): Record<string, unknown>[]
   run(parameters: readonly unknown[]): { changes: number; lastInsertRowid: number | bigint }
+  /** Frees the statement (after an error it cannot be reused: SQLite's reset reports the error again). */
+  finalize?(): void
 }
 
 export interface SyncSqlite {
@@ -34,11 +36,24 @@ export function syncSqliteDialect(database: SyncSqlite): SqliteDialect {
     close: () => database.close(),
     prepare(sql): SqliteStatement {
       const statement = prepare(sql)
+      // A statement whose step failed (disk full, I/O error) is dropped, and the next use prepares
+      // a fresh one.
+      const guarded = <R>(run: () => R): R => {
+        try {
+          return run()
+        } catch (error) {
+          if (statements.get(sql) === statement) statements.delete(sql)
+          try {
+            statement.finalize?.()
+          } catch {}
+          throw error
+        }
+      }
       return {
         reader: READER.test(sql),
-        all: (parameters) => statement.all(parameters),
-        run: (parameters) => statement.run(parameters),
-        iterate: (parameters) => statement.all(parameters)[Symbol.iterator](),
+        all: (parameters) => guarded(() => statement.all(parameters)),
+        run: (parameters) => guarded(() => statement.run(parameters)),
+        iterate: (parameters) => guarded(() => statement.all(parameters))[Symbol.iterator](),
       }
     },
   }
