@@ -34,13 +34,15 @@ interface Fill {
   acknowledged: Map<string, { activityId: string; walletId: string }>
   /** Wallet names answered 503 STORAGE_UNAVAILABLE. */
   refused: string[]
-  /** Any other answer (a failure of the test). */
+  /** Any other answer (a failure of the test), described. */
   other: string[]
+  /** Every wallet name answered anything but 200: none of them may be stored. */
+  notAcknowledged: string[]
 }
 
 /** create_wallet until five in a row fail (at most 400 requests or 40 s). */
 async function fillUp(client: DevClient, tag: string): Promise<Fill> {
-  const fill: Fill = { acknowledged: new Map(), refused: [], other: [] }
+  const fill: Fill = { acknowledged: new Map(), refused: [], other: [], notAcknowledged: [] }
   const deadline = Date.now() + 40_000
   let failedInARow = 0
   for (let n = 0; n < 400 && failedInARow < 5 && Date.now() < deadline; n++) {
@@ -55,7 +57,9 @@ async function fillUp(client: DevClient, tag: string): Promise<Fill> {
     } else if (isStorageUnavailable(reply)) {
       failedInARow++
       fill.refused.push(walletName)
+      fill.notAcknowledged.push(walletName)
     } else {
+      fill.notAcknowledged.push(walletName)
       failedInARow++
       fill.other.push(`${walletName}: ${reply.status} ${JSON.stringify(reply.body)}`)
     }
@@ -93,8 +97,8 @@ async function expectAllAcknowledged(client: DevClient, fill: Fill, firstActivit
   for (const [name, { walletId }] of fill.acknowledged)
     expect(listed.get(name), `${name} lost`).toBe(walletId)
   expect(
-    fill.refused.filter((name) => listed.has(name)),
-    'wallets answered 503 but stored',
+    fill.notAcknowledged.filter((name) => listed.has(name)),
+    'wallets answered other than 200 but stored',
   ).toEqual([])
   return listed
 }
@@ -111,13 +115,22 @@ async function expectReadsServed(
   await expectAllAcknowledged(client, fill, firstActivityId)
 }
 
+/**
+ * Writes failed (hard), and only with 503 STORAGE_UNAVAILABLE (soft: the test goes on to check
+ * reads and what survives, so one run reports every broken promise).
+ */
 function expectFull(fill: Fill, service: ServiceProcess) {
-  expect(
-    fill.other,
-    `answers other than 200 and 503 STORAGE_UNAVAILABLE; the service's stderr:\n${service.stderr().slice(0, 4000)}`,
-  ).toEqual([])
   expect(fill.acknowledged.size, 'the limit left no room for a single write').toBeGreaterThan(0)
-  expect(fill.refused.length, 'writes never failed: the limit was not reached').toBeGreaterThanOrEqual(5)
+  expect(
+    fill.refused.length + fill.other.length,
+    'writes never failed: the limit was not reached',
+  ).toBeGreaterThanOrEqual(5)
+  expect
+    .soft(
+      fill.other,
+      `answers other than 200 and 503 STORAGE_UNAVAILABLE; the service's stderr:\n${service.stderr().slice(0, 4000)}`,
+    )
+    .toEqual([])
 }
 
 describe('SQLite on a full disk (file-size limit)', () => {
@@ -149,8 +162,8 @@ describe('SQLite on a full disk (file-size limit)', () => {
         })
         break
       }
-      expect(isStorageUnavailable(recovered), JSON.stringify(recovered.body)).toBe(true)
-      fill.refused.push(walletName)
+      expect.soft(isStorageUnavailable(recovered), JSON.stringify(recovered.body)).toBe(true)
+      fill.notAcknowledged.push(walletName)
       await new Promise((resolve) => setTimeout(resolve, 300))
     }
     expect(recovered?.status, JSON.stringify(recovered?.body)).toBe(200)
