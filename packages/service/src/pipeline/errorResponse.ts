@@ -2,6 +2,7 @@ import type { Context } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import { CryptoInputError } from '../crypto/errors.ts'
 import { ApiError } from '../errors.ts'
+import { isDatabaseError, unavailable } from '../store/Store.ts'
 
 /**
  * The one mapping from anything thrown to the error the service answers with. A crypto input
@@ -16,6 +17,8 @@ export function toApiError(error: unknown, fieldPrefix = 'parameters'): ApiError
       error.field ? `${fieldPrefix}.${error.field}` : undefined,
     )
   if (error instanceof ApiError) return error
+  // A database error that escaped a transaction's retries: the request is refused, nothing was acknowledged.
+  if (isDatabaseError(error)) return unavailable(error)
   if (error instanceof HTTPException && error.status === 413)
     return new ApiError('PAYLOAD_TOO_LARGE', 'request body is too large')
   if (error instanceof HTTPException && error.status < 500)

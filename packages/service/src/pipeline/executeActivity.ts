@@ -3,7 +3,7 @@ import { ApiError } from '../errors.ts'
 import type { Runtime } from '../Runtime.ts'
 import type { ActivityContext, ActivityHandler, Caller, Registry } from '../registry.ts'
 import type { ActivityRow, OrganizationRow } from '../store/model.ts'
-import type { Transaction } from '../store/Store.ts'
+import { isDatabaseError, type Transaction } from '../store/Store.ts'
 import { toApiError } from './errorResponse.ts'
 import { Reader } from './Reader.ts'
 
@@ -61,6 +61,9 @@ export async function executeActivity(
     })
     return { row: done, ...(ctx.respondWith ? { respondWith: ctx.respondWith } : {}) }
   } catch (thrown) {
+    // A serialization conflict or an outage is the transaction's, not the activity's: the store
+    // reruns the transaction (or answers 503); it is never recorded as the activity failing.
+    if (isDatabaseError(thrown)) throw thrown
     await tx.rollbackTo(savepoint)
     const error = toApiError(thrown)
     const failed = await tx.put('activities', {

@@ -3,6 +3,7 @@ import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, concatBytes, utf8ToBytes } from '@noble/hashes/utils.js'
 import { authenticate } from '../auth/authenticate.ts'
 import { ApiError } from '../errors.ts'
+import { isDatabaseError } from '../store/Store.ts'
 import type { Runtime } from '../Runtime.ts'
 import type { ActivityHandler, Registry } from '../registry.ts'
 import type { ActivityRow } from '../store/model.ts'
@@ -126,7 +127,8 @@ export async function submitActivity(
         }
       } catch (error) {
         // A storage outage is the request's failure, not the activity's: nothing is recorded.
-        if (error instanceof ApiError && error.errorCode === 'STORAGE_UNAVAILABLE') throw error
+        if ((error instanceof ApiError && error.errorCode === 'STORAGE_UNAVAILABLE') || isDatabaseError(error))
+          throw error
         prepared = { error }
       }
     }

@@ -76,7 +76,7 @@ async function countRows(db: AnyDb, table: TableName, field: string, value: unkn
 }
 
 /** What a PostgreSQL or SQLite error means for the request that hit it. */
-function classify(error: unknown): 'retry' | 'unique' | 'unavailable' | 'other' {
+export function classify(error: unknown): 'retry' | 'unique' | 'unavailable' | 'other' {
   const e = error as { code?: unknown; message?: unknown }
   const code = typeof e?.code === 'string' ? e.code : ''
   const message = typeof e?.message === 'string' ? e.message : ''
@@ -99,7 +99,11 @@ function classify(error: unknown): 'retry' | 'unique' | 'unavailable' | 'other' 
   return 'other'
 }
 
-const unavailable = (_cause: unknown) =>
+/** True for an error of the database itself (a conflict to retry, an outage), not of the request. */
+export const isDatabaseError = (error: unknown): boolean =>
+  !(error instanceof ApiError) && classify(error) !== 'other'
+
+export const unavailable = (_cause: unknown) =>
   new ApiError(
     'STORAGE_UNAVAILABLE',
     'the database cannot take this request right now (nothing was changed); try again shortly',
