@@ -78,13 +78,19 @@ export async function submitActivity(
     await plugin.authorize?.({ kind: 'activity', path, caller, organization }, service)
   const parametersReader = body.object('parameters')
   const parameters = handler.parse(parametersReader)
-  // The fingerprint binds the body to the credential that stamped it: the same bytes from the same
-  // credential are a replay, the same bytes from another root user are a distinct activity.
-  const fingerprint = bytesToHex(sha256(concatBytes(utf8ToBytes(`${caller.credential.id}\n`), bytes)))
 
   let vouched = false
   for (const plugin of registry.plugins)
     if (await plugin.vouchesFor?.({ path, caller, organization }, service)) vouched = true
+  // The fingerprint binds the body to the credential that stamped it: the same bytes from the same
+  // credential are a replay, the same bytes from another root user are a distinct activity. A
+  // plugin's own user (the auth proxy, whose key never leaves the service) may add a nonce, so two
+  // instances forwarding identical calls in one millisecond make two activities; anyone else's
+  // nonce header is ignored, so it cannot turn a replay into a new activity.
+  const nonce = vouched ? (headers.get('X-Latchkey-Proxy-Nonce') ?? '') : ''
+  const fingerprint = bytesToHex(
+    sha256(concatBytes(utf8ToBytes(`${caller.credential.id}\n${nonce ? `${nonce}\n` : ''}`), bytes)),
+  )
   const activityId = service.newId()
   const provisional = (now: number): ActivityRow => ({
     id: activityId,

@@ -18,6 +18,9 @@ import { signProxyStamp } from './signProxyStamp.ts'
 
 const lastTimestamps = new WeakMap<Runtime, number>()
 
+/** A per-call nonce the proxy sends with its own stamped requests. */
+export const PROXY_NONCE_HEADER = 'X-Latchkey-Proxy-Nonce'
+
 /**
  * `timestampMs` for a forwarded request, strictly increasing per service: the activity API
  * answers an exact replay of signed bytes with the activity they created, and two identical
@@ -84,7 +87,14 @@ export class ProxyCall {
     }
     const response = await this.app.request(route, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json', [STAMP_HEADER]: stamp },
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json',
+        [STAMP_HEADER]: stamp,
+        // Two instances may sign identical bodies in the same millisecond; the nonce keeps them two
+        // activities (honoured only for the proxy user's own stamps, see submitActivity).
+        [PROXY_NONCE_HEADER]: crypto.randomUUID(),
+      },
       body: text,
     })
     const reply: unknown = await response.json().catch(() => undefined)

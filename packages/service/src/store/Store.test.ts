@@ -1,0 +1,171 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
+import type { PluginRow } from './model.ts'
+import { openMemoryStore } from './memory.ts'
+import { openDataDir, openPostgres } from './openDataDir.ts'
+import type { Store } from './Store.ts'
+
+/**
+ * The storage contract, run against every backend the service supports: the in-memory SQLite,
+ * a data dir's SQLite file, and PostgreSQL (a throwaway cluster this file starts and removes).
+ * Races here run against the database itself: every "only once" rule of the service rests on these.
+ */
+const dirs: string[] = []
+let cluster: PostgresCluster | undefined
+let database = 0
+
+afterAll(async () => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
+  await cluster?.dispose()
+})
+
+const backends: [string, () => Promise<Store>][] = [
+  ['in-memory SQLite', () => openMemoryStore()],
+  [
+    'SQLite data dir',
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), 'latchkey-store-'))
+      dirs.push(dir)
+      return openDataDir(dir)
+    },
+  ],
+  [
+    'PostgreSQL',
+    async () => {
+      // A fresh database per store, so each test starts empty.
+      const name = `contract_${++database}`
+      cluster!.psql(`create database ${name}`)
+      return openPostgres(cluster!.url.replace(/\/[^/]*$/, `/${name}`), { max: 12 })
+    },
+  ],
+]
+
+const row = (id: string, data: Record<string, unknown> = {}, kind = 'test'): PluginRow => ({
+  id,
+  kind,
+  data,
+  createdAt: 1,
+  updatedAt: 1,
+})
+
+describe.each(backends)('storage contract: %s', (name, open) => {
+  beforeAll(async () => {
+    if (name === 'PostgreSQL' && !cluster) cluster = await startPostgres()
+  }, 300_000)
+
+  it('puts, reads back, finds by an indexed field in id order, counts, deletes', async () => {
+    const store = await open()
+    await store.transaction(async (tx) => {
+      await tx.put('pluginRows', row('b', { n: 2 }))
+      await tx.put('pluginRows', row('a', { n: 1 }))
+      await tx.put('pluginRows', row('c', { n: 3 }, 'other'))
+      // A transaction sees its own writes.
+      expect((await tx.get('pluginRows', 'a'))?.data).toEqual({ n: 1 })
+    })
+    expect((await store.findBy('pluginRows', 'kind', 'test')).map((r) => r.id)).toEqual(['a', 'b'])
+    expect(await store.count('pluginRows', 'kind', 'test')).toBe(2)
+    await store.transaction((tx) => tx.put('pluginRows', row('a', { n: 10 }, 'other')))
+    expect((await store.findBy('pluginRows', 'kind', 'other')).map((r) => r.id)).toEqual(['a', 'c'])
+    await store.transaction((tx) => tx.delete('pluginRows', 'c'))
+    expect(await store.get('pluginRows', 'c')).toBeUndefined()
+    await expect(store.findBy("pluginRows", "data" as "kind", "x")).rejects.toThrow(/no index/)
+    await store.close()
+  })
+
+  it('commits all or nothing: a throw rolls back every write; a savepoint undoes only what followed it', async () => {
+    const store = await open()
+    await expect(
+      store.transaction(async (tx) => {
+        await tx.put('pluginRows', row('x'))
+        throw new Error('handler failed')
+      }),
+    ).rejects.toThrow('handler failed')
+    expect(await store.get('pluginRows', 'x')).toBeUndefined()
+    await store.transaction(async (tx) => {
+      await tx.put('pluginRows', row('kept'))
+      const savepoint = await tx.savepoint()
+      await tx.put('pluginRows', row('undone'))
+      await tx.rollbackTo(savepoint)
+    })
+    expect(await store.get('pluginRows', 'kept')).toBeDefined()
+    expect(await store.get('pluginRows', 'undone')).toBeUndefined()
+    await store.close()
+  })
+
+  it('40 concurrent read-modify-write increments of one row lose none', async () => {
+    const store = await open()
+    await store.transaction((tx) => tx.put('pluginRows', row('counter', { n: 0 })))
+    await Promise.all(
+      Array.from({ length: 40 }, () =>
+        store.transaction(async (tx) => {
+          const current = (await tx.get('pluginRows', 'counter'))!
+          await tx.put('pluginRows', { ...current, data: { n: (current.data.n as number) + 1 } })
+        }),
+      ),
+    )
+    expect((await store.get('pluginRows', 'counter'))!.data).toEqual({ n: 40 })
+    await store.close()
+  })
+
+  it('"check then insert" races: 30 concurrent spends of one id succeed exactly once', async () => {
+    const store = await open()
+    const results = await Promise.allSettled(
+      Array.from({ length: 30 }, (_, i) =>
+        store.transaction(async (tx) => {
+          if (await tx.get('pluginRows', 'spent:token')) throw new Error('already spent')
+          await tx.put('pluginRows', row('spent:token', { by: i }))
+        }),
+      ),
+    )
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1)
+    for (const r of results)
+      if (r.status === 'rejected') expect(String(r.reason)).toMatch(/already spent/)
+    await store.close()
+  })
+
+  it('"none may exist" predicates race safely: 20 concurrent claims of one kind make one row', async () => {
+    const store = await open()
+    const results = await Promise.allSettled(
+      Array.from({ length: 20 }, (_, i) =>
+        store.transaction(async (tx) => {
+          if ((await tx.findBy('pluginRows', 'kind', 'claim')).length > 0) throw new Error('taken')
+          await tx.put('pluginRows', row(`claim-${i}`, {}, 'claim'))
+        }),
+      ),
+    )
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1)
+    expect(await store.count('pluginRows', 'kind', 'claim')).toBe(1)
+    await store.close()
+  })
+
+  it('an activity fingerprint is unique in the database', async () => {
+    const store = await open()
+    const activity = (id: string) => ({
+      id,
+      organizationId: 'org',
+      path: 'create_wallet',
+      type: 'ACTIVITY_TYPE_CREATE_WALLET',
+      status: 'ACTIVITY_STATUS_COMPLETED' as const,
+      intent: {},
+      fingerprint: 'same',
+      userId: 'u',
+      credentialId: 'c',
+      callerOrganizationId: 'org',
+      createdAt: 1,
+      updatedAt: 1,
+    })
+    await store.transaction((tx) => tx.put('activities', activity('one')))
+    await expect(store.transaction((tx) => tx.put("activities", activity("two")))).rejects.toThrow()
+    expect(await store.findBy('activities', 'fingerprint', 'same')).toHaveLength(1)
+    await store.close()
+  })
+
+  it('a closed store answers 503 STORAGE_UNAVAILABLE', async () => {
+    const store = await open()
+    await store.close()
+    await expect(store.get('pluginRows', 'x')).rejects.toMatchObject({ errorCode: 'STORAGE_UNAVAILABLE' })
+  })
+})
