@@ -149,8 +149,10 @@ export async function openPostgres(url: string, options: { max?: number } = {}):
     // A statement stuck on a dead server fails instead of holding the request forever.
     query_timeout: 15_000,
   })
-  // An idle connection that breaks (the server restarted) is dropped; the next query reconnects.
+  // A connection that breaks (the server restarted) fails only the query on it: an idle one is
+  // dropped by the pool, a busy one rejects its query (503), and the next query reconnects.
   pool.on('error', () => undefined)
+  pool.on('connect', (client) => client.on('error', () => undefined))
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
   try {
     return await Store.open(db, 'postgres')
