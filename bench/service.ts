@@ -103,21 +103,30 @@ interface Run {
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN
 
-/** `REQUESTS` prepared requests from `CLIENTS` concurrent clients, round-robin over `instances`. */
+/**
+ * `REQUESTS` prepared requests from `CLIENTS` concurrent clients. Clients are dealt round-robin to
+ * `instances` and each keeps to its own (as a load balancer keeps a kept-alive connection on one
+ * backend): a connection left idle while its client waited on another process would be closed by
+ * the server's keep-alive timeout and fail the next request with "socket hang up".
+ */
 async function load(
   instances: Instance[],
   make: (instance: Instance, i: number) => ReturnType<typeof prepare>,
 ) {
-  const prepared = Array.from({ length: REQUESTS }, (_, i) => make(instances[i % instances.length]!, i))
+  const queues = instances.map((instance, n) =>
+    Array.from({ length: Math.ceil((REQUESTS - n) / instances.length) }, (_, k) =>
+      make(instance, k * instances.length + n),
+    ),
+  )
   const latencies: number[] = []
   let failed = 0
   let firstFailure: string | undefined
-  let next = 0
   const start = performance.now()
   await Promise.all(
-    Array.from({ length: CLIENTS }, async () => {
-      while (next < prepared.length) {
-        const { url, body, stamp } = prepared[next++]!
+    Array.from({ length: CLIENTS }, async (_, client) => {
+      const queue = queues[client % queues.length]!
+      for (let request = queue.shift(); request; request = queue.shift()) {
+        const { url, body, stamp } = request
         const begin = performance.now()
         try {
           const reply = await post(url, body, stamp)
