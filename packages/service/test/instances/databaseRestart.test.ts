@@ -159,10 +159,12 @@ describe('PostgreSQL restarted under load', { timeout: 120_000 }, () => {
     const slowest = Math.max(...outcomes.filter((o) => o.status === 503).map((o) => o.answeredAt - o.sentAt))
     expect(slowest).toBeLessThan(HANG_MS)
     // Both processes served writes before the outage and again within RECOVER_MS after it.
+    const recovery: string[] = []
     for (const instance of instances) {
       const ok = outcomes.filter((o) => o.instance === instance && o.status === 200)
       expect(ok.some((o) => o.answeredAt < downAt)).toBe(true)
       const firstAfter = Math.min(...ok.filter((o) => o.sentAt >= upAt).map((o) => o.answeredAt))
+      recovery.push(`${instance.name} ${Math.round(firstAfter - upAt)} ms`)
       expect({ instance: instance.name, recoveredWithinMs: firstAfter - upAt <= RECOVER_MS }).toEqual({
         instance: instance.name,
         recoveredWithinMs: true,
@@ -193,7 +195,7 @@ describe('PostgreSQL restarted under load', { timeout: 120_000 }, () => {
     console.log(
       `database restart: ${outcomes.length} requests, ${acknowledged.length} acknowledged, ` +
         `${outcomes.filter((o) => o.status === 503).length} × 503 (slowest ${Math.round(slowest)} ms), ` +
-        `down ${Math.round(downAt)}–${Math.round(upAt)} ms`,
+        `down ${Math.round(downAt)}–${Math.round(upAt)} ms, first 200 after it is back: ${recovery.join(', ')}`,
     )
   })
 })
