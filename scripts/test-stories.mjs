@@ -38,6 +38,7 @@ const types = {
   '.css': 'text/css',
   '.json': 'application/json',
   '.svg': 'image/svg+xml',
+  '.wasm': 'application/wasm',
   '.png': 'image/png',
   '.woff2': 'font/woff2',
 }

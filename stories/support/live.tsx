@@ -5,6 +5,8 @@
 import type { ProxySettings } from '@latchkey/protocol'
 import type { Service } from '@latchkey/service'
 import { createTestService, latestCode } from '@latchkey/service/testing'
+// The in-page service's SQLite (sql.js) loads its WASM from here.
+import sqlWasmUrl from 'sql.js/dist/sql-wasm.wasm?url'
 import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { keccak_256 } from '@noble/hashes/sha3.js'
 import { bytesToHex } from '@noble/hashes/utils.js'
@@ -265,6 +267,7 @@ function announceExampleWallet() {
 export async function createLive(options: LiveOptions = {}): Promise<Live> {
   const { service, clientConfig } = await createTestService({
     url: SERVICE_URL,
+    memory: { sqlWasmUrl },
     ...(options.proxySettings ? { proxySettings: options.proxySettings } : {}),
   })
   const serviceFetch: Service['fetch'] = options.hangConfig
