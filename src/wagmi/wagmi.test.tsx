@@ -47,7 +47,10 @@ function Connection() {
 }
 
 /** A page load: one kit client and one wagmi config over the shared service and browser storage. */
-function createPage(setup: Awaited<ReturnType<typeof createTestService>>, storage: Awaited<ReturnType<typeof memoryStorage>>) {
+function createPage(
+  setup: Awaited<ReturnType<typeof createTestService>>,
+  storage: Awaited<ReturnType<typeof memoryStorage>>,
+) {
   const client = createLatchkey({ ...setup.config, storage })
   const queryClient = new QueryClient()
   const wagmiConfig = createConfig({
@@ -75,7 +78,10 @@ const ethereumAddressesOf = async (client: Latchkey) =>
     .filter((a) => a.addressFormat === 'ADDRESS_FORMAT_ETHEREUM')
     .map((a) => a.address.toLowerCase())
 
-async function signInThroughModal(service: Awaited<ReturnType<typeof createTestService>>['service'], email: string) {
+async function signInThroughModal(
+  service: Awaited<ReturnType<typeof createTestService>>['service'],
+  email: string,
+) {
   const user = userEvent.setup()
   await user.click(screen.getByRole('button', { name: 'Sign in' }))
   await user.type(await screen.findByRole('textbox', { name: 'Email address' }), email)

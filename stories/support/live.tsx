@@ -5,8 +5,6 @@
 import type { ProxySettings } from '@latchkey/protocol'
 import type { Service } from '@latchkey/service'
 import { createTestService, latestCode } from '@latchkey/service/testing'
-// The in-page service's SQLite (sql.js) loads its WASM from here.
-import sqlWasmUrl from 'sql.js/dist/sql-wasm.wasm?url'
 import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { keccak_256 } from '@noble/hashes/sha3.js'
 import { bytesToHex } from '@noble/hashes/utils.js'
@@ -26,6 +24,8 @@ import {
   switchSession,
 } from 'latchkey/core'
 import type { ComponentType } from 'react'
+// The in-page service's SQLite (sql.js) loads its WASM from here.
+import sqlWasmUrl from 'sql.js/dist/sql-wasm.wasm?url'
 
 export const SERVICE_URL = 'http://latchkey.local'
 

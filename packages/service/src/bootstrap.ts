@@ -38,7 +38,11 @@ export interface DevOptions {
  * First start: the service keys (bundle signer, session signer) and the dev parent organization
  * with a root user and a P-256 API key. Later starts find them in the store and keep them.
  */
-export async function bootstrapService(tx: Transaction, service: Runtime, options: DevOptions = {}): Promise<void> {
+export async function bootstrapService(
+  tx: Transaction,
+  service: Runtime,
+  options: DevOptions = {},
+): Promise<void> {
   if (await tx.get('service', 'service')) return
   const now = service.now()
   const signerKey = randomP256PrivateKey()

@@ -44,7 +44,8 @@ async function main(): Promise<void> {
   let masterKey: Uint8Array | undefined
   if (options.masterKeyFile) masterKey = loadMasterKeyFile(options.masterKeyFile)
   else if (options.dataDir) masterKey = loadMasterKey(options.dataDir)
-  else if (process.env.LATCHKEY_MASTER_KEY !== undefined) masterKey = loadMasterKey('.', process.env.LATCHKEY_MASTER_KEY)
+  else if (process.env.LATCHKEY_MASTER_KEY !== undefined)
+    masterKey = loadMasterKey('.', process.env.LATCHKEY_MASTER_KEY)
   if (options.databaseUrl && !masterKey)
     throw new Error(
       'PostgreSQL needs the master key that seals its secrets: pass --master-key-file <file> or set LATCHKEY_MASTER_KEY (64 hex chars), the same on every instance',

@@ -43,7 +43,9 @@ describe('createService', () => {
     const service = await createService({
       proxySettings: { allowedOrigins: ['http://app.test'], sessionExpirationSeconds: '600' },
     })
-    const config = (await service.store.findBy('proxyConfigs', 'organizationId', service.dev.organizationId))[0]
+    const config = (
+      await service.store.findBy('proxyConfigs', 'organizationId', service.dev.organizationId)
+    )[0]
     expect(config?.id).toBe(service.dev.authProxyConfigId)
     expect(config?.settings).toMatchObject({
       allowedOrigins: ['http://app.test'],
@@ -79,7 +81,13 @@ describe('createService', () => {
       routes: (app) => app.get('/dev/hello', (c) => c.json({ hello: 'world' })),
       bootstrap: async (tx, runtime) => {
         if (!(await tx.findBy('pluginRows', 'kind', 'boot')).length)
-          await tx.put('pluginRows', { id: runtime.newId(), kind: 'boot', data: {}, createdAt: 0, updatedAt: 0 })
+          await tx.put('pluginRows', {
+            id: runtime.newId(),
+            kind: 'boot',
+            data: {},
+            createdAt: 0,
+            updatedAt: 0,
+          })
       },
     }
     const h = await createHarness({ plugins: [plugin] })

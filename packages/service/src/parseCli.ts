@@ -139,13 +139,18 @@ export function parseCli(
   if (envFile === '') throw new UsageError('--env needs a file name, e.g. --env .env.local')
   if (values['data-dir'] === '')
     throw new UsageError('--data-dir needs a directory, e.g. --data-dir .latchkey')
-  const databaseUrl = (values['database-url'] as string | undefined) ?? (env.LATCHKEY_DATABASE_URL || undefined)
+  const databaseUrl =
+    (values['database-url'] as string | undefined) ?? (env.LATCHKEY_DATABASE_URL || undefined)
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\/./.test(databaseUrl))
-    throw new UsageError('--database-url must be a PostgreSQL URL like postgres://user@127.0.0.1:5432/latchkey')
+    throw new UsageError(
+      '--database-url must be a PostgreSQL URL like postgres://user@127.0.0.1:5432/latchkey',
+    )
   if (databaseUrl !== undefined && values['data-dir'] !== undefined)
     throw new UsageError('--data-dir and --database-url are two places for the same data; pick one')
   if (values['master-key-file'] === '')
-    throw new UsageError('--master-key-file needs a file name, e.g. --master-key-file /etc/latchkey/master.key')
+    throw new UsageError(
+      '--master-key-file needs a file name, e.g. --master-key-file /etc/latchkey/master.key',
+    )
   return {
     port,
     host: values.host as string,

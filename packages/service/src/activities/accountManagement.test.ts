@@ -87,7 +87,10 @@ describe('create_oauth_providers / delete_oauth_providers', () => {
     h.clock.advance(1000)
     const again = await h.submit(
       'create_oauth_providers',
-      { userId: a.userId, oauthProviders: [{ providerName: 'google', oidcToken: await oidcToken(h, 'grace') }] },
+      {
+        userId: a.userId,
+        oauthProviders: [{ providerName: 'google', oidcToken: await oidcToken(h, 'grace') }],
+      },
       a.as,
     )
     expect(again.status).toBe(200)

@@ -78,7 +78,9 @@ export const createOauthProviders = defineActivity('create_oauth_providers', {
             )
           throw error
         }
-        const added = (await ctx.tx.findBy('oauthProviders', 'userId', user.id)).filter((row) => !before.has(row.id))
+        const added = (await ctx.tx.findBy('oauthProviders', 'userId', user.id)).filter(
+          (row) => !before.has(row.id),
+        )
         for (const row of added) {
           before.add(row.id)
           providerIds.push(row.id)

@@ -7,6 +7,8 @@ import { storePolicy } from './createPolicy.ts'
 export const createPolicies = defineActivity('create_policies', {
   parse: (r) => ({ policies: r.array('policies', readPolicyParams, { min: 1, max: 100 }) }),
   run: async (ctx, p) => ({
-    policyIds: await mapInOrder(p.policies, (policy, index) => storePolicy(ctx, policy, `parameters.policies[${index}]`)),
+    policyIds: await mapInOrder(p.policies, (policy, index) =>
+      storePolicy(ctx, policy, `parameters.policies[${index}]`),
+    ),
   }),
 })

@@ -3,7 +3,11 @@ import { checkPolicyName, readPolicyParams } from '../policies/readPolicyParams.
 import { type ActivityContext, defineActivity } from '../registry.ts'
 
 /** Stores one policy (its expressions were parsed when the request was read). */
-export async function storePolicy(ctx: ActivityContext, params: PolicyParams, field: string): Promise<string> {
+export async function storePolicy(
+  ctx: ActivityContext,
+  params: PolicyParams,
+  field: string,
+): Promise<string> {
   await checkPolicyName(ctx.tx, ctx.organization.id, params.policyName, `${field}.policyName`)
   const id = ctx.newId()
   await ctx.tx.put('policies', {

@@ -1,5 +1,5 @@
-import { mapInOrder } from '../async.ts'
 import { randomBytes } from '@noble/hashes/utils.js'
+import { mapInOrder } from '../async.ts'
 import { readPrivateKeyParams, storePrivateKey } from '../domain/privateKeys.ts'
 import { defineActivity } from '../registry.ts'
 

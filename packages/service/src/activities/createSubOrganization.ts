@@ -50,16 +50,18 @@ export const createSubOrganization = defineActivity('create_sub_organization', {
         'organizationId',
       )
     const id = ctx.newId()
-    const users: UserRow[] = await mapInOrder(p.rootUsers, async (params) =>
-      await ctx.tx.put('users', {
-        id: ctx.newId(),
-        organizationId: id,
-        userName: params.userName,
-        ...(params.userEmail !== undefined ? { userEmail: params.userEmail } : {}),
-        ...(params.userPhoneNumber !== undefined ? { userPhoneNumber: params.userPhoneNumber } : {}),
-        createdAt: ctx.now,
-        updatedAt: ctx.now,
-      }),
+    const users: UserRow[] = await mapInOrder(
+      p.rootUsers,
+      async (params) =>
+        await ctx.tx.put('users', {
+          id: ctx.newId(),
+          organizationId: id,
+          userName: params.userName,
+          ...(params.userEmail !== undefined ? { userEmail: params.userEmail } : {}),
+          ...(params.userPhoneNumber !== undefined ? { userPhoneNumber: params.userPhoneNumber } : {}),
+          createdAt: ctx.now,
+          updatedAt: ctx.now,
+        }),
     )
     const subOrganization = await ctx.tx.put('organizations', {
       id,

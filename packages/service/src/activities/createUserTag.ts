@@ -5,9 +5,9 @@ import { defineActivity } from '../registry.ts'
 export const createUserTag = defineActivity('create_user_tag', {
   parse: (r) => ({ userTagName: r.string('userTagName', { max: 256 }), userIds: r.ids('userIds') }),
   run: async (ctx, p) => {
-    const taken = (await ctx.tx
-      .findBy('userTags', 'organizationId', ctx.organization.id))
-      .some((tag) => tag.name === p.userTagName)
+    const taken = (await ctx.tx.findBy('userTags', 'organizationId', ctx.organization.id)).some(
+      (tag) => tag.name === p.userTagName,
+    )
     if (taken)
       throw new ApiError(
         'ALREADY_EXISTS',

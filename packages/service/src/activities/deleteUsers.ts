@@ -30,7 +30,11 @@ export const deleteUsers = defineActivity('delete_users', {
     }
     for (const tag of await tx.findBy('userTags', 'organizationId', organization.id))
       if (tag.userIds.some((id) => gone.has(id)))
-        await tx.put('userTags', { ...tag, userIds: tag.userIds.filter((id) => !gone.has(id)), updatedAt: ctx.now })
+        await tx.put('userTags', {
+          ...tag,
+          userIds: tag.userIds.filter((id) => !gone.has(id)),
+          updatedAt: ctx.now,
+        })
     return { userIds: p.userIds }
   },
 })

@@ -138,7 +138,9 @@ describe('create_sub_organization', () => {
         errorCode,
       })
     }
-    expect(await h.service.store.findBy('organizations', 'parentOrganizationId', h.organizationId)).toEqual([])
+    expect(await h.service.store.findBy('organizations', 'parentOrganizationId', h.organizationId)).toEqual(
+      [],
+    )
   })
 
   it('leaves nothing behind when a later part fails (atomic)', async () => {

@@ -25,9 +25,9 @@ export const updateUserTag = defineActivity('update_user_tag', {
         'parameters.removeUserIds',
       )
     if (p.newUserTagName !== undefined && p.newUserTagName !== tag.name) {
-      const taken = (await ctx.tx
-        .findBy('userTags', 'organizationId', ctx.organization.id))
-        .some((other) => other.name === p.newUserTagName)
+      const taken = (await ctx.tx.findBy('userTags', 'organizationId', ctx.organization.id)).some(
+        (other) => other.name === p.newUserTagName,
+      )
       if (taken)
         throw new ApiError(
           'ALREADY_EXISTS',

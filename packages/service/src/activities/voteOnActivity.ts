@@ -14,9 +14,9 @@ export async function voteOnActivity(
   selection: 'VOTE_SELECTION_APPROVED' | 'VOTE_SELECTION_REJECTED',
 ): Promise<Record<string, never>> {
   const { tx, service, organization, caller } = ctx
-  const activity = (await tx
-    .findBy('activities', 'fingerprint', fingerprint))
-    .find((row) => row.organizationId === organization.id)
+  const activity = (await tx.findBy('activities', 'fingerprint', fingerprint)).find(
+    (row) => row.organizationId === organization.id,
+  )
   if (!activity)
     throw new ApiError(
       'ACTIVITY_NOT_FOUND',

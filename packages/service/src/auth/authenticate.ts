@@ -107,7 +107,11 @@ async function authenticateApiKey(
     throw new ApiError('STAMP_MALFORMED', `${STAMP_HEADER} is malformed: ${(error as Error).message}`)
   }
   const publicKey = stamp.publicKey.toLowerCase()
-  const key = await pick(service, await service.store.findBy('apiKeys', 'publicKey', publicKey), targetOrganizationId)
+  const key = await pick(
+    service,
+    await service.store.findBy('apiKeys', 'publicKey', publicKey),
+    targetOrganizationId,
+  )
   if (!key) throw new ApiError('PUBLIC_KEY_NOT_FOUND', SESSION_KEY_MESSAGES.notFound)
   if (!SCHEMES_OF_CURVE[key.curve].includes(stamp.scheme))
     throw new ApiError(

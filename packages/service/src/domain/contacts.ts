@@ -65,9 +65,9 @@ export async function updateContact(ctx: ActivityContext, kind: ContactKind, p: 
       `${tokenField} is required: a verification token (init_otp + verify_otp) proving the new ${kind === 'email' ? 'e-mail address' : 'phone number'}`,
       tokenField,
     )
-  const sameOrg = (await ctx.tx
-    .findBy('users', 'organizationId', ctx.organization.id))
-    .some((other) => other.id !== user.id && other[spec.field] === p.contact)
+  const sameOrg = (await ctx.tx.findBy('users', 'organizationId', ctx.organization.id)).some(
+    (other) => other.id !== user.id && other[spec.field] === p.contact,
+  )
   if (sameOrg)
     throw new ApiError(
       'ALREADY_EXISTS',

@@ -125,13 +125,11 @@ export async function privateKeySigner(
   const row =
     byId?.organizationId === organizationId
       ? byId
-      : (await reads
-          .findBy('privateKeys', 'organizationId', organizationId))
-          .find((key) =>
-            key.addresses.some(
-              (a) => a.address === signWith || (/^0x/i.test(signWith) && a.address.toLowerCase() === lower),
-            ),
-          )
+      : (await reads.findBy('privateKeys', 'organizationId', organizationId)).find((key) =>
+          key.addresses.some(
+            (a) => a.address === signWith || (/^0x/i.test(signWith) && a.address.toLowerCase() === lower),
+          ),
+        )
   if (!row) return undefined
   const address = row.addresses[0]
   return {

@@ -102,14 +102,18 @@ export async function issueSession(
  * and login keys are short-lived and do not count; a durable key, a passkey, or a way to sign
  * in again (e-mail, phone, OAuth) does. Call it after the transaction's deletions.
  */
-export async function assertRootKeepsAccess(ctx: ActivityContext, user: UserRow, field: string): Promise<void> {
+export async function assertRootKeepsAccess(
+  ctx: ActivityContext,
+  user: UserRow,
+  field: string,
+): Promise<void> {
   const { rootUserIds } = ctx.organization
   if (rootUserIds.length !== 1 || rootUserIds[0] !== user.id) return
   if (user.userEmail || user.userPhoneNumber) return
   if ((await ctx.tx.findBy('oauthProviders', 'userId', user.id)).length > 0) return
-  const durableKeys = (await ctx.tx
-    .findBy('apiKeys', 'userId', user.id))
-    .filter((key) => !SESSION_CREDENTIAL_TYPES.includes(key.credentialType))
+  const durableKeys = (await ctx.tx.findBy('apiKeys', 'userId', user.id)).filter(
+    (key) => !SESSION_CREDENTIAL_TYPES.includes(key.credentialType),
+  )
   if (durableKeys.length + (await ctx.tx.findBy('authenticators', 'userId', user.id)).length > 0) return
   throw new ApiError('FIELD_INVALID', 'this would leave the only root user without any credential', field)
 }

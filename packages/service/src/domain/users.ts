@@ -1,4 +1,3 @@
-import { mapInOrder } from '../async.ts'
 import type {
   ApiKeyCurve,
   ApiKeyParams,
@@ -8,6 +7,7 @@ import type {
 } from '@latchkey/protocol'
 import { bytesToHex } from '@noble/hashes/utils.js'
 import { verifyRegistrationResponse } from '@simplewebauthn/server'
+import { mapInOrder } from '../async.ts'
 import { base64urlToBytes } from '../auth/authenticate.ts'
 import { ApiError } from '../errors.ts'
 import type { ActivityContext } from '../registry.ts'
@@ -20,7 +20,12 @@ export const CREDENTIAL_TYPE_OF_CURVE: Record<ApiKeyCurve, CredentialType> = {
   API_KEY_CURVE_ED25519: 'CREDENTIAL_TYPE_API_KEY_ED25519',
 }
 
-export async function findUser(reads: Reads, organizationId: string, userId: string, field: string): Promise<UserRow> {
+export async function findUser(
+  reads: Reads,
+  organizationId: string,
+  userId: string,
+  field: string,
+): Promise<UserRow> {
   const user = await reads.get('users', userId)
   if (!user || user.organizationId !== organizationId)
     throw new ApiError('USER_NOT_FOUND', `user ${userId} not found in organization ${organizationId}`, field)
@@ -135,9 +140,9 @@ export async function addAuthenticators(
     const info = verification.registrationInfo
     const credentialId = info.credential.id
     if (
-      (await ctx.tx
-        .findBy('authenticators', 'credentialId', credentialId))
-        .some((row) => row.organizationId === user.organizationId)
+      (await ctx.tx.findBy('authenticators', 'credentialId', credentialId)).some(
+        (row) => row.organizationId === user.organizationId,
+      )
     )
       throw new ApiError(
         'ALREADY_EXISTS',

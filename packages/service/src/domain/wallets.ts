@@ -1,6 +1,6 @@
-import { mapInOrder } from '../async.ts'
 import type { AccountSpec } from '@latchkey/protocol'
 import { utf8ToBytes } from '@noble/hashes/utils.js'
+import { mapInOrder } from '../async.ts'
 import {
   deriveAccount,
   generateMnemonic,
@@ -120,7 +120,12 @@ export async function createWalletRecords(
   return { walletId: wallet.id, addresses }
 }
 
-export async function findWallet(reads: Reads, organizationId: string, walletId: string, field: string): Promise<WalletRow> {
+export async function findWallet(
+  reads: Reads,
+  organizationId: string,
+  walletId: string,
+  field: string,
+): Promise<WalletRow> {
   const wallet = await reads.get('wallets', walletId)
   if (!wallet || wallet.organizationId !== organizationId)
     throw new ApiError(
@@ -138,14 +143,14 @@ export async function findAccount(
   address: string,
   field: string,
 ): Promise<WalletAccountRow> {
-  let account = (await reads
-    .findBy('walletAccounts', 'address', address))
-    .find((row) => row.organizationId === organizationId)
+  let account = (await reads.findBy('walletAccounts', 'address', address)).find(
+    (row) => row.organizationId === organizationId,
+  )
   if (!account && /^0x[0-9a-f]+$/i.test(address)) {
     const lower = address.toLowerCase()
-    account = (await reads
-      .findBy('walletAccounts', 'organizationId', organizationId))
-      .find((row) => row.address.toLowerCase() === lower)
+    account = (await reads.findBy('walletAccounts', 'organizationId', organizationId)).find(
+      (row) => row.address.toLowerCase() === lower,
+    )
   }
   if (!account)
     throw new ApiError(

@@ -21,7 +21,7 @@ export function activityApi(service: Runtime, registry: Registry): Hono<Pipeline
     '*',
     cors({
       // Only pages the operator allowed (or loopback dev pages) may read answers; see originPolicy.
-      origin: async (origin, c) => (origin && await originAllowed(service, c, origin) ? origin : null),
+      origin: async (origin, c) => (origin && (await originAllowed(service, c, origin)) ? origin : null),
       allowMethods: ['GET', 'POST', 'OPTIONS'],
       allowHeaders: [...CORS_ALLOWED_HEADERS],
       maxAge: 600,

@@ -1,5 +1,5 @@
-import { mapInOrder } from '../async.ts'
 import type { PolicyOutcome } from '@latchkey/protocol'
+import { mapInOrder } from '../async.ts'
 import { decodeTransactionForPolicy } from '../crypto/signTransaction.ts'
 import { ApiError } from '../errors.ts'
 import { evaluatePolicies, type PolicyEvaluationResult } from '../policies/evaluatePolicies.ts'
@@ -95,12 +95,14 @@ export async function recordVote(
 
 /** The credential behind a vote (votes keep the stamp's public key). */
 async function approvalOf(reads: Reads, vote: VoteRow): Promise<Approval> {
-  const key = (await reads.findBy('apiKeys', 'publicKey', vote.publicKey)).find((row) => row.userId === vote.userId)
+  const key = (await reads.findBy('apiKeys', 'publicKey', vote.publicKey)).find(
+    (row) => row.userId === vote.userId,
+  )
   const passkey = key
     ? undefined
-    : (await reads
-        .findBy('authenticators', 'userId', vote.userId))
-        .find((row) => row.publicKeyHex === vote.publicKey || row.credentialId === vote.publicKey)
+    : (await reads.findBy('authenticators', 'userId', vote.userId)).find(
+        (row) => row.publicKeyHex === vote.publicKey || row.credentialId === vote.publicKey,
+      )
   return { userId: vote.userId, credentialId: key?.id ?? passkey?.id ?? '' }
 }
 
@@ -246,12 +248,14 @@ export async function decideAfterVote({
     // The best case: every user who has not rejected it approves (with any of their credentials).
     const hopeful = (
       await mapInOrder(
-        (await tx.findBy('users', 'organizationId', organization.id)).filter((user) => !rejectedBy.has(user.id)),
+        (
+          await tx.findBy('users', 'organizationId', organization.id)
+        ).filter((user) => !rejectedBy.has(user.id)),
         async (user) => {
-        const keys = await tx.findBy('apiKeys', 'userId', user.id)
-        const passkeys = await tx.findBy('authenticators', 'userId', user.id)
-        const ids = [...keys, ...passkeys].map((credential) => credential.id)
-        return (ids.length > 0 ? ids : ['']).map((credentialId) => ({ userId: user.id, credentialId }))
+          const keys = await tx.findBy('apiKeys', 'userId', user.id)
+          const passkeys = await tx.findBy('authenticators', 'userId', user.id)
+          const ids = [...keys, ...passkeys].map((credential) => credential.id)
+          return (ids.length > 0 ? ids : ['']).map((credentialId) => ({ userId: user.id, credentialId }))
         },
       )
     ).flat()

@@ -75,7 +75,7 @@ export function localOnly(
       )
     const origin = c.req.header('origin')
     if (origin !== undefined) {
-      if (!await originAllowed(service, c, origin))
+      if (!(await originAllowed(service, c, origin)))
         throw refuse(
           `origin ${origin.slice(0, 200)} may not use development routes; add it with --allowed-origins or the auth-proxy settings' allowedOrigins`,
         )

@@ -1,5 +1,5 @@
-import { mapInOrder } from '../async.ts'
 import { ACTIVITIES, type Activity, type ActivityPath, type Vote } from '@latchkey/protocol'
+import { mapInOrder } from '../async.ts'
 import { timestampOf } from '../ids.ts'
 import type { Caller } from '../registry.ts'
 import type { ActivityRow, VoteRow } from '../store/model.ts'

@@ -3,10 +3,10 @@ import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, concatBytes, utf8ToBytes } from '@noble/hashes/utils.js'
 import { authenticate } from '../auth/authenticate.ts'
 import { ApiError } from '../errors.ts'
-import { isDatabaseError } from '../store/Store.ts'
 import type { Runtime } from '../Runtime.ts'
 import type { ActivityHandler, Registry } from '../registry.ts'
 import type { ActivityRow } from '../store/model.ts'
+import { isDatabaseError } from '../store/Store.ts'
 import { checkTimestamp } from './checkTimestamp.ts'
 import { decideActivity } from './decideActivity.ts'
 import { type Execution, executeActivity } from './executeActivity.ts'
@@ -116,7 +116,16 @@ export async function submitActivity(
       .transaction(async (tx) => {
         if ((await tx.findBy('activities', 'fingerprint', fingerprint))[0]) throw new DryRun('replay')
         const row = await tx.put('activities', provisional(service.now()))
-        const decision = await decideActivity({ tx, service, row, organization, caller, handler, parameters, vouched })
+        const decision = await decideActivity({
+          tx,
+          service,
+          row,
+          organization,
+          caller,
+          handler,
+          parameters,
+          vouched,
+        })
         throw new DryRun(decision.outcome)
       })
       .catch((error: unknown) => {
@@ -133,7 +142,10 @@ export async function submitActivity(
         }
       } catch (error) {
         // A storage outage is the request's failure, not the activity's: nothing is recorded.
-        if ((error instanceof ApiError && error.errorCode === 'STORAGE_UNAVAILABLE') || isDatabaseError(error))
+        if (
+          (error instanceof ApiError && error.errorCode === 'STORAGE_UNAVAILABLE') ||
+          isDatabaseError(error)
+        )
           throw error
         prepared = { error }
       }
@@ -148,7 +160,16 @@ export async function submitActivity(
       return { row: replay, ...(error ? { error } : {}) }
     }
     const row = await tx.put('activities', provisional(service.now()))
-    const decision = await decideActivity({ tx, service, row, organization, caller, handler, parameters, vouched })
+    const decision = await decideActivity({
+      tx,
+      service,
+      row,
+      organization,
+      caller,
+      handler,
+      parameters,
+      vouched,
+    })
     switch (decision.outcome) {
       case 'OUTCOME_ALLOW':
         return executeActivity(tx, service, registry, row, organization, caller, parameters, prepared)
@@ -165,7 +186,9 @@ export async function submitActivity(
     }
   })
   if (outcome.error) throw outcome.error
-  const shown = outcome.respondWith ? (await service.store.get('activities', outcome.respondWith))! : outcome.row
+  const shown = outcome.respondWith
+    ? (await service.store.get('activities', outcome.respondWith))!
+    : outcome.row
   return { activity: await renderActivity(service.store, shown, caller) }
 }
 

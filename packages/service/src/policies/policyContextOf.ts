@@ -212,12 +212,12 @@ export async function policyContextOf(
   if (accountAddress !== undefined) {
     const lower = accountAddress.toLowerCase()
     const account =
-      (await reads
-        .findBy('walletAccounts', 'address', accountAddress))
-        .find((row) => row.organizationId === activity.organizationId) ??
-      (await reads
-        .findBy('walletAccounts', 'organizationId', activity.organizationId))
-        .find((row) => row.address.toLowerCase() === lower)
+      (await reads.findBy('walletAccounts', 'address', accountAddress)).find(
+        (row) => row.organizationId === activity.organizationId,
+      ) ??
+      (await reads.findBy('walletAccounts', 'organizationId', activity.organizationId)).find(
+        (row) => row.address.toLowerCase() === lower,
+      )
     if (account) {
       scope.wallet_account = {
         address: /^0x/i.test(account.address) ? account.address.toLowerCase() : account.address,

@@ -96,7 +96,8 @@ describe('policy decisions through HTTP', () => {
     })
     expect(refused.body.details.activityId).toBe(await lastActivityId(t))
     expect(refused.body.message).toContain('no policy of organization')
-    const { activity } = (await t.h.query('get_activity', { activityId: await lastActivityId(t) }, t.asRoot)).body
+    const { activity } = (await t.h.query('get_activity', { activityId: await lastActivityId(t) }, t.asRoot))
+      .body
     expect(activity.status).toBe('ACTIVITY_STATUS_FAILED')
     expect(await t.evaluations(activity.id)).toEqual([[{ outcome: 'OUTCOME_DENY_IMPLICIT' }]])
   })

@@ -1,6 +1,6 @@
-import { mapInOrder } from '../async.ts'
 import { decodeJwtClaims, SUBORG_FILTER_TYPES } from '@latchkey/protocol'
 import { findPolicy } from '../activities/updatePolicy.ts'
+import { mapInOrder } from '../async.ts'
 import { findPrivateKey, renderPrivateKey } from '../domain/privateKeys.ts'
 import { ApiError } from '../errors.ts'
 import { renderActivity } from '../pipeline/renderActivity.ts'
@@ -21,7 +21,12 @@ import {
 
 const id = (r: import('../pipeline/Reader.ts').Reader, name: string) => r.string(name, { max: 200 })
 
-async function matchesFilter(reads: Reads, org: OrganizationRow, filterType: string, value: string): Promise<boolean> {
+async function matchesFilter(
+  reads: Reads,
+  org: OrganizationRow,
+  filterType: string,
+  value: string,
+): Promise<boolean> {
   const users = await reads.findBy('users', 'organizationId', org.id)
   switch (filterType) {
     case 'NAME':
@@ -33,9 +38,9 @@ async function matchesFilter(reads: Reads, org: OrganizationRow, filterType: str
     case 'PHONE_NUMBER':
       return users.some((user) => user.userPhoneNumber === value.trim())
     case 'CREDENTIAL_ID':
-      return (await reads
-        .findBy('authenticators', 'organizationId', org.id))
-        .some((a) => a.credentialId === value.replace(/=+$/, ''))
+      return (await reads.findBy('authenticators', 'organizationId', org.id)).some(
+        (a) => a.credentialId === value.replace(/=+$/, ''),
+      )
     case 'PUBLIC_KEY': {
       const key = value.toLowerCase().replace(/^0x/, '')
       return (
@@ -44,9 +49,9 @@ async function matchesFilter(reads: Reads, org: OrganizationRow, filterType: str
       )
     }
     case 'WALLET_ACCOUNT_ADDRESS':
-      return (await reads
-        .findBy('walletAccounts', 'organizationId', org.id))
-        .some((account) => account.address === value || account.address.toLowerCase() === value.toLowerCase())
+      return (await reads.findBy('walletAccounts', 'organizationId', org.id)).some(
+        (account) => account.address === value || account.address.toLowerCase() === value.toLowerCase(),
+      )
     case 'OIDC_TOKEN': {
       let claims: { iss?: unknown; sub?: unknown; aud?: unknown }
       try {
@@ -54,9 +59,9 @@ async function matchesFilter(reads: Reads, org: OrganizationRow, filterType: str
       } catch {
         throw new ApiError('FIELD_INVALID', 'filterValue must be an OIDC token (JWT)', 'filterValue')
       }
-      return (await reads
-        .findBy('oauthProviders', 'organizationId', org.id))
-        .some((provider) => provider.issuer === claims.iss && provider.subject === claims.sub)
+      return (await reads.findBy('oauthProviders', 'organizationId', org.id)).some(
+        (provider) => provider.issuer === claims.iss && provider.subject === claims.sub,
+      )
     }
     default:
       return false
@@ -105,9 +110,9 @@ export const builtinQueries: Record<string, QueryHandler> = {
       if (!activity || activity.organizationId !== organization.id)
         throw new ApiError('ACTIVITY_NOT_FOUND', `activity ${q.activityId} not found`, 'activityId')
       return {
-        policyEvaluations: (await store
-          .findBy('policyEvaluations', 'activityId', activity.id))
-          .map(renderPolicyEvaluation),
+        policyEvaluations: (await store.findBy('policyEvaluations', 'activityId', activity.id)).map(
+          renderPolicyEvaluation,
+        ),
       }
     },
   }),
@@ -226,13 +231,17 @@ export const builtinQueries: Record<string, QueryHandler> = {
   get_private_key: defineQuery({
     parse: (r) => ({ privateKeyId: id(r, 'privateKeyId') }),
     run: async ({ store, organization }, q) => ({
-      privateKey: renderPrivateKey(await findPrivateKey(store, organization.id, q.privateKeyId, 'privateKeyId')),
+      privateKey: renderPrivateKey(
+        await findPrivateKey(store, organization.id, q.privateKeyId, 'privateKeyId'),
+      ),
     }),
   }),
   list_private_keys: defineQuery({
     parse: () => ({}),
     run: async ({ store, organization }) => ({
-      privateKeys: (await store.findBy('privateKeys', 'organizationId', organization.id)).map(renderPrivateKey),
+      privateKeys: (await store.findBy('privateKeys', 'organizationId', organization.id)).map(
+        renderPrivateKey,
+      ),
     }),
   }),
 }

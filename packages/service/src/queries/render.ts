@@ -63,8 +63,7 @@ export async function renderUser(reads: Reads, row: UserRow): Promise<User> {
     ...(row.userPhoneNumber !== undefined ? { userPhoneNumber: row.userPhoneNumber } : {}),
     authenticators: (await reads.findBy('authenticators', 'userId', row.id)).map(renderAuthenticator),
     apiKeys: (await reads.findBy('apiKeys', 'userId', row.id)).map(renderApiKey),
-    userTags: (await reads
-      .findBy('userTags', 'organizationId', row.organizationId))
+    userTags: (await reads.findBy('userTags', 'organizationId', row.organizationId))
       .filter((tag) => tag.userIds.includes(row.id))
       .map((tag) => tag.id),
     oauthProviders: (await reads.findBy('oauthProviders', 'userId', row.id)).map(renderOauthProvider),

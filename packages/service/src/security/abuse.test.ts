@@ -294,7 +294,9 @@ describe('races on every "only once" rule', () => {
     )
     expect(replies.filter((r) => r.status === 200)).toHaveLength(1)
     expect(replies.every((r) => r.status < 500)).toBe(true)
-    expect(await h.service.store.findBy('apiKeys', 'organizationId', signup.body.organizationId)).toHaveLength(1)
+    expect(
+      await h.service.store.findBy('apiKeys', 'organizationId', signup.body.organizationId),
+    ).toHaveLength(1)
   })
 
   it('one authorization code of the dev IdP is redeemed once among 10 concurrent exchanges', async () => {

@@ -10,8 +10,8 @@ import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createService } from '../createService.ts'
-import { loadMasterKey, openDataDir } from '../store/openDataDir.ts'
 import { openMemoryStore } from '../store/memory.ts'
+import { loadMasterKey, openDataDir } from '../store/openDataDir.ts'
 import {
   createHarness,
   fakeClock,
@@ -127,7 +127,11 @@ async function walletSignup(h: Harness, organizationName = 'mine') {
 }
 
 /** The kit's OTP sign-up: the proven e-mail, the token and the bound key's hex signature over it. */
-const otpSignup = (h: Harness, email: string, proof: { token: string; key: Awaited<ReturnType<typeof clientKey>> }) =>
+const otpSignup = (
+  h: Harness,
+  email: string,
+  proof: { token: string; key: Awaited<ReturnType<typeof clientKey>> },
+) =>
   call(h, 'signup', {
     userEmail: email,
     verificationToken: proof.token,
@@ -147,7 +151,9 @@ describe('class 2: a verification token is spent once, atomically', () => {
     for (const reply of replies.filter((r) => r.status !== 200)) expect(reply.status).toBe(409)
     const accounts = []
     for (const org of await h.service.store.findBy('organizations', 'parentOrganizationId', h.organizationId))
-      if ((await h.service.store.findBy('users', 'organizationId', org.id)).some((u) => u.userEmail === email))
+      if (
+        (await h.service.store.findBy('users', 'organizationId', org.id)).some((u) => u.userEmail === email)
+      )
         accounts.push(org)
     expect(accounts).toHaveLength(1)
   })
@@ -511,7 +517,10 @@ describe('class 8: nothing readable at rest opens an account', () => {
     for (const file of files)
       expect({ file, mode: statSync(join(dir, file)).mode & 0o777 }).toEqual({ file, mode: 0o600 })
     // The raw database file holds neither the code nor its unkeyed digest either.
-    const raw = Buffer.concat([readFileSync(join(dir, 'latchkey.sqlite')), readFileSync(join(dir, 'latchkey.sqlite-wal'))]).toString('latin1')
+    const raw = Buffer.concat([
+      readFileSync(join(dir, 'latchkey.sqlite')),
+      readFileSync(join(dir, 'latchkey.sqlite-wal')),
+    ]).toString('latin1')
     expect(raw).toContain(record.codeMac)
     expect(raw).not.toContain(bytesToHex(sha256(utf8ToBytes(`${otpId}:${message!.code}`))))
     await service.close()

@@ -13,8 +13,13 @@ export const PROXY_USER_NAME = 'Auth Proxy'
  * sign-in activities and create sub-organizations) and its P-256 API key are created; the
  * private key is stored sealed in the configuration and opened only while a request is signed.
  */
-export async function ensureProxyUser(tx: Transaction, service: Runtime, config: ProxyConfigRow): Promise<ProxyConfigRow> {
-  if (config.proxyUserId && config.sealedProxyPrivateKey && await tx.get('users', config.proxyUserId)) return config
+export async function ensureProxyUser(
+  tx: Transaction,
+  service: Runtime,
+  config: ProxyConfigRow,
+): Promise<ProxyConfigRow> {
+  if (config.proxyUserId && config.sealedProxyPrivateKey && (await tx.get('users', config.proxyUserId)))
+    return config
   const now = service.now()
   const userId = service.newId()
   await tx.put('users', {
@@ -38,7 +43,12 @@ export async function ensureProxyUser(tx: Transaction, service: Runtime, config:
   })
   const sealedProxyPrivateKey = service.seal(privateKey)
   privateKey.fill(0)
-  return await tx.put('proxyConfigs', { ...config, proxyUserId: userId, sealedProxyPrivateKey, updatedAt: now })
+  return await tx.put('proxyConfigs', {
+    ...config,
+    proxyUserId: userId,
+    sealedProxyPrivateKey,
+    updatedAt: now,
+  })
 }
 
 /** Writes (creating if needed) an organization's proxy configuration; enabling it provisions the proxy user. */
@@ -82,6 +92,6 @@ export async function bootstrapDevProxyConfig(tx: Transaction, service: Runtime)
   const row = await tx.get('service', 'service')
   if (!row) return
   const existing = (await tx.findBy('proxyConfigs', 'organizationId', row.devOrganizationId))[0]
-  const config = existing ?? await saveProxyConfig(tx, service, row.devOrganizationId, {})
+  const config = existing ?? (await saveProxyConfig(tx, service, row.devOrganizationId, {}))
   if (row.authProxyConfigId !== config.id) await tx.put('service', { ...row, authProxyConfigId: config.id })
 }

@@ -76,7 +76,7 @@ const states = new WeakMap<Runtime, SignInState>()
 
 /** Creates the service's sign-in key (verification tokens, service OIDC tokens) and OTP MAC secret once. */
 export async function bootstrapSignInKey(tx: Transaction, service: Runtime): Promise<void> {
-  if (!await tx.get('pluginRows', OTP_MAC_KEY_ROW)) {
+  if (!(await tx.get('pluginRows', OTP_MAC_KEY_ROW))) {
     const secret = globalThis.crypto.getRandomValues(new Uint8Array(32))
     const at = service.now()
     await tx.put('pluginRows', {
@@ -272,7 +272,11 @@ export async function verifyVerificationToken(
     throw new ApiError('VERIFICATION_TOKEN_INVALID', `${field} must be a verification token`, field)
   let claims: Partial<VerificationTokenClaims>
   try {
-    claims = verifyJwt(token, hexToBytes((await signInKey(service)).publicKey), Math.floor(service.now() / 1000))
+    claims = verifyJwt(
+      token,
+      hexToBytes((await signInKey(service)).publicKey),
+      Math.floor(service.now() / 1000),
+    )
   } catch (error) {
     if (!(error instanceof CryptoInputError)) throw error
     const expired = /expired/.test(error.message)
@@ -322,7 +326,10 @@ export async function spendOnce(
 }
 
 /** The proxy configuration of an organization, or of its parent for a sub-organization. */
-export async function proxyConfigFor(reads: Reads, organizationId: string): Promise<ProxyConfigRow | undefined> {
+export async function proxyConfigFor(
+  reads: Reads,
+  organizationId: string,
+): Promise<ProxyConfigRow | undefined> {
   const own = (await reads.findBy('proxyConfigs', 'organizationId', organizationId))[0]
   if (own) return own
   const parent = (await reads.get('organizations', organizationId))?.parentOrganizationId

@@ -1,5 +1,5 @@
-import { mapInOrder } from '../async.ts'
 import type { OauthProviderParams } from '@latchkey/protocol'
+import { mapInOrder } from '../async.ts'
 import { ApiError } from '../errors.ts'
 import type { ServicePlugin, SubOrganizationHookContext } from '../registry.ts'
 import type { UserRow } from '../store/model.ts'
@@ -25,11 +25,14 @@ export const subOrganizationHooks: NonNullable<ServicePlugin['subOrganization']>
       const claims = oidc.verify(params.oidcToken, `${itemField}.oidcToken`)
       const taken = (
         await mapInOrder(
-          (await ctx.tx.findBy('oauthProviders', 'subject', claims.sub)).filter((row) => row.issuer === claims.iss),
+          (
+            await ctx.tx.findBy('oauthProviders', 'subject', claims.sub)
+          ).filter((row) => row.issuer === claims.iss),
           async (row) => {
             const org = await ctx.tx.get('organizations', row.organizationId)
             return (
-              row.organizationId === ctx.subOrganization.id || org?.parentOrganizationId === ctx.organization.id
+              row.organizationId === ctx.subOrganization.id ||
+              org?.parentOrganizationId === ctx.organization.id
             )
           },
         )
@@ -76,7 +79,10 @@ export const subOrganizationHooks: NonNullable<ServicePlugin['subOrganization']>
         : user.userPhoneNumber === claims.contact
     let taken = false
     for (const org of await ctx.tx.findBy('organizations', 'parentOrganizationId', ctx.organization.id))
-      if (org.id !== ctx.subOrganization.id && (await ctx.tx.findBy('users', 'organizationId', org.id)).some(sameContact))
+      if (
+        org.id !== ctx.subOrganization.id &&
+        (await ctx.tx.findBy('users', 'organizationId', org.id)).some(sameContact)
+      )
         taken = true
     if (taken)
       throw new ApiError(

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
-import type { PluginRow } from './model.ts'
 import { openMemoryStore } from './memory.ts'
+import type { PluginRow } from './model.ts'
 import { openDataDir, openPostgres } from './openDataDir.ts'
 import type { Store } from './Store.ts'
 
@@ -71,7 +71,7 @@ describe.each(backends)('storage contract: %s', (name, open) => {
     expect((await store.findBy('pluginRows', 'kind', 'other')).map((r) => r.id)).toEqual(['a', 'c'])
     await store.transaction((tx) => tx.delete('pluginRows', 'c'))
     expect(await store.get('pluginRows', 'c')).toBeUndefined()
-    await expect(store.findBy("pluginRows", "data" as "kind", "x")).rejects.toThrow(/no index/)
+    await expect(store.findBy('pluginRows', 'data' as 'kind', 'x')).rejects.toThrow(/no index/)
     await store.close()
   })
 
@@ -121,8 +121,7 @@ describe.each(backends)('storage contract: %s', (name, open) => {
       ),
     )
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1)
-    for (const r of results)
-      if (r.status === 'rejected') expect(String(r.reason)).toMatch(/already spent/)
+    for (const r of results) if (r.status === 'rejected') expect(String(r.reason)).toMatch(/already spent/)
     await store.close()
   })
 
@@ -158,7 +157,7 @@ describe.each(backends)('storage contract: %s', (name, open) => {
       updatedAt: 1,
     })
     await store.transaction((tx) => tx.put('activities', activity('one')))
-    await expect(store.transaction((tx) => tx.put("activities", activity("two")))).rejects.toThrow()
+    await expect(store.transaction((tx) => tx.put('activities', activity('two')))).rejects.toThrow()
     expect(await store.findBy('activities', 'fingerprint', 'same')).toHaveLength(1)
     await store.close()
   })

@@ -39,7 +39,11 @@ function indexed(table: TableName, field: string): void {
 }
 
 async function getRow<T extends TableName>(db: AnyDb, table: T, id: string): Promise<Tables[T] | undefined> {
-  const row = await db.selectFrom(table as string).select('data').where('id', '=', id).executeTakeFirst()
+  const row = await db
+    .selectFrom(table as string)
+    .select('data')
+    .where('id', '=', id)
+    .executeTakeFirst()
   return row ? (JSON.parse(row.data as string) as Tables[T]) : undefined
 }
 
@@ -61,7 +65,11 @@ async function findRows<T extends TableName>(
 }
 
 async function allRows<T extends TableName>(db: AnyDb, table: T): Promise<Tables[T][]> {
-  const rows = await db.selectFrom(table as string).select('data').orderBy('id').execute()
+  const rows = await db
+    .selectFrom(table as string)
+    .select('data')
+    .orderBy('id')
+    .execute()
   return rows.map((row: { data: string }) => JSON.parse(row.data as string) as Tables[T])
 }
 
@@ -204,13 +212,19 @@ export class Store implements Reads {
             try {
               result = await fn(new Transaction(connection, this.dialect))
             } catch (error) {
-              await sql.raw('rollback').execute(connection).catch(() => undefined)
+              await sql
+                .raw('rollback')
+                .execute(connection)
+                .catch(() => undefined)
               throw error
             }
             try {
               await sql.raw('commit').execute(connection)
             } catch (error) {
-              await sql.raw('rollback').execute(connection).catch(() => undefined)
+              await sql
+                .raw('rollback')
+                .execute(connection)
+                .catch(() => undefined)
               throw error
             }
             return result

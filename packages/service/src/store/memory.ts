@@ -1,7 +1,7 @@
 import { Kysely } from 'kysely'
 import initSqlJs from 'sql.js'
-import { syncSqliteDialect } from './sqlite.ts'
 import { type Database, Store } from './Store.ts'
+import { syncSqliteDialect } from './sqlite.ts'
 
 export interface MemoryStoreOptions {
   /**

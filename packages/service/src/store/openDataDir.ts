@@ -17,8 +17,8 @@ import {
 import { dirname, join } from 'node:path'
 import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
-import { syncSqliteDialect } from './sqlite.ts'
 import { type Database, Store } from './Store.ts'
+import { syncSqliteDialect } from './sqlite.ts'
 import { wasmSqlite } from './wasmSqlite.ts'
 
 function isAlive(pid: number): boolean {

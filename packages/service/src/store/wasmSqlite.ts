@@ -13,7 +13,8 @@ export function wasmSqlite(file: string): SyncSqlite & { exec(sql: string): void
       prepared.add(statement)
       return {
         all: (parameters) => statement.all(parameters as never) as Record<string, unknown>[],
-        run: (parameters) => statement.run(parameters as never) as { changes: number; lastInsertRowid: number },
+        run: (parameters) =>
+          statement.run(parameters as never) as { changes: number; lastInsertRowid: number },
         finalize: () => {
           if (prepared.delete(statement)) statement.finalize()
         },

@@ -57,11 +57,9 @@ export const initOtp = defineActivity('init_otp', {
       const reads = ctx.service.store
       if (org.parentOrganizationId !== undefined) {
         const email = p.otpType === 'OTP_TYPE_EMAIL'
-        const own = (await reads
-          .findBy('users', 'organizationId', org.id))
-          .some((user) =>
-            email ? user.userEmail?.trim().toLowerCase() === p.contact : user.userPhoneNumber === p.contact,
-          )
+        const own = (await reads.findBy('users', 'organizationId', org.id)).some((user) =>
+          email ? user.userEmail?.trim().toLowerCase() === p.contact : user.userPhoneNumber === p.contact,
+        )
         if (!own)
           throw new ApiError(
             'PERMISSION_DENIED',

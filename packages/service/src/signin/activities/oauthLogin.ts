@@ -30,9 +30,9 @@ export const oauthLogin = defineActivity('oauth_login', {
         "the token's nonce is not the SHA-256 of publicKey: it was issued for another key",
         'parameters.publicKey',
       )
-    const link = (await ctx.tx
-      .findBy('oauthProviders', 'subject', claims.sub))
-      .find((row) => row.organizationId === ctx.organization.id && row.issuer === claims.iss)
+    const link = (await ctx.tx.findBy('oauthProviders', 'subject', claims.sub)).find(
+      (row) => row.organizationId === ctx.organization.id && row.issuer === claims.iss,
+    )
     const user = link ? await ctx.tx.get('users', link.userId) : undefined
     if (!user)
       throw new ApiError(

@@ -50,11 +50,9 @@ export const otpLogin = defineActivity('otp_login', {
         `${email ? 'e-mail' : 'SMS'} OTP sign-in is disabled for organization ${org.id}`,
         'parameters.verificationToken',
       )
-    const user = (await ctx.tx
-      .findBy('users', 'organizationId', org.id))
-      .find((u) =>
-        email ? u.userEmail?.toLowerCase() === claims.contact : u.userPhoneNumber === claims.contact,
-      )
+    const user = (await ctx.tx.findBy('users', 'organizationId', org.id)).find((u) =>
+      email ? u.userEmail?.toLowerCase() === claims.contact : u.userPhoneNumber === claims.contact,
+    )
     if (!user)
       throw new ApiError(
         'USER_NOT_FOUND',

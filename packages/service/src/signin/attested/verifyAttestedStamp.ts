@@ -1,6 +1,6 @@
-import { mapInOrder } from '../../async.ts'
 import { ATTESTED_STAMP_HEADER, ATTESTED_STAMP_SCHEMES, type AttestedStampScheme } from '@latchkey/protocol'
 import { base64urlnopad } from '@scure/base'
+import { mapInOrder } from '../../async.ts'
 import { verifyApiKeyStamp } from '../../crypto/index.ts'
 import { ApiError } from '../../errors.ts'
 import type { Runtime } from '../../Runtime.ts'
@@ -104,7 +104,9 @@ export async function verifyAttestedStamp(
         field,
       )
     const email = claims.verification_type === 'OTP_TYPE_EMAIL'
-    const user = (await mapInOrder(candidates, (org) => service.store.findBy('users', 'organizationId', org.id)))
+    const user = (
+      await mapInOrder(candidates, (org) => service.store.findBy('users', 'organizationId', org.id))
+    )
       .flat()
       .find((u) =>
         email ? u.userEmail?.toLowerCase() === claims.contact : u.userPhoneNumber === claims.contact,
@@ -133,9 +135,9 @@ export async function verifyAttestedStamp(
       field,
     )
   const ids = new Set(candidates.map((org) => org.id))
-  const link = (await service.store
-    .findBy('oauthProviders', 'subject', claims.sub))
-    .find((row) => ids.has(row.organizationId) && row.issuer === claims.iss)
+  const link = (await service.store.findBy('oauthProviders', 'subject', claims.sub)).find(
+    (row) => ids.has(row.organizationId) && row.issuer === claims.iss,
+  )
   if (!link)
     throw new ApiError(
       'ACCOUNT_NOT_FOUND',

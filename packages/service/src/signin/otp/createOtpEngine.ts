@@ -299,40 +299,56 @@ export function createOtpEngine(options: OtpEngineOptions) {
     // One transaction reads the record, checks the budgets and records the attempt: concurrent
     // guesses (on any instance) are serialised by the database, and a wrong guess is counted even
     // though the request fails (the error is thrown after the commit).
-    const outcome = await storage.transaction(async (tx): Promise<{ error: ApiError } | { record: OtpRecord }> => {
-      const record = await tx.get(input.otpId)
-      // An OTP of another organization is as unknown as a made-up id.
-      if (!record || record.organizationId !== input.organizationId)
-        return { error: new ApiError('OTP_INVALID', 'unknown otpId', 'otpId') }
-      if (record.status === 'used')
-        return { error: new ApiError('OTP_INVALID', 'this code was already used; request a new one', 'otpId') }
-      if (record.status === 'locked')
-        return { error: new ApiError('OTP_ATTEMPTS_EXCEEDED', 'too many wrong codes; request a new one', 'otpId') }
-      if (at >= record.expiresAtMs)
-        return { error: new ApiError('OTP_EXPIRED', 'this code has expired; request a new one', 'otpId') }
-      // Wrong guesses are budgeted per contact too, across all its OTPs and organizations.
-      const guessKey = `guess:${record.contact}`
-      const wait = await waitFor(tx, guessKey, guessLimits, at)
-      if (wait > 0)
-        return {
-          error: new ApiError('OTP_RATE_LIMITED', 'too many wrong codes for this contact; try again later', 'otpCode', {
-            retryAfterSeconds: wait,
-          }),
+    const outcome = await storage.transaction(
+      async (tx): Promise<{ error: ApiError } | { record: OtpRecord }> => {
+        const record = await tx.get(input.otpId)
+        // An OTP of another organization is as unknown as a made-up id.
+        if (!record || record.organizationId !== input.organizationId)
+          return { error: new ApiError('OTP_INVALID', 'unknown otpId', 'otpId') }
+        if (record.status === 'used')
+          return {
+            error: new ApiError('OTP_INVALID', 'this code was already used; request a new one', 'otpId'),
+          }
+        if (record.status === 'locked')
+          return {
+            error: new ApiError('OTP_ATTEMPTS_EXCEEDED', 'too many wrong codes; request a new one', 'otpId'),
+          }
+        if (at >= record.expiresAtMs)
+          return { error: new ApiError('OTP_EXPIRED', 'this code has expired; request a new one', 'otpId') }
+        // Wrong guesses are budgeted per contact too, across all its OTPs and organizations.
+        const guessKey = `guess:${record.contact}`
+        const wait = await waitFor(tx, guessKey, guessLimits, at)
+        if (wait > 0)
+          return {
+            error: new ApiError(
+              'OTP_RATE_LIMITED',
+              'too many wrong codes for this contact; try again later',
+              'otpCode',
+              {
+                retryAfterSeconds: wait,
+              },
+            ),
+          }
+        if (
+          typeof record.codeMac !== 'string' ||
+          !sameHex(macOf(record.otpId, input.otpCode), record.codeMac)
+        ) {
+          const attempts = record.attempts + 1
+          const locked = attempts >= maxAttempts
+          await recordEvent(tx, guessKey, at)
+          await tx.put({ ...record, attempts, status: locked ? 'locked' : 'pending' })
+          return {
+            error: locked
+              ? new ApiError('OTP_ATTEMPTS_EXCEEDED', 'too many wrong codes; request a new one', 'otpCode')
+              : new ApiError('OTP_INVALID', 'wrong code', 'otpCode', {
+                  attemptsRemaining: maxAttempts - attempts,
+                }),
+          }
         }
-      if (typeof record.codeMac !== 'string' || !sameHex(macOf(record.otpId, input.otpCode), record.codeMac)) {
-        const attempts = record.attempts + 1
-        const locked = attempts >= maxAttempts
-        await recordEvent(tx, guessKey, at)
-        await tx.put({ ...record, attempts, status: locked ? 'locked' : 'pending' })
-        return {
-          error: locked
-            ? new ApiError('OTP_ATTEMPTS_EXCEEDED', 'too many wrong codes; request a new one', 'otpCode')
-            : new ApiError('OTP_INVALID', 'wrong code', 'otpCode', { attemptsRemaining: maxAttempts - attempts }),
-        }
-      }
-      await tx.put({ ...record, status: 'used' })
-      return { record }
-    })
+        await tx.put({ ...record, status: 'used' })
+        return { record }
+      },
+    )
     if ('error' in outcome) throw outcome.error
     const { record } = outcome
     const lifetime = input.tokenExpirationSeconds ?? defaultTokenExpiration

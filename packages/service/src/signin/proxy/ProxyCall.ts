@@ -75,7 +75,8 @@ export class ProxyCall {
   /** POSTs `body` to a public route, stamped with the proxy key; an error answer is raised again. */
   private async send(route: string, body: Record<string, unknown>): Promise<unknown> {
     const text = JSON.stringify(body)
-    const publicKey = (await this.service.store.findBy('apiKeys', 'userId', this.config.proxyUserId!))[0]?.publicKey
+    const publicKey = (await this.service.store.findBy('apiKeys', 'userId', this.config.proxyUserId!))[0]
+      ?.publicKey
     if (!publicKey)
       throw new ApiError('PROXY_DISABLED', 'the auth proxy has no key; switch it off and on again')
     const privateKey = this.service.open(this.config.sealedProxyPrivateKey!)

@@ -138,7 +138,12 @@ async function settings(
 }
 
 /** e-mail OTP up to the verification token, bound to `key`. */
-async function verifiedEmail(h: Harness, page: Awaited<ReturnType<typeof browser>>, email: string, key = clientKey()) {
+async function verifiedEmail(
+  h: Harness,
+  page: Awaited<ReturnType<typeof browser>>,
+  email: string,
+  key = clientKey(),
+) {
   const init = await page.call('otp_init', { otpType: 'OTP_TYPE_EMAIL', contact: email })
   expect(init.status).toBe(200)
   const { code } = await lastCode(h, email)
@@ -1121,7 +1126,7 @@ describe('sign-in state at rest', () => {
       attempts: 1,
       status: 'pending',
     })
-    expect(JSON.stringify((await store.dump()))).not.toContain(`"${code}"`)
+    expect(JSON.stringify(await store.dump())).not.toContain(`"${code}"`)
     // Same store and key: the configuration, its proxy user and the OTP survive a restart.
     const again = await createHarness({ store, masterKey, clock })
     expect(again.service.dev.authProxyConfigId).toBe(h.service.dev.authProxyConfigId)
@@ -1210,9 +1215,9 @@ describe('switching the proxy on', () => {
       { userEmail: 'amy@acme.example', verificationToken },
       { configId: config.id },
     )
-    expect((await h.service.store.get('organizations', signup.body.organizationId))!.parentOrganizationId).toBe(
-      ids.org,
-    )
+    expect(
+      (await h.service.store.get('organizations', signup.body.organizationId))!.parentOrganizationId,
+    ).toBe(ids.org)
     // The dev configuration does not see Acme's accounts.
     expect(
       (await browser(h).call('account', { filterType: 'EMAIL', filterValue: 'amy@acme.example' })).body,

@@ -93,7 +93,7 @@ function proxyConfiguration(service: Runtime): MiddlewareHandler<ProxyEnv> {
   return async (c, next) => {
     const origin = c.req.header('origin')
     if (c.req.method === 'OPTIONS') {
-      if (!await preflightAllows(origin))
+      if (!(await preflightAllows(origin)))
         throw new ApiError('ORIGIN_NOT_ALLOWED', `origin ${origin?.slice(0, 200) ?? '(none)'} is not allowed`)
       grant(c, origin!)
       return c.body(null, 204)

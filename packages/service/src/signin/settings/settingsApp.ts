@@ -203,7 +203,10 @@ export function settingsApp(service: Runtime): Hono<SettingsEnv> {
   app.post('/get', async (c) => {
     const organizationId = c.get('organizationId')
     return c.json(
-      render(organizationId, (await service.store.findBy('proxyConfigs', 'organizationId', organizationId))[0]),
+      render(
+        organizationId,
+        (await service.store.findBy('proxyConfigs', 'organizationId', organizationId))[0],
+      ),
     )
   })
   app.post('/update', async (c) => {
