@@ -148,3 +148,21 @@ describe('the request pipeline', () => {
     })
   })
 })
+
+describe('replays', () => {
+  it("a replayed request is its first activity, whatever nonce header it carries (only the proxy's own stamps may add one)", async () => {
+    const h = await createHarness()
+    const timestampMs = String(h.clock.now())
+    const send = (nonce?: string) =>
+      h.submit(
+        'create_wallet',
+        { walletName: 'once', accounts: [] },
+        { timestampMs, ...(nonce ? { headers: { 'X-Latchkey-Proxy-Nonce': nonce } } : {}) },
+      )
+    const first = await send()
+    expect(first.status).toBe(200)
+    const replays = await Promise.all([send('a'), send('b'), send()])
+    for (const replay of replays) expect(replay.body.activity.id).toBe(first.body.activity.id)
+    expect((await h.service.store.findBy('wallets', 'organizationId', h.organizationId)).length).toBe(1)
+  })
+})
