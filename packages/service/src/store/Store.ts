@@ -88,7 +88,8 @@ export function classify(error: unknown): 'retry' | 'unique' | 'unavailable' | '
   const e = error as { code?: unknown; message?: unknown }
   const code = typeof e?.code === 'string' ? e.code : ''
   const message = typeof e?.message === 'string' ? e.message : ''
-  if (code === '40001' || code === '40P01') return 'retry'
+  // 25P02: an earlier statement of this transaction failed (a conflict caught somewhere): rerun it.
+  if (code === '40001' || code === '40P01' || code === '25P02') return 'retry'
   if (code === '23505') return 'unique'
   if (
     /^(08|53|57P|58)/.test(code) ||
