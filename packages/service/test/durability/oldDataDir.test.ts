@@ -19,8 +19,9 @@ afterAll(() => {
 
 /** The 0.1 data dir, with the modes 0.1 gave it (0700 dir, 0600 data files). */
 function oldDataDir(): string {
-  const dir = join(tempDir('old-data-dir'), 'data')
-  dirs.push(dir)
+  const parent = tempDir('old-data-dir')
+  dirs.push(parent)
+  const dir = join(parent, 'data')
   mkdirSync(dir, { mode: 0o700 })
   for (const [name, text] of Object.entries(fixture.files)) {
     writeFileSync(join(dir, name), text)
