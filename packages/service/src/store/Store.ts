@@ -219,7 +219,8 @@ export const unavailable = (_cause: unknown) =>
     { retryAfterSeconds: 1 },
   )
 
-const MAX_ATTEMPTS = 12
+/** Reruns of a transaction that keeps colliding (many writers in one organization) before a 503. */
+const MAX_ATTEMPTS = 30
 
 /**
  * The service's data, in SQLite or PostgreSQL through Kysely. Reads outside a transaction see
@@ -337,8 +338,9 @@ export class Store implements Reads {
       } catch (error) {
         const kind = classify(error)
         if ((kind === 'retry' || kind === 'unique') && attempt < MAX_ATTEMPTS) {
-          // Back off a little, with jitter, so the transactions that collided do not collide again.
-          await new Promise((resolve) => setTimeout(resolve, Math.random() * 4 * attempt))
+          // Back off with jitter, longer each time (up to 100 ms), so the transactions that
+          // collided do not collide again.
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(100, 2 ** attempt)))
           continue
         }
         if (kind === 'retry') throw unavailable(error)
