@@ -1,5 +1,4 @@
-import { CompiledQuery, type Kysely, sql } from 'kysely'
-import { Migrator } from 'kysely/migration'
+import { CompiledQuery, type Kysely, Migrator, sql } from 'kysely'
 import { ApiError } from '../errors.ts'
 import { migrations } from './migrations.ts'
 import { INDEXES, type Row, type TableName, type Tables } from './model.ts'
@@ -43,6 +42,9 @@ function indexed(table: TableName, field: string): void {
  * (compiling is a fifth of a request's CPU otherwise), then run with fresh parameters. The shape
  * is compiled with marker values, so each parameter's position is known.
  */
+/** Stands in for a parameter while a shape is compiled (never sent to a database). */
+const MARKER = '__latchkey_parameter_'
+
 class Queries {
   private readonly cache = new Map<string, { sql: string; order: number[] }>()
 
@@ -51,9 +53,10 @@ class Queries {
   private shape(key: string, build: (marker: (i: number) => string) => { compile(): CompiledQuery }) {
     let shape = this.cache.get(key)
     if (!shape) {
-      const compiled = build((i) => `\u0000p${i}`).compile()
+      const compiled = build((i) => `${MARKER}${i}`).compile()
       const order = compiled.parameters.map((parameter) => {
-        const match = typeof parameter === 'string' ? /^\u0000p(\d+)$/.exec(parameter) : null
+        const match =
+          typeof parameter === 'string' && parameter.startsWith(MARKER) ? /(\d+)$/.exec(parameter) : null
         if (!match) throw new Error(`query ${key} has a parameter that is not a marker`)
         return Number(match[1])
       })

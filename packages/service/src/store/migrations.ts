@@ -1,5 +1,4 @@
-import { type Kysely, sql } from 'kysely'
-import type { Migration, MigrationProvider } from 'kysely/migration'
+import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely'
 
 /**
  * The schema's versions, applied in order at start by Kysely's migrator (which takes a lock, so
