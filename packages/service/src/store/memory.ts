@@ -1,53 +1,75 @@
 import { Kysely } from 'kysely'
-import initSqlJs from 'sql.js'
 import { type Database, Store } from './Store.ts'
+import type { SyncSqlite } from './sqlite.ts'
 import { syncSqliteDialect } from './sqlite.ts'
 
 export interface MemoryStoreOptions {
   /**
-   * Where the browser fetches sql.js's `sql-wasm.wasm` (with Vite: `import url from
-   * 'sql.js/dist/sql-wasm.wasm?url'`). Node finds it on its own.
+   * In a browser: where sql.js's `sql-wasm.wasm` is served (with Vite: `import url from
+   * 'sql.js/dist/sql-wasm.wasm?url'`); the page then needs the optional peer `sql.js`. Node uses
+   * node-sqlite3-wasm and ignores this.
    */
   sqlWasmUrl?: string
 }
 
-let engines = new Map<string, ReturnType<typeof initSqlJs>>()
+const inNode = typeof process !== 'undefined' && typeof process.versions?.node === 'string'
 
 /**
- * An in-memory SQLite database (sql.js, WASM) with the service's schema: the default without a
- * data dir or database URL, in Node and in a browser (Storybook runs the service in the page).
- * Same dialect, migrations and queries as the file and PostgreSQL stores.
+ * An in-memory SQLite database with the service's schema: the default without a data dir or a
+ * database URL, in Node (node-sqlite3-wasm, as for a data dir) and in a browser (sql.js; Storybook
+ * runs the service in the page). Same dialect, migrations and queries as the durable stores.
  */
 export async function openMemoryStore(options: MemoryStoreOptions = {}): Promise<Store> {
-  const key = options.sqlWasmUrl ?? ''
-  let engine = engines.get(key)
-  if (!engine) {
-    engine = initSqlJs(options.sqlWasmUrl ? { locateFile: () => options.sqlWasmUrl! } : undefined)
-    engines.set(key, engine)
-    engine.catch(() => {
-      engines = new Map([...engines].filter(([k]) => k !== key))
-    })
-  }
+  const database = inNode ? await openNodeMemory() : await openBrowserMemory(options.sqlWasmUrl)
+  return Store.open(new Kysely<Database>({ dialect: syncSqliteDialect(database) }), 'sqlite')
+}
+
+async function openNodeMemory(): Promise<SyncSqlite> {
+  const { wasmSqlite } = await import('./wasmSqlite.ts')
+  return wasmSqlite(':memory:')
+}
+
+let engine: Promise<{ Database: new () => SqlJsDatabase }> | undefined
+
+interface SqlJsStatement {
+  bind(values: unknown): void
+  step(): boolean
+  getAsObject(): Record<string, unknown>
+  reset(): void
+  run(values: unknown): void
+  free(): void
+}
+interface SqlJsDatabase {
+  prepare(sql: string): SqlJsStatement
+  getRowsModified(): number
+  close(): void
+}
+
+async function openBrowserMemory(sqlWasmUrl: string | undefined): Promise<SyncSqlite> {
+  if (!sqlWasmUrl)
+    throw new Error(
+      "createService() in a browser needs memory.sqlWasmUrl: the URL of sql.js's sql-wasm.wasm (install the optional peer sql.js)",
+    )
+  engine ??= import('sql.js').then((module) => module.default({ locateFile: () => sqlWasmUrl }))
   const database = new (await engine).Database()
-  const dialect = syncSqliteDialect({
+  return {
     prepare(sql) {
       const statement = database.prepare(sql)
       return {
         all(parameters) {
-          statement.bind(parameters as never)
+          statement.bind(parameters)
           const rows: Record<string, unknown>[] = []
           while (statement.step()) rows.push(statement.getAsObject())
           statement.reset()
           return rows
         },
         run(parameters) {
-          statement.run(parameters as never)
+          statement.run(parameters)
           return { changes: database.getRowsModified(), lastInsertRowid: 0 }
         },
         finalize: () => statement.free(),
       }
     },
     close: () => database.close(),
-  })
-  return Store.open(new Kysely<Database>({ dialect }), 'sqlite')
+  }
 }
