@@ -144,6 +144,11 @@ export interface ServicePlugin {
   bootstrap?(tx: Transaction, service: Runtime): Promise<void> | void
   /** Runs on every start after `bootstrap` committed: read what the plugin keeps for the process's life. */
   load?(service: Runtime): Promise<void> | void
+  /**
+   * True when the caller is the plugin's own service user, whose key never leaves the service (the
+   * auth proxy's user): its stamped calls may carry a per-call nonce in their fingerprint.
+   */
+  ownsCaller?(caller: Caller, service: Runtime): Promise<boolean> | boolean
   /** Vouches for a caller on a path: an `allowNonRoot` handler then admits it without a policy. */
   vouchesFor?(
     request: { path: string; caller: Caller; organization: OrganizationRow },

@@ -166,3 +166,27 @@ describe('replays', () => {
     expect((await h.service.store.findBy('wallets', 'organizationId', h.organizationId)).length).toBe(1)
   })
 })
+
+describe('the auth proxy user’s nonce', () => {
+  it('is honoured for the proxy user’s own stamps whatever organization they target, and for no one else', async () => {
+    const h = await createHarness()
+    const plugin = h.service.registry.plugins.find((p) => p.ownsCaller)!
+    const config = (await h.service.store.get('proxyConfigs', h.service.dev.authProxyConfigId!))!
+    const proxyKey = (await h.service.store.findBy('apiKeys', 'userId', config.proxyUserId!))[0]!
+    const caller = (userId: string, organizationId: string, id: string) => ({
+      userId,
+      organizationId,
+      credential: { kind: 'API_KEY' as const, id, publicKey: '', scheme: '', signature: '' },
+      readOnly: false,
+    })
+    expect(
+      await plugin.ownsCaller!(caller(config.proxyUserId!, h.organizationId, proxyKey.id), h.service.runtime),
+    ).toBe(true)
+    expect(
+      await plugin.ownsCaller!(
+        caller(h.service.dev.userId, h.organizationId, h.service.dev.apiKeyId),
+        h.service.runtime,
+      ),
+    ).toBe(false)
+  })
+})

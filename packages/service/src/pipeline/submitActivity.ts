@@ -87,7 +87,11 @@ export async function submitActivity(
   // plugin's own user (the auth proxy, whose key never leaves the service) may add a nonce, so two
   // instances forwarding identical calls in one millisecond make two activities; anyone else's
   // nonce header is ignored, so it cannot turn a replay into a new activity.
-  const nonce = vouched ? (headers.get('X-Latchkey-Proxy-Nonce') ?? '') : ''
+  const nonceHeader = headers.get('X-Latchkey-Proxy-Nonce')
+  let owned = false
+  if (nonceHeader)
+    for (const plugin of registry.plugins) if (await plugin.ownsCaller?.(caller, service)) owned = true
+  const nonce = owned ? (nonceHeader ?? '') : ''
   const fingerprint = bytesToHex(
     sha256(concatBytes(utf8ToBytes(`${caller.credential.id}\n${nonce ? `${nonce}\n` : ''}`), bytes)),
   )

@@ -62,6 +62,10 @@ export const signInPlugin: ServicePlugin = {
     app.route('/dev/settings', settingsApp(service))
   },
   subOrganization: subOrganizationHooks,
+  async ownsCaller(caller, service) {
+    const config = (await service.store.findBy('proxyConfigs', 'organizationId', caller.organizationId))[0]
+    return config?.proxyUserId !== undefined && config.proxyUserId === caller.userId
+  },
   async vouchesFor({ path, caller, organization }, service) {
     const config = (await service.store.findBy('proxyConfigs', 'organizationId', organization.id))[0]
     return config?.proxyUserId === caller.userId && PROXY_USER_ACTIVITIES.includes(path)
