@@ -59,7 +59,10 @@ export async function submitActivity(
   const named = await requireOrganization(service.store, body.string('organizationId', { max: 200 }))
   // A sub-organization's user naming the parent (passkey login before the client knows its
   // sub-organization) acts in its own sub-organization when the handler allows it.
-  const callerOrganization = await service.store.get('organizations', caller.organizationId)
+  const callerOrganization =
+    caller.organizationId === named.id
+      ? named
+      : await service.store.get('organizations', caller.organizationId)
   const organization =
     handler.resolveSubOrganization && callerOrganization?.parentOrganizationId === named.id
       ? callerOrganization
