@@ -1,42 +1,29 @@
 // Issue 13's "only once" rules and limits, across two service processes on one PostgreSQL: a
 // second instance must not be a second chance. Black box: the CLI as child processes, HTTP on
 // 127.0.0.1.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import {
   codeOf,
-  type Deployment,
   errorOf,
   freshEmail,
   type Instance,
   otpLogin,
   otpSignup,
-  printLogsOnFailure,
   proxy,
   type Reply,
-  RootClient,
-  SETUP_TIMEOUT_MS,
-  startDeployment,
+  type RootClient,
+  useTwoInstances,
   verifiedToken,
 } from './instances.ts'
 
-let deployment: Deployment
+const two = useTwoInstances()
 let a: Instance
 let b: Instance
 let both: Instance[]
 let root: RootClient
-
-beforeAll(async () => {
-  deployment = await startDeployment(2)
-  ;[a, b] = deployment.instances as [Instance, Instance]
-  both = [a, b]
-  root = new RootClient(deployment.info)
-}, SETUP_TIMEOUT_MS)
-
-printLogsOnFailure(() => deployment)
-
-afterAll(async () => {
-  await deployment?.close()
-}, 60_000)
+beforeAll(() => {
+  ;({ a, b, both, root } = two)
+})
 
 const no5xx = (replies: Reply[]) =>
   expect(replies.filter((reply) => reply.status >= 500).map((reply) => [reply.status, reply.body])).toEqual(

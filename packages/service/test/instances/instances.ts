@@ -11,7 +11,7 @@ import { ACTIVITIES, type ActivityPath, PROXY_CONFIG_HEADER, SETTINGS_ROUTES } f
 import { type TestKey, testKey } from '@latchkey/service/testing'
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
-import { afterEach } from 'vitest'
+import { afterAll, afterEach, beforeAll } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
 
 export const root = fileURLToPath(new URL('../../../../', import.meta.url))
@@ -369,3 +369,30 @@ export function otpLogin(instance: Instance, proof: { token: string; key: Client
 export const freshEmail = (label: string) => `${label}-${randomBytes(4).toString('hex')}@example.com`
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Instances A and B of a two-instance deployment, and the dev root key's client (set in `beforeAll`). */
+export interface TwoInstances {
+  a: Instance
+  b: Instance
+  both: Instance[]
+  root: RootClient
+}
+
+/**
+ * Starts two instances on one fresh PostgreSQL for the calling file's tests (`beforeAll`), prints
+ * their logs when a test fails, and stops them all (`afterAll`). Read the fields inside tests.
+ */
+export function useTwoInstances(): TwoInstances {
+  let deployment: Deployment | undefined
+  const two = {} as TwoInstances
+  beforeAll(async () => {
+    deployment = await startDeployment(2)
+    const [a, b] = deployment.instances as [Instance, Instance]
+    Object.assign(two, { a, b, both: [a, b], root: new RootClient(deployment.info) })
+  }, SETUP_TIMEOUT_MS)
+  printLogsOnFailure(() => deployment)
+  afterAll(async () => {
+    await deployment?.close()
+  }, 60_000)
+  return two
+}

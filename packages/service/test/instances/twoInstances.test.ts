@@ -3,42 +3,29 @@
 import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { keccak_256 } from '@noble/hashes/sha3.js'
 import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import {
   codeOf,
-  type Deployment,
   errorOf,
   freshEmail,
   type Instance,
   otpSignup,
-  printLogsOnFailure,
   proxy,
   type Reply,
-  RootClient,
+  type RootClient,
   resultOf,
-  SETUP_TIMEOUT_MS,
-  startDeployment,
+  useTwoInstances,
   verifiedToken,
 } from './instances.ts'
 
-let deployment: Deployment
+const two = useTwoInstances()
 let a: Instance
 let b: Instance
 let both: Instance[]
 let root: RootClient
-
-beforeAll(async () => {
-  deployment = await startDeployment(2)
-  ;[a, b] = deployment.instances as [Instance, Instance]
-  both = [a, b]
-  root = new RootClient(deployment.info)
-}, SETUP_TIMEOUT_MS)
-
-printLogsOnFailure(() => deployment)
-
-afterAll(async () => {
-  await deployment?.close()
-}, 60_000)
+beforeAll(() => {
+  ;({ a, b, both, root } = two)
+})
 
 describe('two instances on one PostgreSQL', { timeout: 60_000 }, () => {
   it('both instances started together on the empty database print the same dev organization', () => {
