@@ -81,6 +81,15 @@ async function main(): Promise<void> {
     await service.close()
     process.exit(1)
   })
+  // Stop cleanly from the moment the service is reachable (a supervisor may signal right after the
+  // ready line).
+  const stop = async () => {
+    server.close()
+    await service.close()
+    process.exit(0)
+  }
+  process.on('SIGINT', stop)
+  process.on('SIGTERM', stop)
   const { port } = server.address() as AddressInfo
   const host = options.host === '0.0.0.0' || options.host === '::' ? '127.0.0.1' : options.host
   const baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`
@@ -127,13 +136,6 @@ async function main(): Promise<void> {
         '',
       ].join('\n'),
     )
-  const stop = async () => {
-    server.close()
-    await service.close()
-    process.exit(0)
-  }
-  process.on('SIGINT', stop)
-  process.on('SIGTERM', stop)
 }
 
 main().catch((error: Error) => {
