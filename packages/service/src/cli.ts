@@ -13,7 +13,7 @@ import {
   USAGE,
   UsageError,
 } from './parseCli.ts'
-import { loadMasterKey, loadMasterKeyFile, openDataDir, openPostgres } from './store/openDataDir.ts'
+import { loadMasterKey, loadMasterKeyFile, openDataDir, openPostgres } from './store/durableStores.ts'
 
 const NAME = 'latchkey-service'
 

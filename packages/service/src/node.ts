@@ -6,4 +6,4 @@ export {
   loadMasterKeyFile,
   openDataDir,
   openPostgres,
-} from './store/openDataDir.ts'
+} from './store/durableStores.ts'

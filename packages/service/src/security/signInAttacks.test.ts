@@ -10,8 +10,8 @@ import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createService } from '../createService.ts'
+import { loadMasterKey, openDataDir } from '../store/durableStores.ts'
 import { openMemoryStore } from '../store/memory.ts'
-import { loadMasterKey, openDataDir } from '../store/openDataDir.ts'
 import {
   createHarness,
   fakeClock,

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
+import { openDataDir, openPostgres } from './durableStores.ts'
 import { openMemoryStore } from './memory.ts'
 import type { PluginRow } from './model.ts'
-import { openDataDir, openPostgres } from './openDataDir.ts'
 import type { Store } from './Store.ts'
 
 /**

@@ -141,8 +141,8 @@ class Queries {
     return Number(rows[0]?.n ?? 0)
   }
 
-  /** Inserts `row`, or replaces the row with its id (`onConflict: 'nothing'` leaves it). */
-  async write(db: AnyDb, table: TableName, row: Row, onConflict: 'update' | 'nothing'): Promise<number> {
+  /** Inserts `row`, or replaces the row with its id. */
+  async put(db: AnyDb, table: TableName, row: Row): Promise<void> {
     const fields = INDEXES[table] as string[]
     const values = [
       row.id,
@@ -152,9 +152,9 @@ class Queries {
         return value === undefined || value === null ? null : String(value)
       }),
     ]
-    const result = await this.run(
+    await this.run(
       db,
-      `${onConflict}:${table}`,
+      `put:${table}`,
       (p) => {
         const columns: DocumentTable = { id: p(0), data: p(1) }
         fields.forEach((field, index) => {
@@ -164,15 +164,10 @@ class Queries {
         return this.compiler
           .insertInto(table as string)
           .values(columns)
-          .onConflict((conflict) =>
-            onConflict === 'update'
-              ? conflict.column('id').doUpdateSet(update)
-              : conflict.column('id').doNothing(),
-          )
+          .onConflict((conflict) => conflict.column('id').doUpdateSet(update))
       },
       values,
     )
-    return Number(result.numAffectedRows ?? 0)
   }
 
   async delete(db: AnyDb, table: TableName, id: string): Promise<void> {
@@ -400,13 +395,8 @@ export class Transaction implements Reads {
 
   /** Inserts or replaces the row with `row.id`. */
   async put<T extends TableName>(table: T, row: Tables[T]): Promise<Tables[T]> {
-    await this.queries.write(this.db, table, row, 'update')
+    await this.queries.put(this.db, table, row)
     return row
-  }
-
-  /** Inserts a row that must not exist yet; false (and nothing written) when its id is taken. */
-  async insertNew<T extends TableName>(table: T, row: Tables[T]): Promise<boolean> {
-    return (await this.queries.write(this.db, table, row, 'nothing')) === 1
   }
 
   async delete(table: TableName, id: string): Promise<void> {
@@ -424,5 +414,3 @@ export class Transaction implements Reads {
     await sql`rollback to savepoint ${sql.id(savepoint)}`.execute(this.db)
   }
 }
-
-export type { Row }
