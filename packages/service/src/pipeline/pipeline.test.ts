@@ -1,6 +1,7 @@
 import { PROXY_CONFIG_HEADER } from '@latchkey/protocol'
 import { describe, expect, it } from 'vitest'
 import { createHarness, type Harness } from '../testing/harness.ts'
+import { PROXY_NONCE_HEADER } from './submitActivity.ts'
 
 /** The route families' body-size limits and JSON checks, through `app.request()` (no port). */
 
@@ -157,7 +158,7 @@ describe('replays', () => {
       h.submit(
         'create_wallet',
         { walletName: 'once', accounts: [] },
-        { timestampMs, ...(nonce ? { headers: { 'X-Latchkey-Proxy-Nonce': nonce } } : {}) },
+        { timestampMs, ...(nonce ? { headers: { [PROXY_NONCE_HEADER]: nonce } } : {}) },
       )
     const first = await send()
     expect(first.status).toBe(200)

@@ -19,6 +19,12 @@ export interface SubmitOutcome {
 }
 
 /** The error an activity failed with, as stored on its row. */
+/**
+ * A per-call nonce a plugin's own user (the auth proxy) sends with its stamped requests; it enters
+ * the fingerprint only for such a caller (`ServicePlugin.ownsCaller`).
+ */
+export const PROXY_NONCE_HEADER = 'X-Latchkey-Proxy-Nonce'
+
 const storedError = (row: ActivityRow): ApiError | undefined =>
   row.failure
     ? new ApiError(
@@ -90,7 +96,7 @@ export async function submitActivity(
   // plugin's own user (the auth proxy, whose key never leaves the service) may add a nonce, so two
   // instances forwarding identical calls in one millisecond make two activities; anyone else's
   // nonce header is ignored, so it cannot turn a replay into a new activity.
-  const nonceHeader = headers.get('X-Latchkey-Proxy-Nonce')
+  const nonceHeader = headers.get(PROXY_NONCE_HEADER)
   let owned = false
   if (nonceHeader)
     for (const plugin of registry.plugins) if (await plugin.ownsCaller?.(caller, service)) owned = true

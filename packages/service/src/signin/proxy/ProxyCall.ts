@@ -12,14 +12,12 @@ import type { Context, Hono } from 'hono'
 import { ApiError } from '../../errors.ts'
 import type { Reader } from '../../pipeline/Reader.ts'
 import type { PipelineEnv } from '../../pipeline/readJson.ts'
+import { PROXY_NONCE_HEADER } from '../../pipeline/submitActivity.ts'
 import type { Runtime } from '../../Runtime.ts'
 import type { ProxyConfigRow } from '../../store/model.ts'
 import { signProxyStamp } from './signProxyStamp.ts'
 
 const lastTimestamps = new WeakMap<Runtime, number>()
-
-/** A per-call nonce the proxy sends with its own stamped requests. */
-export const PROXY_NONCE_HEADER = 'X-Latchkey-Proxy-Nonce'
 
 /**
  * `timestampMs` for a forwarded request, strictly increasing per service: the activity API
