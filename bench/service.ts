@@ -8,7 +8,6 @@
  * Run: npm run bench:service   (or npx tsx bench/service.ts [--requests 2000] [--clients 200])
  */
 import { mkdtempSync, rmSync } from 'node:fs'
-import { Agent, request } from 'node:http'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -17,14 +16,21 @@ import { hexToBytes } from '@noble/hashes/utils.js'
 import { signApiKeyStamp, signRawPayload } from '../packages/service/src/crypto/index.ts'
 import { startService } from '../packages/service/test/durability/serviceProcess.ts'
 import { type PostgresCluster, startPostgres } from '../scripts/postgres.mjs'
+import { Connection, type Reply, serializePost } from './loopbackClient.ts'
 import { printTable } from './printTable.ts'
 
 const { values: flags } = parseArgs({
   options: {
     requests: { type: 'string', default: '2000' },
     clients: { type: 'string', default: '200' },
+    /** Comma-separated subset of: memory, sqlite, postgres1, postgres2 (default: all). */
+    only: { type: 'string' },
+    /** Write a V8 CPU profile of each service process into this directory. */
+    profile: { type: 'string' },
   },
 })
+const ONLY = flags.only ? new Set(flags.only.split(',')) : undefined
+const wanted = (name: string) => !ONLY || ONLY.has(name)
 const REQUESTS = Number(flags.requests)
 const CLIENTS = Number(flags.clients)
 
@@ -34,6 +40,7 @@ const ETH: AccountSpec = {
   path: "m/44'/60'/0'/0/0",
   addressFormat: 'ADDRESS_FORMAT_ETHEREUM',
 }
+const HEALTH = Buffer.from('GET /health HTTP/1.1\r\nHost: bench\r\n\r\n')
 const payloadOf = (i: number) => `0x${i.toString(16).padStart(64, '0')}`
 
 interface Instance {
@@ -45,35 +52,14 @@ interface Instance {
   close(): Promise<void>
 }
 
-const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS * 2 })
-
-/** One POST over a kept-alive loopback connection; resolves with status and body text. */
-function post(url: string, body: string, stamp: string): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      {
-        method: 'POST',
-        agent,
-        headers: {
-          'Content-Type': 'application/json',
-          'Content-Length': Buffer.byteLength(body),
-          'X-Stamp': stamp,
-        },
-      },
-      (res) => {
-        let text = ''
-        res.setEncoding('utf8')
-        res.on('data', (chunk: string) => {
-          text += chunk
-        })
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }))
-        res.on('error', reject)
-      },
-    )
-    req.on('error', reject)
-    req.end(body)
-  })
+/** One request over a fresh connection (set-up and warm-up, not timed). */
+async function post(request: { url: string; bytes: Buffer }): Promise<Reply> {
+  const connection = new Connection(request.url)
+  try {
+    return await connection.send(request.bytes)
+  } finally {
+    connection.close()
+  }
 }
 
 let tick = Date.now()
@@ -89,7 +75,8 @@ function prepare(instance: Instance, path: ActivityPath, parameters: object) {
     scheme: 'SIGNATURE_SCHEME_TK_API_P256',
     privateKey: hexToBytes(instance.apiPrivateKey),
   })
-  return { url: `${instance.baseUrl}/public/v1/submit/${path}`, body, stamp }
+  const url = `${instance.baseUrl}/public/v1/submit/${path}`
+  return { url, bytes: serializePost(url, body, stamp) }
 }
 
 interface Run {
@@ -118,6 +105,12 @@ async function load(
       make(instance, k * instances.length + n),
     ),
   )
+  // One kept-alive connection per client, to the instance it keeps to, opened before the clock.
+  const connections = Array.from(
+    { length: CLIENTS },
+    (_, client) => new Connection(instances[client % instances.length]!.baseUrl),
+  )
+  await Promise.all(connections.map((connection) => connection.send(HEALTH)))
   const latencies: number[] = []
   let failed = 0
   let firstFailure: string | undefined
@@ -126,10 +119,9 @@ async function load(
     Array.from({ length: CLIENTS }, async (_, client) => {
       const queue = queues[client % queues.length]!
       for (let request = queue.shift(); request; request = queue.shift()) {
-        const { url, body, stamp } = request
         const begin = performance.now()
         try {
-          const reply = await post(url, body, stamp)
+          const reply = await connections[client]!.send(request.bytes)
           if (reply.status !== 200) {
             failed++
             let code = reply.text.slice(0, 80)
@@ -149,6 +141,7 @@ async function load(
     }),
   )
   const seconds = (performance.now() - start) / 1000
+  for (const connection of connections) connection.close()
   latencies.sort((a, b) => a - b)
   return {
     perSecond: latencies.length / seconds,
@@ -160,11 +153,9 @@ async function load(
 }
 
 async function createSigner(instance: Instance): Promise<string> {
-  const { url, body, stamp } = prepare(instance, 'create_wallet', {
-    walletName: 'bench signer',
-    accounts: [ETH],
-  })
-  const reply = await post(url, body, stamp)
+  const reply = await post(
+    prepare(instance, 'create_wallet', { walletName: 'bench signer', accounts: [ETH] }),
+  )
   if (reply.status !== 200) throw new Error(`create_wallet: ${reply.status} ${reply.text}`)
   return JSON.parse(reply.text).activity.result.createWalletResult.addresses[0]
 }
@@ -180,14 +171,9 @@ async function measure(instances: Instance[]) {
   })
   // Warm-up (JIT, connection pools, prepared statements), not counted.
   await Promise.all(
-    Array.from({ length: 40 }, (_, i) => {
-      const { url, body, stamp } = prepare(
-        instances[i % instances.length]!,
-        'sign_raw_payloads',
-        signParams(1e9 + i),
-      )
-      return post(url, body, stamp)
-    }),
+    Array.from({ length: 40 }, (_, i) =>
+      post(prepare(instances[i % instances.length]!, 'sign_raw_payloads', signParams(1e9 + i))),
+    ),
   )
   const sign = await load(instances, (instance, i) => prepare(instance, 'sign_raw_payloads', signParams(i)))
   const wallets = await load(instances, (instance, i) =>
@@ -202,14 +188,19 @@ const memory: Column = { name: 'SQLite in memory' }
 const sqlite: Column = { name: 'SQLite, 1 process' }
 const postgres1: Column = { name: 'PostgreSQL, 1 process' }
 const postgres2: Column = { name: 'PostgreSQL, 2 processes' }
-const columns = [memory, sqlite, postgres1, postgres2]
+const columns = [memory, sqlite, postgres1, postgres2].filter((_, n) =>
+  wanted(['memory', 'sqlite', 'postgres1', 'postgres2'][n]!),
+)
 
 async function withInstances(count: number, args: (n: number) => string[], column: Column) {
   const instances: Instance[] = []
   try {
     // One after the other: the first migrates and bootstraps, the others read.
     for (let n = 0; n < count; n++) {
-      const service = await startService({ args: args(n) })
+      const service = await startService({
+        args: args(n),
+        ...(flags.profile ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${flags.profile}`] } : {}),
+      })
       instances.push({
         ...service.info,
         stderr: service.stderr,
@@ -251,26 +242,28 @@ const rawPerSecond = (rawCount * 1000) / (performance.now() - rawStart)
 let postgres: PostgresCluster | undefined
 try {
   // No --data-dir: the same queries with no file and no fsync, to tell the storage's cost apart.
-  await withInstances(1, () => [], memory)
-  await withInstances(1, () => ['--data-dir', join(temp, 'sqlite')], sqlite)
-  try {
-    postgres = await startPostgres()
-  } catch (error) {
-    postgres1.error = postgres2.error = `PostgreSQL did not start: ${(error as Error).message.split('\n')[0]}`
-  }
+  if (wanted('memory')) await withInstances(1, () => [], memory)
+  if (wanted('sqlite')) await withInstances(1, () => ['--data-dir', join(temp, 'sqlite')], sqlite)
+  if (wanted('postgres1') || wanted('postgres2'))
+    try {
+      postgres = await startPostgres()
+    } catch (error) {
+      postgres1.error =
+        postgres2.error = `PostgreSQL did not start: ${(error as Error).message.split('\n')[0]}`
+    }
   if (postgres) {
     const keyFile = join(temp, 'master.key')
     const pgArgs = () => ['--database-url', postgres!.url, '--master-key-file', keyFile]
-    await withInstances(1, pgArgs, postgres1)
+    if (wanted('postgres1')) await withInstances(1, pgArgs, postgres1)
     // A fresh database for the two processes, so both start from the same (empty) state.
     postgres.psql('DROP DATABASE IF EXISTS bench2')
     postgres.psql('CREATE DATABASE bench2')
     const url2 = postgres.url.replace(/\/[^/]*$/, '/bench2')
-    await withInstances(2, () => ['--database-url', url2, '--master-key-file', keyFile], postgres2)
+    if (wanted('postgres2'))
+      await withInstances(2, () => ['--database-url', url2, '--master-key-file', keyFile], postgres2)
   }
 } finally {
   await postgres?.dispose()
-  agent.destroy()
   rmSync(temp, { recursive: true, force: true })
 }
 

@@ -39,6 +39,8 @@ export interface StartOptions {
    */
   fileSizeLimitKiB?: number
   timeoutMs?: number
+  /** Flags for node itself, before the script (e.g. `--cpu-prof`). */
+  nodeArgs?: string[]
 }
 
 export interface ServiceProcess {
@@ -64,7 +66,7 @@ export function killAll(): void {
 }
 
 function spawnCli(options: StartOptions): ChildProcess {
-  const nodeArgs = ['--import', 'tsx', CLI, 'dev', '--port', '0', '--json', ...(options.args ?? [])]
+  const nodeArgs = [...(options.nodeArgs ?? []), '--import', 'tsx', CLI, 'dev', '--port', '0', '--json', ...(options.args ?? [])]
   const env = { ...process.env, NODE_ENV: 'development', ...options.env }
   const spawnOptions = { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] as ['ignore', 'pipe', 'pipe'] }
   if (options.fileSizeLimitKiB === undefined) return spawn(process.execPath, nodeArgs, spawnOptions)
