@@ -1,5 +1,5 @@
 import { utf8ToBytes } from '@noble/hashes/utils.js'
-import { createSealer } from './crypto/index.ts'
+import { type CryptoRunner, createSealer, inlineCrypto } from './crypto/index.ts'
 import { newId } from './ids.ts'
 import type { ServiceRow } from './store/model.ts'
 import type { Store } from './store/Store.ts'
@@ -31,6 +31,8 @@ export interface RuntimeOptions {
   webauthn: Required<Pick<WebAuthnOptions, 'rpId'>> & Pick<WebAuthnOptions, 'origins'>
   /** `fetch` used for JSON-RPC broadcasts. @default globalThis.fetch */
   fetch: typeof fetch
+  /** Where signing and derivation jobs run. @default in the calling thread */
+  crypto?: (masterKey: Uint8Array) => CryptoRunner
 }
 
 /**
@@ -39,6 +41,8 @@ export interface RuntimeOptions {
  */
 export class Runtime {
   private readonly sealer: ReturnType<typeof createSealer>
+  /** Runs signing and derivation jobs (sealed keys in, results out), maybe in worker threads. */
+  readonly crypto: CryptoRunner
 
   constructor(
     readonly store: Store,
@@ -47,6 +51,7 @@ export class Runtime {
     readonly options: RuntimeOptions,
   ) {
     this.sealer = createSealer(masterKey)
+    this.crypto = options.crypto ? options.crypto(masterKey) : inlineCrypto(this.sealer)
   }
 
   now(): number {

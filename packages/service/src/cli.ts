@@ -14,6 +14,7 @@ import {
   UsageError,
 } from './parseCli.ts'
 import { loadMasterKey, loadMasterKeyFile, openDataDir, openPostgres } from './store/durableStores.ts'
+import { cryptoWorkers } from './workers/cryptoWorkers.ts'
 
 const NAME = 'latchkey-service'
 
@@ -61,6 +62,7 @@ async function main(): Promise<void> {
     ...(store ? { store } : {}),
     ...(masterKey ? { masterKey } : {}),
     rpc: options.rpc,
+    crypto: cryptoWorkers(options.cryptoThreads === undefined ? {} : { threads: options.cryptoThreads }),
     ...(options.rpId ? { webauthn: { rpId: options.rpId } } : {}),
     proxySettings: {
       ...(options.allowedOrigins ? { allowedOrigins: options.allowedOrigins } : {}),

@@ -2,6 +2,7 @@ import type { ProxySettings } from '@latchkey/protocol'
 import { Hono } from 'hono'
 import { builtinActivities } from './activities/index.ts'
 import { bootstrapService, type DevCredentials, type DevOptions, devCredentials } from './bootstrap.ts'
+import type { CryptoRunner } from './crypto/index.ts'
 import { ApiError } from './errors.ts'
 import { activityApi } from './pipeline/activityApi.ts'
 import { errorResponse, notFoundResponse } from './pipeline/errorResponse.ts'
@@ -53,6 +54,12 @@ export interface CreateServiceOptions {
   maxBodyBytes?: number
   /** `fetch` for outgoing JSON-RPC calls. @default globalThis.fetch */
   fetch?: typeof fetch
+  /**
+   * Where signing and wallet derivation run: in Node, `cryptoWorkers()` from
+   * `@latchkey/service/node` runs them in worker threads (the CLI does).
+   * @default in the thread that serves requests
+   */
+  crypto?: (masterKey: Uint8Array) => CryptoRunner
 }
 
 export interface Service {
@@ -90,6 +97,7 @@ export async function createService(options: CreateServiceOptions = {}): Promise
         ...(options.webauthn?.origins ? { origins: options.webauthn.origins } : {}),
       },
       fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+      ...(options.crypto ? { crypto: options.crypto } : {}),
     },
   )
   const registry = new Registry(plugins)
@@ -146,7 +154,10 @@ export async function createService(options: CreateServiceOptions = {}): Promise
     get dev() {
       return devCredentials(runtime)
     },
-    close: () => store.close(),
+    close: async () => {
+      await runtime.crypto.close?.()
+      await store.close()
+    },
   }
 }
 

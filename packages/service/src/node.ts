@@ -7,3 +7,4 @@ export {
   openDataDir,
   openPostgres,
 } from './store/durableStores.ts'
+export { type CryptoWorkersOptions, cryptoWorkers } from './workers/cryptoWorkers.ts'

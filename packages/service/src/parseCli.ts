@@ -24,6 +24,8 @@ e-mail/SMS one-time code is delivered.
   --master-key-file <file>   the 32-byte master key (64 hex chars) that seals secrets at rest;
                              created (0600) if missing (env LATCHKEY_MASTER_KEY instead); default
                              <data-dir>/master.key
+  --crypto-threads <n>       worker threads that sign and derive keys, so requests never wait
+                             behind a signature (default: cores - 1; 0 signs in the main thread)
   --env <file>               write the ids an app needs to <file> as VITE_LATCHKEY_* and
                              NEXT_PUBLIC_LATCHKEY_* variables (other lines are kept); implies
                              --data-dir ${DEFAULT_ENV_DATA_DIR} unless --data-dir is given
@@ -54,9 +56,11 @@ export interface CliOptions {
   providers: SignInMethod[] | undefined
   sessionSeconds: string | undefined
   rpId: string | undefined
+  /** Worker threads for signing and derivation; undefined: one less than the cores. */
+  cryptoThreads: number | undefined
 }
 
-const NUMERIC_FLAGS = new Set(['--port', '--session-seconds'])
+const NUMERIC_FLAGS = new Set(['--port', '--session-seconds', '--crypto-threads'])
 
 /**
  * Parses the command line; throws UsageError with a clear message on bad input. No arguments at
@@ -101,6 +105,7 @@ export function parseCli(
         providers: { type: 'string' },
         'session-seconds': { type: 'string' },
         'rp-id': { type: 'string' },
+        'crypto-threads': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
         version: { type: 'boolean', short: 'v', default: false },
       },
@@ -151,6 +156,9 @@ export function parseCli(
     throw new UsageError(
       '--master-key-file needs a file name, e.g. --master-key-file /etc/latchkey/master.key',
     )
+  const cryptoThreads = values['crypto-threads'] as string | undefined
+  if (cryptoThreads !== undefined && (!/^\d+$/.test(cryptoThreads) || Number(cryptoThreads) > 64))
+    throw new UsageError(`--crypto-threads must be a number from 0 to 64, got ${cryptoThreads}`)
   return {
     port,
     host: values.host as string,
@@ -166,6 +174,7 @@ export function parseCli(
     providers: providers as SignInMethod[] | undefined,
     sessionSeconds,
     rpId: values['rp-id'] as string | undefined,
+    cryptoThreads: cryptoThreads === undefined ? undefined : Number(cryptoThreads),
   }
 }
 

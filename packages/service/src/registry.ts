@@ -55,6 +55,11 @@ export interface ActivityContext {
   registry: Registry
   /** What the handler's `prepare` returned (undefined for handlers without one). */
   prepared?: unknown
+  /**
+   * How the handler's `precompute` settled, when it ran for this request (not for an activity
+   * run later through consensus): `run` checks the result still fits what the transaction reads.
+   */
+  precomputed?: { value?: unknown; error?: unknown }
 }
 
 /**
@@ -73,6 +78,18 @@ export interface ActivityHandler<P extends ActivityPath = ActivityPath> {
    * handler whose `prepare` opens transactions must also be `skipConsensus`.
    */
   prepare?(ctx: PrepareContext, parameters: ActivityParameters<P>): Promise<unknown>
+  /**
+   * CPU-heavy work started before the activity's transaction (signing, key derivation through
+   * `service.crypto`, maybe in a worker thread), so the transaction, which on SQLite holds the one
+   * connection, does not wait for it. It runs once the caller is authenticated and the parameters
+   * parsed, before the decision: it may read committed data but must not write, call out or reveal
+   * anything. The transaction starts when it resolves, so it resolves as soon as its reads are
+   * done, to a value holding a promise of the CPU work (one that never rejects). `run` gets it as
+   * `ctx.precomputed` and uses it only if it matches what the transaction reads (else it does the
+   * work itself); a result the activity does not use (denied, replayed, awaiting consensus) is
+   * dropped unseen.
+   */
+  precompute?(ctx: PrepareContext, parameters: ActivityParameters<P>): Promise<unknown>
   /**
    * A non-root caller a plugin vouches for (`ServicePlugin.vouchesFor`: the auth proxy's user)
    * may submit it without a policy; other non-root callers need one.

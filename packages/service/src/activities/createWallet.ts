@@ -1,3 +1,4 @@
+import type { NewWalletResult } from '../crypto/index.ts'
 import { readAccounts, readMnemonicLength } from '../domain/params.ts'
 import { createWalletRecords } from '../domain/wallets.ts'
 import { defineActivity } from '../registry.ts'
@@ -9,12 +10,23 @@ export const createWallet = defineActivity('create_wallet', {
     accounts: readAccounts(r),
     mnemonicLength: readMnemonicLength(r),
   }),
-  run: (ctx, p) =>
-    createWalletRecords(ctx, {
+  // Mnemonic, seed, derivation and sealing (milliseconds of CPU) run before the transaction.
+  precompute: async (ctx, p) => ({
+    wallet: ctx.service.crypto
+      .run({ kind: 'newWallet', mnemonicLength: p.mnemonicLength ?? 12, accounts: p.accounts })
+      .catch(() => undefined),
+  }),
+  run: async (ctx, p) => {
+    const precomputed = ctx.precomputed?.value as { wallet: Promise<NewWalletResult | undefined> } | undefined
+    const early = await precomputed?.wallet
+    return createWalletRecords(ctx, {
       organizationId: ctx.organization.id,
       walletName: p.walletName,
       accounts: p.accounts,
       mnemonicLength: p.mnemonicLength,
       field: 'parameters.accounts',
-    }),
+      // A job that met bad input is done again here, to fail naming the field.
+      ...(early && !('error' in early) ? { sealed: early } : {}),
+    })
+  },
 })

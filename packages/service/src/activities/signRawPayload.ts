@@ -1,7 +1,6 @@
 import { HASH_FUNCTIONS, PAYLOAD_ENCODINGS } from '@latchkey/protocol'
-import { findSigner, withAccountKey } from '../domain/wallets.ts'
 import { defineActivity } from '../registry.ts'
-import { signPayloadAs } from './signRawPayloads.ts'
+import { signAs, startSigning } from './signRawPayloads.ts'
 
 /**
  * Signs one payload with a wallet account's key (`signWith` = its address): the published
@@ -14,10 +13,12 @@ export const signRawPayload = defineActivity('sign_raw_payload', {
     encoding: r.enum('encoding', PAYLOAD_ENCODINGS),
     hashFunction: r.enum('hashFunction', HASH_FUNCTIONS),
   }),
+  precompute: (ctx, p) => startSigning(ctx, p.signWith, { ...p, payloads: [p.payload] }),
   run: async (ctx, p) => {
-    const account = await findSigner(ctx.tx, ctx.organization.id, p.signWith, 'parameters.signWith')
-    return withAccountKey(ctx.service, account, (privateKey) =>
-      signPayloadAs(account, privateKey, p, 'parameters.payload'),
-    )
+    const [signature] = await signAs(ctx, p.signWith, { ...p, payloads: [p.payload] }, () => ({
+      field: 'parameters.payload',
+      prefix: '',
+    }))
+    return signature!
   },
 })

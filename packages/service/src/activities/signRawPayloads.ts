@@ -4,12 +4,14 @@ import {
   PAYLOAD_ENCODINGS,
   type PayloadEncoding,
 } from '@latchkey/protocol'
-import { CryptoInputError, signRawPayload } from '../crypto/index.ts'
-import { findSigner, withAccountKey } from '../domain/wallets.ts'
+import type { RawSignature, SignPayloadsJob, SignPayloadsResult } from '../crypto/index.ts'
+import { findSigner } from '../domain/wallets.ts'
 import { ApiError } from '../errors.ts'
 import { stringItem } from '../pipeline/Reader.ts'
+import type { ActivityContext, PrepareContext } from '../registry.ts'
 import { defineActivity } from '../registry.ts'
 import type { WalletAccountRow } from '../store/model.ts'
+import type { Reads } from '../store/Store.ts'
 
 /** Largest number of payloads per request. */
 export const MAX_PAYLOADS = 100
@@ -22,51 +24,83 @@ export const signRawPayloads = defineActivity('sign_raw_payloads', {
     encoding: r.enum('encoding', PAYLOAD_ENCODINGS),
     hashFunction: r.enum('hashFunction', HASH_FUNCTIONS),
   }),
+  precompute: (ctx, p) => startSigning(ctx, p.signWith, { ...p }),
   run: async (ctx, p) => {
-    const account = await findSigner(ctx.tx, ctx.organization.id, p.signWith, 'parameters.signWith')
-    const signatures = withAccountKey(ctx.service, account, (privateKey) =>
-      p.payloads.map((payload, index) =>
-        signPayloadAs(
-          account,
-          privateKey,
-          { ...p, payload },
-          `parameters.payloads[${index}]`,
-          `payload ${index}: `,
-        ),
-      ),
-    )
+    const signatures = await signAs(ctx, p.signWith, { ...p }, (index) => ({
+      field: `parameters.payloads[${index}]`,
+      prefix: `payload ${index}: `,
+    }))
     return { signatures }
   },
 })
 
+interface Payloads {
+  payloads: string[]
+  encoding: PayloadEncoding
+  hashFunction: HashFunction
+}
+
+/** What `precompute` hands `run`: the account row read, and its signatures on the way. */
+interface EarlySignatures {
+  accountId: string
+  sealedKey: string
+  /** Undefined when the job failed (it is run again, to fail the same way in the activity). */
+  result: Promise<SignPayloadsResult | undefined>
+}
+
+const signingJob = (account: WalletAccountRow, p: Payloads): SignPayloadsJob => ({
+  kind: 'signPayloads',
+  sealedKey: account.sealedPrivateKey,
+  curve: account.curve,
+  payloads: p.payloads,
+  encoding: p.encoding,
+  hashFunction: p.hashFunction,
+})
+
 /**
- * One payload signed with an account's key (sign_raw_payloads and sign_raw_payload): a payload
- * problem names `payloadField`, a setting problem its parameter.
+ * The signing activities' `precompute`: finds the signer in committed data and starts signing
+ * through `service.crypto` (a worker thread in the CLI) while the activity waits for its
+ * transaction.
  */
-export function signPayloadAs(
-  account: WalletAccountRow,
-  privateKey: Uint8Array,
-  p: { payload: string; encoding: PayloadEncoding; hashFunction: HashFunction },
-  payloadField: string,
-  prefix = '',
-) {
-  try {
-    return signRawPayload({
-      curve: account.curve,
-      privateKey,
-      payload: p.payload,
-      encoding: p.encoding,
-      hashFunction: p.hashFunction,
-    })
-  } catch (error) {
-    if (error instanceof CryptoInputError)
-      throw new ApiError(
-        'FIELD_INVALID',
-        `${prefix}${error.message}`,
-        error.field === 'payloads' || error.field === 'payload' || error.field === undefined
-          ? payloadField
-          : `parameters.${error.field === 'curve' ? 'signWith' : error.field}`,
-      )
-    throw error
+export async function startSigning(
+  ctx: PrepareContext,
+  signWith: string,
+  p: Payloads,
+): Promise<EarlySignatures> {
+  const reads: Reads = ctx.service.store
+  const account = await findSigner(reads, ctx.organization.id, signWith, 'parameters.signWith')
+  return {
+    accountId: account.id,
+    sealedKey: account.sealedPrivateKey,
+    result: ctx.service.crypto.run(signingJob(account, p)).catch(() => undefined),
   }
+}
+
+/**
+ * Signs `p.payloads` as the transaction's signer for `signWith`: with the precomputed signatures
+ * when they were made with that same account and key, else now. A payload the curve or encoding
+ * rejects fails the activity naming it (`at(index)`); a bad setting names its parameter.
+ */
+export async function signAs(
+  ctx: ActivityContext,
+  signWith: string,
+  p: Payloads,
+  at: (index: number) => { field: string; prefix: string },
+): Promise<RawSignature[]> {
+  const account = await findSigner(ctx.tx, ctx.organization.id, signWith, 'parameters.signWith')
+  const early = ctx.precomputed?.value as EarlySignatures | undefined
+  const result =
+    (early && early.accountId === account.id && early.sealedKey === account.sealedPrivateKey
+      ? await early.result
+      : undefined) ?? (await ctx.service.crypto.run(signingJob(account, p)))
+  if ('signatures' in result) return result.signatures
+  const { message, field, index } = result.error
+  const { field: payloadField, prefix } = at(index)
+  throw new ApiError(
+    'FIELD_INVALID',
+    `${prefix}${message}`,
+    field === 'payloads' || field === 'payload' || field === undefined
+      ? payloadField
+      : `parameters.${field === 'curve' ? 'signWith' : field}`,
+  )
 }

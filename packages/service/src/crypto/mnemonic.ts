@@ -1,4 +1,5 @@
 import { MNEMONIC_LENGTHS } from '@latchkey/protocol'
+import { utf8ToBytes } from '@noble/hashes/utils.js'
 import * as bip39 from '@scure/bip39'
 import { wordlist } from '@scure/bip39/wordlists/english.js'
 import { CryptoInputError } from './errors.ts'
@@ -30,4 +31,25 @@ export function mnemonicToSeed(mnemonic: string): Uint8Array {
   if (!validateMnemonic(mnemonic))
     throw new CryptoInputError('mnemonic is not a valid BIP-39 mnemonic', 'mnemonic')
   return bip39.mnemonicToSeedSync(normalizeMnemonic(mnemonic))
+}
+
+/**
+ * BIP-39 seed of a mnemonic (empty passphrase). PBKDF2-HMAC-SHA512 with 2048 rounds runs natively
+ * through WebCrypto where available (about 50x faster than in JS); the JS path is the fallback.
+ */
+export async function seedOf(mnemonic: string): Promise<Uint8Array> {
+  const normalized = normalizeMnemonic(mnemonic)
+  const subtle = globalThis.crypto?.subtle
+  if (subtle && validateMnemonic(normalized)) {
+    try {
+      const key = await subtle.importKey('raw', utf8ToBytes(normalized), 'PBKDF2', false, ['deriveBits'])
+      const bits = await subtle.deriveBits(
+        { name: 'PBKDF2', hash: 'SHA-512', salt: utf8ToBytes('mnemonic'), iterations: 2048 },
+        key,
+        512,
+      )
+      return new Uint8Array(bits)
+    } catch {}
+  }
+  return mnemonicToSeed(normalized)
 }

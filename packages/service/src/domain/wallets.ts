@@ -1,13 +1,6 @@
 import type { AccountSpec } from '@latchkey/protocol'
-import { utf8ToBytes } from '@noble/hashes/utils.js'
 import { mapInOrder } from '../async.ts'
-import {
-  deriveAccount,
-  generateMnemonic,
-  mnemonicToSeed,
-  normalizeMnemonic,
-  validateMnemonic,
-} from '../crypto/index.ts'
+import { deriveAccount, generateMnemonic, type NewWalletResult, seedOf } from '../crypto/index.ts'
 import { ApiError } from '../errors.ts'
 import type { Runtime } from '../Runtime.ts'
 import type { ActivityContext } from '../registry.ts'
@@ -17,27 +10,6 @@ import { withField } from './params.ts'
 import { privateKeySigner } from './privateKeys.ts'
 
 /**
- * BIP-39 seed of a mnemonic (empty passphrase). PBKDF2-HMAC-SHA512 with 2048 rounds runs natively
- * through WebCrypto where available (about 50x faster than in JS); the JS path is the fallback.
- */
-export async function seedOf(mnemonic: string): Promise<Uint8Array> {
-  const normalized = normalizeMnemonic(mnemonic)
-  const subtle = globalThis.crypto?.subtle
-  if (subtle && validateMnemonic(normalized)) {
-    try {
-      const key = await subtle.importKey('raw', utf8ToBytes(normalized), 'PBKDF2', false, ['deriveBits'])
-      const bits = await subtle.deriveBits(
-        { name: 'PBKDF2', hash: 'SHA-512', salt: utf8ToBytes('mnemonic'), iterations: 2048 },
-        key,
-        512,
-      )
-      return new Uint8Array(bits)
-    } catch {}
-  }
-  return mnemonicToSeed(normalized)
-}
-
-/**
  * Derives `accounts` from a wallet's mnemonic (opened only here) and, with `persist`, stores them
  * with their private keys sealed. Throws ALREADY_EXISTS for an account the wallet already has.
  */
@@ -45,16 +17,24 @@ export async function deriveAccounts(
   ctx: ActivityContext,
   wallet: WalletRow,
   accounts: AccountSpec[],
-  options: { persist: boolean; field: string; mnemonic?: string },
+  options: {
+    persist: boolean
+    field: string
+    mnemonic?: string
+    /** The accounts, derived and sealed already (a `newWallet` crypto job), in `accounts`' order. */
+    derived?: { address: string; publicKey: string; sealedPrivateKey: string }[]
+  },
 ): Promise<string[]> {
   if (accounts.length === 0) return []
-  const mnemonic = options.mnemonic ?? ctx.service.openText(wallet.sealedMnemonic)
-  const seed = await seedOf(mnemonic)
+  const seed = options.derived
+    ? undefined
+    : await seedOf(options.mnemonic ?? ctx.service.openText(wallet.sealedMnemonic))
   const existing = await ctx.tx.findBy('walletAccounts', 'walletId', wallet.id)
   const seen = new Set(existing.map((account) => `${account.curve}|${account.path}|${account.addressFormat}`))
   const addresses = await mapInOrder(accounts, async (spec, index) => {
     const field = `${options.field}[${index}]`
-    const derived = withField(field, () => deriveAccount(seed, spec))
+    const early = options.derived?.[index]
+    const derived = early ?? withField(field, () => deriveAccount(seed!, spec))
     if (!options.persist) return derived.address
     const key = `${spec.curve}|${spec.path}|${spec.addressFormat}`
     if (seen.has(key))
@@ -74,14 +54,15 @@ export async function deriveAccounts(
       addressFormat: spec.addressFormat,
       address: derived.address,
       publicKey: derived.publicKey,
-      sealedPrivateKey: ctx.service.seal(derived.privateKey),
+      sealedPrivateKey:
+        'sealedPrivateKey' in derived ? derived.sealedPrivateKey : ctx.service.seal(derived.privateKey),
       createdAt: ctx.now,
       updatedAt: ctx.now,
     })
-    derived.privateKey.fill(0)
+    if ('privateKey' in derived) derived.privateKey.fill(0)
     return derived.address
   })
-  seed.fill(0)
+  seed?.fill(0)
   return addresses
 }
 
@@ -96,17 +77,21 @@ export async function createWalletRecords(
     mnemonic?: string
     imported?: boolean
     field: string
+    /** A new mnemonic and its accounts, made and sealed by a `newWallet` crypto job. */
+    sealed?: Exclude<NewWalletResult, { error: string }>
   },
 ): Promise<{ walletId: string; addresses: string[] }> {
-  const mnemonic =
-    input.mnemonic ??
-    withField(input.field.replace(/\.accounts$/, ''), () => generateMnemonic(input.mnemonicLength ?? 12))
+  const sealed = input.mnemonic === undefined ? input.sealed : undefined
+  const mnemonic = sealed
+    ? undefined
+    : (input.mnemonic ??
+      withField(input.field.replace(/\.accounts$/, ''), () => generateMnemonic(input.mnemonicLength ?? 12)))
   const wallet = await ctx.tx.put('wallets', {
     id: ctx.newId(),
     organizationId: input.organizationId,
     name: input.walletName,
-    sealedMnemonic: ctx.service.seal(mnemonic),
-    mnemonicLength: mnemonic.split(/\s+/).length,
+    sealedMnemonic: sealed ? sealed.sealedMnemonic : ctx.service.seal(mnemonic!),
+    mnemonicLength: sealed ? sealed.mnemonicLength : mnemonic!.split(/\s+/).length,
     exported: false,
     imported: input.imported ?? false,
     createdAt: ctx.now,
@@ -115,7 +100,7 @@ export async function createWalletRecords(
   const addresses = await deriveAccounts(ctx, wallet, input.accounts, {
     persist: true,
     field: input.field,
-    mnemonic,
+    ...(sealed ? { derived: sealed.accounts } : { mnemonic: mnemonic! }),
   })
   return { walletId: wallet.id, addresses }
 }

@@ -29,6 +29,7 @@ export async function executeActivity(
   caller: Caller,
   parameters?: unknown,
   prepared?: { value?: unknown; error?: unknown },
+  precomputed?: { value?: unknown; error?: unknown },
 ): Promise<Execution> {
   const handler = registry.activities.get(row.path as ActivityPath) as ActivityHandler | undefined
   const savepoint = await tx.savepoint()
@@ -41,6 +42,7 @@ export async function executeActivity(
     caller,
     activityId: row.id,
     newId: () => service.newId(),
+    ...(precomputed ? { precomputed } : {}),
   }
   try {
     if (!handler) throw new ApiError('ROUTE_NOT_FOUND', `no handler for ${row.path}`)

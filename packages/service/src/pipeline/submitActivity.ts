@@ -120,6 +120,20 @@ export async function submitActivity(
     updatedAt: now,
   })
 
+  // Key work the transaction would otherwise wait on starts now: its reads finish before the
+  // transaction starts (on SQLite they would queue behind it), its CPU work runs on meanwhile.
+  let precomputed: { value?: unknown; error?: unknown } | undefined
+  if (handler.precompute)
+    precomputed = await handler
+      .precompute(
+        { service, registry, now: service.now(), organization, caller, activityId },
+        parameters as never,
+      )
+      .then(
+        (value) => ({ value }),
+        (error: unknown) => ({ error }),
+      )
+
   // Work that must not hold a transaction (outbound calls, OTP budgets) runs first, and only for
   // an activity the decision would allow: the decision is taken in a transaction that is rolled
   // back, then taken again for real below (with whatever changed meanwhile).
@@ -185,7 +199,17 @@ export async function submitActivity(
     })
     switch (decision.outcome) {
       case 'OUTCOME_ALLOW':
-        return executeActivity(tx, service, registry, row, organization, caller, parameters, prepared)
+        return executeActivity(
+          tx,
+          service,
+          registry,
+          row,
+          organization,
+          caller,
+          parameters,
+          prepared,
+          precomputed,
+        )
       case 'OUTCOME_REQUIRES_CONSENSUS':
         return { row: await tx.put('activities', { ...row, status: 'ACTIVITY_STATUS_CONSENSUS_NEEDED' }) }
       default: {
