@@ -25,6 +25,8 @@ const { values: flags } = parseArgs({
     clients: { type: 'string', default: '200' },
     /** Comma-separated subset of: memory, sqlite, postgres1, postgres2 (default: all). */
     only: { type: 'string' },
+    /** Comma-separated subset of: sign, wallets (default: both). */
+    workloads: { type: 'string', default: 'sign,wallets' },
     /** Write a V8 CPU profile of each service process into this directory. */
     profile: { type: 'string' },
   },
@@ -175,10 +177,16 @@ async function measure(instances: Instance[]) {
       post(prepare(instances[i % instances.length]!, 'sign_raw_payloads', signParams(1e9 + i))),
     ),
   )
-  const sign = await load(instances, (instance, i) => prepare(instance, 'sign_raw_payloads', signParams(i)))
-  const wallets = await load(instances, (instance, i) =>
-    prepare(instance, 'create_wallet', { walletName: `bench ${i}`, accounts: [ETH] }),
-  )
+  const workloads = new Set(flags.workloads.split(','))
+  const skipped: Run = { perSecond: Number.NaN, p50: Number.NaN, p99: Number.NaN, failed: 0 }
+  const sign = workloads.has('sign')
+    ? await load(instances, (instance, i) => prepare(instance, 'sign_raw_payloads', signParams(i)))
+    : skipped
+  const wallets = workloads.has('wallets')
+    ? await load(instances, (instance, i) =>
+        prepare(instance, 'create_wallet', { walletName: `bench ${i}`, accounts: [ETH] }),
+      )
+    : skipped
   return { sign, wallets }
 }
 

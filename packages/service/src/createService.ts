@@ -139,6 +139,8 @@ export async function createService(options: CreateServiceOptions = {}): Promise
         '/dev/settings/': PROXY_BODY_LIMIT,
       },
       DEV_BODY_LIMIT,
+      // These families read their bodies with readBytes, which enforces the limit as it reads.
+      ['/public/', '/v1/', '/dev/settings/'],
     ),
   )
   for (const plugin of plugins) plugin.routes?.(app, runtime)

@@ -1,7 +1,6 @@
 import { CORS_ALLOWED_HEADERS } from '@latchkey/protocol'
 import { hexToBytes } from '@noble/hashes/utils.js'
 import { Hono } from 'hono'
-import { cors } from 'hono/cors'
 import { publicJwk } from '../crypto/index.ts'
 import type { Runtime } from '../Runtime.ts'
 import type { Registry } from '../registry.ts'
@@ -17,16 +16,22 @@ import { submitActivity } from './submitActivity.ts'
  */
 export function activityApi(service: Runtime, registry: Registry): Hono<PipelineEnv> {
   const app = new Hono<PipelineEnv>()
-  app.use(
-    '*',
-    cors({
-      // Only pages the operator allowed (or loopback dev pages) may read answers; see originPolicy.
-      origin: async (origin, c) => (origin && (await originAllowed(service, c, origin)) ? origin : null),
-      allowMethods: ['GET', 'POST', 'OPTIONS'],
-      allowHeaders: [...CORS_ALLOWED_HEADERS],
-      maxAge: 600,
-    }),
-  )
+  // Only pages the operator allowed (or loopback dev pages) may read answers; see originPolicy.
+  // The headers are set before the handler answers, so its answer is written as it was made
+  // (a header added afterwards makes the Node adapter rebuild the whole response).
+  const allowMethods = 'GET,POST,OPTIONS'
+  const allowHeaders = CORS_ALLOWED_HEADERS.join(',')
+  app.use('*', async (c, next) => {
+    c.header('Vary', 'Origin')
+    const origin = c.req.header('origin')
+    if (origin && (await originAllowed(service, c, origin))) c.header('Access-Control-Allow-Origin', origin)
+    if (c.req.method !== 'OPTIONS') return next()
+    c.header('Vary', 'Access-Control-Request-Headers', { append: true })
+    c.header('Access-Control-Max-Age', '600')
+    c.header('Access-Control-Allow-Methods', allowMethods)
+    c.header('Access-Control-Allow-Headers', allowHeaders)
+    return c.body(null, 204)
+  })
   app.post('/v1/submit/:path', async (c) => {
     const { bytes, json } = await readJson(c)
     return c.json(

@@ -1,3 +1,6 @@
+import { request } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { serve } from '@hono/node-server'
 import { PROXY_CONFIG_HEADER } from '@latchkey/protocol'
 import { describe, expect, it } from 'vitest'
 import { createHarness, type Harness } from '../testing/harness.ts'
@@ -189,5 +192,115 @@ describe('the auth proxy user’s nonce', () => {
         h.service.runtime,
       ),
     ).toBe(false)
+  })
+})
+
+describe('the request pipeline over a real socket (@hono/node-server, the body read from the Node stream)', () => {
+  async function served(h: Harness) {
+    const server = serve({ fetch: h.service.app.fetch, port: 0, hostname: '127.0.0.1' })
+    await new Promise((resolve) => server.once('listening', resolve))
+    const { port } = server.address() as AddressInfo
+    return {
+      /** POSTs `chunks` one by one (chunked, no length unless `headers` declare one). */
+      post(path: string, chunks: Uint8Array[], headers: Record<string, string> = {}) {
+        return new Promise<{ status: number; body: string; origin?: string; vary?: string }>(
+          (resolve, reject) => {
+            const req = request(
+              {
+                host: '127.0.0.1',
+                port,
+                path,
+                method: 'POST',
+                headers: { 'content-type': 'application/json', ...headers },
+              },
+              (res) => {
+                let body = ''
+                res.setEncoding('utf8')
+                res.on('data', (chunk: string) => {
+                  body += chunk
+                })
+                res.on('end', () =>
+                  resolve({
+                    status: res.statusCode ?? 0,
+                    body,
+                    ...(res.headers['access-control-allow-origin']
+                      ? { origin: String(res.headers['access-control-allow-origin']) }
+                      : {}),
+                    ...(res.headers.vary ? { vary: String(res.headers.vary) } : {}),
+                  }),
+                )
+              },
+            )
+            // A server that answers early may close the socket while the rest is still being sent.
+            req.on('error', (error: NodeJS.ErrnoException) =>
+              error.code === 'EPIPE' || error.code === 'ECONNRESET' ? undefined : reject(error),
+            )
+            const write = (index: number) => {
+              if (index === chunks.length) return req.end()
+              req.write(chunks[index]!, () => setImmediate(() => write(index + 1)))
+            }
+            write(0)
+          },
+        )
+      },
+      close: () => new Promise((resolve) => server.close(resolve)),
+    }
+  }
+
+  it('signs a stamped request sent in pieces, and refuses oversized bodies with 413 on every family that reads its own', async () => {
+    const h = await createHarness()
+    const http = await served(h)
+    try {
+      const body = JSON.stringify({
+        type: 'ACTIVITY_TYPE_CREATE_WALLET',
+        timestampMs: String(h.clock.now()),
+        organizationId: h.organizationId,
+        parameters: { walletName: 'pieces', accounts: [] },
+      })
+      const [header, stamp] = h.root.stamp(body)
+      const bytes = new TextEncoder().encode(body)
+      const pieces = [bytes.subarray(0, 10), bytes.subarray(10, 50), bytes.subarray(50)]
+      const ok = await http.post('/public/v1/submit/create_wallet', pieces, { [header]: stamp })
+      expect(ok.status, ok.body).toBe(200)
+      expect(JSON.parse(ok.body).activity.status).toBe('ACTIVITY_STATUS_COMPLETED')
+      expect(ok.vary).toBe('Origin')
+
+      const configId = h.service.dev.authProxyConfigId!
+      for (const [path, headers] of [
+        ['/public/v1/submit/create_wallet', {}],
+        ['/public/v1/query/list_wallets', {}],
+        ['/v1/otp_init', { [PROXY_CONFIG_HEADER]: configId }],
+        ['/dev/settings/get', {}],
+      ] as const) {
+        // 40 chunks of 16 KiB with no length: 640 KiB, past every family's limit.
+        const chunks = Array.from({ length: 40 }, () => new Uint8Array(16 * 1024).fill(0x20))
+        const reply = await http.post(path, chunks, headers)
+        expect({ path, status: reply.status, code: JSON.parse(reply.body).details?.errorCode }).toEqual({
+          path,
+          status: 413,
+          code: 'PAYLOAD_TOO_LARGE',
+        })
+      }
+    } finally {
+      await http.close()
+    }
+  })
+
+  it('grants CORS to an allowed origin only, on answers and errors alike', async () => {
+    const h = await createHarness()
+    const http = await served(h)
+    try {
+      const loopback = await http.post('/public/v1/query/list_wallets', [new TextEncoder().encode('{}')], {
+        origin: 'http://localhost:5173',
+      })
+      expect(loopback).toMatchObject({ status: 401, origin: 'http://localhost:5173', vary: 'Origin' })
+      const foreign = await http.post('/public/v1/query/list_wallets', [new TextEncoder().encode('{}')], {
+        origin: 'https://evil.example',
+      })
+      expect(foreign.status).toBe(401)
+      expect(foreign.origin).toBeUndefined()
+    } finally {
+      await http.close()
+    }
   })
 })

@@ -13,10 +13,15 @@ const tooLarge = (limit: number) =>
 
 /**
  * One body limit per route family, by the longest matching path prefix: a declared
- * `Content-Length` over it is refused before any byte is read, and a body without one is cut off
- * while it streams (hono's `bodyLimit`). The JSON reader enforces the same number again.
+ * `Content-Length` over it is refused before any byte is read. On the families in `readByUs`
+ * (whose handlers read the body with `readBytes`, which cuts a body off at the limit while it
+ * streams) nothing more happens here; elsewhere hono's `bodyLimit` reads the body to cut it off.
  */
-export function bodyLimits(limits: Record<string, number>, fallback: number): MiddlewareHandler<PipelineEnv> {
+export function bodyLimits(
+  limits: Record<string, number>,
+  fallback: number,
+  readByUs: string[] = [],
+): MiddlewareHandler<PipelineEnv> {
   const prefixes = Object.keys(limits).sort((a, b) => b.length - a.length)
   const middlewares = new Map<number, MiddlewareHandler>()
   const middlewareFor = (limit: number) => {
@@ -33,17 +38,82 @@ export function bodyLimits(limits: Record<string, number>, fallback: number): Mi
     return middleware
   }
   return async (c, next) => {
-    const prefix = prefixes.find((p) => c.req.path.startsWith(p))
+    const path = c.req.path
+    const prefix = prefixes.find((p) => path.startsWith(p))
     const limit = prefix === undefined ? fallback : limits[prefix]!
     c.set('bodyLimit', limit)
-    return middlewareFor(limit)(c, next)
+    if (!readByUs.some((p) => path.startsWith(p))) return middlewareFor(limit)(c, next)
+    if (Number(c.req.header('content-length') ?? '0') > limit) throw tooLarge(limit)
+    return next()
   }
 }
 
-/** Reads a request body, never more than `limit` bytes (a lying or missing length included). */
-export async function readBytes(request: Request, limit: number): Promise<Uint8Array> {
+/** A Node request stream (`@hono/node-server` passes it as `c.env.incoming`). */
+interface NodeIncoming {
+  on(event: 'data', listener: (chunk: Uint8Array) => void): unknown
+  on(event: 'end', listener: () => void): unknown
+  on(event: 'error', listener: (error: Error) => void): unknown
+  off(event: string, listener: (...args: never[]) => void): unknown
+  readableEnded: boolean
+}
+
+const isNodeIncoming = (value: unknown): value is NodeIncoming =>
+  typeof (value as NodeIncoming | undefined)?.on === 'function' &&
+  typeof (value as NodeIncoming).readableEnded === 'boolean'
+
+const concat = (chunks: Uint8Array[], size: number) => {
+  if (chunks.length === 1) return chunks[0]!
+  const bytes = new Uint8Array(size)
+  let offset = 0
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset)
+    offset += chunk.length
+  }
+  return bytes
+}
+
+/** Reads a Node request stream straight, without a web stream in between (most of a request's cost). */
+function readIncoming(incoming: NodeIncoming, limit: number): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => {
+    const chunks: Uint8Array[] = []
+    let size = 0
+    const stop = () => {
+      incoming.off('data', onData)
+      incoming.off('end', onEnd)
+      incoming.off('error', onError)
+    }
+    const onData = (chunk: Uint8Array) => {
+      size += chunk.length
+      if (size > limit) {
+        // The rest is drained (or the connection closed) by the server once the 413 is sent.
+        stop()
+        reject(tooLarge(limit))
+        return
+      }
+      chunks.push(chunk)
+    }
+    const onEnd = () => {
+      stop()
+      resolve(concat(chunks, size))
+    }
+    const onError = (error: Error) => {
+      stop()
+      reject(error)
+    }
+    incoming.on('data', onData)
+    incoming.on('end', onEnd)
+    incoming.on('error', onError)
+  })
+}
+
+/**
+ * Reads a request body, never more than `limit` bytes (a lying or missing length included): from
+ * the Node request stream `incoming` when the server passed one, else from the web `Request`.
+ */
+export async function readBytes(request: Request, limit: number, incoming?: unknown): Promise<Uint8Array> {
   const declared = Number(request.headers.get('content-length') ?? '0')
   if (declared > limit) throw tooLarge(limit)
+  if (isNodeIncoming(incoming) && !incoming.readableEnded) return readIncoming(incoming, limit)
   const reader = request.body?.getReader()
   if (!reader) return new Uint8Array()
   const chunks: Uint8Array[] = []
@@ -58,13 +128,7 @@ export async function readBytes(request: Request, limit: number): Promise<Uint8A
     }
     chunks.push(value)
   }
-  const bytes = new Uint8Array(size)
-  let offset = 0
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset)
-    offset += chunk.length
-  }
-  return bytes
+  return concat(chunks, size)
 }
 
 const kindOf = (value: unknown) => (Array.isArray(value) ? 'array' : value === null ? 'null' : typeof value)
@@ -108,6 +172,10 @@ export async function readJson(
   // biome-ignore lint/suspicious/noExplicitAny: any route family's context (their Env types extend PipelineEnv)
   c: Context<any>,
 ): Promise<{ bytes: Uint8Array; json: Record<string, unknown> }> {
-  const bytes = await readBytes(c.req.raw, (c.get('bodyLimit') as number | undefined) ?? 64 * 1024)
+  const bytes = await readBytes(
+    c.req.raw,
+    (c.get('bodyLimit') as number | undefined) ?? 64 * 1024,
+    (c.env as { incoming?: unknown } | undefined)?.incoming,
+  )
   return { bytes, json: parseJsonObject(bytes) }
 }

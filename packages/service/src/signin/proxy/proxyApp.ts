@@ -131,7 +131,11 @@ export function proxyApp(app: Hono<PipelineEnv>, service: Runtime): Hono<ProxyEn
     const path = c.req.param('path') as ProxyPath
     if (!PROXY_PATHS.includes(path))
       throw new ApiError('ROUTE_NOT_FOUND', `no proxy route /v1/${path.slice(0, 80)}`)
-    const bytes = await readBytes(c.req.raw, c.get('bodyLimit'))
+    const bytes = await readBytes(
+      c.req.raw,
+      c.get('bodyLimit'),
+      (c.env as { incoming?: unknown } | undefined)?.incoming,
+    )
     const body = bytes.length === 0 ? {} : parseJsonObject(bytes)
     const call = new ProxyCall(app, service, c.get('proxyConfig'), c)
     const route = ROUTES[path] as ProxyRoute<ProxyPath>
