@@ -142,7 +142,7 @@ export async function submitActivity(
     const verdict = await service.store
       .transaction(async (tx) => {
         if ((await tx.findBy('activities', 'fingerprint', fingerprint))[0]) throw new DryRun('replay')
-        const row = await tx.put('activities', provisional(service.now()))
+        const row = provisional(service.now())
         const decision = await decideActivity({
           tx,
           service,
@@ -186,7 +186,9 @@ export async function submitActivity(
       const error = storedError(replay)
       return { row: replay, ...(error ? { error } : {}) }
     }
-    const row = await tx.put('activities', provisional(service.now()))
+    // The row is written once, with its outcome, at the end of this transaction (every branch
+    // below puts it); nothing in between reads it back.
+    const row = provisional(service.now())
     const decision = await decideActivity({
       tx,
       service,

@@ -67,6 +67,7 @@ export const signInPlugin: ServicePlugin = {
     return config?.proxyUserId !== undefined && config.proxyUserId === caller.userId
   },
   async vouchesFor({ path, caller, organization }, service) {
+    if (!PROXY_USER_ACTIVITIES.includes(path)) return false
     const config = (await service.store.findBy('proxyConfigs', 'organizationId', organization.id))[0]
     return config?.proxyUserId === caller.userId && PROXY_USER_ACTIVITIES.includes(path)
   },

@@ -1,4 +1,4 @@
-import { CompiledQuery, type Kysely, Migrator, sql } from 'kysely'
+import { CompiledQuery, type DatabaseConnection, type Kysely, Migrator, type QueryResult, sql } from 'kysely'
 import { ApiError } from '../errors.ts'
 import { migrations } from './migrations.ts'
 import { INDEXES, type Row, type TableName, type Tables } from './model.ts'
@@ -42,6 +42,9 @@ function indexed(table: TableName, field: string): void {
  * (compiling is a fifth of a request's CPU otherwise), then run with fresh parameters. The shape
  * is compiled with marker values, so each parameter's position is known.
  */
+/** Runs one compiled query: through Kysely's pool, or on a transaction's own connection. */
+type Execute = (query: CompiledQuery) => Promise<QueryResult<Record<string, unknown>>>
+
 /** Stands in for a parameter while a shape is compiled (never sent to a database). */
 const MARKER = '__latchkey_parameter_'
 
@@ -66,9 +69,9 @@ class Queries {
     return shape
   }
 
-  private async run(db: AnyDb, key: string, build: Parameters<Queries['shape']>[1], values: unknown[]) {
+  private async run(db: Execute, key: string, build: Parameters<Queries['shape']>[1], values: unknown[]) {
     const { sql, order } = this.shape(key, build)
-    return db.executeQuery<Record<string, unknown>>(
+    return db(
       CompiledQuery.raw(
         sql,
         order.map((i) => values[i]),
@@ -76,7 +79,7 @@ class Queries {
     )
   }
 
-  async get<T extends TableName>(db: AnyDb, table: T, id: string): Promise<Tables[T] | undefined> {
+  async get<T extends TableName>(db: Execute, table: T, id: string): Promise<Tables[T] | undefined> {
     const { rows } = await this.run(
       db,
       `get:${table}`,
@@ -91,7 +94,7 @@ class Queries {
   }
 
   async findBy<T extends TableName>(
-    db: AnyDb,
+    db: Execute,
     table: T,
     field: string,
     value: unknown,
@@ -112,7 +115,7 @@ class Queries {
     return rows.map((row) => JSON.parse(row.data as string) as Tables[T])
   }
 
-  async all<T extends TableName>(db: AnyDb, table: T): Promise<Tables[T][]> {
+  async all<T extends TableName>(db: Execute, table: T): Promise<Tables[T][]> {
     const { rows } = await this.run(
       db,
       `all:${table}`,
@@ -126,7 +129,7 @@ class Queries {
     return rows.map((row) => JSON.parse(row.data as string) as Tables[T])
   }
 
-  async count(db: AnyDb, table: TableName, field: string, value: unknown): Promise<number> {
+  async count(db: Execute, table: TableName, field: string, value: unknown): Promise<number> {
     indexed(table, field)
     const { rows } = await this.run(
       db,
@@ -142,7 +145,7 @@ class Queries {
   }
 
   /** Inserts `row`, or replaces the row with its id. */
-  async put(db: AnyDb, table: TableName, row: Row): Promise<void> {
+  async put(db: Execute, table: TableName, row: Row): Promise<void> {
     const fields = INDEXES[table] as string[]
     const values = [
       row.id,
@@ -170,7 +173,13 @@ class Queries {
     )
   }
 
-  async delete(db: AnyDb, table: TableName, id: string): Promise<void> {
+  /** `savepoint <name>` / `rollback to savepoint <name>`, the name quoted by Kysely. */
+  async savepoint(db: Execute, name: string, rollback = false): Promise<void> {
+    const statement = rollback ? sql`rollback to savepoint ${sql.id(name)}` : sql`savepoint ${sql.id(name)}`
+    await db(statement.compile(this.compiler))
+  }
+
+  async delete(db: Execute, table: TableName, id: string): Promise<void> {
     await this.run(
       db,
       `delete:${table}`,
@@ -234,6 +243,8 @@ export class Store implements Reads {
   private closed = false
 
   private readonly queries: Queries
+  /** Committed reads: each query takes a connection from Kysely and gives it back. */
+  private readonly execute: Execute
 
   private constructor(
     readonly db: Kysely<Database>,
@@ -241,6 +252,7 @@ export class Store implements Reads {
     private readonly onClose: () => Promise<void> | void,
   ) {
     this.queries = new Queries(anyDb(db))
+    this.execute = (query) => db.executeQuery<Record<string, unknown>>(query)
   }
 
   /** Opens the store on a Kysely instance and brings its schema to the latest version. */
@@ -274,19 +286,19 @@ export class Store implements Reads {
   }
 
   get<T extends TableName>(table: T, id: string) {
-    return this.guard(() => this.queries.get(anyDb(this.db), table, id))
+    return this.guard(() => this.queries.get(this.execute, table, id))
   }
 
   findBy<T extends TableName>(table: T, field: keyof Tables[T] & string, value: unknown) {
-    return this.guard(() => this.queries.findBy(anyDb(this.db), table, field, value))
+    return this.guard(() => this.queries.findBy(this.execute, table, field, value))
   }
 
   all<T extends TableName>(table: T) {
-    return this.guard(() => this.queries.all(anyDb(this.db), table))
+    return this.guard(() => this.queries.all(this.execute, table))
   }
 
   count<T extends TableName>(table: T, field: keyof Tables[T] & string, value: unknown) {
-    return this.guard(() => this.queries.count(anyDb(this.db), table, field, value))
+    return this.guard(() => this.queries.count(this.execute, table, field, value))
   }
 
   /**
@@ -298,36 +310,31 @@ export class Store implements Reads {
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.guard(() =>
-          this.db.connection().execute(async (connection) => {
-            const begin = sql.raw(
-              this.dialect === 'postgres' ? 'begin isolation level serializable' : 'begin immediate',
-            )
+          // One connection for the whole transaction, every statement sent straight to it.
+          this.db.getExecutor().provideConnection(async (connection) => {
+            const run = (statement: string) => connection.executeQuery(CompiledQuery.raw(statement, []))
+            const begin =
+              this.dialect === 'postgres' ? 'begin isolation level serializable' : 'begin immediate'
             try {
-              await begin.execute(connection)
+              await run(begin)
             } catch (error) {
               // SQLite's one connection can be left inside a transaction whose rollback failed
               // (an I/O error): end it, then begin again.
               if (this.dialect !== 'sqlite' || !/within a transaction/.test(String(error))) throw error
-              await sql.raw('rollback').execute(connection)
-              await begin.execute(connection)
+              await run('rollback')
+              await run(begin)
             }
             let result: R
             try {
               result = await fn(new Transaction(connection, this.dialect, this.queries))
             } catch (error) {
-              await sql
-                .raw('rollback')
-                .execute(connection)
-                .catch(() => undefined)
+              await run('rollback').catch(() => undefined)
               throw error
             }
             try {
-              await sql.raw('commit').execute(connection)
+              await run('commit')
             } catch (error) {
-              await sql
-                .raw('rollback')
-                .execute(connection)
-                .catch(() => undefined)
+              await run('rollback').catch(() => undefined)
               throw error
             }
             return result
@@ -367,50 +374,50 @@ let savepoints = 0
 
 /** One database transaction: reads see its own writes; `put` and `delete` apply at once, inside it. */
 export class Transaction implements Reads {
-  private readonly db: AnyDb
+  private readonly execute: Execute
 
   constructor(
-    db: Kysely<Database>,
+    connection: DatabaseConnection,
     readonly dialect: Dialect,
     private readonly queries: Queries,
   ) {
-    this.db = anyDb(db)
+    this.execute = (query) => connection.executeQuery<Record<string, unknown>>(query)
   }
 
   get<T extends TableName>(table: T, id: string) {
-    return this.queries.get(this.db, table, id)
+    return this.queries.get(this.execute, table, id)
   }
 
   findBy<T extends TableName>(table: T, field: keyof Tables[T] & string, value: unknown) {
-    return this.queries.findBy(this.db, table, field, value)
+    return this.queries.findBy(this.execute, table, field, value)
   }
 
   all<T extends TableName>(table: T) {
-    return this.queries.all(this.db, table)
+    return this.queries.all(this.execute, table)
   }
 
   count<T extends TableName>(table: T, field: keyof Tables[T] & string, value: unknown) {
-    return this.queries.count(this.db, table, field, value)
+    return this.queries.count(this.execute, table, field, value)
   }
 
   /** Inserts or replaces the row with `row.id`. */
   async put<T extends TableName>(table: T, row: Tables[T]): Promise<Tables[T]> {
-    await this.queries.put(this.db, table, row)
+    await this.queries.put(this.execute, table, row)
     return row
   }
 
   async delete(table: TableName, id: string): Promise<void> {
-    await this.queries.delete(this.db, table, id)
+    await this.queries.delete(this.execute, table, id)
   }
 
   /** Marks a point `rollbackTo` can return to (a SQL savepoint). */
   async savepoint(): Promise<string> {
     const name = `sp${++savepoints}`
-    await sql`savepoint ${sql.id(name)}`.execute(this.db)
+    await this.queries.savepoint(this.execute, name)
     return name
   }
 
   async rollbackTo(savepoint: string): Promise<void> {
-    await sql`rollback to savepoint ${sql.id(savepoint)}`.execute(this.db)
+    await this.queries.savepoint(this.execute, savepoint, true)
   }
 }
