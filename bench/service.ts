@@ -82,6 +82,8 @@ function prepare(instance: Instance, path: ActivityPath, parameters: object) {
 }
 
 interface Run {
+  /** PostgreSQL transactions rolled back during the run (serialization conflicts rerun, failures). */
+  rolledBack?: number
   perSecond: number
   p50: number
   p99: number
@@ -163,7 +165,11 @@ async function createSigner(instance: Instance): Promise<string> {
 }
 
 /** Both workloads against `instances` (one data store). */
-async function measure(instances: Instance[]) {
+async function measure(instances: Instance[], rollbacks?: () => number) {
+  const counted = async (run: Promise<Run>, before = rollbacks?.()) => {
+    const result = await run
+    return before === undefined ? result : { ...result, rolledBack: rollbacks!() - before }
+  }
   const signWith = await createSigner(instances[0]!)
   const signParams = (i: number) => ({
     signWith,
@@ -180,11 +186,13 @@ async function measure(instances: Instance[]) {
   const workloads = new Set(flags.workloads.split(','))
   const skipped: Run = { perSecond: Number.NaN, p50: Number.NaN, p99: Number.NaN, failed: 0 }
   const sign = workloads.has('sign')
-    ? await load(instances, (instance, i) => prepare(instance, 'sign_raw_payloads', signParams(i)))
+    ? await counted(load(instances, (instance, i) => prepare(instance, 'sign_raw_payloads', signParams(i))))
     : skipped
   const wallets = workloads.has('wallets')
-    ? await load(instances, (instance, i) =>
-        prepare(instance, 'create_wallet', { walletName: `bench ${i}`, accounts: [ETH] }),
+    ? await counted(
+        load(instances, (instance, i) =>
+          prepare(instance, 'create_wallet', { walletName: `bench ${i}`, accounts: [ETH] }),
+        ),
       )
     : skipped
   return { sign, wallets }
@@ -200,7 +208,12 @@ const columns = [memory, sqlite, postgres1, postgres2].filter((_, n) =>
   wanted(['memory', 'sqlite', 'postgres1', 'postgres2'][n]!),
 )
 
-async function withInstances(count: number, args: (n: number) => string[], column: Column) {
+async function withInstances(
+  count: number,
+  args: (n: number) => string[],
+  column: Column,
+  rollbacks?: () => number,
+) {
   const instances: Instance[] = []
   try {
     // One after the other: the first migrates and bootstraps, the others read.
@@ -215,7 +228,7 @@ async function withInstances(count: number, args: (n: number) => string[], colum
         close: async () => void (await service.stop()),
       })
     }
-    column.result = await measure(instances)
+    column.result = await measure(instances, rollbacks)
     // The first error line a process logged, to name what the failed requests were.
     const logged = instances.flatMap((instance) =>
       instance
@@ -262,13 +275,23 @@ try {
   if (postgres) {
     const keyFile = join(temp, 'master.key')
     const pgArgs = () => ['--database-url', postgres!.url, '--master-key-file', keyFile]
-    if (wanted('postgres1')) await withInstances(1, pgArgs, postgres1)
+    const rollbacks = (database: string) => () =>
+      Number(
+        postgres!.psql(`select xact_rollback from pg_stat_database where datname = '${database}'`).trim(),
+      )
+    const database1 = postgres.url.replace(/^.*\//, '').replace(/\?.*$/, '')
+    if (wanted('postgres1')) await withInstances(1, pgArgs, postgres1, rollbacks(database1))
     // A fresh database for the two processes, so both start from the same (empty) state.
     postgres.psql('DROP DATABASE IF EXISTS bench2')
     postgres.psql('CREATE DATABASE bench2')
     const url2 = postgres.url.replace(/\/[^/]*$/, '/bench2')
     if (wanted('postgres2'))
-      await withInstances(2, () => ['--database-url', url2, '--master-key-file', keyFile], postgres2)
+      await withInstances(
+        2,
+        () => ['--database-url', url2, '--master-key-file', keyFile],
+        postgres2,
+        rollbacks('bench2'),
+      )
   }
 } finally {
   await postgres?.dispose()
@@ -301,12 +324,24 @@ printTable(
     ],
     ['  failed requests', ...columns.map((c) => cell(c, (r) => failures(r.sign)))],
     [
+      '  transactions rolled back (conflicts, rerun)',
+      ...columns.map((c) =>
+        cell(c, (r) => (r.sign.rolledBack === undefined ? '-' : String(r.sign.rolledBack))),
+      ),
+    ],
+    [
       'create_wallet (1 ETH account) throughput',
       ...columns.map((c) => cell(c, (r) => rate(r.wallets.perSecond))),
     ],
     ['  p50', ...columns.map((c) => cell(c, (r) => ms(r.wallets.p50)))],
     ['  p99', ...columns.map((c) => cell(c, (r) => ms(r.wallets.p99)))],
     ['  failed requests', ...columns.map((c) => cell(c, (r) => failures(r.wallets)))],
+    [
+      '  transactions rolled back (conflicts, rerun)',
+      ...columns.map((c) =>
+        cell(c, (r) => (r.wallets.rolledBack === undefined ? '-' : String(r.wallets.rolledBack))),
+      ),
+    ],
   ],
 )
 const [one, two] = [postgres1.result, postgres2.result]

@@ -20,6 +20,8 @@ export async function deriveAccounts(
   options: {
     persist: boolean
     field: string
+    /** The wallet was created in this transaction. */
+    fresh?: boolean
     mnemonic?: string
     /** The accounts, derived and sealed already (a `newWallet` crypto job), in `accounts`' order. */
     derived?: { address: string; publicKey: string; sealedPrivateKey: string }[]
@@ -29,7 +31,9 @@ export async function deriveAccounts(
   const seed = options.derived
     ? undefined
     : await seedOf(options.mnemonic ?? ctx.service.openText(wallet.sealedMnemonic))
-  const existing = await ctx.tx.findBy('walletAccounts', 'walletId', wallet.id)
+  // A wallet made in this transaction has no accounts yet (and reading the index would make a
+  // SERIALIZABLE transaction conflict with every concurrent wallet's accounts).
+  const existing = options.fresh ? [] : await ctx.tx.findBy('walletAccounts', 'walletId', wallet.id)
   const seen = new Set(existing.map((account) => `${account.curve}|${account.path}|${account.addressFormat}`))
   const addresses = await mapInOrder(accounts, async (spec, index) => {
     const field = `${options.field}[${index}]`
@@ -99,6 +103,7 @@ export async function createWalletRecords(
   })
   const addresses = await deriveAccounts(ctx, wallet, input.accounts, {
     persist: true,
+    fresh: true,
     field: input.field,
     ...(sealed ? { derived: sealed.accounts } : { mnemonic: mnemonic! }),
   })

@@ -326,7 +326,7 @@ export class Store implements Reads {
             }
             let result: R
             try {
-              result = await fn(new Transaction(connection, this.dialect, this.queries))
+              result = await fn(new Transaction(connection, this.dialect, this.queries, attempt))
             } catch (error) {
               await run('rollback').catch(() => undefined)
               throw error
@@ -380,6 +380,8 @@ export class Transaction implements Reads {
     connection: DatabaseConnection,
     readonly dialect: Dialect,
     private readonly queries: Queries,
+    /** 1 on the first run of the transaction's function, then 2, 3 … on reruns after conflicts. */
+    readonly attempt = 1,
   ) {
     this.execute = (query) => connection.executeQuery<Record<string, unknown>>(query)
   }

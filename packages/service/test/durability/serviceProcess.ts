@@ -66,7 +66,17 @@ export function killAll(): void {
 }
 
 function spawnCli(options: StartOptions): ChildProcess {
-  const nodeArgs = [...(options.nodeArgs ?? []), '--import', 'tsx', CLI, 'dev', '--port', '0', '--json', ...(options.args ?? [])]
+  const nodeArgs = [
+    ...(options.nodeArgs ?? []),
+    '--import',
+    'tsx',
+    CLI,
+    'dev',
+    '--port',
+    '0',
+    '--json',
+    ...(options.args ?? []),
+  ]
   const env = { ...process.env, NODE_ENV: 'development', ...options.env }
   const spawnOptions = { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] as ['ignore', 'pipe', 'pipe'] }
   if (options.fileSizeLimitKiB === undefined) return spawn(process.execPath, nodeArgs, spawnOptions)

@@ -56,6 +56,36 @@ describe('two instances on one PostgreSQL', { timeout: 60_000 }, () => {
     expect(fromA).toEqual([winner.body.organizationId])
   })
 
+  it('one stamped create_wallet sent 20 times at once over both instances is one activity and one wallet', async () => {
+    // The transaction does not read the fingerprint index on PostgreSQL (that would make every
+    // two concurrent activities conflict); the unique index decides, and the loser's rerun answers
+    // with the winner's activity.
+    const walletName = `replayed ${Date.now()}`
+    const prepared = root.prepareActivity('create_wallet', {
+      walletName,
+      accounts: [
+        {
+          curve: 'CURVE_SECP256K1',
+          pathFormat: 'PATH_FORMAT_BIP32',
+          path: "m/44'/60'/0'/0/0",
+          addressFormat: 'ADDRESS_FORMAT_ETHEREUM',
+        },
+      ],
+    })
+    const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => root.send(both[i % 2]!, prepared)))
+    expect(replies.map((reply) => reply.status)).toEqual(replies.map(() => 200))
+    const ids = new Set(replies.map((reply) => reply.body.activity.id))
+    const addresses = new Set(replies.map((reply) => resultOf('create_wallet', reply).addresses[0]))
+    expect({ activities: ids.size, addresses: addresses.size }).toEqual({ activities: 1, addresses: 1 })
+    for (const instance of both) {
+      const listed = await root.query(instance, 'list_wallets')
+      expect(listed.status).toBe(200)
+      expect(
+        listed.body.wallets.filter((w: { walletName: string }) => w.walletName === walletName),
+      ).toHaveLength(1)
+    }
+  })
+
   /**
    * Wrong guesses at one code, sent to `order(i)` for the i-th guess, until the service refuses to
    * take another: answers the number of guesses it judged (OTP_INVALID) and the refusal of the
