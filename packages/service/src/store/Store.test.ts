@@ -95,6 +95,37 @@ describe.each(backends)('storage contract: %s', (name, open) => {
     await store.close()
   })
 
+  it('concurrent transactions that fail undo only their own writes (SQLite commits them as one group)', async () => {
+    const store = await open()
+    const results = await Promise.allSettled(
+      Array.from({ length: 30 }, (_, i) =>
+        store.transaction(async (tx) => {
+          await tx.put('pluginRows', row(`t${i}`, { i }))
+          // A nested savepoint of the function's own still works inside the group.
+          const savepoint = await tx.savepoint()
+          await tx.put('pluginRows', row(`t${i}-undone`, { i }))
+          await tx.rollbackTo(savepoint)
+          if (i % 3 === 0) throw new Error(`transaction ${i} failed`)
+          return i
+        }),
+      ),
+    )
+    const failed = results.flatMap((result, i) => (result.status === 'rejected' ? [i] : []))
+    expect(failed).toEqual(Array.from({ length: 10 }, (_, k) => k * 3))
+    for (const [i, result] of results.entries())
+      if (result.status === 'rejected')
+        expect((result.reason as Error).message).toBe(`transaction ${i} failed`)
+      else expect(result.value).toBe(i)
+    const kept = (await store.findBy('pluginRows', 'kind', 'test')).map((r) => r.id).sort()
+    expect(kept).toEqual(
+      Array.from({ length: 30 }, (_, i) => i)
+        .filter((i) => i % 3 !== 0)
+        .map((i) => `t${i}`)
+        .sort(),
+    )
+    await store.close()
+  })
+
   it('40 concurrent read-modify-write increments of one row lose none', async () => {
     const store = await open()
     await store.transaction((tx) => tx.put('pluginRows', row('counter', { n: 0 })))

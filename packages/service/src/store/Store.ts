@@ -173,9 +173,14 @@ class Queries {
     )
   }
 
-  /** `savepoint <name>` / `rollback to savepoint <name>`, the name quoted by Kysely. */
-  async savepoint(db: Execute, name: string, rollback = false): Promise<void> {
-    const statement = rollback ? sql`rollback to savepoint ${sql.id(name)}` : sql`savepoint ${sql.id(name)}`
+  /** `savepoint`, `rollback to savepoint` or `release savepoint` `name` (quoted by Kysely). */
+  async savepoint(db: Execute, name: string, action: 'savepoint' | 'rollback' | 'release' = 'savepoint') {
+    const statement =
+      action === 'rollback'
+        ? sql`rollback to savepoint ${sql.id(name)}`
+        : action === 'release'
+          ? sql`release savepoint ${sql.id(name)}`
+          : sql`savepoint ${sql.id(name)}`
     await db(statement.compile(this.compiler))
   }
 
@@ -225,6 +230,17 @@ export const unavailable = (_cause: unknown) =>
     undefined,
     { retryAfterSeconds: 1 },
   )
+
+/** Most SQLite transactions committed together (see `Store.grouped`). */
+const GROUP_LIMIT = 64
+const GROUP_SAVEPOINT = 'latchkey_group'
+
+interface Grouped {
+  fn: (tx: Transaction) => unknown
+  attempt: number
+  resolve(value: unknown): void
+  reject(error: unknown): void
+}
 
 /** Reruns of a transaction that keeps colliding (many writers in one organization) before a 503. */
 const MAX_ATTEMPTS = 30
@@ -309,21 +325,12 @@ export class Store implements Reads {
   async transaction<R>(fn: (tx: Transaction) => Promise<R> | R): Promise<R> {
     for (let attempt = 1; ; attempt++) {
       try {
+        if (this.dialect === 'sqlite') return await this.grouped(fn, attempt)
         return await this.guard(() =>
           // One connection for the whole transaction, every statement sent straight to it.
           this.db.getExecutor().provideConnection(async (connection) => {
             const run = (statement: string) => connection.executeQuery(CompiledQuery.raw(statement, []))
-            const begin =
-              this.dialect === 'postgres' ? 'begin isolation level serializable' : 'begin immediate'
-            try {
-              await run(begin)
-            } catch (error) {
-              // SQLite's one connection can be left inside a transaction whose rollback failed
-              // (an I/O error): end it, then begin again.
-              if (this.dialect !== 'sqlite' || !/within a transaction/.test(String(error))) throw error
-              await run('rollback')
-              await run(begin)
-            }
+            await run('begin isolation level serializable')
             let result: R
             try {
               result = await fn(new Transaction(connection, this.dialect, this.queries, attempt))
@@ -354,6 +361,89 @@ export class Store implements Reads {
         throw error
       }
     }
+  }
+
+  /** SQLite transactions waiting for the next group commit. */
+  private readonly waiting: Grouped[] = []
+  private committing = false
+
+  /**
+   * SQLite's group commit. Its one connection runs transactions one after the other anyway, so
+   * the ones that queued up meanwhile run as one database transaction: each function inside its
+   * own savepoint (a function that throws has exactly its own writes undone), then one commit, so
+   * one fsync, for all of them. Nobody hears back before that commit: a result is acknowledged
+   * only once it is durable, and when the commit (or a statement, say on a full disk) fails, no
+   * function of the group is acknowledged and each gets the error.
+   */
+  private grouped<R>(fn: (tx: Transaction) => Promise<R> | R, attempt: number): Promise<R> {
+    if (this.closed) return Promise.reject(unavailable(new Error('store closed')))
+    return new Promise<R>((resolve, reject) => {
+      this.waiting.push({
+        fn: fn as Grouped['fn'],
+        attempt,
+        resolve: resolve as Grouped['resolve'],
+        reject,
+      })
+      if (!this.committing) void this.commitGroups()
+    })
+  }
+
+  private async commitGroups(): Promise<void> {
+    this.committing = true
+    try {
+      while (this.waiting.length > 0) await this.commitGroup(this.waiting.splice(0, GROUP_LIMIT))
+    } finally {
+      this.committing = false
+    }
+  }
+
+  private async commitGroup(group: Grouped[]): Promise<void> {
+    const outcomes: ({ value: unknown } | { error: unknown })[] = []
+    try {
+      await this.guard(() =>
+        this.db.getExecutor().provideConnection(async (connection) => {
+          const run = (statement: string) => connection.executeQuery(CompiledQuery.raw(statement, []))
+          const execute: Execute = (query) => connection.executeQuery<Record<string, unknown>>(query)
+          try {
+            await run('begin immediate')
+          } catch (error) {
+            // The connection can be left inside a transaction whose rollback failed (an I/O
+            // error): end it, then begin again.
+            if (!/within a transaction/.test(String(error))) throw error
+            await run('rollback')
+            await run('begin immediate')
+          }
+          try {
+            for (const item of group) {
+              await this.queries.savepoint(execute, GROUP_SAVEPOINT)
+              try {
+                outcomes.push({
+                  value: await item.fn(new Transaction(connection, 'sqlite', this.queries, item.attempt)),
+                })
+              } catch (error) {
+                // The database failing (not the function) ends the whole group.
+                if (!(error instanceof ApiError) && classify(error) !== 'other') throw error
+                await this.queries.savepoint(execute, GROUP_SAVEPOINT, 'rollback')
+                outcomes.push({ error })
+              }
+              await this.queries.savepoint(execute, GROUP_SAVEPOINT, 'release')
+            }
+            await run('commit')
+          } catch (error) {
+            await run('rollback').catch(() => undefined)
+            throw error
+          }
+        }),
+      )
+    } catch (error) {
+      for (const item of group) item.reject(error)
+      return
+    }
+    group.forEach((item, index) => {
+      const outcome = outcomes[index]!
+      if ('error' in outcome) item.reject(outcome.error)
+      else item.resolve(outcome.value)
+    })
   }
 
   /** Every row of every table (tests check what is at rest; never on a request path). */
@@ -420,6 +510,6 @@ export class Transaction implements Reads {
   }
 
   async rollbackTo(savepoint: string): Promise<void> {
-    await this.queries.savepoint(this.execute, savepoint, true)
+    await this.queries.savepoint(this.execute, savepoint, 'rollback')
   }
 }

@@ -15,8 +15,9 @@ import {
   writeSync,
 } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { Kysely, PostgresDialect } from 'kysely'
+import { Kysely } from 'kysely'
 import pg from 'pg'
+import { preparedPostgresDialect } from './postgresDialect.ts'
 import { type Database, Store } from './Store.ts'
 import { syncSqliteDialect } from './sqlite.ts'
 import { wasmSqlite } from './wasmSqlite.ts'
@@ -153,7 +154,7 @@ export async function openPostgres(url: string, options: { max?: number } = {}):
   // dropped by the pool, a busy one rejects its query (503), and the next query reconnects.
   pool.on('error', () => undefined)
   pool.on('connect', (client) => client.on('error', () => undefined))
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  const db = new Kysely<Database>({ dialect: preparedPostgresDialect(pool) })
   try {
     return await Store.open(db, 'postgres')
   } catch (error) {
