@@ -126,6 +126,34 @@ describe.each(backends)('storage contract: %s', (name, open) => {
     await store.close()
   })
 
+  it('a read after a commit sees it, even when reads raced the commit (SQLite caches committed reads)', async () => {
+    const store = await open()
+    await store.transaction((tx) => tx.put('pluginRows', row('r', { n: 0 })))
+    expect((await store.get('pluginRows', 'r'))?.data).toEqual({ n: 0 })
+    expect((await store.findBy('pluginRows', 'kind', 'test')).map((r) => r.id)).toEqual(['r'])
+    for (let n = 1; n <= 30; n++) {
+      // A read sent together with the commit may see either value; the read after it sees the new one.
+      const [, during] = await Promise.all([
+        store.transaction((tx) => tx.put('pluginRows', row('r', { n }))),
+        store.get('pluginRows', 'r'),
+        store.findBy('pluginRows', 'kind', 'test'),
+      ])
+      expect([n - 1, n]).toContain(during?.data.n)
+      expect((await store.get('pluginRows', 'r'))?.data).toEqual({ n })
+      expect((await store.findBy('pluginRows', 'kind', 'test'))[0]?.data).toEqual({ n })
+    }
+    await store.transaction((tx) => tx.put('pluginRows', row('s')))
+    expect((await store.findBy('pluginRows', 'kind', 'test')).map((r) => r.id)).toEqual(['r', 's'])
+    // A document handed out is the caller's own: changing it changes nothing stored or cached.
+    const mine = (await store.get('pluginRows', 'r'))!
+    mine.data = { n: -1 }
+    expect((await store.get('pluginRows', 'r'))?.data).toEqual({ n: 30 })
+    await store.transaction((tx) => tx.delete('pluginRows', 'r'))
+    expect(await store.get('pluginRows', 'r')).toBeUndefined()
+    expect((await store.findBy('pluginRows', 'kind', 'test')).map((r) => r.id)).toEqual(['s'])
+    await store.close()
+  })
+
   it('40 concurrent read-modify-write increments of one row lose none', async () => {
     const store = await open()
     await store.transaction((tx) => tx.put('pluginRows', row('counter', { n: 0 })))

@@ -79,7 +79,8 @@ class Queries {
     )
   }
 
-  async get<T extends TableName>(db: Execute, table: T, id: string): Promise<Tables[T] | undefined> {
+  /** The row's JSON document, unparsed. */
+  async getData(db: Execute, table: TableName, id: string): Promise<string | undefined> {
     const { rows } = await this.run(
       db,
       `get:${table}`,
@@ -90,15 +91,16 @@ class Queries {
           .where('id', '=', p(0)),
       [id],
     )
-    return rows[0] ? (JSON.parse(rows[0].data as string) as Tables[T]) : undefined
+    return rows[0] ? (rows[0].data as string) : undefined
   }
 
-  async findBy<T extends TableName>(
-    db: Execute,
-    table: T,
-    field: string,
-    value: unknown,
-  ): Promise<Tables[T][]> {
+  async get<T extends TableName>(db: Execute, table: T, id: string): Promise<Tables[T] | undefined> {
+    const data = await this.getData(db, table, id)
+    return data === undefined ? undefined : (JSON.parse(data) as Tables[T])
+  }
+
+  /** The JSON documents of the rows whose `field` is `value`, in id order, unparsed. */
+  async findData(db: Execute, table: TableName, field: string, value: unknown): Promise<string[]> {
     indexed(table, field)
     if (value === undefined || value === null) return []
     const { rows } = await this.run(
@@ -112,7 +114,16 @@ class Queries {
           .orderBy('id'),
       [String(value)],
     )
-    return rows.map((row) => JSON.parse(row.data as string) as Tables[T])
+    return rows.map((row) => row.data as string)
+  }
+
+  async findBy<T extends TableName>(
+    db: Execute,
+    table: T,
+    field: string,
+    value: unknown,
+  ): Promise<Tables[T][]> {
+    return (await this.findData(db, table, field, value)).map((data) => JSON.parse(data) as Tables[T])
   }
 
   async all<T extends TableName>(db: Execute, table: T): Promise<Tables[T][]> {
@@ -234,6 +245,8 @@ export const unavailable = (_cause: unknown) =>
 /** Most SQLite transactions committed together (see `Store.grouped`). */
 const GROUP_LIMIT = 64
 const GROUP_SAVEPOINT = 'latchkey_group'
+/** Most documents and lookups the SQLite read cache holds before it starts over. */
+const READ_CACHE_LIMIT = 20_000
 
 interface Grouped {
   fn: (tx: Transaction) => unknown
@@ -261,6 +274,34 @@ export class Store implements Reads {
   private readonly queries: Queries
   /** Committed reads: each query takes a connection from Kysely and gives it back. */
   private readonly execute: Execute
+  /**
+   * SQLite only, where this process is the database's one writer (a data dir is locked to one
+   * process): committed documents read outside transactions, by table and lookup, each tagged
+   * with its table's version. A commit that wrote a table moves its version on before the
+   * connection is free for the next read, so no read returns a document older than the last
+   * commit. Documents are kept as JSON text and parsed on every read, so no caller shares one.
+   */
+  private readonly readCache = new Map<string, { version: number; value: unknown }>()
+  private readonly tableVersions = new Map<TableName, number>()
+
+  private async cached<V>(table: TableName, key: string, load: () => Promise<V>): Promise<V> {
+    if (this.dialect !== 'sqlite') return load()
+    const version = this.tableVersions.get(table) ?? 0
+    const cacheKey = `${table}\u0000${key}`
+    const hit = this.readCache.get(cacheKey)
+    if (hit && hit.version === version) return hit.value as V
+    const value = await load()
+    // A commit that ran while this read waited made its result stale: do not keep it.
+    if ((this.tableVersions.get(table) ?? 0) === version) {
+      if (this.readCache.size >= READ_CACHE_LIMIT) this.readCache.clear()
+      this.readCache.set(cacheKey, { version, value })
+    }
+    return value
+  }
+
+  private committed(tables: Iterable<TableName>): void {
+    for (const table of tables) this.tableVersions.set(table, (this.tableVersions.get(table) ?? 0) + 1)
+  }
 
   private constructor(
     readonly db: Kysely<Database>,
@@ -301,12 +342,26 @@ export class Store implements Reads {
     }
   }
 
-  get<T extends TableName>(table: T, id: string) {
-    return this.guard(() => this.queries.get(this.execute, table, id))
+  get<T extends TableName>(table: T, id: string): Promise<Tables[T] | undefined> {
+    return this.guard(async () => {
+      const data = await this.cached(table, `get\u0000${id}`, () =>
+        this.queries.getData(this.execute, table, id),
+      )
+      return data === undefined ? undefined : (JSON.parse(data) as Tables[T])
+    })
   }
 
-  findBy<T extends TableName>(table: T, field: keyof Tables[T] & string, value: unknown) {
-    return this.guard(() => this.queries.findBy(this.execute, table, field, value))
+  findBy<T extends TableName>(
+    table: T,
+    field: keyof Tables[T] & string,
+    value: unknown,
+  ): Promise<Tables[T][]> {
+    return this.guard(async () => {
+      const found = await this.cached(table, `find\u0000${field}\u0000${String(value)}`, () =>
+        this.queries.findData(this.execute, table, field, value),
+      )
+      return found.map((data) => JSON.parse(data) as Tables[T])
+    })
   }
 
   all<T extends TableName>(table: T) {
@@ -413,13 +468,13 @@ export class Store implements Reads {
             await run('rollback')
             await run('begin immediate')
           }
+          const written = new Set<TableName>()
           try {
             for (const item of group) {
               await this.queries.savepoint(execute, GROUP_SAVEPOINT)
+              const tx = new Transaction(connection, 'sqlite', this.queries, item.attempt, written)
               try {
-                outcomes.push({
-                  value: await item.fn(new Transaction(connection, 'sqlite', this.queries, item.attempt)),
-                })
+                outcomes.push({ value: await item.fn(tx) })
               } catch (error) {
                 // The database failing (not the function) ends the whole group.
                 if (!(error instanceof ApiError) && classify(error) !== 'other') throw error
@@ -432,6 +487,9 @@ export class Store implements Reads {
           } catch (error) {
             await run('rollback').catch(() => undefined)
             throw error
+          } finally {
+            // Still holding the connection: no read can slip in between the commit and this.
+            this.committed(written)
           }
         }),
       )
@@ -472,6 +530,8 @@ export class Transaction implements Reads {
     private readonly queries: Queries,
     /** 1 on the first run of the transaction's function, then 2, 3 … on reruns after conflicts. */
     readonly attempt = 1,
+    /** Collects the tables this transaction writes (the store's read cache forgets them). */
+    private readonly written = new Set<TableName>(),
   ) {
     this.execute = (query) => connection.executeQuery<Record<string, unknown>>(query)
   }
@@ -494,11 +554,13 @@ export class Transaction implements Reads {
 
   /** Inserts or replaces the row with `row.id`. */
   async put<T extends TableName>(table: T, row: Tables[T]): Promise<Tables[T]> {
+    this.written.add(table)
     await this.queries.put(this.execute, table, row)
     return row
   }
 
   async delete(table: TableName, id: string): Promise<void> {
+    this.written.add(table)
     await this.queries.delete(this.execute, table, id)
   }
 
