@@ -2,7 +2,7 @@ import type { ActivityPath } from '@latchkey/protocol'
 import { ApiError } from '../errors.ts'
 import type { Runtime } from '../Runtime.ts'
 import type { ActivityContext, ActivityHandler, Caller, Registry } from '../registry.ts'
-import type { ActivityRow, OrganizationRow } from '../store/model.ts'
+import type { ActivityRow, OrganizationRow, VoteRow } from '../store/model.ts'
 import { isDatabaseError, type Transaction } from '../store/Store.ts'
 import { toApiError } from './errorResponse.ts'
 import { Reader } from './Reader.ts'
@@ -12,6 +12,8 @@ export interface Execution {
   error?: ApiError
   /** The activity to answer with instead of this one (a vote answers with the voted activity). */
   respondWith?: string
+  /** The activity's votes, when known without a lookup (a new activity no one voted on). */
+  votes?: VoteRow[]
 }
 
 /**

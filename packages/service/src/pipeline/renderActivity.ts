@@ -25,9 +25,15 @@ export async function renderVote(reads: Reads, vote: VoteRow): Promise<Vote> {
  * while the activity awaits consensus, the viewer is a user of its organization (a root user, or
  * an approver a policy's consensus may count) and has not voted yet.
  */
-export async function renderActivity(reads: Reads, row: ActivityRow, viewer?: Caller): Promise<Activity> {
+export async function renderActivity(
+  reads: Reads,
+  row: ActivityRow,
+  viewer?: Caller,
+  /** The activity's votes when the caller knows them (looked up otherwise). */
+  knownVotes?: VoteRow[],
+): Promise<Activity> {
   const definition = ACTIVITIES[row.path as ActivityPath]
-  const votes = await reads.findBy('votes', 'activityId', row.id)
+  const votes = knownVotes ?? (await reads.findBy('votes', 'activityId', row.id))
   let open = row.status === 'ACTIVITY_STATUS_CONSENSUS_NEEDED'
   if (open && viewer) {
     open =

@@ -211,36 +211,50 @@ export async function submitActivity(
       parameters,
       vouched,
     })
-    switch (decision.outcome) {
-      case 'OUTCOME_ALLOW':
-        return executeActivity(
-          tx,
-          service,
-          registry,
-          row,
-          organization,
-          caller,
-          parameters,
-          prepared,
-          precomputed,
-        )
-      case 'OUTCOME_REQUIRES_CONSENSUS':
-        return { row: await tx.put('activities', { ...row, status: 'ACTIVITY_STATUS_CONSENSUS_NEEDED' }) }
-      default: {
-        const failed = await tx.put('activities', {
-          ...row,
-          status: 'ACTIVITY_STATUS_FAILED',
-          failure: decision.error.toBody() as ActivityRow['failure'] & object,
-        })
-        return { row: failed, error: decision.error }
+    const decided = async (): Promise<Execution> => {
+      switch (decision.outcome) {
+        case 'OUTCOME_ALLOW':
+          return executeActivity(
+            tx,
+            service,
+            registry,
+            row,
+            organization,
+            caller,
+            parameters,
+            prepared,
+            precomputed,
+          )
+        case 'OUTCOME_REQUIRES_CONSENSUS':
+          return { row: await tx.put('activities', { ...row, status: 'ACTIVITY_STATUS_CONSENSUS_NEEDED' }) }
+        default: {
+          const failed = await tx.put('activities', {
+            ...row,
+            status: 'ACTIVITY_STATUS_FAILED',
+            failure: decision.error.toBody() as ActivityRow['failure'] & object,
+          })
+          return { row: failed, error: decision.error }
+        }
       }
     }
+    const execution = await decided()
+    // A new activity has no votes but those this transaction cast: the answer needs no lookup.
+    return execution.row.id === row.id && !execution.respondWith && !tx.wrote('votes')
+      ? { ...execution, votes: [] }
+      : execution
   })
   if (outcome.error) throw outcome.error
   const shown = outcome.respondWith
     ? (await service.store.get('activities', outcome.respondWith))!
     : outcome.row
-  return { activity: await renderActivity(service.store, shown, caller) }
+  return {
+    activity: await renderActivity(
+      service.store,
+      shown,
+      caller,
+      outcome.respondWith ? undefined : outcome.votes,
+    ),
+  }
 }
 
 /** Carries the dry-run decision out of the transaction it rolls back. */

@@ -284,6 +284,9 @@ export class Store implements Reads {
   private readonly readCache = new Map<string, { version: number; value: unknown }>()
   private readonly tableVersions = new Map<TableName, number>()
 
+  private readonly cacheRead = <V>(table: TableName, key: string, load: () => Promise<V>) =>
+    this.cached(table, key, load)
+
   private async cached<V>(table: TableName, key: string, load: () => Promise<V>): Promise<V> {
     if (this.dialect !== 'sqlite') return load()
     const version = this.tableVersions.get(table) ?? 0
@@ -472,7 +475,14 @@ export class Store implements Reads {
           try {
             for (const item of group) {
               await this.queries.savepoint(execute, GROUP_SAVEPOINT)
-              const tx = new Transaction(connection, 'sqlite', this.queries, item.attempt, written)
+              const tx = new Transaction(
+                connection,
+                'sqlite',
+                this.queries,
+                item.attempt,
+                written,
+                this.cacheRead,
+              )
               try {
                 outcomes.push({ value: await item.fn(tx) })
               } catch (error) {
@@ -523,6 +533,8 @@ let savepoints = 0
 /** One database transaction: reads see its own writes; `put` and `delete` apply at once, inside it. */
 export class Transaction implements Reads {
   private readonly execute: Execute
+  /** The tables this transaction itself wrote. */
+  private readonly own = new Set<TableName>()
 
   constructor(
     connection: DatabaseConnection,
@@ -530,18 +542,41 @@ export class Transaction implements Reads {
     private readonly queries: Queries,
     /** 1 on the first run of the transaction's function, then 2, 3 … on reruns after conflicts. */
     readonly attempt = 1,
-    /** Collects the tables this transaction writes (the store's read cache forgets them). */
+    /**
+     * The tables written so far by this transaction and those before it in its SQLite group (the
+     * store's read cache forgets them at commit; until then they are read from the database).
+     */
     private readonly written = new Set<TableName>(),
+    /** The store's read cache, for tables nobody in the group wrote (SQLite only). */
+    private readonly cache?: <V>(table: TableName, key: string, load: () => Promise<V>) => Promise<V>,
   ) {
     this.execute = (query) => connection.executeQuery<Record<string, unknown>>(query)
   }
 
-  get<T extends TableName>(table: T, id: string) {
-    return this.queries.get(this.execute, table, id)
+  /** True when this transaction wrote `table` (rows of it may differ from what was committed). */
+  wrote(table: TableName): boolean {
+    return this.own.has(table)
   }
 
-  findBy<T extends TableName>(table: T, field: keyof Tables[T] & string, value: unknown) {
-    return this.queries.findBy(this.execute, table, field, value)
+  async get<T extends TableName>(table: T, id: string): Promise<Tables[T] | undefined> {
+    const load = () => this.queries.getData(this.execute, table, id)
+    const data =
+      this.cache && !this.written.has(table) ? await this.cache(table, `get\u0000${id}`, load) : await load()
+    return data === undefined ? undefined : (JSON.parse(data) as Tables[T])
+  }
+
+  async findBy<T extends TableName>(
+    table: T,
+    field: keyof Tables[T] & string,
+    value: unknown,
+  ): Promise<Tables[T][]> {
+    if (value === undefined || value === null) return indexed(table, field), []
+    const load = () => this.queries.findData(this.execute, table, field, value)
+    const found =
+      this.cache && !this.written.has(table)
+        ? await this.cache(table, `find\u0000${field}\u0000${String(value)}`, load)
+        : await load()
+    return found.map((data) => JSON.parse(data) as Tables[T])
   }
 
   all<T extends TableName>(table: T) {
@@ -555,12 +590,14 @@ export class Transaction implements Reads {
   /** Inserts or replaces the row with `row.id`. */
   async put<T extends TableName>(table: T, row: Tables[T]): Promise<Tables[T]> {
     this.written.add(table)
+    this.own.add(table)
     await this.queries.put(this.execute, table, row)
     return row
   }
 
   async delete(table: TableName, id: string): Promise<void> {
     this.written.add(table)
+    this.own.add(table)
     await this.queries.delete(this.execute, table, id)
   }
 
