@@ -244,7 +244,6 @@ export const unavailable = (_cause: unknown) =>
 
 /** Most SQLite transactions committed together (see `Store.grouped`). */
 const GROUP_LIMIT = 64
-const GROUP_SAVEPOINT = 'latchkey_group'
 /** Most documents and lookups the SQLite read cache holds before it starts over. */
 const READ_CACHE_LIMIT = 20_000
 
@@ -427,10 +426,12 @@ export class Store implements Reads {
 
   /**
    * SQLite's group commit. Its one connection runs transactions one after the other anyway, so
-   * the ones that queued up meanwhile run as one database transaction: each function inside its
-   * own savepoint (a function that throws has exactly its own writes undone), then one commit, so
-   * one fsync, for all of them. Nobody hears back before that commit: a result is acknowledged
-   * only once it is durable, and when the commit (or a statement, say on a full disk) fails, no
+   * the ones that queued up meanwhile run as one database transaction, one after the other, with
+   * one commit, so one fsync, for all of them. When a function throws, the group is rolled back
+   * and each of its functions runs again in a transaction of its own (a transaction's function
+   * may always be rerun: see `transaction`), so a throw undoes exactly its own writes. Nobody
+   * hears back before the commit that holds their writes: a result is acknowledged only once it
+   * is durable, and when the database fails (a commit, or a statement on a full disk), no
    * function of the group is acknowledged and each gets the error.
    */
   private grouped<R>(fn: (tx: Transaction) => Promise<R> | R, attempt: number): Promise<R> {
@@ -461,7 +462,6 @@ export class Store implements Reads {
       await this.guard(() =>
         this.db.getExecutor().provideConnection(async (connection) => {
           const run = (statement: string) => connection.executeQuery(CompiledQuery.raw(statement, []))
-          const execute: Execute = (query) => connection.executeQuery<Record<string, unknown>>(query)
           try {
             await run('begin immediate')
           } catch (error) {
@@ -471,35 +471,52 @@ export class Store implements Reads {
             await run('rollback')
             await run('begin immediate')
           }
-          const written = new Set<TableName>()
-          try {
-            for (const item of group) {
-              await this.queries.savepoint(execute, GROUP_SAVEPOINT)
-              const tx = new Transaction(
-                connection,
-                'sqlite',
-                this.queries,
-                item.attempt,
-                written,
-                this.cacheRead,
-              )
-              try {
+          // The database failing (not a function) ends the whole group.
+          const databaseFailed = (error: unknown) =>
+            !(error instanceof ApiError) && classify(error) !== 'other'
+          const runAll = async (items: Grouped[], reruns: boolean) => {
+            const written = new Set<TableName>()
+            try {
+              for (const item of items) {
+                const attempt = reruns ? item.attempt + 1 : item.attempt
+                const tx = new Transaction(
+                  connection,
+                  'sqlite',
+                  this.queries,
+                  attempt,
+                  written,
+                  this.cacheRead,
+                )
                 outcomes.push({ value: await item.fn(tx) })
-              } catch (error) {
-                // The database failing (not the function) ends the whole group.
-                if (!(error instanceof ApiError) && classify(error) !== 'other') throw error
-                await this.queries.savepoint(execute, GROUP_SAVEPOINT, 'rollback')
-                outcomes.push({ error })
               }
-              await this.queries.savepoint(execute, GROUP_SAVEPOINT, 'release')
+              await run('commit')
+            } catch (error) {
+              await run('rollback').catch(() => undefined)
+              throw error
+            } finally {
+              // Still holding the connection: no read can slip in between the commit and this.
+              this.committed(written)
             }
-            await run('commit')
+          }
+          try {
+            await runAll(group, false)
           } catch (error) {
-            await run('rollback').catch(() => undefined)
-            throw error
-          } finally {
-            // Still holding the connection: no read can slip in between the commit and this.
-            this.committed(written)
+            if (databaseFailed(error)) throw error
+            outcomes.length = 0
+            if (group.length === 1) {
+              outcomes.push({ error })
+              return
+            }
+            // A function threw: everyone again, alone.
+            for (const item of group) {
+              await run('begin immediate')
+              try {
+                await runAll([item], true)
+              } catch (alone) {
+                if (databaseFailed(alone)) throw alone
+                outcomes.push({ error: alone })
+              }
+            }
           }
         }),
       )
