@@ -3,6 +3,19 @@ import { bytesToHex } from '@noble/hashes/utils.js'
 let lastMs = -1
 let sequence = 0
 
+/** Random bytes drawn 4 KiB at a time (one system call per 680 ids instead of one each). */
+const pool = new Uint8Array(4096)
+let used = pool.length
+function randomHex(length: number): string {
+  if (used + length > pool.length) {
+    globalThis.crypto.getRandomValues(pool)
+    used = 0
+  }
+  const hex = bytesToHex(pool.subarray(used, used + length))
+  used += length
+  return hex
+}
+
 /**
  * A UUIDv7-shaped id whose text sorts in creation order (time, then a per-millisecond sequence),
  * so "objects before/after this id" cursors are plain string comparisons.
@@ -16,7 +29,7 @@ export function newId(nowMs: number): string {
   // millisecond keep their order as text.
   const high = ((sequence >> 14) & 0xfff).toString(16).padStart(3, '0')
   const low = (0x8000 | (sequence & 0x3fff)).toString(16)
-  const random = bytesToHex(globalThis.crypto.getRandomValues(new Uint8Array(6)))
+  const random = randomHex(6)
   return `${time.slice(0, 8)}-${time.slice(8)}-7${high}-${low}-${random}`
 }
 

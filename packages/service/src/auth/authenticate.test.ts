@@ -1,6 +1,9 @@
 import { decodeJwtClaims } from '@latchkey/protocol'
+import { p256 } from '@noble/curves/nist.js'
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { describe, expect, it } from 'vitest'
 import { createHarness, ETHEREUM_ACCOUNT, resultOf, softPasskey, testKey } from '../testing/harness.ts'
+import { verifyP256WithWebCrypto } from './authenticate.ts'
 
 const SCHEMES = [
   'SIGNATURE_SCHEME_TK_API_P256',
@@ -97,6 +100,21 @@ describe('X-Stamp', () => {
       status: 400,
       body: { details: { errorCode: 'FIELD_INVALID', field: 'timestampMs' } },
     })
+  })
+})
+
+describe('P-256 stamps verified natively', () => {
+  it('gives a final answer on a bad signature, so a bad stamp never costs a pure-JS verification', async () => {
+    const secret = p256.utils.randomSecretKey()
+    const publicKey = bytesToHex(p256.getPublicKey(secret, true))
+    const body = utf8ToBytes('{"organizationId":"o"}')
+    const good = bytesToHex(p256.sign(body, secret, { format: 'der' }))
+    expect(await verifyP256WithWebCrypto(publicKey, good, body)).toBe(true)
+    // Another body, a flipped byte, and bytes that are not DER: a final "no", not "cannot decide".
+    expect(await verifyP256WithWebCrypto(publicKey, good, utf8ToBytes('{}'))).toBe(false)
+    const flipped = `${good.slice(0, -2)}${good.endsWith('00') ? '01' : '00'}`
+    expect(await verifyP256WithWebCrypto(publicKey, flipped, body)).toBe(false)
+    expect(await verifyP256WithWebCrypto(publicKey, 'abcd', body)).toBe(false)
   })
 })
 

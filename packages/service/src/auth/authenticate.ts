@@ -64,16 +64,18 @@ async function callerOf(
 const webCryptoKeys = new Map<string, Promise<CryptoKey>>()
 
 /**
- * P-256 stamps verified natively (WebCrypto is ~20x faster than pure-JS verification). Returns
- * false when it cannot decide (no WebCrypto, non-strict DER): the caller then verifies in JS.
+ * P-256 stamps verified natively (WebCrypto is ~20x faster than pure-JS verification). Its "no"
+ * is final: a signature that does not verify, or does not parse, is refused here. Only a runtime
+ * without WebCrypto answers undefined, and the caller verifies in JS; falling back on every bad
+ * signature would let anyone who knows a public key make each request cost a pure-JS verification.
  */
-async function verifyP256WithWebCrypto(
+export async function verifyP256WithWebCrypto(
   publicKey: string,
   signatureHex: string,
   body: Uint8Array,
-): Promise<boolean> {
+): Promise<boolean | undefined> {
   const subtle = globalThis.crypto?.subtle
-  if (!subtle) return false
+  if (!subtle) return undefined
   try {
     let key = webCryptoKeys.get(publicKey)
     if (!key) {
@@ -121,9 +123,9 @@ async function authenticateApiKey(
   let valid = false
   try {
     valid =
-      (stamp.scheme === 'SIGNATURE_SCHEME_TK_API_P256' &&
-        (await verifyP256WithWebCrypto(publicKey, stamp.signature, body))) ||
-      verifyApiKeyStamp({ ...stamp, publicKey }, body)
+      (stamp.scheme === 'SIGNATURE_SCHEME_TK_API_P256'
+        ? await verifyP256WithWebCrypto(publicKey, stamp.signature, body)
+        : undefined) ?? verifyApiKeyStamp({ ...stamp, publicKey }, body)
   } catch {
     valid = false
   }
