@@ -33,6 +33,8 @@ export interface RuntimeOptions {
   fetch: typeof fetch
   /** Where signing and derivation jobs run. @default in the calling thread */
   crypto?: (masterKey: Uint8Array) => CryptoRunner
+  /** Verifies a P-256 stamp (hex public key, DER hex signature, body). @default WebCrypto */
+  verifyP256?: (publicKey: string, signature: string, body: Uint8Array) => Promise<boolean>
 }
 
 /**

@@ -15,6 +15,7 @@ import {
 } from './parseCli.ts'
 import { loadMasterKey, loadMasterKeyFile, openDataDir, openPostgres } from './store/durableStores.ts'
 import { cryptoWorkers } from './workers/cryptoWorkers.ts'
+import { nativeVerifyP256 } from './workers/nativeVerify.ts'
 
 const NAME = 'latchkey-service'
 
@@ -63,6 +64,7 @@ async function main(): Promise<void> {
     ...(masterKey ? { masterKey } : {}),
     rpc: options.rpc,
     crypto: cryptoWorkers(options.cryptoThreads === undefined ? {} : { threads: options.cryptoThreads }),
+    verifyP256: nativeVerifyP256,
     ...(options.rpId ? { webauthn: { rpId: options.rpId } } : {}),
     proxySettings: {
       ...(options.allowedOrigins ? { allowedOrigins: options.allowedOrigins } : {}),

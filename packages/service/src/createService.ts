@@ -60,6 +60,12 @@ export interface CreateServiceOptions {
    * @default in the thread that serves requests
    */
   crypto?: (masterKey: Uint8Array) => CryptoRunner
+  /**
+   * Verifies P-256 stamps: in Node, `nativeVerifyP256` from `@latchkey/service/node` (the CLI
+   * uses it) costs the request thread about half of WebCrypto's verification.
+   * @default WebCrypto
+   */
+  verifyP256?: (publicKey: string, signature: string, body: Uint8Array) => Promise<boolean>
 }
 
 export interface Service {
@@ -98,6 +104,7 @@ export async function createService(options: CreateServiceOptions = {}): Promise
       },
       fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
       ...(options.crypto ? { crypto: options.crypto } : {}),
+      ...(options.verifyP256 ? { verifyP256: options.verifyP256 } : {}),
     },
   )
   const registry = new Registry(plugins)

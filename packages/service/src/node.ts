@@ -8,3 +8,4 @@ export {
   openPostgres,
 } from './store/durableStores.ts'
 export { type CryptoWorkersOptions, cryptoWorkers } from './workers/cryptoWorkers.ts'
+export { nativeVerifyP256 } from './workers/nativeVerify.ts'

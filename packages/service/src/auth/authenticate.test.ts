@@ -1,8 +1,9 @@
 import { decodeJwtClaims } from '@latchkey/protocol'
 import { p256 } from '@noble/curves/nist.js'
-import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
+import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
 import { describe, expect, it } from 'vitest'
 import { createHarness, ETHEREUM_ACCOUNT, resultOf, softPasskey, testKey } from '../testing/harness.ts'
+import { nativeVerifyP256 } from '../workers/nativeVerify.ts'
 import { verifyP256WithWebCrypto } from './authenticate.ts'
 
 const SCHEMES = [
@@ -103,7 +104,10 @@ describe('X-Stamp', () => {
   })
 })
 
-describe('P-256 stamps verified natively', () => {
+describe.each([
+  ['WebCrypto', verifyP256WithWebCrypto],
+  ["Node's crypto", nativeVerifyP256],
+] as const)('P-256 stamps verified natively (%s)', (_, verifyP256WithWebCrypto) => {
   it('gives a final answer on a bad signature, so a bad stamp never costs a pure-JS verification', async () => {
     const secret = p256.utils.randomSecretKey()
     const publicKey = bytesToHex(p256.getPublicKey(secret, true))
@@ -115,6 +119,24 @@ describe('P-256 stamps verified natively', () => {
     const flipped = `${good.slice(0, -2)}${good.endsWith('00') ? '01' : '00'}`
     expect(await verifyP256WithWebCrypto(publicKey, flipped, body)).toBe(false)
     expect(await verifyP256WithWebCrypto(publicKey, 'abcd', body)).toBe(false)
+    // A stamp with a high s (the other valid encoding of the same signature) still verifies.
+    const signature = p256.Signature.fromBytes(hexToBytes(good), 'der')
+    const highS = new p256.Signature(signature.r, p256.Point.CURVE().n - signature.s)
+    expect(await verifyP256WithWebCrypto(publicKey, bytesToHex(highS.toBytes('der')), body)).toBe(true)
+  })
+
+  it('verifies stamps of the service in use (a service given this verifier accepts and refuses alike)', async () => {
+    const h = await createHarness({
+      verifyP256: verifyP256WithWebCrypto as (p: string, s: string, b: Uint8Array) => Promise<boolean>,
+    })
+    const ok = await h.submit('create_wallet', { walletName: 'W', accounts: [] })
+    expect(ok.status).toBe(200)
+    const tampered = await h.submit(
+      'create_wallet',
+      { walletName: 'W', accounts: [] },
+      { tamper: (body) => body.replace('"W"', '"X"') },
+    )
+    expect(tampered.status).toBe(401)
   })
 })
 

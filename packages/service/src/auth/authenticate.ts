@@ -124,7 +124,7 @@ async function authenticateApiKey(
   try {
     valid =
       (stamp.scheme === 'SIGNATURE_SCHEME_TK_API_P256'
-        ? await verifyP256WithWebCrypto(publicKey, stamp.signature, body)
+        ? await (service.options.verifyP256 ?? verifyP256WithWebCrypto)(publicKey, stamp.signature, body)
         : undefined) ?? verifyApiKeyStamp({ ...stamp, publicKey }, body)
   } catch {
     valid = false
