@@ -34,7 +34,8 @@ export async function executeActivity(
   precomputed?: { value?: unknown; error?: unknown },
 ): Promise<Execution> {
   const handler = registry.activities.get(row.path as ActivityPath) as ActivityHandler | undefined
-  const savepoint = await tx.savepoint()
+  // The handler's writes are undone if it throws (only a handler that writes costs a savepoint).
+  const savepoint = tx.lazySavepoint()
   const ctx: ActivityContext & { respondWith?: string } = {
     tx,
     service,
@@ -57,6 +58,7 @@ export async function executeActivity(
         parsed as never,
       )
     const result = await handler.run(ctx, parsed as never)
+    savepoint.end()
     const done = await tx.put('activities', {
       ...row,
       status: 'ACTIVITY_STATUS_COMPLETED',
@@ -68,7 +70,7 @@ export async function executeActivity(
     // A serialization conflict or an outage is the transaction's, not the activity's: the store
     // reruns the transaction (or answers 503); it is never recorded as the activity failing.
     if (isDatabaseError(thrown)) throw thrown
-    await tx.rollbackTo(savepoint)
+    await savepoint.rollback()
     const error = toApiError(thrown)
     const failed = await tx.put('activities', {
       ...row,

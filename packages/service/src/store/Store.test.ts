@@ -95,6 +95,30 @@ describe.each(backends)('storage contract: %s', (name, open) => {
     await store.close()
   })
 
+  it('a lazy savepoint undoes what was written after it, nested ones included', async () => {
+    const store = await open()
+    await store.transaction(async (tx) => {
+      await tx.put('pluginRows', row('before'))
+      const nothing = tx.lazySavepoint()
+      await tx.get('pluginRows', 'before')
+      await nothing.rollback()
+      const outer = tx.lazySavepoint()
+      const inner = tx.lazySavepoint()
+      await tx.put('pluginRows', row('inner'))
+      inner.end()
+      await tx.put('pluginRows', row('outer'))
+      await outer.rollback()
+      const kept = tx.lazySavepoint()
+      await tx.put('pluginRows', row('after'))
+      kept.end()
+    })
+    expect((await store.findBy('pluginRows', 'kind', 'test')).map((r) => r.id).sort()).toEqual([
+      'after',
+      'before',
+    ])
+    await store.close()
+  })
+
   it('concurrent transactions that fail undo only their own writes (SQLite commits them as one group)', async () => {
     const store = await open()
     const results = await Promise.allSettled(

@@ -606,6 +606,7 @@ export class Transaction implements Reads {
 
   /** Inserts or replaces the row with `row.id`. */
   async put<T extends TableName>(table: T, row: Tables[T]): Promise<Tables[T]> {
+    await this.armed()
     this.written.add(table)
     this.own.add(table)
     await this.queries.put(this.execute, table, row)
@@ -613,6 +614,7 @@ export class Transaction implements Reads {
   }
 
   async delete(table: TableName, id: string): Promise<void> {
+    await this.armed()
     this.written.add(table)
     this.own.add(table)
     await this.queries.delete(this.execute, table, id)
@@ -620,9 +622,42 @@ export class Transaction implements Reads {
 
   /** Marks a point `rollbackTo` can return to (a SQL savepoint). */
   async savepoint(): Promise<string> {
+    await this.armed()
     const name = `sp${++savepoints}`
     await this.queries.savepoint(this.execute, name)
     return name
+  }
+
+  /** Lazy savepoints still open, outermost first (an activity run inside another's nests them). */
+  private readonly marks: { name?: string }[] = []
+
+  /** Takes the lazy savepoints that wait for the first write after them, outermost first. */
+  private async armed(): Promise<void> {
+    for (const mark of this.marks) {
+      if (mark.name !== undefined) continue
+      mark.name = `sp${++savepoints}`
+      await this.queries.savepoint(this.execute, mark.name)
+    }
+  }
+
+  /**
+   * A savepoint that costs a statement only if something is written after it: `rollback` undoes
+   * whatever was written since (nothing, if nothing was), and `end` stops watching for writes.
+   */
+  lazySavepoint(): { rollback(): Promise<void>; end(): void } {
+    const mark: { name?: string } = {}
+    this.marks.push(mark)
+    const end = () => {
+      const index = this.marks.indexOf(mark)
+      if (index >= 0) this.marks.splice(index, 1)
+    }
+    return {
+      rollback: async () => {
+        end()
+        if (mark.name !== undefined) await this.rollbackTo(mark.name)
+      },
+      end,
+    }
   }
 
   async rollbackTo(savepoint: string): Promise<void> {
