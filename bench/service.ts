@@ -5,9 +5,10 @@
  * between them); throughput and p50/p99 with 200 concurrent clients. Prints figures side by side;
  * asserts nothing about speed. Starts and removes its own PostgreSQL (scripts/postgres.mjs).
  *
- * Run: npm run bench:service   (or npx tsx bench/service.ts [--requests 2000] [--clients 200])
+ * Run: npm run bench:service   (or npx tsx bench/service.ts [--requests 6000] [--clients 200]
+ *   [--only memory,sqlite,postgres1,postgres2] [--workloads sign,wallets] [--profile DIR])
  */
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -21,7 +22,7 @@ import { printTable } from './printTable.ts'
 
 const { values: flags } = parseArgs({
   options: {
-    requests: { type: 'string', default: '2000' },
+    requests: { type: 'string', default: '6000' },
     clients: { type: 'string', default: '200' },
     /** Comma-separated subset of: memory, sqlite, postgres1, postgres2 (default: all). */
     only: { type: 'string' },
@@ -81,7 +82,24 @@ function prepare(instance: Instance, path: ActivityPath, parameters: object) {
   return { url, bytes: serializePost(url, body, stamp) }
 }
 
+/** The machine's CPU time so far, from /proc/stat (Linux; undefined elsewhere). */
+function cpuTimes(): { idle: number; total: number } | undefined {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number)
+    return { idle: fields[3]! + (fields[4] ?? 0), total: fields.reduce((sum, n) => sum + n, 0) }
+  } catch {
+    return undefined
+  }
+}
+
+const idleShare = (before: ReturnType<typeof cpuTimes>, after: ReturnType<typeof cpuTimes>) =>
+  before && after && after.total > before.total
+    ? (after.idle - before.idle) / (after.total - before.total)
+    : undefined
+
 interface Run {
+  /** Share of the machine's CPU time left idle while the run went on (all cores, all processes). */
+  idle?: number | undefined
   /** PostgreSQL transactions rolled back during the run (serialization conflicts rerun, failures). */
   rolledBack?: number
   perSecond: number
@@ -118,6 +136,7 @@ async function load(
   const latencies: number[] = []
   let failed = 0
   let firstFailure: string | undefined
+  const cpuBefore = cpuTimes()
   const start = performance.now()
   await Promise.all(
     Array.from({ length: CLIENTS }, async (_, client) => {
@@ -149,6 +168,7 @@ async function load(
   latencies.sort((a, b) => a - b)
   return {
     perSecond: latencies.length / seconds,
+    idle: idleShare(cpuBefore, cpuTimes()),
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     failed,
@@ -301,6 +321,7 @@ try {
 const cell = (column: Column, pick: (r: NonNullable<Column['result']>) => string) =>
   column.result ? pick(column.result) : 'n/a'
 const ms = (n: number) => `${n.toFixed(1)} ms`
+const percent = (share: number | undefined) => (share === undefined ? 'n/a' : `${(share * 100).toFixed(0)}%`)
 const rate = (n: number) => `${n.toFixed(0)}/s`
 const failures = (run: Run) => (run.failed ? `${run.failed} (first: ${run.firstFailure})` : '0')
 console.log(
@@ -324,6 +345,10 @@ printTable(
     ],
     ['  failed requests', ...columns.map((c) => cell(c, (r) => failures(r.sign)))],
     [
+      '  CPU left idle during the run (all cores)',
+      ...columns.map((c) => cell(c, (r) => percent(r.sign.idle))),
+    ],
+    [
       '  transactions rolled back (conflicts, rerun)',
       ...columns.map((c) =>
         cell(c, (r) => (r.sign.rolledBack === undefined ? '-' : String(r.sign.rolledBack))),
@@ -336,6 +361,10 @@ printTable(
     ['  p50', ...columns.map((c) => cell(c, (r) => ms(r.wallets.p50)))],
     ['  p99', ...columns.map((c) => cell(c, (r) => ms(r.wallets.p99)))],
     ['  failed requests', ...columns.map((c) => cell(c, (r) => failures(r.wallets)))],
+    [
+      '  CPU left idle during the run (all cores)',
+      ...columns.map((c) => cell(c, (r) => percent(r.wallets.idle))),
+    ],
     [
       '  transactions rolled back (conflicts, rerun)',
       ...columns.map((c) =>
