@@ -35,6 +35,8 @@ const { values: flags } = parseArgs({
 const ONLY = flags.only ? new Set(flags.only.split(',')) : undefined
 const wanted = (name: string) => !ONLY || ONLY.has(name)
 const REQUESTS = Number(flags.requests)
+/** Signing requests sent before each configuration's timed runs (a tenth as many wallets). */
+const WARM_UP = 2000
 const CLIENTS = Number(flags.clients)
 
 const ETH: AccountSpec = {
@@ -121,9 +123,10 @@ const percentile = (sorted: number[], p: number) =>
 async function load(
   instances: Instance[],
   make: (instance: Instance, i: number) => ReturnType<typeof prepare>,
+  requests = REQUESTS,
 ) {
   const queues = instances.map((instance, n) =>
-    Array.from({ length: Math.ceil((REQUESTS - n) / instances.length) }, (_, k) =>
+    Array.from({ length: Math.ceil((requests - n) / instances.length) }, (_, k) =>
       make(instance, k * instances.length + n),
     ),
   )
@@ -197,11 +200,13 @@ async function measure(instances: Instance[], rollbacks?: () => number) {
     encoding: 'PAYLOAD_ENCODING_HEXADECIMAL',
     hashFunction: 'HASH_FUNCTION_KECCAK256',
   })
-  // Warm-up (JIT, connection pools, prepared statements), not counted.
-  await Promise.all(
-    Array.from({ length: 40 }, (_, i) =>
-      post(prepare(instances[i % instances.length]!, 'sign_raw_payloads', signParams(1e9 + i))),
-    ),
+  // Warm-up, not counted: the same load for a while first, so the figures are the steady state
+  // (JIT-compiled code, full connection pools, prepared statements, caches), not the first second.
+  await load(instances, (instance, i) => prepare(instance, 'sign_raw_payloads', signParams(1e9 + i)), WARM_UP)
+  await load(
+    instances,
+    (instance, i) => prepare(instance, 'create_wallet', { walletName: `warm-up ${i}`, accounts: [ETH] }),
+    WARM_UP / 10,
   )
   const workloads = new Set(flags.workloads.split(','))
   const skipped: Run = { perSecond: Number.NaN, p50: Number.NaN, p99: Number.NaN, failed: 0 }
