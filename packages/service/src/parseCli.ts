@@ -25,7 +25,7 @@ e-mail/SMS one-time code is delivered.
                              created (0600) if missing (env LATCHKEY_MASTER_KEY instead); default
                              <data-dir>/master.key
   --crypto-threads <n>       worker threads that sign and derive keys, so requests never wait
-                             behind a signature (default: cores - 1; 0 signs in the main thread)
+                             behind a signature (default: one per core; 0 signs in the main thread)
   --env <file>               write the ids an app needs to <file> as VITE_LATCHKEY_* and
                              NEXT_PUBLIC_LATCHKEY_* variables (other lines are kept); implies
                              --data-dir ${DEFAULT_ENV_DATA_DIR} unless --data-dir is given
@@ -56,7 +56,7 @@ export interface CliOptions {
   providers: SignInMethod[] | undefined
   sessionSeconds: string | undefined
   rpId: string | undefined
-  /** Worker threads for signing and derivation; undefined: one less than the cores. */
+  /** Worker threads for signing and derivation; undefined: one per core. */
   cryptoThreads: number | undefined
 }
 
