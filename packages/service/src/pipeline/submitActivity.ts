@@ -179,21 +179,15 @@ export async function submitActivity(
     }
   }
 
-  // An exact replay of a signed request answers with the activity it created. On PostgreSQL the
-  // committed rows are looked up first, outside the transaction: a SERIALIZABLE transaction that
-  // read the fingerprint index would conflict with every concurrent activity inserted into it. A
-  // duplicate committed meanwhile still cannot slip through: the transaction's insert of the same
-  // fingerprint fails on the unique index and the rerun looks inside the transaction.
-  const committed =
-    service.store.dialect === 'postgres'
-      ? (await service.store.findBy('activities', 'fingerprint', fingerprint))[0]
-      : undefined
+  // An exact replay of a signed request answers with the activity it created. On PostgreSQL a
+  // SERIALIZABLE transaction that read the fingerprint index would conflict with every concurrent
+  // activity inserted into it, so the first run does not look: a replay (or a concurrent
+  // duplicate) fails on the unique index when its row is inserted, and the rerun looks.
   const outcome = await service.store.transaction(async (tx): Promise<Execution> => {
     const replay =
-      committed ??
-      (tx.dialect === 'sqlite' || tx.attempt > 1
+      tx.dialect === 'sqlite' || tx.attempt > 1
         ? (await tx.findBy('activities', 'fingerprint', fingerprint))[0]
-        : undefined)
+        : undefined
     if (replay) {
       const error = storedError(replay)
       return { row: replay, ...(error ? { error } : {}) }
