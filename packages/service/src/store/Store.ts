@@ -587,7 +587,10 @@ export class Transaction implements Reads {
     field: keyof Tables[T] & string,
     value: unknown,
   ): Promise<Tables[T][]> {
-    if (value === undefined || value === null) return indexed(table, field), []
+    if (value === undefined || value === null) {
+      indexed(table, field)
+      return []
+    }
     const load = () => this.queries.findData(this.execute, table, field, value)
     const found =
       this.cache && !this.written.has(table)
