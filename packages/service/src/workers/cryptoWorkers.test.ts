@@ -1,0 +1,87 @@
+import { hexToBytes } from '@noble/hashes/utils.js'
+import { afterAll, describe, expect, it } from 'vitest'
+import {
+  createSealer,
+  deriveAccount,
+  inlineCrypto,
+  mnemonicToSeed,
+  type SignPayloadsJob,
+  verifyRawSignature,
+} from '../crypto/index.ts'
+import { cryptoWorkers } from './cryptoWorkers.ts'
+
+const masterKey = new Uint8Array(32).fill(7)
+const sealer = createSealer(masterKey)
+const workers = cryptoWorkers({ threads: 2 })(masterKey.slice())
+afterAll(() => workers.close?.())
+
+const ETH = {
+  curve: 'CURVE_SECP256K1',
+  pathFormat: 'PATH_FORMAT_BIP32',
+  path: "m/44'/60'/0'/0/0",
+  addressFormat: 'ADDRESS_FORMAT_ETHEREUM',
+} as const
+const secret = hexToBytes('11'.repeat(32))
+const job = (payloads: string[]): SignPayloadsJob => ({
+  kind: 'signPayloads',
+  sealedKey: sealer.seal(secret),
+  curve: 'CURVE_SECP256K1',
+  payloads,
+  encoding: 'PAYLOAD_ENCODING_HEXADECIMAL',
+  hashFunction: 'HASH_FUNCTION_KECCAK256',
+})
+
+describe('crypto jobs in worker threads', () => {
+  it('sign exactly as in the request thread, many jobs at once over both workers', async () => {
+    const jobs = Array.from({ length: 40 }, (_, i) => job([`0x${i.toString(16).padStart(64, '0')}`]))
+    const [inWorkers, inline] = await Promise.all([
+      Promise.all(jobs.map((j) => workers.run(j))),
+      Promise.all(jobs.map((j) => inlineCrypto(sealer).run(j))),
+    ])
+    expect(inWorkers).toEqual(inline)
+    expect(inWorkers.every((result) => 'signatures' in result)).toBe(true)
+  })
+
+  it('name the first payload they cannot sign, as plain data', async () => {
+    const result = await workers.run(job(['0x01', 'not hex']))
+    expect(result).toMatchObject({ error: { index: 1 } })
+  })
+
+  it('make a new wallet whose sealed mnemonic derives the sealed account key they return', async () => {
+    const result = await workers.run({ kind: 'newWallet', mnemonicLength: 12, accounts: [ETH] })
+    if ('error' in result) throw new Error(result.error)
+    const mnemonic = new TextDecoder().decode(sealer.open(result.sealedMnemonic))
+    expect(mnemonic.split(' ')).toHaveLength(12)
+    const derived = deriveAccount(mnemonicToSeed(mnemonic), ETH)
+    expect(result.accounts[0]).toMatchObject({ address: derived.address, publicKey: derived.publicKey })
+    expect(sealer.open(result.accounts[0]!.sealedPrivateKey)).toEqual(derived.privateKey)
+    // The signature made in a worker with the sealed key verifies against the account's key.
+    const signed = await workers.run({
+      ...job(['0x'.padEnd(66, 'ab')]),
+      sealedKey: result.accounts[0]!.sealedPrivateKey,
+    })
+    if (!('signatures' in signed)) throw new Error('not signed')
+    expect(
+      verifyRawSignature({
+        curve: 'CURVE_SECP256K1',
+        publicKey: hexToBytes(derived.publicKey),
+        payload: '0x'.padEnd(66, 'ab'),
+        encoding: 'PAYLOAD_ENCODING_HEXADECIMAL',
+        hashFunction: 'HASH_FUNCTION_KECCAK256',
+        signature: signed.signatures[0]!,
+      }),
+    ).toBe(true)
+  })
+
+  it('refuse a key sealed under another master key (the job fails, nothing is signed)', async () => {
+    const foreign = createSealer(new Uint8Array(32).fill(9)).seal(secret)
+    await expect(workers.run({ ...job(['0x01']), sealedKey: foreign })).rejects.toThrow(/crypto worker/)
+  })
+
+  it('take no more jobs once closed', async () => {
+    const closing = cryptoWorkers({ threads: 1 })(masterKey.slice())
+    expect('signatures' in (await closing.run(job(['0x01'])))).toBe(true)
+    await closing.close?.()
+    await expect(closing.run(job(['0x01']))).rejects.toThrow(/closed/)
+  })
+})
