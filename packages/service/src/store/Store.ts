@@ -244,8 +244,19 @@ export const unavailable = (_cause: unknown) =>
 
 /** Most SQLite transactions committed together (see `Store.grouped`). */
 const GROUP_LIMIT = 64
-/** Most documents and lookups the SQLite read cache holds before it starts over. */
+/** Most lookups the SQLite read cache holds, and most characters of JSON, before it starts over. */
 const READ_CACHE_LIMIT = 20_000
+const READ_CACHE_CHARACTERS = 32 * 1024 * 1024
+/** A lookup whose documents are longer than this (a big list) is not kept. */
+const READ_CACHE_LARGEST = 256 * 1024
+
+/** Characters of JSON in a cached lookup (one document, none, or a list of them). */
+const sizeOf = (value: unknown): number =>
+  typeof value === 'string'
+    ? value.length
+    : Array.isArray(value)
+      ? value.reduce((sum: number, item) => sum + (typeof item === 'string' ? item.length : 0), 0)
+      : 0
 
 interface Grouped {
   fn: (tx: Transaction) => unknown
@@ -281,6 +292,7 @@ export class Store implements Reads {
    * commit. Documents are kept as JSON text and parsed on every read, so no caller shares one.
    */
   private readonly readCache = new Map<string, { version: number; value: unknown }>()
+  private readCacheCharacters = 0
   private readonly tableVersions = new Map<TableName, number>()
 
   private readonly cacheRead = <V>(table: TableName, key: string, load: () => Promise<V>) =>
@@ -294,9 +306,19 @@ export class Store implements Reads {
     if (hit && hit.version === version) return hit.value as V
     const value = await load()
     // A commit that ran while this read waited made its result stale: do not keep it.
-    if ((this.tableVersions.get(table) ?? 0) === version) {
-      if (this.readCache.size >= READ_CACHE_LIMIT) this.readCache.clear()
+    const size = sizeOf(value)
+    if ((this.tableVersions.get(table) ?? 0) === version && size <= READ_CACHE_LARGEST) {
+      if (
+        this.readCache.size >= READ_CACHE_LIMIT ||
+        this.readCacheCharacters + size > READ_CACHE_CHARACTERS
+      ) {
+        this.readCache.clear()
+        this.readCacheCharacters = 0
+      }
+      const replaced = this.readCache.get(cacheKey)
+      if (replaced) this.readCacheCharacters -= sizeOf(replaced.value)
       this.readCache.set(cacheKey, { version, value })
+      this.readCacheCharacters += size
     }
     return value
   }
