@@ -6,7 +6,7 @@ import { ApiError } from '../errors.ts'
 import type { Runtime } from '../Runtime.ts'
 import type { ActivityHandler, Registry } from '../registry.ts'
 import type { ActivityRow } from '../store/model.ts'
-import { isDatabaseError } from '../store/Store.ts'
+import { isDatabaseError, type Transaction } from '../store/Store.ts'
 import { checkTimestamp } from './checkTimestamp.ts'
 import { decideActivity } from './decideActivity.ts'
 import { type Execution, executeActivity } from './executeActivity.ts'
@@ -134,6 +134,10 @@ export async function submitActivity(
         (error: unknown) => ({ error }),
       )
 
+  // The decision on this activity, taken in `tx` (a dry run below, then for real).
+  const decide = (tx: Transaction, row: ActivityRow) =>
+    decideActivity({ tx, service, row, organization, caller, handler, parameters, vouched })
+
   // Work that must not hold a transaction (outbound calls, OTP budgets) runs first, and only for
   // an activity the decision would allow: the decision is taken in a transaction that is rolled
   // back, then taken again for real below (with whatever changed meanwhile).
@@ -143,16 +147,7 @@ export async function submitActivity(
       .transaction(async (tx) => {
         if ((await tx.findBy('activities', 'fingerprint', fingerprint))[0]) throw new DryRun('replay')
         const row = provisional(service.now())
-        const decision = await decideActivity({
-          tx,
-          service,
-          row,
-          organization,
-          caller,
-          handler,
-          parameters,
-          vouched,
-        })
+        const decision = await decide(tx, row)
         throw new DryRun(decision.outcome)
       })
       .catch((error: unknown) => {
@@ -195,16 +190,7 @@ export async function submitActivity(
     // The row is written once, with its outcome, at the end of this transaction (every branch
     // below puts it); nothing in between reads it back.
     const row = provisional(service.now())
-    const decision = await decideActivity({
-      tx,
-      service,
-      row,
-      organization,
-      caller,
-      handler,
-      parameters,
-      vouched,
-    })
+    const decision = await decide(tx, row)
     const decided = async (): Promise<Execution> => {
       switch (decision.outcome) {
         case 'OUTCOME_ALLOW':
