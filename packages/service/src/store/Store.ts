@@ -42,6 +42,9 @@ function indexed(table: TableName, field: string): void {
  * (compiling is a fifth of a request's CPU otherwise), then run with fresh parameters. The shape
  * is compiled with marker values, so each parameter's position is known.
  */
+/** The store's read cache of committed documents (SQLite only): `load` runs on a miss. */
+type ReadCache = <V>(table: TableName, key: string, load: () => Promise<V>) => Promise<V>
+
 /** Runs one compiled query: through Kysely's pool, or on a transaction's own connection. */
 type Execute = (query: CompiledQuery) => Promise<QueryResult<Record<string, unknown>>>
 
@@ -80,7 +83,7 @@ class Queries {
   }
 
   /** The row's JSON document, unparsed. */
-  async getData(db: Execute, table: TableName, id: string): Promise<string | undefined> {
+  private async getData(db: Execute, table: TableName, id: string): Promise<string | undefined> {
     const { rows } = await this.run(
       db,
       `get:${table}`,
@@ -94,15 +97,20 @@ class Queries {
     return rows[0] ? (rows[0].data as string) : undefined
   }
 
-  async get<T extends TableName>(db: Execute, table: T, id: string): Promise<Tables[T] | undefined> {
-    const data = await this.getData(db, table, id)
+  /** A row by id, through `cache` when one is given (the SQLite read cache). */
+  async get<T extends TableName>(
+    db: Execute,
+    table: T,
+    id: string,
+    cache?: ReadCache,
+  ): Promise<Tables[T] | undefined> {
+    const load = () => this.getData(db, table, id)
+    const data = cache ? await cache(table, `get\u0000${id}`, load) : await load()
     return data === undefined ? undefined : (JSON.parse(data) as Tables[T])
   }
 
   /** The JSON documents of the rows whose `field` is `value`, in id order, unparsed. */
-  async findData(db: Execute, table: TableName, field: string, value: unknown): Promise<string[]> {
-    indexed(table, field)
-    if (value === undefined || value === null) return []
+  private async findData(db: Execute, table: TableName, field: string, value: unknown): Promise<string[]> {
     const { rows } = await this.run(
       db,
       `find:${table}:${field}`,
@@ -117,13 +125,19 @@ class Queries {
     return rows.map((row) => row.data as string)
   }
 
+  /** Rows whose indexed `field` equals `value`, through `cache` when one is given. */
   async findBy<T extends TableName>(
     db: Execute,
     table: T,
     field: string,
     value: unknown,
+    cache?: ReadCache,
   ): Promise<Tables[T][]> {
-    return (await this.findData(db, table, field, value)).map((data) => JSON.parse(data) as Tables[T])
+    indexed(table, field)
+    if (value === undefined || value === null) return []
+    const load = () => this.findData(db, table, field, value)
+    const found = cache ? await cache(table, `find\u0000${field}\u0000${String(value)}`, load) : await load()
+    return found.map((data) => JSON.parse(data) as Tables[T])
   }
 
   async all<T extends TableName>(db: Execute, table: T): Promise<Tables[T][]> {
@@ -295,8 +309,7 @@ export class Store implements Reads {
   private readCacheCharacters = 0
   private readonly tableVersions = new Map<TableName, number>()
 
-  private readonly cacheRead = <V>(table: TableName, key: string, load: () => Promise<V>) =>
-    this.cached(table, key, load)
+  private readonly cacheRead: ReadCache = (table, key, load) => this.cached(table, key, load)
 
   private async cached<V>(table: TableName, key: string, load: () => Promise<V>): Promise<V> {
     if (this.dialect !== 'sqlite') return load()
@@ -367,12 +380,7 @@ export class Store implements Reads {
   }
 
   get<T extends TableName>(table: T, id: string): Promise<Tables[T] | undefined> {
-    return this.guard(async () => {
-      const data = await this.cached(table, `get\u0000${id}`, () =>
-        this.queries.getData(this.execute, table, id),
-      )
-      return data === undefined ? undefined : (JSON.parse(data) as Tables[T])
-    })
+    return this.guard(() => this.queries.get(this.execute, table, id, this.cacheRead))
   }
 
   findBy<T extends TableName>(
@@ -380,12 +388,7 @@ export class Store implements Reads {
     field: keyof Tables[T] & string,
     value: unknown,
   ): Promise<Tables[T][]> {
-    return this.guard(async () => {
-      const found = await this.cached(table, `find\u0000${field}\u0000${String(value)}`, () =>
-        this.queries.findData(this.execute, table, field, value),
-      )
-      return found.map((data) => JSON.parse(data) as Tables[T])
-    })
+    return this.guard(() => this.queries.findBy(this.execute, table, field, value, this.cacheRead))
   }
 
   all<T extends TableName>(table: T) {
@@ -587,7 +590,7 @@ export class Transaction implements Reads {
      */
     private readonly written = new Set<TableName>(),
     /** The store's read cache, for tables nobody in the group wrote (SQLite only). */
-    private readonly cache?: <V>(table: TableName, key: string, load: () => Promise<V>) => Promise<V>,
+    private readonly cache?: ReadCache,
   ) {
     this.execute = (query) => connection.executeQuery<Record<string, unknown>>(query)
   }
@@ -597,28 +600,21 @@ export class Transaction implements Reads {
     return this.own.has(table)
   }
 
-  async get<T extends TableName>(table: T, id: string): Promise<Tables[T] | undefined> {
-    const load = () => this.queries.getData(this.execute, table, id)
-    const data =
-      this.cache && !this.written.has(table) ? await this.cache(table, `get\u0000${id}`, load) : await load()
-    return data === undefined ? undefined : (JSON.parse(data) as Tables[T])
+  get<T extends TableName>(table: T, id: string): Promise<Tables[T] | undefined> {
+    return this.queries.get(this.execute, table, id, this.cacheFor(table))
   }
 
-  async findBy<T extends TableName>(
+  findBy<T extends TableName>(
     table: T,
     field: keyof Tables[T] & string,
     value: unknown,
   ): Promise<Tables[T][]> {
-    if (value === undefined || value === null) {
-      indexed(table, field)
-      return []
-    }
-    const load = () => this.queries.findData(this.execute, table, field, value)
-    const found =
-      this.cache && !this.written.has(table)
-        ? await this.cache(table, `find\u0000${field}\u0000${String(value)}`, load)
-        : await load()
-    return found.map((data) => JSON.parse(data) as Tables[T])
+    return this.queries.findBy(this.execute, table, field, value, this.cacheFor(table))
+  }
+
+  /** The store's read cache, for a table nobody in this transaction's group has written yet. */
+  private cacheFor(table: TableName): ReadCache | undefined {
+    return this.cache && !this.written.has(table) ? this.cache : undefined
   }
 
   all<T extends TableName>(table: T) {
