@@ -56,10 +56,11 @@ export interface ActivityContext {
   /** What the handler's `prepare` returned (undefined for handlers without one). */
   prepared?: unknown
   /**
-   * How the handler's `precompute` settled, when it ran for this request (not for an activity
-   * run later through consensus): `run` checks the result still fits what the transaction reads.
+   * What the handler's `precompute` resolved to, when it ran for this request and did not fail
+   * (never for an activity run later through consensus): `run` checks the result still fits what
+   * the transaction reads.
    */
-  precomputed?: { value?: unknown; error?: unknown }
+  precomputed?: unknown
 }
 
 /**

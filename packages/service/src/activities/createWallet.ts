@@ -17,7 +17,7 @@ export const createWallet = defineActivity('create_wallet', {
       .catch(() => undefined),
   }),
   run: async (ctx, p) => {
-    const precomputed = ctx.precomputed?.value as { wallet: Promise<NewWalletResult | undefined> } | undefined
+    const precomputed = ctx.precomputed as { wallet: Promise<NewWalletResult | undefined> } | undefined
     const early = await precomputed?.wallet
     return createWalletRecords(ctx, {
       organizationId: ctx.organization.id,

@@ -11,7 +11,6 @@ import { stringItem } from '../pipeline/Reader.ts'
 import type { ActivityContext, PrepareContext } from '../registry.ts'
 import { defineActivity } from '../registry.ts'
 import type { WalletAccountRow } from '../store/model.ts'
-import type { Reads } from '../store/Store.ts'
 
 /** Largest number of payloads per request. */
 export const MAX_PAYLOADS = 100
@@ -67,8 +66,7 @@ export async function startSigning(
   signWith: string,
   p: Payloads,
 ): Promise<EarlySignatures> {
-  const reads: Reads = ctx.service.store
-  const account = await findSigner(reads, ctx.organization.id, signWith, 'parameters.signWith')
+  const account = await findSigner(ctx.service.store, ctx.organization.id, signWith, 'parameters.signWith')
   return {
     accountId: account.id,
     sealedKey: account.sealedPrivateKey,
@@ -88,7 +86,7 @@ export async function signAs(
   at: (index: number) => { field: string; prefix: string },
 ): Promise<RawSignature[]> {
   const account = await findSigner(ctx.tx, ctx.organization.id, signWith, 'parameters.signWith')
-  const early = ctx.precomputed?.value as EarlySignatures | undefined
+  const early = ctx.precomputed as EarlySignatures | undefined
   const result =
     (early && early.accountId === account.id && early.sealedKey === account.sealedPrivateKey
       ? await early.result

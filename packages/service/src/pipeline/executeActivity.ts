@@ -31,7 +31,7 @@ export async function executeActivity(
   caller: Caller,
   parameters?: unknown,
   prepared?: { value?: unknown; error?: unknown },
-  precomputed?: { value?: unknown; error?: unknown },
+  precomputed?: unknown,
 ): Promise<Execution> {
   const handler = registry.activities.get(row.path as ActivityPath) as ActivityHandler | undefined
   // The handler's writes are undone if it throws (only a handler that writes costs a savepoint).
@@ -45,7 +45,7 @@ export async function executeActivity(
     caller,
     activityId: row.id,
     newId: () => service.newId(),
-    ...(precomputed ? { precomputed } : {}),
+    ...(precomputed === undefined ? {} : { precomputed }),
   }
   try {
     if (!handler) throw new ApiError('ROUTE_NOT_FOUND', `no handler for ${row.path}`)

@@ -122,17 +122,13 @@ export async function submitActivity(
 
   // Key work the transaction would otherwise wait on starts now: its reads finish before the
   // transaction starts (on SQLite they would queue behind it), its CPU work runs on meanwhile.
-  let precomputed: { value?: unknown; error?: unknown } | undefined
-  if (handler.precompute)
-    precomputed = await handler
-      .precompute(
-        { service, registry, now: service.now(), organization, caller, activityId },
-        parameters as never,
-      )
-      .then(
-        (value) => ({ value }),
-        (error: unknown) => ({ error }),
-      )
+  // A precompute that fails is as good as none: `run` does the work (and fails) itself.
+  const precomputed = await handler
+    .precompute?.(
+      { service, registry, now: service.now(), organization, caller, activityId },
+      parameters as never,
+    )
+    .catch(() => undefined)
 
   // The decision on this activity, taken in `tx` (a dry run below, then for real).
   const decide = (tx: Transaction, row: ActivityRow) =>
