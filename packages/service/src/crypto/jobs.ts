@@ -61,7 +61,7 @@ export async function runCryptoJob<J extends CryptoJob>(job: J, sealer: Sealer):
   >
 }
 
-/** Jobs run in the calling thread (browsers, one-core machines, tests). */
+/** Jobs run in the calling thread (browsers, tests, `--crypto-threads 0`). */
 export const inlineCrypto = (sealer: Sealer): CryptoRunner => ({ run: (job) => runCryptoJob(job, sealer) })
 
 async function signPayloads(job: SignPayloadsJob, sealer: Sealer): Promise<SignPayloadsResult> {
