@@ -80,6 +80,8 @@ export async function openPlayground(page: Page, service: keyof Stack['services'
   const url = new URL(path, stack.playgroundUrl)
   if (service !== 'default') url.searchParams.set('service', service)
   await page.goto(url.toString())
+  // The app renders once its config has been fetched, after the load event: wait for its page.
+  await page.locator('main').first().waitFor()
 }
 
 /**
