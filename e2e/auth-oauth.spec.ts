@@ -16,9 +16,11 @@ test('OAuth: "Continue with Google" signs up through the dev identity provider i
   // The dev IdP's own authorize page: a person types who to sign in as.
   await popup.getByLabel('E-mail').fill(email)
   await popup.getByLabel('Name').fill('Ada Lovelace')
+  // The client closes the popup once it has read the redirect, which can happen before the click
+  // returns: listen first.
+  const closed = popup.waitForEvent('close', { timeout: 30_000 })
   await popup.getByRole('button', { name: 'Continue' }).click()
-  // The client closes the popup once it has read the redirect.
-  await popup.waitForEvent('close', { timeout: 30_000 })
+  await closed
   await expectSignedIn(page)
   const profile = page.getByRole('region', { name: 'Profile' })
   await expect(profile.getByText(email).first()).toBeVisible()
