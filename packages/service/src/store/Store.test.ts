@@ -178,6 +178,71 @@ describe.each(backends)('storage contract: %s', (name, open) => {
     await store.close()
   })
 
+  it('a prefetch reads every lookup at once, as the separate reads would, and answers only what it was asked', async () => {
+    const store = await open()
+    const doc = (id: string, fields: Record<string, unknown>) => ({
+      id,
+      createdAt: 1,
+      updatedAt: 1,
+      ...fields,
+    })
+    await store.transaction(async (tx) => {
+      await tx.put('organizations', doc('o1', { name: 'one' }) as never)
+      await tx.put('users', doc('u2', { organizationId: 'o1' }) as never)
+      await tx.put('users', doc('u1', { organizationId: 'o1' }) as never)
+      await tx.put('users', doc('u9', { organizationId: 'o1' }) as never)
+      // Two credentials with one public key (a parent's and a sub-organization's), and a key
+      // whose user is gone.
+      await tx.put('apiKeys', doc('k2', { publicKey: 'p', userId: 'u2', organizationId: 'o1' }) as never)
+      await tx.put('apiKeys', doc('k1', { publicKey: 'p', userId: 'u1', organizationId: 'o2' }) as never)
+      await tx.put('apiKeys', doc('k3', { publicKey: 'q', userId: 'gone', organizationId: 'o1' }) as never)
+      await tx.put('pluginRows', row('r', { n: 1 }))
+    })
+    const via = (value: string) => ({
+      table: 'apiKeys' as const,
+      field: 'publicKey',
+      value,
+      column: 'userId',
+    })
+    const reads = await store.prefetch([
+      { table: 'organizations', id: 'o1' },
+      { table: 'organizations', id: 'missing' },
+      { table: 'apiKeys', field: 'publicKey', value: 'p' },
+      { table: 'users', via: via('p') },
+      { table: 'users', via: via('q') },
+      { table: 'pluginRows', field: 'kind', value: 'none' },
+    ])
+    // What was asked for, found or not, as the store reads it.
+    expect(await reads.get('organizations', 'o1')).toEqual(await store.get('organizations', 'o1'))
+    expect(await reads.get('organizations', 'missing')).toBeUndefined()
+    expect((await reads.findBy('apiKeys', 'publicKey', 'p')).map((k) => k.id)).toEqual(['k1', 'k2'])
+    expect((await reads.get('users', 'u1'))?.organizationId).toBe('o1')
+    expect((await reads.get('users', 'u2'))?.id).toBe('u2')
+    expect(await reads.get('users', 'gone')).toBeUndefined()
+    expect(await reads.findBy('pluginRows', 'kind', 'none')).toEqual([])
+    // What a later commit changed is read as it was when prefetched (one request's snapshot) ...
+    await store.transaction(async (tx) => {
+      await tx.put('organizations', doc('o1', { name: 'renamed' }) as never)
+      await tx.put('pluginRows', row('s', {}, 'none'))
+    })
+    expect((await reads.get('organizations', 'o1')) as unknown).toMatchObject({ name: 'one' })
+    expect(await reads.findBy('pluginRows', 'kind', 'none')).toEqual([])
+    // ... and anything it was not asked for goes to the store.
+    expect((await reads.get('users', 'u9'))?.id).toBe('u9')
+    expect((await reads.get('pluginRows', 'r'))?.data).toEqual({ n: 1 })
+    expect((await reads.findBy('pluginRows', 'kind', 'test')).map((r) => r.id)).toEqual(['r'])
+    expect(await reads.count('apiKeys', 'publicKey', 'p')).toBe(2)
+    // Each read is the caller's own copy.
+    const mine = (await reads.findBy('apiKeys', 'publicKey', 'p'))[0]!
+    mine.userId = 'someone else'
+    expect((await reads.findBy('apiKeys', 'publicKey', 'p'))[0]!.userId).toBe('u1')
+    await expect(store.prefetch([{ table: 'users', field: 'userName', value: 'x' }])).rejects.toThrow(
+      /no index/,
+    )
+    expect(await (await store.prefetch([])).get('users', 'u1')).toBeDefined()
+    await store.close()
+  })
+
   it('40 concurrent read-modify-write increments of one row lose none', async () => {
     const store = await open()
     await store.transaction((tx) => tx.put('pluginRows', row('counter', { n: 0 })))

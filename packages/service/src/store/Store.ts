@@ -26,6 +26,60 @@ export interface Reads {
   count<T extends TableName>(table: T, field: keyof Tables[T] & string, value: unknown): Promise<number>
 }
 
+/**
+ * One read of a batch (`Store.prefetch`): a row by id, the rows whose indexed field has a value,
+ * or the rows whose ids are a column of the rows another indexed field finds (`via`: the users of
+ * the API keys with a public key, say).
+ */
+export type Lookup =
+  | { table: TableName; id: string }
+  | { table: TableName; field: string; value: string }
+  | { table: TableName; via: { table: TableName; field: string; value: string; column: string } }
+
+/** Where `Prefetched` keeps what a lookup by id or by field found. */
+const lookupKey = (lookup: Exclude<Lookup, { via: unknown }>) =>
+  'id' in lookup
+    ? `${lookup.table}\u0000id\u0000${lookup.id}`
+    : `${lookup.table}\u0000${lookup.field}\u0000${lookup.value}`
+
+/**
+ * Reads answered from what `Store.prefetch` read at once; a read it was not asked for goes to the
+ * store. Each read parses its own copy of a document.
+ */
+export class Prefetched implements Reads {
+  constructor(
+    private readonly store: Reads,
+    private readonly found: ReadonlyMap<string, string[]>,
+  ) {}
+
+  async get<T extends TableName>(table: T, id: string): Promise<Tables[T] | undefined> {
+    const data = this.found.get(lookupKey({ table, id }))
+    if (!data) return this.store.get(table, id)
+    return data[0] === undefined ? undefined : (JSON.parse(data[0]) as Tables[T])
+  }
+
+  async findBy<T extends TableName>(
+    table: T,
+    field: keyof Tables[T] & string,
+    value: unknown,
+  ): Promise<Tables[T][]> {
+    const data =
+      value === undefined || value === null
+        ? undefined
+        : this.found.get(lookupKey({ table, field, value: String(value) }))
+    if (!data) return this.store.findBy(table, field, value)
+    return data.map((text) => JSON.parse(text) as Tables[T])
+  }
+
+  all<T extends TableName>(table: T): Promise<Tables[T][]> {
+    return this.store.all(table)
+  }
+
+  count<T extends TableName>(table: T, field: keyof Tables[T] & string, value: unknown): Promise<number> {
+    return this.store.count(table, field, value)
+  }
+}
+
 // Kysely's types cannot follow a table name chosen at run time: the generic helpers see every
 // table as id + data + string columns, and the row types come from `Tables`.
 type DocumentTable = { id: string; data: string } & Record<string, string | null>
@@ -97,6 +151,12 @@ class Queries {
     return rows[0] ? (rows[0].data as string) : undefined
   }
 
+  /** A row's JSON document by id, through `cache` when one is given (the SQLite read cache). */
+  getText(db: Execute, table: TableName, id: string, cache?: ReadCache): Promise<string | undefined> {
+    const load = () => this.getData(db, table, id)
+    return cache ? cache(table, `get\u0000${id}`, load) : load()
+  }
+
   /** A row by id, through `cache` when one is given (the SQLite read cache). */
   async get<T extends TableName>(
     db: Execute,
@@ -104,8 +164,7 @@ class Queries {
     id: string,
     cache?: ReadCache,
   ): Promise<Tables[T] | undefined> {
-    const load = () => this.getData(db, table, id)
-    const data = cache ? await cache(table, `get\u0000${id}`, load) : await load()
+    const data = await this.getText(db, table, id, cache)
     return data === undefined ? undefined : (JSON.parse(data) as Tables[T])
   }
 
@@ -125,6 +184,20 @@ class Queries {
     return rows.map((row) => row.data as string)
   }
 
+  /** The JSON documents of the rows whose indexed `field` equals `value`, through `cache`. */
+  async findText(
+    db: Execute,
+    table: TableName,
+    field: string,
+    value: unknown,
+    cache?: ReadCache,
+  ): Promise<string[]> {
+    indexed(table, field)
+    if (value === undefined || value === null) return []
+    const load = () => this.findData(db, table, field, value)
+    return cache ? cache(table, `find\u0000${field}\u0000${String(value)}`, load) : load()
+  }
+
   /** Rows whose indexed `field` equals `value`, through `cache` when one is given. */
   async findBy<T extends TableName>(
     db: Execute,
@@ -133,11 +206,70 @@ class Queries {
     value: unknown,
     cache?: ReadCache,
   ): Promise<Tables[T][]> {
-    indexed(table, field)
-    if (value === undefined || value === null) return []
-    const load = () => this.findData(db, table, field, value)
-    const found = cache ? await cache(table, `find\u0000${field}\u0000${String(value)}`, load) : await load()
+    const found = await this.findText(db, table, field, value, cache)
     return found.map((data) => JSON.parse(data) as Tables[T])
+  }
+
+  /**
+   * The lookups' JSON documents in one statement (`union all`, one round trip), keyed as
+   * `Prefetched` reads them. Each lookup's rows are in id order.
+   */
+  async batch(db: Execute, lookups: Lookup[]): Promise<Map<string, string[]>> {
+    const values: string[] = []
+    const shapeKey = lookups
+      .map((lookup) => {
+        if ('id' in lookup) {
+          values.push(lookup.id)
+          return `${lookup.table}.id`
+        }
+        if ('field' in lookup) {
+          indexed(lookup.table, lookup.field)
+          values.push(lookup.value)
+          return `${lookup.table}.${lookup.field}`
+        }
+        indexed(lookup.via.table, lookup.via.field)
+        indexed(lookup.via.table, lookup.via.column)
+        values.push(lookup.via.value)
+        return `${lookup.table}<${lookup.via.table}.${lookup.via.column}.${lookup.via.field}`
+      })
+      .join(',')
+    const { rows } = await this.run(
+      db,
+      `batch:${shapeKey}`,
+      (p) => {
+        const branch = (lookup: Lookup, n: number) => {
+          const select = this.compiler
+            .selectFrom(lookup.table as string)
+            .select([sql.lit(n).as('n'), 'id', 'data'])
+          if ('id' in lookup) return select.where('id', '=', p(n))
+          if ('field' in lookup) return select.where(lookup.field, '=', p(n))
+          const { via } = lookup
+          return select.where('id', 'in', (eb) =>
+            eb
+              .selectFrom(via.table as string)
+              .select(via.column)
+              .where(via.field, '=', p(n)),
+          )
+        }
+        let query = branch(lookups[0]!, 0)
+        lookups.slice(1).forEach((lookup, k) => {
+          query = query.unionAll(branch(lookup, k + 1))
+        })
+        return query.orderBy('n').orderBy('id')
+      },
+      values,
+    )
+    const found = new Map<string, string[]>()
+    lookups.forEach((lookup) => {
+      if (!('via' in lookup)) found.set(lookupKey(lookup), [])
+    })
+    for (const row of rows) {
+      const lookup = lookups[Number(row.n)]!
+      const data = row.data as string
+      if ('via' in lookup) found.set(lookupKey({ table: lookup.table, id: row.id as string }), [data])
+      else found.get(lookupKey(lookup))!.push(data)
+    }
+    return found
   }
 
   async all<T extends TableName>(db: Execute, table: T): Promise<Tables[T][]> {
@@ -397,6 +529,57 @@ export class Store implements Reads {
 
   count<T extends TableName>(table: T, field: keyof Tables[T] & string, value: unknown) {
     return this.guard(() => this.queries.count(this.execute, table, field, value))
+  }
+
+  /**
+   * Reads `lookups` now, as committed, and answers later reads of them from what was read: a
+   * request's first reads (its credential, caller and organization), which its code makes one
+   * after the other, cost one round trip on PostgreSQL instead of one each. SQLite reads them
+   * one by one through its read cache, where a read costs no round trip.
+   */
+  prefetch(lookups: Lookup[]): Promise<Prefetched> {
+    return this.guard(async () => {
+      if (lookups.length === 0) return new Prefetched(this, new Map())
+      if (this.dialect === 'postgres')
+        return new Prefetched(this, await this.queries.batch(this.execute, lookups))
+      const found = new Map<string, string[]>()
+      const byId = async (table: TableName, id: string) => {
+        const data = await this.queries.getText(this.execute, table, id, this.cacheRead)
+        return data === undefined ? [] : [data]
+      }
+      for (const lookup of lookups) {
+        if ('id' in lookup) found.set(lookupKey(lookup), await byId(lookup.table, lookup.id))
+        else if ('field' in lookup)
+          found.set(
+            lookupKey(lookup),
+            await this.queries.findText(
+              this.execute,
+              lookup.table,
+              lookup.field,
+              lookup.value,
+              this.cacheRead,
+            ),
+          )
+        else {
+          const { table, via } = lookup
+          indexed(via.table, via.column)
+          const sources = await this.queries.findBy(
+            this.execute,
+            via.table,
+            via.field,
+            via.value,
+            this.cacheRead,
+          )
+          for (const source of sources) {
+            const id = (source as unknown as Record<string, unknown>)[via.column]
+            if (typeof id !== 'string') continue
+            const data = await byId(table, id)
+            if (data.length) found.set(lookupKey({ table, id }), data)
+          }
+        }
+      }
+      return new Prefetched(this, found)
+    })
   }
 
   /**
