@@ -10,7 +10,7 @@ import type { Reader } from './pipeline/Reader.ts'
 import type { PipelineEnv } from './pipeline/readJson.ts'
 import type { Runtime } from './Runtime.ts'
 import type { OrganizationRow, UserRow } from './store/model.ts'
-import type { Reads, Transaction } from './store/Store.ts'
+import type { Lookup, Reads, Transaction } from './store/Store.ts'
 
 /** Who sent a request, established by its stamp (or read-only session). */
 export interface Caller {
@@ -167,9 +167,15 @@ export interface ServicePlugin {
    * auth proxy's user): its stamped calls may carry a per-call nonce in their fingerprint.
    */
   ownsCaller?(caller: Caller, service: Runtime): Promise<boolean> | boolean
+  /**
+   * What `authorize` and `vouchesFor` read for a request to `organizationId`: the pipeline reads
+   * it with the request's credential and organization (one round trip on PostgreSQL) and hands
+   * the result to them as `request.reads`.
+   */
+  lookups?(organizationId: string): Lookup[]
   /** Vouches for a caller on a path: an `allowNonRoot` handler then admits it without a policy. */
   vouchesFor?(
-    request: { path: string; caller: Caller; organization: OrganizationRow },
+    request: { path: string; caller: Caller; organization: OrganizationRow; reads: Reads },
     service: Runtime,
   ): Promise<boolean> | boolean
   /**
@@ -177,7 +183,14 @@ export interface ServicePlugin {
    * ApiError to refuse (the sign-in plugin confines the auth proxy's user with it).
    */
   authorize?(
-    request: { kind: 'activity' | 'query'; path: string; caller: Caller; organization: OrganizationRow },
+    request: {
+      kind: 'activity' | 'query'
+      path: string
+      caller: Caller
+      organization: OrganizationRow
+      /** The request's reads: what the plugins' `lookups` asked for is already read. */
+      reads: Reads
+    },
     service: Runtime,
   ): Promise<void> | void
   subOrganization?: {

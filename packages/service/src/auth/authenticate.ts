@@ -20,6 +20,7 @@ import { ApiError } from '../errors.ts'
 import type { Runtime } from '../Runtime.ts'
 import type { Caller } from '../registry.ts'
 import type { ApiKeyRow, AuthenticatorRow } from '../store/model.ts'
+import type { Reads } from '../store/Store.ts'
 
 const SCHEMES_OF_CURVE: Record<ApiKeyCurve, SignatureScheme[]> = {
   API_KEY_CURVE_P256: ['SIGNATURE_SCHEME_TK_API_P256'],
@@ -36,14 +37,14 @@ export const isExpired = (key: ApiKeyRow, now: number) =>
  * and its parent), prefer the one in the organization the request acts in, then its parent.
  */
 async function pick<T extends { organizationId: string }>(
-  service: Runtime,
+  reads: Reads,
   rows: T[],
   targetOrganizationId: string | undefined,
 ): Promise<T | undefined> {
   if (targetOrganizationId !== undefined) {
     const own = rows.find((row) => row.organizationId === targetOrganizationId)
     if (own) return own
-    const parentId = (await service.store.get('organizations', targetOrganizationId))?.parentOrganizationId
+    const parentId = (await reads.get('organizations', targetOrganizationId))?.parentOrganizationId
     const parent = rows.find((row) => row.organizationId === parentId)
     if (parent) return parent
   }
@@ -51,12 +52,12 @@ async function pick<T extends { organizationId: string }>(
 }
 
 async function callerOf(
-  service: Runtime,
+  reads: Reads,
   userId: string,
   credential: Caller['credential'],
   readOnly = false,
 ): Promise<Caller> {
-  const user = await service.store.get('users', userId)
+  const user = await reads.get('users', userId)
   if (!user) throw new ApiError('PUBLIC_KEY_NOT_FOUND', SESSION_KEY_MESSAGES.notFound)
   return { userId, organizationId: user.organizationId, credential, readOnly }
 }
@@ -101,6 +102,7 @@ async function authenticateApiKey(
   header: string,
   body: Uint8Array,
   targetOrganizationId: string | undefined,
+  reads: Reads,
 ): Promise<Caller> {
   let stamp: ApiKeyStamp
   try {
@@ -109,11 +111,7 @@ async function authenticateApiKey(
     throw new ApiError('STAMP_MALFORMED', `${STAMP_HEADER} is malformed: ${(error as Error).message}`)
   }
   const publicKey = stamp.publicKey.toLowerCase()
-  const key = await pick(
-    service,
-    await service.store.findBy('apiKeys', 'publicKey', publicKey),
-    targetOrganizationId,
-  )
+  const key = await pick(reads, await reads.findBy('apiKeys', 'publicKey', publicKey), targetOrganizationId)
   if (!key) throw new ApiError('PUBLIC_KEY_NOT_FOUND', SESSION_KEY_MESSAGES.notFound)
   if (!SCHEMES_OF_CURVE[key.curve].includes(stamp.scheme))
     throw new ApiError(
@@ -131,7 +129,7 @@ async function authenticateApiKey(
   }
   if (!valid) throw new ApiError('STAMP_INVALID', 'stamp signature does not match the request body')
   if (isExpired(key, service.now())) throw new ApiError('API_KEY_EXPIRED', SESSION_KEY_MESSAGES.expired)
-  return callerOf(service, key.userId, {
+  return callerOf(reads, key.userId, {
     kind: 'API_KEY',
     id: key.id,
     publicKey,
@@ -179,7 +177,7 @@ async function authenticateWebAuthn(
 ): Promise<Caller> {
   const stamp = parseWebAuthnStamp(header)
   const authenticator: AuthenticatorRow | undefined = await pick(
-    service,
+    service.store,
     await service.store.findBy('authenticators', 'credentialId', stamp.credentialId.replace(/=+$/, '')),
     targetOrganizationId,
   )
@@ -219,7 +217,7 @@ async function authenticateWebAuthn(
       const current = await tx.get('authenticators', authenticator.id)
       if (current) await tx.put('authenticators', { ...current, counter, updatedAt: service.now() })
     })
-  return callerOf(service, authenticator.userId, {
+  return callerOf(service.store, authenticator.userId, {
     kind: 'WEBAUTHN',
     id: authenticator.id,
     publicKey: authenticator.publicKeyHex,
@@ -245,7 +243,7 @@ async function authenticateSession(service: Runtime, token: string): Promise<Cal
   }
   if (claims.session_type !== 'SESSION_TYPE_READ_ONLY')
     throw new ApiError('SESSION_INVALID', `${SESSION_HEADER} accepts read-only sessions only`)
-  const caller = await callerOf(service, claims.user_id, {
+  const caller = await callerOf(service.store, claims.user_id, {
     kind: 'READ_ONLY_SESSION',
     id: claims.user_id,
     publicKey: '',
@@ -276,7 +274,8 @@ export const attestedStampVerifiers = new WeakMap<
 /**
  * Establishes the caller from the request's stamp: `X-Stamp` (API key, all four schemes, over the
  * raw body bytes), `X-Stamp-WebAuthn` (passkey assertion whose challenge is the body's hash),
- * or, on query routes only, `X-Session` (read-only session JWT).
+ * or, on query routes only, `X-Session` (read-only session JWT). An API key's credential, user and
+ * the target organization are read through `reads` (the request's prefetched reads).
  */
 export async function authenticate(
   service: Runtime,
@@ -284,9 +283,10 @@ export async function authenticate(
   body: Uint8Array,
   route: 'submit' | 'query',
   targetOrganizationId: string | undefined,
+  reads: Reads = service.store,
 ): Promise<Caller> {
   const apiStamp = headers.get(STAMP_HEADER)
-  if (apiStamp) return authenticateApiKey(service, apiStamp, body, targetOrganizationId)
+  if (apiStamp) return authenticateApiKey(service, apiStamp, body, targetOrganizationId, reads)
   const webauthnStamp = headers.get(WEBAUTHN_STAMP_HEADER)
   if (webauthnStamp) return authenticateWebAuthn(service, webauthnStamp, body, targetOrganizationId)
   const attested = headers.get(ATTESTED_STAMP_HEADER)

@@ -4,6 +4,7 @@ import type { Runtime } from '../Runtime.ts'
 import type { Registry } from '../registry.ts'
 import { checkTimestamp } from './checkTimestamp.ts'
 import { Reader } from './Reader.ts'
+import { requestReads } from './requestReads.ts'
 import { requireOrganization } from './requireOrganization.ts'
 
 /**
@@ -22,10 +23,11 @@ export async function runQuery(
   const handler = registry.queries.get(path)
   if (!handler) throw new ApiError('ROUTE_NOT_FOUND', `no query at /public/v1/query/${path.slice(0, 80)}`)
   const target = typeof json.organizationId === 'string' ? json.organizationId : undefined
-  const caller = await authenticate(service, headers, bytes, 'query', target)
+  const reads = await requestReads(service, registry, headers, target)
+  const caller = await authenticate(service, headers, bytes, 'query', target, reads)
   const body = new Reader(json, '')
   if (body.has('timestampMs')) checkTimestamp(service, body)
-  const organization = await requireOrganization(service.store, body.string('organizationId', { max: 200 }))
+  const organization = await requireOrganization(reads, body.string('organizationId', { max: 200 }))
   const allowed =
     caller.organizationId === organization.id ||
     (!caller.readOnly && caller.organizationId === organization.parentOrganizationId)
@@ -36,7 +38,7 @@ export async function runQuery(
       'organizationId',
     )
   for (const plugin of registry.plugins)
-    await plugin.authorize?.({ kind: 'query', path, caller, organization }, service)
+    await plugin.authorize?.({ kind: 'query', path, caller, organization, reads }, service)
   const request = handler.parse(body)
   return handler.run(
     { store: service.store, service, registry, now: service.now(), organization, caller },

@@ -12,6 +12,7 @@ import { decideActivity } from './decideActivity.ts'
 import { type Execution, executeActivity } from './executeActivity.ts'
 import { Reader } from './Reader.ts'
 import { renderActivity } from './renderActivity.ts'
+import { requestReads } from './requestReads.ts'
 import { requireOrganization } from './requireOrganization.ts'
 
 export interface SubmitOutcome {
@@ -52,7 +53,8 @@ export async function submitActivity(
   if (!definition || !handler)
     throw new ApiError('ROUTE_NOT_FOUND', `no activity at /public/v1/submit/${path.slice(0, 80)}`)
   const target = typeof json.organizationId === 'string' ? json.organizationId : undefined
-  const caller = await authenticate(service, headers, bytes, 'submit', target)
+  const reads = await requestReads(service, registry, headers, target)
+  const caller = await authenticate(service, headers, bytes, 'submit', target, reads)
   const body = new Reader(json, '')
   const type = body.string('type', { max: 200 })
   if (type !== definition.type)
@@ -62,13 +64,11 @@ export async function submitActivity(
       'type',
     )
   checkTimestamp(service, body)
-  const named = await requireOrganization(service.store, body.string('organizationId', { max: 200 }))
+  const named = await requireOrganization(reads, body.string('organizationId', { max: 200 }))
   // A sub-organization's user naming the parent (passkey login before the client knows its
   // sub-organization) acts in its own sub-organization when the handler allows it.
   const callerOrganization =
-    caller.organizationId === named.id
-      ? named
-      : await service.store.get('organizations', caller.organizationId)
+    caller.organizationId === named.id ? named : await reads.get('organizations', caller.organizationId)
   const organization =
     handler.resolveSubOrganization && callerOrganization?.parentOrganizationId === named.id
       ? callerOrganization
@@ -84,13 +84,13 @@ export async function submitActivity(
       'organizationId',
     )
   for (const plugin of registry.plugins)
-    await plugin.authorize?.({ kind: 'activity', path, caller, organization }, service)
+    await plugin.authorize?.({ kind: 'activity', path, caller, organization, reads }, service)
   const parametersReader = body.object('parameters')
   const parameters = handler.parse(parametersReader)
 
   let vouched = false
   for (const plugin of registry.plugins)
-    if (await plugin.vouchesFor?.({ path, caller, organization }, service)) vouched = true
+    if (await plugin.vouchesFor?.({ path, caller, organization, reads }, service)) vouched = true
   // The fingerprint binds the body to the credential that stamped it: the same bytes from the same
   // credential are a replay, the same bytes from another root user are a distinct activity. A
   // plugin's own user (the auth proxy, whose key never leaves the service) may add a nonce, so two

