@@ -104,6 +104,8 @@ interface Run {
   idle?: number | undefined
   /** PostgreSQL transactions rolled back during the run (serialization conflicts rerun, failures). */
   rolledBack?: number
+  /** Statements PostgreSQL ran for one more such request, sent alone after the run (its log). */
+  statements?: number
   perSecond: number
   p50: number
   p99: number
@@ -188,10 +190,35 @@ async function createSigner(instance: Instance): Promise<string> {
 }
 
 /** Both workloads against `instances` (one data store). */
+/** PostgreSQL's statement log, switched on around one request to count what it ran. */
+let statementLog: string[] | undefined
+async function statementsOf(send: () => Promise<Reply>): Promise<number> {
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 300))
+  postgres!.psql("ALTER SYSTEM SET log_statement = 'all'")
+  postgres!.psql('SELECT pg_reload_conf()')
+  await settle()
+  statementLog = []
+  const reply = await send()
+  await settle()
+  const lines = statementLog.filter((line) => /LOG: +(statement|execute [^:]*):/.test(line))
+  statementLog = undefined
+  postgres!.psql('ALTER SYSTEM RESET log_statement')
+  postgres!.psql('SELECT pg_reload_conf()')
+  if (reply.status !== 200) throw new Error(`counting statements: ${reply.status} ${reply.text}`)
+  return lines.length
+}
+
 async function measure(instances: Instance[], rollbacks?: () => number) {
-  const counted = async (run: Promise<Run>, before = rollbacks?.()) => {
+  // On PostgreSQL: the transactions the run rolled back, and the statements of one more request.
+  const counted = async (
+    run: Promise<Run>,
+    one: () => ReturnType<typeof prepare>,
+    before = rollbacks?.(),
+  ) => {
     const result = await run
-    return before === undefined ? result : { ...result, rolledBack: rollbacks!() - before }
+    if (before === undefined) return result
+    const rolledBack = rollbacks!() - before
+    return { ...result, rolledBack, statements: await statementsOf(() => post(one())) }
   }
   const signWith = await createSigner(instances[0]!)
   const signParams = (i: number) => ({
@@ -211,13 +238,17 @@ async function measure(instances: Instance[], rollbacks?: () => number) {
   const workloads = new Set(flags.workloads.split(','))
   const skipped: Run = { perSecond: Number.NaN, p50: Number.NaN, p99: Number.NaN, failed: 0 }
   const sign = workloads.has('sign')
-    ? await counted(load(instances, (instance, i) => prepare(instance, 'sign_raw_payloads', signParams(i))))
+    ? await counted(
+        load(instances, (instance, i) => prepare(instance, 'sign_raw_payloads', signParams(i))),
+        () => prepare(instances[0]!, 'sign_raw_payloads', signParams(2e9)),
+      )
     : skipped
   const wallets = workloads.has('wallets')
     ? await counted(
         load(instances, (instance, i) =>
           prepare(instance, 'create_wallet', { walletName: `bench ${i}`, accounts: [ETH] }),
         ),
+        () => prepare(instances[0]!, 'create_wallet', { walletName: 'bench counted', accounts: [ETH] }),
       )
     : skipped
   return { sign, wallets }
@@ -292,7 +323,7 @@ try {
   if (wanted('sqlite')) await withInstances(1, () => ['--data-dir', join(temp, 'sqlite')], sqlite)
   if (wanted('postgres1') || wanted('postgres2'))
     try {
-      postgres = await startPostgres()
+      postgres = await startPostgres({ log: (line: string) => statementLog?.push(line) })
     } catch (error) {
       postgres1.error =
         postgres2.error = `PostgreSQL did not start: ${(error as Error).message.split('\n')[0]}`
@@ -360,6 +391,12 @@ printTable(
       ),
     ],
     [
+      '  statements PostgreSQL runs for one request (its log)',
+      ...columns.map((c) =>
+        cell(c, (r) => (r.sign.statements === undefined ? '-' : String(r.sign.statements))),
+      ),
+    ],
+    [
       'create_wallet (1 ETH account) throughput',
       ...columns.map((c) => cell(c, (r) => rate(r.wallets.perSecond))),
     ],
@@ -374,6 +411,12 @@ printTable(
       '  transactions rolled back (conflicts, rerun)',
       ...columns.map((c) =>
         cell(c, (r) => (r.wallets.rolledBack === undefined ? '-' : String(r.wallets.rolledBack))),
+      ),
+    ],
+    [
+      '  statements PostgreSQL runs for one request (its log)',
+      ...columns.map((c) =>
+        cell(c, (r) => (r.wallets.statements === undefined ? '-' : String(r.wallets.statements))),
       ),
     ],
   ],
