@@ -366,59 +366,35 @@ console.log(
     `(client and service processes share them)`,
 )
 console.log(`raw signRawPayload (secp256k1, keccak256) in one thread: ${rate(rawPerSecond)}`)
+/** One workload's rows: a figure of its run in each column. */
+function workloadRows(title: string, runOf: (result: NonNullable<Column['result']>) => Run, signing = false) {
+  const row = (label: string, show: (run: Run) => string) => [
+    label,
+    ...columns.map((c) => cell(c, (result) => show(runOf(result)))),
+  ]
+  const optional = (n: number | undefined) => (n === undefined ? '-' : String(n))
+  return [
+    row(`${title} throughput`, (run) => rate(run.perSecond)),
+    row('  p50', (run) => ms(run.p50)),
+    row('  p99', (run) => ms(run.p99)),
+    ...(signing
+      ? [
+          row('  HTTP / raw signing rate (target ≥ 0.80 on one process)', (run) =>
+            (run.perSecond / rawPerSecond).toFixed(2),
+          ),
+        ]
+      : []),
+    row('  failed requests', failures),
+    row('  CPU left idle during the run (all cores)', (run) => percent(run.idle)),
+    row('  transactions rolled back (conflicts, rerun)', (run) => optional(run.rolledBack)),
+    row('  statements PostgreSQL runs for one request (its log)', (run) => optional(run.statements)),
+  ]
+}
 printTable(
   ['', ...columns.map((c) => c.name)],
   [
-    [
-      'sign_raw_payloads (1 payload) throughput',
-      ...columns.map((c) => cell(c, (r) => rate(r.sign.perSecond))),
-    ],
-    ['  p50', ...columns.map((c) => cell(c, (r) => ms(r.sign.p50)))],
-    ['  p99', ...columns.map((c) => cell(c, (r) => ms(r.sign.p99)))],
-    [
-      '  HTTP / raw signing rate (target ≥ 0.80 on one process)',
-      ...columns.map((c) => cell(c, (r) => (r.sign.perSecond / rawPerSecond).toFixed(2))),
-    ],
-    ['  failed requests', ...columns.map((c) => cell(c, (r) => failures(r.sign)))],
-    [
-      '  CPU left idle during the run (all cores)',
-      ...columns.map((c) => cell(c, (r) => percent(r.sign.idle))),
-    ],
-    [
-      '  transactions rolled back (conflicts, rerun)',
-      ...columns.map((c) =>
-        cell(c, (r) => (r.sign.rolledBack === undefined ? '-' : String(r.sign.rolledBack))),
-      ),
-    ],
-    [
-      '  statements PostgreSQL runs for one request (its log)',
-      ...columns.map((c) =>
-        cell(c, (r) => (r.sign.statements === undefined ? '-' : String(r.sign.statements))),
-      ),
-    ],
-    [
-      'create_wallet (1 ETH account) throughput',
-      ...columns.map((c) => cell(c, (r) => rate(r.wallets.perSecond))),
-    ],
-    ['  p50', ...columns.map((c) => cell(c, (r) => ms(r.wallets.p50)))],
-    ['  p99', ...columns.map((c) => cell(c, (r) => ms(r.wallets.p99)))],
-    ['  failed requests', ...columns.map((c) => cell(c, (r) => failures(r.wallets)))],
-    [
-      '  CPU left idle during the run (all cores)',
-      ...columns.map((c) => cell(c, (r) => percent(r.wallets.idle))),
-    ],
-    [
-      '  transactions rolled back (conflicts, rerun)',
-      ...columns.map((c) =>
-        cell(c, (r) => (r.wallets.rolledBack === undefined ? '-' : String(r.wallets.rolledBack))),
-      ),
-    ],
-    [
-      '  statements PostgreSQL runs for one request (its log)',
-      ...columns.map((c) =>
-        cell(c, (r) => (r.wallets.statements === undefined ? '-' : String(r.wallets.statements))),
-      ),
-    ],
+    ...workloadRows('sign_raw_payloads (1 payload)', (result) => result.sign, true),
+    ...workloadRows('create_wallet (1 ETH account)', (result) => result.wallets),
   ],
 )
 const [one, two] = [postgres1.result, postgres2.result]
