@@ -7,7 +7,7 @@ import type { Lookup, Reads } from '../store/Store.ts'
  * The reads an API-key-stamped request makes before its own work, read at once: the credentials
  * with the stamp's public key and their users, the organization the body names, and what the
  * plugins' checks read for it (`ServicePlugin.lookups`). On PostgreSQL that is one round trip
- * instead of four in a row; SQLite reads them through its read cache as they come. Anything else
+ * instead of four in a row (SQLite reads them through its read cache as they come). Anything else
  * the request reads goes to the store as before; a request without an `X-Stamp` (or one that does
  * not decode, which authentication refuses) reads nothing ahead.
  */
@@ -18,8 +18,8 @@ export async function requestReads(
   organizationId: string | undefined,
 ): Promise<Reads> {
   const header = headers.get(STAMP_HEADER)
-  // SQLite answers these reads from its read cache without a round trip, faster than reading
-  // them ahead (measured: 2,650/s against 2,915/s signing through HTTP).
+  // SQLite reads nothing ahead (`Store.prefetch`): skip decoding the stamp a second time, which
+  // alone cost about 7% of its signing rate (2,760-2,847/s against 2,534-2,619/s).
   if (!header || service.store.dialect === 'sqlite') return service.store
   let publicKey: string
   try {

@@ -151,12 +151,6 @@ class Queries {
     return rows[0] ? (rows[0].data as string) : undefined
   }
 
-  /** A row's JSON document by id, through `cache` when one is given (the SQLite read cache). */
-  getText(db: Execute, table: TableName, id: string, cache?: ReadCache): Promise<string | undefined> {
-    const load = () => this.getData(db, table, id)
-    return cache ? cache(table, `get\u0000${id}`, load) : load()
-  }
-
   /** A row by id, through `cache` when one is given (the SQLite read cache). */
   async get<T extends TableName>(
     db: Execute,
@@ -164,7 +158,8 @@ class Queries {
     id: string,
     cache?: ReadCache,
   ): Promise<Tables[T] | undefined> {
-    const data = await this.getText(db, table, id, cache)
+    const load = () => this.getData(db, table, id)
+    const data = cache ? await cache(table, `get\u0000${id}`, load) : await load()
     return data === undefined ? undefined : (JSON.parse(data) as Tables[T])
   }
 
@@ -184,20 +179,6 @@ class Queries {
     return rows.map((row) => row.data as string)
   }
 
-  /** The JSON documents of the rows whose indexed `field` equals `value`, through `cache`. */
-  async findText(
-    db: Execute,
-    table: TableName,
-    field: string,
-    value: unknown,
-    cache?: ReadCache,
-  ): Promise<string[]> {
-    indexed(table, field)
-    if (value === undefined || value === null) return []
-    const load = () => this.findData(db, table, field, value)
-    return cache ? cache(table, `find\u0000${field}\u0000${String(value)}`, load) : load()
-  }
-
   /** Rows whose indexed `field` equals `value`, through `cache` when one is given. */
   async findBy<T extends TableName>(
     db: Execute,
@@ -206,13 +187,17 @@ class Queries {
     value: unknown,
     cache?: ReadCache,
   ): Promise<Tables[T][]> {
-    const found = await this.findText(db, table, field, value, cache)
+    indexed(table, field)
+    if (value === undefined || value === null) return []
+    const load = () => this.findData(db, table, field, value)
+    const found = cache ? await cache(table, `find\u0000${field}\u0000${String(value)}`, load) : await load()
     return found.map((data) => JSON.parse(data) as Tables[T])
   }
 
   /**
    * The lookups' JSON documents in one statement (`union all`, one round trip), keyed as
-   * `Prefetched` reads them. Each lookup's rows are in id order.
+   * `Prefetched` reads them. Each lookup's rows are in id order; `Store.prefetch` checked the
+   * fields are indexed.
    */
   async batch(db: Execute, lookups: Lookup[]): Promise<Map<string, string[]>> {
     const values: string[] = []
@@ -223,12 +208,9 @@ class Queries {
           return `${lookup.table}.id`
         }
         if ('field' in lookup) {
-          indexed(lookup.table, lookup.field)
           values.push(lookup.value)
           return `${lookup.table}.${lookup.field}`
         }
-        indexed(lookup.via.table, lookup.via.field)
-        indexed(lookup.via.table, lookup.via.column)
         values.push(lookup.via.value)
         return `${lookup.table}<${lookup.via.table}.${lookup.via.column}.${lookup.via.field}`
       })
@@ -534,52 +516,19 @@ export class Store implements Reads {
   /**
    * Reads `lookups` now, as committed, and answers later reads of them from what was read: a
    * request's first reads (its credential, caller and organization), which its code makes one
-   * after the other, cost one round trip on PostgreSQL instead of one each. SQLite reads them
-   * one by one through its read cache, where a read costs no round trip.
+   * after the other, cost one round trip on PostgreSQL instead of one each. SQLite has no round
+   * trips to save: its reads go through the read cache as they are made, which measured faster
+   * than reading ahead (2,915/s against 2,650/s signing through HTTP), so they are as of then.
    */
-  prefetch(lookups: Lookup[]): Promise<Prefetched> {
-    return this.guard(async () => {
-      if (lookups.length === 0) return new Prefetched(this, new Map())
-      if (this.dialect === 'postgres')
-        return new Prefetched(this, await this.queries.batch(this.execute, lookups))
-      const found = new Map<string, string[]>()
-      const byId = async (table: TableName, id: string) => {
-        const data = await this.queries.getText(this.execute, table, id, this.cacheRead)
-        return data === undefined ? [] : [data]
+  async prefetch(lookups: Lookup[]): Promise<Prefetched> {
+    for (const lookup of lookups)
+      if ('field' in lookup) indexed(lookup.table, lookup.field)
+      else if ('via' in lookup) {
+        indexed(lookup.via.table, lookup.via.field)
+        indexed(lookup.via.table, lookup.via.column)
       }
-      for (const lookup of lookups) {
-        if ('id' in lookup) found.set(lookupKey(lookup), await byId(lookup.table, lookup.id))
-        else if ('field' in lookup)
-          found.set(
-            lookupKey(lookup),
-            await this.queries.findText(
-              this.execute,
-              lookup.table,
-              lookup.field,
-              lookup.value,
-              this.cacheRead,
-            ),
-          )
-        else {
-          const { table, via } = lookup
-          indexed(via.table, via.column)
-          const sources = await this.queries.findBy(
-            this.execute,
-            via.table,
-            via.field,
-            via.value,
-            this.cacheRead,
-          )
-          for (const source of sources) {
-            const id = (source as unknown as Record<string, unknown>)[via.column]
-            if (typeof id !== 'string') continue
-            const data = await byId(table, id)
-            if (data.length) found.set(lookupKey({ table, id }), data)
-          }
-        }
-      }
-      return new Prefetched(this, found)
-    })
+    if (this.dialect === 'sqlite' || lookups.length === 0) return new Prefetched(this, new Map())
+    return this.guard(async () => new Prefetched(this, await this.queries.batch(this.execute, lookups)))
   }
 
   /**
