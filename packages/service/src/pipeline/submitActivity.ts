@@ -176,7 +176,7 @@ export async function submitActivity(
   // duplicate) fails on the unique index when its row is inserted, and the rerun looks.
   const outcome = await service.store.transaction(async (tx): Promise<Execution> => {
     const replay =
-      tx.dialect === 'sqlite' || tx.attempt > 1
+      tx.backend.checksReplayFirst || tx.attempt > 1
         ? (await tx.findBy('activities', 'fingerprint', fingerprint))[0]
         : undefined
     if (replay) {

@@ -17,8 +17,11 @@ import {
 import { dirname, join } from 'node:path'
 import { Kysely } from 'kysely'
 import pg from 'pg'
+import { postgresBackend } from './backends/postgresBackend.ts'
+import { sqliteBackend } from './backends/sqliteBackend.ts'
+import type { Database } from './Database.ts'
 import { preparedPostgresDialect } from './postgresDialect.ts'
-import { type Database, Store } from './Store.ts'
+import { Store } from './Store.ts'
 import { syncSqliteDialect } from './sqlite.ts'
 import { wasmSqlite } from './wasmSqlite.ts'
 
@@ -124,7 +127,7 @@ export async function openDataDir(dir: string): Promise<Store> {
   }
   const db = new Kysely<Database>({ dialect: syncSqliteDialect(database) })
   try {
-    return await Store.open(db, 'sqlite', async () => {
+    return await Store.open(db, sqliteBackend, async () => {
       await db.destroy()
       releaseLock()
     })
@@ -156,7 +159,7 @@ export async function openPostgres(url: string, options: { max?: number } = {}):
   pool.on('connect', (client) => client.on('error', () => undefined))
   const db = new Kysely<Database>({ dialect: preparedPostgresDialect(pool) })
   try {
-    return await Store.open(db, 'postgres')
+    return await Store.open(db, postgresBackend)
   } catch (error) {
     await db.destroy().catch(() => undefined)
     throw error

@@ -1,5 +1,7 @@
 import { Kysely } from 'kysely'
-import { type Database, Store } from './Store.ts'
+import { sqliteBackend } from './backends/sqliteBackend.ts'
+import type { Database } from './Database.ts'
+import { Store } from './Store.ts'
 import type { SyncSqlite } from './sqlite.ts'
 import { syncSqliteDialect } from './sqlite.ts'
 
@@ -21,7 +23,7 @@ const inNode = typeof process !== 'undefined' && typeof process.versions?.node =
  */
 export async function openMemoryStore(options: MemoryStoreOptions = {}): Promise<Store> {
   const database = inNode ? await openNodeMemory() : await openBrowserMemory(options.sqlWasmUrl)
-  return Store.open(new Kysely<Database>({ dialect: syncSqliteDialect(database) }), 'sqlite')
+  return Store.open(new Kysely<Database>({ dialect: syncSqliteDialect(database) }), sqliteBackend)
 }
 
 async function openNodeMemory(): Promise<SyncSqlite> {

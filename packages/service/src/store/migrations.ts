@@ -1,4 +1,5 @@
-import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely'
+import type { Kysely, Migration, MigrationProvider } from 'kysely'
+import type { StoreBackend } from './backends/StoreBackend.ts'
 
 /**
  * The schema's versions, applied in order at start by Kysely's migrator (which takes a lock, so
@@ -30,14 +31,13 @@ const V1_TABLES: Record<string, string[]> = {
   pluginRows: ['kind'],
 }
 
-/** Columns compared byte-wise on PostgreSQL (ids sort in creation order, as on SQLite). */
+/** Columns with a unique index. */
 const UNIQUE_V1: Record<string, string[]> = {
   // An activity is its stamp's credential and body: a replay finds the first one, never a twin.
   activities: ['fingerprint'],
 }
 
-function v1(dialect: 'sqlite' | 'postgres'): Migration {
-  const text = dialect === 'postgres' ? sql`text collate "C"` : sql`text`
+function v1(text: StoreBackend['textType']): Migration {
   return {
     async up(db: Kysely<unknown>) {
       for (const [table, columns] of Object.entries(V1_TABLES)) {
@@ -61,8 +61,9 @@ function v1(dialect: 'sqlite' | 'postgres'): Migration {
   }
 }
 
-export function migrations(dialect: 'sqlite' | 'postgres'): MigrationProvider {
+/** The migrations, with the column types of `backend`. */
+export function migrations(backend: StoreBackend): MigrationProvider {
   return {
-    getMigrations: async () => ({ '0001_initial': v1(dialect) }),
+    getMigrations: async () => ({ '0001_initial': v1(backend.textType) }),
   }
 }

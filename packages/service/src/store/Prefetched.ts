@@ -1,0 +1,40 @@
+import type { TableName, Tables } from './model.ts'
+import { lookupKey, type Reads } from './Reads.ts'
+
+/**
+ * Reads answered from what `Store.prefetch` read at once; a read it was not asked for goes to the
+ * store. Each read parses its own copy of a document.
+ */
+export class Prefetched implements Reads {
+  constructor(
+    private readonly store: Reads,
+    private readonly found: ReadonlyMap<string, string[]>,
+  ) {}
+
+  async get<T extends TableName>(table: T, id: string): Promise<Tables[T] | undefined> {
+    const data = this.found.get(lookupKey({ table, id }))
+    if (!data) return this.store.get(table, id)
+    return data[0] === undefined ? undefined : (JSON.parse(data[0]) as Tables[T])
+  }
+
+  async findBy<T extends TableName>(
+    table: T,
+    field: keyof Tables[T] & string,
+    value: unknown,
+  ): Promise<Tables[T][]> {
+    const data =
+      value === undefined || value === null
+        ? undefined
+        : this.found.get(lookupKey({ table, field, value: String(value) }))
+    if (!data) return this.store.findBy(table, field, value)
+    return data.map((text) => JSON.parse(text) as Tables[T])
+  }
+
+  all<T extends TableName>(table: T): Promise<Tables[T][]> {
+    return this.store.all(table)
+  }
+
+  count<T extends TableName>(table: T, field: keyof Tables[T] & string, value: unknown): Promise<number> {
+    return this.store.count(table, field, value)
+  }
+}

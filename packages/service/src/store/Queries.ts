@@ -1,0 +1,277 @@
+import { CompiledQuery, type Kysely, type QueryResult, sql } from 'kysely'
+import type { StoreBackend } from './backends/StoreBackend.ts'
+import type { Database } from './Database.ts'
+import { classify } from './databaseErrors.ts'
+import { INDEXES, type Row, type TableName, type Tables } from './model.ts'
+import type { ReadCache } from './ReadCache.ts'
+import { type Lookup, lookupKey } from './Reads.ts'
+
+// Kysely's types cannot follow a table name chosen at run time: the generic helpers see every
+// table as id + data + string columns, and the row types come from `Tables`.
+type DocumentTable = { id: string; data: string } & Record<string, string | null>
+type AnyDb = Kysely<Record<string, DocumentTable>>
+const anyDb = (db: Kysely<Database>) => db as unknown as AnyDb
+
+/** Refuses a lookup by a field that has no column (so no index) in the database. */
+export function indexed(table: TableName, field: string): void {
+  if (!(INDEXES[table] as string[]).includes(field))
+    throw new Error(`${table}.${field} has no index (add a column and a migration)`)
+}
+
+/** Runs one compiled query: through Kysely's pool, or on a transaction's own connection. */
+export type Execute = (query: CompiledQuery) => Promise<QueryResult<Record<string, unknown>>>
+
+/** Stands in for a parameter while a shape is compiled (never sent to a database). */
+const MARKER = '__latchkey_parameter_'
+
+/**
+ * The service's few query shapes, each built and compiled by Kysely once per store and table
+ * (compiling is a fifth of a request's CPU otherwise), then run with fresh parameters. The shape
+ * is compiled with marker values, so each parameter's position is known. An error a statement
+ * throws is classified by the store's backend as it passes (`isDatabaseError` then knows it).
+ */
+export class Queries {
+  private readonly cache = new Map<string, { sql: string; order: number[] }>()
+  private readonly compiler: AnyDb
+
+  constructor(
+    db: Kysely<Database>,
+    private readonly backend: StoreBackend,
+  ) {
+    this.compiler = anyDb(db)
+  }
+
+  private shape(key: string, build: (marker: (i: number) => string) => { compile(): CompiledQuery }) {
+    let shape = this.cache.get(key)
+    if (!shape) {
+      const compiled = build((i) => `${MARKER}${i}`).compile()
+      const order = compiled.parameters.map((parameter) => {
+        const match =
+          typeof parameter === 'string' && parameter.startsWith(MARKER) ? /(\d+)$/.exec(parameter) : null
+        if (!match) throw new Error(`query ${key} has a parameter that is not a marker`)
+        return Number(match[1])
+      })
+      shape = { sql: compiled.sql, order }
+      this.cache.set(key, shape)
+    }
+    return shape
+  }
+
+  private async run(db: Execute, key: string, build: Parameters<Queries['shape']>[1], values: unknown[]) {
+    const { sql, order } = this.shape(key, build)
+    try {
+      return await db(
+        CompiledQuery.raw(
+          sql,
+          order.map((i) => values[i]),
+        ),
+      )
+    } catch (error) {
+      classify(this.backend, error)
+      throw error
+    }
+  }
+
+  /** The row's JSON document, unparsed. */
+  private async getData(db: Execute, table: TableName, id: string): Promise<string | undefined> {
+    const { rows } = await this.run(
+      db,
+      `get:${table}`,
+      (p) =>
+        this.compiler
+          .selectFrom(table as string)
+          .select('data')
+          .where('id', '=', p(0)),
+      [id],
+    )
+    return rows[0] ? (rows[0].data as string) : undefined
+  }
+
+  /** A row by id, through `cache` when one is given (`StoreBackend.cachesReads`). */
+  async get<T extends TableName>(
+    db: Execute,
+    table: T,
+    id: string,
+    cache?: ReadCache,
+  ): Promise<Tables[T] | undefined> {
+    const load = () => this.getData(db, table, id)
+    const data = cache ? await cache.read(table, `get\u0000${id}`, load) : await load()
+    return data === undefined ? undefined : (JSON.parse(data) as Tables[T])
+  }
+
+  /** The JSON documents of the rows whose `field` is `value`, in id order, unparsed. */
+  private async findData(db: Execute, table: TableName, field: string, value: unknown): Promise<string[]> {
+    const { rows } = await this.run(
+      db,
+      `find:${table}:${field}`,
+      (p) =>
+        this.compiler
+          .selectFrom(table as string)
+          .select('data')
+          .where(field, '=', p(0))
+          .orderBy('id'),
+      [String(value)],
+    )
+    return rows.map((row) => row.data as string)
+  }
+
+  /** Rows whose indexed `field` equals `value`, through `cache` when one is given. */
+  async findBy<T extends TableName>(
+    db: Execute,
+    table: T,
+    field: string,
+    value: unknown,
+    cache?: ReadCache,
+  ): Promise<Tables[T][]> {
+    indexed(table, field)
+    if (value === undefined || value === null) return []
+    const load = () => this.findData(db, table, field, value)
+    const found = cache
+      ? await cache.read(table, `find\u0000${field}\u0000${String(value)}`, load)
+      : await load()
+    return found.map((data) => JSON.parse(data) as Tables[T])
+  }
+
+  /**
+   * The lookups' JSON documents in one statement (`union all`, one round trip), keyed as
+   * `Prefetched` reads them. Each lookup's rows are in id order; `Store.prefetch` checked the
+   * fields are indexed.
+   */
+  async batch(db: Execute, lookups: Lookup[]): Promise<Map<string, string[]>> {
+    const values: string[] = []
+    const shapeKey = lookups
+      .map((lookup) => {
+        if ('id' in lookup) {
+          values.push(lookup.id)
+          return `${lookup.table}.id`
+        }
+        if ('field' in lookup) {
+          values.push(lookup.value)
+          return `${lookup.table}.${lookup.field}`
+        }
+        values.push(lookup.via.value)
+        return `${lookup.table}<${lookup.via.table}.${lookup.via.column}.${lookup.via.field}`
+      })
+      .join(',')
+    const { rows } = await this.run(
+      db,
+      `batch:${shapeKey}`,
+      (p) => {
+        const branch = (lookup: Lookup, n: number) => {
+          const select = this.compiler
+            .selectFrom(lookup.table as string)
+            .select([sql.lit(n).as('n'), 'id', 'data'])
+          if ('id' in lookup) return select.where('id', '=', p(n))
+          if ('field' in lookup) return select.where(lookup.field, '=', p(n))
+          const { via } = lookup
+          return select.where('id', 'in', (eb) =>
+            eb
+              .selectFrom(via.table as string)
+              .select(via.column)
+              .where(via.field, '=', p(n)),
+          )
+        }
+        let query = branch(lookups[0]!, 0)
+        lookups.slice(1).forEach((lookup, k) => {
+          query = query.unionAll(branch(lookup, k + 1))
+        })
+        return query.orderBy('n').orderBy('id')
+      },
+      values,
+    )
+    const found = new Map<string, string[]>()
+    lookups.forEach((lookup) => {
+      if (!('via' in lookup)) found.set(lookupKey(lookup), [])
+    })
+    for (const row of rows) {
+      const lookup = lookups[Number(row.n)]!
+      const data = row.data as string
+      if ('via' in lookup) found.set(lookupKey({ table: lookup.table, id: row.id as string }), [data])
+      else found.get(lookupKey(lookup))!.push(data)
+    }
+    return found
+  }
+
+  async all<T extends TableName>(db: Execute, table: T): Promise<Tables[T][]> {
+    const { rows } = await this.run(
+      db,
+      `all:${table}`,
+      () =>
+        this.compiler
+          .selectFrom(table as string)
+          .select('data')
+          .orderBy('id'),
+      [],
+    )
+    return rows.map((row) => JSON.parse(row.data as string) as Tables[T])
+  }
+
+  async count(db: Execute, table: TableName, field: string, value: unknown): Promise<number> {
+    indexed(table, field)
+    const { rows } = await this.run(
+      db,
+      `count:${table}:${field}`,
+      (p) =>
+        this.compiler
+          .selectFrom(table as string)
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where(field, '=', p(0)),
+      [String(value)],
+    )
+    return Number(rows[0]?.n ?? 0)
+  }
+
+  /** Inserts `row`, or replaces the row with its id. */
+  async put(db: Execute, table: TableName, row: Row): Promise<void> {
+    const fields = INDEXES[table] as string[]
+    const values = [
+      row.id,
+      JSON.stringify(row),
+      ...fields.map((field) => {
+        const value = (row as unknown as Record<string, unknown>)[field]
+        return value === undefined || value === null ? null : String(value)
+      }),
+    ]
+    await this.run(
+      db,
+      `put:${table}`,
+      (p) => {
+        const columns: DocumentTable = { id: p(0), data: p(1) }
+        fields.forEach((field, index) => {
+          columns[field] = p(index + 2)
+        })
+        const { id: _, ...update } = columns
+        return this.compiler
+          .insertInto(table as string)
+          .values(columns)
+          .onConflict((conflict) => conflict.column('id').doUpdateSet(update))
+      },
+      values,
+    )
+  }
+
+  /** `savepoint`, `rollback to savepoint` or `release savepoint` `name` (quoted by Kysely). */
+  async savepoint(db: Execute, name: string, action: 'savepoint' | 'rollback' | 'release' = 'savepoint') {
+    const statement =
+      action === 'rollback'
+        ? sql`rollback to savepoint ${sql.id(name)}`
+        : action === 'release'
+          ? sql`release savepoint ${sql.id(name)}`
+          : sql`savepoint ${sql.id(name)}`
+    try {
+      await db(statement.compile(this.compiler))
+    } catch (error) {
+      classify(this.backend, error)
+      throw error
+    }
+  }
+
+  async delete(db: Execute, table: TableName, id: string): Promise<void> {
+    await this.run(
+      db,
+      `delete:${table}`,
+      (p) => this.compiler.deleteFrom(table as string).where('id', '=', p(0)),
+      [id],
+    )
+  }
+}

@@ -1,0 +1,28 @@
+import type { TableName, Tables } from './model.ts'
+
+/** Read access shared by the store (committed state) and a transaction (its own view). */
+export interface Reads {
+  get<T extends TableName>(table: T, id: string): Promise<Tables[T] | undefined>
+  /** Rows whose indexed `field` equals `value`, in id (creation) order. */
+  findBy<T extends TableName>(table: T, field: keyof Tables[T] & string, value: unknown): Promise<Tables[T][]>
+  /** Every row of a table, in id (creation) order. */
+  all<T extends TableName>(table: T): Promise<Tables[T][]>
+  /** How many rows have `field` equal to `value`. */
+  count<T extends TableName>(table: T, field: keyof Tables[T] & string, value: unknown): Promise<number>
+}
+
+/**
+ * One read of a batch (`Store.prefetch`): a row by id, the rows whose indexed field has a value,
+ * or the rows whose ids are a column of the rows another indexed field finds (`via`: the users of
+ * the API keys with a public key, say).
+ */
+export type Lookup =
+  | { table: TableName; id: string }
+  | { table: TableName; field: string; value: string }
+  | { table: TableName; via: { table: TableName; field: string; value: string; column: string } }
+
+/** Where `Prefetched` keeps what a lookup by id or by field found. */
+export const lookupKey = (lookup: Exclude<Lookup, { via: unknown }>) =>
+  'id' in lookup
+    ? `${lookup.table}\u0000id\u0000${lookup.id}`
+    : `${lookup.table}\u0000${lookup.field}\u0000${lookup.value}`

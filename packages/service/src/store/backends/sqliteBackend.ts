@@ -1,0 +1,30 @@
+import { sql } from 'kysely'
+import type { StoreBackend } from './StoreBackend.ts'
+
+const UNAVAILABLE =
+  /database or disk is full|disk I\/O error|unable to open database|database is locked|attempt to write a readonly database|no transaction is active|cannot commit|SQLITE_FULL|SQLITE_IOERR/i
+
+/**
+ * SQLite (node-sqlite3-wasm in Node, sql.js in browsers; a data dir's file or in memory): one
+ * connection and one writing process (a data dir is locked to one), so queued transactions commit
+ * as a group and committed reads are cached. Its errors are told apart by their messages (the
+ * drivers give no codes); a full disk or an I/O error is an outage, never a conflict to retry.
+ */
+export const sqliteBackend: StoreBackend = {
+  name: 'SQLite',
+  textType: sql`text`,
+  classify(error) {
+    const message = (error as { message?: unknown } | null)?.message
+    return typeof message === 'string' && UNAVAILABLE.test(message) ? 'unavailable' : 'other'
+  },
+  begin: 'begin immediate',
+  maxAttempts: 30,
+  groupsCommits: true,
+  cachesReads: true,
+  // No round trips to save: reads go through the read cache as they are made, which measured
+  // faster than reading ahead.
+  readsAhead: false,
+  // One connection runs one transaction at a time: reading the fingerprint index conflicts with nobody.
+  checksReplayFirst: true,
+  stillInTransaction: (error) => /within a transaction/.test(String(error)),
+}
