@@ -1,3 +1,4 @@
+import type { ClientSignature } from './clientSignature.ts'
 import type {
   AddressFormat,
   Curve,
@@ -8,7 +9,6 @@ import type {
   PayloadEncoding,
   TransactionType,
 } from './enums.ts'
-import type { ClientSignature } from './proxy.ts'
 import type {
   AccountSpec,
   Activity,
@@ -21,7 +21,6 @@ import type {
   WalletParams,
 } from './resources.ts'
 
-/** Parameters and results of every activity, keyed by its path under `/public/v1/submit/`. */
 /** An OAuth authorization code (PKCE) to exchange at the provider: `oauth2_authenticate`, direct or through the proxy. */
 export interface OAuth2AuthenticateParameters {
   provider: OAuth2Provider
@@ -33,6 +32,7 @@ export interface OAuth2AuthenticateParameters {
   clientId: string
 }
 
+/** Parameters and results of every activity, keyed by its path under `/public/v1/submit/`. */
 export interface ActivityMap {
   sign_raw_payloads: {
     parameters: {
@@ -331,8 +331,58 @@ export type ActivityPath = keyof ActivityMap
 export type ActivityParameters<P extends ActivityPath> = ActivityMap[P]['parameters']
 export type ActivityResult<P extends ActivityPath> = ActivityMap[P]['result']
 
-export interface ActivityDefinition {
-  /** Type constant carried in the request body and the activity. */
+/** What a policy's `activity.resource` names: the kind of thing an activity acts on. */
+export type PolicyResource =
+  | 'ACTIVITY'
+  | 'AUTH'
+  | 'CREDENTIAL'
+  | 'ORGANIZATION'
+  | 'POLICY'
+  | 'PRIVATE_KEY'
+  | 'USER'
+  | 'WALLET'
+
+/** What a policy's `activity.action` names: what an activity does to its resource. */
+export type PolicyAction =
+  | 'APPROVE'
+  | 'CREATE'
+  | 'DELETE'
+  | 'EXPORT'
+  | 'IMPORT'
+  | 'REJECT'
+  | 'SEND'
+  | 'SIGN'
+  | 'UPDATE'
+
+/** What the registry states about one activity; the wire keys are derived from it. */
+export interface ActivityFacts {
+  /**
+   * Every type constant the service accepts for the activity, current first: clients send the
+   * first, and an older version stays listed while the service still takes it.
+   */
+  types: readonly [current: string, ...older: string[]]
+  /** `activity.resource` in policies. */
+  resource: PolicyResource
+  /** `activity.action` in policies. */
+  action: PolicyAction
+  /** The auth proxy's own user may submit it: sign-in and sign-up, nothing that touches funds. */
+  proxyUser: boolean
+  /**
+   * It changes nothing, in the service or outside it: it only computes an answer from what is
+   * stored (a signature, a read-only session).
+   */
+  readOnly: boolean
+  /**
+   * The result key carries the current type's version too (`…ResultV7`); most versioned
+   * activities keep an unversioned result key.
+   * @default false
+   */
+  versionedResult?: boolean
+}
+
+/** An activity's facts plus the names it has on the wire. */
+export interface ActivityDefinition extends ActivityFacts {
+  /** Type constant clients send and the activity carries: the first of `types`. */
   type: string
   /** Key of the intent inside `activity.intent`. */
   intentKey: string
@@ -340,80 +390,361 @@ export interface ActivityDefinition {
   resultKey: string
 }
 
-const camel = (path: string) => path.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase())
-const define = (path: string, version = ''): ActivityDefinition => ({
-  type: `ACTIVITY_TYPE_${path.toUpperCase()}${version ? `_${version}` : ''}`,
-  intentKey: `${camel(path)}Intent${version}`,
-  resultKey: `${camel(path)}Result${version}`,
-})
+/** One definition per activity path; a path of `M` without its entry does not compile. */
+export type ActivityRegistry<M = ActivityMap> = { readonly [P in keyof M]: ActivityDefinition }
 
-/** Type constant, intent key and result key of every activity. */
-export const ACTIVITIES: { readonly [P in ActivityPath]: ActivityDefinition } = {
-  sign_raw_payloads: define('sign_raw_payloads'),
-  // The reference service versions the type and intent of the singular one, not its result.
-  sign_raw_payload: {
-    type: 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2',
-    intentKey: 'signRawPayloadIntentV2',
-    resultKey: 'signRawPayloadResult',
-  },
-  // The reference service versions the type and intent, not the result.
-  sign_transaction: {
-    type: 'ACTIVITY_TYPE_SIGN_TRANSACTION_V2',
-    intentKey: 'signTransactionIntentV2',
-    resultKey: 'signTransactionResult',
-  },
-  otp_login: define('otp_login'),
-  update_user_tag: define('update_user_tag'),
-  delete_wallets: define('delete_wallets'),
-  export_wallet_account: define('export_wallet_account'),
-  create_read_only_session: define('create_read_only_session'),
-  update_user_name: define('update_user_name'),
-  init_import_wallet: define('init_import_wallet'),
-  import_wallet: define('import_wallet'),
-  create_wallet: define('create_wallet'),
-  create_wallet_accounts: define('create_wallet_accounts'),
-  create_sub_organization: define('create_sub_organization', 'V7'),
-  create_fiat_on_ramp_credential: define('create_fiat_on_ramp_credential'),
-  create_user_tag: define('create_user_tag'),
-  eth_send_raw_transaction: define('eth_send_raw_transaction'),
-  init_otp: define('init_otp'),
-  verify_otp: define('verify_otp'),
-  oauth2_authenticate: define('oauth2_authenticate'),
-  oauth_login: define('oauth_login'),
-  stamp_login: define('stamp_login'),
-  export_wallet: define('export_wallet'),
-  create_api_keys: define('create_api_keys'),
-  delete_api_keys: define('delete_api_keys'),
-  create_authenticators: define('create_authenticators'),
-  delete_authenticators: define('delete_authenticators'),
-  approve_activity: define('approve_activity'),
-  reject_activity: define('reject_activity'),
-  // The reference service versions these types and intents, not their results.
-  create_policy: {
-    type: 'ACTIVITY_TYPE_CREATE_POLICY_V3',
-    intentKey: 'createPolicyIntentV3',
-    resultKey: 'createPolicyResult',
-  },
-  create_policies: define('create_policies'),
-  update_policy: define('update_policy', 'V2'),
-  delete_policy: define('delete_policy'),
-  delete_policies: define('delete_policies'),
-  create_users: {
-    type: 'ACTIVITY_TYPE_CREATE_USERS_V3',
-    intentKey: 'createUsersIntentV3',
-    resultKey: 'createUsersResult',
-  },
-  delete_users: define('delete_users'),
-  create_oauth_providers: define('create_oauth_providers', 'V2'),
-  delete_oauth_providers: define('delete_oauth_providers'),
-  update_user_email: define('update_user_email'),
-  update_user_phone_number: define('update_user_phone_number'),
-  delete_sub_organization: define('delete_sub_organization'),
-  create_private_keys: define('create_private_keys', 'V2'),
-  export_private_key: define('export_private_key'),
-  init_import_private_key: define('init_import_private_key'),
-  import_private_key: define('import_private_key'),
+const camel = (path: string) => path.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase())
+
+/**
+ * The definitions of a table of facts: `type` is the current type constant, and the intent and
+ * result keys are the camel-case path plus the current type's version suffix (`V7`), which the
+ * result key carries only when `versionedResult` says so.
+ */
+export function activityDefinitions<M>(
+  facts: { readonly [P in keyof M]: ActivityFacts },
+): ActivityRegistry<M> {
+  const definitions: Record<string, ActivityDefinition> = {}
+  for (const [path, fact] of Object.entries(facts) as [string, ActivityFacts][]) {
+    const type = fact.types[0]
+    const base = `ACTIVITY_TYPE_${path.toUpperCase()}`
+    if (type !== base && !type.startsWith(`${base}_V`))
+      throw new Error(`the current type of ${path} must be ${base} or ${base}_V<n>, not ${type}`)
+    const version = type.slice(base.length + 1)
+    definitions[path] = {
+      ...fact,
+      type,
+      intentKey: `${camel(path)}Intent${version}`,
+      resultKey: `${camel(path)}Result${fact.versionedResult ? version : ''}`,
+    }
+  }
+  return definitions as ActivityRegistry<M>
 }
+
+/**
+ * Every activity's facts, the one place they are kept: its type constants, its policy resource
+ * and action, whether the auth proxy's user may submit it, whether it only reads.
+ */
+export const ACTIVITIES: ActivityRegistry = activityDefinitions<ActivityMap>({
+  sign_raw_payloads: {
+    types: ['ACTIVITY_TYPE_SIGN_RAW_PAYLOADS'],
+    resource: 'WALLET',
+    action: 'SIGN',
+    proxyUser: false,
+    readOnly: true,
+  },
+  sign_raw_payload: {
+    types: ['ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2'],
+    resource: 'WALLET',
+    action: 'SIGN',
+    proxyUser: false,
+    readOnly: true,
+  },
+  sign_transaction: {
+    types: ['ACTIVITY_TYPE_SIGN_TRANSACTION_V2'],
+    resource: 'WALLET',
+    action: 'SIGN',
+    proxyUser: false,
+    readOnly: true,
+  },
+  otp_login: {
+    types: ['ACTIVITY_TYPE_OTP_LOGIN'],
+    resource: 'AUTH',
+    action: 'CREATE',
+    proxyUser: true,
+    readOnly: false,
+  },
+  update_user_tag: {
+    types: ['ACTIVITY_TYPE_UPDATE_USER_TAG'],
+    resource: 'USER',
+    action: 'UPDATE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  delete_wallets: {
+    types: ['ACTIVITY_TYPE_DELETE_WALLETS'],
+    resource: 'WALLET',
+    action: 'DELETE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  export_wallet_account: {
+    types: ['ACTIVITY_TYPE_EXPORT_WALLET_ACCOUNT'],
+    resource: 'WALLET',
+    action: 'EXPORT',
+    proxyUser: false,
+    readOnly: false,
+  },
+  create_read_only_session: {
+    types: ['ACTIVITY_TYPE_CREATE_READ_ONLY_SESSION'],
+    resource: 'AUTH',
+    action: 'CREATE',
+    proxyUser: false,
+    readOnly: true,
+  },
+  update_user_name: {
+    types: ['ACTIVITY_TYPE_UPDATE_USER_NAME'],
+    resource: 'USER',
+    action: 'UPDATE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  init_import_wallet: {
+    types: ['ACTIVITY_TYPE_INIT_IMPORT_WALLET'],
+    resource: 'WALLET',
+    action: 'IMPORT',
+    proxyUser: false,
+    readOnly: false,
+  },
+  import_wallet: {
+    types: ['ACTIVITY_TYPE_IMPORT_WALLET'],
+    resource: 'WALLET',
+    action: 'IMPORT',
+    proxyUser: false,
+    readOnly: false,
+  },
+  create_wallet: {
+    types: ['ACTIVITY_TYPE_CREATE_WALLET'],
+    resource: 'WALLET',
+    action: 'CREATE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  create_wallet_accounts: {
+    types: ['ACTIVITY_TYPE_CREATE_WALLET_ACCOUNTS'],
+    resource: 'WALLET',
+    action: 'CREATE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  create_sub_organization: {
+    types: ['ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V7'],
+    versionedResult: true,
+    resource: 'ORGANIZATION',
+    action: 'CREATE',
+    proxyUser: true,
+    readOnly: false,
+  },
+  create_fiat_on_ramp_credential: {
+    types: ['ACTIVITY_TYPE_CREATE_FIAT_ON_RAMP_CREDENTIAL'],
+    resource: 'CREDENTIAL',
+    action: 'CREATE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  create_user_tag: {
+    types: ['ACTIVITY_TYPE_CREATE_USER_TAG'],
+    resource: 'USER',
+    action: 'CREATE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  eth_send_raw_transaction: {
+    types: ['ACTIVITY_TYPE_ETH_SEND_RAW_TRANSACTION'],
+    resource: 'WALLET',
+    action: 'SEND',
+    proxyUser: false,
+    readOnly: false,
+  },
+  init_otp: {
+    types: ['ACTIVITY_TYPE_INIT_OTP'],
+    resource: 'AUTH',
+    action: 'CREATE',
+    proxyUser: true,
+    readOnly: false,
+  },
+  verify_otp: {
+    types: ['ACTIVITY_TYPE_VERIFY_OTP'],
+    resource: 'AUTH',
+    action: 'CREATE',
+    proxyUser: true,
+    readOnly: false,
+  },
+  oauth2_authenticate: {
+    types: ['ACTIVITY_TYPE_OAUTH2_AUTHENTICATE'],
+    resource: 'AUTH',
+    action: 'CREATE',
+    proxyUser: true,
+    readOnly: false,
+  },
+  oauth_login: {
+    types: ['ACTIVITY_TYPE_OAUTH_LOGIN'],
+    resource: 'AUTH',
+    action: 'CREATE',
+    proxyUser: true,
+    readOnly: false,
+  },
+  stamp_login: {
+    types: ['ACTIVITY_TYPE_STAMP_LOGIN'],
+    resource: 'AUTH',
+    action: 'CREATE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  export_wallet: {
+    types: ['ACTIVITY_TYPE_EXPORT_WALLET'],
+    resource: 'WALLET',
+    action: 'EXPORT',
+    proxyUser: false,
+    readOnly: false,
+  },
+  create_api_keys: {
+    types: ['ACTIVITY_TYPE_CREATE_API_KEYS'],
+    resource: 'CREDENTIAL',
+    action: 'CREATE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  delete_api_keys: {
+    types: ['ACTIVITY_TYPE_DELETE_API_KEYS'],
+    resource: 'CREDENTIAL',
+    action: 'DELETE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  create_authenticators: {
+    types: ['ACTIVITY_TYPE_CREATE_AUTHENTICATORS'],
+    resource: 'CREDENTIAL',
+    action: 'CREATE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  delete_authenticators: {
+    types: ['ACTIVITY_TYPE_DELETE_AUTHENTICATORS'],
+    resource: 'CREDENTIAL',
+    action: 'DELETE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  approve_activity: {
+    types: ['ACTIVITY_TYPE_APPROVE_ACTIVITY'],
+    resource: 'ACTIVITY',
+    action: 'APPROVE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  reject_activity: {
+    types: ['ACTIVITY_TYPE_REJECT_ACTIVITY'],
+    resource: 'ACTIVITY',
+    action: 'REJECT',
+    proxyUser: false,
+    readOnly: false,
+  },
+  create_policy: {
+    types: ['ACTIVITY_TYPE_CREATE_POLICY_V3'],
+    resource: 'POLICY',
+    action: 'CREATE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  create_policies: {
+    types: ['ACTIVITY_TYPE_CREATE_POLICIES'],
+    resource: 'POLICY',
+    action: 'CREATE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  update_policy: {
+    types: ['ACTIVITY_TYPE_UPDATE_POLICY_V2'],
+    versionedResult: true,
+    resource: 'POLICY',
+    action: 'UPDATE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  delete_policy: {
+    types: ['ACTIVITY_TYPE_DELETE_POLICY'],
+    resource: 'POLICY',
+    action: 'DELETE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  delete_policies: {
+    types: ['ACTIVITY_TYPE_DELETE_POLICIES'],
+    resource: 'POLICY',
+    action: 'DELETE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  create_users: {
+    types: ['ACTIVITY_TYPE_CREATE_USERS_V3'],
+    resource: 'USER',
+    action: 'CREATE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  delete_users: {
+    types: ['ACTIVITY_TYPE_DELETE_USERS'],
+    resource: 'USER',
+    action: 'DELETE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  create_oauth_providers: {
+    types: ['ACTIVITY_TYPE_CREATE_OAUTH_PROVIDERS_V2'],
+    versionedResult: true,
+    resource: 'CREDENTIAL',
+    action: 'CREATE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  delete_oauth_providers: {
+    types: ['ACTIVITY_TYPE_DELETE_OAUTH_PROVIDERS'],
+    resource: 'CREDENTIAL',
+    action: 'DELETE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  update_user_email: {
+    types: ['ACTIVITY_TYPE_UPDATE_USER_EMAIL'],
+    resource: 'USER',
+    action: 'UPDATE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  update_user_phone_number: {
+    types: ['ACTIVITY_TYPE_UPDATE_USER_PHONE_NUMBER'],
+    resource: 'USER',
+    action: 'UPDATE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  delete_sub_organization: {
+    types: ['ACTIVITY_TYPE_DELETE_SUB_ORGANIZATION'],
+    resource: 'ORGANIZATION',
+    action: 'DELETE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  create_private_keys: {
+    types: ['ACTIVITY_TYPE_CREATE_PRIVATE_KEYS_V2'],
+    versionedResult: true,
+    resource: 'PRIVATE_KEY',
+    action: 'CREATE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  export_private_key: {
+    types: ['ACTIVITY_TYPE_EXPORT_PRIVATE_KEY'],
+    resource: 'PRIVATE_KEY',
+    action: 'EXPORT',
+    proxyUser: false,
+    readOnly: false,
+  },
+  init_import_private_key: {
+    types: ['ACTIVITY_TYPE_INIT_IMPORT_PRIVATE_KEY'],
+    resource: 'PRIVATE_KEY',
+    action: 'IMPORT',
+    proxyUser: false,
+    readOnly: false,
+  },
+  import_private_key: {
+    types: ['ACTIVITY_TYPE_IMPORT_PRIVATE_KEY'],
+    resource: 'PRIVATE_KEY',
+    action: 'IMPORT',
+    proxyUser: false,
+    readOnly: false,
+  },
+})
 
 export const ACTIVITY_PATHS = Object.keys(ACTIVITIES) as ActivityPath[]
 

@@ -1,5 +1,6 @@
 export * from './activities.ts'
 export * from './bundles.ts'
+export * from './clientSignature.ts'
 export * from './enums.ts'
 export * from './errors.ts'
 export * from './proxy.ts'

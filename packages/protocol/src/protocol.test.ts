@@ -20,6 +20,12 @@ describe('protocol', () => {
       type: 'ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V7',
       intentKey: 'createSubOrganizationIntentV7',
       resultKey: 'createSubOrganizationResultV7',
+      types: ['ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V7'],
+      versionedResult: true,
+      resource: 'ORGANIZATION',
+      action: 'CREATE',
+      proxyUser: true,
+      readOnly: false,
     })
     expect(ACTIVITIES.sign_raw_payloads.resultKey).toBe('signRawPayloadsResult')
     expect(ACTIVITIES.oauth2_authenticate.intentKey).toBe('oauth2AuthenticateIntent')

@@ -111,23 +111,32 @@ export type QueryPath = keyof QueryMap
 export type QueryRequest<P extends QueryPath> = QueryMap[P]['request']
 export type QueryResponse<P extends QueryPath> = QueryMap[P]['response']
 
-export const QUERY_PATHS: readonly QueryPath[] = [
-  'list_suborgs',
-  'get_authenticator',
-  'get_policy_evaluations',
-  'list_users',
-  'whoami',
-  'get_user',
-  'get_wallet',
-  'list_wallets',
-  'list_wallet_accounts',
-  'get_activity',
-  'list_user_tags',
-  'get_api_keys',
-  'get_policy',
-  'list_policies',
-  'get_private_key',
-  'list_private_keys',
-]
+/** What the registry states about one query. */
+export interface QueryFacts {
+  /** The auth proxy's own user may read it: the account lookups, nothing else. */
+  proxyUser: boolean
+}
+
+/** Every query's facts, the one place they are kept; a query path without its entry does not compile. */
+export const QUERIES: { readonly [P in QueryPath]: QueryFacts } = {
+  list_suborgs: { proxyUser: true },
+  get_authenticator: { proxyUser: false },
+  get_policy_evaluations: { proxyUser: false },
+  list_users: { proxyUser: false },
+  whoami: { proxyUser: false },
+  get_user: { proxyUser: false },
+  get_wallet: { proxyUser: false },
+  list_wallets: { proxyUser: false },
+  list_wallet_accounts: { proxyUser: false },
+  get_activity: { proxyUser: false },
+  list_user_tags: { proxyUser: false },
+  get_api_keys: { proxyUser: false },
+  get_policy: { proxyUser: false },
+  list_policies: { proxyUser: false },
+  get_private_key: { proxyUser: false },
+  list_private_keys: { proxyUser: false },
+}
+
+export const QUERY_PATHS = Object.keys(QUERIES) as QueryPath[]
 
 export const PAGINATION = { minLimit: 1, maxLimit: 100, defaultLimit: 10 } as const

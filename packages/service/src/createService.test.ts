@@ -2,7 +2,7 @@ import { ACTIVITY_PATHS, QUERY_PATHS } from '@latchkey/protocol'
 import { describe, expect, it } from 'vitest'
 import { createService } from './createService.ts'
 import { ApiError } from './errors.ts'
-import { defineActivity, defineQuery, type ServicePlugin } from './registry.ts'
+import { defineActivity, type ServicePlugin } from './registry.ts'
 import { createHarness, resultOf } from './testing/harness.ts'
 
 describe('createService', () => {
@@ -73,10 +73,11 @@ describe('createService', () => {
         }),
       },
       queries: {
-        count_renames: defineQuery({
+        // A path outside the protocol's query map: a plain handler, typed by the plugin's field.
+        count_renames: {
           parse: () => ({}),
           run: async ({ store }) => ({ count: (await store.findBy('pluginRows', 'kind', 'renames')).length }),
-        }),
+        },
       },
       routes: (app) => app.get('/dev/hello', (c) => c.json({ hello: 'world' })),
       bootstrap: async (tx, runtime) => {

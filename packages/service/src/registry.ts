@@ -4,6 +4,7 @@ import type {
   ActivityResult,
   OauthProviderParams,
   QueryPath,
+  QueryResponse,
 } from '@latchkey/protocol'
 import type { Hono } from 'hono'
 import type { Reader } from './pipeline/Reader.ts'
@@ -28,7 +29,6 @@ export interface Caller {
   readOnly: boolean
 }
 
-/** What an activity handler gets: a transaction and the facts of the request. */
 /** What `prepare` sees: no transaction (it may open its own, short ones, or call out). */
 export interface PrepareContext {
   service: Runtime
@@ -39,6 +39,7 @@ export interface PrepareContext {
   registry: Registry
 }
 
+/** What an activity handler gets: a transaction and the facts of the request. */
 export interface ActivityContext {
   /** The activity's transaction: writes are committed only if `run` resolves. */
   tx: Transaction
@@ -216,7 +217,14 @@ export const defineActivity = <P extends ActivityPath>(
   handler: ActivityHandler<P>,
 ): ActivityHandler<P> => handler
 
-export const defineQuery = <Req, Res>(handler: QueryHandler<Req, Res>): QueryHandler<Req, Res> => handler
+/**
+ * Identity helper that types a query handler by its path: `run` answers the path's response;
+ * `parse` returns whatever the handler reads from the body.
+ */
+export const defineQuery = <P extends QueryPath, Req>(
+  _path: P,
+  handler: QueryHandler<Req, QueryResponse<P>>,
+): QueryHandler<Req, QueryResponse<P>> => handler
 
 /** What runs for which path: activity and query handlers, and the plugins they came with. */
 export class Registry {

@@ -1,45 +1,6 @@
+import { ACTIVITIES, type ActivityPath } from '@latchkey/protocol'
 import type { Reads } from '../store/Store.ts'
 import type { PolicyScope, PolicyStruct, PolicyValue } from './evaluateExpression.ts'
-
-/** `resource` and `action` of each activity, as the public policy language names them. */
-const RESOURCE_ACTION: Record<string, [resource: string, action: string]> = {
-  sign_raw_payloads: ['WALLET', 'SIGN'],
-  sign_raw_payload: ['WALLET', 'SIGN'],
-  sign_transaction: ['WALLET', 'SIGN'],
-  eth_send_raw_transaction: ['WALLET', 'SEND'],
-  create_wallet: ['WALLET', 'CREATE'],
-  create_wallet_accounts: ['WALLET', 'CREATE'],
-  delete_wallets: ['WALLET', 'DELETE'],
-  export_wallet: ['WALLET', 'EXPORT'],
-  export_wallet_account: ['WALLET', 'EXPORT'],
-  init_import_wallet: ['WALLET', 'IMPORT'],
-  import_wallet: ['WALLET', 'IMPORT'],
-  create_policy: ['POLICY', 'CREATE'],
-  create_policies: ['POLICY', 'CREATE'],
-  update_policy: ['POLICY', 'UPDATE'],
-  delete_policy: ['POLICY', 'DELETE'],
-  delete_policies: ['POLICY', 'DELETE'],
-  create_users: ['USER', 'CREATE'],
-  delete_users: ['USER', 'DELETE'],
-  update_user_name: ['USER', 'UPDATE'],
-  create_user_tag: ['USER', 'CREATE'],
-  update_user_tag: ['USER', 'UPDATE'],
-  create_api_keys: ['CREDENTIAL', 'CREATE'],
-  delete_api_keys: ['CREDENTIAL', 'DELETE'],
-  create_authenticators: ['CREDENTIAL', 'CREATE'],
-  delete_authenticators: ['CREDENTIAL', 'DELETE'],
-  create_fiat_on_ramp_credential: ['CREDENTIAL', 'CREATE'],
-  create_sub_organization: ['ORGANIZATION', 'CREATE'],
-  create_read_only_session: ['AUTH', 'CREATE'],
-  stamp_login: ['AUTH', 'CREATE'],
-  otp_login: ['AUTH', 'CREATE'],
-  oauth_login: ['AUTH', 'CREATE'],
-  init_otp: ['AUTH', 'CREATE'],
-  verify_otp: ['AUTH', 'CREATE'],
-  oauth2_authenticate: ['AUTH', 'CREATE'],
-  approve_activity: ['ACTIVITY', 'APPROVE'],
-  reject_activity: ['ACTIVITY', 'REJECT'],
-}
 
 /** Fields of a decoded transaction that carry integers as decimal strings (wei, gas, lamports ...). */
 const TRANSACTION_INT_FIELDS: ReadonlySet<string> = new Set([
@@ -195,7 +156,10 @@ export async function policyContextOf(
   activity: PolicyActivity,
   options: PolicyContextOptions = {},
 ): Promise<PolicyScope> {
-  const [resource, action] = RESOURCE_ACTION[activity.path] ?? ['ORGANIZATION', 'UNKNOWN']
+  const definition = ACTIVITIES[activity.path as ActivityPath]
+  // Every stored activity went through submit, which knows only registered paths.
+  if (!definition) throw new Error(`${activity.path} is not in the activity registry`)
+  const { resource, action } = definition
   const params = (toPolicyValue(activity.intent) ?? {}) as PolicyStruct
   const scope: Record<string, PolicyValue> = {
     activity: { id: activity.id, type: activity.type, kind: activity.path, resource, action, params },

@@ -1,3 +1,4 @@
+import { generateP256KeyPair } from '@turnkey/crypto'
 import { serializeTransaction } from 'viem'
 import { describe, expect, it } from 'vitest'
 import {
@@ -187,6 +188,51 @@ describe('policy decisions through HTTP', () => {
         { policyId: deny, outcome: 'OUTCOME_DENY_EXPLICIT' },
       ],
     ])
+  })
+
+  it('lets a policy naming PRIVATE_KEY open standalone keys to a non-root user', async () => {
+    const t = await delegated()
+    const asBackend = { ...t.at, as: t.backend }
+    const key = {
+      privateKeyName: 'hot',
+      curve: 'CURVE_SECP256K1',
+      privateKeyTags: [],
+      addressFormats: ['ADDRESS_FORMAT_ETHEREUM'],
+    }
+    expect(
+      (await t.h.submit('create_private_keys', { privateKeys: [key] }, asBackend)).body.details,
+    ).toMatchObject({ errorCode: 'PERMISSION_DENIED', outcome: 'OUTCOME_DENY_IMPLICIT' })
+    await t.policy({
+      policyName: 'Back end makes keys',
+      effect: 'EFFECT_ALLOW',
+      condition: "activity.resource == 'PRIVATE_KEY' && activity.action == 'CREATE'",
+    })
+    t.h.clock.advance(1) // the same body again would be a replay of the refused request
+    const created = await t.h.submit('create_private_keys', { privateKeys: [key] }, asBackend)
+    expect(created.body.activity.status).toBe('ACTIVITY_STATUS_COMPLETED')
+    const { privateKeyId } = resultOf('create_private_keys', created).privateKeys[0]
+    const exportIt = () =>
+      t.h.submit(
+        'export_private_key',
+        { privateKeyId, targetPublicKey: generateP256KeyPair().publicKeyUncompressed },
+        asBackend,
+      )
+    expect((await exportIt()).body.details.outcome).toBe('OUTCOME_DENY_IMPLICIT')
+    const exports = await t.policy({
+      policyName: 'Back end exports keys',
+      effect: 'EFFECT_ALLOW',
+      condition: "activity.resource == 'PRIVATE_KEY' && activity.action == 'EXPORT'",
+    })
+    t.h.clock.advance(1)
+    const exported = await exportIt()
+    expect(exported.body.activity).toMatchObject({
+      status: 'ACTIVITY_STATUS_COMPLETED',
+      result: { exportPrivateKeyResult: { privateKeyId, exportBundle: expect.any(String) } },
+    })
+    expect((await t.evaluations(exported.body.activity.id))[0]).toContainEqual({
+      policyId: exports,
+      outcome: 'OUTCOME_ALLOW',
+    })
   })
 
   it('gives a policy that fails to evaluate OUTCOME_ERROR without affecting the others', async () => {

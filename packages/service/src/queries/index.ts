@@ -70,7 +70,7 @@ async function matchesFilter(
 
 /** Every query of the seed and of design/protocol.md's extensions. */
 export const builtinQueries: Record<string, QueryHandler> = {
-  list_suborgs: defineQuery({
+  list_suborgs: defineQuery('list_suborgs', {
     parse: (r) => {
       const filterType = r.optEnum('filterType', SUBORG_FILTER_TYPES)
       const filterValue =
@@ -90,7 +90,7 @@ export const builtinQueries: Record<string, QueryHandler> = {
       }
     },
   }),
-  get_authenticator: defineQuery({
+  get_authenticator: defineQuery('get_authenticator', {
     parse: (r) => ({ authenticatorId: id(r, 'authenticatorId') }),
     run: async ({ store, organization }, q) => {
       const row = await store.get('authenticators', q.authenticatorId)
@@ -103,7 +103,7 @@ export const builtinQueries: Record<string, QueryHandler> = {
       return { authenticator: renderAuthenticator(row) }
     },
   }),
-  get_policy_evaluations: defineQuery({
+  get_policy_evaluations: defineQuery('get_policy_evaluations', {
     parse: (r) => ({ activityId: id(r, 'activityId') }),
     run: async ({ store, organization }, q) => {
       const activity = await store.get('activities', q.activityId)
@@ -116,7 +116,7 @@ export const builtinQueries: Record<string, QueryHandler> = {
       }
     },
   }),
-  list_users: defineQuery({
+  list_users: defineQuery('list_users', {
     parse: () => ({}),
     run: async ({ store, organization }) => ({
       users: await mapInOrder(await store.findBy('users', 'organizationId', organization.id), (user) =>
@@ -124,7 +124,7 @@ export const builtinQueries: Record<string, QueryHandler> = {
       ),
     }),
   }),
-  whoami: defineQuery({
+  whoami: defineQuery('whoami', {
     parse: () => ({}),
     run: async ({ store, caller }) => {
       const user = (await store.get('users', caller.userId))!
@@ -137,7 +137,7 @@ export const builtinQueries: Record<string, QueryHandler> = {
       }
     },
   }),
-  get_user: defineQuery({
+  get_user: defineQuery('get_user', {
     parse: (r) => ({ userId: id(r, 'userId') }),
     run: async ({ store, organization }, q) => {
       const user = await store.get('users', q.userId)
@@ -146,7 +146,7 @@ export const builtinQueries: Record<string, QueryHandler> = {
       return { user: await renderUser(store, user) }
     },
   }),
-  get_wallet: defineQuery({
+  get_wallet: defineQuery('get_wallet', {
     parse: (r) => ({ walletId: id(r, 'walletId') }),
     run: async ({ store, organization }, q) => {
       const wallet = await store.get('wallets', q.walletId)
@@ -155,13 +155,13 @@ export const builtinQueries: Record<string, QueryHandler> = {
       return { wallet: renderWallet(wallet) }
     },
   }),
-  list_wallets: defineQuery({
+  list_wallets: defineQuery('list_wallets', {
     parse: () => ({}),
     run: async ({ store, organization }) => ({
       wallets: (await store.findBy('wallets', 'organizationId', organization.id)).map(renderWallet),
     }),
   }),
-  list_wallet_accounts: defineQuery({
+  list_wallet_accounts: defineQuery('list_wallet_accounts', {
     parse: (r) => ({
       walletId: r.optString('walletId', { max: 200 }),
       // The published clients group accounts into wallets by each account's `walletDetails`.
@@ -189,7 +189,7 @@ export const builtinQueries: Record<string, QueryHandler> = {
       }
     },
   }),
-  get_activity: defineQuery({
+  get_activity: defineQuery('get_activity', {
     parse: (r) => ({ activityId: id(r, 'activityId') }),
     run: async ({ store, organization, caller }, q) => {
       const activity = await store.get('activities', q.activityId)
@@ -198,25 +198,25 @@ export const builtinQueries: Record<string, QueryHandler> = {
       return { activity: await renderActivity(store, activity, caller) }
     },
   }),
-  list_user_tags: defineQuery({
+  list_user_tags: defineQuery('list_user_tags', {
     parse: () => ({}),
     run: async ({ store, organization }) => ({
       userTags: (await store.findBy('userTags', 'organizationId', organization.id)).map(renderUserTag),
     }),
   }),
-  get_policy: defineQuery({
+  get_policy: defineQuery('get_policy', {
     parse: (r) => ({ policyId: id(r, 'policyId') }),
     run: async ({ store, organization }, q) => ({
       policy: renderPolicy(await findPolicy(store, organization.id, q.policyId, 'policyId')),
     }),
   }),
-  list_policies: defineQuery({
+  list_policies: defineQuery('list_policies', {
     parse: () => ({}),
     run: async ({ store, organization }) => ({
       policies: (await store.findBy('policies', 'organizationId', organization.id)).map(renderPolicy),
     }),
   }),
-  get_api_keys: defineQuery({
+  get_api_keys: defineQuery('get_api_keys', {
     parse: (r) => ({ userId: r.optString('userId', { max: 200 }) }),
     run: async ({ store, organization }, q) => {
       if (q.userId !== undefined) {
@@ -228,7 +228,7 @@ export const builtinQueries: Record<string, QueryHandler> = {
       return { apiKeys: (await store.findBy('apiKeys', 'organizationId', organization.id)).map(renderApiKey) }
     },
   }),
-  get_private_key: defineQuery({
+  get_private_key: defineQuery('get_private_key', {
     parse: (r) => ({ privateKeyId: id(r, 'privateKeyId') }),
     run: async ({ store, organization }, q) => ({
       privateKey: renderPrivateKey(
@@ -236,7 +236,7 @@ export const builtinQueries: Record<string, QueryHandler> = {
       ),
     }),
   }),
-  list_private_keys: defineQuery({
+  list_private_keys: defineQuery('list_private_keys', {
     parse: () => ({}),
     run: async ({ store, organization }) => ({
       privateKeys: (await store.findBy('privateKeys', 'organizationId', organization.id)).map(

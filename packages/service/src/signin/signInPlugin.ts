@@ -1,4 +1,10 @@
-import { ATTESTED_STAMP_HEADER } from '@latchkey/protocol'
+import {
+  ACTIVITIES,
+  type ActivityPath,
+  ATTESTED_STAMP_HEADER,
+  QUERIES,
+  type QueryPath,
+} from '@latchkey/protocol'
 import { attestedStampVerifiers } from '../auth/authenticate.ts'
 import { ApiError } from '../errors.ts'
 import type { ServicePlugin } from '../registry.ts'
@@ -16,18 +22,6 @@ import { bootstrapDevProxyConfig, pruneSignInRows } from './proxyConfig.ts'
 import { settingsApp } from './settings/settingsApp.ts'
 import { bootstrapSignInKey, loadSignInKeys, signInState } from './signInState.ts'
 import { subOrganizationHooks } from './subOrganizationHooks.ts'
-
-/** What the auth proxy's user may submit: sign-in and sign-up, nothing that touches funds. */
-export const PROXY_USER_ACTIVITIES: readonly string[] = [
-  'init_otp',
-  'verify_otp',
-  'otp_login',
-  'oauth2_authenticate',
-  'oauth_login',
-  'create_sub_organization',
-]
-/** What it may read: the account lookups. */
-export const PROXY_USER_QUERIES: readonly string[] = ['list_suborgs']
 
 /**
  * Everything that signs a person in: the auth proxy (`/v1/*`), the OTP and OAuth activities,
@@ -69,9 +63,9 @@ export const signInPlugin: ServicePlugin = {
   // The proxy's configuration, which `authorize` and `vouchesFor` read on every request.
   lookups: (organizationId) => [{ table: 'proxyConfigs', field: 'organizationId', value: organizationId }],
   async vouchesFor({ path, caller, organization, reads }) {
-    if (!PROXY_USER_ACTIVITIES.includes(path)) return false
+    if (!ACTIVITIES[path as ActivityPath]?.proxyUser) return false
     const config = (await reads.findBy('proxyConfigs', 'organizationId', organization.id))[0]
-    return config?.proxyUserId === caller.userId && PROXY_USER_ACTIVITIES.includes(path)
+    return config?.proxyUserId === caller.userId
   },
   async authorize({ kind, path, caller, organization, reads }) {
     // A token vouches for a key to log in with, nothing else.
@@ -86,8 +80,11 @@ export const signInPlugin: ServicePlugin = {
     // Only proxy users are confined here; everyone else passes.
     const config = (await reads.findBy('proxyConfigs', 'organizationId', caller.organizationId))[0]
     if (!config || config.proxyUserId !== caller.userId) return
-    const allowed = kind === 'activity' ? PROXY_USER_ACTIVITIES : PROXY_USER_QUERIES
-    if (!allowed.includes(path))
+    const allowed =
+      kind === 'activity'
+        ? ACTIVITIES[path as ActivityPath]?.proxyUser
+        : QUERIES[path as QueryPath]?.proxyUser
+    if (!allowed)
       throw new ApiError(
         'PERMISSION_DENIED',
         `the auth proxy's key may not ${kind === 'activity' ? 'submit' : 'query'} ${path} (organization ${organization.id})`,
