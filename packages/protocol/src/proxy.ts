@@ -3,8 +3,6 @@ import type { ClientSignature } from './clientSignature.ts'
 import type { AccountFilterType, Curve, OtpType, SignInMethod } from './enums.ts'
 import type { ApiKeyParams, AuthenticatorParams, OauthProviderParams, WalletParams } from './resources.ts'
 
-export const PROXY_CONFIG_HEADER = 'X-Auth-Proxy-Config-Id'
-
 /**
  * Requests and responses of the auth proxy (`{authProxyUrl}/v1/<path>`). Field names are the
  * seed's; the service also accepts the camelCase spelling of the snake_case ones.

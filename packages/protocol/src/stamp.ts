@@ -1,40 +1,11 @@
 import { utf8ToBytes } from '@noble/hashes/utils.js'
 import { base64urlnopad } from '@scure/base'
 
-export const STAMP_HEADER = 'X-Stamp'
-export const WEBAUTHN_STAMP_HEADER = 'X-Stamp-WebAuthn'
-/** Read-only session JWT, accepted on query routes only. */
-export const SESSION_HEADER = 'X-Session'
-/**
- * `stamp_login` stamped by a key a token vouches for (the published clients' OTP and OAuth
- * login): base64url JSON `{ publicKeyAttestation, scheme, publicKey, signature }`, `signature`
- * DER hex ECDSA-P256-SHA256 over the body by `publicKey`, `publicKeyAttestation` the
- * verification token (`STAMP_ATTESTED_SCHEME_P256_VERIFICATION_TOKEN`, bound to `publicKey` at
- * `otp_verify`) or the OIDC token (`STAMP_ATTESTED_SCHEME_P256_OIDC`, nonce = sha256(publicKey)).
- */
-export const ATTESTED_STAMP_HEADER = 'X-Stamp-Attested'
 export const ATTESTED_STAMP_SCHEMES = [
   'STAMP_ATTESTED_SCHEME_P256_VERIFICATION_TOKEN',
   'STAMP_ATTESTED_SCHEME_P256_OIDC',
 ] as const
 export type AttestedStampScheme = (typeof ATTESTED_STAMP_SCHEMES)[number]
-
-/**
- * Request headers a browser may send to the service (CORS `Access-Control-Allow-Headers` of
- * `/public/*` and `/v1/*`): ours, and what the published clients send (`X-Client-Version` on every
- * stamped call, `X-Stamp-Attested` on login, `X-Captcha-Token` on sign-up and OTP).
- */
-export const CORS_ALLOWED_HEADERS: readonly string[] = [
-  'Content-Type',
-  'Accept',
-  'X-Stamp',
-  'X-Stamp-WebAuthn',
-  'X-Stamp-Attested',
-  'X-Session',
-  'X-Client-Version',
-  'X-Auth-Proxy-Config-Id',
-  'X-Captcha-Token',
-]
 
 export const SIGNATURE_SCHEMES = [
   'SIGNATURE_SCHEME_TK_API_P256',

@@ -1,4 +1,5 @@
 import { utf8ToBytes } from '@noble/hashes/utils.js'
+import type { Caller } from './auth/Caller.ts'
 import { type CryptoRunner, createSealer, inlineCrypto } from './crypto/index.ts'
 import { newId } from './ids.ts'
 import type { ServiceRow } from './store/model.ts'
@@ -35,6 +36,35 @@ export interface RuntimeOptions {
   crypto?: (masterKey: Uint8Array) => CryptoRunner
   /** Verifies a P-256 stamp (hex public key, DER hex signature, body). @default WebCrypto */
   verifyP256?: (publicKey: string, signature: string, body: Uint8Array) => Promise<boolean>
+  /**
+   * Verifiers of stamp headers the built-in authentication does not know, by header name: the
+   * plugins' `stampVerifiers`, tried on submit routes after `X-Stamp` and `X-Stamp-WebAuthn`.
+   * @default none
+   */
+  stampVerifiers?: ReadonlyMap<string, StampVerifier>
+}
+
+/**
+ * Establishes the caller of a request stamped in a plugin's own header (the sign-in wing's
+ * `X-Stamp-Attested`) from the header's value and the raw body; throws `ApiError` to refuse.
+ */
+export type StampVerifier = (
+  runtime: Runtime,
+  header: string,
+  body: Uint8Array,
+  targetOrganizationId: string | undefined,
+) => Promise<Caller>
+
+/**
+ * Names what a plugin keeps for the process's life, with its type: the plugin declares it as
+ * `state.key`, its `state.load` returns the value at start, the runtime keeps it, and handlers read
+ * it with `runtime.stateOf(key)`. The key object is the identity: one per plugin, made once.
+ */
+export class PluginStateKey<S> {
+  /** Carries `S` for the type checker; never set. */
+  declare readonly type?: S
+
+  constructor(readonly name: string) {}
 }
 
 /**
@@ -93,8 +123,19 @@ export class Runtime {
     return row
   }
 
-  /** Plugin state read once at start (sign-in keys ...), by key. */
-  readonly cached = new Map<string, unknown>()
+  private readonly pluginStates = new Map<PluginStateKey<unknown>, unknown>()
+
+  /** What a plugin's `state.load` returned at start. */
+  stateOf<S>(key: PluginStateKey<S>): S {
+    if (!this.pluginStates.has(key)) throw new Error(`plugin state ${key.name} not loaded`)
+    return this.pluginStates.get(key) as S
+  }
+
+  /** Keeps a plugin's state for the process's life (`createService` calls it once per plugin). */
+  keepState<S>(key: PluginStateKey<S>, state: S): void {
+    if (this.pluginStates.has(key)) throw new Error(`plugin state ${key.name} loaded twice`)
+    this.pluginStates.set(key, state)
+  }
 
   /** Uncompressed hex of the key that signs export/import bundles. */
   get signerPublicKey(): string {

@@ -105,6 +105,7 @@ export async function createService(options: CreateServiceOptions = {}): Promise
       fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
       ...(options.crypto ? { crypto: options.crypto } : {}),
       ...(options.verifyP256 ? { verifyP256: options.verifyP256 } : {}),
+      stampVerifiers: new Map(plugins.flatMap((plugin) => Object.entries(plugin.stampVerifiers ?? {}))),
     },
   )
   const registry = new Registry(plugins)
@@ -125,16 +126,17 @@ export async function createService(options: CreateServiceOptions = {}): Promise
       cause: error,
     })
   }
+  // Made before the plugins load: a plugin's state may keep it for in-process calls.
+  const app = new Hono<PipelineEnv>()
   for (const plugin of plugins) {
     if (plugin.bootstrap) await store.transaction((tx) => plugin.bootstrap!(tx, runtime))
-    await plugin.load?.(runtime)
+    if (plugin.state) runtime.keepState(plugin.state.key, await plugin.state.load(runtime, app))
   }
   await runtime.loadServiceRow()
   if (options.proxySettings) await applyProxySettings(runtime, options.proxySettings)
 
   // One pipeline for every route family: the body limit of its family while reading, one JSON
   // reader (with a depth limit), and one error mapper for whatever any handler throws.
-  const app = new Hono<PipelineEnv>()
   app.onError(errorResponse)
   app.notFound(notFoundResponse)
   app.use(

@@ -7,27 +7,14 @@ import type {
   QueryResponse,
 } from '@latchkey/protocol'
 import type { Hono } from 'hono'
+import type { Caller } from './auth/Caller.ts'
 import type { Reader } from './pipeline/Reader.ts'
 import type { PipelineEnv } from './pipeline/readJson.ts'
-import type { Runtime } from './Runtime.ts'
+import type { PluginStateKey, Runtime, StampVerifier } from './Runtime.ts'
 import type { OrganizationRow, UserRow } from './store/model.ts'
 import type { Lookup, Reads, Transaction } from './store/Store.ts'
 
-/** Who sent a request, established by its stamp (or read-only session). */
-export interface Caller {
-  userId: string
-  /** The caller's own organization (may be the parent of the one the request acts in). */
-  organizationId: string
-  credential: {
-    kind: 'API_KEY' | 'WEBAUTHN' | 'READ_ONLY_SESSION'
-    /** apiKeyId, authenticatorId, or the session's user id. */
-    id: string
-    publicKey: string
-    scheme: string
-    signature: string
-  }
-  readOnly: boolean
-}
+export type { Caller }
 
 /** What `prepare` sees: no transaction (it may open its own, short ones, or call out). */
 export interface PrepareContext {
@@ -150,10 +137,11 @@ export interface SubOrganizationHookContext extends ActivityContext {
 
 /**
  * Extends the service without editing it: activity/query handlers (added or replaced), extra
- * routes (`/v1/*`, `/dev/*`), a bootstrap step, and the parts of `create_sub_organization` that
- * belong to sign-in (OAuth providers, OTP verification token).
+ * routes (`/v1/*`, `/dev/*`), a bootstrap step, state kept for the process's life (`State`), its
+ * own stamp headers, and the parts of `create_sub_organization` that belong to sign-in (OAuth
+ * providers, OTP verification token).
  */
-export interface ServicePlugin {
+export interface ServicePlugin<State = unknown> {
   name: string
   activities?: ActivityHandlers
   queries?: Record<string, QueryHandler>
@@ -161,8 +149,21 @@ export interface ServicePlugin {
   routes?(app: Hono<PipelineEnv>, service: Runtime): void
   /** Runs on every start inside one transaction, after the dev organization exists; must be idempotent. */
   bootstrap?(tx: Transaction, service: Runtime): Promise<void> | void
-  /** Runs on every start after `bootstrap` committed: read what the plugin keeps for the process's life. */
-  load?(service: Runtime): Promise<void> | void
+  /**
+   * What the plugin keeps for the process's life (keys read once, engines built on them): `load`
+   * runs on every start after `bootstrap` committed, before `routes`, and gets the service app
+   * (for in-process calls once it serves); the runtime keeps what it returns under `key`, and
+   * handlers read it with `runtime.stateOf(key)`.
+   */
+  state?: {
+    key: PluginStateKey<State>
+    load(service: Runtime, app: Hono<PipelineEnv>): State | Promise<State>
+  }
+  /**
+   * Verifiers of the plugin's own stamp headers, by header name: the authentication of submit
+   * routes tries them after `X-Stamp` and `X-Stamp-WebAuthn`.
+   */
+  stampVerifiers?: Record<string, StampVerifier>
   /**
    * True when the caller is the plugin's own service user, whose key never leaves the service (the
    * auth proxy's user): its stamped calls may carry a per-call nonce in their fingerprint.

@@ -1,7 +1,6 @@
 import {
   type ApiKeyCurve,
   type ApiKeyStamp,
-  ATTESTED_STAMP_HEADER,
   decodeApiKeyStamp,
   SESSION_HEADER,
   SESSION_KEY_MESSAGES,
@@ -263,15 +262,6 @@ export function base64urlToBytes(text: string): Uint8Array<ArrayBuffer> {
 }
 
 /**
- * `X-Stamp-Attested` verifiers by service: a key vouched for by a token (verification or OIDC)
- * rather than registered. The sign-in wing owns the tokens, so it registers the verifier.
- */
-export const attestedStampVerifiers = new WeakMap<
-  Runtime,
-  (header: string, body: Uint8Array, targetOrganizationId: string | undefined) => Promise<Caller>
->()
-
-/**
  * Establishes the caller from the request's stamp: `X-Stamp` (API key, all four schemes, over the
  * raw body bytes), `X-Stamp-WebAuthn` (passkey assertion whose challenge is the body's hash),
  * or, on query routes only, `X-Session` (read-only session JWT). An API key's credential, user and
@@ -289,10 +279,12 @@ export async function authenticate(
   if (apiStamp) return authenticateApiKey(service, apiStamp, body, targetOrganizationId, reads)
   const webauthnStamp = headers.get(WEBAUTHN_STAMP_HEADER)
   if (webauthnStamp) return authenticateWebAuthn(service, webauthnStamp, body, targetOrganizationId)
-  const attested = headers.get(ATTESTED_STAMP_HEADER)
-  const verifyAttested = attestedStampVerifiers.get(service)
-  if (attested && route === 'submit' && verifyAttested)
-    return verifyAttested(attested, body, targetOrganizationId)
+  // Plugins' own stamps (the sign-in wing's X-Stamp-Attested: a key a token vouches for).
+  if (route === 'submit')
+    for (const [name, verify] of service.options.stampVerifiers ?? []) {
+      const stamp = headers.get(name)
+      if (stamp) return verify(service, stamp, body, targetOrganizationId)
+    }
   const session = headers.get(SESSION_HEADER)
   if (session) {
     if (route === 'submit')

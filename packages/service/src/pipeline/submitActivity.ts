@@ -1,4 +1,10 @@
-import { ACTIVITIES, type Activity, type ActivityPath, type ErrorCode } from '@latchkey/protocol'
+import {
+  ACTIVITIES,
+  type Activity,
+  type ActivityPath,
+  type ErrorCode,
+  PROXY_NONCE_HEADER,
+} from '@latchkey/protocol'
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, concatBytes, utf8ToBytes } from '@noble/hashes/utils.js'
 import { authenticate } from '../auth/authenticate.ts'
@@ -20,11 +26,7 @@ export interface SubmitOutcome {
 }
 
 /** The error an activity failed with, as stored on its row. */
-/**
- * A per-call nonce a plugin's own user (the auth proxy) sends with its stamped requests; it enters
- * the fingerprint only for such a caller (`ServicePlugin.ownsCaller`).
- */
-export const PROXY_NONCE_HEADER = 'X-Latchkey-Proxy-Nonce'
+export { PROXY_NONCE_HEADER }
 
 const storedError = (row: ActivityRow): ApiError | undefined =>
   row.failure

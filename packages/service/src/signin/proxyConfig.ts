@@ -4,7 +4,7 @@ import { bytesToHex } from '@noble/hashes/utils.js'
 import type { Runtime } from '../Runtime.ts'
 import type { ProxyConfigRow } from '../store/model.ts'
 import type { Transaction } from '../store/Store.ts'
-import { defaultProxySettings } from './signInState.ts'
+import { defaultProxySettings } from './defaultProxySettings.ts'
 
 export const PROXY_USER_NAME = 'Auth Proxy'
 

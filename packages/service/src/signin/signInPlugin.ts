@@ -5,7 +5,6 @@ import {
   QUERIES,
   type QueryPath,
 } from '@latchkey/protocol'
-import { attestedStampVerifiers } from '../auth/authenticate.ts'
 import { ApiError } from '../errors.ts'
 import type { ServicePlugin } from '../registry.ts'
 import { initOtp } from './activities/initOtp.ts'
@@ -20,7 +19,8 @@ import { outboxRoutes } from './outbox/createOutbox.ts'
 import { proxyApp } from './proxy/proxyApp.ts'
 import { bootstrapDevProxyConfig, pruneSignInRows } from './proxyConfig.ts'
 import { settingsApp } from './settings/settingsApp.ts'
-import { bootstrapSignInKey, loadSignInKeys, signInState } from './signInState.ts'
+import { bootstrapSignInKeys } from './signInKeys.ts'
+import { loadSignInState, SIGN_IN_STATE, type SignInState, signInState } from './signInState.ts'
 import { subOrganizationHooks } from './subOrganizationHooks.ts'
 
 /**
@@ -28,7 +28,7 @@ import { subOrganizationHooks } from './subOrganizationHooks.ts'
  * the sign-up hooks of `create_sub_organization`, the dev outbox (`/dev/outbox`), the dev OIDC
  * identity provider (`/dev/oidc/<provider>/…`) and the operator settings (`/dev/settings/*`).
  */
-export const signInPlugin: ServicePlugin = {
+export const signInPlugin: ServicePlugin<SignInState> = {
   name: 'sign-in',
   activities: {
     init_otp: initOtp,
@@ -38,18 +38,15 @@ export const signInPlugin: ServicePlugin = {
     oauth_login: oauthLogin,
     stamp_login: stampLogin,
   },
-  load: loadSignInKeys,
+  state: { key: SIGN_IN_STATE, load: loadSignInState },
+  stampVerifiers: { [ATTESTED_STAMP_HEADER]: verifyAttestedStamp },
   async bootstrap(tx, service) {
-    await bootstrapSignInKey(tx, service)
+    await bootstrapSignInKeys(tx, service)
     await bootstrapDevProxyConfig(tx, service)
     await pruneSignInRows(tx, service)
   },
-  async routes(app, service) {
-    attestedStampVerifiers.set(service, (header, body, target) =>
-      verifyAttestedStamp(service, header, body, target),
-    )
+  routes(app, service) {
     const state = signInState(service)
-    state.app = app
     app.route('/v1', proxyApp(app, service))
     app.route('/dev', outboxRoutes(state.outbox))
     app.route(DEV_OIDC_PREFIX, state.devIdp.app)

@@ -3,7 +3,9 @@ import { mapInOrder } from '../async.ts'
 import { ApiError } from '../errors.ts'
 import type { ServicePlugin, SubOrganizationHookContext } from '../registry.ts'
 import type { UserRow } from '../store/model.ts'
-import { signInState, spendOnce, verifyVerificationToken } from './signInState.ts'
+import { signInState } from './signInState.ts'
+import { spendOnce } from './spendOnce.ts'
+import { verifyVerificationToken } from './verifyVerificationToken.ts'
 
 /**
  * `create_sub_organization`'s sign-in parts. `oauthProviders` links each OIDC token issued by

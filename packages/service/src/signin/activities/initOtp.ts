@@ -2,7 +2,8 @@ import { OTP_TYPES } from '@latchkey/protocol'
 import { ApiError } from '../../errors.ts'
 import { defineActivity } from '../../registry.ts'
 import { normalizeContact } from '../otp/normalizeContact.ts'
-import { proxyConfigFor, signInState } from '../signInState.ts'
+import { proxyConfigFor } from '../proxyConfigFor.ts'
+import { signInState } from '../signInState.ts'
 
 /** Code lifetime when the operator set none (and the longest a caller may ask for then). */
 export const DEFAULT_OTP_SECONDS = 300

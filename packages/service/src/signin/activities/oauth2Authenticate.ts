@@ -2,7 +2,9 @@ import { OAUTH2_PROVIDERS } from '@latchkey/protocol'
 import { defineActivity } from '../../registry.ts'
 import { exchangeAuthorizationCode } from '../oauth/exchangeAuthorizationCode.ts'
 import { CODE_VERIFIER } from '../oauth/pkce.ts'
-import { INTERNAL_ORIGIN, providerEndpoints, proxyConfigFor, signInState } from '../signInState.ts'
+import { INTERNAL_ORIGIN, providerEndpoints } from '../oauth/providerEndpoints.ts'
+import { proxyConfigFor } from '../proxyConfigFor.ts'
+import { signInState } from '../signInState.ts'
 import { inParameters } from './initOtp.ts'
 
 /**
@@ -37,7 +39,7 @@ export const oauth2Authenticate = defineActivity('oauth2_authenticate', {
       const { oidcToken } = await exchangeAuthorizationCode(p, {
         // The dev IdP is served by this same app: call it in-process, no network.
         fetch: (url, init) =>
-          endpoints.dev && url.startsWith(INTERNAL_ORIGIN) && state.app
+          endpoints.dev && url.startsWith(INTERNAL_ORIGIN)
             ? state.app.request(url, init)
             : ctx.service.options.fetch(url, init),
         endpointsFor: () => endpoints,

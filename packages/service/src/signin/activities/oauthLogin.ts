@@ -2,7 +2,8 @@ import { issueSession, MAX_SESSION_SECONDS, normalizeSessionPublicKey } from '..
 import { ApiError } from '../../errors.ts'
 import { defineActivity } from '../../registry.ts'
 import { oidcNonce } from '../oauth/oidcNonce.ts'
-import { signInState, spendOnce } from '../signInState.ts'
+import { signInState } from '../signInState.ts'
+import { spendOnce } from '../spendOnce.ts'
 
 /**
  * OAuth login: the service's OIDC token (from `oauth2_authenticate`) whose nonce is the hash of

@@ -2,7 +2,8 @@ import { issueSession, MAX_SESSION_SECONDS, normalizeSessionPublicKey } from '..
 import { ApiError } from '../../errors.ts'
 import { defineActivity } from '../../registry.ts'
 import { checkLoginSignature, readClientSignature } from '../clientSignature/checkClientSignature.ts'
-import { spendOnce, verifyVerificationToken } from '../signInState.ts'
+import { spendOnce } from '../spendOnce.ts'
+import { verifyVerificationToken } from '../verifyVerificationToken.ts'
 
 /**
  * OTP login: a verification token for a user's e-mail or phone, plus (when the token is bound

@@ -1,7 +1,7 @@
 import { issueSession, MAX_SESSION_SECONDS, normalizeSessionPublicKey } from '../../domain/sessions.ts'
 import { defineActivity } from '../../registry.ts'
 import { ATTESTED_CREDENTIAL_PREFIX } from '../attested/verifyAttestedStamp.ts'
-import { spendOnce } from '../signInState.ts'
+import { spendOnce } from '../spendOnce.ts'
 
 /**
  * A read-write session for the supplied public key, for a caller who stamped with a passkey or

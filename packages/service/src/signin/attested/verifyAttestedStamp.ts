@@ -7,7 +7,8 @@ import type { Runtime } from '../../Runtime.ts'
 import type { Caller } from '../../registry.ts'
 import { oidcNonce } from '../oauth/oidcNonce.ts'
 import { isCompressedP256PublicKey } from '../otp/createOtpEngine.ts'
-import { signInState, verifyVerificationToken } from '../signInState.ts'
+import { signInState } from '../signInState.ts'
+import { verifyVerificationToken } from '../verifyVerificationToken.ts'
 
 /** Credential ids of attested callers start with this; only `stamp_login` accepts them. */
 export const ATTESTED_CREDENTIAL_PREFIX = 'attested:'

@@ -35,6 +35,9 @@ export interface ServiceOidcOptions {
   lifetimeSeconds?: number
 }
 
+/** `iss` of the OIDC tokens the service issues (`oauth2_authenticate`). */
+export const SERVICE_OIDC_ISSUER = 'https://latchkey.invalid/oidc'
+
 /** `kid` of the sign-in key in JWT headers. */
 export const SIGN_IN_KEY_ID = 'sign-in'
 

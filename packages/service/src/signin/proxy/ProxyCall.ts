@@ -4,6 +4,7 @@ import {
   type ActivityResult,
   activityResultOf,
   isErrorBody,
+  PROXY_NONCE_HEADER,
   type QueryResponse,
   type SignInMethod,
   STAMP_HEADER,
@@ -12,23 +13,10 @@ import type { Context, Hono } from 'hono'
 import { ApiError } from '../../errors.ts'
 import type { Reader } from '../../pipeline/Reader.ts'
 import type { PipelineEnv } from '../../pipeline/readJson.ts'
-import { PROXY_NONCE_HEADER } from '../../pipeline/submitActivity.ts'
 import type { Runtime } from '../../Runtime.ts'
 import type { ProxyConfigRow } from '../../store/model.ts'
+import { signInState } from '../signInState.ts'
 import { signProxyStamp } from './signProxyStamp.ts'
-
-const lastTimestamps = new WeakMap<Runtime, number>()
-
-/**
- * `timestampMs` for a forwarded request, strictly increasing per service: the activity API
- * answers an exact replay of signed bytes with the activity they created, and two identical
- * calls in one millisecond (a user retrying a wrong code) must each be a new activity.
- */
-function nextTimestamp(service: Runtime): string {
-  const next = Math.max(service.now(), (lastTimestamps.get(service) ?? 0) + 1)
-  lastTimestamps.set(service, next)
-  return String(next)
-}
 
 /** An error body the activity API answered, raised again as the same error for the proxy's caller. */
 function relayed(reply: unknown): ApiError {
@@ -109,7 +97,7 @@ export class ProxyCall {
   ): Promise<ActivityResult<P>> {
     const reply = (await this.send(`/public/v1/submit/${path}`, {
       type: ACTIVITIES[path].type,
-      timestampMs: nextTimestamp(this.service),
+      timestampMs: signInState(this.service).nextProxyTimestamp(),
       organizationId,
       parameters,
     })) as { activity: { status: string; result?: Record<string, unknown> } }
@@ -123,7 +111,7 @@ export class ProxyCall {
   async findSubOrganization(filterType: string, filterValue: string): Promise<string | null> {
     const reply = (await this.send('/public/v1/query/list_suborgs', {
       organizationId: this.organizationId,
-      timestampMs: nextTimestamp(this.service),
+      timestampMs: signInState(this.service).nextProxyTimestamp(),
       filterType,
       filterValue,
       paginationOptions: { limit: '1' },

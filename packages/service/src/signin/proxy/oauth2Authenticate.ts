@@ -1,6 +1,6 @@
 import { OAUTH2_PROVIDERS, type ProxyResponse } from '@latchkey/protocol'
 import type { Reader } from '../../pipeline/Reader.ts'
-import { methodOf } from '../signInState.ts'
+import { methodOf } from '../oauth/providerEndpoints.ts'
 import type { ProxyCall } from './ProxyCall.ts'
 
 /** `POST /v1/oauth2_authenticate`: exchanges an OAuth authorization code for an OIDC token (`oauth2_authenticate`). */

@@ -19,8 +19,9 @@ import { type PipelineEnv, readJson } from '../../pipeline/readJson.ts'
 import { requireOrganization } from '../../pipeline/requireOrganization.ts'
 import type { Runtime } from '../../Runtime.ts'
 import type { ProxyConfigRow } from '../../store/model.ts'
+import { defaultProxySettings } from '../defaultProxySettings.ts'
 import { saveProxyConfig } from '../proxyConfig.ts'
-import { defaultProxySettings, spendOnce } from '../signInState.ts'
+import { spendOnce } from '../spendOnce.ts'
 
 function render(organizationId: string, row: ProxyConfigRow | undefined): AuthProxySettingsResponse {
   return {

@@ -1,0 +1,16 @@
+import { hmac } from '@noble/hashes/hmac.js'
+import { sha256 } from '@noble/hashes/sha2.js'
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
+import type { Runtime } from '../../Runtime.ts'
+
+/** HMAC-SHA256 under the OTP secret (`sealedSecret`), opened for each computation and wiped. */
+export function otpMac(service: Runtime, sealedSecret: string): (message: string) => string {
+  return (message) => {
+    const secret = service.open(sealedSecret)
+    try {
+      return bytesToHex(hmac(sha256, secret, utf8ToBytes(message)))
+    } finally {
+      secret.fill(0)
+    }
+  }
+}

@@ -1,0 +1,98 @@
+import { sha256 } from '@noble/hashes/sha2.js'
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
+import { ApiError } from '../../errors.ts'
+import type { Runtime } from '../../Runtime.ts'
+import type { Transaction } from '../../store/Store.ts'
+import type { OtpRecord, OtpStorage } from './createOtpEngine.ts'
+
+/** Most OTP records kept at once service-wide; expired ones are dropped first. */
+export const MAX_OTP_RECORDS = 10_000
+/** Most rate-limit buckets (contacts, client addresses) kept at once; idle ones are dropped first. */
+export const MAX_RATE_BUCKETS = 20_000
+/** An OTP record is kept this long after it expired (so a late guess still reads "expired"). */
+const OTP_KEEP_AFTER_EXPIRY_MS = 10 * 60_000
+const HOUR_MS = 3_600_000
+
+/** Row id of a rate-limit bucket: the key (a contact, an address) is hashed so rows stay small. */
+const bucketRowId = (key: string) => `otp-limit:${bytesToHex(sha256(utf8ToBytes(key)))}`
+
+const full = (what: string) =>
+  new ApiError('RATE_LIMITED', `the service holds too many ${what}; try again later`, undefined, {
+    retryAfterSeconds: 60,
+  })
+
+/**
+ * OTP records and rate-limit buckets, in the database, each engine step in its own serializable
+ * transaction (apart from the activity's, so a wrong code still counts though the activity
+ * fails). Both kinds are capped: when a cap is reached, expired records and idle buckets are
+ * deleted, and if it is still reached a new one is refused (429), so unauthenticated callers
+ * cannot grow the database without bound.
+ */
+export function otpStorage(service: Runtime): OtpStorage {
+  const prune = async (tx: Transaction, kind: 'otp' | 'otp-limit') => {
+    const at = service.now()
+    for (const row of await tx.findBy('pluginRows', 'kind', kind)) {
+      const stale =
+        kind === 'otp'
+          ? (row.data as unknown as OtpRecord).expiresAtMs + OTP_KEEP_AFTER_EXPIRY_MS < at
+          : row.updatedAt + HOUR_MS < at
+      if (stale) await tx.delete('pluginRows', row.id)
+    }
+  }
+  // Expired rows are swept at most every 10 s per process (the caps are checked on every insert).
+  const lastSweep = { otp: Number.NEGATIVE_INFINITY, 'otp-limit': Number.NEGATIVE_INFINITY }
+  const room = async (tx: Transaction, kind: 'otp' | 'otp-limit', max: number, what: string) => {
+    if (service.now() - lastSweep[kind] >= 10_000) {
+      lastSweep[kind] = service.now()
+      await prune(tx, kind)
+    }
+    if ((await tx.count('pluginRows', 'kind', kind)) < max) return
+    await prune(tx, kind)
+    if ((await tx.count('pluginRows', 'kind', kind)) >= max) throw full(what)
+  }
+  return {
+    transaction: (fn) =>
+      service.store.transaction((tx) =>
+        fn({
+          get: async (otpId) => {
+            const row = await tx.get('pluginRows', `otp:${otpId}`)
+            return row?.kind === 'otp' ? (row.data as unknown as OtpRecord) : undefined
+          },
+          put: async (record) => {
+            const existing = await tx.get('pluginRows', `otp:${record.otpId}`)
+            if (!existing) await room(tx, 'otp', MAX_OTP_RECORDS, 'pending one-time codes')
+            const now = service.now()
+            await tx.put('pluginRows', {
+              id: `otp:${record.otpId}`,
+              kind: 'otp',
+              organizationId: record.organizationId,
+              data: { ...record },
+              createdAt: existing?.createdAt ?? now,
+              updatedAt: now,
+            })
+          },
+          getBucket: async (key) => {
+            const row = await tx.get('pluginRows', bucketRowId(key))
+            return row ? [...((row.data as { times: number[] }).times ?? [])] : []
+          },
+          putBucket: async (key, times) => {
+            const id = bucketRowId(key)
+            const existing = await tx.get('pluginRows', id)
+            if (times.length === 0) {
+              if (existing) await tx.delete('pluginRows', id)
+              return
+            }
+            if (!existing) await room(tx, 'otp-limit', MAX_RATE_BUCKETS, 'rate-limit entries')
+            const now = service.now()
+            await tx.put('pluginRows', {
+              id,
+              kind: 'otp-limit',
+              data: { times },
+              createdAt: existing?.createdAt ?? now,
+              updatedAt: now,
+            })
+          },
+        }),
+      ),
+  }
+}

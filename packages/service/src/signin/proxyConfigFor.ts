@@ -1,0 +1,13 @@
+import type { ProxyConfigRow } from '../store/model.ts'
+import type { Reads } from '../store/Store.ts'
+
+/** The proxy configuration of an organization, or of its parent for a sub-organization. */
+export async function proxyConfigFor(
+  reads: Reads,
+  organizationId: string,
+): Promise<ProxyConfigRow | undefined> {
+  const own = (await reads.findBy('proxyConfigs', 'organizationId', organizationId))[0]
+  if (own) return own
+  const parent = (await reads.get('organizations', organizationId))?.parentOrganizationId
+  return parent ? (await reads.findBy('proxyConfigs', 'organizationId', parent))[0] : undefined
+}

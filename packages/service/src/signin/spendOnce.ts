@@ -1,0 +1,21 @@
+import { ApiError } from '../errors.ts'
+import type { Transaction } from '../store/Store.ts'
+
+/**
+ * Marks a single-use token (verification token id, OIDC `jti`) spent inside `tx`, so it counts
+ * only if the login that spends it commits. Throws `errorCode` when it was spent before.
+ */
+export async function spendOnce(
+  ctx: { tx: Transaction; now: number },
+  kind: 'verification-token' | 'verification-token-signup' | 'oidc-token' | 'settings-request',
+  id: string,
+  error: {
+    errorCode: 'VERIFICATION_TOKEN_INVALID' | 'OIDC_TOKEN_REPLAYED' | 'ALREADY_EXISTS' | 'STAMP_INVALID'
+    message: string
+    field?: string
+  },
+): Promise<void> {
+  const rowId = `${kind}:${id}`
+  if (await ctx.tx.get('pluginRows', rowId)) throw new ApiError(error.errorCode, error.message, error.field)
+  await ctx.tx.put('pluginRows', { id: rowId, kind, data: {}, createdAt: ctx.now, updatedAt: ctx.now })
+}

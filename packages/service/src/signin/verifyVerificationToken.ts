@@ -1,0 +1,57 @@
+import type { VerificationTokenClaims } from '@latchkey/protocol'
+import { hexToBytes } from '@noble/hashes/utils.js'
+import { CryptoInputError, verifyJwt } from '../crypto/index.ts'
+import { ApiError } from '../errors.ts'
+import type { Runtime } from '../Runtime.ts'
+import type { OrganizationRow } from '../store/model.ts'
+import { signInState } from './signInState.ts'
+
+/**
+ * Verifies an OTP verification token (signature by the sign-in key, expiry, claims) for use in
+ * `organization`: a token is accepted only in the organization that minted it and in that
+ * organization's sub-organizations (a token minted by the auth proxy of a parent logs in to its
+ * sub-organizations; one minted inside a sub-organization works nowhere else).
+ */
+export async function verifyVerificationToken(
+  service: Runtime,
+  token: unknown,
+  field: string,
+  organization: Pick<OrganizationRow, 'id' | 'parentOrganizationId'>,
+): Promise<VerificationTokenClaims> {
+  if (typeof token !== 'string')
+    throw new ApiError('VERIFICATION_TOKEN_INVALID', `${field} must be a verification token`, field)
+  let claims: Partial<VerificationTokenClaims>
+  try {
+    claims = verifyJwt(
+      token,
+      hexToBytes(signInState(service).keys.publicKey),
+      Math.floor(service.now() / 1000),
+    )
+  } catch (error) {
+    if (!(error instanceof CryptoInputError)) throw error
+    const expired = /expired/.test(error.message)
+    throw new ApiError(
+      'VERIFICATION_TOKEN_INVALID',
+      expired ? `${field} has expired; verify a new code` : `${field} is not a valid verification token`,
+      field,
+    )
+  }
+  if (
+    typeof claims.id !== 'string' ||
+    typeof claims.contact !== 'string' ||
+    typeof claims.exp !== 'number' ||
+    (claims.verification_type !== 'OTP_TYPE_EMAIL' && claims.verification_type !== 'OTP_TYPE_SMS')
+  )
+    throw new ApiError('VERIFICATION_TOKEN_INVALID', `${field} is not a verification token`, field)
+  const minted = claims.organization_id
+  if (
+    typeof minted !== 'string' ||
+    (minted !== organization.id && minted !== organization.parentOrganizationId)
+  )
+    throw new ApiError(
+      'VERIFICATION_TOKEN_INVALID',
+      `${field} was issued for another organization; verify a code here`,
+      field,
+    )
+  return claims as VerificationTokenClaims
+}
