@@ -25,4 +25,4 @@ it('a second process on a data dir in use exits 1 naming the holder; after kill 
   // Same data: the dev organization of the first start.
   expect(third.info.organizationId).toBe(first.info.organizationId)
   expect(await third.stop()).toBe(0)
-})
+}, 60_000)
