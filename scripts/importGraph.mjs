@@ -7,7 +7,7 @@
 //       src/components → src/react → src/core → @latchkey/protocol ← @latchkey/service
 //   (the chain adapters src/{viem,ethers,solana,wagmi} sit beside core; src/viem/react.ts also
 //   uses react), and inside the service, pipeline/ ← the handlers and plugins (activities/,
-//   queries/, signin/).
+//   queries/, signin/, dev/, plugins.ts).
 //
 // Test files (`*.test.ts(x)`, `*.stories.tsx`, anything under a `test/` folder) are left out of the
 // layer rule: the kit's tests run against the real service (`@latchkey/service/testing`) on purpose.
@@ -59,8 +59,11 @@ export function layerOf(file) {
   return undefined
 }
 
-/** Inside the service: what pipeline/ must not import, whatever the layer table says. */
-const PIPELINE_MUST_NOT_IMPORT = ['activities/', 'queries/', 'signin/']
+/**
+ * Inside the service: what pipeline/ must not import, whatever the layer table says: the handlers
+ * (activities/, queries/) and the plugins (signin/, dev/, and plugins.ts that lists them).
+ */
+const PIPELINE_MUST_NOT_IMPORT = ['activities/', 'queries/', 'signin/', 'dev/', 'plugins.ts']
 
 /** Why `from` may not import `to`, or undefined when it may. */
 export function offence(from, to, layers = LAYERS, layerOfFile = layerOf) {

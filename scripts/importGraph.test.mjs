@@ -48,6 +48,7 @@ test('a circle and upward imports are all reported, each naming its files', () =
       ['src/core/types.ts', 'packages/service/src/errors.ts'],
       ['packages/service/src/errors.ts', 'src/core/errors.ts'],
       ['packages/service/src/pipeline/submitActivity.ts', 'packages/service/src/signin/otpLogin.ts'],
+      ['packages/service/src/pipeline/runQuery.ts', 'packages/service/src/plugins.ts'],
     ]),
   )
   assert.deepEqual(findings.cycles, [
@@ -77,6 +78,7 @@ test('a circle and upward imports are all reported, each naming its files', () =
   assert.deepEqual(findings.upward.map(({ from, to, why }) => `${from} → ${to}: ${why}`).sort(), [
     'packages/protocol/src/index.ts → src/core/types.ts: protocol may not import core',
     'packages/service/src/errors.ts → src/core/errors.ts: service may not import core',
+    'packages/service/src/pipeline/runQuery.ts → packages/service/src/plugins.ts: the pipeline may not import the handlers and plugins (plugins.ts)',
     'packages/service/src/pipeline/submitActivity.ts → packages/service/src/signin/otpLogin.ts: the pipeline may not import the handlers and plugins (signin/)',
     'src/core/createLatchkey.ts → src/react/context.ts: core may not import react',
     'src/core/types.ts → packages/service/src/errors.ts: core may not import service',
@@ -84,7 +86,7 @@ test('a circle and upward imports are all reported, each naming its files', () =
     'src/solana/index.ts → src/react/hooks/useLogin.ts: adapter may not import react',
   ])
   const lines = describeFindings(findings)
-  assert.equal(lines.length, 2 + 7)
+  assert.equal(lines.length, 2 + 8)
   assert.match(lines[0], /^import circle: packages\/protocol\/src\/activities\.ts → /)
 })
 
