@@ -1,4 +1,4 @@
-/** `latchkey/server`: the local service as a fetch handler (Node and browser). */
+/** `@latchkey/service`: the local service as a fetch handler (Node and browser). */
 
 export type { DevCredentials, DevOptions } from './bootstrap.ts'
 export { type CreateServiceOptions, createService, type Service } from './createService.ts'

@@ -1,17 +1,10 @@
 // A burst of concurrent writes against a running service, cut by kill -9, and the checks that
 // every acknowledged activity survived and nothing is half-applied (shared by the SQLite and
 // PostgreSQL crash tests).
+import { ETHEREUM_ACCOUNT, SOLANA_ACCOUNT } from '@latchkey/service/testing'
 import { expect } from 'vitest'
-import {
-  type DevClient,
-  ETHEREUM_ACCOUNT,
-  type Json,
-  type Prepared,
-  type Reply,
-  resultOf,
-  type ServiceProcess,
-  SOLANA_ACCOUNT,
-} from './serviceProcess.ts'
+import { type Json, type Prepared, type Reply, type RootClient, resultOf } from '../support/RootClient.ts'
+import type { ServiceProcess } from '../support/serviceProcess.ts'
 
 /** An activity answered 200 before the crash. */
 export interface Acknowledged {
@@ -45,12 +38,15 @@ const WALLET_ACCOUNTS = [ETHEREUM_ACCOUNT, SOLANA_ACCOUNT]
  */
 export async function burstThenCrash(
   service: ServiceProcess,
-  client: DevClient,
+  client: RootClient,
   { clients = 8, burstMs = 2000, tag = 'crash' } = {},
 ): Promise<BurstOutcome> {
   const base = resultOf(
     'create_wallet',
-    await client.submit('create_wallet', { walletName: `${tag}-base`, accounts: [ETHEREUM_ACCOUNT] }),
+    await client.submit(service, 'create_wallet', {
+      walletName: `${tag}-base`,
+      accounts: [ETHEREUM_ACCOUNT],
+    }),
   )
   const signWith = base.addresses[0] as string
   const outcome: BurstOutcome = { acknowledged: [], unanswered: [], refused: [], signWith }
@@ -76,7 +72,7 @@ export async function burstThenCrash(
             }
       let reply: Reply
       try {
-        reply = await client.send(request.prepared)
+        reply = await client.send(service, request.prepared)
       } catch {
         outcome.unanswered.push(request)
         return
@@ -105,20 +101,21 @@ interface WalletRow {
   walletName: string
 }
 
-async function listWallets(client: DevClient): Promise<WalletRow[]> {
-  const reply = await client.query('list_wallets')
+async function listWallets(client: RootClient, service: ServiceProcess): Promise<WalletRow[]> {
+  const reply = await client.query(service, 'list_wallets')
   expect(reply.status, JSON.stringify(reply.body)).toBe(200)
   return reply.body.wallets as WalletRow[]
 }
 
 /**
- * After a restart on the same data: every acknowledged activity is there (COMPLETED, same result);
+ * After a restart on the same data (`restarted`): every acknowledged activity is there (COMPLETED, same result);
  * every wallet has all its accounts; each unanswered request, sent again byte for byte, answers
  * with the activity it created when that activity was stored (its wallet exists) and creates it
  * otherwise, so no request is applied twice and the wallet count adds up.
  */
 export async function checkAfterRestart(
-  client: DevClient,
+  client: RootClient,
+  restarted: ServiceProcess,
   burst: BurstOutcome,
   crashed: ServiceProcess,
   tag = 'crash',
@@ -133,7 +130,7 @@ export async function checkAfterRestart(
 
   const missing: string[] = []
   for (const acknowledged of burst.acknowledged) {
-    const reply = await client.query('get_activity', { activityId: acknowledged.activityId })
+    const reply = await client.query(restarted, 'get_activity', { activityId: acknowledged.activityId })
     if (reply.status !== 200) {
       missing.push(
         `${acknowledged.path} ${acknowledged.activityId}: ${reply.status} ${JSON.stringify(reply.body)}`,
@@ -145,7 +142,7 @@ export async function checkAfterRestart(
   }
   expect(missing, 'acknowledged activities lost by the crash').toEqual([])
 
-  const before = await listWallets(client)
+  const before = await listWallets(client, restarted)
   const sentNames = new Set([
     `${tag}-base`,
     ...acknowledgedWallets.map((a) => a.walletName!),
@@ -163,7 +160,7 @@ export async function checkAfterRestart(
   }
   // Nothing half-applied: every wallet has both accounts, and an acknowledged one its addresses.
   for (const wallet of before) {
-    const reply = await client.query('list_wallet_accounts', { walletId: wallet.walletId })
+    const reply = await client.query(restarted, 'list_wallet_accounts', { walletId: wallet.walletId })
     expect(reply.status, JSON.stringify(reply.body)).toBe(200)
     const accounts = reply.body.accounts as { address: string; addressFormat: string }[]
     const expected = wallet.walletName === `${tag}-base` ? 1 : 2
@@ -178,7 +175,7 @@ export async function checkAfterRestart(
   // The unanswered requests again, same bytes: a stored one answers with its activity.
   let created = 0
   for (const unanswered of burst.unanswered) {
-    const reply = await client.send(unanswered.prepared)
+    const reply = await client.send(restarted, unanswered.prepared)
     expect(reply.status, `${unanswered.path} replay: ${JSON.stringify(reply.body)}`).toBe(200)
     expect(reply.body.activity.status).toBe('ACTIVITY_STATUS_COMPLETED')
     if (unanswered.path !== 'create_wallet') continue
@@ -187,7 +184,7 @@ export async function checkAfterRestart(
     if (stored) expect(walletId, `${unanswered.walletName} was applied twice`).toBe(stored.walletId)
     else created++
   }
-  const after = await listWallets(client)
+  const after = await listWallets(client, restarted)
   expect(after.length).toBe(before.length + created)
   expect(after.length).toBe(
     1 + acknowledgedWallets.length + burst.unanswered.filter((u) => u.path === 'create_wallet').length,

@@ -1,27 +1,26 @@
-// Head of line (issue 12): three `/v1/oauth2_authenticate` calls wait on an OAuth provider whose
+// Head of line: three `/v1/oauth2_authenticate` calls wait on an OAuth provider whose
 // token endpoint answers in 2 s; meanwhile an unrelated `create_wallet` by the dev API key
 // completes in its normal time (≤ 50 ms added to the median measured just before), on SQLite.
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { PROXY_CONFIG_HEADER } from '@latchkey/protocol'
+import { ETHEREUM_ACCOUNT } from '@latchkey/service/testing'
 import { p256 } from '@noble/curves/nist.js'
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { exportJWK, generateKeyPair, SignJWT } from 'jose'
 import { afterAll, afterEach, expect, it } from 'vitest'
-import {
-  DevClient,
-  ETHEREUM_ACCOUNT,
-  killAll,
-  median,
-  removeDir,
-  resultOf,
-  startService,
-  tempDir,
-} from './serviceProcess.ts'
+import { RootClient, resultOf } from '../support/RootClient.ts'
+import { killAll, startService } from '../support/serviceProcess.ts'
+import { removeDir, tempDir } from './tempDir.ts'
 
 const PROVIDER_DELAY_MS = 2000
 const ALLOWED_EXTRA_MS = 50
+
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN
+}
 
 afterEach(killAll)
 const cleanups: (() => void | Promise<void>)[] = []
@@ -96,9 +95,10 @@ it('create_wallet is not held behind three oauth2_authenticate calls waiting 2 s
   const dir = tempDir('head-of-line')
   cleanups.push(() => removeDir(dir))
   const service = await startService({ args: ['--data-dir', dir] })
-  const client = new DevClient(service.info.baseUrl, service.info)
+  const client = new RootClient(service.info)
 
   const settings = await client.send(
+    service,
     client.prepareSettings({
       oauth: {
         providers: {
@@ -117,7 +117,7 @@ it('create_wallet is not held behind three oauth2_authenticate calls waiting 2 s
   let n = 0
   const timedCreateWallet = async () => {
     const begin = performance.now()
-    const reply = await client.submit('create_wallet', {
+    const reply = await client.submit(service, 'create_wallet', {
       walletName: `hol-${n++}`,
       accounts: [ETHEREUM_ACCOUNT],
     })

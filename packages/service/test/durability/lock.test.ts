@@ -1,7 +1,8 @@
 // One process per data dir: a second service on a data dir in use is refused with the holder's pid,
 // and a lock left by a process killed with kill -9 is taken over on the next start.
 import { afterAll, afterEach, expect, it } from 'vitest'
-import { killAll, removeDir, runToExit, startService, tempDir } from './serviceProcess.ts'
+import { killAll, runToExit, startService } from '../support/serviceProcess.ts'
+import { removeDir, tempDir } from './tempDir.ts'
 
 afterEach(killAll)
 const dirs: string[] = []
@@ -24,4 +25,4 @@ it('a second process on a data dir in use exits 1 naming the holder; after kill 
   // Same data: the dev organization of the first start.
   expect(third.info.organizationId).toBe(first.info.organizationId)
   expect(await third.stop()).toBe(0)
-})
+}, 60_000)

@@ -4,7 +4,8 @@
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, afterEach, expect, it } from 'vitest'
-import { hashTree, killAll, removeDir, runToExit, tempDir } from './serviceProcess.ts'
+import { killAll, runToExit } from '../support/serviceProcess.ts'
+import { hashTree, removeDir, tempDir } from './tempDir.ts'
 
 afterEach(killAll)
 

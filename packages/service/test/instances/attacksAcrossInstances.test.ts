@@ -1,29 +1,20 @@
-// Issue 13's "only once" rules and limits, across two service processes on one PostgreSQL: a
-// second instance must not be a second chance. Black box: the CLI as child processes, HTTP on
-// 127.0.0.1.
-import { beforeAll, describe, expect, it } from 'vitest'
+// The "only once" rules and limits (a token spent once, per-contact budgets, a stamp applied once)
+// across two service processes on one PostgreSQL: a second instance must not be a second chance.
+// Black box: the CLI as child processes, HTTP on 127.0.0.1.
+import { describe, expect, it } from 'vitest'
+import { errorOf, type Reply } from '../support/RootClient.ts'
 import {
   codeOf,
-  errorOf,
   freshEmail,
   type Instance,
   otpLogin,
   otpSignup,
   proxy,
-  type Reply,
-  type RootClient,
   useTwoInstances,
   verifiedToken,
 } from './instances.ts'
 
 const two = useTwoInstances()
-let a: Instance
-let b: Instance
-let both: Instance[]
-let root: RootClient
-beforeAll(() => {
-  ;({ a, b, both, root } = two)
-})
 
 const no5xx = (replies: Reply[]) =>
   expect(replies.filter((reply) => reply.status >= 500).map((reply) => [reply.status, reply.body])).toEqual(
@@ -36,25 +27,25 @@ const no5xx = (replies: Reply[]) =>
  */
 async function newAccount(label: string) {
   const email = freshEmail(label)
-  const proof = await verifiedToken(a, b, both, email)
-  const signup = await otpSignup(b, email, proof)
+  const proof = await verifiedToken(two.a, two.b, two.both, email)
+  const signup = await otpSignup(two.b, email, proof)
   expect(signup.status, JSON.stringify(signup.body)).toBe(200)
   return proof
 }
 
-describe('issue 13 across instances', { timeout: 60_000 }, () => {
+describe('only-once rules across instances', { timeout: 60_000 }, () => {
   it('a login verification token redeemed on A is refused on B', async () => {
     const proof = await newAccount('login-twice')
-    const first = await otpLogin(a, proof)
+    const first = await otpLogin(two.a, proof)
     expect(first.status, JSON.stringify(first.body)).toBe(200)
     expect(typeof first.body.session).toBe('string')
-    const second = await otpLogin(b, proof)
+    const second = await otpLogin(two.b, proof)
     expect(errorOf(second)).toEqual({ status: 401, errorCode: 'VERIFICATION_TOKEN_INVALID' })
   })
 
   it('one login token redeemed concurrently on both instances gives exactly one session', async () => {
     const proof = await newAccount('login-race')
-    const replies = await Promise.all(Array.from({ length: 10 }, (_, i) => otpLogin(both[i % 2]!, proof)))
+    const replies = await Promise.all(Array.from({ length: 10 }, (_, i) => otpLogin(two.both[i % 2]!, proof)))
     no5xx(replies)
     expect(replies.filter((reply) => reply.status === 200)).toHaveLength(1)
     for (const reply of replies.filter((r) => r.status !== 200))
@@ -63,12 +54,12 @@ describe('issue 13 across instances', { timeout: 60_000 }, () => {
 
   it('one e-mail signed up with two different tokens on two instances at once makes one account', async () => {
     const email = freshEmail('two-tokens')
-    const first = await verifiedToken(a, a, both, email)
-    const second = await verifiedToken(b, b, both, email)
-    const replies = await Promise.all([otpSignup(a, email, first), otpSignup(b, email, second)])
+    const first = await verifiedToken(two.a, two.a, two.both, email)
+    const second = await verifiedToken(two.b, two.b, two.both, email)
+    const replies = await Promise.all([otpSignup(two.a, email, first), otpSignup(two.b, email, second)])
     no5xx(replies)
     expect(replies.map((reply) => reply.status).sort()).toEqual([200, 409])
-    expect(await root.accountsWithEmail(a, email)).toHaveLength(1)
+    expect(await two.root.accountsWithEmail(two.a, email)).toHaveLength(1)
   })
 
   it('the per-contact otp_init budget holds when the requests alternate between instances', async () => {
@@ -81,8 +72,8 @@ describe('issue 13 across instances', { timeout: 60_000 }, () => {
       }
       return { sent: 12, refusal: undefined, body: undefined }
     }
-    const single = await sendUntilRefused(() => a)
-    const alternating = await sendUntilRefused((i) => both[i % 2]!)
+    const single = await sendUntilRefused(() => two.a)
+    const alternating = await sendUntilRefused((i) => two.both[i % 2]!)
     expect(single.refusal).toEqual({ status: 429, errorCode: 'OTP_RATE_LIMITED' })
     expect(single.sent).toBeGreaterThan(0)
     // With per-process budgets, alternating would send twice as many.
@@ -97,7 +88,7 @@ describe('issue 13 across instances', { timeout: 60_000 }, () => {
     const exhaust = async (sender: Instance, guesser: Instance) => {
       const init = await proxy(sender, 'otp_init', { otpType: 'OTP_TYPE_EMAIL', contact: email })
       expect(init.status, JSON.stringify(init.body)).toBe(200)
-      const code = await codeOf(both, email, init.body.otpId)
+      const code = await codeOf(two.both, email, init.body.otpId)
       const wrong = code === '000000' ? '000001' : '000000'
       let judged = 0
       for (let i = 0; i < 20; i++) {
@@ -108,15 +99,15 @@ describe('issue 13 across instances', { timeout: 60_000 }, () => {
       }
       throw new Error('the service kept judging wrong codes for one OTP')
     }
-    const first = await exhaust(a, a)
-    const second = await exhaust(b, b)
+    const first = await exhaust(two.a, two.a)
+    const second = await exhaust(two.b, two.b)
     // The contact's budget is spent (2 codes × the per-code attempts); a third code, sent and
     // answered through either instance, is refused even with the right digits.
     // (Three codes a minute may be sent to one contact, so the third is sent.)
-    const init = await proxy(a, 'otp_init', { otpType: 'OTP_TYPE_EMAIL', contact: email })
+    const init = await proxy(two.a, 'otp_init', { otpType: 'OTP_TYPE_EMAIL', contact: email })
     expect(init.status, JSON.stringify(init.body)).toBe(200)
-    const code = await codeOf(both, email, init.body.otpId)
-    for (const instance of both)
+    const code = await codeOf(two.both, email, init.body.otpId)
+    for (const instance of two.both)
       expect(errorOf(await proxy(instance, 'otp_verify', { otpId: init.body.otpId, otpCode: code }))).toEqual(
         {
           status: 429,
@@ -128,18 +119,18 @@ describe('issue 13 across instances', { timeout: 60_000 }, () => {
   })
 
   it('a stamped /dev/settings/update applied on A is refused when replayed on B, and a concurrent pair applies once', async () => {
-    const update = root.prepareSettings({ sessionExpirationSeconds: '3600' })
-    const applied = await root.send(a, update)
+    const update = two.root.prepareSettings({ sessionExpirationSeconds: '3600' })
+    const applied = await two.root.send(two.a, update)
     expect(applied.status, JSON.stringify(applied.body)).toBe(200)
-    const replay = await root.send(b, update)
+    const replay = await two.root.send(two.b, update)
     expect(errorOf(replay)).toEqual({ status: 401, errorCode: 'STAMP_INVALID' })
 
-    const race = root.prepareSettings({ sessionExpirationSeconds: '1800' })
+    const race = two.root.prepareSettings({ sessionExpirationSeconds: '1800' })
     const replies = await Promise.all([
-      root.send(a, race),
-      root.send(b, race),
-      root.send(a, race),
-      root.send(b, race),
+      two.root.send(two.a, race),
+      two.root.send(two.b, race),
+      two.root.send(two.a, race),
+      two.root.send(two.b, race),
     ])
     no5xx(replies)
     expect(replies.filter((reply) => reply.status === 200)).toHaveLength(1)

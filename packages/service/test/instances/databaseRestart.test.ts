@@ -1,17 +1,15 @@
-// Issue 12: PostgreSQL stopped and started under load. Two service processes, four clients doing
+// PostgreSQL stopped and started under load. Two service processes, four clients doing
 // create_wallet / sign_raw_payload against both for ~15 s; the database is down for ~3 s in the
 // middle. While it is down, writes fail fast and clearly (503 STORAGE_UNAVAILABLE, never a 500 or
 // a hang); when it is back, both processes write again by themselves; every activity answered 200
 // is there afterwards.
+import { ETHEREUM_ACCOUNT } from '@latchkey/service/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { errorOf, type Reply, RootClient, resultOf } from '../support/RootClient.ts'
 import {
   type Deployment,
-  errorOf,
   type Instance,
   printLogsOnFailure,
-  type Reply,
-  RootClient,
-  resultOf,
   SETUP_TIMEOUT_MS,
   sleep,
   startDeployment,
@@ -57,15 +55,12 @@ interface Outcome {
 
 describe('PostgreSQL restarted under load', { timeout: 120_000 }, () => {
   it('writes fail fast with 503 STORAGE_UNAVAILABLE while it is down, both processes recover by themselves, nothing answered 200 is lost', async () => {
-    const account = {
-      curve: 'CURVE_SECP256K1',
-      pathFormat: 'PATH_FORMAT_BIP32',
-      path: "m/44'/60'/0'/0/0",
-      addressFormat: 'ADDRESS_FORMAT_ETHEREUM',
-    }
     const seed = resultOf(
       'create_wallet',
-      await root.submit(instances[0]!, 'create_wallet', { walletName: 'signer', accounts: [account] }),
+      await root.submit(instances[0]!, 'create_wallet', {
+        walletName: 'signer',
+        accounts: [ETHEREUM_ACCOUNT],
+      }),
     )
     const signWith = seed.addresses[0] as string
 
@@ -83,7 +78,7 @@ describe('PostgreSQL restarted under load', { timeout: 120_000 }, () => {
         round++
         const parameters =
           path === 'create_wallet'
-            ? { walletName: `load ${index}-${round}`, accounts: [account] }
+            ? { walletName: `load ${index}-${round}`, accounts: [ETHEREUM_ACCOUNT] }
             : {
                 signWith,
                 payload: `${index.toString(16).padStart(2, '0')}${round.toString(16).padStart(62, '0')}`,

@@ -1,131 +1,34 @@
 // Black-box helpers for the multi-instance tests: a throwaway PostgreSQL (scripts/postgres.mjs),
-// N `latchkey-service dev --port 0 --json --database-url …` processes on it with one shared master
-// key, and clients that talk HTTP to them on 127.0.0.1: stamped activities and queries with the
-// dev root key, proxy calls (`/v1/*`) and the dev outbox.
-import { type ChildProcess, spawn } from 'node:child_process'
+// N `latchkey-service dev` processes on it with one shared master key (../support/serviceProcess.ts),
+// and what the tests do through them over HTTP on 127.0.0.1: proxy calls (`/v1/*`), the dev outbox
+// and the kit's OTP sign-in steps. Stamped calls go through ../support/RootClient.ts.
 import { randomBytes } from 'node:crypto'
-import { join } from 'node:path'
-import { createInterface } from 'node:readline'
-import { fileURLToPath } from 'node:url'
-import { ACTIVITIES, type ActivityPath, PROXY_CONFIG_HEADER, SETTINGS_ROUTES } from '@latchkey/protocol'
-import { type TestKey, testKey } from '@latchkey/service/testing'
+import { PROXY_CONFIG_HEADER } from '@latchkey/protocol'
 import { p256 } from '@noble/curves/nist.js'
-import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { afterAll, afterEach, beforeAll } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
-
-export const root = fileURLToPath(new URL('../../../../', import.meta.url))
-const CLI = join(root, 'packages/service/src/cli.ts')
+import { post, type Reply, RootClient } from '../support/RootClient.ts'
+import { type DevInfo, type ServiceProcess, startService } from '../support/serviceProcess.ts'
 
 /** Generous: the first run may apt-get install PostgreSQL; a cluster starts in about a second. */
 export const SETUP_TIMEOUT_MS = 600_000
 
-/** The `--json` line of `latchkey-service dev`. */
-export interface DevInfo {
-  baseUrl: string
-  organizationId: string
-  authProxyConfigId: string
-  apiPublicKey: string
-  apiPrivateKey: string
-  outboxUrl: string
-  trustedSignerPublicKey: string
-}
-
-// biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary response shapes
-export type Json = any
-
-export interface Reply {
-  status: number
-  body: Json
-  /** Milliseconds from sending to the whole body read. */
-  ms: number
-}
-
-/** `{ status, errorCode }` of an error reply (the service answers `{ code, message, details: { errorCode } }`). */
-export const errorOf = (reply: Reply) => ({ status: reply.status, errorCode: reply.body?.details?.errorCode })
-
-export interface Instance {
-  name: string
-  info: DevInfo
-  baseUrl: string
-  child: ChildProcess
-  /** The service's stderr so far. */
-  stderr(): string
-  /** SIGTERM (SIGKILL after 5 s) and wait for the exit. */
-  stop(): Promise<void>
-}
-
-const children = new Set<ChildProcess>()
-let exitHooked = false
-function hookExit() {
-  if (exitHooked) return
-  exitHooked = true
-  // A test process that dies without afterAll still takes its services with it.
-  process.on('exit', () => {
-    for (const child of children) child.kill('SIGKILL')
-  })
-}
+/** One service process of a deployment, named A, B, … */
+export type Instance = ServiceProcess
 
 /** One service process on `databaseUrl`; resolves with its `--json` line. */
-export async function startInstance(
+export function startInstance(
   name: string,
   options: { databaseUrl: string; masterKey: string; args?: string[]; timeoutMs?: number },
 ): Promise<Instance> {
-  hookExit()
-  const args = ['--import', 'tsx', CLI, 'dev', '--port', '0', '--json']
-  args.push('--database-url', options.databaseUrl, ...(options.args ?? []))
-  const env: Record<string, string | undefined> = {
-    ...process.env,
-    NODE_ENV: 'development',
-    LATCHKEY_MASTER_KEY: options.masterKey,
-  }
-  delete env.LATCHKEY_DATABASE_URL
-  const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
-  children.add(child)
-  let stderr = ''
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk
-    if (stderr.length > 200_000) stderr = stderr.slice(-100_000)
-  })
-  const exited = new Promise<void>((resolve) =>
-    child.once('exit', () => {
-      children.delete(child)
-      resolve()
-    }),
-  )
-  const timeoutMs = options.timeoutMs ?? 60_000
-  const line = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL')
-      reject(new Error(`${name} printed no --json line within ${timeoutMs} ms\n${stderr}`))
-    }, timeoutMs)
-    createInterface({ input: child.stdout! }).once('line', (first) => {
-      clearTimeout(timer)
-      resolve(first)
-    })
-    void exited.then(() => {
-      clearTimeout(timer)
-      reject(
-        new Error(`${name} exited (${child.signalCode ?? child.exitCode}) before it was ready\n${stderr}`),
-      )
-    })
-  })
-  child.stdout!.resume()
-  const info = JSON.parse(line) as DevInfo
-  return {
+  return startService({
     name,
-    info,
-    baseUrl: info.baseUrl.replace(/\/$/, ''),
-    child,
-    stderr: () => stderr,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return
-      child.kill('SIGTERM')
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000)
-      await exited
-      clearTimeout(timer)
-    },
-  }
+    args: ['--database-url', options.databaseUrl, ...(options.args ?? [])],
+    // The URL comes from the flag only, never from the environment the tests run in.
+    env: { LATCHKEY_MASTER_KEY: options.masterKey, LATCHKEY_DATABASE_URL: undefined },
+    timeoutMs: options.timeoutMs,
+  })
 }
 
 export interface Deployment {
@@ -182,113 +85,11 @@ export function printLogsOnFailure(deployment: () => Deployment | undefined): vo
   })
 }
 
-/** A POST with a JSON body; answers `{ status, body, ms }`, rejects only when no answer came. */
-export async function post(
-  url: string,
-  body: string,
-  headers: Record<string, string> = {},
-  timeoutMs = 20_000,
-): Promise<Reply> {
-  const started = performance.now()
-  const response = await fetch(url, {
-    method: 'POST',
-    body,
-    headers: { 'Content-Type': 'application/json', Accept: 'application/json', ...headers },
-    signal: AbortSignal.timeout(timeoutMs),
-  })
-  const text = await response.text()
-  let parsed: Json = text
-  try {
-    parsed = JSON.parse(text)
-  } catch {}
-  return { status: response.status, body: parsed, ms: performance.now() - started }
-}
-
-/** A stamped request, kept so the very same bytes can be sent again (a replay). */
-export interface Prepared {
-  path: string
-  body: string
-  headers: Record<string, string>
-}
-
-let lastTimestamp = 0
-/** Unique, increasing timestamps: two activities never share a fingerprint by accident. */
-function timestamp(): string {
-  lastTimestamp = Math.max(Date.now(), lastTimestamp + 1)
-  return String(lastTimestamp)
-}
-
-/** Stamped calls as the dev organization's root API key (from the `--json` line). */
-export class RootClient {
-  readonly key: TestKey
-
-  constructor(readonly info: DevInfo) {
-    this.key = testKey('SIGNATURE_SCHEME_TK_API_P256', hexToBytes(info.apiPrivateKey))
-  }
-
-  private prepare(path: string, payload: object): Prepared {
-    const body = JSON.stringify(payload)
-    const [header, value] = this.key.stamp(body)
-    return { path, body, headers: { [header]: value } }
-  }
-
-  prepareActivity(
-    path: ActivityPath,
-    parameters: object,
-    organizationId = this.info.organizationId,
-  ): Prepared {
-    return this.prepare(`/public/v1/submit/${path}`, {
-      type: ACTIVITIES[path].type,
-      timestampMs: timestamp(),
-      organizationId,
-      parameters,
-    })
-  }
-
-  prepareSettings(settings: object): Prepared {
-    return this.prepare(SETTINGS_ROUTES.update, {
-      organizationId: this.info.organizationId,
-      timestampMs: timestamp(),
-      settings,
-    })
-  }
-
-  send(instance: Instance, prepared: Prepared, timeoutMs?: number): Promise<Reply> {
-    return post(`${instance.baseUrl}${prepared.path}`, prepared.body, prepared.headers, timeoutMs)
-  }
-
-  submit(instance: Instance, path: ActivityPath, parameters: object, timeoutMs?: number): Promise<Reply> {
-    return this.send(instance, this.prepareActivity(path, parameters), timeoutMs)
-  }
-
-  query(instance: Instance, path: string, body: object = {}, timeoutMs?: number): Promise<Reply> {
-    return this.send(
-      instance,
-      this.prepare(`/public/v1/query/${path}`, { organizationId: this.info.organizationId, ...body }),
-      timeoutMs,
-    )
-  }
-
-  /** The sub-organizations of the dev organization with a user of this e-mail. */
-  async accountsWithEmail(instance: Instance, email: string): Promise<string[]> {
-    const reply = await this.query(instance, 'list_suborgs', { filterType: 'EMAIL', filterValue: email })
-    if (reply.status !== 200)
-      throw new Error(`list_suborgs answered ${reply.status} ${JSON.stringify(reply.body)}`)
-    return reply.body.organizationIds
-  }
-}
-
-/** The activity's result of a 200, or an error naming the status and body. */
-export function resultOf(path: ActivityPath, reply: Reply): Json {
-  if (reply.status !== 200) throw new Error(`${path} answered ${reply.status} ${JSON.stringify(reply.body)}`)
-  return reply.body.activity.result[ACTIVITIES[path].resultKey]
-}
-
 /** A call to the auth proxy (`/v1/<path>`) of `instance` with the dev proxy configuration. */
 export function proxy(instance: Instance, path: string, body: object): Promise<Reply> {
-  return post(`${instance.baseUrl}/v1/${path}`, JSON.stringify(body), {
-    [PROXY_CONFIG_HEADER]: instance.info.authProxyConfigId,
-  })
+  const configId = instance.info.authProxyConfigId
+  if (!configId) throw new Error(`${instance.name} printed no authProxyConfigId`)
+  return post(`${instance.baseUrl}/v1/${path}`, JSON.stringify(body), { [PROXY_CONFIG_HEADER]: configId })
 }
 
 /**

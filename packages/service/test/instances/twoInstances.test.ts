@@ -1,35 +1,27 @@
-// Issue 12: two service processes on one PostgreSQL. Black box: the CLI as child processes, HTTP on
+// Two service processes on one PostgreSQL. Black box: the CLI as child processes, HTTP on
 // 127.0.0.1. What must hold across them lives in the database, so neither process's memory decides.
+
+import { ETHEREUM_ACCOUNT } from '@latchkey/service/testing'
 import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { keccak_256 } from '@noble/hashes/sha3.js'
 import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
-import { beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { errorOf, type Reply, resultOf } from '../support/RootClient.ts'
 import {
   codeOf,
-  errorOf,
   freshEmail,
   type Instance,
   otpSignup,
   proxy,
-  type Reply,
-  type RootClient,
-  resultOf,
   useTwoInstances,
   verifiedToken,
 } from './instances.ts'
 
 const two = useTwoInstances()
-let a: Instance
-let b: Instance
-let both: Instance[]
-let root: RootClient
-beforeAll(() => {
-  ;({ a, b, both, root } = two)
-})
 
 describe('two instances on one PostgreSQL', { timeout: 60_000 }, () => {
   it('both instances started together on the empty database print the same dev organization', () => {
-    const [first, second] = both.map((instance) => instance.info)
+    const [first, second] = two.both.map((instance) => instance.info)
     expect(first!.baseUrl).not.toBe(second!.baseUrl)
     for (const field of ['organizationId', 'authProxyConfigId', 'apiPublicKey', 'apiPrivateKey'] as const)
       expect({ field, value: second![field] }).toEqual({ field, value: first![field] })
@@ -37,9 +29,9 @@ describe('two instances on one PostgreSQL', { timeout: 60_000 }, () => {
 
   it('30 concurrent sign-ups with one verification token, over both instances, create exactly one account', async () => {
     const email = freshEmail('race')
-    const proof = await verifiedToken(a, b, both, email)
+    const proof = await verifiedToken(two.a, two.b, two.both, email)
     const replies = await Promise.all(
-      Array.from({ length: 30 }, (_, i) => otpSignup(both[i % 2]!, email, proof)),
+      Array.from({ length: 30 }, (_, i) => otpSignup(two.both[i % 2]!, email, proof)),
     )
     const statuses = replies.map((reply) => reply.status)
     expect(replies.filter((reply) => reply.status >= 500).map((reply) => [reply.status, reply.body])).toEqual(
@@ -49,7 +41,9 @@ describe('two instances on one PostgreSQL', { timeout: 60_000 }, () => {
     for (const reply of replies.filter((r) => r.status !== 200))
       expect(reply.status).toBeGreaterThanOrEqual(400)
     // One sub-organization with that e-mail, seen the same from either instance.
-    const [fromA, fromB] = await Promise.all(both.map((instance) => root.accountsWithEmail(instance, email)))
+    const [fromA, fromB] = await Promise.all(
+      two.both.map((instance) => two.root.accountsWithEmail(instance, email)),
+    )
     expect(fromA).toHaveLength(1)
     expect(fromB).toEqual(fromA)
     const winner = replies.find((reply) => reply.status === 200)!
@@ -61,24 +55,19 @@ describe('two instances on one PostgreSQL', { timeout: 60_000 }, () => {
     // two concurrent activities conflict); the unique index decides, and the loser's rerun answers
     // with the winner's activity.
     const walletName = `replayed ${Date.now()}`
-    const prepared = root.prepareActivity('create_wallet', {
+    const prepared = two.root.prepareActivity('create_wallet', {
       walletName,
-      accounts: [
-        {
-          curve: 'CURVE_SECP256K1',
-          pathFormat: 'PATH_FORMAT_BIP32',
-          path: "m/44'/60'/0'/0/0",
-          addressFormat: 'ADDRESS_FORMAT_ETHEREUM',
-        },
-      ],
+      accounts: [ETHEREUM_ACCOUNT],
     })
-    const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => root.send(both[i % 2]!, prepared)))
+    const replies = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => two.root.send(two.both[i % 2]!, prepared)),
+    )
     expect(replies.map((reply) => reply.status)).toEqual(replies.map(() => 200))
     const ids = new Set(replies.map((reply) => reply.body.activity.id))
     const addresses = new Set(replies.map((reply) => resultOf('create_wallet', reply).addresses[0]))
     expect({ activities: ids.size, addresses: addresses.size }).toEqual({ activities: 1, addresses: 1 })
-    for (const instance of both) {
-      const listed = await root.query(instance, 'list_wallets')
+    for (const instance of two.both) {
+      const listed = await two.root.query(instance, 'list_wallets')
       expect(listed.status).toBe(200)
       expect(
         listed.body.wallets.filter((w: { walletName: string }) => w.walletName === walletName),
@@ -92,10 +81,10 @@ describe('two instances on one PostgreSQL', { timeout: 60_000 }, () => {
    * right code afterwards.
    */
   async function guessUntilRefused(order: (i: number) => Instance, email: string) {
-    const init = await proxy(a, 'otp_init', { otpType: 'OTP_TYPE_EMAIL', contact: email })
+    const init = await proxy(two.a, 'otp_init', { otpType: 'OTP_TYPE_EMAIL', contact: email })
     expect(init.status).toBe(200)
     const otpId = init.body.otpId as string
-    const code = await codeOf(both, email, otpId)
+    const code = await codeOf(two.both, email, otpId)
     const wrong = code === '000000' ? '000001' : '000000'
     let judged = 0
     let refusal: Reply | undefined
@@ -111,8 +100,8 @@ describe('two instances on one PostgreSQL', { timeout: 60_000 }, () => {
   }
 
   it('the wrong-code budget of one code holds across instances: alternating gains no guess, the right code is refused after', async () => {
-    const single = await guessUntilRefused(() => a, freshEmail('budget-one'))
-    const alternating = await guessUntilRefused((i) => both[i % 2]!, freshEmail('budget-two'))
+    const single = await guessUntilRefused(() => two.a, freshEmail('budget-one'))
+    const alternating = await guessUntilRefused((i) => two.both[i % 2]!, freshEmail('budget-two'))
     // With the budget in each process's memory, alternating would get twice the guesses.
     expect(single.judged).toBeGreaterThan(0)
     expect(single.judged).toBeLessThanOrEqual(10)
@@ -127,16 +116,16 @@ describe('two instances on one PostgreSQL', { timeout: 60_000 }, () => {
   })
 
   it('concurrent wrong guesses on both instances are all counted: none slips past the budget, the right code is refused', async () => {
-    const budget = (await guessUntilRefused(() => b, freshEmail('budget-base'))).judged
+    const budget = (await guessUntilRefused(() => two.b, freshEmail('budget-base'))).judged
     const email = freshEmail('budget-race')
-    const init = await proxy(b, 'otp_init', { otpType: 'OTP_TYPE_EMAIL', contact: email })
+    const init = await proxy(two.b, 'otp_init', { otpType: 'OTP_TYPE_EMAIL', contact: email })
     expect(init.status).toBe(200)
     const otpId = init.body.otpId as string
-    const code = await codeOf(both, email, otpId)
+    const code = await codeOf(two.both, email, otpId)
     const wrong = code === '000000' ? '000001' : '000000'
     const replies = await Promise.all(
       Array.from({ length: 4 * budget }, (_, i) =>
-        proxy(both[i % 2]!, 'otp_verify', { otpId, otpCode: wrong }),
+        proxy(two.both[i % 2]!, 'otp_verify', { otpId, otpCode: wrong }),
       ),
     )
     expect(replies.filter((reply) => reply.status >= 500).map((reply) => [reply.status, reply.body])).toEqual(
@@ -145,7 +134,7 @@ describe('two instances on one PostgreSQL', { timeout: 60_000 }, () => {
     // Each guess the service judged was charged: no more than the budget were judged.
     const judged = replies.filter((reply) => errorOf(reply).errorCode === 'OTP_INVALID').length
     expect(judged).toBeLessThanOrEqual(budget)
-    for (const instance of both) {
+    for (const instance of two.both) {
       const right = errorOf(await proxy(instance, 'otp_verify', { otpId, otpCode: code }))
       expect(['OTP_ATTEMPTS_EXCEEDED', 'OTP_RATE_LIMITED']).toContain(right.errorCode)
     }
@@ -154,16 +143,9 @@ describe('two instances on one PostgreSQL', { timeout: 60_000 }, () => {
   it('a wallet created through instance A signs through instance B, and the signature recovers its address', async () => {
     const created = resultOf(
       'create_wallet',
-      await root.submit(a, 'create_wallet', {
+      await two.root.submit(two.a, 'create_wallet', {
         walletName: `cross ${Date.now()}`,
-        accounts: [
-          {
-            curve: 'CURVE_SECP256K1',
-            pathFormat: 'PATH_FORMAT_BIP32',
-            path: "m/44'/60'/0'/0/0",
-            addressFormat: 'ADDRESS_FORMAT_ETHEREUM',
-          },
-        ],
+        accounts: [ETHEREUM_ACCOUNT],
       }),
     )
     const address = created.addresses[0] as string
@@ -171,7 +153,7 @@ describe('two instances on one PostgreSQL', { timeout: 60_000 }, () => {
     const digest = keccak_256(utf8ToBytes(`signed through B ${Date.now()}`))
     const signed = resultOf(
       'sign_raw_payload',
-      await root.submit(b, 'sign_raw_payload', {
+      await two.root.submit(two.b, 'sign_raw_payload', {
         signWith: address,
         payload: bytesToHex(digest),
         encoding: 'PAYLOAD_ENCODING_HEXADECIMAL',
@@ -187,7 +169,7 @@ describe('two instances on one PostgreSQL', { timeout: 60_000 }, () => {
     const recovered = `0x${bytesToHex(keccak_256(publicKey.slice(1)).slice(12))}`
     expect(recovered).toBe(address.toLowerCase())
     // B lists the wallet A created.
-    const listed = await root.query(b, 'list_wallets')
+    const listed = await two.root.query(two.b, 'list_wallets')
     expect(listed.status).toBe(200)
     expect(listed.body.wallets.map((w: { walletId: string }) => w.walletId)).toContain(created.walletId)
   })
