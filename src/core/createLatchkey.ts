@@ -1,6 +1,7 @@
 import { refreshSession } from './actions/auth/refreshSession.ts'
 import { ConfigInvalidError } from './errors.ts'
 import { createKeyStore } from './keyStore/createKeyStore.ts'
+import { createPendingOtpStore } from './session/createPendingOtpStore.ts'
 import { createSessionStore } from './session/createSessionStore.ts'
 import { hydrateSessions, startSessionPersistence } from './session/hydrateSessions.ts'
 import { startSessionTimers } from './session/sessionTimers.ts'
@@ -89,6 +90,7 @@ export function createLatchkey(config: LatchkeyConfig): Latchkey {
   const client: Latchkey = {
     config: resolved,
     store: createSessionStore(),
+    pendingOtps: createPendingOtpStore(),
     keyStore: createKeyStore(config.keyStore),
     tokens: new Map(),
     tasks: new Map(),

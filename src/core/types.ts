@@ -1,4 +1,5 @@
 import type { KeyStore, KeyStoreOption } from './keyStore/createKeyStore.ts'
+import type { PendingOtpStore } from './session/createPendingOtpStore.ts'
 import type { SessionStore } from './session/createSessionStore.ts'
 import type { LatchkeyStorage } from './session/persistence.ts'
 import type { SessionTokens } from './session/types.ts'
@@ -104,6 +105,8 @@ export interface Latchkey {
   readonly config: ResolvedLatchkeyConfig
   /** Session state (zustand vanilla store): subscribe with a selector. */
   readonly store: SessionStore
+  /** E-mail/SMS codes sent by `startOtpSignIn` and not yet superseded (zustand vanilla store). */
+  readonly pendingOtps: PendingOtpStore
   readonly keyStore: KeyStore
   /** Bearer tokens of read-only sessions, in memory only. */
   readonly tokens: SessionTokens

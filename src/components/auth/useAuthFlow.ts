@@ -78,9 +78,6 @@ export function useAuthFlow(options: AuthFlowOptions): AuthFlow {
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<unknown>(null)
   const [pendingWalletId, setPendingWalletId] = useState<string | null>(null)
-  const otp = useRef<{ otpId: string; otpType: 'OTP_TYPE_EMAIL' | 'OTP_TYPE_SMS'; contact: string } | null>(
-    null,
-  )
   const abort = useRef<AbortController | null>(null)
   const optionsRef = useRef(options)
   optionsRef.current = options
@@ -169,24 +166,20 @@ export function useAuthFlow(options: AuthFlowOptions): AuthFlow {
       const otpType = channel === 'sms' ? 'OTP_TYPE_SMS' : 'OTP_TYPE_EMAIL'
       const started = await run((signal) => actions.startOtp({ otpType, contact, signal }))
       if (!started) return
-      otp.current = { otpId: started.otpId, otpType, contact: started.contact }
       go({ name: 'otp', channel, contact: started.contact })
     },
     verifyOtp: async (code) => {
-      const current = otp.current
-      if (!current) return
-      const result = await run((signal) => actions.completeOtp({ ...current, otpCode: code, signal }))
+      if (!actions.pendingOtp) return
+      const result = await run((signal) => actions.completeOtp({ otpCode: code, signal }))
       if (result) succeed(result, 'otp')
     },
     resendOtp: async () => {
-      const current = otp.current
+      const current = actions.pendingOtp
       if (!current) return false
       const started = await run((signal) =>
         actions.startOtp({ otpType: current.otpType, contact: current.contact, signal }),
       )
-      if (!started) return false
-      otp.current = { ...current, otpId: started.otpId }
-      return true
+      return started !== undefined
     },
     startOAuth: async (method: OAuthMethod, { redirect = false } = {}) => {
       go({ name: 'oauth', method, status: redirect ? 'redirecting' : 'waiting' }, step.name === 'oauth')

@@ -65,6 +65,8 @@ export function useSignInActions({ discoverWallets }: { discoverWallets: boolean
     devOutboxUrl: config.data?.devOutboxUrl,
     passkeySupported: typeof window !== 'undefined' && typeof window.PublicKeyCredential === 'function',
     wallets,
+    /** The code the OTP step verifies: the one `startOtp` sent last. */
+    pendingOtp: otp.otp,
     startOtp: (p: { otpType: OtpType; contact: string } & Signal) => otp.sendCode.mutateAsync(p),
     completeOtp: (p: { otpCode: string } & Signal): Promise<SignedIn> => otp.verifyCode.mutateAsync(p),
     oauth: (p: { provider: OAuthMethod; onPopupBlocked: 'redirect' | 'error' } & Signal): Promise<SignedIn> =>

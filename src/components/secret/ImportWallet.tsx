@@ -1,5 +1,5 @@
 import { Suspense, useId, useMemo, useRef, useState } from 'react'
-import { accountSpecsOf } from '../../core/chains.ts'
+import { accountSpecsOf, CHAINS, type Chain } from '../../core/chains.ts'
 import { useImportWalletBundle, useInitImportWallet, useSession } from '../../react/index.ts'
 import { Dialog } from '../ui/Dialog.tsx'
 import { errorMessage } from '../ui/errorMessage.ts'
@@ -7,14 +7,13 @@ import { CheckIcon } from '../ui/icons.tsx'
 import { Alert, Button, Header, Spinner } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
 import { type Ui, useUi } from '../ui/useUi.ts'
-import { CHAIN_NAMES, type ChainName } from '../wallets/chains.ts'
 import { type FrameEvent, SecretFrame, type SecretFrameHandle, type SecretFrameMode } from './SecretFrame.tsx'
 
 export interface ImportWalletProps extends UiOptions {
   open: boolean
   onOpenChange: (open: boolean) => void
   /** Accounts derived for the imported wallet. @default ['ethereum', 'solana'] */
-  chains?: readonly ChainName[]
+  chains?: readonly Chain[]
   /** See `SecretFrameMode`. @default 'url' */
   frameMode?: SecretFrameMode
   /** Called with the new wallet once imported. */
@@ -67,7 +66,7 @@ function ImportBody({
 }: {
   ui: Ui
   titleId: string
-  chains: readonly ChainName[]
+  chains: readonly Chain[]
   frameMode: SecretFrameMode
   onImported: ImportWalletProps['onImported']
   onClose: () => void
@@ -173,7 +172,7 @@ function ImportBody({
         onEvent={(event) => void onFrameEvent(event)}
       />
       <p className="lk-subtle" style={{ margin: 0 }}>
-        {ui.t('chainsLabel')}: {chains.map((c) => CHAIN_NAMES[c]).join(', ')}
+        {ui.t('chainsLabel')}: {chains.map((c) => CHAINS[c].name).join(', ')}
       </p>
       {error ? <Alert tone="error">{errorMessage(ui.t, error)}</Alert> : null}
       {!ready && !error ? (

@@ -7,7 +7,7 @@ import { CheckIcon, SignatureIcon } from '../ui/icons.tsx'
 import { Alert, Button, Header, Spinner } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
 import { useUi } from '../ui/useUi.ts'
-import { networkOf } from '../wallets/chains.ts'
+import { networkOf } from '../wallets/networkOf.ts'
 
 export interface SignMessageResult {
   address: string

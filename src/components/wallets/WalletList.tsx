@@ -1,5 +1,6 @@
 import type { Wallet, WalletAccount } from '@latchkey/protocol'
 import { type FormEvent, Suspense, useId, useState } from 'react'
+import { CHAINS, type Chain } from '../../core/chains.ts'
 import {
   useCreateWallet,
   useCreateWalletAccounts,
@@ -13,14 +14,14 @@ import { PlusIcon, TrashIcon, WalletIcon } from '../ui/icons.tsx'
 import { Alert, Button, Spinner } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
 import { type Ui, useUi } from '../ui/useUi.ts'
-import { CHAIN_NAMES, type ChainName, networkOf, shortAddress } from './chains.ts'
+import { networkOf, shortAddress } from './networkOf.ts'
 
 export interface WalletListProps extends UiOptions {
   /**
    * Chains offered when creating a wallet (the first two are preselected) and when adding an account.
    * @default ['ethereum', 'solana', 'bitcoin']
    */
-  chains?: readonly ChainName[]
+  chains?: readonly Chain[]
   /** Hide the create / add / delete controls. @default false */
   readOnly?: boolean
   className?: string
@@ -135,13 +136,13 @@ function CreateWalletForm({
   onClose,
 }: {
   ui: Ui
-  chains: readonly ChainName[]
+  chains: readonly Chain[]
   onClose: () => void
 }) {
   const id = useId()
   const create = useCreateWallet()
   const [name, setName] = useState(ui.t('walletNameDefault'))
-  const [picked, setPicked] = useState<ChainName[]>(() => chains.slice(0, 2))
+  const [picked, setPicked] = useState<Chain[]>(() => chains.slice(0, 2))
   const submit = async (event: FormEvent) => {
     event.preventDefault()
     try {
@@ -181,7 +182,7 @@ function CreateWalletForm({
                   setPicked((p) => (event.target.checked ? [...p, chain] : p.filter((c) => c !== chain)))
                 }
               />
-              {CHAIN_NAMES[chain]}
+              {CHAINS[chain].name}
             </label>
           ))}
         </div>
@@ -211,12 +212,12 @@ function WalletItem({
   wallet: Wallet
   accounts: WalletAccount[]
   accountsPending: boolean
-  chains: readonly ChainName[]
+  chains: readonly Chain[]
   readOnly: boolean
 }) {
   const id = useId()
   const addAccounts = useCreateWalletAccounts()
-  const [chain, setChain] = useState<ChainName>(chains[0] ?? 'ethereum')
+  const [chain, setChain] = useState<Chain>(chains[0] ?? 'ethereum')
   const [confirming, setConfirming] = useState(false)
   return (
     <article className="lk-wallet" aria-labelledby={`${id}-name`}>
@@ -279,11 +280,11 @@ function WalletItem({
             className="lk-select"
             style={{ inlineSize: 'auto', minBlockSize: 32, fontSize: 14 }}
             value={chain}
-            onChange={(event) => setChain(event.target.value as ChainName)}
+            onChange={(event) => setChain(event.target.value as Chain)}
           >
             {chains.map((c) => (
               <option key={c} value={c}>
-                {CHAIN_NAMES[c]}
+                {CHAINS[c].name}
               </option>
             ))}
           </select>

@@ -1,5 +1,6 @@
 import type { UseMutationResult } from '@tanstack/react-query'
 import { useCallback, useState } from 'react'
+import { useStore } from 'zustand'
 import type { CompleteOtpSignInReturnType } from '../../core/actions/auth/completeOtpSignIn.ts'
 import type {
   StartOtpSignInParameters,
@@ -8,6 +9,7 @@ import type {
 import type { LatchkeyError } from '../../core/errors.ts'
 import { completeOtpSignInMutationOptions } from '../../core/query/completeOtpSignIn.ts'
 import { startOtpSignInMutationOptions } from '../../core/query/startOtpSignIn.ts'
+import { pendingOtpOf } from '../../core/session/createPendingOtpStore.ts'
 import { type ClientParameter, useLatchkeyMutation } from './internal.ts'
 import { useLatchkey } from './useLatchkey.ts'
 
@@ -30,8 +32,12 @@ export type UseOtpSignInReturnType = {
 /** E-mail/SMS sign-in in two steps: `sendCode.mutate({ otpType, contact })`, then `verifyCode.mutate({ otpCode })`. */
 export function useOtpSignIn(parameters: ClientParameter = {}): UseOtpSignInReturnType {
   const client = useLatchkey(parameters)
-  const [otp, setOtp] = useState<StartOtpSignInReturnType>()
-  const sendCode = useLatchkeyMutation(startOtpSignInMutationOptions(client), { onSuccess: setOtp })
+  // The code itself is kept by the client (`client.pendingOtps`); this hook remembers which one it sent.
+  const [otpId, setOtpId] = useState<string>()
+  const otp = useStore(client.pendingOtps, (state) => pendingOtpOf(state, otpId))
+  const sendCode = useLatchkeyMutation(startOtpSignInMutationOptions(client), {
+    onSuccess: (started) => setOtpId(started.otpId),
+  })
   const complete = completeOtpSignInMutationOptions(client)
   const verifyCode = useLatchkeyMutation<CompleteOtpSignInReturnType, VerifyOtpCodeVariables>(
     {
@@ -41,7 +47,7 @@ export function useOtpSignIn(parameters: ClientParameter = {}): UseOtpSignInRetu
     undefined,
   )
   const reset = useCallback(() => {
-    setOtp(undefined)
+    setOtpId(undefined)
     sendCode.reset()
     verifyCode.reset()
   }, [sendCode.reset, verifyCode.reset])

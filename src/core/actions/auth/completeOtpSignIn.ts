@@ -1,4 +1,5 @@
 import type { OtpType } from '@latchkey/protocol'
+import { pendingOtpOf } from '../../session/createPendingOtpStore.ts'
 import { addSessionFromJwt } from '../../session/sessions.ts'
 import type { Session } from '../../session/types.ts'
 import { proxy } from '../../transport/activity.ts'
@@ -9,7 +10,6 @@ import { proxyOtpVerify } from '../proxy/proxyOtpVerify.ts'
 import { proxySignup } from '../proxy/proxySignup.ts'
 import { encryptOtpCode } from './encryptOtpCode.ts'
 import { sessionLifetimeSeconds } from './loadWalletKitConfig.ts'
-import { otpTargets } from './otpTargets.ts'
 import { signClientSignature } from './signClientSignature.ts'
 import { withSessionKey } from './withSessionKey.ts'
 
@@ -19,8 +19,8 @@ export type CompleteOtpSignInParameters = {
   otpType: OtpType
   contact: string
   /**
-   * From `startOtpSignIn`: the code is HPKE-encrypted to it (`otp_verify_v2`). Found by `otpId`
-   * when omitted; without it (or without `trustedSignerPublicKey`) the code goes to `otp_verify`.
+   * From `startOtpSignIn`: the code is HPKE-encrypted to it (`otp_verify_v2`). Found among the
+   * client's pending codes by `otpId` when omitted; without it (or without `trustedSignerPublicKey`) the code goes to `otp_verify`.
    */
   otpEncryptionTargetBundle?: string | undefined
   /** Name of the user created when there is no account yet. @default the contact */
@@ -45,7 +45,9 @@ export function completeOtpSignIn(
   parameters: CompleteOtpSignInParameters,
 ): Promise<CompleteOtpSignInReturnType> {
   const { signal } = parameters
-  const target = parameters.otpEncryptionTargetBundle ?? otpTargets.take(client, parameters.otpId)
+  const target =
+    parameters.otpEncryptionTargetBundle ??
+    pendingOtpOf(client.pendingOtps.getState(), parameters.otpId)?.otpEncryptionTargetBundle
   return withSessionKey(client, async (key) => {
     const otpCode = parameters.otpCode.trim()
     const { verificationToken } =

@@ -1,7 +1,7 @@
 import type { OtpType } from '@latchkey/protocol'
+import { type PendingOtp, rememberPendingOtp } from '../../session/createPendingOtpStore.ts'
 import { proxy } from '../../transport/activity.ts'
 import type { Latchkey } from '../../types.ts'
-import { otpTargets } from './otpTargets.ts'
 
 export type StartOtpSignInParameters = {
   /** `OTP_TYPE_EMAIL` or `OTP_TYPE_SMS`. */
@@ -10,13 +10,8 @@ export type StartOtpSignInParameters = {
   contact: string
   signal?: AbortSignal | undefined
 }
-export type StartOtpSignInReturnType = {
-  otpId: string
-  otpType: OtpType
-  contact: string
-  /** The signed key the code is encrypted to in `completeOtpSignIn` (`otp_init_v2`). */
-  otpEncryptionTargetBundle: string
-}
+/** The code now pending on this client (`client.pendingOtps`). */
+export type StartOtpSignInReturnType = PendingOtp
 
 /**
  * Step 1 of e-mail/SMS sign-in: sends the code (`otp_init_v2`, which also returns the signed
@@ -33,6 +28,7 @@ export async function startOtpSignIn(
     { otpType, contact: trimmed },
     { signal },
   )
-  otpTargets.remember(client, otpId, otpEncryptionTargetBundle)
-  return { otpId, otpType, contact: trimmed, otpEncryptionTargetBundle }
+  const pending: PendingOtp = { otpId, otpType, contact: trimmed, otpEncryptionTargetBundle }
+  rememberPendingOtp(client.pendingOtps, pending)
+  return pending
 }
