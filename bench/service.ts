@@ -1,5 +1,5 @@
 /**
- * The service on its databases (issue 12), over loopback HTTP against `latchkey-service dev`
+ * The service on its databases, over loopback HTTP against `latchkey-service dev`
  * processes: raw library signing rate; `sign_raw_payloads` and `create_wallet` on SQLite
  * (`--data-dir`; and in memory, with no file, to tell the storage's cost apart), on PostgreSQL with one service process and with two (requests round-robin
  * between them); throughput and p50/p99 with 200 concurrent clients. Prints figures side by side;

@@ -1,4 +1,4 @@
-// Memory of the local service under an unauthenticated flood of its sign-in surfaces (issue 13):
+// Memory of the local service under an unauthenticated flood of its sign-in surfaces:
 // 4 x 300 dev-IdP posts with a 150 KB client_id, 1,200 authorize codes with long parameters and
 // 1,200 otp_init from one client address, in process (app.request), 50 in flight. Prints the
 // heap retained after a full GC and the RSS growth of a second flood over the first. The abuse

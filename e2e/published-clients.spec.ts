@@ -1,4 +1,4 @@
-// The published clients, unchanged, against the local service (issue 14): @turnkey/core 2.8.1's
+// The published clients, unchanged, against the local service: @turnkey/core 2.8.1's
 // TurnkeyClient, @turnkey/react-wallet-kit 2.4.3's provider and modal, and @turnkey/core 1.14.1's
 // v1 OTP flows, bundled by Vite into a page on its own origin (served here, allowed by the
 // `published` service of scripts/e2e.mjs). Where a published client cannot go on by itself
