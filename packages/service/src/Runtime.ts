@@ -69,7 +69,8 @@ export class PluginStateKey<S> {
 
 /**
  * The service's shared state and helpers, handed to every handler: the store, the clock, the
- * sealer for secrets at rest and the service keys. (What runs for which path is the `Registry`'s.)
+ * sealer for secrets at rest, the service keys and what each plugin loaded (`stateOf`). (What runs
+ * for which path is the `Registry`'s.)
  */
 export class Runtime {
   private readonly sealer: ReturnType<typeof createSealer>

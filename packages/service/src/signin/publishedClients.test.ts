@@ -139,7 +139,7 @@ async function account(h: Harness, email: string) {
   return signup.body as { organizationId: string; userId: string; walletId: string; addresses: string[] }
 }
 
-describe('issue 13 class 1: a login signature must name the session key', () => {
+describe('a login signature must name the session key', () => {
   it('refuses an intercepted (token, signature) pair redeemed for another key at otp_login', async () => {
     const h = await createHarness()
     await account(h, 'ada@example.com')

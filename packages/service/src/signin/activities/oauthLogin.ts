@@ -1,9 +1,8 @@
-import { issueSession, MAX_SESSION_SECONDS, normalizeSessionPublicKey } from '../../domain/sessions.ts'
 import { ApiError } from '../../errors.ts'
 import { defineActivity } from '../../registry.ts'
 import { oidcNonce } from '../oauth/oidcNonce.ts'
 import { signInState } from '../signInState.ts'
-import { spendOnce } from '../spendOnce.ts'
+import { issueLoginSession, parseLogin } from './issueLoginSession.ts'
 
 /**
  * OAuth login: the service's OIDC token (from `oauth2_authenticate`) whose nonce is the hash of
@@ -13,16 +12,7 @@ export const oauthLogin = defineActivity('oauth_login', {
   allowNonRoot: true,
   allowParentOrganization: true,
   skipConsensus: true,
-  parse: (r) => {
-    const expirationSeconds = r.optUintString('expirationSeconds', { max: MAX_SESSION_SECONDS })
-    const invalidateExisting = r.optBool('invalidateExisting')
-    return {
-      oidcToken: r.string('oidcToken', { max: 8192 }),
-      publicKey: normalizeSessionPublicKey(r.string('publicKey', { max: 200 }), r.field('publicKey')),
-      ...(expirationSeconds !== undefined ? { expirationSeconds } : {}),
-      ...(invalidateExisting !== undefined ? { invalidateExisting } : {}),
-    }
-  },
+  parse: (r) => parseLogin(r, (r) => ({ oidcToken: r.string('oidcToken', { max: 8192 }) })),
   run: async (ctx, p) => {
     const claims = signInState(ctx.service).oidc.verify(p.oidcToken, 'parameters.oidcToken')
     if (claims.nonce !== oidcNonce(p.publicKey))
@@ -41,19 +31,19 @@ export const oauthLogin = defineActivity('oauth_login', {
         `no user of organization ${ctx.organization.id} is linked to this OAuth account; sign up first`,
         'parameters.oidcToken',
       )
-    await spendOnce(ctx, 'oidc-token', claims.jti, {
-      errorCode: 'OIDC_TOKEN_REPLAYED',
-      message: 'this OIDC token was already used to log in',
-      field: 'parameters.oidcToken',
-    })
-    const { session } = await issueSession(ctx, {
+    return issueLoginSession(ctx, {
       user,
-      publicKey: p.publicKey,
-      expirationSeconds: p.expirationSeconds,
-      invalidateExisting: p.invalidateExisting,
-      credentialType: 'CREDENTIAL_TYPE_OAUTH_KEY_P256',
-      apiKeyName: `OAuth session ${new Date(ctx.now).toISOString()}`,
+      parameters: p,
+      spend: {
+        kind: 'oidc-token',
+        id: claims.jti,
+        error: {
+          errorCode: 'OIDC_TOKEN_REPLAYED',
+          message: 'this OIDC token was already used to log in',
+          field: 'parameters.oidcToken',
+        },
+      },
+      credential: { type: 'CREDENTIAL_TYPE_OAUTH_KEY_P256', label: 'OAuth' },
     })
-    return { session }
   },
 })

@@ -1,9 +1,8 @@
-import { issueSession, MAX_SESSION_SECONDS, normalizeSessionPublicKey } from '../../domain/sessions.ts'
 import { ApiError } from '../../errors.ts'
 import { defineActivity } from '../../registry.ts'
 import { checkLoginSignature, readClientSignature } from '../clientSignature/checkClientSignature.ts'
-import { spendOnce } from '../spendOnce.ts'
 import { verifyVerificationToken } from '../verifyVerificationToken.ts'
+import { issueLoginSession, parseLogin } from './issueLoginSession.ts'
 
 /**
  * OTP login: a verification token for a user's e-mail or phone, plus (when the token is bound
@@ -14,18 +13,14 @@ export const otpLogin = defineActivity('otp_login', {
   allowNonRoot: true,
   allowParentOrganization: true,
   skipConsensus: true,
-  parse: (r) => {
-    const expirationSeconds = r.optUintString('expirationSeconds', { max: MAX_SESSION_SECONDS })
-    const invalidateExisting = r.optBool('invalidateExisting')
-    const clientSignature = readClientSignature(r)
-    return {
-      verificationToken: r.string('verificationToken', { max: 8192 }),
-      publicKey: normalizeSessionPublicKey(r.string('publicKey', { max: 200 }), r.field('publicKey')),
-      ...(expirationSeconds !== undefined ? { expirationSeconds } : {}),
-      ...(invalidateExisting !== undefined ? { invalidateExisting } : {}),
-      ...(clientSignature !== undefined ? { clientSignature } : {}),
-    }
-  },
+  parse: (r) =>
+    parseLogin(r, (r) => {
+      const clientSignature = readClientSignature(r)
+      return {
+        verificationToken: r.string('verificationToken', { max: 8192 }),
+        ...(clientSignature !== undefined ? { clientSignature } : {}),
+      }
+    }),
   run: async (ctx, p) => {
     const claims = await verifyVerificationToken(
       ctx.service,
@@ -33,8 +28,8 @@ export const otpLogin = defineActivity('otp_login', {
       'parameters.verificationToken',
       ctx.organization,
     )
-    // Issue 13 class 1: a signature over the token alone says nothing about which key gets the
-    // session, so an intercepted (token, signature) pair could be redeemed for any key.
+    // A signature over the token alone says nothing about which key gets the session, so an
+    // intercepted (token, signature) pair could be redeemed for any key.
     checkLoginSignature({
       signature: p.clientSignature,
       token: p.verificationToken,
@@ -60,19 +55,19 @@ export const otpLogin = defineActivity('otp_login', {
         `no user with this ${email ? 'e-mail address' : 'phone number'} in organization ${org.id}`,
         'parameters.verificationToken',
       )
-    await spendOnce(ctx, 'verification-token', claims.id, {
-      errorCode: 'VERIFICATION_TOKEN_INVALID',
-      message: 'this verification token was already used to log in; verify a new code',
-      field: 'parameters.verificationToken',
-    })
-    const { session } = await issueSession(ctx, {
+    return issueLoginSession(ctx, {
       user,
-      publicKey: p.publicKey,
-      expirationSeconds: p.expirationSeconds,
-      invalidateExisting: p.invalidateExisting,
-      credentialType: 'CREDENTIAL_TYPE_OTP_AUTH_KEY_P256',
-      apiKeyName: `OTP session ${new Date(ctx.now).toISOString()}`,
+      parameters: p,
+      spend: {
+        kind: 'verification-token',
+        id: claims.id,
+        error: {
+          errorCode: 'VERIFICATION_TOKEN_INVALID',
+          message: 'this verification token was already used to log in; verify a new code',
+          field: 'parameters.verificationToken',
+        },
+      },
+      credential: { type: 'CREDENTIAL_TYPE_OTP_AUTH_KEY_P256', label: 'OTP' },
     })
-    return { session }
   },
 })

@@ -5,9 +5,9 @@ import { base64urlnopad } from '@scure/base'
 import { signApiKeyStamp } from '../../crypto/index.ts'
 
 /**
- * The proxy's `X-Stamp` (P-256, DER over the body). WebCrypto signs ~100x faster than pure JS
- * on slow machines, and every proxied call is signed; the key is imported for this one
- * signature and not kept. Falls back to the JS signer where WebCrypto is missing.
+ * The proxy's `X-Stamp` (P-256, DER over the body), signed with WebCrypto because every proxied
+ * call is signed and native signing is far cheaper than pure JS; the key is imported for this
+ * one signature and not kept. Falls back to the JS signer where WebCrypto is missing.
  */
 export async function signProxyStamp(
   body: string,

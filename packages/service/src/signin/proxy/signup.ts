@@ -41,7 +41,7 @@ export async function signup(call: ProxyCall, r: Reader): Promise<ProxyResponse<
   }
   const tokenClaims = verificationToken !== undefined ? claimsOf(verificationToken) : undefined
   if (verificationToken !== undefined)
-    // Issue 13 class 1: a token bound to a key at otp_verify creates only the account that key
+    // A token bound to a key at otp_verify creates only the account that key
     // consented to, so an intercepted token cannot sign up with the attacker's credentials.
     checkSignupSignature({
       signature: readClientSignature(r),
