@@ -3,7 +3,13 @@
 export type { DevCredentials, DevOptions } from './bootstrap.ts'
 export { type CreateServiceOptions, createService, type Service } from './createService.ts'
 export { ApiError } from './errors.ts'
-export type { Clock, Runtime, WebAuthnOptions } from './Runtime.ts'
+export {
+  type Clock,
+  PluginStateKey,
+  type Runtime,
+  type StampVerifier,
+  type WebAuthnOptions,
+} from './Runtime.ts'
 export type {
   ActivityContext,
   ActivityHandler,
