@@ -153,7 +153,7 @@ export interface ActivityMap {
     parameters: { signedTransaction: string; caip2: string }
     result: { transactionHash: string }
   }
-  // ---- extensions (design/protocol.md "Beyond the seed") ----
+  // ---- beyond the seed: sign-in, export, credentials, votes ----
   init_otp: {
     parameters: {
       otpType: OtpType
@@ -218,7 +218,7 @@ export interface ActivityMap {
     parameters: { fingerprint: string }
     result: Record<string, never>
   }
-  // ---- policies and users (issue 16) ----
+  // ---- policies and users ----
   create_policy: {
     parameters: PolicyParams
     result: { policyId: string }
@@ -256,7 +256,7 @@ export interface ActivityMap {
     parameters: { userIds: string[] }
     result: { userIds: string[] }
   }
-  // ---- account management of the published clients (issue 14) ----
+  // ---- account management of the published clients ----
   /**
    * Links OIDC identities to a user: each `oidcToken` is verified (one account per identity per
    * parent organization); `oidcClaims` adds another audience of an identity the user has or links

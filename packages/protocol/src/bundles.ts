@@ -1,4 +1,4 @@
-/** Signed envelope of `exportBundle` and `importBundle` (design/protocol.md). */
+/** Signed envelope of `exportBundle` and `importBundle`: `data` signed by the service's signer key. */
 export interface SignedBundle {
   version: 'v1.0.0'
   /** Hex of the UTF-8 JSON payload. */

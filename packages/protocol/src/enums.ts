@@ -1,4 +1,4 @@
-/** Enumerations of the seed, plus the status values and extensions fixed in design/protocol.md. */
+/** Enumerations of the seed, plus the status values and the extensions this service adds. */
 
 export const CURVES = ['CURVE_SECP256K1', 'CURVE_ED25519'] as const
 export type Curve = (typeof CURVES)[number]

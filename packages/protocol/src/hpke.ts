@@ -1,6 +1,6 @@
 /**
  * HPKE (RFC 9180) base mode with DHKEM(P-256, HKDF-SHA256), HKDF-SHA256 and AES-256-GCM, as used by
- * export/import bundles (design/protocol.md "Encrypted bundles"): info = BUNDLE_HPKE_INFO, and
+ * export/import bundles: info = BUNDLE_HPKE_INFO, and
  * AAD = enc (65-byte uncompressed) ‖ receiver public key (65-byte uncompressed).
  *
  * Shared by the service and the browser client, so it only uses noble (no WebCrypto, no Node
@@ -25,7 +25,7 @@ const HPKE_V1 = utf8ToBytes('HPKE-v1')
 const EMPTY = new Uint8Array(0)
 
 /**
- * HPKE `info` of the bundle profile. design/protocol.md said "empty info", but the published
+ * HPKE `info` of the bundle profile. Not empty: the published
  * client of the public service (@turnkey/crypto, constants AES_KEY_INFO/IV_INFO) bakes
  * info_hash = LabeledExtract("", "info_hash", "turnkey_hpke") into its key schedule, so bundles
  * only interoperate with this value (checked in hpke.test.ts against the installed package).

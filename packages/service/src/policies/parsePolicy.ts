@@ -1,4 +1,5 @@
 import type { CompareOp, Expr, LambdaMethod } from './ast.ts'
+import { canonicalAddress } from './canonicalAddress.ts'
 import { POLICY_LIMITS } from './limits.ts'
 import { PolicySyntaxError } from './PolicySyntaxError.ts'
 import { type Token, tokenize } from './tokenize.ts'
@@ -175,8 +176,9 @@ export function parsePolicy(source: string, keywords: readonly string[]): Expr {
     switch (token.kind) {
       case 'int':
         return { type: 'int', value: BigInt(token.text), pos: token.pos }
+      // Context values hold addresses in this form too, so a checksummed literal matches.
       case 'string':
-        return { type: 'string', value: token.text, pos: token.pos }
+        return { type: 'string', value: canonicalAddress(token.text), pos: token.pos }
       case 'ident': {
         if (token.text === 'true' || token.text === 'false')
           return { type: 'bool', value: token.text === 'true', pos: token.pos }

@@ -1,5 +1,6 @@
 import { ACTIVITIES, type ActivityPath } from '@latchkey/protocol'
 import type { Reads } from '../store/Store.ts'
+import { canonicalAddress, canonicalPolicyValue } from './canonicalAddress.ts'
 import type { PolicyScope, PolicyStruct, PolicyValue } from './evaluateExpression.ts'
 
 /** Fields of a decoded transaction that carry integers as decimal strings (wei, gas, lamports ...). */
@@ -174,18 +175,16 @@ export async function policyContextOf(
   let walletId =
     activity.path === 'export_wallet' && typeof intent.walletId === 'string' ? intent.walletId : undefined
   if (accountAddress !== undefined) {
-    const lower = accountAddress.toLowerCase()
+    const canonical = canonicalAddress(accountAddress)
     const account =
       (await reads.findBy('walletAccounts', 'address', accountAddress)).find(
         (row) => row.organizationId === activity.organizationId,
       ) ??
       (await reads.findBy('walletAccounts', 'organizationId', activity.organizationId)).find(
-        (row) => row.address.toLowerCase() === lower,
+        (row) => canonicalAddress(row.address) === canonical,
       )
     if (account) {
-      scope.wallet_account = {
-        address: /^0x/i.test(account.address) ? account.address.toLowerCase() : account.address,
-      }
+      scope.wallet_account = { address: canonicalAddress(account.address) }
       walletId = account.walletId
     }
   }
@@ -226,7 +225,8 @@ export async function policyContextOf(
   }
   if (Object.keys(eth).length > 0) scope.eth = eth
   if (Object.keys(solana).length > 0) scope.solana = solana
-  return scope
+  // Literals are canonical (parsePolicy): so is every address the activity names, wherever it sits.
+  return canonicalPolicyValue(scope) as PolicyScope
 }
 
 /** One approval of an activity: the submitter's stamp or a vote. */
@@ -282,5 +282,8 @@ export async function consensusContextOf(
         public_key: authenticator.publicKeyHex,
       })
   }
-  return { approvers, credentials }
+  return {
+    approvers: approvers.map(canonicalPolicyValue),
+    credentials: credentials.map(canonicalPolicyValue),
+  }
 }

@@ -68,7 +68,7 @@ async function matchesFilter(
   }
 }
 
-/** Every query of the seed and of design/protocol.md's extensions. */
+/** Every query of the protocol's `QueryMap`: the seed's and this service's extensions. */
 export const builtinQueries: Record<string, QueryHandler> = {
   list_suborgs: defineQuery('list_suborgs', {
     parse: (r) => {
