@@ -14,6 +14,7 @@ import {
   UsageError,
 } from './parseCli.ts'
 import { loadMasterKey, loadMasterKeyFile, openDataDir, openPostgres } from './store/durableStores.ts'
+import { lockDataDir } from './store/lockDataDir.ts'
 import { cryptoWorkers } from './workers/cryptoWorkers.ts'
 import { nativeVerifyP256 } from './workers/nativeVerify.ts'
 
@@ -39,6 +40,8 @@ async function main(): Promise<void> {
     process.stdout.write(`${pkg.version}\n`)
     return
   }
+  // The data dir is this process's before anything is created in it (the master key included).
+  const lock = options.dataDir ? await lockDataDir(options.dataDir) : undefined
   if (options.dataDir) {
     const { warning } = prepareDataDir(options.dataDir)
     if (warning) process.stderr.write(`${NAME}: warning: ${warning}\n`)
@@ -57,7 +60,7 @@ async function main(): Promise<void> {
   const store = options.databaseUrl
     ? await openPostgres(options.databaseUrl)
     : options.dataDir
-      ? await openDataDir(options.dataDir)
+      ? await openDataDir(options.dataDir, lock ? { lock } : {})
       : undefined
   const service = await createService({
     ...(store ? { store } : {}),

@@ -4,8 +4,10 @@ export {
   DATABASE_FILE,
   loadMasterKey,
   loadMasterKeyFile,
+  type OpenDataDirOptions,
   openDataDir,
   openPostgres,
 } from './store/durableStores.ts'
+export { type DataDirLock, lockDataDir } from './store/lockDataDir.ts'
 export { type CryptoWorkersOptions, cryptoWorkers } from './workers/cryptoWorkers.ts'
 export { nativeVerifyP256 } from './workers/nativeVerify.ts'

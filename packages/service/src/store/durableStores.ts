@@ -6,12 +6,12 @@ import {
   closeSync,
   existsSync,
   fsyncSync,
+  linkSync,
   mkdirSync,
   openSync,
   readFileSync,
   renameSync,
   rmSync,
-  unlinkSync,
   writeSync,
 } from 'node:fs'
 import { dirname, join } from 'node:path'
@@ -20,20 +20,11 @@ import pg from 'pg'
 import { postgresBackend } from './backends/postgresBackend.ts'
 import { sqliteBackend } from './backends/sqliteBackend.ts'
 import type { Database } from './Database.ts'
+import { type DataDirLock, lockDataDir } from './lockDataDir.ts'
 import { preparedPostgresDialect } from './postgresDialect.ts'
 import { Store } from './Store.ts'
 import { syncSqliteDialect } from './sqlite.ts'
 import { wasmSqlite } from './wasmSqlite.ts'
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    // EPERM: alive but not ours.
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
 
 function fsyncDir(dir: string): void {
   // Makes a rename durable. Some platforms refuse to open directories; the rename is then as
@@ -60,18 +51,36 @@ function privateDir(dir: string, files: string[]): void {
   for (const file of files) if (existsSync(file)) chmodSync(file, FILE_MODE)
 }
 
-function writeFileDurably(path: string, text: string, mode = FILE_MODE): void {
-  const temp = `${path}.tmp`
-  const fd = openSync(temp, 'w', mode)
+/**
+ * Creates `path` holding `text`, unless it exists: written under a name of its own (`O_EXCL`),
+ * fsynced, then linked into place, which fails if another process created `path` first (a rename
+ * would replace theirs). True if this call created it.
+ */
+function createFileDurably(path: string, text: string, mode = FILE_MODE): boolean {
+  const temp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`
+  const fd = openSync(temp, 'wx', mode)
   try {
-    // `mode` applies only when the file is created; a leftover temp file is tightened too.
-    chmodSync(temp, mode)
-    writeSync(fd, text)
-    fsyncSync(fd)
+    try {
+      writeSync(fd, text)
+      fsyncSync(fd)
+    } finally {
+      closeSync(fd)
+    }
+    try {
+      linkSync(temp, path)
+      return true
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      if (code === 'EEXIST') return false
+      // A file system without hard links: rename, refusing to replace a file that appeared.
+      if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'ENOSYS') throw error
+      if (existsSync(path)) return false
+      renameSync(temp, path)
+      return true
+    }
   } finally {
-    closeSync(fd)
+    rmSync(temp, { force: true })
   }
-  renameSync(temp, path)
 }
 
 /** What the 0.1 releases kept in a data dir (an NDJSON journal over a JSON snapshot). */
@@ -80,62 +89,109 @@ const OLD_FORMAT = ['journal.ndjson', 'snapshot.json']
 /** The SQLite file of a data dir. */
 export const DATABASE_FILE = 'latchkey.sqlite'
 
+export interface OpenDataDirOptions {
+  /**
+   * The data dir's lock, when the caller took it before anything else (the CLI does, so that the
+   * master key is created under it); released when the store closes. Taken here otherwise.
+   */
+  lock?: DataDirLock
+  /**
+   * Checks the database file before anything is written to it (SQLite's `quick_check`: every
+   * page and index entry, without cross-checking indexes against tables), and refuses a damaged
+   * one. It reads the whole file: skip it for a large file whose integrity is checked otherwise.
+   * @default true
+   */
+  integrityCheck?: boolean
+}
+
 /**
  * The SQLite store under `dir`: one file, `latchkey.sqlite`, in WAL mode with `synchronous=FULL`
- * (a commit is fsynced before it is acknowledged) and exclusive locking (one process per data
- * dir; a second one is refused with a message naming the holder). Files are created 0600 in a
- * 0700 directory (an existing directory and files are tightened on start). A data dir of the 0.1
- * journal format is refused, untouched, with what to do.
+ * (a commit is fsynced before it is acknowledged). One process per data dir (`lockDataDir`: a
+ * second one is refused with a message naming the holder), taken before anything is created.
+ * Files are created 0600 in a 0700 directory (an existing directory and files are tightened on
+ * start). A data dir of the 0.1 journal format is refused, untouched, with what to do; a damaged
+ * database file is refused, unwritten, naming it (`integrityCheck`).
  */
-export async function openDataDir(dir: string): Promise<Store> {
+export async function openDataDir(dir: string, options: OpenDataDirOptions = {}): Promise<Store> {
   const databasePath = join(dir, DATABASE_FILE)
   const old = OLD_FORMAT.filter((file) => existsSync(join(dir, file)))
-  if (old.length > 0 && !existsSync(databasePath))
+  if (old.length > 0 && !existsSync(databasePath)) {
+    await options.lock?.release()
     throw new Error(
       `${dir} holds data in the journal format of latchkey-service 0.1 (${old.join(', ')}), which this version does not read. ` +
         'Nothing was changed. Start 0.1 on it and export what you need, or move it aside and start with an empty --data-dir.',
     )
-  privateDir(dir, [databasePath, `${databasePath}-wal`, join(dir, 'LOCK'), join(dir, 'master.key')])
-  const lockPath = join(dir, 'LOCK')
-  if (existsSync(lockPath)) {
-    const pid = Number(readFileSync(lockPath, 'utf8').trim())
-    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid))
-      throw new Error(`${dir} is in use by process ${pid}; stop it or pick another --data-dir`)
   }
-  writeFileDurably(lockPath, String(process.pid))
-  fsyncDir(dir)
-  // We hold the data dir: a lock directory SQLite's VFS left behind when a process died is stale.
-  rmSync(`${databasePath}.lock`, { recursive: true, force: true })
-  // Files SQLite creates (the WAL) are the owner's only.
-  process.umask(0o077)
-  const releaseLock = () => {
-    try {
-      if (readFileSync(lockPath, 'utf8').trim() === String(process.pid)) unlinkSync(lockPath)
-    } catch {}
-  }
-  let database: ReturnType<typeof wasmSqlite>
+  const lock = options.lock ?? (await lockDataDir(dir))
+  let database: ReturnType<typeof wasmSqlite> | undefined
   try {
-    if (!existsSync(databasePath)) closeSync(openSync(databasePath, 'wx', FILE_MODE))
-    database = wasmSqlite(databasePath)
-    database.exec('PRAGMA locking_mode = EXCLUSIVE')
-    database.exec('PRAGMA journal_mode = WAL')
-    database.exec('PRAGMA synchronous = FULL')
-    database.exec('PRAGMA foreign_keys = ON')
+    privateDir(dir, [databasePath, `${databasePath}-wal`, join(dir, 'master.key')])
+    // We hold the data dir: the pid file of earlier versions' lock, and a lock directory SQLite's
+    // VFS left behind when a process died, are stale.
+    rmSync(join(dir, 'LOCK'), { force: true })
+    rmSync(`${databasePath}.lock`, { recursive: true, force: true })
+    // Files SQLite creates (the WAL) are the owner's only.
+    process.umask(0o077)
+    try {
+      if (!existsSync(databasePath)) closeSync(openSync(databasePath, 'wx', FILE_MODE))
+      database = wasmSqlite(databasePath)
+      database.exec('PRAGMA locking_mode = EXCLUSIVE')
+    } catch (error) {
+      throw new Error(`cannot open ${databasePath}: ${(error as Error).message}`, { cause: error })
+    }
+    if (options.integrityCheck ?? true) checkIntegrity(database, databasePath)
+    try {
+      database.exec('PRAGMA journal_mode = WAL')
+      database.exec('PRAGMA synchronous = FULL')
+      database.exec('PRAGMA foreign_keys = ON')
+    } catch (error) {
+      throw new Error(`cannot open ${databasePath}: ${(error as Error).message}`, { cause: error })
+    }
   } catch (error) {
-    releaseLock()
-    throw new Error(`cannot open ${databasePath}: ${(error as Error).message}`, { cause: error })
+    try {
+      database?.close()
+    } catch {}
+    await lock.release()
+    throw error
   }
   const db = new Kysely<Database>({ dialect: syncSqliteDialect(database) })
   try {
     return await Store.open(db, sqliteBackend, async () => {
       await db.destroy()
-      releaseLock()
+      await lock.release()
     })
   } catch (error) {
     await db.destroy().catch(() => undefined)
-    releaseLock()
+    await lock.release()
     throw error
   }
+}
+
+/** Most problems `quick_check` lists before it stops (the first few say enough). */
+const INTEGRITY_PROBLEMS = 5
+
+/** Refuses a damaged database file before anything is written to it. */
+function checkIntegrity(database: ReturnType<typeof wasmSqlite>, path: string): void {
+  let problems: string[]
+  try {
+    const check = database.prepare(`PRAGMA quick_check(${INTEGRITY_PROBLEMS})`)
+    try {
+      problems = check
+        .all([])
+        .flatMap((row) => String(Object.values(row)[0]).split('\n'))
+        .map((line) => line.trim())
+        .filter((line) => line !== 'ok' && line !== '' && !line.startsWith('***'))
+    } finally {
+      check.finalize?.()
+    }
+  } catch (error) {
+    problems = [(error as Error).message]
+  }
+  if (problems.length > 0)
+    throw new Error(
+      `${path} is damaged (${problems.join('; ')}). Nothing was written to it. ` +
+        'Stop every process using it and restore the data dir from a backup.',
+    )
 }
 
 /**
@@ -192,10 +248,9 @@ export function loadMasterKeyFile(
   }
   const dir = dirname(path)
   privateDir(dir, [path])
-  if (!existsSync(path)) {
-    writeFileDurably(path, randomBytes(32).toString('hex'))
-    fsyncDir(dir)
-  }
+  // Created once, atomically: of several processes starting on one new file, all read the key
+  // the first one wrote.
+  if (!existsSync(path) && createFileDurably(path, randomBytes(32).toString('hex'))) fsyncDir(dir)
   const text = readFileSync(path, 'utf8').trim()
   if (!/^[0-9a-f]{64}$/i.test(text)) throw new Error(`${path} is not a 64-hex-character key`)
   return Uint8Array.from(Buffer.from(text, 'hex'))

@@ -1,0 +1,128 @@
+import { spawn } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import {
+  closeSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { DATABASE_FILE, loadMasterKeyFile, openDataDir } from './durableStores.ts'
+
+const dirs: string[] = []
+const tempDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'latchkey-durable-'))
+  dirs.push(dir)
+  return dir
+}
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
+})
+
+const sha256 = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex')
+
+describe('openDataDir: integrity', () => {
+  it('refuses a database file with a damaged page, naming it and saying to restore from a backup, and writes nothing', async () => {
+    const dir = join(tempDir(), 'data')
+    const store = await openDataDir(dir)
+    await store.transaction(async (tx) => {
+      for (let i = 0; i < 400; i++)
+        await tx.put('pluginRows', {
+          id: `row-${String(i).padStart(4, '0')}`,
+          kind: 'filler',
+          data: { text: 'x'.repeat(1000) },
+          createdAt: 1,
+          updatedAt: 1,
+        })
+    })
+    await store.close()
+    const path = join(dir, DATABASE_FILE)
+    const pageSize = 4096
+    expect(statSync(path).size).toBeGreaterThan(60 * pageSize)
+    // Scribble over a page in the middle of the rows (not one the start reads).
+    const fd = openSync(path, 'r+')
+    writeSync(fd, Buffer.alloc(512, 0xa5), 0, 512, 50 * pageSize)
+    closeSync(fd)
+    const before = sha256(path)
+
+    await expect(openDataDir(dir)).rejects.toThrow(
+      new RegExp(
+        `^${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is damaged \\(.+\\)\\. Nothing was written to it\\. .*restore the data dir from a backup`,
+      ),
+    )
+    expect(sha256(path)).toBe(before)
+    // The refusal let go of the data dir; skipping the check opens it (to copy out what is readable).
+    const unchecked = await openDataDir(dir, { integrityCheck: false })
+    expect(await unchecked.get('pluginRows', 'row-0000')).toBeDefined()
+    await unchecked.close()
+  })
+
+  it('opens a sound data dir again, checked', async () => {
+    const dir = join(tempDir(), 'data')
+    const store = await openDataDir(dir)
+    await store.transaction((tx) =>
+      tx.put('pluginRows', { id: 'kept', kind: 'k', data: {}, createdAt: 1, updatedAt: 1 }),
+    )
+    await store.close()
+    const again = await openDataDir(dir)
+    expect(await again.get('pluginRows', 'kept')).toBeDefined()
+    await again.close()
+  })
+})
+
+describe('loadMasterKeyFile', () => {
+  it('creates the key under a name of its own: a file planted at a fixed temporary name is not written through', () => {
+    const dir = tempDir()
+    const outside = join(tempDir(), 'outside')
+    writeFileSync(outside, '')
+    symlinkSync(outside, join(dir, 'master.key.tmp'))
+    const key = loadMasterKeyFile(join(dir, 'master.key'))
+    expect(Buffer.from(key).toString('hex')).toBe(readFileSync(join(dir, 'master.key'), 'utf8').trim())
+    expect(readFileSync(outside, 'utf8')).toBe('')
+    expect((statSync(join(dir, 'master.key')).mode & 0o777).toString(8)).toBe('600')
+    expect(readdirSync(dir).sort()).toEqual(['master.key', 'master.key.tmp'])
+  })
+
+  it('four processes creating one new key file at once all read the same key, and leave no temporary file', async () => {
+    const dir = tempDir()
+    const path = join(dir, 'keys', 'master.key')
+    const module = new URL('./durableStores.ts', import.meta.url).pathname
+    const script = `
+      import { loadMasterKeyFile } from ${JSON.stringify(module)}
+      // Start together: wait for the same wall-clock instant.
+      const at = Number(process.argv[1])
+      while (Date.now() < at) {}
+      process.stdout.write(Buffer.from(loadMasterKeyFile(${JSON.stringify(path)}, undefined)).toString('hex'))
+    `
+    const at = Date.now() + 8_000
+    const run = () =>
+      new Promise<string>((resolve, reject) => {
+        const child = spawn(
+          process.execPath,
+          ['--import', 'tsx', '--input-type=module', '-e', script, String(at)],
+          { stdio: ['ignore', 'pipe', 'pipe'] },
+        )
+        let out = ''
+        let err = ''
+        child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+          out += chunk
+        })
+        child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+          err += chunk
+        })
+        child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`exit ${code}: ${err}`))))
+      })
+    const keys = await Promise.all(Array.from({ length: 4 }, run))
+    expect(new Set(keys).size).toBe(1)
+    expect(keys[0]).toBe(readFileSync(path, 'utf8').trim())
+    expect(readdirSync(join(dir, 'keys'))).toEqual(['master.key'])
+  }, 120_000)
+})

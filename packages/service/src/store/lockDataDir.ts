@@ -1,0 +1,118 @@
+// Node only: one process per data dir, held by the kernel.
+import { createHash } from 'node:crypto'
+import { mkdirSync, statSync, unlinkSync } from 'node:fs'
+import { connect, createServer, type Server } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+/** A data dir this process holds: nobody else can take it until `release` or this process ends. */
+export interface DataDirLock {
+  readonly dir: string
+  /** Lets another process take the data dir. */
+  release(): Promise<void>
+}
+
+/** The data directory is the owner's only. */
+const DIR_MODE = 0o700
+
+/**
+ * Where the lock of the data dir with this identity lives: a socket name only one process can
+ * listen on, which the kernel frees when that process ends however it ends (kill -9, a crash, a
+ * container restart), so no pid is ever compared. Linux: an abstract socket (no file at all);
+ * Windows: a named pipe; elsewhere a socket file in the temporary directory (a dead holder's
+ * socket refuses connections, and the next start replaces it; two starts replacing the same dead
+ * holder's file at one instant could both bind, which the abstract socket and the pipe rule out).
+ */
+function addressOf(identity: string): { path: string; file: boolean } {
+  const name = `latchkey-data-dir-${createHash('sha256').update(identity).digest('hex').slice(0, 32)}`
+  if (process.platform === 'linux') return { path: `\0${name}`, file: false }
+  if (process.platform === 'win32') return { path: `\\\\?\\pipe\\${name}`, file: false }
+  return { path: join(tmpdir(), `${name}.sock`), file: true }
+}
+
+/** Listens on `path`: true, or false when another socket is bound to it. */
+function listen(server: Server, path: string): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: NodeJS.ErrnoException) => {
+      server.off('listening', onListening)
+      if (error.code === 'EADDRINUSE') resolve(false)
+      else reject(error)
+    }
+    const onListening = () => {
+      server.off('error', onError)
+      resolve(true)
+    }
+    server.once('error', onError)
+    server.once('listening', onListening)
+    server.listen(path)
+  })
+}
+
+/**
+ * Who is listening on `path`: the pid its holder answers with (undefined if it said nothing in
+ * time), or `free` when nobody is (the holder ended since, or left a socket file behind).
+ */
+function askHolder(path: string): Promise<{ pid?: string } | 'free'> {
+  return new Promise((resolve) => {
+    const socket = connect(path)
+    let connected = false
+    let answer = ''
+    socket.setEncoding('utf8')
+    socket.setTimeout(5_000, () => socket.destroy())
+    socket.on('connect', () => {
+      connected = true
+    })
+    socket.on('data', (chunk: string) => {
+      answer += chunk
+    })
+    socket.on('error', () => undefined)
+    socket.on('close', () => {
+      if (!connected) resolve('free')
+      else resolve(/^\d+\n$/.test(answer) ? { pid: answer.trim() } : {})
+    })
+  })
+}
+
+/**
+ * Takes the data dir `dir` for this process (creating the directory, 0700, and nothing in it), or
+ * throws naming the process that holds it. Taken in one step (a bind), so of two processes started
+ * at the same instant exactly one gets it. The lock is keyed by the directory itself (device and
+ * inode), so another path to it is the same data dir. It does not reach across machines or
+ * network namespaces (two containers sharing a volume): give each its own data dir.
+ */
+export async function lockDataDir(dir: string): Promise<DataDirLock> {
+  mkdirSync(dir, { recursive: true, mode: DIR_MODE })
+  const { dev, ino } = statSync(dir, { bigint: true })
+  const { path, file } = addressOf(`${dev}:${ino}`)
+  // Whoever connects hears the holder's pid; one who hangs up first costs nothing.
+  const server = createServer((socket) => {
+    socket.on('error', () => undefined)
+    socket.end(`${process.pid}\n`)
+  })
+  // Holding the lock never keeps the process alive.
+  server.unref()
+  for (let attempt = 1; ; attempt++) {
+    if (await listen(server, path)) break
+    const holder = await askHolder(path)
+    if (holder !== 'free')
+      throw new Error(
+        `${dir} is in use by ${holder.pid ? `process ${holder.pid}` : 'another process'}; stop it or pick another --data-dir`,
+      )
+    // Nobody listens: the holder ended between the bind and the question, or (a socket file) died
+    // and left its file, which is removed before the bind is tried again.
+    if (attempt >= 5) throw new Error(`cannot take the lock of ${dir}: ${path} is bound but nobody listens`)
+    if (file)
+      try {
+        unlinkSync(path)
+      } catch {}
+    await new Promise((resolve) => setTimeout(resolve, 20 * attempt))
+  }
+  let released: Promise<void> | undefined
+  return {
+    dir,
+    release: () => {
+      released ??= new Promise<void>((resolve) => server.close(() => resolve()))
+      return released
+    },
+  }
+}
