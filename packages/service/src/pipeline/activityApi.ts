@@ -25,15 +25,12 @@ export function activityApi(service: Runtime, registry: Registry): Hono<Pipeline
     return c.req.method === 'OPTIONS' ? c.body(null, 204) : next()
   })
   app.post('/v1/submit/:path', async (c) => {
-    const { bytes, json } = await readJson(c)
-    return c.json(
-      await submitActivity(service, registry, c.req.param('path'), c.req.raw.headers, bytes, json),
-    )
+    const request = { path: c.req.param('path'), headers: c.req.raw.headers, ...(await readJson(c)) }
+    return c.json(await submitActivity(service, registry, request))
   })
   app.post('/v1/query/:path', async (c) => {
-    const { bytes, json } = await readJson(c)
-    const reply = await runQuery(service, registry, c.req.param('path'), c.req.raw.headers, bytes, json)
-    return c.json(reply as object)
+    const request = { path: c.req.param('path'), headers: c.req.raw.headers, ...(await readJson(c)) }
+    return c.json((await runQuery(service, registry, request)) as object)
   })
   app.get('/v1/jwks', (c) => c.json({ keys: [publicJwk(hexToBytes(service.sessionPublicKey), 'session')] }))
   app.get('/v1/signer', (c) =>
