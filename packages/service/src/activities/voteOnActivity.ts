@@ -35,11 +35,18 @@ export async function voteOnActivity(
     const submitter = await tx.get('users', activity.userId)
     const submitterOrganization = submitter?.organizationId ?? activity.callerOrganizationId
     // The activity runs as its submitter; its failure is recorded on it, not on the vote.
-    await executeActivity(tx, service, ctx.registry, activity, organization, {
-      userId: activity.userId,
-      organizationId: submitterOrganization,
-      credential: { kind: 'API_KEY', id: activity.credentialId, publicKey: '', scheme: '', signature: '' },
-      readOnly: false,
+    await executeActivity({
+      tx,
+      service,
+      registry: ctx.registry,
+      row: activity,
+      organization,
+      caller: {
+        userId: activity.userId,
+        organizationId: submitterOrganization,
+        credential: { kind: 'API_KEY', id: activity.credentialId, publicKey: '', scheme: '', signature: '' },
+        readOnly: false,
+      },
     })
   } else if (outcome === 'OUTCOME_REJECTED') {
     await tx.put('activities', { ...activity, status: 'ACTIVITY_STATUS_REJECTED', updatedAt: service.now() })

@@ -64,7 +64,7 @@ async function callerOf(
 const webCryptoKeys = new Map<string, Promise<CryptoKey>>()
 
 /**
- * P-256 stamps verified natively (WebCrypto is ~20x faster than pure-JS verification). Its "no"
+ * P-256 stamps verified natively (WebCrypto is far faster than pure-JS verification). Its "no"
  * is final: a signature that does not verify, or does not parse, is refused here. Only a runtime
  * without WebCrypto answers undefined, and the caller verifies in JS; falling back on every bad
  * signature would let anyone who knows a public key make each request cost a pure-JS verification.
@@ -99,9 +99,7 @@ export async function verifyP256WithWebCrypto(
 async function authenticateApiKey(
   service: Runtime,
   header: string,
-  body: Uint8Array,
-  targetOrganizationId: string | undefined,
-  reads: Reads,
+  { bytes, organizationId, reads = service.store }: StampedRequest,
 ): Promise<Caller> {
   let stamp: ApiKeyStamp
   try {
@@ -110,7 +108,7 @@ async function authenticateApiKey(
     throw new ApiError('STAMP_MALFORMED', `${STAMP_HEADER} is malformed: ${(error as Error).message}`)
   }
   const publicKey = stamp.publicKey.toLowerCase()
-  const key = await pick(reads, await reads.findBy('apiKeys', 'publicKey', publicKey), targetOrganizationId)
+  const key = await pick(reads, await reads.findBy('apiKeys', 'publicKey', publicKey), organizationId)
   if (!key) throw new ApiError('PUBLIC_KEY_NOT_FOUND', SESSION_KEY_MESSAGES.notFound)
   if (!SCHEMES_OF_CURVE[key.curve].includes(stamp.scheme))
     throw new ApiError(
@@ -121,8 +119,8 @@ async function authenticateApiKey(
   try {
     valid =
       (stamp.scheme === 'SIGNATURE_SCHEME_TK_API_P256'
-        ? await (service.options.verifyP256 ?? verifyP256WithWebCrypto)(publicKey, stamp.signature, body)
-        : undefined) ?? verifyApiKeyStamp({ ...stamp, publicKey }, body)
+        ? await (service.options.verifyP256 ?? verifyP256WithWebCrypto)(publicKey, stamp.signature, bytes)
+        : undefined) ?? verifyApiKeyStamp({ ...stamp, publicKey }, bytes)
   } catch {
     valid = false
   }
@@ -171,17 +169,16 @@ function originOf(clientDataJson: string): string {
 async function authenticateWebAuthn(
   service: Runtime,
   header: string,
-  body: Uint8Array,
-  targetOrganizationId: string | undefined,
+  { bytes, organizationId }: StampedRequest,
 ): Promise<Caller> {
   const stamp = parseWebAuthnStamp(header)
   const authenticator: AuthenticatorRow | undefined = await pick(
     service.store,
     await service.store.findBy('authenticators', 'credentialId', stamp.credentialId.replace(/=+$/, '')),
-    targetOrganizationId,
+    organizationId,
   )
   if (!authenticator) throw new ApiError('PUBLIC_KEY_NOT_FOUND', SESSION_KEY_MESSAGES.notFound)
-  const challenge = base64url(webAuthnChallengeOf(body))
+  const challenge = base64url(webAuthnChallengeOf(bytes))
   let verification: Awaited<ReturnType<typeof verifyAuthenticationResponse>>
   try {
     verification = await verifyAuthenticationResponse({
@@ -261,29 +258,36 @@ export function base64urlToBytes(text: string): Uint8Array<ArrayBuffer> {
   return bytes
 }
 
+/** A stamped request as authentication sees it. */
+export interface StampedRequest {
+  headers: Headers
+  /** The raw body, as stamped. */
+  bytes: Uint8Array
+  /** Activities must be stamped; queries also accept a read-only session. */
+  route: 'submit' | 'query'
+  /** The organization the body names: of credentials sharing a public key, the one there wins. */
+  organizationId: string | undefined
+  /** The request's prefetched reads (`requestReads`); the store when absent. */
+  reads?: Reads
+}
+
 /**
  * Establishes the caller from the request's stamp: `X-Stamp` (API key, all four schemes, over the
  * raw body bytes), `X-Stamp-WebAuthn` (passkey assertion whose challenge is the body's hash),
  * or, on query routes only, `X-Session` (read-only session JWT). An API key's credential, user and
- * the target organization are read through `reads` (the request's prefetched reads).
+ * the target organization are read through `request.reads`.
  */
-export async function authenticate(
-  service: Runtime,
-  headers: Headers,
-  body: Uint8Array,
-  route: 'submit' | 'query',
-  targetOrganizationId: string | undefined,
-  reads: Reads = service.store,
-): Promise<Caller> {
+export async function authenticate(service: Runtime, request: StampedRequest): Promise<Caller> {
+  const { headers, bytes, route, organizationId } = request
   const apiStamp = headers.get(STAMP_HEADER)
-  if (apiStamp) return authenticateApiKey(service, apiStamp, body, targetOrganizationId, reads)
+  if (apiStamp) return authenticateApiKey(service, apiStamp, request)
   const webauthnStamp = headers.get(WEBAUTHN_STAMP_HEADER)
-  if (webauthnStamp) return authenticateWebAuthn(service, webauthnStamp, body, targetOrganizationId)
+  if (webauthnStamp) return authenticateWebAuthn(service, webauthnStamp, request)
   // Plugins' own stamps (the sign-in wing's X-Stamp-Attested: a key a token vouches for).
   if (route === 'submit')
     for (const [name, verify] of service.options.stampVerifiers ?? []) {
       const stamp = headers.get(name)
-      if (stamp) return verify(service, stamp, body, targetOrganizationId)
+      if (stamp) return verify(service, stamp, bytes, organizationId)
     }
   const session = headers.get(SESSION_HEADER)
   if (session) {

@@ -4,6 +4,7 @@ import { Hono } from 'hono'
 import { publicJwk } from '../crypto/index.ts'
 import type { Runtime } from '../Runtime.ts'
 import type { Registry } from '../registry.ts'
+import { corsGrant } from './corsGrant.ts'
 import { originAllowed } from './originPolicy.ts'
 import type { PipelineEnv } from './readJson.ts'
 import { readJson } from './readJson.ts'
@@ -17,31 +18,19 @@ import { submitActivity } from './submitActivity.ts'
 export function activityApi(service: Runtime, registry: Registry): Hono<PipelineEnv> {
   const app = new Hono<PipelineEnv>()
   // Only pages the operator allowed (or loopback dev pages) may read answers; see originPolicy.
-  // The headers are set before the handler answers, so its answer is written as it was made
-  // (a header added afterwards makes the Node adapter rebuild the whole response).
-  const allowMethods = 'GET,POST,OPTIONS'
-  const allowHeaders = CORS_ALLOWED_HEADERS.join(',')
+  const grant = corsGrant({ methods: ['GET', 'POST', 'OPTIONS'], headers: CORS_ALLOWED_HEADERS })
   app.use('*', async (c, next) => {
-    c.header('Vary', 'Origin')
     const origin = c.req.header('origin')
-    if (origin && (await originAllowed(service, c, origin))) c.header('Access-Control-Allow-Origin', origin)
-    if (c.req.method !== 'OPTIONS') return next()
-    c.header('Vary', 'Access-Control-Request-Headers', { append: true })
-    c.header('Access-Control-Max-Age', '600')
-    c.header('Access-Control-Allow-Methods', allowMethods)
-    c.header('Access-Control-Allow-Headers', allowHeaders)
-    return c.body(null, 204)
+    grant(c, origin && (await originAllowed(service, c, origin)) ? origin : undefined)
+    return c.req.method === 'OPTIONS' ? c.body(null, 204) : next()
   })
   app.post('/v1/submit/:path', async (c) => {
-    const { bytes, json } = await readJson(c)
-    return c.json(
-      await submitActivity(service, registry, c.req.param('path'), c.req.raw.headers, bytes, json),
-    )
+    const request = { path: c.req.param('path'), headers: c.req.raw.headers, ...(await readJson(c)) }
+    return c.json(await submitActivity(service, registry, request))
   })
   app.post('/v1/query/:path', async (c) => {
-    const { bytes, json } = await readJson(c)
-    const reply = await runQuery(service, registry, c.req.param('path'), c.req.raw.headers, bytes, json)
-    return c.json(reply as object)
+    const request = { path: c.req.param('path'), headers: c.req.raw.headers, ...(await readJson(c)) }
+    return c.json((await runQuery(service, registry, request)) as object)
   })
   app.get('/v1/jwks', (c) => c.json({ keys: [publicJwk(hexToBytes(service.sessionPublicKey), 'session')] }))
   app.get('/v1/signer', (c) =>

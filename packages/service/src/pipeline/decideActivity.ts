@@ -46,13 +46,19 @@ export interface DecisionInput {
 
 type Evaluation = { policyId: string; outcome: PolicyOutcome }
 
+/**
+ * Records one decision on `activity` as a policy evaluation: its outcome first (no policyId), then
+ * each policy's, and the vote that led to it if one did.
+ */
 export async function recordEvaluation(
   tx: Transaction,
   service: Runtime,
   activity: ActivityRow,
-  outcome: PolicyOutcome,
-  voteId = '',
-  evaluations: readonly Evaluation[] = [],
+  {
+    outcome,
+    voteId = '',
+    evaluations = [],
+  }: { outcome: PolicyOutcome; voteId?: string; evaluations?: readonly Evaluation[] },
 ): Promise<void> {
   const now = service.now()
   await tx.put('policyEvaluations', {
@@ -66,13 +72,17 @@ export async function recordEvaluation(
   })
 }
 
-export async function recordVote(
-  tx: Transaction,
-  service: Runtime,
-  activity: ActivityRow,
-  caller: Caller,
-  selection: 'VOTE_SELECTION_APPROVED' | 'VOTE_SELECTION_REJECTED',
-): Promise<string> {
+/**
+ * Records `caller`'s vote on `activity` and returns its id. Votes are open to every user of the
+ * organization; `decideAfterVote` judges what they add up to.
+ */
+export async function recordVote({
+  tx,
+  service,
+  activity,
+  caller,
+  selection,
+}: Omit<VoteInput, 'organization'>): Promise<string> {
   const now = service.now()
   const id = service.newId()
   await tx.put('votes', {
@@ -90,8 +100,6 @@ export async function recordVote(
   })
   return id
 }
-
-/** Votes are open to every user of the organization; `decideAfterVote` judges what they add up to. */
 
 /** The credential behind a vote (votes keep the stamp's public key). */
 async function approvalOf(reads: Reads, vote: VoteRow): Promise<Approval> {
@@ -176,26 +184,32 @@ export async function decideActivity({
   const isRoot = sameOrganization && organization.rootUserIds.includes(caller.userId)
   const admitted = handler.selfService || (handler.allowNonRoot && vouched)
   if (!sameOrganization || (!isRoot && admitted)) {
-    await recordEvaluation(tx, service, row, 'OUTCOME_ALLOW')
+    await recordEvaluation(tx, service, row, { outcome: 'OUTCOME_ALLOW' })
     return { outcome: 'OUTCOME_ALLOW' }
   }
   const rootQuorumMet = isRoot && (organization.rootQuorumThreshold <= 1 || Boolean(handler.skipConsensus))
   const approvals = [{ userId: caller.userId, credentialId: caller.credential.id }]
   const { outcome: policyOutcome, evaluations } = await evaluate(tx, row, approvals, rootQuorumMet)
   if (rootQuorumMet || policyOutcome === 'OUTCOME_ALLOW') {
-    await recordEvaluation(tx, service, row, 'OUTCOME_ALLOW', '', evaluations)
+    await recordEvaluation(tx, service, row, { outcome: 'OUTCOME_ALLOW', evaluations })
     return { outcome: 'OUTCOME_ALLOW' }
   }
   // A root user below the threshold waits for the root quorum whatever the policies say (the
   // quorum overrides them); a matching ALLOW with unmet consensus waits for its approvers.
   if (isRoot || policyOutcome === 'OUTCOME_REQUIRES_CONSENSUS') {
-    const voteId = await recordVote(tx, service, row, caller, 'VOTE_SELECTION_APPROVED')
-    await recordEvaluation(tx, service, row, 'OUTCOME_REQUIRES_CONSENSUS', voteId, evaluations)
+    const voteId = await recordVote({
+      tx,
+      service,
+      activity: row,
+      caller,
+      selection: 'VOTE_SELECTION_APPROVED',
+    })
+    await recordEvaluation(tx, service, row, { outcome: 'OUTCOME_REQUIRES_CONSENSUS', voteId, evaluations })
     return { outcome: 'OUTCOME_REQUIRES_CONSENSUS' }
   }
   const outcome =
     policyOutcome === 'OUTCOME_DENY_EXPLICIT' ? 'OUTCOME_DENY_EXPLICIT' : 'OUTCOME_DENY_IMPLICIT'
-  await recordEvaluation(tx, service, row, outcome, '', evaluations)
+  await recordEvaluation(tx, service, row, { outcome, evaluations })
   return { outcome, error: await refusal(outcome, tx, row, evaluations) }
 }
 
@@ -230,7 +244,7 @@ export async function decideAfterVote({
       `you already voted on activity ${activity.id}`,
       'parameters.fingerprint',
     )
-  const voteId = await recordVote(tx, service, activity, caller, selection)
+  const voteId = await recordVote({ tx, service, activity, caller, selection })
   const votes = await tx.findBy('votes', 'activityId', activity.id)
   const approved = votes.filter((vote) => vote.selection === 'VOTE_SELECTION_APPROVED')
   const rejectedBy = new Set(
@@ -263,6 +277,6 @@ export async function decideAfterVote({
       !quorumPossible && (await evaluate(tx, activity, hopeful, false)).outcome === 'OUTCOME_ALLOW'
     outcome = quorumPossible || policiesPossible ? 'OUTCOME_REQUIRES_CONSENSUS' : 'OUTCOME_REJECTED'
   }
-  await recordEvaluation(tx, service, activity, outcome, voteId, now.evaluations)
+  await recordEvaluation(tx, service, activity, { outcome, voteId, evaluations: now.evaluations })
   return outcome
 }

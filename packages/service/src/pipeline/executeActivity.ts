@@ -1,8 +1,7 @@
 import type { ActivityPath } from '@latchkey/protocol'
 import { ApiError } from '../errors.ts'
-import type { Runtime } from '../Runtime.ts'
-import type { ActivityContext, ActivityHandler, Caller, Registry } from '../registry.ts'
-import type { ActivityRow, OrganizationRow, VoteRow } from '../store/model.ts'
+import type { ActivityContext, ActivityHandler, PrepareContext } from '../registry.ts'
+import type { ActivityRow, VoteRow } from '../store/model.ts'
 import { isDatabaseError, type Transaction } from '../store/Store.ts'
 import { toApiError } from './errorResponse.ts'
 import { Reader } from './Reader.ts'
@@ -17,33 +16,53 @@ export interface Execution {
 }
 
 /**
+ * The context of a handler's `prepare` and `precompute` (where the activity acts, who asked for
+ * it), as of now: the one place it is made, for a new activity and one run after a vote alike.
+ */
+export function prepareContext({
+  service,
+  registry,
+  organization,
+  caller,
+  activityId,
+}: Omit<PrepareContext, 'now'>): PrepareContext {
+  return { service, registry, now: service.now(), organization, caller, activityId }
+}
+
+/** What `prepare` gave: its value, or what it threw. */
+export interface Prepared {
+  value?: unknown
+  error?: unknown
+}
+
+export interface ExecutionInput extends Omit<PrepareContext, 'now' | 'activityId'> {
+  tx: Transaction
+  /** The activity's row; its id is the activity's. */
+  row: ActivityRow
+  /** The parameters parsed when the request came in (absent: parsed again from the row's intent). */
+  parameters?: unknown
+  /** What `prepare` gave before the transaction (absent: `prepare` runs here, inside it). */
+  prepared?: Prepared
+  /** What `precompute` resolved to for this request. */
+  precomputed?: unknown
+}
+
+/**
  * Runs an activity's handler inside `tx` and stores its outcome on the activity row. A handler
  * that throws has its writes rolled back (the row becomes FAILED with the error), and the error
- * is returned for the caller to answer with. `parameters` are the ones parsed when the request
- * came in; an activity that waited for consensus is parsed again from its stored intent.
+ * is returned for the caller to answer with. An activity that waited for consensus has no
+ * parameters, preparation or precomputation from its request: it is parsed again from its stored
+ * intent and prepared here.
  */
-export async function executeActivity(
-  tx: Transaction,
-  service: Runtime,
-  registry: Registry,
-  row: ActivityRow,
-  organization: OrganizationRow,
-  caller: Caller,
-  parameters?: unknown,
-  prepared?: { value?: unknown; error?: unknown },
-  precomputed?: unknown,
-): Promise<Execution> {
+export async function executeActivity(input: ExecutionInput): Promise<Execution> {
+  const { tx, service, registry, row, parameters, prepared, precomputed } = input
   const handler = registry.activities.get(row.path as ActivityPath) as ActivityHandler | undefined
   // The handler's writes are undone if it throws (only a handler that writes costs a savepoint).
   const savepoint = tx.lazySavepoint()
+  const scope = prepareContext({ ...input, activityId: row.id })
   const ctx: ActivityContext & { respondWith?: string } = {
     tx,
-    service,
-    registry,
-    now: service.now(),
-    organization,
-    caller,
-    activityId: row.id,
+    ...scope,
     newId: () => service.newId(),
     ...(precomputed === undefined ? {} : { precomputed }),
   }
@@ -52,11 +71,7 @@ export async function executeActivity(
     const parsed = parameters ?? handler.parse(new Reader(row.intent, 'parameters'))
     if (prepared?.error !== undefined) throw prepared.error
     if (prepared) ctx.prepared = prepared.value
-    else if (handler.prepare)
-      ctx.prepared = await handler.prepare(
-        { service, registry, now: ctx.now, organization, caller, activityId: row.id },
-        parsed as never,
-      )
+    else if (handler.prepare) ctx.prepared = await handler.prepare(scope, parsed as never)
     const result = await handler.run(ctx, parsed as never)
     savepoint.end()
     const done = await tx.put('activities', {

@@ -1,6 +1,7 @@
 import type { Context, MiddlewareHandler } from 'hono'
 import { ApiError } from '../errors.ts'
 import type { Runtime } from '../Runtime.ts'
+import { type CorsGrantOptions, corsGrant } from './corsGrant.ts'
 
 /**
  * Which browser origins may read the service's answers, and which clients may use its dev routes.
@@ -63,10 +64,8 @@ const refuse = (message: string) => new ApiError('ORIGIN_NOT_ALLOWED', message)
  * in-process and loopback clients only, and browsers only from allowed origins, which get a CORS
  * grant for exactly their origin (never `*`). Preflights of allowed origins are answered here.
  */
-export function localOnly(
-  service: Runtime,
-  cors: { methods: string[]; headers: readonly string[] },
-): MiddlewareHandler {
+export function localOnly(service: Runtime, cors: CorsGrantOptions): MiddlewareHandler {
+  const grant = corsGrant(cors)
   return async (c, next) => {
     const address = clientAddress(c)
     if (address !== undefined && !isLoopbackAddress(address))
@@ -79,14 +78,8 @@ export function localOnly(
         throw refuse(
           `origin ${origin.slice(0, 200)} may not use development routes; add it with --allowed-origins or the auth-proxy settings' allowedOrigins`,
         )
-      c.header('Access-Control-Allow-Origin', origin)
-      c.header('Vary', 'Origin')
-      if (c.req.method === 'OPTIONS') {
-        c.header('Access-Control-Allow-Methods', cors.methods.join(', '))
-        c.header('Access-Control-Allow-Headers', cors.headers.join(', '))
-        c.header('Access-Control-Max-Age', '600')
-        return c.body(null, 204)
-      }
+      grant(c, origin)
+      if (c.req.method === 'OPTIONS') return c.body(null, 204)
     }
     await next()
   }

@@ -1,10 +1,9 @@
 import { request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
-import { PROXY_CONFIG_HEADER } from '@latchkey/protocol'
+import { PROXY_CONFIG_HEADER, PROXY_NONCE_HEADER } from '@latchkey/protocol'
 import { describe, expect, it } from 'vitest'
 import { createHarness, type Harness } from '../testing/harness.ts'
-import { PROXY_NONCE_HEADER } from './submitActivity.ts'
 
 /** The route families' body-size limits and JSON checks, through `app.request()` (no port). */
 

@@ -1,47 +1,47 @@
-import { authenticate } from '../auth/authenticate.ts'
 import { ApiError } from '../errors.ts'
 import type { Runtime } from '../Runtime.ts'
-import type { Registry } from '../registry.ts'
+import type { QueryHandler, Registry } from '../registry.ts'
+import { type AdmissionRules, admit, type PublicRequest } from './admit.ts'
 import { checkTimestamp } from './checkTimestamp.ts'
-import { Reader } from './Reader.ts'
-import { requestReads } from './requestReads.ts'
-import { requireOrganization } from './requireOrganization.ts'
 
 /**
- * `POST /public/v1/query/<path>` after the body was read: authenticate (stamp or read-only
- * session), check liveness when a `timestampMs` is present, then authorise: a caller reads its
- * own organization, and a parent organization's users read its sub-organizations.
+ * How a query is let in: its liveness is checked when a `timestampMs` is present (a read-only
+ * session sends none), and a caller reads its own organization, a parent organization's users
+ * (not read-only sessions) its sub-organizations.
+ */
+const queryRules: AdmissionRules<QueryHandler> = {
+  kind: 'query',
+  handlerOf: (registry, path) => registry.queries.get(path),
+  checkBody(service, body) {
+    if (body.has('timestampMs')) checkTimestamp(service, body)
+  },
+  organizationOf({ caller, named: organization }) {
+    const allowed =
+      caller.organizationId === organization.id ||
+      (!caller.readOnly && caller.organizationId === organization.parentOrganizationId)
+    if (!allowed)
+      throw new ApiError(
+        'PERMISSION_DENIED',
+        `your credential belongs to organization ${caller.organizationId}, which cannot read ${organization.id}`,
+        'organizationId',
+      )
+    return organization
+  },
+}
+
+/**
+ * `POST /public/v1/query/<path>` after the body was read: admit it (stamp or read-only session),
+ * then parse the body and run the query on committed state.
  */
 export async function runQuery(
   service: Runtime,
   registry: Registry,
-  path: string,
-  headers: Headers,
-  bytes: Uint8Array,
-  json: Record<string, unknown>,
+  request: PublicRequest,
 ): Promise<unknown> {
-  const handler = registry.queries.get(path)
-  if (!handler) throw new ApiError('ROUTE_NOT_FOUND', `no query at /public/v1/query/${path.slice(0, 80)}`)
-  const target = typeof json.organizationId === 'string' ? json.organizationId : undefined
-  const reads = await requestReads(service, registry, headers, target)
-  const caller = await authenticate(service, headers, bytes, 'query', target, reads)
-  const body = new Reader(json, '')
-  if (body.has('timestampMs')) checkTimestamp(service, body)
-  const organization = await requireOrganization(reads, body.string('organizationId', { max: 200 }))
-  const allowed =
-    caller.organizationId === organization.id ||
-    (!caller.readOnly && caller.organizationId === organization.parentOrganizationId)
-  if (!allowed)
-    throw new ApiError(
-      'PERMISSION_DENIED',
-      `your credential belongs to organization ${caller.organizationId}, which cannot read ${organization.id}`,
-      'organizationId',
-    )
-  for (const plugin of registry.plugins)
-    await plugin.authorize?.({ kind: 'query', path, caller, organization, reads }, service)
-  const request = handler.parse(body)
+  const { handler, caller, organization, body } = await admit(service, registry, queryRules, request)
+  const parameters = handler.parse(body)
   return handler.run(
     { store: service.store, service, registry, now: service.now(), organization, caller },
-    request,
+    parameters,
   )
 }

@@ -7,27 +7,22 @@ import {
 } from '@latchkey/protocol'
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, concatBytes, utf8ToBytes } from '@noble/hashes/utils.js'
-import { authenticate } from '../auth/authenticate.ts'
 import { ApiError } from '../errors.ts'
 import type { Runtime } from '../Runtime.ts'
-import type { ActivityHandler, Registry } from '../registry.ts'
-import type { ActivityRow } from '../store/model.ts'
-import { isDatabaseError, type Transaction } from '../store/Store.ts'
+import type { ActivityHandler, Caller, Registry } from '../registry.ts'
+import type { ActivityRow, OrganizationRow } from '../store/model.ts'
+import { isDatabaseError, type Reads, type Transaction } from '../store/Store.ts'
+import { type AdmissionRules, admit, type PublicRequest } from './admit.ts'
 import { checkTimestamp } from './checkTimestamp.ts'
 import { decideActivity } from './decideActivity.ts'
-import { type Execution, executeActivity } from './executeActivity.ts'
-import { Reader } from './Reader.ts'
+import { type Execution, executeActivity, type Prepared, prepareContext } from './executeActivity.ts'
 import { renderActivity } from './renderActivity.ts'
-import { requestReads } from './requestReads.ts'
-import { requireOrganization } from './requireOrganization.ts'
 
 export interface SubmitOutcome {
   activity: Activity
 }
 
 /** The error an activity failed with, as stored on its row. */
-export { PROXY_NONCE_HEADER }
-
 const storedError = (row: ActivityRow): ApiError | undefined =>
   row.failure
     ? new ApiError(
@@ -38,145 +33,220 @@ const storedError = (row: ActivityRow): ApiError | undefined =>
     : undefined
 
 /**
- * `POST /public/v1/submit/<path>` after the body was read: authenticate (against the raw
- * bytes), check type, liveness and organization, parse the parameters once, then in one
- * transaction record the activity, decide on it and run it (or leave it awaiting consensus).
+ * How an activity is let in: its body names the activity's type and is live, and the caller acts in
+ * its own organization, or (where the handler allows it) as a parent organization's user in a
+ * sub-organization, or as a sub-organization's user naming its parent.
+ */
+const activityRules: AdmissionRules<ActivityHandler> = {
+  kind: 'activity',
+  handlerOf: (registry, path) =>
+    ACTIVITIES[path as ActivityPath]
+      ? (registry.activities.get(path as ActivityPath) as ActivityHandler | undefined)
+      : undefined,
+  checkBody(service, body, path) {
+    const expected = ACTIVITIES[path as ActivityPath].type
+    const type = body.string('type', { max: 200 })
+    if (type !== expected)
+      throw new ApiError(
+        'ACTIVITY_TYPE_MISMATCH',
+        `type must be ${expected} for ${path}, got ${type}`,
+        'type',
+      )
+    checkTimestamp(service, body)
+  },
+  async organizationOf({ path, handler, caller, named, reads }) {
+    // A sub-organization's user naming the parent (passkey login before the client knows its
+    // sub-organization) acts in its own sub-organization when the handler allows it.
+    const callerOrganization =
+      caller.organizationId === named.id ? named : await reads.get('organizations', caller.organizationId)
+    const organization =
+      handler.resolveSubOrganization && callerOrganization?.parentOrganizationId === named.id
+        ? callerOrganization
+        : named
+    const sameOrganization = caller.organizationId === organization.id
+    const fromParent = caller.organizationId === organization.parentOrganizationId
+    if (!sameOrganization && !(fromParent && handler.allowParentOrganization))
+      throw new ApiError(
+        'PERMISSION_DENIED',
+        fromParent
+          ? `${path} must be submitted by a user of organization ${organization.id}, not by its parent organization`
+          : `your key belongs to organization ${caller.organizationId}, not ${organization.id}`,
+        'organizationId',
+      )
+    return organization
+  },
+}
+
+/** An admitted activity, as the phases after admission see it. */
+interface Submission {
+  service: Runtime
+  registry: Registry
+  path: string
+  handler: ActivityHandler
+  caller: Caller
+  /** The organization it acts in. */
+  organization: OrganizationRow
+  /** The `parameters` object as sent, recorded as the activity's intent. */
+  intent: Record<string, unknown>
+  /** The parameters as the handler parsed them. */
+  parameters: unknown
+  /** A plugin vouches for the caller on this path (`ServicePlugin.vouchesFor`). */
+  vouched: boolean
+  fingerprint: string
+  activityId: string
+}
+
+/**
+ * `POST /public/v1/submit/<path>` after the body was read: admit it (authenticated against the raw
+ * bytes; type, liveness, organization), parse the parameters once, start its key work, prepare it
+ * outside any transaction if the decision would allow it, then in one transaction record the
+ * activity, decide on it and run it (or leave it awaiting consensus), and answer with it.
  */
 export async function submitActivity(
   service: Runtime,
   registry: Registry,
-  path: string,
-  headers: Headers,
-  bytes: Uint8Array,
-  json: Record<string, unknown>,
+  request: PublicRequest,
 ): Promise<SubmitOutcome> {
-  const definition = ACTIVITIES[path as ActivityPath]
-  const handler = registry.activities.get(path as ActivityPath) as ActivityHandler | undefined
-  if (!definition || !handler)
-    throw new ApiError('ROUTE_NOT_FOUND', `no activity at /public/v1/submit/${path.slice(0, 80)}`)
-  const target = typeof json.organizationId === 'string' ? json.organizationId : undefined
-  const reads = await requestReads(service, registry, headers, target)
-  const caller = await authenticate(service, headers, bytes, 'submit', target, reads)
-  const body = new Reader(json, '')
-  const type = body.string('type', { max: 200 })
-  if (type !== definition.type)
-    throw new ApiError(
-      'ACTIVITY_TYPE_MISMATCH',
-      `type must be ${definition.type} for ${path}, got ${type}`,
-      'type',
-    )
-  checkTimestamp(service, body)
-  const named = await requireOrganization(reads, body.string('organizationId', { max: 200 }))
-  // A sub-organization's user naming the parent (passkey login before the client knows its
-  // sub-organization) acts in its own sub-organization when the handler allows it.
-  const callerOrganization =
-    caller.organizationId === named.id ? named : await reads.get('organizations', caller.organizationId)
-  const organization =
-    handler.resolveSubOrganization && callerOrganization?.parentOrganizationId === named.id
-      ? callerOrganization
-      : named
-  const sameOrganization = caller.organizationId === organization.id
-  const fromParent = caller.organizationId === organization.parentOrganizationId
-  if (!sameOrganization && !(fromParent && handler.allowParentOrganization))
-    throw new ApiError(
-      'PERMISSION_DENIED',
-      fromParent
-        ? `${path} must be submitted by a user of organization ${organization.id}, not by its parent organization`
-        : `your key belongs to organization ${caller.organizationId}, not ${organization.id}`,
-      'organizationId',
-    )
-  for (const plugin of registry.plugins)
-    await plugin.authorize?.({ kind: 'activity', path, caller, organization, reads }, service)
-  const parametersReader = body.object('parameters')
-  const parameters = handler.parse(parametersReader)
+  const { handler, caller, organization, body, reads } = await admit(
+    service,
+    registry,
+    activityRules,
+    request,
+  )
+  const intent = body.object('parameters')
+  const parameters = handler.parse(intent)
+  const { path } = request
+  const vouched = await vouchedFor(service, registry, { path, caller, organization, reads })
+  const fingerprint = await fingerprintOf(service, registry, caller, request)
+  const submission: Submission = {
+    service,
+    registry,
+    path,
+    handler,
+    caller,
+    organization,
+    intent: intent.value,
+    parameters,
+    vouched,
+    fingerprint,
+    activityId: service.newId(),
+  }
+  const precomputed = await precompute(submission)
+  const prepared = await prepare(submission)
+  return answer(submission, await record(submission, { prepared, precomputed }))
+}
 
+/** True when a plugin vouches for the caller on this path (`ServicePlugin.vouchesFor`); every plugin is asked. */
+async function vouchedFor(
+  service: Runtime,
+  registry: Registry,
+  request: { path: string; caller: Caller; organization: OrganizationRow; reads: Reads },
+): Promise<boolean> {
   let vouched = false
-  for (const plugin of registry.plugins)
-    if (await plugin.vouchesFor?.({ path, caller, organization, reads }, service)) vouched = true
-  // The fingerprint binds the body to the credential that stamped it: the same bytes from the same
-  // credential are a replay, the same bytes from another root user are a distinct activity. A
-  // plugin's own user (the auth proxy, whose key never leaves the service) may add a nonce, so two
-  // instances forwarding identical calls in one millisecond make two activities; anyone else's
-  // nonce header is ignored, so it cannot turn a replay into a new activity.
+  for (const plugin of registry.plugins) if (await plugin.vouchesFor?.(request, service)) vouched = true
+  return vouched
+}
+
+/**
+ * The fingerprint binds the body to the credential that stamped it: the same bytes from the same
+ * credential are a replay, the same bytes from another root user are a distinct activity. A
+ * plugin's own user (the auth proxy, whose key never leaves the service) may add a nonce, so two
+ * instances forwarding identical calls in one millisecond make two activities; anyone else's
+ * nonce header is ignored, so it cannot turn a replay into a new activity.
+ */
+async function fingerprintOf(
+  service: Runtime,
+  registry: Registry,
+  caller: Caller,
+  { headers, bytes }: PublicRequest,
+): Promise<string> {
   const nonceHeader = headers.get(PROXY_NONCE_HEADER)
   let owned = false
   if (nonceHeader)
     for (const plugin of registry.plugins) if (await plugin.ownsCaller?.(caller, service)) owned = true
   const nonce = owned ? (nonceHeader ?? '') : ''
-  const fingerprint = bytesToHex(
+  return bytesToHex(
     sha256(concatBytes(utf8ToBytes(`${caller.credential.id}\n${nonce ? `${nonce}\n` : ''}`), bytes)),
   )
-  const activityId = service.newId()
-  const provisional = (now: number): ActivityRow => ({
-    id: activityId,
-    organizationId: organization.id,
-    path,
-    type: definition.type,
-    status: 'ACTIVITY_STATUS_CREATED',
-    intent: parametersReader.value,
-    fingerprint,
-    userId: caller.userId,
-    credentialId: caller.credential.id,
-    callerOrganizationId: caller.organizationId,
-    createdAt: now,
-    updatedAt: now,
-  })
+}
 
-  // Key work the transaction would otherwise wait on starts now: its reads finish before the
-  // transaction starts (on SQLite they would queue behind it), its CPU work runs on meanwhile.
-  // A precompute that fails is as good as none: `run` does the work (and fails) itself.
-  const precomputed = await handler
-    .precompute?.(
-      { service, registry, now: service.now(), organization, caller, activityId },
-      parameters as never,
-    )
+/** What the phases before the transaction hand it: `prepare`'s result and `precompute`'s. */
+interface Ready {
+  prepared?: Prepared
+  precomputed?: unknown
+}
+
+/** The activity's row before its outcome is known. */
+const provisional = (submission: Submission, now: number): ActivityRow => ({
+  id: submission.activityId,
+  organizationId: submission.organization.id,
+  path: submission.path,
+  type: ACTIVITIES[submission.path as ActivityPath].type,
+  status: 'ACTIVITY_STATUS_CREATED',
+  intent: submission.intent,
+  fingerprint: submission.fingerprint,
+  userId: submission.caller.userId,
+  credentialId: submission.caller.credential.id,
+  callerOrganizationId: submission.caller.organizationId,
+  createdAt: now,
+  updatedAt: now,
+})
+
+/** The decision on the activity, taken in `tx` (a dry run before `prepare`, then for real). */
+const decide = (submission: Submission, tx: Transaction, row: ActivityRow) =>
+  decideActivity({ ...submission, tx, row })
+
+/**
+ * Key work the transaction would otherwise wait on starts now: its reads finish before the
+ * transaction starts (on SQLite they would queue behind it), its CPU work runs on meanwhile.
+ * A precompute that fails is as good as none: `run` does the work (and fails) itself.
+ */
+async function precompute(submission: Submission): Promise<unknown> {
+  return submission.handler
+    .precompute?.(prepareContext(submission), submission.parameters as never)
     .catch(() => undefined)
+}
 
-  // The decision on this activity, taken in `tx` (a dry run below, then for real).
-  const decide = (tx: Transaction, row: ActivityRow) =>
-    decideActivity({ tx, service, row, organization, caller, handler, parameters, vouched })
-
-  // Work that must not hold a transaction (outbound calls, OTP budgets) runs first, and only for
-  // an activity the decision would allow: the decision is taken in a transaction that is rolled
-  // back, then taken again for real below (with whatever changed meanwhile).
-  let prepared: { value?: unknown; error?: unknown } | undefined
-  if (handler.prepare) {
-    const verdict = await service.store
-      .transaction(async (tx) => {
-        if ((await tx.findBy('activities', 'fingerprint', fingerprint))[0]) throw new DryRun('replay')
-        const row = provisional(service.now())
-        const decision = await decide(tx, row)
-        throw new DryRun(decision.outcome)
-      })
-      .catch((error: unknown) => {
-        if (error instanceof DryRun) return error.verdict
-        throw error
-      })
-    if (verdict === 'OUTCOME_ALLOW') {
-      try {
-        prepared = {
-          value: await handler.prepare(
-            { service, registry, now: service.now(), organization, caller, activityId },
-            parameters as never,
-          ),
-        }
-      } catch (error) {
-        // A storage outage is the request's failure, not the activity's: nothing is recorded.
-        if (
-          (error instanceof ApiError && error.errorCode === 'STORAGE_UNAVAILABLE') ||
-          isDatabaseError(error)
-        )
-          throw error
-        prepared = { error }
-      }
-    }
+/**
+ * Work that must not hold a transaction (outbound calls, OTP budgets) runs first, and only for
+ * an activity the decision would allow: the decision is taken in a transaction that is rolled
+ * back, then taken again for real when the activity is recorded (with whatever changed meanwhile).
+ */
+async function prepare(submission: Submission): Promise<Prepared | undefined> {
+  const { service, handler, fingerprint } = submission
+  if (!handler.prepare) return undefined
+  const verdict = await service.store
+    .transaction(async (tx) => {
+      if ((await tx.findBy('activities', 'fingerprint', fingerprint))[0]) throw new DryRun('replay')
+      const row = provisional(submission, service.now())
+      const decision = await decide(submission, tx, row)
+      throw new DryRun(decision.outcome)
+    })
+    .catch((error: unknown) => {
+      if (error instanceof DryRun) return error.verdict
+      throw error
+    })
+  if (verdict !== 'OUTCOME_ALLOW') return undefined
+  try {
+    return { value: await handler.prepare(prepareContext(submission), submission.parameters as never) }
+  } catch (error) {
+    // A storage outage is the request's failure, not the activity's: nothing is recorded.
+    if ((error instanceof ApiError && error.errorCode === 'STORAGE_UNAVAILABLE') || isDatabaseError(error))
+      throw error
+    return { error }
   }
+}
 
-  // An exact replay of a signed request answers with the activity it created. On PostgreSQL a
-  // SERIALIZABLE transaction that read the fingerprint index would conflict with every concurrent
-  // activity inserted into it, so the first run does not look: a replay (or a concurrent
-  // duplicate) fails on the unique index when its row is inserted, and the rerun looks.
-  const outcome = await service.store.transaction(async (tx): Promise<Execution> => {
+/**
+ * The activity's transaction: an exact replay of a signed request answers with the activity it
+ * created; a new activity is decided on and run, left awaiting consensus, or refused.
+ */
+async function record(submission: Submission, ready: Ready): Promise<Execution> {
+  const { service, fingerprint } = submission
+  // On PostgreSQL a SERIALIZABLE transaction that read the fingerprint index would conflict with
+  // every concurrent activity inserted into it, so the first run does not look: a replay (or a
+  // concurrent duplicate) fails on the unique index when its row is inserted, and the rerun looks.
+  return service.store.transaction(async (tx): Promise<Execution> => {
     const replay =
       tx.backend.checksReplayFirst || tx.attempt > 1
         ? (await tx.findBy('activities', 'fingerprint', fingerprint))[0]
@@ -187,40 +257,41 @@ export async function submitActivity(
     }
     // The row is written once, with its outcome, at the end of this transaction (every branch
     // below puts it); nothing in between reads it back.
-    const row = provisional(service.now())
-    const decision = await decide(tx, row)
-    const decided = async (): Promise<Execution> => {
-      switch (decision.outcome) {
-        case 'OUTCOME_ALLOW':
-          return executeActivity(
-            tx,
-            service,
-            registry,
-            row,
-            organization,
-            caller,
-            parameters,
-            prepared,
-            precomputed,
-          )
-        case 'OUTCOME_REQUIRES_CONSENSUS':
-          return { row: await tx.put('activities', { ...row, status: 'ACTIVITY_STATUS_CONSENSUS_NEEDED' }) }
-        default: {
-          const failed = await tx.put('activities', {
-            ...row,
-            status: 'ACTIVITY_STATUS_FAILED',
-            failure: decision.error.toBody() as ActivityRow['failure'] & object,
-          })
-          return { row: failed, error: decision.error }
-        }
-      }
-    }
-    const execution = await decided()
+    const row = provisional(submission, service.now())
+    const execution = await decideAndRun(submission, tx, row, ready)
     // A new activity has no votes but those this transaction cast: the answer needs no lookup.
     return execution.row.id === row.id && !execution.respondWith && !tx.wrote('votes')
       ? { ...execution, votes: [] }
       : execution
   })
+}
+
+/** Decides on the new activity in `tx` and acts on the decision. */
+async function decideAndRun(
+  submission: Submission,
+  tx: Transaction,
+  row: ActivityRow,
+  ready: Ready,
+): Promise<Execution> {
+  const decision = await decide(submission, tx, row)
+  switch (decision.outcome) {
+    case 'OUTCOME_ALLOW':
+      return executeActivity({ ...submission, ...ready, tx, row })
+    case 'OUTCOME_REQUIRES_CONSENSUS':
+      return { row: await tx.put('activities', { ...row, status: 'ACTIVITY_STATUS_CONSENSUS_NEEDED' }) }
+    default: {
+      const failed = await tx.put('activities', {
+        ...row,
+        status: 'ACTIVITY_STATUS_FAILED',
+        failure: decision.error.toBody() as ActivityRow['failure'] & object,
+      })
+      return { row: failed, error: decision.error }
+    }
+  }
+}
+
+/** The answer: the activity as its submitter sees it (a vote answers with the activity voted on). */
+async function answer({ service, caller }: Submission, outcome: Execution): Promise<SubmitOutcome> {
   if (outcome.error) throw outcome.error
   const shown = outcome.respondWith
     ? (await service.store.get('activities', outcome.respondWith))!

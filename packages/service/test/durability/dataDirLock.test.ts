@@ -5,7 +5,8 @@ import { spawn } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, afterEach, expect, it } from 'vitest'
-import { killAll, removeDir, root, type ServiceProcess, startService, tempDir } from './serviceProcess.ts'
+import { killAll, root, type ServiceProcess, startService } from '../support/serviceProcess.ts'
+import { removeDir, tempDir } from './tempDir.ts'
 
 afterEach(killAll)
 const dirs: string[] = []

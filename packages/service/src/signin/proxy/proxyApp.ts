@@ -7,6 +7,7 @@ import {
 } from '@latchkey/protocol'
 import { type Context, Hono, type MiddlewareHandler } from 'hono'
 import { ApiError } from '../../errors.ts'
+import { corsGrant } from '../../pipeline/corsGrant.ts'
 import { Reader } from '../../pipeline/Reader.ts'
 import { type PipelineEnv, parseJsonObject, readBytes } from '../../pipeline/readJson.ts'
 import type { Runtime } from '../../Runtime.ts'
@@ -51,13 +52,7 @@ const ROUTES: { [P in ProxyPath]: ProxyRoute<P> } = {
 }
 
 /** Access-Control-* headers granting `origin`. */
-function grant(c: Context, origin: string): void {
-  c.header('Access-Control-Allow-Origin', origin)
-  c.header('Access-Control-Allow-Methods', 'POST, OPTIONS')
-  c.header('Access-Control-Allow-Headers', CORS_ALLOWED_HEADERS.join(', '))
-  c.header('Access-Control-Max-Age', '600')
-  c.header('Vary', 'Origin')
-}
+const grant = corsGrant({ methods: ['POST', 'OPTIONS'], headers: CORS_ALLOWED_HEADERS })
 
 function revoke(c: Context): void {
   for (const name of ['Allow-Origin', 'Allow-Methods', 'Allow-Headers', 'Max-Age'])

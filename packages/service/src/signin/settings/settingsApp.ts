@@ -178,7 +178,12 @@ export function settingsApp(service: Runtime): Hono<SettingsEnv> {
     const { bytes, json } = await readJson(c)
     const body = new Reader(json, '')
     const organizationId = body.string('organizationId', { max: 200 })
-    const caller = await authenticate(service, c.req.raw.headers, bytes, 'submit', organizationId)
+    const caller = await authenticate(service, {
+      headers: c.req.raw.headers,
+      bytes,
+      route: 'submit',
+      organizationId,
+    })
     checkTimestamp(service, body)
     const organization = await requireOrganization(service.store, organizationId)
     if (organization.parentOrganizationId !== undefined)

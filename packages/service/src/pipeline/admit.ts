@@ -1,0 +1,77 @@
+import { authenticate } from '../auth/authenticate.ts'
+import { ApiError } from '../errors.ts'
+import type { Runtime } from '../Runtime.ts'
+import type { Caller, Registry } from '../registry.ts'
+import type { OrganizationRow } from '../store/model.ts'
+import type { Reads } from '../store/Store.ts'
+import { Reader } from './Reader.ts'
+import { requestReads } from './requestReads.ts'
+import { requireOrganization } from './requireOrganization.ts'
+
+/** A request to the activity API once its body was read. */
+export interface PublicRequest {
+  /** The activity's or query's path (`create_wallet`, `list_wallets`). */
+  path: string
+  headers: Headers
+  /** The raw body, as stamped. */
+  bytes: Uint8Array
+  /** The body, parsed. */
+  json: Record<string, unknown>
+}
+
+/** What a request that was let in brings to its entry. */
+export interface Admission<H> {
+  handler: H
+  caller: Caller
+  /** The organization the request acts in. */
+  organization: OrganizationRow
+  /** The whole body, read field by field. */
+  body: Reader
+  /** The request's reads (`requestReads`). */
+  reads: Reads
+}
+
+/** The parts of admission in which submitting an activity and running a query differ. */
+export interface AdmissionRules<H> {
+  kind: 'activity' | 'query'
+  /** The handler of a path, if there is one (404 otherwise, before anything is read). */
+  handlerOf(registry: Registry, path: string): H | undefined
+  /** Checks the body's own fields once the caller is known: the type, liveness. */
+  checkBody(service: Runtime, body: Reader, path: string): void
+  /** The organization the request acts in, given the one its body names; refuses a caller who may not act there. */
+  organizationOf(request: {
+    path: string
+    handler: H
+    caller: Caller
+    named: OrganizationRow
+    reads: Reads
+  }): Promise<OrganizationRow> | OrganizationRow
+}
+
+/**
+ * Lets a request to the activity API in, the same way for both of its entries: find the path's
+ * handler, read ahead what the request will read, authenticate the caller against the raw
+ * bytes, check the body (`rules.checkBody`), find the organization it acts in and whether the
+ * caller may act there (`rules.organizationOf`), then let every plugin's `authorize` refuse it.
+ */
+export async function admit<H>(
+  service: Runtime,
+  registry: Registry,
+  rules: AdmissionRules<H>,
+  { path, headers, bytes, json }: PublicRequest,
+): Promise<Admission<H>> {
+  const route = rules.kind === 'activity' ? 'submit' : 'query'
+  const handler = rules.handlerOf(registry, path)
+  if (!handler)
+    throw new ApiError('ROUTE_NOT_FOUND', `no ${rules.kind} at /public/v1/${route}/${path.slice(0, 80)}`)
+  const organizationId = typeof json.organizationId === 'string' ? json.organizationId : undefined
+  const reads = await requestReads(service, registry, headers, organizationId)
+  const caller = await authenticate(service, { headers, bytes, route, organizationId, reads })
+  const body = new Reader(json, '')
+  rules.checkBody(service, body, path)
+  const named = await requireOrganization(reads, body.string('organizationId', { max: 200 }))
+  const organization = await rules.organizationOf({ path, handler, caller, named, reads })
+  for (const plugin of registry.plugins)
+    await plugin.authorize?.({ kind: rules.kind, path, caller, organization, reads }, service)
+  return { handler, caller, organization, body, reads }
+}
