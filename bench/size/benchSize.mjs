@@ -7,7 +7,15 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { kb, measureApp, printTable, projectRoot } from './measureApp.mjs'
-import { adapterApps, adapterBaseApps, anchorApp, sizeApps } from './sizeApps.mjs'
+import {
+  adapterApps,
+  adapterBaseApps,
+  anchorApp,
+  joinedApps,
+  queryWagmiApp,
+  sharedPackages,
+  sizeApps,
+} from './sizeApps.mjs'
 
 const anchorDir = join(projectRoot, 'bench/anchor')
 const anchorVersion = '2.4.3'
@@ -153,6 +161,55 @@ if (ours && anchor) {
     `\nanchor / latchkey sign-in app, beyond the baseline: start-up ${startupRatio.toFixed(1)}x, all chunks ${allRatio.toFixed(1)}x`,
   )
 }
+
+/**
+ * Latchkey joining an existing app: start-up cost beyond that app, and whether a package the app
+ * and the kit both use (react-query above all) was bundled once.
+ */
+const joined = await Promise.all(
+  [queryWagmiApp, ...joinedApps].map(async (app) => {
+    try {
+      return [app.name, await measureApp(app)]
+    } catch (error) {
+      return [app.name, error instanceof Error ? error.message.split('\n')[0] : String(error)]
+    }
+  }),
+)
+const joinedBy = Object.fromEntries(joined)
+console.log('\nLatchkey added to an app that already uses react-query and wagmi (gzip -9)\n')
+printTable(
+  [
+    'app',
+    'start-up',
+    'all chunks',
+    'Latchkey start-up',
+    'Latchkey all',
+    'target',
+    'copies of shared packages',
+  ],
+  [queryWagmiApp, ...joinedApps].map((app) => {
+    const size = joinedBy[app.name]
+    if (typeof size === 'string' || !size) return [app.label, 'n/a', 'n/a', '', '', '', String(size ?? '')]
+    const copies = sharedPackages
+      .filter((name) => size.packageRoots.has(name))
+      .map((name) => `${name} ${size.packageRoots.get(name).size}`)
+      .join(', ')
+    if (!('base' in app)) return [app.label, kb(size.startup.total), kb(size.all.total), '', '', '', copies]
+    const base = joinedBy[app.base]
+    if (typeof base === 'string' || !base)
+      return [app.label, kb(size.startup.total), kb(size.all.total), '', '', '', copies]
+    const cost = size.startup.total - base.startup.total
+    return [
+      app.label,
+      kb(size.startup.total),
+      kb(size.all.total),
+      kb(cost),
+      kb(size.all.total - base.all.total),
+      `≤ ${kb(app.target)} ${cost <= app.target ? 'met' : 'OVER'}`,
+      copies,
+    ]
+  }),
+)
 
 /**
  * Adapter entries. Each app is built twice: whole, and with the adapted library left out

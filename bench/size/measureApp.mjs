@@ -64,10 +64,26 @@ export function moduleGroup(id) {
 }
 
 /**
+ * The npm package a module id belongs to and the folder it was installed in, or undefined for
+ * a project source.
+ * @param {string} id
+ */
+export function packageRoot(id) {
+  const clean = id.replace(/^\0/, '').replace(/\?.*$/, '')
+  const at = clean.lastIndexOf(`${sep}node_modules${sep}`)
+  if (at < 0) return undefined
+  const parts = clean.slice(at + 14).split(sep)
+  const name = parts[0]?.startsWith('@') ? `${parts[0]}/${parts[1]}` : (parts[0] ?? '')
+  return { name, folder: clean.slice(0, at + 14 + name.length) }
+}
+
+/**
  * @typedef {{ js: number, css: number, total: number, files: number }} Sizes
  * @typedef {{ fileName: string, gz: number, startup: boolean, parts: [group: string, bytes: number][] }} FileSize
  *   `parts`: the rendered (pre-minify) length of each module group in the file.
- * @typedef {{ name: string, startup: Sizes, all: Sizes, files: FileSize[], ms: number }} AppSize
+ * @typedef {{ name: string, startup: Sizes, all: Sizes, files: FileSize[], ms: number, packageRoots: Map<string, Set<string>> }} AppSize
+ *   `packageRoots`: for each npm package bundled, the folders its modules came from (two folders
+ *   are two copies of the package in the app).
  */
 
 /**
@@ -113,6 +129,8 @@ export async function measureApp({ name, root, aliases = latchkeyAliases, extern
 
   /** @type {FileSize[]} */
   const files = []
+  /** @type {Map<string, Set<string>>} */
+  const packageRoots = new Map()
   for (const o of outputs) {
     const isJs = o.type === 'chunk'
     const isCss = o.type === 'asset' && o.fileName.endsWith('.css')
@@ -120,8 +138,11 @@ export async function measureApp({ name, root, aliases = latchkeyAliases, extern
     /** @type {Map<string, number>} */
     const parts = new Map()
     if (isJs)
-      for (const [id, m] of Object.entries(o.modules))
+      for (const [id, m] of Object.entries(o.modules)) {
         parts.set(moduleGroup(id), (parts.get(moduleGroup(id)) ?? 0) + m.renderedLength)
+        const root = packageRoot(id)
+        if (root) packageRoots.set(root.name, (packageRoots.get(root.name) ?? new Set()).add(root.folder))
+      }
     else parts.set(`CSS ${o.fileName}`, o.source.length)
     files.push({
       fileName: o.fileName,
@@ -141,6 +162,7 @@ export async function measureApp({ name, root, aliases = latchkeyAliases, extern
     startup: sum((f) => f.startup),
     all: sum(() => true),
     files: files.sort((a, b) => b.gz - a.gz),
+    packageRoots,
     ms: Math.round(performance.now() - started),
   }
 }

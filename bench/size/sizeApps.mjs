@@ -35,6 +35,37 @@ export const sizeApps = [
 ]
 
 /**
+ * @typedef {SizeApp & { base: string, target: number }} JoinedApp
+ * Latchkey added to an existing app: `base` names the app without it; the cost is the difference
+ * of their start-up sizes (`target` in bytes of gzip -9).
+ */
+
+/** @type {SizeApp} an app that already uses react-query and wagmi (the common case) */
+export const queryWagmiApp = {
+  name: 'query-wagmi',
+  label: 'react-query + wagmi app (QueryClient, injected connector, connection, balance, a query)',
+  root: join(projectRoot, 'bench/size/apps/query-wagmi'),
+  needs: [],
+  react: true,
+}
+
+/** @type {JoinedApp[]} */
+export const joinedApps = [
+  {
+    name: 'query-wagmi-signin',
+    label: 'the same + <LatchkeyProvider queryClient> + <AuthModal/> + styles.css',
+    root: join(projectRoot, 'bench/size/apps/query-wagmi-signin'),
+    needs: ['src/index.ts', 'src/components/styles.css'],
+    react: true,
+    base: 'query-wagmi',
+    target: 15_000,
+  },
+]
+
+/** Packages that must be bundled once: an app and the kit share them (peer resolution). */
+export const sharedPackages = ['@tanstack/react-query', '@tanstack/query-core', 'react', 'zustand']
+
+/**
  * @typedef {SizeApp & { base: string, library: string }} AdapterApp
  * An entry point that adapts another library (viem, ethers, …). `base` names the app that uses
  * latchkey/core and that library without the adapter; the adapter's cost is the difference of
@@ -103,14 +134,15 @@ export const adapterApps = [
     library: '@solana/kit',
   },
   {
-    // wagmi adapts both wagmi and viem (the connector's provider signs with viem): both left out.
+    // wagmi adapts wagmi (its connector API is @wagmi/core's, which wagmi re-exports) and viem (the
+    // connector's provider signs with viem): all three left out.
     name: 'wagmi',
     label: 'latchkey/wagmi: connector (with latchkey/viem provider)',
     root: join(projectRoot, 'bench/size/apps/wagmi'),
     needs: ['src/wagmi/index.ts'],
     react: false,
     base: 'wagmi-base',
-    library: '(?:wagmi|viem)',
+    library: '(?:wagmi|@wagmi/core|viem)',
   },
 ]
 

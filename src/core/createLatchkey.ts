@@ -1,4 +1,3 @@
-import { refreshSession } from './actions/auth/refreshSession.ts'
 import { ConfigInvalidError } from './errors.ts'
 import { createKeyStore } from './keyStore/createKeyStore.ts'
 import { createPendingOtpStore } from './session/createPendingOtpStore.ts'
@@ -104,7 +103,12 @@ export function createLatchkey(config: LatchkeyConfig): Latchkey {
   }
   stops.push(
     startSessionPersistence(client),
-    startSessionTimers(client, (sessionId) => refreshSession(client, { sessionId })),
+    // Loaded when a session first needs renewing: a page that never gets there never loads it.
+    startSessionTimers(client, (sessionId) =>
+      import('./actions/auth/refreshSession.ts').then(({ refreshSession }) =>
+        refreshSession(client, { sessionId }),
+      ),
+    ),
   )
   return client
 }

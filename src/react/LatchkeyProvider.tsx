@@ -1,8 +1,8 @@
-import { QueryClient } from '@tanstack/react-query'
+import type { QueryClient } from '@tanstack/react-query'
 import { type ReactNode, useEffect, useMemo, useState } from 'react'
 import { hasPendingOAuth } from '../core/actions/auth/pendingOAuth.ts'
 import { createLatchkey, type Latchkey, type LatchkeyConfig } from '../core/createLatchkey.ts'
-import { LatchkeyContext } from './context.ts'
+import { existingQueryClient, LatchkeyContext, type LatchkeyContextValue } from './context.ts'
 
 export type LatchkeyProviderProps = {
   children?: ReactNode
@@ -23,15 +23,19 @@ export type LatchkeyProviderProps = {
 )
 
 /**
- * Provides one Latchkey client and the QueryClient its hooks use. Persisted sessions are read in
+ * Provides one Latchkey client and the QueryClient its hooks use (its own is made by the first
+ * hook that needs one). Persisted sessions are read in
  * an effect, so server rendering and the first client render agree (signed out) and nothing
  * touches browser storage on the server.
  */
 export function LatchkeyProvider(props: LatchkeyProviderProps) {
   const [client] = useState(() => props.client ?? createLatchkey(props.config as LatchkeyConfig))
-  const [ownQueryClient] = useState(() => (props.queryClient ? undefined : new QueryClient()))
-  const queryClient = props.queryClient ?? (ownQueryClient as QueryClient)
-  const { onOAuthRedirectError } = props
+  const [ownQueryClient] = useState<LatchkeyContextValue['ownQueryClient']>(() => ({}))
+  const { queryClient, onOAuthRedirectError } = props
+  const value = useMemo(
+    () => ({ client, appQueryClient: queryClient, ownQueryClient }),
+    [client, queryClient, ownQueryClient],
+  )
   useEffect(() => {
     let cancelled = false
     client
@@ -40,13 +44,13 @@ export function LatchkeyProvider(props: LatchkeyProviderProps) {
         if (cancelled || !hasPendingOAuth(client)) return
         const { completeOAuthRedirect } = await import('../core/actions/auth/completeOAuthRedirect.ts')
         await completeOAuthRedirect(client)
-        await queryClient.invalidateQueries({ queryKey: ['latchkey'] })
+        // No query client yet means no query to refresh.
+        await existingQueryClient(value)?.invalidateQueries({ queryKey: ['latchkey'] })
       })
       .catch((error) => onOAuthRedirectError?.(error))
     return () => {
       cancelled = true
     }
-  }, [client, queryClient, onOAuthRedirectError])
-  const value = useMemo(() => ({ client, queryClient }), [client, queryClient])
+  }, [client, value, onOAuthRedirectError])
   return <LatchkeyContext.Provider value={value}>{props.children}</LatchkeyContext.Provider>
 }

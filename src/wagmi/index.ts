@@ -6,8 +6,9 @@
  * it follows the events of `latchkey/viem`'s EIP-1193 provider, which follows the kit's session
  * store.
  */
+
+import { ChainNotConfiguredError, createConnector } from '@wagmi/core'
 import { type Address, getAddress, SwitchChainError, UserRejectedRequestError } from 'viem'
-import { ChainNotConfiguredError, createConnector } from 'wagmi'
 import { logout } from '../core/actions/auth/logout.ts'
 import type { Latchkey } from '../core/createLatchkey.ts'
 import { isUsable } from '../core/session/sessionMachine.ts'

@@ -12,13 +12,14 @@ import {
 } from 'react'
 import { LatchkeyError } from '../../core/errors.ts'
 import type { Latchkey, Session } from '../../react/index.ts'
-import { useLatchkey, useLogout, useSession } from '../../react/index.ts'
+import { useLatchkey, useSession } from '../../react/index.ts'
 import { Dialog } from '../ui/Dialog.tsx'
 import { Button, Header, Spinner } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
 import { type Ui, useUi } from '../ui/useUi.ts'
 import type { AuthFormProps, authSteps } from './AuthForm.tsx'
 import type { AuthFlowOptions, AuthResult } from './useAuthFlow.ts'
+import { useTriggerLogout } from './useTriggerLogout.ts'
 
 // The dialog body (the steps, their icons and the flow) is its own chunk: the start-up bundle
 // holds only the trigger and the dialog shell. It is prefetched on idle and when the trigger is
@@ -146,7 +147,7 @@ function AuthModalInner(props: AuthModalProps) {
   const ui = useUi({ theme, locale, messages, accent, radius, font })
   const client = useLatchkey()
   const session = useSession()
-  const logout = useLogout()
+  const logout = useTriggerLogout()
   const account = session && (session.status === 'active' || session.status === 'expiring') ? session : null
   const titleId = useId()
   const [innerOpen, setInnerOpen] = useState(false)
@@ -222,7 +223,7 @@ function AuthModalInner(props: AuthModalProps) {
           ) : null}
           {/* One button in both states (same position), so focus returned to it after sign-in stays put. */}
           {account ? (
-            <Button variant="secondary" loading={logout.isPending} onClick={() => logout.mutate({})}>
+            <Button variant="secondary" loading={logout.isPending} onClick={logout.logout}>
               {ui.t('logOut')}
             </Button>
           ) : (

@@ -1,5 +1,4 @@
 import {
-  type QueryClient,
   type UseMutationOptions,
   type UseMutationResult,
   type UseQueryOptions,
@@ -11,7 +10,8 @@ import { useStore } from 'zustand'
 import type { Latchkey } from '../../core/createLatchkey.ts'
 import type { LatchkeyError } from '../../core/errors.ts'
 import type { LatchkeyMutationMeta } from '../../core/query/utils.ts'
-import { useLatchkeyQueryClient } from './useLatchkey.ts'
+import { invalidateAfter } from './invalidateAfter.ts'
+import { useLatchkeyQueryClient } from './useLatchkeyQueryClient.ts'
 
 /** Mutation variables that may be omitted: `mutate()` works (TanStack's idiom needs `void`). */
 // biome-ignore lint/suspicious/noConfusingVoidType: `void` is what lets TanStack's mutate() be called without variables
@@ -56,19 +56,6 @@ export function useLatchkeyQuery<TData>(
   const queryClient = useLatchkeyQueryClient()
   const enabled = (options.enabled ?? true) && (typeof query?.enabled === 'boolean' ? query.enabled : true)
   return useQuery<TData, LatchkeyError, TData>({ ...query, ...options, enabled }, queryClient)
-}
-
-/** Invalidates the query families a mutation names in `meta.invalidates`. */
-export async function invalidateAfter(queryClient: QueryClient, meta: LatchkeyMutationMeta): Promise<void> {
-  // Signing in or out changes every session-scoped read, but not the proxy's feature toggles.
-  if (meta.invalidates.includes('*'))
-    return queryClient.invalidateQueries({
-      queryKey: ['latchkey'],
-      predicate: (query) => query.queryKey[1] !== 'walletKitConfig',
-    })
-  await Promise.all(
-    meta.invalidates.map((name) => queryClient.invalidateQueries({ queryKey: ['latchkey', name] })),
-  )
 }
 
 export function useLatchkeyMutation<TData, TVariables>(

@@ -5,7 +5,7 @@ import type {
 } from '../../core/actions/auth/discoverWallets.ts'
 import type { LatchkeyError } from '../../core/errors.ts'
 import type { QueryParameter } from './internal.ts'
-import { useLatchkeyQueryClient } from './useLatchkey.ts'
+import { useLatchkeyQueryClient } from './useLatchkeyQueryClient.ts'
 
 export type DiscoveredWallets = { ethereum: DiscoveredEthereumWallet[]; solana: DiscoveredSolanaWallet[] }
 export type UseDiscoverWalletsReturnType = UseQueryResult<DiscoveredWallets, LatchkeyError>

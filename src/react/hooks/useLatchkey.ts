@@ -1,4 +1,3 @@
-import { type QueryClient, QueryClientContext } from '@tanstack/react-query'
 import { useContext } from 'react'
 import type { Latchkey } from '../../core/createLatchkey.ts'
 import { LatchkeyContext } from '../context.ts'
@@ -12,13 +11,4 @@ export function useLatchkey(parameters: UseLatchkeyParameters = {}): Latchkey {
   const client = parameters.client ?? context?.client
   if (!client) throw new LatchkeyProviderNotFoundError()
   return client
-}
-
-/** The QueryClient Latchkey hooks use: the provider's, else the nearest QueryClientProvider's. */
-export function useLatchkeyQueryClient(): QueryClient {
-  const context = useContext(LatchkeyContext)
-  const fromReactQuery = useContext(QueryClientContext)
-  const queryClient = context?.queryClient ?? fromReactQuery
-  if (!queryClient) throw new LatchkeyProviderNotFoundError()
-  return queryClient
 }

@@ -3,7 +3,8 @@ import type { GetWalletKitConfigReturnType } from '../../core/actions/proxy/getW
 import type { LatchkeyError } from '../../core/errors.ts'
 import { getWalletKitConfigQueryOptions } from '../../core/query/getWalletKitConfig.ts'
 import type { ClientParameter, QueryParameter } from './internal.ts'
-import { useLatchkey, useLatchkeyQueryClient } from './useLatchkey.ts'
+import { useLatchkey } from './useLatchkey.ts'
+import { useLatchkeyQueryClient } from './useLatchkeyQueryClient.ts'
 
 export type UseWalletKitConfigParameters = ClientParameter & QueryParameter<GetWalletKitConfigReturnType>
 export type UseWalletKitConfigReturnType = UseQueryResult<GetWalletKitConfigReturnType, LatchkeyError>

@@ -1,0 +1,15 @@
+import type { QueryClient } from '@tanstack/react-query'
+import type { LatchkeyMutationMeta } from '../../core/query/utils.ts'
+
+/** Invalidates the query families a mutation names in `meta.invalidates`. */
+export async function invalidateAfter(queryClient: QueryClient, meta: LatchkeyMutationMeta): Promise<void> {
+  // Signing in or out changes every session-scoped read, but not the proxy's feature toggles.
+  if (meta.invalidates.includes('*'))
+    return queryClient.invalidateQueries({
+      queryKey: ['latchkey'],
+      predicate: (query) => query.queryKey[1] !== 'walletKitConfig',
+    })
+  await Promise.all(
+    meta.invalidates.map((name) => queryClient.invalidateQueries({ queryKey: ['latchkey', name] })),
+  )
+}
