@@ -62,7 +62,7 @@ export interface CreateServiceOptions {
   crypto?: (masterKey: Uint8Array) => CryptoRunner
   /**
    * Verifies P-256 stamps: in Node, `nativeVerifyP256` from `@latchkey/service/node` (the CLI
-   * uses it) costs the request thread about half of WebCrypto's verification.
+   * uses it) verifies in libuv's thread pool, off the thread that serves requests.
    * @default WebCrypto
    */
   verifyP256?: (publicKey: string, signature: string, body: Uint8Array) => Promise<boolean>

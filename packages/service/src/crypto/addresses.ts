@@ -128,7 +128,7 @@ function assertKey(format: AddressFormat, publicKey: Uint8Array): 'secp256k1' | 
 }
 
 /**
- * The address string of `publicKey` in `format` (design/protocol.md "Wallets").
+ * The address string of `publicKey` in `format` (the `ADDRESS_FORMAT_*` values of `@latchkey/protocol`).
  * `publicKey`: compressed 33-byte secp256k1 key or 32-byte ed25519 key.
  */
 export function addressFromPublicKey(format: AddressFormat, publicKey: Uint8Array): string {

@@ -35,7 +35,7 @@ export function mnemonicToSeed(mnemonic: string): Uint8Array {
 
 /**
  * BIP-39 seed of a mnemonic (empty passphrase). PBKDF2-HMAC-SHA512 with 2048 rounds runs natively
- * through WebCrypto where available (about 50x faster than in JS); the JS path is the fallback.
+ * through WebCrypto where available (native, far cheaper than in JS); the JS path is the fallback.
  */
 export async function seedOf(mnemonic: string): Promise<Uint8Array> {
   const normalized = normalizeMnemonic(mnemonic)

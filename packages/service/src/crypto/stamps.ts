@@ -103,7 +103,7 @@ function verifyEip191(stamp: ApiKeyStamp, body: Uint8Array): boolean {
 
 /**
  * Verifies an `X-Stamp` against the exact request body bytes, for all four schemes
- * (design/protocol.md "Stamps"). Never throws: garbage yields false.
+ * (the key's curve decides the scheme; see `@latchkey/protocol` `stamp.ts`). Never throws: garbage yields false.
  */
 export function verifyApiKeyStamp(stamp: ApiKeyStamp, body: Uint8Array): boolean {
   try {

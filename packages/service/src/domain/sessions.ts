@@ -34,7 +34,7 @@ export function normalizeSessionPublicKey(publicKey: string, field: string): str
   }
 }
 
-/** Signs a session JWT (ES256, service session key) with the claims of design/protocol.md. */
+/** Signs a session JWT (ES256, service session key) with the claims of `@latchkey/protocol` `session.ts`. */
 export function signSession(service: Runtime, claims: SessionClaims): string {
   const key = service.sessionPrivateKey()
   try {

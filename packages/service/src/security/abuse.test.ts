@@ -1,4 +1,4 @@
-// Fuzz and abuse suite (issue 13): hostile bodies on every route, races on every "only once" rule,
+// Fuzz and abuse suite: hostile bodies on every route, races on every "only once" rule,
 // memory before and after an unauthenticated flood. In process (app.request), bounded in time:
 // a seeded generator, so a failure replays.
 

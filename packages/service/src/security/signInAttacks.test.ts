@@ -1,4 +1,4 @@
-// Issue 13: each attack path on sign-in, tried over HTTP (app.request) the way an outside caller
+// Each attack path on sign-in, tried over HTTP (app.request) the way an outside caller
 // would; every test here failed on the service before the fix.
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
