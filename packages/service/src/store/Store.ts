@@ -12,7 +12,7 @@ import { ReadCache } from './ReadCache.ts'
 import type { Lookup, Reads } from './Reads.ts'
 import { Transaction } from './Transaction.ts'
 
-// The store's surface for the rest of the service, where it has always been imported from.
+// The store's surface, as the rest of the service imports it.
 export type { Database } from './Database.ts'
 export { isDatabaseError, unavailable } from './databaseErrors.ts'
 export type { Prefetched } from './Prefetched.ts'

@@ -12,6 +12,7 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  writeFileSync,
   writeSync,
 } from 'node:fs'
 import { dirname, join } from 'node:path'
@@ -122,13 +123,23 @@ export async function openDataDir(dir: string, options: OpenDataDirOptions = {})
         'Nothing was changed. Start 0.1 on it and export what you need, or move it aside and start with an empty --data-dir.',
     )
   }
-  const lock = options.lock ?? (await lockDataDir(dir))
+  const held = options.lock ?? (await lockDataDir(dir))
+  const lockFile = join(dir, 'LOCK')
+  const lock = {
+    release: async () => {
+      try {
+        if (readFileSync(lockFile, 'utf8').trim() === String(process.pid)) rmSync(lockFile)
+      } catch {}
+      await held.release()
+    },
+  }
   let database: ReturnType<typeof wasmSqlite> | undefined
   try {
-    privateDir(dir, [databasePath, `${databasePath}-wal`, join(dir, 'master.key')])
-    // We hold the data dir: the pid file of earlier versions' lock, and a lock directory SQLite's
-    // VFS left behind when a process died, are stale.
-    rmSync(join(dir, 'LOCK'), { force: true })
+    privateDir(dir, [databasePath, `${databasePath}-wal`, lockFile, join(dir, 'master.key')])
+    // For whoever looks: the pid holding the data dir. Only the lock decides; whatever an earlier
+    // holder left here is overwritten.
+    writeFileSync(lockFile, `${process.pid}\n`, { mode: FILE_MODE })
+    // We hold the data dir: a lock directory SQLite's VFS left behind when a process died is stale.
     rmSync(`${databasePath}.lock`, { recursive: true, force: true })
     // Files SQLite creates (the WAL) are the owner's only.
     process.umask(0o077)
