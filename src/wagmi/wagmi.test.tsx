@@ -1,10 +1,16 @@
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query'
 import { act, render, screen, waitFor } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
+import {
+  connect,
+  http as coreHttp,
+  createConfig as createCoreConfig,
+  disconnect,
+  getConnection,
+} from '@wagmi/core'
 import { defineChain, verifyMessage } from 'viem'
 import { describe, expect, it } from 'vitest'
 import { createConfig, createStorage, http, useConnection, useSignMessage, WagmiProvider } from 'wagmi'
-import { connect, disconnect, getConnection } from 'wagmi/actions'
 import { AuthModal } from '../components/auth/AuthModal.tsx'
 import { createTestService, latestCode } from '../components/test/renderWithService.tsx'
 import { createWallet } from '../core/actions/activities/createWallet.ts'
@@ -137,14 +143,14 @@ describe('latchkey/wagmi: a connector that follows the kit’s sessions', () => 
     expect(screen.queryByRole('dialog')).toBeNull()
   })
 
-  it('connect() (useConnect) asks signIn when signed out, fails with 4001 without it; disconnect() signs out', async () => {
+  it('on @wagmi/core alone (no React): connect() asks signIn when signed out, fails with 4001 without it; disconnect() signs out', async () => {
     const setup = await createTestService()
     const client = createLatchkey({ ...setup.config, storage: memoryStorage() })
     const configWith = (signIn?: () => Promise<unknown>) =>
-      createConfig({
+      createCoreConfig({
         chains: [chain],
         connectors: [latchkey({ client, signIn, createWallet: { walletName: 'Main' } })],
-        transports: { [chain.id]: http() },
+        transports: { [chain.id]: coreHttp() },
         multiInjectedProviderDiscovery: false,
         storage: null,
       })
