@@ -2,8 +2,9 @@
 // local service on a port.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
+import { join } from 'node:path'
 import { serve } from '@hono/node-server'
-import { createService } from './createService.ts'
+import { createService, WrongMasterKeyError } from './createService.ts'
 import {
   type CliOptions,
   envVariables,
@@ -47,10 +48,18 @@ async function main(): Promise<void> {
     if (warning) process.stderr.write(`${NAME}: warning: ${warning}\n`)
   }
   let masterKey: Uint8Array | undefined
-  if (options.masterKeyFile) masterKey = loadMasterKeyFile(options.masterKeyFile)
-  else if (options.dataDir) masterKey = loadMasterKey(options.dataDir)
-  else if (process.env.LATCHKEY_MASTER_KEY !== undefined)
+  /** Where the master key came from, for a message that says which key to check. */
+  let masterKeySource = 'a new in-memory key'
+  if (options.masterKeyFile) {
+    masterKey = loadMasterKeyFile(options.masterKeyFile)
+    masterKeySource = `--master-key-file ${options.masterKeyFile}`
+  } else if (options.dataDir) {
+    masterKey = loadMasterKey(options.dataDir)
+    masterKeySource = `${join(options.dataDir, 'master.key')}`
+  } else if (process.env.LATCHKEY_MASTER_KEY !== undefined) {
     masterKey = loadMasterKey('.', process.env.LATCHKEY_MASTER_KEY)
+    masterKeySource = 'LATCHKEY_MASTER_KEY'
+  }
   if (options.databaseUrl && !masterKey)
     throw new Error(
       'PostgreSQL needs the master key that seals its secrets: pass --master-key-file <file> or set LATCHKEY_MASTER_KEY (64 hex chars), the same on every instance',
@@ -74,6 +83,11 @@ async function main(): Promise<void> {
       ...(options.providers ? { enabledProviders: options.providers } : {}),
       ...(options.sessionSeconds ? { sessionExpirationSeconds: options.sessionSeconds } : {}),
     },
+  }).catch(async (error: Error) => {
+    await store?.close()
+    if (error instanceof WrongMasterKeyError)
+      throw new Error(`${error.message} (master key read from ${masterKeySource})`)
+    throw error
   })
   const server = serve({ fetch: service.app.fetch, port: options.port, hostname: options.host })
   await new Promise<void>((resolve, reject) => {

@@ -1,8 +1,9 @@
 import { ACTIVITY_PATHS, QUERY_PATHS } from '@latchkey/protocol'
 import { describe, expect, it } from 'vitest'
-import { createService } from './createService.ts'
+import { createService, WrongMasterKeyError } from './createService.ts'
 import { ApiError } from './errors.ts'
 import { defineActivity, type ServicePlugin } from './registry.ts'
+import { openMemoryStore } from './store/memory.ts'
 import { createHarness, resultOf } from './testing/harness.ts'
 
 describe('createService', () => {
@@ -29,6 +30,28 @@ describe('createService', () => {
     // Secrets are sealed in the store.
     const row = (await service.store.get('service', 'service'))!
     expect(JSON.stringify(row)).not.toContain(dev.apiPrivateKey)
+  })
+
+  it('refuses data sealed under another master key before writing anything', async () => {
+    const store = await openMemoryStore()
+    await createService({ store, masterKey: new Uint8Array(32).fill(1) })
+    const before = JSON.stringify([
+      await store.all('service'),
+      await store.all('organizations'),
+      await store.all('users'),
+    ])
+    const second = createService({ store, masterKey: new Uint8Array(32).fill(2) })
+    await expect(second).rejects.toBeInstanceOf(WrongMasterKeyError)
+    await expect(second).rejects.toThrow(/does not open the secrets.*nothing was changed/)
+    expect(
+      JSON.stringify([
+        await store.all('service'),
+        await store.all('organizations'),
+        await store.all('users'),
+      ]),
+    ).toBe(before)
+    // The right key still opens it.
+    await expect(createService({ store, masterKey: new Uint8Array(32).fill(1) })).resolves.toBeDefined()
   })
 
   it('takes fixed dev credentials on first start', async () => {

@@ -113,6 +113,8 @@ export async function createService(options: CreateServiceOptions = {}): Promise
   for (const plugin of plugins) registry.add(plugin)
   registry.add({ activities: options.activities ?? {} })
 
+  // Before anything is written: data sealed under another key is refused, untouched.
+  await checkMasterKey(runtime)
   try {
     if (options.dev?.apiPrivateKey !== undefined && !/^[0-9a-f]{64}$/i.test(options.dev.apiPrivateKey))
       throw new Error('dev.apiPrivateKey must be 64 hex characters')
@@ -185,4 +187,29 @@ async function applyProxySettings(runtime: Runtime, settings: Partial<ProxySetti
       updatedAt: runtime.now(),
     })
   })
+}
+
+/**
+ * The master key given does not open the secrets the store holds (they were sealed under another
+ * key). Thrown before anything is written; the CLI adds which key source it read.
+ */
+export class WrongMasterKeyError extends Error {
+  override name = 'WrongMasterKeyError'
+  constructor() {
+    super(
+      'the master key does not open the secrets in this database (they were sealed under another key); nothing was changed. Start with the master key this data was created with',
+    )
+  }
+}
+
+async function checkMasterKey(runtime: Runtime): Promise<void> {
+  const row = await runtime.store.get('service', 'service')
+  if (!row) return
+  let opened: Uint8Array
+  try {
+    opened = runtime.open(row.sealedSignerKey)
+  } catch {
+    throw new WrongMasterKeyError()
+  }
+  opened.fill(0)
 }

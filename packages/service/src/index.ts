@@ -1,7 +1,12 @@
 /** `@latchkey/service`: the local service as a fetch handler (Node and browser). */
 
 export type { DevCredentials, DevOptions } from './bootstrap.ts'
-export { type CreateServiceOptions, createService, type Service } from './createService.ts'
+export {
+  type CreateServiceOptions,
+  createService,
+  type Service,
+  WrongMasterKeyError,
+} from './createService.ts'
 export { ApiError } from './errors.ts'
 export {
   type Clock,
