@@ -44,12 +44,12 @@ const activityRules: AdmissionRules<ActivityHandler> = {
       ? (registry.activities.get(path as ActivityPath) as ActivityHandler | undefined)
       : undefined,
   checkBody(service, body, path) {
-    const expected = ACTIVITIES[path as ActivityPath].type
+    const { types } = ACTIVITIES[path as ActivityPath]
     const type = body.string('type', { max: 200 })
-    if (type !== expected)
+    if (!(types as readonly string[]).includes(type))
       throw new ApiError(
         'ACTIVITY_TYPE_MISMATCH',
-        `type must be ${expected} for ${path}, got ${type}`,
+        `type must be ${types.join(' or ')} for ${path}, got ${type}`,
         'type',
       )
     checkTimestamp(service, body)
