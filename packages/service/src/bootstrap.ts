@@ -40,17 +40,17 @@ export interface DevOptions {
  */
 export async function bootstrapService(
   tx: Transaction,
-  service: Runtime,
+  runtime: Runtime,
   options: DevOptions = {},
 ): Promise<void> {
   if (await tx.get('service', 'service')) return
-  const now = service.now()
+  const now = runtime.now()
   const signerKey = randomP256PrivateKey()
   const sessionKey = randomP256PrivateKey()
   const apiKey = options.apiPrivateKey ? hexToBytes(options.apiPrivateKey) : randomP256PrivateKey()
-  const organizationId = service.newId()
-  const userId = service.newId()
-  const apiKeyId = service.newId()
+  const organizationId = runtime.newId()
+  const userId = runtime.newId()
+  const apiKeyId = runtime.newId()
   const apiPublicKey = bytesToHex(p256PublicKey(apiKey, true))
   await tx.put('organizations', {
     id: organizationId,
@@ -74,28 +74,28 @@ export async function bootstrapService(
   })
   await tx.put('service', {
     id: 'service',
-    sealedSignerKey: service.seal(signerKey),
+    sealedSignerKey: runtime.seal(signerKey),
     signerPublicKey: bytesToHex(p256PublicKey(signerKey, false)),
-    sealedSessionKey: service.seal(sessionKey),
+    sealedSessionKey: runtime.seal(sessionKey),
     sessionPublicKey: bytesToHex(p256PublicKey(sessionKey, false)),
     devOrganizationId: organizationId,
     devUserId: userId,
     devApiKeyId: apiKeyId,
-    sealedDevApiPrivateKey: service.seal(apiKey),
+    sealedDevApiPrivateKey: runtime.seal(apiKey),
     devApiPublicKey: apiPublicKey,
     createdAt: now,
     updatedAt: now,
   })
 }
 
-export function devCredentials(service: Runtime): DevCredentials {
-  const row = service.serviceRow
+export function devCredentials(runtime: Runtime): DevCredentials {
+  const row = runtime.serviceRow
   return {
     organizationId: row.devOrganizationId,
     userId: row.devUserId,
     apiKeyId: row.devApiKeyId,
     apiPublicKey: row.devApiPublicKey,
-    apiPrivateKey: bytesToHex(service.open(row.sealedDevApiPrivateKey)),
+    apiPrivateKey: bytesToHex(runtime.open(row.sealedDevApiPrivateKey)),
     signerPublicKey: row.signerPublicKey,
     sessionPublicKey: row.sessionPublicKey,
     authProxyConfigId: row.authProxyConfigId,

@@ -18,7 +18,7 @@ export type { Caller }
 
 /** What `prepare` sees: no transaction (it may open its own, short ones, or call out). */
 export interface PrepareContext {
-  service: Runtime
+  runtime: Runtime
   now: number
   organization: OrganizationRow
   caller: Caller
@@ -30,7 +30,7 @@ export interface PrepareContext {
 export interface ActivityContext {
   /** The activity's transaction: writes are committed only if `run` resolves. */
   tx: Transaction
-  service: Runtime
+  runtime: Runtime
   /** Clock time of the request, epoch ms. */
   now: number
   /** The organization the activity acts in (`organizationId` of the body). */
@@ -114,7 +114,7 @@ export interface ActivityHandler<P extends ActivityPath = ActivityPath> {
 
 export interface QueryContext {
   store: Reads
-  service: Runtime
+  runtime: Runtime
   registry: Registry
   now: number
   organization: OrganizationRow
@@ -146,9 +146,9 @@ export interface ServicePlugin<State = unknown> {
   activities?: ActivityHandlers
   queries?: Record<string, QueryHandler>
   /** Mounts routes on the app; called once, before the activity API routes. */
-  routes?(app: Hono<PipelineEnv>, service: Runtime): void
+  routes?(app: Hono<PipelineEnv>, runtime: Runtime): void
   /** Runs on every start inside one transaction, after the dev organization exists; must be idempotent. */
-  bootstrap?(tx: Transaction, service: Runtime): Promise<void> | void
+  bootstrap?(tx: Transaction, runtime: Runtime): Promise<void> | void
   /**
    * What the plugin keeps for the process's life (keys read once, engines built on them): `load`
    * runs on every start after `bootstrap` committed, before `routes`, and gets the service app
@@ -157,7 +157,7 @@ export interface ServicePlugin<State = unknown> {
    */
   state?: {
     key: PluginStateKey<State>
-    load(service: Runtime, app: Hono<PipelineEnv>): State | Promise<State>
+    load(runtime: Runtime, app: Hono<PipelineEnv>): State | Promise<State>
   }
   /**
    * Verifiers of the plugin's own stamp headers, by header name: the authentication of submit
@@ -168,7 +168,7 @@ export interface ServicePlugin<State = unknown> {
    * True when the caller is the plugin's own service user, whose key never leaves the service (the
    * auth proxy's user): its stamped calls may carry a per-call nonce in their fingerprint.
    */
-  ownsCaller?(caller: Caller, service: Runtime): Promise<boolean> | boolean
+  ownsCaller?(caller: Caller, runtime: Runtime): Promise<boolean> | boolean
   /**
    * What `authorize` and `vouchesFor` read for a request to `organizationId`: the pipeline reads
    * it with the request's credential and organization (one round trip on PostgreSQL) and hands
@@ -178,7 +178,7 @@ export interface ServicePlugin<State = unknown> {
   /** Vouches for a caller on a path: an `allowNonRoot` handler then admits it without a policy. */
   vouchesFor?(
     request: { path: string; caller: Caller; organization: OrganizationRow; reads: Reads },
-    service: Runtime,
+    runtime: Runtime,
   ): Promise<boolean> | boolean
   /**
    * Extra authorisation after the built-in checks, for activities and queries alike: throw a
@@ -193,7 +193,7 @@ export interface ServicePlugin<State = unknown> {
       /** The request's reads: what the plugins' `lookups` asked for is already read. */
       reads: Reads
     },
-    service: Runtime,
+    runtime: Runtime,
   ): Promise<void> | void
   subOrganization?: {
     /** Links `oauthProviders` of a root user (verifying each OIDC token). */

@@ -27,9 +27,9 @@ export const createFiatOnRampCredential = defineActivity('create_fiat_on_ramp_cr
       onrampProvider: p.onrampProvider,
       ...(p.projectId !== undefined ? { projectId: p.projectId } : {}),
       publishableApiKey: p.publishableApiKey,
-      sealedSecretApiKey: ctx.service.seal(p.encryptedSecretApiKey),
+      sealedSecretApiKey: ctx.runtime.seal(p.encryptedSecretApiKey),
       ...(p.encryptedPrivateApiKey !== undefined
-        ? { sealedPrivateApiKey: ctx.service.seal(p.encryptedPrivateApiKey) }
+        ? { sealedPrivateApiKey: ctx.runtime.seal(p.encryptedPrivateApiKey) }
         : {}),
       sandboxMode: p.sandboxMode ?? false,
       createdAt: ctx.now,

@@ -7,7 +7,7 @@ export const createReadOnlySession = defineActivity('create_read_only_session', 
   run: async (ctx) => {
     const user = (await ctx.tx.get('users', ctx.caller.userId))!
     const exp = Math.floor(ctx.now / 1000) + READ_ONLY_SESSION_SECONDS
-    const session = signSession(ctx.service, {
+    const session = signSession(ctx.runtime, {
       exp,
       iat: Math.floor(ctx.now / 1000),
       public_key: '',

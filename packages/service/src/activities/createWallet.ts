@@ -12,7 +12,7 @@ export const createWallet = defineActivity('create_wallet', {
   }),
   // Mnemonic, seed, derivation and sealing (milliseconds of CPU) run before the transaction.
   precompute: async (ctx, p) => ({
-    wallet: ctx.service.crypto
+    wallet: ctx.runtime.crypto
       .run({ kind: 'newWallet', mnemonicLength: p.mnemonicLength ?? 12, accounts: p.accounts })
       .catch(() => undefined),
   }),

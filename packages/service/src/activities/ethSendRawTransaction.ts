@@ -26,7 +26,7 @@ export const ethSendRawTransaction = defineActivity('eth_send_raw_transaction', 
         `transaction is for chain ${decoded.chainId}, not ${p.caip2}`,
         'parameters.signedTransaction',
       )
-    const url = ctx.service.options.rpc[p.caip2]
+    const url = ctx.runtime.options.rpc[p.caip2]
     if (!url)
       throw new ApiError(
         'RPC_NOT_CONFIGURED',
@@ -36,7 +36,7 @@ export const ethSendRawTransaction = defineActivity('eth_send_raw_transaction', 
     const raw = p.signedTransaction.startsWith('0x') ? p.signedTransaction : `0x${p.signedTransaction}`
     let reply: { result?: unknown; error?: { code?: number; message?: string } }
     try {
-      const response = await ctx.service.options.fetch(url, {
+      const response = await ctx.runtime.options.fetch(url, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: [raw] }),

@@ -10,7 +10,7 @@ export const exportPrivateKey = defineActivity('export_private_key', {
   }),
   run: async (ctx, p) => {
     const row = await findPrivateKey(ctx.tx, ctx.organization.id, p.privateKeyId, 'parameters.privateKeyId')
-    const exportBundle = exportSecret(ctx, ctx.service.open(row.sealedPrivateKey), p.targetPublicKey)
+    const exportBundle = exportSecret(ctx, ctx.runtime.open(row.sealedPrivateKey), p.targetPublicKey)
     await ctx.tx.put('privateKeys', { ...row, exported: true, updatedAt: ctx.now })
     return { privateKeyId: row.id, exportBundle }
   },

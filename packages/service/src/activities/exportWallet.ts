@@ -13,7 +13,7 @@ export const exportWallet = defineActivity('export_wallet', {
     const wallet = await findWallet(ctx.tx, ctx.organization.id, p.walletId, 'parameters.walletId')
     const exportBundle = exportSecret(
       ctx,
-      utf8ToBytes(ctx.service.openText(wallet.sealedMnemonic)),
+      utf8ToBytes(ctx.runtime.openText(wallet.sealedMnemonic)),
       p.targetPublicKey,
     )
     await ctx.tx.put('wallets', { ...wallet, exported: true, updatedAt: ctx.now })

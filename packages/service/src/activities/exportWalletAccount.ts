@@ -11,9 +11,9 @@ export const exportWalletAccount = defineActivity('export_wallet_account', {
   }),
   run: async (ctx, p) => {
     const account = await findAccount(ctx.tx, ctx.organization.id, p.address, 'parameters.address')
-    const signerPrivateKey = ctx.service.signerPrivateKey()
+    const signerPrivateKey = ctx.runtime.signerPrivateKey()
     try {
-      const exportBundle = withAccountKey(ctx.service, account, (privateKey) =>
+      const exportBundle = withAccountKey(ctx.runtime, account, (privateKey) =>
         withField('parameters', () =>
           makeExportBundle({
             plaintext: privateKey,

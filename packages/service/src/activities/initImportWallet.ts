@@ -19,13 +19,13 @@ export const initImportWallet = defineActivity('init_import_wallet', {
       id: ctx.newId(),
       organizationId: ctx.organization.id,
       userId: user.id,
-      sealedTargetPrivateKey: ctx.service.seal(targetPrivateKey),
+      sealedTargetPrivateKey: ctx.runtime.seal(targetPrivateKey),
       targetPublic: bytesToHex(targetPublic),
       createdAt: ctx.now,
       updatedAt: ctx.now,
     })
     targetPrivateKey.fill(0)
-    const signerPrivateKey = ctx.service.signerPrivateKey()
+    const signerPrivateKey = ctx.runtime.signerPrivateKey()
     try {
       const importBundle = makeImportBundle({
         organizationId: ctx.organization.id,

@@ -66,11 +66,11 @@ export async function startSigning(
   signWith: string,
   p: Payloads,
 ): Promise<EarlySignatures> {
-  const account = await findSigner(ctx.service.store, ctx.organization.id, signWith, 'parameters.signWith')
+  const account = await findSigner(ctx.runtime.store, ctx.organization.id, signWith, 'parameters.signWith')
   return {
     accountId: account.id,
     sealedKey: account.sealedPrivateKey,
-    result: ctx.service.crypto.run(signingJob(account, p)).catch(() => undefined),
+    result: ctx.runtime.crypto.run(signingJob(account, p)).catch(() => undefined),
   }
 }
 
@@ -90,7 +90,7 @@ export async function signAs(
   const result =
     (early && early.accountId === account.id && early.sealedKey === account.sealedPrivateKey
       ? await early.result
-      : undefined) ?? (await ctx.service.crypto.run(signingJob(account, p)))
+      : undefined) ?? (await ctx.runtime.crypto.run(signingJob(account, p)))
   if ('signatures' in result) return result.signatures
   const { message, field, index } = result.error
   const { field: payloadField, prefix } = at(index)

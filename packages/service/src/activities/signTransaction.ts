@@ -32,7 +32,7 @@ export const signTransaction = defineActivity('sign_transaction', {
         `${p.signWith} is a ${account.curve} account; ${p.type} needs a ${CURVE_OF[p.type]} account`,
         'parameters.signWith',
       )
-    const signedTransaction = withAccountKey(ctx.service, account, (privateKey) => {
+    const signedTransaction = withAccountKey(ctx.runtime, account, (privateKey) => {
       try {
         return signWithKey({ type: p.type, unsignedTransaction: p.unsignedTransaction, privateKey })
       } catch (error) {

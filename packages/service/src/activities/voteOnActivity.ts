@@ -13,7 +13,7 @@ export async function voteOnActivity(
   fingerprint: string,
   selection: 'VOTE_SELECTION_APPROVED' | 'VOTE_SELECTION_REJECTED',
 ): Promise<Record<string, never>> {
-  const { tx, service, organization, caller } = ctx
+  const { tx, runtime, organization, caller } = ctx
   const activity = (await tx.findBy('activities', 'fingerprint', fingerprint)).find(
     (row) => row.organizationId === organization.id,
   )
@@ -30,14 +30,14 @@ export async function voteOnActivity(
       'parameters.fingerprint',
     )
   respondWith(ctx, activity.id)
-  const outcome = await decideAfterVote({ tx, service, activity, organization, caller, selection })
+  const outcome = await decideAfterVote({ tx, runtime, activity, organization, caller, selection })
   if (outcome === 'OUTCOME_ALLOW') {
     const submitter = await tx.get('users', activity.userId)
     const submitterOrganization = submitter?.organizationId ?? activity.callerOrganizationId
     // The activity runs as its submitter; its failure is recorded on it, not on the vote.
     await executeActivity({
       tx,
-      service,
+      runtime,
       registry: ctx.registry,
       row: activity,
       organization,
@@ -49,9 +49,9 @@ export async function voteOnActivity(
       },
     })
   } else if (outcome === 'OUTCOME_REJECTED') {
-    await tx.put('activities', { ...activity, status: 'ACTIVITY_STATUS_REJECTED', updatedAt: service.now() })
+    await tx.put('activities', { ...activity, status: 'ACTIVITY_STATUS_REJECTED', updatedAt: runtime.now() })
   } else {
-    await tx.put('activities', { ...activity, updatedAt: service.now() })
+    await tx.put('activities', { ...activity, updatedAt: runtime.now() })
   }
   return {}
 }

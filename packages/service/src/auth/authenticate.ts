@@ -97,9 +97,9 @@ export async function verifyP256WithWebCrypto(
 }
 
 async function authenticateApiKey(
-  service: Runtime,
+  runtime: Runtime,
   header: string,
-  { bytes, organizationId, reads = service.store }: StampedRequest,
+  { bytes, organizationId, reads = runtime.store }: StampedRequest,
 ): Promise<Caller> {
   let stamp: ApiKeyStamp
   try {
@@ -119,13 +119,13 @@ async function authenticateApiKey(
   try {
     valid =
       (stamp.scheme === 'SIGNATURE_SCHEME_TK_API_P256'
-        ? await (service.options.verifyP256 ?? verifyP256WithWebCrypto)(publicKey, stamp.signature, bytes)
+        ? await (runtime.options.verifyP256 ?? verifyP256WithWebCrypto)(publicKey, stamp.signature, bytes)
         : undefined) ?? verifyApiKeyStamp({ ...stamp, publicKey }, bytes)
   } catch {
     valid = false
   }
   if (!valid) throw new ApiError('STAMP_INVALID', 'stamp signature does not match the request body')
-  if (isExpired(key, service.now())) throw new ApiError('API_KEY_EXPIRED', SESSION_KEY_MESSAGES.expired)
+  if (isExpired(key, runtime.now())) throw new ApiError('API_KEY_EXPIRED', SESSION_KEY_MESSAGES.expired)
   return callerOf(reads, key.userId, {
     kind: 'API_KEY',
     id: key.id,
@@ -167,14 +167,14 @@ function originOf(clientDataJson: string): string {
 }
 
 async function authenticateWebAuthn(
-  service: Runtime,
+  runtime: Runtime,
   header: string,
   { bytes, organizationId }: StampedRequest,
 ): Promise<Caller> {
   const stamp = parseWebAuthnStamp(header)
   const authenticator: AuthenticatorRow | undefined = await pick(
-    service.store,
-    await service.store.findBy('authenticators', 'credentialId', stamp.credentialId.replace(/=+$/, '')),
+    runtime.store,
+    await runtime.store.findBy('authenticators', 'credentialId', stamp.credentialId.replace(/=+$/, '')),
     organizationId,
   )
   if (!authenticator) throw new ApiError('PUBLIC_KEY_NOT_FOUND', SESSION_KEY_MESSAGES.notFound)
@@ -194,8 +194,8 @@ async function authenticateWebAuthn(
         },
       },
       expectedChallenge: challenge,
-      expectedOrigin: service.options.webauthn.origins ?? originOf(stamp.clientDataJson),
-      expectedRPID: service.options.webauthn.rpId,
+      expectedOrigin: runtime.options.webauthn.origins ?? originOf(stamp.clientDataJson),
+      expectedRPID: runtime.options.webauthn.rpId,
       requireUserVerification: false,
       credential: {
         id: authenticator.credentialId,
@@ -209,11 +209,11 @@ async function authenticateWebAuthn(
   if (!verification.verified) throw new ApiError('WEBAUTHN_INVALID', 'passkey stamp did not verify')
   const counter = verification.authenticationInfo.newCounter
   if (counter !== authenticator.counter)
-    await service.store.transaction(async (tx) => {
+    await runtime.store.transaction(async (tx) => {
       const current = await tx.get('authenticators', authenticator.id)
-      if (current) await tx.put('authenticators', { ...current, counter, updatedAt: service.now() })
+      if (current) await tx.put('authenticators', { ...current, counter, updatedAt: runtime.now() })
     })
-  return callerOf(service.store, authenticator.userId, {
+  return callerOf(runtime.store, authenticator.userId, {
     kind: 'WEBAUTHN',
     id: authenticator.id,
     publicKey: authenticator.publicKeyHex,
@@ -222,13 +222,13 @@ async function authenticateWebAuthn(
   })
 }
 
-async function authenticateSession(service: Runtime, token: string): Promise<Caller> {
+async function authenticateSession(runtime: Runtime, token: string): Promise<Caller> {
   let claims: SessionClaims
   try {
     claims = verifyJwt(
       token.trim(),
-      hexToBytes(service.sessionPublicKey),
-      Math.floor(service.now() / 1000),
+      hexToBytes(runtime.sessionPublicKey),
+      Math.floor(runtime.now() / 1000),
     ) as SessionClaims
   } catch (error) {
     const expired = /expir/i.test((error as Error).message)
@@ -239,7 +239,7 @@ async function authenticateSession(service: Runtime, token: string): Promise<Cal
   }
   if (claims.session_type !== 'SESSION_TYPE_READ_ONLY')
     throw new ApiError('SESSION_INVALID', `${SESSION_HEADER} accepts read-only sessions only`)
-  const caller = await callerOf(service.store, claims.user_id, {
+  const caller = await callerOf(runtime.store, claims.user_id, {
     kind: 'READ_ONLY_SESSION',
     id: claims.user_id,
     publicKey: '',
@@ -277,17 +277,17 @@ export interface StampedRequest {
  * or, on query routes only, `X-Session` (read-only session JWT). An API key's credential, user and
  * the target organization are read through `request.reads`.
  */
-export async function authenticate(service: Runtime, request: StampedRequest): Promise<Caller> {
+export async function authenticate(runtime: Runtime, request: StampedRequest): Promise<Caller> {
   const { headers, bytes, route, organizationId } = request
   const apiStamp = headers.get(STAMP_HEADER)
-  if (apiStamp) return authenticateApiKey(service, apiStamp, request)
+  if (apiStamp) return authenticateApiKey(runtime, apiStamp, request)
   const webauthnStamp = headers.get(WEBAUTHN_STAMP_HEADER)
-  if (webauthnStamp) return authenticateWebAuthn(service, webauthnStamp, request)
+  if (webauthnStamp) return authenticateWebAuthn(runtime, webauthnStamp, request)
   // Plugins' own stamps (the sign-in wing's X-Stamp-Attested: a key a token vouches for).
   if (route === 'submit')
-    for (const [name, verify] of service.options.stampVerifiers ?? []) {
+    for (const [name, verify] of runtime.options.stampVerifiers ?? []) {
       const stamp = headers.get(name)
-      if (stamp) return verify(service, stamp, bytes, organizationId)
+      if (stamp) return verify(runtime, stamp, bytes, organizationId)
     }
   const session = headers.get(SESSION_HEADER)
   if (session) {
@@ -296,7 +296,7 @@ export async function authenticate(service: Runtime, request: StampedRequest): P
         'READ_ONLY_SESSION',
         'a read-only session cannot submit activities; stamp the request',
       )
-    return authenticateSession(service, session)
+    return authenticateSession(runtime, session)
   }
   throw new ApiError(
     'STAMP_MISSING',

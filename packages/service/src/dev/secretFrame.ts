@@ -257,7 +257,7 @@ latchkeyFrame(${escapeJson(config)})</script></body></html>`
 
 const ORIGIN = /^https?:\/\/[^/\s]+$/
 
-function mountFrameRoutes(app: Hono<PipelineEnv>, service: Runtime): void {
+function mountFrameRoutes(app: Hono<PipelineEnv>, runtime: Runtime): void {
   app.get('/frame/:kind{export|import}', (c) => {
     const kind = c.req.param('kind') as SecretFrameKind
     const origin = c.req.query('origin') ?? ''
@@ -272,7 +272,7 @@ function mountFrameRoutes(app: Hono<PipelineEnv>, service: Runtime): void {
     c.header('Cache-Control', 'no-store')
     c.header('X-Content-Type-Options', 'nosniff')
     return c.html(
-      secretFramePage({ kind, signerPublicKey: service.signerPublicKey, parentOrigin: origin, nonce }),
+      secretFramePage({ kind, signerPublicKey: runtime.signerPublicKey, parentOrigin: origin, nonce }),
     )
   })
 }

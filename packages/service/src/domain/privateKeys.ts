@@ -85,7 +85,7 @@ export async function storePrivateKey(
     name: params.privateKeyName,
     curve: params.curve,
     publicKey: bytesToHex(publicKey),
-    sealedPrivateKey: ctx.service.seal(params.privateKey),
+    sealedPrivateKey: ctx.runtime.seal(params.privateKey),
     addresses,
     privateKeyTags: params.privateKeyTags,
     exported: false,

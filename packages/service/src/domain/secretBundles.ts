@@ -9,7 +9,7 @@ import { withField } from './params.ts'
  * signed by the signer key; the signer key and `plaintext` are wiped afterwards.
  */
 export function exportSecret(ctx: ActivityContext, plaintext: Uint8Array, targetPublicKey: string): string {
-  const signerPrivateKey = ctx.service.signerPrivateKey()
+  const signerPrivateKey = ctx.runtime.signerPrivateKey()
   try {
     return withField('parameters', () =>
       makeExportBundle({ plaintext, targetPublicKey, organizationId: ctx.organization.id, signerPrivateKey }),
@@ -39,7 +39,7 @@ export async function openImportedSecret(
       `no import in progress for user ${user.id}; call ${initPath} first`,
       field,
     )
-  const targetPrivateKey = ctx.service.open(target.sealedTargetPrivateKey)
+  const targetPrivateKey = ctx.runtime.open(target.sealedTargetPrivateKey)
   try {
     const plaintext = await openImportCiphertext({ encryptedBundle, targetPrivateKey })
     await ctx.tx.delete('importTargets', target.id)

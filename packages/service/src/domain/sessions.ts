@@ -35,8 +35,8 @@ export function normalizeSessionPublicKey(publicKey: string, field: string): str
 }
 
 /** Signs a session JWT (ES256, service session key) with the claims of `@latchkey/protocol` `session.ts`. */
-export function signSession(service: Runtime, claims: SessionClaims): string {
-  const key = service.sessionPrivateKey()
+export function signSession(runtime: Runtime, claims: SessionClaims): string {
+  const key = runtime.sessionPrivateKey()
   try {
     return signJwt(claims, key, 'session')
   } finally {
@@ -86,7 +86,7 @@ export async function issueSession(
     updatedAt: ctx.now,
   })
   const exp = Math.floor(ctx.now / 1000) + seconds
-  const session = signSession(ctx.service, {
+  const session = signSession(ctx.runtime, {
     exp,
     iat: Math.floor(ctx.now / 1000),
     public_key: input.publicKey,

@@ -120,8 +120,8 @@ export async function addAuthenticators(
         expectedChallenge: (challenge) =>
           challenge === params.challenge ||
           challenge === toBase64url(new TextEncoder().encode(params.challenge)),
-        expectedOrigin: ctx.service.options.webauthn.origins ?? originOf(attestation.clientDataJson),
-        expectedRPID: ctx.service.options.webauthn.rpId,
+        expectedOrigin: ctx.runtime.options.webauthn.origins ?? originOf(attestation.clientDataJson),
+        expectedRPID: ctx.runtime.options.webauthn.rpId,
         requireUserVerification: false,
       })
     } catch (error) {

@@ -30,7 +30,7 @@ export async function deriveAccounts(
   if (accounts.length === 0) return []
   const seed = options.derived
     ? undefined
-    : await seedOf(options.mnemonic ?? ctx.service.openText(wallet.sealedMnemonic))
+    : await seedOf(options.mnemonic ?? ctx.runtime.openText(wallet.sealedMnemonic))
   // A wallet made in this transaction has no accounts yet (and reading the index would make a
   // SERIALIZABLE transaction conflict with every concurrent wallet's accounts).
   const existing = options.fresh ? [] : await ctx.tx.findBy('walletAccounts', 'walletId', wallet.id)
@@ -59,7 +59,7 @@ export async function deriveAccounts(
       address: derived.address,
       publicKey: derived.publicKey,
       sealedPrivateKey:
-        'sealedPrivateKey' in derived ? derived.sealedPrivateKey : ctx.service.seal(derived.privateKey),
+        'sealedPrivateKey' in derived ? derived.sealedPrivateKey : ctx.runtime.seal(derived.privateKey),
       createdAt: ctx.now,
       updatedAt: ctx.now,
     })
@@ -94,7 +94,7 @@ export async function createWalletRecords(
     id: ctx.newId(),
     organizationId: input.organizationId,
     name: input.walletName,
-    sealedMnemonic: sealed ? sealed.sealedMnemonic : ctx.service.seal(mnemonic!),
+    sealedMnemonic: sealed ? sealed.sealedMnemonic : ctx.runtime.seal(mnemonic!),
     mnemonicLength: sealed ? sealed.mnemonicLength : mnemonic!.split(/\s+/).length,
     exported: false,
     imported: input.imported ?? false,
@@ -172,11 +172,11 @@ export async function findSigner(
 
 /** Runs `fn` with an account's private key and wipes the key afterwards. */
 export function withAccountKey<T>(
-  service: Runtime,
+  runtime: Runtime,
   account: WalletAccountRow,
   fn: (privateKey: Uint8Array) => T,
 ): T {
-  const privateKey = service.open(account.sealedPrivateKey)
+  const privateKey = runtime.open(account.sealedPrivateKey)
   try {
     return fn(privateKey)
   } finally {

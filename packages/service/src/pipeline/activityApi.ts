@@ -15,26 +15,26 @@ import { submitActivity } from './submitActivity.ts'
  * The activity API, mounted at `/public`: `POST /v1/submit/<activity>`, `POST /v1/query/<query>`,
  * `GET /v1/jwks` (session-signing key) and `GET /v1/signer` (bundle-signing key).
  */
-export function activityApi(service: Runtime, registry: Registry): Hono<PipelineEnv> {
+export function activityApi(runtime: Runtime, registry: Registry): Hono<PipelineEnv> {
   const app = new Hono<PipelineEnv>()
   // Only pages the operator allowed (or loopback dev pages) may read answers; see originPolicy.
   const grant = corsGrant({ methods: ['GET', 'POST', 'OPTIONS'], headers: CORS_ALLOWED_HEADERS })
   app.use('*', async (c, next) => {
     const origin = c.req.header('origin')
-    grant(c, origin && (await originAllowed(service, c, origin)) ? origin : undefined)
+    grant(c, origin && (await originAllowed(runtime, c, origin)) ? origin : undefined)
     return c.req.method === 'OPTIONS' ? c.body(null, 204) : next()
   })
   app.post('/v1/submit/:path', async (c) => {
     const request = { path: c.req.param('path'), headers: c.req.raw.headers, ...(await readJson(c)) }
-    return c.json(await submitActivity(service, registry, request))
+    return c.json(await submitActivity(runtime, registry, request))
   })
   app.post('/v1/query/:path', async (c) => {
     const request = { path: c.req.param('path'), headers: c.req.raw.headers, ...(await readJson(c)) }
-    return c.json((await runQuery(service, registry, request)) as object)
+    return c.json((await runQuery(runtime, registry, request)) as object)
   })
-  app.get('/v1/jwks', (c) => c.json({ keys: [publicJwk(hexToBytes(service.sessionPublicKey), 'session')] }))
+  app.get('/v1/jwks', (c) => c.json({ keys: [publicJwk(hexToBytes(runtime.sessionPublicKey), 'session')] }))
   app.get('/v1/signer', (c) =>
-    c.json({ signerPublicKey: service.signerPublicKey, sessionPublicKey: service.sessionPublicKey }),
+    c.json({ signerPublicKey: runtime.signerPublicKey, sessionPublicKey: runtime.sessionPublicKey }),
   )
   return app
 }

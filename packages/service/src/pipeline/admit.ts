@@ -37,7 +37,7 @@ export interface AdmissionRules<H> {
   /** The handler of a path, if there is one (404 otherwise, before anything is read). */
   handlerOf(registry: Registry, path: string): H | undefined
   /** Checks the body's own fields once the caller is known: the type, liveness. */
-  checkBody(service: Runtime, body: Reader, path: string): void
+  checkBody(runtime: Runtime, body: Reader, path: string): void
   /** The organization the request acts in, given the one its body names; refuses a caller who may not act there. */
   organizationOf(request: {
     path: string
@@ -55,7 +55,7 @@ export interface AdmissionRules<H> {
  * caller may act there (`rules.organizationOf`), then let every plugin's `authorize` refuse it.
  */
 export async function admit<H>(
-  service: Runtime,
+  runtime: Runtime,
   registry: Registry,
   rules: AdmissionRules<H>,
   { path, headers, bytes, json }: PublicRequest,
@@ -65,13 +65,13 @@ export async function admit<H>(
   if (!handler)
     throw new ApiError('ROUTE_NOT_FOUND', `no ${rules.kind} at /public/v1/${route}/${path.slice(0, 80)}`)
   const organizationId = typeof json.organizationId === 'string' ? json.organizationId : undefined
-  const reads = await requestReads(service, registry, headers, organizationId)
-  const caller = await authenticate(service, { headers, bytes, route, organizationId, reads })
+  const reads = await requestReads(runtime, registry, headers, organizationId)
+  const caller = await authenticate(runtime, { headers, bytes, route, organizationId, reads })
   const body = new Reader(json, '')
-  rules.checkBody(service, body, path)
+  rules.checkBody(runtime, body, path)
   const named = await requireOrganization(reads, body.string('organizationId', { max: 200 }))
   const organization = await rules.organizationOf({ path, handler, caller, named, reads })
   for (const plugin of registry.plugins)
-    await plugin.authorize?.({ kind: rules.kind, path, caller, organization, reads }, service)
+    await plugin.authorize?.({ kind: rules.kind, path, caller, organization, reads }, runtime)
   return { handler, caller, organization, body, reads }
 }

@@ -3,13 +3,13 @@ import type { Runtime } from '../Runtime.ts'
 import type { Reader } from './Reader.ts'
 
 /** Checks `timestampMs` against the clock (the request must be live). */
-export function checkTimestamp(service: Runtime, body: Reader): void {
+export function checkTimestamp(runtime: Runtime, body: Reader): void {
   const timestampMs = Number(body.uintString('timestampMs'))
-  const skew = Math.abs(service.now() - timestampMs)
-  if (skew > service.options.maxTimestampSkewMs)
+  const skew = Math.abs(runtime.now() - timestampMs)
+  if (skew > runtime.options.maxTimestampSkewMs)
     throw new ApiError(
       'TIMESTAMP_STALE',
-      `timestampMs is ${Math.round(skew / 1000)} s away from the service clock (limit ${service.options.maxTimestampSkewMs / 1000} s)`,
+      `timestampMs is ${Math.round(skew / 1000)} s away from the service clock (limit ${runtime.options.maxTimestampSkewMs / 1000} s)`,
       'timestampMs',
     )
 }

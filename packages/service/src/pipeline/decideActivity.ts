@@ -28,7 +28,7 @@ export type Decision =
 
 export interface DecisionInput {
   tx: Transaction
-  service: Runtime
+  runtime: Runtime
   /** The activity just recorded (status CREATED). */
   row: ActivityRow
   /** The organization it acts in. */
@@ -52,7 +52,7 @@ type Evaluation = { policyId: string; outcome: PolicyOutcome }
  */
 export async function recordEvaluation(
   tx: Transaction,
-  service: Runtime,
+  runtime: Runtime,
   activity: ActivityRow,
   {
     outcome,
@@ -60,9 +60,9 @@ export async function recordEvaluation(
     evaluations = [],
   }: { outcome: PolicyOutcome; voteId?: string; evaluations?: readonly Evaluation[] },
 ): Promise<void> {
-  const now = service.now()
+  const now = runtime.now()
   await tx.put('policyEvaluations', {
-    id: service.newId(),
+    id: runtime.newId(),
     activityId: activity.id,
     organizationId: activity.organizationId,
     voteId,
@@ -78,13 +78,13 @@ export async function recordEvaluation(
  */
 export async function recordVote({
   tx,
-  service,
+  runtime,
   activity,
   caller,
   selection,
 }: Omit<VoteInput, 'organization'>): Promise<string> {
-  const now = service.now()
-  const id = service.newId()
+  const now = runtime.now()
+  const id = runtime.newId()
   await tx.put('votes', {
     id,
     organizationId: activity.organizationId,
@@ -173,7 +173,7 @@ async function refusal(
  */
 export async function decideActivity({
   tx,
-  service,
+  runtime,
   row,
   organization,
   caller,
@@ -184,14 +184,14 @@ export async function decideActivity({
   const isRoot = sameOrganization && organization.rootUserIds.includes(caller.userId)
   const admitted = handler.selfService || (handler.allowNonRoot && vouched)
   if (!sameOrganization || (!isRoot && admitted)) {
-    await recordEvaluation(tx, service, row, { outcome: 'OUTCOME_ALLOW' })
+    await recordEvaluation(tx, runtime, row, { outcome: 'OUTCOME_ALLOW' })
     return { outcome: 'OUTCOME_ALLOW' }
   }
   const rootQuorumMet = isRoot && (organization.rootQuorumThreshold <= 1 || Boolean(handler.skipConsensus))
   const approvals = [{ userId: caller.userId, credentialId: caller.credential.id }]
   const { outcome: policyOutcome, evaluations } = await evaluate(tx, row, approvals, rootQuorumMet)
   if (rootQuorumMet || policyOutcome === 'OUTCOME_ALLOW') {
-    await recordEvaluation(tx, service, row, { outcome: 'OUTCOME_ALLOW', evaluations })
+    await recordEvaluation(tx, runtime, row, { outcome: 'OUTCOME_ALLOW', evaluations })
     return { outcome: 'OUTCOME_ALLOW' }
   }
   // A root user below the threshold waits for the root quorum whatever the policies say (the
@@ -199,23 +199,23 @@ export async function decideActivity({
   if (isRoot || policyOutcome === 'OUTCOME_REQUIRES_CONSENSUS') {
     const voteId = await recordVote({
       tx,
-      service,
+      runtime,
       activity: row,
       caller,
       selection: 'VOTE_SELECTION_APPROVED',
     })
-    await recordEvaluation(tx, service, row, { outcome: 'OUTCOME_REQUIRES_CONSENSUS', voteId, evaluations })
+    await recordEvaluation(tx, runtime, row, { outcome: 'OUTCOME_REQUIRES_CONSENSUS', voteId, evaluations })
     return { outcome: 'OUTCOME_REQUIRES_CONSENSUS' }
   }
   const outcome =
     policyOutcome === 'OUTCOME_DENY_EXPLICIT' ? 'OUTCOME_DENY_EXPLICIT' : 'OUTCOME_DENY_IMPLICIT'
-  await recordEvaluation(tx, service, row, { outcome, evaluations })
+  await recordEvaluation(tx, runtime, row, { outcome, evaluations })
   return { outcome, error: await refusal(outcome, tx, row, evaluations) }
 }
 
 export interface VoteInput {
   tx: Transaction
-  service: Runtime
+  runtime: Runtime
   /** The activity awaiting consensus. */
   activity: ActivityRow
   organization: OrganizationRow
@@ -231,7 +231,7 @@ export interface VoteInput {
  */
 export async function decideAfterVote({
   tx,
-  service,
+  runtime,
   activity,
   organization,
   caller,
@@ -244,7 +244,7 @@ export async function decideAfterVote({
       `you already voted on activity ${activity.id}`,
       'parameters.fingerprint',
     )
-  const voteId = await recordVote({ tx, service, activity, caller, selection })
+  const voteId = await recordVote({ tx, runtime, activity, caller, selection })
   const votes = await tx.findBy('votes', 'activityId', activity.id)
   const approved = votes.filter((vote) => vote.selection === 'VOTE_SELECTION_APPROVED')
   const rejectedBy = new Set(
@@ -277,6 +277,6 @@ export async function decideAfterVote({
       !quorumPossible && (await evaluate(tx, activity, hopeful, false)).outcome === 'OUTCOME_ALLOW'
     outcome = quorumPossible || policiesPossible ? 'OUTCOME_REQUIRES_CONSENSUS' : 'OUTCOME_REJECTED'
   }
-  await recordEvaluation(tx, service, activity, { outcome, voteId, evaluations: now.evaluations })
+  await recordEvaluation(tx, runtime, activity, { outcome, voteId, evaluations: now.evaluations })
   return outcome
 }

@@ -20,13 +20,13 @@ export interface Execution {
  * it), as of now: the one place it is made, for a new activity and one run after a vote alike.
  */
 export function prepareContext({
-  service,
+  runtime,
   registry,
   organization,
   caller,
   activityId,
 }: Omit<PrepareContext, 'now'>): PrepareContext {
-  return { service, registry, now: service.now(), organization, caller, activityId }
+  return { runtime, registry, now: runtime.now(), organization, caller, activityId }
 }
 
 /** What `prepare` gave: its value, or what it threw. */
@@ -55,7 +55,7 @@ export interface ExecutionInput extends Omit<PrepareContext, 'now' | 'activityId
  * intent and prepared here.
  */
 export async function executeActivity(input: ExecutionInput): Promise<Execution> {
-  const { tx, service, registry, row, parameters, prepared, precomputed } = input
+  const { tx, runtime, registry, row, parameters, prepared, precomputed } = input
   const handler = registry.activities.get(row.path as ActivityPath) as ActivityHandler | undefined
   // The handler's writes are undone if it throws (only a handler that writes costs a savepoint).
   const savepoint = tx.lazySavepoint()
@@ -63,7 +63,7 @@ export async function executeActivity(input: ExecutionInput): Promise<Execution>
   const ctx: ActivityContext & { respondWith?: string } = {
     tx,
     ...scope,
-    newId: () => service.newId(),
+    newId: () => runtime.newId(),
     ...(precomputed === undefined ? {} : { precomputed }),
   }
   try {
@@ -78,7 +78,7 @@ export async function executeActivity(input: ExecutionInput): Promise<Execution>
       ...row,
       status: 'ACTIVITY_STATUS_COMPLETED',
       result: result as Record<string, unknown>,
-      updatedAt: service.now(),
+      updatedAt: runtime.now(),
     })
     return { row: done, ...(ctx.respondWith ? { respondWith: ctx.respondWith } : {}) }
   } catch (thrown) {
@@ -91,7 +91,7 @@ export async function executeActivity(input: ExecutionInput): Promise<Execution>
       ...row,
       status: 'ACTIVITY_STATUS_FAILED',
       failure: error.toBody() as ActivityRow['failure'] & object,
-      updatedAt: service.now(),
+      updatedAt: runtime.now(),
     })
     return { row: failed, error }
   }

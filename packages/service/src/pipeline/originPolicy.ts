@@ -39,9 +39,9 @@ export function isLoopbackOrigin(origin: string): boolean {
 }
 
 /** Origins listed explicitly (not `*`) by enabled auth-proxy configurations. */
-export async function configuredOrigins(service: Runtime): Promise<Set<string>> {
+export async function configuredOrigins(runtime: Runtime): Promise<Set<string>> {
   const origins = new Set<string>()
-  for (const config of await service.store.all('proxyConfigs'))
+  for (const config of await runtime.store.all('proxyConfigs'))
     if (config.enabled)
       for (const origin of config.settings.allowedOrigins) if (origin !== '*') origins.add(origin)
   return origins
@@ -53,8 +53,8 @@ export async function configuredOrigins(service: Runtime): Promise<Set<string>> 
  * "same origin" (same-origin pages need no CORS grant anyway; the dev IdP's own form posts from a
  * loopback origin).
  */
-export async function originAllowed(service: Runtime, _c: Context, origin: string): Promise<boolean> {
-  return isLoopbackOrigin(origin) || (await configuredOrigins(service)).has(origin)
+export async function originAllowed(runtime: Runtime, _c: Context, origin: string): Promise<boolean> {
+  return isLoopbackOrigin(origin) || (await configuredOrigins(runtime)).has(origin)
 }
 
 const refuse = (message: string) => new ApiError('ORIGIN_NOT_ALLOWED', message)
@@ -64,7 +64,7 @@ const refuse = (message: string) => new ApiError('ORIGIN_NOT_ALLOWED', message)
  * in-process and loopback clients only, and browsers only from allowed origins, which get a CORS
  * grant for exactly their origin (never `*`). Preflights of allowed origins are answered here.
  */
-export function localOnly(service: Runtime, cors: CorsGrantOptions): MiddlewareHandler {
+export function localOnly(runtime: Runtime, cors: CorsGrantOptions): MiddlewareHandler {
   const grant = corsGrant(cors)
   return async (c, next) => {
     const address = clientAddress(c)
@@ -74,7 +74,7 @@ export function localOnly(service: Runtime, cors: CorsGrantOptions): MiddlewareH
       )
     const origin = c.req.header('origin')
     if (origin !== undefined) {
-      if (!(await originAllowed(service, c, origin)))
+      if (!(await originAllowed(runtime, c, origin)))
         throw refuse(
           `origin ${origin.slice(0, 200)} may not use development routes; add it with --allowed-origins or the auth-proxy settings' allowedOrigins`,
         )

@@ -12,7 +12,7 @@ import type { Lookup, Reads } from '../store/Store.ts'
  * not decode, which authentication refuses) reads nothing ahead.
  */
 export async function requestReads(
-  service: Runtime,
+  runtime: Runtime,
   registry: Registry,
   headers: Headers,
   organizationId: string | undefined,
@@ -20,15 +20,15 @@ export async function requestReads(
   const header = headers.get(STAMP_HEADER)
   // A backend that reads nothing ahead (`Store.prefetch`, SQLite) skips decoding the stamp a
   // second time: on its hot path that decoding is a measurable share of a signing.
-  if (!header || !service.store.backend.readsAhead) return service.store
+  if (!header || !runtime.store.backend.readsAhead) return runtime.store
   let publicKey: string
   try {
     publicKey = decodeApiKeyStamp(header).publicKey.toLowerCase()
   } catch {
-    return service.store
+    return runtime.store
   }
   // Public keys are at most 130 hex digits, ids far shorter: anything longer is refused later.
-  if (publicKey.length > 200) return service.store
+  if (publicKey.length > 200) return runtime.store
   const lookups: Lookup[] = [
     { table: 'apiKeys', field: 'publicKey', value: publicKey },
     { table: 'users', via: { table: 'apiKeys', field: 'publicKey', value: publicKey, column: 'userId' } },
@@ -37,5 +37,5 @@ export async function requestReads(
     lookups.push({ table: 'organizations', id: organizationId })
     for (const plugin of registry.plugins) lookups.push(...(plugin.lookups?.(organizationId) ?? []))
   }
-  return service.store.prefetch(lookups)
+  return runtime.store.prefetch(lookups)
 }

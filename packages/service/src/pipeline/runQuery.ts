@@ -12,8 +12,8 @@ import { checkTimestamp } from './checkTimestamp.ts'
 const queryRules: AdmissionRules<QueryHandler> = {
   kind: 'query',
   handlerOf: (registry, path) => registry.queries.get(path),
-  checkBody(service, body) {
-    if (body.has('timestampMs')) checkTimestamp(service, body)
+  checkBody(runtime, body) {
+    if (body.has('timestampMs')) checkTimestamp(runtime, body)
   },
   organizationOf({ caller, named: organization }) {
     const allowed =
@@ -34,14 +34,14 @@ const queryRules: AdmissionRules<QueryHandler> = {
  * then parse the body and run the query on committed state.
  */
 export async function runQuery(
-  service: Runtime,
+  runtime: Runtime,
   registry: Registry,
   request: PublicRequest,
 ): Promise<unknown> {
-  const { handler, caller, organization, body } = await admit(service, registry, queryRules, request)
+  const { handler, caller, organization, body } = await admit(runtime, registry, queryRules, request)
   const parameters = handler.parse(body)
   return handler.run(
-    { store: service.store, service, registry, now: service.now(), organization, caller },
+    { store: runtime.store, runtime, registry, now: runtime.now(), organization, caller },
     parameters,
   )
 }

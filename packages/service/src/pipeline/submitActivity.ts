@@ -43,7 +43,7 @@ const activityRules: AdmissionRules<ActivityHandler> = {
     ACTIVITIES[path as ActivityPath]
       ? (registry.activities.get(path as ActivityPath) as ActivityHandler | undefined)
       : undefined,
-  checkBody(service, body, path) {
+  checkBody(runtime, body, path) {
     const { types } = ACTIVITIES[path as ActivityPath]
     const type = body.string('type', { max: 200 })
     if (!(types as readonly string[]).includes(type))
@@ -52,7 +52,7 @@ const activityRules: AdmissionRules<ActivityHandler> = {
         `type must be ${types.join(' or ')} for ${path}, got ${type}`,
         'type',
       )
-    checkTimestamp(service, body)
+    checkTimestamp(runtime, body)
   },
   async organizationOf({ path, handler, caller, named, reads }) {
     // A sub-organization's user naming the parent (passkey login before the client knows its
@@ -79,7 +79,7 @@ const activityRules: AdmissionRules<ActivityHandler> = {
 
 /** An admitted activity, as the phases after admission see it. */
 interface Submission {
-  service: Runtime
+  runtime: Runtime
   registry: Registry
   path: string
   handler: ActivityHandler
@@ -103,12 +103,12 @@ interface Submission {
  * activity, decide on it and run it (or leave it awaiting consensus), and answer with it.
  */
 export async function submitActivity(
-  service: Runtime,
+  runtime: Runtime,
   registry: Registry,
   request: PublicRequest,
 ): Promise<SubmitOutcome> {
   const { handler, caller, organization, body, reads } = await admit(
-    service,
+    runtime,
     registry,
     activityRules,
     request,
@@ -116,10 +116,10 @@ export async function submitActivity(
   const intent = body.object('parameters')
   const parameters = handler.parse(intent)
   const { path } = request
-  const vouched = await vouchedFor(service, registry, { path, caller, organization, reads })
-  const fingerprint = await fingerprintOf(service, registry, caller, request)
+  const vouched = await vouchedFor(runtime, registry, { path, caller, organization, reads })
+  const fingerprint = await fingerprintOf(runtime, registry, caller, request)
   const submission: Submission = {
-    service,
+    runtime,
     registry,
     path,
     handler,
@@ -129,7 +129,7 @@ export async function submitActivity(
     parameters,
     vouched,
     fingerprint,
-    activityId: service.newId(),
+    activityId: runtime.newId(),
   }
   const precomputed = await precompute(submission)
   const prepared = await prepare(submission)
@@ -138,12 +138,12 @@ export async function submitActivity(
 
 /** True when a plugin vouches for the caller on this path (`ServicePlugin.vouchesFor`); every plugin is asked. */
 async function vouchedFor(
-  service: Runtime,
+  runtime: Runtime,
   registry: Registry,
   request: { path: string; caller: Caller; organization: OrganizationRow; reads: Reads },
 ): Promise<boolean> {
   let vouched = false
-  for (const plugin of registry.plugins) if (await plugin.vouchesFor?.(request, service)) vouched = true
+  for (const plugin of registry.plugins) if (await plugin.vouchesFor?.(request, runtime)) vouched = true
   return vouched
 }
 
@@ -155,7 +155,7 @@ async function vouchedFor(
  * nonce header is ignored, so it cannot turn a replay into a new activity.
  */
 async function fingerprintOf(
-  service: Runtime,
+  runtime: Runtime,
   registry: Registry,
   caller: Caller,
   { headers, bytes }: PublicRequest,
@@ -163,7 +163,7 @@ async function fingerprintOf(
   const nonceHeader = headers.get(PROXY_NONCE_HEADER)
   let owned = false
   if (nonceHeader)
-    for (const plugin of registry.plugins) if (await plugin.ownsCaller?.(caller, service)) owned = true
+    for (const plugin of registry.plugins) if (await plugin.ownsCaller?.(caller, runtime)) owned = true
   const nonce = owned ? (nonceHeader ?? '') : ''
   return bytesToHex(
     sha256(concatBytes(utf8ToBytes(`${caller.credential.id}\n${nonce ? `${nonce}\n` : ''}`), bytes)),
@@ -213,12 +213,12 @@ async function precompute(submission: Submission): Promise<unknown> {
  * back, then taken again for real when the activity is recorded (with whatever changed meanwhile).
  */
 async function prepare(submission: Submission): Promise<Prepared | undefined> {
-  const { service, handler, fingerprint } = submission
+  const { runtime, handler, fingerprint } = submission
   if (!handler.prepare) return undefined
-  const verdict = await service.store
+  const verdict = await runtime.store
     .transaction(async (tx) => {
       if ((await tx.findBy('activities', 'fingerprint', fingerprint))[0]) throw new DryRun('replay')
-      const row = provisional(submission, service.now())
+      const row = provisional(submission, runtime.now())
       const decision = await decide(submission, tx, row)
       throw new DryRun(decision.outcome)
     })
@@ -242,11 +242,11 @@ async function prepare(submission: Submission): Promise<Prepared | undefined> {
  * created; a new activity is decided on and run, left awaiting consensus, or refused.
  */
 async function record(submission: Submission, ready: Ready): Promise<Execution> {
-  const { service, fingerprint } = submission
+  const { runtime, fingerprint } = submission
   // On PostgreSQL a SERIALIZABLE transaction that read the fingerprint index would conflict with
   // every concurrent activity inserted into it, so the first run does not look: a replay (or a
   // concurrent duplicate) fails on the unique index when its row is inserted, and the rerun looks.
-  return service.store.transaction(async (tx): Promise<Execution> => {
+  return runtime.store.transaction(async (tx): Promise<Execution> => {
     const replay =
       tx.backend.checksReplayFirst || tx.attempt > 1
         ? (await tx.findBy('activities', 'fingerprint', fingerprint))[0]
@@ -257,7 +257,7 @@ async function record(submission: Submission, ready: Ready): Promise<Execution> 
     }
     // The row is written once, with its outcome, at the end of this transaction (every branch
     // below puts it); nothing in between reads it back.
-    const row = provisional(submission, service.now())
+    const row = provisional(submission, runtime.now())
     const execution = await decideAndRun(submission, tx, row, ready)
     // A new activity has no votes but those this transaction cast: the answer needs no lookup.
     return execution.row.id === row.id && !execution.respondWith && !tx.wrote('votes')
@@ -291,14 +291,14 @@ async function decideAndRun(
 }
 
 /** The answer: the activity as its submitter sees it (a vote answers with the activity voted on). */
-async function answer({ service, caller }: Submission, outcome: Execution): Promise<SubmitOutcome> {
+async function answer({ runtime, caller }: Submission, outcome: Execution): Promise<SubmitOutcome> {
   if (outcome.error) throw outcome.error
   const shown = outcome.respondWith
-    ? (await service.store.get('activities', outcome.respondWith))!
+    ? (await runtime.store.get('activities', outcome.respondWith))!
     : outcome.row
   return {
     activity: await renderActivity(
-      service.store,
+      runtime.store,
       shown,
       caller,
       outcome.respondWith ? undefined : outcome.votes,

@@ -15,13 +15,13 @@ export const PROXY_USER_NAME = 'Auth Proxy'
  */
 export async function ensureProxyUser(
   tx: Transaction,
-  service: Runtime,
+  runtime: Runtime,
   config: ProxyConfigRow,
 ): Promise<ProxyConfigRow> {
   if (config.proxyUserId && config.sealedProxyPrivateKey && (await tx.get('users', config.proxyUserId)))
     return config
-  const now = service.now()
-  const userId = service.newId()
+  const now = runtime.now()
+  const userId = runtime.newId()
   await tx.put('users', {
     id: userId,
     organizationId: config.organizationId,
@@ -31,7 +31,7 @@ export async function ensureProxyUser(
   })
   const privateKey = p256.utils.randomSecretKey()
   await tx.put('apiKeys', {
-    id: service.newId(),
+    id: runtime.newId(),
     organizationId: config.organizationId,
     userId,
     name: 'Auth proxy key',
@@ -41,7 +41,7 @@ export async function ensureProxyUser(
     createdAt: now,
     updatedAt: now,
   })
-  const sealedProxyPrivateKey = service.seal(privateKey)
+  const sealedProxyPrivateKey = runtime.seal(privateKey)
   privateKey.fill(0)
   return await tx.put('proxyConfigs', {
     ...config,
@@ -54,11 +54,11 @@ export async function ensureProxyUser(
 /** Writes (creating if needed) an organization's proxy configuration; enabling it provisions the proxy user. */
 export async function saveProxyConfig(
   tx: Transaction,
-  service: Runtime,
+  runtime: Runtime,
   organizationId: string,
   changes: Partial<ProxySettings>,
 ): Promise<ProxyConfigRow> {
-  const now = service.now()
+  const now = runtime.now()
   const existing = (await tx.findBy('proxyConfigs', 'organizationId', organizationId))[0]
   const base = existing?.settings ?? defaultProxySettings()
   const settings: ProxySettings = {
@@ -67,12 +67,12 @@ export async function saveProxyConfig(
     oauth: { ...base.oauth, ...changes.oauth },
   }
   let row = await tx.put('proxyConfigs', {
-    ...(existing ?? { id: service.newId(), organizationId, createdAt: now }),
+    ...(existing ?? { id: runtime.newId(), organizationId, createdAt: now }),
     enabled: settings.enabled,
     settings,
     updatedAt: now,
   })
-  if (row.enabled) row = await ensureProxyUser(tx, service, row)
+  if (row.enabled) row = await ensureProxyUser(tx, runtime, row)
   return row
 }
 
@@ -80,18 +80,18 @@ export async function saveProxyConfig(
 const PLUGIN_ROW_RETENTION_MS = 24 * 3600 * 1000
 
 /** Start-up housekeeping: forget dead OTP records and markers of tokens that have long expired. */
-export async function pruneSignInRows(tx: Transaction, service: Runtime): Promise<void> {
-  const cutoff = service.now() - PLUGIN_ROW_RETENTION_MS
+export async function pruneSignInRows(tx: Transaction, runtime: Runtime): Promise<void> {
+  const cutoff = runtime.now() - PLUGIN_ROW_RETENTION_MS
   for (const kind of ['otp', 'otp-target', 'verification-token', 'verification-token-signup', 'oidc-token'])
     for (const row of await tx.findBy('pluginRows', 'kind', kind))
       if (row.updatedAt < cutoff) await tx.delete('pluginRows', row.id)
 }
 
 /** Start-up: the dev organization gets an enabled proxy configuration once. */
-export async function bootstrapDevProxyConfig(tx: Transaction, service: Runtime): Promise<void> {
+export async function bootstrapDevProxyConfig(tx: Transaction, runtime: Runtime): Promise<void> {
   const row = await tx.get('service', 'service')
   if (!row) return
   const existing = (await tx.findBy('proxyConfigs', 'organizationId', row.devOrganizationId))[0]
-  const config = existing ?? (await saveProxyConfig(tx, service, row.devOrganizationId, {}))
+  const config = existing ?? (await saveProxyConfig(tx, runtime, row.devOrganizationId, {}))
   if (row.authProxyConfigId !== config.id) await tx.put('service', { ...row, authProxyConfigId: config.id })
 }

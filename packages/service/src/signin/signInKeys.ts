@@ -18,14 +18,14 @@ export interface SignInKeys {
 }
 
 /** Creates the service's sign-in key and OTP MAC secret once. */
-export async function bootstrapSignInKeys(tx: Transaction, service: Runtime): Promise<void> {
+export async function bootstrapSignInKeys(tx: Transaction, runtime: Runtime): Promise<void> {
   if (!(await tx.get('pluginRows', OTP_MAC_KEY_ROW))) {
     const secret = globalThis.crypto.getRandomValues(new Uint8Array(32))
-    const at = service.now()
+    const at = runtime.now()
     await tx.put('pluginRows', {
       id: OTP_MAC_KEY_ROW,
       kind: OTP_MAC_KEY_ROW,
-      data: { sealedSecret: service.seal(secret) },
+      data: { sealedSecret: runtime.seal(secret) },
       createdAt: at,
       updatedAt: at,
     })
@@ -33,11 +33,11 @@ export async function bootstrapSignInKeys(tx: Transaction, service: Runtime): Pr
   }
   if (await tx.get('pluginRows', SIGN_IN_KEY_ROW)) return
   const key = p256.utils.randomSecretKey()
-  const now = service.now()
+  const now = runtime.now()
   await tx.put('pluginRows', {
     id: SIGN_IN_KEY_ROW,
     kind: SIGN_IN_KEY_ROW,
-    data: { sealedPrivateKey: service.seal(key), publicKey: bytesToHex(p256.getPublicKey(key, true)) },
+    data: { sealedPrivateKey: runtime.seal(key), publicKey: bytesToHex(p256.getPublicKey(key, true)) },
     createdAt: now,
     updatedAt: now,
   })

@@ -40,21 +40,21 @@ export const signInPlugin: ServicePlugin<SignInState> = {
   },
   state: { key: SIGN_IN_STATE, load: loadSignInState },
   stampVerifiers: { [ATTESTED_STAMP_HEADER]: verifyAttestedStamp },
-  async bootstrap(tx, service) {
-    await bootstrapSignInKeys(tx, service)
-    await bootstrapDevProxyConfig(tx, service)
-    await pruneSignInRows(tx, service)
+  async bootstrap(tx, runtime) {
+    await bootstrapSignInKeys(tx, runtime)
+    await bootstrapDevProxyConfig(tx, runtime)
+    await pruneSignInRows(tx, runtime)
   },
-  routes(app, service) {
-    const state = signInState(service)
-    app.route('/v1', proxyApp(app, service))
+  routes(app, runtime) {
+    const state = signInState(runtime)
+    app.route('/v1', proxyApp(app, runtime))
     app.route('/dev', outboxRoutes(state.outbox))
     app.route(DEV_OIDC_PREFIX, state.devIdp.app)
-    app.route('/dev/settings', settingsApp(service))
+    app.route('/dev/settings', settingsApp(runtime))
   },
   subOrganization: subOrganizationHooks,
-  async ownsCaller(caller, service) {
-    const config = (await service.store.findBy('proxyConfigs', 'organizationId', caller.organizationId))[0]
+  async ownsCaller(caller, runtime) {
+    const config = (await runtime.store.findBy('proxyConfigs', 'organizationId', caller.organizationId))[0]
     return config?.proxyUserId !== undefined && config.proxyUserId === caller.userId
   },
   // The proxy's configuration, which `authorize` and `vouchesFor` read on every request.

@@ -36,19 +36,19 @@ export interface SignInState {
 export const SIGN_IN_STATE = new PluginStateKey<SignInState>('sign-in')
 
 /** The sign-in plugin's `state.load`: reads its keys (made at bootstrap) and builds its engines. */
-export async function loadSignInState(service: Runtime, app: Hono<PipelineEnv>): Promise<SignInState> {
-  const keys = await readSignInKeys(service.store)
-  const now = () => service.now()
+export async function loadSignInState(runtime: Runtime, app: Hono<PipelineEnv>): Promise<SignInState> {
+  const keys = await readSignInKeys(runtime.store)
+  const now = () => runtime.now()
   // Dev surfaces answer loopback clients and allowed origins only (never `Access-Control-Allow-Origin: *`).
   const outbox = createOutbox({
-    guard: localOnly(service, { methods: ['GET', 'DELETE'], headers: ['Accept'] }),
+    guard: localOnly(runtime, { methods: ['GET', 'DELETE'], headers: ['Accept'] }),
   })
-  const openKey = () => service.open(keys.sealedPrivateKey)
+  const openKey = () => runtime.open(keys.sealedPrivateKey)
   return {
     keys,
     outbox,
     otp: createOtpEngine({
-      storage: otpStorage(service),
+      storage: otpStorage(runtime),
       issueToken: (claims) => {
         const privateKey = openKey()
         try {
@@ -59,12 +59,12 @@ export async function loadSignInState(service: Runtime, app: Hono<PipelineEnv>):
       },
       deliver: (message) => outbox.deliver(message),
       now,
-      newId: () => service.newId(),
-      mac: otpMac(service, keys.sealedOtpSecret),
+      newId: () => runtime.newId(),
+      mac: otpMac(runtime, keys.sealedOtpSecret),
     }),
     devIdp: createDevIdp({
       now,
-      guard: localOnly(service, { methods: ['GET', 'POST'], headers: ['Content-Type', 'Accept'] }),
+      guard: localOnly(runtime, { methods: ['GET', 'POST'], headers: ['Content-Type', 'Accept'] }),
     }),
     oidc: createServiceOidc({
       privateKey: openKey,
@@ -78,4 +78,4 @@ export async function loadSignInState(service: Runtime, app: Hono<PipelineEnv>):
 }
 
 /** The sign-in plugin's state in `service`. */
-export const signInState = (service: Runtime): SignInState => service.stateOf(SIGN_IN_STATE)
+export const signInState = (runtime: Runtime): SignInState => runtime.stateOf(SIGN_IN_STATE)

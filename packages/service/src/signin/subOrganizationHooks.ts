@@ -21,7 +21,7 @@ export const subOrganizationHooks: NonNullable<ServicePlugin['subOrganization']>
     providers: OauthProviderParams[],
     field: string,
   ) {
-    const { oidc } = signInState(ctx.service)
+    const { oidc } = signInState(ctx.runtime)
     for (const [index, params] of providers.entries()) {
       const itemField = `${field}[${index}]`
       const claims = oidc.verify(params.oidcToken, `${itemField}.oidcToken`)
@@ -60,7 +60,7 @@ export const subOrganizationHooks: NonNullable<ServicePlugin['subOrganization']>
   },
   async verificationToken(ctx: SubOrganizationHookContext, token: string, rootUsers: UserRow[]) {
     const field = 'parameters.verificationToken'
-    const claims = await verifyVerificationToken(ctx.service, token, field, ctx.organization)
+    const claims = await verifyVerificationToken(ctx.runtime, token, field, ctx.organization)
     const email = claims.verification_type === 'OTP_TYPE_EMAIL'
     const proven = rootUsers.some((user) =>
       email

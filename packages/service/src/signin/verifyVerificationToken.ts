@@ -13,7 +13,7 @@ import { signInState } from './signInState.ts'
  * sub-organizations; one minted inside a sub-organization works nowhere else).
  */
 export async function verifyVerificationToken(
-  service: Runtime,
+  runtime: Runtime,
   token: unknown,
   field: string,
   organization: Pick<OrganizationRow, 'id' | 'parentOrganizationId'>,
@@ -24,8 +24,8 @@ export async function verifyVerificationToken(
   try {
     claims = verifyJwt(
       token,
-      hexToBytes(signInState(service).keys.publicKey),
-      Math.floor(service.now() / 1000),
+      hexToBytes(signInState(runtime).keys.publicKey),
+      Math.floor(runtime.now() / 1000),
     )
   } catch (error) {
     if (!(error instanceof CryptoInputError)) throw error

@@ -55,7 +55,7 @@ export const initOtp = defineActivity('init_otp', {
   prepare: (ctx, p) =>
     inParameters(async () => {
       const org = ctx.organization
-      const reads = ctx.service.store
+      const reads = ctx.runtime.store
       if (org.parentOrganizationId !== undefined) {
         const email = p.otpType === 'OTP_TYPE_EMAIL'
         const own = (await reads.findBy('users', 'organizationId', org.id)).some((user) =>
@@ -75,7 +75,7 @@ export const initOtp = defineActivity('init_otp', {
         config?.organizationId ?? org.parentOrganizationId ?? org.id,
       )
       const maxLifetime = Number(settings?.otpExpirationSeconds ?? DEFAULT_OTP_SECONDS)
-      return signInState(ctx.service).otp.init({
+      return signInState(ctx.runtime).otp.init({
         organizationId: org.id,
         otpType: p.otpType,
         contact: p.contact,

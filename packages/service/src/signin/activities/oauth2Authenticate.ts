@@ -33,18 +33,18 @@ export const oauth2Authenticate = defineActivity('oauth2_authenticate', {
   // provider delays only this request.
   prepare: (ctx, p) =>
     inParameters(async () => {
-      const state = signInState(ctx.service)
-      const settings = (await proxyConfigFor(ctx.service.store, ctx.organization.id))?.settings
+      const state = signInState(ctx.runtime)
+      const settings = (await proxyConfigFor(ctx.runtime.store, ctx.organization.id))?.settings
       const endpoints = providerEndpoints(settings, p.provider)
       const { oidcToken } = await exchangeAuthorizationCode(p, {
         // The dev IdP is served by this same app: call it in-process, no network.
         fetch: (url, init) =>
           endpoints.dev && url.startsWith(INTERNAL_ORIGIN)
             ? state.app.request(url, init)
-            : ctx.service.options.fetch(url, init),
+            : ctx.runtime.options.fetch(url, init),
         endpointsFor: () => endpoints,
         serviceOidc: state.oidc,
-        now: () => ctx.service.now(),
+        now: () => ctx.runtime.now(),
       })
       return { oidcToken }
     }),

@@ -23,7 +23,7 @@ export const otpLogin = defineActivity('otp_login', {
     }),
   run: async (ctx, p) => {
     const claims = await verifyVerificationToken(
-      ctx.service,
+      ctx.runtime,
       p.verificationToken,
       'parameters.verificationToken',
       ctx.organization,

@@ -29,7 +29,7 @@ export const verifyOtp = defineActivity('verify_otp', {
   // The attempt is counted in its own transaction, so a wrong code counts though the activity fails.
   prepare: (ctx, p) =>
     inParameters(async () => {
-      const { verificationToken } = await signInState(ctx.service).otp.verify({
+      const { verificationToken } = await signInState(ctx.runtime).otp.verify({
         organizationId: ctx.organization.id,
         otpId: p.otpId,
         otpCode: p.otpCode,

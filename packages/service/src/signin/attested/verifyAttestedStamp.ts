@@ -50,7 +50,7 @@ function decode(header: string): AttestedStamp {
  * holder signed for; the token is spent by `stamp_login` (one login per token).
  */
 export async function verifyAttestedStamp(
-  service: Runtime,
+  runtime: Runtime,
   header: string,
   body: Uint8Array,
   targetOrganizationId: string | undefined,
@@ -67,7 +67,7 @@ export async function verifyAttestedStamp(
   }
   if (!valid) throw new ApiError('STAMP_INVALID', 'stamp signature does not match the request body')
   const organization = targetOrganizationId
-    ? await service.store.get('organizations', targetOrganizationId)
+    ? await runtime.store.get('organizations', targetOrganizationId)
     : undefined
   if (!organization)
     throw new ApiError(
@@ -82,10 +82,10 @@ export async function verifyAttestedStamp(
   // Like the proxy, never into the parent organization itself (the operator's).
   const candidates = organization.parentOrganizationId
     ? [organization]
-    : await service.store.findBy('organizations', 'parentOrganizationId', organization.id)
+    : await runtime.store.findBy('organizations', 'parentOrganizationId', organization.id)
   const credential = async (id: string, userId: string): Promise<Caller> => ({
     userId,
-    organizationId: (await service.store.get('users', userId))!.organizationId,
+    organizationId: (await runtime.store.get('users', userId))!.organizationId,
     credential: {
       kind: 'API_KEY',
       id: `${ATTESTED_CREDENTIAL_PREFIX}${id}`,
@@ -97,7 +97,7 @@ export async function verifyAttestedStamp(
   })
 
   if (stamp.scheme === 'STAMP_ATTESTED_SCHEME_P256_VERIFICATION_TOKEN') {
-    const claims = await verifyVerificationToken(service, stamp.publicKeyAttestation, field, organization)
+    const claims = await verifyVerificationToken(runtime, stamp.publicKeyAttestation, field, organization)
     if (claims.public_key !== stamp.publicKey)
       throw new ApiError(
         'STAMP_INVALID',
@@ -106,7 +106,7 @@ export async function verifyAttestedStamp(
       )
     const email = claims.verification_type === 'OTP_TYPE_EMAIL'
     const user = (
-      await mapInOrder(candidates, (org) => service.store.findBy('users', 'organizationId', org.id))
+      await mapInOrder(candidates, (org) => runtime.store.findBy('users', 'organizationId', org.id))
     )
       .flat()
       .find((u) =>
@@ -118,7 +118,7 @@ export async function verifyAttestedStamp(
         `no user with this ${email ? 'e-mail address' : 'phone number'} in organization ${organization.id} or its sub-organizations`,
         field,
       )
-    const home = (await service.store.get('organizations', user.organizationId))!
+    const home = (await runtime.store.get('organizations', user.organizationId))!
     if (email ? home.disableOtpEmailAuth || home.disableEmailAuth : home.disableSmsAuth)
       throw new ApiError(
         'PERMISSION_DENIED',
@@ -128,7 +128,7 @@ export async function verifyAttestedStamp(
     return credential(`verification-token:${claims.id}`, user.id)
   }
 
-  const claims = signInState(service).oidc.verify(stamp.publicKeyAttestation, field)
+  const claims = signInState(runtime).oidc.verify(stamp.publicKeyAttestation, field)
   if (claims.nonce !== oidcNonce(stamp.publicKey))
     throw new ApiError(
       'NONCE_MISMATCH',
@@ -136,7 +136,7 @@ export async function verifyAttestedStamp(
       field,
     )
   const ids = new Set(candidates.map((org) => org.id))
-  const link = (await service.store.findBy('oauthProviders', 'subject', claims.sub)).find(
+  const link = (await runtime.store.findBy('oauthProviders', 'subject', claims.sub)).find(
     (row) => ids.has(row.organizationId) && row.issuer === claims.iss,
   )
   if (!link)

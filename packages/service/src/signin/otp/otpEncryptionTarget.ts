@@ -20,16 +20,16 @@ const rowId = (otpId: string) => `otp-target:${otpId}`
  * otpId, targetPublic }`), which is what @turnkey/crypto's `encryptOtpCodeToBundle` reads.
  */
 export async function createOtpEncryptionTarget(
-  service: Runtime,
+  runtime: Runtime,
   organizationId: string,
   otpId: string,
 ): Promise<string> {
   const targetPrivateKey = randomP256PrivateKey()
   const targetPublic = bytesToHex(p256PublicKey(targetPrivateKey, false))
-  const sealed = service.seal(targetPrivateKey)
+  const sealed = runtime.seal(targetPrivateKey)
   targetPrivateKey.fill(0)
-  const now = service.now()
-  await service.store.transaction(async (tx) => {
+  const now = runtime.now()
+  await runtime.store.transaction(async (tx) => {
     await tx.put('pluginRows', {
       id: rowId(otpId),
       kind: 'otp-target',
@@ -39,7 +39,7 @@ export async function createOtpEncryptionTarget(
       updatedAt: now,
     })
   })
-  const signerPrivateKey = service.signerPrivateKey()
+  const signerPrivateKey = runtime.signerPrivateKey()
   try {
     return signBundle({ organizationId, otpId, targetPublic }, signerPrivateKey)
   } finally {
@@ -52,18 +52,18 @@ export async function createOtpEncryptionTarget(
  * into the code and the public key to bind. Errors name `encryptedOtpBundle`.
  */
 export async function openEncryptedOtp(
-  service: Runtime,
+  runtime: Runtime,
   organizationId: string,
   otpId: string,
   encryptedOtpBundle: string,
 ): Promise<{ otpCode: string; publicKey: string }> {
-  const row = await service.store.get('pluginRows', rowId(otpId))
+  const row = await runtime.store.get('pluginRows', rowId(otpId))
   const data = row?.data as { sealedTargetPrivateKey?: string; expiresAtMs?: number } | undefined
   if (!row || row.organizationId !== organizationId || !data?.sealedTargetPrivateKey)
     throw new ApiError('OTP_INVALID', 'unknown otpId: start with otp_init_v2', 'otpId')
-  if ((data.expiresAtMs ?? 0) <= service.now())
+  if ((data.expiresAtMs ?? 0) <= runtime.now())
     throw new ApiError('OTP_EXPIRED', 'this code has expired; request a new one', 'otpId')
-  const targetPrivateKey = service.open(data.sealedTargetPrivateKey)
+  const targetPrivateKey = runtime.open(data.sealedTargetPrivateKey)
   let plaintext: Uint8Array
   try {
     plaintext = await openImportCiphertext({ encryptedBundle: encryptedOtpBundle, targetPrivateKey })
@@ -94,8 +94,8 @@ export async function openEncryptedOtp(
 }
 
 /** Forgets an OTP's target once its code is verified. */
-export async function dropOtpEncryptionTarget(service: Runtime, otpId: string): Promise<void> {
-  await service.store.transaction(async (tx) => {
+export async function dropOtpEncryptionTarget(runtime: Runtime, otpId: string): Promise<void> {
+  await runtime.store.transaction(async (tx) => {
     if (await tx.get('pluginRows', rowId(otpId))) await tx.delete('pluginRows', rowId(otpId))
   })
 }

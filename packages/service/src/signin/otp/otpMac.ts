@@ -4,9 +4,9 @@ import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import type { Runtime } from '../../Runtime.ts'
 
 /** HMAC-SHA256 under the OTP secret (`sealedSecret`), opened for each computation and wiped. */
-export function otpMac(service: Runtime, sealedSecret: string): (message: string) => string {
+export function otpMac(runtime: Runtime, sealedSecret: string): (message: string) => string {
   return (message) => {
-    const secret = service.open(sealedSecret)
+    const secret = runtime.open(sealedSecret)
     try {
       return bytesToHex(hmac(sha256, secret, utf8ToBytes(message)))
     } finally {

@@ -28,9 +28,9 @@ const full = (what: string) =>
  * deleted, and if it is still reached a new one is refused (429), so unauthenticated callers
  * cannot grow the database without bound.
  */
-export function otpStorage(service: Runtime): OtpStorage {
+export function otpStorage(runtime: Runtime): OtpStorage {
   const prune = async (tx: Transaction, kind: 'otp' | 'otp-limit') => {
-    const at = service.now()
+    const at = runtime.now()
     for (const row of await tx.findBy('pluginRows', 'kind', kind)) {
       const stale =
         kind === 'otp'
@@ -42,8 +42,8 @@ export function otpStorage(service: Runtime): OtpStorage {
   // Expired rows are swept at most every 10 s per process (the caps are checked on every insert).
   const lastSweep = { otp: Number.NEGATIVE_INFINITY, 'otp-limit': Number.NEGATIVE_INFINITY }
   const room = async (tx: Transaction, kind: 'otp' | 'otp-limit', max: number, what: string) => {
-    if (service.now() - lastSweep[kind] >= 10_000) {
-      lastSweep[kind] = service.now()
+    if (runtime.now() - lastSweep[kind] >= 10_000) {
+      lastSweep[kind] = runtime.now()
       await prune(tx, kind)
     }
     if ((await tx.count('pluginRows', 'kind', kind)) < max) return
@@ -52,7 +52,7 @@ export function otpStorage(service: Runtime): OtpStorage {
   }
   return {
     transaction: (fn) =>
-      service.store.transaction((tx) =>
+      runtime.store.transaction((tx) =>
         fn({
           get: async (otpId) => {
             const row = await tx.get('pluginRows', `otp:${otpId}`)
@@ -61,7 +61,7 @@ export function otpStorage(service: Runtime): OtpStorage {
           put: async (record) => {
             const existing = await tx.get('pluginRows', `otp:${record.otpId}`)
             if (!existing) await room(tx, 'otp', MAX_OTP_RECORDS, 'pending one-time codes')
-            const now = service.now()
+            const now = runtime.now()
             await tx.put('pluginRows', {
               id: `otp:${record.otpId}`,
               kind: 'otp',
@@ -83,7 +83,7 @@ export function otpStorage(service: Runtime): OtpStorage {
               return
             }
             if (!existing) await room(tx, 'otp-limit', MAX_RATE_BUCKETS, 'rate-limit entries')
-            const now = service.now()
+            const now = runtime.now()
             await tx.put('pluginRows', {
               id,
               kind: 'otp-limit',

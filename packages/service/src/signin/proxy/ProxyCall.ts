@@ -34,7 +34,7 @@ export class ProxyCall {
   constructor(
     /** The whole service app: forwarded calls go through its public routes. */
     private readonly app: Hono<PipelineEnv>,
-    readonly service: Runtime,
+    readonly runtime: Runtime,
     readonly config: ProxyConfigRow,
     readonly c: Context,
   ) {}
@@ -61,11 +61,11 @@ export class ProxyCall {
   /** POSTs `body` to a public route, stamped with the proxy key; an error answer is raised again. */
   private async send(route: string, body: Record<string, unknown>): Promise<unknown> {
     const text = JSON.stringify(body)
-    const publicKey = (await this.service.store.findBy('apiKeys', 'userId', this.config.proxyUserId!))[0]
+    const publicKey = (await this.runtime.store.findBy('apiKeys', 'userId', this.config.proxyUserId!))[0]
       ?.publicKey
     if (!publicKey)
       throw new ApiError('PROXY_DISABLED', 'the auth proxy has no key; switch it off and on again')
-    const privateKey = this.service.open(this.config.sealedProxyPrivateKey!)
+    const privateKey = this.runtime.open(this.config.sealedProxyPrivateKey!)
     let stamp: string
     try {
       stamp = await signProxyStamp(text, privateKey, publicKey)
@@ -97,7 +97,7 @@ export class ProxyCall {
   ): Promise<ActivityResult<P>> {
     const reply = (await this.send(`/public/v1/submit/${path}`, {
       type: ACTIVITIES[path].type,
-      timestampMs: signInState(this.service).nextProxyTimestamp(),
+      timestampMs: signInState(this.runtime).nextProxyTimestamp(),
       organizationId,
       parameters,
     })) as { activity: { status: string; result?: Record<string, unknown> } }
@@ -111,7 +111,7 @@ export class ProxyCall {
   async findSubOrganization(filterType: string, filterValue: string): Promise<string | null> {
     const reply = (await this.send('/public/v1/query/list_suborgs', {
       organizationId: this.organizationId,
-      timestampMs: signInState(this.service).nextProxyTimestamp(),
+      timestampMs: signInState(this.runtime).nextProxyTimestamp(),
       filterType,
       filterValue,
       paginationOptions: { limit: '1' },

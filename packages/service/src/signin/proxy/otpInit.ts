@@ -21,7 +21,7 @@ export async function otpInit(call: ProxyCall, r: Reader): Promise<ProxyResponse
   const contact = r.string('contact', { max: 320 })
   const address = clientAddress(call.c)
   if (address !== undefined)
-    await signInState(call.service).otp.charge([
+    await signInState(call.runtime).otp.charge([
       {
         key: `address:${address}`,
         limit: OTP_INIT_PER_ADDRESS,

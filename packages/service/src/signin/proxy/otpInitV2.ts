@@ -10,6 +10,6 @@ import type { ProxyCall } from './ProxyCall.ts'
  */
 export async function otpInitV2(call: ProxyCall, r: Reader): Promise<ProxyResponse<'otp_init_v2'>> {
   const { otpId } = await otpInit(call, r)
-  const otpEncryptionTargetBundle = await createOtpEncryptionTarget(call.service, call.organizationId, otpId)
+  const otpEncryptionTargetBundle = await createOtpEncryptionTarget(call.runtime, call.organizationId, otpId)
   return { otpId, otpEncryptionTargetBundle }
 }

@@ -14,12 +14,12 @@ export async function otpVerifyV2(call: ProxyCall, r: Reader): Promise<ProxyResp
   const otpId = r.string('otpId', { max: 200 })
   const encryptedOtpBundle = r.string('encryptedOtpBundle', { max: 4096 })
   const { otpCode, publicKey } = await openEncryptedOtp(
-    call.service,
+    call.runtime,
     call.organizationId,
     otpId,
     encryptedOtpBundle,
   )
   const { verificationToken } = await call.submit('verify_otp', { otpId, otpCode, publicKey })
-  await dropOtpEncryptionTarget(call.service, otpId)
+  await dropOtpEncryptionTarget(call.runtime, otpId)
   return { verificationToken }
 }

@@ -81,10 +81,10 @@ function camelizeKeys(body: Record<string, unknown>): Record<string, unknown> {
  * configuration (`X-Auth-Proxy-Config-Id`), come from one of its allowed origins, and find the
  * proxy switched on. Errors keep the CORS grant when the origin may read them.
  */
-function proxyConfiguration(service: Runtime): MiddlewareHandler<ProxyEnv> {
+function proxyConfiguration(runtime: Runtime): MiddlewareHandler<ProxyEnv> {
   const preflightAllows = async (origin: string | undefined) =>
     origin !== undefined &&
-    (await service.store.all('proxyConfigs')).some((config) => config.enabled && allows(config, origin))
+    (await runtime.store.all('proxyConfigs')).some((config) => config.enabled && allows(config, origin))
   return async (c, next) => {
     const origin = c.req.header('origin')
     if (c.req.method === 'OPTIONS') {
@@ -96,7 +96,7 @@ function proxyConfiguration(service: Runtime): MiddlewareHandler<ProxyEnv> {
     if (await preflightAllows(origin)) grant(c, origin!)
     const configId = c.req.header(PROXY_CONFIG_HEADER)
     if (!configId) throw new ApiError('PROXY_CONFIG_MISSING', `the ${PROXY_CONFIG_HEADER} header is required`)
-    const config = await service.store.get('proxyConfigs', configId)
+    const config = await runtime.store.get('proxyConfigs', configId)
     if (!config)
       throw new ApiError('PROXY_CONFIG_NOT_FOUND', `no auth-proxy configuration ${configId.slice(0, 100)}`)
     if (!allows(config, origin)) {
@@ -119,9 +119,9 @@ function proxyConfiguration(service: Runtime): MiddlewareHandler<ProxyEnv> {
  * forwarded to the activity API as the proxy user (see `ProxyCall`), one route a file.
  * `app` is the whole service, whose public routes the forwarded calls go through.
  */
-export function proxyApp(app: Hono<PipelineEnv>, service: Runtime): Hono<ProxyEnv> {
+export function proxyApp(app: Hono<PipelineEnv>, runtime: Runtime): Hono<ProxyEnv> {
   const proxy = new Hono<ProxyEnv>()
-  proxy.use('*', proxyConfiguration(service))
+  proxy.use('*', proxyConfiguration(runtime))
   proxy.post('/:path', async (c) => {
     const path = c.req.param('path') as ProxyPath
     if (!PROXY_PATHS.includes(path))
@@ -132,7 +132,7 @@ export function proxyApp(app: Hono<PipelineEnv>, service: Runtime): Hono<ProxyEn
       (c.env as { incoming?: unknown } | undefined)?.incoming,
     )
     const body = bytes.length === 0 ? {} : parseJsonObject(bytes)
-    const call = new ProxyCall(app, service, c.get('proxyConfig'), c)
+    const call = new ProxyCall(app, runtime, c.get('proxyConfig'), c)
     const route = ROUTES[path] as ProxyRoute<ProxyPath>
     return c.json(await route(call, new Reader(camelizeKeys(body), '')))
   })

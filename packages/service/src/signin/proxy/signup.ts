@@ -46,7 +46,7 @@ export async function signup(call: ProxyCall, r: Reader): Promise<ProxyResponse<
     checkSignupSignature({
       signature: readClientSignature(r),
       token: verificationToken,
-      claims: await verifyVerificationToken(call.service, verificationToken, 'verificationToken', {
+      claims: await verifyVerificationToken(call.runtime, verificationToken, 'verificationToken', {
         id: call.organizationId,
       }),
       body: {

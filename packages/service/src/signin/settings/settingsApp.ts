@@ -164,11 +164,11 @@ type SettingsEnv = PipelineEnv & {
  * spent in the transaction that applies it, so a captured request replayed within the timestamp
  * window is refused, and one replayed later is stale. Loopback clients and allowed origins only.
  */
-export function settingsApp(service: Runtime): Hono<SettingsEnv> {
+export function settingsApp(runtime: Runtime): Hono<SettingsEnv> {
   const app = new Hono<SettingsEnv>()
   app.use(
     '*',
-    localOnly(service, {
+    localOnly(runtime, {
       methods: ['POST'],
       headers: ['Content-Type', 'Accept', STAMP_HEADER, WEBAUTHN_STAMP_HEADER],
     }),
@@ -178,14 +178,14 @@ export function settingsApp(service: Runtime): Hono<SettingsEnv> {
     const { bytes, json } = await readJson(c)
     const body = new Reader(json, '')
     const organizationId = body.string('organizationId', { max: 200 })
-    const caller = await authenticate(service, {
+    const caller = await authenticate(runtime, {
       headers: c.req.raw.headers,
       bytes,
       route: 'submit',
       organizationId,
     })
-    checkTimestamp(service, body)
-    const organization = await requireOrganization(service.store, organizationId)
+    checkTimestamp(runtime, body)
+    const organization = await requireOrganization(runtime.store, organizationId)
     if (organization.parentOrganizationId !== undefined)
       throw new ApiError(
         'PERMISSION_DENIED',
@@ -211,24 +211,24 @@ export function settingsApp(service: Runtime): Hono<SettingsEnv> {
     return c.json(
       render(
         organizationId,
-        (await service.store.findBy('proxyConfigs', 'organizationId', organizationId))[0],
+        (await runtime.store.findBy('proxyConfigs', 'organizationId', organizationId))[0],
       ),
     )
   })
   app.post('/update', async (c) => {
     const organizationId = c.get('organizationId')
     const changes = readSettingsChanges(c.get('body').object('settings'))
-    const row = await service.store.transaction(async (tx) => {
-      const now = service.now()
+    const row = await runtime.store.transaction(async (tx) => {
+      const now = runtime.now()
       // Spent fingerprints older than the timestamp window can never match a live request again.
-      const horizon = now - 2 * service.options.maxTimestampSkewMs
+      const horizon = now - 2 * runtime.options.maxTimestampSkewMs
       for (const spent of await tx.findBy('pluginRows', 'kind', 'settings-request'))
         if (spent.createdAt < horizon) await tx.delete('pluginRows', spent.id)
       await spendOnce({ tx, now }, 'settings-request', c.get('fingerprint'), {
         errorCode: 'STAMP_INVALID',
         message: 'this signed settings update was already applied; sign a new request (replays are refused)',
       })
-      return saveProxyConfig(tx, service, organizationId, changes)
+      return saveProxyConfig(tx, runtime, organizationId, changes)
     })
     return c.json(render(organizationId, row))
   })
