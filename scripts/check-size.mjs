@@ -1,4 +1,4 @@
-// `npm run test:size`: the size budgets of issue 7, enforced. Builds the minimal apps of
+// `npm run test:size`: the size budgets, enforced. Builds the minimal apps of
 // bench/size/apps with Vite (production, gzip -9 of every emitted JS and CSS file) and fails
 // when a budget is exceeded, naming the heaviest modules so the cause is obvious.
 //
@@ -88,7 +88,7 @@ const rows = sizeApps
 console.log('\nlatchkey size check: Vite production builds, gzip -9 of emitted JS + CSS\n')
 printTable(['app', 'start-up', 'all', 'start-up - baseline', 'all - baseline', 'files'], rows)
 
-console.log('\nbudgets (issue 7):')
+console.log('\nbudgets:')
 /** @type {string[][]} */
 const budgetRows = []
 for (const budget of budgets) {
