@@ -30,7 +30,7 @@ it('5 × two services started at the same instant on one empty data dir: one ser
     const refused = outcomes.flatMap((o) => (o.status === 'rejected' ? [String(o.reason)] : []))
     expect(serving, refused.join('\n')).toHaveLength(1)
     const winner = serving[0] as ServiceProcess
-    expect(refused[0]).toContain(`the service exited (1) before it was ready`)
+    expect(refused[0]).toContain(`service exited (1) before it was ready`)
     expect(refused[0]).toContain(`${dir} is in use by process ${winner.pid}`)
     expect((await fetch(`${winner.info.baseUrl}/health`)).status).toBe(200)
     // One master key, written once, and no temporary file left by the loser.
