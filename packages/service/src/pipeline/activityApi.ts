@@ -5,7 +5,7 @@ import { publicJwk } from '../crypto/index.ts'
 import type { Runtime } from '../Runtime.ts'
 import type { Registry } from '../registry.ts'
 import { corsGrant } from './corsGrant.ts'
-import { originAllowed } from './originPolicy.ts'
+import { hostAllowed, hostRefusal, originAllowed, requestHost } from './originPolicy.ts'
 import type { PipelineEnv } from './readJson.ts'
 import { readJson } from './readJson.ts'
 import { runQuery } from './runQuery.ts'
@@ -18,10 +18,20 @@ import { submitActivity } from './submitActivity.ts'
 export function activityApi(runtime: Runtime, registry: Registry): Hono<PipelineEnv> {
   const app = new Hono<PipelineEnv>()
   // Only pages the operator allowed (or loopback dev pages) may read answers; see originPolicy.
+  // A page on any other origin reaches the service only cross-origin, unless it is served from the
+  // service's own address under a foreign name (DNS rebinding): that page is same-origin, so it is
+  // refused by its Host. Browsers send an Origin on every POST; callers that send none (servers,
+  // scripts) may name the service however their deployment does.
   const grant = corsGrant({ methods: ['GET', 'POST', 'OPTIONS'], headers: CORS_ALLOWED_HEADERS })
   app.use('*', async (c, next) => {
     const origin = c.req.header('origin')
-    grant(c, origin && (await originAllowed(runtime, c, origin)) ? origin : undefined)
+    const readable = origin !== undefined && (await originAllowed(runtime, c, origin))
+    if (origin !== undefined && !readable) {
+      const host = requestHost(c)
+      if (host !== undefined && !(await hostAllowed(runtime, host)))
+        throw hostRefusal(host, 'the activity API')
+    }
+    grant(c, readable ? origin : undefined)
     return c.req.method === 'OPTIONS' ? c.body(null, 204) : next()
   })
   app.post('/v1/submit/:path', async (c) => {

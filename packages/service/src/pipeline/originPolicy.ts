@@ -3,6 +3,8 @@ import { ApiError } from '../errors.ts'
 import type { Runtime } from '../Runtime.ts'
 import { type CorsGrantOptions, corsGrant } from './corsGrant.ts'
 
+const refuse = (message: string) => new ApiError('ORIGIN_NOT_ALLOWED', message)
+
 /**
  * Which browser origins may read the service's answers, and which clients may use its dev routes.
  *
@@ -10,6 +12,12 @@ import { type CorsGrantOptions, corsGrant } from './corsGrant.ts'
  * `http://127.0.0.1:*`, `http://[::1]:*`) or listed explicitly in some
  * enabled auth-proxy configuration's `allowedOrigins` (the CLI's `--allowed-origins` writes the dev
  * organization's). A `*` there opens the auth proxy (`/v1/*`) only, never `/public/*` or `/dev/*`.
+ *
+ * The Host a network request names is checked too: behind DNS rebinding a foreign name resolves to
+ * 127.0.0.1, its pages are same-origin with the service (a same-origin GET carries no Origin at
+ * all), and only the Host still tells them apart. A Host is allowed when it is a loopback name
+ * (`localhost`, `*.localhost`, 127.0.0.0/8, `[::1]`, any port) or the name of an origin listed
+ * explicitly by an enabled configuration (any port).
  */
 
 /** The socket address of the client, when the request came over the network (Node server). */
@@ -25,6 +33,16 @@ export function isLoopbackAddress(address: string): boolean {
   return bare === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare)
 }
 
+/** A URL's (normalised) hostname that names this machine: localhost, *.localhost, 127.0.0.0/8, [::1]. */
+function isLoopbackHostname(hostname: string): boolean {
+  return (
+    hostname === 'localhost' ||
+    hostname.endsWith('.localhost') ||
+    hostname === '[::1]' ||
+    isLoopbackAddress(hostname)
+  )
+}
+
 /** An http(s) origin on localhost, 127.0.0.0/8 or [::1]. */
 export function isLoopbackOrigin(origin: string): boolean {
   let url: URL
@@ -34,8 +52,27 @@ export function isLoopbackOrigin(origin: string): boolean {
     return false
   }
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== origin) return false
-  const host = url.hostname
-  return host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || isLoopbackAddress(host)
+  return isLoopbackHostname(url.hostname)
+}
+
+/** A Host header's name or address with an optional port, nothing else (no userinfo, no path). */
+const HOST_SYNTAX = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::\d{1,5})?$/i
+
+/** The normalised hostname a Host header names (`127.1` → `127.0.0.1`), or undefined if malformed. */
+function hostnameOf(host: string): string | undefined {
+  const match = HOST_SYNTAX.exec(host)
+  if (!match) return undefined
+  try {
+    return new URL(`http://${match[1]}`).hostname
+  } catch {
+    return undefined
+  }
+}
+
+/** A Host header naming this machine, with any port. */
+export function isLoopbackHost(host: string): boolean {
+  const hostname = hostnameOf(host)
+  return hostname !== undefined && isLoopbackHostname(hostname)
 }
 
 /** Origins listed explicitly (not `*`) by enabled auth-proxy configurations. */
@@ -48,6 +85,41 @@ export async function configuredOrigins(runtime: Runtime): Promise<Set<string>> 
 }
 
 /**
+ * The Host a request was addressed to, when there is one to check: every request that came over
+ * the network (its Host header, or the URL the server built from the HTTP/2 authority), and an
+ * in-process request that sets a Host header. An in-process call without one (`app.request()`, the
+ * browser client's in-page `fetch`, the auth proxy's forwarded calls) has no name a page could
+ * have resolved: undefined.
+ */
+export function requestHost(c: Context): string | undefined {
+  const header = c.req.header('host')
+  if (header !== undefined) return header
+  return clientAddress(c) === undefined ? undefined : new URL(c.req.url).host
+}
+
+/** True when `host` names this machine or an origin an enabled configuration lists. */
+export async function hostAllowed(runtime: Runtime, host: string): Promise<boolean> {
+  if (isLoopbackHost(host)) return true
+  const hostname = hostnameOf(host)
+  if (hostname === undefined) return false
+  for (const origin of await configuredOrigins(runtime)) {
+    try {
+      if (new URL(origin).hostname === hostname) return true
+    } catch {
+      // a listed origin that does not parse names no host
+    }
+  }
+  return false
+}
+
+/** The refusal of a request whose Host is neither a loopback name nor one a configuration lists. */
+export function hostRefusal(host: string, what: string): ApiError {
+  return refuse(
+    `host ${host.slice(0, 200)} may not use ${what}: only loopback names (localhost, 127.0.0.1, [::1]) and the hosts of the auth-proxy settings' allowedOrigins are served (DNS rebinding)`,
+  )
+}
+
+/**
  * True when a page at `origin` may read the service's answers. The request's own origin is not
  * trusted by itself: behind DNS rebinding a foreign name points at 127.0.0.1 and its pages are
  * "same origin" (same-origin pages need no CORS grant anyway; the dev IdP's own form posts from a
@@ -57,12 +129,11 @@ export async function originAllowed(runtime: Runtime, _c: Context, origin: strin
   return isLoopbackOrigin(origin) || (await configuredOrigins(runtime)).has(origin)
 }
 
-const refuse = (message: string) => new ApiError('ORIGIN_NOT_ALLOWED', message)
-
 /**
  * Guards a development surface (outbox, dev identity provider, operator settings): it answers
- * in-process and loopback clients only, and browsers only from allowed origins, which get a CORS
- * grant for exactly their origin (never `*`). Preflights of allowed origins are answered here.
+ * in-process and loopback clients only, addressed by an allowed Host (see `requestHost`), and
+ * browsers only from allowed origins, which get a CORS grant for exactly their origin (never `*`).
+ * Preflights of allowed origins are answered here.
  */
 export function localOnly(runtime: Runtime, cors: CorsGrantOptions): MiddlewareHandler {
   const grant = corsGrant(cors)
@@ -72,6 +143,9 @@ export function localOnly(runtime: Runtime, cors: CorsGrantOptions): MiddlewareH
       throw refuse(
         `development routes answer loopback clients only (this request came from ${address.slice(0, 60)})`,
       )
+    const host = requestHost(c)
+    if (host !== undefined && !(await hostAllowed(runtime, host)))
+      throw hostRefusal(host, 'development routes')
     const origin = c.req.header('origin')
     if (origin !== undefined) {
       if (!(await originAllowed(runtime, c, origin)))

@@ -1,8 +1,12 @@
 // Each attack path on sign-in, tried over HTTP (app.request) the way an outside caller
 // would; every test here failed on the service before the fix.
+
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { request as httpRequest } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { serve } from '@hono/node-server'
 import { decodeJwtClaims, PROXY_CONFIG_HEADER, SETTINGS_ROUTES } from '@latchkey/protocol'
 import { p256 } from '@noble/curves/nist.js'
 import { hmac } from '@noble/hashes/hmac.js'
@@ -446,6 +450,86 @@ describe('class 7: dev surfaces stay local', () => {
       fromAddress('127.0.0.1'),
     )
     expect(rebound.status).toBe(403)
+  })
+
+  it('a rebinding page (a foreign Host on 127.0.0.1) reads neither the outbox nor /public', async () => {
+    const h = await createHarness()
+    await call(h, 'otp_init', { otpType: 'OTP_TYPE_EMAIL', contact: 'rb@example.com' })
+    const [sent] = await outbox(h, 'rb@example.com')
+    const server = serve({ fetch: h.service.app.fetch, port: 0, hostname: '127.0.0.1' })
+    try {
+      await new Promise((resolve) => server.once('listening', resolve))
+      const { port } = server.address() as AddressInfo
+      const send = (method: string, path: string, headers: Record<string, string>, body?: string) =>
+        new Promise<{ status: number; body: string }>((resolve, reject) => {
+          const req = httpRequest({ host: '127.0.0.1', port, path, method, headers }, (res) => {
+            let text = ''
+            res.setEncoding('utf8')
+            res.on('data', (chunk: string) => {
+              text += chunk
+            })
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }))
+          })
+          req.on('error', reject)
+          req.end(body)
+        })
+      const evil = `evil.example:${port}`
+      // A same-origin GET carries no Origin: only the Host tells the rebinding page apart.
+      const rebinding: Record<string, string>[] = [{ Host: evil }, { Host: evil, Origin: `http://${evil}` }]
+      for (const headers of rebinding) {
+        const refused = await send('GET', '/dev/outbox.json', headers)
+        expect(refused.status).toBe(403)
+        expect(JSON.parse(refused.body).details.errorCode).toBe('ORIGIN_NOT_ALLOWED')
+        expect(JSON.parse(refused.body).message).toContain(`host ${evil}`)
+        expect(refused.body).not.toContain(sent!.code)
+      }
+      for (const host of [
+        `localhost:${port}`,
+        `127.0.0.1:${port}`,
+        `[::1]:${port}`,
+        `app.localhost:${port}`,
+      ]) {
+        const served = await send('GET', '/dev/outbox.json?contact=rb%40example.com', { Host: host })
+        expect({ host, status: served.status }).toEqual({ host, status: 200 })
+        expect(served.body).toContain(sent!.code)
+      }
+      const query = () => {
+        const body = JSON.stringify({ organizationId: h.organizationId })
+        const [header, value] = h.root.stamp(body)
+        return { body, headers: { 'Content-Type': 'application/json', [header]: value } }
+      }
+      const rebound = query()
+      const refused = await send(
+        'POST',
+        '/public/v1/query/whoami',
+        { ...rebound.headers, Host: evil, Origin: `http://${evil}` },
+        rebound.body,
+      )
+      expect(refused.status).toBe(403)
+      expect(JSON.parse(refused.body).message).toContain(`host ${evil}`)
+      expect(refused.body).not.toContain(h.organizationId)
+      const local = query()
+      const served = await send(
+        'POST',
+        '/public/v1/query/whoami',
+        { ...local.headers, Host: `localhost:${port}`, Origin: `http://${evil}` },
+        local.body,
+      )
+      expect(served.status).toBe(200)
+      expect(JSON.parse(served.body).organizationId).toBe(h.organizationId)
+      // A name the operator lists is served on the dev surfaces, on any port.
+      const body = JSON.stringify({
+        organizationId: h.organizationId,
+        timestampMs: String(h.clock.now()),
+        settings: { allowedOrigins: ['http://wallet.test:5173'] },
+      })
+      const [header, value] = h.root.stamp(body)
+      expect((await h.post(SETTINGS_ROUTES.update, body, { [header]: value })).status).toBe(200)
+      expect((await send('GET', '/dev/outbox.json', { Host: `wallet.test:${port}` })).status).toBe(200)
+      expect((await send('GET', '/dev/outbox.json', { Host: evil })).status).toBe(403)
+    } finally {
+      await new Promise((resolve) => server.close(resolve))
+    }
   })
 
   it('the dev IdP and the settings routes refuse foreign origins and remote clients', async () => {
