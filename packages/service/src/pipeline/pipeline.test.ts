@@ -2,8 +2,9 @@ import { request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import { PROXY_CONFIG_HEADER, PROXY_NONCE_HEADER } from '@latchkey/protocol'
-import { describe, expect, it } from 'vitest'
-import { createHarness, type Harness } from '../testing/harness.ts'
+import { sql } from 'kysely'
+import { describe, expect, it, vi } from 'vitest'
+import { createHarness, ETHEREUM_ACCOUNT, type Harness, resultOf } from '../testing/harness.ts'
 
 /** The route families' body-size limits and JSON checks, through `app.request()` (no port). */
 
@@ -300,6 +301,52 @@ describe('the request pipeline over a real socket (@hono/node-server, the body r
       expect(foreign.origin).toBeUndefined()
     } finally {
       await http.close()
+    }
+  })
+})
+
+describe('a damaged stored row', () => {
+  it('answers 503 naming the table and the row, not 500, and logs the same names', async () => {
+    const h = await createHarness()
+    const { walletId } = resultOf(
+      'create_wallet',
+      await h.submit('create_wallet', { walletName: 'Damaged', accounts: [ETHEREUM_ACCOUNT] }),
+    )
+    // A few bytes of the stored document damaged, as a bad disk or a hand edit would.
+    await sql`update ${sql.table('wallets')} set data = substr(data, 1, length(data) - 3) where id = ${walletId}`.execute(
+      h.service.store.db,
+    )
+    // Another wallet commits to the table, so nothing read of it before is reused.
+    h.clock.advance(1)
+    resultOf(
+      'create_wallet',
+      await h.submit('create_wallet', { walletName: 'Fine', accounts: [ETHEREUM_ACCOUNT] }),
+    )
+    const logged: string[] = []
+    const spy = vi.spyOn(console, 'error').mockImplementation((...args: unknown[]) => {
+      logged.push(args.map(String).join(' '))
+    })
+    try {
+      for (const [path, body] of [
+        ['get_wallet', { walletId }],
+        ['list_wallets', {}],
+      ] as const) {
+        const reply = await h.query(path, body)
+        expect({ path, status: reply.status, errorCode: reply.body.details?.errorCode }).toEqual({
+          path,
+          status: 503,
+          errorCode: 'STORAGE_UNAVAILABLE',
+        })
+        expect(reply.body.message).toContain(`wallets row ${walletId}`)
+        expect(reply.body.message).not.toContain('Damaged')
+      }
+      expect(logged).toHaveLength(2)
+      for (const line of logged) {
+        expect(line).toContain(`wallets row ${walletId}`)
+        expect(line).not.toContain('Damaged')
+      }
+    } finally {
+      spy.mockRestore()
     }
   })
 })

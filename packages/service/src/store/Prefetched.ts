@@ -1,9 +1,11 @@
 import type { TableName, Tables } from './model.ts'
+import { decodeRow } from './Queries.ts'
 import { lookupKey, type Reads } from './Reads.ts'
 
 /**
  * Reads answered from what `Store.prefetch` read at once; a read it was not asked for goes to the
- * store. Each read parses its own copy of a document.
+ * store. Each read parses its own copy of a document; one that does not parse is reported as a
+ * damaged row (`decodeRow`).
  */
 export class Prefetched implements Reads {
   constructor(
@@ -14,7 +16,7 @@ export class Prefetched implements Reads {
   async get<T extends TableName>(table: T, id: string): Promise<Tables[T] | undefined> {
     const data = this.found.get(lookupKey({ table, id }))
     if (!data) return this.store.get(table, id)
-    return data[0] === undefined ? undefined : (JSON.parse(data[0]) as Tables[T])
+    return data[0] === undefined ? undefined : decodeRow(table, id, data[0])
   }
 
   async findBy<T extends TableName>(
@@ -27,7 +29,12 @@ export class Prefetched implements Reads {
         ? undefined
         : this.found.get(lookupKey({ table, field, value: String(value) }))
     if (!data) return this.store.findBy(table, field, value)
-    return data.map((text) => JSON.parse(text) as Tables[T])
+    try {
+      return data.map((text) => JSON.parse(text) as Tables[T])
+    } catch {
+      // A damaged document: the store's own read names its row.
+      return this.store.findBy(table, field, value)
+    }
   }
 
   all<T extends TableName>(table: T): Promise<Tables[T][]> {

@@ -1,7 +1,7 @@
 import { CompiledQuery, type Kysely, type QueryResult, sql } from 'kysely'
 import type { StoreBackend } from './backends/StoreBackend.ts'
 import type { Database } from './Database.ts'
-import { classify } from './databaseErrors.ts'
+import { classify, corruptRow } from './databaseErrors.ts'
 import { INDEXES, type Row, type TableName, type Tables } from './model.ts'
 import type { ReadCache } from './ReadCache.ts'
 import { type Lookup, lookupKey } from './Reads.ts'
@@ -16,6 +16,15 @@ const anyDb = (db: Kysely<Database>) => db as unknown as AnyDb
 export function indexed(table: TableName, field: string): void {
   if (!(INDEXES[table] as string[]).includes(field))
     throw new Error(`${table}.${field} has no index (add a column and a migration)`)
+}
+
+/** A stored row's JSON document, parsed; a document that does not parse is a damaged row. */
+export function decodeRow<T extends TableName>(table: T, id: string, data: string): Tables[T] {
+  try {
+    return JSON.parse(data) as Tables[T]
+  } catch {
+    throw corruptRow(table, id)
+  }
 }
 
 /** Runs one compiled query: through Kysely's pool, or on a transaction's own connection. */
@@ -96,7 +105,35 @@ export class Queries {
   ): Promise<Tables[T] | undefined> {
     const load = () => this.getData(db, table, id)
     const data = cache ? await cache.read(table, `get\u0000${id}`, load) : await load()
-    return data === undefined ? undefined : (JSON.parse(data) as Tables[T])
+    return data === undefined ? undefined : decodeRow(table, id, data)
+  }
+
+  /**
+   * Documents read without their ids, parsed; when one does not parse, the rows are read again
+   * with their ids (`where`: the same lookup) to name the damaged one.
+   */
+  private async decodeAll<T extends TableName>(
+    db: Execute,
+    table: T,
+    documents: string[],
+    where?: { field: string; value: string },
+  ): Promise<Tables[T][]> {
+    try {
+      return documents.map((data) => JSON.parse(data) as Tables[T])
+    } catch {
+      const { rows } = await this.run(
+        db,
+        where ? `locate:${table}:${where.field}` : `locate:${table}`,
+        (p) => {
+          const select = this.compiler.selectFrom(table as string).select(['id', 'data'])
+          return where ? select.where(where.field, '=', p(0)) : select
+        },
+        where ? [where.value] : [],
+      )
+      for (const row of rows) decodeRow(table, row.id as string, row.data as string)
+      // Nothing damaged is there now (it was rewritten since): name the lookup instead.
+      throw corruptRow(table, where ? `(${where.field} = ${where.value})` : '(unknown)')
+    }
   }
 
   /** The JSON documents of the rows whose `field` is `value`, in id order, unparsed. */
@@ -129,7 +166,7 @@ export class Queries {
     const found = cache
       ? await cache.read(table, `find\u0000${field}\u0000${String(value)}`, load)
       : await load()
-    return found.map((data) => JSON.parse(data) as Tables[T])
+    return this.decodeAll(db, table, found, { field, value: String(value) })
   }
 
   /**
@@ -203,7 +240,11 @@ export class Queries {
           .orderBy('id'),
       [],
     )
-    return rows.map((row) => JSON.parse(row.data as string) as Tables[T])
+    return this.decodeAll(
+      db,
+      table,
+      rows.map((row) => row.data as string),
+    )
   }
 
   async count(db: Execute, table: TableName, field: string, value: unknown): Promise<number> {

@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { sql } from 'kysely'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
 import { openDataDir, openPostgres } from './durableStores.ts'
 import { openMemoryStore } from './memory.ts'
@@ -311,6 +312,59 @@ describe.each(backends)('storage contract: %s', (name, open) => {
     await store.transaction((tx) => tx.put('activities', activity('one')))
     await expect(store.transaction((tx) => tx.put('activities', activity('two')))).rejects.toThrow()
     expect(await store.findBy('activities', 'fingerprint', 'same')).toHaveLength(1)
+    await store.close()
+  })
+
+  it('a stored row that does not parse is a 503 naming its table and id, logged without its content', async () => {
+    const store = await open()
+    await store.transaction(async (tx) => {
+      await tx.put('pluginRows', row('a', { secret: 'kept-private' }))
+      await tx.put('pluginRows', row('b', { n: 2 }))
+    })
+    // Read once so a caching backend holds the good document: the damage must still be seen.
+    expect((await store.get('pluginRows', 'b'))?.data).toEqual({ n: 2 })
+    // Damage the row behind the store's back, as a bad disk or a hand edit would, then let the
+    // store forget what it read (a commit to the table does).
+    await sql`update ${sql.table('pluginRows')} set data = ${'{"id":"b","kind":"test","data":{"n":2'} where id = ${'b'}`.execute(
+      store.db,
+    )
+    await store.transaction((tx) => tx.put('pluginRows', row('c')))
+    const logged: string[] = []
+    const spy = vi.spyOn(console, 'error').mockImplementation((...args: unknown[]) => {
+      logged.push(args.map(String).join(' '))
+    })
+    try {
+      const damaged = { errorCode: 'STORAGE_UNAVAILABLE', status: 503 }
+      for (const read of [
+        () => store.get('pluginRows', 'b'),
+        () => store.findBy('pluginRows', 'kind', 'test'),
+        () => store.all('pluginRows'),
+        () => store.transaction((tx) => tx.get('pluginRows', 'b')),
+        async () =>
+          (await store.prefetch([{ table: 'pluginRows', field: 'kind', value: 'test' }])).findBy(
+            'pluginRows',
+            'kind',
+            'test',
+          ),
+        async () => (await store.prefetch([{ table: 'pluginRows', id: 'b' }])).get('pluginRows', 'b'),
+      ]) {
+        const error = await read().then(
+          () => undefined,
+          (thrown: unknown) => thrown,
+        )
+        expect(error).toMatchObject(damaged)
+        expect((error as Error).message).toMatch(/pluginRows row b\b/)
+      }
+      expect(logged.length).toBeGreaterThanOrEqual(6)
+      for (const line of logged) {
+        expect(line).toMatch(/pluginRows row b\b/)
+        expect(line).not.toContain('"n":2')
+      }
+      // The rows around it still read.
+      expect((await store.get('pluginRows', 'a'))?.data).toEqual({ secret: 'kept-private' })
+    } finally {
+      spy.mockRestore()
+    }
     await store.close()
   })
 

@@ -30,3 +30,17 @@ export const unavailable = (_cause: unknown) =>
     undefined,
     { retryAfterSeconds: 1 },
   )
+
+/**
+ * A stored row whose JSON document does not parse: the database is damaged, not the request. It is
+ * answered 503 naming the table and the row (nothing retried: the same bytes would fail again) and
+ * logged once per read with the same names, never the row's content.
+ */
+export function corruptRow(table: string, id: string): ApiError {
+  const row = `${table} row ${id.slice(0, 200)}`
+  console.error(`stored ${row} is damaged: its JSON document does not parse`)
+  return new ApiError(
+    'STORAGE_UNAVAILABLE',
+    `the stored ${row} is damaged (its document does not parse); restore the database from a backup`,
+  )
+}
