@@ -2,6 +2,12 @@ import { utf8ToBytes } from '@noble/hashes/utils.js'
 import type { Caller } from './auth/Caller.ts'
 import { type CryptoRunner, createSealer, inlineCrypto } from './crypto/index.ts'
 import { newId } from './ids.ts'
+import {
+  type EventSink,
+  type ServiceEventMap,
+  type ServiceEventName,
+  silentSink,
+} from './observability/events.ts'
 import type { ServiceRow } from './store/model.ts'
 import type { Store } from './store/Store.ts'
 
@@ -42,6 +48,8 @@ export interface RuntimeOptions {
    * @default none
    */
   stampVerifiers?: ReadonlyMap<string, StampVerifier>
+  /** Where the service's events go (metrics, logs). @default dropped */
+  events?: EventSink
 }
 
 /**
@@ -89,6 +97,16 @@ export class Runtime {
 
   now(): number {
     return this.clock.now()
+  }
+
+  /** Reports an event to the configured sinks (metrics, logs); never throws. */
+  emit<K extends ServiceEventName>(name: K, data: ServiceEventMap[K]): void {
+    const sink = this.options.events ?? silentSink
+    try {
+      sink.emit(name, data)
+    } catch {
+      // Observability never fails a request.
+    }
   }
 
   newId(): string {

@@ -4,6 +4,7 @@ import { builtinActivities } from './activities/index.ts'
 import { bootstrapService, type DevCredentials, type DevOptions, devCredentials } from './bootstrap.ts'
 import type { CryptoRunner } from './crypto/index.ts'
 import { ApiError } from './errors.ts'
+import type { EventSink } from './observability/events.ts'
 import { activityApi } from './pipeline/activityApi.ts'
 import { errorResponse, notFoundResponse } from './pipeline/errorResponse.ts'
 import { bodyLimits, type PipelineEnv } from './pipeline/readJson.ts'
@@ -66,6 +67,8 @@ export interface CreateServiceOptions {
    * @default WebCrypto
    */
   verifyP256?: (publicKey: string, signature: string, body: Uint8Array) => Promise<boolean>
+  /** Where the service's events go (`runtime.emit`): metrics and log sinks. @default dropped */
+  events?: EventSink
 }
 
 export interface Service {
@@ -105,6 +108,7 @@ export async function createService(options: CreateServiceOptions = {}): Promise
       fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
       ...(options.crypto ? { crypto: options.crypto } : {}),
       ...(options.verifyP256 ? { verifyP256: options.verifyP256 } : {}),
+      ...(options.events ? { events: options.events } : {}),
       stampVerifiers: new Map(plugins.flatMap((plugin) => Object.entries(plugin.stampVerifiers ?? {}))),
     },
   )

@@ -1,0 +1,172 @@
+// Node only: `latchkey-service dev …` (and `npm run service -- …` in the repository). Starts the
+// local service on a port, with its dev surfaces (outbox, dev identity provider, dev root key).
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import type { AddressInfo } from 'node:net'
+import { join } from 'node:path'
+import { serve } from '@hono/node-server'
+import { createService, WrongMasterKeyError } from '../createService.ts'
+import {
+  type CliOptions,
+  envVariables,
+  mergeEnvFile,
+  parseCli,
+  prepareDataDir,
+  USAGE,
+  UsageError,
+} from '../parseCli.ts'
+import { loadMasterKey, loadMasterKeyFile, openDataDir, openPostgres } from '../store/durableStores.ts'
+import { lockDataDir } from '../store/lockDataDir.ts'
+import { cryptoWorkers } from '../workers/cryptoWorkers.ts'
+import { nativeVerifyP256 } from '../workers/nativeVerify.ts'
+
+const NAME = 'latchkey-service'
+
+/** Runs `dev` with its arguments (the command name included: flags alone still mean `dev`). */
+export async function run(argv: string[]): Promise<void> {
+  let options: CliOptions | 'help' | 'version'
+  try {
+    options = parseCli(argv)
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error
+    process.stderr.write(`${NAME}: ${error.message}\n\n${USAGE}\n`)
+    process.exit(2)
+  }
+  if (options === 'help') {
+    process.stdout.write(`${USAGE}\n`)
+    return
+  }
+  if (options === 'version') {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version: string
+    }
+    process.stdout.write(`${pkg.version}\n`)
+    return
+  }
+  // The data dir is this process's before anything is created in it (the master key included).
+  const lock = options.dataDir ? await lockDataDir(options.dataDir) : undefined
+  if (options.dataDir) {
+    const { warning } = prepareDataDir(options.dataDir)
+    if (warning) process.stderr.write(`${NAME}: warning: ${warning}\n`)
+  }
+  let masterKey: Uint8Array | undefined
+  /** Where the master key came from, for a message that says which key to check. */
+  let masterKeySource = 'a new in-memory key'
+  if (options.masterKeyFile) {
+    masterKey = loadMasterKeyFile(options.masterKeyFile)
+    masterKeySource = `--master-key-file ${options.masterKeyFile}`
+  } else if (options.dataDir) {
+    masterKey = loadMasterKey(options.dataDir)
+    masterKeySource = `${join(options.dataDir, 'master.key')}`
+  } else if (process.env.LATCHKEY_MASTER_KEY !== undefined) {
+    masterKey = loadMasterKey('.', process.env.LATCHKEY_MASTER_KEY)
+    masterKeySource = 'LATCHKEY_MASTER_KEY'
+  }
+  if (options.databaseUrl && !masterKey)
+    throw new Error(
+      'PostgreSQL needs the master key that seals its secrets: pass --master-key-file <file> or set LATCHKEY_MASTER_KEY (64 hex chars), the same on every instance',
+    )
+  // A file-system or database outage answers 503 and is recovered from; a crash must not follow.
+  process.on('SIGXFSZ', () => undefined)
+  const store = options.databaseUrl
+    ? await openPostgres(options.databaseUrl)
+    : options.dataDir
+      ? await openDataDir(options.dataDir, lock ? { lock } : {})
+      : undefined
+  const service = await createService({
+    ...(store ? { store } : {}),
+    ...(masterKey ? { masterKey } : {}),
+    rpc: options.rpc,
+    crypto: cryptoWorkers(options.cryptoThreads === undefined ? {} : { threads: options.cryptoThreads }),
+    verifyP256: nativeVerifyP256,
+    ...(options.rpId ? { webauthn: { rpId: options.rpId } } : {}),
+    proxySettings: {
+      ...(options.allowedOrigins ? { allowedOrigins: options.allowedOrigins } : {}),
+      ...(options.providers ? { enabledProviders: options.providers } : {}),
+      ...(options.sessionSeconds ? { sessionExpirationSeconds: options.sessionSeconds } : {}),
+    },
+  }).catch(async (error: Error) => {
+    await store?.close()
+    if (error instanceof WrongMasterKeyError)
+      throw new Error(`${error.message} (master key read from ${masterKeySource})`)
+    throw error
+  })
+  const server = serve({ fetch: service.app.fetch, port: options.port, hostname: options.host })
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve)
+    server.once('error', reject)
+  }).catch(async (error: NodeJS.ErrnoException) => {
+    const hint =
+      error.code === 'EADDRINUSE'
+        ? `port ${options.port} is already in use; pass --port 0 to pick a free port (or --port <n>)`
+        : error.message
+    process.stderr.write(`${NAME}: cannot listen on ${options.host}:${options.port}: ${hint}\n`)
+    await service.close()
+    process.exit(1)
+  })
+  // Stop cleanly from the moment the service is reachable (a supervisor may signal right after the
+  // ready line).
+  const stop = async () => {
+    server.close()
+    await service.close()
+    process.exit(0)
+  }
+  process.on('SIGINT', stop)
+  process.on('SIGTERM', stop)
+  const { port } = server.address() as AddressInfo
+  const host = options.host === '0.0.0.0' || options.host === '::' ? '127.0.0.1' : options.host
+  const baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`
+  const dev = service.dev
+  const ids = {
+    baseUrl,
+    authProxyUrl: baseUrl,
+    organizationId: dev.organizationId,
+    authProxyConfigId: dev.authProxyConfigId ?? null,
+    trustedSignerPublicKey: dev.signerPublicKey,
+  }
+  const info = {
+    ...ids,
+    apiPublicKey: dev.apiPublicKey,
+    apiPrivateKey: dev.apiPrivateKey,
+    outboxUrl: `${baseUrl}/dev/outbox`,
+    /** @deprecated the same value as `trustedSignerPublicKey`; kept for one version. */
+    signerPublicKey: dev.signerPublicKey,
+  }
+  if (options.envFile) {
+    const existing = existsSync(options.envFile) ? readFileSync(options.envFile, 'utf8') : ''
+    writeFileSync(options.envFile, mergeEnvFile(existing, envVariables(ids)))
+  }
+  if (options.json) process.stdout.write(`${JSON.stringify(info)}\n`)
+  else
+    process.stdout.write(
+      [
+        `Latchkey local service on ${baseUrl}`,
+        `  activity API            ${baseUrl}/public/v1`,
+        `  auth proxy              ${baseUrl}/v1`,
+        `  outbox (OTP codes)      ${info.outboxUrl}`,
+        '',
+        '  for your app config:',
+        `  authProxyConfigId       ${info.authProxyConfigId ?? 'none'}`,
+        `  organizationId          ${info.organizationId}`,
+        `  trustedSignerPublicKey  ${info.trustedSignerPublicKey}`,
+        ...(options.envFile
+          ? [`  (written to ${options.envFile} as VITE_LATCHKEY_* and NEXT_PUBLIC_LATCHKEY_*)`]
+          : []),
+        '',
+        `  dev API key             ${info.apiPublicKey}`,
+        `  dev API private key     ${info.apiPrivateKey}   (dev credentials: never use them for real funds)`,
+        `  data                    ${options.databaseUrl ? `PostgreSQL ${redact(options.databaseUrl)}` : options.dataDir ? `${options.dataDir} (SQLite)` : 'in memory: ids change on restart (use --data-dir to keep them)'}`,
+        '',
+      ].join('\n'),
+    )
+}
+
+/** A database URL without its password, for logs. */
+function redact(url: string): string {
+  try {
+    const parsed = new URL(url)
+    if (parsed.password) parsed.password = '***'
+    return parsed.toString()
+  } catch {
+    return 'postgres://…'
+  }
+}
