@@ -54,6 +54,13 @@ async function openBrowserMemory(sqlWasmUrl: string | undefined): Promise<SyncSq
     )
   engine ??= import('sql.js').then((module) => module.default({ locateFile: () => sqlWasmUrl }))
   const database = new (await engine).Database()
+  // sql.js keeps even an in-memory database as a file in Emscripten's JS file system, where every
+  // journal write is a JS call: a journal in memory keeps rollback (savepoints) and skips them.
+  for (const pragma of ['journal_mode = MEMORY', 'synchronous = OFF', 'temp_store = MEMORY']) {
+    const statement = database.prepare(`PRAGMA ${pragma}`)
+    statement.step()
+    statement.free()
+  }
   return {
     prepare(sql) {
       const statement = database.prepare(sql)
