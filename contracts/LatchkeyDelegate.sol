@@ -117,11 +117,11 @@ contract LatchkeyDelegate is ERC7821, EIP712, ERC721Holder, ERC1155Holder {
             if (block.timestamp > deadline) revert ExpiredBatch(deadline);
             DelegateStorage storage $ = _delegateStorage();
             if (batchNonce != $.nonce) revert InvalidBatchNonce($.nonce, batchNonce);
-            (address signer, ECDSA.RecoverError error, ) = ECDSA.tryRecover(
+            (address signer, ECDSA.RecoverError recoverError, ) = ECDSA.tryRecover(
                 hashBatchExecution(calls, batchNonce, deadline),
                 signature
             );
-            if (error != ECDSA.RecoverError.NoError || signer != address(this)) revert InvalidBatchSignature();
+            if (recoverError != ECDSA.RecoverError.NoError || signer != address(this)) revert InvalidBatchSignature();
             // Consumed before any call runs: see "Reentrancy" above.
             $.nonce = batchNonce + 1;
             emit BatchExecuted(batchNonce, msg.sender);
