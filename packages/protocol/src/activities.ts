@@ -325,6 +325,51 @@ export interface ActivityMap {
     }
     result: { privateKeyId: string; addresses: { format: AddressFormat; address: string }[] }
   }
+  // ---- sending: broadcast with status (the published V2 shapes) ----
+  /**
+   * Sends calls from `from`: one call without `sponsor` is an EIP-1559 transaction; several, or
+   * `sponsor: true`, run as one EIP-7702 batch through the delegate contract. Answers at once with
+   * the id `get_send_transaction_status` follows.
+   */
+  eth_send_transaction: {
+    parameters: EthSendTransactionParameters
+    result: { sendTransactionStatusId: string }
+  }
+  /** Signs `unsignedTransaction` (hex wire format) with every `signWiths` account and broadcasts it. */
+  sol_send_transaction: {
+    parameters: {
+      unsignedTransaction: string
+      signWiths: string[]
+      /** The organization's sponsor account pays the fee. */
+      sponsor?: boolean
+      caip2: string
+      recentBlockhash?: string
+    }
+    result: { sendTransactionStatusId: string }
+  }
+}
+
+/** One call of `eth_send_transaction`: `to` with 0x, `value` in wei as a decimal string, `data` hex. */
+export interface EthCall {
+  to: string
+  value?: string
+  data?: string
+}
+
+export interface EthSendTransactionParameters {
+  from: string
+  /** `eip155:<chain id>`. */
+  caip2: string
+  sponsor?: boolean
+  nonce?: string
+  gasLimit?: string
+  maxFeePerGas?: string
+  maxPriorityFeePerGas?: string
+  /** Unix seconds; sponsored batches only. */
+  deadline?: string
+  gasStationNonce?: string
+  /** 1 to 50 calls, run in order. */
+  calls: EthCall[]
 }
 
 export type ActivityPath = keyof ActivityMap
@@ -540,6 +585,22 @@ export const ACTIVITIES: ActivityRegistry = activityDefinitions<ActivityMap>({
   },
   eth_send_raw_transaction: {
     types: ['ACTIVITY_TYPE_ETH_SEND_RAW_TRANSACTION'],
+    resource: 'WALLET',
+    action: 'SEND',
+    proxyUser: false,
+    readOnly: false,
+  },
+  eth_send_transaction: {
+    types: ['ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2'],
+    versionedResult: true,
+    resource: 'WALLET',
+    action: 'SEND',
+    proxyUser: false,
+    readOnly: false,
+  },
+  sol_send_transaction: {
+    types: ['ACTIVITY_TYPE_SOL_SEND_TRANSACTION_V2'],
+    versionedResult: true,
     resource: 'WALLET',
     action: 'SEND',
     proxyUser: false,

@@ -91,6 +91,33 @@ export interface QueryMap {
     request: { organizationId: string }
     response: { privateKeys: PrivateKey[] }
   }
+  // ---- sending ----
+  get_send_transaction_status: {
+    request: { organizationId: string; sendTransactionStatusId: string }
+    response: SendTransactionStatus
+  }
+  get_nonces: {
+    request: {
+      organizationId: string
+      address: string
+      caip2: string
+      nonce?: boolean
+      gasStationNonce?: boolean
+    }
+    response: { nonce?: string; gasStationNonce?: string }
+  }
+}
+
+/**
+ * Where a send stands. `txStatus`: `INCLUDED` or `COMPLETED` on success, `FAILED` or `CANCELLED`
+ * at the end otherwise, anything else while pending.
+ */
+export interface SendTransactionStatus {
+  txStatus: string
+  eth?: { txHash?: string }
+  solana?: { signature?: string }
+  txError?: string
+  error?: { message?: string; revertChain?: unknown[] }
 }
 
 /** A standalone private key (`create_private_keys`, `import_private_key`). */
@@ -135,6 +162,8 @@ export const QUERIES: { readonly [P in QueryPath]: QueryFacts } = {
   list_policies: { proxyUser: false },
   get_private_key: { proxyUser: false },
   list_private_keys: { proxyUser: false },
+  get_send_transaction_status: { proxyUser: false },
+  get_nonces: { proxyUser: false },
 }
 
 export const QUERY_PATHS = Object.keys(QUERIES) as QueryPath[]
