@@ -1,4 +1,4 @@
-import type { AddressFormat, Curve, SubOrgFilterType } from './enums.ts'
+import type { AddressFormat, Curve, SubOrgFilterType, TxStatus } from './enums.ts'
 import type {
   Activity,
   ApiKey,
@@ -92,32 +92,64 @@ export interface QueryMap {
     response: { privateKeys: PrivateKey[] }
   }
   // ---- sending ----
+  /** Where a send stands; poll until `txStatus` is final (`TX_STATUSES_FINAL`). */
   get_send_transaction_status: {
     request: { organizationId: string; sendTransactionStatusId: string }
     response: SendTransactionStatus
   }
+  /** The next outer nonce of `address` and/or its delegate contract nonce on `caip2`. */
   get_nonces: {
     request: {
       organizationId: string
       address: string
       caip2: string
+      /** @default false */
       nonce?: boolean
+      /** @default false */
       gasStationNonce?: boolean
     }
+    /** Decimal strings, each present only when asked for. */
     response: { nonce?: string; gasStationNonce?: string }
   }
 }
 
-/**
- * Where a send stands. `txStatus`: `INCLUDED` or `COMPLETED` on success, `FAILED` or `CANCELLED`
- * at the end otherwise, anything else while pending.
- */
+/** A revert frame, outermost first. */
+export interface RevertChainEntry {
+  /** Contract that reverted, when known. */
+  address?: string
+  errorType?: 'ERROR_STRING' | 'PANIC' | 'CUSTOM' | 'UNKNOWN'
+  /** `Error(string)`'s reason, or the panic code's meaning. */
+  message?: string
+  /** The raw revert data, hex. */
+  data?: string
+}
+
+/** Why a send failed. */
+export interface TxError {
+  message?: string
+  revertChain?: RevertChainEntry[]
+  eth?: { revertChain?: RevertChainEntry[] }
+  solana?: { logs?: string[] }
+}
+
+/** An Ethereum receipt's bounded summary (an extension: the published type has only `txHash`). */
+export interface EthReceiptSummary {
+  blockNumber: string
+  blockHash: string
+  gasUsed: string
+  effectiveGasPrice: string
+  /** `success` or `reverted`, as the node reports. */
+  status: 'success' | 'reverted'
+}
+
+/** `get_send_transaction_status`'s answer, the published `v1GetSendTransactionStatusResponse`. */
 export interface SendTransactionStatus {
-  txStatus: string
-  eth?: { txHash?: string }
-  solana?: { signature?: string }
+  txStatus: TxStatus
+  eth?: { txHash?: string; receipt?: EthReceiptSummary }
+  solana?: { signature?: string; slot?: string }
+  /** The error's message, as the older clients read it. */
   txError?: string
-  error?: { message?: string; revertChain?: unknown[] }
+  error?: TxError
 }
 
 /** A standalone private key (`create_private_keys`, `import_private_key`). */

@@ -86,12 +86,12 @@ describe('sending: the published request and status shapes', () => {
       calls: [{ to: TOKEN }],
     })
     send.statuses.set(id, [
-      { txStatus: 'INITIALIZED' },
-      { txStatus: 'BROADCASTING' },
+      { txStatus: 'PENDING' },
+      { txStatus: 'BROADCASTED' },
       { txStatus: 'INCLUDED', eth: { txHash: HASH } },
     ])
     expect(await getCallsStatus(client, { sendTransactionStatusId: id })).toEqual({
-      txStatus: 'INITIALIZED',
+      txStatus: 'PENDING',
       status: 'pending',
       final: false,
     })
@@ -142,7 +142,7 @@ describe('sending: the published request and status shapes', () => {
       caip2: 'eip155:1',
       calls: [{ to: TOKEN }],
     })
-    send.statuses.set(id, [{ txStatus: 'BROADCASTING' }])
+    send.statuses.set(id, [{ txStatus: 'BROADCASTED' }])
     const error = await getCallsStatus(client, {
       sendTransactionStatusId: id,
       wait: true,
@@ -152,7 +152,7 @@ describe('sending: the published request and status shapes', () => {
     expect(error).toBeInstanceOf(CallsStatusTimeoutError)
     expect(error).toMatchObject({
       code: 'POLL_TIMEOUT',
-      details: { sendTransactionStatusId: id, txStatus: 'BROADCASTING', timeoutMs: 35 },
+      details: { sendTransactionStatusId: id, txStatus: 'BROADCASTED', timeoutMs: 35 },
     })
   })
 

@@ -1,9 +1,9 @@
-import type { ActivityParameters, EthCall } from '@latchkey/protocol'
+import type { ActivityParameters, EthCall, EthSendTransactionParameters } from '@latchkey/protocol'
 import { submit } from '../../transport/activity.ts'
 import type { Latchkey } from '../../types.ts'
 import { type ActionOptions, splitOptions } from '../options.ts'
 
-export type SendCallsParameters = ActivityParameters<'eth_send_transaction'> & ActionOptions
+export type SendCallsParameters = EthSendTransactionParameters & ActionOptions
 export type SendCallsReturnType = {
   /** Follow it with `getCallsStatus`. */
   sendTransactionStatusId: string

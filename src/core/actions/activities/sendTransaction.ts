@@ -1,4 +1,4 @@
-import type { ActivityParameters, EthSendTransactionParameters } from '@latchkey/protocol'
+import type { EthSendTransactionParameters, SolSendTransactionParameters } from '@latchkey/protocol'
 import { submit } from '../../transport/activity.ts'
 import type { Latchkey } from '../../types.ts'
 import { type ActionOptions, splitOptions } from '../options.ts'
@@ -12,7 +12,7 @@ export type SendEthereumTransactionParameters = Omit<EthSendTransactionParameter
 }
 
 /** A Solana wire transaction (hex) with empty signature slots that the `signWiths` accounts fill. */
-export type SendSolanaTransactionParameters = Omit<ActivityParameters<'sol_send_transaction'>, 'signWiths'> &
+export type SendSolanaTransactionParameters = Omit<SolSendTransactionParameters, 'signWiths'> &
   ({ signWith: string; signWiths?: undefined } | { signWiths: string[]; signWith?: undefined })
 
 export type SendTransactionParameters = (
