@@ -24,6 +24,7 @@ export {
   ImportWallet,
   LatchkeyUIProvider,
   preloadMessages,
+  SendTransaction,
   SessionStatus,
   SignMessageDialog,
   UserProfile,
