@@ -22,6 +22,11 @@ export { UserProfile, type UserProfileProps } from './profile/UserProfile.tsx'
 export { ExportWallet, type ExportWalletProps } from './secret/ExportWallet.tsx'
 export { ImportWallet, type ImportWalletProps } from './secret/ImportWallet.tsx'
 export type { SecretFrameMode } from './secret/SecretFrame.tsx'
+export {
+  SendTransaction,
+  type SendTransactionCall,
+  type SendTransactionProps,
+} from './send/SendTransaction.tsx'
 export { SessionStatus, type SessionStatusProps } from './session/SessionStatus.tsx'
 export {
   SignMessageDialog,

@@ -154,6 +154,17 @@ export class PollTimeoutError extends ActivityError {
   }
 }
 
+/** A send was still pending when `getCallsStatus`'s wait ran out; it may still be included later. */
+export class CallsStatusTimeoutError extends LatchkeyError {
+  override name = 'CallsStatusTimeoutError'
+  constructor(sendTransactionStatusId: string, txStatus: string, timeoutMs: number) {
+    super(`Send ${sendTransactionStatusId} still ${txStatus} after ${timeoutMs} ms`, {
+      code: 'POLL_TIMEOUT',
+      details: { sendTransactionStatusId, txStatus, timeoutMs },
+    })
+  }
+}
+
 export class BundleSignatureInvalidError extends LatchkeyError {
   override name = 'BundleSignatureInvalidError'
   constructor(message = 'The bundle is not signed by the trusted signer key') {

@@ -136,11 +136,20 @@ export type {
   RejectActivityReturnType,
 } from './actions/activities/rejectActivity.ts'
 export { rejectActivity } from './actions/activities/rejectActivity.ts'
+export type { SendCallsParameters, SendCallsReturnType } from './actions/activities/sendCalls.ts'
+export { MAX_CALLS, sendCalls } from './actions/activities/sendCalls.ts'
 export type {
   SendRawTransactionParameters,
   SendRawTransactionReturnType,
 } from './actions/activities/sendRawTransaction.ts'
 export { sendRawTransaction } from './actions/activities/sendRawTransaction.ts'
+export type {
+  SendEthereumTransactionParameters,
+  SendSolanaTransactionParameters,
+  SendTransactionParameters,
+  SendTransactionReturnType,
+} from './actions/activities/sendTransaction.ts'
+export { sendTransaction } from './actions/activities/sendTransaction.ts'
 export type { SignMessageParameters, SignMessageReturnType } from './actions/activities/signMessage.ts'
 export { signMessage } from './actions/activities/signMessage.ts'
 export type {
@@ -248,6 +257,12 @@ export type {
   GetAuthenticatorReturnType,
 } from './actions/queries/getAuthenticator.ts'
 export { getAuthenticator } from './actions/queries/getAuthenticator.ts'
+export type {
+  CallsStatus,
+  GetCallsStatusParameters,
+  GetCallsStatusReturnType,
+} from './actions/queries/getCallsStatus.ts'
+export { callsStatusOf, getCallsStatus } from './actions/queries/getCallsStatus.ts'
 export type { GetPoliciesParameters, GetPoliciesReturnType } from './actions/queries/getPolicies.ts'
 export { getPolicies } from './actions/queries/getPolicies.ts'
 export type { GetPolicyParameters, GetPolicyReturnType } from './actions/queries/getPolicy.ts'
@@ -297,6 +312,7 @@ export {
   ActivityRejectedError,
   BundleMismatchError,
   BundleSignatureInvalidError,
+  CallsStatusTimeoutError,
   ConfigInvalidError,
   ConsensusNeededError,
   fromErrorBody,
@@ -350,6 +366,8 @@ export type { GetApiKeysQueryKey, GetApiKeysQueryParameters } from './query/getA
 export { getApiKeysQueryKey, getApiKeysQueryOptions } from './query/getApiKeys.ts'
 export type { GetAuthenticatorQueryKey, GetAuthenticatorQueryParameters } from './query/getAuthenticator.ts'
 export { getAuthenticatorQueryKey, getAuthenticatorQueryOptions } from './query/getAuthenticator.ts'
+export type { GetCallsStatusQueryKey, GetCallsStatusQueryParameters } from './query/getCallsStatus.ts'
+export { getCallsStatusQueryKey, getCallsStatusQueryOptions } from './query/getCallsStatus.ts'
 export type { GetPoliciesQueryKey, GetPoliciesQueryParameters } from './query/getPolicies.ts'
 export { getPoliciesQueryKey, getPoliciesQueryOptions } from './query/getPolicies.ts'
 export type { GetPolicyQueryKey, GetPolicyQueryParameters } from './query/getPolicy.ts'
@@ -389,7 +407,9 @@ export { importWalletMutationOptions } from './query/importWallet.ts'
 export { logoutMutationOptions } from './query/logout.ts'
 export { refreshSessionMutationOptions } from './query/refreshSession.ts'
 export { rejectActivityMutationOptions } from './query/rejectActivity.ts'
+export { sendCallsMutationOptions } from './query/sendCalls.ts'
 export { sendRawTransactionMutationOptions } from './query/sendRawTransaction.ts'
+export { sendTransactionMutationOptions } from './query/sendTransaction.ts'
 export { signInWithOAuthMutationOptions } from './query/signInWithOAuth.ts'
 export { signInWithPasskeyMutationOptions } from './query/signInWithPasskey.ts'
 export { signInWithWalletMutationOptions } from './query/signInWithWallet.ts'

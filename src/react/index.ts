@@ -10,6 +10,7 @@ export type {
   ApproveActivityParameters,
   ApproveActivityReturnType,
   Authenticator,
+  CallsStatus,
   Chain,
   ClientStatus,
   CompleteOAuthRedirectParameters,
@@ -80,6 +81,7 @@ export type {
   GetAuthenticatorQueryKey,
   GetAuthenticatorQueryParameters,
   GetAuthenticatorReturnType,
+  GetCallsStatusReturnType,
   GetPoliciesParameters,
   GetPoliciesQueryKey,
   GetPoliciesQueryParameters,
@@ -177,8 +179,12 @@ export type {
   RejectActivityReturnType,
   RequestOptions,
   ResolvedLatchkeyConfig,
+  SendCallsParameters,
+  SendCallsReturnType,
   SendRawTransactionParameters,
   SendRawTransactionReturnType,
+  SendTransactionParameters,
+  SendTransactionReturnType,
   Session,
   SessionEvent,
   SessionState,
@@ -246,6 +252,8 @@ export type {
 export { useApproveActivity } from './hooks/useApproveActivity.ts'
 export type { UseAuthenticatorParameters, UseAuthenticatorReturnType } from './hooks/useAuthenticator.ts'
 export { useAuthenticator } from './hooks/useAuthenticator.ts'
+export type { UseCallsStatusParameters, UseCallsStatusReturnType } from './hooks/useCallsStatus.ts'
+export { useCallsStatus } from './hooks/useCallsStatus.ts'
 export type { UseCreateApiKeysParameters, UseCreateApiKeysReturnType } from './hooks/useCreateApiKeys.ts'
 export { useCreateApiKeys } from './hooks/useCreateApiKeys.ts'
 export type {
@@ -352,11 +360,18 @@ export type { UseRejectActivityParameters, UseRejectActivityReturnType } from '.
 export { useRejectActivity } from './hooks/useRejectActivity.ts'
 export type { UseRemovePasskeyParameters, UseRemovePasskeyReturnType } from './hooks/useRemovePasskey.ts'
 export { useRemovePasskey } from './hooks/useRemovePasskey.ts'
+export type { UseSendCallsParameters, UseSendCallsReturnType } from './hooks/useSendCalls.ts'
+export { useSendCalls } from './hooks/useSendCalls.ts'
 export type {
   UseSendRawTransactionParameters,
   UseSendRawTransactionReturnType,
 } from './hooks/useSendRawTransaction.ts'
 export { useSendRawTransaction } from './hooks/useSendRawTransaction.ts'
+export type {
+  UseSendTransactionParameters,
+  UseSendTransactionReturnType,
+} from './hooks/useSendTransaction.ts'
+export { useSendTransaction } from './hooks/useSendTransaction.ts'
 export type { UseSessionParameters } from './hooks/useSession.ts'
 export { useSession } from './hooks/useSession.ts'
 export { useSessionState } from './hooks/useSessionState.ts'

@@ -26,6 +26,7 @@ import { LatchkeyError } from '../core/errors.ts'
 import { isUsable } from '../core/session/sessionMachine.ts'
 import type { Session, SessionState } from '../core/session/types.ts'
 import { type LatchkeyAccount, toLatchkeyAccount } from './account.ts'
+import { createEip5792 } from './eip5792.ts'
 
 export type CreateLatchkeyEip1193ProviderParameters = {
   /** The chains the provider serves; the first is the initial one unless `chainId` says otherwise. */
@@ -41,6 +42,18 @@ export type CreateLatchkeyEip1193ProviderParameters = {
   signIn?: (() => Promise<unknown>) | undefined
   /** Organization that holds the accounts. @default the session's organization */
   organizationId?: string | undefined
+  /**
+   * Every `wallet_sendCalls` batch is paid by the organization's gas sponsor, and
+   * `wallet_getCapabilities` says so (`gasSponsorship: { supported: true }`). Without it an app
+   * asks per batch with the `gasSponsorship` capability.
+   * @default false
+   */
+  sponsor?: boolean | undefined
+  /**
+   * Shows a batch's status for `wallet_showCallsStatus` (e.g. opens `<SendTransaction/>` on it).
+   * Without it that method fails with 4200.
+   */
+  showCallsStatus?: ((id: string) => void | Promise<void>) | undefined
 }
 
 export type LatchkeyEip1193Event = 'connect' | 'disconnect' | 'accountsChanged' | 'chainChanged' | 'message'
@@ -53,7 +66,9 @@ export type LatchkeyEip1193Event = 'connect' | 'disconnect' | 'accountsChanged' 
  * fires when the usable active session changes (sign-in, switch, sign-out, expiry: `[]`, followed
  * by `disconnect` with a 4900 error); `chainChanged` fires on `wallet_switchEthereumChain`;
  * `refreshAccounts()` re-reads the accounts after a wallet was created; `destroy()` stops
- * following the session store.
+ * following the session store. EIP-5792 (`wallet_getCapabilities`, `wallet_sendCalls`,
+ * `wallet_getCallsStatus`, `wallet_showCallsStatus`) sends batches through the service's
+ * `eth_send_transaction`: atomic, optionally sponsored.
  */
 export interface LatchkeyEip1193Provider {
   request(args: { method: string; params?: unknown }): Promise<unknown>
@@ -213,8 +228,8 @@ export function createLatchkeyEip1193Provider(
     return { rpc, signed }
   }
 
-  async function forward(method: string, params: unknown): Promise<unknown> {
-    const response = await fetch(rpcUrl(chain), {
+  async function forward(method: string, params: unknown, target: Chain = chain): Promise<unknown> {
+    const response = await fetch(rpcUrl(target), {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: params ?? [] }),
@@ -229,6 +244,17 @@ export function createLatchkeyEip1193Provider(
       })
     return body.result
   }
+
+  const eip5792 = createEip5792({
+    client,
+    chains,
+    currentChain: () => chain,
+    organizationId,
+    sponsor: parameters.sponsor ?? false,
+    account: signer,
+    rpc: (target, method, params) => forward(method, params, target),
+    showCallsStatus: parameters.showCallsStatus,
+  })
 
   const param = <T>(params: unknown, index: number): T => {
     const value = Array.isArray(params) ? params[index] : undefined
@@ -287,6 +313,14 @@ export function createLatchkeyEip1193Provider(
         }
         return null
       }
+      case 'wallet_getCapabilities':
+        return eip5792.getCapabilities(params)
+      case 'wallet_sendCalls':
+        return eip5792.send(params)
+      case 'wallet_getCallsStatus':
+        return eip5792.status(params)
+      case 'wallet_showCallsStatus':
+        return eip5792.show(params)
       case 'wallet_addEthereumChain':
       case 'wallet_watchAsset':
       case 'wallet_requestPermissions':

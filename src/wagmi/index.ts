@@ -36,6 +36,12 @@ export type LatchkeyParameters = {
    * @default the URL of the config's `http()` transport for that chain, else the chain's default
    */
   rpcUrls?: Record<number, string> | undefined
+  /**
+   * wagmi's `useSendCalls` batches are paid by the organization's gas sponsor (the provider's
+   * `sponsor`); without it an app asks per batch with the `gasSponsorship` capability.
+   * @default false
+   */
+  sponsor?: boolean | undefined
 }
 
 type Properties = {
@@ -83,6 +89,7 @@ export function latchkey(parameters: LatchkeyParameters) {
         chains: config.chains,
         rpcUrls: rpcUrls(),
         signIn: parameters.signIn,
+        sponsor: parameters.sponsor,
       })
       return provider
     }

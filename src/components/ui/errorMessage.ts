@@ -26,6 +26,7 @@ const MESSAGE_OF: Partial<Record<string, MessageKey>> = {
   CONTACT_INVALID: 'emailInvalid',
   WALLET_UNAVAILABLE: 'walletNoneBody',
   FRAME_LOAD_FAILED: 'frameError',
+  GAS_CAP_EXCEEDED: 'sendGasCapExceeded',
 }
 
 // What a developer should do about a code (shown under the sentence in development builds only).

@@ -21,6 +21,7 @@ export type QueryName =
   | 'policies'
   | 'activity'
   | 'apiKeys'
+  | 'callsStatus'
 
 /** Strips functions, signals and undefined so a key is plain, stable data. */
 export function keyParameters<T extends object>(parameters: T): Record<string, unknown> {

@@ -1,0 +1,141 @@
+import type { SendTransactionStatus } from '@latchkey/protocol'
+import { render, screen, waitFor, within } from '@testing-library/react'
+import userEvent from '@testing-library/user-event'
+import axe from 'axe-core'
+import { encodeFunctionData, erc20Abi } from 'viem'
+import { describe, expect, it } from 'vitest'
+import { createWallet } from '../../core/actions/activities/createWallet.ts'
+import { completeOtpSignIn } from '../../core/actions/auth/completeOtpSignIn.ts'
+import { startOtpSignIn } from '../../core/actions/auth/startOtpSignIn.ts'
+import { type RecordedSend, recordedSendService } from '../../core/test/recordedSendService.ts'
+import { createLatchkey, LatchkeyProvider } from '../../react/index.ts'
+import { createTestService, latestCode } from '../test/renderWithService.tsx'
+import { SendTransaction, type SendTransactionCall } from './SendTransaction.tsx'
+
+const TOKEN = '0x5FbDB2315678afecb367f032d93F642f64180aa3'
+const SPENDER = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8'
+const HASH = `0x${'ef'.repeat(32)}`
+
+/** A signed-in user with an Ethereum account, on the local service behind the published send shapes. */
+async function setUp(statuses: SendTransactionStatus[]) {
+  const { service, config } = await createTestService()
+  const send = recordedSendService(service.fetch as typeof fetch, () => statuses)
+  const client = createLatchkey({
+    ...config,
+    fetch: send.fetch,
+    polling: { intervalMs: 20, timeoutMs: 5_000 },
+  })
+  const started = await startOtpSignIn(client, { otpType: 'OTP_TYPE_EMAIL', contact: 'ana@example.com' })
+  await completeOtpSignIn(client, {
+    ...started,
+    otpCode: await latestCode(service, 'ana@example.com'),
+    userName: 'Ana',
+  })
+  const { addresses } = await createWallet(client, { walletName: 'Main', chains: ['ethereum'] })
+  return { client, send, from: addresses[0] as string }
+}
+
+const approveAndTransfer: SendTransactionCall[] = [
+  {
+    to: TOKEN,
+    abi: erc20Abi,
+    data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [SPENDER, 5n * 10n ** 18n] }),
+  },
+  { to: SPENDER, value: 1_500_000_000_000_000n },
+]
+
+/** axe on the open dialog (colour contrast needs layout, which the story test checks in Chromium). */
+async function axeViolations() {
+  const result = await axe.run(document.body, {
+    resultTypes: ['violations'],
+    rules: { 'color-contrast': { enabled: false }, region: { enabled: false } },
+  })
+  return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)
+}
+
+describe('<SendTransaction/>', () => {
+  it('shows each call decoded, sends the sponsored batch, follows the status to included, focus following', async () => {
+    const user = userEvent.setup()
+    const { client, send, from } = await setUp([
+      { txStatus: 'PENDING' },
+      { txStatus: 'BROADCASTED', eth: { txHash: HASH } },
+      { txStatus: 'INCLUDED', eth: { txHash: HASH } },
+    ])
+    const settled: string[] = []
+    render(
+      <LatchkeyProvider client={client}>
+        <SendTransaction
+          open
+          onOpenChange={() => {}}
+          calls={approveAndTransfer}
+          caip2="eip155:31337"
+          sponsor
+          pollingIntervalMs={20}
+          onSettled={(s) => settled.push(s.status)}
+        />
+      </LatchkeyProvider>,
+    )
+    expect(await screen.findByRole('heading', { name: 'Review transaction' })).toBeTruthy()
+    expect(await screen.findByText(from)).toBeTruthy()
+    expect(screen.getByText('Sponsored')).toBeTruthy()
+    const first = screen.getByRole('listitem', { name: 'Call 1' })
+    const second = screen.getByRole('listitem', { name: 'Call 2' })
+    expect(await within(first).findByText(`approve(${SPENDER}, 5000000000000000000)`)).toBeTruthy()
+    expect(within(first).getByText('0 ETH')).toBeTruthy()
+    expect(within(second).getByText('0.0015 ETH')).toBeTruthy()
+    expect(await axeViolations()).toEqual([])
+
+    await user.click(screen.getByRole('button', { name: 'Confirm' }))
+    expect(await screen.findByRole('heading', { name: 'Transaction confirmed' })).toBeTruthy()
+    expect(screen.getByText(HASH)).toBeTruthy()
+    // Focus moved to the new step's action.
+    await waitFor(() => expect(document.activeElement).toBe(screen.getByRole('button', { name: 'Done' })))
+    expect(await axeViolations()).toEqual([])
+    expect(settled).toEqual(['success'])
+    expect(send.sends.map((s: RecordedSend) => s.parameters)).toEqual([
+      {
+        from,
+        caip2: 'eip155:31337',
+        sponsor: true,
+        calls: [
+          { to: TOKEN, data: approveAndTransfer[0]?.data },
+          { to: SPENDER, value: '1500000000000000' },
+        ],
+      },
+    ])
+    // Final: no more reads once included.
+    const reads = send.reads.get(send.sends[0]?.sendTransactionStatusId as string)
+    await new Promise((r) => setTimeout(r, 120))
+    expect(send.reads.get(send.sends[0]?.sendTransactionStatusId as string)).toBe(reads)
+  })
+
+  it('shows a failed send with its reason, and Cancel closes the review', async () => {
+    const user = userEvent.setup()
+    const { client } = await setUp([
+      { txStatus: 'FAILED', eth: { txHash: HASH }, error: { message: 'ERC20InsufficientBalance' } },
+    ])
+    const changes: boolean[] = []
+    const { rerender } = render(
+      <LatchkeyProvider client={client}>
+        <SendTransaction
+          open
+          onOpenChange={(o) => changes.push(o)}
+          calls={[{ to: SPENDER }]}
+          caip2="eip155:1"
+        />
+      </LatchkeyProvider>,
+    )
+    expect(await screen.findByText('Paid from this account')).toBeTruthy()
+    await user.click(screen.getByRole('button', { name: 'Cancel' }))
+    expect(changes).toEqual([false])
+    rerender(
+      <LatchkeyProvider client={client}>
+        <SendTransaction open onOpenChange={() => {}} calls={[{ to: SPENDER }]} caip2="eip155:1" />
+      </LatchkeyProvider>,
+    )
+    await user.click(await screen.findByRole('button', { name: 'Confirm' }))
+    expect(await screen.findByRole('heading', { name: 'Transaction failed' })).toBeTruthy()
+    expect(screen.getByRole('alert').textContent).toContain('ERC20InsufficientBalance')
+    expect(await axeViolations()).toEqual([])
+  })
+})

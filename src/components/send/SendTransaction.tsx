@@ -1,0 +1,438 @@
+import { Suspense, useEffect, useId, useRef, useState } from 'react'
+import type { SendCallsReturnType } from '../../core/actions/activities/sendCalls.ts'
+import type { GetCallsStatusReturnType } from '../../core/actions/queries/getCallsStatus.ts'
+import { useCallsStatus, useSendCalls, useWalletAccounts } from '../../react/index.ts'
+import { AlertIcon } from '../ui/baseIcons.tsx'
+import { CopyButton } from '../ui/CopyButton.tsx'
+import { Dialog } from '../ui/Dialog.tsx'
+import { errorMessage } from '../ui/errorMessage.ts'
+import { CheckIcon, ClockIcon, WalletIcon } from '../ui/icons.tsx'
+import { Alert, Button, Header, Spinner } from '../ui/parts.tsx'
+import type { UiOptions } from '../ui/uiOptions.ts'
+import { type Ui, useUi } from '../ui/useUi.ts'
+import type { DecodedCall } from './decodeCalls.ts'
+import { formatEth } from './formatEth.ts'
+
+/** One call to confirm. */
+export interface SendTransactionCall {
+  /** The address called, with 0x. */
+  to: string
+  /** Wei, as a bigint or a decimal string. @default 0 */
+  value?: bigint | string | undefined
+  /** Call data, hex with 0x. */
+  data?: string | undefined
+  /** The called contract's ABI: the call is then shown as its function and arguments. */
+  abi?: readonly unknown[] | undefined
+}
+
+export interface SendTransactionProps extends UiOptions {
+  open: boolean
+  onOpenChange: (open: boolean) => void
+  /** The calls, run in order and atomically (all or none). */
+  calls: readonly SendTransactionCall[]
+  /** The chain, `eip155:<chain id>`. */
+  caip2: string
+  /** Account that sends. @default the user's first Ethereum account */
+  from?: string | undefined
+  /** The organization's gas sponsor pays the fee (shown as "Sponsored"). @default false */
+  sponsor?: boolean | undefined
+  /** Opens on the status of a send already made, skipping the review (e.g. for `wallet_showCallsStatus`). */
+  sendTransactionStatusId?: string | undefined
+  /** Between status reads while pending. @default the client's `polling.intervalMs` */
+  pollingIntervalMs?: number | undefined
+  /** Called once the service accepted the send. */
+  onSent?: ((result: SendCallsReturnType) => void) | undefined
+  /** Called once the send is final: included (`status: 'success'`) or not (`'failure'`). */
+  onSettled?: ((status: GetCallsStatusReturnType) => void) | undefined
+}
+
+/**
+ * A confirmation for a batch of Ethereum calls: each call (to, amount in ETH, function and
+ * arguments when an ABI is given), "Sponsored" when the app pays the fee, Confirm or Cancel; then
+ * the status, polled until included or failed. `useSendCalls` and `useCallsStatus` do the work.
+ */
+export function SendTransaction(props: SendTransactionProps) {
+  return (
+    <Suspense fallback={null}>
+      <SendTransactionInner {...props} />
+    </Suspense>
+  )
+}
+
+function SendTransactionInner({
+  open,
+  onOpenChange,
+  calls,
+  caip2,
+  from,
+  sponsor,
+  sendTransactionStatusId,
+  pollingIntervalMs,
+  onSent,
+  onSettled,
+  ...look
+}: SendTransactionProps) {
+  const ui = useUi(look)
+  const titleId = useId()
+  const descriptionId = useId()
+  return (
+    <Dialog open={open} onOpenChange={onOpenChange} labelledBy={titleId} describedBy={descriptionId} ui={ui}>
+      <SendTransactionBody
+        key={sendTransactionStatusId ?? ''}
+        ui={ui}
+        titleId={titleId}
+        descriptionId={descriptionId}
+        calls={calls}
+        caip2={caip2}
+        from={from}
+        sponsor={sponsor ?? false}
+        initialId={sendTransactionStatusId}
+        pollingIntervalMs={pollingIntervalMs}
+        onSent={onSent}
+        onSettled={onSettled}
+        onClose={() => onOpenChange(false)}
+      />
+    </Dialog>
+  )
+}
+
+type Phase = 'review' | 'pending' | 'success' | 'failure'
+
+function SendTransactionBody({
+  ui,
+  titleId,
+  descriptionId,
+  calls,
+  caip2,
+  from,
+  sponsor,
+  initialId,
+  pollingIntervalMs,
+  onSent,
+  onSettled,
+  onClose,
+}: {
+  ui: Ui
+  titleId: string
+  descriptionId: string
+  calls: readonly SendTransactionCall[]
+  caip2: string
+  from: string | undefined
+  sponsor: boolean
+  initialId: string | undefined
+  pollingIntervalMs: number | undefined
+  onSent: SendTransactionProps['onSent']
+  onSettled: SendTransactionProps['onSettled']
+  onClose: () => void
+}) {
+  const [id, setId] = useState(initialId)
+  const send = useSendCalls()
+  const status = useCallsStatus({ sendTransactionStatusId: id, pollingIntervalMs })
+  const phase: Phase = id ? (status.data?.status ?? 'pending') : 'review'
+  const container = useFocusOnPhase(phase)
+
+  const settled = useRef(false)
+  useEffect(() => {
+    if (!status.data?.final || settled.current) return
+    settled.current = true
+    onSettled?.(status.data)
+  }, [status.data, onSettled])
+
+  const confirm = async (sender: string) => {
+    try {
+      const result = await send.mutateAsync({
+        from: sender,
+        caip2,
+        calls: calls.map(({ to, value, data }) => ({
+          to,
+          ...(value !== undefined ? { value: String(value) } : {}),
+          ...(data !== undefined ? { data } : {}),
+        })),
+        ...(sponsor ? { sponsor: true } : {}),
+      })
+      onSent?.(result)
+      setId(result.sendTransactionStatusId)
+    } catch {
+      // shown from send.error
+    }
+  }
+
+  return (
+    <div className="lk-panel" ref={container}>
+      {phase === 'review' ? (
+        <Review
+          ui={ui}
+          titleId={titleId}
+          descriptionId={descriptionId}
+          calls={calls}
+          caip2={caip2}
+          from={from}
+          sponsor={sponsor}
+          sending={send.isPending}
+          error={send.isError ? errorMessage(ui.t, send.error) : undefined}
+          onConfirm={confirm}
+          onClose={onClose}
+        />
+      ) : (
+        <Status
+          ui={ui}
+          titleId={titleId}
+          descriptionId={descriptionId}
+          phase={phase}
+          status={status.data}
+          readError={status.isError ? errorMessage(ui.t, status.error) : undefined}
+          onClose={onClose}
+        />
+      )}
+    </div>
+  )
+}
+
+/**
+ * Focus follows the steps (WAI-ARIA dialog pattern): each new phase focuses its
+ * `[data-lk-autofocus]` control, else its title. The first phase is left to the dialog, which
+ * focuses on open.
+ */
+function useFocusOnPhase(phase: Phase) {
+  const container = useRef<HTMLDivElement>(null)
+  const shown = useRef<Phase | null>(null)
+  useEffect(() => {
+    const previous = shown.current
+    shown.current = phase
+    if (previous === null || previous === phase) return
+    const root = container.current
+    const target =
+      root?.querySelector<HTMLElement>('[data-lk-autofocus]:not([disabled])') ??
+      root?.querySelector<HTMLElement>('.lk-title')
+    target?.focus()
+  }, [phase])
+  return container
+}
+
+function Review({
+  ui,
+  titleId,
+  descriptionId,
+  calls,
+  caip2,
+  from,
+  sponsor,
+  sending,
+  error,
+  onConfirm,
+  onClose,
+}: {
+  ui: Ui
+  titleId: string
+  descriptionId: string
+  calls: readonly SendTransactionCall[]
+  caip2: string
+  from: string | undefined
+  sponsor: boolean
+  sending: boolean
+  error: string | undefined
+  onConfirm: (from: string) => void
+  onClose: () => void
+}) {
+  const accounts = useWalletAccounts()
+  const sender =
+    from ?? accounts.data?.accounts.find((a) => a.addressFormat === 'ADDRESS_FORMAT_ETHEREUM')?.address
+  const decoded = useDecodedCalls(calls)
+  const listId = `${titleId}-calls`
+  return (
+    <>
+      <Header
+        ui={ui}
+        titleId={titleId}
+        title={ui.t('sendTitle')}
+        descriptionId={descriptionId}
+        description={ui.t('sendDescription')}
+        onClose={onClose}
+      />
+      <dl className="lk-kv">
+        <dt>{ui.t('signWithLabel')}</dt>
+        <dd>
+          {sender ? (
+            <span className="lk-mono">{sender}</span>
+          ) : accounts.isPending ? (
+            <Spinner />
+          ) : (
+            ui.t('walletsEmptyTitle')
+          )}
+        </dd>
+        <dt>{ui.t('sendNetwork')}</dt>
+        <dd className="lk-mono">{caip2}</dd>
+        <dt>{ui.t('sendFee')}</dt>
+        <dd>
+          {sponsor ? (
+            <span className="lk-row" data-wrap="">
+              <span className="lk-badge" data-tone="success">
+                {ui.t('sendSponsored')}
+              </span>
+              <span className="lk-subtle">{ui.t('sendSponsoredNote')}</span>
+            </span>
+          ) : (
+            ui.t('sendFeeFromAccount')
+          )}
+        </dd>
+      </dl>
+      <div className="lk-field">
+        <span className="lk-label" id={listId}>
+          {ui.t('sendCallsLabel', { count: calls.length })}
+        </span>
+        <ol className="lk-list" aria-labelledby={listId}>
+          {calls.map((call, index) => (
+            <li
+              // biome-ignore lint/suspicious/noArrayIndexKey: the calls are a fixed, ordered list
+              key={index}
+              aria-label={ui.t('sendCallN', { index: index + 1 })}
+            >
+              <CallView ui={ui} call={call} decoded={decoded?.[index] ?? null} />
+            </li>
+          ))}
+        </ol>
+      </div>
+      {error ? <Alert tone="error">{error}</Alert> : null}
+      <div className="lk-stack" data-gap="sm">
+        <Button
+          block
+          autoFocus
+          data-lk-autofocus=""
+          loading={sending}
+          disabled={!sender}
+          onClick={() => sender && onConfirm(sender)}
+        >
+          {sending ? ui.t('sending') : error ? ui.t('retry') : ui.t('sendConfirm')}
+        </Button>
+        <Button block variant="ghost" onClick={onClose} disabled={sending}>
+          {ui.t('cancel')}
+        </Button>
+      </div>
+    </>
+  )
+}
+
+function CallView({ ui, call, decoded }: { ui: Ui; call: SendTransactionCall; decoded: DecodedCall | null }) {
+  const value = call.value === undefined ? 0n : BigInt(call.value)
+  const hasData = call.data !== undefined && call.data !== '0x'
+  return (
+    <dl className="lk-kv" style={{ inlineSize: '100%' }}>
+      <dt>{ui.t('sendTo')}</dt>
+      <dd className="lk-mono">{call.to}</dd>
+      <dt>{ui.t('sendValue')}</dt>
+      <dd>{ui.t('sendEth', { amount: formatEth(value) })}</dd>
+      {decoded ? (
+        <>
+          <dt>{ui.t('sendFunction')}</dt>
+          <dd className="lk-mono">{`${decoded.functionName}(${decoded.args.join(', ')})`}</dd>
+        </>
+      ) : hasData ? (
+        <>
+          <dt>{ui.t('sendData')}</dt>
+          <dd className="lk-mono">{call.data}</dd>
+        </>
+      ) : null}
+    </dl>
+  )
+}
+
+/** Each call's function and arguments, decoded in a chunk loaded only when some call has an ABI. */
+function useDecodedCalls(calls: readonly SendTransactionCall[]): (DecodedCall | null)[] | null {
+  const [decoded, setDecoded] = useState<(DecodedCall | null)[] | null>(null)
+  useEffect(() => {
+    if (!calls.some((call) => call.abi)) return
+    let live = true
+    import('./decodeCalls.ts').then(
+      (m) => live && setDecoded(m.decodeCalls(calls)),
+      // Without viem (an optional peer) the raw data stays on show.
+      () => undefined,
+    )
+    return () => {
+      live = false
+    }
+  }, [calls])
+  return decoded
+}
+
+function Status({
+  ui,
+  titleId,
+  descriptionId,
+  phase,
+  status,
+  readError,
+  onClose,
+}: {
+  ui: Ui
+  titleId: string
+  descriptionId: string
+  phase: Exclude<Phase, 'review'>
+  status: GetCallsStatusReturnType | undefined
+  readError: string | undefined
+  onClose: () => void
+}) {
+  const txHash = status?.eth?.txHash ?? status?.solana?.signature
+  const reason = status?.error?.message ?? status?.txError
+  const title =
+    phase === 'success'
+      ? ui.t('sendIncludedTitle')
+      : phase === 'failure'
+        ? ui.t('sendFailedTitle')
+        : ui.t('sendPendingTitle')
+  const description =
+    phase === 'success'
+      ? ui.t('sendIncludedBody')
+      : phase === 'failure'
+        ? ui.t('sendFailedBody')
+        : ui.t('sendPendingBody')
+  return (
+    <>
+      <Header
+        ui={ui}
+        titleId={titleId}
+        title={title}
+        descriptionId={descriptionId}
+        description={description}
+        onClose={onClose}
+      />
+      <div
+        className="lk-hero"
+        data-tone={phase === 'success' ? 'success' : phase === 'failure' ? 'error' : undefined}
+        data-pulse={phase === 'pending' ? '' : undefined}
+        aria-hidden="true"
+      >
+        {phase === 'success' ? (
+          <CheckIcon size={28} />
+        ) : phase === 'failure' ? (
+          <AlertIcon size={28} />
+        ) : txHash ? (
+          <ClockIcon size={28} />
+        ) : (
+          <WalletIcon size={28} />
+        )}
+      </div>
+      <p className="lk-subtle" role="status">
+        {phase === 'pending' ? ui.t('sendPendingStatus') : title}
+      </p>
+      {txHash ? (
+        <div className="lk-field">
+          <span className="lk-label">{ui.t('sendTxHash')}</span>
+          <span className="lk-mono">{txHash}</span>
+          <div className="lk-row" style={{ justifyContent: 'flex-end' }}>
+            <CopyButton ui={ui} text={txHash} label={ui.t('copyTxHash')} />
+          </div>
+        </div>
+      ) : null}
+      {phase === 'failure' && reason ? <Alert tone="error">{reason}</Alert> : null}
+      {readError ? <Alert tone="error">{readError}</Alert> : null}
+      <Button
+        block
+        data-lk-autofocus=""
+        variant={phase === 'pending' ? 'secondary' : 'primary'}
+        onClick={onClose}
+      >
+        {phase === 'pending' ? ui.t('close') : ui.t('done')}
+      </Button>
+    </>
+  )
+}
