@@ -4,6 +4,7 @@ import { builtinActivities } from './activities/index.ts'
 import { bootstrapService, type DevCredentials, type DevOptions, devCredentials } from './bootstrap.ts'
 import type { CryptoRunner } from './crypto/index.ts'
 import { ApiError } from './errors.ts'
+import type { JobQueueOptions } from './jobs/JobQueue.ts'
 import type { EventSink } from './observability/events.ts'
 import { activityApi } from './pipeline/activityApi.ts'
 import { errorResponse, notFoundResponse } from './pipeline/errorResponse.ts'
@@ -69,6 +70,12 @@ export interface CreateServiceOptions {
   verifyP256?: (publicKey: string, signature: string, body: Uint8Array) => Promise<boolean>
   /** Where the service's events go (`runtime.emit`): metrics and log sinks. @default dropped */
   events?: EventSink
+  /**
+   * The durable job queue's worker (`runtime.jobs`): poll interval, lease, run timeout, retries
+   * and backoff. It runs only when some handler is registered.
+   * @default JobQueue's defaults
+   */
+  jobs?: JobQueueOptions
 }
 
 export interface Service {
@@ -109,6 +116,7 @@ export async function createService(options: CreateServiceOptions = {}): Promise
       ...(options.crypto ? { crypto: options.crypto } : {}),
       ...(options.verifyP256 ? { verifyP256: options.verifyP256 } : {}),
       ...(options.events ? { events: options.events } : {}),
+      ...(options.jobs ? { jobs: options.jobs } : {}),
       stampVerifiers: new Map(plugins.flatMap((plugin) => Object.entries(plugin.stampVerifiers ?? {}))),
     },
   )
@@ -161,6 +169,8 @@ export async function createService(options: CreateServiceOptions = {}): Promise
   for (const plugin of plugins) plugin.routes?.(app, runtime)
   app.route('/public', activityApi(runtime, registry))
   app.get('/health', (c) => c.json({ ok: true }))
+  // Jobs committed before this start (a crash, a restart) run now too.
+  if (runtime.jobs.kinds().length > 0) runtime.jobs.start()
 
   return {
     app,
@@ -172,6 +182,7 @@ export async function createService(options: CreateServiceOptions = {}): Promise
       return devCredentials(runtime)
     },
     close: async () => {
+      await runtime.jobs.stop()
       await runtime.crypto.close?.()
       await store.close()
     },
