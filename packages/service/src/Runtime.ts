@@ -1,6 +1,7 @@
 import { utf8ToBytes } from '@noble/hashes/utils.js'
 import type { Caller } from './auth/Caller.ts'
 import { type CryptoRunner, createSealer, inlineCrypto } from './crypto/index.ts'
+import type { Delivery } from './delivery/createDelivery.ts'
 import { newId } from './ids.ts'
 import { JobQueue, type JobQueueOptions } from './jobs/JobQueue.ts'
 import {
@@ -53,6 +54,8 @@ export interface RuntimeOptions {
   events?: EventSink
   /** The durable job queue's worker: poll interval, lease, timeout, retries. @default JobQueue's */
   jobs?: JobQueueOptions
+  /** E-mail and SMS providers for one-time codes (`createService`'s `delivery`, compiled). @default none: the dev outbox */
+  delivery?: Delivery
 }
 
 /**
