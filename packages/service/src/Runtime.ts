@@ -1,7 +1,9 @@
 import { utf8ToBytes } from '@noble/hashes/utils.js'
 import type { Caller } from './auth/Caller.ts'
 import { type CryptoRunner, createSealer, inlineCrypto } from './crypto/index.ts'
+import type { Delivery } from './delivery/createDelivery.ts'
 import { newId } from './ids.ts'
+import { JobQueue, type JobQueueOptions } from './jobs/JobQueue.ts'
 import {
   type EventSink,
   type ServiceEventMap,
@@ -50,6 +52,10 @@ export interface RuntimeOptions {
   stampVerifiers?: ReadonlyMap<string, StampVerifier>
   /** Where the service's events go (metrics, logs). @default dropped */
   events?: EventSink
+  /** The durable job queue's worker: poll interval, lease, timeout, retries. @default JobQueue's */
+  jobs?: JobQueueOptions
+  /** E-mail and SMS providers for one-time codes (`createService`'s `delivery`, compiled). @default none: the dev outbox */
+  delivery?: Delivery
 }
 
 /**
@@ -84,6 +90,11 @@ export class Runtime {
   private readonly sealer: ReturnType<typeof createSealer>
   /** Runs signing and derivation jobs (sealed keys in, results out), maybe in worker threads. */
   readonly crypto: CryptoRunner
+  /**
+   * Durable jobs: `jobs.enqueue(tx, kind, payload)` inside a transaction, handlers registered per
+   * kind with `jobs.handle`; the service starts its worker once the plugins are loaded.
+   */
+  readonly jobs: JobQueue
 
   constructor(
     readonly store: Store,
@@ -93,6 +104,7 @@ export class Runtime {
   ) {
     this.sealer = createSealer(masterKey)
     this.crypto = options.crypto ? options.crypto(masterKey) : inlineCrypto(this.sealer)
+    this.jobs = new JobQueue(this, options.jobs)
   }
 
   now(): number {

@@ -3,8 +3,11 @@ import { Hono } from 'hono'
 import { builtinActivities } from './activities/index.ts'
 import { bootstrapService, type DevCredentials, type DevOptions, devCredentials } from './bootstrap.ts'
 import type { CryptoRunner } from './crypto/index.ts'
+import { createDelivery, OTP_DELIVERY_JOB } from './delivery/createDelivery.ts'
+import type { DeliveryOptions } from './delivery/DeliveryOptions.ts'
 import { ApiError } from './errors.ts'
-import type { EventSink } from './observability/events.ts'
+import type { JobQueueOptions } from './jobs/JobQueue.ts'
+import { type EventSink, silentSink } from './observability/events.ts'
 import { activityApi } from './pipeline/activityApi.ts'
 import { errorResponse, notFoundResponse } from './pipeline/errorResponse.ts'
 import { bodyLimits, type PipelineEnv } from './pipeline/readJson.ts'
@@ -53,7 +56,7 @@ export interface CreateServiceOptions {
   proxySettings?: Partial<ProxySettings>
   /** Largest accepted body on the activity API (`/public/*`), in bytes. @default 262144 */
   maxBodyBytes?: number
-  /** `fetch` for outgoing JSON-RPC calls. @default globalThis.fetch */
+  /** `fetch` for outgoing JSON-RPC calls and SMS providers. @default globalThis.fetch */
   fetch?: typeof fetch
   /**
    * Where signing and wallet derivation run: in Node, `cryptoWorkers()` from
@@ -69,6 +72,19 @@ export interface CreateServiceOptions {
   verifyP256?: (publicKey: string, signature: string, body: Uint8Array) => Promise<boolean>
   /** Where the service's events go (`runtime.emit`): metrics and log sinks. @default dropped */
   events?: EventSink
+  /**
+   * The durable job queue's worker (`runtime.jobs`): poll interval, lease, run timeout, retries
+   * and backoff. It runs only when some handler is registered.
+   * @default JobQueue's defaults
+   */
+  jobs?: JobQueueOptions
+  /**
+   * Real delivery of one-time codes: e-mail over SMTP (with `mailer: smtpMailer` from
+   * `@latchkey/service/node`) and SMS through Twilio or a signed webhook. A code for a channel with
+   * a provider is committed with a delivery job and sent after the commit by one instance.
+   * @default none: every code goes to the dev outbox
+   */
+  delivery?: DeliveryOptions
 }
 
 export interface Service {
@@ -94,24 +110,31 @@ const randomKey = () => globalThis.crypto.getRandomValues(new Uint8Array(32))
 export async function createService(options: CreateServiceOptions = {}): Promise<Service> {
   const store = options.store instanceof Store ? options.store : await openMemoryStore(options.memory)
   const plugins = [...builtinPlugins, ...(options.plugins ?? [])]
-  const runtime = new Runtime(
-    store,
-    options.clock ?? { now: () => Date.now() },
-    options.masterKey ?? randomKey(),
-    {
-      rpc: { ...options.rpc },
-      maxTimestampSkewMs: options.maxTimestampSkewMs ?? 5 * 60_000,
-      webauthn: {
-        rpId: options.webauthn?.rpId ?? 'localhost',
-        ...(options.webauthn?.origins ? { origins: options.webauthn.origins } : {}),
-      },
-      fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
-      ...(options.crypto ? { crypto: options.crypto } : {}),
-      ...(options.verifyP256 ? { verifyP256: options.verifyP256 } : {}),
-      ...(options.events ? { events: options.events } : {}),
-      stampVerifiers: new Map(plugins.flatMap((plugin) => Object.entries(plugin.stampVerifiers ?? {}))),
+  const clock = options.clock ?? { now: () => Date.now() }
+  const fetcher: typeof fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init))
+  const delivery = options.delivery
+    ? createDelivery(options.delivery, {
+        events: options.events ?? silentSink,
+        now: () => clock.now(),
+        fetch: fetcher,
+      })
+    : undefined
+  const runtime = new Runtime(store, clock, options.masterKey ?? randomKey(), {
+    rpc: { ...options.rpc },
+    maxTimestampSkewMs: options.maxTimestampSkewMs ?? 5 * 60_000,
+    webauthn: {
+      rpId: options.webauthn?.rpId ?? 'localhost',
+      ...(options.webauthn?.origins ? { origins: options.webauthn.origins } : {}),
     },
-  )
+    fetch: fetcher,
+    ...(options.crypto ? { crypto: options.crypto } : {}),
+    ...(options.verifyP256 ? { verifyP256: options.verifyP256 } : {}),
+    ...(options.events ? { events: options.events } : {}),
+    ...(options.jobs ? { jobs: options.jobs } : {}),
+    ...(delivery ? { delivery } : {}),
+    stampVerifiers: new Map(plugins.flatMap((plugin) => Object.entries(plugin.stampVerifiers ?? {}))),
+  })
+  if (delivery) runtime.jobs.handle(OTP_DELIVERY_JOB, delivery.handler)
   const registry = new Registry(plugins)
   registry.add({ activities: builtinActivities, queries: builtinQueries })
   for (const plugin of plugins) registry.add(plugin)
@@ -161,6 +184,8 @@ export async function createService(options: CreateServiceOptions = {}): Promise
   for (const plugin of plugins) plugin.routes?.(app, runtime)
   app.route('/public', activityApi(runtime, registry))
   app.get('/health', (c) => c.json({ ok: true }))
+  // Jobs committed before this start (a crash, a restart) run now too.
+  if (runtime.jobs.kinds().length > 0) runtime.jobs.start()
 
   return {
     app,
@@ -172,6 +197,8 @@ export async function createService(options: CreateServiceOptions = {}): Promise
       return devCredentials(runtime)
     },
     close: async () => {
+      await runtime.jobs.stop()
+      delivery?.close()
       await runtime.crypto.close?.()
       await store.close()
     },

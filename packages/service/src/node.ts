@@ -1,5 +1,6 @@
 // `@latchkey/service/node`: the durable stores and the master key, for Node only (the main entry
 // also runs in a browser).
+export { smtpMailer } from './delivery/smtpMailer.ts'
 export {
   DATABASE_FILE,
   loadMasterKey,

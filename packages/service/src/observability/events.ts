@@ -6,8 +6,36 @@
  *
  * Add the events of a subsystem to `ServiceEventMap` (name → payload); sinks see every event.
  */
-// biome-ignore lint/suspicious/noEmptyInterface: filled in by each subsystem's entries below
-export interface ServiceEventMap {}
+export interface ServiceEventMap {
+  // Durable jobs (jobs/JobQueue.ts); `kind` is a handler's name, `reason` a bounded code.
+  /** A job ran to completion (and was deleted). */
+  'job.done': { kind: string; attempts: number }
+  /** A run failed; the job runs again after a backoff. */
+  'job.retry': { kind: string; attempts: number; reason: string }
+  /** A job failed for good (retries exhausted or a permanent failure); its row stays `failed`. */
+  'job.failed': { kind: string; attempts: number; reason: string }
+  /** A job whose worker's lease ran out (a crash) was claimed again. */
+  'job.reclaimed': { kind: string }
+  /** A run ended but its outcome could not be recorded (database out); the lease will expire. */
+  'job.unrecorded': { kind: string }
+
+  // OTP delivery (delivery/createDelivery.ts): never the code or the contact.
+  /** A message was accepted by the SMTP server or the SMS provider. */
+  'delivery.sent': { channel: 'email' | 'sms'; provider: 'smtp' | 'twilio' | 'webhook'; attempt: number }
+  /** A try failed (`job.retry` or `job.failed` says what happens next); `reason` is a bounded code. */
+  'delivery.failed': {
+    channel: 'email' | 'sms'
+    provider: 'smtp' | 'twilio' | 'webhook'
+    reason: string
+    attempt: number
+  }
+  /**
+   * A try may have sent the message without the service knowing (a crash, a timeout, a connection
+   * lost after the message was handed over): `resent` when it is sent again under the same
+   * idempotency key, otherwise it is not sent again (at most once).
+   */
+  'delivery.uncertain': { channel: 'email' | 'sms'; provider: 'smtp' | 'twilio' | 'webhook'; resent: boolean }
+}
 
 export type ServiceEventName = keyof ServiceEventMap
 

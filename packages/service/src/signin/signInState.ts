@@ -58,6 +58,7 @@ export async function loadSignInState(runtime: Runtime, app: Hono<PipelineEnv>):
         }
       },
       deliver: (message) => outbox.deliver(message),
+      queued: () => runtime.jobs.wake(),
       now,
       newId: () => runtime.newId(),
       mac: otpMac(runtime, keys.sealedOtpSecret),

@@ -61,9 +61,33 @@ function v1(text: StoreBackend['textType']): Migration {
   }
 }
 
+// Durable jobs (jobs/JobQueue.ts): one table, a column per field the worker reads or claims by.
+const JOBS_COLUMNS = ['kind', 'state', 'runAfter', 'attempts', 'claimedBy', 'claimedUntil']
+
+function jobs(text: StoreBackend['textType']): Migration {
+  return {
+    async up(db: Kysely<unknown>) {
+      let create = db.schema
+        .createTable('jobs')
+        .addColumn('id', text, (column) => column.primaryKey())
+        .addColumn('data', 'text', (column) => column.notNull())
+      for (const column of JOBS_COLUMNS) create = create.addColumn(column, text)
+      await create.execute()
+      for (const column of JOBS_COLUMNS)
+        await db.schema.createIndex(`jobs_${column}`).on('jobs').column(column).execute()
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('jobs').execute()
+    },
+  }
+}
+
 /** The migrations, with the column types of `backend`. */
 export function migrations(backend: StoreBackend): MigrationProvider {
   return {
-    getMigrations: async () => ({ '0001_initial': v1(backend.textType) }),
+    getMigrations: async () => ({
+      '0001_initial': v1(backend.textType),
+      '0002_jobs': jobs(backend.textType),
+    }),
   }
 }

@@ -211,6 +211,38 @@ export interface PluginRow extends Row {
   data: Record<string, unknown>
 }
 
+// Durable jobs (jobs/): the queue's rows.
+/** Where a job is: due or waiting (`pending`), claimed by a worker (`running`), or given up (`failed`). */
+export type JobState = 'pending' | 'running' | 'failed'
+
+/**
+ * One durable job (`jobs/JobQueue.ts`): enqueued in the transaction of the change that needs it,
+ * run by exactly one worker after the commit, outside any transaction. A job that succeeds is
+ * deleted; one that fails for good stays, `failed`, with its reason.
+ */
+export interface JobRow extends Row {
+  /** Names the handler that runs it. */
+  kind: string
+  state: JobState
+  /** Not run before this time (epoch ms): its enqueue time, then each retry's backoff. */
+  runAfter: number
+  /** Runs started so far (a claim counts one before the handler runs). */
+  attempts: number
+  /** The worker holding it while `running`. */
+  claimedBy?: string
+  /** A `running` job whose lease ends before now is claimable again (its worker died). */
+  claimedUntil?: number
+  /** The payload as JSON, or sealed under the master key when it holds a secret. */
+  payload: { json: string } | { sealed: string }
+  /**
+   * The last run ended without a known outcome (its worker died holding the lease, or it timed
+   * out): the next run must not assume the work was not done.
+   */
+  uncertain?: boolean
+  /** Why the last run failed (a bounded reason, never payload content). */
+  lastError?: string
+}
+
 export interface Tables {
   service: ServiceRow
   organizations: OrganizationRow
@@ -230,6 +262,8 @@ export interface Tables {
   fiatCredentials: FiatCredentialRow
   importTargets: ImportTargetRow
   pluginRows: PluginRow
+  // Durable jobs (jobs/).
+  jobs: JobRow
 }
 
 export type TableName = keyof Tables
@@ -254,6 +288,8 @@ export const INDEXES: { [T in TableName]: (keyof Tables[T] & string)[] } = {
   fiatCredentials: ['organizationId'],
   importTargets: ['userId'],
   pluginRows: ['kind'],
+  // Durable jobs (jobs/).
+  jobs: ['kind', 'state', 'runAfter', 'attempts', 'claimedBy', 'claimedUntil'],
 }
 
 export const TABLE_NAMES = Object.keys(INDEXES) as TableName[]

@@ -32,6 +32,17 @@ export interface OtpStorageTx {
   getBucket(key: string): Promise<number[]>
   /** Stores a key's event times; an empty list deletes the bucket. */
   putBucket(key: string, times: number[]): Promise<void>
+  /**
+   * Commits a durable delivery of `message` with this transaction, when its channel has a
+   * provider; resolves false when it has none (the engine's `deliver` then gets it after the commit).
+   */
+  enqueueDelivery?(message: OtpMessage, details: OtpDeliveryDetails): Promise<boolean>
+}
+
+/** What a provider's own templates may add to a message. */
+export interface OtpDeliveryDetails {
+  appName: string
+  expiresInMinutes: number
 }
 
 /**
@@ -93,8 +104,13 @@ export interface OtpEngineOptions {
   storage: OtpStorage
   /** Signs verification-token claims into a JWT (the service's ES256 key). */
   issueToken: (claims: VerificationTokenClaims & { iat: number }) => Promise<string> | string
-  /** Delivers the rendered message. The only place a code may ever be seen. */
+  /**
+   * Delivers the rendered message after its record committed, where the storage queued no durable
+   * delivery (`OtpStorageTx.enqueueDelivery`). The only place a code may ever be seen.
+   */
   deliver: (message: OtpMessage) => Promise<void> | void
+  /** Told after a commit that queued a durable delivery (wakes the worker). @default nothing */
+  queued?: () => void
   /** Epoch milliseconds. @default Date.now */
   now?: () => number
   /** Fills a byte array with CSPRNG output. @default crypto.getRandomValues */
@@ -252,8 +268,22 @@ export function createOtpEngine(options: OtpEngineOptions) {
       attempts: 0,
       status: 'pending',
     }
-    // The charge and the record commit together: a code is sent only within the contact's budget.
-    await storage.transaction(async (tx) => {
+    const values = { code, appName: input.appName ?? 'Latchkey', expiresInMinutes: Math.ceil(lifetime / 60) }
+    const email = input.emailTemplate ?? DEFAULT_EMAIL_TEMPLATE
+    const sms = input.smsTemplate ?? DEFAULT_SMS_TEMPLATE
+    const message: OtpMessage = {
+      otpId,
+      organizationId: input.organizationId,
+      otpType,
+      contact,
+      code,
+      subject: otpType === 'OTP_TYPE_EMAIL' ? renderTemplate(email.subject, values) : '',
+      body: renderTemplate(otpType === 'OTP_TYPE_EMAIL' ? email.body : sms.body, values),
+      sentAt: new Date(at).toISOString(),
+    }
+    // The charge, the record and a durable delivery commit together: a code is sent only within
+    // the contact's budget, and every committed code is sent.
+    const queued = await storage.transaction(async (tx) => {
       await chargeIn(
         tx,
         [
@@ -267,20 +297,12 @@ export function createOtpEngine(options: OtpEngineOptions) {
         at,
       )
       await tx.put(record)
+      return tx.enqueueDelivery
+        ? tx.enqueueDelivery(message, { appName: values.appName, expiresInMinutes: values.expiresInMinutes })
+        : false
     })
-    const values = { code, appName: input.appName ?? 'Latchkey', expiresInMinutes: Math.ceil(lifetime / 60) }
-    const email = input.emailTemplate ?? DEFAULT_EMAIL_TEMPLATE
-    const sms = input.smsTemplate ?? DEFAULT_SMS_TEMPLATE
-    await options.deliver({
-      otpId,
-      organizationId: input.organizationId,
-      otpType,
-      contact,
-      code,
-      subject: otpType === 'OTP_TYPE_EMAIL' ? renderTemplate(email.subject, values) : '',
-      body: renderTemplate(otpType === 'OTP_TYPE_EMAIL' ? email.body : sms.body, values),
-      sentAt: new Date(at).toISOString(),
-    })
+    if (queued) options.queued?.()
+    else await options.deliver(message)
     return { otpId }
   }
 

@@ -1,5 +1,6 @@
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
+import { OTP_DELIVERY_JOB, type OtpDeliveryPayload } from '../../delivery/createDelivery.ts'
 import { ApiError } from '../../errors.ts'
 import type { Runtime } from '../../Runtime.ts'
 import type { Transaction } from '../../store/Store.ts'
@@ -91,6 +92,24 @@ export function otpStorage(runtime: Runtime): OtpStorage {
               createdAt: existing?.createdAt ?? now,
               updatedAt: now,
             })
+          },
+          // One job per code (its id is the OTP's), sealed: it holds the code and the contact.
+          enqueueDelivery: async (message, details) => {
+            if (!runtime.options.delivery?.handles(message.otpType)) return false
+            const payload: OtpDeliveryPayload = {
+              otpType: message.otpType,
+              to: message.contact,
+              code: message.code,
+              appName: details.appName,
+              expiresInMinutes: details.expiresInMinutes,
+              subject: message.subject,
+              body: message.body,
+            }
+            await runtime.jobs.enqueue(tx, OTP_DELIVERY_JOB, payload, {
+              sealed: true,
+              id: `otp:${message.otpId}`,
+            })
+            return true
           },
         }),
       ),
