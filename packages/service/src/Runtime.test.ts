@@ -52,8 +52,8 @@ describe('plugin stamp verifiers', () => {
         if (header !== 'open sesame') throw new ApiError('STAMP_INVALID', 'wrong password')
         const dev = runtime.serviceRow
         return {
-          userId: dev.devUserId,
-          organizationId: dev.devOrganizationId,
+          userId: dev.devUserId!,
+          organizationId: dev.devOrganizationId!,
           credential: { kind: 'API_KEY', id: 'test', publicKey: '', scheme: 'TEST', signature: '' },
           readOnly: false,
         }

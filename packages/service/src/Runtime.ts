@@ -33,6 +33,11 @@ export interface WebAuthnOptions {
 }
 
 export interface RuntimeOptions {
+  /**
+   * `production` (`latchkey-service start`) mounts no dev surface and makes no dev organization;
+   * plugins read it to leave theirs out. @default 'dev'
+   */
+  mode?: 'dev' | 'production'
   /** JSON-RPC endpoints by CAIP-2 id, for `eth_send_raw_transaction`. @default {} */
   rpc: Record<string, string>
   /** Largest accepted |now - timestampMs|. @default 300000 (5 minutes) */

@@ -34,19 +34,37 @@ export interface DevOptions {
   apiPrivateKey?: string
 }
 
+/** `dev`: a local service with its dev surfaces; `production`: `latchkey-service start`. */
+export type ServiceMode = 'dev' | 'production'
+
 /**
- * First start: the service keys (bundle signer, session signer) and the dev parent organization
- * with a root user and a P-256 API key. Later starts find them in the store and keep them.
+ * First start: the service keys (bundle signer, session signer) and, in dev mode, the dev parent
+ * organization with a root user and a P-256 API key. A production service makes no organization
+ * here (`latchkey-service init` makes the parent organization with the operator's own key) and so
+ * holds no private key anyone was shown. Later starts find the keys in the store and keep them.
  */
 export async function bootstrapService(
   tx: Transaction,
   runtime: Runtime,
   options: DevOptions = {},
+  mode: ServiceMode = 'dev',
 ): Promise<void> {
   if (await tx.get('service', 'service')) return
   const now = runtime.now()
   const signerKey = randomP256PrivateKey()
   const sessionKey = randomP256PrivateKey()
+  const keys = {
+    sealedSignerKey: runtime.seal(signerKey),
+    signerPublicKey: bytesToHex(p256PublicKey(signerKey, false)),
+    sealedSessionKey: runtime.seal(sessionKey),
+    sessionPublicKey: bytesToHex(p256PublicKey(sessionKey, false)),
+  }
+  signerKey.fill(0)
+  sessionKey.fill(0)
+  if (mode === 'production') {
+    await tx.put('service', { id: 'service', ...keys, createdAt: now, updatedAt: now })
+    return
+  }
   const apiKey = options.apiPrivateKey ? hexToBytes(options.apiPrivateKey) : randomP256PrivateKey()
   const organizationId = runtime.newId()
   const userId = runtime.newId()
@@ -74,10 +92,7 @@ export async function bootstrapService(
   })
   await tx.put('service', {
     id: 'service',
-    sealedSignerKey: runtime.seal(signerKey),
-    signerPublicKey: bytesToHex(p256PublicKey(signerKey, false)),
-    sealedSessionKey: runtime.seal(sessionKey),
-    sessionPublicKey: bytesToHex(p256PublicKey(sessionKey, false)),
+    ...keys,
     devOrganizationId: organizationId,
     devUserId: userId,
     devApiKeyId: apiKeyId,
@@ -88,8 +103,26 @@ export async function bootstrapService(
   })
 }
 
+/** `service.dev` of a service that has no dev organization (production mode). */
+export class NoDevOrganizationError extends Error {
+  override name = 'NoDevOrganizationError'
+  constructor() {
+    super(
+      'this service has no dev organization (it runs in production mode; its parent organization is made by `latchkey-service init`)',
+    )
+  }
+}
+
 export function devCredentials(runtime: Runtime): DevCredentials {
   const row = runtime.serviceRow
+  if (
+    row.devOrganizationId === undefined ||
+    row.devUserId === undefined ||
+    row.devApiKeyId === undefined ||
+    row.devApiPublicKey === undefined ||
+    row.sealedDevApiPrivateKey === undefined
+  )
+    throw new NoDevOrganizationError()
   return {
     organizationId: row.devOrganizationId,
     userId: row.devUserId,

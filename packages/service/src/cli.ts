@@ -7,6 +7,9 @@ const NAME = 'latchkey-service'
 /** The commands, loaded on demand: `run` gets the arguments after the command's name. */
 const COMMANDS: Record<string, () => Promise<{ run(argv: string[]): Promise<void> }>> = {
   dev: () => import('./commands/dev.ts'),
+  start: () => import('./commands/start.ts'),
+  init: () => import('./commands/init.ts'),
+  config: () => import('./commands/config.ts'),
 }
 
 async function main(argv: string[]): Promise<void> {

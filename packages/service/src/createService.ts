@@ -1,7 +1,13 @@
 import type { ProxySettings } from '@latchkey/protocol'
 import { Hono } from 'hono'
 import { builtinActivities } from './activities/index.ts'
-import { bootstrapService, type DevCredentials, type DevOptions, devCredentials } from './bootstrap.ts'
+import {
+  bootstrapService,
+  type DevCredentials,
+  type DevOptions,
+  devCredentials,
+  type ServiceMode,
+} from './bootstrap.ts'
 import type { CryptoRunner } from './crypto/index.ts'
 import { createDelivery, OTP_DELIVERY_JOB } from './delivery/createDelivery.ts'
 import type { DeliveryOptions } from './delivery/DeliveryOptions.ts'
@@ -11,6 +17,7 @@ import { type EventSink, silentSink } from './observability/events.ts'
 import { activityApi } from './pipeline/activityApi.ts'
 import { errorResponse, notFoundResponse } from './pipeline/errorResponse.ts'
 import { bodyLimits, type PipelineEnv } from './pipeline/readJson.ts'
+import { securityHeaders } from './pipeline/securityHeaders.ts'
 import { builtinPlugins } from './plugins.ts'
 import { builtinQueries } from './queries/index.ts'
 import { type Clock, Runtime, type WebAuthnOptions } from './Runtime.ts'
@@ -85,6 +92,15 @@ export interface CreateServiceOptions {
    * @default none: every code goes to the dev outbox
    */
   delivery?: DeliveryOptions
+  /**
+   * `production` (`latchkey-service start`, `init`): no dev organization, no dev API key, no
+   * `/dev/*` routes (outbox, dev identity provider, operator settings); it needs a durable `store`
+   * and an explicit `masterKey`, refuses `dev` options and a store a dev service created, and
+   * sends security headers on every answer. `proxySettings` then apply to the parent organization
+   * `init` made.
+   * @default 'dev'
+   */
+  mode?: ServiceMode
 }
 
 export interface Service {
@@ -108,6 +124,15 @@ const randomKey = () => globalThis.crypto.getRandomValues(new Uint8Array(32))
  * `GET /public/v1/signer` (bundle-signing key). Runs in Node and in a browser.
  */
 export async function createService(options: CreateServiceOptions = {}): Promise<Service> {
+  const mode = options.mode ?? 'dev'
+  if (mode === 'production') {
+    if (!(options.store instanceof Store))
+      throw new Error('production mode needs a durable store (openDataDir or openPostgres), never memory')
+    if (options.masterKey === undefined)
+      throw new Error('production mode needs the master key given explicitly (masterKey)')
+    if (options.dev !== undefined)
+      throw new Error('production mode has no dev organization: drop the dev option')
+  }
   const store = options.store instanceof Store ? options.store : await openMemoryStore(options.memory)
   const plugins = [...builtinPlugins, ...(options.plugins ?? [])]
   const clock = options.clock ?? { now: () => Date.now() }
@@ -120,6 +145,7 @@ export async function createService(options: CreateServiceOptions = {}): Promise
       })
     : undefined
   const runtime = new Runtime(store, clock, options.masterKey ?? randomKey(), {
+    mode,
     rpc: { ...options.rpc },
     maxTimestampSkewMs: options.maxTimestampSkewMs ?? 5 * 60_000,
     webauthn: {
@@ -145,8 +171,9 @@ export async function createService(options: CreateServiceOptions = {}): Promise
   try {
     if (options.dev?.apiPrivateKey !== undefined && !/^[0-9a-f]{64}$/i.test(options.dev.apiPrivateKey))
       throw new Error('dev.apiPrivateKey must be 64 hex characters')
-    await store.transaction((tx) => bootstrapService(tx, runtime, options.dev))
+    await store.transaction((tx) => bootstrapService(tx, runtime, options.dev, mode))
     await runtime.loadServiceRow()
+
     // Opening the signer key proves the master key matches the stored data.
     runtime.signerPrivateKey()
   } catch (error) {
@@ -155,6 +182,8 @@ export async function createService(options: CreateServiceOptions = {}): Promise
       cause: error,
     })
   }
+  if (mode === 'production' && runtime.serviceRow.devOrganizationId !== undefined)
+    throw new DevDatabaseError()
   // Made before the plugins load: a plugin's state may keep it for in-process calls.
   const app = new Hono<PipelineEnv>()
   for (const plugin of plugins) {
@@ -168,6 +197,7 @@ export async function createService(options: CreateServiceOptions = {}): Promise
   // reader (with a depth limit), and one error mapper for whatever any handler throws.
   app.onError(errorResponse)
   app.notFound(notFoundResponse)
+  if (mode === 'production') app.use('*', securityHeaders())
   app.use(
     '*',
     bodyLimits(
@@ -205,9 +235,16 @@ export async function createService(options: CreateServiceOptions = {}): Promise
   }
 }
 
-/** Merges explicit settings (CLI flags) into the dev organization's proxy configuration. */
+/**
+ * Merges explicit settings (CLI flags, the configuration file) into the proxy configuration of the
+ * dev organization, or in production of the parent organization (none before `init`).
+ */
 async function applyProxySettings(runtime: Runtime, settings: Partial<ProxySettings>): Promise<void> {
-  const organizationId = runtime.serviceRow.devOrganizationId
+  const organizationId =
+    runtime.options.mode === 'production'
+      ? runtime.serviceRow.parentOrganizationId
+      : runtime.serviceRow.devOrganizationId
+  if (organizationId === undefined) return
   await runtime.store.transaction(async (tx) => {
     const config = (await tx.findBy('proxyConfigs', 'organizationId', organizationId))[0]
     if (!config) return
@@ -229,6 +266,16 @@ export class WrongMasterKeyError extends Error {
   constructor() {
     super(
       'the master key does not open the secrets in this database (they were sealed under another key); nothing was changed. Start with the master key this data was created with',
+    )
+  }
+}
+
+/** A production service refuses a store a dev service created: its dev root key was printed. */
+export class DevDatabaseError extends Error {
+  override name = 'DevDatabaseError'
+  constructor() {
+    super(
+      'this database was made by `latchkey-service dev`: it holds the dev organization, whose root private key was printed; run production on a database of its own',
     )
   }
 }

@@ -8,13 +8,17 @@ import { SIGN_IN_METHODS, type SignInMethod } from '@latchkey/protocol'
 export const DEFAULT_ENV_DATA_DIR = '.latchkey'
 
 export const USAGE = `Usage: latchkey-service dev [options]
+       latchkey-service start --config FILE      (production: see start --help)
+       latchkey-service init --config FILE --root-public-key HEX
+       latchkey-service config check --config FILE
 
 Starts the local Latchkey service: auth proxy at <url>/v1, activity API at <url>/public/v1, and
 the dev outbox at <url>/dev/outbox (http://127.0.0.1:8787/dev/outbox by default), where every
 e-mail/SMS one-time code is delivered.
 
   --port <n>                 port to listen on; 0 picks a free one (default 8787)
-  --host <name>              interface to bind (default 127.0.0.1)
+  --host <name>              loopback address to bind (default 127.0.0.1; dev never listens
+                             beyond this machine: use \`latchkey-service start\` for that)
   --data-dir <dir>           keep data durably in <dir>, so ids and keys stay the same across
                              restarts (default: in memory); holds master.key, and a data dir the
                              service creates gets a .gitignore that ignores everything in it
@@ -75,7 +79,7 @@ export function parseCli(
   if (command === 'help') return 'help'
   // Flags alone (`latchkey-service --port 0`) still mean `dev`, as in earlier versions.
   if (command !== 'dev' && !command.startsWith('-'))
-    throw new UsageError(`unknown command ${command} (the only command is dev)`)
+    throw new UsageError(`unknown command ${command} (commands: dev, start, init, config)`)
   const rest = command === 'dev' ? argv.slice(1) : argv
   // `--port -1` would read as a missing value; join it so the flag's own check explains it.
   const args: string[] = []
@@ -156,12 +160,17 @@ export function parseCli(
     throw new UsageError(
       '--master-key-file needs a file name, e.g. --master-key-file /etc/latchkey/master.key',
     )
+  const host = values.host as string
+  if (!isLoopbackBind(host))
+    throw new UsageError(
+      `--host ${host}: dev serves this machine only (its outbox and dev identity provider hand out every code and account), so it binds a loopback address (127.0.0.1, ::1, localhost); to serve other machines use latchkey-service start`,
+    )
   const cryptoThreads = values['crypto-threads'] as string | undefined
   if (cryptoThreads !== undefined && (!/^\d+$/.test(cryptoThreads) || Number(cryptoThreads) > 64))
     throw new UsageError(`--crypto-threads must be a number from 0 to 64, got ${cryptoThreads}`)
   return {
     port,
-    host: values.host as string,
+    host,
     dataDir:
       (values['data-dir'] as string | undefined) ??
       (envFile && databaseUrl === undefined ? DEFAULT_ENV_DATA_DIR : undefined),
@@ -176,6 +185,12 @@ export function parseCli(
     rpId: values['rp-id'] as string | undefined,
     cryptoThreads: cryptoThreads === undefined ? undefined : Number(cryptoThreads),
   }
+}
+
+/** A bind address on this machine only: localhost, 127.0.0.0/8 or ::1. */
+export function isLoopbackBind(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '')
+  return bare === 'localhost' || bare === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare)
 }
 
 /** What an app needs from a running local service (the `--json` line has these and more). */

@@ -1,5 +1,6 @@
 import { BUNDLE_HPKE_INFO_TEXT } from '@latchkey/protocol'
 import type { Hono } from 'hono'
+import { configuredOrigins } from '../pipeline/originPolicy.ts'
 import type { PipelineEnv } from '../pipeline/readJson.ts'
 import type { Runtime } from '../Runtime.ts'
 import type { ServicePlugin } from '../registry.ts'
@@ -258,11 +259,14 @@ latchkeyFrame(${escapeJson(config)})</script></body></html>`
 const ORIGIN = /^https?:\/\/[^/\s]+$/
 
 function mountFrameRoutes(app: Hono<PipelineEnv>, runtime: Runtime): void {
-  app.get('/frame/:kind{export|import}', (c) => {
+  app.get('/frame/:kind{export|import}', async (c) => {
     const kind = c.req.param('kind') as SecretFrameKind
     const origin = c.req.query('origin') ?? ''
     // Without a valid origin the frame would have to post to '*': refuse instead.
     if (!ORIGIN.test(origin)) return c.text('origin query parameter must be the embedding page origin', 400)
+    // In production only the apps the operator listed may embed the frame (frame-ancestors below).
+    if (runtime.options.mode === 'production' && !(await configuredOrigins(runtime)).has(origin))
+      return c.text('origin is not one of the allowed origins (proxy.allowed_origins)', 403)
     const nonce = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(16))))
     c.header(
       'Content-Security-Policy',
@@ -271,6 +275,7 @@ function mountFrameRoutes(app: Hono<PipelineEnv>, runtime: Runtime): void {
     c.header('Referrer-Policy', 'no-referrer')
     c.header('Cache-Control', 'no-store')
     c.header('X-Content-Type-Options', 'nosniff')
+    c.header('X-Frame-Options', undefined)
     return c.html(
       secretFramePage({ kind, signerPublicKey: runtime.signerPublicKey, parentOrigin: origin, nonce }),
     )

@@ -20,11 +20,40 @@ const refuse = (message: string) => new ApiError('ORIGIN_NOT_ALLOWED', message)
  * explicitly by an enabled configuration (any port).
  */
 
-/** The socket address of the client, when the request came over the network (Node server). */
+/**
+ * What a trusted reverse proxy said about a request (`Forwarded`, `X-Forwarded-*`): the server
+ * puts it in the request's env only when the socket peer is one of the configured proxies.
+ */
+export interface ForwardedInfo {
+  /** The client's address as the proxy saw it. */
+  client?: string
+  /** `http` or `https`: the scheme the client used. */
+  proto?: string
+  /** The Host the client addressed. */
+  host?: string
+}
+
+const envOf = (c: Context) =>
+  c.env as { incoming?: { socket?: { remoteAddress?: string } }; forwarded?: ForwardedInfo } | undefined
+
+/**
+ * The address of the client, when the request came over the network (Node server): the one a
+ * trusted proxy forwarded, else the socket's.
+ */
 export function clientAddress(c: Context): string | undefined {
-  const env = c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined
+  const env = envOf(c)
+  const forwarded = env?.forwarded?.client
+  if (typeof forwarded === 'string' && forwarded !== '') return forwarded
   const address = env?.incoming?.socket?.remoteAddress
   return typeof address === 'string' && address !== '' ? address : undefined
+}
+
+/** Headers by which a proxy says whom it forwards for. */
+const PROXY_HEADERS = ['forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-real-ip']
+
+/** The first proxy header a request carries, if any. */
+export function proxyHeaderOf(c: Context): string | undefined {
+  return PROXY_HEADERS.find((name) => c.req.header(name) !== undefined)
 }
 
 /** 127.0.0.0/8, ::1 and their IPv4-mapped IPv6 forms. */
@@ -92,6 +121,8 @@ export async function configuredOrigins(runtime: Runtime): Promise<Set<string>> 
  * have resolved: undefined.
  */
 export function requestHost(c: Context): string | undefined {
+  const forwarded = envOf(c)?.forwarded?.host
+  if (forwarded !== undefined) return forwarded
   const header = c.req.header('host')
   if (header !== undefined) return header
   return clientAddress(c) === undefined ? undefined : new URL(c.req.url).host
@@ -131,13 +162,20 @@ export async function originAllowed(runtime: Runtime, _c: Context, origin: strin
 
 /**
  * Guards a development surface (outbox, dev identity provider, operator settings): it answers
- * in-process and loopback clients only, addressed by an allowed Host (see `requestHost`), and
+ * in-process and loopback clients only, never through a proxy (a request carrying `Forwarded`,
+ * `X-Forwarded-*` or `X-Real-IP`), addressed by an allowed Host (see `requestHost`), and
  * browsers only from allowed origins, which get a CORS grant for exactly their origin (never `*`).
  * Preflights of allowed origins are answered here.
  */
 export function localOnly(runtime: Runtime, cors: CorsGrantOptions): MiddlewareHandler {
   const grant = corsGrant(cors)
   return async (c, next) => {
+    // A proxy on this machine would make every client look local (its socket is loopback).
+    const proxyHeader = proxyHeaderOf(c)
+    if (proxyHeader !== undefined)
+      throw refuse(
+        `development routes do not answer through a proxy (this request carries ${proxyHeader}); run latchkey-service start behind a reverse proxy`,
+      )
     const address = clientAddress(c)
     if (address !== undefined && !isLoopbackAddress(address))
       throw refuse(

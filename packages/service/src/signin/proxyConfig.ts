@@ -90,7 +90,8 @@ export async function pruneSignInRows(tx: Transaction, runtime: Runtime): Promis
 /** Start-up: the dev organization gets an enabled proxy configuration once. */
 export async function bootstrapDevProxyConfig(tx: Transaction, runtime: Runtime): Promise<void> {
   const row = await tx.get('service', 'service')
-  if (!row) return
+  // A production service has no dev organization (`init` makes the parent's configuration).
+  if (row?.devOrganizationId === undefined) return
   const existing = (await tx.findBy('proxyConfigs', 'organizationId', row.devOrganizationId))[0]
   const config = existing ?? (await saveProxyConfig(tx, runtime, row.devOrganizationId, {}))
   if (row.authProxyConfigId !== config.id) await tx.put('service', { ...row, authProxyConfigId: config.id })

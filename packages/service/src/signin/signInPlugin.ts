@@ -25,8 +25,9 @@ import { subOrganizationHooks } from './subOrganizationHooks.ts'
 
 /**
  * Everything that signs a person in: the auth proxy (`/v1/*`), the OTP and OAuth activities,
- * the sign-up hooks of `create_sub_organization`, the dev outbox (`/dev/outbox`), the dev OIDC
- * identity provider (`/dev/oidc/<provider>/…`) and the operator settings (`/dev/settings/*`).
+ * the sign-up hooks of `create_sub_organization`, and in dev mode only the dev outbox
+ * (`/dev/outbox`), the dev OIDC identity provider (`/dev/oidc/<provider>/…`) and the operator
+ * settings (`/dev/settings/*`).
  */
 export const signInPlugin: ServicePlugin<SignInState> = {
   name: 'sign-in',
@@ -48,6 +49,8 @@ export const signInPlugin: ServicePlugin<SignInState> = {
   routes(app, runtime) {
     const state = signInState(runtime)
     app.route('/v1', proxyApp(app, runtime))
+    // The outbox, the dev identity provider and the settings routes are dev surfaces.
+    if (runtime.options.mode === 'production') return
     app.route('/dev', outboxRoutes(state.outbox))
     app.route(DEV_OIDC_PREFIX, state.devIdp.app)
     app.route('/dev/settings', settingsApp(runtime))

@@ -196,12 +196,18 @@ export interface ServiceRow extends Row {
   signerPublicKey: string
   sealedSessionKey: string
   sessionPublicKey: string
-  devOrganizationId: string
-  devUserId: string
-  devApiKeyId: string
-  sealedDevApiPrivateKey: string
-  devApiPublicKey: string
+  /** The dev organization and its root key: made by a `dev` service only, never in production. */
+  devOrganizationId?: string
+  devUserId?: string
+  devApiKeyId?: string
+  sealedDevApiPrivateKey?: string
+  devApiPublicKey?: string
+  /** The auth-proxy configuration of the dev organization, or of the production parent organization. */
   authProxyConfigId?: string
+  /** The production parent organization (`latchkey-service init`), its root user and API key. */
+  parentOrganizationId?: string
+  parentRootUserId?: string
+  parentRootApiKeyId?: string
 }
 
 /** Free-form rows for plugins (OTP challenges, OIDC replay guards, outbox ...), keyed by `kind`. */

@@ -1,0 +1,73 @@
+// Node only: `latchkey-service config check --config FILE [--json]` validates the operator's
+// configuration and prints the effective one (file < env < flags) with every secret redacted;
+// `latchkey-service config docs` prints the reference generated from the schema.
+import { parseArgs } from 'node:util'
+import { CONFIG_EXIT_CODE, ConfigError } from '../config/ConfigError.ts'
+import { configurationMarkdown } from '../config/configurationMarkdown.ts'
+import { loadConfig } from '../config/loadConfig.ts'
+import { printConfig } from '../config/printConfig.ts'
+import { productionRefusals } from '../config/productionRefusals.ts'
+
+const NAME = 'latchkey-service'
+
+export const CONFIG_USAGE = `Usage: latchkey-service config check [--config FILE] [--json]
+       latchkey-service config docs
+
+check  validates the configuration start would use (the file, LATCHKEY_* env vars) and prints it
+       as TOML (or JSON with --json) with every secret redacted; lists every problem and exits
+       with 2 if there is one, including each reason start would refuse to run.
+docs   prints the configuration reference (docs/configuration.md) generated from the schema.
+
+  --config <file>   the TOML file (default: env LATCHKEY_CONFIG)
+  --json            print JSON instead of TOML`
+
+/** Writes each problem on its own line and exits with the configuration exit code. */
+export function exitWithProblems(problems: string[]): never {
+  for (const problem of problems) process.stderr.write(`${NAME}: ${problem}\n`)
+  process.exit(CONFIG_EXIT_CODE)
+}
+
+export async function run(argv: string[]): Promise<void> {
+  const [sub, ...rest] = argv
+  if (sub === 'docs' && rest.length === 0) {
+    process.stdout.write(configurationMarkdown())
+    return
+  }
+  if (sub !== 'check') {
+    if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help') {
+      process.stdout.write(`${CONFIG_USAGE}\n`)
+      return
+    }
+    process.stderr.write(`${NAME}: unknown config command ${sub}\n\n${CONFIG_USAGE}\n`)
+    process.exit(CONFIG_EXIT_CODE)
+  }
+  let values: { config?: string | undefined; json?: boolean | undefined; help?: boolean | undefined }
+  try {
+    values = parseArgs({
+      args: rest,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        config: { type: 'string' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }).values
+  } catch (error) {
+    process.stderr.write(`${NAME}: ${(error as Error).message}\n\n${CONFIG_USAGE}\n`)
+    process.exit(CONFIG_EXIT_CODE)
+  }
+  if (values.help) {
+    process.stdout.write(`${CONFIG_USAGE}\n`)
+    return
+  }
+  try {
+    const { config } = loadConfig({ file: values.config ?? (process.env.LATCHKEY_CONFIG || undefined) })
+    process.stdout.write(printConfig(config, values.json ? 'json' : 'toml'))
+    const refusals = productionRefusals(config)
+    if (refusals.length > 0) exitWithProblems(refusals.map((refusal) => `start would refuse: ${refusal}`))
+  } catch (error) {
+    if (error instanceof ConfigError) exitWithProblems(error.problems)
+    throw error
+  }
+}

@@ -1,0 +1,183 @@
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, describe, expect, it } from 'vitest'
+import { ConfigError } from './ConfigError.ts'
+import { loadConfig, MAX_CONFIG_BYTES } from './loadConfig.ts'
+import { printConfig } from './printConfig.ts'
+import { productionRefusals } from './productionRefusals.ts'
+
+const FIXTURES = fileURLToPath(new URL('../../test/production/fixtures/', import.meta.url))
+const BROKEN = join(FIXTURES, 'broken')
+const dir = mkdtempSync(join(tmpdir(), 'latchkey-config-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+const MASTER_KEY = 'a1'.repeat(32)
+
+/** Writes a file in the temp dir (owner-only unless `mode` says otherwise). */
+function write(name: string, text: string | Uint8Array, mode = 0o600): string {
+  const path = join(dir, name)
+  writeFileSync(path, text)
+  chmodSync(path, mode)
+  return path
+}
+
+/** Every problem `config check` would report: load errors, else the refusals of `start`. */
+function problemsOf(input: Parameters<typeof loadConfig>[0]): string[] {
+  try {
+    return productionRefusals(loadConfig({ env: {}, ...input }).config)
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems
+    throw error
+  }
+}
+
+const GOOD = `
+[server]
+host = "0.0.0.0"
+port = 8080
+trusted_proxies = ["10.0.0.0/8", "::1"]
+public_url = "https://wallet.example.com"
+
+[storage]
+data_dir = "/var/lib/latchkey"
+
+[master_key]
+key_file = "master.key"
+
+[proxy]
+allowed_origins = ["https://app.example.com"]
+enabled_methods = ["email", "passkey"]
+app_name = "Example"
+
+[rpc]
+"eip155:1" = "https://rpc.example.com"
+`
+
+describe('loadConfig', () => {
+  it('reads a good file, its secret from a file beside it, with no refusal', () => {
+    write('master.key', `${MASTER_KEY}\n`)
+    const file = write('good.toml', GOOD, 0o644)
+    const { config, sources } = loadConfig({ file, env: {} })
+    expect(config).toEqual({
+      server: {
+        host: '0.0.0.0',
+        port: 8080,
+        trusted_proxies: ['10.0.0.0/8', '::1'],
+        public_url: 'https://wallet.example.com',
+      },
+      storage: { data_dir: '/var/lib/latchkey' },
+      master_key: { key: MASTER_KEY },
+      proxy: {
+        allowed_origins: ['https://app.example.com'],
+        enabled_methods: ['email', 'passkey'],
+        app_name: 'Example',
+        session_seconds: 900,
+      },
+      webauthn: {},
+      rpc: { 'eip155:1': 'https://rpc.example.com' },
+    })
+    expect(sources.get('master_key.key')).toBe('file master.key')
+    expect(productionRefusals(config)).toEqual([])
+  })
+
+  it('layers env vars over the file and flags over both', () => {
+    const file = write('layers.toml', '[server]\nport = 8080\nhost = "127.0.0.1"\n')
+    const { config, sources } = loadConfig({
+      file,
+      env: {
+        LATCHKEY_SERVER_PORT: '9090',
+        LATCHKEY_SERVER_HOST: '0.0.0.0',
+        LATCHKEY_PROXY_ALLOWED_ORIGINS: 'https://a.example, https://b.example',
+        LATCHKEY_MASTER_KEY: MASTER_KEY,
+      },
+      flags: { 'server.port': '7070' },
+    })
+    expect(config.server).toMatchObject({ port: 7070, host: '0.0.0.0' })
+    expect(config.proxy.allowed_origins).toEqual(['https://a.example', 'https://b.example'])
+    expect(config.master_key.key).toBe(MASTER_KEY)
+    expect(sources.get('server.port')).toBe('flag --port')
+    expect(sources.get('server.host')).toBe('env LATCHKEY_SERVER_HOST')
+  })
+
+  it('names the env var or flag a bad value came from', () => {
+    expect(problemsOf({ env: { LATCHKEY_SERVER_PORT: 'http' } })).toEqual([
+      'LATCHKEY_SERVER_PORT (server.port): must be a whole number from 0 to 65535, got "http"',
+    ])
+    expect(problemsOf({ flags: { 'server.port': '99999' } })).toEqual([
+      '--port (server.port): must be a whole number from 0 to 65535, got 99999',
+    ])
+  })
+
+  it('reads a secret from <ENV>_FILE', () => {
+    const keyFile = write('env.key', MASTER_KEY)
+    expect(loadConfig({ env: { LATCHKEY_MASTER_KEY_FILE: keyFile } }).config.master_key.key).toBe(MASTER_KEY)
+  })
+
+  const fixtures = readdirSync(BROKEN).filter((name) => name.endsWith('.toml'))
+  it.each(fixtures)('catches %s, naming the key', (name) => {
+    const file = join(BROKEN, name)
+    const expected = /^# expect: (.+)$/m.exec(readFileSync(file, 'utf8'))![1]!
+    const problems = problemsOf({ file })
+    expect(problems.length).toBeGreaterThan(0)
+    expect(problems.join('\n')).toContain(expected)
+    for (const problem of problems) expect(problem).not.toMatch(/\n|\s+at .+:\d+:\d+/)
+  })
+
+  it('lists every problem of a file at once', () => {
+    const file = write('many.toml', '[server]\nport = "x"\nprot = 1\n[proxy]\nallowed_origins = ["nope"]\n')
+    expect(problemsOf({ file })).toEqual([
+      `${file}: server.port: must be a whole number from 0 to 65535, got "x"`,
+      `${file}: server.prot: unknown key (allowed in [server]: host, port, trusted_proxies, public_url)`,
+      `${file}: proxy.allowed_origins[0]: must be an origin such as https://app.example.com (scheme, host, optional port; no path), got "nope"`,
+    ])
+  })
+
+  it('refuses a 10 MB file without reading it', () => {
+    const file = write('huge.toml', new Uint8Array(10 * 1024 * 1024).fill(0x20))
+    expect(problemsOf({ file })).toEqual([
+      `${file}: ${file} is 10 MB; at most ${MAX_CONFIG_BYTES / 1024 / 1024} MB is read (is this the right file?)`,
+    ])
+  })
+
+  it('refuses a file that is not UTF-8, naming the offset', () => {
+    const file = write(
+      'latin1.toml',
+      new Uint8Array([...Buffer.from('[proxy]\napp_name = "Caf'), 0xe9, 0x22, 0x0a]),
+    )
+    expect(problemsOf({ file })).toEqual([
+      `${file}: not UTF-8 text (invalid byte at offset 23); save it as UTF-8`,
+    ])
+  })
+
+  it('refuses a secret written inline in a world-readable file, and accepts it in an owner-only one', () => {
+    const text = `[master_key]\nkey = "${MASTER_KEY}"\n[storage]\ndata_dir = "/var/lib/latchkey"\n[proxy]\nallowed_origins = ["https://app.example.com"]\n`
+    const open = write('inline.toml', text, 0o644)
+    const problems = problemsOf({ file: open })
+    expect(problems).toEqual([
+      `${open}: master_key.key: a secret written in a file every local user can read; move it to key_file or LATCHKEY_MASTER_KEY, or chmod 600 ${open}`,
+    ])
+    expect(problems.join()).not.toContain(MASTER_KEY)
+    expect(problemsOf({ file: write('inline.toml', text, 0o600) })).toEqual([])
+  })
+
+  it('never repeats a secret in a message', () => {
+    const file = write('badkey.toml', '[master_key]\nkey = "not-hex-secret-value"\n')
+    const problems = problemsOf({ file })
+    expect(problems).toEqual([`${file}: master_key.key: must be 64 hex characters (32 bytes)`])
+  })
+
+  it('prints the effective configuration with secrets redacted, as TOML or JSON', () => {
+    const { config } = loadConfig({
+      env: { LATCHKEY_MASTER_KEY: MASTER_KEY, LATCHKEY_DATABASE_URL: 'postgres://u:hunter2@db/latchkey' },
+    })
+    for (const format of ['toml', 'json'] as const) {
+      const printed = printConfig(config, format)
+      expect(printed).not.toContain(MASTER_KEY)
+      expect(printed).not.toContain('hunter2')
+      expect(printed).toContain('<redacted>')
+    }
+    expect(JSON.parse(printConfig(config, 'json')).master_key).toEqual({ key: '<redacted>' })
+  })
+})

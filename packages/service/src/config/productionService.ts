@@ -1,0 +1,78 @@
+// Node only: the service `start` and `init` run, from a validated configuration: durable storage,
+// the master key given explicitly, production mode (no dev surface, no dev organization).
+import { mkdirSync } from 'node:fs'
+import { createService, DevDatabaseError, type Service, WrongMasterKeyError } from '../createService.ts'
+import { openDataDir, openPostgres } from '../store/durableStores.ts'
+import type { Store } from '../store/Store.ts'
+import { cryptoWorkers } from '../workers/cryptoWorkers.ts'
+import { nativeVerifyP256 } from '../workers/nativeVerify.ts'
+import { ConfigError } from './ConfigError.ts'
+import type { Config } from './configSchema.ts'
+import { productionRefusals } from './productionRefusals.ts'
+import { masterKeyOptions } from './sections/masterKey.ts'
+import { proxyOptions } from './sections/proxy.ts'
+import { rpcOptions } from './sections/rpc.ts'
+import { storageOptions } from './sections/storage.ts'
+import { webauthnOptions } from './sections/webauthn.ts'
+
+export interface ProductionServiceOptions {
+  /** Sign in worker threads (`start`); `init` signs nothing and keeps to one thread. @default false */
+  workers?: boolean
+  /** Write `proxy` into the parent organization's proxy configuration (`start`). @default true */
+  applyProxySettings?: boolean
+}
+
+/** Where the data is, for messages (never the database URL: it may hold a password). */
+export function describeStorage(config: Config): string {
+  const storage = storageOptions(config.storage)
+  if (storage.kind === 'dataDir') return `${storage.dataDir} (SQLite)`
+  if (storage.kind === 'postgres') {
+    try {
+      const url = new URL(storage.databaseUrl)
+      return `PostgreSQL on ${url.host}${url.pathname}`
+    } catch {
+      return 'PostgreSQL'
+    }
+  }
+  return 'nowhere'
+}
+
+/**
+ * Opens the configured store and starts the service on it in production mode. Throws `ConfigError`
+ * for anything the operator must change (a refusal, a wrong master key, a database `dev` made).
+ */
+export async function productionService(
+  config: Config,
+  options: ProductionServiceOptions = {},
+): Promise<Service> {
+  const refusals = productionRefusals(config)
+  if (refusals.length > 0) throw new ConfigError(refusals)
+  const storage = storageOptions(config.storage)
+  const masterKey = masterKeyOptions(config.master_key)!
+  let store: Store
+  if (storage.kind === 'postgres') store = await openPostgres(storage.databaseUrl)
+  else if (storage.kind === 'dataDir') {
+    mkdirSync(storage.dataDir, { recursive: true, mode: 0o700 })
+    store = await openDataDir(storage.dataDir)
+  } else throw new ConfigError(refusals)
+  try {
+    return await createService({
+      mode: 'production',
+      store,
+      masterKey,
+      rpc: rpcOptions(config.rpc),
+      ...(options.workers ? { crypto: cryptoWorkers() } : {}),
+      verifyP256: nativeVerifyP256,
+      webauthn: webauthnOptions(config.webauthn, {
+        publicUrl: config.server.public_url,
+        allowedOrigins: config.proxy.allowed_origins,
+      }),
+      ...(options.applyProxySettings === false ? {} : { proxySettings: proxyOptions(config.proxy) }),
+    })
+  } catch (error) {
+    await store.close()
+    if (error instanceof WrongMasterKeyError) throw new ConfigError([`master_key.key: ${error.message}`])
+    if (error instanceof DevDatabaseError) throw new ConfigError([`storage: ${error.message}`])
+    throw error
+  }
+}

@@ -1,0 +1,22 @@
+import { hexToBytes } from '@noble/hashes/utils.js'
+import { z } from 'zod'
+
+export const masterKeySection = z
+  .strictObject({
+    key: z
+      .string({ error: 'must be 64 hex characters (a string)' })
+      .regex(/^[0-9a-fA-F]{64}$/, { error: 'must be 64 hex characters (32 bytes)' })
+      .optional()
+      .meta({ secret: true, env: 'LATCHKEY_MASTER_KEY' })
+      .describe(
+        'The 32-byte key (64 hex characters) that seals keys and secrets at rest; the same on every instance. `start` never creates one: make it once with `openssl rand -hex 32`.',
+      ),
+  })
+  .describe('The master key. Give it as `key_file` (a file holding the hex) or the env var, not inline.')
+
+export type MasterKeySection = z.infer<typeof masterKeySection>
+
+/** The key's bytes, or undefined when none was given. */
+export function masterKeyOptions(parsed: MasterKeySection): Uint8Array | undefined {
+  return parsed.key === undefined ? undefined : hexToBytes(parsed.key.toLowerCase())
+}

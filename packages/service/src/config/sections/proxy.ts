@@ -1,0 +1,55 @@
+import { type ProxySettings, SIGN_IN_METHODS } from '@latchkey/protocol'
+import { z } from 'zod'
+import { MAX_SESSION_SECONDS } from '../../domain/sessions.ts'
+import { isOrigin } from './server.ts'
+
+export const proxySection = z
+  .strictObject({
+    allowed_origins: z
+      .array(
+        z.string().refine((value) => value === '*' || isOrigin(value), {
+          error: 'must be an origin such as https://app.example.com (scheme, host, optional port; no path)',
+        }),
+        { error: 'must be a list of origins' },
+      )
+      .min(1, { error: 'must list at least one origin' })
+      .optional()
+      .describe(
+        'Origins of the apps that may use the auth proxy and embed the service\'s frames, e.g. `["https://app.example.com"]`. `start` refuses `*`.',
+      ),
+    session_seconds: z
+      .int({ error: `must be a whole number of seconds from 1 to ${MAX_SESSION_SECONDS}` })
+      .min(1, { error: `must be a whole number of seconds from 1 to ${MAX_SESSION_SECONDS}` })
+      .max(MAX_SESSION_SECONDS, {
+        error: `must be a whole number of seconds from 1 to ${MAX_SESSION_SECONDS}`,
+      })
+      .default(900)
+      .describe('Lifetime of a session the auth proxy issues, in seconds.'),
+    enabled_methods: z
+      .array(z.enum(SIGN_IN_METHODS, { error: `must be one of ${SIGN_IN_METHODS.join(', ')}` }), {
+        error: 'must be a list of sign-in methods',
+      })
+      .default(['email', 'sms', 'passkey'])
+      .describe(`Sign-in methods the auth proxy offers: ${SIGN_IN_METHODS.join(', ')}.`),
+    app_name: z
+      .string({ error: 'must be a string' })
+      .min(1)
+      .max(100)
+      .optional()
+      .describe(
+        "Your app's name, as it appears in one-time-code messages. Default: the organization's name.",
+      ),
+  })
+  .describe('The auth proxy of the parent organization (written by `init`, updated by every `start`).')
+
+export type ProxySection = z.infer<typeof proxySection>
+
+/** The auth-proxy settings the section sets (the rest keep their stored or default values). */
+export function proxyOptions(parsed: ProxySection): Partial<ProxySettings> {
+  return {
+    ...(parsed.allowed_origins ? { allowedOrigins: [...new Set(parsed.allowed_origins)] } : {}),
+    sessionExpirationSeconds: String(parsed.session_seconds),
+    enabledProviders: [...new Set(parsed.enabled_methods)],
+    ...(parsed.app_name !== undefined ? { appName: parsed.app_name } : {}),
+  }
+}

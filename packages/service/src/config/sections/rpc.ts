@@ -1,0 +1,30 @@
+import { z } from 'zod'
+
+const CAIP2 = /^[-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,32}$/
+
+const isHttpUrl = (value: string) => {
+  try {
+    const url = new URL(value)
+    return url.protocol === 'http:' || url.protocol === 'https:'
+  } catch {
+    return false
+  }
+}
+
+export const rpcSection = z
+  .record(
+    z.string().regex(CAIP2, { error: 'must be a CAIP-2 chain id such as "eip155:1"' }),
+    z
+      .string({ error: 'must be an http(s) URL (a string)' })
+      .refine(isHttpUrl, { error: 'must be an http(s) URL' }),
+  )
+  .default({})
+  .describe(
+    'JSON-RPC nodes by CAIP-2 chain id for `eth_send_raw_transaction`, e.g. `"eip155:1" = "https://rpc.example"`.',
+  )
+
+export type RpcSection = z.infer<typeof rpcSection>
+
+export function rpcOptions(parsed: RpcSection): Record<string, string> {
+  return { ...parsed }
+}

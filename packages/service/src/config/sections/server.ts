@@ -1,0 +1,75 @@
+import { isIP } from 'node:net'
+import { z } from 'zod'
+
+/** An address (`10.0.0.5`, `::1`) or a CIDR block (`10.0.0.0/8`, `fd00::/8`). */
+export function isAddressOrCidr(value: string): boolean {
+  const [address, prefix, ...rest] = value.split('/')
+  if (rest.length > 0 || address === undefined) return false
+  const family = isIP(address)
+  if (family === 0) return false
+  if (prefix === undefined) return true
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128)
+}
+
+/** An http(s) URL with nothing after the origin (no path, query or fragment). */
+export function isOrigin(value: string): boolean {
+  try {
+    const url = new URL(value)
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === value
+  } catch {
+    return false
+  }
+}
+
+export const serverSection = z
+  .strictObject({
+    host: z
+      .string({ error: 'must be a host name or address (a string)' })
+      .min(1)
+      .default('127.0.0.1')
+      .describe('Interface to bind: `0.0.0.0` for every IPv4 interface, `::` for every interface.'),
+    port: z
+      .int({ error: 'must be a whole number from 0 to 65535' })
+      .min(0, { error: 'must be a whole number from 0 to 65535' })
+      .max(65535, { error: 'must be a whole number from 0 to 65535' })
+      .default(8787)
+      .describe('TCP port to listen on; 0 picks a free one.'),
+    trusted_proxies: z
+      .array(
+        z.string().refine(isAddressOrCidr, {
+          error: 'must be an IP address (10.0.0.5, ::1) or a CIDR block (10.0.0.0/8, fd00::/8)',
+        }),
+        { error: 'must be a list of IP addresses or CIDR blocks' },
+      )
+      .default([])
+      .describe(
+        'Reverse proxies whose `Forwarded` / `X-Forwarded-For` / `-Proto` / `-Host` headers are believed (addresses or CIDR blocks). Requests from anyone else have those headers ignored.',
+      ),
+    public_url: z
+      .string({ error: 'must be an http(s) origin such as https://wallet.example.com' })
+      .refine(isOrigin, { error: 'must be an http(s) origin such as https://wallet.example.com (no path)' })
+      .optional()
+      .describe(
+        'The origin browsers reach the service at (behind the reverse proxy), e.g. `https://wallet.example.com`; printed by `start`, and the default of `webauthn.rp_id`.',
+      ),
+  })
+  .describe('Where the service listens and who may stand in front of it.')
+
+export type ServerSection = z.infer<typeof serverSection>
+
+/** What `start` needs from the section to listen. */
+export interface ServerOptions {
+  host: string
+  port: number
+  trustedProxies: string[]
+  publicUrl: string | undefined
+}
+
+export function serverOptions(parsed: ServerSection): ServerOptions {
+  return {
+    host: parsed.host,
+    port: parsed.port,
+    trustedProxies: parsed.trusted_proxies,
+    publicUrl: parsed.public_url,
+  }
+}
