@@ -8,6 +8,8 @@ import {
   type ServiceEventName,
   silentSink,
 } from './observability/events.ts'
+import { observeCrypto } from './observability/observeCrypto.ts'
+import { Lifecycle } from './server/Lifecycle.ts'
 import type { ServiceRow } from './store/model.ts'
 import type { Store } from './store/Store.ts'
 
@@ -84,6 +86,8 @@ export class Runtime {
   private readonly sealer: ReturnType<typeof createSealer>
   /** Runs signing and derivation jobs (sealed keys in, results out), maybe in worker threads. */
   readonly crypto: CryptoRunner
+  /** The service's drain: whether it still takes work, and the hooks that finish theirs on stop. */
+  readonly lifecycle = new Lifecycle()
 
   constructor(
     readonly store: Store,
@@ -92,7 +96,8 @@ export class Runtime {
     readonly options: RuntimeOptions,
   ) {
     this.sealer = createSealer(masterKey)
-    this.crypto = options.crypto ? options.crypto(masterKey) : inlineCrypto(this.sealer)
+    const crypto = options.crypto ? options.crypto(masterKey) : inlineCrypto(this.sealer)
+    this.crypto = options.events ? observeCrypto(crypto, this) : crypto
   }
 
   now(): number {

@@ -5,6 +5,9 @@ import { bootstrapService, type DevCredentials, type DevOptions, devCredentials 
 import type { CryptoRunner } from './crypto/index.ts'
 import { ApiError } from './errors.ts'
 import type { EventSink } from './observability/events.ts'
+import { observeRequests } from './observability/observeRequests.ts'
+import { Readiness, type ReadinessReport } from './observability/Readiness.ts'
+import type { ServiceLogger } from './observability/ServiceLogger.ts'
 import { activityApi } from './pipeline/activityApi.ts'
 import { errorResponse, notFoundResponse } from './pipeline/errorResponse.ts'
 import { bodyLimits, type PipelineEnv } from './pipeline/readJson.ts'
@@ -69,6 +72,12 @@ export interface CreateServiceOptions {
   verifyP256?: (publicKey: string, signature: string, body: Uint8Array) => Promise<boolean>
   /** Where the service's events go (`runtime.emit`): metrics and log sinks. @default dropped */
   events?: EventSink
+  /**
+   * Where one line per request goes (request id, route, status, duration, activity): a pino logger
+   * or anything of its shape (`createLogger` from `@latchkey/service/node`).
+   * @default no request lines
+   */
+  logger?: ServiceLogger
 }
 
 export interface Service {
@@ -81,6 +90,14 @@ export interface Service {
   store: Store
   /** Dev parent organization and its root API key (read on each access). */
   readonly dev: DevCredentials
+  /** What `GET /readyz` answers: database, migrations, crypto workers, not draining. */
+  readiness(): Promise<ReadinessReport>
+  /**
+   * Stops taking work (`/readyz` turns 503) and waits for whatever joined the drain
+   * (`runtime.lifecycle.onDrain`: job workers) to finish or hand its work back before `deadline`.
+   */
+  drain(deadline?: AbortSignal): Promise<void>
+  /** Drains (if no one did), then closes the crypto workers and the store. */
   close(): Promise<void>
 }
 
@@ -112,6 +129,7 @@ export async function createService(options: CreateServiceOptions = {}): Promise
       stampVerifiers: new Map(plugins.flatMap((plugin) => Object.entries(plugin.stampVerifiers ?? {}))),
     },
   )
+  store.observe(runtime)
   const registry = new Registry(plugins)
   registry.add({ activities: builtinActivities, queries: builtinQueries })
   for (const plugin of plugins) registry.add(plugin)
@@ -145,6 +163,14 @@ export async function createService(options: CreateServiceOptions = {}): Promise
   // reader (with a depth limit), and one error mapper for whatever any handler throws.
   app.onError(errorResponse)
   app.notFound(notFoundResponse)
+  app.use('*', observeRequests(runtime, options.logger))
+  const readiness = new Readiness(runtime)
+  // Before the body limits and plugin routes: probes read no body and must stay cheap.
+  app.get('/livez', (c) => c.json({ live: true }))
+  app.get('/readyz', async (c) => {
+    const report = await readiness.check()
+    return c.json(report, report.ready ? 200 : 503)
+  })
   app.use(
     '*',
     bodyLimits(
@@ -171,7 +197,10 @@ export async function createService(options: CreateServiceOptions = {}): Promise
     get dev() {
       return devCredentials(runtime)
     },
+    readiness: () => readiness.check(),
+    drain: (deadline) => runtime.lifecycle.drain(deadline),
     close: async () => {
+      await runtime.lifecycle.drain(AbortSignal.timeout(0))
       await runtime.crypto.close?.()
       await store.close()
     },
