@@ -38,7 +38,13 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     formatters: { level: (label: string) => ({ level: label }) },
   }
   if (options.format === 'pretty') {
-    const stream = pretty({ destination: fd, colorize: false, sync: true, ignore: 'pid,hostname,service' })
+    const stream = pretty({
+      destination: fd,
+      colorize: false,
+      sync: true,
+      singleLine: true,
+      ignore: 'pid,hostname,service',
+    })
     return Object.assign(pino(base, stream), { flush: () => undefined })
   }
   const destination = pinoDestination({ dest: fd, sync: false, minLength: 4096 })
