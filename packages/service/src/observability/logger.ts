@@ -25,7 +25,7 @@ export interface Logger extends ServiceLogger {
 /**
  * The service's logger: pino writing to stderr, one JSON line per request and per notable event
  * (`format: 'json'`), or pino-pretty's readable lines (`format: 'pretty'`, what `dev` uses in a
- * terminal). JSON lines are written asynchronously (buffered, flushed on drain and exit).
+ * terminal). JSON lines are written asynchronously (flushed when the server has drained).
  */
 export function createLogger(options: LoggerOptions = {}): Logger {
   const level = options.level ?? 'info'
@@ -47,7 +47,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     })
     return Object.assign(pino(base, stream), { flush: () => undefined })
   }
-  const destination = pinoDestination({ dest: fd, sync: false, minLength: 4096 })
+  const destination = pinoDestination({ dest: fd, sync: false })
   const logger = pino(base, destination)
   return Object.assign(logger, { flush: () => destination.flushSync() })
 }
