@@ -10,6 +10,8 @@ import {
   type ServiceEventName,
   silentSink,
 } from './observability/events.ts'
+import { observeCrypto } from './observability/observeCrypto.ts'
+import { Lifecycle } from './server/Lifecycle.ts'
 import type { ServiceRow } from './store/model.ts'
 import type { Store } from './store/Store.ts'
 
@@ -100,6 +102,8 @@ export class Runtime {
    * kind with `jobs.handle`; the service starts its worker once the plugins are loaded.
    */
   readonly jobs: JobQueue
+  /** The service's drain: whether it still takes work, and the hooks that finish theirs on stop. */
+  readonly lifecycle = new Lifecycle()
 
   constructor(
     readonly store: Store,
@@ -108,7 +112,8 @@ export class Runtime {
     readonly options: RuntimeOptions,
   ) {
     this.sealer = createSealer(masterKey)
-    this.crypto = options.crypto ? options.crypto(masterKey) : inlineCrypto(this.sealer)
+    const crypto = options.crypto ? options.crypto(masterKey) : inlineCrypto(this.sealer)
+    this.crypto = options.events ? observeCrypto(crypto, this) : crypto
     this.jobs = new JobQueue(this, options.jobs)
   }
 

@@ -14,6 +14,9 @@ import type { DeliveryOptions } from './delivery/DeliveryOptions.ts'
 import { ApiError } from './errors.ts'
 import type { JobQueueOptions } from './jobs/JobQueue.ts'
 import { type EventSink, silentSink } from './observability/events.ts'
+import { observeRequests } from './observability/observeRequests.ts'
+import { Readiness, type ReadinessReport } from './observability/Readiness.ts'
+import type { ServiceLogger } from './observability/ServiceLogger.ts'
 import { activityApi } from './pipeline/activityApi.ts'
 import { errorResponse, notFoundResponse } from './pipeline/errorResponse.ts'
 import { bodyLimits, type PipelineEnv } from './pipeline/readJson.ts'
@@ -101,6 +104,12 @@ export interface CreateServiceOptions {
    * @default 'dev'
    */
   mode?: ServiceMode
+  /**
+   * Where one line per request goes (request id, route, status, duration, activity): a pino logger
+   * or anything of its shape (`createLogger` from `@latchkey/service/node`).
+   * @default no request lines
+   */
+  logger?: ServiceLogger
 }
 
 export interface Service {
@@ -113,6 +122,14 @@ export interface Service {
   store: Store
   /** Dev parent organization and its root API key (read on each access). */
   readonly dev: DevCredentials
+  /** What `GET /readyz` answers: database, migrations, crypto workers, not draining. */
+  readiness(): Promise<ReadinessReport>
+  /**
+   * Stops taking work (`/readyz` turns 503) and waits for whatever joined the drain
+   * (`runtime.lifecycle.onDrain`: job workers) to finish or hand its work back before `deadline`.
+   */
+  drain(deadline?: AbortSignal): Promise<void>
+  /** Drains (if no one did), then closes the crypto workers and the store. */
   close(): Promise<void>
 }
 
@@ -161,6 +178,7 @@ export async function createService(options: CreateServiceOptions = {}): Promise
     stampVerifiers: new Map(plugins.flatMap((plugin) => Object.entries(plugin.stampVerifiers ?? {}))),
   })
   if (delivery) runtime.jobs.handle(OTP_DELIVERY_JOB, delivery.handler)
+  store.observe(runtime)
   const registry = new Registry(plugins)
   registry.add({ activities: builtinActivities, queries: builtinQueries })
   for (const plugin of plugins) registry.add(plugin)
@@ -198,6 +216,14 @@ export async function createService(options: CreateServiceOptions = {}): Promise
   app.onError(errorResponse)
   app.notFound(notFoundResponse)
   if (mode === 'production') app.use('*', securityHeaders())
+  app.use('*', observeRequests(runtime, options.logger))
+  const readiness = new Readiness(runtime)
+  // Before the body limits and plugin routes: probes read no body and must stay cheap.
+  app.get('/livez', (c) => c.json({ live: true }))
+  app.get('/readyz', async (c) => {
+    const report = await readiness.check()
+    return c.json(report, report.ready ? 200 : 503)
+  })
   app.use(
     '*',
     bodyLimits(
@@ -215,7 +241,11 @@ export async function createService(options: CreateServiceOptions = {}): Promise
   app.route('/public', activityApi(runtime, registry))
   app.get('/health', (c) => c.json({ ok: true }))
   // Jobs committed before this start (a crash, a restart) run now too.
-  if (runtime.jobs.kinds().length > 0) runtime.jobs.start()
+  if (runtime.jobs.kinds().length > 0) {
+    runtime.jobs.start()
+    // A drain stops claiming jobs and waits for the runs under way (an aborted run is handed back).
+    runtime.lifecycle.onDrain(() => runtime.jobs.stop())
+  }
 
   return {
     app,
@@ -226,7 +256,10 @@ export async function createService(options: CreateServiceOptions = {}): Promise
     get dev() {
       return devCredentials(runtime)
     },
+    readiness: () => readiness.check(),
+    drain: (deadline) => runtime.lifecycle.drain(deadline),
     close: async () => {
+      await runtime.lifecycle.drain(AbortSignal.timeout(0))
       await runtime.jobs.stop()
       delivery?.close()
       await runtime.crypto.close?.()

@@ -28,6 +28,16 @@ describe('parseCli', () => {
       '600',
       '--rp-id',
       'example.test',
+      '--admin-port',
+      '9464',
+      '--admin-host',
+      '0.0.0.0',
+      '--log-format',
+      'json',
+      '--log-level',
+      'warn',
+      '--drain-seconds',
+      '5',
     ]
     expect(parseCli(argv)).toEqual({
       port: 0,
@@ -40,8 +50,23 @@ describe('parseCli', () => {
       providers: ['email', 'sms', 'passkey'],
       sessionSeconds: '600',
       rpId: 'example.test',
+      adminPort: 9464,
+      adminHost: '0.0.0.0',
+      logFormat: 'json',
+      logLevel: 'warn',
+      drainSeconds: 5,
     })
-    expect(parseCli(['dev'])).toMatchObject({ port: 8787, json: false, dataDir: undefined, rpc: {} })
+    expect(parseCli(['dev'])).toMatchObject({
+      port: 8787,
+      json: false,
+      dataDir: undefined,
+      rpc: {},
+      adminPort: undefined,
+      adminHost: '127.0.0.1',
+      logFormat: 'pretty',
+      logLevel: 'info',
+      drainSeconds: 20,
+    })
     expect(parseCli(['--port', '0'])).toMatchObject({ port: 0 })
   })
 
@@ -72,6 +97,10 @@ describe('parseCli', () => {
     [['dev', '--providers', 'email,telepathy'], /unknown sign-in method telepathy/],
     [['dev', '--session-seconds', '0'], /--session-seconds must be/],
     [['dev', '--env', ''], /--env needs a file name/],
+    [['dev', '--admin-port', '-1'], /--admin-port must be a number from 0 to 65535, got -1/],
+    [['dev', '--log-format', 'xml'], /--log-format must be json or pretty, got xml/],
+    [['dev', '--log-level', 'loud'], /--log-level must be one of debug, info, warn, error, silent, got loud/],
+    [['dev', '--drain-seconds', 'soon'], /--drain-seconds must be a number of seconds/],
     [['dev', '--colour'], /Unknown option/],
     [['dev', 'extra'], /Unexpected argument/],
     [['serve'], /unknown command serve/],

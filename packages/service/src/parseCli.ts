@@ -3,6 +3,8 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { SIGN_IN_METHODS, type SignInMethod } from '@latchkey/protocol'
+import { LOG_LEVELS, type LogFormat, type LogLevel } from './observability/logger.ts'
+import { DEFAULT_DRAIN_SECONDS } from './server/runServer.ts'
 
 /** Where `--env` keeps data when no `--data-dir` is given, so the ids it writes stay valid. */
 export const DEFAULT_ENV_DATA_DIR = '.latchkey'
@@ -39,6 +41,13 @@ e-mail/SMS one-time code is delivered.
   --providers <a,b>          enabled sign-in methods (${SIGN_IN_METHODS.join(', ')})
   --session-seconds <n>      auth-proxy session lifetime in seconds
   --rp-id <id>               passkey relying-party id (default localhost)
+  --admin-port <n>           serve GET /metrics (Prometheus), /livez and /readyz on this port
+                             (0 picks a free one; default: no admin listener, no metrics)
+  --admin-host <name>        interface of the admin listener (default 127.0.0.1)
+  --log-format <f>           json (one JSON line per request and event) or pretty (default)
+  --log-level <l>            debug, info (default), warn, error or silent
+  --drain-seconds <n>        on SIGTERM/SIGINT, how long in-flight requests may take to finish
+                             (default 20)
   --version                  print the version
   --help                     show this help
 
@@ -62,9 +71,21 @@ export interface CliOptions {
   rpId: string | undefined
   /** Worker threads for signing and derivation; undefined: one per core. */
   cryptoThreads: number | undefined
+  /** Port of the admin listener (metrics, probes); undefined: none. */
+  adminPort: number | undefined
+  adminHost: string
+  logFormat: LogFormat
+  logLevel: LogLevel
+  drainSeconds: number
 }
 
-const NUMERIC_FLAGS = new Set(['--port', '--session-seconds', '--crypto-threads'])
+const NUMERIC_FLAGS = new Set([
+  '--port',
+  '--session-seconds',
+  '--crypto-threads',
+  '--admin-port',
+  '--drain-seconds',
+])
 
 /**
  * Parses the command line; throws UsageError with a clear message on bad input. No arguments at
@@ -110,6 +131,11 @@ export function parseCli(
         'session-seconds': { type: 'string' },
         'rp-id': { type: 'string' },
         'crypto-threads': { type: 'string' },
+        'admin-port': { type: 'string' },
+        'admin-host': { type: 'string', default: '127.0.0.1' },
+        'log-format': { type: 'string', default: 'pretty' },
+        'log-level': { type: 'string', default: 'info' },
+        'drain-seconds': { type: 'string', default: String(DEFAULT_DRAIN_SECONDS) },
         help: { type: 'boolean', short: 'h', default: false },
         version: { type: 'boolean', short: 'v', default: false },
       },
@@ -168,6 +194,18 @@ export function parseCli(
   const cryptoThreads = values['crypto-threads'] as string | undefined
   if (cryptoThreads !== undefined && (!/^\d+$/.test(cryptoThreads) || Number(cryptoThreads) > 64))
     throw new UsageError(`--crypto-threads must be a number from 0 to 64, got ${cryptoThreads}`)
+  const adminPort = values['admin-port'] as string | undefined
+  if (adminPort !== undefined && (!/^\d+$/.test(adminPort) || Number(adminPort) > 65535))
+    throw new UsageError(`--admin-port must be a number from 0 to 65535, got ${adminPort}`)
+  const logFormat = values['log-format'] as string
+  if (logFormat !== 'json' && logFormat !== 'pretty')
+    throw new UsageError(`--log-format must be json or pretty, got ${logFormat}`)
+  const logLevel = values['log-level'] as string
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel))
+    throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got ${logLevel}`)
+  const drainSeconds = values['drain-seconds'] as string
+  if (!/^\d+(\.\d+)?$/.test(drainSeconds) || Number(drainSeconds) > 3600)
+    throw new UsageError(`--drain-seconds must be a number of seconds from 0 to 3600, got ${drainSeconds}`)
   return {
     port,
     host,
@@ -184,6 +222,11 @@ export function parseCli(
     sessionSeconds,
     rpId: values['rp-id'] as string | undefined,
     cryptoThreads: cryptoThreads === undefined ? undefined : Number(cryptoThreads),
+    adminPort: adminPort === undefined ? undefined : Number(adminPort),
+    adminHost: values['admin-host'] as string,
+    logFormat,
+    logLevel: logLevel as LogLevel,
+    drainSeconds: Number(drainSeconds),
   }
 }
 

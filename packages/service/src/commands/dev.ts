@@ -1,10 +1,9 @@
 // Node only: `latchkey-service dev …` (and `npm run service -- …` in the repository). Starts the
 // local service on a port, with its dev surfaces (outbox, dev identity provider, dev root key).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
-import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
-import { serve } from '@hono/node-server'
 import { createService, WrongMasterKeyError } from '../createService.ts'
+import { observability } from '../observability/observability.ts'
 import {
   type CliOptions,
   envVariables,
@@ -14,6 +13,7 @@ import {
   USAGE,
   UsageError,
 } from '../parseCli.ts'
+import { ListenError, runServer } from '../server/runServer.ts'
 import { loadMasterKey, loadMasterKeyFile, openDataDir, openPostgres } from '../store/durableStores.ts'
 import { lockDataDir } from '../store/lockDataDir.ts'
 import { cryptoWorkers } from '../workers/cryptoWorkers.ts'
@@ -72,7 +72,9 @@ export async function run(argv: string[]): Promise<void> {
     : options.dataDir
       ? await openDataDir(options.dataDir, lock ? { lock } : {})
       : undefined
+  const telemetry = observability(options)
   const service = await createService({
+    ...telemetry.serviceOptions,
     ...(store ? { store } : {}),
     ...(masterKey ? { masterKey } : {}),
     rpc: options.rpc,
@@ -90,31 +92,20 @@ export async function run(argv: string[]): Promise<void> {
       throw new Error(`${error.message} (master key read from ${masterKeySource})`)
     throw error
   })
-  const server = serve({ fetch: service.app.fetch, port: options.port, hostname: options.host })
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve)
-    server.once('error', reject)
-  }).catch(async (error: NodeJS.ErrnoException) => {
-    const hint =
-      error.code === 'EADDRINUSE'
-        ? `port ${options.port} is already in use; pass --port 0 to pick a free port (or --port <n>)`
-        : error.message
-    process.stderr.write(`${NAME}: cannot listen on ${options.host}:${options.port}: ${hint}\n`)
-    await service.close()
-    process.exit(1)
-  })
-  // Stop cleanly from the moment the service is reachable (a supervisor may signal right after the
-  // ready line).
-  const stop = async () => {
-    server.close()
-    await service.close()
-    process.exit(0)
-  }
-  process.on('SIGINT', stop)
-  process.on('SIGTERM', stop)
-  const { port } = server.address() as AddressInfo
-  const host = options.host === '0.0.0.0' || options.host === '::' ? '127.0.0.1' : options.host
-  const baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`
+  const server = await runServer(service, { ...options, ...telemetry.serverOptions }).catch(
+    async (error: Error) => {
+      const hint =
+        error instanceof ListenError && error.code === 'EADDRINUSE'
+          ? `port ${error.port} is already in use; pass ${error.flag} 0 to pick a free port (or ${error.flag} <n>)`
+          : error.message
+      const where =
+        error instanceof ListenError ? `${error.host}:${error.port}` : `${options.host}:${options.port}`
+      process.stderr.write(`${NAME}: cannot listen on ${where}: ${hint}\n`)
+      await service.close()
+      process.exit(1)
+    },
+  )
+  const baseUrl = server.url
   const dev = service.dev
   const ids = {
     baseUrl,
@@ -128,6 +119,7 @@ export async function run(argv: string[]): Promise<void> {
     apiPublicKey: dev.apiPublicKey,
     apiPrivateKey: dev.apiPrivateKey,
     outboxUrl: `${baseUrl}/dev/outbox`,
+    ...(server.adminUrl ? { adminUrl: server.adminUrl } : {}),
     /** @deprecated the same value as `trustedSignerPublicKey`; kept for one version. */
     signerPublicKey: dev.signerPublicKey,
   }
@@ -143,6 +135,7 @@ export async function run(argv: string[]): Promise<void> {
         `  activity API            ${baseUrl}/public/v1`,
         `  auth proxy              ${baseUrl}/v1`,
         `  outbox (OTP codes)      ${info.outboxUrl}`,
+        ...(server.adminUrl ? [`  metrics, probes         ${server.adminUrl}/metrics, /livez, /readyz`] : []),
         '',
         '  for your app config:',
         `  authProxyConfigId       ${info.authProxyConfigId ?? 'none'}`,

@@ -52,6 +52,8 @@ export type CryptoResult<J extends CryptoJob> = J extends SignPayloadsJob
 export interface CryptoRunner {
   run<J extends CryptoJob>(job: J): Promise<CryptoResult<J>>
   close?(): Promise<void>
+  /** False when a worker the runner relies on is gone (readiness reports it). @default alive */
+  alive?(): boolean
 }
 
 /** Runs one job with the service's sealer. */

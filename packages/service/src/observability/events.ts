@@ -35,7 +35,44 @@ export interface ServiceEventMap {
    * idempotency key, otherwise it is not sent again (at most once).
    */
   'delivery.uncertain': { channel: 'email' | 'sms'; provider: 'smtp' | 'twilio' | 'webhook'; resent: boolean }
+
+  // Operations (h-ops): requests, activities, sign-in, store, crypto workers, drain.
+  /** A request was answered (observability/observeRequests.ts). */
+  'http.request': { family: RouteFamily; method: HttpMethod; status: number; seconds: number }
+  /** A submitted activity was recorded (or found again: a replay), after its transaction committed. */
+  'activity.recorded': {
+    /** The activity's path, e.g. `sign_raw_payload` (the registry's names: bounded). */
+    type: string
+    /** `ACTIVITY_STATUS_COMPLETED`, `_FAILED`, `_CONSENSUS_NEEDED`, … */
+    status: string
+    /** The decision (`OUTCOME_ALLOW`, `OUTCOME_DENY_IMPLICIT`, …) or `REPLAY` for a replayed body. */
+    outcome: string
+  }
+  /** A step of an e-mail or SMS one-time code. */
+  'signin.otp': {
+    event: 'sent' | 'verified' | 'failed' | 'locked' | 'rate_limited'
+    /** `unknown` for a refused code: its channel is in its record, which a refusal does not read out. */
+    channel: 'email' | 'sms' | 'unknown'
+  }
+  /** A transaction is rerun: a serialization conflict or a concurrent insert of the same key. */
+  'store.retry': { reason: 'conflict' | 'unique' }
+  /** The database could not take a request (answered 503 STORAGE_UNAVAILABLE). */
+  'store.unavailable': Record<string, never>
+  /** A crypto job (signing, a new wallet) started on `runtime.crypto`. */
+  'crypto.started': { kind: string }
+  /** A crypto job ended. */
+  'crypto.finished': { kind: string; outcome: 'ok' | 'error'; seconds: number }
+  /** The server stopped taking requests and is finishing those in flight. */
+  'server.draining': { inFlight: number }
+  /** The drain ended: in-flight requests done (or cut at the deadline), jobs finished or handed back. */
+  'server.drained': { seconds: number; cut: number }
 }
+
+/** Where a request went, as a bounded label: the route families of the service. */
+export type RouteFamily = 'submit' | 'query' | 'public' | 'proxy' | 'dev' | 'frame' | 'health' | 'other'
+
+/** The request methods the service answers; anything else is `OTHER`. */
+export type HttpMethod = 'GET' | 'POST' | 'OPTIONS' | 'HEAD' | 'OTHER'
 
 export type ServiceEventName = keyof ServiceEventMap
 

@@ -36,7 +36,10 @@ export function activityApi(runtime: Runtime, registry: Registry): Hono<Pipeline
   })
   app.post('/v1/submit/:path', async (c) => {
     const request = { path: c.req.param('path'), headers: c.req.raw.headers, ...(await readJson(c)) }
-    return c.json(await submitActivity(runtime, registry, request))
+    const outcome = await submitActivity(runtime, registry, request)
+    const { id, type, organizationId } = outcome.activity
+    c.set('activity', { activityId: id, type, organizationId })
+    return c.json(outcome)
   })
   app.post('/v1/query/:path', async (c) => {
     const request = { path: c.req.param('path'), headers: c.req.raw.headers, ...(await readJson(c)) }

@@ -1,12 +1,16 @@
 import type { Context, MiddlewareHandler } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { ApiError } from '../errors.ts'
+import type { ObservedEnv } from '../observability/observeRequests.ts'
 
 /** Deepest nesting of arrays and objects a request body may have (real bodies stay under 10). */
 export const MAX_JSON_DEPTH = 32
 
-/** What the body-limit middleware leaves for the JSON reader. */
-export type PipelineEnv = { Variables: { bodyLimit: number } }
+/**
+ * What the body-limit middleware leaves for the JSON reader, and what the request's log line
+ * reads (its id, its activity).
+ */
+export type PipelineEnv = { Variables: { bodyLimit: number } & ObservedEnv['Variables'] }
 
 const tooLarge = (limit: number) =>
   new ApiError('PAYLOAD_TOO_LARGE', `request body exceeds ${limit} bytes`, undefined, { limit })

@@ -96,6 +96,8 @@ interface Submission {
   vouched: boolean
   fingerprint: string
   activityId: string
+  /** The last decision taken in the activity's transaction (`REPLAY`: it found the first one). */
+  outcome?: string
 }
 
 /**
@@ -136,7 +138,13 @@ export async function submitActivity(
   }
   const precomputed = await precompute(submission)
   const prepared = await prepare(submission)
-  return answer(submission, await record(submission, { prepared, precomputed }))
+  const execution = await record(submission, { prepared, precomputed })
+  runtime.emit('activity.recorded', {
+    type: path,
+    status: execution.row.status,
+    outcome: submission.outcome ?? 'UNKNOWN',
+  })
+  return answer(submission, execution)
 }
 
 /** True when a plugin vouches for the caller on this path (`ServicePlugin.vouchesFor`); every plugin is asked. */
@@ -255,6 +263,7 @@ async function record(submission: Submission, ready: Ready): Promise<Execution> 
         ? (await tx.findBy('activities', 'fingerprint', fingerprint))[0]
         : undefined
     if (replay) {
+      submission.outcome = 'REPLAY'
       const error = storedError(replay)
       return { row: replay, ...(error ? { error } : {}) }
     }
@@ -277,6 +286,7 @@ async function decideAndRun(
   ready: Ready,
 ): Promise<Execution> {
   const decision = await decide(submission, tx, row)
+  submission.outcome = decision.outcome
   switch (decision.outcome) {
     case 'OUTCOME_ALLOW':
       return executeActivity({ ...submission, ...ready, tx, row })

@@ -14,6 +14,7 @@ import { createDevIdp, type DevIdp } from './oauth/devIdp.ts'
 import { createOtpEngine, type OtpEngine } from './otp/createOtpEngine.ts'
 import { otpMac } from './otp/otpMac.ts'
 import { otpStorage } from './otp/otpStorage.ts'
+import { reportOtpEvents } from './otp/reportOtpEvents.ts'
 import { createOutbox, type Outbox } from './outbox/createOutbox.ts'
 import { timestampSequence } from './proxy/timestampSequence.ts'
 import { readSignInKeys, type SignInKeys } from './signInKeys.ts'
@@ -47,22 +48,25 @@ export async function loadSignInState(runtime: Runtime, app: Hono<PipelineEnv>):
   return {
     keys,
     outbox,
-    otp: createOtpEngine({
-      storage: otpStorage(runtime),
-      issueToken: (claims) => {
-        const privateKey = openKey()
-        try {
-          return signJwt(claims, privateKey, SIGN_IN_KEY_ID)
-        } finally {
-          privateKey.fill(0)
-        }
-      },
-      deliver: (message) => outbox.deliver(message),
-      queued: () => runtime.jobs.wake(),
-      now,
-      newId: () => runtime.newId(),
-      mac: otpMac(runtime, keys.sealedOtpSecret),
-    }),
+    otp: reportOtpEvents(
+      runtime,
+      createOtpEngine({
+        storage: otpStorage(runtime),
+        issueToken: (claims) => {
+          const privateKey = openKey()
+          try {
+            return signJwt(claims, privateKey, SIGN_IN_KEY_ID)
+          } finally {
+            privateKey.fill(0)
+          }
+        },
+        deliver: (message) => outbox.deliver(message),
+        queued: () => runtime.jobs.wake(),
+        now,
+        newId: () => runtime.newId(),
+        mac: otpMac(runtime, keys.sealedOtpSecret),
+      }),
+    ),
     devIdp: createDevIdp({
       now,
       guard: localOnly(runtime, { methods: ['GET', 'POST'], headers: ['Content-Type', 'Accept'] }),

@@ -1,5 +1,6 @@
 import { CompiledQuery, type DatabaseConnection, type Kysely, Migrator } from 'kysely'
 import { ApiError } from '../errors.ts'
+import { type EventSink, silentSink } from '../observability/events.ts'
 import type { StoreBackend } from './backends/StoreBackend.ts'
 import type { Database } from './Database.ts'
 import { classify, unavailable } from './databaseErrors.ts'
@@ -19,6 +20,17 @@ export type { Prefetched } from './Prefetched.ts'
 export type { Lookup, Reads } from './Reads.ts'
 export { Transaction } from './Transaction.ts'
 
+/** Connections of a pool: open, idle among them, requests waiting for one, and the most it opens. */
+export interface PoolUse {
+  total: number
+  idle: number
+  waiting: number
+  max: number
+}
+
+const isUnavailable = (error: unknown) =>
+  error instanceof ApiError && error.errorCode === 'STORAGE_UNAVAILABLE'
+
 /**
  * The service's data, in SQLite or PostgreSQL through Kysely, written once against
  * `StoreBackend`. Reads outside a transaction see committed rows; `transaction` runs a function
@@ -32,6 +44,10 @@ export { Transaction } from './Transaction.ts'
  */
 export class Store implements Reads {
   private closed = false
+  /** Where reruns and outages are reported (`observe`). */
+  private events: EventSink = silentSink
+  /** The connection pool's use right now, where the database has a pool (PostgreSQL). */
+  poolUse: (() => PoolUse) | undefined
 
   private readonly queries: Queries
   /** Committed reads: each query takes a connection from Kysely and gives it back. */
@@ -146,11 +162,14 @@ export class Store implements Reads {
       } catch (error) {
         const kind = classify(this.backend, error)
         if ((kind === 'retry' || kind === 'unique') && attempt < this.backend.maxAttempts) {
+          this.events.emit('store.retry', { reason: kind === 'retry' ? 'conflict' : 'unique' })
           // Back off with jitter, longer each time (up to 100 ms), so the transactions that
           // collided do not collide again.
           await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(100, 2 ** attempt)))
           continue
         }
+        if (kind === 'retry' || kind === 'unavailable' || isUnavailable(error))
+          this.events.emit('store.unavailable', {})
         if (kind === 'retry') throw unavailable(error)
         if (kind === 'unique')
           throw new ApiError('ALREADY_EXISTS', 'a concurrent request created the same record')
@@ -196,6 +215,11 @@ export class Store implements Reads {
       written,
       ...(this.cache ? { cache: this.cache } : {}),
     })
+  }
+
+  /** Reports transaction reruns and outages to `sink` (the service's events). */
+  observe(sink: EventSink): void {
+    this.events = sink
   }
 
   /** Every row of every table (tests check what is at rest; never on a request path). */

@@ -226,7 +226,14 @@ export async function openPostgres(url: string, options: { max?: number } = {}):
   pool.on('connect', (client) => client.on('error', () => undefined))
   const db = new Kysely<Database>({ dialect: preparedPostgresDialect(pool) })
   try {
-    return await Store.open(db, postgresBackend)
+    const store = await Store.open(db, postgresBackend)
+    store.poolUse = () => ({
+      total: pool.totalCount,
+      idle: pool.idleCount,
+      waiting: pool.waitingCount,
+      max: pool.options.max,
+    })
+    return store
   } catch (error) {
     await db.destroy().catch(() => undefined)
     throw error

@@ -69,6 +69,8 @@ export function cryptoWorkers(options: CryptoWorkersOptions = {}): (masterKey: U
           slot.worker.postMessage({ id, job })
         })
       },
+      // A worker that died is replaced at once; until it is up, the runner is not whole.
+      alive: () => !closed && slots.every((slot) => slot.worker.threadId >= 0),
       async close() {
         closed = true
         await Promise.all(slots.map((slot) => slot.worker.terminate()))

@@ -1,0 +1,97 @@
+import { sql } from 'kysely'
+import type { Runtime } from '../Runtime.ts'
+import { migrations } from '../store/migrations.ts'
+
+/** One look at what readiness depends on. */
+export interface ReadinessReport {
+  ready: boolean
+  checks: {
+    /** The database answered a trivial query within the timeout. */
+    database: boolean
+    /** Every migration this version knows is applied, and none it does not know. */
+    migrations: boolean
+    /** Every crypto worker thread is up. */
+    crypto: boolean
+    /** The service is not draining. */
+    serving: boolean
+  }
+}
+
+export interface ReadinessOptions {
+  /** How long the database may take to answer before it counts as down. @default 1000 */
+  timeoutMs?: number
+  /** How long one database look answers for (probes of both listeners share it). @default 1000 */
+  cacheMs?: number
+}
+
+/**
+ * What `/readyz` answers: the database reachable and on this version's schema, the crypto workers
+ * alive, and the service not draining. The database is asked at most once per `cacheMs` and never
+ * waited on past `timeoutMs`, so a probe answers fast when it is down and a burst of probes costs
+ * one query. Where the store has one connection (SQLite: a local file, no server to lose), a probe
+ * would queue behind the writes and only report load, so the schema is checked once and the
+ * database counts as reachable while the store is open.
+ */
+export class Readiness {
+  private readonly timeoutMs: number
+  private readonly cacheMs: number
+  private last: { at: number; database: boolean; migrations: boolean } | undefined
+  private pending: Promise<{ database: boolean; migrations: boolean }> | undefined
+
+  constructor(
+    private readonly runtime: Runtime,
+    options: ReadinessOptions = {},
+  ) {
+    this.timeoutMs = options.timeoutMs ?? 1000
+    this.cacheMs = options.cacheMs ?? 1000
+  }
+
+  async check(): Promise<ReadinessReport> {
+    const { database, migrations } = await this.database()
+    const checks = {
+      database,
+      migrations,
+      crypto: this.runtime.crypto.alive?.() ?? true,
+      serving: !this.runtime.lifecycle.draining,
+    }
+    return { ready: Object.values(checks).every(Boolean), checks }
+  }
+
+  private database(): Promise<{ database: boolean; migrations: boolean }> {
+    const now = performance.now()
+    const oneConnection = this.runtime.store.backend.groupsCommits
+    if (this.last && ((oneConnection && this.last.database) || now - this.last.at < this.cacheMs))
+      return Promise.resolve(this.last)
+    this.pending ??= this.look().then((result) => {
+      this.last = { at: performance.now(), ...result }
+      this.pending = undefined
+      return result
+    })
+    return this.pending
+  }
+
+  private async look(): Promise<{ database: boolean; migrations: boolean }> {
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const timeout = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), this.timeoutMs)
+    })
+    try {
+      const applied = await Promise.race([this.appliedMigrations(), timeout])
+      if (applied === 'timeout') return { database: false, migrations: false }
+      const known = Object.keys(await migrations(this.runtime.store.backend).getMigrations())
+      const current = known.length === applied.length && known.every((name) => applied.includes(name))
+      return { database: true, migrations: current }
+    } catch {
+      return { database: false, migrations: false }
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  private async appliedMigrations(): Promise<string[]> {
+    const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(
+      this.runtime.store.db,
+    )
+    return rows.map((row) => row.name)
+  }
+}

@@ -1,0 +1,193 @@
+// Node only (prom-client): the service's Prometheus metrics, fed by its events.
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
+import type { EventSink, ServiceEventMap, ServiceEventName } from './events.ts'
+
+/** The activities whose completion issues a session, by the sign-in method they stand for. */
+const SESSION_ACTIVITIES: Record<string, string> = {
+  otp_login: 'otp',
+  oauth_login: 'oauth',
+  stamp_login: 'stamp',
+  create_read_only_session: 'read_only',
+}
+
+/** Request durations: a probe takes a millisecond, a signature tens, a slow database seconds. */
+const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+const CRYPTO_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1]
+
+/** What the metrics read at scrape time from the running server and its store. */
+export interface MetricsSources {
+  /** Requests being served right now. */
+  inFlight?: () => number
+  /** The database pool's use (`Store.poolUse`). */
+  poolUse?: () => { total: number; idle: number; waiting: number; max: number }
+  /** True while the server drains. */
+  draining?: () => boolean
+}
+
+export interface Metrics extends EventSink {
+  /** The registry the admin listener's `GET /metrics` renders. */
+  readonly registry: Registry
+  /** Gauges read at scrape time (set once the server and store exist). */
+  watch(sources: MetricsSources): void
+  /** The Prometheus text exposition of every metric. */
+  render(): Promise<string>
+  /** Its `Content-Type`. */
+  readonly contentType: string
+}
+
+export interface MetricsOptions {
+  /** Also collect Node's process metrics (CPU, memory, event-loop lag, handles). @default true */
+  process?: boolean
+}
+
+/**
+ * The service's metrics in a registry of their own (several services in one process do not mix),
+ * as an event sink: pass it in `createService({ events })`. Every label is bounded: route family,
+ * method, status, activity type (the registry's paths), outcome, sign-in step and channel; never an
+ * id, an address or a contact.
+ */
+export function createMetrics(options: MetricsOptions = {}): Metrics {
+  const registry = new Registry()
+  if (options.process ?? true) collectDefaultMetrics({ register: registry })
+  const registers = [registry]
+  const requests = new Counter({
+    name: 'latchkey_http_requests_total',
+    help: 'Requests answered, by route family, method and status',
+    labelNames: ['family', 'method', 'status'] as const,
+    registers,
+  })
+  const requestSeconds = new Histogram({
+    name: 'latchkey_http_request_duration_seconds',
+    help: 'Time from a request arriving to its answer, by route family',
+    labelNames: ['family'] as const,
+    buckets: REQUEST_BUCKETS,
+    registers,
+  })
+  const activities = new Counter({
+    name: 'latchkey_activities_total',
+    help: 'Activities recorded, by type, final status and decision (policy outcome, consensus, REPLAY)',
+    labelNames: ['type', 'status', 'outcome'] as const,
+    registers,
+  })
+  const otp = new Counter({
+    name: 'latchkey_signin_otp_total',
+    help: 'One-time codes sent, verified, refused (failed), locked after too many wrong codes or rate limited',
+    labelNames: ['event', 'channel'] as const,
+    registers,
+  })
+  const sessions = new Counter({
+    name: 'latchkey_signin_sessions_issued_total',
+    help: 'Sessions issued, by sign-in method',
+    labelNames: ['method'] as const,
+    registers,
+  })
+  const retries = new Counter({
+    name: 'latchkey_store_transaction_retries_total',
+    help: 'Transactions rerun after a serialization conflict or a concurrent insert of the same key',
+    labelNames: ['reason'] as const,
+    registers,
+  })
+  const unavailable = new Counter({
+    name: 'latchkey_store_unavailable_total',
+    help: 'Transactions refused because the database could not take them (answered 503)',
+    registers,
+  })
+  const cryptoQueued = new Gauge({
+    name: 'latchkey_crypto_jobs_in_flight',
+    help: 'Crypto jobs (signing, new wallets) queued or running on the worker threads',
+    registers,
+  })
+  const cryptoSeconds = new Histogram({
+    name: 'latchkey_crypto_job_duration_seconds',
+    help: 'Time of a crypto job from submission to result, queueing included, by kind and outcome',
+    labelNames: ['kind', 'outcome'] as const,
+    buckets: CRYPTO_BUCKETS,
+    registers,
+  })
+  const drains = new Counter({
+    name: 'latchkey_server_drains_total',
+    help: 'Drains begun (SIGTERM or SIGINT)',
+    registers,
+  })
+  const cut = new Counter({
+    name: 'latchkey_server_drain_cut_requests_total',
+    help: 'Requests still in flight when a drain reached its deadline (their connections were closed)',
+    registers,
+  })
+  const delivery = new Counter({
+    name: 'latchkey_delivery_jobs_total',
+    help: 'Delivery jobs (e-mail, SMS) by what happened to them: sent, failed, retried, handed back',
+    labelNames: ['event'] as const,
+    registers,
+  })
+  let sources: MetricsSources = {}
+  new Gauge({
+    name: 'latchkey_http_requests_in_flight',
+    help: 'Requests being served',
+    registers,
+    collect() {
+      this.set(sources.inFlight?.() ?? 0)
+    },
+  })
+  new Gauge({
+    name: 'latchkey_server_draining',
+    help: '1 while the server drains (readiness answers 503), else 0',
+    registers,
+    collect() {
+      this.set(sources.draining?.() ? 1 : 0)
+    },
+  })
+  new Gauge({
+    name: 'latchkey_store_pool_connections',
+    help: 'Database pool connections: open (total), idle, requests waiting for one, and the pool size (max)',
+    labelNames: ['state'] as const,
+    registers,
+    collect() {
+      const use = sources.poolUse?.()
+      if (!use) return
+      for (const state of ['total', 'idle', 'waiting', 'max'] as const) this.set({ state }, use[state])
+    },
+  })
+
+  // Partial: events of subsystems with no metric of their own still reach the log sink.
+  const handlers: { [K in ServiceEventName]?: (data: ServiceEventMap[K]) => void } = {
+    'http.request': ({ family, method, status, seconds }) => {
+      requests.inc({ family, method, status })
+      requestSeconds.observe({ family }, seconds)
+    },
+    'activity.recorded': ({ type, status, outcome }) => {
+      activities.inc({
+        type,
+        status: status.replace('ACTIVITY_STATUS_', ''),
+        outcome: outcome.replace('OUTCOME_', ''),
+      })
+      const method = SESSION_ACTIVITIES[type]
+      if (method && status === 'ACTIVITY_STATUS_COMPLETED' && outcome !== 'REPLAY') sessions.inc({ method })
+    },
+    'signin.otp': ({ event, channel }) => otp.inc({ event, channel }),
+    'store.retry': ({ reason }) => retries.inc({ reason }),
+    'store.unavailable': () => unavailable.inc(),
+    'crypto.started': () => cryptoQueued.inc(),
+    'crypto.finished': ({ kind, outcome, seconds }) => {
+      cryptoQueued.dec()
+      cryptoSeconds.observe({ kind, outcome }, seconds)
+    },
+    'server.draining': () => drains.inc(),
+    'server.drained': ({ cut: count }) => cut.inc(count),
+  }
+
+  return {
+    registry,
+    contentType: registry.contentType,
+    emit(name, data) {
+      const handler = handlers[name] as ((data: ServiceEventMap[typeof name]) => void) | undefined
+      if (handler) handler(data)
+      // The delivery queue's events are `delivery.<what happened>`: one counter, the name as label.
+      else if (name.startsWith('delivery.')) delivery.inc({ event: name.slice('delivery.'.length) })
+    },
+    watch(next) {
+      sources = { ...sources, ...next }
+    },
+    render: () => registry.metrics(),
+  }
+}

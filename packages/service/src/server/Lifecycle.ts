@@ -1,0 +1,34 @@
+/**
+ * What runs until the service stops (a delivery worker, a poller) joins its drain here: on SIGTERM
+ * the server stops taking requests, marks the service draining (`/readyz` answers 503) and calls
+ * every hook, which finishes its work or hands it back before `deadline` aborts. No `node:*`
+ * imports: `createService` makes one.
+ */
+export type DrainHook = (deadline: AbortSignal) => Promise<void> | void
+
+export class Lifecycle {
+  private readonly hooks = new Set<DrainHook>()
+  private drained: Promise<void> | undefined
+
+  /** True from the moment a drain began: the service takes no new work. */
+  get draining(): boolean {
+    return this.drained !== undefined
+  }
+
+  /** Registers `hook` for the drain; the function returned unregisters it (a worker that stopped early). */
+  onDrain(hook: DrainHook): () => void {
+    this.hooks.add(hook)
+    return () => this.hooks.delete(hook)
+  }
+
+  /**
+   * Marks the service draining and runs every hook at once; resolves when all are done (one that
+   * throws does not stop the others). Later calls return the same drain.
+   */
+  drain(deadline: AbortSignal = new AbortController().signal): Promise<void> {
+    this.drained ??= Promise.allSettled([...this.hooks].map(async (hook) => hook(deadline))).then(
+      () => undefined,
+    )
+    return this.drained
+  }
+}
