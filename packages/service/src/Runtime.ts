@@ -8,6 +8,7 @@ import {
   type ServiceEventName,
   silentSink,
 } from './observability/events.ts'
+import type { OAuthOptions } from './signin/oauth/OAuthProviderConfig.ts'
 import type { ServiceRow } from './store/model.ts'
 import type { Store } from './store/Store.ts'
 
@@ -50,6 +51,8 @@ export interface RuntimeOptions {
   stampVerifiers?: ReadonlyMap<string, StampVerifier>
   /** Where the service's events go (metrics, logs). @default dropped */
   events?: EventSink
+  /** OAuth providers (the sign-in wing reads them). @default the dev identity provider only */
+  oauth?: OAuthOptions
 }
 
 /**

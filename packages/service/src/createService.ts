@@ -12,6 +12,7 @@ import { builtinPlugins } from './plugins.ts'
 import { builtinQueries } from './queries/index.ts'
 import { type Clock, Runtime, type WebAuthnOptions } from './Runtime.ts'
 import { type ActivityHandlers, Registry, type ServicePlugin } from './registry.ts'
+import type { OAuthOptions } from './signin/oauth/OAuthProviderConfig.ts'
 import { type MemoryStoreOptions, openMemoryStore } from './store/memory.ts'
 import { Store } from './store/Store.ts'
 
@@ -69,6 +70,11 @@ export interface CreateServiceOptions {
   verifyP256?: (publicKey: string, signature: string, body: Uint8Array) => Promise<boolean>
   /** Where the service's events go (`runtime.emit`): metrics and log sinks. @default dropped */
   events?: EventSink
+  /**
+   * OAuth providers (google, apple, facebook, x, discord) as confidential OpenID Connect clients.
+   * @default none: every method uses the dev identity provider
+   */
+  oauth?: OAuthOptions
 }
 
 export interface Service {
@@ -109,6 +115,7 @@ export async function createService(options: CreateServiceOptions = {}): Promise
       ...(options.crypto ? { crypto: options.crypto } : {}),
       ...(options.verifyP256 ? { verifyP256: options.verifyP256 } : {}),
       ...(options.events ? { events: options.events } : {}),
+      ...(options.oauth ? { oauth: options.oauth } : {}),
       stampVerifiers: new Map(plugins.flatMap((plugin) => Object.entries(plugin.stampVerifiers ?? {}))),
     },
   )

@@ -49,7 +49,7 @@ export const signInPlugin: ServicePlugin<SignInState> = {
     const state = signInState(runtime)
     app.route('/v1', proxyApp(app, runtime))
     app.route('/dev', outboxRoutes(state.outbox))
-    app.route(DEV_OIDC_PREFIX, state.devIdp.app)
+    if (state.oauth.devIdentityProvider) app.route(DEV_OIDC_PREFIX, state.devIdp.app)
     app.route('/dev/settings', settingsApp(runtime))
   },
   subOrganization: subOrganizationHooks,
