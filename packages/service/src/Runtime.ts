@@ -12,6 +12,7 @@ import {
 } from './observability/events.ts'
 import { observeCrypto } from './observability/observeCrypto.ts'
 import { Lifecycle } from './server/Lifecycle.ts'
+import type { OAuthOptions } from './signin/oauth/OAuthProviderConfig.ts'
 import type { ServiceRow } from './store/model.ts'
 import type { Store } from './store/Store.ts'
 
@@ -63,6 +64,8 @@ export interface RuntimeOptions {
   jobs?: JobQueueOptions
   /** E-mail and SMS providers for one-time codes (`createService`'s `delivery`, compiled). @default none: the dev outbox */
   delivery?: Delivery
+  /** OAuth providers (the sign-in wing reads them). @default the dev identity provider only */
+  oauth?: OAuthOptions
 }
 
 /**

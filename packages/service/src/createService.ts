@@ -25,6 +25,7 @@ import { builtinPlugins } from './plugins.ts'
 import { builtinQueries } from './queries/index.ts'
 import { type Clock, Runtime, type WebAuthnOptions } from './Runtime.ts'
 import { type ActivityHandlers, Registry, type ServicePlugin } from './registry.ts'
+import type { OAuthOptions } from './signin/oauth/OAuthProviderConfig.ts'
 import { type MemoryStoreOptions, openMemoryStore } from './store/memory.ts'
 import { Store } from './store/Store.ts'
 
@@ -110,6 +111,11 @@ export interface CreateServiceOptions {
    * @default no request lines
    */
   logger?: ServiceLogger
+  /**
+   * OAuth providers (google, apple, facebook, x, discord) as confidential OpenID Connect clients.
+   * @default none: every method uses the dev identity provider
+   */
+  oauth?: OAuthOptions
 }
 
 export interface Service {
@@ -173,6 +179,7 @@ export async function createService(options: CreateServiceOptions = {}): Promise
     ...(options.crypto ? { crypto: options.crypto } : {}),
     ...(options.verifyP256 ? { verifyP256: options.verifyP256 } : {}),
     ...(options.events ? { events: options.events } : {}),
+    ...(options.oauth ? { oauth: options.oauth } : {}),
     ...(options.jobs ? { jobs: options.jobs } : {}),
     ...(delivery ? { delivery } : {}),
     stampVerifiers: new Map(plugins.flatMap((plugin) => Object.entries(plugin.stampVerifiers ?? {}))),

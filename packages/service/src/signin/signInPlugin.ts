@@ -52,7 +52,7 @@ export const signInPlugin: ServicePlugin<SignInState> = {
     // The outbox, the dev identity provider and the settings routes are dev surfaces.
     if (runtime.options.mode === 'production') return
     app.route('/dev', outboxRoutes(state.outbox))
-    app.route(DEV_OIDC_PREFIX, state.devIdp.app)
+    if (state.oauth.devIdentityProvider) app.route(DEV_OIDC_PREFIX, state.devIdp.app)
     app.route('/dev/settings', settingsApp(runtime))
   },
   subOrganization: subOrganizationHooks,

@@ -4,6 +4,7 @@ import { signJwt } from '../crypto/index.ts'
 import { localOnly } from '../pipeline/originPolicy.ts'
 import type { PipelineEnv } from '../pipeline/readJson.ts'
 import { PluginStateKey, type Runtime } from '../Runtime.ts'
+import { createOAuthProviders, type OAuthProviders } from './oauth/createOAuthProviders.ts'
 import {
   createServiceOidc,
   SERVICE_OIDC_ISSUER,
@@ -27,6 +28,8 @@ export interface SignInState {
   otp: OtpEngine
   devIdp: DevIdp
   oidc: ServiceOidc
+  /** The OAuth providers sign-ins exchange codes with (the operator's, else the dev IdP). */
+  oauth: OAuthProviders
   /** The service app, for in-process calls to its own dev identity provider. */
   app: Hono<PipelineEnv>
   /** `timestampMs` of the next call the auth proxy forwards (strictly increasing). */
@@ -75,6 +78,13 @@ export async function loadSignInState(runtime: Runtime, app: Hono<PipelineEnv>):
       privateKey: openKey,
       publicKey: hexToBytes(keys.publicKey),
       issuer: SERVICE_OIDC_ISSUER,
+      now,
+    }),
+    oauth: createOAuthProviders({
+      ...(runtime.options.oauth ? { oauth: runtime.options.oauth } : {}),
+      fetch: (url, init) => runtime.options.fetch(url, init),
+      // The dev IdP is served by this same app: called in-process, no network.
+      devFetch: (url, init) => app.request(url, init),
       now,
     }),
     app,

@@ -2,7 +2,7 @@ import { OAUTH2_PROVIDERS } from '@latchkey/protocol'
 import { defineActivity } from '../../registry.ts'
 import { exchangeAuthorizationCode } from '../oauth/exchangeAuthorizationCode.ts'
 import { CODE_VERIFIER } from '../oauth/pkce.ts'
-import { INTERNAL_ORIGIN, providerEndpoints } from '../oauth/providerEndpoints.ts'
+import { methodOf } from '../oauth/providerEndpoints.ts'
 import { proxyConfigFor } from '../proxyConfigFor.ts'
 import { signInState } from '../signInState.ts'
 import { inParameters } from './initOtp.ts'
@@ -35,16 +35,15 @@ export const oauth2Authenticate = defineActivity('oauth2_authenticate', {
     inParameters(async () => {
       const state = signInState(ctx.runtime)
       const settings = (await proxyConfigFor(ctx.runtime.store, ctx.organization.id))?.settings
-      const endpoints = providerEndpoints(settings, p.provider)
       const { oidcToken } = await exchangeAuthorizationCode(p, {
-        // The dev IdP is served by this same app: call it in-process, no network.
-        fetch: (url, init) =>
-          endpoints.dev && url.startsWith(INTERNAL_ORIGIN)
-            ? state.app.request(url, init)
-            : ctx.runtime.options.fetch(url, init),
-        endpointsFor: () => endpoints,
+        fetch: state.oauth.fetch,
+        endpointsFor: () => state.oauth.resolve(methodOf(p.provider), settings),
+        documents: state.oauth.documents,
         serviceOidc: state.oidc,
         now: () => ctx.runtime.now(),
+        ...(ctx.runtime.options.oauth?.timeoutMs !== undefined
+          ? { timeoutMs: ctx.runtime.options.oauth.timeoutMs }
+          : {}),
       })
       return { oidcToken }
     }),

@@ -1,6 +1,11 @@
 import { OAUTH2_PROVIDERS, type OAuth2AuthenticateParameters, type OAuth2Provider } from '@latchkey/protocol'
-import { createLocalJWKSet, type JSONWebKeySet, type JWTPayload, jwtVerify } from 'jose'
+import type { JWTPayload } from 'jose'
 import { ApiError } from '../../errors.ts'
+import {
+  createProviderDocuments,
+  type ProviderDocuments,
+  type ProviderFetch,
+} from './createProviderDocuments.ts'
 import type { ServiceOidc, ServiceOidcClaims } from './createServiceOidc.ts'
 import { CODE_VERIFIER } from './pkce.ts'
 
@@ -10,15 +15,29 @@ export interface OAuthProviderEndpoints {
   issuer: string
   tokenEndpoint: string
   jwksUri: string
-  /** Confidential clients only; sent as `client_secret` (client_secret_post). */
-  clientSecret?: string
+  /**
+   * The service's confidential client at this provider: the request must name its client id and
+   * one of its redirect URIs, and the exchange authenticates with its secret.
+   */
+  client?: ConfidentialClient
+}
+
+/** A client registered at the provider with a secret (the operator's configuration). */
+export interface ConfidentialClient {
+  clientId: string
+  redirectUris: readonly string[]
+  authMethod: 'client_secret_basic' | 'client_secret_post'
+  /** The current secret (Apple's is a JWT signed on demand). */
+  secret: () => Promise<string>
 }
 
 export interface ExchangeContext {
   /** Reaches the provider; the service passes one that serves its own dev IdP in-process. */
-  fetch: (url: string, init: RequestInit) => Promise<Response> | Response
-  endpointsFor: (provider: OAuth2Provider) => OAuthProviderEndpoints
+  fetch: ProviderFetch
+  endpointsFor: (provider: OAuth2Provider) => OAuthProviderEndpoints | Promise<OAuthProviderEndpoints>
   serviceOidc: ServiceOidc
+  /** Where key sets are read and kept. @default read once per exchange through `fetch` */
+  documents?: ProviderDocuments
   /** Epoch milliseconds. @default Date.now */
   now?: () => number
   /** Longest wait for each provider call (the activity holds the store meanwhile). @default 10000 */
@@ -79,7 +98,24 @@ export async function exchangeAuthorizationCode(
 ): Promise<{ oidcToken: string; claims: ServiceOidcClaims }> {
   const now = ctx.now ?? Date.now
   const timeoutMs = ctx.timeoutMs ?? 10_000
-  const endpoints = ctx.endpointsFor(params.provider)
+  const documents =
+    ctx.documents ??
+    createProviderDocuments({ fetch: ctx.fetch, now, timeoutMs, cacheMs: 0, jwksRefetchFloorMs: 0 })
+  const endpoints = await ctx.endpointsFor(params.provider)
+  const client = endpoints.client
+  // Checked before the provider is called: the secret is never sent on behalf of another client.
+  if (client && params.clientId !== client.clientId)
+    throw new ApiError(
+      'OAUTH_EXCHANGE_FAILED',
+      "clientId is not this service's client at the provider",
+      'clientId',
+    )
+  if (client && !client.redirectUris.includes(params.redirectUri))
+    throw new ApiError(
+      'OAUTH_EXCHANGE_FAILED',
+      'redirectUri is not one of the redirect URIs configured for this provider',
+      'redirectUri',
+    )
   const form = new URLSearchParams({
     grant_type: 'authorization_code',
     code: params.authCode,
@@ -87,12 +123,24 @@ export async function exchangeAuthorizationCode(
     client_id: params.clientId,
     code_verifier: params.codeVerifier,
   })
-  if (endpoints.clientSecret) form.set('client_secret', endpoints.clientSecret)
+  const headers: Record<string, string> = {
+    'Content-Type': 'application/x-www-form-urlencoded',
+    Accept: 'application/json',
+  }
+  if (client) {
+    const secret = await client.secret()
+    if (client.authMethod === 'client_secret_post') form.set('client_secret', secret)
+    else {
+      // RFC 6749 §2.3.1: both parts form-urlencoded before Basic encoding.
+      const encode = (value: string) => encodeURIComponent(value).replace(/%20/g, '+')
+      headers.Authorization = `Basic ${btoa(`${encode(client.clientId)}:${encode(secret)}`)}`
+    }
+  }
   let response: Response
   try {
     response = await ctx.fetch(endpoints.tokenEndpoint, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' },
+      headers,
       body: form.toString(),
       signal: AbortSignal.timeout(timeoutMs),
     })
@@ -120,38 +168,30 @@ export async function exchangeAuthorizationCode(
       'the provider answered without an id_token (is the openid scope requested?)',
     )
 
-  let jwks: JSONWebKeySet
-  try {
-    const jwksResponse = await ctx.fetch(endpoints.jwksUri, {
-      method: 'GET',
-      headers: { Accept: 'application/json' },
-      signal: AbortSignal.timeout(timeoutMs),
-    })
-    jwks = (await jwksResponse.json()) as JSONWebKeySet
-    if (!jwksResponse.ok || !Array.isArray(jwks.keys)) throw new Error(`HTTP ${jwksResponse.status}`)
-  } catch (error) {
-    throw new ApiError(
-      'OAUTH_EXCHANGE_FAILED',
-      `could not read the provider's JWKS: ${(error as Error).message}`,
-    )
-  }
   let idClaims: JWTPayload
   try {
-    const verified = await jwtVerify(body.id_token, createLocalJWKSet(jwks), {
+    idClaims = await documents.verify(body.id_token, endpoints.jwksUri, {
       issuer: endpoints.issuer,
       audience: params.clientId,
       algorithms: ['ES256', 'RS256', 'EdDSA', 'ES384', 'PS256'],
       currentDate: new Date(now()),
       requiredClaims: ['sub', 'exp'],
     })
-    idClaims = verified.payload
   } catch (error) {
+    if (error instanceof ApiError) throw error
     throw new ApiError(
       'OIDC_TOKEN_INVALID',
       `the provider's ID token is not valid: ${(error as Error).message}`,
       'authCode',
     )
   }
+  // OpenID Connect Core §3.1.3.7: a token for several audiences must name this client as its party.
+  if (Array.isArray(idClaims.aud) && idClaims.aud.length > 1 && idClaims.azp !== params.clientId)
+    throw new ApiError(
+      'OIDC_TOKEN_INVALID',
+      "the provider's ID token was issued to another party (azp)",
+      'authCode',
+    )
   if (idClaims.nonce !== params.nonce)
     throw new ApiError('NONCE_MISMATCH', "the ID token's nonce does not match the request's nonce", 'nonce')
 

@@ -1,4 +1,4 @@
-import type { OAuth2Provider, OAuthMethod, ProxySettings } from '@latchkey/protocol'
+import type { OAuth2Provider, OAuthMethod } from '@latchkey/protocol'
 import { DEV_OIDC_PREFIX } from './devIdp.ts'
 import type { OAuthProviderEndpoints } from './exchangeAuthorizationCode.ts'
 
@@ -9,20 +9,8 @@ export const INTERNAL_ORIGIN = 'http://latchkey.internal'
 export const methodOf = (provider: OAuth2Provider) =>
   provider.replace('OAUTH2_PROVIDER_', '').toLowerCase() as OAuthMethod
 
-/** Endpoints of a provider: the organization's configured ones, else the built-in dev IdP. */
-export function providerEndpoints(
-  settings: ProxySettings | undefined,
-  provider: OAuth2Provider,
-): OAuthProviderEndpoints & { dev: boolean } {
-  const method = methodOf(provider)
-  const configured = settings?.oauth.providers?.[method]
-  if (configured)
-    return {
-      issuer: configured.issuer,
-      tokenEndpoint: configured.tokenEndpoint,
-      jwksUri: configured.jwksUri,
-      dev: false,
-    }
+/** Endpoints of the built-in dev identity provider for a method, reached in-process. */
+export function devEndpoints(method: OAuthMethod): OAuthProviderEndpoints {
   const issuer = `${INTERNAL_ORIGIN}${DEV_OIDC_PREFIX}/${method}`
-  return { issuer, tokenEndpoint: `${issuer}/token`, jwksUri: `${issuer}/jwks`, dev: true }
+  return { issuer, tokenEndpoint: `${issuer}/token`, jwksUri: `${issuer}/jwks` }
 }

@@ -1,28 +1,43 @@
 import { OAUTH_METHODS, type ProxyResponse } from '@latchkey/protocol'
 import { DEV_OIDC_PREFIX } from '../oauth/devIdp.ts'
+import { signInState } from '../signInState.ts'
 import type { ProxyCall } from './ProxyCall.ts'
 
 /** `POST /v1/wallet_kit_config`: the sign-in methods and OAuth settings a kit renders. */
-export function walletKitConfig(call: ProxyCall): ProxyResponse<'wallet_kit_config'> {
+export async function walletKitConfig(call: ProxyCall): Promise<ProxyResponse<'wallet_kit_config'>> {
   const enabled = call.settings.enabledProviders
   const origin = new URL(call.c.req.url).origin
-  const oauth = OAUTH_METHODS.filter((method) => enabled.includes(method))
+  const providers = signInState(call.runtime).oauth
+  // A method whose provider cannot be resolved (none configured, discovery down) gets no endpoint.
+  const resolved = await Promise.all(
+    OAUTH_METHODS.filter((method) => enabled.includes(method)).map(async (method) => {
+      try {
+        return [method, await providers.resolve(method, call.settings)] as const
+      } catch {
+        return undefined
+      }
+    }),
+  )
+  const oauth = resolved.filter((entry) => entry !== undefined)
+  // The operator's client id wins over the settings' unless the organization names its own provider.
+  const clientIdOf = (method: (typeof OAUTH_METHODS)[number]) =>
+    (!call.settings.oauth.providers?.[method] && providers.clientIds[method]) ||
+    call.settings.oauth.clientIds[method]
   return {
     enabledProviders: [...enabled],
     sessionExpirationSeconds: call.settings.sessionExpirationSeconds,
     organizationId: call.organizationId,
     oauthClientIds: Object.fromEntries(
-      oauth
-        .filter((m) => call.settings.oauth.clientIds[m])
-        .map((m) => [m, call.settings.oauth.clientIds[m]!]),
+      oauth.filter(([m]) => clientIdOf(m)).map(([m]) => [m, clientIdOf(m)!]),
     ),
     oauthRedirectUrl: call.settings.oauth.redirectUrl,
     oauthAuthorizationEndpoints: Object.fromEntries(
-      oauth.map((m) => [
-        m,
-        call.settings.oauth.providers?.[m]?.authorizationEndpoint ??
-          `${origin}${DEV_OIDC_PREFIX}/${m}/authorize`,
-      ]),
+      oauth.flatMap(([m, provider]) => {
+        const endpoint = provider.dev
+          ? `${origin}${DEV_OIDC_PREFIX}/${m}/authorize`
+          : provider.authorizationEndpoint
+        return endpoint ? [[m, endpoint]] : []
+      }),
     ),
     // The local service is a development service: OTP messages go to its outbox, never out.
     devOutboxUrl: `${origin}/dev/outbox`,
