@@ -7,6 +7,7 @@ const NAME = 'latchkey-service'
 /** The commands, loaded on demand: `run` gets the arguments after the command's name. */
 const COMMANDS: Record<string, () => Promise<{ run(argv: string[]): Promise<void> }>> = {
   dev: () => import('./commands/dev.ts'),
+  migrate: () => import('./commands/migrate.ts'),
 }
 
 async function main(argv: string[]): Promise<void> {

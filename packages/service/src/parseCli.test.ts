@@ -40,8 +40,10 @@ describe('parseCli', () => {
       providers: ['email', 'sms', 'passkey'],
       sessionSeconds: '600',
       rpId: 'example.test',
+      noMigrate: false,
     })
     expect(parseCli(['dev'])).toMatchObject({ port: 8787, json: false, dataDir: undefined, rpc: {} })
+    expect(parseCli(['dev', '--no-migrate'])).toMatchObject({ noMigrate: true })
     expect(parseCli(['--port', '0'])).toMatchObject({ port: 0 })
   })
 

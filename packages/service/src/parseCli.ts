@@ -24,6 +24,8 @@ e-mail/SMS one-time code is delivered.
   --master-key-file <file>   the 32-byte master key (64 hex chars) that seals secrets at rest;
                              created (0600) if missing (env LATCHKEY_MASTER_KEY instead); default
                              <data-dir>/master.key
+  --no-migrate               refuse a database that is behind this version instead of migrating
+                             it (run \`latchkey-service migrate\` as its own step first)
   --crypto-threads <n>       worker threads that sign and derive keys, so requests never wait
                              behind a signature (default: one per core; 0 signs in the main thread)
   --env <file>               write the ids an app needs to <file> as VITE_LATCHKEY_* and
@@ -58,6 +60,8 @@ export interface CliOptions {
   rpId: string | undefined
   /** Worker threads for signing and derivation; undefined: one per core. */
   cryptoThreads: number | undefined
+  /** `--no-migrate`: refuse a database that is behind instead of migrating it. */
+  noMigrate: boolean
 }
 
 const NUMERIC_FLAGS = new Set(['--port', '--session-seconds', '--crypto-threads'])
@@ -106,6 +110,7 @@ export function parseCli(
         'session-seconds': { type: 'string' },
         'rp-id': { type: 'string' },
         'crypto-threads': { type: 'string' },
+        'no-migrate': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
         version: { type: 'boolean', short: 'v', default: false },
       },
@@ -175,6 +180,7 @@ export function parseCli(
     sessionSeconds,
     rpId: values['rp-id'] as string | undefined,
     cryptoThreads: cryptoThreads === undefined ? undefined : Number(cryptoThreads),
+    noMigrate: values['no-migrate'] as boolean,
   }
 }
 

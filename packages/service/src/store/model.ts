@@ -211,6 +211,36 @@ export interface PluginRow extends Row {
   data: Record<string, unknown>
 }
 
+// Master-key rotation
+/** A version of the master key: its number and a check value that recognises the key (never the key). */
+export interface MasterKeyVersion {
+  version: number
+  /** HMAC-SHA256 of a fixed label under the key, hex: tells which key is which version. */
+  check: string
+}
+
+/**
+ * The master key's versions (one row, id `keyring`): which one seals (`activeVersion`), which can
+ * still be found in sealed values, and the progress of a rotation that re-seals them.
+ */
+export interface KeyringRow extends Row {
+  keys: MasterKeyVersion[]
+  /** The version new secrets are sealed under. */
+  activeVersion: number
+  /** A rotation under way: every secret sealed under another version is re-sealed under `to`. */
+  rotation?: {
+    to: number
+    /** The table being walked and the last id re-sealed in it (ids sort the same on every backend). */
+    table: string
+    afterId: string
+    /** Sealed values re-sealed so far. */
+    resealed: number
+    startedAt: number
+  }
+  /** When the last rotation finished: only `activeVersion` is needed from then on. */
+  rotatedAt?: number
+}
+
 export interface Tables {
   service: ServiceRow
   organizations: OrganizationRow
@@ -230,6 +260,7 @@ export interface Tables {
   fiatCredentials: FiatCredentialRow
   importTargets: ImportTargetRow
   pluginRows: PluginRow
+  keyring: KeyringRow
 }
 
 export type TableName = keyof Tables
@@ -254,6 +285,7 @@ export const INDEXES: { [T in TableName]: (keyof Tables[T] & string)[] } = {
   fiatCredentials: ['organizationId'],
   importTargets: ['userId'],
   pluginRows: ['kind'],
+  keyring: [],
 }
 
 export const TABLE_NAMES = Object.keys(INDEXES) as TableName[]
