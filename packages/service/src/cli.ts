@@ -10,6 +10,7 @@ const COMMANDS: Record<string, () => Promise<{ run(argv: string[]): Promise<void
   start: () => import('./commands/start.ts'),
   init: () => import('./commands/init.ts'),
   config: () => import('./commands/config.ts'),
+  migrate: () => import('./commands/migrate.ts'),
 }
 
 async function main(argv: string[]): Promise<void> {

@@ -55,6 +55,7 @@ describe('parseCli', () => {
       logFormat: 'json',
       logLevel: 'warn',
       drainSeconds: 5,
+      noMigrate: false,
     })
     expect(parseCli(['dev'])).toMatchObject({
       port: 8787,
@@ -67,6 +68,7 @@ describe('parseCli', () => {
       logLevel: 'info',
       drainSeconds: 20,
     })
+    expect(parseCli(['dev', '--no-migrate'])).toMatchObject({ noMigrate: true })
     expect(parseCli(['--port', '0'])).toMatchObject({ port: 0 })
   })
 

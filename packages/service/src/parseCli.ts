@@ -30,6 +30,8 @@ e-mail/SMS one-time code is delivered.
   --master-key-file <file>   the 32-byte master key (64 hex chars) that seals secrets at rest;
                              created (0600) if missing (env LATCHKEY_MASTER_KEY instead); default
                              <data-dir>/master.key
+  --no-migrate               refuse a database that is behind this version instead of migrating
+                             it (run \`latchkey-service migrate\` as its own step first)
   --crypto-threads <n>       worker threads that sign and derive keys, so requests never wait
                              behind a signature (default: one per core; 0 signs in the main thread)
   --env <file>               write the ids an app needs to <file> as VITE_LATCHKEY_* and
@@ -77,6 +79,8 @@ export interface CliOptions {
   logFormat: LogFormat
   logLevel: LogLevel
   drainSeconds: number
+  /** `--no-migrate`: refuse a database that is behind instead of migrating it. */
+  noMigrate: boolean
 }
 
 const NUMERIC_FLAGS = new Set([
@@ -136,6 +140,7 @@ export function parseCli(
         'log-format': { type: 'string', default: 'pretty' },
         'log-level': { type: 'string', default: 'info' },
         'drain-seconds': { type: 'string', default: String(DEFAULT_DRAIN_SECONDS) },
+        'no-migrate': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
         version: { type: 'boolean', short: 'v', default: false },
       },
@@ -227,6 +232,7 @@ export function parseCli(
     logFormat,
     logLevel: logLevel as LogLevel,
     drainSeconds: Number(drainSeconds),
+    noMigrate: values['no-migrate'] as boolean,
   }
 }
 

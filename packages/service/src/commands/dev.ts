@@ -67,10 +67,11 @@ export async function run(argv: string[]): Promise<void> {
     )
   // A file-system or database outage answers 503 and is recovered from; a crash must not follow.
   process.on('SIGXFSZ', () => undefined)
+  const migrate = !options.noMigrate
   const store = options.databaseUrl
-    ? await openPostgres(options.databaseUrl)
+    ? await openPostgres(options.databaseUrl, { migrate })
     : options.dataDir
-      ? await openDataDir(options.dataDir, lock ? { lock } : {})
+      ? await openDataDir(options.dataDir, { migrate, ...(lock ? { lock } : {}) })
       : undefined
   const telemetry = observability(options)
   const service = await createService({

@@ -1,11 +1,11 @@
-import { CompiledQuery, type DatabaseConnection, type Kysely, Migrator } from 'kysely'
+import { CompiledQuery, type DatabaseConnection, type Kysely } from 'kysely'
 import { ApiError } from '../errors.ts'
 import { type EventSink, silentSink } from '../observability/events.ts'
 import type { StoreBackend } from './backends/StoreBackend.ts'
 import type { Database } from './Database.ts'
 import { classify, unavailable } from './databaseErrors.ts'
 import { GroupCommit } from './GroupCommit.ts'
-import { migrations } from './migrations.ts'
+import { type MigrateOptions, migrateSchema } from './migrations.ts'
 import { INDEXES, type TableName, type Tables } from './model.ts'
 import { Prefetched } from './Prefetched.ts'
 import { type Execute, indexed, Queries } from './Queries.ts'
@@ -48,6 +48,8 @@ export class Store implements Reads {
   private events: EventSink = silentSink
   /** The connection pool's use right now, where the database has a pool (PostgreSQL). */
   poolUse: (() => PoolUse) | undefined
+  /** The migrations `open` applied (none when the schema was current). */
+  migrated: readonly string[] = []
 
   private readonly queries: Queries
   /** Committed reads: each query takes a connection from Kysely and gives it back. */
@@ -77,23 +79,19 @@ export class Store implements Reads {
       : undefined
   }
 
-  /** Opens the store on a Kysely instance and brings its schema to the latest version. */
+  /**
+   * Opens the store on a Kysely instance and brings its schema to the latest version (or, with
+   * `migrate: false`, refuses a schema that is behind); a schema migrated by a newer version is
+   * refused either way (see `migrateSchema`).
+   */
   static async open(
     db: Kysely<Database>,
     backend: StoreBackend,
     onClose: () => Promise<void> | void = () => db.destroy(),
+    options: MigrateOptions = {},
   ): Promise<Store> {
     const store = new Store(db, backend, onClose)
-    const migrator = new Migrator({ db, provider: migrations(backend) })
-    for (let attempt = 1; ; attempt++) {
-      const { error } = await migrator.migrateToLatest()
-      if (!error) break
-      const kind = classify(backend, error)
-      // Two instances creating the migration tables at once: the loser retries.
-      if (attempt < 5 && (kind === 'retry' || kind === 'unique')) continue
-      if (kind === 'unavailable') throw unavailable(error)
-      throw error
-    }
+    store.migrated = await migrateSchema(db as Kysely<unknown>, backend, options)
     return store
   }
 

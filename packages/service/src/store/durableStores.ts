@@ -22,6 +22,7 @@ import { postgresBackend } from './backends/postgresBackend.ts'
 import { sqliteBackend } from './backends/sqliteBackend.ts'
 import type { Database } from './Database.ts'
 import { type DataDirLock, lockDataDir } from './lockDataDir.ts'
+import type { MigrateOptions } from './migrations.ts'
 import { preparedPostgresDialect } from './postgresDialect.ts'
 import { Store } from './Store.ts'
 import { syncSqliteDialect } from './sqlite.ts'
@@ -90,7 +91,7 @@ const OLD_FORMAT = ['journal.ndjson', 'snapshot.json']
 /** The SQLite file of a data dir. */
 export const DATABASE_FILE = 'latchkey.sqlite'
 
-export interface OpenDataDirOptions {
+export interface OpenDataDirOptions extends MigrateOptions {
   /**
    * The data dir's lock, when the caller took it before anything else (the CLI does, so that the
    * master key is created under it); released when the store closes. Taken here otherwise.
@@ -167,10 +168,15 @@ export async function openDataDir(dir: string, options: OpenDataDirOptions = {})
   }
   const db = new Kysely<Database>({ dialect: syncSqliteDialect(database) })
   try {
-    return await Store.open(db, sqliteBackend, async () => {
-      await db.destroy()
-      await lock.release()
-    })
+    return await Store.open(
+      db,
+      sqliteBackend,
+      async () => {
+        await db.destroy()
+        await lock.release()
+      },
+      { migrate: options.migrate ?? true },
+    )
   } catch (error) {
     await db.destroy().catch(() => undefined)
     await lock.release()
@@ -211,7 +217,10 @@ function checkIntegrity(database: ReturnType<typeof wasmSqlite>, path: string): 
  * A database that is down answers requests with 503 `STORAGE_UNAVAILABLE`, and the pool
  * reconnects when it is back.
  */
-export async function openPostgres(url: string, options: { max?: number } = {}): Promise<Store> {
+export async function openPostgres(
+  url: string,
+  options: { max?: number } & MigrateOptions = {},
+): Promise<Store> {
   const pool = new pg.Pool({
     connectionString: url,
     max: options.max ?? 10,
@@ -226,7 +235,9 @@ export async function openPostgres(url: string, options: { max?: number } = {}):
   pool.on('connect', (client) => client.on('error', () => undefined))
   const db = new Kysely<Database>({ dialect: preparedPostgresDialect(pool) })
   try {
-    const store = await Store.open(db, postgresBackend)
+    const store = await Store.open(db, postgresBackend, () => db.destroy(), {
+      migrate: options.migrate ?? true,
+    })
     store.poolUse = () => ({
       total: pool.totalCount,
       idle: pool.idleCount,

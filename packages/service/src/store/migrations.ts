@@ -1,5 +1,6 @@
-import type { Kysely, Migration, MigrationProvider } from 'kysely'
+import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely'
 import type { StoreBackend } from './backends/StoreBackend.ts'
+import { classify, unavailable } from './databaseErrors.ts'
 
 /**
  * The schema's versions, applied in order at start by Kysely's migrator (which takes a lock, so
@@ -82,12 +83,123 @@ function jobs(text: StoreBackend['textType']): Migration {
   }
 }
 
+// Master-key rotation: the versions of the master key and the rotation's progress (one row).
+function keyring(text: StoreBackend['textType']): Migration {
+  return {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('keyring')
+        .addColumn('id', text, (column) => column.primaryKey())
+        .addColumn('data', 'text', (column) => column.notNull())
+        .execute()
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('keyring').execute()
+    },
+  }
+}
+
+/** The migrations, with the column types of `backend`, by name in the order they apply. */
+function migrationsOf(backend: StoreBackend): Record<string, Migration> {
+  return {
+    '0001_initial': v1(backend.textType),
+    '0002_jobs': jobs(backend.textType),
+    '0003_keyring': keyring(backend.textType),
+  }
+}
+
 /** The migrations, with the column types of `backend`. */
 export function migrations(backend: StoreBackend): MigrationProvider {
-  return {
-    getMigrations: async () => ({
-      '0001_initial': v1(backend.textType),
-      '0002_jobs': jobs(backend.textType),
-    }),
+  return { getMigrations: async () => migrationsOf(backend) }
+}
+
+/** Kysely's record of the migrations applied to a database. */
+const MIGRATION_TABLE = 'kysely_migration'
+
+/** The names of the migrations this version knows, in order. */
+export function knownMigrations(backend: StoreBackend): string[] {
+  return Object.keys(migrationsOf(backend))
+}
+
+/** The migrations applied to `db`, by name (none on an empty database). */
+export async function appliedMigrations(db: Kysely<unknown>): Promise<string[]> {
+  const tables = await db.introspection.getTables({ withInternalKyselyTables: true })
+  if (!tables.some((table) => table.name === MIGRATION_TABLE)) return []
+  const rows = await sql<{
+    name: string
+  }>`select name from ${sql.table(MIGRATION_TABLE)} order by name`.execute(db)
+  return rows.rows.map((row) => row.name)
+}
+
+/** The database was migrated by a newer version of the service: this one does not serve it. */
+export class DatabaseAheadError extends Error {
+  override name = 'DatabaseAheadError'
+  constructor(
+    readonly database: string,
+    readonly unknown: string[],
+  ) {
+    super(
+      `this ${database} database was migrated by a newer latchkey-service (migration${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} unknown to this version); nothing was changed. ` +
+        'Run the version that migrated it, or restore a backup taken before the upgrade',
+    )
+  }
+}
+
+/** The database is behind this version and migrations were not to run (`migrate: false`). */
+export class MigrationsPendingError extends Error {
+  override name = 'MigrationsPendingError'
+  constructor(
+    readonly database: string,
+    readonly pending: string[],
+  ) {
+    super(
+      `this ${database} database is behind this version of latchkey-service: migration${pending.length > 1 ? 's' : ''} ${pending.join(', ')} pending; nothing was changed. ` +
+        'Run `latchkey-service migrate` with the same --data-dir or --database-url first',
+    )
+  }
+}
+
+export interface MigrateOptions {
+  /**
+   * Applies the pending migrations; when false, a database that is behind is refused
+   * (`MigrationsPendingError`), untouched, so that migrations run as their own deployment step.
+   * @default true
+   */
+  migrate?: boolean
+}
+
+/**
+ * Brings the schema of `db` to this version's latest and returns the migrations it applied (none
+ * when it was current). A database migrated ahead of this version (a migration it does not know)
+ * is refused before anything runs (`DatabaseAheadError`).
+ */
+export async function migrateSchema(
+  db: Kysely<unknown>,
+  backend: StoreBackend,
+  options: MigrateOptions = {},
+): Promise<string[]> {
+  const known = knownMigrations(backend)
+  let applied: string[]
+  try {
+    applied = await appliedMigrations(db)
+  } catch (error) {
+    if (classify(backend, error) === 'unavailable') throw unavailable(error)
+    throw error
+  }
+  const unknown = applied.filter((name) => !known.includes(name))
+  if (unknown.length > 0) throw new DatabaseAheadError(backend.name, unknown)
+  const pending = known.filter((name) => !applied.includes(name))
+  if (pending.length === 0) return []
+  if (options.migrate === false) throw new MigrationsPendingError(backend.name, pending)
+  const migrator = new Migrator({ db, provider: migrations(backend) })
+  for (let attempt = 1; ; attempt++) {
+    const { error, results } = await migrator.migrateToLatest()
+    if (!error)
+      return (results ?? []).filter((result) => result.status === 'Success').map((r) => r.migrationName)
+    const kind = classify(backend, error)
+    // Two instances creating the migration tables at once: the loser retries.
+    if (attempt < 5 && (kind === 'retry' || kind === 'unique')) continue
+    if (kind === 'unavailable') throw unavailable(error)
+    throw error
   }
 }

@@ -249,6 +249,36 @@ export interface JobRow extends Row {
   lastError?: string
 }
 
+// Master-key rotation
+/** A version of the master key: its number and a check value that recognises the key (never the key). */
+export interface MasterKeyVersion {
+  version: number
+  /** HMAC-SHA256 of a fixed label under the key, hex: tells which key is which version. */
+  check: string
+}
+
+/**
+ * The master key's versions (one row, id `keyring`): which one seals (`activeVersion`), which can
+ * still be found in sealed values, and the progress of a rotation that re-seals them.
+ */
+export interface KeyringRow extends Row {
+  keys: MasterKeyVersion[]
+  /** The version new secrets are sealed under. */
+  activeVersion: number
+  /** A rotation under way: every secret sealed under another version is re-sealed under `to`. */
+  rotation?: {
+    to: number
+    /** The table being walked and the last id re-sealed in it (ids sort the same on every backend). */
+    table: string
+    afterId: string
+    /** Sealed values re-sealed so far. */
+    resealed: number
+    startedAt: number
+  }
+  /** When the last rotation finished: only `activeVersion` is needed from then on. */
+  rotatedAt?: number
+}
+
 export interface Tables {
   service: ServiceRow
   organizations: OrganizationRow
@@ -270,6 +300,8 @@ export interface Tables {
   pluginRows: PluginRow
   // Durable jobs (jobs/).
   jobs: JobRow
+  // Master-key rotation.
+  keyring: KeyringRow
 }
 
 export type TableName = keyof Tables
@@ -296,6 +328,8 @@ export const INDEXES: { [T in TableName]: (keyof Tables[T] & string)[] } = {
   pluginRows: ['kind'],
   // Durable jobs (jobs/).
   jobs: ['kind', 'state', 'runAfter', 'attempts', 'claimedBy', 'claimedUntil'],
+  // Master-key rotation.
+  keyring: [],
 }
 
 export const TABLE_NAMES = Object.keys(INDEXES) as TableName[]

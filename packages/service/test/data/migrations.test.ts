@@ -1,0 +1,145 @@
+// Migrations as their own step: `migrate` applies what is pending and says what it did, a start
+// with --no-migrate refuses a database that is behind (naming the pending migrations), and every
+// start refuses a database migrated by a newer version, on SQLite and on PostgreSQL.
+import { join } from 'node:path'
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { sqliteBackend } from '../../src/store/backends/sqliteBackend.ts'
+import { DATABASE_FILE, openDataDir, openPostgres } from '../../src/store/durableStores.ts'
+import { DatabaseAheadError, knownMigrations, MigrationsPendingError } from '../../src/store/migrations.ts'
+import { wasmSqlite } from '../../src/store/wasmSqlite.ts'
+import { type PostgresCluster, startPostgres } from '../durability/postgres.ts'
+import { hashTree, removeDir, tempDir } from '../durability/tempDir.ts'
+import { killAll, runToExit } from '../support/serviceProcess.ts'
+import { runCommand } from './runCommand.ts'
+
+const LATEST = knownMigrations(sqliteBackend)
+const NEWEST = LATEST.at(-1)!
+const FUTURE = '9999_from_a_newer_version'
+
+const dirs: string[] = []
+afterAll(() => {
+  killAll()
+  for (const dir of dirs) removeDir(dir)
+})
+
+/** A data dir whose schema stops before this version's newest migration. */
+async function dataDirBehind(): Promise<string> {
+  const dir = tempDir('migrate')
+  dirs.push(dir)
+  await (await openDataDir(dir)).close()
+  const database = wasmSqlite(join(dir, DATABASE_FILE))
+  try {
+    // A WAL database opens without shared memory only in exclusive mode (as openDataDir opens it).
+    database.exec('PRAGMA locking_mode = EXCLUSIVE')
+    database.exec(`DELETE FROM kysely_migration WHERE name = '${NEWEST}'`)
+    database.exec('DROP TABLE keyring')
+  } finally {
+    database.close()
+  }
+  return dir
+}
+
+describe('migrations on a data dir', { timeout: 120_000 }, () => {
+  it('--no-migrate refuses a data dir that is behind, naming the pending migration, and changes nothing', async () => {
+    const dir = await dataDirBehind()
+    const before = hashTree(dir)[DATABASE_FILE]
+    await expect(openDataDir(dir, { migrate: false })).rejects.toThrow(MigrationsPendingError)
+    const refused = await runToExit({ args: ['--data-dir', dir, '--no-migrate'] })
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toContain(`migration ${NEWEST} pending`)
+    expect(refused.stderr).toContain('latchkey-service migrate')
+    expect(hashTree(dir)[DATABASE_FILE]).toBe(before)
+  })
+
+  it('migrate applies what is pending and says so, then finds nothing to do; the service then starts with --no-migrate', async () => {
+    const dir = await dataDirBehind()
+    const first = await runCommand(['migrate', '--data-dir', dir])
+    expect(first).toMatchObject({ code: 0 })
+    expect(first.stdout).toBe(`applied ${NEWEST} to ${dir}\n`)
+    const second = await runCommand(['migrate', '--data-dir', dir])
+    expect(second.code).toBe(0)
+    expect(second.stdout).toContain(`${dir} is current: nothing to apply (${LATEST.join(', ')})`)
+    const started = await runToExit({ args: ['--data-dir', dir, '--no-migrate'] })
+    expect(started.signal).toBe('SIGKILL')
+    expect(JSON.parse(started.stdout.split('\n')[0]!)).toHaveProperty('organizationId')
+  })
+
+  it('an older version refuses a data dir migrated ahead of it, with or without --no-migrate, and changes nothing', async () => {
+    const dir = tempDir('ahead')
+    dirs.push(dir)
+    await (await openDataDir(dir)).close()
+    const database = wasmSqlite(join(dir, DATABASE_FILE))
+    try {
+      database.exec('PRAGMA locking_mode = EXCLUSIVE')
+      database.exec(
+        `INSERT INTO kysely_migration (name, timestamp) VALUES ('${FUTURE}', '2030-01-01T00:00:00.000Z')`,
+      )
+    } finally {
+      database.close()
+    }
+    const before = hashTree(dir)[DATABASE_FILE]
+    await expect(openDataDir(dir)).rejects.toThrow(DatabaseAheadError)
+    for (const flags of [[], ['--no-migrate']]) {
+      const refused = await runToExit({ args: ['--data-dir', dir, ...flags] })
+      expect(refused.code).toBe(1)
+      expect(refused.stderr).toContain(
+        `migrated by a newer latchkey-service (migration ${FUTURE} unknown to this version)`,
+      )
+    }
+    const migrate = await runCommand(['migrate', '--data-dir', dir])
+    expect(migrate.code).toBe(1)
+    expect(migrate.stderr).toContain(FUTURE)
+    expect(hashTree(dir)[DATABASE_FILE]).toBe(before)
+  })
+})
+
+describe('migrations on PostgreSQL', () => {
+  let cluster: PostgresCluster
+  beforeAll(async () => {
+    cluster = await startPostgres()
+  }, 600_000)
+  afterAll(() => cluster?.dispose())
+
+  const sqlOn = async (statements: string[]) => {
+    const client = new pg.Client({ connectionString: cluster.url })
+    await client.connect()
+    try {
+      for (const statement of statements) await client.query(statement)
+    } finally {
+      await client.end()
+    }
+  }
+
+  it('refuses with --no-migrate while behind, migrates once with migrate, then refuses a database migrated ahead', {
+    timeout: 300_000,
+  }, async () => {
+    await (await openPostgres(cluster.url)).close()
+    await sqlOn([`DELETE FROM kysely_migration WHERE name = '${NEWEST}'`, 'DROP TABLE keyring'])
+    const env = { LATCHKEY_MASTER_KEY: '11'.repeat(32) }
+    await expect(openPostgres(cluster.url, { migrate: false })).rejects.toThrow(MigrationsPendingError)
+    const refused = await runToExit({ args: ['--database-url', cluster.url, '--no-migrate'], env })
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toContain(
+      `PostgreSQL database is behind this version of latchkey-service: migration ${NEWEST} pending`,
+    )
+
+    const first = await runCommand(['migrate', '--database-url', cluster.url])
+    expect(first.code).toBe(0)
+    expect(first.stdout).toBe(`applied ${NEWEST} to the PostgreSQL database\n`)
+    const second = await runCommand(['migrate', '--database-url', cluster.url])
+    expect(second.stdout).toContain('is current: nothing to apply')
+    const started = await runToExit({ args: ['--database-url', cluster.url, '--no-migrate'], env })
+    expect(started.signal).toBe('SIGKILL')
+
+    await sqlOn([
+      `INSERT INTO kysely_migration (name, timestamp) VALUES ('${FUTURE}', '2030-01-01T00:00:00.000Z')`,
+    ])
+    await expect(openPostgres(cluster.url)).rejects.toThrow(DatabaseAheadError)
+    const ahead = await runToExit({ args: ['--database-url', cluster.url], env })
+    expect(ahead.code).toBe(1)
+    expect(ahead.stderr).toContain(
+      `PostgreSQL database was migrated by a newer latchkey-service (migration ${FUTURE}`,
+    )
+  })
+})
