@@ -56,13 +56,7 @@ const server = createServer((request, response) => {
     response.writeHead(404).end('not found')
     return
   }
-  // Built assets have content hashes in their names: the browser keeps them (and V8 its compiled
-  // code) across the stories of a worker instead of fetching and compiling 3 MB per story.
-  const immutable = path.startsWith('/assets/') || path.startsWith('/sb-')
-  response.writeHead(200, {
-    'content-type': types[extname(file)] ?? 'application/octet-stream',
-    'cache-control': immutable ? 'public, max-age=31536000, immutable' : 'no-cache',
-  })
+  response.writeHead(200, { 'content-type': types[extname(file)] ?? 'application/octet-stream' })
   response.end(readFileSync(file))
 })
 await new Promise((ok) => server.listen(0, '127.0.0.1', ok))
@@ -76,22 +70,6 @@ const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/
 
 const browser = await chromium.launch(chromiumLaunchOptions)
 if (shotsDir) mkdirSync(shotsDir, { recursive: true })
-
-/** Everything the stories' origin stored, except the HTTP cache. */
-async function clearStorage(context) {
-  const page = await context.newPage()
-  try {
-    const session = await context.newCDPSession(page)
-    await session.send('Storage.clearDataForOrigin', {
-      origin,
-      storageTypes:
-        'cookies,file_systems,indexeddb,local_storage,service_workers,cache_storage,storage_buckets',
-    })
-    await session.detach()
-  } finally {
-    await page.close()
-  }
-}
 
 async function testStory(context, story) {
   const page = await context.newPage()
@@ -163,18 +141,19 @@ let done = 0
 const queue = [...stories]
 await Promise.all(
   Array.from({ length: Math.min(concurrency, queue.length) }, async () => {
-    // A context per worker, so its HTTP and code caches carry over; each story gets a fresh page,
-    // and the origin's storage (IndexedDB keys, local storage) is cleared before it.
-    const context = await browser.newContext({ viewport: { width, height }, reducedMotion: 'reduce' })
+    // A context per worker: each story still gets a fresh page, storage is cleared between stories.
     while (queue.length) {
       const story = queue.shift()
-      await clearStorage(context)
+      const context = await browser.newContext({
+        viewport: { width, height },
+        reducedMotion: 'reduce',
+      })
       const problems = await testStory(context, story)
+      await context.close()
       done += 1
       if (problems.length) failures.push({ story, problems })
       process.stdout.write(problems.length ? 'F' : '.')
     }
-    await context.close()
   }),
 )
 await browser.close()
