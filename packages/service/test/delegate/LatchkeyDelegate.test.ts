@@ -460,6 +460,39 @@ describe('LatchkeyDelegate on anvil', () => {
     expect(await readDelegateNonce(httpEthRpc(node.url), user.address)).toBe(2n)
   })
 
+  it("answers ERC-1271 with the account's own key, so its signatures still verify once it has code", async () => {
+    const user = await freshUser(0n)
+    await sponsorSends(user, '0x', true)
+    expect(await readDelegation(httpEthRpc(node.url), user.address)).toBe(DELEGATE_ADDRESS.toLowerCase())
+    const message = 'Sign in to example.com'
+    expect(
+      await client.verifyMessage({
+        address: user.address,
+        message,
+        signature: await user.signMessage({ message }),
+      }),
+    ).toBe(true)
+    const other = privateKeyToAccount(generatePrivateKey())
+    expect(
+      await client.verifyMessage({
+        address: user.address,
+        message,
+        signature: await other.signMessage({ message }),
+      }),
+    ).toBe(false)
+    const isValidSignature = (hash: Hex, signature: Hex) =>
+      client.readContract({
+        address: user.address,
+        abi: delegateAbi,
+        functionName: 'isValidSignature',
+        args: [hash, signature],
+      })
+    const hash = keccak256(toHex(message))
+    expect(await isValidSignature(hash, await user.sign({ hash }))).toBe('0x1626ba7e')
+    expect(await isValidSignature(hash, await other.sign({ hash }))).toBe('0xffffffff')
+    expect(await isValidSignature(hash, '0x1234')).toBe('0xffffffff')
+  })
+
   it('lets the account call itself without a signature, and still receive ETH', async () => {
     const user = await freshUser()
     const hash = await sponsorWallet.sendTransaction({
