@@ -388,6 +388,40 @@ describe('LatchkeyDelegate on anvil', () => {
     expect((await sponsorSends(user, withSignature(signature), true)).status).toBe('success')
   })
 
+  it('refuses malformed opData', async () => {
+    const user = await freshUser(0n)
+    const executeWith = (opData: Hex) =>
+      encodeFunctionData({
+        abi: delegateAbi,
+        functionName: 'execute',
+        args: [
+          EXECUTE_BATCH_WITH_OP_DATA_MODE,
+          encodeAbiParameters(
+            [
+              { type: 'tuple[]', components: [{ type: 'address' }, { type: 'uint256' }, { type: 'bytes' }] },
+              { type: 'bytes' },
+            ],
+            [[[recipient, 0n, '0x']], opData],
+          ),
+        ],
+      })
+    const word = (value: bigint) => toHex(value, { size: 32 }).slice(2)
+    // Too short for nonce, deadline and a signature offset.
+    expect(await revertOf(user.address, executeWith('0x1234'), user)).toBe('ERC7579DecodingError()')
+    // A signature offset past the end of opData.
+    expect(
+      await revertOf(user.address, executeWith(`0x${word(0n)}${word(2n ** 40n)}${word(0x1000n)}`), user),
+    ).toBe('ERC7579DecodingError()')
+    // A signature length past the end of opData.
+    expect(
+      await revertOf(
+        user.address,
+        executeWith(`0x${word(0n)}${word(2n ** 40n)}${word(0x60n)}${word(65n)}`),
+        user,
+      ),
+    ).toBe('ERC7579DecodingError()')
+  })
+
   it('rolls the whole batch back when one call reverts', async () => {
     const user = await freshUser()
     const batch = {
