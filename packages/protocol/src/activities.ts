@@ -32,6 +32,73 @@ export interface OAuth2AuthenticateParameters {
   clientId: string
 }
 
+/** One call of an `eth_send_transaction` batch. */
+export interface EthCall {
+  /** Recipient, 0x-prefixed 20-byte hex. */
+  to: string
+  /** Wei as a decimal integer string. @default "0" */
+  value?: string
+  /** Call data, 0x-prefixed hex. @default "0x" */
+  data?: string
+}
+
+/**
+ * `eth_send_transaction` V2. Unsponsored with one call: an EIP-1559 transaction from `from`.
+ * Sponsored (any number of calls): `from` signs an EIP-7702 authorization to the chain's delegate
+ * contract and an EIP-712 `BatchExecution`, and the organization's sponsor submits and pays for one
+ * type-4 transaction that runs the calls atomically. Unsponsored with several calls: `from`
+ * delegates to the same contract and submits the batch itself, paying the gas.
+ */
+export interface EthSendTransactionParameters {
+  /** A wallet account or private key address (not a private key id). */
+  from: string
+  /** `eip155:<chainId>`; the service must have an RPC endpoint for it. */
+  caip2: string
+  /** @default false */
+  sponsor?: boolean
+  /** Between 1 and 50 calls, run in order. */
+  calls: EthCall[]
+  /** Outer transaction nonce, decimal; assigned by the service when omitted. */
+  nonce?: string
+  /** Outer transaction gas limit, decimal; estimated when omitted. */
+  gasLimit?: string
+  /** Wei per gas, decimal; from the node when omitted. */
+  maxFeePerGas?: string
+  /** Wei per gas, decimal; from the node when omitted. */
+  maxPriorityFeePerGas?: string
+  /** Unix seconds after which the `BatchExecution` is void (batches only). */
+  deadline?: string
+  /** The delegate contract's nonce for `from` (batches only); read from the chain when omitted. */
+  gasStationNonce?: string
+}
+
+/** `ACTIVITY_TYPE_ETH_SEND_TRANSACTION` (V1): one call, inline. */
+export interface EthSendTransactionParametersV1
+  extends Omit<EthSendTransactionParameters, 'calls'>,
+    EthCall {}
+
+/** `sol_send_transaction` V2. */
+export interface SolSendTransactionParameters {
+  /** Hex wire transaction (0x optional) with zeroed signature slots. */
+  unsignedTransaction: string
+  /**
+   * Addresses the service signs with, in the transaction's signer order; they must cover every
+   * required signer except the fee payer slot a sponsor fills.
+   */
+  signWiths: string[]
+  /** The organization's Solana sponsor becomes the fee payer (first signer). @default false */
+  sponsor?: boolean
+  /** `solana:<genesis hash prefix>` or the aliases `solana:mainnet`, `solana:devnet`. */
+  caip2: string
+  /** Used as is when given; a fresh one is fetched when omitted and sponsored. */
+  recentBlockhash?: string
+}
+
+/** `ACTIVITY_TYPE_SOL_SEND_TRANSACTION` (V1): one signer. */
+export interface SolSendTransactionParametersV1 extends Omit<SolSendTransactionParameters, 'signWiths'> {
+  signWith: string
+}
+
 /** Parameters and results of every activity, keyed by its path under `/public/v1/submit/`. */
 export interface ActivityMap {
   sign_raw_payloads: {
@@ -152,6 +219,23 @@ export interface ActivityMap {
   eth_send_raw_transaction: {
     parameters: { signedTransaction: string; caip2: string }
     result: { transactionHash: string }
+  }
+  // ---- sending: sign, then broadcast and track (`get_send_transaction_status`) ----
+  /**
+   * Signs and sends calls from `from` (`ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2`; the V1 single-call
+   * shape is accepted too). The result's id is polled with `get_send_transaction_status`.
+   */
+  eth_send_transaction: {
+    parameters: EthSendTransactionParameters | EthSendTransactionParametersV1
+    result: { sendTransactionStatusId: string }
+  }
+  /**
+   * Signs a Solana wire transaction with every `signWiths` account and sends it
+   * (`ACTIVITY_TYPE_SOL_SEND_TRANSACTION_V2`; V1's single `signWith` is accepted too).
+   */
+  sol_send_transaction: {
+    parameters: SolSendTransactionParameters | SolSendTransactionParametersV1
+    result: { sendTransactionStatusId: string }
   }
   // ---- beyond the seed: sign-in, export, credentials, votes ----
   init_otp: {
@@ -409,15 +493,26 @@ export function activityDefinitions<M>(
     const base = `ACTIVITY_TYPE_${path.toUpperCase()}`
     if (type !== base && !type.startsWith(`${base}_V`))
       throw new Error(`the current type of ${path} must be ${base} or ${base}_V<n>, not ${type}`)
-    const version = type.slice(base.length + 1)
-    definitions[path] = {
-      ...fact,
-      type,
-      intentKey: `${camel(path)}Intent${version}`,
-      resultKey: `${camel(path)}Result${fact.versionedResult ? version : ''}`,
-    }
+    definitions[path] = { ...fact, type, ...wireKeysOf(path, fact, type) }
   }
   return definitions as ActivityRegistry<M>
+}
+
+/**
+ * The intent and result keys an activity submitted as `type` carries: the version suffix is that
+ * type's, so an activity submitted as an older accepted type answers under the keys its clients
+ * read (`ethSendTransactionResult` for V1, `ethSendTransactionResultV2` for V2).
+ */
+export function wireKeysOf(
+  path: string,
+  facts: Pick<ActivityFacts, 'versionedResult'>,
+  type: string,
+): { intentKey: string; resultKey: string } {
+  const version = type.slice(`ACTIVITY_TYPE_${path.toUpperCase()}`.length + 1)
+  return {
+    intentKey: `${camel(path)}Intent${version}`,
+    resultKey: `${camel(path)}Result${facts.versionedResult ? version : ''}`,
+  }
 }
 
 /**
@@ -540,6 +635,22 @@ export const ACTIVITIES: ActivityRegistry = activityDefinitions<ActivityMap>({
   },
   eth_send_raw_transaction: {
     types: ['ACTIVITY_TYPE_ETH_SEND_RAW_TRANSACTION'],
+    resource: 'WALLET',
+    action: 'SEND',
+    proxyUser: false,
+    readOnly: false,
+  },
+  eth_send_transaction: {
+    types: ['ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2', 'ACTIVITY_TYPE_ETH_SEND_TRANSACTION'],
+    versionedResult: true,
+    resource: 'WALLET',
+    action: 'SEND',
+    proxyUser: false,
+    readOnly: false,
+  },
+  sol_send_transaction: {
+    types: ['ACTIVITY_TYPE_SOL_SEND_TRANSACTION_V2', 'ACTIVITY_TYPE_SOL_SEND_TRANSACTION'],
+    versionedResult: true,
     resource: 'WALLET',
     action: 'SEND',
     proxyUser: false,

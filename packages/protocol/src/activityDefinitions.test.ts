@@ -8,6 +8,7 @@ import {
   activityDefinitions,
   QUERIES,
   QUERY_PATHS,
+  wireKeysOf,
 } from './index.ts'
 
 /** A toy activity added the way a real one is: its types in the map, its facts in the registry. */
@@ -49,6 +50,24 @@ describe('the activity registry', () => {
       toy_echo: { types: ['ACTIVITY_TYPE_TOY_ECHO'], action: 'UPDATE', proxyUser: false, readOnly: false },
     })
     expect([withoutEntry, withoutResource]).toHaveLength(2)
+  })
+
+  it('names the keys of an activity submitted as an older accepted type after that type', () => {
+    expect(
+      wireKeysOf(
+        'eth_send_transaction',
+        ACTIVITIES.eth_send_transaction,
+        'ACTIVITY_TYPE_ETH_SEND_TRANSACTION',
+      ),
+    ).toEqual({
+      intentKey: 'ethSendTransactionIntent',
+      resultKey: 'ethSendTransactionResult',
+    })
+    expect(ACTIVITIES.eth_send_transaction).toMatchObject({
+      intentKey: 'ethSendTransactionIntentV2',
+      resultKey: 'ethSendTransactionResultV2',
+    })
+    expect(ACTIVITIES.sol_send_transaction.resultKey).toBe('solSendTransactionResultV2')
   })
 
   it('refuses a current type that does not name the path', () => {

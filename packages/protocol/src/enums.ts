@@ -167,3 +167,14 @@ export type SessionType = (typeof SESSION_TYPES)[number]
 
 export const MNEMONIC_LENGTHS = [12, 15, 18, 21, 24] as const
 export type MnemonicLength = (typeof MNEMONIC_LENGTHS)[number]
+
+/**
+ * Where a send stands (`get_send_transaction_status`'s `txStatus`). `PENDING`: signed and stored,
+ * not yet accepted by a node; `BROADCASTED`: accepted, awaiting inclusion; `INCLUDED`: in a block
+ * and succeeded; `FAILED`: reverted, rejected or expired; `CANCELLED`: given up before inclusion.
+ * The published clients stop on `INCLUDED`/`COMPLETED` (success) and `FAILED`/`CANCELLED`.
+ */
+export const TX_STATUSES = ['PENDING', 'BROADCASTED', 'INCLUDED', 'FAILED', 'CANCELLED'] as const
+export type TxStatus = (typeof TX_STATUSES)[number]
+/** The statuses after which a send's status never changes. */
+export const TX_STATUSES_FINAL: readonly TxStatus[] = ['INCLUDED', 'FAILED', 'CANCELLED']

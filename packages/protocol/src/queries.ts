@@ -1,4 +1,4 @@
-import type { AddressFormat, Curve, SubOrgFilterType } from './enums.ts'
+import type { AddressFormat, Curve, SubOrgFilterType, TxStatus } from './enums.ts'
 import type {
   Activity,
   ApiKey,
@@ -91,6 +91,65 @@ export interface QueryMap {
     request: { organizationId: string }
     response: { privateKeys: PrivateKey[] }
   }
+  // ---- sending ----
+  /** Where a send stands; poll until `txStatus` is final (`TX_STATUSES_FINAL`). */
+  get_send_transaction_status: {
+    request: { organizationId: string; sendTransactionStatusId: string }
+    response: SendTransactionStatus
+  }
+  /** The next outer nonce of `address` and/or its delegate contract nonce on `caip2`. */
+  get_nonces: {
+    request: {
+      organizationId: string
+      address: string
+      caip2: string
+      /** @default false */
+      nonce?: boolean
+      /** @default false */
+      gasStationNonce?: boolean
+    }
+    /** Decimal strings, each present only when asked for. */
+    response: { nonce?: string; gasStationNonce?: string }
+  }
+}
+
+/** A revert frame, outermost first. */
+export interface RevertChainEntry {
+  /** Contract that reverted, when known. */
+  address?: string
+  errorType?: 'ERROR_STRING' | 'PANIC' | 'CUSTOM' | 'UNKNOWN'
+  /** `Error(string)`'s reason, or the panic code's meaning. */
+  message?: string
+  /** The raw revert data, hex. */
+  data?: string
+}
+
+/** Why a send failed. */
+export interface TxError {
+  message?: string
+  revertChain?: RevertChainEntry[]
+  eth?: { revertChain?: RevertChainEntry[] }
+  solana?: { logs?: string[] }
+}
+
+/** An Ethereum receipt's bounded summary (an extension: the published type has only `txHash`). */
+export interface EthReceiptSummary {
+  blockNumber: string
+  blockHash: string
+  gasUsed: string
+  effectiveGasPrice: string
+  /** `success` or `reverted`, as the node reports. */
+  status: 'success' | 'reverted'
+}
+
+/** `get_send_transaction_status`'s answer, the published `v1GetSendTransactionStatusResponse`. */
+export interface SendTransactionStatus {
+  txStatus: TxStatus
+  eth?: { txHash?: string; receipt?: EthReceiptSummary }
+  solana?: { signature?: string; slot?: string }
+  /** The error's message, as the older clients read it. */
+  txError?: string
+  error?: TxError
 }
 
 /** A standalone private key (`create_private_keys`, `import_private_key`). */
@@ -135,6 +194,8 @@ export const QUERIES: { readonly [P in QueryPath]: QueryFacts } = {
   list_policies: { proxyUser: false },
   get_private_key: { proxyUser: false },
   list_private_keys: { proxyUser: false },
+  get_send_transaction_status: { proxyUser: false },
+  get_nonces: { proxyUser: false },
 }
 
 export const QUERY_PATHS = Object.keys(QUERIES) as QueryPath[]

@@ -8,6 +8,7 @@ import {
   type ServiceEventName,
   silentSink,
 } from './observability/events.ts'
+import type { SendingOptions, SponsorshipOptions } from './sending/SendingOptions.ts'
 import type { ServiceRow } from './store/model.ts'
 import type { Store } from './store/Store.ts'
 
@@ -50,6 +51,10 @@ export interface RuntimeOptions {
   stampVerifiers?: ReadonlyMap<string, StampVerifier>
   /** Where the service's events go (metrics, logs). @default dropped */
   events?: EventSink
+  /** How sends are broadcast and tracked. */
+  sending?: Required<SendingOptions>
+  /** Gas sponsorship; absent: `sponsor: true` is refused. */
+  sponsorship?: SponsorshipOptions
 }
 
 /**

@@ -12,6 +12,9 @@ import { builtinPlugins } from './plugins.ts'
 import { builtinQueries } from './queries/index.ts'
 import { type Clock, Runtime, type WebAuthnOptions } from './Runtime.ts'
 import { type ActivityHandlers, Registry, type ServicePlugin } from './registry.ts'
+import { SENDING_DEFAULTS, type SendingOptions, type SponsorshipOptions } from './sending/SendingOptions.ts'
+import { startSendWorker } from './sending/sendWorker.ts'
+import { ensureSponsors } from './sending/sponsors.ts'
 import { type MemoryStoreOptions, openMemoryStore } from './store/memory.ts'
 import { Store } from './store/Store.ts'
 
@@ -69,6 +72,10 @@ export interface CreateServiceOptions {
   verifyP256?: (publicKey: string, signature: string, body: Uint8Array) => Promise<boolean>
   /** Where the service's events go (`runtime.emit`): metrics and log sinks. @default dropped */
   events?: EventSink
+  /** How sends are broadcast and tracked (worker, timeouts, replacement bounds). @default SENDING_DEFAULTS */
+  sending?: SendingOptions
+  /** Gas sponsorship (sponsor accounts, delegate contracts, caps). @default none: `sponsor: true` is refused */
+  sponsorship?: SponsorshipOptions
 }
 
 export interface Service {
@@ -109,6 +116,8 @@ export async function createService(options: CreateServiceOptions = {}): Promise
       ...(options.crypto ? { crypto: options.crypto } : {}),
       ...(options.verifyP256 ? { verifyP256: options.verifyP256 } : {}),
       ...(options.events ? { events: options.events } : {}),
+      sending: { ...SENDING_DEFAULTS, ...options.sending },
+      ...(options.sponsorship ? { sponsorship: options.sponsorship } : {}),
       stampVerifiers: new Map(plugins.flatMap((plugin) => Object.entries(plugin.stampVerifiers ?? {}))),
     },
   )
@@ -140,6 +149,8 @@ export async function createService(options: CreateServiceOptions = {}): Promise
   }
   await runtime.loadServiceRow()
   if (options.proxySettings) await applyProxySettings(runtime, options.proxySettings)
+  if (options.sponsorship) await ensureSponsors(runtime, options.sponsorship)
+  const sendWorker = runtime.options.sending?.worker ? startSendWorker(runtime) : undefined
 
   // One pipeline for every route family: the body limit of its family while reading, one JSON
   // reader (with a depth limit), and one error mapper for whatever any handler throws.
@@ -172,6 +183,7 @@ export async function createService(options: CreateServiceOptions = {}): Promise
       return devCredentials(runtime)
     },
     close: async () => {
+      await sendWorker?.stop()
       await runtime.crypto.close?.()
       await store.close()
     },

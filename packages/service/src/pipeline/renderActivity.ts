@@ -1,4 +1,4 @@
-import { ACTIVITIES, type Activity, type ActivityPath, type Vote } from '@latchkey/protocol'
+import { ACTIVITIES, type Activity, type ActivityPath, type Vote, wireKeysOf } from '@latchkey/protocol'
 import { mapInOrder } from '../async.ts'
 import { timestampOf } from '../ids.ts'
 import type { Caller } from '../registry.ts'
@@ -33,6 +33,8 @@ export async function renderActivity(
   knownVotes?: VoteRow[],
 ): Promise<Activity> {
   const definition = ACTIVITIES[row.path as ActivityPath]
+  // An activity submitted as an older accepted type answers under that type's keys.
+  const keys = row.type === definition.type ? definition : wireKeysOf(row.path, definition, row.type)
   const votes = knownVotes ?? (await reads.findBy('votes', 'activityId', row.id))
   let open = row.status === 'ACTIVITY_STATUS_CONSENSUS_NEEDED'
   if (open && viewer) {
@@ -46,8 +48,8 @@ export async function renderActivity(
     organizationId: row.organizationId,
     status: row.status,
     type: row.type,
-    intent: { [definition.intentKey]: row.intent },
-    result: row.result ? { [definition.resultKey]: row.result } : {},
+    intent: { [keys.intentKey]: row.intent },
+    result: row.result ? { [keys.resultKey]: row.result } : {},
     votes: await mapInOrder(votes, (vote) => renderVote(reads, vote)),
     fingerprint: row.fingerprint,
     canApprove: open,

@@ -82,6 +82,8 @@ interface Submission {
   runtime: Runtime
   registry: Registry
   path: string
+  /** The type constant as sent: the current one or an older one the path still accepts. */
+  type: string
   handler: ActivityHandler
   caller: Caller
   /** The organization it acts in. */
@@ -122,6 +124,7 @@ export async function submitActivity(
     runtime,
     registry,
     path,
+    type: body.string('type', { max: 200 }),
     handler,
     caller,
     organization,
@@ -181,7 +184,7 @@ const provisional = (submission: Submission, now: number): ActivityRow => ({
   id: submission.activityId,
   organizationId: submission.organization.id,
   path: submission.path,
-  type: ACTIVITIES[submission.path as ActivityPath].type,
+  type: submission.type,
   status: 'ACTIVITY_STATUS_CREATED',
   intent: submission.intent,
   fingerprint: submission.fingerprint,
