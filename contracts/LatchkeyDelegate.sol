@@ -5,8 +5,9 @@ import {ERC7821} from "@openzeppelin/contracts/account/extensions/draft-ERC7821.
 import {ERC7579Utils, Execution} from "@openzeppelin/contracts/account/utils/draft-ERC7579Utils.sol";
 import {ERC1155Holder} from "@openzeppelin/contracts/token/ERC1155/utils/ERC1155Holder.sol";
 import {ERC721Holder} from "@openzeppelin/contracts/token/ERC721/utils/ERC721Holder.sol";
-import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
+import {IERC1271} from "@openzeppelin/contracts/interfaces/IERC1271.sol";
 import {EIP712} from "@openzeppelin/contracts/utils/cryptography/EIP712.sol";
+import {SignerEIP7702} from "@openzeppelin/contracts/utils/cryptography/signers/SignerEIP7702.sol";
 
 /**
  * @title LatchkeyDelegate
@@ -21,6 +22,10 @@ import {EIP712} from "@openzeppelin/contracts/utils/cryptography/EIP712.sol";
  *   `executionData = abi.encode(Call[] calls, bytes opData)` with
  *   `opData = abi.encode(uint256 nonce, uint256 deadline, bytes signature)`, and the signature must be
  *   the EOA's over `BatchExecution(Call[] calls,uint256 nonce,uint256 deadline)`.
+ *
+ * The account keeps answering for its own key where verifiers look for code: ERC-1271
+ * `isValidSignature` accepts exactly the signatures the EOA's key makes (ecrecover to
+ * `address(this)`), so a message signed before or after delegation verifies the same way.
  *
  * The EIP-712 domain's `verifyingContract` is the EOA (`address(this)` under delegation) and its
  * `chainId` the current chain, so a signature made for another account, another chain or a
@@ -38,7 +43,7 @@ import {EIP712} from "@openzeppelin/contracts/utils/cryptography/EIP712.sol";
  * (The inherited {EIP712} declares two legacy string slots that are only written for names or
  * versions of 32 bytes or more; the short name and version below never write them.)
  */
-contract LatchkeyDelegate is ERC7821, EIP712, ERC721Holder, ERC1155Holder {
+contract LatchkeyDelegate is ERC7821, EIP712, SignerEIP7702, IERC1271, ERC721Holder, ERC1155Holder {
     /// @dev ERC-7821 batch mode with opData: call type 0x01, exec type 0x00, selector 0x78210001.
     bytes32 internal constant MODE_BATCH_WITH_OP_DATA =
         0x0100000000007821000100000000000000000000000000000000000000000000;
@@ -110,18 +115,16 @@ contract LatchkeyDelegate is ERC7821, EIP712, ERC721Holder, ERC1155Holder {
     function execute(bytes32 mode, bytes calldata executionData) public payable override {
         if (mode == MODE_BATCH_WITH_OP_DATA) {
             Execution[] calldata calls = ERC7579Utils.decodeBatch(executionData);
-            (uint256 batchNonce, uint256 deadline, bytes memory signature) = abi.decode(
-                _opData(executionData),
-                (uint256, uint256, bytes)
-            );
+            bytes calldata opData = _bytesAt(executionData, 0x20);
+            if (opData.length < 0x60) revert ERC7579Utils.ERC7579DecodingError();
+            uint256 batchNonce = uint256(bytes32(opData[0x00:0x20]));
+            uint256 deadline = uint256(bytes32(opData[0x20:0x40]));
+            bytes calldata signature = _bytesAt(opData, 0x40);
             if (block.timestamp > deadline) revert ExpiredBatch(deadline);
             DelegateStorage storage $ = _delegateStorage();
             if (batchNonce != $.nonce) revert InvalidBatchNonce($.nonce, batchNonce);
-            (address signer, ECDSA.RecoverError recoverError, ) = ECDSA.tryRecover(
-                hashBatchExecution(calls, batchNonce, deadline),
-                signature
-            );
-            if (recoverError != ECDSA.RecoverError.NoError || signer != address(this)) revert InvalidBatchSignature();
+            if (!_rawSignatureValidation(hashBatchExecution(calls, batchNonce, deadline), signature))
+                revert InvalidBatchSignature();
             // Consumed before any call runs: see "Reentrancy" above.
             $.nonce = batchNonce + 1;
             emit BatchExecuted(batchNonce, msg.sender);
@@ -136,14 +139,22 @@ contract LatchkeyDelegate is ERC7821, EIP712, ERC721Holder, ERC1155Holder {
         return mode == MODE_BATCH_WITH_OP_DATA || super.supportsExecutionMode(mode);
     }
 
-    /// @dev The `bytes opData` that follows the calls in `abi.encode(Call[] calls, bytes opData)`.
-    function _opData(bytes calldata executionData) private pure returns (bytes calldata opData) {
-        if (executionData.length < 0x40) revert ERC7579Utils.ERC7579DecodingError();
-        uint256 offset = uint256(bytes32(executionData[0x20:0x40]));
-        if (offset > executionData.length - 0x20) revert ERC7579Utils.ERC7579DecodingError();
-        uint256 length = uint256(bytes32(executionData[offset:offset + 0x20]));
-        if (length > executionData.length - offset - 0x20) revert ERC7579Utils.ERC7579DecodingError();
-        opData = executionData[offset + 0x20:offset + 0x20 + length];
+    /// @notice ERC-1271: valid when the EOA's own key made `signature` over `hash`.
+    function isValidSignature(bytes32 hash, bytes calldata signature) external view returns (bytes4) {
+        return _rawSignatureValidation(hash, signature) ? IERC1271.isValidSignature.selector : bytes4(0xffffffff);
+    }
+
+    /**
+     * @dev The ABI-encoded `bytes` whose offset is the word at `head` in `data` (offsets count from
+     * the start of `data`, as in `abi.encode`), bounds-checked against `data`.
+     */
+    function _bytesAt(bytes calldata data, uint256 head) private pure returns (bytes calldata value) {
+        if (data.length < head + 0x20) revert ERC7579Utils.ERC7579DecodingError();
+        uint256 offset = uint256(bytes32(data[head:head + 0x20]));
+        if (offset > data.length - 0x20) revert ERC7579Utils.ERC7579DecodingError();
+        uint256 length = uint256(bytes32(data[offset:offset + 0x20]));
+        if (length > data.length - offset - 0x20) revert ERC7579Utils.ERC7579DecodingError();
+        value = data[offset + 0x20:offset + 0x20 + length];
     }
 
     function _delegateStorage() private pure returns (DelegateStorage storage $) {

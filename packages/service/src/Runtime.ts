@@ -11,6 +11,7 @@ import {
   silentSink,
 } from './observability/events.ts'
 import { observeCrypto } from './observability/observeCrypto.ts'
+import type { SendingOptions, SponsorshipOptions } from './sending/SendingOptions.ts'
 import { Lifecycle } from './server/Lifecycle.ts'
 import type { OAuthOptions } from './signin/oauth/OAuthProviderConfig.ts'
 import type { ServiceRow } from './store/model.ts'
@@ -66,6 +67,10 @@ export interface RuntimeOptions {
   delivery?: Delivery
   /** OAuth providers (the sign-in wing reads them). @default the dev identity provider only */
   oauth?: OAuthOptions
+  /** How sends are broadcast and tracked. */
+  sending?: Required<SendingOptions>
+  /** Gas sponsorship; absent: `sponsor: true` is refused. */
+  sponsorship?: SponsorshipOptions
 }
 
 /**

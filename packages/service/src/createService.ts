@@ -25,6 +25,9 @@ import { builtinPlugins } from './plugins.ts'
 import { builtinQueries } from './queries/index.ts'
 import { type Clock, Runtime, type WebAuthnOptions } from './Runtime.ts'
 import { type ActivityHandlers, Registry, type ServicePlugin } from './registry.ts'
+import { SENDING_DEFAULTS, type SendingOptions, type SponsorshipOptions } from './sending/SendingOptions.ts'
+import { startSendWorker } from './sending/sendWorker.ts'
+import { ensureSponsors } from './sending/sponsors.ts'
 import type { OAuthOptions } from './signin/oauth/OAuthProviderConfig.ts'
 import { type MemoryStoreOptions, openMemoryStore } from './store/memory.ts'
 import { Store } from './store/Store.ts'
@@ -116,6 +119,10 @@ export interface CreateServiceOptions {
    * @default none: every method uses the dev identity provider
    */
   oauth?: OAuthOptions
+  /** How sends are broadcast and tracked (worker, timeouts, replacement bounds). @default SENDING_DEFAULTS */
+  sending?: SendingOptions
+  /** Gas sponsorship (sponsor accounts, delegate contracts, caps). @default none: `sponsor: true` is refused */
+  sponsorship?: SponsorshipOptions
 }
 
 export interface Service {
@@ -180,6 +187,8 @@ export async function createService(options: CreateServiceOptions = {}): Promise
     ...(options.verifyP256 ? { verifyP256: options.verifyP256 } : {}),
     ...(options.events ? { events: options.events } : {}),
     ...(options.oauth ? { oauth: options.oauth } : {}),
+    sending: { ...SENDING_DEFAULTS, ...options.sending },
+    ...(options.sponsorship ? { sponsorship: options.sponsorship } : {}),
     ...(options.jobs ? { jobs: options.jobs } : {}),
     ...(delivery ? { delivery } : {}),
     stampVerifiers: new Map(plugins.flatMap((plugin) => Object.entries(plugin.stampVerifiers ?? {}))),
@@ -217,6 +226,10 @@ export async function createService(options: CreateServiceOptions = {}): Promise
   }
   await runtime.loadServiceRow()
   if (options.proxySettings) await applyProxySettings(runtime, options.proxySettings)
+  if (options.sponsorship) await ensureSponsors(runtime, options.sponsorship)
+  const sendWorker = runtime.options.sending?.worker ? startSendWorker(runtime) : undefined
+  // A drain stops taking sends off the queue and lets the broadcast under way finish.
+  if (sendWorker) runtime.lifecycle.onDrain(() => sendWorker.stop())
 
   // One pipeline for every route family: the body limit of its family while reading, one JSON
   // reader (with a depth limit), and one error mapper for whatever any handler throws.
@@ -266,6 +279,7 @@ export async function createService(options: CreateServiceOptions = {}): Promise
     readiness: () => readiness.check(),
     drain: (deadline) => runtime.lifecycle.drain(deadline),
     close: async () => {
+      await sendWorker?.stop()
       await runtime.lifecycle.drain(AbortSignal.timeout(0))
       await runtime.jobs.stop()
       delivery?.close()

@@ -22,6 +22,7 @@ import { deleteSubOrganization } from './deleteSubOrganization.ts'
 import { deleteUsers } from './deleteUsers.ts'
 import { deleteWallets } from './deleteWallets.ts'
 import { ethSendRawTransaction } from './ethSendRawTransaction.ts'
+import { ethSendTransaction } from './ethSendTransaction.ts'
 import { exportPrivateKey } from './exportPrivateKey.ts'
 import { exportWallet } from './exportWallet.ts'
 import { exportWalletAccount } from './exportWalletAccount.ts'
@@ -64,6 +65,7 @@ export const builtinActivities: ActivityHandlers = {
   delete_authenticators: deleteAuthenticators,
   delete_wallets: deleteWallets,
   eth_send_raw_transaction: ethSendRawTransaction,
+  eth_send_transaction: ethSendTransaction,
   export_wallet: exportWallet,
   export_wallet_account: exportWalletAccount,
   import_wallet: importWallet,

@@ -66,6 +66,20 @@ export interface ServiceEventMap {
   'server.draining': { inFlight: number }
   /** The drain ended: in-flight requests done (or cut at the deadline), jobs finished or handed back. */
   'server.drained': { seconds: number; cut: number }
+
+  // ---- sending (sending/*) ----
+  /** A send was signed and committed with its broadcast job. */
+  'send.signed': { chain: 'eip155' | 'solana'; sponsored: boolean; calls: number }
+  /** A sponsored send was refused by a gas cap before signing. */
+  'send.capExceeded': { cap: string }
+  /** A node accepted a broadcast. */
+  'send.broadcast': { chain: 'eip155' | 'solana'; attempt: number }
+  /** The node could not be reached; the send stays pending and is retried. */
+  'send.rpcUnreachable': { chain: 'eip155' | 'solana'; phase: 'broadcast' | 'track' }
+  /** A send reached a final status; `ms` from commit to that status. */
+  'send.final': { chain: 'eip155' | 'solana'; status: 'INCLUDED' | 'FAILED' | 'CANCELLED'; ms: number }
+  /** A stuck send was re-signed with higher fees (same nonce). */
+  'send.replaced': { chain: 'eip155'; replacement: number }
 }
 
 /** Where a request went, as a bounded label: the route families of the service. */

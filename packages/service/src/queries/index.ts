@@ -6,6 +6,7 @@ import { ApiError } from '../errors.ts'
 import { renderActivity } from '../pipeline/renderActivity.ts'
 import { renderPolicy } from '../policies/renderPolicy.ts'
 import { defineQuery, type QueryHandler } from '../registry.ts'
+import { sendQueries } from '../sending/sendQueries.ts'
 import type { OrganizationRow } from '../store/model.ts'
 import type { Reads } from '../store/Store.ts'
 import { paginate, readPagination } from './paginate.ts'
@@ -70,6 +71,7 @@ async function matchesFilter(
 
 /** Every query of the protocol's `QueryMap`: the seed's and this service's extensions. */
 export const builtinQueries: Record<string, QueryHandler> = {
+  ...sendQueries,
   list_suborgs: defineQuery('list_suborgs', {
     parse: (r) => {
       const filterType = r.optEnum('filterType', SUBORG_FILTER_TYPES)

@@ -99,12 +99,42 @@ function keyring(text: StoreBackend['textType']): Migration {
   }
 }
 
+/** Tables made by one later version, each with its looked-up columns (indexed, none unique). */
+function addTables(tables: Record<string, string[]>, text: StoreBackend['textType']): Migration {
+  return {
+    async up(db: Kysely<unknown>) {
+      for (const [table, columns] of Object.entries(tables)) {
+        let create = db.schema
+          .createTable(table)
+          .addColumn('id', text, (column) => column.primaryKey())
+          .addColumn('data', 'text', (column) => column.notNull())
+        for (const column of columns) create = create.addColumn(column, text)
+        await create.execute()
+        for (const column of columns)
+          await db.schema.createIndex(`${table}_${column}`).on(table).column(column).execute()
+      }
+    },
+    async down(db: Kysely<unknown>) {
+      for (const table of Object.keys(tables)) await db.schema.dropTable(table).execute()
+    },
+  }
+}
+
+// ---- sending: sends with their broadcast state, outer nonces, sponsor keys, sponsored gas ----
+const SENDING_TABLES: Record<string, string[]> = {
+  sendTransactions: ['organizationId', 'status'],
+  nonces: [],
+  sponsors: [],
+  gasUsage: ['userDay', 'organizationMonth'],
+}
+
 /** The migrations, with the column types of `backend`, by name in the order they apply. */
 function migrationsOf(backend: StoreBackend): Record<string, Migration> {
   return {
     '0001_initial': v1(backend.textType),
     '0002_jobs': jobs(backend.textType),
     '0003_keyring': keyring(backend.textType),
+    '0004_sending': addTables(SENDING_TABLES, backend.textType),
   }
 }
 

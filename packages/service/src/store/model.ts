@@ -279,6 +279,76 @@ export interface KeyringRow extends Row {
   rotatedAt?: number
 }
 
+// ---- sending: sends and their broadcast state, outer nonces, sponsor keys, sponsored gas ----
+
+/**
+ * One send (`eth_send_transaction`, `sol_send_transaction`, `eth_send_raw_transaction`): the
+ * signed transaction, committed with the activity, and its broadcast job. The worker broadcasts it
+ * after commit, then tracks it until `status` is final.
+ */
+export interface SendTransactionRow extends Row {
+  organizationId: string
+  activityId: string
+  caip2: string
+  /** The account whose nonce the transaction uses (the sponsor's for a sponsored send). */
+  sender: string
+  /** The user's account (`from`); the sender too unless sponsored. */
+  account: string
+  sponsored: boolean
+  /** The sponsor row whose key signed the outer transaction. */
+  sponsorId?: string
+  /** Hashes of the versions a replacement superseded (any of them may be the one included). */
+  priorHashes?: string[]
+  nonce?: string
+  /** The signed transaction, 0x hex (EVM) or base64 wire transaction (Solana). */
+  signedTransaction: string
+  /** Transaction hash (EVM) or first signature, base58 (Solana). */
+  txHash: string
+  status: 'PENDING' | 'BROADCASTED' | 'INCLUDED' | 'FAILED' | 'CANCELLED'
+  /** Fees signed into the transaction, decimal wei (EVM); a replacement raises them. */
+  fees?: { maxFeePerGas: string; maxPriorityFeePerGas: string; gasLimit: string }
+  /** Broadcast attempts so far. */
+  attempts: number
+  /** Epoch ms before which the worker leaves it alone (backoff, or another instance's lease). */
+  notBefore: number
+  /** Epoch ms of the last accepted broadcast. */
+  broadcastAt?: number
+  replacements: number
+  receipt?: {
+    blockNumber: string
+    blockHash: string
+    gasUsed: string
+    effectiveGasPrice: string
+    status: 'success' | 'reverted'
+  }
+  /** Solana slot of inclusion. */
+  slot?: string
+  error?: { message: string; revertData?: string; revertReason?: string }
+}
+
+/** The next outer nonce of an account on a chain (`<caip2>|<address lowercase>`), assigned in the activity's transaction. */
+export interface NonceRow extends Row {
+  next: string
+}
+
+/** A sponsor account held by the service: `default` or an organization id, per chain family. */
+export interface SponsorRow extends Row {
+  /** `eip155` or `solana`. */
+  family: string
+  address: string
+  sealedPrivateKey: string
+}
+
+/** Gas a sponsored send may use (its gas limit), counted against the caps when signed. */
+export interface GasUsageRow extends Row {
+  /** `<organizationId>|<userId>|<UTC day>`. */
+  userDay: string
+  /** `<organizationId>|<UTC month>`. */
+  organizationMonth: string
+  gas: string
+  sendTransactionId: string
+}
+
 export interface Tables {
   service: ServiceRow
   organizations: OrganizationRow
@@ -302,6 +372,11 @@ export interface Tables {
   jobs: JobRow
   // Master-key rotation.
   keyring: KeyringRow
+  // sending
+  sendTransactions: SendTransactionRow
+  nonces: NonceRow
+  sponsors: SponsorRow
+  gasUsage: GasUsageRow
 }
 
 export type TableName = keyof Tables
@@ -330,6 +405,11 @@ export const INDEXES: { [T in TableName]: (keyof Tables[T] & string)[] } = {
   jobs: ['kind', 'state', 'runAfter', 'attempts', 'claimedBy', 'claimedUntil'],
   // Master-key rotation.
   keyring: [],
+  // sending
+  sendTransactions: ['organizationId', 'status'],
+  nonces: [],
+  sponsors: [],
+  gasUsage: ['userDay', 'organizationMonth'],
 }
 
 export const TABLE_NAMES = Object.keys(INDEXES) as TableName[]

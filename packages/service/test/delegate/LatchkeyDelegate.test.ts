@@ -388,6 +388,40 @@ describe('LatchkeyDelegate on anvil', () => {
     expect((await sponsorSends(user, withSignature(signature), true)).status).toBe('success')
   })
 
+  it('refuses malformed opData', async () => {
+    const user = await freshUser(0n)
+    const executeWith = (opData: Hex) =>
+      encodeFunctionData({
+        abi: delegateAbi,
+        functionName: 'execute',
+        args: [
+          EXECUTE_BATCH_WITH_OP_DATA_MODE,
+          encodeAbiParameters(
+            [
+              { type: 'tuple[]', components: [{ type: 'address' }, { type: 'uint256' }, { type: 'bytes' }] },
+              { type: 'bytes' },
+            ],
+            [[[recipient, 0n, '0x']], opData],
+          ),
+        ],
+      })
+    const word = (value: bigint) => toHex(value, { size: 32 }).slice(2)
+    // Too short for nonce, deadline and a signature offset.
+    expect(await revertOf(user.address, executeWith('0x1234'), user)).toBe('ERC7579DecodingError()')
+    // A signature offset past the end of opData.
+    expect(
+      await revertOf(user.address, executeWith(`0x${word(0n)}${word(2n ** 40n)}${word(0x1000n)}`), user),
+    ).toBe('ERC7579DecodingError()')
+    // A signature length past the end of opData.
+    expect(
+      await revertOf(
+        user.address,
+        executeWith(`0x${word(0n)}${word(2n ** 40n)}${word(0x60n)}${word(65n)}`),
+        user,
+      ),
+    ).toBe('ERC7579DecodingError()')
+  })
+
   it('rolls the whole batch back when one call reverts', async () => {
     const user = await freshUser()
     const batch = {
@@ -458,6 +492,39 @@ describe('LatchkeyDelegate on anvil', () => {
     expect((await sponsorSends(user, first, true)).status).toBe('success')
     expect(await balanceOf(user.address)).toBe(900n)
     expect(await readDelegateNonce(httpEthRpc(node.url), user.address)).toBe(2n)
+  })
+
+  it("answers ERC-1271 with the account's own key, so its signatures still verify once it has code", async () => {
+    const user = await freshUser(0n)
+    await sponsorSends(user, '0x', true)
+    expect(await readDelegation(httpEthRpc(node.url), user.address)).toBe(DELEGATE_ADDRESS.toLowerCase())
+    const message = 'Sign in to example.com'
+    expect(
+      await client.verifyMessage({
+        address: user.address,
+        message,
+        signature: await user.signMessage({ message }),
+      }),
+    ).toBe(true)
+    const other = privateKeyToAccount(generatePrivateKey())
+    expect(
+      await client.verifyMessage({
+        address: user.address,
+        message,
+        signature: await other.signMessage({ message }),
+      }),
+    ).toBe(false)
+    const isValidSignature = (hash: Hex, signature: Hex) =>
+      client.readContract({
+        address: user.address,
+        abi: delegateAbi,
+        functionName: 'isValidSignature',
+        args: [hash, signature],
+      })
+    const hash = keccak256(toHex(message))
+    expect(await isValidSignature(hash, await user.sign({ hash }))).toBe('0x1626ba7e')
+    expect(await isValidSignature(hash, await other.sign({ hash }))).toBe('0xffffffff')
+    expect(await isValidSignature(hash, '0x1234')).toBe('0xffffffff')
   })
 
   it('lets the account call itself without a signature, and still receive ETH', async () => {

@@ -1,0 +1,58 @@
+/** Gas limits on what a sponsor pays; a send over one is refused (`GAS_CAP_EXCEEDED`) before signing. */
+export interface GasCaps {
+  /** Largest gas limit of one sponsored transaction. @default no cap */
+  perTransaction?: number
+  /** Gas of one user's sponsored sends per UTC day (their gas limits, counted when signed). @default no cap */
+  perUserPerDay?: number
+  /** Gas of an organization's (and its sub-organizations') sponsored sends per UTC month. @default no cap */
+  perOrganizationPerMonth?: number
+}
+
+/**
+ * Gas sponsorship: sponsor accounts held by the service pay for `sponsor: true` sends. Sponsor keys
+ * are sealed in the database like every key: a sponsor listed here without `privateKey` gets a
+ * fresh key on the first start, one with `privateKey` has it imported on the first start; later
+ * starts use the sealed key (`sponsorAddress` tells the operator which address to fund).
+ */
+export interface SponsorshipOptions {
+  /** The EIP-7702 delegate contract (LatchkeyDelegate) by CAIP-2 chain: sponsorship is offered on these chains. */
+  delegates: Record<string, string>
+  /**
+   * Sponsor accounts by owner: `default` (every organization without its own) or an organization
+   * id (a parent organization covers its sub-organizations). The key is 32 bytes of hex.
+   * @default { default: {} }
+   */
+  sponsors?: Record<string, { privateKey?: string }>
+  /** Caps of every organization. @default no caps */
+  caps?: GasCaps
+  /** Caps of particular organizations (parent organization ids), replacing `caps` for them. @default {} */
+  organizationCaps?: Record<string, GasCaps>
+}
+
+/** How the service broadcasts and tracks sends. */
+export interface SendingOptions {
+  /** Run the broadcast worker in this instance. @default true */
+  worker?: boolean
+  /** How often the worker looks for sends to broadcast or track, in ms. @default 250 */
+  pollIntervalMs?: number
+  /** Timeout of each JSON-RPC call, in ms. @default 10000 */
+  rpcTimeoutMs?: number
+  /** A broadcast send without a receipt this long is replaced (same nonce, higher fees), in ms. @default 60000 */
+  replaceAfterMs?: number
+  /** Fee raise of each replacement, in percent (nodes ask for at least 10). @default 25 */
+  replacementBumpPercent?: number
+  /** Most replacements of one send; after them it waits for inclusion. @default 3 */
+  maxReplacements?: number
+  /** Highest `maxFeePerGas` a replacement signs, decimal wei. @default "500000000000" (500 gwei) */
+  maxFeePerGasCeiling?: string
+}
+
+export const SENDING_DEFAULTS = {
+  worker: true,
+  pollIntervalMs: 250,
+  rpcTimeoutMs: 10_000,
+  replaceAfterMs: 60_000,
+  replacementBumpPercent: 25,
+  maxReplacements: 3,
+  maxFeePerGasCeiling: '500000000000',
+} as const satisfies Required<SendingOptions>

@@ -1,0 +1,394 @@
+import type { EthCall, EthSendTransactionParameters } from '@latchkey/protocol'
+import { secp256k1 } from '@noble/curves/secp256k1.js'
+import { bytesToHex } from '@noble/hashes/utils.js'
+import { authorization, Transaction } from 'micro-eth-signer'
+import { findSigner, withAccountKey } from '../domain/wallets.ts'
+import { ApiError } from '../errors.ts'
+import type { Reader } from '../pipeline/Reader.ts'
+import type { Runtime } from '../Runtime.ts'
+import type { ActivityContext, PrepareContext } from '../registry.ts'
+import type { SendTransactionRow } from '../store/model.ts'
+import type { Transaction as StoreTransaction } from '../store/Store.ts'
+import {
+  batchExecutionDigest,
+  encodeExecuteBatch,
+  readDelegateNonce,
+  readDelegation,
+} from './delegate/index.ts'
+import { checkGasCaps } from './gasCaps.ts'
+import { RpcRefusedError, type SendRpc, sendRpc } from './sendRpc.ts'
+import { findSponsor } from './sponsors.ts'
+
+/** Most calls of one `eth_send_transaction`. */
+export const MAX_CALLS = 50
+
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/
+const DECIMAL = /^\d{1,78}$/
+const HEX_DATA = /^0x(?:[0-9a-fA-F]{2})*$/
+const EIP155 = /^eip155:[1-9]\d{0,15}$/
+const UINT256_MAX = (1n << 256n) - 1n
+
+/** A decimal integer string (wei, gas, nonces, seconds), checked to fit 256 bits. */
+function decimal(r: Reader, name: string): string | undefined {
+  if (!r.has(name)) return undefined
+  const value = r.value[name]
+  const field = r.field(name)
+  if (typeof value !== 'string' || !DECIMAL.test(value) || BigInt(value) > UINT256_MAX)
+    throw new ApiError('FIELD_INVALID', `${field} must be a decimal integer string`, field)
+  return BigInt(value).toString()
+}
+
+function call(r: Reader): EthCall {
+  const to = r.string('to', { max: 42, pattern: ADDRESS, hint: 'a 0x-prefixed 20-byte hex address' })
+  return {
+    to,
+    value: decimal(r, 'value') ?? '0',
+    data:
+      r.optString('data', {
+        min: 0,
+        max: 256 * 1024,
+        pattern: HEX_DATA,
+        hint: '0x-prefixed hex of whole bytes',
+      }) ?? '0x',
+  }
+}
+
+/**
+ * `eth_send_transaction`'s parameters, V2 (`calls`) or V1 (one inline call), as V2: every value a
+ * decimal string, every call with its `value` and `data`.
+ */
+export function parseEthSend(r: Reader): EthSendTransactionParameters {
+  const calls = r.has('calls')
+    ? r.array('calls', (value, field) => call(new (r.constructor as typeof Reader)(value, field)), {
+        min: 1,
+        max: MAX_CALLS,
+      })
+    : [call(r)]
+  const optional = (name: keyof EthSendTransactionParameters) => {
+    const value = decimal(r, name)
+    return value === undefined ? {} : { [name]: value }
+  }
+  return {
+    from: r.string('from', { max: 42, pattern: ADDRESS, hint: 'a 0x-prefixed 20-byte hex address' }),
+    caip2: r.string('caip2', { max: 24, pattern: EIP155, hint: 'an EVM CAIP-2 chain id like eip155:1' }),
+    sponsor: r.optBool('sponsor') ?? false,
+    calls,
+    ...optional('nonce'),
+    ...optional('gasLimit'),
+    ...optional('maxFeePerGas'),
+    ...optional('maxPriorityFeePerGas'),
+    ...optional('deadline'),
+    ...optional('gasStationNonce'),
+  }
+}
+
+/** What `prepareEthSend` read from the node, outside any transaction. */
+export interface EthSendPrepared {
+  chainId: string
+  /** The account that signs and pays for the outer transaction. */
+  sender: string
+  /** `eth_getTransactionCount(sender, pending)`: the floor of the nonce assigned. */
+  senderNonce: string
+  /** The user's pending nonce, for the authorization when the sponsor is the sender. */
+  accountNonce?: string
+  gasLimit: string
+  maxFeePerGas: string
+  maxPriorityFeePerGas: string
+  /** Batches: the delegate contract, whether `from` already delegates to it, its batch nonce. */
+  batch?: { delegate: string; delegated: boolean; delegateNonce: string; deadline: string }
+  sponsorId?: string
+}
+
+/** Gas a batch may use: a bound that covers the delegate's checks and ordinary calls (unused gas is not paid). */
+function batchGasLimit(calls: readonly EthCall[], authorized: boolean): bigint {
+  const dataBytes = calls.reduce((sum, c) => sum + BigInt((c.data!.length - 2) / 2), 0n)
+  return 80_000n + (authorized ? 0n : 30_000n) + 70_000n * BigInt(calls.length) + 40n * dataBytes
+}
+
+export const rpcFor = (runtime: Runtime, caip2: string, field = 'parameters.caip2'): SendRpc => {
+  const url = runtime.options.rpc[caip2]
+  if (!url) throw new ApiError('RPC_NOT_CONFIGURED', `no JSON-RPC node is configured for ${caip2}`, field)
+  return sendRpc(url, runtime.options.fetch, runtime.options.sending?.rpcTimeoutMs ?? 10_000)
+}
+
+/**
+ * Checks what needs the clock or the configuration and reads from the node what signing needs:
+ * chain id, pending nonces, fees, gas, and for batches the delegation and delegate nonce.
+ */
+export async function prepareEthSend(
+  ctx: PrepareContext,
+  p: EthSendTransactionParameters,
+): Promise<EthSendPrepared> {
+  const nowSeconds = BigInt(Math.floor(ctx.now / 1000))
+  if (p.deadline !== undefined && BigInt(p.deadline) <= nowSeconds)
+    throw new ApiError(
+      'FIELD_INVALID',
+      `parameters.deadline ${p.deadline} is in the past`,
+      'parameters.deadline',
+    )
+  const rpc = rpcFor(ctx.runtime, p.caip2)
+  const batch = p.sponsor || p.calls.length > 1
+  const sponsorship = ctx.runtime.options.sponsorship
+  const delegate = batch ? sponsorship?.delegates[p.caip2] : undefined
+  if (batch && !delegate)
+    throw new ApiError(
+      'SPONSORSHIP_NOT_CONFIGURED',
+      `no delegate contract is configured for ${p.caip2}: ${p.sponsor ? 'sponsored sends' : 'batches of several calls'} are not available`,
+      p.sponsor ? 'parameters.sponsor' : 'parameters.calls',
+    )
+  const sponsor = p.sponsor ? findSponsor(ctx.runtime, ctx.organization) : undefined
+  if (p.sponsor && !sponsor)
+    throw new ApiError(
+      'SPONSORSHIP_NOT_CONFIGURED',
+      `no sponsor account serves organization ${ctx.organization.id}`,
+      'parameters.sponsor',
+    )
+  const sender = sponsor?.address ?? p.from
+  try {
+    const chainId = BigInt((await rpc('eth_chainId', [])) as string)
+    if (`eip155:${chainId}` !== p.caip2)
+      throw new ApiError(
+        'FIELD_INVALID',
+        `the node configured for ${p.caip2} serves eip155:${chainId}`,
+        'parameters.caip2',
+      )
+    const [senderNonce, accountNonce, block, tip] = await Promise.all([
+      rpc('eth_getTransactionCount', [sender, 'pending']) as Promise<string>,
+      sponsor ? (rpc('eth_getTransactionCount', [p.from, 'pending']) as Promise<string>) : undefined,
+      rpc('eth_getBlockByNumber', ['latest', false]) as Promise<{ baseFeePerGas?: string }>,
+      p.maxPriorityFeePerGas === undefined
+        ? (rpc('eth_maxPriorityFeePerGas', []) as Promise<string>)
+        : undefined,
+    ])
+    const maxPriorityFeePerGas = BigInt(p.maxPriorityFeePerGas ?? (tip as string))
+    const maxFeePerGas = BigInt(
+      p.maxFeePerGas ?? 2n * BigInt(block.baseFeePerGas ?? '0x0') + maxPriorityFeePerGas,
+    )
+    let batchFacts: EthSendPrepared['batch']
+    let gasLimit: bigint
+    if (batch && delegate) {
+      const delegation = await readDelegation(rpc, p.from).catch((error: Error) => {
+        throw new ApiError(
+          'FIELD_INVALID',
+          `${p.from} cannot send a batch: ${error.message}`,
+          'parameters.from',
+        )
+      })
+      const delegated = delegation === delegate.toLowerCase()
+      const delegateNonce =
+        p.gasStationNonce ?? (delegated ? (await readDelegateNonce(rpc, p.from)).toString() : '0')
+      batchFacts = {
+        delegate,
+        delegated,
+        delegateNonce,
+        deadline: p.deadline ?? (nowSeconds + 3600n).toString(),
+      }
+      gasLimit = BigInt(p.gasLimit ?? batchGasLimit(p.calls, delegated))
+    } else {
+      const [only] = p.calls
+      gasLimit = BigInt(
+        p.gasLimit ??
+          (BigInt(
+            (await rpc('eth_estimateGas', [
+              {
+                from: p.from,
+                to: only!.to,
+                value: `0x${BigInt(only!.value!).toString(16)}`,
+                data: only!.data,
+              },
+            ])) as string,
+          ) *
+            6n) /
+            5n,
+      )
+    }
+    return {
+      chainId: chainId.toString(),
+      sender,
+      senderNonce: BigInt(senderNonce).toString(),
+      ...(accountNonce !== undefined ? { accountNonce: BigInt(accountNonce).toString() } : {}),
+      gasLimit: gasLimit.toString(),
+      maxFeePerGas: maxFeePerGas.toString(),
+      maxPriorityFeePerGas: maxPriorityFeePerGas.toString(),
+      ...(batchFacts ? { batch: batchFacts } : {}),
+      ...(sponsor ? { sponsorId: sponsor.id } : {}),
+    }
+  } catch (error) {
+    if (error instanceof ApiError) throw error
+    if (error instanceof RpcRefusedError)
+      throw new ApiError(
+        'TRANSACTION_INVALID',
+        `the ${p.caip2} node refused the transaction: ${error.message}`,
+        'parameters.calls',
+      )
+    throw new ApiError('RPC_FAILED', `the ${p.caip2} node did not answer: ${(error as Error).message}`)
+  }
+}
+
+/**
+ * Takes the next outer nonce of `address` on `caip2` in the activity's transaction: the larger of
+ * the stored next nonce and the node's pending count. Concurrent sends from one account (on any
+ * instance) write the same row, so the database serialises them (SERIALIZABLE on PostgreSQL,
+ * one writer on SQLite): no nonce is given twice and none is skipped.
+ */
+export async function takeNonce(
+  tx: StoreTransaction,
+  now: number,
+  caip2: string,
+  address: string,
+  floor: string,
+): Promise<bigint> {
+  const id = `${caip2}|${address.toLowerCase()}`
+  const row = await tx.get('nonces', id)
+  const stored = row ? BigInt(row.next) : 0n
+  const nonce = stored > BigInt(floor) ? stored : BigInt(floor)
+  await tx.put('nonces', {
+    id,
+    next: (nonce + 1n).toString(),
+    createdAt: row?.createdAt ?? now,
+    updatedAt: now,
+  })
+  return nonce
+}
+
+/**
+ * In the activity's transaction: checks the sponsor's caps, assigns nonces, signs (the user's key:
+ * the transaction, or the authorization and the batch; the sponsor's: the outer transaction) and
+ * records the send with its broadcast job, committed with the activity.
+ */
+export async function runEthSend(
+  ctx: ActivityContext,
+  p: EthSendTransactionParameters,
+): Promise<{ sendTransactionStatusId: string }> {
+  const prepared = ctx.prepared as EthSendPrepared
+  const account = await findSigner(ctx.tx, ctx.organization.id, p.from, 'parameters.from')
+  if (account.curve !== 'CURVE_SECP256K1')
+    throw new ApiError('FIELD_INVALID', `${p.from} is not an Ethereum account`, 'parameters.from')
+  const sponsor = prepared.sponsorId ? await ctx.tx.get('sponsors', prepared.sponsorId) : undefined
+  if (prepared.sponsorId && !sponsor)
+    throw new ApiError('SPONSORSHIP_NOT_CONFIGURED', 'the sponsor account is gone', 'parameters.sponsor')
+  const id = ctx.newId()
+  if (sponsor)
+    await checkGasCaps(ctx, {
+      gas: BigInt(prepared.gasLimit),
+      sendTransactionId: id,
+    })
+  const chainId = BigInt(prepared.chainId)
+  const calls = p.calls.map((c) => ({ to: c.to, value: BigInt(c.value ?? '0'), data: c.data ?? '0x' }))
+  const fees = {
+    chainId,
+    gasLimit: BigInt(prepared.gasLimit),
+    maxFeePerGas: BigInt(prepared.maxFeePerGas),
+    maxPriorityFeePerGas: BigInt(prepared.maxPriorityFeePerGas),
+  }
+  const nonce =
+    p.nonce !== undefined
+      ? BigInt(p.nonce)
+      : await takeNonce(ctx.tx, ctx.now, p.caip2, prepared.sender, prepared.senderNonce)
+  let signed: string
+  if (!prepared.batch) {
+    const [only] = calls
+    signed = withAccountKey(ctx.runtime, account, (key) =>
+      Transaction.prepare({
+        type: 'eip1559',
+        to: only!.to,
+        value: only!.value,
+        data: only!.data,
+        nonce,
+        ...fees,
+      })
+        .signBy(key)
+        .toHex(),
+    )
+  } else {
+    const batch = prepared.batch
+    // The authorization spends one of the user's nonces: after the outer transaction's own when the
+    // user sends it, else the user's next.
+    const authorizationNonce = batch.delegated
+      ? undefined
+      : sponsor
+        ? await takeNonce(ctx.tx, ctx.now, p.caip2, p.from, prepared.accountNonce ?? '0')
+        : p.nonce !== undefined
+          ? nonce + 1n
+          : await takeNonce(ctx.tx, ctx.now, p.caip2, p.from, (nonce + 1n).toString())
+    const { signature, authorizationList } = withAccountKey(ctx.runtime, account, (key) => {
+      const digest = batchExecutionDigest({
+        chainId,
+        account: p.from,
+        calls,
+        nonce: BigInt(batch.delegateNonce),
+        deadline: BigInt(batch.deadline),
+      })
+      const recovered = secp256k1.sign(digest, key, { prehash: false, lowS: true, format: 'recovered' })
+      // 'recovered' layout: recovery byte ‖ r ‖ s; the contract takes r ‖ s ‖ v with v 27 or 28.
+      const signature = `0x${bytesToHex(recovered.slice(1, 65))}${(27 + recovered[0]!).toString(16)}`
+      const authorizationList =
+        authorizationNonce === undefined
+          ? []
+          : [authorization.sign({ chainId, address: batch.delegate, nonce: authorizationNonce }, key)]
+      return { signature, authorizationList }
+    })
+    const data = encodeExecuteBatch({
+      calls,
+      nonce: BigInt(batch.delegateNonce),
+      deadline: BigInt(batch.deadline),
+      signature,
+    })
+    const outer = { to: p.from, value: 0n, data, nonce, ...fees }
+    const sign = (key: Uint8Array) =>
+      (authorizationList.length > 0
+        ? Transaction.prepare({ type: 'eip7702', ...outer, authorizationList })
+        : Transaction.prepare({ type: 'eip1559', ...outer })
+      )
+        .signBy(key)
+        .toHex()
+    if (sponsor) {
+      const key = ctx.runtime.open(sponsor.sealedPrivateKey)
+      try {
+        signed = sign(key)
+      } finally {
+        key.fill(0)
+      }
+    } else signed = withAccountKey(ctx.runtime, account, sign)
+  }
+  await recordSend(ctx.tx, ctx.now, {
+    id,
+    organizationId: ctx.organization.id,
+    activityId: ctx.activityId,
+    caip2: p.caip2,
+    sender: prepared.sender,
+    account: p.from,
+    sponsored: Boolean(sponsor),
+    ...(sponsor ? { sponsorId: sponsor.id } : {}),
+    nonce: nonce.toString(),
+    signedTransaction: signed,
+    txHash: Transaction.fromHex(signed).hash,
+    fees: {
+      gasLimit: prepared.gasLimit,
+      maxFeePerGas: prepared.maxFeePerGas,
+      maxPriorityFeePerGas: prepared.maxPriorityFeePerGas,
+    },
+  })
+  ctx.runtime.emit('send.signed', { chain: 'eip155', sponsored: Boolean(sponsor), calls: p.calls.length })
+  return { sendTransactionStatusId: id }
+}
+
+/** Records a signed send as PENDING: its broadcast job, which the worker takes after commit. */
+export async function recordSend(
+  tx: StoreTransaction,
+  now: number,
+  send: Omit<
+    SendTransactionRow,
+    'status' | 'attempts' | 'notBefore' | 'replacements' | 'createdAt' | 'updatedAt'
+  >,
+): Promise<void> {
+  await tx.put('sendTransactions', {
+    ...send,
+    status: 'PENDING',
+    attempts: 0,
+    notBefore: 0,
+    replacements: 0,
+    createdAt: now,
+    updatedAt: now,
+  })
+}

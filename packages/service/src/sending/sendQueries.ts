@@ -1,0 +1,93 @@
+import type { SendTransactionStatus } from '@latchkey/protocol'
+import { ApiError } from '../errors.ts'
+import { defineQuery, type QueryHandler } from '../registry.ts'
+import type { SendTransactionRow } from '../store/model.ts'
+import { readDelegateNonce } from './delegate/index.ts'
+import { rpcFor } from './ethSend.ts'
+import { RpcUnreachableError } from './sendRpc.ts'
+
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/
+
+/** A send as `get_send_transaction_status` answers it (the published response, plus the receipt). */
+export function renderSendStatus(row: SendTransactionRow): SendTransactionStatus {
+  const solana = row.caip2.startsWith('solana:')
+  return {
+    txStatus: row.status,
+    ...(solana
+      ? { solana: { signature: row.txHash, ...(row.slot ? { slot: row.slot } : {}) } }
+      : { eth: { txHash: row.txHash, ...(row.receipt ? { receipt: row.receipt } : {}) } }),
+    ...(row.error
+      ? {
+          txError: row.error.message,
+          error: {
+            message: row.error.message,
+            ...(row.error.revertData || row.error.revertReason
+              ? {
+                  eth: {
+                    revertChain: [
+                      {
+                        ...(row.error.revertReason ? { message: row.error.revertReason } : {}),
+                        ...(row.error.revertData ? { data: row.error.revertData } : {}),
+                        errorType: row.error.revertReason ? 'ERROR_STRING' : 'UNKNOWN',
+                      },
+                    ],
+                  },
+                }
+              : {}),
+          },
+        }
+      : {}),
+  }
+}
+
+/** `get_send_transaction_status` and `get_nonces`. */
+export const sendQueries: Record<string, QueryHandler> = {
+  get_send_transaction_status: defineQuery('get_send_transaction_status', {
+    parse: (r) => ({ sendTransactionStatusId: r.string('sendTransactionStatusId', { max: 200 }) }),
+    run: async ({ store, organization }, q) => {
+      const row = await store.get('sendTransactions', q.sendTransactionStatusId)
+      if (!row || row.organizationId !== organization.id)
+        throw new ApiError(
+          'SEND_TRANSACTION_NOT_FOUND',
+          `no send ${q.sendTransactionStatusId} in organization ${organization.id}`,
+          'sendTransactionStatusId',
+        )
+      return renderSendStatus(row)
+    },
+  }),
+  get_nonces: defineQuery('get_nonces', {
+    parse: (r) => ({
+      address: r.string('address', { max: 42, pattern: ADDRESS, hint: 'a 0x-prefixed 20-byte hex address' }),
+      caip2: r.string('caip2', {
+        max: 24,
+        pattern: /^eip155:[1-9]\d{0,15}$/,
+        hint: 'an EVM CAIP-2 chain id',
+      }),
+      nonce: r.optBool('nonce') ?? false,
+      gasStationNonce: r.optBool('gasStationNonce') ?? false,
+    }),
+    // The next outer nonce is the larger of the node's pending count and the service's own record
+    // (sends committed but not yet broadcast count too).
+    run: async ({ store, runtime }, q) => {
+      const rpc = rpcFor(runtime, q.caip2, 'caip2')
+      try {
+        const [pending, stored, delegateNonce] = await Promise.all([
+          q.nonce ? (rpc('eth_getTransactionCount', [q.address, 'pending']) as Promise<string>) : undefined,
+          q.nonce ? store.get('nonces', `${q.caip2}|${q.address.toLowerCase()}`) : undefined,
+          q.gasStationNonce ? readDelegateNonce(rpc, q.address) : undefined,
+        ])
+        const chain = pending === undefined ? 0n : BigInt(pending)
+        const recorded = stored ? BigInt(stored.next) : 0n
+        return {
+          ...(q.nonce ? { nonce: (chain > recorded ? chain : recorded).toString() } : {}),
+          ...(delegateNonce !== undefined ? { gasStationNonce: delegateNonce.toString() } : {}),
+        }
+      } catch (error) {
+        if (error instanceof ApiError) throw error
+        if (error instanceof RpcUnreachableError)
+          throw new ApiError('RPC_FAILED', `the ${q.caip2} node did not answer: ${error.message}`)
+        throw new ApiError('RPC_FAILED', `the ${q.caip2} node refused: ${(error as Error).message}`)
+      }
+    },
+  }),
+}

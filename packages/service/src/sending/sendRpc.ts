@@ -1,0 +1,45 @@
+/** The node could not be reached or did not answer in time: the call may be retried. */
+export class RpcUnreachableError extends Error {
+  override name = 'RpcUnreachableError'
+}
+
+/** The node answered with a JSON-RPC error. */
+export class RpcRefusedError extends Error {
+  override name = 'RpcRefusedError'
+  constructor(
+    message: string,
+    readonly data?: string,
+  ) {
+    super(message)
+  }
+}
+
+export type SendRpc = (method: string, params: unknown[]) => Promise<unknown>
+
+/**
+ * A JSON-RPC caller that tells an unreachable node (`RpcUnreachableError`: retry later) from a
+ * refusal (`RpcRefusedError`, with the revert data when the node gives it).
+ */
+export function sendRpc(url: string, fetch: typeof globalThis.fetch, timeoutMs: number): SendRpc {
+  let id = 0
+  return async (method, params) => {
+    let body: { result?: unknown; error?: { message?: string; data?: unknown } }
+    try {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params }),
+        signal: AbortSignal.timeout(timeoutMs),
+      })
+      body = (await response.json()) as typeof body
+    } catch (error) {
+      throw new RpcUnreachableError(`${method}: ${(error as Error).message}`)
+    }
+    if (body.error)
+      throw new RpcRefusedError(
+        body.error.message ?? 'JSON-RPC error',
+        typeof body.error.data === 'string' ? body.error.data : undefined,
+      )
+    return body.result
+  }
+}

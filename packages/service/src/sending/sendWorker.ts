@@ -1,0 +1,273 @@
+import { Transaction } from 'micro-eth-signer'
+import { findSigner, withAccountKey } from '../domain/wallets.ts'
+import type { Runtime } from '../Runtime.ts'
+import type { SendTransactionRow } from '../store/model.ts'
+import { rpcFor } from './ethSend.ts'
+import { revertReasonOf } from './revertReason.ts'
+import { SENDING_DEFAULTS, type SendingOptions } from './SendingOptions.ts'
+import { RpcRefusedError, RpcUnreachableError, type SendRpc } from './sendRpc.ts'
+
+/** The statuses the worker still acts on. */
+const OPEN = ['PENDING', 'BROADCASTED'] as const
+
+/** A node's refusal that means it already has this transaction. */
+const ALREADY_KNOWN = /already known|known transaction|already imported|already in (the )?mempool/i
+const NONCE_TOO_LOW = /nonce too low|nonce.*already been used|OldNonce/i
+const UNDERPRICED = /underpriced|fee too low|replacement transaction/i
+
+export interface SendWorker {
+  /** Stops after the pass under way (no send is left half-updated). */
+  stop(): Promise<void>
+  /** One pass over the open sends now (tests, and the loop). */
+  pass(): Promise<void>
+}
+
+/**
+ * Broadcasts committed sends and tracks them to a final status. Every instance may run one: a send
+ * is claimed with a lease (a transaction moving its `notBefore` past the lease), so one instance
+ * acts on it at a time; a crash between commit and broadcast leaves it PENDING, and the next pass
+ * (after the lease) broadcasts it. Each JSON-RPC call has a timeout and none runs inside a
+ * database transaction. An unreachable node leaves the send where it was, retried with backoff.
+ */
+export function startSendWorker(runtime: Runtime): SendWorker {
+  const options = runtime.options.sending ?? SENDING_DEFAULTS
+  let stopped = false
+  let running: Promise<void> = Promise.resolve()
+  let timer: ReturnType<typeof setTimeout> | undefined
+
+  const pass = async () => {
+    for (const status of OPEN) {
+      let rows: SendTransactionRow[]
+      try {
+        rows = await runtime.store.findBy('sendTransactions', 'status', status)
+      } catch {
+        return
+      }
+      for (const row of rows) {
+        if (stopped) return
+        if (row.notBefore > Date.now()) continue
+        const claimed = await claim(runtime, row, options.rpcTimeoutMs * 3).catch(() => undefined)
+        if (!claimed) continue
+        await step(runtime, claimed).catch(() => undefined)
+      }
+    }
+  }
+
+  const loop = () => {
+    if (stopped) return
+    running = pass().finally(() => {
+      if (!stopped) timer = setTimeout(loop, options.pollIntervalMs)
+    })
+  }
+  timer = setTimeout(loop, 0)
+
+  return {
+    pass: () => {
+      running = running.then(pass)
+      return running
+    },
+    async stop() {
+      stopped = true
+      if (timer) clearTimeout(timer)
+      await running.catch(() => undefined)
+    },
+  }
+}
+
+/** Takes `row` for `leaseMs` unless another pass (here or on another instance) took it first. */
+async function claim(runtime: Runtime, row: SendTransactionRow, leaseMs: number) {
+  return runtime.store.transaction(async (tx) => {
+    const current = await tx.get('sendTransactions', row.id)
+    if (!current || current.status !== row.status || current.notBefore > Date.now()) return undefined
+    const claimed = { ...current, notBefore: Date.now() + leaseMs }
+    await tx.put('sendTransactions', claimed)
+    return claimed
+  })
+}
+
+/** Writes `changes` to the send (the claim's lease ends with it). */
+async function update(runtime: Runtime, row: SendTransactionRow, changes: Partial<SendTransactionRow>) {
+  await runtime.store.transaction(async (tx) => {
+    const current = await tx.get('sendTransactions', row.id)
+    if (!current) return
+    await tx.put('sendTransactions', { ...current, ...changes, updatedAt: runtime.now() })
+  })
+}
+
+const backoff = (attempts: number) => Date.now() + Math.min(30_000, 250 * 2 ** Math.min(attempts, 7))
+
+async function step(runtime: Runtime, row: SendTransactionRow): Promise<void> {
+  const options = runtime.options.sending ?? SENDING_DEFAULTS
+  let rpc: SendRpc
+  try {
+    rpc = rpcFor(runtime, row.caip2)
+  } catch {
+    await fail(runtime, row, `no JSON-RPC node is configured for ${row.caip2}`)
+    return
+  }
+  try {
+    if (row.status === 'PENDING') await broadcast(runtime, rpc, row)
+    else await track(runtime, rpc, row, options)
+  } catch (error) {
+    if (!(error instanceof RpcUnreachableError)) throw error
+    runtime.emit('send.rpcUnreachable', {
+      chain: 'eip155',
+      phase: row.status === 'PENDING' ? 'broadcast' : 'track',
+    })
+    await update(runtime, row, { attempts: row.attempts + 1, notBefore: backoff(row.attempts + 1) })
+  }
+}
+
+async function broadcast(runtime: Runtime, rpc: SendRpc, row: SendTransactionRow): Promise<void> {
+  const options = runtime.options.sending ?? SENDING_DEFAULTS
+  try {
+    await rpc('eth_sendRawTransaction', [row.signedTransaction])
+  } catch (error) {
+    if (!(error instanceof RpcRefusedError)) throw error
+    if (ALREADY_KNOWN.test(error.message)) {
+      // accepted before (a broadcast whose answer was lost): track it
+    } else if (NONCE_TOO_LOW.test(error.message)) {
+      // Either this very transaction is already mined (broadcast before a crash) or another one
+      // took the nonce: the receipt tells.
+      if (await settle(runtime, rpc, row)) return
+      await fail(runtime, row, `the node refused the transaction: ${error.message}`)
+      return
+    } else if (UNDERPRICED.test(error.message) && row.replacements < options.maxReplacements) {
+      await replace(runtime, row)
+      return
+    } else {
+      await fail(runtime, row, `the node refused the transaction: ${error.message}`)
+      return
+    }
+  }
+  runtime.emit('send.broadcast', { chain: 'eip155', attempt: row.attempts + 1 })
+  const now = Date.now()
+  await update(runtime, row, {
+    status: 'BROADCASTED',
+    attempts: row.attempts + 1,
+    broadcastAt: now,
+    notBefore: now + options.pollIntervalMs,
+  })
+}
+
+async function track(
+  runtime: Runtime,
+  rpc: SendRpc,
+  row: SendTransactionRow,
+  options: Required<SendingOptions>,
+): Promise<void> {
+  if (await settle(runtime, rpc, row)) return
+  const stuck = Date.now() - (row.broadcastAt ?? 0) > options.replaceAfterMs
+  if (stuck && row.replacements < options.maxReplacements) {
+    await replace(runtime, row)
+    return
+  }
+  await update(runtime, row, { notBefore: Date.now() + options.pollIntervalMs })
+}
+
+interface Receipt {
+  status: string
+  blockNumber: string
+  blockHash: string
+  gasUsed: string
+  effectiveGasPrice?: string
+  from: string
+  to: string | null
+}
+
+/** Records the final status when a version of the send is mined; false while none is. */
+async function settle(runtime: Runtime, rpc: SendRpc, row: SendTransactionRow): Promise<boolean> {
+  for (const hash of [row.txHash, ...(row.priorHashes ?? [])]) {
+    const receipt = (await rpc('eth_getTransactionReceipt', [hash])) as Receipt | null
+    if (!receipt) continue
+    const summary = {
+      blockNumber: BigInt(receipt.blockNumber).toString(),
+      blockHash: receipt.blockHash,
+      gasUsed: BigInt(receipt.gasUsed).toString(),
+      effectiveGasPrice: BigInt(receipt.effectiveGasPrice ?? '0x0').toString(),
+      status: receipt.status === '0x1' ? ('success' as const) : ('reverted' as const),
+    }
+    const status = summary.status === 'success' ? 'INCLUDED' : 'FAILED'
+    const error =
+      status === 'FAILED'
+        ? await revertReasonOf(rpc, Transaction.fromHex(row.signedTransaction), receipt)
+        : undefined
+    await update(runtime, row, {
+      status,
+      txHash: hash,
+      receipt: summary,
+      ...(error ? { error } : {}),
+      notBefore: Number.MAX_SAFE_INTEGER,
+    })
+    runtime.emit('send.final', { chain: 'eip155', status, ms: Math.max(0, runtime.now() - row.createdAt) })
+    return true
+  }
+  return false
+}
+
+async function fail(runtime: Runtime, row: SendTransactionRow, message: string): Promise<void> {
+  await update(runtime, row, { status: 'FAILED', error: { message }, notBefore: Number.MAX_SAFE_INTEGER })
+  runtime.emit('send.final', {
+    chain: 'eip155',
+    status: 'FAILED',
+    ms: Math.max(0, runtime.now() - row.createdAt),
+  })
+}
+
+/**
+ * Re-signs the send with the same nonce and fees raised by the configured percentage (bounded by
+ * the ceiling), records it and broadcasts it; the earlier versions stay tracked until one is mined.
+ */
+async function replace(runtime: Runtime, row: SendTransactionRow): Promise<void> {
+  const options = runtime.options.sending ?? SENDING_DEFAULTS
+  const previous = Transaction.fromHex(row.signedTransaction)
+  const raw = previous.raw as { maxFeePerGas?: bigint; maxPriorityFeePerGas?: bigint }
+  const ceiling = BigInt(options.maxFeePerGasCeiling)
+  const bump = (value: bigint) => (value * BigInt(100 + options.replacementBumpPercent) + 99n) / 100n
+  const maxFeePerGas = bump(raw.maxFeePerGas ?? 0n)
+  if (maxFeePerGas > ceiling) {
+    await update(runtime, row, {
+      notBefore: Date.now() + options.pollIntervalMs,
+      replacements: options.maxReplacements,
+    })
+    return
+  }
+  const maxPriorityFeePerGas = bump(raw.maxPriorityFeePerGas ?? 0n)
+  const { r: _r, s: _s, yParity: _y, ...unsigned } = previous.raw as Record<string, unknown>
+  const prepared = Transaction.prepare({
+    ...unsigned,
+    type: previous.type,
+    maxFeePerGas,
+    maxPriorityFeePerGas: maxPriorityFeePerGas > maxFeePerGas ? maxFeePerGas : maxPriorityFeePerGas,
+  } as never)
+  let signed: string
+  if (row.sponsorId) {
+    const sponsor = await runtime.store.get('sponsors', row.sponsorId)
+    if (!sponsor) return fail(runtime, row, 'the sponsor account is gone')
+    const key = runtime.open(sponsor.sealedPrivateKey)
+    try {
+      signed = prepared.signBy(key).toHex()
+    } finally {
+      key.fill(0)
+    }
+  } else {
+    const account = await findSigner(runtime.store, row.organizationId, row.sender, 'sender')
+    signed = withAccountKey(runtime, account, (key) => prepared.signBy(key).toHex())
+  }
+  const replacement = row.replacements + 1
+  const txHash = Transaction.fromHex(signed).hash
+  await update(runtime, row, {
+    signedTransaction: signed,
+    txHash,
+    priorHashes: [...(row.priorHashes ?? []), row.txHash],
+    replacements: replacement,
+    fees: {
+      gasLimit: String((previous.raw as { gasLimit?: bigint }).gasLimit ?? 0n),
+      maxFeePerGas: maxFeePerGas.toString(),
+      maxPriorityFeePerGas: maxPriorityFeePerGas.toString(),
+    },
+    status: 'PENDING',
+    notBefore: 0,
+  })
+  runtime.emit('send.replaced', { chain: 'eip155', replacement })
+}

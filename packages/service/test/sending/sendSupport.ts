@@ -1,0 +1,94 @@
+import { readFileSync } from 'node:fs'
+import { encodeFunctionData, parseAbi } from 'viem'
+import { expect } from 'vitest'
+import { type EvmNode, startEvmNode } from '../../../../scripts/evmNode.mjs'
+import { deployDelegate } from '../../src/sending/delegate/index.ts'
+import type { Harness } from '../../src/testing/harness.ts'
+
+/** anvil's first development account (funded), which deploys what the tests need. */
+export const FAUCET_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80'
+export const TOKEN = '0x00000000000000000000000000000000000070ce'
+export const ERC20 = parseAbi([
+  'function mint(address to, uint256 amount)',
+  'function approve(address spender, uint256 amount) returns (bool)',
+  'function transfer(address to, uint256 amount) returns (bool)',
+  'function balanceOf(address) view returns (uint256)',
+  'function allowance(address, address) view returns (uint256)',
+])
+
+export interface Chain {
+  node: EvmNode
+  url: string
+  delegate: string
+  rpc(method: string, params: unknown[]): Promise<unknown>
+  balance(address: string): Promise<bigint>
+  tokenBalance(address: string): Promise<bigint>
+  allowance(owner: string, spender: string): Promise<bigint>
+  fund(address: string, wei: bigint): Promise<void>
+}
+
+/** anvil with LatchkeyDelegate deployed and the test ERC-20 placed at `TOKEN`. */
+export async function startChain(): Promise<Chain> {
+  const node = await startEvmNode()
+  const rpc = (method: string, params: unknown[]) => node.rpc(method, params) as Promise<unknown>
+  const delegate = await deployDelegate(node.url, FAUCET_KEY)
+  const token = JSON.parse(
+    readFileSync(new URL('../../../../contracts/test/TestToken.json', import.meta.url), 'utf8'),
+  ) as { deployedBytecode: string }
+  await rpc('anvil_setCode', [TOKEN, token.deployedBytecode])
+  const read = async (data: string) =>
+    BigInt((await rpc('eth_call', [{ to: TOKEN, data }, 'latest'])) as string)
+  return {
+    node,
+    url: node.url,
+    delegate,
+    rpc,
+    balance: async (address) => BigInt((await rpc('eth_getBalance', [address, 'latest'])) as string),
+    tokenBalance: (address) =>
+      read(encodeFunctionData({ abi: ERC20, functionName: 'balanceOf', args: [address as `0x${string}`] })),
+    allowance: (owner, spender) =>
+      read(
+        encodeFunctionData({
+          abi: ERC20,
+          functionName: 'allowance',
+          args: [owner as `0x${string}`, spender as `0x${string}`],
+        }),
+      ),
+    fund: async (address, wei) => {
+      await rpc('anvil_setBalance', [address, `0x${wei.toString(16)}`])
+    },
+  }
+}
+
+export const erc20Call = (functionName: 'mint' | 'approve' | 'transfer', to: string, amount: bigint) => ({
+  to: TOKEN,
+  value: '0',
+  data: encodeFunctionData({ abi: ERC20, functionName, args: [to as `0x${string}`, amount] }),
+})
+
+/** Polls `get_send_transaction_status` until the send is final (or `timeoutMs` passes). */
+export async function waitForSend(
+  h: Harness,
+  sendTransactionStatusId: string,
+  options: {
+    organizationId?: string
+    as?: Parameters<Harness['query']>[2] extends infer O ? O : never
+    timeoutMs?: number
+  } = {},
+) {
+  const until = Date.now() + (options.timeoutMs ?? 10_000)
+  for (;;) {
+    const reply = await h.query(
+      'get_send_transaction_status',
+      {
+        sendTransactionStatusId,
+        ...(options.organizationId ? { organizationId: options.organizationId } : {}),
+      },
+      (options.as ?? {}) as never,
+    )
+    expect(reply.status).toBe(200)
+    if (['INCLUDED', 'FAILED', 'CANCELLED'].includes(reply.body.txStatus)) return reply.body
+    if (Date.now() > until) throw new Error(`send ${sendTransactionStatusId} still ${reply.body.txStatus}`)
+    await new Promise((resolve) => setTimeout(resolve, 30))
+  }
+}
