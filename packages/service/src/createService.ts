@@ -227,7 +227,11 @@ export async function createService(options: CreateServiceOptions = {}): Promise
   await runtime.loadServiceRow()
   if (options.proxySettings) await applyProxySettings(runtime, options.proxySettings)
   if (options.sponsorship) await ensureSponsors(runtime, options.sponsorship)
-  const sendWorker = runtime.options.sending?.worker ? startSendWorker(runtime) : undefined
+  // Sends need a node: without any, there is nothing to broadcast or track.
+  const sendWorker =
+    runtime.options.sending?.worker && Object.keys(runtime.options.rpc).length > 0
+      ? startSendWorker(runtime)
+      : undefined
   // A drain stops taking sends off the queue and lets the broadcast under way finish.
   if (sendWorker) runtime.lifecycle.onDrain(() => sendWorker.stop())
 

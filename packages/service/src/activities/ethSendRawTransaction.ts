@@ -1,21 +1,34 @@
+import { Transaction } from 'micro-eth-signer'
 import { decodeSignedTransaction } from '../crypto/index.ts'
 import { withField } from '../domain/params.ts'
 import { ApiError } from '../errors.ts'
 import { defineActivity } from '../registry.ts'
+import { recordSend, rpcFor } from '../sending/ethSend.ts'
+import { RpcRefusedError } from '../sending/sendRpc.ts'
 
 const CAIP2 = /^[-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,32}$/
 
+/** What `prepare` learnt: the transaction's hash and sender, checked against the node. */
+interface Prepared {
+  transactionHash: string
+  sender: string
+  nonce: string
+}
+
 /**
- * Broadcasts a signed Ethereum transaction through the JSON-RPC node configured for its CAIP-2
- * chain (`rpc` option / `--rpc`), after checking it decodes, is signed, and targets that chain.
+ * Sends a signed Ethereum transaction through the JSON-RPC node configured for its CAIP-2 chain
+ * (`rpc` option / `--rpc`), after checking it decodes, is signed, targets that chain, and that the
+ * node would take it (the sender's nonce is not spent, its balance covers the transaction). The
+ * transaction is committed with the activity and broadcast by the send worker after commit, like
+ * `eth_send_transaction`'s; its hash is the result.
  */
 export const ethSendRawTransaction = defineActivity('eth_send_raw_transaction', {
   parse: (r) => ({
     signedTransaction: r.string('signedTransaction', { max: 128 * 1024 }),
     caip2: r.string('caip2', { max: 41, pattern: CAIP2, hint: 'a CAIP-2 chain id like eip155:1' }),
   }),
-  // The broadcast (bounded by a 15 s timeout) holds no database transaction.
-  prepare: async (ctx, p) => {
+  // The node's reads (each bounded by the RPC timeout) hold no database transaction.
+  prepare: async (ctx, p): Promise<Prepared> => {
     if (!p.caip2.startsWith('eip155:'))
       throw new ApiError('FIELD_INVALID', 'caip2 must be an eip155 chain', 'parameters.caip2')
     const decoded = withField('parameters', () => decodeSignedTransaction(p.signedTransaction))
@@ -26,35 +39,63 @@ export const ethSendRawTransaction = defineActivity('eth_send_raw_transaction', 
         `transaction is for chain ${decoded.chainId}, not ${p.caip2}`,
         'parameters.signedTransaction',
       )
-    const url = ctx.runtime.options.rpc[p.caip2]
-    if (!url)
-      throw new ApiError(
-        'RPC_NOT_CONFIGURED',
-        `no JSON-RPC node is configured for ${p.caip2}`,
-        'parameters.caip2',
-      )
-    const raw = p.signedTransaction.startsWith('0x') ? p.signedTransaction : `0x${p.signedTransaction}`
-    let reply: { result?: unknown; error?: { code?: number; message?: string } }
-    try {
-      const response = await ctx.runtime.options.fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: [raw] }),
-        signal: AbortSignal.timeout(15_000),
-      })
-      reply = (await response.json()) as typeof reply
-    } catch (error) {
-      throw new ApiError('RPC_FAILED', `the ${p.caip2} node did not answer: ${(error as Error).message}`)
-    }
-    if (reply.error)
-      throw new ApiError(
+    const rpc = rpcFor(ctx.runtime, p.caip2)
+    const refused = (reason: string) =>
+      new ApiError(
         'TRANSACTION_INVALID',
-        `the ${p.caip2} node refused the transaction: ${reply.error.message ?? 'unknown error'}`,
+        `the ${p.caip2} node refused the transaction: ${reason}`,
         'parameters.signedTransaction',
       )
-    if (typeof reply.result === 'string' && reply.result.toLowerCase() !== decoded.hash.toLowerCase())
-      throw new ApiError('RPC_FAILED', `the node reported hash ${reply.result}, expected ${decoded.hash}`)
-    return { transactionHash: decoded.hash }
+    try {
+      const [balance, mined] = await Promise.all([
+        rpc('eth_getBalance', [decoded.from, 'pending']) as Promise<string>,
+        rpc('eth_getTransactionCount', [decoded.from, 'latest']) as Promise<string>,
+      ])
+      if (decoded.nonce < BigInt(mined))
+        throw refused(`nonce too low: next nonce ${BigInt(mined)}, transaction nonce ${decoded.nonce}`)
+      const raw = Transaction.fromHex(p.signedTransaction.trim().replace(/^0x/, '').toLowerCase()).raw as {
+        value?: bigint
+        gasLimit?: bigint
+        maxFeePerGas?: bigint
+        gasPrice?: bigint
+      }
+      const cost = (raw.value ?? 0n) + (raw.gasLimit ?? 0n) * (raw.maxFeePerGas ?? raw.gasPrice ?? 0n)
+      if (BigInt(balance) < cost)
+        throw refused(`insufficient funds for gas * price + value: have ${BigInt(balance)} want ${cost}`)
+    } catch (error) {
+      if (error instanceof ApiError) throw error
+      if (error instanceof RpcRefusedError) throw refused(error.message)
+      throw new ApiError('RPC_FAILED', `the ${p.caip2} node did not answer: ${(error as Error).message}`)
+    }
+    return { transactionHash: decoded.hash, sender: decoded.from, nonce: decoded.nonce.toString() }
   },
-  run: (ctx) => ctx.prepared as { transactionHash: string },
+  run: async (ctx, p) => {
+    const prepared = ctx.prepared as Prepared
+    // Later sends the service signs for this account take nonces after this one.
+    const id = `${p.caip2}|${prepared.sender.toLowerCase()}`
+    const row = await ctx.tx.get('nonces', id)
+    const next = BigInt(prepared.nonce) + 1n
+    if (!row || BigInt(row.next) < next)
+      await ctx.tx.put('nonces', {
+        id,
+        next: next.toString(),
+        createdAt: row?.createdAt ?? ctx.now,
+        updatedAt: ctx.now,
+      })
+    await recordSend(ctx.tx, ctx.now, {
+      id: ctx.newId(),
+      organizationId: ctx.organization.id,
+      activityId: ctx.activityId,
+      caip2: p.caip2,
+      sender: prepared.sender,
+      account: prepared.sender,
+      sponsored: false,
+      nonce: prepared.nonce,
+      signedTransaction: p.signedTransaction.startsWith('0x')
+        ? p.signedTransaction
+        : `0x${p.signedTransaction}`,
+      txHash: prepared.transactionHash,
+    })
+    return { transactionHash: prepared.transactionHash }
+  },
 })

@@ -2,8 +2,12 @@ import type { PolicyOutcome } from '@latchkey/protocol'
 import { mapInOrder } from '../async.ts'
 import { decodeTransactionForPolicy } from '../crypto/signTransaction.ts'
 import { ApiError } from '../errors.ts'
-import { evaluatePolicies, type PolicyEvaluationResult } from '../policies/evaluatePolicies.ts'
-import { type Approval, consensusContextOf, policyContextOf } from '../policies/policyContextOf.ts'
+import {
+  combinePolicyResults,
+  evaluatePolicies,
+  type PolicyEvaluationResult,
+} from '../policies/evaluatePolicies.ts'
+import { type Approval, consensusContextOf, policyContextsOf } from '../policies/policyContextOf.ts'
 import type { Runtime } from '../Runtime.ts'
 import type { ActivityHandler, Caller } from '../registry.ts'
 import type { ActivityRow, OrganizationRow, VoteRow } from '../store/model.ts'
@@ -124,17 +128,23 @@ async function evaluate(
   const policies = await reads.findBy('policies', 'organizationId', activity.organizationId)
   if (policies.length === 0)
     return { outcome: rootQuorumMet ? 'OUTCOME_ALLOW' : 'OUTCOME_DENY_IMPLICIT', evaluations: [] }
-  return evaluatePolicies({
-    policies: policies.map((policy) => ({
-      id: policy.id,
-      effect: policy.effect,
-      condition: policy.condition,
-      consensus: policy.consensus,
-    })),
-    context: await policyContextOf(reads, activity, { decodeTransaction: decodeTransactionForPolicy }),
-    consensus: await consensusContextOf(reads, activity.organizationId, approvals),
-    rootQuorumMet,
-  })
+  const consensus = await consensusContextOf(reads, activity.organizationId, approvals)
+  const contexts = await policyContextsOf(reads, activity, { decodeTransaction: decodeTransactionForPolicy })
+  return combinePolicyResults(
+    contexts.map((context) =>
+      evaluatePolicies({
+        policies: policies.map((policy) => ({
+          id: policy.id,
+          effect: policy.effect,
+          condition: policy.condition,
+          consensus: policy.consensus,
+        })),
+        context,
+        consensus,
+        rootQuorumMet,
+      }),
+    ),
+  )
 }
 
 /** The refusal names the outcome and the activity, whose evaluations `get_policy_evaluations` returns. */

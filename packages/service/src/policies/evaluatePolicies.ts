@@ -103,3 +103,32 @@ export function evaluatePolicies(input: EvaluatePoliciesInput): PolicyEvaluation
           : 'OUTCOME_DENY_IMPLICIT'
   return { outcome, evaluations }
 }
+
+/**
+ * One decision from the evaluations of one activity in several scopes (each call of a batch): a
+ * DENY on any refuses it, it is allowed only when every scope is, and it waits for consensus when
+ * every scope is allowed or waits. Each policy's recorded outcome is the strongest it had.
+ */
+export function combinePolicyResults(results: readonly PolicyEvaluationResult[]): PolicyEvaluationResult {
+  if (results.length === 1) return results[0]!
+  const outcomes = results.map((result) => result.outcome)
+  const outcome: PolicyOutcome = outcomes.includes('OUTCOME_DENY_EXPLICIT')
+    ? 'OUTCOME_DENY_EXPLICIT'
+    : outcomes.every((o) => o === 'OUTCOME_ALLOW')
+      ? 'OUTCOME_ALLOW'
+      : outcomes.every((o) => o === 'OUTCOME_ALLOW' || o === 'OUTCOME_REQUIRES_CONSENSUS')
+        ? 'OUTCOME_REQUIRES_CONSENSUS'
+        : 'OUTCOME_DENY_IMPLICIT'
+  const rank: PolicyOutcome[] = [
+    'OUTCOME_DENY_EXPLICIT',
+    'OUTCOME_ALLOW',
+    'OUTCOME_REQUIRES_CONSENSUS',
+    'OUTCOME_ERROR',
+    'OUTCOME_DENY_IMPLICIT',
+  ]
+  const evaluations = (results[0]?.evaluations ?? []).map(({ policyId }, index) => {
+    const seen = results.map((result) => result.evaluations[index]!.outcome)
+    return { policyId, outcome: rank.find((o) => seen.includes(o)) ?? 'OUTCOME_DENY_IMPLICIT' }
+  })
+  return { outcome, evaluations }
+}

@@ -169,9 +169,11 @@ export async function policyContextOf(
   const accountAddress =
     typeof intent.signWith === 'string'
       ? intent.signWith
-      : activity.path === 'export_wallet_account' && typeof intent.address === 'string'
-        ? intent.address
-        : undefined
+      : activity.path === 'eth_send_transaction' && typeof intent.from === 'string'
+        ? intent.from
+        : activity.path === 'export_wallet_account' && typeof intent.address === 'string'
+          ? intent.address
+          : undefined
   let walletId =
     activity.path === 'export_wallet' && typeof intent.walletId === 'string' ? intent.walletId : undefined
   if (accountAddress !== undefined) {
@@ -227,6 +229,38 @@ export async function policyContextOf(
   if (Object.keys(solana).length > 0) scope.solana = solana
   // Literals are canonical (parsePolicy): so is every address the activity names, wherever it sits.
   return canonicalPolicyValue(scope) as PolicyScope
+}
+
+/**
+ * The scopes an activity is judged in: one, except for `eth_send_transaction`, judged once per call
+ * with that call as `eth.tx` (`from`, `to`, `value`, `data`, `chain_id`), so a policy on
+ * `eth.tx.to` or `eth.tx.value` sees every call of a batch, sponsored or not.
+ */
+export async function policyContextsOf(
+  reads: Reads,
+  activity: PolicyActivity,
+  options: PolicyContextOptions = {},
+): Promise<PolicyScope[]> {
+  const scope = await policyContextOf(reads, activity, options)
+  if (activity.path !== 'eth_send_transaction') return [scope]
+  const intent = activity.intent
+  const calls = Array.isArray(intent.calls) ? intent.calls : [intent]
+  const chainId = typeof intent.caip2 === 'string' ? intent.caip2.slice('eip155:'.length) : ''
+  return calls.map((call) => {
+    const { to, value, data } = (call ?? {}) as Record<string, unknown>
+    const tx = toPolicyValue(
+      {
+        ...(typeof intent.from === 'string' ? { from: intent.from } : {}),
+        ...(typeof to === 'string' ? { to } : {}),
+        value: typeof value === 'string' ? value : '0',
+        data: typeof data === 'string' ? data : '0x',
+        chain_id: chainId,
+      },
+      TRANSACTION_INT_FIELDS,
+    ) as PolicyStruct
+    const eth = { ...((scope.eth as PolicyStruct | undefined) ?? {}), tx }
+    return canonicalPolicyValue({ ...scope, eth }) as PolicyScope
+  })
 }
 
 /** One approval of an activity: the submitter's stamp or a vote. */

@@ -56,10 +56,10 @@ export function startSendWorker(runtime: Runtime): SendWorker {
   const loop = () => {
     if (stopped) return
     running = pass().finally(() => {
-      if (!stopped) timer = setTimeout(loop, options.pollIntervalMs)
+      if (!stopped) timer = unref(setTimeout(loop, options.pollIntervalMs))
     })
   }
-  timer = setTimeout(loop, 0)
+  timer = unref(setTimeout(loop, 0))
 
   return {
     pass: () => {
@@ -72,6 +72,12 @@ export function startSendWorker(runtime: Runtime): SendWorker {
       await running.catch(() => undefined)
     },
   }
+}
+
+/** A timer that does not keep a Node process alive on its own (the service's close stops it). */
+function unref(timer: ReturnType<typeof setTimeout>): ReturnType<typeof setTimeout> {
+  ;(timer as { unref?: () => void }).unref?.()
+  return timer
 }
 
 /** Takes `row` for `leaseMs` unless another pass (here or on another instance) took it first. */
@@ -251,7 +257,17 @@ async function replace(runtime: Runtime, row: SendTransactionRow): Promise<void>
       key.fill(0)
     }
   } else {
-    const account = await findSigner(runtime.store, row.organizationId, row.sender, 'sender')
+    const account = await findSigner(runtime.store, row.organizationId, row.sender, 'sender').catch(
+      () => undefined,
+    )
+    if (!account) {
+      // Signed elsewhere (eth_send_raw_transaction): only its signer can replace it.
+      await update(runtime, row, {
+        replacements: options.maxReplacements,
+        notBefore: Date.now() + options.pollIntervalMs,
+      })
+      return
+    }
     signed = withAccountKey(runtime, account, (key) => prepared.signBy(key).toHex())
   }
   const replacement = row.replacements + 1

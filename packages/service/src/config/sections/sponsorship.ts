@@ -1,0 +1,81 @@
+import { z } from 'zod'
+import type { GasCaps, SponsorshipOptions } from '../../sending/SendingOptions.ts'
+
+const gas = z.number().int().positive()
+
+const capsSchema = z
+  .object({
+    per_transaction: gas.optional().describe('Largest gas limit of one sponsored transaction.'),
+    per_user_per_day: gas
+      .optional()
+      .describe("Gas of one user's sponsored sends per UTC day, counted at signing (their gas limits)."),
+    per_organization_per_month: gas
+      .optional()
+      .describe("Gas of an organization's (and its sub-organizations') sponsored sends per UTC month."),
+  })
+  .strict()
+
+/**
+ * `[sponsorship]`: gas sponsorship. Sponsor keys are sealed in the database on the first start
+ * (imported from `private_key`, or generated when it is absent); later starts use the sealed key.
+ */
+export const sponsorshipSection = z
+  .object({
+    delegates: z
+      .record(z.string().regex(/^eip155:[1-9]\d*$/), z.string().regex(/^0x[0-9a-fA-F]{40}$/))
+      .describe(
+        'The EIP-7702 delegate contract (LatchkeyDelegate) by CAIP-2 chain; sponsorship is offered on these chains.',
+      ),
+    sponsors: z
+      .record(
+        z.string().min(1),
+        z
+          .object({
+            private_key: z
+              .string()
+              .regex(/^(0x)?[0-9a-fA-F]{64}$/)
+              .meta({ secret: true })
+              .optional()
+              .describe(
+                'The sponsor account key (32 bytes hex), imported and sealed on the first start; generated when absent.',
+              ),
+          })
+          .strict(),
+      )
+      .default({ default: {} })
+      .describe(
+        'Sponsor accounts by owner: `default`, or an organization id (a parent organization covers its sub-organizations).',
+      ),
+    caps: capsSchema.default({}).describe('Gas caps of every organization.'),
+    organization_caps: z
+      .record(z.string().min(1), capsSchema)
+      .default({})
+      .describe('Gas caps of particular (parent) organizations, replacing `caps` for them.'),
+  })
+  .strict()
+  .describe('Gas sponsorship: sponsor accounts pay for `sponsor: true` sends, within caps.')
+
+const capsOf = (caps: z.infer<typeof capsSchema>): GasCaps => ({
+  ...(caps.per_transaction !== undefined ? { perTransaction: caps.per_transaction } : {}),
+  ...(caps.per_user_per_day !== undefined ? { perUserPerDay: caps.per_user_per_day } : {}),
+  ...(caps.per_organization_per_month !== undefined
+    ? { perOrganizationPerMonth: caps.per_organization_per_month }
+    : {}),
+})
+
+/** `CreateServiceOptions.sponsorship` from the parsed section. */
+export function sponsorshipOptions(parsed: z.infer<typeof sponsorshipSection>): SponsorshipOptions {
+  return {
+    delegates: parsed.delegates,
+    sponsors: Object.fromEntries(
+      Object.entries(parsed.sponsors).map(([owner, sponsor]) => [
+        owner,
+        sponsor.private_key !== undefined ? { privateKey: sponsor.private_key } : {},
+      ]),
+    ),
+    caps: capsOf(parsed.caps),
+    organizationCaps: Object.fromEntries(
+      Object.entries(parsed.organization_caps).map(([organization, caps]) => [organization, capsOf(caps)]),
+    ),
+  }
+}
