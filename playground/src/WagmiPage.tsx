@@ -23,6 +23,7 @@ import {
   WagmiProvider,
 } from 'wagmi'
 import type { PlaygroundConfig } from './loadPlaygroundConfig.ts'
+import { SponsoredBatchCard } from './SponsoredBatchCard.tsx'
 import { TransferFields } from './TransferFields.tsx'
 
 type Evm = NonNullable<PlaygroundConfig['evm']>
@@ -109,6 +110,7 @@ function ConnectionCard({ evm, openSignIn }: { evm: Evm; openSignIn: () => void 
         <div className="pg-grid-2">
           <SendCard evm={evm} address={connection.address} />
           <SignCard address={connection.address} />
+          <SponsoredBatchCard evm={evm} address={connection.address} />
         </div>
       ) : null}
     </>

@@ -2,7 +2,7 @@
 // the provider as its `fetch`, and seed data is created through the same client actions an app
 // uses (OTP sign-in read from the dev outbox, create_wallet, ...). Nothing is mocked.
 
-import type { ProxySettings } from '@latchkey/protocol'
+import type { ProxySettings, SendTransactionStatus } from '@latchkey/protocol'
 import type { Service } from '@latchkey/service'
 import { createTestService, latestCode } from '@latchkey/service/testing'
 import { secp256k1 } from '@noble/curves/secp256k1.js'
@@ -26,6 +26,7 @@ import {
 import type { ComponentType } from 'react'
 // The in-page service's SQLite (sql.js) loads its WASM from here.
 import sqlWasmUrl from 'sql.js/dist/sql-wasm.wasm?url'
+import { recordedSendService } from '../../src/core/test/recordedSendService.ts'
 
 export const SERVICE_URL = 'http://latchkey.local'
 
@@ -55,6 +56,12 @@ export interface LiveOptions {
   oauthWindow?: 'pending' | 'blocked'
   /** Announce a browser wallet through EIP-6963, backed by a real secp256k1 key in the page. */
   injectWallet?: boolean
+  /**
+   * The send path (`eth_send_transaction`, `get_send_transaction_status`) in the published shapes,
+   * in front of the in-page service, which has no chain to broadcast to: each send's status reads
+   * return `statuses` in turn (the last repeats); `'hang'` never answers the send.
+   */
+  send?: { statuses: SendTransactionStatus[] } | 'hang'
 }
 
 export interface Live {
@@ -277,9 +284,19 @@ export async function createLive(options: LiveOptions = {}): Promise<Live> {
           : await service.fetch(input, init)
     : service.fetch
   if (options.injectWallet) announceExampleWallet()
+  const send = options.send
+  const clientFetch: Service['fetch'] =
+    send === 'hang'
+      ? async (input, init) =>
+          String(input instanceof Request ? input.url : input).endsWith('/submit/eth_send_transaction')
+            ? never(init?.signal)
+            : await serviceFetch(input, init)
+      : send
+        ? recordedSendService(serviceFetch as typeof fetch, () => send.statuses).fetch
+        : serviceFetch
   const client = createLatchkey({
     ...clientConfig,
-    fetch: serviceFetch,
+    fetch: clientFetch,
     ...(options.oauthWindow
       ? {
           oauth: {

@@ -1,0 +1,76 @@
+import { QueryClient } from '@tanstack/react-query'
+import { act, renderHook, waitFor } from '@testing-library/react'
+import { type ReactNode, useState } from 'react'
+import { describe, expect, it } from 'vitest'
+import type { Latchkey } from '../core/createLatchkey.ts'
+import { createClientFixture } from '../core/test/fixtures.ts'
+import { recordedSendService } from '../core/test/recordedSendService.ts'
+import { LatchkeyProvider, useCallsStatus, useSendCalls, useSendTransaction } from './index.ts'
+
+const FROM = '0x5B38Da6a701c568545dCfcB03FcB875f56beddC4'
+const TO = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8'
+const HASH = `0x${'12'.repeat(32)}`
+
+function wrapperOf(client: Latchkey) {
+  return function Providers({ children }: { children: ReactNode }) {
+    const [queryClient] = useState(() => new QueryClient({ defaultOptions: { queries: { retry: false } } }))
+    return (
+      <LatchkeyProvider client={client} queryClient={queryClient}>
+        {children}
+      </LatchkeyProvider>
+    )
+  }
+}
+
+describe('useSendCalls, useSendTransaction and useCallsStatus (published send shapes, local service)', () => {
+  it('sends, then polls the status until it is final and stops', async () => {
+    const fx = await createClientFixture()
+    await fx.signUpDirect()
+    const send = recordedSendService(fx.harness.service.fetch as typeof fetch, () => [
+      { txStatus: 'PENDING' },
+      { txStatus: 'BROADCASTED', eth: { txHash: HASH } },
+      { txStatus: 'INCLUDED', eth: { txHash: HASH } },
+    ])
+    const client = fx.reload({ fetch: send.fetch })
+    const { result } = renderHook(
+      () => {
+        const sendCalls = useSendCalls()
+        const sendTransaction = useSendTransaction()
+        const status = useCallsStatus({
+          sendTransactionStatusId: sendCalls.data?.sendTransactionStatusId,
+          pollingIntervalMs: 15,
+        })
+        return { sendCalls, sendTransaction, status }
+      },
+      { wrapper: wrapperOf(client) },
+    )
+    // Disabled until there is something to follow.
+    expect(result.current.status.fetchStatus).toBe('idle')
+    await act(() =>
+      result.current.sendCalls.mutateAsync({
+        from: FROM,
+        caip2: 'eip155:31337',
+        sponsor: true,
+        calls: [{ to: TO, value: '1' }, { to: TO }],
+      }),
+    )
+    await waitFor(() => expect(result.current.status.data?.final).toBe(true), { timeout: 5_000 })
+    expect(result.current.status.data).toEqual({
+      txStatus: 'INCLUDED',
+      eth: { txHash: HASH },
+      status: 'success',
+      final: true,
+    })
+    const id = result.current.sendCalls.data?.sendTransactionStatusId as string
+    const reads = send.reads.get(id)
+    expect(reads).toBe(3)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(send.reads.get(id)).toBe(reads)
+
+    await act(() => result.current.sendTransaction.mutateAsync({ from: FROM, caip2: 'eip155:1', to: TO }))
+    expect(send.sends.map((s) => s.parameters)).toEqual([
+      { from: FROM, caip2: 'eip155:31337', sponsor: true, calls: [{ to: TO, value: '1' }, { to: TO }] },
+      { from: FROM, caip2: 'eip155:1', calls: [{ to: TO }] },
+    ])
+  })
+})

@@ -1,0 +1,123 @@
+import type { Meta, StoryObj } from '@storybook/react-vite'
+import { userEvent, within } from 'storybook/test'
+import { encodeFunctionData, erc20Abi } from 'viem'
+import { SendTransaction } from '../src/components/index.ts'
+import { liveDecorators } from './support/live.tsx'
+
+const TOKEN = '0x5FbDB2315678afecb367f032d93F642f64180aa3'
+const SHOP = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8'
+const HASH = '0x8a3f5c2e9b7d4a1f6e0c3b8d5a2f7e9c1b4d6a8f0e3c5b7d9a1f2e4c6b8d0a3f'
+
+/** Approve the shop to spend 25 tokens, then pay it 0.0015 ETH: one atomic batch. */
+const CALLS = [
+  {
+    to: TOKEN,
+    abi: erc20Abi,
+    data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [SHOP, 25n * 10n ** 18n] }),
+  },
+  { to: SHOP, value: 1_500_000_000_000_000n },
+]
+
+const meta = {
+  title: 'Wallets/SendTransaction',
+  component: SendTransaction,
+  ...liveDecorators,
+  args: { open: true, onOpenChange: () => {}, calls: CALLS, caip2: 'eip155:31337', pollingIntervalMs: 200 },
+  parameters: {
+    layout: 'fullscreen',
+    live: {
+      signedIn: true,
+      wallets: [{ walletName: 'Everyday', chains: ['ethereum'] }],
+      send: { statuses: [{ txStatus: 'INCLUDED', eth: { txHash: HASH } }] },
+    },
+  },
+} satisfies Meta<typeof SendTransaction>
+export default meta
+type Story = StoryObj<typeof meta>
+
+const body = (el: HTMLElement) => within(el.ownerDocument.body)
+
+const confirm = async (canvasElement: HTMLElement) => {
+  const s = body(canvasElement)
+  await s.findByText(/^approve\(/)
+  await userEvent.click(s.getByRole('button', { name: 'Confirm' }))
+  return s
+}
+
+/** Each call: the approve decoded from its ABI, the payment in ETH; the account pays the fee. */
+export const Review: Story = {
+  play: async ({ canvasElement }) => {
+    await body(canvasElement).findByText(/^approve\(/)
+  },
+}
+
+/** The app's gas sponsor pays the fee. */
+export const Sponsored: Story = {
+  args: { sponsor: true },
+  globals: { theme: 'dark' },
+  play: async ({ canvasElement }) => {
+    const s = body(canvasElement)
+    await s.findByText(/^approve\(/)
+    await s.findByText('Sponsored')
+  },
+}
+
+/** Confirmed, waiting for the service to accept the send. */
+export const Sending: Story = {
+  parameters: {
+    live: { signedIn: true, wallets: [{ walletName: 'Everyday', chains: ['ethereum'] }], send: 'hang' },
+  },
+  play: async ({ canvasElement }) => {
+    const s = await confirm(canvasElement)
+    await s.findByRole('button', { name: 'Sending…' })
+  },
+}
+
+/** Broadcast, not yet in a block. */
+export const Pending: Story = {
+  args: { sponsor: true },
+  parameters: {
+    live: {
+      signedIn: true,
+      wallets: [{ walletName: 'Everyday', chains: ['ethereum'] }],
+      send: { statuses: [{ txStatus: 'BROADCASTED', eth: { txHash: HASH } }] },
+    },
+  },
+  play: async ({ canvasElement }) => {
+    const s = await confirm(canvasElement)
+    await s.findByRole('heading', { name: 'Transaction sent' })
+    await s.findByText(HASH)
+  },
+}
+
+export const Included: Story = {
+  globals: { locale: 'es' },
+  play: async ({ canvasElement }) => {
+    const s = body(canvasElement)
+    await s.findByText(/^approve\(/)
+    await userEvent.click(s.getByRole('button', { name: 'Confirmar' }))
+    await s.findByRole('heading', { name: 'Transacción confirmada' })
+  },
+}
+
+/** Reverted on-chain: neither call took effect. */
+export const Failed: Story = {
+  globals: { locale: 'ar' },
+  parameters: {
+    live: {
+      signedIn: true,
+      wallets: [{ walletName: 'Everyday', chains: ['ethereum'] }],
+      send: {
+        statuses: [
+          { txStatus: 'FAILED', eth: { txHash: HASH }, error: { message: 'ERC20InsufficientBalance' } },
+        ],
+      },
+    },
+  },
+  play: async ({ canvasElement }) => {
+    const s = body(canvasElement)
+    await s.findByText(/^approve\(/)
+    await userEvent.click(s.getByRole('button', { name: 'تأكيد' }))
+    await s.findByRole('heading', { name: 'فشلت المعاملة' })
+  },
+}
