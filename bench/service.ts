@@ -2,11 +2,13 @@
  * The service on its databases, over loopback HTTP against `latchkey-service dev`
  * processes: raw library signing rate; `sign_raw_payloads` and `create_wallet` on SQLite
  * (`--data-dir`; and in memory, with no file, to tell the storage's cost apart), on PostgreSQL with one service process and with two (requests round-robin
- * between them); throughput and p50/p99 with 200 concurrent clients. Prints figures side by side;
+ * between them); throughput and p50/p99 with 200 concurrent clients; in memory again with metrics
+ * (an admin listener) and JSON request logs on, against the same with both off, to show what
+ * observing the service costs. Prints figures side by side;
  * asserts nothing about speed. Starts and removes its own PostgreSQL (scripts/postgres.mjs).
  *
  * Run: npm run bench:service   (or npx tsx bench/service.ts [--requests 6000] [--clients 200]
- *   [--only memory,sqlite,postgres1,postgres2] [--workloads sign,wallets] [--profile DIR])
+ *   [--only memory,observed,sqlite,postgres1,postgres2] [--workloads sign,wallets] [--profile DIR])
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
@@ -24,7 +26,7 @@ const { values: flags } = parseArgs({
   options: {
     requests: { type: 'string', default: '6000' },
     clients: { type: 'string', default: '200' },
-    /** Comma-separated subset of: memory, sqlite, postgres1, postgres2 (default: all). */
+    /** Comma-separated subset of: memory, observed, sqlite, postgres1, postgres2 (default: all). */
     only: { type: 'string' },
     /** Comma-separated subset of: sign, wallets (default: both). */
     workloads: { type: 'string', default: 'sign,wallets' },
@@ -257,12 +259,17 @@ async function measure(instances: Instance[], rollbacks?: () => number) {
 const temp = mkdtempSync(join(tmpdir(), 'latchkey-bench-'))
 type Column = { name: string; result?: Awaited<ReturnType<typeof measure>>; error?: string; logged?: string }
 const memory: Column = { name: 'SQLite in memory' }
+const observed: Column = { name: 'in memory, metrics + JSON logs' }
 const sqlite: Column = { name: 'SQLite, 1 process' }
 const postgres1: Column = { name: 'PostgreSQL, 1 process' }
 const postgres2: Column = { name: 'PostgreSQL, 2 processes' }
-const columns = [memory, sqlite, postgres1, postgres2].filter((_, n) =>
-  wanted(['memory', 'sqlite', 'postgres1', 'postgres2'][n]!),
+const columns = [memory, observed, sqlite, postgres1, postgres2].filter((_, n) =>
+  wanted(['memory', 'observed', 'sqlite', 'postgres1', 'postgres2'][n]!),
 )
+/** Metrics and request logs off: what every column but `observed` measures. */
+const QUIET = ['--log-level', 'silent']
+/** Metrics kept for an admin listener, one JSON line per request on stderr (which the bench reads). */
+const OBSERVED = ['--admin-port', '0', '--log-format', 'json', '--log-level', 'info']
 
 async function withInstances(
   count: number,
@@ -275,7 +282,7 @@ async function withInstances(
     // One after the other: the first migrates and bootstraps, the others read.
     for (let n = 0; n < count; n++) {
       const service = await startService({
-        args: args(n),
+        args: [...(column === observed ? OBSERVED : QUIET), ...args(n)],
         ...(flags.profile ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${flags.profile}`] } : {}),
       })
       instances.push({
@@ -290,7 +297,7 @@ async function withInstances(
       instance
         .stderr()
         .split('\n')
-        .filter((line) => /error/i.test(line)),
+        .filter((line) => /error/i.test(line) && !line.includes('"level":"info"')),
     )
     if (logged[0]) column.logged = `${logged.length} error lines, first: ${logged[0].slice(0, 160)}`
   } catch (error) {
@@ -320,6 +327,7 @@ let postgres: PostgresCluster | undefined
 try {
   // No --data-dir: the same queries with no file and no fsync, to tell the storage's cost apart.
   if (wanted('memory')) await withInstances(1, () => [], memory)
+  if (wanted('observed')) await withInstances(1, () => [], observed)
   if (wanted('sqlite')) await withInstances(1, () => ['--data-dir', join(temp, 'sqlite')], sqlite)
   if (wanted('postgres1') || wanted('postgres2'))
     try {
@@ -359,6 +367,11 @@ const cell = (column: Column, pick: (r: NonNullable<Column['result']>) => string
 const ms = (n: number) => `${n.toFixed(1)} ms`
 const percent = (share: number | undefined) => (share === undefined ? 'n/a' : `${(share * 100).toFixed(0)}%`)
 const rate = (n: number) => `${n.toFixed(0)}/s`
+/** Throughput lost from `off` to `on`, as a share of `off`'s (negative: `on` was faster). */
+const cost = (on: Run, off: Run) =>
+  Number.isNaN(on.perSecond) || Number.isNaN(off.perSecond)
+    ? 'n/a'
+    : `${(((off.perSecond - on.perSecond) / off.perSecond) * 100).toFixed(1)}%`
 const failures = (run: Run) => (run.failed ? `${run.failed} (first: ${run.firstFailure})` : '0')
 console.log(
   `Latchkey service over loopback HTTP: ${REQUESTS} requests per workload, ${CLIENTS} concurrent clients, ` +
@@ -402,6 +415,11 @@ if (one && two)
   console.log(
     `PostgreSQL, 2 processes vs 1 (target > 1.00): sign_raw_payloads ${(two.sign.perSecond / one.sign.perSecond).toFixed(2)}x, ` +
       `create_wallet ${(two.wallets.perSecond / one.wallets.perSecond).toFixed(2)}x`,
+  )
+if (memory.result && observed.result)
+  console.log(
+    `metrics + JSON logs on vs off, in memory (target cost ≤ 5%): sign_raw_payloads ${cost(observed.result.sign, memory.result.sign)}, ` +
+      `create_wallet ${cost(observed.result.wallets, memory.result.wallets)}`,
   )
 for (const column of columns)
   if (column.logged) console.log(`${column.name}: the service logged ${column.logged}`)

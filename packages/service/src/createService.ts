@@ -242,6 +242,8 @@ export async function createService(options: CreateServiceOptions = {}): Promise
   if (mode === 'production') app.use('*', securityHeaders())
   app.use('*', observeRequests(runtime, options.logger))
   const readiness = new Readiness(runtime)
+  // The first look at the database, so that no probe waits on one.
+  void readiness.database()
   // Before the body limits and plugin routes: probes read no body and must stay cheap.
   app.get('/livez', (c) => c.json({ live: true }))
   app.get('/readyz', async (c) => {

@@ -27,8 +27,8 @@ export interface ReadinessOptions {
 /**
  * What `/readyz` answers: the database reachable and on this version's schema, the crypto workers
  * alive, and the service not draining. The database is asked at most once per `cacheMs` and never
- * waited on past `timeoutMs`, so a probe answers fast when it is down and a burst of probes costs
- * one query. Where the store has one connection (SQLite: a local file, no server to lose), a probe
+ * waited on past `timeoutMs`, and a probe answers with the last look while the next is taken, so
+ * it answers fast when the database is down and a burst of probes costs one query. Where the store has one connection (SQLite: a local file, no server to lose), a probe
  * would queue behind the writes and only report load, so the schema is checked once and the
  * database counts as reachable while the store is open.
  */
@@ -57,17 +57,23 @@ export class Readiness {
     return { ready: Object.values(checks).every(Boolean), checks }
   }
 
-  private database(): Promise<{ database: boolean; migrations: boolean }> {
-    const now = performance.now()
+  /**
+   * The last look at the database, taking a new one when it is older than `cacheMs`: a probe never
+   * waits on it once there is a first (it answers with the last one while the next is taken), so a
+   * probe answers within milliseconds whatever the database does. Only the first look is waited
+   * for (bounded by `timeoutMs`); `createService` takes it at start.
+   */
+  database(): Promise<{ database: boolean; migrations: boolean }> {
+    const last = this.last
     const oneConnection = this.runtime.store.backend.groupsCommits
-    if (this.last && ((oneConnection && this.last.database) || now - this.last.at < this.cacheMs))
-      return Promise.resolve(this.last)
-    this.pending ??= this.look().then((result) => {
-      this.last = { at: performance.now(), ...result }
-      this.pending = undefined
-      return result
-    })
-    return this.pending
+    const fresh = last && ((oneConnection && last.database) || performance.now() - last.at < this.cacheMs)
+    if (!fresh)
+      this.pending ??= this.look().then((result) => {
+        this.last = { at: performance.now(), ...result }
+        this.pending = undefined
+        return result
+      })
+    return last ? Promise.resolve(last) : this.pending!
   }
 
   private async look(): Promise<{ database: boolean; migrations: boolean }> {
@@ -75,6 +81,8 @@ export class Readiness {
     const timeout = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), this.timeoutMs)
     })
+    // Node: a look in progress does not keep the process alive.
+    ;(timer as { unref?: () => void } | undefined)?.unref?.()
     try {
       const applied = await Promise.race([this.appliedMigrations(), timeout])
       if (applied === 'timeout') return { database: false, migrations: false }

@@ -61,7 +61,8 @@ export function observeRequests(
     const status = c.res.status
     runtime.emit('http.request', { family, method, status, seconds })
     if (!logger) return
-    const level = status >= 500 ? 'error' : family === 'health' ? 'debug' : 'info'
+    // A probe's 503 is the answer it exists for (draining, database down), not a failure.
+    const level = family === 'health' ? 'debug' : status >= 500 ? 'error' : 'info'
     if (logger.isLevelEnabled && !logger.isLevelEnabled(level)) return
     const activity = c.get('activity')
     const error = c.error instanceof ApiError ? c.error : undefined
