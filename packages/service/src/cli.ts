@@ -8,6 +8,7 @@ const NAME = 'latchkey-service'
 const COMMANDS: Record<string, () => Promise<{ run(argv: string[]): Promise<void> }>> = {
   dev: () => import('./commands/dev.ts'),
   migrate: () => import('./commands/migrate.ts'),
+  'rotate-master-key': () => import('./commands/rotateMasterKey.ts'),
 }
 
 async function main(argv: string[]): Promise<void> {

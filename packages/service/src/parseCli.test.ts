@@ -41,6 +41,7 @@ describe('parseCli', () => {
       sessionSeconds: '600',
       rpId: 'example.test',
       noMigrate: false,
+      newMasterKeyFile: undefined,
     })
     expect(parseCli(['dev'])).toMatchObject({ port: 8787, json: false, dataDir: undefined, rpc: {} })
     expect(parseCli(['dev', '--no-migrate'])).toMatchObject({ noMigrate: true })

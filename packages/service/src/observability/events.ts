@@ -6,8 +6,13 @@
  *
  * Add the events of a subsystem to `ServiceEventMap` (name → payload); sinks see every event.
  */
-// biome-ignore lint/suspicious/noEmptyInterface: filled in by each subsystem's entries below
-export interface ServiceEventMap {}
+export interface ServiceEventMap {
+  // Master-key rotation
+  /** This instance seals new secrets under master-key `version` from now on (a rotation activated it). */
+  'masterKey.sealing': { version: number }
+  /** `rotate-master-key` re-sealed `count` secrets in one transaction. */
+  'masterKey.resealed': { count: number }
+}
 
 export type ServiceEventName = keyof ServiceEventMap
 
