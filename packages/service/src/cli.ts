@@ -8,6 +8,8 @@ const NAME = 'latchkey-service'
 const COMMANDS: Record<string, () => Promise<{ run(argv: string[]): Promise<void> }>> = {
   dev: () => import('./commands/dev.ts'),
   migrate: () => import('./commands/migrate.ts'),
+  backup: () => import('./commands/backup.ts'),
+  restore: () => import('./commands/restore.ts'),
   'rotate-master-key': () => import('./commands/rotateMasterKey.ts'),
 }
 
