@@ -1,6 +1,6 @@
 import { utf8ToBytes } from '@noble/hashes/utils.js'
 import type { Caller } from './auth/Caller.ts'
-import { type CryptoRunner, createSealer, inlineCrypto } from './crypto/index.ts'
+import { type CryptoRunner, createSealer, inlineCrypto, type SealingKey } from './crypto/index.ts'
 import type { Delivery } from './delivery/createDelivery.ts'
 import { newId } from './ids.ts'
 import { JobQueue, type JobQueueOptions } from './jobs/JobQueue.ts'
@@ -50,7 +50,7 @@ export interface RuntimeOptions {
   /** `fetch` used for JSON-RPC broadcasts. @default globalThis.fetch */
   fetch: typeof fetch
   /** Where signing and derivation jobs run. @default in the calling thread */
-  crypto?: (masterKey: Uint8Array) => CryptoRunner
+  crypto?: (masterKeys: readonly SealingKey[]) => CryptoRunner
   /** Verifies a P-256 stamp (hex public key, DER hex signature, body). @default WebCrypto */
   verifyP256?: (publicKey: string, signature: string, body: Uint8Array) => Promise<boolean>
   /**
@@ -112,17 +112,47 @@ export class Runtime {
   readonly jobs: JobQueue
   /** The service's drain: whether it still takes work, and the hooks that finish theirs on stop. */
   readonly lifecycle = new Lifecycle()
+  /** The master-key version new secrets are sealed under (the keyring's active one). */
+  private sealing: number
 
   constructor(
     readonly store: Store,
     readonly clock: Clock,
-    masterKey: Uint8Array,
+    /** One master key (version 1) or the versions this process holds. */
+    masterKeys: Uint8Array | readonly SealingKey[],
     readonly options: RuntimeOptions,
   ) {
-    this.sealer = createSealer(masterKey)
-    const crypto = options.crypto ? options.crypto(masterKey) : inlineCrypto(this.sealer)
+    const keys = masterKeys instanceof Uint8Array ? [{ version: 1, key: masterKeys }] : masterKeys
+    this.sealer = createSealer(keys)
+    this.sealing = this.sealer.versions.at(-1)!
+    const runner = options.crypto ? options.crypto(keys) : inlineCrypto(this.sealer)
+    // A new wallet's secrets are sealed in the job: under the version this runtime seals under now.
+    const crypto: CryptoRunner = {
+      run: (job) => runner.run(job.kind === 'newWallet' ? { ...job, sealVersion: this.sealing } : job),
+      ...(runner.close ? { close: () => runner.close!() } : {}),
+    }
     this.crypto = options.events ? observeCrypto(crypto, this) : crypto
     this.jobs = new JobQueue(this, options.jobs)
+  }
+
+  /** The master-key versions this process holds, oldest first. */
+  get masterKeyVersions(): readonly number[] {
+    return this.sealer.versions
+  }
+
+  /** The master-key version new secrets are sealed under. */
+  get sealVersion(): number {
+    return this.sealing
+  }
+
+  /**
+   * Seals new secrets under `version` from now on (the keyring made it active); false, changing
+   * nothing, when this process does not hold it.
+   */
+  useSealVersion(version: number): boolean {
+    if (!this.sealer.versions.includes(version)) return false
+    this.sealing = version
+    return true
   }
 
   now(): number {
@@ -143,9 +173,9 @@ export class Runtime {
     return newId(this.clock.now())
   }
 
-  /** Encrypts a secret for storage (AES-256-GCM under the master key). */
+  /** Encrypts a secret for storage (AES-256-GCM under the active master key). */
   seal(secret: Uint8Array | string): string {
-    return this.sealer.seal(typeof secret === 'string' ? utf8ToBytes(secret) : secret)
+    return this.sealer.seal(typeof secret === 'string' ? utf8ToBytes(secret) : secret, this.sealing)
   }
 
   /** Decrypts a sealed secret; call it only inside the operation that needs the plaintext. */

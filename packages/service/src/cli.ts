@@ -11,6 +11,9 @@ const COMMANDS: Record<string, () => Promise<{ run(argv: string[]): Promise<void
   init: () => import('./commands/init.ts'),
   config: () => import('./commands/config.ts'),
   migrate: () => import('./commands/migrate.ts'),
+  backup: () => import('./commands/backup.ts'),
+  restore: () => import('./commands/restore.ts'),
+  'rotate-master-key': () => import('./commands/rotateMasterKey.ts'),
 }
 
 async function main(argv: string[]): Promise<void> {

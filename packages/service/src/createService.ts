@@ -8,11 +8,18 @@ import {
   devCredentials,
   type ServiceMode,
 } from './bootstrap.ts'
-import type { CryptoRunner } from './crypto/index.ts'
+import type { CryptoRunner, SealingKey } from './crypto/index.ts'
 import { createDelivery, OTP_DELIVERY_JOB } from './delivery/createDelivery.ts'
 import type { DeliveryOptions } from './delivery/DeliveryOptions.ts'
 import { ApiError } from './errors.ts'
 import type { JobQueueOptions } from './jobs/JobQueue.ts'
+import {
+  FOREIGN_KEY_MESSAGE,
+  KEYRING_ID,
+  type KeyringPlan,
+  MasterKeyMismatchError,
+  planKeyring,
+} from './keyring.ts'
 import { type EventSink, silentSink } from './observability/events.ts'
 import { observeRequests } from './observability/observeRequests.ts'
 import { Readiness, type ReadinessReport } from './observability/Readiness.ts'
@@ -52,6 +59,14 @@ export interface CreateServiceOptions {
    * @default a random key (fine for the in-memory store)
    */
   masterKey?: Uint8Array
+  /**
+   * Several master keys, instead of `masterKey`: the key in use first, then the new key a
+   * rotation (`latchkey-service rotate-master-key`) moves to. Each is matched to its version in
+   * the database's keyring (a key it does not know yet is registered as the next version); new
+   * secrets are sealed under the keyring's active version, values under any held version open.
+   * @default [masterKey]
+   */
+  masterKeys?: Uint8Array[]
   /** @default the system clock */
   clock?: Clock
   /** JSON-RPC endpoints by CAIP-2 id for `eth_send_raw_transaction`. @default {} */
@@ -77,7 +92,7 @@ export interface CreateServiceOptions {
    * `@latchkey/service/node` runs them in worker threads (the CLI does).
    * @default in the thread that serves requests
    */
-  crypto?: (masterKey: Uint8Array) => CryptoRunner
+  crypto?: (masterKeys: readonly SealingKey[]) => CryptoRunner
   /**
    * Verifies P-256 stamps: in Node, `nativeVerifyP256` from `@latchkey/service/node` (the CLI
    * uses it) verifies in libuv's thread pool, off the thread that serves requests.
@@ -174,7 +189,16 @@ export async function createService(options: CreateServiceOptions = {}): Promise
         fetch: fetcher,
       })
     : undefined
-  const runtime = new Runtime(store, clock, options.masterKey ?? randomKey(), {
+  const given = options.masterKeys ?? [options.masterKey ?? randomKey()]
+  // Which version each key is; nothing is written until the keys are known to open the data.
+  let keyring: KeyringPlan
+  try {
+    keyring = planKeyring(await store.get('keyring', KEYRING_ID), given, clock.now())
+  } catch (error) {
+    if (error instanceof MasterKeyMismatchError) throw new WrongMasterKeyError(error.message)
+    throw error
+  }
+  const runtime = new Runtime(store, clock, keyring.keys, {
     mode,
     rpc: { ...options.rpc },
     maxTimestampSkewMs: options.maxTimestampSkewMs ?? 5 * 60_000,
@@ -200,8 +224,10 @@ export async function createService(options: CreateServiceOptions = {}): Promise
   for (const plugin of plugins) registry.add(plugin)
   registry.add({ activities: options.activities ?? {} })
 
+  runtime.useSealVersion(keyring.activeVersion)
   // Before anything is written: data sealed under another key is refused, untouched.
   await checkMasterKey(runtime)
+  if (keyring.write) await storeKeyring(runtime, given)
   try {
     if (options.dev?.apiPrivateKey !== undefined && !/^[0-9a-f]{64}$/i.test(options.dev.apiPrivateKey))
       throw new Error('dev.apiPrivateKey must be 64 hex characters')
@@ -266,6 +292,7 @@ export async function createService(options: CreateServiceOptions = {}): Promise
   for (const plugin of plugins) plugin.routes?.(app, runtime)
   app.route('/public', activityApi(runtime, registry))
   app.get('/health', (c) => c.json({ ok: true }))
+  const stopFollowing = followKeyring(runtime)
   // Jobs committed before this start (a crash, a restart) run now too.
   if (runtime.jobs.kinds().length > 0) {
     runtime.jobs.start()
@@ -285,6 +312,7 @@ export async function createService(options: CreateServiceOptions = {}): Promise
     readiness: () => readiness.check(),
     drain: (deadline) => runtime.lifecycle.drain(deadline),
     close: async () => {
+      stopFollowing()
       await sendWorker?.stop()
       await runtime.lifecycle.drain(AbortSignal.timeout(0))
       await runtime.jobs.stop()
@@ -323,11 +351,54 @@ async function applyProxySettings(runtime: Runtime, settings: Partial<ProxySetti
  */
 export class WrongMasterKeyError extends Error {
   override name = 'WrongMasterKeyError'
-  constructor() {
-    super(
-      'the master key does not open the secrets in this database (they were sealed under another key); nothing was changed. Start with the master key this data was created with',
-    )
+  constructor(message = FOREIGN_KEY_MESSAGE) {
+    super(message)
   }
+}
+
+/**
+ * Stores the keyring this start planned (a first one, or a new key's version), planned again
+ * inside the transaction: another instance may have registered the same key meanwhile.
+ */
+async function storeKeyring(runtime: Runtime, given: Uint8Array[]): Promise<void> {
+  await runtime.store.transaction(async (tx) => {
+    const again = planKeyring(await tx.get('keyring', KEYRING_ID), given, runtime.now())
+    const versions = again.keys.map((entry) => entry.version).join()
+    if (versions !== runtime.masterKeyVersions.join())
+      throw new WrongMasterKeyError(
+        'the keyring changed while this instance started (another instance registered a master key); nothing was changed. Start again',
+      )
+    if (again.write) await tx.put('keyring', again.write)
+  })
+}
+
+/** How often an instance on a shared database reads which master-key version is active. */
+export const KEYRING_REFRESH_MS = 1_000
+
+/**
+ * On a database several instances share, follows the keyring's active version, so that new
+ * secrets are sealed under the new key soon after `rotate-master-key` activates it. A process
+ * that is a database's only writer (SQLite) learns it at start: rotation runs with it stopped.
+ * Returns what stops it.
+ */
+function followKeyring(runtime: Runtime): () => void {
+  if (runtime.store.backend.cachesReads) return () => undefined
+  let reading = false
+  const timer = setInterval(async () => {
+    if (reading) return
+    reading = true
+    try {
+      const row = await runtime.store.get('keyring', KEYRING_ID)
+      if (row && row.activeVersion !== runtime.sealVersion && runtime.useSealVersion(row.activeVersion))
+        runtime.emit('masterKey.sealing', { version: row.activeVersion })
+    } catch {
+      // The database is down: the next tick reads again.
+    } finally {
+      reading = false
+    }
+  }, KEYRING_REFRESH_MS)
+  timer.unref()
+  return () => clearInterval(timer)
 }
 
 /** A production service refuses a store a dev service created: its dev root key was printed. */

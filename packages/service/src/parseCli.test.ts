@@ -56,6 +56,7 @@ describe('parseCli', () => {
       logLevel: 'warn',
       drainSeconds: 5,
       noMigrate: false,
+      newMasterKeyFile: undefined,
     })
     expect(parseCli(['dev'])).toMatchObject({
       port: 8787,

@@ -32,6 +32,9 @@ e-mail/SMS one-time code is delivered.
                              <data-dir>/master.key
   --no-migrate               refuse a database that is behind this version instead of migrating
                              it (run \`latchkey-service migrate\` as its own step first)
+  --new-master-key-file <file>
+                             while rotating: the new master key as well (the key a rotation
+                             moves to); give it to every instance before rotate-master-key runs
   --crypto-threads <n>       worker threads that sign and derive keys, so requests never wait
                              behind a signature (default: one per core; 0 signs in the main thread)
   --env <file>               write the ids an app needs to <file> as VITE_LATCHKEY_* and
@@ -64,6 +67,8 @@ export interface CliOptions {
   /** PostgreSQL connection URL (`--database-url` or env `LATCHKEY_DATABASE_URL`). */
   databaseUrl: string | undefined
   masterKeyFile: string | undefined
+  /** `--new-master-key-file`: the key a master-key rotation moves to, held beside the current one. */
+  newMasterKeyFile: string | undefined
   envFile: string | undefined
   json: boolean
   rpc: Record<string, string>
@@ -127,6 +132,7 @@ export function parseCli(
         'data-dir': { type: 'string' },
         'database-url': { type: 'string' },
         'master-key-file': { type: 'string' },
+        'new-master-key-file': { type: 'string' },
         env: { type: 'string' },
         json: { type: 'boolean', default: false },
         rpc: { type: 'string', multiple: true },
@@ -219,6 +225,7 @@ export function parseCli(
       (envFile && databaseUrl === undefined ? DEFAULT_ENV_DATA_DIR : undefined),
     databaseUrl,
     masterKeyFile: values['master-key-file'] as string | undefined,
+    newMasterKeyFile: values['new-master-key-file'] as string | undefined,
     envFile,
     json: values.json as boolean,
     rpc,

@@ -61,6 +61,17 @@ export async function run(argv: string[]): Promise<void> {
     masterKey = loadMasterKey('.', process.env.LATCHKEY_MASTER_KEY)
     masterKeySource = 'LATCHKEY_MASTER_KEY'
   }
+  let newMasterKey: Uint8Array | undefined
+  if (options.newMasterKeyFile) {
+    if (!masterKey)
+      throw new Error(
+        '--new-master-key-file needs the key in use as well (--master-key-file, LATCHKEY_MASTER_KEY or --data-dir)',
+      )
+    const text = readFileSync(options.newMasterKeyFile, 'utf8').trim()
+    if (!/^[0-9a-f]{64}$/i.test(text))
+      throw new Error(`${options.newMasterKeyFile} is not a 64-hex-character key`)
+    newMasterKey = Uint8Array.from(Buffer.from(text, 'hex'))
+  }
   if (options.databaseUrl && !masterKey)
     throw new Error(
       'PostgreSQL needs the master key that seals its secrets: pass --master-key-file <file> or set LATCHKEY_MASTER_KEY (64 hex chars), the same on every instance',
@@ -77,7 +88,7 @@ export async function run(argv: string[]): Promise<void> {
   const service = await createService({
     ...telemetry.serviceOptions,
     ...(store ? { store } : {}),
-    ...(masterKey ? { masterKey } : {}),
+    ...(masterKey ? (newMasterKey ? { masterKeys: [masterKey, newMasterKey] } : { masterKey }) : {}),
     rpc: options.rpc,
     crypto: cryptoWorkers(options.cryptoThreads === undefined ? {} : { threads: options.cryptoThreads }),
     verifyP256: nativeVerifyP256,

@@ -33,6 +33,8 @@ export interface NewWalletJob {
   kind: 'newWallet'
   mnemonicLength: number
   accounts: AccountSpec[]
+  /** The master-key version to seal under (the runtime sets it). @default the newest the runner holds */
+  sealVersion?: number
 }
 
 export type NewWalletResult =
@@ -99,11 +101,15 @@ async function newWallet(job: NewWalletJob, sealer: Sealer): Promise<NewWalletRe
     seed = await seedOf(mnemonic)
     const accounts = job.accounts.map((spec) => {
       const derived = deriveAccount(seed!, spec)
-      const sealedPrivateKey = sealer.seal(derived.privateKey)
+      const sealedPrivateKey = sealer.seal(derived.privateKey, job.sealVersion)
       derived.privateKey.fill(0)
       return { address: derived.address, publicKey: derived.publicKey, sealedPrivateKey }
     })
-    return { sealedMnemonic: sealer.seal(mnemonic), mnemonicLength: job.mnemonicLength, accounts }
+    return {
+      sealedMnemonic: sealer.seal(mnemonic, job.sealVersion),
+      mnemonicLength: job.mnemonicLength,
+      accounts,
+    }
   } catch (error) {
     if (error instanceof CryptoInputError) return { error: error.message }
     throw error

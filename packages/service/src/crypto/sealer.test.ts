@@ -1,6 +1,6 @@
 import { hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
 import { describe, expect, it } from 'vitest'
-import { createSealer } from './sealer.ts'
+import { createSealer, masterKeyCheck, sealedVersion } from './sealer.ts'
 
 const sealer = createSealer(hexToBytes('01'.repeat(32)))
 
@@ -31,5 +31,39 @@ describe('sealer', () => {
       )
     expect(() => createSealer(hexToBytes('02'.repeat(32))).open(sealed)).toThrow(/authentication/)
     expect(() => createSealer(new Uint8Array(16))).toThrow(expect.objectContaining({ field: 'key' }))
+  })
+})
+
+describe('versioned sealer', () => {
+  const one = hexToBytes('01'.repeat(32))
+  const two = hexToBytes('02'.repeat(32))
+  const both = createSealer([
+    { version: 1, key: one },
+    { version: 2, key: two },
+  ])
+
+  it('seals version 1 in the v1 format and later versions naming their version; opens every held version', () => {
+    const old = sealer.seal('s')
+    expect(sealedVersion(old)).toBe(1)
+    const fresh = both.seal('s')
+    expect(fresh).toMatch(/^v2\.2\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]+$/)
+    expect(sealedVersion(fresh)).toBe(2)
+    expect(both.open(old)).toEqual(utf8ToBytes('s'))
+    expect(both.open(fresh)).toEqual(utf8ToBytes('s'))
+    expect(both.open(both.seal('t', 1))).toEqual(utf8ToBytes('t'))
+    expect(both.versions).toEqual([1, 2])
+  })
+
+  it('refuses a version it does not hold, and a value relabelled with another version', () => {
+    expect(() => sealer.open(both.seal('s'))).toThrow(/version 2, which this process was not given/)
+    const [, , nonce, ciphertext] = both.seal('s').split('.')
+    expect(() =>
+      createSealer([
+        { version: 2, key: two },
+        { version: 3, key: two },
+      ]).open(`v2.3.${nonce}.${ciphertext}`),
+    ).toThrow(/authentication/)
+    expect(sealedVersion('v2.1.a.b')).toBeUndefined()
+    expect(masterKeyCheck(one)).not.toBe(masterKeyCheck(two))
   })
 })

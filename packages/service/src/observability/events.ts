@@ -80,6 +80,12 @@ export interface ServiceEventMap {
   'send.final': { chain: 'eip155' | 'solana'; status: 'INCLUDED' | 'FAILED' | 'CANCELLED'; ms: number }
   /** A stuck send was re-signed with higher fees (same nonce). */
   'send.replaced': { chain: 'eip155'; replacement: number }
+
+  // Master-key rotation
+  /** This instance seals new secrets under master-key `version` from now on (a rotation activated it). */
+  'masterKey.sealing': { version: number }
+  /** `rotate-master-key` re-sealed `count` secrets in one transaction. */
+  'masterKey.resealed': { count: number }
 }
 
 /** Where a request went, as a bounded label: the route families of the service. */

@@ -15,8 +15,8 @@ import {
   writeFileSync,
   writeSync,
 } from 'node:fs'
-import { dirname, join } from 'node:path'
-import { Kysely } from 'kysely'
+import { dirname, isAbsolute, join } from 'node:path'
+import { Kysely, sql } from 'kysely'
 import pg from 'pg'
 import { postgresBackend } from './backends/postgresBackend.ts'
 import { sqliteBackend } from './backends/sqliteBackend.ts'
@@ -168,7 +168,7 @@ export async function openDataDir(dir: string, options: OpenDataDirOptions = {})
   }
   const db = new Kysely<Database>({ dialect: syncSqliteDialect(database) })
   try {
-    return await Store.open(
+    const store = await Store.open(
       db,
       sqliteBackend,
       async () => {
@@ -177,10 +177,46 @@ export async function openDataDir(dir: string, options: OpenDataDirOptions = {})
       },
       { migrate: options.migrate ?? true },
     )
+    // `latchkey-service backup` asks the process holding the data dir for a copy.
+    held.serve?.(async (request) => {
+      const match = /^backup (".*")$/.exec(request)
+      if (!match) throw new Error('unknown request')
+      await backupDatabase(store, JSON.parse(match[1]!) as string)
+      return 'ok'
+    })
+    return store
   } catch (error) {
     await db.destroy().catch(() => undefined)
     await lock.release()
     throw error
+  }
+}
+
+/**
+ * Copies a data dir's database into the new file `to` (an absolute path), as of one instant:
+ * SQLite's `VACUUM INTO`, one read transaction on the store's connection, so transactions queue
+ * behind it for as long as the copy takes and nothing is locked out for longer. Every commit
+ * acknowledged before it began is in the copy. Never replaces a file.
+ */
+export async function backupDatabase(store: Store, to: string): Promise<void> {
+  if (store.backend !== sqliteBackend)
+    throw new Error('backupDatabase copies a data dir; use pg_dump for PostgreSQL')
+  if (!isAbsolute(to)) throw new Error(`the backup file must be an absolute path, got ${to}`)
+  if (existsSync(to)) throw new Error(`${to} exists; a backup never replaces a file`)
+  await sql`VACUUM INTO ${to}`.execute(store.db)
+}
+
+/**
+ * Checks a database file nobody holds (a backup) with SQLite's `quick_check`, read-only; throws
+ * naming what is wrong.
+ */
+export function checkDatabaseFile(path: string): void {
+  let database: ReturnType<typeof wasmSqlite> | undefined
+  try {
+    database = wasmSqlite(path, { readOnly: true })
+    checkIntegrity(database, path)
+  } finally {
+    database?.close()
   }
 }
 

@@ -10,7 +10,15 @@ export interface DataDirLock {
   readonly dir: string
   /** Lets another process take the data dir. */
   release(): Promise<void>
+  /**
+   * Answers requests other processes send over the lock (`askDataDirHolder`), such as a backup
+   * taken by `latchkey-service backup` while this process holds the data dir.
+   */
+  serve?(handler: (request: string) => Promise<string>): void
 }
+
+/** Longest request or answer line over the lock. */
+const MAX_LINE = 4096
 
 /** The data directory is the owner's only. */
 const DIR_MODE = 0o700
@@ -64,6 +72,8 @@ function askHolder(path: string): Promise<{ pid?: string } | 'free'> {
     })
     socket.on('data', (chunk: string) => {
       answer += chunk
+      // The pid is all this asks: hang up, so a holder that takes requests stops waiting for one.
+      if (answer.includes('\n')) socket.end()
     })
     socket.on('error', () => undefined)
     socket.on('close', () => {
@@ -84,10 +94,31 @@ export async function lockDataDir(dir: string): Promise<DataDirLock> {
   mkdirSync(dir, { recursive: true, mode: DIR_MODE })
   const { dev, ino } = statSync(dir, { bigint: true })
   const { path, file } = addressOf(`${dev}:${ino}`)
-  // Whoever connects hears the holder's pid; one who hangs up first costs nothing.
+  // Whoever connects hears the holder's pid; one who hangs up first costs nothing. Once a handler
+  // is set, a line sent after it is a request, answered with one line.
+  let handler: ((request: string) => Promise<string>) | undefined
   const server = createServer((socket) => {
     socket.on('error', () => undefined)
-    socket.end(`${process.pid}\n`)
+    if (!handler) {
+      socket.end(`${process.pid}\n`)
+      return
+    }
+    const serve = handler
+    socket.write(`${process.pid}\n`)
+    socket.setEncoding('utf8')
+    let request = ''
+    socket.on('end', () => socket.end())
+    socket.on('data', (chunk: string) => {
+      request += chunk
+      if (request.length > MAX_LINE) socket.destroy()
+      const end = request.indexOf('\n')
+      if (end < 0) return
+      socket.removeAllListeners('data')
+      serve(request.slice(0, end)).then(
+        (answer) => socket.end(`${answer.replace(/\n/g, ' ')}\n`),
+        (error: Error) => socket.end(`error ${String(error?.message ?? error).replace(/\n/g, ' ')}\n`),
+      )
+    })
   })
   // Holding the lock never keeps the process alive.
   server.unref()
@@ -114,5 +145,51 @@ export async function lockDataDir(dir: string): Promise<DataDirLock> {
       released ??= new Promise<void>((resolve) => server.close(() => resolve()))
       return released
     },
+    serve: (serve) => {
+      handler = serve
+    },
   }
+}
+
+/**
+ * Sends `request` to the process holding the data dir `dir` and resolves with its one-line answer,
+ * or `free` when no process holds it. Rejects when the holder takes no requests or does not answer
+ * within `timeoutMs`.
+ */
+export async function askDataDirHolder(
+  dir: string,
+  request: string,
+  timeoutMs = 600_000,
+): Promise<string | 'free'> {
+  const { dev, ino } = statSync(dir, { bigint: true })
+  const { path } = addressOf(`${dev}:${ino}`)
+  return new Promise((resolve, reject) => {
+    const socket = connect(path)
+    let connected = false
+    let answer = ''
+    let sent = false
+    socket.setEncoding('utf8')
+    socket.setTimeout(timeoutMs, () =>
+      socket.destroy(new Error(`the process holding ${dir} did not answer in time`)),
+    )
+    socket.on('connect', () => {
+      connected = true
+    })
+    socket.on('data', (chunk: string) => {
+      answer += chunk
+      if (!sent && answer.includes('\n')) {
+        sent = true
+        answer = answer.slice(answer.indexOf('\n') + 1)
+        socket.write(`${request}\n`)
+      }
+    })
+    socket.on('error', (error) => {
+      if (connected) reject(error)
+    })
+    socket.on('close', () => {
+      if (!connected) resolve('free')
+      else if (sent && answer.endsWith('\n')) resolve(answer.trim())
+      else reject(new Error(`the process holding ${dir} takes no requests (an older latchkey-service?)`))
+    })
+  })
 }

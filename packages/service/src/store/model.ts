@@ -255,6 +255,8 @@ export interface MasterKeyVersion {
   version: number
   /** HMAC-SHA256 of a fixed label under the key, hex: tells which key is which version. */
   check: string
+  /** Set when a rotation re-sealed every secret away from this version: it is needed no more. */
+  retiredAt?: number
 }
 
 /**
@@ -273,6 +275,10 @@ export interface KeyringRow extends Row {
     afterId: string
     /** Sealed values re-sealed so far. */
     resealed: number
+    /** Which walk over the tables this is (the last one finds nothing left to re-seal). */
+    pass: number
+    /** Sealed values this pass re-sealed. */
+    passResealed: number
     startedAt: number
   }
   /** When the last rotation finished: only `activeVersion` is needed from then on. */

@@ -3,8 +3,11 @@ import nodeSqlite from 'node-sqlite3-wasm'
 import type { SyncSqlite } from './sqlite.ts'
 
 /** A file (or ':memory:') database as a `SyncSqlite`; its statements are finalized on close. */
-export function wasmSqlite(file: string): SyncSqlite & { exec(sql: string): void } {
-  const database = new nodeSqlite.Database(file)
+export function wasmSqlite(
+  file: string,
+  options: { readOnly?: boolean } = {},
+): SyncSqlite & { exec(sql: string): void } {
+  const database = new nodeSqlite.Database(file, options.readOnly ? { readOnly: true } : undefined)
   const prepared = new Set<{ finalize(): void }>()
   return {
     exec: (sql) => database.exec(sql),

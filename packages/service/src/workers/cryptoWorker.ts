@@ -1,12 +1,12 @@
-// The worker thread of `cryptoWorkers`: runs crypto jobs with the sealer of the master key it was
+// The worker thread of `cryptoWorkers`: runs crypto jobs with the sealer of the master keys it was
 // started with, one message in, one message out.
 import { parentPort, workerData } from 'node:worker_threads'
 import { type CryptoJob, runCryptoJob } from '../crypto/jobs.ts'
-import { createSealer } from '../crypto/sealer.ts'
+import { createSealer, type SealingKey } from '../crypto/sealer.ts'
 
-const key = workerData.masterKey as Uint8Array
-const sealer = createSealer(key)
-key.fill(0)
+const keys = workerData.masterKeys as Uint8Array | SealingKey[]
+const sealer = createSealer(keys)
+for (const key of keys instanceof Uint8Array ? [keys] : keys.map((entry) => entry.key)) key.fill(0)
 
 parentPort!.on('message', async ({ id, job }: { id: number; job: CryptoJob }) => {
   try {

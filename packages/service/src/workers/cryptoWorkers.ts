@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
 import { type CryptoJob, type CryptoResult, type CryptoRunner, inlineCrypto } from '../crypto/jobs.ts'
-import { createSealer } from '../crypto/sealer.ts'
+import { createSealer, type SealingKey } from '../crypto/sealer.ts'
 
 export interface CryptoWorkersOptions {
   /**
@@ -24,10 +24,12 @@ interface Pending {
  * A job goes to the worker with the fewest jobs in flight. A worker that dies fails its jobs (the
  * requests answer 500) and is replaced.
  */
-export function cryptoWorkers(options: CryptoWorkersOptions = {}): (masterKey: Uint8Array) => CryptoRunner {
+export function cryptoWorkers(
+  options: CryptoWorkersOptions = {},
+): (masterKeys: Uint8Array | readonly SealingKey[]) => CryptoRunner {
   const threads = options.threads ?? Math.max(1, availableParallelism())
-  return (masterKey) => {
-    if (threads < 1) return inlineCrypto(createSealer(masterKey))
+  return (masterKeys) => {
+    if (threads < 1) return inlineCrypto(createSealer(masterKeys))
     // In the source tree (tests, tsx) the worker is TypeScript: it registers tsx's loader first.
     const source = import.meta.url.endsWith('.ts')
     const url = new URL(source ? './cryptoWorker.ts' : './cryptoWorker.js', import.meta.url)
@@ -38,7 +40,7 @@ export function cryptoWorkers(options: CryptoWorkersOptions = {}): (masterKey: U
     let closed = false
     const slots: { worker: Worker; pending: Map<number, Pending> }[] = []
     const start = (index: number) => {
-      const worker = new Worker(entry, { workerData: { masterKey }, eval: source })
+      const worker = new Worker(entry, { workerData: { masterKeys }, eval: source })
       const slot = { worker, pending: new Map<number, Pending>() }
       slots[index] = slot
       worker.unref()
