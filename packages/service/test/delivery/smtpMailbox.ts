@@ -13,8 +13,11 @@ export interface Mail {
   messageId: string | undefined
 }
 
-/** How the server answers the recipient: accept, or refuse with an SMTP status. */
-export type SmtpMode = 'accept' | 451 | 550
+/**
+ * How the server answers: accept, refuse the recipient with an SMTP status, or take the message
+ * and never answer its end (a server that dies after the message was handed over).
+ */
+export type SmtpMode = 'accept' | 451 | 550 | 'stall'
 
 export interface SmtpMailbox {
   port: number
@@ -43,6 +46,8 @@ export async function startSmtpMailbox(
     allowInsecureAuth: true,
     authOptional: !options.auth,
     logger: false,
+    // A stalled client does not hold the test's teardown.
+    closeTimeout: 500,
     onAuth(auth, _session, callback) {
       if (auth.username === options.auth?.user && auth.password === options.auth?.password)
         return callback(null, { user: auth.username })
@@ -50,7 +55,7 @@ export async function startSmtpMailbox(
     },
     onRcptTo(address, _session, callback) {
       attempts.push(address.address)
-      if (box.mode === 'accept') return callback()
+      if (box.mode === 'accept' || box.mode === 'stall') return callback()
       const error = new Error(box.mode === 451 ? 'try again later' : 'no such user') as Error & {
         responseCode: number
       }
@@ -58,6 +63,10 @@ export async function startSmtpMailbox(
       return callback(error)
     },
     onData(stream, _session, callback) {
+      if (box.mode === 'stall') {
+        stream.resume()
+        return
+      }
       simpleParser(stream).then(
         (parsed) => {
           mails.push({
