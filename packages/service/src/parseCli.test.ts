@@ -84,6 +84,11 @@ describe('parseCli', () => {
     expect(USAGE).toMatch(/--env <file>/)
   })
 
+  it('binds loopback addresses only', () => {
+    for (const host of ['127.0.0.1', '127.0.0.2', 'localhost', '::1'])
+      expect(parseCli(['dev', '--host', host])).toMatchObject({ host })
+  })
+
   it('--env implies the .latchkey data dir unless --data-dir is given', () => {
     expect(parseCli(['dev', '--env', '.env.local'])).toMatchObject({
       envFile: '.env.local',
@@ -107,6 +112,12 @@ describe('parseCli', () => {
     [['dev', '--colour'], /Unknown option/],
     [['dev', 'extra'], /Unexpected argument/],
     [['serve'], /unknown command serve/],
+    [
+      ['dev', '--host', '0.0.0.0'],
+      /--host 0\.0\.0\.0: dev serves this machine only .* use latchkey-service start/,
+    ],
+    [['dev', '--host', '192.168.1.10'], /binds a loopback address/],
+    [['dev', '--host', '::'], /binds a loopback address/],
   ])('explains %j', (argv, message) => {
     expect(() => parseCli(argv as string[])).toThrow(message)
   })

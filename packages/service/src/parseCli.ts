@@ -245,8 +245,7 @@ export function parseCli(
 
 /** A bind address on this machine only: localhost, 127.0.0.0/8 or ::1. */
 export function isLoopbackBind(host: string): boolean {
-  const bare = host.replace(/^\[|\]$/g, '')
-  return bare === 'localhost' || bare === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare)
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)
 }
 
 /** What an app needs from a running local service (the `--json` line has these and more). */

@@ -23,11 +23,12 @@ export type Config = z.infer<typeof configSchema>
 
 /** What the schema says about one key, for env overrides, secrets and the docs. */
 export interface ConfigKey {
-  /** `['server', 'port']`; a record's entries are `['rpc', '<caip2>']`. */
-  path: [string, string]
+  /** `['server', 'port']`; a table's keys one level deeper; a record's entries end in `<name>`. */
+  path: string[]
   /** The leaf schema without its optional/default wrappers. */
   schema: z.ZodType
   description: string
+  /** Marked `.meta({ secret: true })` (for a record: its values are). */
   secret: boolean
   /** The environment variable that overrides it (none for a record's entries). */
   env: string | undefined
@@ -38,44 +39,68 @@ export interface ConfigKey {
 interface KeyMeta {
   secret?: boolean
   env?: string
+  /** What a record's keys are, for the docs (`caip2` → `<caip2>`). */
+  keyName?: string
 }
 
-/** Every key of the schema, section by section, in declaration order. */
+/** Metadata of a field, its wrappers' over its own. */
+const metaOf = (schema: z.ZodType): KeyMeta => ({ ...unwrap(schema).meta(), ...schema.meta() }) as KeyMeta
+
+/** Every key of the schema, section by section (tables inside sections too), in declaration order. */
 export function configKeys(): ConfigKey[] {
   const keys: ConfigKey[] = []
-  for (const [section, wrapped] of Object.entries(configSchema.shape)) {
-    const sectionSchema = unwrap(wrapped)
-    if (sectionSchema instanceof z.ZodObject) {
-      for (const [name, field] of Object.entries(sectionSchema.shape as Record<string, z.ZodType>)) {
-        const meta = (field.meta() ?? {}) as KeyMeta
-        keys.push({
-          path: [section, name],
-          schema: unwrap(field),
-          description: field.description ?? '',
-          secret: meta.secret === true,
-          env: meta.env ?? `LATCHKEY_${section}_${name}`.toUpperCase(),
-          default: defaultOf(field),
-          required: !field.safeParse(undefined).success,
-        })
-      }
-    } else
+  const walk = (field: z.ZodType, path: string[]) => {
+    const inner = unwrap(field)
+    if (inner instanceof z.ZodObject) {
+      for (const [name, child] of Object.entries(inner.shape as Record<string, z.ZodType>))
+        walk(child, [...path, name])
+      return
+    }
+    if (inner instanceof z.ZodRecord) {
+      const value = inner.valueType as z.ZodType
       keys.push({
-        path: [section, '<caip2>'],
-        schema: sectionSchema,
-        description: 'The http(s) URL of the node for that chain.',
-        secret: false,
+        path: [...path, `<${metaOf(field).keyName ?? 'name'}>`],
+        schema: value,
+        description: value.description ?? '',
+        secret: metaOf(value).secret === true,
         env: undefined,
         default: undefined,
         required: false,
       })
+      return
+    }
+    const meta = metaOf(field)
+    keys.push({
+      path,
+      schema: inner,
+      description: field.description ?? '',
+      secret: meta.secret === true,
+      env: meta.env ?? `LATCHKEY_${path.join('_')}`.toUpperCase(),
+      default: defaultOf(field),
+      required: !field.safeParse(undefined).success,
+    })
   }
+  for (const [section, schema] of Object.entries(configSchema.shape)) walk(schema as z.ZodType, [section])
   return keys
 }
 
-/** The description of a section (its table in the file). */
-export function sectionDescription(section: string): string {
-  const schema = (configSchema.shape as Record<string, z.ZodType>)[section]
+/** The description of a section or table (`['proxy']`). */
+export function sectionDescription(path: string[]): string {
+  const schema = schemaAt(path)
   return schema ? (schema.description ?? unwrap(schema).description ?? '') : ''
+}
+
+/** The schema of a table by its path (wrappers kept), or undefined if there is none there. */
+export function schemaAt(path: string[]): z.ZodType | undefined {
+  let current: z.ZodType = configSchema
+  for (const name of path) {
+    const inner = unwrap(current)
+    if (!(inner instanceof z.ZodObject)) return undefined
+    const next = (inner.shape as Record<string, z.ZodType>)[name]
+    if (next === undefined) return undefined
+    current = next
+  }
+  return current
 }
 
 /** The schema inside `.optional()` / `.default()` wrappers. */

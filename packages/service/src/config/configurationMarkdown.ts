@@ -22,7 +22,7 @@ export function configurationMarkdown(): string {
     '',
   ]
   for (const section of Object.keys(configSchema.shape)) {
-    lines.push(`## \`[${section}]\``, '', sectionDescription(section), '')
+    lines.push(`## \`[${section}]\``, '', sectionDescription([section]), '')
     lines.push('| key | type | default | env | description |', '| --- | --- | --- | --- | --- |')
     for (const key of keys.filter((candidate) => candidate.path[0] === section)) lines.push(row(key))
     lines.push('')
@@ -31,7 +31,7 @@ export function configurationMarkdown(): string {
 }
 
 function row(key: ConfigKey): string {
-  const name = `\`${key.path[1]}\`${key.secret ? ' 🔒' : ''}`
+  const name = `\`${key.path.slice(1).join('.')}\`${key.secret ? ' 🔒' : ''}`
   const env = key.env ? `\`${key.env}\`${key.secret ? `, \`${key.env}_FILE\`` : ''}` : ''
   const fallback = key.default === undefined ? '' : `\`${JSON.stringify(key.default)}\``
   const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ')

@@ -3,9 +3,9 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { parse, TomlError } from 'smol-toml'
-import type { z } from 'zod'
+import { z } from 'zod'
 import { ConfigError } from './ConfigError.ts'
-import { type Config, type ConfigKey, configKeys, configSchema } from './configSchema.ts'
+import { type Config, type ConfigKey, configKeys, configSchema, schemaAt, unwrap } from './configSchema.ts'
 
 /** Largest configuration file read: a real one is a few KB; anything bigger is a mistake. */
 export const MAX_CONFIG_BYTES = 1024 * 1024
@@ -154,35 +154,43 @@ export function loadConfig(input: ConfigInput = {}): LoadedConfig {
   let worldReadable = false
   if (file !== undefined) ({ table: root, worldReadable } = readConfigFile(file))
   const keys = configKeys()
-  const sectionOf = (name: string): Table | undefined => {
-    const value = root[name]
-    if (value === undefined) {
-      root[name] = {}
-      return root[name] as Table
+  /** The table at `path` (made when `create`), or undefined where something else stands. */
+  const tableAt = (path: string[], create: boolean): Table | undefined => {
+    let table = root
+    for (const name of path) {
+      if (table[name] === undefined && create) table[name] = {}
+      const next = table[name]
+      if (!isTable(next)) return undefined
+      table = next
     }
-    return isTable(value) ? value : undefined
+    return table
   }
-  for (const [section, value] of Object.entries(root))
-    if (isTable(value)) for (const name of Object.keys(value)) sources.set(`${section}.${name}`, 'file')
+  const recordFileSources = (table: Table, path: string[]) => {
+    for (const [name, value] of Object.entries(table))
+      if (isTable(value)) recordFileSources(value, [...path, name])
+      else sources.set([...path, name].join('.'), 'file')
+  }
+  recordFileSources(root, [])
 
   const set = (key: ConfigKey, value: unknown, source: string) => {
-    const table = sectionOf(key.path[0])
+    const table = tableAt(key.path.slice(0, -1), true)
     if (!table) return
-    table[key.path[1]] = value
+    table[key.path.at(-1)!] = value
     sources.set(key.path.join('.'), source)
   }
 
   for (const key of keys) {
     if (key.env === undefined) continue
     const path = key.path.join('.')
-    const table = isTable(root[key.path[0]]) ? (root[key.path[0]] as Table) : undefined
+    const name = key.path.at(-1)!
+    const table = tableAt(key.path.slice(0, -1), false)
     if (key.secret && table) {
-      const fileKey = `${key.path[1]}_file`
+      const fileKey = `${name}_file`
       const secretFile = table[fileKey]
       if (secretFile !== undefined) {
         delete table[fileKey]
         sources.delete(`${path}_file`)
-        if (table[key.path[1]] !== undefined)
+        if (table[name] !== undefined)
           problems.push(`${at(path)}: given both inline and as ${fileKey}; keep ${fileKey}`)
         else if (typeof secretFile !== 'string' || secretFile === '')
           problems.push(`${at(`${path}_file`)}: must be the path of a file holding the secret`)
@@ -195,9 +203,9 @@ export function loadConfig(input: ConfigInput = {}): LoadedConfig {
             if (!(error instanceof ConfigError)) throw error
             problems.push(...error.problems)
           }
-      } else if (table[key.path[1]] !== undefined && worldReadable)
+      } else if (table[name] !== undefined && worldReadable)
         problems.push(
-          `${at(path)}: a secret written in a file every local user can read; move it to ${key.path[1]}_file or ${key.env}, or chmod 600 ${file}`,
+          `${at(path)}: a secret written in a file every local user can read; move it to ${name}_file or ${key.env}, or chmod 600 ${file}`,
         )
     }
     const fromEnv = env[key.env]
@@ -250,26 +258,33 @@ function describeIssue(
   file: string | undefined,
 ): string[] {
   const path = issue.path.map(String)
-  const keyPath = path.slice(0, 2).join('.')
-  const source = sources.get(keyPath)
-  const key = keys.find((candidate) => candidate.path.join('.') === keyPath)
+  const key = keys.find(
+    (candidate) =>
+      candidate.path.length <= path.length &&
+      candidate.path.every((name, i) => name === path[i] || name.startsWith('<')),
+  )
+  const source = sources.get((key ? path.slice(0, key.path.length) : path).join('.'))
   const label = path.join('.').replace(/\.(\d+)(?=\.|$)/g, '[$1]')
   const where =
     source === undefined || source === 'file' || source.startsWith('file ')
       ? `${file ?? 'configuration'}: ${label || '(top level)'}`
       : `${source.replace(/^(env|flag) /, '')} (${label})`
   if (issue.code === 'unrecognized_keys') {
+    const table = schemaAt(path)
+    const inner = table ? unwrap(table) : undefined
     const allowed =
-      path.length === 0
-        ? Object.keys(configSchema.shape)
-        : keys
-            .filter((candidate) => candidate.path[0] === path[0])
-            .flatMap((candidate) =>
-              candidate.secret ? [candidate.path[1], `${candidate.path[1]}_file`] : [candidate.path[1]],
+      inner instanceof z.ZodObject
+        ? Object.keys(inner.shape).flatMap((name) =>
+            keys.some(
+              (candidate) => candidate.secret && candidate.path.join('.') === [...path, name].join('.'),
             )
+              ? [name, `${name}_file`]
+              : [name],
+          )
+        : []
     return issue.keys.map(
       (name) =>
-        `${file ?? 'configuration'}: ${[...path, name].join('.')}: unknown key (allowed ${path.length === 0 ? 'sections' : `in [${path[0]}]`}: ${allowed.join(', ')})`,
+        `${file ?? 'configuration'}: ${[...path, name].join('.')}: unknown key (allowed ${path.length === 0 ? 'sections' : `in [${path.join('.')}]`}: ${allowed.join(', ')})`,
     )
   }
   if (issue.code === 'invalid_type' && issue.expected === 'object')

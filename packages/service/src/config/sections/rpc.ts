@@ -16,8 +16,10 @@ export const rpcSection = z
     z.string().regex(CAIP2, { error: 'must be a CAIP-2 chain id such as "eip155:1"' }),
     z
       .string({ error: 'must be an http(s) URL (a string)' })
-      .refine(isHttpUrl, { error: 'must be an http(s) URL' }),
+      .refine(isHttpUrl, { error: 'must be an http(s) URL' })
+      .describe('The http(s) URL of the node for that chain.'),
   )
+  .meta({ keyName: 'caip2' })
   .default({})
   .describe(
     'JSON-RPC nodes by CAIP-2 chain id for `eth_send_raw_transaction`, e.g. `"eip155:1" = "https://rpc.example"`.',
