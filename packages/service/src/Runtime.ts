@@ -8,6 +8,7 @@ import {
   type ServiceEventName,
   silentSink,
 } from './observability/events.ts'
+import type { RateLimitOptions } from './pipeline/RateLimitOptions.ts'
 import type { OAuthOptions } from './signin/oauth/OAuthProviderConfig.ts'
 import type { ServiceRow } from './store/model.ts'
 import type { Store } from './store/Store.ts'
@@ -53,6 +54,8 @@ export interface RuntimeOptions {
   events?: EventSink
   /** OAuth providers (the sign-in wing reads them). @default the dev identity provider only */
   oauth?: OAuthOptions
+  /** Budgets on the activity API. @default none */
+  rateLimits?: RateLimitOptions
 }
 
 /**

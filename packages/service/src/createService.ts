@@ -7,6 +7,7 @@ import { ApiError } from './errors.ts'
 import type { EventSink } from './observability/events.ts'
 import { activityApi } from './pipeline/activityApi.ts'
 import { errorResponse, notFoundResponse } from './pipeline/errorResponse.ts'
+import type { RateLimitOptions } from './pipeline/RateLimitOptions.ts'
 import { bodyLimits, type PipelineEnv } from './pipeline/readJson.ts'
 import { builtinPlugins } from './plugins.ts'
 import { builtinQueries } from './queries/index.ts'
@@ -75,6 +76,12 @@ export interface CreateServiceOptions {
    * @default none: every method uses the dev identity provider
    */
   oauth?: OAuthOptions
+  /**
+   * Budgets on the activity API, per credential and per organization: a request over one is
+   * refused with 429 `RATE_LIMITED` and `Retry-After`. Held across instances on PostgreSQL.
+   * @default none (the `dev` command sets none unless told)
+   */
+  rateLimits?: RateLimitOptions
 }
 
 export interface Service {
@@ -116,6 +123,7 @@ export async function createService(options: CreateServiceOptions = {}): Promise
       ...(options.verifyP256 ? { verifyP256: options.verifyP256 } : {}),
       ...(options.events ? { events: options.events } : {}),
       ...(options.oauth ? { oauth: options.oauth } : {}),
+      ...(options.rateLimits ? { rateLimits: options.rateLimits } : {}),
       stampVerifiers: new Map(plugins.flatMap((plugin) => Object.entries(plugin.stampVerifiers ?? {}))),
     },
   )

@@ -6,8 +6,10 @@
  *
  * Add the events of a subsystem to `ServiceEventMap` (name → payload); sinks see every event.
  */
-// biome-ignore lint/suspicious/noEmptyInterface: filled in by each subsystem's entries below
-export interface ServiceEventMap {}
+export interface ServiceEventMap {
+  // Rate limits on the activity API (pipeline/rateLimit.ts): which budget refused, on which entry.
+  'rate_limit.refused': { limit: 'perKey' | 'perOrganization'; kind: 'activity' | 'query' }
+}
 
 export type ServiceEventName = keyof ServiceEventMap
 

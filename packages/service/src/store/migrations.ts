@@ -61,9 +61,34 @@ function v1(text: StoreBackend['textType']): Migration {
   }
 }
 
+// Rate limits (pipeline/rateLimitCounters.ts): one bucket per budget, shared by the instances on
+// a database. Not a document table: one upsert statement decides and charges a request, so its
+// columns are the bucket itself and the store's row API never reads it.
+function rateLimitBuckets(text: StoreBackend['textType']): Migration {
+  return {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('rateLimitBuckets')
+        .addColumn('key', text, (column) => column.primaryKey())
+        .addColumn('tat', 'double precision', (column) => column.notNull())
+        .addColumn('intervalMs', 'double precision', (column) => column.notNull())
+        .addColumn('toleranceMs', 'double precision', (column) => column.notNull())
+        .addColumn('allowed', 'boolean', (column) => column.notNull())
+        .execute()
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('rateLimitBuckets').execute()
+    },
+  }
+}
+
 /** The migrations, with the column types of `backend`. */
 export function migrations(backend: StoreBackend): MigrationProvider {
   return {
-    getMigrations: async () => ({ '0001_initial': v1(backend.textType) }),
+    getMigrations: async () => ({
+      '0001_initial': v1(backend.textType),
+      // rate limits
+      '0002_rate_limit_buckets': rateLimitBuckets(backend.textType),
+    }),
   }
 }
