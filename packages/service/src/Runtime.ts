@@ -11,6 +11,7 @@ import {
   silentSink,
 } from './observability/events.ts'
 import { observeCrypto } from './observability/observeCrypto.ts'
+import type { RateLimitOptions } from './pipeline/RateLimitOptions.ts'
 import type { SendingOptions, SponsorshipOptions } from './sending/SendingOptions.ts'
 import { Lifecycle } from './server/Lifecycle.ts'
 import type { OAuthOptions } from './signin/oauth/OAuthProviderConfig.ts'
@@ -71,6 +72,8 @@ export interface RuntimeOptions {
   sending?: Required<SendingOptions>
   /** Gas sponsorship; absent: `sponsor: true` is refused. */
   sponsorship?: SponsorshipOptions
+  /** Budgets on the activity API. @default none */
+  rateLimits?: RateLimitOptions
 }
 
 /**

@@ -26,6 +26,7 @@ import { Readiness, type ReadinessReport } from './observability/Readiness.ts'
 import type { ServiceLogger } from './observability/ServiceLogger.ts'
 import { activityApi } from './pipeline/activityApi.ts'
 import { errorResponse, notFoundResponse } from './pipeline/errorResponse.ts'
+import type { RateLimitOptions } from './pipeline/RateLimitOptions.ts'
 import { bodyLimits, type PipelineEnv } from './pipeline/readJson.ts'
 import { securityHeaders } from './pipeline/securityHeaders.ts'
 import { builtinPlugins } from './plugins.ts'
@@ -138,6 +139,12 @@ export interface CreateServiceOptions {
   sending?: SendingOptions
   /** Gas sponsorship (sponsor accounts, delegate contracts, caps). @default none: `sponsor: true` is refused */
   sponsorship?: SponsorshipOptions
+  /**
+   * Budgets on the activity API, per credential and per organization: a request over one is
+   * refused with 429 `RATE_LIMITED` and `Retry-After`. Held across instances on PostgreSQL.
+   * @default none (the `dev` command sets none unless told)
+   */
+  rateLimits?: RateLimitOptions
 }
 
 export interface Service {
@@ -211,6 +218,7 @@ export async function createService(options: CreateServiceOptions = {}): Promise
     ...(options.verifyP256 ? { verifyP256: options.verifyP256 } : {}),
     ...(options.events ? { events: options.events } : {}),
     ...(options.oauth ? { oauth: options.oauth } : {}),
+    ...(options.rateLimits ? { rateLimits: options.rateLimits } : {}),
     sending: { ...SENDING_DEFAULTS, ...options.sending },
     ...(options.sponsorship ? { sponsorship: options.sponsorship } : {}),
     ...(options.jobs ? { jobs: options.jobs } : {}),

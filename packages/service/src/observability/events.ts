@@ -86,6 +86,9 @@ export interface ServiceEventMap {
   'masterKey.sealing': { version: number }
   /** `rotate-master-key` re-sealed `count` secrets in one transaction. */
   'masterKey.resealed': { count: number }
+
+  // Rate limits on the activity API (pipeline/rateLimit.ts): which budget refused, on which entry.
+  'rate_limit.refused': { limit: 'perKey' | 'perOrganization'; kind: 'activity' | 'query' }
 }
 
 /** Where a request went, as a bounded label: the route families of the service. */

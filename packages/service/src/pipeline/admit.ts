@@ -5,6 +5,7 @@ import type { Caller, Registry } from '../registry.ts'
 import type { OrganizationRow } from '../store/model.ts'
 import type { Reads } from '../store/Store.ts'
 import { Reader } from './Reader.ts'
+import { rateLimit } from './rateLimit.ts'
 import { requestReads } from './requestReads.ts'
 import { requireOrganization } from './requireOrganization.ts'
 
@@ -71,6 +72,7 @@ export async function admit<H>(
   rules.checkBody(runtime, body, path)
   const named = await requireOrganization(reads, body.string('organizationId', { max: 200 }))
   const organization = await rules.organizationOf({ path, handler, caller, named, reads })
+  await rateLimit(runtime, registry, { kind: rules.kind, caller, organization })
   for (const plugin of registry.plugins)
     await plugin.authorize?.({ kind: rules.kind, path, caller, organization, reads }, runtime)
   return { handler, caller, organization, body, reads }

@@ -30,6 +30,9 @@ export function toApiError(error: unknown, fieldPrefix = 'parameters'): ApiError
 /** `app.onError`: every route family answers errors through here. */
 export function errorResponse(error: unknown, c: Context): Response {
   const apiError = toApiError(error)
+  // A refusal that says when to come back says it in the header clients and proxies read too.
+  const retryAfter = apiError.extra.retryAfterSeconds
+  if (typeof retryAfter === 'number') c.header('Retry-After', String(retryAfter))
   return c.json(apiError.toBody(), apiError.status as 400)
 }
 

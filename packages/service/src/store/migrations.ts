@@ -128,6 +128,27 @@ const SENDING_TABLES: Record<string, string[]> = {
   gasUsage: ['userDay', 'organizationMonth'],
 }
 
+// Rate limits (pipeline/rateLimitCounters.ts): one bucket per budget, shared by the instances on
+// a database. Not a document table: one upsert statement decides and charges a request, so its
+// columns are the bucket itself and the store's row API never reads it.
+function rateLimitBuckets(text: StoreBackend['textType']): Migration {
+  return {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('rateLimitBuckets')
+        .addColumn('key', text, (column) => column.primaryKey())
+        .addColumn('tat', 'double precision', (column) => column.notNull())
+        .addColumn('intervalMs', 'double precision', (column) => column.notNull())
+        .addColumn('toleranceMs', 'double precision', (column) => column.notNull())
+        .addColumn('allowed', 'boolean', (column) => column.notNull())
+        .execute()
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('rateLimitBuckets').execute()
+    },
+  }
+}
+
 /** The migrations, with the column types of `backend`, by name in the order they apply. */
 function migrationsOf(backend: StoreBackend): Record<string, Migration> {
   return {
@@ -135,6 +156,7 @@ function migrationsOf(backend: StoreBackend): Record<string, Migration> {
     '0002_jobs': jobs(backend.textType),
     '0003_keyring': keyring(backend.textType),
     '0004_sending': addTables(SENDING_TABLES, backend.textType),
+    '0005_rate_limit_buckets': rateLimitBuckets(backend.textType),
   }
 }
 
