@@ -76,9 +76,9 @@ export function createEip5792(context: Eip5792Context) {
     if (typeof id !== 'string' || id === '') throw new InvalidParamsRpcError(new Error('give a batch id'))
     const own = appIds.get(id) ?? id
     const at = own.lastIndexOf('@')
-    if (at <= 0) throw new UnknownBundleIdError(new Error(`${id} is not a batch of this wallet`))
+    if (at <= 0) throw new UnknownBundleIdError(new Error(id))
     const chain = context.chains.find((c) => c.id === Number(own.slice(at + 1)))
-    if (!chain) throw new UnknownBundleIdError(new Error(`${id} names a chain that is not configured`))
+    if (!chain) throw new UnknownBundleIdError(new Error(id))
     return { sendTransactionStatusId: own.slice(0, at), chain }
   }
 
@@ -86,7 +86,7 @@ export function createEip5792(context: Eip5792Context) {
   const checkCapabilities = (capabilities: Capabilities | undefined) => {
     for (const [name, value] of Object.entries(capabilities ?? {}))
       if (!KNOWN_CAPABILITIES.has(name) && !value?.optional)
-        throw new UnsupportedNonOptionalCapabilityError(new Error(`capability ${name} is not supported`))
+        throw new UnsupportedNonOptionalCapabilityError(new Error(name))
   }
 
   async function getCapabilities(params: unknown): Promise<Record<Hex, Record<string, unknown>>> {
@@ -106,19 +106,16 @@ export function createEip5792(context: Eip5792Context) {
   async function send(params: unknown): Promise<{ id: string }> {
     const request = (Array.isArray(params) ? params[0] : undefined) as SendCallsRequest | undefined
     if (!request || !Array.isArray(request.calls) || request.calls.length === 0)
-      throw new InvalidParamsRpcError(new Error('wallet_sendCalls needs { version, calls: [...] }'))
+      throw new InvalidParamsRpcError(new Error('no calls'))
     if (request.version !== undefined && !/^(1|2)\./.test(request.version))
-      throw new InvalidParamsRpcError(new Error(`version ${request.version} is not supported`))
-    if (request.calls.length > MAX_CALLS)
-      throw new BundleTooLargeError(new Error(`at most ${MAX_CALLS} calls in one batch`))
-    if (request.id !== undefined && appIds.has(request.id))
-      throw new DuplicateIdError(new Error(`batch id ${request.id} was already used`))
+      throw new InvalidParamsRpcError(new Error(`version ${request.version}`))
+    if (request.calls.length > MAX_CALLS) throw new BundleTooLargeError(new Error(`over ${MAX_CALLS} calls`))
+    if (request.id !== undefined && appIds.has(request.id)) throw new DuplicateIdError(new Error(request.id))
     checkCapabilities(request.capabilities)
     for (const call of request.calls) checkCapabilities(call.capabilities)
     const chain = chainOf(request.chainId)
     const calls = request.calls.map((call, index) => {
-      if (!call.to)
-        throw new InvalidParamsRpcError(new Error(`calls[${index}].to: contract creation is not supported`))
+      if (!call.to) throw new InvalidParamsRpcError(new Error(`calls[${index}].to`))
       return {
         to: call.to,
         ...(call.value !== undefined ? { value: hexToBigInt(call.value).toString() } : {}),
@@ -150,16 +147,17 @@ export function createEip5792(context: Eip5792Context) {
     const base = { version: '2.0.0', id: id as string, chainId: numberToHex(chain.id), atomic: true }
     const txHash = read.eth?.txHash
     if (read.status === 'pending') return { ...base, status: 100 }
+    // The node's receipt as it is: EIP-5792's receipt fields are a subset of it.
     const receipt = txHash
-      ? ((await context.rpc(chain, 'eth_getTransactionReceipt', [txHash])) as RpcReceipt | null)
+      ? ((await context.rpc(chain, 'eth_getTransactionReceipt', [txHash])) as WalletCallReceipt | null)
       : null
     if (read.status === 'success') {
       // The node that answers this provider may lag the one that saw it included.
       if (!receipt) return { ...base, status: 100 }
-      return { ...base, status: receipt.status === '0x1' ? 200 : 500, receipts: [receiptOf(receipt)] }
+      return { ...base, status: receipt.status === '0x1' ? 200 : 500, receipts: [receipt] }
     }
     // Failed on-chain (reverted: 500, with its receipt) or never included (400).
-    if (receipt) return { ...base, status: 500, receipts: [receiptOf(receipt)] }
+    if (receipt) return { ...base, status: 500, receipts: [receipt] }
     return { ...base, status: 400 }
   }
 
@@ -175,18 +173,4 @@ export function createEip5792(context: Eip5792Context) {
   }
 
   return { getCapabilities, send, status, show }
-}
-
-type RpcReceipt = WalletCallReceipt & Record<string, unknown>
-
-/** The receipt fields EIP-5792 names, nothing else. */
-function receiptOf(receipt: RpcReceipt): WalletCallReceipt {
-  return {
-    logs: receipt.logs.map(({ address, data, topics }) => ({ address, data, topics })),
-    status: receipt.status,
-    blockHash: receipt.blockHash,
-    blockNumber: receipt.blockNumber,
-    gasUsed: receipt.gasUsed,
-    transactionHash: receipt.transactionHash,
-  }
 }

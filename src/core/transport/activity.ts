@@ -94,7 +94,8 @@ async function signedPost<T>(
   }
 }
 
-const sleep = (ms: number, signal?: AbortSignal) =>
+/** Waits `ms`, or rejects with `AbortedError` when `signal` aborts first. */
+export const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
     if (signal?.aborted) return reject(new AbortedError(signal.reason))
     const timer = setTimeout(resolve, ms)

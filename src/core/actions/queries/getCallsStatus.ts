@@ -1,6 +1,6 @@
 import type { SendTransactionStatus } from '@latchkey/protocol'
-import { AbortedError, CallsStatusTimeoutError } from '../../errors.ts'
-import { query } from '../../transport/activity.ts'
+import { CallsStatusTimeoutError } from '../../errors.ts'
+import { query, sleep } from '../../transport/activity.ts'
 import type { Latchkey } from '../../types.ts'
 import { type QueryActionOptions, queryBody } from './queryBody.ts'
 
@@ -35,20 +35,6 @@ export function callsStatusOf(txStatus: string): CallsStatus {
   if (FAILURE.includes(txStatus)) return 'failure'
   return 'pending'
 }
-
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    if (signal?.aborted) return reject(new AbortedError(signal.reason))
-    const timer = setTimeout(resolve, ms)
-    signal?.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer)
-        reject(new AbortedError(signal.reason))
-      },
-      { once: true },
-    )
-  })
 
 /**
  * The status of a send (`get_send_transaction_status`): `txStatus` as the service keeps it, the
