@@ -1,5 +1,23 @@
 // `@latchkey/service/node`: the durable stores and the master key, for Node only (the main entry
 // also runs in a browser).
+
+export {
+  createLogger,
+  type LogFormat,
+  type Logger,
+  type LoggerOptions,
+  type LogLevel,
+  logSink,
+} from './observability/logger.ts'
+export { createMetrics, type Metrics, type MetricsOptions } from './observability/metrics.ts'
+export { observability } from './observability/observability.ts'
+export {
+  DEFAULT_DRAIN_SECONDS,
+  ListenError,
+  type RunningServer,
+  type RunServerOptions,
+  runServer,
+} from './server/runServer.ts'
 export {
   DATABASE_FILE,
   loadMasterKey,
