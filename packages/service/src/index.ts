@@ -8,6 +8,9 @@ export {
   WrongMasterKeyError,
 } from './createService.ts'
 export { ApiError } from './errors.ts'
+export type { EventSink, ServiceEventMap, ServiceEventName } from './observability/events.ts'
+export type { ReadinessReport } from './observability/Readiness.ts'
+export type { ServiceLogger } from './observability/ServiceLogger.ts'
 export {
   type Clock,
   PluginStateKey,
@@ -25,5 +28,6 @@ export type {
   ServicePlugin,
 } from './registry.ts'
 export { defineActivity, defineQuery } from './registry.ts'
+export type { DrainHook, Lifecycle } from './server/Lifecycle.ts'
 export { type MemoryStoreOptions, openMemoryStore } from './store/memory.ts'
 export { type Reads, Store, Transaction } from './store/Store.ts'

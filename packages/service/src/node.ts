@@ -2,6 +2,23 @@
 // also runs in a browser).
 export { smtpMailer } from './delivery/smtpMailer.ts'
 export {
+  createLogger,
+  type LogFormat,
+  type Logger,
+  type LoggerOptions,
+  type LogLevel,
+  logSink,
+} from './observability/logger.ts'
+export { createMetrics, type Metrics, type MetricsOptions } from './observability/metrics.ts'
+export { observability } from './observability/observability.ts'
+export {
+  DEFAULT_DRAIN_SECONDS,
+  ListenError,
+  type RunningServer,
+  type RunServerOptions,
+  runServer,
+} from './server/runServer.ts'
+export {
   DATABASE_FILE,
   loadMasterKey,
   loadMasterKeyFile,

@@ -1,6 +1,6 @@
 // Node only: serves a service on a port, with an admin listener for metrics and probes, and stops
 // it gracefully on SIGTERM/SIGINT (the CLI's `dev` and `start` use it).
-import type { Server } from 'node:http'
+import type { Server, ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
@@ -62,19 +62,16 @@ export async function runServer(service: Service, options: RunServerOptions): Pr
   const drainMs = (options.drainSeconds ?? DEFAULT_DRAIN_SECONDS) * 1000
   let inFlight = 0
   let idle: (() => void) | undefined
-  const server = serve({
-    fetch: async (request, env) => {
-      inFlight++
-      try {
-        return await service.app.fetch(request, env)
-      } finally {
-        inFlight--
-        if (inFlight === 0) idle?.()
-      }
-    },
-    port: options.port,
-    hostname: options.host,
-  }) as Server
+  const server = serve({ fetch: service.app.fetch, port: options.port, hostname: options.host }) as Server
+  // Counted from the request's arrival to its response's last byte on the socket (not to the
+  // handler's return): a drain that closes connections once none is in flight cuts no answer.
+  server.on('request', (_request, response: ServerResponse) => {
+    inFlight++
+    response.once('close', () => {
+      inFlight--
+      if (inFlight === 0) idle?.()
+    })
+  })
   const admin =
     options.adminPort === undefined
       ? undefined

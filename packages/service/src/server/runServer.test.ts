@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest'
+import { createService } from '../createService.ts'
+import { createMetrics } from '../observability/metrics.ts'
+import type { ServicePlugin } from '../registry.ts'
+import { runServer } from './runServer.ts'
+
+/** A plugin route that answers after `release()` is called: a request held in flight. */
+function heldRoute() {
+  let release!: () => void
+  const released = new Promise<void>((resolve) => {
+    release = resolve
+  })
+  let arrived!: () => void
+  const arrival = new Promise<void>((resolve) => {
+    arrived = resolve
+  })
+  const plugin: ServicePlugin = {
+    name: 'held',
+    routes(app) {
+      app.get('/held', async (c) => {
+        arrived()
+        await released
+        return c.json({ finished: true })
+      })
+    },
+  }
+  return { plugin, release, arrival }
+}
+
+describe('runServer', () => {
+  it('drains: readiness turns 503, new connections are refused, the request in flight finishes, drain hooks run, then it closes', async () => {
+    const held = heldRoute()
+    const metrics = createMetrics({ process: false })
+    const service = await createService({ plugins: [held.plugin], events: metrics })
+    let hookSignal: AbortSignal | undefined
+    service.runtime.lifecycle.onDrain(async (deadline) => {
+      hookSignal = deadline
+    })
+    const server = await runServer(service, {
+      port: 0,
+      host: '127.0.0.1',
+      adminPort: 0,
+      drainSeconds: 5,
+      metrics,
+      handleSignals: false,
+    })
+    expect(await (await fetch(`${server.adminUrl}/readyz`)).json()).toMatchObject({ ready: true })
+    const inFlight = fetch(`${server.url}/held`)
+    await held.arrival
+    expect(server.inFlight()).toBe(1)
+
+    const stopped = server.stop()
+    const readyz = await fetch(`${server.adminUrl}/readyz`)
+    expect(readyz.status).toBe(503)
+    expect(await readyz.json()).toMatchObject({ ready: false, checks: { serving: false } })
+    expect(await metrics.render()).toMatch(/^latchkey_server_draining 1$/m)
+    await expect(fetch(`${server.url}/livez`)).rejects.toThrow()
+    expect(hookSignal).toBeInstanceOf(AbortSignal)
+
+    held.release()
+    const answer = await inFlight
+    expect(answer.status).toBe(200)
+    expect(answer.headers.get('connection')).toBe('close')
+    expect(await answer.json()).toEqual({ finished: true })
+    expect(await stopped).toEqual({ cut: 0 })
+    await expect(fetch(`${server.adminUrl}/livez`)).rejects.toThrow()
+    expect(await server.stop()).toEqual({ cut: 0 })
+  })
+
+  it('cuts a request that outlives the deadline and still closes', async () => {
+    const held = heldRoute()
+    const metrics = createMetrics({ process: false })
+    const service = await createService({ plugins: [held.plugin], events: metrics })
+    const server = await runServer(service, {
+      port: 0,
+      host: '127.0.0.1',
+      drainSeconds: 0.2,
+      handleSignals: false,
+    })
+    const inFlight = fetch(`${server.url}/held`).catch((error: Error) => error)
+    await held.arrival
+    expect(await server.stop()).toEqual({ cut: 1 })
+    expect(await inFlight).toBeInstanceOf(Error)
+    expect(await metrics.render()).toMatch(/^latchkey_server_drain_cut_requests_total 1$/m)
+    held.release()
+  })
+})
