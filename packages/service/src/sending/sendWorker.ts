@@ -7,6 +7,9 @@ import { revertReasonOf } from './revertReason.ts'
 import { SENDING_DEFAULTS, type SendingOptions } from './SendingOptions.ts'
 import { RpcRefusedError, RpcUnreachableError, type SendRpc } from './sendRpc.ts'
 
+/** Sends one pass acts on at once. */
+const CONCURRENCY = 16
+
 /** The statuses the worker still acts on. */
 const OPEN = ['PENDING', 'BROADCASTED'] as const
 
@@ -43,13 +46,19 @@ export function startSendWorker(runtime: Runtime): SendWorker {
       } catch {
         return
       }
-      for (const row of rows) {
-        if (stopped) return
-        if (row.notBefore > Date.now()) continue
-        const claimed = await claim(runtime, row, options.rpcTimeoutMs * 3).catch(() => undefined)
-        if (!claimed) continue
-        await step(runtime, claimed).catch(() => undefined)
-      }
+      const due = rows.filter((row) => row.notBefore <= Date.now())
+      // Sends are independent (each has its own nonce): several at once, a bounded number.
+      let next = 0
+      await Promise.all(
+        Array.from({ length: Math.min(CONCURRENCY, due.length) }, async () => {
+          while (!stopped && next < due.length) {
+            const row = due[next++]!
+            const claimed = await claim(runtime, row, options.rpcTimeoutMs * 3).catch(() => undefined)
+            if (claimed) await step(runtime, claimed).catch(() => undefined)
+          }
+        }),
+      )
+      if (stopped) return
     }
   }
 
