@@ -10,8 +10,6 @@ export interface ServiceEventMap {
   // Master-key rotation
   /** This instance seals new secrets under master-key `version` from now on (a rotation activated it). */
   'masterKey.sealing': { version: number }
-  /** `rotate-master-key` re-sealed `count` secrets in one transaction. */
-  'masterKey.resealed': { count: number }
 }
 
 export type ServiceEventName = keyof ServiceEventMap
