@@ -145,7 +145,6 @@ export type {
 export { sendRawTransaction } from './actions/activities/sendRawTransaction.ts'
 export type {
   SendEthereumTransactionParameters,
-  SendSolanaTransactionParameters,
   SendTransactionParameters,
   SendTransactionReturnType,
 } from './actions/activities/sendTransaction.ts'

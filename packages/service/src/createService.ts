@@ -180,7 +180,7 @@ export async function createService(options: CreateServiceOptions = {}): Promise
   if (mode === 'production') {
     if (!(options.store instanceof Store))
       throw new Error('production mode needs a durable store (openDataDir or openPostgres), never memory')
-    if (options.masterKey === undefined)
+    if (options.masterKey === undefined && (options.masterKeys ?? []).length === 0)
       throw new Error('production mode needs the master key given explicitly (masterKey)')
     if (options.dev !== undefined)
       throw new Error('production mode has no dev organization: drop the dev option')

@@ -1,14 +1,15 @@
 // Node only: `latchkey-service start --config FILE`: the service in production. It runs only on a
 // configuration that is safe (see config/productionRefusals.ts), serves the parent organization
 // `init` made, mounts no dev surface and prints nothing secret.
-import type { AddressInfo } from 'node:net'
 import { parseArgs } from 'node:util'
-import { type ServerType, serve } from '@hono/node-server'
 import { ConfigError } from '../config/ConfigError.ts'
 import { FLAG_KEYS, loadConfig } from '../config/loadConfig.ts'
 import { describeStorage, productionService } from '../config/productionService.ts'
+import { observabilityOptions } from '../config/sections/observability.ts'
 import { trustProxies } from '../config/trustedProxies.ts'
 import type { Service } from '../createService.ts'
+import { observability } from '../observability/observability.ts'
+import { ListenError, runServer } from '../server/runServer.ts'
 import { exitWithProblems } from './config.ts'
 
 const NAME = 'latchkey-service'
@@ -26,32 +27,8 @@ once first. The configuration reference is docs/configuration.md.
   --data-dir <dir>       storage.data_dir
   --database-url <url>   storage.database_url (better: LATCHKEY_DATABASE_URL, not visible in ps)
   --json                 print one JSON line (URLs and ids) once listening
+  --no-migrate           refuse a database that is behind (run latchkey-service migrate first)
   --help                 show this help`
-
-/**
- * Listens on `host:port` with the app behind the configured proxies. One function so the server
- * (admin listener, draining on SIGTERM) can be swapped in whole.
- */
-async function listen(
-  service: Service,
-  host: string,
-  port: number,
-  trustedProxies: string[],
-): Promise<ServerType> {
-  const server = serve({ fetch: trustProxies(service.app.fetch, trustedProxies), port, hostname: host })
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve)
-    server.once('error', reject)
-  })
-  const stop = async () => {
-    server.close()
-    await service.close()
-    process.exit(0)
-  }
-  process.on('SIGINT', stop)
-  process.on('SIGTERM', stop)
-  return server
-}
 
 export async function run(argv: string[]): Promise<void> {
   let values: Record<string, string | boolean | undefined>
@@ -67,6 +44,7 @@ export async function run(argv: string[]): Promise<void> {
         'data-dir': { type: 'string' },
         'database-url': { type: 'string' },
         json: { type: 'boolean', default: false },
+        'no-migrate': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
     }).values
@@ -79,6 +57,7 @@ export async function run(argv: string[]): Promise<void> {
     return
   }
   let service: Service
+  let telemetry: ReturnType<typeof observability>
   let loaded: ReturnType<typeof loadConfig>
   try {
     loaded = loadConfig({
@@ -89,7 +68,12 @@ export async function run(argv: string[]): Promise<void> {
     })
     // A file-system or database outage answers 503 and is recovered from; a crash must not follow.
     process.on('SIGXFSZ', () => undefined)
-    service = await productionService(loaded.config, { workers: true })
+    telemetry = observability(observabilityOptions(loaded.config.observability))
+    service = await productionService(loaded.config, {
+      workers: true,
+      noMigrate: values['no-migrate'] === true,
+      telemetry: telemetry.serviceOptions,
+    })
   } catch (error) {
     if (error instanceof ConfigError) exitWithProblems(error.problems)
     throw error
@@ -103,21 +87,29 @@ export async function run(argv: string[]): Promise<void> {
     ])
   }
   const { host, port, trusted_proxies: trustedProxies, public_url: publicUrl } = config.server
-  const server = await listen(service, host, port, trustedProxies).catch(
-    async (error: NodeJS.ErrnoException) => {
-      const hint =
-        error.code === 'EADDRINUSE' ? `port ${port} is already in use (server.port)` : error.message
-      process.stderr.write(`${NAME}: cannot listen on ${host}:${port}: ${hint}\n`)
-      await service.close()
-      process.exit(1)
-    },
-  )
-  const address = server.address() as AddressInfo
-  const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host
-  const listening = `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${address.port}`
+  const settings = observabilityOptions(config.observability)
+  const server = await runServer(service, {
+    host,
+    port,
+    adminPort: settings.adminPort,
+    adminHost: settings.adminHost,
+    drainSeconds: settings.drainSeconds,
+    ...telemetry.serverOptions,
+    fetch: trustProxies(service.app.fetch, trustedProxies),
+  }).catch(async (error: Error) => {
+    const hint =
+      error instanceof ListenError && error.code === 'EADDRINUSE'
+        ? `port ${port} is already in use (server.port)`
+        : error.message
+    process.stderr.write(`${NAME}: cannot listen on ${host}:${port}: ${hint}\n`)
+    await service.close()
+    process.exit(1)
+  })
+  const listening = server.url
   const info = {
     baseUrl: publicUrl ?? listening,
     listening,
+    ...(server.adminUrl ? { adminUrl: server.adminUrl } : {}),
     organizationId: row.parentOrganizationId,
     authProxyConfigId: row.authProxyConfigId ?? null,
     trustedSignerPublicKey: row.signerPublicKey,
@@ -134,6 +126,7 @@ export async function run(argv: string[]): Promise<void> {
         `  authProxyConfigId       ${info.authProxyConfigId ?? 'none'}`,
         `  trustedSignerPublicKey  ${info.trustedSignerPublicKey}`,
         `  data                    ${describeStorage(config)}`,
+        ...(server.adminUrl ? [`  metrics and probes      ${server.adminUrl}/metrics`] : []),
         `  trusted proxies         ${trustedProxies.length > 0 ? trustedProxies.join(', ') : 'none (X-Forwarded-* and Forwarded are ignored)'}`,
         '',
       ].join('\n'),

@@ -1,8 +1,14 @@
 import { z } from 'zod'
+import { emailSection } from './sections/email.ts'
 import { masterKeySection } from './sections/masterKey.ts'
+import { oauthSection } from './sections/oauth.ts'
+import { observabilitySection } from './sections/observability.ts'
 import { proxySection } from './sections/proxy.ts'
+import { rateLimitsSection } from './sections/rateLimits.ts'
 import { rpcSection } from './sections/rpc.ts'
 import { serverSection } from './sections/server.ts'
+import { smsSection } from './sections/sms.ts'
+import { sponsorshipSection } from './sections/sponsorship.ts'
 import { storageSection } from './sections/storage.ts'
 import { webauthnSection } from './sections/webauthn.ts'
 
@@ -17,6 +23,12 @@ export const configSchema = z.strictObject({
   proxy: proxySection.default(proxySection.parse({})),
   webauthn: webauthnSection.default({}),
   rpc: rpcSection,
+  email: emailSection.optional(),
+  sms: smsSection.optional(),
+  oauth: oauthSection.optional(),
+  observability: observabilitySection.default(observabilitySection.parse({})),
+  rate_limits: rateLimitsSection.optional(),
+  sponsorship: sponsorshipSection.optional(),
 })
 
 export type Config = z.infer<typeof configSchema>
@@ -56,12 +68,27 @@ export function configKeys(): ConfigKey[] {
         walk(child, [...path, name])
       return
     }
+    // A table with variants (`[sms]`: twilio or webhook): the keys of every variant, each once
+    // (a key the variants share is a secret if any variant marks it one).
+    if (inner instanceof z.ZodUnion) {
+      for (const option of inner.options as z.ZodType[]) {
+        const before = keys.length
+        walk(option, path)
+        const added = keys.splice(before)
+        for (const key of added) {
+          const same = keys.find((known) => known.path.join('.') === key.path.join('.'))
+          if (!same) keys.push({ ...key, required: false })
+          else if (key.secret) same.secret = true
+        }
+      }
+      return
+    }
     if (inner instanceof z.ZodRecord) {
       const value = inner.valueType as z.ZodType
       keys.push({
         path: [...path, `<${metaOf(field).keyName ?? 'name'}>`],
         schema: value,
-        description: value.description ?? '',
+        description: value.description ?? field.description ?? inner.description ?? '',
         secret: metaOf(value).secret === true,
         env: undefined,
         default: undefined,
@@ -73,7 +100,7 @@ export function configKeys(): ConfigKey[] {
     keys.push({
       path,
       schema: inner,
-      description: field.description ?? '',
+      description: field.description ?? inner.description ?? '',
       secret: meta.secret === true,
       env: meta.env ?? `LATCHKEY_${path.join('_')}`.toUpperCase(),
       default: defaultOf(field),

@@ -7,6 +7,8 @@ import { ConfigError } from './ConfigError.ts'
 import { loadConfig, MAX_CONFIG_BYTES } from './loadConfig.ts'
 import { printConfig } from './printConfig.ts'
 import { productionRefusals } from './productionRefusals.ts'
+import { emailSection } from './sections/email.ts'
+import { observabilitySection } from './sections/observability.ts'
 
 const FIXTURES = fileURLToPath(new URL('../../test/production/fixtures/', import.meta.url))
 const BROKEN = join(FIXTURES, 'broken')
@@ -53,6 +55,10 @@ app_name = "Example"
 
 [rpc]
 "eip155:1" = "https://rpc.example.com"
+
+[email]
+host = "smtp.example.com"
+from = "Example <no-reply@example.com>"
 `
 
 describe('loadConfig', () => {
@@ -77,6 +83,8 @@ describe('loadConfig', () => {
       },
       webauthn: {},
       rpc: { 'eip155:1': 'https://rpc.example.com' },
+      email: emailSection.parse({ host: 'smtp.example.com', from: 'Example <no-reply@example.com>' }),
+      observability: observabilitySection.parse({}),
     })
     expect(sources.get('master_key.key')).toBe('file master.key')
     expect(productionRefusals(config)).toEqual([])
@@ -152,7 +160,7 @@ describe('loadConfig', () => {
   })
 
   it('refuses a secret written inline in a world-readable file, and accepts it in an owner-only one', () => {
-    const text = `[master_key]\nkey = "${MASTER_KEY}"\n[storage]\ndata_dir = "/var/lib/latchkey"\n[proxy]\nallowed_origins = ["https://app.example.com"]\n`
+    const text = `[master_key]\nkey = "${MASTER_KEY}"\n[storage]\ndata_dir = "/var/lib/latchkey"\n[proxy]\nallowed_origins = ["https://app.example.com"]\nenabled_methods = ["passkey"]\n`
     const open = write('inline.toml', text, 0o644)
     const problems = problemsOf({ file: open })
     expect(problems).toEqual([

@@ -26,12 +26,26 @@ export function productionRefusals(config: Config): string[] {
       'proxy.allowed_origins: "*" lets any web page use the auth proxy; list the origins of your apps instead',
     )
   // Without a real provider these methods sign in through the dev identity provider, a dev surface.
-  const devOauth = config.proxy.enabled_methods.filter((method) =>
-    (OAUTH_METHODS as readonly string[]).includes(method),
+  const configured = new Set(
+    Object.entries(config.oauth ?? {})
+      .filter(([method, provider]) => (OAUTH_METHODS as readonly string[]).includes(method) && provider)
+      .map(([method]) => method),
+  )
+  const devOauth = config.proxy.enabled_methods.filter(
+    (method) => (OAUTH_METHODS as readonly string[]).includes(method) && !configured.has(method),
   )
   if (devOauth.length > 0)
     refusals.push(
-      `proxy.enabled_methods: ${devOauth.join(', ')} would sign in through the dev identity provider, which start does not serve; configure the provider or remove it`,
+      `proxy.enabled_methods: ${devOauth.join(', ')} would sign in through the dev identity provider, which start does not serve; configure the provider under [oauth.${devOauth[0]}] or remove it`,
+    )
+  // Without a provider a code would go to the dev outbox, which start does not serve: lost.
+  if (config.proxy.enabled_methods.includes('email') && config.email === undefined)
+    refusals.push(
+      'proxy.enabled_methods: email needs an SMTP server to send its codes: configure [email] (host, from, …) or remove email',
+    )
+  if (config.proxy.enabled_methods.includes('sms') && config.sms === undefined)
+    refusals.push(
+      'proxy.enabled_methods: sms needs an SMS provider to send its codes: configure [sms] (twilio or webhook) or remove sms',
     )
   return refusals
 }

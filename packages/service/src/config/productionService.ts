@@ -1,17 +1,30 @@
 // Node only: the service `start` and `init` run, from a validated configuration: durable storage,
 // the master key given explicitly, production mode (no dev surface, no dev organization).
 import { mkdirSync } from 'node:fs'
-import { createService, DevDatabaseError, type Service, WrongMasterKeyError } from '../createService.ts'
+import {
+  type CreateServiceOptions,
+  createService,
+  DevDatabaseError,
+  type Service,
+  WrongMasterKeyError,
+} from '../createService.ts'
+import { smtpMailer } from '../delivery/smtpMailer.ts'
 import { openDataDir, openPostgres } from '../store/durableStores.ts'
+import { DatabaseAheadError, MigrationsPendingError } from '../store/migrations.ts'
 import type { Store } from '../store/Store.ts'
 import { cryptoWorkers } from '../workers/cryptoWorkers.ts'
 import { nativeVerifyP256 } from '../workers/nativeVerify.ts'
 import { ConfigError } from './ConfigError.ts'
 import type { Config } from './configSchema.ts'
 import { productionRefusals } from './productionRefusals.ts'
-import { masterKeyOptions } from './sections/masterKey.ts'
+import { emailOptions } from './sections/email.ts'
+import { masterKeysOptions } from './sections/masterKey.ts'
+import { oauthOptions } from './sections/oauth.ts'
 import { proxyOptions } from './sections/proxy.ts'
+import { rateLimitsOptions, START_RATE_LIMITS } from './sections/rateLimits.ts'
 import { rpcOptions } from './sections/rpc.ts'
+import { smsOptions } from './sections/sms.ts'
+import { sponsorshipOptions } from './sections/sponsorship.ts'
 import { storageOptions } from './sections/storage.ts'
 import { webauthnOptions } from './sections/webauthn.ts'
 
@@ -20,6 +33,10 @@ export interface ProductionServiceOptions {
   workers?: boolean
   /** Write `proxy` into the parent organization's proxy configuration (`start`). @default true */
   applyProxySettings?: boolean
+  /** Refuse a database that is behind instead of migrating it (`start --no-migrate`). @default false */
+  noMigrate?: boolean
+  /** Metrics and log sinks and the request logger (`observability()`'s `serviceOptions`). */
+  telemetry?: Pick<CreateServiceOptions, 'events' | 'logger'>
 }
 
 /** Where the data is, for messages (never the database URL: it may hold a password). */
@@ -48,18 +65,32 @@ export async function productionService(
   const refusals = productionRefusals(config)
   if (refusals.length > 0) throw new ConfigError(refusals)
   const storage = storageOptions(config.storage)
-  const masterKey = masterKeyOptions(config.master_key)!
+  const masterKeys = masterKeysOptions(config.master_key)
+  const migrate = { migrate: options.noMigrate !== true }
   let store: Store
-  if (storage.kind === 'postgres') store = await openPostgres(storage.databaseUrl)
+  if (storage.kind === 'postgres') store = await openPostgres(storage.databaseUrl, migrate)
   else if (storage.kind === 'dataDir') {
     mkdirSync(storage.dataDir, { recursive: true, mode: 0o700 })
-    store = await openDataDir(storage.dataDir)
+    store = await openDataDir(storage.dataDir, migrate)
   } else throw new ConfigError(refusals)
   try {
     return await createService({
       mode: 'production',
       store,
-      masterKey,
+      masterKeys,
+      ...options.telemetry,
+      ...(config.email || config.sms
+        ? {
+            delivery: {
+              ...(config.email ? { email: emailOptions(config.email) } : {}),
+              ...(config.sms ? { sms: smsOptions(config.sms) } : {}),
+              mailer: smtpMailer,
+            },
+          }
+        : {}),
+      ...(config.oauth ? { oauth: { ...oauthOptions(config.oauth), devIdentityProvider: false } } : {}),
+      rateLimits: config.rate_limits ? rateLimitsOptions(config.rate_limits) : START_RATE_LIMITS,
+      ...(config.sponsorship ? { sponsorship: sponsorshipOptions(config.sponsorship) } : {}),
       rpc: rpcOptions(config.rpc),
       ...(options.workers ? { crypto: cryptoWorkers() } : {}),
       verifyP256: nativeVerifyP256,
@@ -72,6 +103,8 @@ export async function productionService(
   } catch (error) {
     await store.close()
     if (error instanceof WrongMasterKeyError) throw new ConfigError([`master_key.key: ${error.message}`])
+    if (error instanceof MigrationsPendingError || error instanceof DatabaseAheadError)
+      throw new ConfigError([`storage: ${error.message}`])
     if (error instanceof DevDatabaseError) throw new ConfigError([`storage: ${error.message}`])
     throw error
   }

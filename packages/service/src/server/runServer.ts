@@ -35,6 +35,12 @@ export interface RunServerOptions {
    * @default true
    */
   handleSignals?: boolean
+  /**
+   * What answers the service's requests: the app's `fetch` behind a wrapper (`start` puts the
+   * trusted-proxy check in front of it).
+   * @default service.app.fetch
+   */
+  fetch?: (request: Request) => Response | Promise<Response>
 }
 
 export interface RunningServer {
@@ -62,7 +68,11 @@ export async function runServer(service: Service, options: RunServerOptions): Pr
   const drainMs = (options.drainSeconds ?? DEFAULT_DRAIN_SECONDS) * 1000
   let inFlight = 0
   let idle: (() => void) | undefined
-  const server = serve({ fetch: service.app.fetch, port: options.port, hostname: options.host }) as Server
+  const server = serve({
+    fetch: options.fetch ?? service.app.fetch,
+    port: options.port,
+    hostname: options.host,
+  }) as Server
   // Counted from the request's arrival to its response's last byte on the socket (not to the
   // handler's return): a drain that closes connections once none is in flight cuts no answer.
   server.on('request', (_request, response: ServerResponse) => {

@@ -45,6 +45,7 @@ key_file = "master.key"
 [proxy]
 allowed_origins = ["${APP}"]
 app_name = "Example"
+enabled_methods = ["passkey"]
 `,
     0o644,
   )
@@ -90,6 +91,7 @@ describe('latchkey-service in production', { timeout: 300_000 }, () => {
       'master_key.key:',
       'proxy.allowed_origins: "*"',
       'proxy.enabled_methods: google',
+      'proxy.enabled_methods: email needs an SMTP server',
     ])
       expect(refused.stderr).toContain(key)
     expect(refused.stdout).toBe('')
