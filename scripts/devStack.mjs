@@ -34,6 +34,31 @@ export async function freePort(preferred = 0) {
 // use them too.
 export { jsonRpc, startEvmNode } from './evmNode.mjs'
 
+/** The first key of anvil's well-known dev mnemonic (public test key, funded on every local node). */
+const ANVIL_KEY_0 = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80'
+
+/**
+ * Deploys the LatchkeyDelegate (the EIP-7702 delegate sponsored sends run through) on the local
+ * node and returns the `--sponsor` argument for the service. CREATE2 at a fixed address: a second
+ * call sends nothing.
+ */
+export async function sponsorArgs(evm) {
+  const { tsImport } = await import('tsx/esm/api')
+  const { deployDelegate } = await tsImport(
+    '../packages/service/src/sending/delegate/index.ts',
+    import.meta.url,
+  )
+  const delegate = await deployDelegate(evm.url, ANVIL_KEY_0)
+  return ['--sponsor', `${evm.caip2}=${delegate}`]
+}
+
+/** Gives a started service's sponsor account 100 ETH on the local node, so it can pay for sends. */
+export async function fundSponsor(evm, service) {
+  if (!service.sponsorAddress) return
+  const { jsonRpc } = await import('./evmNode.mjs')
+  await jsonRpc(evm.url, 'anvil_setBalance', [service.sponsorAddress, `0x${(10n ** 20n).toString(16)}`])
+}
+
 /**
  * Starts the local service CLI (`packages/service/src/cli.ts` through tsx, no build needed) and resolves
  * with the dev credentials from its first stdout line (`--json`). Later output goes to `log`.

@@ -7,8 +7,10 @@ import { appendFile } from 'node:fs/promises'
 import path from 'node:path'
 import {
   freePort,
+  fundSponsor,
   playgroundConfig,
   root,
+  sponsorArgs,
   startEvmNode,
   startPlayground,
   startService,
@@ -42,7 +44,7 @@ try {
   // The playground is opened at http://localhost:<port>; its 127.0.0.1 twin is a different
   // origin that the default service refuses (the disallowed-origin spec).
   const playgroundOrigin = `http://localhost:${playgroundPort}`
-  const rpc = ['--rpc', `${evm.caip2}=${evm.url}`]
+  const rpc = ['--rpc', `${evm.caip2}=${evm.url}`, ...(await sponsorArgs(evm))]
   // The page of e2e/published-clients.spec.ts (the published @turnkey/* clients, built and served
   // by the spec on this port) is its own origin, allowed only by the `published` service.
   const publishedClientsPort = await freePort()
@@ -62,6 +64,7 @@ try {
         const dataDir = path.join(runDir, `data-${name}`)
         const service = await startService({ dataDir, args, log: serviceLog(name) })
         handles.push(service)
+        await fundSponsor(evm, service)
         return [name, service]
       }),
     ),

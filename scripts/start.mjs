@@ -1,6 +1,14 @@
 // `npm start`: a local EVM node, the local Latchkey service (durable data in .latchkey/) and the
 // playground, then one URL to open. Ctrl-C stops all three.
-import { freePort, playgroundConfig, startEvmNode, startPlayground, startService } from './devStack.mjs'
+import {
+  freePort,
+  fundSponsor,
+  playgroundConfig,
+  sponsorArgs,
+  startEvmNode,
+  startPlayground,
+  startService,
+} from './devStack.mjs'
 
 const verbose = process.argv.includes('--verbose')
 const log = verbose ? (line) => process.stderr.write(line + '\n') : () => {}
@@ -34,10 +42,12 @@ try {
   const service = await startService({
     dataDir: '.latchkey',
     port: await freePort(8787),
-    args: ['--rpc', `${evm.caip2}=${evm.url}`],
+    // Sends on the node, and sponsored ones through the delegate deployed on it.
+    args: ['--rpc', `${evm.caip2}=${evm.url}`, ...(await sponsorArgs(evm))],
     log: (line) => (verbose || /error/i.test(line) ? process.stderr.write(line + '\n') : undefined),
   })
   handles.push(service)
+  await fundSponsor(evm, service)
   service.child.once('exit', (code, signal) => {
     if (stopping) return
     process.stderr.write(`the service stopped unexpectedly (${signal ?? code})\n`)

@@ -46,6 +46,7 @@ describe('parseCli', () => {
       envFile: undefined,
       json: true,
       rpc: { 'eip155:31337': 'http://127.0.0.1:8545', 'eip155:1': 'https://rpc.example' },
+      sponsor: {},
       allowedOrigins: ['http://a.test', 'http://b.test'],
       providers: ['email', 'sms', 'passkey'],
       sessionSeconds: '600',

@@ -41,7 +41,10 @@ e-mail/SMS one-time code is delivered.
                              NEXT_PUBLIC_LATCHKEY_* variables (other lines are kept); implies
                              --data-dir ${DEFAULT_ENV_DATA_DIR} unless --data-dir is given
   --json                     print one JSON line with URLs and dev credentials first
-  --rpc <caip2>=<url>        JSON-RPC node for eth_send_raw_transaction (repeatable)
+  --rpc <caip2>=<url>        JSON-RPC node for sends and eth_send_raw_transaction (repeatable)
+  --sponsor <caip2>=<addr>   sponsor gas on that chain through the LatchkeyDelegate deployed at
+                             <addr> (repeatable); the dev sponsor account is printed in --json
+                             as sponsorAddress: fund it on your node
   --allowed-origins <a,b>    auth-proxy allowed origins (default *)
   --providers <a,b>          enabled sign-in methods (${SIGN_IN_METHODS.join(', ')})
   --session-seconds <n>      auth-proxy session lifetime in seconds
@@ -72,6 +75,8 @@ export interface CliOptions {
   envFile: string | undefined
   json: boolean
   rpc: Record<string, string>
+  /** `--sponsor`: delegate contract addresses by CAIP-2 chain; empty: no sponsorship. */
+  sponsor: Record<string, string>
   allowedOrigins: string[] | undefined
   providers: SignInMethod[] | undefined
   sessionSeconds: string | undefined
@@ -136,6 +141,7 @@ export function parseCli(
         env: { type: 'string' },
         json: { type: 'boolean', default: false },
         rpc: { type: 'string', multiple: true },
+        sponsor: { type: 'string', multiple: true },
         'allowed-origins': { type: 'string' },
         providers: { type: 'string' },
         'session-seconds': { type: 'string' },
@@ -164,6 +170,17 @@ export function parseCli(
     const match = /^([-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,32})=(https?:\/\/.+)$/.exec(entry)
     if (!match) throw new UsageError(`--rpc must look like eip155:31337=http://127.0.0.1:8545, got ${entry}`)
     rpc[match[1]!] = match[2]!
+  }
+  const sponsor: Record<string, string> = {}
+  for (const entry of (values.sponsor as string[] | undefined) ?? []) {
+    const match = /^(eip155:\d{1,32})=(0x[0-9a-fA-F]{40})$/.exec(entry)
+    if (!match)
+      throw new UsageError(
+        `--sponsor must look like eip155:31337=0x<delegate contract address>, got ${entry}`,
+      )
+    if (rpc[match[1]!] === undefined)
+      throw new UsageError(`--sponsor ${match[1]} needs --rpc ${match[1]}=<url> (the node it sends to)`)
+    sponsor[match[1]!] = match[2]!
   }
   const list = (value: unknown) =>
     typeof value === 'string'
@@ -229,6 +246,7 @@ export function parseCli(
     envFile,
     json: values.json as boolean,
     rpc,
+    sponsor,
     allowedOrigins: list(values['allowed-origins']),
     providers: providers as SignInMethod[] | undefined,
     sessionSeconds,

@@ -1,5 +1,6 @@
 // Node only: `latchkey-service dev …` (and `npm run service -- …` in the repository). Starts the
 // local service on a port, with its dev surfaces (outbox, dev identity provider, dev root key).
+
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createService, WrongMasterKeyError } from '../createService.ts'
@@ -13,6 +14,7 @@ import {
   USAGE,
   UsageError,
 } from '../parseCli.ts'
+import { sponsorAddress } from '../sending/sponsors.ts'
 import { ListenError, runServer } from '../server/runServer.ts'
 import { loadMasterKey, loadMasterKeyFile, openDataDir, openPostgres } from '../store/durableStores.ts'
 import { lockDataDir } from '../store/lockDataDir.ts'
@@ -90,6 +92,7 @@ export async function run(argv: string[]): Promise<void> {
     ...(store ? { store } : {}),
     ...(masterKey ? (newMasterKey ? { masterKeys: [masterKey, newMasterKey] } : { masterKey }) : {}),
     rpc: options.rpc,
+    ...(Object.keys(options.sponsor).length > 0 ? { sponsorship: { delegates: options.sponsor } } : {}),
     crypto: cryptoWorkers(options.cryptoThreads === undefined ? {} : { threads: options.cryptoThreads }),
     verifyP256: nativeVerifyP256,
     ...(options.rpId ? { webauthn: { rpId: options.rpId } } : {}),
@@ -132,6 +135,7 @@ export async function run(argv: string[]): Promise<void> {
     apiPrivateKey: dev.apiPrivateKey,
     outboxUrl: `${baseUrl}/dev/outbox`,
     ...(server.adminUrl ? { adminUrl: server.adminUrl } : {}),
+    ...(sponsorAddress(service.runtime) ? { sponsorAddress: sponsorAddress(service.runtime) } : {}),
     /** @deprecated the same value as `trustedSignerPublicKey`; kept for one version. */
     signerPublicKey: dev.signerPublicKey,
   }
