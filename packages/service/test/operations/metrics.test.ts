@@ -193,7 +193,7 @@ describe('metrics and logs', { timeout: 120_000 }, () => {
       const pattern =
         name === 'code'
           ? new RegExp(`(?<![0-9a-f])${secret}(?![0-9a-f])`, 'i')
-          : new RegExp(escape(secret), 'i')
+          : new RegExp(escapeRegExp(secret), 'i')
       for (const line of lines) expect(pattern.test(line), `${name} in ${line}`).toBe(false)
     }
     // The local part of the e-mail address appears nowhere either.
@@ -208,4 +208,4 @@ describe('metrics and logs', { timeout: 120_000 }, () => {
   })
 })
 
-const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
