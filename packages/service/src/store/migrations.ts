@@ -65,24 +65,6 @@ function v1(text: StoreBackend['textType']): Migration {
 // Durable jobs (jobs/JobQueue.ts): one table, a column per field the worker reads or claims by.
 const JOBS_COLUMNS = ['kind', 'state', 'runAfter', 'attempts', 'claimedBy', 'claimedUntil']
 
-function jobs(text: StoreBackend['textType']): Migration {
-  return {
-    async up(db: Kysely<unknown>) {
-      let create = db.schema
-        .createTable('jobs')
-        .addColumn('id', text, (column) => column.primaryKey())
-        .addColumn('data', 'text', (column) => column.notNull())
-      for (const column of JOBS_COLUMNS) create = create.addColumn(column, text)
-      await create.execute()
-      for (const column of JOBS_COLUMNS)
-        await db.schema.createIndex(`jobs_${column}`).on('jobs').column(column).execute()
-    },
-    async down(db: Kysely<unknown>) {
-      await db.schema.dropTable('jobs').execute()
-    },
-  }
-}
-
 // Master-key rotation: the versions of the master key and the rotation's progress (one row).
 function keyring(text: StoreBackend['textType']): Migration {
   return {
@@ -153,7 +135,7 @@ function rateLimitBuckets(text: StoreBackend['textType']): Migration {
 function migrationsOf(backend: StoreBackend): Record<string, Migration> {
   return {
     '0001_initial': v1(backend.textType),
-    '0002_jobs': jobs(backend.textType),
+    '0002_jobs': addTables({ jobs: JOBS_COLUMNS }, backend.textType),
     '0003_keyring': keyring(backend.textType),
     '0004_sending': addTables(SENDING_TABLES, backend.textType),
     '0005_rate_limit_buckets': rateLimitBuckets(backend.textType),
