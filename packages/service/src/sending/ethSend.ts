@@ -251,6 +251,26 @@ export async function takeNonce(
   return nonce
 }
 
+/** Like `takeNonce`, from `next` exactly: the counter is set to what the node reports. */
+async function restartNonce(
+  tx: StoreTransaction,
+  now: number,
+  caip2: string,
+  address: string,
+  next: string,
+): Promise<bigint> {
+  const id = `${caip2}|${address.toLowerCase()}`
+  const row = await tx.get('nonces', id)
+  const nonce = BigInt(next)
+  await tx.put('nonces', {
+    id,
+    next: (nonce + 1n).toString(),
+    createdAt: row?.createdAt ?? now,
+    updatedAt: now,
+  })
+  return nonce
+}
+
 /**
  * In the activity's transaction: checks the sponsor's caps, assigns nonces, signs (the user's key:
  * the transaction, or the authorization and the batch; the sponsor's: the outer transaction) and
@@ -302,6 +322,26 @@ export async function runEthSend(
     )
   } else {
     const batch = prepared.batch
+    // The delegate's batch nonce, like the outer one, is assigned here: a second batch signed before
+    // the first is included must not reuse the nonce the node still reports (it would revert).
+    // With no batch of this account still in flight, the node's count is the truth (a batch that
+    // reverted did not spend its nonce), so the counter starts again from it.
+    const inFlight = async () =>
+      (
+        await Promise.all(
+          (['PENDING', 'BROADCASTED'] as const).map((status) =>
+            ctx.tx.findBy('sendTransactions', 'status', status),
+          ),
+        )
+      )
+        .flat()
+        .some((row) => row.caip2 === p.caip2 && row.account.toLowerCase() === p.from.toLowerCase())
+    const delegateNonce =
+      p.gasStationNonce !== undefined
+        ? BigInt(batch.delegateNonce)
+        : (await inFlight())
+          ? await takeNonce(ctx.tx, ctx.now, `${p.caip2}#delegate`, p.from, batch.delegateNonce)
+          : await restartNonce(ctx.tx, ctx.now, `${p.caip2}#delegate`, p.from, batch.delegateNonce)
     // The authorization spends one of the user's nonces: after the outer transaction's own when the
     // user sends it, else the user's next.
     const authorizationNonce = batch.delegated
@@ -316,7 +356,7 @@ export async function runEthSend(
         chainId,
         account: p.from,
         calls,
-        nonce: BigInt(batch.delegateNonce),
+        nonce: delegateNonce,
         deadline: BigInt(batch.deadline),
       })
       const recovered = secp256k1.sign(digest, key, { prehash: false, lowS: true, format: 'recovered' })
@@ -330,7 +370,7 @@ export async function runEthSend(
     })
     const data = encodeExecuteBatch({
       calls,
-      nonce: BigInt(batch.delegateNonce),
+      nonce: delegateNonce,
       deadline: BigInt(batch.deadline),
       signature,
     })
