@@ -1,6 +1,6 @@
 import type { Meta, StoryObj } from '@storybook/react-vite'
 import { userEvent, within } from 'storybook/test'
-import { encodeFunctionData, erc20Abi } from 'viem'
+import { decodeFunctionData, encodeFunctionData, erc20Abi } from 'viem'
 import { SendTransaction } from '../src/components/index.ts'
 import { liveDecorators } from './support/live.tsx'
 
@@ -22,7 +22,14 @@ const meta = {
   title: 'Wallets/SendTransaction',
   component: SendTransaction,
   ...liveDecorators,
-  args: { open: true, onOpenChange: () => {}, calls: CALLS, caip2: 'eip155:31337', pollingIntervalMs: 200 },
+  args: {
+    open: true,
+    onOpenChange: () => {},
+    calls: CALLS,
+    caip2: 'eip155:31337',
+    pollingIntervalMs: 200,
+    decodeFunctionData,
+  },
   parameters: {
     layout: 'fullscreen',
     live: {

@@ -2,7 +2,7 @@ import type { SendTransactionStatus } from '@latchkey/protocol'
 import { render, screen, waitFor, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import axe from 'axe-core'
-import { encodeFunctionData, erc20Abi } from 'viem'
+import { decodeFunctionData, encodeFunctionData, erc20Abi } from 'viem'
 import { describe, expect, it } from 'vitest'
 import { createWallet } from '../../core/actions/activities/createWallet.ts'
 import { completeOtpSignIn } from '../../core/actions/auth/completeOtpSignIn.ts'
@@ -65,6 +65,7 @@ describe('<SendTransaction/>', () => {
     render(
       <LatchkeyProvider client={client}>
         <SendTransaction
+          decodeFunctionData={decodeFunctionData}
           open
           onOpenChange={() => {}}
           calls={approveAndTransfer}

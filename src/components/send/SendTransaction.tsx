@@ -10,7 +10,7 @@ import { CheckIcon, ClockIcon, WalletIcon } from '../ui/icons.tsx'
 import { Alert, Button, Header, Spinner } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
 import { type Ui, useUi } from '../ui/useUi.ts'
-import type { DecodedCall } from './decodeCalls.ts'
+import type { CallDecoder, DecodedCall } from './decodeCalls.ts'
 import { formatEth } from './formatEth.ts'
 
 /** One call to confirm. */
@@ -44,6 +44,11 @@ export interface SendTransactionProps extends UiOptions {
   onSent?: ((result: SendCallsReturnType) => void) | undefined
   /** Called once the send is final: included (`status: 'success'`) or not (`'failure'`). */
   onSettled?: ((status: GetCallsStatusReturnType) => void) | undefined
+  /**
+   * Decodes a call's data with its `abi` to show its function and arguments: pass viem's
+   * `decodeFunctionData` (the kit does not import viem itself). Without it the raw data is shown.
+   */
+  decodeFunctionData?: CallDecoder | undefined
 }
 
 /**
@@ -70,6 +75,7 @@ function SendTransactionInner({
   pollingIntervalMs,
   onSent,
   onSettled,
+  decodeFunctionData,
   ...look
 }: SendTransactionProps) {
   const ui = useUi(look)
@@ -90,6 +96,7 @@ function SendTransactionInner({
         pollingIntervalMs={pollingIntervalMs}
         onSent={onSent}
         onSettled={onSettled}
+        decodeFunctionData={decodeFunctionData}
         onClose={() => onOpenChange(false)}
       />
     </Dialog>
@@ -110,6 +117,7 @@ function SendTransactionBody({
   pollingIntervalMs,
   onSent,
   onSettled,
+  decodeFunctionData,
   onClose,
 }: {
   ui: Ui
@@ -118,6 +126,7 @@ function SendTransactionBody({
   calls: readonly SendTransactionCall[]
   caip2: string
   from: string | undefined
+  decodeFunctionData: CallDecoder | undefined
   sponsor: boolean
   initialId: string | undefined
   pollingIntervalMs: number | undefined
@@ -172,6 +181,7 @@ function SendTransactionBody({
           error={send.isError ? errorMessage(ui.t, send.error) : undefined}
           onConfirm={confirm}
           onClose={onClose}
+          decodeFunctionData={decodeFunctionData}
         />
       ) : (
         <Status
@@ -221,6 +231,7 @@ function Review({
   error,
   onConfirm,
   onClose,
+  decodeFunctionData,
 }: {
   ui: Ui
   titleId: string
@@ -228,6 +239,7 @@ function Review({
   calls: readonly SendTransactionCall[]
   caip2: string
   from: string | undefined
+  decodeFunctionData: CallDecoder | undefined
   sponsor: boolean
   sending: boolean
   error: string | undefined
@@ -237,7 +249,7 @@ function Review({
   const accounts = useWalletAccounts()
   const sender =
     from ?? accounts.data?.accounts.find((a) => a.addressFormat === 'ADDRESS_FORMAT_ETHEREUM')?.address
-  const decoded = useDecodedCalls(calls)
+  const decoded = useDecodedCalls(calls, decodeFunctionData)
   const listId = `${titleId}-calls`
   return (
     <>
@@ -337,20 +349,23 @@ function CallView({ ui, call, decoded }: { ui: Ui; call: SendTransactionCall; de
 }
 
 /** Each call's function and arguments, decoded in a chunk loaded only when some call has an ABI. */
-function useDecodedCalls(calls: readonly SendTransactionCall[]): (DecodedCall | null)[] | null {
+function useDecodedCalls(
+  calls: readonly SendTransactionCall[],
+  decodeFunctionData: CallDecoder | undefined,
+): (DecodedCall | null)[] | null {
   const [decoded, setDecoded] = useState<(DecodedCall | null)[] | null>(null)
   useEffect(() => {
-    if (!calls.some((call) => call.abi)) return
+    if (!decodeFunctionData || !calls.some((call) => call.abi)) return
     let live = true
     import('./decodeCalls.ts').then(
-      (m) => live && setDecoded(m.decodeCalls(calls)),
-      // Without viem (an optional peer) the raw data stays on show.
+      (m) => live && setDecoded(m.decodeCalls(calls, decodeFunctionData)),
+      // A chunk that fails to load leaves the raw data on show.
       () => undefined,
     )
     return () => {
       live = false
     }
-  }, [calls])
+  }, [calls, decodeFunctionData])
   return decoded
 }
 
