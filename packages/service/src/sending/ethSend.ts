@@ -230,6 +230,8 @@ export async function prepareEthSend(
  * the stored next nonce and the node's pending count. Concurrent sends from one account (on any
  * instance) write the same row, so the database serialises them (SERIALIZABLE on PostgreSQL,
  * one writer on SQLite): no nonce is given twice and none is skipped.
+ * With `restart`, the stored one is set aside and the count starts again from `floor` (the node knows
+ * best when nothing of this account is in flight).
  */
 export async function takeNonce(
   tx: StoreTransaction,
@@ -237,31 +239,12 @@ export async function takeNonce(
   caip2: string,
   address: string,
   floor: string,
+  options: { restart?: boolean } = {},
 ): Promise<bigint> {
   const id = `${caip2}|${address.toLowerCase()}`
   const row = await tx.get('nonces', id)
-  const stored = row ? BigInt(row.next) : 0n
+  const stored = row && !options.restart ? BigInt(row.next) : 0n
   const nonce = stored > BigInt(floor) ? stored : BigInt(floor)
-  await tx.put('nonces', {
-    id,
-    next: (nonce + 1n).toString(),
-    createdAt: row?.createdAt ?? now,
-    updatedAt: now,
-  })
-  return nonce
-}
-
-/** Like `takeNonce`, from `next` exactly: the counter is set to what the node reports. */
-async function restartNonce(
-  tx: StoreTransaction,
-  now: number,
-  caip2: string,
-  address: string,
-  next: string,
-): Promise<bigint> {
-  const id = `${caip2}|${address.toLowerCase()}`
-  const row = await tx.get('nonces', id)
-  const nonce = BigInt(next)
   await tx.put('nonces', {
     id,
     next: (nonce + 1n).toString(),
@@ -341,7 +324,9 @@ export async function runEthSend(
         ? BigInt(batch.delegateNonce)
         : (await inFlight())
           ? await takeNonce(ctx.tx, ctx.now, `${p.caip2}#delegate`, p.from, batch.delegateNonce)
-          : await restartNonce(ctx.tx, ctx.now, `${p.caip2}#delegate`, p.from, batch.delegateNonce)
+          : await takeNonce(ctx.tx, ctx.now, `${p.caip2}#delegate`, p.from, batch.delegateNonce, {
+              restart: true,
+            })
     // The authorization spends one of the user's nonces: after the outer transaction's own when the
     // user sends it, else the user's next.
     const authorizationNonce = batch.delegated
