@@ -1,6 +1,6 @@
 // A throwaway PostgreSQL for tests and benches: finds the server binaries (installing Debian's
 // `postgresql` with apt-get when they are missing, as ensure-chromium.sh does for Chromium),
-// `initdb`s a cluster in a temporary folder, runs it on a free port on 127.0.0.1 (trust auth on
+// copies an `initdb`ed template into a temporary folder, runs it on a free port on 127.0.0.1 (trust auth on
 // loopback only, unix sockets in the temp folder, fsync on) and removes it afterwards.
 // PostgreSQL refuses to run as root: as root, the cluster belongs to the `postgres` OS user and
 // its programs run under that uid.
@@ -14,6 +14,7 @@ import {
   mkdtempSync,
   readdirSync,
   realpathSync,
+  renameSync,
   rmSync,
   writeFileSync,
 } from 'node:fs'
@@ -137,6 +138,50 @@ function clusterUser() {
   return { uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) }
 }
 
+/**
+ * initdb takes seconds and its output is the same for every cluster of one server version and
+ * owner, so it runs once per machine into a template folder under tmpdir (made in a private
+ * folder and renamed into place, so concurrent test workers never see half of it) and each
+ * cluster starts from a copy (`cp -a` keeps the owner and modes PostgreSQL checks).
+ */
+function copyTemplate(binDir, user, asOwner, ownerEnv, dataDir) {
+  const template = path.join(
+    tmpdir(),
+    `latchkey-pg-template-${path.basename(path.dirname(binDir))}-${user ? user.uid : (process.getuid?.() ?? 'user')}`,
+  )
+  if (!existsSync(path.join(template, 'PG_VERSION'))) {
+    const staging = mkdtempSync(path.join(tmpdir(), 'latchkey-pg-staging-'))
+    chmodSync(staging, 0o700)
+    if (user) chownSync(staging, user.uid, user.gid)
+    const stagingData = path.join(staging, 'data')
+    // --no-sync: initdb's own files need no flush for clusters that live one test run; the
+    // server itself runs with fsync on.
+    const init = spawnSync(
+      bin(binDir, 'initdb'),
+      ['-D', stagingData, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--locale=C', '--no-sync'],
+      { ...asOwner, env: { ...ownerEnv, ...(user ? { HOME: staging } : {}) }, encoding: 'utf8' },
+    )
+    if (init.status !== 0) {
+      rmSync(staging, { recursive: true, force: true })
+      throw new Error(
+        `postgres: initdb failed (${init.status ?? init.signal}):\n${init.stderr}${init.stdout}`,
+      )
+    }
+    try {
+      renameSync(stagingData, template)
+    } catch (error) {
+      // Another worker's template landed first: use that one.
+      if (!existsSync(path.join(template, 'PG_VERSION'))) throw error
+    } finally {
+      rmSync(staging, { recursive: true, force: true })
+    }
+  }
+  const copy = spawnSync('cp', ['-a', template, dataDir], { encoding: 'utf8' })
+  if (copy.status !== 0) throw new Error(`postgres: copying the initdb template failed:\n${copy.stderr}`)
+}
+
+const bin = (binDir, program) => path.join(binDir, program)
+
 const live = new Set()
 let hooked = false
 
@@ -177,18 +222,12 @@ export async function startPostgres({
   if (user) chownSync(root, user.uid, user.gid)
   const asOwner = user ? { uid: user.uid, gid: user.gid } : {}
   const ownerEnv = { ...process.env, LC_ALL: 'C', ...(user ? { HOME: root, USER: 'postgres' } : {}) }
-  const bin = (program) => path.join(binDir, program)
 
-  // --no-sync: initdb's own files need no flush for a cluster that lives one test run; the
-  // server itself runs with fsync on.
-  const init = spawnSync(
-    bin('initdb'),
-    ['-D', dataDir, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--locale=C', '--no-sync'],
-    { ...asOwner, env: ownerEnv, encoding: 'utf8' },
-  )
-  if (init.status !== 0) {
+  try {
+    copyTemplate(binDir, user, asOwner, ownerEnv, dataDir)
+  } catch (error) {
     rmSync(root, { recursive: true, force: true })
-    throw new Error(`postgres: initdb failed (${init.status ?? init.signal}):\n${init.stderr}${init.stdout}`)
+    throw error
   }
   // Trust on the unix socket (in our private folder) and on loopback TCP; nothing else is allowed.
   const hba = path.join(dataDir, 'pg_hba.conf')
@@ -233,7 +272,7 @@ export async function startPostgres({
         '-c',
         'log_min_messages=warning',
       ]
-      const server = spawn(bin('postgres'), args, {
+      const server = spawn(bin(binDir, 'postgres'), args, {
         ...asOwner,
         env: ownerEnv,
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -269,7 +308,7 @@ export async function startPostgres({
   const running = () => child && child.exitCode === null && child.signalCode === null
   const psql = (sql, db = 'postgres') => {
     const result = spawnSync(
-      bin('psql'),
+      bin(binDir, 'psql'),
       [
         '-X',
         '-q',
@@ -382,7 +421,7 @@ async function check() {
   )
   const cluster = await startPostgres()
   try {
-    console.log(`cluster started in ${cluster.startMs} ms (initdb + start + create database): ${cluster.url}`)
+    console.log(`cluster started in ${cluster.startMs} ms (template copy + start + create database; the first run initdbs the template): ${cluster.url}`)
     const one = cluster.psql('select 1')
     if (one !== '1') throw new Error(`select 1 answered ${JSON.stringify(one)}`)
     console.log(
