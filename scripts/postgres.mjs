@@ -22,6 +22,7 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { aptInstall } from './apt.mjs'
 
 const PROGRAMS = ['initdb', 'postgres', 'psql']
 
@@ -61,32 +62,6 @@ function findBinDirs() {
     .sort((a, b) => b.version[0] - a.version[0] || b.version[1] - a.version[1])
 }
 
-function aptInstall() {
-  const asRoot = process.getuid?.() === 0
-  let command = 'apt-get'
-  let prefix = []
-  if (!asRoot) {
-    if (spawnSync('sudo', ['-n', 'true'], { stdio: 'ignore' }).status !== 0)
-      throw new Error(
-        'postgres: initdb/postgres/psql are missing and we are neither root nor allowed to sudo to apt-get install them; ' +
-          'install PostgreSQL (Debian: apt-get install postgresql) or set LATCHKEY_PG_BIN to its bin folder',
-      )
-    command = 'sudo'
-    prefix = ['-n', 'env', 'DEBIAN_FRONTEND=noninteractive', 'apt-get']
-  }
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
-  const run = (args) => {
-    const result = spawnSync(command, [...prefix, ...args], { env, stdio: ['ignore', 'ignore', 'inherit'] })
-    if (result.status !== 0)
-      throw new Error(
-        `postgres: \`${[command, ...prefix, ...args].join(' ')}\` failed (${result.status ?? result.signal})`,
-      )
-  }
-  process.stderr.write('postgres: installing Debian postgresql with apt-get\n')
-  run(['update', '-qq'])
-  run(['install', '-y', '-qq', '--no-install-recommends', 'postgresql'])
-}
-
 let ensured
 
 /**
@@ -100,7 +75,10 @@ export function ensurePostgres() {
   let installedMs = 0
   if (found.length === 0) {
     const started = performance.now()
-    aptInstall()
+    aptInstall(['postgresql'], {
+      what: 'postgres',
+      hint: 'install PostgreSQL (Debian: apt-get install postgresql) or set LATCHKEY_PG_BIN to its bin folder',
+    })
     installedMs = Math.round(performance.now() - started)
     found = findBinDirs()
     if (found.length === 0)
@@ -421,7 +399,9 @@ async function check() {
   )
   const cluster = await startPostgres()
   try {
-    console.log(`cluster started in ${cluster.startMs} ms (template copy + start + create database; the first run initdbs the template): ${cluster.url}`)
+    console.log(
+      `cluster started in ${cluster.startMs} ms (template copy + start + create database; the first run initdbs the template): ${cluster.url}`,
+    )
     const one = cluster.psql('select 1')
     if (one !== '1') throw new Error(`select 1 answered ${JSON.stringify(one)}`)
     console.log(
