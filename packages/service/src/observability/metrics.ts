@@ -120,6 +120,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     labelNames: ['event'] as const,
     registers,
   })
+  const rateLimited = new Counter({
+    name: 'latchkey_rate_limited_total',
+    help: 'Requests to the activity API refused with 429, by the budget that refused them (per key or per organization) and kind (activity or query)',
+    labelNames: ['limit', 'kind'] as const,
+    registers,
+  })
   let sources: MetricsSources = {}
   new Gauge({
     name: 'latchkey_http_requests_in_flight',
@@ -172,6 +178,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       cryptoQueued.dec()
       cryptoSeconds.observe({ kind, outcome }, seconds)
     },
+    'rate_limit.refused': ({ limit, kind }) => rateLimited.inc({ limit, kind }),
     'server.draining': () => drains.inc(),
     'server.drained': ({ cut: count }) => cut.inc(count),
   }

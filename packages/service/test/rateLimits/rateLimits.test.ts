@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
 import type { CreateServiceOptions } from '../../src/createService.ts'
 import type { EventSink } from '../../src/observability/events.ts'
+import { createMetrics } from '../../src/observability/metrics.ts'
 import { openPostgres } from '../../src/store/durableStores.ts'
 import { createHarness, fakeClock, type Harness, type Json, type TestKey } from '../../src/testing/harness.ts'
 
@@ -84,8 +85,14 @@ describe('rate limits on the activity API (one instance)', () => {
     await h.service.close()
   })
 
-  it('per organization: every key of the organization shares it, other organizations do not', async () => {
-    const { h, a, b } = await setup({ perOrganization: { perSecond: 2, burst: 2 } })
+  it('per organization: every key of the organization shares it, other organizations do not; the metric counts each refusal', async () => {
+    const metrics = createMetrics()
+    const h = await createHarness({
+      rateLimits: { perOrganization: { perSecond: 2, burst: 2 } },
+      events: metrics,
+    })
+    const a = await h.createSubOrganization({ users: 2 })
+    const b = await h.createSubOrganization({ users: 1 })
     const now = h.clock.now()
     expect((await whoami(h, a.keys[0]!, a.organizationId, now)).status).toBe(200)
     expect((await whoami(h, a.keys[1]!, a.organizationId, now + 1)).status).toBe(200)
@@ -94,6 +101,11 @@ describe('rate limits on the activity API (one instance)', () => {
     expect(third.body.message).toBe('more than 2 requests per second in this organization')
     expect(third.body.details.limit).toBe('perOrganization')
     expect((await whoami(h, b.keys[0]!, b.organizationId, now + 3)).status).toBe(200)
+    expect((await whoami(h, a.keys[0]!, a.organizationId, now + 4)).status).toBe(429)
+    const refusals = (await metrics.registry.getSingleMetric('latchkey_rate_limited_total')!.get()).values
+    expect(refusals.map(({ labels, value }) => [labels, value])).toEqual([
+      [{ limit: 'perOrganization', kind: 'query' }, 2],
+    ])
     await h.service.close()
   })
 
