@@ -42,6 +42,9 @@ export default defineConfig({
   plugins: [react()],
   resolve: { alias: [...kitAliases, ...workspaceAliases] },
   test: {
+    // Vitest's default is one worker per core less one: a single worker on a 2-core machine, while
+    // most service tests wait on child processes, PostgreSQL or anvil rather than compute.
+    maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 30_000,
     projects: [
