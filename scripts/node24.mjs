@@ -5,7 +5,8 @@
 // per-platform package straight, with `npm pack` (which runs no install script), and unpacks its
 // `bin/node` into a cache folder. Nothing is downloaded from anywhere but the configured registry.
 //
-//   node scripts/node24.mjs                 install if missing, then the service's tests on Node 24
+//   node scripts/node24.mjs                 install if missing, then all the service's tests on Node 24
+//   npm run test:node24                     (in npm test) the service's and protocol's in-process tests on Node 24
 //   node scripts/node24.mjs --install-only  install if missing and print the binary's path
 //   node scripts/node24.mjs -- <vitest args> other vitest arguments (default: the service's tests)
 import { execFileSync, spawnSync } from 'node:child_process'
