@@ -24,6 +24,11 @@ export interface PrepareContext {
   caller: Caller
   activityId: string
   registry: Registry
+  /**
+   * Committed reads: the request's own (`requestReads`: what it read ahead, on PostgreSQL in one
+   * statement with its credential and organization), else the store.
+   */
+  reads: Reads
 }
 
 /** What an activity handler gets: a transaction and the facts of the request. */
@@ -110,6 +115,19 @@ export interface ActivityHandler<P extends ActivityPath = ActivityPath> {
    * @default false
    */
   skipConsensus?: boolean
+  /**
+   * Its `run` writes nothing but new rows (fresh ids) that no other activity's decision reads,
+   * and the committed data it reads may be as of the request's first reads: on PostgreSQL its
+   * transaction is then a snapshot run (`Store.transaction`: no SERIALIZABLE transaction, its rows
+   * inserted by one statement). Read-only activities (`ACTIVITIES`) run so without it.
+   * @default false
+   */
+  createsOnly?: boolean
+  /**
+   * What its `run` (and `precompute`) will read, from its parameters as sent (not validated yet):
+   * read ahead with the request's credential and organization, in one statement on PostgreSQL.
+   */
+  lookups?(organizationId: string, parameters: unknown): Lookup[]
 }
 
 export interface QueryContext {

@@ -10,6 +10,8 @@ export const createWallet = defineActivity('create_wallet', {
     accounts: readAccounts(r),
     mnemonicLength: readMnemonicLength(r),
   }),
+  // A new wallet and its accounts are rows of its own: no SERIALIZABLE transaction needed.
+  createsOnly: true,
   // Mnemonic, seed, derivation and sealing (milliseconds of CPU) run before the transaction.
   precompute: async (ctx, p) => ({
     wallet: ctx.runtime.crypto

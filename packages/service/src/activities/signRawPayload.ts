@@ -1,6 +1,6 @@
 import { HASH_FUNCTIONS, PAYLOAD_ENCODINGS } from '@latchkey/protocol'
 import { defineActivity } from '../registry.ts'
-import { signAs, startSigning } from './signRawPayloads.ts'
+import { signAs, signerLookups, startSigning } from './signRawPayloads.ts'
 
 /**
  * Signs one payload with a wallet account's key (`signWith` = its address): the published
@@ -13,6 +13,7 @@ export const signRawPayload = defineActivity('sign_raw_payload', {
     encoding: r.enum('encoding', PAYLOAD_ENCODINGS),
     hashFunction: r.enum('hashFunction', HASH_FUNCTIONS),
   }),
+  lookups: signerLookups,
   precompute: (ctx, p) => startSigning(ctx, p.signWith, { ...p, payloads: [p.payload] }),
   run: async (ctx, p) => {
     const [signature] = await signAs(ctx, p.signWith, { ...p, payloads: [p.payload] }, () => ({

@@ -11,6 +11,7 @@ import { stringItem } from '../pipeline/Reader.ts'
 import type { ActivityContext, PrepareContext } from '../registry.ts'
 import { defineActivity } from '../registry.ts'
 import type { WalletAccountRow } from '../store/model.ts'
+import type { Lookup } from '../store/Store.ts'
 
 /** Largest number of payloads per request. */
 export const MAX_PAYLOADS = 100
@@ -23,6 +24,7 @@ export const signRawPayloads = defineActivity('sign_raw_payloads', {
     encoding: r.enum('encoding', PAYLOAD_ENCODINGS),
     hashFunction: r.enum('hashFunction', HASH_FUNCTIONS),
   }),
+  lookups: signerLookups,
   precompute: (ctx, p) => startSigning(ctx, p.signWith, { ...p }),
   run: async (ctx, p) => {
     const signatures = await signAs(ctx, p.signWith, { ...p }, (index) => ({
@@ -57,6 +59,17 @@ const signingJob = (account: WalletAccountRow, p: Payloads): SignPayloadsJob => 
 })
 
 /**
+ * The signing activities' `lookups`: the wallet accounts `signWith` names by its address as sent
+ * (what `findSigner` reads first), read with the request's credential and organization.
+ */
+export function signerLookups(_organizationId: string, parameters: unknown): Lookup[] {
+  const signWith = (parameters as { signWith?: unknown } | null)?.signWith
+  return typeof signWith === 'string' && signWith.length <= 200
+    ? [{ table: 'walletAccounts', field: 'address', value: signWith }]
+    : []
+}
+
+/**
  * The signing activities' `precompute`: finds the signer in committed data and starts signing
  * through `service.crypto` (a worker thread in the CLI) while the activity waits for its
  * transaction.
@@ -66,7 +79,7 @@ export async function startSigning(
   signWith: string,
   p: Payloads,
 ): Promise<EarlySignatures> {
-  const account = await findSigner(ctx.runtime.store, ctx.organization.id, signWith, 'parameters.signWith')
+  const account = await findSigner(ctx.reads, ctx.organization.id, signWith, 'parameters.signWith')
   return {
     accountId: account.id,
     sealedKey: account.sealedPrivateKey,

@@ -4,6 +4,7 @@ import { signTransaction as signWithKey } from '../crypto/signTransaction.ts'
 import { findSigner, withAccountKey } from '../domain/wallets.ts'
 import { ApiError } from '../errors.ts'
 import { defineActivity } from '../registry.ts'
+import { signerLookups } from './signRawPayloads.ts'
 
 /** Largest unsignedTransaction accepted, in hex characters (a 128 kB transaction). */
 const MAX_TRANSACTION_HEX = 262_144
@@ -24,6 +25,7 @@ export const signTransaction = defineActivity('sign_transaction', {
     type: r.enum('type', TRANSACTION_TYPES),
     unsignedTransaction: r.string('unsignedTransaction', { max: MAX_TRANSACTION_HEX }),
   }),
+  lookups: signerLookups,
   run: async (ctx, p) => {
     const account = await findSigner(ctx.tx, ctx.organization.id, p.signWith, 'parameters.signWith')
     if (account.curve !== CURVE_OF[p.type])

@@ -3,7 +3,7 @@ import { ApiError } from '../errors.ts'
 import type { Runtime } from '../Runtime.ts'
 import type { Caller, Registry } from '../registry.ts'
 import type { OrganizationRow } from '../store/model.ts'
-import type { Reads } from '../store/Store.ts'
+import type { Lookup, Reads } from '../store/Store.ts'
 import { Reader } from './Reader.ts'
 import { rateLimit } from './rateLimit.ts'
 import { requestReads } from './requestReads.ts'
@@ -37,6 +37,13 @@ export interface AdmissionRules<H> {
   kind: 'activity' | 'query'
   /** The handler of a path, if there is one (404 otherwise, before anything is read). */
   handlerOf(registry: Registry, path: string): H | undefined
+  /** What the request will read in `organizationId` beyond its credential and organization, read with them. */
+  lookupsOf?(request: {
+    path: string
+    handler: H
+    organizationId: string
+    json: Record<string, unknown>
+  }): Lookup[]
   /** Checks the body's own fields once the caller is known: the type, liveness. */
   checkBody(runtime: Runtime, body: Reader, path: string): void
   /** The organization the request acts in, given the one its body names; refuses a caller who may not act there. */
@@ -66,7 +73,9 @@ export async function admit<H>(
   if (!handler)
     throw new ApiError('ROUTE_NOT_FOUND', `no ${rules.kind} at /public/v1/${route}/${path.slice(0, 80)}`)
   const organizationId = typeof json.organizationId === 'string' ? json.organizationId : undefined
-  const reads = await requestReads(runtime, registry, headers, organizationId)
+  const reads = await requestReads(runtime, registry, headers, organizationId, (id) =>
+    rules.lookupsOf ? rules.lookupsOf({ path, handler, organizationId: id, json }) : [],
+  )
   const caller = await authenticate(runtime, { headers, bytes, route, organizationId, reads })
   const body = new Reader(json, '')
   rules.checkBody(runtime, body, path)

@@ -2,7 +2,7 @@ import type { ActivityPath } from '@latchkey/protocol'
 import { ApiError } from '../errors.ts'
 import type { ActivityContext, ActivityHandler, PrepareContext } from '../registry.ts'
 import type { ActivityRow, VoteRow } from '../store/model.ts'
-import { isDatabaseError, type Transaction } from '../store/Store.ts'
+import { isDatabaseError, NotInSnapshot, type Reads, type Transaction } from '../store/Store.ts'
 import { toApiError } from './errorResponse.ts'
 import { Reader } from './Reader.ts'
 
@@ -25,8 +25,9 @@ export function prepareContext({
   organization,
   caller,
   activityId,
-}: Omit<PrepareContext, 'now'>): PrepareContext {
-  return { runtime, registry, now: runtime.now(), organization, caller, activityId }
+  reads = runtime.store,
+}: Omit<PrepareContext, 'now' | 'reads'> & { reads?: Reads }): PrepareContext {
+  return { runtime, registry, now: runtime.now(), organization, caller, activityId, reads }
 }
 
 /** What `prepare` gave: its value, or what it threw. */
@@ -35,7 +36,7 @@ export interface Prepared {
   error?: unknown
 }
 
-export interface ExecutionInput extends Omit<PrepareContext, 'now' | 'activityId'> {
+export interface ExecutionInput extends Omit<PrepareContext, 'now' | 'activityId' | 'reads'> {
   tx: Transaction
   /** The activity's row; its id is the activity's. */
   row: ActivityRow
@@ -83,8 +84,9 @@ export async function executeActivity(input: ExecutionInput): Promise<Execution>
     return { row: done, ...(ctx.respondWith ? { respondWith: ctx.respondWith } : {}) }
   } catch (thrown) {
     // A serialization conflict or an outage is the transaction's, not the activity's: the store
-    // reruns the transaction (or answers 503); it is never recorded as the activity failing.
-    if (isDatabaseError(thrown)) throw thrown
+    // reruns the transaction (or answers 503); it is never recorded as the activity failing. Nor
+    // is a read its snapshot run could not answer: the store runs it again in a transaction.
+    if (isDatabaseError(thrown) || thrown instanceof NotInSnapshot) throw thrown
     await savepoint.rollback()
     const error = toApiError(thrown)
     const failed = await tx.put('activities', {

@@ -5,17 +5,19 @@ import type { Lookup, Reads } from '../store/Store.ts'
 
 /**
  * The reads an API-key-stamped request makes before its own work, read at once: the credentials
- * with the stamp's public key and their users, the organization the body names, and what the
- * plugins' checks read for it (`ServicePlugin.lookups`). On PostgreSQL that is one round trip
- * instead of four in a row (SQLite reads them through its read cache as they come). Anything else
- * the request reads goes to the store as before; a request without an `X-Stamp` (or one that does
- * not decode, which authentication refuses) reads nothing ahead.
+ * with the stamp's public key and their users, the organization the body names, what the
+ * plugins' checks read for it (`ServicePlugin.lookups`) and what its entry asks for there
+ * (`more`: an activity's policies and what its handler reads). On PostgreSQL that is one round trip
+ * instead of several in a row (SQLite reads them through its read cache as they come), and one
+ * snapshot. Anything else the request reads goes to the store as before; a request without an
+ * `X-Stamp` (or one that does not decode, which authentication refuses) reads nothing ahead.
  */
 export async function requestReads(
   runtime: Runtime,
   registry: Registry,
   headers: Headers,
   organizationId: string | undefined,
+  more: (organizationId: string) => Lookup[] = () => [],
 ): Promise<Reads> {
   const header = headers.get(STAMP_HEADER)
   // A backend that reads nothing ahead (`Store.prefetch`, SQLite) skips decoding the stamp a
@@ -36,6 +38,7 @@ export async function requestReads(
   if (organizationId !== undefined && organizationId.length <= 200) {
     lookups.push({ table: 'organizations', id: organizationId })
     for (const plugin of registry.plugins) lookups.push(...(plugin.lookups?.(organizationId) ?? []))
+    lookups.push(...more(organizationId))
   }
   return runtime.store.prefetch(lookups)
 }

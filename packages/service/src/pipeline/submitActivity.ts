@@ -43,6 +43,14 @@ const activityRules: AdmissionRules<ActivityHandler> = {
     ACTIVITIES[path as ActivityPath]
       ? (registry.activities.get(path as ActivityPath) as ActivityHandler | undefined)
       : undefined,
+  lookupsOf({ path, handler, organizationId, json }) {
+    // What a snapshot run decides on: the organization's policies, and what the handler reads.
+    if (!runsOnSnapshot(path, handler)) return []
+    return [
+      { table: 'policies', field: 'organizationId', value: organizationId },
+      ...(handler.lookups?.(organizationId, json.parameters) ?? []),
+    ]
+  },
   checkBody(runtime, body, path) {
     const { types } = ACTIVITIES[path as ActivityPath]
     const type = body.string('type', { max: 200 })
@@ -77,6 +85,14 @@ const activityRules: AdmissionRules<ActivityHandler> = {
   },
 }
 
+/**
+ * An activity whose transaction may be a snapshot run (`Store.transaction`'s `snapshot`): it writes
+ * nothing but its own record (read-only) or new rows (`createsOnly`), and the fingerprint's unique
+ * index, not a SERIALIZABLE read, keeps a replay from running twice.
+ */
+const runsOnSnapshot = (path: string, handler: ActivityHandler) =>
+  ACTIVITIES[path as ActivityPath].readOnly || Boolean(handler.createsOnly)
+
 /** An admitted activity, as the phases after admission see it. */
 interface Submission {
   runtime: Runtime
@@ -94,6 +110,8 @@ interface Submission {
   parameters: unknown
   /** A plugin vouches for the caller on this path (`ServicePlugin.vouchesFor`). */
   vouched: boolean
+  /** The request's committed reads (`requestReads`). */
+  reads: Reads
   fingerprint: string
   activityId: string
   /** The last decision taken in the activity's transaction (`REPLAY`: it found the first one). */
@@ -133,6 +151,7 @@ export async function submitActivity(
     intent: intent.value,
     parameters,
     vouched,
+    reads,
     fingerprint,
     activityId: runtime.newId(),
   }
@@ -257,25 +276,28 @@ async function record(submission: Submission, ready: Ready): Promise<Execution> 
   // On PostgreSQL a SERIALIZABLE transaction that read the fingerprint index would conflict with
   // every concurrent activity inserted into it, so the first run does not look: a replay (or a
   // concurrent duplicate) fails on the unique index when its row is inserted, and the rerun looks.
-  return runtime.store.transaction(async (tx): Promise<Execution> => {
-    const replay =
-      tx.backend.checksReplayFirst || tx.attempt > 1
-        ? (await tx.findBy('activities', 'fingerprint', fingerprint))[0]
-        : undefined
-    if (replay) {
-      submission.outcome = 'REPLAY'
-      const error = storedError(replay)
-      return { row: replay, ...(error ? { error } : {}) }
-    }
-    // The row is written once, with its outcome, at the end of this transaction (every branch
-    // below puts it); nothing in between reads it back.
-    const row = provisional(submission, runtime.now())
-    const execution = await decideAndRun(submission, tx, row, ready)
-    // A new activity has no votes but those this transaction cast: the answer needs no lookup.
-    return execution.row.id === row.id && !execution.respondWith && !tx.wrote('votes')
-      ? { ...execution, votes: [] }
-      : execution
-  })
+  return runtime.store.transaction(
+    async (tx): Promise<Execution> => {
+      const replay =
+        tx.backend.checksReplayFirst || tx.attempt > 1
+          ? (await tx.findBy('activities', 'fingerprint', fingerprint))[0]
+          : undefined
+      if (replay) {
+        submission.outcome = 'REPLAY'
+        const error = storedError(replay)
+        return { row: replay, ...(error ? { error } : {}) }
+      }
+      // The row is written once, with its outcome, at the end of this transaction (every branch
+      // below puts it); nothing in between reads it back.
+      const row = provisional(submission, runtime.now())
+      const execution = await decideAndRun(submission, tx, row, ready)
+      // A new activity has no votes but those this transaction cast: the answer needs no lookup.
+      return execution.row.id === row.id && !execution.respondWith && !tx.wrote('votes')
+        ? { ...execution, votes: [] }
+        : execution
+    },
+    runsOnSnapshot(submission.path, submission.handler) ? { snapshot: submission.reads } : {},
+  )
 }
 
 /** Decides on the new activity in `tx` and acts on the decision. */

@@ -1,6 +1,23 @@
 import type { TableName, Tables } from './model.ts'
 import { decodeRow } from './Queries.ts'
 import { lookupKey, type Reads } from './Reads.ts'
+import { NotInSnapshot } from './Transaction.ts'
+
+/** Where reads of a snapshot run end that its snapshot cannot answer. */
+const beyondSnapshot: Reads = {
+  get: async () => {
+    throw new NotInSnapshot()
+  },
+  findBy: async () => {
+    throw new NotInSnapshot()
+  },
+  all: async () => {
+    throw new NotInSnapshot()
+  },
+  count: async () => {
+    throw new NotInSnapshot()
+  },
+}
 
 /**
  * Reads answered from what `Store.prefetch` read at once; a read it was not asked for goes to the
@@ -12,6 +29,11 @@ export class Prefetched implements Reads {
     private readonly store: Reads,
     private readonly found: ReadonlyMap<string, string[]>,
   ) {}
+
+  /** The same rows, as one snapshot: a read of anything else throws `NotInSnapshot` (`Store.transaction`). */
+  alone(): Prefetched {
+    return new Prefetched(beyondSnapshot, this.found)
+  }
 
   async get<T extends TableName>(table: T, id: string): Promise<Tables[T] | undefined> {
     const data = this.found.get(lookupKey({ table, id }))

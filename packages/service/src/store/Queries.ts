@@ -27,6 +27,12 @@ export function decodeRow<T extends TableName>(table: T, id: string, data: strin
   }
 }
 
+/** A row ready to insert: its table and its columns' values (`Queries.rowValues`). */
+export interface RowValues {
+  table: TableName
+  values: (string | null)[]
+}
+
 /** Runs one compiled query: through Kysely's pool, or on a transaction's own connection. */
 export type Execute = (query: CompiledQuery) => Promise<QueryResult<Record<string, unknown>>>
 
@@ -262,32 +268,72 @@ export class Queries {
     return Number(rows[0]?.n ?? 0)
   }
 
+  /** A row as its table's columns take it: id, JSON document, then each indexed field. */
+  rowValues(table: TableName, row: Row): RowValues {
+    const fields = INDEXES[table] as string[]
+    return {
+      table,
+      values: [
+        row.id,
+        JSON.stringify(row),
+        ...fields.map((field) => {
+          const value = (row as unknown as Record<string, unknown>)[field]
+          return value === undefined || value === null ? null : String(value)
+        }),
+      ],
+    }
+  }
+
+  /** The columns of `table` with markers from `first` on (id, data, then the indexed fields). */
+  private columns(table: TableName, p: (i: number) => string, first = 0): DocumentTable {
+    const columns: DocumentTable = { id: p(first), data: p(first + 1) }
+    ;(INDEXES[table] as string[]).forEach((field, index) => {
+      columns[field] = p(first + index + 2)
+    })
+    return columns
+  }
+
   /** Inserts `row`, or replaces the row with its id. */
   async put(db: Execute, table: TableName, row: Row): Promise<void> {
-    const fields = INDEXES[table] as string[]
-    const values = [
-      row.id,
-      JSON.stringify(row),
-      ...fields.map((field) => {
-        const value = (row as unknown as Record<string, unknown>)[field]
-        return value === undefined || value === null ? null : String(value)
-      }),
-    ]
     await this.run(
       db,
       `put:${table}`,
       (p) => {
-        const columns: DocumentTable = { id: p(0), data: p(1) }
-        fields.forEach((field, index) => {
-          columns[field] = p(index + 2)
-        })
+        const columns = this.columns(table, p)
         const { id: _, ...update } = columns
         return this.compiler
           .insertInto(table as string)
           .values(columns)
           .onConflict((conflict) => conflict.column('id').doUpdateSet(update))
       },
-      values,
+      this.rowValues(table, row).values,
+    )
+  }
+
+  /**
+   * Inserts `rows` in one statement (each but the last in a `with` clause of its own), so they are
+   * written together or not at all without a transaction around them. Only inserts: a row whose id
+   * (or any unique field) exists fails the statement with a unique violation, and nothing is written.
+   */
+  async insertAll(db: Execute, rows: RowValues[]): Promise<void> {
+    const offsets: number[] = []
+    let next = 0
+    for (const row of rows) {
+      offsets.push(next)
+      next += row.values.length
+    }
+    await this.run(
+      db,
+      `insertAll:${rows.map((row) => row.table).join(',')}`,
+      (p) => {
+        const insert = (k: number, db: AnyDb) =>
+          db.insertInto(rows[k]!.table as string).values(this.columns(rows[k]!.table, p, offsets[k]))
+        let query: AnyDb = this.compiler
+        for (let k = 0; k < rows.length - 1; k++)
+          query = query.with(`w${k}`, (db) => insert(k, db as unknown as AnyDb)) as unknown as AnyDb
+        return insert(rows.length - 1, query)
+      },
+      rows.flatMap((row) => row.values),
     )
   }
 

@@ -18,7 +18,7 @@ export type { Database } from './Database.ts'
 export { isDatabaseError, unavailable } from './databaseErrors.ts'
 export type { Prefetched } from './Prefetched.ts'
 export type { Lookup, Reads } from './Reads.ts'
-export { Transaction } from './Transaction.ts'
+export { NotInSnapshot, Transaction } from './Transaction.ts'
 
 /** Connections of a pool: open, idle among them, requests waiting for one, and the most it opens. */
 export interface PoolUse {
@@ -148,10 +148,30 @@ export class Store implements Reads {
    * Runs `fn` in one transaction and commits if it resolves. On PostgreSQL it is SERIALIZABLE: a
    * conflict with a concurrent transaction (on this instance or another) reruns `fn` from the
    * start, up to a bound, so `fn` sees either all or none of every other transaction's writes.
+   *
+   * With `snapshot` (what `prefetch` read), where the backend `writesAtOnce`, the first run is a
+   * snapshot run instead: `fn` reads only from those rows, all read by one statement, and its
+   * writes, inserts only, are sent together as one statement when it resolves, with no
+   * transaction around them: two round trips in all. That is for a function whose writes are new
+   * rows nobody else's decision reads (an activity's own record) and which is content with the
+   * snapshot as of the prefetch, as a REPEATABLE READ transaction would be. A read the snapshot
+   * cannot answer, a delete or a savepoint drops the run and `fn` runs again in a transaction; so
+   * does a write that meets an existing row (a replay's fingerprint), as a rerun after a conflict.
    */
-  async transaction<R>(fn: (tx: Transaction) => Promise<R> | R): Promise<R> {
+  async transaction<R>(
+    fn: (tx: Transaction) => Promise<R> | R,
+    options: { snapshot?: Reads } = {},
+  ): Promise<R> {
+    const snapshot =
+      this.backend.writesAtOnce && options.snapshot instanceof Prefetched
+        ? options.snapshot.alone()
+        : undefined
     for (let attempt = 1; ; attempt++) {
       try {
+        if (snapshot && attempt === 1) {
+          const done = await this.guard(() => this.atOnce(fn, snapshot))
+          if (done) return done.value
+        }
         if (this.groups) {
           if (this.closed) throw unavailable(new Error('store closed'))
           return await this.groups.run(fn, attempt)
@@ -174,6 +194,34 @@ export class Store implements Reads {
         throw error
       }
     }
+  }
+
+  /**
+   * A snapshot run of `fn` (see `transaction`): its value once its writes are sent, or undefined
+   * when it needed more than the snapshot (nothing was written).
+   */
+  private async atOnce<R>(
+    fn: (tx: Transaction) => Promise<R> | R,
+    snapshot: Reads,
+  ): Promise<{ value: R } | undefined> {
+    const tx = new Transaction({
+      execute: this.execute,
+      backend: this.backend,
+      queries: this.queries,
+      attempt: 1,
+      written: new Set(),
+      snapshot,
+    })
+    let value: R
+    try {
+      value = await fn(tx)
+    } catch (error) {
+      if (tx.missed) return undefined
+      throw error
+    }
+    if (tx.missed) return undefined
+    await tx.flush()
+    return { value }
   }
 
   /** `fn` in a database transaction of its own, on one connection, every statement sent straight to it. */
@@ -206,7 +254,7 @@ export class Store implements Reads {
 
   private transactionOn(connection: DatabaseConnection, attempt: number, written: Set<TableName>) {
     return new Transaction({
-      connection,
+      execute: (query) => connection.executeQuery<Record<string, unknown>>(query),
       backend: this.backend,
       queries: this.queries,
       attempt,

@@ -1,14 +1,27 @@
-import type { DatabaseConnection } from 'kysely'
 import type { StoreBackend } from './backends/StoreBackend.ts'
 import type { TableName, Tables } from './model.ts'
-import type { Execute, Queries } from './Queries.ts'
+import type { Execute, Queries, RowValues } from './Queries.ts'
 import type { ReadCache } from './ReadCache.ts'
 import type { Reads } from './Reads.ts'
 
+/**
+ * Thrown by a read a snapshot run cannot answer from its snapshot (a row it was not given, a table
+ * it wrote itself) and by a write it cannot keep for later (a delete, a savepoint): the store drops
+ * the run and does the work again in a database transaction.
+ */
+export class NotInSnapshot extends Error {
+  constructor() {
+    super('not in the snapshot')
+  }
+}
+
 /** What a transaction runs on, given by the store. */
 export interface TransactionOptions {
-  /** The connection the database transaction is open on. */
-  connection: DatabaseConnection
+  /**
+   * Runs a statement: on the connection the database transaction is open on, or, for a snapshot
+   * run, on any connection (only `flush` writes, in one statement).
+   */
+  execute: Execute
   backend: StoreBackend
   queries: Queries
   /** 1 on the first run of the transaction's function, then 2, 3 … on reruns after conflicts. */
@@ -20,6 +33,11 @@ export interface TransactionOptions {
   written: Set<TableName>
   /** The store's read cache, for tables nobody in the group wrote (`StoreBackend.cachesReads`). */
   cache?: ReadCache
+  /**
+   * A snapshot run (`Store.transaction`'s `snapshot`): reads are answered from these rows, read
+   * by one statement, and writes are kept until `flush` sends them as one statement of inserts.
+   */
+  snapshot?: Reads
 }
 
 let savepoints = 0
@@ -37,15 +55,46 @@ export class Transaction implements Reads {
   private readonly queries: Queries
   private readonly written: Set<TableName>
   private readonly cache: ReadCache | undefined
+  private readonly snapshot: Reads | undefined
+  /** A snapshot run's writes, in order, until `flush`. */
+  private readonly pending: RowValues[] = []
+  /**
+   * True once a snapshot run met something its snapshot cannot answer: what it did is dropped
+   * even if the function caught the error (a handler turning any throw into a failed activity).
+   */
+  missed = false
 
   constructor(options: TransactionOptions) {
-    const { connection } = options
     this.backend = options.backend
     this.attempt = options.attempt
     this.queries = options.queries
     this.written = options.written
     this.cache = options.cache
-    this.execute = (query) => connection.executeQuery<Record<string, unknown>>(query)
+    this.snapshot = options.snapshot
+    this.execute = options.execute
+  }
+
+  /** Marks a snapshot run as dropped and returns the error to throw. */
+  private miss(): NotInSnapshot {
+    this.missed = true
+    return new NotInSnapshot()
+  }
+
+  /** A read of a snapshot run: never of a table it wrote (the snapshot holds no uncommitted rows). */
+  private async fromSnapshot<R>(table: TableName, read: (snapshot: Reads) => Promise<R>): Promise<R> {
+    if (this.own.has(table)) throw this.miss()
+    try {
+      return await read(this.snapshot!)
+    } catch (error) {
+      if (error instanceof NotInSnapshot) throw this.miss()
+      throw error
+    }
+  }
+
+  /** Sends a snapshot run's writes, all in one statement (inserts only: a row that exists fails it). */
+  async flush(): Promise<void> {
+    if (this.pending.length > 0) await this.queries.insertAll(this.execute, this.pending)
+    this.pending.length = 0
   }
 
   /** True when this transaction wrote `table` (rows of it may differ from what was committed). */
@@ -54,6 +103,7 @@ export class Transaction implements Reads {
   }
 
   get<T extends TableName>(table: T, id: string): Promise<Tables[T] | undefined> {
+    if (this.snapshot) return this.fromSnapshot(table, (snapshot) => snapshot.get(table, id))
     return this.queries.get(this.execute, table, id, this.cacheFor(table))
   }
 
@@ -62,6 +112,7 @@ export class Transaction implements Reads {
     field: keyof Tables[T] & string,
     value: unknown,
   ): Promise<Tables[T][]> {
+    if (this.snapshot) return this.fromSnapshot(table, (snapshot) => snapshot.findBy(table, field, value))
     return this.queries.findBy(this.execute, table, field, value, this.cacheFor(table))
   }
 
@@ -70,24 +121,28 @@ export class Transaction implements Reads {
     return this.cache && !this.written.has(table) ? this.cache : undefined
   }
 
-  all<T extends TableName>(table: T) {
+  async all<T extends TableName>(table: T) {
+    if (this.snapshot) throw this.miss()
     return this.queries.all(this.execute, table)
   }
 
-  count<T extends TableName>(table: T, field: keyof Tables[T] & string, value: unknown) {
+  async count<T extends TableName>(table: T, field: keyof Tables[T] & string, value: unknown) {
+    if (this.snapshot) throw this.miss()
     return this.queries.count(this.execute, table, field, value)
   }
 
-  /** Inserts or replaces the row with `row.id`. */
+  /** Inserts or replaces the row with `row.id` (a snapshot run only inserts, at `flush`). */
   async put<T extends TableName>(table: T, row: Tables[T]): Promise<Tables[T]> {
     await this.armed()
     this.written.add(table)
     this.own.add(table)
-    await this.queries.put(this.execute, table, row)
+    if (this.snapshot) this.pending.push(this.queries.rowValues(table, row))
+    else await this.queries.put(this.execute, table, row)
     return row
   }
 
   async delete(table: TableName, id: string): Promise<void> {
+    if (this.snapshot) throw this.miss()
     await this.armed()
     this.written.add(table)
     this.own.add(table)
@@ -96,6 +151,7 @@ export class Transaction implements Reads {
 
   /** Marks a point `rollbackTo` can return to (a SQL savepoint). */
   async savepoint(): Promise<string> {
+    if (this.snapshot) throw this.miss()
     await this.armed()
     const name = `sp${++savepoints}`
     await this.queries.savepoint(this.execute, name)
@@ -119,6 +175,16 @@ export class Transaction implements Reads {
    * whatever was written since (nothing, if nothing was), and `end` stops watching for writes.
    */
   lazySavepoint(): { rollback(): Promise<void>; end(): void } {
+    if (this.snapshot) {
+      // Writes not sent yet are undone by forgetting them.
+      const at = this.pending.length
+      return {
+        rollback: async () => {
+          this.pending.length = Math.min(this.pending.length, at)
+        },
+        end: () => {},
+      }
+    }
     const mark: { name?: string } = {}
     this.marks.push(mark)
     const end = () => {
@@ -135,6 +201,7 @@ export class Transaction implements Reads {
   }
 
   async rollbackTo(savepoint: string): Promise<void> {
+    if (this.snapshot) throw this.miss()
     await this.queries.savepoint(this.execute, savepoint, 'rollback')
   }
 }

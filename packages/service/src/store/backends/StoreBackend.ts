@@ -55,6 +55,13 @@ export interface StoreBackend {
    */
   readonly checksReplayFirst: boolean
   /**
+   * A transaction given a snapshot (`Store.transaction`'s `snapshot`: an activity that only adds
+   * its own record) first runs without a database transaction, reading from the snapshot and
+   * sending its inserts as one statement: worth it where each statement is a round trip and begin
+   * and commit are two more.
+   */
+  readonly writesAtOnce: boolean
+  /**
    * True when beginning failed because the connection is still inside a transaction (one whose
    * rollback failed, on an I/O error): `GroupCommit` rolls it back and begins again.
    */

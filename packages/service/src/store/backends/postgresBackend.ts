@@ -8,7 +8,8 @@ const CONNECTION_LOST =
 /**
  * PostgreSQL (`pg`): several service processes may write one database, so nothing committed is
  * cached and every transaction is SERIALIZABLE, rerun on conflicts. Each read is a round trip, so
- * a request's first reads are read ahead in one statement.
+ * a request's first reads are read ahead in one statement, and an activity that only adds its own
+ * record runs on those reads with its rows inserted by one more statement (`writesAtOnce`).
  */
 export const postgresBackend: StoreBackend = {
   name: 'PostgreSQL',
@@ -30,6 +31,7 @@ export const postgresBackend: StoreBackend = {
   groupsCommits: false,
   cachesReads: false,
   readsAhead: true,
+  writesAtOnce: true,
   checksReplayFirst: false,
   // PostgreSQL only warns on a `begin` inside a transaction.
   stillInTransaction: () => false,

@@ -24,6 +24,8 @@ export const sqliteBackend: StoreBackend = {
   // No round trips to save: reads go through the read cache as they are made, which measured
   // faster than reading ahead.
   readsAhead: false,
+  // Group commit already shares a transaction's begin and commit among those that queued.
+  writesAtOnce: false,
   // One connection runs one transaction at a time: reading the fingerprint index conflicts with nobody.
   checksReplayFirst: true,
   stillInTransaction: (error) => /within a transaction/.test(String(error)),
