@@ -132,6 +132,7 @@ export interface ActivityMap {
     parameters: { signWith: string; type: TransactionType; unsignedTransaction: string }
     result: { signedTransaction: string }
   }
+  /** `OTP_LOGIN_V2` requires `clientSignature`, as the published object. */
   otp_login: {
     parameters: {
       verificationToken: string
@@ -233,6 +234,10 @@ export interface ActivityMap {
     result: { sendTransactionStatusId: string }
   }
   // ---- beyond the seed: sign-in, export, credentials, votes ----
+  /**
+   * `INIT_OTP` takes the app name in `emailCustomization`, `INIT_OTP_V2` and `_V3` at the top
+   * (`appName`, required); `_V3` also answers the signed key `VERIFY_OTP_V2` encrypts the code to.
+   */
   init_otp: {
     parameters: {
       otpType: OtpType
@@ -241,13 +246,23 @@ export interface ActivityMap {
       otpLength?: number
       /** Lifetime of the code in seconds. @default 300 */
       expirationSeconds?: string
+      /** `INIT_OTP_V2`/`_V3` only (and required there). */
+      appName?: string
+      /** `appName` here in `INIT_OTP` only. */
       emailCustomization?: { appName?: string; logoUrl?: string }
       smsCustomization?: { template?: string }
     }
-    result: { otpId: string }
+    /** `otpEncryptionTargetBundle` in `INIT_OTP_V3`'s `initOtpResultV2` only. */
+    result: { otpId: string; otpEncryptionTargetBundle?: string }
   }
+  /**
+   * `VERIFY_OTP` takes the code (and the key to bind) in clear; `VERIFY_OTP_V2` takes them
+   * HPKE-encrypted to `INIT_OTP_V3`'s `otpEncryptionTargetBundle` as `encryptedOtpBundle`.
+   */
   verify_otp: {
-    parameters: { otpId: string; otpCode: string; publicKey?: string; expirationSeconds?: string }
+    parameters:
+      | { otpId: string; otpCode: string; publicKey?: string; expirationSeconds?: string }
+      | { otpId: string; encryptedOtpBundle: string; expirationSeconds?: string }
     result: { verificationToken: string }
   }
   oauth2_authenticate: {
@@ -436,10 +451,16 @@ export type PolicyAction =
 /** What the registry states about one activity; the wire keys are derived from it. */
 export interface ActivityFacts {
   /**
-   * Every type constant the service accepts for the activity, current first: clients send the
-   * first, and an older version stays listed while the service still takes it.
+   * The versions the service accepts for the activity, one type constant each: the kit sends the
+   * first; the others (older versions it still takes, and the newer ones the published types name)
+   * are accepted with their own parameter shape and answered under their own wire keys.
    */
-  types: readonly [current: string, ...older: string[]]
+  types: readonly [current: string, ...accepted: string[]]
+  /**
+   * The result key of an accepted type whose result is not named after it (a type whose result
+   * shape stayed at an older version, or moved ahead of it: `INIT_OTP_V3` answers `initOtpResultV2`).
+   */
+  resultKeys?: { readonly [type: string]: string }
   /** `activity.resource` in policies. */
   resource: PolicyResource
   /** `activity.action` in policies. */
@@ -477,7 +498,8 @@ const camel = (path: string) => path.replace(/_([a-z0-9])/g, (_, c: string) => c
 /**
  * The definitions of a table of facts: `type` is the current type constant, and the intent and
  * result keys are the camel-case path plus the current type's version suffix (`V7`), which the
- * result key carries only when `versionedResult` says so.
+ * result key carries only when `versionedResult` says so (or as `resultKeys` names it). Every
+ * accepted type must name the path.
  */
 export function activityDefinitions<M>(
   facts: { readonly [P in keyof M]: ActivityFacts },
@@ -488,6 +510,9 @@ export function activityDefinitions<M>(
     const base = `ACTIVITY_TYPE_${path.toUpperCase()}`
     if (type !== base && !type.startsWith(`${base}_V`))
       throw new Error(`the current type of ${path} must be ${base} or ${base}_V<n>, not ${type}`)
+    for (const accepted of fact.types)
+      if (accepted !== base && !new RegExp(`^${base}_V\\d+$`).test(accepted))
+        throw new Error(`the accepted types of ${path} must be ${base} or ${base}_V<n>, not ${accepted}`)
     definitions[path] = { ...fact, type, ...wireKeysOf(path, fact, type) }
   }
   return definitions as ActivityRegistry<M>
@@ -500,13 +525,13 @@ export function activityDefinitions<M>(
  */
 export function wireKeysOf(
   path: string,
-  facts: Pick<ActivityFacts, 'versionedResult'>,
+  facts: Pick<ActivityFacts, 'versionedResult' | 'resultKeys'>,
   type: string,
 ): { intentKey: string; resultKey: string } {
   const version = type.slice(`ACTIVITY_TYPE_${path.toUpperCase()}`.length + 1)
   return {
     intentKey: `${camel(path)}Intent${version}`,
-    resultKey: `${camel(path)}Result${facts.versionedResult ? version : ''}`,
+    resultKey: facts.resultKeys?.[type] ?? `${camel(path)}Result${facts.versionedResult ? version : ''}`,
   }
 }
 
@@ -537,7 +562,7 @@ export const ACTIVITIES: ActivityRegistry = activityDefinitions<ActivityMap>({
     readOnly: true,
   },
   otp_login: {
-    types: ['ACTIVITY_TYPE_OTP_LOGIN'],
+    types: ['ACTIVITY_TYPE_OTP_LOGIN', 'ACTIVITY_TYPE_OTP_LOGIN_V2'],
     resource: 'AUTH',
     action: 'CREATE',
     proxyUser: true,
@@ -607,7 +632,7 @@ export const ACTIVITIES: ActivityRegistry = activityDefinitions<ActivityMap>({
     readOnly: false,
   },
   create_sub_organization: {
-    types: ['ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V7'],
+    types: ['ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V7', 'ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8'],
     versionedResult: true,
     resource: 'ORGANIZATION',
     action: 'CREATE',
@@ -644,14 +669,15 @@ export const ACTIVITIES: ActivityRegistry = activityDefinitions<ActivityMap>({
     readOnly: false,
   },
   init_otp: {
-    types: ['ACTIVITY_TYPE_INIT_OTP'],
+    types: ['ACTIVITY_TYPE_INIT_OTP', 'ACTIVITY_TYPE_INIT_OTP_V2', 'ACTIVITY_TYPE_INIT_OTP_V3'],
+    resultKeys: { ACTIVITY_TYPE_INIT_OTP_V3: 'initOtpResultV2' },
     resource: 'AUTH',
     action: 'CREATE',
     proxyUser: true,
     readOnly: false,
   },
   verify_otp: {
-    types: ['ACTIVITY_TYPE_VERIFY_OTP'],
+    types: ['ACTIVITY_TYPE_VERIFY_OTP', 'ACTIVITY_TYPE_VERIFY_OTP_V2'],
     resource: 'AUTH',
     action: 'CREATE',
     proxyUser: true,
@@ -686,7 +712,7 @@ export const ACTIVITIES: ActivityRegistry = activityDefinitions<ActivityMap>({
     readOnly: false,
   },
   create_api_keys: {
-    types: ['ACTIVITY_TYPE_CREATE_API_KEYS'],
+    types: ['ACTIVITY_TYPE_CREATE_API_KEYS', 'ACTIVITY_TYPE_CREATE_API_KEYS_V2'],
     resource: 'CREDENTIAL',
     action: 'CREATE',
     proxyUser: false,
@@ -700,7 +726,7 @@ export const ACTIVITIES: ActivityRegistry = activityDefinitions<ActivityMap>({
     readOnly: false,
   },
   create_authenticators: {
-    types: ['ACTIVITY_TYPE_CREATE_AUTHENTICATORS'],
+    types: ['ACTIVITY_TYPE_CREATE_AUTHENTICATORS', 'ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2'],
     resource: 'CREDENTIAL',
     action: 'CREATE',
     proxyUser: false,
@@ -764,7 +790,7 @@ export const ACTIVITIES: ActivityRegistry = activityDefinitions<ActivityMap>({
     readOnly: false,
   },
   create_users: {
-    types: ['ACTIVITY_TYPE_CREATE_USERS_V3'],
+    types: ['ACTIVITY_TYPE_CREATE_USERS_V3', 'ACTIVITY_TYPE_CREATE_USERS_V4'],
     resource: 'USER',
     action: 'CREATE',
     proxyUser: false,

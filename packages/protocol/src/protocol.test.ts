@@ -20,7 +20,7 @@ describe('protocol', () => {
       type: 'ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V7',
       intentKey: 'createSubOrganizationIntentV7',
       resultKey: 'createSubOrganizationResultV7',
-      types: ['ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V7'],
+      types: ['ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V7', 'ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8'],
       versionedResult: true,
       resource: 'ORGANIZATION',
       action: 'CREATE',

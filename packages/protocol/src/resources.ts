@@ -142,7 +142,8 @@ export interface UserParams {
   userPhoneNumber?: string
   apiKeys: ApiKeyParams[]
   authenticators: AuthenticatorParams[]
-  oauthProviders: OauthProviderParams[]
+  /** `OauthProviderParamsV2` only in the versions that take it. */
+  oauthProviders: (OauthProviderParams | OauthProviderParamsV2)[]
   userTags: string[]
 }
 
@@ -202,13 +203,32 @@ export interface OauthProviderParams {
   oidcToken: string
 }
 
+/** An OIDC identity named without a token: its issuer, subject and audience (client id). */
+export interface OidcClaims {
+  iss: string
+  sub: string
+  aud: string
+}
+
+/**
+ * An OAuth provider in the newer activity versions (`CREATE_USERS_V4`,
+ * `CREATE_SUB_ORGANIZATION_V8`, `CREATE_OAUTH_PROVIDERS_V2`): an `oidcToken` the service verifies,
+ * or `oidcClaims` the caller vouches for, exactly one of the two.
+ */
+export interface OauthProviderParamsV2 {
+  providerName: string
+  oidcToken?: string
+  oidcClaims?: OidcClaims
+}
+
 export interface RootUserParams {
   userName: string
   userEmail?: string
   userPhoneNumber?: string
   apiKeys: ApiKeyParams[]
   authenticators: AuthenticatorParams[]
-  oauthProviders: OauthProviderParams[]
+  /** `OauthProviderParamsV2` only in the versions that take it. */
+  oauthProviders: (OauthProviderParams | OauthProviderParamsV2)[]
 }
 
 export interface WalletParams {

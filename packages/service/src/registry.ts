@@ -3,6 +3,7 @@ import type {
   ActivityPath,
   ActivityResult,
   OauthProviderParams,
+  OauthProviderParamsV2,
   QueryPath,
   QueryResponse,
 } from '@latchkey/protocol'
@@ -23,6 +24,8 @@ export interface PrepareContext {
   organization: OrganizationRow
   caller: Caller
   activityId: string
+  /** The type constant the activity was submitted as: one of its path's accepted versions. */
+  type: string
   registry: Registry
   /**
    * Committed reads: the request's own (`requestReads`: what it read ahead, on PostgreSQL in one
@@ -61,7 +64,11 @@ export interface ActivityContext {
  * `run` executes it inside a transaction. Register it with a plugin or the built-in map.
  */
 export interface ActivityHandler<P extends ActivityPath = ActivityPath> {
-  parse(parameters: Reader): ActivityParameters<P>
+  /**
+   * `type` is the type constant as sent, one of the path's accepted versions
+   * (`ActivityFacts.types`): a handler whose versions differ in shape reads that version's.
+   */
+  parse(parameters: Reader, type: string): ActivityParameters<P>
   run(ctx: ActivityContext, parameters: ActivityParameters<P>): ActivityResult<P> | Promise<ActivityResult<P>>
   /**
    * Work that must not hold a database transaction: outbound calls (OAuth code exchange, JWKS,
@@ -214,11 +221,14 @@ export interface ServicePlugin<State = unknown> {
     runtime: Runtime,
   ): Promise<void> | void
   subOrganization?: {
-    /** Links `oauthProviders` of a root user (verifying each OIDC token). */
+    /**
+     * Links `oauthProviders` of a root user: each OIDC token verified, or the `oidcClaims` the
+     * caller vouches for (the activity decides who may), one account per identity either way.
+     */
     oauthProviders?(
       ctx: SubOrganizationHookContext,
       user: UserRow,
-      providers: OauthProviderParams[],
+      providers: (OauthProviderParams | OauthProviderParamsV2)[],
       field: string,
     ): void | Promise<void>
     /** Checks the OTP `verificationToken` (proves a root user's e-mail or phone). */

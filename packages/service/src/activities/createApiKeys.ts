@@ -2,6 +2,10 @@ import { readApiKeyParams } from '../domain/params.ts'
 import { addApiKeys, findUser } from '../domain/users.ts'
 import { defineActivity } from '../registry.ts'
 
+/**
+ * API keys for a user. `CREATE_API_KEYS` and `CREATE_API_KEYS_V2` take one shape here: the
+ * service's first version already required the `curveType` the published types add in V2.
+ */
 export const createApiKeys = defineActivity('create_api_keys', {
   parse: (r) => ({
     userId: r.string('userId', { max: 200 }),

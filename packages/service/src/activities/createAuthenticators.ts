@@ -1,12 +1,25 @@
-import { readAuthenticatorParams } from '../domain/params.ts'
+import { readAuthenticatorParams, refuseFields } from '../domain/params.ts'
 import { addAuthenticators, findUser } from '../domain/users.ts'
+import { Reader } from '../pipeline/Reader.ts'
 import { defineActivity } from '../registry.ts'
 
-/** Registers passkeys (verified attestations) on a user. */
+/**
+ * Registers passkeys (verified attestations) on a user. The service's `CREATE_AUTHENTICATORS`
+ * already takes the attestation shape the published types give `CREATE_AUTHENTICATORS_V2`.
+ */
 export const createAuthenticators = defineActivity('create_authenticators', {
-  parse: (r) => ({
+  parse: (r, type) => ({
     userId: r.string('userId', { max: 200 }),
-    authenticators: r.array('authenticators', readAuthenticatorParams, { min: 1, max: 10 }),
+    authenticators: r.array(
+      'authenticators',
+      (value, field) => {
+        // V1's items named their user; V2's user is the intent's `userId` alone.
+        if (type === 'ACTIVITY_TYPE_CREATE_AUTHENTICATORS_V2')
+          refuseFields(new Reader(value, field), ['userId'], type)
+        return readAuthenticatorParams(value, field)
+      },
+      { min: 1, max: 10 },
+    ),
   }),
   run: async (ctx, p) => {
     const user = await findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')

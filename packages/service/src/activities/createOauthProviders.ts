@@ -1,43 +1,9 @@
 import type { OauthProviderParams } from '@latchkey/protocol'
 import { accountHook } from '../domain/accountHooks.ts'
+import { readOauthProviderParamsV2 } from '../domain/params.ts'
 import { findUser } from '../domain/users.ts'
 import { ApiError } from '../errors.ts'
-import { Reader } from '../pipeline/Reader.ts'
 import { defineActivity } from '../registry.ts'
-
-interface ProviderItem {
-  providerName: string
-  oidcToken?: string
-  oidcClaims?: { iss: string; sub: string; aud: string }
-}
-
-function readProvider(value: unknown, field: string): ProviderItem {
-  const r = new Reader(value, field)
-  const providerName = r.string('providerName', { max: 256 })
-  const oidcToken = r.optString('oidcToken', { max: 16 * 1024 })
-  const claims = r.optObject('oidcClaims')
-  if (oidcToken === undefined && claims === undefined)
-    throw new ApiError('FIELD_REQUIRED', `${field} needs an oidcToken or oidcClaims`, `${field}.oidcToken`)
-  if (oidcToken !== undefined && claims !== undefined)
-    throw new ApiError(
-      'FIELD_INVALID',
-      `${field} takes an oidcToken or oidcClaims, not both`,
-      `${field}.oidcClaims`,
-    )
-  return {
-    providerName,
-    ...(oidcToken !== undefined ? { oidcToken } : {}),
-    ...(claims !== undefined
-      ? {
-          oidcClaims: {
-            iss: claims.string('iss', { max: 512 }),
-            sub: claims.string('sub', { max: 512 }),
-            aud: claims.string('aud', { max: 512 }),
-          },
-        }
-      : {}),
-  }
-}
 
 /**
  * Links OIDC identities to a user of this organization (`addOauthProvider` of @turnkey/core).
@@ -50,7 +16,7 @@ function readProvider(value: unknown, field: string): ProviderItem {
 export const createOauthProviders = defineActivity('create_oauth_providers', {
   parse: (r) => ({
     userId: r.string('userId', { max: 200 }),
-    oauthProviders: r.array('oauthProviders', readProvider, { min: 1, max: 10 }),
+    oauthProviders: r.array('oauthProviders', readOauthProviderParamsV2, { min: 1, max: 10 }),
   }),
   run: async (ctx, p) => {
     const user = await findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')

@@ -1,9 +1,10 @@
+import type { RootUserParams } from '@latchkey/protocol'
 import { mapInOrder } from '../async.ts'
 import { readRootUser, readWalletParams } from '../domain/params.ts'
 import { addApiKeys, addAuthenticators } from '../domain/users.ts'
 import { createWalletRecords } from '../domain/wallets.ts'
 import { ApiError } from '../errors.ts'
-import { defineActivity, type SubOrganizationHookContext } from '../registry.ts'
+import { type ActivityContext, defineActivity, type SubOrganizationHookContext } from '../registry.ts'
 import type { UserRow } from '../store/model.ts'
 
 /** Most root users one sub-organization may start with. */
@@ -12,12 +13,18 @@ export const MAX_ROOT_USERS = 20
 /**
  * A sub-organization of the caller's organization with its root users (API keys, passkeys, and
  * through the sign-in plugin OAuth providers and a verification token) and optionally a wallet.
+ * V8 takes OAuth providers as `oidcClaims` too: the parent organization (the app's back end)
+ * vouches for the identity; the auth proxy's user, acting for a browser, may not.
  */
 export const createSubOrganization = defineActivity('create_sub_organization', {
   // The auth proxy's user (not a root user) creates sub-organizations at sign-up.
   allowNonRoot: true,
-  parse: (r) => {
-    const rootUsers = r.array('rootUsers', readRootUser, { min: 1, max: MAX_ROOT_USERS })
+  parse: (r, type) => {
+    const version = { type, oidcClaims: type === 'ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8' }
+    const rootUsers = r.array('rootUsers', (value, field) => readRootUser(value, field, version), {
+      min: 1,
+      max: MAX_ROOT_USERS,
+    })
     const rootQuorumThreshold = r.int('rootQuorumThreshold', { min: 1 })
     if (rootQuorumThreshold > rootUsers.length)
       throw new ApiError(
@@ -49,6 +56,7 @@ export const createSubOrganization = defineActivity('create_sub_organization', {
         'a sub-organization cannot create sub-organizations; submit this in the parent organization',
         'organizationId',
       )
+    await refuseClaimsFromPluginUsers(ctx, p.rootUsers)
     const id = ctx.newId()
     const users: UserRow[] = await mapInOrder(
       p.rootUsers,
@@ -122,3 +130,22 @@ export const createSubOrganization = defineActivity('create_sub_organization', {
     }
   },
 })
+
+/**
+ * `oidcClaims` are the caller's word: a plugin's own user (the auth proxy, which forwards what a
+ * browser sends) may not vouch for an identity, or anyone could sign up as a stranger's Google
+ * account and capture that person's first OAuth sign-in.
+ */
+async function refuseClaimsFromPluginUsers(ctx: ActivityContext, rootUsers: RootUserParams[]) {
+  for (const [index, user] of rootUsers.entries()) {
+    const claimed = user.oauthProviders.findIndex((item) => 'oidcClaims' in item && item.oidcClaims)
+    if (claimed < 0) continue
+    for (const plugin of ctx.registry.plugins)
+      if (await plugin.ownsCaller?.(ctx.caller, ctx.runtime))
+        throw new ApiError(
+          'PERMISSION_DENIED',
+          "oidcClaims are taken from the organization's own users only; sign up with an oidcToken",
+          `parameters.rootUsers[${index}].oauthProviders[${claimed}].oidcClaims`,
+        )
+  }
+}

@@ -5,19 +5,37 @@ import { ApiError } from '../errors.ts'
 import { Reader } from '../pipeline/Reader.ts'
 import { defineActivity } from '../registry.ts'
 
-function readUserParams(value: unknown, field: string): UserParams {
-  const user = readRootUser(value, field)
+/** `oauthProviders` items take `oidcClaims` from this version on. */
+const CLAIMS_TYPE = 'ACTIVITY_TYPE_CREATE_USERS_V4'
+
+function readUserParams(value: unknown, field: string, type: string): UserParams {
+  const user = readRootUser(value, field, { type, oidcClaims: type === CLAIMS_TYPE })
   const r = new Reader(value, field)
   return { ...user, userTags: r.has('userTags') ? r.ids('userTags', { max: 50 }) : [] }
 }
 
 /**
- * Users that are not root users (ACTIVITY_TYPE_CREATE_USERS_V3): an app back end with an API key,
- * say, that may act only where a policy allows it. `userTags` are ids of existing user tags.
+ * Users that are not root users (ACTIVITY_TYPE_CREATE_USERS_V3, and V4 whose OAuth providers may
+ * be `oidcClaims`): an app back end with an API key, say, that may act only where a policy allows
+ * it. `userTags` are ids of existing user tags. `oidcClaims` are the caller's word, not a proof, so
+ * they are taken only in a top-level organization: in a sub-organization its user could claim a
+ * stranger's identity and capture that person's first OAuth sign-in.
  */
 export const createUsers = defineActivity('create_users', {
-  parse: (r) => ({ users: r.array('users', readUserParams, { min: 1, max: 100 }) }),
+  parse: (r, type) => ({
+    users: r.array('users', (value, field) => readUserParams(value, field, type), { min: 1, max: 100 }),
+  }),
   run: async (ctx, p) => {
+    if (ctx.organization.parentOrganizationId !== undefined)
+      for (const [index, user] of p.users.entries()) {
+        const claimed = user.oauthProviders.findIndex((item) => 'oidcClaims' in item && item.oidcClaims)
+        if (claimed >= 0)
+          throw new ApiError(
+            'PERMISSION_DENIED',
+            'oidcClaims are taken only in a top-level organization; link an identity in a sub-organization with an oidcToken',
+            `parameters.users[${index}].oauthProviders[${claimed}].oidcClaims`,
+          )
+      }
     const tags = new Map(
       (await ctx.tx.findBy('userTags', 'organizationId', ctx.organization.id)).map((tag) => [tag.id, tag]),
     )

@@ -9,6 +9,7 @@ import {
   CURVES,
   MNEMONIC_LENGTHS,
   type OauthProviderParams,
+  type OauthProviderParamsV2,
   PATH_FORMATS,
   type RootUserParams,
   type WalletParams,
@@ -137,18 +138,67 @@ function transportItem(item: unknown, field: string) {
   return item as AuthenticatorParams['attestation']['transports'][number]
 }
 
-export function readOauthProviderParams(value: unknown, field: string): OauthProviderParams {
+/**
+ * Refuses the fields of another version of the activity than `type` (a client mixing shapes would
+ * otherwise see them silently ignored): 400 naming the first one present.
+ */
+export function refuseFields(r: Reader, names: readonly string[], type: string): void {
+  for (const name of names)
+    if (r.has(name))
+      throw new ApiError('FIELD_INVALID', `${r.field(name)} is not a field of ${type}`, r.field(name))
+}
+
+/** An OAuth provider of the versions that take only an `oidcToken`. */
+export function readOauthProviderParams(value: unknown, field: string, type?: string): OauthProviderParams {
   const r = new Reader(value, field)
+  if (type !== undefined) refuseFields(r, ['oidcClaims'], type)
   return {
     providerName: r.string('providerName', { max: 256 }),
     oidcToken: r.string('oidcToken', { max: 16 * 1024 }),
   }
 }
 
+/** An OAuth provider of the versions that take an `oidcToken` or `oidcClaims` (exactly one). */
+export function readOauthProviderParamsV2(value: unknown, field: string): OauthProviderParamsV2 {
+  const r = new Reader(value, field)
+  const providerName = r.string('providerName', { max: 256 })
+  const oidcToken = r.optString('oidcToken', { max: 16 * 1024 })
+  const claims = r.optObject('oidcClaims')
+  if (oidcToken === undefined && claims === undefined)
+    throw new ApiError('FIELD_REQUIRED', `${field} needs an oidcToken or oidcClaims`, `${field}.oidcToken`)
+  if (oidcToken !== undefined && claims !== undefined)
+    throw new ApiError(
+      'FIELD_INVALID',
+      `${field} takes an oidcToken or oidcClaims, not both`,
+      `${field}.oidcClaims`,
+    )
+  return {
+    providerName,
+    ...(oidcToken !== undefined ? { oidcToken } : {}),
+    ...(claims !== undefined
+      ? {
+          oidcClaims: {
+            iss: claims.string('iss', { max: 512 }),
+            sub: claims.string('sub', { max: 512 }),
+            aud: claims.string('aud', { max: 512 }),
+          },
+        }
+      : {}),
+  }
+}
+
 const E164 = /^\+[1-9]\d{6,14}$/
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 
-export function readRootUser(value: unknown, field: string): RootUserParams {
+/**
+ * A root user (or, with `userTags`, a user) of `type`: its `oauthProviders` take `oidcClaims` in
+ * the versions that have them (`oidcClaims: true`) and refuse them in the others.
+ */
+export function readRootUser(
+  value: unknown,
+  field: string,
+  version: { type: string; oidcClaims: boolean },
+): RootUserParams {
   const r = new Reader(value, field)
   const userEmail = r.optString('userEmail', { max: 320, pattern: EMAIL, hint: 'an e-mail address' })
   const userPhoneNumber = r.optString('userPhoneNumber', {
@@ -162,6 +212,12 @@ export function readRootUser(value: unknown, field: string): RootUserParams {
     ...(userPhoneNumber !== undefined ? { userPhoneNumber } : {}),
     apiKeys: r.array('apiKeys', readApiKeyParams, { max: 10 }),
     authenticators: r.array('authenticators', readAuthenticatorParams, { max: 10 }),
-    oauthProviders: r.array('oauthProviders', readOauthProviderParams, { max: 10 }),
+    oauthProviders: r.array(
+      'oauthProviders',
+      version.oidcClaims
+        ? readOauthProviderParamsV2
+        : (item, itemField) => readOauthProviderParams(item, itemField, version.type),
+      { max: 10 },
+    ),
   }
 }

@@ -25,9 +25,10 @@ export function prepareContext({
   organization,
   caller,
   activityId,
+  type,
   reads = runtime.store,
 }: Omit<PrepareContext, 'now' | 'reads'> & { reads?: Reads }): PrepareContext {
-  return { runtime, registry, now: runtime.now(), organization, caller, activityId, reads }
+  return { runtime, registry, now: runtime.now(), organization, caller, activityId, type, reads }
 }
 
 /** What `prepare` gave: its value, or what it threw. */
@@ -36,7 +37,7 @@ export interface Prepared {
   error?: unknown
 }
 
-export interface ExecutionInput extends Omit<PrepareContext, 'now' | 'activityId' | 'reads'> {
+export interface ExecutionInput extends Omit<PrepareContext, 'now' | 'activityId' | 'reads' | 'type'> {
   tx: Transaction
   /** The activity's row; its id is the activity's. */
   row: ActivityRow
@@ -60,7 +61,7 @@ export async function executeActivity(input: ExecutionInput): Promise<Execution>
   const handler = registry.activities.get(row.path as ActivityPath) as ActivityHandler | undefined
   // The handler's writes are undone if it throws (only a handler that writes costs a savepoint).
   const savepoint = tx.lazySavepoint()
-  const scope = prepareContext({ ...input, activityId: row.id })
+  const scope = prepareContext({ ...input, activityId: row.id, type: row.type })
   const ctx: ActivityContext & { respondWith?: string } = {
     tx,
     ...scope,
@@ -69,7 +70,7 @@ export async function executeActivity(input: ExecutionInput): Promise<Execution>
   }
   try {
     if (!handler) throw new ApiError('ROUTE_NOT_FOUND', `no handler for ${row.path}`)
-    const parsed = parameters ?? handler.parse(new Reader(row.intent, 'parameters'))
+    const parsed = parameters ?? handler.parse(new Reader(row.intent, 'parameters'), row.type)
     if (prepared?.error !== undefined) throw prepared.error
     if (prepared) ctx.prepared = prepared.value
     else if (handler.prepare) ctx.prepared = await handler.prepare(scope, parsed as never)

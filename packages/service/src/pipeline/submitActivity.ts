@@ -136,7 +136,8 @@ export async function submitActivity(
     request,
   )
   const intent = body.object('parameters')
-  const parameters = handler.parse(intent)
+  const type = body.string('type', { max: 200 })
+  const parameters = handler.parse(intent, type)
   const { path } = request
   const vouched = await vouchedFor(runtime, registry, { path, caller, organization, reads })
   const fingerprint = await fingerprintOf(runtime, registry, caller, request)
@@ -144,7 +145,7 @@ export async function submitActivity(
     runtime,
     registry,
     path,
-    type: body.string('type', { max: 200 }),
+    type,
     handler,
     caller,
     organization,

@@ -1,4 +1,4 @@
-import type { OauthProviderParams } from '@latchkey/protocol'
+import type { OauthProviderParams, OauthProviderParamsV2 } from '@latchkey/protocol'
 import { mapInOrder } from '../async.ts'
 import { ApiError } from '../errors.ts'
 import type { ServicePlugin, SubOrganizationHookContext } from '../registry.ts'
@@ -9,8 +9,8 @@ import { verifyVerificationToken } from './verifyVerificationToken.ts'
 
 /**
  * `create_sub_organization`'s sign-in parts. `oauthProviders` links each OIDC token issued by
- * `oauth2_authenticate` (verified; its issuer/subject can belong to one account per parent
- * organization). `verificationToken` must prove the e-mail or phone number of a root user, have
+ * `oauth2_authenticate` (verified), or the `oidcClaims` the caller vouches for; an issuer/subject
+ * can belong to one account per parent organization. `verificationToken` must prove the e-mail or phone number of a root user, have
  * been minted in this (parent) organization, and is spent by the sign-up in the same transaction
  * that creates the account, so concurrent sign-ups with one token create one sub-organization.
  */
@@ -18,13 +18,14 @@ export const subOrganizationHooks: NonNullable<ServicePlugin['subOrganization']>
   async oauthProviders(
     ctx: SubOrganizationHookContext,
     user: UserRow,
-    providers: OauthProviderParams[],
+    providers: (OauthProviderParams | OauthProviderParamsV2)[],
     field: string,
   ) {
     const { oidc } = signInState(ctx.runtime)
     for (const [index, params] of providers.entries()) {
       const itemField = `${field}[${index}]`
-      const claims = oidc.verify(params.oidcToken, `${itemField}.oidcToken`)
+      const named = 'oidcClaims' in params ? params.oidcClaims : undefined
+      const claims = named ?? oidc.verify(params.oidcToken ?? '', `${itemField}.oidcToken`)
       const taken = (
         await mapInOrder(
           (
@@ -43,7 +44,7 @@ export const subOrganizationHooks: NonNullable<ServicePlugin['subOrganization']>
         throw new ApiError(
           'ALREADY_EXISTS',
           'this OAuth account is already linked to an account of this organization; log in instead',
-          `${itemField}.oidcToken`,
+          `${itemField}.${named ? 'oidcClaims' : 'oidcToken'}`,
         )
       await ctx.tx.put('oauthProviders', {
         id: ctx.newId(),

@@ -1,7 +1,9 @@
 import { OTP_TYPES } from '@latchkey/protocol'
+import { refuseFields } from '../../domain/params.ts'
 import { ApiError } from '../../errors.ts'
 import { defineActivity } from '../../registry.ts'
 import { normalizeContact } from '../otp/normalizeContact.ts'
+import { createOtpEncryptionTarget } from '../otp/otpEncryptionTarget.ts'
 import { proxyConfigFor } from '../proxyConfigFor.ts'
 import { signInState } from '../signInState.ts'
 
@@ -19,25 +21,34 @@ export async function inParameters<T>(run: () => T | Promise<T>): Promise<T> {
   }
 }
 
+/** The version that also answers the signed key `VERIFY_OTP_V2` encrypts the code to. */
+const ENCRYPTED_TARGET_TYPE = 'ACTIVITY_TYPE_INIT_OTP_V3'
+
 /**
  * Starts an e-mail or SMS one-time code: rate-limited per contact service-wide, rendered from the
  * operator's proxy settings (templates, app name, longest lifetime) and delivered (local service:
  * the dev outbox). Inside a sub-organization only a contact of one of its own users may be sent
  * a code. `emailCustomization`/`smsCustomization` are read for compatibility but never reach the
- * message: only the operator chooses what its channel sends.
+ * message: only the operator chooses what its channel sends (nor does V2's and V3's `appName`).
+ * V3 also answers `otpEncryptionTargetBundle`: a fresh key, signed by the service's signer key,
+ * that `VERIFY_OTP_V2` encrypts the code to.
  */
 export const initOtp = defineActivity('init_otp', {
   // The auth proxy's user is not a root user; a code is no power by itself.
   allowNonRoot: true,
   skipConsensus: true,
-  parse: (r) => {
+  parse: (r, type) => {
     const otpType = r.enum('otpType', OTP_TYPES)
     const contact = normalizeContact(otpType, r.string('contact', { max: 320 }), r.field('contact'))
     const otpLength = r.optInt('otpLength', { min: 6, max: 9 })
     const expirationSeconds = r.optUintString('expirationSeconds', { max: 86_400 })
     const email = r.optObject('emailCustomization')
     const sms = r.optObject('smsCustomization')
-    const appName = email?.optString('appName', { max: 100 })
+    // INIT_OTP takes the app name in emailCustomization; V2 and V3 moved it to the top.
+    const topAppName = type !== 'ACTIVITY_TYPE_INIT_OTP'
+    if (topAppName && email) refuseFields(email, ['appName'], type)
+    if (!topAppName) refuseFields(r, ['appName'], type)
+    const appName = topAppName ? r.string('appName', { max: 100 }) : email?.optString('appName', { max: 100 })
     const logoUrl = email?.optString('logoUrl', { max: 2048 })
     const template = sms?.optString('template', { max: 1000 })
     return {
@@ -45,8 +56,14 @@ export const initOtp = defineActivity('init_otp', {
       contact,
       ...(otpLength !== undefined ? { otpLength } : {}),
       ...(expirationSeconds !== undefined ? { expirationSeconds } : {}),
+      ...(topAppName ? { appName } : {}),
       ...(email
-        ? { emailCustomization: { ...(appName ? { appName } : {}), ...(logoUrl ? { logoUrl } : {}) } }
+        ? {
+            emailCustomization: {
+              ...(appName && !topAppName ? { appName } : {}),
+              ...(logoUrl ? { logoUrl } : {}),
+            },
+          }
         : {}),
       ...(sms ? { smsCustomization: template ? { template } : {} } : {}),
     }
@@ -75,7 +92,7 @@ export const initOtp = defineActivity('init_otp', {
         config?.organizationId ?? org.parentOrganizationId ?? org.id,
       )
       const maxLifetime = Number(settings?.otpExpirationSeconds ?? DEFAULT_OTP_SECONDS)
-      return signInState(ctx.runtime).otp.init({
+      const { otpId } = await signInState(ctx.runtime).otp.init({
         organizationId: org.id,
         otpType: p.otpType,
         contact: p.contact,
@@ -85,6 +102,8 @@ export const initOtp = defineActivity('init_otp', {
         appName: settings?.appName ?? operator?.name ?? 'Latchkey',
         ...(settings ? { emailTemplate: settings.emailTemplate, smsTemplate: settings.smsTemplate } : {}),
       })
+      if (ctx.type !== ENCRYPTED_TARGET_TYPE) return { otpId }
+      return { otpId, otpEncryptionTargetBundle: await createOtpEncryptionTarget(ctx.runtime, org.id, otpId) }
     }),
-  run: (ctx) => ctx.prepared as { otpId: string },
+  run: (ctx) => ctx.prepared as { otpId: string; otpEncryptionTargetBundle?: string },
 })

@@ -7,14 +7,25 @@ import { issueLoginSession, parseLogin } from './issueLoginSession.ts'
 /**
  * OTP login: a verification token for a user's e-mail or phone, plus (when the token is bound
  * to a key) the client's signature over it, yields a read-write session for `publicKey`. The
- * auth proxy submits it inside the user's sub-organization.
+ * auth proxy submits it inside the user's sub-organization. V2 differs only in requiring the
+ * signature, as the published object.
  */
 export const otpLogin = defineActivity('otp_login', {
   allowNonRoot: true,
   allowParentOrganization: true,
   skipConsensus: true,
-  parse: (r) =>
+  parse: (r, type) =>
     parseLogin(r, (r) => {
+      // V2 requires the published object; the seed's hex string is V1's.
+      if (type === 'ACTIVITY_TYPE_OTP_LOGIN_V2') {
+        const signature = r.value.clientSignature
+        if (typeof signature !== 'object' || signature === null || Array.isArray(signature))
+          throw new ApiError(
+            signature === undefined ? 'FIELD_REQUIRED' : 'FIELD_INVALID',
+            `${r.field('clientSignature')} must be { message, publicKey, scheme, signature } in ${type}`,
+            r.field('clientSignature'),
+          )
+      }
       const clientSignature = readClientSignature(r)
       return {
         verificationToken: r.string('verificationToken', { max: 8192 }),

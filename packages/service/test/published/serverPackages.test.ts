@@ -1,0 +1,186 @@
+import type { AddressInfo } from 'node:net'
+import { serve } from '@hono/node-server'
+import { p256 } from '@noble/curves/nist.js'
+import { bytesToHex } from '@noble/hashes/utils.js'
+import { address, getTransactionDecoder, lamports } from '@solana/kit'
+import { PublicKey, SystemProgram, Transaction } from '@solana/web3.js'
+import { TurnkeySigner as TurnkeyEthersSigner } from '@turnkey/ethers'
+import {
+  DEFAULT_ETHEREUM_ACCOUNTS,
+  DEFAULT_SOLANA_ACCOUNTS,
+  Turnkey,
+  type TurnkeyApiClient,
+} from '@turnkey/sdk-server'
+import { TurnkeySigner as TurnkeySolanaSigner } from '@turnkey/solana'
+import { createAccount } from '@turnkey/viem'
+import { JsonRpcProvider } from 'ethers'
+import { FailedTransactionMetadata, LiteSVM } from 'litesvm'
+import { createPublicClient, createWalletClient, http } from 'viem'
+import { foundry } from 'viem/chains'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type EvmNode, startEvmNode } from '../../../../scripts/evmNode.mjs'
+import { createHarness, fakeClock, type Harness } from '../../src/testing/harness.ts'
+
+/**
+ * The server-side packages of the published family, unchanged, against the local service: only
+ * their configuration (base URL, API key, organization id) points at it. @turnkey/sdk-server 8.2.1
+ * sends the newest activity versions (CREATE_SUB_ORGANIZATION_V8, CREATE_USERS_V4,
+ * CREATE_POLICY_V3); @turnkey/viem 0.14.37, @turnkey/ethers 1.3.29 and @turnkey/solana 1.1.37 sign
+ * through its client with SIGN_TRANSACTION_V2.
+ */
+
+/** An API key pair as @turnkey/api-key-stamper takes it (P-256, compressed public key hex). */
+function apiKeyPair() {
+  const privateKey = p256.utils.randomSecretKey()
+  return {
+    apiPrivateKey: bytesToHex(privateKey),
+    apiPublicKey: bytesToHex(p256.getPublicKey(privateKey, true)),
+  }
+}
+
+let node: EvmNode
+let h: Harness
+let baseUrl: string
+let close: () => void
+
+beforeAll(async () => {
+  node = await startEvmNode()
+  h = await createHarness({ clock: fakeClock(Date.now()) })
+  // The service's clock follows real time for the packages' timestamps.
+  const tick = setInterval(() => h.clock.set(Date.now()), 10)
+  const server = serve({ fetch: h.service.app.fetch, port: 0, hostname: '127.0.0.1' })
+  await new Promise((resolve) => server.once('listening', resolve))
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  close = () => {
+    clearInterval(tick)
+    server.close()
+  }
+}, 60_000)
+
+afterAll(async () => {
+  close?.()
+  await h?.service.close()
+  await node?.close()
+})
+
+/** An @turnkey/sdk-server client of the local service, acting as `keys` in `organizationId`. */
+const clientOf = (keys: { apiPublicKey: string; apiPrivateKey: string }, organizationId: string) =>
+  new Turnkey({ apiBaseUrl: baseUrl, defaultOrganizationId: organizationId, ...keys }).apiClient()
+
+describe('@turnkey/sdk-server 8.2.1 with @turnkey/viem, @turnkey/ethers and @turnkey/solana, unchanged', () => {
+  const recipient = '0x000000000000000000000000000000000000beef'
+  const solanaRecipient = new PublicKey('9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM')
+  let subOrganizationId: string
+  let ethAddress: `0x${string}`
+  let solAddress: string
+  let delegated: TurnkeyApiClient
+
+  it('creates a sub-organization with a wallet, a delegated-access user and its policy', async () => {
+    const dev = h.service.dev
+    const parent = clientOf(dev, dev.organizationId)
+    const endUser = apiKeyPair()
+    const created = await parent.createSubOrganization({
+      subOrganizationName: 'End user',
+      rootUsers: [
+        {
+          userName: 'End user',
+          apiKeys: [
+            { apiKeyName: 'device', publicKey: endUser.apiPublicKey, curveType: 'API_KEY_CURVE_P256' },
+          ],
+          authenticators: [],
+          oauthProviders: [],
+        },
+      ],
+      rootQuorumThreshold: 1,
+      wallet: { walletName: 'Default', accounts: [...DEFAULT_ETHEREUM_ACCOUNTS, ...DEFAULT_SOLANA_ACCOUNTS] },
+    })
+    expect(created.activity.type).toBe('ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8')
+    subOrganizationId = created.subOrganizationId
+    const [eth, sol] = created.wallet!.addresses
+    ethAddress = eth as `0x${string}`
+    solAddress = sol!
+
+    const backEnd = apiKeyPair()
+    const owner = clientOf(endUser, subOrganizationId)
+    const { userIds, activity } = await owner.createUsers({
+      users: [
+        {
+          userName: 'Delegated back end',
+          apiKeys: [
+            { apiKeyName: 'server', publicKey: backEnd.apiPublicKey, curveType: 'API_KEY_CURVE_P256' },
+          ],
+          authenticators: [],
+          oauthProviders: [],
+          userTags: [],
+        },
+      ],
+    })
+    expect(activity.type).toBe('ACTIVITY_TYPE_CREATE_USERS_V4')
+    const delegatedUserId = userIds[0]!
+    const signing = "activity.resource == 'WALLET' && activity.action == 'SIGN'"
+    for (const [policyName, condition] of [
+      ['Back end pays the merchant', `${signing} && eth.tx.to == '${recipient}'`],
+      ['Back end signs Solana', `${signing} && wallet_account.address == '${solAddress}'`],
+    ] as const) {
+      const policy = await owner.createPolicy({
+        policyName,
+        effect: 'EFFECT_ALLOW',
+        consensus: `approvers.any(user, user.id == '${delegatedUserId}')`,
+        condition,
+        notes: '',
+      })
+      expect(policy.policyId).toEqual(expect.any(String))
+    }
+    delegated = clientOf(backEnd, subOrganizationId)
+  })
+
+  it("signs with the delegated key through @turnkey/viem's account; anvil mines it; the policy holds", async () => {
+    await node.rpc('anvil_setBalance', [ethAddress, `0x${(10n ** 18n).toString(16)}`])
+    const account = await createAccount({
+      client: delegated as never,
+      organizationId: subOrganizationId,
+      signWith: ethAddress,
+    })
+    const wallet = createWalletClient({ account, chain: foundry, transport: http(node.url) })
+    const chain = createPublicClient({ chain: foundry, transport: http(node.url) })
+    const hash = await wallet.sendTransaction({ to: recipient, value: 1234n })
+    const receipt = await chain.waitForTransactionReceipt({ hash })
+    expect(receipt).toMatchObject({ status: 'success', from: ethAddress.toLowerCase() })
+    expect(await chain.getBalance({ address: recipient })).toBe(1234n)
+    await expect(
+      wallet.sendTransaction({ to: '0x000000000000000000000000000000000000dead', value: 1n }),
+    ).rejects.toThrow(/denied|policy|POLICY/i)
+  })
+
+  it("signs with the delegated key through @turnkey/ethers' signer; anvil mines it", async () => {
+    const provider = new JsonRpcProvider(node.url, 31337, { staticNetwork: true })
+    const signer = new TurnkeyEthersSigner({
+      client: delegated as never,
+      organizationId: subOrganizationId,
+      signWith: ethAddress,
+    }).connect(provider)
+    expect(await signer.getAddress()).toBe(ethAddress)
+    const sent = await signer.sendTransaction({ to: recipient, value: 766n })
+    const receipt = await sent.wait()
+    expect(receipt?.status).toBe(1)
+    expect(await provider.getBalance(recipient)).toBe(2000n)
+    provider.destroy()
+  })
+
+  it('signs a Solana transfer through @turnkey/solana that LiteSVM executes', async () => {
+    const svm = new LiteSVM()
+    const from = new PublicKey(solAddress)
+    svm.airdrop(address(solAddress), lamports(1_000_000_000n))
+    const transaction = new Transaction({
+      feePayer: from,
+      recentBlockhash: svm.latestBlockhash(),
+    }).add(SystemProgram.transfer({ fromPubkey: from, toPubkey: solanaRecipient, lamports: 5_000_000 }))
+    const signer = new TurnkeySolanaSigner({ organizationId: subOrganizationId, client: delegated as never })
+    await signer.addSignature(transaction, solAddress)
+    expect(transaction.verifySignatures()).toBe(true)
+    const outcome = svm.sendTransaction(getTransactionDecoder().decode(transaction.serialize()))
+    if (outcome instanceof FailedTransactionMetadata)
+      throw new Error(`LiteSVM refused the transaction: ${outcome.err()} ${outcome.meta().logs().join('\n')}`)
+    expect(svm.getBalance(address(solanaRecipient.toBase58()))).toBe(5_000_000n)
+  })
+})
