@@ -145,6 +145,7 @@ export type {
 export { sendRawTransaction } from './actions/activities/sendRawTransaction.ts'
 export type {
   SendEthereumTransactionParameters,
+  SendSolanaTransactionParameters,
   SendTransactionParameters,
   SendTransactionReturnType,
 } from './actions/activities/sendTransaction.ts'

@@ -77,10 +77,7 @@ export interface EthSendTransactionParametersV1
   extends Omit<EthSendTransactionParameters, 'calls'>,
     EthCall {}
 
-/**
- * `sol_send_transaction` V2 (`ACTIVITY_TYPE_SOL_SEND_TRANSACTION_V2`), the published shape; the
- * service does not serve this activity yet.
- */
+/** `sol_send_transaction` V2. */
 export interface SolSendTransactionParameters {
   /** Hex wire transaction (0x optional) with zeroed signature slots. */
   unsignedTransaction: string
@@ -231,6 +228,14 @@ export interface ActivityMap {
    */
   eth_send_transaction: {
     parameters: EthSendTransactionParameters | EthSendTransactionParametersV1
+    result: { sendTransactionStatusId: string }
+  }
+  /**
+   * Signs a Solana wire transaction with every `signWiths` account and sends it
+   * (`ACTIVITY_TYPE_SOL_SEND_TRANSACTION_V2`; V1's single `signWith` is accepted too).
+   */
+  sol_send_transaction: {
+    parameters: SolSendTransactionParameters | SolSendTransactionParametersV1
     result: { sendTransactionStatusId: string }
   }
   // ---- beyond the seed: sign-in, export, credentials, votes ----
@@ -662,6 +667,14 @@ export const ACTIVITIES: ActivityRegistry = activityDefinitions<ActivityMap>({
   },
   eth_send_transaction: {
     types: ['ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2', 'ACTIVITY_TYPE_ETH_SEND_TRANSACTION'],
+    versionedResult: true,
+    resource: 'WALLET',
+    action: 'SEND',
+    proxyUser: false,
+    readOnly: false,
+  },
+  sol_send_transaction: {
+    types: ['ACTIVITY_TYPE_SOL_SEND_TRANSACTION_V2', 'ACTIVITY_TYPE_SOL_SEND_TRANSACTION'],
     versionedResult: true,
     resource: 'WALLET',
     action: 'SEND',

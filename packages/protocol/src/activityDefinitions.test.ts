@@ -67,6 +67,7 @@ describe('the activity registry', () => {
       intentKey: 'ethSendTransactionIntentV2',
       resultKey: 'ethSendTransactionResultV2',
     })
+    expect(ACTIVITIES.sol_send_transaction.resultKey).toBe('solSendTransactionResultV2')
   })
 
   it('refuses a current type that does not name the path', () => {

@@ -34,6 +34,7 @@ import { rejectActivity } from './rejectActivity.ts'
 import { signRawPayload } from './signRawPayload.ts'
 import { signRawPayloads } from './signRawPayloads.ts'
 import { signTransaction } from './signTransaction.ts'
+import { solSendTransaction } from './solSendTransaction.ts'
 import { updatePolicy } from './updatePolicy.ts'
 import { updateUserEmail } from './updateUserEmail.ts'
 import { updateUserName } from './updateUserName.ts'
@@ -72,6 +73,7 @@ export const builtinActivities: ActivityHandlers = {
   init_import_wallet: initImportWallet,
   reject_activity: rejectActivity,
   sign_raw_payloads: signRawPayloads,
+  sol_send_transaction: solSendTransaction,
   sign_raw_payload: signRawPayload,
   sign_transaction: signTransaction,
   update_user_name: updateUserName,

@@ -25,6 +25,7 @@ const EXPECTED: Record<ActivityPath, [resource: string, action: string]> = {
   create_user_tag: ['USER', 'CREATE'],
   eth_send_raw_transaction: ['WALLET', 'SEND'],
   eth_send_transaction: ['WALLET', 'SEND'],
+  sol_send_transaction: ['WALLET', 'SEND'],
   init_otp: ['AUTH', 'CREATE'],
   verify_otp: ['AUTH', 'CREATE'],
   oauth2_authenticate: ['AUTH', 'CREATE'],

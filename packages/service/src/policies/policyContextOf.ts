@@ -147,7 +147,8 @@ export interface PolicyContextOptions {
 
 /**
  * The keywords a policy `condition` reads for one activity: `activity`, and for activities that
- * use a wallet `wallet` and `wallet_account`; `eth.tx` / `solana.tx` for `sign_transaction`;
+ * use a wallet `wallet` and `wallet_account`; `eth.tx` / `solana.tx` for `sign_transaction`
+ * (`solana.tx` for `sol_send_transaction` too);
  * `eth.eip_712` / `eth.eip_7702_authorization` for a single-payload `sign_raw_payloads` with that
  * encoding. A keyword the activity does not have is absent, so a policy reading it gets
  * OUTCOME_ERROR unless it tests `activity.type` first (`&&` short-circuits).
@@ -166,14 +167,17 @@ export async function policyContextOf(
     activity: { id: activity.id, type: activity.type, kind: activity.path, resource, action, params },
   }
   const intent = activity.intent
+  const signWiths = Array.isArray(intent.signWiths) ? intent.signWiths : []
   const accountAddress =
     typeof intent.signWith === 'string'
       ? intent.signWith
-      : activity.path === 'eth_send_transaction' && typeof intent.from === 'string'
-        ? intent.from
-        : activity.path === 'export_wallet_account' && typeof intent.address === 'string'
-          ? intent.address
-          : undefined
+      : signWiths.length === 1 && typeof signWiths[0] === 'string'
+        ? signWiths[0]
+        : activity.path === 'eth_send_transaction' && typeof intent.from === 'string'
+          ? intent.from
+          : activity.path === 'export_wallet_account' && typeof intent.address === 'string'
+            ? intent.address
+            : undefined
   let walletId =
     activity.path === 'export_wallet' && typeof intent.walletId === 'string' ? intent.walletId : undefined
   if (accountAddress !== undefined) {
@@ -196,15 +200,17 @@ export async function policyContextOf(
 
   const eth: Record<string, PolicyValue> = {}
   const solana: Record<string, PolicyValue> = {}
+  // A Solana send is judged like `sign_transaction` of the transaction the user gave.
+  const transactionType = activity.path === 'sol_send_transaction' ? 'TRANSACTION_TYPE_SOLANA' : intent.type
   if (
-    activity.path === 'sign_transaction' &&
+    (activity.path === 'sign_transaction' || activity.path === 'sol_send_transaction') &&
     options.decodeTransaction &&
-    typeof intent.type === 'string' &&
+    typeof transactionType === 'string' &&
     typeof intent.unsignedTransaction === 'string'
   ) {
     let decoded: { eth?: { tx?: unknown }; solana?: { tx?: unknown } } | undefined
     try {
-      decoded = options.decodeTransaction(intent.type as never, intent.unsignedTransaction, {
+      decoded = options.decodeTransaction(transactionType as never, intent.unsignedTransaction, {
         ...(typeof intent.signWith === 'string' ? { from: intent.signWith } : {}),
       }) as typeof decoded
     } catch {}

@@ -1,4 +1,7 @@
-/** Gas limits on what a sponsor pays; a send over one is refused (`GAS_CAP_EXCEEDED`) before signing. */
+/**
+ * Limits on what a sponsor pays, in gas on EVM chains and in lamports of fees on Solana; a send
+ * over one is refused (`GAS_CAP_EXCEEDED`) before signing.
+ */
 export interface GasCaps {
   /** Largest gas limit of one sponsored transaction. @default no cap */
   perTransaction?: number
@@ -6,6 +9,12 @@ export interface GasCaps {
   perUserPerDay?: number
   /** Gas of an organization's (and its sub-organizations') sponsored sends per UTC month. @default no cap */
   perOrganizationPerMonth?: number
+  /** Largest fee of one sponsored Solana transaction, in lamports. @default no cap */
+  perTransactionLamports?: number
+  /** Fees of one user's sponsored Solana sends per UTC day, in lamports (counted when signed). @default no cap */
+  perUserPerDayLamports?: number
+  /** Fees of an organization's sponsored Solana sends per UTC month, in lamports. @default no cap */
+  perOrganizationPerMonthLamports?: number
 }
 
 /**
@@ -19,10 +28,12 @@ export interface SponsorshipOptions {
   delegates: Record<string, string>
   /**
    * Sponsor accounts by owner: `default` (every organization without its own) or an organization
-   * id (a parent organization covers its sub-organizations). The key is 32 bytes of hex.
+   * id (a parent organization covers its sub-organizations). `privateKey` is the EVM key (32 bytes
+   * of hex), `solanaPrivateKey` the Solana fee payer's ed25519 seed (32 bytes of hex); each is
+   * generated when absent. Solana sponsorship is offered on every `solana:` chain with an RPC node.
    * @default { default: {} }
    */
-  sponsors?: Record<string, { privateKey?: string }>
+  sponsors?: Record<string, { privateKey?: string; solanaPrivateKey?: string }>
   /** Caps of every organization. @default no caps */
   caps?: GasCaps
   /** Caps of particular organizations (parent organization ids), replacing `caps` for them. @default {} */

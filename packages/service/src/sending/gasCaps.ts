@@ -5,41 +5,64 @@ import type { GasCaps } from './SendingOptions.ts'
 const utcDay = (now: number) => new Date(now).toISOString().slice(0, 10)
 const utcMonth = (now: number) => new Date(now).toISOString().slice(0, 7)
 
+/** Which caps a send counts against: gas (EVM) or lamports of fees (Solana). */
+const UNITS = {
+  gas: {
+    perTransaction: 'perTransaction',
+    perUserPerDay: 'perUserPerDay',
+    perOrganizationPerMonth: 'perOrganizationPerMonth',
+    suffix: '',
+  },
+  lamports: {
+    perTransaction: 'perTransactionLamports',
+    perUserPerDay: 'perUserPerDayLamports',
+    perOrganizationPerMonth: 'perOrganizationPerMonthLamports',
+    // Lamports are counted in their own ranges: a sum of gas and lamports means nothing.
+    suffix: '|solana',
+  },
+} as const satisfies Record<string, Record<string, keyof GasCaps | string>>
+
 /**
- * Refuses a sponsored send whose gas limit would pass a cap (`GAS_CAP_EXCEEDED`, before anything is
- * signed), else counts it. Runs in the activity's transaction: two sends counted at once on two
- * instances read and write the same ranges, so the database serialises them and the cap holds.
+ * Refuses a sponsored send whose cost would pass a cap (`GAS_CAP_EXCEEDED`, before anything is
+ * signed), else counts it. The cost is the gas limit on EVM chains and the fee in lamports on
+ * Solana. Runs in the activity's transaction: two sends counted at once on two instances read and
+ * write the same ranges, so the database serialises them and the cap holds.
  * The organization is the parent of a sub-organization (the app), the user the caller.
  */
 export async function checkGasCaps(
   ctx: ActivityContext,
-  send: { gas: bigint; sendTransactionId: string },
+  send: { gas: bigint; sendTransactionId: string; unit?: keyof typeof UNITS },
 ): Promise<void> {
+  const unit = UNITS[send.unit ?? 'gas']
   const sponsorship = ctx.runtime.options.sponsorship
   const organizationId = ctx.organization.parentOrganizationId ?? ctx.organization.id
   const caps: GasCaps = sponsorship?.organizationCaps?.[organizationId] ?? sponsorship?.caps ?? {}
-  const userDay = `${organizationId}|${ctx.caller.userId}|${utcDay(ctx.now)}`
-  const organizationMonth = `${organizationId}|${utcMonth(ctx.now)}`
-  const refuse = (what: string, cap: number, used: bigint) => {
-    ctx.runtime.emit('send.capExceeded', { cap: what })
+  const perTransaction = caps[unit.perTransaction]
+  const perUserPerDay = caps[unit.perUserPerDay]
+  const perOrganizationPerMonth = caps[unit.perOrganizationPerMonth]
+  const what = send.unit === 'lamports' ? 'lamports of fees' : 'gas'
+  const userDay = `${organizationId}|${ctx.caller.userId}|${utcDay(ctx.now)}${unit.suffix}`
+  const organizationMonth = `${organizationId}|${utcMonth(ctx.now)}${unit.suffix}`
+  const refuse = (cap: string, limit: number, used: bigint) => {
+    ctx.runtime.emit('send.capExceeded', { cap })
     return new ApiError(
       'GAS_CAP_EXCEEDED',
-      `this sponsored send needs ${send.gas} gas; the ${what} cap is ${cap}${used > 0n ? ` and ${used} is used` : ''}`,
+      `this sponsored send needs ${send.gas} ${what}; the ${cap} cap is ${limit}${used > 0n ? ` and ${used} is used` : ''}`,
       'parameters.sponsor',
-      { cap: what },
+      { cap },
     )
   }
-  if (caps.perTransaction !== undefined && send.gas > BigInt(caps.perTransaction))
-    throw refuse('per-transaction', caps.perTransaction, 0n)
+  if (perTransaction !== undefined && send.gas > BigInt(perTransaction))
+    throw refuse('per-transaction', perTransaction, 0n)
   const sum = (rows: { gas: string }[]) => rows.reduce((total, row) => total + BigInt(row.gas), 0n)
-  if (caps.perUserPerDay !== undefined) {
+  if (perUserPerDay !== undefined) {
     const used = sum(await ctx.tx.findBy('gasUsage', 'userDay', userDay))
-    if (used + send.gas > BigInt(caps.perUserPerDay)) throw refuse('per-user daily', caps.perUserPerDay, used)
+    if (used + send.gas > BigInt(perUserPerDay)) throw refuse('per-user daily', perUserPerDay, used)
   }
-  if (caps.perOrganizationPerMonth !== undefined) {
+  if (perOrganizationPerMonth !== undefined) {
     const used = sum(await ctx.tx.findBy('gasUsage', 'organizationMonth', organizationMonth))
-    if (used + send.gas > BigInt(caps.perOrganizationPerMonth))
-      throw refuse('per-organization monthly', caps.perOrganizationPerMonth, used)
+    if (used + send.gas > BigInt(perOrganizationPerMonth))
+      throw refuse('per-organization monthly', perOrganizationPerMonth, used)
   }
   await ctx.tx.put('gasUsage', {
     id: ctx.newId(),

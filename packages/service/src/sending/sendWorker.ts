@@ -6,6 +6,7 @@ import { rpcFor } from './ethSend.ts'
 import { revertReasonOf } from './revertReason.ts'
 import { SENDING_DEFAULTS, type SendingOptions } from './SendingOptions.ts'
 import { RpcRefusedError, RpcUnreachableError, type SendRpc } from './sendRpc.ts'
+import { broadcastSolana, type SendWrites, trackSolana } from './solanaTracking.ts'
 
 /** Sends one pass acts on at once. */
 const CONCURRENCY = 16
@@ -109,6 +110,8 @@ async function update(runtime: Runtime, row: SendTransactionRow, changes: Partia
   })
 }
 
+const chainOf = (row: SendTransactionRow) => (row.caip2.startsWith('solana:') ? 'solana' : 'eip155')
+
 const backoff = (attempts: number) => Date.now() + Math.min(30_000, 250 * 2 ** Math.min(attempts, 7))
 
 async function step(runtime: Runtime, row: SendTransactionRow): Promise<void> {
@@ -120,13 +123,23 @@ async function step(runtime: Runtime, row: SendTransactionRow): Promise<void> {
     await fail(runtime, row, `no JSON-RPC node is configured for ${row.caip2}`)
     return
   }
+  const chain = chainOf(row)
   try {
-    if (row.status === 'PENDING') await broadcast(runtime, rpc, row)
+    if (chain === 'solana') {
+      const writes: SendWrites = {
+        update: (send, changes) => update(runtime, send, changes),
+        fail: (send, message) => fail(runtime, send, message),
+        final: (send, status) =>
+          runtime.emit('send.final', { chain, status, ms: Math.max(0, runtime.now() - send.createdAt) }),
+      }
+      if (row.status === 'PENDING') await broadcastSolana(runtime, rpc, row, options, writes)
+      else await trackSolana(rpc, row, options, writes)
+    } else if (row.status === 'PENDING') await broadcast(runtime, rpc, row)
     else await track(runtime, rpc, row, options)
   } catch (error) {
     if (!(error instanceof RpcUnreachableError)) throw error
     runtime.emit('send.rpcUnreachable', {
-      chain: 'eip155',
+      chain,
       phase: row.status === 'PENDING' ? 'broadcast' : 'track',
     })
     await update(runtime, row, { attempts: row.attempts + 1, notBefore: backoff(row.attempts + 1) })
@@ -223,7 +236,7 @@ async function settle(runtime: Runtime, rpc: SendRpc, row: SendTransactionRow): 
 async function fail(runtime: Runtime, row: SendTransactionRow, message: string): Promise<void> {
   await update(runtime, row, { status: 'FAILED', error: { message }, notBefore: Number.MAX_SAFE_INTEGER })
   runtime.emit('send.final', {
-    chain: 'eip155',
+    chain: chainOf(row),
     status: 'FAILED',
     ms: Math.max(0, runtime.now() - row.createdAt),
   })

@@ -1,58 +1,99 @@
+import { ed25519 } from '@noble/curves/ed25519.js'
 import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
+import { getAddressDecoder } from '@solana/addresses'
 import { addr } from 'micro-eth-signer'
 import type { Runtime } from '../Runtime.ts'
 import type { OrganizationRow, SponsorRow } from '../store/model.ts'
 import type { SponsorshipOptions } from './SendingOptions.ts'
 
+/** The chain families a sponsor pays on: EVM (EIP-7702 batches) and Solana (the fee payer). */
+export type SponsorFamily = 'eip155' | 'solana'
+
 /** The id of a sponsor row: its owner (`default` or an organization id) and chain family. */
-export const sponsorIdOf = (owner: string, family: 'eip155' = 'eip155') => `${owner}|${family}`
+export const sponsorIdOf = (owner: string, family: SponsorFamily = 'eip155') => `${owner}|${family}`
+
+/** How each family's key is given, made and turned into an address. */
+const FAMILIES: Record<
+  SponsorFamily,
+  {
+    option: 'privateKey' | 'solanaPrivateKey'
+    randomKey: () => Uint8Array
+    addressOf: (key: Uint8Array) => string
+  }
+> = {
+  eip155: {
+    option: 'privateKey',
+    randomKey: () => secp256k1.utils.randomSecretKey(),
+    addressOf: (key) => addr.fromPrivateKey(`0x${bytesToHex(key)}`),
+  },
+  solana: {
+    option: 'solanaPrivateKey',
+    randomKey: () => ed25519.utils.randomSecretKey(),
+    addressOf: (key) => getAddressDecoder().decode(ed25519.getPublicKey(key)),
+  },
+}
 
 /**
- * Seals the key of every configured EVM sponsor that has no row yet: the one given, or a fresh
- * one. Idempotent, and safe with several instances starting at once (the row's id is its owner).
+ * Seals the keys (EVM and Solana) of every configured sponsor that has no row yet: the one given,
+ * or a fresh one. Idempotent, and safe with several instances starting at once (the row's id is
+ * its owner and family).
  */
 export async function ensureSponsors(runtime: Runtime, options: SponsorshipOptions): Promise<void> {
   const sponsors = options.sponsors ?? { default: {} }
   const loaded = new Map<string, SponsorRow>()
   for (const [owner, sponsor] of Object.entries(sponsors)) {
-    const id = sponsorIdOf(owner)
-    if (sponsor.privateKey !== undefined && !/^(0x)?[0-9a-fA-F]{64}$/.test(sponsor.privateKey))
-      throw new Error(`sponsorship.sponsors.${owner}.privateKey must be 32 bytes of hex`)
-    await runtime.store.transaction(async (tx) => {
-      if (await tx.get('sponsors', id)) return
-      const privateKey = sponsor.privateKey
-        ? hexToBytes(sponsor.privateKey.replace(/^0x/, ''))
-        : secp256k1.utils.randomSecretKey()
-      const now = runtime.now()
-      await tx.put('sponsors', {
-        id,
-        family: 'eip155',
-        address: addr.fromPrivateKey(`0x${bytesToHex(privateKey)}`),
-        sealedPrivateKey: runtime.seal(privateKey),
-        createdAt: now,
-        updatedAt: now,
+    for (const [family, { option, randomKey, addressOf }] of Object.entries(FAMILIES) as [
+      SponsorFamily,
+      (typeof FAMILIES)[SponsorFamily],
+    ][]) {
+      const id = sponsorIdOf(owner, family)
+      const given = sponsor[option]
+      if (given !== undefined && !/^(0x)?[0-9a-fA-F]{64}$/.test(given))
+        throw new Error(`sponsorship.sponsors.${owner}.${option} must be 32 bytes of hex`)
+      await runtime.store.transaction(async (tx) => {
+        if (await tx.get('sponsors', id)) return
+        const privateKey = given ? hexToBytes(given.replace(/^0x/, '')) : randomKey()
+        const now = runtime.now()
+        await tx.put('sponsors', {
+          id,
+          family,
+          address: addressOf(privateKey),
+          sealedPrivateKey: runtime.seal(privateKey),
+          createdAt: now,
+          updatedAt: now,
+        })
+        privateKey.fill(0)
       })
-      privateKey.fill(0)
-    })
-    const row = await runtime.store.get('sponsors', id)
-    if (row) loaded.set(owner, row)
+      const row = await runtime.store.get('sponsors', id)
+      if (row) loaded.set(id, row)
+    }
   }
   SPONSORS.set(runtime, loaded)
 }
 
-/** The sponsors each service loaded at start, by owner: read without a database round trip. */
+/** The sponsors each service loaded at start, by row id: read without a database round trip. */
 const SPONSORS = new WeakMap<Runtime, Map<string, SponsorRow>>()
 
 /** The sponsor of an organization: its own, its parent's, else the default; undefined when none. */
-export function findSponsor(runtime: Runtime, organization: OrganizationRow): SponsorRow | undefined {
+export function findSponsor(
+  runtime: Runtime,
+  organization: OrganizationRow,
+  family: SponsorFamily = 'eip155',
+): SponsorRow | undefined {
   const sponsors = SPONSORS.get(runtime)
-  for (const owner of [organization.id, organization.parentOrganizationId, 'default'])
-    if (owner !== undefined && sponsors?.has(owner)) return sponsors.get(owner)
+  for (const owner of [organization.id, organization.parentOrganizationId, 'default']) {
+    const row = owner === undefined ? undefined : sponsors?.get(sponsorIdOf(owner, family))
+    if (row) return row
+  }
   return undefined
 }
 
-/** The address an operator funds for `owner`'s sponsored EVM sends (undefined when not configured). */
-export function sponsorAddress(runtime: Runtime, owner = 'default'): string | undefined {
-  return SPONSORS.get(runtime)?.get(owner)?.address
+/** The address an operator funds for `owner`'s sponsored sends on `family` (undefined when not configured). */
+export function sponsorAddress(
+  runtime: Runtime,
+  owner = 'default',
+  family: SponsorFamily = 'eip155',
+): string | undefined {
+  return SPONSORS.get(runtime)?.get(sponsorIdOf(owner, family))?.address
 }

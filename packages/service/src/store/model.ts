@@ -288,7 +288,7 @@ export interface KeyringRow extends Row {
 // ---- sending: sends and their broadcast state, outer nonces, sponsor keys, sponsored gas ----
 
 /**
- * One send (`eth_send_transaction`, `eth_send_raw_transaction`): the
+ * One send (`eth_send_transaction`, `sol_send_transaction`, `eth_send_raw_transaction`): the
  * signed transaction, committed with the activity, and its broadcast job. The worker broadcasts it
  * after commit, then tracks it until `status` is final.
  */
@@ -345,7 +345,7 @@ export interface SponsorRow extends Row {
   sealedPrivateKey: string
 }
 
-/** Gas a sponsored send may use (its gas limit), counted against the caps when signed. */
+/** What a sponsored send may cost (gas limit on EVM, fee in lamports on Solana), counted against the caps when signed. */
 export interface GasUsageRow extends Row {
   /** `<organizationId>|<userId>|<UTC day>`. */
   userDay: string

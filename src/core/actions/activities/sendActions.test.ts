@@ -54,12 +54,27 @@ describe('sending: the published request and status shapes', () => {
     expect(result.activityId).toMatch(/^[0-9a-f-]{36}$/)
   })
 
-  it('sendTransaction sends one Ethereum call as a one-call eth_send_transaction', async () => {
+  it('sendTransaction sends one Ethereum call, or a Solana transaction with its signers', async () => {
     await sendTransaction(client, { from: FROM, caip2: 'eip155:1', to: TOKEN, value: '1000' })
+    await sendTransaction(client, {
+      unsignedTransaction: '01'.padEnd(130, '0'),
+      signWith: 'Fw6s9f8W1b2wHwDkqf4mR2Zz8x3dX7J6iX5jv8YQ6bKM',
+      caip2: 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1',
+      sponsor: true,
+    })
     expect(send.sends.map(({ type, parameters }) => ({ type, parameters }))).toEqual([
       {
         type: 'ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2',
         parameters: { from: FROM, caip2: 'eip155:1', calls: [{ to: TOKEN, value: '1000' }] },
+      },
+      {
+        type: 'ACTIVITY_TYPE_SOL_SEND_TRANSACTION_V2',
+        parameters: {
+          unsignedTransaction: '01'.padEnd(130, '0'),
+          signWiths: ['Fw6s9f8W1b2wHwDkqf4mR2Zz8x3dX7J6iX5jv8YQ6bKM'],
+          caip2: 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1',
+          sponsor: true,
+        },
       },
     ])
   })

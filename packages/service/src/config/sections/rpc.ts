@@ -22,7 +22,7 @@ export const rpcSection = z
   .meta({ keyName: 'caip2' })
   .default({})
   .describe(
-    'JSON-RPC nodes by CAIP-2 chain id for `eth_send_raw_transaction`, e.g. `"eip155:1" = "https://rpc.example"`.',
+    'JSON-RPC nodes by CAIP-2 chain id for sends, e.g. `"eip155:1" = "https://rpc.example"` or `"solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp" = "https://api.mainnet-beta.solana.com"`.',
   )
 
 export type RpcSection = z.infer<typeof rpcSection>

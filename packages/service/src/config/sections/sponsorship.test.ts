@@ -16,6 +16,21 @@ describe('the [sponsorship] section', () => {
     })
   })
 
+  it('maps the Solana fee payer key and the lamport caps', () => {
+    const key = 'ab'.repeat(32)
+    const parsed = sponsorshipSection.parse({
+      delegates: {},
+      sponsors: { default: { solana_private_key: key } },
+      caps: { per_transaction_lamports: 10_000, per_user_per_day_lamports: 50_000 },
+      organization_caps: { org1: { per_organization_per_month_lamports: 1_000_000 } },
+    })
+    expect(sponsorshipOptions(parsed)).toMatchObject({
+      sponsors: { default: { solanaPrivateKey: key } },
+      caps: { perTransactionLamports: 10_000, perUserPerDayLamports: 50_000 },
+      organizationCaps: { org1: { perOrganizationPerMonthLamports: 1_000_000 } },
+    })
+  })
+
   it('refuses a malformed key or an unknown field, naming it', () => {
     const bad = sponsorshipSection.safeParse({ delegates: {}, sponsors: { default: { private_key: '12' } } })
     expect(bad.success).toBe(false)

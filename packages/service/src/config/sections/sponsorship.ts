@@ -12,6 +12,17 @@ const capsSchema = z
     per_organization_per_month: gas
       .optional()
       .describe("Gas of an organization's (and its sub-organizations') sponsored sends per UTC month."),
+    per_transaction_lamports: gas
+      .optional()
+      .describe('Largest fee of one sponsored Solana transaction, in lamports.'),
+    per_user_per_day_lamports: gas
+      .optional()
+      .describe("Fees of one user's sponsored Solana sends per UTC day, in lamports (counted at signing)."),
+    per_organization_per_month_lamports: gas
+      .optional()
+      .describe(
+        "Fees of an organization's (and its sub-organizations') sponsored Solana sends per UTC month, in lamports.",
+      ),
   })
   .strict()
 
@@ -39,6 +50,14 @@ export const sponsorshipSection = z
               .describe(
                 'The sponsor account key (32 bytes hex), imported and sealed on the first start; generated when absent.',
               ),
+            solana_private_key: z
+              .string()
+              .regex(/^(0x)?[0-9a-fA-F]{64}$/)
+              .meta({ secret: true })
+              .optional()
+              .describe(
+                'The Solana fee payer key (its 32-byte ed25519 seed, hex), imported and sealed on the first start; generated when absent. Solana sponsorship is offered on every `solana:` chain of `[rpc]`.',
+              ),
           })
           .strict(),
       )
@@ -61,6 +80,15 @@ const capsOf = (caps: z.infer<typeof capsSchema>): GasCaps => ({
   ...(caps.per_organization_per_month !== undefined
     ? { perOrganizationPerMonth: caps.per_organization_per_month }
     : {}),
+  ...(caps.per_transaction_lamports !== undefined
+    ? { perTransactionLamports: caps.per_transaction_lamports }
+    : {}),
+  ...(caps.per_user_per_day_lamports !== undefined
+    ? { perUserPerDayLamports: caps.per_user_per_day_lamports }
+    : {}),
+  ...(caps.per_organization_per_month_lamports !== undefined
+    ? { perOrganizationPerMonthLamports: caps.per_organization_per_month_lamports }
+    : {}),
 })
 
 /** `CreateServiceOptions.sponsorship` from the parsed section. */
@@ -70,7 +98,12 @@ export function sponsorshipOptions(parsed: z.infer<typeof sponsorshipSection>): 
     sponsors: Object.fromEntries(
       Object.entries(parsed.sponsors).map(([owner, sponsor]) => [
         owner,
-        sponsor.private_key !== undefined ? { privateKey: sponsor.private_key } : {},
+        {
+          ...(sponsor.private_key !== undefined ? { privateKey: sponsor.private_key } : {}),
+          ...(sponsor.solana_private_key !== undefined
+            ? { solanaPrivateKey: sponsor.solana_private_key }
+            : {}),
+        },
       ]),
     ),
     caps: capsOf(parsed.caps),

@@ -1,0 +1,305 @@
+import type { SolSendTransactionParameters } from '@latchkey/protocol'
+import { ed25519 } from '@noble/curves/ed25519.js'
+import { hexToBytes } from '@noble/hashes/utils.js'
+import { type Address, isAddress } from '@solana/addresses'
+import type { SignatureBytes } from '@solana/keys'
+import {
+  type CompiledTransactionMessageWithLifetime,
+  getCompiledTransactionMessageDecoder,
+  getCompiledTransactionMessageEncoder,
+  type LegacyCompiledTransactionMessage,
+  type V0CompiledTransactionMessage,
+} from '@solana/transaction-messages'
+import {
+  getBase64EncodedWireTransaction,
+  getSignatureFromTransaction,
+  getTransactionDecoder,
+  type Transaction,
+  type TransactionMessageBytes,
+} from '@solana/transactions'
+import { findSigner, withAccountKey } from '../domain/wallets.ts'
+import { ApiError } from '../errors.ts'
+import type { Reader } from '../pipeline/Reader.ts'
+import type { ActivityContext, PrepareContext } from '../registry.ts'
+import { recordSend, rpcFor } from './ethSend.ts'
+import { checkGasCaps } from './gasCaps.ts'
+import { RpcRefusedError } from './sendRpc.ts'
+import { findSponsor } from './sponsors.ts'
+
+/** Largest unsignedTransaction accepted, in hex characters (legacy and v0 transactions are ≤ 1232 bytes). */
+const MAX_TRANSACTION_HEX = 2 * 1232 + 2
+
+/** Most signers of one transaction (legacy and v0). */
+const MAX_SIGNERS = 16
+
+const HEX = /^(0x)?([0-9a-fA-F]{2})+$/
+const SOLANA_CAIP2 = /^solana:[1-9A-HJ-NP-Za-km-z]{1,44}$/
+
+/** The published aliases, normalized to the canonical CAIP-2 ids (32-character genesis hash prefix). */
+const ALIASES: Record<string, string> = {
+  'solana:mainnet': 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp',
+  'solana:devnet': 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1',
+}
+
+type Message = (LegacyCompiledTransactionMessage | V0CompiledTransactionMessage) &
+  CompiledTransactionMessageWithLifetime
+
+/** `sol_send_transaction`'s parameters, V2 (`signWiths`) or V1 (one `signWith`), as V2. */
+export interface SolSend extends Required<Omit<SolSendTransactionParameters, 'recentBlockhash'>> {
+  recentBlockhash?: string
+}
+
+export function parseSolSend(r: Reader): SolSend {
+  const unsignedTransaction = r.string('unsignedTransaction', {
+    max: MAX_TRANSACTION_HEX,
+    pattern: HEX,
+    hint: 'hex of a Solana wire transaction',
+  })
+  const signWiths = r.has('signWiths')
+    ? r.ids('signWiths', { min: 1, max: MAX_SIGNERS })
+    : [r.string('signWith', { max: 200 })]
+  const caip2 = r.string('caip2', {
+    max: 60,
+    pattern: SOLANA_CAIP2,
+    hint: 'a Solana CAIP-2 chain id like solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp',
+  })
+  const recentBlockhash = r.optString('recentBlockhash', { max: 44 })
+  if (recentBlockhash !== undefined && !isAddress(recentBlockhash))
+    throw new ApiError(
+      'FIELD_INVALID',
+      'parameters.recentBlockhash must be a base58 32-byte blockhash',
+      'parameters.recentBlockhash',
+    )
+  return {
+    unsignedTransaction: unsignedTransaction.replace(/^0x/, '').toLowerCase(),
+    signWiths,
+    sponsor: r.optBool('sponsor') ?? false,
+    caip2: ALIASES[caip2] ?? caip2,
+    ...(recentBlockhash !== undefined ? { recentBlockhash } : {}),
+  }
+}
+
+/** What `prepareSolSend` settled outside any transaction: the message every key signs. */
+export interface SolSendPrepared {
+  /** The message to sign, hex: the given one, with the sponsor as fee payer and the blockhash set. */
+  message: string
+  /** Its required signers, in slot order. */
+  signers: string[]
+  /** Signatures of the given transaction kept as they are (hex, by signer): only when the message is unchanged. */
+  kept: Record<string, string>
+  sponsorId?: string
+  /** The fee the fee payer pays, lamports (sponsored sends, counted against the caps). */
+  fee?: string
+}
+
+const invalid = (message: string, field = 'parameters.unsignedTransaction') =>
+  new ApiError('FIELD_INVALID', message, field)
+
+function decode(hex: string): { transaction: Transaction; message: Message } {
+  try {
+    const transaction = getTransactionDecoder().decode(hexToBytes(hex))
+    const message = getCompiledTransactionMessageDecoder().decode(transaction.messageBytes) as
+      | Message
+      | { version: unknown }
+    if (message.version !== 'legacy' && message.version !== 0)
+      throw new Error(`message version ${String(message.version)} is not supported (legacy and v0 are)`)
+    return { transaction, message: message as Message }
+  } catch (error) {
+    throw invalid(
+      `parameters.unsignedTransaction is not a Solana wire transaction: ${(error as Error).message}`,
+    )
+  }
+}
+
+/**
+ * The message with `sponsor` as its fee payer: already first, or put first as a new writable
+ * signer (every account index moves up by one, the lookups' too, which count after the static
+ * accounts). No instruction may name the sponsor: it signs only to pay the fee.
+ */
+function withFeePayer(message: Message, sponsor: string): Message {
+  const accounts = message.staticAccounts as string[]
+  const references = (index: number) =>
+    message.instructions.some(
+      (ix) => ix.programAddressIndex === index || (ix.accountIndices ?? []).includes(index),
+    )
+  if (accounts[0] === sponsor) {
+    if (references(0)) throw invalid('an instruction of a sponsored transaction names the sponsor account')
+    return message
+  }
+  if (accounts.includes(sponsor))
+    throw invalid('a sponsored transaction names the sponsor account other than as its fee payer')
+  return {
+    ...message,
+    header: { ...message.header, numSignerAccounts: message.header.numSignerAccounts + 1 },
+    staticAccounts: [sponsor as Address, ...message.staticAccounts],
+    instructions: message.instructions.map((ix) => ({
+      ...ix,
+      programAddressIndex: ix.programAddressIndex + 1,
+      ...(ix.accountIndices ? { accountIndices: ix.accountIndices.map((i) => i + 1) } : {}),
+    })),
+  } as Message
+}
+
+const toBase64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes))
+const toHex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')
+
+/**
+ * Checks the transaction and the signers, makes the sponsor the fee payer and sets the blockhash
+ * (the one given, or a fresh one for a sponsored send), and reads the fee the sponsor would pay.
+ */
+export async function prepareSolSend(ctx: PrepareContext, p: SolSend): Promise<SolSendPrepared> {
+  const rpc = rpcFor(ctx.runtime, p.caip2)
+  const { transaction, message: given } = decode(p.unsignedTransaction)
+  const sponsor = p.sponsor ? findSponsor(ctx.runtime, ctx.organization, 'solana') : undefined
+  if (p.sponsor && !sponsor)
+    throw new ApiError(
+      'SPONSORSHIP_NOT_CONFIGURED',
+      `no Solana sponsor account serves organization ${ctx.organization.id}`,
+      'parameters.sponsor',
+    )
+  try {
+    const genesis = (await rpc('getGenesisHash', [])) as string
+    if (`solana:${genesis.slice(0, 32)}` !== p.caip2.slice(0, 'solana:'.length + 32))
+      throw new ApiError(
+        'FIELD_INVALID',
+        `the node configured for ${p.caip2} serves solana:${genesis.slice(0, 32)}`,
+        'parameters.caip2',
+      )
+    const blockhash =
+      p.recentBlockhash ??
+      (sponsor
+        ? (
+            (await rpc('getLatestBlockhash', [{ commitment: 'confirmed' }])) as {
+              value: { blockhash: string }
+            }
+          ).value.blockhash
+        : undefined)
+    let message = sponsor ? withFeePayer(given, sponsor.address) : given
+    if (blockhash !== undefined) message = { ...message, lifetimeToken: blockhash } as Message
+    const messageBytes = getCompiledTransactionMessageEncoder().encode(message) as Uint8Array
+    const unchanged = toHex(messageBytes) === toHex(transaction.messageBytes as unknown as Uint8Array)
+    const signers = (message.staticAccounts as string[]).slice(0, message.header.numSignerAccounts)
+    const kept: Record<string, string> = {}
+    if (unchanged)
+      for (const [address, signature] of Object.entries(transaction.signatures))
+        if (signature?.some((b) => b !== 0)) kept[address] = toHex(signature as Uint8Array)
+    p.signWiths.forEach((signWith, index) => {
+      if (isAddress(signWith) && !signers.includes(signWith))
+        throw invalid(
+          `${signWith} is not a required signer of this transaction (signers: ${signers.join(', ')})`,
+          `parameters.signWiths[${index}]`,
+        )
+    })
+    const missing = signers.find(
+      (signer) => signer !== sponsor?.address && !p.signWiths.includes(signer) && !kept[signer],
+    )
+    if (missing !== undefined)
+      throw invalid(
+        `the transaction needs a signature of ${missing}, which parameters.signWiths does not list`,
+        'parameters.signWiths',
+      )
+    let fee: string | undefined
+    if (sponsor) {
+      const answer = (await rpc('getFeeForMessage', [
+        toBase64(messageBytes),
+        { commitment: 'confirmed' },
+      ])) as { value: number | string | null }
+      if (answer.value === null)
+        throw invalid(
+          `the ${p.caip2} node does not know the transaction's blockhash ${String(message.lifetimeToken)}`,
+          p.recentBlockhash !== undefined ? 'parameters.recentBlockhash' : 'parameters.unsignedTransaction',
+        )
+      fee = BigInt(answer.value).toString()
+    }
+    return {
+      message: toHex(messageBytes),
+      signers,
+      kept,
+      ...(sponsor ? { sponsorId: sponsor.id, ...(fee !== undefined ? { fee } : {}) } : {}),
+    }
+  } catch (error) {
+    if (error instanceof ApiError) throw error
+    if (error instanceof RpcRefusedError)
+      throw new ApiError(
+        'TRANSACTION_INVALID',
+        `the ${p.caip2} node refused the transaction: ${error.message}`,
+        'parameters.unsignedTransaction',
+      )
+    throw new ApiError('RPC_FAILED', `the ${p.caip2} node did not answer: ${(error as Error).message}`)
+  }
+}
+
+/**
+ * In the activity's transaction: counts the sponsored fee against the caps, signs the message with
+ * every `signWiths` account and the sponsor's key, and records the send with its broadcast job.
+ */
+export async function runSolSend(
+  ctx: ActivityContext,
+  p: SolSend,
+): Promise<{ sendTransactionStatusId: string }> {
+  const prepared = ctx.prepared as SolSendPrepared
+  const accounts = await Promise.all(
+    p.signWiths.map(async (signWith, index) => {
+      const field = `parameters.signWiths[${index}]`
+      const account = await findSigner(ctx.tx, ctx.organization.id, signWith, field)
+      if (account.curve !== 'CURVE_ED25519')
+        throw new ApiError('FIELD_INVALID', `${signWith} is not a Solana account`, field)
+      if (!prepared.signers.includes(account.address))
+        throw new ApiError(
+          'FIELD_INVALID',
+          `${account.address} is not a required signer of this transaction`,
+          field,
+        )
+      return account
+    }),
+  )
+  const sponsor = prepared.sponsorId ? await ctx.tx.get('sponsors', prepared.sponsorId) : undefined
+  if (prepared.sponsorId && !sponsor)
+    throw new ApiError('SPONSORSHIP_NOT_CONFIGURED', 'the sponsor account is gone', 'parameters.sponsor')
+  const id = ctx.newId()
+  if (sponsor)
+    await checkGasCaps(ctx, { gas: BigInt(prepared.fee ?? '0'), sendTransactionId: id, unit: 'lamports' })
+  const messageBytes = hexToBytes(prepared.message)
+  const signatures = new Map<string, Uint8Array>(
+    Object.entries(prepared.kept).map(([address, signature]) => [address, hexToBytes(signature)]),
+  )
+  for (const account of accounts)
+    signatures.set(
+      account.address,
+      withAccountKey(ctx.runtime, account, (key) => ed25519.sign(messageBytes, key)),
+    )
+  if (sponsor) {
+    const key = ctx.runtime.open(sponsor.sealedPrivateKey)
+    try {
+      signatures.set(sponsor.address, ed25519.sign(messageBytes, key))
+    } finally {
+      key.fill(0)
+    }
+  }
+  // The wire order of the signatures is the order of the message's signers.
+  const transaction: Transaction = {
+    messageBytes: messageBytes as unknown as TransactionMessageBytes,
+    signatures: Object.fromEntries(
+      prepared.signers.map((signer) => [signer, (signatures.get(signer) ?? null) as SignatureBytes | null]),
+    ),
+  }
+  const message = getCompiledTransactionMessageDecoder().decode(messageBytes) as Message
+  await recordSend(ctx.tx, ctx.now, {
+    id,
+    organizationId: ctx.organization.id,
+    activityId: ctx.activityId,
+    caip2: p.caip2,
+    sender: prepared.signers[0]!,
+    account: accounts[0]!.address,
+    sponsored: Boolean(sponsor),
+    ...(sponsor ? { sponsorId: sponsor.id } : {}),
+    signedTransaction: getBase64EncodedWireTransaction(transaction),
+    txHash: getSignatureFromTransaction(transaction),
+  })
+  ctx.runtime.emit('send.signed', {
+    chain: 'solana',
+    sponsored: Boolean(sponsor),
+    calls: message.instructions.length,
+  })
+  return { sendTransactionStatusId: id }
+}

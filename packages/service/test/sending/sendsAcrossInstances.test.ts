@@ -1,0 +1,134 @@
+// Sends through two service instances on one PostgreSQL database and one anvil: the outer nonce is
+// taken under the database's serialisation, so concurrent sends from one account on both
+// instances use contiguous nonces and each is included once; gas caps hold across both.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
+import type { CreateServiceOptions } from '../../src/createService.ts'
+import { sponsorAddress } from '../../src/sending/sponsors.ts'
+import { openPostgres } from '../../src/store/durableStores.ts'
+import {
+  createHarness,
+  ETHEREUM_ACCOUNT,
+  fakeClock,
+  type Harness,
+  resultOf,
+} from '../../src/testing/harness.ts'
+import { type Chain, erc20Call, startChain, waitForSend } from './sendSupport.ts'
+
+const CAIP2 = 'eip155:31337'
+const DEAD = '0x000000000000000000000000000000000000dead'
+
+let chain: Chain
+let cluster: PostgresCluster
+
+beforeAll(async () => {
+  ;[chain, cluster] = await Promise.all([startChain(), startPostgres()])
+}, 600_000)
+
+afterAll(async () => {
+  await chain?.node.close()
+  await cluster?.dispose()
+}, 60_000)
+
+/** Two instances on a fresh database of the cluster, sharing the master key and dev credentials. */
+async function twoInstances(
+  database: string,
+  options: Partial<CreateServiceOptions> = {},
+): Promise<Harness[]> {
+  cluster.psql(`CREATE DATABASE ${database}`)
+  const url = cluster.url.replace(/\/[^/]+$/, `/${database}`)
+  const clock = fakeClock(Date.now())
+  const shared = {
+    clock,
+    masterKey: crypto.getRandomValues(new Uint8Array(32)),
+    dev: { apiPrivateKey: Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex') },
+    rpc: { [CAIP2]: chain.url },
+    sending: { pollIntervalMs: 20 },
+    ...options,
+  }
+  // The first start creates the schema and the dev organization; the second finds them.
+  const a = await createHarness({ ...shared, store: await openPostgres(url) } as never)
+  const b = await createHarness({ ...shared, store: await openPostgres(url) } as never)
+  return [a, b]
+}
+
+const receiptNonce = async (hash: string) =>
+  Number(BigInt(((await chain.rpc('eth_getTransactionByHash', [hash])) as { nonce: string }).nonce))
+
+describe('sends across two instances on PostgreSQL', { timeout: 120_000 }, () => {
+  it('20 concurrent sends from one account split across both: 20 included, contiguous nonces, none replaced', async () => {
+    const [a, b] = await twoInstances('twenty_sends')
+    const instances = [a!, b!]
+    const { addresses } = resultOf(
+      'create_wallet',
+      await a!.submit('create_wallet', { walletName: 'shared', accounts: [ETHEREUM_ACCOUNT] }),
+    )
+    const from = addresses[0] as string
+    await chain.fund(from, 10n ** 19n)
+    const first = Number(BigInt((await chain.rpc('eth_getTransactionCount', [from, 'pending'])) as string))
+    a!.clock.set(Date.now())
+    const replies = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        instances[i % 2]!.submit('eth_send_transaction', {
+          from,
+          caip2: CAIP2,
+          calls: [{ to: DEAD, value: String(i + 1) }],
+        }),
+      ),
+    )
+    expect(replies.map((reply) => reply.status)).toEqual(Array(20).fill(200))
+    const ids = replies.map(
+      (reply) => resultOf('eth_send_transaction', reply).sendTransactionStatusId as string,
+    )
+    const statuses = await Promise.all(
+      ids.map((id, i) => waitForSend(instances[(i + 1) % 2]!, id, { timeoutMs: 60_000 })),
+    )
+    expect(statuses.map((status) => status.txStatus)).toEqual(Array(20).fill('INCLUDED'))
+    const nonces = await Promise.all(statuses.map((status) => receiptNonce(status.eth.txHash)))
+    expect([...nonces].sort((x, y) => x - y)).toEqual(Array.from({ length: 20 }, (_, i) => first + i))
+    expect(Number(BigInt((await chain.rpc('eth_getTransactionCount', [from, 'latest'])) as string))).toBe(
+      first + 20,
+    )
+    const rows = await a!.service.store.all('sendTransactions')
+    expect(rows).toHaveLength(20)
+    expect(rows.filter((row) => row.replacements > 0 || (row.priorHashes ?? []).length > 0)).toEqual([])
+    for (const h of instances) await h.service.close()
+  })
+
+  it('a per-user daily gas cap holds for concurrent sponsored sends over both instances', async () => {
+    const batchGas = 80_000 + 30_000 + 70_000 // one call, authorization not yet given
+    const [a, b] = await twoInstances('gas_caps', {
+      sponsorship: { delegates: { [CAIP2]: chain.delegate }, caps: { perUserPerDay: 3 * batchGas + 50_000 } },
+    })
+    const instances = [a!, b!]
+    await chain.fund(sponsorAddress(a!.service.runtime)!, 10n ** 19n)
+    expect(sponsorAddress(b!.service.runtime)).toBe(sponsorAddress(a!.service.runtime))
+    const { addresses } = resultOf(
+      'create_wallet',
+      await a!.submit('create_wallet', { walletName: 'capped', accounts: [ETHEREUM_ACCOUNT] }),
+    )
+    const from = addresses[0] as string
+    a!.clock.set(Date.now())
+    const replies = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        instances[i % 2]!.submit('eth_send_transaction', {
+          from,
+          caip2: CAIP2,
+          sponsor: true,
+          gasLimit: String(batchGas),
+          // Distinct calls: identical bodies would be one activity, replayed.
+          calls: [erc20Call('mint', DEAD, BigInt(i + 1))],
+        }),
+      ),
+    )
+    expect(replies.filter((reply) => reply.status >= 500)).toEqual([])
+    const accepted = replies.filter((reply) => reply.status === 200)
+    const refused = replies.filter((reply) => reply.status !== 200)
+    expect(accepted).toHaveLength(3)
+    for (const reply of refused) expect(reply.body.details.errorCode).toBe('GAS_CAP_EXCEEDED')
+    const usage = await a!.service.store.all('gasUsage')
+    expect(usage.reduce((sum, row) => sum + Number(row.gas), 0)).toBeLessThanOrEqual(3 * batchGas + 50_000)
+    expect(await a!.service.store.all('sendTransactions')).toHaveLength(3)
+    for (const h of instances) await h.service.close()
+  })
+})

@@ -1,0 +1,450 @@
+import {
+  type Address,
+  appendTransactionMessageInstructions,
+  compileTransaction,
+  createNoopSigner,
+  createTransactionMessage,
+  generateKeyPairSigner,
+  getBase64Encoder,
+  getCompiledTransactionMessageDecoder,
+  getTransactionDecoder,
+  getTransactionEncoder,
+  type Instruction,
+  pipe,
+  setTransactionMessageFeePayer,
+  setTransactionMessageLifetimeUsingBlockhash,
+} from '@solana/kit'
+import { getTransferSolInstruction } from '@solana-program/system'
+import {
+  AccountState,
+  getMintEncoder,
+  getTokenDecoder,
+  getTokenEncoder,
+  getTransferInstruction,
+  TOKEN_PROGRAM_ADDRESS,
+} from '@solana-program/token'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { sponsorAddress } from '../../src/sending/sponsors.ts'
+import {
+  createHarness,
+  fakeClock,
+  type Harness,
+  type Json,
+  resultOf,
+  SOLANA_ACCOUNT,
+  testKey,
+} from '../../src/testing/harness.ts'
+import { waitForSend } from './sendSupport.ts'
+import { airdrop, LAMPORTS_PER_SIGNATURE, type SolanaNode, startSolanaNode } from './solanaNode.ts'
+
+let node: SolanaNode
+
+beforeAll(async () => {
+  node = await startSolanaNode()
+})
+
+afterAll(async () => {
+  await node?.close()
+})
+
+async function service(caps = {}): Promise<Harness> {
+  const h = await createHarness({
+    clock: fakeClock(Date.now()),
+    rpc: { [node.caip2]: node.url },
+    sending: { pollIntervalMs: 20 },
+    sponsorship: { delegates: {}, caps },
+  })
+  airdrop(node, solanaSponsor(h), 10n ** 9n)
+  return h
+}
+
+const solanaSponsor = (h: Harness) => sponsorAddress(h.service.runtime, 'default', 'solana')!
+
+async function newAccount(h: Harness): Promise<string> {
+  const { addresses } = resultOf(
+    'create_wallet',
+    await h.submit('create_wallet', { walletName: `W${Math.random()}`, accounts: [SOLANA_ACCOUNT] }),
+  )
+  return addresses[0]
+}
+
+/** An unsigned v0 wire transaction (hex) paid by `feePayer` with the node's current blockhash. */
+function unsigned(feePayer: string, instructions: Instruction[]): string {
+  const message = pipe(
+    createTransactionMessage({ version: 0 }),
+    (m) => setTransactionMessageFeePayer(feePayer as Address, m),
+    (m) =>
+      setTransactionMessageLifetimeUsingBlockhash(
+        { blockhash: node.svm.latestBlockhash(), lastValidBlockHeight: 1000n },
+        m,
+      ),
+    (m) => appendTransactionMessageInstructions(instructions, m),
+  )
+  return Buffer.from(getTransactionEncoder().encode(compileTransaction(message))).toString('hex')
+}
+
+const MINT = '5cxzQ3ZyUe7Vv4EwXbq1ymEW3nWW4Rxj27GtuGkRLwrn' as Address
+
+/** A token mint and token accounts of `owners` holding `amounts`, written straight into the SVM. */
+async function tokenAccounts(owners: string[], amounts: bigint[]): Promise<Address[]> {
+  const rent = node.svm.minimumBalanceForRentExemption(165n)
+  node.svm.setAccount({
+    address: MINT,
+    data: new Uint8Array(
+      getMintEncoder().encode({
+        mintAuthority: null,
+        supply: 10n ** 12n,
+        decimals: 6,
+        isInitialized: true,
+        freezeAuthority: null,
+      }),
+    ),
+    executable: false,
+    lamports: node.svm.minimumBalanceForRentExemption(82n),
+    programAddress: TOKEN_PROGRAM_ADDRESS,
+    space: 82n,
+  } as never)
+  return Promise.all(
+    owners.map(async (owner, index) => {
+      const { address } = await generateKeyPairSigner()
+      node.svm.setAccount({
+        address,
+        data: new Uint8Array(
+          getTokenEncoder().encode({
+            mint: MINT,
+            owner: owner as Address,
+            amount: amounts[index]!,
+            delegate: null,
+            state: AccountState.Initialized,
+            isNative: null,
+            delegatedAmount: 0n,
+            closeAuthority: null,
+          }),
+        ),
+        executable: false,
+        lamports: rent,
+        programAddress: TOKEN_PROGRAM_ADDRESS,
+        space: 165n,
+      } as never)
+      return address
+    }),
+  )
+}
+
+const tokenBalance = (account: Address) => {
+  const found = node.svm.getAccount(account)
+  if (!found.exists) throw new Error(`no token account ${account}`)
+  return getTokenDecoder().decode(found.data).amount
+}
+
+const send = (h: Harness, parameters: Json, as: Parameters<Harness['submit']>[2] = {}) => {
+  h.clock.set(Date.now())
+  return h.submit('sol_send_transaction', { caip2: node.caip2, ...parameters } as never, as)
+}
+
+const sends = async (h: Harness) => (await h.service.store.all('sendTransactions')).length
+
+describe('sol_send_transaction', () => {
+  it('sponsored: a token transfer from a 0-SOL account executes with the sponsor as fee payer', async () => {
+    const h = await service()
+    const user = await newAccount(h)
+    const sponsor = solanaSponsor(h)
+    const [source, destination] = await tokenAccounts(
+      [user, (await generateKeyPairSigner()).address],
+      [100n, 0n],
+    )
+    const transfer = getTransferInstruction({
+      source: source!,
+      destination: destination!,
+      authority: createNoopSigner(user as Address),
+      amount: 40n,
+    })
+    const sponsorBefore = node.balance(sponsor)
+    const reply = await send(h, {
+      unsignedTransaction: unsigned(user, [transfer]),
+      signWiths: [user],
+      sponsor: true,
+    })
+    const { sendTransactionStatusId } = resultOf('sol_send_transaction', reply)
+    expect(reply.body.activity.result).toEqual({ solSendTransactionResultV2: { sendTransactionStatusId } })
+    const status = await waitForSend(h, sendTransactionStatusId)
+    expect(status).toMatchObject({ txStatus: 'INCLUDED', solana: { signature: expect.any(String) } })
+    expect(tokenBalance(source!)).toBe(60n)
+    expect(tokenBalance(destination!)).toBe(40n)
+    // The user holds no SOL before or after; the sponsor paid both signatures' fee.
+    expect(node.balance(user)).toBe(0n)
+    expect(sponsorBefore - node.balance(sponsor)).toBe(2n * LAMPORTS_PER_SIGNATURE)
+    // What was broadcast names the sponsor as fee payer and carries both signatures.
+    const row = (await h.service.store.get('sendTransactions', sendTransactionStatusId))!
+    const sent = getTransactionDecoder().decode(getBase64Encoder().encode(row.signedTransaction))
+    const message = getCompiledTransactionMessageDecoder().decode(sent.messageBytes)
+    expect(message.staticAccounts.slice(0, message.header.numSignerAccounts)).toEqual([sponsor, user])
+    expect(Object.values(sent.signatures).every((signature) => signature !== null)).toBe(true)
+    expect(row).toMatchObject({ sponsored: true, sender: sponsor, account: user })
+    await h.service.close()
+  })
+
+  it('unsponsored: a SOL transfer from a funded account, paid by it', async () => {
+    const h = await service()
+    const user = await newAccount(h)
+    airdrop(node, user, 10n ** 9n)
+    const { address: to } = await generateKeyPairSigner()
+    const reply = await send(h, {
+      unsignedTransaction: unsigned(user, [
+        getTransferSolInstruction({
+          source: createNoopSigner(user as Address),
+          destination: to,
+          amount: 10n ** 7n,
+        }),
+      ]),
+      signWiths: [user],
+    })
+    const { sendTransactionStatusId } = resultOf('sol_send_transaction', reply)
+    expect(await waitForSend(h, sendTransactionStatusId)).toMatchObject({ txStatus: 'INCLUDED' })
+    expect(node.balance(to)).toBe(10n ** 7n)
+    expect(node.balance(user)).toBe(10n ** 9n - 10n ** 7n - LAMPORTS_PER_SIGNATURE)
+    await h.service.close()
+  })
+
+  it('takes the V1 single-signer shape and answers under the V1 result key', async () => {
+    const h = await service()
+    const user = await newAccount(h)
+    airdrop(node, user, 10n ** 9n)
+    const { address: to } = await generateKeyPairSigner()
+    const reply = await send(
+      h,
+      {
+        unsignedTransaction: unsigned(user, [
+          getTransferSolInstruction({
+            source: createNoopSigner(user as Address),
+            destination: to,
+            amount: 10n ** 7n,
+          }),
+        ]),
+        signWith: user,
+      },
+      { type: 'ACTIVITY_TYPE_SOL_SEND_TRANSACTION' },
+    )
+    expect(reply.status).toBe(200)
+    const { sendTransactionStatusId } = reply.body.activity.result.solSendTransactionResult
+    expect(await waitForSend(h, sendTransactionStatusId)).toMatchObject({ txStatus: 'INCLUDED' })
+    await h.service.close()
+  })
+
+  it('a transaction the chain refuses ends FAILED, with the reason', async () => {
+    const h = await service()
+    const user = await newAccount(h)
+    airdrop(node, user, 10n ** 9n)
+    const [source, destination] = await tokenAccounts([user, user], [1n, 0n])
+    const reply = await send(h, {
+      unsignedTransaction: unsigned(user, [
+        getTransferInstruction({
+          source: source!,
+          destination: destination!,
+          authority: createNoopSigner(user as Address),
+          amount: 5n,
+        }),
+      ]),
+      signWiths: [user],
+    })
+    const status = await waitForSend(h, resultOf('sol_send_transaction', reply).sendTransactionStatusId)
+    expect(status).toMatchObject({ txStatus: 'FAILED', txError: expect.stringMatching(/refused/) })
+    await h.service.close()
+  })
+})
+
+describe('sol_send_transaction refuses bad input before signing anything', () => {
+  it('names the field of each mistake with a 4xx', async () => {
+    const h = await service()
+    const user = await newAccount(h)
+    const other = await newAccount(h)
+    const { address: to } = await generateKeyPairSigner()
+    const transfer = (from: string) =>
+      getTransferSolInstruction({ source: createNoopSigner(from as Address), destination: to, amount: 1n })
+    const cases: [Json, string, RegExp][] = [
+      [
+        // `other` must sign its transfer too
+        { unsignedTransaction: unsigned(user, [transfer(user), transfer(other)]), signWiths: [user] },
+        'parameters.signWiths',
+        new RegExp(`needs a signature of ${other}`),
+      ],
+      [
+        {
+          unsignedTransaction: unsigned(user, [transfer(user)]),
+          signWiths: [user],
+          caip2: 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1',
+        },
+        'parameters.caip2',
+        /no JSON-RPC node is configured for solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1/,
+      ],
+      [
+        { unsignedTransaction: unsigned(user, [transfer(user)]), signWiths: [user], caip2: 'eip155:1' },
+        'parameters.caip2',
+        /Solana CAIP-2/,
+      ],
+      [
+        { unsignedTransaction: 'abcd', signWiths: [user] },
+        'parameters.unsignedTransaction',
+        /not a Solana wire transaction/,
+      ],
+      [
+        { unsignedTransaction: unsigned(user, [transfer(user)]), signWiths: [user, other] },
+        'parameters.signWiths[1]',
+        new RegExp(`${other} is not a required signer`),
+      ],
+      [
+        {
+          unsignedTransaction: unsigned(user, [transfer(user)]),
+          signWiths: [user],
+          recentBlockhash: 'not-a-hash',
+        },
+        'parameters.recentBlockhash',
+        /blockhash/,
+      ],
+    ]
+    const calls = node.calls.length
+    for (const [parameters, field, message] of cases) {
+      const reply = await send(h, parameters)
+      expect(reply.status, JSON.stringify(reply.body)).toBeGreaterThanOrEqual(400)
+      expect(reply.status).toBeLessThan(500)
+      expect(reply.body.details).toMatchObject({ field })
+      expect(reply.body.message).toMatch(message)
+    }
+    expect(await sends(h)).toBe(0)
+    expect(node.calls.slice(calls)).not.toContain('sendTransaction')
+    await h.service.close()
+  })
+
+  it('refuses a sponsored transaction whose instruction spends from the sponsor', async () => {
+    const h = await service()
+    const user = await newAccount(h)
+    const sponsor = solanaSponsor(h)
+    const { address: to } = await generateKeyPairSigner()
+    const before = node.balance(sponsor)
+    const drain = getTransferSolInstruction({
+      source: createNoopSigner(sponsor as Address),
+      destination: to,
+      amount: 10n ** 8n,
+    })
+    for (const feePayer of [sponsor, user]) {
+      const reply = await send(h, {
+        unsignedTransaction: unsigned(feePayer, [drain]),
+        signWiths: [user],
+        sponsor: true,
+      })
+      expect(reply.status).toBe(400)
+      expect(reply.body.details).toMatchObject({ field: 'parameters.unsignedTransaction' })
+      expect(reply.body.message).toMatch(/names the sponsor/)
+    }
+    expect(await sends(h)).toBe(0)
+    expect(node.balance(sponsor)).toBe(before)
+    await h.service.close()
+  })
+
+  it('counts sponsored fees against the lamport caps, before signing', async () => {
+    const h = await service({ perUserPerDayLamports: Number(3n * LAMPORTS_PER_SIGNATURE) })
+    const user = await newAccount(h)
+    const [source, destination] = await tokenAccounts([user, user], [10n, 0n])
+    const transfer = () =>
+      send(h, {
+        unsignedTransaction: unsigned(user, [
+          getTransferInstruction({
+            source: source!,
+            destination: destination!,
+            authority: createNoopSigner(user as Address),
+            amount: 1n,
+          }),
+        ]),
+        signWiths: [user],
+        sponsor: true,
+      })
+    expect((await transfer()).status).toBe(200)
+    const refused = await transfer()
+    expect(refused).toMatchObject({ status: 429, body: { details: { errorCode: 'GAS_CAP_EXCEEDED' } } })
+    expect(refused.body.message).toMatch(/lamports/)
+    expect(await sends(h)).toBe(1)
+    await h.service.close()
+  })
+})
+
+describe('sol_send_transaction and policies', () => {
+  it('is judged on solana.tx like sign_transaction: a DENY on a transfer recipient refuses it', async () => {
+    const h = await service()
+    const key = testKey()
+    const sub = await h.createSubOrganization({
+      keys: [key],
+      wallet: { walletName: 'Main', accounts: [SOLANA_ACCOUNT] },
+    })
+    const as = { organizationId: sub.organizationId, as: key }
+    const user = sub.addresses![0]!
+    airdrop(node, user, 10n ** 9n)
+    const backend = testKey()
+    const { userIds } = resultOf(
+      'create_users',
+      await h.submit(
+        'create_users',
+        {
+          users: [
+            {
+              userName: 'backend',
+              apiKeys: [backend.apiKey('backend')],
+              authenticators: [],
+              oauthProviders: [],
+              userTags: [],
+            },
+          ],
+        },
+        as,
+      ),
+    )
+    const { address: blocked } = await generateKeyPairSigner()
+    const { address: fine } = await generateKeyPairSigner()
+    const policy = (params: Json) => h.submit('create_policy', { notes: '', ...params }, as)
+    expect(
+      (
+        await policy({
+          policyName: 'back end sends',
+          effect: 'EFFECT_ALLOW',
+          condition: "activity.resource == 'WALLET' && activity.action == 'SEND'",
+          consensus: `approvers.any(user, user.id == '${userIds[0]}')`,
+        })
+      ).status,
+    ).toBe(200)
+    expect(
+      (
+        await policy({
+          policyName: 'never to blocked',
+          effect: 'EFFECT_DENY',
+          condition: `solana.tx.transfers.any(t, t.to == '${blocked}')`,
+        })
+      ).status,
+    ).toBe(200)
+    const asBackend = { organizationId: sub.organizationId, as: backend }
+    const to = (destination: Address) =>
+      send(
+        h,
+        {
+          unsignedTransaction: unsigned(user, [
+            getTransferSolInstruction({
+              source: createNoopSigner(user as Address),
+              destination,
+              amount: 10n ** 7n,
+            }),
+          ]),
+          signWiths: [user],
+        },
+        asBackend,
+      )
+    expect(await to(blocked)).toMatchObject({
+      status: 403,
+      body: { details: { errorCode: 'PERMISSION_DENIED', outcome: 'OUTCOME_DENY_EXPLICIT' } },
+    })
+    expect(await sends(h)).toBe(0)
+    const allowed = resultOf('sol_send_transaction', await to(fine)).sendTransactionStatusId
+    expect(
+      await waitForSend(h, allowed, { organizationId: sub.organizationId, as: { as: backend } as never }),
+    ).toMatchObject({ txStatus: 'INCLUDED' })
+    expect(node.balance(fine)).toBe(10n ** 7n)
+    await h.service.close()
+  })
+})
