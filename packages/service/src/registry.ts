@@ -231,13 +231,27 @@ export interface ServicePlugin<State = unknown> {
       providers: (OauthProviderParams | OauthProviderParamsV2)[],
       field: string,
     ): void | Promise<void>
-    /** Checks the OTP `verificationToken` (proves a root user's e-mail or phone). */
+    /**
+     * Checks the OTP `verificationToken` (proves a root user's e-mail or phone), spends it and
+     * marks that contact verified. A token bound to a key is redeemed only by that key: the
+     * request stamped by it, or `proof.clientSignature` by it. Otherwise it refuses, or, with
+     * `proof.otherwise: 'unverified'`, resolves false and spends nothing.
+     */
     verificationToken?(
       ctx: SubOrganizationHookContext,
       token: string,
       rootUsers: UserRow[],
-    ): void | Promise<void>
+      proof: VerificationTokenProof,
+    ): Promise<boolean>
   }
+}
+
+/** How a request proves the key a verification token is bound to (see `verificationToken`). */
+export interface VerificationTokenProof {
+  /** The request's `clientSignature` as sent (the plugin reads it). */
+  clientSignature?: unknown
+  /** What an unproven bound key means: a refusal (sign-up), or an unverified contact. */
+  otherwise: 'refuse' | 'unverified'
 }
 
 /** Identity helper that gives a handler literal its parameter types. */

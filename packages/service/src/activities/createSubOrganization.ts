@@ -2,6 +2,7 @@ import type { RootUserParams } from '@latchkey/protocol'
 import { mapInOrder } from '../async.ts'
 import { readRootUser, readWalletParams } from '../domain/params.ts'
 import { addApiKeys, addAuthenticators } from '../domain/users.ts'
+import { callerVouchesForContacts, newUserContacts } from '../domain/verifiedContact.ts'
 import { createWalletRecords } from '../domain/wallets.ts'
 import { ApiError } from '../errors.ts'
 import { type ActivityContext, defineActivity, type SubOrganizationHookContext } from '../registry.ts'
@@ -40,6 +41,8 @@ export const createSubOrganization = defineActivity('create_sub_organization', {
       'disableOtpEmailAuth',
     ] as const
     const verificationToken = r.optString('verificationToken', { max: 8192 })
+    // Proof of the key the token is bound to; the sign-in plugin reads it.
+    const clientSignature = r.has('clientSignature') ? r.value.clientSignature : undefined
     return {
       subOrganizationName: r.string('subOrganizationName', { max: 256 }),
       rootUsers,
@@ -47,6 +50,7 @@ export const createSubOrganization = defineActivity('create_sub_organization', {
       ...(wallet ? { wallet: readWalletParams(wallet) } : {}),
       ...Object.fromEntries(flags.filter((flag) => r.has(flag)).map((flag) => [flag, r.bool(flag)])),
       ...(verificationToken !== undefined ? { verificationToken } : {}),
+      ...(clientSignature !== undefined ? { clientSignature } : {}),
     }
   },
   run: async (ctx, p) => {
@@ -58,6 +62,7 @@ export const createSubOrganization = defineActivity('create_sub_organization', {
       )
     await refuseClaimsFromPluginUsers(ctx, p.rootUsers)
     const id = ctx.newId()
+    const vouched = callerVouchesForContacts(ctx)
     const users: UserRow[] = await mapInOrder(
       p.rootUsers,
       async (params) =>
@@ -65,8 +70,8 @@ export const createSubOrganization = defineActivity('create_sub_organization', {
           id: ctx.newId(),
           organizationId: id,
           userName: params.userName,
-          ...(params.userEmail !== undefined ? { userEmail: params.userEmail } : {}),
-          ...(params.userPhoneNumber !== undefined ? { userPhoneNumber: params.userPhoneNumber } : {}),
+          // Proven later by the verification token or an OIDC token's e-mail, if at all.
+          ...newUserContacts(params, vouched),
           createdAt: ctx.now,
           updatedAt: ctx.now,
         }),
@@ -112,7 +117,11 @@ export const createSubOrganization = defineActivity('create_sub_organization', {
           'this service has no OTP sign-in plugin',
           'parameters.verificationToken',
         )
-      await hook(hookContext, p.verificationToken, users)
+      await hook(hookContext, p.verificationToken, users, {
+        // Not in the protocol's parameter type: the published V7/V8 intents carry it.
+        clientSignature: (p as { clientSignature?: unknown }).clientSignature,
+        otherwise: 'refuse',
+      })
     }
     const wallet = p.wallet
       ? await createWalletRecords(ctx, {

@@ -1,6 +1,7 @@
 import type { UserParams } from '@latchkey/protocol'
 import { readRootUser } from '../domain/params.ts'
 import { addApiKeys, addAuthenticators } from '../domain/users.ts'
+import { callerVouchesForContacts, newUserContacts } from '../domain/verifiedContact.ts'
 import { ApiError } from '../errors.ts'
 import { Reader } from '../pipeline/Reader.ts'
 import { defineActivity } from '../registry.ts'
@@ -39,6 +40,7 @@ export const createUsers = defineActivity('create_users', {
     const tags = new Map(
       (await ctx.tx.findBy('userTags', 'organizationId', ctx.organization.id)).map((tag) => [tag.id, tag]),
     )
+    const vouched = callerVouchesForContacts(ctx)
     const userIds: string[] = []
     for (const [index, params] of p.users.entries()) {
       const field = `parameters.users[${index}]`
@@ -46,8 +48,8 @@ export const createUsers = defineActivity('create_users', {
         id: ctx.newId(),
         organizationId: ctx.organization.id,
         userName: params.userName,
-        ...(params.userEmail !== undefined ? { userEmail: params.userEmail } : {}),
-        ...(params.userPhoneNumber !== undefined ? { userPhoneNumber: params.userPhoneNumber } : {}),
+        // Unproven: a sub-organization's user could otherwise have codes sent to anyone.
+        ...newUserContacts(params, vouched),
         createdAt: ctx.now,
         updatedAt: ctx.now,
       })

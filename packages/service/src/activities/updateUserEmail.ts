@@ -1,11 +1,19 @@
 import { readContactUpdate, updateContact } from '../domain/contacts.ts'
 import { defineActivity } from '../registry.ts'
 
-/** Sets (with a verification token proving it) or removes (`''`) a user's e-mail address. */
+/**
+ * Sets or removes (`''`) a user's e-mail address; verified only with a verification token its
+ * key redeems (see `updateContact`).
+ */
 export const updateUserEmail = defineActivity('update_user_email', {
   parse: (r) => {
-    const { userId, contact, verificationToken } = readContactUpdate(r, 'email')
-    return { userId, userEmail: contact, ...(verificationToken !== undefined ? { verificationToken } : {}) }
+    const { userId, contact, verificationToken, clientSignature } = readContactUpdate(r, 'email')
+    return {
+      userId,
+      userEmail: contact,
+      ...(verificationToken !== undefined ? { verificationToken } : {}),
+      ...(clientSignature !== undefined ? { clientSignature } : {}),
+    }
   },
   run: (ctx, p) => updateContact(ctx, 'email', { ...p, contact: p.userEmail }),
 })

@@ -1,14 +1,18 @@
 import { readContactUpdate, updateContact } from '../domain/contacts.ts'
 import { defineActivity } from '../registry.ts'
 
-/** Sets (with a verification token proving it) or removes (`''`) a user's phone number. */
+/**
+ * Sets or removes (`''`) a user's phone number; verified only with a verification token its key
+ * redeems (see `updateContact`).
+ */
 export const updateUserPhoneNumber = defineActivity('update_user_phone_number', {
   parse: (r) => {
-    const { userId, contact, verificationToken } = readContactUpdate(r, 'phone')
+    const { userId, contact, verificationToken, clientSignature } = readContactUpdate(r, 'phone')
     return {
       userId,
       userPhoneNumber: contact,
       ...(verificationToken !== undefined ? { verificationToken } : {}),
+      ...(clientSignature !== undefined ? { clientSignature } : {}),
     }
   },
   run: (ctx, p) => updateContact(ctx, 'phone', { ...p, contact: p.userPhoneNumber }),

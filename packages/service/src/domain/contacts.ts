@@ -4,10 +4,12 @@ import type { ActivityContext } from '../registry.ts'
 import type { UserRow } from '../store/model.ts'
 import { accountHook } from './accountHooks.ts'
 import { findUser } from './users.ts'
+import { type ContactKind, callerVouchesForContacts, withContact } from './verifiedContact.ts'
 
 const CONTACTS = {
   email: {
     field: 'userEmail',
+    unverified: 'userEmailUnverified',
     pattern: /^$|^[^\s@]+@[^\s@]+\.[^\s@]+$/,
     hint: 'an e-mail address (or empty to remove it)',
     max: 320,
@@ -15,6 +17,7 @@ const CONTACTS = {
   },
   phone: {
     field: 'userPhoneNumber',
+    unverified: 'userPhoneNumberUnverified',
     pattern: /^$|^\+[1-9]\d{6,14}$/,
     hint: 'an E.164 phone number such as +15551234567 (or empty to remove it)',
     max: 16,
@@ -22,49 +25,47 @@ const CONTACTS = {
   },
 } as const
 
-export type ContactKind = keyof typeof CONTACTS
-
 export interface ContactUpdate {
   userId: string
   contact: string
   verificationToken?: string
+  /** Proof of the key the token is bound to, when another key stamps the request. */
+  clientSignature?: unknown
 }
 
 export function readContactUpdate(r: Reader, kind: ContactKind): ContactUpdate {
   const spec = CONTACTS[kind]
   const verificationToken = r.optString('verificationToken', { max: 8192 })
+  const clientSignature = r.has('clientSignature') ? r.value.clientSignature : undefined
   return {
     userId: r.string('userId', { max: 200 }),
     contact: spec.normalise(
       r.string(spec.field, { min: 0, max: spec.max, pattern: spec.pattern, hint: spec.hint }),
     ),
     ...(verificationToken !== undefined ? { verificationToken } : {}),
+    ...(clientSignature !== undefined ? { clientSignature } : {}),
   }
 }
 
 /**
  * `update_user_email` / `update_user_phone_number`. An empty value removes the contact. A new
- * contact must come with a verification token proving it (the sign-in plugin's check of
- * sign-up: minted for this parent organization, spent once), and may belong to one account among
- * the parent organization's sub-organizations: OTP login finds accounts by contact, so an
- * unproven or shared one would route another person's login into this account.
+ * contact is verified when a verification token proves it and the key the token is bound to made
+ * the request (stamped it, or signed `clientSignature`): the sign-in plugin's check of sign-up,
+ * minted for this parent organization, spent once, and one account per verified contact among
+ * the parent organization's sub-organizations. Without that proof it is stored unverified (in a
+ * top-level organization its root users vouch for it): no code is sent to it and no login routed
+ * by it, since OTP login finds accounts by contact.
  */
 export async function updateContact(ctx: ActivityContext, kind: ContactKind, p: ContactUpdate) {
   const spec = CONTACTS[kind]
   const user = await findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
   const without: UserRow = { ...user }
   delete without[spec.field]
+  delete without[spec.unverified]
   if (p.contact === '') {
     await ctx.tx.put('users', { ...without, updatedAt: ctx.now })
     return { userId: user.id }
   }
-  const tokenField = 'parameters.verificationToken'
-  if (p.verificationToken === undefined)
-    throw new ApiError(
-      'FIELD_REQUIRED',
-      `${tokenField} is required: a verification token (init_otp + verify_otp) proving the new ${kind === 'email' ? 'e-mail address' : 'phone number'}`,
-      tokenField,
-    )
   const sameOrg = (await ctx.tx.findBy('users', 'organizationId', ctx.organization.id)).some(
     (other) => other.id !== user.id && other[spec.field] === p.contact,
   )
@@ -74,13 +75,23 @@ export async function updateContact(ctx: ActivityContext, kind: ContactKind, p: 
       `another user of this organization has this ${kind === 'email' ? 'e-mail address' : 'phone number'}`,
       `parameters.${spec.field}`,
     )
-  const updated: UserRow = { ...without, [spec.field]: p.contact, updatedAt: ctx.now }
-  const { hook, hookContext } = await accountHook(ctx, 'verificationToken', tokenField)
-  // The hook checks the token proves the contact of the given users (here only the new contact,
-  // so a token for the user's other contact does not pass), that no other account holds it, and
-  // spends the token.
-  const { userEmail: _email, userPhoneNumber: _phone, ...bare } = user
-  await hook(hookContext, p.verificationToken, [{ ...bare, [spec.field]: p.contact }])
-  await ctx.tx.put('users', updated)
+  let verified = callerVouchesForContacts(ctx)
+  if (p.verificationToken !== undefined) {
+    const tokenField = 'parameters.verificationToken'
+    const { hook, hookContext } = await accountHook(ctx, 'verificationToken', tokenField)
+    // The hook checks the token proves the contact of the given users (here only the new contact,
+    // so a token for the user's other contact does not pass), that no other account holds it
+    // verified, and that its key made this request; then spends the token.
+    const { userEmail: _email, userPhoneNumber: _phone, ...bare } = user
+    verified =
+      (await hook(hookContext, p.verificationToken, [{ ...bare, [spec.field]: p.contact }], {
+        clientSignature: p.clientSignature,
+        otherwise: 'unverified',
+      })) || verified
+  }
+  await ctx.tx.put('users', {
+    ...withContact(without, kind, p.contact, verified),
+    updatedAt: ctx.now,
+  })
   return { userId: user.id }
 }

@@ -2,6 +2,7 @@ import { decodeJwtClaims, SUBORG_FILTER_TYPES } from '@latchkey/protocol'
 import { findPolicy } from '../activities/updatePolicy.ts'
 import { mapInOrder } from '../async.ts'
 import { findPrivateKey, renderPrivateKey } from '../domain/privateKeys.ts'
+import { holdsVerifiedContact } from '../domain/verifiedContact.ts'
 import { ApiError } from '../errors.ts'
 import { renderActivity } from '../pipeline/renderActivity.ts'
 import { renderPolicy } from '../policies/renderPolicy.ts'
@@ -34,10 +35,11 @@ async function matchesFilter(
       return org.name === value
     case 'USERNAME':
       return users.some((user) => user.userName === value)
+    // Accounts are found by verified contacts only (the proxy's login and sign-up lookups).
     case 'EMAIL':
-      return users.some((user) => user.userEmail === value.trim().toLowerCase())
+      return users.some((user) => holdsVerifiedContact(user, 'email', value.trim().toLowerCase()))
     case 'PHONE_NUMBER':
-      return users.some((user) => user.userPhoneNumber === value.trim())
+      return users.some((user) => holdsVerifiedContact(user, 'phone', value.trim()))
     case 'CREDENTIAL_ID':
       return (await reads.findBy('authenticators', 'organizationId', org.id)).some(
         (a) => a.credentialId === value.replace(/=+$/, ''),

@@ -1,8 +1,20 @@
-import type { OauthProviderParams, OauthProviderParamsV2 } from '@latchkey/protocol'
+import type { OauthProviderParams, OauthProviderParamsV2, VerificationTokenClaims } from '@latchkey/protocol'
 import { mapInOrder } from '../async.ts'
+import {
+  type ContactKind,
+  contactKindOf,
+  holdsVerifiedContact,
+  withContact,
+} from '../domain/verifiedContact.ts'
 import { ApiError } from '../errors.ts'
-import type { ServicePlugin, SubOrganizationHookContext } from '../registry.ts'
+import { Reader } from '../pipeline/Reader.ts'
+import type { ServicePlugin, SubOrganizationHookContext, VerificationTokenProof } from '../registry.ts'
 import type { UserRow } from '../store/model.ts'
+import {
+  readClientSignature,
+  requireTokenSignature,
+  signedMessage,
+} from './clientSignature/checkClientSignature.ts'
 import { signInState } from './signInState.ts'
 import { spendOnce } from './spendOnce.ts'
 import { verifyVerificationToken } from './verifyVerificationToken.ts'
@@ -57,37 +69,44 @@ export const subOrganizationHooks: NonNullable<ServicePlugin['subOrganization']>
         createdAt: ctx.now,
         updatedAt: ctx.now,
       })
+      // The provider vouches for the e-mail address its token carries.
+      const row = (await ctx.tx.get('users', user.id)) ?? user
+      // Claims the caller vouches for (`oidcClaims`) carry no address the provider vouched for.
+      const fromProvider = named ? undefined : (claims as { email?: string; email_verified?: boolean })
+      const email = fromProvider?.email?.trim().toLowerCase()
+      if (
+        email !== undefined &&
+        fromProvider?.email_verified !== false &&
+        row.userEmailUnverified &&
+        row.userEmail?.trim().toLowerCase() === email &&
+        !(await verifiedElsewhere(ctx, 'email', email))
+      )
+        await ctx.tx.put('users', withContact(row, 'email', row.userEmail, true))
     }
   },
-  async verificationToken(ctx: SubOrganizationHookContext, token: string, rootUsers: UserRow[]) {
+  async verificationToken(
+    ctx: SubOrganizationHookContext,
+    token: string,
+    rootUsers: UserRow[],
+    proof: VerificationTokenProof,
+  ) {
     const field = 'parameters.verificationToken'
     const claims = await verifyVerificationToken(ctx.runtime, token, field, ctx.organization)
-    const email = claims.verification_type === 'OTP_TYPE_EMAIL'
-    const proven = rootUsers.some((user) =>
-      email
-        ? user.userEmail?.trim().toLowerCase() === claims.contact
-        : user.userPhoneNumber === claims.contact,
-    )
-    if (!proven)
+    const kind = contactKindOf(claims.verification_type)
+    const email = kind === 'email'
+    // The rows as written by this activity: their contacts are not verified yet.
+    const contactOf = (user: UserRow) => (email ? user.userEmail?.trim().toLowerCase() : user.userPhoneNumber)
+    const holders = rootUsers.filter((user) => contactOf(user) === claims.contact)
+    if (holders.length === 0)
       throw new ApiError(
         'VERIFICATION_TOKEN_INVALID',
         `the verification token proves ${email ? 'an e-mail address' : 'a phone number'} that no root user has`,
         field,
       )
+    if (!(await boundKeyProven(ctx, token, claims, holders, proof))) return false
     // One account per proven contact among the parent's sub-organizations, checked inside the
     // transaction (transactions run one at a time), so a race of sign-ups cannot create two.
-    const sameContact = (user: UserRow) =>
-      email
-        ? user.userEmail?.trim().toLowerCase() === claims.contact
-        : user.userPhoneNumber === claims.contact
-    let taken = false
-    for (const org of await ctx.tx.findBy('organizations', 'parentOrganizationId', ctx.organization.id))
-      if (
-        org.id !== ctx.subOrganization.id &&
-        (await ctx.tx.findBy('users', 'organizationId', org.id)).some(sameContact)
-      )
-        taken = true
-    if (taken)
+    if (await verifiedElsewhere(ctx, kind, claims.contact))
       throw new ApiError(
         'ALREADY_EXISTS',
         `an account with this ${email ? 'e-mail address' : 'phone number'} exists; log in instead`,
@@ -98,5 +117,78 @@ export const subOrganizationHooks: NonNullable<ServicePlugin['subOrganization']>
       message: 'this verification token was already used to sign up; log in instead',
       field,
     })
+    // Read again: an OIDC token of the same request may have verified the other contact.
+    for (const user of holders)
+      await ctx.tx.put(
+        'users',
+        withContact((await ctx.tx.get('users', user.id)) ?? user, kind, claims.contact, true),
+      )
+    return true
   },
+}
+
+/** True when another sub-organization of the parent holds `contact` verified. */
+async function verifiedElsewhere(
+  ctx: SubOrganizationHookContext,
+  kind: ContactKind,
+  contact: string,
+): Promise<boolean> {
+  for (const org of await ctx.tx.findBy('organizations', 'parentOrganizationId', ctx.organization.id))
+    if (
+      org.id !== ctx.subOrganization.id &&
+      (await ctx.tx.findBy('users', 'organizationId', org.id)).some((user) =>
+        holdsVerifiedContact(user, kind, contact),
+      )
+    )
+      return true
+  return false
+}
+
+/**
+ * Whether the request proves the key the token is bound to at `otp_verify`: stamped by it, or
+ * carrying its `clientSignature` (the seed's hex signature over the token, or the published
+ * object whose USAGE_TYPE_SIGNUP message names the token and the holder's API keys), or made by
+ * the auth proxy's user, whose sign-up route checked the client's signature before forwarding.
+ * Anything else refuses, or is false when an unproven token only leaves a contact unverified.
+ */
+async function boundKeyProven(
+  ctx: SubOrganizationHookContext,
+  token: string,
+  claims: VerificationTokenClaims,
+  holders: UserRow[],
+  proof: VerificationTokenProof,
+): Promise<boolean> {
+  const bound = claims.public_key
+  if (!bound) return true
+  if (ctx.caller.credential.publicKey.toLowerCase() === bound) return true
+  const field = 'parameters.clientSignature'
+  if (proof.clientSignature !== undefined) {
+    const signature = readClientSignature(
+      new Reader({ clientSignature: proof.clientSignature }, 'parameters'),
+    )!
+    if (typeof signature === 'string') requireTokenSignature(signature, token, bound, field)
+    else {
+      const message = signedMessage(signature, { ...claims, public_key: bound }, 'USAGE_TYPE_SIGNUP', field)
+      const usage = (message.signupV2 ?? message.signup ?? {}) as { apiKeys?: { publicKey?: unknown }[] }
+      const signed = (usage.apiKeys ?? []).map((key) => String(key.publicKey).toLowerCase()).sort()
+      const keys: string[] = []
+      for (const user of holders)
+        for (const key of await ctx.tx.findBy('apiKeys', 'userId', user.id)) keys.push(key.publicKey)
+      if (signed.join() !== keys.sort().join())
+        throw new ApiError(
+          'CLIENT_SIGNATURE_INVALID',
+          `${field}.message does not list this sign-up's apiKeys: the key given at otp_verify did not consent to them`,
+          `${field}.message`,
+        )
+    }
+    return true
+  }
+  const config = (await ctx.tx.findBy('proxyConfigs', 'organizationId', ctx.organization.id))[0]
+  if (config?.proxyUserId !== undefined && config.proxyUserId === ctx.caller.userId) return true
+  if (proof.otherwise === 'unverified') return false
+  throw new ApiError(
+    'CLIENT_SIGNATURE_INVALID',
+    `${field} is required: the verification token is bound to a key that did not stamp this request; stamp it with that key or send its clientSignature`,
+    field,
+  )
 }

@@ -35,6 +35,13 @@ export interface UserRow extends Row {
   userName: string
   userEmail?: string
   userPhoneNumber?: string
+  /**
+   * Set when `userEmail` was stored without proof (no verification token its key redeemed, and
+   * not set in the parent organization): no code is sent to it and no login is routed by it.
+   */
+  userEmailUnverified?: true
+  /** The same for `userPhoneNumber`. */
+  userPhoneNumberUnverified?: true
 }
 
 export interface ApiKeyRow extends Row {

@@ -1,5 +1,6 @@
 import { OTP_TYPES } from '@latchkey/protocol'
 import { refuseFields } from '../../domain/params.ts'
+import { contactKindOf, holdsVerifiedContact } from '../../domain/verifiedContact.ts'
 import { ApiError } from '../../errors.ts'
 import { defineActivity } from '../../registry.ts'
 import { normalizeContact } from '../otp/normalizeContact.ts'
@@ -75,13 +76,16 @@ export const initOtp = defineActivity('init_otp', {
       const reads = ctx.runtime.store
       if (org.parentOrganizationId !== undefined) {
         const email = p.otpType === 'OTP_TYPE_EMAIL'
-        const own = (await reads.findBy('users', 'organizationId', org.id)).some((user) =>
-          email ? user.userEmail?.trim().toLowerCase() === p.contact : user.userPhoneNumber === p.contact,
-        )
-        if (!own)
+        const users = await reads.findBy('users', 'organizationId', org.id)
+        const kind = contactKindOf(p.otpType)
+        if (!users.some((user) => holdsVerifiedContact(user, kind, p.contact)))
           throw new ApiError(
             'PERMISSION_DENIED',
-            `a sub-organization may send codes only to its own users' ${email ? 'e-mail addresses' : 'phone numbers'}`,
+            users.some(
+              (user) => (email ? user.userEmail?.trim().toLowerCase() : user.userPhoneNumber) === p.contact,
+            )
+              ? `this ${email ? 'e-mail address' : 'phone number'} is not verified: a sub-organization may send codes only to its users' verified contacts (set with a verification token, or by the parent organization)`
+              : `a sub-organization may send codes only to its own users' ${email ? 'e-mail addresses' : 'phone numbers'}`,
             'contact',
           )
       }

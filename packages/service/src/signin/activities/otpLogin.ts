@@ -1,3 +1,4 @@
+import { contactKindOf, holdsVerifiedContact } from '../../domain/verifiedContact.ts'
 import { ApiError } from '../../errors.ts'
 import { defineActivity } from '../../registry.ts'
 import { checkLoginSignature, readClientSignature } from '../clientSignature/checkClientSignature.ts'
@@ -57,8 +58,9 @@ export const otpLogin = defineActivity('otp_login', {
         `${email ? 'e-mail' : 'SMS'} OTP sign-in is disabled for organization ${org.id}`,
         'parameters.verificationToken',
       )
+    // Only a verified contact routes a login: an unproven one may be anybody's address.
     const user = (await ctx.tx.findBy('users', 'organizationId', org.id)).find((u) =>
-      email ? u.userEmail?.toLowerCase() === claims.contact : u.userPhoneNumber === claims.contact,
+      holdsVerifiedContact(u, contactKindOf(claims.verification_type), claims.contact),
     )
     if (!user)
       throw new ApiError(

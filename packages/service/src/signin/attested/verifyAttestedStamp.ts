@@ -2,6 +2,7 @@ import { ATTESTED_STAMP_HEADER, ATTESTED_STAMP_SCHEMES, type AttestedStampScheme
 import { base64urlnopad } from '@scure/base'
 import { mapInOrder } from '../../async.ts'
 import { verifyApiKeyStamp } from '../../crypto/index.ts'
+import { contactKindOf, holdsVerifiedContact } from '../../domain/verifiedContact.ts'
 import { ApiError } from '../../errors.ts'
 import type { Runtime } from '../../Runtime.ts'
 import type { Caller } from '../../registry.ts'
@@ -109,9 +110,7 @@ export async function verifyAttestedStamp(
       await mapInOrder(candidates, (org) => runtime.store.findBy('users', 'organizationId', org.id))
     )
       .flat()
-      .find((u) =>
-        email ? u.userEmail?.toLowerCase() === claims.contact : u.userPhoneNumber === claims.contact,
-      )
+      .find((u) => holdsVerifiedContact(u, contactKindOf(claims.verification_type), claims.contact))
     if (!user)
       throw new ApiError(
         'USER_NOT_FOUND',

@@ -31,7 +31,7 @@ const invalid = (message: string, field: string) => new ApiError('CLIENT_SIGNATU
  * The bound key's signed consent: checks the object's key is the one bound at `otp_verify`,
  * its signature over `message`, and returns the parsed message naming `tokenId` and `type`.
  */
-function signedMessage(
+export function signedMessage(
   signature: ClientSignature,
   claims: VerificationTokenClaims & { public_key: string },
   type: 'USAGE_TYPE_LOGIN' | 'USAGE_TYPE_SIGNUP',
@@ -60,7 +60,12 @@ function signedMessage(
 }
 
 /** The seed's form: a hex signature over the token text by the bound key. */
-function requireTokenSignature(signature: string, token: string, publicKey: string, field: string): void {
+export function requireTokenSignature(
+  signature: string,
+  token: string,
+  publicKey: string,
+  field: string,
+): void {
   if (!verifyClientSignature(signature, token, publicKey))
     throw invalid(
       `${field} is not a signature of the verification token by the key given at otp_verify`,
