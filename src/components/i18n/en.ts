@@ -29,7 +29,7 @@ export const en = {
   errorOriginNotAllowed: 'This site isn’t allowed to use the sign-in service.',
   devHintProxyConfig: 'Check `authProxyConfigId`: use the id printed by `latchkey-service dev`.',
   devHintOrigin: 'Allow this page’s origin on the service (`--allowed-origins` or the operator settings).',
-  devHintNetwork: 'Is the service running at {url}? Start it with `latchkey-service dev`.',
+  devHintNetwork: 'Is the service running at {url}? Start it with `npx latchkey-service dev --env .env.local`.',
   devHintConfig: 'Fix the `{field}` option passed to `createLatchkey`.',
   devHintConsole: 'The browser console has the details.',
 

@@ -28,7 +28,7 @@ export const es: Messages = {
   devHintProxyConfig: 'Revisa `authProxyConfigId`: usa el id que muestra `latchkey-service dev`.',
   devHintOrigin:
     'Permite el origen de esta página en el servicio (`--allowed-origins` o los ajustes de operador).',
-  devHintNetwork: '¿Está el servicio en marcha en {url}? Inícialo con `latchkey-service dev`.',
+  devHintNetwork: '¿Está el servicio en marcha en {url}? Inícialo con `npx latchkey-service dev --env .env.local`.',
   devHintConfig: 'Corrige la opción `{field}` que se pasa a `createLatchkey`.',
   devHintConsole: 'La consola del navegador tiene los detalles.',
 
