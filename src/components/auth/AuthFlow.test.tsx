@@ -15,7 +15,7 @@ afterEach(() => {
 describe('the sign-in flow', () => {
   it('moves focus into each new step and links the code step to the dev outbox', async () => {
     const user = userEvent.setup()
-    const { service } = await renderWithService(<AuthModal />)
+    const { service } = await renderWithService(<AuthModal showSuccess />)
     await user.click(screen.getByRole('button', { name: 'Sign in' }))
     const email = await screen.findByRole('textbox', { name: 'Email address' })
     await waitFor(() => expect(document.activeElement).toBe(email))

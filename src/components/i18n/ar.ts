@@ -100,7 +100,7 @@ export const ar: Messages = {
 
   successTitle: 'تم تسجيل دخولك',
   successNewTitle: 'حسابك جاهز',
-  successBody: 'يمكنك إغلاق هذه النافذة.',
+  successBody: 'كل شيء جاهز للمتابعة.',
   offerPasskeyTitle: 'سجّل الدخول أسرع في المرة القادمة',
   offerPasskeyBody: 'أضف مفتاح مرور إلى هذا الحساب لتستغني عن الرمز.',
   offerPasskeyAdd: 'إضافة مفتاح مرور',
