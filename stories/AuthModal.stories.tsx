@@ -1,6 +1,8 @@
 import type { Meta, StoryObj } from '@storybook/react-vite'
+import { useState } from 'react'
 import { expect, userEvent, waitFor, within } from 'storybook/test'
 import { AuthForm, AuthModal } from '../src/components/index.ts'
+import { useSession } from '../src/react/index.ts'
 import { type Live, latestCode, liveDecorators } from './support/live.tsx'
 
 const meta = {
@@ -161,7 +163,10 @@ export const CodeLocked: Story = {
   },
 }
 
-/** New account: the code is read from the dev outbox and pasted; the success screen follows. */
+/**
+ * New account: the code is read from the dev outbox and pasted; the passkey offer follows (the
+ * story keeps the modal open, so the ready step shows after it).
+ */
 export const SignedUp: Story = {
   play: async ({ canvasElement, loaded }) => {
     const s = await goToCode(canvasElement, 'new.user@example.com')
@@ -169,6 +174,51 @@ export const SignedUp: Story = {
     await s.findByRole('heading', { name: /Your account is ready|Sign in faster/ }, { timeout: 10_000 })
   },
 }
+
+/**
+ * The default once signed in: the modal closes itself (after the passkey offer) and
+ * `useAuthModal().open()` resolves; the page behind it carries on.
+ */
+export const ClosesItselfOnSuccess: Story = {
+  render: function Render(args) {
+    const [open, setOpen] = useState(true)
+    const session = useSession()
+    return (
+      <div style={{ padding: 24 }}>
+        <p role="status">{session ? `Signed in as ${session.label}` : 'Signed out'}</p>
+        <AuthModal {...args} open={open} onOpenChange={setOpen} />
+      </div>
+    )
+  },
+  play: async ({ canvasElement, loaded }) => {
+    const s = await goToCode(canvasElement, 'closes@example.com')
+    await userEvent.paste(await latestCode((loaded.live as Live).service, 'closes@example.com'))
+    // A browser with passkeys gets the offer first; answering it ends the flow too.
+    await waitFor(
+      async () => {
+        const notNow = s.queryByRole('button', { name: 'Not now' })
+        if (notNow) await userEvent.click(notNow)
+        await expect(s.queryByRole('dialog')).toBeNull()
+      },
+      { timeout: 10_000 },
+    )
+    await s.findByText('Signed in as closes@example.com')
+  },
+}
+
+/** `offerPasskey={false}` skips "Sign in faster next time"; `showSuccess` ends with the ready step. */
+export const ReadyStepWithoutPasskeyOffer: Story = {
+  args: { offerPasskey: false, showSuccess: true },
+  play: async ({ canvasElement, loaded }) => {
+    const s = await goToCode(canvasElement, 'ready@example.com')
+    await userEvent.paste(await latestCode((loaded.live as Live).service, 'ready@example.com'))
+    await s.findByRole('heading', { name: 'Your account is ready' }, { timeout: 10_000 })
+    await s.findByText('You’re all set to continue.')
+    await expect(s.getByRole('button', { name: 'Done' })).toBeVisible()
+  },
+}
+
+export const ReadyStepDark: Story = { ...ReadyStepWithoutPasskeyOffer, globals: { theme: 'dark' } }
 
 export const SignedUpArabic: Story = {
   globals: { locale: 'ar' },

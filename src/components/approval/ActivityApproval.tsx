@@ -7,7 +7,7 @@ import {
   usePolicyEvaluations,
   useRejectActivity,
 } from '../../react/index.ts'
-import { errorMessage } from '../ui/errorMessage.ts'
+import { ErrorText } from '../ui/ErrorText.tsx'
 import { formatDateTime } from '../ui/formatDuration.ts'
 import { CheckIcon, ClockIcon } from '../ui/icons.tsx'
 import { Alert, Button, Spinner } from '../ui/parts.tsx'
@@ -85,7 +85,9 @@ function ActivityApprovalInner({ activityId, onVoted, className, ...look }: Acti
     return (
       <section {...root}>
         {title}
-        <Alert tone="error">{errorMessage(ui.t, activity.error)}</Alert>
+        <Alert tone="error">
+          <ErrorText ui={ui} error={activity.error} />
+        </Alert>
       </section>
     )
   const a = activity.data.activity
@@ -148,7 +150,9 @@ function ActivityApprovalInner({ activityId, onVoted, className, ...look }: Acti
         ) : null}
       </div>
       {approve.isError || reject.isError ? (
-        <Alert tone="error">{errorMessage(ui.t, approve.error ?? reject.error)}</Alert>
+        <Alert tone="error">
+          <ErrorText ui={ui} error={approve.error ?? reject.error} />
+        </Alert>
       ) : null}
       {waiting && !voted ? (
         <div className="lk-row" style={{ justifyContent: 'flex-end' }}>

@@ -15,7 +15,7 @@ afterEach(() => {
 describe('the sign-in flow', () => {
   it('moves focus into each new step and links the code step to the dev outbox', async () => {
     const user = userEvent.setup()
-    const { service } = await renderWithService(<AuthModal />)
+    const { service } = await renderWithService(<AuthModal showSuccess />)
     await user.click(screen.getByRole('button', { name: 'Sign in' }))
     const email = await screen.findByRole('textbox', { name: 'Email address' })
     await waitFor(() => expect(document.activeElement).toBe(email))
@@ -46,8 +46,13 @@ describe('the sign-in flow', () => {
     await userEvent.setup().click(screen.getByRole('button', { name: 'Sign in' }))
     const alert = await screen.findByText(/isn’t set up correctly/, undefined, { timeout: 10_000 })
     expect(alert.textContent).toMatch(
-      /Sign-in isn’t set up correctly for this app\. \(PROXY_CONFIG_NOT_FOUND\) Check `authProxyConfigId`/,
+      /Sign-in isn’t set up correctly for this app\. \(PROXY_CONFIG_NOT_FOUND\) Check authProxyConfigId: use the id printed by latchkey-service dev\./,
     )
+    // The names are code, not text between literal backticks.
+    expect([...alert.querySelectorAll('code')].map((code) => code.textContent)).toEqual([
+      'authProxyConfigId',
+      'latchkey-service dev',
+    ])
     expect(console.warn).toHaveBeenCalledWith('[latchkey] PROXY_CONFIG_NOT_FOUND:', expect.anything())
   })
 })

@@ -1,10 +1,16 @@
 import { act, screen, waitFor, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { useState } from 'react'
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import type { Session } from '../../react/index.ts'
 import { preloadMessages } from '../i18n/messages.ts'
-import { latestCode, renderWithService, signedInClient } from '../test/renderWithService.tsx'
+import {
+  installSoftAuthenticator,
+  latestCode,
+  renderWithService,
+  type SoftAuthenticator,
+  signedInClient,
+} from '../test/renderWithService.tsx'
 import { AuthModal, AuthModalCancelledError, useAuthModal } from './AuthModal.tsx'
 
 function OpenButton({ label, onOpen }: { label: string; onOpen: (session: Promise<Session>) => void }) {
@@ -65,7 +71,7 @@ describe('<AuthModal/>', () => {
     expect(document.activeElement).toBe(trigger)
   })
 
-  it('signs a new user up by e-mail: wrong code explained, pasted code auto-submits, open() resolves', async () => {
+  it('signs a new user up by e-mail: wrong code explained, pasted code auto-submits, closes itself, open() resolves', async () => {
     const user = userEvent.setup()
     let opened: Promise<Session> | undefined
     const { service } = await renderWithService(
@@ -91,13 +97,11 @@ describe('<AuthModal/>', () => {
     )
     await user.click(screen.getByRole('textbox', { name: 'Digit 1 of 6' }))
     await user.paste(code)
-    expect(
-      await screen.findByRole('heading', { name: 'Your account is ready' }, { timeout: 10_000 }),
-    ).toBeTruthy()
+    // Signed in: no "ready" step to dismiss, the modal closes by itself.
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull(), { timeout: 10_000 })
+    expect(screen.queryByRole('heading', { name: 'Your account is ready' })).toBeNull()
     const session = await opened!
     expect(session).toMatchObject({ status: 'active', method: 'otp', label: 'ana@example.com' })
-    await user.click(screen.getByRole('button', { name: 'Done' }))
-    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull())
   })
 
   it('types the code one digit at a time and moves focus along', async () => {
@@ -109,15 +113,74 @@ describe('<AuthModal/>', () => {
     await user.keyboard(code.slice(0, 3))
     expect(document.activeElement).toBe(screen.getByRole('textbox', { name: 'Digit 4 of 6' }))
     await user.keyboard(code.slice(3))
-    expect(
-      await screen.findByRole('heading', { name: 'Your account is ready' }, { timeout: 10_000 }),
-    ).toBeTruthy()
-    // Signed in, the trigger no longer offers the sign-in form: it shows the account and logs out.
-    await user.click(screen.getByRole('button', { name: 'Done' }))
-    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull())
+    // Signed in, the modal closes and the trigger no longer offers the sign-in form: it shows
+    // the account and logs out.
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull(), { timeout: 10_000 })
     expect(screen.queryByRole('button', { name: 'Sign in' })).toBeNull()
     expect(screen.getByText('typed@example.com')).toBeTruthy()
     expect(document.activeElement).toBe(screen.getByRole('button', { name: 'Log out' }))
+  })
+
+  it('showSuccess ends with the ready step, worded for a modal, and Done closes it', async () => {
+    const user = userEvent.setup()
+    let opened: Promise<Session> | undefined
+    const { service } = await renderWithService(
+      <>
+        <OpenButton label="Open from app" onOpen={(promise) => (opened = promise)} />
+        <AuthModal trigger={false} showSuccess />
+      </>,
+    )
+    await user.click(screen.getByRole('button', { name: 'Open from app' }))
+    await user.type(await screen.findByRole('textbox', { name: 'Email address' }), 'eva@example.com{Enter}')
+    await screen.findByRole('heading', { name: 'Enter the code' })
+    await user.keyboard(await latestCode(service, 'eva@example.com'))
+    const heading = await screen.findByRole('heading', { name: 'Your account is ready' }, { timeout: 10_000 })
+    expect(heading.nextElementSibling?.textContent).toBe('You’re all set to continue.')
+    expect(dialog().textContent).not.toMatch(/close this window/i)
+    // The session exists before the person dismisses the step.
+    expect(await opened!).toMatchObject({ status: 'active', label: 'eva@example.com' })
+    await user.click(screen.getByRole('button', { name: 'Done' }))
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull())
+  })
+
+  describe('with passkeys available in the browser', () => {
+    let authenticator: SoftAuthenticator | undefined
+    afterEach(() => {
+      authenticator?.uninstall()
+      authenticator = undefined
+    })
+
+    it('offers a new account a passkey, then closes itself when the person says "Not now"', async () => {
+      authenticator = installSoftAuthenticator()
+      const user = userEvent.setup()
+      const { service } = await renderWithService(<AuthModal />)
+      await user.type(await openModal(user), 'olga@example.com{Enter}')
+      await screen.findByRole('heading', { name: 'Enter the code' })
+      await user.keyboard(await latestCode(service, 'olga@example.com'))
+      expect(
+        await screen.findByRole('heading', { name: 'Sign in faster next time' }, { timeout: 10_000 }),
+      ).toBeTruthy()
+      await user.click(screen.getByRole('button', { name: 'Not now' }))
+      await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull())
+      expect(screen.getByRole('button', { name: 'Log out' })).toBeTruthy()
+    })
+
+    it('offerPasskey={false} skips the offer: the modal closes as soon as the account exists', async () => {
+      authenticator = installSoftAuthenticator()
+      const user = userEvent.setup()
+      const seen: string[] = []
+      const { service } = await renderWithService(
+        <AuthModal offerPasskey={false} onSuccess={({ isNewUser }) => seen.push(`new: ${isNewUser}`)} />,
+      )
+      await user.type(await openModal(user), 'pia@example.com{Enter}')
+      await screen.findByRole('heading', { name: 'Enter the code' })
+      await user.keyboard(await latestCode(service, 'pia@example.com'))
+      await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull(), { timeout: 10_000 })
+      expect(seen).toEqual(['new: true'])
+      expect(screen.queryByRole('heading', { name: 'Sign in faster next time' })).toBeNull()
+      expect(authenticator.credentials).toEqual([])
+      expect(screen.getByRole('button', { name: 'Log out' })).toBeTruthy()
+    })
   })
 
   it('shows the signed-in account instead of the sign-in trigger, and logs out from it', async () => {

@@ -116,11 +116,25 @@ export interface AuthModalProps extends UiOptions, Omit<AuthFlowOptions, 'ui' | 
   trigger?: ReactNode | false
   /** Replaces the built-in step layout (see `<AuthForm>`). */
   children?: AuthFormProps['children']
+  /**
+   * After a sign-up, offer the new account a passkey ("Sign in faster next time") before closing,
+   * when the service enables passkeys and the browser supports them. `false` skips the offer.
+   * @default true
+   */
+  offerPasskey?: boolean
+  /**
+   * End with a "You’re signed in" step and a Done button instead of closing once signed in.
+   * @default false (the modal closes itself)
+   */
+  showSuccess?: boolean
 }
 
 /**
  * The sign-in modal. Renders exactly the methods `wallet_kit_config` enables (or `methods`), on
  * the native `<dialog>`: labelled, focus in and back to the trigger, Escape closes, page inert.
+ * Once the person is signed in (and has answered the passkey offer a new account gets, unless
+ * `offerPasskey={false}`), the modal closes itself and `useAuthModal().open()` has resolved with
+ * the session; `showSuccess` ends with a confirmation step instead.
  */
 export function AuthModal(props: AuthModalProps) {
   return (
@@ -201,12 +215,16 @@ function AuthModalInner(props: AuthModalProps) {
   const onSuccess = options.onSuccess
   const flowOptions = {
     ...options,
+    showSuccess: options.showSuccess ?? false,
     onSuccess: (result: AuthResult) => {
       signedIn.current = true
       for (const waiter of waiters.current.splice(0)) waiter.resolve(result.session)
       onSuccess?.(result)
     },
-    onDone: () => setOpen(false),
+    onDone: () => {
+      setOpen(false)
+      options.onDone?.()
+    },
     onCancel: () => setOpen(false),
   }
 

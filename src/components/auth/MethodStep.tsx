@@ -1,6 +1,7 @@
 import { OAUTH_METHODS, type OAuthMethod, type SignInMethod } from '@latchkey/protocol'
 import { type FormEvent, lazy, Suspense, useEffect, useId, useState } from 'react'
-import { errorCodeOf, errorMessage } from '../ui/errorMessage.ts'
+import { ErrorText } from '../ui/ErrorText.tsx'
+import { errorCodeOf } from '../ui/errorMessage.ts'
 import { ChevronIcon, LockIcon, PasskeyIcon, WalletIcon } from '../ui/icons.tsx'
 import { Alert, Button, Footer, Header, Spinner } from '../ui/parts.tsx'
 import { useAuthFlowContext } from './AuthFlowContext.ts'
@@ -194,11 +195,15 @@ export function MethodStep() {
           <div role={config.status === 'error' ? 'alert' : 'status'} className="lk-stack" data-gap="sm">
             <strong className="lk-strong">{ui.t('noMethodsTitle')}</strong>
             <span className="lk-muted">
-              {config.status === 'success'
-                ? ui.t('noMethodsBody')
-                : disabled
-                  ? ui.t('proxyDisabledBody')
-                  : `${ui.t('configErrorBody')} ${errorMessage(ui.t, config.error)}`}
+              {config.status === 'success' ? (
+                ui.t('noMethodsBody')
+              ) : disabled ? (
+                ui.t('proxyDisabledBody')
+              ) : (
+                <>
+                  {ui.t('configErrorBody')} <ErrorText ui={ui} error={config.error} />
+                </>
+              )}
             </span>
           </div>
           {config.status === 'error' && !disabled ? (
@@ -218,9 +223,11 @@ export function MethodStep() {
       {header}
       {flow.error ? (
         <Alert tone="error">
-          {errorCodeOf(flow.error) === 'CONTACT_INVALID' && fieldChannel === 'sms'
-            ? ui.t('phoneInvalid')
-            : errorMessage(ui.t, flow.error)}
+          {errorCodeOf(flow.error) === 'CONTACT_INVALID' && fieldChannel === 'sms' ? (
+            ui.t('phoneInvalid')
+          ) : (
+            <ErrorText ui={ui} error={flow.error} />
+          )}
         </Alert>
       ) : null}
       {hasEmail || hasSms ? (

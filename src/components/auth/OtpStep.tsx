@@ -1,5 +1,6 @@
 import { type ClipboardEvent, type KeyboardEvent, useEffect, useId, useRef, useState } from 'react'
-import { errorCodeOf, errorMessage } from '../ui/errorMessage.ts'
+import { ErrorText } from '../ui/ErrorText.tsx'
+import { errorCodeOf } from '../ui/errorMessage.ts'
 import { MailIcon, PhoneIcon } from '../ui/icons.tsx'
 import { Alert, Header, Spinner } from '../ui/parts.tsx'
 import { useAuthFlowContext } from './AuthFlowContext.ts'
@@ -164,7 +165,9 @@ export function OtpStep({ length = 6 }: OtpStepProps) {
       </div>
       {flow.error ? (
         <div id={errorId}>
-          <Alert tone="error">{errorMessage(ui.t, flow.error)}</Alert>
+          <Alert tone="error">
+            <ErrorText ui={ui} error={flow.error} />
+          </Alert>
         </div>
       ) : null}
       {flow.devOutboxUrl ? (

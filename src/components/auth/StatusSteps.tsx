@@ -1,5 +1,6 @@
 import { useId } from 'react'
-import { errorCodeOf, errorMessage } from '../ui/errorMessage.ts'
+import { ErrorText } from '../ui/ErrorText.tsx'
+import { errorCodeOf } from '../ui/errorMessage.ts'
 import { CheckIcon, ExternalIcon, PasskeyIcon, WalletIcon } from '../ui/icons.tsx'
 import { Alert, Button, Header, Spinner } from '../ui/parts.tsx'
 import { useAuthFlowContext } from './AuthFlowContext.ts'
@@ -35,9 +36,11 @@ export function OAuthStep() {
           </Alert>
         ) : flow.error ? (
           <Alert tone="error">
-            {errorCodeOf(flow.error) === 'USER_CANCELLED'
-              ? ui.t('oauthCancelled')
-              : errorMessage(ui.t, flow.error)}
+            {errorCodeOf(flow.error) === 'USER_CANCELLED' ? (
+              ui.t('oauthCancelled')
+            ) : (
+              <ErrorText ui={ui} error={flow.error} />
+            )}
           </Alert>
         ) : (
           <p className="lk-row lk-muted" role="status" style={{ margin: 0 }}>
@@ -90,11 +93,13 @@ export function PasskeyStep() {
         </div>
         {flow.error ? (
           <Alert tone="error">
-            {noAccount
-              ? ui.t('passkeyNoAccount')
-              : code === 'USER_CANCELLED'
-                ? ui.t('passkeyCancelled')
-                : errorMessage(ui.t, flow.error)}
+            {noAccount ? (
+              ui.t('passkeyNoAccount')
+            ) : code === 'USER_CANCELLED' ? (
+              ui.t('passkeyCancelled')
+            ) : (
+              <ErrorText ui={ui} error={flow.error} />
+            )}
           </Alert>
         ) : (
           <p className="lk-row lk-muted" role="status" style={{ margin: 0 }}>
@@ -140,7 +145,11 @@ export function WalletStep() {
         onBack={flow.back}
         onClose={flow.cancel}
       />
-      {flow.error ? <Alert tone="error">{errorMessage(ui.t, flow.error)}</Alert> : null}
+      {flow.error ? (
+        <Alert tone="error">
+          <ErrorText ui={ui} error={flow.error} />
+        </Alert>
+      ) : null}
       {wallets.length === 0 ? (
         <div className="lk-center" role="status">
           <div className="lk-hero" aria-hidden="true">
@@ -206,7 +215,11 @@ export function SuccessStep() {
                 : ui.t('offerPasskeyBodyOAuth', { provider: ui.t(PROVIDER_NAME[step.via]) })}
           </p>
         </div>
-        {flow.error ? <Alert tone="error">{errorMessage(ui.t, flow.error)}</Alert> : null}
+        {flow.error ? (
+          <Alert tone="error">
+            <ErrorText ui={ui} error={flow.error} />
+          </Alert>
+        ) : null}
         <div className="lk-stack" data-gap="sm">
           <Button block loading={flow.busy} onClick={() => void flow.addPasskey()}>
             {ui.t('offerPasskeyAdd')}

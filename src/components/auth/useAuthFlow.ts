@@ -37,9 +37,19 @@ export interface AuthFlowOptions {
    * @default true
    */
   offerPasskey?: boolean
-  /** Called once a session exists (before the success screen). */
+  /**
+   * End with the "You’re signed in" step and its Done button. When `false`, the flow ends as soon
+   * as the person is signed in (and has answered the passkey offer, if shown): `onDone` is called
+   * right away.
+   * @default true
+   */
+  showSuccess?: boolean
+  /** Called once a session exists (before the passkey offer and the success step). */
   onSuccess?: (result: AuthResult) => void
-  /** Called when the person closes the success screen. */
+  /**
+   * Called when the flow is over: Done on the success step, or, with `showSuccess: false`, right
+   * after sign-in (and the passkey offer).
+   */
   onDone?: () => void
   /** Called when the person leaves the flow. Without it, an inline form has no close button. */
   onCancel?: () => void
@@ -109,6 +119,13 @@ export function useAuthFlow(options: AuthFlowOptions): AuthFlow {
     }
   }, [])
 
+  // The last step: the success step, which also ends the flow at once without `showSuccess`.
+  const signedIn = useCallback((isNewUser: boolean) => {
+    setError(null)
+    setHistory([{ name: 'success', isNewUser }])
+    if (optionsRef.current.showSuccess === false) optionsRef.current.onDone?.()
+  }, [])
+
   const succeed = useCallback(
     (result: { session: Session; created: boolean }, via: 'otp' | 'wallet' | 'passkey' | OAuthMethod) => {
       optionsRef.current.onSuccess?.({ session: result.session, isNewUser: result.created })
@@ -119,10 +136,11 @@ export function useAuthFlow(options: AuthFlowOptions): AuthFlow {
         optionsRef.current.offerPasskey !== false &&
         actions.enabledMethods.includes('passkey') &&
         actions.passkeySupported
+      if (!offer) return signedIn(result.created)
       setError(null)
-      setHistory([offer ? { name: 'offer-passkey', via } : { name: 'success', isNewUser: result.created }])
+      setHistory([{ name: 'offer-passkey', via }])
     },
-    [actions],
+    [actions, signedIn],
   )
 
   const methods = useMemo(
@@ -225,13 +243,10 @@ export function useAuthFlow(options: AuthFlowOptions): AuthFlow {
         await actions.addPasskey({ signal })
         return true
       })
-      if (added) setHistory([{ name: 'success', isNewUser: true }])
+      if (added) signedIn(true)
     },
     finish: () => {
-      if (step.name === 'offer-passkey') {
-        setHistory([{ name: 'success', isNewUser: true }])
-        return
-      }
+      if (step.name === 'offer-passkey') return signedIn(true)
       optionsRef.current.onDone?.()
     },
   }

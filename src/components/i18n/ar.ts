@@ -27,7 +27,7 @@ export const ar: Messages = {
   errorOriginNotAllowed: 'هذا الموقع غير مسموح له باستخدام خدمة تسجيل الدخول.',
   devHintProxyConfig: 'تحقّق من `authProxyConfigId`: استخدم المعرّف الذي يطبعه `latchkey-service dev`.',
   devHintOrigin: 'اسمح بأصل هذه الصفحة في الخدمة (`--allowed-origins` أو إعدادات المشغّل).',
-  devHintNetwork: 'هل الخدمة تعمل على {url}؟ شغّلها باستخدام `latchkey-service dev`.',
+  devHintNetwork: 'هل الخدمة تعمل على {url}؟ شغّلها باستخدام `npx latchkey-service dev --env .env.local`.',
   devHintConfig: 'صحّح الخيار `{field}` المُمرَّر إلى `createLatchkey`.',
   devHintConsole: 'تجد التفاصيل في وحدة تحكّم المتصفح.',
 
@@ -100,7 +100,7 @@ export const ar: Messages = {
 
   successTitle: 'تم تسجيل دخولك',
   successNewTitle: 'حسابك جاهز',
-  successBody: 'يمكنك إغلاق هذه النافذة.',
+  successBody: 'كل شيء جاهز للمتابعة.',
   offerPasskeyTitle: 'سجّل الدخول أسرع في المرة القادمة',
   offerPasskeyBody: 'أضف مفتاح مرور إلى هذا الحساب لتستغني عن الرمز.',
   offerPasskeyAdd: 'إضافة مفتاح مرور',

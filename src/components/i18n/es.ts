@@ -28,7 +28,8 @@ export const es: Messages = {
   devHintProxyConfig: 'Revisa `authProxyConfigId`: usa el id que muestra `latchkey-service dev`.',
   devHintOrigin:
     'Permite el origen de esta página en el servicio (`--allowed-origins` o los ajustes de operador).',
-  devHintNetwork: '¿Está el servicio en marcha en {url}? Inícialo con `latchkey-service dev`.',
+  devHintNetwork:
+    '¿Está el servicio en marcha en {url}? Inícialo con `npx latchkey-service dev --env .env.local`.',
   devHintConfig: 'Corrige la opción `{field}` que se pasa a `createLatchkey`.',
   devHintConsole: 'La consola del navegador tiene los detalles.',
 
@@ -102,7 +103,7 @@ export const es: Messages = {
 
   successTitle: 'Has iniciado sesión',
   successNewTitle: 'Tu cuenta está lista',
-  successBody: 'Ya puedes cerrar esta ventana.',
+  successBody: 'Todo listo para continuar.',
   offerPasskeyTitle: 'Entra más rápido la próxima vez',
   offerPasskeyBody: 'Añade una llave de acceso a esta cuenta para no tener que usar códigos.',
   offerPasskeyAdd: 'Añadir llave de acceso',

@@ -9,7 +9,7 @@ import {
   useUpdateUserName,
   useUser,
 } from '../../react/index.ts'
-import { errorMessage } from '../ui/errorMessage.ts'
+import { ErrorText } from '../ui/ErrorText.tsx'
 import { formatDateTime } from '../ui/formatDuration.ts'
 import { PasskeyIcon, PlusIcon, TrashIcon } from '../ui/icons.tsx'
 import { Alert, Button, Spinner } from '../ui/parts.tsx'
@@ -65,7 +65,7 @@ function UserProfileInner({ className, ...look }: UserProfileProps) {
             </Button>
           }
         >
-          {errorMessage(ui.t, user.error)}
+          <ErrorText ui={ui} error={user.error} />
         </Alert>
       </section>
     )
@@ -149,7 +149,11 @@ function NameForm({ ui, userId, name }: { ui: Ui; userId: string; name: string }
           <span className="lk-subtle">{ui.t('nameSaved')}</span>
         ) : null}
       </div>
-      {update.isError ? <Alert tone="error">{errorMessage(ui.t, update.error)}</Alert> : null}
+      {update.isError ? (
+        <Alert tone="error">
+          <ErrorText ui={ui} error={update.error} />
+        </Alert>
+      ) : null}
     </form>
   )
 }
@@ -202,8 +206,16 @@ function Passkeys({
           ))}
         </ul>
       )}
-      {add.isError ? <Alert tone="error">{errorMessage(ui.t, add.error)}</Alert> : null}
-      {remove.isError ? <Alert tone="error">{errorMessage(ui.t, remove.error)}</Alert> : null}
+      {add.isError ? (
+        <Alert tone="error">
+          <ErrorText ui={ui} error={add.error} />
+        </Alert>
+      ) : null}
+      {remove.isError ? (
+        <Alert tone="error">
+          <ErrorText ui={ui} error={remove.error} />
+        </Alert>
+      ) : null}
     </div>
   )
 }
@@ -258,7 +270,11 @@ function Sessions({ ui }: { ui: Ui }) {
           })}
         </ul>
       )}
-      {logout.isError ? <Alert tone="error">{errorMessage(ui.t, logout.error)}</Alert> : null}
+      {logout.isError ? (
+        <Alert tone="error">
+          <ErrorText ui={ui} error={logout.error} />
+        </Alert>
+      ) : null}
     </div>
   )
 }

@@ -1,7 +1,7 @@
 import { Suspense, useId, useMemo, useRef, useState } from 'react'
 import { useExportWalletAccountBundle, useExportWalletBundle, useSession } from '../../react/index.ts'
 import { Dialog } from '../ui/Dialog.tsx'
-import { errorMessage } from '../ui/errorMessage.ts'
+import { ErrorText } from '../ui/ErrorText.tsx'
 import { LockIcon } from '../ui/icons.tsx'
 import { Alert, Button, Header, Spinner } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
@@ -158,7 +158,9 @@ function ExportBody({
             {ui.t('exportFrameNote')}
           </p>
           {error ? (
-            <Alert tone="error">{errorMessage(ui.t, error)}</Alert>
+            <Alert tone="error">
+              <ErrorText ui={ui} error={error} />
+            </Alert>
           ) : stage === 'loading' ? (
             <p className="lk-row lk-muted" role="status" style={{ margin: 0 }}>
               <Spinner />

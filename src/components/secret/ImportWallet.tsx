@@ -2,7 +2,7 @@ import { Suspense, useId, useMemo, useRef, useState } from 'react'
 import { accountSpecsOf, CHAINS, type Chain } from '../../core/chains.ts'
 import { useImportWalletBundle, useInitImportWallet, useSession } from '../../react/index.ts'
 import { Dialog } from '../ui/Dialog.tsx'
-import { errorMessage } from '../ui/errorMessage.ts'
+import { ErrorText } from '../ui/ErrorText.tsx'
 import { CheckIcon } from '../ui/icons.tsx'
 import { Alert, Button, Header, Spinner } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
@@ -174,7 +174,11 @@ function ImportBody({
       <p className="lk-subtle" style={{ margin: 0 }}>
         {ui.t('chainsLabel')}: {chains.map((c) => CHAINS[c].name).join(', ')}
       </p>
-      {error ? <Alert tone="error">{errorMessage(ui.t, error)}</Alert> : null}
+      {error ? (
+        <Alert tone="error">
+          <ErrorText ui={ui} error={error} />
+        </Alert>
+      ) : null}
       {!ready && !error ? (
         <p className="lk-row lk-muted" role="status" style={{ margin: 0 }}>
           <Spinner />

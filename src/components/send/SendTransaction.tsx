@@ -1,11 +1,11 @@
-import { Suspense, useEffect, useId, useRef, useState } from 'react'
+import { type ReactNode, Suspense, useEffect, useId, useRef, useState } from 'react'
 import type { SendCallsReturnType } from '../../core/actions/activities/sendCalls.ts'
 import type { GetCallsStatusReturnType } from '../../core/actions/queries/getCallsStatus.ts'
 import { useCallsStatus, useSendCalls, useWalletAccounts } from '../../react/index.ts'
 import { AlertIcon } from '../ui/baseIcons.tsx'
 import { CopyButton } from '../ui/CopyButton.tsx'
 import { Dialog } from '../ui/Dialog.tsx'
-import { errorMessage } from '../ui/errorMessage.ts'
+import { ErrorText, MessageText } from '../ui/ErrorText.tsx'
 import { CheckIcon, ClockIcon, WalletIcon } from '../ui/icons.tsx'
 import { Alert, Button, Header, Spinner } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
@@ -178,7 +178,7 @@ function SendTransactionBody({
           from={from}
           sponsor={sponsor}
           sending={send.isPending}
-          error={send.isError ? errorMessage(ui.t, send.error) : undefined}
+          error={send.isError ? <ErrorText ui={ui} error={send.error} /> : undefined}
           onConfirm={confirm}
           onClose={onClose}
           decodeFunctionData={decodeFunctionData}
@@ -190,7 +190,7 @@ function SendTransactionBody({
           descriptionId={descriptionId}
           phase={phase}
           status={status.data}
-          readError={status.isError ? errorMessage(ui.t, status.error) : undefined}
+          readError={status.isError ? <ErrorText ui={ui} error={status.error} /> : undefined}
           onClose={onClose}
         />
       )}
@@ -242,7 +242,7 @@ function Review({
   decodeFunctionData: CallDecoder | undefined
   sponsor: boolean
   sending: boolean
-  error: string | undefined
+  error: ReactNode
   onConfirm: (from: string) => void
   onClose: () => void
 }) {
@@ -383,7 +383,7 @@ function Status({
   descriptionId: string
   phase: Exclude<Phase, 'review'>
   status: GetCallsStatusReturnType | undefined
-  readError: string | undefined
+  readError: ReactNode
   onClose: () => void
 }) {
   const txHash = status?.eth?.txHash ?? status?.solana?.signature
@@ -438,7 +438,11 @@ function Status({
           </div>
         </div>
       ) : null}
-      {phase === 'failure' && reason ? <Alert tone="error">{reason}</Alert> : null}
+      {phase === 'failure' && reason ? (
+        <Alert tone="error">
+          <MessageText text={reason} />
+        </Alert>
+      ) : null}
       {readError ? <Alert tone="error">{readError}</Alert> : null}
       <Button
         block

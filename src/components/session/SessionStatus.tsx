@@ -1,6 +1,6 @@
 import { Suspense, useEffect, useState } from 'react'
 import { useLogout, useRefreshSession, useSession } from '../../react/index.ts'
-import { errorMessage } from '../ui/errorMessage.ts'
+import { ErrorText } from '../ui/ErrorText.tsx'
 import { formatCountdown } from '../ui/formatDuration.ts'
 import { Alert, Button } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
@@ -78,8 +78,16 @@ function SessionStatusInner({ onSignIn, className, ...look }: SessionStatusProps
         ) : null}
       </div>
       {session?.label ? <span className="lk-mono lk-muted">{session.label}</span> : null}
-      {refresh.isError ? <Alert tone="error">{errorMessage(ui.t, refresh.error)}</Alert> : null}
-      {logout.isError ? <Alert tone="error">{errorMessage(ui.t, logout.error)}</Alert> : null}
+      {refresh.isError ? (
+        <Alert tone="error">
+          <ErrorText ui={ui} error={refresh.error} />
+        </Alert>
+      ) : null}
+      {logout.isError ? (
+        <Alert tone="error">
+          <ErrorText ui={ui} error={logout.error} />
+        </Alert>
+      ) : null}
       <div className="lk-row" data-wrap="">
         {usable && !readOnly ? (
           <Button

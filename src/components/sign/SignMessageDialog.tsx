@@ -2,7 +2,7 @@ import { Suspense, useId, useState } from 'react'
 import { useSignMessage, useWalletAccounts } from '../../react/index.ts'
 import { CopyButton } from '../ui/CopyButton.tsx'
 import { Dialog } from '../ui/Dialog.tsx'
-import { errorMessage } from '../ui/errorMessage.ts'
+import { ErrorText } from '../ui/ErrorText.tsx'
 import { CheckIcon, SignatureIcon } from '../ui/icons.tsx'
 import { Alert, Button, Header, Spinner } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
@@ -171,8 +171,16 @@ function SignMessageBody({
           )}
         </dd>
       </dl>
-      {sign.isError ? <Alert tone="error">{errorMessage(ui.t, sign.error)}</Alert> : null}
-      {accounts.isError ? <Alert tone="error">{errorMessage(ui.t, accounts.error)}</Alert> : null}
+      {sign.isError ? (
+        <Alert tone="error">
+          <ErrorText ui={ui} error={sign.error} />
+        </Alert>
+      ) : null}
+      {accounts.isError ? (
+        <Alert tone="error">
+          <ErrorText ui={ui} error={accounts.error} />
+        </Alert>
+      ) : null}
       <div className="lk-stack" data-gap="sm">
         <Button
           block

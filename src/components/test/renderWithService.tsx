@@ -1,7 +1,9 @@
 import type { CreateServiceOptions } from '@latchkey/service'
 import {
   createTestService as createInProcessService,
+  installSoftAuthenticator,
   latestCode,
+  type SoftAuthenticator,
   TEST_SERVICE_URL,
 } from '@latchkey/service/testing'
 import { configure, render } from '@testing-library/react'
@@ -11,7 +13,7 @@ import { startOtpSignIn } from '../../core/actions/auth/startOtpSignIn.ts'
 import { createLatchkey, LatchkeyProvider } from '../../react/index.ts'
 
 export const SERVICE_URL = TEST_SERVICE_URL
-export { latestCode }
+export { installSoftAuthenticator, latestCode, type SoftAuthenticator }
 
 // Real service round trips and lazily loaded steps can take seconds on a loaded 2-core machine.
 configure({ asyncUtilTimeout: 5_000 })

@@ -26,7 +26,7 @@ describe('errorMessage', () => {
         'Check `authProxyConfigId`: use the id printed by `latchkey-service dev`.',
     )
     expect(errorMessage(t, new NetworkError('http://127.0.0.1:8787/v1/wallet_kit_config'))).toMatch(
-      /\(NETWORK_ERROR\) Is the service running at http:\/\/127\.0\.0\.1:8787\? Start it with/,
+      /\(NETWORK_ERROR\) Is the service running at http:\/\/127\.0\.0\.1:8787\? Start it with `npx latchkey-service dev --env \.env\.local`\.$/,
     )
     expect(errorMessage(t, new ConfigInvalidError('bad', 'organizationId'))).toMatch(
       /\(CONFIG_INVALID\) Fix the `organizationId` option/,

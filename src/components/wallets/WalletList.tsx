@@ -9,7 +9,7 @@ import {
   useWallets,
 } from '../../react/index.ts'
 import { CopyButton } from '../ui/CopyButton.tsx'
-import { errorMessage } from '../ui/errorMessage.ts'
+import { ErrorText } from '../ui/ErrorText.tsx'
 import { PlusIcon, TrashIcon, WalletIcon } from '../ui/icons.tsx'
 import { Alert, Button, Spinner } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
@@ -70,7 +70,7 @@ function WalletListInner({
           </Button>
         }
       >
-        {errorMessage(ui.t, wallets.error)}
+        <ErrorText ui={ui} error={wallets.error} />
       </Alert>
     )
   } else if (list.length === 0 && !creating) {
@@ -187,7 +187,11 @@ function CreateWalletForm({
           ))}
         </div>
       </fieldset>
-      {create.isError ? <Alert tone="error">{errorMessage(ui.t, create.error)}</Alert> : null}
+      {create.isError ? (
+        <Alert tone="error">
+          <ErrorText ui={ui} error={create.error} />
+        </Alert>
+      ) : null}
       <div className="lk-row" style={{ justifyContent: 'flex-end' }}>
         <Button variant="ghost" onClick={onClose} disabled={create.isPending}>
           {ui.t('cancel')}
@@ -299,7 +303,11 @@ function WalletItem({
           </Button>
         </div>
       )}
-      {addAccounts.isError ? <Alert tone="error">{errorMessage(ui.t, addAccounts.error)}</Alert> : null}
+      {addAccounts.isError ? (
+        <Alert tone="error">
+          <ErrorText ui={ui} error={addAccounts.error} />
+        </Alert>
+      ) : null}
     </article>
   )
 }
@@ -326,7 +334,11 @@ function DeleteConfirm({ ui, wallet, onClose }: { ui: Ui; wallet: Wallet; onClos
           {ui.t('deleteWalletConfirm')}
         </label>
       )}
-      {remove.isError ? <Alert tone="error">{errorMessage(ui.t, remove.error)}</Alert> : null}
+      {remove.isError ? (
+        <Alert tone="error">
+          <ErrorText ui={ui} error={remove.error} />
+        </Alert>
+      ) : null}
       <div className="lk-row" style={{ justifyContent: 'flex-end' }}>
         <Button variant="ghost" onClick={onClose} disabled={remove.isPending}>
           {ui.t('cancel')}
