@@ -1,11 +1,28 @@
 import { type ChildProcess, spawn } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
-import { envVariables, mergeEnvFile, parseCli, prepareDataDir, USAGE } from './parseCli.ts'
+import {
+  detectEnvPrefixes,
+  envVariables,
+  mergeEnvFile,
+  parseCli,
+  prepareDataDir,
+  USAGE,
+  writeEnvFile,
+} from './parseCli.ts'
 
 describe('parseCli', () => {
   it('reads every flag after the dev command (flags alone still mean dev)', () => {
@@ -44,6 +61,9 @@ describe('parseCli', () => {
       host: '127.0.0.1',
       dataDir: '.latchkey',
       envFile: undefined,
+      envPrefixes: undefined,
+      evmPort: undefined,
+      fund: [],
       json: true,
       rpc: { 'eip155:31337': 'http://127.0.0.1:8545', 'eip155:1': 'https://rpc.example' },
       sponsor: {},
@@ -132,6 +152,50 @@ const ids = {
   trustedSignerPublicKey: '04ab',
 }
 
+describe('--evm, --fund and --env-prefix', () => {
+  const address = '0x5555555555555555555555555555555555555555'
+  it('starts a node on 8545 by default, or the port given, and funds accounts (100 ETH by default)', () => {
+    expect(parseCli(['dev', '--evm'])).toMatchObject({ evmPort: 8545, fund: [] })
+    expect(parseCli(['dev'])).toMatchObject({ evmPort: undefined })
+    expect(
+      parseCli([
+        'dev',
+        '--evm',
+        '--evm-port',
+        '0',
+        '--fund',
+        address,
+        '--fund',
+        `${address.toUpperCase().replace('0X', '0x')}=0.5`,
+      ]),
+    ).toMatchObject({
+      evmPort: 0,
+      fund: [
+        { address, wei: 100n * 10n ** 18n },
+        { address: address.toUpperCase().replace('0X', '0x'), wei: 5n * 10n ** 17n },
+      ],
+    })
+  })
+
+  it('refuses what cannot work, saying why', () => {
+    expect(() => parseCli(['dev', '--fund', address])).toThrow(/--fund needs --evm/)
+    expect(() => parseCli(['dev', '--evm-port', '9545'])).toThrow(/--evm-port needs --evm/)
+    expect(() => parseCli(['dev', '--evm', '--evm-port', '70000'])).toThrow(/--evm-port must be a number/)
+    expect(() => parseCli(['dev', '--evm', '--fund', '0x12'])).toThrow(/--fund must look like 0x/)
+    expect(() => parseCli(['dev', '--evm', '--fund', `${address}=lots`])).toThrow(/--fund must look like/)
+    expect(() => parseCli(['dev', '--evm', '--rpc', 'eip155:31337=http://127.0.0.1:9545'])).toThrow(
+      /--evm runs the node of eip155:31337/,
+    )
+    expect(() => parseCli(['dev', '--env-prefix', 'VITE_'])).toThrow(/--env-prefix needs --env/)
+    expect(() => parseCli(['dev', '--env', '.env', '--env-prefix', 'REACT_APP_'])).toThrow(
+      /--env-prefix must be VITE_, NEXT_PUBLIC_ or both, got REACT_APP_/,
+    )
+    expect(parseCli(['dev', '--env', '.env', '--env-prefix', 'NEXT_PUBLIC_,VITE_'])).toMatchObject({
+      envPrefixes: ['NEXT_PUBLIC_', 'VITE_'],
+    })
+  })
+})
+
 describe('the --env file', () => {
   it('names each id once per framework, under the config field names, and never the API key', () => {
     const variables = envVariables(ids)
@@ -147,6 +211,54 @@ describe('the --env file', () => {
       NEXT_PUBLIC_LATCHKEY_ORGANIZATION_ID: 'org-1',
       NEXT_PUBLIC_LATCHKEY_TRUSTED_SIGNER_PUBLIC_KEY: '04ab',
     })
+  })
+
+  it('names only the prefixes asked for', () => {
+    expect(Object.keys(envVariables(ids, ['VITE_']))).toEqual([
+      'VITE_LATCHKEY_AUTH_PROXY_URL',
+      'VITE_LATCHKEY_BASE_URL',
+      'VITE_LATCHKEY_AUTH_PROXY_CONFIG_ID',
+      'VITE_LATCHKEY_ORGANIZATION_ID',
+      'VITE_LATCHKEY_TRUSTED_SIGNER_PUBLIC_KEY',
+    ])
+  })
+
+  it("detects the app's framework from the package.json next to the file", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'latchkey-prefix-'))
+    try {
+      const file = join(dir, '.env.local')
+      expect(detectEnvPrefixes(file)).toEqual(['VITE_', 'NEXT_PUBLIC_'])
+      writeFileSync(join(dir, 'package.json'), JSON.stringify({ devDependencies: { vite: '^7.0.0' } }))
+      expect(detectEnvPrefixes(file)).toEqual(['VITE_'])
+      writeFileSync(
+        join(dir, 'package.json'),
+        JSON.stringify({ dependencies: { next: '16.0.0', react: '19' } }),
+      )
+      expect(detectEnvPrefixes(file)).toEqual(['NEXT_PUBLIC_'])
+      writeFileSync(join(dir, 'package.json'), JSON.stringify({ dependencies: { express: '5' } }))
+      expect(detectEnvPrefixes(file)).toEqual(['VITE_', 'NEXT_PUBLIC_'])
+      writeFileSync(join(dir, 'package.json'), '{ not json')
+      expect(detectEnvPrefixes(file)).toEqual(['VITE_', 'NEXT_PUBLIC_'])
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('writes the file only when its text changes (a dev server restarts on every write)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'latchkey-envwrite-'))
+    try {
+      const file = join(dir, '.env.local')
+      expect(writeEnvFile(file, { A: '1' })).toBe(true)
+      const past = new Date('2020-01-01T00:00:00Z')
+      utimesSync(file, past, past)
+      expect(writeEnvFile(file, { A: '1' })).toBe(false)
+      expect(statSync(file).mtimeMs).toBe(past.getTime())
+      expect(writeEnvFile(file, { A: '2' })).toBe(true)
+      expect(statSync(file).mtimeMs).toBeGreaterThan(past.getTime())
+      expect(readFileSync(file, 'utf8')).toMatch(/^A=2$/m)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 
   it('writes a new file', () => {
@@ -209,7 +321,7 @@ describe('latchkey-service dev --env (the real CLI)', () => {
   const sourceEnv = { ...process.env, TSX_TSCONFIG_PATH: join(root, 'tsconfig.json') }
 
   /** Starts the CLI in `cwd` and resolves with its --json line once it listens. */
-  const start = async (cwd: string) => {
+  const start = async (cwd: string, port = '0') => {
     const loader = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href
     const child = spawn(
       process.execPath,
@@ -219,7 +331,7 @@ describe('latchkey-service dev --env (the real CLI)', () => {
         join(root, 'packages/service/src/cli.ts'),
         'dev',
         '--port',
-        '0',
+        port,
         '--json',
         '--env',
         '.env.local',
@@ -279,12 +391,17 @@ describe('latchkey-service dev --env (the real CLI)', () => {
     expect(await new Promise((resolve) => busy.once('exit', resolve))).toBe(1)
     expect(stderr).toMatch(new RegExp(`port ${port} is already in use; pass --port 0 to pick a free port`))
     await stop(first.child)
-    const second = await start(cwd)
+    const past = new Date('2020-01-01T00:00:00Z')
+    utimesSync(join(cwd, '.env.local'), past, past)
+    // The same port: the URLs in the file stay the same too.
+    const second = await start(cwd, port)
     expect(second.info.organizationId).toBe(first.info.organizationId)
     expect(second.info.authProxyConfigId).toBe(first.info.authProxyConfigId)
     expect(second.info.trustedSignerPublicKey).toBe(first.info.trustedSignerPublicKey)
     const again = readFileSync(join(cwd, '.env.local'), 'utf8')
     expect(again.match(/VITE_LATCHKEY_AUTH_PROXY_CONFIG_ID=/g)).toHaveLength(1)
+    // Nothing changed, so nothing was written: a watching dev server does not restart.
+    expect(statSync(join(cwd, '.env.local')).mtimeMs).toBe(past.getTime())
     await stop(second.child)
   }, 60_000)
 })

@@ -1,8 +1,9 @@
 // Node only: the command line of `latchkey-service` (see cli.ts): flags, the `--env` file and the data dir.
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { SIGN_IN_METHODS, type SignInMethod } from '@latchkey/protocol'
+import { DEFAULT_FUND_ETH, type FundEntry, parseFundEntry } from './devChain/devFaucet.ts'
 import { LOG_LEVELS, type LogFormat, type LogLevel } from './observability/logger.ts'
 import { DEFAULT_DRAIN_SECONDS } from './server/runServer.ts'
 
@@ -37,9 +38,21 @@ e-mail/SMS one-time code is delivered.
                              moves to); give it to every instance before rotate-master-key runs
   --crypto-threads <n>       worker threads that sign and derive keys, so requests never wait
                              behind a signature (default: one per core; 0 signs in the main thread)
-  --env <file>               write the ids an app needs to <file> as VITE_LATCHKEY_* and
-                             NEXT_PUBLIC_LATCHKEY_* variables (other lines are kept); implies
+  --env <file>               write the ids an app needs to <file> as VITE_LATCHKEY_* and/or
+                             NEXT_PUBLIC_LATCHKEY_* variables (the prefix of the framework in the
+                             package.json next to <file>; both when it names neither), only when
+                             a value changed (other lines are kept); implies
                              --data-dir ${DEFAULT_ENV_DATA_DIR} unless --data-dir is given
+  --env-prefix <p>           the prefixes --env writes: VITE_, NEXT_PUBLIC_ or both (comma-separated)
+  --evm                      start a local EVM node for your app (Foundry's anvil, installed from
+                             the npm registry on first use; chain 31337, Prague rules, ten funded
+                             dev accounts), send through it (rpc for eip155:31337) and serve
+                             POST /dev/faucet {"address":"0x…","eth":"1"}; stops with the service
+                             (anvil goes into node_modules/.cache, or env LATCHKEY_ANVIL_DIR)
+  --evm-port <n>             the node's port on 127.0.0.1 (default 8545, the port viem's foundry
+                             chain and ethers' default provider use; 0 picks a free one)
+  --fund <address>[=<eth>]   with --evm: give that account ETH (default ${DEFAULT_FUND_ETH}) on the node
+                             (repeatable)
   --json                     print one JSON line with URLs and dev credentials first
   --rpc <caip2>=<url>        JSON-RPC node for sends and eth_send_raw_transaction (repeatable)
   --sponsor <caip2>=<addr>   sponsor gas on that chain through the LatchkeyDelegate deployed at
@@ -61,6 +74,13 @@ e-mail/SMS one-time code is delivered.
 
 Example: latchkey-service dev --env .env.local`
 
+/** The dotenv prefixes `--env` may write, one per framework. */
+export const ENV_PREFIXES = ['VITE_', 'NEXT_PUBLIC_'] as const
+export type EnvPrefix = (typeof ENV_PREFIXES)[number]
+
+/** The chain of the `--evm` node. */
+export const DEV_EVM_CHAIN = 'eip155:31337'
+
 export class UsageError extends Error {}
 
 export interface CliOptions {
@@ -73,6 +93,12 @@ export interface CliOptions {
   /** `--new-master-key-file`: the key a master-key rotation moves to, held beside the current one. */
   newMasterKeyFile: string | undefined
   envFile: string | undefined
+  /** `--env-prefix`: the prefixes `--env` writes; undefined: detected from the app's package.json. */
+  envPrefixes: EnvPrefix[] | undefined
+  /** `--evm`: the port of the local EVM node to start; undefined: no node. */
+  evmPort: number | undefined
+  /** `--fund`: accounts to fund on the `--evm` node. */
+  fund: FundEntry[]
   json: boolean
   rpc: Record<string, string>
   /** `--sponsor`: delegate contract addresses by CAIP-2 chain; empty: no sponsorship. */
@@ -99,6 +125,7 @@ const NUMERIC_FLAGS = new Set([
   '--crypto-threads',
   '--admin-port',
   '--drain-seconds',
+  '--evm-port',
 ])
 
 /**
@@ -139,6 +166,10 @@ export function parseCli(
         'master-key-file': { type: 'string' },
         'new-master-key-file': { type: 'string' },
         env: { type: 'string' },
+        'env-prefix': { type: 'string' },
+        evm: { type: 'boolean', default: false },
+        'evm-port': { type: 'string' },
+        fund: { type: 'string', multiple: true },
         json: { type: 'boolean', default: false },
         rpc: { type: 'string', multiple: true },
         sponsor: { type: 'string', multiple: true },
@@ -182,6 +213,26 @@ export function parseCli(
       throw new UsageError(`--sponsor ${match[1]} needs --rpc ${match[1]}=<url> (the node it sends to)`)
     sponsor[match[1]!] = match[2]!
   }
+  const evmPortText = values['evm-port'] as string | undefined
+  if (evmPortText !== undefined && !values.evm) throw new UsageError('--evm-port needs --evm')
+  if (evmPortText !== undefined && (!/^\d+$/.test(evmPortText) || Number(evmPortText) > 65535))
+    throw new UsageError(`--evm-port must be a number from 0 to 65535, got ${evmPortText}`)
+  const evmPort = values.evm ? Number(evmPortText ?? 8545) : undefined
+  if (evmPort !== undefined && rpc[DEV_EVM_CHAIN] !== undefined)
+    throw new UsageError(
+      `--evm runs the node of ${DEV_EVM_CHAIN}; drop --rpc ${DEV_EVM_CHAIN}=… (or drop --evm to use your own node)`,
+    )
+  const fund: FundEntry[] = []
+  for (const entry of (values.fund as string[] | undefined) ?? []) {
+    if (evmPort === undefined)
+      throw new UsageError('--fund needs --evm (it funds accounts on the local node --evm starts)')
+    const parsed = parseFundEntry(entry)
+    if (!parsed)
+      throw new UsageError(
+        `--fund must look like 0x<40 hex digits> or 0x<40 hex digits>=<eth> (e.g. =1.5, at most 1000000), got ${entry}`,
+      )
+    fund.push(parsed)
+  }
   const list = (value: unknown) =>
     typeof value === 'string'
       ? value
@@ -200,6 +251,13 @@ export function parseCli(
     throw new UsageError(`--session-seconds must be a positive number of seconds, got ${sessionSeconds}`)
   const envFile = values.env as string | undefined
   if (envFile === '') throw new UsageError('--env needs a file name, e.g. --env .env.local')
+  const envPrefixes = list(values['env-prefix'])
+  if (envPrefixes !== undefined) {
+    if (envFile === undefined) throw new UsageError('--env-prefix needs --env <file>')
+    const wrong = envPrefixes.find((prefix) => !(ENV_PREFIXES as readonly string[]).includes(prefix))
+    if (wrong !== undefined || envPrefixes.length === 0)
+      throw new UsageError(`--env-prefix must be ${ENV_PREFIXES.join(', ')} or both, got ${wrong ?? ''}`)
+  }
   if (values['data-dir'] === '')
     throw new UsageError('--data-dir needs a directory, e.g. --data-dir .latchkey')
   const databaseUrl =
@@ -244,6 +302,9 @@ export function parseCli(
     masterKeyFile: values['master-key-file'] as string | undefined,
     newMasterKeyFile: values['new-master-key-file'] as string | undefined,
     envFile,
+    envPrefixes: envPrefixes as EnvPrefix[] | undefined,
+    evmPort,
+    fund,
     json: values.json as boolean,
     rpc,
     sponsor,
@@ -283,13 +344,57 @@ const ENV_NAMES: Record<keyof AppIds, string> = {
   trustedSignerPublicKey: 'TRUSTED_SIGNER_PUBLIC_KEY',
 }
 
-/** The app's ids as `VITE_LATCHKEY_*` and `NEXT_PUBLIC_LATCHKEY_*` variables (never the API key). */
-export function envVariables(ids: AppIds): Record<string, string> {
+/**
+ * The app's ids as `<prefix>LATCHKEY_*` variables (never the API key), for each of `prefixes`
+ * (`VITE_`, `NEXT_PUBLIC_`).
+ */
+export function envVariables(
+  ids: AppIds,
+  prefixes: readonly EnvPrefix[] = ENV_PREFIXES,
+): Record<string, string> {
   const variables: Record<string, string> = {}
-  for (const prefix of ['VITE_LATCHKEY_', 'NEXT_PUBLIC_LATCHKEY_'])
+  for (const prefix of prefixes)
     for (const [field, name] of Object.entries(ENV_NAMES))
-      variables[prefix + name] = ids[field as keyof AppIds] ?? ''
+      variables[`${prefix}LATCHKEY_${name}`] = ids[field as keyof AppIds] ?? ''
   return variables
+}
+
+/**
+ * The prefixes the app next to `envFile` reads: `NEXT_PUBLIC_` when its package.json depends on
+ * `next`, `VITE_` when on `vite` (Next.js wins when it names both: Next.js does not read `VITE_`);
+ * both when there is no package.json or it names neither.
+ */
+export function detectEnvPrefixes(envFile: string): EnvPrefix[] {
+  let manifest: Record<string, unknown>
+  try {
+    manifest = JSON.parse(readFileSync(join(dirname(envFile), 'package.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >
+  } catch {
+    return [...ENV_PREFIXES]
+  }
+  const names = new Set<string>()
+  for (const field of ['dependencies', 'devDependencies', 'peerDependencies', 'optionalDependencies']) {
+    const deps = manifest[field]
+    if (deps && typeof deps === 'object') for (const name of Object.keys(deps)) names.add(name)
+  }
+  if (names.has('next')) return ['NEXT_PUBLIC_']
+  if (names.has('vite')) return ['VITE_']
+  return [...ENV_PREFIXES]
+}
+
+/**
+ * Sets `variables` in the dotenv file `file` (see mergeEnvFile), writing it only when its text
+ * changes: a dev server that watches the file (Vite, Next.js) restarts on every write.
+ * Returns true when it wrote.
+ */
+export function writeEnvFile(file: string, variables: Record<string, string>): boolean {
+  const existing = existsSync(file) ? readFileSync(file, 'utf8') : undefined
+  const merged = mergeEnvFile(existing ?? '', variables)
+  if (merged === existing) return false
+  writeFileSync(file, merged)
+  return true
 }
 
 /**

@@ -1,18 +1,22 @@
 // Node only: `latchkey-service dev …` (and `npm run service -- …` in the repository). Starts the
 // local service on a port, with its dev surfaces (outbox, dev identity provider, dev root key).
 
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createService, WrongMasterKeyError } from '../createService.ts'
+import { devFaucetPlugin, formatEth, fundAccount } from '../devChain/devFaucet.ts'
+import { type EvmNode, startEvmNode } from '../devChain/startEvmNode.ts'
 import { observability } from '../observability/observability.ts'
 import {
   type CliOptions,
+  DEV_EVM_CHAIN,
+  detectEnvPrefixes,
   envVariables,
-  mergeEnvFile,
   parseCli,
   prepareDataDir,
   USAGE,
   UsageError,
+  writeEnvFile,
 } from '../parseCli.ts'
 import { sponsorAddress } from '../sending/sponsors.ts'
 import { ListenError, runServer } from '../server/runServer.ts'
@@ -87,11 +91,13 @@ export async function run(argv: string[]): Promise<void> {
       ? await openDataDir(options.dataDir, { migrate, ...(lock ? { lock } : {}) })
       : undefined
   const telemetry = observability(options)
+  const evm = options.evmPort === undefined ? undefined : await startDevChain(options.evmPort, store)
   const service = await createService({
     ...telemetry.serviceOptions,
     ...(store ? { store } : {}),
     ...(masterKey ? (newMasterKey ? { masterKeys: [masterKey, newMasterKey] } : { masterKey }) : {}),
-    rpc: options.rpc,
+    rpc: evm ? { ...options.rpc, [DEV_EVM_CHAIN]: evm.url } : options.rpc,
+    ...(evm ? { plugins: [devFaucetPlugin(evm)] } : {}),
     ...(Object.keys(options.sponsor).length > 0 ? { sponsorship: { delegates: options.sponsor } } : {}),
     crypto: cryptoWorkers(options.cryptoThreads === undefined ? {} : { threads: options.cryptoThreads }),
     verifyP256: nativeVerifyP256,
@@ -103,6 +109,7 @@ export async function run(argv: string[]): Promise<void> {
     },
   }).catch(async (error: Error) => {
     await store?.close()
+    await evm?.close()
     if (error instanceof WrongMasterKeyError)
       throw new Error(`${error.message} (master key read from ${masterKeySource})`)
     throw error
@@ -129,7 +136,7 @@ export async function run(argv: string[]): Promise<void> {
     authProxyConfigId: dev.authProxyConfigId ?? null,
     trustedSignerPublicKey: dev.signerPublicKey,
   }
-  const info = {
+  const info: Record<string, unknown> = {
     ...ids,
     apiPublicKey: dev.apiPublicKey,
     apiPrivateKey: dev.apiPrivateKey,
@@ -139,9 +146,21 @@ export async function run(argv: string[]): Promise<void> {
     /** @deprecated the same value as `trustedSignerPublicKey`; kept for one version. */
     signerPublicKey: dev.signerPublicKey,
   }
-  if (options.envFile) {
-    const existing = existsSync(options.envFile) ? readFileSync(options.envFile, 'utf8') : ''
-    writeFileSync(options.envFile, mergeEnvFile(existing, envVariables(ids)))
+  const envPrefixes = options.envFile
+    ? (options.envPrefixes ?? detectEnvPrefixes(options.envFile))
+    : undefined
+  const envWritten =
+    options.envFile && envPrefixes ? writeEnvFile(options.envFile, envVariables(ids, envPrefixes)) : false
+  if (evm) {
+    info.evmRpcUrl = evm.url
+    info.evmChainId = evm.chainId
+  }
+  const funded: string[] = []
+  for (const { address, wei } of options.fund) {
+    const balance = await fundAccount(evm!.rpc, address, wei)
+    funded.push(
+      `  funded                  ${address} +${formatEth(wei)} ETH (balance ${formatEth(balance)} ETH)`,
+    )
   }
   if (options.json) process.stdout.write(`${JSON.stringify(info)}\n`)
   else
@@ -157,8 +176,18 @@ export async function run(argv: string[]): Promise<void> {
         `  authProxyConfigId       ${info.authProxyConfigId ?? 'none'}`,
         `  organizationId          ${info.organizationId}`,
         `  trustedSignerPublicKey  ${info.trustedSignerPublicKey}`,
-        ...(options.envFile
-          ? [`  (written to ${options.envFile} as VITE_LATCHKEY_* and NEXT_PUBLIC_LATCHKEY_*)`]
+        ...(options.envFile && envPrefixes
+          ? [
+              `  (${envWritten ? 'written to' : 'unchanged in'} ${options.envFile} as ${envPrefixes.map((prefix) => `${prefix}LATCHKEY_*`).join(' and ')})`,
+            ]
+          : []),
+        ...(evm
+          ? [
+              '',
+              `  EVM node (anvil)        ${evm.url}   chain id ${evm.chainId} (${evm.caip2})`,
+              `  faucet                  POST ${baseUrl}/dev/faucet {"address":"0x…","eth":"1"}`,
+              ...funded,
+            ]
           : []),
         '',
         `  dev API key             ${info.apiPublicKey}`,
@@ -167,6 +196,29 @@ export async function run(argv: string[]): Promise<void> {
         '',
       ].join('\n'),
     )
+}
+
+/**
+ * Starts the `--evm` node and ties its life to this process: the service stops by exiting (after a
+ * drain, on a signal, or on an error), and a process `exit` handler can only signal, not wait.
+ */
+async function startDevChain(port: number, store: { close(): Promise<void> } | undefined): Promise<EvmNode> {
+  try {
+    const node = await startEvmNode({
+      port,
+      anvil: { log: (line) => process.stderr.write(`${NAME}: ${line}\n`) },
+    })
+    process.once('exit', () => node.kill())
+    return node
+  } catch (error) {
+    await store?.close()
+    const message = (error as Error).message
+    const hint = /address already in use|Address in use/i.test(message)
+      ? ` (port ${port} is taken; pass --evm-port 0 for a free one)`
+      : ''
+    process.stderr.write(`${NAME}: --evm: ${message}${hint}\n`)
+    process.exit(1)
+  }
 }
 
 /** A database URL without its password, for logs. */
