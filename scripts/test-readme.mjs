@@ -491,7 +491,7 @@ function spawnSyncText(command, args, cwd) {
  * undefined), served by Vite's dev server (a development build) and opened in Chromium: instead of
  * a blank page, `<LatchkeyProvider>` renders an alert that names the missing field.
  */
-async function checkConfigErrorPanel(app) {
+export async function checkConfigErrorPanel(app) {
   step('the config error panel: the README app without its .env, in a development build')
   const [{ createServer }, { default: react }, { chromium }, { chromiumLaunchOptions }] = await Promise.all([
     import('vite'),
@@ -511,6 +511,12 @@ async function checkConfigErrorPanel(app) {
   const browser = await chromium.launch(chromiumLaunchOptions)
   try {
     const page = await browser.newPage()
+    // What the page said instead, for the failure message.
+    const errors = []
+    page.on('pageerror', (error) => errors.push(error.message))
+    page.on('console', (message) => {
+      if (message.type() === 'error') errors.push(message.text())
+    })
     await page.goto(server.resolvedUrls.local[0])
     const panel = page.getByRole('alert').filter({ hasText: 'authProxyUrl' })
     await panel
@@ -519,7 +525,7 @@ async function checkConfigErrorPanel(app) {
       .catch(async () => {
         const text = (await page.locator('body').innerText()).slice(0, 500)
         throw new Error(
-          `no role="alert" naming authProxyUrl on the page of an app without config; the page shows: ${JSON.stringify(text)}`,
+          `no role="alert" naming authProxyUrl on the page of an app without config; the page shows: ${JSON.stringify(text)}; its errors: ${errors.join(' | ').slice(0, 800)}`,
         )
       })
   } finally {
@@ -538,9 +544,12 @@ async function stopChild(child) {
   clearTimeout(timer)
 }
 
-try {
-  await main()
-} catch (error) {
-  process.stderr.write(`test-readme: ${error.message}\n`)
-  process.exit(1)
+// Run as a script (not when another script imports its checks).
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  try {
+    await main()
+  } catch (error) {
+    process.stderr.write(`test-readme: ${error.message}\n`)
+    process.exit(1)
+  }
 }
