@@ -1,32 +1,93 @@
-// Checks that the README's code runs as pasted: every ```tsx / ```ts block whose first line names a
-// file (`// src/App.tsx`) is written into a fresh app (the files of a stock `create-vite` react-ts
-// app around them), with the kit installed from its packed tarball (scripts/packKit.mjs). Then
-// `tsc` type-checks it with the template's own strict settings (noUnusedLocals, noUnusedParameters…)
-// (also against React 18's types) and Vite builds it; the Node example runs against a local
-// service. A block without a file line fails the test, so no snippet goes unchecked.
-// `--reuse-packs` reuses the tarballs of an earlier run.
-import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+// Checks that the README's code runs as pasted: every ```tsx / ```ts block of README.md and of the
+// docs/*.md files, each starting with a line that names its file (`// src/App.tsx`), is written into
+// a fresh app (the files of a stock `create-vite` react-ts app around them), with the kit from its
+// packed tarball (scripts/packKit.mjs). Then `tsc` type-checks it with the template's own strict
+// settings (noUnusedLocals, noUnusedParameters…) (also against React 18's types) and Vite builds
+// it; the Node example runs against a local service. A block without a file line fails the test,
+// so no snippet goes unchecked. The README keeps its sections in the newcomer's order and stays
+// under README_MAX_LINES lines.
+// Then, as a newcomer does: `npm install` of the three packed packages into a fresh app outside the
+// repository (no EBADENGINE warning allowed), `latchkey-service dev --evm` from that install (anvil
+// from the registry on first use), an account funded through `/dev/faucet` pays with the README's
+// viem recipe; and an app without its config renders a panel naming the missing field.
+// `--reuse-packs` reuses the tarballs of an earlier run; `--skip-config-panel` skips the last check.
+import { execFileSync, spawn, spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
 import path from 'node:path'
+import { createInterface } from 'node:readline'
+import { pathToFileURL } from 'node:url'
 import { packKit, root } from './packKit.mjs'
+
+/** The README's sections (`## ` headings), in the order a newcomer needs them. */
+export const README_SECTIONS = [
+  'Two commands',
+  'Put it in your app',
+  'Glossary',
+  'Recipes',
+  'Sending',
+  'Production',
+  'More',
+]
+/** The README's main file stays shorter than this; reference material lives in docs/. */
+export const README_MAX_LINES = 250
 
 const started = Date.now()
 const step = (text) =>
   process.stderr.write(`[readme ${((Date.now() - started) / 1000).toFixed(1)}s] ${text}\n`)
 
-/** The README's TypeScript blocks as `{ file, code }`; the first line `// <path>` names the file. */
-export function readmeBlocks(markdown) {
+/**
+ * The TypeScript blocks of a markdown file as `{ file, code, line, source }`; the first line
+ * `// <path>` names the file.
+ */
+export function readmeBlocks(markdown, source = 'README.md') {
   const blocks = []
   for (const match of markdown.matchAll(/^```(tsx|ts)\n([\s\S]*?)^```$/gm)) {
     const [, , code] = match
     const line = markdown.slice(0, match.index).split('\n').length
     const file = /^\/\/ ([\w./-]+\.tsx?)(?:\s|$)/.exec(code)?.[1]
-    if (!file) throw new Error(`README.md:${line}: a ${match[1]} block must start with \`// <file path>\``)
+    if (!file) throw new Error(`${source}:${line}: a ${match[1]} block must start with \`// <file path>\``)
     if (file.startsWith('/') || file.includes('..'))
-      throw new Error(`README.md:${line}: ${file} is not relative`)
-    blocks.push({ file, code, line })
+      throw new Error(`${source}:${line}: ${file} is not relative`)
+    blocks.push({ file, code, line, source })
   }
+  return blocks
+}
+
+/**
+ * What a newcomer reads first: the title, one paragraph and the screenshot, then exactly the
+ * sections of README_SECTIONS in that order, in fewer than README_MAX_LINES lines. Returns the
+ * problems (empty when the README is in shape).
+ */
+export function readmeShapeProblems(markdown) {
+  const problems = []
+  const lines = markdown.replace(/\n$/, '').split('\n')
+  if (lines.length >= README_MAX_LINES)
+    problems.push(
+      `README.md has ${lines.length} lines; keep it under ${README_MAX_LINES} (move reference material to docs/)`,
+    )
+  if (lines[0] !== '# Latchkey') problems.push('README.md must start with `# Latchkey`')
+  // Headings inside code blocks (a shell comment, say) are not sections.
+  const prose = markdown.replace(/^```[\s\S]*?^```$/gm, '')
+  const sections = [...prose.matchAll(/^## (.+)$/gm)].map((match) => match[1].trim())
+  if (sections.join('\n') !== README_SECTIONS.join('\n'))
+    problems.push(
+      `README.md's sections are ${JSON.stringify(sections)}; expected ${JSON.stringify(README_SECTIONS)}`,
+    )
+  const intro = prose.slice(0, prose.indexOf('\n## '))
+  if (!intro.includes('docs/playground.png'))
+    problems.push('the screenshot (docs/playground.png) must come before the first section')
+  return problems
+}
+
+/** The docs/*.md files' TypeScript blocks, checked like the README's. */
+function docsBlocks() {
+  const blocks = []
+  for (const name of readdirSync(path.join(root, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .sort())
+    blocks.push(...readmeBlocks(readFileSync(path.join(root, 'docs', name), 'utf8'), `docs/${name}`))
   return blocks
 }
 
@@ -157,12 +218,23 @@ async function runHeadless(app, code) {
 
 async function main() {
   const reuse = process.argv.includes('--reuse-packs')
-  const blocks = readmeBlocks(readFileSync(path.join(root, 'README.md'), 'utf8'))
-  if (!blocks.some((b) => b.file === 'src/App.tsx'))
+  const readme = readFileSync(path.join(root, 'README.md'), 'utf8')
+  const shape = readmeShapeProblems(readme)
+  if (shape.length) throw new Error(shape.join('\n'))
+  const blocks = [...readmeBlocks(readme), ...docsBlocks()]
+  if (!blocks.some((b) => b.file === 'src/App.tsx' && b.source === 'README.md'))
     throw new Error('README.md has no `// src/App.tsx` block')
-  step(`${blocks.length} code blocks: ${blocks.map((b) => b.file).join(', ')}`)
+  for (const block of blocks) {
+    const twin = blocks.find((other) => other !== block && other.file === block.file)
+    if (twin)
+      throw new Error(
+        `${block.source}:${block.line} and ${twin.source}:${twin.line} both write ${block.file}`,
+      )
+  }
+  step(`${blocks.length} code blocks: ${blocks.map((b) => `${b.file} (${b.source})`).join(', ')}`)
 
-  const { kit, protocol } = packKit({ reuse })
+  const packs = packKit({ reuse })
+  const { kit, protocol } = packs
   // Inside the repository's node_modules, so react, vite and typescript resolve from the root
   // install; the kit itself comes only from its tarball.
   const app = path.join(root, 'node_modules/.cache/readme-app')
@@ -229,12 +301,255 @@ async function main() {
     build: { outDir: path.join(app, 'dist'), emptyOutDir: true },
   })
   if (!existsSync(path.join(app, 'dist/index.html'))) throw new Error('vite build wrote no dist/index.html')
-  step('ok: the README app type-checks and builds against the packed package')
+  step('the README app type-checks and builds against the packed package')
+
+  const viem = blocks.find((b) => b.file === 'src/viem.ts')
+  if (!viem) throw new Error('README.md has no `// src/viem.ts` block (the viem recipe)')
+  await newcomerApp(packs, viem.code)
+  if (process.argv.includes('--skip-config-panel')) step('skipped: the config error panel')
+  else await checkConfigErrorPanel(app)
+  step('ok: the README and docs code, the packed packages in a fresh app, dev --evm and the viem recipe')
 }
 
-try {
-  await main()
-} catch (error) {
-  process.stderr.write(`test-readme: ${error.message}\n`)
-  process.exit(1)
+/** The `npm warn EBADENGINE` packages of an npm output, as `name@version`. */
+export function badEngines(output) {
+  const names = new Set()
+  for (const match of output.matchAll(/EBADENGINE\s+package: '([^']+)'/g)) names.add(match[1])
+  if (names.size === 0 && /EBADENGINE/.test(output)) names.add('(a package npm did not name)')
+  return [...names]
+}
+
+/**
+ * A newcomer's app outside the repository: the three packed packages installed as the README says
+ * (the kit with @latchkey/protocol in one install, the service as a dev dependency) and viem, from
+ * the registry; no dependency may warn that it does not support this Node. Then the installed
+ * `latchkey-service dev --evm` (anvil from the registry into the app's node_modules/.cache), a
+ * sign-in through the outbox, a wallet, 1 ETH from `/dev/faucet`, and the README's `payWithViem`
+ * against that node: the transaction must be mined and succeed.
+ */
+async function newcomerApp({ kit, protocol, service: servicePack }, viemRecipe) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'latchkey-newcomer-'))
+  const stops = []
+  try {
+    const viemVersion = JSON.parse(
+      readFileSync(path.join(root, 'node_modules/viem/package.json'), 'utf8'),
+    ).version
+    writeFileSync(
+      path.join(dir, 'package.json'),
+      JSON.stringify({ name: 'newcomer-app', private: true, type: 'module' }, null, 2),
+    )
+    const npmInstall = (args) => {
+      step(`npm install ${args.map((a) => path.basename(a)).join(' ')}`)
+      // Warnings go to stderr; without --loglevel=error npm prints EBADENGINE there.
+      const result = spawnSyncText(npm, ['install', '--no-audit', '--no-fund', ...args], dir)
+      if (result.status !== 0) throw new Error(`npm install failed:\n${result.output}`)
+      const bad = badEngines(result.output)
+      if (bad.length)
+        throw new Error(
+          `npm install warned EBADENGINE on Node ${process.version} for: ${bad.join(', ')}\n${result.output}`,
+        )
+    }
+    npmInstall([kit, protocol, `viem@${viemVersion}`])
+    npmInstall(['-D', servicePack])
+
+    step('latchkey-service dev --evm from the installed package')
+    const bin = path.join(dir, 'node_modules/.bin/latchkey-service')
+    const child = spawn(bin, ['dev', '--port', '0', '--evm', '--evm-port', '0', '--json'], {
+      cwd: dir,
+      env: shellEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    stops.push(() => stopChild(child))
+    let stderr = ''
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk
+    })
+    const info = await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no --json line within 240 s\n${stderr}`)), 240_000)
+      child.once('exit', (code) => {
+        clearTimeout(timer)
+        reject(new Error(`latchkey-service exited (${code}) before it was ready\n${stderr}`))
+      })
+      child.once('error', (error) => {
+        clearTimeout(timer)
+        reject(new Error(`could not run ${bin}: ${error.message}`))
+      })
+      createInterface({ input: child.stdout }).once('line', (line) => {
+        clearTimeout(timer)
+        resolve(JSON.parse(line))
+      })
+    })
+    child.stdout.resume()
+    if (info.evmChainId !== 31337 || !/^http:\/\/127\.0\.0\.1:\d+$/.test(info.evmRpcUrl ?? ''))
+      throw new Error(
+        `dev --evm printed no node: ${JSON.stringify({ evmRpcUrl: info.evmRpcUrl, evmChainId: info.evmChainId })}`,
+      )
+    if (!existsSync(path.join(dir, 'node_modules/.cache')))
+      throw new Error("dev --evm did not install anvil into the app's node_modules/.cache")
+
+    // The recipe as pasted, pointed at this node's port (the README's node listens on 8545).
+    if (!viemRecipe.includes('transport: http()'))
+      throw new Error('src/viem.ts no longer contains `transport: http()`')
+    mkdirSync(path.join(dir, 'src'))
+    writeFileSync(
+      path.join(dir, 'src/viem.ts'),
+      viemRecipe.replace('transport: http()', `transport: http(${JSON.stringify(info.evmRpcUrl)})`),
+    )
+    writeFileSync(path.join(dir, 'pay.ts'), payScript(info))
+    step('sign in, create a wallet, /dev/faucet, payWithViem')
+    let output
+    try {
+      output = execFileSync(
+        process.execPath,
+        ['--import', pathToFileURL(path.join(root, 'node_modules/tsx/dist/loader.mjs')).href, 'pay.ts'],
+        { cwd: dir, env: shellEnv(), encoding: 'utf8', stdio: 'pipe', timeout: 300_000 },
+      )
+    } catch (error) {
+      throw new Error(
+        `the viem recipe failed:\n${error.stdout ?? ''}${error.stderr ?? error.message}\n${stderr}`,
+      )
+    }
+    if (!/^paid 0x[0-9a-f]{64} status 0x1$/m.test(output))
+      throw new Error(`the viem recipe did not pay:\n${output}`)
+  } finally {
+    for (const stop of stops.reverse()) await stop().catch(() => {})
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/** The newcomer's script: a session, a wallet, 1 ETH from the faucet, then the recipe. */
+function payScript(info) {
+  return `import { completeOtpSignIn, createLatchkey, createWallet, startOtpSignIn } from 'latchkey/core'
+import { payWithViem } from './src/viem.ts'
+
+const baseUrl = ${JSON.stringify(info.baseUrl)}
+const client = createLatchkey({
+  authProxyUrl: baseUrl,
+  baseUrl,
+  authProxyConfigId: ${JSON.stringify(info.authProxyConfigId)},
+  organizationId: ${JSON.stringify(info.organizationId)},
+  keyStore: 'memory',
+})
+const contact = 'newcomer@example.com'
+const started = await startOtpSignIn(client, { otpType: 'OTP_TYPE_EMAIL', contact })
+const outbox = await fetch(\`\${baseUrl}/dev/outbox.json?contact=\${encodeURIComponent(contact)}\`)
+const { messages } = (await outbox.json()) as { messages: { code: string }[] }
+await completeOtpSignIn(client, { ...started, otpCode: messages[0]!.code })
+const { addresses } = await createWallet(client, { walletName: 'Newcomer', chains: ['ethereum'] })
+const from = addresses[0] as \`0x\${string}\`
+const funded = await fetch(\`\${baseUrl}/dev/faucet\`, { method: 'POST', body: JSON.stringify({ address: from, eth: '1' }) })
+if (!funded.ok) throw new Error(\`faucet: \${funded.status} \${await funded.text()}\`)
+const hash = await payWithViem(client, from)
+if (!hash) throw new Error('payWithViem waited for approvals')
+const rpc = async (method: string, params: unknown[]) => {
+  const response = await fetch(${JSON.stringify(info.evmRpcUrl)}, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  })
+  return ((await response.json()) as { result: { status: string } | null }).result
+}
+let receipt = await rpc('eth_getTransactionReceipt', [hash])
+for (let tries = 0; !receipt && tries < 100; tries++) {
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  receipt = await rpc('eth_getTransactionReceipt', [hash])
+}
+console.log(\`paid \${hash} status \${receipt?.status}\`)
+client.destroy()
+`
+}
+
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
+
+/**
+ * The environment of a newcomer's shell: without the NODE_ENV=production that Vite's build left in
+ * this process (npm would then skip dev dependencies, the service among them).
+ */
+function shellEnv() {
+  const env = { ...process.env }
+  delete env.NODE_ENV
+  return env
+}
+
+/** Runs a command to its end; its stdout and stderr (where npm warns) as one text. */
+function spawnSyncText(command, args, cwd) {
+  const result = spawnSync(command, args, {
+    cwd,
+    env: shellEnv(),
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: 600_000,
+  })
+  return {
+    status: result.status ?? 1,
+    output: `${result.stdout ?? ''}${result.stderr ?? ''}${result.error?.message ?? ''}`,
+  }
+}
+
+/**
+ * The README app with no config at all (no .env: every `import.meta.env.VITE_LATCHKEY_*` is
+ * undefined), served by Vite's dev server (a development build) and opened in Chromium: instead of
+ * a blank page, `<LatchkeyProvider>` renders an alert that names the missing field.
+ */
+export async function checkConfigErrorPanel(app) {
+  step('the config error panel: the README app without its .env, in a development build')
+  const [{ createServer }, { default: react }, { chromium }, { chromiumLaunchOptions }] = await Promise.all([
+    import('vite'),
+    import('@vitejs/plugin-react'),
+    import('playwright-core'),
+    import('./chromium.mjs'),
+  ])
+  if (existsSync(path.join(app, '.env'))) throw new Error('the README app has a .env; this check needs none')
+  const server = await createServer({
+    root: app,
+    configFile: false,
+    logLevel: 'warn',
+    plugins: [react()],
+    server: { host: '127.0.0.1', port: 0 },
+  })
+  await server.listen()
+  const browser = await chromium.launch(chromiumLaunchOptions)
+  try {
+    const page = await browser.newPage()
+    // What the page said instead, for the failure message.
+    const errors = []
+    page.on('pageerror', (error) => errors.push(error.message))
+    page.on('console', (message) => {
+      if (message.type() === 'error') errors.push(message.text())
+    })
+    await page.goto(server.resolvedUrls.local[0])
+    const panel = page.getByRole('alert').filter({ hasText: 'authProxyUrl' })
+    await panel
+      .first()
+      .waitFor({ timeout: 60_000 })
+      .catch(async () => {
+        const text = (await page.locator('body').innerText()).slice(0, 500)
+        throw new Error(
+          `no role="alert" naming authProxyUrl on the page of an app without config; the page shows: ${JSON.stringify(text)}; its errors: ${errors.join(' | ').slice(0, 800)}`,
+        )
+      })
+  } finally {
+    await browser.close()
+    await server.close()
+  }
+}
+
+/** SIGTERM, then SIGKILL after 5 s. */
+async function stopChild(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  child.kill('SIGTERM')
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5000)
+  await exited
+  clearTimeout(timer)
+}
+
+// Run as a script (not when another script imports its checks).
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  try {
+    await main()
+  } catch (error) {
+    process.stderr.write(`test-readme: ${error.message}\n`)
+    process.exit(1)
+  }
 }

@@ -403,5 +403,5 @@ describe('latchkey-service dev --env (the real CLI)', () => {
     // Nothing changed, so nothing was written: a watching dev server does not restart.
     expect(statSync(join(cwd, '.env.local')).mtimeMs).toBe(past.getTime())
     await stop(second.child)
-  }, 60_000)
+  }, 180_000)
 })
