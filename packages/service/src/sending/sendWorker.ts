@@ -54,7 +54,12 @@ export function startSendWorker(runtime: Runtime): SendWorker {
         Array.from({ length: Math.min(CONCURRENCY, due.length) }, async () => {
           while (!stopped && next < due.length) {
             const row = due[next++]!
-            const claimed = await claim(runtime, row, options.rpcTimeoutMs * 3).catch(() => undefined)
+            // Looking for an EVM receipt writes nothing, so it needs no lease: only a broadcast, a
+            // replacement or a final status does (they claim or check the row first).
+            const claimed =
+              row.status === 'BROADCASTED' && chainOf(row) === 'eip155'
+                ? row
+                : await claim(runtime, row, options.rpcTimeoutMs * 3).catch(() => undefined)
             if (claimed) await step(runtime, claimed).catch(() => undefined)
           }
         }),
@@ -101,12 +106,22 @@ async function claim(runtime: Runtime, row: SendTransactionRow, leaseMs: number)
   })
 }
 
-/** Writes `changes` to the send (the claim's lease ends with it). */
-async function update(runtime: Runtime, row: SendTransactionRow, changes: Partial<SendTransactionRow>) {
-  await runtime.store.transaction(async (tx) => {
+/**
+ * Writes `changes` to the send (the claim's lease ends with it); with `whileOpen`, only if it is
+ * still PENDING or BROADCASTED (another instance may have settled it). Resolves with whether it wrote.
+ */
+async function update(
+  runtime: Runtime,
+  row: SendTransactionRow,
+  changes: Partial<SendTransactionRow>,
+  options: { whileOpen?: boolean } = {},
+): Promise<boolean> {
+  return runtime.store.transaction(async (tx) => {
     const current = await tx.get('sendTransactions', row.id)
-    if (!current) return
+    if (!current) return false
+    if (options.whileOpen && !(OPEN as readonly string[]).includes(current.status)) return false
     await tx.put('sendTransactions', { ...current, ...changes, updatedAt: runtime.now() })
+    return true
   })
 }
 
@@ -127,7 +142,9 @@ async function step(runtime: Runtime, row: SendTransactionRow): Promise<void> {
   try {
     if (chain === 'solana') {
       const writes: SendWrites = {
-        update: (send, changes) => update(runtime, send, changes),
+        update: async (send, changes) => {
+          await update(runtime, send, changes)
+        },
         fail: (send, message) => fail(runtime, send, message),
         final: (send, status) =>
           runtime.emit('send.final', { chain, status, ms: Math.max(0, runtime.now() - send.createdAt) }),
@@ -187,10 +204,11 @@ async function track(
   if (await settle(runtime, rpc, row)) return
   const stuck = Date.now() - (row.broadcastAt ?? 0) > options.replaceAfterMs
   if (stuck && row.replacements < options.maxReplacements) {
-    await replace(runtime, row)
-    return
+    // Re-signing is one instance's job: the lease decides which.
+    const claimed = await claim(runtime, row, options.rpcTimeoutMs * 3)
+    if (claimed) await replace(runtime, claimed)
   }
-  await update(runtime, row, { notBefore: Date.now() + options.pollIntervalMs })
+  // Otherwise nothing changed and nothing is written: the next pass looks again.
 }
 
 interface Receipt {
@@ -220,14 +238,20 @@ async function settle(runtime: Runtime, rpc: SendRpc, row: SendTransactionRow): 
       status === 'FAILED'
         ? await revertReasonOf(rpc, Transaction.fromHex(row.signedTransaction), receipt)
         : undefined
-    await update(runtime, row, {
-      status,
-      txHash: hash,
-      receipt: summary,
-      ...(error ? { error } : {}),
-      notBefore: Number.MAX_SAFE_INTEGER,
-    })
-    runtime.emit('send.final', { chain: 'eip155', status, ms: Math.max(0, runtime.now() - row.createdAt) })
+    const settled = await update(
+      runtime,
+      row,
+      {
+        status,
+        txHash: hash,
+        receipt: summary,
+        ...(error ? { error } : {}),
+        notBefore: Number.MAX_SAFE_INTEGER,
+      },
+      { whileOpen: true },
+    )
+    if (settled)
+      runtime.emit('send.final', { chain: 'eip155', status, ms: Math.max(0, runtime.now() - row.createdAt) })
     return true
   }
   return false

@@ -231,6 +231,26 @@ describe('sol_send_transaction', () => {
     await h.service.close()
   })
 
+  it('a transaction whose blockhash expired before the broadcast ends FAILED as expired', async () => {
+    const h = await service()
+    const user = await newAccount(h)
+    airdrop(node, user, 10n ** 9n)
+    const { address: to } = await generateKeyPairSigner()
+    const unsignedTransaction = unsigned(user, [
+      getTransferSolInstruction({
+        source: createNoopSigner(user as Address),
+        destination: to,
+        amount: 10n ** 7n,
+      }),
+    ])
+    node.svm.expireBlockhash()
+    const reply = await send(h, { unsignedTransaction, signWiths: [user] })
+    const status = await waitForSend(h, resultOf('sol_send_transaction', reply).sendTransactionStatusId)
+    expect(status).toMatchObject({ txStatus: 'FAILED', txError: expect.stringMatching(/expired/) })
+    expect(node.balance(to)).toBe(0n)
+    await h.service.close()
+  })
+
   it('a transaction the chain refuses ends FAILED, with the reason', async () => {
     const h = await service()
     const user = await newAccount(h)
