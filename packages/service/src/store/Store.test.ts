@@ -248,6 +248,63 @@ describe.each(backends)('storage contract: %s', (name, open) => {
     await store.close()
   })
 
+  it('a snapshot run reads its snapshot, inserts all or nothing, and reruns as a transaction when it must', async () => {
+    const store = await open()
+    await store.transaction(async (tx) => {
+      await tx.put('pluginRows', row('a', { n: 1 }))
+    })
+    const ahead = name === 'PostgreSQL'
+    const snapshot = () => store.prefetch([{ table: 'pluginRows', field: 'kind', value: 'test' }])
+    const attempts: number[] = []
+    // Reads come from the snapshot, writes land together; a savepoint rolled back drops what followed it.
+    const reads = await snapshot()
+    await store.transaction(
+      async (tx) => {
+        attempts.push(tx.attempt)
+        expect((await tx.findBy('pluginRows', 'kind', 'test')).map((r) => r.id)).toEqual(['a'])
+        await tx.put('pluginRows', row('b', { n: 2 }))
+        const mark = tx.lazySavepoint()
+        await tx.put('pluginRows', row('dropped'))
+        await mark.rollback()
+        await tx.put('pluginRows', row('c', { n: 3 }))
+      },
+      { snapshot: reads },
+    )
+    expect((await store.findBy('pluginRows', 'kind', 'test')).map((r) => r.id)).toEqual(['a', 'b', 'c'])
+    expect(attempts).toEqual([1])
+    // A read the snapshot does not hold (caught or not) reruns the function in a transaction.
+    attempts.length = 0
+    await store.transaction(
+      async (tx) => {
+        attempts.push(tx.attempt)
+        await tx.put('pluginRows', row('d'))
+        await tx.get('pluginRows', 'a').catch(() => undefined)
+      },
+      { snapshot: await snapshot() },
+    )
+    expect(attempts).toEqual(ahead ? [1, 1] : [1])
+    expect(await store.get('pluginRows', 'd')).toBeDefined()
+    // An insert that meets an existing row writes nothing and reruns; the rerun sees the row.
+    attempts.length = 0
+    const seen: string[][] = []
+    await store.transaction(
+      async (tx) => {
+        attempts.push(tx.attempt)
+        seen.push((await tx.findBy('pluginRows', 'kind', 'test')).map((r) => r.id))
+        await tx.put('pluginRows', row('e'))
+        await tx.put('pluginRows', row('a', { n: 9 }))
+      },
+      { snapshot: reads },
+    )
+    expect(attempts).toEqual(ahead ? [1, 2] : [1])
+    // The first run read the snapshot as it was read; the first run inserted neither row (the
+    // rerun did not find `e`), the rerun overwrote `a` and wrote `e` in its transaction.
+    expect(seen).toEqual(ahead ? [['a'], ['a', 'b', 'c', 'd']] : [['a', 'b', 'c', 'd']])
+    expect((await store.get('pluginRows', 'a'))?.data).toEqual({ n: 9 })
+    expect(await store.get('pluginRows', 'e')).toBeDefined()
+    await store.close()
+  })
+
   it('40 concurrent read-modify-write increments of one row lose none', async () => {
     const store = await open()
     await store.transaction((tx) => tx.put('pluginRows', row('counter', { n: 0 })))
