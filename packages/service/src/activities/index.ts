@@ -35,6 +35,7 @@ import { signRawPayload } from './signRawPayload.ts'
 import { signRawPayloads } from './signRawPayloads.ts'
 import { signTransaction } from './signTransaction.ts'
 import { updatePolicy } from './updatePolicy.ts'
+import { updateRootQuorum } from './updateRootQuorum.ts'
 import { updateUserEmail } from './updateUserEmail.ts'
 import { updateUserName } from './updateUserName.ts'
 import { updateUserPhoneNumber } from './updateUserPhoneNumber.ts'
@@ -74,6 +75,7 @@ export const builtinActivities: ActivityHandlers = {
   sign_raw_payloads: signRawPayloads,
   sign_raw_payload: signRawPayload,
   sign_transaction: signTransaction,
+  update_root_quorum: updateRootQuorum,
   update_user_name: updateUserName,
   update_user_tag: updateUserTag,
   create_oauth_providers: createOauthProviders,
