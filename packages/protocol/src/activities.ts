@@ -386,6 +386,14 @@ export interface ActivityMap {
     parameters: { userId: string; userPhoneNumber: string; verificationToken?: string }
     result: { userId: string }
   }
+  /**
+   * Sets the organization's root users (users of the organization) and how many of them must
+   * approve; a user left out keeps its credentials and acts where policies allow.
+   */
+  update_root_quorum: {
+    parameters: { threshold: number; userIds: string[] }
+    result: Record<string, never>
+  }
   /** Deletes the sub-organization it is submitted in, with everything in it (root quorum only). */
   delete_sub_organization: {
     parameters: { deleteWithoutExport?: boolean }
@@ -841,6 +849,13 @@ export const ACTIVITIES: ActivityRegistry = activityDefinitions<ActivityMap>({
   update_user_phone_number: {
     types: ['ACTIVITY_TYPE_UPDATE_USER_PHONE_NUMBER'],
     resource: 'USER',
+    action: 'UPDATE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  update_root_quorum: {
+    types: ['ACTIVITY_TYPE_UPDATE_ROOT_QUORUM'],
+    resource: 'ORGANIZATION',
     action: 'UPDATE',
     proxyUser: false,
     readOnly: false,

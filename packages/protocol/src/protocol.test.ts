@@ -10,8 +10,8 @@ import { webAuthnChallengeOf } from './webAuthnChallengeOf.ts'
 
 describe('protocol', () => {
   it('names every address format of the seed (11 + 20 bitcoin + 2 doge + 3 ton)', () => {
-    expect(ADDRESS_FORMATS).toHaveLength(36)
-    expect(new Set(ADDRESS_FORMATS).size).toBe(36)
+    expect(ADDRESS_FORMATS).toHaveLength(38)
+    expect(new Set(ADDRESS_FORMATS).size).toBe(38)
     expect(ADDRESS_FORMATS).toContain('ADDRESS_FORMAT_BITCOIN_SIGNET_P2WSH')
   })
 

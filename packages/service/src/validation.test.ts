@@ -41,6 +41,7 @@ const FIELDS = [
   'sandboxMode',
   'userTagName',
   'userIds',
+  'threshold',
   'signedTransaction',
   'caip2',
   'otpType',

@@ -42,6 +42,8 @@ describe('networkOf', () => {
       ADDRESS_FORMAT_TON_V3R2: 'TON',
       ADDRESS_FORMAT_TON_V4R2: 'TON',
       ADDRESS_FORMAT_TON_V5R1: 'TON',
+      ADDRESS_FORMAT_SPARK_MAINNET: 'Spark',
+      ADDRESS_FORMAT_SPARK_REGTEST: 'Spark',
     })
   })
 

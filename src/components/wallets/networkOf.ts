@@ -12,6 +12,7 @@ export function networkOf(addressFormat: AddressFormat): string {
   }
   if (addressFormat.startsWith('ADDRESS_FORMAT_DOGE_')) return CHAINS.dogecoin.name
   if (addressFormat.startsWith('ADDRESS_FORMAT_TON_')) return CHAINS.ton.name
+  if (addressFormat.startsWith('ADDRESS_FORMAT_SPARK_')) return 'Spark'
   if (addressFormat === 'ADDRESS_FORMAT_COMPRESSED' || addressFormat === 'ADDRESS_FORMAT_UNCOMPRESSED')
     return 'Public key'
   return Object.values(CHAINS).find((chain) => chain.addressFormat === addressFormat)?.name ?? addressFormat

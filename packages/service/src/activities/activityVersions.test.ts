@@ -122,6 +122,30 @@ describe('CREATE_SUB_ORGANIZATION_V8', () => {
     })
   })
 
+  it("refuses oidcClaims from the auth proxy's user, which forwards what a browser sends", async () => {
+    const h = await createHarness()
+    const config = (await h.service.store.get('proxyConfigs', h.service.dev.authProxyConfigId!))!
+    const proxyKey = testKey(
+      'SIGNATURE_SCHEME_TK_API_P256',
+      h.service.runtime.open(config.sealedProxyPrivateKey!),
+    )
+    const token = oidcToken(h, 'stranger', clientKey().publicKey)
+    const reply = await h.submit(
+      'create_sub_organization',
+      {
+        subOrganizationName: 'Stranger',
+        rootQuorumThreshold: 1,
+        rootUsers: [rootUser({ oauthProviders: [{ providerName: 'google', oidcClaims: claimsOf(token) }] })],
+      },
+      { type: 'ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8', as: proxyKey },
+    )
+    expect(errorOf(reply)).toEqual({
+      status: 403,
+      errorCode: 'PERMISSION_DENIED',
+      field: 'parameters.rootUsers[0].oauthProviders[0].oidcClaims',
+    })
+  })
+
   it('refuses oidcClaims in V7, and an oidcToken with oidcClaims in V8, naming the field', async () => {
     const h = await createHarness()
     const token = oidcToken(h, 'mixed', clientKey().publicKey)

@@ -36,6 +36,7 @@ import { signRawPayloads } from './signRawPayloads.ts'
 import { signTransaction } from './signTransaction.ts'
 import { solSendTransaction } from './solSendTransaction.ts'
 import { updatePolicy } from './updatePolicy.ts'
+import { updateRootQuorum } from './updateRootQuorum.ts'
 import { updateUserEmail } from './updateUserEmail.ts'
 import { updateUserName } from './updateUserName.ts'
 import { updateUserPhoneNumber } from './updateUserPhoneNumber.ts'
@@ -76,6 +77,7 @@ export const builtinActivities: ActivityHandlers = {
   sol_send_transaction: solSendTransaction,
   sign_raw_payload: signRawPayload,
   sign_transaction: signTransaction,
+  update_root_quorum: updateRootQuorum,
   update_user_name: updateUserName,
   update_user_tag: updateUserTag,
   create_oauth_providers: createOauthProviders,

@@ -32,6 +32,8 @@
  * | TON_V3R2 / V4R2 / V5R1         | abandon…about             | m/44'/607'/0'           | equals @ton/ton WalletContractV3R2/V4/V5R1 address (non-bounceable) | cross-check with the published @ton/ton package    |
  * | COMPRESSED / UNCOMPRESSED      | pubkey G                  | –                       | 0279be66…1798 / 0479be66…1798483ada77…10d4b8                        | SEC 1 generator point                               |
  * | DOGE_TESTNET                   | pubkey G                  | –                       | version byte 0x71 + hash160(G) (checked by decoding)                | Dogecoin chainparams                                |
+ * | SPARK_REGTEST                  | pubkey 0353908b…d3213     | –                       | sparkrt1pgssx5us3wkqjza8g80xz3a9gznx25msq6g3ty8exfym9q3ahcv86vsnxxdy83 | Spark SDK address.test.ts (see the Spark block)  |
+ * | SPARK_MAINNET                  | pubkey 0281116361…f818f   | –                       | spark1pgss9qg3vdslzmt2name9v550skuvlu6lj5xt9sly90k7p0gxughlqv023jqmc  | Spark SDK address.test.ts (see the Spark block)  |
  */
 
 import type { AddressFormat, Curve } from '@latchkey/protocol'
@@ -270,6 +272,38 @@ describe('TON wallet addresses agree with @ton/ton', () => {
     })
     expect(account.address).toBe(expected)
     expect(account.address.startsWith('UQ')).toBe(true)
+  })
+})
+
+/**
+ * Vectors of the Spark reference SDK: buildonspark/spark,
+ * sdks/js/packages/spark-sdk/src/tests/address.test.ts at commit
+ * 6dcc93ed6d28f968356cd12d4410e1c264043ffb ("knownSparkAddress": the regtest address of identity key
+ * 0353908b…d3213; "getNetworkFromSparkAddress": a mainnet address, whose identity key is the one
+ * its payload carries after the 0x0a 0x21 protobuf header). The encoding is that SDK's
+ * `encodeSparkAddress` (sdks/js/packages/spark-sdk/src/utils/address.ts): bech32m of the
+ * `SparkAddress` message, HRP `spark` / `sparkrt`.
+ */
+describe('Spark addresses (the Spark SDK vectors)', () => {
+  it('encodes the identity public key under spark (mainnet) and sparkrt (regtest)', () => {
+    const regtestKey = hexToBytes('0353908bac090ba741de6147a540a665537006911590f93249b2823dbe187d3213')
+    expect(addressFromPublicKey('ADDRESS_FORMAT_SPARK_REGTEST', regtestKey)).toBe(
+      'sparkrt1pgssx5us3wkqjza8g80xz3a9gznx25msq6g3ty8exfym9q3ahcv86vsnxxdy83',
+    )
+    const mainnetKey = hexToBytes('0281116361f16d6a9f7792b2947c2dc67f9afca865961f215f6f05e837117f818f')
+    expect(addressFromPublicKey('ADDRESS_FORMAT_SPARK_MAINNET', mainnetKey)).toBe(
+      'spark1pgss9qg3vdslzmt2name9v550skuvlu6lj5xt9sly90k7p0gxughlqv023jqmc',
+    )
+  })
+
+  it('is derived from a secp256k1 account only, as the published default Spark accounts are', () => {
+    const { address } = derive('CURVE_SECP256K1', "m/86'/0'/0'/0/0", 'ADDRESS_FORMAT_SPARK_MAINNET')
+    const decoded = bech32m.decode(address as `${string}1${string}`, 1024)
+    expect(decoded.prefix).toBe('spark')
+    expect(bytesToHex(bech32m.fromWords(decoded.words)).slice(0, 4)).toBe('0a21')
+    expect(() => derive('CURVE_ED25519', "m/44'/1'/0'/0'", 'ADDRESS_FORMAT_SPARK_REGTEST')).toThrow(
+      expect.objectContaining({ name: 'CryptoInputError', field: 'addressFormat' }),
+    )
   })
 })
 

@@ -6,7 +6,7 @@ import { ripemd160 } from '@noble/hashes/legacy.js'
 import { sha256 } from '@noble/hashes/sha2.js'
 import { keccak_256, sha3_256 } from '@noble/hashes/sha3.js'
 import { bytesToHex, concatBytes } from '@noble/hashes/utils.js'
-import { base32nopad, base58, base58xrp, bech32, createBase58check } from '@scure/base'
+import { base32nopad, base58, base58xrp, bech32, bech32m, createBase58check } from '@scure/base'
 import * as btc from '@scure/btc-signer'
 import { crc16 } from '@ton/core'
 import { addr } from 'micro-eth-signer'
@@ -100,6 +100,19 @@ function xrpAddress(publicKey: Uint8Array): string {
   return base58xrp.encode(concatBytes(payload, checksum))
 }
 
+/**
+ * A Spark address: bech32m (HRP `spark` on mainnet, `sparkrt` on regtest) of the `SparkAddress`
+ * protobuf message holding only the identity public key, which serializes as field 1's tag
+ * (0x0a), its length (33) and the compressed secp256k1 key.
+ */
+function sparkAddress(hrp: 'spark' | 'sparkrt', publicKey: Uint8Array): string {
+  const message = concatBytes(new Uint8Array([0x0a, publicKey.length]), publicKey)
+  return bech32m.encode(hrp, bech32m.toWords(message), SPARK_ADDRESS_LIMIT)
+}
+
+/** Spark's longest address (its invoices share the encoding); a bare address is 70 characters. */
+const SPARK_ADDRESS_LIMIT = 1024
+
 function uncompressedSecp(publicKey: Uint8Array): Uint8Array {
   return secp256k1.Point.fromBytes(publicKey).toBytes(false)
 }
@@ -176,6 +189,10 @@ export function addressFromPublicKey(format: AddressFormat, publicKey: Uint8Arra
       return tonWalletAddress('V4R2', publicKey)
     case 'ADDRESS_FORMAT_TON_V5R1':
       return tonWalletAddress('V5R1', publicKey)
+    case 'ADDRESS_FORMAT_SPARK_MAINNET':
+      return sparkAddress('spark', publicKey)
+    case 'ADDRESS_FORMAT_SPARK_REGTEST':
+      return sparkAddress('sparkrt', publicKey)
   }
   throw new CryptoInputError(`unknown addressFormat ${String(format)}`, 'addressFormat')
 }

@@ -25,7 +25,7 @@ import { createHarness, fakeClock, type Harness } from '../../src/testing/harnes
  * The server-side packages of the published family, unchanged, against the local service: only
  * their configuration (base URL, API key, organization id) points at it. @turnkey/sdk-server 8.2.1
  * sends the newest activity versions (CREATE_SUB_ORGANIZATION_V8, CREATE_USERS_V4,
- * CREATE_POLICY_V3); @turnkey/viem 0.14.37, @turnkey/ethers 1.3.29 and @turnkey/solana 1.1.37 sign
+ * CREATE_POLICY_V3, UPDATE_ROOT_QUORUM); @turnkey/viem 0.14.37, @turnkey/ethers 1.3.29 and @turnkey/solana 1.1.37 sign
  * through its client with SIGN_TRANSACTION_V2.
  */
 
@@ -75,63 +75,59 @@ describe('@turnkey/sdk-server 8.2.1 with @turnkey/viem, @turnkey/ethers and @tur
   let solAddress: string
   let delegated: TurnkeyApiClient
 
-  it('creates a sub-organization with a wallet, a delegated-access user and its policy', async () => {
+  it('creates a sub-organization with a wallet and a delegated-access user with its policies (the documented flow)', async () => {
     const dev = h.service.dev
     const parent = clientOf(dev, dev.organizationId)
     const endUser = apiKeyPair()
+    const backEnd = apiKeyPair()
+    const rootUser = (userName: string, apiPublicKey: string) => ({
+      userName,
+      apiKeys: [{ apiKeyName: userName, publicKey: apiPublicKey, curveType: 'API_KEY_CURVE_P256' as const }],
+      authenticators: [],
+      oauthProviders: [],
+    })
     const created = await parent.createSubOrganization({
       subOrganizationName: 'End user',
       rootUsers: [
-        {
-          userName: 'End user',
-          apiKeys: [
-            { apiKeyName: 'device', publicKey: endUser.apiPublicKey, curveType: 'API_KEY_CURVE_P256' },
-          ],
-          authenticators: [],
-          oauthProviders: [],
-        },
+        rootUser('End user', endUser.apiPublicKey),
+        rootUser('Delegated back end', backEnd.apiPublicKey),
       ],
       rootQuorumThreshold: 1,
       wallet: { walletName: 'Default', accounts: [...DEFAULT_ETHEREUM_ACCOUNTS, ...DEFAULT_SOLANA_ACCOUNTS] },
     })
     expect(created.activity.type).toBe('ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8')
     subOrganizationId = created.subOrganizationId
+    const [endUserId, delegatedUserId] = created.rootUserIds!
     const [eth, sol] = created.wallet!.addresses
     ethAddress = eth as `0x${string}`
     solAddress = sol!
 
-    const backEnd = apiKeyPair()
-    const owner = clientOf(endUser, subOrganizationId)
-    const { userIds, activity } = await owner.createUsers({
-      users: [
-        {
-          userName: 'Delegated back end',
-          apiKeys: [
-            { apiKeyName: 'server', publicKey: backEnd.apiPublicKey, curveType: 'API_KEY_CURVE_P256' },
-          ],
-          authenticators: [],
-          oauthProviders: [],
-          userTags: [],
-        },
-      ],
-    })
-    expect(activity.type).toBe('ACTIVITY_TYPE_CREATE_USERS_V4')
-    const delegatedUserId = userIds[0]!
+    // While still a root user, the back end gives itself policies, then leaves the root quorum.
+    delegated = clientOf(backEnd, subOrganizationId)
     const signing = "activity.resource == 'WALLET' && activity.action == 'SIGN'"
     for (const [policyName, condition] of [
       ['Back end pays the merchant', `${signing} && eth.tx.to == '${recipient}'`],
       ['Back end signs Solana', `${signing} && wallet_account.address == '${solAddress}'`],
     ] as const) {
-      const policy = await owner.createPolicy({
+      const policy = await delegated.createPolicy({
         policyName,
         effect: 'EFFECT_ALLOW',
         consensus: `approvers.any(user, user.id == '${delegatedUserId}')`,
         condition,
         notes: '',
       })
-      expect(policy.policyId).toEqual(expect.any(String))
+      expect(policy.activity.type).toBe('ACTIVITY_TYPE_CREATE_POLICY_V3')
     }
-    delegated = clientOf(backEnd, subOrganizationId)
+    await delegated.updateRootQuorum({ threshold: 1, userIds: [endUserId!] })
+    const organization = await h.service.store.get('organizations', subOrganizationId)
+    expect(organization?.rootUserIds).toEqual([endUserId])
+
+    // The end user's own client adds a user the newest types' way (CREATE_USERS_V4).
+    const owner = clientOf(endUser, subOrganizationId)
+    const { activity } = await owner.createUsers({
+      users: [{ userName: 'Support', apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] }],
+    })
+    expect(activity.type).toBe('ACTIVITY_TYPE_CREATE_USERS_V4')
   })
 
   it("signs with the delegated key through @turnkey/viem's account; anvil mines it; the policy holds", async () => {
