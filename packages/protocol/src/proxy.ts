@@ -117,6 +117,11 @@ export interface ProxyMap {
        * The kit links to it from the code step; a production service never sends it.
        */
       devOutboxUrl?: string
+      /**
+       * The operator's CAPTCHA on `otp_init`: the kit renders this widget on the code step and
+       * sends its token (`X-Captcha-Token`); a passed one is not held back by the contact's budget.
+       */
+      captcha?: { provider: 'turnstile' | 'hcaptcha'; siteKey: string }
     }
   }
 }
@@ -149,6 +154,11 @@ export interface ProxySettings {
   sessionExpirationSeconds: string
   /** Longest a one-time code lives; `init_otp` may ask for less, never more. @default '300' */
   otpExpirationSeconds?: string
+  /**
+   * Shortest code the service sends (6 to 9 digits); `init_otp` may ask for a longer one, never a
+   * shorter one, so whoever requests codes for an address cannot make them easier to guess. @default 6
+   */
+  otpLength?: number
   /** App name in OTP messages (`{{appName}}`); only the operator sets it. @default the organization's name */
   appName?: string
   emailTemplate: { subject: string; body: string }

@@ -14,6 +14,7 @@ import { observeCrypto } from './observability/observeCrypto.ts'
 import type { RateLimitOptions } from './pipeline/RateLimitOptions.ts'
 import type { SendingOptions, SponsorshipOptions } from './sending/SendingOptions.ts'
 import { Lifecycle } from './server/Lifecycle.ts'
+import type { CaptchaOptions } from './signin/captcha/CaptchaOptions.ts'
 import type { OAuthOptions } from './signin/oauth/OAuthProviderConfig.ts'
 import type { ServiceRow } from './store/model.ts'
 import type { Store } from './store/Store.ts'
@@ -68,6 +69,8 @@ export interface RuntimeOptions {
   delivery?: Delivery
   /** OAuth providers (the sign-in wing reads them). @default the dev identity provider only */
   oauth?: OAuthOptions
+  /** The auth proxy's CAPTCHA on `otp_init`. @default none */
+  captcha?: CaptchaOptions
   /** How sends are broadcast and tracked. */
   sending?: Required<SendingOptions>
   /** Gas sponsorship; absent: `sponsor: true` is refused. */

@@ -36,6 +36,7 @@ import { type ActivityHandlers, Registry, type ServicePlugin } from './registry.
 import { SENDING_DEFAULTS, type SendingOptions, type SponsorshipOptions } from './sending/SendingOptions.ts'
 import { startSendWorker } from './sending/sendWorker.ts'
 import { ensureSponsors } from './sending/sponsors.ts'
+import type { CaptchaOptions } from './signin/captcha/CaptchaOptions.ts'
 import type { OAuthOptions } from './signin/oauth/OAuthProviderConfig.ts'
 import { type MemoryStoreOptions, openMemoryStore } from './store/memory.ts'
 import { Store } from './store/Store.ts'
@@ -135,6 +136,12 @@ export interface CreateServiceOptions {
    * @default none: every method uses the dev identity provider
    */
   oauth?: OAuthOptions
+  /**
+   * A CAPTCHA (Cloudflare Turnstile or hCaptcha) on the auth proxy's `otp_init`: a request whose
+   * token passes is not held back by the per-contact send budget.
+   * @default none
+   */
+  captcha?: CaptchaOptions
   /** How sends are broadcast and tracked (worker, timeouts, replacement bounds). @default SENDING_DEFAULTS */
   sending?: SendingOptions
   /** Gas sponsorship (sponsor accounts, delegate contracts, caps). @default none: `sponsor: true` is refused */
@@ -218,6 +225,7 @@ export async function createService(options: CreateServiceOptions = {}): Promise
     ...(options.verifyP256 ? { verifyP256: options.verifyP256 } : {}),
     ...(options.events ? { events: options.events } : {}),
     ...(options.oauth ? { oauth: options.oauth } : {}),
+    ...(options.captcha ? { captcha: options.captcha } : {}),
     ...(options.rateLimits ? { rateLimits: options.rateLimits } : {}),
     sending: { ...SENDING_DEFAULTS, ...options.sending },
     ...(options.sponsorship ? { sponsorship: options.sponsorship } : {}),

@@ -220,12 +220,12 @@ export function proxy<P extends ProxyPath>(
   client: Latchkey,
   path: P,
   body: ProxyRequest<P>,
-  options: { signal?: AbortSignal | undefined } = {},
+  options: { signal?: AbortSignal | undefined; headers?: Record<string, string> } = {},
 ): Promise<ProxyResponse<P>> {
   return httpRequest<ProxyResponse<P>>({
     url: `${client.config.authProxyUrl}/v1/${path}`,
     body: JSON.stringify(body),
-    headers: { [PROXY_CONFIG_HEADER]: client.config.authProxyConfigId },
+    headers: { ...options.headers, [PROXY_CONFIG_HEADER]: client.config.authProxyConfigId },
     fetch: client.config.fetch,
     timeoutMs: client.config.requestTimeoutMs,
     signal: options.signal,

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { captchaSection } from './sections/captcha.ts'
 import { emailSection } from './sections/email.ts'
 import { masterKeySection } from './sections/masterKey.ts'
 import { oauthSection } from './sections/oauth.ts'
@@ -29,6 +30,7 @@ export const configSchema = z.strictObject({
   observability: observabilitySection.default(observabilitySection.parse({})),
   rate_limits: rateLimitsSection.optional(),
   sponsorship: sponsorshipSection.optional(),
+  captcha: captchaSection.optional(),
 })
 
 export type Config = z.infer<typeof configSchema>

@@ -17,6 +17,7 @@ import { nativeVerifyP256 } from '../workers/nativeVerify.ts'
 import { ConfigError } from './ConfigError.ts'
 import type { Config } from './configSchema.ts'
 import { productionRefusals } from './productionRefusals.ts'
+import { captchaOptions } from './sections/captcha.ts'
 import { emailOptions } from './sections/email.ts'
 import { masterKeysOptions } from './sections/masterKey.ts'
 import { oauthOptions } from './sections/oauth.ts'
@@ -91,6 +92,7 @@ export async function productionService(
       ...(config.oauth ? { oauth: { ...oauthOptions(config.oauth), devIdentityProvider: false } } : {}),
       rateLimits: config.rate_limits ? rateLimitsOptions(config.rate_limits) : START_RATE_LIMITS,
       ...(config.sponsorship ? { sponsorship: sponsorshipOptions(config.sponsorship) } : {}),
+      ...(config.captcha ? { captcha: captchaOptions(config.captcha) } : {}),
       rpc: rpcOptions(config.rpc),
       ...(options.workers ? { crypto: cryptoWorkers() } : {}),
       verifyP256: nativeVerifyP256,

@@ -6,6 +6,7 @@ import { ApiError } from '../errors.ts'
 import type { Runtime } from '../Runtime.ts'
 import type { ActivityContext } from '../registry.ts'
 import type { UserRow } from '../store/model.ts'
+import { verifiedContact } from './verifiedContact.ts'
 
 /** Default read-write session lifetime (seconds): 15 minutes. */
 export const DEFAULT_SESSION_SECONDS = 900
@@ -109,7 +110,8 @@ export async function assertRootKeepsAccess(
 ): Promise<void> {
   const { rootUserIds } = ctx.organization
   if (rootUserIds.length !== 1 || rootUserIds[0] !== user.id) return
-  if (user.userEmail || user.userPhoneNumber) return
+  // An unverified contact routes no login, so it is no way back in.
+  if (verifiedContact(user, 'email') || verifiedContact(user, 'phone')) return
   if ((await ctx.tx.findBy('oauthProviders', 'userId', user.id)).length > 0) return
   const durableKeys = (await ctx.tx.findBy('apiKeys', 'userId', user.id)).filter(
     (key) => !SESSION_CREDENTIAL_TYPES.includes(key.credentialType),

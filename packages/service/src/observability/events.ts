@@ -89,6 +89,10 @@ export interface ServiceEventMap {
 
   // Rate limits on the activity API (pipeline/rateLimit.ts): which budget refused, on which entry.
   'rate_limit.refused': { limit: 'perKey' | 'perOrganization'; kind: 'activity' | 'query' }
+
+  // Sign-in security (h-security): the auth proxy's CAPTCHA on otp_init (signin/proxy/otpInit.ts).
+  /** A CAPTCHA token was checked at the provider's siteverify; `passed` lets the code skip the contact's send budget. */
+  'otp.captcha': { provider: 'turnstile' | 'hcaptcha'; passed: boolean }
 }
 
 /** Where a request went, as a bounded label: the route families of the service. */

@@ -215,6 +215,22 @@ describe('contacts set without proof are unverified', () => {
     expect(errorCodeOf(sms)).toBe('PERMISSION_DENIED')
   })
 
+  it("an unverified contact is no way back in: the only root user's last key stays", async () => {
+    const h = await createHarness()
+    const account = await h.createSubOrganization()
+    const as = { as: account.keys[0]!, organizationId: account.organizationId }
+    const userId = account.userIds[0]!
+    resultOf(
+      'update_user_email',
+      await h.submit('update_user_email', { userId, userEmail: 'mine@example.com' }, as),
+    )
+    h.clock.advance(1000)
+    const keys = await h.service.store.findBy('apiKeys', 'userId', userId)
+    const refused = await h.submit('delete_api_keys', { userId, apiKeyIds: keys.map((key) => key.id) }, as)
+    expect(errorCodeOf(refused)).toBe('FIELD_INVALID')
+    expect(refused.body.message).toMatch(/without any credential/)
+  })
+
   it("contacts the parent organization's root sets are vouched for: codes go there", async () => {
     const h = await createHarness()
     const key = testKey()

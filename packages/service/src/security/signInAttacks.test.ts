@@ -405,6 +405,29 @@ describe('class 5: only the operator chooses what is sent', () => {
   })
 })
 
+describe('the operator sets the shortest code', () => {
+  it("init_otp cannot ask for a code shorter than the operator's otpLength", async () => {
+    const h = await createHarness()
+    const body = JSON.stringify({
+      organizationId: h.organizationId,
+      timestampMs: String(h.clock.now()),
+      settings: { otpLength: 8 },
+    })
+    const [header, value] = h.root.stamp(body)
+    expect((await h.post(SETTINGS_ROUTES.update, body, { [header]: value })).status).toBe(200)
+    const contact = 'long@example.com'
+    expect((await call(h, 'otp_init', { otpType: 'OTP_TYPE_EMAIL', contact, otpLength: 6 })).status).toBe(200)
+    const direct = await h.submit('init_otp', { otpType: 'OTP_TYPE_EMAIL', contact, otpLength: 6 })
+    expect(direct.status).toBe(200)
+    h.clock.advance(1000)
+    expect((await h.submit('init_otp', { otpType: 'OTP_TYPE_EMAIL', contact, otpLength: 9 })).status).toBe(
+      200,
+    )
+    const lengths = (await outbox(h, contact)).map((message) => message.code.length).sort()
+    expect(lengths).toEqual([8, 8, 9])
+  })
+})
+
 describe('class 6: operator settings updates are not replayable', () => {
   it('a captured stamped update is refused the second time, and when stale', async () => {
     const h = await createHarness()

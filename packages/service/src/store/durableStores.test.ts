@@ -63,6 +63,21 @@ describe('openDataDir: integrity', () => {
     const unchecked = await openDataDir(dir, { integrityCheck: false })
     expect(await unchecked.get('pluginRows', 'row-0000')).toBeDefined()
     await unchecked.close()
+    // A file over the size checked at start opens unchecked, and says so once on stderr.
+    const lines: string[] = []
+    const write = process.stderr.write
+    process.stderr.write = ((chunk: string) => {
+      lines.push(String(chunk))
+      return true
+    }) as typeof process.stderr.write
+    try {
+      const large = await openDataDir(dir, { integrityCheckMaxBytes: 60 * pageSize })
+      await large.close()
+    } finally {
+      process.stderr.write = write
+    }
+    expect(lines.filter((line) => line.includes(path))).toHaveLength(1)
+    expect(lines.join('')).toMatch(/opened without quick_check\. Check it offline/)
   })
 
   it('opens a sound data dir again, checked', async () => {

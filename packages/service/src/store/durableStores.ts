@@ -12,6 +12,7 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
   writeFileSync,
   writeSync,
 } from 'node:fs'
@@ -104,7 +105,17 @@ export interface OpenDataDirOptions extends MigrateOptions {
    * @default true
    */
   integrityCheck?: boolean
+  /**
+   * Largest database file the start checks: a larger one would hold the start for as long as
+   * reading all of it takes, so it is opened unchecked, with one stderr line naming the file and
+   * how to check it (a backup through `restore`, which checks, or `quick_check` on a copy).
+   * @default INTEGRITY_CHECK_MAX_BYTES
+   */
+  integrityCheckMaxBytes?: number
 }
+
+/** Largest database file checked at every start by default (1 GiB). */
+export const INTEGRITY_CHECK_MAX_BYTES = 1024 ** 3
 
 /**
  * The SQLite store under `dir`: one file, `latchkey.sqlite`, in WAL mode with `synchronous=FULL`
@@ -151,7 +162,16 @@ export async function openDataDir(dir: string, options: OpenDataDirOptions = {})
     } catch (error) {
       throw new Error(`cannot open ${databasePath}: ${(error as Error).message}`, { cause: error })
     }
-    if (options.integrityCheck ?? true) checkIntegrity(database, databasePath)
+    if (options.integrityCheck ?? true) {
+      const size = statSync(databasePath).size
+      const limit = options.integrityCheckMaxBytes ?? INTEGRITY_CHECK_MAX_BYTES
+      if (size <= limit) checkIntegrity(database, databasePath)
+      else
+        process.stderr.write(
+          `latchkey-service: ${databasePath} is ${size} bytes, over the ${limit} bytes checked at start; opened without quick_check. ` +
+            'Check it offline: back it up and restore the backup (restore checks it), or run PRAGMA quick_check on a copy.\n',
+        )
+    }
     try {
       database.exec('PRAGMA journal_mode = WAL')
       database.exec('PRAGMA synchronous = FULL')

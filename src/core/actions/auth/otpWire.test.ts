@@ -1,4 +1,4 @@
-import { decodeJwtClaims } from '@latchkey/protocol'
+import { CAPTCHA_TOKEN_HEADER, decodeJwtClaims } from '@latchkey/protocol'
 import { latestCode } from '@latchkey/service/testing'
 import { describe, expect, it } from 'vitest'
 import { createClientFixture } from '../../test/fixtures.ts'
@@ -21,6 +21,22 @@ function recorded(fx: Awaited<ReturnType<typeof createClientFixture>>) {
 }
 
 describe('OTP sign-in on the wire', () => {
+  it("sends a solved CAPTCHA's token as X-Captcha-Token, and no header without one", async () => {
+    const fx = await createClientFixture()
+    const headers: (string | null)[] = []
+    const fetch = fx.harness.service.fetch
+    const client = fx.reload({
+      fetch: async (input: RequestInfo | URL, init?: RequestInit) => {
+        headers.push(new Headers(init?.headers).get(CAPTCHA_TOKEN_HEADER))
+        return fetch(input as Request, init)
+      },
+    })
+    const contact = `captcha+${crypto.randomUUID().slice(0, 6)}@example.com`
+    await startOtpSignIn(client, { otpType: 'OTP_TYPE_EMAIL', contact, captchaToken: 'solved' })
+    await startOtpSignIn(client, { otpType: 'OTP_TYPE_EMAIL', contact })
+    expect(headers).toEqual(['solved', null])
+  })
+
   it('sends the code encrypted to the signed target and signs the published consents', async () => {
     const fx = await createClientFixture()
     const { client, calls } = recorded(fx)

@@ -52,7 +52,10 @@ export const initOtp = defineActivity('init_otp', {
     const appName = topAppName ? r.string('appName', { max: 100 }) : email?.optString('appName', { max: 100 })
     const logoUrl = email?.optString('logoUrl', { max: 2048 })
     const template = sms?.optString('template', { max: 1000 })
+    // Set by the auth proxy after a passed CAPTCHA; an unknown pass is budgeted as usual.
+    const captchaPass = r.optString('captchaPass', { max: 100 })
     return {
+      ...(captchaPass !== undefined ? { captchaPass } : {}),
       otpType,
       contact,
       ...(otpLength !== undefined ? { otpLength } : {}),
@@ -96,15 +99,20 @@ export const initOtp = defineActivity('init_otp', {
         config?.organizationId ?? org.parentOrganizationId ?? org.id,
       )
       const maxLifetime = Number(settings?.otpExpirationSeconds ?? DEFAULT_OTP_SECONDS)
+      // The operator's length is a floor: the caller, who may be the attacker, cannot go under it.
+      const otpLength = Math.max(p.otpLength ?? 6, settings?.otpLength ?? 6)
       const { otpId } = await signInState(ctx.runtime).otp.init({
         organizationId: org.id,
         otpType: p.otpType,
         contact: p.contact,
-        ...(p.otpLength !== undefined ? { otpLength: p.otpLength } : {}),
+        otpLength,
         ...(p.expirationSeconds !== undefined ? { expirationSeconds: Number(p.expirationSeconds) } : {}),
         maxExpirationSeconds: maxLifetime,
         appName: settings?.appName ?? operator?.name ?? 'Latchkey',
         ...(settings ? { emailTemplate: settings.emailTemplate, smsTemplate: settings.smsTemplate } : {}),
+        ...((p as { captchaPass?: string }).captchaPass !== undefined
+          ? { captchaPass: (p as { captchaPass?: string }).captchaPass }
+          : {}),
       })
       if (ctx.type !== ENCRYPTED_TARGET_TYPE) return { otpId }
       return { otpId, otpEncryptionTargetBundle: await createOtpEncryptionTarget(ctx.runtime, org.id, otpId) }

@@ -194,7 +194,7 @@ describe('createOtpEngine', () => {
     expect(records.get(otpId)).toMatchObject({ attempts: 0, status: 'pending' })
   })
 
-  it('rate-limits init per contact: 3 a minute, 10 an hour', async () => {
+  it('rate-limits init per contact: 3 a minute, 5 in 10 minutes, so a burst blocks at most 10 minutes', async () => {
     const { engine, advance } = setup()
     const send = (contact = 'a@b.io') =>
       engine.init({ organizationId: ORG, otpType: 'OTP_TYPE_EMAIL', contact })
@@ -205,14 +205,55 @@ describe('createOtpEngine', () => {
       details: { field: 'contact', retryAfterSeconds: 60 },
     })
     await expect(send('other@b.io')).resolves.toBeTruthy()
-    for (let minute = 1; minute <= 3; minute++) {
-      advance(61_000)
-      for (let i = 0; i < 3 && minute * 3 + i < 10; i++) await send()
-    }
     advance(61_000)
+    for (let i = 0; i < 2; i++) await send()
     const r = await refusal(send())
     expect(r.errorCode).toBe('OTP_RATE_LIMITED')
-    expect(r.details.retryAfterSeconds).toBe(3600 - 244)
+    expect(r.details.retryAfterSeconds).toBe(600 - 61)
+    advance(539_000)
+    await expect(send()).resolves.toBeTruthy()
+  })
+
+  it('a CAPTCHA pass lets one code past the send budget; its guesses have their own budget', async () => {
+    const { engine, outbox, advance } = setup()
+    const contact = 'c@b.io'
+    const send = (captchaPass?: string) =>
+      engine.init({
+        organizationId: ORG,
+        otpType: 'OTP_TYPE_EMAIL',
+        contact,
+        ...(captchaPass ? { captchaPass } : {}),
+      })
+    for (let i = 0; i < 3; i++) await send()
+    expect((await refusal(send('made-up'))).errorCode).toBe('OTP_RATE_LIMITED')
+    const pass = await engine.grantCaptchaPass('OTP_TYPE_EMAIL', 'C@b.io')
+    const { otpId } = await send(pass)
+    // Spent: the same pass does not work twice.
+    expect((await refusal(send(pass))).errorCode).toBe('OTP_RATE_LIMITED')
+    // Someone spends the contact's wrong-guess budget on the codes anyone can request...
+    for (let n = 0; n < 2; n++)
+      for (const message of outbox.slice(0, 3))
+        for (let i = 0; i < 5; i++)
+          await engine
+            .verify({ organizationId: ORG, otpId: message.otpId, otpCode: '000000' })
+            .catch(() => undefined)
+    advance(61_000)
+    const plain = await send()
+    const plainCode = outbox.find((m) => m.otpId === plain.otpId)!.code
+    expect(
+      (await refusal(engine.verify({ organizationId: ORG, otpId: plain.otpId, otpCode: plainCode })))
+        .errorCode,
+    ).toBe('OTP_RATE_LIMITED')
+    // ...and the CAPTCHA-passed code is still judged.
+    const code = outbox.find((m) => m.otpId === otpId)!.code
+    await expect(engine.verify({ organizationId: ORG, otpId, otpCode: code })).resolves.toHaveProperty(
+      'verificationToken',
+    )
+    // A pass expires after two minutes.
+    const late = await engine.grantCaptchaPass('OTP_TYPE_EMAIL', contact)
+    advance(121_000)
+    await send()
+    expect((await refusal(send(late))).errorCode).toBe('OTP_RATE_LIMITED')
   })
 
   it('validates contacts and options', async () => {

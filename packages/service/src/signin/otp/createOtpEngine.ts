@@ -21,6 +21,8 @@ export interface OtpRecord {
   expiresAtMs: number
   /** Wrong codes entered so far. */
   attempts: number
+  /** Requested with a passed CAPTCHA: its wrong guesses count in the contact's own CAPTCHA budget. */
+  captcha?: true
   status: 'pending' | 'used' | 'locked'
 }
 
@@ -83,8 +85,23 @@ export function memoryOtpStorage(): OtpStorage & { records: Map<string, OtpRecor
 /** Events allowed per window for one rate-limit key. */
 export interface RateLimit {
   perMinute: number
-  perHour: number
+  /** Events allowed in the longer window. */
+  perWindow: number
+  /** The longer window in minutes (at most 60). @default 60 */
+  windowMinutes?: number
 }
+
+/**
+ * Codes sent per contact. The longer window is 10 minutes, so a burst of requests from any
+ * number of addresses keeps a contact from getting a code for at most 10 minutes after it.
+ */
+export const SEND_LIMIT: RateLimit = { perMinute: 3, perWindow: 5, windowMinutes: 10 }
+
+/**
+ * Wrong codes per contact across all its OTPs and organizations: at most 1,440 a day, so the
+ * chance of guessing one account's code in a day is 1,440 / 10^digits (see docs/security.md).
+ */
+export const GUESS_LIMIT: RateLimit = { perMinute: 10, perWindow: 10, windowMinutes: 10 }
 
 /** A rendered message handed to delivery (the dev outbox, or a mail/SMS gateway). */
 export interface OtpMessage {
@@ -125,9 +142,9 @@ export interface OtpEngineOptions {
   mac?: (message: string) => string
   /** Wrong codes accepted before the OTP is dead. @default 5 */
   maxAttempts?: number
-  /** `init` calls allowed per contact (service-wide, every organization and path). @default { perMinute: 3, perHour: 10 } */
+  /** `init` calls allowed per contact (service-wide, every organization and path). @default SEND_LIMIT */
   rateLimit?: RateLimit
-  /** Wrong codes allowed per contact across all its OTPs. @default { perMinute: 10, perHour: 10 } */
+  /** Wrong codes allowed per contact across all its OTPs. @default GUESS_LIMIT */
   guessLimit?: RateLimit
   /** Code lifetime when the caller gives none. @default 300 */
   defaultExpirationSeconds?: number
@@ -148,6 +165,8 @@ export interface OtpInitInput {
   appName?: string
   emailTemplate?: { subject: string; body: string }
   smsTemplate?: { body: string }
+  /** A pass from `grantCaptchaPass` for this contact: the code skips the contact's send budget. */
+  captchaPass?: string
 }
 
 export interface OtpVerifyInput {
@@ -160,6 +179,9 @@ export interface OtpVerifyInput {
 }
 
 export type OtpEngine = ReturnType<typeof createOtpEngine>
+
+/** How long a CAPTCHA pass waits for its `init`. */
+const CAPTCHA_PASS_MS = 120_000
 
 const MINUTE_MS = 60_000
 const HOUR_MS = 3_600_000
@@ -191,8 +213,8 @@ export function createOtpEngine(options: OtpEngineOptions) {
   const now = options.now ?? Date.now
   const newId = options.newId ?? (() => crypto.randomUUID())
   const maxAttempts = options.maxAttempts ?? 5
-  const limits = options.rateLimit ?? { perMinute: 3, perHour: 10 }
-  const guessLimits = options.guessLimit ?? { perMinute: 10, perHour: 10 }
+  const limits = options.rateLimit ?? SEND_LIMIT
+  const guessLimits = options.guessLimit ?? GUESS_LIMIT
   const defaultExpiration = options.defaultExpirationSeconds ?? 300
   const defaultTokenExpiration = options.defaultTokenExpirationSeconds ?? 600
   const macKey = options.mac ? undefined : crypto.getRandomValues(new Uint8Array(32))
@@ -202,10 +224,11 @@ export function createOtpEngine(options: OtpEngineOptions) {
 
   /** Seconds until `key` may be charged again, or 0 when it may be now. */
   async function waitFor(tx: OtpStorageTx, key: string, limit: RateLimit, at: number): Promise<number> {
-    const recent = (await tx.getBucket(key)).filter((t) => at - t < HOUR_MS)
+    const windowMs = Math.min(HOUR_MS, (limit.windowMinutes ?? 60) * MINUTE_MS)
+    const recent = (await tx.getBucket(key)).filter((t) => at - t < windowMs)
     const lastMinute = recent.filter((t) => at - t < MINUTE_MS)
     if (lastMinute.length >= limit.perMinute) return Math.ceil((lastMinute[0]! + MINUTE_MS - at) / 1000)
-    if (recent.length >= limit.perHour) return Math.ceil((recent[0]! + HOUR_MS - at) / 1000)
+    if (recent.length >= limit.perWindow) return Math.ceil((recent[0]! + windowMs - at) / 1000)
     return 0
   }
 
@@ -282,21 +305,25 @@ export function createOtpEngine(options: OtpEngineOptions) {
       sentAt: new Date(at).toISOString(),
     }
     // The charge, the record and a durable delivery commit together: a code is sent only within
-    // the contact's budget, and every committed code is sent.
+    // the contact's budget (or with a passed CAPTCHA, spent here), and every committed code is sent.
     const queued = await storage.transaction(async (tx) => {
-      await chargeIn(
-        tx,
-        [
-          {
-            key: `send:${contact}`,
-            limit: limits,
-            message: 'too many codes requested for this contact; try again later',
-            field: 'contact',
-          },
-        ],
-        at,
-      )
-      await tx.put(record)
+      const passKey = input.captchaPass !== undefined ? `captcha-pass:${input.captchaPass}:${contact}` : ''
+      const pass = passKey ? (await tx.getBucket(passKey)).filter((t) => at - t < CAPTCHA_PASS_MS) : []
+      if (pass.length > 0) await tx.putBucket(passKey, [])
+      else
+        await chargeIn(
+          tx,
+          [
+            {
+              key: `send:${contact}`,
+              limit: limits,
+              message: 'too many codes requested for this contact; try again later',
+              field: 'contact',
+            },
+          ],
+          at,
+        )
+      await tx.put(pass.length > 0 ? { ...record, captcha: true } : record)
       return tx.enqueueDelivery
         ? tx.enqueueDelivery(message, { appName: values.appName, expiresInMinutes: values.expiresInMinutes })
         : false
@@ -337,8 +364,10 @@ export function createOtpEngine(options: OtpEngineOptions) {
           }
         if (at >= record.expiresAtMs)
           return { error: new ApiError('OTP_EXPIRED', 'this code has expired; request a new one', 'otpId') }
-        // Wrong guesses are budgeted per contact too, across all its OTPs and organizations.
-        const guessKey = `guess:${record.contact}`
+        // Wrong guesses are budgeted per contact too, across all its OTPs and organizations; codes
+        // sent after a passed CAPTCHA have a budget of their own, which guesses at codes anyone
+        // can request without one do not spend.
+        const guessKey = `${record.captcha ? 'guess-captcha' : 'guess'}:${record.contact}`
         const wait = await waitFor(tx, guessKey, guessLimits, at)
         if (wait > 0)
           return {
@@ -389,5 +418,17 @@ export function createOtpEngine(options: OtpEngineOptions) {
 
   const verify = verifyNow
 
-  return { init, verify, charge }
+  /**
+   * Records that a request for `contact` passed a CAPTCHA; returns the pass its `init` names
+   * (`captchaPass`), usable once within two minutes.
+   */
+  async function grantCaptchaPass(otpType: OtpType, contact: unknown): Promise<string> {
+    const normalized = normalizeContact(otpType, contact)
+    const pass = newId()
+    const at = now()
+    await storage.transaction((tx) => tx.putBucket(`captcha-pass:${pass}:${normalized}`, [at]))
+    return pass
+  }
+
+  return { init, verify, charge, grantCaptchaPass }
 }

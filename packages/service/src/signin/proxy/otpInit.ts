@@ -1,11 +1,32 @@
-import { OTP_TYPES, type ProxyResponse } from '@latchkey/protocol'
+import { CAPTCHA_TOKEN_HEADER, OTP_TYPES, type OtpType, type ProxyResponse } from '@latchkey/protocol'
 import { clientAddress } from '../../pipeline/originPolicy.ts'
 import type { Reader } from '../../pipeline/Reader.ts'
+import { verifyCaptcha } from '../captcha/verifyCaptcha.ts'
 import { signInState } from '../signInState.ts'
 import type { ProxyCall } from './ProxyCall.ts'
 
 /** Codes one client address may request through the proxy, whatever the contacts. */
-export const OTP_INIT_PER_ADDRESS = { perMinute: 20, perHour: 200 }
+export const OTP_INIT_PER_ADDRESS = { perMinute: 20, perWindow: 200 }
+
+/**
+ * With a CAPTCHA configured and the request's token passing it, a pass for `init_otp` that lets
+ * the code skip the contact's send budget: the budget is what someone who knows the address
+ * spends to keep its owner from getting a code. Without a token, or when it fails, none: the
+ * request is budgeted as usual, never refused for it.
+ */
+async function passCaptcha(
+  call: ProxyCall,
+  otpType: OtpType,
+  contact: string,
+  address: string | undefined,
+): Promise<string | undefined> {
+  const captcha = call.runtime.options.captcha
+  const token = call.c.req.header(CAPTCHA_TOKEN_HEADER)
+  if (!captcha || token === undefined) return undefined
+  const passed = await verifyCaptcha(captcha, token, address, call.runtime.options.fetch)
+  call.runtime.emit('otp.captcha', { provider: captcha.provider, passed })
+  return passed ? signInState(call.runtime).otp.grantCaptchaPass(otpType, contact) : undefined
+}
 
 /**
  * `POST /v1/otp_init`: sends a one-time code to an e-mail address or phone number (`init_otp`).
@@ -28,6 +49,11 @@ export async function otpInit(call: ProxyCall, r: Reader): Promise<ProxyResponse
         message: 'too many codes requested from this address; try again later',
       },
     ])
-  const { otpId } = await call.submit('init_otp', { otpType, contact })
+  const captchaPass = await passCaptcha(call, otpType, contact, address)
+  const { otpId } = await call.submit('init_otp', {
+    otpType,
+    contact,
+    ...(captchaPass ? { captchaPass } : {}),
+  })
   return { otpId }
 }

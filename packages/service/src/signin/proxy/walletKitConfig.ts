@@ -6,6 +6,7 @@ import type { ProxyCall } from './ProxyCall.ts'
 /** `POST /v1/wallet_kit_config`: the sign-in methods and OAuth settings a kit renders. */
 export async function walletKitConfig(call: ProxyCall): Promise<ProxyResponse<'wallet_kit_config'>> {
   const enabled = call.settings.enabledProviders
+  const captcha = call.runtime.options.captcha
   const origin = new URL(call.c.req.url).origin
   const providers = signInState(call.runtime).oauth
   // A method whose provider cannot be resolved (none configured, discovery down) gets no endpoint.
@@ -41,5 +42,6 @@ export async function walletKitConfig(call: ProxyCall): Promise<ProxyResponse<'w
     ),
     // The local service is a development service: OTP messages go to its outbox, never out.
     devOutboxUrl: `${origin}/dev/outbox`,
+    ...(captcha ? { captcha: { provider: captcha.provider, siteKey: captcha.siteKey } } : {}),
   }
 }

@@ -103,6 +103,8 @@ export function readSettingsChanges(r: Reader): Partial<ProxySettings> {
       )
     changes.otpExpirationSeconds = otpSeconds
   }
+  const otpLength = r.optInt('otpLength', { min: 6, max: 9 })
+  if (otpLength !== undefined) changes.otpLength = otpLength
   if (r.has('appName')) changes.appName = r.string('appName', { max: 100 })
   const email = r.optObject('emailTemplate')
   if (email)
