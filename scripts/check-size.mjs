@@ -135,7 +135,9 @@ for (const [app, s] of Object.entries(sizes))
   for (const file of s.files)
     for (const [group, bytes] of file.parts)
       if (developmentOnly.includes(group) && bytes > 0)
-        problems.push(`${app}: ${group} is in the production build (${file.fileName}); it is development-only`)
+        problems.push(
+          `${app}: ${group} is in the production build (${file.fileName}); it is development-only`,
+        )
 
 for (const app of ['signin', 'core']) {
   const s = sizes[app]
