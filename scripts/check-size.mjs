@@ -128,6 +128,17 @@ for (const budget of budgets) {
 }
 printTable(['budget', 'measured', 'limit', 'result'], budgetRows)
 
+// Development-only code that a production build must leave out entirely (behind a
+// `process.env.NODE_ENV` check the bundler folds).
+const developmentOnly = ['src/react/ConfigErrorPanel.tsx']
+for (const [app, s] of Object.entries(sizes))
+  for (const file of s.files)
+    for (const [group, bytes] of file.parts)
+      if (developmentOnly.includes(group) && bytes > 0)
+        problems.push(
+          `${app}: ${group} is in the production build (${file.fileName}); it is development-only`,
+        )
+
 for (const app of ['signin', 'core']) {
   const s = sizes[app]
   if (!s) continue

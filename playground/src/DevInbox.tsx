@@ -1,10 +1,11 @@
+import { useSession } from 'latchkey'
 import { useEffect, useRef, useState } from 'react'
 import type { PlaygroundService } from './loadPlaygroundConfig.ts'
 
 /** How many messages the panel lists (the outbox page has them all); no scrolling region needed. */
 const INBOX_SIZE = 5
 
-interface OutboxMessage {
+export interface OutboxMessage {
   otpId: string
   otpType: string
   contact: string
@@ -100,12 +101,21 @@ export function DevInbox({ service }: { service: PlaygroundService }) {
 
 /**
  * Shows the newest code for 20 s in a manual popover: the top layer puts it above the sign-in
- * dialog, whose backdrop covers the inbox while a person types the code.
+ * dialog, whose backdrop covers the inbox while a person types the code. A new session means the
+ * code was used: the toast goes at once instead of covering the page after sign-in.
  */
-function NewCodeToast({ messages }: { messages: OutboxMessage[] | null }) {
+export function NewCodeToast({ messages }: { messages: OutboxMessage[] | null }) {
   const ref = useRef<HTMLDivElement>(null)
   const [shown, setShown] = useState<OutboxMessage | null>(null)
   const seen = useRef<string | null | undefined>(undefined)
+  const sessionId = useSession()?.id
+  const knownSession = useRef(sessionId)
+
+  useEffect(() => {
+    if (sessionId === knownSession.current) return
+    knownSession.current = sessionId
+    if (sessionId !== undefined) setShown(null)
+  }, [sessionId])
 
   const newest = messages?.[0]
   useEffect(() => {
@@ -122,7 +132,11 @@ function NewCodeToast({ messages }: { messages: OutboxMessage[] | null }) {
 
   useEffect(() => {
     const element = ref.current
-    if (!element || !shown) return
+    if (!element) return
+    if (!shown) {
+      if (element.matches(':popover-open')) element.hidePopover()
+      return
+    }
     // Re-showing moves it to the top of the top layer, above a dialog opened since.
     if (element.matches(':popover-open')) element.hidePopover()
     element.showPopover()

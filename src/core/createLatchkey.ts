@@ -68,11 +68,29 @@ function validateConfig(config: LatchkeyConfig): void {
   }
 }
 
+/** The options a client cannot do without. */
+type RequiredOption = 'authProxyUrl' | 'baseUrl' | 'authProxyConfigId' | 'organizationId'
+
+/**
+ * `LatchkeyConfig` as `createLatchkey` and `<LatchkeyProvider config>` take it: each required
+ * option is a string, and when a value may be `undefined` (`import.meta.env.X` typed
+ * `string | undefined`) the type checker's error names the option and the fix.
+ */
+export type LatchkeyConfigParameter = Omit<LatchkeyConfig, RequiredOption> & {
+  [K in RequiredOption]:
+    | string
+    | {
+        [hint in `${K} may be undefined: set its env variable (npx latchkey-service dev --env .env.local writes them) and check it is a string`]: never
+      }
+}
+
 /**
  * Creates a client. Nothing touches `window`, `indexedDB` or `localStorage` here, so it is safe
  * during server rendering; persisted sessions are read on `hydrate()`.
  */
-export function createLatchkey(config: LatchkeyConfig): Latchkey {
+export function createLatchkey(parameter: LatchkeyConfigParameter): Latchkey {
+  // validateConfig checks at run time what the parameter's type only hints at.
+  const config = parameter as LatchkeyConfig
   validateConfig(config)
   const fetchFn = config.fetch ?? ((input, init) => globalThis.fetch(input, init))
   const resolved: ResolvedLatchkeyConfig = {

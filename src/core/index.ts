@@ -300,6 +300,7 @@ export { accountSpecOf, accountSpecsOf, CHAINS, DEFAULT_CHAINS } from './chains.
 export type {
   Latchkey,
   LatchkeyConfig,
+  LatchkeyConfigParameter,
   OpenAuthorizationWindow,
   ResolvedLatchkeyConfig,
 } from './createLatchkey.ts'

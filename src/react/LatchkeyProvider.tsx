@@ -1,7 +1,9 @@
 import type { QueryClient } from '@tanstack/react-query'
 import { type ReactNode, useEffect, useMemo, useState } from 'react'
 import { hasPendingOAuth } from '../core/actions/auth/pendingOAuth.ts'
-import { createLatchkey, type Latchkey, type LatchkeyConfig } from '../core/createLatchkey.ts'
+import { createLatchkey, type Latchkey, type LatchkeyConfigParameter } from '../core/createLatchkey.ts'
+import { ConfigInvalidError } from '../core/errors.ts'
+import { ConfigErrorPanel } from './ConfigErrorPanel.tsx'
 import { existingQueryClient, LatchkeyContext, type LatchkeyContextValue } from './context.ts'
 
 export type LatchkeyProviderProps = {
@@ -16,7 +18,7 @@ export type LatchkeyProviderProps = {
   onOAuthRedirectError?: (error: unknown) => void
 } & (
   | {
-      /** Creates the client once, on first render (safe during SSR). */ config: LatchkeyConfig
+      /** Creates the client once, on first render (safe during SSR). */ config: LatchkeyConfigParameter
       client?: never
     }
   | { /** An existing client (e.g. shared with non-React code). */ client: Latchkey; config?: never }
@@ -29,7 +31,45 @@ export type LatchkeyProviderProps = {
  * touches browser storage on the server.
  */
 export function LatchkeyProvider(props: LatchkeyProviderProps) {
-  const [client] = useState(() => props.client ?? createLatchkey(props.config as LatchkeyConfig))
+  const [created] = useState((): { client: Latchkey } | { panel: ReactNode } => {
+    if (props.client) return { client: props.client }
+    try {
+      return { client: createLatchkey(props.config as LatchkeyConfigParameter) }
+    } catch (error) {
+      // A development build shows what to fix in place of the app (a config read from unset env
+      // variables is otherwise a blank page); a production build throws, as it always has. Written
+      // out so bundlers fold it and drop the panel from production builds (nothing else refers to
+      // it); `typeof` keeps a page without a bundler (no `process`) on the production path.
+      if (
+        typeof process !== 'undefined' &&
+        process.env.NODE_ENV !== 'production' &&
+        error instanceof ConfigInvalidError
+      ) {
+        console.warn('[latchkey] CONFIG_INVALID:', error)
+        return { panel: <ConfigErrorPanel error={error} /> }
+      }
+      throw error
+    }
+  })
+  if ('panel' in created) return created.panel
+  return (
+    <ClientProvider
+      client={created.client}
+      queryClient={props.queryClient}
+      onOAuthRedirectError={props.onOAuthRedirectError}
+    >
+      {props.children}
+    </ClientProvider>
+  )
+}
+
+function ClientProvider(props: {
+  client: Latchkey
+  children?: ReactNode
+  queryClient: QueryClient | undefined
+  onOAuthRedirectError: ((error: unknown) => void) | undefined
+}) {
+  const { client } = props
   const [ownQueryClient] = useState<LatchkeyContextValue['ownQueryClient']>(() => ({}))
   const { queryClient, onOAuthRedirectError } = props
   const value = useMemo(

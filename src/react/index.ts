@@ -140,6 +140,7 @@ export type {
   KeyStoreOption,
   Latchkey,
   LatchkeyConfig,
+  LatchkeyConfigParameter,
   LatchkeyErrorOptions,
   LatchkeyMutationMeta,
   LatchkeyStorage,
