@@ -1,5 +1,5 @@
 import type { QueryClient } from '@tanstack/react-query'
-import { type ReactNode, useEffect, useMemo, useState } from 'react'
+import { type ReactElement, type ReactNode, useEffect, useMemo, useState } from 'react'
 import { hasPendingOAuth } from '../core/actions/auth/pendingOAuth.ts'
 import { createLatchkey, type Latchkey, type LatchkeyConfigParameter } from '../core/createLatchkey.ts'
 import { ConfigInvalidError } from '../core/errors.ts'
@@ -30,8 +30,10 @@ export type LatchkeyProviderProps = {
  * an effect, so server rendering and the first client render agree (signed out) and nothing
  * touches browser storage on the server.
  */
-export function LatchkeyProvider(props: LatchkeyProviderProps) {
-  const [created] = useState((): { client: Latchkey } | { panel: ReactNode } => {
+// The return type is spelled out: inferred from React 19's types it would include what React 18's
+// JSX does not accept as a component's result (bigint, promises).
+export function LatchkeyProvider(props: LatchkeyProviderProps): ReactElement {
+  const [created] = useState((): { client: Latchkey } | { panel: ReactElement } => {
     if (props.client) return { client: props.client }
     try {
       return { client: createLatchkey(props.config as LatchkeyConfigParameter) }
