@@ -39,14 +39,13 @@ export function LatchkeyProvider(props: LatchkeyProviderProps): ReactElement {
       return { client: createLatchkey(props.config as LatchkeyConfigParameter) }
     } catch (error) {
       // A development build shows what to fix in place of the app (a config read from unset env
-      // variables is otherwise a blank page); a production build throws, as it always has. Written
-      // out so bundlers fold it and drop the panel from production builds (nothing else refers to
-      // it); `typeof` keeps a page without a bundler (no `process`) on the production path.
-      if (
-        typeof process !== 'undefined' &&
-        process.env.NODE_ENV !== 'production' &&
-        error instanceof ConfigInvalidError
-      ) {
+      // variables is otherwise a blank page); a production build throws, as it always has. The
+      // plain `process.env.NODE_ENV` is what bundlers replace (in dependencies too, as React's own
+      // entry relies on), so they fold this and drop the panel from production builds. No
+      // `typeof process` guard: in a browser `process` does not exist even where the bundler
+      // replaced the expression (Vite's development server), so such a guard kept every
+      // development page on the production path.
+      if (error instanceof ConfigInvalidError && process.env.NODE_ENV !== 'production') {
         console.warn('[latchkey] CONFIG_INVALID:', error)
         return { panel: <ConfigErrorPanel error={error} /> }
       }
