@@ -500,6 +500,10 @@ export async function checkConfigErrorPanel(app) {
     import('./chromium.mjs'),
   ])
   if (existsSync(path.join(app, '.env'))) throw new Error('the README app has a .env; this check needs none')
+  // Vite's build earlier in this process set NODE_ENV to production, and a server keeps a NODE_ENV
+  // it finds: without this the "development" server would serve a production build's behaviour.
+  const nodeEnv = process.env.NODE_ENV
+  process.env.NODE_ENV = 'development'
   const server = await createServer({
     root: app,
     configFile: false,
@@ -531,6 +535,8 @@ export async function checkConfigErrorPanel(app) {
   } finally {
     await browser.close()
     await server.close()
+    if (nodeEnv === undefined) delete process.env.NODE_ENV
+    else process.env.NODE_ENV = nodeEnv
   }
 }
 
