@@ -16,7 +16,7 @@ import {
   readDelegation,
 } from './delegate/index.ts'
 import { checkGasCaps } from './gasCaps.ts'
-import { RpcRefusedError, type SendRpc, sendRpc } from './sendRpc.ts'
+import { nodeFailure, type SendRpc, sendRpc } from './sendRpc.ts'
 import { findSponsor } from './sponsors.ts'
 
 /** Most calls of one `eth_send_transaction`. */
@@ -214,14 +214,7 @@ export async function prepareEthSend(
       ...(sponsor ? { sponsorId: sponsor.id } : {}),
     }
   } catch (error) {
-    if (error instanceof ApiError) throw error
-    if (error instanceof RpcRefusedError)
-      throw new ApiError(
-        'TRANSACTION_INVALID',
-        `the ${p.caip2} node refused the transaction: ${error.message}`,
-        'parameters.calls',
-      )
-    throw new ApiError('RPC_FAILED', `the ${p.caip2} node did not answer: ${(error as Error).message}`)
+    throw nodeFailure(error, p.caip2, 'parameters.calls')
   }
 }
 

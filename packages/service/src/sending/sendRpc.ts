@@ -1,3 +1,4 @@
+import { ApiError } from '../errors.ts'
 /** The node could not be reached or did not answer in time: the call may be retried. */
 export class RpcUnreachableError extends Error {
   override name = 'RpcUnreachableError'
@@ -42,4 +43,19 @@ export function sendRpc(url: string, fetch: typeof globalThis.fetch, timeoutMs: 
       )
     return body.result
   }
+}
+
+/**
+ * What `prepare` answers when the node failed it: an ApiError as it is, a node's refusal as
+ * `TRANSACTION_INVALID` on `field`, anything else (a timeout, a closed connection) as `RPC_FAILED`.
+ */
+export function nodeFailure(error: unknown, caip2: string, field: string): ApiError {
+  if (error instanceof ApiError) return error
+  if (error instanceof RpcRefusedError)
+    return new ApiError(
+      'TRANSACTION_INVALID',
+      `the ${caip2} node refused the transaction: ${error.message}`,
+      field,
+    )
+  return new ApiError('RPC_FAILED', `the ${caip2} node did not answer: ${(error as Error).message}`)
 }

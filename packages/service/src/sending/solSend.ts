@@ -23,7 +23,7 @@ import type { Reader } from '../pipeline/Reader.ts'
 import type { ActivityContext, PrepareContext } from '../registry.ts'
 import { recordSend, rpcFor } from './ethSend.ts'
 import { checkGasCaps } from './gasCaps.ts'
-import { RpcRefusedError } from './sendRpc.ts'
+import { nodeFailure } from './sendRpc.ts'
 import { findSponsor } from './sponsors.ts'
 
 /** Largest unsignedTransaction accepted, in hex characters (legacy and v0 transactions are ≤ 1232 bytes). */
@@ -218,14 +218,7 @@ export async function prepareSolSend(ctx: PrepareContext, p: SolSend): Promise<S
       ...(sponsor ? { sponsorId: sponsor.id, ...(fee !== undefined ? { fee } : {}) } : {}),
     }
   } catch (error) {
-    if (error instanceof ApiError) throw error
-    if (error instanceof RpcRefusedError)
-      throw new ApiError(
-        'TRANSACTION_INVALID',
-        `the ${p.caip2} node refused the transaction: ${error.message}`,
-        'parameters.unsignedTransaction',
-      )
-    throw new ApiError('RPC_FAILED', `the ${p.caip2} node did not answer: ${(error as Error).message}`)
+    throw nodeFailure(error, p.caip2, 'parameters.unsignedTransaction')
   }
 }
 
