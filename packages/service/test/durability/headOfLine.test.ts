@@ -15,7 +15,10 @@ import { killAll, startService } from '../support/serviceProcess.ts'
 import { removeDir, tempDir } from './tempDir.ts'
 
 const PROVIDER_DELAY_MS = 2000
-const ALLOWED_EXTRA_MS = 50
+// A call held behind one of the waits would take the provider's 2 s; a tenth of that is room for a
+// busy CI machine (one run saw 78 ms for the first call against a 21 ms median) without letting a
+// held call through. The test prints its figures when it fails.
+const ALLOWED_EXTRA_MS = PROVIDER_DELAY_MS / 10
 
 const median = (values: number[]): number => {
   const sorted = [...values].sort((a, b) => a - b)
