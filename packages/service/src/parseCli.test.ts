@@ -77,6 +77,7 @@ describe('parseCli', () => {
       logLevel: 'warn',
       drainSeconds: 5,
       noMigrate: false,
+      skipIntegrityCheck: false,
       newMasterKeyFile: undefined,
     })
     expect(parseCli(['dev'])).toMatchObject({

@@ -33,6 +33,8 @@ e-mail/SMS one-time code is delivered.
                              <data-dir>/master.key
   --no-migrate               refuse a database that is behind this version instead of migrating
                              it (run \`latchkey-service migrate\` as its own step first)
+  --skip-integrity-check     open --data-dir without SQLite's quick_check, which reads the whole
+                             file at start (for a large file you check otherwise)
   --new-master-key-file <file>
                              while rotating: the new master key as well (the key a rotation
                              moves to); give it to every instance before rotate-master-key runs
@@ -117,6 +119,8 @@ export interface CliOptions {
   drainSeconds: number
   /** `--no-migrate`: refuse a database that is behind instead of migrating it. */
   noMigrate: boolean
+  /** `--skip-integrity-check`: open the data dir without SQLite's `quick_check`. */
+  skipIntegrityCheck: boolean
 }
 
 const NUMERIC_FLAGS = new Set([
@@ -184,6 +188,7 @@ export function parseCli(
         'log-level': { type: 'string', default: 'info' },
         'drain-seconds': { type: 'string', default: String(DEFAULT_DRAIN_SECONDS) },
         'no-migrate': { type: 'boolean', default: false },
+        'skip-integrity-check': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
         version: { type: 'boolean', short: 'v', default: false },
       },
@@ -319,6 +324,7 @@ export function parseCli(
     logLevel: logLevel as LogLevel,
     drainSeconds: Number(drainSeconds),
     noMigrate: values['no-migrate'] as boolean,
+    skipIntegrityCheck: values['skip-integrity-check'] as boolean,
   }
 }
 

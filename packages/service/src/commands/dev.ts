@@ -88,7 +88,11 @@ export async function run(argv: string[]): Promise<void> {
   const store = options.databaseUrl
     ? await openPostgres(options.databaseUrl, { migrate })
     : options.dataDir
-      ? await openDataDir(options.dataDir, { migrate, ...(lock ? { lock } : {}) })
+      ? await openDataDir(options.dataDir, {
+          migrate,
+          integrityCheck: !options.skipIntegrityCheck,
+          ...(lock ? { lock } : {}),
+        })
       : undefined
   const telemetry = observability(options)
   const evm = options.evmPort === undefined ? undefined : await startDevChain(options.evmPort, store)

@@ -28,6 +28,8 @@ once first. The configuration reference is docs/configuration.md.
   --database-url <url>   storage.database_url (better: LATCHKEY_DATABASE_URL, not visible in ps)
   --json                 print one JSON line (URLs and ids) once listening
   --no-migrate           refuse a database that is behind (run latchkey-service migrate first)
+  --skip-integrity-check open storage.data_dir without SQLite's quick_check (it reads the whole
+                         file; for a large file you check otherwise, e.g. by restoring backups)
   --help                 show this help`
 
 export async function run(argv: string[]): Promise<void> {
@@ -45,6 +47,7 @@ export async function run(argv: string[]): Promise<void> {
         'database-url': { type: 'string' },
         json: { type: 'boolean', default: false },
         'no-migrate': { type: 'boolean', default: false },
+        'skip-integrity-check': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
     }).values
@@ -72,6 +75,7 @@ export async function run(argv: string[]): Promise<void> {
     service = await productionService(loaded.config, {
       workers: true,
       noMigrate: values['no-migrate'] === true,
+      skipIntegrityCheck: values['skip-integrity-check'] === true,
       telemetry: telemetry.serviceOptions,
     })
   } catch (error) {

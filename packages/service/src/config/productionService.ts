@@ -36,6 +36,8 @@ export interface ProductionServiceOptions {
   applyProxySettings?: boolean
   /** Refuse a database that is behind instead of migrating it (`start --no-migrate`). @default false */
   noMigrate?: boolean
+  /** Open a data dir without SQLite's `quick_check` (`start --skip-integrity-check`). @default false */
+  skipIntegrityCheck?: boolean
   /** Metrics and log sinks and the request logger (`observability()`'s `serviceOptions`). */
   telemetry?: Pick<CreateServiceOptions, 'events' | 'logger'>
 }
@@ -72,7 +74,10 @@ export async function productionService(
   if (storage.kind === 'postgres') store = await openPostgres(storage.databaseUrl, migrate)
   else if (storage.kind === 'dataDir') {
     mkdirSync(storage.dataDir, { recursive: true, mode: 0o700 })
-    store = await openDataDir(storage.dataDir, migrate)
+    store = await openDataDir(storage.dataDir, {
+      ...migrate,
+      integrityCheck: options.skipIntegrityCheck !== true,
+    })
   } else throw new ConfigError(refusals)
   try {
     return await createService({
