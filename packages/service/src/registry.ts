@@ -9,6 +9,7 @@ import type {
 } from '@latchkey/protocol'
 import type { Hono } from 'hono'
 import type { Caller } from './auth/Caller.ts'
+import type { ServiceEventMap, ServiceEventName } from './observability/events.ts'
 import type { Reader } from './pipeline/Reader.ts'
 import type { PipelineEnv } from './pipeline/readJson.ts'
 import type { PluginStateKey, Runtime, StampVerifier } from './Runtime.ts'
@@ -51,6 +52,11 @@ export interface ActivityContext {
   registry: Registry
   /** What the handler's `prepare` returned (undefined for handlers without one). */
   prepared?: unknown
+  /**
+   * Emits an event once the activity's transaction commits: never for a run whose writes are
+   * rolled back (the handler throws) or rerun (a conflict), unlike `runtime.emit`, which is at once.
+   */
+  report<K extends ServiceEventName>(name: K, data: ServiceEventMap[K]): void
   /**
    * What the handler's `precompute` resolved to, when it ran for this request and did not fail
    * (never for an activity run later through consensus): `run` checks the result still fits what

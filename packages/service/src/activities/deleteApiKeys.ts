@@ -1,5 +1,5 @@
 import { mapInOrder } from '../async.ts'
-import { assertRootKeepsAccess } from '../domain/sessions.ts'
+import { assertRootKeepsAccess, isLiveSession } from '../domain/sessions.ts'
 import { findUser } from '../domain/users.ts'
 import { ApiError } from '../errors.ts'
 import { defineActivity } from '../registry.ts'
@@ -18,6 +18,8 @@ export const deleteApiKeys = defineActivity('delete_api_keys', {
         'only root users may delete other users\u2019 keys',
         'parameters.userId',
       )
+    let loggedOut = 0
+    let deleted = 0
     await mapInOrder(p.apiKeyIds, async (id, index) => {
       const key = await ctx.tx.get('apiKeys', id)
       if (!key || key.userId !== user.id)
@@ -27,8 +29,14 @@ export const deleteApiKeys = defineActivity('delete_api_keys', {
           `parameters.apiKeyIds[${index}]`,
         )
       await ctx.tx.delete('apiKeys', id)
+      if (isLiveSession(key, ctx.now)) {
+        if (ctx.caller.credential.kind === 'API_KEY' && ctx.caller.credential.id === id) loggedOut++
+        else deleted++
+      }
     })
     await assertRootKeepsAccess(ctx, user, 'parameters.apiKeyIds')
+    if (loggedOut > 0) ctx.report('signin.sessions_revoked', { reason: 'logout', count: loggedOut })
+    if (deleted > 0) ctx.report('signin.sessions_revoked', { reason: 'deleted', count: deleted })
     return { apiKeyIds: p.apiKeyIds }
   },
 })

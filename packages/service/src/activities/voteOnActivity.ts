@@ -35,7 +35,7 @@ export async function voteOnActivity(
     const submitter = await tx.get('users', activity.userId)
     const submitterOrganization = submitter?.organizationId ?? activity.callerOrganizationId
     // The activity runs as its submitter; its failure is recorded on it, not on the vote.
-    await executeActivity({
+    const execution = await executeActivity({
       tx,
       runtime,
       registry: ctx.registry,
@@ -48,6 +48,8 @@ export async function voteOnActivity(
         readOnly: false,
       },
     })
+    // What the voted activity reported is emitted when this vote's transaction commits.
+    for (const [name, data] of execution.reported ?? []) ctx.report(name, data as never)
   } else if (outcome === 'OUTCOME_REJECTED') {
     await tx.put('activities', { ...activity, status: 'ACTIVITY_STATUS_REJECTED', updatedAt: runtime.now() })
   } else {

@@ -5,7 +5,7 @@ import { signJwt } from '../crypto/index.ts'
 import { ApiError } from '../errors.ts'
 import type { Runtime } from '../Runtime.ts'
 import type { ActivityContext } from '../registry.ts'
-import type { UserRow } from '../store/model.ts'
+import type { ApiKeyRow, UserRow } from '../store/model.ts'
 import { verifiedContact } from './verifiedContact.ts'
 
 /** Default read-write session lifetime (seconds): 15 minutes. */
@@ -23,6 +23,13 @@ export const SESSION_CREDENTIAL_TYPES: readonly CredentialType[] = [
   'CREDENTIAL_TYPE_EMAIL_AUTH_KEY_P256',
   'CREDENTIAL_TYPE_LOGIN',
 ]
+
+/** A login (session) key that has not expired yet: deleting it ends a session. */
+export function isLiveSession(key: ApiKeyRow, now: number): boolean {
+  if (!SESSION_CREDENTIAL_TYPES.includes(key.credentialType)) return false
+  if (key.expirationSeconds === undefined) return true
+  return key.createdAt + Number(key.expirationSeconds) * 1000 > now
+}
 
 /** Compressed hex of a P-256 session public key (compressed or uncompressed input); 400 otherwise. */
 export function normalizeSessionPublicKey(publicKey: string, field: string): string {
@@ -67,12 +74,17 @@ export async function issueSession(
       ? Math.max(1, Number(input.expirationSeconds))
       : DEFAULT_SESSION_SECONDS
   const keys = await ctx.tx.findBy('apiKeys', 'userId', input.user.id)
+  let revoked = 0
   for (const key of keys) {
     const isLogin = SESSION_CREDENTIAL_TYPES.includes(key.credentialType)
     // Re-logging in with the same key replaces its old registration (fresh expiry).
-    if ((isLogin && input.invalidateExisting) || (isLogin && key.publicKey === input.publicKey))
+    if (isLogin && key.publicKey === input.publicKey) await ctx.tx.delete('apiKeys', key.id)
+    else if (isLogin && input.invalidateExisting) {
       await ctx.tx.delete('apiKeys', key.id)
+      if (isLiveSession(key, ctx.now)) revoked++
+    }
   }
+  if (revoked > 0) ctx.report('signin.sessions_revoked', { reason: 'invalidate_existing', count: revoked })
   const apiKeyId = ctx.newId()
   await ctx.tx.put('apiKeys', {
     id: apiKeyId,

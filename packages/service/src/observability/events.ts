@@ -54,6 +54,13 @@ export interface ServiceEventMap {
     /** `unknown` for a refused code: its channel is in its record, which a refusal does not read out. */
     channel: 'email' | 'sms' | 'unknown'
   }
+  /**
+   * Login sessions ended before their expiry, after the activity that ended them committed:
+   * `logout` (the session's own key deleted through `delete_api_keys`, how a client logs out),
+   * `deleted` (another user's or an older session key deleted) or `invalidate_existing` (a login
+   * that asked to end the user's other sessions).
+   */
+  'signin.sessions_revoked': { reason: 'logout' | 'deleted' | 'invalidate_existing'; count: number }
   /** A transaction is rerun: a serialization conflict or a concurrent insert of the same key. */
   'store.retry': { reason: 'conflict' | 'unique' }
   /** The database could not take a request (answered 503 STORAGE_UNAVAILABLE). */

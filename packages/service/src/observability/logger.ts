@@ -55,6 +55,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
 /** How each event is logged: its level and message (events with no entry are logged at debug). */
 const LOGGED: { [K in ServiceEventName]?: { level: 'debug' | 'info' | 'warn'; message: string } } = {
   'signin.otp': { level: 'info', message: 'one-time code' },
+  'signin.sessions_revoked': { level: 'info', message: 'sessions revoked' },
   'store.retry': { level: 'debug', message: 'transaction rerun' },
   'store.unavailable': { level: 'warn', message: 'database unavailable' },
   'server.draining': { level: 'info', message: 'draining' },

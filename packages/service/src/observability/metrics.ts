@@ -81,6 +81,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     labelNames: ['method'] as const,
     registers,
   })
+  const revoked = new Counter({
+    name: 'latchkey_signin_sessions_revoked_total',
+    help: 'Login sessions ended before their expiry: logout, deleted (by a root user or an older key), invalidate_existing (a login ending the others)',
+    labelNames: ['reason'] as const,
+    registers,
+  })
   const retries = new Counter({
     name: 'latchkey_store_transaction_retries_total',
     help: 'Transactions rerun after a serialization conflict or a concurrent insert of the same key',
@@ -171,6 +177,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       if (method && status === 'ACTIVITY_STATUS_COMPLETED' && outcome !== 'REPLAY') sessions.inc({ method })
     },
     'signin.otp': ({ event, channel }) => otp.inc({ event, channel }),
+    'signin.sessions_revoked': ({ reason, count }) => revoked.inc({ reason }, count),
     'store.retry': ({ reason }) => retries.inc({ reason }),
     'store.unavailable': () => unavailable.inc(),
     'crypto.started': () => cryptoQueued.inc(),

@@ -1,5 +1,7 @@
 import type { ActivityPath } from '@latchkey/protocol'
 import { ApiError } from '../errors.ts'
+import type { ServiceEventMap, ServiceEventName } from '../observability/events.ts'
+import type { Runtime } from '../Runtime.ts'
 import type { ActivityContext, ActivityHandler, PrepareContext } from '../registry.ts'
 import type { ActivityRow, VoteRow } from '../store/model.ts'
 import { isDatabaseError, NotInSnapshot, type Reads, type Transaction } from '../store/Store.ts'
@@ -13,6 +15,16 @@ export interface Execution {
   respondWith?: string
   /** The activity's votes, when known without a lookup (a new activity no one voted on). */
   votes?: VoteRow[]
+  /** Events the handler reported (`ctx.report`), for the caller to emit once the transaction commits. */
+  reported?: Reported
+}
+
+/** Events held until a transaction commits. */
+export type Reported = Array<{ [K in ServiceEventName]: [K, ServiceEventMap[K]] }[ServiceEventName]>
+
+/** Emits what a committed execution reported. */
+export function emitReported(runtime: Pick<Runtime, 'emit'>, reported: Reported | undefined): void {
+  for (const [name, data] of reported ?? []) runtime.emit(name, data as never)
 }
 
 /**
@@ -62,10 +74,14 @@ export async function executeActivity(input: ExecutionInput): Promise<Execution>
   // The handler's writes are undone if it throws (only a handler that writes costs a savepoint).
   const savepoint = tx.lazySavepoint()
   const scope = prepareContext({ ...input, activityId: row.id, type: row.type })
+  const reported: Reported = []
   const ctx: ActivityContext & { respondWith?: string } = {
     tx,
     ...scope,
     newId: () => runtime.newId(),
+    report: (name, data) => {
+      reported.push([name, data] as Reported[number])
+    },
     ...(precomputed === undefined ? {} : { precomputed }),
   }
   try {
@@ -82,7 +98,11 @@ export async function executeActivity(input: ExecutionInput): Promise<Execution>
       result: result as Record<string, unknown>,
       updatedAt: runtime.now(),
     })
-    return { row: done, ...(ctx.respondWith ? { respondWith: ctx.respondWith } : {}) }
+    return {
+      row: done,
+      ...(ctx.respondWith ? { respondWith: ctx.respondWith } : {}),
+      ...(reported.length > 0 ? { reported } : {}),
+    }
   } catch (thrown) {
     // A serialization conflict or an outage is the transaction's, not the activity's: the store
     // reruns the transaction (or answers 503); it is never recorded as the activity failing. Nor

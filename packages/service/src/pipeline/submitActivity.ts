@@ -15,7 +15,13 @@ import { isDatabaseError, type Reads, type Transaction } from '../store/Store.ts
 import { type AdmissionRules, admit, type PublicRequest } from './admit.ts'
 import { checkTimestamp } from './checkTimestamp.ts'
 import { decideActivity } from './decideActivity.ts'
-import { type Execution, executeActivity, type Prepared, prepareContext } from './executeActivity.ts'
+import {
+  type Execution,
+  emitReported,
+  executeActivity,
+  type Prepared,
+  prepareContext,
+} from './executeActivity.ts'
 import { renderActivity } from './renderActivity.ts'
 
 export interface SubmitOutcome {
@@ -159,6 +165,7 @@ export async function submitActivity(
   const precomputed = await precompute(submission)
   const prepared = await prepare(submission)
   const execution = await record(submission, { prepared, precomputed })
+  emitReported(runtime, execution.reported)
   runtime.emit('activity.recorded', {
     type: path,
     status: execution.row.status,

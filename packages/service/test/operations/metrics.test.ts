@@ -6,9 +6,18 @@
 import { randomBytes } from 'node:crypto'
 import { ACTIVITIES } from '@latchkey/protocol'
 import { testKey } from '@latchkey/service/testing'
-import { bytesToHex } from '@noble/hashes/utils.js'
+import { p256 } from '@noble/curves/nist.js'
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { clientKey, codeOf, freshEmail, otpLogin, otpSignup, proxy } from '../instances/instances.ts'
+import {
+  clientKey,
+  codeOf,
+  freshEmail,
+  otpLogin,
+  otpSignup,
+  proxy,
+  verifiedToken,
+} from '../instances/instances.ts'
 import { post, RootClient, resultOf } from '../support/RootClient.ts'
 import { type ServiceProcess, startService } from '../support/serviceProcess.ts'
 import { rows, scrape } from './scrape.ts'
@@ -149,7 +158,10 @@ describe('metrics and logs', { timeout: 120_000 }, () => {
     // Every signature ran as a crypto job (the denied one too: its key work starts before the decision).
     const signingJobs = rows(samples, 'latchkey_crypto_job_duration_seconds_count', { kind: 'signPayloads' })
     expect(signingJobs['outcome=ok']).toBeGreaterThanOrEqual(SIGNATURES)
-    expect(rows(samples, 'latchkey_crypto_jobs_in_flight')).toEqual({ '': 0 })
+    // The denied signature's key work may still be running when its 403 is sent: it drains to 0.
+    await expect
+      .poll(async () => rows(await scrape(adminUrl), 'latchkey_crypto_jobs_in_flight'), { timeout: 5_000 })
+      .toEqual({ '': 0 })
     expect(rows(samples, 'latchkey_store_unavailable_total')).toEqual({ '': 0 })
     // Process metrics come along.
     expect(samples.some((sample) => sample.name === 'process_cpu_seconds_total')).toBe(true)
@@ -198,6 +210,59 @@ describe('metrics and logs', { timeout: 120_000 }, () => {
     }
     // The local part of the e-mail address appears nowhere either.
     for (const line of lines) expect(line.includes(email.split('@')[0]!)).toBe(false)
+  })
+
+  it('count sessions revoked once each, after their activity committed: a login ending the others, a logout', async () => {
+    const email = freshEmail('revoke')
+    const first = clientKey()
+    const proof = await verifiedToken(service, service, [service], email, first)
+    expect((await otpSignup(service, email, proof)).status).toBe(200)
+    expect((await otpLogin(service, proof)).status).toBe(200)
+    // A second login, from a key the test can stamp with, ending every other session of the user.
+    const second = testKey()
+    const secondClient = {
+      publicKey: second.publicKey,
+      sign: (text: string) =>
+        bytesToHex(p256.sign(utf8ToBytes(text), second.privateKey, { prehash: true, format: 'compact' })),
+    }
+    const again = await verifiedToken(service, service, [service], email, secondClient)
+    const login = await proxy(service, 'otp_login', {
+      verificationToken: again.token,
+      publicKey: second.publicKey,
+      clientSignature: secondClient.sign(again.token),
+      invalidateExisting: true,
+    })
+    expect(login.status, JSON.stringify(login.body)).toBe(200)
+    const claims = JSON.parse(Buffer.from(String(login.body.session).split('.')[1]!, 'base64url').toString())
+    const asSession = (path: string, parameters: object, type?: string) => {
+      const body = JSON.stringify({
+        ...(type ? { type, timestampMs: String(Date.now()) } : {}),
+        organizationId: claims.organization_id,
+        ...(type ? { parameters } : parameters),
+      })
+      const [header, stamp] = second.stamp(body)
+      return { send: () => post(`${service.baseUrl}/public/v1/${path}`, body, { [header]: stamp }) }
+    }
+    const keys = await asSession('query/get_api_keys', { userId: claims.user_id }).send()
+    expect(keys.status, JSON.stringify(keys.body)).toBe(200)
+    const own = (keys.body.apiKeys as { apiKeyId: string; credential: { publicKey: string } }[]).filter(
+      (key) => key.credential.publicKey === second.publicKey,
+    )
+    expect(own).toHaveLength(1)
+    // The logout, and the same stamped body again: refused, its key is gone, and revokes nothing more.
+    const logout = asSession(
+      'submit/delete_api_keys',
+      { userId: claims.user_id, apiKeyIds: [own[0]!.apiKeyId] },
+      ACTIVITIES.delete_api_keys.type,
+    )
+    expect((await logout.send()).status).toBe(200)
+    expect((await logout.send()).status).toBe(401)
+
+    const samples = await scrape(adminUrl)
+    expect(rows(samples, 'latchkey_signin_sessions_revoked_total')).toEqual({
+      'reason=invalidate_existing': 1,
+      'reason=logout': 1,
+    })
   })
 
   it('returns a well-formed X-Request-Id and replaces one that is not', async () => {
