@@ -66,7 +66,9 @@ function askHolder(path: string): Promise<{ pid?: string } | 'free'> {
     let connected = false
     let answer = ''
     socket.setEncoding('utf8')
-    socket.setTimeout(5_000, () => socket.destroy())
+    // The holder answers from its event loop, which its own start may keep busy for seconds (module
+    // loading, the integrity check) on a loaded machine.
+    socket.setTimeout(20_000, () => socket.destroy())
     socket.on('connect', () => {
       connected = true
     })
