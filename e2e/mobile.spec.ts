@@ -43,6 +43,91 @@ async function expectNoHorizontalScroll(page: Page, screen: string) {
   ).toBeLessThanOrEqual(result.width)
 }
 
+interface SelectMeasure {
+  text: string
+  /** The width the select takes to show its chosen option whole. */
+  needed: number
+  width: number
+  textOverflow: string
+}
+
+/**
+ * Runs in the page. A select never scrolls: its `scrollWidth` equals its `clientWidth` however much
+ * of its text is cut off. So each select is compared with a hidden copy of itself that holds only
+ * the chosen option and takes its natural width.
+ */
+function measureSelects(selects: HTMLSelectElement[]): SelectMeasure[] {
+  return selects.map((select) => {
+    const probe = select.cloneNode(true) as HTMLSelectElement
+    probe.removeAttribute('id')
+    for (const option of [...probe.options]) if (option.value !== select.value) option.remove()
+    Object.assign(probe.style, {
+      position: 'absolute',
+      visibility: 'hidden',
+      width: 'max-content',
+      minWidth: '0',
+      maxWidth: 'none',
+    })
+    select.after(probe)
+    const needed = probe.getBoundingClientRect().width
+    probe.remove()
+    return {
+      text: select.selectedOptions[0]?.text ?? '',
+      needed,
+      width: select.getBoundingClientRect().width,
+      textOverflow: getComputedStyle(select).textOverflow,
+    }
+  })
+}
+
+/**
+ * Fails when a select on the page cuts its value off mid-character. An Ethereum-account select
+ * must show its (already shortened) address whole; any other select, whose value a person chose
+ * (a wallet's name), may end it in an ellipsis.
+ */
+async function expectSelectsShowTheirValue(page: Page, screen: string) {
+  const accounts = await page.getByLabel(/^Ethereum account/).evaluateAll(measureSelects)
+  expect(accounts.length, `Ethereum-account selects on "${screen}"`).toBeGreaterThan(0)
+  for (const select of accounts) {
+    expect(
+      select.needed,
+      `"${screen}": the Ethereum-account select cuts "${select.text}" off (${Math.ceil(select.needed)}px in ${Math.floor(select.width)}px)`,
+    ).toBeLessThanOrEqual(select.width + 0.5)
+  }
+  for (const select of await page.getByRole('main').locator('select').evaluateAll(measureSelects)) {
+    if (select.needed <= select.width + 0.5) continue
+    expect(
+      select.textOverflow,
+      `"${screen}": a select cuts "${select.text}" off (${Math.ceil(select.needed)}px in ${Math.floor(select.width)}px) without an ellipsis`,
+    ).toBe('ellipsis')
+  }
+}
+
+// A narrow and a wide desktop window (no mobile emulation): the dashboard's cards are narrowest
+// beside the developer tools at 1440 px, where two selects side by side used to cut the address.
+for (const width of [320, 1440]) {
+  test.describe(`${width} px window`, () => {
+    test.use({ viewport: { width, height: 900 } })
+
+    test('signed in with a wallet: nothing wider than the window, every select shows its value', async ({
+      page,
+    }) => {
+      const at = (screen: string) => `${screen} at ${width} px`
+      await signInWithEmail(page, { email: uniqueEmail('alexandra.rodriguez-fernandez') })
+      // Sign-in used the code: the dev-inbox toast must not stay over the page.
+      await expect(page.getByRole('status').filter({ hasText: /^Dev inbox/ })).toBeHidden()
+      // A long name, as people give: its select may shorten it, never cut it.
+      const wallet = await createWallet(page, 'Everyday spending wallet for the family trip')
+      const [address] = await addressesOf(wallet, 'Ethereum')
+      const accountSelects = page.getByLabel(/^Ethereum account/)
+      await expect(accountSelects).toHaveCount(3)
+      for (const select of await accountSelects.all()) await expect(select).toHaveValue(address!)
+      await expectNoHorizontalScroll(page, at('dashboard with a wallet'))
+      await expectSelectsShowTheirValue(page, at('dashboard with a wallet'))
+    })
+  })
+}
+
 for (const width of [375, 320]) {
   for (const colorScheme of ['light', 'dark'] as const) {
     test.describe(`${width} px, ${colorScheme}`, () => {

@@ -214,6 +214,8 @@ function ActivityPanel() {
       </p>
       <form
         className="pg-row"
+        // The button lines up with the input, not with the label above it.
+        style={{ alignItems: 'flex-end' }}
         onSubmit={(event) => {
           event.preventDefault()
           setActivityId(draft || undefined)

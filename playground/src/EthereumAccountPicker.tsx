@@ -36,7 +36,7 @@ export function EthereumAccountPicker({ onChange }: { onChange: (account: Picked
   if (walletList.length === 0)
     return <p className="pg-muted">Create a wallet above to get an Ethereum account.</p>
   return (
-    <div className="pg-grid-2" style={{ gap: 10 }}>
+    <div className="pg-picker">
       <label className="pg-field" htmlFor={walletSelect}>
         <span>Wallet</span>
         <select

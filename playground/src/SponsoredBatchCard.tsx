@@ -88,39 +88,41 @@ export function SponsoredBatchCard({ evm, address }: { evm: EvmConfig; address: 
         </span>
         {sponsored ? <span className="pg-chip">gasSponsorship capability</span> : null}
       </div>
-      {token ? null : (
-        <button type="button" className="pg-button pg-button-small" onClick={() => void deployToken()}>
-          Deploy a test token and mint 100 LKT to me
+      <div className="pg-row">
+        {token ? null : (
+          <button type="button" className="pg-button pg-button-small" onClick={() => void deployToken()}>
+            Deploy a test token and mint 100 LKT to me
+          </button>
+        )}
+        <button
+          type="button"
+          className="pg-button pg-button-primary"
+          disabled={!token || send.isPending}
+          onClick={() =>
+            token &&
+            send.mutate(
+              {
+                calls: [
+                  {
+                    to: token,
+                    data: encodeFunctionData({ abi, functionName: 'approve', args: [BURN_ADDRESS, amount] }),
+                  },
+                  {
+                    to: token,
+                    data: encodeFunctionData({ abi, functionName: 'transfer', args: [BURN_ADDRESS, amount] }),
+                  },
+                ],
+                forceAtomic: true,
+                capabilities: { gasSponsorship: {} },
+              },
+              { onSettled: () => void eth.refetch() },
+            )
+          }
+        >
+          {send.isPending ? 'Sending…' : 'Approve and transfer 10 LKT, sponsored'}
         </button>
-      )}
+      </div>
       {setup ? <p className="pg-muted">{setup}</p> : null}
-      <button
-        type="button"
-        className="pg-button pg-button-primary"
-        disabled={!token || send.isPending}
-        onClick={() =>
-          token &&
-          send.mutate(
-            {
-              calls: [
-                {
-                  to: token,
-                  data: encodeFunctionData({ abi, functionName: 'approve', args: [BURN_ADDRESS, amount] }),
-                },
-                {
-                  to: token,
-                  data: encodeFunctionData({ abi, functionName: 'transfer', args: [BURN_ADDRESS, amount] }),
-                },
-              ],
-              forceAtomic: true,
-              capabilities: { gasSponsorship: {} },
-            },
-            { onSettled: () => void eth.refetch() },
-          )
-        }
-      >
-        {send.isPending ? 'Sending…' : 'Approve and transfer 10 LKT, sponsored'}
-      </button>
       <div aria-live="polite">
         {send.error ? (
           <p className="pg-error" role="alert">
