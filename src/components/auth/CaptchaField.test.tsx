@@ -2,9 +2,10 @@ import type { CreateServiceOptions } from '@latchkey/service'
 import { act, screen, waitFor, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { afterEach, describe, expect, it, vi } from 'vitest'
+import { installCaptchaDouble } from '../test/installCaptchaDouble.ts'
 import { renderWithService } from '../test/renderWithService.tsx'
 import { AuthModal } from './AuthModal.tsx'
-import type { CaptchaApi, CaptchaProvider } from './mountCaptcha.ts'
+import type { CaptchaProvider } from './mountCaptcha.ts'
 
 // Counts the loads of the widget's module (the dynamic import in CaptchaField): an app without a
 // CAPTCHA must never fetch it. The count is per test file, so the test that expects none runs first.
@@ -34,47 +35,6 @@ function captchaService(provider: CaptchaProvider) {
     },
   }
   return { options, verified }
-}
-
-interface Widget {
-  parameters: Record<string, unknown>
-  container: HTMLElement
-  resets: number
-  removed: boolean
-}
-
-/**
- * A page that already loaded the provider: a double of its documented explicit-render API on
- * `window`. Each widget is a button that solves the check (calls `callback` with a new token);
- * `failFirst` makes the first widget report an error through `error-callback`.
- */
-function installProviderDouble(provider: CaptchaProvider, { failFirst = false } = {}) {
-  const widgets: Widget[] = []
-  let solved = 0
-  const api: CaptchaApi = {
-    render(container, parameters) {
-      const id = widgets.length
-      widgets.push({ parameters, container, resets: 0, removed: false })
-      const button = document.createElement('button')
-      button.type = 'button'
-      button.textContent = 'I am human'
-      button.onclick = () => (parameters.callback as (token: string) => void)(`token-${++solved}`)
-      container.append(button)
-      if (failFirst && id === 0) (parameters['error-callback'] as (code: string) => void)('110200')
-      return `widget-${id}`
-    },
-    reset(id) {
-      const widget = widgets[Number(String(id).slice(7))]!
-      widget.resets++
-    },
-    remove(id) {
-      const widget = widgets[Number(String(id).slice(7))]!
-      widget.removed = true
-      widget.container.replaceChildren()
-    },
-  }
-  window[provider] = api
-  return widgets
 }
 
 // The scripts' addresses, written out (importing them would load the module under test).
@@ -110,7 +70,7 @@ describe('<AuthModal/> with a CAPTCHA', () => {
 
   it('waits for the check, sends its token with the code, and asks for a new one to resend', async () => {
     const user = userEvent.setup()
-    const widgets = installProviderDouble('turnstile')
+    const { widgets } = installCaptchaDouble('turnstile')
     const { options, verified } = captchaService('turnstile')
     await renderWithService(<AuthModal />, options)
     await openAndType(user, 'human@example.com')
@@ -162,7 +122,7 @@ describe('<AuthModal/> with a CAPTCHA', () => {
 
   it('explains a widget error and "Try again" renders a new widget', async () => {
     const user = userEvent.setup()
-    const widgets = installProviderDouble('turnstile', { failFirst: true })
+    const { widgets } = installCaptchaDouble('turnstile', { failFirst: true })
     const { options, verified } = captchaService('turnstile')
     await renderWithService(<AuthModal />, options)
     await openAndType(user, 'retry@example.com')
@@ -202,7 +162,7 @@ describe('<AuthModal/> with a CAPTCHA', () => {
     expect(providerScripts()).toEqual([])
 
     // The provider became reachable: "Try again" renders the widget, in the kit's theme.
-    const widgets = installProviderDouble('hcaptcha')
+    const { widgets } = installCaptchaDouble('hcaptcha')
     await user.click(within(alert).getByRole('button', { name: 'Try again' }))
     await waitFor(() => expect(widgets).toHaveLength(1))
     observer.disconnect()
