@@ -120,6 +120,17 @@ describe('<AuthModal/> with a CAPTCHA', () => {
     expect(widgets[1]!.removed).toBe(true)
   })
 
+  it('gives a narrow field (a 320 px screen) the compact widget, so nothing overflows', async () => {
+    // The modal's content at 320 px: 296 px of dialog less 2 × 16 px of padding.
+    vi.spyOn(HTMLElement.prototype, 'clientWidth', 'get').mockReturnValue(264)
+    const user = userEvent.setup()
+    const { widgets } = installCaptchaDouble('turnstile')
+    await renderWithService(<AuthModal />, captchaService('turnstile').options)
+    await openAndType(user, 'narrow@example.com')
+    await waitFor(() => expect(widgets).toHaveLength(1))
+    expect(widgets[0]!.parameters.size).toBe('compact')
+  })
+
   it('explains a widget error and "Try again" renders a new widget', async () => {
     const user = userEvent.setup()
     const { widgets } = installCaptchaDouble('turnstile', { failFirst: true })
