@@ -4,11 +4,12 @@ import { useAuthFlowContext } from './AuthFlowContext.ts'
 import type { CaptchaHandle } from './mountCaptcha.ts'
 
 /**
- * Moves focus to the CAPTCHA of the step `from` is in (the widget is a third-party frame, so its
- * labelled container takes focus): where a send button points while the check is unsolved.
+ * Moves focus to the CAPTCHA of the form or step `from` is in (the widget is a third-party frame,
+ * so its labelled container takes focus): where a send button points while the check is unsolved.
+ * The form comes first, so an `EmailStep` placed in a custom layout finds its own check.
  */
 export function focusCaptcha(from: Element): void {
-  from.closest('.lk-panel')?.querySelector<HTMLElement>('.lk-captcha')?.focus()
+  from.closest('form, .lk-panel')?.querySelector<HTMLElement>('.lk-captcha')?.focus()
 }
 
 /**
