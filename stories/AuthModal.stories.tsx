@@ -137,6 +137,46 @@ export const CodeEntryArabic: Story = {
   play: CodeEntry.play,
 }
 
+/**
+ * The operator enabled a CAPTCHA (`[captcha]`): the e-mail step shows the provider's widget (here
+ * a double of it) and the send button says what it waits for.
+ */
+export const Captcha: Story = {
+  parameters: { live: { captcha: { provider: 'turnstile' } } },
+  play: async ({ canvasElement }) => {
+    const s = screen(canvasElement)
+    await s.findByRole('group', { name: 'Security check' })
+    await s.findByRole('button', { name: 'I am human' })
+    await expect(s.getByRole('button', { name: 'Complete the security check first' })).toHaveAttribute(
+      'aria-disabled',
+      'true',
+    )
+  },
+}
+
+export const CaptchaDark: Story = { ...Captcha, globals: { theme: 'dark' } }
+
+/** Solved: the button sends the code with the check's token. */
+export const CaptchaSolved: Story = {
+  parameters: { live: { captcha: { provider: 'hcaptcha' } } },
+  play: async ({ canvasElement }) => {
+    const s = screen(canvasElement)
+    await userEvent.type(await s.findByRole('textbox', { name: 'Email address' }), 'ana@example.com')
+    await userEvent.click(await s.findByRole('button', { name: 'I am human' }))
+    await s.findByRole('button', { name: 'Continue' })
+  },
+}
+
+/** The widget could not load its challenge: the message and "Try again". */
+export const CaptchaError: Story = {
+  parameters: { live: { captcha: { provider: 'turnstile', failFirst: true } } },
+  play: async ({ canvasElement }) => {
+    const s = screen(canvasElement)
+    await s.findByText('The security check couldn’t load. Check your connection, then try again.')
+    await s.findByRole('button', { name: 'Try again' })
+  },
+}
+
 export const WrongCode: Story = {
   play: async ({ canvasElement, loaded }) => {
     const s = await goToCode(canvasElement, 'ana@example.com')

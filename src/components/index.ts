@@ -1,5 +1,11 @@
 export { ActivityApproval, type ActivityApprovalProps } from './approval/ActivityApproval.tsx'
-export { type AuthFlow, AuthFlowContext, type AuthStep, useAuthFlowContext } from './auth/AuthFlowContext.ts'
+export {
+  type AuthFlow,
+  type AuthFlowCaptcha,
+  AuthFlowContext,
+  type AuthStep,
+  useAuthFlowContext,
+} from './auth/AuthFlowContext.ts'
 export { AuthForm, type AuthFormProps } from './auth/AuthForm.tsx'
 export {
   AuthModal,

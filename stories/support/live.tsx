@@ -26,6 +26,7 @@ import {
 import type { ComponentType } from 'react'
 // The in-page service's SQLite (sql.js) loads its WASM from here.
 import sqlWasmUrl from 'sql.js/dist/sql-wasm.wasm?url'
+import { installCaptchaDouble } from '../../src/components/test/installCaptchaDouble.ts'
 import { recordedSendService } from '../../src/core/test/recordedSendService.ts'
 
 export const SERVICE_URL = 'http://latchkey.local'
@@ -62,6 +63,12 @@ export interface LiveOptions {
    * return `statuses` in turn (the last repeats); `'hang'` never answers the send.
    */
   send?: { statuses: SendTransactionStatus[] } | 'hang'
+  /**
+   * The service's CAPTCHA on sending codes, with a double of the provider's widget installed in
+   * the page (stories reach no network, so the real script is never loaded): its siteverify is
+   * answered in the page and every token passes. `failFirst`: the first widget reports an error.
+   */
+  captcha?: { provider: 'turnstile' | 'hcaptcha'; failFirst?: boolean }
 }
 
 export interface Live {
@@ -271,11 +278,37 @@ function announceExampleWallet() {
   announce()
 }
 
+// The CAPTCHA double of the story rendered last (a story without a CAPTCHA removes it).
+let uninstallCaptcha = () => {}
+const SITEVERIFY_URL = `${SERVICE_URL}/captcha-double/siteverify`
+
+/** `createService` options for a CAPTCHA whose siteverify is answered in the page. */
+function captchaServiceOptions(provider: 'turnstile' | 'hcaptcha') {
+  return {
+    captcha: {
+      provider,
+      siteKey: `${provider}-story-site-key`,
+      secret: 'story-secret',
+      verifyUrl: SITEVERIFY_URL,
+    },
+    fetch: async (input: RequestInfo | URL, init?: RequestInit) =>
+      String(input instanceof Request ? input.url : input) === SITEVERIFY_URL
+        ? new Response(JSON.stringify({ success: true }), { headers: { 'Content-Type': 'application/json' } })
+        : fetch(input, init),
+  }
+}
+
 export async function createLive(options: LiveOptions = {}): Promise<Live> {
+  uninstallCaptcha()
+  uninstallCaptcha = options.captcha
+    ? installCaptchaDouble(options.captcha.provider, { failFirst: options.captcha.failFirst ?? false })
+        .uninstall
+    : () => {}
   const { service, clientConfig } = await createTestService({
     url: SERVICE_URL,
     memory: { sqlWasmUrl },
     ...(options.proxySettings ? { proxySettings: options.proxySettings } : {}),
+    ...(options.captcha ? captchaServiceOptions(options.captcha.provider) : {}),
   })
   const serviceFetch: Service['fetch'] = options.hangConfig
     ? async (input, init) =>

@@ -13,6 +13,15 @@ export type AuthStep =
   | { name: 'offer-passkey'; via: 'otp' | 'wallet' | OAuthMethod }
   | { name: 'success'; isNewUser: boolean }
 
+/** The CAPTCHA widget's state in the flow (see `AuthFlow.captcha`). */
+export interface AuthFlowCaptcha {
+  provider: 'turnstile' | 'hcaptcha'
+  siteKey: string
+  /** The solved check's token, `null` until solved (and again after each send or expiry). */
+  token: string | null
+  setToken(token: string | null): void
+}
+
 /** An injected browser wallet found through EIP-6963. */
 export interface DiscoveredWalletInfo {
   id: string
@@ -45,6 +54,12 @@ export interface AuthFlow {
   /** Leave the flow (the modal closes; an inline form goes back to the first step). */
   cancel?: (() => void) | undefined
   setChannel(channel: 'email' | 'sms'): void
+  /**
+   * The CAPTCHA the proxy configuration enables (`wallet_kit_config`'s `captcha`), or `undefined`.
+   * `startOtp` and `resendOtp` send the solved check's `token` and spend it (tokens are
+   * single-use): `token` is `null` again and the widget asks for a new check.
+   */
+  captcha?: AuthFlowCaptcha | undefined
   startOtp(channel: 'email' | 'sms', contact: string): Promise<void>
   verifyOtp(code: string): Promise<void>
   /** Resolves `true` when a new code was sent. */

@@ -5,6 +5,7 @@ import { errorCodeOf } from '../ui/errorMessage.ts'
 import { ChevronIcon, LockIcon, PasskeyIcon, WalletIcon } from '../ui/icons.tsx'
 import { Alert, Button, Footer, Header, Spinner } from '../ui/parts.tsx'
 import { useAuthFlowContext } from './AuthFlowContext.ts'
+import { CaptchaField, focusCaptcha } from './CaptchaField.tsx'
 import type { PhoneValue } from './PhoneField.tsx'
 import { PROVIDER_MARK, PROVIDER_NAME } from './providers.tsx'
 
@@ -13,6 +14,25 @@ const isOAuth = (m: SignInMethod): m is OAuthMethod => (OAUTH_METHODS as readonl
 // Loose on purpose: the service validates for real; this only catches obvious typos early.
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 
+/**
+ * Sends the code. While a CAPTCHA is unsolved it says so instead of "Continue" and stays
+ * focusable (`aria-disabled`), pointing to the check when pressed.
+ */
+function SendButton({ waitingForCaptcha }: { waitingForCaptcha: boolean }) {
+  const flow = useAuthFlowContext()
+  const { ui } = flow
+  return (
+    <Button
+      type="submit"
+      block
+      loading={flow.busy && flow.step.name === 'methods'}
+      aria-disabled={waitingForCaptcha || undefined}
+    >
+      {flow.busy ? ui.t('otpSending') : waitingForCaptcha ? ui.t('captchaWaiting') : ui.t('continue')}
+    </Button>
+  )
+}
+
 /** The e-mail field: sends a code and moves to the code step. */
 export function EmailStep() {
   const flow = useAuthFlowContext()
@@ -20,11 +40,13 @@ export function EmailStep() {
   const id = useId()
   const [email, setEmail] = useState('')
   const [invalid, setInvalid] = useState(false)
-  const submit = (event: FormEvent) => {
+  const waitingForCaptcha = Boolean(flow.captcha && !flow.captcha.token)
+  const submit = (event: FormEvent<HTMLElement>) => {
     event.preventDefault()
     const value = email.trim()
     if (!EMAIL_PATTERN.test(value)) return setInvalid(true)
     setInvalid(false)
+    if (waitingForCaptcha) return focusCaptcha(event.currentTarget)
     void flow.startOtp('email', value)
   }
   return (
@@ -59,9 +81,8 @@ export function EmailStep() {
           </p>
         ) : null}
       </div>
-      <Button type="submit" block loading={flow.busy && flow.step.name === 'methods'}>
-        {flow.busy ? ui.t('otpSending') : ui.t('continue')}
-      </Button>
+      <CaptchaField />
+      <SendButton waitingForCaptcha={waitingForCaptcha} />
     </form>
   )
 }
@@ -73,10 +94,12 @@ export function PhoneStep() {
   const errorId = useId()
   const [value, setValue] = useState<PhoneValue | null>(null)
   const [invalid, setInvalid] = useState(false)
-  const submit = (event: FormEvent) => {
+  const waitingForCaptcha = Boolean(flow.captcha && !flow.captcha.token)
+  const submit = (event: FormEvent<HTMLElement>) => {
     event.preventDefault()
     if (!value?.e164) return setInvalid(true)
     setInvalid(false)
+    if (waitingForCaptcha) return focusCaptcha(event.currentTarget)
     void flow.startOtp('sms', value.e164)
   }
   return (
@@ -106,9 +129,8 @@ export function PhoneStep() {
           {ui.t('phoneInvalid')}
         </p>
       ) : null}
-      <Button type="submit" block loading={flow.busy && flow.step.name === 'methods'}>
-        {flow.busy ? ui.t('otpSending') : ui.t('continue')}
-      </Button>
+      <CaptchaField />
+      <SendButton waitingForCaptcha={waitingForCaptcha} />
     </form>
   )
 }

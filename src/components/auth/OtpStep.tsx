@@ -1,9 +1,18 @@
-import { type ClipboardEvent, type KeyboardEvent, useEffect, useId, useRef, useState } from 'react'
+import {
+  type ClipboardEvent,
+  type KeyboardEvent,
+  type MouseEvent,
+  useEffect,
+  useId,
+  useRef,
+  useState,
+} from 'react'
 import { ErrorText } from '../ui/ErrorText.tsx'
 import { errorCodeOf } from '../ui/errorMessage.ts'
 import { MailIcon, PhoneIcon } from '../ui/icons.tsx'
 import { Alert, Header, Spinner } from '../ui/parts.tsx'
 import { useAuthFlowContext } from './AuthFlowContext.ts'
+import { CaptchaField, focusCaptcha } from './CaptchaField.tsx'
 
 /** Seconds before "Resend code" is offered again (the service allows 3 sends a minute). */
 export const RESEND_COOLDOWN_SECONDS = 30
@@ -89,7 +98,12 @@ export function OtpStep({ length = 6 }: OtpStepProps) {
     fill(index, event.clipboardData.getData('text'))
   }
 
-  const resend = async () => {
+  const canResend = cooldown <= 0 || dead
+  // A new code needs a new check (tokens are single-use): the widget shows once resending is possible.
+  const waitingForCaptcha = Boolean(flow.captcha && !flow.captcha.token)
+
+  const resend = async (event: MouseEvent<HTMLButtonElement>) => {
+    if (waitingForCaptcha) return focusCaptcha(event.currentTarget)
     setDigits(Array(length).fill(''))
     setResent(false)
     const ok = await flow.resendOtp()
@@ -177,6 +191,7 @@ export function OtpStep({ length = 6 }: OtpStepProps) {
           </a>
         </p>
       ) : null}
+      {canResend ? <CaptchaField /> : null}
       <div className="lk-row" data-justify="between" data-wrap="">
         <button type="button" className="lk-link" onClick={flow.back}>
           {ui.t('otpChangeContact')}
@@ -184,10 +199,15 @@ export function OtpStep({ length = 6 }: OtpStepProps) {
         <button
           type="button"
           className="lk-link"
-          disabled={(cooldown > 0 && !dead) || flow.busy}
+          disabled={!canResend || flow.busy}
+          aria-disabled={(canResend && waitingForCaptcha) || undefined}
           onClick={resend}
         >
-          {cooldown > 0 && !dead ? ui.t('otpResendIn', { seconds: cooldown }) : ui.t('otpResend')}
+          {!canResend
+            ? ui.t('otpResendIn', { seconds: cooldown })
+            : waitingForCaptcha
+              ? ui.t('captchaWaiting')
+              : ui.t('otpResend')}
         </button>
       </div>
     </div>

@@ -1,4 +1,4 @@
-import { type OAuthMethod, SIGN_IN_METHODS, type SignInMethod } from '@latchkey/protocol'
+import { type OAuthMethod, type OtpType, SIGN_IN_METHODS, type SignInMethod } from '@latchkey/protocol'
 import { useCallback, useEffect, useId, useMemo, useRef, useState } from 'react'
 import type { Session } from '../../react/index.ts'
 import { errorCodeOf } from '../ui/errorMessage.ts'
@@ -88,6 +88,7 @@ export function useAuthFlow(options: AuthFlowOptions): AuthFlow {
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<unknown>(null)
   const [pendingWalletId, setPendingWalletId] = useState<string | null>(null)
+  const [captchaToken, setCaptchaToken] = useState<string | null>(null)
   const abort = useRef<AbortController | null>(null)
   const optionsRef = useRef(options)
   optionsRef.current = options
@@ -148,6 +149,16 @@ export function useAuthFlow(options: AuthFlowOptions): AuthFlow {
     [actions.enabledMethods, options.methods],
   )
 
+  // Sends a code with the solved check's token, if any (without one the service budgets the send
+  // as usual). The token is spent by sending it (siteverify accepts each one once): the widget
+  // resets for the next send.
+  const sendOtp = (otpType: OtpType, contact: string) => {
+    setCaptchaToken(null)
+    return run((signal) =>
+      actions.startOtp({ otpType, contact, captchaToken: captchaToken ?? undefined, signal }),
+    )
+  }
+
   const back =
     history.length > 1 && step.name !== 'success' && step.name !== 'offer-passkey'
       ? () => {
@@ -180,9 +191,9 @@ export function useAuthFlow(options: AuthFlowOptions): AuthFlow {
       setError(null)
       setHistory((h) => [...h.slice(0, -1), { name: 'methods', channel }])
     },
+    captcha: actions.captcha && { ...actions.captcha, token: captchaToken, setToken: setCaptchaToken },
     startOtp: async (channel, contact) => {
-      const otpType = channel === 'sms' ? 'OTP_TYPE_SMS' : 'OTP_TYPE_EMAIL'
-      const started = await run((signal) => actions.startOtp({ otpType, contact, signal }))
+      const started = await sendOtp(channel === 'sms' ? 'OTP_TYPE_SMS' : 'OTP_TYPE_EMAIL', contact)
       if (!started) return
       go({ name: 'otp', channel, contact: started.contact })
     },
@@ -194,9 +205,7 @@ export function useAuthFlow(options: AuthFlowOptions): AuthFlow {
     resendOtp: async () => {
       const current = actions.pendingOtp
       if (!current) return false
-      const started = await run((signal) =>
-        actions.startOtp({ otpType: current.otpType, contact: current.contact, signal }),
-      )
+      const started = await sendOtp(current.otpType, current.contact)
       return started !== undefined
     },
     startOAuth: async (method: OAuthMethod, { redirect = false } = {}) => {

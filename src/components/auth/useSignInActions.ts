@@ -63,11 +63,14 @@ export function useSignInActions({ discoverWallets }: { discoverWallets: boolean
     enabledMethods: config.data?.enabledProviders ?? [],
     /** Sent only by a development service: the code step links to it. */
     devOutboxUrl: config.data?.devOutboxUrl,
+    /** The operator's CAPTCHA on sending codes, when enabled. */
+    captcha: config.data?.captcha,
     passkeySupported: typeof window !== 'undefined' && typeof window.PublicKeyCredential === 'function',
     wallets,
     /** The code the OTP step verifies: the one `startOtp` sent last. */
     pendingOtp: otp.otp,
-    startOtp: (p: { otpType: OtpType; contact: string } & Signal) => otp.sendCode.mutateAsync(p),
+    startOtp: (p: { otpType: OtpType; contact: string; captchaToken?: string | undefined } & Signal) =>
+      otp.sendCode.mutateAsync(p),
     completeOtp: (p: { otpCode: string } & Signal): Promise<SignedIn> => otp.verifyCode.mutateAsync(p),
     oauth: (p: { provider: OAuthMethod; onPopupBlocked: 'redirect' | 'error' } & Signal): Promise<SignedIn> =>
       oauth.mutateAsync(p),

@@ -73,6 +73,10 @@ export const ar: Messages = {
   otpSending: 'جارٍ إرسال الرمز…',
   otpChangeContact: 'استخدام عنوان آخر',
 
+  captchaLabel: 'التحقق الأمني',
+  captchaWaiting: 'أكمل التحقق الأمني أولًا',
+  captchaFailed: 'تعذّر تحميل التحقق الأمني. تحقّق من اتصالك ثم حاول مرة أخرى.',
+
   oauthTitle: 'المتابعة باستخدام {provider}',
   oauthWaiting: 'أكمل تسجيل الدخول عبر {provider} في النافذة التي فُتحت.',
   oauthBlockedTitle: 'تم حظر النافذة المنبثقة',

@@ -79,6 +79,11 @@ export const en = {
   otpSending: 'Sending code…',
   otpChangeContact: 'Use a different address',
 
+  // CAPTCHA (when the service's proxy configuration enables one)
+  captchaLabel: 'Security check',
+  captchaWaiting: 'Complete the security check first',
+  captchaFailed: 'The security check couldn’t load. Check your connection, then try again.',
+
   // OAuth
   oauthTitle: 'Continue with {provider}',
   oauthWaiting: 'Finish signing in with {provider} in the window that opened.',

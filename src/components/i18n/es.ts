@@ -75,6 +75,10 @@ export const es: Messages = {
   otpSending: 'Enviando código…',
   otpChangeContact: 'Usar otra dirección',
 
+  captchaLabel: 'Verificación de seguridad',
+  captchaWaiting: 'Completa primero la verificación de seguridad',
+  captchaFailed: 'No se pudo cargar la verificación de seguridad. Revisa tu conexión e inténtalo de nuevo.',
+
   oauthTitle: 'Continuar con {provider}',
   oauthWaiting: 'Termina de iniciar sesión con {provider} en la ventana que se abrió.',
   oauthBlockedTitle: 'Se bloqueó la ventana emergente',
