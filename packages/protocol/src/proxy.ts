@@ -118,8 +118,9 @@ export interface ProxyMap {
        */
       devOutboxUrl?: string
       /**
-       * The operator's CAPTCHA on `otp_init`: the kit renders this widget on the code step and
-       * sends its token (`X-Captcha-Token`); a passed one is not held back by the contact's budget.
+       * The operator's CAPTCHA on `otp_init`: the kit renders this widget on the e-mail/SMS step (and
+       * again to resend) and sends its token (`X-Captcha-Token`); a passed one is not held back by
+       * the contact's budget.
        */
       captcha?: { provider: 'turnstile' | 'hcaptcha'; siteKey: string }
     }
