@@ -57,4 +57,32 @@ describe('the dev inbox toast', () => {
     await waitFor(() => expect(toast.textContent).toBe(''))
     expect(toast.matches(':popover-open')).toBe(false)
   })
+
+  it('does not show a code that the sign-in used before the inbox polled it', async () => {
+    const { client, render, signIn } = await signedInClient({}, 'first@example.com')
+    const view = render(<NewCodeToast messages={[]} />)
+    const toast = screen.getByRole('status')
+    // The code is sent, the sign-in uses it, and only then does the two-second poll bring it in.
+    const sent = message('3', 'third@example.com', '333333')
+    await act(() => signIn('third@example.com'))
+    view.rerender(
+      <LatchkeyProvider client={client}>
+        <NewCodeToast messages={[sent]} />
+      </LatchkeyProvider>,
+    )
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(toast.textContent).toBe('')
+    expect(toast.matches(':popover-open')).toBe(false)
+    // A code sent after that sign-in (another account being added) is news again.
+    const later = {
+      ...message('4', 'fourth@example.com', '444444'),
+      sentAt: new Date(Date.now() + 1000).toISOString(),
+    }
+    view.rerender(
+      <LatchkeyProvider client={client}>
+        <NewCodeToast messages={[later, sent]} />
+      </LatchkeyProvider>,
+    )
+    await waitFor(() => expect(toast.textContent).toBe('Dev inbox · e-mail to fourth@example.com444444'))
+  })
 })

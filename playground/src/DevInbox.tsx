@@ -102,7 +102,8 @@ export function DevInbox({ service }: { service: PlaygroundService }) {
 /**
  * Shows the newest code for 20 s in a manual popover: the top layer puts it above the sign-in
  * dialog, whose backdrop covers the inbox while a person types the code. A new session means the
- * code was used: the toast goes at once instead of covering the page after sign-in.
+ * code was used: the toast goes at once instead of covering the page after sign-in, and a code sent
+ * before that session began, read by a poll that came after it, is not shown at all.
  */
 export function NewCodeToast({ messages }: { messages: OutboxMessage[] | null }) {
   const ref = useRef<HTMLDivElement>(null)
@@ -110,10 +111,13 @@ export function NewCodeToast({ messages }: { messages: OutboxMessage[] | null })
   const seen = useRef<string | null | undefined>(undefined)
   const sessionId = useSession()?.id
   const knownSession = useRef(sessionId)
+  /** When the current session appeared on this page (undefined: signed out, or signed in at load). */
+  const signedInAt = useRef<number | undefined>(undefined)
 
   useEffect(() => {
     if (sessionId === knownSession.current) return
     knownSession.current = sessionId
+    signedInAt.current = sessionId === undefined ? undefined : Date.now()
     if (sessionId !== undefined) setShown(null)
   }, [sessionId])
 
@@ -127,6 +131,7 @@ export function NewCodeToast({ messages }: { messages: OutboxMessage[] | null })
     }
     if (!newest || newest.otpId === seen.current) return
     seen.current = newest.otpId
+    if (signedInAt.current !== undefined && Date.parse(newest.sentAt) <= signedInAt.current) return
     setShown(newest)
   }, [messages, newest])
 
