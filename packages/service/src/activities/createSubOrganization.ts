@@ -5,11 +5,24 @@ import { addApiKeys, addAuthenticators } from '../domain/users.ts'
 import { callerVouchesForContacts, newUserContacts } from '../domain/verifiedContact.ts'
 import { createWalletRecords } from '../domain/wallets.ts'
 import { ApiError } from '../errors.ts'
+import type { Reader } from '../pipeline/Reader.ts'
 import { type ActivityContext, defineActivity, type SubOrganizationHookContext } from '../registry.ts'
 import type { UserRow } from '../store/model.ts'
 
 /** Most root users one sub-organization may start with. */
 export const MAX_ROOT_USERS = 20
+
+/** Reads a root quorum's threshold (`name`): at least 1, at most the number of root users. */
+export function readQuorumThreshold(r: Reader, name: string, rootUsers: number): number {
+  const threshold = r.int(name, { min: 1 })
+  if (threshold > rootUsers)
+    throw new ApiError(
+      'QUORUM_INVALID',
+      `parameters.${name} (${threshold}) must be at most the number of root users (${rootUsers})`,
+      `parameters.${name}`,
+    )
+  return threshold
+}
 
 /**
  * A sub-organization of the caller's organization with its root users (API keys, passkeys, and
@@ -26,13 +39,7 @@ export const createSubOrganization = defineActivity('create_sub_organization', {
       min: 1,
       max: MAX_ROOT_USERS,
     })
-    const rootQuorumThreshold = r.int('rootQuorumThreshold', { min: 1 })
-    if (rootQuorumThreshold > rootUsers.length)
-      throw new ApiError(
-        'QUORUM_INVALID',
-        `parameters.rootQuorumThreshold (${rootQuorumThreshold}) must be at most the number of root users (${rootUsers.length})`,
-        'parameters.rootQuorumThreshold',
-      )
+    const rootQuorumThreshold = readQuorumThreshold(r, 'rootQuorumThreshold', rootUsers.length)
     const wallet = r.optObject('wallet')
     const flags = [
       'disableEmailRecovery',

@@ -1,7 +1,6 @@
 import { findUser } from '../domain/users.ts'
-import { ApiError } from '../errors.ts'
 import { defineActivity } from '../registry.ts'
-import { MAX_ROOT_USERS } from './createSubOrganization.ts'
+import { MAX_ROOT_USERS, readQuorumThreshold } from './createSubOrganization.ts'
 
 /**
  * Replaces the organization's root quorum: its root users (users of this organization) and how
@@ -12,14 +11,7 @@ import { MAX_ROOT_USERS } from './createSubOrganization.ts'
 export const updateRootQuorum = defineActivity('update_root_quorum', {
   parse: (r) => {
     const userIds = r.ids('userIds', { min: 1, max: MAX_ROOT_USERS })
-    const threshold = r.int('threshold', { min: 1 })
-    if (threshold > userIds.length)
-      throw new ApiError(
-        'QUORUM_INVALID',
-        `parameters.threshold (${threshold}) must be at most the number of root users (${userIds.length})`,
-        'parameters.threshold',
-      )
-    return { threshold, userIds }
+    return { threshold: readQuorumThreshold(r, 'threshold', userIds.length), userIds }
   },
   run: async (ctx, p) => {
     for (const [index, userId] of p.userIds.entries())
