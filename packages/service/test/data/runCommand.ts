@@ -1,10 +1,8 @@
 // The operator commands (`migrate`, `backup`, `restore`, `rotate-master-key`) as child processes,
-// run to their exit through tsx from the repository's root, as an operator runs them.
+// run to their exit (the bundled CLI, see support/cliEntry.ts) from the repository's root, as an operator runs them.
 import { spawn } from 'node:child_process'
-import { join } from 'node:path'
+import { cliCommand } from '../support/cliEntry.ts'
 import { root } from '../support/serviceProcess.ts'
-
-const CLI = join(root, 'packages/service/src/cli.ts')
 
 export interface CommandResult {
   code: number | null
@@ -21,7 +19,7 @@ export function runCommand(
   const merged: Record<string, string | undefined> = { ...process.env, LATCHKEY_DATABASE_URL: undefined }
   for (const [name, value] of Object.entries(env)) merged[name] = value
   for (const [name, value] of Object.entries(merged)) if (value === undefined) delete merged[name]
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+  const child = spawn(process.execPath, [...cliCommand(), ...args], {
     cwd: root,
     env: merged,
     stdio: ['ignore', 'pipe', 'pipe'],

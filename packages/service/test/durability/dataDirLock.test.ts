@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process'
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, afterEach, expect, it } from 'vitest'
+import { cliCommand } from '../support/cliEntry.ts'
 import { killAll, root, type ServiceProcess, startService } from '../support/serviceProcess.ts'
 import { removeDir, tempDir } from './tempDir.ts'
 
@@ -62,9 +63,7 @@ it('after kill -9 the data dir is free at once, even while the dead holder is a 
       '-c',
       '"$0" "$@" & echo "pid $!" >&2; exec sleep 600',
       process.execPath,
-      '--import',
-      'tsx',
-      join(root, 'packages/service/src/cli.ts'),
+      ...cliCommand(),
       'dev',
       '--port',
       '0',

@@ -1,11 +1,10 @@
-// `latchkey-service <command>` as a child process (through tsx, from the repository's root), for
+// `latchkey-service <command>` as a child process (the bundled CLI, see support/cliEntry.ts, from the repository's root), for
 // the production tests: run to its exit, or started until it prints its first line.
 import { type ChildProcess, spawn } from 'node:child_process'
-import { join } from 'node:path'
 import { createInterface } from 'node:readline'
+import { cliCommand } from '../support/cliEntry.ts'
 import { root } from '../support/serviceProcess.ts'
 
-const CLI = join(root, 'packages/service/src/cli.ts')
 const running = new Set<ChildProcess>()
 
 /** SIGKILLs whatever a test started and did not stop. */
@@ -21,7 +20,7 @@ export interface Run {
 }
 
 function spawnCli(args: string[], env: Record<string, string | undefined>): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+  const child = spawn(process.execPath, [...cliCommand(), ...args], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

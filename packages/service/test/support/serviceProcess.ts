@@ -1,15 +1,15 @@
-// The service as a black box: `latchkey-service dev --port 0 --json …` as a child process (through
-// tsx, from the repository's root), started, stopped, crashed and watched by the durability and
-// multi-instance tests and by bench:service. It lives outside `@latchkey/service/testing` because
-// it needs Node, tsx and the repository's sources, which the published test kit must not.
+// The service as a black box: `latchkey-service dev --port 0 --json …` as a child process (the
+// bundled CLI of support/cliEntry.ts, from the repository's root), started, stopped, crashed and
+// watched by the durability and multi-instance tests and by bench:service. It lives outside
+// `@latchkey/service/testing` because it needs Node, esbuild and the repository's sources, which
+// the published test kit must not.
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
-import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
+import { cliCommand } from './cliEntry.ts'
 
 export const root = fileURLToPath(new URL('../../../../', import.meta.url))
-const CLI = join(root, 'packages/service/src/cli.ts')
 
 /** What `--json` prints (the fields the tests read). */
 export interface DevInfo {
@@ -75,9 +75,7 @@ function spawnCli(options: StartOptions): ChildProcess {
   }
   const nodeArgs = [
     ...(options.nodeArgs ?? []),
-    '--import',
-    'tsx',
-    CLI,
+    ...cliCommand(),
     'dev',
     '--port',
     '0',
