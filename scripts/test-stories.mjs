@@ -162,7 +162,6 @@ await Promise.all(
         storageTypes:
           'cookies,file_systems,indexeddb,local_storage,shader_cache,websql,service_workers,cache_storage',
       })
-      await context.clearCookies()
       const storyStarted = Date.now()
       const problems = await testStory(context, story)
       times.push({ id: story.id, seconds: (Date.now() - storyStarted) / 1000 })

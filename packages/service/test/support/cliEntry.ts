@@ -52,30 +52,30 @@ function bundledCli(): string {
   if (entry !== undefined) return entry
   const dir = join(BUILDS, sourcesHash())
   const cli = join(dir, 'cli.js')
-  try {
-    statSync(cli)
-  } catch {
+  if (!statSync(cli, { throwIfNoEntry: false })) {
     // Several test workers may build at once: each builds into a folder of its own and renames it
     // into place; the first rename wins and the others' copies are dropped.
     const scratch = join(BUILDS, `tmp-${process.pid}-${Date.now()}`)
     mkdirSync(scratch, { recursive: true })
-    buildSync({
-      entryPoints: [join(service, 'src/cli.ts'), join(service, 'src/workers/cryptoWorker.ts')],
-      entryNames: '[name]',
-      outdir: scratch,
-      bundle: true,
-      splitting: true,
-      format: 'esm',
-      platform: 'node',
-      target: 'node20',
-      packages: 'external',
-      tsconfig: join(root, 'tsconfig.json'),
-      logLevel: 'error',
-    })
     try {
+      buildSync({
+        entryPoints: [join(service, 'src/cli.ts'), join(service, 'src/workers/cryptoWorker.ts')],
+        entryNames: '[name]',
+        outdir: scratch,
+        bundle: true,
+        splitting: true,
+        format: 'esm',
+        platform: 'node',
+        target: 'node20',
+        packages: 'external',
+        tsconfig: join(root, 'tsconfig.json'),
+        logLevel: 'error',
+      })
       renameSync(scratch, dir)
-    } catch {
+    } catch (error) {
+      // Another worker's rename came first (its bundle is the same), or the build failed.
       rmSync(scratch, { recursive: true, force: true })
+      if (!statSync(cli, { throwIfNoEntry: false })) throw error
     }
     pruneOldBuilds(dir)
   }
