@@ -22,6 +22,8 @@ export interface MetricsSources {
   poolUse?: () => { total: number; idle: number; waiting: number; max: number }
   /** True while the server drains. */
   draining?: () => boolean
+  /** Requests merged into shared statements so far (`Store.batching`, PostgreSQL). */
+  batching?: () => Record<'lookups' | 'inserts', { batches: number; items: number }> | undefined
 }
 
 export interface Metrics extends EventSink {
@@ -158,6 +160,31 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       const use = sources.poolUse?.()
       if (!use) return
       for (const state of ['total', 'idle', 'waiting', 'max'] as const) this.set({ state }, use[state])
+    },
+  })
+
+  new Counter({
+    name: 'latchkey_store_batches_total',
+    help: 'Statements that carried the reads ahead (lookups) or the inserts of concurrent requests together (PostgreSQL)',
+    labelNames: ['kind'] as const,
+    registers,
+    collect() {
+      const counts = sources.batching?.()
+      if (!counts) return
+      this.reset()
+      for (const kind of ['lookups', 'inserts'] as const) this.inc({ kind }, counts[kind].batches)
+    },
+  })
+  new Counter({
+    name: 'latchkey_store_batched_requests_total',
+    help: 'Requests whose reads ahead (lookups) or inserts went in those statements; divided by latchkey_store_batches_total, requests per statement',
+    labelNames: ['kind'] as const,
+    registers,
+    collect() {
+      const counts = sources.batching?.()
+      if (!counts) return
+      this.reset()
+      for (const kind of ['lookups', 'inserts'] as const) this.inc({ kind }, counts[kind].items)
     },
   })
 

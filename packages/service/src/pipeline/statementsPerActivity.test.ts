@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
+import { createMetrics } from '../observability/metrics.ts'
 import { openPostgres } from '../store/durableStores.ts'
 import { openMemoryStore } from '../store/memory.ts'
 import type { Store } from '../store/Store.ts'
@@ -199,5 +200,154 @@ describe.each(backends)('activities that only add rows: %s', (name, open) => {
     expect((await h.service.store.get('activities', reply.body.activity.id))?.status).toBe(
       'ACTIVITY_STATUS_COMPLETED',
     )
+  })
+})
+
+/**
+ * On PostgreSQL the reads ahead and the inserts of concurrent requests go together, one statement
+ * a batch (`Coalescer`): fewer statements than requests, each request still answered as if alone,
+ * and no request able to fail the others' statement.
+ */
+describe('requests at once on PostgreSQL share statements', () => {
+  let h: Harness
+  let signer: string
+  beforeAll(async () => {
+    if (!cluster) cluster = await startPostgres({ log: (line: string) => log?.push(line) })
+    h = await createHarness({ store: await backends[1]![1](), jobs: { pollMs: 3_600_000 } })
+    signer = resultOf(
+      'create_wallet',
+      await h.submit('create_wallet', { walletName: 'signer', accounts: [ETHEREUM_ACCOUNT] }),
+    ).addresses[0]
+  }, 300_000)
+  afterAll(async () => {
+    await h?.service.close()
+  })
+
+  const activitiesWith = (fingerprint: string) =>
+    h.service.store.findBy('activities', 'fingerprint', fingerprint)
+
+  it('forty signings at once: each signed and recorded once, in far fewer statements than alone', async () => {
+    h.clock.advance(1)
+    const payloads = Array.from({ length: 40 }, (_, i) => i.toString(16).padStart(2, '0').repeat(32))
+    const before = h.service.store.batching()!
+    const { reply: replies, statements } = await statementsOf(() =>
+      Promise.all(payloads.map((payload) => h.submit('sign_raw_payloads', signParams(signer, payload)))),
+    )
+    const after = h.service.store.batching()!
+    for (const reply of replies) expect(resultOf('sign_raw_payloads', reply).signatures).toHaveLength(1)
+    // Each signature is the one for its own payload (a batch never mixes up answers).
+    replies.forEach((reply, i) => {
+      expect(reply.body.activity.intent.signRawPayloadsIntent.payloads).toEqual([payloads[i]])
+    })
+    expect(new Set(replies.map((reply) => reply.body.activity.id)).size).toBe(40)
+    for (const reply of replies) {
+      expect(await activitiesWith(reply.body.activity.fingerprint)).toHaveLength(1)
+      expect(
+        await h.service.store.findBy('policyEvaluations', 'activityId', reply.body.activity.id),
+      ).toHaveLength(1)
+    }
+    // Alone, 40 signings are 80 statements.
+    expect(statements.length, statements.join('\n')).toBeLessThan(60)
+    expect(after.lookups.items - before.lookups.items).toBe(40)
+    expect(after.lookups.batches - before.lookups.batches).toBeLessThan(40)
+    expect(after.inserts.batches - before.inserts.batches).toBeLessThan(40)
+    // What an operator reads: requests per statement, from the counters on /metrics.
+    const metrics = createMetrics({ process: false })
+    metrics.watch({ batching: () => h.service.store.batching() })
+    const exposition = await metrics.render()
+    const sample = (name: string, kind: string) =>
+      Number(new RegExp(`^${name}\\{kind="${kind}"\\} (\\d+)$`, 'm').exec(exposition)?.[1])
+    const now = h.service.store.batching()!
+    expect(sample('latchkey_store_batches_total', 'lookups')).toBe(now.lookups.batches)
+    expect(sample('latchkey_store_batched_requests_total', 'lookups')).toBe(now.lookups.items)
+    expect(sample('latchkey_store_batched_requests_total', 'inserts')).toBe(now.inserts.items)
+    expect(now.lookups.items / now.lookups.batches).toBeGreaterThan(1)
+  })
+
+  it('replays inside a batch answer with the first activity; twins in one batch make one', async () => {
+    h.clock.advance(1)
+    const first = await h.submit('sign_raw_payloads', signParams(signer, 'aa'.repeat(32)))
+    const others = Array.from({ length: 20 }, (_, i) => (100 + i).toString(16).repeat(32))
+    const replies = await Promise.all([
+      ...others.map((payload) => h.submit('sign_raw_payloads', signParams(signer, payload))),
+      h.submit('sign_raw_payloads', signParams(signer, 'aa'.repeat(32))),
+      h.submit('sign_raw_payloads', signParams(signer, 'bb'.repeat(32))),
+      h.submit('sign_raw_payloads', signParams(signer, 'bb'.repeat(32))),
+    ])
+    expect(replies.map((reply) => reply.status)).toEqual(replies.map(() => 200))
+    const [replay, twin1, twin2] = replies.slice(-3)
+    expect(replay!.body.activity.id).toBe(first.body.activity.id)
+    expect(twin2!.body.activity.id).toBe(twin1!.body.activity.id)
+    expect(await activitiesWith(first.body.activity.fingerprint)).toHaveLength(1)
+    expect(await activitiesWith(twin1!.body.activity.fingerprint)).toHaveLength(1)
+    for (const reply of replies.slice(0, 20))
+      expect(await activitiesWith(reply.body.activity.fingerprint)).toHaveLength(1)
+  })
+
+  it('a request whose values PostgreSQL refuses fails alone, with a 4xx; the batch it was in is answered', async () => {
+    h.clock.advance(1)
+    const good = Array.from({ length: 20 }, (_, i) => (150 + i).toString(16).repeat(32))
+    const replies = await Promise.all([
+      ...good.map((payload) => h.submit('sign_raw_payloads', signParams(signer, payload))),
+      // A NUL byte cannot be in a PostgreSQL text value: read in the batch, it fails the statement.
+      h.submit('sign_raw_payloads', signParams(signer), { organizationId: `${h.organizationId}\u0000` }),
+      h.submit('sign_raw_payloads', signParams(`${signer}\u0000`, 'ee'.repeat(32))),
+    ])
+    for (const reply of replies.slice(0, 20))
+      expect(resultOf('sign_raw_payloads', reply).signatures).toHaveLength(1)
+    const [badOrganization, badSigner] = replies.slice(-2)
+    expect(badOrganization!.status, JSON.stringify(badOrganization!.body)).toBeGreaterThanOrEqual(400)
+    expect(badOrganization!.status).toBeLessThan(500)
+    expect(badSigner!.status, JSON.stringify(badSigner!.body)).toBeGreaterThanOrEqual(400)
+    expect(badSigner!.status).toBeLessThan(500)
+  })
+
+  it('inserts at once: a row that meets an existing one fails only its own insert, then reruns alone', async () => {
+    const store = h.service.store
+    const snapshot = await store.prefetch([{ table: 'userTags', field: 'organizationId', value: 'none' }])
+    const tag = (id: string, name = id) =>
+      ({ id, organizationId: 'batch-test', name, createdAt: '0' }) as never
+    await store.transaction((tx) => tx.put('userTags', tag('tag-taken', 'before')))
+    const attempts: number[] = []
+    const runs = Array.from({ length: 12 }, (_, i) => `tag-${i}`).map((id) =>
+      store.transaction((tx) => tx.put('userTags', tag(id)), { snapshot }),
+    )
+    // Its insert fails the batch's statement (the id exists); the others are sent again, each on
+    // its own, and it reruns in a transaction, where a put replaces the row.
+    runs.push(
+      store.transaction(
+        (tx) => {
+          attempts.push(tx.attempt)
+          return tx.put('userTags', tag('tag-taken', 'after'))
+        },
+        { snapshot },
+      ),
+    )
+    const before = store.batching()!.inserts
+    const outcomes = await Promise.allSettled(runs)
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(Array(13).fill('fulfilled'))
+    expect(store.batching()!.inserts.batches - before.batches).toBeLessThan(13)
+    expect(attempts).toEqual([1, 2])
+    expect(
+      (await store.findBy('userTags', 'organizationId', 'batch-test')).map((row) => [row.id, row.name]),
+    ).toEqual(
+      [...Array.from({ length: 12 }, (_, i) => [`tag-${i}`, `tag-${i}`]), ['tag-taken', 'after']].sort(),
+    )
+  })
+
+  it('a value no row can hold finds nothing and is never written', async () => {
+    const store = h.service.store
+    expect(await store.get('organizations', `${h.organizationId}\u0000`)).toBeUndefined()
+    expect(await store.findBy('apiKeys', 'publicKey', 'ab\u0000')).toEqual([])
+    const found = await store.prefetch([
+      { table: 'organizations', id: `${h.organizationId}\u0000` },
+      { table: 'organizations', id: h.organizationId },
+    ])
+    expect(await found.get('organizations', `${h.organizationId}\u0000`)).toBeUndefined()
+    expect((await found.get('organizations', h.organizationId))?.id).toBe(h.organizationId)
+    const tag = { id: 'tag\u0000', organizationId: 'batch-test', name: 'nul', createdAt: '0' } as never
+    await expect(store.transaction((tx) => tx.put('userTags', tag))).rejects.toMatchObject({
+      errorCode: 'FIELD_INVALID',
+    })
   })
 })

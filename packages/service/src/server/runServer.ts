@@ -106,6 +106,7 @@ export async function runServer(service: Service, options: RunServerOptions): Pr
     inFlight: () => inFlight,
     draining: () => runtime.lifecycle.draining,
     ...(service.store.poolUse ? { poolUse: service.store.poolUse } : {}),
+    batching: () => service.store.batching(),
   })
 
   let stopped: Promise<{ cut: number }> | undefined

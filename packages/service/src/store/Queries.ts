@@ -1,4 +1,5 @@
 import { CompiledQuery, type Kysely, type QueryResult, sql } from 'kysely'
+import { ApiError } from '../errors.ts'
 import type { StoreBackend } from './backends/StoreBackend.ts'
 import type { Database } from './Database.ts'
 import { classify, corruptRow } from './databaseErrors.ts'
@@ -33,8 +34,20 @@ export interface RowValues {
   values: (string | null)[]
 }
 
+/** The value a lookup looks for. */
+const lookupValue = (lookup: Lookup) =>
+  'id' in lookup ? lookup.id : 'field' in lookup ? lookup.value : lookup.via.value
+
 /** Runs one compiled query: through Kysely's pool, or on a transaction's own connection. */
 export type Execute = (query: CompiledQuery) => Promise<QueryResult<Record<string, unknown>>>
+
+/**
+ * True for a value no row can hold: PostgreSQL's text cannot hold U+0000 (it refuses the whole
+ * statement), so a lookup by such a value finds nothing on every backend, without a statement, and
+ * a row with such an id or indexed field is refused (`rowValues`). Documents are JSON, where the
+ * character is escaped, so request values holding it (a text payload) are kept there as they are.
+ */
+const unstorable = (value: string) => value.includes('\u0000')
 
 /** Stands in for a parameter while a shape is compiled (never sent to a database). */
 const MARKER = '__latchkey_parameter_'
@@ -89,6 +102,7 @@ export class Queries {
 
   /** The row's JSON document, unparsed. */
   private async getData(db: Execute, table: TableName, id: string): Promise<string | undefined> {
+    if (unstorable(id)) return undefined
     const { rows } = await this.run(
       db,
       `get:${table}`,
@@ -144,6 +158,7 @@ export class Queries {
 
   /** The JSON documents of the rows whose `field` is `value`, in id order, unparsed. */
   private async findData(db: Execute, table: TableName, field: string, value: unknown): Promise<string[]> {
+    if (unstorable(String(value))) return []
     const { rows } = await this.run(
       db,
       `find:${table}:${field}`,
@@ -180,7 +195,15 @@ export class Queries {
    * `Prefetched` reads them. Each lookup's rows are in id order; `Store.prefetch` checked the
    * fields are indexed.
    */
-  async batch(db: Execute, lookups: Lookup[]): Promise<Map<string, string[]>> {
+  async batch(db: Execute, all: Lookup[]): Promise<Map<string, string[]>> {
+    const lookups = all.filter((lookup) => !unstorable(lookupValue(lookup)))
+    if (lookups.length < all.length) {
+      // What no row can hold is known to be absent; the rest is read.
+      const found = lookups.length > 0 ? await this.batch(db, lookups) : new Map<string, string[]>()
+      for (const lookup of all)
+        if (!('via' in lookup) && !found.has(lookupKey(lookup))) found.set(lookupKey(lookup), [])
+      return found
+    }
     const values: string[] = []
     const shapeKey = lookups
       .map((lookup) => {
@@ -235,6 +258,78 @@ export class Queries {
     return found
   }
 
+  /**
+   * The lookups of several requests in one statement, with array parameters (`= any($1)`, where
+   * the backend `batchesRequests`): one branch per kind of lookup (a table and the field it is
+   * looked up by), each taking every value of that kind at once, so the statement's shape depends
+   * on which kinds are read, not on how many requests are in the batch. Answers, keyed as
+   * `Prefetched` reads them, each lookup's rows in id order, for all the requests together: one
+   * statement, so one snapshot.
+   */
+  async lookupMany(db: Execute, lookups: Lookup[]): Promise<Map<string, string[]>> {
+    const kinds = new Map<string, { lookup: Lookup; values: Set<string> }>()
+    const found = new Map<string, string[]>()
+    for (const lookup of lookups) {
+      // A lookup that finds nothing is known to find nothing (a `via` is keyed by what it finds).
+      if (!('via' in lookup)) found.set(lookupKey(lookup), [])
+      if (unstorable(lookupValue(lookup))) continue
+      const kind =
+        'id' in lookup
+          ? `${lookup.table}.id`
+          : 'field' in lookup
+            ? `${lookup.table}.${lookup.field}`
+            : `${lookup.table}<${lookup.via.table}.${lookup.via.column}.${lookup.via.field}`
+      let entry = kinds.get(kind)
+      if (!entry) {
+        entry = { lookup, values: new Set() }
+        kinds.set(kind, entry)
+      }
+      entry.values.add(lookupValue(lookup))
+    }
+    if (kinds.size === 0) return found
+    const order = [...kinds.keys()].sort()
+    const branches = order.map((kind) => kinds.get(kind)!)
+    const { rows } = await this.run(
+      db,
+      `many:${order.join(',')}`,
+      (p) => {
+        const branch = ({ lookup }: { lookup: Lookup }, n: number) => {
+          const key = 'field' in lookup ? lookup.field : 'id'
+          const select = this.compiler
+            .selectFrom(lookup.table as string)
+            .select([sql.lit(n).as('n'), sql.ref(key).as('k'), 'id', 'data'])
+          if (!('via' in lookup)) return select.where(sql.ref(key), '=', sql`any(${p(n)})`)
+          const { via } = lookup
+          return select.where('id', 'in', (eb) =>
+            eb
+              .selectFrom(via.table as string)
+              .select(via.column)
+              .where(sql.ref(via.field), '=', sql`any(${p(n)})`),
+          )
+        }
+        let query = branch(branches[0]!, 0)
+        branches.slice(1).forEach((entry, k) => {
+          query = query.unionAll(branch(entry, k + 1))
+        })
+        return query.orderBy('n').orderBy('id')
+      },
+      branches.map((entry) => [...entry.values]),
+    )
+    for (const row of rows) {
+      const { lookup } = branches[Number(row.n)]!
+      const data = row.data as string
+      if ('via' in lookup) found.set(lookupKey({ table: lookup.table, id: row.id as string }), [data])
+      else {
+        const key =
+          'id' in lookup
+            ? lookupKey({ table: lookup.table, id: row.k as string })
+            : lookupKey({ table: lookup.table, field: lookup.field, value: row.k as string })
+        found.get(key)?.push(data)
+      }
+    }
+    return found
+  }
+
   async all<T extends TableName>(db: Execute, table: T): Promise<Tables[T][]> {
     const { rows } = await this.run(
       db,
@@ -255,6 +350,7 @@ export class Queries {
 
   async count(db: Execute, table: TableName, field: string, value: unknown): Promise<number> {
     indexed(table, field)
+    if (unstorable(String(value))) return 0
     const { rows } = await this.run(
       db,
       `count:${table}:${field}`,
@@ -271,17 +367,22 @@ export class Queries {
   /** A row as its table's columns take it: id, JSON document, then each indexed field. */
   rowValues(table: TableName, row: Row): RowValues {
     const fields = INDEXES[table] as string[]
-    return {
-      table,
-      values: [
-        row.id,
-        JSON.stringify(row),
-        ...fields.map((field) => {
-          const value = (row as unknown as Record<string, unknown>)[field]
-          return value === undefined || value === null ? null : String(value)
-        }),
-      ],
-    }
+    const values = [
+      row.id,
+      JSON.stringify(row),
+      ...fields.map((field) => {
+        const value = (row as unknown as Record<string, unknown>)[field]
+        return value === undefined || value === null ? null : String(value)
+      }),
+    ]
+    values.forEach((value, i) => {
+      if (i !== 1 && value !== null && unstorable(value))
+        throw new ApiError(
+          'FIELD_INVALID',
+          `${i === 0 ? 'an id' : `a ${fields[i - 2]}`} cannot hold the character U+0000`,
+        )
+    })
+    return { table, values }
   }
 
   /** The columns of `table` with markers from `first` on (id, data, then the indexed fields). */
@@ -334,6 +435,47 @@ export class Queries {
         return insert(rows.length - 1, query)
       },
       rows.flatMap((row) => row.values),
+    )
+  }
+
+  /**
+   * Inserts the rows of several requests in one statement, with array parameters (`unnest`, where
+   * the backend `batchesRequests`): one insert per table, each but the last in a `with` clause, so
+   * the statement's shape depends on which tables are written, not on how many rows. All or
+   * nothing: a row whose id (or any unique field) exists fails the whole statement.
+   */
+  async insertMany(db: Execute, rows: RowValues[]): Promise<void> {
+    const tables = [...new Set(rows.map((row) => row.table))].sort()
+    const columns = tables.map((table) => ['id', 'data', ...(INDEXES[table] as string[])])
+    const starts: number[] = []
+    let next = 0
+    for (const names of columns) {
+      starts.push(next)
+      next += names.length
+    }
+    const values: (string | null)[][] = columns.flatMap((names) => names.map(() => []))
+    for (const row of rows) {
+      const start = starts[tables.indexOf(row.table)]!
+      row.values.forEach((value, i) => {
+        values[start + i]!.push(value)
+      })
+    }
+    await this.run(
+      db,
+      `insertMany:${tables.join(',')}`,
+      (p) => {
+        const insert = (k: number) => {
+          const names = columns[k]!
+          const arrays = sql.join(names.map((_, i) => sql`${p(starts[k]! + i)}::text[]`))
+          const list = sql.join(names.map((name) => sql.ref(name)))
+          return sql`insert into ${sql.table(tables[k]!)} (${list}) select * from unnest(${arrays})`
+        }
+        const last = tables.length - 1
+        const withs = tables.slice(0, last).map((_, k) => sql`${sql.id(`w${k}`)} as (${insert(k)})`)
+        const statement = withs.length > 0 ? sql`with ${sql.join(withs)} ${insert(last)}` : insert(last)
+        return { compile: () => statement.compile(this.compiler) }
+      },
+      values,
     )
   }
 

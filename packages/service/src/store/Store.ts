@@ -2,13 +2,14 @@ import { CompiledQuery, type DatabaseConnection, type Kysely } from 'kysely'
 import { ApiError } from '../errors.ts'
 import { type EventSink, silentSink } from '../observability/events.ts'
 import type { StoreBackend } from './backends/StoreBackend.ts'
+import { Coalescer } from './Coalescer.ts'
 import type { Database } from './Database.ts'
 import { classify, unavailable } from './databaseErrors.ts'
 import { GroupCommit } from './GroupCommit.ts'
 import { type MigrateOptions, migrateSchema } from './migrations.ts'
 import { INDEXES, type TableName, type Tables } from './model.ts'
 import { Prefetched } from './Prefetched.ts'
-import { type Execute, indexed, Queries } from './Queries.ts'
+import { type Execute, indexed, Queries, type RowValues } from './Queries.ts'
 import { ReadCache } from './ReadCache.ts'
 import type { Lookup, Reads } from './Reads.ts'
 import { Transaction } from './Transaction.ts'
@@ -27,6 +28,13 @@ export interface PoolUse {
   waiting: number
   max: number
 }
+
+/**
+ * How requests are merged where the backend `batchesRequests`: one statement of each kind on its
+ * way at a time, so that the requests arriving meanwhile go together in the next (on the bench,
+ * two at a time signed 0.8 times as fast, four 0.9 times); at most 64 requests in one.
+ */
+const BATCHING = { inFlight: 1, limit: 64 }
 
 const isUnavailable = (error: unknown) =>
   error instanceof ApiError && error.errorCode === 'STORAGE_UNAVAILABLE'
@@ -58,6 +66,10 @@ export class Store implements Reads {
   private readonly cache: ReadCache | undefined
   /** Where the backend has one connection (`groupsCommits`): the transactions queued for it. */
   private readonly groups: GroupCommit | undefined
+  /** Where the backend `batchesRequests`: concurrent requests' reads ahead, one statement a batch. */
+  private readonly lookups: Coalescer<Lookup[], Map<string, string[]>> | undefined
+  /** Where the backend `batchesRequests`: concurrent snapshot runs' inserts, one statement a batch. */
+  private readonly inserts: Coalescer<RowValues[], void> | undefined
 
   private constructor(
     readonly db: Kysely<Database>,
@@ -77,6 +89,35 @@ export class Store implements Reads {
           guard: (run) => this.guard(run),
         })
       : undefined
+    if (backend.batchesRequests) {
+      const shared = (error: unknown) => classify(backend, error) === 'unavailable'
+      this.lookups = new Coalescer({
+        many: async (batches) => {
+          const found = await this.queries.lookupMany(this.execute, batches.flat())
+          return batches.map(() => found)
+        },
+        one: (lookups) => this.queries.lookupMany(this.execute, lookups),
+        shared,
+        ...BATCHING,
+      })
+      this.inserts = new Coalescer({
+        many: async (batches) => {
+          await this.queries.insertMany(this.execute, batches.flat())
+          return batches.map(() => undefined)
+        },
+        one: (rows) => this.queries.insertMany(this.execute, rows),
+        shared,
+        ...BATCHING,
+      })
+    }
+  }
+
+  /** Requests' reads (and inserts) merged so far: batches sent and the requests they carried. */
+  batching():
+    | { lookups: Coalescer<never, never>['counts']; inserts: Coalescer<never, never>['counts'] }
+    | undefined {
+    if (!this.lookups || !this.inserts) return undefined
+    return { lookups: { ...this.lookups.counts }, inserts: { ...this.inserts.counts } }
   }
 
   /**
@@ -141,7 +182,12 @@ export class Store implements Reads {
         indexed(lookup.via.table, lookup.via.column)
       }
     if (!this.backend.readsAhead || lookups.length === 0) return new Prefetched(this, new Map())
-    return this.guard(async () => new Prefetched(this, await this.queries.batch(this.execute, lookups)))
+    return this.guard(async () => {
+      const found = this.lookups
+        ? await this.lookups.run(lookups)
+        : await this.queries.batch(this.execute, lookups)
+      return new Prefetched(this, found)
+    })
   }
 
   /**
@@ -211,6 +257,7 @@ export class Store implements Reads {
       attempt: 1,
       written: new Set(),
       snapshot,
+      ...(this.inserts ? { insert: (rows: RowValues[]) => this.inserts!.run(rows) } : {}),
     })
     let value: R
     try {

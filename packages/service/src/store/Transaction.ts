@@ -38,6 +38,8 @@ export interface TransactionOptions {
    * by one statement, and writes are kept until `flush` sends them as one statement of inserts.
    */
   snapshot?: Reads
+  /** Sends a snapshot run's rows at `flush` (the store's, merged with other requests' rows). */
+  insert?: (rows: RowValues[]) => Promise<void>
 }
 
 let savepoints = 0
@@ -56,6 +58,7 @@ export class Transaction implements Reads {
   private readonly written: Set<TableName>
   private readonly cache: ReadCache | undefined
   private readonly snapshot: Reads | undefined
+  private readonly insert: ((rows: RowValues[]) => Promise<void>) | undefined
   /** A snapshot run's writes, in order, until `flush`. */
   private readonly pending: RowValues[] = []
   /**
@@ -72,6 +75,7 @@ export class Transaction implements Reads {
     this.cache = options.cache
     this.snapshot = options.snapshot
     this.execute = options.execute
+    this.insert = options.insert
   }
 
   /** Marks a snapshot run as dropped and returns the error to throw. */
@@ -93,8 +97,10 @@ export class Transaction implements Reads {
 
   /** Sends a snapshot run's writes, all in one statement (inserts only: a row that exists fails it). */
   async flush(): Promise<void> {
-    if (this.pending.length > 0) await this.queries.insertAll(this.execute, this.pending)
-    this.pending.length = 0
+    const rows = this.pending.splice(0)
+    if (rows.length === 0) return
+    if (this.insert) await this.insert(rows)
+    else await this.queries.insertAll(this.execute, rows)
   }
 
   /** True when this transaction wrote `table` (rows of it may differ from what was committed). */

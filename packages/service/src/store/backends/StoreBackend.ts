@@ -62,6 +62,12 @@ export interface StoreBackend {
    */
   readonly writesAtOnce: boolean
   /**
+   * Concurrent requests' reads ahead and snapshot runs' inserts are merged into shared statements
+   * (`Coalescer`), with array parameters (`= any($1)`, `unnest`): worth it where each statement
+   * costs the database and the driver far more than the rows it carries.
+   */
+  readonly batchesRequests: boolean
+  /**
    * True when beginning failed because the connection is still inside a transaction (one whose
    * rollback failed, on an I/O error): `GroupCommit` rolls it back and begins again.
    */

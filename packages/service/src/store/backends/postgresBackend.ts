@@ -32,6 +32,7 @@ export const postgresBackend: StoreBackend = {
   cachesReads: false,
   readsAhead: true,
   writesAtOnce: true,
+  batchesRequests: true,
   checksReplayFirst: false,
   // PostgreSQL only warns on a `begin` inside a transaction.
   stillInTransaction: () => false,

@@ -26,6 +26,7 @@ export const sqliteBackend: StoreBackend = {
   readsAhead: false,
   // Group commit already shares a transaction's begin and commit among those that queued.
   writesAtOnce: false,
+  batchesRequests: false,
   // One connection runs one transaction at a time: reading the fingerprint index conflicts with nobody.
   checksReplayFirst: true,
   stillInTransaction: (error) => /within a transaction/.test(String(error)),

@@ -1,0 +1,109 @@
+import { describe, expect, it } from 'vitest'
+import { Coalescer } from './Coalescer.ts'
+
+/** A unit of work the test finishes by hand. */
+interface Sent {
+  items: number[]
+  finish(): void
+  fail(error: unknown): void
+}
+
+function harness(options: { inFlight?: number; limit?: number; shared?: (error: unknown) => boolean } = {}) {
+  const sent: Sent[] = []
+  const alone: number[] = []
+  const coalescer = new Coalescer<number, string>({
+    many: (items) =>
+      new Promise((resolve, reject) => {
+        sent.push({ items, finish: () => resolve(items.map((item) => `many ${item}`)), fail: reject })
+      }),
+    one: async (item) => {
+      alone.push(item)
+      if (item < 0) throw new Error(`refused ${item}`)
+      return `one ${item}`
+    },
+    shared: options.shared ?? (() => false),
+    inFlight: options.inFlight ?? 1,
+    limit: options.limit ?? 64,
+  })
+  return { coalescer, sent, alone }
+}
+
+const turn = () => new Promise((resolve) => setImmediate(resolve))
+
+describe('Coalescer', () => {
+  it('sends an item that comes alone at once, by itself', async () => {
+    const { coalescer, sent, alone } = harness()
+    expect(await coalescer.run(7)).toBe('one 7')
+    expect(alone).toEqual([7])
+    expect(sent).toEqual([])
+  })
+
+  it('items that come while a batch is out go together, in order, each with its own answer', async () => {
+    const { coalescer, sent } = harness()
+    const first = [coalescer.run(1), coalescer.run(2)]
+    await turn()
+    expect(sent.map((batch) => batch.items)).toEqual([[1, 2]])
+    // Never added to the batch already sent: they wait for the next one.
+    const later = [coalescer.run(3), coalescer.run(4), coalescer.run(5)]
+    await turn()
+    expect(sent).toHaveLength(1)
+    sent[0]!.finish()
+    expect(await Promise.all(first)).toEqual(['many 1', 'many 2'])
+    await turn()
+    expect(sent.map((batch) => batch.items)).toEqual([
+      [1, 2],
+      [3, 4, 5],
+    ])
+    sent[1]!.finish()
+    expect(await Promise.all(later)).toEqual(['many 3', 'many 4', 'many 5'])
+    expect(coalescer.counts).toEqual({ batches: 2, items: 5 })
+  })
+
+  it('keeps at most `inFlight` batches out and at most `limit` items in one', async () => {
+    const { coalescer, sent, alone } = harness({ inFlight: 2, limit: 3 })
+    const all = Array.from({ length: 10 }, (_, i) => coalescer.run(i))
+    await turn()
+    expect(sent.map((batch) => batch.items)).toEqual([
+      [0, 1, 2],
+      [3, 4, 5],
+    ])
+    sent[1]!.finish()
+    await turn()
+    expect(sent.map((batch) => batch.items)).toHaveLength(3)
+    expect(sent[2]!.items).toEqual([6, 7, 8])
+    sent[0]!.finish()
+    await turn()
+    // The one left goes by itself.
+    expect(sent).toHaveLength(3)
+    expect(alone).toEqual([9])
+    sent[2]!.finish()
+    expect(await Promise.all(all)).toEqual([...Array.from({ length: 9 }, (_, i) => `many ${i}`), 'one 9'])
+  })
+
+  it('a batch that fails is sent again item by item: one item cannot fail the others', async () => {
+    const { coalescer, sent, alone } = harness()
+    const runs = [1, -2, 3].map((item) => coalescer.run(item))
+    await turn()
+    sent[0]!.fail(new Error('the statement failed'))
+    const outcomes = await Promise.allSettled(runs)
+    expect(alone).toEqual([1, -2, 3])
+    expect(outcomes).toEqual([
+      { status: 'fulfilled', value: 'one 1' },
+      { status: 'rejected', reason: new Error('refused -2') },
+      { status: 'fulfilled', value: 'one 3' },
+    ])
+  })
+
+  it('an error every item would meet (the database is down) fails the whole batch, sent once', async () => {
+    const down = new Error('unavailable')
+    const { coalescer, sent, alone } = harness({ shared: (error) => error === down })
+    const runs = [1, 2, 3].map((item) => coalescer.run(item))
+    await turn()
+    sent[0]!.fail(down)
+    const outcomes = await Promise.allSettled(runs)
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected', 'rejected'])
+    expect(alone).toEqual([])
+    // The next items go on as usual.
+    expect(await coalescer.run(4)).toBe('one 4')
+  })
+})
