@@ -11,7 +11,7 @@
  *   [--only memory,observed,sqlite,postgres1,postgres2] [--workloads sign,wallets] [--profile DIR]
  *   [--rounds N])
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -34,7 +34,9 @@ const { values: flags } = parseArgs({
     /**
      * Runs the in-memory column with metrics and logs off, then on, this many times in turn, and
      * prints the cost of each pair and their median: on a machine whose speed drifts (a shared
-     * VM), one pair can differ by more than the cost being measured.
+     * VM), one pair can differ by more than the cost being measured. Likewise SQLite and
+     * PostgreSQL (1 process) in turn, with the raw signing rate measured again before each round:
+     * each round's PostgreSQL / SQLite and PostgreSQL / raw, and their medians.
      */
     rounds: { type: 'string', default: '1' },
     /** Write a V8 CPU profile of each service process into this directory. */
@@ -62,6 +64,10 @@ interface Instance {
   baseUrl: string
   organizationId: string
   apiPrivateKey: string
+  /** Its process id (CPU per request, from /proc). */
+  pid?: number
+  /** Its admin listener (PostgreSQL columns: the batching counters on /metrics). */
+  adminUrl?: string
   /** What the process wrote to stderr so far. */
   stderr(): string
   close(): Promise<void>
@@ -104,6 +110,33 @@ function cpuTimes(): { idle: number; total: number } | undefined {
   }
 }
 
+/** CPU time (ms) used so far by the processes `pids` and by every `postgres` process (Linux only). */
+function processCpu(pids: number[]): { service: number; postgres: number } | undefined {
+  const ticks = (pid: string | number) => {
+    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return {
+      comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
+      cpu: Number(fields[11]) + Number(fields[12]),
+    }
+  }
+  try {
+    const service = pids.reduce((sum, pid) => sum + ticks(pid).cpu, 0)
+    let postgres = 0
+    for (const entry of readdirSync('/proc'))
+      if (/^\d+$/.test(entry))
+        try {
+          const { comm, cpu } = ticks(entry)
+          if (comm === 'postgres') postgres += cpu
+        } catch {}
+    // Clock ticks are 100 a second on Linux.
+    return { service: service * 10, postgres: postgres * 10 }
+  } catch {
+    return undefined
+  }
+}
+
 const idleShare = (before: ReturnType<typeof cpuTimes>, after: ReturnType<typeof cpuTimes>) =>
   before && after && after.total > before.total
     ? (after.idle - before.idle) / (after.total - before.total)
@@ -112,10 +145,14 @@ const idleShare = (before: ReturnType<typeof cpuTimes>, after: ReturnType<typeof
 interface Run {
   /** Share of the machine's CPU time left idle while the run went on (all cores, all processes). */
   idle?: number | undefined
+  /** CPU time per request during the run, ms: the service processes', PostgreSQL's (/proc). */
+  cpuPerRequest?: { service: number; postgres: number } | undefined
   /** PostgreSQL transactions rolled back during the run (serialization conflicts rerun, failures). */
   rolledBack?: number
   /** Statements PostgreSQL ran for one more such request, sent alone after the run (its log). */
   statements?: number
+  /** Requests per statement during the run: reads ahead, inserts (the service's batching counters). */
+  perStatement?: { lookups: number; inserts: number }
   perSecond: number
   p50: number
   p99: number
@@ -152,6 +189,8 @@ async function load(
   let failed = 0
   let firstFailure: string | undefined
   const cpuBefore = cpuTimes()
+  const pids = instances.flatMap((instance) => (instance.pid ? [instance.pid] : []))
+  const processesBefore = processCpu(pids)
   const start = performance.now()
   await Promise.all(
     Array.from({ length: CLIENTS }, async (_, client) => {
@@ -179,11 +218,19 @@ async function load(
     }),
   )
   const seconds = (performance.now() - start) / 1000
+  const processesAfter = processCpu(pids)
   for (const connection of connections) connection.close()
   latencies.sort((a, b) => a - b)
   return {
     perSecond: latencies.length / seconds,
     idle: idleShare(cpuBefore, cpuTimes()),
+    cpuPerRequest:
+      processesBefore && processesAfter && latencies.length > 0
+        ? {
+            service: (processesAfter.service - processesBefore.service) / latencies.length,
+            postgres: (processesAfter.postgres - processesBefore.postgres) / latencies.length,
+          }
+        : undefined,
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     failed,
@@ -218,6 +265,22 @@ async function statementsOf(send: () => Promise<Reply>): Promise<number> {
   return lines.length
 }
 
+/** The batching counters of `instances`' /metrics, summed (`lookups batches`, `inserts items`, …). */
+async function batching(instances: Instance[]): Promise<Record<string, number>> {
+  const sums: Record<string, number> = {}
+  for (const instance of instances) {
+    if (!instance.adminUrl) continue
+    const text = await (await fetch(`${instance.adminUrl}/metrics`)).text()
+    for (const [, name, kind, value] of text.matchAll(
+      /^latchkey_store_batch(es|ed_requests)_total\{kind="(\w+)"\} (\d+)$/gm,
+    )) {
+      const key = `${kind} ${name === 'es' ? 'batches' : 'items'}`
+      sums[key] = (sums[key] ?? 0) + Number(value)
+    }
+  }
+  return sums
+}
+
 async function measure(instances: Instance[], rollbacks?: () => number) {
   // On PostgreSQL: the transactions the run rolled back, and the statements of one more request.
   const counted = async (
@@ -225,10 +288,20 @@ async function measure(instances: Instance[], rollbacks?: () => number) {
     one: () => ReturnType<typeof prepare>,
     before = rollbacks?.(),
   ) => {
+    const batchedBefore = await batching(instances)
     const result = await run
     if (before === undefined) return result
     const rolledBack = rollbacks!() - before
-    return { ...result, rolledBack, statements: await statementsOf(() => post(one())) }
+    const batchedAfter = await batching(instances)
+    const per = (kind: 'lookups' | 'inserts') =>
+      (batchedAfter[`${kind} items`]! - batchedBefore[`${kind} items`]!) /
+      (batchedAfter[`${kind} batches`]! - batchedBefore[`${kind} batches`]!)
+    return {
+      ...result,
+      rolledBack,
+      statements: await statementsOf(() => post(one())),
+      perStatement: { lookups: per('lookups'), inserts: per('inserts') },
+    }
   }
   const signWith = await createSigner(instances[0]!)
   const signParams = (i: number) => ({
@@ -295,6 +368,7 @@ async function withInstances(
       })
       instances.push({
         ...service.info,
+        pid: service.pid,
         stderr: service.stderr,
         close: async () => void (await service.stop()),
       })
@@ -326,10 +400,15 @@ const rawSign = (i: number) =>
     hashFunction: 'HASH_FUNCTION_KECCAK256',
   })
 for (let i = 0; i < 500; i++) rawSign(i)
-let rawCount = 0
-const rawStart = performance.now()
-while (performance.now() - rawStart < 2000) rawSign(rawCount++)
-const rawPerSecond = (rawCount * 1000) / (performance.now() - rawStart)
+function measureRaw(): number {
+  let count = 0
+  const start = performance.now()
+  while (performance.now() - start < 2000) rawSign(count++)
+  return (count * 1000) / (performance.now() - start)
+}
+let rawPerSecond = measureRaw()
+/** Each round's raw rate and durable columns (`--rounds`), for the medians under the table. */
+const durableRounds: { raw: number; sqlite?: Column['result']; postgres?: Column['result'] }[] = []
 
 /** Each round's in-memory runs with metrics and logs off and on (the table shows the last round). */
 const pairs: { off: NonNullable<Column['result']>; on: NonNullable<Column['result']> }[] = []
@@ -341,7 +420,6 @@ try {
     if (wanted('observed')) await withInstances(1, () => [], observed)
     if (memory.result && observed.result) pairs.push({ off: memory.result, on: observed.result })
   }
-  if (wanted('sqlite')) await withInstances(1, () => ['--data-dir', join(temp, 'sqlite')], sqlite)
   if (wanted('postgres1') || wanted('postgres2'))
     try {
       postgres = await startPostgres({ log: (line: string) => statementLog?.push(line) })
@@ -349,15 +427,23 @@ try {
       postgres1.error =
         postgres2.error = `PostgreSQL did not start: ${(error as Error).message.split('\n')[0]}`
     }
+  if (!postgres && wanted('sqlite'))
+    await withInstances(1, () => ['--data-dir', join(temp, 'sqlite')], sqlite)
   if (postgres) {
     const keyFile = join(temp, 'master.key')
-    const pgArgs = () => ['--database-url', postgres!.url, '--master-key-file', keyFile]
+    // An admin listener (metrics, no logs) for the batching counters.
+    const pgArgs = () => ['--database-url', postgres!.url, '--master-key-file', keyFile, '--admin-port', '0']
     const rollbacks = (database: string) => () =>
       Number(
         postgres!.psql(`select xact_rollback from pg_stat_database where datname = '${database}'`).trim(),
       )
     const database1 = postgres.url.replace(/^.*\//, '').replace(/\?.*$/, '')
-    if (wanted('postgres1')) await withInstances(1, pgArgs, postgres1, rollbacks(database1))
+    for (let round = 0; round < ROUNDS; round++) {
+      if (round > 0) rawPerSecond = measureRaw()
+      if (wanted('sqlite')) await withInstances(1, () => ['--data-dir', join(temp, 'sqlite')], sqlite)
+      if (wanted('postgres1')) await withInstances(1, pgArgs, postgres1, rollbacks(database1))
+      durableRounds.push({ raw: rawPerSecond, sqlite: sqlite.result, postgres: postgres1.result })
+    }
     // A fresh database for the two processes, so both start from the same (empty) state.
     postgres.psql('DROP DATABASE IF EXISTS bench2')
     postgres.psql('CREATE DATABASE bench2')
@@ -365,7 +451,7 @@ try {
     if (wanted('postgres2'))
       await withInstances(
         2,
-        () => ['--database-url', url2, '--master-key-file', keyFile],
+        () => ['--database-url', url2, '--master-key-file', keyFile, '--admin-port', '0'],
         postgres2,
         rollbacks('bench2'),
       )
@@ -416,8 +502,18 @@ function workloadRows(title: string, runOf: (result: NonNullable<Column['result'
       : []),
     row('  failed requests', failures),
     row('  CPU left idle during the run (all cores)', (run) => percent(run.idle)),
+    row('  CPU per request, ms: service / PostgreSQL', (run) =>
+      run.cpuPerRequest
+        ? `${run.cpuPerRequest.service.toFixed(2)} / ${run.cpuPerRequest.postgres.toFixed(2)}`
+        : 'n/a',
+    ),
     row('  transactions rolled back (conflicts, rerun)', (run) => optional(run.rolledBack)),
     row('  statements PostgreSQL runs for one request (its log)', (run) => optional(run.statements)),
+    row('  requests per statement under load: reads ahead / inserts', (run) =>
+      run.perStatement
+        ? `${run.perStatement.lookups.toFixed(1)} / ${run.perStatement.inserts.toFixed(1)}`
+        : '-',
+    ),
   ]
 }
 printTable(
@@ -448,6 +544,27 @@ else if (pairs.length > 1)
       `metrics + JSON logs on vs off, in memory, ${pairs.length} rounds off/on in turn (target cost ≤ 5%): ` +
         `${workload === 'sign' ? 'sign_raw_payloads' : 'create_wallet'} median ${median(costs).toFixed(1)}% ` +
         `(each round: ${costs.map((value) => `${value.toFixed(1)}%`).join(', ')})`,
+    )
+  }
+if (durableRounds.length > 1)
+  for (const workload of ['sign', 'wallets'] as const) {
+    const name = workload === 'sign' ? 'sign_raw_payloads' : 'create_wallet'
+    const ratios = (of: (round: (typeof durableRounds)[number]) => number) => {
+      const each = durableRounds.map(of).filter((value) => !Number.isNaN(value))
+      return each.length === 0
+        ? 'n/a'
+        : `median ${median(each).toFixed(2)} (each round: ${each.map((value) => value.toFixed(2)).join(', ')})`
+    }
+    const rates = (pick: (round: (typeof durableRounds)[number]) => Run | undefined) =>
+      durableRounds.map((round) => pick(round)?.perSecond ?? Number.NaN)
+    const pg = rates((round) => round.postgres?.[workload])
+    const lite = rates((round) => round.sqlite?.[workload])
+    console.log(
+      `${durableRounds.length} rounds in turn, ${name}: PostgreSQL ${pg.map(rate).join(', ')}; SQLite ${lite.map(rate).join(', ')}; ` +
+        `PostgreSQL / SQLite ${ratios((round) => (round.postgres?.[workload].perSecond ?? Number.NaN) / (round.sqlite?.[workload].perSecond ?? Number.NaN))}` +
+        (workload === 'sign'
+          ? `; PostgreSQL / raw ${ratios((round) => (round.postgres?.sign.perSecond ?? Number.NaN) / round.raw)}`
+          : ''),
     )
   }
 for (const column of columns)

@@ -288,7 +288,15 @@ export async function openPostgres(
   // A connection that breaks (the server restarted) fails only the query on it: an idle one is
   // dropped by the pool, a busy one rejects its query (503), and the next query reconnects.
   pool.on('error', () => undefined)
-  pool.on('connect', (client) => client.on('error', () => undefined))
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined)
+    // Every statement is a named prepared one (`preparedPostgresDialect`) and an indexed lookup or
+    // an insert: plan each once per connection. Left to choose, PostgreSQL plans the reads ahead,
+    // whose parameters are arrays, again at every run (0.45 ms of a 0.5 ms statement, measured).
+    // Sent before anything else on the connection; a server older than 12 (no such setting)
+    // refuses it and plans as before.
+    client.query('set plan_cache_mode = force_generic_plan').catch(() => undefined)
+  })
   const db = new Kysely<Database>({ dialect: preparedPostgresDialect(pool) })
   try {
     const store = await Store.open(db, postgresBackend, () => db.destroy(), {

@@ -20,6 +20,8 @@ export interface DevInfo {
   apiPrivateKey: string
   outboxUrl: string
   trustedSignerPublicKey: string
+  /** With `--admin-port`: its metrics and probes. */
+  adminUrl?: string
 }
 
 export interface StartOptions {
