@@ -9,7 +9,8 @@ const CONNECTION_LOST =
  * PostgreSQL (`pg`): several service processes may write one database, so nothing committed is
  * cached and every transaction is SERIALIZABLE, rerun on conflicts. Each read is a round trip, so
  * a request's first reads are read ahead in one statement, and an activity that only adds its own
- * record runs on those reads with its rows inserted by one more statement (`writesAtOnce`).
+ * record runs on those reads with its rows inserted by one more statement (`writesAtOnce`); the
+ * reads and inserts of concurrent requests share those statements (`batchesRequests`).
  */
 export const postgresBackend: StoreBackend = {
   name: 'PostgreSQL',
