@@ -163,30 +163,31 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
   })
 
-  new Counter({
-    name: 'latchkey_store_batches_total',
-    help: 'Statements that carried the reads ahead (lookups) or the inserts of concurrent requests together (PostgreSQL)',
-    labelNames: ['kind'] as const,
-    registers,
-    collect() {
-      const counts = sources.batching?.()
-      if (!counts) return
-      this.reset()
-      for (const kind of ['lookups', 'inserts'] as const) this.inc({ kind }, counts[kind].batches)
-    },
-  })
-  new Counter({
-    name: 'latchkey_store_batched_requests_total',
-    help: 'Requests whose reads ahead (lookups) or inserts went in those statements; divided by latchkey_store_batches_total, requests per statement',
-    labelNames: ['kind'] as const,
-    registers,
-    collect() {
-      const counts = sources.batching?.()
-      if (!counts) return
-      this.reset()
-      for (const kind of ['lookups', 'inserts'] as const) this.inc({ kind }, counts[kind].items)
-    },
-  })
+  // What the PostgreSQL store's batching did: statements, and the requests they carried.
+  for (const [name, help, field] of [
+    [
+      'latchkey_store_batches_total',
+      'Statements that carried the reads ahead (lookups) or the inserts of concurrent requests together (PostgreSQL)',
+      'batches',
+    ],
+    [
+      'latchkey_store_batched_requests_total',
+      'Requests whose reads ahead (lookups) or inserts went in those statements; divided by latchkey_store_batches_total, requests per statement',
+      'items',
+    ],
+  ] as const)
+    new Counter({
+      name,
+      help,
+      labelNames: ['kind'] as const,
+      registers,
+      collect() {
+        const counts = sources.batching?.()
+        if (!counts) return
+        this.reset()
+        for (const kind of ['lookups', 'inserts'] as const) this.inc({ kind }, counts[kind][field])
+      },
+    })
 
   // Partial: events of subsystems with no metric of their own still reach the log sink.
   const handlers: { [K in ServiceEventName]?: (data: ServiceEventMap[K]) => void } = {
