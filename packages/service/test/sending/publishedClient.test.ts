@@ -32,7 +32,20 @@ describe('@turnkey/core 2.8.1 against the local service', () => {
     await chain.fund(from, 10n ** 18n)
     // The service's own clock follows real time for the client's timestamps.
     const tick = setInterval(() => h.clock.set(Date.now()), 10)
-    const server = serve({ fetch: h.service.app.fetch, port: 0, hostname: '127.0.0.1' })
+    // Requests being answered: the published client's poll does not wait for its last one.
+    let answering = 0
+    const server = serve({
+      fetch: async (request) => {
+        answering++
+        try {
+          return await h.service.app.fetch(request)
+        } finally {
+          answering--
+        }
+      },
+      port: 0,
+      hostname: '127.0.0.1',
+    })
     await new Promise((resolve) => server.once('listening', resolve))
     const { port } = server.address() as AddressInfo
     try {
@@ -74,6 +87,14 @@ describe('@turnkey/core 2.8.1 against the local service', () => {
       }
       expect(mined).toMatchObject({ from: from.toLowerCase(), value: '0x3039' })
     } finally {
+      // `pollTransactionStatus` asks again every interval without waiting for the last answer, so
+      // when one answer ends the poll another request may still be on its way; were the service
+      // closed under it, its 503 would be an unhandled rejection inside the client (as CI saw once).
+      // Close only once nothing has been in flight for two looks 100 ms apart.
+      for (let quiet = 0, tries = 0; quiet < 2 && tries < 50; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        quiet = answering === 0 ? quiet + 1 : 0
+      }
       clearInterval(tick)
       server.close()
       await h.service.close()
