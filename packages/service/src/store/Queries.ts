@@ -191,76 +191,8 @@ export class Queries {
   }
 
   /**
-   * The lookups' JSON documents in one statement (`union all`, one round trip), keyed as
-   * `Prefetched` reads them. Each lookup's rows are in id order; `Store.prefetch` checked the
-   * fields are indexed.
-   */
-  async batch(db: Execute, all: Lookup[]): Promise<Map<string, string[]>> {
-    const lookups = all.filter((lookup) => !unstorable(lookupValue(lookup)))
-    if (lookups.length < all.length) {
-      // What no row can hold is known to be absent; the rest is read.
-      const found = lookups.length > 0 ? await this.batch(db, lookups) : new Map<string, string[]>()
-      for (const lookup of all)
-        if (!('via' in lookup) && !found.has(lookupKey(lookup))) found.set(lookupKey(lookup), [])
-      return found
-    }
-    const values: string[] = []
-    const shapeKey = lookups
-      .map((lookup) => {
-        if ('id' in lookup) {
-          values.push(lookup.id)
-          return `${lookup.table}.id`
-        }
-        if ('field' in lookup) {
-          values.push(lookup.value)
-          return `${lookup.table}.${lookup.field}`
-        }
-        values.push(lookup.via.value)
-        return `${lookup.table}<${lookup.via.table}.${lookup.via.column}.${lookup.via.field}`
-      })
-      .join(',')
-    const { rows } = await this.run(
-      db,
-      `batch:${shapeKey}`,
-      (p) => {
-        const branch = (lookup: Lookup, n: number) => {
-          const select = this.compiler
-            .selectFrom(lookup.table as string)
-            .select([sql.lit(n).as('n'), 'id', 'data'])
-          if ('id' in lookup) return select.where('id', '=', p(n))
-          if ('field' in lookup) return select.where(lookup.field, '=', p(n))
-          const { via } = lookup
-          return select.where('id', 'in', (eb) =>
-            eb
-              .selectFrom(via.table as string)
-              .select(via.column)
-              .where(via.field, '=', p(n)),
-          )
-        }
-        let query = branch(lookups[0]!, 0)
-        lookups.slice(1).forEach((lookup, k) => {
-          query = query.unionAll(branch(lookup, k + 1))
-        })
-        return query.orderBy('n').orderBy('id')
-      },
-      values,
-    )
-    const found = new Map<string, string[]>()
-    lookups.forEach((lookup) => {
-      if (!('via' in lookup)) found.set(lookupKey(lookup), [])
-    })
-    for (const row of rows) {
-      const lookup = lookups[Number(row.n)]!
-      const data = row.data as string
-      if ('via' in lookup) found.set(lookupKey({ table: lookup.table, id: row.id as string }), [data])
-      else found.get(lookupKey(lookup))!.push(data)
-    }
-    return found
-  }
-
-  /**
-   * The lookups of several requests in one statement, with array parameters (`= any($1)`, where
-   * the backend `batchesRequests`): one branch per kind of lookup (a table and the field it is
+   * Lookups, of one request or several, in one statement, with array parameters (`= any($1)`,
+   * where the backend `readsAhead`): one branch per kind of lookup (a table and the field it is
    * looked up by), each taking every value of that kind at once, so the statement's shape depends
    * on which kinds are read, not on how many requests are in the batch. Answers, keyed as
    * `Prefetched` reads them, each lookup's rows in id order, for all the requests together: one
@@ -412,35 +344,8 @@ export class Queries {
   }
 
   /**
-   * Inserts `rows` in one statement (each but the last in a `with` clause of its own), so they are
-   * written together or not at all without a transaction around them. Only inserts: a row whose id
-   * (or any unique field) exists fails the statement with a unique violation, and nothing is written.
-   */
-  async insertAll(db: Execute, rows: RowValues[]): Promise<void> {
-    const offsets: number[] = []
-    let next = 0
-    for (const row of rows) {
-      offsets.push(next)
-      next += row.values.length
-    }
-    await this.run(
-      db,
-      `insertAll:${rows.map((row) => row.table).join(',')}`,
-      (p) => {
-        const insert = (k: number, db: AnyDb) =>
-          db.insertInto(rows[k]!.table as string).values(this.columns(rows[k]!.table, p, offsets[k]))
-        let query: AnyDb = this.compiler
-        for (let k = 0; k < rows.length - 1; k++)
-          query = query.with(`w${k}`, (db) => insert(k, db as unknown as AnyDb)) as unknown as AnyDb
-        return insert(rows.length - 1, query)
-      },
-      rows.flatMap((row) => row.values),
-    )
-  }
-
-  /**
-   * Inserts the rows of several requests in one statement, with array parameters (`unnest`, where
-   * the backend `batchesRequests`): one insert per table, each but the last in a `with` clause, so
+   * Inserts rows, of one request or several, in one statement, with array parameters (`unnest`,
+   * where the backend `writesAtOnce`): one insert per table, each but the last in a `with` clause, so
    * the statement's shape depends on which tables are written, not on how many rows. All or
    * nothing: a row whose id (or any unique field) exists fails the whole statement.
    */

@@ -185,7 +185,7 @@ export class Store implements Reads {
     return this.guard(async () => {
       const found = this.lookups
         ? await this.lookups.run(lookups)
-        : await this.queries.batch(this.execute, lookups)
+        : await this.queries.lookupMany(this.execute, lookups)
       return new Prefetched(this, found)
     })
   }

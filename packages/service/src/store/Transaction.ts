@@ -100,7 +100,7 @@ export class Transaction implements Reads {
     const rows = this.pending.splice(0)
     if (rows.length === 0) return
     if (this.insert) await this.insert(rows)
-    else await this.queries.insertAll(this.execute, rows)
+    else await this.queries.insertMany(this.execute, rows)
   }
 
   /** True when this transaction wrote `table` (rows of it may differ from what was committed). */

@@ -44,7 +44,7 @@ export interface StoreBackend {
   readonly cachesReads: boolean
   /**
    * `Store.prefetch` reads a request's first lookups ahead in one statement: worth it where each
-   * read is a round trip.
+   * read is a round trip. The statement takes array parameters (`= any($1)`).
    */
   readonly readsAhead: boolean
   /**
@@ -58,13 +58,13 @@ export interface StoreBackend {
    * A transaction given a snapshot (`Store.transaction`'s `snapshot`: an activity that only adds
    * its own record) first runs without a database transaction, reading from the snapshot and
    * sending its inserts as one statement: worth it where each statement is a round trip and begin
-   * and commit are two more.
+   * and commit are two more. The statement takes array parameters (`unnest`).
    */
   readonly writesAtOnce: boolean
   /**
    * Concurrent requests' reads ahead and snapshot runs' inserts are merged into shared statements
-   * (`Coalescer`), with array parameters (`= any($1)`, `unnest`): worth it where each statement
-   * costs the database and the driver far more than the rows it carries.
+   * (`Coalescer`): worth it where each statement costs the database and the driver far more than
+   * the rows it carries.
    */
   readonly batchesRequests: boolean
   /**
