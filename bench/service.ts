@@ -9,7 +9,7 @@
  *
  * Run: npm run bench:service   (or npx tsx bench/service.ts [--requests 6000] [--clients 200]
  *   [--only memory,observed,sqlite,postgres1,postgres2] [--workloads sign,wallets] [--profile DIR]
- *   [--rounds N])
+ *   [--rounds N] [--paced 0.6])
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
@@ -41,6 +41,12 @@ const { values: flags } = parseArgs({
     rounds: { type: 'string', default: '1' },
     /** Write a V8 CPU profile of each service process into this directory. */
     profile: { type: 'string' },
+    /**
+     * After the closed-loop signing run, a paced one: the same clients send signings at this share
+     * of the raw signing rate, on a schedule that does not wait for answers (open loop), and the
+     * latency of each is counted from when it was due. 0 skips it.
+     */
+    paced: { type: 'string', default: '0.6' },
   },
 })
 const ONLY = flags.only ? new Set(flags.only.split(',')) : undefined
@@ -50,6 +56,7 @@ const REQUESTS = Number(flags.requests)
 const WARM_UP = 2000
 const CLIENTS = Number(flags.clients)
 const ROUNDS = Math.max(1, Number(flags.rounds))
+const PACED = Number(flags.paced)
 
 const ETH: AccountSpec = {
   curve: 'CURVE_SECP256K1',
@@ -238,6 +245,89 @@ async function load(
   } satisfies Run
 }
 
+/**
+ * `requests` prepared requests offered at `perSecond` from `CLIENTS` kept-alive connections, on a
+ * schedule fixed in advance (open loop): request i is due at start + i / perSecond whether or not
+ * earlier ones were answered, and goes out on the first free connection of its instance. Its
+ * latency runs from when it was due, so time spent waiting for a free connection counts (no
+ * coordinated omission). A closed loop of 200 clients instead measures 200 / throughput on
+ * average (Little's law), whatever the service's own latency is.
+ */
+async function paced(
+  instances: Instance[],
+  make: (instance: Instance, i: number) => ReturnType<typeof prepare>,
+  perSecond: number,
+  requests = REQUESTS,
+) {
+  const prepared = Array.from({ length: requests }, (_, i) => make(instances[i % instances.length]!, i))
+  const free = instances.map((_, n) =>
+    Array.from(
+      { length: Math.ceil((CLIENTS - n) / instances.length) },
+      () => new Connection(instances[n]!.baseUrl),
+    ),
+  )
+  const all = free.flat()
+  await Promise.all(all.map((connection) => connection.send(HEALTH)))
+  const waiting = instances.map(() => [] as { index: number; due: number }[])
+  const latencies: number[] = []
+  let failed = 0
+  let firstFailure: string | undefined
+  let answered = 0
+  let done!: () => void
+  const finished = new Promise<void>((resolve) => {
+    done = resolve
+  })
+  const start = performance.now() + 20
+  const send = (n: number, connection: Connection, job: { index: number; due: number }) => {
+    connection
+      .send(prepared[job.index]!.bytes)
+      .then(
+        (reply) => {
+          if (reply.status === 200) latencies.push(performance.now() - job.due)
+          else {
+            failed++
+            firstFailure ??= `${reply.status} ${reply.text.slice(0, 80)}`
+          }
+        },
+        (error: Error) => {
+          failed++
+          firstFailure ??= error.message
+        },
+      )
+      .finally(() => {
+        const next = waiting[n]!.shift()
+        if (next) send(n, connection, next)
+        else free[n]!.push(connection)
+        if (++answered === requests) done()
+      })
+  }
+  let next = 0
+  const tick = () => {
+    const now = performance.now()
+    for (; next < requests && start + (next * 1000) / perSecond <= now; next++) {
+      const n = next % instances.length
+      const job = { index: next, due: start + (next * 1000) / perSecond }
+      const connection = free[n]!.pop()
+      if (connection) send(n, connection, job)
+      else waiting[n]!.push(job)
+    }
+    if (next < requests) setTimeout(tick, Math.max(0, start + (next * 1000) / perSecond - performance.now()))
+  }
+  setTimeout(tick, 20)
+  await finished
+  const seconds = (performance.now() - start) / 1000
+  for (const connection of all) connection.close()
+  latencies.sort((a, b) => a - b)
+  return {
+    offered: perSecond,
+    perSecond: latencies.length / seconds,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    failed,
+    ...(firstFailure ? { firstFailure } : {}),
+  }
+}
+
 async function createSigner(instance: Instance): Promise<string> {
   const reply = await post(
     prepare(instance, 'create_wallet', { walletName: 'bench signer', accounts: [ETH] }),
@@ -334,7 +424,15 @@ async function measure(instances: Instance[], rollbacks?: () => number) {
         () => prepare(instances[0]!, 'create_wallet', { walletName: 'bench counted', accounts: [ETH] }),
       )
     : skipped
-  return { sign, wallets }
+  const signPaced =
+    workloads.has('sign') && PACED > 0
+      ? await paced(
+          instances,
+          (instance, i) => prepare(instance, 'sign_raw_payloads', signParams(3e9 + i)),
+          PACED * rawPerSecond,
+        )
+      : undefined
+  return { sign, wallets, signPaced }
 }
 
 const temp = mkdtempSync(join(tmpdir(), 'latchkey-bench-'))
@@ -516,10 +614,28 @@ function workloadRows(title: string, runOf: (result: NonNullable<Column['result'
     ),
   ]
 }
+const pacedRows = (): string[][] => {
+  if (!columns.some((column) => column.result?.signPaced)) return []
+  const row = (
+    label: string,
+    show: (run: NonNullable<NonNullable<Column['result']>['signPaced']>) => string,
+  ) => [label, ...columns.map((c) => (c.result?.signPaced ? show(c.result.signPaced) : 'n/a'))]
+  return [
+    row(
+      `sign_raw_payloads paced at ${PACED} of raw (open loop, ${CLIENTS} connections)`,
+      (run) => `${rate(run.offered)} offered`,
+    ),
+    row('  answered', (run) => rate(run.perSecond)),
+    row('  p50 from when due', (run) => ms(run.p50)),
+    row('  p99 from when due (target ≤ 150 ms)', (run) => ms(run.p99)),
+    row('  failed requests', failures),
+  ]
+}
 printTable(
   ['', ...columns.map((c) => c.name)],
   [
     ...workloadRows('sign_raw_payloads (1 payload)', (result) => result.sign, true),
+    ...pacedRows(),
     ...workloadRows('create_wallet (1 ETH account)', (result) => result.wallets),
   ],
 )
