@@ -73,7 +73,7 @@ export function Header({
   onBack,
   onClose,
 }: {
-  ui: Ui
+  ui: Ui<'back' | 'close'>
   titleId: string
   title: ReactNode
   description?: ReactNode
