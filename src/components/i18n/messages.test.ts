@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { ar } from './ar.ts'
 import { en } from './en.ts'
-import { enTrigger } from './enTrigger.ts'
 import { es } from './es.ts'
 import { createTranslate, directionOf } from './messages.ts'
 
@@ -15,11 +14,6 @@ describe('dictionaries', () => {
     expect(Object.keys(messages).sort()).toEqual(Object.keys(en).sort())
     for (const key of Object.keys(en) as (keyof typeof en)[])
       expect([key, placeholders(messages[key])]).toEqual([key, placeholders(en[key])])
-  })
-
-  it('the trigger’s start-up strings are exactly those of en', () => {
-    const keys = Object.keys(enTrigger) as (keyof typeof enTrigger)[]
-    expect(enTrigger).toEqual(Object.fromEntries(keys.map((key) => [key, en[key]])))
   })
 
   it('interpolates values, keeps unknown markers, and lets apps override strings', () => {
