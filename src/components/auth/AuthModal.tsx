@@ -10,7 +10,7 @@ import {
   useRef,
   useState,
 } from 'react'
-import { LatchkeyError } from '../../core/errors.ts'
+import { LatchkeyError } from '../../core/baseErrors.ts'
 import type { Latchkey, Session } from '../../react/index.ts'
 import { useLatchkey, useSession } from '../../react/index.ts'
 import { enTrigger, type TriggerMessageKey } from '../i18n/enTrigger.ts'
