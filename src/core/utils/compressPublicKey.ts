@@ -1,4 +1,4 @@
-import { bytesToHex } from './encoding.ts'
+import { bytesToHex } from './hex.ts'
 
 /** Compressed (33-byte) hex of an uncompressed (65-byte, 0x04-prefixed) EC public key. */
 export function compressPublicKey(uncompressed: Uint8Array): string {
