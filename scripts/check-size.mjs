@@ -14,7 +14,7 @@ import {
   printTable,
   projectRoot,
 } from '../bench/size/measureApp.mjs'
-import { sizeApps } from '../bench/size/sizeApps.mjs'
+import { joinedApps, queryWagmiApp, sizeApps } from '../bench/size/sizeApps.mjs'
 
 /** Budgets in bytes of gzip -9 (1 kB = 1000 bytes). */
 const budgets = [
@@ -22,16 +22,28 @@ const budgets = [
     app: 'signin',
     what: 'sign-in app start-up beyond baseline',
     // The measured start-up plus 1 kB: room for noise, none for creeping back.
-    limit: 20_200,
+    limit: 15_500,
     measure: (/** @type {Record<string, any>} */ s) => s.signin.startup.total - s.baseline.startup.total,
     startupOnly: true,
   },
   {
     app: 'signin',
     what: 'sign-in app all chunks beyond baseline',
-    limit: 90_000,
+    // 90 kB until start-up code was split from the dialog's (start-up 19.8 → 14.5 kB): the same code
+    // in more, smaller lazy chunks compresses about 0.15 kB worse (measured 90.06 kB).
+    limit: 90_500,
     measure: (/** @type {Record<string, any>} */ s) => s.signin.all.total - s.baseline.all.total,
     startupOnly: false,
+  },
+  {
+    app: 'query-wagmi-signin',
+    what: 'Latchkey start-up in a react-query + wagmi app',
+    // The issue's target is 15 kB; the measured figure plus 1 kB, like the sign-in app's.
+    limit: 15_900,
+    measure: (/** @type {Record<string, any>} */ s) =>
+      s['query-wagmi-signin'].startup.total - s['query-wagmi'].startup.total,
+    startupOnly: true,
+    base: 'query-wagmi',
   },
   {
     app: 'core',
@@ -52,8 +64,10 @@ const problems = []
 /** @type {string[]} */
 const skipped = []
 
+// The react-query + wagmi app and the same with Latchkey: Latchkey's start-up cost in the common case.
+const apps = [...sizeApps, queryWagmiApp, ...joinedApps]
 await Promise.all(
-  sizeApps.map(async (app) => {
+  apps.map(async (app) => {
     const missing = app.needs.filter((file) => !existsSync(join(projectRoot, file)))
     if (missing.length > 0) {
       skipped.push(`${app.name}: skipped, ${missing.join(' and ')} not written yet`)
@@ -70,18 +84,20 @@ await Promise.all(
 )
 
 const baseline = sizes.baseline
-const rows = sizeApps
+const rows = apps
   .filter((app) => sizes[app.name])
   .map((app) => {
     const s = /** @type {import('../bench/size/measureApp.mjs').AppSize} */ (sizes[app.name])
+    // An app Latchkey joins is compared with that app (`base`), the others with the react baseline.
+    const reference = 'base' in app ? sizes[app.base] : app === queryWagmiApp ? undefined : baseline
     const beyond = (/** @type {number} */ own, /** @type {number | undefined} */ base) =>
       !app.react || app.name === 'baseline' || base === undefined ? '' : kb(own - base)
     return [
-      app.label,
+      'base' in app ? `${app.label} (beyond ${app.base})` : app.label,
       kb(s.startup.total),
       kb(s.all.total),
-      beyond(s.startup.total, baseline?.startup.total),
-      beyond(s.all.total, baseline?.all.total),
+      beyond(s.startup.total, reference?.startup.total),
+      beyond(s.all.total, reference?.all.total),
       String(s.all.files),
     ]
   })
@@ -92,7 +108,7 @@ console.log('\nbudgets:')
 /** @type {string[][]} */
 const budgetRows = []
 for (const budget of budgets) {
-  if (!sizes[budget.app] || !baseline) {
+  if (!sizes[budget.app] || !baseline || (budget.base && !sizes[budget.base])) {
     budgetRows.push([budget.what, '', `≤ ${kb(budget.limit)}`, 'not measured'])
     continue
   }
@@ -102,7 +118,12 @@ for (const budget of budgets) {
   if (!ok) {
     const app = /** @type {import('../bench/size/measureApp.mjs').AppSize} */ (sizes[budget.app])
     const baselineGz = budget.app === 'core' ? 0 : baseline.all.total
-    const heavy = heaviestGroups(app, { baselineGz, startupOnly: budget.startupOnly })
+    // Beside another app, what that app bundles too is not Latchkey's: leave its module groups out.
+    const base = budget.base ? sizes[budget.base] : undefined
+    const theirs = new Set(base?.files.flatMap((f) => f.parts.map(([group]) => group)) ?? [])
+    const heavy = heaviestGroups(app, { baselineGz, startupOnly: budget.startupOnly, limit: 40 })
+      .filter((g) => !theirs.has(g.group))
+      .slice(0, 10)
     const files = app.files.filter((f) => f.startup || !budget.startupOnly)
     const byFile = attribute(files, baselineGz)
     problems.push(

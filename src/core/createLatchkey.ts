@@ -1,4 +1,4 @@
-import { ConfigInvalidError } from './errors.ts'
+import { ConfigInvalidError } from './baseErrors.ts'
 import { createKeyStore } from './keyStore/createKeyStore.ts'
 import { createPendingOtpStore } from './session/createPendingOtpStore.ts'
 import { createSessionStore } from './session/createSessionStore.ts'

@@ -1,8 +1,8 @@
 import type { QueryClient } from '@tanstack/react-query'
 import { type ReactElement, type ReactNode, useEffect, useMemo, useState } from 'react'
 import { hasPendingOAuth } from '../core/actions/auth/pendingOAuth.ts'
+import { ConfigInvalidError } from '../core/baseErrors.ts'
 import { createLatchkey, type Latchkey, type LatchkeyConfigParameter } from '../core/createLatchkey.ts'
-import { ConfigInvalidError } from '../core/errors.ts'
 import { ConfigErrorPanel } from './ConfigErrorPanel.tsx'
 import { existingQueryClient, LatchkeyContext, type LatchkeyContextValue } from './context.ts'
 

@@ -1,4 +1,4 @@
-import { LatchkeyError } from '../core/errors.ts'
+import { LatchkeyError } from '../core/baseErrors.ts'
 
 /** A Latchkey hook ran outside `<LatchkeyProvider>` and was given no `client`. */
 export class LatchkeyProviderNotFoundError extends LatchkeyError {

@@ -7,10 +7,11 @@ import {
   usePolicyEvaluations,
   useRejectActivity,
 } from '../../react/index.ts'
+import { Alert } from '../ui/Alert.tsx'
 import { ErrorText } from '../ui/ErrorText.tsx'
 import { formatDateTime } from '../ui/formatDuration.ts'
 import { CheckIcon, ClockIcon } from '../ui/icons.tsx'
-import { Alert, Button, Spinner } from '../ui/parts.tsx'
+import { Button, Spinner } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
 import { useUi } from '../ui/useUi.ts'
 

@@ -112,6 +112,22 @@ export function AuthFlowRoot({
 }
 
 /**
+ * `<AuthModal/>`'s body, loaded when the modal may open: it resolves its own look and language with
+ * the whole dictionary (the trigger's start-up code carries only its own strings).
+ */
+export function AuthModalBody({
+  uiOptions,
+  ...rest
+}: {
+  uiOptions: UiOptions
+  options: Omit<AuthFlowOptions, 'ui'>
+  children?: AuthFormProps['children']
+}) {
+  const ui = useUi(uiOptions)
+  return <AuthFlowRoot ui={ui} {...rest} />
+}
+
+/**
  * The sign-in flow inline, for an app's own sign-in page: the same steps as `<AuthModal/>`,
  * without the dialog.
  */

@@ -10,19 +10,20 @@ import {
   useRef,
   useState,
 } from 'react'
-import { LatchkeyError } from '../../core/errors.ts'
+import { LatchkeyError } from '../../core/baseErrors.ts'
 import type { Latchkey, Session } from '../../react/index.ts'
 import { useLatchkey, useSession } from '../../react/index.ts'
+import { enTrigger, type TriggerMessageKey } from '../i18n/enTrigger.ts'
 import { Dialog } from '../ui/Dialog.tsx'
 import { Button, Header, Spinner } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
-import { type Ui, useUi } from '../ui/useUi.ts'
+import { type Ui, useUiWith } from '../ui/useUiWith.ts'
 import type { AuthFormProps, authSteps } from './AuthForm.tsx'
 import type { AuthFlowOptions, AuthResult } from './useAuthFlow.ts'
 import { useTriggerLogout } from './useTriggerLogout.ts'
 
-// The dialog body (the steps, their icons and the flow) is its own chunk: the start-up bundle
-// holds only the trigger and the dialog shell. It is prefetched on idle and when the trigger is
+// The dialog body (the steps, their icons, the flow and the full dictionary) is its own chunk: the
+// start-up bundle holds only the trigger, the dialog shell and their few strings (`enTrigger`). It is prefetched on idle and when the trigger is
 // hovered, focused or pressed, so opening normally finds it already loaded.
 let bodyPromise: Promise<typeof import('./AuthForm.tsx')> | undefined
 const loadBody = () => {
@@ -33,7 +34,7 @@ const loadBody = () => {
   })
   return bodyPromise
 }
-const AuthFlowRoot = lazy(() => loadBody().then((m) => ({ default: m.AuthFlowRoot })))
+const AuthModalBody = lazy(() => loadBody().then((m) => ({ default: m.AuthModalBody })))
 type Steps = typeof authSteps
 const lazyStep = <K extends keyof Steps>(name: K) =>
   lazy(() => loadBody().then((m) => ({ default: m.authSteps[name] as Steps[K] })))
@@ -55,7 +56,15 @@ const onIdle = (run: () => void): (() => void) => {
 }
 
 /** Shown inside the open dialog while its body loads: titled, busy, and closable. */
-function BodyLoading({ ui, titleId, onClose }: { ui: Ui; titleId: string; onClose: () => void }) {
+function BodyLoading({
+  ui,
+  titleId,
+  onClose,
+}: {
+  ui: Ui<TriggerMessageKey>
+  titleId: string
+  onClose: () => void
+}) {
   return (
     <div className="lk-panel" aria-busy="true">
       <Header ui={ui} titleId={titleId} title={ui.t('signInTitle')} onClose={onClose} />
@@ -158,7 +167,8 @@ function AuthModalInner(props: AuthModalProps) {
     children,
     ...options
   } = props
-  const ui = useUi({ theme, locale, messages, accent, radius, font })
+  const uiOptions = { theme, locale, messages, accent, radius, font }
+  const ui = useUiWith(uiOptions, enTrigger)
   const client = useLatchkey()
   const session = useSession()
   const logout = useTriggerLogout()
@@ -259,9 +269,9 @@ function AuthModalInner(props: AuthModalProps) {
       ) : null}
       <Dialog open={open} onOpenChange={setOpen} labelledBy={titleId} ui={ui}>
         <Suspense fallback={<BodyLoading ui={ui} titleId={titleId} onClose={() => setOpen(false)} />}>
-          <AuthFlowRoot ui={ui} options={{ ...flowOptions, titleId }}>
+          <AuthModalBody uiOptions={uiOptions} options={{ ...flowOptions, titleId }}>
             {children}
-          </AuthFlowRoot>
+          </AuthModalBody>
           <FocusWhenReady />
         </Suspense>
       </Dialog>

@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'react'
-import { Alert, Button } from '../ui/parts.tsx'
+import { Alert } from '../ui/Alert.tsx'
+import { Button } from '../ui/parts.tsx'
 import { useAuthFlowContext } from './AuthFlowContext.ts'
 import type { CaptchaHandle } from './mountCaptcha.ts'
 

@@ -7,10 +7,11 @@ import {
   useRef,
   useState,
 } from 'react'
+import { Alert } from '../ui/Alert.tsx'
 import { ErrorText } from '../ui/ErrorText.tsx'
 import { errorCodeOf } from '../ui/errorMessage.ts'
 import { MailIcon, PhoneIcon } from '../ui/icons.tsx'
-import { Alert, Header, Spinner } from '../ui/parts.tsx'
+import { Header, Spinner } from '../ui/parts.tsx'
 import { useAuthFlowContext } from './AuthFlowContext.ts'
 import { CaptchaField, focusCaptcha } from './CaptchaField.tsx'
 

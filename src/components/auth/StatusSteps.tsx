@@ -1,8 +1,9 @@
 import { useId } from 'react'
+import { Alert } from '../ui/Alert.tsx'
 import { ErrorText } from '../ui/ErrorText.tsx'
 import { errorCodeOf } from '../ui/errorMessage.ts'
 import { CheckIcon, ExternalIcon, PasskeyIcon, WalletIcon } from '../ui/icons.tsx'
-import { Alert, Button, Header, Spinner } from '../ui/parts.tsx'
+import { Button, Header, Spinner } from '../ui/parts.tsx'
 import { useAuthFlowContext } from './AuthFlowContext.ts'
 import { PROVIDER_MARK, PROVIDER_NAME } from './providers.tsx'
 

@@ -1,16 +1,19 @@
+import { enTrigger } from './enTrigger.ts'
+
 /**
  * English, the source dictionary. Every user-visible string and aria-label of the components
  * comes from here; `{name}` marks an interpolated value. Other locales implement `Messages`.
  */
 export const en = {
+  // What `<AuthModal/>` renders before its body loads (close, back, loading, signIn, signInTitle,
+  // logOut, sessionActive): in enTrigger.ts, so start-up code takes those without the rest.
+  ...enTrigger,
+
   // common
-  close: 'Close',
-  back: 'Back',
   cancel: 'Cancel',
   continue: 'Continue',
   done: 'Done',
   retry: 'Try again',
-  loading: 'Loading…',
   copy: 'Copy',
   copied: 'Copied',
   save: 'Save',
@@ -35,8 +38,6 @@ export const en = {
   devHintConsole: 'The browser console has the details.',
 
   // AuthModal: trigger and method choice
-  signIn: 'Sign in',
-  signInTitle: 'Sign in',
   signInDescription: 'Sign in or create an account to continue.',
   emailLabel: 'Email address',
   emailPlaceholder: 'you@example.com',
@@ -231,13 +232,11 @@ export const en = {
   thisSession: 'This session',
   useSession: 'Switch',
   sessionExpiresAt: 'Expires {time}',
-  logOut: 'Log out',
   logOutSession: 'Log out of session {name}',
   nameSaved: 'Name saved.',
 
   // SessionStatus
   sessionSignedOut: 'Not signed in',
-  sessionActive: 'Signed in',
   sessionExpiring: 'Session ending soon',
   sessionExpired: 'Session expired',
   sessionStorageLost: 'Session keys were cleared',

@@ -1,67 +1,25 @@
-import { en, type MessageKey, type Messages } from './en.ts'
+import { loadDictionary, readDictionary, type Tracked, type Translate, translateWith } from './dictionary.ts'
+import { en, type Messages } from './en.ts'
 
-/** Locales shipped with the kit. Others fall back to English (override strings with `messages`). */
-export const BUILT_IN_LOCALES = ['en', 'es', 'ar'] as const
-export type BuiltInLocale = (typeof BUILT_IN_LOCALES)[number]
-
-/** A promise that records its outcome, so a loaded dictionary is read synchronously and never suspends again. */
-type Tracked<T> = Promise<T> & { status?: 'pending' | 'fulfilled' | 'rejected'; value?: T; reason?: unknown }
-
-// Non-English dictionaries are loaded on demand so an English-only app never downloads them.
-const loaders: Record<Exclude<BuiltInLocale, 'en'>, () => Promise<Messages>> = {
-  es: () => import('./es.ts').then((m) => m.es),
-  ar: () => import('./ar.ts').then((m) => m.ar),
-}
-
-// A cache of immutable, static data (never per-user state), shared by every provider on the page.
-const loaded = new Map<string, Tracked<Messages>>()
-
-const RTL_LANGUAGES = new Set(['ar', 'fa', 'he', 'iw', 'ps', 'ur', 'yi', 'dv', 'ckb', 'sd', 'ug'])
-
-/** The language subtag of a BCP-47 tag: `es-MX` → `es`. */
-export const languageOf = (locale: string): string => locale.toLowerCase().split(/[-_]/)[0] ?? 'en'
-
-/** Writing direction of a locale. */
-export const directionOf = (locale: string): 'ltr' | 'rtl' =>
-  RTL_LANGUAGES.has(languageOf(locale)) ? 'rtl' : 'ltr'
+export {
+  BUILT_IN_LOCALES,
+  type BuiltInLocale,
+  directionOf,
+  languageOf,
+  type Translate,
+} from './dictionary.ts'
 
 /**
  * The dictionary for `locale`: English synchronously, a built-in locale as a tracked promise
  * (read it during render with `readMessages`).
  */
 export function loadMessages(locale: string): Messages | Tracked<Messages> {
-  const lang = languageOf(locale)
-  if (!(lang in loaders)) return en
-  let promise = loaded.get(lang)
-  if (!promise) {
-    promise = loaders[lang as keyof typeof loaders]() as Tracked<Messages>
-    promise.status = 'pending'
-    promise.then(
-      (value) => {
-        promise!.status = 'fulfilled'
-        promise!.value = value
-      },
-      (reason: unknown) => {
-        promise!.status = 'rejected'
-        promise!.reason = reason
-      },
-    )
-    loaded.set(lang, promise)
-  }
-  return promise
+  return loadDictionary(locale, en)
 }
 
-/**
- * The dictionary for `locale` during render: synchronous once loaded; while loading it throws the
- * promise, which suspends to the nearest `<Suspense>` on React 18 and 19 alike (React 19's `use()`
- * does not exist on 18, where calling it is a white page).
- */
+/** The dictionary for `locale` during render (suspends while a built-in locale loads). */
 export function readMessages(locale: string): Messages {
-  const messages = loadMessages(locale)
-  if (!(messages instanceof Promise)) return messages
-  if (messages.status === 'fulfilled') return messages.value as Messages
-  if (messages.status === 'rejected') throw messages.reason
-  throw messages
+  return readDictionary(locale, en)
 }
 
 /**
@@ -72,15 +30,7 @@ export async function preloadMessages(locale: string): Promise<Messages> {
   return loadMessages(locale)
 }
 
-export type Translate = (key: MessageKey, values?: Record<string, string | number>) => string
-
 /** A translate function over a dictionary plus app overrides. Unknown `{name}` markers stay as typed. */
 export function createTranslate(messages: Messages, overrides?: Partial<Messages>): Translate {
-  return (key, values) => {
-    const template = overrides?.[key] ?? messages[key] ?? en[key]
-    if (!values) return template
-    return template.replace(/\{(\w+)\}/g, (match, name: string) =>
-      name in values ? String(values[name]) : match,
-    )
-  }
+  return translateWith(messages, overrides, en)
 }

@@ -9,10 +9,11 @@ import {
   useUpdateUserName,
   useUser,
 } from '../../react/index.ts'
+import { Alert } from '../ui/Alert.tsx'
 import { ErrorText } from '../ui/ErrorText.tsx'
 import { formatDateTime } from '../ui/formatDuration.ts'
 import { PasskeyIcon, PlusIcon, TrashIcon } from '../ui/icons.tsx'
-import { Alert, Button, Spinner } from '../ui/parts.tsx'
+import { Button, Spinner } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
 import { type Ui, useUi } from '../ui/useUi.ts'
 

@@ -1,8 +1,9 @@
 import { Suspense, useEffect, useState } from 'react'
 import { useLogout, useRefreshSession, useSession } from '../../react/index.ts'
+import { Alert } from '../ui/Alert.tsx'
 import { ErrorText } from '../ui/ErrorText.tsx'
 import { formatCountdown } from '../ui/formatDuration.ts'
-import { Alert, Button } from '../ui/parts.tsx'
+import { Button } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
 import { useUi } from '../ui/useUi.ts'
 

@@ -8,7 +8,8 @@ export interface DialogProps {
   /** Id of the element that names the dialog (its title). */
   labelledBy: string
   describedBy?: string
-  ui: Ui
+  /** Only its theme scope (`rootProps`): the dialog renders no strings of its own. */
+  ui: Pick<Ui, 'rootProps'>
   children: ReactNode
 }
 

@@ -1,7 +1,8 @@
 // Small inline marks: no icon font, no extra requests, each a few hundred bytes.
 import { type IconProps, Stroke } from './baseIcons.tsx'
 
-export { AlertIcon, BackIcon, CloseIcon, ShieldIcon, WarningIcon } from './baseIcons.tsx'
+export { BackIcon, CloseIcon } from './baseIcons.tsx'
+export { AlertIcon, ShieldIcon, WarningIcon } from './noticeIcons.tsx'
 
 export const ChevronIcon = (p: IconProps) => (
   <Stroke size={16} className="lk-flip lk-method-chevron" {...p}>

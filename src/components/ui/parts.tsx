@@ -1,6 +1,10 @@
 import type { ButtonHTMLAttributes, ReactNode } from 'react'
-import { AlertIcon, BackIcon, CloseIcon, ShieldIcon, WarningIcon } from './baseIcons.tsx'
+import { BackIcon, CloseIcon } from './baseIcons.tsx'
 import type { Ui } from './useUi.ts'
+
+// What the start-up code (the sign-in trigger and the dialog shell) draws: buttons, the spinner and
+// the header. The notices only steps and screens draw (Alert.tsx, Footer.tsx) have files of their
+// own, so they load with those.
 
 export interface ButtonProps extends ButtonHTMLAttributes<HTMLButtonElement> {
   variant?: 'primary' | 'secondary' | 'ghost' | 'danger'
@@ -39,30 +43,6 @@ export function Spinner({ size }: { size?: 'lg' }) {
   return <span className="lk-spinner" data-size={size} aria-hidden="true" />
 }
 
-/** A message box. Errors use `role="alert"` so screen readers announce them at once. */
-export function Alert({
-  tone = 'info',
-  title,
-  children,
-  action,
-}: {
-  tone?: 'info' | 'error' | 'warning' | 'success'
-  title?: ReactNode
-  children?: ReactNode
-  action?: ReactNode
-}) {
-  return (
-    <div className="lk-alert" data-tone={tone} role={tone === 'error' ? 'alert' : 'status'}>
-      {tone === 'warning' ? <WarningIcon /> : <AlertIcon />}
-      <div className="lk-alert-body">
-        {title ? <span className="lk-alert-title">{title}</span> : null}
-        {children ? <span>{children}</span> : null}
-        {action}
-      </div>
-    </div>
-  )
-}
-
 /** Dialog header: optional back button, title and description, close button. */
 export function Header({
   ui,
@@ -73,7 +53,7 @@ export function Header({
   onBack,
   onClose,
 }: {
-  ui: Ui
+  ui: Ui<'back' | 'close'>
   titleId: string
   title: ReactNode
   description?: ReactNode
@@ -117,14 +97,5 @@ export function Header({
         </button>
       ) : null}
     </div>
-  )
-}
-
-export function Footer({ ui }: { ui: Ui }) {
-  return (
-    <p className="lk-footer">
-      <ShieldIcon />
-      {ui.t('securedBy')}
-    </p>
   )
 }

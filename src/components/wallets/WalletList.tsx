@@ -8,10 +8,11 @@ import {
   useWalletAccounts,
   useWallets,
 } from '../../react/index.ts'
+import { Alert } from '../ui/Alert.tsx'
 import { CopyButton } from '../ui/CopyButton.tsx'
 import { ErrorText } from '../ui/ErrorText.tsx'
 import { PlusIcon, TrashIcon, WalletIcon } from '../ui/icons.tsx'
-import { Alert, Button, Spinner } from '../ui/parts.tsx'
+import { Button, Spinner } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
 import { type Ui, useUi } from '../ui/useUi.ts'
 import { networkOf, shortAddress } from './networkOf.ts'

@@ -1,6 +1,6 @@
 import { createStore, del, get, set, values } from 'idb-keyval'
-import { KeyStoreUnavailableError } from '../errors.ts'
-import { compressPublicKey } from '../utils/ecdsa.ts'
+import { KeyStoreUnavailableError } from '../baseErrors.ts'
+import { compressPublicKey } from '../utils/compressPublicKey.ts'
 
 /** A P-256 key pair whose private half never leaves WebCrypto. */
 export interface StoredKey {

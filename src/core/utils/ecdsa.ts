@@ -1,18 +1,14 @@
 import { bytesToHex, hexToBytes } from './encoding.ts'
 
+// A key store only compresses public keys: that lives apart (compressPublicKey.ts), so start-up
+// code that creates the key store does not bundle the signature helpers below.
+export { compressPublicKey } from './compressPublicKey.ts'
+
 /** Order of the P-256 group, to keep signatures low-S (the service rejects high-S ones). */
 const P256_N = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n
 
 const toBigInt = (bytes: Uint8Array) => BigInt(`0x${bytesToHex(bytes) || '0'}`)
 const to32 = (value: bigint) => hexToBytes(value.toString(16).padStart(64, '0'))
-
-/** Compressed (33-byte) hex of an uncompressed (65-byte, 0x04-prefixed) EC public key. */
-export function compressPublicKey(uncompressed: Uint8Array): string {
-  if (uncompressed.length !== 65 || uncompressed[0] !== 4)
-    throw new Error('expected a 65-byte uncompressed key')
-  const y = uncompressed[64] as number
-  return `${y & 1 ? '03' : '02'}${bytesToHex(uncompressed.subarray(1, 33))}`
-}
 
 /** Normalises a raw P-256 r‖s signature (64 bytes, as WebCrypto returns it) to low-S. */
 export function lowS(rawSignature: Uint8Array): Uint8Array {

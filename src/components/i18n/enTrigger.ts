@@ -1,0 +1,16 @@
+/**
+ * The English strings `<AuthModal/>` renders before its body loads: the trigger, the signed-in
+ * badge and the dialog shell (its header and loading state). Part of `en` (which spreads them), kept
+ * apart so a page that never opens the modal does not download the whole dictionary.
+ */
+export const enTrigger = {
+  close: 'Close',
+  back: 'Back',
+  loading: 'Loading…',
+  signIn: 'Sign in',
+  signInTitle: 'Sign in',
+  logOut: 'Log out',
+  sessionActive: 'Signed in',
+}
+
+export type TriggerMessageKey = keyof typeof enTrigger
