@@ -37,6 +37,8 @@ export class Connection {
       this.#socket.once('connect', resolve)
       this.#socket.once('error', reject)
     })
+    // A connection that fails before it is used fails its first `send`, not the process.
+    this.#ready.catch(() => undefined)
     this.#socket.on('data', (chunk) => {
       this.#buffer = this.#buffer.length ? Buffer.concat([this.#buffer, chunk]) : chunk
       this.#parse()

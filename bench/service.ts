@@ -307,7 +307,8 @@ async function paced(
     for (; next < requests && start + (next * 1000) / perSecond <= now; next++) {
       const n = next % instances.length
       const job = { index: next, due: start + (next * 1000) / perSecond }
-      const connection = free[n]!.pop()
+      // The longest idle first, so every connection keeps busy (none idles past keep-alive).
+      const connection = free[n]!.shift()
       if (connection) send(n, connection, job)
       else waiting[n]!.push(job)
     }
@@ -360,7 +361,11 @@ async function batching(instances: Instance[]): Promise<Record<string, number>> 
   const sums: Record<string, number> = {}
   for (const instance of instances) {
     if (!instance.adminUrl) continue
-    const text = await (await fetch(`${instance.adminUrl}/metrics`)).text()
+    // A fresh connection each time (fetch's kept-alive one can meet the server's keep-alive
+    // timeout after a run and fail with ECONNRESET).
+    const { host } = new URL(instance.adminUrl)
+    const request = Buffer.from(`GET /metrics HTTP/1.1\r\nHost: ${host}\r\n\r\n`)
+    const { text } = await post({ url: instance.adminUrl, bytes: request })
     for (const [, name, kind, value] of text.matchAll(
       /^latchkey_store_batch(es|ed_requests)_total\{kind="(\w+)"\} (\d+)$/gm,
     )) {

@@ -102,6 +102,7 @@ export async function runServer(service: Service, options: RunServerOptions): Pr
     admin?.close()
     throw error
   }
+  service.store.watchLoad(() => inFlight)
   options.metrics?.watch({
     inFlight: () => inFlight,
     draining: () => runtime.lifecycle.draining,

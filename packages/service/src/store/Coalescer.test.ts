@@ -8,7 +8,15 @@ interface Sent {
   fail(error: unknown): void
 }
 
-function harness(options: { inFlight?: number; limit?: number; shared?: (error: unknown) => boolean } = {}) {
+function harness(
+  options: {
+    inFlight?: number
+    limit?: number
+    shared?: (error: unknown) => boolean
+    linger?: () => number
+    fill?: number
+  } = {},
+) {
   const sent: Sent[] = []
   const alone: number[] = []
   const coalescer = new Coalescer<number, string>({
@@ -24,6 +32,8 @@ function harness(options: { inFlight?: number; limit?: number; shared?: (error: 
     shared: options.shared ?? (() => false),
     inFlight: options.inFlight ?? 1,
     limit: options.limit ?? 64,
+    ...(options.linger ? { linger: options.linger } : {}),
+    ...(options.fill ? { fill: options.fill } : {}),
   })
   return { coalescer, sent, alone }
 }
@@ -105,5 +115,64 @@ describe('Coalescer', () => {
     expect(alone).toEqual([])
     // The next items go on as usual.
     expect(await coalescer.run(4)).toBe('one 4')
+  })
+
+  describe('linger (a busy service)', () => {
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+    it('items of a steady stream wait for each other, up to `linger` after the last batch was sent', async () => {
+      const { coalescer, sent, alone } = harness({ linger: () => 60 })
+      // After a quiet spell: at once, by itself.
+      expect(await coalescer.run(1)).toBe('one 1')
+      await turn()
+      const started = performance.now()
+      // Soon after that send: the next ones wait, and go together.
+      const runs = [coalescer.run(2)]
+      await sleep(10)
+      runs.push(coalescer.run(3))
+      await turn()
+      expect(sent).toHaveLength(0)
+      await sleep(70)
+      expect(sent.map((batch) => batch.items)).toEqual([[2, 3]])
+      expect(performance.now() - started).toBeGreaterThanOrEqual(50)
+      sent[0]!.finish()
+      expect(await Promise.all(runs)).toEqual(['many 2', 'many 3'])
+      expect(alone).toEqual([1])
+    })
+
+    it('`fill` items end the wait at once', async () => {
+      const { coalescer, sent } = harness({ linger: () => 10_000, fill: 3 })
+      await coalescer.run(0)
+      await turn()
+      const runs = [coalescer.run(1), coalescer.run(2)]
+      await sleep(5)
+      expect(sent).toHaveLength(0)
+      runs.push(coalescer.run(3))
+      // Sent in the same turn as the third item arrived, long before the 10 s.
+      expect(sent.map((batch) => batch.items)).toEqual([[1, 2, 3]])
+      sent[0]!.finish()
+      expect(await Promise.all(runs)).toEqual(['many 1', 'many 2', 'many 3'])
+    })
+
+    it('waits nowhere when linger says 0 (a quiet service)', async () => {
+      const { coalescer, alone } = harness({ linger: () => 0 })
+      await coalescer.run(0)
+      expect(await coalescer.run(1)).toBe('one 1')
+      expect(alone).toEqual([0, 1])
+    })
+
+    it('never holds items behind a batch on its way: they go as soon as it is back', async () => {
+      const { coalescer, sent, alone } = harness({ linger: () => 10_000, fill: 2 })
+      await coalescer.run(0)
+      await turn()
+      const batch = [coalescer.run(1), coalescer.run(2)]
+      expect(sent.map((sent) => sent.items)).toEqual([[1, 2]])
+      const later = coalescer.run(3)
+      await sleep(5)
+      sent[0]!.finish()
+      await Promise.all(batch)
+      expect(await later).toBe('one 3')
+      expect(alone).toEqual([0, 3])
+    })
   })
 })

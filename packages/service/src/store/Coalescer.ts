@@ -17,6 +17,15 @@ export interface CoalescerOptions<T, R> {
   inFlight: number
   /** Most items in one batch. */
   limit: number
+  /**
+   * How long, in ms, items may wait for others under a steady stream (read at each batch; 0: not
+   * at all): an item that comes less than this long after the last batch was sent waits until that
+   * much time has passed since, or until `fill` items wait, whichever is first. An item that comes
+   * after a quiet spell, or while a batch is on its way, waits no longer than today.
+   */
+  linger?: () => number
+  /** Items that end a `linger` wait at once. */
+  fill?: number
 }
 
 interface Waiting<T, R> {
@@ -37,6 +46,10 @@ export class Coalescer<T, R> {
   private readonly waiting: Waiting<T, R>[] = []
   private sending = 0
   private scheduled = false
+  /** The `linger` wait under way, if any. */
+  private timer: ReturnType<typeof setTimeout> | undefined
+  /** When the last batch was sent (`performance.now()`). */
+  private lastSent = Number.NEGATIVE_INFINITY
   /** Batches sent and the items they carried (`bench:service` prints their ratio). */
   readonly counts = { batches: 0, items: 0 }
 
@@ -45,13 +58,25 @@ export class Coalescer<T, R> {
   run(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.waiting.push({ item, resolve, reject })
+      if (this.timer && this.waiting.length >= (this.options.fill ?? Number.POSITIVE_INFINITY)) {
+        clearTimeout(this.timer)
+        this.timer = undefined
+        this.scheduled = false
+        this.dispatch()
+        return
+      }
       if (!this.scheduled && this.sending < this.options.inFlight) {
         this.scheduled = true
-        // Requests whose bytes arrived in the same turn of the event loop join this batch.
-        setImmediate(() => {
+        const go = () => {
+          this.timer = undefined
           this.scheduled = false
           this.dispatch()
-        })
+        }
+        const wait = this.lastSent + (this.options.linger?.() ?? 0) - performance.now()
+        // Requests whose bytes arrived in the same turn of the event loop join this batch; under a
+        // steady stream (`linger`), those of the next few milliseconds too.
+        if (wait > 0) this.timer = setTimeout(go, wait)
+        else setImmediate(go)
       }
     })
   }
@@ -59,6 +84,7 @@ export class Coalescer<T, R> {
   private dispatch(): void {
     while (this.sending < this.options.inFlight && this.waiting.length > 0) {
       const batch = this.waiting.splice(0, this.options.limit)
+      this.lastSent = performance.now()
       this.sending++
       this.counts.batches++
       this.counts.items += batch.length

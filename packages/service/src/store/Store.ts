@@ -36,6 +36,17 @@ export interface PoolUse {
  */
 const BATCHING = { inFlight: 1, limit: 64 }
 
+/**
+ * When at least `requests` requests are being served (`Store.watchLoad`), a statement waits up to
+ * `ms` after the last one of its kind for up to `fill` requests: a service that is that busy is
+ * bound by CPU, and each statement costs its process and PostgreSQL's far more CPU than a row in
+ * it (a round trip wakes the other side). Slow requests (`create_wallet`, ~7 ms of derivation
+ * each) otherwise reach the store one by one and go alone: on the bench's 200 clients, 1.3 wallets
+ * a statement without the wait, 5.7 reads and 3.5 inserts with it, at 0.6 fewer ms of service CPU
+ * and 0.45 fewer of PostgreSQL's a wallet. Quieter, nothing waits.
+ */
+const LINGER = { requests: 32, ms: 40, fill: 8 }
+
 const isUnavailable = (error: unknown) =>
   error instanceof ApiError && error.errorCode === 'STORAGE_UNAVAILABLE'
 
@@ -54,6 +65,8 @@ export class Store implements Reads {
   private closed = false
   /** Where reruns and outages are reported (`observe`). */
   private events: EventSink = silentSink
+  /** Requests being served now (`watchLoad`). */
+  private load: () => number = () => 0
   /** The connection pool's use right now, where the database has a pool (PostgreSQL). */
   poolUse: (() => PoolUse) | undefined
   /** The migrations `open` applied (none when the schema was current). */
@@ -91,6 +104,7 @@ export class Store implements Reads {
       : undefined
     if (backend.batchesRequests) {
       const shared = (error: unknown) => classify(backend, error) === 'unavailable'
+      const linger = () => (this.load() >= LINGER.requests ? LINGER.ms : 0)
       this.lookups = new Coalescer({
         many: async (batches) => {
           const found = await this.queries.lookupMany(this.execute, batches.flat())
@@ -99,6 +113,8 @@ export class Store implements Reads {
         one: (lookups) => this.queries.lookupMany(this.execute, lookups),
         shared,
         ...BATCHING,
+        linger,
+        fill: LINGER.fill,
       })
       this.inserts = new Coalescer({
         many: async (batches) => {
@@ -108,6 +124,8 @@ export class Store implements Reads {
         one: (rows) => this.queries.insertMany(this.execute, rows),
         shared,
         ...BATCHING,
+        linger,
+        fill: LINGER.fill,
       })
     }
   }
@@ -308,6 +326,14 @@ export class Store implements Reads {
       written,
       ...(this.cache ? { cache: this.cache } : {}),
     })
+  }
+
+  /**
+   * How many requests the service is serving now: under heavy load, statements wait a little for
+   * more requests to share them (`LINGER`).
+   */
+  watchLoad(requests: () => number): void {
+    this.load = requests
   }
 
   /** Reports transaction reruns and outages to `sink` (the service's events). */
