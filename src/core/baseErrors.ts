@@ -34,7 +34,7 @@ export class LatchkeyError extends Error {
   }
 }
 
-/** Any error answered by the service (activity API or auth proxy) as `{ code, message, details }`. */
+/** IndexedDB (or WebCrypto's non-extractable keys) cannot hold the session keys here. */
 export class KeyStoreUnavailableError extends LatchkeyError {
   override name = 'KeyStoreUnavailableError'
   constructor(reason: string, cause?: unknown) {

@@ -15,6 +15,7 @@ export {
   type LatchkeyErrorOptions,
 } from './baseErrors.ts'
 
+/** Any error answered by the service (activity API or auth proxy) as `{ code, message, details }`. */
 export class ServiceError extends LatchkeyError {
   override name = 'ServiceError'
 }

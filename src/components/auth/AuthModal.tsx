@@ -23,8 +23,9 @@ import type { AuthFlowOptions, AuthResult } from './useAuthFlow.ts'
 import { useTriggerLogout } from './useTriggerLogout.ts'
 
 // The dialog body (the steps, their icons, the flow and the full dictionary) is its own chunk: the
-// start-up bundle holds only the trigger, the dialog shell and their few strings (`enTrigger`). It is prefetched on idle and when the trigger is
-// hovered, focused or pressed, so opening normally finds it already loaded.
+// start-up bundle holds only the trigger, the dialog shell and their few strings (`enTrigger`). It
+// is prefetched on idle and when the trigger is hovered, focused or pressed, so opening normally
+// finds it already loaded.
 let bodyPromise: Promise<typeof import('./AuthForm.tsx')> | undefined
 const loadBody = () => {
   bodyPromise ??= import('./AuthForm.tsx').catch((error: unknown) => {

@@ -42,8 +42,8 @@ const BATCHING = { inFlight: 1, limit: 64 }
  * bound by CPU, and each statement costs its process and PostgreSQL's far more CPU than a row in
  * it (a round trip wakes the other side). Slow requests (`create_wallet`, ~7 ms of derivation
  * each) otherwise reach the store one by one and go alone: on the bench's 200 clients, 1.3 wallets
- * a statement without the wait, 5.7 reads and 3.5 inserts with it, at 0.6 fewer ms of service CPU
- * and 0.45 fewer of PostgreSQL's a wallet. Quieter, nothing waits.
+ * a statement without the wait, 5.0–5.2 reads and 3.2 inserts with it, at 1.0–1.3 fewer ms of
+ * service CPU and 0.4 fewer of PostgreSQL's a wallet (`bench/README.md`). Quieter, nothing waits.
  */
 const LINGER = { requests: 32, ms: 40, fill: 8 }
 
