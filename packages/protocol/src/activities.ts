@@ -900,14 +900,6 @@ export const ACTIVITIES: ActivityRegistry = activityDefinitions<ActivityMap>({
 
 export const ACTIVITY_PATHS = Object.keys(ACTIVITIES) as ActivityPath[]
 
-/** Request body of every submit endpoint. */
-export interface ActivityRequest<P extends ActivityPath = ActivityPath> {
-  type: string
-  timestampMs: string
-  organizationId: string
-  parameters: ActivityParameters<P>
-}
-
 /** Response body of every submit endpoint. */
 export interface ActivityResponse<P extends ActivityPath = ActivityPath> {
   activity: Activity<Record<string, ActivityParameters<P>>, Record<string, ActivityResult<P>>>

@@ -38,5 +38,3 @@ export class ApiError extends Error {
     }
   }
 }
-
-export type ApiErrorType = ApiError

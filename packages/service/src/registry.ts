@@ -159,7 +159,6 @@ export interface QueryHandler<Req = unknown, Res = unknown> {
 }
 
 export type ActivityHandlers = { [P in ActivityPath]?: ActivityHandler<P> }
-export type QueryHandlers = { [P in QueryPath]?: QueryHandler } & Record<string, QueryHandler>
 
 /** Context of the sub-organization hooks of `create_sub_organization`. */
 export interface SubOrganizationHookContext extends ActivityContext {

@@ -19,18 +19,6 @@ export function toBase64Url(bytes: Uint8Array): string {
   return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')
 }
 
-/** Bytes of base64url text (trailing `=` allowed); throws on other letters or a non-canonical ending. */
-export function fromBase64Url(text: string): Uint8Array {
-  const bare = text.replace(/=+$/, '')
-  if (!/^[A-Za-z0-9_-]*$/.test(bare) || bare.length % 4 === 1) throw new TypeError('invalid base64url text')
-  const binary = atob(bare.replace(/-/g, '+').replace(/_/g, '/'))
-  const bytes = new Uint8Array(binary.length)
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i)
-  // atob ignores bits past the last byte; a strict decoder refuses text whose unused bits are set.
-  if (toBase64Url(bytes) !== bare) throw new TypeError('invalid base64url text: non-zero padding bits')
-  return bytes
-}
-
 /** Random bytes from the platform CSPRNG. */
 export const randomBytes = (length: number): Uint8Array => crypto.getRandomValues(new Uint8Array(length))
 

@@ -424,11 +424,3 @@ export const INDEXES: { [T in TableName]: (keyof Tables[T] & string)[] } = {
   sponsors: [],
   gasUsage: ['userDay', 'organizationMonth'],
 }
-
-export const TABLE_NAMES = Object.keys(INDEXES) as TableName[]
-
-/** One change of a commit: `record` null deletes. */
-export type Op = [table: TableName, id: string, record: Row | null]
-
-/** Every table as a plain object, for snapshots. */
-export type Snapshot = { [T in TableName]?: Record<string, Tables[T]> }

@@ -29,8 +29,3 @@ export function masterKeysOptions(parsed: MasterKeySection): Uint8Array[] {
   const keys = [parsed.key, parsed.next_key].filter((key): key is string => key !== undefined)
   return keys.map((key) => hexToBytes(key.toLowerCase()))
 }
-
-/** The key's bytes, or undefined when none was given. */
-export function masterKeyOptions(parsed: MasterKeySection): Uint8Array | undefined {
-  return parsed.key === undefined ? undefined : hexToBytes(parsed.key.toLowerCase())
-}
