@@ -196,9 +196,11 @@ export interface ServicePlugin<State = unknown> {
   stampVerifiers?: Record<string, StampVerifier>
   /**
    * True when the caller is the plugin's own service user, whose key never leaves the service (the
-   * auth proxy's user): its stamped calls may carry a per-call nonce in their fingerprint.
+   * auth proxy's user): its stamped calls may carry a per-call nonce in their fingerprint, and
+   * they spend no organization's or credential's rate limit. `reads`, when given, are the
+   * request's own (`requestReads`), read ahead.
    */
-  ownsCaller?(caller: Caller, runtime: Runtime): Promise<boolean> | boolean
+  ownsCaller?(caller: Caller, runtime: Runtime, reads?: Reads): Promise<boolean> | boolean
   /**
    * What `authorize` and `vouchesFor` read for a request to `organizationId`: the pipeline reads
    * it with the request's credential and organization (one round trip on PostgreSQL) and hands

@@ -90,7 +90,13 @@ export async function run(argv: string[]): Promise<void> {
       `no parent organization in ${describeStorage(config)}: run \`latchkey-service init --config FILE --root-public-key HEX\` once first`,
     ])
   }
-  const { host, port, trusted_proxies: trustedProxies, public_url: publicUrl } = config.server
+  const {
+    host,
+    port,
+    trusted_proxies: trustedProxies,
+    forwarded_header: forwardedHeader,
+    public_url: publicUrl,
+  } = config.server
   const settings = observabilityOptions(config.observability)
   const server = await runServer(service, {
     host,
@@ -99,7 +105,7 @@ export async function run(argv: string[]): Promise<void> {
     adminHost: settings.adminHost,
     drainSeconds: settings.drainSeconds,
     ...telemetry.serverOptions,
-    fetch: trustProxies(service.app.fetch, trustedProxies),
+    fetch: trustProxies(service.app.fetch, trustedProxies, forwardedHeader),
   }).catch(async (error: Error) => {
     const hint =
       error instanceof ListenError && error.code === 'EADDRINUSE'
@@ -131,7 +137,7 @@ export async function run(argv: string[]): Promise<void> {
         `  trustedSignerPublicKey  ${info.trustedSignerPublicKey}`,
         `  data                    ${describeStorage(config)}`,
         ...(server.adminUrl ? [`  metrics and probes      ${server.adminUrl}/metrics`] : []),
-        `  trusted proxies         ${trustedProxies.length > 0 ? trustedProxies.join(', ') : 'none (X-Forwarded-* and Forwarded are ignored)'}`,
+        `  trusted proxies         ${trustedProxies.length > 0 ? `${trustedProxies.join(', ')} (client address from ${forwardedHeader})` : 'none (X-Forwarded-* and Forwarded are ignored)'}`,
         '',
       ].join('\n'),
     )

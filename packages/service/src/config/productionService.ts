@@ -22,7 +22,7 @@ import { emailOptions } from './sections/email.ts'
 import { masterKeysOptions } from './sections/masterKey.ts'
 import { oauthOptions } from './sections/oauth.ts'
 import { proxyOptions } from './sections/proxy.ts'
-import { rateLimitsOptions, START_RATE_LIMITS } from './sections/rateLimits.ts'
+import { startRateLimits } from './sections/rateLimits.ts'
 import { rpcOptions } from './sections/rpc.ts'
 import { smsOptions } from './sections/sms.ts'
 import { sponsorshipOptions } from './sections/sponsorship.ts'
@@ -95,7 +95,7 @@ export async function productionService(
           }
         : {}),
       ...(config.oauth ? { oauth: { ...oauthOptions(config.oauth), devIdentityProvider: false } } : {}),
-      rateLimits: config.rate_limits ? rateLimitsOptions(config.rate_limits) : START_RATE_LIMITS,
+      rateLimits: startRateLimits(config.rate_limits),
       ...(config.sponsorship ? { sponsorship: sponsorshipOptions(config.sponsorship) } : {}),
       ...(config.captcha ? { captcha: captchaOptions(config.captcha) } : {}),
       rpc: rpcOptions(config.rpc),

@@ -54,23 +54,32 @@ const lastOf = (header: string | null) =>
     .filter(Boolean)
     .at(-1)
 
+/** The header families a proxy may say whom it forwards for by; `[server] forwarded_header` picks one. */
+export const FORWARDED_HEADERS = ['x-forwarded-for', 'forwarded', 'x-real-ip'] as const
+export type ForwardedHeader = (typeof FORWARDED_HEADERS)[number]
+
 /**
- * What the proxies forwarded: the client is the rightmost address that is not itself a trusted
- * proxy (the ones to its left were written by the client and prove nothing); scheme and Host are
- * the ones the nearest proxy wrote.
+ * What the proxies forwarded, read from the one header family the operator says its proxy sets
+ * (`header`); the others are the client's own words and are ignored, so a client cannot add a
+ * `Forwarded` that a proxy appending `X-Forwarded-For` passes through untouched. The client is
+ * the rightmost address that is not itself a trusted proxy (the ones to its left were written by
+ * the client and prove nothing); scheme and Host are the ones the nearest proxy wrote.
  */
-export function forwardedInfo(headers: Headers, isTrusted: (address: string) => boolean): ForwardedInfo {
-  const forwarded = headers.get('forwarded')
+export function forwardedInfo(
+  headers: Headers,
+  isTrusted: (address: string) => boolean,
+  header: ForwardedHeader = 'x-forwarded-for',
+): ForwardedInfo {
   let chain: string[]
   let proto: string | undefined
   let host: string | undefined
-  if (forwarded !== null) {
-    const elements = forwardedElements(forwarded)
+  if (header === 'forwarded') {
+    const elements = forwardedElements(headers.get('forwarded') ?? '')
     chain = elements.map((element) => element.for ?? '')
     proto = elements.at(-1)?.proto
     host = elements.at(-1)?.host
   } else {
-    chain = (headers.get('x-forwarded-for') ?? '').split(',').map((item) => item.trim())
+    chain = (headers.get(header) ?? '').split(',').map((item) => item.trim())
     proto = lastOf(headers.get('x-forwarded-proto'))
     host = lastOf(headers.get('x-forwarded-host'))
   }
@@ -91,15 +100,22 @@ export function forwardedInfo(headers: Headers, isTrusted: (address: string) => 
 
 /**
  * Wraps the app's `fetch` for `@hono/node-server`: requests from a trusted proxy carry what it
- * forwarded in `env.forwarded`; every other request is passed on as it came.
+ * forwarded (in `header`'s family) in `env.forwarded`; every other request is passed on as it came.
  */
-export function trustProxies(fetch: FetchHandler, trusted: string[]): FetchHandler {
+export function trustProxies(
+  fetch: FetchHandler,
+  trusted: string[],
+  header: ForwardedHeader = 'x-forwarded-for',
+): FetchHandler {
   const isTrusted = proxyMatcher(trusted)
   if (trusted.length === 0) return fetch
   return (request, env) => {
     const peer = (env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming?.socket
       ?.remoteAddress
     if (peer === undefined || !isTrusted(peer)) return fetch(request, env)
-    return fetch(request, { ...(env as object), forwarded: forwardedInfo(request.headers, isTrusted) })
+    return fetch(request, {
+      ...(env as object),
+      forwarded: forwardedInfo(request.headers, isTrusted, header),
+    })
   }
 }

@@ -94,8 +94,12 @@ export interface ServiceEventMap {
   /** `rotate-master-key` re-sealed `count` secrets in one transaction. */
   'masterKey.resealed': { count: number }
 
-  // Rate limits on the activity API (pipeline/rateLimit.ts): which budget refused, on which entry.
-  'rate_limit.refused': { limit: 'perKey' | 'perOrganization'; kind: 'activity' | 'query' }
+  // Rate limits (pipeline/rateLimit.ts): which budget refused, on which entry.
+  'rate_limit.refused': {
+    limit: 'perKey' | 'perOrganization' | 'perClientAddress'
+    /** `proxy`: an anonymous auth-proxy call (`/v1/*`), refused by its client address's budget. */
+    kind: 'activity' | 'query' | 'proxy'
+  }
 
   // Sign-in security (h-security): the auth proxy's CAPTCHA on otp_init (signin/proxy/otpInit.ts).
   /** A CAPTCHA token was checked at the provider's siteverify; `passed` lets the code skip the contact's send budget. */

@@ -130,7 +130,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   })
   const rateLimited = new Counter({
     name: 'latchkey_rate_limited_total',
-    help: 'Requests to the activity API refused with 429, by the budget that refused them (per key or per organization) and kind (activity or query)',
+    help: 'Requests refused with 429, by the budget that refused them (perKey, perOrganization, perClientAddress) and kind (activity, query, or proxy: an auth-proxy call)',
     labelNames: ['limit', 'kind'] as const,
     registers,
   })

@@ -81,7 +81,7 @@ export async function admit<H>(
   rules.checkBody(runtime, body, path)
   const named = await requireOrganization(reads, body.string('organizationId', { max: 200 }))
   const organization = await rules.organizationOf({ path, handler, caller, named, reads })
-  await rateLimit(runtime, registry, { kind: rules.kind, caller, organization })
+  await rateLimit(runtime, registry, { kind: rules.kind, caller, organization, reads })
   for (const plugin of registry.plugins)
     await plugin.authorize?.({ kind: rules.kind, path, caller, organization, reads }, runtime)
   return { handler, caller, organization, body, reads }

@@ -3,6 +3,7 @@ import { ApiError } from '../errors.ts'
 import type { Runtime } from '../Runtime.ts'
 import type { Registry } from '../registry.ts'
 import type { OrganizationRow } from '../store/model.ts'
+import type { Reads } from '../store/Store.ts'
 import type { RateLimit, RateLimitName } from './RateLimitOptions.ts'
 import { type Charge, databaseCounters, memoryCounters, type RateLimitCounters } from './rateLimitCounters.ts'
 
@@ -25,24 +26,89 @@ const chargeOf = (key: string, limit: RateLimit): Charge => {
   return { key, intervalMs, toleranceMs: (Math.max(limit.burst ?? limit.perSecond, 1) - 1) * intervalMs }
 }
 
-const describe = (name: RateLimitName, limit: RateLimit) =>
-  `more than ${limit.perSecond} requests per second${
-    (limit.burst ?? limit.perSecond) !== limit.perSecond ? ` (burst ${limit.burst})` : ''
-  } ${name === 'perKey' ? 'from this credential' : 'in this organization'}`
+const WHO: Record<RateLimitName, string> = {
+  perKey: 'from this credential',
+  perOrganization: 'in this organization',
+  perClientAddress: 'from this address',
+}
+
+/** The 429 of a spent budget: names it, and says when to come back (`Retry-After`). */
+function refusal(name: RateLimitName, limit: RateLimit, retryAfterMs: number): ApiError {
+  const burst = limit.burst ?? limit.perSecond
+  return new ApiError(
+    'RATE_LIMITED',
+    `more than ${limit.perSecond} requests per second${burst !== limit.perSecond ? ` (burst ${burst})` : ''} ${WHO[name]}`,
+    undefined,
+    {
+      limit: name,
+      perSecond: limit.perSecond,
+      burst,
+      retryAfterSeconds: Math.max(1, Math.ceil(retryAfterMs / 1000)),
+    },
+  )
+}
+
+/**
+ * The budget key of a client address: an IPv4 address itself (an IPv4-mapped IPv6 one too), an
+ * IPv6 address by its /64, the smallest block one subscriber is usually given (so rotating
+ * through one's own 2^64 addresses buys nothing).
+ */
+export function addressBudgetKey(address: string): string {
+  let bare = address.trim().toLowerCase()
+  const zone = bare.indexOf('%')
+  if (zone >= 0) bare = bare.slice(0, zone)
+  if (bare.startsWith('::ffff:') && bare.includes('.')) bare = bare.slice(7)
+  if (!bare.includes(':')) return bare
+  const groupsOf = (part: string) => (part === '' ? [] : part.split(':'))
+  const compressed = bare.indexOf('::')
+  let groups: string[]
+  if (compressed < 0) groups = groupsOf(bare)
+  else {
+    const head = groupsOf(bare.slice(0, compressed))
+    const tail = groupsOf(bare.slice(compressed + 2))
+    // An embedded IPv4 address at the end stands for two groups.
+    const width = head.length + tail.length + (tail.at(-1)?.includes('.') ? 1 : 0)
+    groups = [...head, ...Array.from({ length: Math.max(0, 8 - width) }, () => '0'), ...tail]
+  }
+  return `${groups
+    .slice(0, 4)
+    .map((group) => (/^[0-9a-f]{1,4}$/.test(group) ? Number.parseInt(group, 16).toString(16) : group))
+    .join(':')}::/64`
+}
+
+/**
+ * Charges an anonymous auth-proxy call (`/v1/*`) to its client address's budget
+ * (`rateLimits.perClientAddress`, when configured) and refuses it with 429 `RATE_LIMITED` and
+ * `retryAfterSeconds` when it is spent. A request with no address (in-process) is not charged.
+ */
+export async function rateLimitClient(runtime: Runtime, address: string | undefined): Promise<void> {
+  const limit = runtime.options.rateLimits?.perClientAddress
+  if (!limit || address === undefined) return
+  const [result] = await counters(runtime).charge(
+    [chargeOf(`ip:${addressBudgetKey(address)}`, limit)],
+    runtime.now(),
+  )
+  if (!result || result.allowed) return
+  runtime.emit('rate_limit.refused', { limit: 'perClientAddress', kind: 'proxy' })
+  throw refusal('perClientAddress', limit, result.retryAfterMs)
+}
 
 /**
  * Charges an admitted request to its credential's and its organization's budgets (whichever are
  * configured) and refuses it with 429 `RATE_LIMITED` and `retryAfterSeconds` when one is spent. A
- * plugin's own service user (the auth proxy's, whose sign-in activities have their own limits) is
- * never refused; its calls still count.
+ * plugin's own service user (the auth proxy's) is neither refused nor charged: it forwards
+ * anonymous traffic, which `rateLimitClient` budgets per client address, and must not spend the
+ * budget of the organization it acts in (the operator's own keys would get the 429s).
  */
 export async function rateLimit(
   runtime: Runtime,
   registry: Registry,
-  request: { kind: 'activity' | 'query'; caller: Caller; organization: OrganizationRow },
+  request: { kind: 'activity' | 'query'; caller: Caller; organization: OrganizationRow; reads?: Reads },
 ): Promise<void> {
   const limits = runtime.options.rateLimits
   if (!limits?.perKey && !limits?.perOrganization) return
+  for (const plugin of registry.plugins)
+    if (await plugin.ownsCaller?.(request.caller, runtime, request.reads)) return
   const named: [RateLimitName, RateLimit, Charge][] = []
   if (limits.perKey)
     named.push(['perKey', limits.perKey, chargeOf(`key:${request.caller.credential.id}`, limits.perKey)])
@@ -58,14 +124,8 @@ export async function rateLimit(
   )
   const refused = results.findIndex((result) => !result.allowed)
   if (refused === -1) return
-  for (const plugin of registry.plugins) if (await plugin.ownsCaller?.(request.caller, runtime)) return
   const [name, limit] = named[refused]!
   const result = results[refused] as { retryAfterMs: number }
   runtime.emit('rate_limit.refused', { limit: name, kind: request.kind })
-  throw new ApiError('RATE_LIMITED', describe(name, limit), undefined, {
-    limit: name,
-    perSecond: limit.perSecond,
-    burst: limit.burst ?? limit.perSecond,
-    retryAfterSeconds: Math.max(1, Math.ceil(result.retryAfterMs / 1000)),
-  })
+  throw refusal(name, limit, result.retryAfterMs)
 }

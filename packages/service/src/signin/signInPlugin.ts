@@ -56,8 +56,8 @@ export const signInPlugin: ServicePlugin<SignInState> = {
     app.route('/dev/settings', settingsApp(runtime))
   },
   subOrganization: subOrganizationHooks,
-  async ownsCaller(caller, runtime) {
-    const config = (await runtime.store.findBy('proxyConfigs', 'organizationId', caller.organizationId))[0]
+  async ownsCaller(caller, runtime, reads = runtime.store) {
+    const config = (await reads.findBy('proxyConfigs', 'organizationId', caller.organizationId))[0]
     return config?.proxyUserId !== undefined && config.proxyUserId === caller.userId
   },
   // The proxy's configuration, which `authorize` and `vouchesFor` read on every request.

@@ -68,6 +68,15 @@ export async function loadSignInState(runtime: Runtime, app: Hono<PipelineEnv>):
         now,
         newId: () => runtime.newId(),
         mac: otpMac(runtime, keys.sealedOtpSecret),
+        ...(runtime.options.captcha?.perContact
+          ? {
+              captchaSendLimit: {
+                perMinute: runtime.options.captcha.perContact.codes,
+                perWindow: runtime.options.captcha.perContact.codes,
+                windowMinutes: runtime.options.captcha.perContact.windowMinutes,
+              },
+            }
+          : {}),
       }),
     ),
     devIdp: createDevIdp({

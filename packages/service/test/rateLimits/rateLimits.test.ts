@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { CAPTCHA_TOKEN_HEADER, PROXY_CONFIG_HEADER } from '@latchkey/protocol'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
 import type { CreateServiceOptions } from '../../src/createService.ts'
@@ -27,6 +28,36 @@ async function whoami(
     headers: { 'content-type': 'application/json', [header]: value },
     body,
   })
+  return {
+    status: response.status,
+    retryAfter: response.headers.get('retry-after'),
+    body: await response.json(),
+  }
+}
+
+interface ProxyAnswer extends Answer {}
+
+/** An anonymous auth-proxy call (`/v1/<path>`) from `address`, as the Node server hands it over. */
+async function proxyCall(
+  h: Harness,
+  path: string,
+  body: object,
+  address: string,
+  captchaToken?: string,
+): Promise<ProxyAnswer> {
+  const response = await h.service.app.request(
+    `/v1/${path}`,
+    {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        [PROXY_CONFIG_HEADER]: h.service.dev.authProxyConfigId!,
+        ...(captchaToken ? { [CAPTCHA_TOKEN_HEADER]: captchaToken } : {}),
+      },
+      body: JSON.stringify(body),
+    },
+    { incoming: { socket: { remoteAddress: address } } },
+  )
   return {
     status: response.status,
     retryAfter: response.headers.get('retry-after'),
@@ -134,6 +165,80 @@ describe('rate limits on the activity API (one instance)', () => {
     }
     await h.service.close()
   })
+
+  it("a flood of anonymous /v1/account look-ups spends none of the operator's budget: the root key's list_wallets all pass", async () => {
+    const h = await createHarness({ rateLimits: { perOrganization: { perSecond: 10, burst: 20 } } })
+    // 150 look-ups in one instant of the service's time, each from its own address (no per-address
+    // budget configured): before, each was charged to the parent organization's budget.
+    const lookups = await Promise.all(
+      Array.from({ length: 150 }, (_, i) =>
+        proxyCall(
+          h,
+          'account',
+          { filterType: 'EMAIL', filterValue: `nobody${i}@example.com` },
+          `198.51.100.${i}`,
+        ),
+      ),
+    )
+    expect(lookups.map((answer) => answer.status)).toEqual(lookups.map(() => 200))
+    const listed: number[] = []
+    for (let i = 0; i < 16; i++)
+      listed.push((await h.query('list_wallets', { timestampMs: String(h.clock.now()) })).status)
+    expect(listed).toEqual(listed.map(() => 200))
+    // The operator's own keys still have their budget: the 21st call of the same instant is refused.
+    for (let i = 0; i < 4; i++) await h.query('list_wallets', { timestampMs: String(h.clock.now()) })
+    const over = await h.query('list_wallets', { timestampMs: String(h.clock.now()) })
+    expect(over.status).toBe(429)
+    expect(over.body.details.limit).toBe('perOrganization')
+    await h.service.close()
+  })
+
+  it('anonymous /v1/* calls have a budget per client address (an IPv6 one by its /64): 429 with Retry-After, others go on', async () => {
+    const metrics = createMetrics()
+    const h = await createHarness({
+      rateLimits: { perClientAddress: { perSecond: 2, burst: 3 } },
+      events: metrics,
+    })
+    const statuses = async (address: string, count: number) => {
+      const answers: ProxyAnswer[] = []
+      for (let i = 0; i < count; i++) answers.push(await proxyCall(h, 'wallet_kit_config', {}, address))
+      return answers
+    }
+    const flooding = await statuses('203.0.113.7', 5)
+    expect(flooding.map((answer) => answer.status)).toEqual([200, 200, 200, 429, 429])
+    expect(flooding[3]).toMatchObject({
+      status: 429,
+      retryAfter: '1',
+      body: {
+        message: 'more than 2 requests per second (burst 3) from this address',
+        details: { errorCode: 'RATE_LIMITED', limit: 'perClientAddress', retryAfterSeconds: 1 },
+      },
+    })
+    // Every route of the proxy spends the same budget, otp_init included.
+    const otp = await proxyCall(
+      h,
+      'otp_init',
+      { otpType: 'OTP_TYPE_EMAIL', contact: 'a@example.com' },
+      '203.0.113.7',
+    )
+    expect(otp.status).toBe(429)
+    // Another address has its own budget; addresses of one IPv6 /64 share one.
+    expect((await statuses('203.0.113.8', 3)).map((answer) => answer.status)).toEqual([200, 200, 200])
+    const v6 = [
+      ...(await statuses('2001:db8:1:2::1', 2)),
+      ...(await statuses('2001:db8:1:2:ffff::9', 2)),
+      ...(await statuses('2001:db8:1:3::1', 1)),
+    ]
+    expect(v6.map((answer) => answer.status)).toEqual([200, 200, 200, 429, 200])
+    // Half a second later the address has room for one more.
+    h.clock.advance(500)
+    expect((await statuses('203.0.113.7', 2)).map((answer) => answer.status)).toEqual([200, 429])
+    const refusals = (await metrics.registry.getSingleMetric('latchkey_rate_limited_total')!.get()).values
+    expect(refusals.map(({ labels, value }) => [labels, value])).toEqual([
+      [{ limit: 'perClientAddress', kind: 'proxy' }, 5],
+    ])
+    await h.service.close()
+  })
 })
 
 describe('rate limits across two instances on PostgreSQL', () => {
@@ -156,7 +261,13 @@ describe('rate limits across two instances on PostgreSQL', () => {
           masterKey,
           clock,
           dev: { apiPrivateKey },
-          rateLimits: { perKey: { perSecond: RATE, burst: BURST } },
+          rateLimits: {
+            perKey: { perSecond: RATE, burst: BURST },
+            perClientAddress: { perSecond: RATE, burst: BURST },
+          },
+          // A CAPTCHA whose siteverify (this fetch) passes every token: a solving service's view.
+          captcha: { provider: 'turnstile', siteKey: 'site-key', secret: 'secret' },
+          fetch: async () => Response.json({ success: true }),
         }),
       )
   }, 600_000)
@@ -204,4 +315,43 @@ describe('rate limits across two instances on PostgreSQL', () => {
     }
     expect((await Promise.all(neighbours)).map((answer) => answer.status)).toEqual(neighbours.map(() => 200))
   }, 120_000)
+
+  it('one client address alternating between the instances gets one burst of anonymous calls, not one per instance', async () => {
+    const [a, b] = instances as [Harness, Harness]
+    clock.advance(60_000)
+    const answers: ProxyAnswer[] = []
+    for (let i = 0; i < 4 * BURST; i++)
+      answers.push(await proxyCall(i % 2 ? b : a, 'wallet_kit_config', {}, '203.0.113.50'))
+    expect(answers.filter((answer) => answer.status === 200)).toHaveLength(BURST)
+    for (const answer of answers.filter((answer) => answer.status !== 200)) {
+      expect(answer.status).toBe(429)
+      expect(Number(answer.retryAfter)).toBeGreaterThanOrEqual(1)
+      expect(answer.body.details).toMatchObject({ errorCode: 'RATE_LIMITED', limit: 'perClientAddress' })
+    }
+    // A neighbour's address is not held back.
+    expect((await proxyCall(b, 'wallet_kit_config', {}, '203.0.113.51')).status).toBe(200)
+  })
+
+  it('a solved CAPTCHA on every request still sends one contact at most 10 codes in 10 minutes, across both instances', async () => {
+    const [a, b] = instances as [Harness, Harness]
+    clock.advance(60_000)
+    const contact = `bombed-${randomBytes(4).toString('hex')}@example.com`
+    const send = (h: Harness, i: number) =>
+      proxyCall(h, 'otp_init', { otpType: 'OTP_TYPE_EMAIL', contact }, `198.51.100.${i}`, 'solved')
+    const answers: ProxyAnswer[] = []
+    // Each request from its own address, alternating instances, 5 seconds apart.
+    for (let i = 0; i < 12; i++) {
+      answers.push(await send(i % 2 ? b : a, i))
+      clock.advance(5_000)
+    }
+    expect(answers.map((answer) => answer.status)).toEqual([...Array(10).fill(200), 429, 429])
+    expect(answers[10]!.body.details).toMatchObject({
+      errorCode: 'OTP_RATE_LIMITED',
+      field: 'parameters.contact',
+    })
+    expect(answers[10]!.body.details.retryAfterSeconds).toBeGreaterThan(0)
+    // Ten minutes after the first code the window has room again.
+    clock.advance(10 * 60_000 - 12 * 5_000 + 1)
+    expect((await send(a, 20)).status).toBe(200)
+  })
 })

@@ -4,7 +4,8 @@ import { type CaptchaOptions, SITEVERIFY_URLS } from '../../signin/captcha/Captc
 /**
  * `[captcha]`: an optional CAPTCHA on the auth proxy's `otp_init`. A request whose token passes
  * the provider's server-side check is not held back by the per-contact send budget, so someone
- * who knows an address cannot keep its owner from getting a code. Absent: no CAPTCHA.
+ * who knows an address cannot keep its owner from getting a code; it is held to the contact's
+ * CAPTCHA ceiling instead (`per_contact_codes` per `per_contact_window_minutes`). Absent: no CAPTCHA.
  */
 export const captchaSection = z
   .object({
@@ -33,6 +34,20 @@ export const captchaSection = z
       .max(30_000)
       .optional()
       .describe('How long to wait for siteverify; a timeout counts as not passed. Default: 5000.'),
+    per_contact_codes: z
+      .int({ error: 'must be a whole number of codes from 1 to 100' })
+      .min(1, { error: 'must be a whole number of codes from 1 to 100' })
+      .max(100, { error: 'must be a whole number of codes from 1 to 100' })
+      .default(10)
+      .describe(
+        'Codes one e-mail address or phone number may be sent with a solved CAPTCHA per `per_contact_window_minutes`, across every instance (a solving service buys no more).',
+      ),
+    per_contact_window_minutes: z
+      .int({ error: 'must be a whole number of minutes from 1 to 60' })
+      .min(1, { error: 'must be a whole number of minutes from 1 to 60' })
+      .max(60, { error: 'must be a whole number of minutes from 1 to 60' })
+      .default(10)
+      .describe('The window of `per_contact_codes`, in minutes.'),
   })
   .strict()
   .describe('CAPTCHA on otp_init (Cloudflare Turnstile or hCaptcha).')
@@ -47,5 +62,6 @@ export function captchaOptions(parsed: CaptchaSection): CaptchaOptions {
     secret: parsed.secret,
     ...(parsed.verify_url !== undefined ? { verifyUrl: parsed.verify_url } : {}),
     ...(parsed.timeout_ms !== undefined ? { timeoutMs: parsed.timeout_ms } : {}),
+    perContact: { codes: parsed.per_contact_codes, windowMinutes: parsed.per_contact_window_minutes },
   }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { rateLimitsOptions, rateLimitsSection } from './rateLimits.ts'
+import { rateLimitsOptions, rateLimitsSection, START_RATE_LIMITS, startRateLimits } from './rateLimits.ts'
 
 describe('the rate_limits config section', () => {
   it('maps budgets to CreateServiceOptions.rateLimits', () => {
@@ -12,6 +12,21 @@ describe('the rate_limits config section', () => {
       ),
     ).toEqual({ perKey: { perSecond: 5 }, perOrganization: { perSecond: 10, burst: 20 } })
     expect(rateLimitsOptions(rateLimitsSection.parse({}))).toEqual({})
+    expect(
+      rateLimitsOptions(rateLimitsSection.parse({ per_client_address: { per_second: 3, burst: 9 } })),
+    ).toEqual({ perClientAddress: { perSecond: 3, burst: 9 } })
+  })
+
+  it('start keeps a per-client-address budget on the anonymous routes unless the section sets its own', () => {
+    expect(startRateLimits(undefined)).toEqual(START_RATE_LIMITS)
+    expect(START_RATE_LIMITS.perClientAddress).toEqual({ perSecond: 10, burst: 40 })
+    expect(startRateLimits(rateLimitsSection.parse({ per_key: { per_second: 5 } }))).toEqual({
+      perKey: { perSecond: 5 },
+      perClientAddress: { perSecond: 10, burst: 40 },
+    })
+    expect(
+      startRateLimits(rateLimitsSection.parse({ per_client_address: { per_second: 1 } })).perClientAddress,
+    ).toEqual({ perSecond: 1 })
   })
 
   it('names each key it refuses', () => {

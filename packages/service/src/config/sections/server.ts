@@ -1,5 +1,6 @@
 import { isIP } from 'node:net'
 import { z } from 'zod'
+import { FORWARDED_HEADERS, type ForwardedHeader } from '../trustedProxies.ts'
 
 /** An address (`10.0.0.5`, `::1`) or a CIDR block (`10.0.0.0/8`, `fd00::/8`). */
 export function isAddressOrCidr(value: string): boolean {
@@ -43,7 +44,13 @@ export const serverSection = z
       )
       .default([])
       .describe(
-        'Reverse proxies whose `Forwarded` / `X-Forwarded-For` / `-Proto` / `-Host` headers are believed (addresses or CIDR blocks). Requests from anyone else have those headers ignored.',
+        'Reverse proxies whose forwarding headers (the family `forwarded_header` names, with `X-Forwarded-Proto` / `-Host`) are believed (addresses or CIDR blocks). Requests from anyone else have those headers ignored.',
+      ),
+    forwarded_header: z
+      .enum(FORWARDED_HEADERS, { error: `must be one of ${FORWARDED_HEADERS.join(', ')}` })
+      .default('x-forwarded-for')
+      .describe(
+        "The one header the trusted proxies write the client's address into: `x-forwarded-for` (nginx with `$proxy_add_x_forwarded_for`, Caddy, AWS ALB, Google Cloud load balancers), `forwarded` (RFC 7239) or `x-real-ip`. The other families are the client's own words and are ignored; the client is the rightmost address in it that is not a trusted proxy.",
       ),
     public_url: z
       .string({ error: 'must be an http(s) origin such as https://wallet.example.com' })
@@ -62,6 +69,8 @@ export interface ServerOptions {
   host: string
   port: number
   trustedProxies: string[]
+  /** The header family the trusted proxies set (`trustProxies`). */
+  forwardedHeader: ForwardedHeader
   publicUrl: string | undefined
 }
 
@@ -70,6 +79,7 @@ export function serverOptions(parsed: ServerSection): ServerOptions {
     host: parsed.host,
     port: parsed.port,
     trustedProxies: parsed.trusted_proxies,
+    forwardedHeader: parsed.forwarded_header,
     publicUrl: parsed.public_url,
   }
 }

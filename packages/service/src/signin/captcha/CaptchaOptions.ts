@@ -10,7 +10,8 @@ export const SITEVERIFY_URLS: Record<CaptchaProvider, string> = {
 /**
  * An optional CAPTCHA on the auth proxy's `otp_init` (`createService({ captcha })`). A request
  * whose token (`X-Captcha-Token`, the published clients' `captchaToken`) passes is not held back
- * by the per-contact send budget; one without a token, or whose token fails, is budgeted as usual.
+ * by the per-contact send budget, only by the contact's CAPTCHA ceiling (`perContact`); one
+ * without a token, or whose token fails, is budgeted as usual.
  */
 export interface CaptchaOptions {
   provider: CaptchaProvider
@@ -22,4 +23,9 @@ export interface CaptchaOptions {
   verifyUrl?: string
   /** How long to wait for siteverify; a timeout counts as not passed. @default 5000 */
   timeoutMs?: number
+  /**
+   * Codes one contact may be sent with passed CAPTCHAs within `windowMinutes` (at most 60),
+   * service-wide: a solving service buys no more than this. @default { codes: 10, windowMinutes: 10 }
+   */
+  perContact?: { codes: number; windowMinutes: number }
 }

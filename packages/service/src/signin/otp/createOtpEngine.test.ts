@@ -2,7 +2,13 @@ import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex } from '@noble/hashes/utils.js'
 import { describe, expect, it } from 'vitest'
 import { ApiError } from '../../errors.ts'
-import { createOtpEngine, memoryOtpStorage, type OtpMessage } from './createOtpEngine.ts'
+import {
+  CAPTCHA_SEND_LIMIT,
+  createOtpEngine,
+  memoryOtpStorage,
+  type OtpMessage,
+  type RateLimit,
+} from './createOtpEngine.ts'
 import { normalizeContact } from './normalizeContact.ts'
 import { randomDigits } from './randomDigits.ts'
 import { renderTemplate } from './renderTemplate.ts'
@@ -10,7 +16,7 @@ import { renderTemplate } from './renderTemplate.ts'
 const ORG = 'org-1'
 const publicKey = bytesToHex(p256.getPublicKey(p256.utils.randomSecretKey(), true))
 
-function setup(overrides: { maxAttempts?: number } = {}) {
+function setup(overrides: { maxAttempts?: number; captchaSendLimit?: RateLimit } = {}) {
   let time = Date.UTC(2026, 0, 1)
   const storage = memoryOtpStorage()
   const records = storage.records
@@ -254,6 +260,40 @@ describe('createOtpEngine', () => {
     advance(121_000)
     await send()
     expect((await refusal(send(late))).errorCode).toBe('OTP_RATE_LIMITED')
+  })
+
+  it("CAPTCHA passes are held to the contact's own ceiling; a pass refused by it is not spent", async () => {
+    expect(CAPTCHA_SEND_LIMIT).toEqual({ perMinute: 10, perWindow: 10, windowMinutes: 10 })
+    const { engine, outbox, advance } = setup({
+      captchaSendLimit: { perMinute: 2, perWindow: 3, windowMinutes: 10 },
+    })
+    const contact = 'd@b.io'
+    const send = (captchaPass?: string) =>
+      engine.init({
+        organizationId: ORG,
+        otpType: 'OTP_TYPE_EMAIL',
+        contact,
+        ...(captchaPass ? { captchaPass } : {}),
+      })
+    const pass = () => engine.grantCaptchaPass('OTP_TYPE_EMAIL', contact)
+    await send(await pass())
+    await send(await pass())
+    const kept = await pass()
+    const perMinute = await refusal(send(kept))
+    expect(perMinute).toMatchObject({ errorCode: 'OTP_RATE_LIMITED', details: { field: 'contact' } })
+    expect(perMinute.details.retryAfterSeconds).toBe(60)
+    // The refused pass was not spent: a minute later it sends the window's third code.
+    advance(60_000)
+    await send(kept)
+    const perWindow = await refusal(send(await pass()))
+    expect(perWindow.details.retryAfterSeconds).toBe(540)
+    // Codes without a CAPTCHA are budgeted apart: they are sent, and do not spend the ceiling.
+    await send()
+    await send()
+    expect(outbox).toHaveLength(5)
+    advance(540_000)
+    await send(await pass())
+    expect(outbox).toHaveLength(6)
   })
 
   it('validates contacts and options', async () => {

@@ -98,6 +98,14 @@ export interface RateLimit {
 export const SEND_LIMIT: RateLimit = { perMinute: 3, perWindow: 5, windowMinutes: 10 }
 
 /**
+ * Codes sent per contact with a passed CAPTCHA (`captchaPass`), which skip `SEND_LIMIT`: a
+ * solved CAPTCHA proves a human (or a paid solver), not that the contact wants more codes, so
+ * message bombing and SMS pumping stay bounded. Counted apart from `SEND_LIMIT`, so requests
+ * without a CAPTCHA cannot spend it.
+ */
+export const CAPTCHA_SEND_LIMIT: RateLimit = { perMinute: 10, perWindow: 10, windowMinutes: 10 }
+
+/**
  * Wrong codes per contact across all its OTPs and organizations: at most 1,440 a day, so the
  * chance of guessing one account's code in a day is 1,440 / 10^digits (see docs/security.md).
  */
@@ -144,6 +152,8 @@ export interface OtpEngineOptions {
   maxAttempts?: number
   /** `init` calls allowed per contact (service-wide, every organization and path). @default SEND_LIMIT */
   rateLimit?: RateLimit
+  /** `init` calls with a CAPTCHA pass allowed per contact (service-wide). @default CAPTCHA_SEND_LIMIT */
+  captchaSendLimit?: RateLimit
   /** Wrong codes allowed per contact across all its OTPs. @default GUESS_LIMIT */
   guessLimit?: RateLimit
   /** Code lifetime when the caller gives none. @default 300 */
@@ -165,7 +175,10 @@ export interface OtpInitInput {
   appName?: string
   emailTemplate?: { subject: string; body: string }
   smsTemplate?: { body: string }
-  /** A pass from `grantCaptchaPass` for this contact: the code skips the contact's send budget. */
+  /**
+   * A pass from `grantCaptchaPass` for this contact: the code skips the contact's send budget and
+   * is charged to its CAPTCHA ceiling (`captchaSendLimit`) instead.
+   */
   captchaPass?: string
 }
 
@@ -215,6 +228,7 @@ export function createOtpEngine(options: OtpEngineOptions) {
   const maxAttempts = options.maxAttempts ?? 5
   const limits = options.rateLimit ?? SEND_LIMIT
   const guessLimits = options.guessLimit ?? GUESS_LIMIT
+  const captchaLimits = options.captchaSendLimit ?? CAPTCHA_SEND_LIMIT
   const defaultExpiration = options.defaultExpirationSeconds ?? 300
   const defaultTokenExpiration = options.defaultTokenExpirationSeconds ?? 600
   const macKey = options.mac ? undefined : crypto.getRandomValues(new Uint8Array(32))
@@ -305,24 +319,32 @@ export function createOtpEngine(options: OtpEngineOptions) {
       sentAt: new Date(at).toISOString(),
     }
     // The charge, the record and a durable delivery commit together: a code is sent only within
-    // the contact's budget (or with a passed CAPTCHA, spent here), and every committed code is sent.
+    // the contact's budget (or with a passed CAPTCHA, spent here, within the contact's CAPTCHA
+    // ceiling), and every committed code is sent.
     const queued = await storage.transaction(async (tx) => {
       const passKey = input.captchaPass !== undefined ? `captcha-pass:${input.captchaPass}:${contact}` : ''
       const pass = passKey ? (await tx.getBucket(passKey)).filter((t) => at - t < CAPTCHA_PASS_MS) : []
+      await chargeIn(
+        tx,
+        [
+          pass.length > 0
+            ? {
+                key: `send-captcha:${contact}`,
+                limit: captchaLimits,
+                message: 'too many codes sent to this contact, even with a solved CAPTCHA; try again later',
+                field: 'contact',
+              }
+            : {
+                key: `send:${contact}`,
+                limit: limits,
+                message: 'too many codes requested for this contact; try again later',
+                field: 'contact',
+              },
+        ],
+        at,
+      )
+      // Spent only once the code is let in (a refusal above leaves it for the next try).
       if (pass.length > 0) await tx.putBucket(passKey, [])
-      else
-        await chargeIn(
-          tx,
-          [
-            {
-              key: `send:${contact}`,
-              limit: limits,
-              message: 'too many codes requested for this contact; try again later',
-              field: 'contact',
-            },
-          ],
-          at,
-        )
       await tx.put(pass.length > 0 ? { ...record, captcha: true } : record)
       return tx.enqueueDelivery
         ? tx.enqueueDelivery(message, { appName: values.appName, expiresInMinutes: values.expiresInMinutes })

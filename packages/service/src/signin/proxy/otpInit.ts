@@ -1,6 +1,7 @@
 import { CAPTCHA_TOKEN_HEADER, OTP_TYPES, type OtpType, type ProxyResponse } from '@latchkey/protocol'
 import { clientAddress } from '../../pipeline/originPolicy.ts'
 import type { Reader } from '../../pipeline/Reader.ts'
+import { addressBudgetKey } from '../../pipeline/rateLimit.ts'
 import { verifyCaptcha } from '../captcha/verifyCaptcha.ts'
 import { signInState } from '../signInState.ts'
 import type { ProxyCall } from './ProxyCall.ts'
@@ -11,7 +12,8 @@ export const OTP_INIT_PER_ADDRESS = { perMinute: 20, perWindow: 200 }
 /**
  * With a CAPTCHA configured and the request's token passing it, a pass for `init_otp` that lets
  * the code skip the contact's send budget: the budget is what someone who knows the address
- * spends to keep its owner from getting a code. Without a token, or when it fails, none: the
+ * spends to keep its owner from getting a code. The code is charged to the contact's CAPTCHA
+ * ceiling instead (`CaptchaOptions.perContact`). Without a token, or when it fails, none: the
  * request is budgeted as usual, never refused for it.
  */
 async function passCaptcha(
@@ -30,8 +32,8 @@ async function passCaptcha(
 
 /**
  * `POST /v1/otp_init`: sends a one-time code to an e-mail address or phone number (`init_otp`).
- * Besides the per-contact budget of `init_otp`, the caller's address has its own (kept in the
- * store), so one client cannot spray codes across many contacts.
+ * Besides the per-contact budget of `init_otp`, the caller's address (an IPv6 one by its /64) has
+ * its own (kept in the store), so one client cannot spray codes across many contacts.
  */
 export async function otpInit(call: ProxyCall, r: Reader): Promise<ProxyResponse<'otp_init'>> {
   const otpType = r.enum('otpType', OTP_TYPES)
@@ -44,7 +46,7 @@ export async function otpInit(call: ProxyCall, r: Reader): Promise<ProxyResponse
   if (address !== undefined)
     await signInState(call.runtime).otp.charge([
       {
-        key: `address:${address}`,
+        key: `address:${addressBudgetKey(address)}`,
         limit: OTP_INIT_PER_ADDRESS,
         message: 'too many codes requested from this address; try again later',
       },

@@ -8,7 +8,9 @@ import {
 import { type Context, Hono, type MiddlewareHandler } from 'hono'
 import { ApiError } from '../../errors.ts'
 import { corsGrant } from '../../pipeline/corsGrant.ts'
+import { clientAddress } from '../../pipeline/originPolicy.ts'
 import { Reader } from '../../pipeline/Reader.ts'
+import { rateLimitClient } from '../../pipeline/rateLimit.ts'
 import { type PipelineEnv, parseJsonObject, readBytes } from '../../pipeline/readJson.ts'
 import type { Runtime } from '../../Runtime.ts'
 import type { ProxyConfigRow } from '../../store/model.ts'
@@ -76,9 +78,9 @@ function camelizeKeys(body: Record<string, unknown>): Record<string, unknown> {
 }
 
 /**
- * The configuration and origin checks of every proxy call. A preflight carries no config id, so
- * it is granted to origins some enabled configuration allows; the call itself must name its
- * configuration (`X-Auth-Proxy-Config-Id`), come from one of its allowed origins, and find the
+ * The budget, configuration and origin checks of every proxy call. A preflight carries no config
+ * id, so it is granted to origins some enabled configuration allows; the call itself is charged
+ * to its client address's budget (`rateLimits.perClientAddress`), must name its configuration (`X-Auth-Proxy-Config-Id`), come from one of its allowed origins, and find the
  * proxy switched on. Errors keep the CORS grant when the origin may read them.
  */
 function proxyConfiguration(runtime: Runtime): MiddlewareHandler<ProxyEnv> {
@@ -94,6 +96,9 @@ function proxyConfiguration(runtime: Runtime): MiddlewareHandler<ProxyEnv> {
       return c.body(null, 204)
     }
     if (await preflightAllows(origin)) grant(c, origin!)
+    // Anonymous calls are budgeted by where they come from: the proxy user they are forwarded as
+    // spends no organization's budget (pipeline/rateLimit.ts).
+    await rateLimitClient(runtime, clientAddress(c))
     const configId = c.req.header(PROXY_CONFIG_HEADER)
     if (!configId) throw new ApiError('PROXY_CONFIG_MISSING', `the ${PROXY_CONFIG_HEADER} header is required`)
     const config = await runtime.store.get('proxyConfigs', configId)
