@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import type { Runtime } from '../Runtime.ts'
 import { migrations } from '../store/migrations.ts'
+import { type SponsorBalance, sponsorBalancesOf } from './sponsorBalances.ts'
 
 /** One look at what readiness depends on. */
 export interface ReadinessReport {
@@ -15,6 +16,11 @@ export interface ReadinessReport {
     /** The service is not draining. */
     serving: boolean
   }
+  /**
+   * Each sponsor account on each chain it pays on: address, last balance read and whether it is
+   * below the operator's threshold. Informative only: a low balance never makes the service unready.
+   */
+  sponsors?: SponsorBalance[]
 }
 
 export interface ReadinessOptions {
@@ -54,7 +60,8 @@ export class Readiness {
       crypto: this.runtime.crypto.alive?.() ?? true,
       serving: !this.runtime.lifecycle.draining,
     }
-    return { ready: Object.values(checks).every(Boolean), checks }
+    const sponsors = sponsorBalancesOf(this.runtime)?.latest()
+    return { ready: Object.values(checks).every(Boolean), checks, ...(sponsors ? { sponsors } : {}) }
   }
 
   /**
