@@ -52,7 +52,11 @@ export class Readiness {
     this.cacheMs = options.cacheMs ?? 1000
   }
 
-  async check(): Promise<ReadinessReport> {
+  /**
+   * `sponsors`: add the sponsors' balances (the admin listener's `/readyz`; the service's own port,
+   * which anyone can reach, does not tell its sponsors' owners and balances).
+   */
+  async check(options: { sponsors?: boolean } = {}): Promise<ReadinessReport> {
     const { database, migrations } = await this.database()
     const checks = {
       database,
@@ -60,7 +64,7 @@ export class Readiness {
       crypto: this.runtime.crypto.alive?.() ?? true,
       serving: !this.runtime.lifecycle.draining,
     }
-    const sponsors = sponsorBalancesOf(this.runtime)?.latest()
+    const sponsors = options.sponsors ? sponsorBalancesOf(this.runtime)?.latest() : undefined
     return { ready: Object.values(checks).every(Boolean), checks, ...(sponsors ? { sponsors } : {}) }
   }
 

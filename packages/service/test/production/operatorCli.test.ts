@@ -225,6 +225,10 @@ ${sponsorship('sponsors.default = { private_key_file = "sponsor.key" }')}`,
           },
         ],
       })
+      // The service's own port, which anyone reaches, does not tell the sponsors' owners or balances.
+      const open = (await (await fetch(`${service.info.listening}/readyz`)).json()) as Record<string, unknown>
+      expect(open).toMatchObject({ ready: true })
+      expect(open.sponsors).toBeUndefined()
       const before = asked.length
       for (let i = 0; i < 5; i++) await fetch(`${admin}/readyz`)
       const metrics = await (await fetch(`${admin}/metrics`)).text()

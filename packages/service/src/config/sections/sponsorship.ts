@@ -72,7 +72,7 @@ export const sponsorshipSection = z
       ])
       .optional()
       .describe(
-        'An EVM sponsor holding less than this many wei (decimal; a string for large values: "50000000000000000" is 0.05 ETH) shows `low: true` in `/readyz` and `latchkey_sponsor_balance_low` 1. Informative only: the service stays ready.',
+        'An EVM sponsor holding less than this many wei (decimal; a string for large values: "50000000000000000" is 0.05 ETH) shows `low: true` in `/readyz` of the admin listener and `latchkey_sponsor_balance_low` 1. Informative only: the service stays ready.',
       ),
     low_balance_lamports: z
       .number()
@@ -80,7 +80,7 @@ export const sponsorshipSection = z
       .nonnegative()
       .optional()
       .describe(
-        'A Solana fee payer holding less than this many lamports shows `low: true` in `/readyz` and `latchkey_sponsor_balance_low` 1. Informative only: the service stays ready.',
+        'A Solana fee payer holding less than this many lamports shows `low: true` in `/readyz` of the admin listener and `latchkey_sponsor_balance_low` 1. Informative only: the service stays ready.',
       ),
     balance_check_seconds: z
       .number()
