@@ -160,6 +160,12 @@ export interface ProxySettings {
    * shorter one, so whoever requests codes for an address cannot make them easier to guess. @default 6
    */
   otpLength?: number
+  /**
+   * The characters of the codes the service sends: `digits` (0-9) or `alphanumeric` (Crockford's
+   * base 32: 0-9 and A-Z without I, L, O, U; typed in either case, O read as 0 and I, L as 1).
+   * @default 'digits'
+   */
+  otpAlphabet?: 'digits' | 'alphanumeric'
   /** App name in OTP messages (`{{appName}}`); only the operator sets it. @default the organization's name */
   appName?: string
   emailTemplate: { subject: string; body: string }

@@ -164,7 +164,7 @@ export interface Service {
   store: Store
   /** Dev parent organization and its root API key (read on each access). */
   readonly dev: DevCredentials
-  /** What `GET /readyz` answers: database, migrations, crypto workers, not draining. */
+  /** What the admin listener's `GET /readyz` answers: database, migrations, crypto workers, not draining (and the sponsors' balances). */
   readiness(): Promise<ReadinessReport>
   /**
    * Stops taking work (`/readyz` turns 503) and waits for whatever joined the drain
@@ -325,7 +325,7 @@ export async function createService(options: CreateServiceOptions = {}): Promise
     get dev() {
       return devCredentials(runtime)
     },
-    readiness: () => readiness.check(),
+    readiness: () => readiness.check({ sponsors: true }),
     drain: (deadline) => runtime.lifecycle.drain(deadline),
     close: async () => {
       stopFollowing()

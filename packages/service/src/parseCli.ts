@@ -13,7 +13,13 @@ export const DEFAULT_ENV_DATA_DIR = '.latchkey'
 export const USAGE = `Usage: latchkey-service dev [options]
        latchkey-service start --config FILE      (production: see start --help)
        latchkey-service init --config FILE --root-public-key HEX
-       latchkey-service config check --config FILE
+       latchkey-service config check --config FILE | config docs
+       latchkey-service migrate (--data-dir DIR | --database-url URL)
+       latchkey-service backup --data-dir DIR --to FILE
+       latchkey-service restore --from FILE --data-dir NEW_DIR
+       latchkey-service rotate-master-key --new-key-file FILE (--data-dir DIR | --database-url URL)
+
+Each command answers --help with its options. Without a command, the flags below are dev's.
 
 Starts the local Latchkey service: auth proxy at <url>/v1, activity API at <url>/public/v1, and
 the dev outbox at <url>/dev/outbox (http://127.0.0.1:8787/dev/outbox by default), where every
@@ -85,6 +91,18 @@ export const DEV_EVM_CHAIN = 'eip155:31337'
 
 export class UsageError extends Error {}
 
+/** Every command `latchkey-service` knows (cli.ts loads each), as `--help` lists them. */
+export const COMMAND_NAMES = [
+  'dev',
+  'start',
+  'init',
+  'config',
+  'migrate',
+  'backup',
+  'restore',
+  'rotate-master-key',
+] as const
+
 export interface CliOptions {
   port: number
   host: string
@@ -145,7 +163,7 @@ export function parseCli(
   if (command === 'help') return 'help'
   // Flags alone (`latchkey-service --port 0`) still mean `dev`, as in earlier versions.
   if (command !== 'dev' && !command.startsWith('-'))
-    throw new UsageError(`unknown command ${command} (commands: dev, start, init, config)`)
+    throw new UsageError(`unknown command ${command} (commands: ${COMMAND_NAMES.join(', ')})`)
   const rest = command === 'dev' ? argv.slice(1) : argv
   // `--port -1` would read as a missing value; join it so the flag's own check explains it.
   const args: string[] = []

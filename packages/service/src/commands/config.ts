@@ -2,9 +2,9 @@
 // configuration and prints the effective one (file < env < flags) with every secret redacted;
 // `latchkey-service config docs` prints the reference generated from the schema.
 import { parseArgs } from 'node:util'
-import { CONFIG_EXIT_CODE, ConfigError } from '../config/ConfigError.ts'
+import { CONFIG_EXIT_CODE } from '../config/ConfigError.ts'
 import { configurationMarkdown } from '../config/configurationMarkdown.ts'
-import { loadConfig } from '../config/loadConfig.ts'
+import { inspectConfig } from '../config/loadConfig.ts'
 import { printConfig } from '../config/printConfig.ts'
 import { productionRefusals } from '../config/productionRefusals.ts'
 
@@ -14,8 +14,9 @@ export const CONFIG_USAGE = `Usage: latchkey-service config check [--config FILE
        latchkey-service config docs
 
 check  validates the configuration start would use (the file, LATCHKEY_* env vars) and prints it
-       as TOML (or JSON with --json) with every secret redacted; lists every problem and exits
-       with 2 if there is one, including each reason start would refuse to run.
+       as TOML (or JSON with --json) with the defaults start applies and every secret redacted;
+       lists every problem and exits with 2 if there is one, including each reason start would
+       refuse to run.
 docs   prints the configuration reference (docs/configuration.md) generated from the schema.
 
   --config <file>   the TOML file (default: env LATCHKEY_CONFIG)
@@ -61,13 +62,13 @@ export async function run(argv: string[]): Promise<void> {
     process.stdout.write(`${CONFIG_USAGE}\n`)
     return
   }
-  try {
-    const { config } = loadConfig({ file: values.config ?? (process.env.LATCHKEY_CONFIG || undefined) })
-    process.stdout.write(printConfig(config, values.json ? 'json' : 'toml'))
-    const refusals = productionRefusals(config)
-    if (refusals.length > 0) exitWithProblems(refusals.map((refusal) => `start would refuse: ${refusal}`))
-  } catch (error) {
-    if (error instanceof ConfigError) exitWithProblems(error.problems)
-    throw error
-  }
+  // Every problem at once: the file's, then each reason start would refuse to run (when the
+  // configuration could be read at all), so one run of check shows all there is to fix.
+  const { loaded, problems } = inspectConfig({
+    file: values.config ?? (process.env.LATCHKEY_CONFIG || undefined),
+  })
+  if (loaded) process.stdout.write(printConfig(loaded.config, values.json ? 'json' : 'toml'))
+  const refusals = loaded ? productionRefusals(loaded.config) : []
+  const all = [...problems, ...refusals.map((refusal) => `start would refuse: ${refusal}`)]
+  if (all.length > 0) exitWithProblems(all)
 }

@@ -3,12 +3,16 @@
 // `init` made, mounts no dev surface and prints nothing secret.
 import { parseArgs } from 'node:util'
 import { ConfigError } from '../config/ConfigError.ts'
-import { FLAG_KEYS, loadConfig } from '../config/loadConfig.ts'
+import { FLAG_KEYS, inspectConfig, type LoadedConfig } from '../config/loadConfig.ts'
+import { productionRefusals } from '../config/productionRefusals.ts'
 import { describeStorage, productionService } from '../config/productionService.ts'
 import { observabilityOptions } from '../config/sections/observability.ts'
+import { sponsorBalanceOptions } from '../config/sections/sponsorship.ts'
 import { trustProxies } from '../config/trustedProxies.ts'
 import type { Service } from '../createService.ts'
 import { observability } from '../observability/observability.ts'
+import { watchSponsorBalances } from '../observability/sponsorBalances.ts'
+import { loadedSponsors } from '../sending/sponsors.ts'
 import { ListenError, runServer } from '../server/runServer.ts'
 import { exitWithProblems } from './config.ts'
 
@@ -26,7 +30,11 @@ once first. The configuration reference is docs/configuration.md.
   --port <n>             server.port
   --data-dir <dir>       storage.data_dir
   --database-url <url>   storage.database_url (better: LATCHKEY_DATABASE_URL, not visible in ps)
-  --json                 print one JSON line (URLs and ids) once listening
+  --master-key-file <file>
+                         master_key.key_file: the file holding the master key (64 hex)
+  --new-master-key-file <file>
+                         master_key.next_key_file: while rotating, the key the rotation moves to
+  --json                 print one JSON line (URLs, ids, each sponsor's address) once listening
   --no-migrate           refuse a database that is behind (run latchkey-service migrate first)
   --skip-integrity-check open storage.data_dir without SQLite's quick_check (it reads the whole
                          file; for a large file you check otherwise, e.g. by restoring backups)
@@ -45,6 +53,8 @@ export async function run(argv: string[]): Promise<void> {
         port: { type: 'string' },
         'data-dir': { type: 'string' },
         'database-url': { type: 'string' },
+        'master-key-file': { type: 'string' },
+        'new-master-key-file': { type: 'string' },
         json: { type: 'boolean', default: false },
         'no-migrate': { type: 'boolean', default: false },
         'skip-integrity-check': { type: 'boolean', default: false },
@@ -61,14 +71,21 @@ export async function run(argv: string[]): Promise<void> {
   }
   let service: Service
   let telemetry: ReturnType<typeof observability>
-  let loaded: ReturnType<typeof loadConfig>
+  let loaded: LoadedConfig
   try {
-    loaded = loadConfig({
+    const inspected = inspectConfig({
       file: (values.config as string | undefined) ?? (process.env.LATCHKEY_CONFIG || undefined),
       flags: Object.fromEntries(
         Object.entries(FLAG_KEYS).map(([flag, key]) => [key, values[flag] as string | undefined]),
       ),
     })
+    // Every reason not to run at once, as `config check` lists them.
+    const problems = [
+      ...inspected.problems,
+      ...(inspected.loaded ? productionRefusals(inspected.loaded.config) : []),
+    ]
+    if (problems.length > 0 || !inspected.loaded) exitWithProblems(problems)
+    loaded = inspected.loaded
     // A file-system or database outage answers 503 and is recovered from; a crash must not follow.
     process.on('SIGXFSZ', () => undefined)
     telemetry = observability(observabilityOptions(loaded.config.observability))
@@ -89,6 +106,18 @@ export async function run(argv: string[]): Promise<void> {
     exitWithProblems([
       `no parent organization in ${describeStorage(config)}: run \`latchkey-service init --config FILE --root-public-key HEX\` once first`,
     ])
+  }
+  // Each sponsor's address (what the operator funds), and its balance read in the background for
+  // /readyz and /metrics.
+  const sponsors = loadedSponsors(service.runtime).map((sponsor) => ({
+    owner: sponsor.id.slice(0, sponsor.id.lastIndexOf('|')),
+    family: sponsor.family,
+    address: sponsor.address,
+  }))
+  if (config.sponsorship) {
+    const balances = watchSponsorBalances(service.runtime, sponsorBalanceOptions(config.sponsorship))
+    service.runtime.lifecycle.onDrain(() => balances.stop())
+    telemetry.metrics?.watch({ sponsorBalances: () => balances.latest() })
   }
   const {
     host,
@@ -123,6 +152,7 @@ export async function run(argv: string[]): Promise<void> {
     organizationId: row.parentOrganizationId,
     authProxyConfigId: row.authProxyConfigId ?? null,
     trustedSignerPublicKey: row.signerPublicKey,
+    ...(sponsors.length > 0 ? { sponsors } : {}),
   }
   if (values.json) process.stdout.write(`${JSON.stringify(info)}\n`)
   else
@@ -136,6 +166,10 @@ export async function run(argv: string[]): Promise<void> {
         `  authProxyConfigId       ${info.authProxyConfigId ?? 'none'}`,
         `  trustedSignerPublicKey  ${info.trustedSignerPublicKey}`,
         `  data                    ${describeStorage(config)}`,
+        ...sponsors.map(
+          ({ owner, family, address }) =>
+            `  sponsor ${`${owner} ${family === 'eip155' ? 'EVM' : 'Solana'}`.padEnd(15)} ${address} (fund it)`,
+        ),
         ...(server.adminUrl ? [`  metrics and probes      ${server.adminUrl}/metrics`] : []),
         `  trusted proxies         ${trustedProxies.length > 0 ? `${trustedProxies.join(', ')} (client address from ${forwardedHeader})` : 'none (X-Forwarded-* and Forwarded are ignored)'}`,
         '',

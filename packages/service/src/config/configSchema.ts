@@ -44,7 +44,10 @@ export interface ConfigKey {
   description: string
   /** Marked `.meta({ secret: true })` (for a record: its values are). */
   secret: boolean
-  /** The environment variable that overrides it (none for a record's entries). */
+  /**
+   * The environment variable that overrides it. None for a record's entries: those of a record of
+   * tables are named by `entryEnvName` (`LATCHKEY_SPONSORSHIP_SPONSORS_DEFAULT_PRIVATE_KEY`).
+   */
   env: string | undefined
   default: unknown
   required: boolean
@@ -72,7 +75,10 @@ export function configKeys(): ConfigKey[] {
     }
     // A table with variants (`[sms]`: twilio or webhook): the keys of every variant, each once
     // (a key the variants share is a secret if any variant marks it one).
-    if (inner instanceof z.ZodUnion) {
+    if (
+      inner instanceof z.ZodUnion &&
+      (inner.options as z.ZodType[]).every((option) => unwrap(option) instanceof z.ZodObject)
+    ) {
       for (const option of inner.options as z.ZodType[]) {
         const before = keys.length
         walk(option, path)
@@ -87,8 +93,25 @@ export function configKeys(): ConfigKey[] {
     }
     if (inner instanceof z.ZodRecord) {
       const value = inner.valueType as z.ZodType
+      const entryName = `<${metaOf(field).keyName ?? 'name'}>`
+      // A record of tables (`[sponsorship.sponsors.<name>]`): the record, then each entry's keys.
+      if (unwrap(value) instanceof z.ZodObject) {
+        keys.push({
+          path: [...path, entryName],
+          schema: unwrap(value),
+          description: value.description ?? field.description ?? inner.description ?? '',
+          secret: false,
+          env: undefined,
+          default: undefined,
+          required: false,
+        })
+        const before = keys.length
+        walk(value, [...path, entryName])
+        for (const key of keys.slice(before)) key.env = undefined
+        return
+      }
       keys.push({
-        path: [...path, `<${metaOf(field).keyName ?? 'name'}>`],
+        path: [...path, entryName],
         schema: value,
         description: value.description ?? field.description ?? inner.description ?? '',
         secret: metaOf(value).secret === true,
@@ -119,11 +142,16 @@ export function sectionDescription(path: string[]): string {
   return schema ? (schema.description ?? unwrap(schema).description ?? '') : ''
 }
 
-/** The schema of a table by its path (wrappers kept), or undefined if there is none there. */
+/** The schema of a table by its path (wrappers kept; any name of a record's entry), or undefined if there is none there. */
 export function schemaAt(path: string[]): z.ZodType | undefined {
   let current: z.ZodType = configSchema
   for (const name of path) {
     const inner = unwrap(current)
+    // A record's entry (`sponsorship.sponsors.default`): its value's schema.
+    if (inner instanceof z.ZodRecord) {
+      current = inner.valueType as z.ZodType
+      continue
+    }
     if (!(inner instanceof z.ZodObject)) return undefined
     const next = (inner.shape as Record<string, z.ZodType>)[name]
     if (next === undefined) return undefined
@@ -143,4 +171,13 @@ export function unwrap(schema: z.ZodType): z.ZodType {
 function defaultOf(schema: z.ZodType): unknown {
   const parsed = schema.safeParse(undefined)
   return parsed.success ? parsed.data : undefined
+}
+
+/**
+ * The env var of one entry's key in a record of tables: the path upper-cased, the entry's name
+ * with every character other than a letter or digit as `_` (`sponsorship.sponsors.<name>.private_key`
+ * of `default` → `LATCHKEY_SPONSORSHIP_SPONSORS_DEFAULT_PRIVATE_KEY`).
+ */
+export function entryEnvName(path: string[]): string {
+  return `LATCHKEY_${path.map((name) => name.replace(/[^A-Za-z0-9]/g, '_')).join('_')}`.toUpperCase()
 }

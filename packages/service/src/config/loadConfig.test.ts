@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import { ConfigError } from './ConfigError.ts'
-import { loadConfig, MAX_CONFIG_BYTES } from './loadConfig.ts'
+import { inspectConfig, loadConfig, MAX_CONFIG_BYTES } from './loadConfig.ts'
 import { printConfig } from './printConfig.ts'
 import { productionRefusals } from './productionRefusals.ts'
 import { emailSection } from './sections/email.ts'
@@ -188,5 +188,124 @@ describe('loadConfig', () => {
       expect(printed).toContain('<redacted>')
     }
     expect(JSON.parse(printConfig(config, 'json')).master_key).toEqual({ key: '<redacted>' })
+  })
+})
+
+describe('the sponsor keys, secrets like the others', () => {
+  const EVM_KEY = 'b2'.repeat(32)
+  const SOLANA_KEY = 'c3'.repeat(32)
+  const SECTION = `[sponsorship]\ndelegates = { "eip155:31337" = "0x00000000000000000000000000000000000000d1" }\n`
+
+  it('reads private_key_file and solana_private_key_file beside the file, and prints neither key', () => {
+    write('sponsor.key', `0x${EVM_KEY}\n`)
+    write('sponsor-solana.key', SOLANA_KEY)
+    const file = write(
+      'sponsor-files.toml',
+      `${SECTION}sponsors.default = { private_key_file = "sponsor.key", solana_private_key_file = "sponsor-solana.key" }\n`,
+      0o644,
+    )
+    const { config, sources } = loadConfig({ file, env: {} })
+    expect(config.sponsorship?.sponsors).toEqual({
+      default: { private_key: `0x${EVM_KEY}`, solana_private_key: SOLANA_KEY },
+    })
+    expect(sources.get('sponsorship.sponsors.default.private_key')).toBe('file sponsor.key')
+    for (const format of ['toml', 'json'] as const) {
+      const printed = printConfig(config, format)
+      expect(printed).not.toContain(EVM_KEY)
+      expect(printed).not.toContain(SOLANA_KEY)
+    }
+    expect(JSON.parse(printConfig(config, 'json')).sponsorship.sponsors).toEqual({
+      default: { private_key: '<redacted>', solana_private_key: '<redacted>' },
+    })
+  })
+
+  it('reads each sponsor key from LATCHKEY_SPONSORSHIP_SPONSORS_<OWNER>_[SOLANA_]PRIVATE_KEY[_FILE]', () => {
+    const file = write('sponsor-env.toml', `${SECTION}[sponsorship.sponsors.org-7]\n`)
+    const solanaFile = write('env-solana.key', `${SOLANA_KEY}\n`)
+    const { config, sources } = loadConfig({
+      file,
+      env: {
+        LATCHKEY_SPONSORSHIP_SPONSORS_DEFAULT_PRIVATE_KEY: EVM_KEY,
+        LATCHKEY_SPONSORSHIP_SPONSORS_DEFAULT_SOLANA_PRIVATE_KEY_FILE: solanaFile,
+        LATCHKEY_SPONSORSHIP_SPONSORS_ORG_7_PRIVATE_KEY: 'd4'.repeat(32),
+      },
+    })
+    expect(config.sponsorship?.sponsors).toEqual({
+      default: { private_key: EVM_KEY, solana_private_key: SOLANA_KEY },
+      'org-7': { private_key: 'd4'.repeat(32) },
+    })
+    expect(sources.get('sponsorship.sponsors.default.private_key')).toBe(
+      'env LATCHKEY_SPONSORSHIP_SPONSORS_DEFAULT_PRIVATE_KEY',
+    )
+  })
+
+  it('refuses a sponsor key inline in a file every local user can read, saying where to put it', () => {
+    const text = `${SECTION}sponsors.default = { private_key = "${EVM_KEY}", solana_private_key = "${SOLANA_KEY}" }\n`
+    const open = write('sponsor-inline.toml', text, 0o644)
+    const problems = problemsOf({ file: open })
+    expect(problems).toEqual([
+      `${open}: sponsorship.sponsors.default.private_key: a secret written in a file every local user can read; move it to private_key_file or LATCHKEY_SPONSORSHIP_SPONSORS_DEFAULT_PRIVATE_KEY, or chmod 600 ${open}`,
+      `${open}: sponsorship.sponsors.default.solana_private_key: a secret written in a file every local user can read; move it to solana_private_key_file or LATCHKEY_SPONSORSHIP_SPONSORS_DEFAULT_SOLANA_PRIVATE_KEY, or chmod 600 ${open}`,
+    ])
+    expect(problems.join()).not.toContain(EVM_KEY)
+    const owner = loadConfig({ file: write('sponsor-inline.toml', text, 0o600), env: {} })
+    expect(owner.config.sponsorship?.sponsors.default?.private_key).toBe(EVM_KEY)
+  })
+
+  it('lists the keys a sponsor entry takes, and never echoes a malformed key', () => {
+    const file = write(
+      'sponsor-typo.toml',
+      `${SECTION}sponsors.default = { private_key = "0xnot-a-key-but-secret", privat_key_file = "x" }\n`,
+    )
+    expect(problemsOf({ file })).toEqual([
+      `${file}: sponsorship.sponsors.default.private_key: Invalid string: must match pattern /^(0x)?[0-9a-fA-F]{64}$/`,
+      `${file}: sponsorship.sponsors.default.privat_key_file: unknown key (allowed in [sponsorship.sponsors.default]: private_key, private_key_file, solana_private_key, solana_private_key_file)`,
+    ])
+  })
+})
+
+describe('config check and start list every problem', () => {
+  it('an inline secret does not hide the refusals: three problems, three lines', () => {
+    const file = write(
+      'three.toml',
+      `[master_key]\nkey = "${MASTER_KEY}"\n[storage]\ndata_dir = "/var/lib/latchkey"\n[proxy]\nallowed_origins = ["*"]\nenabled_methods = ["email", "passkey"]\n`,
+      0o644,
+    )
+    const { loaded, problems } = inspectConfig({ file, env: {} })
+    expect(loaded).toBeDefined()
+    expect([...problems, ...productionRefusals(loaded!.config)]).toEqual([
+      expect.stringMatching(/master_key\.key: a secret written in a file every local user can read/),
+      expect.stringMatching(/^proxy\.allowed_origins: "\*" lets any web page/),
+      expect.stringMatching(/^proxy\.enabled_methods: email needs an SMTP server/),
+    ])
+  })
+
+  it('prints the [rate_limits] start applies when the file sets none', () => {
+    const { config } = loadConfig({ env: {} })
+    expect(JSON.parse(printConfig(config, 'json')).rate_limits).toEqual({
+      per_organization: { per_second: 10, burst: 20 },
+      per_client_address: { per_second: 10, burst: 40 },
+    })
+    expect(printConfig(config, 'toml')).toContain('[rate_limits.per_organization]')
+    const set = loadConfig({ env: { LATCHKEY_RATE_LIMITS_PER_KEY_PER_SECOND: '5' } }).config
+    // start keeps its per-client-address budget when the section sets only others
+    expect(JSON.parse(printConfig(set, 'json')).rate_limits).toEqual({
+      per_key: { per_second: 5 },
+      per_client_address: { per_second: 10, burst: 40 },
+    })
+  })
+
+  it('reads the master keys from the --master-key-file and --new-master-key-file flags', () => {
+    const current = write('flag-current.key', `${MASTER_KEY}\n`)
+    const next = write('flag-next.key', 'b1'.repeat(32))
+    const { config, sources } = loadConfig({
+      env: {},
+      flags: { 'master_key.key_file': current, 'master_key.next_key_file': next },
+    })
+    expect(config.master_key).toEqual({ key: MASTER_KEY, next_key: 'b1'.repeat(32) })
+    expect(sources.get('master_key.key')).toBe('flag --master-key-file')
+    expect(problemsOf({ flags: { 'master_key.key_file': join(dir, 'missing.key') } })).toEqual([
+      `--master-key-file: cannot read ${join(dir, 'missing.key')}: ENOENT`,
+    ])
   })
 })

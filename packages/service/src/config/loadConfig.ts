@@ -5,7 +5,15 @@ import { dirname, resolve } from 'node:path'
 import { parse, TomlError } from 'smol-toml'
 import { z } from 'zod'
 import { ConfigError } from './ConfigError.ts'
-import { type Config, type ConfigKey, configKeys, configSchema, schemaAt, unwrap } from './configSchema.ts'
+import {
+  type Config,
+  type ConfigKey,
+  configKeys,
+  configSchema,
+  entryEnvName,
+  schemaAt,
+  unwrap,
+} from './configSchema.ts'
 
 /** Largest configuration file read: a real one is a few KB; anything bigger is a mistake. */
 export const MAX_CONFIG_BYTES = 1024 * 1024
@@ -144,6 +152,27 @@ function readSecretFile(path: string, where: string): string {
 
 /** Loads, merges and validates the configuration; throws `ConfigError` listing every problem. */
 export function loadConfig(input: ConfigInput = {}): LoadedConfig {
+  const { loaded, problems } = inspectConfig(input)
+  if (problems.length > 0 || !loaded) throw new ConfigError(problems)
+  return loaded
+}
+
+/** A key as it stands in this configuration: a record's entries each once (`sponsors.default.private_key`). */
+interface ConcreteKey {
+  key: ConfigKey
+  path: string[]
+  env: string | undefined
+}
+
+/**
+ * Loads, merges and validates the configuration, collecting every problem instead of stopping at
+ * the first: `loaded` is there whenever the merged configuration fits the schema (so `config check`
+ * can print it and add `start`'s refusals), even if a secret was written where others can read it.
+ */
+export function inspectConfig(input: ConfigInput = {}): {
+  loaded: LoadedConfig | undefined
+  problems: string[]
+} {
   const env = input.env ?? process.env
   const file = input.file
   const sources = new Map<string, string>()
@@ -152,7 +181,12 @@ export function loadConfig(input: ConfigInput = {}): LoadedConfig {
 
   let root: Table = {}
   let worldReadable = false
-  if (file !== undefined) ({ table: root, worldReadable } = readConfigFile(file))
+  try {
+    if (file !== undefined) ({ table: root, worldReadable } = readConfigFile(file))
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error
+    return { loaded: undefined, problems: error.problems }
+  }
   const keys = configKeys()
   /** The table at `path` (made when `create`), or undefined where something else stands. */
   const tableAt = (path: string[], create: boolean): Table | undefined => {
@@ -172,18 +206,26 @@ export function loadConfig(input: ConfigInput = {}): LoadedConfig {
   }
   recordFileSources(root, [])
 
-  const set = (key: ConfigKey, value: unknown, source: string) => {
-    const table = tableAt(key.path.slice(0, -1), true)
+  const set = (path: string[], value: unknown, source: string) => {
+    const table = tableAt(path.slice(0, -1), true)
     if (!table) return
-    table[key.path.at(-1)!] = value
-    sources.set(key.path.join('.'), source)
+    table[path.at(-1)!] = value
+    sources.set(path.join('.'), source)
+  }
+  const readSecret = (path: string[], secretPath: string, where: string, source: string) => {
+    try {
+      set(path, readSecretFile(secretPath, where), source)
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error
+      problems.push(...error.problems)
+    }
   }
 
-  for (const key of keys) {
-    if (key.env === undefined) continue
-    const path = key.path.join('.')
-    const name = key.path.at(-1)!
-    const table = tableAt(key.path.slice(0, -1), false)
+  for (const { key, path: keyPath, env: envName } of concreteKeys(keys, tableAt, env)) {
+    if (envName === undefined) continue
+    const path = keyPath.join('.')
+    const name = keyPath.at(-1)!
+    const table = tableAt(keyPath.slice(0, -1), false)
     if (key.secret && table) {
       const fileKey = `${name}_file`
       const secretFile = table[fileKey]
@@ -194,49 +236,110 @@ export function loadConfig(input: ConfigInput = {}): LoadedConfig {
           problems.push(`${at(path)}: given both inline and as ${fileKey}; keep ${fileKey}`)
         else if (typeof secretFile !== 'string' || secretFile === '')
           problems.push(`${at(`${path}_file`)}: must be the path of a file holding the secret`)
+        // Relative to the configuration file, so a file and its secrets can move together.
         else
-          try {
-            // Relative to the configuration file, so a file and its secrets can move together.
-            const secretPath = file === undefined ? secretFile : resolve(dirname(file), secretFile)
-            set(key, readSecretFile(secretPath, at(`${path}_file`)), `file ${secretFile}`)
-          } catch (error) {
-            if (!(error instanceof ConfigError)) throw error
-            problems.push(...error.problems)
-          }
+          readSecret(
+            keyPath,
+            file === undefined ? secretFile : resolve(dirname(file), secretFile),
+            at(`${path}_file`),
+            `file ${secretFile}`,
+          )
       } else if (table[name] !== undefined && worldReadable)
         problems.push(
-          `${at(path)}: a secret written in a file every local user can read; move it to ${name}_file or ${key.env}, or chmod 600 ${file}`,
+          `${at(path)}: a secret written in a file every local user can read; move it to ${name}_file or ${envName}, or chmod 600 ${file}`,
         )
     }
-    const fromEnv = env[key.env]
+    const fromEnv = env[envName]
     if (fromEnv !== undefined && fromEnv !== '')
-      set(key, key.secret ? fromEnv : coerce(key, fromEnv), `env ${key.env}`)
-    const fromEnvFile = key.secret ? env[`${key.env}_FILE`] : undefined
+      set(keyPath, key.secret ? fromEnv : coerce(key, fromEnv), `env ${envName}`)
+    const fromEnvFile = key.secret ? env[`${envName}_FILE`] : undefined
     if (fromEnvFile !== undefined && fromEnvFile !== '')
-      try {
-        set(key, readSecretFile(fromEnvFile, `${key.env}_FILE`), `file ${fromEnvFile}`)
-      } catch (error) {
-        if (!(error instanceof ConfigError)) throw error
-        problems.push(...error.problems)
-      }
+      readSecret(keyPath, fromEnvFile, `${envName}_FILE`, `file ${fromEnvFile}`)
   }
   for (const [path, raw] of Object.entries(input.flags ?? {})) {
     if (raw === undefined) continue
+    // A secret's `<key>_file` flag (`--master-key-file`): the file is read, as in the file.
+    const secretKey = path.endsWith('_file')
+      ? keys.find((candidate) => candidate.secret && `${candidate.path.join('.')}_file` === path)
+      : undefined
+    if (secretKey) {
+      if (raw === '') problems.push(`${flagName(path)} needs the path of a file holding the secret`)
+      else readSecret(secretKey.path, raw, flagName(path), `flag ${flagName(path)}`)
+      continue
+    }
     const key = keys.find((candidate) => candidate.path.join('.') === path)
     if (!key) throw new Error(`no configuration key ${path}`)
-    set(key, coerce(key, raw), `flag ${flagName(path)}`)
+    set(key.path, coerce(key, raw), `flag ${flagName(path)}`)
   }
 
   const parsed = configSchema.safeParse(root, { reportInput: true })
-  if (!parsed.success)
+  if (!parsed.success) {
     for (const issue of parsed.error.issues) problems.push(...describeIssue(issue, keys, sources, file))
-  if (problems.length > 0) throw new ConfigError(problems)
-  const config = parsed.data!
+    return { loaded: undefined, problems }
+  }
+  const config = parsed.data
   if (config.storage.database_url !== undefined && config.storage.data_dir !== undefined)
-    throw new ConfigError([
+    problems.push(
       `${at('storage')}: database_url and data_dir are two places for the same data; set one of them`,
-    ])
-  return { config, file, sources }
+    )
+  return { loaded: { config, file, sources }, problems }
+}
+
+/**
+ * Every key as it stands in this configuration, with its env var: a record of tables' entries
+ * (`sponsorship.sponsors.<name>.private_key`) once per entry the file has or an env var names
+ * (`LATCHKEY_SPONSORSHIP_SPONSORS_<NAME>_PRIVATE_KEY[_FILE]`). Only secrets of entries are given
+ * env vars: the file holds the rest of an entry.
+ */
+function concreteKeys(
+  keys: ConfigKey[],
+  tableAt: (path: string[], create: boolean) => Table | undefined,
+  env: Record<string, string | undefined>,
+): ConcreteKey[] {
+  const concrete: ConcreteKey[] = []
+  const entryIndex = (key: ConfigKey) => key.path.findIndex((name) => name.startsWith('<'))
+  for (const key of keys) {
+    const index = entryIndex(key)
+    if (index < 0) {
+      concrete.push({ key, path: key.path, env: key.env })
+      continue
+    }
+    if (!key.secret || index === key.path.length - 1) continue
+    const recordPath = key.path.slice(0, index)
+    const rest = key.path.slice(index + 1)
+    const existing = Object.keys(tableAt(recordPath, false) ?? {})
+    const names = new Set(existing)
+    // The entries env vars name: the longest key suffix wins (`…_SOLANA_PRIVATE_KEY` is not an
+    // entry `…_SOLANA` of `…_PRIVATE_KEY`).
+    const prefix = `${entryEnvName(recordPath)}_`
+    const suffixes = keys
+      .filter(
+        (other) =>
+          other.secret &&
+          entryIndex(other) === index &&
+          other.path.slice(0, index).join('.') === recordPath.join('.'),
+      )
+      .map((other) => `_${entryEnvName(other.path.slice(index + 1)).slice('LATCHKEY_'.length)}`)
+    const own = `_${entryEnvName(rest).slice('LATCHKEY_'.length)}`
+    for (const [name, value] of Object.entries(env)) {
+      if (value === undefined || value === '' || !name.startsWith(prefix)) continue
+      const base = name.replace(/_FILE$/, '')
+      const longest = suffixes
+        .filter((suffix) => base.endsWith(suffix) && base.length > prefix.length + suffix.length)
+        .sort((a, b) => b.length - a.length)[0]
+      if (longest !== own) continue
+      const token = base.slice(prefix.length, base.length - own.length)
+      names.add(
+        existing.find((entry) => entryEnvName([entry]) === `LATCHKEY_${token}`) ??
+          token.toLowerCase().replaceAll('_', '-'),
+      )
+    }
+    for (const name of names) {
+      const path = [...recordPath, name, ...rest]
+      concrete.push({ key, path, env: entryEnvName(path) })
+    }
+  }
+  return concrete
 }
 
 /** `server.port` → `--port`: the flags `start` and `init` take for keys. */
@@ -245,6 +348,8 @@ export const FLAG_KEYS: Record<string, string> = {
   port: 'server.port',
   'data-dir': 'storage.data_dir',
   'database-url': 'storage.database_url',
+  'master-key-file': 'master_key.key_file',
+  'new-master-key-file': 'master_key.next_key_file',
 }
 
 const flagName = (path: string) =>
@@ -258,11 +363,10 @@ function describeIssue(
   file: string | undefined,
 ): string[] {
   const path = issue.path.map(String)
-  const key = keys.find(
-    (candidate) =>
-      candidate.path.length <= path.length &&
-      candidate.path.every((name, i) => name === path[i] || name.startsWith('<')),
-  )
+  // The most particular key the path is in (an entry's `private_key`, not the entry).
+  const key = keys
+    .filter((candidate) => candidate.path.length <= path.length && pathMatches(candidate.path, path))
+    .sort((a, b) => b.path.length - a.path.length)[0]
   const source = sources.get((key ? path.slice(0, key.path.length) : path).join('.'))
   const label = path.join('.').replace(/\.(\d+)(?=\.|$)/g, '[$1]')
   const where =
@@ -276,7 +380,10 @@ function describeIssue(
       inner instanceof z.ZodObject
         ? Object.keys(inner.shape).flatMap((name) =>
             keys.some(
-              (candidate) => candidate.secret && candidate.path.join('.') === [...path, name].join('.'),
+              (candidate) =>
+                candidate.secret &&
+                candidate.path.length === path.length + 1 &&
+                pathMatches(candidate.path, [...path, name]),
             )
               ? [name, `${name}_file`]
               : [name],
@@ -298,5 +405,9 @@ function describeIssue(
       : ''
   return [`${where}: ${issue.message}${got}`]
 }
+
+/** Whether a key's path (`<name>` standing for any entry) is a prefix of `path`. */
+const pathMatches = (keyPath: string[], path: string[]) =>
+  keyPath.every((name, i) => name === path[i] || (name.startsWith('<') && path[i] !== undefined))
 
 const truncate = (text: string) => (text.length > 80 ? `${text.slice(0, 77)}...` : text)

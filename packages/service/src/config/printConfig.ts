@@ -1,6 +1,8 @@
 import { stringify } from 'smol-toml'
+import type { RateLimit } from '../pipeline/RateLimitOptions.ts'
 import type { Config } from './configSchema.ts'
 import { configKeys } from './configSchema.ts'
+import { START_RATE_LIMITS } from './sections/rateLimits.ts'
 
 /** What a secret's value is replaced with wherever the configuration is shown. */
 export const REDACTED = '<redacted>'
@@ -8,24 +10,54 @@ export const REDACTED = '<redacted>'
 /** The configuration with every secret's value replaced by `<redacted>`. */
 export function redactConfig(config: Config): Config {
   const copy = structuredClone(config) as Record<string, unknown>
-  for (const key of configKeys()) {
-    if (!key.secret) continue
-    let table: Record<string, unknown> | undefined = copy
-    for (const name of key.path.slice(0, -1)) {
-      const next: unknown = table?.[name]
-      table = typeof next === 'object' && next !== null ? (next as Record<string, unknown>) : undefined
+  /** Redacts the value at `path` under `table`, a `<name>` standing for every entry of a record. */
+  const redact = (table: Record<string, unknown>, path: string[]) => {
+    const [name, ...rest] = path as [string, ...string[]]
+    for (const entry of name.startsWith('<') ? Object.keys(table) : [name]) {
+      const value = table[entry]
+      if (value === undefined) continue
+      if (rest.length === 0) table[entry] = REDACTED
+      else if (typeof value === 'object' && value !== null) redact(value as Record<string, unknown>, rest)
     }
-    if (!table) continue
-    const last = key.path.at(-1)!
-    // A record's entries (`<name>`) are secret one and all.
-    for (const name of last.startsWith('<') ? Object.keys(table) : [last])
-      if (table[name] !== undefined) table[name] = REDACTED
   }
+  for (const key of configKeys()) if (key.secret) redact(copy, key.path)
   return copy as Config
 }
 
-/** The effective configuration, secrets redacted, as TOML (a file one could start from) or JSON. */
+/** A budget as `[rate_limits]` writes it. */
+const budgetOf = (limit: RateLimit) => ({
+  per_second: limit.perSecond,
+  ...(limit.burst !== undefined ? { burst: limit.burst } : {}),
+})
+
+/**
+ * The configuration `start` runs with: what was given, and the defaults `start` applies where a
+ * section was left out (`[rate_limits]`: `START_RATE_LIMITS`; its per-client-address budget also
+ * when the section sets only other budgets).
+ */
+export function effectiveConfig(config: Config): Config {
+  const perClientAddress = START_RATE_LIMITS.perClientAddress
+  if (config.rate_limits !== undefined) {
+    if (config.rate_limits.per_client_address !== undefined || !perClientAddress) return config
+    return {
+      ...config,
+      rate_limits: { ...config.rate_limits, per_client_address: budgetOf(perClientAddress) },
+    }
+  }
+  return {
+    ...config,
+    rate_limits: {
+      ...(START_RATE_LIMITS.perKey ? { per_key: budgetOf(START_RATE_LIMITS.perKey) } : {}),
+      ...(START_RATE_LIMITS.perOrganization
+        ? { per_organization: budgetOf(START_RATE_LIMITS.perOrganization) }
+        : {}),
+      ...(perClientAddress ? { per_client_address: budgetOf(perClientAddress) } : {}),
+    },
+  }
+}
+
+/** The effective configuration, defaults included and secrets redacted, as TOML (a file one could start from) or JSON. */
 export function printConfig(config: Config, format: 'toml' | 'json'): string {
-  const redacted = redactConfig(config)
+  const redacted = redactConfig(effectiveConfig(config))
   return format === 'json' ? `${JSON.stringify(redacted, null, 2)}\n` : `${stringify(redacted)}\n`
 }

@@ -9,6 +9,7 @@ import {
   WrongMasterKeyError,
 } from '../createService.ts'
 import { smtpMailer } from '../delivery/smtpMailer.ts'
+import { SponsorKeyMismatchError } from '../sending/sponsors.ts'
 import { openDataDir, openPostgres } from '../store/durableStores.ts'
 import { DatabaseAheadError, MigrationsPendingError } from '../store/migrations.ts'
 import type { Store } from '../store/Store.ts'
@@ -113,6 +114,7 @@ export async function productionService(
     if (error instanceof MigrationsPendingError || error instanceof DatabaseAheadError)
       throw new ConfigError([`storage: ${error.message}`])
     if (error instanceof DevDatabaseError) throw new ConfigError([`storage: ${error.message}`])
+    if (error instanceof SponsorKeyMismatchError) throw new ConfigError([error.message])
     throw error
   }
 }

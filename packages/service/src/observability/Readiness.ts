@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import type { Runtime } from '../Runtime.ts'
 import { migrations } from '../store/migrations.ts'
+import { type SponsorBalance, sponsorBalancesOf } from './sponsorBalances.ts'
 
 /** One look at what readiness depends on. */
 export interface ReadinessReport {
@@ -15,6 +16,11 @@ export interface ReadinessReport {
     /** The service is not draining. */
     serving: boolean
   }
+  /**
+   * Each sponsor account on each chain it pays on: address, last balance read and whether it is
+   * below the operator's threshold. Informative only: a low balance never makes the service unready.
+   */
+  sponsors?: SponsorBalance[]
 }
 
 export interface ReadinessOptions {
@@ -46,7 +52,11 @@ export class Readiness {
     this.cacheMs = options.cacheMs ?? 1000
   }
 
-  async check(): Promise<ReadinessReport> {
+  /**
+   * `sponsors`: add the sponsors' balances (the admin listener's `/readyz`; the service's own port,
+   * which anyone can reach, does not tell its sponsors' owners and balances).
+   */
+  async check(options: { sponsors?: boolean } = {}): Promise<ReadinessReport> {
     const { database, migrations } = await this.database()
     const checks = {
       database,
@@ -54,7 +64,8 @@ export class Readiness {
       crypto: this.runtime.crypto.alive?.() ?? true,
       serving: !this.runtime.lifecycle.draining,
     }
-    return { ready: Object.values(checks).every(Boolean), checks }
+    const sponsors = options.sponsors ? sponsorBalancesOf(this.runtime)?.latest() : undefined
+    return { ready: Object.values(checks).every(Boolean), checks, ...(sponsors ? { sponsors } : {}) }
   }
 
   /**

@@ -426,6 +426,30 @@ describe('the operator sets the shortest code', () => {
     const lengths = (await outbox(h, contact)).map((message) => message.code.length).sort()
     expect(lengths).toEqual([8, 8, 9])
   })
+
+  it("the operator's otpAlphabet makes every code alphanumeric; an unknown alphabet is refused naming the field", async () => {
+    const h = await createHarness()
+    const update = async (settings: Record<string, unknown>) => {
+      h.clock.advance(1000)
+      const body = JSON.stringify({
+        organizationId: h.organizationId,
+        timestampMs: String(h.clock.now()),
+        settings,
+      })
+      const [header, value] = h.root.stamp(body)
+      return h.post(SETTINGS_ROUTES.update, body, { [header]: value })
+    }
+    const bad = await update({ otpAlphabet: 'emoji' })
+    expect(errorOf(bad)).toEqual({ status: 400, errorCode: 'ENUM_INVALID' })
+    expect(bad.body.message).toMatch(/otpAlphabet must be digits or alphanumeric/)
+    expect((await update({ otpAlphabet: 'alphanumeric' })).status).toBe(200)
+    const contact = 'letters@example.com'
+    expect((await h.submit('init_otp', { otpType: 'OTP_TYPE_EMAIL', contact, otpLength: 6 })).status).toBe(
+      200,
+    )
+    const [message] = await outbox(h, contact)
+    expect(message!.code).toMatch(/^[0-9A-HJKMNP-TV-Z]{6}$/)
+  })
 })
 
 describe('class 6: operator settings updates are not replayable', () => {

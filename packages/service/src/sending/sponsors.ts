@@ -52,7 +52,17 @@ export async function ensureSponsors(runtime: Runtime, options: SponsorshipOptio
       if (given !== undefined && !/^(0x)?[0-9a-fA-F]{64}$/.test(given))
         throw new Error(`sponsorship.sponsors.${owner}.${option} must be 32 bytes of hex`)
       await runtime.store.transaction(async (tx) => {
-        if (await tx.get('sponsors', id)) return
+        const sealed = await tx.get('sponsors', id)
+        // A key given now that is not the one sealed would be silently ignored: the operator would
+        // fund one address while another pays.
+        if (sealed && given !== undefined) {
+          const key = hexToBytes(given.replace(/^0x/, ''))
+          const address = addressOf(key)
+          key.fill(0)
+          if (address !== sealed.address)
+            throw new SponsorKeyMismatchError(owner, family, sealed.address, address)
+        }
+        if (sealed) return
         const privateKey = given ? hexToBytes(given.replace(/^0x/, '')) : randomKey()
         const now = runtime.now()
         await tx.put('sponsors', {
@@ -72,6 +82,16 @@ export async function ensureSponsors(runtime: Runtime, options: SponsorshipOptio
   SPONSORS.set(runtime, loaded)
 }
 
+/** The configured sponsor key is not the one the database sealed on an earlier start. */
+export class SponsorKeyMismatchError extends Error {
+  override name = 'SponsorKeyMismatchError'
+  constructor(owner: string, family: SponsorFamily, sealed: string, given: string) {
+    super(
+      `sponsorship.sponsors.${owner}.${family === 'eip155' ? 'private_key' : 'solana_private_key'}: the database holds the sponsor key of ${sealed}, sealed on an earlier start; the key given is ${given}'s. Give the key of ${sealed}, or remove the key to keep using it`,
+    )
+  }
+}
+
 /** The sponsors each service loaded at start, by row id: read without a database round trip. */
 const SPONSORS = new WeakMap<Runtime, Map<string, SponsorRow>>()
 
@@ -87,6 +107,11 @@ export function findSponsor(
     if (row) return row
   }
   return undefined
+}
+
+/** Every sponsor the service loaded at start (owner and family in the row id `owner|family`). */
+export function loadedSponsors(runtime: Runtime): SponsorRow[] {
+  return [...(SPONSORS.get(runtime)?.values() ?? [])]
 }
 
 /** The address an operator funds for `owner`'s sponsored sends on `family` (undefined when not configured). */

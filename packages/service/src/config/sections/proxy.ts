@@ -31,6 +31,20 @@ export const proxySection = z
       })
       .default(['email', 'sms', 'passkey'])
       .describe(`Sign-in methods the auth proxy offers: ${SIGN_IN_METHODS.join(', ')}.`),
+    otp_length: z
+      .int({ error: 'must be a whole number of characters from 6 to 9' })
+      .min(6, { error: 'must be a whole number of characters from 6 to 9' })
+      .max(9, { error: 'must be a whole number of characters from 6 to 9' })
+      .optional()
+      .describe(
+        "Shortest one-time code the service sends (6 to 9 characters); an `init_otp` may ask for a longer one, never a shorter one. The kit's prebuilt code entry (`OtpStep`) shows 6 fields unless given `length`. Unset: the stored setting (6 unless changed).",
+      ),
+    otp_alphabet: z
+      .enum(['digits', 'alphanumeric'], { error: 'must be "digits" or "alphanumeric"' })
+      .optional()
+      .describe(
+        "The characters of the codes: `digits` (0-9), or `alphanumeric` (Crockford's base 32: 0-9 and A-Z without I, L, O, U; accepted in either case, O as 0 and I, L as 1): 6 alphanumeric characters are about as hard to guess as 9 digits. The kit's prebuilt code entry (`OtpStep`) takes digits only: use `alphanumeric` with your own code entry. Unset: the stored setting (digits unless changed).",
+      ),
     app_name: z
       .string({ error: 'must be a string' })
       .min(1)
@@ -50,6 +64,8 @@ export function proxyOptions(parsed: ProxySection): Partial<ProxySettings> {
     ...(parsed.allowed_origins ? { allowedOrigins: [...new Set(parsed.allowed_origins)] } : {}),
     sessionExpirationSeconds: String(parsed.session_seconds),
     enabledProviders: [...new Set(parsed.enabled_methods)],
+    ...(parsed.otp_length !== undefined ? { otpLength: parsed.otp_length } : {}),
+    ...(parsed.otp_alphabet !== undefined ? { otpAlphabet: parsed.otp_alphabet } : {}),
     ...(parsed.app_name !== undefined ? { appName: parsed.app_name } : {}),
   }
 }

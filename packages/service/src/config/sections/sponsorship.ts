@@ -48,7 +48,7 @@ export const sponsorshipSection = z
               .meta({ secret: true })
               .optional()
               .describe(
-                'The sponsor account key (32 bytes hex), imported and sealed on the first start; generated when absent.',
+                'The sponsor account key (32 bytes hex), imported and sealed on the first start; generated when absent. A secret: give it as `private_key_file` or the env var.',
               ),
             solana_private_key: z
               .string()
@@ -56,7 +56,7 @@ export const sponsorshipSection = z
               .meta({ secret: true })
               .optional()
               .describe(
-                'The Solana fee payer key (its 32-byte ed25519 seed, hex), imported and sealed on the first start; generated when absent. Solana sponsorship is offered on every `solana:` chain of `[rpc]`.',
+                'The Solana fee payer key (its 32-byte ed25519 seed, hex), imported and sealed on the first start; generated when absent. Solana sponsorship is offered on every `solana:` chain of `[rpc]`. A secret: give it as `solana_private_key_file` or the env var.',
               ),
           })
           .strict(),
@@ -64,6 +64,32 @@ export const sponsorshipSection = z
       .default({ default: {} })
       .describe(
         'Sponsor accounts by owner: `default`, or an organization id (a parent organization covers its sub-organizations).',
+      ),
+    low_balance_wei: z
+      .union([
+        z.string().regex(/^\d{1,30}$/, { error: 'must be a whole number of wei, e.g. "50000000000000000"' }),
+        z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+      ])
+      .optional()
+      .describe(
+        'An EVM sponsor holding less than this many wei (decimal; a string for large values: "50000000000000000" is 0.05 ETH) shows `low: true` in `/readyz` of the admin listener and `latchkey_sponsor_balance_low` 1. Informative only: the service stays ready.',
+      ),
+    low_balance_lamports: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .describe(
+        'A Solana fee payer holding less than this many lamports shows `low: true` in `/readyz` of the admin listener and `latchkey_sponsor_balance_low` 1. Informative only: the service stays ready.',
+      ),
+    balance_check_seconds: z
+      .number()
+      .int()
+      .min(5)
+      .max(86_400)
+      .default(60)
+      .describe(
+        "How often `start` reads each sponsor's balance on each chain it pays on (probes and scrapes read the last look; never an RPC call per probe).",
       ),
     caps: capsSchema.default({}).describe('Gas caps of every organization.'),
     organization_caps: z
@@ -110,5 +136,20 @@ export function sponsorshipOptions(parsed: z.infer<typeof sponsorshipSection>): 
     organizationCaps: Object.fromEntries(
       Object.entries(parsed.organization_caps).map(([organization, caps]) => [organization, capsOf(caps)]),
     ),
+  }
+}
+
+/** What `start`'s sponsor-balance watch needs from the section (`watchSponsorBalances`). */
+export function sponsorBalanceOptions(parsed: z.infer<typeof sponsorshipSection>): {
+  lowWei: bigint | undefined
+  lowLamports: bigint | undefined
+  intervalMs: number
+  evmChains: string[]
+} {
+  return {
+    lowWei: parsed.low_balance_wei === undefined ? undefined : BigInt(parsed.low_balance_wei),
+    lowLamports: parsed.low_balance_lamports === undefined ? undefined : BigInt(parsed.low_balance_lamports),
+    intervalMs: parsed.balance_check_seconds * 1000,
+    evmChains: Object.keys(parsed.delegates),
   }
 }

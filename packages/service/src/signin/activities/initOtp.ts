@@ -106,6 +106,7 @@ export const initOtp = defineActivity('init_otp', {
         otpType: p.otpType,
         contact: p.contact,
         otpLength,
+        ...(settings?.otpAlphabet ? { alphabet: settings.otpAlphabet } : {}),
         ...(p.expirationSeconds !== undefined ? { expirationSeconds: Number(p.expirationSeconds) } : {}),
         maxExpirationSeconds: maxLifetime,
         appName: settings?.appName ?? operator?.name ?? 'Latchkey',

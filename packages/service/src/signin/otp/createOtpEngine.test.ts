@@ -10,7 +10,7 @@ import {
   type RateLimit,
 } from './createOtpEngine.ts'
 import { normalizeContact } from './normalizeContact.ts'
-import { randomDigits } from './randomDigits.ts'
+import { CROCKFORD_ALPHABET, randomCode, randomDigits } from './randomDigits.ts'
 import { renderTemplate } from './renderTemplate.ts'
 
 const ORG = 'org-1'
@@ -348,5 +348,46 @@ describe('renderTemplate', () => {
         expiresInMinutes: 5,
       }),
     ).toBe('1/A/5/{{other}}')
+  })
+})
+
+describe('alphanumeric codes', () => {
+  it('sends Crockford base-32 codes of the asked length and takes them back in either case, O as 0 and I or L as 1', async () => {
+    const { engine, outbox } = setup()
+    const { otpId } = await engine.init({
+      organizationId: ORG,
+      otpType: 'OTP_TYPE_EMAIL',
+      contact: 'ada@example.com',
+      otpLength: 8,
+      alphabet: 'alphanumeric',
+    })
+    const code = outbox[0]!.code
+    expect(code).toMatch(/^[0-9A-HJKMNP-TV-Z]{8}$/)
+    // Typed in lower case, with look-alikes: still the code.
+    const typed = code.toLowerCase().replace(/0/g, 'o').replace(/1/g, 'l')
+    const { verificationToken } = await engine.verify({
+      organizationId: ORG,
+      otpId,
+      otpCode: typed,
+      publicKey,
+    })
+    expect(verificationToken).toMatch(/^token:/)
+  })
+
+  it('draws every character about equally often, dropping the bytes that would bias it', () => {
+    const counts = new Map<string, number>()
+    for (const c of randomCode(32_000, CROCKFORD_ALPHABET)) counts.set(c, (counts.get(c) ?? 0) + 1)
+    expect([...counts.keys()].sort().join('')).toBe(CROCKFORD_ALPHABET)
+    for (const c of counts.values()) expect(Math.abs(c - 1000)).toBeLessThan(150)
+    // 256 is a multiple of 32: no byte is dropped, and 33 % 32 is "1".
+    expect(randomCode(1, CROCKFORD_ALPHABET, (b) => b.fill(33))).toBe('1')
+    // 36 symbols: bytes from 252 would favour the first four; they are drawn again.
+    let i = 0
+    expect(
+      randomCode(1, '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ', (b) => {
+        for (let j = 0; j < b.length; j++) b[j] = [255, 252, 37][i++ % 3]!
+        return b
+      }),
+    ).toBe('1')
   })
 })

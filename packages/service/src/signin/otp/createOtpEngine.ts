@@ -5,7 +5,7 @@ import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { ApiError } from '../../errors.ts'
 import { normalizeContact } from './normalizeContact.ts'
-import { randomDigits } from './randomDigits.ts'
+import { CROCKFORD_ALPHABET, normalizeCode, randomCode, randomDigits } from './randomDigits.ts'
 import { DEFAULT_EMAIL_TEMPLATE, DEFAULT_SMS_TEMPLATE, renderTemplate } from './renderTemplate.ts'
 
 /** What the engine keeps about one OTP. The code itself is never stored, only its keyed MAC. */
@@ -23,6 +23,8 @@ export interface OtpRecord {
   attempts: number
   /** Requested with a passed CAPTCHA: its wrong guesses count in the contact's own CAPTCHA budget. */
   captcha?: true
+  /** Letters and digits (`OtpInitInput.alphabet`); absent: digits only. */
+  alphabet?: 'alphanumeric'
   status: 'pending' | 'used' | 'locked'
 }
 
@@ -162,6 +164,9 @@ export interface OtpEngineOptions {
   defaultTokenExpirationSeconds?: number
 }
 
+/** The characters of a one-time code. */
+export type OtpAlphabet = 'digits' | 'alphanumeric'
+
 export interface OtpInitInput {
   organizationId: string
   /** Longest lifetime the operator allows; a longer `expirationSeconds` is cut to it. @default 300 */
@@ -170,6 +175,8 @@ export interface OtpInitInput {
   contact: unknown
   /** 6 to 9. @default 6 */
   otpLength?: number
+  /** `digits` (0-9) or `alphanumeric` (Crockford's base 32: 0-9 and A-Z without I, L, O, U). @default 'digits' */
+  alphabet?: OtpAlphabet
   expirationSeconds?: number
   /** Shown in the message. @default 'Latchkey' */
   appName?: string
@@ -293,7 +300,10 @@ export function createOtpEngine(options: OtpEngineOptions) {
     const at = now()
     // Keyed on the contact alone: every organization and every path share one budget per person.
     const otpId = newId()
-    const code = randomDigits(length, options.randomBytes)
+    const code =
+      input.alphabet === 'alphanumeric'
+        ? randomCode(length, CROCKFORD_ALPHABET, options.randomBytes)
+        : randomDigits(length, options.randomBytes)
     const record: OtpRecord = {
       otpId,
       organizationId: input.organizationId,
@@ -303,6 +313,7 @@ export function createOtpEngine(options: OtpEngineOptions) {
       createdAtMs: at,
       expiresAtMs: at + lifetime * 1000,
       attempts: 0,
+      ...(input.alphabet === 'alphanumeric' ? { alphabet: 'alphanumeric' as const } : {}),
       status: 'pending',
     }
     const values = { code, appName: input.appName ?? 'Latchkey', expiresInMinutes: Math.ceil(lifetime / 60) }
@@ -358,8 +369,13 @@ export function createOtpEngine(options: OtpEngineOptions) {
   async function verifyNow(
     input: OtpVerifyInput,
   ): Promise<{ verificationToken: string; claims: VerificationTokenClaims }> {
-    if (typeof input.otpCode !== 'string' || !/^\d{6,9}$/.test(input.otpCode))
-      throw new ApiError('OTP_INVALID', 'otpCode must be the 6 to 9 digits that were sent', 'otpCode')
+    if (typeof input.otpCode !== 'string' || !/^[0-9A-Za-z]{6,9}$/.test(input.otpCode))
+      throw new ApiError(
+        'OTP_INVALID',
+        'otpCode must be the 6 to 9 digits (or letters and digits) that were sent',
+        'otpCode',
+      )
+    const otpCode = normalizeCode(input.otpCode)
     if (input.publicKey !== undefined && !isCompressedP256PublicKey(input.publicKey))
       throw new ApiError(
         'FIELD_INVALID',
@@ -386,6 +402,11 @@ export function createOtpEngine(options: OtpEngineOptions) {
           }
         if (at >= record.expiresAtMs)
           return { error: new ApiError('OTP_EXPIRED', 'this code has expired; request a new one', 'otpId') }
+        // A letter in a digits-only code is a typing mistake, not a guess: refused, not counted.
+        if (record.alphabet !== 'alphanumeric' && !/^\d+$/.test(otpCode))
+          return {
+            error: new ApiError('OTP_INVALID', 'otpCode must be the 6 to 9 digits that were sent', 'otpCode'),
+          }
         // Wrong guesses are budgeted per contact too, across all its OTPs and organizations; codes
         // sent after a passed CAPTCHA have a budget of their own, which guesses at codes anyone
         // can request without one do not spend.
@@ -402,10 +423,7 @@ export function createOtpEngine(options: OtpEngineOptions) {
               },
             ),
           }
-        if (
-          typeof record.codeMac !== 'string' ||
-          !sameHex(macOf(record.otpId, input.otpCode), record.codeMac)
-        ) {
+        if (typeof record.codeMac !== 'string' || !sameHex(macOf(record.otpId, otpCode), record.codeMac)) {
           const attempts = record.attempts + 1
           const locked = attempts >= maxAttempts
           await recordEvent(tx, guessKey, at)

@@ -105,6 +105,16 @@ export function readSettingsChanges(r: Reader): Partial<ProxySettings> {
   }
   const otpLength = r.optInt('otpLength', { min: 6, max: 9 })
   if (otpLength !== undefined) changes.otpLength = otpLength
+  if (r.has('otpAlphabet')) {
+    const alphabet = r.string('otpAlphabet', { max: 20 })
+    if (alphabet !== 'digits' && alphabet !== 'alphanumeric')
+      throw new ApiError(
+        'ENUM_INVALID',
+        `${r.field('otpAlphabet')} must be digits or alphanumeric`,
+        r.field('otpAlphabet'),
+      )
+    changes.otpAlphabet = alphabet
+  }
   if (r.has('appName')) changes.appName = r.string('appName', { max: 100 })
   const email = r.optObject('emailTemplate')
   if (email)
