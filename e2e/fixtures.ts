@@ -20,7 +20,7 @@ export interface Stack {
   /** The same playground on 127.0.0.1: an origin the services do not allow. */
   foreignPlaygroundUrl: string
   evm: { url: string; chainId: number; caip2: string }
-  services: Record<'default' | 'short' | 'operator', StackService>
+  services: Record<'default' | 'short' | 'brief' | 'operator', StackService>
 }
 
 export function readStack(): Stack {

@@ -54,6 +54,8 @@ try {
     default: [...rpc, '--allowed-origins', playgroundOrigin],
     // Short sessions, for expiry and refresh.
     short: [...rpc, '--allowed-origins', playgroundOrigin, '--session-seconds', '20'],
+    // 5 s sessions, for the expired state (e2e/session-expiry.spec.ts).
+    brief: [...rpc, '--allowed-origins', playgroundOrigin, '--session-seconds', '5'],
     // The operator spec changes settings here, so no other spec sees its changes.
     operator: [...rpc, '--allowed-origins', playgroundOrigin],
     published: [...rpc, '--allowed-origins', publishedClientsOrigin],
@@ -75,7 +77,11 @@ try {
       evm,
       // 20 s sessions: warn 10 s before the end and leave refreshing to the person, so the spec
       // sees both a manual refresh and a real expiry.
-      clientOptions: { short: { session: { autoRefresh: false, warningLeadMs: 10_000 } } },
+      // 5 s sessions are left to expire (as on a laptop that slept through the renewal).
+      clientOptions: {
+        short: { session: { autoRefresh: false, warningLeadMs: 10_000 } },
+        brief: { session: { autoRefresh: false, warningLeadMs: 2_000 } },
+      },
     }),
     port: playgroundPort,
     strictPort: true,

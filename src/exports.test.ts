@@ -118,6 +118,8 @@ describe('package exports', () => {
         "getPolicyEvaluationsQueryOptions",
         "getPolicyQueryKey",
         "getPolicyQueryOptions",
+        "getSession",
+        "getSessionStatus",
         "getSubOrganizations",
         "getSubOrganizationsQueryKey",
         "getSubOrganizationsQueryOptions",

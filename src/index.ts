@@ -40,6 +40,8 @@ export {
   LatchkeyError,
   LatchkeyProvider,
   LatchkeyProviderNotFoundError,
+  NotSignedInError,
+  SessionExpiredError,
   useActivity,
   useAddPasskey,
   useApiKeys,

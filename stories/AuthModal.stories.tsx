@@ -31,6 +31,33 @@ export const Trigger: Story = {
   parameters: { layout: 'centered' },
 }
 
+/** The trigger once the session has expired: it says so and signs in again. */
+export const TriggerSessionExpired: Story = {
+  ...Trigger,
+  parameters: { layout: 'centered', live: { signedIn: true, sessionSeconds: 1, settleMs: 1500 } },
+  play: async ({ canvasElement }) => {
+    await screen(canvasElement).findByRole('button', { name: 'Session expired — sign in again' })
+  },
+}
+export const TriggerSessionExpiredDark: Story = { ...TriggerSessionExpired, globals: { theme: 'dark' } }
+
+/** Opened after the session expired: the first step says why the form is back. */
+export const MethodsSessionExpired: Story = {
+  parameters: { live: { signedIn: true, sessionSeconds: 1, settleMs: 1500 } },
+  play: async ({ canvasElement }) => {
+    const s = screen(canvasElement)
+    await s.findByRole('textbox', { name: 'Email address' })
+    await s.findByText('Session expired — sign in again')
+  },
+}
+export const MethodsSessionExpiredArabic: Story = {
+  ...MethodsSessionExpired,
+  globals: { locale: 'ar' },
+  play: async ({ canvasElement }) => {
+    await screen(canvasElement).findByText('انتهت الجلسة — سجّل الدخول مرة أخرى')
+  },
+}
+
 /** Every method the service enables, in the default order. */
 export const Methods: Story = {
   play: async ({ canvasElement }) => {

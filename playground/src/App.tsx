@@ -1,4 +1,4 @@
-import { AuthModal, LatchkeyProvider, useLogout, useSession } from 'latchkey'
+import { AuthModal, LatchkeyProvider, SessionStatus, useLogout, useSession, useSessionStatus } from 'latchkey'
 import { lazy, Suspense, useMemo, useState } from 'react'
 import { Dashboard } from './Dashboard.tsx'
 import { DelegatedAccessLink } from './DelegatedAccessLink.tsx'
@@ -39,7 +39,7 @@ export function App({ config }: { config: PlaygroundConfig }) {
       <a className="pg-skip" href="#main">
         Skip to content
       </a>
-      <Header route={route} navigate={navigate} config={config} />
+      <Header route={route} navigate={navigate} config={config} openSignIn={openSignIn} />
       <div className="pg-layout">
         <main id="main" className="pg-main" tabIndex={-1}>
           {route === '/operator' ? (
@@ -75,10 +75,12 @@ function Header({
   route,
   navigate,
   config,
+  openSignIn,
 }: {
   route: Route
   navigate: (to: Route) => void
   config: PlaygroundConfig
+  openSignIn: () => void
 }) {
   const link = (to: Route, label: string) => (
     <a
@@ -117,15 +119,33 @@ function Header({
         {config.serviceName !== 'default' ? (
           <span className="pg-chip">service: {config.serviceName}</span>
         ) : null}
-        <HeaderSession />
+        <HeaderSession openSignIn={openSignIn} />
       </div>
     </header>
   )
 }
 
-function HeaderSession() {
+function HeaderSession({ openSignIn }: { openSignIn: () => void }) {
   const session = useSession()
+  const status = useSessionStatus()
   const logout = useLogout()
+  if (!session && status === 'expired')
+    return (
+      <>
+        <span className="pg-chip" data-tone="danger">
+          <span className="pg-dot" aria-hidden="true" />
+          <span className="pg-chip-text">Session expired</span>
+        </span>
+        <button
+          type="button"
+          className="pg-button pg-button-small"
+          onClick={openSignIn}
+          aria-haspopup="dialog"
+        >
+          Sign in again
+        </button>
+      </>
+    )
   if (!session) return null
   return (
     <>
@@ -147,8 +167,23 @@ function HeaderSession() {
 
 function AppUserPage({ config, openSignIn }: { config: PlaygroundConfig; openSignIn: () => void }) {
   const session = useSession()
-  if (!session) return <Landing openSignIn={openSignIn} />
-  return <Dashboard config={config} openSignIn={openSignIn} />
+  const status = useSessionStatus()
+  if (session) return <Dashboard config={config} openSignIn={openSignIn} />
+  // An expired session shows no wallets (they would wait on it forever): it says so and signs in again.
+  if (status === 'expired') return <SessionEnded openSignIn={openSignIn} />
+  return <Landing openSignIn={openSignIn} />
+}
+
+function SessionEnded({ openSignIn }: { openSignIn: () => void }) {
+  return (
+    <>
+      <div className="pg-page-head">
+        <h1>Your wallet</h1>
+        <p className="pg-muted">Your session ended. Sign in again to see your wallets; nothing was lost.</p>
+      </div>
+      <SessionStatus onSignIn={openSignIn} />
+    </>
+  )
 }
 
 function Landing({ openSignIn }: { openSignIn: () => void }) {

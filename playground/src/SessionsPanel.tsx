@@ -1,4 +1,4 @@
-import { useSession, useSessions, useSwitchSession } from 'latchkey'
+import { useSessionState, useSessions, useSwitchSession } from 'latchkey'
 
 /**
  * Every session this browser holds (one per signed-in account), which one is active, switching,
@@ -6,7 +6,8 @@ import { useSession, useSessions, useSwitchSession } from 'latchkey'
  */
 export function SessionsPanel({ onAddAccount }: { onAddAccount: () => void }) {
   const sessions = useSessions()
-  const activeId = useSession()?.id
+  // The active one even once it has ended (then listed as expired).
+  const activeId = useSessionState((state) => state.activeId)
   const switchSession = useSwitchSession()
   const list = Object.values(sessions).sort((a, b) => a.createdAt - b.createdAt)
   return (

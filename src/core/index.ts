@@ -432,8 +432,15 @@ export type { LatchkeyStorage } from './session/persistence.ts'
 export { SESSIONS_STORAGE_VERSION, sessionsStorageKey } from './session/persistence.ts'
 export type { ClientStatus, SessionEvent, SessionStatus } from './session/sessionMachine.ts'
 export { isUsable, sessionTransition } from './session/sessionMachine.ts'
-export type { SwitchSessionParameters } from './session/sessions.ts'
-export { addSessionFromKey, getActiveSession, requireSession, switchSession } from './session/sessions.ts'
+export type { GetSessionParameters, SwitchSessionParameters } from './session/sessions.ts'
+export {
+  addSessionFromKey,
+  getActiveSession,
+  getSession,
+  getSessionStatus,
+  requireSession,
+  switchSession,
+} from './session/sessions.ts'
 export type { Session, SessionState, SessionTokens, SignInMethodUsed } from './session/types.ts'
 export { apiKeyStamper } from './stampers/apiKeyStamper.ts'
 export { clientSignature } from './stampers/clientSignature.ts'

@@ -237,7 +237,14 @@ export type {
   WebAuthnStamperParameters,
 } from '../core/index.ts'
 // The framework-free client's values apps commonly need beside the hooks, and all its types.
-export { ConsensusNeededError, createLatchkey, ERROR_CODES, LatchkeyError } from '../core/index.ts'
+export {
+  ConsensusNeededError,
+  createLatchkey,
+  ERROR_CODES,
+  LatchkeyError,
+  NotSignedInError,
+  SessionExpiredError,
+} from '../core/index.ts'
 export { LatchkeyProviderNotFoundError } from './errors.ts'
 export type { ClientParameter, MutationParameter, QueryParameter } from './hooks/internal.ts'
 export type { UseActivityParameters, UseActivityReturnType } from './hooks/useActivity.ts'
@@ -376,6 +383,7 @@ export { useSendTransaction } from './hooks/useSendTransaction.ts'
 export type { UseSessionParameters } from './hooks/useSession.ts'
 export { useSession } from './hooks/useSession.ts'
 export { useSessionState } from './hooks/useSessionState.ts'
+export type { UseSessionStatusParameters } from './hooks/useSessionStatus.ts'
 export { useSessionStatus } from './hooks/useSessionStatus.ts'
 export { useSessions } from './hooks/useSessions.ts'
 export type { UseSignMessageParameters, UseSignMessageReturnType } from './hooks/useSignMessage.ts'

@@ -62,10 +62,13 @@ export function AuthSteps({ flow }: { flow: AuthFlow }) {
 
 /**
  * Moves focus into each new step, as the WAI-ARIA dialog pattern asks: onto its
- * `[data-lk-autofocus]` control (the success step's "Done"), else onto whatever the step focused
- * itself (the code's first digit), else onto its heading. The first step is left alone (the
- * modal focuses it on open; an inline form must not steal focus on mount). It sits in the same
- * Suspense boundary as the step, so a step that loads lazily is focused once it shows.
+ * `[data-lk-autofocus]` control (the success step's "Done", the passkey offer's "Not now"), else
+ * onto whatever the step focused itself (the code's first digit), else onto its heading. The first
+ * step is left alone (the modal focuses it on open; an inline form must not steal focus on mount).
+ * It sits in the same Suspense boundary as the step, so a step that loads lazily is focused once it
+ * shows. Inside an open dialog it also puts back focus that fell to `<body>` (the focused control
+ * was replaced or hidden by a re-render): checked after every render of the flow, not only on a
+ * step change.
  */
 function StepFocus({ step }: { step: string }) {
   const ref = useRef<HTMLSpanElement>(null)
@@ -77,7 +80,10 @@ function StepFocus({ step }: { step: string }) {
       focused.current = step
       return
     }
-    if (focused.current === step) return
+    const lost =
+      (!document.activeElement || document.activeElement === document.body) &&
+      container.closest('dialog')?.open === true
+    if (focused.current === step && !lost) return
     const active = document.activeElement
     const target =
       container.querySelector<HTMLElement>('[data-lk-autofocus]:not([disabled])') ??
@@ -85,7 +91,7 @@ function StepFocus({ step }: { step: string }) {
     target?.focus()
     // Only a step that really got focus counts as done (a hidden, suspended step is retried on show).
     if (document.activeElement && container.contains(document.activeElement)) focused.current = step
-  }, [step])
+  })
   return <span ref={ref} hidden />
 }
 

@@ -1,7 +1,7 @@
 import { act, screen, waitFor, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { useState } from 'react'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { Session } from '../../react/index.ts'
 import { preloadMessages } from '../i18n/messages.ts'
 import {
@@ -160,7 +160,15 @@ describe('<AuthModal/>', () => {
       expect(
         await screen.findByRole('heading', { name: 'Sign in faster next time' }, { timeout: 10_000 }),
       ).toBeTruthy()
-      await user.click(screen.getByRole('button', { name: 'Not now' }))
+      // Focus follows the step (not left on <body> behind the dialog): on "Not now", which also
+      // reads the offer to a screen reader, so a keyboard answers without searching for it.
+      const notNow = screen.getByRole('button', { name: 'Not now' })
+      await waitFor(() => expect(document.activeElement).toBe(notNow))
+      expect(notNow.getAttribute('aria-describedby')).toBeTruthy()
+      expect(document.getElementById(notNow.getAttribute('aria-describedby')!)?.textContent).toBe(
+        'Add a passkey to this account so you can skip the code.',
+      )
+      await user.keyboard('{Enter}')
       await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull())
       expect(screen.getByRole('button', { name: 'Log out' })).toBeTruthy()
     })
@@ -180,6 +188,44 @@ describe('<AuthModal/>', () => {
       expect(screen.queryByRole('heading', { name: 'Sign in faster next time' })).toBeNull()
       expect(authenticator.credentials).toEqual([])
       expect(screen.getByRole('button', { name: 'Log out' })).toBeTruthy()
+    })
+  })
+
+  describe('once the session has expired', () => {
+    afterEach(() => {
+      vi.useRealTimers()
+    })
+
+    it('the trigger and the first step say "Session expired — sign in again"; signing in again restores it', async () => {
+      // Fake time that still flows, so the service round trips and Testing Library's waits run;
+      // the expiry is reached by advancing it, at the instant the session timer fires.
+      vi.useFakeTimers({
+        shouldAdvanceTime: true,
+        toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'],
+      })
+      const user = userEvent.setup({ advanceTimers: (ms) => vi.advanceTimersByTime(ms) })
+      const { render, service, session } = await signedInClient({}, 'ivo@example.com', {
+        session: { autoRefresh: false, expirationSeconds: 5 },
+      })
+      render(<AuthModal />)
+      expect((await screen.findByText('ivo@example.com')).textContent).toBe('Signed in: ivo@example.com')
+      await act(() => vi.advanceTimersByTimeAsync(session.expiresAt - Date.now()))
+
+      expect(screen.queryByText('ivo@example.com')).toBeNull()
+      expect(screen.queryByRole('button', { name: 'Log out' })).toBeNull()
+      await user.click(screen.getByRole('button', { name: 'Session expired — sign in again' }))
+      const email = await screen.findByRole('textbox', { name: 'Email address' })
+      expect(
+        within(dialog()).getByText('Session expired — sign in again').closest('[role="status"]'),
+      ).toBeTruthy()
+
+      await user.type(email, 'ivo@example.com{Enter}')
+      await screen.findByRole('heading', { name: 'Enter the code' })
+      await user.keyboard(await latestCode(service, 'ivo@example.com'))
+      await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull(), { timeout: 10_000 })
+      expect(screen.getByText('ivo@example.com')).toBeTruthy()
+      expect(screen.getByRole('button', { name: 'Log out' })).toBeTruthy()
+      expect(screen.queryByText('Session expired — sign in again')).toBeNull()
     })
   })
 

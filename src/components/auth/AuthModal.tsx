@@ -12,7 +12,7 @@ import {
 } from 'react'
 import { LatchkeyError } from '../../core/baseErrors.ts'
 import type { Latchkey, Session } from '../../react/index.ts'
-import { useLatchkey, useSession } from '../../react/index.ts'
+import { useLatchkey, useSession, useSessionStatus } from '../../react/index.ts'
 import { enTrigger, type TriggerMessageKey } from '../i18n/enTrigger.ts'
 import { Dialog } from '../ui/Dialog.tsx'
 import { Button, Header, Spinner } from '../ui/parts.tsx'
@@ -120,7 +120,8 @@ export interface AuthModalProps extends UiOptions, Omit<AuthFlowOptions, 'ui' | 
   onOpenChange?: (open: boolean) => void
   /**
    * The uncontrolled trigger: `false` hides it, a node replaces its label. While a session is
-   * active it shows the signed-in account and a "Log out" button instead.
+   * active it shows the signed-in account and a "Log out" button instead; once the session has
+   * expired it reads "Session expired — sign in again" (`sessionExpiredSignIn`).
    * @default a "Sign in" button
    */
   trigger?: ReactNode | false
@@ -171,9 +172,10 @@ function AuthModalInner(props: AuthModalProps) {
   const uiOptions = { theme, locale, messages, accent, radius, font }
   const ui = useUiWith(uiOptions, enTrigger)
   const client = useLatchkey()
-  const session = useSession()
+  // Only a session that can sign (`undefined` from the instant it expires).
+  const account = useSession()
+  const expired = useSessionStatus() === 'expired'
   const logout = useTriggerLogout()
-  const account = session && (session.status === 'active' || session.status === 'expiring') ? session : null
   const titleId = useId()
   const [innerOpen, setInnerOpen] = useState(false)
   const controlled = openProp !== undefined
@@ -263,7 +265,7 @@ function AuthModalInner(props: AuthModalProps) {
               onFocus={prefetchAuthModal}
               aria-haspopup="dialog"
             >
-              {trigger ?? ui.t('signIn')}
+              {expired ? ui.t('sessionExpiredSignIn') : (trigger ?? ui.t('signIn'))}
             </Button>
           )}
         </span>

@@ -1,5 +1,6 @@
 import { OAUTH_METHODS, type OAuthMethod, type SignInMethod } from '@latchkey/protocol'
 import { type FormEvent, lazy, Suspense, useEffect, useId, useState } from 'react'
+import { useSessionStatus } from '../../react/index.ts'
 import { Alert } from '../ui/Alert.tsx'
 import { ErrorText } from '../ui/ErrorText.tsx'
 import { errorCodeOf } from '../ui/errorMessage.ts'
@@ -178,6 +179,8 @@ export function MethodStep() {
     return () => clearTimeout(timer)
   }, [prefetch])
   const { ui, methods, config } = flow
+  // Signing in again after the session ended: say why the form is back.
+  const expired = useSessionStatus() === 'expired'
   const titleId = flow.titleId
   const descriptionId = useId()
   const channel = flow.step.name === 'methods' ? flow.step.channel : 'email'
@@ -245,6 +248,7 @@ export function MethodStep() {
   return (
     <div className="lk-panel">
       {header}
+      {expired && !flow.error ? <Alert tone="warning">{ui.t('sessionExpiredSignIn')}</Alert> : null}
       {flow.error ? (
         <Alert tone="error">
           {errorCodeOf(flow.error) === 'CONTACT_INVALID' && fieldChannel === 'sms' ? (

@@ -200,6 +200,7 @@ export function SuccessStep() {
   const flow = useAuthFlowContext()
   const { ui, step } = flow
   const titleId = flow.titleId
+  const offerId = useId()
   if (step.name === 'offer-passkey') {
     return (
       <div className="lk-panel">
@@ -208,7 +209,7 @@ export function SuccessStep() {
           <div className="lk-hero" aria-hidden="true">
             <PasskeyIcon size={28} />
           </div>
-          <p className="lk-muted" style={{ margin: 0 }}>
+          <p className="lk-muted" id={offerId} style={{ margin: 0 }}>
             {step.via === 'otp'
               ? ui.t('offerPasskeyBody')
               : step.via === 'wallet'
@@ -225,7 +226,16 @@ export function SuccessStep() {
           <Button block loading={flow.busy} onClick={() => void flow.addPasskey()}>
             {ui.t('offerPasskeyAdd')}
           </Button>
-          <Button block variant="ghost" disabled={flow.busy} onClick={flow.finish}>
+          {/* Takes focus when the offer replaces the code step (the least consequential answer: a stray
+              Enter starts no passkey ceremony), and reads the offer to a screen reader with it. */}
+          <Button
+            block
+            variant="ghost"
+            disabled={flow.busy}
+            onClick={flow.finish}
+            data-lk-autofocus=""
+            aria-describedby={offerId}
+          >
             {ui.t('offerPasskeySkip')}
           </Button>
         </div>

@@ -220,6 +220,7 @@ export const ar: Messages = {
   sessionActive: 'تم تسجيل الدخول',
   sessionExpiring: 'الجلسة على وشك الانتهاء',
   sessionExpired: 'انتهت الجلسة',
+  sessionExpiredSignIn: 'انتهت الجلسة — سجّل الدخول مرة أخرى',
   sessionStorageLost: 'تم مسح مفاتيح الجلسة',
   sessionExpiresIn: 'تنتهي خلال {time}',
   sessionRefresh: 'البقاء متصلًا',

@@ -6,7 +6,7 @@ import { enTrigger } from './enTrigger.ts'
  */
 export const en = {
   // What `<AuthModal/>` renders before its body loads (close, back, loading, signIn, signInTitle,
-  // logOut, sessionActive): in enTrigger.ts, so start-up code takes those without the rest.
+  // logOut, sessionActive, sessionExpiredSignIn): in enTrigger.ts, so start-up code takes those without the rest.
   ...enTrigger,
 
   // common

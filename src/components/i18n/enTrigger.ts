@@ -11,6 +11,8 @@ export const enTrigger = {
   signInTitle: 'Sign in',
   logOut: 'Log out',
   sessionActive: 'Signed in',
+  /** The trigger and the first step once the session has expired. */
+  sessionExpiredSignIn: 'Session expired — sign in again',
 }
 
 export type TriggerMessageKey = keyof typeof enTrigger

@@ -228,6 +228,7 @@ export const es: Messages = {
   sessionActive: 'Sesión iniciada',
   sessionExpiring: 'La sesión termina pronto',
   sessionExpired: 'La sesión caducó',
+  sessionExpiredSignIn: 'La sesión caducó: vuelve a iniciar sesión',
   sessionStorageLost: 'Se borraron las claves de la sesión',
   sessionExpiresIn: 'Termina en {time}',
   sessionRefresh: 'Seguir conectado',

@@ -3,7 +3,7 @@ import {
   useAddPasskey,
   useLogout,
   useRemovePasskey,
-  useSession,
+  useSessionState,
   useSessions,
   useSwitchSession,
   useUpdateUserName,
@@ -223,7 +223,8 @@ function Passkeys({
 
 function Sessions({ ui }: { ui: Ui }) {
   const sessions = useSessions()
-  const active = useSession()
+  // The active session even once it has ended: it stays marked as this one in the list.
+  const activeId = useSessionState((state) => state.activeId)
   const logout = useLogout()
   const switchTo = useSwitchSession()
   const list = Object.values(sessions)
@@ -243,7 +244,7 @@ function Sessions({ ui }: { ui: Ui }) {
                 {/* Wide enough for the address; on narrow screens the buttons wrap below it. */}
                 <span className="lk-grow" style={{ flexBasis: '12rem' }}>
                   <span className="lk-mono">{name}</span>{' '}
-                  {s.id === active?.id ? (
+                  {s.id === activeId ? (
                     <span className="lk-badge" data-tone="accent">
                       {ui.t('thisSession')}
                     </span>
@@ -253,7 +254,7 @@ function Sessions({ ui }: { ui: Ui }) {
                     {ui.t('sessionExpiresAt', { time: formatDateTime(s.expiresAt, ui.locale) })}
                   </span>
                 </span>
-                {s.id === active?.id ? null : (
+                {s.id === activeId ? null : (
                   <Button size="sm" variant="ghost" onClick={() => switchTo(s.id)}>
                     {ui.t('useSession')}
                   </Button>

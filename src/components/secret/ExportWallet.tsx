@@ -1,5 +1,5 @@
 import { Suspense, useId, useMemo, useRef, useState } from 'react'
-import { useExportWalletAccountBundle, useExportWalletBundle, useSession } from '../../react/index.ts'
+import { useExportWalletAccountBundle, useExportWalletBundle, useSessionState } from '../../react/index.ts'
 import { Alert } from '../ui/Alert.tsx'
 import { Dialog } from '../ui/Dialog.tsx'
 import { ErrorText } from '../ui/ErrorText.tsx'
@@ -84,7 +84,8 @@ function ExportBody({
   frameMode: SecretFrameMode
   onClose: () => void
 }) {
-  const session = useSession()
+  // Also an ended session: the request then fails with its named error (SessionExpiredError).
+  const session = useSessionState((state) => state.sessions[state.activeId ?? ''])
   const exportWallet = useExportWalletBundle()
   const exportAccount = useExportWalletAccountBundle()
   const frame = useRef<SecretFrameHandle>(null)

@@ -1,6 +1,6 @@
 import { Suspense, useId, useMemo, useRef, useState } from 'react'
 import { accountSpecsOf, CHAINS, type Chain } from '../../core/chains.ts'
-import { useImportWalletBundle, useInitImportWallet, useSession } from '../../react/index.ts'
+import { useImportWalletBundle, useInitImportWallet, useSessionState } from '../../react/index.ts'
 import { Alert } from '../ui/Alert.tsx'
 import { Dialog } from '../ui/Dialog.tsx'
 import { ErrorText } from '../ui/ErrorText.tsx'
@@ -73,7 +73,8 @@ function ImportBody({
   onClose: () => void
 }) {
   const id = useId()
-  const session = useSession()
+  // Also an ended session: the request then fails with its named error (SessionExpiredError).
+  const session = useSessionState((state) => state.sessions[state.activeId ?? ''])
   const init = useInitImportWallet()
   const importBundle = useImportWalletBundle()
   const frame = useRef<SecretFrameHandle>(null)

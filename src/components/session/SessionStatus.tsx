@@ -1,5 +1,5 @@
 import { Suspense, useEffect, useState } from 'react'
-import { useLogout, useRefreshSession, useSession } from '../../react/index.ts'
+import { useLogout, useRefreshSession, useSessionState } from '../../react/index.ts'
 import { Alert } from '../ui/Alert.tsx'
 import { ErrorText } from '../ui/ErrorText.tsx'
 import { formatCountdown } from '../ui/formatDuration.ts'
@@ -26,7 +26,8 @@ export function SessionStatus(props: SessionStatusProps) {
 
 function SessionStatusInner({ onSignIn, className, ...look }: SessionStatusProps) {
   const ui = useUi(look)
-  const session = useSession()
+  // The active session in any state: this card is where an ended one is shown as such.
+  const session = useSessionState((state) => state.sessions[state.activeId ?? ''])
   const refresh = useRefreshSession()
   const logout = useLogout()
   const [now, setNow] = useState(() => Date.now())

@@ -10,7 +10,7 @@ import { configure, render } from '@testing-library/react'
 import type { ReactElement } from 'react'
 import { completeOtpSignIn } from '../../core/actions/auth/completeOtpSignIn.ts'
 import { startOtpSignIn } from '../../core/actions/auth/startOtpSignIn.ts'
-import { createLatchkey, LatchkeyProvider } from '../../react/index.ts'
+import { createLatchkey, type LatchkeyConfig, LatchkeyProvider } from '../../react/index.ts'
 
 export const SERVICE_URL = TEST_SERVICE_URL
 export { installSoftAuthenticator, latestCode, type SoftAuthenticator }
@@ -33,9 +33,13 @@ export async function renderWithService(ui: ReactElement, options: CreateService
 }
 
 /** A client signed in by e-mail OTP (the real flow, code read from the dev outbox). */
-export async function signedInClient(options: CreateServiceOptions = {}, email = 'ana@example.com') {
+export async function signedInClient(
+  options: CreateServiceOptions = {},
+  email = 'ana@example.com',
+  clientOptions: Partial<LatchkeyConfig> = {},
+) {
   const { service, config } = await createTestService(options)
-  const client = createLatchkey(config)
+  const client = createLatchkey({ ...config, ...clientOptions })
   const signIn = async (contact: string) => {
     const started = await startOtpSignIn(client, { otpType: 'OTP_TYPE_EMAIL', contact })
     return completeOtpSignIn(client, {

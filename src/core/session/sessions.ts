@@ -2,6 +2,8 @@ import { decodeJwtClaims, type SessionClaims } from '@latchkey/protocol'
 import { LatchkeyError, NotSignedInError, SessionExpiredError } from '../errors.ts'
 import type { Latchkey } from '../types.ts'
 import { activateSession, putSession } from './createSessionStore.ts'
+import { sessionStatusOf, usableSession } from './selectors.ts'
+import type { ClientStatus } from './sessionMachine.ts'
 import { isUsable } from './sessionMachine.ts'
 import type { Session, SignInMethodUsed } from './types.ts'
 
@@ -71,9 +73,31 @@ export function addSessionFromKey(
   return session
 }
 
+/** The active session whatever its status (an expired one included); see `getSession`. */
 export const getActiveSession = (client: Latchkey): Session | undefined => {
   const { activeId, sessions } = client.store.getState()
   return activeId ? sessions[activeId] : undefined
+}
+
+export type GetSessionParameters = {
+  /** Read this session instead of the active one. */
+  sessionId?: string | undefined
+}
+
+/**
+ * The active (or given) session while it can sign: `undefined` once it has expired or lost its
+ * key, as when signed out. `getSessionStatus` says which.
+ */
+export function getSession(client: Latchkey, parameters: GetSessionParameters = {}): Session | undefined {
+  return usableSession(client.store.getState(), parameters.sessionId)
+}
+
+/**
+ * `signed-out`, `active`, `expiring`, `expired` or `storage-lost`: the active (or given) session's
+ * status. The session timers move it to `expired` at the expiry instant.
+ */
+export function getSessionStatus(client: Latchkey, parameters: GetSessionParameters = {}): ClientStatus {
+  return sessionStatusOf(client.store.getState(), parameters.sessionId)
 }
 
 /** The session to act with: the given one or the active one, and usable; else a typed error. */

@@ -9,7 +9,7 @@ import {
 import { useStore } from 'zustand'
 import type { Latchkey } from '../../core/createLatchkey.ts'
 import type { LatchkeyError } from '../../core/errors.ts'
-import type { LatchkeyMutationMeta } from '../../core/query/utils.ts'
+import { type LatchkeyMutationMeta, retryUnlessSessionEnded } from '../../core/query/utils.ts'
 import { invalidateAfter } from './invalidateAfter.ts'
 import { useLatchkeyQueryClient } from './useLatchkeyQueryClient.ts'
 
@@ -55,7 +55,9 @@ export function useLatchkeyQuery<TData>(
   useSessionScope(client, sessionId)
   const queryClient = useLatchkeyQueryClient()
   const enabled = (options.enabled ?? true) && (typeof query?.enabled === 'boolean' ? query.enabled : true)
-  return useQuery<TData, LatchkeyError, TData>({ ...query, ...options, enabled }, queryClient)
+  // An ended session's error shows at once: no retries with backoff first.
+  const retry = retryUnlessSessionEnded(query?.retry ?? queryClient.getDefaultOptions().queries?.retry)
+  return useQuery<TData, LatchkeyError, TData>({ ...query, ...options, enabled, retry }, queryClient)
 }
 
 export function useLatchkeyMutation<TData, TVariables>(
