@@ -28,6 +28,10 @@ const kitAliases = [
     replacement: fileURLToPath(new URL('./src/viem/react.ts', import.meta.url)),
   },
   {
+    find: /^latchkey\/wagmi\/core$/,
+    replacement: fileURLToPath(new URL('./src/wagmi/core.ts', import.meta.url)),
+  },
+  {
     find: /^latchkey\/(core|solana|wagmi|viem|ethers)$/,
     replacement: fileURLToPath(new URL('./src/$1/index.ts', import.meta.url)),
   },
@@ -57,7 +61,7 @@ export default defineConfig({
             'packages/*/src/**/*.test.ts',
             'packages/service/test/**/*.test.ts',
             'src/core/**/*.test.ts',
-            'src/{viem,ethers,solana}/**/*.test.ts',
+            'src/{viem,ethers,solana,wagmi}/**/*.test.ts',
           ],
           setupFiles: ['./src/test/setup.node.ts'],
         },

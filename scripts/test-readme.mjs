@@ -10,7 +10,12 @@
 // repository (no EBADENGINE warning allowed), `latchkey-service dev --evm` from that install (anvil
 // from the registry on first use), an account funded through `/dev/faucet` pays with the README's
 // viem recipe; and an app without its config renders a panel naming the missing field.
-// `--reuse-packs` reuses the tarballs of an earlier run; `--skip-config-panel` skips the last check.
+// The wagmi recipe, in a fresh Vite react-ts app outside the repository with exactly the README's
+// installs (the kit's tarballs, then `npm install wagmi viem`), type-checks, builds with the app's
+// own Vite, and in its dev server names a missing config value on the page, then with the service's
+// `.env.local` connects wagmi after an e-mail sign-in in Chromium.
+// `--reuse-packs` reuses the tarballs of an earlier run; `--skip-config-panel` skips the config panel
+// check; `--only-wagmi` runs only the wagmi recipe's app (with the README's block checks).
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -235,6 +240,11 @@ async function main() {
 
   const packs = packKit({ reuse })
   const { kit, protocol } = packs
+  if (process.argv.includes('--only-wagmi')) {
+    await wagmiRecipeApp(packs, blocks)
+    step('ok: the wagmi recipe in a fresh app')
+    return
+  }
   // Inside the repository's node_modules, so react, vite and typescript resolve from the root
   // install; the kit itself comes only from its tarball.
   const app = path.join(root, 'node_modules/.cache/readme-app')
@@ -306,6 +316,7 @@ async function main() {
   const viem = blocks.find((b) => b.file === 'src/viem.ts')
   if (!viem) throw new Error('README.md has no `// src/viem.ts` block (the viem recipe)')
   await newcomerApp(packs, viem.code)
+  await wagmiRecipeApp(packs, blocks)
   if (process.argv.includes('--skip-config-panel')) step('skipped: the config error panel')
   else await checkConfigErrorPanel(app)
   step('ok: the README and docs code, the packed packages in a fresh app, dev --evm and the viem recipe')
@@ -537,6 +548,216 @@ export async function checkConfigErrorPanel(app) {
     await server.close()
     if (nodeEnv === undefined) delete process.env.NODE_ENV
     else process.env.NODE_ENV = nodeEnv
+  }
+}
+
+/**
+ * The README's `src/*` blocks a recipe file needs: the file and those it imports (`./App`), as
+ * `{ file, code }`.
+ */
+export function recipeFiles(blocks, file) {
+  const needed = new Map()
+  const visit = (name) => {
+    const block = blocks.find((b) => b.file === name || b.file.replace(/\.tsx?$/, '') === name)
+    if (!block) throw new Error(`no README or docs block writes ${name}`)
+    if (needed.has(block.file)) return
+    needed.set(block.file, block.code)
+    for (const [, specifier] of block.code.matchAll(/from '(\.\/[^']+)'/g))
+      visit(path.posix.join(path.posix.dirname(block.file), specifier))
+  }
+  visit(file)
+  return [...needed].map(([name, code]) => ({ file: name, code }))
+}
+
+/**
+ * The README's wagmi recipe in a newcomer's own app, outside the repository: a stock Vite react-ts
+ * app (create-vite's package.json and config, the repository's versions so npm's cache serves them),
+ * then the README's installs: the kit's tarballs, then `npm install wagmi viem` as the recipe
+ * says, nothing more (npm leaves @wagmi/core where it likes; the kit must not need it). With the
+ * app's own TypeScript and Vite: `tsc -b`'s app config type-checks, `vite build` builds, and the
+ * dev server (the `vite` command) serves a page that, without a config, names the missing value in
+ * an alert and, with the `.env.local` that `latchkey-service dev --env` writes, signs in by e-mail
+ * in Chromium and shows wagmi connected to the new wallet's address. The dev server must log no
+ * "Could not resolve".
+ */
+async function wagmiRecipeApp({ kit, protocol }, blocks) {
+  const files = recipeFiles(blocks, 'src/wagmi.tsx')
+  const wagmiBlock = files[0].code
+  if (!/export (?:function|const) WagmiApp\b/.test(wagmiBlock))
+    throw new Error('src/wagmi.tsx (the wagmi recipe) no longer exports WagmiApp')
+  const dir = mkdtempSync(path.join(tmpdir(), 'latchkey-wagmi-'))
+  const stops = []
+  try {
+    const version = (name) =>
+      JSON.parse(readFileSync(path.join(root, 'node_modules', name, 'package.json'), 'utf8')).version
+    // What `npm create vite@latest my-app -- --template react-ts` writes, less the lint set-up.
+    const manifest = {
+      name: 'my-app',
+      private: true,
+      version: '0.0.0',
+      type: 'module',
+      scripts: { dev: 'vite', build: 'tsc -b && vite build' },
+      dependencies: { react: `^${version('react')}`, 'react-dom': `^${version('react-dom')}` },
+      devDependencies: Object.fromEntries(
+        ['@types/react', '@types/react-dom', '@vitejs/plugin-react', 'typescript', 'vite'].map((name) => [
+          name,
+          `^${version(name)}`,
+        ]),
+      ),
+    }
+    const write = (file, text) => {
+      mkdirSync(path.dirname(path.join(dir, file)), { recursive: true })
+      writeFileSync(path.join(dir, file), text)
+    }
+    write('package.json', JSON.stringify(manifest, null, 2))
+    write('tsconfig.json', JSON.stringify({ files: [], references: [{ path: './tsconfig.app.json' }] }))
+    write('tsconfig.app.json', JSON.stringify(tsconfigApp, null, 2))
+    write(
+      'vite.config.ts',
+      "import react from '@vitejs/plugin-react'\nimport { defineConfig } from 'vite'\n\nexport default defineConfig({ plugins: [react()] })\n",
+    )
+    write('index.html', stockFiles['index.html'])
+    write(
+      'src/main.tsx',
+      stockFiles['src/main.tsx']
+        .replace("import App from './App.tsx'", "import { WagmiApp } from './wagmi.tsx'")
+        .replace('<App />', '<WagmiApp />'),
+    )
+    for (const { file, code } of files) write(file, code)
+
+    const install = (args) => {
+      step(`wagmi recipe app: npm install ${args.map((a) => path.basename(a)).join(' ')}`)
+      const result = spawnSyncText(npm, ['install', '--no-audit', '--no-fund', ...args], dir)
+      if (result.status !== 0) throw new Error(`npm install ${args.join(' ')} failed:\n${result.output}`)
+    }
+    install([]) // the Vite app
+    install([kit, protocol]) // the README's install of the kit
+    install(['wagmi', 'viem']) // the recipe's, exactly
+    const nested = existsSync(path.join(dir, 'node_modules/wagmi/node_modules/@wagmi/core'))
+    const top = existsSync(path.join(dir, 'node_modules/@wagmi/core'))
+    step(
+      `wagmi recipe app: npm put @wagmi/core ${top ? 'at the top' : nested ? 'inside wagmi only' : 'nowhere'}`,
+    )
+
+    const bin = (name) => path.join(dir, 'node_modules/.bin', name)
+    step('wagmi recipe app: tsc -p tsconfig.app.json, vite build')
+    for (const [command, args] of [
+      [bin('tsc'), ['-p', 'tsconfig.app.json']],
+      [bin('vite'), ['build', '--logLevel', 'warn']],
+    ]) {
+      const result = spawnSyncText(command, args, dir)
+      if (result.status !== 0)
+        throw new Error(
+          `the wagmi recipe: ${path.basename(command)} ${args.join(' ')} failed:\n${result.output}`,
+        )
+    }
+
+    const { chromium } = await import('playwright-core')
+    const { chromiumLaunchOptions } = await import('./chromium.mjs')
+    const { freePort, startService } = await import('./devStack.mjs')
+    const browser = await chromium.launch(chromiumLaunchOptions)
+    stops.push(() => browser.close())
+
+    /** `vite` (the app's `npm run dev`) on a free port; the page, with what it and the server said. */
+    const devServer = async () => {
+      const port = await freePort()
+      const child = spawn(bin('vite'), ['--host', '127.0.0.1', '--port', String(port), '--strictPort'], {
+        cwd: dir,
+        env: shellEnv(),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
+      let output = ''
+      child.stdout.on('data', (chunk) => {
+        output += chunk
+      })
+      child.stderr.on('data', (chunk) => {
+        output += chunk
+      })
+      const url = `http://127.0.0.1:${port}/`
+      for (const deadline = Date.now() + 60_000; ; ) {
+        if (child.exitCode !== null) throw new Error(`vite exited (${child.exitCode}):\n${output}`)
+        if (
+          await fetch(url).then(
+            (r) => r.ok,
+            () => false,
+          )
+        )
+          break
+        if (Date.now() > deadline) throw new Error(`vite served nothing within 60 s:\n${output}`)
+        await new Promise((resolve) => setTimeout(resolve, 200))
+      }
+      const page = await browser.newPage()
+      const errors = []
+      page.on('pageerror', (error) => errors.push(error.message))
+      page.on('console', (message) => {
+        if (message.type() === 'error') errors.push(message.text())
+      })
+      await page.goto(url)
+      const said = async () =>
+        `the page shows ${JSON.stringify((await page.locator('body').innerText()).slice(0, 400))}; its errors: ${errors.join(' | ').slice(0, 600)}; vite said: ${output.slice(-1500)}`
+      const close = async () => {
+        await page.close()
+        await stopChild(child)
+        if (/Could not resolve/.test(output)) throw new Error(`the wagmi recipe's dev server: ${output}`)
+      }
+      return { page, said, close }
+    }
+
+    step('wagmi recipe app: the dev server without a config names the missing value')
+    const bare = await devServer()
+    try {
+      await bare.page
+        .getByRole('alert')
+        .filter({ hasText: 'authProxyUrl' })
+        .first()
+        .waitFor({ timeout: 60_000 })
+        .catch(async () => {
+          throw new Error(
+            `the wagmi recipe without a config: no alert naming authProxyUrl; ${await bare.said()}`,
+          )
+        })
+    } finally {
+      await bare.close()
+    }
+
+    step('wagmi recipe app: latchkey-service dev --env .env.local, sign in, wagmi connected')
+    const service = await startService({ args: ['--env', path.join(dir, '.env.local')], log: () => {} })
+    stops.push(() => service.close())
+    const live = await devServer()
+    try {
+      const { page } = live
+      const email = 'wagmi-recipe@example.com'
+      await page.getByText('Sign in to connect.').waitFor({ timeout: 60_000 })
+      await page.getByRole('button', { name: 'Sign in', exact: true }).first().click()
+      const dialog = page.getByRole('dialog')
+      await dialog.getByLabel('Email address').fill(email)
+      const since = Date.now()
+      await dialog.getByRole('button', { name: 'Continue', exact: true }).click()
+      let code
+      for (const deadline = Date.now() + 20_000; !code && Date.now() < deadline; ) {
+        const outbox = await fetch(`${service.baseUrl}/dev/outbox.json?contact=${encodeURIComponent(email)}`)
+        const { messages } = await outbox.json()
+        code = messages.find((m) => Date.parse(m.sentAt) >= since - 1000)?.code
+        if (!code) await new Promise((resolve) => setTimeout(resolve, 200))
+      }
+      if (!code) throw new Error(`no code for ${email} in the outbox`)
+      await page.getByRole('textbox', { name: /^Digit 1 of \d+$/ }).click()
+      await page.keyboard.type(code)
+      // A new account is offered a passkey: decline it whenever it shows, until wagmi connects.
+      const connected = page.getByText(/^Connected: 0x[0-9a-fA-F]{40}$/)
+      for (const deadline = Date.now() + 60_000; !(await connected.isVisible()); ) {
+        const notNow = dialog.getByRole('button', { name: 'Not now', exact: true })
+        if (await notNow.isVisible()) await notNow.click().catch(() => {})
+        if (Date.now() > deadline)
+          throw new Error(`wagmi did not connect after sign-in; ${await live.said()}`)
+        await new Promise((resolve) => setTimeout(resolve, 250))
+      }
+    } finally {
+      await live.close()
+    }
+  } finally {
+    for (const stop of stops.reverse()) await stop().catch(() => {})
+    rmSync(dir, { recursive: true, force: true })
   }
 }
 

@@ -250,6 +250,10 @@ describe('package exports', () => {
     expect(Object.keys(await import('./wagmi/index.ts')).sort()).toEqual(['latchkey'])
   })
 
+  it('latchkey/wagmi/core', async () => {
+    expect(Object.keys(await import('./wagmi/core.ts')).sort()).toEqual(['latchkey'])
+  })
+
   it('latchkey/viem', async () => {
     expect(Object.keys(await import('./viem/index.ts')).sort()).toEqual([
       'LatchkeyConsensusNeededError',

@@ -5,231 +5,24 @@
  * with a live session wagmi reconnects it without a prompt. It holds no session state of its own:
  * it follows the events of `latchkey/viem`'s EIP-1193 provider, which follows the kit's session
  * store.
+ *
+ * It takes `createConnector` from `wagmi`, which re-exports @wagmi/core's: `npm install wagmi viem`
+ * is all it needs (npm may leave @wagmi/core nested inside wagmi, out of the app's reach). An app on
+ * @wagmi/core without React imports the same connector from `latchkey/wagmi/core`.
  */
 
-import { ChainNotConfiguredError, createConnector } from '@wagmi/core'
-import { type Address, getAddress, SwitchChainError, UserRejectedRequestError } from 'viem'
-import { logout } from '../core/actions/auth/logout.ts'
-import type { Latchkey } from '../core/createLatchkey.ts'
-import { isUsable } from '../core/session/sessionMachine.ts'
-import { submit } from '../core/transport/activity.ts'
-import { createLatchkeyEip1193Provider, type LatchkeyEip1193Provider } from '../viem/provider.ts'
+import { ChainNotConfiguredError, type CreateConnectorFn, createConnector } from 'wagmi'
+import type { LatchkeyEip1193Provider } from '../viem/provider.ts'
+import { latchkeyConnector } from './connector.ts'
+import type { LatchkeyParameters, Properties } from './types.ts'
 
-export type LatchkeyParameters = {
-  /** The kit's client; give the same one to `<LatchkeyProvider client={…}>`. */
-  client: Latchkey
-  /**
-   * Called by `connect()` (wagmi's `useConnect`) when nobody is signed in; resolve once signed in,
-   * e.g. `() => authModal.open()`. Without it such a `connect()` fails with a 4001 error. Signing
-   * in by any other path connects the connector by itself.
-   */
-  signIn?: (() => Promise<unknown>) | undefined
-  /**
-   * Give a user who signs in without an Ethereum account one, in a new wallet of this name (the
-   * embedded-wallet pattern). Without it such a user stays disconnected until an account exists
-   * and wagmi reconnects (or the provider's `refreshAccounts()` runs).
-   * @default undefined
-   */
-  createWallet?: { walletName: string } | undefined
-  /**
-   * JSON-RPC URL per chain id for the provider's reads and broadcasts.
-   * @default the URL of the config's `http()` transport for that chain, else the chain's default
-   */
-  rpcUrls?: Record<number, string> | undefined
-  /**
-   * wagmi's `useSendCalls` batches are paid by the organization's gas sponsor (the provider's
-   * `sponsor`); without it an app asks per batch with the `gasSponsorship` capability.
-   * @default false
-   */
-  sponsor?: boolean | undefined
-}
-
-type Properties = {
-  /** The kit's client this connector follows. */
-  readonly client: Latchkey
-  onConnect(connectInfo: { chainId: string }): void
-}
-
-const hasUsableSession = (client: Latchkey) => {
-  const { activeId, sessions } = client.store.getState()
-  return isUsable(activeId ? sessions[activeId]?.status : undefined)
-}
-
-/** The conventional first Ethereum account (BIP-44 coin 60, account 0). */
-const ETHEREUM_ACCOUNT = {
-  curve: 'CURVE_SECP256K1',
-  pathFormat: 'PATH_FORMAT_BIP32',
-  path: "m/44'/60'/0'/0/0",
-  addressFormat: 'ADDRESS_FORMAT_ETHEREUM',
-} as const
+export type { LatchkeyParameters } from './types.ts'
 
 latchkey.type = 'latchkey' as const
 
 /** The wagmi connector: `createConfig({ connectors: [latchkey({ client })], … })`. */
-export function latchkey(parameters: LatchkeyParameters) {
-  const { client } = parameters
-
-  return createConnector<LatchkeyEip1193Provider, Properties>((config) => {
-    // One provider per wagmi config, created on first use.
-    let provider: LatchkeyEip1193Provider | undefined
-    const rpcUrls = (): Record<number, string> => {
-      const urls: Record<number, string> = {}
-      for (const chain of config.chains) {
-        const explicit = parameters.rpcUrls?.[chain.id]
-        // wagmi's `http(url)` transport says its URL in `value.url`.
-        const transport = config.transports?.[chain.id]?.({ chain, retryCount: 0 })
-        const fromTransport = (transport?.value as { url?: unknown } | undefined)?.url
-        const url = explicit ?? (typeof fromTransport === 'string' ? fromTransport : undefined)
-        if (url) urls[chain.id] = url
-      }
-      return urls
-    }
-    const eip1193 = () => {
-      provider ??= createLatchkeyEip1193Provider(client, {
-        chains: config.chains,
-        rpcUrls: rpcUrls(),
-        signIn: parameters.signIn,
-        sponsor: parameters.sponsor,
-      })
-      return provider
-    }
-    const accountsOf = (value: unknown) => (value as string[]).map((a) => getAddress(a))
-
-    /** The session's accounts; with `createWallet`, a first wallet for a user who has none. */
-    async function ensureAccounts(): Promise<readonly Address[]> {
-      const accounts = accountsOf(await eip1193().request({ method: 'eth_accounts' }))
-      const { createWallet: wallet } = parameters
-      const sessionId = client.store.getState().activeId
-      if (accounts.length > 0 || !wallet || !sessionId || !hasUsableSession(client)) return accounts
-      // One creation per session even when several connectors follow this client (client.tasks is
-      // the client's own registry of shared in-flight work); each re-reads before creating.
-      const key = `latchkey/wagmi:createWallet:${sessionId}`
-      let task = client.tasks.get(key)
-      if (!task) {
-        task = (async () => {
-          if ((await eip1193().refreshAccounts()).length > 0) return
-          // createWallet's `chains: ['ethereum']`, without its table of every chain's paths.
-          await submit(client, 'create_wallet', {
-            walletName: wallet.walletName,
-            accounts: [ETHEREUM_ACCOUNT],
-          })
-        })().finally(() => client.tasks.delete(key))
-        client.tasks.set(key, task)
-      }
-      await task
-      // Announces the new account (accountsChanged), which connects wagmi when it is listening.
-      return eip1193().refreshAccounts()
-    }
-
-    return {
-      id: 'latchkey',
-      name: 'Latchkey',
-      type: latchkey.type,
-      client,
-
-      async setup() {
-        // Follow the provider from the start, connected or not: a sign-in anywhere connects wagmi.
-        const provider = eip1193()
-        provider.on('accountsChanged', this.onAccountsChanged.bind(this) as never)
-        provider.on('chainChanged', this.onChainChanged.bind(this) as never)
-        provider.on('disconnect', this.onDisconnect.bind(this) as never)
-        provider.on('connect', this.onConnect.bind(this) as never)
-      },
-
-      async connect({ chainId, isReconnecting, withCapabilities } = {}) {
-        await client.hydrate()
-        let accounts = await ensureAccounts()
-        if (accounts.length === 0 && !isReconnecting && !hasUsableSession(client)) {
-          // eth_requestAccounts runs `signIn` (when given) and fails with 4001 without it.
-          await eip1193()
-            .request({ method: 'eth_requestAccounts' })
-            .catch((error: Error) => {
-              if (!hasUsableSession(client)) throw error
-            })
-          accounts = await ensureAccounts()
-        }
-        if (accounts.length === 0)
-          throw new UserRejectedRequestError(
-            new Error(
-              hasUsableSession(client)
-                ? 'The signed-in user has no Ethereum account'
-                : 'Not signed in to Latchkey',
-            ),
-          )
-        let currentChainId = await this.getChainId()
-        if (chainId && chainId !== currentChainId)
-          currentChainId = (await this.switchChain?.({ chainId }))?.id ?? currentChainId
-        return {
-          accounts: (withCapabilities
-            ? accounts.map((address) => ({ address, capabilities: {} }))
-            : accounts) as never,
-          chainId: currentChainId,
-        }
-      },
-
-      /** wagmi's `disconnect()` signs the session out: wagmi's state follows the kit's. */
-      async disconnect() {
-        if (hasUsableSession(client)) await logout(client)
-      },
-
-      async getAccounts() {
-        return accountsOf(await eip1193().request({ method: 'eth_accounts' }))
-      },
-
-      async getChainId() {
-        return Number(await eip1193().request({ method: 'eth_chainId' }))
-      },
-
-      async getProvider() {
-        return eip1193()
-      },
-
-      async isAuthorized() {
-        await client.hydrate()
-        if (!hasUsableSession(client)) return false
-        return (await this.getAccounts().catch(() => [])).length > 0
-      },
-
-      async switchChain({ chainId }) {
-        const chain = config.chains.find((c) => c.id === chainId)
-        if (!chain) throw new SwitchChainError(new ChainNotConfiguredError())
-        await eip1193().request({
-          method: 'wallet_switchEthereumChain',
-          params: [{ chainId: `0x${chainId.toString(16)}` }],
-        })
-        return chain
-      },
-
-      onAccountsChanged(accounts) {
-        if (accounts.length === 0) {
-          this.onDisconnect()
-          // Another session without an Ethereum account became active: give it its first wallet.
-          if (hasUsableSession(client)) this.onConnect({ chainId: '' })
-          return
-        }
-        const addresses = accounts.map((a) => getAddress(a))
-        // Connected connectors have wagmi's `change` listener; disconnected ones only `connect`.
-        if (config.emitter.listenerCount('change') === 0) {
-          if (config.emitter.listenerCount('connect') === 0) return
-          void this.getChainId().then((chainId) =>
-            config.emitter.emit('connect', { accounts: addresses, chainId }),
-          )
-        } else config.emitter.emit('change', { accounts: addresses })
-      },
-
-      onChainChanged(chainId) {
-        config.emitter.emit('change', { chainId: Number(chainId) })
-      },
-
-      /** A new session: give it a first wallet when asked to (the accounts follow by themselves). */
-      onConnect() {
-        if (parameters.createWallet)
-          void ensureAccounts().catch((error: Error) => config.emitter.emit('error', { error }))
-      },
-
-      onDisconnect() {
-        config.emitter.emit('disconnect')
-      },
-    }
-  })
+export function latchkey(
+  parameters: LatchkeyParameters,
+): CreateConnectorFn<LatchkeyEip1193Provider, Properties> {
+  return createConnector(latchkeyConnector(parameters, ChainNotConfiguredError))
 }

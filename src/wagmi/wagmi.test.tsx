@@ -22,6 +22,7 @@ import { dispatchSessionEvent } from '../core/session/createSessionStore.ts'
 import { switchSession } from '../core/session/sessions.ts'
 import { memoryStorage } from '../core/test/fixtures.ts'
 import { createLatchkey, LatchkeyProvider, useLogout } from '../react/index.ts'
+import { latchkey as coreLatchkey } from './core.ts'
 import { latchkey } from './index.ts'
 
 // No node behind it: these tests never reach the chain (the provider answers eth_chainId itself).
@@ -143,13 +144,13 @@ describe('latchkey/wagmi: a connector that follows the kit’s sessions', () => 
     expect(screen.queryByRole('dialog')).toBeNull()
   })
 
-  it('on @wagmi/core alone (no React): connect() asks signIn when signed out, fails with 4001 without it; disconnect() signs out', async () => {
+  it('on @wagmi/core alone (no React, latchkey/wagmi/core): connect() asks signIn when signed out, fails with 4001 without it; disconnect() signs out', async () => {
     const setup = await createTestService()
     const client = createLatchkey({ ...setup.config, storage: memoryStorage() })
     const configWith = (signIn?: () => Promise<unknown>) =>
       createCoreConfig({
         chains: [chain],
-        connectors: [latchkey({ client, signIn, createWallet: { walletName: 'Main' } })],
+        connectors: [coreLatchkey({ client, signIn, createWallet: { walletName: 'Main' } })],
         transports: { [chain.id]: coreHttp() },
         multiInjectedProviderDiscovery: false,
         storage: null,
