@@ -212,6 +212,7 @@ describe("the sponsor's money", () => {
     )
     const from = addresses[0] as string
     await chain.fund(from, 10n ** 18n)
+    const deadBefore = await chain.tokenBalance(DEAD)
     h.clock.set(Date.now())
     const reply = await h.submit('eth_send_transaction', {
       from,
@@ -231,6 +232,8 @@ describe("the sponsor's money", () => {
     }
     expect(status.error).toMatchObject({ revertChain: [entry], eth: { revertChain: [entry] } })
     expect(status.txError).toContain('ERC20InsufficientBalance')
+    // Atomic: the mint before the failing transfer did not happen either.
+    expect(await chain.tokenBalance(DEAD)).toBe(deadBefore)
     await h.service.close()
   })
 })
