@@ -30,6 +30,11 @@ export function feeCeilingsOf(
   return { maxFeePerGas, maxPriorityFeePerGas: tip < maxFeePerGas ? tip : maxFeePerGas }
 }
 
+/** What counting a send needs: an activity's context, or the worker's for a replacement. */
+export type CapContext = Pick<ActivityContext, 'tx' | 'runtime' | 'now' | 'organization' | 'newId'> & {
+  caller: { userId: string }
+}
+
 /** Which caps a send counts against: gas or wei (EVM) or lamports of fees (Solana). */
 const UNITS = {
   gas: {
@@ -62,8 +67,8 @@ const UNITS = {
  * The organization is the parent of a sub-organization (the app), the user the caller.
  */
 export async function checkGasCaps(
-  ctx: ActivityContext,
-  send: { gas: bigint; sendTransactionId: string; unit?: keyof typeof UNITS },
+  ctx: CapContext,
+  send: { gas: bigint; sendTransactionId: string; unit?: keyof typeof UNITS; perTransaction?: false },
 ): Promise<void> {
   const unit = UNITS[send.unit ?? 'gas']
   const organizationId = ctx.organization.parentOrganizationId ?? ctx.organization.id
@@ -85,7 +90,7 @@ export async function checkGasCaps(
       { cap },
     )
   }
-  if (perTransaction !== undefined && send.gas > BigInt(perTransaction))
+  if (perTransaction !== undefined && send.perTransaction !== false && send.gas > BigInt(perTransaction))
     throw refuse('per-transaction', perTransaction, 0n)
   const sum = (rows: { gas: string }[]) => rows.reduce((total, row) => total + BigInt(row.gas), 0n)
   if (perUserPerDay !== undefined) {

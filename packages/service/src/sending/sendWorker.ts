@@ -1,9 +1,10 @@
 import { Transaction } from 'micro-eth-signer'
 import { findSigner, withAccountKey } from '../domain/wallets.ts'
+import { ApiError } from '../errors.ts'
 import type { Runtime } from '../Runtime.ts'
-import type { SendTransactionRow } from '../store/model.ts'
+import type { OrganizationRow, SendTransactionRow } from '../store/model.ts'
 import { rpcFor } from './ethSend.ts'
-import { feeCeilingsOf } from './gasCaps.ts'
+import { capsOf, checkGasCaps, feeCeilingsOf } from './gasCaps.ts'
 import { revertReasonOf } from './revertReason.ts'
 import { SENDING_DEFAULTS, type SendingOptions } from './SendingOptions.ts'
 import { RpcRefusedError, RpcUnreachableError, type SendRpc } from './sendRpc.ts'
@@ -278,6 +279,45 @@ async function fail(runtime: Runtime, row: SendTransactionRow, message: string):
 }
 
 /**
+ * Counts what a sponsored replacement adds (gas limit × the raise of its max fee) against the wei
+ * caps of the user who sent it, as a send is counted; false when a cap refuses it.
+ */
+async function countReplacement(
+  runtime: Runtime,
+  row: SendTransactionRow,
+  organization: OrganizationRow,
+  maxFeePerGas: bigint,
+): Promise<boolean> {
+  const activity = await runtime.store.get('activities', row.activityId)
+  if (!activity || !row.fees) return true
+  const gasLimit = BigInt(row.fees.gasLimit)
+  const raise = gasLimit * (maxFeePerGas - BigInt(row.fees.maxFeePerGas))
+  if (raise <= 0n) return true
+  const perTransaction = capsOf(runtime, organization).perTransactionWei
+  if (perTransaction !== undefined && gasLimit * maxFeePerGas > BigInt(perTransaction)) return false
+  try {
+    await runtime.store.transaction((tx) =>
+      checkGasCaps(
+        {
+          tx,
+          runtime,
+          now: runtime.now(),
+          organization,
+          newId: () => runtime.newId(),
+          caller: { userId: activity.userId },
+        },
+        // The per-transaction cap was judged above, on the whole replacement.
+        { gas: raise, sendTransactionId: row.id, unit: 'wei', perTransaction: false },
+      ),
+    )
+    return true
+  } catch (error) {
+    if (error instanceof ApiError && error.errorCode === 'GAS_CAP_EXCEEDED') return false
+    throw error
+  }
+}
+
+/**
  * Re-signs the send with the same nonce and fees raised by the configured percentage (bounded by
  * the ceiling; a sponsored send's by its organization's sponsored-fee ceiling too), records it and
  * broadcasts it; the earlier versions stay tracked until one is mined.
@@ -304,6 +344,15 @@ async function replace(runtime: Runtime, row: SendTransactionRow): Promise<void>
     return
   }
   const maxPriorityFeePerGas = bump(raw.maxPriorityFeePerGas ?? 0n)
+  // A sponsored replacement can cost more than was counted at signing: the difference counts
+  // against the wei caps first, and a replacement past one is not made (the send waits).
+  if (organization && !(await countReplacement(runtime, row, organization, maxFeePerGas))) {
+    await update(runtime, row, {
+      notBefore: runtime.now() + options.pollIntervalMs,
+      replacements: options.maxReplacements,
+    })
+    return
+  }
   const { r: _r, s: _s, yParity: _y, ...unsigned } = previous.raw as Record<string, unknown>
   const prepared = Transaction.prepare({
     ...unsigned,

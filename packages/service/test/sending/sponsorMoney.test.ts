@@ -2,7 +2,7 @@
 // Every refusal here happens before anything is signed, so the sponsor's balance and nonce stay.
 import { Transaction } from 'micro-eth-signer'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { GasCaps } from '../../src/sending/SendingOptions.ts'
+import type { GasCaps, SendingOptions } from '../../src/sending/SendingOptions.ts'
 import { sponsorAddress } from '../../src/sending/sponsors.ts'
 import {
   createHarness,
@@ -28,11 +28,11 @@ afterAll(async () => {
   await chain?.node.close()
 })
 
-async function service(caps: GasCaps = {}): Promise<Harness> {
+async function service(caps: GasCaps = {}, sending: SendingOptions = {}): Promise<Harness> {
   const h = await createHarness({
     clock: fakeClock(Date.now()),
     rpc: { [CAIP2]: chain.url },
-    sending: { pollIntervalMs: 20 },
+    sending: { pollIntervalMs: 20, ...sending },
     sponsorship: { delegates: { [CAIP2]: chain.delegate }, caps },
   })
   await chain.fund(sponsorAddress(h.service.runtime)!, 10n ** 19n)
@@ -201,6 +201,45 @@ describe("the sponsor's money", () => {
     for (const reply of replies.filter((r) => r.status !== 200))
       expect(reply.body.details).toMatchObject({ errorCode: 'GAS_CAP_EXCEEDED', cap: 'per-user daily wei' })
     expect(await sends(h)).toBe(2)
+    await h.service.close()
+  })
+
+  it('a replacement of a stuck sponsored send counts its raise against the wei caps; one past a cap is not made', async () => {
+    const gasLimit = 200_000n
+    const fee = 2n * GWEI
+    const raise = gasLimit * ((fee * 125n) / 100n - fee)
+    // Room for the send and one replacement (+25%), not for a second (+25% again).
+    const h = await service(
+      { perUserPerDayWei: String(gasLimit * fee + raise + 1n) },
+      { replaceAfterMs: 100 },
+    )
+    const user = await endUser(h)
+    await chain.rpc('evm_setAutomine', [false])
+    try {
+      const reply = await user.send({
+        sponsor: true,
+        gasLimit: String(gasLimit),
+        maxFeePerGas: String(fee),
+        maxPriorityFeePerGas: '1',
+        calls: [erc20Call('mint', DEAD, 1n)],
+      })
+      const id = resultOf('eth_send_transaction', reply).sendTransactionStatusId as string
+      const until = Date.now() + 15_000
+      let row = (await h.service.store.get('sendTransactions', id))!
+      while (row.replacements < 3 && Date.now() < until) {
+        await new Promise((resolve) => setTimeout(resolve, 30))
+        h.clock.set(Date.now())
+        row = (await h.service.store.get('sendTransactions', id))!
+      }
+      expect(row.replacements).toBe(3)
+      expect(row.priorHashes).toHaveLength(1)
+      expect(BigInt(row.fees!.maxFeePerGas)).toBe((fee * 125n) / 100n)
+      const wei = (await h.service.store.all('gasUsage')).filter((r) => r.userDay.endsWith('|wei'))
+      expect(wei.map((r) => BigInt(r.gas)).sort()).toEqual([raise, gasLimit * fee].sort())
+    } finally {
+      await chain.rpc('evm_setAutomine', [true])
+    }
+    await chain.rpc('evm_mine', [])
     await h.service.close()
   })
 
