@@ -113,23 +113,42 @@ export interface QueryMap {
   }
 }
 
-/** A revert frame, outermost first. */
+/**
+ * A revert frame, outermost first: the published `v1RevertChainEntry`. `errorType` is `native`
+ * (`Error(string)`, `Panic(uint256)` or a bare revert), `custom` (a contract's own error, decoded
+ * when the service knows its signature) or `unknown` (the selector and data as they came).
+ */
 export interface RevertChainEntry {
   /** Contract that reverted, when known. */
   address?: string
-  errorType?: 'ERROR_STRING' | 'PANIC' | 'CUSTOM' | 'UNKNOWN'
-  /** `Error(string)`'s reason, or the panic code's meaning. */
-  message?: string
-  /** The raw revert data, hex. */
-  data?: string
+  errorType?: 'native' | 'custom' | 'unknown'
+  /** What a person reads, e.g. `ERC20InsufficientBalance(0xab…, 0, 1)` or `Error: too late`. */
+  displayMessage?: string
+  unknown?: { selector?: string; data?: string }
+  native?: {
+    nativeType?: 'error_string' | 'panic' | 'execution_reverted'
+    message?: string
+    panicCode?: string
+  }
+  custom?: { errorName?: string; paramsJson?: string }
 }
 
-/** Why a send failed. */
+/** Why a Solana send failed (the published `v1SolanaFailureDetails`). */
+export interface SolanaFailureDetails {
+  /** Where it failed: `simulation`, `preflight` or `execution`. */
+  source?: string
+  rpcCode?: number
+  rpcMessage?: string
+  transactionErrorJson?: string
+  logs?: string[]
+}
+
+/** Why a send failed (the published `v1TxError`). */
 export interface TxError {
   message?: string
   revertChain?: RevertChainEntry[]
   eth?: { revertChain?: RevertChainEntry[] }
-  solana?: { logs?: string[] }
+  solana?: SolanaFailureDetails
 }
 
 /** An Ethereum receipt's bounded summary (an extension: the published type has only `txHash`). */

@@ -4,7 +4,7 @@ import { withField } from '../domain/params.ts'
 import { ApiError } from '../errors.ts'
 import { defineActivity } from '../registry.ts'
 import { recordSend, rpcFor } from '../sending/ethSend.ts'
-import { RpcRefusedError } from '../sending/sendRpc.ts'
+import { nodeFailure, RpcRefusedError } from '../sending/sendRpc.ts'
 
 const CAIP2 = /^[-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,32}$/
 
@@ -63,9 +63,8 @@ export const ethSendRawTransaction = defineActivity('eth_send_raw_transaction', 
       if (BigInt(balance) < cost)
         throw refused(`insufficient funds for gas * price + value: have ${BigInt(balance)} want ${cost}`)
     } catch (error) {
-      if (error instanceof ApiError) throw error
       if (error instanceof RpcRefusedError) throw refused(error.message)
-      throw new ApiError('RPC_FAILED', `the ${p.caip2} node did not answer: ${(error as Error).message}`)
+      throw nodeFailure(error, p.caip2, 'parameters.signedTransaction')
     }
     return { transactionHash: decoded.hash, sender: decoded.from, nonce: decoded.nonce.toString() }
   },

@@ -1,6 +1,7 @@
 /**
- * Limits on what a sponsor pays, in gas on EVM chains and in lamports of fees on Solana; a send
- * over one is refused (`GAS_CAP_EXCEEDED`) before signing.
+ * Limits on what a sponsor pays, in gas and in wei (gas limit × max fee per gas) on EVM chains and
+ * in lamports of fees on Solana; a send over one is refused (`GAS_CAP_EXCEEDED`) before signing.
+ * The fee ceilings bound the price of a sponsored EVM send, whether the caller or the node set it.
  */
 export interface GasCaps {
   /** Largest gas limit of one sponsored transaction. @default no cap */
@@ -9,6 +10,24 @@ export interface GasCaps {
   perUserPerDay?: number
   /** Gas of an organization's (and its sub-organizations') sponsored sends per UTC month. @default no cap */
   perOrganizationPerMonth?: number
+  /** Largest cost of one sponsored transaction (gas limit × max fee per gas), decimal wei. @default no cap */
+  perTransactionWei?: string
+  /** Cost of one user's sponsored sends per UTC day (gas limit × max fee per gas, counted when signed), decimal wei. @default no cap */
+  perUserPerDayWei?: string
+  /** Cost of an organization's (and its sub-organizations') sponsored sends per UTC month, decimal wei. @default no cap */
+  perOrganizationPerMonthWei?: string
+  /**
+   * Highest `maxFeePerGas` of a sponsored send, decimal wei: a caller's above it is refused
+   * (400 naming `parameters.maxFeePerGas`), the node's suggestion is lowered to it, and a network
+   * whose base fee is above it refuses sponsored sends (`GAS_CAP_EXCEEDED`) until the fee falls.
+   * Replacements of sponsored sends stay under it too. @default `sending.maxFeePerGasCeiling`
+   */
+  maxFeePerGas?: string
+  /**
+   * Highest `maxPriorityFeePerGas` (tip) of a sponsored send, decimal wei: a caller's above it is
+   * refused, the node's suggestion lowered to it. @default the `maxFeePerGas` ceiling
+   */
+  maxPriorityFeePerGas?: string
   /** Largest fee of one sponsored Solana transaction, in lamports. @default no cap */
   perTransactionLamports?: number
   /** Fees of one user's sponsored Solana sends per UTC day, in lamports (counted when signed). @default no cap */

@@ -12,11 +12,13 @@ import type { Transaction as StoreTransaction } from '../store/Store.ts'
 import {
   batchExecutionDigest,
   encodeExecuteBatch,
+  encodeSelfExecuteBatch,
   readDelegateNonce,
   readDelegation,
 } from './delegate/index.ts'
-import { checkGasCaps } from './gasCaps.ts'
-import { nodeFailure, type SendRpc, sendRpc } from './sendRpc.ts'
+import { checkGasCaps, feeCeilingsOf } from './gasCaps.ts'
+import { revertChainOf } from './revertReason.ts'
+import { nodeFailure, RpcRefusedError, RpcUnreachableError, type SendRpc, sendRpc } from './sendRpc.ts'
 import { findSponsor } from './sponsors.ts'
 
 /** Most calls of one `eth_send_transaction`. */
@@ -27,6 +29,29 @@ const DECIMAL = /^\d{1,78}$/
 const HEX_DATA = /^0x(?:[0-9a-fA-F]{2})*$/
 const EIP155 = /^eip155:[1-9]\d{0,15}$/
 const UINT256_MAX = (1n << 256n) - 1n
+const GWEI = 10n ** 9n
+
+/**
+ * What the signer encodes (micro-eth-signer's strict ranges): a value outside is refused at once,
+ * naming the field, instead of failing the signing.
+ */
+const SIGNER_RANGES = {
+  nonce: [0n, 131_072n, 'at most 131072'],
+  gasLimit: [21_000n, 30_000_000n, 'between 21000 and 30000000'],
+  maxFeePerGas: [1n, 10_000n * GWEI, 'between 1 wei and 10000 gwei'],
+  maxPriorityFeePerGas: [0n, 10_000n * GWEI, 'at most 10000 gwei'],
+} as const satisfies Record<string, readonly [bigint, bigint, string]>
+
+/** Refuses `value` of `name` outside what the signer encodes (400 naming the field). */
+export function checkSignerRange(name: keyof typeof SIGNER_RANGES, value: bigint, source = ''): void {
+  const [min, max, hint] = SIGNER_RANGES[name]
+  if (value < min || value > max)
+    throw new ApiError(
+      'FIELD_INVALID',
+      `parameters.${name}${source} is ${value}; it must be ${hint}`,
+      `parameters.${name}`,
+    )
+}
 
 /** A decimal integer string (wei, gas, nonces, seconds), checked to fit 256 bits. */
 function decimal(r: Reader, name: string): string | undefined {
@@ -66,12 +91,37 @@ export function parseEthSend(r: Reader): EthSendTransactionParameters {
     : [call(r)]
   const optional = (name: keyof EthSendTransactionParameters) => {
     const value = decimal(r, name)
+    if (value !== undefined && name in SIGNER_RANGES)
+      checkSignerRange(name as keyof typeof SIGNER_RANGES, BigInt(value))
     return value === undefined ? {} : { [name]: value }
   }
+  const sponsor = r.optBool('sponsor') ?? false
+  // The sponsor's nonce and the account's batch nonce are the service's to assign on a sponsored
+  // send: a caller's would park the sponsor's transactions behind a gap, or take another user's.
+  if (sponsor)
+    for (const name of ['nonce', 'gasStationNonce'] as const)
+      if (r.has(name))
+        throw new ApiError(
+          'FIELD_INVALID',
+          `parameters.${name} must not be given on a sponsored send: the service assigns it`,
+          `parameters.${name}`,
+        )
+  const maxFeePerGas = decimal(r, 'maxFeePerGas')
+  const maxPriorityFeePerGas = decimal(r, 'maxPriorityFeePerGas')
+  if (
+    maxFeePerGas !== undefined &&
+    maxPriorityFeePerGas !== undefined &&
+    BigInt(maxPriorityFeePerGas) > BigInt(maxFeePerGas)
+  )
+    throw new ApiError(
+      'FIELD_INVALID',
+      `parameters.maxPriorityFeePerGas ${maxPriorityFeePerGas} is above parameters.maxFeePerGas ${maxFeePerGas}`,
+      'parameters.maxPriorityFeePerGas',
+    )
   return {
     from: r.string('from', { max: 42, pattern: ADDRESS, hint: 'a 0x-prefixed 20-byte hex address' }),
     caip2: r.string('caip2', { max: 24, pattern: EIP155, hint: 'an EVM CAIP-2 chain id like eip155:1' }),
-    sponsor: r.optBool('sponsor') ?? false,
+    sponsor,
     calls,
     ...optional('nonce'),
     ...optional('gasLimit'),
@@ -160,14 +210,15 @@ export async function prepareEthSend(
         ? (rpc('eth_maxPriorityFeePerGas', []) as Promise<string>)
         : undefined,
     ])
-    const maxPriorityFeePerGas = BigInt(p.maxPriorityFeePerGas ?? (tip as string))
-    const maxFeePerGas = BigInt(
-      p.maxFeePerGas ?? 2n * BigInt(block.baseFeePerGas ?? '0x0') + maxPriorityFeePerGas,
-    )
+    const { maxFeePerGas, maxPriorityFeePerGas } = feesOf(ctx, p, {
+      baseFee: BigInt(block.baseFeePerGas ?? '0x0'),
+      tip: tip === undefined ? undefined : BigInt(tip as string),
+    })
     let batchFacts: EthSendPrepared['batch']
     let gasLimit: bigint
     if (batch && delegate) {
       const delegation = await readDelegation(rpc, p.from).catch((error: Error) => {
+        if (error instanceof RpcRefusedError || error instanceof RpcUnreachableError) throw error
         throw new ApiError(
           'FIELD_INVALID',
           `${p.from} cannot send a batch: ${error.message}`,
@@ -184,6 +235,7 @@ export async function prepareEthSend(
         deadline: p.deadline ?? (nowSeconds + 3600n).toString(),
       }
       gasLimit = BigInt(p.gasLimit ?? batchGasLimit(p.calls, delegated))
+      if (sponsor) await simulateBatch(rpc, p, { delegate, delegated, gasLimit })
     } else {
       const [only] = p.calls
       gasLimit = BigInt(
@@ -215,6 +267,96 @@ export async function prepareEthSend(
     }
   } catch (error) {
     throw nodeFailure(error, p.caip2, 'parameters.calls')
+  }
+}
+
+/**
+ * The fees a send signs, wei. Unsponsored: the caller's, else the node's tip and twice the base
+ * fee plus the tip. Sponsored, the operator's ceilings bound both (`feeCeilingsOf`): a caller's
+ * fee above one is refused naming the field; the node's suggestion is lowered to it; a base fee
+ * already above the ceiling refuses the send (`GAS_CAP_EXCEEDED`: it could not be included).
+ * Either way a fee the signer cannot encode is refused naming the field.
+ */
+function feesOf(
+  ctx: PrepareContext,
+  p: EthSendTransactionParameters,
+  node: { baseFee: bigint; tip?: bigint },
+): { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint } {
+  const min = (a: bigint, b: bigint) => (a < b ? a : b)
+  let tip = BigInt(p.maxPriorityFeePerGas ?? node.tip ?? 0n)
+  let maxFee = p.maxFeePerGas !== undefined ? BigInt(p.maxFeePerGas) : undefined
+  if (p.sponsor) {
+    const ceiling = feeCeilingsOf(ctx.runtime, ctx.organization)
+    const over = (name: 'maxFeePerGas' | 'maxPriorityFeePerGas', value: bigint) =>
+      new ApiError(
+        'FIELD_INVALID',
+        `parameters.${name} ${value} is above the operator's ceiling for sponsored sends (${ceiling[name]} wei)`,
+        `parameters.${name}`,
+        { ceiling: ceiling[name].toString() },
+      )
+    if (maxFee !== undefined && maxFee > ceiling.maxFeePerGas) throw over('maxFeePerGas', maxFee)
+    if (p.maxPriorityFeePerGas !== undefined && tip > ceiling.maxPriorityFeePerGas)
+      throw over('maxPriorityFeePerGas', tip)
+    if (node.baseFee > ceiling.maxFeePerGas) {
+      ctx.runtime.emit('send.capExceeded', { cap: 'max fee per gas' })
+      throw new ApiError(
+        'GAS_CAP_EXCEEDED',
+        `the network's base fee ${node.baseFee} is above the operator's ceiling for sponsored sends (${ceiling.maxFeePerGas} wei): try again when it falls`,
+        'parameters.sponsor',
+        { cap: 'max fee per gas' },
+      )
+    }
+    tip = min(tip, ceiling.maxPriorityFeePerGas)
+    maxFee ??= min(2n * node.baseFee + tip, ceiling.maxFeePerGas)
+  }
+  maxFee ??= 2n * node.baseFee + tip
+  tip = min(tip, maxFee)
+  const suggested = p.maxFeePerGas === undefined ? ' (as the node suggests)' : ''
+  checkSignerRange('maxFeePerGas', maxFee, suggested)
+  checkSignerRange(
+    'maxPriorityFeePerGas',
+    tip,
+    p.maxPriorityFeePerGas === undefined ? ' (as the node suggests)' : '',
+  )
+  return { maxFeePerGas: maxFee, maxPriorityFeePerGas: tip }
+}
+
+/**
+ * Runs the calls a sponsored batch makes, as they will run, before anything is signed: `eth_call`
+ * from the account to itself with the delegation in place (a state override of its code with the
+ * EIP-7702 designator when it does not delegate yet) and the batch's gas limit. The delegate runs
+ * the same calls from the same account as the signed batch would; only its own checks (batch
+ * nonce, deadline, signature) are left out, and the service sets those itself. A revert is refused
+ * with its decoded revert chain (`TRANSACTION_REVERTED`) and the sponsor pays nothing.
+ */
+async function simulateBatch(
+  rpc: SendRpc,
+  p: EthSendTransactionParameters,
+  batch: { delegate: string; delegated: boolean; gasLimit: bigint },
+): Promise<void> {
+  const call = {
+    from: p.from,
+    to: p.from,
+    data: encodeSelfExecuteBatch(
+      p.calls.map((c) => ({ to: c.to, value: BigInt(c.value ?? '0'), data: c.data ?? '0x' })),
+    ),
+    gas: `0x${batch.gasLimit.toString(16)}`,
+  }
+  const override = batch.delegated
+    ? undefined
+    : { [p.from]: { code: `0xef0100${batch.delegate.slice(2).toLowerCase()}` } }
+  try {
+    await rpc('eth_call', override ? [call, 'latest', override] : [call, 'latest'])
+  } catch (error) {
+    if (!(error instanceof RpcRefusedError)) throw error
+    const revertChain = revertChainOf(error.data)
+    const shown = revertChain[0]!.displayMessage
+    throw new ApiError(
+      'TRANSACTION_REVERTED',
+      `the sponsored batch would revert${shown === 'execution reverted' ? '' : ` with ${shown}`}; nothing was signed`,
+      'parameters.calls',
+      { revertChain, error: { message: shown, revertChain, eth: { revertChain } } },
+    )
   }
 }
 
@@ -264,11 +406,15 @@ export async function runEthSend(
   if (prepared.sponsorId && !sponsor)
     throw new ApiError('SPONSORSHIP_NOT_CONFIGURED', 'the sponsor account is gone', 'parameters.sponsor')
   const id = ctx.newId()
-  if (sponsor)
+  if (sponsor) {
+    await checkGasCaps(ctx, { gas: BigInt(prepared.gasLimit), sendTransactionId: id })
+    // The most the sponsor can pay for it: every unit of gas at the highest fee it signs.
     await checkGasCaps(ctx, {
-      gas: BigInt(prepared.gasLimit),
+      gas: BigInt(prepared.gasLimit) * BigInt(prepared.maxFeePerGas),
       sendTransactionId: id,
+      unit: 'wei',
     })
+  }
   const chainId = BigInt(prepared.chainId)
   const calls = p.calls.map((c) => ({ to: c.to, value: BigInt(c.value ?? '0'), data: c.data ?? '0x' }))
   const fees = {

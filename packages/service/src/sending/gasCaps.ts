@@ -1,17 +1,54 @@
 import { ApiError } from '../errors.ts'
+import type { Runtime } from '../Runtime.ts'
 import type { ActivityContext } from '../registry.ts'
-import type { GasCaps } from './SendingOptions.ts'
+import type { OrganizationRow } from '../store/model.ts'
+import { type GasCaps, SENDING_DEFAULTS } from './SendingOptions.ts'
 
 const utcDay = (now: number) => new Date(now).toISOString().slice(0, 10)
 const utcMonth = (now: number) => new Date(now).toISOString().slice(0, 7)
 
-/** Which caps a send counts against: gas (EVM) or lamports of fees (Solana). */
+/** The caps of `organization`: its parent's (or its own) `organizationCaps`, else `caps`. */
+export function capsOf(runtime: Runtime, organization: OrganizationRow): GasCaps {
+  const sponsorship = runtime.options.sponsorship
+  const organizationId = organization.parentOrganizationId ?? organization.id
+  return sponsorship?.organizationCaps?.[organizationId] ?? sponsorship?.caps ?? {}
+}
+
+/**
+ * The fee ceilings of `organization`'s sponsored sends, wei: `maxFeePerGas` (default: the
+ * replacements' `sending.maxFeePerGasCeiling`) and `maxPriorityFeePerGas` (default: the former).
+ */
+export function feeCeilingsOf(
+  runtime: Runtime,
+  organization: OrganizationRow,
+): { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint } {
+  const caps = capsOf(runtime, organization)
+  const maxFeePerGas = BigInt(
+    caps.maxFeePerGas ?? runtime.options.sending?.maxFeePerGasCeiling ?? SENDING_DEFAULTS.maxFeePerGasCeiling,
+  )
+  const tip = caps.maxPriorityFeePerGas === undefined ? maxFeePerGas : BigInt(caps.maxPriorityFeePerGas)
+  return { maxFeePerGas, maxPriorityFeePerGas: tip < maxFeePerGas ? tip : maxFeePerGas }
+}
+
+/** What counting a send needs: an activity's context, or the worker's for a replacement. */
+export type CapContext = Pick<ActivityContext, 'tx' | 'runtime' | 'now' | 'organization' | 'newId'> & {
+  caller: { userId: string }
+}
+
+/** Which caps a send counts against: gas or wei (EVM) or lamports of fees (Solana). */
 const UNITS = {
   gas: {
     perTransaction: 'perTransaction',
     perUserPerDay: 'perUserPerDay',
     perOrganizationPerMonth: 'perOrganizationPerMonth',
     suffix: '',
+  },
+  wei: {
+    perTransaction: 'perTransactionWei',
+    perUserPerDay: 'perUserPerDayWei',
+    perOrganizationPerMonth: 'perOrganizationPerMonthWei',
+    // Wei are counted in their own ranges, beside the gas of the same sends.
+    suffix: '|wei',
   },
   lamports: {
     perTransaction: 'perTransactionLamports',
@@ -24,26 +61,27 @@ const UNITS = {
 
 /**
  * Refuses a sponsored send whose cost would pass a cap (`GAS_CAP_EXCEEDED`, before anything is
- * signed), else counts it. The cost is the gas limit on EVM chains and the fee in lamports on
- * Solana. Runs in the activity's transaction: two sends counted at once on two instances read and
+ * signed), else counts it. The cost is the gas limit, and separately its wei (gas limit × max
+ * fee per gas), on EVM chains and the fee in lamports on Solana. Runs in the activity's transaction: two sends counted at once on two instances read and
  * write the same ranges, so the database serialises them and the cap holds.
  * The organization is the parent of a sub-organization (the app), the user the caller.
  */
 export async function checkGasCaps(
-  ctx: ActivityContext,
-  send: { gas: bigint; sendTransactionId: string; unit?: keyof typeof UNITS },
+  ctx: CapContext,
+  send: { gas: bigint; sendTransactionId: string; unit?: keyof typeof UNITS; perTransaction?: false },
 ): Promise<void> {
   const unit = UNITS[send.unit ?? 'gas']
-  const sponsorship = ctx.runtime.options.sponsorship
   const organizationId = ctx.organization.parentOrganizationId ?? ctx.organization.id
-  const caps: GasCaps = sponsorship?.organizationCaps?.[organizationId] ?? sponsorship?.caps ?? {}
+  const caps = capsOf(ctx.runtime, ctx.organization)
   const perTransaction = caps[unit.perTransaction]
   const perUserPerDay = caps[unit.perUserPerDay]
   const perOrganizationPerMonth = caps[unit.perOrganizationPerMonth]
-  const what = send.unit === 'lamports' ? 'lamports of fees' : 'gas'
+  const what = send.unit === 'lamports' ? 'lamports of fees' : send.unit === 'wei' ? 'wei' : 'gas'
   const userDay = `${organizationId}|${ctx.caller.userId}|${utcDay(ctx.now)}${unit.suffix}`
   const organizationMonth = `${organizationId}|${utcMonth(ctx.now)}${unit.suffix}`
-  const refuse = (cap: string, limit: number, used: bigint) => {
+  const name = (cap: string) => (send.unit === 'wei' ? `${cap} wei` : cap)
+  const refuse = (capName: string, limit: number | string, used: bigint) => {
+    const cap = name(capName)
     ctx.runtime.emit('send.capExceeded', { cap })
     return new ApiError(
       'GAS_CAP_EXCEEDED',
@@ -52,7 +90,7 @@ export async function checkGasCaps(
       { cap },
     )
   }
-  if (perTransaction !== undefined && send.gas > BigInt(perTransaction))
+  if (perTransaction !== undefined && send.perTransaction !== false && send.gas > BigInt(perTransaction))
     throw refuse('per-transaction', perTransaction, 0n)
   const sum = (rows: { gas: string }[]) => rows.reduce((total, row) => total + BigInt(row.gas), 0n)
   if (perUserPerDay !== undefined) {

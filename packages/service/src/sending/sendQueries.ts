@@ -4,9 +4,14 @@ import { defineQuery, type QueryHandler } from '../registry.ts'
 import type { SendTransactionRow } from '../store/model.ts'
 import { readDelegateNonce } from './delegate/index.ts'
 import { rpcFor } from './ethSend.ts'
-import { RpcUnreachableError } from './sendRpc.ts'
+import { revertChainOf } from './revertReason.ts'
+import { nodeFailure, RpcRefusedError } from './sendRpc.ts'
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/
+
+/** A failed send's revert chain: the one recorded, or (sends recorded before it was) its revert data decoded. */
+const revertChainOfRow = (error: NonNullable<SendTransactionRow['error']>) =>
+  error.revertChain ?? (error.revertData || error.revertReason ? revertChainOf(error.revertData) : undefined)
 
 /** A send as `get_send_transaction_status` answers it (the published response, plus the receipt). */
 export function renderSendStatus(row: SendTransactionRow): SendTransactionStatus {
@@ -21,19 +26,13 @@ export function renderSendStatus(row: SendTransactionRow): SendTransactionStatus
           txError: row.error.message,
           error: {
             message: row.error.message,
-            ...(row.error.revertData || row.error.revertReason
+            ...(revertChainOfRow(row.error)
               ? {
-                  eth: {
-                    revertChain: [
-                      {
-                        ...(row.error.revertReason ? { message: row.error.revertReason } : {}),
-                        ...(row.error.revertData ? { data: row.error.revertData } : {}),
-                        errorType: row.error.revertReason ? 'ERROR_STRING' : 'UNKNOWN',
-                      },
-                    ],
-                  },
+                  revertChain: revertChainOfRow(row.error),
+                  eth: { revertChain: revertChainOfRow(row.error) },
                 }
               : {}),
+            ...(row.error.solana ? { solana: row.error.solana } : {}),
           },
         }
       : {}),
@@ -83,10 +82,9 @@ export const sendQueries: Record<string, QueryHandler> = {
           ...(delegateNonce !== undefined ? { gasStationNonce: delegateNonce.toString() } : {}),
         }
       } catch (error) {
-        if (error instanceof ApiError) throw error
-        if (error instanceof RpcUnreachableError)
-          throw new ApiError('RPC_FAILED', `the ${q.caip2} node did not answer: ${error.message}`)
-        throw new ApiError('RPC_FAILED', `the ${q.caip2} node refused: ${(error as Error).message}`)
+        if (error instanceof RpcRefusedError)
+          throw new ApiError('RPC_FAILED', `the ${q.caip2} node refused: ${error.message}`)
+        throw nodeFailure(error, q.caip2, 'caip2')
       }
     },
   }),

@@ -1,8 +1,10 @@
 import { Transaction } from 'micro-eth-signer'
 import { findSigner, withAccountKey } from '../domain/wallets.ts'
+import { ApiError } from '../errors.ts'
 import type { Runtime } from '../Runtime.ts'
-import type { SendTransactionRow } from '../store/model.ts'
+import type { OrganizationRow, SendTransactionRow } from '../store/model.ts'
 import { rpcFor } from './ethSend.ts'
+import { capsOf, checkGasCaps, feeCeilingsOf } from './gasCaps.ts'
 import { revertReasonOf } from './revertReason.ts'
 import { SENDING_DEFAULTS, type SendingOptions } from './SendingOptions.ts'
 import { RpcRefusedError, RpcUnreachableError, type SendRpc } from './sendRpc.ts'
@@ -47,7 +49,7 @@ export function startSendWorker(runtime: Runtime): SendWorker {
       } catch {
         return
       }
-      const due = rows.filter((row) => row.notBefore <= Date.now())
+      const due = rows.filter((row) => row.notBefore <= runtime.now())
       // Sends are independent (each has its own nonce): several at once, a bounded number.
       let next = 0
       await Promise.all(
@@ -99,8 +101,8 @@ function unref(timer: ReturnType<typeof setTimeout>): ReturnType<typeof setTimeo
 async function claim(runtime: Runtime, row: SendTransactionRow, leaseMs: number) {
   return runtime.store.transaction(async (tx) => {
     const current = await tx.get('sendTransactions', row.id)
-    if (!current || current.status !== row.status || current.notBefore > Date.now()) return undefined
-    const claimed = { ...current, notBefore: Date.now() + leaseMs }
+    if (!current || current.status !== row.status || current.notBefore > runtime.now()) return undefined
+    const claimed = { ...current, notBefore: runtime.now() + leaseMs }
     await tx.put('sendTransactions', claimed)
     return claimed
   })
@@ -125,9 +127,15 @@ async function update(
   })
 }
 
-const chainOf = (row: SendTransactionRow) => (row.caip2.startsWith('solana:') ? 'solana' : 'eip155')
+/**
+ * The chain family of a send by its CAIP-2 namespace; undefined for any other (the activities
+ * refuse those at submit, and the worker fails such a row rather than guess how to send it).
+ */
+export const chainOf = (row: { caip2: string }): 'solana' | 'eip155' | undefined =>
+  row.caip2.startsWith('solana:') ? 'solana' : row.caip2.startsWith('eip155:') ? 'eip155' : undefined
 
-const backoff = (attempts: number) => Date.now() + Math.min(30_000, 250 * 2 ** Math.min(attempts, 7))
+const backoff = (runtime: Runtime, attempts: number) =>
+  runtime.now() + Math.min(30_000, 250 * 2 ** Math.min(attempts, 7))
 
 async function step(runtime: Runtime, row: SendTransactionRow): Promise<void> {
   const options = runtime.options.sending ?? SENDING_DEFAULTS
@@ -139,6 +147,10 @@ async function step(runtime: Runtime, row: SendTransactionRow): Promise<void> {
     return
   }
   const chain = chainOf(row)
+  if (!chain) {
+    await fail(runtime, row, `${row.caip2.split(':')[0]} is not a chain family the service sends on`)
+    return
+  }
   try {
     if (chain === 'solana') {
       const writes: SendWrites = {
@@ -150,7 +162,7 @@ async function step(runtime: Runtime, row: SendTransactionRow): Promise<void> {
           runtime.emit('send.final', { chain, status, ms: Math.max(0, runtime.now() - send.createdAt) }),
       }
       if (row.status === 'PENDING') await broadcastSolana(runtime, rpc, row, options, writes)
-      else await trackSolana(rpc, row, options, writes)
+      else await trackSolana(runtime, rpc, row, options, writes)
     } else if (row.status === 'PENDING') await broadcast(runtime, rpc, row)
     else await track(runtime, rpc, row, options)
   } catch (error) {
@@ -159,7 +171,7 @@ async function step(runtime: Runtime, row: SendTransactionRow): Promise<void> {
       chain,
       phase: row.status === 'PENDING' ? 'broadcast' : 'track',
     })
-    await update(runtime, row, { attempts: row.attempts + 1, notBefore: backoff(row.attempts + 1) })
+    await update(runtime, row, { attempts: row.attempts + 1, notBefore: backoff(runtime, row.attempts + 1) })
   }
 }
 
@@ -186,7 +198,7 @@ async function broadcast(runtime: Runtime, rpc: SendRpc, row: SendTransactionRow
     }
   }
   runtime.emit('send.broadcast', { chain: 'eip155', attempt: row.attempts + 1 })
-  const now = Date.now()
+  const now = runtime.now()
   await update(runtime, row, {
     status: 'BROADCASTED',
     attempts: row.attempts + 1,
@@ -202,7 +214,7 @@ async function track(
   options: Required<SendingOptions>,
 ): Promise<void> {
   if (await settle(runtime, rpc, row)) return
-  const stuck = Date.now() - (row.broadcastAt ?? 0) > options.replaceAfterMs
+  const stuck = runtime.now() - (row.broadcastAt ?? 0) > options.replaceAfterMs
   if (stuck && row.replacements < options.maxReplacements) {
     // Re-signing is one instance's job: the lease decides which.
     const claimed = await claim(runtime, row, options.rpcTimeoutMs * 3)
@@ -260,31 +272,87 @@ async function settle(runtime: Runtime, rpc: SendRpc, row: SendTransactionRow): 
 async function fail(runtime: Runtime, row: SendTransactionRow, message: string): Promise<void> {
   await update(runtime, row, { status: 'FAILED', error: { message }, notBefore: Number.MAX_SAFE_INTEGER })
   runtime.emit('send.final', {
-    chain: chainOf(row),
+    chain: chainOf(row) ?? 'eip155',
     status: 'FAILED',
     ms: Math.max(0, runtime.now() - row.createdAt),
   })
 }
 
 /**
+ * Counts what a sponsored replacement adds (gas limit × the raise of its max fee) against the wei
+ * caps of the user who sent it, as a send is counted; false when a cap refuses it.
+ */
+async function countReplacement(
+  runtime: Runtime,
+  row: SendTransactionRow,
+  organization: OrganizationRow,
+  maxFeePerGas: bigint,
+): Promise<boolean> {
+  const activity = await runtime.store.get('activities', row.activityId)
+  if (!activity || !row.fees) return true
+  const gasLimit = BigInt(row.fees.gasLimit)
+  const raise = gasLimit * (maxFeePerGas - BigInt(row.fees.maxFeePerGas))
+  if (raise <= 0n) return true
+  const perTransaction = capsOf(runtime, organization).perTransactionWei
+  if (perTransaction !== undefined && gasLimit * maxFeePerGas > BigInt(perTransaction)) return false
+  try {
+    await runtime.store.transaction((tx) =>
+      checkGasCaps(
+        {
+          tx,
+          runtime,
+          now: runtime.now(),
+          organization,
+          newId: () => runtime.newId(),
+          caller: { userId: activity.userId },
+        },
+        // The per-transaction cap was judged above, on the whole replacement.
+        { gas: raise, sendTransactionId: row.id, unit: 'wei', perTransaction: false },
+      ),
+    )
+    return true
+  } catch (error) {
+    if (error instanceof ApiError && error.errorCode === 'GAS_CAP_EXCEEDED') return false
+    throw error
+  }
+}
+
+/**
  * Re-signs the send with the same nonce and fees raised by the configured percentage (bounded by
- * the ceiling), records it and broadcasts it; the earlier versions stay tracked until one is mined.
+ * the ceiling; a sponsored send's by its organization's sponsored-fee ceiling too), records it and
+ * broadcasts it; the earlier versions stay tracked until one is mined.
  */
 async function replace(runtime: Runtime, row: SendTransactionRow): Promise<void> {
   const options = runtime.options.sending ?? SENDING_DEFAULTS
   const previous = Transaction.fromHex(row.signedTransaction)
   const raw = previous.raw as { maxFeePerGas?: bigint; maxPriorityFeePerGas?: bigint }
-  const ceiling = BigInt(options.maxFeePerGasCeiling)
+  let ceiling = BigInt(options.maxFeePerGasCeiling)
+  const organization = row.sponsored
+    ? await runtime.store.get('organizations', row.organizationId)
+    : undefined
+  if (organization) {
+    const sponsored = feeCeilingsOf(runtime, organization).maxFeePerGas
+    if (sponsored < ceiling) ceiling = sponsored
+  }
   const bump = (value: bigint) => (value * BigInt(100 + options.replacementBumpPercent) + 99n) / 100n
   const maxFeePerGas = bump(raw.maxFeePerGas ?? 0n)
   if (maxFeePerGas > ceiling) {
     await update(runtime, row, {
-      notBefore: Date.now() + options.pollIntervalMs,
+      notBefore: runtime.now() + options.pollIntervalMs,
       replacements: options.maxReplacements,
     })
     return
   }
   const maxPriorityFeePerGas = bump(raw.maxPriorityFeePerGas ?? 0n)
+  // A sponsored replacement can cost more than was counted at signing: the difference counts
+  // against the wei caps first, and a replacement past one is not made (the send waits).
+  if (organization && !(await countReplacement(runtime, row, organization, maxFeePerGas))) {
+    await update(runtime, row, {
+      notBefore: runtime.now() + options.pollIntervalMs,
+      replacements: options.maxReplacements,
+    })
+    return
+  }
   const { r: _r, s: _s, yParity: _y, ...unsigned } = previous.raw as Record<string, unknown>
   const prepared = Transaction.prepare({
     ...unsigned,
@@ -310,7 +378,7 @@ async function replace(runtime: Runtime, row: SendTransactionRow): Promise<void>
       // Signed elsewhere (eth_send_raw_transaction): only its signer can replace it.
       await update(runtime, row, {
         replacements: options.maxReplacements,
-        notBefore: Date.now() + options.pollIntervalMs,
+        notBefore: runtime.now() + options.pollIntervalMs,
       })
       return
     }

@@ -23,7 +23,7 @@ import type { Reader } from '../pipeline/Reader.ts'
 import type { ActivityContext, PrepareContext } from '../registry.ts'
 import { recordSend, rpcFor } from './ethSend.ts'
 import { checkGasCaps } from './gasCaps.ts'
-import { nodeFailure } from './sendRpc.ts'
+import { nodeFailure, redactNodeMessage, type SendRpc } from './sendRpc.ts'
 import { findSponsor } from './sponsors.ts'
 
 /** Largest unsignedTransaction accepted, in hex characters (legacy and v0 transactions are ≤ 1232 bytes). */
@@ -210,6 +210,7 @@ export async function prepareSolSend(ctx: PrepareContext, p: SolSend): Promise<S
           p.recentBlockhash !== undefined ? 'parameters.recentBlockhash' : 'parameters.unsignedTransaction',
         )
       fee = BigInt(answer.value).toString()
+      await simulateSponsored(rpc, messageBytes, signers)
     }
     return {
       message: toHex(messageBytes),
@@ -220,6 +221,39 @@ export async function prepareSolSend(ctx: PrepareContext, p: SolSend): Promise<S
   } catch (error) {
     throw nodeFailure(error, p.caip2, 'parameters.unsignedTransaction')
   }
+}
+
+/**
+ * Runs a sponsored transaction on the node before anything is signed (`simulateTransaction`
+ * without signature checks, on the blockhash it will carry): one that would fail is refused
+ * (`TRANSACTION_REVERTED`, with the program's error and logs as the published
+ * `v1SolanaFailureDetails`), so the fee payer pays nothing for it.
+ */
+async function simulateSponsored(rpc: SendRpc, messageBytes: Uint8Array, signers: string[]): Promise<void> {
+  const unsigned: Transaction = {
+    messageBytes: messageBytes as unknown as TransactionMessageBytes,
+    signatures: Object.fromEntries(signers.map((signer) => [signer, null])),
+  }
+  const answer = (await rpc('simulateTransaction', [
+    getBase64EncodedWireTransaction(unsigned),
+    { encoding: 'base64', sigVerify: false, replaceRecentBlockhash: false, commitment: 'confirmed' },
+  ])) as { value?: { err?: unknown; logs?: unknown } }
+  const err = answer?.value?.err
+  if (err === null || err === undefined) return
+  const logs = Array.isArray(answer.value?.logs)
+    ? answer.value.logs
+        .filter((line): line is string => typeof line === 'string')
+        .slice(-20)
+        .map((line) => redactNodeMessage(line))
+    : []
+  const transactionErrorJson = redactNodeMessage(JSON.stringify(err))
+  const solana = { source: 'simulation', transactionErrorJson, logs }
+  throw new ApiError(
+    'TRANSACTION_REVERTED',
+    `the sponsored transaction would fail (${transactionErrorJson}); nothing was signed`,
+    'parameters.unsignedTransaction',
+    { error: { message: `simulation failed: ${transactionErrorJson}`, solana } },
+  )
 }
 
 /**

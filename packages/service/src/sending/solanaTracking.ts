@@ -56,7 +56,7 @@ export async function broadcastSolana(
     }
   }
   runtime.emit('send.broadcast', { chain: 'solana', attempt: row.attempts + 1 })
-  const now = Date.now()
+  const now = runtime.now()
   await writes.update(row, {
     status: 'BROADCASTED',
     attempts: row.attempts + 1,
@@ -70,13 +70,14 @@ export async function broadcastSolana(
  * error); sent again while it has no status and its blockhash is valid; FAILED once it expired.
  */
 export async function trackSolana(
+  runtime: Runtime,
   rpc: SendRpc,
   row: SendTransactionRow,
   options: Required<SendingOptions>,
   writes: SendWrites,
 ): Promise<void> {
   if (await settleSolana(rpc, row, writes)) return
-  const now = Date.now()
+  const now = runtime.now()
   if (now - (row.broadcastAt ?? 0) >= REBROADCAST_MS) {
     const wire = Uint8Array.from(atob(row.signedTransaction), (c) => c.charCodeAt(0))
     const message = getCompiledTransactionMessageDecoder().decode(

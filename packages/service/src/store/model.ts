@@ -6,6 +6,8 @@ import type {
   CredentialType,
   PolicyOutcome,
   ProxySettings,
+  RevertChainEntry,
+  SolanaFailureDetails,
 } from '@latchkey/protocol'
 
 /**
@@ -336,7 +338,15 @@ export interface SendTransactionRow extends Row {
   }
   /** Solana slot of inclusion. */
   slot?: string
-  error?: { message: string; revertData?: string; revertReason?: string }
+  error?: {
+    message: string
+    revertData?: string
+    revertReason?: string
+    /** The published revert chain (EVM), outermost first. */
+    revertChain?: RevertChainEntry[]
+    /** Why a Solana send failed, as the published `v1SolanaFailureDetails`. */
+    solana?: SolanaFailureDetails
+  }
 }
 
 /** The next outer nonce of an account on a chain (`<caip2>|<address lowercase>`), assigned in the activity's transaction. */

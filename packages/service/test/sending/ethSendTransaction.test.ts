@@ -116,16 +116,20 @@ describe('eth_send_transaction', () => {
     })
     expect(nonces.body).toEqual({ nonce: '1', gasStationNonce: '1' })
 
-    // A batch whose last call reverts leaves nothing of the others.
+    // A sponsored batch whose last call reverts is simulated and refused before signing: the
+    // sponsor pays nothing for it (an unsponsored one's atomic failure is in sponsorMoney.test.ts).
+    const sponsorAfter = await chain.balance(sponsor)
     const failing = await send(h, {
       from,
       caip2: CAIP2,
       sponsor: true,
       calls: [erc20Call('approve', SPENDER, 1n), erc20Call('transfer', DEAD, 10_000n)],
     })
-    const failed = await waitForSend(h, resultOf('eth_send_transaction', failing).sendTransactionStatusId)
-    expect(failed).toMatchObject({ txStatus: 'FAILED', eth: { receipt: { status: 'reverted' } } })
-    expect(failed.error.message).toMatch(/reverted/)
+    expect(failing).toMatchObject({
+      status: 412,
+      body: { details: { errorCode: 'TRANSACTION_REVERTED', revertChain: [{ errorType: 'custom' }] } },
+    })
+    expect(await chain.balance(sponsor)).toBe(sponsorAfter)
     expect(await chain.allowance(from, SPENDER)).toBe(40n)
     expect(await chain.tokenBalance(from)).toBe(70n)
     expect(await chain.balance(from)).toBe(0n)

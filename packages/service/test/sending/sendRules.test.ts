@@ -75,6 +75,15 @@ describe('eth_send_transaction refuses bad input before signing anything', () =>
       [{ calls: [{ to: DEAD, value: '0x10' }] }, 400, 'parameters.calls[0].value'],
       [{ calls: [{ to: DEAD, data: '0x123' }] }, 400, 'parameters.calls[0].data'],
       [{ calls: [] }, 400, 'parameters.calls'],
+      // Outside what the signer encodes: a 400 naming the field, never a 500.
+      [{ calls: [call], maxFeePerGas: '100000000000000' }, 400, 'parameters.maxFeePerGas'],
+      [
+        { calls: [call], maxFeePerGas: '10', maxPriorityFeePerGas: '11' },
+        400,
+        'parameters.maxPriorityFeePerGas',
+      ],
+      [{ calls: [call], gasLimit: '20000' }, 400, 'parameters.gasLimit'],
+      [{ calls: [call], nonce: '200000' }, 400, 'parameters.nonce'],
     ]
     for (const [parameters, status, field] of cases) {
       const reply = await user.send(parameters)

@@ -78,6 +78,8 @@ export async function waitForSend(
 ) {
   const until = Date.now() + (options.timeoutMs ?? 10_000)
   for (;;) {
+    // The worker reads the service's clock: a test's frozen clock follows real time while it waits.
+    h.clock.set(Math.max(h.clock.now(), Date.now()))
     const reply = await h.query(
       'get_send_transaction_status',
       {

@@ -126,8 +126,59 @@ describe('sends across two instances on PostgreSQL', { timeout: 120_000 }, () =>
     const refused = replies.filter((reply) => reply.status !== 200)
     expect(accepted).toHaveLength(3)
     for (const reply of refused) expect(reply.body.details.errorCode).toBe('GAS_CAP_EXCEEDED')
-    const usage = await a!.service.store.all('gasUsage')
+    // Gas rows (the same sends' wei are counted in rows of their own).
+    const usage = (await a!.service.store.all('gasUsage')).filter((row) => !row.userDay.endsWith('|wei'))
     expect(usage.reduce((sum, row) => sum + Number(row.gas), 0)).toBeLessThanOrEqual(3 * batchGas + 50_000)
+    expect(await a!.service.store.all('sendTransactions')).toHaveLength(3)
+    for (const h of instances) await h.service.close()
+  })
+
+  it('a per-organization monthly wei cap holds for concurrent sponsored sends of two users over both instances', async () => {
+    const gasLimit = 200_000n
+    const maxFeePerGas = 2_000_000_000n
+    const perSend = gasLimit * maxFeePerGas
+    const [a, b] = await twoInstances('wei_caps', {
+      sponsorship: {
+        delegates: { [CAIP2]: chain.delegate },
+        caps: { perOrganizationPerMonthWei: String(3n * perSend + perSend / 2n) },
+      },
+    })
+    const instances = [a!, b!]
+    await chain.fund(sponsorAddress(a!.service.runtime)!, 10n ** 19n)
+    const accounts: string[] = []
+    for (const name of ['first', 'second']) {
+      const { addresses } = resultOf(
+        'create_wallet',
+        await a!.submit('create_wallet', { walletName: name, accounts: [ETHEREUM_ACCOUNT] }),
+      )
+      accounts.push(addresses[0] as string)
+    }
+    a!.clock.set(Date.now())
+    const replies = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        instances[i % 2]!.submit('eth_send_transaction', {
+          from: accounts[Math.floor(i / 2) % 2],
+          caip2: CAIP2,
+          sponsor: true,
+          gasLimit: String(gasLimit),
+          maxFeePerGas: String(maxFeePerGas),
+          maxPriorityFeePerGas: '1',
+          calls: [erc20Call('mint', DEAD, BigInt(i + 1))],
+        }),
+      ),
+    )
+    expect(replies.filter((reply) => reply.status >= 500)).toEqual([])
+    const refused = replies.filter((reply) => reply.status !== 200)
+    expect(replies.filter((reply) => reply.status === 200)).toHaveLength(3)
+    for (const reply of refused)
+      expect(reply.body.details).toMatchObject({
+        errorCode: 'GAS_CAP_EXCEEDED',
+        cap: 'per-organization monthly wei',
+      })
+    const wei = (await a!.service.store.all('gasUsage')).filter((row) =>
+      row.organizationMonth.endsWith('|wei'),
+    )
+    expect(wei.reduce((sum, row) => sum + BigInt(row.gas), 0n)).toBe(3n * perSend)
     expect(await a!.service.store.all('sendTransactions')).toHaveLength(3)
     for (const h of instances) await h.service.close()
   })

@@ -361,6 +361,44 @@ describe('sol_send_transaction refuses bad input before signing anything', () =>
     await h.service.close()
   })
 
+  it('simulates a sponsored transaction first: one that would fail is refused with its logs, the fee payer pays nothing', async () => {
+    const h = await service()
+    const user = await newAccount(h)
+    const sponsor = solanaSponsor(h)
+    const [source, destination] = await tokenAccounts([user, user], [1n, 0n])
+    const before = node.balance(sponsor)
+    const calls = node.calls.length
+    const reply = await send(h, {
+      unsignedTransaction: unsigned(user, [
+        getTransferInstruction({
+          source: source!,
+          destination: destination!,
+          authority: createNoopSigner(user as Address),
+          amount: 5n,
+        }),
+      ]),
+      signWiths: [user],
+      sponsor: true,
+    })
+    expect(reply.status).toBe(412)
+    expect(reply.body.details).toMatchObject({
+      errorCode: 'TRANSACTION_REVERTED',
+      field: 'parameters.unsignedTransaction',
+      error: {
+        solana: {
+          source: 'simulation',
+          logs: expect.arrayContaining([expect.stringMatching(/insufficient funds/i)]),
+        },
+      },
+    })
+    expect(node.calls.slice(calls)).toContain('simulateTransaction')
+    expect(node.calls.slice(calls)).not.toContain('sendTransaction')
+    expect(await sends(h)).toBe(0)
+    expect(node.balance(sponsor)).toBe(before)
+    expect(tokenBalance(destination!)).toBe(0n)
+    await h.service.close()
+  })
+
   it('counts sponsored fees against the lamport caps, before signing', async () => {
     const h = await service({ perUserPerDayLamports: Number(3n * LAMPORTS_PER_SIGNATURE) })
     const user = await newAccount(h)

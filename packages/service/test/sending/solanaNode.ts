@@ -49,7 +49,7 @@ class RpcError extends Error {
  * A loopback JSON-RPC server over a LiteSVM instance answering the methods the service's Solana
  * sends use: `getGenesisHash`, `getLatestBlockhash`, `isBlockhashValid`, `getFeeForMessage`,
  * `sendTransaction` (simulated first, like a node's preflight, so a failing transaction is refused
- * and costs nothing), `getSignatureStatuses`, `getBalance`, `getSlot`. Every transaction the SVM
+ * and costs nothing), `simulateTransaction` (`sigVerify` as asked, default off), `getSignatureStatuses`, `getBalance`, `getSlot`. Every transaction the SVM
  * executes lands in its own slot and is at once `finalized`.
  */
 export async function startSolanaNode(): Promise<SolanaNode> {
@@ -97,6 +97,26 @@ export async function startSolanaNode(): Promise<SolanaNode> {
         err: result instanceof FailedTransactionMetadata ? { failed: result.err().toString() } : null,
       })
       return signature
+    },
+    simulateTransaction: ([wire, config]) => {
+      const transaction = getTransactionDecoder().decode(getBase64Encoder().encode(wire as string))
+      const sigVerify = (config as { sigVerify?: boolean } | undefined)?.sigVerify ?? false
+      svm.withSigverify(sigVerify)
+      try {
+        const simulated = svm.simulateTransaction(transaction)
+        const failed = simulated instanceof FailedTransactionMetadata
+        const meta = simulated.meta()
+        return {
+          context: context(),
+          value: {
+            err: failed ? { failed: simulated.err().toString() } : null,
+            logs: meta.logs(),
+            unitsConsumed: Number(meta.computeUnitsConsumed()),
+          },
+        }
+      } finally {
+        svm.withSigverify(true)
+      }
     },
     getSignatureStatuses: ([signatures]) => ({
       context: context(),

@@ -2,6 +2,10 @@ import { z } from 'zod'
 import type { GasCaps, SponsorshipOptions } from '../../sending/SendingOptions.ts'
 
 const gas = z.number().int().positive()
+// Wei overflow TOML's integers (9.2 ETH at most) and JavaScript's safe ones: a decimal string.
+const wei = z
+  .string({ error: 'must be a decimal string of wei, e.g. "50000000000000000"' })
+  .regex(/^[1-9]\d{0,30}$/, { error: 'must be a positive decimal string of wei, e.g. "50000000000000000"' })
 
 const capsSchema = z
   .object({
@@ -12,6 +16,31 @@ const capsSchema = z
     per_organization_per_month: gas
       .optional()
       .describe("Gas of an organization's (and its sub-organizations') sponsored sends per UTC month."),
+    per_transaction_wei: wei
+      .optional()
+      .describe(
+        'Largest cost of one sponsored transaction in wei (its gas limit × max fee per gas), a decimal string.',
+      ),
+    per_user_per_day_wei: wei
+      .optional()
+      .describe(
+        "Cost of one user's sponsored sends per UTC day in wei (gas limit × max fee per gas of each, counted at signing), a decimal string.",
+      ),
+    per_organization_per_month_wei: wei
+      .optional()
+      .describe(
+        "Cost of an organization's (and its sub-organizations') sponsored sends per UTC month in wei, a decimal string.",
+      ),
+    max_fee_per_gas: wei
+      .optional()
+      .describe(
+        "Ceiling of a sponsored send's `maxFeePerGas` in wei, a decimal string: a caller's above it is refused (400 naming the field), the node's suggestion is lowered to it, and while the network's base fee is above it sponsored sends are refused (429 `GAS_CAP_EXCEEDED`). Replacements stay under it. Default: 500 gwei (`\"500000000000\"`, the ceiling every replacement has).",
+      ),
+    max_priority_fee_per_gas: wei
+      .optional()
+      .describe(
+        "Ceiling of a sponsored send's `maxPriorityFeePerGas` (tip) in wei, a decimal string: a caller's above it is refused, the node's suggestion is lowered to it. Default: the `max_fee_per_gas` ceiling.",
+      ),
     per_transaction_lamports: gas
       .optional()
       .describe('Largest fee of one sponsored Solana transaction, in lamports.'),
@@ -91,11 +120,13 @@ export const sponsorshipSection = z
       .describe(
         "How often `start` reads each sponsor's balance on each chain it pays on (probes and scrapes read the last look; never an RPC call per probe).",
       ),
-    caps: capsSchema.default({}).describe('Gas caps of every organization.'),
+    caps: capsSchema
+      .default({})
+      .describe('Gas, wei and lamport caps and fee ceilings of every organization.'),
     organization_caps: z
       .record(z.string().min(1), capsSchema)
       .default({})
-      .describe('Gas caps of particular (parent) organizations, replacing `caps` for them.'),
+      .describe('Caps and fee ceilings of particular (parent) organizations, replacing `caps` for them.'),
   })
   .strict()
   .describe('Gas sponsorship: sponsor accounts pay for `sponsor: true` sends, within caps.')
@@ -105,6 +136,15 @@ const capsOf = (caps: z.infer<typeof capsSchema>): GasCaps => ({
   ...(caps.per_user_per_day !== undefined ? { perUserPerDay: caps.per_user_per_day } : {}),
   ...(caps.per_organization_per_month !== undefined
     ? { perOrganizationPerMonth: caps.per_organization_per_month }
+    : {}),
+  ...(caps.per_transaction_wei !== undefined ? { perTransactionWei: caps.per_transaction_wei } : {}),
+  ...(caps.per_user_per_day_wei !== undefined ? { perUserPerDayWei: caps.per_user_per_day_wei } : {}),
+  ...(caps.per_organization_per_month_wei !== undefined
+    ? { perOrganizationPerMonthWei: caps.per_organization_per_month_wei }
+    : {}),
+  ...(caps.max_fee_per_gas !== undefined ? { maxFeePerGas: caps.max_fee_per_gas } : {}),
+  ...(caps.max_priority_fee_per_gas !== undefined
+    ? { maxPriorityFeePerGas: caps.max_priority_fee_per_gas }
     : {}),
   ...(caps.per_transaction_lamports !== undefined
     ? { perTransactionLamports: caps.per_transaction_lamports }

@@ -242,3 +242,30 @@ export function encodeExecuteBatch(parameters: ExecuteBatchParameters): string {
   ])
   return `0x${bytesToHex(concatBytes(EXECUTE_SELECTOR, args))}`
 }
+
+/** ERC-7821 batch mode without opData: only the account itself may use it (`msg.sender == address(this)`). */
+export const EXECUTE_BATCH_MODE = `0x01${'0'.repeat(62)}` as const
+
+/**
+ * `execute(bytes32,bytes)` calldata of `calls` in batch mode without opData, as the account calls
+ * itself: what a simulation runs (`eth_call` from the account to itself with the delegation in
+ * place) to see the calls a signed batch would make, without a signature or a batch nonce.
+ */
+export function encodeSelfExecuteBatch(callsGiven: readonly DelegateCall[]): string {
+  const calls = checkCalls(callsGiven)
+  const encodedCalls = encodeDynamicArray(
+    calls.map((call) =>
+      encodeTuple([
+        { head: addressWord(call.to) },
+        { head: word(call.value) },
+        { tail: dynamicBytes(call.data) },
+      ]),
+    ),
+  )
+  const executionData = encodeTuple([{ tail: encodedCalls }])
+  const args = encodeTuple([
+    { head: hexToBytes(EXECUTE_BATCH_MODE.slice(2)) },
+    { tail: dynamicBytes(executionData) },
+  ])
+  return `0x${bytesToHex(concatBytes(EXECUTE_SELECTOR, args))}`
+}

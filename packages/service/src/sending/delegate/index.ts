@@ -6,9 +6,11 @@ export {
   batchExecutionTypedData,
   DELEGATE_DOMAIN,
   type DelegateCall,
+  EXECUTE_BATCH_MODE,
   EXECUTE_BATCH_WITH_OP_DATA_MODE,
   type ExecuteBatchParameters,
   encodeExecuteBatch,
+  encodeSelfExecuteBatch,
 } from './batchExecution.ts'
 export { delegateContract } from './delegateContract.ts'
 export {

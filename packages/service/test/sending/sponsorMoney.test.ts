@@ -1,0 +1,278 @@
+// The sponsor's money (issue 36): what a caller with an ordinary account can make the sponsor pay.
+// Every refusal here happens before anything is signed, so the sponsor's balance and nonce stay.
+import { Transaction } from 'micro-eth-signer'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { GasCaps, SendingOptions } from '../../src/sending/SendingOptions.ts'
+import { sponsorAddress } from '../../src/sending/sponsors.ts'
+import {
+  createHarness,
+  ETHEREUM_ACCOUNT,
+  fakeClock,
+  type Harness,
+  type Json,
+  resultOf,
+  testKey,
+} from '../../src/testing/harness.ts'
+import { type Chain, erc20Call, startChain, waitForSend } from './sendSupport.ts'
+
+let chain: Chain
+const CAIP2 = 'eip155:31337'
+const DEAD = '0x000000000000000000000000000000000000dead'
+const GWEI = 10n ** 9n
+
+beforeAll(async () => {
+  chain = await startChain()
+}, 60_000)
+
+afterAll(async () => {
+  await chain?.node.close()
+})
+
+async function service(caps: GasCaps = {}, sending: SendingOptions = {}): Promise<Harness> {
+  const h = await createHarness({
+    clock: fakeClock(Date.now()),
+    rpc: { [CAIP2]: chain.url },
+    sending: { pollIntervalMs: 20, ...sending },
+    sponsorship: { delegates: { [CAIP2]: chain.delegate }, caps },
+  })
+  await chain.fund(sponsorAddress(h.service.runtime)!, 10n ** 19n)
+  return h
+}
+
+/** A sub-organization (an app's end user) with one Ethereum account and no ETH. */
+async function endUser(h: Harness) {
+  const key = testKey()
+  const sub = await h.createSubOrganization({
+    keys: [key],
+    wallet: { walletName: 'Main', accounts: [ETHEREUM_ACCOUNT] },
+  })
+  const as = { organizationId: sub.organizationId, as: key }
+  return {
+    ...sub,
+    from: sub.addresses![0]!,
+    as,
+    send: (parameters: Json) => {
+      h.clock.set(Date.now())
+      return h.submit('eth_send_transaction', { from: sub.addresses![0], caip2: CAIP2, ...parameters }, as)
+    },
+  }
+}
+
+const sends = async (h: Harness) => (await h.service.store.all('sendTransactions')).length
+const pendingNonce = async (address: string) =>
+  BigInt((await chain.rpc('eth_getTransactionCount', [address, 'pending'])) as string)
+
+describe("the sponsor's money", () => {
+  it('a caller-chosen 9,000 gwei fee, a caller-chosen sponsor nonce and a reverting batch are refused before signing; the sponsor pays nothing', async () => {
+    const h = await service()
+    const sponsor = sponsorAddress(h.service.runtime)!
+    const user = await endUser(h)
+    const [balance, nonce] = [await chain.balance(sponsor), await pendingNonce(sponsor)]
+    const mint = erc20Call('mint', DEAD, 1n)
+    const refusals: [Json, number, string, string][] = [
+      // The price: over the operator's ceiling (default 500 gwei), and over what the signer encodes.
+      [{ maxFeePerGas: String(9_000n * GWEI) }, 400, 'FIELD_INVALID', 'parameters.maxFeePerGas'],
+      [
+        { maxFeePerGas: String(400n * GWEI), maxPriorityFeePerGas: String(450n * GWEI) },
+        400,
+        'FIELD_INVALID',
+        'parameters.maxPriorityFeePerGas',
+      ],
+      [{ maxFeePerGas: String(100_000n * GWEI) }, 400, 'FIELD_INVALID', 'parameters.maxFeePerGas'],
+      // The sponsor's nonce and the account's batch nonce are the service's.
+      [{ nonce: String(nonce + 3n) }, 400, 'FIELD_INVALID', 'parameters.nonce'],
+      [{ gasStationNonce: '0' }, 400, 'FIELD_INVALID', 'parameters.gasStationNonce'],
+    ]
+    for (const [extra, status, errorCode, field] of refusals) {
+      const reply = await user.send({ sponsor: true, calls: [mint], ...extra })
+      expect(
+        { status: reply.status, errorCode: reply.body.details?.errorCode, field: reply.body.details?.field },
+        JSON.stringify(extra),
+      ).toEqual({ status, errorCode, field })
+    }
+    // A batch whose call reverts: the token transfer of tokens the account does not have.
+    const reverting = await user.send({ sponsor: true, calls: [mint, erc20Call('transfer', DEAD, 5n)] })
+    expect(reverting.status).toBe(412)
+    expect(reverting.body.details).toMatchObject({
+      errorCode: 'TRANSACTION_REVERTED',
+      field: 'parameters.calls',
+      revertChain: [
+        {
+          errorType: 'custom',
+          displayMessage: `ERC20InsufficientBalance(${user.from.toLowerCase()}, 0, 5)`,
+          custom: { errorName: 'ERC20InsufficientBalance' },
+        },
+      ],
+    })
+    expect(reverting.body.message).toContain('ERC20InsufficientBalance')
+    // A value transfer from an account with no ETH.
+    const broke = await user.send({ sponsor: true, calls: [{ to: DEAD, value: '1000' }] })
+    expect(broke.status).toBe(412)
+    expect(broke.body.details).toMatchObject({
+      errorCode: 'TRANSACTION_REVERTED',
+      revertChain: [{ errorType: 'custom', custom: { errorName: 'FailedCall' } }],
+    })
+    expect(await sends(h)).toBe(0)
+    expect(await chain.balance(sponsor)).toBe(balance)
+    expect(await pendingNonce(sponsor)).toBe(nonce)
+    expect(await h.service.store.all('gasUsage')).toEqual([])
+    // An ordinary sponsored send still goes through, at a price under the ceiling.
+    const id = resultOf('eth_send_transaction', await user.send({ sponsor: true, calls: [mint] }))
+      .sendTransactionStatusId as string
+    const status = await waitForSend(h, id, { organizationId: user.organizationId, as: user.as })
+    expect(status.txStatus).toBe('INCLUDED')
+    const row = (await h.service.store.get('sendTransactions', id))!
+    expect(BigInt(row.fees!.maxFeePerGas)).toBeLessThanOrEqual(500n * GWEI)
+    await h.service.close()
+  })
+
+  it("lowers the node's suggested fees to the operator's ceilings, and refuses while the base fee is above them", async () => {
+    const block = (await chain.rpc('eth_getBlockByNumber', ['latest', false])) as { baseFeePerGas: string }
+    const baseFee = BigInt(block.baseFeePerGas)
+    // Under the node's suggestion (twice the base fee plus its tip), over the base fee.
+    const ceiling = baseFee + baseFee / 2n + 1n
+    const h = await service({ maxFeePerGas: String(ceiling), maxPriorityFeePerGas: '7' })
+    const user = await endUser(h)
+    const id = resultOf(
+      'eth_send_transaction',
+      await user.send({ sponsor: true, calls: [erc20Call('mint', DEAD, 1n)] }),
+    ).sendTransactionStatusId as string
+    const row = (await h.service.store.get('sendTransactions', id))!
+    const raw = Transaction.fromHex(row.signedTransaction).raw as {
+      maxFeePerGas: bigint
+      maxPriorityFeePerGas: bigint
+    }
+    expect(raw.maxFeePerGas).toBe(ceiling)
+    expect(raw.maxPriorityFeePerGas).toBe(7n)
+    expect((await waitForSend(h, id, { organizationId: user.organizationId, as: user.as })).txStatus).toBe(
+      'INCLUDED',
+    )
+    // A caller's fee over the ceiling is refused, naming the field.
+    const over = await user.send({
+      sponsor: true,
+      calls: [erc20Call('mint', DEAD, 2n)],
+      maxFeePerGas: String(ceiling + 1n),
+    })
+    expect(over).toMatchObject({ status: 400, body: { details: { field: 'parameters.maxFeePerGas' } } })
+    await h.service.close()
+    // A ceiling under the base fee: the send could not be included, so it is not signed.
+    const low = await service({ maxFeePerGas: '1' })
+    const other = await endUser(low)
+    const refused = await other.send({ sponsor: true, calls: [erc20Call('mint', DEAD, 1n)] })
+    expect(refused).toMatchObject({
+      status: 429,
+      body: { details: { errorCode: 'GAS_CAP_EXCEEDED', cap: 'max fee per gas' } },
+    })
+    expect(await sends(low)).toBe(0)
+    await low.service.close()
+  })
+
+  it('caps count wei (gas limit × max fee per gas): per transaction, and per user per day under a 6-way race', async () => {
+    const gasLimit = 200_000n
+    const maxFeePerGas = 3n * GWEI
+    const perSend = gasLimit * maxFeePerGas
+    const h = await service({
+      perTransactionWei: String(perSend),
+      perUserPerDayWei: String(2n * perSend + perSend / 2n),
+    })
+    const user = await endUser(h)
+    const priced = (i: number, fee = maxFeePerGas) => ({
+      sponsor: true,
+      gasLimit: String(gasLimit),
+      maxFeePerGas: String(fee),
+      maxPriorityFeePerGas: '1',
+      calls: [erc20Call('mint', DEAD, BigInt(i + 1))],
+    })
+    // Within every gas cap (there is none), over the per-transaction wei cap by its price alone.
+    const dear = await user.send(priced(100, maxFeePerGas + 1n))
+    expect(dear).toMatchObject({
+      status: 429,
+      body: { details: { errorCode: 'GAS_CAP_EXCEEDED', cap: 'per-transaction wei' } },
+    })
+    h.clock.set(Date.now())
+    const replies = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        h.submit('eth_send_transaction', { from: user.from, caip2: CAIP2, ...priced(i) } as never, user.as),
+      ),
+    )
+    expect(replies.filter((reply) => reply.status >= 500)).toEqual([])
+    const accepted = replies.filter((reply) => reply.status === 200)
+    expect(accepted).toHaveLength(2)
+    for (const reply of replies.filter((r) => r.status !== 200))
+      expect(reply.body.details).toMatchObject({ errorCode: 'GAS_CAP_EXCEEDED', cap: 'per-user daily wei' })
+    expect(await sends(h)).toBe(2)
+    await h.service.close()
+  })
+
+  it('a replacement of a stuck sponsored send counts its raise against the wei caps; one past a cap is not made', async () => {
+    const gasLimit = 200_000n
+    const fee = 2n * GWEI
+    const raise = gasLimit * ((fee * 125n) / 100n - fee)
+    // Room for the send and one replacement (+25%), not for a second (+25% again).
+    const h = await service(
+      { perUserPerDayWei: String(gasLimit * fee + raise + 1n) },
+      { replaceAfterMs: 100 },
+    )
+    const user = await endUser(h)
+    await chain.rpc('evm_setAutomine', [false])
+    try {
+      const reply = await user.send({
+        sponsor: true,
+        gasLimit: String(gasLimit),
+        maxFeePerGas: String(fee),
+        maxPriorityFeePerGas: '1',
+        calls: [erc20Call('mint', DEAD, 1n)],
+      })
+      const id = resultOf('eth_send_transaction', reply).sendTransactionStatusId as string
+      const until = Date.now() + 15_000
+      let row = (await h.service.store.get('sendTransactions', id))!
+      while (row.replacements < 3 && Date.now() < until) {
+        await new Promise((resolve) => setTimeout(resolve, 30))
+        h.clock.set(Date.now())
+        row = (await h.service.store.get('sendTransactions', id))!
+      }
+      expect(row.replacements).toBe(3)
+      expect(row.priorHashes).toHaveLength(1)
+      expect(BigInt(row.fees!.maxFeePerGas)).toBe((fee * 125n) / 100n)
+      const wei = (await h.service.store.all('gasUsage')).filter((r) => r.userDay.endsWith('|wei'))
+      expect(wei.map((r) => BigInt(r.gas)).sort()).toEqual([raise, gasLimit * fee].sort())
+    } finally {
+      await chain.rpc('evm_setAutomine', [true])
+    }
+    await chain.rpc('evm_mine', [])
+    await h.service.close()
+  })
+
+  it('a batch that reverts on chain (not simulated: the account pays) is FAILED with the published revertChain', async () => {
+    const h = await service()
+    const { addresses } = resultOf(
+      'create_wallet',
+      await h.submit('create_wallet', { walletName: 'payer', accounts: [ETHEREUM_ACCOUNT] }),
+    )
+    const from = addresses[0] as string
+    await chain.fund(from, 10n ** 18n)
+    const deadBefore = await chain.tokenBalance(DEAD)
+    h.clock.set(Date.now())
+    const reply = await h.submit('eth_send_transaction', {
+      from,
+      caip2: CAIP2,
+      calls: [erc20Call('mint', DEAD, 1n), erc20Call('transfer', DEAD, 9n)],
+    })
+    const id = resultOf('eth_send_transaction', reply).sendTransactionStatusId as string
+    const status = await waitForSend(h, id)
+    expect(status.txStatus).toBe('FAILED')
+    const entry = {
+      errorType: 'custom',
+      displayMessage: `ERC20InsufficientBalance(${from.toLowerCase()}, 0, 9)`,
+      custom: {
+        errorName: 'ERC20InsufficientBalance',
+        paramsJson: JSON.stringify([from.toLowerCase(), '0', '9']),
+      },
+    }
+    expect(status.error).toMatchObject({ revertChain: [entry], eth: { revertChain: [entry] } })
+    expect(status.txError).toContain('ERC20InsufficientBalance')
+    // Atomic: the mint before the failing transfer did not happen either.
+    expect(await chain.tokenBalance(DEAD)).toBe(deadBefore)
+    await h.service.close()
+  })
+})
