@@ -189,6 +189,23 @@ describe('loadConfig', () => {
     }
     expect(JSON.parse(printConfig(config, 'json')).master_key).toEqual({ key: '<redacted>' })
   })
+
+  it("prints no [rpc] node's credentials or API key", () => {
+    const file = write(
+      'rpc.toml',
+      '[rpc]\n"eip155:1" = "https://user:hunter2@rpc.example:8443/v2/sk_live_42?key=abc"\n"eip155:5" = "http://127.0.0.1:8545"\n',
+    )
+    const { config } = loadConfig({ file, env: {} })
+    for (const format of ['toml', 'json'] as const) {
+      const printed = printConfig(config, format)
+      for (const secret of ['hunter2', 'user:', 'sk_live_42', 'key=abc'])
+        expect(printed).not.toContain(secret)
+    }
+    expect(JSON.parse(printConfig(config, 'json')).rpc).toEqual({
+      'eip155:1': 'https://<redacted>@rpc.example:8443/<redacted>',
+      'eip155:5': 'http://127.0.0.1:8545',
+    })
+  })
 })
 
 describe('the sponsor keys, secrets like the others', () => {

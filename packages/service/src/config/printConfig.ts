@@ -21,7 +21,25 @@ export function redactConfig(config: Config): Config {
     }
   }
   for (const key of configKeys()) if (key.secret) redact(copy, key.path)
+  const rpc = copy.rpc as Record<string, string> | undefined
+  if (rpc) for (const chain of Object.keys(rpc)) rpc[chain] = redactUrl(rpc[chain] as string)
   return copy as Config
+}
+
+/**
+ * A node's URL as it may be shown: its credentials, and a path or query that may carry a provider's
+ * API key (`https://eth-mainnet.example/v2/KEY`), replaced by `<redacted>`; scheme, host and port kept.
+ */
+export function redactUrl(text: string): string {
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    return REDACTED
+  }
+  const credentials = url.username || url.password ? `${REDACTED}@` : ''
+  const rest = (url.pathname !== '/' && url.pathname !== '') || url.search ? `/${REDACTED}` : ''
+  return `${url.protocol}//${credentials}${url.host}${rest}`
 }
 
 /** A budget as `[rate_limits]` writes it. */
