@@ -90,7 +90,13 @@ export async function run(argv: string[]): Promise<void> {
       `no parent organization in ${describeStorage(config)}: run \`latchkey-service init --config FILE --root-public-key HEX\` once first`,
     ])
   }
-  const { host, port, trusted_proxies: trustedProxies, public_url: publicUrl } = config.server
+  const {
+    host,
+    port,
+    trusted_proxies: trustedProxies,
+    public_url: publicUrl,
+    drain_grace_seconds: drainGraceSeconds,
+  } = config.server
   const settings = observabilityOptions(config.observability)
   const server = await runServer(service, {
     host,
@@ -98,6 +104,7 @@ export async function run(argv: string[]): Promise<void> {
     adminPort: settings.adminPort,
     adminHost: settings.adminHost,
     drainSeconds: settings.drainSeconds,
+    drainGraceSeconds,
     ...telemetry.serverOptions,
     fetch: trustProxies(service.app.fetch, trustedProxies),
   }).catch(async (error: Error) => {

@@ -28,7 +28,7 @@ function heldRoute() {
 }
 
 describe('runServer', () => {
-  it('drains: readiness turns 503, new connections are refused, the request in flight finishes, drain hooks run, then it closes', async () => {
+  it('drains: readiness turns 503 at once, requests are served through the grace period and answered 503 after it, the request in flight finishes, drain hooks run, then it closes', async () => {
     const held = heldRoute()
     const metrics = createMetrics({ process: false })
     const service = await createService({ plugins: [held.plugin], events: metrics })
@@ -40,6 +40,7 @@ describe('runServer', () => {
       port: 0,
       host: '127.0.0.1',
       adminPort: 0,
+      drainGraceSeconds: 0.3,
       drainSeconds: 5,
       metrics,
       handleSignals: false,
@@ -54,7 +55,17 @@ describe('runServer', () => {
     expect(readyz.status).toBe(503)
     expect(await readyz.json()).toMatchObject({ ready: false, checks: { serving: false } })
     expect(await metrics.render()).toMatch(/^latchkey_server_draining 1$/m)
-    await expect(fetch(`${server.url}/livez`)).rejects.toThrow()
+    // The grace period: still served, each answer closing its connection; the job workers still run.
+    const during = await fetch(`${server.url}/livez`)
+    expect(during.status).toBe(200)
+    expect(during.headers.get('connection')).toBe('close')
+    expect(hookSignal).toBeUndefined()
+    // After it: refused with 503 (never a reset), and the job workers drain.
+    await new Promise((resolve) => setTimeout(resolve, 400))
+    const after = await fetch(`${server.url}/livez`)
+    expect(after.status).toBe(503)
+    expect(after.headers.get('connection')).toBe('close')
+    expect(await after.json()).toMatchObject({ details: { errorCode: 'STORAGE_UNAVAILABLE' } })
     expect(hookSignal).toBeInstanceOf(AbortSignal)
 
     held.release()
@@ -63,6 +74,7 @@ describe('runServer', () => {
     expect(answer.headers.get('connection')).toBe('close')
     expect(await answer.json()).toEqual({ finished: true })
     expect(await stopped).toEqual({ cut: 0 })
+    await expect(fetch(`${server.url}/livez`)).rejects.toThrow()
     await expect(fetch(`${server.adminUrl}/livez`)).rejects.toThrow()
     expect(await server.stop()).toEqual({ cut: 0 })
   })
@@ -74,6 +86,7 @@ describe('runServer', () => {
     const server = await runServer(service, {
       port: 0,
       host: '127.0.0.1',
+      drainGraceSeconds: 0,
       drainSeconds: 0.2,
       handleSignals: false,
     })

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net'
 import { z } from 'zod'
+import { DEFAULT_DRAIN_GRACE_SECONDS } from '../../server/runServer.ts'
 
 /** An address (`10.0.0.5`, `::1`) or a CIDR block (`10.0.0.0/8`, `fd00::/8`). */
 export function isAddressOrCidr(value: string): boolean {
@@ -52,6 +53,14 @@ export const serverSection = z
       .describe(
         'The origin browsers reach the service at (behind the reverse proxy), e.g. `https://wallet.example.com`; printed by `start`, and the default of `webauthn.rp_id`.',
       ),
+    drain_grace_seconds: z
+      .number({ error: 'must be a number of seconds from 0 to 3600' })
+      .min(0, { error: 'must be a number of seconds from 0 to 3600' })
+      .max(3600, { error: 'must be a number of seconds from 0 to 3600' })
+      .default(DEFAULT_DRAIN_GRACE_SECONDS)
+      .describe(
+        'On SIGTERM/SIGINT: how long requests are still served (`/readyz` answering 503, every answer closing its connection) so a load balancer takes the instance out; then new requests get 503 and `observability.drain_seconds` bounds the rest.',
+      ),
   })
   .describe('Where the service listens and who may stand in front of it.')
 
@@ -63,6 +72,7 @@ export interface ServerOptions {
   port: number
   trustedProxies: string[]
   publicUrl: string | undefined
+  drainGraceSeconds: number
 }
 
 export function serverOptions(parsed: ServerSection): ServerOptions {
@@ -71,5 +81,6 @@ export function serverOptions(parsed: ServerSection): ServerOptions {
     port: parsed.port,
     trustedProxies: parsed.trusted_proxies,
     publicUrl: parsed.public_url,
+    drainGraceSeconds: parsed.drain_grace_seconds,
   }
 }
