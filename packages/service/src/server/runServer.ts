@@ -96,6 +96,8 @@ export interface RunningServer {
  */
 export async function runServer(service: Service, options: RunServerOptions): Promise<RunningServer> {
   const { runtime } = service
+  // A service whose crypto workers cannot load would answer every signing 500: it does not start.
+  await runtime.crypto.ready?.()
   const drainMs = (options.drainSeconds ?? DEFAULT_DRAIN_SECONDS) * 1000
   const graceMs = (options.drainGraceSeconds ?? DEFAULT_DRAIN_GRACE_SECONDS) * 1000
   const serveRequest = options.fetch ?? service.app.fetch
