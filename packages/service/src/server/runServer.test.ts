@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { createService } from '../createService.ts'
 import { createMetrics } from '../observability/metrics.ts'
+import { setUnexpectedErrorLogger } from '../observability/ServiceLogger.ts'
 import type { ServicePlugin } from '../registry.ts'
 import { runServer } from './runServer.ts'
 
@@ -96,5 +97,53 @@ describe('runServer', () => {
     expect(await inFlight).toBeInstanceOf(Error)
     expect(await metrics.render()).toMatch(/^latchkey_server_drain_cut_requests_total 1$/m)
     held.release()
+  })
+})
+
+describe('unexpected errors', () => {
+  it('a bug met by a request answers 500 INTERNAL and is one structured line through the server logger, not a bare stack', async () => {
+    const lines: {
+      fields: { where?: string; err?: { message?: string; stack?: string } }
+      message?: string
+    }[] = []
+    const logger = {
+      debug: () => undefined,
+      info: () => undefined,
+      warn: () => undefined,
+      error: (fields: object, message?: string) => lines.push({ fields, message }),
+      flush: () => undefined,
+    }
+    const plugin: ServicePlugin = {
+      name: 'buggy',
+      routes(app) {
+        app.get('/buggy', () => {
+          throw new TypeError('a bug')
+        })
+      },
+    }
+    const service = await createService({ plugins: [plugin] })
+    const server = await runServer(service, {
+      port: 0,
+      host: '127.0.0.1',
+      drainGraceSeconds: 0,
+      logger,
+      handleSignals: false,
+    })
+    const previous = console.error
+    const plain: unknown[] = []
+    console.error = (...args: unknown[]) => plain.push(args)
+    try {
+      const answer = await fetch(`${server.url}/buggy`)
+      expect(answer.status).toBe(500)
+      expect(await answer.json()).toMatchObject({ details: { errorCode: 'INTERNAL' } })
+    } finally {
+      console.error = previous
+      setUnexpectedErrorLogger(undefined)
+      await server.stop()
+    }
+    expect(plain).toEqual([])
+    const line = lines.find((entry) => entry.message === 'unexpected error')
+    expect(line?.fields).toMatchObject({ where: 'request', err: { type: 'TypeError', message: 'a bug' } })
+    expect(line?.fields.err?.stack).toContain('TypeError: a bug')
   })
 })
