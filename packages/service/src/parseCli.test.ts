@@ -76,6 +76,7 @@ describe('parseCli', () => {
       logFormat: 'json',
       logLevel: 'warn',
       drainSeconds: 5,
+      drainGraceSeconds: 0.5,
       noMigrate: false,
       skipIntegrityCheck: false,
       newMasterKeyFile: undefined,
@@ -90,6 +91,7 @@ describe('parseCli', () => {
       logFormat: 'pretty',
       logLevel: 'info',
       drainSeconds: 20,
+      drainGraceSeconds: 0.5,
     })
     expect(parseCli(['dev', '--no-migrate'])).toMatchObject({ noMigrate: true })
     expect(parseCli(['--port', '0'])).toMatchObject({ port: 0 })

@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util'
 import { SIGN_IN_METHODS, type SignInMethod } from '@latchkey/protocol'
 import { DEFAULT_FUND_ETH, type FundEntry, parseFundEntry } from './devChain/devFaucet.ts'
 import { LOG_LEVELS, type LogFormat, type LogLevel } from './observability/logger.ts'
-import { DEFAULT_DRAIN_SECONDS } from './server/runServer.ts'
+import { DEFAULT_DRAIN_SECONDS, DEV_DRAIN_GRACE_SECONDS } from './server/runServer.ts'
 
 /** Where `--env` keeps data when no `--data-dir` is given, so the ids it writes stay valid. */
 export const DEFAULT_ENV_DATA_DIR = '.latchkey'
@@ -75,8 +75,9 @@ e-mail/SMS one-time code is delivered.
   --admin-host <name>        interface of the admin listener (default 127.0.0.1)
   --log-format <f>           json (one JSON line per request and event) or pretty (default)
   --log-level <l>            debug, info (default), warn, error or silent
-  --drain-seconds <n>        on SIGTERM/SIGINT, how long in-flight requests may take to finish
-                             (default 20)
+  --drain-grace-seconds <n>  on SIGTERM/SIGINT, how long requests are still served while /readyz
+                             answers 503 (default 0.5)
+  --drain-seconds <n>        then, how long the requests taken may take to finish (default 20)
   --version                  print the version
   --help                     show this help
 
@@ -135,6 +136,7 @@ export interface CliOptions {
   logFormat: LogFormat
   logLevel: LogLevel
   drainSeconds: number
+  drainGraceSeconds: number
   /** `--no-migrate`: refuse a database that is behind instead of migrating it. */
   noMigrate: boolean
   /** `--skip-integrity-check`: open the data dir without SQLite's `quick_check`. */
@@ -147,6 +149,7 @@ const NUMERIC_FLAGS = new Set([
   '--crypto-threads',
   '--admin-port',
   '--drain-seconds',
+  '--drain-grace-seconds',
   '--evm-port',
 ])
 
@@ -205,6 +208,7 @@ export function parseCli(
         'log-format': { type: 'string', default: 'pretty' },
         'log-level': { type: 'string', default: 'info' },
         'drain-seconds': { type: 'string', default: String(DEFAULT_DRAIN_SECONDS) },
+        'drain-grace-seconds': { type: 'string', default: String(DEV_DRAIN_GRACE_SECONDS) },
         'no-migrate': { type: 'boolean', default: false },
         'skip-integrity-check': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
@@ -315,6 +319,11 @@ export function parseCli(
   const drainSeconds = values['drain-seconds'] as string
   if (!/^\d+(\.\d+)?$/.test(drainSeconds) || Number(drainSeconds) > 3600)
     throw new UsageError(`--drain-seconds must be a number of seconds from 0 to 3600, got ${drainSeconds}`)
+  const drainGraceSeconds = values['drain-grace-seconds'] as string
+  if (!/^\d+(\.\d+)?$/.test(drainGraceSeconds) || Number(drainGraceSeconds) > 3600)
+    throw new UsageError(
+      `--drain-grace-seconds must be a number of seconds from 0 to 3600, got ${drainGraceSeconds}`,
+    )
   return {
     port,
     host,
@@ -341,6 +350,7 @@ export function parseCli(
     logFormat,
     logLevel: logLevel as LogLevel,
     drainSeconds: Number(drainSeconds),
+    drainGraceSeconds: Number(drainGraceSeconds),
     noMigrate: values['no-migrate'] as boolean,
     skipIntegrityCheck: values['skip-integrity-check'] as boolean,
   }

@@ -3,14 +3,14 @@
 // none does, by this process. PostgreSQL is backed up with pg_dump (docs/operations.md).
 import { existsSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { backupDatabase, checkDatabaseFile, openDataDir } from '../store/durableStores.ts'
+import { backupDatabase, checkDatabaseFile, openDataDir, refuseExisting } from '../store/durableStores.ts'
 import { askDataDirHolder, lockDataDir } from '../store/lockDataDir.ts'
 import { readFlags } from './commandLine.ts'
 
 const USAGE = `Usage: latchkey-service backup --data-dir <dir> --to <file>
 
-Writes a consistent copy of the data dir's database to <file> (which must not exist), while the
-service runs or not. The copy holds secrets sealed under the master key, not the key: keep the
+Writes a consistent copy of the data dir's database to <file> (which must not exist, nor be a
+symlink), while the service runs or not: ask as the user the service runs as. The copy holds secrets sealed under the master key, not the key: keep the
 key (<dir>/master.key or your --master-key-file) apart from the backups. Restore with
 \`latchkey-service restore --from <file> --data-dir <new dir>\`.`
 
@@ -25,7 +25,8 @@ export async function run(argv: string[]): Promise<void> {
   const to = values.to === undefined ? undefined : resolve(values.to)
   if (dir === undefined || to === undefined) throw new Error('backup: pass --data-dir <dir> and --to <file>')
   if (!existsSync(dir)) throw new Error(`${dir} does not exist`)
-  if (existsSync(to)) throw new Error(`${to} exists; a backup never replaces a file`)
+  // A symlink at <file>, even one pointing nowhere, counts as existing: the copy never goes through it.
+  refuseExisting(to)
   const answer = await askDataDirHolder(dir, `backup ${JSON.stringify(to)}`)
   let by: string
   if (answer === 'free') {

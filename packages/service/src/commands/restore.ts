@@ -1,6 +1,6 @@
 // Node only: `latchkey-service restore --from FILE --data-dir NEW`: a backup made by `backup`
 // becomes a new data dir (never an existing one's files), checked and migrated to this version.
-import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync } from 'node:fs'
+import { constants, copyFileSync, existsSync, mkdirSync, readdirSync, renameSync } from 'node:fs'
 import { join } from 'node:path'
 import { checkDatabaseFile, DATABASE_FILE, openDataDir } from '../store/durableStores.ts'
 import { lockDataDir } from '../store/lockDataDir.ts'
@@ -30,7 +30,8 @@ export async function run(argv: string[]): Promise<void> {
   mkdirSync(dir, { recursive: true, mode: 0o700 })
   const lock = await lockDataDir(dir)
   const temp = join(dir, `${DATABASE_FILE}.restoring`)
-  copyFileSync(from, temp)
+  // Created, never opened through a symlink or over a file something else put there.
+  copyFileSync(from, temp, constants.COPYFILE_EXCL)
   renameSync(temp, join(dir, DATABASE_FILE))
   // Opening it checks it again, brings it to this version's schema and makes it a WAL database.
   const store = await openDataDir(dir, { lock })

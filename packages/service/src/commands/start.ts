@@ -125,6 +125,7 @@ export async function run(argv: string[]): Promise<void> {
     trusted_proxies: trustedProxies,
     forwarded_header: forwardedHeader,
     public_url: publicUrl,
+    drain_grace_seconds: drainGraceSeconds,
   } = config.server
   const settings = observabilityOptions(config.observability)
   const server = await runServer(service, {
@@ -133,6 +134,7 @@ export async function run(argv: string[]): Promise<void> {
     adminPort: settings.adminPort,
     adminHost: settings.adminHost,
     drainSeconds: settings.drainSeconds,
+    drainGraceSeconds,
     ...telemetry.serverOptions,
     fetch: trustProxies(service.app.fetch, trustedProxies, forwardedHeader),
   }).catch(async (error: Error) => {

@@ -56,6 +56,8 @@ export interface CryptoRunner {
   close?(): Promise<void>
   /** False when a worker the runner relies on is gone (readiness reports it). @default alive */
   alive?(): boolean
+  /** Resolves once the runner can take jobs; rejects when it cannot start (the server refuses to). */
+  ready?(): Promise<void>
 }
 
 /** Runs one job with the service's sealer. */

@@ -2,6 +2,7 @@ import type { Context } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import { CryptoInputError } from '../crypto/errors.ts'
 import { ApiError } from '../errors.ts'
+import { reportUnexpected } from '../observability/ServiceLogger.ts'
 import { isDatabaseError, unavailable } from '../store/Store.ts'
 
 /**
@@ -23,7 +24,8 @@ export function toApiError(error: unknown, fieldPrefix = 'parameters'): ApiError
     return new ApiError('PAYLOAD_TOO_LARGE', 'request body is too large')
   if (error instanceof HTTPException && error.status < 500)
     return new ApiError('BODY_INVALID', error.message || 'bad request')
-  console.error('unexpected service error', error)
+  // Through the service's logger (a JSON line in `log_format = "json"`), never a bare stack.
+  reportUnexpected(error, 'request')
   return new ApiError('INTERNAL', 'internal error')
 }
 

@@ -9,10 +9,23 @@ export type DrainHook = (deadline: AbortSignal) => Promise<void> | void
 export class Lifecycle {
   private readonly hooks = new Set<DrainHook>()
   private drained: Promise<void> | undefined
+  private announced = false
 
-  /** True from the moment a drain began: the service takes no new work. */
+  /**
+   * True from the moment a drain was announced (`/readyz` answers 503, answers close their
+   * connections) or began.
+   */
   get draining(): boolean {
-    return this.drained !== undefined
+    return this.announced || this.drained !== undefined
+  }
+
+  /**
+   * Says the service is going away without stopping anything yet: `/readyz` answers 503 and
+   * answers close their connections, while requests are still served (the server's grace period,
+   * for a load balancer to take the instance out). `drain` stops the work later.
+   */
+  announceDrain(): void {
+    this.announced = true
   }
 
   /** Registers `hook` for the drain; the function returned unregisters it (a worker that stopped early). */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { createService } from '../createService.ts'
 import { createMetrics } from '../observability/metrics.ts'
+import { setUnexpectedErrorLogger } from '../observability/ServiceLogger.ts'
 import type { ServicePlugin } from '../registry.ts'
 import { runServer } from './runServer.ts'
 
@@ -28,7 +29,7 @@ function heldRoute() {
 }
 
 describe('runServer', () => {
-  it('drains: readiness turns 503, new connections are refused, the request in flight finishes, drain hooks run, then it closes', async () => {
+  it('drains: readiness turns 503 at once, requests are served through the grace period and answered 503 after it, the request in flight finishes, drain hooks run, then it closes', async () => {
     const held = heldRoute()
     const metrics = createMetrics({ process: false })
     const service = await createService({ plugins: [held.plugin], events: metrics })
@@ -40,6 +41,7 @@ describe('runServer', () => {
       port: 0,
       host: '127.0.0.1',
       adminPort: 0,
+      drainGraceSeconds: 0.3,
       drainSeconds: 5,
       metrics,
       handleSignals: false,
@@ -54,7 +56,17 @@ describe('runServer', () => {
     expect(readyz.status).toBe(503)
     expect(await readyz.json()).toMatchObject({ ready: false, checks: { serving: false } })
     expect(await metrics.render()).toMatch(/^latchkey_server_draining 1$/m)
-    await expect(fetch(`${server.url}/livez`)).rejects.toThrow()
+    // The grace period: still served, each answer closing its connection; the job workers still run.
+    const during = await fetch(`${server.url}/livez`)
+    expect(during.status).toBe(200)
+    expect(during.headers.get('connection')).toBe('close')
+    expect(hookSignal).toBeUndefined()
+    // After it: refused with 503 (never a reset), and the job workers drain.
+    await new Promise((resolve) => setTimeout(resolve, 400))
+    const after = await fetch(`${server.url}/livez`)
+    expect(after.status).toBe(503)
+    expect(after.headers.get('connection')).toBe('close')
+    expect(await after.json()).toMatchObject({ details: { errorCode: 'STORAGE_UNAVAILABLE' } })
     expect(hookSignal).toBeInstanceOf(AbortSignal)
 
     held.release()
@@ -63,6 +75,7 @@ describe('runServer', () => {
     expect(answer.headers.get('connection')).toBe('close')
     expect(await answer.json()).toEqual({ finished: true })
     expect(await stopped).toEqual({ cut: 0 })
+    await expect(fetch(`${server.url}/livez`)).rejects.toThrow()
     await expect(fetch(`${server.adminUrl}/livez`)).rejects.toThrow()
     expect(await server.stop()).toEqual({ cut: 0 })
   })
@@ -74,6 +87,7 @@ describe('runServer', () => {
     const server = await runServer(service, {
       port: 0,
       host: '127.0.0.1',
+      drainGraceSeconds: 0,
       drainSeconds: 0.2,
       handleSignals: false,
     })
@@ -83,5 +97,53 @@ describe('runServer', () => {
     expect(await inFlight).toBeInstanceOf(Error)
     expect(await metrics.render()).toMatch(/^latchkey_server_drain_cut_requests_total 1$/m)
     held.release()
+  })
+})
+
+describe('unexpected errors', () => {
+  it('a bug met by a request answers 500 INTERNAL and is one structured line through the server logger, not a bare stack', async () => {
+    const lines: {
+      fields: { where?: string; err?: { message?: string; stack?: string } }
+      message?: string
+    }[] = []
+    const logger = {
+      debug: () => undefined,
+      info: () => undefined,
+      warn: () => undefined,
+      error: (fields: object, message?: string) => lines.push({ fields, message }),
+      flush: () => undefined,
+    }
+    const plugin: ServicePlugin = {
+      name: 'buggy',
+      routes(app) {
+        app.get('/buggy', () => {
+          throw new TypeError('a bug')
+        })
+      },
+    }
+    const service = await createService({ plugins: [plugin] })
+    const server = await runServer(service, {
+      port: 0,
+      host: '127.0.0.1',
+      drainGraceSeconds: 0,
+      logger,
+      handleSignals: false,
+    })
+    const previous = console.error
+    const plain: unknown[] = []
+    console.error = (...args: unknown[]) => plain.push(args)
+    try {
+      const answer = await fetch(`${server.url}/buggy`)
+      expect(answer.status).toBe(500)
+      expect(await answer.json()).toMatchObject({ details: { errorCode: 'INTERNAL' } })
+    } finally {
+      console.error = previous
+      setUnexpectedErrorLogger(undefined)
+      await server.stop()
+    }
+    expect(plain).toEqual([])
+    const line = lines.find((entry) => entry.message === 'unexpected error')
+    expect(line?.fields).toMatchObject({ where: 'request', err: { type: 'TypeError', message: 'a bug' } })
+    expect(line?.fields.err?.stack).toContain('TypeError: a bug')
   })
 })

@@ -1,15 +1,39 @@
 // Node only: serves a service on a port, with an admin listener for metrics and probes, and stops
 // it gracefully on SIGTERM/SIGINT (the CLI's `dev` and `start` use it).
-import type { Server, ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
+import type { AddressInfo, Socket } from 'node:net'
 import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
 import type { Service } from '../createService.ts'
+import { ApiError } from '../errors.ts'
 import type { Logger } from '../observability/logger.ts'
 import type { Metrics } from '../observability/metrics.ts'
+import { reportUnexpected, setUnexpectedErrorLogger } from '../observability/ServiceLogger.ts'
 
-/** How long in-flight requests may take to finish once a drain begins. */
+/** How long in-flight requests may take to finish once the grace period is over. */
 export const DEFAULT_DRAIN_SECONDS = 20
+
+/**
+ * How long requests are still served after SIGTERM, with `/readyz` answering 503, so that a load
+ * balancer takes the instance out before it stops taking requests (`start`; `dev` uses 0.5).
+ */
+export const DEFAULT_DRAIN_GRACE_SECONDS = 5
+
+/** `dev`'s grace period: short, a local service has no load balancer to wait for. */
+export const DEV_DRAIN_GRACE_SECONDS = 0.5
+
+/**
+ * Signals within this long of the first count as that one: a terminal's Ctrl-C and systemd's
+ * `KillMode=control-group` signal every process of the group, and a wrapper (npx, tsx, npm) that
+ * forwards what it got delivers the same signal a second time.
+ */
+export const SIGNAL_WINDOW_MS = 2000
+
+/** After the requests taken are answered, the listener closes once no connection came for this long. */
+const QUIET_MS = 100
+
+/** How long the listener waits for the first request of a connection it took before closing it. */
+const FRESH_MS = 2000
 
 export interface RunServerOptions {
   /** Port of the service; 0 picks a free one. */
@@ -23,15 +47,20 @@ export interface RunServerOptions {
   adminPort?: number | undefined
   /** Interface of the admin listener: metrics are for the operator, not the internet. @default '127.0.0.1' */
   adminHost?: string | undefined
-  /** Seconds in-flight requests and job workers get to finish after SIGTERM. @default 20 */
+  /**
+   * Seconds requests are still taken and served after SIGTERM (while `/readyz` answers 503 and
+   * answers close their connections). @default 5
+   */
+  drainGraceSeconds?: number | undefined
+  /** Seconds in-flight requests and job workers get to finish after the grace period. @default 20 */
   drainSeconds?: number | undefined
   /** The metrics `GET /metrics` renders (the same object passed as the service's `events`). */
   metrics?: Metrics | undefined
   /** Where the server logs its start and drain. */
   logger?: Logger | undefined
   /**
-   * Stop on SIGTERM and SIGINT, then exit the process with 0 (a second signal exits at once).
-   * Without it, call `stop()`.
+   * Stop on SIGTERM and SIGINT, then exit the process with 0 (signals within `SIGNAL_WINDOW_MS` of
+   * the first count once; one after that exits at once, with 1). Without it, call `stop()`.
    * @default true
    */
   handleSignals?: boolean
@@ -40,7 +69,7 @@ export interface RunServerOptions {
    * trusted-proxy check in front of it).
    * @default service.app.fetch
    */
-  fetch?: (request: Request) => Response | Promise<Response>
+  fetch?: (request: Request, env?: unknown) => Response | Promise<Response>
 }
 
 export interface RunningServer {
@@ -52,9 +81,11 @@ export interface RunningServer {
   /** Requests being served now. */
   inFlight(): number
   /**
-   * Drains and closes: stops accepting, turns `/readyz` 503, lets in-flight requests finish until
-   * the deadline (then closes their connections), drains the service's job workers, closes the
-   * service (crypto workers, store) and the admin listener. Later calls return the same promise.
+   * Drains and closes: turns `/readyz` 503 at once and keeps serving for the grace period (every
+   * answer closes its connection, so kept-alive connections end between requests); then answers
+   * anything new 503, lets the requests taken finish until the deadline (then closes their
+   * connections), stops listening, drains the service's job workers, closes the service (crypto
+   * workers, store) and the admin listener. Later calls return the same promise.
    */
   stop(): Promise<{ cut: number }>
 }
@@ -65,21 +96,53 @@ export interface RunningServer {
  */
 export async function runServer(service: Service, options: RunServerOptions): Promise<RunningServer> {
   const { runtime } = service
+  // A service whose crypto workers cannot load would answer every signing 500: it does not start.
+  await runtime.crypto.ready?.()
   const drainMs = (options.drainSeconds ?? DEFAULT_DRAIN_SECONDS) * 1000
+  const graceMs = (options.drainGraceSeconds ?? DEFAULT_DRAIN_GRACE_SECONDS) * 1000
+  const serveRequest = options.fetch ?? service.app.fetch
   let inFlight = 0
+  /** Requests taken to be served (not refused by the drain) that have not been answered yet. */
+  let working = 0
   let idle: (() => void) | undefined
+  /** Past the grace period: what arrives is answered 503. */
+  let refusing = false
   const server = serve({
-    fetch: options.fetch ?? service.app.fetch,
+    fetch: (
+      request: Request,
+      env: { outgoing?: { once(event: 'close', listener: () => void): unknown } },
+    ) => {
+      // The body is read first: a connection closed with unread bytes is reset, not ended, and the
+      // client would see ECONNRESET rather than the 503.
+      if (refusing) return request.arrayBuffer().then(drainingResponse, drainingResponse)
+      const outgoing = env?.outgoing
+      if (outgoing) {
+        working++
+        outgoing.once('close', () => {
+          working--
+          if (working === 0) idle?.()
+        })
+      }
+      return serveRequest(request, env)
+    },
     port: options.port,
     hostname: options.host,
   }) as Server
+  let lastConnectionAt = 0
+  /** Connections that have not sent a request yet, with when they came. */
+  const fresh = new Map<Socket, number>()
+  server.on('connection', (socket: Socket) => {
+    lastConnectionAt = performance.now()
+    fresh.set(socket, lastConnectionAt)
+    socket.once('close', () => fresh.delete(socket))
+  })
   // Counted from the request's arrival to its response's last byte on the socket (not to the
   // handler's return): a drain that closes connections once none is in flight cuts no answer.
-  server.on('request', (_request, response: ServerResponse) => {
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    fresh.delete(request.socket)
     inFlight++
     response.once('close', () => {
       inFlight--
-      if (inFlight === 0) idle?.()
     })
   })
   const admin =
@@ -110,24 +173,47 @@ export async function runServer(service: Service, options: RunServerOptions): Pr
     batching: () => service.store.batching(),
   })
 
+  /** A connection that came recently and whose request has not arrived yet (a loaded client). */
+  const awaitingRequest = () => {
+    const now = performance.now()
+    for (const at of fresh.values()) if (now - at < FRESH_MS) return true
+    return false
+  }
   let stopped: Promise<{ cut: number }> | undefined
   const stop = () => {
     stopped ??= (async () => {
       const started = performance.now()
       runtime.emit('server.draining', { inFlight })
-      // Readiness turns 503 and job workers start handing back at once; no new connection is taken.
+      // Readiness turns 503 and answers close their connections at once; requests are still taken
+      // and served for the grace period, while a load balancer takes the instance out.
+      runtime.lifecycle.announceDrain()
+      if (graceMs > 0) await new Promise((resolve) => setTimeout(resolve, graceMs))
+      // Past the grace: new requests are answered 503 (never a reset), job workers hand back, and
+      // the requests taken get until the deadline to finish.
+      refusing = true
       const drained = service.drain(AbortSignal.timeout(drainMs))
-      server.close()
-      server.closeIdleConnections()
-      if (inFlight > 0)
+      // Until the requests taken are answered and no connection came for a moment (one the kernel
+      // queued but the server had not taken yet would be reset when the listener closes).
+      const deadline = performance.now() + drainMs
+      while (
+        performance.now() < deadline &&
+        (working > 0 || performance.now() - lastConnectionAt < QUIET_MS || awaitingRequest())
+      )
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, drainMs)
+          const timer = setTimeout(resolve, working > 0 ? Math.max(0, deadline - performance.now()) : 10)
           idle = () => {
             clearTimeout(timer)
             resolve()
           }
         })
-      const cut = inFlight
+      idle = undefined
+      const cut = working
+      // Stop listening, close the connections between requests, give the 503s being written a
+      // moment, then close whatever is left.
+      server.close()
+      server.closeIdleConnections()
+      for (let waited = 0; inFlight > cut && waited < 1000; waited += 10)
+        await new Promise((resolve) => setTimeout(resolve, 10))
       server.closeAllConnections()
       await drained
       await service.close()
@@ -142,17 +228,35 @@ export async function runServer(service: Service, options: RunServerOptions): Pr
     return stopped
   }
 
+  // Unexpected errors (a bug met by a request, a failing crypto worker) go through the logger.
+  if (options.logger) setUnexpectedErrorLogger(options.logger)
   if (options.handleSignals ?? true) {
-    const onSignal = () => {
-      if (stopped) {
-        // A second signal: the operator does not want to wait.
+    // This process is the service's: what nothing caught is logged (a JSON line in JSON mode,
+    // not Node's plain-text stack) before the process exits as Node would.
+    const fatal = (where: string) => (error: unknown) => {
+      reportUnexpected(error, where)
+      options.logger?.flush()
+      process.exit(1)
+    }
+    process.on('uncaughtException', fatal('uncaughtException'))
+    process.on('unhandledRejection', fatal('unhandledRejection'))
+    let firstSignalAt: number | undefined
+    const onSignal = (signal: NodeJS.Signals) => {
+      const now = performance.now()
+      if (firstSignalAt !== undefined) {
+        // The same signal again (the process group's and a wrapper's forward): one drain.
+        if (now - firstSignalAt < SIGNAL_WINDOW_MS) return
+        // Another one later: the operator does not want to wait.
+        options.logger?.warn({ signal }, 'second signal: exiting without finishing the drain')
         options.logger?.flush()
         process.exit(1)
       }
+      firstSignalAt = now
       void stop().then(
         () => process.exit(0),
         (error: Error) => {
-          process.stderr.write(`latchkey-service: drain failed: ${error.message}\n`)
+          reportUnexpected(error, 'drain')
+          options.logger?.flush()
           process.exit(1)
         },
       )
@@ -165,7 +269,10 @@ export async function runServer(service: Service, options: RunServerOptions): Pr
   const adminUrl = admin
     ? baseUrl(options.adminHost ?? '127.0.0.1', (admin.address() as AddressInfo).port)
     : undefined
-  options.logger?.info({ url, adminUrl: adminUrl ?? null, drainSeconds: drainMs / 1000 }, 'listening')
+  options.logger?.info(
+    { url, adminUrl: adminUrl ?? null, drainGraceSeconds: graceMs / 1000, drainSeconds: drainMs / 1000 },
+    'listening',
+  )
   return {
     url,
     port: (server.address() as AddressInfo).port,
@@ -173,6 +280,21 @@ export async function runServer(service: Service, options: RunServerOptions): Pr
     inFlight: () => inFlight,
     stop,
   }
+}
+
+/**
+ * What a request arriving after the grace period gets: 503 and the connection closed, so the
+ * client sends it again elsewhere; nothing was done.
+ */
+function drainingResponse(): Response {
+  const error = new ApiError(
+    'STORAGE_UNAVAILABLE',
+    'the service is shutting down; nothing was done: send the request again',
+  )
+  return new Response(JSON.stringify(error.toBody()), {
+    status: 503,
+    headers: { 'Content-Type': 'application/json', Connection: 'close', 'Retry-After': '1' },
+  })
 }
 
 /** The admin listener: Prometheus metrics and the same probes as the service's own. */

@@ -4,10 +4,14 @@ import { randomBytes } from 'node:crypto'
 import {
   chmodSync,
   closeSync,
+  copyFileSync,
   existsSync,
+  constants as fsConstants,
   fsyncSync,
   linkSync,
+  lstatSync,
   mkdirSync,
+  mkdtempSync,
   openSync,
   readFileSync,
   renameSync,
@@ -198,7 +202,7 @@ export async function openDataDir(dir: string, options: OpenDataDirOptions = {})
       { migrate: options.migrate ?? true },
     )
     // `latchkey-service backup` asks the process holding the data dir for a copy.
-    held.serve?.(async (request) => {
+    await held.serve?.(async (request) => {
       const match = /^backup (".*")$/.exec(request)
       if (!match) throw new Error('unknown request')
       await backupDatabase(store, JSON.parse(match[1]!) as string)
@@ -216,14 +220,46 @@ export async function openDataDir(dir: string, options: OpenDataDirOptions = {})
  * Copies a data dir's database into the new file `to` (an absolute path), as of one instant:
  * SQLite's `VACUUM INTO`, one read transaction on the store's connection, so transactions queue
  * behind it for as long as the copy takes and nothing is locked out for longer. Every commit
- * acknowledged before it began is in the copy. Never replaces a file.
+ * acknowledged before it began is in the copy. Never replaces a file and never writes through a
+ * symlink: the copy is made in a new directory of this process's own beside `to` and then linked
+ * to `to`, which fails if anything is there (a dangling symlink too).
  */
 export async function backupDatabase(store: Store, to: string): Promise<void> {
   if (store.backend !== sqliteBackend)
     throw new Error('backupDatabase copies a data dir; use pg_dump for PostgreSQL')
   if (!isAbsolute(to)) throw new Error(`the backup file must be an absolute path, got ${to}`)
-  if (existsSync(to)) throw new Error(`${to} exists; a backup never replaces a file`)
-  await sql`VACUUM INTO ${to}`.execute(store.db)
+  refuseExisting(to)
+  const scratch = mkdtempSync(join(dirname(to), '.latchkey-backup-'))
+  try {
+    const copy = join(scratch, 'backup')
+    await sql`VACUUM INTO ${copy}`.execute(store.db)
+    createExclusively(copy, to)
+  } finally {
+    rmSync(scratch, { recursive: true, force: true })
+  }
+}
+
+/** Throws when anything is at `path`, a symlink (dangling or not) included. */
+export function refuseExisting(path: string): void {
+  if (lstatSync(path, { throwIfNoEntry: false }))
+    throw new Error(`${path} exists; a backup never replaces a file (nor writes through a symlink)`)
+}
+
+/**
+ * Gives the file `from` the new name `to` without following a symlink at `to` or replacing
+ * anything there: a hard link (which fails with EEXIST on anything, a dangling symlink included),
+ * or where the file system has none, a copy opened with O_CREAT | O_EXCL (which fails the same way).
+ */
+function createExclusively(from: string, to: string): void {
+  try {
+    linkSync(from, to)
+    return
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'EEXIST') refuseExisting(to)
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'EXDEV') throw error
+  }
+  copyFileSync(from, to, fsConstants.COPYFILE_EXCL)
 }
 
 /**

@@ -8,6 +8,9 @@ const keys = workerData.masterKeys as Uint8Array | SealingKey[]
 const sealer = createSealer(keys)
 for (const key of keys instanceof Uint8Array ? [keys] : keys.map((entry) => entry.key)) key.fill(0)
 
+// Loaded and holding its keys: the runner counts this worker as up from here on.
+parentPort!.postMessage({ ready: true })
+
 parentPort!.on('message', async ({ id, job }: { id: number; job: CryptoJob }) => {
   try {
     parentPort!.postMessage({ id, result: await runCryptoJob(job, sealer) })

@@ -8,6 +8,7 @@ import {
   type SignPayloadsJob,
   verifyRawSignature,
 } from '../crypto/index.ts'
+import { setUnexpectedErrorLogger } from '../observability/ServiceLogger.ts'
 import { cryptoWorkers } from './cryptoWorkers.ts'
 
 const masterKey = new Uint8Array(32).fill(7)
@@ -83,5 +84,33 @@ describe('crypto jobs in worker threads', () => {
     expect('signatures' in (await closing.run(job(['0x01'])))).toBe(true)
     await closing.close?.()
     await expect(closing.run(job(['0x01']))).rejects.toThrow(/closed/)
+  })
+})
+
+describe('crypto workers that cannot start', () => {
+  it('are not alive (so /readyz is not ready), refuse to be ready, and each failure is logged through the service logger', async () => {
+    const lines: { fields: { where?: string; err?: { message?: string } }; message?: string }[] = []
+    const capture = {
+      debug: () => undefined,
+      info: () => undefined,
+      warn: () => undefined,
+      error: (fields: object, message?: string) => lines.push({ fields, message }),
+    }
+    const previous = setUnexpectedErrorLogger(capture)
+    // A key of the wrong length: every worker throws while it loads.
+    const broken = cryptoWorkers({ threads: 1 })(new Uint8Array(5))
+    try {
+      await expect(broken.ready!()).rejects.toThrow('crypto workers cannot start')
+      expect(broken.alive!()).toBe(false)
+      await expect(broken.run(job(['0x'.padEnd(66, 'ab')]))).rejects.toThrow()
+      expect(lines.length).toBeGreaterThanOrEqual(3)
+      expect(lines[0]).toMatchObject({ fields: { where: 'crypto-worker' }, message: 'unexpected error' })
+    } finally {
+      setUnexpectedErrorLogger(previous)
+      await broken.close?.()
+    }
+    // Healthy workers are ready and alive.
+    await workers.ready!()
+    expect(workers.alive!()).toBe(true)
   })
 })

@@ -2,6 +2,14 @@ import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
 import { type CryptoJob, type CryptoResult, type CryptoRunner, inlineCrypto } from '../crypto/jobs.ts'
 import { createSealer, type SealingKey } from '../crypto/sealer.ts'
+import { reportUnexpected } from '../observability/ServiceLogger.ts'
+
+/** A worker that failed is started again after this long, doubling while it keeps failing to start. */
+const RESTART_MS = 100
+const MAX_RESTART_MS = 10_000
+
+/** How long `ready` waits for every worker to load. */
+const START_TIMEOUT_MS = 60_000
 
 export interface CryptoWorkersOptions {
   /**
@@ -22,7 +30,9 @@ interface Pending {
  * never spends a millisecond on an elliptic-curve multiplication: pass it to `createService({
  * crypto })`. Each worker holds its own copy of the master key's sealer and gets sealed keys only.
  * A job goes to the worker with the fewest jobs in flight. A worker that dies fails its jobs (the
- * requests answer 500) and is replaced.
+ * requests answer 500), is logged through the service's logger (`reportUnexpected`) and is
+ * replaced; one that cannot start is tried again with a growing delay. The runner is `alive` (what
+ * `/readyz` reports as `crypto`) only while every worker has loaded and said so.
  */
 export function cryptoWorkers(
   options: CryptoWorkersOptions = {},
@@ -38,13 +48,21 @@ export function cryptoWorkers(
       : url
     let nextId = 0
     let closed = false
-    const slots: { worker: Worker; pending: Map<number, Pending> }[] = []
+    const slots: { worker: Worker; pending: Map<number, Pending>; ready: boolean; down: boolean }[] = []
+    /** Failures in a row of each slot's workers before one loaded. */
+    const failures: number[] = []
+    let lastError: Error | undefined
     const start = (index: number) => {
       const worker = new Worker(entry, { workerData: { masterKeys }, eval: source })
-      const slot = { worker, pending: new Map<number, Pending>() }
+      const slot = { worker, pending: new Map<number, Pending>(), ready: false, down: false }
       slots[index] = slot
       worker.unref()
-      worker.on('message', (message: { id: number; result?: unknown; failure?: string }) => {
+      worker.on('message', (message: { id: number; result?: unknown; failure?: string; ready?: true }) => {
+        if (message.ready) {
+          slot.ready = true
+          failures[index] = 0
+          return
+        }
         const pending = slot.pending.get(message.id)
         if (!pending) return
         slot.pending.delete(message.id)
@@ -52,9 +70,19 @@ export function cryptoWorkers(
         else pending.resolve(message.result)
       })
       const fail = (error: Error) => {
+        if (slot.down) return
+        slot.down = true
+        slot.ready = false
         for (const pending of slot.pending.values()) pending.reject(error)
         slot.pending.clear()
-        if (!closed && slots[index] === slot) start(index)
+        if (closed || slots[index] !== slot) return
+        reportUnexpected(error, 'crypto-worker')
+        lastError = error
+        failures[index] = (failures[index] ?? 0) + 1
+        const delay = Math.min(MAX_RESTART_MS, RESTART_MS * 2 ** (failures[index]! - 1))
+        setTimeout(() => {
+          if (!closed && slots[index] === slot) start(index)
+        }, delay).unref()
       }
       worker.on('error', fail)
       worker.on('exit', (code) => fail(new Error(`crypto worker exited with code ${code}`)))
@@ -63,16 +91,34 @@ export function cryptoWorkers(
     return {
       run<J extends CryptoJob>(job: J): Promise<CryptoResult<J>> {
         if (closed) return Promise.reject(new Error('crypto workers are closed'))
-        let slot = slots[0]!
-        for (const candidate of slots) if (candidate.pending.size < slot.pending.size) slot = candidate
+        // The least busy worker that is up; a job is never left with one that failed.
+        let slot: (typeof slots)[number] | undefined
+        for (const candidate of slots)
+          if (!candidate.down && (!slot || candidate.pending.size < slot.pending.size)) slot = candidate
+        if (!slot)
+          return Promise.reject(
+            new Error(`crypto workers are not running: ${lastError?.message ?? 'starting again'}`),
+          )
         const id = nextId++
         return new Promise((resolve, reject) => {
           slot.pending.set(id, { resolve: resolve as (result: unknown) => void, reject })
           slot.worker.postMessage({ id, job })
         })
       },
-      // A worker that died is replaced at once; until it is up, the runner is not whole.
-      alive: () => !closed && slots.every((slot) => slot.worker.threadId >= 0),
+      // Until every worker has loaded (a replacement too), the runner is not whole.
+      alive: () => !closed && slots.every((slot) => slot.ready),
+      // Every worker loaded once; a worker that failed to start three times in a row fails it.
+      async ready() {
+        const until = performance.now() + START_TIMEOUT_MS
+        while (closed || !slots.every((slot) => slot.ready)) {
+          if (closed) throw new Error('crypto workers are closed')
+          if (failures.some((count) => count >= 3))
+            throw new Error(`crypto workers cannot start: ${lastError?.message ?? 'unknown error'}`)
+          if (performance.now() > until)
+            throw new Error(`crypto workers did not start within ${START_TIMEOUT_MS / 1000} s`)
+          await new Promise((resolve) => setTimeout(resolve, 20))
+        }
+      },
       async close() {
         closed = true
         await Promise.all(slots.map((slot) => slot.worker.terminate()))

@@ -1,10 +1,11 @@
 // Backups of a data dir: `backup` taken during a write burst, while the service holds the data
 // dir, restores (`restore`) into a new data dir holding every write acknowledged before the backup
 // began, consistent (its integrity check passes), and a wallet from the restored copy signs.
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { existsSync, lstatSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ETHEREUM_ACCOUNT } from '@latchkey/service/testing'
 import { afterAll, describe, expect, it } from 'vitest'
+import { askDataDirHolder } from '../../src/store/lockDataDir.ts'
 import { removeDir, tempDir } from '../durability/tempDir.ts'
 import { RootClient, resultOf } from '../support/RootClient.ts'
 import { killAll, type ServiceProcess, startService } from '../support/serviceProcess.ts'
@@ -107,5 +108,45 @@ describe('backup and restore of a data dir', () => {
       }),
     )
     expect(signed.r).toMatch(/^[0-9a-f]{64}$/)
+  })
+  // The attack: a local user plants a dangling symlink where the operator will write a backup
+  // (or where the service is asked to write one), pointing at a file it wants created or
+  // overwritten. The copy must go nowhere but a new file at the path given.
+  it('a backup never writes through a dangling symlink planted at its target, whoever makes the copy', {
+    timeout: 240_000,
+  }, async () => {
+    const root = tempDir('backup-symlink')
+    dirs.push(root)
+    const dataDir = join(root, 'data')
+    const planted = join(root, 'planted')
+    mkdirSync(planted)
+    const victim = join(root, 'victim.sqlite')
+    const link = join(planted, 'latchkey.backup')
+    symlinkSync(victim, link)
+    const outcomes: string[] = []
+    // No service holds the data dir: the command makes the copy itself.
+    const service = await startService({ name: 'symlink', args: ['--data-dir', dataDir] })
+    expect(await service.stop()).toBe(0)
+    const alone = await runCommand(['backup', '--data-dir', dataDir, '--to', link])
+    outcomes.push(`alone: ${alone.code}`)
+    expect(alone.stderr).toContain('exists')
+    // The service holds it: the command, and a request sent straight to the service (as if the
+    // link were planted after the command looked), are both refused.
+    const running = await startService({ name: 'symlink', args: ['--data-dir', dataDir] })
+    services.push(running)
+    const held = await runCommand(['backup', '--data-dir', dataDir, '--to', link])
+    outcomes.push(`held: ${held.code}`)
+    expect(held.stderr).toContain('exists')
+    const asked = await askDataDirHolder(dataDir, `backup ${JSON.stringify(link)}`)
+    expect(asked).toMatch(/^error .*exists/)
+    expect(outcomes).toEqual(['alone: 1', 'held: 1'])
+    expect(existsSync(victim)).toBe(false)
+    expect(lstatSync(link).isSymbolicLink()).toBe(true)
+    // Nothing left behind beside the target, and a good path still gets its backup.
+    expect(readdirSync(planted)).toEqual(['latchkey.backup'])
+    const good = await runCommand(['backup', '--data-dir', dataDir, '--to', join(planted, 'good.backup')])
+    expect(good.stderr).toBe('')
+    expect(good.code).toBe(0)
+    expect(readdirSync(planted).sort()).toEqual(['good.backup', 'latchkey.backup'])
   })
 })

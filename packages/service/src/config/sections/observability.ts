@@ -37,7 +37,7 @@ export const observabilitySection = z
       .max(3600, { error: 'must be a number of seconds from 0 to 3600' })
       .default(DEFAULT_DRAIN_SECONDS)
       .describe(
-        'On SIGTERM/SIGINT: how long in-flight requests and job workers get to finish before their connections are closed.',
+        'On SIGTERM/SIGINT, once `server.drain_grace_seconds` is over: how long the requests taken and job workers get to finish before their connections are closed.',
       ),
   })
   .describe('Metrics, logs, probes and graceful drain (see docs/operations.md).')

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net'
 import { z } from 'zod'
+import { DEFAULT_DRAIN_GRACE_SECONDS } from '../../server/runServer.ts'
 import { FORWARDED_HEADERS, type ForwardedHeader } from '../trustedProxies.ts'
 
 /** An address (`10.0.0.5`, `::1`) or a CIDR block (`10.0.0.0/8`, `fd00::/8`). */
@@ -59,6 +60,14 @@ export const serverSection = z
       .describe(
         'The origin browsers reach the service at (behind the reverse proxy), e.g. `https://wallet.example.com`; printed by `start`, and the default of `webauthn.rp_id`.',
       ),
+    drain_grace_seconds: z
+      .number({ error: 'must be a number of seconds from 0 to 3600' })
+      .min(0, { error: 'must be a number of seconds from 0 to 3600' })
+      .max(3600, { error: 'must be a number of seconds from 0 to 3600' })
+      .default(DEFAULT_DRAIN_GRACE_SECONDS)
+      .describe(
+        'On SIGTERM/SIGINT: how long requests are still served (`/readyz` answering 503, every answer closing its connection) so a load balancer takes the instance out; then new requests get 503 and `observability.drain_seconds` bounds the rest.',
+      ),
   })
   .describe('Where the service listens and who may stand in front of it.')
 
@@ -72,6 +81,7 @@ export interface ServerOptions {
   /** The header family the trusted proxies set (`trustProxies`). */
   forwardedHeader: ForwardedHeader
   publicUrl: string | undefined
+  drainGraceSeconds: number
 }
 
 export function serverOptions(parsed: ServerSection): ServerOptions {
@@ -81,5 +91,6 @@ export function serverOptions(parsed: ServerSection): ServerOptions {
     trustedProxies: parsed.trusted_proxies,
     forwardedHeader: parsed.forwarded_header,
     publicUrl: parsed.public_url,
+    drainGraceSeconds: parsed.drain_grace_seconds,
   }
 }
