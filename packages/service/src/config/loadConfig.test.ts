@@ -72,6 +72,7 @@ describe('loadConfig', () => {
         port: 8080,
         trusted_proxies: ['10.0.0.0/8', '::1'],
         forwarded_header: 'x-forwarded-for',
+        drain_grace_seconds: 5,
         public_url: 'https://wallet.example.com',
       },
       storage: { data_dir: '/var/lib/latchkey' },
@@ -138,7 +139,7 @@ describe('loadConfig', () => {
     const file = write('many.toml', '[server]\nport = "x"\nprot = 1\n[proxy]\nallowed_origins = ["nope"]\n')
     expect(problemsOf({ file })).toEqual([
       `${file}: server.port: must be a whole number from 0 to 65535, got "x"`,
-      `${file}: server.prot: unknown key (allowed in [server]: host, port, trusted_proxies, forwarded_header, public_url)`,
+      `${file}: server.prot: unknown key (allowed in [server]: host, port, trusted_proxies, forwarded_header, public_url, drain_grace_seconds)`,
       `${file}: proxy.allowed_origins[0]: must be an origin such as https://app.example.com (scheme, host, optional port; no path), got "nope"`,
     ])
   })

@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { sponsorAddress } from '../../src/sending/sponsors.ts'
+import type { GasCaps, SendingOptions } from '../../src/sending/SendingOptions.ts'
+import { type Json, resultOf, testKey } from '../../src/testing/harness.ts'
 import {
-  createHarness,
-  ETHEREUM_ACCOUNT,
-  fakeClock,
-  type Harness,
-  type Json,
-  resultOf,
-  testKey,
-} from '../../src/testing/harness.ts'
-import { type Chain, erc20Call, startChain, waitForSend } from './sendSupport.ts'
+  type Chain,
+  endUser,
+  erc20Call,
+  sendCount,
+  sponsoredService,
+  startChain,
+  waitForSend,
+} from './sendSupport.ts'
 
 let chain: Chain
 const CAIP2 = 'eip155:31337'
@@ -24,37 +24,7 @@ afterAll(async () => {
   await chain?.node.close()
 })
 
-async function service(caps = {}): Promise<Harness> {
-  const h = await createHarness({
-    clock: fakeClock(Date.now()),
-    rpc: { [CAIP2]: chain.url },
-    sending: { pollIntervalMs: 20 },
-    sponsorship: { delegates: { [CAIP2]: chain.delegate }, caps },
-  })
-  await chain.fund(sponsorAddress(h.service.runtime)!, 10n ** 19n)
-  return h
-}
-
-/** A sub-organization (an app's end user) with one Ethereum account. */
-async function endUser(h: Harness) {
-  const key = testKey()
-  const sub = await h.createSubOrganization({
-    keys: [key],
-    wallet: { walletName: 'Main', accounts: [ETHEREUM_ACCOUNT] },
-  })
-  const as = { organizationId: sub.organizationId, as: key }
-  return {
-    ...sub,
-    from: sub.addresses![0]!,
-    as,
-    send: (parameters: Json) => {
-      h.clock.set(Date.now())
-      return h.submit('eth_send_transaction', { from: sub.addresses![0], caip2: CAIP2, ...parameters }, as)
-    },
-  }
-}
-
-const sends = async (h: Harness) => (await h.service.store.all('sendTransactions')).length
+const service = (caps: GasCaps = {}, sending: SendingOptions = {}) => sponsoredService(chain, caps, sending)
 
 describe('eth_send_transaction refuses bad input before signing anything', () => {
   it('names the field of each mistake with a 4xx', async () => {
@@ -95,7 +65,7 @@ describe('eth_send_transaction refuses bad input before signing anything', () =>
         field,
       })
     }
-    expect(await sends(h)).toBe(0)
+    expect(await sendCount(h)).toBe(0)
     await h.service.close()
   })
 })
@@ -117,7 +87,7 @@ describe('gas caps', () => {
         details: { errorCode: 'GAS_CAP_EXCEEDED', field: 'parameters.sponsor', cap: 'per-user daily' },
       },
     })
-    expect(await sends(h)).toBe(2)
+    expect(await sendCount(h)).toBe(2)
     const bobs = await bob.send(one)
     expect(bobs.status).toBe(200)
     for (const id of accepted)
@@ -138,7 +108,7 @@ describe('gas caps', () => {
       status: 429,
       body: { details: { errorCode: 'GAS_CAP_EXCEEDED', cap: 'per-transaction' } },
     })
-    expect(await sends(h)).toBe(0)
+    expect(await sendCount(h)).toBe(0)
     await h.service.close()
   })
 })
@@ -200,7 +170,7 @@ describe('policies on sends', () => {
       status: 403,
       body: { details: { errorCode: 'PERMISSION_DENIED', outcome: 'OUTCOME_DENY_EXPLICIT' } },
     })
-    expect(await sends(h)).toBe(0)
+    expect(await sendCount(h)).toBe(0)
     const allowed = await submit([erc20Call('mint', DEAD, 1n)])
     const id = resultOf('eth_send_transaction', allowed).sendTransactionStatusId
     expect(

@@ -3,7 +3,16 @@ import { encodeFunctionData, parseAbi } from 'viem'
 import { expect } from 'vitest'
 import { type EvmNode, startEvmNode } from '../../../../scripts/evmNode.mjs'
 import { deployDelegate } from '../../src/sending/delegate/index.ts'
-import type { Harness } from '../../src/testing/harness.ts'
+import type { GasCaps, SendingOptions } from '../../src/sending/SendingOptions.ts'
+import { sponsorAddress } from '../../src/sending/sponsors.ts'
+import {
+  createHarness,
+  ETHEREUM_ACCOUNT,
+  fakeClock,
+  type Harness,
+  type Json,
+  testKey,
+} from '../../src/testing/harness.ts'
 
 /** anvil's first development account (funded), which deploys what the tests need. */
 export const FAUCET_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80'
@@ -94,3 +103,46 @@ export async function waitForSend(
     await new Promise((resolve) => setTimeout(resolve, 30))
   }
 }
+
+/** A service on `chain` (eip155:31337) whose sponsor holds 10 ETH and pays within `caps`. */
+export async function sponsoredService(
+  chain: Chain,
+  caps: GasCaps = {},
+  sending: SendingOptions = {},
+): Promise<Harness> {
+  const caip2 = 'eip155:31337'
+  const h = await createHarness({
+    clock: fakeClock(Date.now()),
+    rpc: { [caip2]: chain.url },
+    sending: { pollIntervalMs: 20, ...sending },
+    sponsorship: { delegates: { [caip2]: chain.delegate }, caps },
+  })
+  await chain.fund(sponsorAddress(h.service.runtime)!, 10n ** 19n)
+  return h
+}
+
+/** A sub-organization (an app's end user) with one Ethereum account and no ETH; `send` submits from it. */
+export async function endUser(h: Harness) {
+  const key = testKey()
+  const sub = await h.createSubOrganization({
+    keys: [key],
+    wallet: { walletName: 'Main', accounts: [ETHEREUM_ACCOUNT] },
+  })
+  const as = { organizationId: sub.organizationId, as: key }
+  return {
+    ...sub,
+    from: sub.addresses![0]!,
+    as,
+    send: (parameters: Json) => {
+      h.clock.set(Date.now())
+      return h.submit(
+        'eth_send_transaction',
+        { from: sub.addresses![0], caip2: 'eip155:31337', ...parameters },
+        as,
+      )
+    },
+  }
+}
+
+/** How many sends the service has recorded. */
+export const sendCount = async (h: Harness) => (await h.service.store.all('sendTransactions')).length

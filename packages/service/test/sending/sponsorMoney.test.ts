@@ -4,16 +4,16 @@ import { Transaction } from 'micro-eth-signer'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { GasCaps, SendingOptions } from '../../src/sending/SendingOptions.ts'
 import { sponsorAddress } from '../../src/sending/sponsors.ts'
+import { ETHEREUM_ACCOUNT, type Json, resultOf } from '../../src/testing/harness.ts'
 import {
-  createHarness,
-  ETHEREUM_ACCOUNT,
-  fakeClock,
-  type Harness,
-  type Json,
-  resultOf,
-  testKey,
-} from '../../src/testing/harness.ts'
-import { type Chain, erc20Call, startChain, waitForSend } from './sendSupport.ts'
+  type Chain,
+  endUser,
+  erc20Call,
+  sendCount,
+  sponsoredService,
+  startChain,
+  waitForSend,
+} from './sendSupport.ts'
 
 let chain: Chain
 const CAIP2 = 'eip155:31337'
@@ -28,37 +28,7 @@ afterAll(async () => {
   await chain?.node.close()
 })
 
-async function service(caps: GasCaps = {}, sending: SendingOptions = {}): Promise<Harness> {
-  const h = await createHarness({
-    clock: fakeClock(Date.now()),
-    rpc: { [CAIP2]: chain.url },
-    sending: { pollIntervalMs: 20, ...sending },
-    sponsorship: { delegates: { [CAIP2]: chain.delegate }, caps },
-  })
-  await chain.fund(sponsorAddress(h.service.runtime)!, 10n ** 19n)
-  return h
-}
-
-/** A sub-organization (an app's end user) with one Ethereum account and no ETH. */
-async function endUser(h: Harness) {
-  const key = testKey()
-  const sub = await h.createSubOrganization({
-    keys: [key],
-    wallet: { walletName: 'Main', accounts: [ETHEREUM_ACCOUNT] },
-  })
-  const as = { organizationId: sub.organizationId, as: key }
-  return {
-    ...sub,
-    from: sub.addresses![0]!,
-    as,
-    send: (parameters: Json) => {
-      h.clock.set(Date.now())
-      return h.submit('eth_send_transaction', { from: sub.addresses![0], caip2: CAIP2, ...parameters }, as)
-    },
-  }
-}
-
-const sends = async (h: Harness) => (await h.service.store.all('sendTransactions')).length
+const service = (caps: GasCaps = {}, sending: SendingOptions = {}) => sponsoredService(chain, caps, sending)
 const pendingNonce = async (address: string) =>
   BigInt((await chain.rpc('eth_getTransactionCount', [address, 'pending'])) as string)
 
@@ -112,7 +82,7 @@ describe("the sponsor's money", () => {
       errorCode: 'TRANSACTION_REVERTED',
       revertChain: [{ errorType: 'custom', custom: { errorName: 'FailedCall' } }],
     })
-    expect(await sends(h)).toBe(0)
+    expect(await sendCount(h)).toBe(0)
     expect(await chain.balance(sponsor)).toBe(balance)
     expect(await pendingNonce(sponsor)).toBe(nonce)
     expect(await h.service.store.all('gasUsage')).toEqual([])
@@ -163,7 +133,7 @@ describe("the sponsor's money", () => {
       status: 429,
       body: { details: { errorCode: 'GAS_CAP_EXCEEDED', cap: 'max fee per gas' } },
     })
-    expect(await sends(low)).toBe(0)
+    expect(await sendCount(low)).toBe(0)
     await low.service.close()
   })
 
@@ -200,7 +170,7 @@ describe("the sponsor's money", () => {
     expect(accepted).toHaveLength(2)
     for (const reply of replies.filter((r) => r.status !== 200))
       expect(reply.body.details).toMatchObject({ errorCode: 'GAS_CAP_EXCEEDED', cap: 'per-user daily wei' })
-    expect(await sends(h)).toBe(2)
+    expect(await sendCount(h)).toBe(2)
     await h.service.close()
   })
 
