@@ -123,6 +123,10 @@ export interface ProxyMap {
        * the contact's budget.
        */
       captcha?: { provider: 'turnstile' | 'hcaptcha'; siteKey: string }
+      /** How many characters the service's codes have (the operator's floor), as the published type writes it. */
+      otpLength?: string
+      /** Whether the codes are alphanumeric (Crockford's base 32) rather than digits only. */
+      otpAlphanumeric?: boolean
     }
   }
 }

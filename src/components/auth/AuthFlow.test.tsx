@@ -35,6 +35,26 @@ describe('the sign-in flow', () => {
     expect(screen.getByRole('dialog').contains(document.activeElement)).toBe(true)
   })
 
+  it("renders the service's codes: 8 letters and digits when the operator sets them, typed in either case", async () => {
+    const user = userEvent.setup()
+    const { service } = await renderWithService(<AuthModal showSuccess />, {
+      proxySettings: { otpLength: 8, otpAlphabet: 'alphanumeric' },
+    })
+    await user.click(screen.getByRole('button', { name: 'Sign in' }))
+    await user.type(
+      await screen.findByRole('textbox', { name: 'Email address' }),
+      'letters@example.com{Enter}',
+    )
+    await screen.findByText(/We sent a code of 8 letters and digits to/)
+    const fields = screen.getAllByRole('textbox', { name: /^Character \d of 8$/ })
+    expect(fields).toHaveLength(8)
+    expect(fields[0]!.getAttribute('inputmode')).toBe('text')
+    const code = await latestCode(service, 'letters@example.com')
+    expect(code).toMatch(/^[0-9A-Z]{8}$/)
+    await user.keyboard(code.toLowerCase())
+    await screen.findByRole('button', { name: 'Done' }, { timeout: 10_000 })
+  })
+
   it('says why when the authProxyConfigId is wrong: the service’s code and the fix', async () => {
     vi.spyOn(console, 'warn').mockImplementation(() => {})
     const { config } = await createTestService()

@@ -43,6 +43,8 @@ export interface AuthFlow {
   config: { status: 'pending' | 'success' | 'error'; error: unknown; retry: () => void }
   /** The outbox of a development service (where its codes go); absent against a production service. */
   devOutboxUrl?: string | undefined
+  /** The codes the service sends (`wallet_kit_config`'s `otpLength` and `otpAlphanumeric`). */
+  otp?: { length: number; alphanumeric: boolean } | undefined
   step: AuthStep
   /** A request of the current step is running. */
   busy: boolean

@@ -19,7 +19,7 @@ import { CaptchaField, focusCaptcha } from './CaptchaField.tsx'
 export const RESEND_COOLDOWN_SECONDS = 30
 
 export interface OtpStepProps {
-  /** Number of characters of the code. @default 6 */
+  /** Number of characters of the code. @default the service's (`wallet_kit_config`), else 6 */
   length?: number
 }
 
@@ -27,8 +27,11 @@ export interface OtpStepProps {
  * Code entry: one field per character, paste of the whole code, auto-submit when complete,
  * resend with a cooldown, and distinct messages for wrong, expired and locked codes.
  */
-export function OtpStep({ length = 6 }: OtpStepProps) {
+export function OtpStep(props: OtpStepProps) {
   const flow = useAuthFlowContext()
+  const length = props.length ?? flow.otp?.length ?? 6
+  // Alphanumeric codes are Crockford's base 32, typed in either case (the service reads O as 0, I/L as 1).
+  const alphanumeric = flow.otp?.alphanumeric === true
   const { ui, step } = flow
   const titleId = flow.titleId
   const descriptionId = useId()
@@ -63,8 +66,7 @@ export function OtpStep({ length = 6 }: OtpStepProps) {
   }
 
   const fill = (start: number, text: string) => {
-    const chars = text
-      .replace(/\D/g, '')
+    const chars = (alphanumeric ? text.toUpperCase().replace(/[^0-9A-Z]/g, '') : text.replace(/\D/g, ''))
       .slice(0, length - start)
       .split('')
     if (chars.length === 0) return
@@ -122,7 +124,10 @@ export function OtpStep({ length = 6 }: OtpStepProps) {
         titleId={titleId}
         title={ui.t('otpTitle')}
         descriptionId={descriptionId}
-        description={ui.t('otpDescription', { length, contact: `\u2068${contact}\u2069` })}
+        description={ui.t(alphanumeric ? 'otpDescriptionCharacters' : 'otpDescription', {
+          length,
+          contact: `\u2068${contact}\u2069`,
+        })}
         onBack={flow.back}
         onClose={flow.cancel}
       />
@@ -147,13 +152,17 @@ export function OtpStep({ length = 6 }: OtpStepProps) {
             }}
             className="lk-otp-digit"
             type="text"
-            inputMode="numeric"
-            pattern="[0-9]*"
+            inputMode={alphanumeric ? 'text' : 'numeric'}
+            pattern={alphanumeric ? '[0-9A-Za-z]*' : '[0-9]*'}
+            autoCapitalize={alphanumeric ? 'characters' : undefined}
             autoComplete={index === 0 ? 'one-time-code' : 'off'}
             // biome-ignore lint/a11y/noAutofocus: entering the code is the only task of this step
             autoFocus={index === 0}
             maxLength={index === 0 ? length : 1}
-            aria-label={ui.t('otpDigitLabel', { index: index + 1, length })}
+            aria-label={ui.t(alphanumeric ? 'otpCharacterLabel' : 'otpDigitLabel', {
+              index: index + 1,
+              length,
+            })}
             value={digit}
             onChange={(event) => {
               const value = event.target.value

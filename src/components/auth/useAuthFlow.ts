@@ -176,6 +176,7 @@ export function useAuthFlow(options: AuthFlowOptions): AuthFlow {
     methods,
     config: actions.config,
     devOutboxUrl: actions.devOutboxUrl,
+    otp: actions.otp,
     step,
     busy,
     error,

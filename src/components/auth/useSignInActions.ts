@@ -65,6 +65,11 @@ export function useSignInActions({ discoverWallets }: { discoverWallets: boolean
     devOutboxUrl: config.data?.devOutboxUrl,
     /** The operator's CAPTCHA on sending codes, when enabled. */
     captcha: config.data?.captcha,
+    /** The codes the service sends: how many characters, and whether letters are among them. */
+    otp: {
+      length: Number(config.data?.otpLength ?? 6) || 6,
+      alphanumeric: config.data?.otpAlphanumeric === true,
+    },
     passkeySupported: typeof window !== 'undefined' && typeof window.PublicKeyCredential === 'function',
     wallets,
     /** The code the OTP step verifies: the one `startOtp` sent last. */

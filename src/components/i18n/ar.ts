@@ -62,6 +62,8 @@ export const ar: Messages = {
   otpDescription: 'أرسلنا رمزًا من {length} أرقام إلى {contact}.',
   otpGroupLabel: 'رمز التحقق',
   otpDigitLabel: 'الرقم {index} من {length}',
+  otpDescriptionCharacters: 'أرسلنا رمزًا من {length} أحرف إلى {contact}.',
+  otpCharacterLabel: 'الحرف {index} من {length}',
   otpVerifying: 'جارٍ التحقق من الرمز…',
   otpResend: 'إعادة إرسال الرمز',
   otpResendIn: 'إعادة الإرسال بعد {seconds} ث',

@@ -69,6 +69,8 @@ export const en = {
   otpDescription: 'We sent a {length}-digit code to {contact}.',
   otpGroupLabel: 'Verification code',
   otpDigitLabel: 'Digit {index} of {length}',
+  otpDescriptionCharacters: 'We sent a code of {length} letters and digits to {contact}.',
+  otpCharacterLabel: 'Character {index} of {length}',
   otpVerifying: 'Checking the code…',
   otpResend: 'Resend code',
   otpResendIn: 'Resend code in {seconds}s',

@@ -64,6 +64,8 @@ export const es: Messages = {
   otpDescription: 'Enviamos un código de {length} dígitos a {contact}.',
   otpGroupLabel: 'Código de verificación',
   otpDigitLabel: 'Dígito {index} de {length}',
+  otpDescriptionCharacters: 'Enviamos un código de {length} letras y dígitos a {contact}.',
+  otpCharacterLabel: 'Carácter {index} de {length}',
   otpVerifying: 'Comprobando el código…',
   otpResend: 'Reenviar código',
   otpResendIn: 'Reenviar código en {seconds} s',

@@ -859,6 +859,14 @@ describe('auth proxy: configuration, origins and methods', () => {
       },
       // The local service is a development service: the kit's code step links to its outbox.
       devOutboxUrl: 'http://localhost/dev/outbox',
+      // The published fields: the codes the service sends, so a kit renders the right code step.
+      otpLength: '6',
+      otpAlphanumeric: false,
+    })
+    expect((await settings(h, { otpLength: 8, otpAlphabet: 'alphanumeric' })).status).toBe(200)
+    expect((await page.call('wallet_kit_config')).body).toMatchObject({
+      otpLength: '8',
+      otpAlphanumeric: true,
     })
     expect(
       (await settings(h, { enabledProviders: ['google', 'email'], sessionExpirationSeconds: '3600' })).status,

@@ -43,5 +43,8 @@ export async function walletKitConfig(call: ProxyCall): Promise<ProxyResponse<'w
     // The local service is a development service: OTP messages go to its outbox, never out.
     devOutboxUrl: `${origin}/dev/outbox`,
     ...(captcha ? { captcha: { provider: captcha.provider, siteKey: captcha.siteKey } } : {}),
+    // The published fields: a kit renders the code step for the codes the service actually sends.
+    otpLength: String(call.settings.otpLength ?? 6),
+    otpAlphanumeric: call.settings.otpAlphabet === 'alphanumeric',
   }
 }
