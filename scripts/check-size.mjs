@@ -30,8 +30,10 @@ const budgets = [
     app: 'signin',
     what: 'sign-in app all chunks beyond baseline',
     // 90 kB until start-up code was split from the dialog's (start-up 19.8 → 14.5 kB): the same code
-    // in more, smaller lazy chunks compresses about 0.15 kB worse (measured 90.06 kB).
-    limit: 90_500,
+    // in more, smaller lazy chunks compresses about 0.15 kB worse (measured 90.06 kB); 90.5 kB until
+    // session expiry as a state (0.2 kB) and a code step for the service's code length and letters
+    // (0.15 kB, its strings in three languages) took it to 90.5 kB (2026-11-28).
+    limit: 91_000,
     measure: (/** @type {Record<string, any>} */ s) => s.signin.all.total - s.baseline.all.total,
     startupOnly: false,
   },
