@@ -1,9 +1,21 @@
+import { get } from 'node:http'
 import { describe, expect, it } from 'vitest'
 import { createService } from '../createService.ts'
 import { createMetrics } from '../observability/metrics.ts'
 import { setUnexpectedErrorLogger } from '../observability/ServiceLogger.ts'
 import type { ServicePlugin } from '../registry.ts'
 import { runServer } from './runServer.ts'
+
+/** A GET on a connection of its own (no keep-alive pool): resolves with the status. */
+function knock(url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const request = get(url, { agent: false }, (response) => {
+      response.resume()
+      response.once('end', () => resolve(response.statusCode ?? 0))
+    })
+    request.once('error', reject)
+  })
+}
 
 /** A plugin route that answers after `release()` is called: a request held in flight. */
 function heldRoute() {
@@ -29,6 +41,40 @@ function heldRoute() {
 }
 
 describe('runServer', () => {
+  it('closes soon after its work is done even while clients keep connecting (they get 503, never hold it to the deadline)', async () => {
+    const service = await createService()
+    const server = await runServer(service, {
+      port: 0,
+      host: '127.0.0.1',
+      drainGraceSeconds: 0,
+      drainSeconds: 30,
+      handleSignals: false,
+    })
+    // A client with no load balancer in front: a new connection every 20 ms until the listener goes.
+    let knocking = true
+    const statuses: number[] = []
+    const knocks = (async () => {
+      while (knocking) {
+        try {
+          statuses.push(await knock(`${server.url}/livez`))
+        } catch {
+          knocking = false
+        }
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+    })()
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const started = performance.now()
+    expect(await server.stop()).toEqual({ cut: 0 })
+    const seconds = (performance.now() - started) / 1000
+    knocking = false
+    await knocks
+    // Work done at once, then at most the settling wait (2.1 s) and the close: far from drainSeconds.
+    expect(seconds).toBeLessThan(5)
+    expect(statuses).toContain(503)
+    expect(statuses.every((status) => status === 200 || status === 503)).toBe(true)
+  })
+
   it('drains: readiness turns 503 at once, requests are served through the grace period and answered 503 after it, the request in flight finishes, drain hooks run, then it closes', async () => {
     const held = heldRoute()
     const metrics = createMetrics({ process: false })

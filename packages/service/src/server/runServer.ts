@@ -35,6 +35,13 @@ const QUIET_MS = 100
 /** How long the listener waits for the first request of a connection it took before closing it. */
 const FRESH_MS = 2000
 
+/**
+ * Once the requests taken are answered, the longest the listener waits for that quiet moment: clients
+ * that keep connecting (no load balancer in front, or one slow to take the instance out) are answered
+ * 503 meanwhile, and must not hold the drain open until its deadline.
+ */
+const SETTLE_MS = FRESH_MS + QUIET_MS
+
 export interface RunServerOptions {
   /** Port of the service; 0 picks a free one. */
   port: number
@@ -195,10 +202,13 @@ export async function runServer(service: Service, options: RunServerOptions): Pr
       // Until the requests taken are answered and no connection came for a moment (one the kernel
       // queued but the server had not taken yet would be reset when the listener closes).
       const deadline = performance.now() + drainMs
-      while (
-        performance.now() < deadline &&
-        (working > 0 || performance.now() - lastConnectionAt < QUIET_MS || awaitingRequest())
-      )
+      let settleBy = Number.POSITIVE_INFINITY
+      while (performance.now() < deadline) {
+        const now = performance.now()
+        if (working === 0) {
+          settleBy = Math.min(settleBy, now + SETTLE_MS)
+          if (now >= settleBy || (now - lastConnectionAt >= QUIET_MS && !awaitingRequest())) break
+        }
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, working > 0 ? Math.max(0, deadline - performance.now()) : 10)
           idle = () => {
@@ -206,6 +216,7 @@ export async function runServer(service: Service, options: RunServerOptions): Pr
             resolve()
           }
         })
+      }
       idle = undefined
       const cut = working
       // Stop listening, close the connections between requests, give the 503s being written a
