@@ -2,7 +2,7 @@ import { stringify } from 'smol-toml'
 import type { RateLimit } from '../pipeline/RateLimitOptions.ts'
 import type { Config } from './configSchema.ts'
 import { configKeys } from './configSchema.ts'
-import { START_RATE_LIMITS } from './sections/rateLimits.ts'
+import { startRateLimits } from './sections/rateLimits.ts'
 
 /** What a secret's value is replaced with wherever the configuration is shown. */
 export const REDACTED = '<redacted>'
@@ -49,27 +49,17 @@ const budgetOf = (limit: RateLimit) => ({
 })
 
 /**
- * The configuration `start` runs with: what was given, and the defaults `start` applies where a
- * section was left out (`[rate_limits]`: `START_RATE_LIMITS`; its per-client-address budget also
- * when the section sets only other budgets).
+ * The configuration `start` runs with: what was given, and the budgets `start` applies where
+ * `[rate_limits]` leaves them out (`startRateLimits`, the one place that rule lives).
  */
 export function effectiveConfig(config: Config): Config {
-  const perClientAddress = START_RATE_LIMITS.perClientAddress
-  if (config.rate_limits !== undefined) {
-    if (config.rate_limits.per_client_address !== undefined || !perClientAddress) return config
-    return {
-      ...config,
-      rate_limits: { ...config.rate_limits, per_client_address: budgetOf(perClientAddress) },
-    }
-  }
+  const budgets = startRateLimits(config.rate_limits)
   return {
     ...config,
     rate_limits: {
-      ...(START_RATE_LIMITS.perKey ? { per_key: budgetOf(START_RATE_LIMITS.perKey) } : {}),
-      ...(START_RATE_LIMITS.perOrganization
-        ? { per_organization: budgetOf(START_RATE_LIMITS.perOrganization) }
-        : {}),
-      ...(perClientAddress ? { per_client_address: budgetOf(perClientAddress) } : {}),
+      ...(budgets.perKey ? { per_key: budgetOf(budgets.perKey) } : {}),
+      ...(budgets.perOrganization ? { per_organization: budgetOf(budgets.perOrganization) } : {}),
+      ...(budgets.perClientAddress ? { per_client_address: budgetOf(budgets.perClientAddress) } : {}),
     },
   }
 }
