@@ -212,6 +212,19 @@ export interface ExecuteBatchParameters {
   signature: string
 }
 
+/** ABI `Call[]` (`(address to, uint256 value, bytes data)[]`), the calls of an ERC-7821 batch. */
+function encodeCalls(calls: readonly CheckedCall[]) {
+  return encodeDynamicArray(
+    calls.map((call) =>
+      encodeTuple([
+        { head: addressWord(call.to) },
+        { head: word(call.value) },
+        { tail: dynamicBytes(call.data) },
+      ]),
+    ),
+  )
+}
+
 /**
  * The calldata of the sponsor's transaction to the account: `execute(mode, executionData)` with
  * `executionData = abi.encode(Call[] calls, abi.encode(nonce, deadline, signature))` (ERC-7821
@@ -252,16 +265,7 @@ export const EXECUTE_BATCH_MODE = `0x01${'0'.repeat(62)}` as const
  * place) to see the calls a signed batch would make, without a signature or a batch nonce.
  */
 export function encodeSelfExecuteBatch(callsGiven: readonly DelegateCall[]): string {
-  const calls = checkCalls(callsGiven)
-  const encodedCalls = encodeDynamicArray(
-    calls.map((call) =>
-      encodeTuple([
-        { head: addressWord(call.to) },
-        { head: word(call.value) },
-        { tail: dynamicBytes(call.data) },
-      ]),
-    ),
-  )
+  const encodedCalls = encodeCalls(checkCalls(callsGiven))
   const executionData = encodeTuple([{ tail: encodedCalls }])
   const args = encodeTuple([
     { head: hexToBytes(EXECUTE_BATCH_MODE.slice(2)) },
