@@ -5,7 +5,7 @@
  * Run: npm run bench:policies
  */
 import { serializeTransaction } from 'viem'
-import { decodeTransactionForPolicy } from '../packages/service/src/crypto/signTransaction.ts'
+import { decodeTransactionForPolicy } from '../packages/service/src/kernel/crypto/signTransaction.ts'
 import { evaluatePolicies, type PolicyInput } from '../packages/service/src/policies/evaluatePolicies.ts'
 import { consensusContextOf, policyContextOf } from '../packages/service/src/policies/policyContextOf.ts'
 import { createHarness, ETHEREUM_ACCOUNT, resultOf } from '../packages/service/src/testing/index.ts'

@@ -5,8 +5,8 @@
  * Run: npx tsx bench/send.ts
  */
 import { serializeTransaction } from 'viem'
-import type { CreateServiceOptions } from '../packages/service/src/createService.ts'
-import { openPostgres } from '../packages/service/src/store/durableStores.ts'
+import type { CreateServiceOptions } from '../packages/service/src/assembly/createService.ts'
+import { openPostgres } from '../packages/service/src/kernel/store/durableStores.ts'
 import {
   createHarness,
   ETHEREUM_ACCOUNT,

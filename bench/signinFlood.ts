@@ -9,7 +9,7 @@ import { pathToFileURL } from 'node:url'
 import v8 from 'node:v8'
 import vm from 'node:vm'
 import { PROXY_CONFIG_HEADER } from '@latchkey/protocol'
-import { createService, type Service } from '../packages/service/src/createService.ts'
+import { createService, type Service } from '../packages/service/src/assembly/createService.ts'
 import { s256Challenge } from '../packages/service/src/signin/oauth/pkce.ts'
 import { signInState } from '../packages/service/src/signin/signInState.ts'
 

@@ -8,7 +8,7 @@ import {
   generateMnemonic,
   mnemonicToSeed,
   signRawPayload,
-} from '../packages/service/src/crypto/index.ts'
+} from '../packages/service/src/kernel/crypto/index.ts'
 
 function measure(label: string, run: () => void, minMs = 1500): number {
   for (let i = 0; i < 20; i++) run() // warm up JIT and noble precomputes

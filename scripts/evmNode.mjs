@@ -15,12 +15,12 @@ const anvilDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'anvil'
  */
 async function devChain() {
   try {
-    return await import('../packages/service/src/devChain/startEvmNode.ts')
+    return await import('../packages/service/src/dev/startEvmNode.ts')
   } catch (error) {
     if (error?.code !== 'ERR_UNKNOWN_FILE_EXTENSION') throw error
   }
   const { tsImport } = await import('tsx/esm/api')
-  return tsImport('../packages/service/src/devChain/startEvmNode.ts', import.meta.url)
+  return tsImport('../packages/service/src/dev/startEvmNode.ts', import.meta.url)
 }
 
 /** One JSON-RPC call; throws with the node's message on a JSON-RPC error. */

@@ -24,8 +24,8 @@ const clean = [
   ['src/wagmi/index.ts', 'src/viem/provider.ts'],
   ['src/index.ts', 'src/components/auth/Login.tsx'],
   ['packages/service/src/signin/otpLogin.ts', 'packages/service/src/pipeline/submitActivity.ts'],
-  ['packages/service/src/pipeline/submitActivity.ts', 'packages/service/src/registry.ts'],
-  ['packages/service/src/registry.ts', 'packages/protocol/src/index.ts'],
+  ['packages/service/src/pipeline/submitActivity.ts', 'packages/service/src/kernel/registry.ts'],
+  ['packages/service/src/kernel/registry.ts', 'packages/protocol/src/index.ts'],
   // Tests may cross layers: the kit's run against the real service.
   ['src/core/actions/login.test.ts', 'packages/service/src/testing/index.ts'],
 ]
@@ -45,10 +45,10 @@ test('a circle and upward imports are all reported, each naming its files', () =
       ['src/react/context.ts', 'src/components/ui/Dialog.tsx'],
       ['src/solana/index.ts', 'src/react/hooks/useLogin.ts'],
       ['packages/protocol/src/index.ts', 'src/core/types.ts'],
-      ['src/core/types.ts', 'packages/service/src/errors.ts'],
-      ['packages/service/src/errors.ts', 'src/core/errors.ts'],
+      ['src/core/types.ts', 'packages/service/src/kernel/base/errors.ts'],
+      ['packages/service/src/kernel/base/errors.ts', 'src/core/errors.ts'],
       ['packages/service/src/pipeline/submitActivity.ts', 'packages/service/src/signin/otpLogin.ts'],
-      ['packages/service/src/pipeline/runQuery.ts', 'packages/service/src/plugins.ts'],
+      ['packages/service/src/pipeline/runQuery.ts', 'packages/service/src/assembly/builtinWings.ts'],
     ]),
   )
   assert.deepEqual(findings.cycles, [
@@ -77,11 +77,11 @@ test('a circle and upward imports are all reported, each naming its files', () =
   ])
   assert.deepEqual(findings.upward.map(({ from, to, why }) => `${from} → ${to}: ${why}`).sort(), [
     'packages/protocol/src/index.ts → src/core/types.ts: protocol may not import core',
-    'packages/service/src/errors.ts → src/core/errors.ts: service may not import core',
-    'packages/service/src/pipeline/runQuery.ts → packages/service/src/plugins.ts: the pipeline may not import the handlers and plugins (plugins.ts)',
+    'packages/service/src/kernel/base/errors.ts → src/core/errors.ts: service may not import core',
+    'packages/service/src/pipeline/runQuery.ts → packages/service/src/assembly/builtinWings.ts: the pipeline may not import the handlers and plugins (plugins.ts)',
     'packages/service/src/pipeline/submitActivity.ts → packages/service/src/signin/otpLogin.ts: the pipeline may not import the handlers and plugins (signin/)',
     'src/core/createLatchkey.ts → src/react/context.ts: core may not import react',
-    'src/core/types.ts → packages/service/src/errors.ts: core may not import service',
+    'src/core/types.ts → packages/service/src/kernel/base/errors.ts: core may not import service',
     'src/react/context.ts → src/components/ui/Dialog.tsx: react may not import components',
     'src/solana/index.ts → src/react/hooks/useLogin.ts: adapter may not import react',
   ])

@@ -1,14 +1,14 @@
 /** `@latchkey/service`: the local service as a fetch handler (Node and browser). */
 
-export type { DevCredentials, DevOptions } from './bootstrap.ts'
+export type { DevCredentials, DevOptions } from './assembly/bootstrap.ts'
 export {
   type CreateServiceOptions,
   createService,
   type Service,
   WrongMasterKeyError,
-} from './createService.ts'
-export { ApiError } from './errors.ts'
-export type { EventSink, ServiceEventMap, ServiceEventName } from './observability/events.ts'
+} from './assembly/createService.ts'
+export { ApiError } from './kernel/base/errors.ts'
+export type { EventSink, ServiceEventMap, ServiceEventName } from './kernel/base/events.ts'
 export type { ReadinessReport } from './observability/Readiness.ts'
 export type { ServiceLogger } from './observability/ServiceLogger.ts'
 export {
@@ -17,7 +17,7 @@ export {
   type Runtime,
   type StampVerifier,
   type WebAuthnOptions,
-} from './Runtime.ts'
+} from './kernel/Runtime.ts'
 export type {
   ActivityContext,
   ActivityHandler,
@@ -26,8 +26,8 @@ export type {
   QueryContext,
   QueryHandler,
   ServicePlugin,
-} from './registry.ts'
-export { defineActivity, defineQuery } from './registry.ts'
-export type { DrainHook, Lifecycle } from './server/Lifecycle.ts'
-export { type MemoryStoreOptions, openMemoryStore } from './store/memory.ts'
-export { type Reads, Store, Transaction } from './store/Store.ts'
+} from './kernel/registry.ts'
+export { defineActivity, defineQuery } from './kernel/registry.ts'
+export type { DrainHook, Lifecycle } from './kernel/Lifecycle.ts'
+export { type MemoryStoreOptions, openMemoryStore } from './kernel/store/memory.ts'
+export { type Reads, Store, Transaction } from './kernel/store/Store.ts'

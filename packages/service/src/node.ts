@@ -25,7 +25,7 @@ export {
   type OpenDataDirOptions,
   openDataDir,
   openPostgres,
-} from './store/durableStores.ts'
-export { type DataDirLock, lockDataDir } from './store/lockDataDir.ts'
+} from './kernel/store/durableStores.ts'
+export { type DataDirLock, lockDataDir } from './kernel/store/lockDataDir.ts'
 export { type CryptoWorkersOptions, cryptoWorkers } from './workers/cryptoWorkers.ts'
 export { nativeVerifyP256 } from './workers/nativeVerify.ts'

@@ -1,4 +1,4 @@
-import { defineActivity } from '../registry.ts'
+import { defineActivity } from '../kernel/registry.ts'
 import { voteOnActivity } from './voteOnActivity.ts'
 
 /** A user's approval of an activity awaiting consensus (root quorum or a policy's); answers with that activity. */

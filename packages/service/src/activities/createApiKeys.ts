@@ -1,6 +1,6 @@
 import { readApiKeyParams } from '../domain/params.ts'
 import { addApiKeys, findUser } from '../domain/users.ts'
-import { defineActivity } from '../registry.ts'
+import { defineActivity } from '../kernel/registry.ts'
 
 /**
  * API keys for a user. `CREATE_API_KEYS` and `CREATE_API_KEYS_V2` take one shape here: the

@@ -1,7 +1,7 @@
 import { readAuthenticatorParams, refuseFields } from '../domain/params.ts'
 import { addAuthenticators, findUser } from '../domain/users.ts'
-import { Reader } from '../pipeline/Reader.ts'
-import { defineActivity } from '../registry.ts'
+import { Reader } from '../kernel/Reader.ts'
+import { defineActivity } from '../kernel/registry.ts'
 
 /**
  * Registers passkeys (verified attestations) on a user. The service's `CREATE_AUTHENTICATORS`

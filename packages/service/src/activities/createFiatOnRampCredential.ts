@@ -1,4 +1,4 @@
-import { defineActivity } from '../registry.ts'
+import { defineActivity } from '../kernel/registry.ts'
 
 /** Stores an on-ramp provider's credentials (secrets arrive client-encrypted and are sealed again). */
 export const createFiatOnRampCredential = defineActivity('create_fiat_on_ramp_credential', {

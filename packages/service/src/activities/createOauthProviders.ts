@@ -2,8 +2,8 @@ import type { OauthProviderParams } from '@latchkey/protocol'
 import { accountHook } from '../domain/accountHooks.ts'
 import { readOauthProviderParamsV2 } from '../domain/params.ts'
 import { findUser } from '../domain/users.ts'
-import { ApiError } from '../errors.ts'
-import { defineActivity } from '../registry.ts'
+import { ApiError } from '../kernel/base/errors.ts'
+import { defineActivity } from '../kernel/registry.ts'
 
 /**
  * Links OIDC identities to a user of this organization (`addOauthProvider` of @turnkey/core).

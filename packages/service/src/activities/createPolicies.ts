@@ -1,6 +1,6 @@
-import { mapInOrder } from '../async.ts'
+import { mapInOrder } from '../kernel/base/async.ts'
 import { readPolicyParams } from '../policies/readPolicyParams.ts'
-import { defineActivity } from '../registry.ts'
+import { defineActivity } from '../kernel/registry.ts'
 import { storePolicy } from './createPolicy.ts'
 
 /** Several policies at once: all are stored or none. */

@@ -1,5 +1,5 @@
 import { READ_ONLY_SESSION_SECONDS, signSession } from '../domain/sessions.ts'
-import { defineActivity } from '../registry.ts'
+import { defineActivity } from '../kernel/registry.ts'
 
 /** A one-hour read-only session JWT (presented as `X-Session` on query routes). */
 export const createReadOnlySession = defineActivity('create_read_only_session', {

@@ -1,13 +1,13 @@
 import type { RootUserParams } from '@latchkey/protocol'
-import { mapInOrder } from '../async.ts'
+import { mapInOrder } from '../kernel/base/async.ts'
 import { readRootUser, readWalletParams } from '../domain/params.ts'
 import { addApiKeys, addAuthenticators } from '../domain/users.ts'
 import { callerVouchesForContacts, newUserContacts } from '../domain/verifiedContact.ts'
 import { createWalletRecords } from '../domain/wallets.ts'
-import { ApiError } from '../errors.ts'
-import type { Reader } from '../pipeline/Reader.ts'
-import { type ActivityContext, defineActivity, type SubOrganizationHookContext } from '../registry.ts'
-import type { UserRow } from '../store/model.ts'
+import { ApiError } from '../kernel/base/errors.ts'
+import type { Reader } from '../kernel/Reader.ts'
+import { type ActivityContext, defineActivity, type SubOrganizationHookContext } from '../kernel/registry.ts'
+import type { UserRow } from '../kernel/store/model.ts'
 
 /** Most root users one sub-organization may start with. */
 export const MAX_ROOT_USERS = 20

@@ -1,6 +1,6 @@
 import { findUser } from '../domain/users.ts'
-import { ApiError } from '../errors.ts'
-import { defineActivity } from '../registry.ts'
+import { ApiError } from '../kernel/base/errors.ts'
+import { defineActivity } from '../kernel/registry.ts'
 
 export const createUserTag = defineActivity('create_user_tag', {
   parse: (r) => ({ userTagName: r.string('userTagName', { max: 256 }), userIds: r.ids('userIds') }),

@@ -2,9 +2,9 @@ import type { UserParams } from '@latchkey/protocol'
 import { readRootUser } from '../domain/params.ts'
 import { addApiKeys, addAuthenticators } from '../domain/users.ts'
 import { callerVouchesForContacts, newUserContacts } from '../domain/verifiedContact.ts'
-import { ApiError } from '../errors.ts'
-import { Reader } from '../pipeline/Reader.ts'
-import { defineActivity } from '../registry.ts'
+import { ApiError } from '../kernel/base/errors.ts'
+import { Reader } from '../kernel/Reader.ts'
+import { defineActivity } from '../kernel/registry.ts'
 
 /** `oauthProviders` items take `oidcClaims` from this version on. */
 const CLAIMS_TYPE = 'ACTIVITY_TYPE_CREATE_USERS_V4'

@@ -1,7 +1,7 @@
-import type { NewWalletResult } from '../crypto/index.ts'
+import type { NewWalletResult } from '../kernel/crypto/index.ts'
 import { readAccounts, readMnemonicLength } from '../domain/params.ts'
 import { createWalletRecords } from '../domain/wallets.ts'
-import { defineActivity } from '../registry.ts'
+import { defineActivity } from '../kernel/registry.ts'
 
 /** A new BIP-39 wallet in the organization, with its first accounts. */
 export const createWallet = defineActivity('create_wallet', {

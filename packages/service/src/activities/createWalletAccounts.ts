@@ -1,6 +1,6 @@
 import { readAccounts } from '../domain/params.ts'
 import { deriveAccounts, findWallet } from '../domain/wallets.ts'
-import { defineActivity } from '../registry.ts'
+import { defineActivity } from '../kernel/registry.ts'
 
 /** Further accounts of an existing wallet; with `persist: false` it only derives the addresses. */
 export const createWalletAccounts = defineActivity('create_wallet_accounts', {

@@ -1,8 +1,8 @@
-import { mapInOrder } from '../async.ts'
+import { mapInOrder } from '../kernel/base/async.ts'
 import { assertRootKeepsAccess, isLiveSession } from '../domain/sessions.ts'
 import { findUser } from '../domain/users.ts'
-import { ApiError } from '../errors.ts'
-import { defineActivity } from '../registry.ts'
+import { ApiError } from '../kernel/base/errors.ts'
+import { defineActivity } from '../kernel/registry.ts'
 
 /** Revokes API keys (also how a client logs out: it deletes its session key). */
 export const deleteApiKeys = defineActivity('delete_api_keys', {

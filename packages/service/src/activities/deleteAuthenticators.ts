@@ -1,8 +1,8 @@
-import { mapInOrder } from '../async.ts'
+import { mapInOrder } from '../kernel/base/async.ts'
 import { assertRootKeepsAccess } from '../domain/sessions.ts'
 import { findUser } from '../domain/users.ts'
-import { ApiError } from '../errors.ts'
-import { defineActivity } from '../registry.ts'
+import { ApiError } from '../kernel/base/errors.ts'
+import { defineActivity } from '../kernel/registry.ts'
 
 export const deleteAuthenticators = defineActivity('delete_authenticators', {
   parse: (r) => ({

@@ -1,7 +1,7 @@
-import { mapInOrder } from '../async.ts'
+import { mapInOrder } from '../kernel/base/async.ts'
 import { findUser } from '../domain/users.ts'
-import { ApiError } from '../errors.ts'
-import { defineActivity } from '../registry.ts'
+import { ApiError } from '../kernel/base/errors.ts'
+import { defineActivity } from '../kernel/registry.ts'
 
 /** Unlinks OIDC identities from a user of this organization (`removeOauthProviders`). */
 export const deleteOauthProviders = defineActivity('delete_oauth_providers', {

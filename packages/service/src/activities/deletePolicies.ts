@@ -1,5 +1,5 @@
-import { mapInOrder } from '../async.ts'
-import { defineActivity } from '../registry.ts'
+import { mapInOrder } from '../kernel/base/async.ts'
+import { defineActivity } from '../kernel/registry.ts'
 import { findPolicy } from './updatePolicy.ts'
 
 /** Deletes several policies: all of them or, when one is unknown, none. */

@@ -1,4 +1,4 @@
-import { defineActivity } from '../registry.ts'
+import { defineActivity } from '../kernel/registry.ts'
 import { findPolicy } from './updatePolicy.ts'
 
 export const deletePolicy = defineActivity('delete_policy', {

@@ -1,6 +1,6 @@
-import { ApiError } from '../errors.ts'
-import { defineActivity } from '../registry.ts'
-import type { TableName } from '../store/model.ts'
+import { ApiError } from '../kernel/base/errors.ts'
+import { defineActivity } from '../kernel/registry.ts'
+import type { TableName } from '../kernel/store/model.ts'
 
 /** Tables whose rows belong to one organization (its activity history is kept). */
 const OWNED: TableName[] = [

@@ -1,7 +1,7 @@
-import { mapInOrder } from '../async.ts'
+import { mapInOrder } from '../kernel/base/async.ts'
 import { findUser } from '../domain/users.ts'
-import { ApiError } from '../errors.ts'
-import { defineActivity } from '../registry.ts'
+import { ApiError } from '../kernel/base/errors.ts'
+import { defineActivity } from '../kernel/registry.ts'
 
 /** Deletes non-root users with their credentials and tag memberships; root users stay. */
 export const deleteUsers = defineActivity('delete_users', {

@@ -1,7 +1,7 @@
-import { mapInOrder } from '../async.ts'
+import { mapInOrder } from '../kernel/base/async.ts'
 import { findWallet } from '../domain/wallets.ts'
-import { ApiError } from '../errors.ts'
-import { defineActivity } from '../registry.ts'
+import { ApiError } from '../kernel/base/errors.ts'
+import { defineActivity } from '../kernel/registry.ts'
 
 /** Deletes wallets and their accounts; a never-exported wallet needs `deleteWithoutExport`. */
 export const deleteWallets = defineActivity('delete_wallets', {

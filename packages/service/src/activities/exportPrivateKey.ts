@@ -1,6 +1,6 @@
 import { findPrivateKey } from '../domain/privateKeys.ts'
 import { exportSecret } from '../domain/secretBundles.ts'
-import { defineActivity } from '../registry.ts'
+import { defineActivity } from '../kernel/registry.ts'
 
 /** A private key, HPKE-sealed to the client's target key in a signed envelope (as export_wallet_account). */
 export const exportPrivateKey = defineActivity('export_private_key', {

@@ -1,7 +1,7 @@
 import { utf8ToBytes } from '@noble/hashes/utils.js'
 import { exportSecret } from '../domain/secretBundles.ts'
 import { findWallet } from '../domain/wallets.ts'
-import { defineActivity } from '../registry.ts'
+import { defineActivity } from '../kernel/registry.ts'
 
 /** A wallet's mnemonic, HPKE-sealed to the client's target key in a signed envelope. */
 export const exportWallet = defineActivity('export_wallet', {

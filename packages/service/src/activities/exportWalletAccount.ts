@@ -1,7 +1,7 @@
-import { makeExportBundle } from '../crypto/index.ts'
+import { makeExportBundle } from '../kernel/crypto/index.ts'
 import { withField } from '../domain/params.ts'
 import { findAccount, withAccountKey } from '../domain/wallets.ts'
-import { defineActivity } from '../registry.ts'
+import { defineActivity } from '../kernel/registry.ts'
 
 /** An account's raw private key, HPKE-sealed to the client's target key in a signed envelope. */
 export const exportWalletAccount = defineActivity('export_wallet_account', {

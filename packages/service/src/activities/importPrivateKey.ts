@@ -2,7 +2,7 @@ import { CURVES } from '@latchkey/protocol'
 import { readAddressFormats, storePrivateKey } from '../domain/privateKeys.ts'
 import { openImportedSecret } from '../domain/secretBundles.ts'
 import { findUser } from '../domain/users.ts'
-import { defineActivity } from '../registry.ts'
+import { defineActivity } from '../kernel/registry.ts'
 
 /**
  * A private key the client encrypted (`encryptPrivateKeyToBundle`: 32 raw bytes) to the target of

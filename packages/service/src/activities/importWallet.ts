@@ -1,10 +1,10 @@
-import { normalizeMnemonic, validateMnemonic } from '../crypto/index.ts'
+import { normalizeMnemonic, validateMnemonic } from '../kernel/crypto/index.ts'
 import { readAccounts } from '../domain/params.ts'
 import { openImportedSecret } from '../domain/secretBundles.ts'
 import { findUser } from '../domain/users.ts'
 import { createWalletRecords } from '../domain/wallets.ts'
-import { ApiError } from '../errors.ts'
-import { defineActivity } from '../registry.ts'
+import { ApiError } from '../kernel/base/errors.ts'
+import { defineActivity } from '../kernel/registry.ts'
 
 /** A wallet from a mnemonic the client encrypted to the target key of `init_import_wallet`. */
 export const importWallet = defineActivity('import_wallet', {

@@ -1,4 +1,4 @@
-import { defineActivity } from '../registry.ts'
+import { defineActivity } from '../kernel/registry.ts'
 import { initImportWallet } from './initImportWallet.ts'
 
 /** The same signed import target as `init_import_wallet` (one pending import per user). */

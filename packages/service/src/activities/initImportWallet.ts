@@ -1,7 +1,7 @@
 import { bytesToHex } from '@noble/hashes/utils.js'
-import { makeImportBundle, p256PublicKey, randomP256PrivateKey } from '../crypto/index.ts'
+import { makeImportBundle, p256PublicKey, randomP256PrivateKey } from '../kernel/crypto/index.ts'
 import { findUser } from '../domain/users.ts'
-import { defineActivity } from '../registry.ts'
+import { defineActivity } from '../kernel/registry.ts'
 
 /**
  * A fresh target key for importing a wallet: its public half goes to the client in a signed

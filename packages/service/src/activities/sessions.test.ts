@@ -2,7 +2,7 @@ import { decodeJwtClaims } from '@latchkey/protocol'
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
 import { describe, expect, it } from 'vitest'
-import { verifyJwt } from '../crypto/index.ts'
+import { verifyJwt } from '../kernel/crypto/index.ts'
 import { createHarness, resultOf, softPasskey, testKey } from '../testing/harness.ts'
 
 async function passkeyOrg(h: Awaited<ReturnType<typeof createHarness>>) {

@@ -1,5 +1,5 @@
 import { HASH_FUNCTIONS, PAYLOAD_ENCODINGS } from '@latchkey/protocol'
-import { defineActivity } from '../registry.ts'
+import { defineActivity } from '../kernel/registry.ts'
 import { signAs, signerLookups, startSigning } from './signRawPayloads.ts'
 
 /**

@@ -4,14 +4,14 @@ import {
   PAYLOAD_ENCODINGS,
   type PayloadEncoding,
 } from '@latchkey/protocol'
-import type { RawSignature, SignPayloadsJob, SignPayloadsResult } from '../crypto/index.ts'
+import type { RawSignature, SignPayloadsJob, SignPayloadsResult } from '../kernel/crypto/index.ts'
 import { findSigner } from '../domain/wallets.ts'
-import { ApiError } from '../errors.ts'
-import { stringItem } from '../pipeline/Reader.ts'
-import type { ActivityContext, PrepareContext } from '../registry.ts'
-import { defineActivity } from '../registry.ts'
-import type { WalletAccountRow } from '../store/model.ts'
-import type { Lookup } from '../store/Store.ts'
+import { ApiError } from '../kernel/base/errors.ts'
+import { stringItem } from '../kernel/Reader.ts'
+import type { ActivityContext, PrepareContext } from '../kernel/registry.ts'
+import { defineActivity } from '../kernel/registry.ts'
+import type { WalletAccountRow } from '../kernel/store/model.ts'
+import type { Lookup } from '../kernel/store/Store.ts'
 
 /** Largest number of payloads per request. */
 export const MAX_PAYLOADS = 100

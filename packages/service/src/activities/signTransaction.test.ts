@@ -17,7 +17,7 @@ import {
 import { getTransferSolInstruction } from '@solana-program/system'
 import { type Hex, parseTransaction, recoverTransactionAddress, serializeTransaction } from 'viem'
 import { describe, expect, it } from 'vitest'
-import { decodeTransactionForPolicy } from '../crypto/signTransaction.ts'
+import { decodeTransactionForPolicy } from '../kernel/crypto/signTransaction.ts'
 import { createHarness, ETHEREUM_ACCOUNT, resultOf, SOLANA_ACCOUNT } from '../testing/harness.ts'
 
 const DEAD = '0x000000000000000000000000000000000000dEaD'

@@ -1,9 +1,9 @@
 import { TRANSACTION_TYPES } from '@latchkey/protocol'
-import { CryptoInputError } from '../crypto/errors.ts'
-import { signTransaction as signWithKey } from '../crypto/signTransaction.ts'
+import { CryptoInputError } from '../kernel/crypto/errors.ts'
+import { signTransaction as signWithKey } from '../kernel/crypto/signTransaction.ts'
 import { findSigner, withAccountKey } from '../domain/wallets.ts'
-import { ApiError } from '../errors.ts'
-import { defineActivity } from '../registry.ts'
+import { ApiError } from '../kernel/base/errors.ts'
+import { defineActivity } from '../kernel/registry.ts'
 import { signerLookups } from './signRawPayloads.ts'
 
 /** Largest unsignedTransaction accepted, in hex characters (a 128 kB transaction). */

@@ -1,7 +1,7 @@
 import type { ActivityPath } from '@latchkey/protocol'
 import { describe, expect, it, vi } from 'vitest'
-import type { Reader } from '../pipeline/Reader.ts'
-import type { ActivityContext, ActivityHandler, ActivityHandlers } from '../registry.ts'
+import type { Reader } from '../kernel/Reader.ts'
+import type { ActivityContext, ActivityHandler, ActivityHandlers } from '../kernel/registry.ts'
 import { createHarness, resultOf, testKey } from '../testing/harness.ts'
 
 // A new activity's one registry entry. In the repository it is written in ACTIVITIES itself, next to

@@ -1,7 +1,7 @@
-import { ApiError } from '../errors.ts'
+import { ApiError } from '../kernel/base/errors.ts'
 import { checkPolicyName, POLICY_EFFECTS, readExpression } from '../policies/readPolicyParams.ts'
-import { defineActivity } from '../registry.ts'
-import type { Reads } from '../store/Store.ts'
+import { defineActivity } from '../kernel/registry.ts'
+import type { Reads } from '../kernel/store/Store.ts'
 
 export async function findPolicy(reads: Reads, organizationId: string, policyId: string, field: string) {
   const policy = await reads.get('policies', policyId)

@@ -1,5 +1,5 @@
 import { findUser } from '../domain/users.ts'
-import { defineActivity } from '../registry.ts'
+import { defineActivity } from '../kernel/registry.ts'
 import { MAX_ROOT_USERS, readQuorumThreshold } from './createSubOrganization.ts'
 
 /**

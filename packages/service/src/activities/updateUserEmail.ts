@@ -1,5 +1,5 @@
 import { readContactUpdate, updateContact } from '../domain/contacts.ts'
-import { defineActivity } from '../registry.ts'
+import { defineActivity } from '../kernel/registry.ts'
 
 /**
  * Sets or removes (`''`) a user's e-mail address; verified only with a verification token its

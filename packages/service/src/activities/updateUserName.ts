@@ -1,5 +1,5 @@
 import { findUser } from '../domain/users.ts'
-import { defineActivity } from '../registry.ts'
+import { defineActivity } from '../kernel/registry.ts'
 
 export const updateUserName = defineActivity('update_user_name', {
   parse: (r) => ({ userId: r.string('userId', { max: 200 }), userName: r.string('userName', { max: 256 }) }),

@@ -1,5 +1,5 @@
 import { readContactUpdate, updateContact } from '../domain/contacts.ts'
-import { defineActivity } from '../registry.ts'
+import { defineActivity } from '../kernel/registry.ts'
 
 /**
  * Sets or removes (`''`) a user's phone number; verified only with a verification token its key

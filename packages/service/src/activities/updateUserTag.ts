@@ -1,6 +1,6 @@
 import { findUser } from '../domain/users.ts'
-import { ApiError } from '../errors.ts'
-import { defineActivity } from '../registry.ts'
+import { ApiError } from '../kernel/base/errors.ts'
+import { defineActivity } from '../kernel/registry.ts'
 
 /** Renames a tag and adds/removes users, all or nothing (the transaction makes it atomic). */
 export const updateUserTag = defineActivity('update_user_tag', {

@@ -1,7 +1,7 @@
-import { ApiError } from '../errors.ts'
+import { ApiError } from '../kernel/base/errors.ts'
 import { decideAfterVote } from '../pipeline/decideActivity.ts'
 import { executeActivity, respondWith } from '../pipeline/executeActivity.ts'
-import type { ActivityContext } from '../registry.ts'
+import type { ActivityContext } from '../kernel/registry.ts'
 
 /**
  * Records a root user's vote on an activity awaiting consensus (found by fingerprint); when the

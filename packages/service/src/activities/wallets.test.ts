@@ -5,7 +5,7 @@ import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { keccak_256 } from '@noble/hashes/sha3.js'
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
 import { describe, expect, it } from 'vitest'
-import { openSignedBundle } from '../crypto/index.ts'
+import { openSignedBundle } from '../kernel/crypto/index.ts'
 import { createHarness, ETHEREUM_ACCOUNT, resultOf, SOLANA_ACCOUNT } from '../testing/harness.ts'
 
 describe('wallet activities', () => {

@@ -3,8 +3,8 @@
 // none does, by this process. PostgreSQL is backed up with pg_dump (docs/operations.md).
 import { existsSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { backupDatabase, checkDatabaseFile, openDataDir, refuseExisting } from '../store/durableStores.ts'
-import { askDataDirHolder, lockDataDir } from '../store/lockDataDir.ts'
+import { backupDatabase, checkDatabaseFile, openDataDir, refuseExisting } from '../kernel/store/durableStores.ts'
+import { askDataDirHolder, lockDataDir } from '../kernel/store/lockDataDir.ts'
 import { readFlags } from './commandLine.ts'
 
 const USAGE = `Usage: latchkey-service backup --data-dir <dir> --to <file>

@@ -1,7 +1,7 @@
 // Node only: what the operator commands (`migrate`, `backup`, `restore`, `rotate-master-key`) share:
 // their flags, read strictly, and where their data is.
 import { parseArgs } from 'node:util'
-import { UsageError } from '../parseCli.ts'
+import { UsageError } from './parseDevFlags.ts'
 
 /** The flags of one command: `string` flags take a value, `boolean` ones do not. */
 export function readFlags<const S extends string, const B extends string = never>(

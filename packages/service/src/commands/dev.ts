@@ -3,9 +3,9 @@
 
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { createService, WrongMasterKeyError } from '../createService.ts'
-import { devFaucetPlugin, formatEth, fundAccount } from '../devChain/devFaucet.ts'
-import { type EvmNode, startEvmNode } from '../devChain/startEvmNode.ts'
+import { createService, WrongMasterKeyError } from '../assembly/createService.ts'
+import { devFaucetPlugin, formatEth, fundAccount } from '../dev/devFaucet.ts'
+import { type EvmNode, startEvmNode } from '../dev/startEvmNode.ts'
 import { observability } from '../observability/observability.ts'
 import {
   type CliOptions,
@@ -17,11 +17,11 @@ import {
   USAGE,
   UsageError,
   writeEnvFile,
-} from '../parseCli.ts'
+} from './parseDevFlags.ts'
 import { sponsorAddress } from '../sending/sponsors.ts'
 import { ListenError, runServer } from '../server/runServer.ts'
-import { loadMasterKey, loadMasterKeyFile, openDataDir, openPostgres } from '../store/durableStores.ts'
-import { lockDataDir } from '../store/lockDataDir.ts'
+import { loadMasterKey, loadMasterKeyFile, openDataDir, openPostgres } from '../kernel/store/durableStores.ts'
+import { lockDataDir } from '../kernel/store/lockDataDir.ts'
 import { cryptoWorkers } from '../workers/cryptoWorkers.ts'
 import { nativeVerifyP256 } from '../workers/nativeVerify.ts'
 

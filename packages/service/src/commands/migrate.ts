@@ -1,8 +1,8 @@
 // Node only: `latchkey-service migrate --data-dir D | --database-url URL`: applies the pending
 // migrations and exits, printing what it did, so that a deployment migrates once, as its own step,
 // and then starts every instance with `--no-migrate`.
-import { openDataDir, openPostgres } from '../store/durableStores.ts'
-import { knownMigrations } from '../store/migrations.ts'
+import { openDataDir, openPostgres } from '../kernel/store/durableStores.ts'
+import { knownMigrations } from '../kernel/store/migrations.ts'
 import { dataLocation, readFlags } from './commandLine.ts'
 
 const USAGE = `Usage: latchkey-service migrate (--data-dir <dir> | --database-url <url>)

@@ -2,8 +2,8 @@
 // becomes a new data dir (never an existing one's files), checked and migrated to this version.
 import { constants, copyFileSync, existsSync, mkdirSync, readdirSync, renameSync } from 'node:fs'
 import { join } from 'node:path'
-import { checkDatabaseFile, DATABASE_FILE, openDataDir } from '../store/durableStores.ts'
-import { lockDataDir } from '../store/lockDataDir.ts'
+import { checkDatabaseFile, DATABASE_FILE, openDataDir } from '../kernel/store/durableStores.ts'
+import { lockDataDir } from '../kernel/store/lockDataDir.ts'
 import { readFlags } from './commandLine.ts'
 
 const USAGE = `Usage: latchkey-service restore --from <file> --data-dir <new dir>

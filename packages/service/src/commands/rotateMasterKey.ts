@@ -4,11 +4,11 @@
 import { readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { sql } from 'kysely'
-import { createSealer, masterKeyCheck } from '../crypto/sealer.ts'
-import { KEYRING_ID, planKeyring } from '../keyring.ts'
-import { rotateSecrets } from '../rotateSecrets.ts'
-import { loadMasterKey, loadMasterKeyFile, openDataDir, openPostgres } from '../store/durableStores.ts'
-import type { Store } from '../store/Store.ts'
+import { createSealer, masterKeyCheck } from '../kernel/crypto/sealer.ts'
+import { KEYRING_ID, planKeyring } from '../assembly/keyring.ts'
+import { rotateSecrets } from './rotateSecrets.ts'
+import { loadMasterKey, loadMasterKeyFile, openDataDir, openPostgres } from '../kernel/store/durableStores.ts'
+import type { Store } from '../kernel/store/Store.ts'
 import { dataLocation, readFlags } from './commandLine.ts'
 
 const USAGE = `Usage: latchkey-service rotate-master-key --new-key-file <file> (--data-dir <dir> | --database-url <url>)

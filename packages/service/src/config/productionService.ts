@@ -7,12 +7,12 @@ import {
   DevDatabaseError,
   type Service,
   WrongMasterKeyError,
-} from '../createService.ts'
+} from '../assembly/createService.ts'
 import { smtpMailer } from '../delivery/smtpMailer.ts'
 import { SponsorKeyMismatchError } from '../sending/sponsors.ts'
-import { openDataDir, openPostgres } from '../store/durableStores.ts'
-import { DatabaseAheadError, MigrationsPendingError } from '../store/migrations.ts'
-import type { Store } from '../store/Store.ts'
+import { openDataDir, openPostgres } from '../kernel/store/durableStores.ts'
+import { DatabaseAheadError, MigrationsPendingError } from '../kernel/store/migrations.ts'
+import type { Store } from '../kernel/store/Store.ts'
 import { cryptoWorkers } from '../workers/cryptoWorkers.ts'
 import { nativeVerifyP256 } from '../workers/nativeVerify.ts'
 import { ConfigError } from './ConfigError.ts'

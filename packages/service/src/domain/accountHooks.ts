@@ -1,5 +1,5 @@
-import { ApiError } from '../errors.ts'
-import type { ActivityContext, ServicePlugin, SubOrganizationHookContext } from '../registry.ts'
+import { ApiError } from '../kernel/base/errors.ts'
+import type { ActivityContext, ServicePlugin, SubOrganizationHookContext } from '../kernel/registry.ts'
 
 type Hooks = NonNullable<ServicePlugin['subOrganization']>
 

@@ -1,7 +1,7 @@
-import { CryptoInputError, makeExportBundle, openImportCiphertext } from '../crypto/index.ts'
-import { ApiError } from '../errors.ts'
-import type { ActivityContext } from '../registry.ts'
-import type { UserRow } from '../store/model.ts'
+import { CryptoInputError, makeExportBundle, openImportCiphertext } from '../kernel/crypto/index.ts'
+import { ApiError } from '../kernel/base/errors.ts'
+import type { ActivityContext } from '../kernel/registry.ts'
+import type { UserRow } from '../kernel/store/model.ts'
 import { withField } from './params.ts'
 
 /**

@@ -1,11 +1,11 @@
 import type { CredentialType, SessionClaims } from '@latchkey/protocol'
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
-import { signJwt } from '../crypto/index.ts'
-import { ApiError } from '../errors.ts'
-import type { Runtime } from '../Runtime.ts'
-import type { ActivityContext } from '../registry.ts'
-import type { ApiKeyRow, UserRow } from '../store/model.ts'
+import { signJwt } from '../kernel/crypto/index.ts'
+import { ApiError } from '../kernel/base/errors.ts'
+import type { Runtime } from '../kernel/Runtime.ts'
+import type { ActivityContext } from '../kernel/registry.ts'
+import type { ApiKeyRow, UserRow } from '../kernel/store/model.ts'
 import { verifiedContact } from './verifiedContact.ts'
 
 /** Default read-write session lifetime (seconds): 15 minutes. */

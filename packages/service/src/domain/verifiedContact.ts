@@ -1,6 +1,6 @@
 import type { OtpType } from '@latchkey/protocol'
-import type { ActivityContext } from '../registry.ts'
-import type { UserRow } from '../store/model.ts'
+import type { ActivityContext } from '../kernel/registry.ts'
+import type { UserRow } from '../kernel/store/model.ts'
 
 /** Which of a user's contacts: the e-mail address or the phone number. */
 export type ContactKind = 'email' | 'phone'

@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
-import type { Runtime } from '../Runtime.ts'
-import { migrations } from '../store/migrations.ts'
-import { type SponsorBalance, sponsorBalancesOf } from './sponsorBalances.ts'
+import type { Runtime } from '../kernel/Runtime.ts'
+import { migrations } from '../kernel/store/migrations.ts'
+import { type SponsorBalance, sponsorBalancesOf } from '../sending/sponsorBalances.ts'
 
 /** One look at what readiness depends on. */
 export interface ReadinessReport {

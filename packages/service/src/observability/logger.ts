@@ -1,7 +1,7 @@
 // Node only (pino): the service's log lines, JSON for machines or pino-pretty for a terminal.
 import { pino, destination as pinoDestination, stdTimeFunctions } from 'pino'
 import pretty from 'pino-pretty'
-import type { EventSink, ServiceEventMap, ServiceEventName } from './events.ts'
+import type { EventSink, ServiceEventMap, ServiceEventName } from '../kernel/base/events.ts'
 import type { ServiceLogger } from './ServiceLogger.ts'
 
 export type LogFormat = 'json' | 'pretty'

@@ -1,7 +1,7 @@
 // Node only (prom-client): the service's Prometheus metrics, fed by its events.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
-import type { EventSink, ServiceEventMap, ServiceEventName } from './events.ts'
-import type { SponsorBalance } from './sponsorBalances.ts'
+import type { EventSink, ServiceEventMap, ServiceEventName } from '../kernel/base/events.ts'
+import type { SponsorBalance } from '../sending/sponsorBalances.ts'
 
 /** The activities whose completion issues a session, by the sign-in method they stand for. */
 const SESSION_ACTIVITIES: Record<string, string> = {

@@ -1,5 +1,5 @@
 // Node only: the metrics and logger of a served service, from its operator settings.
-import { fanOut } from './events.ts'
+import { fanOut } from '../kernel/base/events.ts'
 import { createLogger, type LogFormat, type Logger, type LogLevel, logSink } from './logger.ts'
 import { createMetrics, type Metrics } from './metrics.ts'
 

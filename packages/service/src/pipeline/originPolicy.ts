@@ -1,6 +1,6 @@
 import type { Context, MiddlewareHandler } from 'hono'
-import { ApiError } from '../errors.ts'
-import type { Runtime } from '../Runtime.ts'
+import { ApiError } from '../kernel/base/errors.ts'
+import type { Runtime } from '../kernel/Runtime.ts'
 import { type CorsGrantOptions, corsGrant } from './corsGrant.ts'
 
 const refuse = (message: string) => new ApiError('ORIGIN_NOT_ALLOWED', message)

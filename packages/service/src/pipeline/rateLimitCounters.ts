@@ -1,5 +1,5 @@
 import { sql } from 'kysely'
-import type { Store } from '../store/Store.ts'
+import type { Store } from '../kernel/store/Store.ts'
 
 /**
  * One budget a request is charged to: a generic cell rate (GCRA, a token bucket kept as one

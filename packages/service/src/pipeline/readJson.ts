@@ -1,6 +1,6 @@
 import type { Context, MiddlewareHandler } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
-import { ApiError } from '../errors.ts'
+import { ApiError } from '../kernel/base/errors.ts'
 import type { ObservedEnv } from '../observability/observeRequests.ts'
 
 /** Deepest nesting of arrays and objects a request body may have (real bodies stay under 10). */

@@ -1,9 +1,9 @@
 import { ACTIVITIES, type Activity, type ActivityPath, type Vote, wireKeysOf } from '@latchkey/protocol'
-import { mapInOrder } from '../async.ts'
-import { timestampOf } from '../ids.ts'
-import type { Caller } from '../registry.ts'
-import type { ActivityRow, VoteRow } from '../store/model.ts'
-import type { Reads } from '../store/Store.ts'
+import { mapInOrder } from '../kernel/base/async.ts'
+import { timestampOf } from '../kernel/base/ids.ts'
+import type { Caller } from '../kernel/registry.ts'
+import type { ActivityRow, VoteRow } from '../kernel/store/model.ts'
+import type { Reads } from '../kernel/store/Store.ts'
 
 export async function renderVote(reads: Reads, vote: VoteRow): Promise<Vote> {
   return {

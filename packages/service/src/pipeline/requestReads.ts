@@ -1,7 +1,7 @@
 import { decodeApiKeyStamp, STAMP_HEADER } from '@latchkey/protocol'
-import type { Runtime } from '../Runtime.ts'
-import type { Registry } from '../registry.ts'
-import type { Lookup, Reads } from '../store/Store.ts'
+import type { Runtime } from '../kernel/Runtime.ts'
+import type { Registry } from '../kernel/registry.ts'
+import type { Lookup, Reads } from '../kernel/store/Store.ts'
 
 /**
  * The reads an API-key-stamped request makes before its own work, read at once: the credentials

@@ -1,6 +1,6 @@
-import { ApiError } from '../errors.ts'
-import type { OrganizationRow } from '../store/model.ts'
-import type { Reads } from '../store/Store.ts'
+import { ApiError } from '../kernel/base/errors.ts'
+import type { OrganizationRow } from '../kernel/store/model.ts'
+import type { Reads } from '../kernel/store/Store.ts'
 
 /** The organization named by a request field, or a 404 naming that field. */
 export async function requireOrganization(

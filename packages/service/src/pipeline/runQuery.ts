@@ -1,6 +1,6 @@
-import { ApiError } from '../errors.ts'
-import type { Runtime } from '../Runtime.ts'
-import type { QueryHandler, Registry } from '../registry.ts'
+import { ApiError } from '../kernel/base/errors.ts'
+import type { Runtime } from '../kernel/Runtime.ts'
+import type { QueryHandler, Registry } from '../kernel/registry.ts'
 import { type AdmissionRules, admit, type PublicRequest } from './admit.ts'
 import { checkTimestamp } from './checkTimestamp.ts'
 

@@ -1,7 +1,7 @@
 import { ACTIVITIES, ACTIVITY_PATHS, type ActivityPath } from '@latchkey/protocol'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openMemoryStore } from '../store/memory.ts'
-import type { Store } from '../store/Store.ts'
+import { openMemoryStore } from '../kernel/store/memory.ts'
+import type { Store } from '../kernel/store/Store.ts'
 import { evaluatePolicies } from './evaluatePolicies.ts'
 import { policyContextOf } from './policyContextOf.ts'
 

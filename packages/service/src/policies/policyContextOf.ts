@@ -1,5 +1,5 @@
 import { ACTIVITIES, type ActivityPath } from '@latchkey/protocol'
-import type { Reads } from '../store/Store.ts'
+import type { Reads } from '../kernel/store/Store.ts'
 import { canonicalAddress, canonicalPolicyValue } from './canonicalAddress.ts'
 import type { PolicyScope, PolicyStruct, PolicyValue } from './evaluateExpression.ts'
 

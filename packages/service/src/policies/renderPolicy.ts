@@ -1,6 +1,6 @@
 import type { Policy } from '@latchkey/protocol'
-import { timestampOf } from '../ids.ts'
-import type { PolicyRow } from '../store/model.ts'
+import { timestampOf } from '../kernel/base/ids.ts'
+import type { PolicyRow } from '../kernel/store/model.ts'
 
 export const renderPolicy = (row: PolicyRow): Policy => ({
   policyId: row.id,

@@ -1,15 +1,15 @@
 import { decodeJwtClaims, SUBORG_FILTER_TYPES } from '@latchkey/protocol'
 import { findPolicy } from '../activities/updatePolicy.ts'
-import { mapInOrder } from '../async.ts'
+import { mapInOrder } from '../kernel/base/async.ts'
 import { findPrivateKey, renderPrivateKey } from '../domain/privateKeys.ts'
 import { holdsVerifiedContact } from '../domain/verifiedContact.ts'
-import { ApiError } from '../errors.ts'
+import { ApiError } from '../kernel/base/errors.ts'
 import { renderActivity } from '../pipeline/renderActivity.ts'
 import { renderPolicy } from '../policies/renderPolicy.ts'
-import { defineQuery, type QueryHandler } from '../registry.ts'
+import { defineQuery, type QueryHandler } from '../kernel/registry.ts'
 import { sendQueries } from '../sending/sendQueries.ts'
-import type { OrganizationRow } from '../store/model.ts'
-import type { Reads } from '../store/Store.ts'
+import type { OrganizationRow } from '../kernel/store/model.ts'
+import type { Reads } from '../kernel/store/Store.ts'
 import { paginate, readPagination } from './paginate.ts'
 import {
   renderApiKey,
@@ -21,7 +21,7 @@ import {
   renderWalletAccount,
 } from './render.ts'
 
-const id = (r: import('../pipeline/Reader.ts').Reader, name: string) => r.string(name, { max: 200 })
+const id = (r: import('../kernel/Reader.ts').Reader, name: string) => r.string(name, { max: 200 })
 
 async function matchesFilter(
   reads: Reads,

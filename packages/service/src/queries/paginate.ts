@@ -1,6 +1,6 @@
 import { PAGINATION, type PaginationOptions } from '@latchkey/protocol'
-import { ApiError } from '../errors.ts'
-import type { Reader } from '../pipeline/Reader.ts'
+import { ApiError } from '../kernel/base/errors.ts'
+import type { Reader } from '../kernel/Reader.ts'
 
 export function readPagination(r: Reader): Required<Pick<PaginationOptions, 'limit'>> & PaginationOptions {
   const options = r.optObject('paginationOptions')

@@ -8,7 +8,7 @@ import type {
   Wallet,
   WalletAccount,
 } from '@latchkey/protocol'
-import { timestampOf } from '../ids.ts'
+import { timestampOf } from '../kernel/base/ids.ts'
 import type {
   ApiKeyRow,
   AuthenticatorRow,
@@ -18,8 +18,8 @@ import type {
   UserTagRow,
   WalletAccountRow,
   WalletRow,
-} from '../store/model.ts'
-import type { Reads } from '../store/Store.ts'
+} from '../kernel/store/model.ts'
+import type { Reads } from '../kernel/store/Store.ts'
 
 const times = (row: { createdAt: number; updatedAt: number }) => ({
   createdAt: timestampOf(row.createdAt),

@@ -13,9 +13,9 @@ import { hmac } from '@noble/hashes/hmac.js'
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { afterAll, describe, expect, it } from 'vitest'
-import { createService } from '../createService.ts'
-import { loadMasterKey, openDataDir } from '../store/durableStores.ts'
-import { openMemoryStore } from '../store/memory.ts'
+import { createService } from '../assembly/createService.ts'
+import { loadMasterKey, openDataDir } from '../kernel/store/durableStores.ts'
+import { openMemoryStore } from '../kernel/store/memory.ts'
 import {
   createHarness,
   fakeClock,

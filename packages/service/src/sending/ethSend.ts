@@ -3,12 +3,12 @@ import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { bytesToHex } from '@noble/hashes/utils.js'
 import { authorization, Transaction } from 'micro-eth-signer'
 import { findSigner, withAccountKey } from '../domain/wallets.ts'
-import { ApiError } from '../errors.ts'
-import type { Reader } from '../pipeline/Reader.ts'
-import type { Runtime } from '../Runtime.ts'
-import type { ActivityContext, PrepareContext } from '../registry.ts'
-import type { SendTransactionRow } from '../store/model.ts'
-import type { Transaction as StoreTransaction } from '../store/Store.ts'
+import { ApiError } from '../kernel/base/errors.ts'
+import type { Reader } from '../kernel/Reader.ts'
+import type { Runtime } from '../kernel/Runtime.ts'
+import type { ActivityContext, PrepareContext } from '../kernel/registry.ts'
+import type { SendTransactionRow } from '../kernel/store/model.ts'
+import type { Transaction as StoreTransaction } from '../kernel/store/Store.ts'
 import {
   batchExecutionDigest,
   encodeExecuteBatch,

@@ -1,7 +1,7 @@
-import { ApiError } from '../errors.ts'
-import type { Runtime } from '../Runtime.ts'
-import type { ActivityContext } from '../registry.ts'
-import type { OrganizationRow } from '../store/model.ts'
+import { ApiError } from '../kernel/base/errors.ts'
+import type { Runtime } from '../kernel/Runtime.ts'
+import type { ActivityContext } from '../kernel/registry.ts'
+import type { OrganizationRow } from '../kernel/store/model.ts'
 import { type GasCaps, SENDING_DEFAULTS } from './SendingOptions.ts'
 
 const utcDay = (now: number) => new Date(now).toISOString().slice(0, 10)

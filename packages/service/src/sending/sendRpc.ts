@@ -1,4 +1,4 @@
-import { ApiError } from '../errors.ts'
+import { ApiError } from '../kernel/base/errors.ts'
 /** The node could not be reached or did not answer in time: the call may be retried. */
 export class RpcUnreachableError extends Error {
   override name = 'RpcUnreachableError'

@@ -18,9 +18,9 @@ import {
   type TransactionMessageBytes,
 } from '@solana/transactions'
 import { findSigner, withAccountKey } from '../domain/wallets.ts'
-import { ApiError } from '../errors.ts'
-import type { Reader } from '../pipeline/Reader.ts'
-import type { ActivityContext, PrepareContext } from '../registry.ts'
+import { ApiError } from '../kernel/base/errors.ts'
+import type { Reader } from '../kernel/Reader.ts'
+import type { ActivityContext, PrepareContext } from '../kernel/registry.ts'
 import { recordSend, rpcFor } from './ethSend.ts'
 import { checkGasCaps } from './gasCaps.ts'
 import { nodeFailure, redactNodeMessage, type SendRpc } from './sendRpc.ts'

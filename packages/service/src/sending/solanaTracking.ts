@@ -1,7 +1,7 @@
 import { getCompiledTransactionMessageDecoder } from '@solana/transaction-messages'
 import { getTransactionDecoder } from '@solana/transactions'
-import type { Runtime } from '../Runtime.ts'
-import type { SendTransactionRow } from '../store/model.ts'
+import type { Runtime } from '../kernel/Runtime.ts'
+import type { SendTransactionRow } from '../kernel/store/model.ts'
 import type { SendingOptions } from './SendingOptions.ts'
 import { RpcRefusedError, type SendRpc } from './sendRpc.ts'
 

@@ -3,8 +3,8 @@ import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
 import { getAddressDecoder } from '@solana/addresses'
 import { addr } from 'micro-eth-signer'
-import type { Runtime } from '../Runtime.ts'
-import type { OrganizationRow, SponsorRow } from '../store/model.ts'
+import type { Runtime } from '../kernel/Runtime.ts'
+import type { OrganizationRow, SponsorRow } from '../kernel/store/model.ts'
 import type { SponsorshipOptions } from './SendingOptions.ts'
 
 /** The chain families a sponsor pays on: EVM (EIP-7702 batches) and Solana (the fee payer). */

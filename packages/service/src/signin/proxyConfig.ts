@@ -1,9 +1,9 @@
 import type { ProxySettings } from '@latchkey/protocol'
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex } from '@noble/hashes/utils.js'
-import type { Runtime } from '../Runtime.ts'
-import type { ProxyConfigRow } from '../store/model.ts'
-import type { Transaction } from '../store/Store.ts'
+import type { Runtime } from '../kernel/Runtime.ts'
+import type { ProxyConfigRow } from '../kernel/store/model.ts'
+import type { Transaction } from '../kernel/store/Store.ts'
 import { defaultProxySettings } from './defaultProxySettings.ts'
 
 export const PROXY_USER_NAME = 'Auth Proxy'

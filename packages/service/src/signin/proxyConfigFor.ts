@@ -1,5 +1,5 @@
-import type { ProxyConfigRow } from '../store/model.ts'
-import type { Reads } from '../store/Store.ts'
+import type { ProxyConfigRow } from '../kernel/store/model.ts'
+import type { Reads } from '../kernel/store/Store.ts'
 
 /** The proxy configuration of an organization, or of its parent for a sub-organization. */
 export async function proxyConfigFor(

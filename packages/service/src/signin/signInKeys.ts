@@ -1,7 +1,7 @@
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex } from '@noble/hashes/utils.js'
-import type { Runtime } from '../Runtime.ts'
-import type { Reads, Transaction } from '../store/Store.ts'
+import type { Runtime } from '../kernel/Runtime.ts'
+import type { Reads, Transaction } from '../kernel/store/Store.ts'
 
 const SIGN_IN_KEY_ROW = 'sign-in-key'
 /** The server secret OTP codes are MACed under (sealed with the master key). */

@@ -5,8 +5,8 @@ import {
   QUERIES,
   type QueryPath,
 } from '@latchkey/protocol'
-import { ApiError } from '../errors.ts'
-import type { ServicePlugin } from '../registry.ts'
+import { ApiError } from '../kernel/base/errors.ts'
+import type { ServicePlugin } from '../kernel/registry.ts'
 import { initOtp } from './activities/initOtp.ts'
 import { oauth2Authenticate } from './activities/oauth2Authenticate.ts'
 import { oauthLogin } from './activities/oauthLogin.ts'

@@ -1,9 +1,9 @@
 import { hexToBytes } from '@noble/hashes/utils.js'
 import type { Hono } from 'hono'
-import { signJwt } from '../crypto/index.ts'
+import { signJwt } from '../kernel/crypto/index.ts'
 import { localOnly } from '../pipeline/originPolicy.ts'
 import type { PipelineEnv } from '../pipeline/readJson.ts'
-import { PluginStateKey, type Runtime } from '../Runtime.ts'
+import { PluginStateKey, type Runtime } from '../kernel/Runtime.ts'
 import { createOAuthProviders, type OAuthProviders } from './oauth/createOAuthProviders.ts'
 import {
   createServiceOidc,

@@ -1,5 +1,5 @@
-import { ApiError } from '../errors.ts'
-import type { Transaction } from '../store/Store.ts'
+import { ApiError } from '../kernel/base/errors.ts'
+import type { Transaction } from '../kernel/store/Store.ts'
 
 /** What a single-use token is: its kind names its marker rows. */
 export type SpentKind = 'verification-token' | 'verification-token-signup' | 'oidc-token' | 'settings-request'

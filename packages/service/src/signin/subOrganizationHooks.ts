@@ -1,15 +1,15 @@
 import type { OauthProviderParams, OauthProviderParamsV2, VerificationTokenClaims } from '@latchkey/protocol'
-import { mapInOrder } from '../async.ts'
+import { mapInOrder } from '../kernel/base/async.ts'
 import {
   type ContactKind,
   contactKindOf,
   holdsVerifiedContact,
   withContact,
 } from '../domain/verifiedContact.ts'
-import { ApiError } from '../errors.ts'
-import { Reader } from '../pipeline/Reader.ts'
-import type { ServicePlugin, SubOrganizationHookContext, VerificationTokenProof } from '../registry.ts'
-import type { UserRow } from '../store/model.ts'
+import { ApiError } from '../kernel/base/errors.ts'
+import { Reader } from '../kernel/Reader.ts'
+import type { ServicePlugin, SubOrganizationHookContext, VerificationTokenProof } from '../kernel/registry.ts'
+import type { UserRow } from '../kernel/store/model.ts'
 import {
   readClientSignature,
   requireTokenSignature,

@@ -1,9 +1,9 @@
 import type { VerificationTokenClaims } from '@latchkey/protocol'
 import { hexToBytes } from '@noble/hashes/utils.js'
-import { CryptoInputError, verifyJwt } from '../crypto/index.ts'
-import { ApiError } from '../errors.ts'
-import type { Runtime } from '../Runtime.ts'
-import type { OrganizationRow } from '../store/model.ts'
+import { CryptoInputError, verifyJwt } from '../kernel/crypto/index.ts'
+import { ApiError } from '../kernel/base/errors.ts'
+import type { Runtime } from '../kernel/Runtime.ts'
+import type { OrganizationRow } from '../kernel/store/model.ts'
 import { signInState } from './signInState.ts'
 
 /**

@@ -20,8 +20,8 @@ import { ed25519 } from '@noble/curves/ed25519.js'
 import { p256 } from '@noble/curves/nist.js'
 import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
-import { type CreateServiceOptions, createService, type Service } from '../createService.ts'
-import { signApiKeyStamp, stampPublicKey } from '../crypto/index.ts'
+import { type CreateServiceOptions, createService, type Service } from '../assembly/createService.ts'
+import { signApiKeyStamp, stampPublicKey } from '../kernel/crypto/index.ts'
 import { assertion, attestation, b64url } from './webAuthnEncoding.ts'
 
 /** A clock tests move by hand. */

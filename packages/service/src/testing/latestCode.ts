@@ -1,4 +1,4 @@
-import type { Service } from '../createService.ts'
+import type { Service } from '../assembly/createService.ts'
 
 /**
  * The newest one-time code the service "sent" to `contact`, read from its dev outbox (the only

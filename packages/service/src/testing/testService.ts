@@ -1,4 +1,4 @@
-import { type CreateServiceOptions, createService, type Service } from '../createService.ts'
+import { type CreateServiceOptions, createService, type Service } from '../assembly/createService.ts'
 
 /** The origin a test client pretends the in-process service has. */
 export const TEST_SERVICE_URL = 'http://localhost:8787'

@@ -1,8 +1,8 @@
 // The worker thread of `cryptoWorkers`: runs crypto jobs with the sealer of the master keys it was
 // started with, one message in, one message out.
 import { parentPort, workerData } from 'node:worker_threads'
-import { type CryptoJob, runCryptoJob } from '../crypto/jobs.ts'
-import { createSealer, type SealingKey } from '../crypto/sealer.ts'
+import { type CryptoJob, runCryptoJob } from '../kernel/crypto/jobs.ts'
+import { createSealer, type SealingKey } from '../kernel/crypto/sealer.ts'
 
 const keys = workerData.masterKeys as Uint8Array | SealingKey[]
 const sealer = createSealer(keys)

@@ -7,7 +7,7 @@ import {
   mnemonicToSeed,
   type SignPayloadsJob,
   verifyRawSignature,
-} from '../crypto/index.ts'
+} from '../kernel/crypto/index.ts'
 import { setUnexpectedErrorLogger } from '../observability/ServiceLogger.ts'
 import { cryptoWorkers } from './cryptoWorkers.ts'
 

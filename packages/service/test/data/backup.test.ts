@@ -5,7 +5,7 @@ import { existsSync, lstatSync, mkdirSync, readdirSync, symlinkSync, writeFileSy
 import { join } from 'node:path'
 import { ETHEREUM_ACCOUNT } from '@latchkey/service/testing'
 import { afterAll, describe, expect, it } from 'vitest'
-import { askDataDirHolder } from '../../src/store/lockDataDir.ts'
+import { askDataDirHolder } from '../../src/kernel/store/lockDataDir.ts'
 import { removeDir, tempDir } from '../durability/tempDir.ts'
 import { RootClient, resultOf } from '../support/RootClient.ts'
 import { killAll, type ServiceProcess, startService } from '../support/serviceProcess.ts'

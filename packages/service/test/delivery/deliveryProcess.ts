@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { PROXY_CONFIG_HEADER } from '@latchkey/protocol'
 import type { DeliveryOptions } from '../../src/delivery/DeliveryOptions.ts'
-import type { JobQueueOptions } from '../../src/jobs/JobQueue.ts'
+import type { JobQueueOptions } from '../../src/kernel/JobQueue.ts'
 import { type DevInfo, root } from '../support/serviceProcess.ts'
 
 const SCRIPT = join(root, 'packages/service/test/delivery/deliveryService.ts')

@@ -7,11 +7,11 @@
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import { hexToBytes } from '@noble/hashes/utils.js'
-import { createService } from '../../src/createService.ts'
+import { createService } from '../../src/assembly/createService.ts'
 import type { DeliveryOptions } from '../../src/delivery/DeliveryOptions.ts'
 import { smtpMailer } from '../../src/delivery/smtpMailer.ts'
-import type { JobQueueOptions } from '../../src/jobs/JobQueue.ts'
-import { openDataDir, openPostgres } from '../../src/store/durableStores.ts'
+import type { JobQueueOptions } from '../../src/kernel/JobQueue.ts'
+import { openDataDir, openPostgres } from '../../src/kernel/store/durableStores.ts'
 
 interface Config {
   masterKey: string

@@ -3,7 +3,7 @@
 import { join } from 'node:path'
 import { ETHEREUM_ACCOUNT } from '@latchkey/service/testing'
 import { afterEach, describe, expect, it } from 'vitest'
-import { jsonRpc } from '../../src/devChain/startEvmNode.ts'
+import { jsonRpc } from '../../src/dev/startEvmNode.ts'
 import { post, RootClient, resultOf } from '../support/RootClient.ts'
 import { killAll, root, startService } from '../support/serviceProcess.ts'
 

@@ -4,7 +4,7 @@
 import { closeSync, openSync, statSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, afterEach, expect, it } from 'vitest'
-import { DATABASE_FILE, openDataDir } from '../../src/store/durableStores.ts'
+import { DATABASE_FILE, openDataDir } from '../../src/kernel/store/durableStores.ts'
 import { killAll, runToExit, startService } from '../support/serviceProcess.ts'
 import { hashTree, removeDir, tempDir } from './tempDir.ts'
 

@@ -2,7 +2,7 @@ import { decodeJwtClaims, PROXY_CONFIG_HEADER, type SessionClaims } from '@latch
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex } from '@noble/hashes/utils.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { CreateServiceOptions } from '../../src/createService.ts'
+import type { CreateServiceOptions } from '../../src/assembly/createService.ts'
 import { oidcNonce } from '../../src/signin/oauth/oidcNonce.ts'
 import { s256Challenge } from '../../src/signin/oauth/pkce.ts'
 import { createHarness, fakeClock, type Harness, type Json } from '../../src/testing/harness.ts'

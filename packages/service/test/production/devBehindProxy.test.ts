@@ -4,7 +4,7 @@ import { createServer, request as httpRequest, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createService, type Service } from '../../src/createService.ts'
+import { createService, type Service } from '../../src/assembly/createService.ts'
 
 let service: Service
 let direct: ReturnType<typeof serve>

@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto'
 import { CAPTCHA_TOKEN_HEADER, PROXY_CONFIG_HEADER } from '@latchkey/protocol'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
-import type { CreateServiceOptions } from '../../src/createService.ts'
-import type { EventSink } from '../../src/observability/events.ts'
+import type { CreateServiceOptions } from '../../src/assembly/createService.ts'
+import type { EventSink } from '../../src/kernel/base/events.ts'
 import { createMetrics } from '../../src/observability/metrics.ts'
-import { openPostgres } from '../../src/store/durableStores.ts'
+import { openPostgres } from '../../src/kernel/store/durableStores.ts'
 import { createHarness, fakeClock, type Harness, type Json, type TestKey } from '../../src/testing/harness.ts'
 
 interface Answer {

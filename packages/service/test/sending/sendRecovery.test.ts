@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startSendWorker } from '../../src/sending/sendWorker.ts'
-import { openDataDir } from '../../src/store/durableStores.ts'
+import { openDataDir } from '../../src/kernel/store/durableStores.ts'
 import {
   createHarness,
   ETHEREUM_ACCOUNT,

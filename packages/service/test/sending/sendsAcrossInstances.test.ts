@@ -3,9 +3,9 @@
 // instances use contiguous nonces and each is included once; gas caps hold across both.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
-import type { CreateServiceOptions } from '../../src/createService.ts'
+import type { CreateServiceOptions } from '../../src/assembly/createService.ts'
 import { sponsorAddress } from '../../src/sending/sponsors.ts'
-import { openPostgres } from '../../src/store/durableStores.ts'
+import { openPostgres } from '../../src/kernel/store/durableStores.ts'
 import {
   createHarness,
   ETHEREUM_ACCOUNT,

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import type { WebAuthnOptions } from '../../Runtime.ts'
+import type { WebAuthnOptions } from '../../kernel/Runtime.ts'
 import { isOrigin } from './server.ts'
 
 export const webauthnSection = z

@@ -1,6 +1,6 @@
 import { keccak_256 } from '@noble/hashes/sha3.js'
 import { bytesToHex, concatBytes, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
-import { CryptoInputError } from '../../crypto/errors.ts'
+import { CryptoInputError } from '../../kernel/crypto/errors.ts'
 
 /**
  * One call of a batch the delegate runs from the user's account. `to` is a 0x-prefixed 20-byte

@@ -1,8 +1,8 @@
 import type { CredentialType } from '@latchkey/protocol'
 import { issueSession, MAX_SESSION_SECONDS, normalizeSessionPublicKey } from '../../domain/sessions.ts'
-import type { Reader } from '../../pipeline/Reader.ts'
-import type { ActivityContext } from '../../registry.ts'
-import type { UserRow } from '../../store/model.ts'
+import type { Reader } from '../../kernel/Reader.ts'
+import type { ActivityContext } from '../../kernel/registry.ts'
+import type { UserRow } from '../../kernel/store/model.ts'
 import { type SpentError, type SpentKind, spendOnce } from '../spendOnce.ts'
 
 /** What every login asks for besides its proof: the session key, its lifetime, whether older sessions end. */

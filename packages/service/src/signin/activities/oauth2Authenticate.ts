@@ -1,5 +1,5 @@
 import { OAUTH2_PROVIDERS } from '@latchkey/protocol'
-import { defineActivity } from '../../registry.ts'
+import { defineActivity } from '../../kernel/registry.ts'
 import { exchangeAuthorizationCode } from '../oauth/exchangeAuthorizationCode.ts'
 import { CODE_VERIFIER } from '../oauth/pkce.ts'
 import { methodOf } from '../oauth/providerEndpoints.ts'

@@ -1,5 +1,5 @@
-import { ApiError } from '../../errors.ts'
-import { defineActivity } from '../../registry.ts'
+import { ApiError } from '../../kernel/base/errors.ts'
+import { defineActivity } from '../../kernel/registry.ts'
 import { oidcNonce } from '../oauth/oidcNonce.ts'
 import { signInState } from '../signInState.ts'
 import { issueLoginSession, parseLogin } from './issueLoginSession.ts'

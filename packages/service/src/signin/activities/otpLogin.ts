@@ -1,6 +1,6 @@
 import { contactKindOf, holdsVerifiedContact } from '../../domain/verifiedContact.ts'
-import { ApiError } from '../../errors.ts'
-import { defineActivity } from '../../registry.ts'
+import { ApiError } from '../../kernel/base/errors.ts'
+import { defineActivity } from '../../kernel/registry.ts'
 import { checkLoginSignature, readClientSignature } from '../clientSignature/checkClientSignature.ts'
 import { verifyVerificationToken } from '../verifyVerificationToken.ts'
 import { issueLoginSession, parseLogin } from './issueLoginSession.ts'

@@ -1,5 +1,5 @@
 import { ATTESTED_STAMP_HEADER } from '@latchkey/protocol'
-import { defineActivity } from '../../registry.ts'
+import { defineActivity } from '../../kernel/registry.ts'
 import { ATTESTED_CREDENTIAL_PREFIX } from '../attested/verifyAttestedStamp.ts'
 import { issueLoginSession, parseLogin } from './issueLoginSession.ts'
 

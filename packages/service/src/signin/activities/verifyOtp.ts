@@ -1,6 +1,6 @@
 import { refuseFields } from '../../domain/params.ts'
 import { normalizeSessionPublicKey } from '../../domain/sessions.ts'
-import { defineActivity } from '../../registry.ts'
+import { defineActivity } from '../../kernel/registry.ts'
 import { dropOtpEncryptionTarget, openEncryptedOtp } from '../otp/otpEncryptionTarget.ts'
 import { signInState } from '../signInState.ts'
 import { inParameters } from './initOtp.ts'

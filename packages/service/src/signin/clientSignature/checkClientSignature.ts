@@ -3,8 +3,8 @@ import {
   type ClientSignature,
   type VerificationTokenClaims,
 } from '@latchkey/protocol'
-import { ApiError } from '../../errors.ts'
-import type { Reader } from '../../pipeline/Reader.ts'
+import { ApiError } from '../../kernel/base/errors.ts'
+import type { Reader } from '../../kernel/Reader.ts'
 import { verifyClientSignature } from '../otp/verifyClientSignature.ts'
 
 /** `clientSignature` in either form: the seed's hex signature over the token, or the published object. */

@@ -1,5 +1,5 @@
 import { OAUTH_METHODS, type OAuthMethod, type ProxySettings } from '@latchkey/protocol'
-import { ApiError } from '../../errors.ts'
+import { ApiError } from '../../kernel/base/errors.ts'
 import { appleClientSecret } from './appleClientSecret.ts'
 import { createProviderDocuments, type ProviderFetch } from './createProviderDocuments.ts'
 import type { ConfidentialClient, OAuthProviderEndpoints } from './exchangeAuthorizationCode.ts'

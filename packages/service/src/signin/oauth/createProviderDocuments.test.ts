@@ -8,7 +8,7 @@ import {
   SignJWT,
 } from 'jose'
 import { describe, expect, it } from 'vitest'
-import { ApiError } from '../../errors.ts'
+import { ApiError } from '../../kernel/base/errors.ts'
 import { APPLE_AUDIENCE, appleClientSecret } from './appleClientSecret.ts'
 import { createOAuthProviders, OAuthConfigError } from './createOAuthProviders.ts'
 import { cacheLifetimeMs, createProviderDocuments } from './createProviderDocuments.ts'

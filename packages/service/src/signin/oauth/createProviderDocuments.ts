@@ -6,7 +6,7 @@ import {
   type JWTVerifyOptions,
   jwtVerify,
 } from 'jose'
-import { ApiError } from '../../errors.ts'
+import { ApiError } from '../../kernel/base/errors.ts'
 
 /** Reaches a provider (discovery, JWKS, token endpoint). */
 export type ProviderFetch = (url: string, init: RequestInit) => Promise<Response> | Response

@@ -1,6 +1,6 @@
 import { OAUTH2_PROVIDERS, type OAuth2AuthenticateParameters, type OAuth2Provider } from '@latchkey/protocol'
 import type { JWTPayload } from 'jose'
-import { ApiError } from '../../errors.ts'
+import { ApiError } from '../../kernel/base/errors.ts'
 import {
   createProviderDocuments,
   type ProviderDocuments,

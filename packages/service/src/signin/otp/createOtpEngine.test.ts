@@ -1,7 +1,7 @@
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex } from '@noble/hashes/utils.js'
 import { describe, expect, it } from 'vitest'
-import { ApiError } from '../../errors.ts'
+import { ApiError } from '../../kernel/base/errors.ts'
 import {
   CAPTCHA_SEND_LIMIT,
   createOtpEngine,

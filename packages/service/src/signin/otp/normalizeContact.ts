@@ -1,6 +1,6 @@
 import type { OtpType } from '@latchkey/protocol'
 import { parsePhoneNumberFromString } from 'libphonenumber-js/min'
-import { ApiError } from '../../errors.ts'
+import { ApiError } from '../../kernel/base/errors.ts'
 
 const E164 = /^\+[1-9]\d{6,14}$/
 // Deliberately simple: one @, no spaces, a dot in the domain. Deliverability is the outbox's

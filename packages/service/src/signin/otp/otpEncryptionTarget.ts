@@ -5,9 +5,9 @@ import {
   p256PublicKey,
   randomP256PrivateKey,
   signBundle,
-} from '../../crypto/index.ts'
-import { ApiError } from '../../errors.ts'
-import type { Runtime } from '../../Runtime.ts'
+} from '../../kernel/crypto/index.ts'
+import { ApiError } from '../../kernel/base/errors.ts'
+import type { Runtime } from '../../kernel/Runtime.ts'
 
 /** How long an OTP's encryption target lives (the longest a code can live). */
 const TARGET_LIFETIME_MS = 86_400_000

@@ -1,7 +1,7 @@
 import { hmac } from '@noble/hashes/hmac.js'
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
-import type { Runtime } from '../../Runtime.ts'
+import type { Runtime } from '../../kernel/Runtime.ts'
 
 /** HMAC-SHA256 under the OTP secret (`sealedSecret`), opened for each computation and wiped. */
 export function otpMac(runtime: Runtime, sealedSecret: string): (message: string) => string {

@@ -1,9 +1,9 @@
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { OTP_DELIVERY_JOB, type OtpDeliveryPayload } from '../../delivery/createDelivery.ts'
-import { ApiError } from '../../errors.ts'
-import type { Runtime } from '../../Runtime.ts'
-import type { Transaction } from '../../store/Store.ts'
+import { ApiError } from '../../kernel/base/errors.ts'
+import type { Runtime } from '../../kernel/Runtime.ts'
+import type { Transaction } from '../../kernel/store/Store.ts'
 import type { OtpRecord, OtpStorage } from './createOtpEngine.ts'
 
 /** Most OTP records kept at once service-wide; expired ones are dropped first. */

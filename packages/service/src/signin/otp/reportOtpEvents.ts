@@ -1,5 +1,5 @@
-import { ApiError } from '../../errors.ts'
-import type { Runtime } from '../../Runtime.ts'
+import { ApiError } from '../../kernel/base/errors.ts'
+import type { Runtime } from '../../kernel/Runtime.ts'
 import type { OtpEngine } from './createOtpEngine.ts'
 
 const channelOf = (otpType: string) => (otpType === 'OTP_TYPE_SMS' ? 'sms' : 'email')

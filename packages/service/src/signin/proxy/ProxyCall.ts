@@ -10,11 +10,11 @@ import {
   STAMP_HEADER,
 } from '@latchkey/protocol'
 import type { Context, Hono } from 'hono'
-import { ApiError } from '../../errors.ts'
-import type { Reader } from '../../pipeline/Reader.ts'
+import { ApiError } from '../../kernel/base/errors.ts'
+import type { Reader } from '../../kernel/Reader.ts'
 import type { PipelineEnv } from '../../pipeline/readJson.ts'
-import type { Runtime } from '../../Runtime.ts'
-import type { ProxyConfigRow } from '../../store/model.ts'
+import type { Runtime } from '../../kernel/Runtime.ts'
+import type { ProxyConfigRow } from '../../kernel/store/model.ts'
 import { signInState } from '../signInState.ts'
 import { signProxyStamp } from './signProxyStamp.ts'
 

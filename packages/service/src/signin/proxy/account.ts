@@ -1,5 +1,5 @@
 import { ACCOUNT_FILTER_TYPES, type ProxyResponse } from '@latchkey/protocol'
-import type { Reader } from '../../pipeline/Reader.ts'
+import type { Reader } from '../../kernel/Reader.ts'
 import type { ProxyCall } from './ProxyCall.ts'
 
 /** `POST /v1/account`: the sub-organization of an e-mail, phone number, OIDC token or public key, or null. */

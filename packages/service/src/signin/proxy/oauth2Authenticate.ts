@@ -1,5 +1,5 @@
 import { OAUTH2_PROVIDERS, type ProxyResponse } from '@latchkey/protocol'
-import type { Reader } from '../../pipeline/Reader.ts'
+import type { Reader } from '../../kernel/Reader.ts'
 import { methodOf } from '../oauth/providerEndpoints.ts'
 import type { ProxyCall } from './ProxyCall.ts'
 

@@ -1,6 +1,6 @@
 import type { ProxyResponse } from '@latchkey/protocol'
-import { ApiError } from '../../errors.ts'
-import type { Reader } from '../../pipeline/Reader.ts'
+import { ApiError } from '../../kernel/base/errors.ts'
+import type { Reader } from '../../kernel/Reader.ts'
 import { readClientSignature } from '../clientSignature/checkClientSignature.ts'
 import { claimsOf } from './claimsOf.ts'
 import type { ProxyCall } from './ProxyCall.ts'

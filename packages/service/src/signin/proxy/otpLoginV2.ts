@@ -1,6 +1,6 @@
 import type { ProxyResponse } from '@latchkey/protocol'
-import { ApiError } from '../../errors.ts'
-import type { Reader } from '../../pipeline/Reader.ts'
+import { ApiError } from '../../kernel/base/errors.ts'
+import type { Reader } from '../../kernel/Reader.ts'
 import { otpLogin } from './otpLogin.ts'
 import type { ProxyCall } from './ProxyCall.ts'
 

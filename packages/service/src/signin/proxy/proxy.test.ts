@@ -10,7 +10,7 @@ import {
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { describe, expect, it } from 'vitest'
-import { openMemoryStore } from '../../store/memory.ts'
+import { openMemoryStore } from '../../kernel/store/memory.ts'
 import {
   createHarness,
   fakeClock,

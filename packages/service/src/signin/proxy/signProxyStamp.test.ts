@@ -2,7 +2,7 @@ import { decodeApiKeyStamp } from '@latchkey/protocol'
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { describe, expect, it } from 'vitest'
-import { verifyApiKeyStamp } from '../../crypto/index.ts'
+import { verifyApiKeyStamp } from '../../kernel/crypto/index.ts'
 import { signProxyStamp } from './signProxyStamp.ts'
 
 describe('signProxyStamp', () => {

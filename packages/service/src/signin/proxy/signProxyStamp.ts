@@ -2,7 +2,7 @@ import { encodeApiKeyStamp } from '@latchkey/protocol'
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
 import { base64urlnopad } from '@scure/base'
-import { signApiKeyStamp } from '../../crypto/index.ts'
+import { signApiKeyStamp } from '../../kernel/crypto/index.ts'
 
 /**
  * The proxy's `X-Stamp` (P-256, DER over the body), signed with WebCrypto because every proxied

@@ -1,5 +1,5 @@
 import type { ProxyResponse } from '@latchkey/protocol'
-import type { Reader } from '../../pipeline/Reader.ts'
+import type { Reader } from '../../kernel/Reader.ts'
 import type { ProxyCall } from './ProxyCall.ts'
 import { signup } from './signup.ts'
 

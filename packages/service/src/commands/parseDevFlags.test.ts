@@ -1,0 +1,410 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { afterEach, describe, expect, it } from 'vitest'
+import {
+  detectEnvPrefixes,
+  envVariables,
+  mergeEnvFile,
+  parseCli,
+  prepareDataDir,
+  USAGE,
+  writeEnvFile,
+} from './parseDevFlags.ts'
+
+describe('parseCli', () => {
+  it('reads every flag after the dev command (flags alone still mean dev)', () => {
+    const argv = [
+      'dev',
+      '--port',
+      '0',
+      '--data-dir',
+      '.latchkey',
+      '--json',
+      '--rpc',
+      'eip155:31337=http://127.0.0.1:8545',
+      '--rpc',
+      'eip155:1=https://rpc.example',
+      '--allowed-origins',
+      'http://a.test, http://b.test',
+      '--providers',
+      'email,sms,passkey',
+      '--session-seconds',
+      '600',
+      '--rp-id',
+      'example.test',
+      '--admin-port',
+      '9464',
+      '--admin-host',
+      '0.0.0.0',
+      '--log-format',
+      'json',
+      '--log-level',
+      'warn',
+      '--drain-seconds',
+      '5',
+    ]
+    expect(parseCli(argv)).toEqual({
+      port: 0,
+      host: '127.0.0.1',
+      dataDir: '.latchkey',
+      envFile: undefined,
+      envPrefixes: undefined,
+      evmPort: undefined,
+      fund: [],
+      json: true,
+      rpc: { 'eip155:31337': 'http://127.0.0.1:8545', 'eip155:1': 'https://rpc.example' },
+      sponsor: {},
+      allowedOrigins: ['http://a.test', 'http://b.test'],
+      providers: ['email', 'sms', 'passkey'],
+      sessionSeconds: '600',
+      rpId: 'example.test',
+      adminPort: 9464,
+      adminHost: '0.0.0.0',
+      logFormat: 'json',
+      logLevel: 'warn',
+      drainSeconds: 5,
+      drainGraceSeconds: 0.5,
+      noMigrate: false,
+      skipIntegrityCheck: false,
+      newMasterKeyFile: undefined,
+    })
+    expect(parseCli(['dev'])).toMatchObject({
+      port: 8787,
+      json: false,
+      dataDir: undefined,
+      rpc: {},
+      adminPort: undefined,
+      adminHost: '127.0.0.1',
+      logFormat: 'pretty',
+      logLevel: 'info',
+      drainSeconds: 20,
+      drainGraceSeconds: 0.5,
+    })
+    expect(parseCli(['dev', '--no-migrate'])).toMatchObject({ noMigrate: true })
+    expect(parseCli(['--port', '0'])).toMatchObject({ port: 0 })
+  })
+
+  it('prints help for the bare command and --help, the version for --version', () => {
+    expect(parseCli([])).toBe('help')
+    expect(parseCli(['--help'])).toBe('help')
+    expect(parseCli(['dev', '--help'])).toBe('help')
+    expect(parseCli(['help'])).toBe('help')
+    expect(parseCli(['--version'])).toBe('version')
+    expect(parseCli(['dev', '-v'])).toBe('version')
+    expect(USAGE).toMatch(/http:\/\/127\.0\.0\.1:8787\/dev\/outbox/)
+    expect(USAGE).toMatch(/--env <file>/)
+  })
+
+  it('binds loopback addresses only', () => {
+    for (const host of ['127.0.0.1', '127.0.0.2', 'localhost', '::1'])
+      expect(parseCli(['dev', '--host', host])).toMatchObject({ host })
+  })
+
+  it('--env implies the .latchkey data dir unless --data-dir is given', () => {
+    expect(parseCli(['dev', '--env', '.env.local'])).toMatchObject({
+      envFile: '.env.local',
+      dataDir: '.latchkey',
+    })
+    expect(parseCli(['dev', '--env', '.env', '--data-dir', 'data'])).toMatchObject({ dataDir: 'data' })
+  })
+
+  it.each([
+    [['dev', '--port', '70000'], /--port must be a number from 0 to 65535, got 70000/],
+    [['dev', '--port', '-1'], /--port must be a number from 0 to 65535, got -1/],
+    [['dev', '--session-seconds', '-5'], /--session-seconds must be a positive number of seconds, got -5/],
+    [['dev', '--rpc', 'mainnet'], /--rpc must look like/],
+    [['dev', '--providers', 'email,telepathy'], /unknown sign-in method telepathy/],
+    [['dev', '--session-seconds', '0'], /--session-seconds must be/],
+    [['dev', '--env', ''], /--env needs a file name/],
+    [['dev', '--admin-port', '-1'], /--admin-port must be a number from 0 to 65535, got -1/],
+    [['dev', '--log-format', 'xml'], /--log-format must be json or pretty, got xml/],
+    [['dev', '--log-level', 'loud'], /--log-level must be one of debug, info, warn, error, silent, got loud/],
+    [['dev', '--drain-seconds', 'soon'], /--drain-seconds must be a number of seconds/],
+    [['dev', '--colour'], /Unknown option/],
+    [['dev', 'extra'], /Unexpected argument/],
+    [['serve'], /unknown command serve/],
+    [
+      ['dev', '--host', '0.0.0.0'],
+      /--host 0\.0\.0\.0: dev serves this machine only .* use latchkey-service start/,
+    ],
+    [['dev', '--host', '192.168.1.10'], /binds a loopback address/],
+    [['dev', '--host', '::'], /binds a loopback address/],
+  ])('explains %j', (argv, message) => {
+    expect(() => parseCli(argv as string[])).toThrow(message)
+  })
+})
+
+const ids = {
+  baseUrl: 'http://127.0.0.1:8787',
+  authProxyUrl: 'http://127.0.0.1:8787',
+  authProxyConfigId: 'config-1',
+  organizationId: 'org-1',
+  trustedSignerPublicKey: '04ab',
+}
+
+describe('--evm, --fund and --env-prefix', () => {
+  const address = '0x5555555555555555555555555555555555555555'
+  it('starts a node on 8545 by default, or the port given, and funds accounts (100 ETH by default)', () => {
+    expect(parseCli(['dev', '--evm'])).toMatchObject({ evmPort: 8545, fund: [] })
+    expect(parseCli(['dev'])).toMatchObject({ evmPort: undefined })
+    expect(
+      parseCli([
+        'dev',
+        '--evm',
+        '--evm-port',
+        '0',
+        '--fund',
+        address,
+        '--fund',
+        `${address.toUpperCase().replace('0X', '0x')}=0.5`,
+      ]),
+    ).toMatchObject({
+      evmPort: 0,
+      fund: [
+        { address, wei: 100n * 10n ** 18n },
+        { address: address.toUpperCase().replace('0X', '0x'), wei: 5n * 10n ** 17n },
+      ],
+    })
+  })
+
+  it('refuses what cannot work, saying why', () => {
+    expect(() => parseCli(['dev', '--fund', address])).toThrow(/--fund needs --evm/)
+    expect(() => parseCli(['dev', '--evm-port', '9545'])).toThrow(/--evm-port needs --evm/)
+    expect(() => parseCli(['dev', '--evm', '--evm-port', '70000'])).toThrow(/--evm-port must be a number/)
+    expect(() => parseCli(['dev', '--evm', '--fund', '0x12'])).toThrow(/--fund must look like 0x/)
+    expect(() => parseCli(['dev', '--evm', '--fund', `${address}=lots`])).toThrow(/--fund must look like/)
+    expect(() => parseCli(['dev', '--evm', '--rpc', 'eip155:31337=http://127.0.0.1:9545'])).toThrow(
+      /--evm runs the node of eip155:31337/,
+    )
+    expect(() => parseCli(['dev', '--env-prefix', 'VITE_'])).toThrow(/--env-prefix needs --env/)
+    expect(() => parseCli(['dev', '--env', '.env', '--env-prefix', 'REACT_APP_'])).toThrow(
+      /--env-prefix must be VITE_, NEXT_PUBLIC_ or both, got REACT_APP_/,
+    )
+    expect(parseCli(['dev', '--env', '.env', '--env-prefix', 'NEXT_PUBLIC_,VITE_'])).toMatchObject({
+      envPrefixes: ['NEXT_PUBLIC_', 'VITE_'],
+    })
+  })
+})
+
+describe('the --env file', () => {
+  it('names each id once per framework, under the config field names, and never the API key', () => {
+    const variables = envVariables(ids)
+    expect(variables).toEqual({
+      VITE_LATCHKEY_AUTH_PROXY_URL: 'http://127.0.0.1:8787',
+      VITE_LATCHKEY_BASE_URL: 'http://127.0.0.1:8787',
+      VITE_LATCHKEY_AUTH_PROXY_CONFIG_ID: 'config-1',
+      VITE_LATCHKEY_ORGANIZATION_ID: 'org-1',
+      VITE_LATCHKEY_TRUSTED_SIGNER_PUBLIC_KEY: '04ab',
+      NEXT_PUBLIC_LATCHKEY_AUTH_PROXY_URL: 'http://127.0.0.1:8787',
+      NEXT_PUBLIC_LATCHKEY_BASE_URL: 'http://127.0.0.1:8787',
+      NEXT_PUBLIC_LATCHKEY_AUTH_PROXY_CONFIG_ID: 'config-1',
+      NEXT_PUBLIC_LATCHKEY_ORGANIZATION_ID: 'org-1',
+      NEXT_PUBLIC_LATCHKEY_TRUSTED_SIGNER_PUBLIC_KEY: '04ab',
+    })
+  })
+
+  it('names only the prefixes asked for', () => {
+    expect(Object.keys(envVariables(ids, ['VITE_']))).toEqual([
+      'VITE_LATCHKEY_AUTH_PROXY_URL',
+      'VITE_LATCHKEY_BASE_URL',
+      'VITE_LATCHKEY_AUTH_PROXY_CONFIG_ID',
+      'VITE_LATCHKEY_ORGANIZATION_ID',
+      'VITE_LATCHKEY_TRUSTED_SIGNER_PUBLIC_KEY',
+    ])
+  })
+
+  it("detects the app's framework from the package.json next to the file", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'latchkey-prefix-'))
+    try {
+      const file = join(dir, '.env.local')
+      expect(detectEnvPrefixes(file)).toEqual(['VITE_', 'NEXT_PUBLIC_'])
+      writeFileSync(join(dir, 'package.json'), JSON.stringify({ devDependencies: { vite: '^7.0.0' } }))
+      expect(detectEnvPrefixes(file)).toEqual(['VITE_'])
+      writeFileSync(
+        join(dir, 'package.json'),
+        JSON.stringify({ dependencies: { next: '16.0.0', react: '19' } }),
+      )
+      expect(detectEnvPrefixes(file)).toEqual(['NEXT_PUBLIC_'])
+      writeFileSync(join(dir, 'package.json'), JSON.stringify({ dependencies: { express: '5' } }))
+      expect(detectEnvPrefixes(file)).toEqual(['VITE_', 'NEXT_PUBLIC_'])
+      writeFileSync(join(dir, 'package.json'), '{ not json')
+      expect(detectEnvPrefixes(file)).toEqual(['VITE_', 'NEXT_PUBLIC_'])
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('writes the file only when its text changes (a dev server restarts on every write)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'latchkey-envwrite-'))
+    try {
+      const file = join(dir, '.env.local')
+      expect(writeEnvFile(file, { A: '1' })).toBe(true)
+      const past = new Date('2020-01-01T00:00:00Z')
+      utimesSync(file, past, past)
+      expect(writeEnvFile(file, { A: '1' })).toBe(false)
+      expect(statSync(file).mtimeMs).toBe(past.getTime())
+      expect(writeEnvFile(file, { A: '2' })).toBe(true)
+      expect(statSync(file).mtimeMs).toBeGreaterThan(past.getTime())
+      expect(readFileSync(file, 'utf8')).toMatch(/^A=2$/m)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('writes a new file', () => {
+    const text = mergeEnvFile('', { A: '1', B: '2' })
+    expect(text).toBe('# written by `latchkey-service dev --env` (local service ids)\nA=1\nB=2\n')
+  })
+
+  it('replaces its own lines in place and keeps every other line', () => {
+    const existing = '# my app\nAPI_URL=https://api.test\nexport A=old\n\nOTHER="x y"\n'
+    const text = mergeEnvFile(existing, { A: 'new', B: '2' })
+    expect(text).toBe(
+      '# my app\nAPI_URL=https://api.test\nA=new\n\nOTHER="x y"\n\n' +
+        '# written by `latchkey-service dev --env` (local service ids)\nB=2\n',
+    )
+    // Running it again changes nothing.
+    expect(mergeEnvFile(text, { A: 'new', B: '2' })).toBe(text)
+  })
+})
+
+describe('the data dir', () => {
+  const dirs: string[] = []
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
+  })
+  const temp = () => {
+    const dir = mkdtempSync(join(tmpdir(), 'latchkey-cli-'))
+    dirs.push(dir)
+    return dir
+  }
+
+  it('gets a .gitignore of everything when the CLI creates it', () => {
+    const dir = join(temp(), '.latchkey')
+    expect(prepareDataDir(dir)).toEqual({ createdGitignore: true })
+    expect(readFileSync(join(dir, '.gitignore'), 'utf8')).toMatch(/^\*$/m)
+    // A second start keeps it and does not warn.
+    expect(prepareDataDir(dir)).toEqual({ createdGitignore: false })
+  })
+
+  it('warns about an existing data dir without one, and leaves it alone', () => {
+    const dir = temp()
+    mkdirSync(join(dir, 'data'))
+    writeFileSync(join(dir, 'data', 'master.key'), '00')
+    const result = prepareDataDir(join(dir, 'data'))
+    expect(result.warning).toMatch(/master\.key/)
+    expect(existsSync(join(dir, 'data', '.gitignore'))).toBe(false)
+  })
+})
+
+describe('latchkey-service dev --env (the real CLI)', () => {
+  const root = fileURLToPath(new URL('../../../', import.meta.url))
+  const children: ChildProcess[] = []
+  const dirs: string[] = []
+  afterEach(() => {
+    for (const child of children.splice(0)) child.kill('SIGKILL')
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
+  })
+
+  // From another folder tsx would not find the repository's tsconfig, whose paths point the
+  // workspace packages at their sources (nothing is built in a fresh checkout).
+  const sourceEnv = { ...process.env, TSX_TSCONFIG_PATH: join(root, 'tsconfig.json') }
+
+  /** Starts the CLI in `cwd` and resolves with its --json line once it listens. */
+  const start = async (cwd: string, port = '0') => {
+    const loader = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        loader,
+        join(root, 'packages/service/src/cli.ts'),
+        'dev',
+        '--port',
+        port,
+        '--json',
+        '--env',
+        '.env.local',
+      ],
+      // From another folder tsx would not find the repository's tsconfig (whose paths point the
+      // workspace packages at their sources; nothing is built in a fresh checkout).
+      {
+        cwd,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, TSX_TSCONFIG_PATH: join(root, 'tsconfig.json') },
+      },
+    )
+    children.push(child)
+    const line = await new Promise<string>((resolve, reject) => {
+      createInterface({ input: child.stdout! }).once('line', resolve)
+      child.once('exit', (code) => reject(new Error(`CLI exited with ${code}`)))
+    })
+    return { child, info: JSON.parse(line) as Record<string, string> }
+  }
+  const stop = (child: ChildProcess) =>
+    new Promise<void>((resolve) => {
+      child.once('exit', () => resolve())
+      child.kill('SIGTERM')
+    })
+
+  it('writes the ids into the env file, keeps other lines, and keeps the ids across restarts', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'latchkey-env-'))
+    dirs.push(cwd)
+    writeFileSync(join(cwd, '.env.local'), 'API_URL=https://api.test\n')
+    const first = await start(cwd)
+    expect(first.info.trustedSignerPublicKey).toMatch(/^04[0-9a-f]{128}$/)
+    // The old name stays for one version (scripts read it).
+    expect(first.info.signerPublicKey).toBe(first.info.trustedSignerPublicKey)
+    expect(first.info.outboxUrl).toBe(`${first.info.baseUrl}/dev/outbox`)
+    const env = readFileSync(join(cwd, '.env.local'), 'utf8')
+    expect(env).toMatch(/^API_URL=https:\/\/api\.test$/m)
+    expect(env).toContain(`VITE_LATCHKEY_AUTH_PROXY_CONFIG_ID=${first.info.authProxyConfigId}`)
+    expect(env).toContain(`NEXT_PUBLIC_LATCHKEY_ORGANIZATION_ID=${first.info.organizationId}`)
+    expect(env).toContain(`VITE_LATCHKEY_TRUSTED_SIGNER_PUBLIC_KEY=${first.info.trustedSignerPublicKey}`)
+    expect(env).not.toContain(first.info.apiPrivateKey)
+    // --env implied the .latchkey data dir, which the CLI created with a .gitignore.
+    expect(readFileSync(join(cwd, '.latchkey/.gitignore'), 'utf8')).toMatch(/^\*$/m)
+    expect(existsSync(join(cwd, '.latchkey/master.key'))).toBe(true)
+    // A second service on the same port says what to do about it.
+    const port = new URL(first.info.baseUrl!).port
+    const loader = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href
+    const busy = spawn(
+      process.execPath,
+      ['--import', loader, join(root, 'packages/service/src/cli.ts'), 'dev', '--port', port],
+      { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: sourceEnv },
+    )
+    children.push(busy)
+    let stderr = ''
+    busy.stderr!.on('data', (chunk) => {
+      stderr += chunk
+    })
+    expect(await new Promise((resolve) => busy.once('exit', resolve))).toBe(1)
+    expect(stderr).toMatch(new RegExp(`port ${port} is already in use; pass --port 0 to pick a free port`))
+    await stop(first.child)
+    const past = new Date('2020-01-01T00:00:00Z')
+    utimesSync(join(cwd, '.env.local'), past, past)
+    // The same port: the URLs in the file stay the same too.
+    const second = await start(cwd, port)
+    expect(second.info.organizationId).toBe(first.info.organizationId)
+    expect(second.info.authProxyConfigId).toBe(first.info.authProxyConfigId)
+    expect(second.info.trustedSignerPublicKey).toBe(first.info.trustedSignerPublicKey)
+    const again = readFileSync(join(cwd, '.env.local'), 'utf8')
+    expect(again.match(/VITE_LATCHKEY_AUTH_PROXY_CONFIG_ID=/g)).toHaveLength(1)
+    // Nothing changed, so nothing was written: a watching dev server does not restart.
+    expect(statSync(join(cwd, '.env.local')).mtimeMs).toBe(past.getTime())
+    await stop(second.child)
+  }, 180_000)
+})

@@ -1,0 +1,289 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
+import { createSealer } from './crypto/sealer.ts'
+import { newId } from './base/ids.ts'
+import type { ServiceEventMap, ServiceEventName } from './base/events.ts'
+import { openPostgres } from './store/durableStores.ts'
+import { openMemoryStore } from './store/memory.ts'
+import type { Store } from './store/Store.ts'
+import { JobError, JobQueue, type JobQueueHost, type JobQueueOptions, PermanentJobError } from './JobQueue.ts'
+
+/**
+ * The durable queue against the databases it runs on: SQLite (one process) and PostgreSQL (a
+ * throwaway cluster, several stores standing for several instances on one database).
+ */
+let cluster: PostgresCluster | undefined
+let database = 0
+const opened: Store[] = []
+const queues: JobQueue[] = []
+
+afterEach(async () => {
+  await Promise.all(queues.splice(0).map((queue) => queue.stop()))
+})
+
+afterAll(async () => {
+  await Promise.all(opened.splice(0).map((store) => store.close()))
+  await cluster?.dispose()
+})
+
+type Event = { [K in ServiceEventName]: [K, ServiceEventMap[K]] }[ServiceEventName]
+
+/** A host over `store` with a clock the test moves and the events it saw. */
+function hostOn(store: Store, key = new Uint8Array(32).fill(7)) {
+  const sealer = createSealer(key)
+  const clock = { at: 1_700_000_000_000 }
+  const events: Event[] = []
+  const host: JobQueueHost = {
+    store,
+    now: () => clock.at,
+    newId: () => newId(clock.at),
+    seal: (text) => sealer.seal(new TextEncoder().encode(text)),
+    openText: (sealed) => new TextDecoder().decode(sealer.open(sealed)),
+    emit: (name, data) => {
+      events.push([name, data] as Event)
+    },
+  }
+  return { host, clock, events }
+}
+
+function queueOn(host: JobQueueHost, options: JobQueueOptions = {}): JobQueue {
+  const queue = new JobQueue(host, { backoff: { baseMs: 1000, maxMs: 8000 }, ...options })
+  queues.push(queue)
+  return queue
+}
+
+const backends: [string, () => Promise<Store>][] = [
+  ['SQLite', async () => openMemoryStore()],
+  [
+    'PostgreSQL',
+    async () => {
+      cluster ??= await startPostgres()
+      const name = `jobs_${++database}`
+      cluster.psql(`create database ${name}`)
+      const store = await openPostgres(cluster.url.replace(/\/[^/]*$/, `/${name}`), { max: 8 })
+      opened.push(store)
+      return store
+    },
+  ],
+]
+
+/** A second store on the database of `store` (another instance), for PostgreSQL; SQLite has one. */
+async function secondStore(name: string, store: Store): Promise<Store> {
+  if (name === 'SQLite') return store
+  const other = await openPostgres(cluster!.url.replace(/\/[^/]*$/, `/jobs_${database}`), { max: 8 })
+  opened.push(other)
+  return other
+}
+
+describe.each(backends)('job queue on %s', (name, open) => {
+  let store: Store
+  beforeAll(async () => {
+    store = await open()
+  }, 600_000)
+
+  it('runs a job once after its transaction commits, never one whose transaction rolled back', async () => {
+    const { host, events } = hostOn(store)
+    const queue = queueOn(host)
+    const runs: unknown[] = []
+    queue.handle<{ n: number }>('count', {
+      run: async (payload, context) => {
+        runs.push({ payload, attempt: context.attempt, uncertain: context.uncertain })
+      },
+    })
+    await expect(
+      store.transaction(async (tx) => {
+        await queue.enqueue(tx, 'count', { n: 1 })
+        throw new Error('the change failed')
+      }),
+    ).rejects.toThrow('the change failed')
+    const id = await store.transaction((tx) => queue.enqueue(tx, 'count', { n: 2 }))
+    expect(await queue.runDue()).toBe(1)
+    await queue.idle()
+    expect(await queue.runDue()).toBe(0)
+    expect(runs).toEqual([{ payload: { n: 2 }, attempt: 1, uncertain: false }])
+    expect(await store.get('jobs', id)).toBeUndefined()
+    expect(events).toEqual([['job.done', { kind: 'count', attempts: 1 }]])
+  })
+
+  it('keeps a sealed payload unreadable at rest and opens it for the handler', async () => {
+    const { host } = hostOn(store)
+    const queue = queueOn(host)
+    const seen: unknown[] = []
+    let release!: () => void
+    const held = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    queue.handle<{ code: string }>('secret', {
+      run: async (payload) => {
+        seen.push(payload)
+        await held
+      },
+    })
+    const id = await store.transaction((tx) =>
+      queue.enqueue(tx, 'secret', { code: '271828' }, { sealed: true }),
+    )
+    const stored = await store.get('jobs', id)
+    expect(JSON.stringify(stored)).not.toContain('271828')
+    expect(stored).toMatchObject({ kind: 'secret', state: 'pending', attempts: 0 })
+    await queue.runDue()
+    expect(await store.get('jobs', id)).toMatchObject({
+      state: 'running',
+      attempts: 1,
+      claimedBy: queue.workerId,
+    })
+    release()
+    await queue.idle()
+    expect(seen).toEqual([{ code: '271828' }])
+  })
+
+  it('retries with a growing, bounded backoff, then fails for good with its reason', async () => {
+    const { host, clock, events } = hostOn(store)
+    const queue = queueOn(host, { maxAttempts: 4 })
+    let runs = 0
+    queue.handle('flaky', {
+      run: async () => {
+        runs++
+        throw new JobError('smtp_4xx')
+      },
+    })
+    const id = await store.transaction((tx) => queue.enqueue(tx, 'flaky', {}))
+    const waits: number[] = []
+    for (let attempt = 1; attempt <= 4; attempt++) {
+      expect(await queue.runDue()).toBe(1)
+      await queue.idle()
+      const row = (await store.get('jobs', id))!
+      if (attempt < 4) {
+        expect(row).toMatchObject({ state: 'pending', attempts: attempt, lastError: 'smtp_4xx' })
+        waits.push(row.runAfter - clock.at)
+        // Not due before its backoff.
+        clock.at = row.runAfter - 1
+        expect(await queue.runDue()).toBe(0)
+        clock.at = row.runAfter
+      } else expect(row).toMatchObject({ state: 'failed', attempts: 4, lastError: 'smtp_4xx' })
+    }
+    // 1 s, 2 s, 4 s less up to a fifth of jitter.
+    expect(waits.map((wait, i) => wait <= 1000 * 2 ** i && wait >= 800 * 2 ** i)).toEqual([true, true, true])
+    clock.at += 60_000
+    expect(await queue.runDue()).toBe(0)
+    expect(runs).toBe(4)
+    expect(events.map(([event]) => event)).toEqual(['job.retry', 'job.retry', 'job.retry', 'job.failed'])
+    expect(events.at(-1)).toEqual(['job.failed', { kind: 'flaky', attempts: 4, reason: 'smtp_4xx' }])
+  })
+
+  it('fails at once on a permanent failure, and records only the class of an unexpected error', async () => {
+    const { host, events } = hostOn(store)
+    const queue = queueOn(host)
+    queue.handle<{ permanent: boolean }>('refused', {
+      run: async ({ permanent }) => {
+        if (permanent) throw new PermanentJobError('smtp_5xx')
+        throw new TypeError('secret 314159 in a message')
+      },
+    })
+    const permanent = await store.transaction((tx) => queue.enqueue(tx, 'refused', { permanent: true }))
+    const unexpected = await store.transaction((tx) => queue.enqueue(tx, 'refused', { permanent: false }))
+    await queue.runDue()
+    await queue.idle()
+    expect(await store.get('jobs', permanent)).toMatchObject({ state: 'failed', lastError: 'smtp_5xx' })
+    const retried = await store.get('jobs', unexpected)
+    expect(retried).toMatchObject({ state: 'pending', lastError: 'error:TypeError' })
+    expect(JSON.stringify(events)).not.toContain('314159')
+  })
+
+  it('times a run out, aborts it and tells the next run its outcome is unknown', async () => {
+    const { host, clock } = hostOn(store)
+    const queue = queueOn(host, { timeoutMs: 50 })
+    const contexts: { attempt: number; uncertain: boolean }[] = []
+    let aborted = false
+    queue.handle('slow', {
+      run: async (_, context) => {
+        contexts.push({ attempt: context.attempt, uncertain: context.uncertain })
+        if (context.attempt === 1)
+          await new Promise<void>((resolve) => {
+            context.signal.addEventListener('abort', () => {
+              aborted = true
+              resolve()
+            })
+          })
+      },
+    })
+    const id = await store.transaction((tx) => queue.enqueue(tx, 'slow', {}))
+    await queue.runDue()
+    await queue.idle()
+    expect(aborted).toBe(true)
+    const row = (await store.get('jobs', id))!
+    expect(row).toMatchObject({ state: 'pending', uncertain: true, lastError: 'timeout' })
+    clock.at = row.runAfter
+    await queue.runDue()
+    await queue.idle()
+    expect(contexts).toEqual([
+      { attempt: 1, uncertain: false },
+      { attempt: 2, uncertain: true },
+    ])
+    expect(await store.get('jobs', id)).toBeUndefined()
+  })
+
+  it('lets another worker take a job whose lease ran out; the first worker then changes nothing', async () => {
+    const first = hostOn(store)
+    const second = hostOn(await secondStore(name, store))
+    const dead = queueOn(first.host, { leaseMs: 10_000, timeoutMs: 10_000 })
+    const alive = queueOn(second.host, { leaseMs: 10_000 })
+    let finishDead!: () => void
+    dead.handle('once', {
+      run: () =>
+        new Promise<void>((resolve) => {
+          finishDead = resolve
+        }),
+    })
+    const contexts: { attempt: number; uncertain: boolean }[] = []
+    alive.handle('once', {
+      run: async (_, context) => {
+        contexts.push({ attempt: context.attempt, uncertain: context.uncertain })
+      },
+    })
+    const id = await store.transaction((tx) => dead.enqueue(tx, 'once', {}))
+    expect(await dead.runDue()).toBe(1)
+    // Held: nobody else may take it while the lease stands.
+    expect(await alive.runDue()).toBe(0)
+    second.clock.at += 10_000
+    expect(await alive.runDue()).toBe(1)
+    await alive.idle()
+    expect(contexts).toEqual([{ attempt: 2, uncertain: true }])
+    expect(second.events).toContainEqual(['job.reclaimed', { kind: 'once' }])
+    expect(await store.get('jobs', id)).toBeUndefined()
+    // The first run ends late: the job is not brought back, nothing is recorded for it.
+    finishDead()
+    await dead.idle()
+    expect(await store.get('jobs', id)).toBeUndefined()
+    expect(first.events).toEqual([])
+  })
+
+  it('runs each of 50 jobs exactly once with two workers racing for them', async () => {
+    const other = await secondStore(name, store)
+    const runs = new Map<number, string[]>()
+    const workers = [hostOn(store), hostOn(other)].map(({ host }, index) => {
+      const queue = queueOn(host, { pollMs: 5, concurrency: 4 })
+      queue.handle<{ n: number }>('race', {
+        run: async ({ n }) => {
+          runs.set(n, [...(runs.get(n) ?? []), `worker ${index}`])
+          await new Promise((resolve) => setTimeout(resolve, 2))
+        },
+      })
+      return queue
+    })
+    await Promise.all(
+      Array.from({ length: 50 }, (_, n) =>
+        store.transaction((tx) => workers[n % 2]!.enqueue(tx, 'race', { n })),
+      ),
+    )
+    for (const worker of workers) worker.start()
+    const deadline = Date.now() + 20_000
+    while ((await store.count('jobs', 'kind', 'race')) > 0 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    await Promise.all(workers.map((worker) => worker.stop()))
+    expect(await store.count('jobs', 'kind', 'race')).toBe(0)
+    expect([...runs.keys()].sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, n) => n))
+    expect([...runs.values()].filter((by) => by.length !== 1)).toEqual([])
+    // Both took part (on PostgreSQL two stores, on SQLite two workers of one process).
+    expect(new Set([...runs.values()].flat()).size).toBe(2)
+  }, 30_000)
+})

@@ -1,0 +1,404 @@
+import type { EventSink } from './base/events.ts'
+import type { JobRow } from './store/model.ts'
+import type { Store, Transaction } from './store/Store.ts'
+
+/** What the queue needs of the service (the `Runtime` provides it). */
+export interface JobQueueHost {
+  readonly store: Store
+  now(): number
+  newId(): string
+  seal(secret: string): string
+  openText(sealed: string): string
+  emit: EventSink['emit']
+}
+
+/** What a handler knows about the run it is asked to make. */
+export interface JobContext {
+  jobId: string
+  kind: string
+  /** 1 on the first run, then 2, 3 … */
+  attempt: number
+  /**
+   * The previous run ended without a known outcome: its worker died while holding the job, or it
+   * timed out. Work that must happen at most once checks it (or passes an idempotency key).
+   */
+  uncertain: boolean
+  /** Aborted when the run's time is up or the queue stops. */
+  signal: AbortSignal
+}
+
+/** Runs jobs of one kind, outside any transaction. A throw is a failure: retried, then final. */
+export interface JobHandler<P = unknown> {
+  run(payload: P, context: JobContext): Promise<void>
+  /** Longest a run may take before it counts as failed (and uncertain). @default the queue's */
+  timeoutMs?: number
+  /** Runs before the job fails for good. @default the queue's */
+  maxAttempts?: number
+}
+
+/**
+ * Thrown by a handler for a failure that retrying cannot fix (a refused recipient, a bad
+ * configuration): the job fails at once. `reason` is what is recorded and counted, so it must be
+ * bounded and hold no payload content.
+ */
+export class PermanentJobError extends Error {
+  override name = 'PermanentJobError'
+  constructor(readonly reason: string) {
+    super(reason)
+  }
+}
+
+/** A handler's failure with a bounded `reason` worth recording (an error code, not a message). */
+export class JobError extends Error {
+  override name = 'JobError'
+  constructor(readonly reason: string) {
+    super(reason)
+  }
+}
+
+export interface JobQueueOptions {
+  /** Names this worker in claims. @default a new id */
+  workerId?: string
+  /** How often the worker looks for due jobs (and expired leases). @default 500 */
+  pollMs?: number
+  /** How long a claim holds a job; a worker that dies lets it go after this. @default 60000 */
+  leaseMs?: number
+  /** Longest a run may take (kept below the lease). @default 30000 */
+  timeoutMs?: number
+  /** Runs before a job fails for good. @default 5 */
+  maxAttempts?: number
+  /** Backoff before retry n is `min(maxMs, baseMs · 2^(n-1))`, with up to a fifth of jitter. */
+  backoff?: { baseMs?: number; maxMs?: number }
+  /** Jobs run at once by this worker. @default 8 */
+  concurrency?: number
+}
+
+export interface EnqueueOptions {
+  /** Seal the payload under the master key (it holds a secret: a code, a contact, a key). */
+  sealed?: boolean
+  /** Not before this time (epoch ms). @default now */
+  runAfter?: number
+  /** The job's id (an idempotency key the caller already has). @default a new id */
+  id?: string
+}
+
+const DEFAULTS = {
+  pollMs: 500,
+  leaseMs: 60_000,
+  timeoutMs: 30_000,
+  maxAttempts: 5,
+  baseMs: 1000,
+  maxMs: 5 * 60_000,
+  concurrency: 8,
+}
+
+/** A reason from whatever a handler threw: its own bounded reason, or only the error's class. */
+function reasonOf(error: unknown): string {
+  if (error instanceof PermanentJobError || error instanceof JobError) return error.reason.slice(0, 100)
+  return error instanceof Error ? `error:${error.name}`.slice(0, 100) : 'error'
+}
+
+class TimedOut extends Error {
+  override name = 'TimedOut'
+}
+
+/**
+ * A durable job queue in the service's database. `enqueue(tx, kind, payload)` writes a job in the
+ * caller's transaction, so the job exists exactly when the change that needs it committed. The
+ * worker (`start`) claims due jobs, runs their handler outside any transaction with a timeout, then
+ * deletes them (done), puts them back with an exponential backoff (retry) or marks them `failed`
+ * (final).
+ *
+ * A claim is a transaction that re-reads the job and writes the worker's id and a lease end: with
+ * several instances on one PostgreSQL database (SERIALIZABLE) two claims of one job conflict and
+ * the rerun of the loser sees it taken, so exactly one instance runs each run; SQLite has one
+ * process. A worker that dies holding a job leaves its lease to expire; then any worker (the
+ * restarted one too) claims it again, told the last outcome is unknown (`uncertain`). A worker
+ * finishes a job only while its own claim stands, so a run that outlived its lease changes nothing.
+ */
+export class JobQueue {
+  private readonly handlers = new Map<string, JobHandler<never>>()
+  private readonly settings: Required<Omit<JobQueueOptions, 'backoff' | 'workerId'>> & {
+    baseMs: number
+    maxMs: number
+  }
+  readonly workerId: string
+  private timer: ReturnType<typeof setTimeout> | undefined
+  private started = false
+  private ticking: Promise<void> | undefined
+  private wakeAgain = false
+  private readonly running = new Set<Promise<void>>()
+  private readonly stopping = new AbortController()
+
+  constructor(
+    private readonly host: JobQueueHost,
+    options: JobQueueOptions = {},
+  ) {
+    this.workerId = options.workerId ?? host.newId()
+    this.settings = {
+      pollMs: options.pollMs ?? DEFAULTS.pollMs,
+      leaseMs: options.leaseMs ?? DEFAULTS.leaseMs,
+      timeoutMs: options.timeoutMs ?? DEFAULTS.timeoutMs,
+      maxAttempts: options.maxAttempts ?? DEFAULTS.maxAttempts,
+      concurrency: options.concurrency ?? DEFAULTS.concurrency,
+      baseMs: options.backoff?.baseMs ?? DEFAULTS.baseMs,
+      maxMs: options.backoff?.maxMs ?? DEFAULTS.maxMs,
+    }
+  }
+
+  /** Registers the handler of `kind` (one per kind). */
+  handle<P>(kind: string, handler: JobHandler<P>): void {
+    if (this.handlers.has(kind)) throw new Error(`job kind ${kind} has a handler already`)
+    this.handlers.set(kind, handler as JobHandler<never>)
+  }
+
+  /** The kinds with a handler. */
+  kinds(): string[] {
+    return [...this.handlers.keys()]
+  }
+
+  /**
+   * Writes a job in `tx`: it exists once `tx` commits, and not if it rolls back. Call it from the
+   * transaction that makes the change the job completes (it may be rerun: the job is written again,
+   * under the same id only if `options.id` is given).
+   */
+  async enqueue(
+    tx: Transaction,
+    kind: string,
+    payload: unknown,
+    options: EnqueueOptions = {},
+  ): Promise<string> {
+    const json = JSON.stringify(payload)
+    const now = this.host.now()
+    const id = options.id ?? this.host.newId()
+    await tx.put('jobs', {
+      id,
+      kind,
+      state: 'pending',
+      runAfter: options.runAfter ?? now,
+      attempts: 0,
+      payload: options.sealed ? { sealed: this.host.seal(json) } : { json },
+      createdAt: now,
+      updatedAt: now,
+    })
+    return id
+  }
+
+  /** Starts polling for due jobs (idempotent). */
+  start(): void {
+    if (this.started || this.stopping.signal.aborted) return
+    this.started = true
+    this.schedule(0)
+  }
+
+  /** Looks for due jobs now rather than at the next poll (after a commit that enqueued one). */
+  wake(): void {
+    if (!this.started) return
+    this.schedule(0)
+  }
+
+  /** Stops polling and waits for the runs under way (each is aborted). */
+  async stop(): Promise<void> {
+    this.stopping.abort()
+    if (this.timer) clearTimeout(this.timer)
+    this.timer = undefined
+    await this.ticking
+    await Promise.allSettled([...this.running])
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stopping.signal.aborted) return
+    if (this.ticking) {
+      // A tick is under way: it looks again as soon as it ends.
+      if (delayMs === 0) this.wakeAgain = true
+      return
+    }
+    if (this.timer) clearTimeout(this.timer)
+    this.timer = setTimeout(() => {
+      this.timer = undefined
+      this.ticking = this.runDue()
+        .then(
+          () => undefined,
+          () => undefined,
+        )
+        .finally(() => {
+          this.ticking = undefined
+          const again = this.wakeAgain
+          this.wakeAgain = false
+          this.schedule(again ? 0 : this.settings.pollMs)
+        })
+    }, delayMs)
+    // Polling alone never keeps a process alive.
+    ;(this.timer as { unref?: () => void }).unref?.()
+  }
+
+  /**
+   * Claims the jobs due now (up to the free run slots) and starts them; resolves with how many it
+   * started. The poll loop calls it; tests call it to step the queue.
+   */
+  async runDue(): Promise<number> {
+    const free = this.settings.concurrency - this.running.size
+    if (free <= 0 || this.handlers.size === 0) return 0
+    const claimed = await this.claim(free)
+    for (const job of claimed) {
+      const run = this.execute(job).finally(() => {
+        this.running.delete(run)
+        // A slot is free: more may be due.
+        this.schedule(0)
+      })
+      this.running.add(run)
+    }
+    return claimed.length
+  }
+
+  /** Resolves when every run started so far has finished (tests). */
+  async idle(): Promise<void> {
+    while (this.running.size > 0) await Promise.allSettled([...this.running])
+  }
+
+  private claimable(job: JobRow, now: number): boolean {
+    if (!this.handlers.has(job.kind)) return false
+    if (job.state === 'pending') return job.runAfter <= now
+    return job.state === 'running' && (job.claimedUntil ?? 0) <= now
+  }
+
+  private async claim(limit: number): Promise<JobRow[]> {
+    const store = this.host.store
+    const now = this.host.now()
+    // Committed reads first (cached on SQLite): an idle queue costs no transaction.
+    const candidates = [
+      ...(await store.findBy('jobs', 'state', 'pending')),
+      ...(await store.findBy('jobs', 'state', 'running')),
+    ].filter((job) => this.claimable(job, now))
+    if (candidates.length === 0) return []
+    // Several workers see the same due jobs: each tries a random few, so they seldom collide.
+    for (let i = candidates.length - 1; i > 0; i--) {
+      const j = Math.floor(Math.random() * (i + 1))
+      ;[candidates[i], candidates[j]] = [candidates[j]!, candidates[i]!]
+    }
+    const picked = candidates.slice(0, limit).map((job) => job.id)
+    const claimed = await store.transaction(async (tx) => {
+      const at = this.host.now()
+      const taken: { row: JobRow; expired: boolean }[] = []
+      for (const id of picked) {
+        const job = await tx.get('jobs', id)
+        if (!job || !this.claimable(job, at)) continue
+        // A lease that ran out means the last run's outcome is unknown.
+        const expired = job.state === 'running'
+        const row: JobRow = {
+          ...job,
+          state: 'running',
+          attempts: job.attempts + 1,
+          claimedBy: this.workerId,
+          claimedUntil: at + this.settings.leaseMs,
+          uncertain: Boolean(job.uncertain) || expired,
+          updatedAt: at,
+        }
+        await tx.put('jobs', row)
+        taken.push({ row, expired })
+      }
+      return taken
+    })
+    for (const { row, expired } of claimed) if (expired) this.host.emit('job.reclaimed', { kind: row.kind })
+    return claimed.map(({ row }) => row)
+  }
+
+  private payloadOf(job: JobRow): unknown {
+    const text = 'sealed' in job.payload ? this.host.openText(job.payload.sealed) : job.payload.json
+    return JSON.parse(text)
+  }
+
+  private async execute(job: JobRow): Promise<void> {
+    const handler = this.handlers.get(job.kind)!
+    const timeoutMs = Math.min(handler.timeoutMs ?? this.settings.timeoutMs, this.settings.leaseMs)
+    const maxAttempts = handler.maxAttempts ?? this.settings.maxAttempts
+    const controller = new AbortController()
+    const onStop = () => controller.abort()
+    this.stopping.signal.addEventListener('abort', onStop)
+    let timer: ReturnType<typeof setTimeout> | undefined
+    let outcome: { ok: true } | { ok: false; reason: string; final: boolean; uncertain: boolean }
+    try {
+      const timedOut = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          controller.abort()
+          reject(new TimedOut())
+        }, timeoutMs)
+      })
+      await Promise.race([
+        Promise.resolve().then(() =>
+          handler.run(this.payloadOf(job) as never, {
+            jobId: job.id,
+            kind: job.kind,
+            attempt: job.attempts,
+            uncertain: Boolean(job.uncertain),
+            signal: controller.signal,
+          }),
+        ),
+        timedOut,
+      ])
+      outcome = { ok: true }
+    } catch (error) {
+      const timed = error instanceof TimedOut
+      outcome = {
+        ok: false,
+        reason: timed ? 'timeout' : reasonOf(error),
+        final: error instanceof PermanentJobError || job.attempts >= maxAttempts,
+        uncertain: timed,
+      }
+    } finally {
+      clearTimeout(timer)
+      this.stopping.signal.removeEventListener('abort', onStop)
+    }
+    await this.finish(job, outcome).catch(() => {
+      // The database is out: the lease runs out and the job is claimed again (uncertain).
+      this.host.emit('job.unrecorded', { kind: job.kind })
+    })
+  }
+
+  private async finish(
+    job: JobRow,
+    outcome: { ok: true } | { ok: false; reason: string; final: boolean; uncertain: boolean },
+  ): Promise<void> {
+    const finished = await this.host.store.transaction(async (tx) => {
+      const current = await tx.get('jobs', job.id)
+      // Someone else holds it now (this run outlived its lease): theirs to finish.
+      if (
+        current?.state !== 'running' ||
+        current.claimedBy !== this.workerId ||
+        current.attempts !== job.attempts
+      )
+        return false
+      const at = this.host.now()
+      if (outcome.ok) {
+        await tx.delete('jobs', job.id)
+        return true
+      }
+      const { claimedBy: _, claimedUntil: __, ...rest } = current
+      await tx.put('jobs', {
+        ...rest,
+        state: outcome.final ? 'failed' : 'pending',
+        runAfter: outcome.final ? current.runAfter : at + this.backoff(current.attempts),
+        // Once a run's outcome is unknown, every later run must allow that it happened.
+        uncertain: Boolean(current.uncertain) || outcome.uncertain,
+        lastError: outcome.reason,
+        updatedAt: at,
+      })
+      return true
+    })
+    if (!finished) return
+    if (outcome.ok) this.host.emit('job.done', { kind: job.kind, attempts: job.attempts })
+    else
+      this.host.emit(outcome.final ? 'job.failed' : 'job.retry', {
+        kind: job.kind,
+        attempts: job.attempts,
+        reason: outcome.reason,
+      })
+  }
+
+  /** Wait before the run after `attempts` runs: exponential, capped, with up to a fifth of jitter. */
+  private backoff(attempts: number): number {
+    const { baseMs, maxMs } = this.settings
+    const delay = Math.min(maxMs, baseMs * 2 ** Math.max(0, attempts - 1))
+    return Math.round(delay * (1 - Math.random() * 0.2))
+  }
+}

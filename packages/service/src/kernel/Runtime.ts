@@ -1,0 +1,242 @@
+import { utf8ToBytes } from '@noble/hashes/utils.js'
+import type { Caller } from './Caller.ts'
+import { type CryptoRunner, createSealer, inlineCrypto, type SealingKey } from './crypto/index.ts'
+import type { Delivery } from '../delivery/createDelivery.ts'
+import { newId } from './base/ids.ts'
+import { JobQueue, type JobQueueOptions } from './JobQueue.ts'
+import {
+  type EventSink,
+  type ServiceEventMap,
+  type ServiceEventName,
+  silentSink,
+} from './base/events.ts'
+import { observeCrypto } from './observeCrypto.ts'
+import type { RateLimitOptions } from '../pipeline/RateLimitOptions.ts'
+import type { SendingOptions, SponsorshipOptions } from '../sending/SendingOptions.ts'
+import { Lifecycle } from './Lifecycle.ts'
+import type { CaptchaOptions } from '../signin/captcha/CaptchaOptions.ts'
+import type { OAuthOptions } from '../signin/oauth/OAuthProviderConfig.ts'
+import type { ServiceRow } from './store/model.ts'
+import type { Store } from './store/Store.ts'
+
+/** Source of time; tests pass a fake one. */
+export interface Clock {
+  /** Epoch milliseconds. */
+  now(): number
+}
+
+export interface WebAuthnOptions {
+  /**
+   * Relying-party ids accepted in assertions and attestations.
+   * @default ['localhost']
+   */
+  rpId?: string | string[]
+  /**
+   * Origins accepted in client data; `undefined` accepts any origin (dev service).
+   * @default undefined
+   */
+  origins?: string[]
+}
+
+export interface RuntimeOptions {
+  /**
+   * `production` (`latchkey-service start`) mounts no dev surface and makes no dev organization;
+   * plugins read it to leave theirs out. @default 'dev'
+   */
+  mode?: 'dev' | 'production'
+  /** JSON-RPC endpoints by CAIP-2 id, for `eth_send_raw_transaction`. @default {} */
+  rpc: Record<string, string>
+  /** Largest accepted |now - timestampMs|. @default 300000 (5 minutes) */
+  maxTimestampSkewMs: number
+  webauthn: Required<Pick<WebAuthnOptions, 'rpId'>> & Pick<WebAuthnOptions, 'origins'>
+  /** `fetch` used for JSON-RPC broadcasts. @default globalThis.fetch */
+  fetch: typeof fetch
+  /** Where signing and derivation jobs run. @default in the calling thread */
+  crypto?: (masterKeys: readonly SealingKey[]) => CryptoRunner
+  /** Verifies a P-256 stamp (hex public key, DER hex signature, body). @default WebCrypto */
+  verifyP256?: (publicKey: string, signature: string, body: Uint8Array) => Promise<boolean>
+  /**
+   * Verifiers of stamp headers the built-in authentication does not know, by header name: the
+   * plugins' `stampVerifiers`, tried on submit routes after `X-Stamp` and `X-Stamp-WebAuthn`.
+   * @default none
+   */
+  stampVerifiers?: ReadonlyMap<string, StampVerifier>
+  /** Where the service's events go (metrics, logs). @default dropped */
+  events?: EventSink
+  /** The durable job queue's worker: poll interval, lease, timeout, retries. @default JobQueue's */
+  jobs?: JobQueueOptions
+  /** E-mail and SMS providers for one-time codes (`createService`'s `delivery`, compiled). @default none: the dev outbox */
+  delivery?: Delivery
+  /** OAuth providers (the sign-in wing reads them). @default the dev identity provider only */
+  oauth?: OAuthOptions
+  /** The auth proxy's CAPTCHA on `otp_init`. @default none */
+  captcha?: CaptchaOptions
+  /** How sends are broadcast and tracked. */
+  sending?: Required<SendingOptions>
+  /** Gas sponsorship; absent: `sponsor: true` is refused. */
+  sponsorship?: SponsorshipOptions
+  /** Budgets on the activity API. @default none */
+  rateLimits?: RateLimitOptions
+}
+
+/**
+ * Establishes the caller of a request stamped in a plugin's own header (the sign-in wing's
+ * `X-Stamp-Attested`) from the header's value and the raw body; throws `ApiError` to refuse.
+ */
+export type StampVerifier = (
+  runtime: Runtime,
+  header: string,
+  body: Uint8Array,
+  targetOrganizationId: string | undefined,
+) => Promise<Caller>
+
+/**
+ * Names what a plugin keeps for the process's life, with its type: the plugin declares it as
+ * `state.key`, its `state.load` returns the value at start, the runtime keeps it, and handlers read
+ * it with `runtime.stateOf(key)`. The key object is the identity: one per plugin, made once.
+ */
+export class PluginStateKey<S> {
+  /** Carries `S` for the type checker; never set. */
+  declare readonly type?: S
+
+  constructor(readonly name: string) {}
+}
+
+/**
+ * The service's shared state and helpers, handed to every handler: the store, the clock, the
+ * sealer for secrets at rest, the service keys and what each plugin loaded (`stateOf`). (What runs
+ * for which path is the `Registry`'s.)
+ */
+export class Runtime {
+  private readonly sealer: ReturnType<typeof createSealer>
+  /** Runs signing and derivation jobs (sealed keys in, results out), maybe in worker threads. */
+  readonly crypto: CryptoRunner
+  /**
+   * Durable jobs: `jobs.enqueue(tx, kind, payload)` inside a transaction, handlers registered per
+   * kind with `jobs.handle`; the service starts its worker once the plugins are loaded.
+   */
+  readonly jobs: JobQueue
+  /** The service's drain: whether it still takes work, and the hooks that finish theirs on stop. */
+  readonly lifecycle = new Lifecycle()
+  /** The master-key version new secrets are sealed under (the keyring's active one). */
+  private sealing: number
+
+  constructor(
+    readonly store: Store,
+    readonly clock: Clock,
+    /** One master key (version 1) or the versions this process holds. */
+    masterKeys: Uint8Array | readonly SealingKey[],
+    readonly options: RuntimeOptions,
+  ) {
+    const keys = masterKeys instanceof Uint8Array ? [{ version: 1, key: masterKeys }] : masterKeys
+    this.sealer = createSealer(keys)
+    this.sealing = this.sealer.versions.at(-1)!
+    const runner = options.crypto ? options.crypto(keys) : inlineCrypto(this.sealer)
+    // A new wallet's secrets are sealed in the job: under the version this runtime seals under now.
+    const crypto: CryptoRunner = {
+      run: (job) => runner.run(job.kind === 'newWallet' ? { ...job, sealVersion: this.sealing } : job),
+      ...(runner.close ? { close: () => runner.close!() } : {}),
+    }
+    this.crypto = options.events ? observeCrypto(crypto, this) : crypto
+    this.jobs = new JobQueue(this, options.jobs)
+  }
+
+  /** The master-key versions this process holds, oldest first. */
+  get masterKeyVersions(): readonly number[] {
+    return this.sealer.versions
+  }
+
+  /** The master-key version new secrets are sealed under. */
+  get sealVersion(): number {
+    return this.sealing
+  }
+
+  /**
+   * Seals new secrets under `version` from now on (the keyring made it active); false, changing
+   * nothing, when this process does not hold it.
+   */
+  useSealVersion(version: number): boolean {
+    if (!this.sealer.versions.includes(version)) return false
+    this.sealing = version
+    return true
+  }
+
+  now(): number {
+    return this.clock.now()
+  }
+
+  /** Reports an event to the configured sinks (metrics, logs); never throws. */
+  emit<K extends ServiceEventName>(name: K, data: ServiceEventMap[K]): void {
+    const sink = this.options.events ?? silentSink
+    try {
+      sink.emit(name, data)
+    } catch {
+      // Observability never fails a request.
+    }
+  }
+
+  newId(): string {
+    return newId(this.clock.now())
+  }
+
+  /** Encrypts a secret for storage (AES-256-GCM under the active master key). */
+  seal(secret: Uint8Array | string): string {
+    return this.sealer.seal(typeof secret === 'string' ? utf8ToBytes(secret) : secret, this.sealing)
+  }
+
+  /** Decrypts a sealed secret; call it only inside the operation that needs the plaintext. */
+  open(sealed: string): Uint8Array {
+    return this.sealer.open(sealed)
+  }
+
+  openText(sealed: string): string {
+    return new TextDecoder().decode(this.open(sealed))
+  }
+
+  private cachedServiceRow: ServiceRow | undefined
+
+  /** The service row, read once after bootstrap (its keys and dev ids never change afterwards). */
+  get serviceRow(): ServiceRow {
+    if (!this.cachedServiceRow) throw new Error('service not bootstrapped')
+    return this.cachedServiceRow
+  }
+
+  async loadServiceRow(): Promise<ServiceRow> {
+    const row = await this.store.get('service', 'service')
+    if (!row) throw new Error('service not bootstrapped')
+    this.cachedServiceRow = row
+    return row
+  }
+
+  private readonly pluginStates = new Map<PluginStateKey<unknown>, unknown>()
+
+  /** What a plugin's `state.load` returned at start. */
+  stateOf<S>(key: PluginStateKey<S>): S {
+    if (!this.pluginStates.has(key)) throw new Error(`plugin state ${key.name} not loaded`)
+    return this.pluginStates.get(key) as S
+  }
+
+  /** Keeps a plugin's state for the process's life (`createService` calls it once per plugin). */
+  keepState<S>(key: PluginStateKey<S>, state: S): void {
+    if (this.pluginStates.has(key)) throw new Error(`plugin state ${key.name} loaded twice`)
+    this.pluginStates.set(key, state)
+  }
+
+  /** Uncompressed hex of the key that signs export/import bundles. */
+  get signerPublicKey(): string {
+    return this.serviceRow.signerPublicKey
+  }
+
+  signerPrivateKey(): Uint8Array {
+    return this.open(this.serviceRow.sealedSignerKey)
+  }
+
+  /** Uncompressed hex of the key that signs session JWTs. */
+  get sessionPublicKey(): string {
+    return this.serviceRow.sessionPublicKey
+  }
+
+  sessionPrivateKey(): Uint8Array {
+    return this.open(this.serviceRow.sealedSessionKey)
+  }
+}

@@ -1,0 +1,292 @@
+import type {
+  ActivityParameters,
+  ActivityPath,
+  ActivityResult,
+  OauthProviderParams,
+  OauthProviderParamsV2,
+  QueryPath,
+  QueryResponse,
+} from '@latchkey/protocol'
+import type { Hono } from 'hono'
+import type { Caller } from './Caller.ts'
+import type { ServiceEventMap, ServiceEventName } from './base/events.ts'
+import type { Reader } from './Reader.ts'
+import type { PipelineEnv } from '../pipeline/readJson.ts'
+import type { PluginStateKey, Runtime, StampVerifier } from './Runtime.ts'
+import type { OrganizationRow, UserRow } from './store/model.ts'
+import type { Lookup, Reads, Transaction } from './store/Store.ts'
+
+export type { Caller }
+
+/** What `prepare` sees: no transaction (it may open its own, short ones, or call out). */
+export interface PrepareContext {
+  runtime: Runtime
+  now: number
+  organization: OrganizationRow
+  caller: Caller
+  activityId: string
+  /** The type constant the activity was submitted as: one of its path's accepted versions. */
+  type: string
+  registry: Registry
+  /**
+   * Committed reads: the request's own (`requestReads`: what it read ahead, on PostgreSQL in one
+   * statement with its credential and organization), else the store.
+   */
+  reads: Reads
+}
+
+/** What an activity handler gets: a transaction and the facts of the request. */
+export interface ActivityContext {
+  /** The activity's transaction: writes are committed only if `run` resolves. */
+  tx: Transaction
+  runtime: Runtime
+  /** Clock time of the request, epoch ms. */
+  now: number
+  /** The organization the activity acts in (`organizationId` of the body). */
+  organization: OrganizationRow
+  caller: Caller
+  activityId: string
+  /** A fresh id (creation-ordered). */
+  newId(): string
+  /** The handlers and plugins of this service. */
+  registry: Registry
+  /** What the handler's `prepare` returned (undefined for handlers without one). */
+  prepared?: unknown
+  /**
+   * Emits an event once the activity's transaction commits: never for a run whose writes are
+   * rolled back (the handler throws) or rerun (a conflict), unlike `runtime.emit`, which is at once.
+   */
+  report<K extends ServiceEventName>(name: K, data: ServiceEventMap[K]): void
+  /**
+   * What the handler's `precompute` resolved to, when it ran for this request and did not fail
+   * (never for an activity run later through consensus): `run` checks the result still fits what
+   * the transaction reads.
+   */
+  precomputed?: unknown
+}
+
+/**
+ * One activity: `parse` validates `parameters` (throwing ApiError naming the field) and
+ * `run` executes it inside a transaction. Register it with a plugin or the built-in map.
+ */
+export interface ActivityHandler<P extends ActivityPath = ActivityPath> {
+  /**
+   * `type` is the type constant as sent, one of the path's accepted versions
+   * (`ActivityFacts.types`): a handler whose versions differ in shape reads that version's.
+   */
+  parse(parameters: Reader, type: string): ActivityParameters<P>
+  run(ctx: ActivityContext, parameters: ActivityParameters<P>): ActivityResult<P> | Promise<ActivityResult<P>>
+  /**
+   * Work that must not hold a database transaction: outbound calls (OAuth code exchange, JWKS,
+   * JSON-RPC broadcast, each with a timeout) and steps that commit on their own (OTP budgets and
+   * records). It runs once the decision allows the activity, before the activity's transaction,
+   * and its result reaches `run` as `ctx.prepared`; a throw fails the activity like a throw in
+   * `run`. A handler that runs later through consensus prepares inside that transaction, so a
+   * handler whose `prepare` opens transactions must also be `skipConsensus`.
+   */
+  prepare?(ctx: PrepareContext, parameters: ActivityParameters<P>): Promise<unknown>
+  /**
+   * CPU-heavy work started before the activity's transaction (signing, key derivation through
+   * `service.crypto`, maybe in a worker thread), so the transaction, which on SQLite holds the one
+   * connection, does not wait for it. It runs once the caller is authenticated and the parameters
+   * parsed, before the decision: it may read committed data but must not write, call out or reveal
+   * anything. The transaction starts when it resolves, so it resolves as soon as its reads are
+   * done, to a value holding a promise of the CPU work (one that never rejects). `run` gets it as
+   * `ctx.precomputed` and uses it only if it matches what the transaction reads (else it does the
+   * work itself); a result the activity does not use (denied, replayed, awaiting consensus) is
+   * dropped unseen.
+   */
+  precompute?(ctx: PrepareContext, parameters: ActivityParameters<P>): Promise<unknown>
+  /**
+   * A non-root caller a plugin vouches for (`ServicePlugin.vouchesFor`: the auth proxy's user)
+   * may submit it without a policy; other non-root callers need one.
+   * @default false
+   */
+  allowNonRoot?: boolean
+  /**
+   * Any user may submit it without a policy; the handler (or the decision) limits it to what is
+   * theirs: revoking their own session keys, casting their own vote.
+   * @default false
+   */
+  selfService?: boolean
+  /**
+   * Users of the parent organization may submit it inside a sub-organization (sign-in
+   * activities the auth proxy forwards for a sub-organization's user).
+   * @default false
+   */
+  allowParentOrganization?: boolean
+  /**
+   * A caller from a sub-organization may name its parent organization; the activity then runs
+   * in the caller's own sub-organization (passkey or wallet login by a client that does not know
+   * its sub-organization yet).
+   * @default false
+   */
+  resolveSubOrganization?: boolean
+  /**
+   * Never waits for root-quorum consensus (votes themselves; sign-in by the proxy user).
+   * Activities by non-root or parent-organization callers never wait either.
+   * @default false
+   */
+  skipConsensus?: boolean
+  /**
+   * Its `run` writes nothing but new rows (fresh ids) that no other activity's decision reads,
+   * and the committed data it reads may be as of the request's first reads: on PostgreSQL its
+   * transaction is then a snapshot run (`Store.transaction`: no SERIALIZABLE transaction, its rows
+   * inserted by one statement). Read-only activities (`ACTIVITIES`) run so without it.
+   * @default false
+   */
+  createsOnly?: boolean
+  /**
+   * What its `run` (and `precompute`) will read, from its parameters as sent (not validated yet):
+   * read ahead with the request's credential and organization, in one statement on PostgreSQL.
+   */
+  lookups?(organizationId: string, parameters: unknown): Lookup[]
+}
+
+export interface QueryContext {
+  store: Reads
+  runtime: Runtime
+  registry: Registry
+  now: number
+  organization: OrganizationRow
+  caller: Caller
+}
+
+/** One query: `parse` validates the body, `run` reads committed state. */
+export interface QueryHandler<Req = unknown, Res = unknown> {
+  parse(body: Reader): Req
+  run(ctx: QueryContext, request: Req): Res | Promise<Res>
+}
+
+export type ActivityHandlers = { [P in ActivityPath]?: ActivityHandler<P> }
+
+/** Context of the sub-organization hooks of `create_sub_organization`. */
+export interface SubOrganizationHookContext extends ActivityContext {
+  subOrganization: OrganizationRow
+}
+
+/**
+ * Extends the service without editing it: activity/query handlers (added or replaced), extra
+ * routes (`/v1/*`, `/dev/*`), a bootstrap step, state kept for the process's life (`State`), its
+ * own stamp headers, and the parts of `create_sub_organization` that belong to sign-in (OAuth
+ * providers, OTP verification token).
+ */
+export interface ServicePlugin<State = unknown> {
+  name: string
+  activities?: ActivityHandlers
+  queries?: Record<string, QueryHandler>
+  /** Mounts routes on the app; called once, before the activity API routes. */
+  routes?(app: Hono<PipelineEnv>, runtime: Runtime): void
+  /** Runs on every start inside one transaction, after the dev organization exists; must be idempotent. */
+  bootstrap?(tx: Transaction, runtime: Runtime): Promise<void> | void
+  /**
+   * What the plugin keeps for the process's life (keys read once, engines built on them): `load`
+   * runs on every start after `bootstrap` committed, before `routes`, and gets the service app
+   * (for in-process calls once it serves); the runtime keeps what it returns under `key`, and
+   * handlers read it with `runtime.stateOf(key)`.
+   */
+  state?: {
+    key: PluginStateKey<State>
+    load(runtime: Runtime, app: Hono<PipelineEnv>): State | Promise<State>
+  }
+  /**
+   * Verifiers of the plugin's own stamp headers, by header name: the authentication of submit
+   * routes tries them after `X-Stamp` and `X-Stamp-WebAuthn`.
+   */
+  stampVerifiers?: Record<string, StampVerifier>
+  /**
+   * True when the caller is the plugin's own service user, whose key never leaves the service (the
+   * auth proxy's user): its stamped calls may carry a per-call nonce in their fingerprint, and
+   * they spend no organization's or credential's rate limit. `reads`, when given, are the
+   * request's own (`requestReads`), read ahead.
+   */
+  ownsCaller?(caller: Caller, runtime: Runtime, reads?: Reads): Promise<boolean> | boolean
+  /**
+   * What `authorize` and `vouchesFor` read for a request to `organizationId`: the pipeline reads
+   * it with the request's credential and organization (one round trip on PostgreSQL) and hands
+   * the result to them as `request.reads`.
+   */
+  lookups?(organizationId: string): Lookup[]
+  /** Vouches for a caller on a path: an `allowNonRoot` handler then admits it without a policy. */
+  vouchesFor?(
+    request: { path: string; caller: Caller; organization: OrganizationRow; reads: Reads },
+    runtime: Runtime,
+  ): Promise<boolean> | boolean
+  /**
+   * Extra authorisation after the built-in checks, for activities and queries alike: throw a
+   * ApiError to refuse (the sign-in plugin confines the auth proxy's user with it).
+   */
+  authorize?(
+    request: {
+      kind: 'activity' | 'query'
+      path: string
+      caller: Caller
+      organization: OrganizationRow
+      /** The request's reads: what the plugins' `lookups` asked for is already read. */
+      reads: Reads
+    },
+    runtime: Runtime,
+  ): Promise<void> | void
+  subOrganization?: {
+    /**
+     * Links `oauthProviders` of a root user: each OIDC token verified, or the `oidcClaims` the
+     * caller vouches for (the activity decides who may), one account per identity either way.
+     */
+    oauthProviders?(
+      ctx: SubOrganizationHookContext,
+      user: UserRow,
+      providers: (OauthProviderParams | OauthProviderParamsV2)[],
+      field: string,
+    ): void | Promise<void>
+    /**
+     * Checks the OTP `verificationToken` (proves a root user's e-mail or phone), spends it and
+     * marks that contact verified. A token bound to a key is redeemed only by that key: the
+     * request stamped by it, or `proof.clientSignature` by it. Otherwise it refuses, or, with
+     * `proof.otherwise: 'unverified'`, resolves false and spends nothing.
+     */
+    verificationToken?(
+      ctx: SubOrganizationHookContext,
+      token: string,
+      rootUsers: UserRow[],
+      proof: VerificationTokenProof,
+    ): Promise<boolean>
+  }
+}
+
+/** How a request proves the key a verification token is bound to (see `verificationToken`). */
+export interface VerificationTokenProof {
+  /** The request's `clientSignature` as sent (the plugin reads it). */
+  clientSignature?: unknown
+  /** What an unproven bound key means: a refusal (sign-up), or an unverified contact. */
+  otherwise: 'refuse' | 'unverified'
+}
+
+/** Identity helper that gives a handler literal its parameter types. */
+export const defineActivity = <P extends ActivityPath>(
+  _path: P,
+  handler: ActivityHandler<P>,
+): ActivityHandler<P> => handler
+
+/**
+ * Identity helper that types a query handler by its path: `run` answers the path's response;
+ * `parse` returns whatever the handler reads from the body.
+ */
+export const defineQuery = <P extends QueryPath, Req>(
+  _path: P,
+  handler: QueryHandler<Req, QueryResponse<P>>,
+): QueryHandler<Req, QueryResponse<P>> => handler
+
+/** What runs for which path: activity and query handlers, and the plugins they came with. */
+export class Registry {
+  readonly activities = new Map<ActivityPath, ActivityHandler>()
+  readonly queries = new Map<string, QueryHandler>()
+
+  constructor(readonly plugins: readonly ServicePlugin[]) {}
+
+  /** Adds handlers, replacing any registered for the same path. */
+  add(handlers: { activities?: ActivityHandlers; queries?: Record<string, QueryHandler> }): void {
+    for (const [path, handler] of Object.entries(handlers.activities ?? {}))
+      if (handler) this.activities.set(path as ActivityPath, handler as ActivityHandler)
+    for (const [path, handler] of Object.entries(handlers.queries ?? {})) this.queries.set(path, handler)
+  }
+}

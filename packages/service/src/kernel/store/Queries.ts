@@ -1,0 +1,411 @@
+import { CompiledQuery, type Kysely, type QueryResult, sql } from 'kysely'
+import { ApiError } from '../base/errors.ts'
+import type { StoreBackend } from './backends/StoreBackend.ts'
+import type { Database } from './Database.ts'
+import { classify, corruptRow } from './databaseErrors.ts'
+import { INDEXES, type Row, type TableName, type Tables } from './model.ts'
+import type { ReadCache } from './ReadCache.ts'
+import { type Lookup, lookupKey } from './Reads.ts'
+
+// Kysely's types cannot follow a table name chosen at run time: the generic helpers see every
+// table as id + data + string columns, and the row types come from `Tables`.
+type DocumentTable = { id: string; data: string } & Record<string, string | null>
+type AnyDb = Kysely<Record<string, DocumentTable>>
+const anyDb = (db: Kysely<Database>) => db as unknown as AnyDb
+
+/** Refuses a lookup by a field that has no column (so no index) in the database. */
+export function indexed(table: TableName, field: string): void {
+  if (!(INDEXES[table] as string[]).includes(field))
+    throw new Error(`${table}.${field} has no index (add a column and a migration)`)
+}
+
+/** A stored row's JSON document, parsed; a document that does not parse is a damaged row. */
+export function decodeRow<T extends TableName>(table: T, id: string, data: string): Tables[T] {
+  try {
+    return JSON.parse(data) as Tables[T]
+  } catch {
+    throw corruptRow(table, id)
+  }
+}
+
+/** A row ready to insert: its table and its columns' values (`Queries.rowValues`). */
+export interface RowValues {
+  table: TableName
+  values: (string | null)[]
+}
+
+/** The value a lookup looks for. */
+const lookupValue = (lookup: Lookup) =>
+  'id' in lookup ? lookup.id : 'field' in lookup ? lookup.value : lookup.via.value
+
+/** Runs one compiled query: through Kysely's pool, or on a transaction's own connection. */
+export type Execute = (query: CompiledQuery) => Promise<QueryResult<Record<string, unknown>>>
+
+/**
+ * True for a value no row can hold: PostgreSQL's text cannot hold U+0000 (it refuses the whole
+ * statement), so a lookup by such a value finds nothing on every backend, without a statement, and
+ * a row with such an id or indexed field is refused (`rowValues`). Documents are JSON, where the
+ * character is escaped, so request values holding it (a text payload) are kept there as they are.
+ */
+const unstorable = (value: string) => value.includes('\u0000')
+
+/** Stands in for a parameter while a shape is compiled (never sent to a database). */
+const MARKER = '__latchkey_parameter_'
+
+/**
+ * The service's few query shapes, each built and compiled by Kysely once per store and table
+ * (compiling is a fifth of a request's CPU otherwise), then run with fresh parameters. The shape
+ * is compiled with marker values, so each parameter's position is known. An error a statement
+ * throws is classified by the store's backend as it passes (`isDatabaseError` then knows it).
+ */
+export class Queries {
+  private readonly cache = new Map<string, { sql: string; order: number[] }>()
+  private readonly compiler: AnyDb
+
+  constructor(
+    db: Kysely<Database>,
+    private readonly backend: StoreBackend,
+  ) {
+    this.compiler = anyDb(db)
+  }
+
+  private shape(key: string, build: (marker: (i: number) => string) => { compile(): CompiledQuery }) {
+    let shape = this.cache.get(key)
+    if (!shape) {
+      const compiled = build((i) => `${MARKER}${i}`).compile()
+      const order = compiled.parameters.map((parameter) => {
+        const match =
+          typeof parameter === 'string' && parameter.startsWith(MARKER) ? /(\d+)$/.exec(parameter) : null
+        if (!match) throw new Error(`query ${key} has a parameter that is not a marker`)
+        return Number(match[1])
+      })
+      shape = { sql: compiled.sql, order }
+      this.cache.set(key, shape)
+    }
+    return shape
+  }
+
+  private async run(db: Execute, key: string, build: Parameters<Queries['shape']>[1], values: unknown[]) {
+    const { sql, order } = this.shape(key, build)
+    try {
+      return await db(
+        CompiledQuery.raw(
+          sql,
+          order.map((i) => values[i]),
+        ),
+      )
+    } catch (error) {
+      classify(this.backend, error)
+      throw error
+    }
+  }
+
+  /** The row's JSON document, unparsed. */
+  private async getData(db: Execute, table: TableName, id: string): Promise<string | undefined> {
+    if (unstorable(id)) return undefined
+    const { rows } = await this.run(
+      db,
+      `get:${table}`,
+      (p) =>
+        this.compiler
+          .selectFrom(table as string)
+          .select('data')
+          .where('id', '=', p(0)),
+      [id],
+    )
+    return rows[0] ? (rows[0].data as string) : undefined
+  }
+
+  /** A row by id, through `cache` when one is given (`StoreBackend.cachesReads`). */
+  async get<T extends TableName>(
+    db: Execute,
+    table: T,
+    id: string,
+    cache?: ReadCache,
+  ): Promise<Tables[T] | undefined> {
+    const load = () => this.getData(db, table, id)
+    const data = cache ? await cache.read(table, `get\u0000${id}`, load) : await load()
+    return data === undefined ? undefined : decodeRow(table, id, data)
+  }
+
+  /**
+   * Documents read without their ids, parsed; when one does not parse, the rows are read again
+   * with their ids (`where`: the same lookup) to name the damaged one.
+   */
+  private async decodeAll<T extends TableName>(
+    db: Execute,
+    table: T,
+    documents: string[],
+    where?: { field: string; value: string },
+  ): Promise<Tables[T][]> {
+    try {
+      return documents.map((data) => JSON.parse(data) as Tables[T])
+    } catch {
+      const { rows } = await this.run(
+        db,
+        where ? `locate:${table}:${where.field}` : `locate:${table}`,
+        (p) => {
+          const select = this.compiler.selectFrom(table as string).select(['id', 'data'])
+          return where ? select.where(where.field, '=', p(0)) : select
+        },
+        where ? [where.value] : [],
+      )
+      for (const row of rows) decodeRow(table, row.id as string, row.data as string)
+      // Nothing damaged is there now (it was rewritten since): name the lookup instead.
+      throw corruptRow(table, where ? `(${where.field} = ${where.value})` : '(unknown)')
+    }
+  }
+
+  /** The JSON documents of the rows whose `field` is `value`, in id order, unparsed. */
+  private async findData(db: Execute, table: TableName, field: string, value: unknown): Promise<string[]> {
+    if (unstorable(String(value))) return []
+    const { rows } = await this.run(
+      db,
+      `find:${table}:${field}`,
+      (p) =>
+        this.compiler
+          .selectFrom(table as string)
+          .select('data')
+          .where(field, '=', p(0))
+          .orderBy('id'),
+      [String(value)],
+    )
+    return rows.map((row) => row.data as string)
+  }
+
+  /** Rows whose indexed `field` equals `value`, through `cache` when one is given. */
+  async findBy<T extends TableName>(
+    db: Execute,
+    table: T,
+    field: string,
+    value: unknown,
+    cache?: ReadCache,
+  ): Promise<Tables[T][]> {
+    indexed(table, field)
+    if (value === undefined || value === null) return []
+    const load = () => this.findData(db, table, field, value)
+    const found = cache
+      ? await cache.read(table, `find\u0000${field}\u0000${String(value)}`, load)
+      : await load()
+    return this.decodeAll(db, table, found, { field, value: String(value) })
+  }
+
+  /**
+   * Lookups, of one request or several, in one statement, with array parameters (`= any($1)`,
+   * where the backend `readsAhead`): one branch per kind of lookup (a table and the field it is
+   * looked up by), each taking every value of that kind at once, so the statement's shape depends
+   * on which kinds are read, not on how many requests are in the batch. Answers, keyed as
+   * `Prefetched` reads them, each lookup's rows in id order, for all the requests together: one
+   * statement, so one snapshot.
+   */
+  async lookupMany(db: Execute, lookups: Lookup[]): Promise<Map<string, string[]>> {
+    const kinds = new Map<string, { lookup: Lookup; values: Set<string> }>()
+    const found = new Map<string, string[]>()
+    for (const lookup of lookups) {
+      // A lookup that finds nothing is known to find nothing (a `via` is keyed by what it finds).
+      if (!('via' in lookup)) found.set(lookupKey(lookup), [])
+      if (unstorable(lookupValue(lookup))) continue
+      const kind =
+        'id' in lookup
+          ? `${lookup.table}.id`
+          : 'field' in lookup
+            ? `${lookup.table}.${lookup.field}`
+            : `${lookup.table}<${lookup.via.table}.${lookup.via.column}.${lookup.via.field}`
+      let entry = kinds.get(kind)
+      if (!entry) {
+        entry = { lookup, values: new Set() }
+        kinds.set(kind, entry)
+      }
+      entry.values.add(lookupValue(lookup))
+    }
+    if (kinds.size === 0) return found
+    const order = [...kinds.keys()].sort()
+    const branches = order.map((kind) => kinds.get(kind)!)
+    const { rows } = await this.run(
+      db,
+      `many:${order.join(',')}`,
+      (p) => {
+        const branch = ({ lookup }: { lookup: Lookup }, n: number) => {
+          const key = 'field' in lookup ? lookup.field : 'id'
+          const select = this.compiler
+            .selectFrom(lookup.table as string)
+            .select([sql.lit(n).as('n'), sql.ref(key).as('k'), 'id', 'data'])
+          if (!('via' in lookup)) return select.where(sql.ref(key), '=', sql`any(${p(n)})`)
+          const { via } = lookup
+          return select.where('id', 'in', (eb) =>
+            eb
+              .selectFrom(via.table as string)
+              .select(via.column)
+              .where(sql.ref(via.field), '=', sql`any(${p(n)})`),
+          )
+        }
+        let query = branch(branches[0]!, 0)
+        branches.slice(1).forEach((entry, k) => {
+          query = query.unionAll(branch(entry, k + 1))
+        })
+        return query.orderBy('n').orderBy('id')
+      },
+      branches.map((entry) => [...entry.values]),
+    )
+    for (const row of rows) {
+      const { lookup } = branches[Number(row.n)]!
+      const data = row.data as string
+      if ('via' in lookup) found.set(lookupKey({ table: lookup.table, id: row.id as string }), [data])
+      else {
+        const key =
+          'id' in lookup
+            ? lookupKey({ table: lookup.table, id: row.k as string })
+            : lookupKey({ table: lookup.table, field: lookup.field, value: row.k as string })
+        found.get(key)?.push(data)
+      }
+    }
+    return found
+  }
+
+  async all<T extends TableName>(db: Execute, table: T): Promise<Tables[T][]> {
+    const { rows } = await this.run(
+      db,
+      `all:${table}`,
+      () =>
+        this.compiler
+          .selectFrom(table as string)
+          .select('data')
+          .orderBy('id'),
+      [],
+    )
+    return this.decodeAll(
+      db,
+      table,
+      rows.map((row) => row.data as string),
+    )
+  }
+
+  async count(db: Execute, table: TableName, field: string, value: unknown): Promise<number> {
+    indexed(table, field)
+    if (unstorable(String(value))) return 0
+    const { rows } = await this.run(
+      db,
+      `count:${table}:${field}`,
+      (p) =>
+        this.compiler
+          .selectFrom(table as string)
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where(field, '=', p(0)),
+      [String(value)],
+    )
+    return Number(rows[0]?.n ?? 0)
+  }
+
+  /** A row as its table's columns take it: id, JSON document, then each indexed field. */
+  rowValues(table: TableName, row: Row): RowValues {
+    const fields = INDEXES[table] as string[]
+    const values = [
+      row.id,
+      JSON.stringify(row),
+      ...fields.map((field) => {
+        const value = (row as unknown as Record<string, unknown>)[field]
+        return value === undefined || value === null ? null : String(value)
+      }),
+    ]
+    values.forEach((value, i) => {
+      if (i !== 1 && value !== null && unstorable(value))
+        throw new ApiError(
+          'FIELD_INVALID',
+          `${i === 0 ? 'an id' : `a ${fields[i - 2]}`} cannot hold the character U+0000`,
+        )
+    })
+    return { table, values }
+  }
+
+  /** The columns of `table` with markers from `first` on (id, data, then the indexed fields). */
+  private columns(table: TableName, p: (i: number) => string, first = 0): DocumentTable {
+    const columns: DocumentTable = { id: p(first), data: p(first + 1) }
+    ;(INDEXES[table] as string[]).forEach((field, index) => {
+      columns[field] = p(first + index + 2)
+    })
+    return columns
+  }
+
+  /** Inserts `row`, or replaces the row with its id. */
+  async put(db: Execute, table: TableName, row: Row): Promise<void> {
+    await this.run(
+      db,
+      `put:${table}`,
+      (p) => {
+        const columns = this.columns(table, p)
+        const { id: _, ...update } = columns
+        return this.compiler
+          .insertInto(table as string)
+          .values(columns)
+          .onConflict((conflict) => conflict.column('id').doUpdateSet(update))
+      },
+      this.rowValues(table, row).values,
+    )
+  }
+
+  /**
+   * Inserts rows, of one request or several, in one statement, with array parameters (`unnest`,
+   * where the backend `writesAtOnce`): one insert per table, each but the last in a `with` clause, so
+   * the statement's shape depends on which tables are written, not on how many rows. All or
+   * nothing: a row whose id (or any unique field) exists fails the whole statement.
+   */
+  async insertMany(db: Execute, rows: RowValues[]): Promise<void> {
+    const tables = [...new Set(rows.map((row) => row.table))].sort()
+    const columns = tables.map((table) => ['id', 'data', ...(INDEXES[table] as string[])])
+    const starts: number[] = []
+    let next = 0
+    for (const names of columns) {
+      starts.push(next)
+      next += names.length
+    }
+    const values: (string | null)[][] = columns.flatMap((names) => names.map(() => []))
+    for (const row of rows) {
+      const start = starts[tables.indexOf(row.table)]!
+      row.values.forEach((value, i) => {
+        values[start + i]!.push(value)
+      })
+    }
+    await this.run(
+      db,
+      `insertMany:${tables.join(',')}`,
+      (p) => {
+        const insert = (k: number) => {
+          const names = columns[k]!
+          const arrays = sql.join(names.map((_, i) => sql`${p(starts[k]! + i)}::text[]`))
+          const list = sql.join(names.map((name) => sql.ref(name)))
+          return sql`insert into ${sql.table(tables[k]!)} (${list}) select * from unnest(${arrays})`
+        }
+        const last = tables.length - 1
+        const withs = tables.slice(0, last).map((_, k) => sql`${sql.id(`w${k}`)} as (${insert(k)})`)
+        const statement = withs.length > 0 ? sql`with ${sql.join(withs)} ${insert(last)}` : insert(last)
+        return { compile: () => statement.compile(this.compiler) }
+      },
+      values,
+    )
+  }
+
+  /** `savepoint`, `rollback to savepoint` or `release savepoint` `name` (quoted by Kysely). */
+  async savepoint(db: Execute, name: string, action: 'savepoint' | 'rollback' | 'release' = 'savepoint') {
+    const statement =
+      action === 'rollback'
+        ? sql`rollback to savepoint ${sql.id(name)}`
+        : action === 'release'
+          ? sql`release savepoint ${sql.id(name)}`
+          : sql`savepoint ${sql.id(name)}`
+    try {
+      await db(statement.compile(this.compiler))
+    } catch (error) {
+      classify(this.backend, error)
+      throw error
+    }
+  }
+
+  async delete(db: Execute, table: TableName, id: string): Promise<void> {
+    await this.run(
+      db,
+      `delete:${table}`,
+      (p) => this.compiler.deleteFrom(table as string).where('id', '=', p(0)),
+      [id],
+    )
+  }
+}

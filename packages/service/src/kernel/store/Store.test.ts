@@ -1,0 +1,433 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { sql } from 'kysely'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { type PostgresCluster, startPostgres } from '../../../../../scripts/postgres.mjs'
+import { openDataDir, openPostgres } from './durableStores.ts'
+import { openMemoryStore } from './memory.ts'
+import type { PluginRow } from './model.ts'
+import type { Store } from './Store.ts'
+
+/**
+ * The storage contract, run against every backend the service supports: the in-memory SQLite,
+ * a data dir's SQLite file, and PostgreSQL (a throwaway cluster this file starts and removes).
+ * Races here run against the database itself: every "only once" rule of the service rests on these.
+ */
+const dirs: string[] = []
+let cluster: PostgresCluster | undefined
+let database = 0
+
+afterAll(async () => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
+  await cluster?.dispose()
+})
+
+const backends: [string, () => Promise<Store>][] = [
+  ['in-memory SQLite', () => openMemoryStore()],
+  [
+    'SQLite data dir',
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), 'latchkey-store-'))
+      dirs.push(dir)
+      return openDataDir(dir)
+    },
+  ],
+  [
+    'PostgreSQL',
+    async () => {
+      // A fresh database per store, so each test starts empty.
+      const name = `contract_${++database}`
+      cluster!.psql(`create database ${name}`)
+      return openPostgres(cluster!.url.replace(/\/[^/]*$/, `/${name}`), { max: 12 })
+    },
+  ],
+]
+
+const row = (id: string, data: Record<string, unknown> = {}, kind = 'test'): PluginRow => ({
+  id,
+  kind,
+  data,
+  createdAt: 1,
+  updatedAt: 1,
+})
+
+describe.each(backends)('storage contract: %s', (name, open) => {
+  beforeAll(async () => {
+    if (name === 'PostgreSQL' && !cluster) cluster = await startPostgres()
+  }, 300_000)
+
+  it('puts, reads back, finds by an indexed field in id order, counts, deletes', async () => {
+    const store = await open()
+    await store.transaction(async (tx) => {
+      await tx.put('pluginRows', row('b', { n: 2 }))
+      await tx.put('pluginRows', row('a', { n: 1 }))
+      await tx.put('pluginRows', row('c', { n: 3 }, 'other'))
+      // A transaction sees its own writes.
+      expect((await tx.get('pluginRows', 'a'))?.data).toEqual({ n: 1 })
+    })
+    expect((await store.findBy('pluginRows', 'kind', 'test')).map((r) => r.id)).toEqual(['a', 'b'])
+    expect(await store.count('pluginRows', 'kind', 'test')).toBe(2)
+    await store.transaction((tx) => tx.put('pluginRows', row('a', { n: 10 }, 'other')))
+    expect((await store.findBy('pluginRows', 'kind', 'other')).map((r) => r.id)).toEqual(['a', 'c'])
+    await store.transaction((tx) => tx.delete('pluginRows', 'c'))
+    expect(await store.get('pluginRows', 'c')).toBeUndefined()
+    await expect(store.findBy('pluginRows', 'data' as 'kind', 'x')).rejects.toThrow(/no index/)
+    await store.close()
+  })
+
+  it('commits all or nothing: a throw rolls back every write; a savepoint undoes only what followed it', async () => {
+    const store = await open()
+    await expect(
+      store.transaction(async (tx) => {
+        await tx.put('pluginRows', row('x'))
+        throw new Error('handler failed')
+      }),
+    ).rejects.toThrow('handler failed')
+    expect(await store.get('pluginRows', 'x')).toBeUndefined()
+    await store.transaction(async (tx) => {
+      await tx.put('pluginRows', row('kept'))
+      const savepoint = await tx.savepoint()
+      await tx.put('pluginRows', row('undone'))
+      await tx.rollbackTo(savepoint)
+    })
+    expect(await store.get('pluginRows', 'kept')).toBeDefined()
+    expect(await store.get('pluginRows', 'undone')).toBeUndefined()
+    await store.close()
+  })
+
+  it('a lazy savepoint undoes what was written after it, nested ones included', async () => {
+    const store = await open()
+    await store.transaction(async (tx) => {
+      await tx.put('pluginRows', row('before'))
+      const nothing = tx.lazySavepoint()
+      await tx.get('pluginRows', 'before')
+      await nothing.rollback()
+      const outer = tx.lazySavepoint()
+      const inner = tx.lazySavepoint()
+      await tx.put('pluginRows', row('inner'))
+      inner.end()
+      await tx.put('pluginRows', row('outer'))
+      await outer.rollback()
+      const kept = tx.lazySavepoint()
+      await tx.put('pluginRows', row('after'))
+      kept.end()
+    })
+    expect((await store.findBy('pluginRows', 'kind', 'test')).map((r) => r.id).sort()).toEqual([
+      'after',
+      'before',
+    ])
+    await store.close()
+  })
+
+  it('concurrent transactions that fail undo only their own writes (SQLite commits them as one group)', async () => {
+    const store = await open()
+    const results = await Promise.allSettled(
+      Array.from({ length: 30 }, (_, i) =>
+        store.transaction(async (tx) => {
+          await tx.put('pluginRows', row(`t${i}`, { i }))
+          // A nested savepoint of the function's own still works inside the group.
+          const savepoint = await tx.savepoint()
+          await tx.put('pluginRows', row(`t${i}-undone`, { i }))
+          await tx.rollbackTo(savepoint)
+          if (i % 3 === 0) throw new Error(`transaction ${i} failed`)
+          return i
+        }),
+      ),
+    )
+    const failed = results.flatMap((result, i) => (result.status === 'rejected' ? [i] : []))
+    expect(failed).toEqual(Array.from({ length: 10 }, (_, k) => k * 3))
+    for (const [i, result] of results.entries())
+      if (result.status === 'rejected')
+        expect((result.reason as Error).message).toBe(`transaction ${i} failed`)
+      else expect(result.value).toBe(i)
+    const kept = (await store.findBy('pluginRows', 'kind', 'test')).map((r) => r.id).sort()
+    expect(kept).toEqual(
+      Array.from({ length: 30 }, (_, i) => i)
+        .filter((i) => i % 3 !== 0)
+        .map((i) => `t${i}`)
+        .sort(),
+    )
+    await store.close()
+  })
+
+  it('a read after a commit sees it, even when reads raced the commit (SQLite caches committed reads)', async () => {
+    const store = await open()
+    await store.transaction((tx) => tx.put('pluginRows', row('r', { n: 0 })))
+    expect((await store.get('pluginRows', 'r'))?.data).toEqual({ n: 0 })
+    expect((await store.findBy('pluginRows', 'kind', 'test')).map((r) => r.id)).toEqual(['r'])
+    for (let n = 1; n <= 30; n++) {
+      // A read sent together with the commit may see either value; the read after it sees the new one.
+      const [, during] = await Promise.all([
+        store.transaction((tx) => tx.put('pluginRows', row('r', { n }))),
+        store.get('pluginRows', 'r'),
+        store.findBy('pluginRows', 'kind', 'test'),
+      ])
+      expect([n - 1, n]).toContain(during?.data.n)
+      expect((await store.get('pluginRows', 'r'))?.data).toEqual({ n })
+      expect((await store.findBy('pluginRows', 'kind', 'test'))[0]?.data).toEqual({ n })
+    }
+    await store.transaction((tx) => tx.put('pluginRows', row('s')))
+    expect((await store.findBy('pluginRows', 'kind', 'test')).map((r) => r.id)).toEqual(['r', 's'])
+    // A document handed out is the caller's own: changing it changes nothing stored or cached.
+    const mine = (await store.get('pluginRows', 'r'))!
+    mine.data = { n: -1 }
+    expect((await store.get('pluginRows', 'r'))?.data).toEqual({ n: 30 })
+    await store.transaction((tx) => tx.delete('pluginRows', 'r'))
+    expect(await store.get('pluginRows', 'r')).toBeUndefined()
+    expect((await store.findBy('pluginRows', 'kind', 'test')).map((r) => r.id)).toEqual(['s'])
+    await store.close()
+  })
+
+  it('a prefetch answers every lookup as the separate reads would (PostgreSQL: read ahead in one statement)', async () => {
+    const store = await open()
+    const doc = (id: string, fields: Record<string, unknown>) => ({
+      id,
+      createdAt: 1,
+      updatedAt: 1,
+      ...fields,
+    })
+    await store.transaction(async (tx) => {
+      await tx.put('organizations', doc('o1', { name: 'one' }) as never)
+      await tx.put('users', doc('u2', { organizationId: 'o1' }) as never)
+      await tx.put('users', doc('u1', { organizationId: 'o1' }) as never)
+      await tx.put('users', doc('u9', { organizationId: 'o1' }) as never)
+      // Two credentials with one public key (a parent's and a sub-organization's), and a key
+      // whose user is gone.
+      await tx.put('apiKeys', doc('k2', { publicKey: 'p', userId: 'u2', organizationId: 'o1' }) as never)
+      await tx.put('apiKeys', doc('k1', { publicKey: 'p', userId: 'u1', organizationId: 'o2' }) as never)
+      await tx.put('apiKeys', doc('k3', { publicKey: 'q', userId: 'gone', organizationId: 'o1' }) as never)
+      await tx.put('pluginRows', row('r', { n: 1 }))
+    })
+    const via = (value: string) => ({
+      table: 'apiKeys' as const,
+      field: 'publicKey',
+      value,
+      column: 'userId',
+    })
+    const reads = await store.prefetch([
+      { table: 'organizations', id: 'o1' },
+      { table: 'organizations', id: 'missing' },
+      { table: 'apiKeys', field: 'publicKey', value: 'p' },
+      { table: 'users', via: via('p') },
+      { table: 'users', via: via('q') },
+      { table: 'pluginRows', field: 'kind', value: 'none' },
+    ])
+    // What was asked for, found or not, as the store reads it.
+    expect(await reads.get('organizations', 'o1')).toEqual(await store.get('organizations', 'o1'))
+    expect(await reads.get('organizations', 'missing')).toBeUndefined()
+    expect((await reads.findBy('apiKeys', 'publicKey', 'p')).map((k) => k.id)).toEqual(['k1', 'k2'])
+    expect((await reads.get('users', 'u1'))?.organizationId).toBe('o1')
+    expect((await reads.get('users', 'u2'))?.id).toBe('u2')
+    expect(await reads.get('users', 'gone')).toBeUndefined()
+    expect(await reads.findBy('pluginRows', 'kind', 'none')).toEqual([])
+    // What a later commit changed: PostgreSQL answers as it read it ahead (one request's
+    // snapshot); SQLite reads through its cache as the reads come, so it sees the commit.
+    await store.transaction(async (tx) => {
+      await tx.put('organizations', doc('o1', { name: 'renamed' }) as never)
+      await tx.put('pluginRows', row('s', {}, 'none'))
+    })
+    const ahead = name === 'PostgreSQL'
+    expect((await reads.get('organizations', 'o1')) as unknown).toMatchObject({
+      name: ahead ? 'one' : 'renamed',
+    })
+    expect((await reads.findBy('pluginRows', 'kind', 'none')).map((r) => r.id)).toEqual(ahead ? [] : ['s'])
+    // ... and anything it was not asked for goes to the store.
+    expect((await reads.get('users', 'u9'))?.id).toBe('u9')
+    expect((await reads.get('pluginRows', 'r'))?.data).toEqual({ n: 1 })
+    expect((await reads.findBy('pluginRows', 'kind', 'test')).map((r) => r.id)).toEqual(['r'])
+    expect(await reads.count('apiKeys', 'publicKey', 'p')).toBe(2)
+    // Each read is the caller's own copy.
+    const mine = (await reads.findBy('apiKeys', 'publicKey', 'p'))[0]!
+    mine.userId = 'someone else'
+    expect((await reads.findBy('apiKeys', 'publicKey', 'p'))[0]!.userId).toBe('u1')
+    await expect(store.prefetch([{ table: 'users', field: 'userName', value: 'x' }])).rejects.toThrow(
+      /no index/,
+    )
+    expect(await (await store.prefetch([])).get('users', 'u1')).toBeDefined()
+    await store.close()
+  })
+
+  it('a snapshot run reads its snapshot, inserts all or nothing, and reruns as a transaction when it must', async () => {
+    const store = await open()
+    await store.transaction(async (tx) => {
+      await tx.put('pluginRows', row('a', { n: 1 }))
+    })
+    const ahead = name === 'PostgreSQL'
+    const snapshot = () => store.prefetch([{ table: 'pluginRows', field: 'kind', value: 'test' }])
+    const attempts: number[] = []
+    // Reads come from the snapshot, writes land together; a savepoint rolled back drops what followed it.
+    const reads = await snapshot()
+    await store.transaction(
+      async (tx) => {
+        attempts.push(tx.attempt)
+        expect((await tx.findBy('pluginRows', 'kind', 'test')).map((r) => r.id)).toEqual(['a'])
+        await tx.put('pluginRows', row('b', { n: 2 }))
+        const mark = tx.lazySavepoint()
+        await tx.put('pluginRows', row('dropped'))
+        await mark.rollback()
+        await tx.put('pluginRows', row('c', { n: 3 }))
+      },
+      { snapshot: reads },
+    )
+    expect((await store.findBy('pluginRows', 'kind', 'test')).map((r) => r.id)).toEqual(['a', 'b', 'c'])
+    expect(attempts).toEqual([1])
+    // A read the snapshot does not hold (caught or not) reruns the function in a transaction.
+    attempts.length = 0
+    await store.transaction(
+      async (tx) => {
+        attempts.push(tx.attempt)
+        await tx.put('pluginRows', row('d'))
+        await tx.get('pluginRows', 'a').catch(() => undefined)
+      },
+      { snapshot: await snapshot() },
+    )
+    expect(attempts).toEqual(ahead ? [1, 1] : [1])
+    expect(await store.get('pluginRows', 'd')).toBeDefined()
+    // An insert that meets an existing row writes nothing and reruns; the rerun sees the row.
+    attempts.length = 0
+    const seen: string[][] = []
+    await store.transaction(
+      async (tx) => {
+        attempts.push(tx.attempt)
+        seen.push((await tx.findBy('pluginRows', 'kind', 'test')).map((r) => r.id))
+        await tx.put('pluginRows', row('e'))
+        await tx.put('pluginRows', row('a', { n: 9 }))
+      },
+      { snapshot: reads },
+    )
+    expect(attempts).toEqual(ahead ? [1, 2] : [1])
+    // The first run read the snapshot as it was read; the first run inserted neither row (the
+    // rerun did not find `e`), the rerun overwrote `a` and wrote `e` in its transaction.
+    expect(seen).toEqual(ahead ? [['a'], ['a', 'b', 'c', 'd']] : [['a', 'b', 'c', 'd']])
+    expect((await store.get('pluginRows', 'a'))?.data).toEqual({ n: 9 })
+    expect(await store.get('pluginRows', 'e')).toBeDefined()
+    await store.close()
+  })
+
+  it('40 concurrent read-modify-write increments of one row lose none', async () => {
+    const store = await open()
+    await store.transaction((tx) => tx.put('pluginRows', row('counter', { n: 0 })))
+    await Promise.all(
+      Array.from({ length: 40 }, () =>
+        store.transaction(async (tx) => {
+          const current = (await tx.get('pluginRows', 'counter'))!
+          await tx.put('pluginRows', { ...current, data: { n: (current.data.n as number) + 1 } })
+        }),
+      ),
+    )
+    expect((await store.get('pluginRows', 'counter'))!.data).toEqual({ n: 40 })
+    await store.close()
+  })
+
+  it('"check then insert" races: 30 concurrent spends of one id succeed exactly once', async () => {
+    const store = await open()
+    const results = await Promise.allSettled(
+      Array.from({ length: 30 }, (_, i) =>
+        store.transaction(async (tx) => {
+          if (await tx.get('pluginRows', 'spent:token')) throw new Error('already spent')
+          await tx.put('pluginRows', row('spent:token', { by: i }))
+        }),
+      ),
+    )
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1)
+    for (const r of results) if (r.status === 'rejected') expect(String(r.reason)).toMatch(/already spent/)
+    await store.close()
+  })
+
+  it('"none may exist" predicates race safely: 20 concurrent claims of one kind make one row', async () => {
+    const store = await open()
+    const results = await Promise.allSettled(
+      Array.from({ length: 20 }, (_, i) =>
+        store.transaction(async (tx) => {
+          if ((await tx.findBy('pluginRows', 'kind', 'claim')).length > 0) throw new Error('taken')
+          await tx.put('pluginRows', row(`claim-${i}`, {}, 'claim'))
+        }),
+      ),
+    )
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1)
+    expect(await store.count('pluginRows', 'kind', 'claim')).toBe(1)
+    await store.close()
+  })
+
+  it('an activity fingerprint is unique in the database', async () => {
+    const store = await open()
+    const activity = (id: string) => ({
+      id,
+      organizationId: 'org',
+      path: 'create_wallet',
+      type: 'ACTIVITY_TYPE_CREATE_WALLET',
+      status: 'ACTIVITY_STATUS_COMPLETED' as const,
+      intent: {},
+      fingerprint: 'same',
+      userId: 'u',
+      credentialId: 'c',
+      callerOrganizationId: 'org',
+      createdAt: 1,
+      updatedAt: 1,
+    })
+    await store.transaction((tx) => tx.put('activities', activity('one')))
+    await expect(store.transaction((tx) => tx.put('activities', activity('two')))).rejects.toThrow()
+    expect(await store.findBy('activities', 'fingerprint', 'same')).toHaveLength(1)
+    await store.close()
+  })
+
+  it('a stored row that does not parse is a 503 naming its table and id, logged without its content', async () => {
+    const store = await open()
+    await store.transaction(async (tx) => {
+      await tx.put('pluginRows', row('a', { secret: 'kept-private' }))
+      await tx.put('pluginRows', row('b', { n: 2 }))
+    })
+    // Read once so a caching backend holds the good document: the damage must still be seen.
+    expect((await store.get('pluginRows', 'b'))?.data).toEqual({ n: 2 })
+    // Damage the row behind the store's back, as a bad disk or a hand edit would, then let the
+    // store forget what it read (a commit to the table does).
+    await sql`update ${sql.table('pluginRows')} set data = ${'{"id":"b","kind":"test","data":{"n":2'} where id = ${'b'}`.execute(
+      store.db,
+    )
+    await store.transaction((tx) => tx.put('pluginRows', row('c')))
+    const logged: string[] = []
+    const spy = vi.spyOn(console, 'error').mockImplementation((...args: unknown[]) => {
+      logged.push(args.map(String).join(' '))
+    })
+    try {
+      const damaged = { errorCode: 'STORAGE_UNAVAILABLE', status: 503 }
+      for (const read of [
+        () => store.get('pluginRows', 'b'),
+        () => store.findBy('pluginRows', 'kind', 'test'),
+        () => store.all('pluginRows'),
+        () => store.transaction((tx) => tx.get('pluginRows', 'b')),
+        async () =>
+          (await store.prefetch([{ table: 'pluginRows', field: 'kind', value: 'test' }])).findBy(
+            'pluginRows',
+            'kind',
+            'test',
+          ),
+        async () => (await store.prefetch([{ table: 'pluginRows', id: 'b' }])).get('pluginRows', 'b'),
+      ]) {
+        const error = await read().then(
+          () => undefined,
+          (thrown: unknown) => thrown,
+        )
+        expect(error).toMatchObject(damaged)
+        expect((error as Error).message).toMatch(/pluginRows row b\b/)
+      }
+      expect(logged.length).toBeGreaterThanOrEqual(6)
+      for (const line of logged) {
+        expect(line).toMatch(/pluginRows row b\b/)
+        expect(line).not.toContain('"n":2')
+      }
+      // The rows around it still read.
+      expect((await store.get('pluginRows', 'a'))?.data).toEqual({ secret: 'kept-private' })
+    } finally {
+      spy.mockRestore()
+    }
+    await store.close()
+  })
+
+  it('a closed store answers 503 STORAGE_UNAVAILABLE', async () => {
+    const store = await open()
+    await store.close()
+    await expect(store.get('pluginRows', 'x')).rejects.toMatchObject({ errorCode: 'STORAGE_UNAVAILABLE' })
+  })
+})

@@ -1,0 +1,356 @@
+import { CompiledQuery, type DatabaseConnection, type Kysely } from 'kysely'
+import { ApiError } from '../base/errors.ts'
+import { type EventSink, silentSink } from '../base/events.ts'
+import type { StoreBackend } from './backends/StoreBackend.ts'
+import { Coalescer } from './Coalescer.ts'
+import type { Database } from './Database.ts'
+import { classify, unavailable } from './databaseErrors.ts'
+import { GroupCommit } from './GroupCommit.ts'
+import { type MigrateOptions, migrateSchema } from './migrations.ts'
+import { INDEXES, type TableName, type Tables } from './model.ts'
+import { Prefetched } from './Prefetched.ts'
+import { type Execute, indexed, Queries, type RowValues } from './Queries.ts'
+import { ReadCache } from './ReadCache.ts'
+import type { Lookup, Reads } from './Reads.ts'
+import { Transaction } from './Transaction.ts'
+
+// The store's surface, as the rest of the service imports it.
+export type { Database } from './Database.ts'
+export { isDatabaseError, unavailable } from './databaseErrors.ts'
+export type { Prefetched } from './Prefetched.ts'
+export type { Lookup, Reads } from './Reads.ts'
+export { NotInSnapshot, Transaction } from './Transaction.ts'
+
+/** Connections of a pool: open, idle among them, requests waiting for one, and the most it opens. */
+export interface PoolUse {
+  total: number
+  idle: number
+  waiting: number
+  max: number
+}
+
+/**
+ * How requests are merged where the backend `batchesRequests`: one statement of each kind on its
+ * way at a time, so that the requests arriving meanwhile go together in the next (on the bench,
+ * two at a time signed 0.8 times as fast, four 0.9 times); at most 64 requests in one.
+ */
+const BATCHING = { inFlight: 1, limit: 64 }
+
+/**
+ * When at least `requests` requests are being served (`Store.watchLoad`), a statement waits up to
+ * `ms` after the last one of its kind for up to `fill` requests: a service that is that busy is
+ * bound by CPU, and each statement costs its process and PostgreSQL's far more CPU than a row in
+ * it (a round trip wakes the other side). Slow requests (`create_wallet`, ~7 ms of derivation
+ * each) otherwise reach the store one by one and go alone: on the bench's 200 clients, 1.3 wallets
+ * a statement without the wait, 5.0–5.2 reads and 3.2 inserts with it, at 1.0–1.3 fewer ms of
+ * service CPU and 0.4 fewer of PostgreSQL's a wallet (`bench/README.md`). Quieter, nothing waits.
+ */
+const LINGER = { requests: 32, ms: 40, fill: 8 }
+
+const isUnavailable = (error: unknown) =>
+  error instanceof ApiError && error.errorCode === 'STORAGE_UNAVAILABLE'
+
+/**
+ * The service's data, in SQLite or PostgreSQL through Kysely, written once against
+ * `StoreBackend`. Reads outside a transaction see committed rows; `transaction` runs a function
+ * in one database transaction (SERIALIZABLE on PostgreSQL, retried on serialization failures, so
+ * it must not call out or have effects outside the database), committing only if it resolves.
+ * When the database cannot take a request, the caller gets `STORAGE_UNAVAILABLE` (HTTP 503) and
+ * nothing was acknowledged.
+ *
+ * On SQLite the one connection serialises transactions: never read through the store (rather than
+ * the transaction) inside a transaction, and never open a transaction inside another.
+ */
+export class Store implements Reads {
+  private closed = false
+  /** Where reruns and outages are reported (`observe`). */
+  private events: EventSink = silentSink
+  /** Requests being served now (`watchLoad`). */
+  private load: () => number = () => 0
+  /** The connection pool's use right now, where the database has a pool (PostgreSQL). */
+  poolUse: (() => PoolUse) | undefined
+  /** The migrations `open` applied (none when the schema was current). */
+  migrated: readonly string[] = []
+
+  private readonly queries: Queries
+  /** Committed reads: each query takes a connection from Kysely and gives it back. */
+  private readonly execute: Execute
+  /** Committed documents read outside transactions, where the backend allows (`cachesReads`). */
+  private readonly cache: ReadCache | undefined
+  /** Where the backend has one connection (`groupsCommits`): the transactions queued for it. */
+  private readonly groups: GroupCommit | undefined
+  /** Where the backend `batchesRequests`: concurrent requests' reads ahead, one statement a batch. */
+  private readonly lookups: Coalescer<Lookup[], Map<string, string[]>> | undefined
+  /** Where the backend `batchesRequests`: concurrent snapshot runs' inserts, one statement a batch. */
+  private readonly inserts: Coalescer<RowValues[], void> | undefined
+
+  private constructor(
+    readonly db: Kysely<Database>,
+    /** The database under the store: what it caches, how it begins and retries transactions. */
+    readonly backend: StoreBackend,
+    private readonly onClose: () => Promise<void> | void,
+  ) {
+    this.queries = new Queries(db, backend)
+    this.execute = (query) => db.executeQuery<Record<string, unknown>>(query)
+    this.cache = backend.cachesReads ? new ReadCache() : undefined
+    this.groups = backend.groupsCommits
+      ? new GroupCommit({
+          db,
+          backend,
+          transaction: (connection, attempt, written) => this.transactionOn(connection, attempt, written),
+          committed: (tables) => this.cache?.committed(tables),
+          guard: (run) => this.guard(run),
+        })
+      : undefined
+    if (backend.batchesRequests) {
+      const shared = (error: unknown) => classify(backend, error) === 'unavailable'
+      const linger = () => (this.load() >= LINGER.requests ? LINGER.ms : 0)
+      this.lookups = new Coalescer({
+        many: async (batches) => {
+          const found = await this.queries.lookupMany(this.execute, batches.flat())
+          return batches.map(() => found)
+        },
+        one: (lookups) => this.queries.lookupMany(this.execute, lookups),
+        shared,
+        ...BATCHING,
+        linger,
+        fill: LINGER.fill,
+      })
+      this.inserts = new Coalescer({
+        many: async (batches) => {
+          await this.queries.insertMany(this.execute, batches.flat())
+          return batches.map(() => undefined)
+        },
+        one: (rows) => this.queries.insertMany(this.execute, rows),
+        shared,
+        ...BATCHING,
+        linger,
+        fill: LINGER.fill,
+      })
+    }
+  }
+
+  /** Requests' reads (and inserts) merged so far: batches sent and the requests they carried. */
+  batching():
+    | { lookups: Coalescer<never, never>['counts']; inserts: Coalescer<never, never>['counts'] }
+    | undefined {
+    if (!this.lookups || !this.inserts) return undefined
+    return { lookups: { ...this.lookups.counts }, inserts: { ...this.inserts.counts } }
+  }
+
+  /**
+   * Opens the store on a Kysely instance and brings its schema to the latest version (or, with
+   * `migrate: false`, refuses a schema that is behind); a schema migrated by a newer version is
+   * refused either way (see `migrateSchema`).
+   */
+  static async open(
+    db: Kysely<Database>,
+    backend: StoreBackend,
+    onClose: () => Promise<void> | void = () => db.destroy(),
+    options: MigrateOptions = {},
+  ): Promise<Store> {
+    const store = new Store(db, backend, onClose)
+    store.migrated = await migrateSchema(db as Kysely<unknown>, backend, options)
+    return store
+  }
+
+  private async guard<R>(run: () => Promise<R>): Promise<R> {
+    if (this.closed) throw unavailable(new Error('store closed'))
+    try {
+      return await run()
+    } catch (error) {
+      if (error instanceof ApiError) throw error
+      if (classify(this.backend, error) === 'unavailable') throw unavailable(error)
+      throw error
+    }
+  }
+
+  get<T extends TableName>(table: T, id: string): Promise<Tables[T] | undefined> {
+    return this.guard(() => this.queries.get(this.execute, table, id, this.cache))
+  }
+
+  findBy<T extends TableName>(
+    table: T,
+    field: keyof Tables[T] & string,
+    value: unknown,
+  ): Promise<Tables[T][]> {
+    return this.guard(() => this.queries.findBy(this.execute, table, field, value, this.cache))
+  }
+
+  all<T extends TableName>(table: T) {
+    return this.guard(() => this.queries.all(this.execute, table))
+  }
+
+  count<T extends TableName>(table: T, field: keyof Tables[T] & string, value: unknown) {
+    return this.guard(() => this.queries.count(this.execute, table, field, value))
+  }
+
+  /**
+   * Reads `lookups` now, as committed, and answers later reads of them from what was read: a
+   * request's first reads (its credential, caller and organization), which its code makes one
+   * after the other, cost one round trip instead of one each, where the backend reads ahead
+   * (`readsAhead`). Elsewhere the reads are made as they come (through the read cache), so they
+   * are as of then.
+   */
+  async prefetch(lookups: Lookup[]): Promise<Prefetched> {
+    for (const lookup of lookups)
+      if ('field' in lookup) indexed(lookup.table, lookup.field)
+      else if ('via' in lookup) {
+        indexed(lookup.via.table, lookup.via.field)
+        indexed(lookup.via.table, lookup.via.column)
+      }
+    if (!this.backend.readsAhead || lookups.length === 0) return new Prefetched(this, new Map())
+    return this.guard(async () => {
+      const found = this.lookups
+        ? await this.lookups.run(lookups)
+        : await this.queries.lookupMany(this.execute, lookups)
+      return new Prefetched(this, found)
+    })
+  }
+
+  /**
+   * Runs `fn` in one transaction and commits if it resolves. On PostgreSQL it is SERIALIZABLE: a
+   * conflict with a concurrent transaction (on this instance or another) reruns `fn` from the
+   * start, up to a bound, so `fn` sees either all or none of every other transaction's writes.
+   *
+   * With `snapshot` (what `prefetch` read), where the backend `writesAtOnce`, the first run is a
+   * snapshot run instead: `fn` reads only from those rows, all read by one statement, and its
+   * writes, inserts only, are sent together as one statement when it resolves, with no
+   * transaction around them: two round trips in all. That is for a function whose writes are new
+   * rows nobody else's decision reads (an activity's own record) and which is content with the
+   * snapshot as of the prefetch, as a REPEATABLE READ transaction would be. A read the snapshot
+   * cannot answer, a delete or a savepoint drops the run and `fn` runs again in a transaction; so
+   * does a write that meets an existing row (a replay's fingerprint), as a rerun after a conflict.
+   */
+  async transaction<R>(
+    fn: (tx: Transaction) => Promise<R> | R,
+    options: { snapshot?: Reads } = {},
+  ): Promise<R> {
+    const snapshot =
+      this.backend.writesAtOnce && options.snapshot instanceof Prefetched
+        ? options.snapshot.alone()
+        : undefined
+    for (let attempt = 1; ; attempt++) {
+      try {
+        if (snapshot && attempt === 1) {
+          const done = await this.guard(() => this.atOnce(fn, snapshot))
+          if (done) return done.value
+        }
+        if (this.groups) {
+          if (this.closed) throw unavailable(new Error('store closed'))
+          return await this.groups.run(fn, attempt)
+        }
+        return await this.guard(() => this.alone(fn, attempt))
+      } catch (error) {
+        const kind = classify(this.backend, error)
+        if ((kind === 'retry' || kind === 'unique') && attempt < this.backend.maxAttempts) {
+          this.events.emit('store.retry', { reason: kind === 'retry' ? 'conflict' : 'unique' })
+          // Back off with jitter, longer each time (up to 100 ms), so the transactions that
+          // collided do not collide again.
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(100, 2 ** attempt)))
+          continue
+        }
+        if (kind === 'retry' || kind === 'unavailable' || isUnavailable(error))
+          this.events.emit('store.unavailable', {})
+        if (kind === 'retry') throw unavailable(error)
+        if (kind === 'unique')
+          throw new ApiError('ALREADY_EXISTS', 'a concurrent request created the same record')
+        throw error
+      }
+    }
+  }
+
+  /**
+   * A snapshot run of `fn` (see `transaction`): its value once its writes are sent, or undefined
+   * when it needed more than the snapshot (nothing was written).
+   */
+  private async atOnce<R>(
+    fn: (tx: Transaction) => Promise<R> | R,
+    snapshot: Reads,
+  ): Promise<{ value: R } | undefined> {
+    const tx = new Transaction({
+      execute: this.execute,
+      backend: this.backend,
+      queries: this.queries,
+      attempt: 1,
+      written: new Set(),
+      snapshot,
+      ...(this.inserts ? { insert: (rows: RowValues[]) => this.inserts!.run(rows) } : {}),
+    })
+    let value: R
+    try {
+      value = await fn(tx)
+    } catch (error) {
+      if (tx.missed) return undefined
+      throw error
+    }
+    if (tx.missed) return undefined
+    await tx.flush()
+    return { value }
+  }
+
+  /** `fn` in a database transaction of its own, on one connection, every statement sent straight to it. */
+  private alone<R>(fn: (tx: Transaction) => Promise<R> | R, attempt: number): Promise<R> {
+    return this.db.getExecutor().provideConnection(async (connection) => {
+      const run = (statement: string) => connection.executeQuery(CompiledQuery.raw(statement, []))
+      const written = new Set<TableName>()
+      await run(this.backend.begin)
+      try {
+        let result: R
+        try {
+          result = await fn(this.transactionOn(connection, attempt, written))
+        } catch (error) {
+          await run('rollback').catch(() => undefined)
+          throw error
+        }
+        try {
+          await run('commit')
+        } catch (error) {
+          await run('rollback').catch(() => undefined)
+          throw error
+        }
+        return result
+      } finally {
+        // Before the caller hears back: a read made after the transaction resolves sees the commit.
+        this.cache?.committed(written)
+      }
+    })
+  }
+
+  private transactionOn(connection: DatabaseConnection, attempt: number, written: Set<TableName>) {
+    return new Transaction({
+      execute: (query) => connection.executeQuery<Record<string, unknown>>(query),
+      backend: this.backend,
+      queries: this.queries,
+      attempt,
+      written,
+      ...(this.cache ? { cache: this.cache } : {}),
+    })
+  }
+
+  /**
+   * How many requests the service is serving now: under heavy load, statements wait a little for
+   * more requests to share them (`LINGER`).
+   */
+  watchLoad(requests: () => number): void {
+    this.load = requests
+  }
+
+  /** Reports transaction reruns and outages to `sink` (the service's events). */
+  observe(sink: EventSink): void {
+    this.events = sink
+  }
+
+  /** Every row of every table (tests check what is at rest; never on a request path). */
+  async dump(): Promise<{ [T in TableName]?: Tables[T][] }> {
+    const dump: Record<string, unknown[]> = {}
+    for (const table of Object.keys(INDEXES) as TableName[]) dump[table] = await this.all(table)
+    return dump
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    await this.onClose()
+  }
+}

@@ -1,0 +1,305 @@
+import {
+  type ApiKeyCurve,
+  type ApiKeyStamp,
+  decodeApiKeyStamp,
+  SESSION_HEADER,
+  SESSION_KEY_MESSAGES,
+  type SessionClaims,
+  type SignatureScheme,
+  STAMP_HEADER,
+  WEBAUTHN_STAMP_HEADER,
+  type WebAuthnStamp,
+} from '@latchkey/protocol'
+import { webAuthnChallengeOf } from '@latchkey/protocol/webAuthnChallengeOf'
+import { p256 } from '@noble/curves/nist.js'
+import { hexToBytes } from '@noble/hashes/utils.js'
+import { verifyAuthenticationResponse } from '@simplewebauthn/server'
+import { verifyApiKeyStamp, verifyJwt } from '../kernel/crypto/index.ts'
+import { ApiError } from '../kernel/base/errors.ts'
+import type { Runtime } from '../kernel/Runtime.ts'
+import type { Caller } from '../kernel/registry.ts'
+import type { ApiKeyRow, AuthenticatorRow } from '../kernel/store/model.ts'
+import type { Reads } from '../kernel/store/Store.ts'
+
+const SCHEMES_OF_CURVE: Record<ApiKeyCurve, SignatureScheme[]> = {
+  API_KEY_CURVE_P256: ['SIGNATURE_SCHEME_TK_API_P256'],
+  API_KEY_CURVE_SECP256K1: ['SIGNATURE_SCHEME_TK_API_SECP256K1', 'SIGNATURE_SCHEME_TK_API_SECP256K1_EIP191'],
+  API_KEY_CURVE_ED25519: ['SIGNATURE_SCHEME_TK_API_ED25519'],
+}
+
+/** True once an API key's lifetime (`expirationSeconds` from creation) has run out. */
+export const isExpired = (key: ApiKeyRow, now: number) =>
+  key.expirationSeconds !== undefined && key.createdAt + Number(key.expirationSeconds) * 1000 <= now
+
+/**
+ * Of several credentials with the same public key (a key can be registered in a sub-organization
+ * and its parent), prefer the one in the organization the request acts in, then its parent.
+ */
+async function pick<T extends { organizationId: string }>(
+  reads: Reads,
+  rows: T[],
+  targetOrganizationId: string | undefined,
+): Promise<T | undefined> {
+  if (targetOrganizationId !== undefined) {
+    const own = rows.find((row) => row.organizationId === targetOrganizationId)
+    if (own) return own
+    const parentId = (await reads.get('organizations', targetOrganizationId))?.parentOrganizationId
+    const parent = rows.find((row) => row.organizationId === parentId)
+    if (parent) return parent
+  }
+  return rows[0]
+}
+
+async function callerOf(
+  reads: Reads,
+  userId: string,
+  credential: Caller['credential'],
+  readOnly = false,
+): Promise<Caller> {
+  const user = await reads.get('users', userId)
+  if (!user) throw new ApiError('PUBLIC_KEY_NOT_FOUND', SESSION_KEY_MESSAGES.notFound)
+  return { userId, organizationId: user.organizationId, credential, readOnly }
+}
+
+const webCryptoKeys = new Map<string, Promise<CryptoKey>>()
+
+/**
+ * P-256 stamps verified natively (WebCrypto is far faster than pure-JS verification). Its "no"
+ * is final: a signature that does not verify, or does not parse, is refused here. Only a runtime
+ * without WebCrypto answers undefined, and the caller verifies in JS; falling back on every bad
+ * signature would let anyone who knows a public key make each request cost a pure-JS verification.
+ */
+export async function verifyP256WithWebCrypto(
+  publicKey: string,
+  signatureHex: string,
+  body: Uint8Array,
+): Promise<boolean | undefined> {
+  const subtle = globalThis.crypto?.subtle
+  if (!subtle) return undefined
+  try {
+    let key = webCryptoKeys.get(publicKey)
+    if (!key) {
+      const uncompressed = p256.Point.fromBytes(hexToBytes(publicKey)).toBytes(false)
+      key = subtle.importKey('raw', uncompressed, { name: 'ECDSA', namedCurve: 'P-256' }, false, ['verify'])
+      if (webCryptoKeys.size >= 1000) webCryptoKeys.clear()
+      webCryptoKeys.set(publicKey, key)
+    }
+    const signature = p256.Signature.fromBytes(hexToBytes(signatureHex), 'der').toBytes('compact')
+    return await subtle.verify(
+      { name: 'ECDSA', hash: 'SHA-256' },
+      await key,
+      signature,
+      body as Uint8Array<ArrayBuffer>,
+    )
+  } catch {
+    return false
+  }
+}
+
+async function authenticateApiKey(
+  runtime: Runtime,
+  header: string,
+  { bytes, organizationId, reads = runtime.store }: StampedRequest,
+): Promise<Caller> {
+  let stamp: ApiKeyStamp
+  try {
+    stamp = decodeApiKeyStamp(header)
+  } catch (error) {
+    throw new ApiError('STAMP_MALFORMED', `${STAMP_HEADER} is malformed: ${(error as Error).message}`)
+  }
+  const publicKey = stamp.publicKey.toLowerCase()
+  const key = await pick(reads, await reads.findBy('apiKeys', 'publicKey', publicKey), organizationId)
+  if (!key) throw new ApiError('PUBLIC_KEY_NOT_FOUND', SESSION_KEY_MESSAGES.notFound)
+  if (!SCHEMES_OF_CURVE[key.curve].includes(stamp.scheme))
+    throw new ApiError(
+      'STAMP_INVALID',
+      `stamp scheme ${stamp.scheme} does not match the key's curve ${key.curve}`,
+    )
+  let valid = false
+  try {
+    valid =
+      (stamp.scheme === 'SIGNATURE_SCHEME_TK_API_P256'
+        ? await (runtime.options.verifyP256 ?? verifyP256WithWebCrypto)(publicKey, stamp.signature, bytes)
+        : undefined) ?? verifyApiKeyStamp({ ...stamp, publicKey }, bytes)
+  } catch {
+    valid = false
+  }
+  if (!valid) throw new ApiError('STAMP_INVALID', 'stamp signature does not match the request body')
+  if (isExpired(key, runtime.now())) throw new ApiError('API_KEY_EXPIRED', SESSION_KEY_MESSAGES.expired)
+  return callerOf(reads, key.userId, {
+    kind: 'API_KEY',
+    id: key.id,
+    publicKey,
+    scheme: stamp.scheme,
+    signature: stamp.signature,
+  })
+}
+
+function parseWebAuthnStamp(header: string): WebAuthnStamp {
+  try {
+    const value = JSON.parse(header) as Partial<WebAuthnStamp>
+    for (const field of ['authenticatorData', 'clientDataJson', 'credentialId', 'signature'] as const)
+      if (typeof value[field] !== 'string' || !value[field]) throw new Error(`${field} is missing`)
+    return value as WebAuthnStamp
+  } catch (error) {
+    throw new ApiError(
+      'STAMP_MALFORMED',
+      `${WEBAUTHN_STAMP_HEADER} is malformed: ${(error as Error).message}`,
+    )
+  }
+}
+
+const base64url = (text: string) => {
+  let binary = ''
+  for (const byte of new TextEncoder().encode(text)) binary += String.fromCharCode(byte)
+  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')
+}
+
+/** Origin in a base64url clientDataJSON, for the dev service that accepts every origin. */
+function originOf(clientDataJson: string): string {
+  try {
+    const text = atob(clientDataJson.replace(/-/g, '+').replace(/_/g, '/'))
+    const origin = (JSON.parse(text) as { origin?: unknown }).origin
+    return typeof origin === 'string' ? origin : ''
+  } catch {
+    return ''
+  }
+}
+
+async function authenticateWebAuthn(
+  runtime: Runtime,
+  header: string,
+  { bytes, organizationId }: StampedRequest,
+): Promise<Caller> {
+  const stamp = parseWebAuthnStamp(header)
+  const authenticator: AuthenticatorRow | undefined = await pick(
+    runtime.store,
+    await runtime.store.findBy('authenticators', 'credentialId', stamp.credentialId.replace(/=+$/, '')),
+    organizationId,
+  )
+  if (!authenticator) throw new ApiError('PUBLIC_KEY_NOT_FOUND', SESSION_KEY_MESSAGES.notFound)
+  const challenge = base64url(webAuthnChallengeOf(bytes))
+  let verification: Awaited<ReturnType<typeof verifyAuthenticationResponse>>
+  try {
+    verification = await verifyAuthenticationResponse({
+      response: {
+        id: authenticator.credentialId,
+        rawId: authenticator.credentialId,
+        type: 'public-key',
+        clientExtensionResults: {},
+        response: {
+          authenticatorData: stamp.authenticatorData,
+          clientDataJSON: stamp.clientDataJson,
+          signature: stamp.signature,
+        },
+      },
+      expectedChallenge: challenge,
+      expectedOrigin: runtime.options.webauthn.origins ?? originOf(stamp.clientDataJson),
+      expectedRPID: runtime.options.webauthn.rpId,
+      requireUserVerification: false,
+      credential: {
+        id: authenticator.credentialId,
+        publicKey: base64urlToBytes(authenticator.cosePublicKey),
+        counter: authenticator.counter,
+      },
+    })
+  } catch (error) {
+    throw new ApiError('WEBAUTHN_INVALID', `passkey stamp rejected: ${(error as Error).message}`)
+  }
+  if (!verification.verified) throw new ApiError('WEBAUTHN_INVALID', 'passkey stamp did not verify')
+  const counter = verification.authenticationInfo.newCounter
+  if (counter !== authenticator.counter)
+    await runtime.store.transaction(async (tx) => {
+      const current = await tx.get('authenticators', authenticator.id)
+      if (current) await tx.put('authenticators', { ...current, counter, updatedAt: runtime.now() })
+    })
+  return callerOf(runtime.store, authenticator.userId, {
+    kind: 'WEBAUTHN',
+    id: authenticator.id,
+    publicKey: authenticator.publicKeyHex,
+    scheme: 'SIGNATURE_SCHEME_TK_API_WEBAUTHN',
+    signature: stamp.signature,
+  })
+}
+
+async function authenticateSession(runtime: Runtime, token: string): Promise<Caller> {
+  let claims: SessionClaims
+  try {
+    claims = verifyJwt(
+      token.trim(),
+      hexToBytes(runtime.sessionPublicKey),
+      Math.floor(runtime.now() / 1000),
+    ) as SessionClaims
+  } catch (error) {
+    const expired = /expir/i.test((error as Error).message)
+    throw new ApiError(
+      expired ? 'SESSION_EXPIRED' : 'SESSION_INVALID',
+      expired ? 'read-only session has expired' : `${SESSION_HEADER} is not a valid session`,
+    )
+  }
+  if (claims.session_type !== 'SESSION_TYPE_READ_ONLY')
+    throw new ApiError('SESSION_INVALID', `${SESSION_HEADER} accepts read-only sessions only`)
+  const caller = await callerOf(runtime.store, claims.user_id, {
+    kind: 'READ_ONLY_SESSION',
+    id: claims.user_id,
+    publicKey: '',
+    scheme: 'SESSION',
+    signature: '',
+  })
+  if (caller.organizationId !== claims.organization_id)
+    throw new ApiError('SESSION_INVALID', 'session is stale')
+  return { ...caller, readOnly: true }
+}
+
+export function base64urlToBytes(text: string): Uint8Array<ArrayBuffer> {
+  const binary = atob(text.replace(/-/g, '+').replace(/_/g, '/').replace(/=+$/, ''))
+  const bytes = new Uint8Array(binary.length)
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i)
+  return bytes
+}
+
+/** A stamped request as authentication sees it. */
+export interface StampedRequest {
+  headers: Headers
+  /** The raw body, as stamped. */
+  bytes: Uint8Array
+  /** Activities must be stamped; queries also accept a read-only session. */
+  route: 'submit' | 'query'
+  /** The organization the body names: of credentials sharing a public key, the one there wins. */
+  organizationId: string | undefined
+  /** The request's prefetched reads (`requestReads`); the store when absent. */
+  reads?: Reads
+}
+
+/**
+ * Establishes the caller from the request's stamp: `X-Stamp` (API key, all four schemes, over the
+ * raw body bytes), `X-Stamp-WebAuthn` (passkey assertion whose challenge is the body's hash),
+ * or, on query routes only, `X-Session` (read-only session JWT). An API key's credential, user and
+ * the target organization are read through `request.reads`.
+ */
+export async function authenticate(runtime: Runtime, request: StampedRequest): Promise<Caller> {
+  const { headers, bytes, route, organizationId } = request
+  const apiStamp = headers.get(STAMP_HEADER)
+  if (apiStamp) return authenticateApiKey(runtime, apiStamp, request)
+  const webauthnStamp = headers.get(WEBAUTHN_STAMP_HEADER)
+  if (webauthnStamp) return authenticateWebAuthn(runtime, webauthnStamp, request)
+  // Plugins' own stamps (the sign-in wing's X-Stamp-Attested: a key a token vouches for).
+  if (route === 'submit')
+    for (const [name, verify] of runtime.options.stampVerifiers ?? []) {
+      const stamp = headers.get(name)
+      if (stamp) return verify(runtime, stamp, bytes, organizationId)
+    }
+  const session = headers.get(SESSION_HEADER)
+  if (session) {
+    if (route === 'submit')
+      throw new ApiError(
+        'READ_ONLY_SESSION',
+        'a read-only session cannot submit activities; stamp the request',
+      )
+    return authenticateSession(runtime, session)
+  }
+  throw new ApiError(
+    'STAMP_MISSING',
+    `request needs an ${STAMP_HEADER} or ${WEBAUTHN_STAMP_HEADER} header${route === 'query' ? ` (or ${SESSION_HEADER})` : ''}`,
+  )
+}

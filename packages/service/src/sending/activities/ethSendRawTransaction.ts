@@ -1,0 +1,100 @@
+import { Transaction } from 'micro-eth-signer'
+import { decodeSignedTransaction } from '../../kernel/crypto/index.ts'
+import { withField } from '../../domain/params.ts'
+import { ApiError } from '../../kernel/base/errors.ts'
+import { defineActivity } from '../../kernel/registry.ts'
+import { recordSend, rpcFor } from '../ethSend.ts'
+import { nodeFailure, RpcRefusedError } from '../sendRpc.ts'
+
+const CAIP2 = /^[-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,32}$/
+
+/** What `prepare` learnt: the transaction's hash and sender, checked against the node. */
+interface Prepared {
+  transactionHash: string
+  sender: string
+  nonce: string
+}
+
+/**
+ * Sends a signed Ethereum transaction through the JSON-RPC node configured for its CAIP-2 chain
+ * (`rpc` option / `--rpc`), after checking it decodes, is signed, targets that chain, and that the
+ * node would take it (the sender's nonce is not spent, its balance covers the transaction). The
+ * transaction is committed with the activity and broadcast by the send worker after commit, like
+ * `eth_send_transaction`'s; its hash is the result.
+ */
+export const ethSendRawTransaction = defineActivity('eth_send_raw_transaction', {
+  parse: (r) => ({
+    signedTransaction: r.string('signedTransaction', { max: 128 * 1024 }),
+    caip2: r.string('caip2', { max: 41, pattern: CAIP2, hint: 'a CAIP-2 chain id like eip155:1' }),
+  }),
+  // The node's reads (each bounded by the RPC timeout) hold no database transaction.
+  prepare: async (ctx, p): Promise<Prepared> => {
+    if (!p.caip2.startsWith('eip155:'))
+      throw new ApiError('FIELD_INVALID', 'caip2 must be an eip155 chain', 'parameters.caip2')
+    const decoded = withField('parameters', () => decodeSignedTransaction(p.signedTransaction))
+    const chainId = p.caip2.slice('eip155:'.length)
+    if (decoded.chainId !== undefined && decoded.chainId.toString() !== chainId)
+      throw new ApiError(
+        'TRANSACTION_INVALID',
+        `transaction is for chain ${decoded.chainId}, not ${p.caip2}`,
+        'parameters.signedTransaction',
+      )
+    const rpc = rpcFor(ctx.runtime, p.caip2)
+    const refused = (reason: string) =>
+      new ApiError(
+        'TRANSACTION_INVALID',
+        `the ${p.caip2} node refused the transaction: ${reason}`,
+        'parameters.signedTransaction',
+      )
+    try {
+      const [balance, mined] = await Promise.all([
+        rpc('eth_getBalance', [decoded.from, 'pending']) as Promise<string>,
+        rpc('eth_getTransactionCount', [decoded.from, 'latest']) as Promise<string>,
+      ])
+      if (decoded.nonce < BigInt(mined))
+        throw refused(`nonce too low: next nonce ${BigInt(mined)}, transaction nonce ${decoded.nonce}`)
+      const raw = Transaction.fromHex(p.signedTransaction.trim().replace(/^0x/, '').toLowerCase()).raw as {
+        value?: bigint
+        gasLimit?: bigint
+        maxFeePerGas?: bigint
+        gasPrice?: bigint
+      }
+      const cost = (raw.value ?? 0n) + (raw.gasLimit ?? 0n) * (raw.maxFeePerGas ?? raw.gasPrice ?? 0n)
+      if (BigInt(balance) < cost)
+        throw refused(`insufficient funds for gas * price + value: have ${BigInt(balance)} want ${cost}`)
+    } catch (error) {
+      if (error instanceof RpcRefusedError) throw refused(error.message)
+      throw nodeFailure(error, p.caip2, 'parameters.signedTransaction')
+    }
+    return { transactionHash: decoded.hash, sender: decoded.from, nonce: decoded.nonce.toString() }
+  },
+  run: async (ctx, p) => {
+    const prepared = ctx.prepared as Prepared
+    // Later sends the service signs for this account take nonces after this one.
+    const id = `${p.caip2}|${prepared.sender.toLowerCase()}`
+    const row = await ctx.tx.get('nonces', id)
+    const next = BigInt(prepared.nonce) + 1n
+    if (!row || BigInt(row.next) < next)
+      await ctx.tx.put('nonces', {
+        id,
+        next: next.toString(),
+        createdAt: row?.createdAt ?? ctx.now,
+        updatedAt: ctx.now,
+      })
+    await recordSend(ctx.tx, ctx.now, {
+      id: ctx.newId(),
+      organizationId: ctx.organization.id,
+      activityId: ctx.activityId,
+      caip2: p.caip2,
+      sender: prepared.sender,
+      account: prepared.sender,
+      sponsored: false,
+      nonce: prepared.nonce,
+      signedTransaction: p.signedTransaction.startsWith('0x')
+        ? p.signedTransaction
+        : `0x${p.signedTransaction}`,
+      txHash: prepared.transactionHash,
+    })
+    return { transactionHash: prepared.transactionHash }
+  },
+})

@@ -1,0 +1,117 @@
+// What each sponsor account holds, looked at in the background: `/readyz` and `/metrics` read the
+// last look, so a probe or a scrape never costs an RPC call.
+import type { Runtime } from '../kernel/Runtime.ts'
+import { sendRpc } from './sendRpc.ts'
+import { loadedSponsors, type SponsorFamily } from './sponsors.ts'
+
+/** One sponsor account on one chain, as last looked at. */
+export interface SponsorBalance {
+  /** `default` or the organization id the sponsor pays for. */
+  owner: string
+  family: SponsorFamily
+  /** The address the operator funds. */
+  address: string
+  caip2: string
+  /** Wei (EVM) or lamports (Solana), decimal; null until the node answered once. */
+  balance: string | null
+  /** Below the operator's threshold (`low_balance_wei` / `low_balance_lamports`); null when no threshold or no balance. */
+  low: boolean | null
+  /** When the balance was read (ms since the epoch); null when never. */
+  checkedAt: number | null
+}
+
+export interface SponsorBalanceOptions {
+  /** Below this many wei a sponsor counts as low. @default no threshold */
+  lowWei?: bigint | undefined
+  /** Below this many lamports a Solana fee payer counts as low. @default no threshold */
+  lowLamports?: bigint | undefined
+  /** Time between looks, in ms. @default 60000 */
+  intervalMs?: number
+  /** EVM chains the sponsors pay on (the delegates' chains); Solana: every `solana:` chain of `rpc`. */
+  evmChains: string[]
+}
+
+export interface SponsorBalanceWatch {
+  /** The last look at every sponsor on every chain (balance null until read). */
+  latest(): SponsorBalance[]
+  /** Takes a look now (at most one at a time); resolves when it is done. */
+  refresh(): Promise<void>
+  stop(): void
+}
+
+const WATCHES = new WeakMap<Runtime, SponsorBalanceWatch>()
+
+/** The watch started for this service, if any (readiness and metrics read it). */
+export function sponsorBalancesOf(runtime: Runtime): SponsorBalanceWatch | undefined {
+  return WATCHES.get(runtime)
+}
+
+/**
+ * Reads every loaded sponsor's balance on each chain it pays on, now and then every `intervalMs`
+ * (one look at a time; a node that does not answer keeps the last balance read). Never makes the
+ * service unready: a low balance is the operator's to fund, and sends that cannot pay fail on their own.
+ */
+export function watchSponsorBalances(runtime: Runtime, options: SponsorBalanceOptions): SponsorBalanceWatch {
+  const intervalMs = options.intervalMs ?? 60_000
+  const rpc = runtime.options.rpc
+  const entries: SponsorBalance[] = []
+  for (const row of loadedSponsors(runtime)) {
+    const owner = row.id.slice(0, row.id.lastIndexOf('|'))
+    const chains =
+      row.family === 'eip155'
+        ? options.evmChains.filter((caip2) => rpc[caip2] !== undefined)
+        : Object.keys(rpc).filter((caip2) => caip2.startsWith('solana:'))
+    for (const caip2 of chains)
+      entries.push({
+        owner,
+        family: row.family as SponsorFamily,
+        address: row.address,
+        caip2,
+        balance: null,
+        low: null,
+        checkedAt: null,
+      })
+  }
+  const timeoutMs = runtime.options.sending?.rpcTimeoutMs ?? 10_000
+  const lookOne = async (entry: SponsorBalance) => {
+    const call = sendRpc(rpc[entry.caip2]!, runtime.options.fetch, timeoutMs)
+    try {
+      const balance =
+        entry.family === 'eip155'
+          ? BigInt((await call('eth_getBalance', [entry.address, 'latest'])) as string)
+          : BigInt(((await call('getBalance', [entry.address])) as { value: number | string }).value)
+      const threshold = entry.family === 'eip155' ? options.lowWei : options.lowLamports
+      entry.balance = balance.toString()
+      entry.low = threshold === undefined ? null : balance < threshold
+      entry.checkedAt = runtime.now()
+    } catch {
+      // Unreachable or an answer that is not a balance: the last look stands (checkedAt says how old).
+    }
+  }
+  let running: Promise<void> | undefined
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let stopped = false
+  const refresh = () =>
+    (running ??= Promise.all(entries.map(lookOne)).then(() => {
+      running = undefined
+    }))
+  const loop = () => {
+    if (stopped) return
+    void refresh().then(() => {
+      if (stopped) return
+      timer = setTimeout(loop, intervalMs)
+      ;(timer as { unref?: () => void }).unref?.()
+    })
+  }
+  const watch: SponsorBalanceWatch = {
+    latest: () => entries.map((entry) => ({ ...entry })),
+    refresh,
+    stop() {
+      stopped = true
+      clearTimeout(timer)
+    },
+  }
+  WATCHES.set(runtime, watch)
+  if (entries.length > 0) loop()
+  return watch
+}
