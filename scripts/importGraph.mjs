@@ -6,8 +6,16 @@
 // - an upward import between the layers
 //       src/components → src/react → src/core → @latchkey/protocol ← @latchkey/service
 //   (the chain adapters src/{viem,ethers,solana,wagmi} sit beside core; src/viem/react.ts also
-//   uses react), and inside the service, pipeline/ ← the handlers and plugins (activities/,
-//   queries/, signin/, dev/, plugins.ts).
+//   uses react), and inside the service
+//       kernel/ ← the activity API (pipeline/, policies/, domain/, activities/, queries/)
+//               ← the wings (signin/, sending/, delivery/, observability/, frames/, dev/)
+//               ← the shell that assembles and runs them (assembly/, config/, commands/, server/,
+//                 workers/, testing/ and the package's entry files);
+//   a wing imports no other wing (what two wings share is a contract in kernel/), and pipeline/
+//   imports no handler (activities/, queries/).
+//
+// It also prints the service's folder figures: how many folders (and loose files) its source has,
+// on how many levels, and how many imports between folders close a loop (any such loop fails).
 //
 // Test files (`*.test.ts(x)`, `*.stories.tsx`, anything under a `test/` folder) are left out of the
 // layer rule: the kit's tests run against the real service (`@latchkey/service/testing`) on purpose.
@@ -34,8 +42,22 @@ export const LAYERS = {
   adapter: ['core', 'protocol'],
   'adapter (react)': ['adapter', 'react', 'core', 'protocol'],
   protocol: [],
-  'service pipeline': ['service', 'protocol'],
-  service: ['service pipeline', 'protocol'],
+  'service kernel': ['protocol'],
+  'service api': ['service kernel', 'protocol'],
+  'service wing': ['service api', 'service kernel', 'protocol'],
+  'service shell': ['service wing', 'service api', 'service kernel', 'protocol'],
+}
+
+const SERVICE = 'packages/service/src/'
+/** The service's folders by layer (anything else under it is the shell). */
+export const SERVICE_API = ['pipeline', 'policies', 'domain', 'activities', 'queries']
+export const SERVICE_WINGS = ['signin', 'sending', 'delivery', 'observability', 'frames', 'dev']
+
+/** The service folder a file belongs to (`kernel`, `signin`, …), or '' for a loose file at its root. */
+export const serviceFolderOf = (file) => {
+  const inside = file.slice(SERVICE.length)
+  const slash = inside.indexOf('/')
+  return slash < 0 ? '' : inside.slice(0, slash)
 }
 
 /**
@@ -49,8 +71,13 @@ export const ALLOWED_EDGES = {}
 export function layerOf(file) {
   if (/\.test\.tsx?$|\.stories\.tsx?$/.test(file) || /(^|\/)test\//.test(file)) return undefined
   if (file.startsWith('packages/protocol/src/')) return 'protocol'
-  if (file.startsWith('packages/service/src/pipeline/')) return 'service pipeline'
-  if (file.startsWith('packages/service/src/')) return 'service'
+  if (file.startsWith(SERVICE)) {
+    const folder = serviceFolderOf(file)
+    if (folder === 'kernel') return 'service kernel'
+    if (SERVICE_API.includes(folder)) return 'service api'
+    if (SERVICE_WINGS.includes(folder)) return 'service wing'
+    return 'service shell'
+  }
   if (file === 'src/index.ts') return 'kit entry'
   if (file === 'src/viem/react.ts') return 'adapter (react)'
   const top = /^src\/([^/]+)\//.exec(file)?.[1]
@@ -59,22 +86,19 @@ export function layerOf(file) {
   return undefined
 }
 
-/**
- * Inside the service: what pipeline/ must not import, whatever the layer table says: the handlers
- * (activities/, queries/) and the plugins (signin/, dev/, and plugins.ts that lists them).
- */
-const PIPELINE_MUST_NOT_IMPORT = ['activities/', 'queries/', 'signin/', 'dev/', 'plugins.ts']
+/** Inside the service's API layer: what pipeline/ must not import, the handlers it runs. */
+const PIPELINE_MUST_NOT_IMPORT = ['activities', 'queries']
 
 /** Why `from` may not import `to`, or undefined when it may. */
 export function offence(from, to, layers = LAYERS, layerOfFile = layerOf) {
   const a = layerOfFile(from)
   const b = layerOfFile(to)
-  if (a === undefined || b === undefined || a === b) return undefined
-  if (a === 'service pipeline') {
-    const inside = to.replace(/^packages\/service\/src\//, '')
-    const banned = PIPELINE_MUST_NOT_IMPORT.find((prefix) => inside.startsWith(prefix))
-    if (banned) return `the pipeline may not import the handlers and plugins (${banned})`
-  }
+  if (a === undefined || b === undefined) return undefined
+  if (a === 'service wing' && b === 'service wing' && serviceFolderOf(from) !== serviceFolderOf(to))
+    return `a wing may not import another wing (${serviceFolderOf(from)}/ → ${serviceFolderOf(to)}/): put what they share in kernel/`
+  if (a === 'service api' && serviceFolderOf(from) === 'pipeline' && PIPELINE_MUST_NOT_IMPORT.includes(serviceFolderOf(to)))
+    return `the pipeline may not import the handlers it runs (${serviceFolderOf(to)}/)`
+  if (a === b) return undefined
   if ((layers[a] ?? []).includes(b)) return undefined
   return `${a} may not import ${b}`
 }
@@ -226,12 +250,76 @@ export function describeFindings({ cycles, upward }) {
   return lines
 }
 
+/** A loose file at the service's root is a unit of its own, as a folder is. */
+const serviceUnitOf = (file) => serviceFolderOf(file) || file.slice(SERVICE.length)
+
+/**
+ * The service's shape at folder level (tests and testing/ left out): `units` (folders and loose
+ * root files), `levels` (the longest chain of units importing one another, loops counted as one),
+ * `loops` (each set of units that import each other round) and `loopImports` (the imports between
+ * two units of one loop: each runs back up somewhere).
+ */
+export function serviceFolders(graph) {
+  const unitGraph = new Map()
+  for (const [from, targets] of graph) {
+    if (!from.startsWith(SERVICE) || layerOf(from) === undefined || from.startsWith(`${SERVICE}testing/`)) continue
+    const a = serviceUnitOf(from)
+    if (!unitGraph.has(a)) unitGraph.set(a, new Set())
+    for (const to of targets) {
+      if (!to.startsWith(SERVICE) || to.startsWith(`${SERVICE}testing/`)) continue
+      const b = serviceUnitOf(to)
+      if (b !== a) unitGraph.get(a).add(b)
+      if (!unitGraph.has(b)) unitGraph.set(b, new Set())
+    }
+  }
+  const loops = stronglyConnected(unitGraph)
+  const loopOf = new Map()
+  loops.forEach((members, index) => {
+    for (const member of members) loopOf.set(member, index)
+  })
+  let loopImports = 0
+  for (const [a, targets] of unitGraph)
+    for (const b of targets) if (loopOf.has(a) && loopOf.get(a) === loopOf.get(b)) loopImports++
+  // Levels: the longest path through the units, a loop standing for one step.
+  const node = (unit) => (loopOf.has(unit) ? `loop ${loopOf.get(unit)}` : unit)
+  const depth = new Map()
+  const depthOf = (n, seen = new Set()) => {
+    if (depth.has(n)) return depth.get(n)
+    seen.add(n)
+    let best = 0
+    for (const [a, targets] of unitGraph) {
+      if (node(a) !== n) continue
+      for (const b of targets) if (node(b) !== n && !seen.has(node(b))) best = Math.max(best, depthOf(node(b), seen))
+    }
+    depth.set(n, best + 1)
+    return best + 1
+  }
+  let levels = 0
+  for (const unit of unitGraph.keys()) levels = Math.max(levels, depthOf(node(unit)))
+  return { units: unitGraph.size, levels, loops, loopImports }
+}
+
+/** The service's biggest source files by lines (tests left out). */
+export function biggestServiceFiles(count = 5) {
+  return sourceFiles('packages/service/src')
+    .filter((file) => layerOf(file) !== undefined)
+    .map((file) => ({ file: file.slice(SERVICE.length), lines: readFileSync(path.join(root, file), 'utf8').split('\n').length }))
+    .sort((x, y) => y.lines - x.lines)
+    .slice(0, count)
+}
+
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const graph = projectGraph()
   if (process.argv.includes('--list')) {
     for (const [from, targets] of graph) for (const to of targets) console.log(`${from} -> ${to}`)
   }
   const lines = describeFindings(checkGraph(graph))
+  const folders = serviceFolders(graph)
+  for (const members of folders.loops) lines.push(`service folder loop: ${members.join(', ')} import each other round`)
+  console.log(
+    `service folders: ${folders.units} folders and loose files on ${folders.levels} levels; ${folders.loops.length} loop(s), ${folders.loopImports} import(s) between folders of a loop`,
+  )
+  console.log(`service's biggest files: ${biggestServiceFiles().map(({ file, lines }) => `${file} ${lines}`).join(', ')}`)
   const edges = [...graph.values()].reduce((sum, targets) => sum + targets.size, 0)
   if (lines.length > 0) {
     for (const line of lines) console.error(line)

@@ -2,6 +2,15 @@
 // also runs in a browser).
 export { smtpMailer } from './delivery/smtpMailer.ts'
 export {
+  DATABASE_FILE,
+  loadMasterKey,
+  loadMasterKeyFile,
+  type OpenDataDirOptions,
+  openDataDir,
+  openPostgres,
+} from './kernel/store/durableStores.ts'
+export { type DataDirLock, lockDataDir } from './kernel/store/lockDataDir.ts'
+export {
   createLogger,
   type LogFormat,
   type Logger,
@@ -18,14 +27,5 @@ export {
   type RunServerOptions,
   runServer,
 } from './server/runServer.ts'
-export {
-  DATABASE_FILE,
-  loadMasterKey,
-  loadMasterKeyFile,
-  type OpenDataDirOptions,
-  openDataDir,
-  openPostgres,
-} from './kernel/store/durableStores.ts'
-export { type DataDirLock, lockDataDir } from './kernel/store/lockDataDir.ts'
 export { type CryptoWorkersOptions, cryptoWorkers } from './workers/cryptoWorkers.ts'
 export { nativeVerifyP256 } from './workers/nativeVerify.ts'

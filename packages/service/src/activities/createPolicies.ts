@@ -1,6 +1,6 @@
 import { mapInOrder } from '../kernel/base/async.ts'
-import { readPolicyParams } from '../policies/readPolicyParams.ts'
 import { defineActivity } from '../kernel/registry.ts'
+import { readPolicyParams } from '../policies/readPolicyParams.ts'
 import { storePolicy } from './createPolicy.ts'
 
 /** Several policies at once: all are stored or none. */

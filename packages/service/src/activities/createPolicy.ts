@@ -1,6 +1,6 @@
 import type { PolicyParams } from '@latchkey/protocol'
-import { checkPolicyName, readPolicyParams } from '../policies/readPolicyParams.ts'
 import { type ActivityContext, defineActivity } from '../kernel/registry.ts'
+import { checkPolicyName, readPolicyParams } from '../policies/readPolicyParams.ts'
 
 /** Stores one policy (its expressions were parsed when the request was read). */
 export async function storePolicy(

@@ -1,6 +1,6 @@
 import { randomBytes } from '@noble/hashes/utils.js'
-import { mapInOrder } from '../kernel/base/async.ts'
 import { readPrivateKeyParams, storePrivateKey } from '../domain/privateKeys.ts'
+import { mapInOrder } from '../kernel/base/async.ts'
 import { defineActivity } from '../kernel/registry.ts'
 
 /** New random private keys (secp256k1 or ed25519), sealed at rest, with an address per format. */

@@ -1,6 +1,6 @@
-import type { NewWalletResult } from '../kernel/crypto/index.ts'
 import { readAccounts, readMnemonicLength } from '../domain/params.ts'
 import { createWalletRecords } from '../domain/wallets.ts'
+import type { NewWalletResult } from '../kernel/crypto/index.ts'
 import { defineActivity } from '../kernel/registry.ts'
 
 /** A new BIP-39 wallet in the organization, with its first accounts. */

@@ -1,6 +1,6 @@
-import { mapInOrder } from '../kernel/base/async.ts'
 import { assertRootKeepsAccess, isLiveSession } from '../domain/sessions.ts'
 import { findUser } from '../domain/users.ts'
+import { mapInOrder } from '../kernel/base/async.ts'
 import { ApiError } from '../kernel/base/errors.ts'
 import { defineActivity } from '../kernel/registry.ts'
 

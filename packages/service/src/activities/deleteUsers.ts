@@ -1,5 +1,5 @@
-import { mapInOrder } from '../kernel/base/async.ts'
 import { findUser } from '../domain/users.ts'
+import { mapInOrder } from '../kernel/base/async.ts'
 import { ApiError } from '../kernel/base/errors.ts'
 import { defineActivity } from '../kernel/registry.ts'
 

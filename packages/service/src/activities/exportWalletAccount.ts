@@ -1,6 +1,6 @@
-import { makeExportBundle } from '../kernel/crypto/index.ts'
 import { withField } from '../domain/params.ts'
 import { findAccount, withAccountKey } from '../domain/wallets.ts'
+import { makeExportBundle } from '../kernel/crypto/index.ts'
 import { defineActivity } from '../kernel/registry.ts'
 
 /** An account's raw private key, HPKE-sealed to the client's target key in a signed envelope. */

@@ -1,9 +1,9 @@
-import { normalizeMnemonic, validateMnemonic } from '../kernel/crypto/index.ts'
 import { readAccounts } from '../domain/params.ts'
 import { openImportedSecret } from '../domain/secretBundles.ts'
 import { findUser } from '../domain/users.ts'
 import { createWalletRecords } from '../domain/wallets.ts'
 import { ApiError } from '../kernel/base/errors.ts'
+import { normalizeMnemonic, validateMnemonic } from '../kernel/crypto/index.ts'
 import { defineActivity } from '../kernel/registry.ts'
 
 /** A wallet from a mnemonic the client encrypted to the target key of `init_import_wallet`. */

@@ -1,6 +1,6 @@
 import { bytesToHex } from '@noble/hashes/utils.js'
-import { makeImportBundle, p256PublicKey, randomP256PrivateKey } from '../kernel/crypto/index.ts'
 import { findUser } from '../domain/users.ts'
+import { makeImportBundle, p256PublicKey, randomP256PrivateKey } from '../kernel/crypto/index.ts'
 import { defineActivity } from '../kernel/registry.ts'
 
 /**

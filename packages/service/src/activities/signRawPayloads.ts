@@ -4,9 +4,9 @@ import {
   PAYLOAD_ENCODINGS,
   type PayloadEncoding,
 } from '@latchkey/protocol'
-import type { RawSignature, SignPayloadsJob, SignPayloadsResult } from '../kernel/crypto/index.ts'
 import { findSigner } from '../domain/wallets.ts'
 import { ApiError } from '../kernel/base/errors.ts'
+import type { RawSignature, SignPayloadsJob, SignPayloadsResult } from '../kernel/crypto/index.ts'
 import { stringItem } from '../kernel/Reader.ts'
 import type { ActivityContext, PrepareContext } from '../kernel/registry.ts'
 import { defineActivity } from '../kernel/registry.ts'

@@ -1,8 +1,8 @@
 import { TRANSACTION_TYPES } from '@latchkey/protocol'
-import { CryptoInputError } from '../kernel/crypto/errors.ts'
-import { signTransaction as signWithKey } from '../kernel/crypto/signTransaction.ts'
 import { findSigner, withAccountKey } from '../domain/wallets.ts'
 import { ApiError } from '../kernel/base/errors.ts'
+import { CryptoInputError } from '../kernel/crypto/errors.ts'
+import { signTransaction as signWithKey } from '../kernel/crypto/signTransaction.ts'
 import { defineActivity } from '../kernel/registry.ts'
 import { signerLookups } from './signRawPayloads.ts'
 

@@ -1,7 +1,7 @@
 import { ApiError } from '../kernel/base/errors.ts'
-import { checkPolicyName, POLICY_EFFECTS, readExpression } from '../policies/readPolicyParams.ts'
 import { defineActivity } from '../kernel/registry.ts'
 import type { Reads } from '../kernel/store/Store.ts'
+import { checkPolicyName, POLICY_EFFECTS, readExpression } from '../policies/readPolicyParams.ts'
 
 export async function findPolicy(reads: Reads, organizationId: string, policyId: string, field: string) {
   const policy = await reads.get('policies', policyId)

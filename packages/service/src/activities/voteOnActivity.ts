@@ -1,7 +1,7 @@
 import { ApiError } from '../kernel/base/errors.ts'
+import type { ActivityContext } from '../kernel/registry.ts'
 import { decideAfterVote } from '../pipeline/decideActivity.ts'
 import { executeActivity, respondWith } from '../pipeline/executeActivity.ts'
-import type { ActivityContext } from '../kernel/registry.ts'
 
 /**
  * Records a root user's vote on an activity awaiting consensus (found by fingerprint); when the

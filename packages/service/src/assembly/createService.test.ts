@@ -1,10 +1,10 @@
 import { ACTIVITY_PATHS, QUERY_PATHS } from '@latchkey/protocol'
 import { describe, expect, it } from 'vitest'
-import { createService, WrongMasterKeyError } from './createService.ts'
 import { ApiError } from '../kernel/base/errors.ts'
 import { defineActivity, type ServicePlugin } from '../kernel/registry.ts'
 import { openMemoryStore } from '../kernel/store/memory.ts'
 import { createHarness, resultOf } from '../testing/harness.ts'
+import { createService, WrongMasterKeyError } from './createService.ts'
 
 describe('createService', () => {
   it('serves a handler for every activity and query of the protocol', async () => {

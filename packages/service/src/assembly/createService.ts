@@ -1,26 +1,16 @@
 import type { ProxySettings } from '@latchkey/protocol'
 import { Hono } from 'hono'
 import { builtinActivities } from '../activities/index.ts'
-import {
-  bootstrapService,
-  type DevCredentials,
-  type DevOptions,
-  devCredentials,
-  type ServiceMode,
-} from './bootstrap.ts'
-import type { CryptoRunner, SealingKey } from '../kernel/crypto/index.ts'
 import { createDelivery, OTP_DELIVERY_JOB } from '../delivery/createDelivery.ts'
 import type { DeliveryOptions } from '../delivery/DeliveryOptions.ts'
 import { ApiError } from '../kernel/base/errors.ts'
-import type { JobQueueOptions } from '../kernel/JobQueue.ts'
-import {
-  FOREIGN_KEY_MESSAGE,
-  KEYRING_ID,
-  type KeyringPlan,
-  MasterKeyMismatchError,
-  planKeyring,
-} from './keyring.ts'
 import { type EventSink, silentSink } from '../kernel/base/events.ts'
+import type { CryptoRunner, SealingKey } from '../kernel/crypto/index.ts'
+import type { JobQueueOptions } from '../kernel/JobQueue.ts'
+import { type Clock, Runtime, type WebAuthnOptions } from '../kernel/Runtime.ts'
+import { type ActivityHandlers, Registry, type ServicePlugin } from '../kernel/registry.ts'
+import { type MemoryStoreOptions, openMemoryStore } from '../kernel/store/memory.ts'
+import { Store } from '../kernel/store/Store.ts'
 import { observeRequests } from '../observability/observeRequests.ts'
 import { Readiness, type ReadinessReport } from '../observability/Readiness.ts'
 import type { ServiceLogger } from '../observability/ServiceLogger.ts'
@@ -29,17 +19,27 @@ import { errorResponse, notFoundResponse } from '../pipeline/errorResponse.ts'
 import type { RateLimitOptions } from '../pipeline/RateLimitOptions.ts'
 import { bodyLimits, type PipelineEnv } from '../pipeline/readJson.ts'
 import { securityHeaders } from '../pipeline/securityHeaders.ts'
-import { builtinPlugins } from './builtinWings.ts'
 import { builtinQueries } from '../queries/index.ts'
-import { type Clock, Runtime, type WebAuthnOptions } from '../kernel/Runtime.ts'
-import { type ActivityHandlers, Registry, type ServicePlugin } from '../kernel/registry.ts'
 import { SENDING_DEFAULTS, type SendingOptions, type SponsorshipOptions } from '../sending/SendingOptions.ts'
 import { startSendWorker } from '../sending/sendWorker.ts'
 import { ensureSponsors } from '../sending/sponsors.ts'
 import type { CaptchaOptions } from '../signin/captcha/CaptchaOptions.ts'
 import type { OAuthOptions } from '../signin/oauth/OAuthProviderConfig.ts'
-import { type MemoryStoreOptions, openMemoryStore } from '../kernel/store/memory.ts'
-import { Store } from '../kernel/store/Store.ts'
+import {
+  bootstrapService,
+  type DevCredentials,
+  type DevOptions,
+  devCredentials,
+  type ServiceMode,
+} from './bootstrap.ts'
+import { builtinPlugins } from './builtinWings.ts'
+import {
+  FOREIGN_KEY_MESSAGE,
+  KEYRING_ID,
+  type KeyringPlan,
+  MasterKeyMismatchError,
+  planKeyring,
+} from './keyring.ts'
 
 /** Largest body of an auth-proxy or operator-settings request (passkey attestations included). */
 export const PROXY_BODY_LIMIT = 64 * 1024

@@ -3,7 +3,12 @@
 // none does, by this process. PostgreSQL is backed up with pg_dump (docs/operations.md).
 import { existsSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { backupDatabase, checkDatabaseFile, openDataDir, refuseExisting } from '../kernel/store/durableStores.ts'
+import {
+  backupDatabase,
+  checkDatabaseFile,
+  openDataDir,
+  refuseExisting,
+} from '../kernel/store/durableStores.ts'
 import { askDataDirHolder, lockDataDir } from '../kernel/store/lockDataDir.ts'
 import { readFlags } from './commandLine.ts'
 

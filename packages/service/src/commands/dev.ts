@@ -6,7 +6,13 @@ import { join } from 'node:path'
 import { createService, WrongMasterKeyError } from '../assembly/createService.ts'
 import { devFaucetPlugin, formatEth, fundAccount } from '../dev/devFaucet.ts'
 import { type EvmNode, startEvmNode } from '../dev/startEvmNode.ts'
+import { loadMasterKey, loadMasterKeyFile, openDataDir, openPostgres } from '../kernel/store/durableStores.ts'
+import { lockDataDir } from '../kernel/store/lockDataDir.ts'
 import { observability } from '../observability/observability.ts'
+import { sponsorAddress } from '../sending/sponsors.ts'
+import { ListenError, runServer } from '../server/runServer.ts'
+import { cryptoWorkers } from '../workers/cryptoWorkers.ts'
+import { nativeVerifyP256 } from '../workers/nativeVerify.ts'
 import {
   type CliOptions,
   DEV_EVM_CHAIN,
@@ -18,12 +24,6 @@ import {
   UsageError,
   writeEnvFile,
 } from './parseDevFlags.ts'
-import { sponsorAddress } from '../sending/sponsors.ts'
-import { ListenError, runServer } from '../server/runServer.ts'
-import { loadMasterKey, loadMasterKeyFile, openDataDir, openPostgres } from '../kernel/store/durableStores.ts'
-import { lockDataDir } from '../kernel/store/lockDataDir.ts'
-import { cryptoWorkers } from '../workers/cryptoWorkers.ts'
-import { nativeVerifyP256 } from '../workers/nativeVerify.ts'
 
 const NAME = 'latchkey-service'
 

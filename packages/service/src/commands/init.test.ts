@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
+import { createService, DevDatabaseError, type Service } from '../assembly/createService.ts'
 import { ConfigError } from '../config/ConfigError.ts'
 import { trustProxies } from '../config/trustedProxies.ts'
-import { createService, DevDatabaseError, type Service } from '../assembly/createService.ts'
 import { openMemoryStore } from '../kernel/store/memory.ts'
 import { testKey } from '../testing/harness.ts'
 import { initParentOrganization, readRootPublicKey } from './init.ts'

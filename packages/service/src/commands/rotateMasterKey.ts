@@ -4,12 +4,12 @@
 import { readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { sql } from 'kysely'
-import { createSealer, masterKeyCheck } from '../kernel/crypto/sealer.ts'
 import { KEYRING_ID, planKeyring } from '../assembly/keyring.ts'
-import { rotateSecrets } from './rotateSecrets.ts'
+import { createSealer, masterKeyCheck } from '../kernel/crypto/sealer.ts'
 import { loadMasterKey, loadMasterKeyFile, openDataDir, openPostgres } from '../kernel/store/durableStores.ts'
 import type { Store } from '../kernel/store/Store.ts'
 import { dataLocation, readFlags } from './commandLine.ts'
+import { rotateSecrets } from './rotateSecrets.ts'
 
 const USAGE = `Usage: latchkey-service rotate-master-key --new-key-file <file> (--data-dir <dir> | --database-url <url>)
          [--master-key-file <file>] [--batch-size <n>] [--settle-seconds <n>]

@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
+import { KEYRING_ID } from '../assembly/keyring.ts'
 import { CryptoInputError } from '../kernel/crypto/errors.ts'
 import { type Sealer, sealedVersion } from '../kernel/crypto/sealer.ts'
-import { KEYRING_ID } from '../assembly/keyring.ts'
 import type { KeyringRow, TableName } from '../kernel/store/model.ts'
 import { INDEXES } from '../kernel/store/model.ts'
 import type { Store } from '../kernel/store/Store.ts'

@@ -2,6 +2,7 @@
 // configuration that is safe (see config/productionRefusals.ts), serves the parent organization
 // `init` made, mounts no dev surface and prints nothing secret.
 import { parseArgs } from 'node:util'
+import type { Service } from '../assembly/createService.ts'
 import { ConfigError } from '../config/ConfigError.ts'
 import { FLAG_KEYS, inspectConfig, type LoadedConfig } from '../config/loadConfig.ts'
 import { productionRefusals } from '../config/productionRefusals.ts'
@@ -9,7 +10,6 @@ import { describeStorage, productionService } from '../config/productionService.
 import { observabilityOptions } from '../config/sections/observability.ts'
 import { sponsorBalanceOptions } from '../config/sections/sponsorship.ts'
 import { trustProxies } from '../config/trustedProxies.ts'
-import type { Service } from '../assembly/createService.ts'
 import { observability } from '../observability/observability.ts'
 import { watchSponsorBalances } from '../sending/sponsorBalances.ts'
 import { loadedSponsors } from '../sending/sponsors.ts'

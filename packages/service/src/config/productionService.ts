@@ -9,10 +9,10 @@ import {
   WrongMasterKeyError,
 } from '../assembly/createService.ts'
 import { smtpMailer } from '../delivery/smtpMailer.ts'
-import { SponsorKeyMismatchError } from '../sending/sponsors.ts'
 import { openDataDir, openPostgres } from '../kernel/store/durableStores.ts'
 import { DatabaseAheadError, MigrationsPendingError } from '../kernel/store/migrations.ts'
 import type { Store } from '../kernel/store/Store.ts'
+import { SponsorKeyMismatchError } from '../sending/sponsors.ts'
 import { cryptoWorkers } from '../workers/cryptoWorkers.ts'
 import { nativeVerifyP256 } from '../workers/nativeVerify.ts'
 import { ConfigError } from './ConfigError.ts'

@@ -1,6 +1,6 @@
 import type { OtpType } from '@latchkey/protocol'
-import { JobError, type JobHandler, PermanentJobError } from '../kernel/JobQueue.ts'
 import type { EventSink } from '../kernel/base/events.ts'
+import { JobError, type JobHandler, PermanentJobError } from '../kernel/JobQueue.ts'
 import type { DeliveryOptions, EmailTemplates, Mailer } from './DeliveryOptions.ts'
 import { checkTemplate, type DeliveryValues, renderDeliveryTemplate } from './renderDeliveryTemplate.ts'
 import { ProviderError, type SmsSender, smsSender } from './smsSender.ts'

@@ -1,8 +1,8 @@
 // Node only: funding accounts on the local EVM node of `latchkey-service dev --evm`, from the
 // command line (`--fund`) and from an app (`POST /dev/faucet`, a dev surface like the outbox).
 import { ApiError } from '../kernel/base/errors.ts'
-import { localOnly } from '../pipeline/originPolicy.ts'
 import type { ServicePlugin } from '../kernel/registry.ts'
+import { localOnly } from '../pipeline/originPolicy.ts'
 
 /** What `--fund <address>` and the faucet give when no amount is named. */
 export const DEFAULT_FUND_ETH = '100'

@@ -18,8 +18,8 @@ import { ed25519 } from '@noble/curves/ed25519.js'
 import { p256 } from '@noble/curves/nist.js'
 import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
-import { CryptoInputError, validateAccountSpec } from '../kernel/crypto/index.ts'
 import { ApiError } from '../kernel/base/errors.ts'
+import { CryptoInputError, validateAccountSpec } from '../kernel/crypto/index.ts'
 import { Reader } from '../kernel/Reader.ts'
 
 /** Largest number of accounts one activity derives. */

@@ -2,9 +2,13 @@ import { ADDRESS_FORMATS, type AddressFormat, CURVES, type Curve } from '@latchk
 import { ed25519 } from '@noble/curves/ed25519.js'
 import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { bytesToHex } from '@noble/hashes/utils.js'
-import { addressFromPublicKey, assertAddressFormatForCurve, CryptoInputError } from '../kernel/crypto/index.ts'
 import { ApiError } from '../kernel/base/errors.ts'
 import { timestampOf } from '../kernel/base/ids.ts'
+import {
+  addressFromPublicKey,
+  assertAddressFormatForCurve,
+  CryptoInputError,
+} from '../kernel/crypto/index.ts'
 import { Reader, stringItem } from '../kernel/Reader.ts'
 import type { ActivityContext } from '../kernel/registry.ts'
 import type { PrivateKeyRow, WalletAccountRow } from '../kernel/store/model.ts'

@@ -1,5 +1,5 @@
-import { CryptoInputError, makeExportBundle, openImportCiphertext } from '../kernel/crypto/index.ts'
 import { ApiError } from '../kernel/base/errors.ts'
+import { CryptoInputError, makeExportBundle, openImportCiphertext } from '../kernel/crypto/index.ts'
 import type { ActivityContext } from '../kernel/registry.ts'
 import type { UserRow } from '../kernel/store/model.ts'
 import { withField } from './params.ts'

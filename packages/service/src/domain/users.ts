@@ -8,11 +8,11 @@ import type {
 import { bytesToHex } from '@noble/hashes/utils.js'
 import { verifyRegistrationResponse } from '@simplewebauthn/server'
 import { mapInOrder } from '../kernel/base/async.ts'
-import { base64urlToBytes } from '../pipeline/authenticate.ts'
 import { ApiError } from '../kernel/base/errors.ts'
 import type { ActivityContext } from '../kernel/registry.ts'
 import type { UserRow } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Store.ts'
+import { base64urlToBytes } from '../pipeline/authenticate.ts'
 
 export const CREDENTIAL_TYPE_OF_CURVE: Record<ApiKeyCurve, CredentialType> = {
   API_KEY_CURVE_P256: 'CREDENTIAL_TYPE_API_KEY_P256',

@@ -1,7 +1,7 @@
 import type { AccountSpec } from '@latchkey/protocol'
 import { mapInOrder } from '../kernel/base/async.ts'
-import { deriveAccount, generateMnemonic, type NewWalletResult, seedOf } from '../kernel/crypto/index.ts'
 import { ApiError } from '../kernel/base/errors.ts'
+import { deriveAccount, generateMnemonic, type NewWalletResult, seedOf } from '../kernel/crypto/index.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { ActivityContext } from '../kernel/registry.ts'
 import type { WalletAccountRow, WalletRow } from '../kernel/store/model.ts'

@@ -1,9 +1,9 @@
 import { BUNDLE_HPKE_INFO_TEXT } from '@latchkey/protocol'
 import type { Hono } from 'hono'
-import { configuredOrigins } from '../pipeline/originPolicy.ts'
-import type { PipelineEnv } from '../pipeline/readJson.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { ServicePlugin } from '../kernel/registry.ts'
+import { configuredOrigins } from '../pipeline/originPolicy.ts'
+import type { PipelineEnv } from '../pipeline/readJson.ts'
 
 /**
  * The secret frame: a page served by the service (`GET /frame/export`, `GET /frame/import`) that

@@ -1,12 +1,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
-import { createSealer } from './crypto/sealer.ts'
-import { newId } from './base/ids.ts'
 import type { ServiceEventMap, ServiceEventName } from './base/events.ts'
+import { newId } from './base/ids.ts'
+import { createSealer } from './crypto/sealer.ts'
+import { JobError, JobQueue, type JobQueueHost, type JobQueueOptions, PermanentJobError } from './JobQueue.ts'
 import { openPostgres } from './store/durableStores.ts'
 import { openMemoryStore } from './store/memory.ts'
 import type { Store } from './store/Store.ts'
-import { JobError, JobQueue, type JobQueueHost, type JobQueueOptions, PermanentJobError } from './JobQueue.ts'
 
 /**
  * The durable queue against the databases it runs on: SQLite (one process) and PostgreSQL (a

@@ -1,21 +1,16 @@
 import { utf8ToBytes } from '@noble/hashes/utils.js'
-import type { Caller } from './Caller.ts'
-import { type CryptoRunner, createSealer, inlineCrypto, type SealingKey } from './crypto/index.ts'
 import type { Delivery } from '../delivery/createDelivery.ts'
-import { newId } from './base/ids.ts'
-import { JobQueue, type JobQueueOptions } from './JobQueue.ts'
-import {
-  type EventSink,
-  type ServiceEventMap,
-  type ServiceEventName,
-  silentSink,
-} from './base/events.ts'
-import { observeCrypto } from './observeCrypto.ts'
 import type { RateLimitOptions } from '../pipeline/RateLimitOptions.ts'
 import type { SendingOptions, SponsorshipOptions } from '../sending/SendingOptions.ts'
-import { Lifecycle } from './Lifecycle.ts'
 import type { CaptchaOptions } from '../signin/captcha/CaptchaOptions.ts'
 import type { OAuthOptions } from '../signin/oauth/OAuthProviderConfig.ts'
+import { type EventSink, type ServiceEventMap, type ServiceEventName, silentSink } from './base/events.ts'
+import { newId } from './base/ids.ts'
+import type { Caller } from './Caller.ts'
+import { type CryptoRunner, createSealer, inlineCrypto, type SealingKey } from './crypto/index.ts'
+import { JobQueue, type JobQueueOptions } from './JobQueue.ts'
+import { Lifecycle } from './Lifecycle.ts'
+import { observeCrypto } from './observeCrypto.ts'
 import type { ServiceRow } from './store/model.ts'
 import type { Store } from './store/Store.ts'
 

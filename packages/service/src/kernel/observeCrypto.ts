@@ -1,5 +1,5 @@
-import type { CryptoRunner } from './crypto/index.ts'
 import type { EventSink } from './base/events.ts'
+import type { CryptoRunner } from './crypto/index.ts'
 
 /**
  * `runner` reporting each job's start and end (`crypto.started`, `crypto.finished` with its time),

@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from 'hono'
 import { ApiError } from '../kernel/base/errors.ts'
-import type { Runtime } from '../kernel/Runtime.ts'
 import type { HttpMethod, RouteFamily } from '../kernel/base/events.ts'
+import type { Runtime } from '../kernel/Runtime.ts'
 import type { ServiceLogger } from './ServiceLogger.ts'
 
 /** The header a request id comes in and goes back out in. */

@@ -1,6 +1,6 @@
 import { ApiError } from '../kernel/base/errors.ts'
-import type { Runtime } from '../kernel/Runtime.ts'
 import type { Reader } from '../kernel/Reader.ts'
+import type { Runtime } from '../kernel/Runtime.ts'
 
 /** Checks `timestampMs` against the clock (the request must be live). */
 export function checkTimestamp(runtime: Runtime, body: Reader): void {

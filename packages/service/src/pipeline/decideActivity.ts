@@ -1,17 +1,17 @@
 import type { PolicyOutcome } from '@latchkey/protocol'
 import { mapInOrder } from '../kernel/base/async.ts'
-import { decodeTransactionForPolicy } from '../kernel/crypto/signTransaction.ts'
 import { ApiError } from '../kernel/base/errors.ts'
+import { decodeTransactionForPolicy } from '../kernel/crypto/signTransaction.ts'
+import type { Runtime } from '../kernel/Runtime.ts'
+import type { ActivityHandler, Caller } from '../kernel/registry.ts'
+import type { ActivityRow, OrganizationRow, VoteRow } from '../kernel/store/model.ts'
+import type { Reads, Transaction } from '../kernel/store/Store.ts'
 import {
   combinePolicyResults,
   evaluatePolicies,
   type PolicyEvaluationResult,
 } from '../policies/evaluatePolicies.ts'
 import { type Approval, consensusContextOf, policyContextsOf } from '../policies/policyContextOf.ts'
-import type { Runtime } from '../kernel/Runtime.ts'
-import type { ActivityHandler, Caller } from '../kernel/registry.ts'
-import type { ActivityRow, OrganizationRow, VoteRow } from '../kernel/store/model.ts'
-import type { Reads, Transaction } from '../kernel/store/Store.ts'
 
 /**
  * Who may make an activity happen, decided in one place: when it is submitted

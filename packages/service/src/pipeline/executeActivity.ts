@@ -1,12 +1,12 @@
 import type { ActivityPath } from '@latchkey/protocol'
 import { ApiError } from '../kernel/base/errors.ts'
 import type { ServiceEventMap, ServiceEventName } from '../kernel/base/events.ts'
+import { Reader } from '../kernel/Reader.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { ActivityContext, ActivityHandler, PrepareContext } from '../kernel/registry.ts'
 import type { ActivityRow, VoteRow } from '../kernel/store/model.ts'
 import { isDatabaseError, NotInSnapshot, type Reads, type Transaction } from '../kernel/store/Store.ts'
 import { toApiError } from './errorResponse.ts'
-import { Reader } from '../kernel/Reader.ts'
 
 export interface Execution {
   row: ActivityRow

@@ -1,5 +1,5 @@
-import type { Caller } from '../kernel/Caller.ts'
 import { ApiError } from '../kernel/base/errors.ts'
+import type { Caller } from '../kernel/Caller.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { Registry } from '../kernel/registry.ts'
 import type { OrganizationRow } from '../kernel/store/model.ts'

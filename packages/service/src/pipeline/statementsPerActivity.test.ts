@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
-import { createMetrics } from '../observability/metrics.ts'
 import { openPostgres } from '../kernel/store/durableStores.ts'
 import { openMemoryStore } from '../kernel/store/memory.ts'
 import type { Store } from '../kernel/store/Store.ts'
+import { createMetrics } from '../observability/metrics.ts'
 import { createHarness, ETHEREUM_ACCOUNT, type Harness, resultOf, testKey } from '../testing/harness.ts'
 
 /**

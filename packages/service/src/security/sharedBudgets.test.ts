@@ -8,9 +8,9 @@
 
 import { CAPTCHA_TOKEN_HEADER, PROXY_CONFIG_HEADER } from '@latchkey/protocol'
 import { describe, expect, it } from 'vitest'
+import type { CreateServiceOptions } from '../assembly/createService.ts'
 import { serverSection } from '../config/sections/server.ts'
 import { type ForwardedHeader, forwardedInfo, proxyMatcher, trustProxies } from '../config/trustedProxies.ts'
-import type { CreateServiceOptions } from '../assembly/createService.ts'
 import { addressBudgetKey } from '../pipeline/rateLimit.ts'
 import { OTP_INIT_PER_ADDRESS } from '../signin/proxy/otpInit.ts'
 import { createHarness, fakeClock, type Harness, type Json } from '../testing/harness.ts'

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { createService } from '../assembly/createService.ts'
-import { sponsorAddress } from './sponsors.ts'
 import { createMetrics } from '../observability/metrics.ts'
 import { watchSponsorBalances } from './sponsorBalances.ts'
+import { sponsorAddress } from './sponsors.ts'
 
 const CHAIN = 'eip155:31337'
 const SOLANA = 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1'

@@ -1,9 +1,9 @@
 import { hexToBytes } from '@noble/hashes/utils.js'
 import type { Hono } from 'hono'
 import { signJwt } from '../kernel/crypto/index.ts'
+import { PluginStateKey, type Runtime } from '../kernel/Runtime.ts'
 import { localOnly } from '../pipeline/originPolicy.ts'
 import type { PipelineEnv } from '../pipeline/readJson.ts'
-import { PluginStateKey, type Runtime } from '../kernel/Runtime.ts'
 import { createOAuthProviders, type OAuthProviders } from './oauth/createOAuthProviders.ts'
 import {
   createServiceOidc,

@@ -1,11 +1,11 @@
 import type { OauthProviderParams, OauthProviderParamsV2, VerificationTokenClaims } from '@latchkey/protocol'
-import { mapInOrder } from '../kernel/base/async.ts'
 import {
   type ContactKind,
   contactKindOf,
   holdsVerifiedContact,
   withContact,
 } from '../domain/verifiedContact.ts'
+import { mapInOrder } from '../kernel/base/async.ts'
 import { ApiError } from '../kernel/base/errors.ts'
 import { Reader } from '../kernel/Reader.ts'
 import type { ServicePlugin, SubOrganizationHookContext, VerificationTokenProof } from '../kernel/registry.ts'

@@ -1,7 +1,7 @@
 import type { VerificationTokenClaims } from '@latchkey/protocol'
 import { hexToBytes } from '@noble/hashes/utils.js'
-import { CryptoInputError, verifyJwt } from '../kernel/crypto/index.ts'
 import { ApiError } from '../kernel/base/errors.ts'
+import { CryptoInputError, verifyJwt } from '../kernel/crypto/index.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { OrganizationRow } from '../kernel/store/model.ts'
 import { signInState } from './signInState.ts'

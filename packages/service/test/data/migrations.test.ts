@@ -6,7 +6,11 @@ import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sqliteBackend } from '../../src/kernel/store/backends/sqliteBackend.ts'
 import { DATABASE_FILE, openDataDir, openPostgres } from '../../src/kernel/store/durableStores.ts'
-import { DatabaseAheadError, knownMigrations, MigrationsPendingError } from '../../src/kernel/store/migrations.ts'
+import {
+  DatabaseAheadError,
+  knownMigrations,
+  MigrationsPendingError,
+} from '../../src/kernel/store/migrations.ts'
 import { wasmSqlite } from '../../src/kernel/store/wasmSqlite.ts'
 import { type PostgresCluster, startPostgres } from '../durability/postgres.ts'
 import { hashTree, removeDir, tempDir } from '../durability/tempDir.ts'

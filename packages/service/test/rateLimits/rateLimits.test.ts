@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
 import type { CreateServiceOptions } from '../../src/assembly/createService.ts'
 import type { EventSink } from '../../src/kernel/base/events.ts'
-import { createMetrics } from '../../src/observability/metrics.ts'
 import { openPostgres } from '../../src/kernel/store/durableStores.ts'
+import { createMetrics } from '../../src/observability/metrics.ts'
 import { createHarness, fakeClock, type Harness, type Json, type TestKey } from '../../src/testing/harness.ts'
 
 interface Answer {

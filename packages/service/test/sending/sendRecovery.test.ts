@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startSendWorker } from '../../src/sending/sendWorker.ts'
 import { openDataDir } from '../../src/kernel/store/durableStores.ts'
+import { startSendWorker } from '../../src/sending/sendWorker.ts'
 import {
   createHarness,
   ETHEREUM_ACCOUNT,

@@ -4,8 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
 import type { CreateServiceOptions } from '../../src/assembly/createService.ts'
-import { sponsorAddress } from '../../src/sending/sponsors.ts'
 import { openPostgres } from '../../src/kernel/store/durableStores.ts'
+import { sponsorAddress } from '../../src/sending/sponsors.ts'
 import {
   createHarness,
   ETHEREUM_ACCOUNT,

@@ -1,7 +1,7 @@
 import { Transaction } from 'micro-eth-signer'
-import { decodeSignedTransaction } from '../../kernel/crypto/index.ts'
 import { withField } from '../../domain/params.ts'
 import { ApiError } from '../../kernel/base/errors.ts'
+import { decodeSignedTransaction } from '../../kernel/crypto/index.ts'
 import { defineActivity } from '../../kernel/registry.ts'
 import { recordSend, rpcFor } from '../ethSend.ts'
 import { nodeFailure, RpcRefusedError } from '../sendRpc.ts'

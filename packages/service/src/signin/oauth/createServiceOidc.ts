@@ -1,5 +1,5 @@
-import { CryptoInputError, signJwt, verifyJwt } from '../../kernel/crypto/index.ts'
 import { ApiError } from '../../kernel/base/errors.ts'
+import { CryptoInputError, signJwt, verifyJwt } from '../../kernel/crypto/index.ts'
 
 /** Claims of the OIDC token the service issues after an OAuth exchange. */
 export interface ServiceOidcClaims {

@@ -1,4 +1,5 @@
 import { bytesToHex } from '@noble/hashes/utils.js'
+import { ApiError } from '../../kernel/base/errors.ts'
 import {
   CryptoInputError,
   openImportCiphertext,
@@ -6,7 +7,6 @@ import {
   randomP256PrivateKey,
   signBundle,
 } from '../../kernel/crypto/index.ts'
-import { ApiError } from '../../kernel/base/errors.ts'
 import type { Runtime } from '../../kernel/Runtime.ts'
 
 /** How long an OTP's encryption target lives (the longest a code can live). */

@@ -12,9 +12,9 @@ import {
 import type { Context, Hono } from 'hono'
 import { ApiError } from '../../kernel/base/errors.ts'
 import type { Reader } from '../../kernel/Reader.ts'
-import type { PipelineEnv } from '../../pipeline/readJson.ts'
 import type { Runtime } from '../../kernel/Runtime.ts'
 import type { ProxyConfigRow } from '../../kernel/store/model.ts'
+import type { PipelineEnv } from '../../pipeline/readJson.ts'
 import { signInState } from '../signInState.ts'
 import { signProxyStamp } from './signProxyStamp.ts'
 

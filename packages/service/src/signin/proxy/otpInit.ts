@@ -1,6 +1,6 @@
 import { CAPTCHA_TOKEN_HEADER, OTP_TYPES, type OtpType, type ProxyResponse } from '@latchkey/protocol'
-import { clientAddress } from '../../pipeline/originPolicy.ts'
 import type { Reader } from '../../kernel/Reader.ts'
+import { clientAddress } from '../../pipeline/originPolicy.ts'
 import { addressBudgetKey } from '../../pipeline/rateLimit.ts'
 import { verifyCaptcha } from '../captcha/verifyCaptcha.ts'
 import { signInState } from '../signInState.ts'
