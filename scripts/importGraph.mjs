@@ -96,7 +96,11 @@ export function offence(from, to, layers = LAYERS, layerOfFile = layerOf) {
   if (a === undefined || b === undefined) return undefined
   if (a === 'service wing' && b === 'service wing' && serviceFolderOf(from) !== serviceFolderOf(to))
     return `a wing may not import another wing (${serviceFolderOf(from)}/ → ${serviceFolderOf(to)}/): put what they share in kernel/`
-  if (a === 'service api' && serviceFolderOf(from) === 'pipeline' && PIPELINE_MUST_NOT_IMPORT.includes(serviceFolderOf(to)))
+  if (
+    a === 'service api' &&
+    serviceFolderOf(from) === 'pipeline' &&
+    PIPELINE_MUST_NOT_IMPORT.includes(serviceFolderOf(to))
+  )
     return `the pipeline may not import the handlers it runs (${serviceFolderOf(to)}/)`
   if (a === b) return undefined
   if ((layers[a] ?? []).includes(b)) return undefined
@@ -262,7 +266,8 @@ const serviceUnitOf = (file) => serviceFolderOf(file) || file.slice(SERVICE.leng
 export function serviceFolders(graph) {
   const unitGraph = new Map()
   for (const [from, targets] of graph) {
-    if (!from.startsWith(SERVICE) || layerOf(from) === undefined || from.startsWith(`${SERVICE}testing/`)) continue
+    if (!from.startsWith(SERVICE) || layerOf(from) === undefined || from.startsWith(`${SERVICE}testing/`))
+      continue
     const a = serviceUnitOf(from)
     if (!unitGraph.has(a)) unitGraph.set(a, new Set())
     for (const to of targets) {
@@ -289,7 +294,8 @@ export function serviceFolders(graph) {
     let best = 0
     for (const [a, targets] of unitGraph) {
       if (node(a) !== n) continue
-      for (const b of targets) if (node(b) !== n && !seen.has(node(b))) best = Math.max(best, depthOf(node(b), seen))
+      for (const b of targets)
+        if (node(b) !== n && !seen.has(node(b))) best = Math.max(best, depthOf(node(b), seen))
     }
     depth.set(n, best + 1)
     return best + 1
@@ -303,7 +309,10 @@ export function serviceFolders(graph) {
 export function biggestServiceFiles(count = 5) {
   return sourceFiles('packages/service/src')
     .filter((file) => layerOf(file) !== undefined)
-    .map((file) => ({ file: file.slice(SERVICE.length), lines: readFileSync(path.join(root, file), 'utf8').split('\n').length }))
+    .map((file) => ({
+      file: file.slice(SERVICE.length),
+      lines: readFileSync(path.join(root, file), 'utf8').split('\n').length,
+    }))
     .sort((x, y) => y.lines - x.lines)
     .slice(0, count)
 }
@@ -315,11 +324,16 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   }
   const lines = describeFindings(checkGraph(graph))
   const folders = serviceFolders(graph)
-  for (const members of folders.loops) lines.push(`service folder loop: ${members.join(', ')} import each other round`)
+  for (const members of folders.loops)
+    lines.push(`service folder loop: ${members.join(', ')} import each other round`)
   console.log(
     `service folders: ${folders.units} folders and loose files on ${folders.levels} levels; ${folders.loops.length} loop(s), ${folders.loopImports} import(s) between folders of a loop`,
   )
-  console.log(`service's biggest files: ${biggestServiceFiles().map(({ file, lines }) => `${file} ${lines}`).join(', ')}`)
+  console.log(
+    `service's biggest files: ${biggestServiceFiles()
+      .map(({ file, lines }) => `${file} ${lines}`)
+      .join(', ')}`,
+  )
   const edges = [...graph.values()].reduce((sum, targets) => sum + targets.size, 0)
   if (lines.length > 0) {
     for (const line of lines) console.error(line)
