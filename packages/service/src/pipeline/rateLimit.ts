@@ -100,7 +100,8 @@ export async function rateLimitClient(
 
 /**
  * Charges an admitted request to its credential's and its organization's budgets (whichever of
- * `limits` are configured: `activityApi`'s `rateLimits`) and refuses it with 429 `RATE_LIMITED` and `retryAfterSeconds` when one is spent. A
+ * `limits`, `activityApi`'s `rateLimits`, are configured) and refuses it with 429 `RATE_LIMITED`
+ * and `retryAfterSeconds` when one is spent. A
  * plugin's own service user (the auth proxy's) is neither refused nor charged: it forwards
  * anonymous traffic, which `rateLimitClient` budgets per client address, and must not spend the
  * budget of the organization it acts in (the operator's own keys would get the 429s).

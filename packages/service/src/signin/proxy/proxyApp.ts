@@ -81,8 +81,9 @@ function camelizeKeys(body: Record<string, unknown>): Record<string, unknown> {
 /**
  * The budget, configuration and origin checks of every proxy call. A preflight carries no config
  * id, so it is granted to origins some enabled configuration allows; the call itself is charged
- * to its client address's budget (the sign-in wing's `rateLimits.perClientAddress`), must name its configuration (`X-Auth-Proxy-Config-Id`), come from one of its allowed origins, and find the
- * proxy switched on. Errors keep the CORS grant when the origin may read them.
+ * to its client address's budget (the sign-in wing's `rateLimits.perClientAddress`), must name
+ * its configuration (`X-Auth-Proxy-Config-Id`), come from one of its allowed origins, and find
+ * the proxy switched on. Errors keep the CORS grant when the origin may read them.
  */
 function proxyConfiguration(runtime: Runtime): MiddlewareHandler<ProxyEnv> {
   const { rateLimits } = signInState(runtime).options
