@@ -99,7 +99,7 @@ export interface Service {
    * (`runtime.lifecycle.onDrain`: job workers) to finish or hand its work back before `deadline`.
    */
   drain(deadline?: AbortSignal): Promise<void>
-  /** Drains (if no one did), then closes the crypto workers and the store. */
+  /** Drains (if no one did), stops the job worker, closes each plugin (`close`), then the crypto workers and the store. */
   close(): Promise<void>
 }
 
