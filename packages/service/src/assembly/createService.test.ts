@@ -1,10 +1,51 @@
-import { ACTIVITY_PATHS, QUERY_PATHS } from '@latchkey/protocol'
+import { ACTIVITY_PATHS, PROXY_CONFIG_HEADER, QUERY_PATHS } from '@latchkey/protocol'
 import { describe, expect, it } from 'vitest'
 import { ApiError } from '../kernel/base/errors.ts'
 import { defineActivity, type ServicePlugin } from '../kernel/registry.ts'
 import { openMemoryStore } from '../kernel/store/memory.ts'
 import { createHarness, resultOf } from '../testing/harness.ts'
-import { createService, WrongMasterKeyError } from './createService.ts'
+import {
+  type CreateServiceOptions,
+  createService,
+  type Service,
+  WrongMasterKeyError,
+} from './createService.ts'
+
+/** An anonymous auth-proxy call from `address`, as the Node server hands it over. */
+async function proxyCall(service: Service, path: string, address = '198.51.100.7') {
+  const response = await service.app.request(
+    `/v1/${path}`,
+    {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [PROXY_CONFIG_HEADER]: service.dev.authProxyConfigId! },
+      body: '{}',
+    },
+    { incoming: { socket: { remoteAddress: address } } },
+  )
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> }
+}
+
+/** Sign-in and delivery options whose secrets no part but their own wing should hold. */
+const WING_OPTIONS: CreateServiceOptions = {
+  captcha: { provider: 'turnstile', siteKey: 'site-key-1', secret: 'captcha-secret-1' },
+  oauth: {
+    providers: {
+      google: {
+        clientId: 'google-client',
+        clientSecret: 'oauth-secret-1',
+        redirectUris: ['https://app.test/cb'],
+        tokenEndpoint: 'https://idp.test/token',
+        jwksUri: 'https://idp.test/jwks',
+        authorizationEndpoint: 'https://idp.test/authorize',
+        tokenEndpointAuthMethod: 'client_secret_basic',
+      },
+    },
+  },
+  delivery: {
+    sms: { provider: 'webhook', url: 'https://sms.test/hook', secret: 'sms-secret-1' },
+  },
+  rateLimits: { perClientAddress: { perSecond: 1, burst: 1 } },
+}
 
 describe('createService', () => {
   it('serves a handler for every activity and query of the protocol', async () => {
@@ -122,5 +163,78 @@ describe('createService', () => {
     expect((await h.query('count_renames')).body).toEqual({ count: 1 })
     expect(await (await h.service.app.request('/dev/hello')).json()).toEqual({ hello: 'world' })
     expect(await h.service.store.findBy('pluginRows', 'kind', 'boot')).toHaveLength(1)
+  })
+
+  it('keeps each wing’s options in the wing: a plugin finds no CAPTCHA, OAuth or SMS secret in runtime.options', async () => {
+    // A third-party plugin reads what the runtime hands every handler.
+    let seen = ''
+    const snoop: ServicePlugin = {
+      name: 'snoop',
+      bootstrap: (_tx, runtime) => {
+        seen = JSON.stringify(runtime.options)
+      },
+    }
+    const service = await createService({ ...WING_OPTIONS, plugins: [snoop] })
+    expect(seen).toContain('"mode":"dev"')
+    for (const secret of [
+      'captcha-secret-1',
+      'oauth-secret-1',
+      'sms-secret-1',
+      'site-key-1',
+      'perClientAddress',
+    ])
+      expect(seen).not.toContain(secret)
+    // The wings still act on them: the Turnstile site key is published, the address budget holds.
+    expect(await proxyCall(service, 'wallet_kit_client_params')).toEqual({
+      status: 200,
+      body: { turnstileSiteKey: 'site-key-1' },
+    })
+    const second = await proxyCall(service, 'wallet_kit_client_params')
+    expect(second.status).toBe(429)
+    expect(second.body).toMatchObject({ details: { limit: 'perClientAddress' } })
+    await service.close()
+  })
+
+  it('builds the wings per service: two services in one process keep their own sign-in options', async () => {
+    const withCaptcha = await createService(WING_OPTIONS)
+    const without = await createService()
+    expect((await proxyCall(withCaptcha, 'wallet_kit_client_params')).body).toEqual({
+      turnstileSiteKey: 'site-key-1',
+    })
+    expect((await proxyCall(without, 'wallet_kit_client_params')).body).toEqual({})
+    // No budget on the second: its calls from one address are never refused.
+    for (let i = 0; i < 3; i++)
+      expect((await proxyCall(without, 'wallet_kit_client_params')).status).toBe(200)
+    await Promise.all([withCaptcha.close(), without.close()])
+  })
+
+  it('closes each plugin after the job worker stopped, before the store', async () => {
+    const order: string[] = []
+    const plugin: ServicePlugin = {
+      name: 'closing',
+      bootstrap: (_tx, runtime) => {
+        const { jobs, store } = runtime
+        const [stopJobs, closeStore] = [jobs.stop.bind(jobs), store.close.bind(store)]
+        jobs.stop = async () => {
+          await stopJobs()
+          order.push('jobs stopped')
+        }
+        store.close = async () => {
+          order.push('store closing')
+          await closeStore()
+        }
+      },
+      close: async (runtime) => {
+        // The store is still open: a wing may read or write its last word.
+        order.push(
+          `plugin closed, store open: ${(await runtime.store.get('service', 'service')) !== undefined}`,
+        )
+      },
+    }
+    // The delivery wing registers a job handler, so the worker runs.
+    const service = await createService({ ...WING_OPTIONS, plugins: [plugin] })
+    expect(service.runtime.jobs.kinds()).toEqual(['otp.deliver'])
+    await service.close()
+    expect([...new Set(order)]).toEqual(['jobs stopped', 'plugin closed, store open: true', 'store closing'])
   })
 })

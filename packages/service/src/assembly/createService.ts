@@ -1,30 +1,26 @@
 import type { ProxySettings } from '@latchkey/protocol'
 import { Hono } from 'hono'
 import { builtinActivities } from '../activities/index.ts'
-import { createDelivery, OTP_DELIVERY_JOB } from '../delivery/createDelivery.ts'
-import type { DeliveryOptions } from '../delivery/DeliveryOptions.ts'
+import type { DeliveryWingOptions } from '../delivery/deliveryWing.ts'
 import { ApiError } from '../kernel/base/errors.ts'
-import { type EventSink, silentSink } from '../kernel/base/events.ts'
-import type { CryptoRunner, SealingKey } from '../kernel/crypto/index.ts'
-import type { JobQueueOptions } from '../kernel/JobQueue.ts'
-import { type Clock, Runtime, type WebAuthnOptions } from '../kernel/Runtime.ts'
+import type { KernelOptions } from '../kernel/KernelOptions.ts'
+import { Runtime } from '../kernel/Runtime.ts'
 import { type ActivityHandlers, Registry, type ServicePlugin } from '../kernel/registry.ts'
-import { type MemoryStoreOptions, openMemoryStore } from '../kernel/store/memory.ts'
+import { openMemoryStore } from '../kernel/store/memory.ts'
 import { Store } from '../kernel/store/Store.ts'
 import { observeRequests } from '../observability/observeRequests.ts'
 import { Readiness, type ReadinessReport } from '../observability/Readiness.ts'
 import type { ServiceLogger } from '../observability/ServiceLogger.ts'
 import { activityApi } from '../pipeline/activityApi.ts'
 import { errorResponse, notFoundResponse } from '../pipeline/errorResponse.ts'
-import type { RateLimitOptions } from '../pipeline/RateLimitOptions.ts'
+import type { PipelineOptions } from '../pipeline/RateLimitOptions.ts'
 import { bodyLimits, type PipelineEnv } from '../pipeline/readJson.ts'
 import { securityHeaders } from '../pipeline/securityHeaders.ts'
 import { builtinQueries } from '../queries/index.ts'
 import { SENDING_DEFAULTS, type SendingOptions, type SponsorshipOptions } from '../sending/SendingOptions.ts'
 import { startSendWorker } from '../sending/sendWorker.ts'
 import { ensureSponsors } from '../sending/sponsors.ts'
-import type { CaptchaOptions } from '../signin/captcha/CaptchaOptions.ts'
-import type { OAuthOptions } from '../signin/oauth/OAuthProviderConfig.ts'
+import type { SignInWingOptions } from '../signin/SignInWingOptions.ts'
 import {
   bootstrapService,
   type DevCredentials,
@@ -32,7 +28,7 @@ import {
   devCredentials,
   type ServiceMode,
 } from './bootstrap.ts'
-import { builtinPlugins } from './builtinWings.ts'
+import { builtinWings } from './builtinWings.ts'
 import {
   FOREIGN_KEY_MESSAGE,
   KEYRING_ID,
@@ -46,113 +42,45 @@ export const PROXY_BODY_LIMIT = 64 * 1024
 /** Largest body of any other route (dev outbox, dev identity provider, export frames). */
 export const DEV_BODY_LIMIT = 16 * 1024
 
-export interface CreateServiceOptions {
-  /**
-   * Where data lives: a `Store` (Node: `openDataDir(dir)` for a SQLite file, `openPostgres(url)`
-   * for PostgreSQL, from `@latchkey/service/node`).
-   * @default a fresh in-memory SQLite database
-   */
-  store?: Store
-  /** Options of the default in-memory store (in a browser: where sql.js's WASM file is). */
-  memory?: MemoryStoreOptions
-  /**
-   * 32-byte key that seals mnemonics and private keys at rest. A durable store needs the same key
-   * on every start (the CLI keeps it in `<data-dir>/master.key`).
-   * @default a random key (fine for the in-memory store)
-   */
-  masterKey?: Uint8Array
-  /**
-   * Several master keys, instead of `masterKey`: the key in use first, then the new key a
-   * rotation (`latchkey-service rotate-master-key`) moves to. Each is matched to its version in
-   * the database's keyring (a key it does not know yet is registered as the next version); new
-   * secrets are sealed under the keyring's active version, values under any held version open.
-   * @default [masterKey]
-   */
-  masterKeys?: Uint8Array[]
-  /** @default the system clock */
-  clock?: Clock
-  /** JSON-RPC endpoints by CAIP-2 id for `eth_send_raw_transaction`. @default {} */
-  rpc?: Record<string, string>
-  /** Largest accepted distance of `timestampMs` from the clock. @default 300000 */
-  maxTimestampSkewMs?: number
-  /** Passkey relying party. @default { rpId: 'localhost', origins: undefined (any) } */
-  webauthn?: WebAuthnOptions
+/** What `createService` itself takes, beside the kernel's options and each wing's. */
+export interface ShellOptions {
   /** Name and root API key of the dev organization created on first start. @default random key */
   dev?: DevOptions
-  /** Extra plugins, loaded after the built-in ones. @default [] */
+  /** Extra plugins, loaded after the built-in wings (`builtinWings`). @default [] */
   plugins?: ServicePlugin[]
   /** Activity handlers that replace or add to the registry (applied last). @default {} */
   activities?: ActivityHandlers
   /** Auth-proxy settings written into the dev organization's proxy configuration on start (CLI flags). */
   proxySettings?: Partial<ProxySettings>
-  /** Largest accepted body on the activity API (`/public/*`), in bytes. @default 262144 */
-  maxBodyBytes?: number
-  /** `fetch` for outgoing JSON-RPC calls and SMS providers. @default globalThis.fetch */
-  fetch?: typeof fetch
-  /**
-   * Where signing and wallet derivation run: in Node, `cryptoWorkers()` from
-   * `@latchkey/service/node` runs them in worker threads (the CLI does).
-   * @default in the thread that serves requests
-   */
-  crypto?: (masterKeys: readonly SealingKey[]) => CryptoRunner
-  /**
-   * Verifies P-256 stamps: in Node, `nativeVerifyP256` from `@latchkey/service/node` (the CLI
-   * uses it) verifies in libuv's thread pool, off the thread that serves requests.
-   * @default WebCrypto
-   */
-  verifyP256?: (publicKey: string, signature: string, body: Uint8Array) => Promise<boolean>
-  /** Where the service's events go (`runtime.emit`): metrics and log sinks. @default dropped */
-  events?: EventSink
-  /**
-   * The durable job queue's worker (`runtime.jobs`): poll interval, lease, run timeout, retries
-   * and backoff. It runs only when some handler is registered.
-   * @default JobQueue's defaults
-   */
-  jobs?: JobQueueOptions
-  /**
-   * Real delivery of one-time codes: e-mail over SMTP (with `mailer: smtpMailer` from
-   * `@latchkey/service/node`) and SMS through Twilio or a signed webhook. A code for a channel with
-   * a provider is committed with a delivery job and sent after the commit by one instance.
-   * @default none: every code goes to the dev outbox
-   */
-  delivery?: DeliveryOptions
-  /**
-   * `production` (`latchkey-service start`, `init`): no dev organization, no dev API key, no
-   * `/dev/*` routes (outbox, dev identity provider, operator settings); it needs a durable `store`
-   * and an explicit `masterKey`, refuses `dev` options and a store a dev service created, and
-   * sends security headers on every answer. `proxySettings` then apply to the parent organization
-   * `init` made.
-   * @default 'dev'
-   */
-  mode?: ServiceMode
   /**
    * Where one line per request goes (request id, route, status, duration, activity): a pino logger
    * or anything of its shape (`createLogger` from `@latchkey/service/node`).
    * @default no request lines
    */
   logger?: ServiceLogger
-  /**
-   * OAuth providers (google, apple, facebook, x, discord) as confidential OpenID Connect clients.
-   * @default none: every method uses the dev identity provider
-   */
-  oauth?: OAuthOptions
-  /**
-   * A CAPTCHA (Cloudflare Turnstile or hCaptcha) on the auth proxy's `otp_init`: a request whose
-   * token passes is not held back by the per-contact send budget.
-   * @default none
-   */
-  captcha?: CaptchaOptions
+}
+
+/** Sends and gas sponsorship, and the nodes they go through. */
+export interface SendingServiceOptions {
+  /** JSON-RPC endpoints by CAIP-2 id for `eth_send_raw_transaction`. @default {} */
+  rpc?: Record<string, string>
   /** How sends are broadcast and tracked (worker, timeouts, replacement bounds). @default SENDING_DEFAULTS */
   sending?: SendingOptions
   /** Gas sponsorship (sponsor accounts, delegate contracts, caps). @default none: `sponsor: true` is refused */
   sponsorship?: SponsorshipOptions
-  /**
-   * Budgets on the activity API, per credential and per organization: a request over one is
-   * refused with 429 `RATE_LIMITED` and `Retry-After`. Held across instances on PostgreSQL.
-   * @default none (the `dev` command sets none unless told)
-   */
-  rateLimits?: RateLimitOptions
 }
+
+/**
+ * Everything `createService` takes: the kernel's options (`KernelOptions`), the pipeline's
+ * (`PipelineOptions`: budgets, body limit), each wing's, declared beside it (`SignInWingOptions`,
+ * `DeliveryWingOptions`, the sends'), and the shell's own (`ShellOptions`).
+ */
+export type CreateServiceOptions = KernelOptions &
+  PipelineOptions &
+  SignInWingOptions &
+  DeliveryWingOptions &
+  SendingServiceOptions &
+  ShellOptions
 
 export interface Service {
   /** The Hono app (`app.request()` in tests). */
@@ -171,7 +99,7 @@ export interface Service {
    * (`runtime.lifecycle.onDrain`: job workers) to finish or hand its work back before `deadline`.
    */
   drain(deadline?: AbortSignal): Promise<void>
-  /** Drains (if no one did), then closes the crypto workers and the store. */
+  /** Drains (if no one did), stops the job worker, closes each plugin (`close`), then the crypto workers and the store. */
   close(): Promise<void>
 }
 
@@ -180,31 +108,75 @@ const randomKey = () => globalThis.crypto.getRandomValues(new Uint8Array(32))
 /**
  * The local service: activity API (`/public/v1/submit/*`, `/public/v1/query/*`), plugin routes
  * (`/v1/*` auth proxy, `/dev/*`), `GET /public/v1/jwks` (session-signing key) and
- * `GET /public/v1/signer` (bundle-signing key). Runs in Node and in a browser.
+ * `GET /public/v1/signer` (bundle-signing key). Runs in Node and in a browser. In steps: the
+ * wings are built (`builtinWings`, then `options.plugins`), the runtime opened over the store and
+ * keyring, the kernel bootstrapped, the wings loaded, the routes mounted, the job worker started.
  */
 export async function createService(options: CreateServiceOptions = {}): Promise<Service> {
   const mode = options.mode ?? 'dev'
-  if (mode === 'production') {
-    if (!(options.store instanceof Store))
-      throw new Error('production mode needs a durable store (openDataDir or openPostgres), never memory')
-    if (options.masterKey === undefined && (options.masterKeys ?? []).length === 0)
-      throw new Error('production mode needs the master key given explicitly (masterKey)')
-    if (options.dev !== undefined)
-      throw new Error('production mode has no dev organization: drop the dev option')
+  refuseInProduction(options, mode)
+  const plugins = [...builtinWings(options), ...(options.plugins ?? [])]
+  const { runtime, keyring, given } = await openRuntime(options, mode, plugins)
+  const registry = buildRegistry(plugins, options.activities ?? {})
+  await bootstrapKernel(runtime, { keyring, given, dev: options.dev, mode })
+  // Made before the plugins load: a plugin's state may keep it for in-process calls.
+  const app = new Hono<PipelineEnv>()
+  await loadWings(runtime, plugins, app)
+  if (options.proxySettings) await applyProxySettings(runtime, options.proxySettings)
+  if (options.sponsorship) await ensureSponsors(runtime, options.sponsorship)
+  // Sends need a node: without any, there is nothing to broadcast or track.
+  const sendWorker =
+    runtime.options.sending?.worker && Object.keys(runtime.options.rpc).length > 0
+      ? startSendWorker(runtime)
+      : undefined
+  // A drain stops taking sends off the queue and lets the broadcast under way finish.
+  if (sendWorker) runtime.lifecycle.onDrain(() => sendWorker.stop())
+
+  const readiness = mountRoutes(app, { runtime, registry, plugins, options })
+  const stopFollowing = followKeyring(runtime)
+  startJobs(runtime)
+  return {
+    app,
+    fetch: (input, init) => Promise.resolve(app.fetch(new Request(input, init))),
+    runtime,
+    registry,
+    store: runtime.store,
+    get dev() {
+      return devCredentials(runtime)
+    },
+    readiness: () => readiness.check({ sponsors: true }),
+    drain: (deadline) => runtime.lifecycle.drain(deadline),
+    close: async () => {
+      stopFollowing()
+      await sendWorker?.stop()
+      await closeService(runtime, plugins)
+    },
   }
+}
+
+/** What production refuses before anything is opened: a memory store, an implicit key, dev options. */
+function refuseInProduction(options: CreateServiceOptions, mode: ServiceMode): void {
+  if (mode !== 'production') return
+  if (!(options.store instanceof Store))
+    throw new Error('production mode needs a durable store (openDataDir or openPostgres), never memory')
+  if (options.masterKey === undefined && (options.masterKeys ?? []).length === 0)
+    throw new Error('production mode needs the master key given explicitly (masterKey)')
+  if (options.dev !== undefined)
+    throw new Error('production mode has no dev organization: drop the dev option')
+}
+
+/**
+ * Opens the store (a memory one unless given), plans the keyring (which version each key given
+ * is; nothing is written until the keys are known to open the data) and makes the runtime.
+ */
+async function openRuntime(
+  options: CreateServiceOptions,
+  mode: ServiceMode,
+  plugins: readonly ServicePlugin[],
+): Promise<{ runtime: Runtime; keyring: KeyringPlan; given: Uint8Array[] }> {
   const store = options.store instanceof Store ? options.store : await openMemoryStore(options.memory)
-  const plugins = [...builtinPlugins, ...(options.plugins ?? [])]
   const clock = options.clock ?? { now: () => Date.now() }
-  const fetcher: typeof fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init))
-  const delivery = options.delivery
-    ? createDelivery(options.delivery, {
-        events: options.events ?? silentSink,
-        now: () => clock.now(),
-        fetch: fetcher,
-      })
-    : undefined
   const given = options.masterKeys ?? [options.masterKey ?? randomKey()]
-  // Which version each key is; nothing is written until the keys are known to open the data.
   let keyring: KeyringPlan
   try {
     keyring = planKeyring(await store.get('keyring', KEYRING_ID), given, clock.now())
@@ -220,34 +192,45 @@ export async function createService(options: CreateServiceOptions = {}): Promise
       rpId: options.webauthn?.rpId ?? 'localhost',
       ...(options.webauthn?.origins ? { origins: options.webauthn.origins } : {}),
     },
-    fetch: fetcher,
+    fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
     ...(options.crypto ? { crypto: options.crypto } : {}),
     ...(options.verifyP256 ? { verifyP256: options.verifyP256 } : {}),
     ...(options.events ? { events: options.events } : {}),
-    ...(options.oauth ? { oauth: options.oauth } : {}),
-    ...(options.captcha ? { captcha: options.captcha } : {}),
-    ...(options.rateLimits ? { rateLimits: options.rateLimits } : {}),
     sending: { ...SENDING_DEFAULTS, ...options.sending },
     ...(options.sponsorship ? { sponsorship: options.sponsorship } : {}),
     ...(options.jobs ? { jobs: options.jobs } : {}),
-    ...(delivery ? { delivery } : {}),
     stampVerifiers: new Map(plugins.flatMap((plugin) => Object.entries(plugin.stampVerifiers ?? {}))),
   })
-  if (delivery) runtime.jobs.handle(OTP_DELIVERY_JOB, delivery.handler)
   store.observe(runtime)
+  return { runtime, keyring, given }
+}
+
+/** The built-in handlers, then each plugin's, then `activities` (which replace or add, last). */
+function buildRegistry(plugins: readonly ServicePlugin[], activities: ActivityHandlers): Registry {
   const registry = new Registry(plugins)
   registry.add({ activities: builtinActivities, queries: builtinQueries })
   for (const plugin of plugins) registry.add(plugin)
-  registry.add({ activities: options.activities ?? {} })
+  registry.add({ activities })
+  return registry
+}
 
-  runtime.useSealVersion(keyring.activeVersion)
-  // Before anything is written: data sealed under another key is refused, untouched.
+/**
+ * Makes the kernel's data usable: data sealed under another key is refused before anything is
+ * written, a new key's keyring version is stored, and the first start makes the service keys (and
+ * in dev the dev organization). A production service refuses a database a dev service made.
+ */
+async function bootstrapKernel(
+  runtime: Runtime,
+  start: { keyring: KeyringPlan; given: Uint8Array[]; dev: DevOptions | undefined; mode: ServiceMode },
+): Promise<void> {
+  runtime.useSealVersion(start.keyring.activeVersion)
   await checkMasterKey(runtime)
-  if (keyring.write) await storeKeyring(runtime, given)
+  if (start.keyring.write) await storeKeyring(runtime, start.given)
+  const { dev, mode } = start
   try {
-    if (options.dev?.apiPrivateKey !== undefined && !/^[0-9a-f]{64}$/i.test(options.dev.apiPrivateKey))
+    if (dev?.apiPrivateKey !== undefined && !/^[0-9a-f]{64}$/i.test(dev.apiPrivateKey))
       throw new Error('dev.apiPrivateKey must be 64 hex characters')
-    await store.transaction((tx) => bootstrapService(tx, runtime, options.dev, mode))
+    await runtime.store.transaction((tx) => bootstrapService(tx, runtime, dev, mode))
     await runtime.loadServiceRow()
 
     // Opening the signer key proves the master key matches the stored data.
@@ -260,28 +243,39 @@ export async function createService(options: CreateServiceOptions = {}): Promise
   }
   if (mode === 'production' && runtime.serviceRow.devOrganizationId !== undefined)
     throw new DevDatabaseError()
-  // Made before the plugins load: a plugin's state may keep it for in-process calls.
-  const app = new Hono<PipelineEnv>()
+}
+
+/** Each wing in order: its bootstrap (one transaction), then its state (`state.load`), kept by the runtime. */
+async function loadWings(
+  runtime: Runtime,
+  plugins: readonly ServicePlugin[],
+  app: Hono<PipelineEnv>,
+): Promise<void> {
   for (const plugin of plugins) {
-    if (plugin.bootstrap) await store.transaction((tx) => plugin.bootstrap!(tx, runtime))
+    if (plugin.bootstrap) await runtime.store.transaction((tx) => plugin.bootstrap!(tx, runtime))
     if (plugin.state) runtime.keepState(plugin.state.key, await plugin.state.load(runtime, app))
   }
   await runtime.loadServiceRow()
-  if (options.proxySettings) await applyProxySettings(runtime, options.proxySettings)
-  if (options.sponsorship) await ensureSponsors(runtime, options.sponsorship)
-  // Sends need a node: without any, there is nothing to broadcast or track.
-  const sendWorker =
-    runtime.options.sending?.worker && Object.keys(runtime.options.rpc).length > 0
-      ? startSendWorker(runtime)
-      : undefined
-  // A drain stops taking sends off the queue and lets the broadcast under way finish.
-  if (sendWorker) runtime.lifecycle.onDrain(() => sendWorker.stop())
+}
 
-  // One pipeline for every route family: the body limit of its family while reading, one JSON
-  // reader (with a depth limit), and one error mapper for whatever any handler throws.
+/**
+ * One pipeline for every route family: the body limit of its family while reading, one JSON
+ * reader (with a depth limit), and one error mapper for whatever any handler throws. Then the
+ * probes, the wings' routes and the activity API. Returns what answers `/readyz`.
+ */
+function mountRoutes(
+  app: Hono<PipelineEnv>,
+  parts: {
+    runtime: Runtime
+    registry: Registry
+    plugins: readonly ServicePlugin[]
+    options: PipelineOptions & ShellOptions
+  },
+): Readiness {
+  const { runtime, registry, plugins, options } = parts
   app.onError(errorResponse)
   app.notFound(notFoundResponse)
-  if (mode === 'production') app.use('*', securityHeaders())
+  if (runtime.options.mode === 'production') app.use('*', securityHeaders())
   app.use('*', observeRequests(runtime, options.logger))
   const readiness = new Readiness(runtime)
   // The first look at the database, so that no probe waits on one.
@@ -306,37 +300,29 @@ export async function createService(options: CreateServiceOptions = {}): Promise
     ),
   )
   for (const plugin of plugins) plugin.routes?.(app, runtime)
-  app.route('/public', activityApi(runtime, registry))
+  app.route(
+    '/public',
+    activityApi(runtime, registry, options.rateLimits ? { rateLimits: options.rateLimits } : {}),
+  )
   app.get('/health', (c) => c.json({ ok: true }))
-  const stopFollowing = followKeyring(runtime)
-  // Jobs committed before this start (a crash, a restart) run now too.
-  if (runtime.jobs.kinds().length > 0) {
-    runtime.jobs.start()
-    // A drain stops claiming jobs and waits for the runs under way (an aborted run is handed back).
-    runtime.lifecycle.onDrain(() => runtime.jobs.stop())
-  }
+  return readiness
+}
 
-  return {
-    app,
-    fetch: (input, init) => Promise.resolve(app.fetch(new Request(input, init))),
-    runtime,
-    registry,
-    store,
-    get dev() {
-      return devCredentials(runtime)
-    },
-    readiness: () => readiness.check({ sponsors: true }),
-    drain: (deadline) => runtime.lifecycle.drain(deadline),
-    close: async () => {
-      stopFollowing()
-      await sendWorker?.stop()
-      await runtime.lifecycle.drain(AbortSignal.timeout(0))
-      await runtime.jobs.stop()
-      delivery?.close()
-      await runtime.crypto.close?.()
-      await store.close()
-    },
-  }
+/** Jobs committed before this start (a crash, a restart) run now too, if any handler is registered. */
+function startJobs(runtime: Runtime): void {
+  if (runtime.jobs.kinds().length === 0) return
+  runtime.jobs.start()
+  // A drain stops claiming jobs and waits for the runs under way (an aborted run is handed back).
+  runtime.lifecycle.onDrain(() => runtime.jobs.stop())
+}
+
+/** Drains (if no one did), stops the job worker, lets each wing release what it opened, then closes crypto and the store. */
+async function closeService(runtime: Runtime, plugins: readonly ServicePlugin[]): Promise<void> {
+  await runtime.lifecycle.drain(AbortSignal.timeout(0))
+  await runtime.jobs.stop()
+  for (const plugin of plugins) await plugin.close?.(runtime)
+  await runtime.crypto.close?.()
+  await runtime.store.close()
 }
 
 /**

@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { codeIn, type SmtpMailbox, startSmtpMailbox } from '../../test/delivery/smtpMailbox.ts'
 import { type CreateServiceOptions, createService, type Service } from '../assembly/createService.ts'
 import type { ServiceEventMap, ServiceEventName } from '../kernel/base/events.ts'
+import { openMemoryStore } from '../kernel/store/memory.ts'
 import type { DeliveryOptions } from './DeliveryOptions.ts'
 import { webhookSignature } from './smsSender.ts'
 import { smtpMailer } from './smtpMailer.ts'
@@ -164,14 +165,20 @@ describe('e-mail over SMTP', () => {
     ])
   })
 
-  it('refuses a template with an unknown placeholder, naming it', async () => {
+  it('refuses a template with an unknown placeholder, naming it, before the store is written', async () => {
+    const store = await openMemoryStore()
     await expect(
       createService({
+        store,
         delivery: { mailer: smtpMailer, email: email(mailbox.port, { subject: 'Hi {{ user }}' }) },
       }),
     ).rejects.toThrow(
       'email.templates.subject: unknown placeholder {{user}}; allowed: {{code}}, {{app_name}}, {{expires_minutes}}',
     )
+    await expect(createService({ store, delivery: { email: email(mailbox.port) } })).rejects.toThrow(
+      'delivery.email needs a mailer',
+    )
+    expect([await store.all('service'), await store.all('keyring')]).toEqual([[], []])
   })
 
   it('leaves a channel without a provider to the dev outbox', async () => {

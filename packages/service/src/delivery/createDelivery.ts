@@ -1,24 +1,9 @@
-import type { OtpType } from '@latchkey/protocol'
 import type { EventSink } from '../kernel/base/events.ts'
 import { JobError, type JobHandler, PermanentJobError } from '../kernel/JobQueue.ts'
+import type { OtpChannels, OtpDeliveryPayload } from '../kernel/otpDelivery.ts'
 import type { DeliveryOptions, EmailTemplates, Mailer } from './DeliveryOptions.ts'
 import { checkTemplate, type DeliveryValues, renderDeliveryTemplate } from './renderDeliveryTemplate.ts'
 import { ProviderError, type SmsSender, smsSender } from './smsSender.ts'
-
-/** The job kind of one OTP message. */
-export const OTP_DELIVERY_JOB = 'otp.deliver'
-
-/** What a delivery job holds (sealed at rest: it carries the code and the contact). */
-export interface OtpDeliveryPayload {
-  otpType: OtpType
-  to: string
-  code: string
-  appName: string
-  expiresInMinutes: number
-  /** The proxy settings' rendering, used where the operator set no delivery template. */
-  subject: string
-  body: string
-}
 
 /** A delivery configuration that cannot work; the message names the field. */
 export class DeliveryConfigError extends Error {
@@ -29,9 +14,7 @@ export type DeliveryChannel = 'email' | 'sms'
 export type DeliveryProvider = 'smtp' | 'twilio' | 'webhook'
 
 /** The compiled delivery: which channels it sends, and the job handler that sends. */
-export interface Delivery {
-  /** True when `otpType`'s channel has a provider (otherwise its codes go to the dev outbox). */
-  handles(otpType: OtpType): boolean
+export interface Delivery extends OtpChannels {
   /** Runs `OTP_DELIVERY_JOB` jobs. */
   handler: JobHandler<OtpDeliveryPayload>
   /** Closes the SMTP transport. */
@@ -81,6 +64,20 @@ function providerFailure(provider: DeliveryProvider, error: unknown): Failure {
 }
 
 /**
+ * Refuses a delivery configuration that cannot work, before the service opens anything: an
+ * unknown template placeholder (`TemplateError` naming it), e-mail without a mailer.
+ */
+export function checkDeliveryOptions(options: DeliveryOptions): void {
+  for (const [name, template] of Object.entries(options.email?.templates ?? {}))
+    if (template !== undefined) checkTemplate(`email.templates.${name}`, template)
+  if (options.sms?.template !== undefined) checkTemplate('sms.template', options.sms.template)
+  if (options.email && !options.mailer)
+    throw new DeliveryConfigError(
+      'delivery.email needs a mailer: pass smtpMailer from @latchkey/service/node as delivery.mailer',
+    )
+}
+
+/**
  * Compiles `options` (templates checked: an unknown placeholder throws `TemplateError` naming it)
  * into the handler of delivery jobs. At most once per code: a run told its last try may have sent
  * (`uncertain`) sends again only where the provider takes an idempotency key (SMS: the job's id);
@@ -88,15 +85,9 @@ function providerFailure(provider: DeliveryProvider, error: unknown): Failure {
  * reason, never the code or the contact.
  */
 export function createDelivery(options: DeliveryOptions, host: DeliveryHost): Delivery {
+  checkDeliveryOptions(options)
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
   const templates: EmailTemplates = options.email?.templates ?? {}
-  for (const [name, template] of Object.entries(templates))
-    if (template !== undefined) checkTemplate(`email.templates.${name}`, template)
-  if (options.sms?.template !== undefined) checkTemplate('sms.template', options.sms.template)
-  if (options.email && !options.mailer)
-    throw new DeliveryConfigError(
-      'delivery.email needs a mailer: pass smtpMailer from @latchkey/service/node as delivery.mailer',
-    )
   let mailer: Mailer | undefined
   const mailerOf = () => {
     mailer ??= options.mailer!({ ...options.email!, timeoutMs })

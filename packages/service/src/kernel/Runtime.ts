@@ -1,9 +1,5 @@
 import { utf8ToBytes } from '@noble/hashes/utils.js'
-import type { Delivery } from '../delivery/createDelivery.ts'
-import type { RateLimitOptions } from '../pipeline/RateLimitOptions.ts'
 import type { SendingOptions, SponsorshipOptions } from '../sending/SendingOptions.ts'
-import type { CaptchaOptions } from '../signin/captcha/CaptchaOptions.ts'
-import type { OAuthOptions } from '../signin/oauth/OAuthProviderConfig.ts'
 import { type EventSink, type ServiceEventMap, type ServiceEventName, silentSink } from './base/events.ts'
 import { newId } from './base/ids.ts'
 import type { Caller } from './Caller.ts'
@@ -60,18 +56,10 @@ export interface RuntimeOptions {
   events?: EventSink
   /** The durable job queue's worker: poll interval, lease, timeout, retries. @default JobQueue's */
   jobs?: JobQueueOptions
-  /** E-mail and SMS providers for one-time codes (`createService`'s `delivery`, compiled). @default none: the dev outbox */
-  delivery?: Delivery
-  /** OAuth providers (the sign-in wing reads them). @default the dev identity provider only */
-  oauth?: OAuthOptions
-  /** The auth proxy's CAPTCHA on `otp_init`. @default none */
-  captcha?: CaptchaOptions
   /** How sends are broadcast and tracked. */
   sending?: Required<SendingOptions>
   /** Gas sponsorship; absent: `sponsor: true` is refused. */
   sponsorship?: SponsorshipOptions
-  /** Budgets on the activity API. @default none */
-  rateLimits?: RateLimitOptions
 }
 
 /**

@@ -190,6 +190,11 @@ export interface ServicePlugin<State = unknown> {
     load(runtime: Runtime, app: Hono<PipelineEnv>): State | Promise<State>
   }
   /**
+   * Releases what the plugin opened (an SMTP transport) when the service closes: after the
+   * drain, once the job worker stopped, before the store closes.
+   */
+  close?(runtime: Runtime): Promise<void> | void
+  /**
    * Verifiers of the plugin's own stamp headers, by header name: the authentication of submit
    * routes tries them after `X-Stamp` and `X-Stamp-WebAuthn`.
    */

@@ -27,3 +27,20 @@ export interface RateLimitOptions {
 
 /** Which budget refused a request (events, the error's details). */
 export type RateLimitName = 'perKey' | 'perOrganization' | 'perClientAddress'
+
+/**
+ * What `createService` takes for the activity API's pipeline (`activityApi`): its budgets (the auth
+ * proxy, which builds its own middleware, takes `perClientAddress` from the same option) and its
+ * body limit.
+ */
+export interface PipelineOptions {
+  /**
+   * Budgets on the activity API, per credential and per organization, and on the auth proxy per
+   * client address: a request over one is refused with 429 `RATE_LIMITED` and `Retry-After`. Held
+   * across instances on PostgreSQL.
+   * @default none (the `dev` command sets none unless told)
+   */
+  rateLimits?: RateLimitOptions
+  /** Largest accepted body on the activity API (`/public/*`), in bytes. @default 262144 */
+  maxBodyBytes?: number
+}

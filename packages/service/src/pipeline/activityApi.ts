@@ -6,6 +6,7 @@ import type { Runtime } from '../kernel/Runtime.ts'
 import type { Registry } from '../kernel/registry.ts'
 import { corsGrant } from './corsGrant.ts'
 import { hostAllowed, hostRefusal, originAllowed, requestHost } from './originPolicy.ts'
+import type { PipelineOptions } from './RateLimitOptions.ts'
 import type { PipelineEnv } from './readJson.ts'
 import { readJson } from './readJson.ts'
 import { runQuery } from './runQuery.ts'
@@ -13,9 +14,15 @@ import { submitActivity } from './submitActivity.ts'
 
 /**
  * The activity API, mounted at `/public`: `POST /v1/submit/<activity>`, `POST /v1/query/<query>`,
- * `GET /v1/jwks` (session-signing key) and `GET /v1/signer` (bundle-signing key).
+ * `GET /v1/jwks` (session-signing key) and `GET /v1/signer` (bundle-signing key). Every admitted
+ * submit and query is charged to `options.rateLimits` (per credential, per organization).
  */
-export function activityApi(runtime: Runtime, registry: Registry): Hono<PipelineEnv> {
+export function activityApi(
+  runtime: Runtime,
+  registry: Registry,
+  options: Pick<PipelineOptions, 'rateLimits'> = {},
+): Hono<PipelineEnv> {
+  const { rateLimits } = options
   const app = new Hono<PipelineEnv>()
   // Only pages the operator allowed (or loopback dev pages) may read answers; see originPolicy.
   // A page on any other origin reaches the service only cross-origin, unless it is served from the
@@ -35,14 +42,24 @@ export function activityApi(runtime: Runtime, registry: Registry): Hono<Pipeline
     return c.req.method === 'OPTIONS' ? c.body(null, 204) : next()
   })
   app.post('/v1/submit/:path', async (c) => {
-    const request = { path: c.req.param('path'), headers: c.req.raw.headers, ...(await readJson(c)) }
+    const request = {
+      path: c.req.param('path'),
+      headers: c.req.raw.headers,
+      ...(await readJson(c)),
+      rateLimits,
+    }
     const outcome = await submitActivity(runtime, registry, request)
     const { id, type, organizationId } = outcome.activity
     c.set('activity', { activityId: id, type, organizationId })
     return c.json(outcome)
   })
   app.post('/v1/query/:path', async (c) => {
-    const request = { path: c.req.param('path'), headers: c.req.raw.headers, ...(await readJson(c)) }
+    const request = {
+      path: c.req.param('path'),
+      headers: c.req.raw.headers,
+      ...(await readJson(c)),
+      rateLimits,
+    }
     return c.json((await runQuery(runtime, registry, request)) as object)
   })
   app.get('/v1/jwks', (c) => c.json({ keys: [publicJwk(hexToBytes(runtime.sessionPublicKey), 'session')] }))

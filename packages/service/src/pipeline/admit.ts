@@ -5,6 +5,7 @@ import type { Caller, Registry } from '../kernel/registry.ts'
 import type { OrganizationRow } from '../kernel/store/model.ts'
 import type { Lookup, Reads } from '../kernel/store/Store.ts'
 import { authenticate } from './authenticate.ts'
+import type { RateLimitOptions } from './RateLimitOptions.ts'
 import { rateLimit } from './rateLimit.ts'
 import { requestReads } from './requestReads.ts'
 import { requireOrganization } from './requireOrganization.ts'
@@ -18,6 +19,8 @@ export interface PublicRequest {
   bytes: Uint8Array
   /** The body, parsed. */
   json: Record<string, unknown>
+  /** The budgets of the API that took it (`activityApi`'s `rateLimits`), charged once admitted. @default none */
+  rateLimits?: RateLimitOptions
 }
 
 /** What a request that was let in brings to its entry. */
@@ -66,7 +69,7 @@ export async function admit<H>(
   runtime: Runtime,
   registry: Registry,
   rules: AdmissionRules<H>,
-  { path, headers, bytes, json }: PublicRequest,
+  { path, headers, bytes, json, rateLimits }: PublicRequest,
 ): Promise<Admission<H>> {
   const route = rules.kind === 'activity' ? 'submit' : 'query'
   const handler = rules.handlerOf(registry, path)
@@ -81,7 +84,7 @@ export async function admit<H>(
   rules.checkBody(runtime, body, path)
   const named = await requireOrganization(reads, body.string('organizationId', { max: 200 }))
   const organization = await rules.organizationOf({ path, handler, caller, named, reads })
-  await rateLimit(runtime, registry, { kind: rules.kind, caller, organization, reads })
+  await rateLimit(runtime, registry, rateLimits, { kind: rules.kind, caller, organization, reads })
   for (const plugin of registry.plugins)
     await plugin.authorize?.({ kind: rules.kind, path, caller, organization, reads }, runtime)
   return { handler, caller, organization, body, reads }

@@ -4,7 +4,7 @@ import type { Runtime } from '../kernel/Runtime.ts'
 import type { Registry } from '../kernel/registry.ts'
 import type { OrganizationRow } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Store.ts'
-import type { RateLimit, RateLimitName } from './RateLimitOptions.ts'
+import type { RateLimit, RateLimitName, RateLimitOptions } from './RateLimitOptions.ts'
 import { type Charge, databaseCounters, memoryCounters, type RateLimitCounters } from './rateLimitCounters.ts'
 
 /** Each service's counters, made on first use (held per runtime so services in one process stay apart). */
@@ -78,11 +78,16 @@ export function addressBudgetKey(address: string): string {
 
 /**
  * Charges an anonymous auth-proxy call (`/v1/*`) to its client address's budget
- * (`rateLimits.perClientAddress`, when configured) and refuses it with 429 `RATE_LIMITED` and
- * `retryAfterSeconds` when it is spent. A request with no address (in-process) is not charged.
+ * (`limits.perClientAddress`, when configured: the proxy's middleware passes the service's
+ * `rateLimits`) and refuses it with 429 `RATE_LIMITED` and `retryAfterSeconds` when it is spent.
+ * A request with no address (in-process) is not charged.
  */
-export async function rateLimitClient(runtime: Runtime, address: string | undefined): Promise<void> {
-  const limit = runtime.options.rateLimits?.perClientAddress
+export async function rateLimitClient(
+  runtime: Runtime,
+  limits: RateLimitOptions | undefined,
+  address: string | undefined,
+): Promise<void> {
+  const limit = limits?.perClientAddress
   if (!limit || address === undefined) return
   const [result] = await counters(runtime).charge(
     [chargeOf(`ip:${addressBudgetKey(address)}`, limit)],
@@ -94,8 +99,9 @@ export async function rateLimitClient(runtime: Runtime, address: string | undefi
 }
 
 /**
- * Charges an admitted request to its credential's and its organization's budgets (whichever are
- * configured) and refuses it with 429 `RATE_LIMITED` and `retryAfterSeconds` when one is spent. A
+ * Charges an admitted request to its credential's and its organization's budgets (whichever of
+ * `limits`, `activityApi`'s `rateLimits`, are configured) and refuses it with 429 `RATE_LIMITED`
+ * and `retryAfterSeconds` when one is spent. A
  * plugin's own service user (the auth proxy's) is neither refused nor charged: it forwards
  * anonymous traffic, which `rateLimitClient` budgets per client address, and must not spend the
  * budget of the organization it acts in (the operator's own keys would get the 429s).
@@ -103,9 +109,9 @@ export async function rateLimitClient(runtime: Runtime, address: string | undefi
 export async function rateLimit(
   runtime: Runtime,
   registry: Registry,
+  limits: RateLimitOptions | undefined,
   request: { kind: 'activity' | 'query'; caller: Caller; organization: OrganizationRow; reads?: Reads },
 ): Promise<void> {
-  const limits = runtime.options.rateLimits
   if (!limits?.perKey && !limits?.perOrganization) return
   for (const plugin of registry.plugins)
     if (await plugin.ownsCaller?.(request.caller, runtime, request.reads)) return

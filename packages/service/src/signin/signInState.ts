@@ -18,10 +18,13 @@ import { otpStorage } from './otp/otpStorage.ts'
 import { reportOtpEvents } from './otp/reportOtpEvents.ts'
 import { createOutbox, type Outbox } from './outbox/createOutbox.ts'
 import { timestampSequence } from './proxy/timestampSequence.ts'
+import type { SignInWingConfig } from './SignInWingOptions.ts'
 import { readSignInKeys, type SignInKeys } from './signInKeys.ts'
 
-/** What the sign-in plugin keeps per service (never module-wide: several services may coexist). */
+/** What the sign-in wing keeps per service (never module-wide: several services may coexist). */
 export interface SignInState {
+  /** What the wing was built with (`signInWing(options)`): OAuth, CAPTCHA, the proxy's budgets. */
+  options: Readonly<SignInWingConfig>
   /** The sign-in key (verification tokens, service OIDC tokens) and the OTP secret, sealed. */
   keys: SignInKeys
   outbox: Outbox
@@ -36,11 +39,16 @@ export interface SignInState {
   nextProxyTimestamp(): string
 }
 
-/** Where the runtime keeps the sign-in plugin's state. */
+/** Where the runtime keeps the sign-in wing's state. */
 export const SIGN_IN_STATE = new PluginStateKey<SignInState>('sign-in')
 
-/** The sign-in plugin's `state.load`: reads its keys (made at bootstrap) and builds its engines. */
-export async function loadSignInState(runtime: Runtime, app: Hono<PipelineEnv>): Promise<SignInState> {
+/** The sign-in wing's `state.load`: reads its keys (made at bootstrap) and builds its engines. */
+export async function loadSignInState(
+  runtime: Runtime,
+  app: Hono<PipelineEnv>,
+  options: SignInWingConfig,
+): Promise<SignInState> {
+  const { captcha, oauth } = options
   const keys = await readSignInKeys(runtime.store)
   const now = () => runtime.now()
   // Dev surfaces answer loopback clients and allowed origins only (never `Access-Control-Allow-Origin: *`).
@@ -49,6 +57,7 @@ export async function loadSignInState(runtime: Runtime, app: Hono<PipelineEnv>):
   })
   const openKey = () => runtime.open(keys.sealedPrivateKey)
   return {
+    options,
     keys,
     outbox,
     otp: reportOtpEvents(
@@ -68,12 +77,12 @@ export async function loadSignInState(runtime: Runtime, app: Hono<PipelineEnv>):
         now,
         newId: () => runtime.newId(),
         mac: otpMac(runtime, keys.sealedOtpSecret),
-        ...(runtime.options.captcha?.perContact
+        ...(captcha?.perContact
           ? {
               captchaSendLimit: {
-                perMinute: runtime.options.captcha.perContact.codes,
-                perWindow: runtime.options.captcha.perContact.codes,
-                windowMinutes: runtime.options.captcha.perContact.windowMinutes,
+                perMinute: captcha.perContact.codes,
+                perWindow: captcha.perContact.codes,
+                windowMinutes: captcha.perContact.windowMinutes,
               },
             }
           : {}),
@@ -90,7 +99,7 @@ export async function loadSignInState(runtime: Runtime, app: Hono<PipelineEnv>):
       now,
     }),
     oauth: createOAuthProviders({
-      ...(runtime.options.oauth ? { oauth: runtime.options.oauth } : {}),
+      ...(oauth ? { oauth } : {}),
       fetch: (url, init) => runtime.options.fetch(url, init),
       // The dev IdP is served by this same app: called in-process, no network.
       devFetch: (url, init) => app.request(url, init),
@@ -101,5 +110,5 @@ export async function loadSignInState(runtime: Runtime, app: Hono<PipelineEnv>):
   }
 }
 
-/** The sign-in plugin's state in `service`. */
+/** The sign-in wing's state in `runtime`. */
 export const signInState = (runtime: Runtime): SignInState => runtime.stateOf(SIGN_IN_STATE)

@@ -103,7 +103,7 @@ export const subOrganizationHooks: NonNullable<ServicePlugin['subOrganization']>
         `the verification token proves ${email ? 'an e-mail address' : 'a phone number'} that no root user has`,
         field,
       )
-    if (!(await boundKeyProven(ctx, token, claims, holders, proof))) return false
+    if (!(await boundKeyProven(ctx, { token, claims, holders, proof }))) return false
     // One account per proven contact among the parent's sub-organizations, checked inside the
     // transaction (transactions run one at a time), so a race of sign-ups cannot create two.
     if (await verifiedElsewhere(ctx, kind, claims.contact))
@@ -153,10 +153,12 @@ async function verifiedElsewhere(
  */
 async function boundKeyProven(
   ctx: SubOrganizationHookContext,
-  token: string,
-  claims: VerificationTokenClaims,
-  holders: UserRow[],
-  proof: VerificationTokenProof,
+  {
+    token,
+    claims,
+    holders,
+    proof,
+  }: { token: string; claims: VerificationTokenClaims; holders: UserRow[]; proof: VerificationTokenProof },
 ): Promise<boolean> {
   const bound = claims.public_key
   if (!bound) return true

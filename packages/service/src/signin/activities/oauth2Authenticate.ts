@@ -41,9 +41,7 @@ export const oauth2Authenticate = defineActivity('oauth2_authenticate', {
         documents: state.oauth.documents,
         serviceOidc: state.oidc,
         now: () => ctx.runtime.now(),
-        ...(ctx.runtime.options.oauth?.timeoutMs !== undefined
-          ? { timeoutMs: ctx.runtime.options.oauth.timeoutMs }
-          : {}),
+        ...(state.options.oauth?.timeoutMs !== undefined ? { timeoutMs: state.options.oauth.timeoutMs } : {}),
       })
       return { oidcToken }
     }),

@@ -1,7 +1,7 @@
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
-import { OTP_DELIVERY_JOB, type OtpDeliveryPayload } from '../../delivery/createDelivery.ts'
 import { ApiError } from '../../kernel/base/errors.ts'
+import { OTP_CHANNELS, OTP_DELIVERY_JOB, type OtpDeliveryPayload } from '../../kernel/otpDelivery.ts'
 import type { Runtime } from '../../kernel/Runtime.ts'
 import type { Transaction } from '../../kernel/store/Store.ts'
 import type { OtpRecord, OtpStorage } from './createOtpEngine.ts'
@@ -95,7 +95,8 @@ export function otpStorage(runtime: Runtime): OtpStorage {
           },
           // One job per code (its id is the OTP's), sealed: it holds the code and the contact.
           enqueueDelivery: async (message, details) => {
-            if (!runtime.options.delivery?.handles(message.otpType)) return false
+            // The delivery wing says which channels it sends; the others go to the dev outbox.
+            if (!runtime.stateOf(OTP_CHANNELS).handles(message.otpType)) return false
             const payload: OtpDeliveryPayload = {
               otpType: message.otpType,
               to: message.contact,

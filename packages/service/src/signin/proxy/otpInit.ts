@@ -22,12 +22,13 @@ async function passCaptcha(
   contact: string,
   address: string | undefined,
 ): Promise<string | undefined> {
-  const captcha = call.runtime.options.captcha
+  const state = signInState(call.runtime)
+  const { captcha } = state.options
   const token = call.c.req.header(CAPTCHA_TOKEN_HEADER)
   if (!captcha || token === undefined) return undefined
   const passed = await verifyCaptcha(captcha, token, address, call.runtime.options.fetch)
   call.runtime.emit('otp.captcha', { provider: captcha.provider, passed })
-  return passed ? signInState(call.runtime).otp.grantCaptchaPass(otpType, contact) : undefined
+  return passed ? state.otp.grantCaptchaPass(otpType, contact) : undefined
 }
 
 /**

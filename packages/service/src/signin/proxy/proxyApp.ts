@@ -14,6 +14,7 @@ import { corsGrant } from '../../pipeline/corsGrant.ts'
 import { clientAddress } from '../../pipeline/originPolicy.ts'
 import { rateLimitClient } from '../../pipeline/rateLimit.ts'
 import { type PipelineEnv, parseJsonObject, readBytes } from '../../pipeline/readJson.ts'
+import { signInState } from '../signInState.ts'
 import { account } from './account.ts'
 import { oauth2Authenticate } from './oauth2Authenticate.ts'
 import { oauthLogin } from './oauthLogin.ts'
@@ -80,10 +81,12 @@ function camelizeKeys(body: Record<string, unknown>): Record<string, unknown> {
 /**
  * The budget, configuration and origin checks of every proxy call. A preflight carries no config
  * id, so it is granted to origins some enabled configuration allows; the call itself is charged
- * to its client address's budget (`rateLimits.perClientAddress`), must name its configuration (`X-Auth-Proxy-Config-Id`), come from one of its allowed origins, and find the
- * proxy switched on. Errors keep the CORS grant when the origin may read them.
+ * to its client address's budget (the sign-in wing's `rateLimits.perClientAddress`), must name
+ * its configuration (`X-Auth-Proxy-Config-Id`), come from one of its allowed origins, and find
+ * the proxy switched on. Errors keep the CORS grant when the origin may read them.
  */
 function proxyConfiguration(runtime: Runtime): MiddlewareHandler<ProxyEnv> {
+  const { rateLimits } = signInState(runtime).options
   const preflightAllows = async (origin: string | undefined) =>
     origin !== undefined &&
     (await runtime.store.all('proxyConfigs')).some((config) => config.enabled && allows(config, origin))
@@ -98,7 +101,7 @@ function proxyConfiguration(runtime: Runtime): MiddlewareHandler<ProxyEnv> {
     if (await preflightAllows(origin)) grant(c, origin!)
     // Anonymous calls are budgeted by where they come from: the proxy user they are forwarded as
     // spends no organization's budget (pipeline/rateLimit.ts).
-    await rateLimitClient(runtime, clientAddress(c))
+    await rateLimitClient(runtime, rateLimits, clientAddress(c))
     const configId = c.req.header(PROXY_CONFIG_HEADER)
     if (!configId) throw new ApiError('PROXY_CONFIG_MISSING', `the ${PROXY_CONFIG_HEADER} header is required`)
     const config = await runtime.store.get('proxyConfigs', configId)

@@ -1,4 +1,5 @@
 import type { ProxyResponse } from '@latchkey/protocol'
+import { signInState } from '../signInState.ts'
 import type { ProxyCall } from './ProxyCall.ts'
 
 /**
@@ -7,6 +8,6 @@ import type { ProxyCall } from './ProxyCall.ts'
  * Turnstile (the published clients render only Turnstile), else empty and the clients skip it.
  */
 export function walletKitClientParams(call: ProxyCall): ProxyResponse<'wallet_kit_client_params'> {
-  const captcha = call.runtime.options.captcha
+  const { captcha } = signInState(call.runtime).options
   return captcha?.provider === 'turnstile' ? { turnstileSiteKey: captcha.siteKey } : {}
 }

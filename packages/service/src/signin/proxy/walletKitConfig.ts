@@ -6,9 +6,10 @@ import type { ProxyCall } from './ProxyCall.ts'
 /** `POST /v1/wallet_kit_config`: the sign-in methods and OAuth settings a kit renders. */
 export async function walletKitConfig(call: ProxyCall): Promise<ProxyResponse<'wallet_kit_config'>> {
   const enabled = call.settings.enabledProviders
-  const captcha = call.runtime.options.captcha
+  const state = signInState(call.runtime)
+  const { captcha } = state.options
   const origin = new URL(call.c.req.url).origin
-  const providers = signInState(call.runtime).oauth
+  const providers = state.oauth
   // A method whose provider cannot be resolved (none configured, discovery down) gets no endpoint.
   const resolved = await Promise.all(
     OAUTH_METHODS.filter((method) => enabled.includes(method)).map(async (method) => {

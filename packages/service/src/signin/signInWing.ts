@@ -18,6 +18,7 @@ import { DEV_OIDC_PREFIX } from './oauth/devIdp.ts'
 import { outboxRoutes } from './outbox/createOutbox.ts'
 import { proxyApp } from './proxy/proxyApp.ts'
 import { bootstrapDevProxyConfig, pruneSignInRows } from './proxyConfig.ts'
+import type { SignInWingConfig } from './SignInWingOptions.ts'
 import { settingsApp } from './settings/settingsApp.ts'
 import { bootstrapSignInKeys } from './signInKeys.ts'
 import { loadSignInState, SIGN_IN_STATE, type SignInState, signInState } from './signInState.ts'
@@ -27,9 +28,10 @@ import { subOrganizationHooks } from './subOrganizationHooks.ts'
  * Everything that signs a person in: the auth proxy (`/v1/*`), the OTP and OAuth activities,
  * the sign-up hooks of `create_sub_organization`, and in dev mode only the dev outbox
  * (`/dev/outbox`), the dev OIDC identity provider (`/dev/oidc/<provider>/…`) and the operator
- * settings (`/dev/settings/*`).
+ * settings (`/dev/settings/*`). Its state keeps `options` (OAuth providers, CAPTCHA, the auth
+ * proxy's per-address budget), which its handlers read with `signInState(runtime).options`.
  */
-export const signInPlugin: ServicePlugin<SignInState> = {
+export const signInWing = (options: SignInWingConfig = {}): ServicePlugin<SignInState> => ({
   name: 'sign-in',
   activities: {
     init_otp: initOtp,
@@ -39,7 +41,7 @@ export const signInPlugin: ServicePlugin<SignInState> = {
     oauth_login: oauthLogin,
     stamp_login: stampLogin,
   },
-  state: { key: SIGN_IN_STATE, load: loadSignInState },
+  state: { key: SIGN_IN_STATE, load: (runtime, app) => loadSignInState(runtime, app, options) },
   stampVerifiers: { [ATTESTED_STAMP_HEADER]: verifyAttestedStamp },
   async bootstrap(tx, runtime) {
     await bootstrapSignInKeys(tx, runtime)
@@ -90,4 +92,4 @@ export const signInPlugin: ServicePlugin<SignInState> = {
         `the auth proxy's key may not ${kind === 'activity' ? 'submit' : 'query'} ${path} (organization ${organization.id})`,
       )
   },
-}
+})

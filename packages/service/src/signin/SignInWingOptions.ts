@@ -1,0 +1,26 @@
+import type { RateLimitOptions } from '../pipeline/RateLimitOptions.ts'
+import type { CaptchaOptions } from './captcha/CaptchaOptions.ts'
+import type { OAuthOptions } from './oauth/OAuthProviderConfig.ts'
+
+/** What `createService` takes for the sign-in wing. */
+export interface SignInWingOptions {
+  /**
+   * OAuth providers (google, apple, facebook, x, discord) as confidential OpenID Connect clients.
+   * @default none: every method uses the dev identity provider
+   */
+  oauth?: OAuthOptions
+  /**
+   * A CAPTCHA (Cloudflare Turnstile or hCaptcha) on the auth proxy's `otp_init`: a request whose
+   * token passes is not held back by the per-contact send budget.
+   * @default none
+   */
+  captcha?: CaptchaOptions
+}
+
+/**
+ * What the sign-in wing is built with and keeps (`signInState(runtime).options`): its own options
+ * and the service's budgets, of which the auth proxy's middleware charges `perClientAddress`.
+ */
+export interface SignInWingConfig extends SignInWingOptions {
+  rateLimits?: RateLimitOptions
+}
