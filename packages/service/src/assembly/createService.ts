@@ -20,9 +20,7 @@ import type { RateLimitOptions } from '../pipeline/RateLimitOptions.ts'
 import { bodyLimits, type PipelineEnv } from '../pipeline/readJson.ts'
 import { securityHeaders } from '../pipeline/securityHeaders.ts'
 import { builtinQueries } from '../queries/index.ts'
-import { SENDING_DEFAULTS, type SendingOptions, type SponsorshipOptions } from '../sending/SendingOptions.ts'
-import { startSendWorker } from '../sending/sendWorker.ts'
-import { ensureSponsors } from '../sending/sponsors.ts'
+import { SENDING_WING, type SendingWingOptions, sendingWing } from '../sending/sendingWing.ts'
 import type { CaptchaOptions } from '../signin/captcha/CaptchaOptions.ts'
 import type { OAuthOptions } from '../signin/oauth/OAuthProviderConfig.ts'
 import {
@@ -71,15 +69,19 @@ export interface CreateServiceOptions {
   masterKeys?: Uint8Array[]
   /** @default the system clock */
   clock?: Clock
-  /** JSON-RPC endpoints by CAIP-2 id for `eth_send_raw_transaction`. @default {} */
-  rpc?: Record<string, string>
+  /** JSON-RPC endpoints by CAIP-2 id: where the sending wing sends. @default {} */
+  rpc?: SendingWingOptions['rpc']
   /** Largest accepted distance of `timestampMs` from the clock. @default 300000 */
   maxTimestampSkewMs?: number
   /** Passkey relying party. @default { rpId: 'localhost', origins: undefined (any) } */
   webauthn?: WebAuthnOptions
   /** Name and root API key of the dev organization created on first start. @default random key */
   dev?: DevOptions
-  /** Extra plugins, loaded after the built-in ones. @default [] */
+  /**
+   * Extra plugins, loaded after the built-in ones. One named `sending` (`sendingWing({ senders })`,
+   * more chain families) replaces the built-in sending wing; `rpc`, `sending` and `sponsorship`
+   * are then given to it, not here. @default []
+   */
   plugins?: ServicePlugin[]
   /** Activity handlers that replace or add to the registry (applied last). @default {} */
   activities?: ActivityHandlers
@@ -143,9 +145,9 @@ export interface CreateServiceOptions {
    */
   captcha?: CaptchaOptions
   /** How sends are broadcast and tracked (worker, timeouts, replacement bounds). @default SENDING_DEFAULTS */
-  sending?: SendingOptions
+  sending?: SendingWingOptions['sending']
   /** Gas sponsorship (sponsor accounts, delegate contracts, caps). @default none: `sponsor: true` is refused */
-  sponsorship?: SponsorshipOptions
+  sponsorship?: SendingWingOptions['sponsorship']
   /**
    * Budgets on the activity API, per credential and per organization: a request over one is
    * refused with 429 `RATE_LIMITED` and `Retry-After`. Held across instances on PostgreSQL.
@@ -193,7 +195,7 @@ export async function createService(options: CreateServiceOptions = {}): Promise
       throw new Error('production mode has no dev organization: drop the dev option')
   }
   const store = options.store instanceof Store ? options.store : await openMemoryStore(options.memory)
-  const plugins = [...builtinPlugins, ...(options.plugins ?? [])]
+  const plugins = [...builtinPlugins, ...withSendingWing(options)]
   const clock = options.clock ?? { now: () => Date.now() }
   const fetcher: typeof fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init))
   const delivery = options.delivery
@@ -214,7 +216,6 @@ export async function createService(options: CreateServiceOptions = {}): Promise
   }
   const runtime = new Runtime(store, clock, keyring.keys, {
     mode,
-    rpc: { ...options.rpc },
     maxTimestampSkewMs: options.maxTimestampSkewMs ?? 5 * 60_000,
     webauthn: {
       rpId: options.webauthn?.rpId ?? 'localhost',
@@ -227,8 +228,6 @@ export async function createService(options: CreateServiceOptions = {}): Promise
     ...(options.oauth ? { oauth: options.oauth } : {}),
     ...(options.captcha ? { captcha: options.captcha } : {}),
     ...(options.rateLimits ? { rateLimits: options.rateLimits } : {}),
-    sending: { ...SENDING_DEFAULTS, ...options.sending },
-    ...(options.sponsorship ? { sponsorship: options.sponsorship } : {}),
     ...(options.jobs ? { jobs: options.jobs } : {}),
     ...(delivery ? { delivery } : {}),
     stampVerifiers: new Map(plugins.flatMap((plugin) => Object.entries(plugin.stampVerifiers ?? {}))),
@@ -268,14 +267,11 @@ export async function createService(options: CreateServiceOptions = {}): Promise
   }
   await runtime.loadServiceRow()
   if (options.proxySettings) await applyProxySettings(runtime, options.proxySettings)
-  if (options.sponsorship) await ensureSponsors(runtime, options.sponsorship)
-  // Sends need a node: without any, there is nothing to broadcast or track.
-  const sendWorker =
-    runtime.options.sending?.worker && Object.keys(runtime.options.rpc).length > 0
-      ? startSendWorker(runtime)
-      : undefined
-  // A drain stops taking sends off the queue and lets the broadcast under way finish.
-  if (sendWorker) runtime.lifecycle.onDrain(() => sendWorker.stop())
+  // The plugins' background work (the send worker): a drain stops it and lets what is under way finish.
+  for (const plugin of plugins) {
+    const stop = plugin.start?.(runtime)
+    if (stop) runtime.lifecycle.onDrain(() => stop())
+  }
 
   // One pipeline for every route family: the body limit of its family while reading, one JSON
   // reader (with a depth limit), and one error mapper for whatever any handler throws.
@@ -283,7 +279,7 @@ export async function createService(options: CreateServiceOptions = {}): Promise
   app.notFound(notFoundResponse)
   if (mode === 'production') app.use('*', securityHeaders())
   app.use('*', observeRequests(runtime, options.logger))
-  const readiness = new Readiness(runtime)
+  const readiness = new Readiness(runtime, { plugins })
   // The first look at the database, so that no probe waits on one.
   void readiness.database()
   // Before the body limits and plugin routes: probes read no body and must stay cheap.
@@ -325,11 +321,10 @@ export async function createService(options: CreateServiceOptions = {}): Promise
     get dev() {
       return devCredentials(runtime)
     },
-    readiness: () => readiness.check({ sponsors: true }),
+    readiness: () => readiness.check({ details: true }),
     drain: (deadline) => runtime.lifecycle.drain(deadline),
     close: async () => {
       stopFollowing()
-      await sendWorker?.stop()
       await runtime.lifecycle.drain(AbortSignal.timeout(0))
       await runtime.jobs.stop()
       delivery?.close()
@@ -337,6 +332,29 @@ export async function createService(options: CreateServiceOptions = {}): Promise
       await store.close()
     },
   }
+}
+
+/**
+ * The plugins given, with the sending wing made of `rpc`, `sending` and `sponsorship` first, unless
+ * they bring their own (`sendingWing({ senders })`), which takes those options itself.
+ */
+function withSendingWing(options: CreateServiceOptions): ServicePlugin[] {
+  const given = options.plugins ?? []
+  if (!given.some((plugin) => plugin.name === SENDING_WING))
+    return [
+      sendingWing({
+        ...(options.rpc ? { rpc: options.rpc } : {}),
+        ...(options.sending ? { sending: options.sending } : {}),
+        ...(options.sponsorship ? { sponsorship: options.sponsorship } : {}),
+      }),
+      ...given,
+    ]
+  const misplaced = (['rpc', 'sending', 'sponsorship'] as const).filter((name) => options[name] !== undefined)
+  if (misplaced.length > 0)
+    throw new Error(
+      `${misplaced.join(', ')}: give ${misplaced.length > 1 ? 'them' : 'it'} to the sendingWing(...) passed in plugins, not to createService`,
+    )
+  return given
 }
 
 /**

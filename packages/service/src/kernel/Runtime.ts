@@ -1,7 +1,6 @@
 import { utf8ToBytes } from '@noble/hashes/utils.js'
 import type { Delivery } from '../delivery/createDelivery.ts'
 import type { RateLimitOptions } from '../pipeline/RateLimitOptions.ts'
-import type { SendingOptions, SponsorshipOptions } from '../sending/SendingOptions.ts'
 import type { CaptchaOptions } from '../signin/captcha/CaptchaOptions.ts'
 import type { OAuthOptions } from '../signin/oauth/OAuthProviderConfig.ts'
 import { type EventSink, type ServiceEventMap, type ServiceEventName, silentSink } from './base/events.ts'
@@ -39,12 +38,10 @@ export interface RuntimeOptions {
    * plugins read it to leave theirs out. @default 'dev'
    */
   mode?: 'dev' | 'production'
-  /** JSON-RPC endpoints by CAIP-2 id, for `eth_send_raw_transaction`. @default {} */
-  rpc: Record<string, string>
   /** Largest accepted |now - timestampMs|. @default 300000 (5 minutes) */
   maxTimestampSkewMs: number
   webauthn: Required<Pick<WebAuthnOptions, 'rpId'>> & Pick<WebAuthnOptions, 'origins'>
-  /** `fetch` used for JSON-RPC broadcasts. @default globalThis.fetch */
+  /** `fetch` for outgoing calls (the sending wing's JSON-RPC, SMS providers). @default globalThis.fetch */
   fetch: typeof fetch
   /** Where signing and derivation jobs run. @default in the calling thread */
   crypto?: (masterKeys: readonly SealingKey[]) => CryptoRunner
@@ -66,10 +63,6 @@ export interface RuntimeOptions {
   oauth?: OAuthOptions
   /** The auth proxy's CAPTCHA on `otp_init`. @default none */
   captcha?: CaptchaOptions
-  /** How sends are broadcast and tracked. */
-  sending?: Required<SendingOptions>
-  /** Gas sponsorship; absent: `sponsor: true` is refused. */
-  sponsorship?: SponsorshipOptions
   /** Budgets on the activity API. @default none */
   rateLimits?: RateLimitOptions
 }
