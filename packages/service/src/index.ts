@@ -31,3 +31,6 @@ export { type MemoryStoreOptions, openMemoryStore } from './kernel/store/memory.
 export { type Reads, Store, Transaction } from './kernel/store/Store.ts'
 export type { ReadinessReport } from './observability/Readiness.ts'
 export type { ServiceLogger } from './observability/ServiceLogger.ts'
+export type { ChainSender, SendContext } from './sending/ChainSender.ts'
+export type { GasCaps, SendingOptions, SponsorshipOptions } from './sending/SendingOptions.ts'
+export { type SendingWingOptions, sendingWing } from './sending/sendingWing.ts'

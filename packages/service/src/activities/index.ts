@@ -1,7 +1,4 @@
 import type { ActivityHandlers } from '../kernel/registry.ts'
-import { ethSendRawTransaction } from '../sending/activities/ethSendRawTransaction.ts'
-import { ethSendTransaction } from '../sending/activities/ethSendTransaction.ts'
-import { solSendTransaction } from '../sending/activities/solSendTransaction.ts'
 import { approveActivity } from './approveActivity.ts'
 import { createApiKeys } from './createApiKeys.ts'
 import { createAuthenticators } from './createAuthenticators.ts'
@@ -44,7 +41,8 @@ import { updateUserTag } from './updateUserTag.ts'
 
 /**
  * The activities this module implements. The sign-in plugin supplies `init_otp`, `verify_otp`,
- * `otp_login`, `oauth2_authenticate` and `oauth_login`.
+ * `otp_login`, `oauth2_authenticate` and `oauth_login`; the sending wing `eth_send_transaction`,
+ * `sol_send_transaction` and `eth_send_raw_transaction`.
  */
 export const builtinActivities: ActivityHandlers = {
   create_policies: createPolicies,
@@ -66,15 +64,12 @@ export const builtinActivities: ActivityHandlers = {
   delete_api_keys: deleteApiKeys,
   delete_authenticators: deleteAuthenticators,
   delete_wallets: deleteWallets,
-  eth_send_raw_transaction: ethSendRawTransaction,
-  eth_send_transaction: ethSendTransaction,
   export_wallet: exportWallet,
   export_wallet_account: exportWalletAccount,
   import_wallet: importWallet,
   init_import_wallet: initImportWallet,
   reject_activity: rejectActivity,
   sign_raw_payloads: signRawPayloads,
-  sol_send_transaction: solSendTransaction,
   sign_raw_payload: signRawPayload,
   sign_transaction: signTransaction,
   update_root_quorum: updateRootQuorum,

@@ -17,9 +17,7 @@ import type { PipelineOptions } from '../pipeline/RateLimitOptions.ts'
 import { bodyLimits, type PipelineEnv } from '../pipeline/readJson.ts'
 import { securityHeaders } from '../pipeline/securityHeaders.ts'
 import { builtinQueries } from '../queries/index.ts'
-import { SENDING_DEFAULTS, type SendingOptions, type SponsorshipOptions } from '../sending/SendingOptions.ts'
-import { startSendWorker } from '../sending/sendWorker.ts'
-import { ensureSponsors } from '../sending/sponsors.ts'
+import { SENDING_WING, type SendingWingOptions, sendingWing } from '../sending/sendingWing.ts'
 import type { SignInWingOptions } from '../signin/SignInWingOptions.ts'
 import {
   bootstrapService,
@@ -46,7 +44,11 @@ export const DEV_BODY_LIMIT = 16 * 1024
 export interface ShellOptions {
   /** Name and root API key of the dev organization created on first start. @default random key */
   dev?: DevOptions
-  /** Extra plugins, loaded after the built-in wings (`builtinWings`). @default [] */
+  /**
+   * Extra plugins, loaded after the built-in wings (`builtinWings`). One named `sending`
+   * (`sendingWing({ senders })`, more chain families) replaces the built-in sending wing; `rpc`,
+   * `sending` and `sponsorship` are then given to it, not here. @default []
+   */
   plugins?: ServicePlugin[]
   /** Activity handlers that replace or add to the registry (applied last). @default {} */
   activities?: ActivityHandlers
@@ -62,12 +64,12 @@ export interface ShellOptions {
 
 /** Sends and gas sponsorship, and the nodes they go through. */
 export interface SendingServiceOptions {
-  /** JSON-RPC endpoints by CAIP-2 id for `eth_send_raw_transaction`. @default {} */
-  rpc?: Record<string, string>
+  /** JSON-RPC endpoints by CAIP-2 id: where the sending wing sends. @default {} */
+  rpc?: SendingWingOptions['rpc']
   /** How sends are broadcast and tracked (worker, timeouts, replacement bounds). @default SENDING_DEFAULTS */
-  sending?: SendingOptions
+  sending?: SendingWingOptions['sending']
   /** Gas sponsorship (sponsor accounts, delegate contracts, caps). @default none: `sponsor: true` is refused */
-  sponsorship?: SponsorshipOptions
+  sponsorship?: SendingWingOptions['sponsorship']
 }
 
 /**
@@ -115,7 +117,7 @@ const randomKey = () => globalThis.crypto.getRandomValues(new Uint8Array(32))
 export async function createService(options: CreateServiceOptions = {}): Promise<Service> {
   const mode = options.mode ?? 'dev'
   refuseInProduction(options, mode)
-  const plugins = [...builtinWings(options), ...(options.plugins ?? [])]
+  const plugins = [...builtinWings(options), ...withSendingWing(options)]
   const { runtime, keyring, given } = await openRuntime(options, mode, plugins)
   const registry = buildRegistry(plugins, options.activities ?? {})
   await bootstrapKernel(runtime, { keyring, given, dev: options.dev, mode })
@@ -123,14 +125,11 @@ export async function createService(options: CreateServiceOptions = {}): Promise
   const app = new Hono<PipelineEnv>()
   await loadWings(runtime, plugins, app)
   if (options.proxySettings) await applyProxySettings(runtime, options.proxySettings)
-  if (options.sponsorship) await ensureSponsors(runtime, options.sponsorship)
-  // Sends need a node: without any, there is nothing to broadcast or track.
-  const sendWorker =
-    runtime.options.sending?.worker && Object.keys(runtime.options.rpc).length > 0
-      ? startSendWorker(runtime)
-      : undefined
-  // A drain stops taking sends off the queue and lets the broadcast under way finish.
-  if (sendWorker) runtime.lifecycle.onDrain(() => sendWorker.stop())
+  // The plugins' background work (the send worker): a drain stops it and lets what is under way finish.
+  for (const plugin of plugins) {
+    const stop = plugin.start?.(runtime)
+    if (stop) runtime.lifecycle.onDrain(() => stop())
+  }
 
   const readiness = mountRoutes(app, { runtime, registry, plugins, options })
   const stopFollowing = followKeyring(runtime)
@@ -144,11 +143,10 @@ export async function createService(options: CreateServiceOptions = {}): Promise
     get dev() {
       return devCredentials(runtime)
     },
-    readiness: () => readiness.check({ sponsors: true }),
+    readiness: () => readiness.check({ details: true }),
     drain: (deadline) => runtime.lifecycle.drain(deadline),
     close: async () => {
       stopFollowing()
-      await sendWorker?.stop()
       await closeService(runtime, plugins)
     },
   }
@@ -186,7 +184,6 @@ async function openRuntime(
   }
   const runtime = new Runtime(store, clock, keyring.keys, {
     mode,
-    rpc: { ...options.rpc },
     maxTimestampSkewMs: options.maxTimestampSkewMs ?? 5 * 60_000,
     webauthn: {
       rpId: options.webauthn?.rpId ?? 'localhost',
@@ -196,8 +193,6 @@ async function openRuntime(
     ...(options.crypto ? { crypto: options.crypto } : {}),
     ...(options.verifyP256 ? { verifyP256: options.verifyP256 } : {}),
     ...(options.events ? { events: options.events } : {}),
-    sending: { ...SENDING_DEFAULTS, ...options.sending },
-    ...(options.sponsorship ? { sponsorship: options.sponsorship } : {}),
     ...(options.jobs ? { jobs: options.jobs } : {}),
     stampVerifiers: new Map(plugins.flatMap((plugin) => Object.entries(plugin.stampVerifiers ?? {}))),
   })
@@ -277,7 +272,7 @@ function mountRoutes(
   app.notFound(notFoundResponse)
   if (runtime.options.mode === 'production') app.use('*', securityHeaders())
   app.use('*', observeRequests(runtime, options.logger))
-  const readiness = new Readiness(runtime)
+  const readiness = new Readiness(runtime, { plugins })
   // The first look at the database, so that no probe waits on one.
   void readiness.database()
   // Before the body limits and plugin routes: probes read no body and must stay cheap.
@@ -323,6 +318,29 @@ async function closeService(runtime: Runtime, plugins: readonly ServicePlugin[])
   for (const plugin of plugins) await plugin.close?.(runtime)
   await runtime.crypto.close?.()
   await runtime.store.close()
+}
+
+/**
+ * The plugins given, with the sending wing made of `rpc`, `sending` and `sponsorship` first, unless
+ * they bring their own (`sendingWing({ senders })`), which takes those options itself.
+ */
+function withSendingWing(options: CreateServiceOptions): ServicePlugin[] {
+  const given = options.plugins ?? []
+  if (!given.some((plugin) => plugin.name === SENDING_WING))
+    return [
+      sendingWing({
+        ...(options.rpc ? { rpc: options.rpc } : {}),
+        ...(options.sending ? { sending: options.sending } : {}),
+        ...(options.sponsorship ? { sponsorship: options.sponsorship } : {}),
+      }),
+      ...given,
+    ]
+  const misplaced = (['rpc', 'sending', 'sponsorship'] as const).filter((name) => options[name] !== undefined)
+  if (misplaced.length > 0)
+    throw new Error(
+      `${misplaced.join(', ')}: give ${misplaced.length > 1 ? 'them' : 'it'} to the sendingWing(...) passed in plugins, not to createService`,
+    )
+  return given
 }
 
 /**

@@ -1,5 +1,4 @@
 import { utf8ToBytes } from '@noble/hashes/utils.js'
-import type { SendingOptions, SponsorshipOptions } from '../sending/SendingOptions.ts'
 import { type EventSink, type ServiceEventMap, type ServiceEventName, silentSink } from './base/events.ts'
 import { newId } from './base/ids.ts'
 import type { Caller } from './Caller.ts'
@@ -35,12 +34,10 @@ export interface RuntimeOptions {
    * plugins read it to leave theirs out. @default 'dev'
    */
   mode?: 'dev' | 'production'
-  /** JSON-RPC endpoints by CAIP-2 id, for `eth_send_raw_transaction`. @default {} */
-  rpc: Record<string, string>
   /** Largest accepted |now - timestampMs|. @default 300000 (5 minutes) */
   maxTimestampSkewMs: number
   webauthn: Required<Pick<WebAuthnOptions, 'rpId'>> & Pick<WebAuthnOptions, 'origins'>
-  /** `fetch` used for JSON-RPC broadcasts. @default globalThis.fetch */
+  /** `fetch` for outgoing calls (the sending wing's JSON-RPC, SMS providers). @default globalThis.fetch */
   fetch: typeof fetch
   /** Where signing and derivation jobs run. @default in the calling thread */
   crypto?: (masterKeys: readonly SealingKey[]) => CryptoRunner
@@ -56,10 +53,6 @@ export interface RuntimeOptions {
   events?: EventSink
   /** The durable job queue's worker: poll interval, lease, timeout, retries. @default JobQueue's */
   jobs?: JobQueueOptions
-  /** How sends are broadcast and tracked. */
-  sending?: Required<SendingOptions>
-  /** Gas sponsorship; absent: `sponsor: true` is refused. */
-  sponsorship?: SponsorshipOptions
 }
 
 /**

@@ -195,6 +195,19 @@ export interface ServicePlugin<State = unknown> {
    */
   close?(runtime: Runtime): Promise<void> | void
   /**
+   * Work the plugin runs in the background while the service serves (the sending wing's send
+   * worker): called once every plugin's state is loaded, before the first request. What it
+   * returns stops it: the service calls that on drain (`runtime.lifecycle.onDrain`) and on close,
+   * and it finishes or hands back what is under way.
+   */
+  start?(runtime: Runtime): (() => Promise<void> | void) | undefined
+  /**
+   * Facts the admin listener's `/readyz` adds to its report, by field (the sending wing's
+   * `sponsors`): informative only, they never make the service unready. Read on every probe, so
+   * it answers from memory (no database or network call).
+   */
+  readiness?(runtime: Runtime): Record<string, unknown> | undefined
+  /**
    * Verifiers of the plugin's own stamp headers, by header name: the authentication of submit
    * routes tries them after `X-Stamp` and `X-Stamp-WebAuthn`.
    */

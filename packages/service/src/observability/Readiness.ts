@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import type { Runtime } from '../kernel/Runtime.ts'
+import type { ServicePlugin } from '../kernel/registry.ts'
 import { migrations } from '../kernel/store/migrations.ts'
-import { type SponsorBalance, sponsorBalancesOf } from '../sending/sponsorBalances.ts'
 
 /** One look at what readiness depends on. */
 export interface ReadinessReport {
@@ -17,10 +17,11 @@ export interface ReadinessReport {
     serving: boolean
   }
   /**
-   * Each sponsor account on each chain it pays on: address, last balance read and whether it is
-   * below the operator's threshold. Informative only: a low balance never makes the service unready.
+   * What the plugins add on the admin listener (`ServicePlugin.readiness`), by field: the sending
+   * wing's `sponsors`, each sponsor account on each chain it pays on (address, last balance read
+   * and whether it is below the operator's threshold). Informative only: never makes the service unready.
    */
-  sponsors?: SponsorBalance[]
+  [detail: string]: unknown
 }
 
 export interface ReadinessOptions {
@@ -28,6 +29,8 @@ export interface ReadinessOptions {
   timeoutMs?: number
   /** How long one database look answers for (probes of both listeners share it). @default 1000 */
   cacheMs?: number
+  /** The plugins asked for the admin report's details (`ServicePlugin.readiness`). @default none */
+  plugins?: readonly ServicePlugin[]
 }
 
 /**
@@ -41,6 +44,7 @@ export interface ReadinessOptions {
 export class Readiness {
   private readonly timeoutMs: number
   private readonly cacheMs: number
+  private readonly plugins: readonly ServicePlugin[]
   private last: { at: number; database: boolean; migrations: boolean } | undefined
   private pending: Promise<{ database: boolean; migrations: boolean }> | undefined
 
@@ -50,13 +54,14 @@ export class Readiness {
   ) {
     this.timeoutMs = options.timeoutMs ?? 1000
     this.cacheMs = options.cacheMs ?? 1000
+    this.plugins = options.plugins ?? []
   }
 
   /**
-   * `sponsors`: add the sponsors' balances (the admin listener's `/readyz`; the service's own port,
-   * which anyone can reach, does not tell its sponsors' owners and balances).
+   * `details`: add what the plugins report (the admin listener's `/readyz`: the sponsors' balances;
+   * the service's own port, which anyone can reach, does not tell its sponsors' owners and balances).
    */
-  async check(options: { sponsors?: boolean } = {}): Promise<ReadinessReport> {
+  async check(options: { details?: boolean } = {}): Promise<ReadinessReport> {
     const { database, migrations } = await this.database()
     const checks = {
       database,
@@ -64,8 +69,24 @@ export class Readiness {
       crypto: this.runtime.crypto.alive?.() ?? true,
       serving: !this.runtime.lifecycle.draining,
     }
-    const sponsors = options.sponsors ? sponsorBalancesOf(this.runtime)?.latest() : undefined
-    return { ready: Object.values(checks).every(Boolean), checks, ...(sponsors ? { sponsors } : {}) }
+    return { ready: Object.values(checks).every(Boolean), checks, ...(options.details ? this.details() : {}) }
+  }
+
+  /**
+   * What every plugin adds to the admin report: never `ready` or `checks` (a plugin does not decide
+   * readiness), and nothing from one that throws (a probe never fails on it).
+   */
+  private details(): Record<string, unknown> {
+    const details: Record<string, unknown> = {}
+    for (const plugin of this.plugins) {
+      try {
+        for (const [field, value] of Object.entries(plugin.readiness?.(this.runtime) ?? {}))
+          if (field !== 'ready' && field !== 'checks') details[field] = value
+      } catch {
+        // Informative only: the probe answers without it.
+      }
+    }
+    return details
   }
 
   /**

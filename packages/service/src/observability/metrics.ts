@@ -1,7 +1,6 @@
 // Node only (prom-client): the service's Prometheus metrics, fed by its events.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 import type { EventSink, ServiceEventMap, ServiceEventName } from '../kernel/base/events.ts'
-import type { SponsorBalance } from '../sending/sponsorBalances.ts'
 
 /** The activities whose completion issues a session, by the sign-in method they stand for. */
 const SESSION_ACTIVITIES: Record<string, string> = {
@@ -25,8 +24,6 @@ export interface MetricsSources {
   draining?: () => boolean
   /** Requests merged into shared statements so far (`Store.batching`, PostgreSQL). */
   batching?: () => Record<'lookups' | 'inserts', { batches: number; items: number }> | undefined
-  /** The sponsors' last balances (`sponsorBalancesOf(runtime).latest`). */
-  sponsorBalances?: () => SponsorBalance[]
 }
 
 export interface Metrics extends EventSink {
@@ -166,30 +163,21 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
   })
 
-  // The sponsors' balances as last read (a scrape makes no RPC call). Labels: the owner (`default`
-  // or an organization id the operator configured), family and chain: bounded by the configuration.
+  // The sponsors' balances as last read (`sponsor.balance` events: a scrape makes no RPC call).
+  // Labels: the owner (`default` or an organization id the operator configured), family and chain:
+  // bounded by the configuration.
   const sponsorLabels = ['owner', 'family', 'caip2'] as const
-  new Gauge({
+  const sponsorBalances = new Gauge({
     name: 'latchkey_sponsor_balance',
     help: 'Balance of each sponsor account as last read, in wei (EVM) or lamports (Solana); absent until read',
     labelNames: sponsorLabels,
     registers,
-    collect() {
-      this.reset()
-      for (const { owner, family, caip2, balance } of sources.sponsorBalances?.() ?? [])
-        if (balance !== null) this.set({ owner, family, caip2 }, Number(balance))
-    },
   })
-  new Gauge({
+  const sponsorLow = new Gauge({
     name: 'latchkey_sponsor_balance_low',
     help: '1 while a sponsor account holds less than low_balance_wei / low_balance_lamports, else 0 (absent without a threshold)',
     labelNames: sponsorLabels,
     registers,
-    collect() {
-      this.reset()
-      for (const { owner, family, caip2, low } of sources.sponsorBalances?.() ?? [])
-        if (low !== null) this.set({ owner, family, caip2 }, low ? 1 : 0)
-    },
   })
 
   // What the PostgreSQL store's batching did: statements, and the requests they carried.
@@ -245,6 +233,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     'rate_limit.refused': ({ limit, kind }) => rateLimited.inc({ limit, kind }),
     'server.draining': () => drains.inc(),
     'server.drained': ({ cut: count }) => cut.inc(count),
+    'sponsor.balance': ({ owner, family, caip2, balance, low }) => {
+      sponsorBalances.set({ owner, family, caip2 }, Number(balance))
+      if (low === null) sponsorLow.remove({ owner, family, caip2 })
+      else sponsorLow.set({ owner, family, caip2 }, low ? 1 : 0)
+    },
   }
 
   return {

@@ -9,7 +9,6 @@ import type { OrganizationRow } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Store.ts'
 import { renderActivity } from '../pipeline/renderActivity.ts'
 import { renderPolicy } from '../policies/renderPolicy.ts'
-import { sendQueries } from '../sending/sendQueries.ts'
 import { paginate, readPagination } from './paginate.ts'
 import {
   renderApiKey,
@@ -71,9 +70,8 @@ async function matchesFilter(
   }
 }
 
-/** Every query of the protocol's `QueryMap`: the seed's and this service's extensions. */
+/** Every query of the protocol's `QueryMap` but the sending wing's (`get_send_transaction_status`, `get_nonces`): the seed's and this service's extensions. */
 export const builtinQueries: Record<string, QueryHandler> = {
-  ...sendQueries,
   list_suborgs: defineQuery('list_suborgs', {
     parse: (r) => {
       const filterType = r.optEnum('filterType', SUBORG_FILTER_TYPES)

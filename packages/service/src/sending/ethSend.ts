@@ -5,7 +5,6 @@ import { authorization, Transaction } from 'micro-eth-signer'
 import { findSigner, withAccountKey } from '../domain/wallets.ts'
 import { ApiError } from '../kernel/base/errors.ts'
 import type { Reader } from '../kernel/Reader.ts'
-import type { Runtime } from '../kernel/Runtime.ts'
 import type { ActivityContext, PrepareContext } from '../kernel/registry.ts'
 import type { SendTransactionRow } from '../kernel/store/model.ts'
 import type { Transaction as StoreTransaction } from '../kernel/store/Store.ts'
@@ -18,7 +17,8 @@ import {
 } from './delegate/index.ts'
 import { checkGasCaps, feeCeilingsOf } from './gasCaps.ts'
 import { revertChainOf } from './revertReason.ts'
-import { nodeFailure, RpcRefusedError, RpcUnreachableError, type SendRpc, sendRpc } from './sendRpc.ts'
+import { rpcFor, SENDING } from './sendingState.ts'
+import { nodeFailure, RpcRefusedError, RpcUnreachableError, type SendRpc } from './sendRpc.ts'
 import { findSponsor } from './sponsors.ts'
 
 /** Most calls of one `eth_send_transaction`. */
@@ -155,12 +155,6 @@ function batchGasLimit(calls: readonly EthCall[], authorized: boolean): bigint {
   return 80_000n + (authorized ? 0n : 30_000n) + 70_000n * BigInt(calls.length) + 40n * dataBytes
 }
 
-export const rpcFor = (runtime: Runtime, caip2: string, field = 'parameters.caip2'): SendRpc => {
-  const url = runtime.options.rpc[caip2]
-  if (!url) throw new ApiError('RPC_NOT_CONFIGURED', `no JSON-RPC node is configured for ${caip2}`, field)
-  return sendRpc(url, runtime.options.fetch, runtime.options.sending?.rpcTimeoutMs ?? 10_000)
-}
-
 /**
  * Checks what needs the clock or the configuration and reads from the node what signing needs:
  * chain id, pending nonces, fees, gas, and for batches the delegation and delegate nonce.
@@ -178,7 +172,7 @@ export async function prepareEthSend(
     )
   const rpc = rpcFor(ctx.runtime, p.caip2)
   const batch = p.sponsor || p.calls.length > 1
-  const sponsorship = ctx.runtime.options.sponsorship
+  const { sponsorship } = ctx.runtime.stateOf(SENDING)
   const delegate = batch ? sponsorship?.delegates[p.caip2] : undefined
   if (batch && !delegate)
     throw new ApiError(
@@ -370,23 +364,20 @@ async function simulateBatch(
  */
 export async function takeNonce(
   tx: StoreTransaction,
-  now: number,
-  caip2: string,
-  address: string,
-  floor: string,
-  options: { restart?: boolean } = {},
+  nonce: { now: number; caip2: string; address: string; floor: string; restart?: boolean },
 ): Promise<bigint> {
+  const { now, caip2, address, floor } = nonce
   const id = `${caip2}|${address.toLowerCase()}`
   const row = await tx.get('nonces', id)
-  const stored = row && !options.restart ? BigInt(row.next) : 0n
-  const nonce = stored > BigInt(floor) ? stored : BigInt(floor)
+  const stored = row && !nonce.restart ? BigInt(row.next) : 0n
+  const next = stored > BigInt(floor) ? stored : BigInt(floor)
   await tx.put('nonces', {
     id,
-    next: (nonce + 1n).toString(),
+    next: (next + 1n).toString(),
     createdAt: row?.createdAt ?? now,
     updatedAt: now,
   })
-  return nonce
+  return next
 }
 
 /**
@@ -426,7 +417,12 @@ export async function runEthSend(
   const nonce =
     p.nonce !== undefined
       ? BigInt(p.nonce)
-      : await takeNonce(ctx.tx, ctx.now, p.caip2, prepared.sender, prepared.senderNonce)
+      : await takeNonce(ctx.tx, {
+          now: ctx.now,
+          caip2: p.caip2,
+          address: prepared.sender,
+          floor: prepared.senderNonce,
+        })
   let signed: string
   if (!prepared.batch) {
     const [only] = calls
@@ -458,23 +454,28 @@ export async function runEthSend(
       )
         .flat()
         .some((row) => row.caip2 === p.caip2 && row.account.toLowerCase() === p.from.toLowerCase())
+    const delegateCounter = {
+      now: ctx.now,
+      caip2: `${p.caip2}#delegate`,
+      address: p.from,
+      floor: batch.delegateNonce,
+    }
     const delegateNonce =
       p.gasStationNonce !== undefined
         ? BigInt(batch.delegateNonce)
         : (await inFlight())
-          ? await takeNonce(ctx.tx, ctx.now, `${p.caip2}#delegate`, p.from, batch.delegateNonce)
-          : await takeNonce(ctx.tx, ctx.now, `${p.caip2}#delegate`, p.from, batch.delegateNonce, {
-              restart: true,
-            })
+          ? await takeNonce(ctx.tx, { ...delegateCounter, restart: false })
+          : await takeNonce(ctx.tx, { ...delegateCounter, restart: true })
+    const userCounter = { now: ctx.now, caip2: p.caip2, address: p.from }
     // The authorization spends one of the user's nonces: after the outer transaction's own when the
     // user sends it, else the user's next.
     const authorizationNonce = batch.delegated
       ? undefined
       : sponsor
-        ? await takeNonce(ctx.tx, ctx.now, p.caip2, p.from, prepared.accountNonce ?? '0')
+        ? await takeNonce(ctx.tx, { ...userCounter, floor: prepared.accountNonce ?? '0' })
         : p.nonce !== undefined
           ? nonce + 1n
-          : await takeNonce(ctx.tx, ctx.now, p.caip2, p.from, (nonce + 1n).toString())
+          : await takeNonce(ctx.tx, { ...userCounter, floor: (nonce + 1n).toString() })
     const { signature, authorizationList } = withAccountKey(ctx.runtime, account, (key) => {
       const digest = batchExecutionDigest({
         chainId,

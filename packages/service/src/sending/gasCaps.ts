@@ -2,14 +2,15 @@ import { ApiError } from '../kernel/base/errors.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { ActivityContext } from '../kernel/registry.ts'
 import type { OrganizationRow } from '../kernel/store/model.ts'
-import { type GasCaps, SENDING_DEFAULTS } from './SendingOptions.ts'
+import type { GasCaps } from './SendingOptions.ts'
+import { SENDING } from './sendingState.ts'
 
 const utcDay = (now: number) => new Date(now).toISOString().slice(0, 10)
 const utcMonth = (now: number) => new Date(now).toISOString().slice(0, 7)
 
 /** The caps of `organization`: its parent's (or its own) `organizationCaps`, else `caps`. */
 export function capsOf(runtime: Runtime, organization: OrganizationRow): GasCaps {
-  const sponsorship = runtime.options.sponsorship
+  const { sponsorship } = runtime.stateOf(SENDING)
   const organizationId = organization.parentOrganizationId ?? organization.id
   return sponsorship?.organizationCaps?.[organizationId] ?? sponsorship?.caps ?? {}
 }
@@ -23,9 +24,7 @@ export function feeCeilingsOf(
   organization: OrganizationRow,
 ): { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint } {
   const caps = capsOf(runtime, organization)
-  const maxFeePerGas = BigInt(
-    caps.maxFeePerGas ?? runtime.options.sending?.maxFeePerGasCeiling ?? SENDING_DEFAULTS.maxFeePerGasCeiling,
-  )
+  const maxFeePerGas = BigInt(caps.maxFeePerGas ?? runtime.stateOf(SENDING).sending.maxFeePerGasCeiling)
   const tip = caps.maxPriorityFeePerGas === undefined ? maxFeePerGas : BigInt(caps.maxPriorityFeePerGas)
   return { maxFeePerGas, maxPriorityFeePerGas: tip < maxFeePerGas ? tip : maxFeePerGas }
 }

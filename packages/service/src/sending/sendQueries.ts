@@ -2,9 +2,11 @@ import type { SendTransactionStatus } from '@latchkey/protocol'
 import { ApiError } from '../kernel/base/errors.ts'
 import { defineQuery, type QueryHandler } from '../kernel/registry.ts'
 import type { SendTransactionRow } from '../kernel/store/model.ts'
+import type { ChainSender } from './ChainSender.ts'
 import { readDelegateNonce } from './delegate/index.ts'
-import { rpcFor } from './ethSend.ts'
+import { evmSender } from './evmSender.ts'
 import { revertChainOf } from './revertReason.ts'
+import { rpcFor, senderOf } from './sendingState.ts'
 import { nodeFailure, RpcRefusedError } from './sendRpc.ts'
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/
@@ -13,14 +15,17 @@ const ADDRESS = /^0x[0-9a-fA-F]{40}$/
 const revertChainOfRow = (error: NonNullable<SendTransactionRow['error']>) =>
   error.revertChain ?? (error.revertData || error.revertReason ? revertChainOf(error.revertData) : undefined)
 
-/** A send as `get_send_transaction_status` answers it (the published response, plus the receipt). */
-export function renderSendStatus(row: SendTransactionRow): SendTransactionStatus {
-  const solana = row.caip2.startsWith('solana:')
+/**
+ * A send as `get_send_transaction_status` answers it (the published response, plus the receipt):
+ * its chain's part as the sender of its family renders it (a row of a family without one, as EVM's).
+ */
+export function renderSendStatus(
+  row: SendTransactionRow,
+  sender: ChainSender | undefined,
+): SendTransactionStatus {
   return {
     txStatus: row.status,
-    ...(solana
-      ? { solana: { signature: row.txHash, ...(row.slot ? { slot: row.slot } : {}) } }
-      : { eth: { txHash: row.txHash, ...(row.receipt ? { receipt: row.receipt } : {}) } }),
+    ...(sender ? sender.status?.(row) : evmSender.status!(row)),
     ...(row.error
       ? {
           txError: row.error.message,
@@ -43,7 +48,7 @@ export function renderSendStatus(row: SendTransactionRow): SendTransactionStatus
 export const sendQueries: Record<string, QueryHandler> = {
   get_send_transaction_status: defineQuery('get_send_transaction_status', {
     parse: (r) => ({ sendTransactionStatusId: r.string('sendTransactionStatusId', { max: 200 }) }),
-    run: async ({ store, organization }, q) => {
+    run: async ({ store, organization, runtime }, q) => {
       const row = await store.get('sendTransactions', q.sendTransactionStatusId)
       if (!row || row.organizationId !== organization.id)
         throw new ApiError(
@@ -51,7 +56,7 @@ export const sendQueries: Record<string, QueryHandler> = {
           `no send ${q.sendTransactionStatusId} in organization ${organization.id}`,
           'sendTransactionStatusId',
         )
-      return renderSendStatus(row)
+      return renderSendStatus(row, senderOf(runtime, row))
     },
   }),
   get_nonces: defineQuery('get_nonces', {

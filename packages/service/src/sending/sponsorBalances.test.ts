@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { createService } from '../assembly/createService.ts'
-import { createMetrics } from '../observability/metrics.ts'
+import { createMetrics, type Metrics } from '../observability/metrics.ts'
 import { watchSponsorBalances } from './sponsorBalances.ts'
 import { sponsorAddress } from './sponsors.ts'
 
@@ -23,9 +23,10 @@ function stubNode(wei: bigint, lamports: number) {
   return { node, fetch }
 }
 
-async function sponsoredService(fetch: typeof globalThis.fetch) {
+async function sponsoredService(fetch: typeof globalThis.fetch, metrics: Metrics) {
   return createService({
     fetch,
+    events: metrics,
     rpc: { [CHAIN]: 'http://node.test', [SOLANA]: 'http://solana.test' },
     sending: { worker: false },
     sponsorship: { delegates: { [CHAIN]: '0x00000000000000000000000000000000000000d1' } },
@@ -35,14 +36,13 @@ async function sponsoredService(fetch: typeof globalThis.fetch) {
 describe('watchSponsorBalances', () => {
   it('reads each sponsor on each chain in the background; readiness and metrics read the last look, and a low balance leaves the service ready', async () => {
     const { node, fetch } = stubNode(10n ** 15n, 5000)
-    const service = await sponsoredService(fetch)
     const metrics = createMetrics({ process: false })
+    const service = await sponsoredService(fetch, metrics)
     const watch = watchSponsorBalances(service.runtime, {
       lowWei: 10n ** 16n,
       lowLamports: 1000n,
       evmChains: [CHAIN],
     })
-    metrics.watch({ sponsorBalances: () => watch.latest() })
     try {
       await watch.refresh()
       const report = await service.readiness()
@@ -94,10 +94,9 @@ describe('watchSponsorBalances', () => {
   it('without a threshold or an answer, low is null and the gauge of it absent', async () => {
     const { node, fetch } = stubNode(0n, 0)
     node.down = true
-    const service = await sponsoredService(fetch)
     const metrics = createMetrics({ process: false })
+    const service = await sponsoredService(fetch, metrics)
     const watch = watchSponsorBalances(service.runtime, { evmChains: [CHAIN] })
-    metrics.watch({ sponsorBalances: () => watch.latest() })
     try {
       await watch.refresh()
       expect(watch.latest().map(({ balance, low }) => ({ balance, low }))).toEqual([

@@ -1,6 +1,8 @@
-// What each sponsor account holds, looked at in the background: `/readyz` and `/metrics` read the
-// last look, so a probe or a scrape never costs an RPC call.
+// What each sponsor account holds, looked at in the background: the admin `/readyz` reads the last
+// look (the sending wing's `readiness`), and each balance read is reported as a `sponsor.balance`
+// event that the metrics keep, so a probe or a scrape never costs an RPC call.
 import type { Runtime } from '../kernel/Runtime.ts'
+import { SENDING } from './sendingState.ts'
 import { sendRpc } from './sendRpc.ts'
 import { loadedSponsors, type SponsorFamily } from './sponsors.ts'
 
@@ -41,7 +43,7 @@ export interface SponsorBalanceWatch {
 
 const WATCHES = new WeakMap<Runtime, SponsorBalanceWatch>()
 
-/** The watch started for this service, if any (readiness and metrics read it). */
+/** The watch started for this service, if any (the sending wing's readiness reads it). */
 export function sponsorBalancesOf(runtime: Runtime): SponsorBalanceWatch | undefined {
   return WATCHES.get(runtime)
 }
@@ -53,7 +55,7 @@ export function sponsorBalancesOf(runtime: Runtime): SponsorBalanceWatch | undef
  */
 export function watchSponsorBalances(runtime: Runtime, options: SponsorBalanceOptions): SponsorBalanceWatch {
   const intervalMs = options.intervalMs ?? 60_000
-  const rpc = runtime.options.rpc
+  const { rpc, sending } = runtime.stateOf(SENDING)
   const entries: SponsorBalance[] = []
   for (const row of loadedSponsors(runtime)) {
     const owner = row.id.slice(0, row.id.lastIndexOf('|'))
@@ -72,7 +74,7 @@ export function watchSponsorBalances(runtime: Runtime, options: SponsorBalanceOp
         checkedAt: null,
       })
   }
-  const timeoutMs = runtime.options.sending?.rpcTimeoutMs ?? 10_000
+  const timeoutMs = sending.rpcTimeoutMs
   const lookOne = async (entry: SponsorBalance) => {
     const call = sendRpc(rpc[entry.caip2]!, runtime.options.fetch, timeoutMs)
     try {
@@ -84,6 +86,8 @@ export function watchSponsorBalances(runtime: Runtime, options: SponsorBalanceOp
       entry.balance = balance.toString()
       entry.low = threshold === undefined ? null : balance < threshold
       entry.checkedAt = runtime.now()
+      const { owner, family, caip2, low } = entry
+      runtime.emit('sponsor.balance', { owner, family, caip2, balance: entry.balance, low })
     } catch {
       // Unreachable or an answer that is not a balance: the last look stands (checkedAt says how old).
     }

@@ -75,18 +75,35 @@ export interface ServiceEventMap {
   'server.drained': { seconds: number; cut: number }
 
   // ---- sending (sending/*) ----
+  // `chain` is the CAIP-2 namespace of a chain family the service sends on (`eip155`, `solana`, or
+  // one a `sendingWing({ senders })` added): bounded by the configuration.
   /** A send was signed and committed with its broadcast job. */
-  'send.signed': { chain: 'eip155' | 'solana'; sponsored: boolean; calls: number }
+  'send.signed': { chain: string; sponsored: boolean; calls: number }
   /** A sponsored send was refused by a gas cap before signing. */
   'send.capExceeded': { cap: string }
   /** A node accepted a broadcast. */
-  'send.broadcast': { chain: 'eip155' | 'solana'; attempt: number }
+  'send.broadcast': { chain: string; attempt: number }
   /** The node could not be reached; the send stays pending and is retried. */
-  'send.rpcUnreachable': { chain: 'eip155' | 'solana'; phase: 'broadcast' | 'track' }
+  'send.rpcUnreachable': { chain: string; phase: 'broadcast' | 'track' }
   /** A send reached a final status; `ms` from commit to that status. */
-  'send.final': { chain: 'eip155' | 'solana'; status: 'INCLUDED' | 'FAILED' | 'CANCELLED'; ms: number }
+  'send.final': { chain: string; status: 'INCLUDED' | 'FAILED' | 'CANCELLED'; ms: number }
   /** A stuck send was re-signed with higher fees (same nonce). */
   'send.replaced': { chain: 'eip155'; replacement: number }
+  /**
+   * A sponsor account's balance was read (the sending wing's background watch); the metrics keep the
+   * last one per sponsor and chain. `owner` is `default` or an organization id the operator
+   * configured a sponsor for: bounded by the configuration, like `caip2`.
+   */
+  'sponsor.balance': {
+    owner: string
+    /** The chain family: `eip155` or `solana`. */
+    family: string
+    caip2: string
+    /** Wei (EVM) or lamports (Solana), decimal. */
+    balance: string
+    /** Below the operator's threshold; null without one. */
+    low: boolean | null
+  }
 
   // Master-key rotation
   /** This instance seals new secrets under master-key `version` from now on (a rotation activated it). */

@@ -3,7 +3,8 @@ import { withField } from '../../domain/params.ts'
 import { ApiError } from '../../kernel/base/errors.ts'
 import { decodeSignedTransaction } from '../../kernel/crypto/index.ts'
 import { defineActivity } from '../../kernel/registry.ts'
-import { recordSend, rpcFor } from '../ethSend.ts'
+import { recordSend } from '../ethSend.ts'
+import { rpcFor } from '../sendingState.ts'
 import { nodeFailure, RpcRefusedError } from '../sendRpc.ts'
 
 const CAIP2 = /^[-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,32}$/

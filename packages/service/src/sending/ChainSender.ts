@@ -1,0 +1,63 @@
+import type { SendTransactionStatus } from '@latchkey/protocol'
+import type { Runtime } from '../kernel/Runtime.ts'
+import type { SendTransactionRow } from '../kernel/store/model.ts'
+import type { SendingOptions } from './SendingOptions.ts'
+import type { SendRpc } from './sendRpc.ts'
+
+/**
+ * What the send worker hands a sender for one send: the node of its chain, the options, and the
+ * worker's own writes (each in a transaction of its own, never while a node call is under way).
+ */
+export interface SendContext {
+  runtime: Runtime
+  /** The JSON-RPC node configured for the send's CAIP-2 chain (`rpc`), with the call timeout. */
+  rpc: SendRpc
+  options: Required<SendingOptions>
+  /**
+   * Writes `changes` to the send (a claim's lease ends with it); with `whileOpen`, only while it is
+   * still PENDING or BROADCASTED (another instance may have settled it). Resolves with whether it wrote.
+   */
+  update(
+    row: SendTransactionRow,
+    changes: Partial<SendTransactionRow>,
+    options?: { whileOpen?: boolean },
+  ): Promise<boolean>
+  /** Takes the send for a lease unless another pass (here or on another instance) took it first. */
+  claim(row: SendTransactionRow): Promise<SendTransactionRow | undefined>
+  /** Marks the send FAILED with `message` (what `get_send_transaction_status` answers) and reports it. */
+  fail(row: SendTransactionRow, message: string): Promise<void>
+  /** Reports that the send reached its final status (`send.final`), once its write is done. */
+  final(row: SendTransactionRow, status: 'INCLUDED' | 'FAILED'): void
+}
+
+/**
+ * How the service sends on one chain family, named by its CAIP-2 namespace: the send worker picks
+ * the sender of a send's namespace to broadcast it and follow it to a final status, the activities
+ * check the namespace has one before anything is signed, and `get_send_transaction_status` asks it
+ * for the chain's part of the answer. The sending wing has one for `eip155` and one for `solana`;
+ * `sendingWing({ senders })` adds others. A node unreachable mid-call is an `RpcUnreachableError`
+ * (the worker retries the send with backoff); anything else a sender throws leaves the send for the
+ * next pass.
+ */
+export interface ChainSender {
+  /** The CAIP-2 namespace (`eip155`, `solana`): lower-case letters, digits and `-`, 3 to 8 characters. */
+  readonly namespace: string
+  /**
+   * Following a broadcast send writes nothing until it settles (EVM: reading receipts), so the
+   * worker looks without taking a lease first; the sender claims the send itself before anything
+   * else it writes (a replacement). @default false: every step runs under the worker's lease.
+   */
+  readonly tracksWithoutLease?: boolean
+  /** Broadcasts a PENDING send (committed with its activity), then writes BROADCASTED, or fails it. */
+  broadcast(ctx: SendContext, row: SendTransactionRow): Promise<void>
+  /** Follows a BROADCASTED send: writes its final status once the chain has one. */
+  track(ctx: SendContext, row: SendTransactionRow): Promise<void>
+  /** The chain's part of `get_send_transaction_status` (`eth`, `solana`). @default none */
+  status?(row: SendTransactionRow): Pick<SendTransactionStatus, 'eth' | 'solana'>
+}
+
+/** A CAIP-2 namespace (CAIP-2: `[-a-z0-9]{3,8}`). */
+export const NAMESPACE = /^[-a-z0-9]{3,8}$/
+
+/** The CAIP-2 namespace of a chain id (`eip155` of `eip155:1`). */
+export const namespaceOf = (caip2: string): string => caip2.slice(0, Math.max(0, caip2.indexOf(':')))

@@ -1,0 +1,42 @@
+import { ApiError } from '../kernel/base/errors.ts'
+import { PluginStateKey, type Runtime } from '../kernel/Runtime.ts'
+import { type ChainSender, namespaceOf } from './ChainSender.ts'
+import type { SendingOptions, SponsorshipOptions } from './SendingOptions.ts'
+import { type SendRpc, sendRpc } from './sendRpc.ts'
+
+/** What the sending wing keeps for the process's life (`runtime.stateOf(SENDING)`). */
+export interface SendingState {
+  /** JSON-RPC endpoints by CAIP-2 chain id. */
+  rpc: Readonly<Record<string, string>>
+  /** How sends are broadcast and tracked, defaults filled in. */
+  sending: Required<SendingOptions>
+  /** Gas sponsorship; absent: `sponsor: true` is refused. */
+  sponsorship?: SponsorshipOptions
+  /** The sender of each chain family, by CAIP-2 namespace. */
+  senders: ReadonlyMap<string, ChainSender>
+}
+
+/** The sending wing's state: its options and senders, read by its handlers and its worker. */
+export const SENDING = new PluginStateKey<SendingState>('sending')
+
+/**
+ * The JSON-RPC node of `caip2`, with the configured call timeout. Refuses (400 naming `field`) a
+ * chain of a family the service has no sender for, and (412 `RPC_NOT_CONFIGURED`) one without a node.
+ */
+export function rpcFor(runtime: Runtime, caip2: string, field = 'parameters.caip2'): SendRpc {
+  const { rpc, sending, senders } = runtime.stateOf(SENDING)
+  const namespace = namespaceOf(caip2)
+  if (!senders.has(namespace))
+    throw new ApiError(
+      'FIELD_INVALID',
+      `${field} ${caip2} is not on a chain family the service sends on (${[...senders.keys()].join(', ')})`,
+      field,
+    )
+  const url = rpc[caip2]
+  if (!url) throw new ApiError('RPC_NOT_CONFIGURED', `no JSON-RPC node is configured for ${caip2}`, field)
+  return sendRpc(url, runtime.options.fetch, sending.rpcTimeoutMs)
+}
+
+/** The sender of a send's chain family (its CAIP-2 namespace); undefined for a family the service does not send on. */
+export const senderOf = (runtime: Runtime, row: { caip2: string }): ChainSender | undefined =>
+  runtime.stateOf(SENDING).senders.get(namespaceOf(row.caip2))

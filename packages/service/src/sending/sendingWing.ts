@@ -1,0 +1,79 @@
+import type { ServicePlugin } from '../kernel/registry.ts'
+import { ethSendRawTransaction } from './activities/ethSendRawTransaction.ts'
+import { ethSendTransaction } from './activities/ethSendTransaction.ts'
+import { solSendTransaction } from './activities/solSendTransaction.ts'
+import { type ChainSender, NAMESPACE } from './ChainSender.ts'
+import { evmSender } from './evmSender.ts'
+import { SENDING_DEFAULTS, type SendingOptions, type SponsorshipOptions } from './SendingOptions.ts'
+import { SENDING, type SendingState } from './sendingState.ts'
+import { sendQueries } from './sendQueries.ts'
+import { startSendWorker } from './sendWorker.ts'
+import { solanaSender } from './solanaSender.ts'
+import { sponsorBalancesOf } from './sponsorBalances.ts'
+import { ensureSponsors } from './sponsors.ts'
+
+/** The name the sending wing is loaded under: a plugin of this name in `createService({ plugins })` replaces the built-in one. */
+export const SENDING_WING = 'sending'
+
+/** What the sending wing is configured with (`createService`'s `rpc`, `sending`, `sponsorship`). */
+export interface SendingWingOptions {
+  /** JSON-RPC endpoints by CAIP-2 chain id: sends go to these nodes. @default {} */
+  rpc?: Record<string, string>
+  /** How sends are broadcast and tracked (worker, timeouts, replacement bounds). @default SENDING_DEFAULTS */
+  sending?: SendingOptions
+  /** Gas sponsorship (sponsor accounts, delegate contracts, caps). @default none: `sponsor: true` is refused */
+  sponsorship?: SponsorshipOptions
+  /**
+   * Senders of more chain families, by their `namespace` (one for a namespace the wing has already
+   * replaces it): the worker broadcasts and tracks sends of their chains through them.
+   * @default none: `eip155` and `solana` only
+   */
+  senders?: ChainSender[]
+}
+
+/**
+ * The sending wing: `eth_send_transaction`, `sol_send_transaction` and `eth_send_raw_transaction`,
+ * the queries `get_send_transaction_status` and `get_nonces`, the sponsor accounts (sealed on
+ * start), the send worker that broadcasts and tracks committed sends (when `sending.worker` and
+ * some node is configured), and the sponsors' balances on the admin `/readyz`. It keeps its
+ * options in its own state (`runtime.stateOf(SENDING)`).
+ */
+export function sendingWing(options: SendingWingOptions = {}): ServicePlugin<SendingState> {
+  const senders = new Map<string, ChainSender>()
+  for (const sender of [evmSender, solanaSender, ...(options.senders ?? [])]) {
+    if (!NAMESPACE.test(sender.namespace))
+      throw new Error(
+        `sendingWing: sender namespace ${JSON.stringify(sender.namespace)} is not a CAIP-2 namespace ([-a-z0-9]{3,8})`,
+      )
+    senders.set(sender.namespace, sender)
+  }
+  const state: SendingState = {
+    rpc: { ...options.rpc },
+    sending: { ...SENDING_DEFAULTS, ...options.sending },
+    ...(options.sponsorship ? { sponsorship: options.sponsorship } : {}),
+    senders,
+  }
+  return {
+    name: SENDING_WING,
+    activities: {
+      eth_send_raw_transaction: ethSendRawTransaction,
+      eth_send_transaction: ethSendTransaction,
+      sol_send_transaction: solSendTransaction,
+    },
+    queries: sendQueries,
+    state: {
+      key: SENDING,
+      load: async (runtime) => {
+        if (state.sponsorship) await ensureSponsors(runtime, state.sponsorship)
+        return state
+      },
+    },
+    // Sends need a node: without any, there is nothing to broadcast or track.
+    start: (runtime) =>
+      state.sending.worker && Object.keys(state.rpc).length > 0 ? startSendWorker(runtime).stop : undefined,
+    readiness: (runtime) => {
+      const sponsors = sponsorBalancesOf(runtime)?.latest()
+      return sponsors ? { sponsors } : undefined
+    },
+  }
+}
