@@ -82,7 +82,12 @@ export async function run(argv: string[]): Promise<void> {
       },
     })
     if ('dataDir' in location)
-      await finishDataDir(store, location.dataDir, values['master-key-file'], current, next)
+      await finishDataDir(store, {
+        dir: location.dataDir,
+        masterKeyFile: values['master-key-file'],
+        current,
+        next,
+      })
     process.stdout.write(
       `re-sealed ${result.resealed} secrets under master key version ${to}` +
         (result.retired.length > 0 ? `; retired version ${result.retired.join(', ')}` : '') +
@@ -125,10 +130,12 @@ async function registerKeys(store: Store, current: Uint8Array, next: Uint8Array)
  */
 async function finishDataDir(
   store: Store,
-  dir: string,
-  masterKeyFile: string | undefined,
-  current: Uint8Array,
-  next: Uint8Array,
+  {
+    dir,
+    masterKeyFile,
+    current,
+    next,
+  }: { dir: string; masterKeyFile: string | undefined; current: Uint8Array; next: Uint8Array },
 ): Promise<void> {
   await sql`VACUUM`.execute(store.db)
   await sql`PRAGMA wal_checkpoint(TRUNCATE)`.execute(store.db)

@@ -177,8 +177,7 @@ export class Queries {
   async findBy<T extends TableName>(
     db: Execute,
     table: T,
-    field: string,
-    value: unknown,
+    { field, value }: { field: string; value: unknown },
     cache?: ReadCache,
   ): Promise<Tables[T][]> {
     indexed(table, field)

@@ -174,7 +174,7 @@ export class Store implements Reads {
     field: keyof Tables[T] & string,
     value: unknown,
   ): Promise<Tables[T][]> {
-    return this.guard(() => this.queries.findBy(this.execute, table, field, value, this.cache))
+    return this.guard(() => this.queries.findBy(this.execute, table, { field, value }, this.cache))
   }
 
   all<T extends TableName>(table: T) {
