@@ -3,7 +3,6 @@
 // resuming an interrupted rotation, then retires the old key.
 import { readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { sql } from 'kysely'
 import { KEYRING_ID, planKeyring } from '../assembly/keyring.ts'
 import { createSealer, masterKeyCheck } from '../kernel/crypto/sealer.ts'
 import { loadMasterKey, loadMasterKeyFile, openDataDir, openPostgres } from '../kernel/store/durableStores.ts'
@@ -124,8 +123,8 @@ async function registerKeys(store: Store, current: Uint8Array, next: Uint8Array)
 }
 
 /**
- * A data dir after its rotation: the old ciphertexts leave the file (VACUUM rewrites it, the WAL
- * is checkpointed and truncated), and the data dir's own master.key, when it held the old key,
+ * A data dir after its rotation: the old ciphertexts leave the file (`store.compact()`: SQLite's
+ * VACUUM rewrites it, the WAL is checkpointed and truncated), and the data dir's own master.key, when it held the old key,
  * is replaced by the new one.
  */
 async function finishDataDir(
@@ -137,8 +136,7 @@ async function finishDataDir(
     next,
   }: { dir: string; masterKeyFile: string | undefined; current: Uint8Array; next: Uint8Array },
 ): Promise<void> {
-  await sql`VACUUM`.execute(store.db)
-  await sql`PRAGMA wal_checkpoint(TRUNCATE)`.execute(store.db)
+  await store.compact()
   if (masterKeyFile !== undefined || process.env.LATCHKEY_MASTER_KEY !== undefined) return
   const path = join(dir, 'master.key')
   if (masterKeyCheck(readKeyFile(path)) !== masterKeyCheck(current)) return
