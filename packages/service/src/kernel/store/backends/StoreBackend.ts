@@ -125,8 +125,8 @@ export interface StoreBackend {
   /**
    * The statements, run in order outside any transaction, that rewrite the database's files so
    * that overwritten and deleted data (old ciphertexts after a key rotation) leave them; none
-   * where the database cannot do that while it serves (PostgreSQL: `VACUUM FULL` is an operator's
-   * decision, see docs/operations.md).
+   * where the database's own maintenance does it (PostgreSQL: the operator's `VACUUM` after a
+   * rotation, docs/operations.md).
    */
   readonly compact: readonly string[]
   /**

@@ -54,7 +54,7 @@ export const postgresBackend: StoreBackend = {
     number: (value) => sql<number>`${value}::double precision`,
     greater: (a, b) => sql<number>`greatest(${a}, ${b})`,
   }),
-  // Plain VACUUM leaves dead rows' bytes in the files until reused; VACUUM FULL locks every table.
+  // The operator's VACUUM after a rotation, while instances serve (docs/operations.md).
   compact: [],
   // pg_dump (docs/operations.md).
   copyInto: undefined,
