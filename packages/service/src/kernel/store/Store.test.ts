@@ -426,7 +426,8 @@ describe.each(backends)('storage contract: %s', (name, open) => {
     await store.close()
   })
 
-  it('walks a table in pages after an id, in id order, as a resumed rotation does', async () => {
+  // The named operations share one store: each new PostgreSQL database adds to the cluster's shutdown.
+  it('named operations: pages of a table (a rotation), compaction, rate-limit buckets, where the schema stands', async () => {
     const store = await open()
     await store.transaction(async (tx) => {
       for (const id of ['d', 'a', 'c', 'b', 'e']) await tx.put('pluginRows', row(id, { id }))
@@ -447,27 +448,13 @@ describe.each(backends)('storage contract: %s', (name, open) => {
       { id: 'e' },
     ])
     await expect(store.page('pluginRows', { afterId: '', limit: 0 })).rejects.toThrow(/at least one row/)
-    await store.close()
-  })
 
-  it('tells where the schema stands, and a migration this version does not know makes it not current', async () => {
-    const store = await open()
-    const state = await store.migrationState()
-    expect(state.current).toBe(true)
-    expect(state.applied).toEqual([...state.known].sort())
-    // A newer version migrated the database meanwhile.
-    await sql`insert into ${sql.table('kysely_migration')} (name, timestamp) values (${'9999_from_the_future'}, ${new Date().toISOString()})`.execute(
-      kyselyOf(store),
-    )
-    const ahead = await store.migrationState()
-    expect(ahead.current).toBe(false)
-    expect(ahead.applied).toContain('9999_from_the_future')
-    await store.close()
-    await expect(store.migrationState()).rejects.toMatchObject({ errorCode: 'STORAGE_UNAVAILABLE' })
-  })
+    // SQLite rewrites its files (the old document leaves them); PostgreSQL says it did not.
+    await store.transaction((tx) => tx.put('pluginRows', row('a', { secret: 'new' })))
+    expect(await store.compact()).toBe(name !== 'PostgreSQL')
+    expect((await store.get('pluginRows', 'a'))?.data).toEqual({ secret: 'new' })
 
-  it('rate-limit buckets: a burst is let in, the next charge is refused until its interval passes, each bucket apart', async () => {
-    const store = await open()
+    // Rate-limit buckets: a burst is let in, the next charge is refused until its interval passes.
     const charge = (key: string) => ({ key, intervalMs: 100, toleranceMs: 200 })
     const now = 1_000_000
     const allowed = async (at: number, ...keys: string[]) =>
@@ -496,27 +483,27 @@ describe.each(backends)('storage contract: %s', (name, open) => {
     expect(
       (await sql<{ key: string }>`select "key" from "rateLimitBuckets"`.execute(kyselyOf(store))).rows,
     ).toEqual([{ key: 'a' }])
-    await store.close()
-  })
 
-  it('rate-limit buckets: 30 concurrent charges of a burst of 5 let exactly 5 in', async () => {
-    const store = await open()
+    // Charges at once are decided one by one: 30 concurrent charges of a burst of 5 let 5 in.
     const results = await Promise.all(
       Array.from({ length: 30 }, () =>
         store.chargeBuckets([{ key: 'hot', intervalMs: 60_000, toleranceMs: 4 * 60_000 }], 5_000),
       ),
     )
     expect(results.filter(([bucket]) => bucket!.allowed)).toHaveLength(5)
-    await store.close()
-  })
 
-  it('compacts where the backend can rewrite its files, and says so where it cannot', async () => {
-    const store = await open()
-    await store.transaction((tx) => tx.put('pluginRows', row('a', { secret: 'old' })))
-    await store.transaction((tx) => tx.put('pluginRows', row('a', { secret: 'new' })))
-    expect(await store.compact()).toBe(name !== 'PostgreSQL')
-    expect((await store.get('pluginRows', 'a'))?.data).toEqual({ secret: 'new' })
+    const state = await store.migrationState()
+    expect(state.current).toBe(true)
+    expect(state.applied).toEqual([...state.known].sort())
+    // A newer version migrated the database meanwhile.
+    await sql`insert into ${sql.table('kysely_migration')} (name, timestamp) values (${'9999_from_the_future'}, ${new Date().toISOString()})`.execute(
+      kyselyOf(store),
+    )
+    const ahead = await store.migrationState()
+    expect(ahead.current).toBe(false)
+    expect(ahead.applied).toContain('9999_from_the_future')
     await store.close()
+    await expect(store.migrationState()).rejects.toMatchObject({ errorCode: 'STORAGE_UNAVAILABLE' })
   })
 
   it('a closed store answers 503 STORAGE_UNAVAILABLE', async () => {
