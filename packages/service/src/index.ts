@@ -9,6 +9,7 @@ export {
 } from './assembly/createService.ts'
 export { ApiError } from './kernel/base/errors.ts'
 export type { EventSink, ServiceEventMap, ServiceEventName } from './kernel/base/events.ts'
+export type { ServiceLogger } from './kernel/base/ServiceLogger.ts'
 export type { DrainHook, Lifecycle } from './kernel/Lifecycle.ts'
 export {
   type Clock,
@@ -30,7 +31,6 @@ export { defineActivity, defineQuery } from './kernel/registry.ts'
 export { type MemoryStoreOptions, openMemoryStore } from './kernel/store/memory.ts'
 export { type Reads, Store, Transaction } from './kernel/store/Store.ts'
 export type { ReadinessReport } from './observability/Readiness.ts'
-export type { ServiceLogger } from './observability/ServiceLogger.ts'
 export type { ChainSender, SendContext } from './sending/ChainSender.ts'
 export type { GasCaps, SendingOptions, SponsorshipOptions } from './sending/SendingOptions.ts'
 export { type SendingWingOptions, sendingWing } from './sending/sendingWing.ts'

@@ -13,6 +13,6 @@ export const createApiKeys = defineActivity('create_api_keys', {
   }),
   run: async (ctx, p) => {
     const user = await findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
-    return { apiKeyIds: await addApiKeys(ctx, user, p.apiKeys, 'parameters.apiKeys') }
+    return { apiKeyIds: await addApiKeys(ctx, user, p.apiKeys, { field: 'parameters.apiKeys' }) }
   },
 })

@@ -8,7 +8,11 @@ export async function storePolicy(
   params: PolicyParams,
   field: string,
 ): Promise<string> {
-  await checkPolicyName(ctx.tx, ctx.organization.id, params.policyName, `${field}.policyName`)
+  await checkPolicyName(ctx.tx, {
+    organizationId: ctx.organization.id,
+    name: params.policyName,
+    field: `${field}.policyName`,
+  })
   const id = ctx.newId()
   await ctx.tx.put('policies', {
     id,

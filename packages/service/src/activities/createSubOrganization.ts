@@ -103,7 +103,7 @@ export const createSubOrganization = defineActivity('create_sub_organization', {
     for (const [index, params] of p.rootUsers.entries()) {
       const user = users[index]!
       const field = `parameters.rootUsers[${index}]`
-      await addApiKeys(ctx, user, params.apiKeys, `${field}.apiKeys`)
+      await addApiKeys(ctx, user, params.apiKeys, { field: `${field}.apiKeys` })
       await addAuthenticators(ctx, user, params.authenticators, `${field}.authenticators`)
       if (params.oauthProviders.length > 0) {
         const hook = hooks.find((candidate) => candidate.oauthProviders)?.oauthProviders

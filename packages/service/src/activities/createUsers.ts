@@ -53,7 +53,7 @@ export const createUsers = defineActivity('create_users', {
         createdAt: ctx.now,
         updatedAt: ctx.now,
       })
-      await addApiKeys(ctx, user, params.apiKeys, `${field}.apiKeys`)
+      await addApiKeys(ctx, user, params.apiKeys, { field: `${field}.apiKeys` })
       await addAuthenticators(ctx, user, params.authenticators, `${field}.authenticators`)
       if (params.oauthProviders.length > 0) {
         const hook = ctx.registry.plugins.find((plugin) => plugin.subOrganization?.oauthProviders)

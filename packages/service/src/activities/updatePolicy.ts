@@ -34,7 +34,12 @@ export const updatePolicy = defineActivity('update_policy', {
   run: async (ctx, p) => {
     const policy = await findPolicy(ctx.tx, ctx.organization.id, p.policyId, 'parameters.policyId')
     if (p.policyName !== undefined)
-      await checkPolicyName(ctx.tx, ctx.organization.id, p.policyName, 'parameters.policyName', policy.id)
+      await checkPolicyName(ctx.tx, {
+        organizationId: ctx.organization.id,
+        name: p.policyName,
+        field: 'parameters.policyName',
+        exceptId: policy.id,
+      })
     await ctx.tx.put('policies', {
       ...policy,
       name: p.policyName ?? policy.name,

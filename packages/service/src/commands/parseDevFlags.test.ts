@@ -311,7 +311,7 @@ describe('the data dir', () => {
 })
 
 describe('latchkey-service dev --env (the real CLI)', () => {
-  const root = fileURLToPath(new URL('../../../', import.meta.url))
+  const root = fileURLToPath(new URL('../../../../', import.meta.url))
   const children: ChildProcess[] = []
   const dirs: string[] = []
   afterEach(() => {

@@ -3,7 +3,6 @@
 // resuming an interrupted rotation, then retires the old key.
 import { readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { sql } from 'kysely'
 import { KEYRING_ID, planKeyring } from '../assembly/keyring.ts'
 import { createSealer, masterKeyCheck } from '../kernel/crypto/sealer.ts'
 import { loadMasterKey, loadMasterKeyFile, openDataDir, openPostgres } from '../kernel/store/durableStores.ts'
@@ -82,7 +81,12 @@ export async function run(argv: string[]): Promise<void> {
       },
     })
     if ('dataDir' in location)
-      await finishDataDir(store, location.dataDir, values['master-key-file'], current, next)
+      await finishDataDir(store, {
+        dir: location.dataDir,
+        masterKeyFile: values['master-key-file'],
+        current,
+        next,
+      })
     process.stdout.write(
       `re-sealed ${result.resealed} secrets under master key version ${to}` +
         (result.retired.length > 0 ? `; retired version ${result.retired.join(', ')}` : '') +
@@ -119,19 +123,20 @@ async function registerKeys(store: Store, current: Uint8Array, next: Uint8Array)
 }
 
 /**
- * A data dir after its rotation: the old ciphertexts leave the file (VACUUM rewrites it, the WAL
- * is checkpointed and truncated), and the data dir's own master.key, when it held the old key,
+ * A data dir after its rotation: the old ciphertexts leave the file (`store.compact()`: SQLite's
+ * VACUUM rewrites it, the WAL is checkpointed and truncated), and the data dir's own master.key, when it held the old key,
  * is replaced by the new one.
  */
 async function finishDataDir(
   store: Store,
-  dir: string,
-  masterKeyFile: string | undefined,
-  current: Uint8Array,
-  next: Uint8Array,
+  {
+    dir,
+    masterKeyFile,
+    current,
+    next,
+  }: { dir: string; masterKeyFile: string | undefined; current: Uint8Array; next: Uint8Array },
 ): Promise<void> {
-  await sql`VACUUM`.execute(store.db)
-  await sql`PRAGMA wal_checkpoint(TRUNCATE)`.execute(store.db)
+  await store.compact()
   if (masterKeyFile !== undefined || process.env.LATCHKEY_MASTER_KEY !== undefined) return
   const path = join(dir, 'master.key')
   if (masterKeyCheck(readKeyFile(path)) !== masterKeyCheck(current)) return

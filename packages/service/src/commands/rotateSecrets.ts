@@ -1,4 +1,3 @@
-import { sql } from 'kysely'
 import { KEYRING_ID } from '../assembly/keyring.ts'
 import { CryptoInputError } from '../kernel/crypto/errors.ts'
 import { type Sealer, sealedVersion } from '../kernel/crypto/sealer.ts'
@@ -94,14 +93,9 @@ export async function rotateSecrets(
     const current: Rotation = state
     const tableIndex = TABLES.indexOf(current.table as (typeof TABLES)[number])
     const table = TABLES[tableIndex]!
-    const batch = await sql<{
-      id: string
-      data: string
-    }>`select id, data from ${sql.table(table)} where id > ${state.afterId} order by id limit ${batchSize}`.execute(
-      store.db,
-    )
-    const stale = batch.rows.filter((row) => hasStale(row.data, to)).map((row) => row.id)
-    const lastId = batch.rows.at(-1)?.id
+    const batch = await store.page(table, { afterId: state.afterId, limit: batchSize })
+    const stale = batch.filter((row) => hasStale(row, to)).map((row) => row.id)
+    const lastId = batch.at(-1)?.id
     const next: Rotation =
       lastId !== undefined
         ? { ...state, afterId: lastId }
@@ -159,17 +153,16 @@ export async function rotateSecrets(
   return { resealed, retired }
 }
 
-/** Whether a stored document holds a value shaped as sealed under another version than `to`. */
-function hasStale(data: string, to: number): boolean {
-  let found = false
-  JSON.parse(data, (_key, value: unknown) => {
-    if (typeof value === 'string' && !found) {
-      const version = sealedVersion(value)
-      if (version !== undefined && version !== to) found = true
-    }
-    return value
-  })
-  return found
+/** Whether a stored row holds a value shaped as sealed under another version than `to`. */
+function hasStale(value: unknown, to: number): boolean {
+  if (typeof value === 'string') {
+    const version = sealedVersion(value)
+    return version !== undefined && version !== to
+  }
+  if (Array.isArray(value)) return value.some((item) => hasStale(item, to))
+  if (value !== null && typeof value === 'object')
+    return Object.values(value).some((item) => hasStale(item, to))
+  return false
 }
 
 /** `value` with every sealed string under another version re-sealed under `to`, and how many. */

@@ -32,13 +32,15 @@ export async function findUser(
   return user
 }
 
-/** Registers API keys on a user; a public key already on the user is refused (ALREADY_EXISTS). */
+/**
+ * Registers API keys on a user; a public key already on the user is refused (ALREADY_EXISTS),
+ * naming `field[i].publicKey`. `credentialType` defaults to the one of each key's curve.
+ */
 export async function addApiKeys(
   ctx: ActivityContext,
   user: UserRow,
   keys: ApiKeyParams[],
-  field: string,
-  credentialType?: CredentialType,
+  { field, credentialType }: { field: string; credentialType?: CredentialType },
 ): Promise<string[]> {
   const existing = new Set((await ctx.tx.findBy('apiKeys', 'userId', user.id)).map((key) => key.publicKey))
   return mapInOrder(keys, async (key, index) => {

@@ -8,11 +8,11 @@ import type {
   QueryResponse,
 } from '@latchkey/protocol'
 import type { Hono } from 'hono'
-import type { PipelineEnv } from '../pipeline/readJson.ts'
 import type { ServiceEventMap, ServiceEventName } from './base/events.ts'
 import type { Caller } from './Caller.ts'
 import type { Reader } from './Reader.ts'
 import type { PluginStateKey, Runtime, StampVerifier } from './Runtime.ts'
+import type { PipelineEnv } from './requestEnv.ts'
 import type { OrganizationRow, UserRow } from './store/model.ts'
 import type { Lookup, Reads, Transaction } from './store/Store.ts'
 

@@ -1,7 +1,5 @@
-import { sql } from 'kysely'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { ServicePlugin } from '../kernel/registry.ts'
-import { migrations } from '../kernel/store/migrations.ts'
 
 /** One look at what readiness depends on. */
 export interface ReadinessReport {
@@ -116,22 +114,13 @@ export class Readiness {
     // Node: a look in progress does not keep the process alive.
     ;(timer as { unref?: () => void } | undefined)?.unref?.()
     try {
-      const applied = await Promise.race([this.appliedMigrations(), timeout])
-      if (applied === 'timeout') return { database: false, migrations: false }
-      const known = Object.keys(await migrations(this.runtime.store.backend).getMigrations())
-      const current = known.length === applied.length && known.every((name) => applied.includes(name))
-      return { database: true, migrations: current }
+      const state = await Promise.race([this.runtime.store.migrationState(), timeout])
+      if (state === 'timeout') return { database: false, migrations: false }
+      return { database: true, migrations: state.current }
     } catch {
       return { database: false, migrations: false }
     } finally {
       clearTimeout(timer)
     }
-  }
-
-  private async appliedMigrations(): Promise<string[]> {
-    const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(
-      this.runtime.store.db,
-    )
-    return rows.map((row) => row.name)
   }
 }

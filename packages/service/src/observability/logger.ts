@@ -2,7 +2,7 @@
 import { pino, destination as pinoDestination, stdTimeFunctions } from 'pino'
 import pretty from 'pino-pretty'
 import type { EventSink, ServiceEventMap, ServiceEventName } from '../kernel/base/events.ts'
-import type { ServiceLogger } from './ServiceLogger.ts'
+import type { ServiceLogger } from '../kernel/base/ServiceLogger.ts'
 
 export type LogFormat = 'json' | 'pretty'
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const

@@ -1,21 +1,12 @@
 import type { MiddlewareHandler } from 'hono'
 import { ApiError } from '../kernel/base/errors.ts'
 import type { HttpMethod, RouteFamily } from '../kernel/base/events.ts'
+import type { ServiceLogger } from '../kernel/base/ServiceLogger.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
-import type { ServiceLogger } from './ServiceLogger.ts'
+import type { ObservedEnv } from '../kernel/requestEnv.ts'
 
 /** The header a request id comes in and goes back out in. */
 export const REQUEST_ID_HEADER = 'X-Request-Id'
-
-/** What the activity API notes about the activity a request made, for the request's log line. */
-export interface ActivityNote {
-  activityId: string
-  type: string
-  organizationId: string
-}
-
-/** The request's own variables, set by this middleware and read by the routes. */
-export type ObservedEnv = { Variables: { requestId: string; activity?: ActivityNote } }
 
 /** A request id a client may choose: short, printable, nothing a log line could be broken with. */
 const WELL_FORMED_ID = /^[A-Za-z0-9._:-]{1,128}$/

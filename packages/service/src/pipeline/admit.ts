@@ -76,9 +76,11 @@ export async function admit<H>(
   if (!handler)
     throw new ApiError('ROUTE_NOT_FOUND', `no ${rules.kind} at /public/v1/${route}/${path.slice(0, 80)}`)
   const organizationId = typeof json.organizationId === 'string' ? json.organizationId : undefined
-  const reads = await requestReads(runtime, registry, headers, organizationId, (id) =>
-    rules.lookupsOf ? rules.lookupsOf({ path, handler, organizationId: id, json }) : [],
-  )
+  const reads = await requestReads(runtime, registry, {
+    headers,
+    organizationId,
+    more: (id) => (rules.lookupsOf ? rules.lookupsOf({ path, handler, organizationId: id, json }) : []),
+  })
   const caller = await authenticate(runtime, { headers, bytes, route, organizationId, reads })
   const body = new Reader(json, '')
   rules.checkBody(runtime, body, path)

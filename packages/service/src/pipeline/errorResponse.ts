@@ -1,9 +1,9 @@
 import type { Context } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import { ApiError } from '../kernel/base/errors.ts'
+import { reportUnexpected } from '../kernel/base/ServiceLogger.ts'
 import { CryptoInputError } from '../kernel/crypto/errors.ts'
 import { isDatabaseError, unavailable } from '../kernel/store/Store.ts'
-import { reportUnexpected } from '../observability/ServiceLogger.ts'
 
 /**
  * The one mapping from anything thrown to the error the service answers with. A crypto input

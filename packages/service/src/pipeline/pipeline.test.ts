@@ -4,6 +4,7 @@ import { serve } from '@hono/node-server'
 import { PROXY_CONFIG_HEADER, PROXY_NONCE_HEADER } from '@latchkey/protocol'
 import { sql } from 'kysely'
 import { describe, expect, it, vi } from 'vitest'
+import { kyselyOf } from '../kernel/store/kyselyOf.ts'
 import { createHarness, ETHEREUM_ACCOUNT, type Harness, resultOf } from '../testing/harness.ts'
 
 /** The route families' body-size limits and JSON checks, through `app.request()` (no port). */
@@ -314,7 +315,7 @@ describe('a damaged stored row', () => {
     )
     // A few bytes of the stored document damaged, as a bad disk or a hand edit would.
     await sql`update ${sql.table('wallets')} set data = substr(data, 1, length(data) - 3) where id = ${walletId}`.execute(
-      h.service.store.db,
+      kyselyOf(h.service.store),
     )
     // Another wallet commits to the table, so nothing read of it before is reused.
     h.clock.advance(1)

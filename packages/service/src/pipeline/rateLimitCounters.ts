@@ -1,5 +1,4 @@
-import { sql } from 'kysely'
-import type { Store } from '../kernel/store/Store.ts'
+import type { BucketCharge, Store } from '../kernel/store/Store.ts'
 
 /**
  * One budget a request is charged to: a generic cell rate (GCRA, a token bucket kept as one
@@ -7,14 +6,7 @@ import type { Store } from '../kernel/store/Store.ts'
  * request is let in while `tat` is no further ahead of now than the tolerance (`burst - 1`
  * intervals), and a refused request is not charged.
  */
-export interface Charge {
-  /** Names the budget in the counters (`key:<apiKeyId>`, `org:<organizationId>`). */
-  key: string
-  /** Milliseconds between two requests at the sustained rate. */
-  intervalMs: number
-  /** How far ahead of now `tat` may be for a request to be let in (`(burst - 1) * intervalMs`). */
-  toleranceMs: number
-}
+export type Charge = BucketCharge
 
 /** Per charge, in the order given: let in, or how long until it would be. */
 export type ChargeResult = { allowed: true } | { allowed: false; retryAfterMs: number }
@@ -55,8 +47,7 @@ const SWEEP_EVERY = 1000
 /**
  * The buckets in the database (table `rateLimitBuckets`), shared by every instance on it: each
  * request is one statement, an upsert of its buckets that decides and charges atomically, in
- * autocommit (no transaction around it). Rows go in key order, so two requests charging the same
- * pair of buckets lock them in the same order.
+ * autocommit (no transaction around it): `store.chargeBuckets`, written by the store's backend.
  */
 export function databaseCounters(store: Store): RateLimitCounters {
   let charged = 0
@@ -64,32 +55,13 @@ export function databaseCounters(store: Store): RateLimitCounters {
     async charge(charges, now) {
       if (++charged % SWEEP_EVERY === 0)
         // Best effort: a failed sweep leaves idle rows for the next one.
-        void sql`delete from "rateLimitBuckets" where "tat" < ${now - IDLE_MS}`
-          .execute(store.db)
-          .catch(() => {})
-      const sorted = [...charges].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
-      const rows = sql.join(
-        sorted.map(
-          (c) =>
-            sql`(${c.key}, ${now + c.intervalMs}::double precision, ${c.intervalMs}::double precision, ${c.toleranceMs}::double precision, true)`,
-        ),
-      )
-      // The inserted `tat` is now + interval, so now = excluded.tat - excluded.intervalMs.
-      const admits = sql`b."tat" <= excluded."tat" - excluded."intervalMs" + excluded."toleranceMs"`
-      const result = await sql<{ key: string; tat: number; allowed: boolean }>`
-        insert into "rateLimitBuckets" as b ("key", "tat", "intervalMs", "toleranceMs", "allowed")
-        values ${rows}
-        on conflict ("key") do update set
-          "tat" = case when ${admits} then greatest(b."tat" + excluded."intervalMs", excluded."tat") else b."tat" end,
-          "allowed" = ${admits},
-          "intervalMs" = excluded."intervalMs",
-          "toleranceMs" = excluded."toleranceMs"
-        returning "key", "tat", "allowed"`.execute(store.db)
-      const byKey = new Map(result.rows.map((row) => [row.key, row]))
+        void store.sweepBuckets(now - IDLE_MS).catch(() => {})
+      const rows = await store.chargeBuckets(charges, now)
+      const byKey = new Map(rows.map((row) => [row.key, row]))
       return charges.map(({ key, toleranceMs }) => {
         const row = byKey.get(key)
         if (!row || row.allowed) return { allowed: true }
-        return { allowed: false, retryAfterMs: Number(row.tat) - now - toleranceMs }
+        return { allowed: false, retryAfterMs: row.tat - now - toleranceMs }
       })
     },
   }

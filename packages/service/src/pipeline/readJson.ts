@@ -1,16 +1,13 @@
 import type { Context, MiddlewareHandler } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { ApiError } from '../kernel/base/errors.ts'
-import type { ObservedEnv } from '../observability/observeRequests.ts'
+import type { PipelineEnv } from '../kernel/requestEnv.ts'
 
 /** Deepest nesting of arrays and objects a request body may have (real bodies stay under 10). */
 export const MAX_JSON_DEPTH = 32
 
-/**
- * What the body-limit middleware leaves for the JSON reader, and what the request's log line
- * reads (its id, its activity).
- */
-export type PipelineEnv = { Variables: { bodyLimit: number } & ObservedEnv['Variables'] }
+// The route families' `Env` is the kernel's (`kernel/requestEnv.ts`); named here too for the wings' sub-apps.
+export type { PipelineEnv } from '../kernel/requestEnv.ts'
 
 const tooLarge = (limit: number) =>
   new ApiError('PAYLOAD_TOO_LARGE', `request body exceeds ${limit} bytes`, undefined, { limit })

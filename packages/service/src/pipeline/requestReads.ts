@@ -15,9 +15,16 @@ import type { Lookup, Reads } from '../kernel/store/Store.ts'
 export async function requestReads(
   runtime: Runtime,
   registry: Registry,
-  headers: Headers,
-  organizationId: string | undefined,
-  more: (organizationId: string) => Lookup[] = () => [],
+  {
+    headers,
+    organizationId,
+    more = () => [],
+  }: {
+    headers: Headers
+    /** The organization the body names, when it names one. */
+    organizationId: string | undefined
+    more?: (organizationId: string) => Lookup[]
+  },
 ): Promise<Reads> {
   const header = headers.get(STAMP_HEADER)
   // A backend that reads nothing ahead (`Store.prefetch`, SQLite) skips decoding the stamp a

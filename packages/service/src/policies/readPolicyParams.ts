@@ -44,13 +44,18 @@ export function readPolicyParams(value: unknown, field: string): PolicyParams {
 /** Most policies one organization holds (each is evaluated on every activity). */
 export const MAX_POLICIES = 1000
 
-/** Refuses a name already used by another policy of the organization, and a full organization. */
+/**
+ * Refuses a name already used by another policy of the organization (but `exceptId`, the policy
+ * being renamed), and a full organization when a policy is added; `field` names the name.
+ */
 export async function checkPolicyName(
   reads: Reads,
-  organizationId: string,
-  name: string,
-  field: string,
-  exceptId?: string,
+  {
+    organizationId,
+    name,
+    field,
+    exceptId,
+  }: { organizationId: string; name: string; field: string; exceptId?: string },
 ): Promise<void> {
   const policies = await reads.findBy('policies', 'organizationId', organizationId)
   if (policies.some((policy) => policy.name === name && policy.id !== exceptId))

@@ -1,9 +1,9 @@
 import { get } from 'node:http'
 import { describe, expect, it } from 'vitest'
 import { createService } from '../assembly/createService.ts'
+import { setUnexpectedErrorLogger } from '../kernel/base/ServiceLogger.ts'
 import type { ServicePlugin } from '../kernel/registry.ts'
 import { createMetrics } from '../observability/metrics.ts'
-import { setUnexpectedErrorLogger } from '../observability/ServiceLogger.ts'
 import { runServer } from './runServer.ts'
 
 /** A GET on a connection of its own (no keep-alive pool): resolves with the status. */

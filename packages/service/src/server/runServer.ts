@@ -6,9 +6,9 @@ import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
 import type { Service } from '../assembly/createService.ts'
 import { ApiError } from '../kernel/base/errors.ts'
+import { reportUnexpected, setUnexpectedErrorLogger } from '../kernel/base/ServiceLogger.ts'
 import type { Logger } from '../observability/logger.ts'
 import type { Metrics } from '../observability/metrics.ts'
-import { reportUnexpected, setUnexpectedErrorLogger } from '../observability/ServiceLogger.ts'
 
 /** How long in-flight requests may take to finish once the grace period is over. */
 export const DEFAULT_DRAIN_SECONDS = 20
@@ -326,15 +326,18 @@ function adminApp(service: Service, metrics: Metrics | undefined): Hono {
 /** A listener could not open (the port is taken, the host is not this machine's). */
 export class ListenError extends Error {
   override name = 'ListenError'
-  constructor(
-    readonly host: string,
-    readonly port: number,
-    /** The flag that sets this port. */
-    readonly flag: string,
-    readonly code: string | undefined,
-    cause: Error,
-  ) {
-    super(cause.message, { cause })
+  readonly host: string
+  readonly port: number
+  /** The flag that sets this port. */
+  readonly flag: string
+  /** The system's error code (`EADDRINUSE`, `EADDRNOTAVAIL`…). */
+  readonly code: string | undefined
+  constructor(options: { host: string; port: number; flag: string; code: string | undefined; cause: Error }) {
+    super(options.cause.message, { cause: options.cause })
+    this.host = options.host
+    this.port = options.port
+    this.flag = options.flag
+    this.code = options.code
   }
 }
 
@@ -342,7 +345,7 @@ function listening(server: Server, host: string, port: number, flag: string): Pr
   return new Promise((resolve, reject) => {
     server.once('listening', resolve)
     server.once('error', (error: NodeJS.ErrnoException) =>
-      reject(new ListenError(host, port, flag, error.code, error)),
+      reject(new ListenError({ host, port, flag, code: error.code, cause: error })),
     )
   })
 }

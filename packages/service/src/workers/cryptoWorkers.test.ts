@@ -1,5 +1,6 @@
 import { hexToBytes } from '@noble/hashes/utils.js'
 import { afterAll, describe, expect, it } from 'vitest'
+import { setUnexpectedErrorLogger } from '../kernel/base/ServiceLogger.ts'
 import {
   createSealer,
   deriveAccount,
@@ -8,7 +9,6 @@ import {
   type SignPayloadsJob,
   verifyRawSignature,
 } from '../kernel/crypto/index.ts'
-import { setUnexpectedErrorLogger } from '../observability/ServiceLogger.ts'
 import { cryptoWorkers } from './cryptoWorkers.ts'
 
 const masterKey = new Uint8Array(32).fill(7)

@@ -1,8 +1,8 @@
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
+import { reportUnexpected } from '../kernel/base/ServiceLogger.ts'
 import { type CryptoJob, type CryptoResult, type CryptoRunner, inlineCrypto } from '../kernel/crypto/jobs.ts'
 import { createSealer, type SealingKey } from '../kernel/crypto/sealer.ts'
-import { reportUnexpected } from '../observability/ServiceLogger.ts'
 
 /** A worker that failed is started again after this long, doubling while it keeps failing to start. */
 const RESTART_MS = 100

@@ -4,8 +4,8 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { ServiceLogger } from '../../src/kernel/base/ServiceLogger.ts'
 import { logSink } from '../../src/observability/logger.ts'
-import type { ServiceLogger } from '../../src/observability/ServiceLogger.ts'
 import {
   createHarness,
   ETHEREUM_ACCOUNT,

@@ -177,8 +177,7 @@ export class Queries {
   async findBy<T extends TableName>(
     db: Execute,
     table: T,
-    field: string,
-    value: unknown,
+    { field, value }: { field: string; value: unknown },
     cache?: ReadCache,
   ): Promise<Tables[T][]> {
     indexed(table, field)
@@ -190,9 +189,15 @@ export class Queries {
     return this.decodeAll(db, table, found, { field, value: String(value) })
   }
 
+  /** The backend's array statements (`readsAhead`, `writesAtOnce`), which only it knows how to write. */
+  private get arrays() {
+    if (!this.backend.arrays) throw new Error(`${this.backend.name} has no array statements`)
+    return this.backend.arrays
+  }
+
   /**
-   * Lookups, of one request or several, in one statement, with array parameters (`= any($1)`,
-   * where the backend `readsAhead`): one branch per kind of lookup (a table and the field it is
+   * Lookups, of one request or several, in one statement, with array parameters (the backend's
+   * `arrays.anyOf`, where it `readsAhead`): one branch per kind of lookup (a table and the field it is
    * looked up by), each taking every value of that kind at once, so the statement's shape depends
    * on which kinds are read, not on how many requests are in the batch. Answers, keyed as
    * `Prefetched` reads them, each lookup's rows in id order, for all the requests together: one
@@ -221,6 +226,7 @@ export class Queries {
     if (kinds.size === 0) return found
     const order = [...kinds.keys()].sort()
     const branches = order.map((kind) => kinds.get(kind)!)
+    const { anyOf } = this.arrays
     const { rows } = await this.run(
       db,
       `many:${order.join(',')}`,
@@ -230,13 +236,13 @@ export class Queries {
           const select = this.compiler
             .selectFrom(lookup.table as string)
             .select([sql.lit(n).as('n'), sql.ref(key).as('k'), 'id', 'data'])
-          if (!('via' in lookup)) return select.where(sql.ref(key), '=', sql`any(${p(n)})`)
+          if (!('via' in lookup)) return select.where(anyOf(sql.ref(key), sql.val(p(n))))
           const { via } = lookup
           return select.where('id', 'in', (eb) =>
             eb
               .selectFrom(via.table as string)
               .select(via.column)
-              .where(sql.ref(via.field), '=', sql`any(${p(n)})`),
+              .where(anyOf(sql.ref(via.field), sql.val(p(n)))),
           )
         }
         let query = branch(branches[0]!, 0)
@@ -260,6 +266,31 @@ export class Queries {
       }
     }
     return found
+  }
+
+  /**
+   * Up to `limit` rows of `table` whose ids come after `afterId`, in id order: a walk through a
+   * whole table in steps, each resuming after the last id the one before it read.
+   */
+  async page<T extends TableName>(
+    db: Execute,
+    table: T,
+    { afterId, limit }: { afterId: string; limit: number },
+  ): Promise<Tables[T][]> {
+    if (!Number.isInteger(limit) || limit < 1) throw new Error(`a page holds at least one row, not ${limit}`)
+    const { rows } = await this.run(
+      db,
+      `page:${table}`,
+      (p) =>
+        this.compiler
+          .selectFrom(table as string)
+          .select(['id', 'data'])
+          .where('id', '>', p(0))
+          .orderBy('id')
+          .limit(sql<number>`${p(1)}`),
+      [afterId, limit],
+    )
+    return rows.map((row) => decodeRow(table, row.id as string, row.data as string))
   }
 
   async all<T extends TableName>(db: Execute, table: T): Promise<Tables[T][]> {
@@ -344,9 +375,9 @@ export class Queries {
   }
 
   /**
-   * Inserts rows, of one request or several, in one statement, with array parameters (`unnest`,
-   * where the backend `writesAtOnce`): one insert per table, each but the last in a `with` clause, so
-   * the statement's shape depends on which tables are written, not on how many rows. All or
+   * Inserts rows, of one request or several, in one statement, with array parameters (the
+   * backend's `arrays.insertFromArrays`, where it `writesAtOnce`), so the statement's shape
+   * depends on which tables are written, not on how many rows. All or
    * nothing: a row whose id (or any unique field) exists fails the whole statement.
    */
   async insertMany(db: Execute, rows: RowValues[]): Promise<void> {
@@ -365,19 +396,18 @@ export class Queries {
         values[start + i]!.push(value)
       })
     }
+    const { insertFromArrays } = this.arrays
     await this.run(
       db,
       `insertMany:${tables.join(',')}`,
       (p) => {
-        const insert = (k: number) => {
-          const names = columns[k]!
-          const arrays = sql.join(names.map((_, i) => sql`${p(starts[k]! + i)}::text[]`))
-          const list = sql.join(names.map((name) => sql.ref(name)))
-          return sql`insert into ${sql.table(tables[k]!)} (${list}) select * from unnest(${arrays})`
-        }
-        const last = tables.length - 1
-        const withs = tables.slice(0, last).map((_, k) => sql`${sql.id(`w${k}`)} as (${insert(k)})`)
-        const statement = withs.length > 0 ? sql`with ${sql.join(withs)} ${insert(last)}` : insert(last)
+        const statement = insertFromArrays(
+          tables.map((table, k) => ({
+            table,
+            columns: columns[k]!,
+            arrays: columns[k]!.map((_, i) => sql.val(p(starts[k]! + i))),
+          })),
+        )
         return { compile: () => statement.compile(this.compiler) }
       },
       values,

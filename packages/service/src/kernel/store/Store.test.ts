@@ -5,6 +5,7 @@ import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../../scripts/postgres.mjs'
 import { openDataDir, openPostgres } from './durableStores.ts'
+import { kyselyOf } from './kyselyOf.ts'
 import { openMemoryStore } from './memory.ts'
 import type { PluginRow } from './model.ts'
 import type { Store } from './Store.ts'
@@ -383,7 +384,7 @@ describe.each(backends)('storage contract: %s', (name, open) => {
     // Damage the row behind the store's back, as a bad disk or a hand edit would, then let the
     // store forget what it read (a commit to the table does).
     await sql`update ${sql.table('pluginRows')} set data = ${'{"id":"b","kind":"test","data":{"n":2'} where id = ${'b'}`.execute(
-      store.db,
+      kyselyOf(store),
     )
     await store.transaction((tx) => tx.put('pluginRows', row('c')))
     const logged: string[] = []
@@ -423,6 +424,86 @@ describe.each(backends)('storage contract: %s', (name, open) => {
       spy.mockRestore()
     }
     await store.close()
+  })
+
+  // The named operations share one store: each new PostgreSQL database adds to the cluster's shutdown.
+  it('named operations: pages of a table (a rotation), compaction, rate-limit buckets, where the schema stands', async () => {
+    const store = await open()
+    await store.transaction(async (tx) => {
+      for (const id of ['d', 'a', 'c', 'b', 'e']) await tx.put('pluginRows', row(id, { id }))
+    })
+    const walked: string[][] = []
+    let afterId = ''
+    for (;;) {
+      const page = await store.page('pluginRows', { afterId, limit: 2 })
+      if (page.length === 0) break
+      walked.push(page.map((r) => r.id))
+      afterId = page.at(-1)!.id
+    }
+    expect(walked).toEqual([['a', 'b'], ['c', 'd'], ['e']])
+    // Resuming after an id that is gone still continues in order.
+    expect((await store.page('pluginRows', { afterId: 'bb', limit: 10 })).map((r) => r.data)).toEqual([
+      { id: 'c' },
+      { id: 'd' },
+      { id: 'e' },
+    ])
+    await expect(store.page('pluginRows', { afterId: '', limit: 0 })).rejects.toThrow(/at least one row/)
+
+    // SQLite rewrites its files (the old document leaves them); PostgreSQL says it did not.
+    await store.transaction((tx) => tx.put('pluginRows', row('a', { secret: 'new' })))
+    expect(await store.compact()).toBe(name !== 'PostgreSQL')
+    expect((await store.get('pluginRows', 'a'))?.data).toEqual({ secret: 'new' })
+
+    // Rate-limit buckets: a burst is let in, the next charge is refused until its interval passes.
+    const charge = (key: string) => ({ key, intervalMs: 100, toleranceMs: 200 })
+    const now = 1_000_000
+    const allowed = async (at: number, ...keys: string[]) =>
+      (await store.chargeBuckets(keys.map(charge), at)).map((bucket) => [bucket.key, bucket.allowed])
+    // A burst of 3 (tolerance: 2 intervals) on `a`, while `b` is charged beside it.
+    expect(await allowed(now, 'b', 'a')).toEqual([
+      ['a', true],
+      ['b', true],
+    ])
+    expect(await allowed(now, 'a')).toEqual([['a', true]])
+    expect(await allowed(now, 'a')).toEqual([['a', true]])
+    const refused = await store.chargeBuckets([charge('a'), charge('b')], now)
+    expect(refused).toEqual([
+      { key: 'a', tat: now + 300, allowed: false },
+      { key: 'b', tat: now + 200, allowed: true },
+    ])
+    // A refused charge is not charged: one interval later exactly one more is let in.
+    expect(await allowed(now + 99, 'a')).toEqual([['a', false]])
+    expect(await allowed(now + 100, 'a')).toEqual([['a', true]])
+    expect(await allowed(now + 100, 'a')).toEqual([['a', false]])
+    // Long idle, a bucket starts again from now, and the sweep drops it.
+    expect(await store.chargeBuckets([charge('a')], now + 10_000)).toEqual([
+      { key: 'a', tat: now + 10_100, allowed: true },
+    ])
+    await store.sweepBuckets(now + 10_000)
+    expect(
+      (await sql<{ key: string }>`select "key" from "rateLimitBuckets"`.execute(kyselyOf(store))).rows,
+    ).toEqual([{ key: 'a' }])
+
+    // Charges at once are decided one by one: 30 concurrent charges of a burst of 5 let 5 in.
+    const results = await Promise.all(
+      Array.from({ length: 30 }, () =>
+        store.chargeBuckets([{ key: 'hot', intervalMs: 60_000, toleranceMs: 4 * 60_000 }], 5_000),
+      ),
+    )
+    expect(results.filter(([bucket]) => bucket!.allowed)).toHaveLength(5)
+
+    const state = await store.migrationState()
+    expect(state.current).toBe(true)
+    expect(state.applied).toEqual([...state.known].sort())
+    // A newer version migrated the database meanwhile.
+    await sql`insert into ${sql.table('kysely_migration')} (name, timestamp) values (${'9999_from_the_future'}, ${new Date().toISOString()})`.execute(
+      kyselyOf(store),
+    )
+    const ahead = await store.migrationState()
+    expect(ahead.current).toBe(false)
+    expect(ahead.applied).toContain('9999_from_the_future')
+    await store.close()
+    await expect(store.migrationState()).rejects.toMatchObject({ errorCode: 'STORAGE_UNAVAILABLE' })
   })
 
   it('a closed store answers 503 STORAGE_UNAVAILABLE', async () => {

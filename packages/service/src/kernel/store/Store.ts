@@ -1,12 +1,13 @@
 import { CompiledQuery, type DatabaseConnection, type Kysely } from 'kysely'
 import { ApiError } from '../base/errors.ts'
 import { type EventSink, silentSink } from '../base/events.ts'
-import type { StoreBackend } from './backends/StoreBackend.ts'
+import type { BucketCharge, BucketState, StoreBackend } from './backends/StoreBackend.ts'
 import { Coalescer } from './Coalescer.ts'
 import type { Database } from './Database.ts'
 import { classify, unavailable } from './databaseErrors.ts'
 import { GroupCommit } from './GroupCommit.ts'
-import { type MigrateOptions, migrateSchema } from './migrations.ts'
+import { rememberKysely } from './kyselyOf.ts'
+import { knownMigrations, type MigrateOptions, migrateSchema, recordedMigrations } from './migrations.ts'
 import { INDEXES, type TableName, type Tables } from './model.ts'
 import { Prefetched } from './Prefetched.ts'
 import { type Execute, indexed, Queries, type RowValues } from './Queries.ts'
@@ -15,11 +16,22 @@ import type { Lookup, Reads } from './Reads.ts'
 import { Transaction } from './Transaction.ts'
 
 // The store's surface, as the rest of the service imports it.
+export type { BucketCharge, BucketState } from './backends/StoreBackend.ts'
 export type { Database } from './Database.ts'
 export { isDatabaseError, unavailable } from './databaseErrors.ts'
 export type { Prefetched } from './Prefetched.ts'
 export type { Lookup, Reads } from './Reads.ts'
 export { NotInSnapshot, Transaction } from './Transaction.ts'
+
+/** Where the database's schema stands against this version's migrations (`Store.migrationState`). */
+export interface MigrationState {
+  /** The migrations applied to the database, by name. */
+  applied: string[]
+  /** The migrations this version knows, in the order they apply. */
+  known: string[]
+  /** Every known migration is applied, and none this version does not know. */
+  current: boolean
+}
 
 /** Connections of a pool: open, idle among them, requests waiting for one, and the most it opens. */
 export interface PoolUse {
@@ -85,11 +97,15 @@ export class Store implements Reads {
   private readonly inserts: Coalescer<RowValues[], void> | undefined
 
   private constructor(
-    readonly db: Kysely<Database>,
+    /** Reached only by the store's own files (`kyselyOf`): the rest uses the named operations. */
+    private readonly db: Kysely<Database>,
     /** The database under the store: what it caches, how it begins and retries transactions. */
     readonly backend: StoreBackend,
     private readonly onClose: () => Promise<void> | void,
   ) {
+    if ((backend.readsAhead || backend.writesAtOnce) && !backend.arrays)
+      throw new Error(`${backend.name} reads ahead or writes at once without array statements`)
+    rememberKysely(this, db)
     this.queries = new Queries(db, backend)
     this.execute = (query) => db.executeQuery<Record<string, unknown>>(query)
     this.cache = backend.cachesReads ? new ReadCache() : undefined
@@ -174,7 +190,7 @@ export class Store implements Reads {
     field: keyof Tables[T] & string,
     value: unknown,
   ): Promise<Tables[T][]> {
-    return this.guard(() => this.queries.findBy(this.execute, table, field, value, this.cache))
+    return this.guard(() => this.queries.findBy(this.execute, table, { field, value }, this.cache))
   }
 
   all<T extends TableName>(table: T) {
@@ -183,6 +199,70 @@ export class Store implements Reads {
 
   count<T extends TableName>(table: T, field: keyof Tables[T] & string, value: unknown) {
     return this.guard(() => this.queries.count(this.execute, table, field, value))
+  }
+
+  /**
+   * Up to `limit` committed rows of `table` whose ids come after `afterId`, in id order: a walk
+   * through a whole table (a key rotation's) resumes after the last id of its previous step.
+   */
+  page<T extends TableName>(table: T, options: { afterId: string; limit: number }): Promise<Tables[T][]> {
+    return this.guard(() => this.queries.page(this.execute, table, options))
+  }
+
+  /**
+   * Where the schema stands: the migrations applied and known (a trivial query, so also whether
+   * the database answers: a database that cannot is `STORAGE_UNAVAILABLE`).
+   */
+  migrationState(): Promise<MigrationState> {
+    return this.guard(async () => {
+      const applied = await recordedMigrations(this.db as Kysely<unknown>)
+      const known = knownMigrations(this.backend)
+      const current = known.length === applied.length && known.every((name) => applied.includes(name))
+      return { applied, known, current }
+    })
+  }
+
+  /**
+   * Charges one request to each of `charges`' shared rate-limit buckets (table `rateLimitBuckets`,
+   * for every instance on the database) in one statement, in autocommit, outside any
+   * transaction: each let in or refused atomically (`StoreBackend.chargeBuckets`). Rows are
+   * charged in key order, so two requests charging the same buckets lock them in the same order.
+   */
+  chargeBuckets(charges: readonly BucketCharge[], now: number): Promise<BucketState[]> {
+    const sorted = [...charges].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+    return this.guard(async () => {
+      const { rows } = await this.backend.chargeBuckets(sorted, now).execute(this.db)
+      return rows.map((row) => ({ key: row.key, tat: Number(row.tat), allowed: Boolean(row.allowed) }))
+    })
+  }
+
+  /** Deletes the rate-limit buckets idle since before `idleBefore` (their `tat` is past it). */
+  async sweepBuckets(idleBefore: number): Promise<void> {
+    await this.guard(() => this.backend.sweepBuckets(idleBefore).execute(this.db))
+  }
+
+  /**
+   * Rewrites the database's files so that overwritten and deleted data leaves them (after a key
+   * rotation: the old ciphertexts), where the backend can (`StoreBackend.compact`: SQLite); false
+   * where it cannot, so the caller tells the operator. Run it with nothing else writing.
+   */
+  async compact(): Promise<boolean> {
+    if (this.backend.compact.length === 0) return false
+    await this.guard(async () => {
+      for (const statement of this.backend.compact)
+        await this.db.executeQuery(CompiledQuery.raw(statement, []))
+    })
+    return true
+  }
+
+  /**
+   * Writes a consistent copy of the whole database to the new file `file`, as of one instant,
+   * where the backend can (`StoreBackend.copyInto`: SQLite); see `backupDatabase`.
+   */
+  async copyInto(file: string): Promise<void> {
+    const copy = this.backend.copyInto
+    if (!copy) throw new Error(`${this.backend.name} is copied by its own tools, not by the store`)
+    await this.guard(() => copy(file).execute(this.db))
   }
 
   /**

@@ -119,7 +119,7 @@ export class Transaction implements Reads {
     value: unknown,
   ): Promise<Tables[T][]> {
     if (this.snapshot) return this.fromSnapshot(table, (snapshot) => snapshot.findBy(table, field, value))
-    return this.queries.findBy(this.execute, table, field, value, this.cacheFor(table))
+    return this.queries.findBy(this.execute, table, { field, value }, this.cacheFor(table))
   }
 
   /** The store's read cache, for a table nobody in this transaction's group has written yet. */

@@ -21,7 +21,7 @@ import {
   writeSync,
 } from 'node:fs'
 import { dirname, isAbsolute, join } from 'node:path'
-import { Kysely, sql } from 'kysely'
+import { Kysely } from 'kysely'
 import pg from 'pg'
 import { postgresBackend } from './backends/postgresBackend.ts'
 import { sqliteBackend } from './backends/sqliteBackend.ts'
@@ -225,14 +225,14 @@ export async function openDataDir(dir: string, options: OpenDataDirOptions = {})
  * to `to`, which fails if anything is there (a dangling symlink too).
  */
 export async function backupDatabase(store: Store, to: string): Promise<void> {
-  if (store.backend !== sqliteBackend)
-    throw new Error('backupDatabase copies a data dir; use pg_dump for PostgreSQL')
+  if (!store.backend.copyInto)
+    throw new Error(`backupDatabase copies a data dir; use pg_dump for ${store.backend.name}`)
   if (!isAbsolute(to)) throw new Error(`the backup file must be an absolute path, got ${to}`)
   refuseExisting(to)
   const scratch = mkdtempSync(join(dirname(to), '.latchkey-backup-'))
   try {
     const copy = join(scratch, 'backup')
-    await sql`VACUUM INTO ${copy}`.execute(store.db)
+    await store.copyInto(copy)
     createExclusively(copy, to)
   } finally {
     rmSync(scratch, { recursive: true, force: true })

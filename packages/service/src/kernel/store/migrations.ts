@@ -159,6 +159,14 @@ export function knownMigrations(backend: StoreBackend): string[] {
 export async function appliedMigrations(db: Kysely<unknown>): Promise<string[]> {
   const tables = await db.introspection.getTables({ withInternalKyselyTables: true })
   if (!tables.some((table) => table.name === MIGRATION_TABLE)) return []
+  return recordedMigrations(db)
+}
+
+/**
+ * The migrations recorded in the migrations table, which an open store's database has: one plain
+ * query (readiness probes ask it every second).
+ */
+export async function recordedMigrations(db: Kysely<unknown>): Promise<string[]> {
   const rows = await sql<{
     name: string
   }>`select name from ${sql.table(MIGRATION_TABLE)} order by name`.execute(db)

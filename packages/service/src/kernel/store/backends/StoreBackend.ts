@@ -1,4 +1,4 @@
-import type { Expression } from 'kysely'
+import type { Expression, RawBuilder, SqlBool } from 'kysely'
 
 /** What a database error means for the request that hit it. */
 export type ErrorKind =
@@ -11,12 +11,49 @@ export type ErrorKind =
   /** Not the database's: the request's own error. */
   | 'other'
 
+/** One charge to a shared rate-limit bucket (a GCRA cell, see `pipeline/rateLimitCounters.ts`). */
+export interface BucketCharge {
+  /** The bucket's key (`key:<apiKeyId>`, `org:<organizationId>`…). */
+  key: string
+  /** Milliseconds between two requests at the sustained rate. */
+  intervalMs: number
+  /** How far ahead of now the bucket's `tat` may be for the charge to be let in. */
+  toleranceMs: number
+}
+
+/** A bucket once charged: its theoretical arrival time and whether the charge was let in. */
+export interface BucketState {
+  key: string
+  tat: number
+  allowed: boolean
+}
+
+/**
+ * Statements taking a whole list of values in one parameter (an array), which `readsAhead` and
+ * `writesAtOnce` rely on. Each is given the parameters as expressions and writes this database's
+ * own syntax around them; the store compiles the result once per shape (`Queries`).
+ */
+export interface ArrayStatements {
+  /** True where `column` equals one of the values of the array parameter `values`. */
+  anyOf(column: Expression<unknown>, values: Expression<unknown>): Expression<SqlBool>
+  /**
+   * One statement inserting, into each table of `inserts`, one row per position of its `arrays`:
+   * one text-array parameter per column of `columns` (in that order, all of one length). All or
+   * nothing: a row whose id (or any unique field) exists fails the whole statement.
+   */
+  insertFromArrays(
+    inserts: { table: string; columns: string[]; arrays: Expression<unknown>[] }[],
+  ): RawBuilder<unknown>
+}
+
 /**
  * What the store needs to know about the database under it, the way Kysely's `Dialect` tells its
  * query builder about one: the store's queries, read cache, group commit and retries are written
  * once against this, and each database is one object implementing it (`sqliteBackend.ts`,
  * `postgresBackend.ts`). An opener (`openDataDir`, `openPostgres`, `openMemoryStore`) makes the
- * Kysely instance and hands it to `Store.open` with its backend.
+ * Kysely instance and hands it to `Store.open` with its backend. Every statement whose SQL differs
+ * between databases is built here (`arrays`, the rate-limit buckets, `compact`): nothing outside
+ * `backends/` writes a database's own SQL or asks which database it is on.
  */
 export interface StoreBackend {
   /** Names the database in messages. */
@@ -44,7 +81,7 @@ export interface StoreBackend {
   readonly cachesReads: boolean
   /**
    * `Store.prefetch` reads a request's first lookups ahead in one statement: worth it where each
-   * read is a round trip. The statement takes array parameters (`= any($1)`).
+   * read is a round trip. The statement takes array parameters (`arrays.anyOf`).
    */
   readonly readsAhead: boolean
   /**
@@ -58,9 +95,11 @@ export interface StoreBackend {
    * A transaction given a snapshot (`Store.transaction`'s `snapshot`: an activity that only adds
    * its own record) first runs without a database transaction, reading from the snapshot and
    * sending its inserts as one statement: worth it where each statement is a round trip and begin
-   * and commit are two more. The statement takes array parameters (`unnest`).
+   * and commit are two more. The statement takes array parameters (`arrays.insertFromArrays`).
    */
   readonly writesAtOnce: boolean
+  /** The array statements; required where `readsAhead` or `writesAtOnce` (`Store.open` checks). */
+  readonly arrays?: ArrayStatements
   /**
    * Concurrent requests' reads ahead and snapshot runs' inserts are merged into shared statements
    * (`Coalescer`): worth it where each statement costs the database and the driver far more than
@@ -72,4 +111,28 @@ export interface StoreBackend {
    * rollback failed, on an I/O error): `GroupCommit` rolls it back and begins again.
    */
   stillInTransaction(error: unknown): boolean
+  /**
+   * Charges each bucket of `charges` (given in key order, so that two statements charging the same
+   * buckets lock them in the same order) in one statement that decides and charges atomically
+   * in autocommit, against the table `rateLimitBuckets`: a charge is let in while the bucket's
+   * `tat` is at most `toleranceMs` ahead of `now`, and then moves `tat` one `intervalMs` on (from
+   * `now` when it is past); a refused charge leaves `tat` as it was. Returns each bucket's row
+   * after its charge (`allowed`: the charge was let in).
+   */
+  chargeBuckets(charges: readonly BucketCharge[], now: number): RawBuilder<BucketState>
+  /** Deletes the buckets whose `tat` is before `idleBefore` (idle: a new bucket starts the same). */
+  sweepBuckets(idleBefore: number): RawBuilder<unknown>
+  /**
+   * The statements, run in order outside any transaction, that rewrite the database's files so
+   * that overwritten and deleted data (old ciphertexts after a key rotation) leave them; none
+   * where the database's own maintenance does it (PostgreSQL: the operator's `VACUUM` after a
+   * rotation, docs/operations.md).
+   */
+  readonly compact: readonly string[]
+  /**
+   * The statement that writes a consistent copy of the whole database, as of one instant, to the
+   * new file `file` (`backupDatabase`); none where the database is copied by its own tools
+   * (PostgreSQL: `pg_dump`).
+   */
+  readonly copyInto: ((file: string) => RawBuilder<unknown>) | undefined
 }

@@ -1,4 +1,5 @@
 import { sql } from 'kysely'
+import { bucketStatements } from './bucketStatements.ts'
 import type { StoreBackend } from './StoreBackend.ts'
 
 const CONNECTION_CODES = ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']
@@ -10,7 +11,8 @@ const CONNECTION_LOST =
  * cached and every transaction is SERIALIZABLE, rerun on conflicts. Each read is a round trip, so
  * a request's first reads are read ahead in one statement, and an activity that only adds its own
  * record runs on those reads with its rows inserted by one more statement (`writesAtOnce`); the
- * reads and inserts of concurrent requests share those statements (`batchesRequests`).
+ * reads and inserts of concurrent requests share those statements (`batchesRequests`). Both take
+ * PostgreSQL's array parameters (`= any($1)`, `unnest`).
  */
 export const postgresBackend: StoreBackend = {
   name: 'PostgreSQL',
@@ -35,6 +37,27 @@ export const postgresBackend: StoreBackend = {
   writesAtOnce: true,
   batchesRequests: true,
   checksReplayFirst: false,
+  arrays: {
+    anyOf: (column, values) => sql<boolean>`${column} = any(${values})`,
+    insertFromArrays(inserts) {
+      const insert = ({ table, columns, arrays }: (typeof inserts)[number]) =>
+        sql`insert into ${sql.table(table)} (${sql.join(columns.map((name) => sql.ref(name)))}) select * from unnest(${sql.join(arrays.map((array) => sql`${array}::text[]`))})`
+      // Each insert but the last in a `with` clause: one statement, one snapshot, all or nothing.
+      const last = inserts.length - 1
+      const withs = inserts.slice(0, last).map((entry, k) => sql`${sql.id(`w${k}`)} as (${insert(entry)})`)
+      return withs.length > 0
+        ? sql`with ${sql.join(withs)} ${insert(inserts[last]!)}`
+        : insert(inserts[last]!)
+    },
+  },
+  ...bucketStatements({
+    number: (value) => sql<number>`${value}::double precision`,
+    greater: (a, b) => sql<number>`greatest(${a}, ${b})`,
+  }),
+  // The operator's VACUUM after a rotation, while instances serve (docs/operations.md).
+  compact: [],
+  // pg_dump (docs/operations.md).
+  copyInto: undefined,
   // PostgreSQL only warns on a `begin` inside a transaction.
   stillInTransaction: () => false,
 }

@@ -1,4 +1,5 @@
 import { sql } from 'kysely'
+import { bucketStatements } from './bucketStatements.ts'
 import type { StoreBackend } from './StoreBackend.ts'
 
 const UNAVAILABLE =
@@ -30,4 +31,13 @@ export const sqliteBackend: StoreBackend = {
   // One connection runs one transaction at a time: reading the fingerprint index conflicts with nobody.
   checksReplayFirst: true,
   stillInTransaction: (error) => /within a transaction/.test(String(error)),
+  // Reads ahead and inserts at once nowhere, so no array statements.
+  ...bucketStatements({
+    number: (value) => sql<number>`cast(${value} as real)`,
+    greater: (a, b) => sql<number>`max(${a}, ${b})`,
+  }),
+  // VACUUM rewrites the file without the free pages; the checkpoint empties the WAL of old pages.
+  compact: ['VACUUM', 'PRAGMA wal_checkpoint(TRUNCATE)'],
+  // One read transaction on the one connection: transactions queue behind it while it copies.
+  copyInto: (file) => sql`VACUUM INTO ${file}`,
 }
