@@ -62,6 +62,7 @@ export default defineConfig({
             'packages/service/test/**/*.test.ts',
             'src/core/**/*.test.ts',
             'src/{viem,ethers,solana,wagmi}/**/*.test.ts',
+            'scripts/*.test.ts',
           ],
           setupFiles: ['./src/test/setup.node.ts'],
         },
