@@ -118,7 +118,7 @@ describe('<AuthModal/>', () => {
     await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull(), { timeout: 10_000 })
     expect(screen.queryByRole('button', { name: 'Sign in' })).toBeNull()
     expect(screen.getByText('typed@example.com')).toBeTruthy()
-    expect(document.activeElement).toBe(screen.getByRole('button', { name: 'Log out' }))
+    expect(document.activeElement).toBe(screen.getByRole('button', { name: 'Sign out' }))
   })
 
   it('showSuccess ends with the ready step, worded for a modal, and Done closes it', async () => {
@@ -170,7 +170,7 @@ describe('<AuthModal/>', () => {
       )
       await user.keyboard('{Enter}')
       await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull())
-      expect(screen.getByRole('button', { name: 'Log out' })).toBeTruthy()
+      expect(screen.getByRole('button', { name: 'Sign out' })).toBeTruthy()
     })
 
     it('offerPasskey={false} skips the offer: the modal closes as soon as the account exists', async () => {
@@ -187,7 +187,7 @@ describe('<AuthModal/>', () => {
       expect(seen).toEqual(['new: true'])
       expect(screen.queryByRole('heading', { name: 'Sign in faster next time' })).toBeNull()
       expect(authenticator.credentials).toEqual([])
-      expect(screen.getByRole('button', { name: 'Log out' })).toBeTruthy()
+      expect(screen.getByRole('button', { name: 'Sign out' })).toBeTruthy()
     })
   })
 
@@ -212,7 +212,7 @@ describe('<AuthModal/>', () => {
       await act(() => vi.advanceTimersByTimeAsync(session.expiresAt - Date.now()))
 
       expect(screen.queryByText('ivo@example.com')).toBeNull()
-      expect(screen.queryByRole('button', { name: 'Log out' })).toBeNull()
+      expect(screen.queryByRole('button', { name: 'Sign out' })).toBeNull()
       await user.click(screen.getByRole('button', { name: 'Session expired — sign in again' }))
       const email = await screen.findByRole('textbox', { name: 'Email address' })
       expect(
@@ -224,7 +224,7 @@ describe('<AuthModal/>', () => {
       await user.keyboard(await latestCode(service, 'ivo@example.com'))
       await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull(), { timeout: 10_000 })
       expect(screen.getByText('ivo@example.com')).toBeTruthy()
-      expect(screen.getByRole('button', { name: 'Log out' })).toBeTruthy()
+      expect(screen.getByRole('button', { name: 'Sign out' })).toBeTruthy()
       expect(screen.queryByText('Session expired — sign in again')).toBeNull()
     })
   })
@@ -236,7 +236,7 @@ describe('<AuthModal/>', () => {
     const account = await screen.findByText('ines@example.com')
     expect(account.textContent).toBe('Signed in: ines@example.com')
     expect(screen.queryByRole('button', { name: 'Sign in' })).toBeNull()
-    await user.click(screen.getByRole('button', { name: 'Log out' }))
+    await user.click(screen.getByRole('button', { name: 'Sign out' }))
     expect(await screen.findByRole('button', { name: 'Sign in' })).toBeTruthy()
     expect(screen.queryByText('ines@example.com')).toBeNull()
     expect(screen.queryByRole('dialog')).toBeNull()

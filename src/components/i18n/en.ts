@@ -234,7 +234,7 @@ export const en = {
   thisSession: 'This session',
   useSession: 'Switch',
   sessionExpiresAt: 'Expires {time}',
-  logOutSession: 'Log out of session {name}',
+  logOutSession: 'Sign out of {name}',
   nameSaved: 'Name saved.',
 
   // SessionStatus
