@@ -12,7 +12,7 @@ export function deviceName(userAgent: string = globalThis.navigator?.userAgent ?
         ? 'Opera'
         : /\b(?:Firefox|FxiOS)\//.test(userAgent)
           ? 'Firefox'
-          : /\b(?:Chrome|Chromium|CriOS)\//.test(userAgent)
+          : /\b(?:HeadlessChrome|Chrome|Chromium|CriOS)\//.test(userAgent)
             ? 'Chrome'
             : /\bVersion\/[\d.]+.*\bSafari\//.test(userAgent)
               ? 'Safari'
