@@ -62,6 +62,7 @@ export default defineConfig({
             'packages/service/test/**/*.test.ts',
             'src/core/**/*.test.ts',
             'src/{viem,ethers,solana,wagmi}/**/*.test.ts',
+            'scripts/*.test.ts',
           ],
           setupFiles: ['./src/test/setup.node.ts'],
         },
@@ -72,7 +73,7 @@ export default defineConfig({
           name: 'dom',
           environment: 'happy-dom',
           // The adapters' React parts run on React 19 only (wagmi's own hooks are not aliased to 18).
-          include: [...domTests, 'src/{viem,wagmi}/**/*.test.tsx', 'playground/src/**/*.test.tsx'],
+          include: [...domTests, 'src/{viem,wagmi}/**/*.test.tsx', 'playground/src/**/*.test.{ts,tsx}'],
           setupFiles: ['./src/test/setup.dom.ts'],
         },
       },

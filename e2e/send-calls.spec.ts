@@ -5,6 +5,12 @@ import { enterOtp, signInDialog } from './flows.ts'
 test('wagmi: a new user with no ETH sends a sponsored approve + transfer with useSendCalls; useCallsStatus reaches success', async ({
   page,
 }) => {
+  // Any error on the page fails the test: a React warning, a failed request, an uncaught throw.
+  const errors: string[] = []
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(message.text())
+  })
+  page.on('pageerror', (error) => errors.push(error.message))
   await openPlayground(page, 'default', '/wagmi')
   const status = page.getByTestId('wagmi-status')
   await page.getByRole('region', { name: 'useConnection()' }).getByRole('button', { name: 'Sign in' }).click()
@@ -27,6 +33,8 @@ test('wagmi: a new user with no ETH sends a sponsored approve + transfer with us
   await expect(batch.getByTestId('wagmi-batch-tokens')).toHaveText('LKT: 100', { timeout: 20_000 })
   await batch.getByRole('button', { name: 'Approve and transfer 10 LKT, sponsored' }).click()
   await expect(batch.getByTestId('wagmi-calls-status')).toHaveText('success', { timeout: 30_000 })
+  // The balances are read again once the batch is in: 10 LKT left.
+  await expect(batch.getByTestId('wagmi-batch-tokens')).toHaveText('LKT: 90')
 
   // Both calls ran, in one transaction the sponsor paid: the user still holds no ETH.
   const node = createPublicClient({ transport: http(stack.evm.url) })
@@ -49,4 +57,5 @@ test('wagmi: a new user with no ETH sends a sponsored approve + transfer with us
       args: [address, '0x000000000000000000000000000000000000dEaD'],
     }),
   ).toBe(10n * 10n ** 18n)
+  expect(errors).toEqual([])
 })

@@ -13,6 +13,12 @@ import { enterOtp, signInDialog } from './flows.ts'
 test('wagmi: sign-in connects wagmi without useConnect, useSendTransaction is mined, reload reconnects, sign-out disconnects', async ({
   page,
 }) => {
+  // Any error on the page fails the test: a React warning, a failed request, an uncaught throw.
+  const errors: string[] = []
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(message.text())
+  })
+  page.on('pageerror', (error) => errors.push(error.message))
   await openPlayground(page, 'default', '/wagmi')
   const status = page.getByTestId('wagmi-status')
   await expect(status).toHaveText('disconnected')
@@ -30,6 +36,7 @@ test('wagmi: sign-in connects wagmi without useConnect, useSendTransaction is mi
   await expect(status).toHaveText('connected', { timeout: 20_000 })
   const address = (await page.getByTestId('wagmi-address').textContent())!.trim() as `0x${string}`
   expect(address).toMatch(/^0x[0-9a-fA-F]{40}$/)
+  await expect(page.getByTestId('wagmi-chain')).toHaveText('Local (anvil) (31337)')
   while ((await dialog.count()) > 0) {
     await page.keyboard.press('Escape')
     await page.waitForTimeout(200)
@@ -68,4 +75,5 @@ test('wagmi: sign-in connects wagmi without useConnect, useSendTransaction is mi
   await page.getByRole('button', { name: 'Sign out' }).click()
   await expect(status).toHaveText('disconnected')
   await expect(page.getByTestId('wagmi-address')).toHaveText('—')
+  expect(errors).toEqual([])
 })

@@ -9,6 +9,7 @@ import {
   startPlayground,
   startService,
 } from './devStack.mjs'
+import { serviceLogFilter } from './serviceLog.mjs'
 
 const verbose = process.argv.includes('--verbose')
 const log = verbose ? (line) => process.stderr.write(line + '\n') : () => {}
@@ -44,7 +45,14 @@ try {
     port: await freePort(8787),
     // Sends on the node, and sponsored ones through the delegate deployed on it.
     args: ['--rpc', `${evm.caip2}=${evm.url}`, ...(await sponsorArgs(evm))],
-    log: (line) => (verbose || /error/i.test(line) ? process.stderr.write(line + '\n') : undefined),
+    // Its warnings and errors by their level (--verbose: everything), not every line with "error" in it.
+    log: (() => {
+      const worthShowing = serviceLogFilter()
+      return (line) => {
+        const show = worthShowing(line.replace(/^\[service\] /, ''))
+        if (verbose || show) process.stderr.write(line + '\n')
+      }
+    })(),
   })
   handles.push(service)
   await fundSponsor(evm, service)

@@ -86,6 +86,41 @@ export function readmeShapeProblems(markdown) {
   return problems
 }
 
+/**
+ * What the Vite react-ts template's linter (eslint-plugin-react-refresh's `only-export-components`)
+ * would warn about once a block is pasted: a `.tsx` file that exports a component and also
+ * something else (a config object, a helper), which breaks Fast Refresh for that file. Names that
+ * start with a capital are taken as components, as the rule does. Returns the problems.
+ */
+export function onlyExportComponentsProblems(blocks) {
+  const problems = []
+  for (const { file, code, line, source } of blocks) {
+    if (!file.endsWith('.tsx')) continue
+    const exported = [
+      ...code.matchAll(
+        /^export\s+(?:default\s+)?(?:async\s+)?(?:function|const|let|var|class)\s+([A-Za-z_$][\w$]*)/gm,
+      ),
+    ].map((match) => match[1])
+    for (const match of code.matchAll(/^export\s*\{([^}]*)\}/gm))
+      exported.push(
+        ...match[1].split(',').map((name) =>
+          name
+            .trim()
+            .split(/\s+as\s+/)
+            .pop(),
+        ),
+      )
+    const components = exported.filter((name) => /^[A-Z]/.test(name))
+    const others = exported.filter((name) => name && !/^[A-Z]/.test(name))
+    if (components.length > 0 && others.length > 0)
+      problems.push(
+        `${source}:${line}: ${file} exports ${others.join(', ')} next to the component ${components.join(', ')}: ` +
+          "the react-ts template's linter warns (react-refresh/only-export-components); move it to its own module",
+      )
+  }
+  return problems
+}
+
 /** The docs/*.md files' TypeScript blocks, checked like the README's. */
 function docsBlocks() {
   const blocks = []
@@ -236,6 +271,8 @@ async function main() {
         `${block.source}:${block.line} and ${twin.source}:${twin.line} both write ${block.file}`,
       )
   }
+  const refresh = onlyExportComponentsProblems(blocks)
+  if (refresh.length) throw new Error(refresh.join('\n'))
   step(`${blocks.length} code blocks: ${blocks.map((b) => `${b.file} (${b.source})`).join(', ')}`)
 
   const packs = packKit({ reuse })

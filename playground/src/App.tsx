@@ -1,9 +1,10 @@
 import { AuthModal, LatchkeyProvider, SessionStatus, useLogout, useSession, useSessionStatus } from 'latchkey'
-import { lazy, Suspense, useMemo, useState } from 'react'
+import { lazy, Suspense, useCallback, useMemo, useState } from 'react'
 import { Dashboard } from './Dashboard.tsx'
 import { DelegatedAccessLink } from './DelegatedAccessLink.tsx'
 import { DevInbox } from './DevInbox.tsx'
 import type { PlaygroundConfig } from './loadPlaygroundConfig.ts'
+import { networkName } from './networkName.ts'
 import { OperatorPage } from './OperatorPage.tsx'
 import { type Route, useRoute } from './useRoute.ts'
 
@@ -33,7 +34,8 @@ export function App({ config }: { config: PlaygroundConfig }) {
   // One sign-in dialog for the whole app: it stays mounted when the landing page gives way to
   // the dashboard, so new users still see its success step and the passkey offer.
   const [signingIn, setSigningIn] = useState(false)
-  const openSignIn = () => setSigningIn(true)
+  // Stable, so the memoized pages (the wagmi one) do not re-render when the dialog opens or closes.
+  const openSignIn = useCallback(() => setSigningIn(true), [])
   return (
     <LatchkeyProvider config={latchkeyConfig}>
       <a className="pg-skip" href="#main">
@@ -241,8 +243,13 @@ function StackInfo({ config }: { config: PlaygroundConfig }) {
         <dd>{config.service.organizationId}</dd>
         {config.evm ? (
           <>
-            <dt>EVM node ({config.evm.caip2})</dt>
-            <dd>{config.evm.rpcUrl}</dd>
+            <dt>EVM node</dt>
+            <dd>
+              <span data-testid="stack-network">{networkName(config.evm.caip2)}</span>, chain{' '}
+              {config.evm.chainId}
+              <br />
+              {config.evm.rpcUrl}
+            </dd>
           </>
         ) : null}
       </dl>

@@ -23,11 +23,12 @@ export function Dashboard({ config, openSignIn }: { config: PlaygroundConfig; op
       <div className="pg-grid-2">
         <BackupPanel />
         <div className="pg-main">
-          <SessionStatus onSignIn={openSignIn} />
+          {/* Signing out is the header's one button; sessions are listed once, beside this. */}
+          <SessionStatus onSignIn={openSignIn} showSignOut={false} />
           <SessionsPanel onAddAccount={openSignIn} />
         </div>
       </div>
-      <UserProfile />
+      <UserProfile showSessions={false} />
     </>
   )
 }

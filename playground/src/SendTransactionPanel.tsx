@@ -11,6 +11,7 @@ import {
   type TransactionReceipt,
 } from 'viem'
 import { EthereumAccountPicker, type PickedAccount } from './EthereumAccountPicker.tsx'
+import { networkName } from './networkName.ts'
 import { TransferFields } from './TransferFields.tsx'
 
 /** The local EVM node as `npm start` and the e2e runner describe it. */
@@ -47,7 +48,7 @@ export function SendTransactionPanel({ evm }: { evm: EvmConfig }) {
   const { chain, node } = useMemo(() => {
     const chain = defineChain({
       id: evm.chainId,
-      name: `Local (${evm.caip2})`,
+      name: networkName(evm.caip2),
       nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
       rpcUrls: { default: { http: [evm.rpcUrl] } },
     })
@@ -100,7 +101,8 @@ export function SendTransactionPanel({ evm }: { evm: EvmConfig }) {
     <section className="pg-card" aria-labelledby="pg-send-title">
       <h2 id="pg-send-title">Send a transaction</h2>
       <p className="pg-card-lead">
-        On the local chain ({evm.caip2}). New accounts start empty: use the faucet.
+        On <span data-testid="send-network">{networkName(evm.caip2)}</span>. New accounts start empty: use the
+        faucet.
       </p>
       <EthereumAccountPicker onChange={onAccount} />
       <div className="pg-row" style={{ marginBottom: 12 }}>

@@ -1,4 +1,4 @@
-import { useState } from 'react'
+import { useEffect, useState } from 'react'
 import {
   createWalletClient,
   encodeFunctionData,
@@ -42,6 +42,16 @@ export function SponsoredBatchCard({ evm, address }: { evm: EvmConfig; address: 
       refetchInterval: (query) => (query.state.data?.status === 'pending' || !query.state.data ? 500 : false),
     },
   })
+  // Once the batch is included (or has failed), the balances it changed are read again: the
+  // transfer's 10 LKT leave the LKT chip, not only the ETH one.
+  const settled = status.data?.status === 'success' || status.data?.status === 'failure'
+  const refetchTokens = tokens.refetch
+  const refetchEth = eth.refetch
+  useEffect(() => {
+    if (!settled) return
+    void refetchTokens()
+    void refetchEth()
+  }, [settled, refetchTokens, refetchEth])
   const sponsored = Boolean(
     (capabilities.data?.[evm.chainId] as { gasSponsorship?: { supported?: boolean } } | undefined)
       ?.gasSponsorship,
@@ -100,23 +110,20 @@ export function SponsoredBatchCard({ evm, address }: { evm: EvmConfig; address: 
           disabled={!token || send.isPending}
           onClick={() =>
             token &&
-            send.mutate(
-              {
-                calls: [
-                  {
-                    to: token,
-                    data: encodeFunctionData({ abi, functionName: 'approve', args: [BURN_ADDRESS, amount] }),
-                  },
-                  {
-                    to: token,
-                    data: encodeFunctionData({ abi, functionName: 'transfer', args: [BURN_ADDRESS, amount] }),
-                  },
-                ],
-                forceAtomic: true,
-                capabilities: { gasSponsorship: {} },
-              },
-              { onSettled: () => void eth.refetch() },
-            )
+            send.mutate({
+              calls: [
+                {
+                  to: token,
+                  data: encodeFunctionData({ abi, functionName: 'approve', args: [BURN_ADDRESS, amount] }),
+                },
+                {
+                  to: token,
+                  data: encodeFunctionData({ abi, functionName: 'transfer', args: [BURN_ADDRESS, amount] }),
+                },
+              ],
+              forceAtomic: true,
+              capabilities: { gasSponsorship: {} },
+            })
           }
         >
           {send.isPending ? 'Sending…' : 'Approve and transfer 10 LKT, sponsored'}

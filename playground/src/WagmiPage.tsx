@@ -1,7 +1,7 @@
 import { QueryClientProvider } from '@tanstack/react-query'
 import { type Latchkey, useLatchkey, useLatchkeyQueryClient } from 'latchkey'
 import { latchkey } from 'latchkey/wagmi'
-import { useId, useState } from 'react'
+import { memo, useId, useState } from 'react'
 import {
   createWalletClient,
   defineChain,
@@ -16,6 +16,7 @@ import {
   type Config,
   createConfig,
   useBalance,
+  useChains,
   useConnection,
   useSendTransaction,
   useSignMessage,
@@ -23,6 +24,7 @@ import {
   WagmiProvider,
 } from 'wagmi'
 import type { PlaygroundConfig } from './loadPlaygroundConfig.ts'
+import { networkName } from './networkName.ts'
 import { SponsoredBatchCard } from './SponsoredBatchCard.tsx'
 import { TransferFields } from './TransferFields.tsx'
 
@@ -40,7 +42,7 @@ function wagmiConfigFor(client: Latchkey, evm: Evm): Config {
   if (!config) {
     const chain = defineChain({
       id: evm.chainId,
-      name: `Local chain ${evm.chainId}`,
+      name: networkName(evm.caip2),
       nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
       rpcUrls: { default: { http: [evm.rpcUrl] } },
     })
@@ -60,8 +62,19 @@ function wagmiConfigFor(client: Latchkey, evm: Evm): Config {
  * wagmi over Latchkey: a wagmi config whose only connector is `latchkey({ client })`, sharing the
  * kit's QueryClient. Nothing here calls `useConnect`: signing in connects wagmi, signing out
  * disconnects it.
+ *
+ * Memoized: wagmi's `<WagmiProvider>` reconnects (a wagmi state update) each time it renders, so
+ * a render caused by the page around it (the sign-in dialog opening) would update this page's
+ * wagmi hooks while rendering the provider, which React reports as an error. Apps keep
+ * `<WagmiProvider>` near their root for the same reason.
  */
-export function WagmiPage({ config, openSignIn }: { config: PlaygroundConfig; openSignIn: () => void }) {
+export const WagmiPage = memo(function WagmiPage({
+  config,
+  openSignIn,
+}: {
+  config: PlaygroundConfig
+  openSignIn: () => void
+}) {
   const client = useLatchkey()
   const queryClient = useLatchkeyQueryClient()
   const evm = config.evm
@@ -82,10 +95,11 @@ export function WagmiPage({ config, openSignIn }: { config: PlaygroundConfig; op
       </QueryClientProvider>
     </WagmiProvider>
   )
-}
+})
 
 function ConnectionCard({ evm, openSignIn }: { evm: Evm; openSignIn: () => void }) {
   const connection = useConnection()
+  const chain = useChains().find((c) => c.id === connection.chainId)
   return (
     <>
       <section className="pg-card" aria-labelledby="pg-wagmi-account-title">
@@ -96,7 +110,9 @@ function ConnectionCard({ evm, openSignIn }: { evm: Evm; openSignIn: () => void 
           <dt>Address</dt>
           <dd data-testid="wagmi-address">{connection.address ?? '—'}</dd>
           <dt>Chain</dt>
-          <dd>{connection.chainId ?? '—'}</dd>
+          <dd data-testid="wagmi-chain">
+            {chain ? `${chain.name} (${chain.id})` : (connection.chainId ?? '—')}
+          </dd>
           <dt>Connector</dt>
           <dd>{connection.connector?.name ?? '—'}</dd>
         </dl>

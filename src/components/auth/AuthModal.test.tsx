@@ -118,7 +118,7 @@ describe('<AuthModal/>', () => {
     await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull(), { timeout: 10_000 })
     expect(screen.queryByRole('button', { name: 'Sign in' })).toBeNull()
     expect(screen.getByText('typed@example.com')).toBeTruthy()
-    expect(document.activeElement).toBe(screen.getByRole('button', { name: 'Log out' }))
+    expect(document.activeElement).toBe(screen.getByRole('button', { name: 'Sign out' }))
   })
 
   it('showSuccess ends with the ready step, worded for a modal, and Done closes it', async () => {
@@ -148,6 +148,7 @@ describe('<AuthModal/>', () => {
     afterEach(() => {
       authenticator?.uninstall()
       authenticator = undefined
+      vi.restoreAllMocks()
     })
 
     it('offers a new account a passkey, then closes itself when the person says "Not now"', async () => {
@@ -170,7 +171,36 @@ describe('<AuthModal/>', () => {
       )
       await user.keyboard('{Enter}')
       await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull())
-      expect(screen.getByRole('button', { name: 'Log out' })).toBeTruthy()
+      expect(screen.getByRole('button', { name: 'Sign out' })).toBeTruthy()
+    })
+
+    it('a first visit with no passkey for the site says so and offers a passkey account, named after the device', async () => {
+      authenticator = installSoftAuthenticator()
+      vi.spyOn(navigator, 'userAgent', 'get').mockReturnValue(
+        'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
+      )
+      const user = userEvent.setup()
+      await renderWithService(<AuthModal />)
+      await openModal(user)
+      // This browser holds no passkey for the site: it answers NotAllowedError, as for a dismissed prompt.
+      await user.click(screen.getByRole('button', { name: 'Continue with a passkey' }))
+      const alert = await screen.findByRole('alert')
+      expect(alert.textContent).toBe(
+        'No passkey was used. New here, or no passkey for this site on this device? Create an account with a passkey.',
+      )
+      expect(screen.queryByText(/prompt was dismissed/)).toBeNull()
+      // Creating the account is the first (primary) action, trying again the second.
+      const create = screen.getByRole('button', { name: 'Create an account with a passkey' })
+      const retry = screen.getByRole('button', { name: 'Try again' })
+      expect(create.getAttribute('data-variant')).toBe('primary')
+      expect(retry.getAttribute('data-variant')).toBe('secondary')
+      expect(create.compareDocumentPosition(retry) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy()
+      await user.click(create)
+      // Not "Passkey user 2026-11-28": the account says where its passkey was made.
+      expect(
+        await screen.findByText('Passkey user (Chrome on macOS)', undefined, { timeout: 10_000 }),
+      ).toBeTruthy()
+      expect(authenticator.credentials).toHaveLength(1)
     })
 
     it('offerPasskey={false} skips the offer: the modal closes as soon as the account exists', async () => {
@@ -187,7 +217,7 @@ describe('<AuthModal/>', () => {
       expect(seen).toEqual(['new: true'])
       expect(screen.queryByRole('heading', { name: 'Sign in faster next time' })).toBeNull()
       expect(authenticator.credentials).toEqual([])
-      expect(screen.getByRole('button', { name: 'Log out' })).toBeTruthy()
+      expect(screen.getByRole('button', { name: 'Sign out' })).toBeTruthy()
     })
   })
 
@@ -212,7 +242,7 @@ describe('<AuthModal/>', () => {
       await act(() => vi.advanceTimersByTimeAsync(session.expiresAt - Date.now()))
 
       expect(screen.queryByText('ivo@example.com')).toBeNull()
-      expect(screen.queryByRole('button', { name: 'Log out' })).toBeNull()
+      expect(screen.queryByRole('button', { name: 'Sign out' })).toBeNull()
       await user.click(screen.getByRole('button', { name: 'Session expired — sign in again' }))
       const email = await screen.findByRole('textbox', { name: 'Email address' })
       expect(
@@ -224,7 +254,7 @@ describe('<AuthModal/>', () => {
       await user.keyboard(await latestCode(service, 'ivo@example.com'))
       await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull(), { timeout: 10_000 })
       expect(screen.getByText('ivo@example.com')).toBeTruthy()
-      expect(screen.getByRole('button', { name: 'Log out' })).toBeTruthy()
+      expect(screen.getByRole('button', { name: 'Sign out' })).toBeTruthy()
       expect(screen.queryByText('Session expired — sign in again')).toBeNull()
     })
   })
@@ -236,7 +266,7 @@ describe('<AuthModal/>', () => {
     const account = await screen.findByText('ines@example.com')
     expect(account.textContent).toBe('Signed in: ines@example.com')
     expect(screen.queryByRole('button', { name: 'Sign in' })).toBeNull()
-    await user.click(screen.getByRole('button', { name: 'Log out' }))
+    await user.click(screen.getByRole('button', { name: 'Sign out' }))
     expect(await screen.findByRole('button', { name: 'Sign in' })).toBeTruthy()
     expect(screen.queryByText('ines@example.com')).toBeNull()
     expect(screen.queryByRole('dialog')).toBeNull()

@@ -120,7 +120,7 @@ export interface AuthModalProps extends UiOptions, Omit<AuthFlowOptions, 'ui' | 
   onOpenChange?: (open: boolean) => void
   /**
    * The uncontrolled trigger: `false` hides it, a node replaces its label. While a session is
-   * active it shows the signed-in account and a "Log out" button instead; once the session has
+   * active it shows the signed-in account and a "Sign out" button instead; once the session has
    * expired it reads "Session expired — sign in again" (`sessionExpiredSignIn`).
    * @default a "Sign in" button
    */

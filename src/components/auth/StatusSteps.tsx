@@ -79,6 +79,7 @@ export function PasskeyStep() {
   const noAccount =
     code === 'ACCOUNT_NOT_FOUND' || code === 'AUTHENTICATOR_NOT_FOUND' || code === 'PUBLIC_KEY_NOT_FOUND'
   const signUp = step.mode === 'sign-up'
+  const cancelled = code === 'USER_CANCELLED'
   return (
     <div className="lk-panel">
       <Header
@@ -97,7 +98,13 @@ export function PasskeyStep() {
             {noAccount ? (
               ui.t('passkeyNoAccount')
             ) : code === 'USER_CANCELLED' ? (
-              ui.t('passkeyCancelled')
+              // Signing in, the browser answers the same whether the prompt was dismissed or this
+              // device has no passkey for the site (a first visit): say what is true of both.
+              signUp ? (
+                ui.t('passkeyCancelled')
+              ) : (
+                ui.t('passkeyNoneUsed')
+              )
             ) : (
               <ErrorText ui={ui} error={flow.error} />
             )}
@@ -110,12 +117,22 @@ export function PasskeyStep() {
         )}
       </div>
       <div className="lk-stack" data-gap="sm">
+        {!signUp && (noAccount || cancelled) ? (
+          // No passkey was used or none is known: creating an account is the likely next step.
+          <Button block onClick={() => void flow.startPasskey('sign-up')}>
+            {ui.t('passkeySignUpInstead')}
+          </Button>
+        ) : null}
         {flow.error || (signUp && !flow.busy) ? (
-          <Button block onClick={() => void flow.startPasskey(step.mode)}>
+          <Button
+            block
+            variant={!signUp && (noAccount || cancelled) ? 'secondary' : 'primary'}
+            onClick={() => void flow.startPasskey(step.mode)}
+          >
             {signUp ? ui.t('passkeyCreate') : ui.t('retry')}
           </Button>
         ) : null}
-        {!signUp && (noAccount || flow.error) ? (
+        {!signUp && flow.error && !noAccount && !cancelled ? (
           <Button block variant="secondary" onClick={() => void flow.startPasskey('sign-up')}>
             {ui.t('passkeySignUpInstead')}
           </Button>

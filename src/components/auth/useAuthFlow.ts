@@ -4,6 +4,7 @@ import type { Session } from '../../react/index.ts'
 import { errorCodeOf } from '../ui/errorMessage.ts'
 import type { Ui } from '../ui/useUi.ts'
 import type { AuthFlow, AuthStep } from './AuthFlowContext.ts'
+import { deviceName } from './deviceName.ts'
 import { useSignInActions } from './useSignInActions.ts'
 
 /** Default display order of the sign-in methods. */
@@ -54,15 +55,19 @@ export interface AuthFlowOptions {
   /** Called when the person leaves the flow. Without it, an inline form has no close button. */
   onCancel?: () => void
   /**
-   * Name of the user a passkey sign-up creates (shown by the authenticator).
-   * @default `Passkey user <date>`
+   * Name of the user a passkey sign-up creates (shown by the authenticator; they can change it in
+   * `<UserProfile/>`).
+   * @default with the device, e.g. `Passkey user (Chrome on macOS)` (`Passkey user` when unknown)
    */
   passkeyUserName?: () => string
   /** Id for the current step's title. @default a generated id */
   titleId?: string
 }
 
-const defaultUserName = () => `Passkey user ${new Date().toISOString().slice(0, 10)}`
+const defaultUserName = () => {
+  const device = deviceName()
+  return device ? `Passkey user (${device})` : 'Passkey user'
+}
 
 /** Enabled methods, filtered and ordered by the app's choice. */
 export function orderMethods(
@@ -234,6 +239,8 @@ export function useAuthFlow(options: AuthFlowOptions): AuthFlow {
           ? actions.passkeySignUp({
               signal,
               userName: optionsRef.current.passkeyUserName?.() ?? defaultUserName(),
+              // The passkey itself by where it was made, as the profile lists it ("Chrome on macOS").
+              authenticatorName: deviceName(),
             })
           : actions.passkeySignIn({ signal }),
       )

@@ -83,7 +83,9 @@ export function useSignInActions({ discoverWallets }: { discoverWallets: boolean
       ...(await passkeySignIn.mutateAsync(p)),
       created: false,
     }),
-    passkeySignUp: async (p: Signal & { userName: string }): Promise<SignedIn> => ({
+    passkeySignUp: async (
+      p: Signal & { userName: string; authenticatorName?: string | undefined },
+    ): Promise<SignedIn> => ({
       ...(await passkeySignUp.mutateAsync(p)),
       created: true,
     }),

@@ -4,7 +4,7 @@ import { invalidateAfter } from '../../react/hooks/invalidateAfter.ts'
 import { useLatchkey } from '../../react/hooks/useLatchkey.ts'
 
 /**
- * The modal trigger's "Log out": what `useLogout().mutate()` does (sign the active session out,
+ * The modal trigger's "Sign out": what `useLogout().mutate()` does (sign the active session out,
  * then invalidate what `logoutMutationOptions` names), with the logout code loaded on press and
  * no react-query mutation, so the trigger costs a page that never signs out next to nothing.
  * As with `mutate()`, a failure is not thrown: the session is gone locally either way.

@@ -105,6 +105,8 @@ export const en = {
   passkeyCreate: 'Create a passkey',
   passkeyNoAccount: 'No account uses this passkey. Create one instead?',
   passkeyCancelled: 'The passkey prompt was dismissed.',
+  passkeyNoneUsed:
+    'No passkey was used. New here, or no passkey for this site on this device? Create an account with a passkey.',
   passkeyUnsupported: 'This browser doesn’t support passkeys.',
   passkeySignUpInstead: 'Create an account with a passkey',
 
@@ -234,7 +236,7 @@ export const en = {
   thisSession: 'This session',
   useSession: 'Switch',
   sessionExpiresAt: 'Expires {time}',
-  logOutSession: 'Log out of session {name}',
+  logOutSession: 'Sign out of {name}',
   nameSaved: 'Name saved.',
 
   // SessionStatus

@@ -9,7 +9,7 @@ export const enTrigger = {
   loading: 'Loading…',
   signIn: 'Sign in',
   signInTitle: 'Sign in',
-  logOut: 'Log out',
+  logOut: 'Sign out',
   sessionActive: 'Signed in',
   /** The trigger and the first step once the session has expired. */
   sessionExpiredSignIn: 'Session expired — sign in again',

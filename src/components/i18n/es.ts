@@ -97,6 +97,8 @@ export const es: Messages = {
   passkeyCreate: 'Crear llave de acceso',
   passkeyNoAccount: 'Ninguna cuenta usa esta llave de acceso. ¿Quieres crear una?',
   passkeyCancelled: 'Se descartó la solicitud de la llave de acceso.',
+  passkeyNoneUsed:
+    'No se usó ninguna llave de acceso. ¿Eres nuevo o no tienes una llave para este sitio en este dispositivo? Crea una cuenta con una llave de acceso.',
   passkeyUnsupported: 'Este navegador no admite llaves de acceso.',
   passkeySignUpInstead: 'Crear una cuenta con llave de acceso',
 

@@ -25,11 +25,18 @@ describe('<UserProfile/>', () => {
 
     const sessions = screen.getByRole('heading', { name: 'Active sessions' }).parentElement!
     expect(within(sessions).getAllByRole('listitem')).toHaveLength(2)
-    await user.click(
-      within(sessions).getByRole('button', { name: 'Log out of session ana.work@example.com' }),
-    )
+    await user.click(within(sessions).getByRole('button', { name: 'Sign out of ana.work@example.com' }))
     await waitFor(() => expect(within(sessions).getAllByRole('listitem')).toHaveLength(1))
     expect(client.store.getState().sessions[other.id]).toBeUndefined()
     expect(within(sessions).getByText('This session')).toBeTruthy()
+  })
+
+  it('leaves the sessions to the page with showSessions={false}', async () => {
+    const { signIn, render } = await signedInClient()
+    await signIn('ana.work@example.com')
+    render(<UserProfile showSessions={false} />)
+    expect(await screen.findByRole('textbox', { name: 'Name' })).toBeTruthy()
+    expect(screen.queryByRole('heading', { name: 'Active sessions' })).toBeNull()
+    expect(screen.queryByRole('button', { name: /sign out|log out/i })).toBeNull()
   })
 })

@@ -18,6 +18,12 @@ import type { UiOptions } from '../ui/uiOptions.ts'
 import { type Ui, useUi } from '../ui/useUi.ts'
 
 export interface UserProfileProps extends UiOptions {
+  /**
+   * Its "Active sessions" list (switch, sign out of one); `false` when the page lists the
+   * browser's sessions elsewhere (`useSessions()`), so they are not shown twice.
+   * @default true
+   */
+  showSessions?: boolean
   className?: string
 }
 
@@ -30,7 +36,7 @@ export function UserProfile(props: UserProfileProps) {
   )
 }
 
-function UserProfileInner({ className, ...look }: UserProfileProps) {
+function UserProfileInner({ showSessions = true, className, ...look }: UserProfileProps) {
   const ui = useUi(look)
   const titleId = useId()
   const user = useUser()
@@ -113,7 +119,7 @@ function UserProfileInner({ className, ...look }: UserProfileProps) {
           </ul>
         )}
       </div>
-      <Sessions ui={ui} />
+      {showSessions ? <Sessions ui={ui} /> : null}
     </section>
   )
 }

@@ -88,6 +88,11 @@ describe('<SendTransaction/>', () => {
 
     await user.click(screen.getByRole('button', { name: 'Confirm' }))
     expect(await screen.findByRole('heading', { name: 'Transaction confirmed' })).toBeTruthy()
+    // Shown once (the heading); the status line that announces it is for screen readers only.
+    expect(screen.getByRole('status')).toHaveProperty('textContent', 'Transaction confirmed')
+    expect(
+      screen.getAllByText('Transaction confirmed').filter((e) => !e.closest('.lk-visually-hidden')),
+    ).toHaveLength(1)
     expect(screen.getByText(HASH)).toBeTruthy()
     // Focus moved to the new step's action.
     await waitFor(() => expect(document.activeElement).toBe(screen.getByRole('button', { name: 'Done' })))

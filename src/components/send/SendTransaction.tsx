@@ -427,7 +427,8 @@ function Status({
           <WalletIcon size={28} />
         )}
       </div>
-      <p className="lk-subtle" role="status">
+      {/* Announces the outcome; once settled the heading above already shows it, so it is not shown twice. */}
+      <p className={phase === 'pending' ? 'lk-subtle' : 'lk-visually-hidden'} role="status">
         {phase === 'pending' ? ui.t('sendPendingStatus') : title}
       </p>
       {txHash ? (

@@ -21,12 +21,20 @@ describe('<SessionStatus/>', () => {
     expect(screen.getByText('Signed in')).toBeTruthy()
 
     const signedInAs = client.store.getState().sessions[session.id]!
-    await user.click(screen.getByRole('button', { name: 'Log out' }))
+    await user.click(screen.getByRole('button', { name: 'Sign out' }))
     expect(await screen.findByText('Not signed in')).toBeTruthy()
     // The revoked key no longer opens the organization.
     await expect(
       getWallets(client, { organizationId: signedInAs.organizationId, sessionId: signedInAs.id }),
     ).rejects.toThrow()
+  })
+
+  it('leaves signing out to the page with showSignOut={false}', async () => {
+    const { render } = await signedInClient()
+    render(<SessionStatus showSignOut={false} />)
+    expect(screen.getByText('Signed in')).toBeTruthy()
+    expect(screen.getByRole('button', { name: 'Stay signed in' })).toBeTruthy()
+    expect(screen.queryByRole('button', { name: /sign out|log out/i })).toBeNull()
   })
 
   it('offers sign-in when signed out, in Spanish', async () => {

@@ -10,6 +10,12 @@ import { useUi } from '../ui/useUi.ts'
 export interface SessionStatusProps extends UiOptions {
   /** Called when the person asks to sign in again (expired or signed out). */
   onSignIn?: () => void
+  /**
+   * Its own "Sign out" button; `false` when the page already has one (say, in its header), so a
+   * person never meets two sign-out controls side by side.
+   * @default true
+   */
+  showSignOut?: boolean
   className?: string
 }
 
@@ -24,7 +30,7 @@ export function SessionStatus(props: SessionStatusProps) {
   )
 }
 
-function SessionStatusInner({ onSignIn, className, ...look }: SessionStatusProps) {
+function SessionStatusInner({ onSignIn, showSignOut = true, className, ...look }: SessionStatusProps) {
   const ui = useUi(look)
   // The active session in any state: this card is where an ended one is shown as such.
   const session = useSessionState((state) => state.sessions[state.activeId ?? ''])
@@ -101,7 +107,7 @@ function SessionStatusInner({ onSignIn, className, ...look }: SessionStatusProps
             {refresh.isPending ? ui.t('sessionRefreshing') : ui.t('sessionRefresh')}
           </Button>
         ) : null}
-        {session ? (
+        {session && showSignOut ? (
           <Button size="sm" variant="ghost" loading={logout.isPending} onClick={() => logout.mutate({})}>
             {ui.t('logOut')}
           </Button>

@@ -262,7 +262,7 @@ function WalletItem({
               <span className="lk-badge" data-tone="accent">
                 {networkOf(account.addressFormat)}
               </span>
-              <span className="lk-mono lk-grow lk-ellipsis" title={account.address}>
+              <span className="lk-mono lk-grow lk-address" title={account.address}>
                 <span aria-hidden="true">{shortAddress(account.address)}</span>
                 <span className="lk-visually-hidden">{account.address}</span>
               </span>

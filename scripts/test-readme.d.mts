@@ -1,0 +1,11 @@
+export interface ReadmeBlock {
+  file: string
+  code: string
+  line: number
+  source: string
+}
+export declare const README_SECTIONS: string[]
+export declare const README_MAX_LINES: number
+export declare function readmeBlocks(markdown: string, source?: string): ReadmeBlock[]
+export declare function readmeShapeProblems(markdown: string): string[]
+export declare function onlyExportComponentsProblems(blocks: ReadmeBlock[]): string[]
