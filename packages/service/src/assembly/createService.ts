@@ -3,7 +3,7 @@ import { Hono } from 'hono'
 import { builtinActivities } from '../activities/index.ts'
 import { createDelivery, OTP_DELIVERY_JOB } from '../delivery/createDelivery.ts'
 import type { DeliveryOptions } from '../delivery/DeliveryOptions.ts'
-import { ApiError } from '../kernel/base/errors.ts'
+import { ApiError, ServiceError } from '../kernel/base/errors.ts'
 import { type EventSink, silentSink } from '../kernel/base/events.ts'
 import type { CryptoRunner, SealingKey } from '../kernel/crypto/index.ts'
 import type { JobQueueOptions } from '../kernel/JobQueue.ts'
@@ -365,7 +365,7 @@ async function applyProxySettings(runtime: Runtime, settings: Partial<ProxySetti
  * The master key given does not open the secrets the store holds (they were sealed under another
  * key). Thrown before anything is written; the CLI adds which key source it read.
  */
-export class WrongMasterKeyError extends Error {
+export class WrongMasterKeyError extends ServiceError {
   override name = 'WrongMasterKeyError'
   constructor(message = FOREIGN_KEY_MESSAGE) {
     super(message)
@@ -418,7 +418,7 @@ function followKeyring(runtime: Runtime): () => void {
 }
 
 /** A production service refuses a store a dev service created: its dev root key was printed. */
-export class DevDatabaseError extends Error {
+export class DevDatabaseError extends ServiceError {
   override name = 'DevDatabaseError'
   constructor() {
     super(

@@ -1,4 +1,5 @@
 import type { OtpType } from '@latchkey/protocol'
+import { ServiceError } from '../kernel/base/errors.ts'
 import type { EventSink } from '../kernel/base/events.ts'
 import { JobError, type JobHandler, PermanentJobError } from '../kernel/JobQueue.ts'
 import type { DeliveryOptions, EmailTemplates, Mailer } from './DeliveryOptions.ts'
@@ -21,7 +22,7 @@ export interface OtpDeliveryPayload {
 }
 
 /** A delivery configuration that cannot work; the message names the field. */
-export class DeliveryConfigError extends Error {
+export class DeliveryConfigError extends ServiceError {
   override name = 'DeliveryConfigError'
 }
 
