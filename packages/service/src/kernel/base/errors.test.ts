@@ -1,7 +1,15 @@
 import { ERROR_CODES, type ErrorCode } from '@latchkey/protocol'
 import { Hono } from 'hono'
 import { describe, expect, it } from 'vitest'
+import { DevDatabaseError, WrongMasterKeyError } from '../../assembly/createService.ts'
+import { MasterKeyMismatchError } from '../../assembly/keyring.ts'
+import { UsageError } from '../../commands/parseDevFlags.ts'
+import { ConfigError } from '../../config/ConfigError.ts'
 import { errorResponse } from '../../pipeline/errorResponse.ts'
+import { PolicySyntaxError } from '../../policies/PolicySyntaxError.ts'
+import { CryptoInputError } from '../crypto/errors.ts'
+import { PermanentJobError } from '../JobQueue.ts'
+import { DatabaseAheadError } from '../store/migrations.ts'
 import {
   ApiError,
   AUTHENTICATION_ERROR_CODES,
@@ -162,6 +170,7 @@ describe('domain errors', () => {
     expect(error.name).toBe('NotFoundError')
     expect(error.errorCode).toBe('USER_NOT_FOUND')
     expect(new ApiError('INTERNAL', 'x').name).toBe('ApiError')
+    expect(new CryptoInputError('bad path', 'path')).toBeInstanceOf(FieldError)
   })
 
   it('refuse a code outside their family, even from an untyped caller', () => {
@@ -186,5 +195,26 @@ describe('domain errors', () => {
     expect(statuses(PERMISSION_ERROR_CODES)).toEqual(new Set([403]))
     expect(statuses(LIMIT_ERROR_CODES)).toEqual(new Set([429]))
     expect(statuses(UNAVAILABLE_ERROR_CODES)).toEqual(new Set([503]))
+  })
+})
+
+describe('the service root', () => {
+  it('is the root of the startup, configuration, master-key, job and CLI errors, which keep their names', () => {
+    const errors: [Error, string][] = [
+      [new ConfigError(['port: must be a number']), 'ConfigError'],
+      [new WrongMasterKeyError(), 'WrongMasterKeyError'],
+      [new DevDatabaseError(), 'DevDatabaseError'],
+      [new MasterKeyMismatchError('keys do not fit'), 'MasterKeyMismatchError'],
+      [new DatabaseAheadError('SQLite', ['099_future']), 'DatabaseAheadError'],
+      [new PolicySyntaxError('unexpected )', 3), 'PolicySyntaxError'],
+      [new PermanentJobError('bounced'), 'PermanentJobError'],
+      [new UsageError('--port needs a value'), 'UsageError'],
+    ]
+    for (const [error, name] of errors) {
+      expect(error).toBeInstanceOf(ServiceError)
+      expect(error).not.toBeInstanceOf(ApiError)
+      expect(error.name).toBe(name)
+    }
+    expect(new ConfigError(['a', 'b']).message).toBe('a\nb')
   })
 })
