@@ -324,17 +324,22 @@ function adminApp(service: Service, metrics: Metrics | undefined): Hono {
 }
 
 /** A listener could not open (the port is taken, the host is not this machine's). */
+export type ListenErrorType = ListenError & { name: 'ListenError' }
 export class ListenError extends ServiceError {
   override name = 'ListenError'
-  constructor(
-    readonly host: string,
-    readonly port: number,
-    /** The flag that sets this port. */
-    readonly flag: string,
-    readonly code: string | undefined,
-    cause: Error,
-  ) {
-    super(cause.message, { cause })
+  readonly host: string
+  readonly port: number
+  /** The flag that sets this port. */
+  readonly flag: string
+  /** The system's code, e.g. `EADDRINUSE`. */
+  readonly code: string | undefined
+
+  constructor(options: { host: string; port: number; flag: string; code: string | undefined; cause: Error }) {
+    super(options.cause.message, { cause: options.cause })
+    this.host = options.host
+    this.port = options.port
+    this.flag = options.flag
+    this.code = options.code
   }
 }
 
@@ -342,7 +347,7 @@ function listening(server: Server, host: string, port: number, flag: string): Pr
   return new Promise((resolve, reject) => {
     server.once('listening', resolve)
     server.once('error', (error: NodeJS.ErrnoException) =>
-      reject(new ListenError(host, port, flag, error.code, error)),
+      reject(new ListenError({ host, port, flag, code: error.code, cause: error })),
     )
   })
 }
