@@ -5,6 +5,7 @@ import { DevDatabaseError, WrongMasterKeyError } from '../../assembly/createServ
 import { MasterKeyMismatchError } from '../../assembly/keyring.ts'
 import { UsageError } from '../../commands/parseDevFlags.ts'
 import { ConfigError } from '../../config/ConfigError.ts'
+import * as entry from '../../index.ts'
 import { errorResponse } from '../../pipeline/errorResponse.ts'
 import { PolicySyntaxError } from '../../policies/PolicySyntaxError.ts'
 import { CryptoInputError } from '../crypto/errors.ts'
@@ -216,5 +217,14 @@ describe('the service root', () => {
       expect(error.name).toBe(name)
     }
     expect(new ConfigError(['a', 'b']).message).toBe('a\nb')
+  })
+})
+
+describe('the package entry', () => {
+  it('exports the root and every domain class, for plugins to throw', () => {
+    const exported = new Map(Object.entries(entry))
+    for (const name of ['ServiceError', 'ApiError', ...Object.keys(FAMILIES)])
+      expect(exported.get(name), name).toBeTypeOf('function')
+    expect(exported.get('FieldError')).toBe(FieldError)
   })
 })
