@@ -7,7 +7,33 @@ export {
   type Service,
   WrongMasterKeyError,
 } from './assembly/createService.ts'
-export { ApiError } from './kernel/base/errors.ts'
+export {
+  ApiError,
+  type ApiErrorType,
+  AuthenticationError,
+  type AuthenticationErrorType,
+  ConflictError,
+  type ConflictErrorType,
+  CredentialError,
+  type CredentialErrorType,
+  type DomainErrorParameters,
+  FieldError,
+  type FieldErrorType,
+  InternalError,
+  type InternalErrorType,
+  LimitError,
+  type LimitErrorType,
+  NotConfiguredError,
+  type NotConfiguredErrorType,
+  NotFoundError,
+  type NotFoundErrorType,
+  PermissionError,
+  type PermissionErrorType,
+  ServiceError,
+  type ServiceErrorType,
+  UnavailableError,
+  type UnavailableErrorType,
+} from './kernel/base/errors.ts'
 export type { EventSink, ServiceEventMap, ServiceEventName } from './kernel/base/events.ts'
 export type { ServiceLogger } from './kernel/base/ServiceLogger.ts'
 export type { DrainHook, Lifecycle } from './kernel/Lifecycle.ts'

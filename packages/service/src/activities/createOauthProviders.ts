@@ -2,7 +2,7 @@ import type { OauthProviderParams } from '@latchkey/protocol'
 import { accountHook } from '../domain/accountHooks.ts'
 import { readOauthProviderParamsV2 } from '../domain/params.ts'
 import { findUser } from '../domain/users.ts'
-import { ApiError } from '../kernel/base/errors.ts'
+import { ApiError, ConflictError, PermissionError } from '../kernel/base/errors.ts'
 import { defineActivity } from '../kernel/registry.ts'
 
 /**
@@ -60,17 +60,15 @@ export const createOauthProviders = defineActivity('create_oauth_providers', {
       const field = `parameters.oauthProviders[${index}].oidcClaims`
       const same = linked.filter((row) => row.issuer === claims.iss && row.subject === claims.sub)
       if (same.length === 0)
-        throw new ApiError(
-          'PERMISSION_DENIED',
-          `${field} names an identity this user has not proven; link it with an oidcToken first`,
+        throw new PermissionError({
           field,
-        )
+          reason: 'names an identity this user has not proven; link it with an oidcToken first',
+        })
       if (same.some((row) => row.audience === claims.aud))
-        throw new ApiError(
-          'ALREADY_EXISTS',
-          `${field}: this audience is already linked to the user`,
-          `${field}.aud`,
-        )
+        throw new ConflictError({
+          field: `${field}.aud`,
+          message: `${field}: this audience is already linked to the user`,
+        })
       const id = ctx.newId()
       const row = await ctx.tx.put('oauthProviders', {
         id,

@@ -4,7 +4,7 @@ import { addApiKeys, addAuthenticators } from '../domain/users.ts'
 import { callerVouchesForContacts, newUserContacts } from '../domain/verifiedContact.ts'
 import { createWalletRecords } from '../domain/wallets.ts'
 import { mapInOrder } from '../kernel/base/async.ts'
-import { ApiError } from '../kernel/base/errors.ts'
+import { FieldError, PermissionError } from '../kernel/base/errors.ts'
 import type { Reader } from '../kernel/Reader.ts'
 import { type ActivityContext, defineActivity, type SubOrganizationHookContext } from '../kernel/registry.ts'
 import type { UserRow } from '../kernel/store/model.ts'
@@ -16,11 +16,11 @@ export const MAX_ROOT_USERS = 20
 export function readQuorumThreshold(r: Reader, name: string, rootUsers: number): number {
   const threshold = r.int(name, { min: 1 })
   if (threshold > rootUsers)
-    throw new ApiError(
-      'QUORUM_INVALID',
-      `parameters.${name} (${threshold}) must be at most the number of root users (${rootUsers})`,
-      `parameters.${name}`,
-    )
+    throw new FieldError({
+      code: 'QUORUM_INVALID',
+      field: `parameters.${name}`,
+      reason: `(${threshold}) must be at most the number of root users (${rootUsers})`,
+    })
   return threshold
 }
 
@@ -62,11 +62,10 @@ export const createSubOrganization = defineActivity('create_sub_organization', {
   },
   run: async (ctx, p) => {
     if (ctx.organization.parentOrganizationId !== undefined)
-      throw new ApiError(
-        'PERMISSION_DENIED',
-        'a sub-organization cannot create sub-organizations; submit this in the parent organization',
-        'organizationId',
-      )
+      throw new PermissionError({
+        field: 'organizationId',
+        message: 'a sub-organization cannot create sub-organizations; submit this in the parent organization',
+      })
     await refuseClaimsFromPluginUsers(ctx, p.rootUsers)
     const id = ctx.newId()
     const vouched = callerVouchesForContacts(ctx)
@@ -108,22 +107,20 @@ export const createSubOrganization = defineActivity('create_sub_organization', {
       if (params.oauthProviders.length > 0) {
         const hook = hooks.find((candidate) => candidate.oauthProviders)?.oauthProviders
         if (!hook)
-          throw new ApiError(
-            'FIELD_INVALID',
-            'this service has no OAuth sign-in plugin',
-            `${field}.oauthProviders`,
-          )
+          throw new FieldError({
+            field: `${field}.oauthProviders`,
+            message: 'this service has no OAuth sign-in plugin',
+          })
         await hook(hookContext, user, params.oauthProviders, `${field}.oauthProviders`)
       }
     }
     if (p.verificationToken !== undefined) {
       const hook = hooks.find((candidate) => candidate.verificationToken)?.verificationToken
       if (!hook)
-        throw new ApiError(
-          'FIELD_INVALID',
-          'this service has no OTP sign-in plugin',
-          'parameters.verificationToken',
-        )
+        throw new FieldError({
+          field: 'parameters.verificationToken',
+          message: 'this service has no OTP sign-in plugin',
+        })
       await hook(hookContext, p.verificationToken, users, {
         // Not in the protocol's parameter type: the published V7/V8 intents carry it.
         clientSignature: (p as { clientSignature?: unknown }).clientSignature,
@@ -158,10 +155,9 @@ async function refuseClaimsFromPluginUsers(ctx: ActivityContext, rootUsers: Root
     if (claimed < 0) continue
     for (const plugin of ctx.registry.plugins)
       if (await plugin.ownsCaller?.(ctx.caller, ctx.runtime))
-        throw new ApiError(
-          'PERMISSION_DENIED',
-          "oidcClaims are taken from the organization's own users only; sign up with an oidcToken",
-          `parameters.rootUsers[${index}].oauthProviders[${claimed}].oidcClaims`,
-        )
+        throw new PermissionError({
+          field: `parameters.rootUsers[${index}].oauthProviders[${claimed}].oidcClaims`,
+          message: "oidcClaims are taken from the organization's own users only; sign up with an oidcToken",
+        })
   }
 }

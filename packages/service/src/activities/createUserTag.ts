@@ -1,5 +1,5 @@
 import { findUser } from '../domain/users.ts'
-import { ApiError } from '../kernel/base/errors.ts'
+import { ConflictError } from '../kernel/base/errors.ts'
 import { defineActivity } from '../kernel/registry.ts'
 
 export const createUserTag = defineActivity('create_user_tag', {
@@ -9,11 +9,10 @@ export const createUserTag = defineActivity('create_user_tag', {
       (tag) => tag.name === p.userTagName,
     )
     if (taken)
-      throw new ApiError(
-        'ALREADY_EXISTS',
-        `a user tag named ${p.userTagName} exists`,
-        'parameters.userTagName',
-      )
+      throw new ConflictError({
+        field: 'parameters.userTagName',
+        message: `a user tag named ${p.userTagName} exists`,
+      })
     for (const [index, userId] of p.userIds.entries())
       await findUser(ctx.tx, ctx.organization.id, userId, `parameters.userIds[${index}]`)
     const id = ctx.newId()

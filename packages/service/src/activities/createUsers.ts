@@ -2,7 +2,7 @@ import type { UserParams } from '@latchkey/protocol'
 import { readRootUser } from '../domain/params.ts'
 import { addApiKeys, addAuthenticators } from '../domain/users.ts'
 import { callerVouchesForContacts, newUserContacts } from '../domain/verifiedContact.ts'
-import { ApiError } from '../kernel/base/errors.ts'
+import { FieldError, NotFoundError, PermissionError } from '../kernel/base/errors.ts'
 import { Reader } from '../kernel/Reader.ts'
 import { defineActivity } from '../kernel/registry.ts'
 
@@ -31,11 +31,11 @@ export const createUsers = defineActivity('create_users', {
       for (const [index, user] of p.users.entries()) {
         const claimed = user.oauthProviders.findIndex((item) => 'oidcClaims' in item && item.oidcClaims)
         if (claimed >= 0)
-          throw new ApiError(
-            'PERMISSION_DENIED',
-            'oidcClaims are taken only in a top-level organization; link an identity in a sub-organization with an oidcToken',
-            `parameters.users[${index}].oauthProviders[${claimed}].oidcClaims`,
-          )
+          throw new PermissionError({
+            field: `parameters.users[${index}].oauthProviders[${claimed}].oidcClaims`,
+            message:
+              'oidcClaims are taken only in a top-level organization; link an identity in a sub-organization with an oidcToken',
+          })
       }
     const tags = new Map(
       (await ctx.tx.findBy('userTags', 'organizationId', ctx.organization.id)).map((tag) => [tag.id, tag]),
@@ -59,11 +59,10 @@ export const createUsers = defineActivity('create_users', {
         const hook = ctx.registry.plugins.find((plugin) => plugin.subOrganization?.oauthProviders)
           ?.subOrganization?.oauthProviders
         if (!hook)
-          throw new ApiError(
-            'FIELD_INVALID',
-            'this service has no OAuth sign-in plugin',
-            `${field}.oauthProviders`,
-          )
+          throw new FieldError({
+            field: `${field}.oauthProviders`,
+            message: 'this service has no OAuth sign-in plugin',
+          })
         await hook(
           { ...ctx, subOrganization: ctx.organization },
           user,
@@ -74,11 +73,11 @@ export const createUsers = defineActivity('create_users', {
       for (const [tagIndex, tagId] of params.userTags.entries()) {
         const tag = tags.get(tagId)
         if (!tag)
-          throw new ApiError(
-            'USER_TAG_NOT_FOUND',
-            `user tag ${tagId} not found in organization ${ctx.organization.id}`,
-            `${field}.userTags[${tagIndex}]`,
-          )
+          throw new NotFoundError({
+            code: 'USER_TAG_NOT_FOUND',
+            field: `${field}.userTags[${tagIndex}]`,
+            message: `user tag ${tagId} not found in organization ${ctx.organization.id}`,
+          })
         tags.set(
           tag.id,
           await ctx.tx.put('userTags', { ...tag, userIds: [...tag.userIds, user.id], updatedAt: ctx.now }),

@@ -1,7 +1,7 @@
 import { assertRootKeepsAccess, isLiveSession } from '../domain/sessions.ts'
 import { findUser } from '../domain/users.ts'
 import { mapInOrder } from '../kernel/base/async.ts'
-import { ApiError } from '../kernel/base/errors.ts'
+import { NotFoundError, PermissionError } from '../kernel/base/errors.ts'
 import { defineActivity } from '../kernel/registry.ts'
 
 /** Revokes API keys (also how a client logs out: it deletes its session key). */
@@ -13,21 +13,20 @@ export const deleteApiKeys = defineActivity('delete_api_keys', {
     const user = await findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
     const isRoot = ctx.organization.rootUserIds.includes(ctx.caller.userId)
     if (!isRoot && ctx.caller.userId !== user.id)
-      throw new ApiError(
-        'PERMISSION_DENIED',
-        'only root users may delete other users\u2019 keys',
-        'parameters.userId',
-      )
+      throw new PermissionError({
+        field: 'parameters.userId',
+        message: 'only root users may delete other users\u2019 keys',
+      })
     let loggedOut = 0
     let deleted = 0
     await mapInOrder(p.apiKeyIds, async (id, index) => {
       const key = await ctx.tx.get('apiKeys', id)
       if (!key || key.userId !== user.id)
-        throw new ApiError(
-          'API_KEY_NOT_FOUND',
-          `user ${user.id} has no API key ${id}`,
-          `parameters.apiKeyIds[${index}]`,
-        )
+        throw new NotFoundError({
+          code: 'API_KEY_NOT_FOUND',
+          field: `parameters.apiKeyIds[${index}]`,
+          message: `user ${user.id} has no API key ${id}`,
+        })
       await ctx.tx.delete('apiKeys', id)
       if (isLiveSession(key, ctx.now)) {
         if (ctx.caller.credential.kind === 'API_KEY' && ctx.caller.credential.id === id) loggedOut++

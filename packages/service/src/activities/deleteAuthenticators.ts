@@ -1,7 +1,7 @@
 import { assertRootKeepsAccess } from '../domain/sessions.ts'
 import { findUser } from '../domain/users.ts'
 import { mapInOrder } from '../kernel/base/async.ts'
-import { ApiError } from '../kernel/base/errors.ts'
+import { NotFoundError } from '../kernel/base/errors.ts'
 import { defineActivity } from '../kernel/registry.ts'
 
 export const deleteAuthenticators = defineActivity('delete_authenticators', {
@@ -14,11 +14,11 @@ export const deleteAuthenticators = defineActivity('delete_authenticators', {
     await mapInOrder(p.authenticatorIds, async (id, index) => {
       const authenticator = await ctx.tx.get('authenticators', id)
       if (!authenticator || authenticator.userId !== user.id)
-        throw new ApiError(
-          'AUTHENTICATOR_NOT_FOUND',
-          `user ${user.id} has no authenticator ${id}`,
-          `parameters.authenticatorIds[${index}]`,
-        )
+        throw new NotFoundError({
+          code: 'AUTHENTICATOR_NOT_FOUND',
+          field: `parameters.authenticatorIds[${index}]`,
+          message: `user ${user.id} has no authenticator ${id}`,
+        })
       await ctx.tx.delete('authenticators', id)
     })
     await assertRootKeepsAccess(ctx, user, 'parameters.authenticatorIds')

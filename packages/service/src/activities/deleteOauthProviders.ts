@@ -1,6 +1,6 @@
 import { findUser } from '../domain/users.ts'
 import { mapInOrder } from '../kernel/base/async.ts'
-import { ApiError } from '../kernel/base/errors.ts'
+import { NotFoundError } from '../kernel/base/errors.ts'
 import { defineActivity } from '../kernel/registry.ts'
 
 /** Unlinks OIDC identities from a user of this organization (`removeOauthProviders`). */
@@ -14,11 +14,11 @@ export const deleteOauthProviders = defineActivity('delete_oauth_providers', {
     await mapInOrder(p.providerIds, async (providerId, index) => {
       const row = await ctx.tx.get('oauthProviders', providerId)
       if (!row || row.userId !== user.id)
-        throw new ApiError(
-          'OAUTH_PROVIDER_NOT_FOUND',
-          `OAuth provider ${providerId} not found on user ${user.id}`,
-          `parameters.providerIds[${index}]`,
-        )
+        throw new NotFoundError({
+          code: 'OAUTH_PROVIDER_NOT_FOUND',
+          field: `parameters.providerIds[${index}]`,
+          message: `OAuth provider ${providerId} not found on user ${user.id}`,
+        })
       await ctx.tx.delete('oauthProviders', providerId)
     })
     return { providerIds: p.providerIds }

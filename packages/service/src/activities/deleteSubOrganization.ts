@@ -1,4 +1,4 @@
-import { ApiError } from '../kernel/base/errors.ts'
+import { ConflictError, PermissionError } from '../kernel/base/errors.ts'
 import { defineActivity } from '../kernel/registry.ts'
 import type { TableName } from '../kernel/store/model.ts'
 
@@ -31,21 +31,20 @@ export const deleteSubOrganization = defineActivity('delete_sub_organization', {
   run: async (ctx, p) => {
     const organization = ctx.organization
     if (organization.parentOrganizationId === undefined)
-      throw new ApiError(
-        'PERMISSION_DENIED',
-        'only a sub-organization can be deleted; submit this in the sub-organization',
-        'organizationId',
-      )
+      throw new PermissionError({
+        field: 'organizationId',
+        message: 'only a sub-organization can be deleted; submit this in the sub-organization',
+      })
     if (!p.deleteWithoutExport) {
       const unexported =
         (await ctx.tx.findBy('wallets', 'organizationId', organization.id)).find((w) => !w.exported) ??
         (await ctx.tx.findBy('privateKeys', 'organizationId', organization.id)).find((k) => !k.exported)
       if (unexported)
-        throw new ApiError(
-          'WALLET_NOT_EXPORTED',
-          `${'sealedMnemonic' in unexported ? 'wallet' : 'private key'} ${unexported.id} was never exported; export it first or set deleteWithoutExport`,
-          'parameters.deleteWithoutExport',
-        )
+        throw new ConflictError({
+          code: 'WALLET_NOT_EXPORTED',
+          field: 'parameters.deleteWithoutExport',
+          message: `${'sealedMnemonic' in unexported ? 'wallet' : 'private key'} ${unexported.id} was never exported; export it first or set deleteWithoutExport`,
+        })
     }
     for (const table of OWNED)
       for (const row of await ctx.tx.findBy(table, 'organizationId' as never, organization.id as never))

@@ -1,6 +1,6 @@
 import { findUser } from '../domain/users.ts'
 import { mapInOrder } from '../kernel/base/async.ts'
-import { ApiError } from '../kernel/base/errors.ts'
+import { PermissionError } from '../kernel/base/errors.ts'
 import { defineActivity } from '../kernel/registry.ts'
 
 /** Deletes non-root users with their credentials and tag memberships; root users stay. */
@@ -12,11 +12,10 @@ export const deleteUsers = defineActivity('delete_users', {
       const field = `parameters.userIds[${index}]`
       const user = await findUser(tx, organization.id, userId, field)
       if (organization.rootUserIds.includes(user.id))
-        throw new ApiError(
-          'PERMISSION_DENIED',
-          `user ${user.id} is a root user of organization ${organization.id}; root users cannot be deleted`,
+        throw new PermissionError({
           field,
-        )
+          message: `user ${user.id} is a root user of organization ${organization.id}; root users cannot be deleted`,
+        })
       return user
     })
     const gone = new Set(users.map((user) => user.id))

@@ -2,7 +2,7 @@ import { readAccounts } from '../domain/params.ts'
 import { openImportedSecret } from '../domain/secretBundles.ts'
 import { findUser } from '../domain/users.ts'
 import { createWalletRecords } from '../domain/wallets.ts'
-import { ApiError } from '../kernel/base/errors.ts'
+import { FieldError } from '../kernel/base/errors.ts'
 import { normalizeMnemonic, validateMnemonic } from '../kernel/crypto/index.ts'
 import { defineActivity } from '../kernel/registry.ts'
 
@@ -20,11 +20,11 @@ export const importWallet = defineActivity('import_wallet', {
     const mnemonic = normalizeMnemonic(new TextDecoder().decode(plaintext))
     plaintext.fill(0)
     if (!validateMnemonic(mnemonic))
-      throw new ApiError(
-        'BUNDLE_INVALID',
-        'the decrypted bundle is not a BIP-39 mnemonic',
-        'parameters.encryptedBundle',
-      )
+      throw new FieldError({
+        code: 'BUNDLE_INVALID',
+        field: 'parameters.encryptedBundle',
+        message: 'the decrypted bundle is not a BIP-39 mnemonic',
+      })
     return createWalletRecords(ctx, {
       organizationId: ctx.organization.id,
       walletName: p.walletName,

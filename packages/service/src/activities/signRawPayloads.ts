@@ -5,7 +5,7 @@ import {
   type PayloadEncoding,
 } from '@latchkey/protocol'
 import { findSigner } from '../domain/wallets.ts'
-import { ApiError } from '../kernel/base/errors.ts'
+import { FieldError } from '../kernel/base/errors.ts'
 import type { RawSignature, SignPayloadsJob, SignPayloadsResult } from '../kernel/crypto/index.ts'
 import { stringItem } from '../kernel/Reader.ts'
 import type { ActivityContext, PrepareContext } from '../kernel/registry.ts'
@@ -107,11 +107,11 @@ export async function signAs(
   if ('signatures' in result) return result.signatures
   const { message, field, index } = result.error
   const { field: payloadField, prefix } = at(index)
-  throw new ApiError(
-    'FIELD_INVALID',
-    `${prefix}${message}`,
-    field === 'payloads' || field === 'payload' || field === undefined
-      ? payloadField
-      : `parameters.${field === 'curve' ? 'signWith' : field}`,
-  )
+  throw new FieldError({
+    field:
+      field === 'payloads' || field === 'payload' || field === undefined
+        ? payloadField
+        : `parameters.${field === 'curve' ? 'signWith' : field}`,
+    message: `${prefix}${message}`,
+  })
 }

@@ -1,6 +1,6 @@
 import { TRANSACTION_TYPES } from '@latchkey/protocol'
 import { findSigner, withAccountKey } from '../domain/wallets.ts'
-import { ApiError } from '../kernel/base/errors.ts'
+import { FieldError } from '../kernel/base/errors.ts'
 import { CryptoInputError } from '../kernel/crypto/errors.ts'
 import { signTransaction as signWithKey } from '../kernel/crypto/signTransaction.ts'
 import { defineActivity } from '../kernel/registry.ts'
@@ -29,21 +29,19 @@ export const signTransaction = defineActivity('sign_transaction', {
   run: async (ctx, p) => {
     const account = await findSigner(ctx.tx, ctx.organization.id, p.signWith, 'parameters.signWith')
     if (account.curve !== CURVE_OF[p.type])
-      throw new ApiError(
-        'FIELD_INVALID',
-        `${p.signWith} is a ${account.curve} account; ${p.type} needs a ${CURVE_OF[p.type]} account`,
-        'parameters.signWith',
-      )
+      throw new FieldError({
+        field: 'parameters.signWith',
+        message: `${p.signWith} is a ${account.curve} account; ${p.type} needs a ${CURVE_OF[p.type]} account`,
+      })
     const signedTransaction = withAccountKey(ctx.runtime, account, (privateKey) => {
       try {
         return signWithKey({ type: p.type, unsignedTransaction: p.unsignedTransaction, privateKey })
       } catch (error) {
         if (error instanceof CryptoInputError)
-          throw new ApiError(
-            'FIELD_INVALID',
-            error.message,
-            `parameters.${error.field ?? 'unsignedTransaction'}`,
-          )
+          throw new FieldError({
+            field: `parameters.${error.field ?? 'unsignedTransaction'}`,
+            message: error.message,
+          })
         throw error
       }
     })

@@ -1,4 +1,4 @@
-import { ApiError } from '../kernel/base/errors.ts'
+import { NotFoundError } from '../kernel/base/errors.ts'
 import { defineActivity } from '../kernel/registry.ts'
 import type { Reads } from '../kernel/store/Store.ts'
 import { checkPolicyName, POLICY_EFFECTS, readExpression } from '../policies/readPolicyParams.ts'
@@ -6,11 +6,11 @@ import { checkPolicyName, POLICY_EFFECTS, readExpression } from '../policies/rea
 export async function findPolicy(reads: Reads, organizationId: string, policyId: string, field: string) {
   const policy = await reads.get('policies', policyId)
   if (!policy || policy.organizationId !== organizationId)
-    throw new ApiError(
-      'POLICY_NOT_FOUND',
-      `policy ${policyId} not found in organization ${organizationId}`,
+    throw new NotFoundError({
+      code: 'POLICY_NOT_FOUND',
       field,
-    )
+      message: `policy ${policyId} not found in organization ${organizationId}`,
+    })
   return policy
 }
 

@@ -1,5 +1,5 @@
 import { findUser } from '../domain/users.ts'
-import { ApiError } from '../kernel/base/errors.ts'
+import { ConflictError, FieldError, NotFoundError } from '../kernel/base/errors.ts'
 import { defineActivity } from '../kernel/registry.ts'
 
 /** Renames a tag and adds/removes users, all or nothing (the transaction makes it atomic). */
@@ -16,34 +16,36 @@ export const updateUserTag = defineActivity('update_user_tag', {
   run: async (ctx, p) => {
     const tag = await ctx.tx.get('userTags', p.userTagId)
     if (!tag || tag.organizationId !== ctx.organization.id)
-      throw new ApiError('USER_TAG_NOT_FOUND', `user tag ${p.userTagId} not found`, 'parameters.userTagId')
+      throw new NotFoundError({
+        code: 'USER_TAG_NOT_FOUND',
+        field: 'parameters.userTagId',
+        message: `user tag ${p.userTagId} not found`,
+      })
     const both = p.addUserIds.find((id) => p.removeUserIds.includes(id))
     if (both !== undefined)
-      throw new ApiError(
-        'FIELD_INVALID',
-        `user ${both} is both added and removed`,
-        'parameters.removeUserIds',
-      )
+      throw new FieldError({
+        field: 'parameters.removeUserIds',
+        message: `user ${both} is both added and removed`,
+      })
     if (p.newUserTagName !== undefined && p.newUserTagName !== tag.name) {
       const taken = (await ctx.tx.findBy('userTags', 'organizationId', ctx.organization.id)).some(
         (other) => other.name === p.newUserTagName,
       )
       if (taken)
-        throw new ApiError(
-          'ALREADY_EXISTS',
-          `a user tag named ${p.newUserTagName} exists`,
-          'parameters.newUserTagName',
-        )
+        throw new ConflictError({
+          field: 'parameters.newUserTagName',
+          message: `a user tag named ${p.newUserTagName} exists`,
+        })
     }
     for (const [index, id] of p.addUserIds.entries())
       await findUser(ctx.tx, ctx.organization.id, id, `parameters.addUserIds[${index}]`)
     p.removeUserIds.forEach((id, index) => {
       if (!tag.userIds.includes(id))
-        throw new ApiError(
-          'USER_NOT_FOUND',
-          `user ${id} does not carry this tag`,
-          `parameters.removeUserIds[${index}]`,
-        )
+        throw new NotFoundError({
+          code: 'USER_NOT_FOUND',
+          field: `parameters.removeUserIds[${index}]`,
+          message: `user ${id} does not carry this tag`,
+        })
     })
     const userIds = [
       ...tag.userIds.filter((id) => !p.removeUserIds.includes(id)),

@@ -1,4 +1,4 @@
-import { ApiError } from '../kernel/base/errors.ts'
+import { ConflictError, NotFoundError } from '../kernel/base/errors.ts'
 import type { ActivityContext } from '../kernel/registry.ts'
 import { decideAfterVote } from '../pipeline/decideActivity.ts'
 import { executeActivity, respondWith } from '../pipeline/executeActivity.ts'
@@ -18,17 +18,17 @@ export async function voteOnActivity(
     (row) => row.organizationId === organization.id,
   )
   if (!activity)
-    throw new ApiError(
-      'ACTIVITY_NOT_FOUND',
-      `no activity with fingerprint ${fingerprint}`,
-      'parameters.fingerprint',
-    )
+    throw new NotFoundError({
+      code: 'ACTIVITY_NOT_FOUND',
+      field: 'parameters.fingerprint',
+      message: `no activity with fingerprint ${fingerprint}`,
+    })
   if (activity.status !== 'ACTIVITY_STATUS_CONSENSUS_NEEDED')
-    throw new ApiError(
-      'ACTIVITY_NOT_VOTABLE',
-      `activity ${activity.id} is ${activity.status}, not awaiting consensus`,
-      'parameters.fingerprint',
-    )
+    throw new ConflictError({
+      code: 'ACTIVITY_NOT_VOTABLE',
+      field: 'parameters.fingerprint',
+      message: `activity ${activity.id} is ${activity.status}, not awaiting consensus`,
+    })
   respondWith(ctx, activity.id)
   const outcome = await decideAfterVote({ tx, runtime, activity, organization, caller, selection })
   if (outcome === 'OUTCOME_ALLOW') {

@@ -1,4 +1,5 @@
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
+import { ServiceError } from '../kernel/base/errors.ts'
 import { p256PublicKey, randomP256PrivateKey } from '../kernel/crypto/index.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { Transaction } from '../kernel/store/Store.ts'
@@ -104,7 +105,7 @@ export async function bootstrapService(
 }
 
 /** `service.dev` of a service that has no dev organization (production mode). */
-export class NoDevOrganizationError extends Error {
+export class NoDevOrganizationError extends ServiceError {
   override name = 'NoDevOrganizationError'
   constructor() {
     super(

@@ -2,7 +2,7 @@ import type { ProxySettings } from '@latchkey/protocol'
 import { Hono } from 'hono'
 import { builtinActivities } from '../activities/index.ts'
 import type { DeliveryWingOptions } from '../delivery/deliveryWing.ts'
-import { ApiError } from '../kernel/base/errors.ts'
+import { ApiError, ServiceError } from '../kernel/base/errors.ts'
 import type { ServiceLogger } from '../kernel/base/ServiceLogger.ts'
 import type { KernelOptions } from '../kernel/KernelOptions.ts'
 import { Runtime } from '../kernel/Runtime.ts'
@@ -369,7 +369,7 @@ async function applyProxySettings(runtime: Runtime, settings: Partial<ProxySetti
  * The master key given does not open the secrets the store holds (they were sealed under another
  * key). Thrown before anything is written; the CLI adds which key source it read.
  */
-export class WrongMasterKeyError extends Error {
+export class WrongMasterKeyError extends ServiceError {
   override name = 'WrongMasterKeyError'
   constructor(message = FOREIGN_KEY_MESSAGE) {
     super(message)
@@ -422,7 +422,7 @@ function followKeyring(runtime: Runtime): () => void {
 }
 
 /** A production service refuses a store a dev service created: its dev root key was printed. */
-export class DevDatabaseError extends Error {
+export class DevDatabaseError extends ServiceError {
   override name = 'DevDatabaseError'
   constructor() {
     super(

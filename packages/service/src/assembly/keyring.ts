@@ -1,3 +1,4 @@
+import { ServiceError } from '../kernel/base/errors.ts'
 import { masterKeyCheck, type SealingKey } from '../kernel/crypto/sealer.ts'
 import type { KeyringRow, MasterKeyVersion } from '../kernel/store/model.ts'
 
@@ -9,7 +10,7 @@ export const FOREIGN_KEY_MESSAGE =
   'the master key does not open the secrets in this database (they were sealed under another key); nothing was changed. Start with the master key this data was created with'
 
 /** The master keys given to a process do not fit the database's keyring; nothing was written. */
-export class MasterKeyMismatchError extends Error {
+export class MasterKeyMismatchError extends ServiceError {
   override name = 'MasterKeyMismatchError'
 }
 

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { SIGN_IN_METHODS, type SignInMethod } from '@latchkey/protocol'
 import { DEFAULT_FUND_ETH, type FundEntry, parseFundEntry } from '../dev/devFaucet.ts'
+import { ServiceError } from '../kernel/base/errors.ts'
 import { LOG_LEVELS, type LogFormat, type LogLevel } from '../observability/logger.ts'
 import { DEFAULT_DRAIN_SECONDS, DEV_DRAIN_GRACE_SECONDS } from '../server/runServer.ts'
 
@@ -90,7 +91,9 @@ export type EnvPrefix = (typeof ENV_PREFIXES)[number]
 /** The chain of the `--evm` node. */
 export const DEV_EVM_CHAIN = 'eip155:31337'
 
-export class UsageError extends Error {}
+export class UsageError extends ServiceError {
+  override name = 'UsageError'
+}
 
 /** Every command `latchkey-service` knows (cli.ts loads each), as `--help` lists them. */
 export const COMMAND_NAMES = [

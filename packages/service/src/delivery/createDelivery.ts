@@ -1,3 +1,4 @@
+import { ServiceError } from '../kernel/base/errors.ts'
 import type { EventSink } from '../kernel/base/events.ts'
 import { JobError, type JobHandler, PermanentJobError } from '../kernel/JobQueue.ts'
 import type { OtpChannels, OtpDeliveryPayload } from '../kernel/otpDelivery.ts'
@@ -6,7 +7,7 @@ import { checkTemplate, type DeliveryValues, renderDeliveryTemplate } from './re
 import { ProviderError, type SmsSender, smsSender } from './smsSender.ts'
 
 /** A delivery configuration that cannot work; the message names the field. */
-export class DeliveryConfigError extends Error {
+export class DeliveryConfigError extends ServiceError {
   override name = 'DeliveryConfigError'
 }
 

@@ -1,3 +1,4 @@
+import { ServiceError } from '../kernel/base/errors.ts'
 /** The values a delivery template may name. */
 export interface DeliveryValues {
   code: string
@@ -10,7 +11,7 @@ export const PLACEHOLDERS: readonly (keyof DeliveryValues)[] = ['code', 'app_nam
 const PLACEHOLDER = /\{\{\s*([^{}]*?)\s*\}\}/g
 
 /** A template that names a placeholder it may not: the message names it, its field and what is allowed. */
-export class TemplateError extends Error {
+export class TemplateError extends ServiceError {
   override name = 'TemplateError'
   constructor(
     /** Where the template is set, e.g. `email.templates.subject`. */

@@ -1,6 +1,7 @@
 import { hmac } from '@noble/hashes/hmac.js'
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
+import { ServiceError } from '../kernel/base/errors.ts'
 import type { SmsOptions } from './DeliveryOptions.ts'
 
 /** One SMS as a provider gets it. */
@@ -12,7 +13,7 @@ export interface SmsMessage {
 }
 
 /** An HTTP answer that is not a success, with what the queue needs to decide (no body content). */
-export class ProviderError extends Error {
+export class ProviderError extends ServiceError {
   override name = 'ProviderError'
   constructor(readonly status: number) {
     super(`the SMS provider answered HTTP ${status}`)

@@ -1,6 +1,6 @@
 // Node only: funding accounts on the local EVM node of `latchkey-service dev --evm`, from the
 // command line (`--fund`) and from an app (`POST /dev/faucet`, a dev surface like the outbox).
-import { ApiError } from '../kernel/base/errors.ts'
+import { FieldError, UnavailableError } from '../kernel/base/errors.ts'
 import type { ServicePlugin } from '../kernel/registry.ts'
 import { localOnly } from '../pipeline/originPolicy.ts'
 
@@ -70,27 +70,29 @@ export function devFaucetPlugin(node: { rpc: NodeRpc; chainId: number }): Servic
         try {
           body = await c.req.json()
         } catch {
-          throw new ApiError('BODY_INVALID', 'the faucet takes a JSON body: { "address": "0x…", "eth": "1" }')
+          throw new FieldError({
+            code: 'BODY_INVALID',
+            message: 'the faucet takes a JSON body: { "address": "0x…", "eth": "1" }',
+          })
         }
         const { address, eth } = (body ?? {}) as { address?: unknown; eth?: unknown }
         if (typeof address !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(address))
-          throw new ApiError('FIELD_INVALID', 'address must be a 0x-prefixed 20-byte hex address', 'address')
+          throw new FieldError({ field: 'address', reason: 'must be a 0x-prefixed 20-byte hex address' })
         const amount = eth === undefined ? DEFAULT_FUND_ETH : eth
         const wei = typeof amount === 'string' ? parseEth(amount) : undefined
         if (wei === undefined || wei === 0n || wei > MAX_FUND_ETH * WEI_PER_ETH)
-          throw new ApiError(
-            'FIELD_INVALID',
-            `eth must be a decimal string from 0.000000000000000001 to ${MAX_FUND_ETH} (e.g. "1.5")`,
-            'eth',
-          )
+          throw new FieldError({
+            field: 'eth',
+            reason: `must be a decimal string from 0.000000000000000001 to ${MAX_FUND_ETH} (e.g. "1.5")`,
+          })
         let balance: bigint
         try {
           balance = await fundAccount(node.rpc, address, wei)
         } catch (error) {
-          throw new ApiError(
-            'RPC_FAILED',
-            `the local EVM node did not fund ${address}: ${(error as Error).message}`,
-          )
+          throw new UnavailableError({
+            code: 'RPC_FAILED',
+            message: `the local EVM node did not fund ${address}: ${(error as Error).message}`,
+          })
         }
         return c.json({ address, chainId: node.chainId, balance: formatEth(balance) })
       })

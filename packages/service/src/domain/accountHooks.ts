@@ -1,4 +1,4 @@
-import { ApiError } from '../kernel/base/errors.ts'
+import { FieldError } from '../kernel/base/errors.ts'
 import type { ActivityContext, ServicePlugin, SubOrganizationHookContext } from '../kernel/registry.ts'
 
 type Hooks = NonNullable<ServicePlugin['subOrganization']>
@@ -17,11 +17,10 @@ export async function accountHook<K extends keyof Hooks>(
 ): Promise<{ hook: NonNullable<Hooks[K]>; hookContext: SubOrganizationHookContext }> {
   const hook = ctx.registry.plugins.map((plugin) => plugin.subOrganization?.[name]).find((h) => h)
   if (!hook)
-    throw new ApiError(
-      'FIELD_INVALID',
-      `this service has no sign-in plugin that checks ${name === 'oauthProviders' ? 'OIDC tokens' : 'verification tokens'}`,
+    throw new FieldError({
       field,
-    )
+      message: `this service has no sign-in plugin that checks ${name === 'oauthProviders' ? 'OIDC tokens' : 'verification tokens'}`,
+    })
   const parentId = ctx.organization.parentOrganizationId
   const parent = parentId !== undefined ? await ctx.tx.get('organizations', parentId) : undefined
   return {

@@ -1,4 +1,4 @@
-import { ApiError } from '../kernel/base/errors.ts'
+import { ConflictError } from '../kernel/base/errors.ts'
 import type { Reader } from '../kernel/Reader.ts'
 import type { ActivityContext } from '../kernel/registry.ts'
 import type { UserRow } from '../kernel/store/model.ts'
@@ -70,11 +70,10 @@ export async function updateContact(ctx: ActivityContext, kind: ContactKind, p: 
     (other) => other.id !== user.id && other[spec.field] === p.contact,
   )
   if (sameOrg)
-    throw new ApiError(
-      'ALREADY_EXISTS',
-      `another user of this organization has this ${kind === 'email' ? 'e-mail address' : 'phone number'}`,
-      `parameters.${spec.field}`,
-    )
+    throw new ConflictError({
+      field: `parameters.${spec.field}`,
+      message: `another user of this organization has this ${kind === 'email' ? 'e-mail address' : 'phone number'}`,
+    })
   let verified = callerVouchesForContacts(ctx)
   if (p.verificationToken !== undefined) {
     const tokenField = 'parameters.verificationToken'

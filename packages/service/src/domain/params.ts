@@ -18,7 +18,7 @@ import { ed25519 } from '@noble/curves/ed25519.js'
 import { p256 } from '@noble/curves/nist.js'
 import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
-import { ApiError } from '../kernel/base/errors.ts'
+import { FieldError } from '../kernel/base/errors.ts'
 import { CryptoInputError, validateAccountSpec } from '../kernel/crypto/index.ts'
 import { Reader } from '../kernel/Reader.ts'
 
@@ -31,7 +31,10 @@ export function withField<T>(prefix: string, fn: () => T): T {
     return fn()
   } catch (error) {
     if (error instanceof CryptoInputError)
-      throw new ApiError('FIELD_INVALID', error.message, error.field ? `${prefix}.${error.field}` : prefix)
+      throw new FieldError({
+        field: error.field ? `${prefix}.${error.field}` : prefix,
+        message: error.message,
+      })
     throw error
   }
 }
@@ -80,11 +83,10 @@ export function normalizeApiPublicKey(publicKey: string, curve: ApiKeyCurve, fie
     const curveImpl = curve === 'API_KEY_CURVE_P256' ? p256 : secp256k1
     return bytesToHex(curveImpl.Point.fromBytes(bytes).toBytes(true))
   } catch (error) {
-    throw new ApiError(
-      'FIELD_INVALID',
-      `${field} is not a valid ${curve.replace('API_KEY_CURVE_', '')} public key (${(error as Error).message})`,
+    throw new FieldError({
       field,
-    )
+      reason: `is not a valid ${curve.replace('API_KEY_CURVE_', '')} public key (${(error as Error).message})`,
+    })
   }
 }
 
@@ -96,11 +98,7 @@ export function readApiKeyParams(value: unknown, field: string): ApiKeyParams {
   const curveType = r.enum('curveType', API_KEY_CURVES)
   const expirationSeconds = r.optUintString('expirationSeconds', { max: MAX_EXPIRATION_SECONDS })
   if (expirationSeconds === '0')
-    throw new ApiError(
-      'FIELD_INVALID',
-      `${field}.expirationSeconds must be positive`,
-      `${field}.expirationSeconds`,
-    )
+    throw new FieldError({ field: `${field}.expirationSeconds`, reason: 'must be positive' })
   return {
     apiKeyName: r.string('apiKeyName', { max: 256 }),
     publicKey: normalizeApiPublicKey(r.string('publicKey', { max: 200 }), curveType, r.field('publicKey')),
@@ -130,11 +128,11 @@ export function readAuthenticatorParams(value: unknown, field: string): Authenti
 
 function transportItem(item: unknown, field: string) {
   if (!(AUTHENTICATOR_TRANSPORTS as readonly unknown[]).includes(item))
-    throw new ApiError(
-      'ENUM_INVALID',
-      `${field} must be one of ${AUTHENTICATOR_TRANSPORTS.join(', ')}`,
+    throw new FieldError({
+      code: 'ENUM_INVALID',
       field,
-    )
+      reason: `must be one of ${AUTHENTICATOR_TRANSPORTS.join(', ')}`,
+    })
   return item as AuthenticatorParams['attestation']['transports'][number]
 }
 
@@ -144,8 +142,7 @@ function transportItem(item: unknown, field: string) {
  */
 export function refuseFields(r: Reader, names: readonly string[], type: string): void {
   for (const name of names)
-    if (r.has(name))
-      throw new ApiError('FIELD_INVALID', `${r.field(name)} is not a field of ${type}`, r.field(name))
+    if (r.has(name)) throw new FieldError({ field: r.field(name), reason: `is not a field of ${type}` })
 }
 
 /** An OAuth provider of the versions that take only an `oidcToken`. */
@@ -165,13 +162,16 @@ export function readOauthProviderParamsV2(value: unknown, field: string): OauthP
   const oidcToken = r.optString('oidcToken', { max: 16 * 1024 })
   const claims = r.optObject('oidcClaims')
   if (oidcToken === undefined && claims === undefined)
-    throw new ApiError('FIELD_REQUIRED', `${field} needs an oidcToken or oidcClaims`, `${field}.oidcToken`)
+    throw new FieldError({
+      code: 'FIELD_REQUIRED',
+      field: `${field}.oidcToken`,
+      message: `${field} needs an oidcToken or oidcClaims`,
+    })
   if (oidcToken !== undefined && claims !== undefined)
-    throw new ApiError(
-      'FIELD_INVALID',
-      `${field} takes an oidcToken or oidcClaims, not both`,
-      `${field}.oidcClaims`,
-    )
+    throw new FieldError({
+      field: `${field}.oidcClaims`,
+      message: `${field} takes an oidcToken or oidcClaims, not both`,
+    })
   return {
     providerName,
     ...(oidcToken !== undefined ? { oidcToken } : {}),

@@ -2,7 +2,7 @@ import { ADDRESS_FORMATS, type AddressFormat, CURVES, type Curve } from '@latchk
 import { ed25519 } from '@noble/curves/ed25519.js'
 import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { bytesToHex } from '@noble/hashes/utils.js'
-import { ApiError } from '../kernel/base/errors.ts'
+import { FieldError, NotFoundError } from '../kernel/base/errors.ts'
 import { timestampOf } from '../kernel/base/ids.ts'
 import {
   addressFromPublicKey,
@@ -37,7 +37,7 @@ export function readAddressFormats(r: Reader): AddressFormat[] {
       'addressFormats',
       (value, field) => {
         if (!(ADDRESS_FORMATS as readonly unknown[]).includes(value))
-          throw new ApiError('ENUM_INVALID', `${field} must be an ADDRESS_FORMAT_* value`, field)
+          throw new FieldError({ code: 'ENUM_INVALID', field, reason: 'must be an ADDRESS_FORMAT_* value' })
         return value as AddressFormat
       },
       { max: 10 },
@@ -55,11 +55,11 @@ export async function storePrivateKey(
   field: string,
 ): Promise<PrivateKeyRow> {
   if (params.privateKey.length !== 32)
-    throw new ApiError(
-      'BUNDLE_INVALID',
-      `the private key must be 32 bytes, got ${params.privateKey.length}`,
-      `${field}.encryptedBundle`,
-    )
+    throw new FieldError({
+      code: 'BUNDLE_INVALID',
+      field: `${field}.encryptedBundle`,
+      message: `the private key must be 32 bytes, got ${params.privateKey.length}`,
+    })
   let publicKey: Uint8Array
   try {
     publicKey =
@@ -67,18 +67,18 @@ export async function storePrivateKey(
         ? secp256k1.getPublicKey(params.privateKey, true)
         : ed25519.getPublicKey(params.privateKey)
   } catch {
-    throw new ApiError(
-      'BUNDLE_INVALID',
-      `not a valid ${params.curve} private key`,
-      `${field}.encryptedBundle`,
-    )
+    throw new FieldError({
+      code: 'BUNDLE_INVALID',
+      field: `${field}.encryptedBundle`,
+      message: `not a valid ${params.curve} private key`,
+    })
   }
   const addresses = params.addressFormats.map((format, index) => {
     try {
       assertAddressFormatForCurve(format, params.curve)
     } catch (error) {
       if (error instanceof CryptoInputError)
-        throw new ApiError('FIELD_INVALID', error.message, `${field}.addressFormats[${index}]`)
+        throw new FieldError({ field: `${field}.addressFormats[${index}]`, message: error.message })
       throw error
     }
     return { format, address: addressFromPublicKey(format, publicKey) }
@@ -107,11 +107,11 @@ export async function findPrivateKey(
 ): Promise<PrivateKeyRow> {
   const row = await reads.get('privateKeys', id)
   if (!row || row.organizationId !== organizationId)
-    throw new ApiError(
-      'KEY_NOT_FOUND',
-      `private key ${id} not found in organization ${organizationId}`,
+    throw new NotFoundError({
+      code: 'KEY_NOT_FOUND',
       field,
-    )
+      message: `private key ${id} not found in organization ${organizationId}`,
+    })
   return row
 }
 

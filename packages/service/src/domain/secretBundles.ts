@@ -1,4 +1,4 @@
-import { ApiError } from '../kernel/base/errors.ts'
+import { FieldError } from '../kernel/base/errors.ts'
 import { CryptoInputError, makeExportBundle, openImportCiphertext } from '../kernel/crypto/index.ts'
 import type { ActivityContext } from '../kernel/registry.ts'
 import type { UserRow } from '../kernel/store/model.ts'
@@ -34,22 +34,22 @@ export async function openImportedSecret(
   const field = 'parameters.encryptedBundle'
   const target = (await ctx.tx.findBy('importTargets', 'userId', user.id)).at(-1)
   if (!target)
-    throw new ApiError(
-      'BUNDLE_INVALID',
-      `no import in progress for user ${user.id}; call ${initPath} first`,
+    throw new FieldError({
+      code: 'BUNDLE_INVALID',
       field,
-    )
+      message: `no import in progress for user ${user.id}; call ${initPath} first`,
+    })
   const targetPrivateKey = ctx.runtime.open(target.sealedTargetPrivateKey)
   try {
     const plaintext = await openImportCiphertext({ encryptedBundle, targetPrivateKey })
     await ctx.tx.delete('importTargets', target.id)
     return plaintext
   } catch (error) {
-    throw new ApiError(
-      'BUNDLE_INVALID',
-      error instanceof CryptoInputError ? error.message : 'encryptedBundle cannot be decrypted',
+    throw new FieldError({
+      code: 'BUNDLE_INVALID',
       field,
-    )
+      message: error instanceof CryptoInputError ? error.message : 'encryptedBundle cannot be decrypted',
+    })
   } finally {
     targetPrivateKey.fill(0)
   }

@@ -1,7 +1,7 @@
 import type { CredentialType, SessionClaims } from '@latchkey/protocol'
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
-import { ApiError } from '../kernel/base/errors.ts'
+import { FieldError } from '../kernel/base/errors.ts'
 import { signJwt } from '../kernel/crypto/index.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { ActivityContext } from '../kernel/registry.ts'
@@ -38,7 +38,7 @@ export function normalizeSessionPublicKey(publicKey: string, field: string): str
       p256.Point.fromBytes(hexToBytes(publicKey.replace(/^0x/, '').toLowerCase())).toBytes(true),
     )
   } catch {
-    throw new ApiError('FIELD_INVALID', `${field} must be a P-256 public key in hex (33 or 65 bytes)`, field)
+    throw new FieldError({ field, reason: 'must be a P-256 public key in hex (33 or 65 bytes)' })
   }
 }
 
@@ -129,5 +129,5 @@ export async function assertRootKeepsAccess(
     (key) => !SESSION_CREDENTIAL_TYPES.includes(key.credentialType),
   )
   if (durableKeys.length + (await ctx.tx.findBy('authenticators', 'userId', user.id)).length > 0) return
-  throw new ApiError('FIELD_INVALID', 'this would leave the only root user without any credential', field)
+  throw new FieldError({ field, message: 'this would leave the only root user without any credential' })
 }

@@ -8,7 +8,7 @@ import type {
 import { bytesToHex } from '@noble/hashes/utils.js'
 import { verifyRegistrationResponse } from '@simplewebauthn/server'
 import { mapInOrder } from '../kernel/base/async.ts'
-import { ApiError } from '../kernel/base/errors.ts'
+import { ConflictError, CredentialError, NotFoundError } from '../kernel/base/errors.ts'
 import type { ActivityContext } from '../kernel/registry.ts'
 import type { UserRow } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Store.ts'
@@ -28,7 +28,11 @@ export async function findUser(
 ): Promise<UserRow> {
   const user = await reads.get('users', userId)
   if (!user || user.organizationId !== organizationId)
-    throw new ApiError('USER_NOT_FOUND', `user ${userId} not found in organization ${organizationId}`, field)
+    throw new NotFoundError({
+      code: 'USER_NOT_FOUND',
+      field,
+      message: `user ${userId} not found in organization ${organizationId}`,
+    })
   return user
 }
 
@@ -45,11 +49,10 @@ export async function addApiKeys(
   const existing = new Set((await ctx.tx.findBy('apiKeys', 'userId', user.id)).map((key) => key.publicKey))
   return mapInOrder(keys, async (key, index) => {
     if (existing.has(key.publicKey))
-      throw new ApiError(
-        'ALREADY_EXISTS',
-        `user ${user.id} already has this public key`,
-        `${field}[${index}].publicKey`,
-      )
+      throw new ConflictError({
+        field: `${field}[${index}].publicKey`,
+        message: `user ${user.id} already has this public key`,
+      })
     existing.add(key.publicKey)
     const id = ctx.newId()
     await ctx.tx.put('apiKeys', {
@@ -127,18 +130,18 @@ export async function addAuthenticators(
         requireUserVerification: false,
       })
     } catch (error) {
-      throw new ApiError(
-        'ATTESTATION_INVALID',
-        `passkey attestation rejected: ${(error as Error).message}`,
-        `${itemField}.attestation`,
-      )
+      throw new CredentialError({
+        code: 'ATTESTATION_INVALID',
+        field: `${itemField}.attestation`,
+        message: `passkey attestation rejected: ${(error as Error).message}`,
+      })
     }
     if (!verification.verified)
-      throw new ApiError(
-        'ATTESTATION_INVALID',
-        'passkey attestation did not verify',
-        `${itemField}.attestation`,
-      )
+      throw new CredentialError({
+        code: 'ATTESTATION_INVALID',
+        field: `${itemField}.attestation`,
+        message: 'passkey attestation did not verify',
+      })
     const info = verification.registrationInfo
     const credentialId = info.credential.id
     if (
@@ -146,11 +149,10 @@ export async function addAuthenticators(
         (row) => row.organizationId === user.organizationId,
       )
     )
-      throw new ApiError(
-        'ALREADY_EXISTS',
-        `credential ${credentialId} is already registered`,
-        `${itemField}.attestation.credentialId`,
-      )
+      throw new ConflictError({
+        field: `${itemField}.attestation.credentialId`,
+        message: `credential ${credentialId} is already registered`,
+      })
     const id = ctx.newId()
     await ctx.tx.put('authenticators', {
       id,

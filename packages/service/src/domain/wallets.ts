@@ -1,6 +1,6 @@
 import type { AccountSpec } from '@latchkey/protocol'
 import { mapInOrder } from '../kernel/base/async.ts'
-import { ApiError } from '../kernel/base/errors.ts'
+import { ConflictError, NotFoundError } from '../kernel/base/errors.ts'
 import { deriveAccount, generateMnemonic, type NewWalletResult, seedOf } from '../kernel/crypto/index.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { ActivityContext } from '../kernel/registry.ts'
@@ -42,11 +42,10 @@ export async function deriveAccounts(
     if (!options.persist) return derived.address
     const key = `${spec.curve}|${spec.path}|${spec.addressFormat}`
     if (seen.has(key))
-      throw new ApiError(
-        'ALREADY_EXISTS',
-        `wallet ${wallet.id} already has the account ${spec.path} (${spec.addressFormat})`,
+      throw new ConflictError({
         field,
-      )
+        message: `wallet ${wallet.id} already has the account ${spec.path} (${spec.addressFormat})`,
+      })
     seen.add(key)
     await ctx.tx.put('walletAccounts', {
       id: ctx.newId(),
@@ -118,11 +117,11 @@ export async function findWallet(
 ): Promise<WalletRow> {
   const wallet = await reads.get('wallets', walletId)
   if (!wallet || wallet.organizationId !== organizationId)
-    throw new ApiError(
-      'WALLET_NOT_FOUND',
-      `wallet ${walletId} not found in organization ${organizationId}`,
+    throw new NotFoundError({
+      code: 'WALLET_NOT_FOUND',
       field,
-    )
+      message: `wallet ${walletId} not found in organization ${organizationId}`,
+    })
   return wallet
 }
 
@@ -143,11 +142,11 @@ export async function findAccount(
     )
   }
   if (!account)
-    throw new ApiError(
-      'WALLET_ACCOUNT_NOT_FOUND',
-      `no wallet account with address ${address} in organization ${organizationId}`,
+    throw new NotFoundError({
+      code: 'WALLET_ACCOUNT_NOT_FOUND',
       field,
-    )
+      message: `no wallet account with address ${address} in organization ${organizationId}`,
+    })
   return account
 }
 

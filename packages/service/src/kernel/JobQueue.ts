@@ -1,3 +1,4 @@
+import { ServiceError } from './base/errors.ts'
 import type { EventSink } from './base/events.ts'
 import type { JobRow } from './store/model.ts'
 import type { Store, Transaction } from './store/Store.ts'
@@ -41,7 +42,7 @@ export interface JobHandler<P = unknown> {
  * configuration): the job fails at once. `reason` is what is recorded and counted, so it must be
  * bounded and hold no payload content.
  */
-export class PermanentJobError extends Error {
+export class PermanentJobError extends ServiceError {
   override name = 'PermanentJobError'
   constructor(readonly reason: string) {
     super(reason)
@@ -49,7 +50,7 @@ export class PermanentJobError extends Error {
 }
 
 /** A handler's failure with a bounded `reason` worth recording (an error code, not a message). */
-export class JobError extends Error {
+export class JobError extends ServiceError {
   override name = 'JobError'
   constructor(readonly reason: string) {
     super(reason)

@@ -1,4 +1,4 @@
-import { ApiError } from './base/errors.ts'
+import { FieldError } from './base/errors.ts'
 
 /** Largest array any request may carry (accounts, payloads, users, ids ...). */
 export const MAX_ARRAY = 100
@@ -20,11 +20,11 @@ export class Reader {
 
   constructor(value: unknown, path: string) {
     if (typeof value !== 'object' || value === null || Array.isArray(value))
-      throw new ApiError(
-        value === undefined ? 'FIELD_REQUIRED' : 'FIELD_INVALID',
-        `${path} must be an object, got ${kindOf(value)}`,
-        path,
-      )
+      throw new FieldError({
+        code: value === undefined ? 'FIELD_REQUIRED' : 'FIELD_INVALID',
+        field: path,
+        reason: `must be an object, got ${kindOf(value)}`,
+      })
     this.value = value as Json
     this.path = path
   }
@@ -40,7 +40,7 @@ export class Reader {
   private required(name: string): unknown {
     const value = this.value[name]
     if (value === undefined || value === null)
-      throw new ApiError('FIELD_REQUIRED', `${this.field(name)} is required`, this.field(name))
+      throw new FieldError({ code: 'FIELD_REQUIRED', field: this.field(name), reason: 'is required' })
     return value
   }
 
@@ -51,22 +51,18 @@ export class Reader {
     const value = this.required(name)
     const field = this.field(name)
     if (typeof value !== 'string')
-      throw new ApiError('FIELD_INVALID', `${field} must be a string, got ${kindOf(value)}`, field)
+      throw new FieldError({ field, reason: `must be a string, got ${kindOf(value)}` })
     const { min = 1, max = MAX_STRING } = options
     if (value.length < min)
-      throw new ApiError(
-        min === 1 ? 'FIELD_REQUIRED' : 'FIELD_INVALID',
-        min === 1 ? `${field} must not be empty` : `${field} must be at least ${min} characters`,
+      throw new FieldError({
+        code: min === 1 ? 'FIELD_REQUIRED' : 'FIELD_INVALID',
         field,
-      )
+        message: min === 1 ? `${field} must not be empty` : `${field} must be at least ${min} characters`,
+      })
     if (value.length > max)
-      throw new ApiError('PAYLOAD_TOO_LARGE', `${field} must be at most ${max} characters`, field)
+      throw new FieldError({ code: 'PAYLOAD_TOO_LARGE', field, reason: `must be at most ${max} characters` })
     if (options.pattern && !options.pattern.test(value))
-      throw new ApiError(
-        'FIELD_INVALID',
-        `${field} must be ${options.hint ?? `like ${options.pattern}`}`,
-        field,
-      )
+      throw new FieldError({ field, reason: `must be ${options.hint ?? `like ${options.pattern}`}` })
     return value
   }
 
@@ -80,9 +76,9 @@ export class Reader {
     const field = this.field(name)
     const text = typeof value === 'number' && Number.isSafeInteger(value) ? String(value) : value
     if (typeof text !== 'string' || !/^\d{1,16}$/.test(text))
-      throw new ApiError('FIELD_INVALID', `${field} must be a string of decimal digits`, field)
+      throw new FieldError({ field, reason: 'must be a string of decimal digits' })
     if (options.max !== undefined && Number(text) > options.max)
-      throw new ApiError('FIELD_INVALID', `${field} must be at most ${options.max}`, field)
+      throw new FieldError({ field, reason: `must be at most ${options.max}` })
     return String(Number(text))
   }
 
@@ -94,12 +90,12 @@ export class Reader {
     const value = this.required(name)
     const field = this.field(name)
     if (typeof value !== 'string' || !allowed.includes(value as T))
-      throw new ApiError(
-        'ENUM_INVALID',
-        `${field} must be one of ${allowed.length > 8 ? `${allowed.slice(0, 8).join(', ')} ...` : allowed.join(', ')}; got ${JSON.stringify(value)?.slice(0, 80)}`,
+      throw new FieldError({
+        code: 'ENUM_INVALID',
         field,
-        { allowed: [...allowed] },
-      )
+        reason: `must be one of ${allowed.length > 8 ? `${allowed.slice(0, 8).join(', ')} ...` : allowed.join(', ')}; got ${JSON.stringify(value)?.slice(0, 80)}`,
+        extra: { allowed: [...allowed] },
+      })
     return value as T
   }
 
@@ -110,11 +106,7 @@ export class Reader {
   bool(name: string): boolean {
     const value = this.required(name)
     if (typeof value !== 'boolean')
-      throw new ApiError(
-        'FIELD_INVALID',
-        `${this.field(name)} must be a boolean, got ${kindOf(value)}`,
-        this.field(name),
-      )
+      throw new FieldError({ field: this.field(name), reason: `must be a boolean, got ${kindOf(value)}` })
     return value
   }
 
@@ -127,13 +119,13 @@ export class Reader {
     const field = this.field(name)
     const number = typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : value
     if (typeof number !== 'number' || !Number.isInteger(number))
-      throw new ApiError('FIELD_INVALID', `${field} must be an integer, got ${kindOf(value)}`, field)
+      throw new FieldError({ field, reason: `must be an integer, got ${kindOf(value)}` })
     if (options.oneOf && !options.oneOf.includes(number))
-      throw new ApiError('FIELD_INVALID', `${field} must be one of ${options.oneOf.join(', ')}`, field)
+      throw new FieldError({ field, reason: `must be one of ${options.oneOf.join(', ')}` })
     if (options.min !== undefined && number < options.min)
-      throw new ApiError('FIELD_INVALID', `${field} must be at least ${options.min}`, field)
+      throw new FieldError({ field, reason: `must be at least ${options.min}` })
     if (options.max !== undefined && number > options.max)
-      throw new ApiError('FIELD_INVALID', `${field} must be at most ${options.max}`, field)
+      throw new FieldError({ field, reason: `must be at most ${options.max}` })
     return number
   }
 
@@ -158,20 +150,20 @@ export class Reader {
     const value = this.required(name)
     const field = this.field(name)
     if (!Array.isArray(value))
-      throw new ApiError('FIELD_INVALID', `${field} must be an array, got ${kindOf(value)}`, field)
+      throw new FieldError({ field, reason: `must be an array, got ${kindOf(value)}` })
     const { min = 0, max = MAX_ARRAY } = options
     if (value.length > max)
-      throw new ApiError(
-        'PAYLOAD_TOO_LARGE',
-        `${field} holds at most ${max} items, got ${value.length}`,
+      throw new FieldError({
+        code: 'PAYLOAD_TOO_LARGE',
         field,
-      )
+        reason: `holds at most ${max} items, got ${value.length}`,
+      })
     if (value.length < min)
-      throw new ApiError(
-        min === 1 ? 'FIELD_REQUIRED' : 'FIELD_INVALID',
-        `${field} needs at least ${min} item${min === 1 ? '' : 's'}`,
+      throw new FieldError({
+        code: min === 1 ? 'FIELD_REQUIRED' : 'FIELD_INVALID',
         field,
-      )
+        reason: `needs at least ${min} item${min === 1 ? '' : 's'}`,
+      })
     return value.map((entry, index) => item(entry, `${field}[${index}]`))
   }
 
@@ -188,7 +180,7 @@ export class Reader {
     const ids = this.array(name, stringItem, options)
     const duplicate = ids.find((id, index) => ids.indexOf(id) !== index)
     if (duplicate !== undefined)
-      throw new ApiError('FIELD_INVALID', `${this.field(name)} lists ${duplicate} twice`, this.field(name))
+      throw new FieldError({ field: this.field(name), reason: `lists ${duplicate} twice` })
     return ids
   }
 }
@@ -196,9 +188,13 @@ export class Reader {
 /** Item reader for arrays of non-empty strings. */
 export function stringItem(value: unknown, field: string): string {
   if (typeof value !== 'string' || value.length === 0)
-    throw new ApiError('FIELD_INVALID', `${field} must be a non-empty string`, field)
+    throw new FieldError({ field, reason: 'must be a non-empty string' })
   if (value.length > MAX_STRING)
-    throw new ApiError('PAYLOAD_TOO_LARGE', `${field} must be at most ${MAX_STRING} characters`, field)
+    throw new FieldError({
+      code: 'PAYLOAD_TOO_LARGE',
+      field,
+      reason: `must be at most ${MAX_STRING} characters`,
+    })
   return value
 }
 

@@ -1,4 +1,4 @@
-import { ApiError } from '../kernel/base/errors.ts'
+import { NotFoundError } from '../kernel/base/errors.ts'
 import { Reader } from '../kernel/Reader.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { Caller, Registry } from '../kernel/registry.ts'
@@ -74,7 +74,10 @@ export async function admit<H>(
   const route = rules.kind === 'activity' ? 'submit' : 'query'
   const handler = rules.handlerOf(registry, path)
   if (!handler)
-    throw new ApiError('ROUTE_NOT_FOUND', `no ${rules.kind} at /public/v1/${route}/${path.slice(0, 80)}`)
+    throw new NotFoundError({
+      code: 'ROUTE_NOT_FOUND',
+      message: `no ${rules.kind} at /public/v1/${route}/${path.slice(0, 80)}`,
+    })
   const organizationId = typeof json.organizationId === 'string' ? json.organizationId : undefined
   const reads = await requestReads(runtime, registry, {
     headers,

@@ -14,7 +14,7 @@ import { webAuthnChallengeOf } from '@latchkey/protocol/webAuthnChallengeOf'
 import { p256 } from '@noble/curves/nist.js'
 import { hexToBytes } from '@noble/hashes/utils.js'
 import { verifyAuthenticationResponse } from '@simplewebauthn/server'
-import { ApiError } from '../kernel/base/errors.ts'
+import { AuthenticationError, PermissionError } from '../kernel/base/errors.ts'
 import { verifyApiKeyStamp, verifyJwt } from '../kernel/crypto/index.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { Caller } from '../kernel/registry.ts'
@@ -57,7 +57,8 @@ async function callerOf(
   readOnly = false,
 ): Promise<Caller> {
   const user = await reads.get('users', userId)
-  if (!user) throw new ApiError('PUBLIC_KEY_NOT_FOUND', SESSION_KEY_MESSAGES.notFound)
+  if (!user)
+    throw new AuthenticationError({ code: 'PUBLIC_KEY_NOT_FOUND', message: SESSION_KEY_MESSAGES.notFound })
   return { userId, organizationId: user.organizationId, credential, readOnly }
 }
 
@@ -105,16 +106,20 @@ async function authenticateApiKey(
   try {
     stamp = decodeApiKeyStamp(header)
   } catch (error) {
-    throw new ApiError('STAMP_MALFORMED', `${STAMP_HEADER} is malformed: ${(error as Error).message}`)
+    throw new AuthenticationError({
+      code: 'STAMP_MALFORMED',
+      message: `${STAMP_HEADER} is malformed: ${(error as Error).message}`,
+    })
   }
   const publicKey = stamp.publicKey.toLowerCase()
   const key = await pick(reads, await reads.findBy('apiKeys', 'publicKey', publicKey), organizationId)
-  if (!key) throw new ApiError('PUBLIC_KEY_NOT_FOUND', SESSION_KEY_MESSAGES.notFound)
+  if (!key)
+    throw new AuthenticationError({ code: 'PUBLIC_KEY_NOT_FOUND', message: SESSION_KEY_MESSAGES.notFound })
   if (!SCHEMES_OF_CURVE[key.curve].includes(stamp.scheme))
-    throw new ApiError(
-      'STAMP_INVALID',
-      `stamp scheme ${stamp.scheme} does not match the key's curve ${key.curve}`,
-    )
+    throw new AuthenticationError({
+      code: 'STAMP_INVALID',
+      message: `stamp scheme ${stamp.scheme} does not match the key's curve ${key.curve}`,
+    })
   let valid = false
   try {
     valid =
@@ -124,8 +129,13 @@ async function authenticateApiKey(
   } catch {
     valid = false
   }
-  if (!valid) throw new ApiError('STAMP_INVALID', 'stamp signature does not match the request body')
-  if (isExpired(key, runtime.now())) throw new ApiError('API_KEY_EXPIRED', SESSION_KEY_MESSAGES.expired)
+  if (!valid)
+    throw new AuthenticationError({
+      code: 'STAMP_INVALID',
+      message: 'stamp signature does not match the request body',
+    })
+  if (isExpired(key, runtime.now()))
+    throw new AuthenticationError({ code: 'API_KEY_EXPIRED', message: SESSION_KEY_MESSAGES.expired })
   return callerOf(reads, key.userId, {
     kind: 'API_KEY',
     id: key.id,
@@ -142,10 +152,10 @@ function parseWebAuthnStamp(header: string): WebAuthnStamp {
       if (typeof value[field] !== 'string' || !value[field]) throw new Error(`${field} is missing`)
     return value as WebAuthnStamp
   } catch (error) {
-    throw new ApiError(
-      'STAMP_MALFORMED',
-      `${WEBAUTHN_STAMP_HEADER} is malformed: ${(error as Error).message}`,
-    )
+    throw new AuthenticationError({
+      code: 'STAMP_MALFORMED',
+      message: `${WEBAUTHN_STAMP_HEADER} is malformed: ${(error as Error).message}`,
+    })
   }
 }
 
@@ -177,7 +187,8 @@ async function authenticateWebAuthn(
     await runtime.store.findBy('authenticators', 'credentialId', stamp.credentialId.replace(/=+$/, '')),
     organizationId,
   )
-  if (!authenticator) throw new ApiError('PUBLIC_KEY_NOT_FOUND', SESSION_KEY_MESSAGES.notFound)
+  if (!authenticator)
+    throw new AuthenticationError({ code: 'PUBLIC_KEY_NOT_FOUND', message: SESSION_KEY_MESSAGES.notFound })
   const challenge = base64url(webAuthnChallengeOf(bytes))
   let verification: Awaited<ReturnType<typeof verifyAuthenticationResponse>>
   try {
@@ -204,9 +215,13 @@ async function authenticateWebAuthn(
       },
     })
   } catch (error) {
-    throw new ApiError('WEBAUTHN_INVALID', `passkey stamp rejected: ${(error as Error).message}`)
+    throw new AuthenticationError({
+      code: 'WEBAUTHN_INVALID',
+      message: `passkey stamp rejected: ${(error as Error).message}`,
+    })
   }
-  if (!verification.verified) throw new ApiError('WEBAUTHN_INVALID', 'passkey stamp did not verify')
+  if (!verification.verified)
+    throw new AuthenticationError({ code: 'WEBAUTHN_INVALID', message: 'passkey stamp did not verify' })
   const counter = verification.authenticationInfo.newCounter
   if (counter !== authenticator.counter)
     await runtime.store.transaction(async (tx) => {
@@ -232,13 +247,16 @@ async function authenticateSession(runtime: Runtime, token: string): Promise<Cal
     ) as SessionClaims
   } catch (error) {
     const expired = /expir/i.test((error as Error).message)
-    throw new ApiError(
-      expired ? 'SESSION_EXPIRED' : 'SESSION_INVALID',
-      expired ? 'read-only session has expired' : `${SESSION_HEADER} is not a valid session`,
-    )
+    throw new AuthenticationError({
+      code: expired ? 'SESSION_EXPIRED' : 'SESSION_INVALID',
+      message: expired ? 'read-only session has expired' : `${SESSION_HEADER} is not a valid session`,
+    })
   }
   if (claims.session_type !== 'SESSION_TYPE_READ_ONLY')
-    throw new ApiError('SESSION_INVALID', `${SESSION_HEADER} accepts read-only sessions only`)
+    throw new AuthenticationError({
+      code: 'SESSION_INVALID',
+      message: `${SESSION_HEADER} accepts read-only sessions only`,
+    })
   const caller = await callerOf(runtime.store, claims.user_id, {
     kind: 'READ_ONLY_SESSION',
     id: claims.user_id,
@@ -247,7 +265,7 @@ async function authenticateSession(runtime: Runtime, token: string): Promise<Cal
     signature: '',
   })
   if (caller.organizationId !== claims.organization_id)
-    throw new ApiError('SESSION_INVALID', 'session is stale')
+    throw new AuthenticationError({ code: 'SESSION_INVALID', message: 'session is stale' })
   return { ...caller, readOnly: true }
 }
 
@@ -292,14 +310,14 @@ export async function authenticate(runtime: Runtime, request: StampedRequest): P
   const session = headers.get(SESSION_HEADER)
   if (session) {
     if (route === 'submit')
-      throw new ApiError(
-        'READ_ONLY_SESSION',
-        'a read-only session cannot submit activities; stamp the request',
-      )
+      throw new PermissionError({
+        code: 'READ_ONLY_SESSION',
+        message: 'a read-only session cannot submit activities; stamp the request',
+      })
     return authenticateSession(runtime, session)
   }
-  throw new ApiError(
-    'STAMP_MISSING',
-    `request needs an ${STAMP_HEADER} or ${WEBAUTHN_STAMP_HEADER} header${route === 'query' ? ` (or ${SESSION_HEADER})` : ''}`,
-  )
+  throw new AuthenticationError({
+    code: 'STAMP_MISSING',
+    message: `request needs an ${STAMP_HEADER} or ${WEBAUTHN_STAMP_HEADER} header${route === 'query' ? ` (or ${SESSION_HEADER})` : ''}`,
+  })
 }

@@ -1,4 +1,4 @@
-import { ApiError } from '../kernel/base/errors.ts'
+import { AuthenticationError } from '../kernel/base/errors.ts'
 import type { Reader } from '../kernel/Reader.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 
@@ -7,9 +7,9 @@ export function checkTimestamp(runtime: Runtime, body: Reader): void {
   const timestampMs = Number(body.uintString('timestampMs'))
   const skew = Math.abs(runtime.now() - timestampMs)
   if (skew > runtime.options.maxTimestampSkewMs)
-    throw new ApiError(
-      'TIMESTAMP_STALE',
-      `timestampMs is ${Math.round(skew / 1000)} s away from the service clock (limit ${runtime.options.maxTimestampSkewMs / 1000} s)`,
-      'timestampMs',
-    )
+    throw new AuthenticationError({
+      code: 'TIMESTAMP_STALE',
+      field: 'timestampMs',
+      reason: `is ${Math.round(skew / 1000)} s away from the service clock (limit ${runtime.options.maxTimestampSkewMs / 1000} s)`,
+    })
 }

@@ -1,6 +1,6 @@
 import type { PolicyOutcome } from '@latchkey/protocol'
 import { mapInOrder } from '../kernel/base/async.ts'
-import { ApiError } from '../kernel/base/errors.ts'
+import { type ApiError, ConflictError, PermissionError } from '../kernel/base/errors.ts'
 import { decodeTransactionForPolicy } from '../kernel/crypto/signTransaction.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { ActivityHandler, Caller } from '../kernel/registry.ts'
@@ -159,19 +159,15 @@ async function refusal(
       evaluations.filter((evaluation) => evaluation.outcome === 'OUTCOME_DENY_EXPLICIT'),
       async (evaluation) => (await reads.get('policies', evaluation.policyId))?.name ?? evaluation.policyId,
     )
-    return new ApiError(
-      'PERMISSION_DENIED',
-      `${activity.path} is denied by policy ${denying.map((name) => `'${name}'`).join(', ')}`,
-      undefined,
-      { outcome, activityId: activity.id },
-    )
+    return new PermissionError({
+      message: `${activity.path} is denied by policy ${denying.map((name) => `'${name}'`).join(', ')}`,
+      extra: { outcome, activityId: activity.id },
+    })
   }
-  return new ApiError(
-    'PERMISSION_DENIED',
-    `no policy of organization ${activity.organizationId} allows ${activity.path} for user ${activity.userId}`,
-    undefined,
-    { outcome, activityId: activity.id },
-  )
+  return new PermissionError({
+    message: `no policy of organization ${activity.organizationId} allows ${activity.path} for user ${activity.userId}`,
+    extra: { outcome, activityId: activity.id },
+  })
 }
 
 /**
@@ -249,11 +245,11 @@ export async function decideAfterVote({
 }: VoteInput): Promise<'OUTCOME_ALLOW' | 'OUTCOME_REJECTED' | 'OUTCOME_REQUIRES_CONSENSUS'> {
   const earlier = await tx.findBy('votes', 'activityId', activity.id)
   if (earlier.some((vote) => vote.userId === caller.userId))
-    throw new ApiError(
-      'ALREADY_VOTED',
-      `you already voted on activity ${activity.id}`,
-      'parameters.fingerprint',
-    )
+    throw new ConflictError({
+      code: 'ALREADY_VOTED',
+      field: 'parameters.fingerprint',
+      message: `you already voted on activity ${activity.id}`,
+    })
   const voteId = await recordVote({ tx, runtime, activity, caller, selection })
   const votes = await tx.findBy('votes', 'activityId', activity.id)
   const approved = votes.filter((vote) => vote.selection === 'VOTE_SELECTION_APPROVED')

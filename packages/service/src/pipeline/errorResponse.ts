@@ -1,6 +1,6 @@
 import type { Context } from 'hono'
 import { HTTPException } from 'hono/http-exception'
-import { ApiError } from '../kernel/base/errors.ts'
+import { ApiError, FieldError, InternalError, NotFoundError } from '../kernel/base/errors.ts'
 import { reportUnexpected } from '../kernel/base/ServiceLogger.ts'
 import { CryptoInputError } from '../kernel/crypto/errors.ts'
 import { isDatabaseError, unavailable } from '../kernel/store/Store.ts'
@@ -12,21 +12,20 @@ import { isDatabaseError, unavailable } from '../kernel/store/Store.ts'
  */
 export function toApiError(error: unknown, fieldPrefix = 'parameters'): ApiError {
   if (error instanceof CryptoInputError)
-    return new ApiError(
-      'FIELD_INVALID',
-      error.message,
-      error.field ? `${fieldPrefix}.${error.field}` : undefined,
-    )
+    return new FieldError({
+      field: error.field ? `${fieldPrefix}.${error.field}` : undefined,
+      message: error.message,
+    })
   if (error instanceof ApiError) return error
   // A database error that escaped a transaction's retries: the request is refused, nothing was acknowledged.
   if (isDatabaseError(error)) return unavailable(error)
   if (error instanceof HTTPException && error.status === 413)
-    return new ApiError('PAYLOAD_TOO_LARGE', 'request body is too large')
+    return new FieldError({ code: 'PAYLOAD_TOO_LARGE', message: 'request body is too large' })
   if (error instanceof HTTPException && error.status < 500)
-    return new ApiError('BODY_INVALID', error.message || 'bad request')
+    return new FieldError({ code: 'BODY_INVALID', message: error.message || 'bad request' })
   // Through the service's logger (a JSON line in `log_format = "json"`), never a bare stack.
   reportUnexpected(error, 'request')
-  return new ApiError('INTERNAL', 'internal error')
+  return new InternalError({ message: 'internal error' })
 }
 
 /** `app.onError`: every route family answers errors through here. */
@@ -41,7 +40,10 @@ export function errorResponse(error: unknown, c: Context): Response {
 /** `app.notFound`. */
 export function notFoundResponse(c: Context): Response {
   return errorResponse(
-    new ApiError('ROUTE_NOT_FOUND', `no route ${c.req.method} ${new URL(c.req.url).pathname.slice(0, 200)}`),
+    new NotFoundError({
+      code: 'ROUTE_NOT_FOUND',
+      message: `no route ${c.req.method} ${new URL(c.req.url).pathname.slice(0, 200)}`,
+    }),
     c,
   )
 }

@@ -1,5 +1,5 @@
 import type { ActivityPath } from '@latchkey/protocol'
-import { ApiError } from '../kernel/base/errors.ts'
+import { type ApiError, NotFoundError } from '../kernel/base/errors.ts'
 import type { ServiceEventMap, ServiceEventName } from '../kernel/base/events.ts'
 import { Reader } from '../kernel/Reader.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
@@ -85,7 +85,7 @@ export async function executeActivity(input: ExecutionInput): Promise<Execution>
     ...(precomputed === undefined ? {} : { precomputed }),
   }
   try {
-    if (!handler) throw new ApiError('ROUTE_NOT_FOUND', `no handler for ${row.path}`)
+    if (!handler) throw new NotFoundError({ code: 'ROUTE_NOT_FOUND', message: `no handler for ${row.path}` })
     const parsed = parameters ?? handler.parse(new Reader(row.intent, 'parameters'), row.type)
     if (prepared?.error !== undefined) throw prepared.error
     if (prepared) ctx.prepared = prepared.value

@@ -1,9 +1,9 @@
 import type { Context, MiddlewareHandler } from 'hono'
-import { ApiError } from '../kernel/base/errors.ts'
+import { type ApiError, PermissionError } from '../kernel/base/errors.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import { type CorsGrantOptions, corsGrant } from './corsGrant.ts'
 
-const refuse = (message: string) => new ApiError('ORIGIN_NOT_ALLOWED', message)
+const refuse = (message: string) => new PermissionError({ code: 'ORIGIN_NOT_ALLOWED', message })
 
 /**
  * Which browser origins may read the service's answers, and which clients may use its dev routes.

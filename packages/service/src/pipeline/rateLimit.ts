@@ -1,4 +1,4 @@
-import { ApiError } from '../kernel/base/errors.ts'
+import { type ApiError, LimitError } from '../kernel/base/errors.ts'
 import type { Caller } from '../kernel/Caller.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { Registry } from '../kernel/registry.ts'
@@ -35,17 +35,15 @@ const WHO: Record<RateLimitName, string> = {
 /** The 429 of a spent budget: names it, and says when to come back (`Retry-After`). */
 function refusal(name: RateLimitName, limit: RateLimit, retryAfterMs: number): ApiError {
   const burst = limit.burst ?? limit.perSecond
-  return new ApiError(
-    'RATE_LIMITED',
-    `more than ${limit.perSecond} requests per second${burst !== limit.perSecond ? ` (burst ${burst})` : ''} ${WHO[name]}`,
-    undefined,
-    {
+  return new LimitError({
+    message: `more than ${limit.perSecond} requests per second${burst !== limit.perSecond ? ` (burst ${burst})` : ''} ${WHO[name]}`,
+    extra: {
       limit: name,
       perSecond: limit.perSecond,
       burst,
       retryAfterSeconds: Math.max(1, Math.ceil(retryAfterMs / 1000)),
     },
-  )
+  })
 }
 
 /**

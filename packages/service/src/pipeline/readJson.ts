@@ -1,6 +1,6 @@
 import type { Context, MiddlewareHandler } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
-import { ApiError } from '../kernel/base/errors.ts'
+import { FieldError } from '../kernel/base/errors.ts'
 import type { PipelineEnv } from '../kernel/requestEnv.ts'
 
 /** Deepest nesting of arrays and objects a request body may have (real bodies stay under 10). */
@@ -10,7 +10,11 @@ export const MAX_JSON_DEPTH = 32
 export type { PipelineEnv } from '../kernel/requestEnv.ts'
 
 const tooLarge = (limit: number) =>
-  new ApiError('PAYLOAD_TOO_LARGE', `request body exceeds ${limit} bytes`, undefined, { limit })
+  new FieldError({
+    code: 'PAYLOAD_TOO_LARGE',
+    message: `request body exceeds ${limit} bytes`,
+    extra: { limit },
+  })
 
 /**
  * One body limit per route family, by the longest matching path prefix: a declared
@@ -144,10 +148,16 @@ export function parseJsonObject(bytes: Uint8Array, maxDepth = MAX_JSON_DEPTH): R
   try {
     value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes))
   } catch (error) {
-    throw new ApiError('BODY_INVALID', `request body is not valid JSON: ${(error as Error).message}`)
+    throw new FieldError({
+      code: 'BODY_INVALID',
+      message: `request body is not valid JSON: ${(error as Error).message}`,
+    })
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new ApiError('BODY_INVALID', `request body must be a JSON object, got ${kindOf(value)}`)
+    throw new FieldError({
+      code: 'BODY_INVALID',
+      message: `request body must be a JSON object, got ${kindOf(value)}`,
+    })
   assertDepth(value, maxDepth)
   return value as Record<string, unknown>
 }
@@ -159,7 +169,7 @@ function assertDepth(root: object, maxDepth: number): void {
     const [value, path, depth] = stack.pop()!
     if (typeof value !== 'object' || value === null) continue
     if (depth > maxDepth)
-      throw new ApiError('FIELD_INVALID', `${path} nests deeper than ${maxDepth} levels`, path)
+      throw new FieldError({ field: path, reason: `nests deeper than ${maxDepth} levels` })
     if (Array.isArray(value))
       for (const [index, item] of value.entries()) stack.push([item, `${path}[${index}]`, depth + 1])
     else

@@ -1,4 +1,4 @@
-import { ApiError } from '../kernel/base/errors.ts'
+import { NotFoundError } from '../kernel/base/errors.ts'
 import type { OrganizationRow } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Store.ts'
 
@@ -10,10 +10,10 @@ export async function requireOrganization(
 ): Promise<OrganizationRow> {
   const organization = await store.get('organizations', organizationId)
   if (!organization)
-    throw new ApiError(
-      'ORGANIZATION_NOT_FOUND',
-      `organization ${organizationId.slice(0, 200)} not found`,
+    throw new NotFoundError({
+      code: 'ORGANIZATION_NOT_FOUND',
       field,
-    )
+      message: `organization ${organizationId.slice(0, 200)} not found`,
+    })
   return organization
 }

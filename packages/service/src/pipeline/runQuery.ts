@@ -1,4 +1,4 @@
-import { ApiError } from '../kernel/base/errors.ts'
+import { PermissionError } from '../kernel/base/errors.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { QueryHandler, Registry } from '../kernel/registry.ts'
 import { type AdmissionRules, admit, type PublicRequest } from './admit.ts'
@@ -20,11 +20,10 @@ const queryRules: AdmissionRules<QueryHandler> = {
       caller.organizationId === organization.id ||
       (!caller.readOnly && caller.organizationId === organization.parentOrganizationId)
     if (!allowed)
-      throw new ApiError(
-        'PERMISSION_DENIED',
-        `your credential belongs to organization ${caller.organizationId}, which cannot read ${organization.id}`,
-        'organizationId',
-      )
+      throw new PermissionError({
+        field: 'organizationId',
+        message: `your credential belongs to organization ${caller.organizationId}, which cannot read ${organization.id}`,
+      })
     return organization
   },
 }

@@ -7,7 +7,7 @@ import {
 } from '@latchkey/protocol'
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, concatBytes, utf8ToBytes } from '@noble/hashes/utils.js'
-import { ApiError } from '../kernel/base/errors.ts'
+import { ApiError, FieldError, PermissionError } from '../kernel/base/errors.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { ActivityHandler, Caller, Registry } from '../kernel/registry.ts'
 import type { ActivityRow, OrganizationRow } from '../kernel/store/model.ts'
@@ -61,11 +61,11 @@ const activityRules: AdmissionRules<ActivityHandler> = {
     const { types } = ACTIVITIES[path as ActivityPath]
     const type = body.string('type', { max: 200 })
     if (!(types as readonly string[]).includes(type))
-      throw new ApiError(
-        'ACTIVITY_TYPE_MISMATCH',
-        `type must be ${types.join(' or ')} for ${path}, got ${type}`,
-        'type',
-      )
+      throw new FieldError({
+        code: 'ACTIVITY_TYPE_MISMATCH',
+        field: 'type',
+        reason: `must be ${types.join(' or ')} for ${path}, got ${type}`,
+      })
     checkTimestamp(runtime, body)
   },
   async organizationOf({ path, handler, caller, named, reads }) {
@@ -80,13 +80,12 @@ const activityRules: AdmissionRules<ActivityHandler> = {
     const sameOrganization = caller.organizationId === organization.id
     const fromParent = caller.organizationId === organization.parentOrganizationId
     if (!sameOrganization && !(fromParent && handler.allowParentOrganization))
-      throw new ApiError(
-        'PERMISSION_DENIED',
-        fromParent
+      throw new PermissionError({
+        field: 'organizationId',
+        message: fromParent
           ? `${path} must be submitted by a user of organization ${organization.id}, not by its parent organization`
           : `your key belongs to organization ${caller.organizationId}, not ${organization.id}`,
-        'organizationId',
-      )
+      })
     return organization
   },
 }

@@ -1,5 +1,6 @@
+import { ServiceError } from '../kernel/base/errors.ts'
 /** A policy expression that does not parse: `position` is the 0-based offset of the problem. */
-export class PolicySyntaxError extends Error {
+export class PolicySyntaxError extends ServiceError {
   override name = 'PolicySyntaxError'
   readonly position: number
 

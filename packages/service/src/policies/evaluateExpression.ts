@@ -1,3 +1,4 @@
+import { ServiceError } from '../kernel/base/errors.ts'
 import type { Expr } from './ast.ts'
 import { POLICY_LIMITS } from './limits.ts'
 
@@ -11,7 +12,7 @@ export interface PolicyStruct {
 export type PolicyScope = Readonly<Record<string, PolicyValue | undefined>>
 
 /** A policy that parsed but cannot be evaluated here (missing field, type mismatch, step limit). */
-export class PolicyRuntimeError extends Error {
+export class PolicyRuntimeError extends ServiceError {
   override name = 'PolicyRuntimeError'
   readonly position: number
 

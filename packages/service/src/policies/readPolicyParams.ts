@@ -1,5 +1,5 @@
 import type { PolicyEffect, PolicyParams } from '@latchkey/protocol'
-import { ApiError } from '../kernel/base/errors.ts'
+import { ConflictError, FieldError } from '../kernel/base/errors.ts'
 import { Reader } from '../kernel/Reader.ts'
 import type { Reads } from '../kernel/store/Store.ts'
 import { parseCondition, parseConsensus } from './evaluatePolicies.ts'
@@ -21,8 +21,12 @@ export function readExpression(r: Reader, name: string, kind: 'condition' | 'con
     else parseConsensus(source)
   } catch (error) {
     if (!(error instanceof PolicySyntaxError)) throw error
-    throw new ApiError('FIELD_INVALID', `${r.field(name)}: ${error.message}`, r.field(name), {
-      position: error.position,
+    throw new FieldError({
+      field: r.field(name),
+      message: `${r.field(name)}: ${error.message}`,
+      extra: {
+        position: error.position,
+      },
     })
   }
   return source
@@ -59,7 +63,7 @@ export async function checkPolicyName(
 ): Promise<void> {
   const policies = await reads.findBy('policies', 'organizationId', organizationId)
   if (policies.some((policy) => policy.name === name && policy.id !== exceptId))
-    throw new ApiError('ALREADY_EXISTS', `a policy named ${name} exists`, field)
+    throw new ConflictError({ field, message: `a policy named ${name} exists` })
   if (exceptId === undefined && policies.length >= MAX_POLICIES)
-    throw new ApiError('FIELD_INVALID', `an organization holds at most ${MAX_POLICIES} policies`, field)
+    throw new FieldError({ field, message: `an organization holds at most ${MAX_POLICIES} policies` })
 }

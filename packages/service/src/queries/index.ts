@@ -3,7 +3,7 @@ import { findPolicy } from '../activities/updatePolicy.ts'
 import { findPrivateKey, renderPrivateKey } from '../domain/privateKeys.ts'
 import { holdsVerifiedContact } from '../domain/verifiedContact.ts'
 import { mapInOrder } from '../kernel/base/async.ts'
-import { ApiError } from '../kernel/base/errors.ts'
+import { FieldError, NotFoundError } from '../kernel/base/errors.ts'
 import { defineQuery, type QueryHandler } from '../kernel/registry.ts'
 import type { OrganizationRow } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Store.ts'
@@ -59,7 +59,7 @@ async function matchesFilter(
       try {
         claims = decodeJwtClaims(value)
       } catch {
-        throw new ApiError('FIELD_INVALID', 'filterValue must be an OIDC token (JWT)', 'filterValue')
+        throw new FieldError({ field: 'filterValue', reason: 'must be an OIDC token (JWT)' })
       }
       return (await reads.findBy('oauthProviders', 'organizationId', org.id)).some(
         (provider) => provider.issuer === claims.iss && provider.subject === claims.sub,
@@ -97,11 +97,11 @@ export const builtinQueries: Record<string, QueryHandler> = {
     run: async ({ store, organization }, q) => {
       const row = await store.get('authenticators', q.authenticatorId)
       if (!row || row.organizationId !== organization.id)
-        throw new ApiError(
-          'AUTHENTICATOR_NOT_FOUND',
-          `authenticator ${q.authenticatorId} not found`,
-          'authenticatorId',
-        )
+        throw new NotFoundError({
+          code: 'AUTHENTICATOR_NOT_FOUND',
+          field: 'authenticatorId',
+          message: `authenticator ${q.authenticatorId} not found`,
+        })
       return { authenticator: renderAuthenticator(row) }
     },
   }),
@@ -110,7 +110,11 @@ export const builtinQueries: Record<string, QueryHandler> = {
     run: async ({ store, organization }, q) => {
       const activity = await store.get('activities', q.activityId)
       if (!activity || activity.organizationId !== organization.id)
-        throw new ApiError('ACTIVITY_NOT_FOUND', `activity ${q.activityId} not found`, 'activityId')
+        throw new NotFoundError({
+          code: 'ACTIVITY_NOT_FOUND',
+          field: 'activityId',
+          message: `activity ${q.activityId} not found`,
+        })
       return {
         policyEvaluations: (await store.findBy('policyEvaluations', 'activityId', activity.id)).map(
           renderPolicyEvaluation,
@@ -144,7 +148,11 @@ export const builtinQueries: Record<string, QueryHandler> = {
     run: async ({ store, organization }, q) => {
       const user = await store.get('users', q.userId)
       if (!user || user.organizationId !== organization.id)
-        throw new ApiError('USER_NOT_FOUND', `user ${q.userId} not found`, 'userId')
+        throw new NotFoundError({
+          code: 'USER_NOT_FOUND',
+          field: 'userId',
+          message: `user ${q.userId} not found`,
+        })
       return { user: await renderUser(store, user) }
     },
   }),
@@ -153,7 +161,11 @@ export const builtinQueries: Record<string, QueryHandler> = {
     run: async ({ store, organization }, q) => {
       const wallet = await store.get('wallets', q.walletId)
       if (!wallet || wallet.organizationId !== organization.id)
-        throw new ApiError('WALLET_NOT_FOUND', `wallet ${q.walletId} not found`, 'walletId')
+        throw new NotFoundError({
+          code: 'WALLET_NOT_FOUND',
+          field: 'walletId',
+          message: `wallet ${q.walletId} not found`,
+        })
       return { wallet: renderWallet(wallet) }
     },
   }),
@@ -175,7 +187,11 @@ export const builtinQueries: Record<string, QueryHandler> = {
       if (q.walletId !== undefined) {
         const wallet = await store.get('wallets', q.walletId)
         if (!wallet || wallet.organizationId !== organization.id)
-          throw new ApiError('WALLET_NOT_FOUND', `wallet ${q.walletId} not found`, 'walletId')
+          throw new NotFoundError({
+            code: 'WALLET_NOT_FOUND',
+            field: 'walletId',
+            message: `wallet ${q.walletId} not found`,
+          })
         accounts = await store.findBy('walletAccounts', 'walletId', wallet.id)
       }
       const page = paginate(accounts, (account) => account.id, q.pagination)
@@ -196,7 +212,11 @@ export const builtinQueries: Record<string, QueryHandler> = {
     run: async ({ store, organization, caller }, q) => {
       const activity = await store.get('activities', q.activityId)
       if (!activity || activity.organizationId !== organization.id)
-        throw new ApiError('ACTIVITY_NOT_FOUND', `activity ${q.activityId} not found`, 'activityId')
+        throw new NotFoundError({
+          code: 'ACTIVITY_NOT_FOUND',
+          field: 'activityId',
+          message: `activity ${q.activityId} not found`,
+        })
       return { activity: await renderActivity(store, activity, caller) }
     },
   }),
@@ -224,7 +244,11 @@ export const builtinQueries: Record<string, QueryHandler> = {
       if (q.userId !== undefined) {
         const user = await store.get('users', q.userId)
         if (!user || user.organizationId !== organization.id)
-          throw new ApiError('USER_NOT_FOUND', `user ${q.userId} not found`, 'userId')
+          throw new NotFoundError({
+            code: 'USER_NOT_FOUND',
+            field: 'userId',
+            message: `user ${q.userId} not found`,
+          })
         return { apiKeys: (await store.findBy('apiKeys', 'userId', user.id)).map(renderApiKey) }
       }
       return { apiKeys: (await store.findBy('apiKeys', 'organizationId', organization.id)).map(renderApiKey) }

@@ -1,5 +1,5 @@
 import { PAGINATION, type PaginationOptions } from '@latchkey/protocol'
-import { ApiError } from '../kernel/base/errors.ts'
+import { FieldError } from '../kernel/base/errors.ts'
 import type { Reader } from '../kernel/Reader.ts'
 
 export function readPagination(r: Reader): Required<Pick<PaginationOptions, 'limit'>> & PaginationOptions {
@@ -7,11 +7,10 @@ export function readPagination(r: Reader): Required<Pick<PaginationOptions, 'lim
   if (!options) return { limit: String(PAGINATION.defaultLimit) }
   const limit = options.optUintString('limit') ?? String(PAGINATION.defaultLimit)
   if (Number(limit) < PAGINATION.minLimit || Number(limit) > PAGINATION.maxLimit)
-    throw new ApiError(
-      'FIELD_INVALID',
-      `paginationOptions.limit must be between ${PAGINATION.minLimit} and ${PAGINATION.maxLimit}`,
-      'paginationOptions.limit',
-    )
+    throw new FieldError({
+      field: 'paginationOptions.limit',
+      reason: `must be between ${PAGINATION.minLimit} and ${PAGINATION.maxLimit}`,
+    })
   const before = options.optString('before', { max: 200 })
   const after = options.optString('after', { max: 200 })
   return { limit, ...(before !== undefined ? { before } : {}), ...(after !== undefined ? { after } : {}) }

@@ -3,7 +3,7 @@ import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { bytesToHex } from '@noble/hashes/utils.js'
 import { authorization, Transaction } from 'micro-eth-signer'
 import { findSigner, withAccountKey } from '../domain/wallets.ts'
-import { ApiError } from '../kernel/base/errors.ts'
+import { ConflictError, FieldError, LimitError, NotConfiguredError } from '../kernel/base/errors.ts'
 import type { Reader } from '../kernel/Reader.ts'
 import type { ActivityContext, PrepareContext } from '../kernel/registry.ts'
 import type { SendTransactionRow } from '../kernel/store/model.ts'
@@ -46,11 +46,10 @@ const SIGNER_RANGES = {
 export function checkSignerRange(name: keyof typeof SIGNER_RANGES, value: bigint, source = ''): void {
   const [min, max, hint] = SIGNER_RANGES[name]
   if (value < min || value > max)
-    throw new ApiError(
-      'FIELD_INVALID',
-      `parameters.${name}${source} is ${value}; it must be ${hint}`,
-      `parameters.${name}`,
-    )
+    throw new FieldError({
+      field: `parameters.${name}`,
+      message: `parameters.${name}${source} is ${value}; it must be ${hint}`,
+    })
 }
 
 /** A decimal integer string (wei, gas, nonces, seconds), checked to fit 256 bits. */
@@ -59,7 +58,7 @@ function decimal(r: Reader, name: string): string | undefined {
   const value = r.value[name]
   const field = r.field(name)
   if (typeof value !== 'string' || !DECIMAL.test(value) || BigInt(value) > UINT256_MAX)
-    throw new ApiError('FIELD_INVALID', `${field} must be a decimal integer string`, field)
+    throw new FieldError({ field, reason: 'must be a decimal integer string' })
   return BigInt(value).toString()
 }
 
@@ -101,11 +100,10 @@ export function parseEthSend(r: Reader): EthSendTransactionParameters {
   if (sponsor)
     for (const name of ['nonce', 'gasStationNonce'] as const)
       if (r.has(name))
-        throw new ApiError(
-          'FIELD_INVALID',
-          `parameters.${name} must not be given on a sponsored send: the service assigns it`,
-          `parameters.${name}`,
-        )
+        throw new FieldError({
+          field: `parameters.${name}`,
+          reason: 'must not be given on a sponsored send: the service assigns it',
+        })
   const maxFeePerGas = decimal(r, 'maxFeePerGas')
   const maxPriorityFeePerGas = decimal(r, 'maxPriorityFeePerGas')
   if (
@@ -113,11 +111,10 @@ export function parseEthSend(r: Reader): EthSendTransactionParameters {
     maxPriorityFeePerGas !== undefined &&
     BigInt(maxPriorityFeePerGas) > BigInt(maxFeePerGas)
   )
-    throw new ApiError(
-      'FIELD_INVALID',
-      `parameters.maxPriorityFeePerGas ${maxPriorityFeePerGas} is above parameters.maxFeePerGas ${maxFeePerGas}`,
-      'parameters.maxPriorityFeePerGas',
-    )
+    throw new FieldError({
+      field: 'parameters.maxPriorityFeePerGas',
+      reason: `${maxPriorityFeePerGas} is above parameters.maxFeePerGas ${maxFeePerGas}`,
+    })
   return {
     from: r.string('from', { max: 42, pattern: ADDRESS, hint: 'a 0x-prefixed 20-byte hex address' }),
     caip2: r.string('caip2', { max: 24, pattern: EIP155, hint: 'an EVM CAIP-2 chain id like eip155:1' }),
@@ -165,37 +162,32 @@ export async function prepareEthSend(
 ): Promise<EthSendPrepared> {
   const nowSeconds = BigInt(Math.floor(ctx.now / 1000))
   if (p.deadline !== undefined && BigInt(p.deadline) <= nowSeconds)
-    throw new ApiError(
-      'FIELD_INVALID',
-      `parameters.deadline ${p.deadline} is in the past`,
-      'parameters.deadline',
-    )
+    throw new FieldError({ field: 'parameters.deadline', reason: `${p.deadline} is in the past` })
   const rpc = rpcFor(ctx.runtime, p.caip2)
   const batch = p.sponsor || p.calls.length > 1
   const { sponsorship } = ctx.runtime.stateOf(SENDING)
   const delegate = batch ? sponsorship?.delegates[p.caip2] : undefined
   if (batch && !delegate)
-    throw new ApiError(
-      'SPONSORSHIP_NOT_CONFIGURED',
-      `no delegate contract is configured for ${p.caip2}: ${p.sponsor ? 'sponsored sends' : 'batches of several calls'} are not available`,
-      p.sponsor ? 'parameters.sponsor' : 'parameters.calls',
-    )
+    throw new NotConfiguredError({
+      code: 'SPONSORSHIP_NOT_CONFIGURED',
+      field: p.sponsor ? 'parameters.sponsor' : 'parameters.calls',
+      message: `no delegate contract is configured for ${p.caip2}: ${p.sponsor ? 'sponsored sends' : 'batches of several calls'} are not available`,
+    })
   const sponsor = p.sponsor ? findSponsor(ctx.runtime, ctx.organization) : undefined
   if (p.sponsor && !sponsor)
-    throw new ApiError(
-      'SPONSORSHIP_NOT_CONFIGURED',
-      `no sponsor account serves organization ${ctx.organization.id}`,
-      'parameters.sponsor',
-    )
+    throw new NotConfiguredError({
+      code: 'SPONSORSHIP_NOT_CONFIGURED',
+      field: 'parameters.sponsor',
+      message: `no sponsor account serves organization ${ctx.organization.id}`,
+    })
   const sender = sponsor?.address ?? p.from
   try {
     const chainId = BigInt((await rpc('eth_chainId', [])) as string)
     if (`eip155:${chainId}` !== p.caip2)
-      throw new ApiError(
-        'FIELD_INVALID',
-        `the node configured for ${p.caip2} serves eip155:${chainId}`,
-        'parameters.caip2',
-      )
+      throw new FieldError({
+        field: 'parameters.caip2',
+        message: `the node configured for ${p.caip2} serves eip155:${chainId}`,
+      })
     const [senderNonce, accountNonce, block, tip] = await Promise.all([
       rpc('eth_getTransactionCount', [sender, 'pending']) as Promise<string>,
       sponsor ? (rpc('eth_getTransactionCount', [p.from, 'pending']) as Promise<string>) : undefined,
@@ -213,11 +205,10 @@ export async function prepareEthSend(
     if (batch && delegate) {
       const delegation = await readDelegation(rpc, p.from).catch((error: Error) => {
         if (error instanceof RpcRefusedError || error instanceof RpcUnreachableError) throw error
-        throw new ApiError(
-          'FIELD_INVALID',
-          `${p.from} cannot send a batch: ${error.message}`,
-          'parameters.from',
-        )
+        throw new FieldError({
+          field: 'parameters.from',
+          message: `${p.from} cannot send a batch: ${error.message}`,
+        })
       })
       const delegated = delegation === delegate.toLowerCase()
       const delegateNonce =
@@ -282,23 +273,22 @@ function feesOf(
   if (p.sponsor) {
     const ceiling = feeCeilingsOf(ctx.runtime, ctx.organization)
     const over = (name: 'maxFeePerGas' | 'maxPriorityFeePerGas', value: bigint) =>
-      new ApiError(
-        'FIELD_INVALID',
-        `parameters.${name} ${value} is above the operator's ceiling for sponsored sends (${ceiling[name]} wei)`,
-        `parameters.${name}`,
-        { ceiling: ceiling[name].toString() },
-      )
+      new FieldError({
+        field: `parameters.${name}`,
+        reason: `${value} is above the operator's ceiling for sponsored sends (${ceiling[name]} wei)`,
+        extra: { ceiling: ceiling[name].toString() },
+      })
     if (maxFee !== undefined && maxFee > ceiling.maxFeePerGas) throw over('maxFeePerGas', maxFee)
     if (p.maxPriorityFeePerGas !== undefined && tip > ceiling.maxPriorityFeePerGas)
       throw over('maxPriorityFeePerGas', tip)
     if (node.baseFee > ceiling.maxFeePerGas) {
       ctx.runtime.emit('send.capExceeded', { cap: 'max fee per gas' })
-      throw new ApiError(
-        'GAS_CAP_EXCEEDED',
-        `the network's base fee ${node.baseFee} is above the operator's ceiling for sponsored sends (${ceiling.maxFeePerGas} wei): try again when it falls`,
-        'parameters.sponsor',
-        { cap: 'max fee per gas' },
-      )
+      throw new LimitError({
+        code: 'GAS_CAP_EXCEEDED',
+        field: 'parameters.sponsor',
+        message: `the network's base fee ${node.baseFee} is above the operator's ceiling for sponsored sends (${ceiling.maxFeePerGas} wei): try again when it falls`,
+        extra: { cap: 'max fee per gas' },
+      })
     }
     tip = min(tip, ceiling.maxPriorityFeePerGas)
     maxFee ??= min(2n * node.baseFee + tip, ceiling.maxFeePerGas)
@@ -345,12 +335,12 @@ async function simulateBatch(
     if (!(error instanceof RpcRefusedError)) throw error
     const revertChain = revertChainOf(error.data)
     const shown = revertChain[0]!.displayMessage
-    throw new ApiError(
-      'TRANSACTION_REVERTED',
-      `the sponsored batch would revert${shown === 'execution reverted' ? '' : ` with ${shown}`}; nothing was signed`,
-      'parameters.calls',
-      { revertChain, error: { message: shown, revertChain, eth: { revertChain } } },
-    )
+    throw new ConflictError({
+      code: 'TRANSACTION_REVERTED',
+      field: 'parameters.calls',
+      message: `the sponsored batch would revert${shown === 'execution reverted' ? '' : ` with ${shown}`}; nothing was signed`,
+      extra: { revertChain, error: { message: shown, revertChain, eth: { revertChain } } },
+    })
   }
 }
 
@@ -392,10 +382,14 @@ export async function runEthSend(
   const prepared = ctx.prepared as EthSendPrepared
   const account = await findSigner(ctx.tx, ctx.organization.id, p.from, 'parameters.from')
   if (account.curve !== 'CURVE_SECP256K1')
-    throw new ApiError('FIELD_INVALID', `${p.from} is not an Ethereum account`, 'parameters.from')
+    throw new FieldError({ field: 'parameters.from', message: `${p.from} is not an Ethereum account` })
   const sponsor = prepared.sponsorId ? await ctx.tx.get('sponsors', prepared.sponsorId) : undefined
   if (prepared.sponsorId && !sponsor)
-    throw new ApiError('SPONSORSHIP_NOT_CONFIGURED', 'the sponsor account is gone', 'parameters.sponsor')
+    throw new NotConfiguredError({
+      code: 'SPONSORSHIP_NOT_CONFIGURED',
+      field: 'parameters.sponsor',
+      message: 'the sponsor account is gone',
+    })
   const id = ctx.newId()
   if (sponsor) {
     await checkGasCaps(ctx, { gas: BigInt(prepared.gasLimit), sendTransactionId: id })

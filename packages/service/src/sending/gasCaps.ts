@@ -1,4 +1,4 @@
-import { ApiError } from '../kernel/base/errors.ts'
+import { LimitError } from '../kernel/base/errors.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { ActivityContext } from '../kernel/registry.ts'
 import type { OrganizationRow } from '../kernel/store/model.ts'
@@ -82,12 +82,12 @@ export async function checkGasCaps(
   const refuse = (capName: string, limit: number | string, used: bigint) => {
     const cap = name(capName)
     ctx.runtime.emit('send.capExceeded', { cap })
-    return new ApiError(
-      'GAS_CAP_EXCEEDED',
-      `this sponsored send needs ${send.gas} ${what}; the ${cap} cap is ${limit}${used > 0n ? ` and ${used} is used` : ''}`,
-      'parameters.sponsor',
-      { cap },
-    )
+    return new LimitError({
+      code: 'GAS_CAP_EXCEEDED',
+      field: 'parameters.sponsor',
+      message: `this sponsored send needs ${send.gas} ${what}; the ${cap} cap is ${limit}${used > 0n ? ` and ${used} is used` : ''}`,
+      extra: { cap },
+    })
   }
   if (perTransaction !== undefined && send.perTransaction !== false && send.gas > BigInt(perTransaction))
     throw refuse('per-transaction', perTransaction, 0n)

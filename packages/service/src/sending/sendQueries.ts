@@ -1,5 +1,5 @@
 import type { SendTransactionStatus } from '@latchkey/protocol'
-import { ApiError } from '../kernel/base/errors.ts'
+import { NotFoundError, UnavailableError } from '../kernel/base/errors.ts'
 import { defineQuery, type QueryHandler } from '../kernel/registry.ts'
 import type { SendTransactionRow } from '../kernel/store/model.ts'
 import type { ChainSender } from './ChainSender.ts'
@@ -51,11 +51,11 @@ export const sendQueries: Record<string, QueryHandler> = {
     run: async ({ store, organization, runtime }, q) => {
       const row = await store.get('sendTransactions', q.sendTransactionStatusId)
       if (!row || row.organizationId !== organization.id)
-        throw new ApiError(
-          'SEND_TRANSACTION_NOT_FOUND',
-          `no send ${q.sendTransactionStatusId} in organization ${organization.id}`,
-          'sendTransactionStatusId',
-        )
+        throw new NotFoundError({
+          code: 'SEND_TRANSACTION_NOT_FOUND',
+          field: 'sendTransactionStatusId',
+          message: `no send ${q.sendTransactionStatusId} in organization ${organization.id}`,
+        })
       return renderSendStatus(row, senderOf(runtime, row))
     },
   }),
@@ -88,7 +88,10 @@ export const sendQueries: Record<string, QueryHandler> = {
         }
       } catch (error) {
         if (error instanceof RpcRefusedError)
-          throw new ApiError('RPC_FAILED', `the ${q.caip2} node refused: ${error.message}`)
+          throw new UnavailableError({
+            code: 'RPC_FAILED',
+            message: `the ${q.caip2} node refused: ${error.message}`,
+          })
         throw nodeFailure(error, q.caip2, 'caip2')
       }
     },

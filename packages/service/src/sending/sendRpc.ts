@@ -1,11 +1,11 @@
-import { ApiError } from '../kernel/base/errors.ts'
+import { ApiError, FieldError, ServiceError, UnavailableError } from '../kernel/base/errors.ts'
 /** The node could not be reached or did not answer in time: the call may be retried. */
-export class RpcUnreachableError extends Error {
+export class RpcUnreachableError extends ServiceError {
   override name = 'RpcUnreachableError'
 }
 
 /** The node answered with a JSON-RPC error. */
-export class RpcRefusedError extends Error {
+export class RpcRefusedError extends ServiceError {
   override name = 'RpcRefusedError'
   constructor(
     message: string,
@@ -113,12 +113,15 @@ export function sendRpc(url: string, fetch: typeof globalThis.fetch, timeoutMs: 
 export function nodeFailure(error: unknown, caip2: string, field: string): ApiError {
   if (error instanceof ApiError) return error
   if (error instanceof RpcRefusedError)
-    return new ApiError(
-      'TRANSACTION_INVALID',
-      `the ${caip2} node refused the transaction: ${error.message}`,
+    return new FieldError({
+      code: 'TRANSACTION_INVALID',
       field,
-    )
+      message: `the ${caip2} node refused the transaction: ${error.message}`,
+    })
   if (error instanceof RpcUnreachableError)
-    return new ApiError('RPC_FAILED', `the ${caip2} node did not answer: ${error.message}`)
-  return new ApiError('RPC_FAILED', `the ${caip2} node's answer could not be read`)
+    return new UnavailableError({
+      code: 'RPC_FAILED',
+      message: `the ${caip2} node did not answer: ${error.message}`,
+    })
+  return new UnavailableError({ code: 'RPC_FAILED', message: `the ${caip2} node's answer could not be read` })
 }

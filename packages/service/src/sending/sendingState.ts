@@ -1,4 +1,4 @@
-import { ApiError } from '../kernel/base/errors.ts'
+import { FieldError, NotConfiguredError } from '../kernel/base/errors.ts'
 import { PluginStateKey, type Runtime } from '../kernel/Runtime.ts'
 import { type ChainSender, namespaceOf } from './ChainSender.ts'
 import type { SendingOptions, SponsorshipOptions } from './SendingOptions.ts'
@@ -27,13 +27,17 @@ export function rpcFor(runtime: Runtime, caip2: string, field = 'parameters.caip
   const { rpc, sending, senders } = runtime.stateOf(SENDING)
   const namespace = namespaceOf(caip2)
   if (!senders.has(namespace))
-    throw new ApiError(
-      'FIELD_INVALID',
-      `${field} ${caip2} is not on a chain family the service sends on (${[...senders.keys()].join(', ')})`,
+    throw new FieldError({
       field,
-    )
+      reason: `${caip2} is not on a chain family the service sends on (${[...senders.keys()].join(', ')})`,
+    })
   const url = rpc[caip2]
-  if (!url) throw new ApiError('RPC_NOT_CONFIGURED', `no JSON-RPC node is configured for ${caip2}`, field)
+  if (!url)
+    throw new NotConfiguredError({
+      code: 'RPC_NOT_CONFIGURED',
+      field,
+      message: `no JSON-RPC node is configured for ${caip2}`,
+    })
   return sendRpc(url, runtime.options.fetch, sending.rpcTimeoutMs)
 }
 

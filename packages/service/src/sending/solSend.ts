@@ -18,7 +18,7 @@ import {
   type TransactionMessageBytes,
 } from '@solana/transactions'
 import { findSigner, withAccountKey } from '../domain/wallets.ts'
-import { ApiError } from '../kernel/base/errors.ts'
+import { ConflictError, FieldError, NotConfiguredError } from '../kernel/base/errors.ts'
 import type { Reader } from '../kernel/Reader.ts'
 import type { ActivityContext, PrepareContext } from '../kernel/registry.ts'
 import { recordSend } from './ethSend.ts'
@@ -66,11 +66,10 @@ export function parseSolSend(r: Reader): SolSend {
   })
   const recentBlockhash = r.optString('recentBlockhash', { max: 44 })
   if (recentBlockhash !== undefined && !isAddress(recentBlockhash))
-    throw new ApiError(
-      'FIELD_INVALID',
-      'parameters.recentBlockhash must be a base58 32-byte blockhash',
-      'parameters.recentBlockhash',
-    )
+    throw new FieldError({
+      field: 'parameters.recentBlockhash',
+      reason: 'must be a base58 32-byte blockhash',
+    })
   return {
     unsignedTransaction: unsignedTransaction.replace(/^0x/, '').toLowerCase(),
     signWiths,
@@ -94,7 +93,7 @@ export interface SolSendPrepared {
 }
 
 const invalid = (message: string, field = 'parameters.unsignedTransaction') =>
-  new ApiError('FIELD_INVALID', message, field)
+  new FieldError({ field, message })
 
 function decode(hex: string): { transaction: Transaction; message: Message } {
   try {
@@ -153,19 +152,18 @@ export async function prepareSolSend(ctx: PrepareContext, p: SolSend): Promise<S
   const { transaction, message: given } = decode(p.unsignedTransaction)
   const sponsor = p.sponsor ? findSponsor(ctx.runtime, ctx.organization, 'solana') : undefined
   if (p.sponsor && !sponsor)
-    throw new ApiError(
-      'SPONSORSHIP_NOT_CONFIGURED',
-      `no Solana sponsor account serves organization ${ctx.organization.id}`,
-      'parameters.sponsor',
-    )
+    throw new NotConfiguredError({
+      code: 'SPONSORSHIP_NOT_CONFIGURED',
+      field: 'parameters.sponsor',
+      message: `no Solana sponsor account serves organization ${ctx.organization.id}`,
+    })
   try {
     const genesis = (await rpc('getGenesisHash', [])) as string
     if (`solana:${genesis.slice(0, 32)}` !== p.caip2.slice(0, 'solana:'.length + 32))
-      throw new ApiError(
-        'FIELD_INVALID',
-        `the node configured for ${p.caip2} serves solana:${genesis.slice(0, 32)}`,
-        'parameters.caip2',
-      )
+      throw new FieldError({
+        field: 'parameters.caip2',
+        message: `the node configured for ${p.caip2} serves solana:${genesis.slice(0, 32)}`,
+      })
     const blockhash =
       p.recentBlockhash ??
       (sponsor
@@ -249,12 +247,12 @@ async function simulateSponsored(rpc: SendRpc, messageBytes: Uint8Array, signers
     : []
   const transactionErrorJson = redactNodeMessage(JSON.stringify(err))
   const solana = { source: 'simulation', transactionErrorJson, logs }
-  throw new ApiError(
-    'TRANSACTION_REVERTED',
-    `the sponsored transaction would fail (${transactionErrorJson}); nothing was signed`,
-    'parameters.unsignedTransaction',
-    { error: { message: `simulation failed: ${transactionErrorJson}`, solana } },
-  )
+  throw new ConflictError({
+    code: 'TRANSACTION_REVERTED',
+    field: 'parameters.unsignedTransaction',
+    message: `the sponsored transaction would fail (${transactionErrorJson}); nothing was signed`,
+    extra: { error: { message: `simulation failed: ${transactionErrorJson}`, solana } },
+  })
 }
 
 /**
@@ -271,19 +269,22 @@ export async function runSolSend(
       const field = `parameters.signWiths[${index}]`
       const account = await findSigner(ctx.tx, ctx.organization.id, signWith, field)
       if (account.curve !== 'CURVE_ED25519')
-        throw new ApiError('FIELD_INVALID', `${signWith} is not a Solana account`, field)
+        throw new FieldError({ field, message: `${signWith} is not a Solana account` })
       if (!prepared.signers.includes(account.address))
-        throw new ApiError(
-          'FIELD_INVALID',
-          `${account.address} is not a required signer of this transaction`,
+        throw new FieldError({
           field,
-        )
+          message: `${account.address} is not a required signer of this transaction`,
+        })
       return account
     }),
   )
   const sponsor = prepared.sponsorId ? await ctx.tx.get('sponsors', prepared.sponsorId) : undefined
   if (prepared.sponsorId && !sponsor)
-    throw new ApiError('SPONSORSHIP_NOT_CONFIGURED', 'the sponsor account is gone', 'parameters.sponsor')
+    throw new NotConfiguredError({
+      code: 'SPONSORSHIP_NOT_CONFIGURED',
+      field: 'parameters.sponsor',
+      message: 'the sponsor account is gone',
+    })
   const id = ctx.newId()
   if (sponsor)
     await checkGasCaps(ctx, { gas: BigInt(prepared.fee ?? '0'), sendTransactionId: id, unit: 'lamports' })

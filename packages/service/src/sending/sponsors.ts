@@ -3,6 +3,7 @@ import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
 import { getAddressDecoder } from '@solana/addresses'
 import { addr } from 'micro-eth-signer'
+import { ServiceError } from '../kernel/base/errors.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { OrganizationRow, SponsorRow } from '../kernel/store/model.ts'
 import type { SponsorshipOptions } from './SendingOptions.ts'
@@ -83,7 +84,7 @@ export async function ensureSponsors(runtime: Runtime, options: SponsorshipOptio
 }
 
 /** The configured sponsor key is not the one the database sealed on an earlier start. */
-export class SponsorKeyMismatchError extends Error {
+export class SponsorKeyMismatchError extends ServiceError {
   override name = 'SponsorKeyMismatchError'
   constructor(owner: string, family: SponsorFamily, sealed: string, given: string) {
     super(

@@ -1,10 +1,11 @@
 import { get } from 'node:http'
 import { describe, expect, it } from 'vitest'
 import { createService } from '../assembly/createService.ts'
+import { ServiceError } from '../kernel/base/errors.ts'
 import { setUnexpectedErrorLogger } from '../kernel/base/ServiceLogger.ts'
 import type { ServicePlugin } from '../kernel/registry.ts'
 import { createMetrics } from '../observability/metrics.ts'
-import { runServer } from './runServer.ts'
+import { ListenError, runServer } from './runServer.ts'
 
 /** A GET on a connection of its own (no keep-alive pool): resolves with the status. */
 function knock(url: string): Promise<number> {
@@ -191,5 +192,39 @@ describe('unexpected errors', () => {
     const line = lines.find((entry) => entry.message === 'unexpected error')
     expect(line?.fields).toMatchObject({ where: 'request', err: { type: 'TypeError', message: 'a bug' } })
     expect(line?.fields.err?.stack).toContain('TypeError: a bug')
+  })
+
+  it('a port that is taken refuses the start with a ListenError naming host, port, flag and code', async () => {
+    const service = await createService()
+    const first = await runServer(service, {
+      port: 0,
+      host: '127.0.0.1',
+      drainGraceSeconds: 0,
+      handleSignals: false,
+    })
+    const port = Number(new URL(first.url).port)
+    try {
+      const refused = await runServer(service, {
+        port,
+        host: '127.0.0.1',
+        drainGraceSeconds: 0,
+        handleSignals: false,
+      }).then(
+        () => undefined,
+        (error: unknown) => error,
+      )
+      expect(refused).toBeInstanceOf(ListenError)
+      expect(refused).toBeInstanceOf(ServiceError)
+      expect(refused).toMatchObject({
+        name: 'ListenError',
+        host: '127.0.0.1',
+        port,
+        flag: '--port',
+        code: 'EADDRINUSE',
+      })
+      expect((refused as ListenError).cause).toBeInstanceOf(Error)
+    } finally {
+      await first.stop()
+    }
   })
 })

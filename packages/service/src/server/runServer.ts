@@ -5,7 +5,7 @@ import type { AddressInfo, Socket } from 'node:net'
 import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
 import type { Service } from '../assembly/createService.ts'
-import { ApiError } from '../kernel/base/errors.ts'
+import { ServiceError, UnavailableError } from '../kernel/base/errors.ts'
 import { reportUnexpected, setUnexpectedErrorLogger } from '../kernel/base/ServiceLogger.ts'
 import type { Logger } from '../observability/logger.ts'
 import type { Metrics } from '../observability/metrics.ts'
@@ -298,10 +298,10 @@ export async function runServer(service: Service, options: RunServerOptions): Pr
  * client sends it again elsewhere; nothing was done.
  */
 function drainingResponse(): Response {
-  const error = new ApiError(
-    'STORAGE_UNAVAILABLE',
-    'the service is shutting down; nothing was done: send the request again',
-  )
+  const error = new UnavailableError({
+    code: 'STORAGE_UNAVAILABLE',
+    message: 'the service is shutting down; nothing was done: send the request again',
+  })
   return new Response(JSON.stringify(error.toBody()), {
     status: 503,
     headers: { 'Content-Type': 'application/json', Connection: 'close', 'Retry-After': '1' },
@@ -324,7 +324,8 @@ function adminApp(service: Service, metrics: Metrics | undefined): Hono {
 }
 
 /** A listener could not open (the port is taken, the host is not this machine's). */
-export class ListenError extends Error {
+export type ListenErrorType = ListenError & { name: 'ListenError' }
+export class ListenError extends ServiceError {
   override name = 'ListenError'
   readonly host: string
   readonly port: number

@@ -5,7 +5,7 @@ import {
   QUERIES,
   type QueryPath,
 } from '@latchkey/protocol'
-import { ApiError } from '../kernel/base/errors.ts'
+import { PermissionError } from '../kernel/base/errors.ts'
 import type { ServicePlugin } from '../kernel/registry.ts'
 import { initOtp } from './activities/initOtp.ts'
 import { oauth2Authenticate } from './activities/oauth2Authenticate.ts'
@@ -75,10 +75,9 @@ export const signInWing = (options: SignInWingConfig = {}): ServicePlugin<SignIn
       caller.credential.id.startsWith(ATTESTED_CREDENTIAL_PREFIX) &&
       !(kind === 'activity' && path === 'stamp_login')
     )
-      throw new ApiError(
-        'PERMISSION_DENIED',
-        `an ${ATTESTED_STAMP_HEADER} stamp only logs in (stamp_login), not ${path}`,
-      )
+      throw new PermissionError({
+        message: `an ${ATTESTED_STAMP_HEADER} stamp only logs in (stamp_login), not ${path}`,
+      })
     // Only proxy users are confined here; everyone else passes.
     const config = (await reads.findBy('proxyConfigs', 'organizationId', caller.organizationId))[0]
     if (!config || config.proxyUserId !== caller.userId) return
@@ -87,9 +86,8 @@ export const signInWing = (options: SignInWingConfig = {}): ServicePlugin<SignIn
         ? ACTIVITIES[path as ActivityPath]?.proxyUser
         : QUERIES[path as QueryPath]?.proxyUser
     if (!allowed)
-      throw new ApiError(
-        'PERMISSION_DENIED',
-        `the auth proxy's key may not ${kind === 'activity' ? 'submit' : 'query'} ${path} (organization ${organization.id})`,
-      )
+      throw new PermissionError({
+        message: `the auth proxy's key may not ${kind === 'activity' ? 'submit' : 'query'} ${path} (organization ${organization.id})`,
+      })
   },
 })

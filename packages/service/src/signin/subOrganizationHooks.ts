@@ -6,7 +6,7 @@ import {
   withContact,
 } from '../domain/verifiedContact.ts'
 import { mapInOrder } from '../kernel/base/async.ts'
-import { ApiError } from '../kernel/base/errors.ts'
+import { ConflictError, CredentialError } from '../kernel/base/errors.ts'
 import { Reader } from '../kernel/Reader.ts'
 import type { ServicePlugin, SubOrganizationHookContext, VerificationTokenProof } from '../kernel/registry.ts'
 import type { UserRow } from '../kernel/store/model.ts'
@@ -53,11 +53,10 @@ export const subOrganizationHooks: NonNullable<ServicePlugin['subOrganization']>
         )
       ).some(Boolean)
       if (taken)
-        throw new ApiError(
-          'ALREADY_EXISTS',
-          'this OAuth account is already linked to an account of this organization; log in instead',
-          `${itemField}.${named ? 'oidcClaims' : 'oidcToken'}`,
-        )
+        throw new ConflictError({
+          field: `${itemField}.${named ? 'oidcClaims' : 'oidcToken'}`,
+          message: 'this OAuth account is already linked to an account of this organization; log in instead',
+        })
       await ctx.tx.put('oauthProviders', {
         id: ctx.newId(),
         organizationId: user.organizationId,
@@ -98,20 +97,19 @@ export const subOrganizationHooks: NonNullable<ServicePlugin['subOrganization']>
     const contactOf = (user: UserRow) => (email ? user.userEmail?.trim().toLowerCase() : user.userPhoneNumber)
     const holders = rootUsers.filter((user) => contactOf(user) === claims.contact)
     if (holders.length === 0)
-      throw new ApiError(
-        'VERIFICATION_TOKEN_INVALID',
-        `the verification token proves ${email ? 'an e-mail address' : 'a phone number'} that no root user has`,
+      throw new CredentialError({
+        code: 'VERIFICATION_TOKEN_INVALID',
         field,
-      )
+        message: `the verification token proves ${email ? 'an e-mail address' : 'a phone number'} that no root user has`,
+      })
     if (!(await boundKeyProven(ctx, { token, claims, holders, proof }))) return false
     // One account per proven contact among the parent's sub-organizations, checked inside the
     // transaction (transactions run one at a time), so a race of sign-ups cannot create two.
     if (await verifiedElsewhere(ctx, kind, claims.contact))
-      throw new ApiError(
-        'ALREADY_EXISTS',
-        `an account with this ${email ? 'e-mail address' : 'phone number'} exists; log in instead`,
+      throw new ConflictError({
         field,
-      )
+        message: `an account with this ${email ? 'e-mail address' : 'phone number'} exists; log in instead`,
+      })
     await spendOnce(ctx, 'verification-token-signup', claims.id, {
       errorCode: 'ALREADY_EXISTS',
       message: 'this verification token was already used to sign up; log in instead',
@@ -177,20 +175,21 @@ async function boundKeyProven(
       for (const user of holders)
         for (const key of await ctx.tx.findBy('apiKeys', 'userId', user.id)) keys.push(key.publicKey)
       if (signed.join() !== keys.sort().join())
-        throw new ApiError(
-          'CLIENT_SIGNATURE_INVALID',
-          `${field}.message does not list this sign-up's apiKeys: the key given at otp_verify did not consent to them`,
-          `${field}.message`,
-        )
+        throw new CredentialError({
+          code: 'CLIENT_SIGNATURE_INVALID',
+          field: `${field}.message`,
+          reason: "does not list this sign-up's apiKeys: the key given at otp_verify did not consent to them",
+        })
     }
     return true
   }
   const config = (await ctx.tx.findBy('proxyConfigs', 'organizationId', ctx.organization.id))[0]
   if (config?.proxyUserId !== undefined && config.proxyUserId === ctx.caller.userId) return true
   if (proof.otherwise === 'unverified') return false
-  throw new ApiError(
-    'CLIENT_SIGNATURE_INVALID',
-    `${field} is required: the verification token is bound to a key that did not stamp this request; stamp it with that key or send its clientSignature`,
+  throw new CredentialError({
+    code: 'CLIENT_SIGNATURE_INVALID',
     field,
-  )
+    reason:
+      'is required: the verification token is bound to a key that did not stamp this request; stamp it with that key or send its clientSignature',
+  })
 }

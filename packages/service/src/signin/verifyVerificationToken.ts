@@ -1,6 +1,6 @@
 import type { VerificationTokenClaims } from '@latchkey/protocol'
 import { hexToBytes } from '@noble/hashes/utils.js'
-import { ApiError } from '../kernel/base/errors.ts'
+import { CredentialError } from '../kernel/base/errors.ts'
 import { CryptoInputError, verifyJwt } from '../kernel/crypto/index.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { OrganizationRow } from '../kernel/store/model.ts'
@@ -19,7 +19,11 @@ export async function verifyVerificationToken(
   organization: Pick<OrganizationRow, 'id' | 'parentOrganizationId'>,
 ): Promise<VerificationTokenClaims> {
   if (typeof token !== 'string')
-    throw new ApiError('VERIFICATION_TOKEN_INVALID', `${field} must be a verification token`, field)
+    throw new CredentialError({
+      code: 'VERIFICATION_TOKEN_INVALID',
+      field,
+      reason: 'must be a verification token',
+    })
   let claims: Partial<VerificationTokenClaims>
   try {
     claims = verifyJwt(
@@ -30,11 +34,13 @@ export async function verifyVerificationToken(
   } catch (error) {
     if (!(error instanceof CryptoInputError)) throw error
     const expired = /expired/.test(error.message)
-    throw new ApiError(
-      'VERIFICATION_TOKEN_INVALID',
-      expired ? `${field} has expired; verify a new code` : `${field} is not a valid verification token`,
+    throw new CredentialError({
+      code: 'VERIFICATION_TOKEN_INVALID',
       field,
-    )
+      message: expired
+        ? `${field} has expired; verify a new code`
+        : `${field} is not a valid verification token`,
+    })
   }
   if (
     typeof claims.id !== 'string' ||
@@ -42,16 +48,20 @@ export async function verifyVerificationToken(
     typeof claims.exp !== 'number' ||
     (claims.verification_type !== 'OTP_TYPE_EMAIL' && claims.verification_type !== 'OTP_TYPE_SMS')
   )
-    throw new ApiError('VERIFICATION_TOKEN_INVALID', `${field} is not a verification token`, field)
+    throw new CredentialError({
+      code: 'VERIFICATION_TOKEN_INVALID',
+      field,
+      reason: 'is not a verification token',
+    })
   const minted = claims.organization_id
   if (
     typeof minted !== 'string' ||
     (minted !== organization.id && minted !== organization.parentOrganizationId)
   )
-    throw new ApiError(
-      'VERIFICATION_TOKEN_INVALID',
-      `${field} was issued for another organization; verify a code here`,
+    throw new CredentialError({
+      code: 'VERIFICATION_TOKEN_INVALID',
       field,
-    )
+      reason: 'was issued for another organization; verify a code here',
+    })
   return claims as VerificationTokenClaims
 }

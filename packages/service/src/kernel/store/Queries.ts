@@ -1,5 +1,5 @@
 import { CompiledQuery, type Kysely, type QueryResult, sql } from 'kysely'
-import { ApiError } from '../base/errors.ts'
+import { FieldError } from '../base/errors.ts'
 import type { StoreBackend } from './backends/StoreBackend.ts'
 import type { Database } from './Database.ts'
 import { classify, corruptRow } from './databaseErrors.ts'
@@ -340,10 +340,9 @@ export class Queries {
     ]
     values.forEach((value, i) => {
       if (i !== 1 && value !== null && unstorable(value))
-        throw new ApiError(
-          'FIELD_INVALID',
-          `${i === 0 ? 'an id' : `a ${fields[i - 2]}`} cannot hold the character U+0000`,
-        )
+        throw new FieldError({
+          message: `${i === 0 ? 'an id' : `a ${fields[i - 2]}`} cannot hold the character U+0000`,
+        })
     })
     return { table, values }
   }

@@ -1,5 +1,5 @@
 import { CompiledQuery, type DatabaseConnection, type Kysely } from 'kysely'
-import { ApiError } from '../base/errors.ts'
+import { ApiError, ConflictError } from '../base/errors.ts'
 import { type EventSink, silentSink } from '../base/events.ts'
 import type { BucketCharge, BucketState, StoreBackend } from './backends/StoreBackend.ts'
 import { Coalescer } from './Coalescer.ts'
@@ -334,7 +334,7 @@ export class Store implements Reads {
           this.events.emit('store.unavailable', {})
         if (kind === 'retry') throw unavailable(error)
         if (kind === 'unique')
-          throw new ApiError('ALREADY_EXISTS', 'a concurrent request created the same record')
+          throw new ConflictError({ message: 'a concurrent request created the same record' })
         throw error
       }
     }

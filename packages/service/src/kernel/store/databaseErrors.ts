@@ -1,4 +1,4 @@
-import { ApiError } from '../base/errors.ts'
+import { ApiError, UnavailableError } from '../base/errors.ts'
 import type { ErrorKind, StoreBackend } from './backends/StoreBackend.ts'
 
 /**
@@ -24,12 +24,11 @@ export const isDatabaseError = (error: unknown): boolean =>
 
 /** The answer to a request the database could not take (503), whatever the cause. */
 export const unavailable = (_cause: unknown) =>
-  new ApiError(
-    'STORAGE_UNAVAILABLE',
-    'the database cannot take this request right now (nothing was changed); try again shortly',
-    undefined,
-    { retryAfterSeconds: 1 },
-  )
+  new UnavailableError({
+    code: 'STORAGE_UNAVAILABLE',
+    message: 'the database cannot take this request right now (nothing was changed); try again shortly',
+    extra: { retryAfterSeconds: 1 },
+  })
 
 /**
  * A stored row whose JSON document does not parse: the database is damaged, not the request. It is
@@ -39,8 +38,8 @@ export const unavailable = (_cause: unknown) =>
 export function corruptRow(table: string, id: string): ApiError {
   const row = `${table} row ${id.slice(0, 200)}`
   console.error(`stored ${row} is damaged: its JSON document does not parse`)
-  return new ApiError(
-    'STORAGE_UNAVAILABLE',
-    `the stored ${row} is damaged (its document does not parse); restore the database from a backup`,
-  )
+  return new UnavailableError({
+    code: 'STORAGE_UNAVAILABLE',
+    message: `the stored ${row} is damaged (its document does not parse); restore the database from a backup`,
+  })
 }

@@ -1,4 +1,5 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely'
+import { ServiceError } from '../base/errors.ts'
 import type { StoreBackend } from './backends/StoreBackend.ts'
 import { classify, unavailable } from './databaseErrors.ts'
 
@@ -174,7 +175,7 @@ export async function recordedMigrations(db: Kysely<unknown>): Promise<string[]>
 }
 
 /** The database was migrated by a newer version of the service: this one does not serve it. */
-export class DatabaseAheadError extends Error {
+export class DatabaseAheadError extends ServiceError {
   override name = 'DatabaseAheadError'
   constructor(
     readonly database: string,
@@ -188,7 +189,7 @@ export class DatabaseAheadError extends Error {
 }
 
 /** The database is behind this version and migrations were not to run (`migrate: false`). */
-export class MigrationsPendingError extends Error {
+export class MigrationsPendingError extends ServiceError {
   override name = 'MigrationsPendingError'
   constructor(
     readonly database: string,

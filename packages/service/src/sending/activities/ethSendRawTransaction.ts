@@ -1,6 +1,6 @@
 import { Transaction } from 'micro-eth-signer'
 import { withField } from '../../domain/params.ts'
-import { ApiError } from '../../kernel/base/errors.ts'
+import { FieldError } from '../../kernel/base/errors.ts'
 import { decodeSignedTransaction } from '../../kernel/crypto/index.ts'
 import { defineActivity } from '../../kernel/registry.ts'
 import { recordSend } from '../ethSend.ts'
@@ -31,22 +31,22 @@ export const ethSendRawTransaction = defineActivity('eth_send_raw_transaction', 
   // The node's reads (each bounded by the RPC timeout) hold no database transaction.
   prepare: async (ctx, p): Promise<Prepared> => {
     if (!p.caip2.startsWith('eip155:'))
-      throw new ApiError('FIELD_INVALID', 'caip2 must be an eip155 chain', 'parameters.caip2')
+      throw new FieldError({ field: 'parameters.caip2', message: 'caip2 must be an eip155 chain' })
     const decoded = withField('parameters', () => decodeSignedTransaction(p.signedTransaction))
     const chainId = p.caip2.slice('eip155:'.length)
     if (decoded.chainId !== undefined && decoded.chainId.toString() !== chainId)
-      throw new ApiError(
-        'TRANSACTION_INVALID',
-        `transaction is for chain ${decoded.chainId}, not ${p.caip2}`,
-        'parameters.signedTransaction',
-      )
+      throw new FieldError({
+        code: 'TRANSACTION_INVALID',
+        field: 'parameters.signedTransaction',
+        message: `transaction is for chain ${decoded.chainId}, not ${p.caip2}`,
+      })
     const rpc = rpcFor(ctx.runtime, p.caip2)
     const refused = (reason: string) =>
-      new ApiError(
-        'TRANSACTION_INVALID',
-        `the ${p.caip2} node refused the transaction: ${reason}`,
-        'parameters.signedTransaction',
-      )
+      new FieldError({
+        code: 'TRANSACTION_INVALID',
+        field: 'parameters.signedTransaction',
+        message: `the ${p.caip2} node refused the transaction: ${reason}`,
+      })
     try {
       const [balance, mined] = await Promise.all([
         rpc('eth_getBalance', [decoded.from, 'pending']) as Promise<string>,

@@ -1,7 +1,7 @@
 import { OTP_TYPES } from '@latchkey/protocol'
 import { refuseFields } from '../../domain/params.ts'
 import { contactKindOf, holdsVerifiedContact } from '../../domain/verifiedContact.ts'
-import { ApiError } from '../../kernel/base/errors.ts'
+import { ApiError, PermissionError } from '../../kernel/base/errors.ts'
 import { defineActivity } from '../../kernel/registry.ts'
 import { normalizeContact } from '../otp/normalizeContact.ts'
 import { createOtpEncryptionTarget } from '../otp/otpEncryptionTarget.ts'
@@ -82,15 +82,14 @@ export const initOtp = defineActivity('init_otp', {
         const users = await reads.findBy('users', 'organizationId', org.id)
         const kind = contactKindOf(p.otpType)
         if (!users.some((user) => holdsVerifiedContact(user, kind, p.contact)))
-          throw new ApiError(
-            'PERMISSION_DENIED',
-            users.some(
+          throw new PermissionError({
+            field: 'contact',
+            message: users.some(
               (user) => (email ? user.userEmail?.trim().toLowerCase() : user.userPhoneNumber) === p.contact,
             )
               ? `this ${email ? 'e-mail address' : 'phone number'} is not verified: a sub-organization may send codes only to its users' verified contacts (set with a verification token, or by the parent organization)`
               : `a sub-organization may send codes only to its own users' ${email ? 'e-mail addresses' : 'phone numbers'}`,
-            'contact',
-          )
+          })
       }
       const config = await proxyConfigFor(reads, org.id)
       const settings = config?.settings

@@ -1,4 +1,4 @@
-import { ApiError } from '../../kernel/base/errors.ts'
+import { CredentialError, NotFoundError } from '../../kernel/base/errors.ts'
 import { defineActivity } from '../../kernel/registry.ts'
 import { oidcNonce } from '../oauth/oidcNonce.ts'
 import { signInState } from '../signInState.ts'
@@ -16,21 +16,21 @@ export const oauthLogin = defineActivity('oauth_login', {
   run: async (ctx, p) => {
     const claims = signInState(ctx.runtime).oidc.verify(p.oidcToken, 'parameters.oidcToken')
     if (claims.nonce !== oidcNonce(p.publicKey))
-      throw new ApiError(
-        'NONCE_MISMATCH',
-        "the token's nonce is not the SHA-256 of publicKey: it was issued for another key",
-        'parameters.publicKey',
-      )
+      throw new CredentialError({
+        code: 'NONCE_MISMATCH',
+        field: 'parameters.publicKey',
+        message: "the token's nonce is not the SHA-256 of publicKey: it was issued for another key",
+      })
     const link = (await ctx.tx.findBy('oauthProviders', 'subject', claims.sub)).find(
       (row) => row.organizationId === ctx.organization.id && row.issuer === claims.iss,
     )
     const user = link ? await ctx.tx.get('users', link.userId) : undefined
     if (!user)
-      throw new ApiError(
-        'ACCOUNT_NOT_FOUND',
-        `no user of organization ${ctx.organization.id} is linked to this OAuth account; sign up first`,
-        'parameters.oidcToken',
-      )
+      throw new NotFoundError({
+        code: 'ACCOUNT_NOT_FOUND',
+        field: 'parameters.oidcToken',
+        message: `no user of organization ${ctx.organization.id} is linked to this OAuth account; sign up first`,
+      })
     return issueLoginSession(ctx, {
       user,
       parameters: p,

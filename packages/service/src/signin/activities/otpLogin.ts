@@ -1,5 +1,5 @@
 import { contactKindOf, holdsVerifiedContact } from '../../domain/verifiedContact.ts'
-import { ApiError } from '../../kernel/base/errors.ts'
+import { FieldError, NotFoundError, PermissionError } from '../../kernel/base/errors.ts'
 import { defineActivity } from '../../kernel/registry.ts'
 import { checkLoginSignature, readClientSignature } from '../clientSignature/checkClientSignature.ts'
 import { verifyVerificationToken } from '../verifyVerificationToken.ts'
@@ -21,11 +21,11 @@ export const otpLogin = defineActivity('otp_login', {
       if (type === 'ACTIVITY_TYPE_OTP_LOGIN_V2') {
         const signature = r.value.clientSignature
         if (typeof signature !== 'object' || signature === null || Array.isArray(signature))
-          throw new ApiError(
-            signature === undefined ? 'FIELD_REQUIRED' : 'FIELD_INVALID',
-            `${r.field('clientSignature')} must be { message, publicKey, scheme, signature } in ${type}`,
-            r.field('clientSignature'),
-          )
+          throw new FieldError({
+            code: signature === undefined ? 'FIELD_REQUIRED' : 'FIELD_INVALID',
+            field: r.field('clientSignature'),
+            reason: `must be { message, publicKey, scheme, signature } in ${type}`,
+          })
       }
       const clientSignature = readClientSignature(r)
       return {
@@ -53,21 +53,20 @@ export const otpLogin = defineActivity('otp_login', {
     const org = ctx.organization
     const email = claims.verification_type === 'OTP_TYPE_EMAIL'
     if (email ? org.disableOtpEmailAuth || org.disableEmailAuth : org.disableSmsAuth)
-      throw new ApiError(
-        'PERMISSION_DENIED',
-        `${email ? 'e-mail' : 'SMS'} OTP sign-in is disabled for organization ${org.id}`,
-        'parameters.verificationToken',
-      )
+      throw new PermissionError({
+        field: 'parameters.verificationToken',
+        message: `${email ? 'e-mail' : 'SMS'} OTP sign-in is disabled for organization ${org.id}`,
+      })
     // Only a verified contact routes a login: an unproven one may be anybody's address.
     const user = (await ctx.tx.findBy('users', 'organizationId', org.id)).find((u) =>
       holdsVerifiedContact(u, contactKindOf(claims.verification_type), claims.contact),
     )
     if (!user)
-      throw new ApiError(
-        'USER_NOT_FOUND',
-        `no user with this ${email ? 'e-mail address' : 'phone number'} in organization ${org.id}`,
-        'parameters.verificationToken',
-      )
+      throw new NotFoundError({
+        code: 'USER_NOT_FOUND',
+        field: 'parameters.verificationToken',
+        message: `no user with this ${email ? 'e-mail address' : 'phone number'} in organization ${org.id}`,
+      })
     return issueLoginSession(ctx, {
       user,
       parameters: p,

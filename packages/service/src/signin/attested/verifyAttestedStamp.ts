@@ -2,7 +2,12 @@ import { ATTESTED_STAMP_HEADER, ATTESTED_STAMP_SCHEMES, type AttestedStampScheme
 import { base64urlnopad } from '@scure/base'
 import { contactKindOf, holdsVerifiedContact } from '../../domain/verifiedContact.ts'
 import { mapInOrder } from '../../kernel/base/async.ts'
-import { ApiError } from '../../kernel/base/errors.ts'
+import {
+  AuthenticationError,
+  CredentialError,
+  NotFoundError,
+  PermissionError,
+} from '../../kernel/base/errors.ts'
 import { verifyApiKeyStamp } from '../../kernel/crypto/index.ts'
 import type { Runtime } from '../../kernel/Runtime.ts'
 import type { Caller } from '../../kernel/registry.ts'
@@ -22,7 +27,10 @@ interface AttestedStamp {
 }
 
 const malformed = (why: string) =>
-  new ApiError('STAMP_MALFORMED', `${ATTESTED_STAMP_HEADER} is malformed: ${why}`)
+  new AuthenticationError({
+    code: 'STAMP_MALFORMED',
+    message: `${ATTESTED_STAMP_HEADER} is malformed: ${why}`,
+  })
 
 function decode(header: string): AttestedStamp {
   let value: Partial<AttestedStamp>
@@ -66,16 +74,20 @@ export async function verifyAttestedStamp(
   } catch {
     valid = false
   }
-  if (!valid) throw new ApiError('STAMP_INVALID', 'stamp signature does not match the request body')
+  if (!valid)
+    throw new AuthenticationError({
+      code: 'STAMP_INVALID',
+      message: 'stamp signature does not match the request body',
+    })
   const organization = targetOrganizationId
     ? await runtime.store.get('organizations', targetOrganizationId)
     : undefined
   if (!organization)
-    throw new ApiError(
-      'ORGANIZATION_NOT_FOUND',
-      'organizationId must name the account to log in to',
-      'organizationId',
-    )
+    throw new NotFoundError({
+      code: 'ORGANIZATION_NOT_FOUND',
+      field: 'organizationId',
+      reason: 'must name the account to log in to',
+    })
   const field = `${ATTESTED_STAMP_HEADER}.publicKeyAttestation`
   // The published clients name the parent organization when they do not know the account's
   // sub-organization yet (loginWithOtp without organizationId): the account is then the one of
@@ -100,11 +112,11 @@ export async function verifyAttestedStamp(
   if (stamp.scheme === 'STAMP_ATTESTED_SCHEME_P256_VERIFICATION_TOKEN') {
     const claims = await verifyVerificationToken(runtime, stamp.publicKeyAttestation, field, organization)
     if (claims.public_key !== stamp.publicKey)
-      throw new ApiError(
-        'STAMP_INVALID',
-        'the verification token is not bound to the key that signed this request',
+      throw new AuthenticationError({
+        code: 'STAMP_INVALID',
         field,
-      )
+        message: 'the verification token is not bound to the key that signed this request',
+      })
     const email = claims.verification_type === 'OTP_TYPE_EMAIL'
     const user = (
       await mapInOrder(candidates, (org) => runtime.store.findBy('users', 'organizationId', org.id))
@@ -112,37 +124,36 @@ export async function verifyAttestedStamp(
       .flat()
       .find((u) => holdsVerifiedContact(u, contactKindOf(claims.verification_type), claims.contact))
     if (!user)
-      throw new ApiError(
-        'USER_NOT_FOUND',
-        `no user with this ${email ? 'e-mail address' : 'phone number'} in organization ${organization.id} or its sub-organizations`,
+      throw new NotFoundError({
+        code: 'USER_NOT_FOUND',
         field,
-      )
+        message: `no user with this ${email ? 'e-mail address' : 'phone number'} in organization ${organization.id} or its sub-organizations`,
+      })
     const home = (await runtime.store.get('organizations', user.organizationId))!
     if (email ? home.disableOtpEmailAuth || home.disableEmailAuth : home.disableSmsAuth)
-      throw new ApiError(
-        'PERMISSION_DENIED',
-        `${email ? 'e-mail' : 'SMS'} OTP sign-in is disabled for organization ${home.id}`,
+      throw new PermissionError({
         field,
-      )
+        message: `${email ? 'e-mail' : 'SMS'} OTP sign-in is disabled for organization ${home.id}`,
+      })
     return credential(`verification-token:${claims.id}`, user.id)
   }
 
   const claims = signInState(runtime).oidc.verify(stamp.publicKeyAttestation, field)
   if (claims.nonce !== oidcNonce(stamp.publicKey))
-    throw new ApiError(
-      'NONCE_MISMATCH',
-      "the OIDC token's nonce is not the SHA-256 of the key that signed this request",
+    throw new CredentialError({
+      code: 'NONCE_MISMATCH',
       field,
-    )
+      message: "the OIDC token's nonce is not the SHA-256 of the key that signed this request",
+    })
   const ids = new Set(candidates.map((org) => org.id))
   const link = (await runtime.store.findBy('oauthProviders', 'subject', claims.sub)).find(
     (row) => ids.has(row.organizationId) && row.issuer === claims.iss,
   )
   if (!link)
-    throw new ApiError(
-      'ACCOUNT_NOT_FOUND',
-      `no user of organization ${organization.id} is linked to this OAuth account; sign up first`,
+    throw new NotFoundError({
+      code: 'ACCOUNT_NOT_FOUND',
       field,
-    )
+      message: `no user of organization ${organization.id} is linked to this OAuth account; sign up first`,
+    })
   return credential(`oidc-token:${claims.jti}`, link.userId)
 }

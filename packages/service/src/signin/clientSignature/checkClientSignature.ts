@@ -3,7 +3,7 @@ import {
   type ClientSignature,
   type VerificationTokenClaims,
 } from '@latchkey/protocol'
-import { ApiError } from '../../kernel/base/errors.ts'
+import { CredentialError } from '../../kernel/base/errors.ts'
 import type { Reader } from '../../kernel/Reader.ts'
 import { verifyClientSignature } from '../otp/verifyClientSignature.ts'
 
@@ -25,7 +25,8 @@ export function readClientSignature(r: Reader, name = 'clientSignature'): Client
   }
 }
 
-const invalid = (message: string, field: string) => new ApiError('CLIENT_SIGNATURE_INVALID', message, field)
+const invalid = (message: string, field: string) =>
+  new CredentialError({ code: 'CLIENT_SIGNATURE_INVALID', field, message })
 
 /**
  * The bound key's signed consent: checks the object's key is the one bound at `otp_verify`,

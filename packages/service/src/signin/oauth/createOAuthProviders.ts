@@ -1,5 +1,5 @@
 import { OAUTH_METHODS, type OAuthMethod, type ProxySettings } from '@latchkey/protocol'
-import { ApiError } from '../../kernel/base/errors.ts'
+import { NotFoundError, ServiceError } from '../../kernel/base/errors.ts'
 import { appleClientSecret } from './appleClientSecret.ts'
 import { createProviderDocuments, type ProviderFetch } from './createProviderDocuments.ts'
 import type { ConfidentialClient, OAuthProviderEndpoints } from './exchangeAuthorizationCode.ts'
@@ -20,7 +20,7 @@ export interface OAuthProvidersOptions {
 export type ResolvedProvider = OAuthProviderEndpoints & { authorizationEndpoint?: string; dev: boolean }
 
 /** A configuration the service cannot start with (names the option). */
-export class OAuthConfigError extends Error {
+export class OAuthConfigError extends ServiceError {
   override name = 'OAuthConfigError'
 }
 
@@ -128,11 +128,11 @@ export function createOAuthProviders(options: OAuthProvidersOptions) {
       const config = configured[method]
       if (config) return configuredProvider(method, config)
       if (devIdentityProvider) return { ...devEndpoints(method), dev: true }
-      throw new ApiError(
-        'OAUTH_PROVIDER_NOT_FOUND',
-        `no OAuth provider is configured for ${method}`,
-        'provider',
-      )
+      throw new NotFoundError({
+        code: 'OAUTH_PROVIDER_NOT_FOUND',
+        field: 'provider',
+        message: `no OAuth provider is configured for ${method}`,
+      })
     },
   }
 }

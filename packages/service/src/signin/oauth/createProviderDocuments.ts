@@ -6,7 +6,7 @@ import {
   type JWTVerifyOptions,
   jwtVerify,
 } from 'jose'
-import { ApiError } from '../../kernel/base/errors.ts'
+import { CredentialError } from '../../kernel/base/errors.ts'
 
 /** Reaches a provider (discovery, JWKS, token endpoint). */
 export type ProviderFetch = (url: string, init: RequestInit) => Promise<Response> | Response
@@ -82,10 +82,10 @@ export function createProviderDocuments(options: ProviderDocumentsOptions) {
         signal: AbortSignal.timeout(timeoutMs),
       })
     } catch (error) {
-      throw new ApiError(
-        'OAUTH_EXCHANGE_FAILED',
-        `could not read the provider's ${what}: ${(error as Error).message}`,
-      )
+      throw new CredentialError({
+        code: 'OAUTH_EXCHANGE_FAILED',
+        message: `could not read the provider's ${what}: ${(error as Error).message}`,
+      })
     }
     let body: unknown
     try {
@@ -94,10 +94,10 @@ export function createProviderDocuments(options: ProviderDocumentsOptions) {
       body = undefined
     }
     if (!response.ok)
-      throw new ApiError(
-        'OAUTH_EXCHANGE_FAILED',
-        `could not read the provider's ${what}: HTTP ${response.status}`,
-      )
+      throw new CredentialError({
+        code: 'OAUTH_EXCHANGE_FAILED',
+        message: `could not read the provider's ${what}: HTTP ${response.status}`,
+      })
     const value = check(body)
     const fetchedAt = options.now()
     return { value, fetchedAt, expiresAt: fetchedAt + cacheLifetimeMs(response, cacheMs) }
@@ -131,23 +131,26 @@ export function createProviderDocuments(options: ProviderDocumentsOptions) {
   const checkDiscovery = (issuer: string) => (body: unknown) => {
     const doc = body as Partial<DiscoveryDocument> | undefined
     if (!doc || typeof doc.token_endpoint !== 'string' || typeof doc.jwks_uri !== 'string')
-      throw new ApiError(
-        'OAUTH_EXCHANGE_FAILED',
-        "the provider's discovery document lacks token_endpoint or jwks_uri",
-      )
+      throw new CredentialError({
+        code: 'OAUTH_EXCHANGE_FAILED',
+        message: "the provider's discovery document lacks token_endpoint or jwks_uri",
+      })
     // OpenID Connect Discovery §4.3: the document must name the issuer it was read for.
     if (doc.issuer !== issuer)
-      throw new ApiError(
-        'OAUTH_EXCHANGE_FAILED',
-        `the provider's discovery document names issuer ${JSON.stringify(doc.issuer)}, not ${issuer}`,
-      )
+      throw new CredentialError({
+        code: 'OAUTH_EXCHANGE_FAILED',
+        message: `the provider's discovery document names issuer ${JSON.stringify(doc.issuer)}, not ${issuer}`,
+      })
     return doc as DiscoveryDocument
   }
 
   const checkJwks = (body: unknown) => {
     const set = body as Partial<JSONWebKeySet> | undefined
     if (!set || !Array.isArray(set.keys))
-      throw new ApiError('OAUTH_EXCHANGE_FAILED', "the provider's JWKS has no keys array")
+      throw new CredentialError({
+        code: 'OAUTH_EXCHANGE_FAILED',
+        message: "the provider's JWKS has no keys array",
+      })
     return set as JSONWebKeySet
   }
 

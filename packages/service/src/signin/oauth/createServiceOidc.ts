@@ -1,4 +1,4 @@
-import { ApiError } from '../../kernel/base/errors.ts'
+import { CredentialError } from '../../kernel/base/errors.ts'
 import { CryptoInputError, signJwt, verifyJwt } from '../../kernel/crypto/index.ts'
 
 /** Claims of the OIDC token the service issues after an OAuth exchange. */
@@ -74,22 +74,26 @@ export function createServiceOidc(options: ServiceOidcOptions) {
   /** Verifies signature, issuer, expiry and the claims `oauth_login` needs; `OIDC_TOKEN_INVALID` otherwise. */
   function verify(token: unknown, field = 'oidcToken'): ServiceOidcClaims {
     if (typeof token !== 'string' || token.split('.').length !== 3)
-      throw new ApiError('OIDC_TOKEN_INVALID', `${field} is not a JWT`, field)
+      throw new CredentialError({ code: 'OIDC_TOKEN_INVALID', field, reason: 'is not a JWT' })
     let claims: Partial<ServiceOidcClaims>
     try {
       claims = verifyJwt<Partial<ServiceOidcClaims>>(token, options.publicKey, Math.floor(now() / 1000))
     } catch (error) {
       if (!(error instanceof CryptoInputError)) throw error
       const reason = /expired/.test(error.message) ? 'has expired' : `is not valid (${error.message})`
-      throw new ApiError('OIDC_TOKEN_INVALID', `${field} ${reason}`, field)
+      throw new CredentialError({ code: 'OIDC_TOKEN_INVALID', field, reason })
     }
     if (claims.iss !== options.issuer)
-      throw new ApiError('OIDC_TOKEN_INVALID', `${field} was not issued by this service`, field)
+      throw new CredentialError({
+        code: 'OIDC_TOKEN_INVALID',
+        field,
+        reason: 'was not issued by this service',
+      })
     for (const name of ['sub', 'aud', 'nonce', 'jti', 'provider'] as const)
       if (typeof claims[name] !== 'string' || claims[name] === '')
-        throw new ApiError('OIDC_TOKEN_INVALID', `${field} lacks the ${name} claim`, field)
+        throw new CredentialError({ code: 'OIDC_TOKEN_INVALID', field, reason: `lacks the ${name} claim` })
     if (typeof claims.exp !== 'number')
-      throw new ApiError('OIDC_TOKEN_INVALID', `${field} lacks the exp claim`, field)
+      throw new CredentialError({ code: 'OIDC_TOKEN_INVALID', field, reason: 'lacks the exp claim' })
     return claims as ServiceOidcClaims
   }
 

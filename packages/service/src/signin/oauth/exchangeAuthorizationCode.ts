@@ -1,6 +1,6 @@
 import { OAUTH2_PROVIDERS, type OAuth2AuthenticateParameters, type OAuth2Provider } from '@latchkey/protocol'
 import type { JWTPayload } from 'jose'
-import { ApiError } from '../../kernel/base/errors.ts'
+import { ApiError, CredentialError, FieldError } from '../../kernel/base/errors.ts'
 import {
   createProviderDocuments,
   type ProviderDocuments,
@@ -49,7 +49,11 @@ export type OAuth2AuthenticateParams = OAuth2AuthenticateParameters
 const requiredString = (params: Record<string, unknown>, field: string): string => {
   const value = params[field]
   if (typeof value !== 'string' || value === '')
-    throw new ApiError('FIELD_REQUIRED', `${field} is required and must be a non-empty string`, field)
+    throw new FieldError({
+      code: 'FIELD_REQUIRED',
+      field,
+      reason: 'is required and must be a non-empty string',
+    })
   return value
 }
 
@@ -57,17 +61,21 @@ const requiredString = (params: Record<string, unknown>, field: string): string 
 export function readOAuth2AuthenticateParams(params: Record<string, unknown>): OAuth2AuthenticateParams {
   const provider = requiredString(params, 'provider')
   if (!OAUTH2_PROVIDERS.includes(provider as OAuth2Provider))
-    throw new ApiError('ENUM_INVALID', `provider must be one of ${OAUTH2_PROVIDERS.join(', ')}`, 'provider')
+    throw new FieldError({
+      code: 'ENUM_INVALID',
+      field: 'provider',
+      reason: `must be one of ${OAUTH2_PROVIDERS.join(', ')}`,
+    })
   const codeVerifier = requiredString(params, 'codeVerifier')
   if (!CODE_VERIFIER.test(codeVerifier))
-    throw new ApiError(
-      'PKCE_INVALID',
-      'codeVerifier must be 43 to 128 unreserved characters (RFC 7636)',
-      'codeVerifier',
-    )
+    throw new CredentialError({
+      code: 'PKCE_INVALID',
+      field: 'codeVerifier',
+      reason: 'must be 43 to 128 unreserved characters (RFC 7636)',
+    })
   const nonce = requiredString(params, 'nonce')
   if (!/^[0-9a-f]{64}$/.test(nonce))
-    throw new ApiError('FIELD_INVALID', 'nonce must be the lowercase hex SHA-256 of the public key', 'nonce')
+    throw new FieldError({ field: 'nonce', reason: 'must be the lowercase hex SHA-256 of the public key' })
   return {
     provider: provider as OAuth2Provider,
     authCode: requiredString(params, 'authCode'),
@@ -105,17 +113,17 @@ export async function exchangeAuthorizationCode(
   const client = endpoints.client
   // Checked before the provider is called: the secret is never sent on behalf of another client.
   if (client && params.clientId !== client.clientId)
-    throw new ApiError(
-      'OAUTH_EXCHANGE_FAILED',
-      "clientId is not this service's client at the provider",
-      'clientId',
-    )
+    throw new CredentialError({
+      code: 'OAUTH_EXCHANGE_FAILED',
+      field: 'clientId',
+      reason: "is not this service's client at the provider",
+    })
   if (client && !client.redirectUris.includes(params.redirectUri))
-    throw new ApiError(
-      'OAUTH_EXCHANGE_FAILED',
-      'redirectUri is not one of the redirect URIs configured for this provider',
-      'redirectUri',
-    )
+    throw new CredentialError({
+      code: 'OAUTH_EXCHANGE_FAILED',
+      field: 'redirectUri',
+      reason: 'is not one of the redirect URIs configured for this provider',
+    })
   const form = new URLSearchParams({
     grant_type: 'authorization_code',
     code: params.authCode,
@@ -145,28 +153,28 @@ export async function exchangeAuthorizationCode(
       signal: AbortSignal.timeout(timeoutMs),
     })
   } catch (error) {
-    throw new ApiError(
-      'OAUTH_EXCHANGE_FAILED',
-      `the provider's token endpoint is unreachable: ${(error as Error).message}`,
-    )
+    throw new CredentialError({
+      code: 'OAUTH_EXCHANGE_FAILED',
+      message: `the provider's token endpoint is unreachable: ${(error as Error).message}`,
+    })
   }
   const body = await readJson(response)
   if (!response.ok) {
     const description = [body.error, body.error_description].filter((x) => typeof x === 'string').join(': ')
     // Providers report a wrong verifier as invalid_grant; name it so the client can tell.
     const pkce = /verifier|pkce|challenge/i.test(String(body.error_description ?? ''))
-    throw new ApiError(
-      pkce ? 'PKCE_INVALID' : 'OAUTH_EXCHANGE_FAILED',
-      `the provider refused the authorization code${description ? ` (${description})` : ''}`,
-      pkce ? 'codeVerifier' : 'authCode',
-      { providerError: typeof body.error === 'string' ? body.error : `HTTP ${response.status}` },
-    )
+    throw new CredentialError({
+      code: pkce ? 'PKCE_INVALID' : 'OAUTH_EXCHANGE_FAILED',
+      field: pkce ? 'codeVerifier' : 'authCode',
+      message: `the provider refused the authorization code${description ? ` (${description})` : ''}`,
+      extra: { providerError: typeof body.error === 'string' ? body.error : `HTTP ${response.status}` },
+    })
   }
   if (typeof body.id_token !== 'string')
-    throw new ApiError(
-      'OAUTH_EXCHANGE_FAILED',
-      'the provider answered without an id_token (is the openid scope requested?)',
-    )
+    throw new CredentialError({
+      code: 'OAUTH_EXCHANGE_FAILED',
+      message: 'the provider answered without an id_token (is the openid scope requested?)',
+    })
 
   let idClaims: JWTPayload
   try {
@@ -179,21 +187,25 @@ export async function exchangeAuthorizationCode(
     })
   } catch (error) {
     if (error instanceof ApiError) throw error
-    throw new ApiError(
-      'OIDC_TOKEN_INVALID',
-      `the provider's ID token is not valid: ${(error as Error).message}`,
-      'authCode',
-    )
+    throw new CredentialError({
+      code: 'OIDC_TOKEN_INVALID',
+      field: 'authCode',
+      message: `the provider's ID token is not valid: ${(error as Error).message}`,
+    })
   }
   // OpenID Connect Core §3.1.3.7: a token for several audiences must name this client as its party.
   if (Array.isArray(idClaims.aud) && idClaims.aud.length > 1 && idClaims.azp !== params.clientId)
-    throw new ApiError(
-      'OIDC_TOKEN_INVALID',
-      "the provider's ID token was issued to another party (azp)",
-      'authCode',
-    )
+    throw new CredentialError({
+      code: 'OIDC_TOKEN_INVALID',
+      field: 'authCode',
+      message: "the provider's ID token was issued to another party (azp)",
+    })
   if (idClaims.nonce !== params.nonce)
-    throw new ApiError('NONCE_MISMATCH', "the ID token's nonce does not match the request's nonce", 'nonce')
+    throw new CredentialError({
+      code: 'NONCE_MISMATCH',
+      field: 'nonce',
+      message: "the ID token's nonce does not match the request's nonce",
+    })
 
   const { token, claims } = ctx.serviceOidc.issue({
     sub: idClaims.sub!,

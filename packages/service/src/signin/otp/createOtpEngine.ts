@@ -3,7 +3,7 @@ import { p256 } from '@noble/curves/nist.js'
 import { hmac } from '@noble/hashes/hmac.js'
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
-import { ApiError } from '../../kernel/base/errors.ts'
+import { type ApiError, CredentialError, FieldError, LimitError } from '../../kernel/base/errors.ts'
 import { normalizeContact } from './normalizeContact.ts'
 import { CROCKFORD_ALPHABET, normalizeCode, randomCode, randomDigits } from './randomDigits.ts'
 import { DEFAULT_EMAIL_TEMPLATE, DEFAULT_SMS_TEMPLATE, renderTemplate } from './renderTemplate.ts'
@@ -265,8 +265,13 @@ export function createOtpEngine(options: OtpEngineOptions) {
     for (const { key, limit, message, field } of keys) {
       const retryAfterSeconds = await waitFor(tx, key, limit, at)
       if (retryAfterSeconds > 0)
-        throw new ApiError('OTP_RATE_LIMITED', message, field, {
-          retryAfterSeconds: Math.max(1, retryAfterSeconds),
+        throw new LimitError({
+          code: 'OTP_RATE_LIMITED',
+          field,
+          message,
+          extra: {
+            retryAfterSeconds: Math.max(1, retryAfterSeconds),
+          },
         })
     }
     for (const { key } of keys) await recordEvent(tx, key, at)
@@ -283,18 +288,18 @@ export function createOtpEngine(options: OtpEngineOptions) {
   async function init(input: OtpInitInput): Promise<{ otpId: string }> {
     const { otpType } = input
     if (otpType !== 'OTP_TYPE_EMAIL' && otpType !== 'OTP_TYPE_SMS')
-      throw new ApiError('ENUM_INVALID', 'otpType must be OTP_TYPE_EMAIL or OTP_TYPE_SMS', 'otpType')
+      throw new FieldError({
+        code: 'ENUM_INVALID',
+        field: 'otpType',
+        reason: 'must be OTP_TYPE_EMAIL or OTP_TYPE_SMS',
+      })
     const contact = normalizeContact(otpType, input.contact)
     const length = input.otpLength ?? 6
     if (!Number.isInteger(length) || length < 6 || length > 9)
-      throw new ApiError('FIELD_INVALID', 'otpLength must be an integer from 6 to 9', 'otpLength')
+      throw new FieldError({ field: 'otpLength', reason: 'must be an integer from 6 to 9' })
     const requested = input.expirationSeconds ?? defaultExpiration
     if (!Number.isInteger(requested) || requested < 30 || requested > 86_400)
-      throw new ApiError(
-        'FIELD_INVALID',
-        'expirationSeconds must be an integer from 30 to 86400',
-        'expirationSeconds',
-      )
+      throw new FieldError({ field: 'expirationSeconds', reason: 'must be an integer from 30 to 86400' })
     // The operator's setting caps the lifetime: a caller may shorten a code's life, never extend it.
     const lifetime = Math.min(requested, input.maxExpirationSeconds ?? defaultExpiration)
     const at = now()
@@ -370,18 +375,17 @@ export function createOtpEngine(options: OtpEngineOptions) {
     input: OtpVerifyInput,
   ): Promise<{ verificationToken: string; claims: VerificationTokenClaims }> {
     if (typeof input.otpCode !== 'string' || !/^[0-9A-Za-z]{6,9}$/.test(input.otpCode))
-      throw new ApiError(
-        'OTP_INVALID',
-        'otpCode must be the 6 to 9 digits (or letters and digits) that were sent',
-        'otpCode',
-      )
+      throw new CredentialError({
+        code: 'OTP_INVALID',
+        field: 'otpCode',
+        reason: 'must be the 6 to 9 digits (or letters and digits) that were sent',
+      })
     const otpCode = normalizeCode(input.otpCode)
     if (input.publicKey !== undefined && !isCompressedP256PublicKey(input.publicKey))
-      throw new ApiError(
-        'FIELD_INVALID',
-        'public_key must be a compressed P-256 public key in hex (66 chars)',
-        'public_key',
-      )
+      throw new FieldError({
+        field: 'public_key',
+        reason: 'must be a compressed P-256 public key in hex (66 chars)',
+      })
     const at = now()
     // One transaction reads the record, checks the budgets and records the attempt: concurrent
     // guesses (on any instance) are serialised by the database, and a wrong guess is counted even
@@ -391,21 +395,41 @@ export function createOtpEngine(options: OtpEngineOptions) {
         const record = await tx.get(input.otpId)
         // An OTP of another organization is as unknown as a made-up id.
         if (!record || record.organizationId !== input.organizationId)
-          return { error: new ApiError('OTP_INVALID', 'unknown otpId', 'otpId') }
+          return {
+            error: new CredentialError({ code: 'OTP_INVALID', field: 'otpId', message: 'unknown otpId' }),
+          }
         if (record.status === 'used')
           return {
-            error: new ApiError('OTP_INVALID', 'this code was already used; request a new one', 'otpId'),
+            error: new CredentialError({
+              code: 'OTP_INVALID',
+              field: 'otpId',
+              message: 'this code was already used; request a new one',
+            }),
           }
         if (record.status === 'locked')
           return {
-            error: new ApiError('OTP_ATTEMPTS_EXCEEDED', 'too many wrong codes; request a new one', 'otpId'),
+            error: new LimitError({
+              code: 'OTP_ATTEMPTS_EXCEEDED',
+              field: 'otpId',
+              message: 'too many wrong codes; request a new one',
+            }),
           }
         if (at >= record.expiresAtMs)
-          return { error: new ApiError('OTP_EXPIRED', 'this code has expired; request a new one', 'otpId') }
+          return {
+            error: new CredentialError({
+              code: 'OTP_EXPIRED',
+              field: 'otpId',
+              message: 'this code has expired; request a new one',
+            }),
+          }
         // A letter in a digits-only code is a typing mistake, not a guess: refused, not counted.
         if (record.alphabet !== 'alphanumeric' && !/^\d+$/.test(otpCode))
           return {
-            error: new ApiError('OTP_INVALID', 'otpCode must be the 6 to 9 digits that were sent', 'otpCode'),
+            error: new CredentialError({
+              code: 'OTP_INVALID',
+              field: 'otpCode',
+              reason: 'must be the 6 to 9 digits that were sent',
+            }),
           }
         // Wrong guesses are budgeted per contact too, across all its OTPs and organizations; codes
         // sent after a passed CAPTCHA have a budget of their own, which guesses at codes anyone
@@ -414,14 +438,14 @@ export function createOtpEngine(options: OtpEngineOptions) {
         const wait = await waitFor(tx, guessKey, guessLimits, at)
         if (wait > 0)
           return {
-            error: new ApiError(
-              'OTP_RATE_LIMITED',
-              'too many wrong codes for this contact; try again later',
-              'otpCode',
-              {
+            error: new LimitError({
+              code: 'OTP_RATE_LIMITED',
+              field: 'otpCode',
+              message: 'too many wrong codes for this contact; try again later',
+              extra: {
                 retryAfterSeconds: wait,
               },
-            ),
+            }),
           }
         if (typeof record.codeMac !== 'string' || !sameHex(macOf(record.otpId, otpCode), record.codeMac)) {
           const attempts = record.attempts + 1
@@ -430,9 +454,18 @@ export function createOtpEngine(options: OtpEngineOptions) {
           await tx.put({ ...record, attempts, status: locked ? 'locked' : 'pending' })
           return {
             error: locked
-              ? new ApiError('OTP_ATTEMPTS_EXCEEDED', 'too many wrong codes; request a new one', 'otpCode')
-              : new ApiError('OTP_INVALID', 'wrong code', 'otpCode', {
-                  attemptsRemaining: maxAttempts - attempts,
+              ? new LimitError({
+                  code: 'OTP_ATTEMPTS_EXCEEDED',
+                  field: 'otpCode',
+                  message: 'too many wrong codes; request a new one',
+                })
+              : new CredentialError({
+                  code: 'OTP_INVALID',
+                  field: 'otpCode',
+                  message: 'wrong code',
+                  extra: {
+                    attemptsRemaining: maxAttempts - attempts,
+                  },
                 }),
           }
         }

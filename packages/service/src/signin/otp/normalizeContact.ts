@@ -1,6 +1,6 @@
 import type { OtpType } from '@latchkey/protocol'
 import { parsePhoneNumberFromString } from 'libphonenumber-js/min'
-import { ApiError } from '../../kernel/base/errors.ts'
+import { FieldError } from '../../kernel/base/errors.ts'
 
 const E164 = /^\+[1-9]\d{6,14}$/
 // Deliberately simple: one @, no spaces, a dot in the domain. Deliverability is the outbox's
@@ -25,19 +25,19 @@ export function isEmailAddress(value: string): boolean {
  */
 export function normalizeContact(otpType: OtpType, contact: unknown, field = 'contact'): string {
   if (typeof contact !== 'string' || contact.trim() === '')
-    throw new ApiError('CONTACT_INVALID', `${field} must be a non-empty string`, field)
+    throw new FieldError({ code: 'CONTACT_INVALID', field, reason: 'must be a non-empty string' })
   const trimmed = contact.trim()
   if (otpType === 'OTP_TYPE_EMAIL') {
     const email = trimmed.toLowerCase()
     if (!isEmailAddress(email))
-      throw new ApiError('CONTACT_INVALID', `${field} is not a valid e-mail address`, field)
+      throw new FieldError({ code: 'CONTACT_INVALID', field, reason: 'is not a valid e-mail address' })
     return email
   }
   if (!isE164PhoneNumber(trimmed))
-    throw new ApiError(
-      'CONTACT_INVALID',
-      `${field} is not a valid phone number in E.164 form (e.g. +14155550123)`,
+    throw new FieldError({
+      code: 'CONTACT_INVALID',
       field,
-    )
+      reason: 'is not a valid phone number in E.164 form (e.g. +14155550123)',
+    })
   return trimmed
 }

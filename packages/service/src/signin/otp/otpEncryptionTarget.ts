@@ -1,5 +1,5 @@
 import { bytesToHex } from '@noble/hashes/utils.js'
-import { ApiError } from '../../kernel/base/errors.ts'
+import { CredentialError, FieldError } from '../../kernel/base/errors.ts'
 import {
   CryptoInputError,
   openImportCiphertext,
@@ -60,20 +60,27 @@ export async function openEncryptedOtp(
   const row = await runtime.store.get('pluginRows', rowId(otpId))
   const data = row?.data as { sealedTargetPrivateKey?: string; expiresAtMs?: number } | undefined
   if (!row || row.organizationId !== organizationId || !data?.sealedTargetPrivateKey)
-    throw new ApiError('OTP_INVALID', 'unknown otpId: start with otp_init_v2', 'otpId')
+    throw new CredentialError({
+      code: 'OTP_INVALID',
+      field: 'otpId',
+      message: 'unknown otpId: start with otp_init_v2',
+    })
   if ((data.expiresAtMs ?? 0) <= runtime.now())
-    throw new ApiError('OTP_EXPIRED', 'this code has expired; request a new one', 'otpId')
+    throw new CredentialError({
+      code: 'OTP_EXPIRED',
+      field: 'otpId',
+      message: 'this code has expired; request a new one',
+    })
   const targetPrivateKey = runtime.open(data.sealedTargetPrivateKey)
   let plaintext: Uint8Array
   try {
     plaintext = await openImportCiphertext({ encryptedBundle: encryptedOtpBundle, targetPrivateKey })
   } catch (error) {
     if (error instanceof CryptoInputError)
-      throw new ApiError(
-        'FIELD_INVALID',
-        error.message.replace('encryptedBundle', 'encryptedOtpBundle'),
-        'encryptedOtpBundle',
-      )
+      throw new FieldError({
+        field: 'encryptedOtpBundle',
+        message: error.message.replace('encryptedBundle', 'encryptedOtpBundle'),
+      })
     throw error
   } finally {
     targetPrivateKey.fill(0)
@@ -85,11 +92,10 @@ export async function openEncryptedOtp(
     parsed = {}
   }
   if (typeof parsed.otp_code !== 'string' || typeof parsed.public_key !== 'string')
-    throw new ApiError(
-      'FIELD_INVALID',
-      'encryptedOtpBundle must decrypt to {"otp_code":…,"public_key":…}',
-      'encryptedOtpBundle',
-    )
+    throw new FieldError({
+      field: 'encryptedOtpBundle',
+      reason: 'must decrypt to {"otp_code":…,"public_key":…}',
+    })
   return { otpCode: parsed.otp_code, publicKey: parsed.public_key.toLowerCase() }
 }
 

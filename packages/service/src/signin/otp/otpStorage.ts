@@ -1,6 +1,6 @@
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
-import { ApiError } from '../../kernel/base/errors.ts'
+import { LimitError } from '../../kernel/base/errors.ts'
 import { OTP_CHANNELS, OTP_DELIVERY_JOB, type OtpDeliveryPayload } from '../../kernel/otpDelivery.ts'
 import type { Runtime } from '../../kernel/Runtime.ts'
 import type { Transaction } from '../../kernel/store/Store.ts'
@@ -18,8 +18,11 @@ const HOUR_MS = 3_600_000
 const bucketRowId = (key: string) => `otp-limit:${bytesToHex(sha256(utf8ToBytes(key)))}`
 
 const full = (what: string) =>
-  new ApiError('RATE_LIMITED', `the service holds too many ${what}; try again later`, undefined, {
-    retryAfterSeconds: 60,
+  new LimitError({
+    message: `the service holds too many ${what}; try again later`,
+    extra: {
+      retryAfterSeconds: 60,
+    },
   })
 
 /**

@@ -10,7 +10,13 @@ import {
   STAMP_HEADER,
 } from '@latchkey/protocol'
 import type { Context, Hono } from 'hono'
-import { ApiError } from '../../kernel/base/errors.ts'
+import {
+  ApiError,
+  InternalError,
+  NotConfiguredError,
+  NotFoundError,
+  PermissionError,
+} from '../../kernel/base/errors.ts'
 import type { Reader } from '../../kernel/Reader.ts'
 import type { Runtime } from '../../kernel/Runtime.ts'
 import type { ProxyConfigRow } from '../../kernel/store/model.ts'
@@ -20,7 +26,7 @@ import { signProxyStamp } from './signProxyStamp.ts'
 
 /** An error body the activity API answered, raised again as the same error for the proxy's caller. */
 function relayed(reply: unknown): ApiError {
-  if (!isErrorBody(reply)) return new ApiError('INTERNAL', 'the activity API answered unexpectedly')
+  if (!isErrorBody(reply)) return new InternalError({ message: 'the activity API answered unexpectedly' })
   const { errorCode, field, ...extra } = reply.details
   return new ApiError(errorCode, reply.message, field, extra)
 }
@@ -50,12 +56,11 @@ export class ProxyCall {
 
   requireMethod(method: SignInMethod | undefined, what: string): void {
     if (method === undefined || !this.settings.enabledProviders.includes(method))
-      throw new ApiError(
-        'METHOD_DISABLED',
-        `${what} is not enabled for this auth-proxy configuration`,
-        undefined,
-        method ? { method } : {},
-      )
+      throw new PermissionError({
+        code: 'METHOD_DISABLED',
+        message: `${what} is not enabled for this auth-proxy configuration`,
+        extra: method ? { method } : {},
+      })
   }
 
   /** POSTs `body` to a public route, stamped with the proxy key; an error answer is raised again. */
@@ -64,7 +69,10 @@ export class ProxyCall {
     const publicKey = (await this.runtime.store.findBy('apiKeys', 'userId', this.config.proxyUserId!))[0]
       ?.publicKey
     if (!publicKey)
-      throw new ApiError('PROXY_DISABLED', 'the auth proxy has no key; switch it off and on again')
+      throw new NotConfiguredError({
+        code: 'PROXY_DISABLED',
+        message: 'the auth proxy has no key; switch it off and on again',
+      })
     const privateKey = this.runtime.open(this.config.sealedProxyPrivateKey!)
     let stamp: string
     try {
@@ -103,7 +111,7 @@ export class ProxyCall {
     })) as { activity: { status: string; result?: Record<string, unknown> } }
     const result = activityResultOf(path, reply.activity)
     if (reply.activity.status !== 'ACTIVITY_STATUS_COMPLETED' || result === undefined)
-      throw new ApiError('INTERNAL', `${path} did not complete (${reply.activity.status})`)
+      throw new InternalError({ message: `${path} did not complete (${reply.activity.status})` })
     return result
   }
 
@@ -129,14 +137,17 @@ export class ProxyCall {
     const explicit = r.optString('organizationId', { max: 200 })
     // The proxy logs people in to sub-organizations only, never to the parent it acts for.
     if (explicit === this.organizationId)
-      throw new ApiError(
-        'PERMISSION_DENIED',
-        'the auth proxy logs in to sub-organizations only',
-        'organizationId',
-      )
+      throw new PermissionError({
+        field: 'organizationId',
+        message: 'the auth proxy logs in to sub-organizations only',
+      })
     if (explicit !== undefined) return explicit
     const found = await this.findSubOrganization(filterType, filterValue)
-    if (!found) throw new ApiError('ACCOUNT_NOT_FOUND', `no account for this ${what}; sign up first`)
+    if (!found)
+      throw new NotFoundError({
+        code: 'ACCOUNT_NOT_FOUND',
+        message: `no account for this ${what}; sign up first`,
+      })
     return found
   }
 

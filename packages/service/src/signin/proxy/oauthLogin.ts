@@ -1,5 +1,5 @@
 import { OAUTH2_PROVIDERS, type ProxyResponse } from '@latchkey/protocol'
-import { ApiError } from '../../kernel/base/errors.ts'
+import { CredentialError } from '../../kernel/base/errors.ts'
 import type { Reader } from '../../kernel/Reader.ts'
 import { methodOf } from '../oauth/providerEndpoints.ts'
 import { claimsOf } from './claimsOf.ts'
@@ -11,7 +11,11 @@ export async function oauthLogin(call: ProxyCall, r: Reader): Promise<ProxyRespo
   const provider = claimsOf(oidcToken).provider
   const method = OAUTH2_PROVIDERS.includes(provider as never) ? methodOf(provider as never) : undefined
   if (!method)
-    throw new ApiError('OIDC_TOKEN_INVALID', 'oidcToken is not a token from oauth2_authenticate', 'oidcToken')
+    throw new CredentialError({
+      code: 'OIDC_TOKEN_INVALID',
+      field: 'oidcToken',
+      reason: 'is not a token from oauth2_authenticate',
+    })
   call.requireMethod(method, `sign-in with ${method}`)
   const organizationId = await call.targetOrganization(r, 'OIDC_TOKEN', oidcToken, 'OAuth account')
   const invalidateExisting = r.optBool('invalidateExisting')

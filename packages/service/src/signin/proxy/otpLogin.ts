@@ -1,5 +1,5 @@
 import type { ProxyResponse } from '@latchkey/protocol'
-import { ApiError } from '../../kernel/base/errors.ts'
+import { CredentialError } from '../../kernel/base/errors.ts'
 import type { Reader } from '../../kernel/Reader.ts'
 import { readClientSignature } from '../clientSignature/checkClientSignature.ts'
 import { claimsOf } from './claimsOf.ts'
@@ -13,11 +13,11 @@ export async function otpLogin(call: ProxyCall, r: Reader): Promise<ProxyRespons
   call.requireMethod(email ? 'email' : 'sms', email ? 'e-mail OTP' : 'SMS OTP')
   const contact = typeof claims.contact === 'string' ? claims.contact : ''
   if (!contact)
-    throw new ApiError(
-      'VERIFICATION_TOKEN_INVALID',
-      'verificationToken is not a verification token',
-      'verificationToken',
-    )
+    throw new CredentialError({
+      code: 'VERIFICATION_TOKEN_INVALID',
+      field: 'verificationToken',
+      reason: 'is not a verification token',
+    })
   const organizationId = await call.targetOrganization(
     r,
     email ? 'EMAIL' : 'PHONE_NUMBER',

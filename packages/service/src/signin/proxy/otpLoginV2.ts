@@ -1,5 +1,5 @@
 import type { ProxyResponse } from '@latchkey/protocol'
-import { ApiError } from '../../kernel/base/errors.ts'
+import { FieldError } from '../../kernel/base/errors.ts'
 import type { Reader } from '../../kernel/Reader.ts'
 import { otpLogin } from './otpLogin.ts'
 import type { ProxyCall } from './ProxyCall.ts'
@@ -8,10 +8,10 @@ import type { ProxyCall } from './ProxyCall.ts'
 export async function otpLoginV2(call: ProxyCall, r: Reader): Promise<ProxyResponse<'otp_login_v2'>> {
   const signature = r.value.clientSignature
   if (typeof signature !== 'object' || signature === null || Array.isArray(signature))
-    throw new ApiError(
-      signature === undefined ? 'FIELD_REQUIRED' : 'FIELD_INVALID',
-      'clientSignature must be { message, publicKey, scheme, signature }',
-      'clientSignature',
-    )
+    throw new FieldError({
+      code: signature === undefined ? 'FIELD_REQUIRED' : 'FIELD_INVALID',
+      field: 'clientSignature',
+      reason: 'must be { message, publicKey, scheme, signature }',
+    })
   return otpLogin(call, r)
 }

@@ -6,7 +6,7 @@ import {
   type ProxyResponse,
 } from '@latchkey/protocol'
 import { type Context, Hono, type MiddlewareHandler } from 'hono'
-import { ApiError } from '../../kernel/base/errors.ts'
+import { FieldError, NotConfiguredError, NotFoundError, PermissionError } from '../../kernel/base/errors.ts'
 import { Reader } from '../../kernel/Reader.ts'
 import type { Runtime } from '../../kernel/Runtime.ts'
 import type { ProxyConfigRow } from '../../kernel/store/model.ts'
@@ -94,7 +94,10 @@ function proxyConfiguration(runtime: Runtime): MiddlewareHandler<ProxyEnv> {
     const origin = c.req.header('origin')
     if (c.req.method === 'OPTIONS') {
       if (!(await preflightAllows(origin)))
-        throw new ApiError('ORIGIN_NOT_ALLOWED', `origin ${origin?.slice(0, 200) ?? '(none)'} is not allowed`)
+        throw new PermissionError({
+          code: 'ORIGIN_NOT_ALLOWED',
+          message: `origin ${origin?.slice(0, 200) ?? '(none)'} is not allowed`,
+        })
       grant(c, origin!)
       return c.body(null, 204)
     }
@@ -103,20 +106,30 @@ function proxyConfiguration(runtime: Runtime): MiddlewareHandler<ProxyEnv> {
     // spends no organization's budget (pipeline/rateLimit.ts).
     await rateLimitClient(runtime, rateLimits, clientAddress(c))
     const configId = c.req.header(PROXY_CONFIG_HEADER)
-    if (!configId) throw new ApiError('PROXY_CONFIG_MISSING', `the ${PROXY_CONFIG_HEADER} header is required`)
+    if (!configId)
+      throw new FieldError({
+        code: 'PROXY_CONFIG_MISSING',
+        message: `the ${PROXY_CONFIG_HEADER} header is required`,
+      })
     const config = await runtime.store.get('proxyConfigs', configId)
     if (!config)
-      throw new ApiError('PROXY_CONFIG_NOT_FOUND', `no auth-proxy configuration ${configId.slice(0, 100)}`)
+      throw new NotFoundError({
+        code: 'PROXY_CONFIG_NOT_FOUND',
+        message: `no auth-proxy configuration ${configId.slice(0, 100)}`,
+      })
     if (!allows(config, origin)) {
       revoke(c)
-      throw new ApiError(
-        'ORIGIN_NOT_ALLOWED',
-        `origin ${origin?.slice(0, 200) ?? '(none)'} is not in this configuration's allowed origins`,
-      )
+      throw new PermissionError({
+        code: 'ORIGIN_NOT_ALLOWED',
+        message: `origin ${origin?.slice(0, 200) ?? '(none)'} is not in this configuration's allowed origins`,
+      })
     }
     if (origin) grant(c, origin)
     if (!config.enabled || !config.proxyUserId || !config.sealedProxyPrivateKey)
-      throw new ApiError('PROXY_DISABLED', 'the auth proxy is switched off for this organization')
+      throw new NotConfiguredError({
+        code: 'PROXY_DISABLED',
+        message: 'the auth proxy is switched off for this organization',
+      })
     c.set('proxyConfig', config)
     await next()
   }
@@ -133,7 +146,7 @@ export function proxyApp(app: Hono<PipelineEnv>, runtime: Runtime): Hono<ProxyEn
   proxy.post('/:path', async (c) => {
     const path = c.req.param('path') as ProxyPath
     if (!PROXY_PATHS.includes(path))
-      throw new ApiError('ROUTE_NOT_FOUND', `no proxy route /v1/${path.slice(0, 80)}`)
+      throw new NotFoundError({ code: 'ROUTE_NOT_FOUND', message: `no proxy route /v1/${path.slice(0, 80)}` })
     const bytes = await readBytes(
       c.req.raw,
       c.get('bodyLimit'),

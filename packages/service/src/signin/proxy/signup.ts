@@ -1,6 +1,6 @@
 import { CURVES, OAUTH2_PROVIDERS, type ProxyResponse, type WalletParams } from '@latchkey/protocol'
 import { MAX_SESSION_SECONDS } from '../../domain/sessions.ts'
-import { ApiError } from '../../kernel/base/errors.ts'
+import { ConflictError, CredentialError, FieldError } from '../../kernel/base/errors.ts'
 import { objectItem, type Reader } from '../../kernel/Reader.ts'
 import { checkSignupSignature, readClientSignature } from '../clientSignature/checkClientSignature.ts'
 import { methodOf } from '../oauth/providerEndpoints.ts'
@@ -61,10 +61,11 @@ export async function signup(call: ProxyCall, r: Reader): Promise<ProxyResponse<
   if (tokenClaims)
     call.requireMethod(tokenClaims.verification_type === 'OTP_TYPE_SMS' ? 'sms' : 'email', 'OTP sign-up')
   if (authenticators.length + walletKeys.length + oauthProviders.length === 0 && !verificationToken)
-    throw new ApiError(
-      'FIELD_REQUIRED',
-      'sign-up needs a way to log in: authenticators, wallet apiKeys, oauthProviders or a verificationToken',
-    )
+    throw new FieldError({
+      code: 'FIELD_REQUIRED',
+      message:
+        'sign-up needs a way to log in: authenticators, wallet apiKeys, oauthProviders or a verificationToken',
+    })
   // An unproven e-mail or phone would route someone else's OTP login into this account: the
   // proxy takes them only with proof (the activity checks the proof's signature).
   if (userEmail !== undefined) {
@@ -73,31 +74,29 @@ export async function signup(call: ProxyCall, r: Reader): Promise<ProxyResponse<
       (claims) => claims.email === userEmail && claims.email_verified !== false,
     )
     if (!byOtp && !byOauth)
-      throw new ApiError(
-        'VERIFICATION_TOKEN_INVALID',
-        'userEmail must be proven by a verificationToken from otp_verify (or an OAuth token for that e-mail)',
-        'userEmail',
-      )
+      throw new CredentialError({
+        code: 'VERIFICATION_TOKEN_INVALID',
+        field: 'userEmail',
+        reason: 'must be proven by a verificationToken from otp_verify (or an OAuth token for that e-mail)',
+      })
     if (await call.findSubOrganization('EMAIL', userEmail))
-      throw new ApiError(
-        'ALREADY_EXISTS',
-        'an account with this e-mail address exists; log in instead',
-        'userEmail',
-      )
+      throw new ConflictError({
+        field: 'userEmail',
+        message: 'an account with this e-mail address exists; log in instead',
+      })
   }
   if (userPhoneNumber !== undefined) {
     if (!(tokenClaims?.verification_type === 'OTP_TYPE_SMS' && tokenClaims.contact === userPhoneNumber))
-      throw new ApiError(
-        'VERIFICATION_TOKEN_INVALID',
-        'userPhoneNumber must be proven by a verificationToken from otp_verify',
-        'userPhoneNumber',
-      )
+      throw new CredentialError({
+        code: 'VERIFICATION_TOKEN_INVALID',
+        field: 'userPhoneNumber',
+        reason: 'must be proven by a verificationToken from otp_verify',
+      })
     if (await call.findSubOrganization('PHONE_NUMBER', userPhoneNumber))
-      throw new ApiError(
-        'ALREADY_EXISTS',
-        'an account with this phone number exists; log in instead',
-        'userPhoneNumber',
-      )
+      throw new ConflictError({
+        field: 'userPhoneNumber',
+        message: 'an account with this phone number exists; log in instead',
+      })
   }
 
   const userName = r.optString('userName', { max: 256 }) ?? userEmail ?? userPhoneNumber ?? 'New user'

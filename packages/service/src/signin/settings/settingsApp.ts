@@ -10,7 +10,7 @@ import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, concatBytes, utf8ToBytes } from '@noble/hashes/utils.js'
 import { Hono } from 'hono'
 import { MAX_SESSION_SECONDS } from '../../domain/sessions.ts'
-import { ApiError } from '../../kernel/base/errors.ts'
+import { FieldError, PermissionError } from '../../kernel/base/errors.ts'
 import { Reader, stringItem } from '../../kernel/Reader.ts'
 import type { Runtime } from '../../kernel/Runtime.ts'
 import type { ProxyConfigRow } from '../../kernel/store/model.ts'
@@ -52,8 +52,7 @@ const isUrl = (value: string) => {
 
 function url(r: Reader, name: string): string {
   const value = r.string(name, { max: 2048 })
-  if (!isUrl(value))
-    throw new ApiError('FIELD_INVALID', `${r.field(name)} must be an http(s) URL`, r.field(name))
+  if (!isUrl(value)) throw new FieldError({ field: r.field(name), reason: 'must be an http(s) URL' })
   return value
 }
 
@@ -66,18 +65,21 @@ export function readSettingsChanges(r: Reader): Partial<ProxySettings> {
   if (origins) {
     const bad = origins.find((origin) => origin !== '*' && !isOrigin(origin))
     if (bad !== undefined)
-      throw new ApiError(
-        'FIELD_INVALID',
-        `${r.field('allowedOrigins')} holds ${JSON.stringify(bad)}: use "*" or origins like https://app.example.com (no path)`,
-        r.field('allowedOrigins'),
-      )
+      throw new FieldError({
+        field: r.field('allowedOrigins'),
+        reason: `holds ${JSON.stringify(bad)}: use "*" or origins like https://app.example.com (no path)`,
+      })
     changes.allowedOrigins = [...new Set(origins)]
   }
   const providers = r.optArray(
     'enabledProviders',
     (value, field) => {
       if (!SIGN_IN_METHODS.includes(value as never))
-        throw new ApiError('ENUM_INVALID', `${field} must be one of ${SIGN_IN_METHODS.join(', ')}`, field)
+        throw new FieldError({
+          code: 'ENUM_INVALID',
+          field,
+          reason: `must be one of ${SIGN_IN_METHODS.join(', ')}`,
+        })
       return value as (typeof SIGN_IN_METHODS)[number]
     },
     { max: SIGN_IN_METHODS.length },
@@ -86,21 +88,13 @@ export function readSettingsChanges(r: Reader): Partial<ProxySettings> {
   const seconds = r.optUintString('sessionExpirationSeconds', { max: MAX_SESSION_SECONDS })
   if (seconds !== undefined) {
     if (Number(seconds) < 60)
-      throw new ApiError(
-        'FIELD_INVALID',
-        `${r.field('sessionExpirationSeconds')} must be at least 60`,
-        r.field('sessionExpirationSeconds'),
-      )
+      throw new FieldError({ field: r.field('sessionExpirationSeconds'), reason: 'must be at least 60' })
     changes.sessionExpirationSeconds = seconds
   }
   const otpSeconds = r.optUintString('otpExpirationSeconds', { max: 3600 })
   if (otpSeconds !== undefined) {
     if (Number(otpSeconds) < 30)
-      throw new ApiError(
-        'FIELD_INVALID',
-        `${r.field('otpExpirationSeconds')} must be from 30 to 3600`,
-        r.field('otpExpirationSeconds'),
-      )
+      throw new FieldError({ field: r.field('otpExpirationSeconds'), reason: 'must be from 30 to 3600' })
     changes.otpExpirationSeconds = otpSeconds
   }
   const otpLength = r.optInt('otpLength', { min: 6, max: 9 })
@@ -108,11 +102,11 @@ export function readSettingsChanges(r: Reader): Partial<ProxySettings> {
   if (r.has('otpAlphabet')) {
     const alphabet = r.string('otpAlphabet', { max: 20 })
     if (alphabet !== 'digits' && alphabet !== 'alphanumeric')
-      throw new ApiError(
-        'ENUM_INVALID',
-        `${r.field('otpAlphabet')} must be digits or alphanumeric`,
-        r.field('otpAlphabet'),
-      )
+      throw new FieldError({
+        code: 'ENUM_INVALID',
+        field: r.field('otpAlphabet'),
+        reason: 'must be digits or alphanumeric',
+      })
     changes.otpAlphabet = alphabet
   }
   if (r.has('appName')) changes.appName = r.string('appName', { max: 100 })
@@ -130,11 +124,7 @@ export function readSettingsChanges(r: Reader): Partial<ProxySettings> {
     if (oauth.has('redirectUrl')) {
       const redirect = oauth.string('redirectUrl', { min: 0, max: 2048 })
       if (redirect !== '' && !isUrl(redirect))
-        throw new ApiError(
-          'FIELD_INVALID',
-          `${oauth.field('redirectUrl')} must be an http(s) URL or empty`,
-          oauth.field('redirectUrl'),
-        )
+        throw new FieldError({ field: oauth.field('redirectUrl'), reason: 'must be an http(s) URL or empty' })
       next.redirectUrl = redirect
     }
     const ids = oauth.optObject('clientIds')
@@ -199,20 +189,18 @@ export function settingsApp(runtime: Runtime): Hono<SettingsEnv> {
     checkTimestamp(runtime, body)
     const organization = await requireOrganization(runtime.store, organizationId)
     if (organization.parentOrganizationId !== undefined)
-      throw new ApiError(
-        'PERMISSION_DENIED',
-        'the auth proxy is configured on a parent organization',
-        'organizationId',
-      )
+      throw new PermissionError({
+        field: 'organizationId',
+        message: 'the auth proxy is configured on a parent organization',
+      })
     if (
       caller.readOnly ||
       caller.organizationId !== organizationId ||
       !organization.rootUserIds.includes(caller.userId)
     )
-      throw new ApiError(
-        'PERMISSION_DENIED',
-        `only root users of organization ${organizationId} may manage its auth proxy`,
-      )
+      throw new PermissionError({
+        message: `only root users of organization ${organizationId} may manage its auth proxy`,
+      })
     c.set('organizationId', organizationId)
     c.set('body', body)
     c.set('fingerprint', bytesToHex(sha256(concatBytes(utf8ToBytes(`${caller.credential.id}\n`), bytes))))
