@@ -24,6 +24,11 @@ export interface SendContext {
   ): Promise<boolean>
   /** Takes the send for a lease unless another pass (here or on another instance) took it first. */
   claim(row: SendTransactionRow): Promise<SendTransactionRow | undefined>
+  /**
+   * Records that the node took the send (`send.broadcast`, then BROADCASTED with one more attempt,
+   * looked at again after the poll interval): what every sender writes after a broadcast.
+   */
+  broadcasted(row: SendTransactionRow): Promise<boolean>
   /** Marks the send FAILED with `message` (what `get_send_transaction_status` answers) and reports it. */
   fail(row: SendTransactionRow, message: string): Promise<void>
   /** Reports that the send reached its final status (`send.final`), once its write is done. */

@@ -26,7 +26,7 @@ export const evmSender: ChainSender = {
 }
 
 async function broadcast(ctx: SendContext, row: SendTransactionRow): Promise<void> {
-  const { runtime, rpc, options } = ctx
+  const { rpc, options } = ctx
   try {
     await rpc('eth_sendRawTransaction', [row.signedTransaction])
   } catch (error) {
@@ -47,14 +47,7 @@ async function broadcast(ctx: SendContext, row: SendTransactionRow): Promise<voi
       return
     }
   }
-  runtime.emit('send.broadcast', { chain: 'eip155', attempt: row.attempts + 1 })
-  const now = runtime.now()
-  await ctx.update(row, {
-    status: 'BROADCASTED',
-    attempts: row.attempts + 1,
-    broadcastAt: now,
-    notBefore: now + options.pollIntervalMs,
-  })
+  await ctx.broadcasted(row)
 }
 
 async function track(ctx: SendContext, row: SendTransactionRow): Promise<void> {

@@ -159,6 +159,16 @@ async function step(runtime: Runtime, row: SendTransactionRow): Promise<void> {
     update: (send, changes, options) => update(runtime, send, changes, options),
     claim: (send) => claim(runtime, send),
     fail: (send, message) => fail(runtime, send, message),
+    broadcasted: (send) => {
+      runtime.emit('send.broadcast', { chain: sender.namespace, attempt: send.attempts + 1 })
+      const now = runtime.now()
+      return update(runtime, send, {
+        status: 'BROADCASTED',
+        attempts: send.attempts + 1,
+        broadcastAt: now,
+        notBefore: now + runtime.stateOf(SENDING).sending.pollIntervalMs,
+      })
+    },
     final: (send, status) => reportFinal(runtime, send, status),
   }
   try {

@@ -36,7 +36,7 @@ export const solanaSender: ChainSender = {
 
 /** Broadcasts a committed Solana send; a transaction the node already processed is tracked instead. */
 async function broadcastSolana(ctx: SendContext, row: SendTransactionRow): Promise<void> {
-  const { runtime, rpc, options } = ctx
+  const { rpc } = ctx
   try {
     await sendRaw(rpc, row)
   } catch (error) {
@@ -53,14 +53,7 @@ async function broadcastSolana(ctx: SendContext, row: SendTransactionRow): Promi
       return
     }
   }
-  runtime.emit('send.broadcast', { chain: 'solana', attempt: row.attempts + 1 })
-  const now = runtime.now()
-  await ctx.update(row, {
-    status: 'BROADCASTED',
-    attempts: row.attempts + 1,
-    broadcastAt: now,
-    notBefore: now + options.pollIntervalMs,
-  })
+  await ctx.broadcasted(row)
 }
 
 /**
