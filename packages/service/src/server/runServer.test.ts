@@ -51,20 +51,31 @@ describe('runServer', () => {
       drainSeconds: 30,
       handleSignals: false,
     })
-    // A client with no load balancer in front: a new connection every 20 ms until the listener goes.
+    // Clients with no load balancer in front: four of them, each opening a new connection as soon as
+    // its last one is answered, until the listener goes. (One client with pauses can leave a gap
+    // longer than the listener's quiet window on a loaded machine, and then none knocks during the
+    // drain.) The drain starts once each has been answered once.
     let knocking = true
     const statuses: number[] = []
-    const knocks = (async () => {
+    let answeredOnce = 0
+    let allAnswered: () => void = () => undefined
+    const ready = new Promise<void>((resolve) => {
+      allAnswered = resolve
+    })
+    const knocker = async () => {
+      let first = true
       while (knocking) {
         try {
           statuses.push(await knock(`${server.url}/livez`))
         } catch {
           knocking = false
         }
-        await new Promise((resolve) => setTimeout(resolve, 20))
+        if (first && ++answeredOnce === 4) allAnswered()
+        first = false
       }
-    })()
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    const knocks = Promise.all([knocker(), knocker(), knocker(), knocker()])
+    await ready
     const started = performance.now()
     expect(await server.stop()).toEqual({ cut: 0 })
     const seconds = (performance.now() - started) / 1000
