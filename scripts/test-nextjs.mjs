@@ -64,7 +64,7 @@ async function walk(origin, service) {
     await dialog.getByRole('textbox', { name: /^Digit 1 of \d+$/ }).click()
     await page.keyboard.type(code)
     // A new account may be offered a passkey first; then the modal closes itself. The session (and
-    // the trigger's "Log out") can exist before the offer renders, so decline the offer whenever it
+    // the trigger's "Sign out") can exist before the offer renders, so decline the offer whenever it
     // shows, until the modal has closed.
     const notNow = dialog.getByRole('button', { name: 'Not now', exact: true })
     const deadline = Date.now() + 20_000
@@ -73,8 +73,8 @@ async function walk(origin, service) {
       if (await notNow.isVisible()) await notNow.click().catch(() => {})
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
-    // Signed in: the modal's trigger shows the account and offers Log out, not the sign-in form.
-    await page.getByRole('button', { name: 'Log out' }).waitFor()
+    // Signed in: the modal's trigger shows the account and offers Sign out, not the sign-in form.
+    await page.getByRole('button', { name: 'Sign out' }).waitFor()
     await page.getByText(`Signed in as ${email}`).waitFor()
     await page.getByRole('button', { name: 'Create a wallet' }).click()
     const account = await page.getByText(/^Ethereum account: 0x[0-9a-fA-F]{40}$/).textContent()
