@@ -80,6 +80,18 @@ export function PasskeyStep() {
     code === 'ACCOUNT_NOT_FOUND' || code === 'AUTHENTICATOR_NOT_FOUND' || code === 'PUBLIC_KEY_NOT_FOUND'
   const signUp = step.mode === 'sign-up'
   const cancelled = code === 'USER_CANCELLED'
+  // Signing in, no passkey was used or none is known: creating an account is the likely next step,
+  // offered first; after another failure it is offered after "Retry".
+  const signUpFirst = !signUp && (noAccount || cancelled)
+  const signUpInstead = (
+    <Button
+      block
+      variant={signUpFirst ? 'primary' : 'secondary'}
+      onClick={() => void flow.startPasskey('sign-up')}
+    >
+      {ui.t('passkeySignUpInstead')}
+    </Button>
+  )
   return (
     <div className="lk-panel">
       <Header
@@ -97,7 +109,7 @@ export function PasskeyStep() {
           <Alert tone="error">
             {noAccount ? (
               ui.t('passkeyNoAccount')
-            ) : code === 'USER_CANCELLED' ? (
+            ) : cancelled ? (
               // Signing in, the browser answers the same whether the prompt was dismissed or this
               // device has no passkey for the site (a first visit): say what is true of both.
               signUp ? (
@@ -117,26 +129,17 @@ export function PasskeyStep() {
         )}
       </div>
       <div className="lk-stack" data-gap="sm">
-        {!signUp && (noAccount || cancelled) ? (
-          // No passkey was used or none is known: creating an account is the likely next step.
-          <Button block onClick={() => void flow.startPasskey('sign-up')}>
-            {ui.t('passkeySignUpInstead')}
-          </Button>
-        ) : null}
+        {signUpFirst ? signUpInstead : null}
         {flow.error || (signUp && !flow.busy) ? (
           <Button
             block
-            variant={!signUp && (noAccount || cancelled) ? 'secondary' : 'primary'}
+            variant={signUpFirst ? 'secondary' : 'primary'}
             onClick={() => void flow.startPasskey(step.mode)}
           >
             {signUp ? ui.t('passkeyCreate') : ui.t('retry')}
           </Button>
         ) : null}
-        {!signUp && flow.error && !noAccount && !cancelled ? (
-          <Button block variant="secondary" onClick={() => void flow.startPasskey('sign-up')}>
-            {ui.t('passkeySignUpInstead')}
-          </Button>
-        ) : null}
+        {!signUp && flow.error && !signUpFirst ? signUpInstead : null}
         <Button block variant="ghost" onClick={flow.back}>
           {ui.t('cancel')}
         </Button>
