@@ -2,19 +2,28 @@ import { type DeliveryWingOptions, deliveryWing } from '../delivery/deliveryWing
 import { secretFramePlugin } from '../frames/secretFrame.ts'
 import type { ServicePlugin } from '../kernel/registry.ts'
 import type { PipelineOptions } from '../pipeline/RateLimitOptions.ts'
+import { SENDING_WING, type SendingWingOptions, sendingWing } from '../sending/sendingWing.ts'
 import type { SignInWingOptions } from '../signin/SignInWingOptions.ts'
 import { signInWing } from '../signin/signInWing.ts'
+
+/** `createService`'s options for the sending wing: its own, but the senders (`sendingWing({ senders })`). */
+export type SendingServiceOptions = Omit<SendingWingOptions, 'senders'>
 
 /** What the built-in wings are built from (`createService`'s options of the same names). */
 export type BuiltinWingsOptions = SignInWingOptions &
   DeliveryWingOptions &
-  Pick<PipelineOptions, 'rateLimits'>
+  SendingServiceOptions &
+  Pick<PipelineOptions, 'rateLimits'> & {
+    /** The plugins `createService` appends: one named `sending` replaces the built-in sending wing. */
+    plugins?: readonly ServicePlugin[]
+  }
 
 /**
  * The wings every service loads, each built from its own options: the export/import frames,
- * delivery of one-time codes (before sign-in, which commits them), and sign-in (the auth proxy,
- * OTP, OAuth, dev routes and settings), which also takes the auth proxy's per-address budget.
- * `createService({ plugins })` appends more after these.
+ * delivery of one-time codes (before sign-in, which commits them), sign-in (the auth proxy,
+ * OTP, OAuth, dev routes and settings), which also takes the auth proxy's per-address budget, and
+ * sending, unless `plugins` bring their own (`sendingWing({ senders })`, which then takes `rpc`,
+ * `sending` and `sponsorship` itself). `createService({ plugins })` appends those after these.
  */
 export function builtinWings(options: BuiltinWingsOptions = {}): ServicePlugin[] {
   const { oauth, captcha, delivery, rateLimits } = options
@@ -26,5 +35,25 @@ export function builtinWings(options: BuiltinWingsOptions = {}): ServicePlugin[]
       ...(captcha ? { captcha } : {}),
       ...(rateLimits ? { rateLimits } : {}),
     }),
+    ...builtinSendingWing(options),
   ]
+}
+
+/** The sending wing made of `rpc`, `sending` and `sponsorship`, or none when `plugins` bring one. */
+function builtinSendingWing(options: BuiltinWingsOptions): ServicePlugin[] {
+  const { rpc, sending, sponsorship } = options
+  if (!(options.plugins ?? []).some((plugin) => plugin.name === SENDING_WING))
+    return [
+      sendingWing({
+        ...(rpc ? { rpc } : {}),
+        ...(sending ? { sending } : {}),
+        ...(sponsorship ? { sponsorship } : {}),
+      }),
+    ]
+  const misplaced = (['rpc', 'sending', 'sponsorship'] as const).filter((name) => options[name] !== undefined)
+  if (misplaced.length > 0)
+    throw new Error(
+      `${misplaced.join(', ')}: give ${misplaced.length > 1 ? 'them' : 'it'} to the sendingWing(...) passed in plugins, not to createService`,
+    )
+  return []
 }

@@ -17,7 +17,6 @@ import type { PipelineOptions } from '../pipeline/RateLimitOptions.ts'
 import { bodyLimits, type PipelineEnv } from '../pipeline/readJson.ts'
 import { securityHeaders } from '../pipeline/securityHeaders.ts'
 import { builtinQueries } from '../queries/index.ts'
-import { SENDING_WING, type SendingWingOptions, sendingWing } from '../sending/sendingWing.ts'
 import type { SignInWingOptions } from '../signin/SignInWingOptions.ts'
 import {
   bootstrapService,
@@ -26,7 +25,7 @@ import {
   devCredentials,
   type ServiceMode,
 } from './bootstrap.ts'
-import { builtinWings } from './builtinWings.ts'
+import { builtinWings, type SendingServiceOptions } from './builtinWings.ts'
 import {
   FOREIGN_KEY_MESSAGE,
   KEYRING_ID,
@@ -60,16 +59,6 @@ export interface ShellOptions {
    * @default no request lines
    */
   logger?: ServiceLogger
-}
-
-/** Sends and gas sponsorship, and the nodes they go through. */
-export interface SendingServiceOptions {
-  /** JSON-RPC endpoints by CAIP-2 id: where the sending wing sends. @default {} */
-  rpc?: SendingWingOptions['rpc']
-  /** How sends are broadcast and tracked (worker, timeouts, replacement bounds). @default SENDING_DEFAULTS */
-  sending?: SendingWingOptions['sending']
-  /** Gas sponsorship (sponsor accounts, delegate contracts, caps). @default none: `sponsor: true` is refused */
-  sponsorship?: SendingWingOptions['sponsorship']
 }
 
 /**
@@ -117,7 +106,7 @@ const randomKey = () => globalThis.crypto.getRandomValues(new Uint8Array(32))
 export async function createService(options: CreateServiceOptions = {}): Promise<Service> {
   const mode = options.mode ?? 'dev'
   refuseInProduction(options, mode)
-  const plugins = [...builtinWings(options), ...withSendingWing(options)]
+  const plugins = [...builtinWings(options), ...(options.plugins ?? [])]
   const { runtime, keyring, given } = await openRuntime(options, mode, plugins)
   const registry = buildRegistry(plugins, options.activities ?? {})
   await bootstrapKernel(runtime, { keyring, given, dev: options.dev, mode })
@@ -318,29 +307,6 @@ async function closeService(runtime: Runtime, plugins: readonly ServicePlugin[])
   for (const plugin of plugins) await plugin.close?.(runtime)
   await runtime.crypto.close?.()
   await runtime.store.close()
-}
-
-/**
- * The plugins given, with the sending wing made of `rpc`, `sending` and `sponsorship` first, unless
- * they bring their own (`sendingWing({ senders })`), which takes those options itself.
- */
-function withSendingWing(options: CreateServiceOptions): ServicePlugin[] {
-  const given = options.plugins ?? []
-  if (!given.some((plugin) => plugin.name === SENDING_WING))
-    return [
-      sendingWing({
-        ...(options.rpc ? { rpc: options.rpc } : {}),
-        ...(options.sending ? { sending: options.sending } : {}),
-        ...(options.sponsorship ? { sponsorship: options.sponsorship } : {}),
-      }),
-      ...given,
-    ]
-  const misplaced = (['rpc', 'sending', 'sponsorship'] as const).filter((name) => options[name] !== undefined)
-  if (misplaced.length > 0)
-    throw new Error(
-      `${misplaced.join(', ')}: give ${misplaced.length > 1 ? 'them' : 'it'} to the sendingWing(...) passed in plugins, not to createService`,
-    )
-  return given
 }
 
 /**

@@ -24,8 +24,9 @@ export interface SendingWingOptions {
   /** Gas sponsorship (sponsor accounts, delegate contracts, caps). @default none: `sponsor: true` is refused */
   sponsorship?: SponsorshipOptions
   /**
-   * Senders of more chain families, by their `namespace` (one for a namespace the wing has already
-   * replaces it): the worker broadcasts and tracks sends of their chains through them.
+   * Senders of more chain families, by their `namespace` (one for a namespace the wing already has,
+   * `eip155` or `solana`, replaces that one): the worker broadcasts and tracks sends of their chains
+   * through them.
    * @default none: `eip155` and `solana` only
    */
   senders?: ChainSender[]
