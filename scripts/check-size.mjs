@@ -129,7 +129,7 @@ for (const budget of budgets) {
     const files = app.files.filter((f) => f.startup || !budget.startupOnly)
     const byFile = attribute(files, baselineGz)
     problems.push(
-      `${budget.what} is ${kb(value)}, over the ${kb(budget.limit)} budget by ${kb(value - budget.limit)}.\n` +
+      `${budget.what} is ${kb(value)}, over the ${kb(budget.limit)} budget by ${value - budget.limit} bytes.\n` +
         `  Heaviest modules beyond react (estimated gzip share${budget.startupOnly ? ', start-up files' : ''}):\n` +
         heavy
           .map((g) => `    ${kb(g.gz).padStart(9)}  ${g.group}  (${kb(g.bytes)} before minify)`)

@@ -22,7 +22,6 @@ export const ar: Messages = {
   errorNotSignedIn: 'لقد سُجّل خروجك. سجّل الدخول للمتابعة.',
   errorPermission: 'ليست لديك صلاحية للقيام بذلك.',
   errorRateLimited: 'طلبات كثيرة جدًا. انتظر قليلًا ثم حاول مرة أخرى.',
-  errorTitle: 'لم ينجح ذلك',
   errorSetup: 'تسجيل الدخول غير مُعدّ بشكل صحيح لهذا التطبيق.',
   errorOriginNotAllowed: 'هذا الموقع غير مسموح له باستخدام خدمة تسجيل الدخول.',
   devHintProxyConfig: 'تحقّق من `authProxyConfigId`: استخدم المعرّف الذي يطبعه `latchkey-service dev`.',
@@ -38,7 +37,6 @@ export const ar: Messages = {
   emailPlaceholder: 'you@example.com',
   emailInvalid: 'أدخل بريدًا إلكترونيًا صالحًا.',
   phoneLabel: 'رقم الهاتف',
-  phonePlaceholder: 'رقم الهاتف',
   phoneInvalid: 'أدخل رقمًا صالحًا للبلد المختار.',
   countryLabel: 'البلد أو المنطقة',
   useEmail: 'استخدام البريد الإلكتروني بدلًا من ذلك',
@@ -84,7 +82,6 @@ export const ar: Messages = {
   oauthBlockedTitle: 'تم حظر النافذة المنبثقة',
   oauthBlockedBody: 'حظر متصفحك نافذة تسجيل الدخول. يمكنك المتابعة في علامة التبويب هذه بدلًا من ذلك.',
   oauthRedirect: 'المتابعة في علامة التبويب هذه',
-  oauthReopen: 'فتح النافذة مرة أخرى',
   oauthCancelled: 'أُغلقت نافذة تسجيل الدخول قبل الانتهاء.',
 
   passkeyTitle: 'استخدم مفتاح المرور',
@@ -96,7 +93,6 @@ export const ar: Messages = {
   passkeyCancelled: 'تم تجاهل طلب مفتاح المرور.',
   passkeyNoneUsed:
     'لم يُستخدم أي مفتاح مرور. هل أنت جديد هنا أو ليس لديك مفتاح مرور لهذا الموقع على هذا الجهاز؟ أنشئ حسابًا باستخدام مفتاح مرور.',
-  passkeyUnsupported: 'هذا المتصفح لا يدعم مفاتيح المرور.',
   passkeySignUpInstead: 'إنشاء حساب باستخدام مفتاح مرور',
 
   walletTitle: 'اختر محفظة',
@@ -116,7 +112,6 @@ export const ar: Messages = {
   offerPasskeyBodyOAuth: 'أضف مفتاح مرور إلى هذا الحساب لتسجّل الدخول دون {provider}.',
   offerPasskeyBodyWallet: 'أضف مفتاح مرور إلى هذا الحساب لتسجّل الدخول دون محفظتك.',
   passkeyNeedsDomain: 'تحتاج مفاتيح المرور إلى اسم نطاق وليس عنوان IP: افتح هذا التطبيق على {url}.',
-  passkeyAdded: 'تمت إضافة مفتاح المرور.',
 
   walletsTitle: 'المحافظ',
   walletsEmptyTitle: 'لا توجد محافظ بعد',
@@ -234,7 +229,6 @@ export const ar: Messages = {
 
   approvalTitle: 'بانتظار الموافقة',
   approvalDescription: 'يحتاج هذا الإجراء إلى موافقات إضافية قبل تنفيذه.',
-  approvalEmpty: 'لا شيء بانتظار موافقتك.',
   approvalType: 'الإجراء',
   approvalRequested: 'تاريخ الطلب',
   approvalVotes: 'الموافقات',

@@ -27,7 +27,6 @@ export const en = {
   errorNotSignedIn: 'You’re signed out. Sign in to continue.',
   errorPermission: 'You don’t have permission to do that.',
   errorRateLimited: 'Too many requests. Wait a moment and try again.',
-  errorTitle: 'That didn’t work',
   errorSetup: 'Sign-in isn’t set up correctly for this app.',
   errorOriginNotAllowed: 'This site isn’t allowed to use the sign-in service.',
   devHintProxyConfig: 'Check `authProxyConfigId`: use the id printed by `latchkey-service dev`.',
@@ -43,7 +42,6 @@ export const en = {
   emailPlaceholder: 'you@example.com',
   emailInvalid: 'Enter a valid email address.',
   phoneLabel: 'Phone number',
-  phonePlaceholder: 'Phone number',
   phoneInvalid: 'Enter a valid phone number for the selected country.',
   countryLabel: 'Country or region',
   useEmail: 'Use email instead',
@@ -93,7 +91,6 @@ export const en = {
   oauthBlockedTitle: 'The pop-up was blocked',
   oauthBlockedBody: 'Your browser blocked the sign-in window. You can continue in this tab instead.',
   oauthRedirect: 'Continue in this tab',
-  oauthReopen: 'Open the window again',
   oauthCancelled: 'The sign-in window was closed before you finished.',
 
   // passkey
@@ -107,7 +104,6 @@ export const en = {
   passkeyCancelled: 'The passkey prompt was dismissed.',
   passkeyNoneUsed:
     'No passkey was used. New here, or no passkey for this site on this device? Create an account with a passkey.',
-  passkeyUnsupported: 'This browser doesn’t support passkeys.',
   passkeySignUpInstead: 'Create an account with a passkey',
 
   // external wallet
@@ -129,7 +125,6 @@ export const en = {
   offerPasskeyBodyOAuth: 'Add a passkey to this account so you can sign in without {provider}.',
   offerPasskeyBodyWallet: 'Add a passkey to this account so you can sign in without your wallet.',
   passkeyNeedsDomain: 'Passkeys need a domain name, not an IP address: open this app on {url}.',
-  passkeyAdded: 'Passkey added.',
 
   // WalletList
   walletsTitle: 'Wallets',
@@ -253,7 +248,6 @@ export const en = {
   // ActivityApproval
   approvalTitle: 'Waiting for approval',
   approvalDescription: 'This action needs more approvals before it runs.',
-  approvalEmpty: 'Nothing is waiting for your approval.',
   approvalType: 'Action',
   approvalRequested: 'Requested',
   approvalVotes: 'Approvals',

@@ -22,7 +22,6 @@ export const es: Messages = {
   errorNotSignedIn: 'Tu sesión se cerró. Inicia sesión para continuar.',
   errorPermission: 'No tienes permiso para hacer eso.',
   errorRateLimited: 'Demasiadas solicitudes. Espera un momento e inténtalo de nuevo.',
-  errorTitle: 'No ha funcionado',
   errorSetup: 'El inicio de sesión no está bien configurado en esta aplicación.',
   errorOriginNotAllowed: 'Este sitio no tiene permiso para usar el servicio de inicio de sesión.',
   devHintProxyConfig: 'Revisa `authProxyConfigId`: usa el id que muestra `latchkey-service dev`.',
@@ -40,7 +39,6 @@ export const es: Messages = {
   emailPlaceholder: 'tu@ejemplo.com',
   emailInvalid: 'Introduce un correo electrónico válido.',
   phoneLabel: 'Número de teléfono',
-  phonePlaceholder: 'Número de teléfono',
   phoneInvalid: 'Introduce un número válido para el país elegido.',
   countryLabel: 'País o región',
   useEmail: 'Usar correo electrónico',
@@ -86,7 +84,6 @@ export const es: Messages = {
   oauthBlockedTitle: 'Se bloqueó la ventana emergente',
   oauthBlockedBody: 'Tu navegador bloqueó la ventana de inicio de sesión. Puedes continuar en esta pestaña.',
   oauthRedirect: 'Continuar en esta pestaña',
-  oauthReopen: 'Abrir la ventana de nuevo',
   oauthCancelled: 'La ventana de inicio de sesión se cerró antes de terminar.',
 
   passkeyTitle: 'Usa tu llave de acceso',
@@ -99,7 +96,6 @@ export const es: Messages = {
   passkeyCancelled: 'Se descartó la solicitud de la llave de acceso.',
   passkeyNoneUsed:
     'No se usó ninguna llave de acceso. ¿Eres nuevo o no tienes una llave para este sitio en este dispositivo? Crea una cuenta con una llave de acceso.',
-  passkeyUnsupported: 'Este navegador no admite llaves de acceso.',
   passkeySignUpInstead: 'Crear una cuenta con llave de acceso',
 
   walletTitle: 'Elige una billetera',
@@ -120,7 +116,6 @@ export const es: Messages = {
   offerPasskeyBodyWallet: 'Añade una llave de acceso a esta cuenta para iniciar sesión sin tu billetera.',
   passkeyNeedsDomain:
     'Las llaves de acceso necesitan un nombre de dominio, no una dirección IP: abre esta aplicación en {url}.',
-  passkeyAdded: 'Llave de acceso añadida.',
 
   walletsTitle: 'Billeteras',
   walletsEmptyTitle: 'Aún no tienes billeteras',
@@ -242,7 +237,6 @@ export const es: Messages = {
 
   approvalTitle: 'Pendiente de aprobación',
   approvalDescription: 'Esta acción necesita más aprobaciones antes de ejecutarse.',
-  approvalEmpty: 'No hay nada pendiente de tu aprobación.',
   approvalType: 'Acción',
   approvalRequested: 'Solicitada',
   approvalVotes: 'Aprobaciones',
