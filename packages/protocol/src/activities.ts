@@ -432,6 +432,10 @@ export interface ActivityMap {
     }
     result: { privateKeyId: string; addresses: { format: AddressFormat; address: string }[] }
   }
+  // ---- wing: spending limits (issue 37) ----
+  // ---- wing: MFA (issue 38) ----
+  // ---- wing: webhooks (issue 39) ----
+  // ---- wing: import and pregeneration (issue 40) ----
 }
 
 export type ActivityPath = keyof ActivityMap
@@ -896,6 +900,10 @@ export const ACTIVITIES: ActivityRegistry = activityDefinitions<ActivityMap>({
     proxyUser: false,
     readOnly: false,
   },
+  // ---- wing: spending limits (issue 37) ----
+  // ---- wing: MFA (issue 38) ----
+  // ---- wing: webhooks (issue 39) ----
+  // ---- wing: import and pregeneration (issue 40) ----
 })
 
 export const ACTIVITY_PATHS = Object.keys(ACTIVITIES) as ActivityPath[]

@@ -111,6 +111,10 @@ export interface QueryMap {
     /** Decimal strings, each present only when asked for. */
     response: { nonce?: string; gasStationNonce?: string }
   }
+  // ---- wing: spending limits (issue 37) ----
+  // ---- wing: MFA (issue 38) ----
+  // ---- wing: webhooks (issue 39) ----
+  // ---- wing: import and pregeneration (issue 40) ----
 }
 
 /**
@@ -215,6 +219,10 @@ export const QUERIES: { readonly [P in QueryPath]: QueryFacts } = {
   list_private_keys: { proxyUser: false },
   get_send_transaction_status: { proxyUser: false },
   get_nonces: { proxyUser: false },
+  // ---- wing: spending limits (issue 37) ----
+  // ---- wing: MFA (issue 38) ----
+  // ---- wing: webhooks (issue 39) ----
+  // ---- wing: import and pregeneration (issue 40) ----
 }
 
 export const QUERY_PATHS = Object.keys(QUERIES) as QueryPath[]

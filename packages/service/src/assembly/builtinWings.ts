@@ -36,6 +36,10 @@ export function builtinWings(options: BuiltinWingsOptions = {}): ServicePlugin[]
       ...(rateLimits ? { rateLimits } : {}),
     }),
     ...builtinSendingWing(options),
+    // ---- wing: spending limits (issue 37) ----
+    // ---- wing: MFA (issue 38) ----
+    // ---- wing: webhooks (issue 39) ----
+    // ---- wing: import and pregeneration (issue 40) ----
   ]
 }
 

@@ -140,6 +140,10 @@ function migrationsOf(backend: StoreBackend): Record<string, Migration> {
     '0003_keyring': keyring(backend.textType),
     '0004_sending': addTables(SENDING_TABLES, backend.textType),
     '0005_rate_limit_buckets': rateLimitBuckets(backend.textType),
+    // ---- wing: spending limits (issue 37) ----
+    // ---- wing: MFA (issue 38) ----
+    // ---- wing: webhooks (issue 39) ----
+    // ---- wing: import and pregeneration (issue 40) ----
   }
 }
 

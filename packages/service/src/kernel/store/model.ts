@@ -372,6 +372,12 @@ export interface GasUsageRow extends Row {
   sendTransactionId: string
 }
 
+// The wings' rows, each wing's below its own line.
+// ---- wing: spending limits (issue 37) ----
+// ---- wing: MFA (issue 38) ----
+// ---- wing: webhooks (issue 39) ----
+// ---- wing: import and pregeneration (issue 40) ----
+
 export interface Tables {
   service: ServiceRow
   organizations: OrganizationRow
@@ -400,6 +406,10 @@ export interface Tables {
   nonces: NonceRow
   sponsors: SponsorRow
   gasUsage: GasUsageRow
+  // ---- wing: spending limits (issue 37) ----
+  // ---- wing: MFA (issue 38) ----
+  // ---- wing: webhooks (issue 39) ----
+  // ---- wing: import and pregeneration (issue 40) ----
 }
 
 export type TableName = keyof Tables
@@ -433,4 +443,8 @@ export const INDEXES: { [T in TableName]: (keyof Tables[T] & string)[] } = {
   nonces: [],
   sponsors: [],
   gasUsage: ['userDay', 'organizationMonth'],
+  // ---- wing: spending limits (issue 37) ----
+  // ---- wing: MFA (issue 38) ----
+  // ---- wing: webhooks (issue 39) ----
+  // ---- wing: import and pregeneration (issue 40) ----
 }
