@@ -8,7 +8,7 @@
 //   (the chain adapters src/{viem,ethers,solana,wagmi} sit beside core; src/viem/react.ts also
 //   uses react), and inside the service
 //       kernel/ ← the activity API (pipeline/, policies/, domain/, activities/, queries/)
-//               ← the wings (signin/, sending/, delivery/, observability/, frames/, dev/)
+//               ← the wings (signin/, sending/, delivery/, observability/, frames/, dev/, limits/, mfa/, webhooks/, importing/)
 //               ← the shell that assembles and runs them (assembly/, config/, commands/, server/,
 //                 workers/, testing/ and the package's entry files);
 //   a wing imports no other wing (what two wings share is a contract in kernel/), and pipeline/
@@ -51,7 +51,7 @@ export const LAYERS = {
 const SERVICE = 'packages/service/src/'
 /** The service's folders by layer (anything else under it is the shell). */
 export const SERVICE_API = ['pipeline', 'policies', 'domain', 'activities', 'queries']
-export const SERVICE_WINGS = ['signin', 'sending', 'delivery', 'observability', 'frames', 'dev']
+export const SERVICE_WINGS = ['signin', 'sending', 'delivery', 'observability', 'frames', 'dev', 'limits', 'mfa', 'webhooks', 'importing']
 
 /** The service folder a file belongs to (`kernel`, `signin`, …), or '' for a loose file at its root. */
 export const serviceFolderOf = (file) => {
