@@ -3,12 +3,15 @@
 
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { addr } from 'micro-eth-signer'
 import { createService, WrongMasterKeyError } from '../assembly/createService.ts'
 import { devFaucetPlugin, formatEth, fundAccount } from '../dev/devFaucet.ts'
 import { type EvmNode, startEvmNode } from '../dev/startEvmNode.ts'
 import { loadMasterKey, loadMasterKeyFile, openDataDir, openPostgres } from '../kernel/store/durableStores.ts'
 import { lockDataDir } from '../kernel/store/lockDataDir.ts'
 import { observability } from '../observability/observability.ts'
+import { deployDelegate } from '../sending/delegate/deployDelegate.ts'
+import type { SponsorshipOptions } from '../sending/SendingOptions.ts'
 import { sponsorAddress } from '../sending/sponsors.ts'
 import { ListenError, runServer } from '../server/runServer.ts'
 import { cryptoWorkers } from '../workers/cryptoWorkers.ts'
@@ -16,6 +19,7 @@ import { nativeVerifyP256 } from '../workers/nativeVerify.ts'
 import {
   type CliOptions,
   DEV_EVM_CHAIN,
+  DEV_SPONSOR_ETH,
   detectEnvPrefixes,
   envVariables,
   parseCli,
@@ -96,13 +100,14 @@ export async function run(argv: string[]): Promise<void> {
       : undefined
   const telemetry = observability(options)
   const evm = options.evmPort === undefined ? undefined : await startDevChain(options.evmPort, store)
+  const sponsorship = await devSponsorship(options, evm)
   const service = await createService({
     ...telemetry.serviceOptions,
     ...(store ? { store } : {}),
     ...(masterKey ? (newMasterKey ? { masterKeys: [masterKey, newMasterKey] } : { masterKey }) : {}),
     rpc: evm ? { ...options.rpc, [DEV_EVM_CHAIN]: evm.url } : options.rpc,
     ...(evm ? { plugins: [devFaucetPlugin(evm)] } : {}),
-    ...(Object.keys(options.sponsor).length > 0 ? { sponsorship: { delegates: options.sponsor } } : {}),
+    ...(sponsorship ? { sponsorship } : {}),
     crypto: cryptoWorkers(options.cryptoThreads === undefined ? {} : { threads: options.cryptoThreads }),
     verifyP256: nativeVerifyP256,
     ...(options.rpId ? { webauthn: { rpId: options.rpId } } : {}),
@@ -159,6 +164,9 @@ export async function run(argv: string[]): Promise<void> {
     info.evmRpcUrl = evm.url
     info.evmChainId = evm.chainId
   }
+  const sponsor = sponsorAddress(service.runtime)
+  const sponsorBalance =
+    evm && sponsor && sponsorship?.delegates[DEV_EVM_CHAIN] ? await topUp(evm, sponsor) : undefined
   const funded: string[] = []
   for (const { address, wei } of options.fund) {
     const balance = await fundAccount(evm!.rpc, address, wei)
@@ -190,6 +198,9 @@ export async function run(argv: string[]): Promise<void> {
               '',
               `  EVM node (anvil)        ${evm.url}   chain id ${evm.chainId} (${evm.caip2})`,
               `  faucet                  POST ${baseUrl}/dev/faucet {"address":"0x…","eth":"1"}`,
+              sponsorBalance === undefined
+                ? '  gas sponsorship         off (--no-sponsor)'
+                : `  gas sponsor             ${sponsor} (${formatEth(sponsorBalance)} ETH), delegate ${sponsorship?.delegates[DEV_EVM_CHAIN]}`,
               ...funded,
             ]
           : []),
@@ -223,6 +234,37 @@ async function startDevChain(port: number, store: { close(): Promise<void> } | u
     process.stderr.write(`${NAME}: --evm: ${message}${hint}\n`)
     process.exit(1)
   }
+}
+
+/**
+ * The sponsorship `dev` runs with: \`--sponsorship\`/\`--sponsor-cap\`, the \`--sponsor\` delegates, and
+ * with \`--evm\` (unless \`--no-sponsor\`) the delegate deployed on the node's chain. Undefined: none.
+ */
+async function devSponsorship(
+  options: CliOptions,
+  evm: EvmNode | undefined,
+): Promise<SponsorshipOptions | undefined> {
+  const delegates = { ...options.sponsorship?.delegates, ...options.sponsor }
+  if (evm && options.evmSponsor) delegates[DEV_EVM_CHAIN] = await deployDevDelegate(evm)
+  if (!options.sponsorship && Object.keys(delegates).length === 0) return undefined
+  return { ...options.sponsorship, delegates }
+}
+
+/**
+ * Deploys LatchkeyDelegate on the dev node (CREATE2: a node that has it sends nothing) from a key
+ * made for the purpose and funded with \`anvil_setBalance\`, so no dev account's nonce moves.
+ */
+async function deployDevDelegate(evm: EvmNode): Promise<string> {
+  const key = `0x${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex')}`
+  await fundAccount(evm.rpc, addr.fromPrivateKey(key), 10n ** 18n)
+  return deployDelegate(evm.url, key)
+}
+
+/** Gives the sponsor account DEV_SPONSOR_ETH on the dev node when it holds less; its balance after. */
+async function topUp(evm: EvmNode, sponsor: string): Promise<bigint> {
+  const target = BigInt(DEV_SPONSOR_ETH) * 10n ** 18n
+  const balance = BigInt((await evm.rpc('eth_getBalance', [sponsor, 'latest'])) as string)
+  return balance >= target ? balance : fundAccount(evm.rpc, sponsor, target - balance)
 }
 
 /** A database URL without its password, for logs. */

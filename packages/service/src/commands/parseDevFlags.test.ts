@@ -67,6 +67,8 @@ describe('parseCli', () => {
       json: true,
       rpc: { 'eip155:31337': 'http://127.0.0.1:8545', 'eip155:1': 'https://rpc.example' },
       sponsor: {},
+      evmSponsor: false,
+      sponsorship: undefined,
       allowedOrigins: ['http://a.test', 'http://b.test'],
       providers: ['email', 'sms', 'passkey'],
       sessionSeconds: '600',
@@ -196,6 +198,64 @@ describe('--evm, --fund and --env-prefix', () => {
     expect(parseCli(['dev', '--env', '.env', '--env-prefix', 'NEXT_PUBLIC_,VITE_'])).toMatchObject({
       envPrefixes: ['NEXT_PUBLIC_', 'VITE_'],
     })
+  })
+})
+
+describe('sponsorship in dev', () => {
+  const delegate = '0x1111111111111111111111111111111111111111'
+  const sponsorshipFile = (text: string) => {
+    const dir = mkdtempSync(join(tmpdir(), 'latchkey-sponsorship-'))
+    const file = join(dir, 'latchkey.toml')
+    writeFileSync(file, text)
+    return file
+  }
+
+  it('sponsors the --evm chain by default, unless --no-sponsor or a --sponsor of its own', () => {
+    expect(parseCli(['dev', '--evm'])).toMatchObject({ evmSponsor: true, sponsor: {} })
+    expect(parseCli(['dev', '--evm', '--no-sponsor'])).toMatchObject({ evmSponsor: false })
+    // The node --evm starts is the chain's RPC: no --rpc needed for its delegate.
+    expect(parseCli(['dev', '--evm', '--sponsor', `eip155:31337=${delegate}`])).toMatchObject({
+      evmSponsor: false,
+      sponsor: { 'eip155:31337': delegate },
+    })
+    expect(parseCli(['dev'])).toMatchObject({ evmSponsor: false })
+    expect(() => parseCli(['dev', '--no-sponsor'])).toThrow(/--no-sponsor needs --evm/)
+    expect(() => parseCli(['dev', '--evm', '--no-sponsor', '--sponsor', `eip155:31337=${delegate}`])).toThrow(
+      /contradict/,
+    )
+    expect(() => parseCli(['dev', '--sponsor', `eip155:1=${delegate}`])).toThrow(/needs --rpc eip155:1=<url>/)
+  })
+
+  it('reads [sponsorship] from a TOML file (env LATCHKEY_SPONSORSHIP_FILE), --sponsor-cap over its caps', () => {
+    const file = sponsorshipFile(
+      '[server]\nport = 1\n\n[sponsorship.caps]\nper_transaction = 400000\nper_user_per_day_wei = "5000"\n\n[sponsorship.organization_caps.org-1]\nper_transaction = 100000\n',
+    )
+    const fromFile = parseCli(['dev', '--sponsorship', file, '--sponsor-cap', 'per_user_per_day_wei=7000'])
+    expect(fromFile).toMatchObject({
+      sponsorship: {
+        delegates: {},
+        caps: { perTransaction: 400000, perUserPerDayWei: '7000' },
+        organizationCaps: { 'org-1': { perTransaction: 100000 } },
+      },
+    })
+    expect(parseCli(['dev'], { LATCHKEY_SPONSORSHIP_FILE: file })).toMatchObject({
+      sponsorship: { caps: { perUserPerDayWei: '5000' } },
+    })
+    expect(parseCli(['dev', '--sponsor-cap', 'max_fee_per_gas=2000000000'])).toMatchObject({
+      sponsorship: { caps: { maxFeePerGas: '2000000000' } },
+    })
+  })
+
+  it('names the key and the problem of a wrong [sponsorship]', () => {
+    expect(() => parseCli(['dev', '--sponsor-cap', 'per_transaction=lots'])).toThrow(
+      /--sponsor-cap must look like/,
+    )
+    expect(() => parseCli(['dev', '--sponsor-cap', 'per_day=5'])).toThrow(/^sponsorship\.caps/)
+    expect(() =>
+      parseCli(['dev', '--sponsorship', sponsorshipFile('[sponsorship]\nbalance_check_seconds = 1\n')]),
+    ).toThrow(/sponsorship\.balance_check_seconds/)
+    expect(() => parseCli(['dev', '--sponsorship', sponsorshipFile('[sponsorship\n')])).toThrow(/not TOML/)
+    expect(() => parseCli(['dev', '--sponsorship', '/nonexistent/latchkey.toml'])).toThrow(/ENOENT/)
   })
 })
 

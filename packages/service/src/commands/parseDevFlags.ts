@@ -3,13 +3,19 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { dirname, join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { SIGN_IN_METHODS, type SignInMethod } from '@latchkey/protocol'
+import { parse as parseToml } from 'smol-toml'
+import { sponsorshipOptions, sponsorshipSection } from '../config/sections/sponsorship.ts'
 import { DEFAULT_FUND_ETH, type FundEntry, parseFundEntry } from '../dev/devFaucet.ts'
 import { ServiceError } from '../kernel/base/errors.ts'
 import { LOG_LEVELS, type LogFormat, type LogLevel } from '../observability/logger.ts'
+import type { SponsorshipOptions } from '../sending/SendingOptions.ts'
 import { DEFAULT_DRAIN_SECONDS, DEV_DRAIN_GRACE_SECONDS } from '../server/runServer.ts'
 
 /** Where `--env` keeps data when no `--data-dir` is given, so the ids it writes stay valid. */
 export const DEFAULT_ENV_DATA_DIR = '.latchkey'
+
+/** What `dev --evm` gives its sponsor account on the node (ETH), so sponsored sends work at once. */
+export const DEV_SPONSOR_ETH = '100'
 
 export const USAGE = `Usage: latchkey-service dev [options]
        latchkey-service start --config FILE      (production: see start --help)
@@ -66,7 +72,15 @@ e-mail/SMS one-time code is delivered.
   --rpc <caip2>=<url>        JSON-RPC node for sends and eth_send_raw_transaction (repeatable)
   --sponsor <caip2>=<addr>   sponsor gas on that chain through the LatchkeyDelegate deployed at
                              <addr> (repeatable); the dev sponsor account is printed in --json
-                             as sponsorAddress: fund it on your node
+                             as sponsorAddress: fund it on your node. With --evm, the node's
+                             chain is sponsored without it: the delegate is deployed there and
+                             the sponsor given ${DEV_SPONSOR_ETH} ETH
+  --no-sponsor               with --evm: no sponsorship on its chain (no delegate deployed)
+  --sponsorship <file>       the [sponsorship] section of a TOML file (a latchkey.toml: its other
+                             sections are ignored), as \`start\` reads it: caps, organization_caps,
+                             sponsors, delegates (env LATCHKEY_SPONSORSHIP_FILE)
+  --sponsor-cap <name>=<n>   one cap of [sponsorship.caps] (repeatable, over the file's), e.g.
+                             per_user_per_day_wei=10000000000000000 or per_transaction=500000
   --allowed-origins <a,b>    auth-proxy allowed origins (default *)
   --providers <a,b>          enabled sign-in methods (${SIGN_IN_METHODS.join(', ')})
   --session-seconds <n>      auth-proxy session lifetime in seconds
@@ -127,6 +141,13 @@ export interface CliOptions {
   rpc: Record<string, string>
   /** `--sponsor`: delegate contract addresses by CAIP-2 chain; empty: no sponsorship. */
   sponsor: Record<string, string>
+  /**
+   * With `--evm` and neither `--no-sponsor` nor a `--sponsor` of its chain: deploy the delegate on the
+   * node and sponsor its chain, the sponsor account funded.
+   */
+  evmSponsor: boolean
+  /** `--sponsorship` and `--sponsor-cap`: the rest of `[sponsorship]` (caps, sponsors, delegates). */
+  sponsorship: SponsorshipOptions | undefined
   allowedOrigins: string[] | undefined
   providers: SignInMethod[] | undefined
   sessionSeconds: string | undefined
@@ -201,6 +222,9 @@ export function parseCli(
         json: { type: 'boolean', default: false },
         rpc: { type: 'string', multiple: true },
         sponsor: { type: 'string', multiple: true },
+        'no-sponsor': { type: 'boolean', default: false },
+        sponsorship: { type: 'string' },
+        'sponsor-cap': { type: 'string', multiple: true },
         'allowed-origins': { type: 'string' },
         providers: { type: 'string' },
         'session-seconds': { type: 'string' },
@@ -232,17 +256,6 @@ export function parseCli(
     if (!match) throw new UsageError(`--rpc must look like eip155:31337=http://127.0.0.1:8545, got ${entry}`)
     rpc[match[1]!] = match[2]!
   }
-  const sponsor: Record<string, string> = {}
-  for (const entry of (values.sponsor as string[] | undefined) ?? []) {
-    const match = /^(eip155:\d{1,32})=(0x[0-9a-fA-F]{40})$/.exec(entry)
-    if (!match)
-      throw new UsageError(
-        `--sponsor must look like eip155:31337=0x<delegate contract address>, got ${entry}`,
-      )
-    if (rpc[match[1]!] === undefined)
-      throw new UsageError(`--sponsor ${match[1]} needs --rpc ${match[1]}=<url> (the node it sends to)`)
-    sponsor[match[1]!] = match[2]!
-  }
   const evmPortText = values['evm-port'] as string | undefined
   if (evmPortText !== undefined && !values.evm) throw new UsageError('--evm-port needs --evm')
   if (evmPortText !== undefined && (!/^\d+$/.test(evmPortText) || Number(evmPortText) > 65535))
@@ -252,6 +265,26 @@ export function parseCli(
     throw new UsageError(
       `--evm runs the node of ${DEV_EVM_CHAIN}; drop --rpc ${DEV_EVM_CHAIN}=… (or drop --evm to use your own node)`,
     )
+  const sponsor: Record<string, string> = {}
+  for (const entry of (values.sponsor as string[] | undefined) ?? []) {
+    const match = /^(eip155:\d{1,32})=(0x[0-9a-fA-F]{40})$/.exec(entry)
+    if (!match)
+      throw new UsageError(
+        `--sponsor must look like eip155:31337=0x<delegate contract address>, got ${entry}`,
+      )
+    const onEvmNode = evmPort !== undefined && match[1] === DEV_EVM_CHAIN
+    if (rpc[match[1]!] === undefined && !onEvmNode)
+      throw new UsageError(`--sponsor ${match[1]} needs --rpc ${match[1]}=<url> (the node it sends to)`)
+    sponsor[match[1]!] = match[2]!
+  }
+  if (values['no-sponsor'] && evmPort === undefined)
+    throw new UsageError('--no-sponsor needs --evm (it turns off the sponsorship --evm sets up on its node)')
+  if (values['no-sponsor'] && sponsor[DEV_EVM_CHAIN] !== undefined)
+    throw new UsageError(`--no-sponsor and --sponsor ${DEV_EVM_CHAIN}=… contradict each other; pick one`)
+  const sponsorship = readSponsorship(
+    (values.sponsorship as string | undefined) ?? (env.LATCHKEY_SPONSORSHIP_FILE || undefined),
+    (values['sponsor-cap'] as string[] | undefined) ?? [],
+  )
   const fund: FundEntry[] = []
   for (const entry of (values.fund as string[] | undefined) ?? []) {
     if (evmPort === undefined)
@@ -343,6 +376,8 @@ export function parseCli(
     json: values.json as boolean,
     rpc,
     sponsor,
+    evmSponsor: evmPort !== undefined && !values['no-sponsor'] && sponsor[DEV_EVM_CHAIN] === undefined,
+    sponsorship,
     allowedOrigins: list(values['allowed-origins']),
     providers: providers as SignInMethod[] | undefined,
     sessionSeconds,
@@ -473,4 +508,49 @@ export function prepareDataDir(dir: string): { createdGitignore: boolean; warnin
     createdGitignore: false,
     warning: `${dir} holds master.key and has no .gitignore: keep it out of version control`,
   }
+}
+
+/** Caps whose values are wei (decimal strings in TOML); the others are whole numbers. */
+const isWeiCap = (name: string) => name.endsWith('_wei') || name.endsWith('_per_gas')
+
+/**
+ * `--sponsorship <file>` (the `[sponsorship]` table of a TOML file) with `--sponsor-cap` over its
+ * caps, checked as `start` checks the section; undefined when neither is given.
+ */
+export function readSponsorship(file: string | undefined, caps: string[]): SponsorshipOptions | undefined {
+  if (file === undefined && caps.length === 0) return undefined
+  let table: Record<string, unknown> = {}
+  if (file !== undefined) {
+    let text: string
+    try {
+      text = readFileSync(file, 'utf8')
+    } catch (error) {
+      throw new UsageError(
+        `--sponsorship ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      )
+    }
+    try {
+      table = (parseToml(text).sponsorship as Record<string, unknown> | undefined) ?? {}
+    } catch (error) {
+      throw new UsageError(`--sponsorship ${file}: not TOML: ${(error as Error).message.split('\n')[0]}`)
+    }
+  }
+  const fileCaps = (table.caps as Record<string, unknown> | undefined) ?? {}
+  const flagCaps: Record<string, unknown> = {}
+  for (const entry of caps) {
+    const match = /^([a-z_]+)=(\d{1,31})$/.exec(entry)
+    if (!match)
+      throw new UsageError(
+        `--sponsor-cap must look like per_user_per_day_wei=10000000000000000, got ${entry}`,
+      )
+    flagCaps[match[1]!] = isWeiCap(match[1]!) ? match[2]! : Number(match[2]!)
+  }
+  const parsed = sponsorshipSection.safeParse({ delegates: {}, ...table, caps: { ...fileCaps, ...flagCaps } })
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!
+    const where = ['sponsorship', ...issue.path.map(String)].join('.')
+    const from = issue.path[0] === 'caps' && caps.length > 0 ? ' (--sponsor-cap or the file)' : ''
+    throw new UsageError(`${where}${from}: ${issue.message}`)
+  }
+  return sponsorshipOptions(parsed.data)
 }

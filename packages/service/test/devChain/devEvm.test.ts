@@ -1,5 +1,6 @@
 // `latchkey-service dev --evm --fund`: the CLI starts a local anvil for the app, funds accounts on
-// it, sends through it, serves the faucet, and the node goes away with the service.
+// it, sends through it (sponsored too: the delegate deployed and the sponsor funded by default),
+// serves the faucet, and the node goes away with the service.
 import { join } from 'node:path'
 import { ETHEREUM_ACCOUNT } from '@latchkey/service/testing'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -20,7 +21,11 @@ describe('latchkey-service dev --evm', () => {
       args: ['--evm', '--evm-port', '0', '--fund', `${FUNDED}=2.5`],
       env,
     })
-    const info = service.info as typeof service.info & { evmRpcUrl: string; evmChainId: number }
+    const info = service.info as typeof service.info & {
+      evmRpcUrl: string
+      evmChainId: number
+      sponsorAddress: string
+    }
     expect(info.evmRpcUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
     expect(info.evmChainId).toBe(31337)
     expect(await jsonRpc(info.evmRpcUrl, 'eth_chainId')).toBe('0x7a69')
@@ -58,6 +63,38 @@ describe('latchkey-service dev --evm', () => {
     }
     expect(status).toMatchObject({ txStatus: 'INCLUDED' })
     expect(BigInt((await jsonRpc(info.evmRpcUrl, 'eth_getBalance', [DEAD, 'latest'])) as string)).toBe(1000n)
+
+    // Sponsorship is on without a flag: an account holding no ETH sends, the dev sponsor paying.
+    expect(info.sponsorAddress).toMatch(/^0x[0-9a-fA-F]{40}$/)
+    const sponsorBefore = BigInt(
+      (await jsonRpc(info.evmRpcUrl, 'eth_getBalance', [info.sponsorAddress, 'latest'])) as string,
+    )
+    expect(sponsorBefore).toBe(100n * 10n ** 18n)
+    const { addresses: empty } = resultOf(
+      'create_wallet',
+      await root.submit(service, 'create_wallet', { walletName: 'No ETH', accounts: [ETHEREUM_ACCOUNT] }),
+    )
+    const sponsored = resultOf(
+      'eth_send_transaction',
+      await root.submit(service, 'eth_send_transaction', {
+        from: empty[0],
+        caip2: 'eip155:31337',
+        sponsor: true,
+        calls: [{ to: DEAD, value: '0', data: '0x' }],
+      }),
+    )
+    for (const until = Date.now() + 20_000; Date.now() < until; ) {
+      const reply = await root.query(service, 'get_send_transaction_status', {
+        sendTransactionStatusId: sponsored.sendTransactionStatusId,
+      })
+      status = reply.body
+      if (status?.txStatus === 'INCLUDED' || status?.txStatus === 'FAILED') break
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    expect(status).toMatchObject({ txStatus: 'INCLUDED' })
+    expect(
+      BigInt((await jsonRpc(info.evmRpcUrl, 'eth_getBalance', [info.sponsorAddress, 'latest'])) as string),
+    ).toBeLessThan(sponsorBefore)
 
     expect(await service.stop()).toBe(0)
     await expect(jsonRpc(info.evmRpcUrl, 'eth_chainId')).rejects.toThrow()
