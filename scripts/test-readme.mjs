@@ -435,13 +435,13 @@ async function newcomerApp({ kit, protocol, service: servicePack }, viemRecipe) 
     if (!existsSync(path.join(dir, 'node_modules/.cache')))
       throw new Error("dev --evm did not install anvil into the app's node_modules/.cache")
 
-    // The recipe as pasted, pointed at this node's port (the README's node listens on 8545).
-    if (!viemRecipe.includes('transport: http()'))
-      throw new Error('src/viem.ts no longer contains `transport: http()`')
+    // The recipe as pasted, with the node's URL that `dev --env` writes for Vite (run here by Node).
+    const rpcFromEnv = 'http(import.meta.env.VITE_LATCHKEY_RPC_URL)'
+    if (!viemRecipe.includes(rpcFromEnv)) throw new Error(`src/viem.ts no longer contains \`${rpcFromEnv}\``)
     mkdirSync(path.join(dir, 'src'))
     writeFileSync(
       path.join(dir, 'src/viem.ts'),
-      viemRecipe.replace('transport: http()', `transport: http(${JSON.stringify(info.evmRpcUrl)})`),
+      viemRecipe.replace(rpcFromEnv, `http(${JSON.stringify(info.evmRpcUrl)})`),
     )
     writeFileSync(path.join(dir, 'pay.ts'), payScript(info))
     step('sign in, create a wallet, /dev/faucet, payWithViem')

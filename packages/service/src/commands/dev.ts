@@ -159,7 +159,12 @@ export async function run(argv: string[]): Promise<void> {
     ? (options.envPrefixes ?? detectEnvPrefixes(options.envFile))
     : undefined
   const envWritten =
-    options.envFile && envPrefixes ? writeEnvFile(options.envFile, envVariables(ids, envPrefixes)) : false
+    options.envFile && envPrefixes
+      ? writeEnvFile(
+          options.envFile,
+          envVariables(ids, envPrefixes, { outboxUrl: `${baseUrl}/dev/outbox`, rpcUrl: evm?.url }),
+        )
+      : false
   if (evm) {
     info.evmRpcUrl = evm.url
     info.evmChainId = evm.chainId

@@ -276,6 +276,23 @@ describe('the --env file', () => {
     })
   })
 
+  it('adds the outbox and the --evm node when given (empty without a node)', () => {
+    expect(
+      envVariables(ids, ['VITE_'], {
+        outboxUrl: 'http://127.0.0.1:8787/dev/outbox',
+        rpcUrl: 'http://127.0.0.1:8545',
+      }),
+    ).toMatchObject({
+      VITE_LATCHKEY_OUTBOX_URL: 'http://127.0.0.1:8787/dev/outbox',
+      VITE_LATCHKEY_RPC_URL: 'http://127.0.0.1:8545',
+    })
+    expect(
+      envVariables(ids, ['NEXT_PUBLIC_'], { outboxUrl: 'http://127.0.0.1:8787/dev/outbox' }),
+    ).toMatchObject({
+      NEXT_PUBLIC_LATCHKEY_RPC_URL: '',
+    })
+  })
+
   it('names only the prefixes asked for', () => {
     expect(Object.keys(envVariables(ids, ['VITE_']))).toEqual([
       'VITE_LATCHKEY_AUTH_PROXY_URL',
@@ -434,6 +451,8 @@ describe('latchkey-service dev --env (the real CLI)', () => {
     expect(env).toContain(`VITE_LATCHKEY_AUTH_PROXY_CONFIG_ID=${first.info.authProxyConfigId}`)
     expect(env).toContain(`NEXT_PUBLIC_LATCHKEY_ORGANIZATION_ID=${first.info.organizationId}`)
     expect(env).toContain(`VITE_LATCHKEY_TRUSTED_SIGNER_PUBLIC_KEY=${first.info.trustedSignerPublicKey}`)
+    expect(env).toContain(`VITE_LATCHKEY_OUTBOX_URL=${first.info.outboxUrl}`)
+    expect(env).toContain('VITE_LATCHKEY_RPC_URL=\n')
     expect(env).not.toContain(first.info.apiPrivateKey)
     // --env implied the .latchkey data dir, which the CLI created with a .gitignore.
     expect(readFileSync(join(cwd, '.latchkey/.gitignore'), 'utf8')).toMatch(/^\*$/m)

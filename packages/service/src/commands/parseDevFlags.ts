@@ -416,18 +416,32 @@ const ENV_NAMES: Record<keyof AppIds, string> = {
   trustedSignerPublicKey: 'TRUSTED_SIGNER_PUBLIC_KEY',
 }
 
+/** The local service's URLs an app's dev code reads beside its config (the outbox, the `--evm` node). */
+export interface LocalUrls {
+  outboxUrl: string
+  /** The `--evm` node; undefined without `--evm` (written empty: viem's `http('')` uses the chain's default). */
+  rpcUrl?: string | undefined
+}
+
+const LOCAL_ENV_NAMES: Record<keyof LocalUrls, string> = { outboxUrl: 'OUTBOX_URL', rpcUrl: 'RPC_URL' }
+
 /**
  * The app's ids as `<prefix>LATCHKEY_*` variables (never the API key), for each of `prefixes`
- * (`VITE_`, `NEXT_PUBLIC_`).
+ * (`VITE_`, `NEXT_PUBLIC_`), and the local URLs when given (`OUTBOX_URL`, `RPC_URL`).
  */
 export function envVariables(
   ids: AppIds,
   prefixes: readonly EnvPrefix[] = ENV_PREFIXES,
+  local?: LocalUrls,
 ): Record<string, string> {
   const variables: Record<string, string> = {}
-  for (const prefix of prefixes)
+  for (const prefix of prefixes) {
     for (const [field, name] of Object.entries(ENV_NAMES))
       variables[`${prefix}LATCHKEY_${name}`] = ids[field as keyof AppIds] ?? ''
+    if (local)
+      for (const [field, name] of Object.entries(LOCAL_ENV_NAMES))
+        variables[`${prefix}LATCHKEY_${name}`] = local[field as keyof LocalUrls] ?? ''
+  }
   return variables
 }
 
