@@ -51,7 +51,18 @@ export const LAYERS = {
 const SERVICE = 'packages/service/src/'
 /** The service's folders by layer (anything else under it is the shell). */
 export const SERVICE_API = ['pipeline', 'policies', 'domain', 'activities', 'queries']
-export const SERVICE_WINGS = ['signin', 'sending', 'delivery', 'observability', 'frames', 'dev', 'limits', 'mfa', 'webhooks', 'importing']
+export const SERVICE_WINGS = [
+  'signin',
+  'sending',
+  'delivery',
+  'observability',
+  'frames',
+  'dev',
+  'limits',
+  'mfa',
+  'webhooks',
+  'importing',
+]
 
 /** The service folder a file belongs to (`kernel`, `signin`, …), or '' for a loose file at its root. */
 export const serviceFolderOf = (file) => {
