@@ -273,6 +273,11 @@ export type {
 } from './actions/queries/getPolicyEvaluations.ts'
 export { getPolicyEvaluations } from './actions/queries/getPolicyEvaluations.ts'
 export type {
+  GetSendCapabilitiesParameters,
+  GetSendCapabilitiesReturnType,
+} from './actions/queries/getSendCapabilities.ts'
+export { getSendCapabilities } from './actions/queries/getSendCapabilities.ts'
+export type {
   GetSubOrganizationsParameters,
   GetSubOrganizationsReturnType,
 } from './actions/queries/getSubOrganizations.ts'

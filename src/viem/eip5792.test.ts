@@ -1,11 +1,11 @@
 import type { SendTransactionStatus } from '@latchkey/protocol'
 import { type Address, type Chain, createWalletClient, custom, type Hex, numberToHex } from 'viem'
 import { getCallsStatus, getCapabilities, sendCalls, showCallsStatus, waitForCallsStatus } from 'viem/actions'
-import { anvil } from 'viem/chains'
+import { anvil, mainnet } from 'viem/chains'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { type EvmNode, startEvmNode } from '../../scripts/evmNode.mjs'
 import { createWallet } from '../core/actions/activities/createWallet.ts'
-import { type ClientFixture, createClientFixture } from '../core/test/fixtures.ts'
+import { type ClientFixture, createClientFixture, memoryStorage } from '../core/test/fixtures.ts'
 import { type RecordedSend, recordedSendService } from '../core/test/recordedSendService.ts'
 import { createLatchkeyEip1193Provider } from './provider.ts'
 
@@ -84,13 +84,46 @@ describe('EIP-5792 on the EIP-1193 provider, through viem', () => {
     shown = []
   })
 
-  it('reports atomic batching and whether the gas is sponsored, per chain', async () => {
-    expect(await getCapabilities(wallet(true))).toEqual({
-      [chain.id]: { atomic: { status: 'supported' }, gasSponsorship: { supported: true } },
+  it('reports atomic batching and sponsorship per chain as the service does them for the organization', async () => {
+    // The service sends on the node's chain through a delegate and a sponsor; on mainnet it has no node.
+    const served = await createClientFixture(
+      {},
+      {
+        rpc: { [`eip155:${chain.id}`]: node.url },
+        sponsorship: { delegates: { [`eip155:${chain.id}`]: '0x1111111111111111111111111111111111111111' } },
+      },
+    )
+    await served.signUpDirect()
+    const account = (await createWallet(served.client, { walletName: 'Main', chains: ['ethereum'] }))
+      .addresses[0] as Address
+    const provider = createLatchkeyEip1193Provider(served.client, { chains: [chain, mainnet] })
+    expect(await provider.request({ method: 'wallet_getCapabilities', params: [account] })).toEqual({
+      [numberToHex(chain.id)]: { atomic: { status: 'supported' }, gasSponsorship: { supported: true } },
+      [numberToHex(mainnet.id)]: { atomic: { status: 'unsupported' }, gasSponsorship: { supported: false } },
     })
-    expect(await getCapabilities(wallet(false), { chainId: chain.id })).toEqual({
+    // Through viem, one chain asked for.
+    const client = createWalletClient({ account, chain, transport: custom(provider) })
+    expect(await getCapabilities(client, { chainId: chain.id })).toEqual({
       atomic: { status: 'supported' },
+      gasSponsorship: { supported: true },
+    })
+    await served.harness.service.close()
+  })
+
+  it('a service without a node or sponsor for the chain says so, whatever the provider was told', async () => {
+    expect(await getCapabilities(wallet(true), { chainId: chain.id })).toEqual({
+      atomic: { status: 'unsupported' },
       gasSponsorship: { supported: false },
+    })
+  })
+
+  it('signed out, reports what the provider was configured with', async () => {
+    const signedOut = createLatchkeyEip1193Provider(fx.reload({ storage: memoryStorage() }), {
+      chains: [chain],
+      sponsor: true,
+    })
+    expect(await signedOut.request({ method: 'wallet_getCapabilities', params: [] })).toEqual({
+      [numberToHex(chain.id)]: { atomic: { status: 'supported' }, gasSponsorship: { supported: true } },
     })
   })
 

@@ -16,6 +16,7 @@ import {
 } from 'viem'
 import { MAX_CALLS, sendCalls } from '../core/actions/activities/sendCalls.ts'
 import { getCallsStatus } from '../core/actions/queries/getCallsStatus.ts'
+import { getSendCapabilities } from '../core/actions/queries/getSendCapabilities.ts'
 import type { Latchkey } from '../core/createLatchkey.ts'
 
 /**
@@ -89,17 +90,30 @@ export function createEip5792(context: Eip5792Context) {
         throw new UnsupportedNonOptionalCapabilityError(new Error(name))
   }
 
+  /**
+   * Per chain, what the service does for the organization (`getSendCapabilities`): atomic batches
+   * where it runs several calls as one transaction, sponsorship where it takes `sponsor: true`.
+   * Signed out (or the service unreachable), what the provider was configured with.
+   */
   async function getCapabilities(params: unknown): Promise<Record<Hex, Record<string, unknown>>> {
     const [address, chainIds] = (Array.isArray(params) ? params : []) as [Address?, Hex[]?]
     if (address) await context.account(address)
     const wanted = chainIds ? new Set(chainIds.map((c) => Number(c))) : undefined
+    const served = await getSendCapabilities(
+      context.client,
+      context.organizationId ? { organizationId: context.organizationId } : {},
+    ).catch(() => undefined)
     const out: Record<Hex, Record<string, unknown>> = {}
-    for (const chain of context.chains)
-      if (!wanted || wanted.has(chain.id))
-        out[numberToHex(chain.id)] = {
-          atomic: { status: 'supported' },
-          [GAS_SPONSORSHIP]: { supported: context.sponsor },
-        }
+    for (const chain of context.chains) {
+      if (wanted && !wanted.has(chain.id)) continue
+      const onService = served?.chains.find((c) => c.caip2 === `eip155:${chain.id}`)
+      out[numberToHex(chain.id)] = served
+        ? {
+            atomic: { status: onService?.atomicBatch ? 'supported' : 'unsupported' },
+            [GAS_SPONSORSHIP]: { supported: onService?.gasSponsorship ?? false },
+          }
+        : { atomic: { status: 'supported' }, [GAS_SPONSORSHIP]: { supported: context.sponsor } }
+    }
     return out
   }
 

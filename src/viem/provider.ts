@@ -43,9 +43,9 @@ export type CreateLatchkeyEip1193ProviderParameters = {
   /** Organization that holds the accounts. @default the session's organization */
   organizationId?: string | undefined
   /**
-   * Every `wallet_sendCalls` batch is paid by the organization's gas sponsor, and
-   * `wallet_getCapabilities` says so (`gasSponsorship: { supported: true }`). Without it an app
-   * asks per batch with the `gasSponsorship` capability.
+   * Every `wallet_sendCalls` batch is paid by the organization's gas sponsor. Without it an app
+   * asks per batch with the `gasSponsorship` capability. `wallet_getCapabilities` reports what the
+   * service does per chain (this only while signed out, when it cannot ask).
    * @default false
    */
   sponsor?: boolean | undefined

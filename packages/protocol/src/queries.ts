@@ -111,10 +111,27 @@ export interface QueryMap {
     /** Decimal strings, each present only when asked for. */
     response: { nonce?: string; gasStationNonce?: string }
   }
+  /**
+   * Latchkey's own: what the service sends on each chain it has a node for, for this organization
+   * (EIP-5792's `wallet_getCapabilities` reports it). `gasSponsorship`: `sponsor: true` is taken on
+   * that chain; `atomicBatch`: several calls run as one transaction (EIP-7702 through the delegate).
+   */
+  latchkey_get_send_capabilities: {
+    request: { organizationId: string }
+    response: { chains: SendCapabilities[] }
+  }
   // ---- wing: spending limits (issue 37) ----
   // ---- wing: MFA (issue 38) ----
   // ---- wing: webhooks (issue 39) ----
   // ---- wing: import and pregeneration (issue 40) ----
+}
+
+/** What the service sends on one chain (`latchkey_get_send_capabilities`). */
+export interface SendCapabilities {
+  /** CAIP-2 chain id, e.g. `eip155:31337`. */
+  caip2: string
+  gasSponsorship: boolean
+  atomicBatch: boolean
 }
 
 /**
@@ -219,6 +236,7 @@ export const QUERIES: { readonly [P in QueryPath]: QueryFacts } = {
   list_private_keys: { proxyUser: false },
   get_send_transaction_status: { proxyUser: false },
   get_nonces: { proxyUser: false },
+  latchkey_get_send_capabilities: { proxyUser: false },
   // ---- wing: spending limits (issue 37) ----
   // ---- wing: MFA (issue 38) ----
   // ---- wing: webhooks (issue 39) ----

@@ -2,12 +2,13 @@ import type { SendTransactionStatus } from '@latchkey/protocol'
 import { NotFoundError, UnavailableError } from '../kernel/base/errors.ts'
 import { defineQuery, type QueryHandler } from '../kernel/registry.ts'
 import type { SendTransactionRow } from '../kernel/store/model.ts'
-import type { ChainSender } from './ChainSender.ts'
+import { type ChainSender, namespaceOf } from './ChainSender.ts'
 import { readDelegateNonce } from './delegate/index.ts'
 import { evmSender } from './evmSender.ts'
 import { revertChainOf } from './revertReason.ts'
-import { rpcFor, senderOf } from './sendingState.ts'
+import { rpcFor, SENDING, senderOf } from './sendingState.ts'
 import { nodeFailure, RpcRefusedError } from './sendRpc.ts'
+import { findSponsor } from './sponsors.ts'
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/
 
@@ -44,7 +45,7 @@ export function renderSendStatus(
   }
 }
 
-/** `get_send_transaction_status` and `get_nonces`. */
+/** `get_send_transaction_status`, `get_nonces` and `latchkey_get_send_capabilities`. */
 export const sendQueries: Record<string, QueryHandler> = {
   get_send_transaction_status: defineQuery('get_send_transaction_status', {
     parse: (r) => ({ sendTransactionStatusId: r.string('sendTransactionStatusId', { max: 200 }) }),
@@ -94,6 +95,26 @@ export const sendQueries: Record<string, QueryHandler> = {
           })
         throw nodeFailure(error, q.caip2, 'caip2')
       }
+    },
+  }),  // What `sponsor: true` and a batch of several calls would find on each chain with a node, for the
+  // caller's organization: the same conditions `prepareEthSend` and `prepareSolSend` refuse on.
+  latchkey_get_send_capabilities: defineQuery('latchkey_get_send_capabilities', {
+    parse: () => ({}),
+    run: async ({ runtime, organization }) => {
+      const { rpc, sponsorship, senders } = runtime.stateOf(SENDING)
+      const chains = Object.keys(rpc)
+        .filter((caip2) => senders.has(namespaceOf(caip2)))
+        .sort()
+        .map((caip2) => {
+          if (namespaceOf(caip2) !== 'eip155') {
+            const sponsor = findSponsor(runtime, organization, 'solana')
+            return { caip2, gasSponsorship: sponsor !== undefined, atomicBatch: true }
+          }
+          const delegate = sponsorship?.delegates[caip2] !== undefined
+          const sponsor = delegate && findSponsor(runtime, organization) !== undefined
+          return { caip2, gasSponsorship: sponsor, atomicBatch: delegate }
+        })
+      return { chains }
     },
   }),
 }
