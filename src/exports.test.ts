@@ -118,6 +118,7 @@ describe('package exports', () => {
         "getPolicyEvaluationsQueryOptions",
         "getPolicyQueryKey",
         "getPolicyQueryOptions",
+        "getSendCapabilities",
         "getSession",
         "getSessionStatus",
         "getSubOrganizations",
