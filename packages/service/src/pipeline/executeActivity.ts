@@ -90,16 +90,18 @@ export async function executeActivity(input: ExecutionInput): Promise<Execution>
     if (prepared?.error !== undefined) throw prepared.error
     if (prepared) ctx.prepared = prepared.value
     else if (handler.prepare) ctx.prepared = await handler.prepare(scope, parsed as never)
-    const result = await handler.run(ctx, parsed as never)
+    const result = (await handler.run(ctx, parsed as never)) as Record<string, unknown>
     savepoint.end()
+    const stored = handler.shownOnce ? emptied(result, handler.shownOnce) : result
     const done = await tx.put('activities', {
       ...row,
       status: 'ACTIVITY_STATUS_COMPLETED',
-      result: result as Record<string, unknown>,
+      result: stored,
       updatedAt: runtime.now(),
     })
     return {
-      row: done,
+      // The answer carries what is shown once; the stored row never does.
+      row: stored === result ? done : { ...done, result },
       ...(ctx.respondWith ? { respondWith: ctx.respondWith } : {}),
       ...(reported.length > 0 ? { reported } : {}),
     }
@@ -118,6 +120,15 @@ export async function executeActivity(input: ExecutionInput): Promise<Execution>
     })
     return { row: failed, error }
   }
+}
+
+/** `record` with `fields` emptied ('' for a string, [] for a list): what a record keeps of a secret. */
+export function emptied(record: Record<string, unknown>, fields: readonly string[]): Record<string, unknown> {
+  const copy = { ...record }
+  for (const field of fields)
+    if (field in copy)
+      copy[field] = Array.isArray(copy[field]) ? [] : typeof copy[field] === 'string' ? '' : null
+  return copy
 }
 
 /** Lets a handler answer with another activity than itself (approve/reject answer with the voted one). */
