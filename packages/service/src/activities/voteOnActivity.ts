@@ -46,6 +46,8 @@ export async function runAsSubmitter(ctx: ActivityContext, activity: ActivityRow
   })
   // What the waiting activity reported is emitted when this transaction commits.
   for (const [name, data] of execution.reported ?? []) ctx.report(name, data as never)
+  // What it shows only once (a TOTP secret, recovery codes) reaches the one who let it run.
+  respondWith(ctx, activity.id, execution.row)
 }
 
 /**

@@ -295,6 +295,18 @@ describe('an activity a policy matches', () => {
       expect(reply.body.activity.result).toEqual({})
     }
     expect((await queryAs(keyA, 'get_mfa_policies', { userId: userA })).body.mfaPolicies).toHaveLength(1)
+    // Satisfied, the held minting answers its codes once, to the satisfaction, and stores none.
+    const minting = await submitAs(keyA, 'latchkey_create_recovery_codes', { userId: userA })
+    const minted = await submitAs(keyA, 'latchkey_satisfy_mfa', {
+      fingerprint: minting.body.activity.fingerprint,
+      totpCode: totp(secret, h.clock.now()),
+    })
+    expect(minted.body.activity.status).toBe('ACTIVITY_STATUS_COMPLETED')
+    const codes = minted.body.activity.result.latchkeyCreateRecoveryCodesResult.recoveryCodes
+    expect(codes).toHaveLength(10)
+    const stored = await queryAs(keyA, 'get_activity', { activityId: minting.body.activity.id })
+    expect(stored.body.activity.result.latchkeyCreateRecoveryCodesResult.recoveryCodes).toEqual([])
+    h.clock.advance(30_000)
     const done = await submitAs(keyA, 'latchkey_satisfy_mfa', {
       fingerprint: removal.body.activity.fingerprint,
       totpCode: totp(secret, h.clock.now()),

@@ -360,7 +360,7 @@ async function decideAndRun(
 async function answer({ runtime, caller }: Submission, outcome: Execution): Promise<SubmitOutcome> {
   if (outcome.error) throw outcome.error
   const shown = outcome.respondWith
-    ? (await runtime.store.get('activities', outcome.respondWith))!
+    ? (outcome.respondWithRow ?? (await runtime.store.get('activities', outcome.respondWith))!)
     : outcome.row
   return {
     activity: await renderActivity(
