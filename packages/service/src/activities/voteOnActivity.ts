@@ -69,6 +69,12 @@ export async function voteOnActivity(
     if (await gate.approve(ctx, activity)) await runAsSubmitter(ctx, activity)
     return {}
   }
+  // Its submitter may withdraw an activity a gate holds; nobody else decides on it.
+  if (gate && caller.userId === activity.userId) {
+    respondWith(ctx, activity.id)
+    await tx.put('activities', { ...activity, status: 'ACTIVITY_STATUS_REJECTED', updatedAt: runtime.now() })
+    return {}
+  }
   if (activity.status !== 'ACTIVITY_STATUS_CONSENSUS_NEEDED')
     throw new ConflictError({
       code: 'ACTIVITY_NOT_VOTABLE',

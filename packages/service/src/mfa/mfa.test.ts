@@ -240,6 +240,16 @@ describe('an activity a policy matches', () => {
     expect(await walletCount(keyA)).toBe(0)
     const still = await queryAs(keyA, 'get_activity', { activityId: held.body.activity.id })
     expect(still.body.activity.status).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+    expect(still.body.activity.canApprove).toBe(true)
+    expect(
+      (await queryAs(keyB, 'get_activity', { activityId: held.body.activity.id })).body.activity.canApprove,
+    ).toBe(false)
+    // B cannot reject it either; A withdraws it, and nothing can run it any more.
+    expect(codeOf(await submitAs(keyB, 'reject_activity', { fingerprint }))).toBe('ACTIVITY_NOT_VOTABLE')
+    const withdrawn = await submitAs(keyA, 'reject_activity', { fingerprint })
+    expect(withdrawn.body.activity.status).toBe('ACTIVITY_STATUS_REJECTED')
+    expect(codeOf(await submitAs(keyA, 'approve_activity', { fingerprint }))).toBe('ACTIVITY_NOT_VOTABLE')
+    expect(await walletCount(keyA)).toBe(0)
   })
 
   it('is satisfied the published way, approve_activity stamped by the named key, and runs once under 8 concurrent approvals', async () => {
