@@ -5,6 +5,7 @@ import {
   ETHEREUM_ACCOUNT,
   type Harness,
   resultOf,
+  softPasskey,
   type TestKey,
   testKey,
 } from '../testing/harness.ts'
@@ -281,6 +282,37 @@ describe('an activity a policy matches', () => {
     expect(replies.filter((reply) => reply.status !== 200).map(codeOf)).toEqual(
       Array(7).fill('ACTIVITY_NOT_VOTABLE'),
     )
+    expect(await walletCount(keyA)).toBe(1)
+  })
+
+  it("ordered steps: the submitting key proves the first, the same user's passkey the second (another passkey is refused)", async () => {
+    const passkey = softPasskey()
+    const [authenticatorId] = resultOf(
+      'create_authenticators',
+      await submitAs(keyA, 'create_authenticators', { userId: userA, authenticators: [passkey.register()] }),
+    ).authenticatorIds
+    const other = softPasskey()
+    resultOf(
+      'create_authenticators',
+      await submitAs(keyB, 'create_authenticators', { userId: userB, authenticators: [other.register()] }),
+    )
+    await policyOn(keyA, userA, [
+      { any: [{ type: 'AUTHENTICATION_TYPE_API_KEY' }] },
+      { any: [{ type: 'AUTHENTICATION_TYPE_PASSKEY', id: authenticatorId }] },
+    ])
+    const held = await newWallet(keyA)
+    expect(held.body.activity.status).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+    const status = await queryAs(keyA, 'get_mfa_status', { activityId: held.body.activity.id })
+    expect(status.body.mfaStatuses[0].satisfiedMethods).toEqual([
+      { type: 'AUTHENTICATION_TYPE_API_KEY', id: expect.any(String) },
+    ])
+    const fingerprint = held.body.activity.fingerprint
+    h.clock.advance(1)
+    const byOther = await h.submit('approve_activity', { fingerprint }, { as: other, organizationId: org })
+    expect(byOther.status).toBe(403)
+    h.clock.advance(1)
+    const approved = await h.submit('approve_activity', { fingerprint }, { as: passkey, organizationId: org })
+    expect(approved.body.activity.status).toBe('ACTIVITY_STATUS_COMPLETED')
     expect(await walletCount(keyA)).toBe(1)
   })
 
