@@ -434,6 +434,46 @@ export interface ActivityMap {
   }
   // ---- wing: spending limits (issue 37) ----
   // ---- wing: MFA (issue 38) ----
+  /** An MFA policy on a user: activities of theirs its condition matches wait for its steps. */
+  create_mfa_policy: {
+    parameters: import('./mfa.ts').CreateMfaPolicyParams
+    result: { mfaPolicyId: string }
+  }
+  update_mfa_policy: {
+    parameters: import('./mfa.ts').UpdateMfaPolicyParams
+    result: { mfaPolicyId: string }
+  }
+  delete_mfa_policy: {
+    parameters: { userId: string; mfaPolicyId: string }
+    result: { mfaPolicyId: string }
+  }
+  /** Enrols a TOTP factor (unconfirmed): its secret and `otpauth://` URI, shown once. */
+  latchkey_create_totp_factor: {
+    parameters: { userId: string; factorName?: string }
+    result: { factorId: string; secret: string; otpauthUri: string }
+  }
+  /** Confirms a TOTP factor with a first code. */
+  latchkey_confirm_totp_factor: {
+    parameters: { userId: string; factorId: string; code: string }
+    result: { factorId: string }
+  }
+  latchkey_delete_totp_factor: {
+    parameters: { userId: string; factorId: string }
+    result: { factorId: string }
+  }
+  /** Ten single-use recovery codes, replacing any earlier ones; shown once. */
+  latchkey_create_recovery_codes: {
+    parameters: { userId: string }
+    result: { recoveryCodes: string[] }
+  }
+  /**
+   * Proves a TOTP step of an activity awaiting authenticators (by fingerprint) with a code, or a
+   * recovery code; the response's `activity` is that activity.
+   */
+  latchkey_satisfy_mfa: {
+    parameters: { fingerprint: string; totpCode?: string; recoveryCode?: string }
+    result: Record<string, never>
+  }
   // ---- wing: webhooks (issue 39) ----
   // ---- wing: import and pregeneration (issue 40) ----
 }
@@ -902,6 +942,62 @@ export const ACTIVITIES: ActivityRegistry = activityDefinitions<ActivityMap>({
   },
   // ---- wing: spending limits (issue 37) ----
   // ---- wing: MFA (issue 38) ----
+  create_mfa_policy: {
+    types: ['ACTIVITY_TYPE_CREATE_MFA_POLICY'],
+    resource: 'POLICY',
+    action: 'CREATE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  update_mfa_policy: {
+    types: ['ACTIVITY_TYPE_UPDATE_MFA_POLICY'],
+    resource: 'POLICY',
+    action: 'UPDATE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  delete_mfa_policy: {
+    types: ['ACTIVITY_TYPE_DELETE_MFA_POLICY'],
+    resource: 'POLICY',
+    action: 'DELETE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  latchkey_create_totp_factor: {
+    types: ['ACTIVITY_TYPE_LATCHKEY_CREATE_TOTP_FACTOR'],
+    resource: 'CREDENTIAL',
+    action: 'CREATE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  latchkey_confirm_totp_factor: {
+    types: ['ACTIVITY_TYPE_LATCHKEY_CONFIRM_TOTP_FACTOR'],
+    resource: 'CREDENTIAL',
+    action: 'UPDATE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  latchkey_delete_totp_factor: {
+    types: ['ACTIVITY_TYPE_LATCHKEY_DELETE_TOTP_FACTOR'],
+    resource: 'CREDENTIAL',
+    action: 'DELETE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  latchkey_create_recovery_codes: {
+    types: ['ACTIVITY_TYPE_LATCHKEY_CREATE_RECOVERY_CODES'],
+    resource: 'CREDENTIAL',
+    action: 'CREATE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  latchkey_satisfy_mfa: {
+    types: ['ACTIVITY_TYPE_LATCHKEY_SATISFY_MFA'],
+    resource: 'ACTIVITY',
+    action: 'APPROVE',
+    proxyUser: false,
+    readOnly: false,
+  },
   // ---- wing: webhooks (issue 39) ----
   // ---- wing: import and pregeneration (issue 40) ----
 })

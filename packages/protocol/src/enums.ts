@@ -104,6 +104,7 @@ export const ACTIVITY_STATUSES = [
   'ACTIVITY_STATUS_FAILED',
   'ACTIVITY_STATUS_CONSENSUS_NEEDED',
   'ACTIVITY_STATUS_REJECTED',
+  'ACTIVITY_STATUS_AUTHENTICATORS_NEEDED',
 ] as const
 export type ActivityStatus = (typeof ACTIVITY_STATUSES)[number]
 export const TERMINAL_ACTIVITY_STATUSES: readonly ActivityStatus[] = [

@@ -42,8 +42,14 @@ const PUBLISHED_TYPES = unionOf('v1ActivityType')
 const INTENT_KEYS = fieldsOf('v1Intent')
 const RESULT_KEYS = fieldsOf('v1Result')
 
+/**
+ * Latchkey's own activities (paths `latchkey_…`, types `ACTIVITY_TYPE_LATCHKEY_…`): namespaced so
+ * they never collide with a published name, and checked apart from the published ones.
+ */
+const isLatchkeyOwn = (path: string) => path.startsWith('latchkey_')
+
 /** Every implemented activity with the versions the published types name for it, oldest first. */
-const published = ACTIVITY_PATHS.map((path) => {
+const published = ACTIVITY_PATHS.filter((path) => !isLatchkeyOwn(path)).map((path) => {
   const base = `ACTIVITY_TYPE_${path.toUpperCase()}`
   const versions = PUBLISHED_TYPES.filter((type) => type === base || new RegExp(`^${base}_V\\d+$`).test(type))
   versions.sort((a, b) => versionOf(base, a) - versionOf(base, b))
@@ -69,6 +75,16 @@ describe('the activity versions accepted, against the published types (@turnkey/
       accepted.filter((type) => !PUBLISHED_TYPES.includes(type)),
     )
     expect(unpublished).toEqual([])
+  })
+
+  it("names Latchkey's own activities apart from every published name", () => {
+    const own = ACTIVITY_PATHS.filter(isLatchkeyOwn)
+    const clashing = own.flatMap((path) =>
+      (ACTIVITIES[path].types as readonly string[]).filter(
+        (type) => !type.startsWith('ACTIVITY_TYPE_LATCHKEY_') || PUBLISHED_TYPES.includes(type),
+      ),
+    )
+    expect(clashing).toEqual([])
   })
 
   it('answers every accepted version under an intent key and a result key the published types declare', () => {

@@ -122,6 +122,23 @@ export interface QueryMap {
   }
   // ---- wing: spending limits (issue 37) ----
   // ---- wing: MFA (issue 38) ----
+  get_mfa_policies: {
+    request: { organizationId: string; userId: string }
+    response: { mfaPolicies: import('./mfa.ts').MfaPolicy[] }
+  }
+  get_mfa_policy: {
+    request: { organizationId: string; userId: string; mfaPolicyId: string }
+    response: { mfaPolicy: import('./mfa.ts').MfaPolicy }
+  }
+  get_mfa_status: {
+    request: { organizationId: string; activityId: string; userId?: string }
+    response: { mfaStatuses: import('./mfa.ts').MfaStatus[] }
+  }
+  /** A user's second factors and how many unused recovery codes they hold (Latchkey). */
+  latchkey_get_mfa_factors: {
+    request: { organizationId: string; userId: string }
+    response: { factors: import('./mfa.ts').MfaFactor[]; recoveryCodesRemaining: number }
+  }
   // ---- wing: webhooks (issue 39) ----
   // ---- wing: import and pregeneration (issue 40) ----
 }
@@ -239,6 +256,10 @@ export const QUERIES: { readonly [P in QueryPath]: QueryFacts } = {
   latchkey_get_send_capabilities: { proxyUser: false },
   // ---- wing: spending limits (issue 37) ----
   // ---- wing: MFA (issue 38) ----
+  get_mfa_policies: { proxyUser: false },
+  get_mfa_policy: { proxyUser: false },
+  get_mfa_status: { proxyUser: false },
+  latchkey_get_mfa_factors: { proxyUser: false },
   // ---- wing: webhooks (issue 39) ----
   // ---- wing: import and pregeneration (issue 40) ----
 }

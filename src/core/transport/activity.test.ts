@@ -8,6 +8,7 @@ import { getWallets } from '../actions/queries/getWallets.ts'
 import { ConsensusNeededError } from '../errors.ts'
 import { switchSession } from '../session/sessions.ts'
 import { createClientFixture } from '../test/fixtures.ts'
+import { submitActivity } from './activity.ts'
 
 describe('activities that need consensus', () => {
   it('surfaces CONSENSUS_NEEDED as a typed error carrying the activity; a second approval executes it', async () => {
@@ -67,6 +68,28 @@ function pendingFor(fx: Awaited<ReturnType<typeof createClientFixture>>, polls: 
   }
   return { fetch, seen }
 }
+
+describe('activities that wait for a second factor', () => {
+  it('come back AUTHENTICATORS_NEEDED at once, without polling until the timeout', async () => {
+    const fx = await createClientFixture({
+      polling: { intervalMs: 5, backoff: 1, maxIntervalMs: 5, timeoutMs: 60_000 },
+    })
+    const { userIds } = await fx.signUpDirect()
+    const policy = await submitActivity(fx.client, 'create_mfa_policy', {
+      userId: userIds[0] as string,
+      mfaPolicyName: 'wallets need a passkey',
+      condition: "activity.resource == 'WALLET'",
+      requiredAuthenticationMethods: [{ any: [{ type: 'AUTHENTICATION_TYPE_PASSKEY' }] }],
+      order: 0,
+    })
+    expect(policy.status).toBe('ACTIVITY_STATUS_COMPLETED')
+    const started = Date.now()
+    const held = await submitActivity(fx.client, 'create_wallet', { walletName: 'Held', accounts: [] })
+    expect(held.status).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+    expect(Date.now() - started).toBeLessThan(5_000)
+    expect((await getWallets(fx.client, {})).wallets).toEqual([])
+  })
+})
 
 describe('polling pending activities', () => {
   it('polls get_activity with backoff until the activity completes', async () => {

@@ -129,7 +129,7 @@ export function assertActivityCompleted(activity: Activity): void {
  * Submits an activity (`/public/v1/submit/<path>`), stamped by the active session unless a
  * stamper is given, and polls `get_activity` with backoff while it is CREATED or PENDING.
  * Returns the activity in whatever state it settled (COMPLETED, FAILED, REJECTED,
- * CONSENSUS_NEEDED); `submit` is the strict variant.
+ * CONSENSUS_NEEDED, AUTHENTICATORS_NEEDED); `submit` is the strict variant.
  */
 export async function submitActivity<P extends ActivityPath>(
   client: Latchkey,
@@ -159,9 +159,12 @@ export async function submitActivity<P extends ActivityPath>(
   const { intervalMs, backoff, maxIntervalMs, timeoutMs } = client.config.polling
   const deadline = Date.now() + timeoutMs
   let delay = intervalMs
+  // Waiting for votes or for the user's second factor (an MFA policy) is settled for now: polling
+  // would not change it.
   while (
     !TERMINAL_ACTIVITY_STATUSES.includes(activity.status) &&
-    activity.status !== 'ACTIVITY_STATUS_CONSENSUS_NEEDED'
+    activity.status !== 'ACTIVITY_STATUS_CONSENSUS_NEEDED' &&
+    activity.status !== 'ACTIVITY_STATUS_AUTHENTICATORS_NEEDED'
   ) {
     if (Date.now() + delay > deadline) throw new PollTimeoutError(activity, timeoutMs)
     await sleep(delay, options.signal)

@@ -1,6 +1,8 @@
 import { type DeliveryWingOptions, deliveryWing } from '../delivery/deliveryWing.ts'
 import { secretFramePlugin } from '../frames/secretFrame.ts'
 import type { ServicePlugin } from '../kernel/registry.ts'
+import type { MfaWingOptions } from '../mfa/mfaState.ts'
+import { mfaWing } from '../mfa/mfaWing.ts'
 import type { PipelineOptions } from '../pipeline/RateLimitOptions.ts'
 import { SENDING_WING, type SendingWingOptions, sendingWing } from '../sending/sendingWing.ts'
 import type { SignInWingOptions } from '../signin/SignInWingOptions.ts'
@@ -13,6 +15,7 @@ export type SendingServiceOptions = Omit<SendingWingOptions, 'senders'>
 export type BuiltinWingsOptions = SignInWingOptions &
   DeliveryWingOptions &
   SendingServiceOptions &
+  MfaWingOptions &
   Pick<PipelineOptions, 'rateLimits'> & {
     /** The plugins `createService` appends: one named `sending` replaces the built-in sending wing. */
     plugins?: readonly ServicePlugin[]
@@ -38,6 +41,7 @@ export function builtinWings(options: BuiltinWingsOptions = {}): ServicePlugin[]
     ...builtinSendingWing(options),
     // ---- wing: spending limits (issue 37) ----
     // ---- wing: MFA (issue 38) ----
+    mfaWing(options.mfa ?? {}),
     // ---- wing: webhooks (issue 39) ----
     // ---- wing: import and pregeneration (issue 40) ----
   ]

@@ -9,6 +9,7 @@ import { Runtime } from '../kernel/Runtime.ts'
 import { type ActivityHandlers, Registry, type ServicePlugin } from '../kernel/registry.ts'
 import { openMemoryStore } from '../kernel/store/memory.ts'
 import { Store } from '../kernel/store/Store.ts'
+import type { MfaWingOptions } from '../mfa/mfaState.ts'
 import { observeRequests } from '../observability/observeRequests.ts'
 import { Readiness, type ReadinessReport } from '../observability/Readiness.ts'
 import { activityApi } from '../pipeline/activityApi.ts'
@@ -71,6 +72,7 @@ export type CreateServiceOptions = KernelOptions &
   SignInWingOptions &
   DeliveryWingOptions &
   SendingServiceOptions &
+  MfaWingOptions &
   ShellOptions
 
 export interface Service {

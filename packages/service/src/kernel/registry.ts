@@ -13,7 +13,7 @@ import type { Caller } from './Caller.ts'
 import type { Reader } from './Reader.ts'
 import type { PluginStateKey, Runtime, StampVerifier } from './Runtime.ts'
 import type { PipelineEnv } from './requestEnv.ts'
-import type { OrganizationRow, UserRow } from './store/model.ts'
+import type { ActivityRow, OrganizationRow, UserRow } from './store/model.ts'
 import type { Lookup, Reads, Transaction } from './store/Store.ts'
 
 export type { Caller }
@@ -137,6 +137,17 @@ export interface ActivityHandler<P extends ActivityPath = ActivityPath> {
    */
   createsOnly?: boolean
   /**
+   * Result fields answered once, to the request that ran it, and never stored (a TOTP secret,
+   * recovery codes): the stored activity, its replays and `get_activity` show them emptied.
+   */
+  shownOnce?: readonly string[]
+  /**
+   * Parameters never stored with the activity's intent (a one-time code): its record shows them
+   * emptied. Only for handlers that never wait (`selfService` or `skipConsensus`): a waiting
+   * activity is parsed again from its stored intent.
+   */
+  secretParameters?: readonly string[]
+  /**
    * What its `run` (and `precompute`) will read, from its parameters as sent (not validated yet):
    * read ahead with the request's credential and organization, in one statement on PostgreSQL.
    */
@@ -245,6 +256,11 @@ export interface ServicePlugin<State = unknown> {
     },
     runtime: Runtime,
   ): Promise<void> | void
+  /**
+   * Holds activities the decision allowed until more is proven (the MFA wing's factors): asked in
+   * the activity's transaction before it runs, and on `approve_activity` of an activity it holds.
+   */
+  gate?: ActivityGate
   subOrganization?: {
     /**
      * Links `oauthProviders` of a root user: each OIDC token verified, or the `oidcClaims` the
@@ -269,6 +285,30 @@ export interface ServicePlugin<State = unknown> {
       proof: VerificationTokenProof,
     ): Promise<boolean>
   }
+}
+
+/** An activity the decision allowed, as a gate sees it before it runs. */
+export interface GateInput {
+  tx: Transaction
+  runtime: Runtime
+  /** The activity (not written yet when it was just submitted). */
+  row: ActivityRow
+  organization: OrganizationRow
+  /** Who submitted it. */
+  caller: Caller
+}
+
+/**
+ * A plugin's hold on allowed activities (`ServicePlugin.gate`): `hold` decides, in the activity's
+ * transaction, whether it waits in `status` instead of running (and records what it waits for);
+ * `approve` is `approve_activity` on an activity in `status`, stamped by `ctx.caller`: it records
+ * what that stamp proves and answers true once the activity may run (the caller then runs it, once,
+ * in the same transaction).
+ */
+export interface ActivityGate {
+  status: 'ACTIVITY_STATUS_AUTHENTICATORS_NEEDED'
+  hold(input: GateInput): Promise<boolean>
+  approve(ctx: ActivityContext, activity: ActivityRow): Promise<boolean>
 }
 
 /** How a request proves the key a verification token is bound to (see `verificationToken`). */

@@ -13,6 +13,11 @@ export interface Execution {
   error?: ApiError
   /** The activity to answer with instead of this one (a vote answers with the voted activity). */
   respondWith?: string
+  /**
+   * That activity as this transaction left it, when it ran here and answers what it shows only
+   * once (`ActivityHandler.shownOnce`): the answer shows this instead of the stored row.
+   */
+  respondWithRow?: ActivityRow
   /** The activity's votes, when known without a lookup (a new activity no one voted on). */
   votes?: VoteRow[]
   /** Events the handler reported (`ctx.report`), for the caller to emit once the transaction commits. */
@@ -75,7 +80,7 @@ export async function executeActivity(input: ExecutionInput): Promise<Execution>
   const savepoint = tx.lazySavepoint()
   const scope = prepareContext({ ...input, activityId: row.id, type: row.type })
   const reported: Reported = []
-  const ctx: ActivityContext & { respondWith?: string } = {
+  const ctx: ActivityContext & Responds = {
     tx,
     ...scope,
     newId: () => runtime.newId(),
@@ -90,17 +95,20 @@ export async function executeActivity(input: ExecutionInput): Promise<Execution>
     if (prepared?.error !== undefined) throw prepared.error
     if (prepared) ctx.prepared = prepared.value
     else if (handler.prepare) ctx.prepared = await handler.prepare(scope, parsed as never)
-    const result = await handler.run(ctx, parsed as never)
+    const result = (await handler.run(ctx, parsed as never)) as Record<string, unknown>
     savepoint.end()
+    const stored = handler.shownOnce ? emptied(result, handler.shownOnce) : result
     const done = await tx.put('activities', {
       ...row,
       status: 'ACTIVITY_STATUS_COMPLETED',
-      result: result as Record<string, unknown>,
+      result: stored,
       updatedAt: runtime.now(),
     })
     return {
-      row: done,
+      // The answer carries what is shown once; the stored row never does.
+      row: stored === result ? done : { ...done, result },
       ...(ctx.respondWith ? { respondWith: ctx.respondWith } : {}),
+      ...(ctx.respondWithRow ? { respondWithRow: ctx.respondWithRow } : {}),
       ...(reported.length > 0 ? { reported } : {}),
     }
   } catch (thrown) {
@@ -120,7 +128,24 @@ export async function executeActivity(input: ExecutionInput): Promise<Execution>
   }
 }
 
+/** `record` with `fields` emptied ('' for a string, [] for a list): what a record keeps of a secret. */
+export function emptied(record: Record<string, unknown>, fields: readonly string[]): Record<string, unknown> {
+  const copy = { ...record }
+  for (const field of fields)
+    if (field in copy)
+      copy[field] = Array.isArray(copy[field]) ? [] : typeof copy[field] === 'string' ? '' : null
+  return copy
+}
+
 /** Lets a handler answer with another activity than itself (approve/reject answer with the voted one). */
-export function respondWith(ctx: ActivityContext, activityId: string): void {
-  ;(ctx as ActivityContext & { respondWith?: string }).respondWith = activityId
+export function respondWith(ctx: ActivityContext, activityId: string, row?: ActivityRow): void {
+  const responds = ctx as ActivityContext & Responds
+  responds.respondWith = activityId
+  if (row) responds.respondWithRow = row
+}
+
+/** What a handler answering with another activity leaves on its context. */
+interface Responds {
+  respondWith?: string
+  respondWithRow?: ActivityRow
 }

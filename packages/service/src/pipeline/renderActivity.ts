@@ -36,8 +36,10 @@ export async function renderActivity(
   // An activity submitted as an older accepted type answers under that type's keys.
   const keys = row.type === definition.type ? definition : wireKeysOf(row.path, definition, row.type)
   const votes = knownVotes ?? (await reads.findBy('votes', 'activityId', row.id))
-  let open = row.status === 'ACTIVITY_STATUS_CONSENSUS_NEEDED'
-  if (open && viewer) {
+  // An activity awaiting authenticators is open to its submitter only (their factors satisfy it).
+  const held = row.status === 'ACTIVITY_STATUS_AUTHENTICATORS_NEEDED'
+  let open = row.status === 'ACTIVITY_STATUS_CONSENSUS_NEEDED' || (held && viewer?.userId === row.userId)
+  if (open && viewer && !held) {
     open =
       viewer.organizationId === row.organizationId &&
       !viewer.readOnly &&

@@ -18,10 +18,12 @@ import { decideActivity } from './decideActivity.ts'
 import {
   type Execution,
   emitReported,
+  emptied,
   executeActivity,
   type Prepared,
   prepareContext,
 } from './executeActivity.ts'
+import { heldBy } from './gates.ts'
 import { renderActivity } from './renderActivity.ts'
 
 export interface SubmitOutcome {
@@ -220,7 +222,10 @@ const provisional = (submission: Submission, now: number): ActivityRow => ({
   path: submission.path,
   type: submission.type,
   status: 'ACTIVITY_STATUS_CREATED',
-  intent: submission.intent,
+  // A one-time code the handler reads is not kept in the record (`secretParameters`).
+  intent: submission.handler.secretParameters
+    ? emptied(submission.intent, submission.handler.secretParameters)
+    : submission.intent,
   fingerprint: submission.fingerprint,
   userId: submission.caller.userId,
   credentialId: submission.caller.credential.id,
@@ -257,6 +262,12 @@ async function prepare(submission: Submission): Promise<Prepared | undefined> {
       if ((await tx.findBy('activities', 'fingerprint', fingerprint))[0]) throw new DryRun('replay')
       const row = provisional(submission, runtime.now())
       const decision = await decide(submission, tx, row)
+      // An activity a gate holds is not prepared: it runs later, if ever, without it.
+      if (
+        decision.outcome === 'OUTCOME_ALLOW' &&
+        (await heldBy(submission.registry, gateInput(submission, tx, row)))
+      )
+        throw new DryRun('HELD')
       throw new DryRun(decision.outcome)
     })
     .catch((error: unknown) => {
@@ -307,6 +318,15 @@ async function record(submission: Submission, ready: Ready): Promise<Execution> 
   )
 }
 
+/** What a gate is asked about the new activity. */
+const gateInput = (submission: Submission, tx: Transaction, row: ActivityRow) => ({
+  tx,
+  runtime: submission.runtime,
+  row,
+  organization: submission.organization,
+  caller: submission.caller,
+})
+
 /** Decides on the new activity in `tx` and acts on the decision. */
 async function decideAndRun(
   submission: Submission,
@@ -317,8 +337,12 @@ async function decideAndRun(
   const decision = await decide(submission, tx, row)
   submission.outcome = decision.outcome
   switch (decision.outcome) {
-    case 'OUTCOME_ALLOW':
+    case 'OUTCOME_ALLOW': {
+      // A plugin's gate (MFA) may hold an allowed activity until more is proven.
+      const gate = await heldBy(submission.registry, gateInput(submission, tx, row))
+      if (gate) return { row: await tx.put('activities', { ...row, status: gate.status }) }
       return executeActivity({ ...submission, ...ready, tx, row })
+    }
     case 'OUTCOME_REQUIRES_CONSENSUS':
       return { row: await tx.put('activities', { ...row, status: 'ACTIVITY_STATUS_CONSENSUS_NEEDED' }) }
     default: {
@@ -336,7 +360,7 @@ async function decideAndRun(
 async function answer({ runtime, caller }: Submission, outcome: Execution): Promise<SubmitOutcome> {
   if (outcome.error) throw outcome.error
   const shown = outcome.respondWith
-    ? (await runtime.store.get('activities', outcome.respondWith))!
+    ? (outcome.respondWithRow ?? (await runtime.store.get('activities', outcome.respondWith))!)
     : outcome.row
   return {
     activity: await renderActivity(

@@ -142,6 +142,16 @@ function migrationsOf(backend: StoreBackend): Record<string, Migration> {
     '0005_rate_limit_buckets': rateLimitBuckets(backend.textType),
     // ---- wing: spending limits (issue 37) ----
     // ---- wing: MFA (issue 38) ----
+    // MFA (mfa/): policies per user, TOTP factors, recovery codes, held activities' challenges.
+    '0007_mfa': addTables(
+      {
+        mfaPolicies: ['organizationId', 'userId'],
+        mfaFactors: ['userId'],
+        mfaRecoveryCodes: ['userId', 'hash'],
+        mfaChallenges: [],
+      },
+      backend.textType,
+    ),
     // ---- wing: webhooks (issue 39) ----
     // ---- wing: import and pregeneration (issue 40) ----
   }

@@ -375,6 +375,46 @@ export interface GasUsageRow extends Row {
 // The wings' rows, each wing's below its own line.
 // ---- wing: spending limits (issue 37) ----
 // ---- wing: MFA (issue 38) ----
+/** An MFA policy on one user (mfa/): activities of theirs its `condition` matches wait for `steps`. */
+export interface MfaPolicyRow extends Row {
+  organizationId: string
+  userId: string
+  name: string
+  condition: string
+  /** Ordered steps, each proven by any one of its methods (`type`, optional `id`). */
+  steps: { any: { type: string; id?: string }[] }[]
+  order: number
+  notes: string
+}
+
+/** A second factor of a user: a TOTP secret, sealed; `lastStep` is the last time step accepted. */
+export interface MfaFactorRow extends Row {
+  organizationId: string
+  userId: string
+  kind: 'TOTP'
+  name: string
+  sealedSecret: string
+  confirmed: boolean
+  lastStep: number
+}
+
+/** One single-use recovery code of a user, kept as a keyed hash (`hash`, HMAC under the wing's sealed key). */
+export interface MfaRecoveryCodeRow extends Row {
+  organizationId: string
+  userId: string
+  hash: string
+}
+
+/**
+ * What an activity held in ACTIVITY_STATUS_AUTHENTICATORS_NEEDED waits for (id = the activity's):
+ * the matched policies' steps as they were when it was held, and the methods proven so far.
+ */
+export interface MfaChallengeRow extends Row {
+  organizationId: string
+  userId: string
+  policies: { policyId: string; steps: { any: { type: string; id?: string }[] }[] }[]
+  satisfied: { policyId: string; step: number; type: string; id: string }[]
+}
 // ---- wing: webhooks (issue 39) ----
 // ---- wing: import and pregeneration (issue 40) ----
 
@@ -408,6 +448,10 @@ export interface Tables {
   gasUsage: GasUsageRow
   // ---- wing: spending limits (issue 37) ----
   // ---- wing: MFA (issue 38) ----
+  mfaPolicies: MfaPolicyRow
+  mfaFactors: MfaFactorRow
+  mfaRecoveryCodes: MfaRecoveryCodeRow
+  mfaChallenges: MfaChallengeRow
   // ---- wing: webhooks (issue 39) ----
   // ---- wing: import and pregeneration (issue 40) ----
 }
@@ -445,6 +489,10 @@ export const INDEXES: { [T in TableName]: (keyof Tables[T] & string)[] } = {
   gasUsage: ['userDay', 'organizationMonth'],
   // ---- wing: spending limits (issue 37) ----
   // ---- wing: MFA (issue 38) ----
+  mfaPolicies: ['organizationId', 'userId'],
+  mfaFactors: ['userId'],
+  mfaRecoveryCodes: ['userId', 'hash'],
+  mfaChallenges: [],
   // ---- wing: webhooks (issue 39) ----
   // ---- wing: import and pregeneration (issue 40) ----
 }

@@ -1,0 +1,470 @@
+import { base32nopad } from '@scure/base'
+import { beforeEach, describe, expect, it } from 'vitest'
+import {
+  createHarness,
+  ETHEREUM_ACCOUNT,
+  type Harness,
+  resultOf,
+  softPasskey,
+  type TestKey,
+  testKey,
+} from '../testing/harness.ts'
+import { totp } from './totp.ts'
+
+/**
+ * The MFA wing by attack: policies in the published shape, activities held in
+ * ACTIVITY_STATUS_AUTHENTICATORS_NEEDED until their steps are proven by the same user, then run
+ * once; TOTP codes accepted once; recovery codes spent once; attempts bounded.
+ */
+
+let h: Harness
+let org: string
+let userA: string
+let userB: string
+let keyA: TestKey
+let keyB: TestKey
+
+beforeEach(async () => {
+  h = await createHarness()
+  keyA = testKey()
+  keyB = testKey()
+  const sub = await h.createSubOrganization({ keys: [keyA, keyB] })
+  org = sub.organizationId
+  ;[userA, userB] = sub.userIds as [string, string]
+})
+
+const submitAs = (key: TestKey, path: Parameters<Harness['submit']>[0], params: unknown) => {
+  h.clock.advance(1)
+  return h.submit(path, params, { as: key, organizationId: org })
+}
+const queryAs = (key: TestKey, path: string, body: Record<string, unknown>) =>
+  h.query(path, { organizationId: org, ...body }, { as: key, organizationId: org })
+
+/** Enrols and confirms a TOTP factor of the key's user; returns its id and secret. */
+async function enrolTotp(key: TestKey, userId: string) {
+  const enrolled = resultOf(
+    'latchkey_create_totp_factor',
+    await submitAs(key, 'latchkey_create_totp_factor', { userId }),
+  )
+  const secret = base32nopad.decode(enrolled.secret)
+  const confirm = await submitAs(key, 'latchkey_confirm_totp_factor', {
+    userId,
+    factorId: enrolled.factorId,
+    code: totp(secret, h.clock.now()),
+  })
+  resultOf('latchkey_confirm_totp_factor', confirm)
+  // The next code is a new step: the confirmation's cannot be used again.
+  h.clock.advance(30_000)
+  return { factorId: enrolled.factorId as string, secret, enrolled }
+}
+
+const codeOf = (reply: { body: { errorCode?: string; details?: { errorCode?: string } } }) =>
+  reply.body.errorCode ?? reply.body.details?.errorCode
+
+const TOTP_STEP = [{ any: [{ type: 'AUTHENTICATION_TYPE_LATCHKEY_TOTP' }] }]
+const WALLETS = "activity.resource == 'WALLET' && activity.action == 'CREATE'"
+
+async function policyOn(key: TestKey, userId: string, steps: unknown = TOTP_STEP, condition = WALLETS) {
+  return resultOf(
+    'create_mfa_policy',
+    await submitAs(key, 'create_mfa_policy', {
+      userId,
+      mfaPolicyName: 'wallets need a code',
+      condition,
+      requiredAuthenticationMethods: steps,
+      order: 0,
+    }),
+  ).mfaPolicyId as string
+}
+
+const newWallet = (key: TestKey, name = 'w') =>
+  submitAs(key, 'create_wallet', { walletName: name, accounts: [ETHEREUM_ACCOUNT] })
+
+async function walletCount(key: TestKey) {
+  const reply = await queryAs(key, 'list_wallets', {})
+  return (reply.body.wallets as unknown[]).length
+}
+
+describe('MFA policies', () => {
+  it('are created, listed, read, updated and deleted in the published shape', async () => {
+    const id = await policyOn(keyA, userB)
+    const listed = await queryAs(keyA, 'get_mfa_policies', { userId: userB })
+    expect(listed.status).toBe(200)
+    expect(listed.body.mfaPolicies).toEqual([
+      expect.objectContaining({
+        mfaPolicyId: id,
+        mfaPolicyName: 'wallets need a code',
+        condition: WALLETS,
+        requiredAuthenticationMethods: TOTP_STEP,
+        order: 0,
+        createdAt: expect.objectContaining({ seconds: expect.any(String) }),
+      }),
+    ])
+    resultOf(
+      'update_mfa_policy',
+      await submitAs(keyA, 'update_mfa_policy', { userId: userB, mfaPolicyId: id, order: 3 }),
+    )
+    expect(
+      (await queryAs(keyA, 'get_mfa_policy', { userId: userB, mfaPolicyId: id })).body.mfaPolicy.order,
+    ).toBe(3)
+    resultOf(
+      'delete_mfa_policy',
+      await submitAs(keyA, 'delete_mfa_policy', { userId: userB, mfaPolicyId: id }),
+    )
+    expect((await queryAs(keyA, 'get_mfa_policies', { userId: userB })).body.mfaPolicies).toEqual([])
+  })
+
+  it('refuses bad input with a 4xx naming the field', async () => {
+    const base = {
+      userId: userA,
+      mfaPolicyName: 'p',
+      condition: WALLETS,
+      requiredAuthenticationMethods: TOTP_STEP,
+      order: 0,
+    }
+    const cases: [Record<string, unknown>, number, string][] = [
+      [{ condition: "activity.type == 'X' &&" }, 400, 'parameters.condition'],
+      [{ condition: '' }, 400, 'parameters.condition'],
+      [{ requiredAuthenticationMethods: [] }, 400, 'parameters.requiredAuthenticationMethods'],
+      [
+        { requiredAuthenticationMethods: [{ any: [] }] },
+        400,
+        'parameters.requiredAuthenticationMethods[0].any',
+      ],
+      [
+        { requiredAuthenticationMethods: [{ any: [{ type: 'AUTHENTICATION_TYPE_NOPE' }] }] },
+        400,
+        'parameters.requiredAuthenticationMethods[0].any[0].type',
+      ],
+      [
+        { requiredAuthenticationMethods: [{ any: [{ type: 'AUTHENTICATION_TYPE_EMAIL_OTP' }] }] },
+        400,
+        'parameters.requiredAuthenticationMethods[0].any[0].type',
+      ],
+      [{ order: -1 }, 400, 'parameters.order'],
+      [{ userId: 'no-such-user' }, 404, 'parameters.userId'],
+    ]
+    for (const [change, status, field] of cases) {
+      const reply = await submitAs(keyA, 'create_mfa_policy', { ...base, ...change })
+      expect([reply.status, reply.body.details?.field ?? reply.body], JSON.stringify(change)).toEqual([
+        status,
+        field,
+      ])
+    }
+  })
+
+  it('a user holds at most 20', async () => {
+    for (let i = 0; i < 20; i++) await policyOn(keyA, userB, TOTP_STEP, `activity.type == 'T${i}'`)
+    const reply = await submitAs(keyA, 'create_mfa_policy', {
+      userId: userB,
+      mfaPolicyName: 'one more',
+      condition: WALLETS,
+      requiredAuthenticationMethods: TOTP_STEP,
+      order: 0,
+    })
+    expect([reply.status, reply.body.details?.field]).toEqual([400, 'parameters.userId'])
+  })
+})
+
+describe('an activity a policy matches', () => {
+  it('waits, then completes once after the right TOTP code; wrong and replayed codes are refused', async () => {
+    const { secret } = await enrolTotp(keyA, userA)
+    await policyOn(keyA, userA)
+    const held = await newWallet(keyA)
+    expect(held.status).toBe(200)
+    expect(held.body.activity.status).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+    expect(held.body.activity.result).toEqual({})
+    expect(await walletCount(keyA)).toBe(0)
+    const fingerprint = held.body.activity.fingerprint
+    // Activities the condition does not match run at once.
+    resultOf('update_user_name', await submitAs(keyA, 'update_user_name', { userId: userA, userName: 'Ada' }))
+
+    const status = await queryAs(keyA, 'get_mfa_status', { activityId: held.body.activity.id })
+    expect(status.body.mfaStatuses).toEqual([
+      expect.objectContaining({
+        userId: userA,
+        satisfied: false,
+        satisfiedMethods: [],
+        requiredMethods: TOTP_STEP,
+      }),
+    ])
+
+    const code = totp(secret, h.clock.now())
+    const wrong = String((Number(code) + 1) % 1_000_000).padStart(6, '0')
+    const refused = await submitAs(keyA, 'latchkey_satisfy_mfa', { fingerprint, totpCode: wrong })
+    expect([refused.status, refused.body.errorCode ?? refused.body.details?.errorCode]).toEqual([
+      400,
+      'OTP_INVALID',
+    ])
+    expect(await walletCount(keyA)).toBe(0)
+
+    const done = await submitAs(keyA, 'latchkey_satisfy_mfa', { fingerprint, totpCode: code })
+    expect(done.status, JSON.stringify(done.body)).toBe(200)
+    expect(done.body.activity.id).toBe(held.body.activity.id)
+    expect(done.body.activity.status).toBe('ACTIVITY_STATUS_COMPLETED')
+    expect(await walletCount(keyA)).toBe(1)
+
+    // Once done, nothing runs it again: another satisfaction is refused.
+    const again = await submitAs(keyA, 'latchkey_satisfy_mfa', { fingerprint, totpCode: code })
+    expect(codeOf(again)).toBe('ACTIVITY_NOT_VOTABLE')
+    // The same code on another held activity is a replay.
+    const second = await newWallet(keyA, 'w2')
+    const replayed = await submitAs(keyA, 'latchkey_satisfy_mfa', {
+      fingerprint: second.body.activity.fingerprint,
+      totpCode: code,
+    })
+    expect(codeOf(replayed)).toBe('OTP_INVALID')
+    expect(await walletCount(keyA)).toBe(1)
+    // The codes never stay in the activity's record.
+    const record = await queryAs(keyA, 'get_activity', { activityId: done.body.activity.id })
+    expect(JSON.stringify(record.body)).not.toContain(code)
+  })
+
+  it("another user's session and another user's code cannot satisfy it", async () => {
+    await enrolTotp(keyA, userA)
+    const b = await enrolTotp(keyB, userB)
+    await policyOn(keyA, userA)
+    const held = await newWallet(keyA)
+    const fingerprint = held.body.activity.fingerprint
+    const byB = await submitAs(keyB, 'latchkey_satisfy_mfa', {
+      fingerprint,
+      totpCode: totp(b.secret, h.clock.now()),
+    })
+    expect(byB.status).toBe(403)
+    const approveByB = await submitAs(keyB, 'approve_activity', { fingerprint })
+    expect(approveByB.status).toBe(403)
+    const codeOfB = await submitAs(keyA, 'latchkey_satisfy_mfa', {
+      fingerprint,
+      totpCode: totp(b.secret, h.clock.now()),
+    })
+    expect(codeOf(codeOfB)).toBe('OTP_INVALID')
+    expect(await walletCount(keyA)).toBe(0)
+    const still = await queryAs(keyA, 'get_activity', { activityId: held.body.activity.id })
+    expect(still.body.activity.status).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+    expect(still.body.activity.canApprove).toBe(true)
+    expect(
+      (await queryAs(keyB, 'get_activity', { activityId: held.body.activity.id })).body.activity.canApprove,
+    ).toBe(false)
+    // B cannot reject it either; A withdraws it, and nothing can run it any more.
+    expect(codeOf(await submitAs(keyB, 'reject_activity', { fingerprint }))).toBe('ACTIVITY_NOT_VOTABLE')
+    const withdrawn = await submitAs(keyA, 'reject_activity', { fingerprint })
+    expect(withdrawn.body.activity.status).toBe('ACTIVITY_STATUS_REJECTED')
+    expect(codeOf(await submitAs(keyA, 'approve_activity', { fingerprint }))).toBe('ACTIVITY_NOT_VOTABLE')
+    expect(await walletCount(keyA)).toBe(0)
+  })
+
+  it('is satisfied the published way, approve_activity stamped by the named key, and runs once under 8 concurrent approvals', async () => {
+    const second = testKey()
+    const [keyId] = resultOf(
+      'create_api_keys',
+      await submitAs(keyA, 'create_api_keys', { userId: userA, apiKeys: [second.apiKey('second')] }),
+    ).apiKeyIds
+    await policyOn(keyA, userA, [{ any: [{ type: 'AUTHENTICATION_TYPE_API_KEY', id: keyId }] }])
+    const held = await newWallet(keyA)
+    expect(held.body.activity.status).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+    const fingerprint = held.body.activity.fingerprint
+    // The submitting key proves nothing more.
+    expect((await submitAs(keyA, 'approve_activity', { fingerprint })).status).toBe(403)
+    const replies = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        h.submit(
+          'approve_activity',
+          { fingerprint },
+          {
+            as: second,
+            organizationId: org,
+            timestampMs: String(h.clock.now() + i),
+          },
+        ),
+      ),
+    )
+    expect(replies.filter((reply) => reply.status === 200)).toHaveLength(1)
+    expect(replies.filter((reply) => reply.status !== 200).map(codeOf)).toEqual(
+      Array(7).fill('ACTIVITY_NOT_VOTABLE'),
+    )
+    expect(await walletCount(keyA)).toBe(1)
+  })
+
+  it("ordered steps: the submitting key proves the first, the same user's passkey the second (another passkey is refused)", async () => {
+    const passkey = softPasskey()
+    const [authenticatorId] = resultOf(
+      'create_authenticators',
+      await submitAs(keyA, 'create_authenticators', { userId: userA, authenticators: [passkey.register()] }),
+    ).authenticatorIds
+    const other = softPasskey()
+    resultOf(
+      'create_authenticators',
+      await submitAs(keyB, 'create_authenticators', { userId: userB, authenticators: [other.register()] }),
+    )
+    await policyOn(keyA, userA, [
+      { any: [{ type: 'AUTHENTICATION_TYPE_API_KEY' }] },
+      { any: [{ type: 'AUTHENTICATION_TYPE_PASSKEY', id: authenticatorId }] },
+    ])
+    const held = await newWallet(keyA)
+    expect(held.body.activity.status).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+    const status = await queryAs(keyA, 'get_mfa_status', { activityId: held.body.activity.id })
+    expect(status.body.mfaStatuses[0].satisfiedMethods).toEqual([
+      { type: 'AUTHENTICATION_TYPE_API_KEY', id: expect.any(String) },
+    ])
+    const fingerprint = held.body.activity.fingerprint
+    h.clock.advance(1)
+    const byOther = await h.submit('approve_activity', { fingerprint }, { as: other, organizationId: org })
+    expect(byOther.status).toBe(403)
+    h.clock.advance(1)
+    const approved = await h.submit('approve_activity', { fingerprint }, { as: passkey, organizationId: org })
+    expect(approved.body.activity.status).toBe('ACTIVITY_STATUS_COMPLETED')
+    expect(await walletCount(keyA)).toBe(1)
+  })
+
+  it('an MFA policy on a user is removed by that user only by satisfying it', async () => {
+    const { secret } = await enrolTotp(keyA, userA)
+    const id = await policyOn(keyA, userA)
+    const removal = await submitAs(keyA, 'delete_mfa_policy', { userId: userA, mfaPolicyId: id })
+    expect(removal.body.activity.status).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+    const weakened = await submitAs(keyA, 'update_mfa_policy', {
+      userId: userA,
+      mfaPolicyId: id,
+      condition: 'false',
+    })
+    expect(weakened.body.activity.status).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+    // Nor by replacing the factor or minting recovery codes without it.
+    for (const [path, params] of [
+      ['latchkey_create_totp_factor', { userId: userA }],
+      ['latchkey_create_recovery_codes', { userId: userA }],
+    ] as const) {
+      const reply = await submitAs(keyA, path, params)
+      expect(reply.body.activity.status).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+      expect(reply.body.activity.result).toEqual({})
+    }
+    expect((await queryAs(keyA, 'get_mfa_policies', { userId: userA })).body.mfaPolicies).toHaveLength(1)
+    // Satisfied, the held minting answers its codes once, to the satisfaction, and stores none.
+    const minting = await submitAs(keyA, 'latchkey_create_recovery_codes', { userId: userA })
+    const minted = await submitAs(keyA, 'latchkey_satisfy_mfa', {
+      fingerprint: minting.body.activity.fingerprint,
+      totpCode: totp(secret, h.clock.now()),
+    })
+    expect(minted.body.activity.status).toBe('ACTIVITY_STATUS_COMPLETED')
+    const codes = minted.body.activity.result.latchkeyCreateRecoveryCodesResult.recoveryCodes
+    expect(codes).toHaveLength(10)
+    const stored = await queryAs(keyA, 'get_activity', { activityId: minting.body.activity.id })
+    expect(stored.body.activity.result.latchkeyCreateRecoveryCodesResult.recoveryCodes).toEqual([])
+    h.clock.advance(30_000)
+    const done = await submitAs(keyA, 'latchkey_satisfy_mfa', {
+      fingerprint: removal.body.activity.fingerprint,
+      totpCode: totp(secret, h.clock.now()),
+    })
+    expect(done.body.activity.status).toBe('ACTIVITY_STATUS_COMPLETED')
+    expect((await queryAs(keyA, 'get_mfa_policies', { userId: userA })).body.mfaPolicies).toEqual([])
+  })
+})
+
+describe('TOTP factors', () => {
+  it('the secret is answered once and sealed at rest; a confirmation code is accepted once', async () => {
+    const enrolled = resultOf(
+      'latchkey_create_totp_factor',
+      await submitAs(keyA, 'latchkey_create_totp_factor', { userId: userA }),
+    )
+    expect(enrolled.otpauthUri).toMatch(/^otpauth:\/\/totp\/Latchkey:/)
+    expect(enrolled.otpauthUri).toContain(`secret=${enrolled.secret}`)
+    const stored = await h.service.store.get('mfaFactors', enrolled.factorId)
+    expect(JSON.stringify(stored)).not.toContain(enrolled.secret)
+    const activities = await h.service.store.findBy('activities', 'organizationId', org)
+    expect(JSON.stringify(activities)).not.toContain(enrolled.secret)
+    const secret = base32nopad.decode(enrolled.secret)
+    const code = totp(secret, h.clock.now())
+    const factorId = enrolled.factorId
+    resultOf(
+      'latchkey_confirm_totp_factor',
+      await submitAs(keyA, 'latchkey_confirm_totp_factor', { userId: userA, factorId, code }),
+    )
+    const replay = await submitAs(keyA, 'latchkey_confirm_totp_factor', { userId: userA, factorId, code })
+    expect(codeOf(replay)).toBe('OTP_INVALID')
+    // Another user's factors are not theirs to touch.
+    const foreign = await submitAs(keyB, 'latchkey_delete_totp_factor', { userId: userA, factorId })
+    expect([foreign.status, foreign.body.details?.field]).toEqual([403, 'parameters.userId'])
+    const factors = await queryAs(keyA, 'latchkey_get_mfa_factors', { userId: userA })
+    expect(factors.body).toEqual({
+      factors: [
+        expect.objectContaining({ factorId, confirmed: true, type: 'AUTHENTICATION_TYPE_LATCHKEY_TOTP' }),
+      ],
+      recoveryCodesRemaining: 0,
+    })
+  })
+
+  it('code attempts are bounded per user: the sixth in five minutes is refused, even a right one', async () => {
+    const { secret } = await enrolTotp(keyA, userA)
+    await policyOn(keyA, userA)
+    const held = await newWallet(keyA)
+    const fingerprint = held.body.activity.fingerprint
+    // The confirmation spent one attempt; four wrong guesses spend the rest.
+    for (let i = 0; i < 4; i++) {
+      const reply = await submitAs(keyA, 'latchkey_satisfy_mfa', { fingerprint, totpCode: '000000' })
+      expect(codeOf(reply)).toBe('OTP_INVALID')
+    }
+    const blocked = await submitAs(keyA, 'latchkey_satisfy_mfa', {
+      fingerprint,
+      totpCode: totp(secret, h.clock.now()),
+    })
+    expect([blocked.status, blocked.body.details?.errorCode ?? blocked.body.errorCode]).toEqual([
+      429,
+      'OTP_ATTEMPTS_EXCEEDED',
+    ])
+    expect(await walletCount(keyA)).toBe(0)
+    h.clock.advance(60_000)
+    const later = await submitAs(keyA, 'latchkey_satisfy_mfa', {
+      fingerprint,
+      totpCode: totp(secret, h.clock.now()),
+    })
+    expect(later.body.activity.status).toBe('ACTIVITY_STATUS_COMPLETED')
+  })
+})
+
+describe('recovery codes', () => {
+  it('ten, shown once, stored as keyed hashes; each works once, and one used twice at once wins once', async () => {
+    await enrolTotp(keyA, userA)
+    const { recoveryCodes } = resultOf(
+      'latchkey_create_recovery_codes',
+      await submitAs(keyA, 'latchkey_create_recovery_codes', { userId: userA }),
+    )
+    expect(recoveryCodes).toHaveLength(10)
+    expect(new Set(recoveryCodes).size).toBe(10)
+    const rows = await h.service.store.findBy('mfaRecoveryCodes', 'userId', userA)
+    expect(rows).toHaveLength(10)
+    const everything = JSON.stringify([
+      rows,
+      await h.service.store.findBy('activities', 'organizationId', org),
+    ])
+    for (const code of recoveryCodes) expect(everything).not.toContain(code)
+
+    await policyOn(keyA, userA)
+    const first = await newWallet(keyA, 'one')
+    const used = await submitAs(keyA, 'latchkey_satisfy_mfa', {
+      fingerprint: first.body.activity.fingerprint,
+      recoveryCode: recoveryCodes[0].toLowerCase(),
+    })
+    expect(used.body.activity.status).toBe('ACTIVITY_STATUS_COMPLETED')
+    const second = await newWallet(keyA, 'two')
+    const reused = await submitAs(keyA, 'latchkey_satisfy_mfa', {
+      fingerprint: second.body.activity.fingerprint,
+      recoveryCode: recoveryCodes[0],
+    })
+    expect(codeOf(reused)).toBe('OTP_INVALID')
+
+    // One code on two held activities at once: one wins.
+    const third = await newWallet(keyA, 'three')
+    const racing = await Promise.all(
+      [second, third].map((held, i) =>
+        h.submit(
+          'latchkey_satisfy_mfa',
+          { fingerprint: held.body.activity.fingerprint, recoveryCode: recoveryCodes[1] },
+          { as: keyA, organizationId: org, timestampMs: String(h.clock.now() + i) },
+        ),
+      ),
+    )
+    expect(racing.map((reply) => reply.status).sort()).toEqual([200, 400])
+    expect(await walletCount(keyA)).toBe(2)
+    expect(
+      (await queryAs(keyA, 'latchkey_get_mfa_factors', { userId: userA })).body.recoveryCodesRemaining,
+    ).toBe(8)
+  })
+})

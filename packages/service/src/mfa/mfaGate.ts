@@ -1,0 +1,199 @@
+import { SESSION_CREDENTIAL_TYPES } from '../domain/sessions.ts'
+import { ConflictError, PermissionError } from '../kernel/base/errors.ts'
+import { decodeTransactionForPolicy } from '../kernel/crypto/signTransaction.ts'
+import type { ActivityContext, ActivityGate, Caller, GateInput } from '../kernel/registry.ts'
+import type { ActivityRow, MfaChallengeRow, MfaPolicyRow } from '../kernel/store/model.ts'
+import type { Reads, Transaction } from '../kernel/store/Store.ts'
+import { evaluateExpression } from '../policies/evaluateExpression.ts'
+import { parseCondition } from '../policies/evaluatePolicies.ts'
+import { POLICY_LIMITS } from '../policies/limits.ts'
+import { policyContextsOf } from '../policies/policyContextOf.ts'
+
+/** One proven method: its type and the credential or factor that proved it ('' when none is named). */
+export interface Proof {
+  type: string
+  id: string
+  /** A recovery code: proves a TOTP method whatever factor it names. */
+  anyId?: boolean
+}
+
+/** Never held: the activities that satisfy or cancel a held one. */
+const NEVER_HELD = new Set(['approve_activity', 'reject_activity', 'latchkey_satisfy_mfa'])
+
+/** Changing a user's second factors needs every MFA policy of theirs once they hold a factor. */
+const FACTOR_CHANGES = new Set([
+  'latchkey_create_totp_factor',
+  'latchkey_delete_totp_factor',
+  'latchkey_create_recovery_codes',
+])
+
+/** The MFA policies on `userId` (of organization `organizationId`), lowest `order` first. */
+export async function policiesOfUser(
+  reads: Reads,
+  organizationId: string,
+  userId: string,
+): Promise<MfaPolicyRow[]> {
+  return (await reads.findBy('mfaPolicies', 'organizationId', organizationId))
+    .filter((policy) => policy.userId === userId)
+    .sort((a, b) => a.order - b.order || a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1))
+}
+
+/** True when the user holds a second factor an attacker with their session could otherwise replace. */
+async function holdsSecondFactor(reads: Reads, userId: string): Promise<boolean> {
+  if ((await reads.findBy('mfaFactors', 'userId', userId)).some((factor) => factor.confirmed)) return true
+  return (await reads.findBy('mfaRecoveryCodes', 'userId', userId)).length > 0
+}
+
+/**
+ * Whether a policy's condition holds for the activity: true in any of its scopes. A condition that
+ * fails to evaluate (a keyword the activity lacks, too many steps) counts as matching: MFA fails
+ * closed, so conditions test `activity.type` or `activity.resource` before a keyword (docs/mfa.md).
+ */
+function conditionHolds(condition: string, scopes: readonly Record<string, unknown>[]): boolean {
+  const tree = parseCondition(condition)
+  return scopes.some((scope) => {
+    try {
+      return evaluateExpression(tree, scope as never, POLICY_LIMITS.maxSteps) !== false
+    } catch {
+      return true
+    }
+  })
+}
+
+/** The policies an activity of `caller` must satisfy: matched by condition, or guarded by rule. */
+async function policiesFor(tx: Transaction, row: ActivityRow, caller: Caller): Promise<MfaPolicyRow[]> {
+  const policies = await policiesOfUser(tx, caller.organizationId, caller.userId)
+  if (policies.length === 0) return []
+  const intent = row.intent
+  // A policy on this user is changed or removed by this user only by satisfying it.
+  const guarded =
+    row.path === 'update_mfa_policy' || row.path === 'delete_mfa_policy' ? intent.mfaPolicyId : undefined
+  const allGuarded = FACTOR_CHANGES.has(row.path) && (await holdsSecondFactor(tx, caller.userId))
+  const scopes = await policyContextsOf(tx, row, { decodeTransaction: decodeTransactionForPolicy })
+  return policies.filter(
+    (policy) => allGuarded || policy.id === guarded || conditionHolds(policy.condition, scopes as never),
+  )
+}
+
+/** What the stamp of `caller` proves: a passkey, an API key, or a session (read-only sessions prove nothing). */
+export async function proofOfCaller(reads: Reads, caller: Caller): Promise<Proof | undefined> {
+  if (caller.readOnly || caller.credential.kind === 'READ_ONLY_SESSION') return undefined
+  if (caller.credential.kind === 'WEBAUTHN')
+    return { type: 'AUTHENTICATION_TYPE_PASSKEY', id: caller.credential.id }
+  const key = await reads.get('apiKeys', caller.credential.id)
+  if (!key || key.userId !== caller.userId) return undefined
+  // A session's `id` in a policy names a session profile, which Latchkey does not have: a session
+  // proves only a method that names no id.
+  if (SESSION_CREDENTIAL_TYPES.includes(key.credentialType))
+    return { type: 'AUTHENTICATION_TYPE_SESSION', id: '' }
+  return { type: 'AUTHENTICATION_TYPE_API_KEY', id: key.id }
+}
+
+const provesMethod = (proof: Proof, method: { type: string; id?: string }) =>
+  method.type === proof.type && (!method.id || proof.anyId === true || method.id === proof.id)
+
+/**
+ * Applies a proof to each policy's next unsatisfied step (steps are proven in order, one step per
+ * proof, and one credential or factor proves at most one step of a policy); true if it proved any.
+ */
+export function applyProof(challenge: MfaChallengeRow, proof: Proof): boolean {
+  let advanced = false
+  for (const { policyId, steps } of challenge.policies) {
+    const done = challenge.satisfied.filter((entry) => entry.policyId === policyId)
+    const step = done.length
+    if (step >= steps.length) continue
+    if (done.some((entry) => entry.type === proof.type && entry.id === proof.id && !proof.anyId)) continue
+    if (!steps[step]!.any.some((method) => provesMethod(proof, method))) continue
+    challenge.satisfied.push({ policyId, step, type: proof.type, id: proof.id })
+    advanced = true
+  }
+  return advanced
+}
+
+export const isSatisfied = (challenge: MfaChallengeRow): boolean =>
+  challenge.policies.every(
+    ({ policyId, steps }) =>
+      challenge.satisfied.filter((entry) => entry.policyId === policyId).length >= steps.length,
+  )
+
+/**
+ * The challenge of `activity`, held and submitted by the caller: anything else is refused before a
+ * code is looked at (a finished activity, another user's).
+ */
+export async function challengeOf(
+  ctx: ActivityContext,
+  { activity, field }: { activity: ActivityRow; field: string },
+): Promise<MfaChallengeRow> {
+  const challenge = await ctx.tx.get('mfaChallenges', activity.id)
+  if (!challenge || activity.status !== 'ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+    throw new ConflictError({
+      code: 'ACTIVITY_NOT_VOTABLE',
+      field,
+      message: `activity ${activity.id} is ${activity.status}, not awaiting authenticators`,
+    })
+  if (challenge.userId !== ctx.caller.userId)
+    throw new PermissionError({
+      field,
+      message: `only the user who submitted activity ${activity.id} may satisfy its authenticators`,
+    })
+  return challenge
+}
+
+/**
+ * Records `proof` on the challenge of the held `activity`, by `ctx.caller`: only its submitter may
+ * satisfy it, and a proof that advances no step is refused. True once every step is proven.
+ */
+export async function proveOnActivity(
+  ctx: ActivityContext,
+  { activity, proof, field }: { activity: ActivityRow; proof: Proof; field: string },
+): Promise<boolean> {
+  const challenge = await challengeOf(ctx, { activity, field })
+  if (!applyProof(challenge, proof))
+    throw new PermissionError({
+      field,
+      message: `${proof.type} proves none of the steps activity ${activity.id} waits for (see get_mfa_status)`,
+    })
+  await ctx.tx.put('mfaChallenges', { ...challenge, updatedAt: ctx.now })
+  if (isSatisfied(challenge)) return true
+  await ctx.tx.put('activities', { ...activity, updatedAt: ctx.now })
+  return false
+}
+
+/**
+ * The MFA wing's gate: an allowed activity of a user whose MFA policies match it waits in
+ * ACTIVITY_STATUS_AUTHENTICATORS_NEEDED with a challenge (the matched policies' steps as they are
+ * now); the submission's own stamp proves what it can. `approve_activity` by the same user proves
+ * its stamp's method (the published way), `latchkey_satisfy_mfa` a TOTP or recovery code.
+ */
+export const mfaGate: ActivityGate = {
+  status: 'ACTIVITY_STATUS_AUTHENTICATORS_NEEDED',
+  async hold({ tx, runtime, row, caller }: GateInput) {
+    if (NEVER_HELD.has(row.path)) return false
+    const policies = await policiesFor(tx, row, caller)
+    if (policies.length === 0) return false
+    const now = runtime.now()
+    const challenge: MfaChallengeRow = {
+      id: row.id,
+      organizationId: row.organizationId,
+      userId: caller.userId,
+      policies: policies.map((policy) => ({ policyId: policy.id, steps: policy.steps })),
+      satisfied: [],
+      createdAt: now,
+      updatedAt: now,
+    }
+    const proof = await proofOfCaller(tx, caller)
+    if (proof) applyProof(challenge, proof)
+    if (isSatisfied(challenge)) return false
+    await tx.put('mfaChallenges', challenge)
+    return true
+  },
+  async approve(ctx, activity) {
+    const proof = await proofOfCaller(ctx.tx, ctx.caller)
+    if (!proof)
+      throw new PermissionError({
+        field: 'parameters.fingerprint',
+        message: 'a read-only session proves no authentication method',
+      })
+    return proveOnActivity(ctx, { activity, proof, field: 'parameters.fingerprint' })
+  },
+}

@@ -1,0 +1,170 @@
+import {
+  AUTHENTICATION_TYPES,
+  type AuthenticationMethod,
+  type AuthenticationType,
+  type RequiredAuthenticationMethod,
+} from '@latchkey/protocol'
+import { FieldError, NotFoundError } from '../kernel/base/errors.ts'
+import { Reader } from '../kernel/Reader.ts'
+import { type ActivityContext, defineActivity } from '../kernel/registry.ts'
+import type { MfaPolicyRow } from '../kernel/store/model.ts'
+import { readExpression } from '../policies/readPolicyParams.ts'
+import { policiesOfUser } from './mfaGate.ts'
+
+/** Most MFA policies one user holds (each is evaluated on every activity of theirs). */
+export const MAX_MFA_POLICIES_PER_USER = 20
+/** Most steps in a policy, and methods in a step. */
+const MAX_STEPS = 8
+const MAX_METHODS = 8
+
+/**
+ * The methods this service can prove (docs/mfa.md): a stamp (passkey, API key, session) on
+ * `approve_activity`, or a TOTP code with `latchkey_satisfy_mfa`. E-mail and SMS OTP and OAuth as
+ * a step are refused at creation rather than accepted and never satisfiable.
+ */
+const PROVABLE: readonly AuthenticationType[] = [
+  'AUTHENTICATION_TYPE_PASSKEY',
+  'AUTHENTICATION_TYPE_API_KEY',
+  'AUTHENTICATION_TYPE_SESSION',
+  'AUTHENTICATION_TYPE_LATCHKEY_TOTP',
+]
+
+function readMethod(value: unknown, field: string): AuthenticationMethod {
+  const r = new Reader(value, field)
+  const type = r.enum('type', AUTHENTICATION_TYPES)
+  if (!PROVABLE.includes(type))
+    throw new FieldError({
+      field: r.field('type'),
+      reason: `${type} cannot be proven by this service yet; use one of ${PROVABLE.join(', ')}`,
+    })
+  const id = r.optString('id', { min: 0, max: 200 })
+  return id ? { type, id } : { type }
+}
+
+function readSteps(r: Reader, name: string): RequiredAuthenticationMethod[] {
+  return r.array(
+    name,
+    (value, field) => ({
+      any: new Reader(value, field).array('any', readMethod, { min: 1, max: MAX_METHODS }),
+    }),
+    { min: 1, max: MAX_STEPS },
+  )
+}
+
+/** A condition in the policy language, parsed now: a syntax error is a 400 naming the field. */
+function readCondition(r: Reader): string {
+  const condition = readExpression(r, 'condition', 'condition')
+  if (condition === undefined || condition.trim() === '')
+    throw new FieldError({ code: 'FIELD_REQUIRED', field: r.field('condition'), reason: 'is required' })
+  return condition
+}
+
+const readOrder = (r: Reader) => r.int('order', { min: 0, max: 1_000_000 })
+
+/** The user the policy is on: a user of the organization the activity acts in. */
+async function userOf(ctx: ActivityContext, userId: string): Promise<void> {
+  const user = await ctx.tx.get('users', userId)
+  if (!user || user.organizationId !== ctx.organization.id)
+    throw new NotFoundError({
+      code: 'USER_NOT_FOUND',
+      field: 'parameters.userId',
+      message: `no user ${userId} in organization ${ctx.organization.id}`,
+    })
+}
+
+async function policyOf(ctx: ActivityContext, userId: string, mfaPolicyId: string): Promise<MfaPolicyRow> {
+  const policy = await ctx.tx.get('mfaPolicies', mfaPolicyId)
+  if (!policy || policy.organizationId !== ctx.organization.id || policy.userId !== userId)
+    throw new NotFoundError({
+      code: 'POLICY_NOT_FOUND',
+      field: 'parameters.mfaPolicyId',
+      message: `no MFA policy ${mfaPolicyId} on user ${userId}`,
+    })
+  return policy
+}
+
+/** ACTIVITY_TYPE_CREATE_MFA_POLICY: decided like any activity (root quorum or a policy). */
+export const createMfaPolicy = defineActivity('create_mfa_policy', {
+  parse: (r) => {
+    const notes = r.optString('notes', { min: 0, max: 4096 })
+    return {
+      userId: r.string('userId', { max: 200 }),
+      mfaPolicyName: r.string('mfaPolicyName', { max: 256 }),
+      condition: readCondition(r),
+      requiredAuthenticationMethods: readSteps(r, 'requiredAuthenticationMethods'),
+      order: readOrder(r),
+      ...(notes !== undefined ? { notes } : {}),
+    }
+  },
+  run: async (ctx, p) => {
+    await userOf(ctx, p.userId)
+    const existing = await policiesOfUser(ctx.tx, ctx.organization.id, p.userId)
+    if (existing.length >= MAX_MFA_POLICIES_PER_USER)
+      throw new FieldError({
+        field: 'parameters.userId',
+        reason: `holds at most ${MAX_MFA_POLICIES_PER_USER} MFA policies`,
+      })
+    const id = ctx.newId()
+    await ctx.tx.put('mfaPolicies', {
+      id,
+      organizationId: ctx.organization.id,
+      userId: p.userId,
+      name: p.mfaPolicyName,
+      condition: p.condition,
+      steps: p.requiredAuthenticationMethods,
+      order: p.order,
+      notes: p.notes ?? '',
+      createdAt: ctx.now,
+      updatedAt: ctx.now,
+    })
+    return { mfaPolicyId: id }
+  },
+})
+
+/** ACTIVITY_TYPE_UPDATE_MFA_POLICY: by the user it is on, only once the policy itself is satisfied (mfaGate). */
+export const updateMfaPolicy = defineActivity('update_mfa_policy', {
+  parse: (r) => {
+    const name = r.optString('mfaPolicyName', { max: 256 })
+    const condition = r.has('condition') ? readCondition(r) : undefined
+    const steps = r.has('requiredAuthenticationMethods')
+      ? readSteps(r, 'requiredAuthenticationMethods')
+      : undefined
+    const order = r.has('order') ? readOrder(r) : undefined
+    const notes = r.optString('notes', { min: 0, max: 4096 })
+    return {
+      userId: r.string('userId', { max: 200 }),
+      mfaPolicyId: r.string('mfaPolicyId', { max: 200 }),
+      ...(name !== undefined ? { mfaPolicyName: name } : {}),
+      ...(condition !== undefined ? { condition } : {}),
+      ...(steps !== undefined ? { requiredAuthenticationMethods: steps } : {}),
+      ...(order !== undefined ? { order } : {}),
+      ...(notes !== undefined ? { notes } : {}),
+    }
+  },
+  run: async (ctx, p) => {
+    const policy = await policyOf(ctx, p.userId, p.mfaPolicyId)
+    await ctx.tx.put('mfaPolicies', {
+      ...policy,
+      name: p.mfaPolicyName ?? policy.name,
+      condition: p.condition ?? policy.condition,
+      steps: p.requiredAuthenticationMethods ?? policy.steps,
+      order: p.order ?? policy.order,
+      notes: p.notes ?? policy.notes,
+      updatedAt: ctx.now,
+    })
+    return { mfaPolicyId: policy.id }
+  },
+})
+
+/** ACTIVITY_TYPE_DELETE_MFA_POLICY: by the user it is on, only once the policy itself is satisfied (mfaGate). */
+export const deleteMfaPolicy = defineActivity('delete_mfa_policy', {
+  parse: (r) => ({
+    userId: r.string('userId', { max: 200 }),
+    mfaPolicyId: r.string('mfaPolicyId', { max: 200 }),
+  }),
+  run: async (ctx, p) => {
+    const policy = await policyOf(ctx, p.userId, p.mfaPolicyId)
+    await ctx.tx.delete('mfaPolicies', policy.id)
+    return { mfaPolicyId: policy.id }
+  },
+})

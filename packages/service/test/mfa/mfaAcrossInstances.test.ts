@@ -1,0 +1,242 @@
+// The MFA wing's "only once" rules and its attempt budget across two service instances on one
+// PostgreSQL database: a second instance must be no second chance. A held activity runs once
+// however many approvals race on both; a TOTP code and a recovery code are each accepted once;
+// a user's code attempts are counted on both together (the store's shared rate-limit buckets).
+import { base32nopad } from '@scure/base'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
+import { openPostgres } from '../../src/kernel/store/durableStores.ts'
+import { totp } from '../../src/mfa/totp.ts'
+import {
+  createHarness,
+  ETHEREUM_ACCOUNT,
+  fakeClock,
+  type Harness,
+  resultOf,
+  type TestKey,
+  testKey,
+} from '../../src/testing/harness.ts'
+
+let cluster: PostgresCluster
+
+beforeAll(async () => {
+  cluster = await startPostgres()
+}, 600_000)
+
+afterAll(async () => {
+  await cluster?.dispose()
+}, 60_000)
+
+/** Two instances on a fresh database of the cluster, sharing the master key, dev credentials and clock. */
+async function twoInstances(database: string): Promise<[Harness, Harness]> {
+  cluster.psql(`CREATE DATABASE ${database}`)
+  const url = cluster.url.replace(/\/[^/]+$/, `/${database}`)
+  const shared = {
+    clock: fakeClock(Date.now()),
+    masterKey: crypto.getRandomValues(new Uint8Array(32)),
+    dev: { apiPrivateKey: Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex') },
+  }
+  const a = await createHarness({ ...shared, store: await openPostgres(url) } as never)
+  const b = await createHarness({ ...shared, store: await openPostgres(url) } as never)
+  return [a, b]
+}
+
+const codeOf = (reply: { body: { errorCode?: string; details?: { errorCode?: string } } }) =>
+  reply.body.errorCode ?? reply.body.details?.errorCode
+
+/** A sub-organization (made on A) whose root user enrolled TOTP and has a policy on wallet creation. */
+async function account(a: Harness, steps?: unknown) {
+  const key = testKey()
+  const sub = await a.createSubOrganization({ keys: [key] })
+  const org = sub.organizationId
+  const userId = sub.userIds[0]!
+  const submit = (
+    h: Harness,
+    path: Parameters<Harness['submit']>[0],
+    params: unknown,
+    as: TestKey = key,
+    at = 0,
+  ) => h.submit(path, params, { as, organizationId: org, timestampMs: String(h.clock.now() + at) })
+  a.clock.advance(1)
+  const enrolled = resultOf(
+    'latchkey_create_totp_factor',
+    await submit(a, 'latchkey_create_totp_factor', { userId }),
+  )
+  const secret = base32nopad.decode(enrolled.secret)
+  a.clock.advance(1)
+  resultOf(
+    'latchkey_confirm_totp_factor',
+    await submit(a, 'latchkey_confirm_totp_factor', {
+      userId,
+      factorId: enrolled.factorId,
+      code: totp(secret, a.clock.now()),
+    }),
+  )
+  a.clock.advance(30_000)
+  resultOf(
+    'create_mfa_policy',
+    await submit(a, 'create_mfa_policy', {
+      userId,
+      mfaPolicyName: 'wallets',
+      condition: "activity.resource == 'WALLET'",
+      requiredAuthenticationMethods: steps ?? [{ any: [{ type: 'AUTHENTICATION_TYPE_LATCHKEY_TOTP' }] }],
+      order: 0,
+    }),
+  )
+  const held = async (h: Harness, name: string) => {
+    h.clock.advance(1)
+    const reply = await submit(h, 'create_wallet', { walletName: name, accounts: [ETHEREUM_ACCOUNT] })
+    expect(reply.body.activity.status).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+    return reply.body.activity.fingerprint as string
+  }
+  const wallets = async (h: Harness) =>
+    (await h.query('list_wallets', { organizationId: org }, { as: key, organizationId: org })).body.wallets
+      .length
+  return { key, org, userId, secret, submit, held, wallets }
+}
+
+describe('MFA across two instances on PostgreSQL', { timeout: 120_000 }, () => {
+  let a: Harness
+  let b: Harness
+
+  beforeAll(async () => {
+    ;[a, b] = await twoInstances('mfa_instances')
+  }, 120_000)
+
+  afterAll(async () => {
+    await a?.service.close()
+    await b?.service.close()
+  })
+
+  it('code attempts are counted on both instances together: the budget spent on A and B refuses a right code', async () => {
+    const user = await account(a)
+    const fingerprint = await user.held(a, 'budget')
+    // The confirmation spent one attempt of five; four wrong guesses, alternating, spend the rest.
+    for (let i = 0; i < 4; i++) {
+      const reply = await user.submit(
+        i % 2 ? b : a,
+        'latchkey_satisfy_mfa',
+        { fingerprint, totpCode: '000000' },
+        user.key,
+        i + 1,
+      )
+      expect(codeOf(reply)).toBe('OTP_INVALID')
+    }
+    for (const h of [a, b]) {
+      const right = await user.submit(
+        h,
+        'latchkey_satisfy_mfa',
+        { fingerprint, totpCode: totp(user.secret, h.clock.now()) },
+        user.key,
+        10,
+      )
+      expect([right.status, codeOf(right)]).toEqual([429, 'OTP_ATTEMPTS_EXCEEDED'])
+    }
+    expect(await user.wallets(b)).toBe(0)
+  })
+
+  it('one TOTP code sent to A and B at once for two held activities is accepted once', async () => {
+    const user = await account(a)
+    const first = await user.held(a, 'one')
+    const second = await user.held(b, 'two')
+    const code = totp(user.secret, a.clock.now())
+    const replies = await Promise.all(
+      [first, second].map((fingerprint, i) =>
+        user.submit(i ? b : a, 'latchkey_satisfy_mfa', { fingerprint, totpCode: code }, user.key, i + 1),
+      ),
+    )
+    expect(replies.map((reply) => reply.status).sort()).toEqual([200, 400])
+    expect(replies.map(codeOf).filter(Boolean)).toEqual(['OTP_INVALID'])
+    expect(await user.wallets(a)).toBe(1)
+  })
+
+  it('a held activity runs once under 10 approvals racing on both instances', async () => {
+    const second = testKey()
+    const key = testKey()
+    const sub = await a.createSubOrganization({ keys: [key] })
+    const org = sub.organizationId
+    const userId = sub.userIds[0]!
+    a.clock.advance(1)
+    const [keyId] = resultOf(
+      'create_api_keys',
+      await a.submit(
+        'create_api_keys',
+        { userId, apiKeys: [second.apiKey('second')] },
+        { as: key, organizationId: org },
+      ),
+    ).apiKeyIds
+    a.clock.advance(1)
+    resultOf(
+      'create_mfa_policy',
+      await a.submit(
+        'create_mfa_policy',
+        {
+          userId,
+          mfaPolicyName: 'wallets',
+          condition: "activity.resource == 'WALLET'",
+          requiredAuthenticationMethods: [{ any: [{ type: 'AUTHENTICATION_TYPE_API_KEY', id: keyId }] }],
+          order: 0,
+        },
+        { as: key, organizationId: org },
+      ),
+    )
+    a.clock.advance(1)
+    const held = await a.submit(
+      'create_wallet',
+      { walletName: 'raced', accounts: [ETHEREUM_ACCOUNT] },
+      { as: key, organizationId: org },
+    )
+    expect(held.body.activity.status).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+    const replies = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        [a, b][i % 2]!.submit(
+          'approve_activity',
+          { fingerprint: held.body.activity.fingerprint },
+          { as: second, organizationId: org, timestampMs: String(a.clock.now() + i) },
+        ),
+      ),
+    )
+    expect(replies.filter((reply) => reply.status >= 500)).toEqual([])
+    expect(replies.filter((reply) => reply.status === 200)).toHaveLength(1)
+    const wallets = await b.query('list_wallets', { organizationId: org }, { as: key, organizationId: org })
+    expect(wallets.body.wallets).toHaveLength(1)
+  })
+
+  it('one recovery code used on A and B at once wins once', async () => {
+    const user = await account(a)
+    a.clock.advance(1)
+    // Minting codes once a factor is held waits for the user's policies: the code that satisfies
+    // it is answered the codes, shown once.
+    const minting = await user.submit(a, 'latchkey_create_recovery_codes', { userId: user.userId })
+    expect(minting.body.activity.status).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+    const minted = await user.submit(
+      b,
+      'latchkey_satisfy_mfa',
+      {
+        fingerprint: minting.body.activity.fingerprint,
+        totpCode: totp(user.secret, b.clock.now()),
+      },
+      user.key,
+      1,
+    )
+    expect(minted.body.activity.status).toBe('ACTIVITY_STATUS_COMPLETED')
+    const recoveryCodes = minted.body.activity.result.latchkeyCreateRecoveryCodesResult
+      .recoveryCodes as string[]
+    expect(recoveryCodes).toHaveLength(10)
+    const first = await user.held(a, 'one')
+    const second = await user.held(b, 'two')
+    const replies = await Promise.all(
+      [first, second].map((fingerprint, i) =>
+        user.submit(
+          i ? b : a,
+          'latchkey_satisfy_mfa',
+          { fingerprint, recoveryCode: recoveryCodes[0] },
+          user.key,
+          i + 1,
+        ),
+      ),
+    )
+    expect(replies.map((reply) => reply.status).sort()).toEqual([200, 400])
+    expect(await user.wallets(b)).toBe(1)
+  })
+})
