@@ -96,7 +96,8 @@ export const sendQueries: Record<string, QueryHandler> = {
         throw nodeFailure(error, q.caip2, 'caip2')
       }
     },
-  }),  // What `sponsor: true` and a batch of several calls would find on each chain with a node, for the
+  }),
+  // What `sponsor: true` and a batch of several calls would find on each chain with a node, for the
   // caller's organization: the same conditions `prepareEthSend` and `prepareSolSend` refuse on.
   latchkey_get_send_capabilities: defineQuery('latchkey_get_send_capabilities', {
     parse: () => ({}),
