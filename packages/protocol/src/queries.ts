@@ -1,3 +1,4 @@
+import type { SpendingLimit } from './activities.ts'
 import type { AddressFormat, Curve, SubOrgFilterType, TxStatus } from './enums.ts'
 import type {
   Activity,
@@ -112,6 +113,10 @@ export interface QueryMap {
     response: { nonce?: string; gasStationNonce?: string }
   }
   // ---- wing: spending limits (issue 37) ----
+  latchkey_list_spending_limits: {
+    request: { organizationId: string }
+    response: { spendingLimits: SpendingLimit[] }
+  }
   // ---- wing: MFA (issue 38) ----
   // ---- wing: webhooks (issue 39) ----
   // ---- wing: import and pregeneration (issue 40) ----
@@ -220,6 +225,7 @@ export const QUERIES: { readonly [P in QueryPath]: QueryFacts } = {
   get_send_transaction_status: { proxyUser: false },
   get_nonces: { proxyUser: false },
   // ---- wing: spending limits (issue 37) ----
+  latchkey_list_spending_limits: { proxyUser: false },
   // ---- wing: MFA (issue 38) ----
   // ---- wing: webhooks (issue 39) ----
   // ---- wing: import and pregeneration (issue 40) ----

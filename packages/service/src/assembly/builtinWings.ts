@@ -1,6 +1,7 @@
 import { type DeliveryWingOptions, deliveryWing } from '../delivery/deliveryWing.ts'
 import { secretFramePlugin } from '../frames/secretFrame.ts'
 import type { ServicePlugin } from '../kernel/registry.ts'
+import { limitsWing } from '../limits/limitsWing.ts'
 import type { PipelineOptions } from '../pipeline/RateLimitOptions.ts'
 import { SENDING_WING, type SendingWingOptions, sendingWing } from '../sending/sendingWing.ts'
 import type { SignInWingOptions } from '../signin/SignInWingOptions.ts'
@@ -37,6 +38,7 @@ export function builtinWings(options: BuiltinWingsOptions = {}): ServicePlugin[]
     }),
     ...builtinSendingWing(options),
     // ---- wing: spending limits (issue 37) ----
+    limitsWing(),
     // ---- wing: MFA (issue 38) ----
     // ---- wing: webhooks (issue 39) ----
     // ---- wing: import and pregeneration (issue 40) ----

@@ -111,6 +111,12 @@ const SENDING_TABLES: Record<string, string[]> = {
   gasUsage: ['userDay', 'organizationMonth'],
 }
 
+// ---- spending limits (limits/, issue 37): the limits, and one usage row per limit ----
+const SPENDING_LIMIT_TABLES: Record<string, string[]> = {
+  spendingLimits: ['organizationId'],
+  spendingLimitUsage: ['organizationId'],
+}
+
 // Rate limits (pipeline/rateLimitCounters.ts): one bucket per budget, shared by the instances on
 // a database. Not a document table: one upsert statement decides and charges a request, so its
 // columns are the bucket itself and the store's row API never reads it.
@@ -141,6 +147,7 @@ function migrationsOf(backend: StoreBackend): Record<string, Migration> {
     '0004_sending': addTables(SENDING_TABLES, backend.textType),
     '0005_rate_limit_buckets': rateLimitBuckets(backend.textType),
     // ---- wing: spending limits (issue 37) ----
+    '0006_spending_limits': addTables(SPENDING_LIMIT_TABLES, backend.textType),
     // ---- wing: MFA (issue 38) ----
     // ---- wing: webhooks (issue 39) ----
     // ---- wing: import and pregeneration (issue 40) ----
