@@ -16,7 +16,7 @@ import {
   type Json,
   resultOf,
 } from '../../src/testing/harness.ts'
-import { type Chain, erc20Call, startChain, TOKEN } from '../sending/sendSupport.ts'
+import { type Chain, erc20Call, startChain, TOKEN, waitForSend } from '../sending/sendSupport.ts'
 
 const CAIP2 = 'eip155:31337'
 const DEAD = '0x000000000000000000000000000000000000dead'
@@ -204,6 +204,30 @@ describe('spending limits across two instances on PostgreSQL', { timeout: 120_00
     const sends = await a.service.store.all('sendTransactions')
     const usage = await a.service.store.get('spendingLimitUsage', spendingLimitId)
     for (const send of sends) expect(usage!.entries.filter((entry) => entry.ref === send.id)).toHaveLength(1)
+    for (const h of [a, b]) await h.service.close()
+  })
+
+  it('a send the node refuses before any broadcast ends FAILED and gives its reservation back; one broadcast keeps it', async () => {
+    const [a, b] = (await twoInstances('refund', { sending: { pollIntervalMs: 20 } })) as [Harness, Harness]
+    const { from, spendingLimitId } = await limited(a, { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: CAIP2 })
+    await chain.fund(from, 10n ** 18n)
+    // The account's nonce is 5 on the node: a send signed with nonce 0 is refused (nonce too low).
+    await chain.rpc('anvil_setNonce', [from, '0x5'])
+    const send = async (h: Harness, parameters: Json) => {
+      h.clock.set(Date.now())
+      return resultOf(
+        'eth_send_transaction',
+        await h.submit('eth_send_transaction', { from, caip2: CAIP2, ...parameters }),
+      ).sendTransactionStatusId as string
+    }
+    const refused = await send(a, { nonce: '0', calls: [{ to: DEAD, value: '10' }] })
+    expect((await totals(a, b, spendingLimitId)).used).toBe('10')
+    expect((await waitForSend(a, refused, { timeoutMs: 20_000 })).txStatus).toBe('FAILED')
+    expect(await totals(a, b, spendingLimitId)).toMatchObject({ stored: 0n, used: '0', remaining: '10' })
+    // Broadcast and included: it keeps counting.
+    const included = await send(b, { calls: [{ to: DEAD, value: '10' }] })
+    expect((await waitForSend(a, included, { timeoutMs: 20_000 })).txStatus).toBe('INCLUDED')
+    expect(await totals(a, b, spendingLimitId)).toMatchObject({ stored: 10n, used: '10', remaining: '0' })
     for (const h of [a, b]) await h.service.close()
   })
 })
