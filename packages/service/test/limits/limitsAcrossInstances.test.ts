@@ -230,4 +230,32 @@ describe('spending limits across two instances on PostgreSQL', { timeout: 120_00
     expect(await totals(a, b, spendingLimitId)).toMatchObject({ stored: 10n, used: '10', remaining: '0' })
     for (const h of [a, b]) await h.service.close()
   })
+
+  it('limits that share nothing do not conflict: 16 accounts, each under its own limit, sign at once over both', async () => {
+    // Before the usage table kept room on its pages (migration 0006), B-tree page locks made every
+    // spend conflict with every other, and some requests ran out of reruns (503).
+    const [a, b] = (await twoInstances('independent')) as [Harness, Harness]
+    const accounts = []
+    for (let i = 0; i < 16; i++)
+      accounts.push(await limited(a, { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: CAIP2 }, '1000'))
+    const replies = (
+      await Promise.all(
+        accounts.map(async ({ from }, w) => {
+          const mine = []
+          for (let k = 0; k < 5; k++)
+            mine.push(
+              await [a, b][(w + k) % 2]!.submit('sign_transaction', {
+                signWith: from,
+                type: 'TRANSACTION_TYPE_ETHEREUM',
+                unsignedTransaction: unsigned(DEAD, 3n, k),
+              }),
+            )
+          return mine
+        }),
+      )
+    ).flat()
+    expect(replies.filter((reply) => reply.status !== 200).map((reply) => reply.body)).toEqual([])
+    for (const { spendingLimitId } of accounts) expect((await totals(a, b, spendingLimitId)).stored).toBe(15n)
+    for (const h of [a, b]) await h.service.close()
+  })
 })
