@@ -232,8 +232,8 @@ describe('spending limits across two instances on PostgreSQL', { timeout: 120_00
   })
 
   it('limits that share nothing do not conflict: 16 accounts, each under its own limit, sign at once over both', async () => {
-    // Before the usage table kept room on its pages (migration 0006), B-tree page locks made every
-    // spend conflict with every other, and some requests ran out of reruns (503).
+    // Each limit's own usage row: no spend waits for, or reruns because of, another limit's. (Before
+    // the usage table kept room on its pages, 16 × 15 such signatures once ran out of reruns: 503.)
     const [a, b] = (await twoInstances('independent')) as [Harness, Harness]
     const accounts = []
     for (let i = 0; i < 16; i++)
