@@ -100,6 +100,53 @@ export interface SolSendTransactionParametersV1 extends Omit<SolSendTransactionP
 }
 
 /** Parameters and results of every activity, keyed by its path under `/public/v1/submit/`. */
+/** Whose signatures a spending limit counts (issue 37): one wallet account, one user, or one API key. */
+export type SpendingLimitScope =
+  | { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT'; address: string }
+  | { type: 'SPENDING_LIMIT_SCOPE_USER'; userId: string }
+  | { type: 'SPENDING_LIMIT_SCOPE_API_KEY'; apiKeyId: string }
+
+/** How long a spend counts against a limit. */
+export type SpendingLimitPeriod = 'PERIOD_HOUR' | 'PERIOD_DAY' | 'PERIOD_WEEK' | 'PERIOD_30_DAYS'
+
+/**
+ * Rolling: a spend counts for one period after it was signed. Fixed: periods follow each other
+ * from `startTimestampMs` (epoch ms, a decimal string), and each starts at zero.
+ */
+export type SpendingLimitWindow =
+  | { type: 'SPENDING_LIMIT_WINDOW_ROLLING'; period: SpendingLimitPeriod }
+  | { type: 'SPENDING_LIMIT_WINDOW_FIXED'; period: SpendingLimitPeriod; startTimestampMs: string }
+
+/** What a limit counts: a chain's native unit (wei, lamports) or one token, by CAIP-2 chain id. */
+export type SpendingLimitAsset =
+  | { type: 'SPENDING_LIMIT_ASSET_NATIVE'; caip2: string }
+  | { type: 'SPENDING_LIMIT_ASSET_ERC20'; caip2: string; contract: string }
+
+/** `latchkey_create_spending_limit`'s parameters. */
+export interface SpendingLimitParameters {
+  spendingLimitName: string
+  scope: SpendingLimitScope
+  window: SpendingLimitWindow
+  asset: SpendingLimitAsset
+  /** The cap per window, a decimal string of the asset's smallest unit (wei, lamports, token units). */
+  amount: string
+  /** Where the asset may go (recipients, spenders): any address when absent or empty. */
+  allowedDestinations?: string[]
+}
+
+/** A spending limit as `latchkey_list_spending_limits` answers it, with its window's use now. */
+export interface SpendingLimit extends Required<SpendingLimitParameters> {
+  spendingLimitId: string
+  /** Spent in the current window, decimal. */
+  used: string
+  /** `amount - used` (never below zero), decimal. */
+  remaining: string
+  /** When some of `used` frees next (epoch ms, decimal), absent when nothing is used. */
+  nextReleaseTimestampMs?: string
+  createdAt: { seconds: string; nanos: string }
+  updatedAt: { seconds: string; nanos: string }
+}
+
 export interface ActivityMap {
   sign_raw_payloads: {
     parameters: {
@@ -433,6 +480,25 @@ export interface ActivityMap {
     result: { privateKeyId: string; addresses: { format: AddressFormat; address: string }[] }
   }
   // ---- wing: spending limits (issue 37) ----
+  latchkey_create_spending_limit: {
+    parameters: SpendingLimitParameters
+    result: { spendingLimitId: string }
+  }
+  latchkey_update_spending_limit: {
+    parameters: {
+      spendingLimitId: string
+      spendingLimitName?: string
+      /** The new cap, a decimal string of the asset's smallest unit. */
+      amount?: string
+      /** Replaces the allow-list; `[]` removes it. */
+      allowedDestinations?: string[]
+    }
+    result: { spendingLimitId: string }
+  }
+  latchkey_delete_spending_limit: {
+    parameters: { spendingLimitId: string }
+    result: { spendingLimitId: string }
+  }
   // ---- wing: MFA (issue 38) ----
   /** An MFA policy on a user: activities of theirs its condition matches wait for its steps. */
   create_mfa_policy: {
@@ -941,6 +1007,27 @@ export const ACTIVITIES: ActivityRegistry = activityDefinitions<ActivityMap>({
     readOnly: false,
   },
   // ---- wing: spending limits (issue 37) ----
+  latchkey_create_spending_limit: {
+    types: ['ACTIVITY_TYPE_LATCHKEY_CREATE_SPENDING_LIMIT'],
+    resource: 'POLICY',
+    action: 'CREATE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  latchkey_update_spending_limit: {
+    types: ['ACTIVITY_TYPE_LATCHKEY_UPDATE_SPENDING_LIMIT'],
+    resource: 'POLICY',
+    action: 'UPDATE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  latchkey_delete_spending_limit: {
+    types: ['ACTIVITY_TYPE_LATCHKEY_DELETE_SPENDING_LIMIT'],
+    resource: 'POLICY',
+    action: 'DELETE',
+    proxyUser: false,
+    readOnly: false,
+  },
   // ---- wing: MFA (issue 38) ----
   create_mfa_policy: {
     types: ['ACTIVITY_TYPE_CREATE_MFA_POLICY'],

@@ -87,6 +87,12 @@ export const ERROR_CODES = {
   BUNDLE_INVALID: GRPC.INVALID_ARGUMENT,
   // sending
   GAS_CAP_EXCEEDED: GRPC.RESOURCE_EXHAUSTED,
+  // spending limits (issue 37): over a limit (`details`: the limit, used, remaining, when it frees),
+  // a transaction or payload the service cannot read under a limit, a destination off its allow-list
+  SPENDING_LIMIT_EXCEEDED: GRPC.RESOURCE_EXHAUSTED,
+  SPEND_UNDECODABLE: GRPC.PERMISSION_DENIED,
+  SPEND_DESTINATION_NOT_ALLOWED: GRPC.PERMISSION_DENIED,
+  SPENDING_LIMIT_NOT_FOUND: GRPC.NOT_FOUND,
   // a sponsored send's simulation reverted: refused before signing, with `details.revertChain`
   TRANSACTION_REVERTED: GRPC.FAILED_PRECONDITION,
   SPONSORSHIP_NOT_CONFIGURED: GRPC.FAILED_PRECONDITION,

@@ -1,3 +1,4 @@
+import type { SpendingLimit } from './activities.ts'
 import type { AddressFormat, Curve, SubOrgFilterType, TxStatus } from './enums.ts'
 import type {
   Activity,
@@ -121,6 +122,10 @@ export interface QueryMap {
     response: { chains: SendCapabilities[] }
   }
   // ---- wing: spending limits (issue 37) ----
+  latchkey_list_spending_limits: {
+    request: { organizationId: string }
+    response: { spendingLimits: SpendingLimit[] }
+  }
   // ---- wing: MFA (issue 38) ----
   get_mfa_policies: {
     request: { organizationId: string; userId: string }
@@ -255,6 +260,7 @@ export const QUERIES: { readonly [P in QueryPath]: QueryFacts } = {
   get_nonces: { proxyUser: false },
   latchkey_get_send_capabilities: { proxyUser: false },
   // ---- wing: spending limits (issue 37) ----
+  latchkey_list_spending_limits: { proxyUser: false },
   // ---- wing: MFA (issue 38) ----
   get_mfa_policies: { proxyUser: false },
   get_mfa_policy: { proxyUser: false },

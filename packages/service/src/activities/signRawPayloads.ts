@@ -10,6 +10,7 @@ import type { RawSignature, SignPayloadsJob, SignPayloadsResult } from '../kerne
 import { stringItem } from '../kernel/Reader.ts'
 import type { ActivityContext, PrepareContext } from '../kernel/registry.ts'
 import { defineActivity } from '../kernel/registry.ts'
+import { reserveSpend, spendContextOf, spendLookups } from '../kernel/spending.ts'
 import type { WalletAccountRow } from '../kernel/store/model.ts'
 import type { Lookup } from '../kernel/store/Store.ts'
 
@@ -62,11 +63,15 @@ const signingJob = (account: WalletAccountRow, p: Payloads): SignPayloadsJob => 
  * The signing activities' `lookups`: the wallet accounts `signWith` names by its address as sent
  * (what `findSigner` reads first), read with the request's credential and organization.
  */
-export function signerLookups(_organizationId: string, parameters: unknown): Lookup[] {
+export function signerLookups(organizationId: string, parameters: unknown): Lookup[] {
   const signWith = (parameters as { signWith?: unknown } | null)?.signWith
-  return typeof signWith === 'string' && signWith.length <= 200
-    ? [{ table: 'walletAccounts', field: 'address', value: signWith }]
-    : []
+  return [
+    ...(typeof signWith === 'string' && signWith.length <= 200
+      ? [{ table: 'walletAccounts' as const, field: 'address', value: signWith }]
+      : []),
+    // The organization's spending limits: with none, the snapshot run needs nothing more.
+    ...spendLookups(organizationId),
+  ]
 }
 
 /**
@@ -99,6 +104,12 @@ export async function signAs(
   at: (index: number) => { field: string; prefix: string },
 ): Promise<RawSignature[]> {
   const account = await findSigner(ctx.tx, ctx.organization.id, signWith, 'parameters.signWith')
+  // A raw payload cannot be read as a transaction: refused while a spending limit covers the signer.
+  await reserveSpend(spendContextOf(ctx), {
+    signer: account.address,
+    describe: () => ({ kind: 'opaque', what: `a raw payload (${p.encoding}, ${p.hashFunction})` }),
+    reference: ctx.activityId,
+  })
   const early = ctx.precomputed as EarlySignatures | undefined
   const result =
     (early && early.accountId === account.id && early.sealedKey === account.sealedPrivateKey

@@ -4,6 +4,7 @@ import { FieldError } from '../kernel/base/errors.ts'
 import { CryptoInputError } from '../kernel/crypto/errors.ts'
 import { signTransaction as signWithKey } from '../kernel/crypto/signTransaction.ts'
 import { defineActivity } from '../kernel/registry.ts'
+import { describeTransaction, reserveSpend, spendContextOf } from '../kernel/spending.ts'
 import { signerLookups } from './signRawPayloads.ts'
 
 /** Largest unsignedTransaction accepted, in hex characters (a 128 kB transaction). */
@@ -33,6 +34,12 @@ export const signTransaction = defineActivity('sign_transaction', {
         field: 'parameters.signWith',
         message: `${p.signWith} is a ${account.curve} account; ${p.type} needs a ${CURVE_OF[p.type]} account`,
       })
+    // Under a spending limit, what it spends is reserved in this transaction, or it is refused.
+    await reserveSpend(spendContextOf(ctx), {
+      signer: account.address,
+      describe: () => describeTransaction(p.type, p.unsignedTransaction),
+      reference: ctx.activityId,
+    })
     const signedTransaction = withAccountKey(ctx.runtime, account, (privateKey) => {
       try {
         return signWithKey({ type: p.type, unsignedTransaction: p.unsignedTransaction, privateKey })

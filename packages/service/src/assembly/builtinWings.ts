@@ -1,6 +1,7 @@
 import { type DeliveryWingOptions, deliveryWing } from '../delivery/deliveryWing.ts'
 import { secretFramePlugin } from '../frames/secretFrame.ts'
 import type { ServicePlugin } from '../kernel/registry.ts'
+import { limitsWing } from '../limits/limitsWing.ts'
 import type { MfaWingOptions } from '../mfa/mfaState.ts'
 import { mfaWing } from '../mfa/mfaWing.ts'
 import type { PipelineOptions } from '../pipeline/RateLimitOptions.ts'
@@ -40,6 +41,7 @@ export function builtinWings(options: BuiltinWingsOptions = {}): ServicePlugin[]
     }),
     ...builtinSendingWing(options),
     // ---- wing: spending limits (issue 37) ----
+    limitsWing(),
     // ---- wing: MFA (issue 38) ----
     mfaWing(options.mfa ?? {}),
     // ---- wing: webhooks (issue 39) ----

@@ -64,6 +64,10 @@ const EXPECTED: Record<ActivityPath, [resource: string, action: string]> = {
   export_private_key: ['PRIVATE_KEY', 'EXPORT'],
   init_import_private_key: ['PRIVATE_KEY', 'IMPORT'],
   import_private_key: ['PRIVATE_KEY', 'IMPORT'],
+  // spending limits (issue 37)
+  latchkey_create_spending_limit: ['POLICY', 'CREATE'],
+  latchkey_update_spending_limit: ['POLICY', 'UPDATE'],
+  latchkey_delete_spending_limit: ['POLICY', 'DELETE'],
 }
 
 describe('policyContextOf', () => {

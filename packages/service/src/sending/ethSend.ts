@@ -6,6 +6,7 @@ import { findSigner, withAccountKey } from '../domain/wallets.ts'
 import { ConflictError, FieldError, LimitError, NotConfiguredError } from '../kernel/base/errors.ts'
 import type { Reader } from '../kernel/Reader.ts'
 import type { ActivityContext, PrepareContext } from '../kernel/registry.ts'
+import { reserveSpend, spendContextOf } from '../kernel/spending.ts'
 import type { SendTransactionRow } from '../kernel/store/model.ts'
 import type { Transaction as StoreTransaction } from '../kernel/store/Store.ts'
 import {
@@ -402,6 +403,12 @@ export async function runEthSend(
   }
   const chainId = BigInt(prepared.chainId)
   const calls = p.calls.map((c) => ({ to: c.to, value: BigInt(c.value ?? '0'), data: c.data ?? '0x' }))
+  // Every call of the send counts under the spending limits covering the account, reserved here.
+  await reserveSpend(spendContextOf(ctx), {
+    signer: account.address,
+    describe: () => ({ kind: 'evm', caip2: p.caip2, calls }),
+    reference: id,
+  })
   const fees = {
     chainId,
     gasLimit: BigInt(prepared.gasLimit),

@@ -1,5 +1,7 @@
 import type { Runtime } from '../kernel/Runtime.ts'
+import { releaseSpend } from '../kernel/spending.ts'
 import type { SendTransactionRow } from '../kernel/store/model.ts'
+import type { Transaction } from '../kernel/store/Transaction.ts'
 import { namespaceOf, type SendContext } from './ChainSender.ts'
 import { rpcFor, SENDING, senderOf } from './sendingState.ts'
 import { RpcUnreachableError, type SendRpc } from './sendRpc.ts'
@@ -107,12 +109,17 @@ async function update(
   runtime: Runtime,
   row: SendTransactionRow,
   changes: Partial<SendTransactionRow>,
-  options: { whileOpen?: boolean } = {},
+  options: {
+    whileOpen?: boolean
+    /** More writes in the same transaction, given the row as it was. */
+    also?: (tx: Transaction, current: SendTransactionRow) => Promise<void> | undefined
+  } = {},
 ): Promise<boolean> {
   return runtime.store.transaction(async (tx) => {
     const current = await tx.get('sendTransactions', row.id)
     if (!current) return false
     if (options.whileOpen && !(OPEN as readonly string[]).includes(current.status)) return false
+    await options.also?.(tx, current)
     await tx.put('sendTransactions', { ...current, ...changes, updatedAt: runtime.now() })
     return true
   })
@@ -130,7 +137,21 @@ const reportFinal = (runtime: Runtime, row: SendTransactionRow, status: 'INCLUDE
   })
 
 async function fail(runtime: Runtime, row: SendTransactionRow, message: string): Promise<void> {
-  await update(runtime, row, { status: 'FAILED', error: { message }, notBefore: Number.MAX_SAFE_INTEGER })
+  await update(
+    runtime,
+    row,
+    { status: 'FAILED', error: { message }, notBefore: Number.MAX_SAFE_INTEGER },
+    {
+      // Never broadcast: what the send reserved under spending limits is given back with the FAILED.
+      also: (tx, current) =>
+        current.status === 'PENDING' && current.broadcastAt === undefined
+          ? releaseSpend(
+              { tx, runtime, now: runtime.now(), organizationId: current.organizationId },
+              current.id,
+            )
+          : undefined,
+    },
+  )
   reportFinal(runtime, row, 'FAILED')
 }
 

@@ -21,6 +21,7 @@ import { findSigner, withAccountKey } from '../domain/wallets.ts'
 import { ConflictError, FieldError, NotConfiguredError } from '../kernel/base/errors.ts'
 import type { Reader } from '../kernel/Reader.ts'
 import type { ActivityContext, PrepareContext } from '../kernel/registry.ts'
+import { describeTransaction, reserveSpend, spendContextOf } from '../kernel/spending.ts'
 import { recordSend } from './ethSend.ts'
 import { checkGasCaps } from './gasCaps.ts'
 import { rpcFor } from './sendingState.ts'
@@ -288,6 +289,13 @@ export async function runSolSend(
   const id = ctx.newId()
   if (sponsor)
     await checkGasCaps(ctx, { gas: BigInt(prepared.fee ?? '0'), sendTransactionId: id, unit: 'lamports' })
+  // What each signer's transfers move counts under the spending limits covering it, reserved here.
+  for (const account of accounts)
+    await reserveSpend(spendContextOf(ctx), {
+      signer: account.address,
+      describe: () => describeTransaction('TRANSACTION_TYPE_SOLANA', p.unsignedTransaction),
+      reference: id,
+    })
   const messageBytes = hexToBytes(prepared.message)
   const signatures = new Map<string, Uint8Array>(
     Object.entries(prepared.kept).map(([address, signature]) => [address, hexToBytes(signature)]),

@@ -134,6 +134,7 @@ export const NOT_FOUND_ERROR_CODES = [
   'API_KEY_NOT_FOUND',
   'USER_TAG_NOT_FOUND',
   'POLICY_NOT_FOUND',
+  'SPENDING_LIMIT_NOT_FOUND',
   'OAUTH_PROVIDER_NOT_FOUND',
   'ACCOUNT_NOT_FOUND',
   'SEND_TRANSACTION_NOT_FOUND',
@@ -201,6 +202,8 @@ export const PERMISSION_ERROR_CODES = [
   'READ_ONLY_SESSION',
   'ORIGIN_NOT_ALLOWED',
   'METHOD_DISABLED',
+  'SPEND_UNDECODABLE',
+  'SPEND_DESTINATION_NOT_ALLOWED',
 ] as const satisfies readonly ErrorCode[]
 export type PermissionErrorCode = (typeof PERMISSION_ERROR_CODES)[number]
 export type PermissionErrorParameters = DomainErrorParameters<PermissionErrorCode>
@@ -252,6 +255,7 @@ export const LIMIT_ERROR_CODES = [
   'OTP_RATE_LIMITED',
   'OTP_ATTEMPTS_EXCEEDED',
   'GAS_CAP_EXCEEDED',
+  'SPENDING_LIMIT_EXCEEDED',
 ] as const satisfies readonly ErrorCode[]
 export type LimitErrorCode = (typeof LIMIT_ERROR_CODES)[number]
 export type LimitErrorParameters = DomainErrorParameters<LimitErrorCode>

@@ -111,6 +111,31 @@ const SENDING_TABLES: Record<string, string[]> = {
   gasUsage: ['userDay', 'organizationMonth'],
 }
 
+// ---- spending limits (limits/, issue 37): the limits, and one usage row per limit ----
+const SPENDING_LIMIT_TABLES: Record<string, string[]> = {
+  spendingLimits: ['organizationId'],
+  spendingLimitUsage: ['organizationId'],
+}
+
+/**
+ * Every signature under a limit reads its usage row by id and rewrites it, in a SERIALIZABLE
+ * transaction on PostgreSQL. PostgreSQL's predicate locks on a B-tree are per page: an update that
+ * adds an index entry (not a heap-only update) would conflict with every transaction that read any
+ * usage row of that index page, limits that share nothing. Room on each heap page keeps the
+ * updates heap-only (no indexed column changes), so only spends of one limit conflict.
+ */
+function spendingLimitTables(backend: StoreBackend): Migration {
+  const tables = addTables(SPENDING_LIMIT_TABLES, backend.textType)
+  return {
+    async up(db: Kysely<unknown>) {
+      await tables.up(db)
+      if (backend.name === 'PostgreSQL')
+        await sql`alter table "spendingLimitUsage" set (fillfactor = 10)`.execute(db)
+    },
+    down: tables.down!,
+  }
+}
+
 // Rate limits (pipeline/rateLimitCounters.ts): one bucket per budget, shared by the instances on
 // a database. Not a document table: one upsert statement decides and charges a request, so its
 // columns are the bucket itself and the store's row API never reads it.
@@ -141,6 +166,7 @@ function migrationsOf(backend: StoreBackend): Record<string, Migration> {
     '0004_sending': addTables(SENDING_TABLES, backend.textType),
     '0005_rate_limit_buckets': rateLimitBuckets(backend.textType),
     // ---- wing: spending limits (issue 37) ----
+    '0006_spending_limits': spendingLimitTables(backend),
     // ---- wing: MFA (issue 38) ----
     // MFA (mfa/): policies per user, TOTP factors, recovery codes, held activities' challenges.
     '0007_mfa': addTables(

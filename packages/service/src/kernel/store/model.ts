@@ -8,6 +8,9 @@ import type {
   ProxySettings,
   RevertChainEntry,
   SolanaFailureDetails,
+  SpendingLimitAsset,
+  SpendingLimitScope,
+  SpendingLimitWindow,
 } from '@latchkey/protocol'
 
 /**
@@ -374,6 +377,37 @@ export interface GasUsageRow extends Row {
 
 // The wings' rows, each wing's below its own line.
 // ---- wing: spending limits (issue 37) ----
+/** A spending limit (limits/, issue 37): the definition; its window's use is its `spendingLimitUsage` row. */
+export interface SpendingLimitRow extends Row {
+  organizationId: string
+  name: string
+  scope: SpendingLimitScope
+  window: SpendingLimitWindow
+  asset: SpendingLimitAsset
+  /** The cap per window, decimal. */
+  amount: string
+  /** Lower-case EVM addresses; empty: anywhere. */
+  allowedDestinations: string[]
+}
+
+/** One spend counted against a limit: when, how much (decimal), and what signed it (a release names it). */
+export interface SpendEntry {
+  at: number
+  amount: string
+  /** The activity or send that spent it; absent once merged with an older entry. */
+  ref?: string
+}
+
+/**
+ * The spends a limit counts (id = the limit's id): one row per limit, read and rewritten by every
+ * spend in the signing transaction, so concurrent spends conflict on it and the database
+ * serialises them.
+ */
+export interface SpendingLimitUsageRow extends Row {
+  organizationId: string
+  /** Oldest first; only those still inside the window are kept. */
+  entries: SpendEntry[]
+}
 // ---- wing: MFA (issue 38) ----
 /** An MFA policy on one user (mfa/): activities of theirs its `condition` matches wait for `steps`. */
 export interface MfaPolicyRow extends Row {
@@ -447,6 +481,8 @@ export interface Tables {
   sponsors: SponsorRow
   gasUsage: GasUsageRow
   // ---- wing: spending limits (issue 37) ----
+  spendingLimits: SpendingLimitRow
+  spendingLimitUsage: SpendingLimitUsageRow
   // ---- wing: MFA (issue 38) ----
   mfaPolicies: MfaPolicyRow
   mfaFactors: MfaFactorRow
@@ -488,6 +524,8 @@ export const INDEXES: { [T in TableName]: (keyof Tables[T] & string)[] } = {
   sponsors: [],
   gasUsage: ['userDay', 'organizationMonth'],
   // ---- wing: spending limits (issue 37) ----
+  spendingLimits: ['organizationId'],
+  spendingLimitUsage: ['organizationId'],
   // ---- wing: MFA (issue 38) ----
   mfaPolicies: ['organizationId', 'userId'],
   mfaFactors: ['userId'],

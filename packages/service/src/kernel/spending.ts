@@ -1,0 +1,116 @@
+// The contract between the handlers that sign (activities/: sign_transaction, sign_raw_payload(s);
+// sending/: eth_send_transaction, sol_send_transaction, and its worker) and the spending-limits
+// wing (limits/, issue 37). A handler describes what its signature spends and calls
+// `reserveSpend` inside its own transaction, before it signs; the wing registers the guard that
+// counts it. Neither side imports the other.
+
+import type { TransactionType } from '@latchkey/protocol'
+import type { Caller } from './Caller.ts'
+import { decodeTransactionForPolicy, type SolanaPolicyTransaction } from './crypto/signTransaction.ts'
+import { PluginStateKey, type Runtime } from './Runtime.ts'
+import type { ActivityContext } from './registry.ts'
+import type { Lookup } from './store/Reads.ts'
+import type { Transaction } from './store/Transaction.ts'
+
+/** One EVM call a signature makes: its target (absent: contract creation), wei and calldata. */
+export interface SpendCall {
+  to?: string
+  value: bigint
+  data: string
+}
+
+/** What a signature spends, as the handler knows it; the guard decodes the rest (ERC-20 calldata). */
+export type SpendDescription =
+  | {
+      kind: 'evm'
+      /** `eip155:<chainId>`; undefined for a legacy transaction without a chain id (valid on every chain). */
+      caip2: string | undefined
+      calls: SpendCall[]
+      /** The transaction carries EIP-7702 authorizations (code for the account: spends it cannot count). */
+      delegates?: boolean
+    }
+  | { kind: 'solana'; tx: SolanaPolicyTransaction }
+  /** A payload the service cannot read as a transaction (sign_raw_payload(s)). */
+  | { kind: 'opaque'; what: string }
+
+export interface SpendRequest {
+  /** The signing account's address, as stored. */
+  signer: string
+  /** What it spends: called only when some limit covers the signer (decoding costs nothing otherwise). */
+  describe(): SpendDescription
+  /** What a release names: the activity id (signing) or the send's id (sends). */
+  reference: string
+}
+
+/** What the guard runs on: the handler's transaction and its facts. */
+export interface SpendContext {
+  tx: Transaction
+  runtime: Runtime
+  now: number
+  organizationId: string
+  caller: Pick<Caller, 'userId' | 'credential'>
+}
+
+/** Registered by the spending-limits wing as its state. */
+export interface SpendGuard {
+  /** Refuses (a 4xx naming the limit) or counts the spend, in `ctx.tx`. */
+  reserve(ctx: SpendContext, request: SpendRequest): Promise<void>
+  /** Gives back what `reference` reserved (a send that failed before any broadcast), in `ctx.tx`. */
+  release(ctx: Omit<SpendContext, 'caller'>, reference: string): Promise<void>
+}
+
+export const SPEND_GUARD = new PluginStateKey<SpendGuard>('spendGuard')
+
+/** What the guard runs on in an activity: its transaction and caller. */
+export const spendContextOf = (ctx: ActivityContext): SpendContext => ({
+  tx: ctx.tx,
+  runtime: ctx.runtime,
+  now: ctx.now,
+  organizationId: ctx.organization.id,
+  caller: ctx.caller,
+})
+
+const guardOf = (runtime: Runtime): SpendGuard | undefined => {
+  try {
+    return runtime.stateOf(SPEND_GUARD)
+  } catch {
+    // A service assembled without the limits wing: nothing to count.
+    return undefined
+  }
+}
+
+/** Reserves what a signature spends under every limit covering it, or throws the refusal. */
+export async function reserveSpend(ctx: SpendContext, request: SpendRequest): Promise<void> {
+  await guardOf(ctx.runtime)?.reserve(ctx, request)
+}
+
+/** Releases what `reference` reserved (nothing when nothing was). */
+export async function releaseSpend(ctx: Omit<SpendContext, 'caller'>, reference: string): Promise<void> {
+  await guardOf(ctx.runtime)?.release(ctx, reference)
+}
+
+/**
+ * What a signing handler reads ahead (its `lookups`) so that, with no limit in its organization,
+ * its snapshot run answers "none" without a transaction.
+ */
+export const spendLookups = (organizationId: string): Lookup[] => [
+  { table: 'spendingLimits', field: 'organizationId', value: organizationId },
+]
+
+/** What an unsigned transaction of `sign_transaction` spends, decoded from its bytes. */
+export function describeTransaction(type: TransactionType, unsignedTransaction: string): SpendDescription {
+  let decoded: ReturnType<typeof decodeTransactionForPolicy>
+  try {
+    decoded = decodeTransactionForPolicy(type, unsignedTransaction)
+  } catch {
+    return { kind: 'opaque', what: 'an unsigned transaction that does not decode' }
+  }
+  if ('solana' in decoded) return { kind: 'solana', tx: decoded.solana.tx }
+  const { tx } = decoded.eth
+  return {
+    kind: 'evm',
+    caip2: tx.chain_id === '0' ? undefined : `eip155:${tx.chain_id}`,
+    calls: [{ ...(tx.to ? { to: tx.to } : {}), value: BigInt(tx.value), data: tx.data }],
+    delegates: tx.authorization_list.length > 0,
+  }
+}

@@ -1,0 +1,478 @@
+// Spending limits (issue 37) on one service: the activities and query, what a signature under a
+// limit spends (wei, ERC-20 calldata, Solana transfers), refusals with their typed codes, windows
+// on an injected clock, and the attacks of an account holder (another sub-organization, a non-root
+// key, a replay, an undecodable payload). The race across two instances on PostgreSQL is in
+// test/limits/limitsAcrossInstances.test.ts.
+
+import { bytesToHex } from '@noble/hashes/utils.js'
+import {
+  type Address,
+  appendTransactionMessageInstruction,
+  type Blockhash,
+  compileTransaction,
+  createNoopSigner,
+  createTransactionMessage,
+  getTransactionEncoder,
+  pipe,
+  setTransactionMessageFeePayer,
+  setTransactionMessageLifetimeUsingBlockhash,
+} from '@solana/kit'
+import { getTransferSolInstruction } from '@solana-program/system'
+import { encodeFunctionData, erc20Abi, type Hex, serializeTransaction } from 'viem'
+import { describe, expect, it } from 'vitest'
+import {
+  createHarness,
+  ETHEREUM_ACCOUNT,
+  type Harness,
+  type Json,
+  resultOf,
+  SOLANA_ACCOUNT,
+  type TestKey,
+  testKey,
+} from '../testing/harness.ts'
+
+const DEAD = '0x000000000000000000000000000000000000dead'
+const FRIEND = '0x00000000000000000000000000000000000f00d5'
+const TOKEN = '0x1111111111111111111111111111111111111111'
+const HOUR = 3_600_000
+const DAY = 24 * HOUR
+
+let nonce = 0
+/** An unsigned EIP-1559 transaction on `chainId` (default 1). */
+const tx = (to: string, value: bigint, options: { data?: Hex; chainId?: number } = {}) =>
+  serializeTransaction({
+    type: 'eip1559',
+    chainId: options.chainId ?? 1,
+    nonce: nonce++,
+    maxFeePerGas: 2n * 10n ** 9n,
+    maxPriorityFeePerGas: 10n ** 9n,
+    gas: 100_000n,
+    to: to as Hex,
+    value,
+    ...(options.data ? { data: options.data } : {}),
+  })
+
+const transferData = (to: string, amount: bigint) =>
+  encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to as Hex, amount] })
+
+async function setup(options: { users?: number } = {}) {
+  const h = await createHarness()
+  const sub = await h.createSubOrganization({
+    users: options.users ?? 1,
+    wallet: { walletName: 'W', accounts: [ETHEREUM_ACCOUNT, SOLANA_ACCOUNT] },
+  })
+  const as = { as: sub.keys[0]!, organizationId: sub.organizationId }
+  const eth = sub.addresses![0]!
+  const sol = sub.addresses![1]! as Address
+  const submit = (path: Parameters<Harness['submit']>[0], parameters: Json, by: TestKey = sub.keys[0]!) => {
+    h.clock.advance(1)
+    return h.submit(path, parameters, { as: by, organizationId: sub.organizationId })
+  }
+  const limit = async (parameters: Json) =>
+    resultOf(
+      'latchkey_create_spending_limit',
+      await submit('latchkey_create_spending_limit', {
+        spendingLimitName: 'daily',
+        scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address: eth },
+        window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
+        asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:1' },
+        amount: '10',
+        ...parameters,
+      }),
+    ).spendingLimitId as string
+  const sign = (unsignedTransaction: string, by?: TestKey, signWith = eth) =>
+    submit(
+      'sign_transaction',
+      {
+        signWith,
+        type: signWith === eth ? 'TRANSACTION_TYPE_ETHEREUM' : 'TRANSACTION_TYPE_SOLANA',
+        unsignedTransaction,
+      },
+      by,
+    )
+  const list = async () =>
+    (await h.query('latchkey_list_spending_limits', {}, as)).body.spendingLimits as Json[]
+  return { h, sub, as, eth, sol, submit, limit, sign, list }
+}
+
+const refusal = (reply: { status: number; body: Json }) => ({
+  status: reply.status,
+  errorCode: reply.body?.details?.errorCode,
+})
+
+describe('spending limits', () => {
+  it('creates, lists with its use, updates and deletes a limit; every bad field is a 400 naming it', async () => {
+    const { submit, limit, list, sign, eth } = await setup()
+    const id = await limit({ allowedDestinations: [DEAD.toUpperCase().replace('0X', '0x')] })
+    expect(await list()).toEqual([
+      expect.objectContaining({
+        spendingLimitId: id,
+        spendingLimitName: 'daily',
+        scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address: eth.toLowerCase() },
+        amount: '10',
+        allowedDestinations: [DEAD],
+        used: '0',
+        remaining: '10',
+      }),
+    ])
+    expect((await sign(tx(DEAD, 4n))).status).toBe(200)
+    expect(await list()).toEqual([expect.objectContaining({ used: '4', remaining: '6' })])
+    const updated = await submit('latchkey_update_spending_limit', { spendingLimitId: id, amount: '20' })
+    expect(resultOf('latchkey_update_spending_limit', updated)).toEqual({ spendingLimitId: id })
+    expect(await list()).toEqual([expect.objectContaining({ amount: '20', used: '4', remaining: '16' })])
+    resultOf(
+      'latchkey_delete_spending_limit',
+      await submit('latchkey_delete_spending_limit', { spendingLimitId: id }),
+    )
+    expect(await list()).toEqual([])
+    expect(refusal(await submit('latchkey_delete_spending_limit', { spendingLimitId: id }))).toEqual({
+      status: 404,
+      errorCode: 'SPENDING_LIMIT_NOT_FOUND',
+    })
+
+    const base = {
+      spendingLimitName: 'x',
+      scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address: eth },
+      window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
+      asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:1' },
+      amount: '10',
+    }
+    for (const [change, field] of [
+      [{ amount: '-1' }, 'parameters.amount'],
+      [{ amount: '1.5' }, 'parameters.amount'],
+      [{ amount: (2n ** 256n).toString() }, 'parameters.amount'],
+      [
+        { window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_YEAR' } },
+        'parameters.window.period',
+      ],
+      [
+        { window: { type: 'SPENDING_LIMIT_WINDOW_FIXED', period: 'PERIOD_DAY' } },
+        'parameters.window.startTimestampMs',
+      ],
+      [{ asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eth' } }, 'parameters.asset.caip2'],
+      [
+        { asset: { type: 'SPENDING_LIMIT_ASSET_ERC20', caip2: 'eip155:1', contract: '0x12' } },
+        'parameters.asset.contract',
+      ],
+      [{ scope: { type: 'SPENDING_LIMIT_SCOPE_USER' } }, 'parameters.scope.userId'],
+      [{ scope: { type: 'SPENDING_LIMIT_SCOPE_USER', userId: 'nobody' } }, 'parameters.scope.userId'],
+      [{ scope: { type: 'SPENDING_LIMIT_SCOPE_API_KEY', apiKeyId: 'nokey' } }, 'parameters.scope.apiKeyId'],
+      [{ scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address: DEAD } }, 'parameters.scope.address'],
+      [{ allowedDestinations: ['nope'] }, 'parameters.allowedDestinations[0]'],
+      [{ spendingLimitName: '' }, 'parameters.spendingLimitName'],
+    ] as const) {
+      const reply = await submit('latchkey_create_spending_limit', { ...base, ...change })
+      expect([reply.status, reply.body.details?.field], JSON.stringify(reply.body)).toEqual([
+        field.startsWith('parameters.scope.') && !field.endsWith('userId"') && reply.status === 404
+          ? 404
+          : 400,
+        field,
+      ])
+      expect(reply.status).toBeLessThan(500)
+    }
+  })
+
+  it('counts wei per window: exactly the limit is signed, then refused with the limit, used, remaining and when it frees', async () => {
+    const { h, limit, sign } = await setup()
+    const id = await limit({})
+    const start = h.clock.now()
+    for (const value of [3n, 3n, 4n]) expect((await sign(tx(DEAD, value))).status).toBe(200)
+    const over = await sign(tx(DEAD, 1n))
+    expect(over.status).toBe(429)
+    expect(over.body.details).toMatchObject({
+      errorCode: 'SPENDING_LIMIT_EXCEEDED',
+      spendingLimitId: id,
+      limit: '10',
+      used: '10',
+      remaining: '0',
+      requested: '1',
+    })
+    // The first spend (3) frees one day after it was signed: the rolling window's exact edge.
+    const firstAt = Number(over.body.details.freesAtTimestampMs)
+    expect(firstAt - start).toBeGreaterThanOrEqual(DAY)
+    expect(firstAt - start).toBeLessThan(DAY + 10)
+    expect(over.body.message).toContain(`spending limit ${id}`)
+    // A spend on another chain, or worth nothing, is not this limit's.
+    expect((await sign(tx(DEAD, 5n, { chainId: 8453 }))).status).toBe(200)
+    expect((await sign(tx(DEAD, 0n))).status).toBe(200)
+    // One millisecond before the edge it is still refused; at the edge it passes (`sign` advances 1 ms).
+    h.clock.set(firstAt - 2)
+    expect(refusal(await sign(tx(DEAD, 1n)))).toEqual({ status: 429, errorCode: 'SPENDING_LIMIT_EXCEEDED' })
+    h.clock.set(firstAt - 1)
+    expect((await sign(tx(DEAD, 3n))).status).toBe(200)
+    // A millisecond later the second spend (3) has left too: 4 + 3 used, so 4 more is over.
+    expect(refusal(await sign(tx(DEAD, 4n)))).toEqual({ status: 429, errorCode: 'SPENDING_LIMIT_EXCEEDED' })
+    // More than the whole limit never fits: no time is promised.
+    const never = await sign(tx(DEAD, 11n))
+    expect(never.body.details.freesAtTimestampMs).toBeUndefined()
+  })
+
+  it('a fixed window resets at its period boundary, not a rolling day after each spend', async () => {
+    const { h, limit, sign, list } = await setup()
+    const origin = h.clock.now() - 10 * HOUR
+    await limit({
+      window: { type: 'SPENDING_LIMIT_WINDOW_FIXED', period: 'PERIOD_DAY', startTimestampMs: String(origin) },
+    })
+    expect((await sign(tx(DEAD, 10n))).status).toBe(200)
+    const over = await sign(tx(DEAD, 1n))
+    expect(over.body.details).toMatchObject({
+      errorCode: 'SPENDING_LIMIT_EXCEEDED',
+      freesAtTimestampMs: String(origin + DAY),
+    })
+    h.clock.set(origin + DAY - 2)
+    expect(refusal(await sign(tx(DEAD, 1n)))).toEqual({ status: 429, errorCode: 'SPENDING_LIMIT_EXCEEDED' })
+    h.clock.set(origin + DAY)
+    expect((await list())[0]).toMatchObject({ used: '0', remaining: '10' })
+    expect((await sign(tx(DEAD, 10n))).status).toBe(200)
+  })
+
+  it('reads ERC-20 transfer, transferFrom, approve and increaseAllowance; refuses unknown calldata to the token', async () => {
+    const { limit, sign, list } = await setup()
+    await limit({
+      asset: { type: 'SPENDING_LIMIT_ASSET_ERC20', caip2: 'eip155:1', contract: TOKEN },
+      amount: '100',
+    })
+    expect((await sign(tx(TOKEN, 0n, { data: transferData(DEAD, 40n) }))).status).toBe(200)
+    const approve = encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [DEAD, 30n] })
+    expect((await sign(tx(TOKEN, 0n, { data: approve }))).status).toBe(200)
+    const from = encodeFunctionData({
+      abi: erc20Abi,
+      functionName: 'transferFrom',
+      args: [FRIEND, DEAD, 20n],
+    })
+    expect((await sign(tx(TOKEN, 0n, { data: from }))).status).toBe(200)
+    // increaseAllowance(address,uint256), not in the minimal ABI
+    const increase =
+      `0x39509351${DEAD.slice(2).padStart(64, '0')}${11n.toString(16).padStart(64, '0')}` as Hex
+    expect(refusal(await sign(tx(TOKEN, 0n, { data: increase })))).toEqual({
+      status: 429,
+      errorCode: 'SPENDING_LIMIT_EXCEEDED',
+    })
+    expect((await list())[0]).toMatchObject({ used: '90', remaining: '10' })
+    // Wei and other contracts are not this token's; an unknown selector to the token is refused.
+    expect((await sign(tx(DEAD, 5n, { data: transferData(DEAD, 10n ** 30n) }))).status).toBe(200)
+    const unknown = await sign(tx(TOKEN, 0n, { data: '0x12345678' }))
+    expect(refusal(unknown)).toEqual({ status: 403, errorCode: 'SPEND_UNDECODABLE' })
+    expect(unknown.body.message).toContain('0x12345678')
+    const short = await sign(tx(TOKEN, 0n, { data: '0xa9059cbb00' }))
+    expect(refusal(short)).toEqual({ status: 403, errorCode: 'SPEND_UNDECODABLE' })
+  })
+
+  it('refuses a destination off the allow-list, raw payloads and EIP-7702 authorizations while a limit covers the signer', async () => {
+    const { limit, sign, submit, eth } = await setup()
+    const raw = () =>
+      submit('sign_raw_payload', {
+        signWith: eth,
+        payload: '00'.repeat(32),
+        encoding: 'PAYLOAD_ENCODING_HEXADECIMAL',
+        hashFunction: 'HASH_FUNCTION_NO_OP',
+      })
+    expect((await raw()).status).toBe(200)
+    await limit({ allowedDestinations: [FRIEND] })
+    expect((await sign(tx(FRIEND, 1n))).status).toBe(200)
+    expect(refusal(await sign(tx(DEAD, 1n)))).toEqual({
+      status: 403,
+      errorCode: 'SPEND_DESTINATION_NOT_ALLOWED',
+    })
+    const refused = await raw()
+    expect(refusal(refused)).toEqual({ status: 403, errorCode: 'SPEND_UNDECODABLE' })
+    expect(refused.body.message).toMatch(/raw payload .* cannot tell what it spends/)
+    const many = await submit('sign_raw_payloads', {
+      signWith: eth,
+      payloads: ['11'.repeat(32)],
+      encoding: 'PAYLOAD_ENCODING_HEXADECIMAL',
+      hashFunction: 'HASH_FUNCTION_NO_OP',
+    })
+    expect(refusal(many)).toEqual({ status: 403, errorCode: 'SPEND_UNDECODABLE' })
+    const authorization = serializeTransaction({
+      type: 'eip7702',
+      chainId: 1,
+      nonce: 9,
+      maxFeePerGas: 2n,
+      maxPriorityFeePerGas: 1n,
+      gas: 100_000n,
+      to: FRIEND,
+      value: 0n,
+      authorizationList: [{ address: DEAD, chainId: 1, nonce: 0, r: '0x01', s: '0x01', yParity: 0 }],
+    })
+    expect(refusal(await sign(authorization))).toEqual({ status: 403, errorCode: 'SPEND_UNDECODABLE' })
+    expect(refusal(await sign('0xzz'))).toEqual({ status: 403, errorCode: 'SPEND_UNDECODABLE' })
+  })
+
+  it('counts Solana System transfers in lamports and refuses instructions of other programs', async () => {
+    const { limit, sign, sol } = await setup()
+    await limit({
+      scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address: sol },
+      asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'solana:mainnet' },
+      amount: '1000',
+    })
+    const solTransfer = (
+      amount: bigint,
+      extra?: Parameters<typeof appendTransactionMessageInstruction>[0],
+    ) => {
+      const message = pipe(
+        createTransactionMessage({ version: 0 }),
+        (m) => setTransactionMessageFeePayer(sol, m),
+        (m) =>
+          setTransactionMessageLifetimeUsingBlockhash(
+            {
+              blockhash: 'EkSnNWid2cvwEVnVx9aBqawnmiCNiDgp3gUdkDPTKN1N' as Blockhash,
+              lastValidBlockHeight: 0n,
+            },
+            m,
+          ),
+        (m) =>
+          appendTransactionMessageInstruction(
+            getTransferSolInstruction({ source: createNoopSigner(sol), destination: DEAD_SOL, amount }),
+            m,
+          ),
+        (m) => (extra ? appendTransactionMessageInstruction(extra, m) : m),
+      )
+      return bytesToHex(new Uint8Array(getTransactionEncoder().encode(compileTransaction(message))))
+    }
+    expect((await sign(solTransfer(600n), undefined, sol)).status).toBe(200)
+    expect(refusal(await sign(solTransfer(600n), undefined, sol))).toEqual({
+      status: 429,
+      errorCode: 'SPENDING_LIMIT_EXCEEDED',
+    })
+    expect((await sign(solTransfer(400n), undefined, sol)).status).toBe(200)
+    const other = {
+      programAddress: 'Stake11111111111111111111111111111111111111' as Address,
+      data: new Uint8Array([1]),
+    }
+    expect(refusal(await sign(solTransfer(0n, other), undefined, sol))).toEqual({
+      status: 403,
+      errorCode: 'SPEND_UNDECODABLE',
+    })
+  })
+
+  it('a limit on a user or an API key covers what that caller signs, with any account', async () => {
+    const { h, sub, limit, sign } = await setup({ users: 2 })
+    const [, other] = sub.keys as [TestKey, TestKey]
+    const keys = await h.query(
+      'get_api_keys',
+      { userId: sub.userIds[0] },
+      { as: sub.keys[0]!, organizationId: sub.organizationId },
+    )
+    const apiKeyId = keys.body.apiKeys[0].apiKeyId as string
+    await limit({ scope: { type: 'SPENDING_LIMIT_SCOPE_API_KEY', apiKeyId }, amount: '5' })
+    expect((await sign(tx(DEAD, 5n))).status).toBe(200)
+    expect(refusal(await sign(tx(DEAD, 1n)))).toEqual({ status: 429, errorCode: 'SPENDING_LIMIT_EXCEEDED' })
+    // The other root user's key is not this limit's.
+    expect((await sign(tx(DEAD, 7n), other)).status).toBe(200)
+    // Spends before a limit existed are not its own.
+    await limit({ scope: { type: 'SPENDING_LIMIT_SCOPE_USER', userId: sub.userIds[1] }, amount: '8' })
+    expect((await sign(tx(DEAD, 8n), other)).status).toBe(200)
+    expect(refusal(await sign(tx(DEAD, 1n), other))).toEqual({
+      status: 429,
+      errorCode: 'SPENDING_LIMIT_EXCEEDED',
+    })
+  })
+
+  it('another sub-organization cannot see, change or delete a limit; a non-root key cannot raise its own', async () => {
+    const { h, sub, submit, limit, list, sign } = await setup()
+    const id = await limit({})
+    const stranger = await h.createSubOrganization()
+    const asStranger = { as: stranger.keys[0]!, organizationId: stranger.organizationId }
+    const listed = await h.query('latchkey_list_spending_limits', {}, asStranger)
+    expect(listed.body.spendingLimits).toEqual([])
+    // Naming the victim's organization with the stranger's key: refused at the door.
+    expect(
+      (
+        await h.query(
+          'latchkey_list_spending_limits',
+          {},
+          { ...asStranger, organizationId: sub.organizationId },
+        )
+      ).status,
+    ).toBe(403)
+    for (const [path, parameters] of [
+      ['latchkey_update_spending_limit', { spendingLimitId: id, amount: '1000000' }],
+      ['latchkey_delete_spending_limit', { spendingLimitId: id }],
+    ] as const) {
+      h.clock.advance(1)
+      expect(refusal(await h.submit(path, parameters, asStranger))).toEqual({
+        status: 404,
+        errorCode: 'SPENDING_LIMIT_NOT_FOUND',
+      })
+      h.clock.advance(1)
+      expect(
+        refusal(await h.submit(path, parameters, { ...asStranger, organizationId: sub.organizationId })),
+      ).toEqual({ status: 403, errorCode: 'PERMISSION_DENIED' })
+    }
+    // A non-root agent key allowed to sign (by policy) cannot raise or remove its own limit.
+    const agent = testKey()
+    const { userIds } = resultOf(
+      'create_users',
+      await submit('create_users', {
+        users: [
+          {
+            userName: 'agent',
+            apiKeys: [agent.apiKey('agent')],
+            authenticators: [],
+            oauthProviders: [],
+            userTags: [],
+          },
+        ],
+      }),
+    )
+    resultOf(
+      'create_policy',
+      await submit('create_policy', {
+        policyName: 'agent signs',
+        effect: 'EFFECT_ALLOW',
+        condition: "activity.resource == 'WALLET' && activity.action == 'SIGN'",
+        consensus: `approvers.any(user, user.id == '${userIds[0]}')`,
+        notes: '',
+      }),
+    )
+    const agentLimit = await limit({
+      scope: { type: 'SPENDING_LIMIT_SCOPE_USER', userId: userIds[0] },
+      amount: '2',
+    })
+    expect((await sign(tx(DEAD, 2n), agent)).status).toBe(200)
+    expect(refusal(await sign(tx(DEAD, 1n), agent))).toEqual({
+      status: 429,
+      errorCode: 'SPENDING_LIMIT_EXCEEDED',
+    })
+    for (const [path, parameters] of [
+      ['latchkey_update_spending_limit', { spendingLimitId: agentLimit, amount: '1000' }],
+      ['latchkey_delete_spending_limit', { spendingLimitId: agentLimit }],
+      [
+        'latchkey_create_spending_limit',
+        {
+          spendingLimitName: 'mine',
+          scope: { type: 'SPENDING_LIMIT_SCOPE_USER', userId: userIds[0] },
+          window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_HOUR' },
+          asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:1' },
+          amount: '1000',
+        },
+      ],
+    ] as const)
+      expect(refusal(await submit(path, parameters, agent))).toEqual({
+        status: 403,
+        errorCode: 'PERMISSION_DENIED',
+      })
+    expect((await list()).find((entry) => entry.spendingLimitId === agentLimit)).toMatchObject({
+      amount: '2',
+      used: '2',
+    })
+  })
+
+  it('a replayed signing request is answered with the first activity and counted once', async () => {
+    const { h, sub, limit, list, eth } = await setup()
+    await limit({})
+    const parameters = { signWith: eth, type: 'TRANSACTION_TYPE_ETHEREUM', unsignedTransaction: tx(DEAD, 3n) }
+    const options = {
+      as: sub.keys[0]!,
+      organizationId: sub.organizationId,
+      timestampMs: String(h.clock.now()),
+    }
+    const replies = await Promise.all([1, 2, 3].map(() => h.submit('sign_transaction', parameters, options)))
+    expect(replies.map((reply) => reply.status)).toEqual([200, 200, 200])
+    expect(new Set(replies.map((reply) => reply.body.activity.id)).size).toBe(1)
+    expect((await list())[0]).toMatchObject({ used: '3' })
+  })
+})
+
+const DEAD_SOL = 'Dead111111111111111111111111111111111111111' as Address

@@ -1,0 +1,162 @@
+// The spend guard the limits wing registers (kernel/spending.ts): in the signing handler's own
+// transaction it reads every limit covering the signature, its usage row, and either refuses or
+// writes the usage row with the new spend. Every spend under a limit rewrites that one row, so
+// two concurrent spends conflict on it: SQLite runs them one after the other, PostgreSQL
+// (SERIALIZABLE) fails one of them and the store reruns it, which then reads the other's spend.
+import type { SpendingLimitPeriod } from '@latchkey/protocol'
+import { LimitError } from '../kernel/base/errors.ts'
+import type { SpendContext, SpendGuard, SpendRequest } from '../kernel/spending.ts'
+import type { SpendEntry, SpendingLimitRow, SpendingLimitUsageRow } from '../kernel/store/model.ts'
+import type { Transaction } from '../kernel/store/Transaction.ts'
+import { normalAddress, spendOf } from './spendOf.ts'
+
+export const PERIOD_MS: Record<SpendingLimitPeriod, number> = {
+  PERIOD_HOUR: 3_600_000,
+  PERIOD_DAY: 86_400_000,
+  PERIOD_WEEK: 7 * 86_400_000,
+  PERIOD_30_DAYS: 30 * 86_400_000,
+}
+
+/**
+ * Most entries a usage row keeps: past it, the two oldest merge into one at the later time, so a
+ * merged spend frees later than it would have (never earlier) and the total stays exact.
+ */
+export const MAX_ENTRIES = 256
+
+/** The window `now` falls in: spends at or after `start` count; `end` (fixed windows) is when it resets. */
+export function windowAt(limit: SpendingLimitRow, now: number): { start: number; end?: number } {
+  const period = PERIOD_MS[limit.window.period]
+  if (limit.window.type === 'SPENDING_LIMIT_WINDOW_ROLLING') return { start: now - period + 1 }
+  const origin = Number(limit.window.startTimestampMs)
+  const index = Math.max(0, Math.floor((now - origin) / period))
+  return { start: origin + index * period, end: origin + (index + 1) * period }
+}
+
+/** What a limit's window holds at `now`: its live entries, their sum, and when the oldest frees. */
+export function usageAt(limit: SpendingLimitRow, usage: SpendingLimitUsageRow | undefined, now: number) {
+  const window = windowAt(limit, now)
+  const entries = (usage?.entries ?? []).filter((entry) => entry.at >= window.start)
+  const used = entries.reduce((sum, entry) => sum + BigInt(entry.amount), 0n)
+  return { window, entries, used }
+}
+
+/**
+ * When enough of `entries` frees for `amount` to fit under `cap` (epoch ms): the end of a fixed
+ * window; for a rolling one, when the oldest spends that must leave have left. Undefined: never
+ * (the amount alone is over the cap).
+ */
+export function freesAt(
+  limit: SpendingLimitRow,
+  state: ReturnType<typeof usageAt>,
+  amount: bigint,
+): number | undefined {
+  const cap = BigInt(limit.amount)
+  if (amount > cap) return undefined
+  if (state.window.end !== undefined) return state.window.end
+  const period = PERIOD_MS[limit.window.period]
+  let over = state.used + amount - cap
+  for (const entry of state.entries) {
+    over -= BigInt(entry.amount)
+    if (over <= 0n) return entry.at + period
+  }
+  return undefined
+}
+
+/** Whether `limit` counts what `signer` signs for `caller`. */
+function covers(limit: SpendingLimitRow, signer: string, caller: SpendContext['caller']): boolean {
+  const { scope } = limit
+  if (scope.type === 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT')
+    return normalAddress(scope.address) === normalAddress(signer)
+  if (scope.type === 'SPENDING_LIMIT_SCOPE_USER') return scope.userId === caller.userId
+  return caller.credential.kind === 'API_KEY' && scope.apiKeyId === caller.credential.id
+}
+
+function keep(entries: SpendEntry[]): SpendEntry[] {
+  const kept = [...entries]
+  while (kept.length > MAX_ENTRIES) {
+    const [first, second] = kept.splice(0, 2) as [SpendEntry, SpendEntry]
+    kept.unshift({ at: second.at, amount: (BigInt(first.amount) + BigInt(second.amount)).toString() })
+  }
+  return kept
+}
+
+async function usageOf(tx: Transaction, limit: SpendingLimitRow): Promise<SpendingLimitUsageRow | undefined> {
+  const usage = await tx.get('spendingLimitUsage', limit.id)
+  return usage && usage.organizationId === limit.organizationId ? usage : undefined
+}
+
+function refusal(limit: SpendingLimitRow, state: ReturnType<typeof usageAt>, amount: bigint, now: number) {
+  const cap = BigInt(limit.amount)
+  const remaining = cap > state.used ? cap - state.used : 0n
+  const frees = freesAt(limit, state, amount)
+  const unit =
+    limit.asset.type === 'SPENDING_LIMIT_ASSET_NATIVE'
+      ? `${limit.asset.caip2} native units`
+      : `units of ${limit.asset.contract}`
+  return new LimitError({
+    code: 'SPENDING_LIMIT_EXCEEDED',
+    message:
+      `spending limit ${limit.id} (${limit.name}) allows ${limit.amount} ${unit} per window: ${state.used} used, ${remaining} remaining, this signature spends ${amount}` +
+      (frees === undefined
+        ? '; it is more than the whole limit'
+        : `; enough frees at ${new Date(frees).toISOString()}`),
+    extra: {
+      spendingLimitId: limit.id,
+      limit: limit.amount,
+      used: state.used.toString(),
+      remaining: remaining.toString(),
+      requested: amount.toString(),
+      ...(frees === undefined
+        ? {}
+        : {
+            freesAtTimestampMs: String(frees),
+            retryAfterSeconds: Math.max(1, Math.ceil((frees - now) / 1000)),
+          }),
+    },
+  })
+}
+
+export const spendGuard: SpendGuard = {
+  async reserve(ctx: SpendContext, request: SpendRequest): Promise<void> {
+    const limits = (await ctx.tx.findBy('spendingLimits', 'organizationId', ctx.organizationId)).filter(
+      (limit) => covers(limit, request.signer, ctx.caller),
+    )
+    // Every limit is checked before any is written: a refusal by the second leaves the first as it was.
+    const writes: {
+      limit: SpendingLimitRow
+      usage: SpendingLimitUsageRow | undefined
+      entries: SpendEntry[]
+    }[] = []
+    if (limits.length === 0) return
+    const spend = request.describe()
+    for (const limit of limits) {
+      const amount = spendOf(limit, spend, request.signer)
+      if (amount === 0n) continue
+      const usage = await usageOf(ctx.tx, limit)
+      const state = usageAt(limit, usage, ctx.now)
+      if (state.used + amount > BigInt(limit.amount)) throw refusal(limit, state, amount, ctx.now)
+      writes.push({
+        limit,
+        usage,
+        entries: keep([...state.entries, { at: ctx.now, amount: amount.toString(), ref: request.reference }]),
+      })
+    }
+    for (const { limit, usage, entries } of writes)
+      await ctx.tx.put('spendingLimitUsage', {
+        id: limit.id,
+        organizationId: limit.organizationId,
+        entries,
+        createdAt: usage?.createdAt ?? ctx.now,
+        updatedAt: ctx.now,
+      })
+  },
+
+  async release(ctx, reference: string): Promise<void> {
+    const usages = await ctx.tx.findBy('spendingLimitUsage', 'organizationId', ctx.organizationId)
+    for (const usage of usages) {
+      const entries = usage.entries.filter((entry) => entry.ref !== reference)
+      if (entries.length !== usage.entries.length)
+        await ctx.tx.put('spendingLimitUsage', { ...usage, entries, updatedAt: ctx.now })
+    }
+  },
+}

@@ -1,0 +1,261 @@
+// Spending limits (issue 37) raced across two service instances on one PostgreSQL database: 50
+// concurrent signatures of one unit under a 10-unit limit, split over both instances, sign exactly
+// 10; the stored window total is exactly what was signed. The same with ERC-20 transfers, and with
+// sponsored eth_send_transaction batches mixed with sign_transaction (anvil serves the sends).
+import { type Hex, serializeTransaction } from 'viem'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
+import type { CreateServiceOptions } from '../../src/assembly/createService.ts'
+import { openPostgres } from '../../src/kernel/store/durableStores.ts'
+import { sponsorAddress } from '../../src/sending/sponsors.ts'
+import {
+  createHarness,
+  ETHEREUM_ACCOUNT,
+  fakeClock,
+  type Harness,
+  type Json,
+  resultOf,
+} from '../../src/testing/harness.ts'
+import { type Chain, erc20Call, startChain, TOKEN, waitForSend } from '../sending/sendSupport.ts'
+
+const CAIP2 = 'eip155:31337'
+const DEAD = '0x000000000000000000000000000000000000dead'
+
+let chain: Chain
+let cluster: PostgresCluster
+
+beforeAll(async () => {
+  ;[chain, cluster] = await Promise.all([startChain(), startPostgres()])
+}, 600_000)
+
+afterAll(async () => {
+  await chain?.node.close()
+  await cluster?.dispose()
+}, 60_000)
+
+/** Two instances on a fresh database of the cluster, sharing the master key and dev credentials. */
+async function twoInstances(
+  database: string,
+  options: Partial<CreateServiceOptions> = {},
+): Promise<Harness[]> {
+  cluster.psql(`CREATE DATABASE ${database}`)
+  const url = cluster.url.replace(/\/[^/]+$/, `/${database}`)
+  const shared = {
+    clock: fakeClock(Date.now()),
+    masterKey: crypto.getRandomValues(new Uint8Array(32)),
+    dev: { apiPrivateKey: Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex') },
+    rpc: { [CAIP2]: chain.url },
+    // The sends are broadcast by no worker here: what is decided is what these tests check.
+    sending: { worker: false },
+    ...options,
+  }
+  const a = await createHarness({ ...shared, store: await openPostgres(url) } as never)
+  const b = await createHarness({ ...shared, store: await openPostgres(url) } as never)
+  return [a, b]
+}
+
+/** An unsigned EIP-1559 transaction on eip155:31337 with nonce `nonce` (distinct bodies: no replays). */
+const unsigned = (to: string, value: bigint, nonce: number, data?: Hex) =>
+  serializeTransaction({
+    type: 'eip1559',
+    chainId: 31337,
+    nonce,
+    maxFeePerGas: 2n * 10n ** 9n,
+    maxPriorityFeePerGas: 10n ** 9n,
+    gas: 100_000n,
+    to: to as Hex,
+    value,
+    ...(data ? { data } : {}),
+  })
+
+/** A wallet account on A and a 10-unit daily limit of `asset` on it. */
+async function limited(a: Harness, asset: Json, amount = '10') {
+  const { addresses } = resultOf(
+    'create_wallet',
+    await a.submit('create_wallet', { walletName: 'limited', accounts: [ETHEREUM_ACCOUNT] }),
+  )
+  const from = addresses[0] as string
+  a.clock.advance(1)
+  const { spendingLimitId } = resultOf(
+    'latchkey_create_spending_limit',
+    await a.submit('latchkey_create_spending_limit', {
+      spendingLimitName: 'agent daily',
+      scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address: from },
+      window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
+      asset,
+      amount,
+    }),
+  )
+  return { from, spendingLimitId: spendingLimitId as string }
+}
+
+/** The window total as stored (the usage row's entries), and the one the query answers on B. */
+async function totals(a: Harness, b: Harness, spendingLimitId: string) {
+  const usage = await a.service.store.get('spendingLimitUsage', spendingLimitId)
+  const stored = (usage?.entries ?? []).reduce((sum, entry) => sum + BigInt(entry.amount), 0n)
+  const listed = (await b.query('latchkey_list_spending_limits')).body.spendingLimits.find(
+    (limit: Json) => limit.spendingLimitId === spendingLimitId,
+  )
+  return { stored, entries: usage?.entries.length ?? 0, used: listed.used, remaining: listed.remaining }
+}
+
+function expectExactly(replies: { status: number; body: Json }[], signed: number) {
+  expect(replies.filter((reply) => reply.status >= 500).map((reply) => reply.body)).toEqual([])
+  expect(replies.filter((reply) => reply.status === 200)).toHaveLength(signed)
+  const refused = replies.filter((reply) => reply.status !== 200)
+  expect(refused).toHaveLength(replies.length - signed)
+  for (const reply of refused)
+    expect([reply.status, reply.body.details.errorCode]).toEqual([429, 'SPENDING_LIMIT_EXCEEDED'])
+}
+
+describe('spending limits across two instances on PostgreSQL', { timeout: 120_000 }, () => {
+  it('50 concurrent 1-wei signatures under a 10-wei limit, split over both: exactly 10 signed, total 10', async () => {
+    const [a, b] = (await twoInstances('native_race')) as [Harness, Harness]
+    const { from, spendingLimitId } = await limited(a, { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: CAIP2 })
+    const started = Date.now()
+    const replies = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        [a, b][i % 2]!.submit('sign_transaction', {
+          signWith: from,
+          type: 'TRANSACTION_TYPE_ETHEREUM',
+          unsignedTransaction: unsigned(DEAD, 1n, i),
+        }),
+      ),
+    )
+    const ms = Date.now() - started
+    expectExactly(replies, 10)
+    // Both instances signed some: the race was between them, not inside one.
+    const signedBy = [0, 1].map(
+      (k) => replies.filter((reply, i) => i % 2 === k && reply.status === 200).length,
+    )
+    expect(signedBy[0]! + signedBy[1]!).toBe(10)
+    expect(await totals(a, b, spendingLimitId)).toEqual({
+      stored: 10n,
+      entries: 10,
+      used: '10',
+      remaining: '0',
+    })
+    const refusal = replies.find((reply) => reply.status !== 200)!.body.details
+    expect(refusal).toMatchObject({ spendingLimitId, used: '10', remaining: '0', requested: '1' })
+    console.log(
+      `50 signatures under a limit over two instances: ${ms} ms, signed by A/B ${signedBy.join('/')}`,
+    )
+    for (const h of [a, b]) await h.service.close()
+  })
+
+  it('the same race with ERC-20 transfer calldata under a 10-token limit', async () => {
+    const [a, b] = (await twoInstances('erc20_race')) as [Harness, Harness]
+    const { from, spendingLimitId } = await limited(a, {
+      type: 'SPENDING_LIMIT_ASSET_ERC20',
+      caip2: CAIP2,
+      contract: TOKEN,
+    })
+    const replies = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        [a, b][i % 2]!.submit('sign_transaction', {
+          signWith: from,
+          type: 'TRANSACTION_TYPE_ETHEREUM',
+          unsignedTransaction: unsigned(TOKEN, 0n, i, erc20Call('transfer', DEAD, 1n).data as Hex),
+        }),
+      ),
+    )
+    expectExactly(replies, 10)
+    expect(await totals(a, b, spendingLimitId)).toEqual({
+      stored: 10n,
+      entries: 10,
+      used: '10',
+      remaining: '0',
+    })
+    for (const h of [a, b]) await h.service.close()
+  })
+
+  it('sponsored batches of two 1-wei calls mixed with 2-wei signatures under a 10-wei limit: exactly 5 pass', async () => {
+    const [a, b] = (await twoInstances('batch_race', {
+      sponsorship: { delegates: { [CAIP2]: chain.delegate } },
+    })) as [Harness, Harness]
+    await chain.fund(sponsorAddress(a.service.runtime)!, 10n ** 19n)
+    const { from, spendingLimitId } = await limited(a, { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: CAIP2 })
+    await chain.fund(from, 10n ** 18n)
+    for (const h of [a, b]) h.clock.set(Date.now())
+    const replies = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => {
+        const h = [a, b][i % 2]!
+        return i % 4 < 2
+          ? h.submit('eth_send_transaction', {
+              from,
+              caip2: CAIP2,
+              sponsor: true,
+              // Distinct bodies: identical ones would be one activity, replayed.
+              calls: [
+                { to: DEAD, value: '1' },
+                { to: `0x${'de'.repeat(18)}${i.toString(16).padStart(4, '0')}`, value: '1' },
+              ],
+            })
+          : h.submit('sign_transaction', {
+              signWith: from,
+              type: 'TRANSACTION_TYPE_ETHEREUM',
+              unsignedTransaction: unsigned(DEAD, 2n, i),
+            })
+      }),
+    )
+    expectExactly(replies, 5)
+    expect(await totals(a, b, spendingLimitId)).toMatchObject({ stored: 10n, used: '10', remaining: '0' })
+    // Every accepted send's reservation names its send, so a failure before broadcast can give it back.
+    const sends = await a.service.store.all('sendTransactions')
+    const usage = await a.service.store.get('spendingLimitUsage', spendingLimitId)
+    for (const send of sends) expect(usage!.entries.filter((entry) => entry.ref === send.id)).toHaveLength(1)
+    for (const h of [a, b]) await h.service.close()
+  })
+
+  it('a send the node refuses before any broadcast ends FAILED and gives its reservation back; one broadcast keeps it', async () => {
+    const [a, b] = (await twoInstances('refund', { sending: { pollIntervalMs: 20 } })) as [Harness, Harness]
+    const { from, spendingLimitId } = await limited(a, { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: CAIP2 })
+    await chain.fund(from, 10n ** 18n)
+    // The account's nonce is 5 on the node: a send signed with nonce 0 is refused (nonce too low).
+    await chain.rpc('anvil_setNonce', [from, '0x5'])
+    const send = async (h: Harness, parameters: Json) => {
+      h.clock.set(Date.now())
+      return resultOf(
+        'eth_send_transaction',
+        await h.submit('eth_send_transaction', { from, caip2: CAIP2, ...parameters }),
+      ).sendTransactionStatusId as string
+    }
+    const refused = await send(a, { nonce: '0', calls: [{ to: DEAD, value: '10' }] })
+    expect((await totals(a, b, spendingLimitId)).used).toBe('10')
+    expect((await waitForSend(a, refused, { timeoutMs: 20_000 })).txStatus).toBe('FAILED')
+    expect(await totals(a, b, spendingLimitId)).toMatchObject({ stored: 0n, used: '0', remaining: '10' })
+    // Broadcast and included: it keeps counting.
+    const included = await send(b, { calls: [{ to: DEAD, value: '10' }] })
+    expect((await waitForSend(a, included, { timeoutMs: 20_000 })).txStatus).toBe('INCLUDED')
+    expect(await totals(a, b, spendingLimitId)).toMatchObject({ stored: 10n, used: '10', remaining: '0' })
+    for (const h of [a, b]) await h.service.close()
+  })
+
+  it('limits that share nothing do not conflict: 16 accounts, each under its own limit, sign at once over both', async () => {
+    // Each limit's own usage row: no spend waits for, or reruns because of, another limit's. (Before
+    // the usage table kept room on its pages, 16 × 15 such signatures once ran out of reruns: 503.)
+    const [a, b] = (await twoInstances('independent')) as [Harness, Harness]
+    const accounts = []
+    for (let i = 0; i < 16; i++)
+      accounts.push(await limited(a, { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: CAIP2 }, '1000'))
+    const replies = (
+      await Promise.all(
+        accounts.map(async ({ from }, w) => {
+          const mine = []
+          for (let k = 0; k < 5; k++)
+            mine.push(
+              await [a, b][(w + k) % 2]!.submit('sign_transaction', {
+                signWith: from,
+                type: 'TRANSACTION_TYPE_ETHEREUM',
+                unsignedTransaction: unsigned(DEAD, 3n, k),
+              }),
+            )
+          return mine
+        }),
+      )
+    ).flat()
+    expect(replies.filter((reply) => reply.status !== 200).map((reply) => reply.body)).toEqual([])
+    for (const { spendingLimitId } of accounts) expect((await totals(a, b, spendingLimitId)).stored).toBe(15n)
+    for (const h of [a, b]) await h.service.close()
+  })
+})
