@@ -12,6 +12,7 @@ import type {
   Wallet,
   WalletAccount,
 } from './resources.ts'
+import type { WebhookEndpoint } from './webhooks.ts'
 
 /** Request and response of every query, keyed by its path under `/public/v1/query/`. */
 export interface QueryMap {
@@ -114,6 +115,10 @@ export interface QueryMap {
   // ---- wing: spending limits (issue 37) ----
   // ---- wing: MFA (issue 38) ----
   // ---- wing: webhooks (issue 39) ----
+  list_webhook_endpoints: {
+    request: { organizationId: string }
+    response: { webhookEndpoints: WebhookEndpoint[] }
+  }
   // ---- wing: import and pregeneration (issue 40) ----
 }
 
@@ -222,6 +227,7 @@ export const QUERIES: { readonly [P in QueryPath]: QueryFacts } = {
   // ---- wing: spending limits (issue 37) ----
   // ---- wing: MFA (issue 38) ----
   // ---- wing: webhooks (issue 39) ----
+  list_webhook_endpoints: { proxyUser: false },
   // ---- wing: import and pregeneration (issue 40) ----
 }
 

@@ -5,6 +5,7 @@ import type { PipelineOptions } from '../pipeline/RateLimitOptions.ts'
 import { SENDING_WING, type SendingWingOptions, sendingWing } from '../sending/sendingWing.ts'
 import type { SignInWingOptions } from '../signin/SignInWingOptions.ts'
 import { signInWing } from '../signin/signInWing.ts'
+import { type WebhooksWingOptions, webhooksWing } from '../webhooks/webhooksWing.ts'
 
 /** `createService`'s options for the sending wing: its own, but the senders (`sendingWing({ senders })`). */
 export type SendingServiceOptions = Omit<SendingWingOptions, 'senders'>
@@ -13,6 +14,7 @@ export type SendingServiceOptions = Omit<SendingWingOptions, 'senders'>
 export type BuiltinWingsOptions = SignInWingOptions &
   DeliveryWingOptions &
   SendingServiceOptions &
+  WebhooksWingOptions &
   Pick<PipelineOptions, 'rateLimits'> & {
     /** The plugins `createService` appends: one named `sending` replaces the built-in sending wing. */
     plugins?: readonly ServicePlugin[]
@@ -39,6 +41,7 @@ export function builtinWings(options: BuiltinWingsOptions = {}): ServicePlugin[]
     // ---- wing: spending limits (issue 37) ----
     // ---- wing: MFA (issue 38) ----
     // ---- wing: webhooks (issue 39) ----
+    webhooksWing(options.webhooks ? { webhooks: options.webhooks } : {}),
     // ---- wing: import and pregeneration (issue 40) ----
   ]
 }

@@ -18,6 +18,7 @@ import { bodyLimits, type PipelineEnv } from '../pipeline/readJson.ts'
 import { securityHeaders } from '../pipeline/securityHeaders.ts'
 import { builtinQueries } from '../queries/index.ts'
 import type { SignInWingOptions } from '../signin/SignInWingOptions.ts'
+import type { WebhooksWingOptions } from '../webhooks/webhooksWing.ts'
 import {
   bootstrapService,
   type DevCredentials,
@@ -71,6 +72,7 @@ export type CreateServiceOptions = KernelOptions &
   SignInWingOptions &
   DeliveryWingOptions &
   SendingServiceOptions &
+  WebhooksWingOptions &
   ShellOptions
 
 export interface Service {

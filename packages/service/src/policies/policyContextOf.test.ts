@@ -55,6 +55,11 @@ const EXPECTED: Record<ActivityPath, [resource: string, action: string]> = {
   export_private_key: ['PRIVATE_KEY', 'EXPORT'],
   init_import_private_key: ['PRIVATE_KEY', 'IMPORT'],
   import_private_key: ['PRIVATE_KEY', 'IMPORT'],
+  // webhooks (issue 39)
+  create_webhook_endpoint: ['ORGANIZATION', 'CREATE'],
+  update_webhook_endpoint: ['ORGANIZATION', 'UPDATE'],
+  delete_webhook_endpoint: ['ORGANIZATION', 'DELETE'],
+  latchkey_redeliver_webhook_event: ['ORGANIZATION', 'UPDATE'],
 }
 
 describe('policyContextOf', () => {

@@ -143,6 +143,10 @@ function migrationsOf(backend: StoreBackend): Record<string, Migration> {
     // ---- wing: spending limits (issue 37) ----
     // ---- wing: MFA (issue 38) ----
     // ---- wing: webhooks (issue 39) ----
+    '0008_webhooks': addTables(
+      { webhookEndpoints: ['organizationId'], webhookDeliveries: ['eventId', 'endpointId', 'state'] },
+      backend.textType,
+    ),
     // ---- wing: import and pregeneration (issue 40) ----
   }
 }
