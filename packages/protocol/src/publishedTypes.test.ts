@@ -42,8 +42,11 @@ const PUBLISHED_TYPES = unionOf('v1ActivityType')
 const INTENT_KEYS = fieldsOf('v1Intent')
 const RESULT_KEYS = fieldsOf('v1Result')
 
+/** Latchkey's own activities, namespaced so no published name can ever collide with them. */
+const OWN = ACTIVITY_PATHS.filter((path) => path.startsWith('latchkey_'))
+
 /** Every implemented activity with the versions the published types name for it, oldest first. */
-const published = ACTIVITY_PATHS.map((path) => {
+const published = ACTIVITY_PATHS.filter((path) => !OWN.includes(path)).map((path) => {
   const base = `ACTIVITY_TYPE_${path.toUpperCase()}`
   const versions = PUBLISHED_TYPES.filter((type) => type === base || new RegExp(`^${base}_V\\d+$`).test(type))
   versions.sort((a, b) => versionOf(base, a) - versionOf(base, b))
@@ -61,6 +64,13 @@ describe('the activity versions accepted, against the published types (@turnkey/
       `published types: ${published.length} implemented activities × versions accepted = ${accepted} activity versions`,
     )
     expect(missing).toEqual([])
+  })
+
+  it('names Latchkey’s own activities ACTIVITY_TYPE_LATCHKEY_*, which the published types do not use', () => {
+    for (const path of OWN)
+      for (const type of ACTIVITIES[path].types)
+        expect(type.startsWith('ACTIVITY_TYPE_LATCHKEY_'), type).toBe(true)
+    expect(PUBLISHED_TYPES.filter((type) => type.startsWith('ACTIVITY_TYPE_LATCHKEY_'))).toEqual([])
   })
 
   it('implements only activities the published types name, and accepts only published versions', () => {

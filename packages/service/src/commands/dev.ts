@@ -11,6 +11,7 @@ import { lockDataDir } from '../kernel/store/lockDataDir.ts'
 import { observability } from '../observability/observability.ts'
 import { sponsorAddress } from '../sending/sponsors.ts'
 import { ListenError, runServer } from '../server/runServer.ts'
+import { nodeWebhookTransport } from '../webhooks/nodeTransport.ts'
 import { cryptoWorkers } from '../workers/cryptoWorkers.ts'
 import { nativeVerifyP256 } from '../workers/nativeVerify.ts'
 import {
@@ -105,6 +106,8 @@ export async function run(argv: string[]): Promise<void> {
     ...(Object.keys(options.sponsor).length > 0 ? { sponsorship: { delegates: options.sponsor } } : {}),
     crypto: cryptoWorkers(options.cryptoThreads === undefined ? {} : { threads: options.cryptoThreads }),
     verifyP256: nativeVerifyP256,
+    // Dev: http and loopback receivers allowed (a local app's back end).
+    webhooks: { transport: nodeWebhookTransport() },
     ...(options.rpId ? { webauthn: { rpId: options.rpId } } : {}),
     proxySettings: {
       ...(options.allowedOrigins ? { allowedOrigins: options.allowedOrigins } : {}),

@@ -11,6 +11,8 @@ import { base64urlnopad } from '@scure/base'
 import { verifyTurnkeyWebhookSignature } from '@turnkey/crypto'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { CreateServiceOptions } from '../assembly/createService.ts'
+import type { EventSink } from '../kernel/base/events.ts'
+import { createMetrics } from '../observability/metrics.ts'
 import {
   createHarness,
   ETHEREUM_ACCOUNT,
@@ -80,12 +82,16 @@ async function startReceiver(h: () => Harness): Promise<Receiver> {
 
 const ALL = WEBHOOK_EVENT_TYPES.map((eventType) => ({ eventType }))
 
-async function setUp(options: CreateServiceOptions['webhooks'] = {}) {
+async function setUp(
+  options: CreateServiceOptions['webhooks'] = {},
+  service: Partial<CreateServiceOptions> = {},
+) {
   let h!: Harness
   const receiver = await startReceiver(() => h)
   h = await createHarness({
     webhooks: { transport: nodeWebhookTransport(), ...options },
     jobs: { pollMs: 3_600_000, backoff: { baseMs: 1000, maxMs: 60_000 } },
+    ...service,
   })
   harnesses.push(h)
   const endpoint = async (subscriptions: object[] = ALL, as?: { organizationId: string; as: TestKey }) =>
@@ -356,23 +362,29 @@ describe('events to a real receiver, each verified', () => {
   })
 
   it('an endpoint that keeps failing is paused (an event); resuming it sends what waited, and an event can be redelivered by id', async () => {
-    const { h, receiver, endpoint, flush } = await setUp({ pauseThreshold: 3 })
+    const metrics = createMetrics()
     const paused: unknown[] = []
+    const events = {
+      emit: ((name, data) => {
+        metrics.emit(name, data)
+        if (name === 'webhooks.endpoint_paused') paused.push(data)
+      }) as EventSink['emit'],
+    }
+    const { h, receiver, endpoint, flush } = await setUp({ pauseThreshold: 3 }, { events })
     const { endpointId } = await endpoint([{ eventType: 'LATCHKEY_WALLET_CREATED' }])
     receiver.answer = () => 500
     await h.submit('create_wallet', { walletName: 'A', accounts: [] })
-    const events = h.service.runtime as unknown as { emit: (name: string, data: unknown) => void }
-    const emit = events.emit.bind(events)
-    events.emit = (name, data) => {
-      if (name === 'webhooks.endpoint_paused') paused.push(data)
-      emit(name, data)
-    }
     for (let i = 0; i < 6; i++) {
       await flush()
       h.clock.advance(120_000)
     }
     expect(receiver.requests).toBe(3)
     expect(paused).toEqual([{ endpointId, consecutiveFailures: 3 }])
+    const rendered = await metrics.render()
+    expect(rendered).toContain(
+      `latchkey_webhook_deliveries_total{endpoint="${endpointId}",outcome="http_error"} 3`,
+    )
+    expect(rendered).toContain(`latchkey_webhook_endpoints_paused_total{endpoint="${endpointId}"} 1`)
     expect((await h.query('list_webhook_endpoints', {})).body.webhookEndpoints[0].pausedAtMs).toBeDefined()
     receiver.answer = () => 200
     await h.submit('update_webhook_endpoint', { endpointId, isActive: true })
