@@ -82,16 +82,31 @@ async function pendingOf(runtime: Runtime, endpointId: string): Promise<WebhookD
     .sort((a, b) => a.sequence - b.sequence)
 }
 
-/** Sends `queue` in order; throws (the job's retry) on the first failure. */
+/**
+ * Sends `queue` in order, then whatever became pending meanwhile, until the queue is empty or the
+ * time is up (the rest is left to its own jobs); throws (the job's retry) on the first failure.
+ */
 async function drain(
   runtime: Runtime,
   input: { queue: WebhookDeliveryRow[]; settings: DeliverySettings; context: JobContext },
 ): Promise<void> {
-  const { queue, settings, context } = input
-  const started = runtime.now()
+  const started = Date.now()
+  let queue = input.queue
+  while (queue.length > 0) {
+    await drainOnce(runtime, { ...input, queue, started })
+    if (Date.now() - started > DRAIN_BUDGET_MS || input.context.signal.aborted) return
+    queue = await pendingOf(runtime, queue[0]!.endpointId)
+  }
+}
+
+async function drainOnce(
+  runtime: Runtime,
+  input: { queue: WebhookDeliveryRow[]; settings: DeliverySettings; context: JobContext; started: number },
+): Promise<void> {
+  const { queue, settings, context, started } = input
   for (const [index, delivery] of queue.entries()) {
     // Another job (its own, or the next head's) finishes the rest.
-    if (index > 0 && (runtime.now() - started > DRAIN_BUDGET_MS || context.signal.aborted)) return
+    if (index > 0 && (Date.now() - started > DRAIN_BUDGET_MS || context.signal.aborted)) return
     const current = await runtime.store.get('webhookDeliveries', delivery.id)
     if (current?.state !== 'pending') continue
     if (runtime.now() - (current.retryFrom ?? current.createdAt) > settings.retryWindowMs) {
