@@ -8,7 +8,7 @@ import {
 } from '@latchkey/protocol'
 import { bytesToHex } from '@noble/hashes/utils.js'
 import { base64urlnopad } from '@scure/base'
-import { verifyTurnkeyWebhookSignature } from '@turnkey/crypto'
+import { generateP256KeyPair, verifyTurnkeyWebhookSignature } from '@turnkey/crypto'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { CreateServiceOptions } from '../assembly/createService.ts'
 import type { EventSink } from '../kernel/base/events.ts'
@@ -400,6 +400,77 @@ describe('events to a real receiver, each verified', () => {
     ).toEqual({ eventId: first!.id, endpointIds: [endpointId] })
     await flush()
     expect(receiver.received.map((body) => body.id)).toEqual([first!.id, first!.id])
+  })
+})
+
+describe('sign-in and policy', () => {
+  it('a login (stamp_login) in a sub-organization reaches the parent’s endpoint as LATCHKEY_LOGIN', async () => {
+    const { h, receiver, endpoint, flush } = await setUp()
+    await endpoint([{ eventType: 'LATCHKEY_LOGIN' }])
+    const root = testKey()
+    const sub = await h.createSubOrganization({ keys: [root] })
+    const session = generateP256KeyPair()
+    const login = await h.submit(
+      'stamp_login',
+      { publicKey: session.publicKey },
+      { organizationId: sub.organizationId, as: root },
+    )
+    expect(login.status).toBe(200)
+    await flush()
+    expect(receiver.received).toMatchObject([
+      {
+        type: 'LATCHKEY_LOGIN',
+        organizationId: sub.organizationId,
+        data: { userId: sub.userIds[0], sessionType: 'SESSION_TYPE_READ_WRITE' },
+      },
+    ])
+    expect(JSON.stringify(receiver.received)).not.toContain(resultOf('stamp_login', login).session)
+  })
+
+  it('endpoint activities are decided by policies: a non-root user needs one naming ORGANIZATION CREATE', async () => {
+    const { h } = await setUp()
+    const root = testKey()
+    const sub = await h.createSubOrganization({ keys: [root] })
+    const asRoot = { organizationId: sub.organizationId, as: root }
+    const backend = testKey()
+    const { userIds } = resultOf(
+      'create_users',
+      await h.submit(
+        'create_users',
+        {
+          users: [
+            {
+              userName: 'backend',
+              apiKeys: [backend.apiKey('b')],
+              authenticators: [],
+              oauthProviders: [],
+              userTags: [],
+            },
+          ],
+        },
+        asRoot,
+      ),
+    )
+    const create = () =>
+      h.submit(
+        'create_webhook_endpoint',
+        { url: 'https://hooks.example.com/', name: 'app', subscriptions: [] },
+        { organizationId: sub.organizationId, as: backend },
+      )
+    expect((await create()).body.details).toMatchObject({ outcome: 'OUTCOME_DENY_IMPLICIT' })
+    await h.submit(
+      'create_policy',
+      {
+        policyName: 'backend manages webhooks',
+        effect: 'EFFECT_ALLOW',
+        consensus: `approvers.any(user, user.id == '${userIds[0]}')`,
+        condition: "activity.resource == 'ORGANIZATION' && activity.action == 'CREATE'",
+        notes: '',
+      },
+      asRoot,
+    )
+    h.clock.advance(1)
+    expect((await create()).status).toBe(200)
   })
 })
 
