@@ -104,9 +104,12 @@ export function webhooksWing({
       ;(timer as { unref?: () => void }).unref?.()
       return () => clearInterval(timer)
     },
-    readiness() {
-      // A failing receiver never makes the service unready: only whether deliveries are sent at all.
-      return { webhooks: { delivering: Boolean(options.transport) } }
+    readiness(runtime) {
+      // A failing receiver never makes the service unready. A production service given no
+      // transport records events it never sends: the admin report says so.
+      return options.transport || runtime.options.mode !== 'production'
+        ? undefined
+        : { webhooks: { delivering: false } }
     },
   }
 }
