@@ -20,6 +20,7 @@ import type {
   UserParams,
   WalletParams,
 } from './resources.ts'
+import type { WebhookEndpoint, WebhookSubscription } from './webhooks.ts'
 
 /** An OAuth authorization code (PKCE) to exchange at the provider: `oauth2_authenticate`, direct or through the proxy. */
 export interface OAuth2AuthenticateParameters {
@@ -541,6 +542,23 @@ export interface ActivityMap {
     result: Record<string, never>
   }
   // ---- wing: webhooks (issue 39) ----
+  create_webhook_endpoint: {
+    parameters: { url: string; name: string; subscriptions?: WebhookSubscription[] }
+    result: { endpointId: string; webhookEndpoint: WebhookEndpoint }
+  }
+  update_webhook_endpoint: {
+    parameters: { endpointId: string; url?: string; name?: string; isActive?: boolean }
+    result: { endpointId: string; webhookEndpoint: WebhookEndpoint }
+  }
+  delete_webhook_endpoint: {
+    parameters: { endpointId: string }
+    result: { endpointId: string }
+  }
+  /** Latchkey's own: sends an event to an endpoint again, under its id (a manual redelivery). */
+  latchkey_redeliver_webhook_event: {
+    parameters: { eventId: string; endpointId?: string }
+    result: { eventId: string; endpointIds: string[] }
+  }
   // ---- wing: import and pregeneration (issue 40) ----
 }
 
@@ -1086,6 +1104,34 @@ export const ACTIVITIES: ActivityRegistry = activityDefinitions<ActivityMap>({
     readOnly: false,
   },
   // ---- wing: webhooks (issue 39) ----
+  create_webhook_endpoint: {
+    types: ['ACTIVITY_TYPE_CREATE_WEBHOOK_ENDPOINT'],
+    resource: 'ORGANIZATION',
+    action: 'CREATE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  update_webhook_endpoint: {
+    types: ['ACTIVITY_TYPE_UPDATE_WEBHOOK_ENDPOINT'],
+    resource: 'ORGANIZATION',
+    action: 'UPDATE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  delete_webhook_endpoint: {
+    types: ['ACTIVITY_TYPE_DELETE_WEBHOOK_ENDPOINT'],
+    resource: 'ORGANIZATION',
+    action: 'DELETE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  latchkey_redeliver_webhook_event: {
+    types: ['ACTIVITY_TYPE_LATCHKEY_REDELIVER_WEBHOOK_EVENT'],
+    resource: 'ORGANIZATION',
+    action: 'UPDATE',
+    proxyUser: false,
+    readOnly: false,
+  },
   // ---- wing: import and pregeneration (issue 40) ----
 })
 

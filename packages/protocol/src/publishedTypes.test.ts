@@ -47,6 +47,7 @@ const RESULT_KEYS = fieldsOf('v1Result')
  * they never collide with a published name, and checked apart from the published ones.
  */
 const isLatchkeyOwn = (path: string) => path.startsWith('latchkey_')
+const OWN = ACTIVITY_PATHS.filter(isLatchkeyOwn)
 
 /** Every implemented activity with the versions the published types name for it, oldest first. */
 const published = ACTIVITY_PATHS.filter((path) => !isLatchkeyOwn(path)).map((path) => {
@@ -67,6 +68,13 @@ describe('the activity versions accepted, against the published types (@turnkey/
       `published types: ${published.length} implemented activities × versions accepted = ${accepted} activity versions`,
     )
     expect(missing).toEqual([])
+  })
+
+  it('names Latchkey’s own activities ACTIVITY_TYPE_LATCHKEY_*, which the published types do not use', () => {
+    for (const path of OWN)
+      for (const type of ACTIVITIES[path].types)
+        expect(type.startsWith('ACTIVITY_TYPE_LATCHKEY_'), type).toBe(true)
+    expect(PUBLISHED_TYPES.filter((type) => type.startsWith('ACTIVITY_TYPE_LATCHKEY_'))).toEqual([])
   })
 
   it('implements only activities the published types name, and accepts only published versions', () => {

@@ -13,6 +13,7 @@ import type {
   Wallet,
   WalletAccount,
 } from './resources.ts'
+import type { WebhookEndpoint } from './webhooks.ts'
 
 /** Request and response of every query, keyed by its path under `/public/v1/query/`. */
 export interface QueryMap {
@@ -145,6 +146,10 @@ export interface QueryMap {
     response: { factors: import('./mfa.ts').MfaFactor[]; recoveryCodesRemaining: number }
   }
   // ---- wing: webhooks (issue 39) ----
+  list_webhook_endpoints: {
+    request: { organizationId: string }
+    response: { webhookEndpoints: WebhookEndpoint[] }
+  }
   // ---- wing: import and pregeneration (issue 40) ----
 }
 
@@ -267,6 +272,7 @@ export const QUERIES: { readonly [P in QueryPath]: QueryFacts } = {
   get_mfa_status: { proxyUser: false },
   latchkey_get_mfa_factors: { proxyUser: false },
   // ---- wing: webhooks (issue 39) ----
+  list_webhook_endpoints: { proxyUser: false },
   // ---- wing: import and pregeneration (issue 40) ----
 }
 

@@ -27,5 +27,10 @@ export {
   type RunServerOptions,
   runServer,
 } from './server/runServer.ts'
+export {
+  type NodeWebhookTransportOptions,
+  nodeWebhookTransport,
+  type WebhookResolver,
+} from './webhooks/nodeTransport.ts'
 export { type CryptoWorkersOptions, cryptoWorkers } from './workers/cryptoWorkers.ts'
 export { nativeVerifyP256 } from './workers/nativeVerify.ts'

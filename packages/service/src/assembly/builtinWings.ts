@@ -8,6 +8,7 @@ import type { PipelineOptions } from '../pipeline/RateLimitOptions.ts'
 import { SENDING_WING, type SendingWingOptions, sendingWing } from '../sending/sendingWing.ts'
 import type { SignInWingOptions } from '../signin/SignInWingOptions.ts'
 import { signInWing } from '../signin/signInWing.ts'
+import { type WebhooksWingOptions, webhooksWing } from '../webhooks/webhooksWing.ts'
 
 /** `createService`'s options for the sending wing: its own, but the senders (`sendingWing({ senders })`). */
 export type SendingServiceOptions = Omit<SendingWingOptions, 'senders'>
@@ -17,6 +18,7 @@ export type BuiltinWingsOptions = SignInWingOptions &
   DeliveryWingOptions &
   SendingServiceOptions &
   MfaWingOptions &
+  WebhooksWingOptions &
   Pick<PipelineOptions, 'rateLimits'> & {
     /** The plugins `createService` appends: one named `sending` replaces the built-in sending wing. */
     plugins?: readonly ServicePlugin[]
@@ -45,6 +47,7 @@ export function builtinWings(options: BuiltinWingsOptions = {}): ServicePlugin[]
     // ---- wing: MFA (issue 38) ----
     mfaWing(options.mfa ?? {}),
     // ---- wing: webhooks (issue 39) ----
+    webhooksWing(options.webhooks ? { webhooks: options.webhooks } : {}),
     // ---- wing: import and pregeneration (issue 40) ----
   ]
 }

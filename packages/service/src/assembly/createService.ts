@@ -19,6 +19,7 @@ import { bodyLimits, type PipelineEnv } from '../pipeline/readJson.ts'
 import { securityHeaders } from '../pipeline/securityHeaders.ts'
 import { builtinQueries } from '../queries/index.ts'
 import type { SignInWingOptions } from '../signin/SignInWingOptions.ts'
+import type { WebhooksWingOptions } from '../webhooks/webhooksWing.ts'
 import {
   bootstrapService,
   type DevCredentials,
@@ -73,6 +74,7 @@ export type CreateServiceOptions = KernelOptions &
   DeliveryWingOptions &
   SendingServiceOptions &
   MfaWingOptions &
+  WebhooksWingOptions &
   ShellOptions
 
 export interface Service {

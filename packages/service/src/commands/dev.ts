@@ -14,6 +14,7 @@ import { deployDelegate } from '../sending/delegate/deployDelegate.ts'
 import type { SponsorshipOptions } from '../sending/SendingOptions.ts'
 import { sponsorAddress } from '../sending/sponsors.ts'
 import { ListenError, runServer } from '../server/runServer.ts'
+import { nodeWebhookTransport } from '../webhooks/nodeTransport.ts'
 import { cryptoWorkers } from '../workers/cryptoWorkers.ts'
 import { nativeVerifyP256 } from '../workers/nativeVerify.ts'
 import {
@@ -110,6 +111,8 @@ export async function run(argv: string[]): Promise<void> {
     ...(sponsorship ? { sponsorship } : {}),
     crypto: cryptoWorkers(options.cryptoThreads === undefined ? {} : { threads: options.cryptoThreads }),
     verifyP256: nativeVerifyP256,
+    // Dev: http and loopback receivers allowed (a local app's back end).
+    webhooks: { transport: nodeWebhookTransport() },
     ...(options.rpId ? { webauthn: { rpId: options.rpId } } : {}),
     proxySettings: {
       ...(options.allowedOrigins ? { allowedOrigins: options.allowedOrigins } : {}),

@@ -12,6 +12,7 @@ import { smsSection } from './sections/sms.ts'
 import { sponsorshipSection } from './sections/sponsorship.ts'
 import { storageSection } from './sections/storage.ts'
 import { webauthnSection } from './sections/webauthn.ts'
+import { webhooksSection } from './sections/webhooks.ts'
 
 /**
  * The operator's configuration file (TOML), one table per section. Every section may be left out
@@ -31,6 +32,7 @@ export const configSchema = z.strictObject({
   rate_limits: rateLimitsSection.optional(),
   sponsorship: sponsorshipSection.optional(),
   captcha: captchaSection.optional(),
+  webhooks: webhooksSection.default(webhooksSection.parse({})),
 })
 
 export type Config = z.infer<typeof configSchema>

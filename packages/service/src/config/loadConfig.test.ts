@@ -9,6 +9,7 @@ import { printConfig } from './printConfig.ts'
 import { productionRefusals } from './productionRefusals.ts'
 import { emailSection } from './sections/email.ts'
 import { observabilitySection } from './sections/observability.ts'
+import { webhooksSection } from './sections/webhooks.ts'
 
 const FIXTURES = fileURLToPath(new URL('../../test/production/fixtures/', import.meta.url))
 const BROKEN = join(FIXTURES, 'broken')
@@ -87,6 +88,7 @@ describe('loadConfig', () => {
       rpc: { 'eip155:1': 'https://rpc.example.com' },
       email: emailSection.parse({ host: 'smtp.example.com', from: 'Example <no-reply@example.com>' }),
       observability: observabilitySection.parse({}),
+      webhooks: webhooksSection.parse({}),
     })
     expect(sources.get('master_key.key')).toBe('file master.key')
     expect(productionRefusals(config)).toEqual([])

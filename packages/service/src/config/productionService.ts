@@ -13,6 +13,7 @@ import { openDataDir, openPostgres } from '../kernel/store/durableStores.ts'
 import { DatabaseAheadError, MigrationsPendingError } from '../kernel/store/migrations.ts'
 import type { Store } from '../kernel/store/Store.ts'
 import { SponsorKeyMismatchError } from '../sending/sponsors.ts'
+import { nodeWebhookTransport } from '../webhooks/nodeTransport.ts'
 import { cryptoWorkers } from '../workers/cryptoWorkers.ts'
 import { nativeVerifyP256 } from '../workers/nativeVerify.ts'
 import { ConfigError } from './ConfigError.ts'
@@ -29,6 +30,7 @@ import { smsOptions } from './sections/sms.ts'
 import { sponsorshipOptions } from './sections/sponsorship.ts'
 import { storageOptions } from './sections/storage.ts'
 import { webauthnOptions } from './sections/webauthn.ts'
+import { webhooksOptions } from './sections/webhooks.ts'
 
 export interface ProductionServiceOptions {
   /** Sign in worker threads (`start`); `init` signs nothing and keeps to one thread. @default false */
@@ -100,6 +102,7 @@ export async function productionService(
       ...(config.sponsorship ? { sponsorship: sponsorshipOptions(config.sponsorship) } : {}),
       ...(config.captcha ? { captcha: captchaOptions(config.captcha) } : {}),
       rpc: rpcOptions(config.rpc),
+      webhooks: { ...webhooksOptions(config.webhooks), transport: nodeWebhookTransport() },
       ...(options.workers ? { crypto: cryptoWorkers() } : {}),
       verifyP256: nativeVerifyP256,
       webauthn: webauthnOptions(config.webauthn, {

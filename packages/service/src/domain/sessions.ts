@@ -1,6 +1,7 @@
 import type { CredentialType, SessionClaims } from '@latchkey/protocol'
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
+import { recordAppEvent } from '../kernel/appEvents.ts'
 import { FieldError } from '../kernel/base/errors.ts'
 import { signJwt } from '../kernel/crypto/index.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
@@ -97,6 +98,20 @@ export async function issueSession(
     expirationSeconds: String(seconds),
     createdAt: ctx.now,
     updatedAt: ctx.now,
+  })
+  const own = ctx.organization.id === input.user.organizationId
+  await recordAppEvent(ctx.runtime, ctx.tx, {
+    id: `${ctx.activityId}.login.${apiKeyId}`,
+    organization: {
+      id: input.user.organizationId,
+      ...(own ? { parentOrganizationId: ctx.organization.parentOrganizationId } : {}),
+    },
+    type: 'LATCHKEY_LOGIN',
+    data: {
+      userId: input.user.id,
+      sessionType: 'SESSION_TYPE_READ_WRITE',
+      credentialType: input.credentialType ?? 'CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256',
+    },
   })
   const exp = Math.floor(ctx.now / 1000) + seconds
   const session = signSession(ctx.runtime, {

@@ -128,6 +128,18 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     labelNames: ['event'] as const,
     registers,
   })
+  const webhookTries = new Counter({
+    name: 'latchkey_webhook_deliveries_total',
+    help: 'Webhook delivery tries per endpoint and outcome (delivered, http_error, network, timeout, refused, expired)',
+    labelNames: ['endpoint', 'outcome'] as const,
+    registers,
+  })
+  const webhookPauses = new Counter({
+    name: 'latchkey_webhook_endpoints_paused_total',
+    help: 'Webhook endpoints paused after failing pause_threshold times in a row, per endpoint',
+    labelNames: ['endpoint'] as const,
+    registers,
+  })
   const rateLimited = new Counter({
     name: 'latchkey_rate_limited_total',
     help: 'Requests refused with 429, by the budget that refused them (perKey, perOrganization, perClientAddress) and kind (activity, query, or proxy: an auth-proxy call)',
@@ -231,6 +243,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       cryptoSeconds.observe({ kind, outcome }, seconds)
     },
     'rate_limit.refused': ({ limit, kind }) => rateLimited.inc({ limit, kind }),
+    // Endpoints are few per organization (at most 10), so the endpoint id is a bounded label.
+    'webhooks.delivery': ({ endpointId, outcome }) => webhookTries.inc({ endpoint: endpointId, outcome }),
+    'webhooks.endpoint_paused': ({ endpointId }) => webhookPauses.inc({ endpoint: endpointId }),
     'server.draining': () => drains.inc(),
     'server.drained': ({ cut: count }) => cut.inc(count),
     'sponsor.balance': ({ owner, family, caip2, balance, low }) => {

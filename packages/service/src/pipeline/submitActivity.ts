@@ -12,6 +12,7 @@ import type { Runtime } from '../kernel/Runtime.ts'
 import type { ActivityHandler, Caller, Registry } from '../kernel/registry.ts'
 import type { ActivityRow, OrganizationRow } from '../kernel/store/model.ts'
 import { isDatabaseError, type Reads, type Transaction } from '../kernel/store/Store.ts'
+import { recordActivityEvents } from './activityEvents.ts'
 import { type AdmissionRules, admit, type PublicRequest } from './admit.ts'
 import { checkTimestamp } from './checkTimestamp.ts'
 import { decideActivity } from './decideActivity.ts'
@@ -309,6 +310,11 @@ async function record(submission: Submission, ready: Ready): Promise<Execution> 
       // below puts it); nothing in between reads it back.
       const row = provisional(submission, runtime.now())
       const execution = await decideAndRun(submission, tx, row, ready)
+      await recordActivityEvents(runtime, tx, {
+        row: execution.row,
+        organization: submission.organization,
+        outcome: submission.outcome,
+      })
       // A new activity has no votes but those this transaction cast: the answer needs no lookup.
       return execution.row.id === row.id && !execution.respondWith && !tx.wrote('votes')
         ? { ...execution, votes: [] }

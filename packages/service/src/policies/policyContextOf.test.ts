@@ -68,6 +68,11 @@ const EXPECTED: Record<ActivityPath, [resource: string, action: string]> = {
   latchkey_create_spending_limit: ['POLICY', 'CREATE'],
   latchkey_update_spending_limit: ['POLICY', 'UPDATE'],
   latchkey_delete_spending_limit: ['POLICY', 'DELETE'],
+  // webhooks (issue 39)
+  create_webhook_endpoint: ['ORGANIZATION', 'CREATE'],
+  update_webhook_endpoint: ['ORGANIZATION', 'UPDATE'],
+  delete_webhook_endpoint: ['ORGANIZATION', 'DELETE'],
+  latchkey_redeliver_webhook_event: ['ORGANIZATION', 'UPDATE'],
 }
 
 describe('policyContextOf', () => {

@@ -1,3 +1,4 @@
+import { recordAppEvent } from '../kernel/appEvents.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import { releaseSpend } from '../kernel/spending.ts'
 import type { SendTransactionRow } from '../kernel/store/model.ts'
@@ -120,7 +121,20 @@ async function update(
     if (!current) return false
     if (options.whileOpen && !(OPEN as readonly string[]).includes(current.status)) return false
     await options.also?.(tx, current)
-    await tx.put('sendTransactions', { ...current, ...changes, updatedAt: runtime.now() })
+    const next = { ...current, ...changes, updatedAt: runtime.now() }
+    await tx.put('sendTransactions', next)
+    if (next.status !== current.status)
+      await recordAppEvent(runtime, tx, {
+        id: `${row.id}.status.${next.status}`,
+        organization: { id: current.organizationId },
+        type: 'SEND_TRANSACTION_STATUS_UPDATES',
+        data: {
+          sendTransactionStatusId: row.id,
+          caip2: current.caip2,
+          status: next.status,
+          ...(next.txHash ? { txHash: next.txHash } : {}),
+        },
+      })
     return true
   })
 }

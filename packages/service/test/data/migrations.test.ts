@@ -23,6 +23,7 @@ const NEWEST = LATEST.at(-1)!
 const NEWEST_TABLES: Record<string, string[]> = {
   '0005_rate_limit_buckets': ['rateLimitBuckets'],
   '0006_spending_limits': ['spendingLimits', 'spendingLimitUsage'],
+  '0008_webhooks': ['webhookEndpoints', 'webhookDeliveries'],
 }
 const NEWEST_TABLE = NEWEST_TABLES[NEWEST] ?? []
 if (NEWEST_TABLE.length === 0) throw new Error(`name the table migration ${NEWEST} creates in NEWEST_TABLES`)

@@ -19,6 +19,12 @@ export interface ServiceEventMap {
   /** A run ended but its outcome could not be recorded (database out); the lease will expire. */
   'job.unrecorded': { kind: string }
 
+  // Webhooks (webhooks/deliver.ts): one try of a delivery, and an endpoint paused after failing.
+  /** `outcome`: delivered, http_error, network, timeout, refused (SSRF rules) or expired (retry window). */
+  'webhooks.delivery': { outcome: string; endpointId: string; eventType: string }
+  /** An endpoint failed `pauseThreshold` times in a row and was paused. */
+  'webhooks.endpoint_paused': { endpointId: string; consecutiveFailures: number }
+
   // OTP delivery (delivery/createDelivery.ts): never the code or the contact.
   /** A message was accepted by the SMTP server or the SMS provider. */
   'delivery.sent': { channel: 'email' | 'sms'; provider: 'smtp' | 'twilio' | 'webhook'; attempt: number }

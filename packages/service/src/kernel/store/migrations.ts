@@ -179,6 +179,10 @@ function migrationsOf(backend: StoreBackend): Record<string, Migration> {
       backend.textType,
     ),
     // ---- wing: webhooks (issue 39) ----
+    '0008_webhooks': addTables(
+      { webhookEndpoints: ['organizationId'], webhookDeliveries: ['eventId', 'endpointId', 'state'] },
+      backend.textType,
+    ),
     // ---- wing: import and pregeneration (issue 40) ----
   }
 }

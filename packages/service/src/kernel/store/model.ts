@@ -450,6 +450,42 @@ export interface MfaChallengeRow extends Row {
   satisfied: { policyId: string; step: number; type: string; id: string }[]
 }
 // ---- wing: webhooks (issue 39) ----
+/** A webhook endpoint (webhooks/): where an organization's (and its sub-organizations') events go. */
+export interface WebhookEndpointRow extends Row {
+  organizationId: string
+  url: string
+  name: string
+  isActive: boolean
+  subscriptions: { eventType: string; filtersJson?: string; isActive: boolean }[]
+  /** The sequence number of the endpoint's last event (0: none yet). */
+  sequence: number
+  /** Failed deliveries in a row; reset by a success. */
+  consecutiveFailures: number
+  /** Set when the service paused it (too many failures); cleared by `update_webhook_endpoint` `isActive: true`. */
+  pausedAt?: number
+  /** The instance sending its deliveries, until when (a lease): one sender per endpoint, in order. */
+  sendingBy?: string
+  sendingUntil?: number
+}
+
+/** One delivery of one event to one endpoint (`<eventId>.<endpointId>`): its body and state. */
+export interface WebhookDeliveryRow extends Row {
+  eventId: string
+  endpointId: string
+  /** Where the event happened. */
+  organizationId: string
+  eventType: string
+  sequence: number
+  /** The body, exactly as signed on every try. */
+  body: string
+  state: 'pending' | 'delivered' | 'failed' | 'paused'
+  attempts: number
+  /** The retry window runs from here (a redelivery or a resume restarts it). @default createdAt */
+  retryFrom?: number
+  lastStatus?: number
+  lastError?: string
+  deliveredAt?: number
+}
 // ---- wing: import and pregeneration (issue 40) ----
 
 export interface Tables {
@@ -489,6 +525,8 @@ export interface Tables {
   mfaRecoveryCodes: MfaRecoveryCodeRow
   mfaChallenges: MfaChallengeRow
   // ---- wing: webhooks (issue 39) ----
+  webhookEndpoints: WebhookEndpointRow
+  webhookDeliveries: WebhookDeliveryRow
   // ---- wing: import and pregeneration (issue 40) ----
 }
 
@@ -532,5 +570,7 @@ export const INDEXES: { [T in TableName]: (keyof Tables[T] & string)[] } = {
   mfaRecoveryCodes: ['userId', 'hash'],
   mfaChallenges: [],
   // ---- wing: webhooks (issue 39) ----
+  webhookEndpoints: ['organizationId'],
+  webhookDeliveries: ['eventId', 'endpointId', 'state'],
   // ---- wing: import and pregeneration (issue 40) ----
 }

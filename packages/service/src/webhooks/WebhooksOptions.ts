@@ -1,0 +1,73 @@
+import type { RefusalReason } from './addressPolicy.ts'
+
+/** One signed POST, as the wing hands it to the transport. */
+export interface WebhookRequest {
+  url: string
+  headers: Record<string, string>
+  body: Uint8Array
+  /** Refuses an address the name resolved to (called on each address, before connecting to it). */
+  refuse(address: string): RefusalReason | undefined
+  connectTimeoutMs: number
+  /** The whole request: connect, send, status and the (capped) body. */
+  timeoutMs: number
+  /** Bytes of the response body read at most (the rest is dropped). */
+  maxResponseBytes: number
+  signal: AbortSignal
+}
+
+/** What came back (a redirect is an answer like any other: never followed). */
+export interface WebhookResponse {
+  status: number
+  /** At most `maxResponseBytes`, as text. */
+  body: string
+}
+
+/**
+ * Sends a request to the address it checked: resolves the host, refuses any address
+ * `request.refuse` refuses, connects to the checked address itself (pinned: no second lookup),
+ * follows no redirect. Node's is `nodeWebhookTransport()` from `@latchkey/service/node`; a
+ * refusal throws `WebhookRefusedError`.
+ */
+export type WebhookTransport = (request: WebhookRequest) => Promise<WebhookResponse>
+
+/** Thrown by a transport for an address the policy refuses (after DNS). */
+export class WebhookRefusedError extends Error {
+  override name = 'WebhookRefusedError'
+  constructor(readonly reason: RefusalReason) {
+    super(`refused: ${reason} address`)
+  }
+}
+
+/** The webhooks wing's options (`createService({ webhooks })`, `[webhooks]` in the configuration). */
+export interface WebhooksOptions {
+  /**
+   * How deliveries are sent. Without one, events are still recorded (with their deliveries) and
+   * wait: `latchkey-service start` and `dev` pass `nodeWebhookTransport()`.
+   */
+  transport?: WebhookTransport
+  /** How long a delivery is retried (exponential backoff) before it fails for good. @default 86400000 (24 h) */
+  retryWindowMs?: number
+  /** Failed deliveries in a row after which the endpoint is paused. @default 20 */
+  pauseThreshold?: number
+  /** Loopback receivers allowed (`localhost`, 127.0.0.0/8, ::1). @default true in `dev`, false in production */
+  allowLoopback?: boolean
+  /** CIDRs or addresses of internal receivers allowed although not public. @default [] */
+  allowList?: readonly string[]
+  /** @default 5000 */
+  connectTimeoutMs?: number
+  /** @default 10000 */
+  timeoutMs?: number
+  /** @default 4096 */
+  maxResponseBytes?: number
+  /** How often an instance re-reads which organizations have endpoints (others may add one). @default 5000 */
+  refreshMs?: number
+}
+
+export const WEBHOOK_DEFAULTS = {
+  retryWindowMs: 24 * 60 * 60_000,
+  pauseThreshold: 20,
+  connectTimeoutMs: 5000,
+  timeoutMs: 10_000,
+  maxResponseBytes: 4096,
+  refreshMs: 5000,
+}

@@ -1,0 +1,237 @@
+import { WEBHOOK_EVENT_TYPES, type WebhookEndpoint } from '@latchkey/protocol'
+import { FieldError } from '../kernel/base/errors.ts'
+import type { Reader } from '../kernel/Reader.ts'
+import type { Runtime } from '../kernel/Runtime.ts'
+import { defineActivity, defineQuery } from '../kernel/registry.ts'
+import type { WebhookEndpointRow } from '../kernel/store/model.ts'
+import type { Transaction } from '../kernel/store/Store.ts'
+import { type AddressPolicy, describeRefusal, refuseUrl } from './addressPolicy.ts'
+import { resumeDeliveries } from './deliver.ts'
+import { DELIVER_JOB, deliveryIdOf } from './recordEvent.ts'
+
+/** Endpoints one organization may have: each event is sent once per endpoint, so this bounds the fan-out. */
+export const MAX_ENDPOINTS = 10
+const MAX_SUBSCRIPTIONS = 20
+const FILTER_KEYS = ['activityTypes', 'statuses', 'organizationIds'] as const
+
+/** What the endpoint activities need of the wing: the address rules, and who may want events now. */
+export interface EndpointHost {
+  policyOf(runtime: Runtime): AddressPolicy
+  /** An organization that has (or may have) an endpoint: events for it are looked at from now on. */
+  subscribe(runtime: Runtime, organizationId: string): void
+}
+
+/** The published `v1WebhookEndpointData`. */
+export function renderEndpoint(row: WebhookEndpointRow): WebhookEndpoint {
+  return {
+    endpointId: row.id,
+    organizationId: row.organizationId,
+    url: row.url,
+    name: row.name,
+    isActive: row.isActive,
+    subscriptions: row.subscriptions.map((subscription) => ({
+      eventType: subscription.eventType,
+      ...(subscription.filtersJson ? { filtersJson: subscription.filtersJson } : {}),
+      isActive: subscription.isActive,
+    })),
+    ...(row.pausedAt ? { pausedAtMs: String(row.pausedAt) } : {}),
+  }
+}
+
+function readFilter(value: unknown, field: string): string | undefined {
+  if (value === undefined || value === null || value === '') return undefined
+  if (typeof value !== 'string' || value.length > 4096)
+    throw new FieldError({ field, reason: 'must be a JSON string of at most 4096 characters' })
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(value)
+  } catch {
+    throw new FieldError({ field, reason: 'must be JSON' })
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new FieldError({ field, reason: 'must be a JSON object' })
+  for (const [key, list] of Object.entries(parsed)) {
+    if (!(FILTER_KEYS as readonly string[]).includes(key))
+      throw new FieldError({
+        field,
+        reason: `has an unknown filter ${key} (known: ${FILTER_KEYS.join(', ')})`,
+      })
+    if (
+      !Array.isArray(list) ||
+      list.length > 100 ||
+      !list.every((item) => typeof item === 'string' && item.length <= 200)
+    )
+      throw new FieldError({ field, reason: `${key} must be a list of at most 100 strings` })
+  }
+  return JSON.stringify(parsed)
+}
+
+function readSubscriptions(reader: Reader): WebhookEndpointRow['subscriptions'] {
+  return (
+    reader.optArray(
+      'subscriptions',
+      (value, field) => {
+        if (!value || typeof value !== 'object' || Array.isArray(value))
+          throw new FieldError({ field, reason: 'must be an object' })
+        const item = value as Record<string, unknown>
+        if (!(WEBHOOK_EVENT_TYPES as readonly unknown[]).includes(item.eventType))
+          throw new FieldError({
+            field: `${field}.eventType`,
+            reason: `must be one of ${WEBHOOK_EVENT_TYPES.join(', ')}`,
+          })
+        if (item.isActive !== undefined && typeof item.isActive !== 'boolean')
+          throw new FieldError({ field: `${field}.isActive`, reason: 'must be a boolean' })
+        const filtersJson = readFilter(item.filtersJson, `${field}.filtersJson`)
+        return {
+          eventType: item.eventType as string,
+          ...(filtersJson ? { filtersJson } : {}),
+          isActive: item.isActive !== false,
+        }
+      },
+      { max: MAX_SUBSCRIPTIONS },
+    ) ?? []
+  )
+}
+
+/** The endpoint of this organization, or 400 naming the field (another organization's is not found either). */
+async function endpointOf(
+  tx: Transaction,
+  organizationId: string,
+  endpointId: string,
+): Promise<WebhookEndpointRow> {
+  const row = await tx.get('webhookEndpoints', endpointId)
+  if (!row || row.organizationId !== organizationId)
+    throw new FieldError({
+      field: 'parameters.endpointId',
+      reason: 'names no webhook endpoint of this organization',
+    })
+  return row
+}
+
+/** The endpoint activities and the list query, reading the wing's address rules through `host`. */
+export function endpointHandlers(host: EndpointHost) {
+  const create = defineActivity('create_webhook_endpoint', {
+    // The URL is checked in `run`, where the service's mode is known (the reader has no runtime).
+    parse: (r) => ({
+      url: r.string('url', { max: 2048 }),
+      name: r.string('name', { max: 256 }),
+      subscriptions: readSubscriptions(r),
+    }),
+    run: async (ctx, p) => {
+      const refusal = refuseUrl(p.url, host.policyOf(ctx.runtime))
+      if (refusal) throw new FieldError({ field: 'parameters.url', reason: describeRefusal(refusal) })
+      const existing = await ctx.tx.findBy('webhookEndpoints', 'organizationId', ctx.organization.id)
+      if (existing.length >= MAX_ENDPOINTS)
+        throw new FieldError({
+          field: 'parameters.url',
+          reason: `cannot be added: this organization has ${MAX_ENDPOINTS} webhook endpoints (the most)`,
+        })
+      const row: WebhookEndpointRow = {
+        id: ctx.newId(),
+        organizationId: ctx.organization.id,
+        url: p.url,
+        name: p.name,
+        isActive: true,
+        subscriptions: p.subscriptions as WebhookEndpointRow['subscriptions'],
+        sequence: 0,
+        consecutiveFailures: 0,
+        createdAt: ctx.now,
+        updatedAt: ctx.now,
+      }
+      await ctx.tx.put('webhookEndpoints', row)
+      host.subscribe(ctx.runtime, ctx.organization.id)
+      return { endpointId: row.id, webhookEndpoint: renderEndpoint(row) }
+    },
+  })
+  const update = defineActivity('update_webhook_endpoint', {
+    parse: (r) => ({
+      endpointId: r.string('endpointId', { max: 200 }),
+      url: r.optString('url', { max: 2048 }),
+      name: r.optString('name', { max: 256 }),
+      isActive: r.optBool('isActive'),
+    }),
+    run: async (ctx, p) => {
+      const row = await endpointOf(ctx.tx, ctx.organization.id, p.endpointId)
+      if (p.url !== undefined) {
+        const refusal = refuseUrl(p.url, host.policyOf(ctx.runtime))
+        if (refusal) throw new FieldError({ field: 'parameters.url', reason: describeRefusal(refusal) })
+      }
+      // `isActive: true` also resumes an endpoint the service paused: its waiting deliveries go again, in order.
+      const resume = p.isActive === true && (row.pausedAt !== undefined || !row.isActive)
+      const { pausedAt: _, ...rest } = row
+      const next: WebhookEndpointRow = {
+        ...(resume ? rest : row),
+        ...(p.url !== undefined ? { url: p.url } : {}),
+        ...(p.name !== undefined ? { name: p.name } : {}),
+        ...(p.isActive !== undefined ? { isActive: p.isActive } : {}),
+        ...(resume ? { consecutiveFailures: 0 } : {}),
+        updatedAt: ctx.now,
+      }
+      await ctx.tx.put('webhookEndpoints', next)
+      if (resume) await resumeDeliveries(ctx.runtime, ctx.tx, row.id)
+      return { endpointId: row.id, webhookEndpoint: renderEndpoint(next) }
+    },
+  })
+  const remove = defineActivity('delete_webhook_endpoint', {
+    parse: (r) => ({ endpointId: r.string('endpointId', { max: 200 }) }),
+    run: async (ctx, p) => {
+      const row = await endpointOf(ctx.tx, ctx.organization.id, p.endpointId)
+      await ctx.tx.delete('webhookEndpoints', row.id)
+      // Its deliveries' jobs find no endpoint and end; the rows stay as a record.
+      return { endpointId: row.id }
+    },
+  })
+  const redeliver = defineActivity('latchkey_redeliver_webhook_event', {
+    parse: (r) => ({
+      eventId: r.string('eventId', { max: 300 }),
+      endpointId: r.optString('endpointId', { max: 200 }),
+    }),
+    run: async (ctx, p) => {
+      const deliveries = (await ctx.tx.findBy('webhookDeliveries', 'eventId', p.eventId)).filter(
+        (row) => p.endpointId === undefined || row.endpointId === p.endpointId,
+      )
+      const endpointIds: string[] = []
+      for (const delivery of deliveries) {
+        // Only this organization's own endpoints: a parent's delivery of a sub-organization's event is the parent's.
+        const endpoint = await ctx.tx.get('webhookEndpoints', delivery.endpointId)
+        if (endpoint?.organizationId !== ctx.organization.id) continue
+        await ctx.tx.put('webhookDeliveries', {
+          ...delivery,
+          state: 'pending',
+          retryFrom: ctx.now,
+          updatedAt: ctx.now,
+        })
+        await ctx.runtime.jobs.enqueue(
+          ctx.tx,
+          DELIVER_JOB,
+          { deliveryId: deliveryIdOf(delivery.eventId, delivery.endpointId) },
+          { id: `job.${delivery.id}` },
+        )
+        endpointIds.push(endpoint.id)
+      }
+      if (endpointIds.length === 0)
+        throw new FieldError({
+          field: 'parameters.eventId',
+          reason: 'names no event delivered to an endpoint of this organization',
+        })
+      return { eventId: p.eventId, endpointIds }
+    },
+  })
+  const list = defineQuery('list_webhook_endpoints', {
+    parse: () => ({}),
+    run: async ({ store, organization }) => ({
+      webhookEndpoints: (await store.findBy('webhookEndpoints', 'organizationId', organization.id))
+        .sort((a, b) => a.createdAt - b.createdAt)
+        .map(renderEndpoint),
+    }),
+  })
+  return {
+    activities: {
+      create_webhook_endpoint: create,
+      update_webhook_endpoint: update,
+      delete_webhook_endpoint: remove,
+      latchkey_redeliver_webhook_event: redeliver,
+    },
+    queries: { list_webhook_endpoints: list },
+  }
+}

@@ -1,0 +1,122 @@
+// Node only (node:http, node:https, node:dns): exported from `@latchkey/service/node`, handed to
+// `createService({ webhooks: { transport } })` by the CLI; nothing `createService` imports uses it.
+import { lookup as dnsLookup } from 'node:dns/promises'
+import http from 'node:http'
+import https from 'node:https'
+import type { LookupFunction } from 'node:net'
+import type { WebhookRequest, WebhookResponse, WebhookTransport } from './WebhooksOptions.ts'
+import { WebhookRefusedError } from './WebhooksOptions.ts'
+
+/** Resolves a host name to its addresses (the system resolver by default; tests inject a stub). */
+export type WebhookResolver = (hostname: string) => Promise<{ address: string; family: 4 | 6 }[]>
+
+const systemResolver: WebhookResolver = async (hostname) =>
+  (await dnsLookup(hostname, { all: true, verbatim: true })).map(({ address, family }) => ({
+    address,
+    family: family === 6 ? 6 : 4,
+  }))
+
+export interface NodeWebhookTransportOptions {
+  /** @default the system resolver (`dns.lookup`) */
+  resolve?: WebhookResolver
+}
+
+/**
+ * Sends a webhook over node:http(s). The host is resolved once, here; every address it resolves
+ * to must pass `request.refuse` (one refused address refuses the try: a name that mixes public
+ * and private answers is not a receiver), and the socket connects to the checked address (the
+ * `lookup` hands it to the socket, so nothing resolves the name again: DNS rebinding cannot swap
+ * it). TLS still verifies the certificate against the name. No redirect is followed (a 3xx is the
+ * receiver's answer, a failure). Connect and whole-request timeouts; the body is read up to
+ * `maxResponseBytes`, then the connection is dropped.
+ */
+export function nodeWebhookTransport(options: NodeWebhookTransportOptions = {}): WebhookTransport {
+  const resolve = options.resolve ?? systemResolver
+  return (request) => send(request, resolve)
+}
+
+function pinnedLookup(request: WebhookRequest, resolve: WebhookResolver): LookupFunction {
+  return (hostname, lookupOptions, callback) => {
+    resolve(hostname).then(
+      (addresses) => {
+        if (addresses.length === 0)
+          return callback(Object.assign(new Error('no address'), { code: 'ENOTFOUND' }), '', 4)
+        for (const { address } of addresses) {
+          const refusal = request.refuse(address)
+          if (refusal) return callback(new WebhookRefusedError(refusal), '', 4)
+        }
+        const chosen = addresses[0]!
+        if ((lookupOptions as { all?: boolean }).all)
+          return (callback as unknown as (error: null, all: { address: string; family: number }[]) => void)(
+            null,
+            [chosen],
+          )
+        callback(null, chosen.address, chosen.family)
+      },
+      (error: Error) => callback(error as NodeJS.ErrnoException, '', 4),
+    )
+  }
+}
+
+function send(request: WebhookRequest, resolve: WebhookResolver): Promise<WebhookResponse> {
+  const url = new URL(request.url)
+  const client = url.protocol === 'https:' ? https : http
+  return new Promise<WebhookResponse>((settle, fail) => {
+    let done = false
+    const finish = (error: Error | undefined, response?: WebhookResponse) => {
+      if (done) return
+      done = true
+      clearTimeout(total)
+      request.signal.removeEventListener('abort', onAbort)
+      if (error) {
+        outgoing.destroy()
+        fail(error)
+      } else settle(response!)
+    }
+    const timeoutError = () => Object.assign(new Error('webhook timed out'), { name: 'TimeoutError' })
+    const total = setTimeout(() => finish(timeoutError()), request.timeoutMs)
+    const onAbort = () => finish(Object.assign(new Error('aborted'), { name: 'AbortError' }))
+    request.signal.addEventListener('abort', onAbort)
+    const outgoing = client.request(
+      url,
+      {
+        method: 'POST',
+        headers: { ...request.headers, 'content-length': String(request.body.length) },
+        lookup: pinnedLookup(request, resolve),
+        agent: false,
+      },
+      (incoming) => {
+        const chunks: Buffer[] = []
+        let size = 0
+        incoming.on('data', (chunk: Buffer) => {
+          const room = request.maxResponseBytes - size
+          if (room > 0) chunks.push(chunk.subarray(0, room))
+          size += chunk.length
+          // Enough read: the rest is dropped with the connection.
+          if (size >= request.maxResponseBytes) {
+            finish(undefined, {
+              status: incoming.statusCode ?? 0,
+              body: Buffer.concat(chunks).toString('utf8'),
+            })
+            incoming.destroy()
+          }
+        })
+        incoming.on('end', () =>
+          finish(undefined, {
+            status: incoming.statusCode ?? 0,
+            body: Buffer.concat(chunks).toString('utf8'),
+          }),
+        )
+        incoming.on('error', (error) => finish(error))
+      },
+    )
+    outgoing.on('socket', (socket) => {
+      const connect = setTimeout(() => finish(timeoutError()), request.connectTimeoutMs)
+      socket.once('connect', () => clearTimeout(connect))
+      socket.once('secureConnect', () => clearTimeout(connect))
+      socket.once('close', () => clearTimeout(connect))
+    })
+    outgoing.on('error', (error) => finish(error))
+    outgoing.end(request.body)
+  })
+}

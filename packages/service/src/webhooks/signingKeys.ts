@@ -1,0 +1,87 @@
+import { type WebhookJwk, webhookJwk, webhookSignedInput } from '@latchkey/protocol'
+import { ed25519 } from '@noble/curves/ed25519.js'
+import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
+import type { Runtime } from '../kernel/Runtime.ts'
+import type { PluginRow } from '../kernel/store/model.ts'
+import type { Transaction } from '../kernel/store/Store.ts'
+
+/** `pluginRows.kind` of the webhook signing keys (one row per key, its id the key id). */
+export const SIGNING_KEY_KIND = 'webhooks.signingKey'
+
+/** How long a retired key stays at the JWKS endpoint: longer than any receiver's timestamp window. */
+export const RETIRED_KEY_PUBLISHED_MS = 24 * 60 * 60_000
+
+interface SigningKeyData {
+  /** The Ed25519 public key, hex. */
+  publicKey: string
+  /** The 32-byte seed, sealed under the master key. */
+  sealedPrivateKey: string
+  /** Set when a newer key took over; it stays published for `RETIRED_KEY_PUBLISHED_MS`. */
+  retiredAt?: number
+}
+
+const dataOf = (row: PluginRow) => row.data as unknown as SigningKeyData
+
+/** A new signing key (sealed) in `tx`, retiring the current one(s). */
+async function addKey(runtime: Runtime, tx: Transaction): Promise<PluginRow> {
+  const now = runtime.now()
+  for (const row of await tx.findBy('pluginRows', 'kind', SIGNING_KEY_KIND))
+    if (!dataOf(row).retiredAt)
+      await tx.put('pluginRows', { ...row, data: { ...row.data, retiredAt: now }, updatedAt: now })
+  const seed = ed25519.utils.randomSecretKey()
+  const row: PluginRow = {
+    id: `whk_${runtime.newId()}`,
+    kind: SIGNING_KEY_KIND,
+    data: {
+      publicKey: bytesToHex(ed25519.getPublicKey(seed)),
+      sealedPrivateKey: runtime.seal(bytesToHex(seed)),
+    } satisfies SigningKeyData as unknown as Record<string, unknown>,
+    createdAt: now,
+    updatedAt: now,
+  }
+  await tx.put('pluginRows', row)
+  return row
+}
+
+/** At every start: makes the first signing key if there is none (idempotent, any instance). */
+export async function ensureSigningKey(runtime: Runtime, tx: Transaction): Promise<void> {
+  const rows = await tx.findBy('pluginRows', 'kind', SIGNING_KEY_KIND)
+  if (!rows.some((row) => !dataOf(row).retiredAt)) await addKey(runtime, tx)
+}
+
+/**
+ * Makes a new signing key and retires the current one, which stays at the JWKS endpoint for a
+ * day (so deliveries signed with it just before still verify). Deliveries sign with the new key
+ * from the next try on.
+ */
+export async function rotateSigningKey(runtime: Runtime): Promise<string> {
+  return runtime.store.transaction(async (tx) => (await addKey(runtime, tx)).id)
+}
+
+/** The keys the JWKS endpoint publishes: the current one and those retired less than a day ago. */
+export async function publishedKeys(runtime: Runtime): Promise<WebhookJwk[]> {
+  const now = runtime.now()
+  return (await runtime.store.findBy('pluginRows', 'kind', SIGNING_KEY_KIND))
+    .filter((row) => {
+      const retiredAt = dataOf(row).retiredAt
+      return retiredAt === undefined || now - retiredAt < RETIRED_KEY_PUBLISHED_MS
+    })
+    .sort((a, b) => b.createdAt - a.createdAt)
+    .map((row) => webhookJwk(row.id, hexToBytes(dataOf(row).publicKey)))
+}
+
+/** Signs one try of a delivery with the current key: the signature headers' values. */
+export async function signDelivery(
+  runtime: Runtime,
+  input: { eventId: string; timestampMs: string; body: Uint8Array },
+): Promise<{ keyId: string; signature: string }> {
+  const rows = (await runtime.store.findBy('pluginRows', 'kind', SIGNING_KEY_KIND)).filter(
+    (row) => !dataOf(row).retiredAt,
+  )
+  const current = rows.sort((a, b) => b.createdAt - a.createdAt)[0]
+  if (!current) throw new Error('no webhook signing key')
+  const seed = hexToBytes(runtime.openText(dataOf(current).sealedPrivateKey))
+  const signature = ed25519.sign(webhookSignedInput({ keyId: current.id, ...input }), seed)
+  seed.fill(0)
+  return { keyId: current.id, signature: bytesToHex(signature) }
+}

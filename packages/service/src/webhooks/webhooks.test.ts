@@ -1,0 +1,553 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import {
+  verifyWebhook,
+  WEBHOOK_EVENT_TYPES,
+  WEBHOOK_JWKS_PATH,
+  type WebhookEventBody,
+} from '@latchkey/protocol'
+import { bytesToHex } from '@noble/hashes/utils.js'
+import { base64urlnopad } from '@scure/base'
+import { generateP256KeyPair, verifyTurnkeyWebhookSignature } from '@turnkey/crypto'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { CreateServiceOptions } from '../assembly/createService.ts'
+import type { EventSink } from '../kernel/base/events.ts'
+import { createMetrics } from '../observability/metrics.ts'
+import {
+  createHarness,
+  ETHEREUM_ACCOUNT,
+  type Harness,
+  resultOf,
+  type TestKey,
+  testKey,
+} from '../testing/harness.ts'
+import { nodeWebhookTransport } from './nodeTransport.ts'
+import { rotateSigningKey } from './signingKeys.ts'
+
+/** A real node:http receiver that checks every request with the verifier against the service's JWKS. */
+interface Receiver {
+  url: string
+  /** Bodies of the verified deliveries, in arrival order. */
+  received: WebhookEventBody[]
+  /** Requests that failed verification. */
+  rejected: string[]
+  /** The status the next requests get (a function of the request's index). */
+  answer: (index: number) => number
+  requests: number
+  close(): Promise<void>
+}
+
+const servers: Server[] = []
+const harnesses: Harness[] = []
+afterEach(async () => {
+  await Promise.all(harnesses.splice(0).map((h) => h.service.close()))
+  await Promise.all(servers.splice(0).map((server) => new Promise((done) => server.close(done))))
+})
+
+const readBody = (request: IncomingMessage) =>
+  new Promise<Buffer>((done) => {
+    const chunks: Buffer[] = []
+    request.on('data', (chunk: Buffer) => chunks.push(chunk))
+    request.on('end', () => done(Buffer.concat(chunks)))
+  })
+
+async function startReceiver(h: () => Harness): Promise<Receiver> {
+  const receiver: Receiver = {
+    url: '',
+    received: [],
+    rejected: [],
+    answer: () => 200,
+    requests: 0,
+    close: async () => undefined,
+  }
+  const server = createServer(async (request, response) => {
+    const index = receiver.requests++
+    const body = await readBody(request)
+    const jwks = await (await h().service.app.request(WEBHOOK_JWKS_PATH)).json()
+    const verdict = verifyWebhook({ body, headers: request.headers, jwks, now: h().clock.now() })
+    if (!verdict.ok) {
+      receiver.rejected.push(verdict.reason)
+      response.writeHead(401).end()
+      return
+    }
+    const status = receiver.answer(index)
+    if (status < 300) receiver.received.push(JSON.parse(body.toString('utf8')))
+    response.writeHead(status, { 'content-type': 'text/plain' }).end('x'.repeat(10_000))
+  })
+  servers.push(server)
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done))
+  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`
+  return receiver
+}
+
+const ALL = WEBHOOK_EVENT_TYPES.map((eventType) => ({ eventType }))
+
+async function setUp(
+  options: CreateServiceOptions['webhooks'] = {},
+  service: Partial<CreateServiceOptions> = {},
+) {
+  let h!: Harness
+  const receiver = await startReceiver(() => h)
+  h = await createHarness({
+    webhooks: { transport: nodeWebhookTransport(), ...options },
+    jobs: { pollMs: 3_600_000, backoff: { baseMs: 1000, maxMs: 60_000 } },
+    ...service,
+  })
+  harnesses.push(h)
+  const endpoint = async (subscriptions: object[] = ALL, as?: { organizationId: string; as: TestKey }) =>
+    resultOf(
+      'create_webhook_endpoint',
+      await h.submit('create_webhook_endpoint', { url: receiver.url, name: 'app', subscriptions }, as),
+    )
+  /** Runs every due delivery job until none is left due. */
+  const flush = async () => {
+    for (let round = 0; round < 50; round++) {
+      await h.service.runtime.jobs.idle()
+      if ((await h.service.runtime.jobs.runDue()) === 0) {
+        await h.service.runtime.jobs.idle()
+        if ((await h.service.runtime.jobs.runDue()) === 0) return
+      }
+    }
+  }
+  return { h, receiver, endpoint, flush }
+}
+
+const typesOf = (bodies: WebhookEventBody[]) => bodies.map((body) => body.type)
+
+describe('webhook endpoints', () => {
+  it('are created, listed, updated and deleted in the published shape, under policy', async () => {
+    const { h, receiver } = await setUp()
+    const created = resultOf(
+      'create_webhook_endpoint',
+      await h.submit('create_webhook_endpoint', {
+        url: receiver.url,
+        name: 'app',
+        subscriptions: [
+          { eventType: 'ACTIVITY_UPDATES', filtersJson: '{"activityTypes":["ACTIVITY_TYPE_CREATE_WALLET"]}' },
+        ],
+      }),
+    )
+    expect(created.webhookEndpoint).toEqual({
+      endpointId: created.endpointId,
+      organizationId: h.organizationId,
+      url: receiver.url,
+      name: 'app',
+      isActive: true,
+      subscriptions: [
+        {
+          eventType: 'ACTIVITY_UPDATES',
+          filtersJson: '{"activityTypes":["ACTIVITY_TYPE_CREATE_WALLET"]}',
+          isActive: true,
+        },
+      ],
+    })
+    expect((await h.query('list_webhook_endpoints', {})).body.webhookEndpoints).toEqual([
+      created.webhookEndpoint,
+    ])
+    const updated = resultOf(
+      'update_webhook_endpoint',
+      await h.submit('update_webhook_endpoint', {
+        endpointId: created.endpointId,
+        name: 'renamed',
+        isActive: false,
+      }),
+    )
+    expect(updated.webhookEndpoint).toMatchObject({ name: 'renamed', isActive: false })
+    expect(
+      resultOf(
+        'delete_webhook_endpoint',
+        await h.submit('delete_webhook_endpoint', { endpointId: created.endpointId }),
+      ),
+    ).toEqual({ endpointId: created.endpointId })
+    expect((await h.query('list_webhook_endpoints', {})).body.webhookEndpoints).toEqual([])
+  })
+
+  it.each([
+    [{ url: 'ftp://example.com/x' }, 'parameters.url', 'https'],
+    [{ url: 'not a url' }, 'parameters.url', 'absolute URL'],
+    [{ url: 'https://user:pw@example.com/' }, 'parameters.url', 'password'],
+    [
+      { subscriptions: [{ eventType: 'BALANCE_ANYTHING' }] },
+      'parameters.subscriptions[0].eventType',
+      'one of',
+    ],
+    [
+      { subscriptions: [{ eventType: 'ACTIVITY_UPDATES', filtersJson: '{' }] },
+      'parameters.subscriptions[0].filtersJson',
+      'JSON',
+    ],
+    [
+      { subscriptions: [{ eventType: 'ACTIVITY_UPDATES', filtersJson: '{"x":[]}' }] },
+      'parameters.subscriptions[0].filtersJson',
+      'unknown filter',
+    ],
+  ])('refuse %j with a 400 naming %s', async (change, field, words) => {
+    const { h } = await setUp()
+    const reply = await h.submit('create_webhook_endpoint', {
+      url: 'https://example.com/hook',
+      name: 'x',
+      ...change,
+    })
+    expect(reply.status).toBe(400)
+    expect(reply.body.details).toMatchObject({ field })
+    expect(reply.body.message).toContain(words)
+  })
+
+  it('are confined to their organization: a sub-organization can neither change nor redeliver its parent’s', async () => {
+    const { h, endpoint, flush } = await setUp()
+    const { endpointId } = await endpoint()
+    const key = testKey()
+    const sub = await h.createSubOrganization({ keys: [key] })
+    const as = { organizationId: sub.organizationId, as: key }
+    for (const [path, params] of [
+      ['update_webhook_endpoint', { endpointId, url: 'https://attacker.example/' }],
+      ['delete_webhook_endpoint', { endpointId }],
+    ] as const) {
+      const reply = await h.submit(path, params, as)
+      expect(reply.status, path).toBe(400)
+      expect(reply.body.details).toMatchObject({ field: 'parameters.endpointId' })
+    }
+    await flush()
+    // The parent's endpoint got the sub-organization's sign-up; the sub-organization cannot replay it.
+    const deliveries = await h.service.store.all('webhookDeliveries')
+    const signUp = deliveries.find((row) => row.eventType === 'LATCHKEY_SIGN_UP')!
+    const reply = await h.submit('latchkey_redeliver_webhook_event', { eventId: signUp.eventId }, as)
+    expect(reply.status).toBe(400)
+    expect(reply.body.details).toMatchObject({ field: 'parameters.eventId' })
+  })
+
+  it('are limited to 10 per organization', async () => {
+    const { h, endpoint } = await setUp()
+    for (let i = 0; i < 10; i++) {
+      await endpoint([{ eventType: 'ACTIVITY_UPDATES' }])
+      h.clock.advance(1)
+    }
+    expect((await h.query('list_webhook_endpoints', {})).body.webhookEndpoints).toHaveLength(10)
+    const reply = await h.submit('create_webhook_endpoint', { url: 'https://example.com/', name: 'eleventh' })
+    expect(reply.status).toBe(400)
+    expect(reply.body.message).toContain('10 webhook endpoints')
+  })
+})
+
+describe('events to a real receiver, each verified', () => {
+  it('sign-up, wallet, an activity and a policy denial arrive once each, with unique ids and sequence numbers', async () => {
+    const { h, receiver, endpoint, flush } = await setUp()
+    const { endpointId } = await endpoint()
+    const root = testKey()
+    const sub = await h.createSubOrganization({
+      keys: [root],
+      wallet: { walletName: 'Main', accounts: [ETHEREUM_ACCOUNT] },
+    })
+    h.clock.advance(1)
+    const wallet = resultOf(
+      'create_wallet',
+      await h.submit('create_wallet', { walletName: 'W', accounts: [ETHEREUM_ACCOUNT] }),
+    )
+    // A user who is not root, with no policy: implicitly denied.
+    const backend = testKey()
+    const asRoot = { organizationId: sub.organizationId, as: root }
+    await h.submit(
+      'create_users',
+      {
+        users: [
+          {
+            userName: 'backend',
+            apiKeys: [backend.apiKey('b')],
+            authenticators: [],
+            oauthProviders: [],
+            userTags: [],
+          },
+        ],
+      },
+      asRoot,
+    )
+    const denied = await h.submit(
+      'create_wallet',
+      { walletName: 'no', accounts: [] },
+      { organizationId: sub.organizationId, as: backend },
+    )
+    expect(denied.status).toBe(403)
+    // Nothing is sent on the request path.
+    expect(receiver.requests).toBe(0)
+    await flush()
+    expect(receiver.rejected).toEqual([])
+    const types = typesOf(receiver.received)
+    expect(types.filter((type) => type === 'LATCHKEY_SIGN_UP')).toHaveLength(1)
+    expect(types.filter((type) => type === 'LATCHKEY_WALLET_CREATED')).toHaveLength(2)
+    expect(types.filter((type) => type === 'LATCHKEY_POLICY_DENIED')).toHaveLength(1)
+    const signUp = receiver.received.find((body) => body.type === 'LATCHKEY_SIGN_UP')!
+    expect(signUp).toMatchObject({
+      version: 1,
+      endpointId,
+      organizationId: h.organizationId,
+      data: { subOrganizationId: sub.organizationId },
+    })
+    const walletEvent = receiver.received.find(
+      (body) => body.type === 'LATCHKEY_WALLET_CREATED' && body.organizationId === h.organizationId,
+    )!
+    expect(walletEvent.data).toEqual({ walletId: wallet.walletId, addresses: wallet.addresses })
+    const completed = receiver.received.filter(
+      (body) =>
+        body.type === 'ACTIVITY_UPDATES' &&
+        (body.data as { activityType: string }).activityType === 'ACTIVITY_TYPE_CREATE_WALLET',
+    )
+    expect(completed.map((body) => (body.data as { activityStatus: string }).activityStatus).sort()).toEqual([
+      'ACTIVITY_STATUS_COMPLETED',
+      'ACTIVITY_STATUS_FAILED',
+    ])
+    const denial = receiver.received.find((body) => body.type === 'LATCHKEY_POLICY_DENIED')!
+    expect(denial).toMatchObject({
+      organizationId: sub.organizationId,
+      data: { outcome: 'OUTCOME_DENY_IMPLICIT' },
+    })
+    // Unique ids, sequence 1..n in order of arrival.
+    expect(new Set(receiver.received.map((body) => body.id)).size).toBe(receiver.received.length)
+    expect(receiver.received.map((body) => body.sequence)).toEqual(receiver.received.map((_, i) => i + 1))
+    // No secret in any body.
+    const all = JSON.stringify(receiver.received)
+    for (const secret of [h.service.dev.apiPrivateKey, 'exportBundle', 'sealed'])
+      expect(all).not.toContain(secret)
+  })
+
+  it('a replayed request makes no second event; a failed handler reports FAILED and nothing it would have made', async () => {
+    const { h, receiver, endpoint, flush } = await setUp()
+    await endpoint()
+    const params = { walletName: 'W', accounts: [ETHEREUM_ACCOUNT] }
+    const timestampMs = String(h.clock.now())
+    const first = await h.submit('create_wallet', params, { timestampMs })
+    const replay = await h.submit('create_wallet', params, { timestampMs })
+    expect(replay.body.activity.id).toBe(first.body.activity.id)
+    h.clock.advance(1)
+    const bad = await h.submit('export_wallet', { walletId: 'nope', targetPublicKey: '04'.padEnd(130, '1') })
+    expect(bad.status).toBeGreaterThanOrEqual(400)
+    await flush()
+    const types = typesOf(receiver.received)
+    expect(types.filter((type) => type === 'LATCHKEY_WALLET_CREATED')).toHaveLength(1)
+    expect(types).not.toContain('LATCHKEY_EXPORT')
+    // The endpoint's own creation, the wallet (once), the failed export.
+    const updates = receiver.received
+      .filter((body) => body.type === 'ACTIVITY_UPDATES')
+      .map((body) => body.data)
+    expect(updates).toMatchObject([
+      { activityType: 'ACTIVITY_TYPE_CREATE_WEBHOOK_ENDPOINT', activityStatus: 'ACTIVITY_STATUS_COMPLETED' },
+      { activityType: 'ACTIVITY_TYPE_CREATE_WALLET', activityStatus: 'ACTIVITY_STATUS_COMPLETED' },
+      { activityType: 'ACTIVITY_TYPE_EXPORT_WALLET', activityStatus: 'ACTIVITY_STATUS_FAILED' },
+    ])
+  })
+
+  it('a receiver that fails then recovers gets every event afterwards, in order (injected clock)', async () => {
+    const { h, receiver, endpoint, flush } = await setUp()
+    await endpoint([{ eventType: 'LATCHKEY_WALLET_CREATED' }])
+    let down = true
+    receiver.answer = () => (down ? 503 : 200)
+    for (let i = 0; i < 6; i++) {
+      await h.submit('create_wallet', { walletName: `W${i}`, accounts: [ETHEREUM_ACCOUNT] })
+      h.clock.advance(1)
+    }
+    await flush()
+    // Ten minutes down: the head is retried with backoff, the others wait behind it.
+    for (let minute = 0; minute < 10; minute++) {
+      h.clock.advance(60_000)
+      await flush()
+    }
+    expect(receiver.received).toEqual([])
+    const tries = receiver.requests
+    expect(tries).toBeGreaterThan(1)
+    expect(tries).toBeLessThan(20)
+    down = false
+    h.clock.advance(120_000)
+    await flush()
+    expect(receiver.received.map((body) => body.sequence)).toEqual([1, 2, 3, 4, 5, 6])
+    expect(new Set(receiver.received.map((body) => body.id)).size).toBe(6)
+  })
+
+  it('an endpoint that keeps failing is paused (an event); resuming it sends what waited, and an event can be redelivered by id', async () => {
+    const metrics = createMetrics()
+    const paused: unknown[] = []
+    const events = {
+      emit: ((name, data) => {
+        metrics.emit(name, data)
+        if (name === 'webhooks.endpoint_paused') paused.push(data)
+      }) as EventSink['emit'],
+    }
+    const { h, receiver, endpoint, flush } = await setUp({ pauseThreshold: 3 }, { events })
+    const { endpointId } = await endpoint([{ eventType: 'LATCHKEY_WALLET_CREATED' }])
+    receiver.answer = () => 500
+    await h.submit('create_wallet', { walletName: 'A', accounts: [] })
+    for (let i = 0; i < 6; i++) {
+      await flush()
+      h.clock.advance(120_000)
+    }
+    expect(receiver.requests).toBe(3)
+    expect(paused).toEqual([{ endpointId, consecutiveFailures: 3 }])
+    const rendered = await metrics.render()
+    expect(rendered).toContain(
+      `latchkey_webhook_deliveries_total{endpoint="${endpointId}",outcome="http_error"} 3`,
+    )
+    expect(rendered).toContain(`latchkey_webhook_endpoints_paused_total{endpoint="${endpointId}"} 1`)
+    expect((await h.query('list_webhook_endpoints', {})).body.webhookEndpoints[0].pausedAtMs).toBeDefined()
+    receiver.answer = () => 200
+    await h.submit('update_webhook_endpoint', { endpointId, isActive: true })
+    await flush()
+    expect(receiver.received).toHaveLength(1)
+    const [first] = receiver.received
+    h.clock.advance(1)
+    expect(
+      resultOf(
+        'latchkey_redeliver_webhook_event',
+        await h.submit('latchkey_redeliver_webhook_event', { eventId: first!.id }),
+      ),
+    ).toEqual({ eventId: first!.id, endpointIds: [endpointId] })
+    await flush()
+    expect(receiver.received.map((body) => body.id)).toEqual([first!.id, first!.id])
+  })
+})
+
+describe('sign-in and policy', () => {
+  it('a login (stamp_login) in a sub-organization reaches the parent’s endpoint as LATCHKEY_LOGIN', async () => {
+    const { h, receiver, endpoint, flush } = await setUp()
+    await endpoint([{ eventType: 'LATCHKEY_LOGIN' }])
+    const root = testKey()
+    const sub = await h.createSubOrganization({ keys: [root] })
+    const session = generateP256KeyPair()
+    const login = await h.submit(
+      'stamp_login',
+      { publicKey: session.publicKey },
+      { organizationId: sub.organizationId, as: root },
+    )
+    expect(login.status).toBe(200)
+    await flush()
+    expect(receiver.received).toMatchObject([
+      {
+        type: 'LATCHKEY_LOGIN',
+        organizationId: sub.organizationId,
+        data: { userId: sub.userIds[0], sessionType: 'SESSION_TYPE_READ_WRITE' },
+      },
+    ])
+    expect(JSON.stringify(receiver.received)).not.toContain(resultOf('stamp_login', login).session)
+  })
+
+  it('endpoint activities are decided by policies: a non-root user needs one naming ORGANIZATION CREATE', async () => {
+    const { h } = await setUp()
+    const root = testKey()
+    const sub = await h.createSubOrganization({ keys: [root] })
+    const asRoot = { organizationId: sub.organizationId, as: root }
+    const backend = testKey()
+    const { userIds } = resultOf(
+      'create_users',
+      await h.submit(
+        'create_users',
+        {
+          users: [
+            {
+              userName: 'backend',
+              apiKeys: [backend.apiKey('b')],
+              authenticators: [],
+              oauthProviders: [],
+              userTags: [],
+            },
+          ],
+        },
+        asRoot,
+      ),
+    )
+    const create = () =>
+      h.submit(
+        'create_webhook_endpoint',
+        { url: 'https://hooks.example.com/', name: 'app', subscriptions: [] },
+        { organizationId: sub.organizationId, as: backend },
+      )
+    expect((await create()).body.details).toMatchObject({ outcome: 'OUTCOME_DENY_IMPLICIT' })
+    await h.submit(
+      'create_policy',
+      {
+        policyName: 'backend manages webhooks',
+        effect: 'EFFECT_ALLOW',
+        consensus: `approvers.any(user, user.id == '${userIds[0]}')`,
+        condition: "activity.resource == 'ORGANIZATION' && activity.action == 'CREATE'",
+        notes: '',
+      },
+      asRoot,
+    )
+    h.clock.advance(1)
+    expect((await create()).status).toBe(200)
+  })
+})
+
+describe('signatures', () => {
+  it('are Turnkey’s: the published verifier accepts them with the JWKS key; a rotated key stays published', async () => {
+    const { h, receiver, endpoint, flush } = await setUp()
+    await endpoint([{ eventType: 'LATCHKEY_WALLET_CREATED' }])
+    const captured: { headers: Record<string, string>; body: Buffer }[] = []
+    const server = createServer(async (request, response) => {
+      captured.push({ headers: request.headers as Record<string, string>, body: await readBody(request) })
+      response.writeHead(204).end()
+    })
+    servers.push(server)
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done))
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
+    await h.submit('create_webhook_endpoint', {
+      url,
+      name: 'raw',
+      subscriptions: [{ eventType: 'LATCHKEY_WALLET_CREATED' }],
+    })
+    h.clock.advance(1)
+    await h.submit('create_wallet', { walletName: 'A', accounts: [] })
+    await flush()
+    expect(receiver.received).toHaveLength(1)
+    const jwks = await (await h.service.app.request(WEBHOOK_JWKS_PATH)).json()
+    expect(jwks.keys).toHaveLength(1)
+    const [delivery] = captured
+    const published = verifyTurnkeyWebhookSignature({
+      headers: delivery!.headers,
+      body: delivery!.body,
+      verificationKeys: jwks.keys.map((key: { kid: string; x: string }) => ({
+        keyId: key.kid,
+        publicKey: bytesToHex(base64urlnopad.decode(key.x)),
+        algorithm: 'ed25519' as const,
+      })),
+      maxTimestampAgeMs: 300_000,
+      nowMs: h.clock.now(),
+    })
+    expect(published).toMatchObject({ ok: true, eventId: delivery!.headers['x-turnkey-event-id'] })
+    // Tampering, a stale timestamp, an unknown key: refused by ours.
+    const base = { headers: delivery!.headers, jwks, now: h.clock.now() }
+    expect(
+      verifyWebhook({ ...base, body: delivery!.body.toString().replace('"version":1', '"version":2') }),
+    ).toMatchObject({
+      ok: false,
+      reason: 'invalid_signature',
+    })
+    expect(verifyWebhook({ ...base, body: `${delivery!.body} ` })).toMatchObject({
+      ok: false,
+      reason: 'invalid_signature',
+    })
+    expect(verifyWebhook({ ...base, body: delivery!.body, now: h.clock.now() + 600_000 })).toMatchObject({
+      reason: 'stale_timestamp',
+    })
+    expect(verifyWebhook({ ...base, body: delivery!.body, jwks: { keys: [] } })).toMatchObject({
+      reason: 'unknown_key',
+    })
+    const swapped = { ...delivery!.headers, 'x-turnkey-event-id': 'another' }
+    expect(verifyWebhook({ ...base, headers: swapped, body: delivery!.body })).toMatchObject({ ok: false })
+    // Rotation: the old key stays published beside the new one; new deliveries use the new one.
+    const oldKid = jwks.keys[0].kid
+    const newKid = await rotateSigningKey(h.service.runtime)
+    const rotated = await (await h.service.app.request(WEBHOOK_JWKS_PATH)).json()
+    expect(rotated.keys.map((key: { kid: string }) => key.kid)).toEqual([newKid, oldKid])
+    h.clock.advance(1)
+    await h.submit('create_wallet', { walletName: 'B', accounts: [] })
+    await flush()
+    expect(captured.at(-1)!.headers['x-turnkey-signature-key-id']).toBe(newKid)
+    expect(receiver.rejected).toEqual([])
+  })
+
+  it('the signing key is sealed at rest', async () => {
+    const { h } = await setUp()
+    const rows = await h.service.store.findBy('pluginRows', 'kind', 'webhooks.signingKey')
+    expect(rows).toHaveLength(1)
+    const data = rows[0]!.data as Record<string, string>
+    expect(Object.keys(data).sort()).toEqual(['publicKey', 'sealedPrivateKey'])
+    expect(data.sealedPrivateKey).not.toMatch(/^[0-9a-f]{64}$/)
+  })
+})

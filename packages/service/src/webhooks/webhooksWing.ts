@@ -1,0 +1,115 @@
+import { WEBHOOK_JWKS_PATH } from '@latchkey/protocol'
+import { registerAppEvents } from '../kernel/appEvents.ts'
+import { PluginStateKey, type Runtime } from '../kernel/Runtime.ts'
+import type { ServicePlugin } from '../kernel/registry.ts'
+import { type AddressPolicy, parseAllowList } from './addressPolicy.ts'
+import { deliveryHandler, deliverySettings } from './deliver.ts'
+import { endpointHandlers } from './endpointActivities.ts'
+import { DELIVER_JOB, recordEvent } from './recordEvent.ts'
+import { ensureSigningKey, publishedKeys } from './signingKeys.ts'
+import { WEBHOOK_DEFAULTS, type WebhooksOptions } from './WebhooksOptions.ts'
+
+/** What `createService` takes for the webhooks wing. */
+export interface WebhooksWingOptions {
+  /**
+   * Signed webhooks (issue 39): events recorded with the activities that cause them, delivered
+   * at least once by the job queue. Without `transport`, events are recorded and wait.
+   * @default no transport: endpoints and events work, nothing is sent
+   */
+  webhooks?: WebhooksOptions
+}
+
+/** The wing's state: its options and the organizations known to have an endpoint. */
+export interface WebhooksState {
+  options: WebhooksOptions
+  policy: AddressPolicy
+  /** Organizations with an endpoint (re-read every `refreshMs`; added at once by a local create). */
+  subscribed: Set<string>
+}
+
+export const WEBHOOKS = new PluginStateKey<WebhooksState>('webhooks')
+
+const policyOf = (runtime: Runtime, options: WebhooksOptions): AddressPolicy => {
+  const production = runtime.options.mode === 'production'
+  return {
+    requireHttps: production,
+    allowLoopback: options.allowLoopback ?? !production,
+    allowList: options.allowList ?? [],
+  }
+}
+
+async function subscribedOrganizations(runtime: Runtime): Promise<Set<string>> {
+  return new Set((await runtime.store.all('webhookEndpoints')).map((row) => row.organizationId))
+}
+
+/**
+ * The webhooks wing: the endpoint activities and list query, the signing key (made at bootstrap,
+ * sealed) and its JWKS endpoint, the app-event recorder other parts reach through
+ * kernel/appEvents.ts, and (with a transport) the `webhooks.deliver` job handler.
+ */
+export function webhooksWing({
+  webhooks: options = {},
+}: WebhooksWingOptions = {}): ServicePlugin<WebhooksState> {
+  parseAllowList(options.allowList ?? [])
+  const handlers = endpointHandlers({
+    policyOf: (runtime) => runtime.stateOf(WEBHOOKS).policy,
+    subscribe: (runtime, organizationId) => {
+      runtime.stateOf(WEBHOOKS).subscribed.add(organizationId)
+    },
+  })
+  return {
+    name: 'webhooks',
+    activities: handlers.activities,
+    queries: handlers.queries,
+    async bootstrap(tx, runtime) {
+      await ensureSigningKey(runtime, tx)
+    },
+    routes(app, runtime) {
+      app.get(WEBHOOK_JWKS_PATH, async (c) =>
+        c.json({ keys: await publishedKeys(runtime) }, 200, { 'cache-control': 'public, max-age=300' }),
+      )
+    },
+    state: {
+      key: WEBHOOKS,
+      async load(runtime) {
+        const state: WebhooksState = {
+          options,
+          policy: policyOf(runtime, options),
+          subscribed: await subscribedOrganizations(runtime),
+        }
+        registerAppEvents(runtime, {
+          anySubscribed: () => state.subscribed.size > 0,
+          record: (tx, event) => recordEvent(runtime, tx, { event, subscribed: state.subscribed }),
+        })
+        const { transport } = options
+        if (transport)
+          runtime.jobs.handle(
+            DELIVER_JOB,
+            deliveryHandler(runtime, deliverySettings({ ...options, transport }, state.policy)),
+          )
+        return state
+      },
+    },
+    start(runtime) {
+      const state = runtime.stateOf(WEBHOOKS)
+      // Another instance may have added an endpoint: look again now and then (a local one is known at once).
+      const timer = setInterval(() => {
+        subscribedOrganizations(runtime).then(
+          (organizations) => {
+            for (const organization of organizations) state.subscribed.add(organization)
+          },
+          () => undefined,
+        )
+      }, options.refreshMs ?? WEBHOOK_DEFAULTS.refreshMs)
+      ;(timer as { unref?: () => void }).unref?.()
+      return () => clearInterval(timer)
+    },
+    readiness(runtime) {
+      // A failing receiver never makes the service unready. A production service given no
+      // transport records events it never sends: the admin report says so.
+      return options.transport || runtime.options.mode !== 'production'
+        ? undefined
+        : { webhooks: { delivering: false } }
+    },
+  }
+}
