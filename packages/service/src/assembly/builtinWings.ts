@@ -1,5 +1,6 @@
 import { type DeliveryWingOptions, deliveryWing } from '../delivery/deliveryWing.ts'
 import { secretFramePlugin } from '../frames/secretFrame.ts'
+import { importingWing } from '../importing/importingWing.ts'
 import type { ServicePlugin } from '../kernel/registry.ts'
 import type { PipelineOptions } from '../pipeline/RateLimitOptions.ts'
 import { SENDING_WING, type SendingWingOptions, sendingWing } from '../sending/sendingWing.ts'
@@ -40,6 +41,7 @@ export function builtinWings(options: BuiltinWingsOptions = {}): ServicePlugin[]
     // ---- wing: MFA (issue 38) ----
     // ---- wing: webhooks (issue 39) ----
     // ---- wing: import and pregeneration (issue 40) ----
+    importingWing(),
   ]
 }
 

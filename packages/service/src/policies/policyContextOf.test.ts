@@ -55,6 +55,8 @@ const EXPECTED: Record<ActivityPath, [resource: string, action: string]> = {
   export_private_key: ['PRIVATE_KEY', 'EXPORT'],
   init_import_private_key: ['PRIVATE_KEY', 'IMPORT'],
   import_private_key: ['PRIVATE_KEY', 'IMPORT'],
+  latchkey_init_user_import: ['ORGANIZATION', 'IMPORT'],
+  latchkey_import_user: ['ORGANIZATION', 'IMPORT'],
 }
 
 describe('policyContextOf', () => {

@@ -144,6 +144,10 @@ function migrationsOf(backend: StoreBackend): Record<string, Migration> {
     // ---- wing: MFA (issue 38) ----
     // ---- wing: webhooks (issue 39) ----
     // ---- wing: import and pregeneration (issue 40) ----
+    '0009_import': addTables(
+      { importedUsers: ['organizationId'], importClaims: [], importKeys: [] },
+      backend.textType,
+    ),
   }
 }
 

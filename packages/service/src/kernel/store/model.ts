@@ -377,6 +377,32 @@ export interface GasUsageRow extends Row {
 // ---- wing: MFA (issue 38) ----
 // ---- wing: webhooks (issue 39) ----
 // ---- wing: import and pregeneration (issue 40) ----
+/** One user imported by external id (`latchkey_import_user`); its id is derived from the parent and the external id. */
+export interface ImportedUserRow extends Row {
+  /** The parent organization that imported the user. */
+  organizationId: string
+  externalId: string
+  subOrganizationId: string
+  userId: string
+  walletIds: string[]
+  privateKeyIds: string[]
+}
+
+/** A contact, OAuth identity or passkey an import gave to one account; its id is derived from the parent and the value. */
+export interface ImportClaimRow extends Row {
+  organizationId: string
+  kind: 'email' | 'phone' | 'oauth' | 'passkey'
+  subOrganizationId: string
+  externalId: string
+}
+
+/** An organization's long-lived import key: bulk imports encrypt wallets and keys to its public half. */
+export interface ImportKeyRow extends Row {
+  organizationId: string
+  sealedPrivateKey: string
+  /** Uncompressed P-256 public key, hex. */
+  publicKey: string
+}
 
 export interface Tables {
   service: ServiceRow
@@ -410,6 +436,9 @@ export interface Tables {
   // ---- wing: MFA (issue 38) ----
   // ---- wing: webhooks (issue 39) ----
   // ---- wing: import and pregeneration (issue 40) ----
+  importedUsers: ImportedUserRow
+  importClaims: ImportClaimRow
+  importKeys: ImportKeyRow
 }
 
 export type TableName = keyof Tables
@@ -447,4 +476,7 @@ export const INDEXES: { [T in TableName]: (keyof Tables[T] & string)[] } = {
   // ---- wing: MFA (issue 38) ----
   // ---- wing: webhooks (issue 39) ----
   // ---- wing: import and pregeneration (issue 40) ----
+  importedUsers: ['organizationId'],
+  importClaims: [],
+  importKeys: [],
 }
