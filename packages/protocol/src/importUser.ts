@@ -23,6 +23,12 @@ export interface ImportUserParams {
     curve: Curve
     addressFormats: AddressFormat[]
   }[]
+  /**
+   * The addresses this person held (as `export-users` writes them). With wallets or private keys
+   * on the line, each must be one they derive, or the line is refused: a check that the right
+   * secret came with the right person. Without any, they are a record only.
+   */
+  addresses?: string[]
 }
 
 export interface ImportUserResult {

@@ -1,6 +1,8 @@
 import type { ImportUserParams, ImportUserResult } from '@latchkey/protocol'
 import { sha256 } from '@noble/hashes/sha2.js'
-import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
+import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
+import { base64urlnopad } from '@scure/base'
+import { cose, decodeCredentialPublicKey } from '@simplewebauthn/server/helpers'
 import { storePrivateKey } from '../domain/privateKeys.ts'
 import { callerVouchesForContacts } from '../domain/verifiedContact.ts'
 import { createWalletRecords } from '../domain/wallets.ts'
@@ -67,7 +69,7 @@ export const initUserImport = defineActivity('latchkey_init_user_import', {
         importBundle: makeImportBundle({
           organizationId: ctx.organization.id,
           userId: ctx.caller.userId,
-          targetPublic: Uint8Array.from(Buffer.from(key.publicKey, 'hex')),
+          targetPublic: hexToBytes(key.publicKey),
           signerPrivateKey,
         }),
       }
@@ -160,8 +162,43 @@ async function refuseTaken(ctx: ActivityContext, p: ImportUserParams): Promise<v
 }
 
 function fromBase64url(value: string, field: string): Uint8Array {
-  const bytes = Uint8Array.from(Buffer.from(value.replace(/=+$/, ''), 'base64url'))
-  if (bytes.length === 0) throw new FieldError({ field, reason: 'must be base64url bytes' })
+  let bytes: Uint8Array
+  try {
+    bytes = base64urlnopad.decode(value.replace(/=+$/, ''))
+  } catch {
+    throw new FieldError({ field, reason: 'must be base64url' })
+  }
+  if (bytes.length === 0) throw new FieldError({ field, reason: 'must not be empty' })
+  return bytes
+}
+
+/** Refuses the import when an address the line lists is not one its wallets or keys derive. */
+async function requireAddresses(ctx: ActivityContext, organizationId: string, addresses: string[]) {
+  const derived = new Set<string>()
+  for (const account of await ctx.tx.findBy('walletAccounts', 'organizationId', organizationId))
+    derived.add(account.address.toLowerCase())
+  for (const key of await ctx.tx.findBy('privateKeys', 'organizationId', organizationId))
+    for (const { address } of key.addresses) derived.add(address.toLowerCase())
+  const missing = addresses.findIndex((address) => !derived.has(address.toLowerCase()))
+  if (missing >= 0)
+    throw new FieldError({
+      field: `parameters.addresses[${missing}]`,
+      reason:
+        'is not derived by any wallet account or private key of this line: the wrong secret for this person?',
+    })
+}
+
+/** A passkey's COSE public key (base64url), refused unless it decodes to a key WebAuthn can verify with. */
+function readCoseKey(value: string, field: string): Uint8Array {
+  const bytes = fromBase64url(value, field)
+  let alg: unknown
+  try {
+    alg = decodeCredentialPublicKey(new Uint8Array(bytes)).get(cose.COSEKEYS.alg)
+  } catch {
+    throw new FieldError({ field, reason: 'must be a COSE public key (CBOR)' })
+  }
+  if (typeof alg !== 'number' || !cose.isCOSEAlg(alg))
+    throw new FieldError({ field, reason: 'must be a COSE public key of a WebAuthn algorithm' })
   return bytes
 }
 
@@ -219,15 +256,15 @@ export const importUser = defineActivity('latchkey_import_user', {
         updatedAt: ctx.now,
       })
     for (const [i, k] of (p.passkeys ?? []).entries()) {
-      const cose = fromBase64url(k.cosePublicKey, `parameters.passkeys[${i}].cosePublicKey`)
+      const coseKey = readCoseKey(k.cosePublicKey, `parameters.passkeys[${i}].cosePublicKey`)
       await ctx.tx.put('authenticators', {
         id: ctx.newId(),
         organizationId: subOrganizationId,
         userId: user.id,
         name: k.name ?? 'imported passkey',
         credentialId: k.credentialId.replace(/=+$/, ''),
-        cosePublicKey: Buffer.from(cose).toString('base64url'),
-        publicKeyHex: bytesToHex(cose),
+        cosePublicKey: base64urlnopad.encode(coseKey),
+        publicKeyHex: bytesToHex(coseKey),
         counter: k.counter ?? 0,
         aaguid: '00000000-0000-0000-0000-000000000000',
         model: '',
@@ -273,6 +310,8 @@ export const importUser = defineActivity('latchkey_import_user', {
         privateKey.fill(0)
       }
     })
+    if (p.addresses && walletIds.length + privateKeyIds.length > 0)
+      await requireAddresses(ctx, subOrganizationId, p.addresses)
     for (const claim of claimsOf(p))
       await ctx.tx.put('importClaims', {
         id: derivedId(ctx.organization.id, claim.kind, claim.value),

@@ -3,7 +3,7 @@ import { CURVES } from '@latchkey/protocol'
 import { readAccounts } from '../domain/params.ts'
 import { readAddressFormats } from '../domain/privateKeys.ts'
 import { FieldError } from '../kernel/base/errors.ts'
-import { Reader } from '../kernel/Reader.ts'
+import { Reader, stringItem } from '../kernel/Reader.ts'
 
 /** The fields of one imported user, and of each of its parts: anything else is refused by name. */
 const FIELDS = {
@@ -16,6 +16,7 @@ const FIELDS = {
     'passkeys',
     'wallets',
     'privateKeys',
+    'addresses',
   ],
   oauthProviders: ['issuer', 'subject', 'audience', 'providerName'],
   passkeys: ['credentialId', 'cosePublicKey', 'name', 'counter'],
@@ -104,8 +105,10 @@ export function readImportUser(r: Reader): ImportUserParams {
     },
     { max: 10 },
   )
+  const addresses = r.optArray('addresses', (value, field) => stringItem(value, field), { max: 100 })
   return {
     externalId: r.string('externalId', { max: 256 }),
+    ...(addresses ? { addresses } : {}),
     ...(userName !== undefined ? { userName } : {}),
     ...(email !== undefined ? { email: email.trim().toLowerCase() } : {}),
     ...(phoneNumber !== undefined ? { phoneNumber } : {}),
