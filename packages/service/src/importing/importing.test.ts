@@ -234,3 +234,91 @@ describe('latchkey_import_user', () => {
     expect(errorOf(inside)).toMatchObject({ status: 403 })
   })
 })
+
+describe('pregeneration by create_sub_organization', () => {
+  const pregenerate = (h: Harness, email: string) =>
+    h.submit('create_sub_organization', {
+      subOrganizationName: `pregenerated for ${email}`,
+      rootUsers: [{ userName: email, userEmail: email, apiKeys: [], authenticators: [], oauthProviders: [] }],
+      rootQuorumThreshold: 1,
+      wallet: { walletName: 'Airdrop', accounts: [ETHEREUM_ACCOUNT] },
+    })
+
+  it('two devices racing the first sign-in land in the one pregenerated account; nothing else is made', async () => {
+    const h = await createHarness()
+    const made = resultOf('create_sub_organization', await pregenerate(h, 'drop@example.com'))
+    const [a, b] = await Promise.all([otpLogin(h, 'drop@example.com'), otpLogin(h, 'drop@example.com')])
+    for (const login of [a, b]) {
+      expect(login.status).toBe(200)
+      const wallets = await h.query(
+        'list_wallets',
+        { organizationId: made.subOrganizationId },
+        { as: login.key, organizationId: made.subOrganizationId },
+      )
+      expect(wallets.body.wallets.map((w: Json) => w.walletId)).toEqual([made.wallet.walletId])
+    }
+    const subs = await h.query('list_suborgs', { organizationId: h.organizationId })
+    expect(subs.body.organizationIds).toEqual([made.subOrganizationId])
+  })
+
+  it('the same contact pregenerated twice is refused; a sign-up for a pregenerated contact is told to log in', async () => {
+    const h = await createHarness()
+    expect((await pregenerate(h, 'twice@example.com')).status).toBe(200)
+    expect(errorOf(await pregenerate(h, 'Twice@example.com'))).toMatchObject({
+      status: 409,
+      field: 'parameters.rootUsers[0].userEmail',
+    })
+    const key = testKey()
+    const init = await proxy(h, 'otp_init', { otpType: 'OTP_TYPE_EMAIL', contact: 'twice@example.com' })
+    const outbox = await h.service.app.request('/dev/outbox.json?contact=twice%40example.com')
+    const [message] = ((await outbox.json()) as { messages: { code: string }[] }).messages
+    const verify = await proxy(h, 'otp_verify', {
+      otpId: init.body.otpId,
+      otpCode: message!.code,
+      public_key: key.publicKey,
+    })
+    const token = verify.body.verificationToken as string
+    const signup = await proxy(h, 'signup', {
+      userEmail: 'twice@example.com',
+      verificationToken: token,
+      clientSignature: bytesToHex(
+        p256.sign(utf8ToBytes(token), key.privateKey, { prehash: true, format: 'compact' }),
+      ),
+      apiKeys: [],
+      authenticators: [],
+      oauthProviders: [],
+    })
+    expect(signup.status).toBe(409)
+    expect(signup.body.message).toMatch(/log in/)
+  })
+
+  it("an attacker's unverified copy of the contact never routes the owner's login", async () => {
+    const h = await createHarness()
+    const made = resultOf('create_sub_organization', await pregenerate(h, 'owner@example.com'))
+    // The attacker's own account (made by the operator for another address) sets the owner's
+    // address without proof: stored unverified.
+    const attacker = await h.createSubOrganization()
+    const users = await h.query(
+      'list_users',
+      { organizationId: attacker.organizationId },
+      {
+        as: attacker.keys[0],
+        organizationId: attacker.organizationId,
+      },
+    )
+    const set = await h.submit(
+      'update_user_email',
+      { userId: users.body.users[0].userId, userEmail: 'owner@example.com' },
+      { as: attacker.keys[0], organizationId: attacker.organizationId },
+    )
+    expect(set.status).toBe(200)
+    for (let i = 0; i < 2; i++) {
+      h.clock.advance(61_000)
+      const login = await otpLogin(h, 'owner@example.com')
+      expect(login.status).toBe(200)
+      expect(login.body.organizationId ?? decodeJwtClaims(login.body.session).organization_id).toBe(
+        made.subOrganizationId,
+      )
+    }
+  })
+})
