@@ -42,8 +42,11 @@ const PUBLISHED_TYPES = unionOf('v1ActivityType')
 const INTENT_KEYS = fieldsOf('v1Intent')
 const RESULT_KEYS = fieldsOf('v1Result')
 
-/** Every implemented activity with the versions the published types name for it, oldest first. */
-const published = ACTIVITY_PATHS.map((path) => {
+/** Latchkey's own activities, namespaced so they can never collide with a published name. */
+const OWN = ACTIVITY_PATHS.filter((path) => path.startsWith('latchkey_'))
+
+/** Every implemented activity of the published API with the versions the published types name for it, oldest first. */
+const published = ACTIVITY_PATHS.filter((path) => !OWN.includes(path)).map((path) => {
   const base = `ACTIVITY_TYPE_${path.toUpperCase()}`
   const versions = PUBLISHED_TYPES.filter((type) => type === base || new RegExp(`^${base}_V\\d+$`).test(type))
   versions.sort((a, b) => versionOf(base, a) - versionOf(base, b))
@@ -51,6 +54,13 @@ const published = ACTIVITY_PATHS.map((path) => {
 })
 
 describe('the activity versions accepted, against the published types (@turnkey/http 6.6.0)', () => {
+  it("names Latchkey's own activities ACTIVITY_TYPE_LATCHKEY_*, none of them a published type", () => {
+    const own = OWN.flatMap((path) => ACTIVITIES[path].types as readonly string[])
+    expect(
+      own.filter((type) => !type.startsWith('ACTIVITY_TYPE_LATCHKEY_') || PUBLISHED_TYPES.includes(type)),
+    ).toEqual([])
+  })
+
   it('accepts the newest published version of every implemented activity', () => {
     const missing = published.flatMap(({ path, versions, accepted }) => {
       const newest = versions.at(-1)
