@@ -59,7 +59,15 @@ async function importKeyOf(ctx: ActivityContext): Promise<ImportKeyRow> {
  * private keys of `latchkey_import_user` are HPKE-encrypted to it.
  */
 export const initUserImport = defineActivity('latchkey_init_user_import', {
-  parse: () => ({}) as Record<string, never>,
+  parse: (r) => {
+    const [unknown] = Object.keys(r.value)
+    if (unknown !== undefined)
+      throw new FieldError({
+        field: r.field(unknown),
+        reason: 'is an unknown field: this activity takes no parameters',
+      })
+    return {} as Record<string, never>
+  },
   run: async (ctx) => {
     requireOperator(ctx)
     const key = await importKeyOf(ctx)
