@@ -9,6 +9,7 @@ import type {
   PayloadEncoding,
   TransactionType,
 } from './enums.ts'
+import type { ImportUserParams, ImportUserResult } from './importUser.ts'
 import type {
   AccountSpec,
   Activity,
@@ -560,6 +561,14 @@ export interface ActivityMap {
     result: { eventId: string; endpointIds: string[] }
   }
   // ---- wing: import and pregeneration (issue 40) ----
+  latchkey_init_user_import: {
+    parameters: Record<string, never>
+    result: { importBundle: string }
+  }
+  latchkey_import_user: {
+    parameters: ImportUserParams
+    result: ImportUserResult
+  }
 }
 
 export type ActivityPath = keyof ActivityMap
@@ -1133,6 +1142,20 @@ export const ACTIVITIES: ActivityRegistry = activityDefinitions<ActivityMap>({
     readOnly: false,
   },
   // ---- wing: import and pregeneration (issue 40) ----
+  latchkey_init_user_import: {
+    types: ['ACTIVITY_TYPE_LATCHKEY_INIT_USER_IMPORT'],
+    resource: 'ORGANIZATION',
+    action: 'IMPORT',
+    proxyUser: false,
+    readOnly: false,
+  },
+  latchkey_import_user: {
+    types: ['ACTIVITY_TYPE_LATCHKEY_IMPORT_USER'],
+    resource: 'ORGANIZATION',
+    action: 'IMPORT',
+    proxyUser: false,
+    readOnly: false,
+  },
 })
 
 export const ACTIVITY_PATHS = Object.keys(ACTIVITIES) as ActivityPath[]

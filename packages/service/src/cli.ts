@@ -14,6 +14,8 @@ const COMMANDS: Record<string, () => Promise<{ run(argv: string[]): Promise<void
   backup: () => import('./commands/backup.ts'),
   restore: () => import('./commands/restore.ts'),
   'rotate-master-key': () => import('./commands/rotateMasterKey.ts'),
+  import: () => import('./commands/importUsers.ts'),
+  'export-users': () => import('./commands/exportUsers.ts'),
 }
 
 async function main(argv: string[]): Promise<void> {

@@ -1,10 +1,10 @@
 import type { RootUserParams } from '@latchkey/protocol'
 import { readRootUser, readWalletParams } from '../domain/params.ts'
 import { addApiKeys, addAuthenticators } from '../domain/users.ts'
-import { callerVouchesForContacts, newUserContacts } from '../domain/verifiedContact.ts'
+import { callerVouchesForContacts, holdsVerifiedContact, newUserContacts } from '../domain/verifiedContact.ts'
 import { createWalletRecords } from '../domain/wallets.ts'
 import { mapInOrder } from '../kernel/base/async.ts'
-import { FieldError, PermissionError } from '../kernel/base/errors.ts'
+import { ConflictError, FieldError, PermissionError } from '../kernel/base/errors.ts'
 import type { Reader } from '../kernel/Reader.ts'
 import { type ActivityContext, defineActivity, type SubOrganizationHookContext } from '../kernel/registry.ts'
 import type { UserRow } from '../kernel/store/model.ts'
@@ -95,6 +95,7 @@ export const createSubOrganization = defineActivity('create_sub_organization', {
       createdAt: ctx.now,
       updatedAt: ctx.now,
     })
+    if (vouched) await refuseContactsHeldElsewhere(ctx, id, p.rootUsers)
     const hookContext: SubOrganizationHookContext = { ...ctx, subOrganization }
     const hooks = ctx.registry.plugins
       .map((plugin) => plugin.subOrganization)
@@ -159,5 +160,47 @@ async function refuseClaimsFromPluginUsers(ctx: ActivityContext, rootUsers: Root
           field: `parameters.rootUsers[${index}].oauthProviders[${claimed}].oidcClaims`,
           message: "oidcClaims are taken from the organization's own users only; sign up with an oidcToken",
         })
+  }
+}
+
+/**
+ * A contact the operator vouches for routes logins, so it may belong to one account of the parent:
+ * pregenerating an account for a contact another sub-organization holds verified (pregenerated
+ * before, or the person signed up meanwhile) is refused, naming the field, rather than leaving
+ * the person's next login to pick one of two accounts.
+ */
+async function refuseContactsHeldElsewhere(ctx: ActivityContext, id: string, rootUsers: RootUserParams[]) {
+  const contacts = rootUsers.flatMap((user, index) => [
+    ...(user.userEmail
+      ? [
+          {
+            kind: 'email' as const,
+            value: user.userEmail.trim().toLowerCase(),
+            field: `parameters.rootUsers[${index}].userEmail`,
+          },
+        ]
+      : []),
+    ...(user.userPhoneNumber
+      ? [
+          {
+            kind: 'phone' as const,
+            value: user.userPhoneNumber,
+            field: `parameters.rootUsers[${index}].userPhoneNumber`,
+          },
+        ]
+      : []),
+  ])
+  if (contacts.length === 0) return
+  for (const org of await ctx.tx.findBy('organizations', 'parentOrganizationId', ctx.organization.id)) {
+    if (org.id === id) continue
+    const users = await ctx.tx.findBy('users', 'organizationId', org.id)
+    const taken = contacts.find((contact) =>
+      users.some((user) => holdsVerifiedContact(user, contact.kind, contact.value)),
+    )
+    if (taken)
+      throw new ConflictError({
+        field: taken.field,
+        message: `${taken.field} already belongs to account ${org.id}: give that account's sub-organization to this person instead`,
+      })
   }
 }

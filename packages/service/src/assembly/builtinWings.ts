@@ -1,5 +1,6 @@
 import { type DeliveryWingOptions, deliveryWing } from '../delivery/deliveryWing.ts'
 import { secretFramePlugin } from '../frames/secretFrame.ts'
+import { importingWing } from '../importing/importingWing.ts'
 import type { ServicePlugin } from '../kernel/registry.ts'
 import { limitsWing } from '../limits/limitsWing.ts'
 import type { MfaWingOptions } from '../mfa/mfaState.ts'
@@ -49,6 +50,7 @@ export function builtinWings(options: BuiltinWingsOptions = {}): ServicePlugin[]
     // ---- wing: webhooks (issue 39) ----
     webhooksWing(options.webhooks ? { webhooks: options.webhooks } : {}),
     // ---- wing: import and pregeneration (issue 40) ----
+    importingWing(),
   ]
 }
 

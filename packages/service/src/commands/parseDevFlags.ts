@@ -25,6 +25,8 @@ export const USAGE = `Usage: latchkey-service dev [options]
        latchkey-service backup --data-dir DIR --to FILE
        latchkey-service restore --from FILE --data-dir NEW_DIR
        latchkey-service rotate-master-key --new-key-file FILE (--data-dir DIR | --database-url URL)
+       latchkey-service import --from users.jsonl --url URL --organization-id ID --root-key-file FILE
+       latchkey-service export-users --to users.jsonl --url URL --organization-id ID --root-key-file FILE
 
 Each command answers --help with its options. Without a command, the flags below are dev's.
 
@@ -119,6 +121,8 @@ export const COMMAND_NAMES = [
   'backup',
   'restore',
   'rotate-master-key',
+  'import',
+  'export-users',
 ] as const
 
 export interface CliOptions {

@@ -73,6 +73,9 @@ const EXPECTED: Record<ActivityPath, [resource: string, action: string]> = {
   update_webhook_endpoint: ['ORGANIZATION', 'UPDATE'],
   delete_webhook_endpoint: ['ORGANIZATION', 'DELETE'],
   latchkey_redeliver_webhook_event: ['ORGANIZATION', 'UPDATE'],
+  // import (issue 40)
+  latchkey_init_user_import: ['ORGANIZATION', 'IMPORT'],
+  latchkey_import_user: ['ORGANIZATION', 'IMPORT'],
 }
 
 describe('policyContextOf', () => {

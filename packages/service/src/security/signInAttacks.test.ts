@@ -189,9 +189,9 @@ describe('class 3: tokens are bound to where they were minted', () => {
   it('a token minted in one sub-organization logs in nowhere else, and signs nobody up', async () => {
     const h = await createHarness()
     const email = 'shared@example.com'
-    // Two accounts with one e-mail (made by the operator); A's user verifies a code in A.
+    // Two accounts (one e-mail belongs to one account: the operator cannot give it to both); A's user verifies a code in A.
     const a = await subOrgWithEmail(h, email)
-    const b = await subOrgWithEmail(h, email)
+    const b = await subOrgWithEmail(h, 'other@example.com')
     const key = clientKey()
     const init = await h.submit(
       'init_otp',

@@ -24,8 +24,9 @@ const NEWEST_TABLES: Record<string, string[]> = {
   '0005_rate_limit_buckets': ['rateLimitBuckets'],
   '0006_spending_limits': ['spendingLimits', 'spendingLimitUsage'],
   '0008_webhooks': ['webhookEndpoints', 'webhookDeliveries'],
+  '0009_import': ['importedUsers', 'importClaims', 'importKeys'],
 }
-const NEWEST_TABLE = NEWEST_TABLES[NEWEST] ?? []
+const NEWEST_TABLE: string[] = NEWEST_TABLES[NEWEST] ?? []
 if (NEWEST_TABLE.length === 0) throw new Error(`name the table migration ${NEWEST} creates in NEWEST_TABLES`)
 const FUTURE = '9999_from_a_newer_version'
 

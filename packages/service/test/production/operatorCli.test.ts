@@ -99,6 +99,8 @@ describe('what the operator is told', { timeout: 300_000 }, () => {
       'backup',
       'restore',
       'rotate-master-key',
+      'import',
+      'export-users',
     ])
       expect(help.stdout).toContain(`latchkey-service ${command}`)
   })

@@ -184,6 +184,10 @@ function migrationsOf(backend: StoreBackend): Record<string, Migration> {
       backend.textType,
     ),
     // ---- wing: import and pregeneration (issue 40) ----
+    '0009_import': addTables(
+      { importedUsers: ['organizationId'], importClaims: [], importKeys: [] },
+      backend.textType,
+    ),
   }
 }
 

@@ -487,6 +487,32 @@ export interface WebhookDeliveryRow extends Row {
   deliveredAt?: number
 }
 // ---- wing: import and pregeneration (issue 40) ----
+/** One user imported by external id (`latchkey_import_user`); its id is derived from the parent and the external id. */
+export interface ImportedUserRow extends Row {
+  /** The parent organization that imported the user. */
+  organizationId: string
+  externalId: string
+  subOrganizationId: string
+  userId: string
+  walletIds: string[]
+  privateKeyIds: string[]
+}
+
+/** A contact, OAuth identity or passkey an import gave to one account; its id is derived from the parent and the value. */
+export interface ImportClaimRow extends Row {
+  organizationId: string
+  kind: 'email' | 'phone' | 'oauth' | 'passkey'
+  subOrganizationId: string
+  externalId: string
+}
+
+/** An organization's long-lived import key: bulk imports encrypt wallets and keys to its public half. */
+export interface ImportKeyRow extends Row {
+  organizationId: string
+  sealedPrivateKey: string
+  /** Uncompressed P-256 public key, hex. */
+  publicKey: string
+}
 
 export interface Tables {
   service: ServiceRow
@@ -528,6 +554,9 @@ export interface Tables {
   webhookEndpoints: WebhookEndpointRow
   webhookDeliveries: WebhookDeliveryRow
   // ---- wing: import and pregeneration (issue 40) ----
+  importedUsers: ImportedUserRow
+  importClaims: ImportClaimRow
+  importKeys: ImportKeyRow
 }
 
 export type TableName = keyof Tables
@@ -573,4 +602,7 @@ export const INDEXES: { [T in TableName]: (keyof Tables[T] & string)[] } = {
   webhookEndpoints: ['organizationId'],
   webhookDeliveries: ['eventId', 'endpointId', 'state'],
   // ---- wing: import and pregeneration (issue 40) ----
+  importedUsers: ['organizationId'],
+  importClaims: [],
+  importKeys: [],
 }

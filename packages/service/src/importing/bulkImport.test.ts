@@ -1,0 +1,182 @@
+// The bulk import's client side against a real service in this process: bad lines reported with
+// their numbers and nothing else affected, reruns that skip, plaintext secrets only from an
+// owner-only file, and the operator export taken back by import.
+
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { p256 } from '@noble/curves/nist.js'
+import { hexToBytes } from '@noble/hashes/utils.js'
+import { english, generateMnemonic, mnemonicToAccount } from 'viem/accounts'
+import { afterAll, describe, expect, it } from 'vitest'
+import { createService, type Service } from '../assembly/createService.ts'
+import { ETHEREUM_ACCOUNT } from '../testing/harness.ts'
+import { bulkImport, type Rejection } from './bulkImport.ts'
+import { exportUsers } from './exportUsers.ts'
+import { importClient } from './importClient.ts'
+
+const dir = mkdtempSync(join(tmpdir(), 'latchkey-import-'))
+const services: Service[] = []
+afterAll(async () => {
+  for (const service of services) await service.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+async function serviceAndClient() {
+  const service = await createService()
+  services.push(service)
+  const client = importClient({
+    url: 'http://service.test',
+    organizationId: service.dev.organizationId,
+    privateKey: hexToBytes(service.dev.apiPrivateKey),
+    fetch: (input, init) => service.fetch(input, init),
+  })
+  return { service, client }
+}
+
+function file(name: string, lines: unknown[], mode = 0o600): string {
+  const path = join(dir, name)
+  writeFileSync(
+    path,
+    lines.map((line) => (typeof line === 'string' ? line : JSON.stringify(line))).join('\n'),
+  )
+  chmodSync(path, mode)
+  return path
+}
+
+async function run(client: ReturnType<typeof importClient>, path: string) {
+  const rejected: Rejection[] = []
+  const totals = await bulkImport({
+    file: path,
+    submit: (params) => client.importUser(params),
+    importKey: () => client.importKey(),
+    concurrency: 3,
+    onRejected: (r) => rejected.push(r),
+  })
+  return { totals, rejected: rejected.sort((a, b) => a.line - b.line) }
+}
+
+const subOrganizations = async (service: Service) =>
+  (await service.store.findBy('organizations', 'parentOrganizationId', service.dev.organizationId)).length
+
+describe('bulkImport', () => {
+  it('reports each bad line with its number and reason, imports the rest, and a rerun skips them all', async () => {
+    const { service, client } = await serviceAndClient()
+    const mnemonic = generateMnemonic(english)
+    const strangerKey = p256.getPublicKey(p256.utils.randomSecretKey(), false)
+    const { hpkeSeal } = await import('@latchkey/protocol/hpke')
+    const foreignBundle = JSON.stringify(
+      hpkeSeal({ plaintext: new TextEncoder().encode(mnemonic), receiverPublicKey: strangerKey }),
+    )
+    const path = file('mixed.jsonl', [
+      {
+        externalId: 'u1',
+        email: 'one@example.com',
+        wallets: [{ walletName: 'W', mnemonic, accounts: [ETHEREUM_ACCOUNT] }],
+      },
+      '{"externalId": "u2", "email": ',
+      { externalId: 'u3', email: 'three@example.com', favouriteColour: 'blue' },
+      {
+        externalId: 'u4',
+        privateKeys: [{ privateKeyName: 'k', privateKey: 'abc', curve: 'CURVE_SECP256K1' }],
+      },
+      {
+        externalId: 'u5',
+        wallets: [{ walletName: 'W', encryptedBundle: foreignBundle, accounts: [ETHEREUM_ACCOUNT] }],
+      },
+      { externalId: 'u1', email: 'again@example.com' },
+      '',
+      {
+        externalId: 'u6',
+        phoneNumber: '+15551234567',
+        oauthProviders: [{ issuer: 'https://accounts.google.com', subject: 's6' }],
+      },
+    ])
+    const first = await run(client, path)
+    expect(first.rejected.map(({ line, reason }) => ({ line, reason }))).toEqual([
+      { line: 2, reason: expect.stringMatching(/^not JSON/) },
+      { line: 3, reason: expect.stringMatching(/favouriteColour is an unknown field/) },
+      { line: 4, reason: expect.stringMatching(/privateKeys\[0\]\.privateKey must be 32 bytes of hex/) },
+      {
+        line: 5,
+        reason: expect.stringMatching(
+          /wallets\[0\]\.encryptedBundle does not open with this organization's import key/,
+        ),
+      },
+      { line: 6, reason: expect.stringMatching(/duplicate externalId/) },
+    ])
+    expect(first.totals).toMatchObject({ read: 7, imported: 2, skipped: 0, rejected: 5 })
+    expect(await subOrganizations(service)).toBe(2)
+    // The imported wallet holds the mnemonic's address; the activity record never held the mnemonic.
+    const account = (await service.store.all('walletAccounts')).find(
+      (row) => row.address === mnemonicToAccount(mnemonic).address,
+    )
+    expect(account).toBeDefined()
+    const activities = JSON.stringify(await service.store.all('activities'))
+    expect(activities).not.toContain(mnemonic)
+
+    const again = await run(client, path)
+    expect(again.totals).toMatchObject({ imported: 0, skipped: 2, rejected: 5 })
+    expect(await subOrganizations(service)).toBe(2)
+  })
+
+  it('takes plaintext secrets only from a file nobody but its owner can read', async () => {
+    const { service, client } = await serviceAndClient()
+    const path = file(
+      'open.jsonl',
+      [
+        {
+          externalId: 'p1',
+          wallets: [{ walletName: 'W', mnemonic: generateMnemonic(english), accounts: [ETHEREUM_ACCOUNT] }],
+        },
+      ],
+      0o644,
+    )
+    const { rejected, totals } = await run(client, path)
+    expect(rejected).toEqual([{ line: 1, reason: expect.stringMatching(/chmod 600/) }])
+    expect(totals.imported).toBe(0)
+    expect(await subOrganizations(service)).toBe(0)
+  })
+
+  it('the operator export, without secrets, imports into another service as it is', async () => {
+    const { service, client } = await serviceAndClient()
+    const mnemonic = generateMnemonic(english)
+    const path = file('source.jsonl', [
+      {
+        externalId: 'x1',
+        email: 'x1@example.com',
+        oauthProviders: [{ issuer: 'https://accounts.google.com', subject: 'x1' }],
+        wallets: [{ walletName: 'W', mnemonic, accounts: [ETHEREUM_ACCOUNT] }],
+      },
+      { externalId: 'x2', phoneNumber: '+15557654321' },
+    ])
+    expect((await run(client, path)).totals.imported).toBe(2)
+    const lines: string[] = []
+    await exportUsers(service.store, service.dev.organizationId, (user) => {
+      lines.push(JSON.stringify(user))
+    })
+    const exported = lines.map((line) => JSON.parse(line))
+    expect(exported).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          externalId: 'x1',
+          email: 'x1@example.com',
+          oauthProviders: [expect.objectContaining({ issuer: 'https://accounts.google.com', subject: 'x1' })],
+          addresses: [mnemonicToAccount(mnemonic).address],
+        }),
+        expect.objectContaining({ externalId: 'x2', phoneNumber: '+15557654321' }),
+      ]),
+    )
+    expect(lines.join('\n')).not.toMatch(/sealed|mnemonic|privateKey/i)
+    const target = await serviceAndClient()
+    const back = await run(target.client, file('export.jsonl', lines))
+    expect(back.totals).toMatchObject({ imported: 2, rejected: 0 })
+    const again: string[] = []
+    await exportUsers(target.service.store, target.service.dev.organizationId, (user) => {
+      again.push(JSON.stringify({ ...user, addresses: undefined }))
+    })
+    expect(again.sort()).toEqual(
+      lines.map((line) => JSON.stringify({ ...JSON.parse(line), addresses: undefined })).sort(),
+    )
+  })
+})

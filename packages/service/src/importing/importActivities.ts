@@ -1,0 +1,346 @@
+import type { ImportUserParams, ImportUserResult } from '@latchkey/protocol'
+import { sha256 } from '@noble/hashes/sha2.js'
+import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
+import { base64urlnopad } from '@scure/base'
+import { cose, decodeCredentialPublicKey } from '@simplewebauthn/server/helpers'
+import { storePrivateKey } from '../domain/privateKeys.ts'
+import { callerVouchesForContacts } from '../domain/verifiedContact.ts'
+import { createWalletRecords } from '../domain/wallets.ts'
+import { mapInOrder } from '../kernel/base/async.ts'
+import { ConflictError, FieldError, PermissionError } from '../kernel/base/errors.ts'
+import {
+  CryptoInputError,
+  makeImportBundle,
+  normalizeMnemonic,
+  openImportCiphertext,
+  p256PublicKey,
+  randomP256PrivateKey,
+  validateMnemonic,
+} from '../kernel/crypto/index.ts'
+import { type ActivityContext, defineActivity } from '../kernel/registry.ts'
+import type { ImportClaimRow, ImportKeyRow } from '../kernel/store/model.ts'
+import { readImportUser } from './readImportUser.ts'
+
+/** A row id derived from the parent organization and a value: one row per value, decided by the primary key. */
+const derivedId = (organizationId: string, kind: string, value: string) =>
+  bytesToHex(sha256(utf8ToBytes(`${organizationId}\n${kind}\n${value}`))).slice(0, 40)
+
+/** Only the root users of a top-level organization import users: they vouch for the contacts. */
+function requireOperator(ctx: ActivityContext): void {
+  if (!callerVouchesForContacts(ctx))
+    throw new PermissionError({
+      field: 'organizationId',
+      message: 'users are imported by a root user of a top-level organization, into its sub-organizations',
+    })
+}
+
+/** The organization's import key, made on first use (sealed at rest). */
+async function importKeyOf(ctx: ActivityContext): Promise<ImportKeyRow> {
+  const existing = await ctx.tx.get('importKeys', ctx.organization.id)
+  if (existing) return existing
+  const privateKey = randomP256PrivateKey()
+  try {
+    return await ctx.tx.put('importKeys', {
+      id: ctx.organization.id,
+      organizationId: ctx.organization.id,
+      sealedPrivateKey: ctx.runtime.seal(privateKey),
+      publicKey: bytesToHex(p256PublicKey(privateKey, false)),
+      createdAt: ctx.now,
+      updatedAt: ctx.now,
+    })
+  } finally {
+    privateKey.fill(0)
+  }
+}
+
+/**
+ * `latchkey_init_user_import`: the organization's long-lived import key, as an import bundle signed
+ * by the signer key (the same format as `init_import_wallet`'s, its `userId` the caller). Wallets and
+ * private keys of `latchkey_import_user` are HPKE-encrypted to it.
+ */
+export const initUserImport = defineActivity('latchkey_init_user_import', {
+  parse: (r) => {
+    const [unknown] = Object.keys(r.value)
+    if (unknown !== undefined)
+      throw new FieldError({
+        field: r.field(unknown),
+        reason: 'is an unknown field: this activity takes no parameters',
+      })
+    return {} as Record<string, never>
+  },
+  run: async (ctx) => {
+    requireOperator(ctx)
+    const key = await importKeyOf(ctx)
+    const signerPrivateKey = ctx.runtime.signerPrivateKey()
+    try {
+      return {
+        importBundle: makeImportBundle({
+          organizationId: ctx.organization.id,
+          userId: ctx.caller.userId,
+          targetPublic: hexToBytes(key.publicKey),
+          signerPrivateKey,
+        }),
+      }
+    } finally {
+      signerPrivateKey.fill(0)
+    }
+  },
+})
+
+/** Opens a bundle encrypted to the organization's import key; the caller wipes the plaintext. */
+async function openBundle(ctx: ActivityContext, encryptedBundle: string, field: string): Promise<Uint8Array> {
+  const key = await ctx.tx.get('importKeys', ctx.organization.id)
+  if (!key)
+    throw new FieldError({
+      code: 'BUNDLE_INVALID',
+      field,
+      message: 'this organization has no import key yet; call latchkey_init_user_import first',
+    })
+  const targetPrivateKey = ctx.runtime.open(key.sealedPrivateKey)
+  try {
+    return await openImportCiphertext({ encryptedBundle, targetPrivateKey })
+  } catch (error) {
+    throw new FieldError({
+      code: 'BUNDLE_INVALID',
+      field,
+      message:
+        error instanceof CryptoInputError && error.message.endsWith('is not JSON')
+          ? `${field} is not an HPKE ciphertext`
+          : `${field} does not open with this organization's import key (encrypted to another key?)`,
+    })
+  } finally {
+    targetPrivateKey.fill(0)
+  }
+}
+
+/** The claims this user makes: its contacts, OAuth identities and passkeys, each once per parent. */
+function claimsOf(p: ImportUserParams): { kind: ImportClaimRow['kind']; value: string; field: string }[] {
+  return [
+    ...(p.email !== undefined ? [{ kind: 'email' as const, value: p.email, field: 'parameters.email' }] : []),
+    ...(p.phoneNumber !== undefined
+      ? [{ kind: 'phone' as const, value: p.phoneNumber, field: 'parameters.phoneNumber' }]
+      : []),
+    ...(p.oauthProviders ?? []).map((o, i) => ({
+      kind: 'oauth' as const,
+      value: `${o.issuer}\n${o.subject}`,
+      field: `parameters.oauthProviders[${i}]`,
+    })),
+    ...(p.passkeys ?? []).map((k, i) => ({
+      kind: 'passkey' as const,
+      value: k.credentialId.replace(/=+$/, ''),
+      field: `parameters.passkeys[${i}].credentialId`,
+    })),
+  ]
+}
+
+/** Refuses a claim another account of this parent holds (by import, or an OAuth identity or passkey of any account). */
+async function refuseTaken(ctx: ActivityContext, p: ImportUserParams): Promise<void> {
+  const seen = new Set<string>()
+  for (const claim of claimsOf(p)) {
+    if (seen.has(`${claim.kind}\n${claim.value}`))
+      throw new FieldError({ field: claim.field, reason: 'is given twice' })
+    seen.add(`${claim.kind}\n${claim.value}`)
+    const held = await ctx.tx.get('importClaims', derivedId(ctx.organization.id, claim.kind, claim.value))
+    if (held)
+      throw new ConflictError({
+        field: claim.field,
+        message: `${claim.field} already belongs to the account imported as ${JSON.stringify(held.externalId)}`,
+      })
+  }
+  const underParent = async (organizationId: string) =>
+    (await ctx.tx.get('organizations', organizationId))?.parentOrganizationId === ctx.organization.id
+  for (const [i, o] of (p.oauthProviders ?? []).entries())
+    for (const row of await ctx.tx.findBy('oauthProviders', 'subject', o.subject))
+      if (row.issuer === o.issuer && (await underParent(row.organizationId)))
+        throw new ConflictError({
+          field: `parameters.oauthProviders[${i}]`,
+          message: 'this OAuth identity already belongs to an account of this organization',
+        })
+  for (const [i, k] of (p.passkeys ?? []).entries())
+    for (const row of await ctx.tx.findBy(
+      'authenticators',
+      'credentialId',
+      k.credentialId.replace(/=+$/, ''),
+    ))
+      if (await underParent(row.organizationId))
+        throw new ConflictError({
+          field: `parameters.passkeys[${i}].credentialId`,
+          message: 'this passkey already belongs to an account of this organization',
+        })
+}
+
+function fromBase64url(value: string, field: string): Uint8Array {
+  let bytes: Uint8Array
+  try {
+    bytes = base64urlnopad.decode(value.replace(/=+$/, ''))
+  } catch {
+    throw new FieldError({ field, reason: 'must be base64url' })
+  }
+  if (bytes.length === 0) throw new FieldError({ field, reason: 'must not be empty' })
+  return bytes
+}
+
+/** Refuses the import when an address the line lists is not one its wallets or keys derive. */
+async function requireAddresses(ctx: ActivityContext, organizationId: string, addresses: string[]) {
+  const derived = new Set<string>()
+  for (const account of await ctx.tx.findBy('walletAccounts', 'organizationId', organizationId))
+    derived.add(account.address.toLowerCase())
+  for (const key of await ctx.tx.findBy('privateKeys', 'organizationId', organizationId))
+    for (const { address } of key.addresses) derived.add(address.toLowerCase())
+  const missing = addresses.findIndex((address) => !derived.has(address.toLowerCase()))
+  if (missing >= 0)
+    throw new FieldError({
+      field: `parameters.addresses[${missing}]`,
+      reason:
+        'is not derived by any wallet account or private key of this line: the wrong secret for this person?',
+    })
+}
+
+/** A passkey's COSE public key (base64url), refused unless it decodes to a key WebAuthn can verify with. */
+function readCoseKey(value: string, field: string): Uint8Array {
+  const bytes = fromBase64url(value, field)
+  let alg: unknown
+  try {
+    alg = decodeCredentialPublicKey(new Uint8Array(bytes)).get(cose.COSEKEYS.alg)
+  } catch {
+    throw new FieldError({ field, reason: 'must be a COSE public key (CBOR)' })
+  }
+  if (typeof alg !== 'number' || !cose.isCOSEAlg(alg))
+    throw new FieldError({ field, reason: 'must be a COSE public key of a WebAuthn algorithm' })
+  return bytes
+}
+
+/**
+ * `latchkey_import_user`: one person, in one transaction: a sub-organization of the caller's
+ * organization whose root user holds the given contacts (verified: the operator vouches), OAuth
+ * identities and passkeys, with the wallets and private keys encrypted to the import key. An
+ * external id imported before is answered with that import (`skipped`) and nothing is written, so
+ * a rerun of a file (or two racing instances) imports each person once.
+ */
+export const importUser = defineActivity('latchkey_import_user', {
+  parse: (r) => readImportUser(r),
+  run: async (ctx, p): Promise<ImportUserResult> => {
+    requireOperator(ctx)
+    const recordId = derivedId(ctx.organization.id, 'externalId', p.externalId)
+    const done = await ctx.tx.get('importedUsers', recordId)
+    if (done)
+      return {
+        subOrganizationId: done.subOrganizationId,
+        userId: done.userId,
+        walletIds: done.walletIds,
+        privateKeyIds: done.privateKeyIds,
+        skipped: true,
+      }
+    await refuseTaken(ctx, p)
+    const subOrganizationId = ctx.newId()
+    const user = await ctx.tx.put('users', {
+      id: ctx.newId(),
+      organizationId: subOrganizationId,
+      userName: p.userName ?? p.email ?? p.phoneNumber ?? p.externalId,
+      ...(p.email !== undefined ? { userEmail: p.email } : {}),
+      ...(p.phoneNumber !== undefined ? { userPhoneNumber: p.phoneNumber } : {}),
+      createdAt: ctx.now,
+      updatedAt: ctx.now,
+    })
+    const subOrganization = await ctx.tx.put('organizations', {
+      id: subOrganizationId,
+      name: p.userName ?? p.externalId,
+      parentOrganizationId: ctx.organization.id,
+      rootUserIds: [user.id],
+      rootQuorumThreshold: 1,
+      createdAt: ctx.now,
+      updatedAt: ctx.now,
+    })
+    for (const o of p.oauthProviders ?? [])
+      await ctx.tx.put('oauthProviders', {
+        id: ctx.newId(),
+        organizationId: subOrganizationId,
+        userId: user.id,
+        providerName: o.providerName ?? 'imported',
+        issuer: o.issuer,
+        audience: o.audience ?? '',
+        subject: o.subject,
+        createdAt: ctx.now,
+        updatedAt: ctx.now,
+      })
+    for (const [i, k] of (p.passkeys ?? []).entries()) {
+      const coseKey = readCoseKey(k.cosePublicKey, `parameters.passkeys[${i}].cosePublicKey`)
+      await ctx.tx.put('authenticators', {
+        id: ctx.newId(),
+        organizationId: subOrganizationId,
+        userId: user.id,
+        name: k.name ?? 'imported passkey',
+        credentialId: k.credentialId.replace(/=+$/, ''),
+        cosePublicKey: base64urlnopad.encode(coseKey),
+        publicKeyHex: bytesToHex(coseKey),
+        counter: k.counter ?? 0,
+        aaguid: '00000000-0000-0000-0000-000000000000',
+        model: '',
+        attestationType: 'none',
+        transports: [],
+        createdAt: ctx.now,
+        updatedAt: ctx.now,
+      })
+    }
+    const walletIds = await mapInOrder(p.wallets ?? [], async (w, i) => {
+      const field = `parameters.wallets[${i}]`
+      const plaintext = await openBundle(ctx, w.encryptedBundle, `${field}.encryptedBundle`)
+      const mnemonic = normalizeMnemonic(new TextDecoder().decode(plaintext))
+      plaintext.fill(0)
+      if (!validateMnemonic(mnemonic))
+        throw new FieldError({
+          code: 'BUNDLE_INVALID',
+          field: `${field}.encryptedBundle`,
+          message: `${field}.encryptedBundle does not hold a BIP-39 mnemonic`,
+        })
+      const wallet = await createWalletRecords(ctx, {
+        organizationId: subOrganizationId,
+        walletName: w.walletName,
+        accounts: w.accounts,
+        mnemonic,
+        imported: true,
+        field: `${field}.accounts`,
+      })
+      return wallet.walletId
+    })
+    const inSub: ActivityContext = { ...ctx, organization: subOrganization }
+    const privateKeyIds = await mapInOrder(p.privateKeys ?? [], async (k, i) => {
+      const field = `parameters.privateKeys[${i}]`
+      const privateKey = await openBundle(ctx, k.encryptedBundle, `${field}.encryptedBundle`)
+      try {
+        const row = await storePrivateKey(
+          inSub,
+          { ...k, privateKeyTags: [], privateKey, imported: true },
+          field,
+        )
+        return row.id
+      } finally {
+        privateKey.fill(0)
+      }
+    })
+    if (p.addresses && walletIds.length + privateKeyIds.length > 0)
+      await requireAddresses(ctx, subOrganizationId, p.addresses)
+    for (const claim of claimsOf(p))
+      await ctx.tx.put('importClaims', {
+        id: derivedId(ctx.organization.id, claim.kind, claim.value),
+        organizationId: ctx.organization.id,
+        kind: claim.kind,
+        subOrganizationId,
+        externalId: p.externalId,
+        createdAt: ctx.now,
+        updatedAt: ctx.now,
+      })
+    await ctx.tx.put('importedUsers', {
+      id: recordId,
+      organizationId: ctx.organization.id,
+      externalId: p.externalId,
+      subOrganizationId,
+      userId: user.id,
+      walletIds,
+      privateKeyIds,
+      createdAt: ctx.now,
+      updatedAt: ctx.now,
+    })
+    return { subOrganizationId, userId: user.id, walletIds, privateKeyIds, skipped: false }
+  },
+})

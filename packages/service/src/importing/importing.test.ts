@@ -1,0 +1,324 @@
+// The importing wing over the activity API: one person per `latchkey_import_user`, wallets
+// encrypted to the organization's import key, the first sign-in landing in the imported account.
+
+import { decodeJwtClaims, PROXY_CONFIG_HEADER } from '@latchkey/protocol'
+import { hpkeSeal } from '@latchkey/protocol/hpke'
+import { p256 } from '@noble/curves/nist.js'
+import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
+import { type Hex, recoverMessageAddress } from 'viem'
+import { english, generateMnemonic, mnemonicToAccount } from 'viem/accounts'
+import { describe, expect, it } from 'vitest'
+import {
+  createHarness,
+  ETHEREUM_ACCOUNT,
+  type Harness,
+  type Json,
+  resultOf,
+  testKey,
+} from '../testing/harness.ts'
+
+const APP = 'http://app.test'
+
+async function proxy(h: Harness, path: string, body: unknown) {
+  const res = await h.service.app.request(`/v1/${path}`, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/json',
+      [PROXY_CONFIG_HEADER]: h.service.dev.authProxyConfigId!,
+      Origin: APP,
+    },
+    body: JSON.stringify(body),
+  })
+  return { status: res.status, body: (await res.json()) as Json }
+}
+
+/** The import key's public half, read from the signed bundle of `latchkey_init_user_import`. */
+async function importKey(h: Harness): Promise<Uint8Array> {
+  const reply = await h.submit('latchkey_init_user_import', {})
+  expect(reply.status).toBe(200)
+  const bundle = JSON.parse(resultOf('latchkey_init_user_import', reply).importBundle) as { data: string }
+  const data = JSON.parse(new TextDecoder().decode(hexToBytes(bundle.data))) as { targetPublic: string }
+  return hexToBytes(data.targetPublic)
+}
+
+const encrypt = (secret: string, receiverPublicKey: Uint8Array) =>
+  JSON.stringify(hpkeSeal({ plaintext: utf8ToBytes(secret), receiverPublicKey }))
+
+/** OTP through the auth proxy for `email`, then `otp_login` with `key`: the session's organization. */
+async function otpLogin(h: Harness, email: string, key = testKey()) {
+  const init = await proxy(h, 'otp_init', { otpType: 'OTP_TYPE_EMAIL', contact: email })
+  expect(init.status).toBe(200)
+  const outbox = await h.service.app.request(`/dev/outbox.json?contact=${encodeURIComponent(email)}`)
+  const [message] = ((await outbox.json()) as { messages: { code: string }[] }).messages
+  const verify = await proxy(h, 'otp_verify', {
+    otpId: init.body.otpId,
+    otpCode: message!.code,
+    public_key: key.publicKey,
+  })
+  expect(verify.status).toBe(200)
+  const token = verify.body.verificationToken as string
+  const signature = bytesToHex(
+    p256.sign(utf8ToBytes(token), key.privateKey, { prehash: true, format: 'compact' }),
+  )
+  const login = await proxy(h, 'otp_login', {
+    verificationToken: token,
+    publicKey: key.publicKey,
+    clientSignature: signature,
+  })
+  return { ...login, key }
+}
+
+const errorOf = (reply: { status: number; body: Json }) => ({
+  status: reply.status,
+  errorCode: reply.body?.details?.errorCode,
+  field: reply.body?.details?.field,
+})
+
+describe('latchkey_import_user', () => {
+  it('imports a person whose first OTP sign-in lands in the account, and whose wallet signs', async () => {
+    const h = await createHarness()
+    const mnemonic = generateMnemonic(english)
+    const expected = mnemonicToAccount(mnemonic).address
+    const reply = await h.submit('latchkey_import_user', {
+      externalId: 'privy:did:1',
+      email: 'Ada@Example.com',
+      wallets: [
+        {
+          walletName: 'Main',
+          encryptedBundle: encrypt(mnemonic, await importKey(h)),
+          accounts: [ETHEREUM_ACCOUNT],
+        },
+      ],
+    })
+    expect(reply.status).toBe(200)
+    const result = resultOf('latchkey_import_user', reply)
+    expect(result.skipped).toBe(false)
+    // The activity record holds only the ciphertext.
+    expect(JSON.stringify(reply.body)).not.toContain(mnemonic.split(' ')[0]! + ' ' + mnemonic.split(' ')[1])
+
+    const login = await otpLogin(h, 'ada@example.com')
+    expect(login.status).toBe(200)
+    const session = (login.body.session ?? login.body.credentialBundle) as string | undefined
+    expect(login.body.organizationId ?? decodeJwtClaims(session!).organization_id).toBe(
+      result.subOrganizationId,
+    )
+
+    const accounts = await h.query(
+      'list_wallet_accounts',
+      { organizationId: result.subOrganizationId, walletId: result.walletIds[0] },
+      { as: login.key, organizationId: result.subOrganizationId },
+    )
+    expect(accounts.status).toBe(200)
+    expect(accounts.body.accounts[0].address).toBe(expected)
+    const message = 'imported and working'
+    const { hashMessage } = await import('viem')
+    const signed = await h.submit(
+      'sign_raw_payload',
+      {
+        signWith: expected,
+        payload: hashMessage(message),
+        encoding: 'PAYLOAD_ENCODING_HEXADECIMAL',
+        hashFunction: 'HASH_FUNCTION_NO_OP',
+      },
+      { as: login.key, organizationId: result.subOrganizationId },
+    )
+    expect(signed.status).toBe(200)
+    const { r, s, v } = resultOf('sign_raw_payload', signed)
+    const yParity = Number.parseInt(v, 16) % 27
+    const signature = `0x${r}${s}${(27 + yParity).toString(16)}` as Hex
+    expect(await recoverMessageAddress({ message, signature })).toBe(expected)
+  })
+
+  it('skips an external id imported before, even when two imports race', async () => {
+    const h = await createHarness()
+    const line = { externalId: 'u-7', email: 'race@example.com', userName: 'Race' }
+    const replies = await Promise.all([
+      h.submit('latchkey_import_user', line),
+      h.submit('latchkey_import_user', { ...line, userName: 'Race again' }),
+    ])
+    const results = replies.map((reply) => resultOf('latchkey_import_user', reply))
+    expect(results.map((r) => r.skipped).sort()).toEqual([false, true])
+    expect(results[0].subOrganizationId).toBe(results[1].subOrganizationId)
+    h.clock.advance(1000)
+    const again = resultOf('latchkey_import_user', await h.submit('latchkey_import_user', line))
+    expect(again).toMatchObject({ skipped: true, subOrganizationId: results[0].subOrganizationId })
+    const subs = await h.query('list_suborgs', { organizationId: h.organizationId })
+    expect(
+      subs.body.organizationIds.filter((id: string) => id === results[0].subOrganizationId),
+    ).toHaveLength(1)
+  })
+
+  it('refuses, naming the field: an unknown field, a bundle for another key, a contact or identity taken, a non-operator', async () => {
+    const h = await createHarness()
+    const key = await importKey(h)
+    expect(
+      errorOf(await h.submit('latchkey_import_user', { externalId: 'a', emial: 'x@example.com' })),
+    ).toEqual({
+      status: 400,
+      errorCode: 'FIELD_INVALID',
+      field: 'parameters.emial',
+    })
+    const other = p256.getPublicKey(p256.utils.randomSecretKey(), false)
+    const mnemonic = generateMnemonic(english)
+    expect(
+      errorOf(
+        await h.submit('latchkey_import_user', {
+          externalId: 'b',
+          wallets: [
+            { walletName: 'W', encryptedBundle: encrypt(mnemonic, other), accounts: [ETHEREUM_ACCOUNT] },
+          ],
+        }),
+      ),
+    ).toEqual({ status: 400, errorCode: 'BUNDLE_INVALID', field: 'parameters.wallets[0].encryptedBundle' })
+    expect(
+      errorOf(
+        await h.submit('latchkey_import_user', {
+          externalId: 'c',
+          wallets: [
+            {
+              walletName: 'W',
+              encryptedBundle: encrypt('not a mnemonic', key),
+              accounts: [ETHEREUM_ACCOUNT],
+            },
+          ],
+        }),
+      ),
+    ).toMatchObject({ status: 400, errorCode: 'BUNDLE_INVALID' })
+    // Nothing of the refused lines was written.
+    expect(
+      (await h.query('list_suborgs', { organizationId: h.organizationId })).body.organizationIds,
+    ).toHaveLength(0)
+
+    const oauth = { issuer: 'https://accounts.google.com', subject: '1234' }
+    expect(
+      (
+        await h.submit('latchkey_import_user', {
+          externalId: 'd',
+          email: 'd@example.com',
+          oauthProviders: [oauth],
+        })
+      ).status,
+    ).toBe(200)
+    expect(
+      errorOf(await h.submit('latchkey_import_user', { externalId: 'e', email: 'D@example.com' })),
+    ).toMatchObject({
+      status: 409,
+      field: 'parameters.email',
+    })
+    expect(
+      errorOf(await h.submit('latchkey_import_user', { externalId: 'f', oauthProviders: [oauth] })),
+    ).toMatchObject({
+      status: 409,
+      field: 'parameters.oauthProviders[0]',
+    })
+    // A pregeneration through create_sub_organization meets the imported contact too.
+    const pregenerate = await h.submit('create_sub_organization', {
+      subOrganizationName: 'dup',
+      rootUsers: [
+        { userName: 'd', userEmail: 'd@example.com', apiKeys: [], authenticators: [], oauthProviders: [] },
+      ],
+      rootQuorumThreshold: 1,
+    })
+    expect(errorOf(pregenerate)).toMatchObject({ status: 409, field: 'parameters.rootUsers[0].userEmail' })
+
+    // Inside a sub-organization nobody vouches for contacts: refused.
+    const sub = await h.createSubOrganization()
+    const inside = await h.submit(
+      'latchkey_import_user',
+      { externalId: 'g', email: 'g@example.com' },
+      {
+        as: sub.keys[0],
+        organizationId: sub.organizationId,
+      },
+    )
+    expect(errorOf(inside)).toMatchObject({ status: 403 })
+  })
+})
+
+describe('pregeneration by create_sub_organization', () => {
+  const pregenerate = (h: Harness, email: string) =>
+    h.submit('create_sub_organization', {
+      subOrganizationName: `pregenerated for ${email}`,
+      rootUsers: [{ userName: email, userEmail: email, apiKeys: [], authenticators: [], oauthProviders: [] }],
+      rootQuorumThreshold: 1,
+      wallet: { walletName: 'Airdrop', accounts: [ETHEREUM_ACCOUNT] },
+    })
+
+  it('two devices racing the first sign-in land in the one pregenerated account; nothing else is made', async () => {
+    const h = await createHarness()
+    const made = resultOf('create_sub_organization', await pregenerate(h, 'drop@example.com'))
+    const [a, b] = await Promise.all([otpLogin(h, 'drop@example.com'), otpLogin(h, 'drop@example.com')])
+    for (const login of [a, b]) {
+      expect(login.status).toBe(200)
+      const wallets = await h.query(
+        'list_wallets',
+        { organizationId: made.subOrganizationId },
+        { as: login.key, organizationId: made.subOrganizationId },
+      )
+      expect(wallets.body.wallets.map((w: Json) => w.walletId)).toEqual([made.wallet.walletId])
+    }
+    const subs = await h.query('list_suborgs', { organizationId: h.organizationId })
+    expect(subs.body.organizationIds).toEqual([made.subOrganizationId])
+  })
+
+  it('the same contact pregenerated twice is refused; a sign-up for a pregenerated contact is told to log in', async () => {
+    const h = await createHarness()
+    expect((await pregenerate(h, 'twice@example.com')).status).toBe(200)
+    expect(errorOf(await pregenerate(h, 'Twice@example.com'))).toMatchObject({
+      status: 409,
+      field: 'parameters.rootUsers[0].userEmail',
+    })
+    const key = testKey()
+    const init = await proxy(h, 'otp_init', { otpType: 'OTP_TYPE_EMAIL', contact: 'twice@example.com' })
+    const outbox = await h.service.app.request('/dev/outbox.json?contact=twice%40example.com')
+    const [message] = ((await outbox.json()) as { messages: { code: string }[] }).messages
+    const verify = await proxy(h, 'otp_verify', {
+      otpId: init.body.otpId,
+      otpCode: message!.code,
+      public_key: key.publicKey,
+    })
+    const token = verify.body.verificationToken as string
+    const signup = await proxy(h, 'signup', {
+      userEmail: 'twice@example.com',
+      verificationToken: token,
+      clientSignature: bytesToHex(
+        p256.sign(utf8ToBytes(token), key.privateKey, { prehash: true, format: 'compact' }),
+      ),
+      apiKeys: [],
+      authenticators: [],
+      oauthProviders: [],
+    })
+    expect(signup.status).toBe(409)
+    expect(signup.body.message).toMatch(/log in/)
+  })
+
+  it("an attacker's unverified copy of the contact never routes the owner's login", async () => {
+    const h = await createHarness()
+    const made = resultOf('create_sub_organization', await pregenerate(h, 'owner@example.com'))
+    // The attacker's own account (made by the operator for another address) sets the owner's
+    // address without proof: stored unverified.
+    const attacker = await h.createSubOrganization()
+    const users = await h.query(
+      'list_users',
+      { organizationId: attacker.organizationId },
+      {
+        as: attacker.keys[0],
+        organizationId: attacker.organizationId,
+      },
+    )
+    const set = await h.submit(
+      'update_user_email',
+      { userId: users.body.users[0].userId, userEmail: 'owner@example.com' },
+      { as: attacker.keys[0], organizationId: attacker.organizationId },
+    )
+    expect(set.status).toBe(200)
+    for (let i = 0; i < 2; i++) {
+      h.clock.advance(61_000)
+      const login = await otpLogin(h, 'owner@example.com')
+      expect(login.status).toBe(200)
+      expect(login.body.organizationId ?? decodeJwtClaims(login.body.session).organization_id).toBe(
+        made.subOrganizationId,
+      )
+    }
+  })
+})
