@@ -65,12 +65,14 @@ export function deliveryHandler(
         return void (await settle(runtime, delivery, { state: 'paused' }))
       const queue = await pendingOf(runtime, endpoint.id)
       if (queue[0]?.id !== delivery.id) throw new JobError('queued')
-      if (!(await lease(runtime, endpoint.id, { workerId: runtime.jobs.workerId, settings })))
-        throw new JobError('busy')
+      // The lease is this run's, not the instance's: another job of the same worker (a later
+      // delivery that became the head while this run still sends) must wait for it too.
+      const holder = `${runtime.jobs.workerId}/${runtime.newId()}`
+      if (!(await lease(runtime, endpoint.id, { workerId: holder, settings }))) throw new JobError('busy')
       try {
         await drain(runtime, { queue, settings, context })
       } finally {
-        await release(runtime, endpoint.id).catch(() => undefined)
+        await release(runtime, { endpointId: endpoint.id, holder }).catch(() => undefined)
       }
     },
   }
@@ -218,10 +220,11 @@ async function lease(
   })
 }
 
-async function release(runtime: Runtime, endpointId: string): Promise<void> {
+/** Gives the endpoint's lease back, if it is still `holder`'s (an expired one may be another's now). */
+async function release(runtime: Runtime, input: { endpointId: string; holder: string }): Promise<void> {
   await runtime.store.transaction(async (tx) => {
-    const endpoint = await tx.get('webhookEndpoints', endpointId)
-    if (!endpoint) return
+    const endpoint = await tx.get('webhookEndpoints', input.endpointId)
+    if (endpoint?.sendingBy !== input.holder) return
     const { sendingBy: _, sendingUntil: __, ...rest } = endpoint
     await tx.put('webhookEndpoints', rest)
   })
