@@ -6,17 +6,10 @@ import { type Hex, serializeTransaction } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
 import type { CreateServiceOptions } from '../../src/assembly/createService.ts'
-import { openPostgres } from '../../src/kernel/store/durableStores.ts'
 import { sponsorAddress } from '../../src/sending/sponsors.ts'
-import {
-  createHarness,
-  ETHEREUM_ACCOUNT,
-  fakeClock,
-  type Harness,
-  type Json,
-  resultOf,
-} from '../../src/testing/harness.ts'
+import { ETHEREUM_ACCOUNT, type Harness, type Json, resultOf } from '../../src/testing/harness.ts'
 import { type Chain, erc20Call, startChain, TOKEN, waitForSend } from '../sending/sendSupport.ts'
+import { twoInstances as twoOnPostgres } from '../support/twoInstances.ts'
 
 const CAIP2 = 'eip155:31337'
 const DEAD = '0x000000000000000000000000000000000000dead'
@@ -33,26 +26,9 @@ afterAll(async () => {
   await cluster?.dispose()
 }, 60_000)
 
-/** Two instances on a fresh database of the cluster, sharing the master key and dev credentials. */
-async function twoInstances(
-  database: string,
-  options: Partial<CreateServiceOptions> = {},
-): Promise<Harness[]> {
-  cluster.psql(`CREATE DATABASE ${database}`)
-  const url = cluster.url.replace(/\/[^/]+$/, `/${database}`)
-  const shared = {
-    clock: fakeClock(Date.now()),
-    masterKey: crypto.getRandomValues(new Uint8Array(32)),
-    dev: { apiPrivateKey: Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex') },
-    rpc: { [CAIP2]: chain.url },
-    // The sends are broadcast by no worker here: what is decided is what these tests check.
-    sending: { worker: false },
-    ...options,
-  }
-  const a = await createHarness({ ...shared, store: await openPostgres(url) } as never)
-  const b = await createHarness({ ...shared, store: await openPostgres(url) } as never)
-  return [a, b]
-}
+/** Two instances on the chain's node; the sends are broadcast by no worker here: what is decided is what these tests check. */
+const twoInstances = (database: string, options: Partial<CreateServiceOptions> = {}) =>
+  twoOnPostgres(cluster, database, { rpc: { [CAIP2]: chain.url }, sending: { worker: false }, ...options })
 
 /** An unsigned EIP-1559 transaction on eip155:31337 with nonce `nonce` (distinct bodies: no replays). */
 const unsigned = (to: string, value: bigint, nonce: number, data?: Hex) =>

@@ -5,17 +5,9 @@
 import { base32nopad } from '@scure/base'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
-import { openPostgres } from '../../src/kernel/store/durableStores.ts'
 import { totp } from '../../src/mfa/totp.ts'
-import {
-  createHarness,
-  ETHEREUM_ACCOUNT,
-  fakeClock,
-  type Harness,
-  resultOf,
-  type TestKey,
-  testKey,
-} from '../../src/testing/harness.ts'
+import { ETHEREUM_ACCOUNT, type Harness, resultOf, type TestKey, testKey } from '../../src/testing/harness.ts'
+import { twoInstances as twoOnPostgres } from '../support/twoInstances.ts'
 
 let cluster: PostgresCluster
 
@@ -27,19 +19,7 @@ afterAll(async () => {
   await cluster?.dispose()
 }, 60_000)
 
-/** Two instances on a fresh database of the cluster, sharing the master key, dev credentials and clock. */
-async function twoInstances(database: string): Promise<[Harness, Harness]> {
-  cluster.psql(`CREATE DATABASE ${database}`)
-  const url = cluster.url.replace(/\/[^/]+$/, `/${database}`)
-  const shared = {
-    clock: fakeClock(Date.now()),
-    masterKey: crypto.getRandomValues(new Uint8Array(32)),
-    dev: { apiPrivateKey: Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex') },
-  }
-  const a = await createHarness({ ...shared, store: await openPostgres(url) } as never)
-  const b = await createHarness({ ...shared, store: await openPostgres(url) } as never)
-  return [a, b]
-}
+const twoInstances = (database: string) => twoOnPostgres(cluster, database)
 
 const codeOf = (reply: { body: { errorCode?: string; details?: { errorCode?: string } } }) =>
   reply.body.errorCode ?? reply.body.details?.errorCode

@@ -4,15 +4,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
 import type { CreateServiceOptions } from '../../src/assembly/createService.ts'
-import { openPostgres } from '../../src/kernel/store/durableStores.ts'
 import { sponsorAddress } from '../../src/sending/sponsors.ts'
-import {
-  createHarness,
-  ETHEREUM_ACCOUNT,
-  fakeClock,
-  type Harness,
-  resultOf,
-} from '../../src/testing/harness.ts'
+import { ETHEREUM_ACCOUNT, resultOf } from '../../src/testing/harness.ts'
+import { twoInstances as twoOnPostgres } from '../support/twoInstances.ts'
 import { type Chain, erc20Call, startChain, waitForSend } from './sendSupport.ts'
 
 const CAIP2 = 'eip155:31337'
@@ -30,27 +24,13 @@ afterAll(async () => {
   await cluster?.dispose()
 }, 60_000)
 
-/** Two instances on a fresh database of the cluster, sharing the master key and dev credentials. */
-async function twoInstances(
-  database: string,
-  options: Partial<CreateServiceOptions> = {},
-): Promise<Harness[]> {
-  cluster.psql(`CREATE DATABASE ${database}`)
-  const url = cluster.url.replace(/\/[^/]+$/, `/${database}`)
-  const clock = fakeClock(Date.now())
-  const shared = {
-    clock,
-    masterKey: crypto.getRandomValues(new Uint8Array(32)),
-    dev: { apiPrivateKey: Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex') },
+/** Two instances sending through the chain's node. */
+const twoInstances = (database: string, options: Partial<CreateServiceOptions> = {}) =>
+  twoOnPostgres(cluster, database, {
     rpc: { [CAIP2]: chain.url },
     sending: { pollIntervalMs: 20 },
     ...options,
-  }
-  // The first start creates the schema and the dev organization; the second finds them.
-  const a = await createHarness({ ...shared, store: await openPostgres(url) } as never)
-  const b = await createHarness({ ...shared, store: await openPostgres(url) } as never)
-  return [a, b]
-}
+  })
 
 const receiptNonce = async (hash: string) =>
   Number(BigInt(((await chain.rpc('eth_getTransactionByHash', [hash])) as { nonce: string }).nonce))
