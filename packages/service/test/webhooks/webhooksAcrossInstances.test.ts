@@ -4,10 +4,10 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { verifyWebhook, WEBHOOK_JWKS_PATH, type WebhookEventBody } from '@latchkey/protocol'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openPostgres } from '../../src/kernel/store/durableStores.ts'
-import { createHarness, fakeClock, type Harness, resultOf } from '../../src/testing/harness.ts'
+import { type Harness, resultOf } from '../../src/testing/harness.ts'
 import { nodeWebhookTransport } from '../../src/webhooks/nodeTransport.ts'
 import { type PostgresCluster, startPostgres } from '../durability/postgres.ts'
+import { twoInstances } from '../support/twoInstances.ts'
 
 let cluster: PostgresCluster
 let server: Server
@@ -39,17 +39,10 @@ afterAll(async () => {
 
 describe('webhooks across two instances on PostgreSQL', { timeout: 120_000 }, () => {
   it('sends each event once, in order, whichever instance recorded it', async () => {
-    cluster.psql('CREATE DATABASE webhooks_two')
-    const url = cluster.url.replace(/\/[^/]+$/, '/webhooks_two')
-    const shared = {
-      clock: fakeClock(Date.now()),
-      masterKey: crypto.getRandomValues(new Uint8Array(32)),
-      dev: { apiPrivateKey: Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex') },
+    const [a, b] = await twoInstances(cluster, 'webhooks_two', {
       webhooks: { transport: nodeWebhookTransport(), refreshMs: 50 },
       jobs: { pollMs: 20, backoff: { baseMs: 20, maxMs: 100 } },
-    }
-    const a = await createHarness({ ...shared, store: await openPostgres(url) })
-    const b = await createHarness({ ...shared, store: await openPostgres(url) })
+    })
     jwksFrom = a
     try {
       // Both publish the one signing key made by the first start.
