@@ -19,24 +19,54 @@ export interface RateLimitCounters {
 
 /** Buckets idle this long are dropped (their `tat` is past; a new one starts the same). */
 const IDLE_MS = 60_000
-/** A process keeps at most this many buckets before it drops the idle ones. */
+/** A process sweeps its idle buckets once it keeps more than this many… */
 const MEMORY_BUCKETS = 10_000
+/** …and at most once per this long, so a flood of live keys does not make every charge a scan. */
+const SWEEP_INTERVAL_MS = 1_000
+
+export interface MemoryCountersOptions {
+  /**
+   * The most buckets a process keeps (default 100,000, some 10 MB). Past it, the buckets used
+   * least recently are dropped first: a flood of fresh keys (addresses, e-mails) cannot grow the
+   * map without end, and what it costs is that a dropped key starts again with a full bucket.
+   */
+  maxBuckets?: number
+}
 
 /**
  * The buckets in this process's memory: exact where this process is the database's only writer
- * (SQLite, the in-memory store), since every request of the deployment passes through it.
+ * (SQLite, the in-memory store), since every request of the deployment passes through it. The
+ * map is kept in order of last use (a key charged or refused moves to the end), so its head is
+ * what to drop first: a key being hammered is never the one dropped.
  */
-export function memoryCounters(): RateLimitCounters {
+export function memoryCounters(options: MemoryCountersOptions = {}): RateLimitCounters {
+  const maxBuckets = options.maxBuckets ?? 100_000
   const tats = new Map<string, number>()
+  let sweptAt = Number.NEGATIVE_INFINITY
+  const sweep = (now: number) => {
+    if (tats.size > MEMORY_BUCKETS && now - sweptAt >= SWEEP_INTERVAL_MS) {
+      sweptAt = now
+      for (const [key, tat] of tats) if (tat < now - IDLE_MS) tats.delete(key)
+    }
+    for (const key of tats.keys()) {
+      if (tats.size <= maxBuckets) break
+      tats.delete(key)
+    }
+  }
   return {
     async charge(charges, now) {
-      if (tats.size > MEMORY_BUCKETS) for (const [key, tat] of tats) if (tat < now - IDLE_MS) tats.delete(key)
-      return charges.map(({ key, intervalMs, toleranceMs }) => {
+      const results: ChargeResult[] = charges.map(({ key, intervalMs, toleranceMs }) => {
         const tat = tats.get(key) ?? now
-        if (tat - now > toleranceMs) return { allowed: false, retryAfterMs: tat - now - toleranceMs }
+        tats.delete(key)
+        if (tat - now > toleranceMs) {
+          tats.set(key, tat)
+          return { allowed: false, retryAfterMs: tat - now - toleranceMs }
+        }
         tats.set(key, Math.max(tat, now) + intervalMs)
         return { allowed: true }
       })
+      sweep(now)
+      return results
     },
   }
 }
