@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import { signInState } from '../signin/signInState.ts'
-import { createHarness, ETHEREUM_ACCOUNT, type Harness, type Reply, resultOf } from '../testing/harness.ts'
+import {
+  createHarness,
+  ETHEREUM_ACCOUNT,
+  type Harness,
+  type Reply,
+  resultOf,
+  testKey,
+} from '../testing/harness.ts'
 import { latestCode } from '../testing/latestCode.ts'
 
 const errorOf = (reply: Reply) => ({
@@ -41,7 +48,7 @@ const providersOf = async (h: Harness, a: Awaited<ReturnType<typeof account>>) =
   const reply = await h.query(
     'get_user',
     { organizationId: a.organizationId, userId: a.userId },
-    { as: a.keys[0]! },
+    { as: a.as.as },
   )
   return reply.body.user.oauthProviders as {
     providerId: string
@@ -283,6 +290,99 @@ describe('update_user_email / update_user_phone_number', () => {
     expect(
       errorOf(await h.submit('update_user_phone_number', { userId: a.userId, userPhoneNumber: '555' }, a.as)),
     ).toEqual({ status: 400, errorCode: 'FIELD_INVALID', field: 'parameters.userPhoneNumber' })
+  })
+})
+
+describe('the last way in', () => {
+  /**
+   * An account whose durable key is gone, signed in by a session only: what else it has (`link`)
+   * is its one way back in after the session ends.
+   */
+  async function sessionOnly(h: Harness, link: (a: Awaited<ReturnType<typeof account>>) => Promise<Reply>) {
+    const a = await account(h)
+    expect((await link(a)).status).toBe(200)
+    h.clock.advance(1000)
+    const session = testKey()
+    resultOf('stamp_login', await h.submit('stamp_login', { publicKey: session.publicKey }, a.as))
+    const as = { as: session, organizationId: a.organizationId }
+    h.clock.advance(1000)
+    const durable = (await h.service.store.findBy('apiKeys', 'userId', a.userId)).filter(
+      (key) => key.credentialType === 'CREDENTIAL_TYPE_API_KEY_P256',
+    )
+    resultOf(
+      'delete_api_keys',
+      await h.submit('delete_api_keys', { userId: a.userId, apiKeyIds: durable.map((k) => k.id) }, as),
+    )
+    h.clock.advance(1000)
+    return { ...a, as }
+  }
+
+  it('refuses to unlink the only OAuth identity of an account it is the only way into', async () => {
+    const h = await createHarness()
+    const token = await oidcToken(h, 'solo')
+    const a = await sessionOnly(h, (a) =>
+      h.submit(
+        'create_oauth_providers',
+        { userId: a.userId, oauthProviders: [{ providerName: 'google', oidcToken: token }] },
+        a.as,
+      ),
+    )
+    const [provider] = await providersOf(h, a)
+    const refused = await h.submit(
+      'delete_oauth_providers',
+      { userId: a.userId, providerIds: [provider!.providerId] },
+      a.as,
+    )
+    expect(errorOf(refused)).toEqual({
+      status: 400,
+      errorCode: 'FIELD_INVALID',
+      field: 'parameters.providerIds',
+    })
+    expect(refused.body.message).toMatch(/without any credential/)
+    expect(await providersOf(h, a)).toHaveLength(1)
+
+    // With a verified e-mail beside it, the identity can go.
+    const email = await verificationToken(h, 'solo@example.com')
+    resultOf(
+      'update_user_email',
+      await h.submit(
+        'update_user_email',
+        { userId: a.userId, userEmail: 'solo@example.com', verificationToken: email },
+        a.as,
+      ),
+    )
+    h.clock.advance(1000)
+    resultOf(
+      'delete_oauth_providers',
+      await h.submit(
+        'delete_oauth_providers',
+        { userId: a.userId, providerIds: [provider!.providerId] },
+        a.as,
+      ),
+    )
+    expect(await providersOf(h, a)).toEqual([])
+  })
+
+  it('refuses to remove, or swap for an unproven one, the verified e-mail that is the only way in', async () => {
+    const h = await createHarness()
+    const token = await verificationToken(h, 'only@example.com')
+    const a = await sessionOnly(h, (a) =>
+      h.submit(
+        'update_user_email',
+        { userId: a.userId, userEmail: 'only@example.com', verificationToken: token },
+        a.as,
+      ),
+    )
+    for (const userEmail of ['', 'unproven@example.com']) {
+      const refused = await h.submit('update_user_email', { userId: a.userId, userEmail }, a.as)
+      expect(errorOf(refused)).toEqual({
+        status: 400,
+        errorCode: 'FIELD_INVALID',
+        field: 'parameters.userEmail',
+      })
+      h.clock.advance(1000)
+    }
+    expect((await h.service.store.get('users', a.userId))?.userEmail).toBe('only@example.com')
   })
 })
 

@@ -1,9 +1,13 @@
+import { assertRootKeepsAccess } from '../domain/sessions.ts'
 import { findUser } from '../domain/users.ts'
 import { mapInOrder } from '../kernel/base/async.ts'
 import { NotFoundError } from '../kernel/base/errors.ts'
 import { defineActivity } from '../kernel/registry.ts'
 
-/** Unlinks OIDC identities from a user of this organization (`removeOauthProviders`). */
+/**
+ * Unlinks OIDC identities from a user of this organization (`removeOauthProviders`); never the
+ * only root user's last way back in.
+ */
 export const deleteOauthProviders = defineActivity('delete_oauth_providers', {
   parse: (r) => ({
     userId: r.string('userId', { max: 200 }),
@@ -21,6 +25,7 @@ export const deleteOauthProviders = defineActivity('delete_oauth_providers', {
         })
       await ctx.tx.delete('oauthProviders', providerId)
     })
+    await assertRootKeepsAccess(ctx, user, 'parameters.providerIds')
     return { providerIds: p.providerIds }
   },
 })

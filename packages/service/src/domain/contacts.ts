@@ -3,6 +3,7 @@ import type { Reader } from '../kernel/Reader.ts'
 import type { ActivityContext } from '../kernel/registry.ts'
 import type { UserRow } from '../kernel/store/model.ts'
 import { accountHook } from './accountHooks.ts'
+import { assertRootKeepsAccess } from './sessions.ts'
 import { findUser } from './users.ts'
 import { type ContactKind, callerVouchesForContacts, withContact } from './verifiedContact.ts'
 
@@ -62,8 +63,11 @@ export async function updateContact(ctx: ActivityContext, kind: ContactKind, p: 
   const without: UserRow = { ...user }
   delete without[spec.field]
   delete without[spec.unverified]
+  const field = `parameters.${spec.field}`
   if (p.contact === '') {
     await ctx.tx.put('users', { ...without, updatedAt: ctx.now })
+    // A verified contact may be the account's only way back in (an e-mail sign-in).
+    await assertRootKeepsAccess(ctx, without, field)
     return { userId: user.id }
   }
   const sameOrg = (await ctx.tx.findBy('users', 'organizationId', ctx.organization.id)).some(
@@ -71,7 +75,7 @@ export async function updateContact(ctx: ActivityContext, kind: ContactKind, p: 
   )
   if (sameOrg)
     throw new ConflictError({
-      field: `parameters.${spec.field}`,
+      field,
       message: `another user of this organization has this ${kind === 'email' ? 'e-mail address' : 'phone number'}`,
     })
   let verified = callerVouchesForContacts(ctx)
@@ -88,9 +92,9 @@ export async function updateContact(ctx: ActivityContext, kind: ContactKind, p: 
         otherwise: 'unverified',
       })) || verified
   }
-  await ctx.tx.put('users', {
-    ...withContact(without, kind, p.contact, verified),
-    updatedAt: ctx.now,
-  })
+  const updated = withContact(without, kind, p.contact, verified)
+  await ctx.tx.put('users', { ...updated, updatedAt: ctx.now })
+  // Swapping the only way in for a contact nobody proved locks the account out as surely.
+  await assertRootKeepsAccess(ctx, updated, field)
   return { userId: user.id }
 }
