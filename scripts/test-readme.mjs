@@ -826,19 +826,24 @@ async function recipesApp(packs, blocks, readme) {
       return { open, close }
     }
 
-    step('recipes app: the dev server without a config names the missing value')
+    step('recipes app: the dev server without a config names the missing value (the App, wagmi)')
     const bare = await devServer()
     try {
-      const { page, said } = await bare.open()
-      await page
-        .getByRole('alert')
-        .filter({ hasText: 'authProxyUrl' })
-        .first()
-        .waitFor({ timeout: 60_000 })
-        .catch(async () => {
-          throw new Error(`the README app without a config: no alert naming authProxyUrl; ${await said()}`)
-        })
-      await page.context().close()
+      for (const [suffix, recipe] of [
+        ['', 'the README App'],
+        ['#wagmi', 'the wagmi recipe'],
+      ]) {
+        const { page, said } = await bare.open(suffix)
+        await page
+          .getByRole('alert')
+          .filter({ hasText: 'authProxyUrl' })
+          .first()
+          .waitFor({ timeout: 60_000 })
+          .catch(async () => {
+            throw new Error(`${recipe} without a config: no alert naming authProxyUrl; ${await said()}`)
+          })
+        await page.context().close()
+      }
     } finally {
       await bare.close()
     }
@@ -1092,6 +1097,7 @@ async function recipesApp(packs, blocks, readme) {
       throw new Error(
         `the recipes reached npm start's ports instead of what --env wrote: ${clash.hits.join(', ')}`,
       )
+    step('recipes app: all recipes reached success; stopping and removing the app')
   } finally {
     for (const stop of stops.reverse()) await stop().catch(() => {})
     rmSync(dir, { recursive: true, force: true })
