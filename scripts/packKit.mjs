@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { prepareReadme, restoreReadme } from './absoluteLinks.mjs'
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 export const packDir = path.join(root, 'node_modules/.cache/latchkey-packs')
@@ -26,11 +27,17 @@ export function packKit({ reuse = false, log = (line) => process.stderr.write(`$
     rmSync(packDir, { recursive: true, force: true })
     mkdirSync(packDir, { recursive: true })
     for (const dir of [root, path.join(root, 'packages/protocol'), path.join(root, 'packages/service')]) {
-      // Already built: skip `prepack` (it would build everything again).
-      execFileSync(npm, ['pack', '--ignore-scripts', '--silent', '--pack-destination', packDir], {
-        cwd: dir,
-        stdio: ['ignore', 'ignore', 'inherit'],
-      })
+      // Already built: skip `prepack` (it would build everything again), but rewrite the README's
+      // relative links as it does (scripts/absoluteLinks.mjs), and put it back after.
+      prepareReadme(dir)
+      try {
+        execFileSync(npm, ['pack', '--ignore-scripts', '--silent', '--pack-destination', packDir], {
+          cwd: dir,
+          stdio: ['ignore', 'ignore', 'inherit'],
+        })
+      } finally {
+        restoreReadme(dir)
+      }
     }
   }
   const kit = find(KIT)

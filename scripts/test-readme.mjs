@@ -6,16 +6,15 @@
 // it; the Node example runs against a local service. A block without a file line fails the test,
 // so no snippet goes unchecked. The README keeps its sections in the newcomer's order and stays
 // under README_MAX_LINES lines.
-// Then, as a newcomer does: `npm install` of the three packed packages into a fresh app outside the
-// repository (no EBADENGINE warning allowed), `latchkey-service dev --evm` from that install (anvil
-// from the registry on first use), an account funded through `/dev/faucet` pays with the README's
-// viem recipe; and an app without its config renders a panel naming the missing field.
-// The wagmi recipe, in a fresh Vite react-ts app outside the repository with exactly the README's
-// installs (the kit's tarballs, then `npm install wagmi viem`), type-checks, builds with the app's
-// own Vite, and in its dev server names a missing config value on the page, then with the service's
-// `.env.local` connects wagmi after an e-mail sign-in in Chromium.
-// `--reuse-packs` reuses the tarballs of an earlier run; `--skip-config-panel` skips the config panel
-// check; `--only-wagmi` runs only the wagmi recipe's app (with the README's block checks).
+// Then, as a newcomer does, every recipe in a fresh Vite react-ts app outside the repository with
+// exactly the README's installs (the packed kit and service, then each recipe's `npm install …`;
+// no EBADENGINE warning allowed): the app's own `tsc` and `vite build`; its dev server without a
+// config names the missing value on the page; then, with `npm start`'s ports held, the installed
+// `latchkey-service dev --evm --env .env.local` on free ports, and in Chromium the README's App
+// (sign in, a wallet, a signature), `<Pay />` with the viem recipe, the ethers recipe, and the
+// wagmi recipe's sponsored batch of two calls from an account holding no ETH (recipesApp).
+// `--reuse-packs` reuses the tarballs of an earlier run; `--skip-config-panel` skips the production
+// build's config panel check; `--only-recipes` runs only the recipes app (with the block checks).
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -211,11 +210,20 @@ function checkPublished(dir) {
   }
   const manifest = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'))
   if (!manifest.repository) problems.push('package.json has no repository')
-  const readme = readFileSync(path.join(dir, 'README.md'), 'utf8')
-  for (const [, target] of readme.matchAll(/\]\(([^)\s]+)\)/g))
-    if (!/^(https?:|mailto:|#)/.test(target))
-      problems.push(`README link ${target} is relative (broken on npm)`)
+  problems.push(...relativeReadmeLinks(dir))
   if (problems.length) throw new Error(`the packed kit:\n  ${problems.slice(0, 20).join('\n  ')}`)
+}
+
+/**
+ * The links of a packed package's README.md that are still relative (broken on npm, which shows
+ * the README alone): scripts/absoluteLinks.mjs rewrites them at pack time.
+ */
+function relativeReadmeLinks(dir) {
+  const readme = readFileSync(path.join(dir, 'README.md'), 'utf8').replace(/^```[\s\S]*?^```$/gm, '')
+  return [...readme.matchAll(/\]\(([^)\s]+)\)/g)]
+    .map((match) => match[1])
+    .filter((target) => !/^(https?:|mailto:|#)/.test(target))
+    .map((target) => `${path.basename(dir)}'s README link ${target} is relative (broken on npm)`)
 }
 
 /**
@@ -273,13 +281,15 @@ async function main() {
   }
   const refresh = onlyExportComponentsProblems(blocks)
   if (refresh.length) throw new Error(refresh.join('\n'))
+  const missing = missingInstalls(blocks, readmeInstalls(readme), providedPackages())
+  if (missing.length) throw new Error(missing.join('\n'))
   step(`${blocks.length} code blocks: ${blocks.map((b) => `${b.file} (${b.source})`).join(', ')}`)
 
   const packs = packKit({ reuse })
   const { kit, protocol } = packs
-  if (process.argv.includes('--only-wagmi')) {
-    await wagmiRecipeApp(packs, blocks)
-    step('ok: the wagmi recipe in a fresh app')
+  if (process.argv.includes('--only-recipes')) {
+    await recipesApp(packs, blocks, readme)
+    step('ok: the recipes in a fresh app')
     return
   }
   // Inside the repository's node_modules, so react, vite and typescript resolve from the root
@@ -295,6 +305,8 @@ async function main() {
     execFileSync('tar', ['-xzf', tarball, '-C', dir, '--strip-components=1'])
   }
   checkPublished(path.join(app, 'node_modules/latchkey'))
+  const protocolLinks = relativeReadmeLinks(path.join(app, 'node_modules/@latchkey/protocol'))
+  if (protocolLinks.length) throw new Error(protocolLinks.join('\n'))
   const write = (file, text) => {
     mkdirSync(path.dirname(path.join(app, file)), { recursive: true })
     writeFileSync(path.join(app, file), text)
@@ -350,13 +362,10 @@ async function main() {
   if (!existsSync(path.join(app, 'dist/index.html'))) throw new Error('vite build wrote no dist/index.html')
   step('the README app type-checks and builds against the packed package')
 
-  const viem = blocks.find((b) => b.file === 'src/viem.ts')
-  if (!viem) throw new Error('README.md has no `// src/viem.ts` block (the viem recipe)')
-  await newcomerApp(packs, viem.code)
-  await wagmiRecipeApp(packs, blocks)
+  await recipesApp(packs, blocks, readme)
   if (process.argv.includes('--skip-config-panel')) step('skipped: the config error panel')
   else await checkConfigErrorPanel(app)
-  step('ok: the README and docs code, the packed packages in a fresh app, dev --evm and the viem recipe')
+  step('ok: the README and docs code, and every recipe in a fresh app beside npm start')
 }
 
 /** The `npm warn EBADENGINE` packages of an npm output, as `name@version`. */
@@ -365,146 +374,6 @@ export function badEngines(output) {
   for (const match of output.matchAll(/EBADENGINE\s+package: '([^']+)'/g)) names.add(match[1])
   if (names.size === 0 && /EBADENGINE/.test(output)) names.add('(a package npm did not name)')
   return [...names]
-}
-
-/**
- * A newcomer's app outside the repository: the three packed packages installed as the README says
- * (the kit with @latchkey/protocol in one install, the service as a dev dependency) and viem, from
- * the registry; no dependency may warn that it does not support this Node. Then the installed
- * `latchkey-service dev --evm` (anvil from the registry into the app's node_modules/.cache), a
- * sign-in through the outbox, a wallet, 1 ETH from `/dev/faucet`, and the README's `payWithViem`
- * against that node: the transaction must be mined and succeed.
- */
-async function newcomerApp({ kit, protocol, service: servicePack }, viemRecipe) {
-  const dir = mkdtempSync(path.join(tmpdir(), 'latchkey-newcomer-'))
-  const stops = []
-  try {
-    const viemVersion = JSON.parse(
-      readFileSync(path.join(root, 'node_modules/viem/package.json'), 'utf8'),
-    ).version
-    writeFileSync(
-      path.join(dir, 'package.json'),
-      JSON.stringify({ name: 'newcomer-app', private: true, type: 'module' }, null, 2),
-    )
-    const npmInstall = (args) => {
-      step(`npm install ${args.map((a) => path.basename(a)).join(' ')}`)
-      // Warnings go to stderr; without --loglevel=error npm prints EBADENGINE there.
-      const result = spawnSyncText(npm, ['install', '--no-audit', '--no-fund', ...args], dir)
-      if (result.status !== 0) throw new Error(`npm install failed:\n${result.output}`)
-      const bad = badEngines(result.output)
-      if (bad.length)
-        throw new Error(
-          `npm install warned EBADENGINE on Node ${process.version} for: ${bad.join(', ')}\n${result.output}`,
-        )
-    }
-    npmInstall([kit, protocol, `viem@${viemVersion}`])
-    npmInstall(['-D', servicePack])
-
-    step('latchkey-service dev --evm from the installed package')
-    const bin = path.join(dir, 'node_modules/.bin/latchkey-service')
-    const child = spawn(bin, ['dev', '--port', '0', '--evm', '--evm-port', '0', '--json'], {
-      cwd: dir,
-      env: shellEnv(),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    stops.push(() => stopChild(child))
-    let stderr = ''
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk
-    })
-    const info = await new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no --json line within 240 s\n${stderr}`)), 240_000)
-      child.once('exit', (code) => {
-        clearTimeout(timer)
-        reject(new Error(`latchkey-service exited (${code}) before it was ready\n${stderr}`))
-      })
-      child.once('error', (error) => {
-        clearTimeout(timer)
-        reject(new Error(`could not run ${bin}: ${error.message}`))
-      })
-      createInterface({ input: child.stdout }).once('line', (line) => {
-        clearTimeout(timer)
-        resolve(JSON.parse(line))
-      })
-    })
-    child.stdout.resume()
-    if (info.evmChainId !== 31337 || !/^http:\/\/127\.0\.0\.1:\d+$/.test(info.evmRpcUrl ?? ''))
-      throw new Error(
-        `dev --evm printed no node: ${JSON.stringify({ evmRpcUrl: info.evmRpcUrl, evmChainId: info.evmChainId })}`,
-      )
-    if (!existsSync(path.join(dir, 'node_modules/.cache')))
-      throw new Error("dev --evm did not install anvil into the app's node_modules/.cache")
-
-    // The recipe as pasted, with the node's URL that `dev --env` writes for Vite (run here by Node).
-    const rpcFromEnv = 'http(import.meta.env.VITE_LATCHKEY_RPC_URL)'
-    if (!viemRecipe.includes(rpcFromEnv)) throw new Error(`src/viem.ts no longer contains \`${rpcFromEnv}\``)
-    mkdirSync(path.join(dir, 'src'))
-    writeFileSync(
-      path.join(dir, 'src/viem.ts'),
-      viemRecipe.replace(rpcFromEnv, `http(${JSON.stringify(info.evmRpcUrl)})`),
-    )
-    writeFileSync(path.join(dir, 'pay.ts'), payScript(info))
-    step('sign in, create a wallet, /dev/faucet, payWithViem')
-    let output
-    try {
-      output = execFileSync(
-        process.execPath,
-        ['--import', pathToFileURL(path.join(root, 'node_modules/tsx/dist/loader.mjs')).href, 'pay.ts'],
-        { cwd: dir, env: shellEnv(), encoding: 'utf8', stdio: 'pipe', timeout: 300_000 },
-      )
-    } catch (error) {
-      throw new Error(
-        `the viem recipe failed:\n${error.stdout ?? ''}${error.stderr ?? error.message}\n${stderr}`,
-      )
-    }
-    if (!/^paid 0x[0-9a-f]{64} status 0x1$/m.test(output))
-      throw new Error(`the viem recipe did not pay:\n${output}`)
-  } finally {
-    for (const stop of stops.reverse()) await stop().catch(() => {})
-    rmSync(dir, { recursive: true, force: true })
-  }
-}
-
-/** The newcomer's script: a session, a wallet, 1 ETH from the faucet, then the recipe. */
-function payScript(info) {
-  return `import { completeOtpSignIn, createLatchkey, createWallet, startOtpSignIn } from 'latchkey/core'
-import { payWithViem } from './src/viem.ts'
-
-const baseUrl = ${JSON.stringify(info.baseUrl)}
-const client = createLatchkey({
-  authProxyUrl: baseUrl,
-  baseUrl,
-  authProxyConfigId: ${JSON.stringify(info.authProxyConfigId)},
-  organizationId: ${JSON.stringify(info.organizationId)},
-  keyStore: 'memory',
-})
-const contact = 'newcomer@example.com'
-const started = await startOtpSignIn(client, { otpType: 'OTP_TYPE_EMAIL', contact })
-const outbox = await fetch(\`\${baseUrl}/dev/outbox.json?contact=\${encodeURIComponent(contact)}\`)
-const { messages } = (await outbox.json()) as { messages: { code: string }[] }
-await completeOtpSignIn(client, { ...started, otpCode: messages[0]!.code })
-const { addresses } = await createWallet(client, { walletName: 'Newcomer', chains: ['ethereum'] })
-const from = addresses[0] as \`0x\${string}\`
-const funded = await fetch(\`\${baseUrl}/dev/faucet\`, { method: 'POST', body: JSON.stringify({ address: from, eth: '1' }) })
-if (!funded.ok) throw new Error(\`faucet: \${funded.status} \${await funded.text()}\`)
-const hash = await payWithViem(client, from)
-if (!hash) throw new Error('payWithViem waited for approvals')
-const rpc = async (method: string, params: unknown[]) => {
-  const response = await fetch(${JSON.stringify(info.evmRpcUrl)}, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-  })
-  return ((await response.json()) as { result: { status: string } | null }).result
-}
-let receipt = await rpc('eth_getTransactionReceipt', [hash])
-for (let tries = 0; !receipt && tries < 100; tries++) {
-  await new Promise((resolve) => setTimeout(resolve, 100))
-  receipt = await rpc('eth_getTransactionReceipt', [hash])
-}
-console.log(\`paid \${hash} status \${receipt?.status}\`)
-client.destroy()
-`
 }
 
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
@@ -607,22 +476,212 @@ export function recipeFiles(blocks, file) {
 }
 
 /**
- * The README's wagmi recipe in a newcomer's own app, outside the repository: a stock Vite react-ts
- * app (create-vite's package.json and config, the repository's versions so npm's cache serves them),
- * then the README's installs: the kit's tarballs, then `npm install wagmi viem` as the recipe
- * says, nothing more (npm leaves @wagmi/core where it likes; the kit must not need it). With the
- * app's own TypeScript and Vite: `tsc -b`'s app config type-checks, `vite build` builds, and the
- * dev server (the `vite` command) serves a page that, without a config, names the missing value in
- * an alert and, with the `.env.local` that `latchkey-service dev --env` writes, signs in by e-mail
- * in Chromium and shows wagmi connected to the new wallet's address. The dev server must log no
- * "Could not resolve".
+ * The `npm install` commands a newcomer runs, as argument lists, exactly as the README writes them:
+ * those of "Put it in your app"'s shell block (the kit's and the service's tarballs), then each
+ * recipe's (`npm install viem`, …) in the order of the Recipes section.
  */
-async function wagmiRecipeApp({ kit, protocol }, blocks) {
-  const files = recipeFiles(blocks, 'src/wagmi.tsx')
-  const wagmiBlock = files[0].code
-  if (!/export (?:function|const) WagmiApp\b/.test(wagmiBlock))
-    throw new Error('src/wagmi.tsx (the wagmi recipe) no longer exports WagmiApp')
-  const dir = mkdtempSync(path.join(tmpdir(), 'latchkey-wagmi-'))
+export function readmeInstalls(readme) {
+  const installs = []
+  const section = (from, to) => readme.slice(readme.indexOf(`\n## ${from}`), readme.indexOf(`\n## ${to}`))
+  const shell = /```sh\n([\s\S]*?)^```$/m.exec(section('Put it in your app', 'Glossary'))?.[1] ?? ''
+  for (const line of shell.split('\n'))
+    for (const command of line.replace(/#.*$/, '').split('&&')) {
+      const words = command.trim().split(/\s+/)
+      if (words[0] === 'npm' && words[1] === 'install' && words.length > 2) installs.push(words.slice(2))
+    }
+  for (const [, args] of section('Recipes', 'Sending').matchAll(/`npm install ([^`]+)`/g))
+    installs.push(args.trim().split(/\s+/))
+  return installs
+}
+
+/** The package a bare import specifier names (`viem/chains` → `viem`, `@solana/kit/x` → `@solana/kit`). */
+const packageOf = (specifier) =>
+  specifier
+    .split('/')
+    .slice(0, specifier.startsWith('@') ? 2 : 1)
+    .join('/')
+
+/**
+ * The packages the `src/` blocks import that no install of `installs` brings and `provided` (the
+ * Vite template's and the kit's own dependencies) does not have: a recipe pasted after its install
+ * command would not resolve them. Returns the problems.
+ */
+export function missingInstalls(blocks, installs, provided) {
+  const installed = new Set([
+    ...provided,
+    ...installs
+      .flat()
+      .filter((arg) => !arg.startsWith('-'))
+      .map(packageOf),
+  ])
+  const problems = []
+  for (const { file, code, line, source } of blocks) {
+    if (!file.startsWith('src/')) continue
+    for (const [, specifier] of code.matchAll(/^import\s[^'"]*?from\s+'([^'.][^']*)'/gm)) {
+      if (specifier.startsWith('node:') || installed.has(packageOf(specifier))) continue
+      problems.push(
+        `${source}:${line}: ${file} imports ${specifier}, which no \`npm install\` of the README brings`,
+      )
+    }
+  }
+  return problems
+}
+
+/**
+ * What a newcomer's app has without a recipe's install: the Vite template's React, the three
+ * packages and the kit's own dependencies (`@tanstack/react-query`).
+ */
+export function providedPackages() {
+  const kit = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'))
+  return [
+    'react',
+    'react-dom',
+    'latchkey',
+    '@latchkey/protocol',
+    '@latchkey/service',
+    ...Object.keys(kit.dependencies ?? {}),
+  ]
+}
+
+/** A JSON-RPC call to an EVM node; its result. */
+async function evmRpc(url, method, params = []) {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  })
+  const body = await response.json()
+  if (body.error) throw new Error(`${method}: ${JSON.stringify(body.error)}`)
+  return body.result
+}
+
+/** The receipt of `hash` once mined (within 30 s). */
+async function receiptOf(url, hash) {
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline; ) {
+    const receipt = await evmRpc(url, 'eth_getTransactionReceipt', [hash])
+    if (receipt) return receipt
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  throw new Error(`${hash} was not mined within 30 s`)
+}
+
+/**
+ * Where `npm start` listens (the service, anvil): while the recipes run, whatever of these is free
+ * answers 503 and counts what reached it, as a stand-in for the repository's stack running beside
+ * the app (a taken port is that stack, or another). The app must use only what `--env` wrote.
+ */
+async function occupyStartPorts() {
+  const { createServer } = await import('node:http')
+  const hits = []
+  const servers = []
+  for (const port of [8787, 8545]) {
+    const server = createServer((request, response) => {
+      hits.push(`${request.method} 127.0.0.1:${port}${request.url}`)
+      response.writeHead(503, { 'access-control-allow-origin': '*' }).end('the npm start stack, not your app')
+    })
+    const listening = await new Promise((resolve) => {
+      server.once('error', () => resolve(false))
+      server.listen(port, '127.0.0.1', () => resolve(true))
+    })
+    if (listening) servers.push(server)
+    step(
+      `recipes app: port ${port} ${listening ? 'held for the clash check' : 'already taken (a stack beside)'}`,
+    )
+  }
+  return {
+    hits,
+    close: () => Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve)))),
+  }
+}
+
+/** The test's entry and harness around the recipes (not docs code): one page per recipe, by hash. */
+const harnessFiles = {
+  'src/main.tsx': `import { type ComponentType, StrictMode } from 'react'
+import { createRoot } from 'react-dom/client'
+import App from './App.tsx'
+import { Recipes } from './Recipes.tsx'
+import { WagmiApp } from './wagmi.tsx'
+
+const pages: Record<string, ComponentType> = { '#recipes': Recipes, '#wagmi': WagmiApp }
+const Page = pages[location.hash] ?? App
+createRoot(document.getElementById('root')!).render(
+  <StrictMode>
+    <Page />
+  </StrictMode>,
+)
+`,
+  'src/Recipes.tsx': `import { AuthModal, LatchkeyProvider, useLatchkey, useSession, useWalletAccounts } from 'latchkey'
+import 'latchkey/styles.css'
+import { useState } from 'react'
+import { transferWithEthers } from './ethers'
+import { config } from './latchkeyConfig'
+import { Pay } from './Pay'
+
+export function Recipes() {
+  return (
+    <LatchkeyProvider config={config}>
+      <AuthModal />
+      <Signed />
+    </LatchkeyProvider>
+  )
+}
+
+function Signed() {
+  return useSession() ? <><Pay /><Ethers /></> : <p>Signed out.</p>
+}
+
+function Ethers() {
+  const client = useLatchkey()
+  const accounts = useWalletAccounts()
+  const [result, setResult] = useState('')
+  const from = accounts.data?.accounts.find((a) => a.addressFormat === 'ADDRESS_FORMAT_ETHEREUM')?.address
+  if (!from) return null
+  const token = new URLSearchParams(location.search).get('token') ?? ''
+  const transfer = () =>
+    transferWithEthers(client, from, token).then(
+      (hash) => setResult(\`ethers: \${hash}\`),
+      (error: Error) => setResult(\`ethers failed: \${error.message}\`),
+    )
+  return <p><button type="button" onClick={transfer}>Transfer with ethers</button> <span>{result}</span></p>
+}
+`,
+}
+
+/**
+ * Every README and docs recipe in a newcomer's own app, outside the repository: a stock Vite
+ * react-ts app (create-vite's package.json and config, the repository's versions so npm's cache
+ * serves them), then exactly the README's installs (readmeInstalls: the kit's and the service's
+ * tarballs, then each recipe's `npm install …`), no EBADENGINE warning allowed. With the app's own
+ * TypeScript and Vite: `tsc -p tsconfig.app.json` and `vite build`; the dev server without a config
+ * names the missing value in an alert. Then, with `npm start`'s ports held (occupyStartPorts),
+ * the installed `latchkey-service dev --evm --env .env.local` on free ports (anvil into the app's
+ * node_modules/.cache, a delegate and a funded sponsor), and in Chromium: the README's App (e-mail
+ * sign-in, a wallet, a signed message), its `<Pay />` (the faucet, then the viem recipe: mined),
+ * the ethers recipe (an ERC-20 transfer: mined), and the wagmi recipe with the docs'
+ * `<WagmiSponsoredBatch />`: a new account holding no ETH sends two calls that reach `success`
+ * and still holds no ETH. The dev server must log no "Could not resolve", and nothing may reach
+ * `npm start`'s ports.
+ */
+async function recipesApp(packs, blocks, readme) {
+  const files = new Map()
+  for (const entry of [
+    'src/App.tsx',
+    'src/Pay.tsx',
+    'src/ethers.ts',
+    'src/solana.ts',
+    'src/wagmi.tsx',
+    'src/WagmiSponsoredBatch.tsx',
+  ])
+    for (const { file, code } of recipeFiles(blocks, entry)) files.set(file, code)
+  const wagmiBlock = files.get('src/wagmi.tsx')
+  if (!/export (?:function|const) WagmiApp\b/.test(wagmiBlock) || !wagmiBlock.includes('<Connected />'))
+    throw new Error('src/wagmi.tsx (the wagmi recipe) no longer exports WagmiApp rendering <Connected />')
+  // As docs/sending.md says: the sponsored batch next to <Connected />.
+  files.set(
+    'src/wagmi.tsx',
+    `import { WagmiSponsoredBatch } from './WagmiSponsoredBatch'\n${wagmiBlock.replace('<Connected />', '<Connected />\n        <WagmiSponsoredBatch />')}`,
+  )
+  const dir = mkdtempSync(path.join(tmpdir(), 'latchkey-recipes-'))
   const stops = []
   try {
     const version = (name) =>
@@ -654,30 +713,46 @@ async function wagmiRecipeApp({ kit, protocol }, blocks) {
       "import react from '@vitejs/plugin-react'\nimport { defineConfig } from 'vite'\n\nexport default defineConfig({ plugins: [react()] })\n",
     )
     write('index.html', stockFiles['index.html'])
-    write(
-      'src/main.tsx',
-      stockFiles['src/main.tsx']
-        .replace("import App from './App.tsx'", "import { WagmiApp } from './wagmi.tsx'")
-        .replace('<App />', '<WagmiApp />'),
-    )
-    for (const { file, code } of files) write(file, code)
+    for (const [file, code] of files) write(file, code)
+    for (const [file, code] of Object.entries(harnessFiles)) write(file, code)
 
+    // The README's tarballs (`../latchkey/<name>.tgz`) are the packed ones.
+    const tarballs = new Map(Object.values(packs).map((tarball) => [path.basename(tarball), tarball]))
     const install = (args) => {
-      step(`wagmi recipe app: npm install ${args.map((a) => path.basename(a)).join(' ')}`)
-      const result = spawnSyncText(npm, ['install', '--no-audit', '--no-fund', ...args], dir)
+      const resolved = args.map((arg) => {
+        if (!arg.endsWith('.tgz')) return arg
+        const tarball = tarballs.get(path.basename(arg))
+        if (!tarball)
+          throw new Error(`the README installs ${arg}, but npm pack wrote ${[...tarballs.keys()].join(', ')}`)
+        return tarball
+      })
+      step(
+        `recipes app: npm install ${args.map((a) => (a.endsWith('.tgz') ? path.basename(a) : a)).join(' ')}`,
+      )
+      const result = spawnSyncText(npm, ['install', '--no-audit', '--no-fund', ...resolved], dir)
       if (result.status !== 0) throw new Error(`npm install ${args.join(' ')} failed:\n${result.output}`)
+      // @solana/kit's @solana/errors depends on commander 15 (Node 22.12+) for its command-line
+      // tool, which a browser app never runs: npm warns on Node 20, as docs/solana.md says.
+      const bad = badEngines(result.output).filter(
+        (name) => !(args.includes('@solana/kit') && /^commander@/.test(name)),
+      )
+      if (bad.length)
+        throw new Error(
+          `npm install ${args.join(' ')} warned EBADENGINE on Node ${process.version} for: ${bad.join(', ')}\n${result.output}`,
+        )
     }
     install([]) // the Vite app
-    install([kit, protocol]) // the README's install of the kit
-    install(['wagmi', 'viem']) // the recipe's, exactly
-    const nested = existsSync(path.join(dir, 'node_modules/wagmi/node_modules/@wagmi/core'))
-    const top = existsSync(path.join(dir, 'node_modules/@wagmi/core'))
-    step(
-      `wagmi recipe app: npm put @wagmi/core ${top ? 'at the top' : nested ? 'inside wagmi only' : 'nowhere'}`,
+    const installs = readmeInstalls(readme)
+    if (
+      !installs.some((args) => args.includes('-D') && args.some((a) => /latchkey-service-.*\.tgz$/.test(a)))
     )
+      throw new Error("the README's installs no longer install the service's tarball as a dev dependency")
+    for (const args of installs) install(args)
 
+    const serviceLinks = relativeReadmeLinks(path.join(dir, 'node_modules/@latchkey/service'))
+    if (serviceLinks.length) throw new Error(serviceLinks.join('\n'))
     const bin = (name) => path.join(dir, 'node_modules/.bin', name)
-    step('wagmi recipe app: tsc -p tsconfig.app.json, vite build')
+    step('recipes app: tsc -p tsconfig.app.json, vite build')
     for (const [command, args] of [
       [bin('tsc'), ['-p', 'tsconfig.app.json']],
       [bin('vite'), ['build', '--logLevel', 'warn']],
@@ -685,24 +760,32 @@ async function wagmiRecipeApp({ kit, protocol }, blocks) {
       const result = spawnSyncText(command, args, dir)
       if (result.status !== 0)
         throw new Error(
-          `the wagmi recipe: ${path.basename(command)} ${args.join(' ')} failed:\n${result.output}`,
+          `the recipes app: ${path.basename(command)} ${args.join(' ')} failed:\n${result.output}`,
         )
     }
 
     const { chromium } = await import('playwright-core')
     const { chromiumLaunchOptions } = await import('./chromium.mjs')
-    const { freePort, startService } = await import('./devStack.mjs')
+    const { freePort } = await import('./devStack.mjs')
     const browser = await chromium.launch(chromiumLaunchOptions)
     stops.push(() => browser.close())
 
-    /** `vite` (the app's `npm run dev`) on a free port; the page, with what it and the server said. */
-    const devServer = async () => {
+    /**
+     * `vite` (the app's `npm run dev`, `mode`: e.g. `['--mode', 'expiry']`, which reads
+     * `.env.expiry.local` too) on a free port; `open(suffix)` opens a page in a new browser context,
+     * with what it and the server said.
+     */
+    const devServer = async (mode = []) => {
       const port = await freePort()
-      const child = spawn(bin('vite'), ['--host', '127.0.0.1', '--port', String(port), '--strictPort'], {
-        cwd: dir,
-        env: shellEnv(),
-        stdio: ['ignore', 'pipe', 'pipe'],
-      })
+      const child = spawn(
+        bin('vite'),
+        ['--host', '127.0.0.1', '--port', String(port), '--strictPort', ...mode],
+        {
+          cwd: dir,
+          env: shellEnv(),
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      )
       let output = ''
       child.stdout.on('data', (chunk) => {
         output += chunk
@@ -723,49 +806,97 @@ async function wagmiRecipeApp({ kit, protocol }, blocks) {
         if (Date.now() > deadline) throw new Error(`vite served nothing within 60 s:\n${output}`)
         await new Promise((resolve) => setTimeout(resolve, 200))
       }
-      const page = await browser.newPage()
-      const errors = []
-      page.on('pageerror', (error) => errors.push(error.message))
-      page.on('console', (message) => {
-        if (message.type() === 'error') errors.push(message.text())
-      })
-      await page.goto(url)
-      const said = async () =>
-        `the page shows ${JSON.stringify((await page.locator('body').innerText()).slice(0, 400))}; its errors: ${errors.join(' | ').slice(0, 600)}; vite said: ${output.slice(-1500)}`
-      const close = async () => {
-        await page.close()
-        await stopChild(child)
-        if (/Could not resolve/.test(output)) throw new Error(`the wagmi recipe's dev server: ${output}`)
+      const open = async (suffix = '') => {
+        const context = await browser.newContext()
+        const page = await context.newPage()
+        const errors = []
+        page.on('pageerror', (error) => errors.push(error.message))
+        page.on('console', (message) => {
+          if (message.type() === 'error') errors.push(message.text())
+        })
+        await page.goto(`${url}${suffix}`)
+        const said = async () =>
+          `the page shows ${JSON.stringify((await page.locator('body').innerText()).slice(0, 600))}; its errors: ${errors.join(' | ').slice(0, 600)}; vite said: ${output.slice(-1500)}`
+        return { page, said, url }
       }
-      return { page, said, close }
+      const close = async () => {
+        await stopChild(child)
+        if (/Could not resolve/.test(output)) throw new Error(`the recipes app's dev server: ${output}`)
+      }
+      return { open, close }
     }
 
-    step('wagmi recipe app: the dev server without a config names the missing value')
+    step('recipes app: the dev server without a config names the missing value (the App, wagmi)')
     const bare = await devServer()
     try {
-      await bare.page
-        .getByRole('alert')
-        .filter({ hasText: 'authProxyUrl' })
-        .first()
-        .waitFor({ timeout: 60_000 })
-        .catch(async () => {
-          throw new Error(
-            `the wagmi recipe without a config: no alert naming authProxyUrl; ${await bare.said()}`,
-          )
-        })
+      for (const [suffix, recipe] of [
+        ['', 'the README App'],
+        ['#wagmi', 'the wagmi recipe'],
+      ]) {
+        const { page, said } = await bare.open(suffix)
+        await page
+          .getByRole('alert')
+          .filter({ hasText: 'authProxyUrl' })
+          .first()
+          .waitFor({ timeout: 60_000 })
+          .catch(async () => {
+            throw new Error(`${recipe} without a config: no alert naming authProxyUrl; ${await said()}`)
+          })
+        await page.context().close()
+      }
     } finally {
       await bare.close()
     }
 
-    step('wagmi recipe app: latchkey-service dev --env .env.local, sign in, wagmi connected')
-    const service = await startService({ args: ['--env', path.join(dir, '.env.local')], log: () => {} })
-    stops.push(() => service.close())
-    const live = await devServer()
-    try {
-      const { page } = live
-      const email = 'wagmi-recipe@example.com'
-      await page.getByText('Sign in to connect.').waitFor({ timeout: 60_000 })
-      await page.getByRole('button', { name: 'Sign in', exact: true }).first().click()
+    const clash = await occupyStartPorts()
+    stops.push(() => clash.close())
+    /** The installed `latchkey-service dev … --json` in the app's folder; what it printed. */
+    const installedService = async (args) => {
+      const child = spawn(bin('latchkey-service'), ['dev', '--port', '0', ...args, '--json'], {
+        cwd: dir,
+        env: shellEnv(),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
+      stops.push(() => stopChild(child))
+      let stderr = ''
+      child.stderr.on('data', (chunk) => {
+        stderr += chunk
+      })
+      const printed = await new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no --json line within 240 s\n${stderr}`)), 240_000)
+        child.once('exit', (code) => {
+          clearTimeout(timer)
+          reject(new Error(`latchkey-service exited (${code}) before it was ready\n${stderr}`))
+        })
+        createInterface({ input: child.stdout }).once('line', (line) => {
+          clearTimeout(timer)
+          resolve(JSON.parse(line))
+        })
+      })
+      child.stdout.resume()
+      return printed
+    }
+    step('recipes app: the installed latchkey-service dev --evm --env .env.local on free ports')
+    const info = await installedService(['--evm', '--evm-port', '0', '--env', '.env.local'])
+    const rpcUrl = info.evmRpcUrl
+    if (
+      info.evmChainId !== 31337 ||
+      !/^http:\/\/127\.0\.0\.1:\d+$/.test(rpcUrl ?? '') ||
+      rpcUrl.endsWith(':8545')
+    )
+      throw new Error(
+        `dev --evm printed no node on a free port: ${JSON.stringify({ rpcUrl, chainId: info.evmChainId })}`,
+      )
+    if (!info.sponsorAddress) throw new Error('dev --evm printed no sponsorAddress')
+    if (!existsSync(path.join(dir, 'node_modules/.cache')))
+      throw new Error("dev --evm did not install anvil into the app's node_modules/.cache")
+    const env = readFileSync(path.join(dir, '.env.local'), 'utf8')
+    for (const line of [`VITE_LATCHKEY_RPC_URL=${rpcUrl}`, `VITE_LATCHKEY_BASE_URL=${info.baseUrl}`])
+      if (!env.split('\n').includes(line)) throw new Error(`.env.local has no ${line}:\n${env}`)
+
+    /** E-mail sign-in through `<AuthModal/>`'s `trigger` with the code from `service`'s outbox. */
+    const signIn = async (page, email, { trigger = 'Sign in', service = info } = {}) => {
+      await page.getByRole('button', { name: trigger, exact: true }).first().click()
       const dialog = page.getByRole('dialog')
       await dialog.getByLabel('Email address').fill(email)
       const since = Date.now()
@@ -780,18 +911,193 @@ async function wagmiRecipeApp({ kit, protocol }, blocks) {
       if (!code) throw new Error(`no code for ${email} in the outbox`)
       await page.getByRole('textbox', { name: /^Digit 1 of \d+$/ }).click()
       await page.keyboard.type(code)
-      // A new account is offered a passkey: decline it whenever it shows, until wagmi connects.
-      const connected = page.getByText(/^Connected: 0x[0-9a-fA-F]{40}$/)
-      for (const deadline = Date.now() + 60_000; !(await connected.isVisible()); ) {
-        const notNow = dialog.getByRole('button', { name: 'Not now', exact: true })
+    }
+    /**
+     * Waits for `locator` with no dialog left open (the modal closes after sign-in, or after the
+     * passkey offer, which is declined whenever it shows); its text.
+     */
+    const waitPastPasskeyOffer = async (page, locator, said, what) => {
+      const open = page.locator('dialog[open]')
+      for (const deadline = Date.now() + 60_000; ; ) {
+        if ((await locator.first().isVisible()) && (await open.count()) === 0) break
+        const notNow = page.getByRole('dialog').getByRole('button', { name: 'Not now', exact: true })
         if (await notNow.isVisible()) await notNow.click().catch(() => {})
-        if (Date.now() > deadline)
-          throw new Error(`wagmi did not connect after sign-in; ${await live.said()}`)
+        if (Date.now() > deadline) throw new Error(`${what}; ${await said()}`)
         await new Promise((resolve) => setTimeout(resolve, 250))
       }
-    } finally {
-      await live.close()
+      return (await locator.first().innerText()).trim()
     }
+    const mined = async (hash, what) => {
+      const receipt = await receiptOf(rpcUrl, hash)
+      if (receipt.status !== '0x1') throw new Error(`${what} ${hash} reverted`)
+      return receipt
+    }
+
+    const live = await devServer()
+    stops.push(() => live.close())
+    {
+      step("recipes app: the README's App: sign in, create a wallet, sign")
+      const { page, said, url: base } = await live.open()
+      await signIn(page, 'readme-app@example.com')
+      const create = page.getByRole('button', { name: 'Create a wallet' })
+      await waitPastPasskeyOffer(
+        page,
+        create,
+        said,
+        'the README App offered no "Create a wallet" after sign-in',
+      )
+      await create.click()
+      const account = await waitPastPasskeyOffer(
+        page,
+        page.getByText(/^Ethereum account: 0x[0-9a-fA-F]{40}$/),
+        said,
+        'the README App showed no account',
+      )
+      const address = account.split(' ').pop()
+      await page.getByRole('button', { name: 'Sign “Hello from my app”' }).click()
+      await page
+        .getByText(/^Signature: 0x[0-9a-f]{130}$/)
+        .waitFor({ timeout: 30_000 })
+        .catch(async () => {
+          throw new Error(`the README App showed no signature; ${await said()}`)
+        })
+
+      step('recipes app: <Pay /> (faucet, viem) and the ethers recipe (an ERC-20 transfer)')
+      // A token for the ethers recipe: the node's unlocked account deploys it and mints 5 to the user.
+      const testToken = JSON.parse(readFileSync(path.join(root, 'contracts/test/TestToken.json'), 'utf8'))
+      const { encodeFunctionData } = await import('viem')
+      const [deployer] = await evmRpc(rpcUrl, 'eth_accounts')
+      const deployed = await mined(
+        await evmRpc(rpcUrl, 'eth_sendTransaction', [{ from: deployer, data: testToken.bytecode }]),
+        'the token deployment',
+      )
+      const token = deployed.contractAddress
+      await mined(
+        await evmRpc(rpcUrl, 'eth_sendTransaction', [
+          {
+            from: deployer,
+            to: token,
+            data: encodeFunctionData({ abi: testToken.abi, functionName: 'mint', args: [address, 5n] }),
+          },
+        ]),
+        'the mint',
+      )
+      // The recipes' page, in the same browser: the session the App started is restored.
+      await page.goto(`${base}?token=${token}#recipes`)
+      const pay = page.getByRole('button', { name: 'Pay 0.01 ETH' })
+      await pay.waitFor({ timeout: 60_000 }).catch(async () => {
+        throw new Error(`the recipes page (signed in before) showed no Pay button; ${await said()}`)
+      })
+      await pay.click()
+      const paid = page.getByText(/0x[0-9a-f]{64}/).first()
+      await paid.waitFor({ timeout: 60_000 }).catch(async () => {
+        throw new Error(`<Pay /> showed no hash; ${await said()}`)
+      })
+      await mined(/0x[0-9a-f]{64}/.exec(await paid.innerText())[0], 'the viem payment')
+      await page.getByRole('button', { name: 'Transfer with ethers' }).click()
+      const transferred = page.getByText(/^ethers: 0x[0-9a-f]{64}$|^ethers failed/)
+      await transferred.waitFor({ timeout: 60_000 }).catch(async () => {
+        throw new Error(`the ethers recipe showed nothing; ${await said()}`)
+      })
+      const text = await transferred.innerText()
+      if (text.startsWith('ethers failed')) throw new Error(`the ethers recipe: ${text}`)
+      await mined(text.split(' ').pop(), 'the ethers transfer')
+      const dead = await evmRpc(rpcUrl, 'eth_call', [
+        {
+          to: token,
+          data: encodeFunctionData({
+            abi: testToken.abi,
+            functionName: 'balanceOf',
+            args: ['0x000000000000000000000000000000000000dEaD'],
+          }),
+        },
+        'latest',
+      ])
+      if (BigInt(dead) !== 1n) throw new Error(`the ethers transfer moved ${BigInt(dead)} tokens, not 1`)
+      await page.context().close()
+    }
+    {
+      step('recipes app: wagmi, a new account with no ETH sends a sponsored batch of two calls')
+      const { page, said } = await live.open('#wagmi')
+      await page.getByText('Sign in to connect.').waitFor({ timeout: 60_000 })
+      await signIn(page, 'wagmi-recipe@example.com')
+      const connected = await waitPastPasskeyOffer(
+        page,
+        page.getByText(/^Connected: 0x[0-9a-fA-F]{40}$/),
+        said,
+        'wagmi did not connect after sign-in',
+      )
+      const address = connected.split(' ').pop()
+      const balance = async () => BigInt(await evmRpc(rpcUrl, 'eth_getBalance', [address, 'latest']))
+      if ((await balance()) !== 0n) throw new Error(`the new account ${address} holds ETH`)
+      await page.getByRole('button', { name: 'Send two calls, sponsored' }).click()
+      await page
+        .getByText('Batch: success')
+        .waitFor({ timeout: 60_000 })
+        .catch(async () => {
+          throw new Error(`the sponsored batch did not reach success; ${await said()}`)
+        })
+      if ((await balance()) !== 0n) throw new Error(`the sponsored batch left ${address} holding ETH`)
+      await page.context().close()
+    }
+    {
+      step("recipes app: the README's App on 5 s sessions: a failed renewal shows the expired state")
+      const brief = await installedService([
+        '--session-seconds',
+        '5',
+        '--data-dir',
+        path.join(dir, '.latchkey-expiry'),
+        '--env',
+        '.env.expiry.local',
+      ])
+      const server = await devServer(['--mode', 'expiry'])
+      stops.push(() => server.close())
+      const { page, said } = await server.open()
+      const email = 'readme-expiry@example.com'
+      await signIn(page, email, { service: brief })
+      const create = page.getByRole('button', { name: 'Create a wallet' })
+      await waitPastPasskeyOffer(
+        page,
+        create,
+        said,
+        'the README App (5 s sessions) offered no "Create a wallet"',
+      )
+      await create.click()
+      // The kit renews the session before it ends, again and again: the wallet outlives 5 s.
+      const account = page.getByText(/^Ethereum account: 0x[0-9a-fA-F]{40}$/)
+      const before = await waitPastPasskeyOffer(
+        page,
+        account,
+        said,
+        'the README App (5 s sessions) showed no account',
+      )
+      await new Promise((resolve) => setTimeout(resolve, 6000))
+      if (!(await account.isVisible())) throw new Error(`the 5 s session was not renewed; ${await said()}`)
+      // The renewal fails (a laptop offline, asleep): at expiry the App is signed out, and says so.
+      await page.route('**/submit/stamp_login', (route) => route.abort())
+      const again = page.getByRole('button', { name: 'Session expired — sign in again', exact: true })
+      await again.waitFor({ timeout: 20_000 }).catch(async () => {
+        throw new Error(`the README App showed no "Session expired — sign in again"; ${await said()}`)
+      })
+      await page.getByText('Sign in to get a wallet.').waitFor({ timeout: 5_000 })
+      if ((await account.count()) > 0)
+        throw new Error('the README App still shows the wallet of an expired session')
+      await page.unroute('**/submit/stamp_login')
+      await signIn(page, email, { trigger: 'Session expired — sign in again', service: brief })
+      const after = await waitPastPasskeyOffer(
+        page,
+        account,
+        said,
+        'signing in again did not restore the wallet',
+      )
+      if (after !== before) throw new Error(`signing in again showed ${after}, not ${before}`)
+      await page.context().close()
+    }
+    if (clash.hits.length)
+      throw new Error(
+        `the recipes reached npm start's ports instead of what --env wrote: ${clash.hits.join(', ')}`,
+      )
+    step('recipes app: all recipes reached success; stopping and removing the app')
   } finally {
     for (const stop of stops.reverse()) await stop().catch(() => {})
     rmSync(dir, { recursive: true, force: true })

@@ -4,7 +4,14 @@ import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { onlyExportComponentsProblems, readmeBlocks, readmeShapeProblems } from './test-readme.mjs'
+import {
+  missingInstalls,
+  onlyExportComponentsProblems,
+  providedPackages,
+  readmeBlocks,
+  readmeInstalls,
+  readmeShapeProblems,
+} from './test-readme.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const readme = readFileSync(path.join(root, 'README.md'), 'utf8')
@@ -47,5 +54,27 @@ describe('the README', () => {
         { ...block('// src/config.ts\nexport const config = {}\n'), file: 'src/config.ts' },
       ]),
     ).toEqual([])
+  })
+
+  it('installs, with its own npm install commands, every package its recipes and the docs’ import', () => {
+    const installs = readmeInstalls(readme)
+    // The kit and protocol tarballs in one install, the service's as a dev dependency, then the recipes'.
+    expect(installs[0]).toEqual(['../latchkey/latchkey-0.1.0.tgz', '../latchkey/latchkey-protocol-0.1.0.tgz'])
+    expect(installs[1]).toEqual(['-D', '../latchkey/latchkey-service-0.1.0.tgz'])
+    expect(installs.slice(2)).toContainEqual(['wagmi', 'viem'])
+    expect(missingInstalls([...readmeBlocks(readme), ...docs], installs, providedPackages())).toEqual([])
+  })
+
+  it('the install check catches a recipe importing a package its install leaves out', () => {
+    const block = {
+      file: 'src/solana.ts',
+      code: "// src/solana.ts\nimport { getTransferSolInstruction } from '@solana-program/system'\nimport { pipe } from '@solana/kit'\nimport { createLatchkeySolanaSigner } from 'latchkey/solana'\nimport { x } from './y'\n",
+      line: 3,
+      source: 'docs/solana.md',
+    }
+    expect(missingInstalls([block], [['@solana/kit']], ['latchkey'])).toEqual([
+      'docs/solana.md:3: src/solana.ts imports @solana-program/system, which no `npm install` of the README brings',
+    ])
+    expect(missingInstalls([block], [['@solana/kit', '@solana-program/system']], ['latchkey'])).toEqual([])
   })
 })
