@@ -6,6 +6,9 @@
 import { decodeJwtClaims } from '@latchkey/protocol'
 import { type Hex, serializeTransaction } from 'viem'
 import { describe, expect, it } from 'vitest'
+import type { CreateServiceOptions } from '../assembly/createService.ts'
+import type { EventSink } from '../kernel/base/events.ts'
+import { createMetrics } from '../observability/metrics.ts'
 import {
   createHarness,
   ETHEREUM_ACCOUNT,
@@ -31,8 +34,8 @@ const tx = (value: bigint) =>
     value,
   })
 
-async function setup() {
-  const h = await createHarness()
+async function setup(options: CreateServiceOptions = {}) {
+  const h = await createHarness(options)
   const sub = await h.createSubOrganization({ wallet: { walletName: 'Agent', accounts: [ETHEREUM_ACCOUNT] } })
   const owner = sub.keys[0]!
   const organizationId = sub.organizationId
@@ -289,6 +292,45 @@ describe('session profiles', () => {
       amount: '1',
     })
     expect([reply.status, reply.body.details.field]).toEqual([404, 'parameters.scope.sessionProfileId'])
+  })
+
+  it('counts refusals in Prometheus metrics by code and activity type, never by limit id', async () => {
+    const metrics = createMetrics()
+    const s = await setup({
+      events: { emit: ((name, data) => metrics.emit(name, data)) as EventSink['emit'] },
+    })
+    const profileId = await s.profile(`wallet.id == '${s.walletId}'`)
+    const limitId = resultOf(
+      'latchkey_create_spending_limit',
+      await s.submit('latchkey_create_spending_limit', {
+        spendingLimitName: 'tiny',
+        scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address: s.address },
+        window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
+        asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:1' },
+        amount: '1',
+      }),
+    ).spendingLimitId as string
+    const { key } = await s.login(profileId)
+    expect((await s.sign(key, s.address)).status).toBe(200)
+    expect((await s.sign(key, s.address)).status).toBe(429)
+    expect((await s.sign(s.owner, s.address)).status).toBe(429)
+    const raw = await s.submit('sign_raw_payload', {
+      signWith: s.address,
+      payload: '0x1234',
+      encoding: 'PAYLOAD_ENCODING_HEXADECIMAL',
+      hashFunction: 'HASH_FUNCTION_KECCAK256',
+    })
+    expect(codeOf(raw)).toEqual([403, 'SPEND_UNDECODABLE'])
+    expect((await s.sign(key, s.otherAddress)).status).toBe(403)
+    const rendered = await metrics.render()
+    expect(rendered).toContain(
+      'latchkey_spend_refusals_total{code="SPENDING_LIMIT_EXCEEDED",type="sign_transaction"} 2',
+    )
+    expect(rendered).toContain(
+      'latchkey_spend_refusals_total{code="SPEND_UNDECODABLE",type="sign_raw_payload"} 1',
+    )
+    expect(rendered).toContain('latchkey_session_scope_refusals_total{type="sign_transaction"} 1')
+    expect(rendered).not.toContain(limitId)
   })
 
   it("refuses another sub-organization's profile at login; the parent organization's profiles serve its sub-organizations", async () => {

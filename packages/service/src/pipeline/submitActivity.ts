@@ -168,10 +168,12 @@ export async function submitActivity(
   const prepared = await prepare(submission)
   const execution = await record(submission, { prepared, precomputed })
   emitReported(runtime, execution.reported)
+  const errorCode = execution.row.failure?.details.errorCode
   runtime.emit('activity.recorded', {
     type: path,
     status: execution.row.status,
     outcome: submission.outcome ?? 'UNKNOWN',
+    ...(typeof errorCode === 'string' ? { errorCode } : {}),
   })
   return answer(submission, execution)
 }
