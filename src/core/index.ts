@@ -150,6 +150,23 @@ export type {
   SendTransactionReturnType,
 } from './actions/activities/sendTransaction.ts'
 export { sendTransaction } from './actions/activities/sendTransaction.ts'
+// ---- session profiles (issue 37, docs/agents.md) ----
+export type {
+  CreateSessionProfileParameters,
+  CreateSessionProfileReturnType,
+  DeleteSessionProfileParameters,
+  DeleteSessionProfileReturnType,
+  GetSessionProfilesParameters,
+  GetSessionProfilesReturnType,
+  UpdateSessionProfileParameters,
+  UpdateSessionProfileReturnType,
+} from './actions/activities/sessionProfiles.ts'
+export {
+  createSessionProfile,
+  deleteSessionProfile,
+  getSessionProfiles,
+  updateSessionProfile,
+} from './actions/activities/sessionProfiles.ts'
 export type { SignMessageParameters, SignMessageReturnType } from './actions/activities/signMessage.ts'
 export { signMessage } from './actions/activities/signMessage.ts'
 export type {

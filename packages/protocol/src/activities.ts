@@ -102,11 +102,16 @@ export interface SolSendTransactionParametersV1 extends Omit<SolSendTransactionP
 }
 
 /** Parameters and results of every activity, keyed by its path under `/public/v1/submit/`. */
-/** Whose signatures a spending limit counts (issue 37): one wallet account, one user, or one API key. */
+/**
+ * Whose signatures a spending limit counts (issue 37): one wallet account, one user, one API key,
+ * or the sessions of one session profile.
+ */
 export type SpendingLimitScope =
   | { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT'; address: string }
   | { type: 'SPENDING_LIMIT_SCOPE_USER'; userId: string }
   | { type: 'SPENDING_LIMIT_SCOPE_API_KEY'; apiKeyId: string }
+  /** Every session issued under this session profile (a login naming `sessionProfileId`). */
+  | { type: 'SPENDING_LIMIT_SCOPE_SESSION_PROFILE'; sessionProfileId: string }
 
 /** How long a spend counts against a limit. */
 export type SpendingLimitPeriod = 'PERIOD_HOUR' | 'PERIOD_DAY' | 'PERIOD_WEEK' | 'PERIOD_30_DAYS'
@@ -123,6 +128,29 @@ export type SpendingLimitWindow =
 export type SpendingLimitAsset =
   | { type: 'SPENDING_LIMIT_ASSET_NATIVE'; caip2: string }
   | { type: 'SPENDING_LIMIT_ASSET_ERC20'; caip2: string; contract: string }
+
+/**
+ * `create_session_profile`'s parameters (the published `v1CreateSessionProfileIntent`, issue 37).
+ * `scope` is a condition in the policy language (the keywords of a policy `condition`:
+ * `activity`, `wallet`, `wallet_account`, `eth`, `solana`): a session issued under the profile may
+ * make an activity only when it holds, and never one that manages policies, limits, profiles,
+ * users, credentials, sessions or the organization, exports or imports a key, or approves an
+ * activity (docs/agents.md).
+ */
+export interface SessionProfileParameters {
+  sessionProfileName: string
+  scope: string
+  /** The sessions' lifetime (decimal seconds), over what the login asks for. */
+  expirationSeconds?: string
+  notes?: string
+}
+
+/** A session profile as `get_session_profile(s)` answer it (the published `v1SessionProfile`). */
+export interface SessionProfile extends SessionProfileParameters {
+  sessionProfileId: string
+  createdAt: { seconds: string; nanos: string }
+  updatedAt: { seconds: string; nanos: string }
+}
 
 /** `latchkey_create_spending_limit`'s parameters. */
 export interface SpendingLimitParameters {
@@ -187,6 +215,8 @@ export interface ActivityMap {
       invalidateExisting?: boolean
       /** The seed's hex signature over the token, or the published clients' object. */
       clientSignature?: string | ClientSignature
+      /** The session profile whose scope confines the session (issue 37). */
+      sessionProfileId?: string
     }
     result: { session: string }
   }
@@ -329,11 +359,19 @@ export interface ActivityMap {
       publicKey: string
       expirationSeconds?: string
       invalidateExisting?: boolean
+      /** The session profile whose scope confines the session (issue 37). */
+      sessionProfileId?: string
     }
     result: { session: string }
   }
   stamp_login: {
-    parameters: { publicKey: string; expirationSeconds?: string; invalidateExisting?: boolean }
+    parameters: {
+      publicKey: string
+      expirationSeconds?: string
+      invalidateExisting?: boolean
+      /** The session profile whose scope confines the session (issue 37). */
+      sessionProfileId?: string
+    }
     result: { session: string }
   }
   export_wallet: {
@@ -500,6 +538,18 @@ export interface ActivityMap {
   latchkey_delete_spending_limit: {
     parameters: { spendingLimitId: string }
     result: { spendingLimitId: string }
+  }
+  create_session_profile: {
+    parameters: SessionProfileParameters
+    result: { sessionProfileId: string }
+  }
+  latchkey_update_session_profile: {
+    parameters: { sessionProfileId: string } & Partial<SessionProfileParameters>
+    result: { sessionProfileId: string }
+  }
+  latchkey_delete_session_profile: {
+    parameters: { sessionProfileId: string }
+    result: { sessionProfileId: string }
   }
   // ---- wing: MFA (issue 38) ----
   /** An MFA policy on a user: activities of theirs its condition matches wait for its steps. */
@@ -1050,6 +1100,27 @@ export const ACTIVITIES: ActivityRegistry = activityDefinitions<ActivityMap>({
   },
   latchkey_delete_spending_limit: {
     types: ['ACTIVITY_TYPE_LATCHKEY_DELETE_SPENDING_LIMIT'],
+    resource: 'POLICY',
+    action: 'DELETE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  create_session_profile: {
+    types: ['ACTIVITY_TYPE_CREATE_SESSION_PROFILE'],
+    resource: 'POLICY',
+    action: 'CREATE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  latchkey_update_session_profile: {
+    types: ['ACTIVITY_TYPE_LATCHKEY_UPDATE_SESSION_PROFILE'],
+    resource: 'POLICY',
+    action: 'UPDATE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  latchkey_delete_session_profile: {
+    types: ['ACTIVITY_TYPE_LATCHKEY_DELETE_SESSION_PROFILE'],
     resource: 'POLICY',
     action: 'DELETE',
     proxyUser: false,

@@ -93,6 +93,9 @@ export const ERROR_CODES = {
   SPEND_UNDECODABLE: GRPC.PERMISSION_DENIED,
   SPEND_DESTINATION_NOT_ALLOWED: GRPC.PERMISSION_DENIED,
   SPENDING_LIMIT_NOT_FOUND: GRPC.NOT_FOUND,
+  // session profiles (issue 37): an activity outside the session's scope, a profile that is not there
+  SESSION_SCOPE_DENIED: GRPC.PERMISSION_DENIED,
+  SESSION_PROFILE_NOT_FOUND: GRPC.NOT_FOUND,
   // a sponsored send's simulation reverted: refused before signing, with `details.revertChain`
   TRANSACTION_REVERTED: GRPC.FAILED_PRECONDITION,
   SPONSORSHIP_NOT_CONFIGURED: GRPC.FAILED_PRECONDITION,

@@ -1,4 +1,4 @@
-import type { SpendingLimit } from './activities.ts'
+import type { SessionProfile, SpendingLimit } from './activities.ts'
 import type { AddressFormat, Curve, SubOrgFilterType, TxStatus } from './enums.ts'
 import type {
   Activity,
@@ -126,6 +126,14 @@ export interface QueryMap {
   latchkey_list_spending_limits: {
     request: { organizationId: string }
     response: { spendingLimits: SpendingLimit[] }
+  }
+  get_session_profile: {
+    request: { organizationId: string; sessionProfileId: string }
+    response: { sessionProfile: SessionProfile }
+  }
+  get_session_profiles: {
+    request: { organizationId: string }
+    response: { sessionProfiles: SessionProfile[] }
   }
   // ---- wing: MFA (issue 38) ----
   get_mfa_policies: {
@@ -266,6 +274,8 @@ export const QUERIES: { readonly [P in QueryPath]: QueryFacts } = {
   latchkey_get_send_capabilities: { proxyUser: false },
   // ---- wing: spending limits (issue 37) ----
   latchkey_list_spending_limits: { proxyUser: false },
+  get_session_profile: { proxyUser: false },
+  get_session_profiles: { proxyUser: false },
   // ---- wing: MFA (issue 38) ----
   get_mfa_policies: { proxyUser: false },
   get_mfa_policy: { proxyUser: false },

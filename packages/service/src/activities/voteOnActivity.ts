@@ -31,6 +31,8 @@ export async function runAsSubmitter(ctx: ActivityContext, activity: ActivityRow
   const { tx, runtime, organization } = ctx
   const submitter = await tx.get('users', activity.userId)
   const submitterOrganization = submitter?.organizationId ?? activity.callerOrganizationId
+  // A session key issued under a profile still counts against the profile's spending limits.
+  const sessionProfileId = (await tx.get('apiKeys', activity.credentialId))?.sessionProfileId
   const execution = await executeActivity({
     tx,
     runtime,
@@ -40,7 +42,14 @@ export async function runAsSubmitter(ctx: ActivityContext, activity: ActivityRow
     caller: {
       userId: activity.userId,
       organizationId: submitterOrganization,
-      credential: { kind: 'API_KEY', id: activity.credentialId, publicKey: '', scheme: '', signature: '' },
+      credential: {
+        kind: 'API_KEY',
+        id: activity.credentialId,
+        publicKey: '',
+        scheme: '',
+        signature: '',
+        ...(sessionProfileId !== undefined ? { sessionProfileId } : {}),
+      },
       readOnly: false,
     },
   })

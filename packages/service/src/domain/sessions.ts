@@ -2,11 +2,12 @@ import type { CredentialType, SessionClaims } from '@latchkey/protocol'
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
 import { recordAppEvent } from '../kernel/appEvents.ts'
-import { FieldError } from '../kernel/base/errors.ts'
+import { FieldError, NotFoundError } from '../kernel/base/errors.ts'
 import { signJwt } from '../kernel/crypto/index.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { ActivityContext } from '../kernel/registry.ts'
-import type { ApiKeyRow, UserRow } from '../kernel/store/model.ts'
+import type { ApiKeyRow, SessionProfileRow, UserRow } from '../kernel/store/model.ts'
+import type { Reads } from '../kernel/store/Reads.ts'
 import { verifiedContact } from './verifiedContact.ts'
 
 /** Default read-write session lifetime (seconds): 15 minutes. */
@@ -54,6 +55,32 @@ export function signSession(runtime: Runtime, claims: SessionClaims): string {
 }
 
 /**
+ * The session profile (issue 37) a login names for `user`: one of the user's organization, or of
+ * its parent (the app's profiles, shared by its sub-organizations); any other is a 404 naming
+ * `field`, so a sub-organization cannot use another's profile.
+ */
+export async function sessionProfileFor(
+  reads: Reads,
+  user: UserRow,
+  sessionProfileId: string,
+  field: string,
+): Promise<SessionProfileRow> {
+  const profile = await reads.get('sessionProfiles', sessionProfileId)
+  const organization = await reads.get('organizations', user.organizationId)
+  if (
+    profile &&
+    (profile.organizationId === user.organizationId ||
+      profile.organizationId === organization?.parentOrganizationId)
+  )
+    return profile
+  throw new NotFoundError({
+    code: 'SESSION_PROFILE_NOT_FOUND',
+    field,
+    message: `session profile ${sessionProfileId} not found in organization ${user.organizationId} or its parent`,
+  })
+}
+
+/**
  * A read-write session: registers `publicKey` on the user as an expiring session API key
  * (`invalidateExisting` first revokes the user's other login keys) and returns the JWT.
  */
@@ -68,12 +95,19 @@ export async function issueSession(
     invalidateExisting?: boolean | undefined
     credentialType?: CredentialType
     apiKeyName?: string
+    /**
+     * The session profile the login names (`parameters.sessionProfileId`): the session's every
+     * activity must satisfy its scope, and it lives the profile's `expirationSeconds` when it has one.
+     */
+    sessionProfileId?: string | undefined
   },
 ): Promise<{ session: string; apiKeyId: string; expiresAt: number }> {
-  const seconds =
-    input.expirationSeconds !== undefined
-      ? Math.max(1, Number(input.expirationSeconds))
-      : DEFAULT_SESSION_SECONDS
+  const profile =
+    input.sessionProfileId !== undefined
+      ? await sessionProfileFor(ctx.tx, input.user, input.sessionProfileId, 'parameters.sessionProfileId')
+      : undefined
+  const asked = profile?.expirationSeconds ?? input.expirationSeconds
+  const seconds = asked !== undefined ? Math.max(1, Number(asked)) : DEFAULT_SESSION_SECONDS
   const keys = await ctx.tx.findBy('apiKeys', 'userId', input.user.id)
   let revoked = 0
   for (const key of keys) {
@@ -96,6 +130,7 @@ export async function issueSession(
     curve: 'API_KEY_CURVE_P256',
     credentialType: input.credentialType ?? 'CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256',
     expirationSeconds: String(seconds),
+    ...(profile ? { sessionProfileId: profile.id } : {}),
     createdAt: ctx.now,
     updatedAt: ctx.now,
   })

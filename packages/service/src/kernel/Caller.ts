@@ -10,6 +10,8 @@ export interface Caller {
     publicKey: string
     scheme: string
     signature: string
+    /** The session profile an API key (a session key) was issued under: its scope confines the caller. */
+    sessionProfileId?: string
   }
   readOnly: boolean
 }

@@ -8,6 +8,7 @@ import type {
   QueryResponse,
 } from '@latchkey/protocol'
 import type { Hono } from 'hono'
+import type { ApiError } from './base/errors.ts'
 import type { ServiceEventMap, ServiceEventName } from './base/events.ts'
 import type { Caller } from './Caller.ts'
 import type { Reader } from './Reader.ts'
@@ -261,6 +262,13 @@ export interface ServicePlugin<State = unknown> {
    * the activity's transaction before it runs, and on `approve_activity` of an activity it holds.
    */
   gate?: ActivityGate
+  /**
+   * Confines a caller whatever the policies and the root quorum say (a session profile's scope,
+   * issue 37): asked in the activity's transaction before its decision, for every new activity;
+   * a refusal it answers is the decision (OUTCOME_DENY_EXPLICIT, recorded, the activity FAILED).
+   * It answers undefined at once for a caller it does not confine (most of them: no read).
+   */
+  confine?(input: GateInput): Promise<ApiError | undefined> | ApiError | undefined
   subOrganization?: {
     /**
      * Links `oauthProviders` of a root user: each OIDC token verified, or the `oidcClaims` the

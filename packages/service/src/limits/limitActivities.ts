@@ -36,10 +36,13 @@ function readScope(r: Reader): SpendingLimitScope {
     'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT',
     'SPENDING_LIMIT_SCOPE_USER',
     'SPENDING_LIMIT_SCOPE_API_KEY',
+    'SPENDING_LIMIT_SCOPE_SESSION_PROFILE',
   ] as const)
   if (type === 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT')
     return { type, address: r.string('address', { max: 200 }) }
   if (type === 'SPENDING_LIMIT_SCOPE_USER') return { type, userId: r.string('userId', { max: 200 }) }
+  if (type === 'SPENDING_LIMIT_SCOPE_SESSION_PROFILE')
+    return { type, sessionProfileId: r.string('sessionProfileId', { max: 200 }) }
   return { type, apiKeyId: r.string('apiKeyId', { max: 200 }) }
 }
 
@@ -114,7 +117,7 @@ export async function findLimit(reads: Reads, organizationId: string, id: string
   return limit
 }
 
-/** The scope's user, API key or wallet account, in the organization (404 naming the field). */
+/** The scope's user, API key, session profile or wallet account, in the organization (404 naming the field). */
 async function checkScope(
   reads: Reads,
   organizationId: string,
@@ -131,6 +134,22 @@ async function checkScope(
         code: 'USER_NOT_FOUND',
         field: 'parameters.scope.userId',
         message: `user ${scope.userId} not found in organization ${organizationId}`,
+      })
+    return scope
+  }
+  if (scope.type === 'SPENDING_LIMIT_SCOPE_SESSION_PROFILE') {
+    // The organization's profile, or its parent's (the app's, which its sub-organizations' logins name).
+    const profile = await reads.get('sessionProfiles', scope.sessionProfileId)
+    const organization = await reads.get('organizations', organizationId)
+    if (
+      !profile ||
+      (profile.organizationId !== organizationId &&
+        profile.organizationId !== organization?.parentOrganizationId)
+    )
+      throw new NotFoundError({
+        code: 'SESSION_PROFILE_NOT_FOUND',
+        field: 'parameters.scope.sessionProfileId',
+        message: `session profile ${scope.sessionProfileId} not found in organization ${organizationId} or its parent`,
       })
     return scope
   }

@@ -68,6 +68,8 @@ function covers(limit: SpendingLimitRow, signer: string, caller: SpendContext['c
   if (scope.type === 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT')
     return normalAddress(scope.address) === normalAddress(signer)
   if (scope.type === 'SPENDING_LIMIT_SCOPE_USER') return scope.userId === caller.userId
+  if (scope.type === 'SPENDING_LIMIT_SCOPE_SESSION_PROFILE')
+    return caller.credential.sessionProfileId === scope.sessionProfileId
   return caller.credential.kind === 'API_KEY' && scope.apiKeyId === caller.credential.id
 }
 

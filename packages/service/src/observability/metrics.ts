@@ -48,6 +48,13 @@ export interface MetricsOptions {
  * method, status, activity type (the registry's paths), outcome, sign-in step and channel; never an
  * id, an address or a contact.
  */
+/** The error codes of a spending limit's refusal (limits/spendGuard.ts, limits/spendOf.ts). */
+const SPEND_REFUSALS: ReadonlySet<string> = new Set([
+  'SPENDING_LIMIT_EXCEEDED',
+  'SPEND_UNDECODABLE',
+  'SPEND_DESTINATION_NOT_ALLOWED',
+])
+
 export function createMetrics(options: MetricsOptions = {}): Metrics {
   const registry = new Registry()
   if (options.process ?? true) collectDefaultMetrics({ register: registry })
@@ -146,6 +153,19 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     labelNames: ['limit', 'kind'] as const,
     registers,
   })
+  // Spending limits and session profiles (issue 37): refusals by code and activity, never by limit.
+  const spendRefusals = new Counter({
+    name: 'latchkey_spend_refusals_total',
+    help: 'Signatures refused by a spending limit, by code (SPENDING_LIMIT_EXCEEDED, SPEND_UNDECODABLE, SPEND_DESTINATION_NOT_ALLOWED) and activity type',
+    labelNames: ['code', 'type'] as const,
+    registers,
+  })
+  const scopeRefusals = new Counter({
+    name: 'latchkey_session_scope_refusals_total',
+    help: "Activities of a session-profile session refused as outside the profile's scope, by activity type",
+    labelNames: ['type'] as const,
+    registers,
+  })
   let sources: MetricsSources = {}
   new Gauge({
     name: 'latchkey_http_requests_in_flight',
@@ -224,7 +244,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       requests.inc({ family, method, status })
       requestSeconds.observe({ family }, seconds)
     },
-    'activity.recorded': ({ type, status, outcome }) => {
+    'activity.recorded': ({ type, status, outcome, errorCode }) => {
+      if (errorCode && outcome !== 'REPLAY') {
+        if (SPEND_REFUSALS.has(errorCode)) spendRefusals.inc({ code: errorCode, type })
+        else if (errorCode === 'SESSION_SCOPE_DENIED') scopeRefusals.inc({ type })
+      }
       activities.inc({
         type,
         status: status.replace('ACTIVITY_STATUS_', ''),

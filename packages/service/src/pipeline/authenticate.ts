@@ -142,6 +142,7 @@ async function authenticateApiKey(
     publicKey,
     scheme: stamp.scheme,
     signature: stamp.signature,
+    ...(key.sessionProfileId !== undefined ? { sessionProfileId: key.sessionProfileId } : {}),
   })
 }
 

@@ -1,4 +1,5 @@
 import type { ActivityStatus } from '@latchkey/protocol'
+import type { ApiError } from '../kernel/base/errors.ts'
 import type { ActivityGate, GateInput, Registry } from '../kernel/registry.ts'
 
 /**
@@ -15,3 +16,15 @@ export async function heldBy(registry: Registry, input: GateInput): Promise<Acti
 /** The gate whose waiting status `status` is, if any. */
 export const gateOf = (registry: Registry, status: ActivityStatus): ActivityGate | undefined =>
   registry.plugins.find((plugin) => plugin.gate?.status === status)?.gate
+
+/**
+ * The first refusal of a plugin that confines the caller (`ServicePlugin.confine`: a session
+ * profile's scope), asked before the decision; undefined when none refuses.
+ */
+export async function confinedBy(registry: Registry, input: GateInput): Promise<ApiError | undefined> {
+  for (const plugin of registry.plugins) {
+    const refusal = plugin.confine ? await plugin.confine(input) : undefined
+    if (refusal) return refusal
+  }
+  return undefined
+}

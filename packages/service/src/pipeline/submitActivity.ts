@@ -15,7 +15,7 @@ import { isDatabaseError, type Reads, type Transaction } from '../kernel/store/S
 import { recordActivityEvents } from './activityEvents.ts'
 import { type AdmissionRules, admit, type PublicRequest } from './admit.ts'
 import { checkTimestamp } from './checkTimestamp.ts'
-import { decideActivity } from './decideActivity.ts'
+import { type Decision, decideActivity, recordEvaluation } from './decideActivity.ts'
 import {
   type Execution,
   emitReported,
@@ -24,7 +24,7 @@ import {
   type Prepared,
   prepareContext,
 } from './executeActivity.ts'
-import { heldBy } from './gates.ts'
+import { confinedBy, heldBy } from './gates.ts'
 import { renderActivity } from './renderActivity.ts'
 
 export interface SubmitOutcome {
@@ -168,10 +168,12 @@ export async function submitActivity(
   const prepared = await prepare(submission)
   const execution = await record(submission, { prepared, precomputed })
   emitReported(runtime, execution.reported)
+  const errorCode = execution.row.failure?.details.errorCode
   runtime.emit('activity.recorded', {
     type: path,
     status: execution.row.status,
     outcome: submission.outcome ?? 'UNKNOWN',
+    ...(typeof errorCode === 'string' ? { errorCode } : {}),
   })
   return answer(submission, execution)
 }
@@ -235,9 +237,27 @@ const provisional = (submission: Submission, now: number): ActivityRow => ({
   updatedAt: now,
 })
 
-/** The decision on the activity, taken in `tx` (a dry run before `prepare`, then for real). */
-const decide = (submission: Submission, tx: Transaction, row: ActivityRow) =>
-  decideActivity({ ...submission, tx, row })
+/** What a gate is asked about the new activity. */
+const gateInput = (submission: Submission, tx: Transaction, row: ActivityRow) => ({
+  tx,
+  runtime: submission.runtime,
+  row,
+  organization: submission.organization,
+  caller: submission.caller,
+})
+
+/**
+ * The decision on the activity, taken in `tx` (a dry run before `prepare`, then for real): a
+ * plugin confining its caller (a session profile's scope) refuses it first, whoever the caller is.
+ */
+async function decide(submission: Submission, tx: Transaction, row: ActivityRow): Promise<Decision> {
+  const refusal = await confinedBy(submission.registry, gateInput(submission, tx, row))
+  if (refusal) {
+    await recordEvaluation(tx, submission.runtime, row, { outcome: 'OUTCOME_DENY_EXPLICIT' })
+    return { outcome: 'OUTCOME_DENY_EXPLICIT', error: refusal }
+  }
+  return decideActivity({ ...submission, tx, row })
+}
 
 /**
  * Key work the transaction would otherwise wait on starts now: its reads finish before the
@@ -323,15 +343,6 @@ async function record(submission: Submission, ready: Ready): Promise<Execution> 
     runsOnSnapshot(submission.path, submission.handler) ? { snapshot: submission.reads } : {},
   )
 }
-
-/** What a gate is asked about the new activity. */
-const gateInput = (submission: Submission, tx: Transaction, row: ActivityRow) => ({
-  tx,
-  runtime: submission.runtime,
-  row,
-  organization: submission.organization,
-  caller: submission.caller,
-})
 
 /** Decides on the new activity in `tx` and acts on the decision. */
 async function decideAndRun(

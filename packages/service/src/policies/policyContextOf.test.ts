@@ -68,6 +68,9 @@ const EXPECTED: Record<ActivityPath, [resource: string, action: string]> = {
   latchkey_create_spending_limit: ['POLICY', 'CREATE'],
   latchkey_update_spending_limit: ['POLICY', 'UPDATE'],
   latchkey_delete_spending_limit: ['POLICY', 'DELETE'],
+  create_session_profile: ['POLICY', 'CREATE'],
+  latchkey_update_session_profile: ['POLICY', 'UPDATE'],
+  latchkey_delete_session_profile: ['POLICY', 'DELETE'],
   // webhooks (issue 39)
   create_webhook_endpoint: ['ORGANIZATION', 'CREATE'],
   update_webhook_endpoint: ['ORGANIZATION', 'UPDATE'],

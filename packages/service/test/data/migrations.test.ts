@@ -25,6 +25,7 @@ const NEWEST_TABLES: Record<string, string[]> = {
   '0006_spending_limits': ['spendingLimits', 'spendingLimitUsage'],
   '0008_webhooks': ['webhookEndpoints', 'webhookDeliveries'],
   '0009_import': ['importedUsers', 'importClaims', 'importKeys'],
+  '0010_session_profiles': ['sessionProfiles'],
 }
 const NEWEST_TABLE: string[] = NEWEST_TABLES[NEWEST] ?? []
 if (NEWEST_TABLE.length === 0) throw new Error(`name the table migration ${NEWEST} creates in NEWEST_TABLES`)

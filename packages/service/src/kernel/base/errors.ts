@@ -135,6 +135,7 @@ export const NOT_FOUND_ERROR_CODES = [
   'USER_TAG_NOT_FOUND',
   'POLICY_NOT_FOUND',
   'SPENDING_LIMIT_NOT_FOUND',
+  'SESSION_PROFILE_NOT_FOUND',
   'OAUTH_PROVIDER_NOT_FOUND',
   'ACCOUNT_NOT_FOUND',
   'SEND_TRANSACTION_NOT_FOUND',
@@ -204,6 +205,7 @@ export const PERMISSION_ERROR_CODES = [
   'METHOD_DISABLED',
   'SPEND_UNDECODABLE',
   'SPEND_DESTINATION_NOT_ALLOWED',
+  'SESSION_SCOPE_DENIED',
 ] as const satisfies readonly ErrorCode[]
 export type PermissionErrorCode = (typeof PERMISSION_ERROR_CODES)[number]
 export type PermissionErrorParameters = DomainErrorParameters<PermissionErrorCode>

@@ -53,6 +53,8 @@ export interface ServiceEventMap {
     status: string
     /** The decision (`OUTCOME_ALLOW`, `OUTCOME_DENY_IMPLICIT`, …) or `REPLAY` for a replayed body. */
     outcome: string
+    /** A failed activity's error code (`SPENDING_LIMIT_EXCEEDED`, …): a bounded set, never an id. */
+    errorCode?: string
   }
   /** A step of an e-mail or SMS one-time code. */
   'signin.otp': {

@@ -167,6 +167,8 @@ function migrationsOf(backend: StoreBackend): Record<string, Migration> {
     '0005_rate_limit_buckets': rateLimitBuckets(backend.textType),
     // ---- wing: spending limits (issue 37) ----
     '0006_spending_limits': spendingLimitTables(backend),
+    // Session profiles (limits/): a login naming one issues a session its scope confines.
+    '0010_session_profiles': addTables({ sessionProfiles: ['organizationId'] }, backend.textType),
     // ---- wing: MFA (issue 38) ----
     // MFA (mfa/): policies per user, TOTP factors, recovery codes, held activities' challenges.
     '0007_mfa': addTables(
@@ -201,7 +203,8 @@ const MIGRATION_TABLE = 'kysely_migration'
 
 /** The names of the migrations this version knows, in order. */
 export function knownMigrations(backend: StoreBackend): string[] {
-  return Object.keys(migrationsOf(backend))
+  // By name, the order Kysely applies them in (each wing's entry sits below its own line).
+  return Object.keys(migrationsOf(backend)).sort()
 }
 
 /** The migrations applied to `db`, by name (none on an empty database). */

@@ -59,6 +59,8 @@ export interface ApiKeyRow extends Row {
   credentialType: CredentialType
   /** Lifetime in seconds from `createdAt`; absent for keys that never expire. */
   expirationSeconds?: string
+  /** A session key issued under a session profile (issue 37): its scope confines every activity. */
+  sessionProfileId?: string
 }
 
 export interface AuthenticatorRow extends Row {
@@ -408,6 +410,18 @@ export interface SpendingLimitUsageRow extends Row {
   /** Oldest first; only those still inside the window are kept. */
   entries: SpendEntry[]
 }
+
+/**
+ * A session profile (limits/, issue 37): a login naming it issues a session key whose every
+ * activity must satisfy `scope` (a policy-language condition) and that lives `expirationSeconds`.
+ */
+export interface SessionProfileRow extends Row {
+  organizationId: string
+  name: string
+  scope: string
+  expirationSeconds?: string
+  notes?: string
+}
 // ---- wing: MFA (issue 38) ----
 /** An MFA policy on one user (mfa/): activities of theirs its `condition` matches wait for `steps`. */
 export interface MfaPolicyRow extends Row {
@@ -545,6 +559,7 @@ export interface Tables {
   // ---- wing: spending limits (issue 37) ----
   spendingLimits: SpendingLimitRow
   spendingLimitUsage: SpendingLimitUsageRow
+  sessionProfiles: SessionProfileRow
   // ---- wing: MFA (issue 38) ----
   mfaPolicies: MfaPolicyRow
   mfaFactors: MfaFactorRow
@@ -593,6 +608,7 @@ export const INDEXES: { [T in TableName]: (keyof Tables[T] & string)[] } = {
   // ---- wing: spending limits (issue 37) ----
   spendingLimits: ['organizationId'],
   spendingLimitUsage: ['organizationId'],
+  sessionProfiles: ['organizationId'],
   // ---- wing: MFA (issue 38) ----
   mfaPolicies: ['organizationId', 'userId'],
   mfaFactors: ['userId'],

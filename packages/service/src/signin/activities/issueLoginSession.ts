@@ -10,6 +10,8 @@ export interface LoginParameters {
   publicKey: string
   expirationSeconds?: string
   invalidateExisting?: boolean
+  /** The session profile whose scope confines the session (issue 37). */
+  sessionProfileId?: string
 }
 
 /**
@@ -19,12 +21,14 @@ export interface LoginParameters {
 export function parseLogin<T extends object>(r: Reader, proof: (r: Reader) => T): T & LoginParameters {
   const expirationSeconds = r.optUintString('expirationSeconds', { max: MAX_SESSION_SECONDS })
   const invalidateExisting = r.optBool('invalidateExisting')
+  const sessionProfileId = r.optString('sessionProfileId', { max: 200 })
   const own = proof(r)
   return {
     ...own,
     publicKey: normalizeSessionPublicKey(r.string('publicKey', { max: 200 }), r.field('publicKey')),
     ...(expirationSeconds !== undefined ? { expirationSeconds } : {}),
     ...(invalidateExisting !== undefined ? { invalidateExisting } : {}),
+    ...(sessionProfileId !== undefined ? { sessionProfileId } : {}),
   }
 }
 
@@ -51,6 +55,7 @@ export async function issueLoginSession(
     publicKey: p.publicKey,
     expirationSeconds: p.expirationSeconds,
     invalidateExisting: p.invalidateExisting,
+    sessionProfileId: p.sessionProfileId,
     ...(credential
       ? {
           credentialType: credential.type,

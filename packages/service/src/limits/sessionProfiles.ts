@@ -1,0 +1,225 @@
+// Session profiles (issue 37): create_session_profile (the published shape), its Latchkey update
+// and delete, the published queries get_session_profile and get_session_profiles, and the
+// confinement (`ServicePlugin.confine`) that holds every activity of a session issued under a
+// profile to its scope. The activities are decided like any other (root quorum, or a policy naming
+// `activity.resource == 'POLICY'`): a session or agent key cannot create, widen or remove one.
+import { ACTIVITIES, type ActivityPath, type SessionProfile } from '@latchkey/protocol'
+import {
+  type ApiError,
+  ConflictError,
+  FieldError,
+  LimitError,
+  NotFoundError,
+  PermissionError,
+} from '../kernel/base/errors.ts'
+import { timestampOf } from '../kernel/base/ids.ts'
+import { decodeTransactionForPolicy } from '../kernel/crypto/signTransaction.ts'
+import type { Reader } from '../kernel/Reader.ts'
+import { defineActivity, defineQuery, type GateInput } from '../kernel/registry.ts'
+import type { SessionProfileRow } from '../kernel/store/model.ts'
+import type { Reads } from '../kernel/store/Reads.ts'
+import { evaluateExpression } from '../policies/evaluateExpression.ts'
+import { parseCondition } from '../policies/evaluatePolicies.ts'
+import { POLICY_LIMITS } from '../policies/limits.ts'
+import { policyContextsOf } from '../policies/policyContextOf.ts'
+import { readExpression } from '../policies/readPolicyParams.ts'
+
+/** Most session profiles per organization. */
+export const MAX_SESSION_PROFILES = 100
+/** Longest session a profile may give: 30 days, as a login. */
+const MAX_PROFILE_SECONDS = 30 * 24 * 3600
+
+/**
+ * What a session issued under a profile never does, whatever its scope says: manage policies,
+ * limits, profiles, users, credentials, logins and sessions (a new session would shed the
+ * profile), or the organization; export or import a key; approve an activity (a vote that lets
+ * another's activity run).
+ */
+export const NEVER_RESOURCES: ReadonlySet<string> = new Set([
+  'POLICY',
+  'AUTH',
+  'CREDENTIAL',
+  'USER',
+  'ORGANIZATION',
+])
+export const NEVER_ACTIONS: ReadonlySet<string> = new Set(['EXPORT', 'IMPORT', 'APPROVE'])
+
+const readName = (r: Reader) => r.string('sessionProfileName', { max: 100 })
+
+/** The scope: a non-empty policy-language condition (a syntax error is a 400 naming its position). */
+function readScope(r: Reader): string {
+  const scope = readExpression(r, 'scope', 'condition')
+  if (scope === undefined || scope.trim() === '')
+    throw new FieldError({
+      field: r.field('scope'),
+      reason: `must be a policy condition (e.g. "activity.action == 'SIGN'"), not empty`,
+    })
+  return scope
+}
+
+const readExpiration = (r: Reader) => r.optUintString('expirationSeconds', { max: MAX_PROFILE_SECONDS })
+const readNotes = (r: Reader) => r.optString('notes', { min: 0, max: 1000 })
+
+export async function findSessionProfile(
+  reads: Reads,
+  organizationId: string,
+  id: string,
+  field = 'parameters.sessionProfileId',
+): Promise<SessionProfileRow> {
+  const profile = await reads.get('sessionProfiles', id)
+  if (!profile || profile.organizationId !== organizationId)
+    throw new NotFoundError({
+      code: 'SESSION_PROFILE_NOT_FOUND',
+      field,
+      message: `session profile ${id} not found in organization ${organizationId}`,
+    })
+  return profile
+}
+
+async function checkUniqueName(reads: Reads, organizationId: string, name: string, except?: string) {
+  const profiles = await reads.findBy('sessionProfiles', 'organizationId', organizationId)
+  if (profiles.some((profile) => profile.name === name && profile.id !== except))
+    throw new ConflictError({
+      field: 'parameters.sessionProfileName',
+      message: `organization ${organizationId} already has a session profile named '${name}'`,
+    })
+  return profiles
+}
+
+export const createSessionProfile = defineActivity('create_session_profile', {
+  parse: (r) => {
+    const expirationSeconds = readExpiration(r)
+    const notes = readNotes(r)
+    return {
+      sessionProfileName: readName(r),
+      scope: readScope(r),
+      ...(expirationSeconds !== undefined ? { expirationSeconds } : {}),
+      ...(notes !== undefined ? { notes } : {}),
+    }
+  },
+  run: async (ctx, p) => {
+    const existing = await checkUniqueName(ctx.tx, ctx.organization.id, p.sessionProfileName)
+    if (existing.length >= MAX_SESSION_PROFILES)
+      throw new LimitError({
+        message: `organization ${ctx.organization.id} has ${MAX_SESSION_PROFILES} session profiles, the most it may have`,
+        field: 'parameters',
+      })
+    const id = ctx.newId()
+    await ctx.tx.put('sessionProfiles', {
+      id,
+      organizationId: ctx.organization.id,
+      name: p.sessionProfileName,
+      scope: p.scope,
+      ...(p.expirationSeconds !== undefined ? { expirationSeconds: p.expirationSeconds } : {}),
+      ...(p.notes !== undefined ? { notes: p.notes } : {}),
+      createdAt: ctx.now,
+      updatedAt: ctx.now,
+    })
+    return { sessionProfileId: id }
+  },
+})
+
+export const updateSessionProfile = defineActivity('latchkey_update_session_profile', {
+  parse: (r) => {
+    const sessionProfileName = r.has('sessionProfileName') ? readName(r) : undefined
+    const scope = r.has('scope') ? readScope(r) : undefined
+    const expirationSeconds = readExpiration(r)
+    const notes = readNotes(r)
+    return {
+      sessionProfileId: r.string('sessionProfileId', { max: 200 }),
+      ...(sessionProfileName !== undefined ? { sessionProfileName } : {}),
+      ...(scope !== undefined ? { scope } : {}),
+      ...(expirationSeconds !== undefined ? { expirationSeconds } : {}),
+      ...(notes !== undefined ? { notes } : {}),
+    }
+  },
+  run: async (ctx, p) => {
+    const profile = await findSessionProfile(ctx.tx, ctx.organization.id, p.sessionProfileId)
+    if (p.sessionProfileName !== undefined)
+      await checkUniqueName(ctx.tx, ctx.organization.id, p.sessionProfileName, profile.id)
+    // The new scope holds for the sessions already issued: they read it on every activity.
+    await ctx.tx.put('sessionProfiles', {
+      ...profile,
+      name: p.sessionProfileName ?? profile.name,
+      scope: p.scope ?? profile.scope,
+      ...(p.expirationSeconds !== undefined ? { expirationSeconds: p.expirationSeconds } : {}),
+      ...(p.notes !== undefined ? { notes: p.notes } : {}),
+      updatedAt: ctx.now,
+    })
+    return { sessionProfileId: profile.id }
+  },
+})
+
+export const deleteSessionProfile = defineActivity('latchkey_delete_session_profile', {
+  parse: (r) => ({ sessionProfileId: r.string('sessionProfileId', { max: 200 }) }),
+  run: async (ctx, p) => {
+    const profile = await findSessionProfile(ctx.tx, ctx.organization.id, p.sessionProfileId)
+    // Its sessions are refused from now on (confineToProfile finds no profile), and end here.
+    await ctx.tx.delete('sessionProfiles', profile.id)
+    return { sessionProfileId: profile.id }
+  },
+})
+
+export const renderSessionProfile = (profile: SessionProfileRow): SessionProfile => ({
+  sessionProfileId: profile.id,
+  sessionProfileName: profile.name,
+  scope: profile.scope,
+  ...(profile.expirationSeconds !== undefined ? { expirationSeconds: profile.expirationSeconds } : {}),
+  ...(profile.notes !== undefined ? { notes: profile.notes } : {}),
+  createdAt: timestampOf(profile.createdAt),
+  updatedAt: timestampOf(profile.updatedAt),
+})
+
+export const getSessionProfile = defineQuery('get_session_profile', {
+  parse: (r) => ({ sessionProfileId: r.string('sessionProfileId', { max: 200 }) }),
+  run: async ({ store, organization }, { sessionProfileId }) => ({
+    sessionProfile: renderSessionProfile(
+      await findSessionProfile(store, organization.id, sessionProfileId, 'sessionProfileId'),
+    ),
+  }),
+})
+
+export const getSessionProfiles = defineQuery('get_session_profiles', {
+  parse: () => ({}),
+  run: async ({ store, organization }) => ({
+    sessionProfiles: (await store.findBy('sessionProfiles', 'organizationId', organization.id))
+      .sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id))
+      .map(renderSessionProfile),
+  }),
+})
+
+const refusal = (input: GateInput, profileId: string, why: string): ApiError =>
+  new PermissionError({
+    code: 'SESSION_SCOPE_DENIED',
+    message: `${input.row.path} is outside this session's scope (session profile ${profileId}): ${why}`,
+    extra: { outcome: 'OUTCOME_DENY_EXPLICIT', activityId: input.row.id, sessionProfileId: profileId },
+  })
+
+/** True only when `scope` evaluates to true (an error, a non-bool or a missing keyword: false). */
+function holds(scope: string, context: Parameters<typeof evaluateExpression>[1]): boolean {
+  try {
+    return evaluateExpression(parseCondition(scope), context, POLICY_LIMITS.maxSteps) === true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The confinement of a session issued under a profile (`ServicePlugin.confine`): its activity
+ * runs only if it is none of what such a session never does and the profile's current scope
+ * holds for it (for every call of a batch, as policies judge it). A deleted profile refuses all.
+ */
+export async function confineToProfile(input: GateInput): Promise<ApiError | undefined> {
+  const profileId = input.caller.credential.sessionProfileId
+  if (profileId === undefined) return undefined
+  const { tx, row } = input
+  const profile = await tx.get('sessionProfiles', profileId)
+  if (!profile) return refusal(input, profileId, 'the profile was deleted')
+  const { resource, action } = ACTIVITIES[row.path as ActivityPath]
+  if (NEVER_RESOURCES.has(resource) || NEVER_ACTIONS.has(action))
+    return refusal(input, profileId, `a profile's session never acts on ${resource} (${action})`)
+  const contexts = await policyContextsOf(tx, row, { decodeTransaction: decodeTransactionForPolicy })
+  if (!contexts.every((context) => holds(profile.scope, context)))
+    return refusal(input, profileId, `its scope does not allow it`)
+  return undefined
+}
