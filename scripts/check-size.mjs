@@ -34,8 +34,11 @@ const budgets = [
     // session expiry as a state (0.2 kB) and a code step for the service's code length and letters
     // (0.15 kB, its strings in three languages) took it to 90.5 kB (2026-11-28); 91.5 kB when the
     // protocol's registry, which the kit's activity chunk carries to submit any activity, gained the
-    // 13 activities and 6 queries of spending limits, MFA, webhooks and import (90.8 → 91.2 kB).
-    limit: 91_500,
+    // 13 activities and 6 queries of spending limits, MFA, webhooks and import (90.8 → 91.2 kB);
+    // 92.5 kB with MFA step-up (issue 38): every action resuming after a second factor, the typed
+    // MfaRequiredError in the activity chunk and the challenge's strings in three languages
+    // (91.2 → 92.2 kB; the challenge screen itself is a lazy chunk, start-up unchanged at 14.6 kB).
+    limit: 92_500,
     measure: (/** @type {Record<string, any>} */ s) => s.signin.all.total - s.baseline.all.total,
     startupOnly: false,
   },
@@ -52,7 +55,8 @@ const budgets = [
   {
     app: 'core',
     what: 'latchkey/core app, all chunks',
-    limit: 15_000,
+    // 15.3 kB with MfaRequiredError and the resume of held activities in `submit` (issue 38: 15.0 → 15.2 kB).
+    limit: 15_300,
     measure: (/** @type {Record<string, any>} */ s) => s.core.all.total,
     startupOnly: false,
   },

@@ -1,4 +1,4 @@
-import type { Activity } from '@latchkey/protocol'
+import type { Activity, AuthenticationMethod, AuthenticationType } from '@latchkey/protocol'
 import {
   ERROR_CODES,
   type ErrorBody,
@@ -91,6 +91,60 @@ export class ConsensusNeededError extends ActivityError {
   constructor(activity: Activity) {
     super(`Activity ${activity.id} needs approval by more root users`, 'CONSENSUS_NEEDED', activity)
   }
+}
+
+/** One step an activity waits for: any one of `methods` proves it (`get_mfa_status`, issue 38). */
+export interface MfaStep {
+  mfaPolicyId: string
+  /** Index of the step in its policy (steps are proven in order). */
+  step: number
+  methods: AuthenticationMethod[]
+}
+
+/**
+ * The activity waits for the user's second factor (`ACTIVITY_STATUS_AUTHENTICATORS_NEEDED`: an
+ * MFA policy matched it). It has not run. Satisfy it with `completeMfa({ challenge: error,
+ * totpCode | recoveryCode | passkey })`, which answers what the action would have (`T`), once.
+ */
+export class MfaRequiredError<T = unknown> extends ActivityError {
+  override name = 'MfaRequiredError'
+  readonly activityId: string
+  readonly fingerprint: string
+  /** The next unproven step of each policy it waits for. */
+  readonly steps: MfaStep[]
+  /** Every method type that proves one of `steps` (what a challenge screen should offer). */
+  readonly methods: AuthenticationType[]
+  /** Finishes the original action from the completed activity (read its result, decrypt, …). */
+  readonly resume: (activity: Activity) => Promise<T>
+  constructor(activity: Activity, steps: MfaStep[], resume: (activity: Activity) => Promise<T>) {
+    super(`Activity ${activity.id} waits for a second factor`, 'MFA_REQUIRED', activity)
+    this.activityId = activity.id
+    this.fingerprint = activity.fingerprint
+    this.steps = steps
+    this.methods = [...new Set(steps.flatMap((step) => step.methods.map((method) => method.type)))]
+    this.resume = resume
+  }
+
+  /** The same challenge, resuming into `then(result)`: how an action post-processes a waiting activity. */
+  map<U>(then: (value: T) => U | Promise<U>): MfaRequiredError<U> {
+    return new MfaRequiredError(this.activity, this.steps, async (activity) =>
+      then(await this.resume(activity)),
+    )
+  }
+}
+
+/** Runs `then` on `promise`'s value, and on the value a waiting activity resumes to: actions that post-process. */
+export async function thenOrResume<T, U>(
+  promise: Promise<T>,
+  then: (value: T) => U | Promise<U>,
+): Promise<U> {
+  let value: T
+  try {
+    value = await promise
+  } catch (error) {
+    throw error instanceof MfaRequiredError ? (error as MfaRequiredError<T>).map(then) : error
+  }
+  return then(value)
 }
 
 export class ActivityFailedError extends ActivityError {

@@ -33,6 +33,13 @@ export type {
   ApproveActivityReturnType,
 } from './actions/activities/approveActivity.ts'
 export { approveActivity } from './actions/activities/approveActivity.ts'
+export type { CompleteMfaParameters } from './actions/activities/completeMfa.ts'
+export { completeMfa } from './actions/activities/completeMfa.ts'
+export type {
+  ConfirmTotpFactorParameters,
+  ConfirmTotpFactorReturnType,
+} from './actions/activities/confirmTotpFactor.ts'
+export { confirmTotpFactor } from './actions/activities/confirmTotpFactor.ts'
 export type { CreateApiKeysParameters, CreateApiKeysReturnType } from './actions/activities/createApiKeys.ts'
 export { createApiKeys } from './actions/activities/createApiKeys.ts'
 export type {
@@ -46,6 +53,11 @@ export type {
 } from './actions/activities/createFiatOnRampCredential.ts'
 export { createFiatOnRampCredential } from './actions/activities/createFiatOnRampCredential.ts'
 export type {
+  CreateMfaPolicyParameters,
+  CreateMfaPolicyReturnType,
+} from './actions/activities/createMfaPolicy.ts'
+export { createMfaPolicy } from './actions/activities/createMfaPolicy.ts'
+export type {
   CreatePoliciesParameters,
   CreatePoliciesReturnType,
 } from './actions/activities/createPolicies.ts'
@@ -58,10 +70,20 @@ export type {
 } from './actions/activities/createReadOnlySession.ts'
 export { createReadOnlySession } from './actions/activities/createReadOnlySession.ts'
 export type {
+  CreateRecoveryCodesParameters,
+  CreateRecoveryCodesReturnType,
+} from './actions/activities/createRecoveryCodes.ts'
+export { createRecoveryCodes } from './actions/activities/createRecoveryCodes.ts'
+export type {
   CreateSubOrganizationParameters,
   CreateSubOrganizationReturnType,
 } from './actions/activities/createSubOrganization.ts'
 export { createSubOrganization } from './actions/activities/createSubOrganization.ts'
+export type {
+  CreateTotpFactorParameters,
+  CreateTotpFactorReturnType,
+} from './actions/activities/createTotpFactor.ts'
+export { createTotpFactor } from './actions/activities/createTotpFactor.ts'
 export type { CreateUsersParameters, CreateUsersReturnType } from './actions/activities/createUsers.ts'
 export { createUsers } from './actions/activities/createUsers.ts'
 export type { CreateUserTagParameters, CreateUserTagReturnType } from './actions/activities/createUserTag.ts'
@@ -81,12 +103,22 @@ export type {
 } from './actions/activities/deleteAuthenticators.ts'
 export { deleteAuthenticators } from './actions/activities/deleteAuthenticators.ts'
 export type {
+  DeleteMfaPolicyParameters,
+  DeleteMfaPolicyReturnType,
+} from './actions/activities/deleteMfaPolicy.ts'
+export { deleteMfaPolicy } from './actions/activities/deleteMfaPolicy.ts'
+export type {
   DeletePoliciesParameters,
   DeletePoliciesReturnType,
 } from './actions/activities/deletePolicies.ts'
 export { deletePolicies } from './actions/activities/deletePolicies.ts'
 export type { DeletePolicyParameters, DeletePolicyReturnType } from './actions/activities/deletePolicy.ts'
 export { deletePolicy } from './actions/activities/deletePolicy.ts'
+export type {
+  DeleteTotpFactorParameters,
+  DeleteTotpFactorReturnType,
+} from './actions/activities/deleteTotpFactor.ts'
+export { deleteTotpFactor } from './actions/activities/deleteTotpFactor.ts'
 export type { DeleteUsersParameters, DeleteUsersReturnType } from './actions/activities/deleteUsers.ts'
 export { deleteUsers } from './actions/activities/deleteUsers.ts'
 export type { DeleteWalletsParameters, DeleteWalletsReturnType } from './actions/activities/deleteWallets.ts'
@@ -136,6 +168,8 @@ export type {
   RejectActivityReturnType,
 } from './actions/activities/rejectActivity.ts'
 export { rejectActivity } from './actions/activities/rejectActivity.ts'
+export type { MfaProof, SatisfyMfaParameters, SatisfyMfaReturnType } from './actions/activities/satisfyMfa.ts'
+export { satisfyMfa } from './actions/activities/satisfyMfa.ts'
 export type { SendCallsParameters, SendCallsReturnType } from './actions/activities/sendCalls.ts'
 export { MAX_CALLS, sendCalls } from './actions/activities/sendCalls.ts'
 export type {
@@ -187,6 +221,11 @@ export type {
 export { signTypedData } from './actions/activities/signTypedData.ts'
 export type { StampLoginParameters, StampLoginReturnType } from './actions/activities/stampLogin.ts'
 export { stampLogin } from './actions/activities/stampLogin.ts'
+export type {
+  UpdateMfaPolicyParameters,
+  UpdateMfaPolicyReturnType,
+} from './actions/activities/updateMfaPolicy.ts'
+export { updateMfaPolicy } from './actions/activities/updateMfaPolicy.ts'
 export type { UpdatePolicyParameters, UpdatePolicyReturnType } from './actions/activities/updatePolicy.ts'
 export { updatePolicy } from './actions/activities/updatePolicy.ts'
 export type {
@@ -280,6 +319,12 @@ export type {
   GetCallsStatusReturnType,
 } from './actions/queries/getCallsStatus.ts'
 export { callsStatusOf, getCallsStatus } from './actions/queries/getCallsStatus.ts'
+export type { GetMfaFactorsParameters, GetMfaFactorsReturnType } from './actions/queries/getMfaFactors.ts'
+export { getMfaFactors } from './actions/queries/getMfaFactors.ts'
+export type { GetMfaPoliciesParameters, GetMfaPoliciesReturnType } from './actions/queries/getMfaPolicies.ts'
+export { getMfaPolicies } from './actions/queries/getMfaPolicies.ts'
+export type { GetMfaStatusParameters, GetMfaStatusReturnType } from './actions/queries/getMfaStatus.ts'
+export { getMfaStatus } from './actions/queries/getMfaStatus.ts'
 export type { GetPoliciesParameters, GetPoliciesReturnType } from './actions/queries/getPolicies.ts'
 export { getPolicies } from './actions/queries/getPolicies.ts'
 export type { GetPolicyParameters, GetPolicyReturnType } from './actions/queries/getPolicy.ts'
@@ -327,7 +372,7 @@ export type {
   ResolvedLatchkeyConfig,
 } from './createLatchkey.ts'
 export { createLatchkey } from './createLatchkey.ts'
-export type { LatchkeyErrorOptions } from './errors.ts'
+export type { LatchkeyErrorOptions, MfaStep } from './errors.ts'
 export {
   AbortedError,
   ActivityError,
@@ -343,6 +388,7 @@ export {
   KeyNotFoundError,
   KeyStoreUnavailableError,
   LatchkeyError,
+  MfaRequiredError,
   NetworkError,
   NotSignedInError,
   OAuthStateMismatchError,
@@ -351,6 +397,7 @@ export {
   ServiceError,
   SessionExpiredError,
   TimeoutError,
+  thenOrResume,
   UserCancelledError,
   WalletUnavailableError,
 } from './errors.ts'
@@ -363,22 +410,29 @@ export {
 } from './keyStore/createKeyStore.ts'
 export { importSigningKey } from './keyStore/importSigningKey.ts'
 export { approveActivityMutationOptions } from './query/approveActivity.ts'
+export { completeMfaMutationOptions } from './query/completeMfa.ts'
 export { completeOtpSignInMutationOptions } from './query/completeOtpSignIn.ts'
+export { confirmTotpFactorMutationOptions } from './query/confirmTotpFactor.ts'
 export { createApiKeysMutationOptions } from './query/createApiKeys.ts'
 export { createAuthenticatorsMutationOptions } from './query/createAuthenticators.ts'
 export { createFiatOnRampCredentialMutationOptions } from './query/createFiatOnRampCredential.ts'
+export { createMfaPolicyMutationOptions } from './query/createMfaPolicy.ts'
 export { createPoliciesMutationOptions } from './query/createPolicies.ts'
 export { createPolicyMutationOptions } from './query/createPolicy.ts'
 export { createReadOnlySessionMutationOptions } from './query/createReadOnlySession.ts'
+export { createRecoveryCodesMutationOptions } from './query/createRecoveryCodes.ts'
 export { createSubOrganizationMutationOptions } from './query/createSubOrganization.ts'
+export { createTotpFactorMutationOptions } from './query/createTotpFactor.ts'
 export { createUsersMutationOptions } from './query/createUsers.ts'
 export { createUserTagMutationOptions } from './query/createUserTag.ts'
 export { createWalletMutationOptions } from './query/createWallet.ts'
 export { createWalletAccountsMutationOptions } from './query/createWalletAccounts.ts'
 export { deleteApiKeysMutationOptions } from './query/deleteApiKeys.ts'
 export { deleteAuthenticatorsMutationOptions } from './query/deleteAuthenticators.ts'
+export { deleteMfaPolicyMutationOptions } from './query/deleteMfaPolicy.ts'
 export { deletePoliciesMutationOptions } from './query/deletePolicies.ts'
 export { deletePolicyMutationOptions } from './query/deletePolicy.ts'
+export { deleteTotpFactorMutationOptions } from './query/deleteTotpFactor.ts'
 export { deleteUsersMutationOptions } from './query/deleteUsers.ts'
 export { deleteWalletsMutationOptions } from './query/deleteWallets.ts'
 export { exportWalletMutationOptions } from './query/exportWallet.ts'
@@ -391,6 +445,10 @@ export type { GetAuthenticatorQueryKey, GetAuthenticatorQueryParameters } from '
 export { getAuthenticatorQueryKey, getAuthenticatorQueryOptions } from './query/getAuthenticator.ts'
 export type { GetCallsStatusQueryKey, GetCallsStatusQueryParameters } from './query/getCallsStatus.ts'
 export { getCallsStatusQueryKey, getCallsStatusQueryOptions } from './query/getCallsStatus.ts'
+export type { GetMfaFactorsQueryKey, GetMfaFactorsQueryParameters } from './query/getMfaFactors.ts'
+export { getMfaFactorsQueryKey, getMfaFactorsQueryOptions } from './query/getMfaFactors.ts'
+export type { GetMfaPoliciesQueryKey, GetMfaPoliciesQueryParameters } from './query/getMfaPolicies.ts'
+export { getMfaPoliciesQueryKey, getMfaPoliciesQueryOptions } from './query/getMfaPolicies.ts'
 export type { GetPoliciesQueryKey, GetPoliciesQueryParameters } from './query/getPolicies.ts'
 export { getPoliciesQueryKey, getPoliciesQueryOptions } from './query/getPolicies.ts'
 export type { GetPolicyQueryKey, GetPolicyQueryParameters } from './query/getPolicy.ts'
@@ -442,6 +500,7 @@ export { signTransactionMutationOptions } from './query/signTransaction.ts'
 export { signTypedDataMutationOptions } from './query/signTypedData.ts'
 export { signUpWithPasskeyMutationOptions } from './query/signUpWithPasskey.ts'
 export { startOtpSignInMutationOptions } from './query/startOtpSignIn.ts'
+export { updateMfaPolicyMutationOptions } from './query/updateMfaPolicy.ts'
 export { updatePolicyMutationOptions } from './query/updatePolicy.ts'
 export { updateUserNameMutationOptions } from './query/updateUserName.ts'
 export { updateUserTagMutationOptions } from './query/updateUserTag.ts'

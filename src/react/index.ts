@@ -13,24 +13,33 @@ export type {
   CallsStatus,
   Chain,
   ClientStatus,
+  CompleteMfaParameters,
   CompleteOAuthRedirectParameters,
   CompleteOAuthRedirectReturnType,
   CompleteOtpSignInParameters,
   CompleteOtpSignInReturnType,
+  ConfirmTotpFactorParameters,
+  ConfirmTotpFactorReturnType,
   CreateApiKeysParameters,
   CreateApiKeysReturnType,
   CreateAuthenticatorsParameters,
   CreateAuthenticatorsReturnType,
   CreateFiatOnRampCredentialParameters,
   CreateFiatOnRampCredentialReturnType,
+  CreateMfaPolicyParameters,
+  CreateMfaPolicyReturnType,
   CreatePoliciesParameters,
   CreatePoliciesReturnType,
   CreatePolicyParameters,
   CreatePolicyReturnType,
   CreateReadOnlySessionParameters,
   CreateReadOnlySessionReturnType,
+  CreateRecoveryCodesParameters,
+  CreateRecoveryCodesReturnType,
   CreateSubOrganizationParameters,
   CreateSubOrganizationReturnType,
+  CreateTotpFactorParameters,
+  CreateTotpFactorReturnType,
   CreateUsersParameters,
   CreateUsersReturnType,
   CreateUserTagParameters,
@@ -44,10 +53,14 @@ export type {
   DeleteApiKeysReturnType,
   DeleteAuthenticatorsParameters,
   DeleteAuthenticatorsReturnType,
+  DeleteMfaPolicyParameters,
+  DeleteMfaPolicyReturnType,
   DeletePoliciesParameters,
   DeletePoliciesReturnType,
   DeletePolicyParameters,
   DeletePolicyReturnType,
+  DeleteTotpFactorParameters,
+  DeleteTotpFactorReturnType,
   DeleteUsersParameters,
   DeleteUsersReturnType,
   DeleteWalletsParameters,
@@ -82,6 +95,8 @@ export type {
   GetAuthenticatorQueryParameters,
   GetAuthenticatorReturnType,
   GetCallsStatusReturnType,
+  GetMfaFactorsReturnType,
+  GetMfaPoliciesReturnType,
   GetPoliciesParameters,
   GetPoliciesQueryKey,
   GetPoliciesQueryParameters,
@@ -146,6 +161,8 @@ export type {
   LatchkeyStorage,
   LogoutParameters,
   LogoutReturnType,
+  MfaProof,
+  MfaStep,
   OAuthMethod,
   OAuthSignInReturnType,
   Oauth2AuthenticateParameters,
@@ -220,6 +237,8 @@ export type {
   SubmitReturnType,
   SwitchSessionParameters,
   TypedData,
+  UpdateMfaPolicyParameters,
+  UpdateMfaPolicyReturnType,
   UpdatePolicyParameters,
   UpdatePolicyReturnType,
   UpdateUserNameParameters,
@@ -242,6 +261,7 @@ export {
   createLatchkey,
   ERROR_CODES,
   LatchkeyError,
+  MfaRequiredError,
   NotSignedInError,
   SessionExpiredError,
 } from '../core/index.ts'
@@ -262,6 +282,13 @@ export type { UseAuthenticatorParameters, UseAuthenticatorReturnType } from './h
 export { useAuthenticator } from './hooks/useAuthenticator.ts'
 export type { UseCallsStatusParameters, UseCallsStatusReturnType } from './hooks/useCallsStatus.ts'
 export { useCallsStatus } from './hooks/useCallsStatus.ts'
+export type { UseCompleteMfaParameters, UseCompleteMfaReturnType } from './hooks/useCompleteMfa.ts'
+export { useCompleteMfa } from './hooks/useCompleteMfa.ts'
+export type {
+  UseConfirmTotpFactorParameters,
+  UseConfirmTotpFactorReturnType,
+} from './hooks/useConfirmTotpFactor.ts'
+export { useConfirmTotpFactor } from './hooks/useConfirmTotpFactor.ts'
 export type { UseCreateApiKeysParameters, UseCreateApiKeysReturnType } from './hooks/useCreateApiKeys.ts'
 export { useCreateApiKeys } from './hooks/useCreateApiKeys.ts'
 export type {
@@ -274,6 +301,11 @@ export type {
   UseCreateFiatOnRampCredentialReturnType,
 } from './hooks/useCreateFiatOnRampCredential.ts'
 export { useCreateFiatOnRampCredential } from './hooks/useCreateFiatOnRampCredential.ts'
+export type {
+  UseCreateMfaPolicyParameters,
+  UseCreateMfaPolicyReturnType,
+} from './hooks/useCreateMfaPolicy.ts'
+export { useCreateMfaPolicy } from './hooks/useCreateMfaPolicy.ts'
 export type { UseCreatePoliciesParameters, UseCreatePoliciesReturnType } from './hooks/useCreatePolicies.ts'
 export { useCreatePolicies } from './hooks/useCreatePolicies.ts'
 export type { UseCreatePolicyParameters, UseCreatePolicyReturnType } from './hooks/useCreatePolicy.ts'
@@ -284,10 +316,20 @@ export type {
 } from './hooks/useCreateReadOnlySession.ts'
 export { useCreateReadOnlySession } from './hooks/useCreateReadOnlySession.ts'
 export type {
+  UseCreateRecoveryCodesParameters,
+  UseCreateRecoveryCodesReturnType,
+} from './hooks/useCreateRecoveryCodes.ts'
+export { useCreateRecoveryCodes } from './hooks/useCreateRecoveryCodes.ts'
+export type {
   UseCreateSubOrganizationParameters,
   UseCreateSubOrganizationReturnType,
 } from './hooks/useCreateSubOrganization.ts'
 export { useCreateSubOrganization } from './hooks/useCreateSubOrganization.ts'
+export type {
+  UseCreateTotpFactorParameters,
+  UseCreateTotpFactorReturnType,
+} from './hooks/useCreateTotpFactor.ts'
+export { useCreateTotpFactor } from './hooks/useCreateTotpFactor.ts'
 export type { UseCreateUsersParameters, UseCreateUsersReturnType } from './hooks/useCreateUsers.ts'
 export { useCreateUsers } from './hooks/useCreateUsers.ts'
 export type { UseCreateUserTagParameters, UseCreateUserTagReturnType } from './hooks/useCreateUserTag.ts'
@@ -301,10 +343,20 @@ export type {
 export { useCreateWalletAccounts } from './hooks/useCreateWalletAccounts.ts'
 export type { UseDeleteApiKeysParameters, UseDeleteApiKeysReturnType } from './hooks/useDeleteApiKeys.ts'
 export { useDeleteApiKeys } from './hooks/useDeleteApiKeys.ts'
+export type {
+  UseDeleteMfaPolicyParameters,
+  UseDeleteMfaPolicyReturnType,
+} from './hooks/useDeleteMfaPolicy.ts'
+export { useDeleteMfaPolicy } from './hooks/useDeleteMfaPolicy.ts'
 export type { UseDeletePoliciesParameters, UseDeletePoliciesReturnType } from './hooks/useDeletePolicies.ts'
 export { useDeletePolicies } from './hooks/useDeletePolicies.ts'
 export type { UseDeletePolicyParameters, UseDeletePolicyReturnType } from './hooks/useDeletePolicy.ts'
 export { useDeletePolicy } from './hooks/useDeletePolicy.ts'
+export type {
+  UseDeleteTotpFactorParameters,
+  UseDeleteTotpFactorReturnType,
+} from './hooks/useDeleteTotpFactor.ts'
+export { useDeleteTotpFactor } from './hooks/useDeleteTotpFactor.ts'
 export type { UseDeleteUsersParameters, UseDeleteUsersReturnType } from './hooks/useDeleteUsers.ts'
 export { useDeleteUsers } from './hooks/useDeleteUsers.ts'
 export type { UseDeleteWalletsParameters, UseDeleteWalletsReturnType } from './hooks/useDeleteWallets.ts'
@@ -345,6 +397,10 @@ export { useLatchkey } from './hooks/useLatchkey.ts'
 export { useLatchkeyQueryClient } from './hooks/useLatchkeyQueryClient.ts'
 export type { UseLogoutParameters, UseLogoutReturnType } from './hooks/useLogout.ts'
 export { useLogout } from './hooks/useLogout.ts'
+export type { UseMfaFactorsParameters, UseMfaFactorsReturnType } from './hooks/useMfaFactors.ts'
+export { useMfaFactors } from './hooks/useMfaFactors.ts'
+export type { UseMfaPoliciesParameters, UseMfaPoliciesReturnType } from './hooks/useMfaPolicies.ts'
+export { useMfaPolicies } from './hooks/useMfaPolicies.ts'
 export type { UseOAuthSignInParameters, UseOAuthSignInReturnType } from './hooks/useOAuthSignIn.ts'
 export { useOAuthSignIn } from './hooks/useOAuthSignIn.ts'
 export type { UseOtpSignInReturnType, VerifyOtpCodeVariables } from './hooks/useOtpSignIn.ts'
@@ -406,6 +462,11 @@ export type {
 } from './hooks/useSubOrganizations.ts'
 export { useSubOrganizations } from './hooks/useSubOrganizations.ts'
 export { useSwitchSession } from './hooks/useSwitchSession.ts'
+export type {
+  UseUpdateMfaPolicyParameters,
+  UseUpdateMfaPolicyReturnType,
+} from './hooks/useUpdateMfaPolicy.ts'
+export { useUpdateMfaPolicy } from './hooks/useUpdateMfaPolicy.ts'
 export type { UseUpdatePolicyParameters, UseUpdatePolicyReturnType } from './hooks/useUpdatePolicy.ts'
 export { useUpdatePolicy } from './hooks/useUpdatePolicy.ts'
 export type { UseUpdateUserNameParameters, UseUpdateUserNameReturnType } from './hooks/useUpdateUserName.ts'

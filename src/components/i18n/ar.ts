@@ -242,4 +242,20 @@ export const ar: Messages = {
   approvalStatus: 'الحالة',
   approvalPolicy: 'بطلب من',
   approvalRootQuorum: 'المستخدمون الجذريون',
+
+  // MFA step-up (issue 38)
+  mfaTitle: 'أكّد هويتك',
+  mfaBodyCode: 'أدخل الرمز المكوّن من 6 أرقام من تطبيق المصادقة للمتابعة.',
+  mfaBodyPasskey: 'استخدم مفتاح المرور للمتابعة.',
+  mfaCodeLabel: 'رمز المصادقة',
+  mfaRecoveryLabel: 'رمز الاسترداد',
+  mfaVerify: 'تحقّق',
+  mfaUseRecovery: 'استخدم رمز استرداد بدلًا من ذلك',
+  mfaUseCode: 'استخدم رمز تطبيق المصادقة بدلًا من ذلك',
+  mfaUsePasskey: 'استخدم مفتاح مرور',
+  mfaCodeFormat: 'أدخل الأرقام الستة التي يعرضها تطبيق المصادقة.',
+  mfaRecoveryFormat: 'يتكوّن رمز الاسترداد من 10 أحرف وأرقام، مثل ABCDE-FGH23.',
+  mfaCodeWrong: 'هذا الرمز غير صحيح أو سبق استخدامه. انتظر الرمز التالي وحاول مرة أخرى.',
+  mfaRecoveryWrong: 'رمز الاسترداد هذا غير صحيح أو سبق استخدامه.',
+  mfaTooManyTries: 'محاولات كثيرة جدًا. انتظر {minutes} دقيقة وحاول مرة أخرى.',
 }

@@ -261,6 +261,22 @@ export const en = {
   approvalStatus: 'Status',
   approvalPolicy: 'Asked by',
   approvalRootQuorum: 'The root users',
+
+  // MFA step-up (issue 38)
+  mfaTitle: 'Confirm it’s you',
+  mfaBodyCode: 'Enter the 6-digit code from your authenticator app to continue.',
+  mfaBodyPasskey: 'Use your passkey to continue.',
+  mfaCodeLabel: 'Authenticator code',
+  mfaRecoveryLabel: 'Recovery code',
+  mfaVerify: 'Verify',
+  mfaUseRecovery: 'Use a recovery code instead',
+  mfaUseCode: 'Use the authenticator code instead',
+  mfaUsePasskey: 'Use a passkey',
+  mfaCodeFormat: 'Enter the 6 digits your authenticator app shows.',
+  mfaRecoveryFormat: 'A recovery code has 10 letters and digits, like ABCDE-FGH23.',
+  mfaCodeWrong: 'That code isn’t right, or it was already used. Wait for the next code and try again.',
+  mfaRecoveryWrong: 'That recovery code isn’t right, or it was already used.',
+  mfaTooManyTries: 'Too many tries. Wait {minutes} min and try again.',
 }
 
 export type MessageKey = keyof typeof en

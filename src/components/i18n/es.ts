@@ -250,4 +250,20 @@ export const es: Messages = {
   approvalStatus: 'Estado',
   approvalPolicy: 'Solicitado por',
   approvalRootQuorum: 'Los usuarios raíz',
+
+  // MFA step-up (issue 38)
+  mfaTitle: 'Confirma que eres tú',
+  mfaBodyCode: 'Introduce el código de 6 dígitos de tu app de autenticación para continuar.',
+  mfaBodyPasskey: 'Usa tu llave de acceso para continuar.',
+  mfaCodeLabel: 'Código de autenticación',
+  mfaRecoveryLabel: 'Código de recuperación',
+  mfaVerify: 'Verificar',
+  mfaUseRecovery: 'Usar un código de recuperación',
+  mfaUseCode: 'Usar el código de la app de autenticación',
+  mfaUsePasskey: 'Usar una llave de acceso',
+  mfaCodeFormat: 'Introduce los 6 dígitos que muestra tu app de autenticación.',
+  mfaRecoveryFormat: 'Un código de recuperación tiene 10 letras y cifras, como ABCDE-FGH23.',
+  mfaCodeWrong: 'Ese código no es correcto o ya se usó. Espera al siguiente código e inténtalo de nuevo.',
+  mfaRecoveryWrong: 'Ese código de recuperación no es correcto o ya se usó.',
+  mfaTooManyTries: 'Demasiados intentos. Espera {minutes} min e inténtalo de nuevo.',
 }

@@ -1,5 +1,7 @@
 import { Suspense, useId, useMemo, useRef, useState } from 'react'
+import type { MfaRequiredError } from '../../core/errors.ts'
 import { useExportWalletAccountBundle, useExportWalletBundle, useSessionState } from '../../react/index.ts'
+import { isMfaRequired, LazyStepUp } from '../mfa/LazyStepUp.tsx'
 import { Alert } from '../ui/Alert.tsx'
 import { Dialog } from '../ui/Dialog.tsx'
 import { ErrorText } from '../ui/ErrorText.tsx'
@@ -92,6 +94,7 @@ function ExportBody({
   const [acknowledged, setAcknowledged] = useState(false)
   const [stage, setStage] = useState<'warning' | 'loading' | 'shown'>('warning')
   const [error, setError] = useState<unknown>(null)
+  const [challenge, setChallenge] = useState<MfaRequiredError<{ exportBundle: string }> | null>(null)
   const isKey = !walletId && Boolean(address)
   const secret = isKey ? ui.t('secretPrivateKey') : ui.t('secretMnemonic')
   const labels = useMemo(() => ({ secret }), [secret])
@@ -109,16 +112,20 @@ function ExportBody({
             .exportBundle
         : (await exportWallet.mutateAsync({ walletId: walletId!, targetPublicKey: event.targetPublicKey }))
             .exportBundle
-      frame.current?.post({
-        type: 'export-bundle',
-        exportBundle: bundle,
-        organizationId: session?.organizationId,
-        secret: isKey ? 'privateKey' : 'mnemonic',
-      })
+      postBundle(bundle)
     } catch (caught) {
-      setError(caught)
+      // An MFA policy holds the export: ask for the factor, then show the secret (issue 38).
+      if (isMfaRequired(caught)) setChallenge(caught as MfaRequiredError<{ exportBundle: string }>)
+      else setError(caught)
     }
   }
+  const postBundle = (bundle: string) =>
+    frame.current?.post({
+      type: 'export-bundle',
+      exportBundle: bundle,
+      organizationId: session?.organizationId,
+      secret: isKey ? 'privateKey' : 'mnemonic',
+    })
 
   return (
     <div className="lk-panel" data-lk-state={error ? 'error' : stage}>
@@ -159,7 +166,17 @@ function ExportBody({
           <p className="lk-subtle" style={{ margin: 0 }}>
             {ui.t('exportFrameNote')}
           </p>
-          {error ? (
+          {challenge ? (
+            <LazyStepUp
+              ui={ui}
+              challenge={challenge}
+              onDone={({ exportBundle }) => {
+                setChallenge(null)
+                postBundle(exportBundle)
+              }}
+              onCancel={onClose}
+            />
+          ) : error ? (
             <Alert tone="error">
               <ErrorText ui={ui} error={error} />
             </Alert>

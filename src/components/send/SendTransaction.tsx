@@ -1,7 +1,9 @@
 import { type ReactNode, Suspense, useEffect, useId, useRef, useState } from 'react'
 import type { SendCallsReturnType } from '../../core/actions/activities/sendCalls.ts'
 import type { GetCallsStatusReturnType } from '../../core/actions/queries/getCallsStatus.ts'
+import type { MfaRequiredError } from '../../core/errors.ts'
 import { useCallsStatus, useSendCalls, useWalletAccounts } from '../../react/index.ts'
+import { isMfaRequired, LazyStepUp } from '../mfa/LazyStepUp.tsx'
 import { Alert } from '../ui/Alert.tsx'
 import { CopyButton } from '../ui/CopyButton.tsx'
 import { Dialog } from '../ui/Dialog.tsx'
@@ -136,6 +138,7 @@ function SendTransactionBody({
   onClose: () => void
 }) {
   const [id, setId] = useState(initialId)
+  const [challenge, setChallenge] = useState<MfaRequiredError<SendCallsReturnType> | null>(null)
   const send = useSendCalls()
   const status = useCallsStatus({ sendTransactionStatusId: id, pollingIntervalMs })
   const phase: Phase = id ? (status.data?.status ?? 'pending') : 'review'
@@ -162,14 +165,29 @@ function SendTransactionBody({
       })
       onSent?.(result)
       setId(result.sendTransactionStatusId)
-    } catch {
-      // shown from send.error
+    } catch (caught) {
+      // An MFA policy holds the send: ask for the factor (issue 38). Anything else shows from send.error.
+      if (isMfaRequired(caught)) setChallenge(caught as MfaRequiredError<SendCallsReturnType>)
     }
   }
 
   return (
     <div className="lk-panel" ref={container}>
-      {phase === 'review' ? (
+      {phase === 'review' && challenge ? (
+        <>
+          <LazyStepUp
+            ui={ui}
+            titleId={titleId}
+            challenge={challenge}
+            onDone={(result) => {
+              setChallenge(null)
+              onSent?.(result)
+              setId(result.sendTransactionStatusId)
+            }}
+            onCancel={onClose}
+          />
+        </>
+      ) : phase === 'review' ? (
         <Review
           ui={ui}
           titleId={titleId}

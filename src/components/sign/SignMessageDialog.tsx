@@ -1,5 +1,8 @@
 import { Suspense, useId, useState } from 'react'
+import type { SignMessageReturnType } from '../../core/actions/activities/signMessage.ts'
+import type { MfaRequiredError } from '../../core/errors.ts'
 import { useSignMessage, useWalletAccounts } from '../../react/index.ts'
+import { isMfaRequired, LazyStepUp } from '../mfa/LazyStepUp.tsx'
 import { Alert } from '../ui/Alert.tsx'
 import { CopyButton } from '../ui/CopyButton.tsx'
 import { Dialog } from '../ui/Dialog.tsx'
@@ -86,6 +89,7 @@ function SignMessageBody({
   const accounts = useWalletAccounts()
   const sign = useSignMessage()
   const [signature, setSignature] = useState<string | null>(null)
+  const [challenge, setChallenge] = useState<MfaRequiredError<SignMessageReturnType> | null>(null)
   const account = address
     ? accounts.data?.accounts.find((a) => a.address === address)
     : accounts.data?.accounts[0]
@@ -94,18 +98,21 @@ function SignMessageBody({
   const run = async () => {
     if (!signWith) return
     try {
-      const result = await sign.mutateAsync({ signWith, message })
-      // Solana accounts show base58, as Solana tools expect; the hex stays in `onSigned`.
-      setSignature(result.signatureBase58 ?? result.signature)
-      onSigned?.({
-        address: signWith,
-        message,
-        signature: result.signature,
-        ...(result.signatureBase58 ? { signatureBase58: result.signatureBase58 } : {}),
-      })
-    } catch {
-      // shown from sign.error
+      signed(signWith, await sign.mutateAsync({ signWith, message }))
+    } catch (caught) {
+      // An MFA policy holds the signature: ask for the factor (issue 38). Anything else shows from sign.error.
+      if (isMfaRequired(caught)) setChallenge(caught as MfaRequiredError<SignMessageReturnType>)
     }
+  }
+  const signed = (address: string, result: SignMessageReturnType) => {
+    // Solana accounts show base58, as Solana tools expect; the hex stays in `onSigned`.
+    setSignature(result.signatureBase58 ?? result.signature)
+    onSigned?.({
+      address,
+      message,
+      signature: result.signature,
+      ...(result.signatureBase58 ? { signatureBase58: result.signatureBase58 } : {}),
+    })
   }
 
   if (signature) {
@@ -172,7 +179,17 @@ function SignMessageBody({
           )}
         </dd>
       </dl>
-      {sign.isError ? (
+      {challenge ? (
+        <LazyStepUp
+          ui={ui}
+          challenge={challenge}
+          onDone={(result) => {
+            setChallenge(null)
+            signed(signWith!, result)
+          }}
+          onCancel={onClose}
+        />
+      ) : sign.isError ? (
         <Alert tone="error">
           <ErrorText ui={ui} error={sign.error} />
         </Alert>
@@ -182,7 +199,7 @@ function SignMessageBody({
           <ErrorText ui={ui} error={accounts.error} />
         </Alert>
       ) : null}
-      <div className="lk-stack" data-gap="sm">
+      <div className="lk-stack" data-gap="sm" hidden={challenge !== null}>
         <Button
           block
           autoFocus

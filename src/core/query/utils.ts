@@ -23,6 +23,9 @@ export type QueryName =
   | 'activity'
   | 'apiKeys'
   | 'callsStatus'
+  // MFA (issue 38)
+  | 'mfaFactors'
+  | 'mfaPolicies'
 
 /** Strips functions, signals and undefined so a key is plain, stable data. */
 export function keyParameters<T extends object>(parameters: T): Record<string, unknown> {

@@ -24,6 +24,8 @@ import {
   isSessionKeyRejected,
   KeyNotFoundError,
   LatchkeyError,
+  MfaRequiredError,
+  type MfaStep,
   PollTimeoutError,
 } from '../errors.ts'
 import { dispatchSessionEvent } from '../session/createSessionStore.ts'
@@ -182,7 +184,9 @@ export async function submitActivity<P extends ActivityPath>(
 
 /**
  * Submits an activity and returns its result. An activity waiting for consensus throws
- * `ConsensusNeededError` (carrying it), a failed or rejected one its typed error: never silent.
+ * `ConsensusNeededError` (carrying it), one waiting for the user's second factor
+ * `MfaRequiredError` (satisfy it with `completeMfa`), a failed or rejected one its typed error:
+ * never silent.
  */
 export async function submit<P extends ActivityPath>(
   client: Latchkey,
@@ -191,13 +195,46 @@ export async function submit<P extends ActivityPath>(
   options: SubmitOptions = {},
 ): Promise<SubmitReturnType<P>> {
   const activity = await submitActivity(client, path, parameters, options)
-  assertActivityCompleted(activity)
-  const result = activityResultOf(path, activity)
-  if (result === undefined)
-    throw new LatchkeyError(`Activity ${activity.id} completed without ${ACTIVITIES[path].resultKey}`, {
-      code: 'INTERNAL',
-    })
-  return { activity, result }
+  const finish = async (settled: Activity): Promise<SubmitReturnType<P>> => {
+    assertActivityCompleted(settled)
+    const result = activityResultOf(path, settled)
+    if (result === undefined)
+      throw new LatchkeyError(`Activity ${settled.id} completed without ${ACTIVITIES[path].resultKey}`, {
+        code: 'INTERNAL',
+      })
+    return { activity: settled, result }
+  }
+  if (activity.status === 'ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+    throw await mfaRequiredError(client, { activity, resume: finish, options })
+  return finish(activity)
+}
+
+/**
+ * The typed error of an activity waiting for the user's second factor: what it waits for (the next
+ * unproven step of each policy, from `get_mfa_status`) and how to finish the action once it ran.
+ */
+export async function mfaRequiredError<T>(
+  client: Latchkey,
+  {
+    activity,
+    resume,
+    options = {},
+  }: { activity: Activity; resume: (activity: Activity) => Promise<T>; options?: RequestOptions },
+): Promise<MfaRequiredError<T>> {
+  const { mfaStatuses } = await query(
+    client,
+    'get_mfa_status',
+    { organizationId: activity.organizationId, activityId: activity.id },
+    options,
+  )
+  const steps: MfaStep[] = []
+  for (const status of mfaStatuses) {
+    if (status.satisfied) continue
+    const step = status.satisfiedMethods.length
+    const next = status.requiredMethods[step]
+    if (next) steps.push({ mfaPolicyId: status.mfaPolicyId, step, methods: next.any })
+  }
+  return new MfaRequiredError(activity, steps, resume)
 }
 
 /** Runs a query (`/public/v1/query/<path>`), stamped by the active session unless a stamper is given. */

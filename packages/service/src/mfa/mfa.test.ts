@@ -87,6 +87,7 @@ async function walletCount(key: TestKey) {
 
 describe('MFA policies', () => {
   it('are created, listed, read, updated and deleted in the published shape', async () => {
+    await enrolTotp(keyB, userB)
     const id = await policyOn(keyA, userB)
     const listed = await queryAs(keyA, 'get_mfa_policies', { userId: userB })
     expect(listed.status).toBe(200)
@@ -154,6 +155,7 @@ describe('MFA policies', () => {
   })
 
   it('a user holds at most 20', async () => {
+    await enrolTotp(keyB, userB)
     for (let i = 0; i < 20; i++) await policyOn(keyA, userB, TOTP_STEP, `activity.type == 'T${i}'`)
     const reply = await submitAs(keyA, 'create_mfa_policy', {
       userId: userB,
@@ -163,6 +165,94 @@ describe('MFA policies', () => {
       order: 0,
     })
     expect([reply.status, reply.body.details?.field]).toEqual([400, 'parameters.userId'])
+  })
+  it('a step only a TOTP factor proves is refused on a user without a confirmed one: it would lock them out', async () => {
+    const unconfirmed = resultOf(
+      'latchkey_create_totp_factor',
+      await submitAs(keyB, 'latchkey_create_totp_factor', { userId: userB }),
+    )
+    const steps = [{ any: [{ type: 'AUTHENTICATION_TYPE_API_KEY' }] }, ...TOTP_STEP]
+    const refused = await submitAs(keyA, 'create_mfa_policy', {
+      userId: userB,
+      mfaPolicyName: 'p',
+      condition: WALLETS,
+      requiredAuthenticationMethods: steps,
+      order: 0,
+    })
+    expect([refused.status, refused.body.details?.field]).toEqual([
+      400,
+      'parameters.requiredAuthenticationMethods[1].any',
+    ])
+    // Naming the unconfirmed factor does not help; a step a passkey may also prove is fine.
+    const named = await submitAs(keyA, 'create_mfa_policy', {
+      userId: userB,
+      mfaPolicyName: 'p',
+      condition: WALLETS,
+      requiredAuthenticationMethods: [
+        { any: [{ type: 'AUTHENTICATION_TYPE_LATCHKEY_TOTP', id: unconfirmed.factorId }] },
+      ],
+      order: 0,
+    })
+    expect(named.status).toBe(400)
+    await policyOn(keyA, userB, [
+      { any: [{ type: 'AUTHENTICATION_TYPE_LATCHKEY_TOTP' }, { type: 'AUTHENTICATION_TYPE_PASSKEY' }] },
+    ])
+  })
+})
+
+describe("a stolen session (only the victim's session key) with a policy in force", () => {
+  it('cannot enrol a first factor, mint recovery codes, or add a passkey or an API key of its own', async () => {
+    const passkey = softPasskey()
+    const [authenticatorId] = resultOf(
+      'create_authenticators',
+      await submitAs(keyA, 'create_authenticators', { userId: userA, authenticators: [passkey.register()] }),
+    ).authenticatorIds
+    await policyOn(keyA, userA, [{ any: [{ type: 'AUTHENTICATION_TYPE_PASSKEY', id: authenticatorId }] }])
+    const attacker = testKey()
+    const attempts = [
+      ['latchkey_create_totp_factor', { userId: userA }],
+      ['latchkey_create_recovery_codes', { userId: userA }],
+      ['create_authenticators', { userId: userA, authenticators: [softPasskey().register()] }],
+      ['create_api_keys', { userId: userA, apiKeys: [attacker.apiKey('mine')] }],
+    ] as const
+    for (const [path, params] of attempts) {
+      const reply = await submitAs(keyA, path, params)
+      expect([path, reply.body.activity?.status]).toEqual([path, 'ACTIVITY_STATUS_AUTHENTICATORS_NEEDED'])
+      // Nothing of it shows: no secret, no codes.
+      expect(reply.body.activity.result).toEqual({})
+    }
+    expect((await queryAs(keyA, 'latchkey_get_mfa_factors', { userId: userA })).body).toMatchObject({
+      factors: [],
+      recoveryCodesRemaining: 0,
+    })
+    // The attacker's key was not added: it cannot act.
+    expect(
+      (await h.query('list_wallets', { organizationId: org }, { as: attacker, organizationId: org })).status,
+    ).toBe(401)
+    // The user's own passkey lets the enrolment through, answering its secret to that satisfaction.
+    const enrolment = await submitAs(keyA, 'latchkey_create_totp_factor', { userId: userA })
+    h.clock.advance(1)
+    const approved = await h.submit(
+      'approve_activity',
+      { fingerprint: enrolment.body.activity.fingerprint },
+      { as: passkey, organizationId: org },
+    )
+    expect(approved.body.activity.status).toBe('ACTIVITY_STATUS_COMPLETED')
+    expect(approved.body.activity.result.latchkeyCreateTotpFactorResult.secret).toMatch(/^[A-Z2-7]{32}$/)
+  })
+
+  it('the last factor a TOTP-only policy needs cannot be removed, even with its code', async () => {
+    const { factorId, secret } = await enrolTotp(keyA, userA)
+    await policyOn(keyA, userA)
+    const removal = await submitAs(keyA, 'latchkey_delete_totp_factor', { userId: userA, factorId })
+    expect(removal.body.activity.status).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+    const done = await submitAs(keyA, 'latchkey_satisfy_mfa', {
+      fingerprint: removal.body.activity.fingerprint,
+      totpCode: totp(secret, h.clock.now()),
+    })
+    expect(done.body.activity.status).toBe('ACTIVITY_STATUS_FAILED')
+    expect(done.body.activity.failure.message).toContain('parameters.factorId')
+    expect((await queryAs(keyA, 'latchkey_get_mfa_factors', { userId: userA })).body.factors).toHaveLength(1)
   })
 })
 

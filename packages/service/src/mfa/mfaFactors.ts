@@ -11,7 +11,7 @@ import {
 import { type ActivityContext, defineActivity, type PrepareContext } from '../kernel/registry.ts'
 import type { MfaFactorRow } from '../kernel/store/model.ts'
 import { respondWith } from '../pipeline/executeActivity.ts'
-import { challengeOf, type Proof, proveOnActivity } from './mfaGate.ts'
+import { challengeOf, type Proof, policiesOfUser, proveOnActivity, unprovableTotpStep } from './mfaGate.ts'
 import { chargeAttempt, mfaState, normalizeRecoveryCode } from './mfaState.ts'
 import { encodeSecret, matchTotp, otpauthUri } from './totp.ts'
 
@@ -154,6 +154,19 @@ export const deleteTotpFactor = defineActivity('latchkey_delete_totp_factor', {
   run: async (ctx, p) => {
     await ownUser(ctx, p.userId)
     const factor = await factorOf(ctx, p.userId, p.factorId)
+    // Never the last way to prove a policy of theirs: it could not be re-enrolled (the enrolment waits for it).
+    for (const policy of await policiesOfUser(ctx.tx, ctx.organization.id, p.userId))
+      if (
+        (await unprovableTotpStep(ctx.tx, {
+          userId: p.userId,
+          steps: policy.steps,
+          withoutFactorId: factor.id,
+        })) >= 0
+      )
+        throw new FieldError({
+          field: 'parameters.factorId',
+          reason: `is the last way to prove MFA policy ${policy.id} (${policy.name}): enrol another factor, or change or remove the policy first`,
+        })
     await ctx.tx.delete('mfaFactors', factor.id)
     return { factorId: factor.id }
   },

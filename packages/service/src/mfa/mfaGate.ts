@@ -20,11 +20,18 @@ export interface Proof {
 /** Never held: the activities that satisfy or cancel a held one. */
 const NEVER_HELD = new Set(['approve_activity', 'reject_activity', 'latchkey_satisfy_mfa'])
 
-/** Changing a user's second factors needs every MFA policy of theirs once they hold a factor. */
+/**
+ * Changing how a user proves themself: once any MFA policy is on the user, adding or removing a
+ * second factor, minting recovery codes, or adding a passkey or an API key of their own waits for
+ * every one of their policies, so a stolen session can neither switch MFA off nor enrol a factor
+ * (or a credential) of its own to satisfy it with (docs/mfa.md).
+ */
 const FACTOR_CHANGES = new Set([
   'latchkey_create_totp_factor',
   'latchkey_delete_totp_factor',
   'latchkey_create_recovery_codes',
+  'create_authenticators',
+  'create_api_keys',
 ])
 
 /** The MFA policies on `userId` (of organization `organizationId`), lowest `order` first. */
@@ -38,10 +45,32 @@ export async function policiesOfUser(
     .sort((a, b) => a.order - b.order || a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1))
 }
 
-/** True when the user holds a second factor an attacker with their session could otherwise replace. */
-async function holdsSecondFactor(reads: Reads, userId: string): Promise<boolean> {
-  if ((await reads.findBy('mfaFactors', 'userId', userId)).some((factor) => factor.confirmed)) return true
-  return (await reads.findBy('mfaRecoveryCodes', 'userId', userId)).length > 0
+const isTotp = (method: { type: string }) => method.type === 'AUTHENTICATION_TYPE_LATCHKEY_TOTP'
+
+/**
+ * The first step of `steps` the user could not prove today because only a TOTP factor proves it
+ * and they hold none that fits (no confirmed factor it names, no recovery code): such a policy
+ * would lock them out, the enrolment itself waiting for it. `withoutFactorId`: as if that factor
+ * were gone. -1 when every step can be proven.
+ */
+export async function unprovableTotpStep(
+  reads: Reads,
+  {
+    userId,
+    steps,
+    withoutFactorId,
+  }: { userId: string; steps: MfaPolicyRow['steps']; withoutFactorId?: string },
+): Promise<number> {
+  if (!steps.some((step) => step.any.every(isTotp))) return -1
+  if ((await reads.findBy('mfaRecoveryCodes', 'userId', userId)).length > 0) return -1
+  const factors = (await reads.findBy('mfaFactors', 'userId', userId)).filter(
+    (factor) => factor.confirmed && factor.id !== withoutFactorId,
+  )
+  return steps.findIndex(
+    (step) =>
+      step.any.every(isTotp) &&
+      !step.any.some((method) => factors.some((f) => !method.id || method.id === f.id)),
+  )
 }
 
 /**
@@ -68,7 +97,7 @@ async function policiesFor(tx: Transaction, row: ActivityRow, caller: Caller): P
   // A policy on this user is changed or removed by this user only by satisfying it.
   const guarded =
     row.path === 'update_mfa_policy' || row.path === 'delete_mfa_policy' ? intent.mfaPolicyId : undefined
-  const allGuarded = FACTOR_CHANGES.has(row.path) && (await holdsSecondFactor(tx, caller.userId))
+  const allGuarded = FACTOR_CHANGES.has(row.path)
   const scopes = await policyContextsOf(tx, row, { decodeTransaction: decodeTransactionForPolicy })
   return policies.filter(
     (policy) => allGuarded || policy.id === guarded || conditionHolds(policy.condition, scopes as never),

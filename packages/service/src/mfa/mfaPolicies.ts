@@ -9,7 +9,7 @@ import { Reader } from '../kernel/Reader.ts'
 import { type ActivityContext, defineActivity } from '../kernel/registry.ts'
 import type { MfaPolicyRow } from '../kernel/store/model.ts'
 import { readExpression } from '../policies/readPolicyParams.ts'
-import { policiesOfUser } from './mfaGate.ts'
+import { policiesOfUser, unprovableTotpStep } from './mfaGate.ts'
 
 /** Most MFA policies one user holds (each is evaluated on every activity of theirs). */
 export const MAX_MFA_POLICIES_PER_USER = 20
@@ -59,6 +59,22 @@ function readCondition(r: Reader): string {
   return condition
 }
 
+/**
+ * Refuses steps the user cannot prove yet (only a TOTP factor proves them and they hold none):
+ * their enrolment would itself wait for the policy, locking them out (docs/mfa.md).
+ */
+async function assertProvable(
+  ctx: ActivityContext,
+  { userId, steps }: { userId: string; steps: RequiredAuthenticationMethod[] },
+): Promise<void> {
+  const step = await unprovableTotpStep(ctx.tx, { userId, steps })
+  if (step >= 0)
+    throw new FieldError({
+      field: `parameters.requiredAuthenticationMethods[${step}].any`,
+      reason: `can be proven only by a TOTP factor, and user ${userId} holds no confirmed one (nor recovery codes): enrol and confirm one before requiring it`,
+    })
+}
+
 const readOrder = (r: Reader) => r.int('order', { min: 0, max: 1_000_000 })
 
 /** The user the policy is on: a user of the organization the activity acts in. */
@@ -98,6 +114,7 @@ export const createMfaPolicy = defineActivity('create_mfa_policy', {
   },
   run: async (ctx, p) => {
     await userOf(ctx, p.userId)
+    await assertProvable(ctx, { userId: p.userId, steps: p.requiredAuthenticationMethods })
     const existing = await policiesOfUser(ctx.tx, ctx.organization.id, p.userId)
     if (existing.length >= MAX_MFA_POLICIES_PER_USER)
       throw new FieldError({
@@ -143,6 +160,8 @@ export const updateMfaPolicy = defineActivity('update_mfa_policy', {
   },
   run: async (ctx, p) => {
     const policy = await policyOf(ctx, p.userId, p.mfaPolicyId)
+    if (p.requiredAuthenticationMethods)
+      await assertProvable(ctx, { userId: p.userId, steps: p.requiredAuthenticationMethods })
     await ctx.tx.put('mfaPolicies', {
       ...policy,
       name: p.mfaPolicyName ?? policy.name,

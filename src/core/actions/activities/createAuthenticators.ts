@@ -1,4 +1,5 @@
 import type { ActivityParameters, ActivityResult } from '@latchkey/protocol'
+import { thenOrResume } from '../../errors.ts'
 import { submit } from '../../transport/activity.ts'
 import type { Latchkey } from '../../types.ts'
 import { type ActionOptions, splitOptions } from '../options.ts'
@@ -12,12 +13,13 @@ export async function createAuthenticators(
   parameters: CreateAuthenticatorsParameters,
 ): Promise<CreateAuthenticatorsReturnType> {
   const [activityParameters, options] = splitOptions(parameters)
-  return (
-    await submit(
+  return thenOrResume(
+    submit(
       client,
       'create_authenticators',
       activityParameters as ActivityParameters<'create_authenticators'>,
       options,
-    )
-  ).result
+    ),
+    ({ result }) => result,
+  )
 }

@@ -1,4 +1,5 @@
 import type { ActivityParameters, ActivityResult } from '@latchkey/protocol'
+import { thenOrResume } from '../../errors.ts'
 import { submit } from '../../transport/activity.ts'
 import type { Latchkey } from '../../types.ts'
 import { type ActionOptions, splitOptions } from '../options.ts'
@@ -13,12 +14,13 @@ export async function createFiatOnRampCredential(
   parameters: CreateFiatOnRampCredentialParameters,
 ): Promise<CreateFiatOnRampCredentialReturnType> {
   const [activityParameters, options] = splitOptions(parameters)
-  return (
-    await submit(
+  return thenOrResume(
+    submit(
       client,
       'create_fiat_on_ramp_credential',
       activityParameters as ActivityParameters<'create_fiat_on_ramp_credential'>,
       options,
-    )
-  ).result
+    ),
+    ({ result }) => result,
+  )
 }

@@ -1,4 +1,5 @@
 import type { ActivityParameters, ActivityResult } from '@latchkey/protocol'
+import { thenOrResume } from '../../errors.ts'
 import { submit } from '../../transport/activity.ts'
 import type { Latchkey } from '../../types.ts'
 import { type ActionOptions, splitOptions } from '../options.ts'
@@ -12,12 +13,8 @@ export async function createPolicies(
   parameters: CreatePoliciesParameters,
 ): Promise<CreatePoliciesReturnType> {
   const [activityParameters, options] = splitOptions(parameters)
-  return (
-    await submit(
-      client,
-      'create_policies',
-      activityParameters as ActivityParameters<'create_policies'>,
-      options,
-    )
-  ).result
+  return thenOrResume(
+    submit(client, 'create_policies', activityParameters as ActivityParameters<'create_policies'>, options),
+    ({ result }) => result,
+  )
 }

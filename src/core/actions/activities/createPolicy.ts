@@ -1,4 +1,5 @@
 import type { ActivityParameters, ActivityResult } from '@latchkey/protocol'
+import { thenOrResume } from '../../errors.ts'
 import { submit } from '../../transport/activity.ts'
 import type { Latchkey } from '../../types.ts'
 import { type ActionOptions, splitOptions } from '../options.ts'
@@ -12,7 +13,8 @@ export async function createPolicy(
   parameters: CreatePolicyParameters,
 ): Promise<CreatePolicyReturnType> {
   const [activityParameters, options] = splitOptions(parameters)
-  return (
-    await submit(client, 'create_policy', activityParameters as ActivityParameters<'create_policy'>, options)
-  ).result
+  return thenOrResume(
+    submit(client, 'create_policy', activityParameters as ActivityParameters<'create_policy'>, options),
+    ({ result }) => result,
+  )
 }

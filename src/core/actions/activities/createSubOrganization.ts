@@ -1,4 +1,5 @@
 import type { ActivityParameters, ActivityResult } from '@latchkey/protocol'
+import { thenOrResume } from '../../errors.ts'
 import { submit } from '../../transport/activity.ts'
 import type { Latchkey } from '../../types.ts'
 import { type ActionOptions, splitOptions } from '../options.ts'
@@ -12,12 +13,13 @@ export async function createSubOrganization(
   parameters: CreateSubOrganizationParameters,
 ): Promise<CreateSubOrganizationReturnType> {
   const [activityParameters, options] = splitOptions(parameters)
-  return (
-    await submit(
+  return thenOrResume(
+    submit(
       client,
       'create_sub_organization',
       activityParameters as ActivityParameters<'create_sub_organization'>,
       options,
-    )
-  ).result
+    ),
+    ({ result }) => result,
+  )
 }

@@ -1,4 +1,5 @@
 import type { ActivityParameters, ActivityResult } from '@latchkey/protocol'
+import { thenOrResume } from '../../errors.ts'
 import { submit } from '../../transport/activity.ts'
 import type { Latchkey } from '../../types.ts'
 import { type ActionOptions, splitOptions } from '../options.ts'
@@ -12,7 +13,8 @@ export async function createUsers(
   parameters: CreateUsersParameters,
 ): Promise<CreateUsersReturnType> {
   const [activityParameters, options] = splitOptions(parameters)
-  return (
-    await submit(client, 'create_users', activityParameters as ActivityParameters<'create_users'>, options)
-  ).result
+  return thenOrResume(
+    submit(client, 'create_users', activityParameters as ActivityParameters<'create_users'>, options),
+    ({ result }) => result,
+  )
 }

@@ -1,5 +1,6 @@
 import type { AccountSpec, ActivityResult, MnemonicLength } from '@latchkey/protocol'
 import { accountSpecsOf, type Chain, DEFAULT_CHAINS } from '../../chains.ts'
+import { thenOrResume } from '../../errors.ts'
 import { submit } from '../../transport/activity.ts'
 import type { Latchkey } from '../../types.ts'
 import { type ActionOptions, splitOptions } from '../options.ts'
@@ -22,11 +23,13 @@ export async function createWallet(
 ): Promise<CreateWalletReturnType> {
   const [{ walletName, accounts, chains, mnemonicLength }, options] = splitOptions(parameters)
   const specs = [...(accounts ?? []), ...accountSpecsOf(chains ?? (accounts ? [] : DEFAULT_CHAINS))]
-  const { result } = await submit(
-    client,
-    'create_wallet',
-    { walletName, accounts: specs, ...(mnemonicLength ? { mnemonicLength } : {}) },
-    options,
+  return thenOrResume(
+    submit(
+      client,
+      'create_wallet',
+      { walletName, accounts: specs, ...(mnemonicLength ? { mnemonicLength } : {}) },
+      options,
+    ),
+    ({ result }) => result,
   )
-  return result
 }

@@ -1,5 +1,6 @@
 import type { AccountSpec, ActivityResult } from '@latchkey/protocol'
 import { accountSpecOf, type Chain } from '../../chains.ts'
+import { thenOrResume } from '../../errors.ts'
 import { submit } from '../../transport/activity.ts'
 import type { Latchkey } from '../../types.ts'
 import { type ActionOptions, splitOptions } from '../options.ts'
@@ -32,11 +33,13 @@ export async function createWalletAccounts(
       specs.push(accountSpecOf(chain, taken + specs.filter((s) => s.addressFormat === addressFormat).length))
     }
   }
-  const { result } = await submit(
-    client,
-    'create_wallet_accounts',
-    { walletId, accounts: specs, ...(persist === undefined ? {} : { persist }) },
-    options,
+  return thenOrResume(
+    submit(
+      client,
+      'create_wallet_accounts',
+      { walletId, accounts: specs, ...(persist === undefined ? {} : { persist }) },
+      options,
+    ),
+    ({ result }) => result,
   )
-  return result
 }

@@ -1,4 +1,5 @@
 import type { ActivityParameters, ActivityResult } from '@latchkey/protocol'
+import { thenOrResume } from '../../errors.ts'
 import { submit } from '../../transport/activity.ts'
 import type { Latchkey } from '../../types.ts'
 import { type ActionOptions, splitOptions } from '../options.ts'
@@ -12,12 +13,8 @@ export async function deleteApiKeys(
   parameters: DeleteApiKeysParameters,
 ): Promise<DeleteApiKeysReturnType> {
   const [activityParameters, options] = splitOptions(parameters)
-  return (
-    await submit(
-      client,
-      'delete_api_keys',
-      activityParameters as ActivityParameters<'delete_api_keys'>,
-      options,
-    )
-  ).result
+  return thenOrResume(
+    submit(client, 'delete_api_keys', activityParameters as ActivityParameters<'delete_api_keys'>, options),
+    ({ result }) => result,
+  )
 }

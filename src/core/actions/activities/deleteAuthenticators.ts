@@ -1,4 +1,5 @@
 import type { ActivityParameters, ActivityResult } from '@latchkey/protocol'
+import { thenOrResume } from '../../errors.ts'
 import { submit } from '../../transport/activity.ts'
 import type { Latchkey } from '../../types.ts'
 import { type ActionOptions, splitOptions } from '../options.ts'
@@ -12,12 +13,13 @@ export async function deleteAuthenticators(
   parameters: DeleteAuthenticatorsParameters,
 ): Promise<DeleteAuthenticatorsReturnType> {
   const [activityParameters, options] = splitOptions(parameters)
-  return (
-    await submit(
+  return thenOrResume(
+    submit(
       client,
       'delete_authenticators',
       activityParameters as ActivityParameters<'delete_authenticators'>,
       options,
-    )
-  ).result
+    ),
+    ({ result }) => result,
+  )
 }

@@ -1,4 +1,5 @@
 import type { ActivityParameters, ActivityResult } from '@latchkey/protocol'
+import { thenOrResume } from '../../errors.ts'
 import { submit } from '../../transport/activity.ts'
 import type { Latchkey } from '../../types.ts'
 import { type ActionOptions, splitOptions } from '../options.ts'
@@ -12,12 +13,8 @@ export async function deleteWallets(
   parameters: DeleteWalletsParameters,
 ): Promise<DeleteWalletsReturnType> {
   const [activityParameters, options] = splitOptions(parameters)
-  return (
-    await submit(
-      client,
-      'delete_wallets',
-      activityParameters as ActivityParameters<'delete_wallets'>,
-      options,
-    )
-  ).result
+  return thenOrResume(
+    submit(client, 'delete_wallets', activityParameters as ActivityParameters<'delete_wallets'>, options),
+    ({ result }) => result,
+  )
 }

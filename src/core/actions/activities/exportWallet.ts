@@ -1,4 +1,5 @@
 import { decryptExportBundle, generateExportTarget } from '../../bundles/decryptExportBundle.ts'
+import { thenOrResume } from '../../errors.ts'
 import { requireSession } from '../../session/sessions.ts'
 import type { Latchkey } from '../../types.ts'
 import type { ActionOptions } from '../options.ts'
@@ -20,12 +21,16 @@ export async function exportWallet(
   await client.hydrate()
   const organizationId = options.organizationId ?? requireSession(client, options.sessionId).organizationId
   const target = await generateExportTarget()
-  const { exportBundle } = await exportWalletBundle(client, {
-    walletId,
-    targetPublicKey: target.publicKeyHex,
-    ...options,
-    organizationId,
-  })
-  const plaintext = await decryptExportBundle(client, { exportBundle, target, organizationId })
-  return { walletId, mnemonic: new TextDecoder().decode(plaintext) }
+  return thenOrResume(
+    exportWalletBundle(client, {
+      walletId,
+      targetPublicKey: target.publicKeyHex,
+      ...options,
+      organizationId,
+    }),
+    async ({ exportBundle }) => {
+      const plaintext = await decryptExportBundle(client, { exportBundle, target, organizationId })
+      return { walletId, mnemonic: new TextDecoder().decode(plaintext) }
+    },
+  )
 }

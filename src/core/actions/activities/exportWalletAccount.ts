@@ -1,4 +1,5 @@
 import { decryptExportBundle, generateExportTarget } from '../../bundles/decryptExportBundle.ts'
+import { thenOrResume } from '../../errors.ts'
 import { requireSession } from '../../session/sessions.ts'
 import type { Latchkey } from '../../types.ts'
 import { bytesToHex } from '../../utils/encoding.ts'
@@ -21,14 +22,21 @@ export async function exportWalletAccount(
   await client.hydrate()
   const organizationId = options.organizationId ?? requireSession(client, options.sessionId).organizationId
   const target = await generateExportTarget()
-  const { exportBundle } = await exportWalletAccountBundle(client, {
-    address,
-    targetPublicKey: target.publicKeyHex,
-    ...options,
-    organizationId,
-  })
-  const plaintext = await decryptExportBundle(client, { exportBundle, target, organizationId })
-  // The plaintext is the raw key; accept its hex text too.
-  const text = plaintext.length === 64 ? new TextDecoder().decode(plaintext) : ''
-  return { address, privateKey: /^[0-9a-f]{64}$/i.test(text) ? text.toLowerCase() : bytesToHex(plaintext) }
+  return thenOrResume(
+    exportWalletAccountBundle(client, {
+      address,
+      targetPublicKey: target.publicKeyHex,
+      ...options,
+      organizationId,
+    }),
+    async ({ exportBundle }) => {
+      const plaintext = await decryptExportBundle(client, { exportBundle, target, organizationId })
+      // The plaintext is the raw key; accept its hex text too.
+      const text = plaintext.length === 64 ? new TextDecoder().decode(plaintext) : ''
+      return {
+        address,
+        privateKey: /^[0-9a-f]{64}$/i.test(text) ? text.toLowerCase() : bytesToHex(plaintext),
+      }
+    },
+  )
 }

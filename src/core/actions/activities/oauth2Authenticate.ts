@@ -1,4 +1,5 @@
 import type { ActivityParameters, ActivityResult } from '@latchkey/protocol'
+import { thenOrResume } from '../../errors.ts'
 import { submit } from '../../transport/activity.ts'
 import type { Latchkey } from '../../types.ts'
 import { type ActionOptions, splitOptions } from '../options.ts'
@@ -12,12 +13,13 @@ export async function oauth2Authenticate(
   parameters: Oauth2AuthenticateParameters,
 ): Promise<Oauth2AuthenticateReturnType> {
   const [activityParameters, options] = splitOptions(parameters)
-  return (
-    await submit(
+  return thenOrResume(
+    submit(
       client,
       'oauth2_authenticate',
       activityParameters as ActivityParameters<'oauth2_authenticate'>,
       options,
-    )
-  ).result
+    ),
+    ({ result }) => result,
+  )
 }

@@ -1,4 +1,5 @@
 import type { ActivityParameters, ActivityResult } from '@latchkey/protocol'
+import { thenOrResume } from '../../errors.ts'
 import { submit } from '../../transport/activity.ts'
 import type { Latchkey } from '../../types.ts'
 import { type ActionOptions, splitOptions } from '../options.ts'
@@ -12,7 +13,8 @@ export async function oauthLogin(
   parameters: OauthLoginParameters,
 ): Promise<OauthLoginReturnType> {
   const [activityParameters, options] = splitOptions(parameters)
-  return (
-    await submit(client, 'oauth_login', activityParameters as ActivityParameters<'oauth_login'>, options)
-  ).result
+  return thenOrResume(
+    submit(client, 'oauth_login', activityParameters as ActivityParameters<'oauth_login'>, options),
+    ({ result }) => result,
+  )
 }

@@ -1,4 +1,5 @@
 import type { ActivityParameters, EthCall, EthSendTransactionParameters } from '@latchkey/protocol'
+import { thenOrResume } from '../../errors.ts'
 import { submit } from '../../transport/activity.ts'
 import type { Latchkey } from '../../types.ts'
 import { type ActionOptions, splitOptions } from '../options.ts'
@@ -25,16 +26,21 @@ export async function sendCalls(
   parameters: SendCallsParameters,
 ): Promise<SendCallsReturnType> {
   const [activityParameters, options] = splitOptions(parameters)
-  const { activity, result } = await submit(
-    client,
-    'eth_send_transaction',
-    {
-      ...activityParameters,
-      calls: activityParameters.calls.map(plainCall),
-    } as ActivityParameters<'eth_send_transaction'>,
-    options,
+  return thenOrResume(
+    submit(
+      client,
+      'eth_send_transaction',
+      {
+        ...activityParameters,
+        calls: activityParameters.calls.map(plainCall),
+      } as ActivityParameters<'eth_send_transaction'>,
+      options,
+    ),
+    ({ activity, result }) => ({
+      sendTransactionStatusId: result.sendTransactionStatusId,
+      activityId: activity.id,
+    }),
   )
-  return { sendTransactionStatusId: result.sendTransactionStatusId, activityId: activity.id }
 }
 
 /** Only the wire fields, without empty ones: an app's call objects may carry more (an ABI, a label). */

@@ -1,4 +1,5 @@
 import type { ActivityParameters, ActivityResult } from '@latchkey/protocol'
+import { thenOrResume } from '../../errors.ts'
 import { submit } from '../../transport/activity.ts'
 import type { Latchkey } from '../../types.ts'
 import { type ActionOptions, splitOptions } from '../options.ts'
@@ -12,12 +13,13 @@ export async function sendRawTransaction(
   parameters: SendRawTransactionParameters,
 ): Promise<SendRawTransactionReturnType> {
   const [activityParameters, options] = splitOptions(parameters)
-  return (
-    await submit(
+  return thenOrResume(
+    submit(
       client,
       'eth_send_raw_transaction',
       activityParameters as ActivityParameters<'eth_send_raw_transaction'>,
       options,
-    )
-  ).result
+    ),
+    ({ result }) => result,
+  )
 }

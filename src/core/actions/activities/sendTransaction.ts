@@ -1,4 +1,5 @@
 import type { EthSendTransactionParameters, SolSendTransactionParameters } from '@latchkey/protocol'
+import { thenOrResume } from '../../errors.ts'
 import { submit } from '../../transport/activity.ts'
 import type { Latchkey } from '../../types.ts'
 import { type ActionOptions, splitOptions } from '../options.ts'
@@ -40,11 +41,16 @@ export async function sendTransaction(
     return sendCalls(client, { ...rest, calls: [{ to, value, data }] })
   }
   const [{ signWith, signWiths, ...rest }, options] = splitOptions(parameters)
-  const { activity, result } = await submit(
-    client,
-    'sol_send_transaction',
-    { ...rest, signWiths: signWiths ?? [signWith as string] },
-    options,
+  return thenOrResume(
+    submit(
+      client,
+      'sol_send_transaction',
+      { ...rest, signWiths: signWiths ?? [signWith as string] },
+      options,
+    ),
+    ({ activity, result }) => ({
+      sendTransactionStatusId: result.sendTransactionStatusId,
+      activityId: activity.id,
+    }),
   )
-  return { sendTransactionStatusId: result.sendTransactionStatusId, activityId: activity.id }
 }

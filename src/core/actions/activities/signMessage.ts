@@ -1,5 +1,5 @@
 import { base58 } from '@scure/base'
-import { LatchkeyError } from '../../errors.ts'
+import { LatchkeyError, thenOrResume } from '../../errors.ts'
 import type { Latchkey } from '../../types.ts'
 import { bytesToHex, hexToBytes, utf8ToBytes } from '../../utils/encoding.ts'
 import type { ActionOptions } from '../options.ts'
@@ -72,19 +72,27 @@ export async function signMessage(
     payload.set(prefix)
     payload.set(bytes, prefix.length)
   }
-  const { signatures } = await signRawPayloads(client, {
-    signWith,
-    payloads: [bytesToHex(payload)],
-    encoding: 'PAYLOAD_ENCODING_HEXADECIMAL',
-    hashFunction:
-      kind === 'ethereum'
-        ? 'HASH_FUNCTION_KECCAK256'
-        : kind === 'ed25519'
-          ? 'HASH_FUNCTION_NOT_APPLICABLE'
-          : 'HASH_FUNCTION_SHA256',
-    ...options,
-  })
-  const { r, s, v } = signatures[0] as SignMessageReturnType
+  return thenOrResume(
+    signRawPayloads(client, {
+      signWith,
+      payloads: [bytesToHex(payload)],
+      encoding: 'PAYLOAD_ENCODING_HEXADECIMAL',
+      hashFunction:
+        kind === 'ethereum'
+          ? 'HASH_FUNCTION_KECCAK256'
+          : kind === 'ed25519'
+            ? 'HASH_FUNCTION_NOT_APPLICABLE'
+            : 'HASH_FUNCTION_SHA256',
+      ...options,
+    }),
+    ({ signatures }) => signatureOf(kind, signatures[0] as SignMessageReturnType),
+  )
+}
+
+function signatureOf(
+  kind: NonNullable<SignMessageParameters['kind']>,
+  { r, s, v }: SignMessageReturnType,
+): SignMessageReturnType {
   if (kind === 'ed25519')
     return { r, s, v, signature: `${r}${s}`, signatureBase58: base58.encode(hexToBytes(`${r}${s}`)) }
   return {

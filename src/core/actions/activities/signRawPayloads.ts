@@ -1,4 +1,5 @@
 import type { ActivityParameters, ActivityResult } from '@latchkey/protocol'
+import { thenOrResume } from '../../errors.ts'
 import { submit } from '../../transport/activity.ts'
 import type { Latchkey } from '../../types.ts'
 import { type ActionOptions, splitOptions } from '../options.ts'
@@ -12,12 +13,13 @@ export async function signRawPayloads(
   parameters: SignRawPayloadsParameters,
 ): Promise<SignRawPayloadsReturnType> {
   const [activityParameters, options] = splitOptions(parameters)
-  return (
-    await submit(
+  return thenOrResume(
+    submit(
       client,
       'sign_raw_payloads',
       activityParameters as ActivityParameters<'sign_raw_payloads'>,
       options,
-    )
-  ).result
+    ),
+    ({ result }) => result,
+  )
 }

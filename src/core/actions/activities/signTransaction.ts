@@ -1,4 +1,5 @@
 import type { ActivityParameters, ActivityResult } from '@latchkey/protocol'
+import { thenOrResume } from '../../errors.ts'
 import { submit } from '../../transport/activity.ts'
 import type { Latchkey } from '../../types.ts'
 import { type ActionOptions, splitOptions } from '../options.ts'
@@ -15,12 +16,8 @@ export async function signTransaction(
   parameters: SignTransactionParameters,
 ): Promise<SignTransactionReturnType> {
   const [activityParameters, options] = splitOptions(parameters)
-  return (
-    await submit(
-      client,
-      'sign_transaction',
-      activityParameters as ActivityParameters<'sign_transaction'>,
-      options,
-    )
-  ).result
+  return thenOrResume(
+    submit(client, 'sign_transaction', activityParameters as ActivityParameters<'sign_transaction'>, options),
+    ({ result }) => result,
+  )
 }

@@ -1,4 +1,5 @@
 import type { ActivityParameters, ActivityResult } from '@latchkey/protocol'
+import { thenOrResume } from '../../errors.ts'
 import { submit } from '../../transport/activity.ts'
 import type { Latchkey } from '../../types.ts'
 import { type ActionOptions, splitOptions } from '../options.ts'
@@ -12,7 +13,8 @@ export async function updatePolicy(
   parameters: UpdatePolicyParameters,
 ): Promise<UpdatePolicyReturnType> {
   const [activityParameters, options] = splitOptions(parameters)
-  return (
-    await submit(client, 'update_policy', activityParameters as ActivityParameters<'update_policy'>, options)
-  ).result
+  return thenOrResume(
+    submit(client, 'update_policy', activityParameters as ActivityParameters<'update_policy'>, options),
+    ({ result }) => result,
+  )
 }

@@ -1,4 +1,5 @@
 import type { ActivityParameters, ActivityResult } from '@latchkey/protocol'
+import { thenOrResume } from '../../errors.ts'
 import { submit } from '../../transport/activity.ts'
 import type { Latchkey } from '../../types.ts'
 import { type ActionOptions, splitOptions } from '../options.ts'
@@ -12,12 +13,8 @@ export async function updateUserTag(
   parameters: UpdateUserTagParameters,
 ): Promise<UpdateUserTagReturnType> {
   const [activityParameters, options] = splitOptions(parameters)
-  return (
-    await submit(
-      client,
-      'update_user_tag',
-      activityParameters as ActivityParameters<'update_user_tag'>,
-      options,
-    )
-  ).result
+  return thenOrResume(
+    submit(client, 'update_user_tag', activityParameters as ActivityParameters<'update_user_tag'>, options),
+    ({ result }) => result,
+  )
 }

@@ -1,0 +1,173 @@
+import { type FormEvent, useEffect, useId, useRef, useState } from 'react'
+import type { MfaRequiredError } from '../../core/errors.ts'
+import { useCompleteMfa } from '../../react/index.ts'
+import { Alert } from '../ui/Alert.tsx'
+import { ErrorText, MessageText } from '../ui/ErrorText.tsx'
+import { errorCodeOf } from '../ui/errorMessage.ts'
+import { Button } from '../ui/parts.tsx'
+import type { Ui } from '../ui/useUi.ts'
+
+export interface StepUpProps<T> {
+  ui: Ui
+  /** The action's `MfaRequiredError`: what it waits for. */
+  challenge: MfaRequiredError<T>
+  /** The original action's result, once the activity ran (once). */
+  onDone: (result: T) => void
+  onCancel: () => void
+  /** Id for the title, when it names the dialog it is in. */
+  titleId?: string | undefined
+}
+
+const TOTP = 'AUTHENTICATION_TYPE_LATCHKEY_TOTP'
+const PASSKEY = 'AUTHENTICATION_TYPE_PASSKEY'
+
+/** Seconds to wait, when the service said (`details.retryAfterSeconds`). */
+const retryAfterOf = (error: unknown): number | undefined => {
+  const seconds = (error as { details?: { retryAfterSeconds?: unknown } })?.details?.retryAfterSeconds
+  return typeof seconds === 'number' && seconds > 0 ? seconds : undefined
+}
+
+/**
+ * The step-up challenge (lazy chunk): an action came back waiting for the user's second factor.
+ * Offers what the policy allows (a 6-digit authenticator code, a recovery code, a passkey), then
+ * hands the action's result to `onDone`. A wrong code says so and puts focus back in the field.
+ */
+export function StepUp<T>({ ui, challenge: first, onDone, onCancel, titleId: givenTitleId }: StepUpProps<T>) {
+  const [challenge, setChallenge] = useState(first)
+  const [mode, setMode] = useState<'code' | 'recovery'>('code')
+  const [value, setValue] = useState('')
+  const [error, setError] = useState<unknown>(null)
+  const complete = useCompleteMfa()
+  const field = useRef<HTMLInputElement>(null)
+  const passkeyButton = useRef<HTMLButtonElement>(null)
+  const ownTitleId = useId()
+  const titleId = givenTitleId ?? ownTitleId
+  const fieldId = useId()
+  const errorId = useId()
+  const canCode = challenge.methods.includes(TOTP)
+  const canPasskey = challenge.methods.includes(PASSKEY)
+
+  // Focus follows the step: the field, else the passkey button (and back there after an error).
+  // biome-ignore lint/correctness/useExhaustiveDependencies: refocus on each new step, mode and error
+  useEffect(() => {
+    ;(canCode ? field.current : passkeyButton.current)?.focus()
+  }, [challenge, mode, error, canCode])
+
+  const finish = async (proof: { totpCode: string } | { recoveryCode: string } | { passkey: true }) => {
+    setError(null)
+    try {
+      const result = (await complete.mutateAsync({ challenge, ...proof } as never)) as T
+      onDone(result)
+    } catch (caught) {
+      if (errorCodeOf(caught) === 'MFA_REQUIRED') {
+        // One step proven, another remains.
+        setChallenge(caught as MfaRequiredError<T>)
+        setValue('')
+        return
+      }
+      setError(caught)
+    }
+  }
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault()
+    const text = value.trim()
+    if (mode === 'code') {
+      if (!/^[0-9]{6}$/.test(text)) return setError({ code: 'MFA_CODE_FORMAT' })
+      void finish({ totpCode: text })
+    } else {
+      if (text.replace(/[\s-]/g, '').length !== 10) return setError({ code: 'MFA_RECOVERY_FORMAT' })
+      void finish({ recoveryCode: text })
+    }
+  }
+
+  const code = errorCodeOf(error)
+  const wait = retryAfterOf(error)
+  const message =
+    code === 'MFA_CODE_FORMAT'
+      ? ui.t('mfaCodeFormat')
+      : code === 'MFA_RECOVERY_FORMAT'
+        ? ui.t('mfaRecoveryFormat')
+        : code === 'OTP_INVALID'
+          ? ui.t(mode === 'code' ? 'mfaCodeWrong' : 'mfaRecoveryWrong')
+          : code === 'OTP_ATTEMPTS_EXCEEDED' || code === 'RATE_LIMITED'
+            ? ui.t('mfaTooManyTries', { minutes: String(Math.max(1, Math.ceil((wait ?? 300) / 60))) })
+            : undefined
+
+  return (
+    <section className="lk-stack" aria-labelledby={titleId} data-lk-step="mfa">
+      <h3 id={titleId} className="lk-title" style={{ fontSize: 16, margin: 0 }}>
+        {ui.t('mfaTitle')}
+      </h3>
+      <p className="lk-subtle" style={{ margin: 0 }}>
+        {canCode ? ui.t('mfaBodyCode') : ui.t('mfaBodyPasskey')}
+      </p>
+      {canCode ? (
+        <form className="lk-stack" data-gap="sm" onSubmit={submit} noValidate>
+          <div className="lk-field">
+            <label className="lk-label" htmlFor={fieldId}>
+              {mode === 'code' ? ui.t('mfaCodeLabel') : ui.t('mfaRecoveryLabel')}
+            </label>
+            <input
+              ref={field}
+              id={fieldId}
+              className="lk-input"
+              dir="ltr"
+              value={value}
+              onChange={(event) => setValue(event.target.value)}
+              {...(mode === 'code'
+                ? {
+                    inputMode: 'numeric' as const,
+                    autoComplete: 'one-time-code',
+                    maxLength: 6,
+                    pattern: '[0-9]*',
+                  }
+                : { autoComplete: 'off', autoCapitalize: 'characters', spellCheck: false, maxLength: 16 })}
+              aria-invalid={error ? true : undefined}
+              aria-describedby={error ? errorId : undefined}
+              disabled={complete.isPending}
+            />
+          </div>
+          <Button block type="submit" loading={complete.isPending}>
+            {ui.t('mfaVerify')}
+          </Button>
+          <button
+            type="button"
+            className="lk-link"
+            onClick={() => {
+              setMode(mode === 'code' ? 'recovery' : 'code')
+              setValue('')
+              setError(null)
+            }}
+          >
+            {mode === 'code' ? ui.t('mfaUseRecovery') : ui.t('mfaUseCode')}
+          </button>
+        </form>
+      ) : null}
+      {canPasskey ? (
+        <button
+          ref={passkeyButton}
+          type="button"
+          className="lk-button"
+          data-variant={canCode ? 'secondary' : 'primary'}
+          data-size="md"
+          data-block=""
+          disabled={complete.isPending}
+          onClick={() => void finish({ passkey: true })}
+        >
+          {ui.t('mfaUsePasskey')}
+        </button>
+      ) : null}
+      <div aria-live="assertive" id={errorId}>
+        {error ? (
+          <Alert tone="error">
+            {message ? <MessageText text={message} /> : <ErrorText ui={ui} error={error} />}
+          </Alert>
+        ) : null}
+      </div>
+      <Button block variant="ghost" onClick={onCancel} disabled={complete.isPending}>
+        {ui.t('cancel')}
+      </Button>
+    </section>
+  )
+}
