@@ -90,7 +90,12 @@ async function importInto(backend: string, store: Store): Promise<Run> {
     },
   }
   // As `latchkey-service start` runs: crypto in worker threads, stamps verified natively.
-  const service = await createService({ store, crypto: cryptoWorkers(), verifyP256: nativeVerifyP256, events })
+  const service = await createService({
+    store,
+    crypto: cryptoWorkers(),
+    verifyP256: nativeVerifyP256,
+    events,
+  })
   try {
     const client = importClient({
       url: 'http://bench.invalid',
@@ -110,7 +115,9 @@ async function importInto(backend: string, store: Store): Promise<Run> {
       concurrency,
       progressEveryMs: 5000,
       onProgress: (p) =>
-        process.stderr.write(`  ${backend}: ${p.imported + p.skipped}/${users} · ${Math.round(p.perMinute)}/min\n`),
+        process.stderr.write(
+          `  ${backend}: ${p.imported + p.skipped}/${users} · ${Math.round(p.perMinute)}/min\n`,
+        ),
       onRejected: (r) => process.stderr.write(`  line ${r.line}: ${r.reason}\n`),
     }).finally(() => clearInterval(sample))
     const used = process.cpuUsage(cpu)
@@ -153,7 +160,9 @@ console.log(
   [
     `import: ${users} users with one wallet each, concurrency ${concurrency} (goal ≥ 2,400/min; Privy's published rate: 240)`,
     `  raw wallet derivation (1 core): ${Math.round(rawPerMinute)} per minute (${(60_000 / rawPerMinute).toFixed(1)} ms each)`,
-    `  load average now: ${loadavg().map((n) => n.toFixed(1)).join(' ')} on ${availableParallelism()} cores (other processes share them)`,
+    `  load average now: ${loadavg()
+      .map((n) => n.toFixed(1))
+      .join(' ')} on ${availableParallelism()} cores (other processes share them)`,
     ...runs.map(
       (r) =>
         `  ${r.backend.padEnd(11)} ${String(Math.round(r.perMinute)).padStart(6)} users/min  ` +

@@ -244,7 +244,10 @@ function importLookups(organizationId: string, parameters: unknown): Lookup[] {
       const issuer = sent(o, 'issuer')
       const subject = sent(o, 'subject')
       if (issuer === undefined || subject === undefined) return []
-      return [...claim('oauth', `${issuer}\n${subject}`), { table: 'oauthProviders', field: 'subject', value: subject }]
+      return [
+        ...claim('oauth', `${issuer}\n${subject}`),
+        { table: 'oauthProviders', field: 'subject', value: subject },
+      ]
     }),
     ...list('passkeys').flatMap((k): Lookup[] => {
       const credentialId = sent(k, 'credentialId')?.replace(/=+$/, '')

@@ -44,7 +44,13 @@ export function nativeP256Stamper(privateKey: Uint8Array): (body: string) => str
   const point = p256.getPublicKey(privateKey, false)
   const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64url')
   const key: KeyObject = createPrivateKey({
-    key: { kty: 'EC', crv: 'P-256', d: b64(privateKey), x: b64(point.subarray(1, 33)), y: b64(point.subarray(33)) },
+    key: {
+      kty: 'EC',
+      crv: 'P-256',
+      d: b64(privateKey),
+      x: b64(point.subarray(1, 33)),
+      y: b64(point.subarray(33)),
+    },
     format: 'jwk',
   })
   const publicKey = bytesToHex(p256.getPublicKey(privateKey, true))
@@ -53,7 +59,11 @@ export function nativeP256Stamper(privateKey: Uint8Array): (body: string) => str
     let parsed = p256.Signature.fromBytes(der, 'der')
     if (parsed.hasHighS()) parsed = new p256.Signature(parsed.r, p256.Point.Fn.ORDER - parsed.s)
     const signature = parsed.toBytes('der')
-    return encodeApiKeyStamp({ publicKey, scheme: 'SIGNATURE_SCHEME_TK_API_P256', signature: bytesToHex(signature) })
+    return encodeApiKeyStamp({
+      publicKey,
+      scheme: 'SIGNATURE_SCHEME_TK_API_P256',
+      signature: bytesToHex(signature),
+    })
   }
 }
 
