@@ -63,6 +63,8 @@ export default defineConfig({
             'src/core/**/*.test.ts',
             'src/{viem,ethers,solana,wagmi}/**/*.test.ts',
             'scripts/*.test.ts',
+            // issue 40
+            'examples/migrate/*.test.ts',
           ],
           setupFiles: ['./src/test/setup.node.ts'],
         },

@@ -1,32 +1,45 @@
 /**
- * `npm run bench:import [-- --users N] [-- --large]`: N generated users (default 500; --large:
- * 100,000), each with an e-mail and a wallet given as a plaintext mnemonic in an owner-only file,
- * imported into PostgreSQL through the import path (`bulkImport`: the file read line by line, each
- * mnemonic HPKE-encrypted to the import key, one stamped `latchkey_import_user` per user, in one
- * transaction each) by a service in this process. Prints users per minute, the peak RSS and, beside
- * them, the raw rate of the service's own wallet derivation (BIP-39 seed + one BIP-32 account) on
- * one core. Starts and removes its own PostgreSQL (scripts/postgres.mjs). Asserts nothing.
+ * `npm run bench:import [-- --users N] [-- --large] [-- --backend sqlite|postgres]`: N generated
+ * users (default 1,000; --large: 100,000), each with an e-mail and a wallet given as a plaintext
+ * mnemonic in an owner-only file, imported through the import path (`bulkImport`: the file read
+ * line by line, each mnemonic HPKE-encrypted to the import key, one stamped `latchkey_import_user`
+ * per user, one transaction each) into a service in this process configured as `latchkey-service
+ * start` runs it (crypto worker threads, native stamp verification), on SQLite (a data directory)
+ * and on PostgreSQL. Prints users per minute and peak RSS per backend and, beside them, the raw
+ * rate of the service's own wallet derivation (BIP-39 seed + one BIP-32 account) on one core, and
+ * where the time of a user goes (its request, the crypto job, transaction reruns). Starts and
+ * removes its own PostgreSQL (scripts/postgres.mjs). Asserts nothing.
  */
 
 import { once } from 'node:events'
 import { chmodSync, createWriteStream, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { hexToBytes } from '@noble/hashes/utils.js'
 import { createService } from '../packages/service/src/assembly/createService.ts'
 import { bulkImport } from '../packages/service/src/importing/bulkImport.ts'
 import { importClient } from '../packages/service/src/importing/importClient.ts'
+import type { EventSink } from '../packages/service/src/kernel/base/events.ts'
 import { deriveAccount, generateMnemonic, seedOf } from '../packages/service/src/kernel/crypto/index.ts'
-import { openPostgres } from '../packages/service/src/kernel/store/durableStores.ts'
+import { openDataDir, openPostgres } from '../packages/service/src/kernel/store/durableStores.ts'
+import type { Store } from '../packages/service/src/kernel/store/Store.ts'
 import { ETHEREUM_ACCOUNT } from '../packages/service/src/testing/harness.ts'
+import { cryptoWorkers } from '../packages/service/src/workers/cryptoWorkers.ts'
+import { nativeVerifyP256 } from '../packages/service/src/workers/nativeVerify.ts'
 import { startPostgres } from '../scripts/postgres.mjs'
 
 const { values } = parseArgs({
-  options: { users: { type: 'string' }, large: { type: 'boolean' }, concurrency: { type: 'string' } },
+  options: {
+    users: { type: 'string' },
+    large: { type: 'boolean' },
+    concurrency: { type: 'string' },
+    backend: { type: 'string' },
+  },
 })
-const users = Number(values.users ?? (values.large ? 100_000 : 500))
-const concurrency = Number(values.concurrency ?? 8)
+const users = Number(values.users ?? (values.large ? 100_000 : 1000))
+const concurrency = Number(values.concurrency ?? 16)
+const backends = values.backend ? [values.backend] : ['sqlite', 'postgres']
 
 const dir = mkdtempSync(join(tmpdir(), 'latchkey-bench-import-'))
 const file = join(dir, 'users.jsonl')
@@ -49,40 +62,113 @@ const rawStarted = performance.now()
 for (const mnemonic of mnemonics) deriveAccount(await seedOf(mnemonic), ETHEREUM_ACCOUNT)
 const rawPerMinute = (rawCount * 60_000) / (performance.now() - rawStarted)
 
-const postgres = await startPostgres()
-const service = await createService({ store: await openPostgres(postgres.url) })
-try {
-  const client = importClient({
-    url: 'http://bench.invalid',
-    organizationId: service.dev.organizationId,
-    privateKey: hexToBytes(service.dev.apiPrivateKey),
-    fetch: (input, init) => service.fetch(input, init),
-  })
-  let peakRss = process.memoryUsage().rss
-  const totals = await bulkImport({
-    file,
-    submit: (params) => client.importUser(params),
-    importKey: () => client.importKey(),
-    concurrency,
-    progressEveryMs: 2000,
-    onProgress: (p) => {
-      peakRss = Math.max(peakRss, process.memoryUsage().rss)
-      process.stderr.write(`  ${p.imported + p.skipped}/${users} · ${Math.round(p.perMinute)}/min\n`)
+/** What one backend's run measured. */
+interface Run {
+  backend: string
+  perMinute: number
+  seconds: number
+  peakRss: number
+  imported: number
+  rejected: number
+  retries: number
+  cryptoMs: number
+  /** CPU time of this process (every thread: client, service, crypto workers) per user imported. */
+  cpuMsPerUser: number
+}
+
+async function importInto(backend: string, store: Store): Promise<Run> {
+  let retries = 0
+  let cryptoSeconds = 0
+  let cryptoJobs = 0
+  const events: EventSink = {
+    emit(name, data) {
+      if (name === 'store.retry') retries++
+      if (name === 'crypto.finished') {
+        cryptoSeconds += (data as { seconds: number }).seconds
+        cryptoJobs++
+      }
     },
-    onRejected: (r) => process.stderr.write(`  line ${r.line}: ${r.reason}\n`),
+  }
+  // As `latchkey-service start` runs: crypto in worker threads, stamps verified natively.
+  const service = await createService({
+    store,
+    crypto: cryptoWorkers(),
+    verifyP256: nativeVerifyP256,
+    events,
   })
-  peakRss = Math.max(peakRss, process.resourceUsage().maxRSS * 1024)
-  console.log(
-    [
-      `import: ${users} users with one wallet each into PostgreSQL, concurrency ${concurrency}`,
-      `  imported ${totals.imported}, skipped ${totals.skipped}, rejected ${totals.rejected} in ${(totals.elapsedMs / 1000).toFixed(1)} s`,
-      `  users per minute:               ${Math.round(totals.perMinute)}  (goal ≥ 2,400; Privy's published rate: 240)`,
-      `  raw wallet derivation (1 core): ${Math.round(rawPerMinute)} per minute`,
-      `  peak RSS:                       ${Math.round(peakRss / 1024 / 1024)} MiB`,
-    ].join('\n'),
-  )
+  try {
+    const client = importClient({
+      url: 'http://bench.invalid',
+      organizationId: service.dev.organizationId,
+      privateKey: hexToBytes(service.dev.apiPrivateKey),
+      fetch: (input, init) => service.fetch(input, init),
+    })
+    let peakRss = process.memoryUsage().rss
+    const cpu = process.cpuUsage()
+    const sample = setInterval(() => {
+      peakRss = Math.max(peakRss, process.memoryUsage().rss)
+    }, 250)
+    const totals = await bulkImport({
+      file,
+      submit: (params) => client.importUser(params),
+      importKey: () => client.importKey(),
+      concurrency,
+      progressEveryMs: 5000,
+      onProgress: (p) =>
+        process.stderr.write(
+          `  ${backend}: ${p.imported + p.skipped}/${users} · ${Math.round(p.perMinute)}/min\n`,
+        ),
+      onRejected: (r) => process.stderr.write(`  line ${r.line}: ${r.reason}\n`),
+    }).finally(() => clearInterval(sample))
+    const used = process.cpuUsage(cpu)
+    return {
+      cpuMsPerUser: (used.user + used.system) / 1000 / Math.max(1, totals.imported),
+      backend,
+      perMinute: totals.perMinute,
+      seconds: totals.elapsedMs / 1000,
+      peakRss: Math.max(peakRss, process.memoryUsage().rss),
+      imported: totals.imported,
+      rejected: totals.rejected,
+      retries,
+      cryptoMs: cryptoJobs ? (cryptoSeconds * 1000) / cryptoJobs : 0,
+    }
+  } finally {
+    await service.close()
+  }
+}
+
+const runs: Run[] = []
+try {
+  for (const backend of backends) {
+    if (backend === 'postgres') {
+      const postgres = await startPostgres()
+      try {
+        runs.push(await importInto('PostgreSQL', await openPostgres(postgres.url)))
+      } finally {
+        await postgres.stop()
+      }
+    } else if (backend === 'sqlite') {
+      const dataDir = mkdtempSync(join(dir, 'data-'))
+      runs.push(await importInto('SQLite', await openDataDir(dataDir)))
+    } else throw new Error(`--backend must be sqlite or postgres, got ${backend}`)
+  }
 } finally {
-  await service.close()
-  await postgres.stop()
   rmSync(dir, { recursive: true, force: true })
 }
+
+console.log(
+  [
+    `import: ${users} users with one wallet each, concurrency ${concurrency} (goal ≥ 2,400/min; Privy's published rate: 240)`,
+    `  raw wallet derivation (1 core): ${Math.round(rawPerMinute)} per minute (${(60_000 / rawPerMinute).toFixed(1)} ms each)`,
+    `  load average now: ${loadavg()
+      .map((n) => n.toFixed(1))
+      .join(' ')} on ${availableParallelism()} cores (other processes share them)`,
+    ...runs.map(
+      (r) =>
+        `  ${r.backend.padEnd(11)} ${String(Math.round(r.perMinute)).padStart(6)} users/min  ` +
+        `(${r.imported} imported, ${r.rejected} rejected in ${r.seconds.toFixed(1)} s; ` +
+        `peak RSS ${Math.round(r.peakRss / 1024 / 1024)} MiB; ${r.retries} transaction reruns; ` +
+        `crypto job ${r.cryptoMs.toFixed(1)} ms, in its queue; ${r.cpuMsPerUser.toFixed(1)} CPU-ms per user in this process)`,
+    ),
+  ].join('\n'),
+)

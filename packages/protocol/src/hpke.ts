@@ -98,8 +98,25 @@ export function _hpkeSealCore(input: HpkeCoreSealInput): { enc: Uint8Array; ciph
   const receiver = uncompressed(input.receiverPublicKey, 'receiverPublicKey')
   const enc = p256.getPublicKey(input.ephemeralPrivateKey, false)
   const dh = p256.getSharedSecret(input.ephemeralPrivateKey, receiver, true).slice(1)
-  const { key, baseNonce } = keySchedule(kemSharedSecret(dh, enc, receiver), input.info, aeadId)
-  return { enc, ciphertext: gcm(key, baseNonce, input.aad).encrypt(input.plaintext) }
+  return { enc, ciphertext: sealAgreed({ ...input, aeadId, enc, dh, receiver }) }
+}
+
+/** The seal once the key agreement is done: `dh` of the ephemeral key `enc` with `receiver`. */
+function sealAgreed(input: {
+  plaintext: Uint8Array
+  info: Uint8Array
+  aad: Uint8Array
+  aeadId: number
+  enc: Uint8Array
+  dh: Uint8Array
+  receiver: Uint8Array
+}): Uint8Array {
+  const { key, baseNonce } = keySchedule(
+    kemSharedSecret(input.dh, input.enc, input.receiver),
+    input.info,
+    input.aeadId,
+  )
+  return gcm(key, baseNonce, input.aad).encrypt(input.plaintext)
 }
 
 /** Parameters of the RFC 9180 open core. */
@@ -133,20 +150,40 @@ export interface HpkeSealInput {
   plaintext: Uint8Array
   /** Receiver P-256 public key (65-byte uncompressed; 33-byte compressed also accepted). */
   receiverPublicKey: Uint8Array
+  /**
+   * A fresh ephemeral key pair and its ECDH with the (uncompressed) receiver key, done natively
+   * (Node's `crypto.createECDH('prime256v1')`, some 20 times faster than in JS): `enc` the ephemeral
+   * public key (65 bytes, uncompressed), `dh` the 32-byte shared x-coordinate.
+   * @default noble's P-256, with a key from `crypto.getRandomValues`
+   */
+  agree?: (receiverPublicKey: Uint8Array) => { enc: Uint8Array; dh: Uint8Array }
 }
 
 /** Encrypts `plaintext` to `receiverPublicKey` with a fresh ephemeral key (bundle HPKE profile). */
 export function hpkeSeal(input: HpkeSealInput): HpkeCiphertext {
   const receiver = uncompressed(input.receiverPublicKey, 'receiverPublicKey')
-  const ephemeralPrivateKey = p256.utils.randomSecretKey()
-  const enc = p256.getPublicKey(ephemeralPrivateKey, false)
-  const { ciphertext } = _hpkeSealCore({
+  let enc: Uint8Array
+  let dh: Uint8Array
+  if (input.agree) {
+    ;({ enc, dh } = input.agree(receiver))
+    if (enc.length !== 65 || dh.length !== 32)
+      throw new Error('agree must return a 65-byte ephemeral public key and a 32-byte shared secret')
+  } else {
+    const ephemeralPrivateKey = p256.utils.randomSecretKey()
+    enc = p256.getPublicKey(ephemeralPrivateKey, false)
+    dh = p256.getSharedSecret(ephemeralPrivateKey, receiver, true).slice(1)
+    ephemeralPrivateKey.fill(0)
+  }
+  const ciphertext = sealAgreed({
     plaintext: input.plaintext,
-    receiverPublicKey: receiver,
     info: BUNDLE_HPKE_INFO,
     aad: concatBytes(enc, receiver),
-    ephemeralPrivateKey,
+    aeadId: AEAD_AES_256_GCM,
+    enc,
+    dh,
+    receiver,
   })
+  dh.fill(0)
   return { encappedPublic: bytesToHex(enc), ciphertext: bytesToHex(ciphertext) }
 }
 

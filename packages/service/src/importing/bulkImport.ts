@@ -4,6 +4,7 @@
 // file nobody but its owner can read), and submits `latchkey_import_user` with bounded concurrency
 // and an optional rate. Memory stays flat: at most `concurrency` lines are in flight, and the
 // external ids already seen are kept as 16-byte hashes.
+import { createECDH } from 'node:crypto'
 import { createReadStream, statSync } from 'node:fs'
 import { createInterface } from 'node:readline'
 import type { ImportUserParams } from '@latchkey/protocol'
@@ -63,6 +64,13 @@ export interface BulkImportOptions {
 /** A secret's plaintext fields, taken from a file only its owner can read. */
 const PLAINTEXT = { wallets: 'mnemonic', privateKeys: 'privateKey' } as const
 
+/** HPKE's ephemeral key and ECDH by OpenSSL: some 20 times faster than in JS, once per secret. */
+function nativeAgree(receiverPublicKey: Uint8Array): { enc: Uint8Array; dh: Uint8Array } {
+  const ecdh = createECDH('prime256v1')
+  const enc = new Uint8Array(ecdh.generateKeys())
+  return { enc, dh: new Uint8Array(ecdh.computeSecret(receiverPublicKey)) }
+}
+
 /** True when `file` can be read by nobody but its owner (mode 0600 or 0400). */
 export function ownerOnly(file: string): boolean {
   return (statSync(file).mode & 0o077) === 0
@@ -93,7 +101,7 @@ async function encryptSecrets(
       if (field === 'mnemonic') plaintext = utf8ToBytes(secret.trim().split(/\s+/).join(' '))
       else if (/^(0x)?[0-9a-fA-F]{64}$/.test(secret)) plaintext = hexToBytes(secret.replace(/^0x/, ''))
       else throw new Error(`${where} must be 32 bytes of hex`)
-      const sealed = hpkeSeal({ plaintext, receiverPublicKey: await context.key() })
+      const sealed = hpkeSeal({ plaintext, receiverPublicKey: await context.key(), agree: nativeAgree })
       plaintext.fill(0)
       const { [field]: _secret, ...rest } = item as Record<string, unknown>
       items[index] = { ...rest, encryptedBundle: JSON.stringify(sealed) }

@@ -10,6 +10,7 @@ import { mapInOrder } from '../kernel/base/async.ts'
 import { ConflictError, FieldError, PermissionError } from '../kernel/base/errors.ts'
 import {
   CryptoInputError,
+  type ImportWalletResult,
   makeImportBundle,
   normalizeMnemonic,
   openImportCiphertext,
@@ -19,6 +20,7 @@ import {
 } from '../kernel/crypto/index.ts'
 import { type ActivityContext, defineActivity } from '../kernel/registry.ts'
 import type { ImportClaimRow, ImportKeyRow } from '../kernel/store/model.ts'
+import type { Lookup } from '../kernel/store/Reads.ts'
 import { readImportUser } from './readImportUser.ts'
 
 /** A row id derived from the parent organization and a value: one row per value, decided by the primary key. */
@@ -98,7 +100,11 @@ async function openBundle(ctx: ActivityContext, encryptedBundle: string, field: 
     })
   const targetPrivateKey = ctx.runtime.open(key.sealedPrivateKey)
   try {
-    return await openImportCiphertext({ encryptedBundle, targetPrivateKey })
+    return await openImportCiphertext({
+      encryptedBundle,
+      targetPrivateKey,
+      targetPublicKey: hexToBytes(key.publicKey),
+    })
   } catch (error) {
     throw new FieldError({
       code: 'BUNDLE_INVALID',
@@ -180,14 +186,13 @@ function fromBase64url(value: string, field: string): Uint8Array {
   return bytes
 }
 
-/** Refuses the import when an address the line lists is not one its wallets or keys derive. */
-async function requireAddresses(ctx: ActivityContext, organizationId: string, addresses: string[]) {
-  const derived = new Set<string>()
-  for (const account of await ctx.tx.findBy('walletAccounts', 'organizationId', organizationId))
-    derived.add(account.address.toLowerCase())
-  for (const key of await ctx.tx.findBy('privateKeys', 'organizationId', organizationId))
-    for (const { address } of key.addresses) derived.add(address.toLowerCase())
-  const missing = addresses.findIndex((address) => !derived.has(address.toLowerCase()))
+/**
+ * Refuses the import when an address the line lists is not one its wallets or keys derive (from
+ * what this transaction made: read back, the rows would take the transaction off its snapshot).
+ */
+function requireAddresses(derived: string[], addresses: string[]) {
+  const made = new Set(derived.map((address) => address.toLowerCase()))
+  const missing = addresses.findIndex((address) => !made.has(address.toLowerCase()))
   if (missing >= 0)
     throw new FieldError({
       field: `parameters.addresses[${missing}]`,
@@ -210,6 +215,73 @@ function readCoseKey(value: string, field: string): Uint8Array {
   return bytes
 }
 
+/** A string field of the parameters as sent (not validated yet), else undefined. */
+const sent = (value: unknown, name: string): string | undefined => {
+  const field = (value as Record<string, unknown> | null)?.[name]
+  return typeof field === 'string' && field.length <= 1024 ? field : undefined
+}
+
+/**
+ * What `latchkey_import_user`'s run reads, from its parameters as sent: the external id's record,
+ * the import key, each claim, and the OAuth identities and passkeys of the same values. A value
+ * parsing changes (an e-mail's case) is simply read in the transaction.
+ */
+function importLookups(organizationId: string, parameters: unknown): Lookup[] {
+  const externalId = sent(parameters, 'externalId')
+  if (externalId === undefined) return []
+  const claim = (kind: string, value: string | undefined): Lookup[] =>
+    value === undefined ? [] : [{ table: 'importClaims', id: derivedId(organizationId, kind, value) }]
+  const list = (name: string) => {
+    const items = (parameters as Record<string, unknown>)[name]
+    return Array.isArray(items) ? items.slice(0, 10) : []
+  }
+  return [
+    { table: 'importedUsers', id: derivedId(organizationId, 'externalId', externalId) },
+    { table: 'importKeys', id: organizationId },
+    ...claim('email', sent(parameters, 'email')?.trim().toLowerCase()),
+    ...claim('phone', sent(parameters, 'phoneNumber')),
+    ...list('oauthProviders').flatMap((o): Lookup[] => {
+      const issuer = sent(o, 'issuer')
+      const subject = sent(o, 'subject')
+      if (issuer === undefined || subject === undefined) return []
+      return [
+        ...claim('oauth', `${issuer}\n${subject}`),
+        { table: 'oauthProviders', field: 'subject', value: subject },
+      ]
+    }),
+    ...list('passkeys').flatMap((k): Lookup[] => {
+      const credentialId = sent(k, 'credentialId')?.replace(/=+$/, '')
+      if (credentialId === undefined) return []
+      return [
+        ...claim('passkey', credentialId),
+        { table: 'authenticators', field: 'credentialId', value: credentialId },
+      ]
+    }),
+  ]
+}
+
+/**
+ * What `precompute` hands `run`: each wallet opened, derived and sealed by a crypto job (in a
+ * worker thread where the service has them), with the import key it was opened with.
+ */
+interface EarlyWallets {
+  sealedTargetKey: string
+  wallets: Promise<ImportWalletResult | undefined>[]
+}
+
+/**
+ * The transaction's wallet from the precomputed job, when it ran with the key the transaction
+ * reads and met no bad input (otherwise `run` opens and derives again, naming the field at fault).
+ */
+async function earlyWallet(ctx: ActivityContext, index: number) {
+  const early = ctx.precomputed as EarlyWallets | undefined
+  if (!early) return undefined
+  const key = await ctx.tx.get('importKeys', ctx.organization.id)
+  if (key?.sealedPrivateKey !== early.sealedTargetKey) return undefined
+  const result = await early.wallets[index]
+  return result && !('error' in result) ? result : undefined
+}
+
 /**
  * `latchkey_import_user`: one person, in one transaction: a sub-organization of the caller's
  * organization whose root user holds the given contacts (verified: the operator vouches), OAuth
@@ -219,6 +291,34 @@ function readCoseKey(value: string, field: string): Uint8Array {
  */
 export const importUser = defineActivity('latchkey_import_user', {
   parse: (r) => readImportUser(r),
+  // Every row it writes is new, and the rows two imports could both claim (the external id, each
+  // contact, OAuth identity and passkey) have ids derived from them: a concurrent duplicate meets
+  // the primary key and reruns in a transaction, which finds the first. So on PostgreSQL its
+  // transaction is a snapshot run of what `lookups` read ahead, not a SERIALIZABLE one (which
+  // conflicted with every concurrent import on the claims' index pages and reran, many times).
+  createsOnly: true,
+  lookups: importLookups,
+  // HPKE opening, BIP-39 seed, BIP-32 derivation and sealing (the import's CPU) run before the
+  // transaction, in the crypto workers where the service has them; the transaction only writes.
+  precompute: async (ctx, p) => {
+    if (!p.wallets?.length) return undefined
+    const key = await ctx.reads.get('importKeys', ctx.organization.id)
+    if (!key) return undefined
+    return {
+      sealedTargetKey: key.sealedPrivateKey,
+      wallets: p.wallets.map((w) =>
+        ctx.runtime.crypto
+          .run({
+            kind: 'importWallet',
+            sealedTargetKey: key.sealedPrivateKey,
+            targetPublicKey: key.publicKey,
+            encryptedBundle: w.encryptedBundle,
+            accounts: w.accounts,
+          })
+          .catch(() => undefined),
+      ),
+    } satisfies EarlyWallets
+  },
   run: async (ctx, p): Promise<ImportUserResult> => {
     requireOperator(ctx)
     const recordId = derivedId(ctx.organization.id, 'externalId', p.externalId)
@@ -282,8 +382,22 @@ export const importUser = defineActivity('latchkey_import_user', {
         updatedAt: ctx.now,
       })
     }
+    const derived: string[] = []
     const walletIds = await mapInOrder(p.wallets ?? [], async (w, i) => {
       const field = `parameters.wallets[${i}]`
+      const sealed = await earlyWallet(ctx, i)
+      if (sealed) {
+        const wallet = await createWalletRecords(ctx, {
+          organizationId: subOrganizationId,
+          walletName: w.walletName,
+          accounts: w.accounts,
+          sealed,
+          imported: true,
+          field: `${field}.accounts`,
+        })
+        derived.push(...wallet.addresses)
+        return wallet.walletId
+      }
       const plaintext = await openBundle(ctx, w.encryptedBundle, `${field}.encryptedBundle`)
       const mnemonic = normalizeMnemonic(new TextDecoder().decode(plaintext))
       plaintext.fill(0)
@@ -301,6 +415,7 @@ export const importUser = defineActivity('latchkey_import_user', {
         imported: true,
         field: `${field}.accounts`,
       })
+      derived.push(...wallet.addresses)
       return wallet.walletId
     })
     const inSub: ActivityContext = { ...ctx, organization: subOrganization }
@@ -313,13 +428,13 @@ export const importUser = defineActivity('latchkey_import_user', {
           { ...k, privateKeyTags: [], privateKey, imported: true },
           field,
         )
+        derived.push(...row.addresses.map(({ address }) => address))
         return row.id
       } finally {
         privateKey.fill(0)
       }
     })
-    if (p.addresses && walletIds.length + privateKeyIds.length > 0)
-      await requireAddresses(ctx, subOrganizationId, p.addresses)
+    if (p.addresses && walletIds.length + privateKeyIds.length > 0) requireAddresses(derived, p.addresses)
     for (const claim of claimsOf(p))
       await ctx.tx.put('importClaims', {
         id: derivedId(ctx.organization.id, claim.kind, claim.value),

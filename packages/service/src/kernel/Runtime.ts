@@ -110,7 +110,7 @@ export class Runtime {
     const runner = options.crypto ? options.crypto(keys) : inlineCrypto(this.sealer)
     // A new wallet's secrets are sealed in the job: under the version this runtime seals under now.
     const crypto: CryptoRunner = {
-      run: (job) => runner.run(job.kind === 'newWallet' ? { ...job, sealVersion: this.sealing } : job),
+      run: (job) => runner.run(job.kind === 'signPayloads' ? job : { ...job, sealVersion: this.sealing }),
       ...(runner.close ? { close: () => runner.close!() } : {}),
     }
     this.crypto = options.events ? observeCrypto(crypto, this) : crypto

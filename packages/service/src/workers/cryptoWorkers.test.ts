@@ -4,6 +4,7 @@ import { setUnexpectedErrorLogger } from '../kernel/base/ServiceLogger.ts'
 import {
   createSealer,
   deriveAccount,
+  type ImportWalletJob,
   inlineCrypto,
   mnemonicToSeed,
   type SignPayloadsJob,
@@ -33,6 +34,39 @@ const job = (payloads: string[]): SignPayloadsJob => ({
 })
 
 describe('crypto jobs in worker threads', () => {
+  it('open an import bundle (OpenSSL ECDH there, noble inline) to the same wallet, and refuse one for another key', async () => {
+    const { hpkeSeal } = await import('@latchkey/protocol/hpke')
+    const { p256 } = await import('@noble/curves/nist.js')
+    const { bytesToHex, utf8ToBytes } = await import('@noble/hashes/utils.js')
+    const target = p256.utils.randomSecretKey()
+    const targetPublicKey = bytesToHex(p256.getPublicKey(target, false))
+    const mnemonic = 'test test test test test test test test test test test junk'
+    const bundle = (to: Uint8Array) =>
+      JSON.stringify(hpkeSeal({ plaintext: utf8ToBytes(mnemonic), receiverPublicKey: to }))
+    const importJob = (encryptedBundle: string): ImportWalletJob => ({
+      kind: 'importWallet',
+      sealedTargetKey: sealer.seal(target),
+      targetPublicKey,
+      encryptedBundle,
+      accounts: [ETH],
+    })
+    const expected = deriveAccount(mnemonicToSeed(mnemonic), ETH).address
+    const mine = importJob(bundle(hexToBytes(targetPublicKey)))
+    const [inWorker, inline] = await Promise.all([workers.run(mine), inlineCrypto(sealer).run(mine)])
+    for (const result of [inWorker, inline]) {
+      if ('error' in result) throw new Error(result.error)
+      expect(result.accounts.map((account) => account.address)).toEqual([expected])
+      expect(sealer.open(result.accounts[0]!.sealedPrivateKey)).toEqual(
+        deriveAccount(mnemonicToSeed(mnemonic), ETH).privateKey,
+      )
+      expect(new TextDecoder().decode(sealer.open(result.sealedMnemonic))).toBe(mnemonic)
+    }
+    const stranger = p256.getPublicKey(p256.utils.randomSecretKey(), false)
+    expect(await workers.run(importJob(bundle(stranger)))).toEqual({
+      error: expect.stringMatching(/cannot be decrypted/),
+    })
+  })
+
   it('sign exactly as in the request thread, many jobs at once over both workers', async () => {
     const jobs = Array.from({ length: 40 }, (_, i) => job([`0x${i.toString(16).padStart(64, '0')}`]))
     const [inWorkers, inline] = await Promise.all([

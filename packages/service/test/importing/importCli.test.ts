@@ -1,20 +1,26 @@
-// `latchkey-service import` as an operator runs it, against a running service: killed with -9 in
-// the middle, then run again, every user is imported exactly once.
+// `latchkey-service import` as an operator runs it, against a running service on PostgreSQL:
+// killed with -9 in the middle, then run again, every user is imported exactly once, with its
+// wallet (no duplicate, no half user).
 
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
-import { hexToBytes } from '@noble/hashes/utils.js'
+import { bytesToHex } from '@noble/hashes/utils.js'
+import { english, generateMnemonic, mnemonicToAccount } from 'viem/accounts'
 import { afterAll, describe, expect, it } from 'vitest'
-import { importClient } from '../../src/importing/importClient.ts'
+import { openPostgres } from '../../src/kernel/store/durableStores.ts'
+import { ETHEREUM_ACCOUNT } from '../../src/testing/harness.ts'
+import { type PostgresCluster, postgresArgs, startPostgres } from '../durability/postgres.ts'
 import { cliCommand } from '../support/cliEntry.ts'
 import { killAll, startService } from '../support/serviceProcess.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'latchkey-import-cli-'))
-afterAll(() => {
+let cluster: PostgresCluster | undefined
+afterAll(async () => {
   killAll()
+  await cluster?.dispose()
   rmSync(dir, { recursive: true, force: true })
 })
 
@@ -44,16 +50,33 @@ function runImport(args: string[], killWhen?: (event: Record<string, unknown>) =
 }
 
 describe('latchkey-service import', { timeout: 120_000 }, () => {
-  it('killed with -9 in the middle and run again, imports every user exactly once', async () => {
-    const service = await startService({ name: 'import target' })
+  it('on PostgreSQL, killed with -9 in the middle and run again, imports every user exactly once with its wallet', async () => {
+    cluster = await startPostgres()
+    const masterKeyFile = join(dir, 'master.key')
+    writeFileSync(masterKeyFile, `${bytesToHex(crypto.getRandomValues(new Uint8Array(32)))}\n`, {
+      mode: 0o600,
+    })
+    const service = await startService({
+      name: 'import target',
+      args: postgresArgs(cluster.url, masterKeyFile),
+    })
     const keyFile = join(dir, 'root.key')
     writeFileSync(keyFile, service.info.apiPrivateKey, { mode: 0o600 })
     const users = join(dir, 'users.jsonl')
+    const mnemonics = Array.from({ length: USERS }, () => generateMnemonic(english))
     writeFileSync(
       users,
-      Array.from({ length: USERS }, (_, i) =>
-        JSON.stringify({ externalId: `user-${i}`, email: `user-${i}@example.com`, userName: `User ${i}` }),
-      ).join('\n'),
+      mnemonics
+        .map((mnemonic, i) =>
+          JSON.stringify({
+            externalId: `user-${i}`,
+            email: `user-${i}@example.com`,
+            userName: `User ${i}`,
+            wallets: [{ walletName: 'Main', mnemonic, accounts: [ETHEREUM_ACCOUNT] }],
+          }),
+        )
+        .join('\n'),
+      { mode: 0o600 },
     )
     const args = [
       '--from',
@@ -67,10 +90,12 @@ describe('latchkey-service import', { timeout: 120_000 }, () => {
       '--rate',
       '20',
     ]
+    // Killed while users are in flight: some imported, some sent and not yet answered.
     const killed = await runImport(args, (event) => event.event === 'progress' && Number(event.imported) > 0)
     expect(killed.signal).toBe('SIGKILL')
     const before = killed.events.at(-1)!
     expect(Number(before.imported)).toBeGreaterThan(0)
+    expect(Number(before.imported)).toBeLessThan(USERS)
 
     const rerun = await runImport(args)
     expect(rerun.code, rerun.stderr).toBe(0)
@@ -78,17 +103,39 @@ describe('latchkey-service import', { timeout: 120_000 }, () => {
     expect(done).toMatchObject({ event: 'done', read: USERS, rejected: 0 })
     expect(Number(done.skipped)).toBeGreaterThanOrEqual(Number(before.imported))
     expect(Number(done.imported) + Number(done.skipped)).toBe(USERS)
-
-    const client = importClient({
-      url: service.baseUrl,
-      organizationId: service.info.organizationId,
-      privateKey: hexToBytes(service.info.apiPrivateKey),
-    })
-    const listed = await client.call('/public/v1/query/list_suborgs', {
-      organizationId: service.info.organizationId,
-      paginationOptions: { limit: '100' },
-    })
-    expect((listed.body as { organizationIds: string[] }).organizationIds).toHaveLength(USERS)
     await service.stop()
+
+    // What the database holds: one sub-organization per person, each with its one user, its
+    // contact and its wallet at the mnemonic's address; nothing made twice, nothing half made.
+    const store = await openPostgres(cluster.url)
+    try {
+      const imported = await store.findBy('importedUsers', 'organizationId', service.info.organizationId)
+      expect(imported.map((row) => row.externalId).sort()).toEqual(
+        mnemonics.map((_, i) => `user-${i}`).sort(),
+      )
+      const subOrganizations = await store.findBy(
+        'organizations',
+        'parentOrganizationId',
+        service.info.organizationId,
+      )
+      expect(subOrganizations.map((row) => row.id).sort()).toEqual(
+        imported.map((row) => row.subOrganizationId).sort(),
+      )
+      for (const row of imported) {
+        const i = Number(row.externalId.replace('user-', ''))
+        const members = await store.findBy('users', 'organizationId', row.subOrganizationId)
+        expect(members.map((user) => user.userEmail)).toEqual([`user-${i}@example.com`])
+        const wallets = await store.findBy('wallets', 'organizationId', row.subOrganizationId)
+        expect(wallets.map((wallet) => wallet.id)).toEqual(row.walletIds)
+        const accounts = await store.findBy('walletAccounts', 'organizationId', row.subOrganizationId)
+        expect(accounts.map((account) => account.address)).toEqual([mnemonicToAccount(mnemonics[i]!).address])
+      }
+      expect(await store.all('wallets')).toHaveLength(USERS)
+      // The activity records hold ciphertext only.
+      const activities = JSON.stringify(await store.all('activities'))
+      for (const mnemonic of mnemonics.slice(0, 5)) expect(activities).not.toContain(mnemonic)
+    } finally {
+      await store.close()
+    }
   })
 })

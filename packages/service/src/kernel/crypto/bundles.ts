@@ -120,6 +120,10 @@ export function makeImportBundle(input: {
 export async function openImportCiphertext(input: {
   encryptedBundle: string
   targetPrivateKey: Uint8Array
+  /** The target key's public half (65 bytes, uncompressed), when known. @default computed */
+  targetPublicKey?: Uint8Array
+  /** ECDH of the target key with the sender's key (a native one). @default noble's P-256 */
+  ecdh?: (privateKey: Uint8Array, publicKey: Uint8Array) => Uint8Array
 }): Promise<Uint8Array> {
   let ciphertext: HpkeCiphertext
   try {
@@ -127,12 +131,16 @@ export async function openImportCiphertext(input: {
   } catch {
     throw new CryptoInputError('encryptedBundle is not JSON', 'encryptedBundle')
   }
-  const receiverPublicKey = p256.getPublicKey(input.targetPrivateKey, false)
+  const receiverPublicKey = input.targetPublicKey ?? p256.getPublicKey(input.targetPrivateKey, false)
+  const ecdh =
+    input.ecdh ??
+    ((privateKey: Uint8Array, publicKey: Uint8Array) =>
+      p256.getSharedSecret(privateKey, publicKey, true).slice(1))
   try {
     return await hpkeOpen({
       ciphertext,
       receiverPublicKey,
-      dh: (senderPublic) => p256.getSharedSecret(input.targetPrivateKey, senderPublic, true).slice(1),
+      dh: (senderPublic) => ecdh(input.targetPrivateKey, senderPublic),
     })
   } catch (error) {
     throw new CryptoInputError(

@@ -1,7 +1,9 @@
 import type { AccountSpec, Curve, HashFunction, PayloadEncoding } from '@latchkey/protocol'
+import { hexToBytes } from '@noble/hashes/utils.js'
+import { openImportCiphertext } from './bundles.ts'
 import { deriveAccount } from './derive.ts'
 import { CryptoInputError } from './errors.ts'
-import { generateMnemonic, seedOf } from './mnemonic.ts'
+import { generateMnemonic, normalizeMnemonic, seedOf, validateMnemonic } from './mnemonic.ts'
 import type { Sealer } from './sealer.ts'
 import { type RawSignature, signRawPayload } from './sign.ts'
 
@@ -11,7 +13,7 @@ import { type RawSignature, signRawPayload } from './sign.ts'
  * request's thread or in a worker thread (`@latchkey/service/node`'s `cryptoWorkers`). Keys are
  * opened inside the job and wiped before it answers.
  */
-export type CryptoJob = SignPayloadsJob | NewWalletJob
+export type CryptoJob = SignPayloadsJob | NewWalletJob | ImportWalletJob
 
 /** Signs payloads with one sealed account key. */
 export interface SignPayloadsJob {
@@ -46,9 +48,30 @@ export type NewWalletResult =
   /** Bad input: the activity derives again in its own thread to name the field at fault. */
   | { error: string }
 
+/**
+ * An imported wallet: its mnemonic opened from an HPKE bundle encrypted to an import key (given
+ * sealed), checked, its accounts derived, everything sealed again under the master key.
+ */
+export interface ImportWalletJob {
+  kind: 'importWallet'
+  /** The import key's private half, sealed. */
+  sealedTargetKey: string
+  /** Its public half (hex, uncompressed). */
+  targetPublicKey: string
+  encryptedBundle: string
+  accounts: AccountSpec[]
+  /** The master-key version to seal under (the runtime sets it). @default the newest the runner holds */
+  sealVersion?: number
+}
+
+/** Like a new wallet's; an error says why the bundle or an account would not do (the activity names the field). */
+export type ImportWalletResult = NewWalletResult
+
 export type CryptoResult<J extends CryptoJob> = J extends SignPayloadsJob
   ? SignPayloadsResult
-  : NewWalletResult
+  : J extends ImportWalletJob
+    ? ImportWalletResult
+    : NewWalletResult
 
 /** Runs jobs: in this thread (`inlineCrypto`) or in worker threads. */
 export interface CryptoRunner {
@@ -60,11 +83,25 @@ export interface CryptoRunner {
   ready?(): Promise<void>
 }
 
+/** Native primitives a runner may lend its jobs (the Node worker threads do). */
+export interface NativeCrypto {
+  /** P-256 ECDH: the 32-byte shared x-coordinate of `privateKey` with the uncompressed `publicKey`. */
+  ecdhP256?: (privateKey: Uint8Array, publicKey: Uint8Array) => Uint8Array
+}
+
 /** Runs one job with the service's sealer. */
-export async function runCryptoJob<J extends CryptoJob>(job: J, sealer: Sealer): Promise<CryptoResult<J>> {
-  return (job.kind === 'signPayloads' ? signPayloads(job, sealer) : newWallet(job, sealer)) as Promise<
-    CryptoResult<J>
-  >
+export async function runCryptoJob<J extends CryptoJob>(
+  job: J,
+  sealer: Sealer,
+  native: NativeCrypto = {},
+): Promise<CryptoResult<J>> {
+  const run =
+    job.kind === 'signPayloads'
+      ? signPayloads(job, sealer)
+      : job.kind === 'importWallet'
+        ? importWallet(job, sealer, native)
+        : newWallet(job, sealer)
+  return run as Promise<CryptoResult<J>>
 }
 
 /** Jobs run in the calling thread (browsers, tests, `--crypto-threads 0`). */
@@ -96,10 +133,46 @@ async function signPayloads(job: SignPayloadsJob, sealer: Sealer): Promise<SignP
   }
 }
 
-async function newWallet(job: NewWalletJob, sealer: Sealer): Promise<NewWalletResult> {
+function newWallet(job: NewWalletJob, sealer: Sealer): Promise<NewWalletResult> {
+  return sealedWallet(() => generateMnemonic(job.mnemonicLength), job, sealer)
+}
+
+/** Opens the bundle with the sealed import key; anything wrong with it is the job's `error`, never a throw. */
+async function importWallet(
+  job: ImportWalletJob,
+  sealer: Sealer,
+  native: NativeCrypto,
+): Promise<ImportWalletResult> {
+  let plaintext: Uint8Array
+  const targetPrivateKey = sealer.open(job.sealedTargetKey)
+  try {
+    plaintext = await openImportCiphertext({
+      encryptedBundle: job.encryptedBundle,
+      targetPrivateKey,
+      targetPublicKey: hexToBytes(job.targetPublicKey),
+      ...(native.ecdhP256 ? { ecdh: native.ecdhP256 } : {}),
+    })
+  } catch (error) {
+    if (error instanceof CryptoInputError) return { error: error.message }
+    throw error
+  } finally {
+    targetPrivateKey.fill(0)
+  }
+  const mnemonic = normalizeMnemonic(new TextDecoder().decode(plaintext))
+  plaintext.fill(0)
+  if (!validateMnemonic(mnemonic)) return { error: 'the bundle does not hold a BIP-39 mnemonic' }
+  return sealedWallet(() => mnemonic, { ...job, mnemonicLength: mnemonic.split(' ').length }, sealer)
+}
+
+/** The mnemonic `make` gives, its accounts derived, everything sealed. */
+async function sealedWallet(
+  make: () => string,
+  job: { mnemonicLength: number; accounts: AccountSpec[]; sealVersion?: number },
+  sealer: Sealer,
+): Promise<NewWalletResult> {
   let seed: Uint8Array | undefined
   try {
-    const mnemonic = generateMnemonic(job.mnemonicLength)
+    const mnemonic = make()
     seed = await seedOf(mnemonic)
     const accounts = job.accounts.map((spec) => {
       const derived = deriveAccount(seed!, spec)

@@ -1,0 +1,107 @@
+// `latchkey_import_user` raced across two service instances on one PostgreSQL database, where its
+// transaction is a snapshot run (no SERIALIZABLE transaction): the same external id sent six
+// times at once makes one person, and one contact claimed by six different people at once goes to
+// exactly one of them; every other claim is refused naming the field.
+import { hpkeSeal } from '@latchkey/protocol/hpke'
+import { hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
+import { english, generateMnemonic, mnemonicToAccount } from 'viem/accounts'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
+import { ETHEREUM_ACCOUNT, type Harness, resultOf } from '../../src/testing/harness.ts'
+import { twoInstances } from '../support/twoInstances.ts'
+
+let cluster: PostgresCluster
+let a: Harness
+let b: Harness
+let importKey: Uint8Array
+
+beforeAll(async () => {
+  cluster = await startPostgres()
+  ;[a, b] = await twoInstances(cluster, 'import_race')
+  const reply = await a.submit('latchkey_init_user_import', {})
+  const bundle = JSON.parse(resultOf('latchkey_init_user_import', reply).importBundle) as { data: string }
+  importKey = hexToBytes(
+    (JSON.parse(new TextDecoder().decode(hexToBytes(bundle.data))) as { targetPublic: string }).targetPublic,
+  )
+}, 600_000)
+
+afterAll(async () => {
+  await a?.service.close()
+  await b?.service.close()
+  await cluster?.dispose()
+}, 60_000)
+
+const wallet = (mnemonic: string) => ({
+  walletName: 'Main',
+  encryptedBundle: JSON.stringify(
+    hpkeSeal({ plaintext: utf8ToBytes(mnemonic), receiverPublicKey: importKey }),
+  ),
+  accounts: [ETHEREUM_ACCOUNT],
+})
+
+const subOrganizations = async () =>
+  (await a.service.store.findBy('organizations', 'parentOrganizationId', a.service.dev.organizationId)).length
+
+describe('latchkey_import_user across two instances on PostgreSQL', () => {
+  it('the same external id sent six times at once, half to each instance, makes one person with one wallet', async () => {
+    const mnemonic = generateMnemonic(english)
+    const before = await subOrganizations()
+    // Distinct bodies (names, bundles), so each is an activity of its own and not a replay.
+    const replies = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        (i % 2 ? b : a).submit('latchkey_import_user', {
+          externalId: 'race-1',
+          userName: `attempt ${i}`,
+          email: 'race-1@example.com',
+          wallets: [wallet(mnemonic)],
+        }),
+      ),
+    )
+    expect(replies.map((reply) => reply.status)).toEqual(Array(6).fill(200))
+    const results = replies.map((reply) => resultOf('latchkey_import_user', reply))
+    expect(results.filter((result) => !result.skipped)).toHaveLength(1)
+    expect(new Set(results.map((result) => result.subOrganizationId)).size).toBe(1)
+    expect(await subOrganizations()).toBe(before + 1)
+    const accounts = await a.service.store.findBy(
+      'walletAccounts',
+      'organizationId',
+      results[0]!.subOrganizationId,
+    )
+    expect(accounts.map((account) => account.address)).toEqual([mnemonicToAccount(mnemonic).address])
+    expect(
+      await a.service.store.findBy('wallets', 'organizationId', results[0]!.subOrganizationId),
+    ).toHaveLength(1)
+  })
+
+  it('one e-mail claimed by six people at once goes to exactly one; the others are refused naming it', async () => {
+    const before = await subOrganizations()
+    const replies = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        (i % 2 ? b : a).submit('latchkey_import_user', {
+          externalId: `claimant-${i}`,
+          email: 'Contested@example.com',
+          wallets: [wallet(generateMnemonic(english))],
+        }),
+      ),
+    )
+    expect(replies.filter((reply) => reply.status === 200)).toHaveLength(1)
+    for (const reply of replies.filter((r) => r.status !== 200)) {
+      expect(reply.status).toBe(409)
+      expect(reply.body.details?.field).toBe('parameters.email')
+    }
+    expect(await subOrganizations()).toBe(before + 1)
+    // The refused people left nothing behind: no wallet without its person.
+    const imported = await a.service.store.findBy(
+      'importedUsers',
+      'organizationId',
+      a.service.dev.organizationId,
+    )
+    expect(imported.filter((row) => row.externalId.startsWith('claimant-'))).toHaveLength(1)
+    const orgs = await a.service.store.findBy(
+      'organizations',
+      'parentOrganizationId',
+      a.service.dev.organizationId,
+    )
+    for (const org of orgs) expect(imported.map((row) => row.subOrganizationId)).toContain(org.id)
+  })
+})
