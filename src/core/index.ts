@@ -21,6 +21,12 @@ export type {
   ProxySettings,
   SessionType,
   SignInMethod,
+  SpendingLimit,
+  SpendingLimitAsset,
+  SpendingLimitParameters,
+  SpendingLimitPeriod,
+  SpendingLimitScope,
+  SpendingLimitWindow,
   User,
   UserParams,
   UserTag,
@@ -57,6 +63,12 @@ export type {
   CreateReadOnlySessionReturnType,
 } from './actions/activities/createReadOnlySession.ts'
 export { createReadOnlySession } from './actions/activities/createReadOnlySession.ts'
+// issue 37: spending limits and agent allowances
+export type {
+  CreateSpendingLimitParameters,
+  CreateSpendingLimitReturnType,
+} from './actions/activities/createSpendingLimit.ts'
+export { createSpendingLimit } from './actions/activities/createSpendingLimit.ts'
 export type {
   CreateSubOrganizationParameters,
   CreateSubOrganizationReturnType,
@@ -87,6 +99,11 @@ export type {
 export { deletePolicies } from './actions/activities/deletePolicies.ts'
 export type { DeletePolicyParameters, DeletePolicyReturnType } from './actions/activities/deletePolicy.ts'
 export { deletePolicy } from './actions/activities/deletePolicy.ts'
+export type {
+  DeleteSpendingLimitParameters,
+  DeleteSpendingLimitReturnType,
+} from './actions/activities/deleteSpendingLimit.ts'
+export { deleteSpendingLimit } from './actions/activities/deleteSpendingLimit.ts'
 export type { DeleteUsersParameters, DeleteUsersReturnType } from './actions/activities/deleteUsers.ts'
 export { deleteUsers } from './actions/activities/deleteUsers.ts'
 export type { DeleteWalletsParameters, DeleteWalletsReturnType } from './actions/activities/deleteWallets.ts'
@@ -108,6 +125,11 @@ export type {
   ExportWalletBundleReturnType,
 } from './actions/activities/exportWalletBundle.ts'
 export { exportWalletBundle } from './actions/activities/exportWalletBundle.ts'
+export type {
+  GrantAgentAllowanceParameters,
+  GrantAgentAllowanceReturnType,
+} from './actions/activities/grantAgentAllowance.ts'
+export { AGENT_POLICY_NOTE, grantAgentAllowance } from './actions/activities/grantAgentAllowance.ts'
 export type { ImportWalletParameters, ImportWalletReturnType } from './actions/activities/importWallet.ts'
 export { importWallet } from './actions/activities/importWallet.ts'
 export type {
@@ -136,6 +158,11 @@ export type {
   RejectActivityReturnType,
 } from './actions/activities/rejectActivity.ts'
 export { rejectActivity } from './actions/activities/rejectActivity.ts'
+export type {
+  RevokeAgentAllowanceParameters,
+  RevokeAgentAllowanceReturnType,
+} from './actions/activities/revokeAgentAllowance.ts'
+export { revokeAgentAllowance } from './actions/activities/revokeAgentAllowance.ts'
 export type { SendCallsParameters, SendCallsReturnType } from './actions/activities/sendCalls.ts'
 export { MAX_CALLS, sendCalls } from './actions/activities/sendCalls.ts'
 export type {
@@ -172,6 +199,11 @@ export type { StampLoginParameters, StampLoginReturnType } from './actions/activ
 export { stampLogin } from './actions/activities/stampLogin.ts'
 export type { UpdatePolicyParameters, UpdatePolicyReturnType } from './actions/activities/updatePolicy.ts'
 export { updatePolicy } from './actions/activities/updatePolicy.ts'
+export type {
+  UpdateSpendingLimitParameters,
+  UpdateSpendingLimitReturnType,
+} from './actions/activities/updateSpendingLimit.ts'
+export { updateSpendingLimit } from './actions/activities/updateSpendingLimit.ts'
 export type {
   UpdateUserNameParameters,
   UpdateUserNameReturnType,
@@ -278,6 +310,11 @@ export type {
 } from './actions/queries/getSendCapabilities.ts'
 export { getSendCapabilities } from './actions/queries/getSendCapabilities.ts'
 export type {
+  GetSpendingLimitsParameters,
+  GetSpendingLimitsReturnType,
+} from './actions/queries/getSpendingLimits.ts'
+export { getSpendingLimits } from './actions/queries/getSpendingLimits.ts'
+export type {
   GetSubOrganizationsParameters,
   GetSubOrganizationsReturnType,
 } from './actions/queries/getSubOrganizations.ts'
@@ -333,6 +370,7 @@ export {
   PopupBlockedError,
   ServiceError,
   SessionExpiredError,
+  SpendingLimitExceededError,
   TimeoutError,
   UserCancelledError,
   WalletUnavailableError,
@@ -353,6 +391,7 @@ export { createFiatOnRampCredentialMutationOptions } from './query/createFiatOnR
 export { createPoliciesMutationOptions } from './query/createPolicies.ts'
 export { createPolicyMutationOptions } from './query/createPolicy.ts'
 export { createReadOnlySessionMutationOptions } from './query/createReadOnlySession.ts'
+export { createSpendingLimitMutationOptions } from './query/createSpendingLimit.ts'
 export { createSubOrganizationMutationOptions } from './query/createSubOrganization.ts'
 export { createUsersMutationOptions } from './query/createUsers.ts'
 export { createUserTagMutationOptions } from './query/createUserTag.ts'
@@ -362,6 +401,7 @@ export { deleteApiKeysMutationOptions } from './query/deleteApiKeys.ts'
 export { deleteAuthenticatorsMutationOptions } from './query/deleteAuthenticators.ts'
 export { deletePoliciesMutationOptions } from './query/deletePolicies.ts'
 export { deletePolicyMutationOptions } from './query/deletePolicy.ts'
+export { deleteSpendingLimitMutationOptions } from './query/deleteSpendingLimit.ts'
 export { deleteUsersMutationOptions } from './query/deleteUsers.ts'
 export { deleteWalletsMutationOptions } from './query/deleteWallets.ts'
 export { exportWalletMutationOptions } from './query/exportWallet.ts'
@@ -387,6 +427,11 @@ export {
   getPolicyEvaluationsQueryOptions,
 } from './query/getPolicyEvaluations.ts'
 export type {
+  GetSpendingLimitsQueryKey,
+  GetSpendingLimitsQueryParameters,
+} from './query/getSpendingLimits.ts'
+export { getSpendingLimitsQueryKey, getSpendingLimitsQueryOptions } from './query/getSpendingLimits.ts'
+export type {
   GetSubOrganizationsQueryKey,
   GetSubOrganizationsQueryParameters,
 } from './query/getSubOrganizations.ts'
@@ -409,10 +454,12 @@ export type { GetWalletsQueryKey, GetWalletsQueryParameters } from './query/getW
 export { getWalletsQueryKey, getWalletsQueryOptions } from './query/getWallets.ts'
 export type { GetWhoamiQueryKey, GetWhoamiQueryParameters } from './query/getWhoami.ts'
 export { getWhoamiQueryKey, getWhoamiQueryOptions } from './query/getWhoami.ts'
+export { grantAgentAllowanceMutationOptions } from './query/grantAgentAllowance.ts'
 export { importWalletMutationOptions } from './query/importWallet.ts'
 export { logoutMutationOptions } from './query/logout.ts'
 export { refreshSessionMutationOptions } from './query/refreshSession.ts'
 export { rejectActivityMutationOptions } from './query/rejectActivity.ts'
+export { revokeAgentAllowanceMutationOptions } from './query/revokeAgentAllowance.ts'
 export { sendCallsMutationOptions } from './query/sendCalls.ts'
 export { sendRawTransactionMutationOptions } from './query/sendRawTransaction.ts'
 export { sendTransactionMutationOptions } from './query/sendTransaction.ts'
@@ -426,6 +473,7 @@ export { signTypedDataMutationOptions } from './query/signTypedData.ts'
 export { signUpWithPasskeyMutationOptions } from './query/signUpWithPasskey.ts'
 export { startOtpSignInMutationOptions } from './query/startOtpSignIn.ts'
 export { updatePolicyMutationOptions } from './query/updatePolicy.ts'
+export { updateSpendingLimitMutationOptions } from './query/updateSpendingLimit.ts'
 export { updateUserNameMutationOptions } from './query/updateUserName.ts'
 export { updateUserTagMutationOptions } from './query/updateUserTag.ts'
 export type { LatchkeyMutationMeta, QueryName } from './query/utils.ts'

@@ -1,5 +1,7 @@
 /** React bindings: `<LatchkeyProvider>` and the hooks (explicit named exports; see src/exports.test.ts). */
 
+// issue 37: spending limits and agent allowances
+export { SpendingLimitExceededError } from '../core/errors.ts'
 export type {
   AccountSpec,
   ActionOptions,
@@ -284,6 +286,11 @@ export type {
 } from './hooks/useCreateReadOnlySession.ts'
 export { useCreateReadOnlySession } from './hooks/useCreateReadOnlySession.ts'
 export type {
+  UseCreateSpendingLimitParameters,
+  UseCreateSpendingLimitReturnType,
+} from './hooks/useCreateSpendingLimit.ts'
+export { useCreateSpendingLimit } from './hooks/useCreateSpendingLimit.ts'
+export type {
   UseCreateSubOrganizationParameters,
   UseCreateSubOrganizationReturnType,
 } from './hooks/useCreateSubOrganization.ts'
@@ -305,6 +312,11 @@ export type { UseDeletePoliciesParameters, UseDeletePoliciesReturnType } from '.
 export { useDeletePolicies } from './hooks/useDeletePolicies.ts'
 export type { UseDeletePolicyParameters, UseDeletePolicyReturnType } from './hooks/useDeletePolicy.ts'
 export { useDeletePolicy } from './hooks/useDeletePolicy.ts'
+export type {
+  UseDeleteSpendingLimitParameters,
+  UseDeleteSpendingLimitReturnType,
+} from './hooks/useDeleteSpendingLimit.ts'
+export { useDeleteSpendingLimit } from './hooks/useDeleteSpendingLimit.ts'
 export type { UseDeleteUsersParameters, UseDeleteUsersReturnType } from './hooks/useDeleteUsers.ts'
 export { useDeleteUsers } from './hooks/useDeleteUsers.ts'
 export type { UseDeleteWalletsParameters, UseDeleteWalletsReturnType } from './hooks/useDeleteWallets.ts'
@@ -328,6 +340,11 @@ export type {
   UseExportWalletBundleReturnType,
 } from './hooks/useExportWalletBundle.ts'
 export { useExportWalletBundle } from './hooks/useExportWalletBundle.ts'
+export type {
+  UseGrantAgentAllowanceParameters,
+  UseGrantAgentAllowanceReturnType,
+} from './hooks/useGrantAgentAllowance.ts'
+export { useGrantAgentAllowance } from './hooks/useGrantAgentAllowance.ts'
 export type { UseImportWalletParameters, UseImportWalletReturnType } from './hooks/useImportWallet.ts'
 export { useImportWallet } from './hooks/useImportWallet.ts'
 export type {
@@ -368,6 +385,11 @@ export type { UseRejectActivityParameters, UseRejectActivityReturnType } from '.
 export { useRejectActivity } from './hooks/useRejectActivity.ts'
 export type { UseRemovePasskeyParameters, UseRemovePasskeyReturnType } from './hooks/useRemovePasskey.ts'
 export { useRemovePasskey } from './hooks/useRemovePasskey.ts'
+export type {
+  UseRevokeAgentAllowanceParameters,
+  UseRevokeAgentAllowanceReturnType,
+} from './hooks/useRevokeAgentAllowance.ts'
+export { useRevokeAgentAllowance } from './hooks/useRevokeAgentAllowance.ts'
 export type { UseSendCallsParameters, UseSendCallsReturnType } from './hooks/useSendCalls.ts'
 export { useSendCalls } from './hooks/useSendCalls.ts'
 export type {
@@ -400,6 +422,8 @@ export type {
 export { useSignTransaction } from './hooks/useSignTransaction.ts'
 export type { UseSignTypedDataParameters, UseSignTypedDataReturnType } from './hooks/useSignTypedData.ts'
 export { useSignTypedData } from './hooks/useSignTypedData.ts'
+export type { UseSpendingLimitsParameters, UseSpendingLimitsReturnType } from './hooks/useSpendingLimits.ts'
+export { useSpendingLimits } from './hooks/useSpendingLimits.ts'
 export type {
   UseSubOrganizationsParameters,
   UseSubOrganizationsReturnType,
@@ -408,6 +432,11 @@ export { useSubOrganizations } from './hooks/useSubOrganizations.ts'
 export { useSwitchSession } from './hooks/useSwitchSession.ts'
 export type { UseUpdatePolicyParameters, UseUpdatePolicyReturnType } from './hooks/useUpdatePolicy.ts'
 export { useUpdatePolicy } from './hooks/useUpdatePolicy.ts'
+export type {
+  UseUpdateSpendingLimitParameters,
+  UseUpdateSpendingLimitReturnType,
+} from './hooks/useUpdateSpendingLimit.ts'
+export { useUpdateSpendingLimit } from './hooks/useUpdateSpendingLimit.ts'
 export type { UseUpdateUserNameParameters, UseUpdateUserNameReturnType } from './hooks/useUpdateUserName.ts'
 export { useUpdateUserName } from './hooks/useUpdateUserName.ts'
 export type { UseUpdateUserTagParameters, UseUpdateUserTagReturnType } from './hooks/useUpdateUserTag.ts'

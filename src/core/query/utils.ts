@@ -23,6 +23,8 @@ export type QueryName =
   | 'activity'
   | 'apiKeys'
   | 'callsStatus'
+  // issue 37: spending limits
+  | 'spendingLimits'
 
 /** Strips functions, signals and undefined so a key is plain, stable data. */
 export function keyParameters<T extends object>(parameters: T): Record<string, unknown> {
