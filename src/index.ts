@@ -11,6 +11,7 @@
 export type * from './components/index.ts'
 export {
   ActivityApproval,
+  AgentAllowance,
   AuthFlowContext,
   AuthForm,
   AuthModal,
@@ -42,7 +43,6 @@ export {
   LatchkeyProviderNotFoundError,
   NotSignedInError,
   SessionExpiredError,
-  // issue 37: spending limits and agent allowances
   SpendingLimitExceededError,
   useActivity,
   useAddPasskey,

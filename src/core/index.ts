@@ -63,7 +63,6 @@ export type {
   CreateReadOnlySessionReturnType,
 } from './actions/activities/createReadOnlySession.ts'
 export { createReadOnlySession } from './actions/activities/createReadOnlySession.ts'
-// issue 37: spending limits and agent allowances
 export type {
   CreateSpendingLimitParameters,
   CreateSpendingLimitReturnType,

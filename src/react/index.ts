@@ -1,6 +1,5 @@
 /** React bindings: `<LatchkeyProvider>` and the hooks (explicit named exports; see src/exports.test.ts). */
 
-// issue 37: spending limits and agent allowances
 export { SpendingLimitExceededError } from '../core/errors.ts'
 export type {
   AccountSpec,
