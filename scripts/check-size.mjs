@@ -34,8 +34,10 @@ const budgets = [
     // session expiry as a state (0.2 kB) and a code step for the service's code length and letters
     // (0.15 kB, its strings in three languages) took it to 90.5 kB (2026-11-28); 91.5 kB when the
     // protocol's registry, which the kit's activity chunk carries to submit any activity, gained the
-    // 13 activities and 6 queries of spending limits, MFA, webhooks and import (90.8 → 91.2 kB).
-    limit: 91_500,
+    // 13 activities and 6 queries of spending limits, MFA, webhooks and import (90.8 → 91.2 kB);
+    // 94.5 kB when the three dictionaries gained the strings of spending limits and <AgentAllowance/>
+    // (issue 37, about 50 strings each; 91.2 → 94.0 kB; start-up unchanged at 14.6 kB).
+    limit: 94_500,
     measure: (/** @type {Record<string, any>} */ s) => s.signin.all.total - s.baseline.all.total,
     startupOnly: false,
   },
