@@ -38,7 +38,9 @@ const budgets = [
     // 92.5 kB with MFA step-up (issue 38): every action resuming after a second factor, the typed
     // MfaRequiredError in the activity chunk and the challenge's strings in three languages
     // (91.2 → 92.2 kB; the challenge screen itself is a lazy chunk, start-up unchanged at 14.6 kB).
-    limit: 92_500,
+    // 94.5 kB when the three dictionaries gained the strings of spending limits and <AgentAllowance/>
+    // (issue 37, about 50 strings each; 91.2 → 94.0 kB; start-up unchanged at 14.6 kB).
+    limit: 95_500,
     measure: (/** @type {Record<string, any>} */ s) => s.signin.all.total - s.baseline.all.total,
     startupOnly: false,
   },

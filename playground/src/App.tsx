@@ -11,6 +11,7 @@ import { type Route, useRoute } from './useRoute.ts'
 // The adapter demos load on demand: the landing page never pays for wagmi, viem or @solana/kit.
 const WagmiPage = lazy(() => import('./WagmiPage.tsx').then((m) => ({ default: m.WagmiPage })))
 const SolanaPage = lazy(() => import('./SolanaPage.tsx').then((m) => ({ default: m.SolanaPage })))
+const AgentPage = lazy(() => import('./AgentPage.tsx').then((m) => ({ default: m.AgentPage })))
 const DelegatedAccessPage = lazy(() =>
   import('./DelegatedAccessPage.tsx').then((m) => ({ default: m.DelegatedAccessPage })),
 )
@@ -46,6 +47,10 @@ export function App({ config }: { config: PlaygroundConfig }) {
         <main id="main" className="pg-main" tabIndex={-1}>
           {route === '/operator' ? (
             <OperatorPage service={service} />
+          ) : route === '/agent' ? (
+            <Suspense fallback={<p className="pg-muted">Loading…</p>}>
+              <AgentPage openSignIn={openSignIn} evm={config.evm} />
+            </Suspense>
           ) : route === '/delegated' ? (
             <Suspense fallback={<p className="pg-muted">Loading…</p>}>
               <DelegatedAccessPage openSignIn={openSignIn} />
@@ -115,6 +120,7 @@ function Header({
         {link('/', 'App')}
         {link('/wagmi', 'wagmi')}
         {link('/solana', 'Solana')}
+        {link('/agent', 'Agent')}
         {link('/operator', 'Operator')}
       </nav>
       <div className="pg-header-end">

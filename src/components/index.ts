@@ -24,6 +24,7 @@ export {
   type Messages,
   preloadMessages,
 } from './i18n/index.ts'
+export { AgentAllowance, type AgentAllowanceProps } from './limits/AgentAllowance.tsx'
 export { UserProfile, type UserProfileProps } from './profile/UserProfile.tsx'
 export { ExportWallet, type ExportWalletProps } from './secret/ExportWallet.tsx'
 export { ImportWallet, type ImportWalletProps } from './secret/ImportWallet.tsx'

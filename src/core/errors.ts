@@ -224,6 +224,39 @@ export class WalletUnavailableError extends LatchkeyError {
   }
 }
 
+// ---- issue 37: spending limits ----
+/**
+ * A signature or send refused by a spending limit (`SPENDING_LIMIT_EXCEEDED`, HTTP 429): the
+ * window's total plus this spend is over the cap. Amounts are decimal strings of the asset's
+ * smallest unit (wei, lamports, token units).
+ */
+export class SpendingLimitExceededError extends ServiceError {
+  override name = 'SpendingLimitExceededError'
+  /** The limit that refused it (`latchkey_list_spending_limits` names its window and asset). */
+  readonly spendingLimitId: string
+  /** The cap per window. */
+  readonly limit: string
+  /** Spent in the current window. */
+  readonly used: string
+  /** What is left of the cap now. */
+  readonly remaining: string
+  /** What this request would have spent. */
+  readonly requested: string
+  /** When enough frees for this request (epoch ms); absent when the request alone is over the cap. */
+  readonly freesAtTimestampMs: number | undefined
+  constructor(message: string, status: number | undefined, details: Record<string, unknown>) {
+    super(message, { code: 'SPENDING_LIMIT_EXCEEDED', status, details })
+    const text = (key: string) => (typeof details[key] === 'string' ? (details[key] as string) : '')
+    this.spendingLimitId = text('spendingLimitId')
+    this.limit = text('limit')
+    this.used = text('used')
+    this.remaining = text('remaining')
+    this.requested = text('requested')
+    const frees = Number(text('freesAtTimestampMs'))
+    this.freesAtTimestampMs = text('freesAtTimestampMs') && Number.isFinite(frees) ? frees : undefined
+  }
+}
+
 const isErrorCode = (value: unknown): value is ErrorCode => typeof value === 'string' && value in ERROR_CODES
 
 /** Maps a service error body (and its HTTP status) to a `ServiceError` with the shared code. */
@@ -241,6 +274,7 @@ export function fromErrorBody(body: ErrorBody | unknown, status?: number): Servi
   if (code === 'UNKNOWN' && body.message.includes(SESSION_KEY_MESSAGES.notFound))
     code = 'PUBLIC_KEY_NOT_FOUND'
   if (code === 'UNKNOWN' && body.message.includes(SESSION_KEY_MESSAGES.expired)) code = 'API_KEY_EXPIRED'
+  if (code === 'SPENDING_LIMIT_EXCEEDED') return new SpendingLimitExceededError(body.message, status, details)
   return new ServiceError(body.message, { code, status, details })
 }
 

@@ -21,6 +21,12 @@ export type {
   ProxySettings,
   SessionType,
   SignInMethod,
+  SpendingLimit,
+  SpendingLimitAsset,
+  SpendingLimitParameters,
+  SpendingLimitPeriod,
+  SpendingLimitScope,
+  SpendingLimitWindow,
   User,
   UserParams,
   UserTag,
@@ -75,6 +81,12 @@ export type {
 } from './actions/activities/createRecoveryCodes.ts'
 export { createRecoveryCodes } from './actions/activities/createRecoveryCodes.ts'
 export type {
+  CreateSpendingLimitParameters,
+  CreateSpendingLimitReturnType,
+} from './actions/activities/createSpendingLimit.ts'
+
+export { createSpendingLimit } from './actions/activities/createSpendingLimit.ts'
+export type {
   CreateSubOrganizationParameters,
   CreateSubOrganizationReturnType,
 } from './actions/activities/createSubOrganization.ts'
@@ -115,6 +127,11 @@ export { deletePolicies } from './actions/activities/deletePolicies.ts'
 export type { DeletePolicyParameters, DeletePolicyReturnType } from './actions/activities/deletePolicy.ts'
 export { deletePolicy } from './actions/activities/deletePolicy.ts'
 export type {
+  DeleteSpendingLimitParameters,
+  DeleteSpendingLimitReturnType,
+} from './actions/activities/deleteSpendingLimit.ts'
+export { deleteSpendingLimit } from './actions/activities/deleteSpendingLimit.ts'
+export type {
   DeleteTotpFactorParameters,
   DeleteTotpFactorReturnType,
 } from './actions/activities/deleteTotpFactor.ts'
@@ -140,6 +157,11 @@ export type {
   ExportWalletBundleReturnType,
 } from './actions/activities/exportWalletBundle.ts'
 export { exportWalletBundle } from './actions/activities/exportWalletBundle.ts'
+export type {
+  GrantAgentAllowanceParameters,
+  GrantAgentAllowanceReturnType,
+} from './actions/activities/grantAgentAllowance.ts'
+export { AGENT_POLICY_NOTE, grantAgentAllowance } from './actions/activities/grantAgentAllowance.ts'
 export type { ImportWalletParameters, ImportWalletReturnType } from './actions/activities/importWallet.ts'
 export { importWallet } from './actions/activities/importWallet.ts'
 export type {
@@ -168,6 +190,11 @@ export type {
   RejectActivityReturnType,
 } from './actions/activities/rejectActivity.ts'
 export { rejectActivity } from './actions/activities/rejectActivity.ts'
+export type {
+  RevokeAgentAllowanceParameters,
+  RevokeAgentAllowanceReturnType,
+} from './actions/activities/revokeAgentAllowance.ts'
+export { revokeAgentAllowance } from './actions/activities/revokeAgentAllowance.ts'
 export type { MfaProof, SatisfyMfaParameters, SatisfyMfaReturnType } from './actions/activities/satisfyMfa.ts'
 export { satisfyMfa } from './actions/activities/satisfyMfa.ts'
 export type { SendCallsParameters, SendCallsReturnType } from './actions/activities/sendCalls.ts'
@@ -228,6 +255,11 @@ export type {
 export { updateMfaPolicy } from './actions/activities/updateMfaPolicy.ts'
 export type { UpdatePolicyParameters, UpdatePolicyReturnType } from './actions/activities/updatePolicy.ts'
 export { updatePolicy } from './actions/activities/updatePolicy.ts'
+export type {
+  UpdateSpendingLimitParameters,
+  UpdateSpendingLimitReturnType,
+} from './actions/activities/updateSpendingLimit.ts'
+export { updateSpendingLimit } from './actions/activities/updateSpendingLimit.ts'
 export type {
   UpdateUserNameParameters,
   UpdateUserNameReturnType,
@@ -340,6 +372,11 @@ export type {
 } from './actions/queries/getSendCapabilities.ts'
 export { getSendCapabilities } from './actions/queries/getSendCapabilities.ts'
 export type {
+  GetSpendingLimitsParameters,
+  GetSpendingLimitsReturnType,
+} from './actions/queries/getSpendingLimits.ts'
+export { getSpendingLimits } from './actions/queries/getSpendingLimits.ts'
+export type {
   GetSubOrganizationsParameters,
   GetSubOrganizationsReturnType,
 } from './actions/queries/getSubOrganizations.ts'
@@ -396,6 +433,7 @@ export {
   PopupBlockedError,
   ServiceError,
   SessionExpiredError,
+  SpendingLimitExceededError,
   TimeoutError,
   thenOrResume,
   UserCancelledError,
@@ -421,6 +459,7 @@ export { createPoliciesMutationOptions } from './query/createPolicies.ts'
 export { createPolicyMutationOptions } from './query/createPolicy.ts'
 export { createReadOnlySessionMutationOptions } from './query/createReadOnlySession.ts'
 export { createRecoveryCodesMutationOptions } from './query/createRecoveryCodes.ts'
+export { createSpendingLimitMutationOptions } from './query/createSpendingLimit.ts'
 export { createSubOrganizationMutationOptions } from './query/createSubOrganization.ts'
 export { createTotpFactorMutationOptions } from './query/createTotpFactor.ts'
 export { createUsersMutationOptions } from './query/createUsers.ts'
@@ -432,6 +471,7 @@ export { deleteAuthenticatorsMutationOptions } from './query/deleteAuthenticator
 export { deleteMfaPolicyMutationOptions } from './query/deleteMfaPolicy.ts'
 export { deletePoliciesMutationOptions } from './query/deletePolicies.ts'
 export { deletePolicyMutationOptions } from './query/deletePolicy.ts'
+export { deleteSpendingLimitMutationOptions } from './query/deleteSpendingLimit.ts'
 export { deleteTotpFactorMutationOptions } from './query/deleteTotpFactor.ts'
 export { deleteUsersMutationOptions } from './query/deleteUsers.ts'
 export { deleteWalletsMutationOptions } from './query/deleteWallets.ts'
@@ -462,6 +502,11 @@ export {
   getPolicyEvaluationsQueryOptions,
 } from './query/getPolicyEvaluations.ts'
 export type {
+  GetSpendingLimitsQueryKey,
+  GetSpendingLimitsQueryParameters,
+} from './query/getSpendingLimits.ts'
+export { getSpendingLimitsQueryKey, getSpendingLimitsQueryOptions } from './query/getSpendingLimits.ts'
+export type {
   GetSubOrganizationsQueryKey,
   GetSubOrganizationsQueryParameters,
 } from './query/getSubOrganizations.ts'
@@ -484,10 +529,12 @@ export type { GetWalletsQueryKey, GetWalletsQueryParameters } from './query/getW
 export { getWalletsQueryKey, getWalletsQueryOptions } from './query/getWallets.ts'
 export type { GetWhoamiQueryKey, GetWhoamiQueryParameters } from './query/getWhoami.ts'
 export { getWhoamiQueryKey, getWhoamiQueryOptions } from './query/getWhoami.ts'
+export { grantAgentAllowanceMutationOptions } from './query/grantAgentAllowance.ts'
 export { importWalletMutationOptions } from './query/importWallet.ts'
 export { logoutMutationOptions } from './query/logout.ts'
 export { refreshSessionMutationOptions } from './query/refreshSession.ts'
 export { rejectActivityMutationOptions } from './query/rejectActivity.ts'
+export { revokeAgentAllowanceMutationOptions } from './query/revokeAgentAllowance.ts'
 export { sendCallsMutationOptions } from './query/sendCalls.ts'
 export { sendRawTransactionMutationOptions } from './query/sendRawTransaction.ts'
 export { sendTransactionMutationOptions } from './query/sendTransaction.ts'
@@ -502,6 +549,7 @@ export { signUpWithPasskeyMutationOptions } from './query/signUpWithPasskey.ts'
 export { startOtpSignInMutationOptions } from './query/startOtpSignIn.ts'
 export { updateMfaPolicyMutationOptions } from './query/updateMfaPolicy.ts'
 export { updatePolicyMutationOptions } from './query/updatePolicy.ts'
+export { updateSpendingLimitMutationOptions } from './query/updateSpendingLimit.ts'
 export { updateUserNameMutationOptions } from './query/updateUserName.ts'
 export { updateUserTagMutationOptions } from './query/updateUserTag.ts'
 export type { LatchkeyMutationMeta, QueryName } from './query/utils.ts'

@@ -1,5 +1,6 @@
 /** React bindings: `<LatchkeyProvider>` and the hooks (explicit named exports; see src/exports.test.ts). */
 
+export { SpendingLimitExceededError } from '../core/errors.ts'
 export type {
   AccountSpec,
   ActionOptions,
@@ -321,6 +322,12 @@ export type {
 } from './hooks/useCreateRecoveryCodes.ts'
 export { useCreateRecoveryCodes } from './hooks/useCreateRecoveryCodes.ts'
 export type {
+  UseCreateSpendingLimitParameters,
+  UseCreateSpendingLimitReturnType,
+} from './hooks/useCreateSpendingLimit.ts'
+
+export { useCreateSpendingLimit } from './hooks/useCreateSpendingLimit.ts'
+export type {
   UseCreateSubOrganizationParameters,
   UseCreateSubOrganizationReturnType,
 } from './hooks/useCreateSubOrganization.ts'
@@ -353,6 +360,11 @@ export { useDeletePolicies } from './hooks/useDeletePolicies.ts'
 export type { UseDeletePolicyParameters, UseDeletePolicyReturnType } from './hooks/useDeletePolicy.ts'
 export { useDeletePolicy } from './hooks/useDeletePolicy.ts'
 export type {
+  UseDeleteSpendingLimitParameters,
+  UseDeleteSpendingLimitReturnType,
+} from './hooks/useDeleteSpendingLimit.ts'
+export { useDeleteSpendingLimit } from './hooks/useDeleteSpendingLimit.ts'
+export type {
   UseDeleteTotpFactorParameters,
   UseDeleteTotpFactorReturnType,
 } from './hooks/useDeleteTotpFactor.ts'
@@ -380,6 +392,11 @@ export type {
   UseExportWalletBundleReturnType,
 } from './hooks/useExportWalletBundle.ts'
 export { useExportWalletBundle } from './hooks/useExportWalletBundle.ts'
+export type {
+  UseGrantAgentAllowanceParameters,
+  UseGrantAgentAllowanceReturnType,
+} from './hooks/useGrantAgentAllowance.ts'
+export { useGrantAgentAllowance } from './hooks/useGrantAgentAllowance.ts'
 export type { UseImportWalletParameters, UseImportWalletReturnType } from './hooks/useImportWallet.ts'
 export { useImportWallet } from './hooks/useImportWallet.ts'
 export type {
@@ -424,6 +441,11 @@ export type { UseRejectActivityParameters, UseRejectActivityReturnType } from '.
 export { useRejectActivity } from './hooks/useRejectActivity.ts'
 export type { UseRemovePasskeyParameters, UseRemovePasskeyReturnType } from './hooks/useRemovePasskey.ts'
 export { useRemovePasskey } from './hooks/useRemovePasskey.ts'
+export type {
+  UseRevokeAgentAllowanceParameters,
+  UseRevokeAgentAllowanceReturnType,
+} from './hooks/useRevokeAgentAllowance.ts'
+export { useRevokeAgentAllowance } from './hooks/useRevokeAgentAllowance.ts'
 export type { UseSendCallsParameters, UseSendCallsReturnType } from './hooks/useSendCalls.ts'
 export { useSendCalls } from './hooks/useSendCalls.ts'
 export type {
@@ -456,6 +478,8 @@ export type {
 export { useSignTransaction } from './hooks/useSignTransaction.ts'
 export type { UseSignTypedDataParameters, UseSignTypedDataReturnType } from './hooks/useSignTypedData.ts'
 export { useSignTypedData } from './hooks/useSignTypedData.ts'
+export type { UseSpendingLimitsParameters, UseSpendingLimitsReturnType } from './hooks/useSpendingLimits.ts'
+export { useSpendingLimits } from './hooks/useSpendingLimits.ts'
 export type {
   UseSubOrganizationsParameters,
   UseSubOrganizationsReturnType,
@@ -469,6 +493,11 @@ export type {
 export { useUpdateMfaPolicy } from './hooks/useUpdateMfaPolicy.ts'
 export type { UseUpdatePolicyParameters, UseUpdatePolicyReturnType } from './hooks/useUpdatePolicy.ts'
 export { useUpdatePolicy } from './hooks/useUpdatePolicy.ts'
+export type {
+  UseUpdateSpendingLimitParameters,
+  UseUpdateSpendingLimitReturnType,
+} from './hooks/useUpdateSpendingLimit.ts'
+export { useUpdateSpendingLimit } from './hooks/useUpdateSpendingLimit.ts'
 export type { UseUpdateUserNameParameters, UseUpdateUserNameReturnType } from './hooks/useUpdateUserName.ts'
 export { useUpdateUserName } from './hooks/useUpdateUserName.ts'
 export type { UseUpdateUserTagParameters, UseUpdateUserTagReturnType } from './hooks/useUpdateUserTag.ts'

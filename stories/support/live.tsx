@@ -26,7 +26,10 @@ import {
 import type { ComponentType } from 'react'
 // The in-page service's SQLite (sql.js) loads its WASM from here.
 import sqlWasmUrl from 'sql.js/dist/sql-wasm.wasm?url'
+import { serializeTransaction } from 'viem'
 import { installCaptchaDouble } from '../../src/components/test/installCaptchaDouble.ts'
+import { grantAgentAllowance } from '../../src/core/actions/activities/grantAgentAllowance.ts'
+import { signTransaction } from '../../src/core/actions/activities/signTransaction.ts'
 import { recordedSendService } from '../../src/core/test/recordedSendService.ts'
 
 export const SERVICE_URL = 'http://latchkey.local'
@@ -69,6 +72,11 @@ export interface LiveOptions {
    * answered in the page and every token passes. `failFirst`: the first widget reports an error.
    */
   captcha?: { provider: 'turnstile' | 'hcaptcha'; failFirst?: boolean }
+  /**
+   * Issue 37: grant an agent (a key in this client) 0.01 ETH a day on the first wallet's chain,
+   * then let it sign `spentWei` with its own key; the user's session stays active.
+   */
+  agent?: { spentWei?: bigint }
 }
 
 export interface Live {
@@ -363,8 +371,49 @@ export async function createLive(options: LiveOptions = {}): Promise<Live> {
       live.walletIds.push(created.walletId)
       live.addresses.push(...created.addresses)
     }
+    if (options.agent) await seedAgent(live, options.agent.spentWei ?? 0n)
   }
   return live
+}
+
+async function seedAgent(live: Live, spentWei: bigint) {
+  const { client } = live
+  const user = client.store.getState().activeId as string
+  const { organizationId } = client.store.getState().sessions[user]!
+  const key = await client.keyStore.create()
+  const grant = await grantAgentAllowance(client, {
+    agentName: 'Shopping agent',
+    publicKey: key.publicKey,
+    caip2: 'eip155:31337',
+    amount: '10000000000000000',
+    period: 'PERIOD_DAY',
+    allowedDestinations: ['0x00000000000000000000000000000000000f00d5'],
+  })
+  if (spentWei === 0n) return
+  const agent = addSessionFromKey(client, {
+    publicKey: key.publicKey,
+    userId: grant.userId,
+    organizationId,
+    lifetimeSeconds: 3600,
+    method: 'api-key',
+    label: 'agent',
+  })
+  await signTransaction(client, {
+    signWith: live.addresses[0]!,
+    type: 'TRANSACTION_TYPE_ETHEREUM',
+    unsignedTransaction: serializeTransaction({
+      type: 'eip1559',
+      chainId: 31337,
+      nonce: 0,
+      maxFeePerGas: 2n * 10n ** 9n,
+      maxPriorityFeePerGas: 10n ** 9n,
+      gas: 21_000n,
+      to: '0x00000000000000000000000000000000000f00d5',
+      value: spentWei,
+    }),
+    sessionId: agent.id,
+  })
+  switchSession(client, { sessionId: user })
 }
 
 /** Loader: a fresh service + client per story render, seeded from `parameters.live`. */

@@ -3,8 +3,11 @@ import { render, screen, waitFor, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import axe from 'axe-core'
 import { decodeFunctionData, encodeFunctionData, erc20Abi } from 'viem'
-import { describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type EvmNode, startEvmNode } from '../../../scripts/evmNode.mjs'
+import { createSpendingLimit } from '../../core/actions/activities/createSpendingLimit.ts'
 import { createWallet } from '../../core/actions/activities/createWallet.ts'
+import { sendCalls } from '../../core/actions/activities/sendCalls.ts'
 import { completeOtpSignIn } from '../../core/actions/auth/completeOtpSignIn.ts'
 import { startOtpSignIn } from '../../core/actions/auth/startOtpSignIn.ts'
 import { type RecordedSend, recordedSendService } from '../../core/test/recordedSendService.ts'
@@ -142,6 +145,62 @@ describe('<SendTransaction/>', () => {
     await user.click(await screen.findByRole('button', { name: 'Confirm' }))
     expect(await screen.findByRole('heading', { name: 'Transaction failed' })).toBeTruthy()
     expect(screen.getByRole('alert').textContent).toContain('ERC20InsufficientBalance')
+    expect(await axeViolations()).toEqual([])
+  })
+})
+
+// issue 37: the allowance left and a refusal in words, against a real limit on a real send (anvil).
+describe('<SendTransaction/> under a spending limit', () => {
+  let node: EvmNode
+  beforeAll(async () => {
+    node = await startEvmNode()
+  })
+  afterAll(() => node?.close())
+
+  it('shows what is left today and when it frees, then the refusal with the numbers', async () => {
+    const user = userEvent.setup()
+    const { service, config } = await createTestService({ rpc: { 'eip155:31337': node.url } })
+    const client = createLatchkey({ ...config, polling: { intervalMs: 20, timeoutMs: 5_000 } })
+    const started = await startOtpSignIn(client, { otpType: 'OTP_TYPE_EMAIL', contact: 'ana@example.com' })
+    await completeOtpSignIn(client, {
+      ...started,
+      otpCode: await latestCode(service, 'ana@example.com'),
+      userName: 'Ana',
+    })
+    const { addresses } = await createWallet(client, { walletName: 'Main', chains: ['ethereum'] })
+    const from = addresses[0] as string
+    await node.rpc('anvil_setBalance', [from, '0xde0b6b3a7640000'])
+    await createSpendingLimit(client, {
+      spendingLimitName: 'daily',
+      scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address: from },
+      window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
+      asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:31337' },
+      amount: '10000000000000000',
+    })
+    await sendCalls(client, {
+      from,
+      caip2: 'eip155:31337',
+      calls: [{ to: SPENDER, value: '8000000000000000' }],
+    })
+    render(
+      <LatchkeyProvider client={client}>
+        <SendTransaction
+          open
+          onOpenChange={() => {}}
+          calls={[{ to: SPENDER, value: 3_000_000_000_000_000n }]}
+          caip2="eip155:31337"
+        />
+      </LatchkeyProvider>,
+    )
+    expect(await screen.findByText('0.002 ETH left today')).toBeTruthy()
+    const frees = screen.getByText(/^frees at /)
+    expect(frees.textContent).toMatch(/^frees at \d{1,2}:\d{2}/)
+    expect(await axeViolations()).toEqual([])
+    await user.click(screen.getByRole('button', { name: 'Confirm' }))
+    const alert = await screen.findByRole('alert')
+    expect(alert.textContent).toBe(
+      'This would exceed your daily limit of 0.01 ETH: 0.008 ETH used, 0.002 ETH left, frees in 24 hours.',
+    )
     expect(await axeViolations()).toEqual([])
   })
 })

@@ -1,8 +1,15 @@
 import { type ReactNode, Suspense, useEffect, useId, useRef, useState } from 'react'
 import type { SendCallsReturnType } from '../../core/actions/activities/sendCalls.ts'
 import type { GetCallsStatusReturnType } from '../../core/actions/queries/getCallsStatus.ts'
-import type { MfaRequiredError } from '../../core/errors.ts'
-import { useCallsStatus, useSendCalls, useWalletAccounts } from '../../react/index.ts'
+import { type MfaRequiredError, SpendingLimitExceededError } from '../../core/errors.ts'
+import {
+  useCallsStatus,
+  useSendCalls,
+  useSession,
+  useSpendingLimits,
+  useWalletAccounts,
+} from '../../react/index.ts'
+import { coversNative, freesText, leftText, refusalText, tightest } from '../limits/allowance.ts'
 import { isMfaRequired, LazyStepUp } from '../mfa/LazyStepUp.tsx'
 import { Alert } from '../ui/Alert.tsx'
 import { CopyButton } from '../ui/CopyButton.tsx'
@@ -197,7 +204,7 @@ function SendTransactionBody({
           from={from}
           sponsor={sponsor}
           sending={send.isPending}
-          error={send.isError ? <ErrorText ui={ui} error={send.error} /> : undefined}
+          error={send.isError ? send.error : undefined}
           onConfirm={confirm}
           onClose={onClose}
           decodeFunctionData={decodeFunctionData}
@@ -261,7 +268,7 @@ function Review({
   decodeFunctionData: CallDecoder | undefined
   sponsor: boolean
   sending: boolean
-  error: ReactNode
+  error: unknown
   onConfirm: (from: string) => void
   onClose: () => void
 }) {
@@ -270,6 +277,14 @@ function Review({
     from ?? accounts.data?.accounts.find((a) => a.addressFormat === 'ADDRESS_FORMAT_ETHEREUM')?.address
   const decoded = useDecodedCalls(calls, decodeFunctionData)
   const listId = `${titleId}-calls`
+  // The limit that decides (the one with the least left) among those covering this account's ETH.
+  const session = useSession()
+  const limits = useSpendingLimits().data?.spendingLimits
+  const allowance = tightest(
+    limits?.filter((limit) => coversNative(limit, { address: sender, userId: session?.userId, caip2 })) ?? [],
+  )
+  const now = Date.now()
+  const frees = allowance ? freesText(ui.t, allowance, now, ui.locale) : undefined
   return (
     <>
       <Header
@@ -293,6 +308,17 @@ function Review({
         </dd>
         <dt>{ui.t('sendNetwork')}</dt>
         <dd className="lk-mono">{caip2}</dd>
+        {allowance ? (
+          <>
+            <dt>{ui.t('sendAllowance')}</dt>
+            <dd>
+              <span className="lk-row" data-wrap="" data-lk-allowance="">
+                <span>{leftText(ui.t, allowance)}</span>
+                {frees ? <span className="lk-subtle">{frees}</span> : null}
+              </span>
+            </dd>
+          </>
+        ) : null}
         <dt>{ui.t('sendFee')}</dt>
         <dd>
           {sponsor ? (
@@ -323,7 +349,15 @@ function Review({
           ))}
         </ol>
       </div>
-      {error ? <Alert tone="error">{error}</Alert> : null}
+      {error ? (
+        <Alert tone="error">
+          {error instanceof SpendingLimitExceededError ? (
+            <MessageText text={refusalText({ t: ui.t, refusal: error, limits, now, locale: ui.locale })} />
+          ) : (
+            <ErrorText ui={ui} error={error} />
+          )}
+        </Alert>
+      ) : null}
       <div className="lk-stack" data-gap="sm">
         <Button
           block

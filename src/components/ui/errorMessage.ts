@@ -27,6 +27,10 @@ const MESSAGE_OF: Partial<Record<string, MessageKey>> = {
   WALLET_UNAVAILABLE: 'walletNoneBody',
   FRAME_LOAD_FAILED: 'frameError',
   GAS_CAP_EXCEEDED: 'sendGasCapExceeded',
+  // issue 37
+  SPENDING_LIMIT_EXCEEDED: 'limitExceededGeneric',
+  SPEND_UNDECODABLE: 'spendUndecodable',
+  SPEND_DESTINATION_NOT_ALLOWED: 'spendDestinationNotAllowed',
 }
 
 // What a developer should do about a code (shown under the sentence in development builds only).

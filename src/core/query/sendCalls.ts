@@ -12,6 +12,6 @@ export function sendCallsMutationOptions(client: Latchkey) {
     mutationKey: [QUERY_SCOPE, 'sendCalls'] as const,
     mutationFn: (variables: SendCallsParameters): Promise<SendCallsReturnType> =>
       sendCalls(client, variables),
-    meta: { invalidates: [] } satisfies LatchkeyMutationMeta,
+    meta: { invalidates: ['spendingLimits'] } satisfies LatchkeyMutationMeta,
   }
 }

@@ -12,6 +12,6 @@ export function sendTransactionMutationOptions(client: Latchkey) {
     mutationKey: [QUERY_SCOPE, 'sendTransaction'] as const,
     mutationFn: (variables: SendTransactionParameters): Promise<SendTransactionReturnType> =>
       sendTransaction(client, variables),
-    meta: { invalidates: [] } satisfies LatchkeyMutationMeta,
+    meta: { invalidates: ['spendingLimits'] } satisfies LatchkeyMutationMeta,
   }
 }

@@ -12,6 +12,6 @@ export function signTransactionMutationOptions(client: Latchkey) {
     mutationKey: [QUERY_SCOPE, 'signTransaction'] as const,
     mutationFn: (variables: SignTransactionParameters): Promise<SignTransactionReturnType> =>
       signTransaction(client, variables),
-    meta: { invalidates: [] } satisfies LatchkeyMutationMeta,
+    meta: { invalidates: ['spendingLimits'] } satisfies LatchkeyMutationMeta,
   }
 }

@@ -26,6 +26,8 @@ export type QueryName =
   // MFA (issue 38)
   | 'mfaFactors'
   | 'mfaPolicies'
+  // issue 37: spending limits
+  | 'spendingLimits'
 
 /** Strips functions, signals and undefined so a key is plain, stable data. */
 export function keyParameters<T extends object>(parameters: T): Record<string, unknown> {

@@ -1,0 +1,235 @@
+import {
+  AgentAllowance,
+  createLatchkey,
+  SpendingLimitExceededError,
+  useLatchkey,
+  useSession,
+  useSpendingLimits,
+  useWalletAccounts,
+} from 'latchkey'
+import { addSessionFromKey, type Latchkey, sendCalls } from 'latchkey/core'
+import { useEffect, useState } from 'react'
+import {
+  type Address,
+  createPublicClient,
+  createWalletClient,
+  defineChain,
+  formatEther,
+  http,
+  parseEther,
+} from 'viem'
+import { networkName } from './networkName.ts'
+import type { EvmConfig } from './SendTransactionPanel.tsx'
+
+/** Where the agent may pay: one shop address. */
+export const AGENT_SHOP = '0x00000000000000000000000000000000000f00d5'
+const SENDS = 8
+const EACH = parseEther('0.002')
+
+type Outcome =
+  | { index: number; state: 'signed'; id: string }
+  | { index: number; state: 'refused'; reason: string }
+
+/**
+ * Issue 37's demo: the user grants an agent 0.01 ETH a day to one address (`<AgentAllowance/>`),
+ * then the agent (a client in this page holding its own key, as a back end would) fires eight
+ * 0.002 ETH sends at once. The service lets exactly 0.01 ETH through and refuses the rest.
+ */
+export function AgentPage({ openSignIn, evm }: { openSignIn: () => void; evm: EvmConfig | null }) {
+  const session = useSession()
+  if (!session || !evm)
+    return (
+      <section className="pg-card" aria-labelledby="pg-agent-title">
+        <h1 id="pg-agent-title">Agent allowance</h1>
+        <p className="pg-card-lead">
+          {evm
+            ? 'Sign in to give an agent an allowance it cannot overspend, even in parallel.'
+            : 'This page needs the local EVM node (npm start runs it).'}
+        </p>
+        {evm ? (
+          <button type="button" className="pg-button pg-button-primary" onClick={openSignIn}>
+            Sign in
+          </button>
+        ) : null}
+      </section>
+    )
+  return <AgentDemo evm={evm} organizationId={session.organizationId} />
+}
+
+/** The agent's own client: a memory key it generates; only its public key leaves it. */
+function useAgentClient() {
+  const client = useLatchkey()
+  const [agent, setAgent] = useState<{ client: Latchkey; publicKey: string } | null>(null)
+  useEffect(() => {
+    let live = true
+    const agentClient = createLatchkey({
+      ...client.config,
+      keyStore: 'memory',
+      storage: null,
+      session: { autoRefresh: false },
+    })
+    void agentClient
+      .hydrate()
+      .then(() => agentClient.keyStore.create({ scope: 'agent' }))
+      .then(({ publicKey }) => live && setAgent({ client: agentClient, publicKey }))
+    return () => {
+      live = false
+      agentClient.destroy()
+    }
+  }, [client])
+  return agent
+}
+
+function AgentDemo({ evm, organizationId }: { evm: EvmConfig; organizationId: string }) {
+  const agent = useAgentClient()
+  const accounts = useWalletAccounts()
+  const from = accounts.data?.accounts.find((a) => a.addressFormat === 'ADDRESS_FORMAT_ETHEREUM')?.address
+  const limits = useSpendingLimits()
+  const [agentUserId, setAgentUserId] = useState<string | null>(null)
+  const [outcomes, setOutcomes] = useState<Outcome[] | null>(null)
+  const [running, setRunning] = useState<string | null>(null)
+  const [error, setError] = useState<string | null>(null)
+
+  const run = async () => {
+    if (!agent || !from || !agentUserId) return
+    setError(null)
+    setOutcomes(null)
+    try {
+      const chain = defineChain({
+        id: evm.chainId,
+        name: networkName(evm.caip2),
+        nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+        rpcUrls: { default: { http: [evm.rpcUrl] } },
+      })
+      const node = createPublicClient({ chain, transport: http(), pollingInterval: 250 })
+      if ((await node.getBalance({ address: from as Address })) < parseEther('0.1')) {
+        setRunning('Funding the account from the faucet…')
+        const faucet = createWalletClient({ account: evm.faucetAccount as Address, chain, transport: http() })
+        await node.waitForTransactionReceipt({
+          hash: await faucet.sendTransaction({ to: from as Address, value: parseEther('1') }),
+        })
+      }
+      // The agent signs in with its key (an API key never expires with a session).
+      const { sessions, activeId } = agent.client.store.getState()
+      if (!activeId || !sessions[activeId])
+        addSessionFromKey(agent.client, {
+          publicKey: agent.publicKey,
+          userId: agentUserId,
+          organizationId,
+          lifetimeSeconds: 24 * 3600,
+          method: 'api-key',
+          label: 'agent',
+        })
+      setRunning(`The agent fires ${SENDS} sends of ${formatEther(EACH)} ETH at once…`)
+      const results = await Promise.all(
+        Array.from({ length: SENDS }, (_, index) =>
+          sendCalls(agent.client, {
+            from,
+            caip2: evm.caip2,
+            calls: [{ to: AGENT_SHOP, value: EACH.toString() }],
+          }).then(
+            (sent): Outcome => ({ index: index + 1, state: 'signed', id: sent.sendTransactionStatusId }),
+            (failure: unknown): Outcome => ({
+              index: index + 1,
+              state: 'refused',
+              reason:
+                failure instanceof SpendingLimitExceededError
+                  ? `SPENDING_LIMIT_EXCEEDED: ${formatEther(BigInt(failure.used))} ETH used, ${formatEther(BigInt(failure.remaining))} ETH left`
+                  : `${(failure as { code?: string }).code ?? 'ERROR'}: ${(failure as Error).message}`,
+            }),
+          ),
+        ),
+      )
+      setOutcomes(results)
+      await limits.refetch()
+    } catch (failure) {
+      setError((failure as Error).message)
+    } finally {
+      setRunning(null)
+    }
+  }
+
+  const signed = outcomes?.filter((o) => o.state === 'signed').length ?? 0
+  const agentLimit = limits.data?.spendingLimits.find(
+    (limit) => limit.scope.type === 'SPENDING_LIMIT_SCOPE_API_KEY',
+  )
+  return (
+    <>
+      <section className="pg-card" aria-labelledby="pg-agent-title">
+        <h1 id="pg-agent-title">Agent allowance</h1>
+        <p className="pg-card-lead">
+          Grant the agent below <strong>0.01 ETH a day</strong>, only to <code>{AGENT_SHOP}</code>. Its key
+          was made in this page; only the public key goes to the service.
+        </p>
+        <dl className="pg-result">
+          <dt>Your account</dt>
+          <dd className="pg-mono">{from ?? 'none yet: create an Ethereum wallet on the App page'}</dd>
+          <dt>Agent public key</dt>
+          <dd className="pg-mono" data-testid="agent-public-key">
+            {agent?.publicKey ?? 'generating…'}
+          </dd>
+        </dl>
+      </section>
+      {agent ? (
+        <AgentAllowance
+          caip2={evm.caip2}
+          agentPublicKey={agent.publicKey}
+          defaultAgentName="Playground agent"
+          onGranted={(grant) => setAgentUserId(grant.userId)}
+          onRevoked={() => {
+            setAgentUserId(null)
+            setOutcomes(null)
+          }}
+        />
+      ) : null}
+      <section className="pg-card" aria-labelledby="pg-agent-run-title">
+        <h2 id="pg-agent-run-title">The agent tries to overspend</h2>
+        <p className="pg-card-lead">
+          {SENDS} sends of {formatEther(EACH)} ETH ({formatEther(EACH * BigInt(SENDS))} ETH in all), fired in
+          parallel with the agent’s key against its 0.01 ETH allowance.
+        </p>
+        <button
+          type="button"
+          className="pg-button pg-button-primary"
+          disabled={!agentUserId || !from || running !== null}
+          onClick={() => void run()}
+        >
+          Run the agent
+        </button>
+        <p className="pg-muted" role="status">
+          {running ?? (agentUserId ? '' : 'Grant the agent an allowance first.')}
+        </p>
+        {error ? (
+          <p className="pg-error" role="alert">
+            {error}
+          </p>
+        ) : null}
+        {outcomes ? (
+          <>
+            <ol className="pg-list" aria-label="Sends">
+              {outcomes.map((o) => (
+                <li key={o.index} data-testid="agent-send" data-state={o.state}>
+                  Send {o.index}: {o.state === 'signed' ? `signed (${o.id})` : `refused — ${o.reason}`}
+                </li>
+              ))}
+            </ol>
+            <dl className="pg-result">
+              <dt>Signed</dt>
+              <dd data-testid="agent-signed">{signed}</dd>
+              <dt>Refused</dt>
+              <dd data-testid="agent-refused">{outcomes.length - signed}</dd>
+              <dt>Total spent</dt>
+              <dd data-testid="agent-total">{formatEther(EACH * BigInt(signed))} ETH</dd>
+              <dt>Used, as the service counts it</dt>
+              <dd data-testid="agent-used">
+                {agentLimit
+                  ? `${formatEther(BigInt(agentLimit.used))} of ${formatEther(BigInt(agentLimit.amount))} ETH`
+                  : '—'}
+              </dd>
+            </dl>
+          </>
+        ) : null}
+      </section>
+    </>
+  )
+}

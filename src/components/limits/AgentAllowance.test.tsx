@@ -1,0 +1,149 @@
+import { screen, waitFor, within } from '@testing-library/react'
+import userEvent from '@testing-library/user-event'
+import axe from 'axe-core'
+import { serializeTransaction } from 'viem'
+import { describe, expect, it } from 'vitest'
+import { createWallet } from '../../core/actions/activities/createWallet.ts'
+import { signTransaction } from '../../core/actions/activities/signTransaction.ts'
+import { SpendingLimitExceededError } from '../../core/errors.ts'
+import { addSessionFromKey } from '../../core/session/sessions.ts'
+import { createLatchkey } from '../../react/index.ts'
+import { signedInClient } from '../test/renderWithService.tsx'
+import { AgentAllowance } from './AgentAllowance.tsx'
+
+const SHOP = '0x00000000000000000000000000000000000f00d5'
+
+async function axeViolations() {
+  const result = await axe.run(document.body, {
+    resultTypes: ['violations'],
+    rules: { 'color-contrast': { enabled: false }, region: { enabled: false } },
+  })
+  return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)
+}
+
+let nonce = 0
+const tx = (value: bigint) =>
+  serializeTransaction({
+    type: 'eip1559',
+    chainId: 8453,
+    nonce: nonce++,
+    maxFeePerGas: 2n * 10n ** 9n,
+    maxPriorityFeePerGas: 10n ** 9n,
+    gas: 21_000n,
+    to: SHOP,
+    value,
+  })
+
+describe('<AgentAllowance/>', () => {
+  it('grants an agent an allowance, shows its use, and revokes it; keyboard only, focus following', async () => {
+    const user = userEvent.setup()
+    const { client, session, render } = await signedInClient()
+    const { addresses } = await createWallet(client, { walletName: 'Main', chains: ['ethereum'] })
+    // The agent: its own client and key, as a back end would hold them.
+    const agent = createLatchkey({ ...client.config, storage: null })
+    await agent.hydrate()
+    const agentKey = await agent.keyStore.create({ scope: session.organizationId })
+
+    const view = render(<AgentAllowance caip2="eip155:8453" />)
+    expect(await screen.findByText('No agent has an allowance.')).toBeTruthy()
+    expect(await axeViolations()).toEqual([])
+
+    // Keyboard only: tab to the button, Enter opens the form (loaded on demand), focus on its first field.
+    await user.tab()
+    expect(document.activeElement).toBe(screen.getByRole('button', { name: 'Grant an allowance' }))
+    await user.keyboard('{Enter}')
+    const name = await screen.findByRole('textbox', { name: 'Agent name' })
+    await waitFor(() => expect(document.activeElement).toBe(name))
+
+    // Nothing filled in: each field says what is wrong, and focus goes to the first.
+    const form = screen.getByRole('form', { name: 'Grant an allowance' })
+    await user.click(within(form).getByRole('button', { name: 'Grant an allowance' }))
+    expect(screen.getByText('Enter a name for the agent.')).toBeTruthy()
+    expect(screen.getByText(/^Enter a compressed P-256 public key/)).toBeTruthy()
+    expect(screen.getByText(/^Enter an amount above 0/)).toBeTruthy()
+    expect(name.getAttribute('aria-invalid')).toBe('true')
+    expect(document.activeElement).toBe(name)
+    expect(await axeViolations()).toEqual([])
+
+    await user.type(name, 'Shopping agent')
+    await user.type(screen.getByRole('textbox', { name: 'Agent public key' }), agentKey.publicKey)
+    await user.type(screen.getByRole('textbox', { name: 'Amount (ETH)' }), '0.01')
+    const destinations = screen.getByRole('textbox', { name: 'Only to these addresses (optional)' })
+    await user.type(destinations, 'not an address')
+    await user.click(within(form).getByRole('button', { name: 'Grant an allowance' }))
+    expect(screen.getByText('Line 1 is not an address (0x and 40 hex characters).')).toBeTruthy()
+    expect(document.activeElement).toBe(destinations)
+    await user.clear(destinations)
+    await user.type(destinations, SHOP)
+    await user.click(within(form).getByRole('button', { name: 'Grant an allowance' }))
+
+    expect(await screen.findByText('Shopping agent has an allowance now.')).toBeTruthy()
+    expect(await screen.findByText('0.01 ETH left today')).toBeTruthy()
+    expect(screen.getByText('0 ETH of 0.01 ETH')).toBeTruthy()
+    expect(screen.getByText(SHOP)).toBeTruthy()
+    await waitFor(() =>
+      expect(document.activeElement).toBe(screen.getByRole('button', { name: 'Grant an allowance' })),
+    )
+    expect(await axeViolations()).toEqual([])
+
+    // The agent spends with its own key: 0.004 ETH passes, 0.007 more is over the allowance.
+    const { users } = await (await import('../../core/actions/queries/getUsers.ts')).getUsers(client, {})
+    const agentUser = users.find((u) => u.userName === 'Shopping agent')?.userId as string
+    addSessionFromKey(agent, {
+      publicKey: agentKey.publicKey,
+      userId: agentUser,
+      organizationId: session.organizationId,
+      lifetimeSeconds: 3600,
+      method: 'api-key',
+      label: 'agent',
+    })
+    const sign = (value: bigint) =>
+      signTransaction(agent, {
+        signWith: addresses[0] as string,
+        type: 'TRANSACTION_TYPE_ETHEREUM',
+        unsignedTransaction: tx(value),
+      })
+    await sign(4_000_000_000_000_000n)
+    await expect(sign(7_000_000_000_000_000n)).rejects.toBeInstanceOf(SpendingLimitExceededError)
+    view.unmount()
+    render(<AgentAllowance caip2="eip155:8453" />)
+    expect(await screen.findByText('0.006 ETH left today')).toBeTruthy()
+    expect(screen.getByText('0.004 ETH of 0.01 ETH')).toBeTruthy()
+    expect(screen.getByText(/^· frees at \d{1,2}:\d{2}/)).toBeTruthy()
+
+    // Revoke: the row goes, the key can no longer sign, focus returns to the grant button.
+    await user.click(screen.getByRole('button', { name: 'Revoke the allowance of Shopping agent' }))
+    expect(
+      await screen.findByText('The allowance of Shopping agent is revoked. Its key can no longer sign.'),
+    ).toBeTruthy()
+    expect(await screen.findByText('No agent has an allowance.')).toBeTruthy()
+    await waitFor(() =>
+      expect(document.activeElement).toBe(screen.getByRole('button', { name: 'Grant an allowance' })),
+    )
+    await expect(sign(1n)).rejects.toMatchObject({ status: 401 })
+    expect(await axeViolations()).toEqual([])
+  })
+
+  it('takes a key given by the app, and speaks Arabic right to left', async () => {
+    const { client, render } = await signedInClient()
+    const agent = createLatchkey({ ...client.config, storage: null })
+    await agent.hydrate()
+    const { publicKey } = await agent.keyStore.create({ scope: 'agent' })
+    const user = userEvent.setup()
+    const { container } = render(
+      <AgentAllowance caip2="eip155:8453" agentPublicKey={publicKey} locale="ar" />,
+    )
+    expect(await screen.findByText('لا يملك أي وكيل مخصصًا.')).toBeTruthy()
+    expect(container.querySelector('.lk-card')?.getAttribute('dir')).toBe('rtl')
+    await user.click(screen.getByRole('button', { name: 'منح مخصص' }))
+    expect(await screen.findByText(publicKey)).toBeTruthy()
+    expect(screen.queryByRole('textbox', { name: 'المفتاح العام للوكيل' })).toBeNull()
+    await user.type(screen.getByRole('textbox', { name: 'اسم الوكيل' }), 'وكيل')
+    await user.type(screen.getByRole('textbox', { name: 'المبلغ (ETH)' }), '0.5')
+    await user.selectOptions(screen.getByRole('combobox', { name: 'لكل' }), 'PERIOD_WEEK')
+    await user.click(within(screen.getByRole('form')).getByRole('button', { name: 'منح مخصص' }))
+    expect(await screen.findByText('يتبقى 0.5 ETH هذا الأسبوع')).toBeTruthy()
+    expect(screen.getByText('أي عنوان')).toBeTruthy()
+    expect(await axeViolations()).toEqual([])
+  })
+})

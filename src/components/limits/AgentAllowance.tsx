@@ -1,0 +1,252 @@
+import type { SpendingLimit } from '@latchkey/protocol'
+import { lazy, Suspense, useEffect, useId, useRef, useState } from 'react'
+import type { GrantAgentAllowanceReturnType } from '../../core/actions/activities/grantAgentAllowance.ts'
+import type { RevokeAgentAllowanceReturnType } from '../../core/actions/activities/revokeAgentAllowance.ts'
+import { useRevokeAgentAllowance, useSpendingLimits } from '../../react/index.ts'
+import { Alert } from '../ui/Alert.tsx'
+import { ErrorText } from '../ui/ErrorText.tsx'
+import { PlusIcon } from '../ui/icons.tsx'
+import { Button, Spinner } from '../ui/parts.tsx'
+import type { UiOptions } from '../ui/uiOptions.ts'
+import { type Ui, useUi } from '../ui/useUi.ts'
+import { formatAmount, freesText, leftText } from './allowance.ts'
+
+// The form loads only when the user asks to grant an allowance.
+const loadForm = () => import('./AgentAllowanceForm.tsx')
+const AgentAllowanceForm = lazy(() => loadForm().then((m) => ({ default: m.AgentAllowanceForm })))
+
+export interface AgentAllowanceProps extends UiOptions {
+  /** The chain the allowance is granted on (its native unit), e.g. `eip155:8453`. */
+  caip2: string
+  /**
+   * The agent's P-256 public key (compressed hex) when the app created the agent's key itself;
+   * the form then does not ask for it. Otherwise the user pastes the agent's public key.
+   */
+  agentPublicKey?: string | undefined
+  /** The name the form starts with. */
+  defaultAgentName?: string | undefined
+  /** Called once an allowance is granted: the agent's user, key, limit and policy ids. */
+  onGranted?: ((grant: GrantAgentAllowanceReturnType & { agentName: string }) => void) | undefined
+  /** Called once an allowance is revoked. */
+  onRevoked?: ((result: RevokeAgentAllowanceReturnType) => void) | undefined
+  className?: string | undefined
+}
+
+/**
+ * Lets the signed-in user give an agent (an AI agent, a back end) an allowance, see what it has
+ * used and what is left, and take it back. The agent gets its own key that can sign and nothing
+ * else, under a spending limit on that key (amount per hour, day, week or 30 days, optionally
+ * only to some addresses); revoking deletes the key, its policy and its limit.
+ */
+export function AgentAllowance(props: AgentAllowanceProps) {
+  return (
+    <Suspense fallback={null}>
+      <AgentAllowanceInner {...props} />
+    </Suspense>
+  )
+}
+
+/** Limits scoped to one API key: the agents' allowances. */
+const agentLimits = (limits: readonly SpendingLimit[] | undefined) =>
+  limits?.filter((limit) => limit.scope.type === 'SPENDING_LIMIT_SCOPE_API_KEY') ?? []
+
+function AgentAllowanceInner({
+  caip2,
+  agentPublicKey,
+  defaultAgentName,
+  onGranted,
+  onRevoked,
+  className,
+  ...look
+}: AgentAllowanceProps) {
+  const ui = useUi(look)
+  const titleId = useId()
+  const limits = useSpendingLimits()
+  const revoke = useRevokeAgentAllowance()
+  const [granting, setGranting] = useState(false)
+  const [notice, setNotice] = useState<string | null>(null)
+  const grantRow = useRef<HTMLDivElement>(null)
+  // Focus returns to the grant button once the form closes or a row is gone (after that render).
+  const [focusTurn, setFocusTurn] = useState(0)
+  const refocus = () => setFocusTurn((turn) => turn + 1)
+  useEffect(() => {
+    if (focusTurn > 0) grantRow.current?.querySelector('button')?.focus()
+  }, [focusTurn])
+  const agents = agentLimits(limits.data?.spendingLimits)
+  const root = {
+    ...ui.rootProps,
+    className: `${ui.rootProps.className} lk-card${className ? ` ${className}` : ''}`,
+    'aria-labelledby': titleId,
+  }
+  return (
+    <section {...root}>
+      <div className="lk-stack" data-gap="sm">
+        <h2 className="lk-card-title" id={titleId}>
+          {ui.t('agentTitle')}
+        </h2>
+        <p className="lk-subtle" style={{ margin: 0 }}>
+          {ui.t('agentDescription')}
+        </p>
+      </div>
+      {limits.isPending ? (
+        <p className="lk-row lk-muted" role="status" style={{ margin: 0 }}>
+          <Spinner />
+          {ui.t('loading')}
+        </p>
+      ) : limits.isError ? (
+        <Alert
+          tone="error"
+          action={
+            <Button size="sm" variant="secondary" onClick={() => void limits.refetch()}>
+              {ui.t('retry')}
+            </Button>
+          }
+        >
+          <ErrorText ui={ui} error={limits.error} />
+        </Alert>
+      ) : agents.length === 0 ? (
+        <p className="lk-subtle" style={{ margin: 0 }}>
+          {ui.t('agentEmpty')}
+        </p>
+      ) : (
+        <ul className="lk-list" aria-labelledby={titleId}>
+          {agents.map((limit) => (
+            <AgentRow
+              key={limit.spendingLimitId}
+              ui={ui}
+              limit={limit}
+              revoking={revoke.isPending && revoke.variables?.spendingLimitId === limit.spendingLimitId}
+              disabled={revoke.isPending}
+              onRevoke={() => {
+                setNotice(null)
+                revoke.mutate(
+                  { spendingLimitId: limit.spendingLimitId },
+                  {
+                    onSuccess: (result) => {
+                      setNotice(ui.t('agentRevoked', { name: limit.spendingLimitName }))
+                      refocus()
+                      onRevoked?.(result)
+                    },
+                  },
+                )
+              }}
+            />
+          ))}
+        </ul>
+      )}
+      {revoke.isError ? (
+        <Alert tone="error">
+          <ErrorText ui={ui} error={revoke.error} />
+        </Alert>
+      ) : null}
+      <p className="lk-subtle" role="status" style={{ margin: 0 }}>
+        {notice}
+      </p>
+      {granting ? (
+        <Suspense
+          fallback={
+            <p className="lk-row lk-muted" style={{ margin: 0 }}>
+              <Spinner />
+              {ui.t('loading')}
+            </p>
+          }
+        >
+          <AgentAllowanceForm
+            ui={ui}
+            caip2={caip2}
+            agentPublicKey={agentPublicKey}
+            defaultAgentName={defaultAgentName}
+            onCancel={() => {
+              setGranting(false)
+              refocus()
+            }}
+            onGranted={(grant) => {
+              setGranting(false)
+              setNotice(ui.t('agentGranted', { name: grant.agentName }))
+              refocus()
+              onGranted?.(grant)
+            }}
+          />
+        </Suspense>
+      ) : (
+        <div className="lk-row" ref={grantRow}>
+          <Button
+            variant="secondary"
+            onClick={() => {
+              setNotice(null)
+              setGranting(true)
+            }}
+          >
+            <PlusIcon />
+            {ui.t('agentGrant')}
+          </Button>
+        </div>
+      )}
+    </section>
+  )
+}
+
+function AgentRow({
+  ui,
+  limit,
+  revoking,
+  disabled,
+  onRevoke,
+}: {
+  ui: Ui
+  limit: SpendingLimit
+  revoking: boolean
+  disabled: boolean
+  onRevoke: () => void
+}) {
+  const now = Date.now()
+  const frees = freesText(ui.t, limit, now, ui.locale)
+  const amount = (value: string) => formatAmount(ui.t, limit.asset, value)
+  const reached = limit.remaining === '0'
+  return (
+    <li data-lk-agent={limit.spendingLimitId}>
+      <span className="lk-grow lk-stack" data-gap="sm" style={{ flexBasis: '12rem', minInlineSize: 0 }}>
+        <span className="lk-row" data-wrap="">
+          <span className="lk-strong">{limit.spendingLimitName}</span>
+          {reached ? (
+            <span className="lk-badge" data-tone="warning">
+              {ui.t('agentLimitReached')}
+            </span>
+          ) : null}
+        </span>
+        <span>
+          {leftText(ui.t, limit)}
+          {frees ? <span className="lk-subtle">{` · ${frees}`}</span> : null}
+        </span>
+        <dl className="lk-kv">
+          <dt>{ui.t('agentUsed')}</dt>
+          <dd>{ui.t('agentUsedOf', { used: amount(limit.used), limit: amount(limit.amount) })}</dd>
+          <dt>{ui.t('agentTo')}</dt>
+          <dd>
+            {limit.allowedDestinations.length === 0 ? (
+              ui.t('agentAnyAddress')
+            ) : (
+              <span className="lk-stack" data-gap="sm">
+                {limit.allowedDestinations.map((address) => (
+                  <span key={address} className="lk-mono" dir="ltr">
+                    {address}
+                  </span>
+                ))}
+              </span>
+            )}
+          </dd>
+        </dl>
+      </span>
+      <Button
+        size="sm"
+        variant="danger"
+        loading={revoking}
+        disabled={disabled}
+        aria-label={ui.t('agentRevokeLabel', { name: limit.spendingLimitName })}
+        onClick={onRevoke}
+      >
+        {revoking ? ui.t('agentRevoking') : ui.t('agentRevoke')}
+      </Button>
+    </li>
+  )
+}

@@ -1,0 +1,234 @@
+import type { SpendingLimitPeriod } from '@latchkey/protocol'
+import { type FormEvent, useId, useState } from 'react'
+import type { GrantAgentAllowanceReturnType } from '../../core/actions/activities/grantAgentAllowance.ts'
+import { useGrantAgentAllowance } from '../../react/index.ts'
+import type { MessageKey } from '../i18n/en.ts'
+import { Alert } from '../ui/Alert.tsx'
+import { ErrorText } from '../ui/ErrorText.tsx'
+import { Button } from '../ui/parts.tsx'
+import type { Ui } from '../ui/useUi.ts'
+import { PERIODS } from './allowance.ts'
+
+const PERIOD_LABEL: Record<SpendingLimitPeriod, MessageKey> = {
+  PERIOD_HOUR: 'periodHour',
+  PERIOD_DAY: 'periodDay',
+  PERIOD_WEEK: 'periodWeek',
+  PERIOD_30_DAYS: 'period30Days',
+}
+
+const KEY = /^0[23][0-9a-f]{64}$/i
+const ADDRESS = /^0x[0-9a-f]{40}$/i
+const ETH = /^(\d+)(?:[.,](\d{1,18}))?$/
+
+/** `0.01` ETH → wei, or undefined when it is not an amount above zero with at most 18 decimals. */
+export function weiOf(text: string): bigint | undefined {
+  const match = ETH.exec(text.trim())
+  if (!match) return undefined
+  const wei = BigInt(match[1] as string) * 10n ** 18n + BigInt((match[2] ?? '').padEnd(18, '0') || '0')
+  return wei > 0n && wei < 2n ** 256n ? wei : undefined
+}
+
+type Field = 'name' | 'key' | 'amount' | 'destinations'
+
+/** What is wrong with the form, field by field (the first wrong field takes the focus). */
+export function validate(values: { name: string; key: string; amount: string; destinations: string }) {
+  const errors: Partial<Record<Field, { key: MessageKey; values?: Record<string, number> }>> = {}
+  if (!values.name.trim()) errors.name = { key: 'agentNameRequired' }
+  if (!KEY.test(values.key.trim().replace(/^0x/i, ''))) errors.key = { key: 'agentKeyInvalid' }
+  if (weiOf(values.amount) === undefined) errors.amount = { key: 'agentAmountInvalid' }
+  const lines = values.destinations.split('\n')
+  const bad = lines.findIndex((line) => line.trim() !== '' && !ADDRESS.test(line.trim()))
+  if (bad >= 0) errors.destinations = { key: 'agentDestinationInvalid', values: { line: bad + 1 } }
+  return errors
+}
+
+/** The grant form of `<AgentAllowance/>`, in a chunk of its own. */
+export function AgentAllowanceForm({
+  ui,
+  caip2,
+  agentPublicKey,
+  defaultAgentName,
+  onCancel,
+  onGranted,
+}: {
+  ui: Ui
+  caip2: string
+  agentPublicKey: string | undefined
+  defaultAgentName: string | undefined
+  onCancel: () => void
+  onGranted: (grant: GrantAgentAllowanceReturnType & { agentName: string }) => void
+}) {
+  const id = useId()
+  const grant = useGrantAgentAllowance()
+  const [name, setName] = useState(defaultAgentName ?? '')
+  const [key, setKey] = useState(agentPublicKey ?? '')
+  const [amount, setAmount] = useState('')
+  const [period, setPeriod] = useState<SpendingLimitPeriod>('PERIOD_DAY')
+  const [destinations, setDestinations] = useState('')
+  const [errors, setErrors] = useState<ReturnType<typeof validate>>({})
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault()
+    const found = validate({ name, key, amount, destinations })
+    setErrors(found)
+    const first = (['name', 'key', 'amount', 'destinations'] as const).find((field) => found[field])
+    if (first) {
+      document.getElementById(`${id}-${first}`)?.focus()
+      return
+    }
+    const agentName = name.trim()
+    grant.mutate(
+      {
+        agentName,
+        publicKey: key.trim(),
+        caip2,
+        amount: (weiOf(amount) as bigint).toString(),
+        period,
+        allowedDestinations: destinations
+          .split('\n')
+          .map((line) => line.trim().toLowerCase())
+          .filter(Boolean),
+      },
+      { onSuccess: (result) => onGranted({ ...result, agentName }) },
+    )
+  }
+
+  const error = (field: Field) => {
+    const found = errors[field]
+    return found ? (
+      <p className="lk-field-error" id={`${id}-${field}-error`}>
+        {ui.t(found.key, found.values)}
+      </p>
+    ) : null
+  }
+  const described = (field: Field, hint?: string) =>
+    [errors[field] ? `${id}-${field}-error` : undefined, hint].filter(Boolean).join(' ') || undefined
+
+  return (
+    <form className="lk-stack" onSubmit={submit} noValidate aria-label={ui.t('agentGrant')}>
+      <div className="lk-field">
+        <label className="lk-label" htmlFor={`${id}-name`}>
+          {ui.t('agentName')}
+        </label>
+        <input
+          id={`${id}-name`}
+          className="lk-input"
+          value={name}
+          maxLength={64}
+          autoComplete="off"
+          // biome-ignore lint/a11y/noAutofocus: the user just asked for this form; its first field
+          autoFocus
+          disabled={grant.isPending}
+          aria-invalid={errors.name ? true : undefined}
+          aria-describedby={described('name')}
+          onChange={(event) => setName(event.target.value)}
+        />
+        {error('name')}
+      </div>
+      {agentPublicKey ? (
+        <dl className="lk-kv">
+          <dt>{ui.t('agentKey')}</dt>
+          <dd className="lk-mono" dir="ltr">
+            {agentPublicKey}
+          </dd>
+        </dl>
+      ) : (
+        <div className="lk-field">
+          <label className="lk-label" htmlFor={`${id}-key`}>
+            {ui.t('agentKey')}
+          </label>
+          <input
+            id={`${id}-key`}
+            className="lk-input lk-mono"
+            dir="ltr"
+            value={key}
+            spellCheck={false}
+            autoComplete="off"
+            disabled={grant.isPending}
+            aria-invalid={errors.key ? true : undefined}
+            aria-describedby={described('key', `${id}-key-hint`)}
+            onChange={(event) => setKey(event.target.value)}
+          />
+          <p className="lk-hint" id={`${id}-key-hint`}>
+            {ui.t('agentKeyHint')}
+          </p>
+          {error('key')}
+        </div>
+      )}
+      <div className="lk-row" data-wrap="" style={{ alignItems: 'flex-start' }}>
+        <div className="lk-field lk-grow" style={{ flexBasis: '8rem' }}>
+          <label className="lk-label" htmlFor={`${id}-amount`}>
+            {ui.t('agentAmount')}
+          </label>
+          <input
+            id={`${id}-amount`}
+            className="lk-input"
+            dir="ltr"
+            inputMode="decimal"
+            autoComplete="off"
+            value={amount}
+            placeholder="0.01"
+            disabled={grant.isPending}
+            aria-invalid={errors.amount ? true : undefined}
+            aria-describedby={described('amount')}
+            onChange={(event) => setAmount(event.target.value)}
+          />
+          {error('amount')}
+        </div>
+        <div className="lk-field" style={{ flexBasis: '7rem' }}>
+          <label className="lk-label" htmlFor={`${id}-period`}>
+            {ui.t('agentPeriod')}
+          </label>
+          <select
+            id={`${id}-period`}
+            className="lk-select"
+            value={period}
+            disabled={grant.isPending}
+            onChange={(event) => setPeriod(event.target.value as SpendingLimitPeriod)}
+          >
+            {PERIODS.map((value) => (
+              <option key={value} value={value}>
+                {ui.t(PERIOD_LABEL[value])}
+              </option>
+            ))}
+          </select>
+        </div>
+      </div>
+      <div className="lk-field">
+        <label className="lk-label" htmlFor={`${id}-destinations`}>
+          {ui.t('agentDestinations')}
+        </label>
+        <textarea
+          id={`${id}-destinations`}
+          className="lk-textarea lk-mono"
+          dir="ltr"
+          rows={2}
+          spellCheck={false}
+          value={destinations}
+          placeholder="0x…"
+          disabled={grant.isPending}
+          aria-invalid={errors.destinations ? true : undefined}
+          aria-describedby={described('destinations', `${id}-destinations-hint`)}
+          onChange={(event) => setDestinations(event.target.value)}
+        />
+        <p className="lk-hint" id={`${id}-destinations-hint`}>
+          {ui.t('agentDestinationsHint')}
+        </p>
+        {error('destinations')}
+      </div>
+      {grant.isError ? (
+        <Alert tone="error">
+          <ErrorText ui={ui} error={grant.error} />
+        </Alert>
+      ) : null}
+      <div className="lk-row" data-wrap="">
+        <Button type="submit" loading={grant.isPending}>
+          {grant.isPending ? ui.t('agentGranting') : ui.t('agentGrant')}
+        </Button>
+        <Button variant="ghost" onClick={onCancel} disabled={grant.isPending}>
+          {ui.t('cancel')}
+        </Button>
+      </div>
+    </form>
+  )
+}

@@ -1,0 +1,126 @@
+import type { SpendingLimit, SpendingLimitAsset, SpendingLimitPeriod } from '@latchkey/protocol'
+import type { MessageKey } from '../i18n/en.ts'
+import type { Translate } from '../i18n/messages.ts'
+import { formatEth } from '../send/formatEth.ts'
+
+// Shared by <SendTransaction/> and <AgentAllowance/>: limits, amounts and times in words.
+
+const PERIOD_ADJECTIVE: Record<SpendingLimitPeriod, MessageKey> = {
+  PERIOD_HOUR: 'limitHourly',
+  PERIOD_DAY: 'limitDaily',
+  PERIOD_WEEK: 'limitWeekly',
+  PERIOD_30_DAYS: 'limit30Day',
+}
+
+const LEFT_IN: Record<SpendingLimitPeriod, MessageKey> = {
+  PERIOD_HOUR: 'limitLeftHour',
+  PERIOD_DAY: 'limitLeftDay',
+  PERIOD_WEEK: 'limitLeftWeek',
+  PERIOD_30_DAYS: 'limitLeft30Days',
+}
+
+export const PERIODS = Object.keys(PERIOD_ADJECTIVE) as SpendingLimitPeriod[]
+
+/** `hourly`, `daily`…: the adjective of a limit's period (`spending` when the limit is unknown). */
+export const periodAdjective = (t: Translate, period: SpendingLimitPeriod | undefined) =>
+  t(period ? PERIOD_ADJECTIVE[period] : 'limitAny')
+
+const LAMPORTS_PER_SOL = 1_000_000_000n
+
+/** An amount of a limit's asset with its unit: `0.004 ETH`, `1.5 SOL`, `250 units`. */
+export function formatAmount(t: Translate, asset: SpendingLimitAsset | undefined, amount: string): string {
+  const value = /^\d+$/.test(amount) ? BigInt(amount) : 0n
+  if (asset?.type === 'SPENDING_LIMIT_ASSET_NATIVE' && asset.caip2.startsWith('eip155:'))
+    return t('sendEth', { amount: formatEth(value) })
+  if (asset?.type === 'SPENDING_LIMIT_ASSET_NATIVE' && asset.caip2.startsWith('solana:')) {
+    const fraction = (value % LAMPORTS_PER_SOL).toString().padStart(9, '0').replace(/0+$/, '')
+    return t('limitSol', { amount: `${value / LAMPORTS_PER_SOL}${fraction ? `.${fraction}` : ''}` })
+  }
+  return t('limitUnits', { amount: value.toString() })
+}
+
+/** `in 3 hours`, `in 12 minutes`: how long until `epochMs`, in the locale's words. */
+export function formatIn(epochMs: number, now: number, locale: string): string {
+  const ms = Math.max(0, epochMs - now)
+  const rtf = new Intl.RelativeTimeFormat(locale, { style: 'long', numeric: 'always' })
+  if (ms < 3_600_000) return rtf.format(Math.max(1, Math.ceil(ms / 60_000)), 'minute')
+  if (ms < 48 * 3_600_000) return rtf.format(Math.ceil(ms / 3_600_000), 'hour')
+  return rtf.format(Math.ceil(ms / 86_400_000), 'day')
+}
+
+/** `14:00` within the next 24 hours (unambiguous), else the date and time. */
+export function formatAt(epochMs: number, now: number, locale: string): string {
+  const withinADay = epochMs - now <= 24 * 3_600_000
+  return new Intl.DateTimeFormat(
+    locale,
+    withinADay ? { timeStyle: 'short' } : { dateStyle: 'medium', timeStyle: 'short' },
+  ).format(epochMs)
+}
+
+/** `0.004 ETH left today`. */
+export function leftText(t: Translate, limit: SpendingLimit): string {
+  return t(LEFT_IN[limit.window.period], { amount: formatAmount(t, limit.asset, limit.remaining) })
+}
+
+/** `frees at 14:00`, or nothing when nothing is used. */
+export function freesText(
+  t: Translate,
+  limit: SpendingLimit,
+  now: number,
+  locale: string,
+): string | undefined {
+  if (!limit.nextReleaseTimestampMs || limit.used === '0') return undefined
+  return t('limitFreesAt', { time: formatAt(Number(limit.nextReleaseTimestampMs), now, locale) })
+}
+
+/** The refusal's numbers, as `SpendingLimitExceededError` carries them. */
+export interface Refusal {
+  spendingLimitId: string
+  limit: string
+  used: string
+  remaining: string
+  freesAtTimestampMs: number | undefined
+}
+
+/**
+ * A limit's refusal in words: "This would exceed your daily limit of 0.01 ETH: 0.008 ETH used,
+ * 0.002 ETH left, frees in 3 hours." `limits` (when readable) gives the period and the asset.
+ */
+export function refusalText(options: {
+  t: Translate
+  refusal: Refusal
+  limits: readonly SpendingLimit[] | undefined
+  now: number
+  locale: string
+}): string {
+  const { t, refusal, now, locale } = options
+  const limit = options.limits?.find((entry) => entry.spendingLimitId === refusal.spendingLimitId)
+  const amount = (value: string) => formatAmount(t, limit?.asset, value)
+  const values = {
+    period: periodAdjective(t, limit?.window.period),
+    limit: amount(refusal.limit),
+    used: amount(refusal.used),
+    remaining: amount(refusal.remaining),
+  }
+  if (refusal.freesAtTimestampMs === undefined) return t('limitExceededWhole', values)
+  return t('limitExceeded', { ...values, when: formatIn(refusal.freesAtTimestampMs, now, locale) })
+}
+
+/** Whether `limit` counts what `address` signs for `userId` on `caip2`'s native unit. */
+export function coversNative(
+  limit: SpendingLimit,
+  target: { address: string | undefined; userId: string | undefined; caip2: string },
+): boolean {
+  if (limit.asset.type !== 'SPENDING_LIMIT_ASSET_NATIVE' || limit.asset.caip2 !== target.caip2) return false
+  const { scope } = limit
+  if (scope.type === 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT')
+    return target.address !== undefined && scope.address.toLowerCase() === target.address.toLowerCase()
+  return scope.type === 'SPENDING_LIMIT_SCOPE_USER' && scope.userId === target.userId
+}
+
+/** The covering limit with the least left: the one that decides. */
+export function tightest(limits: readonly SpendingLimit[]): SpendingLimit | undefined {
+  let best: SpendingLimit | undefined
+  for (const limit of limits) if (!best || BigInt(limit.remaining) < BigInt(best.remaining)) best = limit
+  return best
+}

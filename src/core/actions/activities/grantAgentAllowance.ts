@@ -1,0 +1,114 @@
+import type { SpendingLimitAsset, SpendingLimitPeriod } from '@latchkey/protocol'
+import { LatchkeyError } from '../../errors.ts'
+import { query, submit } from '../../transport/activity.ts'
+import type { Latchkey } from '../../types.ts'
+import { type ActionOptions, splitOptions } from '../options.ts'
+
+/** Marks the policies `grantAgentAllowance` creates, so `revokeAgentAllowance` finds them. */
+export const AGENT_POLICY_NOTE = 'latchkey-agent-allowance'
+
+export interface GrantAgentAllowanceParameters extends ActionOptions {
+  /** Shown to the user; also the agent user's and the limit's name. */
+  agentName: string
+  /** The agent's P-256 public key, compressed, hex (66 characters). Its private key never reaches the kit. */
+  publicKey: string
+  /** The chain the allowance is on, e.g. `eip155:8453`. */
+  caip2: string
+  /** The cap per period, a decimal string of the asset's smallest unit (wei for ETH). */
+  amount: string
+  period: SpendingLimitPeriod
+  /** @default the chain's native unit */
+  asset?: SpendingLimitAsset | undefined
+  /** The only addresses the asset may go to; any when absent or empty. */
+  allowedDestinations?: string[] | undefined
+}
+
+export interface GrantAgentAllowanceReturnType {
+  /** The agent's own, non-root user, which holds its key. */
+  userId: string
+  apiKeyId: string
+  spendingLimitId: string
+  /** The policy that lets the agent sign and do nothing else. */
+  policyId: string
+}
+
+const COMPRESSED_P256 = /^0[23][0-9a-f]{64}$/i
+
+/**
+ * Gives an agent (an AI agent, a back end) an allowance: a non-root user of the organization
+ * holding the agent's API key, a spending limit scoped to that key, and a policy that lets that
+ * user sign and nothing else. The key can never raise its own limit, create keys or export.
+ *
+ * The key is added first and allowed to sign last, so there is no moment at which it could sign
+ * without its limit; a grant interrupted half-way leaves a key that can do nothing (revoke it).
+ */
+export async function grantAgentAllowance(
+  client: Latchkey,
+  parameters: GrantAgentAllowanceParameters,
+): Promise<GrantAgentAllowanceReturnType> {
+  const [grant, options] = splitOptions(parameters)
+  const publicKey = grant.publicKey.trim().toLowerCase().replace(/^0x/, '')
+  if (!COMPRESSED_P256.test(publicKey))
+    throw new LatchkeyError('The agent key must be a compressed P-256 public key (66 hex characters)', {
+      code: 'FIELD_INVALID',
+      details: { field: 'publicKey' },
+    })
+  const created = await submit(
+    client,
+    'create_users',
+    {
+      users: [
+        {
+          userName: grant.agentName,
+          apiKeys: [{ apiKeyName: grant.agentName, publicKey, curveType: 'API_KEY_CURVE_P256' }],
+          authenticators: [],
+          oauthProviders: [],
+          userTags: [],
+        },
+      ],
+    },
+    options,
+  )
+  const userId = created.result.userIds[0] as string
+  const { users } = await query(
+    client,
+    'list_users',
+    { organizationId: created.activity.organizationId },
+    options,
+  )
+  const apiKeyId = users
+    .find((user) => user.userId === userId)
+    ?.apiKeys.find((key) => key.credential.publicKey.toLowerCase() === publicKey)?.apiKeyId
+  if (!apiKeyId)
+    throw new LatchkeyError('The agent key was added but cannot be read back', { code: 'INTERNAL' })
+  const { spendingLimitId } = (
+    await submit(
+      client,
+      'latchkey_create_spending_limit',
+      {
+        spendingLimitName: grant.agentName,
+        scope: { type: 'SPENDING_LIMIT_SCOPE_API_KEY', apiKeyId },
+        window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: grant.period },
+        asset: grant.asset ?? { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: grant.caip2 },
+        amount: grant.amount,
+        allowedDestinations: grant.allowedDestinations ?? [],
+      },
+      options,
+    )
+  ).result
+  const { policyId } = (
+    await submit(
+      client,
+      'create_policy',
+      {
+        policyName: `${grant.agentName}: may sign within its allowance`,
+        effect: 'EFFECT_ALLOW',
+        condition: "activity.resource == 'WALLET' && activity.action == 'SIGN'",
+        consensus: `approvers.any(user, user.id == '${userId}')`,
+        notes: `${AGENT_POLICY_NOTE}:${userId}:${spendingLimitId}`,
+      },
+      options,
+    )
+  ).result
+  return { userId, apiKeyId, spendingLimitId, policyId }
+}

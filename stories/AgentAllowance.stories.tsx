@@ -1,0 +1,126 @@
+import type { Meta, StoryObj } from '@storybook/react-vite'
+import { expect, userEvent, within } from 'storybook/test'
+import { AgentAllowance } from '../src/components/index.ts'
+import { liveDecorators } from './support/live.tsx'
+
+// Issue 37: <AgentAllowance/> in each state, live against the in-page service.
+const KEY = `02${'ab'.repeat(32)}`
+
+const meta = {
+  title: 'Account/AgentAllowance',
+  component: AgentAllowance,
+  ...liveDecorators,
+  args: { caip2: 'eip155:31337' },
+  parameters: {
+    layout: 'padded',
+    live: { signedIn: true, wallets: [{ walletName: 'Everyday', chains: ['ethereum'] }] },
+  },
+  decorators: [
+    (Story) => (
+      <div style={{ maxInlineSize: 560, marginInline: 'auto' }}>
+        <Story />
+      </div>
+    ),
+    ...liveDecorators.decorators,
+  ],
+} satisfies Meta<typeof AgentAllowance>
+export default meta
+type Story = StoryObj<typeof meta>
+
+export const Empty: Story = {
+  play: async ({ canvasElement }) => {
+    await within(canvasElement).findByText('No agent has an allowance.')
+  },
+}
+export const EmptyArabic: Story = {
+  globals: { locale: 'ar' },
+  play: async ({ canvasElement }) => {
+    await within(canvasElement).findByText('لا يملك أي وكيل مخصصًا.')
+  },
+}
+
+/** The grant form, opened, with the app's key for the agent. */
+export const Granting: Story = {
+  args: { agentPublicKey: KEY, defaultAgentName: 'Shopping agent' },
+  play: async ({ canvasElement }) => {
+    const canvas = within(canvasElement)
+    await userEvent.click(await canvas.findByRole('button', { name: 'Grant an allowance' }))
+    await canvas.findByRole('textbox', { name: 'Agent name' })
+    await userEvent.type(canvas.getByRole('textbox', { name: 'Amount (ETH)' }), '0.01')
+  },
+}
+
+export const ValidationError: Story = {
+  play: async ({ canvasElement }) => {
+    const canvas = within(canvasElement)
+    await userEvent.click(await canvas.findByRole('button', { name: 'Grant an allowance' }))
+    const form = await canvas.findByRole('form', { name: 'Grant an allowance' })
+    await userEvent.type(within(form).getByRole('textbox', { name: 'Agent public key' }), '04abc')
+    await userEvent.click(within(form).getByRole('button', { name: 'Grant an allowance' }))
+    await canvas.findByText('Enter a name for the agent.')
+    await canvas.findByText(/^Enter a compressed P-256 public key/)
+  },
+}
+export const ValidationErrorSpanish: Story = {
+  ...ValidationError,
+  globals: { locale: 'es' },
+  play: async ({ canvasElement }) => {
+    const canvas = within(canvasElement)
+    await userEvent.click(await canvas.findByRole('button', { name: 'Conceder una asignación' }))
+    const form = await canvas.findByRole('form', { name: 'Conceder una asignación' })
+    await userEvent.click(within(form).getByRole('button', { name: 'Conceder una asignación' }))
+    await canvas.findByText('Escribe un nombre para el agente.')
+  },
+}
+
+/** An agent granted 0.01 ETH a day that has spent 0.004 ETH of it. */
+export const GrantedWithUsage: Story = {
+  parameters: {
+    live: {
+      signedIn: true,
+      wallets: [{ walletName: 'Everyday', chains: ['ethereum'] }],
+      agent: { spentWei: 4_000_000_000_000_000n },
+    },
+  },
+  play: async ({ canvasElement }) => {
+    const canvas = within(canvasElement)
+    await canvas.findByText('0.006 ETH left today')
+    await expect(canvas.getByText('0.004 ETH of 0.01 ETH')).toBeTruthy()
+  },
+}
+export const GrantedWithUsageDark: Story = { ...GrantedWithUsage, globals: { theme: 'dark' } }
+export const GrantedWithUsageArabic: Story = {
+  ...GrantedWithUsage,
+  globals: { locale: 'ar' },
+  play: async ({ canvasElement }) => {
+    await within(canvasElement).findByText('يتبقى 0.006 ETH اليوم')
+  },
+}
+
+/** The whole allowance spent: the agent's next spend is refused. */
+export const Refused: Story = {
+  parameters: {
+    live: {
+      signedIn: true,
+      wallets: [{ walletName: 'Everyday', chains: ['ethereum'] }],
+      agent: { spentWei: 10_000_000_000_000_000n },
+    },
+  },
+  play: async ({ canvasElement }) => {
+    const canvas = within(canvasElement)
+    await canvas.findByText('Limit reached')
+    await canvas.findByText('0 ETH left today')
+  },
+}
+
+export const Revoked: Story = {
+  ...GrantedWithUsage,
+  play: async ({ canvasElement }) => {
+    const canvas = within(canvasElement)
+    await userEvent.click(
+      await canvas.findByRole('button', { name: 'Revoke the allowance of Shopping agent' }),
+    )
+    await canvas.findByText('The allowance of Shopping agent is revoked. Its key can no longer sign.')
+    await canvas.findByText('No agent has an allowance.')
+  },
+}
