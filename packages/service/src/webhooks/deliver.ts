@@ -34,7 +34,6 @@ export function deliverySettings(
     connectTimeoutMs: options.connectTimeoutMs ?? WEBHOOK_DEFAULTS.connectTimeoutMs,
     timeoutMs: options.timeoutMs ?? WEBHOOK_DEFAULTS.timeoutMs,
     maxResponseBytes: options.maxResponseBytes ?? WEBHOOK_DEFAULTS.maxResponseBytes,
-    refreshMs: options.refreshMs ?? WEBHOOK_DEFAULTS.refreshMs,
     policy,
     transport: options.transport,
   }
