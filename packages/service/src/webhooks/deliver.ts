@@ -69,7 +69,7 @@ export function deliveryHandler(
       const holder = `${runtime.jobs.workerId}/${runtime.newId()}`
       if (!(await lease(runtime, endpoint.id, { workerId: holder, settings }))) throw new JobError('busy')
       try {
-        await drain(runtime, { queue, settings, context })
+        await drain(runtime, { queue, settings, context, holder })
       } finally {
         await release(runtime, { endpointId: endpoint.id, holder }).catch(() => undefined)
       }
@@ -89,7 +89,7 @@ async function pendingOf(runtime: Runtime, endpointId: string): Promise<WebhookD
  */
 async function drain(
   runtime: Runtime,
-  input: { queue: WebhookDeliveryRow[]; settings: DeliverySettings; context: JobContext },
+  input: { queue: WebhookDeliveryRow[]; settings: DeliverySettings; context: JobContext; holder: string },
 ): Promise<void> {
   const started = Date.now()
   let queue = input.queue
@@ -102,7 +102,13 @@ async function drain(
 
 async function drainOnce(
   runtime: Runtime,
-  input: { queue: WebhookDeliveryRow[]; settings: DeliverySettings; context: JobContext; started: number },
+  input: {
+    queue: WebhookDeliveryRow[]
+    settings: DeliverySettings
+    context: JobContext
+    started: number
+    holder: string
+  },
 ): Promise<void> {
   const { queue, settings, context, started } = input
   for (const [index, delivery] of queue.entries()) {
@@ -119,6 +125,9 @@ async function drainOnce(
       })
       continue
     }
+    // The endpoint's lease covers one try at a time (renewed before each): a process killed
+    // mid-try frees the endpoint two timeouts later, not at the end of a whole drain.
+    if (!(await lease(runtime, current.endpointId, { workerId: input.holder, settings }))) return
     const outcome = await sendOnce(runtime, { delivery: current, settings, signal: context.signal })
     runtime.emit('webhooks.delivery', {
       outcome: outcome.outcome,
@@ -213,7 +222,7 @@ async function lease(
     await tx.put('webhookEndpoints', {
       ...endpoint,
       sendingBy: input.workerId,
-      sendingUntil: now + DRAIN_BUDGET_MS + input.settings.timeoutMs * 2,
+      sendingUntil: now + input.settings.timeoutMs * 2 + 1000,
     })
     return true
   })
