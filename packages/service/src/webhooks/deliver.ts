@@ -1,4 +1,5 @@
 import { WEBHOOK_HEADERS } from '@latchkey/protocol'
+import { recordAppEvent } from '../kernel/appEvents.ts'
 import { type JobContext, JobError, type JobHandler } from '../kernel/JobQueue.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { WebhookDeliveryRow, WebhookEndpointRow } from '../kernel/store/model.ts'
@@ -260,6 +261,13 @@ async function failed(runtime: Runtime, endpointId: string, settings: DeliverySe
     }
     await tx.put('webhookEndpoints', next)
     if (!pause) return undefined
+    // The organization's other endpoints hear of it (this one's copy waits, paused, with the rest).
+    await recordAppEvent(runtime, tx, {
+      id: `evt_${runtime.newId()}`,
+      organization: { id: endpoint.organizationId },
+      type: 'LATCHKEY_ENDPOINT_PAUSED',
+      data: { endpointId, consecutiveFailures },
+    })
     // Its waiting deliveries wait paused (no job spins on them); resuming enqueues them again.
     for (const row of await tx.findBy('webhookDeliveries', 'endpointId', endpointId))
       if (row.state === 'pending')
