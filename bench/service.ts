@@ -4,18 +4,20 @@
  * (`--data-dir`; and in memory, with no file, to tell the storage's cost apart), on PostgreSQL with one service process and with two (requests round-robin
  * between them); throughput and p50/p99 with 200 concurrent clients; in memory again with metrics
  * (an admin listener) and JSON request logs on, against the same with both off, to show what
- * observing the service costs. Prints figures side by side;
+ * observing the service costs; in memory again with 3 webhook endpoints (loopback receivers in this
+ * process) subscribed to every event, against the same without, to show what signed webhooks cost
+ * the request path (delivery runs from the job queue, never in a request). Prints figures side by side;
  * asserts nothing about speed. Starts and removes its own PostgreSQL (scripts/postgres.mjs).
  *
  * Run: npm run bench:service   (or npx tsx bench/service.ts [--requests 6000] [--clients 200]
- *   [--only memory,observed,sqlite,postgres1,postgres2] [--workloads sign,wallets] [--profile DIR]
+ *   [--only memory,observed,webhooks,sqlite,postgres1,postgres2] [--workloads sign,wallets] [--profile DIR]
  *   [--rounds N] [--paced 0.6])
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { ACTIVITIES, type AccountSpec, type ActivityPath } from '@latchkey/protocol'
+import { ACTIVITIES, type AccountSpec, type ActivityPath, WEBHOOK_EVENT_TYPES } from '@latchkey/protocol'
 import { hexToBytes } from '@noble/hashes/utils.js'
 import { signApiKeyStamp, signRawPayload } from '../packages/service/src/kernel/crypto/index.ts'
 import { startService } from '../packages/service/test/support/serviceProcess.ts'
@@ -27,7 +29,7 @@ const { values: flags } = parseArgs({
   options: {
     requests: { type: 'string', default: '6000' },
     clients: { type: 'string', default: '200' },
-    /** Comma-separated subset of: memory, observed, sqlite, postgres1, postgres2 (default: all). */
+    /** Comma-separated subset of: memory, observed, webhooks, sqlite, postgres1, postgres2 (default: all). */
     only: { type: 'string' },
     /** Comma-separated subset of: sign, wallets (default: both). */
     workloads: { type: 'string', default: 'sign,wallets' },
@@ -444,12 +446,44 @@ const temp = mkdtempSync(join(tmpdir(), 'latchkey-bench-'))
 type Column = { name: string; result?: Awaited<ReturnType<typeof measure>>; error?: string; logged?: string }
 const memory: Column = { name: 'SQLite in memory' }
 const observed: Column = { name: 'in memory, metrics + JSON logs' }
+const webhooks: Column = { name: 'in memory, 3 webhook endpoints' }
 const sqlite: Column = { name: 'SQLite, 1 process' }
 const postgres1: Column = { name: 'PostgreSQL, 1 process' }
 const postgres2: Column = { name: 'PostgreSQL, 2 processes' }
-const columns = [memory, observed, sqlite, postgres1, postgres2].filter((_, n) =>
-  wanted(['memory', 'observed', 'sqlite', 'postgres1', 'postgres2'][n]!),
+const columns = [memory, observed, webhooks, sqlite, postgres1, postgres2].filter((_, n) =>
+  wanted(['memory', 'observed', 'webhooks', 'sqlite', 'postgres1', 'postgres2'][n]!),
 )
+
+/**
+ * Loopback receivers in this process, one per endpoint: each answers 204 at once and counts what it
+ * got (the signature is checked by the tests, not here: this measures the service's side).
+ */
+const receivers = { delivered: 0, servers: [] as import('node:http').Server[] }
+async function subscribeEverything(instance: Instance): Promise<void> {
+  const { createServer } = await import('node:http')
+  for (let n = 0; n < 3; n++) {
+    const server = createServer((request, response) => {
+      request.resume()
+      request.on('end', () => {
+        receivers.delivered++
+        response.writeHead(204).end()
+      })
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    receivers.servers.push(server)
+    const { port } = server.address() as import('node:net').AddressInfo
+    const reply = await post(
+      prepare(instance, 'create_webhook_endpoint', {
+        url: `http://127.0.0.1:${port}/hook${n}`,
+        name: `bench ${n}`,
+        subscriptions: WEBHOOK_EVENT_TYPES.map((eventType) => ({ eventType })),
+      }),
+    )
+    if (reply.status !== 200) throw new Error(`create_webhook_endpoint: ${reply.status} ${reply.text}`)
+  }
+}
+/** Deliveries received while the webhooks column's timed runs went on, and within 10 s after. */
+const webhookFigures = { duringRuns: 0, after: 0 }
 /** Metrics and request logs off: what every column but `observed` measures. */
 const QUIET = ['--log-level', 'silent']
 /** Metrics kept for an admin listener, one JSON line per request on stderr (which the bench reads). */
@@ -460,6 +494,7 @@ async function withInstances(
   args: (n: number) => string[],
   column: Column,
   rollbacks?: () => number,
+  setUp?: (instance: Instance) => Promise<void>,
 ) {
   const instances: Instance[] = []
   try {
@@ -476,7 +511,15 @@ async function withInstances(
         close: async () => void (await service.stop()),
       })
     }
+    if (setUp) await setUp(instances[0]!)
+    const deliveredBefore = receivers.delivered
     column.result = await measure(instances, rollbacks)
+    if (setUp) {
+      webhookFigures.duringRuns = receivers.delivered - deliveredBefore
+      const settled = receivers.delivered
+      await new Promise((resolve) => setTimeout(resolve, 10_000))
+      webhookFigures.after = receivers.delivered - settled
+    }
     // The first error line a process logged, to name what the failed requests were.
     const logged = instances.flatMap((instance) =>
       instance
@@ -515,6 +558,8 @@ const durableRounds: { raw: number; sqlite?: Column['result']; postgres?: Column
 
 /** Each round's in-memory runs with metrics and logs off and on (the table shows the last round). */
 const pairs: { off: NonNullable<Column['result']>; on: NonNullable<Column['result']> }[] = []
+/** Each round's in-memory runs without and with 3 webhook endpoints on every event. */
+const webhookPairs: { off: NonNullable<Column['result']>; on: NonNullable<Column['result']> }[] = []
 let postgres: PostgresCluster | undefined
 try {
   // No --data-dir: the same queries with no file and no fsync, to tell the storage's cost apart.
@@ -522,7 +567,10 @@ try {
     if (wanted('memory')) await withInstances(1, () => [], memory)
     if (wanted('observed')) await withInstances(1, () => [], observed)
     if (memory.result && observed.result) pairs.push({ off: memory.result, on: observed.result })
+    if (wanted('webhooks')) await withInstances(1, () => [], webhooks, undefined, subscribeEverything)
+    if (memory.result && webhooks.result) webhookPairs.push({ off: memory.result, on: webhooks.result })
   }
+  for (const server of receivers.servers) server.close()
   if (wanted('postgres1') || wanted('postgres2'))
     try {
       postgres = await startPostgres({ log: (line: string) => statementLog?.push(line) })
@@ -667,6 +715,21 @@ else if (pairs.length > 1)
         `(each round: ${costs.map((value) => `${value.toFixed(1)}%`).join(', ')})`,
     )
   }
+for (const workload of ['sign', 'wallets'] as const) {
+  const ratios = webhookPairs
+    .map((pair) => pair.on[workload].perSecond / pair.off[workload].perSecond)
+    .filter((value) => !Number.isNaN(value))
+  if (ratios.length === 0) continue
+  console.log(
+    `3 webhook endpoints on every event vs none, in memory (target ≥ 0.95): ` +
+      `${workload === 'sign' ? 'sign_raw_payloads' : 'create_wallet'} ${median(ratios).toFixed(2)}` +
+      (ratios.length > 1 ? ` (each round: ${ratios.map((value) => value.toFixed(2)).join(', ')})` : ''),
+  )
+}
+if (webhookPairs.length > 0)
+  console.log(
+    `webhook deliveries received: ${webhookFigures.duringRuns} while the timed runs went on, ${webhookFigures.after} in the 10 s after (delivery runs from the job queue, never in a request)`,
+  )
 if (durableRounds.length > 1)
   for (const workload of ['sign', 'wallets'] as const) {
     const name = workload === 'sign' ? 'sign_raw_payloads' : 'create_wallet'

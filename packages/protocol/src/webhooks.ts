@@ -31,6 +31,10 @@ export const WEBHOOK_EVENT_TYPES = [
   'LATCHKEY_EXPORT',
   'LATCHKEY_POLICY_DENIED',
   'LATCHKEY_ENDPOINT_PAUSED',
+  'LATCHKEY_SESSION_REVOKED',
+  'LATCHKEY_MFA_SATISFIED',
+  'LATCHKEY_SPENDING_LIMIT_REFUSED',
+  'LATCHKEY_SPONSOR_BALANCE_LOW',
 ] as const
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number]
@@ -91,6 +95,44 @@ export interface WebhookEventDataMap {
   }
   LATCHKEY_POLICY_DENIED: { activityId: string; activityType: string; outcome: string; userId: string }
   LATCHKEY_ENDPOINT_PAUSED: { endpointId: string; consecutiveFailures: number }
+  /**
+   * A login session ended before its expiry: `logout` (its own key deleted), `deleted` (another
+   * user's or an older session key deleted), `invalidate_existing` (a login ending the others).
+   */
+  LATCHKEY_SESSION_REVOKED: {
+    userId: string
+    /** The session's key (its API key id). */
+    apiKeyId: string
+    reason: 'logout' | 'deleted' | 'invalidate_existing'
+    /** The activity that ended it. */
+    activityId: string
+  }
+  /** Every MFA step an activity waited for was proven; the activity runs (its ACTIVITY_UPDATES follows). */
+  LATCHKEY_MFA_SATISFIED: { activityId: string; activityType: string; userId: string; policyIds: string[] }
+  /** A signature refused by a spending limit (the activity is FAILED with SPENDING_LIMIT_EXCEEDED). */
+  LATCHKEY_SPENDING_LIMIT_REFUSED: {
+    activityId: string
+    activityType: string
+    userId: string
+    spendingLimitId: string
+    /** The limit, what was used in its window and what this signature would have spent (decimal units). */
+    limit: string
+    used: string
+    requested: string
+  }
+  /**
+   * A sponsor's balance went below the operator's threshold (sent once per crossing, per instance
+   * watching it). `owner` is `default` (the service's sponsor, reported to every top-level
+   * organization with an endpoint) or the organization the sponsor pays for.
+   */
+  LATCHKEY_SPONSOR_BALANCE_LOW: {
+    owner: string
+    caip2: string
+    address: string
+    /** Wei or lamports, decimal. */
+    balance: string
+    threshold: string
+  }
 }
 
 /**

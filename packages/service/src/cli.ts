@@ -16,6 +16,7 @@ const COMMANDS: Record<string, () => Promise<{ run(argv: string[]): Promise<void
   'rotate-master-key': () => import('./commands/rotateMasterKey.ts'),
   import: () => import('./commands/importUsers.ts'),
   'export-users': () => import('./commands/exportUsers.ts'),
+  webhooks: () => import('./commands/webhooks.ts'),
 }
 
 async function main(argv: string[]): Promise<void> {

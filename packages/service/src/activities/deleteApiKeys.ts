@@ -1,5 +1,6 @@
 import { assertRootKeepsAccess, isLiveSession } from '../domain/sessions.ts'
 import { findUser } from '../domain/users.ts'
+import { recordAppEvent } from '../kernel/appEvents.ts'
 import { mapInOrder } from '../kernel/base/async.ts'
 import { NotFoundError, PermissionError } from '../kernel/base/errors.ts'
 import { defineActivity } from '../kernel/registry.ts'
@@ -29,8 +30,20 @@ export const deleteApiKeys = defineActivity('delete_api_keys', {
         })
       await ctx.tx.delete('apiKeys', id)
       if (isLiveSession(key, ctx.now)) {
-        if (ctx.caller.credential.kind === 'API_KEY' && ctx.caller.credential.id === id) loggedOut++
+        const logout = ctx.caller.credential.kind === 'API_KEY' && ctx.caller.credential.id === id
+        if (logout) loggedOut++
         else deleted++
+        await recordAppEvent(ctx.runtime, ctx.tx, {
+          id: `${ctx.activityId}.revoked.${id}`,
+          organization: ctx.organization,
+          type: 'LATCHKEY_SESSION_REVOKED',
+          data: {
+            userId: user.id,
+            apiKeyId: id,
+            reason: logout ? 'logout' : 'deleted',
+            activityId: ctx.activityId,
+          },
+        })
       }
     })
     await assertRootKeepsAccess(ctx, user, 'parameters.apiKeyIds')

@@ -1,6 +1,7 @@
 import { ConflictError, NotFoundError } from '../kernel/base/errors.ts'
 import type { ActivityContext } from '../kernel/registry.ts'
 import type { ActivityRow } from '../kernel/store/model.ts'
+import { recordActivityEvents } from '../pipeline/activityEvents.ts'
 import { decideAfterVote } from '../pipeline/decideActivity.ts'
 import { executeActivity, respondWith } from '../pipeline/executeActivity.ts'
 import { gateOf, heldBy } from '../pipeline/gates.ts'
@@ -55,8 +56,25 @@ export async function runAsSubmitter(ctx: ActivityContext, activity: ActivityRow
   })
   // What the waiting activity reported is emitted when this transaction commits.
   for (const [name, data] of execution.reported ?? []) ctx.report(name, data as never)
+  await recordActivityEvents(runtime, tx, {
+    row: execution.row,
+    organization,
+    outcome: undefined,
+    later: true,
+  })
   // What it shows only once (a TOTP secret, recovery codes) reaches the one who let it run.
   respondWith(ctx, activity.id, execution.row)
+}
+
+/** A waiting activity's new status (rejected, or held by a gate), with its ACTIVITY_UPDATES event. */
+async function changeStatus(ctx: ActivityContext, activity: ActivityRow, status: ActivityRow['status']) {
+  const row = await ctx.tx.put('activities', { ...activity, status, updatedAt: ctx.runtime.now() })
+  await recordActivityEvents(ctx.runtime, ctx.tx, {
+    row,
+    organization: ctx.organization,
+    outcome: undefined,
+    later: true,
+  })
 }
 
 /**
@@ -81,7 +99,7 @@ export async function voteOnActivity(
   // Its submitter may withdraw an activity a gate holds; nobody else decides on it.
   if (gate && caller.userId === activity.userId) {
     respondWith(ctx, activity.id)
-    await tx.put('activities', { ...activity, status: 'ACTIVITY_STATUS_REJECTED', updatedAt: runtime.now() })
+    await changeStatus(ctx, activity, 'ACTIVITY_STATUS_REJECTED')
     return {}
   }
   if (activity.status !== 'ACTIVITY_STATUS_CONSENSUS_NEEDED')
@@ -106,10 +124,10 @@ export async function voteOnActivity(
         readOnly: false,
       },
     })
-    if (holder) await tx.put('activities', { ...activity, status: holder.status, updatedAt: runtime.now() })
+    if (holder) await changeStatus(ctx, activity, holder.status)
     else await runAsSubmitter(ctx, activity)
   } else if (outcome === 'OUTCOME_REJECTED') {
-    await tx.put('activities', { ...activity, status: 'ACTIVITY_STATUS_REJECTED', updatedAt: runtime.now() })
+    await changeStatus(ctx, activity, 'ACTIVITY_STATUS_REJECTED')
   } else {
     await tx.put('activities', { ...activity, updatedAt: runtime.now() })
   }

@@ -27,6 +27,7 @@ export const USAGE = `Usage: latchkey-service dev [options]
        latchkey-service rotate-master-key --new-key-file FILE (--data-dir DIR | --database-url URL)
        latchkey-service import --from users.jsonl --url URL --organization-id ID --root-key-file FILE
        latchkey-service export-users --to users.jsonl --url URL --organization-id ID --root-key-file FILE
+       latchkey-service webhooks rotate-key (--data-dir DIR | --database-url URL) [--overlap-hours H]
 
 Each command answers --help with its options. Without a command, the flags below are dev's.
 
@@ -123,6 +124,7 @@ export const COMMAND_NAMES = [
   'rotate-master-key',
   'import',
   'export-users',
+  'webhooks',
 ] as const
 
 export interface CliOptions {

@@ -84,6 +84,12 @@ export async function sessionProfileFor(
  * A read-write session: registers `publicKey` on the user as an expiring session API key
  * (`invalidateExisting` first revokes the user's other login keys) and returns the JWT.
  */
+/** The user's organization as an app event names it (its parent known when it is the activity's). */
+const organizationOf = (ctx: ActivityContext, user: UserRow) =>
+  ctx.organization.id === user.organizationId
+    ? { id: user.organizationId, parentOrganizationId: ctx.organization.parentOrganizationId }
+    : { id: user.organizationId }
+
 export async function issueSession(
   ctx: ActivityContext,
   input: {
@@ -116,7 +122,20 @@ export async function issueSession(
     if (isLogin && key.publicKey === input.publicKey) await ctx.tx.delete('apiKeys', key.id)
     else if (isLogin && input.invalidateExisting) {
       await ctx.tx.delete('apiKeys', key.id)
-      if (isLiveSession(key, ctx.now)) revoked++
+      if (isLiveSession(key, ctx.now)) {
+        revoked++
+        await recordAppEvent(ctx.runtime, ctx.tx, {
+          id: `${ctx.activityId}.revoked.${key.id}`,
+          organization: organizationOf(ctx, input.user),
+          type: 'LATCHKEY_SESSION_REVOKED',
+          data: {
+            userId: input.user.id,
+            apiKeyId: key.id,
+            reason: 'invalidate_existing',
+            activityId: ctx.activityId,
+          },
+        })
+      }
     }
   }
   if (revoked > 0) ctx.report('signin.sessions_revoked', { reason: 'invalidate_existing', count: revoked })
@@ -134,13 +153,9 @@ export async function issueSession(
     createdAt: ctx.now,
     updatedAt: ctx.now,
   })
-  const own = ctx.organization.id === input.user.organizationId
   await recordAppEvent(ctx.runtime, ctx.tx, {
     id: `${ctx.activityId}.login.${apiKeyId}`,
-    organization: {
-      id: input.user.organizationId,
-      ...(own ? { parentOrganizationId: ctx.organization.parentOrganizationId } : {}),
-    },
+    organization: organizationOf(ctx, input.user),
     type: 'LATCHKEY_LOGIN',
     data: {
       userId: input.user.id,

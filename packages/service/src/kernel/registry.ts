@@ -47,6 +47,8 @@ export interface ActivityContext {
   organization: OrganizationRow
   caller: Caller
   activityId: string
+  /** The type constant the activity was submitted as (set by the pipeline for every run). */
+  type?: string
   /** A fresh id (creation-ordered). */
   newId(): string
   /** The handlers and plugins of this service. */

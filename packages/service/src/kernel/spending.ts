@@ -49,6 +49,12 @@ export interface SpendContext {
   now: number
   organizationId: string
   caller: Pick<Caller, 'userId' | 'credential'>
+  /** The activity that signs (its refusal is an app event naming it). */
+  activity?: {
+    id: string
+    type: string
+    organization: { id: string; parentOrganizationId?: string | undefined }
+  }
 }
 
 /** Registered by the spending-limits wing as its state. */
@@ -68,6 +74,7 @@ export const spendContextOf = (ctx: ActivityContext): SpendContext => ({
   now: ctx.now,
   organizationId: ctx.organization.id,
   caller: ctx.caller,
+  activity: { id: ctx.activityId, type: ctx.type ?? '', organization: ctx.organization },
 })
 
 const guardOf = (runtime: Runtime): SpendGuard | undefined => {

@@ -4,6 +4,7 @@
 // two concurrent spends conflict on it: SQLite runs them one after the other, PostgreSQL
 // (SERIALIZABLE) fails one of them and the store reruns it, which then reads the other's spend.
 import type { SpendingLimitPeriod } from '@latchkey/protocol'
+import { keepAppEventOnFailure } from '../kernel/appEvents.ts'
 import { LimitError } from '../kernel/base/errors.ts'
 import type { SpendContext, SpendGuard, SpendRequest } from '../kernel/spending.ts'
 import type { SpendEntry, SpendingLimitRow, SpendingLimitUsageRow } from '../kernel/store/model.ts'
@@ -118,6 +119,30 @@ function refusal(limit: SpendingLimitRow, state: ReturnType<typeof usageAt>, amo
   })
 }
 
+/**
+ * The refusal, carrying its app event: the activity fails and its writes are rolled back, but the
+ * event is recorded in its transaction after the rollback (kernel/appEvents.ts), so it exists
+ * exactly when the FAILED activity does; a replay runs no handler and records nothing.
+ */
+function refused(ctx: SpendContext, error: LimitError): LimitError {
+  if (!ctx.activity) return error
+  const extra = error.extra as { spendingLimitId: string; limit: string; used: string; requested: string }
+  return keepAppEventOnFailure(error, {
+    id: `${ctx.activity.id}.limit_refused`,
+    organization: ctx.activity.organization,
+    type: 'LATCHKEY_SPENDING_LIMIT_REFUSED',
+    data: {
+      activityId: ctx.activity.id,
+      activityType: ctx.activity.type,
+      userId: ctx.caller.userId,
+      spendingLimitId: extra.spendingLimitId,
+      limit: extra.limit,
+      used: extra.used,
+      requested: extra.requested,
+    },
+  })
+}
+
 export const spendGuard: SpendGuard = {
   async reserve(ctx: SpendContext, request: SpendRequest): Promise<void> {
     const limits = (await ctx.tx.findBy('spendingLimits', 'organizationId', ctx.organizationId)).filter(
@@ -136,7 +161,8 @@ export const spendGuard: SpendGuard = {
       if (amount === 0n) continue
       const usage = await usageOf(ctx.tx, limit)
       const state = usageAt(limit, usage, ctx.now)
-      if (state.used + amount > BigInt(limit.amount)) throw refusal(limit, state, amount, ctx.now)
+      if (state.used + amount > BigInt(limit.amount))
+        throw refused(ctx, refusal(limit, state, amount, ctx.now))
       writes.push({
         limit,
         usage,

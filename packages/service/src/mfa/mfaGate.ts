@@ -1,4 +1,5 @@
 import { SESSION_CREDENTIAL_TYPES } from '../domain/sessions.ts'
+import { recordAppEvent } from '../kernel/appEvents.ts'
 import { ConflictError, PermissionError } from '../kernel/base/errors.ts'
 import { decodeTransactionForPolicy } from '../kernel/crypto/signTransaction.ts'
 import type { ActivityContext, ActivityGate, Caller, GateInput } from '../kernel/registry.ts'
@@ -183,7 +184,20 @@ export async function proveOnActivity(
       message: `${proof.type} proves none of the steps activity ${activity.id} waits for (see get_mfa_status)`,
     })
   await ctx.tx.put('mfaChallenges', { ...challenge, updatedAt: ctx.now })
-  if (isSatisfied(challenge)) return true
+  if (isSatisfied(challenge)) {
+    await recordAppEvent(ctx.runtime, ctx.tx, {
+      id: `${activity.id}.mfa_satisfied`,
+      organization: ctx.organization,
+      type: 'LATCHKEY_MFA_SATISFIED',
+      data: {
+        activityId: activity.id,
+        activityType: activity.type,
+        userId: activity.userId,
+        policyIds: challenge.policies.map((policy) => policy.policyId),
+      },
+    })
+    return true
+  }
   await ctx.tx.put('activities', { ...activity, updatedAt: ctx.now })
   return false
 }

@@ -1,4 +1,5 @@
 // Node only (prom-client): the service's Prometheus metrics, fed by its events.
+import { WEBHOOK_EVENT_TYPES } from '@latchkey/protocol'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 import type { EventSink, ServiceEventMap, ServiceEventName } from '../kernel/base/events.ts'
 
@@ -11,6 +12,10 @@ const SESSION_ACTIVITIES: Record<string, string> = {
 }
 
 /** Request durations: a probe takes a millisecond, a signature tens, a slow database seconds. */
+/** An event type as a label: one of the catalogue's, else `other` (a label never takes an unbounded value). */
+const eventTypeLabel = (type: string) =>
+  (WEBHOOK_EVENT_TYPES as readonly string[]).includes(type) ? type : 'other'
+
 const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 const CRYPTO_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1]
 
@@ -137,14 +142,14 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   })
   const webhookTries = new Counter({
     name: 'latchkey_webhook_deliveries_total',
-    help: 'Webhook delivery tries per endpoint and outcome (delivered, http_error, network, timeout, refused, expired)',
-    labelNames: ['endpoint', 'outcome'] as const,
+    help: 'Webhook delivery tries per event type and outcome (delivered, http_error, network, timeout, refused, expired); bounded labels: an endpoint is a tenant\u2019s, its id is in the delivery rows, never a label',
+    labelNames: ['event_type', 'outcome'] as const,
     registers,
   })
   const webhookPauses = new Counter({
     name: 'latchkey_webhook_endpoints_paused_total',
-    help: 'Webhook endpoints paused after failing pause_threshold times in a row, per endpoint',
-    labelNames: ['endpoint'] as const,
+    help: 'Webhook endpoints paused after failing pause_threshold times in a row (which ones: list_webhook_endpoints, pausedAtMs)',
+    labelNames: [] as const,
     registers,
   })
   const rateLimited = new Counter({
@@ -268,8 +273,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
     'rate_limit.refused': ({ limit, kind }) => rateLimited.inc({ limit, kind }),
     // Endpoints are few per organization (at most 10), so the endpoint id is a bounded label.
-    'webhooks.delivery': ({ endpointId, outcome }) => webhookTries.inc({ endpoint: endpointId, outcome }),
-    'webhooks.endpoint_paused': ({ endpointId }) => webhookPauses.inc({ endpoint: endpointId }),
+    'webhooks.delivery': ({ eventType, outcome }) =>
+      webhookTries.inc({ event_type: eventTypeLabel(eventType), outcome }),
+    'webhooks.endpoint_paused': () => webhookPauses.inc(),
     'server.draining': () => drains.inc(),
     'server.drained': ({ cut: count }) => cut.inc(count),
     'sponsor.balance': ({ owner, family, caip2, balance, low }) => {

@@ -10,18 +10,28 @@ const EXPORTS = new Set(['export_wallet', 'export_private_key', 'export_wallet_a
  * The app events of an activity just decided in `tx` (webhooks, kernel/appEvents.ts): its
  * `ACTIVITY_UPDATES`, a policy denial, and what a completed activity made (a sub-organization, a
  * wallet, an export). Ids derive from the activity's, so a rerun of the transaction writes the
- * same events; a replay never gets here. Costs nothing while no endpoint is subscribed.
+ * same events; a replay never gets here. An activity run later (after consensus or MFA) gets its
+ * events from the transaction that runs it (activities/voteOnActivity.ts).
  */
 export async function recordActivityEvents(
   runtime: Runtime,
   tx: Transaction,
-  activity: { row: ActivityRow; organization: OrganizationRow; outcome: string | undefined },
+  activity: {
+    row: ActivityRow
+    organization: OrganizationRow
+    outcome: string | undefined
+    /**
+     * The activity changed status after its submission (run after consensus or MFA, rejected,
+     * held by a gate): its ACTIVITY_UPDATES id names the status, each change being its own event.
+     */
+    later?: boolean
+  },
 ): Promise<void> {
   const { row, organization, outcome } = activity
   const organizationRef = { id: organization.id, parentOrganizationId: organization.parentOrganizationId }
   const events: AppEvent[] = [
     {
-      id: `${row.id}.activity`,
+      id: activity.later ? `${row.id}.activity.${row.status}` : `${row.id}.activity`,
       organization: organizationRef,
       type: 'ACTIVITY_UPDATES',
       data: { activityId: row.id, activityType: row.type, activityStatus: row.status, userId: row.userId },

@@ -1,4 +1,5 @@
 import type { ActivityPath } from '@latchkey/protocol'
+import { recordKeptAppEvents } from '../kernel/appEvents.ts'
 import { type ApiError, NotFoundError } from '../kernel/base/errors.ts'
 import type { ServiceEventMap, ServiceEventName } from '../kernel/base/events.ts'
 import { Reader } from '../kernel/Reader.ts'
@@ -117,6 +118,8 @@ export async function executeActivity(input: ExecutionInput): Promise<Execution>
     // is a read its snapshot run could not answer: the store runs it again in a transaction.
     if (isDatabaseError(thrown) || thrown instanceof NotInSnapshot) throw thrown
     await savepoint.rollback()
+    // A refusal may still be an event (a spending limit's): recorded after the rollback.
+    await recordKeptAppEvents(runtime, tx, thrown)
     const error = toApiError(thrown)
     const failed = await tx.put('activities', {
       ...row,

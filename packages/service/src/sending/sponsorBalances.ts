@@ -1,7 +1,9 @@
 // What each sponsor account holds, looked at in the background: the admin `/readyz` reads the last
 // look (the sending wing's `readiness`), and each balance read is reported as a `sponsor.balance`
 // event that the metrics keep, so a probe or a scrape never costs an RPC call.
+import { recordAppEvent } from '../kernel/appEvents.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
+import type { Transaction } from '../kernel/store/Store.ts'
 import { SENDING } from './sendingState.ts'
 import { sendRpc } from './sendRpc.ts'
 import { loadedSponsors, type SponsorFamily } from './sponsors.ts'
@@ -49,6 +51,45 @@ export function sponsorBalancesOf(runtime: Runtime): SponsorBalanceWatch | undef
 }
 
 /**
+ * A sponsor just went below its threshold: a `LATCHKEY_SPONSOR_BALANCE_LOW` app event (webhooks)
+ * for the organization it pays for, or, for the service's default sponsor, for every top-level
+ * organization that has a webhook endpoint (the apps whose sends it pays). Once per crossing.
+ */
+async function reportLow(runtime: Runtime, entry: SponsorBalance & { threshold: string }): Promise<void> {
+  const data = {
+    owner: entry.owner,
+    caip2: entry.caip2,
+    address: entry.address,
+    balance: entry.balance ?? '0',
+    threshold: entry.threshold,
+  }
+  const id = `evt_${runtime.newId()}`
+  await runtime.store.transaction(async (tx) => {
+    const organizations =
+      entry.owner === 'default'
+        ? await topLevelWithEndpoints(tx)
+        : [{ id: entry.owner, parentOrganizationId: undefined as string | undefined }]
+    for (const organization of organizations)
+      await recordAppEvent(runtime, tx, {
+        id: `${id}.${organization.id}`,
+        organization,
+        type: 'LATCHKEY_SPONSOR_BALANCE_LOW',
+        data,
+      })
+  })
+}
+
+async function topLevelWithEndpoints(tx: Transaction) {
+  const ids = new Set((await tx.all('webhookEndpoints')).map((endpoint) => endpoint.organizationId))
+  const organizations = []
+  for (const id of ids) {
+    const row = await tx.get('organizations', id)
+    if (row && !row.parentOrganizationId) organizations.push({ id, parentOrganizationId: undefined })
+  }
+  return organizations
+}
+
+/**
  * Reads every loaded sponsor's balance on each chain it pays on, now and then every `intervalMs`
  * (one look at a time; a node that does not answer keeps the last balance read). Never makes the
  * service unready: a low balance is the operator's to fund, and sends that cannot pay fail on their own.
@@ -83,11 +124,14 @@ export function watchSponsorBalances(runtime: Runtime, options: SponsorBalanceOp
           ? BigInt((await call('eth_getBalance', [entry.address, 'latest'])) as string)
           : BigInt(((await call('getBalance', [entry.address])) as { value: number | string }).value)
       const threshold = entry.family === 'eip155' ? options.lowWei : options.lowLamports
+      const wasLow = entry.low
       entry.balance = balance.toString()
       entry.low = threshold === undefined ? null : balance < threshold
       entry.checkedAt = runtime.now()
       const { owner, family, caip2, low } = entry
       runtime.emit('sponsor.balance', { owner, family, caip2, balance: entry.balance, low })
+      if (low && wasLow !== true && threshold !== undefined)
+        await reportLow(runtime, { ...entry, threshold: threshold.toString() }).catch(() => undefined)
     } catch {
       // Unreachable or an answer that is not a balance: the last look stands (checkedAt says how old).
     }

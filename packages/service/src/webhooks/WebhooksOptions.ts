@@ -59,8 +59,6 @@ export interface WebhooksOptions {
   timeoutMs?: number
   /** @default 4096 */
   maxResponseBytes?: number
-  /** How often an instance re-reads which organizations have endpoints (others may add one). @default 5000 */
-  refreshMs?: number
 }
 
 export const WEBHOOK_DEFAULTS = {
@@ -69,5 +67,4 @@ export const WEBHOOK_DEFAULTS = {
   connectTimeoutMs: 5000,
   timeoutMs: 10_000,
   maxResponseBytes: 4096,
-  refreshMs: 5000,
 }

@@ -1,4 +1,5 @@
 import { WEBHOOK_HEADERS } from '@latchkey/protocol'
+import { recordAppEvent } from '../kernel/appEvents.ts'
 import { type JobContext, JobError, type JobHandler } from '../kernel/JobQueue.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { WebhookDeliveryRow, WebhookEndpointRow } from '../kernel/store/model.ts'
@@ -34,7 +35,6 @@ export function deliverySettings(
     connectTimeoutMs: options.connectTimeoutMs ?? WEBHOOK_DEFAULTS.connectTimeoutMs,
     timeoutMs: options.timeoutMs ?? WEBHOOK_DEFAULTS.timeoutMs,
     maxResponseBytes: options.maxResponseBytes ?? WEBHOOK_DEFAULTS.maxResponseBytes,
-    refreshMs: options.refreshMs ?? WEBHOOK_DEFAULTS.refreshMs,
     policy,
     transport: options.transport,
   }
@@ -70,7 +70,7 @@ export function deliveryHandler(
       const holder = `${runtime.jobs.workerId}/${runtime.newId()}`
       if (!(await lease(runtime, endpoint.id, { workerId: holder, settings }))) throw new JobError('busy')
       try {
-        await drain(runtime, { queue, settings, context })
+        await drain(runtime, { queue, settings, context, holder })
       } finally {
         await release(runtime, { endpointId: endpoint.id, holder }).catch(() => undefined)
       }
@@ -90,7 +90,7 @@ async function pendingOf(runtime: Runtime, endpointId: string): Promise<WebhookD
  */
 async function drain(
   runtime: Runtime,
-  input: { queue: WebhookDeliveryRow[]; settings: DeliverySettings; context: JobContext },
+  input: { queue: WebhookDeliveryRow[]; settings: DeliverySettings; context: JobContext; holder: string },
 ): Promise<void> {
   const started = Date.now()
   let queue = input.queue
@@ -103,7 +103,13 @@ async function drain(
 
 async function drainOnce(
   runtime: Runtime,
-  input: { queue: WebhookDeliveryRow[]; settings: DeliverySettings; context: JobContext; started: number },
+  input: {
+    queue: WebhookDeliveryRow[]
+    settings: DeliverySettings
+    context: JobContext
+    started: number
+    holder: string
+  },
 ): Promise<void> {
   const { queue, settings, context, started } = input
   for (const [index, delivery] of queue.entries()) {
@@ -120,6 +126,9 @@ async function drainOnce(
       })
       continue
     }
+    // The endpoint's lease covers one try at a time (renewed before each): a process killed
+    // mid-try frees the endpoint two timeouts later, not at the end of a whole drain.
+    if (!(await lease(runtime, current.endpointId, { workerId: input.holder, settings }))) return
     const outcome = await sendOnce(runtime, { delivery: current, settings, signal: context.signal })
     runtime.emit('webhooks.delivery', {
       outcome: outcome.outcome,
@@ -214,7 +223,7 @@ async function lease(
     await tx.put('webhookEndpoints', {
       ...endpoint,
       sendingBy: input.workerId,
-      sendingUntil: now + DRAIN_BUDGET_MS + input.settings.timeoutMs * 2,
+      sendingUntil: now + input.settings.timeoutMs * 2 + 1000,
     })
     return true
   })
@@ -252,6 +261,13 @@ async function failed(runtime: Runtime, endpointId: string, settings: DeliverySe
     }
     await tx.put('webhookEndpoints', next)
     if (!pause) return undefined
+    // The organization's other endpoints hear of it (this one's copy waits, paused, with the rest).
+    await recordAppEvent(runtime, tx, {
+      id: `evt_${runtime.newId()}`,
+      organization: { id: endpoint.organizationId },
+      type: 'LATCHKEY_ENDPOINT_PAUSED',
+      data: { endpointId, consecutiveFailures },
+    })
     // Its waiting deliveries wait paused (no job spins on them); resuming enqueues them again.
     for (const row of await tx.findBy('webhookDeliveries', 'endpointId', endpointId))
       if (row.state === 'pending')

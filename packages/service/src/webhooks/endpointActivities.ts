@@ -14,11 +14,9 @@ export const MAX_ENDPOINTS = 10
 const MAX_SUBSCRIPTIONS = 20
 const FILTER_KEYS = ['activityTypes', 'statuses', 'organizationIds'] as const
 
-/** What the endpoint activities need of the wing: the address rules, and who may want events now. */
+/** What the endpoint activities need of the wing: the address rules. */
 export interface EndpointHost {
   policyOf(runtime: Runtime): AddressPolicy
-  /** An organization that has (or may have) an endpoint: events for it are looked at from now on. */
-  subscribe(runtime: Runtime, organizationId: string): void
 }
 
 /** The published `v1WebhookEndpointData`. */
@@ -139,7 +137,6 @@ export function endpointHandlers(host: EndpointHost) {
         updatedAt: ctx.now,
       }
       await ctx.tx.put('webhookEndpoints', row)
-      host.subscribe(ctx.runtime, ctx.organization.id)
       return { endpointId: row.id, webhookEndpoint: renderEndpoint(row) }
     },
   })

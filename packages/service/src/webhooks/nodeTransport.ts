@@ -1,6 +1,6 @@
 // Node only (node:http, node:https, node:dns): exported from `@latchkey/service/node`, handed to
 // `createService({ webhooks: { transport } })` by the CLI; nothing `createService` imports uses it.
-import { lookup as dnsLookup } from 'node:dns/promises'
+import { lookup as dnsLookup, Resolver } from 'node:dns/promises'
 import http from 'node:http'
 import https from 'node:https'
 import type { LookupFunction } from 'node:net'
@@ -17,8 +17,33 @@ const systemResolver: WebhookResolver = async (hostname) =>
   }))
 
 export interface NodeWebhookTransportOptions {
-  /** @default the system resolver (`dns.lookup`) */
+  /** @default the system resolver (`dns.lookup`), or `dnsServers`' */
   resolve?: WebhookResolver
+  /**
+   * DNS servers (`host` or `host:port`) asked directly instead of the system resolver: A and AAAA
+   * questions (`dns.Resolver#setServers`); a name that answers neither is not found.
+   */
+  dnsServers?: readonly string[]
+}
+
+/** A resolver asking `servers` for A and AAAA records (no hosts file, no system cache). */
+export function dnsServerResolver(servers: readonly string[]): WebhookResolver {
+  const resolver = new Resolver({ timeout: 2000, tries: 1 })
+  resolver.setServers([...servers])
+  const missing = (error: NodeJS.ErrnoException) =>
+    error.code === 'ENODATA' || error.code === 'ENOTFOUND' ? [] : Promise.reject(error)
+  return async (hostname) => {
+    const [v4, v6] = await Promise.all([
+      resolver.resolve4(hostname).catch(missing),
+      resolver.resolve6(hostname).catch(missing),
+    ])
+    const addresses = [
+      ...v4.map((address) => ({ address, family: 4 as const })),
+      ...v6.map((address) => ({ address, family: 6 as const })),
+    ]
+    if (addresses.length === 0) throw Object.assign(new Error(`${hostname} not found`), { code: 'ENOTFOUND' })
+    return addresses
+  }
 }
 
 /**
@@ -31,7 +56,8 @@ export interface NodeWebhookTransportOptions {
  * `maxResponseBytes`, then the connection is dropped.
  */
 export function nodeWebhookTransport(options: NodeWebhookTransportOptions = {}): WebhookTransport {
-  const resolve = options.resolve ?? systemResolver
+  const resolve =
+    options.resolve ?? (options.dnsServers ? dnsServerResolver(options.dnsServers) : systemResolver)
   return (request) => send(request, resolve)
 }
 

@@ -35,54 +35,49 @@ export const deliveryIdOf = (eventId: string, endpointId: string) => `${eventId}
  * Writes `event` in `tx` for every endpoint of its organization and of its parent that wants it:
  * the endpoint's next sequence number, the body as it will be signed, and the delivery's job
  * (not run before the transaction commits). A paused endpoint's delivery waits, paused, for the
- * endpoint to be resumed. `subscribed` holds the organizations that have an endpoint (kept by the wing).
+ * endpoint to be resumed. Who gets it is read in `tx` (never from a cache): an endpoint created
+ * on another instance gets every event whose transaction commits after its own.
  */
-export async function recordEvent(
-  runtime: Runtime,
-  tx: Transaction,
-  input: { event: AppEvent; subscribed: ReadonlySet<string> },
-): Promise<void> {
-  const { event, subscribed } = input
-  const owners: string[] = []
-  if (subscribed.has(event.organization.id)) owners.push(event.organization.id)
+export async function recordEvent(runtime: Runtime, tx: Transaction, event: AppEvent): Promise<void> {
   const parentId =
     'parentOrganizationId' in event.organization
       ? event.organization.parentOrganizationId
       : (await tx.get('organizations', event.organization.id))?.parentOrganizationId
-  if (parentId && subscribed.has(parentId)) owners.push(parentId)
-  if (owners.length === 0) return
+  const endpoints = [
+    ...(await tx.findBy('webhookEndpoints', 'organizationId', event.organization.id)),
+    ...(parentId ? await tx.findBy('webhookEndpoints', 'organizationId', parentId) : []),
+  ].filter((endpoint) => wants(endpoint, event))
+  if (endpoints.length === 0) return
   const eventId = event.id ?? `evt_${runtime.newId()}`
   const now = runtime.now()
-  for (const owner of owners)
-    for (const endpoint of await tx.findBy('webhookEndpoints', 'organizationId', owner)) {
-      if (!wants(endpoint, event)) continue
-      const sequence = endpoint.sequence + 1
-      await tx.put('webhookEndpoints', { ...endpoint, sequence, updatedAt: now })
-      const body: WebhookEventBody = {
-        version: 1,
-        id: eventId,
-        type: event.type,
-        organizationId: event.organization.id,
-        createdAtMs: String(now),
-        endpointId: endpoint.id,
-        sequence,
-        data: event.data,
-      }
-      const id = deliveryIdOf(eventId, endpoint.id)
-      await tx.put('webhookDeliveries', {
-        id,
-        eventId,
-        endpointId: endpoint.id,
-        organizationId: event.organization.id,
-        eventType: event.type,
-        sequence,
-        body: JSON.stringify(body),
-        state: endpoint.pausedAt ? 'paused' : 'pending',
-        attempts: 0,
-        createdAt: now,
-        updatedAt: now,
-      })
-      if (!endpoint.pausedAt)
-        await runtime.jobs.enqueue(tx, DELIVER_JOB, { deliveryId: id }, { id: `job.${id}` })
+  for (const endpoint of endpoints) {
+    const sequence = endpoint.sequence + 1
+    await tx.put('webhookEndpoints', { ...endpoint, sequence, updatedAt: now })
+    const body: WebhookEventBody = {
+      version: 1,
+      id: eventId,
+      type: event.type,
+      organizationId: event.organization.id,
+      createdAtMs: String(now),
+      endpointId: endpoint.id,
+      sequence,
+      data: event.data,
     }
+    const id = deliveryIdOf(eventId, endpoint.id)
+    await tx.put('webhookDeliveries', {
+      id,
+      eventId,
+      endpointId: endpoint.id,
+      organizationId: event.organization.id,
+      eventType: event.type,
+      sequence,
+      body: JSON.stringify(body),
+      state: endpoint.pausedAt ? 'paused' : 'pending',
+      attempts: 0,
+      createdAt: now,
+      updatedAt: now,
+    })
+    if (!endpoint.pausedAt)
+      await runtime.jobs.enqueue(tx, DELIVER_JOB, { deliveryId: id }, { id: `job.${id}` })
+  }
 }

@@ -8,7 +8,7 @@ import type { Transaction } from '../kernel/store/Store.ts'
 /** `pluginRows.kind` of the webhook signing keys (one row per key, its id the key id). */
 export const SIGNING_KEY_KIND = 'webhooks.signingKey'
 
-/** How long a retired key stays at the JWKS endpoint: longer than any receiver's timestamp window. */
+/** How long a retired key stays at the JWKS endpoint by default: longer than any receiver's timestamp window. */
 export const RETIRED_KEY_PUBLISHED_MS = 24 * 60 * 60_000
 
 interface SigningKeyData {
@@ -16,18 +16,31 @@ interface SigningKeyData {
   publicKey: string
   /** The 32-byte seed, sealed under the master key. */
   sealedPrivateKey: string
-  /** Set when a newer key took over; it stays published for `RETIRED_KEY_PUBLISHED_MS`. */
+  /** Set when a newer key took over. */
   retiredAt?: number
+  /** Until when it stays published once retired (ms since the epoch). @default retiredAt + RETIRED_KEY_PUBLISHED_MS */
+  publishedUntil?: number
 }
+
+/** What making a key needs: a clock, ids and the master key (a runtime, or the CLI's own). */
+export type KeyMaker = Pick<Runtime, 'now' | 'newId' | 'seal'>
 
 const dataOf = (row: PluginRow) => row.data as unknown as SigningKeyData
 
-/** A new signing key (sealed) in `tx`, retiring the current one(s). */
-async function addKey(runtime: Runtime, tx: Transaction): Promise<PluginRow> {
+/** A new signing key (sealed) in `tx`, retiring the current one(s), published `overlapMs` longer. */
+async function addKey(
+  runtime: KeyMaker,
+  tx: Transaction,
+  overlapMs = RETIRED_KEY_PUBLISHED_MS,
+): Promise<PluginRow> {
   const now = runtime.now()
   for (const row of await tx.findBy('pluginRows', 'kind', SIGNING_KEY_KIND))
     if (!dataOf(row).retiredAt)
-      await tx.put('pluginRows', { ...row, data: { ...row.data, retiredAt: now }, updatedAt: now })
+      await tx.put('pluginRows', {
+        ...row,
+        data: { ...row.data, retiredAt: now, publishedUntil: now + overlapMs },
+        updatedAt: now,
+      })
   const seed = ed25519.utils.randomSecretKey()
   const row: PluginRow = {
     id: `whk_${runtime.newId()}`,
@@ -50,21 +63,25 @@ export async function ensureSigningKey(runtime: Runtime, tx: Transaction): Promi
 }
 
 /**
- * Makes a new signing key and retires the current one, which stays at the JWKS endpoint for a
- * day (so deliveries signed with it just before still verify). Deliveries sign with the new key
- * from the next try on.
+ * Makes a new signing key and retires the current one, which stays at the JWKS endpoint for
+ * `overlapMs` (a day by default: deliveries signed with it just before, and receivers that cached
+ * the JWKS, still verify). Every instance signs with the new key from its next try on (the key is
+ * read per try). `latchkey-service webhooks rotate-key` runs it against a data dir or PostgreSQL.
  */
-export async function rotateSigningKey(runtime: Runtime): Promise<string> {
-  return runtime.store.transaction(async (tx) => (await addKey(runtime, tx)).id)
+export async function rotateSigningKey(
+  runtime: KeyMaker & { store: Pick<Runtime['store'], 'transaction'> },
+  options: { overlapMs?: number } = {},
+): Promise<string> {
+  return runtime.store.transaction(async (tx) => (await addKey(runtime, tx, options.overlapMs)).id)
 }
 
-/** The keys the JWKS endpoint publishes: the current one and those retired less than a day ago. */
+/** The keys the JWKS endpoint publishes: the current one and the retired ones still in their overlap. */
 export async function publishedKeys(runtime: Runtime): Promise<WebhookJwk[]> {
   const now = runtime.now()
   return (await runtime.store.findBy('pluginRows', 'kind', SIGNING_KEY_KIND))
     .filter((row) => {
-      const retiredAt = dataOf(row).retiredAt
-      return retiredAt === undefined || now - retiredAt < RETIRED_KEY_PUBLISHED_MS
+      const { retiredAt, publishedUntil } = dataOf(row)
+      return retiredAt === undefined || now < (publishedUntil ?? retiredAt + RETIRED_KEY_PUBLISHED_MS)
     })
     .sort((a, b) => b.createdAt - a.createdAt)
     .map((row) => webhookJwk(row.id, hexToBytes(dataOf(row).publicKey)))

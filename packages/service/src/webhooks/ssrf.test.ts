@@ -1,9 +1,12 @@
 // A tenant chooses the URL: every way into the operator's network is tried here, with loopback
-// servers only and an injected resolver (the DNS stub). 127.0.0.2 stands for a public address
-// (allow-listed), 127.0.0.1 for the operator's internal service the attacker wants to reach.
+// servers only and a DNS stub on loopback UDP (test/support/dnsStub.ts) that the transport's
+// resolver asks (`dnsServers`), or an injected resolver where only the policy is at stake.
+// 127.0.0.2 stands for a public address (allow-listed), 127.0.0.1 for the operator's internal
+// service the attacker wants to reach.
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
+import { type DnsStub, startDnsStub } from '../../test/support/dnsStub.ts'
 import { createHarness, type Harness, resultOf } from '../testing/harness.ts'
 import { type AddressPolicy, refuseAddress, refuseUrl } from './addressPolicy.ts'
 import { nodeWebhookTransport, type WebhookResolver } from './nodeTransport.ts'
@@ -11,7 +14,15 @@ import { WebhookRefusedError, type WebhookRequest } from './WebhooksOptions.ts'
 
 const servers: Server[] = []
 const harnesses: Harness[] = []
+const stubs: DnsStub[] = []
+/** The DNS stub with these answers, and a transport whose resolver asks it (and nothing else). */
+async function viaDns(answers: Record<string, string[][]>) {
+  const stub = await startDnsStub(answers, { lifetimeMs: 20_000 })
+  stubs.push(stub)
+  return { stub, send: nodeWebhookTransport({ dnsServers: [stub.server] }) }
+}
 afterEach(async () => {
+  await Promise.all(stubs.splice(0).map((stub) => stub.close()))
   await Promise.all(harnesses.splice(0).map((h) => h.service.close()))
   for (const server of servers.splice(0)) server.closeAllConnections()
   await Promise.all(servers.splice(0).map((server) => new Promise((done) => server.close(done))))
@@ -121,11 +132,16 @@ describe('endpoints are refused at creation', () => {
 describe('the node transport, after DNS, on the address it connects to', () => {
   it('refuses a name that resolves to loopback (nothing reaches the internal server)', async () => {
     const internal = await serve('127.0.0.1')
-    const send = nodeWebhookTransport({ resolve: stubResolver({ 'evil.test': [['127.0.0.1']] }) })
+    const { stub, send } = await viaDns({ 'evil.test': [['127.0.0.1']] })
     await expect(send(request(`http://evil.test:${internal.port}/`))).rejects.toBeInstanceOf(
       WebhookRefusedError,
     )
+    expect(stub.queries).toContain('evil.test A')
     expect(internal.count).toBe(0)
+    // A name the stub does not know is not found: a network failure, never a connection.
+    await expect(send(request(`http://unknown.test:${internal.port}/`))).rejects.toMatchObject({
+      code: 'ENOTFOUND',
+    })
   })
 
   it('refuses a name with one private answer among public ones, and IPv4-mapped IPv6 answers', async () => {
@@ -159,14 +175,14 @@ describe('the node transport, after DNS, on the address it connects to', () => {
   it('pins the checked address: a rebinding name (public, then private) is resolved once per try and never reaches the private one', async () => {
     const pub = await serve('127.0.0.2')
     const internal = await serve('127.0.0.1')
-    const resolve = stubResolver({ 'rebind.test': [['127.0.0.2'], ['127.0.0.1']] })
-    const send = nodeWebhookTransport({ resolve })
+    const { stub, send } = await viaDns({ 'rebind.test': [['127.0.0.2'], ['127.0.0.1']] })
+    const lookups = () => stub.queries.filter((query) => query === 'rebind.test A')
     expect((await send(request(`http://rebind.test:${pub.port}/`))).status).toBe(200)
-    expect(resolve.lookups).toEqual(['rebind.test'])
+    expect(lookups()).toHaveLength(1)
     await expect(send(request(`http://rebind.test:${pub.port}/`))).rejects.toMatchObject({
       reason: 'loopback',
     })
-    expect(resolve.lookups).toEqual(['rebind.test', 'rebind.test'])
+    expect(lookups()).toHaveLength(2)
     expect(pub.count).toBe(1)
     expect(internal.count).toBe(0)
   })
@@ -192,10 +208,10 @@ describe('the node transport, after DNS, on the address it connects to', () => {
 describe('delivery through the service', () => {
   it('an endpoint whose name resolves to loopback at delivery gets nothing; the try is counted as refused', async () => {
     const internal = await serve('127.0.0.1')
-    const resolve = stubResolver({ 'hooks.example.test': [['127.0.0.1']] })
+    const { send } = await viaDns({ 'hooks.example.test': [['127.0.0.1']] })
     const outcomes: unknown[] = []
     const h = await createHarness({
-      webhooks: { allowLoopback: false, transport: nodeWebhookTransport({ resolve }) },
+      webhooks: { allowLoopback: false, transport: send },
       jobs: { pollMs: 3_600_000 },
       events: {
         emit: (name, data) => {

@@ -7,12 +7,16 @@ import {
   type WebhookEventBody,
 } from '@latchkey/protocol'
 import { bytesToHex } from '@noble/hashes/utils.js'
-import { base64urlnopad } from '@scure/base'
+import { base32nopad, base64urlnopad } from '@scure/base'
 import { generateP256KeyPair, verifyTurnkeyWebhookSignature } from '@turnkey/crypto'
+import { serializeTransaction } from 'viem'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { CreateServiceOptions } from '../assembly/createService.ts'
 import type { EventSink } from '../kernel/base/events.ts'
+import { totp } from '../mfa/totp.ts'
 import { createMetrics } from '../observability/metrics.ts'
+import { watchSponsorBalances } from '../sending/sponsorBalances.ts'
+import { sponsorAddress } from '../sending/sponsors.ts'
 import {
   createHarness,
   ETHEREUM_ACCOUNT,
@@ -382,9 +386,11 @@ describe('events to a real receiver, each verified', () => {
     expect(paused).toEqual([{ endpointId, consecutiveFailures: 3 }])
     const rendered = await metrics.render()
     expect(rendered).toContain(
-      `latchkey_webhook_deliveries_total{endpoint="${endpointId}",outcome="http_error"} 3`,
+      'latchkey_webhook_deliveries_total{event_type="LATCHKEY_WALLET_CREATED",outcome="http_error"} 3',
     )
-    expect(rendered).toContain(`latchkey_webhook_endpoints_paused_total{endpoint="${endpointId}"} 1`)
+    expect(rendered).toContain('latchkey_webhook_endpoints_paused_total 1')
+    // Bounded labels: no endpoint (a tenant's) is ever one.
+    expect(rendered).not.toContain(endpointId)
     expect((await h.query('list_webhook_endpoints', {})).body.webhookEndpoints[0].pausedAtMs).toBeDefined()
     receiver.answer = () => 200
     await h.submit('update_webhook_endpoint', { endpointId, isActive: true })
@@ -549,5 +555,300 @@ describe('signatures', () => {
     const data = rows[0]!.data as Record<string, string>
     expect(Object.keys(data).sort()).toEqual(['publicKey', 'sealedPrivateKey'])
     expect(data.sealedPrivateKey).not.toMatch(/^[0-9a-f]{64}$/)
+  })
+})
+
+describe('more event kinds, each recorded after its transaction commits', () => {
+  it('a revoked session (deleted by a root user, or ended by a login with invalidateExisting) is LATCHKEY_SESSION_REVOKED', async () => {
+    const { h, receiver, endpoint, flush } = await setUp()
+    await endpoint([{ eventType: 'LATCHKEY_SESSION_REVOKED' }])
+    const root = testKey()
+    const sub = await h.createSubOrganization({ keys: [root] })
+    const asRoot = { organizationId: sub.organizationId, as: root }
+    /** Logs in with a new session key; resolves with that key's id. */
+    const login = async (invalidateExisting?: boolean) => {
+      h.clock.advance(1)
+      const publicKey = generateP256KeyPair().publicKey
+      const reply = await h.submit(
+        'stamp_login',
+        { publicKey, ...(invalidateExisting ? { invalidateExisting } : {}) },
+        asRoot,
+      )
+      expect(reply.status).toBe(200)
+      const keys = await h.service.store.findBy('apiKeys', 'userId', sub.userIds[0]!)
+      return keys.find((row) => row.publicKey === publicKey)!.id
+    }
+    const first = await login()
+    h.clock.advance(1)
+    const timestampMs = String(h.clock.now())
+    const revoke = () =>
+      h.submit('delete_api_keys', { userId: sub.userIds[0], apiKeyIds: [first] }, { ...asRoot, timestampMs })
+    const deleted = await revoke()
+    expect(deleted.status, JSON.stringify(deleted.body)).toBe(200)
+    // The same request again is a replay: no second event.
+    expect((await revoke()).body.activity.id).toBe(deleted.body.activity.id)
+    const second = await login()
+    await login(true)
+    await flush()
+    expect(receiver.rejected).toEqual([])
+    expect(receiver.received.map((body) => [body.organizationId, body.data])).toEqual([
+      [
+        sub.organizationId,
+        { userId: sub.userIds[0], apiKeyId: first, reason: 'deleted', activityId: deleted.body.activity.id },
+      ],
+      [
+        sub.organizationId,
+        expect.objectContaining({ userId: sub.userIds[0], apiKeyId: second, reason: 'invalidate_existing' }),
+      ],
+    ])
+    // Deleting a key that is gone fails: nothing rolled back is an event.
+    h.clock.advance(1)
+    expect(
+      (await h.submit('delete_api_keys', { userId: sub.userIds[0], apiKeyIds: [first] }, asRoot)).status,
+    ).toBe(404)
+    await flush()
+    expect(receiver.received).toHaveLength(2)
+  })
+
+  it('an activity completed later by consensus has its own ACTIVITY_UPDATES (CONSENSUS_NEEDED, then COMPLETED) and what it made', async () => {
+    const { h, receiver, endpoint, flush } = await setUp()
+    await endpoint([{ eventType: 'ACTIVITY_UPDATES' }, { eventType: 'LATCHKEY_WALLET_CREATED' }])
+    const [a, b] = [testKey(), testKey()]
+    const sub = await h.createSubOrganization({ keys: [a, b], threshold: 2 })
+    h.clock.advance(1)
+    const waiting = await h.submit(
+      'create_wallet',
+      { walletName: 'W', accounts: [ETHEREUM_ACCOUNT] },
+      { organizationId: sub.organizationId, as: a },
+    )
+    expect(waiting.body.activity.status).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED')
+    h.clock.advance(1)
+    const approved = await h.submit(
+      'approve_activity',
+      { fingerprint: waiting.body.activity.fingerprint },
+      { organizationId: sub.organizationId, as: b },
+    )
+    expect(approved.body.activity.status).toBe('ACTIVITY_STATUS_COMPLETED')
+    await flush()
+    expect(receiver.rejected).toEqual([])
+    const ofWallet = receiver.received.filter(
+      (body) => (body.data as { activityId?: string }).activityId === waiting.body.activity.id,
+    )
+    expect(ofWallet.map((body) => (body.data as { activityStatus: string }).activityStatus)).toEqual([
+      'ACTIVITY_STATUS_CONSENSUS_NEEDED',
+      'ACTIVITY_STATUS_COMPLETED',
+    ])
+    expect(new Set(ofWallet.map((body) => body.id)).size).toBe(2)
+    const made = receiver.received.filter(
+      (body) => body.type === 'LATCHKEY_WALLET_CREATED' && body.organizationId === sub.organizationId,
+    )
+    expect(made.map((body) => body.data)).toEqual([
+      { walletId: approved.body.activity.result.createWalletResult.walletId, addresses: expect.any(Array) },
+    ])
+    // A second approval changes nothing and is no event about the wallet.
+    h.clock.advance(1)
+    await h.submit(
+      'approve_activity',
+      { fingerprint: waiting.body.activity.fingerprint },
+      { organizationId: sub.organizationId, as: b },
+    )
+    await flush()
+    expect(
+      receiver.received.filter(
+        (body) => (body.data as { activityId?: string }).activityId === waiting.body.activity.id,
+      ),
+    ).toHaveLength(2)
+  })
+
+  it('MFA satisfied is LATCHKEY_MFA_SATISFIED, then the held activity’s ACTIVITY_UPDATES COMPLETED', async () => {
+    const { h, receiver, endpoint, flush } = await setUp()
+    await endpoint([{ eventType: 'LATCHKEY_MFA_SATISFIED' }, { eventType: 'ACTIVITY_UPDATES' }])
+    const key = testKey()
+    const sub = await h.createSubOrganization({ keys: [key] })
+    const userId = sub.userIds[0]!
+    const as = { organizationId: sub.organizationId, as: key }
+    const submit = (path: Parameters<Harness['submit']>[0], params: unknown) => {
+      h.clock.advance(1)
+      return h.submit(path, params, as)
+    }
+    const enrolled = resultOf(
+      'latchkey_create_totp_factor',
+      await submit('latchkey_create_totp_factor', { userId }),
+    )
+    const secret = base32nopad.decode(enrolled.secret)
+    await submit('latchkey_confirm_totp_factor', {
+      userId,
+      factorId: enrolled.factorId,
+      code: totp(secret, h.clock.now()),
+    })
+    h.clock.advance(30_000)
+    const { mfaPolicyId } = resultOf(
+      'create_mfa_policy',
+      await submit('create_mfa_policy', {
+        userId,
+        mfaPolicyName: 'wallets need a code',
+        condition: "activity.resource == 'WALLET' && activity.action == 'CREATE'",
+        requiredAuthenticationMethods: [{ any: [{ type: 'AUTHENTICATION_TYPE_LATCHKEY_TOTP' }] }],
+        order: 0,
+      }),
+    )
+    const held = await submit('create_wallet', { walletName: 'w', accounts: [ETHEREUM_ACCOUNT] })
+    expect(held.body.activity.status).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+    const code = totp(secret, h.clock.now())
+    const done = await submit('latchkey_satisfy_mfa', {
+      fingerprint: held.body.activity.fingerprint,
+      totpCode: code,
+    })
+    expect(done.body.activity.status).toBe('ACTIVITY_STATUS_COMPLETED')
+    await flush()
+    expect(receiver.rejected).toEqual([])
+    const about = receiver.received.filter(
+      (body) => (body.data as { activityId?: string }).activityId === held.body.activity.id,
+    )
+    expect(
+      about.map((body) => [body.type, (body.data as { activityStatus?: string }).activityStatus]),
+    ).toEqual([
+      ['ACTIVITY_UPDATES', 'ACTIVITY_STATUS_AUTHENTICATORS_NEEDED'],
+      ['LATCHKEY_MFA_SATISFIED', undefined],
+      ['ACTIVITY_UPDATES', 'ACTIVITY_STATUS_COMPLETED'],
+    ])
+    expect(about[1]!.data).toEqual({
+      activityId: held.body.activity.id,
+      activityType: 'ACTIVITY_TYPE_CREATE_WALLET',
+      userId,
+      policyIds: [mfaPolicyId],
+    })
+    // No code in any body.
+    expect(JSON.stringify(receiver.received)).not.toContain(code)
+  })
+
+  it('a spending-limit refusal is LATCHKEY_SPENDING_LIMIT_REFUSED although the activity’s writes are rolled back; a replay is none', async () => {
+    const { h, receiver, endpoint, flush } = await setUp()
+    await endpoint([{ eventType: 'LATCHKEY_SPENDING_LIMIT_REFUSED' }])
+    const sub = await h.createSubOrganization({ wallet: { walletName: 'W', accounts: [ETHEREUM_ACCOUNT] } })
+    const as = { organizationId: sub.organizationId, as: sub.keys[0]! }
+    const eth = sub.addresses![0]!
+    h.clock.advance(1)
+    const { spendingLimitId } = resultOf(
+      'latchkey_create_spending_limit',
+      await h.submit(
+        'latchkey_create_spending_limit',
+        {
+          spendingLimitName: 'daily',
+          scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address: eth },
+          window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
+          asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:1' },
+          amount: '10',
+        },
+        as,
+      ),
+    )
+    const unsigned = (value: bigint, nonce: number) =>
+      serializeTransaction({
+        type: 'eip1559',
+        chainId: 1,
+        nonce,
+        maxFeePerGas: 2n * 10n ** 9n,
+        maxPriorityFeePerGas: 10n ** 9n,
+        gas: 21_000n,
+        to: '0x000000000000000000000000000000000000dead',
+        value,
+      })
+    const sign = (value: bigint, nonce: number, timestampMs?: string) =>
+      h.submit(
+        'sign_transaction',
+        { signWith: eth, type: 'TRANSACTION_TYPE_ETHEREUM', unsignedTransaction: unsigned(value, nonce) },
+        { ...as, ...(timestampMs ? { timestampMs } : {}) },
+      )
+    h.clock.advance(1)
+    expect((await sign(7n, 0)).status).toBe(200)
+    h.clock.advance(1)
+    const timestampMs = String(h.clock.now())
+    const over = await sign(5n, 1, timestampMs)
+    expect(over.status).toBe(429)
+    expect((await sign(5n, 1, timestampMs)).status).toBe(429)
+    await flush()
+    expect(receiver.rejected).toEqual([])
+    expect(receiver.received).toMatchObject([
+      {
+        type: 'LATCHKEY_SPENDING_LIMIT_REFUSED',
+        organizationId: sub.organizationId,
+        data: {
+          activityType: 'ACTIVITY_TYPE_SIGN_TRANSACTION_V2',
+          userId: sub.userIds[0],
+          spendingLimitId,
+          limit: '10',
+          used: '7',
+          requested: '5',
+        },
+      },
+    ])
+    // The refusal's usage write was rolled back: 3 more still fits.
+    h.clock.advance(1)
+    expect((await sign(3n, 2)).status).toBe(200)
+  })
+
+  it('a sponsor going below its threshold is LATCHKEY_SPONSOR_BALANCE_LOW to the top-level organization, once per crossing', async () => {
+    const CHAIN = 'eip155:31337'
+    const node = { wei: 10n ** 15n }
+    const fetch = (async (_input: RequestInfo | URL, init?: RequestInit) => {
+      const { id } = JSON.parse(String(init?.body)) as { id: number }
+      return new Response(JSON.stringify({ jsonrpc: '2.0', id, result: `0x${node.wei.toString(16)}` }))
+    }) as typeof globalThis.fetch
+    const { h, receiver, endpoint, flush } = await setUp(
+      {},
+      {
+        fetch,
+        rpc: { [CHAIN]: 'http://node.test' },
+        sending: { worker: false },
+        sponsorship: { delegates: { [CHAIN]: '0x00000000000000000000000000000000000000d1' } },
+      },
+    )
+    await endpoint([{ eventType: 'LATCHKEY_SPONSOR_BALANCE_LOW' }])
+    // A sub-organization's own endpoint hears nothing of the operator's sponsor.
+    const key = testKey()
+    const sub = await h.createSubOrganization({ keys: [key] })
+    h.clock.advance(1)
+    await endpoint([{ eventType: 'LATCHKEY_SPONSOR_BALANCE_LOW' }], {
+      organizationId: sub.organizationId,
+      as: key,
+    })
+    const watch = watchSponsorBalances(h.service.runtime, { lowWei: 10n ** 16n, evmChains: [CHAIN] })
+    try {
+      await watch.refresh()
+      await watch.refresh()
+      node.wei = 10n ** 17n
+      await watch.refresh()
+      node.wei = 10n ** 15n
+      await watch.refresh()
+    } finally {
+      watch.stop()
+    }
+    await flush()
+    expect(receiver.rejected).toEqual([])
+    const address = sponsorAddress(h.service.runtime, 'default', 'eip155')
+    expect(receiver.received.map((body) => [body.organizationId, body.data])).toEqual([
+      [
+        h.organizationId,
+        {
+          owner: 'default',
+          caip2: CHAIN,
+          address,
+          balance: String(10n ** 15n),
+          threshold: String(10n ** 16n),
+        },
+      ],
+      [
+        h.organizationId,
+        {
+          owner: 'default',
+          caip2: CHAIN,
+          address,
+          balance: String(10n ** 15n),
+          threshold: String(10n ** 16n),
+        },
+      ],
+    ])
+    expect(new Set(receiver.received.map((body) => body.id)).size).toBe(2)
   })
 })

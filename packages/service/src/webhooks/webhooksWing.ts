@@ -7,7 +7,7 @@ import { deliveryHandler, deliverySettings } from './deliver.ts'
 import { endpointHandlers } from './endpointActivities.ts'
 import { DELIVER_JOB, recordEvent } from './recordEvent.ts'
 import { ensureSigningKey, publishedKeys } from './signingKeys.ts'
-import { WEBHOOK_DEFAULTS, type WebhooksOptions } from './WebhooksOptions.ts'
+import type { WebhooksOptions } from './WebhooksOptions.ts'
 
 /** What `createService` takes for the webhooks wing. */
 export interface WebhooksWingOptions {
@@ -19,12 +19,10 @@ export interface WebhooksWingOptions {
   webhooks?: WebhooksOptions
 }
 
-/** The wing's state: its options and the organizations known to have an endpoint. */
+/** The wing's state: its options and address rules. */
 export interface WebhooksState {
   options: WebhooksOptions
   policy: AddressPolicy
-  /** Organizations with an endpoint (re-read every `refreshMs`; added at once by a local create). */
-  subscribed: Set<string>
 }
 
 export const WEBHOOKS = new PluginStateKey<WebhooksState>('webhooks')
@@ -38,10 +36,6 @@ const policyOf = (runtime: Runtime, options: WebhooksOptions): AddressPolicy => 
   }
 }
 
-async function subscribedOrganizations(runtime: Runtime): Promise<Set<string>> {
-  return new Set((await runtime.store.all('webhookEndpoints')).map((row) => row.organizationId))
-}
-
 /**
  * The webhooks wing: the endpoint activities and list query, the signing key (made at bootstrap,
  * sealed) and its JWKS endpoint, the app-event recorder other parts reach through
@@ -53,14 +47,16 @@ export function webhooksWing({
   parseAllowList(options.allowList ?? [])
   const handlers = endpointHandlers({
     policyOf: (runtime) => runtime.stateOf(WEBHOOKS).policy,
-    subscribe: (runtime, organizationId) => {
-      runtime.stateOf(WEBHOOKS).subscribed.add(organizationId)
-    },
   })
   return {
     name: 'webhooks',
     activities: handlers.activities,
     queries: handlers.queries,
+    // Every activity records its events with the endpoints read in its own transaction: a snapshot
+    // run (PostgreSQL) reads its organization's endpoints with everything else, at once.
+    lookups: (organizationId) => [
+      { table: 'webhookEndpoints', field: 'organizationId', value: organizationId },
+    ],
     async bootstrap(tx, runtime) {
       await ensureSigningKey(runtime, tx)
     },
@@ -75,12 +71,8 @@ export function webhooksWing({
         const state: WebhooksState = {
           options,
           policy: policyOf(runtime, options),
-          subscribed: await subscribedOrganizations(runtime),
         }
-        registerAppEvents(runtime, {
-          anySubscribed: () => state.subscribed.size > 0,
-          record: (tx, event) => recordEvent(runtime, tx, { event, subscribed: state.subscribed }),
-        })
+        registerAppEvents(runtime, { record: (tx, event) => recordEvent(runtime, tx, event) })
         const { transport } = options
         if (transport)
           runtime.jobs.handle(
@@ -89,20 +81,6 @@ export function webhooksWing({
           )
         return state
       },
-    },
-    start(runtime) {
-      const state = runtime.stateOf(WEBHOOKS)
-      // Another instance may have added an endpoint: look again now and then (a local one is known at once).
-      const timer = setInterval(() => {
-        subscribedOrganizations(runtime).then(
-          (organizations) => {
-            for (const organization of organizations) state.subscribed.add(organization)
-          },
-          () => undefined,
-        )
-      }, options.refreshMs ?? WEBHOOK_DEFAULTS.refreshMs)
-      ;(timer as { unref?: () => void }).unref?.()
-      return () => clearInterval(timer)
     },
     readiness(runtime) {
       // A failing receiver never makes the service unready. A production service given no

@@ -40,7 +40,7 @@ afterAll(async () => {
 describe('webhooks across two instances on PostgreSQL', { timeout: 120_000 }, () => {
   it('sends each event once, in order, whichever instance recorded it', async () => {
     const [a, b] = await twoInstances(cluster, 'webhooks_two', {
-      webhooks: { transport: nodeWebhookTransport(), refreshMs: 50 },
+      webhooks: { transport: nodeWebhookTransport() },
       jobs: { pollMs: 20, backoff: { baseMs: 20, maxMs: 100 } },
     })
     jwksFrom = a
@@ -58,13 +58,17 @@ describe('webhooks across two instances on PostgreSQL', { timeout: 120_000 }, ()
           subscriptions: [{ eventType: 'LATCHKEY_WALLET_CREATED' }],
         }),
       )
-      // B learns of the endpoint on its next refresh.
-      await new Promise((done) => setTimeout(done, 200))
-      const replies = await Promise.all(
-        Array.from({ length: 12 }, (_, i) =>
-          [a, b][i % 2]!.submit('create_wallet', { walletName: `W${i}`, accounts: [] }),
-        ),
-      )
+      // B knows of the endpoint at once (no cache: the subscribers are read in each event's
+      // transaction): its first wallet, right after A's commit, is an event too.
+      const first = await b.submit('create_wallet', { walletName: 'W0', accounts: [] })
+      const replies = [
+        first,
+        ...(await Promise.all(
+          Array.from({ length: 11 }, (_, i) =>
+            [a, b][i % 2]!.submit('create_wallet', { walletName: `W${i + 1}`, accounts: [] }),
+          ),
+        )),
+      ]
       expect(replies.map((reply) => reply.status)).toEqual(Array(12).fill(200))
       const deadline = Date.now() + 60_000
       // The clock is injected: move it on so retried jobs (a later delivery waits for the head) fall due.
