@@ -181,19 +181,17 @@ function SendTransactionBody({
   return (
     <div className="lk-panel" ref={container}>
       {phase === 'review' && challenge ? (
-        <>
-          <LazyStepUp
-            ui={ui}
-            titleId={titleId}
-            challenge={challenge}
-            onDone={(result) => {
-              setChallenge(null)
-              onSent?.(result)
-              setId(result.sendTransactionStatusId)
-            }}
-            onCancel={onClose}
-          />
-        </>
+        <LazyStepUp
+          ui={ui}
+          titleId={titleId}
+          challenge={challenge}
+          onDone={(result) => {
+            setChallenge(null)
+            onSent?.(result)
+            setId(result.sendTransactionStatusId)
+          }}
+          onCancel={onClose}
+        />
       ) : phase === 'review' ? (
         <Review
           ui={ui}
