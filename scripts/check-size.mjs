@@ -38,8 +38,10 @@ const budgets = [
     // 92.5 kB with MFA step-up (issue 38): every action resuming after a second factor, the typed
     // MfaRequiredError in the activity chunk and the challenge's strings in three languages
     // (91.2 → 92.2 kB; the challenge screen itself is a lazy chunk, start-up unchanged at 14.6 kB).
-    // 94.5 kB when the three dictionaries gained the strings of spending limits and <AgentAllowance/>
-    // (issue 37, about 50 strings each; 91.2 → 94.0 kB; start-up unchanged at 14.6 kB).
+    // 95.5 kB when the three dictionaries also gained the strings of spending limits and
+    // <AgentAllowance/> (issue 37, about 50 strings each): measured 95.2 kB with both (start-up
+    // 14.7 kB). Those strings belong in the drop-in's own chunk, not in every app's dictionaries:
+    // splitting the dictionaries per screen is what brings this back down.
     limit: 95_500,
     measure: (/** @type {Record<string, any>} */ s) => s.signin.all.total - s.baseline.all.total,
     startupOnly: false,
@@ -57,8 +59,10 @@ const budgets = [
   {
     app: 'core',
     what: 'latchkey/core app, all chunks',
-    // 15.3 kB with MfaRequiredError and the resume of held activities in `submit` (issue 38: 15.0 → 15.2 kB).
-    limit: 15_300,
+    // 15.3 kB with MfaRequiredError and the resume of held activities in `submit` (issue 38: 15.0 → 15.2 kB);
+    // 15.5 kB with SpendingLimitExceededError and the session profiles' 3 activities and 2 queries in
+    // the protocol registry (issue 37: 15.2 → 15.4 kB).
+    limit: 15_500,
     measure: (/** @type {Record<string, any>} */ s) => s.core.all.total,
     startupOnly: false,
   },
