@@ -122,8 +122,11 @@ function AgentDemo({ evm, organizationId }: { evm: EvmConfig; organizationId: st
         })
       setRunning(`The agent fires ${SENDS} sends of ${formatEther(EACH)} ETH at once…`)
       const results = await Promise.all(
-        Array.from({ length: SENDS }, (_, index) =>
-          sendCalls(agent.client, {
+        Array.from({ length: SENDS }, async (_, index) => {
+          // Each request is its own activity: two identical bodies stamped in the same millisecond
+          // are one request sent twice, which the service answers once (as the published API does).
+          await new Promise((resolve) => setTimeout(resolve, index * 2))
+          return sendCalls(agent.client, {
             from,
             caip2: evm.caip2,
             calls: [{ to: AGENT_SHOP, value: EACH.toString() }],
@@ -137,8 +140,8 @@ function AgentDemo({ evm, organizationId }: { evm: EvmConfig; organizationId: st
                   ? `SPENDING_LIMIT_EXCEEDED: ${formatEther(BigInt(failure.used))} ETH used, ${formatEther(BigInt(failure.remaining))} ETH left`
                   : `${(failure as { code?: string }).code ?? 'ERROR'}: ${(failure as Error).message}`,
             }),
-          ),
-        ),
+          )
+        }),
       )
       setOutcomes(results)
       await limits.refetch()

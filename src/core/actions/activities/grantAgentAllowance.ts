@@ -101,9 +101,10 @@ export async function grantAgentAllowance(
       client,
       'create_policy',
       {
-        policyName: `${grant.agentName}: may sign within its allowance`,
+        policyName: `${grant.agentName}: may sign and send within its allowance`,
         effect: 'EFFECT_ALLOW',
-        condition: "activity.resource == 'WALLET' && activity.action == 'SIGN'",
+        // Signing, and sending (the service signs and broadcasts): both are spends its limit counts.
+        condition: "activity.resource == 'WALLET' && activity.action in ['SIGN', 'SEND']",
         consensus: `approvers.any(user, user.id == '${userId}')`,
         notes: `${AGENT_POLICY_NOTE}:${userId}:${spendingLimitId}`,
       },
