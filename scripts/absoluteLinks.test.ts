@@ -1,6 +1,6 @@
 // The pack-time rewrite of the READMEs' relative links (scripts/absoluteLinks.mjs), and that every
 // relative link of the README, the docs and the packages' READMEs resolves in the checkout.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
@@ -55,6 +55,8 @@ describe('absoluteLinks', () => {
   })
 
   it('prepack rewrites a README in place and postpack puts the checkout’s back', () => {
+    // A fresh `npm ci` has no node_modules/.cache yet.
+    mkdirSync(path.join(root, 'node_modules/.cache'), { recursive: true })
     const dir = mkdtempSync(path.join(root, 'node_modules/.cache/absolute-links-'))
     try {
       const original = '# Pkg\n\n[Latchkey](../../../README.md) [docs](../../../docs/sending.md)\n'

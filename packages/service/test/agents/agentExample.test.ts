@@ -2,8 +2,6 @@
 // through the published @turnkey/http client: the agent signs within its allowance, is refused over
 // it with the typed 429, and cannot raise its limit, create a key, export, or reach another wallet;
 // the user revoking its key stops it.
-import type { AddressInfo } from 'node:net'
-import { serve } from '@hono/node-server'
 import { hexToBytes } from '@noble/hashes/utils.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
@@ -15,37 +13,22 @@ import {
   refusalOf,
   revokeAgent,
 } from '../../../../examples/agent/agent.ts'
-import {
-  createHarness,
-  ETHEREUM_ACCOUNT,
-  fakeClock,
-  type Harness,
-  resultOf,
-  testKey,
-} from '../../src/testing/harness.ts'
+import { ETHEREUM_ACCOUNT, type Harness, resultOf, testKey } from '../../src/testing/harness.ts'
+import { type ServedHarness, serveHarness } from '../support/servedHarness.ts'
 
 const MERCHANT = '0x000000000000000000000000000000000000beef'
 
 let h: Harness
 let baseUrl: string
-let close: () => void
+let served: ServedHarness | undefined
 
 beforeAll(async () => {
-  h = await createHarness({ clock: fakeClock(Date.now()) })
-  // The service's clock follows real time for the client's timestamps.
-  const tick = setInterval(() => h.clock.set(Date.now()), 10)
-  const server = serve({ fetch: h.service.app.fetch, port: 0, hostname: '127.0.0.1' })
-  await new Promise((resolve) => server.once('listening', resolve))
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  close = () => {
-    clearInterval(tick)
-    server.close()
-  }
+  served = await serveHarness()
+  ;({ h, baseUrl } = served)
 }, 60_000)
 
 afterAll(async () => {
-  close?.()
-  await h?.service.close()
+  await served?.close()
 })
 
 /** The refusal a call fails with (it must fail). */

@@ -1,11 +1,10 @@
-import type { AddressInfo } from 'node:net'
-import { serve } from '@hono/node-server'
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex } from '@noble/hashes/utils.js'
 import { ApiKeyStamper } from '@turnkey/api-key-stamper'
 import { TurnkeyClient } from 'turnkey-http-6'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createHarness, fakeClock, type Harness } from '../../src/testing/harness.ts'
+import type { Harness } from '../../src/testing/harness.ts'
+import { type ServedHarness, serveHarness } from '../support/servedHarness.ts'
 
 /**
  * @turnkey/http 6.6's TurnkeyClient, unchanged, against the local service: only its base URL and
@@ -15,23 +14,15 @@ import { createHarness, fakeClock, type Harness } from '../../src/testing/harnes
 
 let h: Harness
 let baseUrl: string
-let close: () => void
+let served: ServedHarness | undefined
 
 beforeAll(async () => {
-  h = await createHarness({ clock: fakeClock(Date.now()) })
-  const tick = setInterval(() => h.clock.set(Date.now()), 10)
-  const server = serve({ fetch: h.service.app.fetch, port: 0, hostname: '127.0.0.1' })
-  await new Promise((resolve) => server.once('listening', resolve))
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  close = () => {
-    clearInterval(tick)
-    server.close()
-  }
+  served = await serveHarness()
+  ;({ h, baseUrl } = served)
 }, 60_000)
 
 afterAll(async () => {
-  close?.()
-  await h?.service.close()
+  await served?.close()
 })
 
 /** A P-256 API key pair as @turnkey/api-key-stamper takes it. */

@@ -1,5 +1,3 @@
-import type { AddressInfo } from 'node:net'
-import { serve } from '@hono/node-server'
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex } from '@noble/hashes/utils.js'
 import { address, getTransactionDecoder, lamports } from '@solana/kit'
@@ -19,7 +17,8 @@ import { createPublicClient, createWalletClient, http } from 'viem'
 import { foundry } from 'viem/chains'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type EvmNode, startEvmNode } from '../../../../scripts/evmNode.mjs'
-import { createHarness, fakeClock, type Harness } from '../../src/testing/harness.ts'
+import type { Harness } from '../../src/testing/harness.ts'
+import { type ServedHarness, serveHarness } from '../support/servedHarness.ts'
 
 /**
  * The server-side packages of the published family, unchanged, against the local service: only
@@ -41,25 +40,16 @@ function apiKeyPair() {
 let node: EvmNode
 let h: Harness
 let baseUrl: string
-let close: () => void
+let served: ServedHarness | undefined
 
 beforeAll(async () => {
   node = await startEvmNode()
-  h = await createHarness({ clock: fakeClock(Date.now()) })
-  // The service's clock follows real time for the packages' timestamps.
-  const tick = setInterval(() => h.clock.set(Date.now()), 10)
-  const server = serve({ fetch: h.service.app.fetch, port: 0, hostname: '127.0.0.1' })
-  await new Promise((resolve) => server.once('listening', resolve))
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  close = () => {
-    clearInterval(tick)
-    server.close()
-  }
+  served = await serveHarness()
+  ;({ h, baseUrl } = served)
 }, 60_000)
 
 afterAll(async () => {
-  close?.()
-  await h?.service.close()
+  await served?.close()
   await node?.close()
 })
 
