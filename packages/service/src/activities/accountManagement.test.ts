@@ -362,28 +362,6 @@ describe('the last way in', () => {
     )
     expect(await providersOf(h, a)).toEqual([])
   })
-
-  it('refuses to remove, or swap for an unproven one, the verified e-mail that is the only way in', async () => {
-    const h = await createHarness()
-    const token = await verificationToken(h, 'only@example.com')
-    const a = await sessionOnly(h, (a) =>
-      h.submit(
-        'update_user_email',
-        { userId: a.userId, userEmail: 'only@example.com', verificationToken: token },
-        a.as,
-      ),
-    )
-    for (const userEmail of ['', 'unproven@example.com']) {
-      const refused = await h.submit('update_user_email', { userId: a.userId, userEmail }, a.as)
-      expect(errorOf(refused)).toEqual({
-        status: 400,
-        errorCode: 'FIELD_INVALID',
-        field: 'parameters.userEmail',
-      })
-      h.clock.advance(1000)
-    }
-    expect((await h.service.store.get('users', a.userId))?.userEmail).toBe('only@example.com')
-  })
 })
 
 describe('delete_sub_organization', () => {
