@@ -1,6 +1,8 @@
 // Node only: what the operator commands (`migrate`, `backup`, `restore`, `rotate-master-key`) share:
-// their flags, read strictly, and where their data is.
+// their flags, read strictly, where their data is, its master key and its store.
 import { parseArgs } from 'node:util'
+import { loadMasterKey, loadMasterKeyFile, openDataDir, openPostgres } from '../kernel/store/durableStores.ts'
+import type { Store } from '../kernel/store/Store.ts'
 import { UsageError } from './parseDevFlags.ts'
 
 /** The flags of one command: `string` flags take a value, `boolean` ones do not. */
@@ -44,4 +46,29 @@ export function dataLocation(
     return { databaseUrl }
   }
   throw new UsageError(`${command}: pass --data-dir <dir> or --database-url <url>`)
+}
+
+/** Where a command's data is (`dataLocation`'s answer). */
+export type DataLocation = ReturnType<typeof dataLocation>
+
+/**
+ * The master key in use for `location`: `--master-key-file`, else the data dir's own key file, else
+ * `LATCHKEY_MASTER_KEY` for a database URL; undefined when none is given (each command says what
+ * to pass).
+ */
+export function masterKeyInUse(
+  location: DataLocation,
+  masterKeyFile: string | undefined,
+  env: Record<string, string | undefined> = process.env,
+): Uint8Array | undefined {
+  if (masterKeyFile !== undefined) return loadMasterKeyFile(masterKeyFile)
+  if ('dataDir' in location) return loadMasterKey(location.dataDir)
+  return env.LATCHKEY_MASTER_KEY !== undefined ? loadMasterKey('.', env.LATCHKEY_MASTER_KEY) : undefined
+}
+
+/** Opens the store at `location` as it is (no migration), with at most `max` PostgreSQL connections. */
+export function openExistingStore(location: DataLocation, max: number): Promise<Store> {
+  return 'dataDir' in location
+    ? openDataDir(location.dataDir, { migrate: false })
+    : openPostgres(location.databaseUrl, { migrate: false, max })
 }

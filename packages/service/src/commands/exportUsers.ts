@@ -5,8 +5,7 @@
 import { once } from 'node:events'
 import { createWriteStream, type WriteStream } from 'node:fs'
 import { exportUsers } from '../importing/exportUsers.ts'
-import { openDataDir, openPostgres } from '../kernel/store/durableStores.ts'
-import { dataLocation, readFlags } from './commandLine.ts'
+import { dataLocation, openExistingStore, readFlags } from './commandLine.ts'
 import { UsageError } from './parseDevFlags.ts'
 
 const USAGE = `Usage: latchkey-service export-users --organization-id <id> (--data-dir <dir> | --database-url <url>)
@@ -30,10 +29,7 @@ export async function run(argv: string[]): Promise<void> {
   const organizationId = values['organization-id']
   if (organizationId === undefined) throw new UsageError(`export-users: pass --organization-id\n\n${USAGE}`)
   const location = dataLocation('export-users', values)
-  const store =
-    'dataDir' in location
-      ? await openDataDir(location.dataDir, { migrate: false })
-      : await openPostgres(location.databaseUrl, { migrate: false, max: 2 })
+  const store = await openExistingStore(location, 2)
   const out: WriteStream | NodeJS.WriteStream = values.to
     ? createWriteStream(values.to, { mode: 0o600 })
     : process.stdout

@@ -5,9 +5,8 @@ import { readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { KEYRING_ID, planKeyring } from '../assembly/keyring.ts'
 import { createSealer, masterKeyCheck } from '../kernel/crypto/sealer.ts'
-import { loadMasterKey, loadMasterKeyFile, openDataDir, openPostgres } from '../kernel/store/durableStores.ts'
 import type { Store } from '../kernel/store/Store.ts'
-import { dataLocation, readFlags } from './commandLine.ts'
+import { dataLocation, masterKeyInUse, openExistingStore, readFlags } from './commandLine.ts'
 import { rotateSecrets } from './rotateSecrets.ts'
 
 const USAGE = `Usage: latchkey-service rotate-master-key --new-key-file <file> (--data-dir <dir> | --database-url <url>)
@@ -47,23 +46,13 @@ export async function run(argv: string[]): Promise<void> {
   if (!Number.isInteger(batchSize) || batchSize < 1) throw new Error('--batch-size must be a positive number')
   if (!Number.isFinite(settleSeconds) || settleSeconds < 0)
     throw new Error('--settle-seconds must be a number of seconds')
-  const current =
-    values['master-key-file'] !== undefined
-      ? loadMasterKeyFile(values['master-key-file'])
-      : 'dataDir' in location
-        ? loadMasterKey(location.dataDir)
-        : process.env.LATCHKEY_MASTER_KEY !== undefined
-          ? loadMasterKey('.', process.env.LATCHKEY_MASTER_KEY)
-          : undefined
+  const current = masterKeyInUse(location, values['master-key-file'])
   if (!current)
     throw new Error(
       'rotate-master-key: pass the key in use with --master-key-file <file> or LATCHKEY_MASTER_KEY',
     )
   const next = readKeyFile(newKeyFile)
-  const store =
-    'dataDir' in location
-      ? await openDataDir(location.dataDir, { migrate: false })
-      : await openPostgres(location.databaseUrl, { migrate: false, max: 2 })
+  const store = await openExistingStore(location, 2)
   try {
     const to = await registerKeys(store, current, next)
     const sealer = createSealer((await planFor(store, current, next)).keys)

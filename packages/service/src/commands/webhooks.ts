@@ -5,9 +5,8 @@
 import { KEYRING_ID, planKeyring } from '../assembly/keyring.ts'
 import { newId } from '../kernel/base/ids.ts'
 import { createSealer } from '../kernel/crypto/sealer.ts'
-import { loadMasterKey, loadMasterKeyFile, openDataDir, openPostgres } from '../kernel/store/durableStores.ts'
 import { RETIRED_KEY_PUBLISHED_MS, rotateSigningKey, SIGNING_KEY_KIND } from '../webhooks/signingKeys.ts'
-import { dataLocation, readFlags } from './commandLine.ts'
+import { dataLocation, masterKeyInUse, openExistingStore, readFlags } from './commandLine.ts'
 import { UsageError } from './parseDevFlags.ts'
 
 const USAGE = `Usage: latchkey-service webhooks rotate-key (--data-dir <dir> | --database-url <url>)
@@ -40,22 +39,12 @@ export async function run(argv: string[]): Promise<void> {
   if (!Number.isFinite(overlapHours) || overlapHours < 0 || overlapHours > 24 * 30)
     throw new UsageError('webhooks rotate-key: --overlap-hours must be a number of hours from 0 to 720')
   const location = dataLocation('webhooks rotate-key', values)
-  const masterKey =
-    values['master-key-file'] !== undefined
-      ? loadMasterKeyFile(values['master-key-file'])
-      : 'dataDir' in location
-        ? loadMasterKey(location.dataDir)
-        : process.env.LATCHKEY_MASTER_KEY !== undefined
-          ? loadMasterKey('.', process.env.LATCHKEY_MASTER_KEY)
-          : undefined
+  const masterKey = masterKeyInUse(location, values['master-key-file'])
   if (!masterKey)
     throw new UsageError(
       'webhooks rotate-key: pass the master key in use with --master-key-file <file> or LATCHKEY_MASTER_KEY',
     )
-  const store =
-    'dataDir' in location
-      ? await openDataDir(location.dataDir, { migrate: false })
-      : await openPostgres(location.databaseUrl, { migrate: false, max: 1 })
+  const store = await openExistingStore(location, 1)
   try {
     const keyring = await store.get('keyring', KEYRING_ID)
     if (!keyring) throw new Error('webhooks rotate-key: this database was never started: no keyring')
