@@ -27,21 +27,27 @@ async function userWithMfa() {
   return { ...fixture, secret, recoveryCodes, address: addresses[0]! }
 }
 
+/** A user under a TOTP policy asks to sign in `<SignMessageDialog/>`: the signature is held. */
+async function heldSignature() {
+  const user = userEvent.setup()
+  const { render, secret, recoveryCodes, address } = await userWithMfa()
+  const signed: string[] = []
+  render(
+    <SignMessageDialog
+      open
+      onOpenChange={() => {}}
+      address={address}
+      message="hello"
+      onSigned={(result) => signed.push(result.signature)}
+    />,
+  )
+  await user.click(await screen.findByRole('button', { name: 'Sign' }))
+  return { user, secret, recoveryCodes, signed }
+}
+
 describe('step-up in the drop-ins', () => {
   it('a held signature asks for the code: a wrong one says so with focus back in the field, the right one signs once', async () => {
-    const user = userEvent.setup()
-    const { render, secret, address } = await userWithMfa()
-    const signed: string[] = []
-    render(
-      <SignMessageDialog
-        open
-        onOpenChange={() => {}}
-        address={address}
-        message="hello"
-        onSigned={(result) => signed.push(result.signature)}
-      />,
-    )
-    await user.click(await screen.findByRole('button', { name: 'Sign' }))
+    const { user, secret, signed } = await heldSignature()
     const field = (await screen.findByRole(
       'textbox',
       { name: 'Authenticator code' },
@@ -72,19 +78,7 @@ describe('step-up in the drop-ins', () => {
   })
 
   it('a recovery code finishes it instead; a malformed one is refused before it is sent', async () => {
-    const user = userEvent.setup()
-    const { render, recoveryCodes, address } = await userWithMfa()
-    const signed: string[] = []
-    render(
-      <SignMessageDialog
-        open
-        onOpenChange={() => {}}
-        address={address}
-        message="hello"
-        onSigned={(result) => signed.push(result.signature)}
-      />,
-    )
-    await user.click(await screen.findByRole('button', { name: 'Sign' }))
+    const { user, recoveryCodes, signed } = await heldSignature()
     await user.click(
       await screen.findByRole('button', { name: 'Use a recovery code instead' }, { timeout: 10_000 }),
     )
