@@ -1,4 +1,9 @@
-import type { Activity, AuthenticationMethod, AuthenticationType } from '@latchkey/protocol'
+import type {
+  Activity,
+  AuthenticationMethod,
+  AuthenticationType,
+  SpendingLimitExceededDetails,
+} from '@latchkey/protocol'
 import {
   ERROR_CODES,
   type ErrorBody,
@@ -246,7 +251,8 @@ export class SpendingLimitExceededError extends ServiceError {
   readonly freesAtTimestampMs: number | undefined
   constructor(message: string, status: number | undefined, details: Record<string, unknown>) {
     super(message, { code: 'SPENDING_LIMIT_EXCEEDED', status, details })
-    const text = (key: string) => (typeof details[key] === 'string' ? (details[key] as string) : '')
+    const text = (key: keyof SpendingLimitExceededDetails) =>
+      typeof details[key] === 'string' ? (details[key] as string) : ''
     this.spendingLimitId = text('spendingLimitId')
     this.limit = text('limit')
     this.used = text('used')

@@ -177,6 +177,22 @@ export interface SpendingLimit extends Required<SpendingLimitParameters> {
   updatedAt: { seconds: string; nanos: string }
 }
 
+/**
+ * `details` of a 429 `SPENDING_LIMIT_EXCEEDED` (beside `retryAfterSeconds` when enough frees later):
+ * which limit refused the signature, and its window's figures, all decimal strings.
+ */
+export interface SpendingLimitExceededDetails {
+  spendingLimitId: string
+  /** The cap per window. */
+  limit: string
+  used: string
+  remaining: string
+  /** What the refused signature would have spent. */
+  requested: string
+  /** When enough frees for it (epoch ms); absent when it alone is over the cap. */
+  freesAtTimestampMs?: string
+}
+
 export interface ActivityMap {
   sign_raw_payloads: {
     parameters: {

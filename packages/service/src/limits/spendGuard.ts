@@ -3,7 +3,7 @@
 // writes the usage row with the new spend. Every spend under a limit rewrites that one row, so
 // two concurrent spends conflict on it: SQLite runs them one after the other, PostgreSQL
 // (SERIALIZABLE) fails one of them and the store reruns it, which then reads the other's spend.
-import type { SpendingLimitPeriod } from '@latchkey/protocol'
+import type { SpendingLimitExceededDetails, SpendingLimitPeriod } from '@latchkey/protocol'
 import { keepAppEventOnFailure } from '../kernel/appEvents.ts'
 import { LimitError } from '../kernel/base/errors.ts'
 import type { SpendContext, SpendGuard, SpendRequest } from '../kernel/spending.ts'
@@ -104,17 +104,15 @@ function refusal(limit: SpendingLimitRow, state: ReturnType<typeof usageAt>, amo
         ? '; it is more than the whole limit'
         : `; enough frees at ${new Date(frees).toISOString()}`),
     extra: {
-      spendingLimitId: limit.id,
-      limit: limit.amount,
-      used: state.used.toString(),
-      remaining: remaining.toString(),
-      requested: amount.toString(),
-      ...(frees === undefined
-        ? {}
-        : {
-            freesAtTimestampMs: String(frees),
-            retryAfterSeconds: Math.max(1, Math.ceil((frees - now) / 1000)),
-          }),
+      ...({
+        spendingLimitId: limit.id,
+        limit: limit.amount,
+        used: state.used.toString(),
+        remaining: remaining.toString(),
+        requested: amount.toString(),
+        ...(frees === undefined ? {} : { freesAtTimestampMs: String(frees) }),
+      } satisfies SpendingLimitExceededDetails),
+      ...(frees === undefined ? {} : { retryAfterSeconds: Math.max(1, Math.ceil((frees - now) / 1000)) }),
     },
   })
 }
