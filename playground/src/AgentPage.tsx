@@ -161,7 +161,7 @@ function AgentDemo({ evm, organizationId }: { evm: EvmConfig; organizationId: st
       <section className="pg-card" aria-labelledby="pg-agent-title">
         <h1 id="pg-agent-title">Agent allowance</h1>
         <p className="pg-card-lead">
-          Grant the agent below <strong>0.01 ETH a day</strong>, only to <code style={{ overflowWrap: 'anywhere' }}>{AGENT_SHOP}</code>. Its key
+          Grant the agent below <strong>0.01 ETH a day</strong>, only to <code>{AGENT_SHOP}</code>. Its key
           was made in this page; only the public key goes to the service.
         </p>
         <dl className="pg-result">
