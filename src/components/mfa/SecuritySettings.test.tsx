@@ -7,8 +7,8 @@ import { getMfaFactors } from '../../core/actions/queries/getMfaFactors.ts'
 import { getMfaPolicies } from '../../core/actions/queries/getMfaPolicies.ts'
 import { totpCode } from '../../core/test/totpCode.ts'
 import { signedInClient } from '../test/renderWithService.tsx'
-import { SecuritySettings } from './SecuritySettings.tsx'
 import { EXPORTS_POLICY, ethOf, sendsCondition, thresholdOf, weiOf } from './rules.ts'
+import { SecuritySettings } from './SecuritySettings.tsx'
 
 afterEach(() => vi.restoreAllMocks())
 
@@ -97,16 +97,18 @@ describe('<SecuritySettings/>', () => {
     expect((sends as HTMLInputElement).disabled).toBe(true)
     expect(screen.getByText(/Add a passkey first/)).toBeTruthy()
 
-    await user.click(screen.getByRole('checkbox', { name: 'Exporting a wallet or key needs a second factor' }))
+    await user.click(
+      screen.getByRole('checkbox', { name: 'Exporting a wallet or key needs a second factor' }),
+    )
     await screen.findByText('Saved.')
     const { mfaPolicies } = await getMfaPolicies(client)
     expect(mfaPolicies.map((p) => [p.mfaPolicyName, p.condition])).toEqual([
       [EXPORTS_POLICY, "activity.action == 'EXPORT'"],
     ])
     await waitFor(() =>
-      expect(
-        (screen.getByRole('checkbox', { name: /Exporting a wallet/ }) as HTMLInputElement).checked,
-      ).toBe(true),
+      expect((screen.getByRole('checkbox', { name: /Exporting a wallet/ }) as HTMLInputElement).checked).toBe(
+        true,
+      ),
     )
 
     // Removing the factor is held by the policy: the challenge first, then it is gone.
@@ -114,7 +116,11 @@ describe('<SecuritySettings/>', () => {
     const field = await screen.findByRole('textbox', { name: 'Authenticator code' }, { timeout: 10_000 })
     expect((await getMfaFactors(client)).factors).toHaveLength(1)
     await user.type(field, `${totpCode(secret, Date.now() + 30_000)}{Enter}`)
-    const removed = await screen.findByText('The authenticator app Phone is removed.', {}, { timeout: 10_000 })
+    const removed = await screen.findByText(
+      'The authenticator app Phone is removed.',
+      {},
+      { timeout: 10_000 },
+    )
     await waitFor(() => expect(document.activeElement).toBe(removed))
     expect((await getMfaFactors(client)).factors).toEqual([])
 
@@ -140,6 +146,7 @@ describe('the rules in words', () => {
     expect(ethOf(wei)).toBe('0.1')
     expect(ethOf(2n * 10n ** 18n)).toBe('2')
     expect(thresholdOf(`${sendsCondition(wei)} || true`)).toBeUndefined()
-    for (const bad of ['', '0', '-1', '1e18', '0.1234567890123456789', 'abc']) expect(weiOf(bad)).toBeUndefined()
+    for (const bad of ['', '0', '-1', '1e18', '0.1234567890123456789', 'abc'])
+      expect(weiOf(bad)).toBeUndefined()
   })
 })
