@@ -1,13 +1,25 @@
 import { screen, waitFor, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
+import { serializeTransaction } from 'viem'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { confirmTotpFactor } from '../../core/actions/activities/confirmTotpFactor.ts'
+import { createMfaPolicy } from '../../core/actions/activities/createMfaPolicy.ts'
 import { createTotpFactor } from '../../core/actions/activities/createTotpFactor.ts'
+import { createWallet } from '../../core/actions/activities/createWallet.ts'
+import { signTransaction } from '../../core/actions/activities/signTransaction.ts'
 import { getMfaFactors } from '../../core/actions/queries/getMfaFactors.ts'
 import { getMfaPolicies } from '../../core/actions/queries/getMfaPolicies.ts'
 import { totpCode } from '../../core/test/totpCode.ts'
 import { signedInClient } from '../test/renderWithService.tsx'
-import { EXPORTS_POLICY, ethOf, sendsCondition, thresholdOf, weiOf } from './rules.ts'
+import {
+  EXPORTS_POLICY,
+  ethOf,
+  SENDS_METHODS,
+  SENDS_POLICY,
+  sendsCondition,
+  thresholdOf,
+  weiOf,
+} from './rules.ts'
 import { SecuritySettings } from './SecuritySettings.tsx'
 
 afterEach(() => vi.restoreAllMocks())
@@ -148,5 +160,37 @@ describe('the rules in words', () => {
     expect(thresholdOf(`${sendsCondition(wei)} || true`)).toBeUndefined()
     for (const bad of ['', '0', '-1', '1e18', '0.1234567890123456789', 'abc'])
       expect(weiOf(bad)).toBeUndefined()
+  })
+
+  it('"sends above 0.1 ETH need a passkey" holds a 0.2 ETH transaction and lets a 0.05 ETH one through', async () => {
+    const { client } = await signedInClient()
+    const { addresses } = await createWallet(client, { walletName: 'Main', chains: ['ethereum'] })
+    await createMfaPolicy(client, {
+      mfaPolicyName: SENDS_POLICY,
+      condition: sendsCondition(weiOf('0.1')!),
+      requiredAuthenticationMethods: SENDS_METHODS,
+      order: 0,
+    })
+    const sign = (value: bigint) =>
+      signTransaction(client, {
+        signWith: addresses[0]!,
+        type: 'TRANSACTION_TYPE_ETHEREUM',
+        unsignedTransaction: serializeTransaction({
+          type: 'eip1559',
+          chainId: 31337,
+          nonce: 0,
+          maxFeePerGas: 2n * 10n ** 9n,
+          maxPriorityFeePerGas: 10n ** 9n,
+          gas: 21_000n,
+          to: '0x000000000000000000000000000000000000dEaD',
+          value,
+        }),
+      })
+    await expect(sign(weiOf('0.05')!)).resolves.toBeTruthy()
+    await expect(sign(weiOf('0.1')!)).resolves.toBeTruthy()
+    await expect(sign(weiOf('0.2')!)).rejects.toMatchObject({
+      code: 'MFA_REQUIRED',
+      methods: ['AUTHENTICATION_TYPE_PASSKEY'],
+    })
   })
 })
