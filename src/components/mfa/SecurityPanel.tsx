@@ -33,7 +33,7 @@ import {
   thresholdOf,
   weiOf,
 } from './rules.ts'
-import type { SecuritySettingsProps } from './SecuritySettings.tsx'
+import type { SecuritySettingsProps } from './SecuritySettingsProps.ts'
 
 // The enrolment step (QR code, `otpauth://` link, first code) and its QR encoder load only when
 // the user adds an authenticator app.

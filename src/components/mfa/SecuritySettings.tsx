@@ -1,15 +1,11 @@
 import { lazy, Suspense } from 'react'
-import type { UiOptions } from '../ui/uiOptions.ts'
+import type { SecuritySettingsProps } from './SecuritySettingsProps.ts'
 
 // The whole drop-in is its own chunk: an app pays for it only where it renders it. The
 // authenticator-app enrolment (with the QR encoder) is a further chunk of its own.
 const SecurityPanel = lazy(() => import('./SecurityPanel.tsx').then((m) => ({ default: m.SecurityPanel })))
 
-export interface SecuritySettingsProps extends UiOptions {
-  /** Called after each change the user made (a factor, recovery codes, a rule). */
-  onChange?: (() => void) | undefined
-  className?: string | undefined
-}
+export type { SecuritySettingsProps }
 
 /**
  * The signed-in user's security settings: their second factors (passkeys, authenticator apps,
