@@ -42,7 +42,9 @@ const budgets = [
     // <AgentAllowance/> (issue 37, about 50 strings each): measured 95.2 kB with both (start-up
     // 14.7 kB). Those strings belong in the drop-in's own chunk, not in every app's dictionaries:
     // splitting the dictionaries per screen is what brings this back down.
-    limit: 95_500,
+    // 97.5 kB when they gained <SecuritySettings/>'s 46 strings (issue 38): measured 97.2 kB, start-up
+    // unchanged at 14.7 kB. The same remedy applies: those strings belong in the drop-in's chunk.
+    limit: 97_500,
     measure: (/** @type {Record<string, any>} */ s) => s.signin.all.total - s.baseline.all.total,
     startupOnly: false,
   },
@@ -66,7 +68,40 @@ const budgets = [
     measure: (/** @type {Record<string, any>} */ s) => s.core.all.total,
     startupOnly: false,
   },
+  // Issue 38: <SecuritySettings/> loads in two lazy chunks of its own, never at start-up: its panel
+  // (factors, recovery codes, rules), then, when the user adds an authenticator app, the enrolment
+  // step with the QR encoder (lean-qr). Each measured plus 0.5 kB. In this app the panel's chunk
+  // also carries what any drop-in shares, being the only one: the English dictionary (3.2 kB) and
+  // the ui parts; the panel and its rules are 4.2 kB of its 10.7 kB. The enrolment chunk is
+  // lean-qr 3.1 kB + the step 1.7 kB.
+  {
+    app: 'security',
+    what: '<SecuritySettings/> panel chunk',
+    limit: 11_200,
+    measure: (/** @type {Record<string, any>} */ s) =>
+      chunkHolding(s.security, 'src/components/mfa/SecurityPanel.tsx'),
+    startupOnly: false,
+  },
+  {
+    app: 'security',
+    what: '<SecuritySettings/> enrolment chunk (QR encoder)',
+    limit: 5_600,
+    measure: (/** @type {Record<string, any>} */ s) =>
+      chunkHolding(s.security, 'src/components/mfa/TotpEnrolment.tsx'),
+    startupOnly: false,
+  },
 ]
+
+/**
+ * The gzip size of the lazy chunk that holds `module`; a module in a start-up file fails the budget.
+ * @param {import('../bench/size/measureApp.mjs').AppSize} app
+ * @param {string} module
+ */
+function chunkHolding(app, module) {
+  const files = app.files.filter((f) => f.parts.some(([group]) => group === module))
+  if (files.length === 0) throw new Error(`${module} is in no chunk of ${app.name}`)
+  return files.some((f) => f.startup) ? Number.POSITIVE_INFINITY : files.reduce((sum, f) => sum + f.gz, 0)
+}
 
 const requireAll = process.argv.includes('--require-all')
 const started = performance.now()

@@ -25,6 +25,7 @@ export {
   ImportWallet,
   LatchkeyUIProvider,
   preloadMessages,
+  SecuritySettings,
   SendTransaction,
   SessionStatus,
   SignMessageDialog,

@@ -15,6 +15,7 @@ const AgentPage = lazy(() => import('./AgentPage.tsx').then((m) => ({ default: m
 const DelegatedAccessPage = lazy(() =>
   import('./DelegatedAccessPage.tsx').then((m) => ({ default: m.DelegatedAccessPage })),
 )
+const SecurityPage = lazy(() => import('./SecurityPage.tsx').then((m) => ({ default: m.SecurityPage })))
 
 export function App({ config }: { config: PlaygroundConfig }) {
   const { service } = config
@@ -54,6 +55,10 @@ export function App({ config }: { config: PlaygroundConfig }) {
           ) : route === '/delegated' ? (
             <Suspense fallback={<p className="pg-muted">Loading…</p>}>
               <DelegatedAccessPage openSignIn={openSignIn} />
+            </Suspense>
+          ) : route === '/security' ? (
+            <Suspense fallback={<p className="pg-muted">Loading…</p>}>
+              <SecurityPage openSignIn={openSignIn} evm={config.evm} />
             </Suspense>
           ) : route === '/wagmi' || route === '/solana' ? (
             <Suspense fallback={<p className="pg-muted">Loading…</p>}>
@@ -122,6 +127,7 @@ function Header({
         {link('/solana', 'Solana')}
         {link('/agent', 'Agent')}
         {link('/operator', 'Operator')}
+        {link('/security', 'Security')}
       </nav>
       <div className="pg-header-end">
         {config.serviceName !== 'default' ? (

@@ -1,8 +1,8 @@
 import { useCallback, useEffect, useState } from 'react'
 
-export type Route = '/' | '/operator' | '/wagmi' | '/solana' | '/delegated' | '/agent'
+export type Route = '/' | '/operator' | '/wagmi' | '/solana' | '/delegated' | '/agent' | '/security'
 
-const ROUTES: readonly Route[] = ['/operator', '/wagmi', '/solana', '/delegated', '/agent']
+const ROUTES: readonly Route[] = ['/operator', '/wagmi', '/solana', '/delegated', '/agent', '/security']
 
 const routeOf = (pathname: string): Route =>
   ROUTES.find((route) => route === pathname.replace(/\/+$/, '')) ?? '/'

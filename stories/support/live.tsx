@@ -28,9 +28,14 @@ import type { ComponentType } from 'react'
 import sqlWasmUrl from 'sql.js/dist/sql-wasm.wasm?url'
 import { serializeTransaction } from 'viem'
 import { installCaptchaDouble } from '../../src/components/test/installCaptchaDouble.ts'
+import { confirmTotpFactor } from '../../src/core/actions/activities/confirmTotpFactor.ts'
+import { createMfaPolicy } from '../../src/core/actions/activities/createMfaPolicy.ts'
+import { createRecoveryCodes } from '../../src/core/actions/activities/createRecoveryCodes.ts'
+import { createTotpFactor } from '../../src/core/actions/activities/createTotpFactor.ts'
 import { grantAgentAllowance } from '../../src/core/actions/activities/grantAgentAllowance.ts'
 import { signTransaction } from '../../src/core/actions/activities/signTransaction.ts'
 import { recordedSendService } from '../../src/core/test/recordedSendService.ts'
+import { totpCode } from '../../src/core/test/totpCode.ts'
 
 export const SERVICE_URL = 'http://latchkey.local'
 
@@ -77,6 +82,12 @@ export interface LiveOptions {
    * then let it sign `spentWei` with its own key; the user's session stays active.
    */
   agent?: { spentWei?: bigint }
+  /**
+   * Issue 38: a confirmed authenticator app (its secret in `live.totpSecret`, the code of the
+   * current step already used), ten recovery codes (`live.recoveryCodes`) and MFA policies: on
+   * exports and signing (`'exports'`, `'signing'`: a code or a passkey), or signing with a passkey only.
+   */
+  mfa?: { recoveryCodes?: boolean; policies?: ('exports' | 'signing' | 'signingPasskeyOnly')[] }
 }
 
 export interface Live {
@@ -86,6 +97,9 @@ export interface Live {
   activityId?: string
   walletIds: string[]
   addresses: string[]
+  /** `mfa`: the authenticator app's base32 secret, and the recovery codes. */
+  totpSecret?: string
+  recoveryCodes?: string[]
 }
 
 const hexToBytes = (hex: string) => Uint8Array.from(hex.match(/../g) ?? [], (b) => Number.parseInt(b, 16))
@@ -372,8 +386,38 @@ export async function createLive(options: LiveOptions = {}): Promise<Live> {
       live.addresses.push(...created.addresses)
     }
     if (options.agent) await seedAgent(live, options.agent.spentWei ?? 0n)
+    if (options.mfa) await seedMfa(live, options.mfa)
   }
   return live
+}
+
+async function seedMfa(live: Live, { recoveryCodes, policies = [] }: NonNullable<LiveOptions['mfa']>) {
+  const { client } = live
+  const { factorId, secret } = await createTotpFactor(client, { factorName: 'Phone' })
+  await confirmTotpFactor(client, { factorId, code: totpCode(secret) })
+  live.totpSecret = secret
+  if (recoveryCodes) live.recoveryCodes = (await createRecoveryCodes(client, {})).recoveryCodes
+  const codeOrPasskey = [
+    {
+      any: [
+        { type: 'AUTHENTICATION_TYPE_LATCHKEY_TOTP' as const },
+        { type: 'AUTHENTICATION_TYPE_PASSKEY' as const },
+      ],
+    },
+  ]
+  for (const [order, policy] of policies.entries())
+    await createMfaPolicy(client, {
+      mfaPolicyName:
+        policy === 'exports'
+          ? 'latchkey: exports need a second factor'
+          : `signing needs a second factor (${policy})`,
+      condition: policy === 'exports' ? "activity.action == 'EXPORT'" : "activity.action == 'SIGN'",
+      requiredAuthenticationMethods:
+        policy === 'signingPasskeyOnly'
+          ? [{ any: [{ type: 'AUTHENTICATION_TYPE_PASSKEY' }] }]
+          : codeOrPasskey,
+      order,
+    })
 }
 
 async function seedAgent(live: Live, spentWei: bigint) {

@@ -1,0 +1,196 @@
+import { screen, waitFor, within } from '@testing-library/react'
+import userEvent from '@testing-library/user-event'
+import { serializeTransaction } from 'viem'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { confirmTotpFactor } from '../../core/actions/activities/confirmTotpFactor.ts'
+import { createMfaPolicy } from '../../core/actions/activities/createMfaPolicy.ts'
+import { createTotpFactor } from '../../core/actions/activities/createTotpFactor.ts'
+import { createWallet } from '../../core/actions/activities/createWallet.ts'
+import { signTransaction } from '../../core/actions/activities/signTransaction.ts'
+import { getMfaFactors } from '../../core/actions/queries/getMfaFactors.ts'
+import { getMfaPolicies } from '../../core/actions/queries/getMfaPolicies.ts'
+import { totpCode } from '../../core/test/totpCode.ts'
+import { signedInClient } from '../test/renderWithService.tsx'
+import {
+  EXPORTS_POLICY,
+  ethOf,
+  SENDS_METHODS,
+  SENDS_POLICY,
+  sendsCondition,
+  thresholdOf,
+  weiOf,
+} from './rules.ts'
+import { SecuritySettings } from './SecuritySettings.tsx'
+
+afterEach(() => vi.restoreAllMocks())
+
+/** Codes no TOTP window around now accepts. */
+const wrongCode = (secret: string) => {
+  const now = Date.now()
+  const valid = new Set([-30_000, 0, 30_000, 60_000].map((d) => totpCode(secret, now + d)))
+  return ['111111', '222222', '333333', '444444', '555555'].find((c) => !valid.has(c))!
+}
+
+describe('<SecuritySettings/>', () => {
+  it('enrols an authenticator app: QR code and otpauth link, a wrong first code refused, the right one confirms', async () => {
+    const user = userEvent.setup()
+    const { render, client } = await signedInClient()
+    render(<SecuritySettings />)
+    await user.click(await screen.findByRole('button', { name: 'Add an authenticator app' }))
+
+    const heading = await screen.findByRole('heading', { name: 'Scan this QR code' }, { timeout: 10_000 })
+    await waitFor(() => expect(document.activeElement).toBe(heading))
+    const qr = screen.getByRole('img', { name: 'QR code of your authenticator app’s key' })
+    expect(qr.tagName.toLowerCase()).toBe('svg')
+    expect(qr.querySelector('path')?.getAttribute('d')).toMatch(/^M\d+ \d+h1v1h-1z/)
+    const secret = document.querySelector('[data-lk-totp-secret]')?.textContent ?? ''
+    expect(secret).toMatch(/^[A-Z2-7]{32}$/)
+    const link = document.querySelector('[data-lk-otpauth]')?.textContent ?? ''
+    expect(link).toMatch(new RegExp(`^otpauth://totp/.*secret=${secret}`))
+    expect(screen.getByRole('button', { name: 'Copy the setup link' })).toBeTruthy()
+
+    // Keyboard only: a wrong code, focus back in the field; then the right one.
+    const field = screen.getByRole('textbox', { name: 'Enter a code to finish' })
+    expect(field.getAttribute('autocomplete')).toBe('one-time-code')
+    await user.type(field, `${wrongCode(secret)}{Enter}`)
+    expect(await screen.findByText(/That code isn’t right/)).toBeTruthy()
+    await waitFor(() => expect(document.activeElement).toBe(field))
+    await user.clear(field)
+    await user.type(field, `${totpCode(secret)}{Enter}`)
+
+    const notice = await screen.findByText(/Your authenticator app is on/, {}, { timeout: 10_000 })
+    await waitFor(() => expect(document.activeElement).toBe(notice))
+    const { factors } = await getMfaFactors(client)
+    expect(factors).toEqual([expect.objectContaining({ confirmed: true })])
+    expect(await screen.findByRole('button', { name: /Remove the authenticator app/ })).toBeTruthy()
+  })
+
+  it('shows recovery codes once, with copy and a .txt download; the count follows', async () => {
+    const user = userEvent.setup()
+    const { render } = await signedInClient()
+    const downloads: Blob[] = []
+    vi.spyOn(URL, 'createObjectURL').mockImplementation((blob) => {
+      downloads.push(blob as Blob)
+      return 'blob:codes'
+    })
+    vi.spyOn(URL, 'revokeObjectURL').mockImplementation(() => {})
+    vi.spyOn(HTMLAnchorElement.prototype, 'click').mockImplementation(() => {})
+    render(<SecuritySettings />)
+    expect(await screen.findByText('None')).toBeTruthy()
+    await user.click(screen.getByRole('button', { name: 'Create recovery codes' }))
+
+    const heading = await screen.findByRole('heading', { name: 'Your recovery codes' })
+    await waitFor(() => expect(document.activeElement).toBe(heading))
+    const codes = within(screen.getByRole('list', { name: 'Your recovery codes' }))
+      .getAllByRole('listitem')
+      .map((item) => item.textContent)
+    expect(codes).toHaveLength(10)
+    expect(new Set(codes).size).toBe(10)
+    expect(screen.getByRole('button', { name: 'Copy the codes' })).toBeTruthy()
+    await user.click(screen.getByRole('button', { name: 'Download (.txt)' }))
+    expect(downloads).toHaveLength(1)
+    const text = await downloads[0]!.text()
+    for (const code of codes) expect(text).toContain(code)
+
+    await user.click(screen.getByRole('button', { name: 'I saved them' }))
+    expect(await screen.findByText('10 left')).toBeTruthy()
+    expect(screen.queryByText(codes[0]!)).toBeNull()
+  })
+
+  it('"exports need a second factor" is a policy; switching it off or removing the factor asks for the code first', async () => {
+    const user = userEvent.setup()
+    const { render, client } = await signedInClient()
+    const { factorId, secret } = await createTotpFactor(client, { factorName: 'Phone' })
+    await confirmTotpFactor(client, { factorId, code: totpCode(secret) })
+    render(<SecuritySettings />)
+
+    // Without a passkey, the sends rule cannot be switched on, and says why.
+    const sends = await screen.findByRole('checkbox', { name: 'Sends above an amount need a passkey' })
+    expect((sends as HTMLInputElement).disabled).toBe(true)
+    expect(screen.getByText(/Add a passkey first/)).toBeTruthy()
+
+    await user.click(
+      screen.getByRole('checkbox', { name: 'Exporting a wallet or key needs a second factor' }),
+    )
+    await screen.findByText('Saved.')
+    const { mfaPolicies } = await getMfaPolicies(client)
+    expect(mfaPolicies.map((p) => [p.mfaPolicyName, p.condition])).toEqual([
+      [EXPORTS_POLICY, "activity.action == 'EXPORT'"],
+    ])
+    await waitFor(() =>
+      expect((screen.getByRole('checkbox', { name: /Exporting a wallet/ }) as HTMLInputElement).checked).toBe(
+        true,
+      ),
+    )
+
+    // Removing the factor is held by the policy: the challenge first, then it is gone.
+    await user.click(screen.getByRole('button', { name: 'Remove the authenticator app Phone' }))
+    const field = await screen.findByRole('textbox', { name: 'Authenticator code' }, { timeout: 10_000 })
+    expect((await getMfaFactors(client)).factors).toHaveLength(1)
+    await user.type(field, `${totpCode(secret, Date.now() + 30_000)}{Enter}`)
+    const removed = await screen.findByText(
+      'The authenticator app Phone is removed.',
+      {},
+      { timeout: 10_000 },
+    )
+    await waitFor(() => expect(document.activeElement).toBe(removed))
+    expect((await getMfaFactors(client)).factors).toEqual([])
+
+    // Switching the rule off waits for it too; Cancel leaves it on, with focus back on the page.
+    await user.click(await screen.findByRole('checkbox', { name: /Exporting a wallet/ }, { timeout: 10_000 }))
+    await user.click(await screen.findByRole('button', { name: 'Cancel' }, { timeout: 10_000 }))
+    expect((await getMfaPolicies(client)).mfaPolicies).toHaveLength(1)
+  })
+
+  it('is right-to-left in Arabic', async () => {
+    const { render } = await signedInClient()
+    const { container } = render(<SecuritySettings locale="ar" />)
+    expect(await screen.findByRole('heading', { name: 'الأمان' }, { timeout: 10_000 })).toBeTruthy()
+    expect(container.querySelector('section')?.getAttribute('dir')).toBe('rtl')
+  })
+})
+
+describe('the rules in words', () => {
+  it('round-trips the threshold of a sends rule and refuses amounts that are not ETH', () => {
+    const wei = weiOf('0.1')!
+    expect(wei).toBe(100_000_000_000_000_000n)
+    expect(thresholdOf(sendsCondition(wei))).toBe(wei)
+    expect(ethOf(wei)).toBe('0.1')
+    expect(ethOf(2n * 10n ** 18n)).toBe('2')
+    expect(thresholdOf(`${sendsCondition(wei)} || true`)).toBeUndefined()
+    for (const bad of ['', '0', '-1', '1e18', '0.1234567890123456789', 'abc'])
+      expect(weiOf(bad)).toBeUndefined()
+  })
+
+  it('"sends above 0.1 ETH need a passkey" holds a 0.2 ETH transaction and lets a 0.05 ETH one through', async () => {
+    const { client } = await signedInClient()
+    const { addresses } = await createWallet(client, { walletName: 'Main', chains: ['ethereum'] })
+    await createMfaPolicy(client, {
+      mfaPolicyName: SENDS_POLICY,
+      condition: sendsCondition(weiOf('0.1')!),
+      requiredAuthenticationMethods: SENDS_METHODS,
+      order: 0,
+    })
+    const sign = (value: bigint) =>
+      signTransaction(client, {
+        signWith: addresses[0]!,
+        type: 'TRANSACTION_TYPE_ETHEREUM',
+        unsignedTransaction: serializeTransaction({
+          type: 'eip1559',
+          chainId: 31337,
+          nonce: 0,
+          maxFeePerGas: 2n * 10n ** 9n,
+          maxPriorityFeePerGas: 10n ** 9n,
+          gas: 21_000n,
+          to: '0x000000000000000000000000000000000000dEaD',
+          value,
+        }),
+      })
+    await expect(sign(weiOf('0.05')!)).resolves.toBeTruthy()
+    await expect(sign(weiOf('0.1')!)).resolves.toBeTruthy()
+    await expect(sign(weiOf('0.2')!)).rejects.toMatchObject({
+      code: 'MFA_REQUIRED',
+      methods: ['AUTHENTICATION_TYPE_PASSKEY'],
+    })
+  })
+})
