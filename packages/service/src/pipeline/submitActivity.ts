@@ -137,11 +137,9 @@ export async function submitActivity(
   registry: Registry,
   request: PublicRequest,
 ): Promise<SubmitOutcome> {
-  const { handler, caller, organization, body, reads } = await admit(
-    runtime,
-    registry,
-    activityRules,
-    request,
+  const { timings } = runtime
+  const { handler, caller, organization, body, reads } = await timings.time('admit', () =>
+    admit(runtime, registry, activityRules, request),
   )
   const intent = body.object('parameters')
   const type = body.string('type', { max: 200 })
@@ -164,9 +162,9 @@ export async function submitActivity(
     fingerprint,
     activityId: runtime.newId(),
   }
-  const precomputed = await precompute(submission)
+  const precomputed = await timings.time('precompute', () => precompute(submission))
   const prepared = await prepare(submission)
-  const execution = await record(submission, { prepared, precomputed })
+  const execution = await timings.time('transaction', () => record(submission, { prepared, precomputed }))
   emitReported(runtime, execution.reported)
   const errorCode = execution.row.failure?.details.errorCode
   runtime.emit('activity.recorded', {
