@@ -9,7 +9,7 @@
  * - `read`: the body read off the socket and parsed as JSON
  * - `authenticate`: the stamp checked (and the credential read)
  * - `admit`: admission whole: authentication, the reads ahead, the organization, the plugins
- * - `precompute`: the handler's key work started (its crypto job goes on meanwhile)
+ * - `precompute`: the handler's key work: its reads and its crypto job, until done (beside `prepare`)
  * - `transaction`: the activity recorded, decided and run, until its commit
  * - `render`: the answer serialized as JSON
  * - `submit`: the whole handler, from before `read` to after `render`
