@@ -11,10 +11,17 @@
  *
  * Run: npm run bench:service   (or npx tsx bench/service.ts [--requests 6000] [--clients 200]
  *   [--only memory,observed,webhooks,sqlite,postgres1,postgres2] [--workloads sign,wallets] [--profile DIR]
- *   [--rounds N] [--paced 0.6])
+ *   [--rounds N] [--paced 0.3,0.6,0.8] [--small-clients 20])
+ *
+ * Latency (issue 42): after the closed-loop runs, paced (open-loop) signing at each `--paced` share
+ * of the raw rate, with the service's own stage timings (`GET /dev/timings`: reading, authentication,
+ * admission, the waits for a shared statement or a commit group, the database, the crypto job,
+ * rendering) printed per stage; a closed loop of `--small-clients` beside the 200-client one; each
+ * round's paced p50/p99 with their medians; the bench client's own CPU. The client is this process:
+ * the services are child processes, and requests are stamped before the clock starts.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
-import { cpus, tmpdir } from 'node:os'
+import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { ACTIVITIES, type AccountSpec, type ActivityPath, WEBHOOK_EVENT_TYPES } from '@latchkey/protocol'
@@ -48,9 +55,12 @@ const { values: flags } = parseArgs({
      * of the raw signing rate, on a schedule that does not wait for answers (open loop), and the
      * latency of each is counted from when it was due. 0 skips it.
      */
-    paced: { type: 'string', default: '0.6' },
+    paced: { type: 'string', default: '0.3,0.6,0.8' },
+    /** A closed-loop signing run with this many clients too (an app's usual concurrency); 0 skips it. */
+    'small-clients': { type: 'string', default: '20' },
   },
 })
+const LOAD_AT_START = loadavg()[0]!
 const ONLY = flags.only ? new Set(flags.only.split(',')) : undefined
 const wanted = (name: string) => !ONLY || ONLY.has(name)
 const REQUESTS = Number(flags.requests)
@@ -58,7 +68,12 @@ const REQUESTS = Number(flags.requests)
 const WARM_UP = 2000
 const CLIENTS = Number(flags.clients)
 const ROUNDS = Math.max(1, Number(flags.rounds))
-const PACED = Number(flags.paced)
+/** The shares of the raw signing rate the paced runs offer, in order (`--paced`). */
+const PACED = flags.paced
+  .split(',')
+  .map(Number)
+  .filter((share) => share > 0)
+const SMALL_CLIENTS = Number(flags['small-clients'])
 
 const ETH: AccountSpec = {
   curve: 'CURVE_SECP256K1',
@@ -162,11 +177,24 @@ interface Run {
   statements?: number
   /** Requests per statement during the run: reads ahead, inserts (the service's batching counters). */
   perStatement?: { lookups: number; inserts: number }
+  /** The bench client's own CPU (this process) during the run. */
+  client?: ClientCpu
   perSecond: number
   p50: number
   p99: number
   failed: number
   firstFailure?: string
+}
+
+/** This process's CPU during a run: ms per request and the share of one core it kept busy. */
+interface ClientCpu {
+  perRequest: number
+  ofACore: number
+}
+function clientCpu(before: NodeJS.CpuUsage, seconds: number, requests: number): ClientCpu {
+  const used = process.cpuUsage(before)
+  const ms = (used.user + used.system) / 1000
+  return { perRequest: requests > 0 ? ms / requests : Number.NaN, ofACore: ms / 1000 / seconds }
 }
 
 const percentile = (sorted: number[], p: number) =>
@@ -182,6 +210,7 @@ async function load(
   instances: Instance[],
   make: (instance: Instance, i: number) => ReturnType<typeof prepare>,
   requests = REQUESTS,
+  clients = CLIENTS,
 ) {
   const queues = instances.map((instance, n) =>
     Array.from({ length: Math.ceil((requests - n) / instances.length) }, (_, k) =>
@@ -190,7 +219,7 @@ async function load(
   )
   // One kept-alive connection per client, to the instance it keeps to, opened before the clock.
   const connections = Array.from(
-    { length: CLIENTS },
+    { length: clients },
     (_, client) => new Connection(instances[client % instances.length]!.baseUrl),
   )
   await Promise.all(connections.map((connection) => connection.send(HEALTH)))
@@ -200,9 +229,10 @@ async function load(
   const cpuBefore = cpuTimes()
   const pids = instances.flatMap((instance) => (instance.pid ? [instance.pid] : []))
   const processesBefore = processCpu(pids)
+  const clientBefore = process.cpuUsage()
   const start = performance.now()
   await Promise.all(
-    Array.from({ length: CLIENTS }, async (_, client) => {
+    Array.from({ length: clients }, async (_, client) => {
       const queue = queues[client % queues.length]!
       for (let request = queue.shift(); request; request = queue.shift()) {
         const begin = performance.now()
@@ -228,9 +258,11 @@ async function load(
   )
   const seconds = (performance.now() - start) / 1000
   const processesAfter = processCpu(pids)
+  const client = clientCpu(clientBefore, seconds, latencies.length)
   for (const connection of connections) connection.close()
   latencies.sort((a, b) => a - b)
   return {
+    client,
     perSecond: latencies.length / seconds,
     idle: idleShare(cpuBefore, cpuTimes()),
     cpuPerRequest:
@@ -316,12 +348,15 @@ async function paced(
     }
     if (next < requests) setTimeout(tick, Math.max(0, start + (next * 1000) / perSecond - performance.now()))
   }
+  const clientBefore = process.cpuUsage()
   setTimeout(tick, 20)
   await finished
   const seconds = (performance.now() - start) / 1000
+  const client = clientCpu(clientBefore, seconds, latencies.length)
   for (const connection of all) connection.close()
   latencies.sort((a, b) => a - b)
   return {
+    client,
     offered: perSecond,
     perSecond: latencies.length / seconds,
     p50: percentile(latencies, 50),
@@ -329,6 +364,22 @@ async function paced(
     failed,
     ...(firstFailure ? { firstFailure } : {}),
   }
+}
+
+/** The service's stage timings (`/dev/timings`): each stage's count and p50/p99/max in ms. */
+type Stages = Record<string, { count: number; p50: number; p99: number; max: number }>
+/** Empties the stage timings of `instances` (before the run they are read after). */
+async function resetTimings(instances: Instance[]): Promise<void> {
+  for (const instance of instances) {
+    const reply = await fetch(`${instance.baseUrl}/dev/timings`, { method: 'DELETE' })
+    if (reply.status !== 204) throw new Error(`DELETE /dev/timings: ${reply.status}`)
+  }
+}
+/** The stage timings of `instance` since the last reset. */
+async function readTimings(instance: Instance): Promise<Stages> {
+  const reply = await fetch(`${instance.baseUrl}/dev/timings`)
+  if (reply.status !== 200) throw new Error(`GET /dev/timings: ${reply.status}`)
+  return (await reply.json()) as Stages
 }
 
 async function createSigner(instance: Instance): Promise<string> {
@@ -431,15 +482,30 @@ async function measure(instances: Instance[], rollbacks?: () => number) {
         () => prepare(instances[0]!, 'create_wallet', { walletName: 'bench counted', accounts: [ETH] }),
       )
     : skipped
-  const signPaced =
-    workloads.has('sign') && PACED > 0
-      ? await paced(
+  const signSmall =
+    workloads.has('sign') && SMALL_CLIENTS > 0
+      ? await load(
           instances,
-          (instance, i) => prepare(instance, 'sign_raw_payloads', signParams(3e9 + i)),
-          PACED * rawPerSecond,
+          (instance, i) => prepare(instance, 'sign_raw_payloads', signParams(2.5e9 + i)),
+          REQUESTS,
+          SMALL_CLIENTS,
         )
       : undefined
-  return { sign, wallets, signPaced }
+  // Each share in turn, after a second's quiet (the closed loop's backlog gone), with the service's
+  // stage timings counted over that run alone (the first instance's).
+  const signPaced: (Awaited<ReturnType<typeof paced>> & { share: number; stages?: Stages })[] = []
+  if (workloads.has('sign'))
+    for (const [n, share] of PACED.entries()) {
+      await new Promise((resolve) => setTimeout(resolve, 1000))
+      await resetTimings(instances)
+      const run = await paced(
+        instances,
+        (instance, i) => prepare(instance, 'sign_raw_payloads', signParams(3e9 + n * 1e7 + i)),
+        share * rawPerSecond,
+      )
+      signPaced.push({ share, ...run, stages: await readTimings(instances[0]!) })
+    }
+  return { sign, wallets, signSmall, signPaced }
 }
 
 const temp = mkdtempSync(join(tmpdir(), 'latchkey-bench-'))
@@ -626,7 +692,9 @@ const median = (values: number[]) => {
   const middle = Math.floor(sorted.length / 2)
   return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
 }
-const failures = (run: Run) => (run.failed ? `${run.failed} (first: ${run.firstFailure})` : '0')
+const skippedRun: Run = { perSecond: Number.NaN, p50: Number.NaN, p99: Number.NaN, failed: 0 }
+const failures = (run: Pick<Run, 'failed' | 'firstFailure'>) =>
+  run.failed ? `${run.failed} (first: ${run.firstFailure})` : '0'
 console.log(
   `Latchkey service over loopback HTTP: ${REQUESTS} requests per workload, ${CLIENTS} concurrent clients, ` +
     `stamped P-256 requests prepared before timing; node ${process.version}, ${cpus().length} cores ` +
@@ -652,6 +720,7 @@ function workloadRows(title: string, runOf: (result: NonNullable<Column['result'
         ]
       : []),
     row('  failed requests', failures),
+    row('  bench client CPU: per request / of one core', (run) => clientCell(run.client)),
     row('  CPU left idle during the run (all cores)', (run) => percent(run.idle)),
     row('  CPU per request, ms: service / PostgreSQL', (run) =>
       run.cpuPerRequest
@@ -667,27 +736,61 @@ function workloadRows(title: string, runOf: (result: NonNullable<Column['result'
     ),
   ]
 }
-const pacedRows = (): string[][] => {
-  if (!columns.some((column) => column.result?.signPaced)) return []
-  const row = (
-    label: string,
-    show: (run: NonNullable<NonNullable<Column['result']>['signPaced']>) => string,
-  ) => [label, ...columns.map((c) => (c.result?.signPaced ? show(c.result.signPaced) : 'n/a'))]
-  return [
-    row(
-      `sign_raw_payloads paced at ${PACED} of raw (open loop, ${CLIENTS} connections)`,
-      (run) => `${rate(run.offered)} offered`,
-    ),
-    row('  answered', (run) => rate(run.perSecond)),
-    row('  p50 from when due', (run) => ms(run.p50)),
-    row('  p99 from when due (target ≤ 150 ms)', (run) => ms(run.p99)),
-    row('  failed requests', failures),
-  ]
+type PacedRun = NonNullable<Column['result']>['signPaced'][number]
+const clientCell = (client: ClientCpu | undefined) =>
+  client ? `${client.perRequest.toFixed(3)} ms / ${percent(client.ofACore)}` : 'n/a'
+const pacedRows = (): string[][] =>
+  PACED.flatMap((share, n) => {
+    if (!columns.some((column) => column.result?.signPaced[n])) return []
+    const row = (label: string, show: (run: PacedRun) => string) => [
+      label,
+      ...columns.map((c) => {
+        const run = c.result?.signPaced[n]
+        return run ? show(run) : 'n/a'
+      }),
+    ]
+    return [
+      row(
+        `sign_raw_payloads paced at ${share} of raw (open loop, ${CLIENTS} connections)`,
+        (run) => `${rate(run.offered)} offered`,
+      ),
+      row('  answered', (run) => rate(run.perSecond)),
+      row('  p50 from when due', (run) => ms(run.p50)),
+      row('  p99 from when due (target ≤ 150 ms)', (run) => ms(run.p99)),
+      row('  failed requests', failures),
+      row('  bench client CPU: per request / of one core', (run) => clientCell(run.client)),
+    ]
+  })
+/** The service's own time per stage in each paced run: p50 / p99 (ms) of the first instance. */
+function printStages(): void {
+  for (const [n, share] of PACED.entries()) {
+    const runs = columns.map((column) => column.result?.signPaced[n]?.stages)
+    if (!runs.some(Boolean)) continue
+    const stages = [...new Set(runs.flatMap((stages) => Object.keys(stages ?? {})))]
+    console.log(`\nThe service's stages, paced at ${share} of raw (p50 / p99 ms, count; /dev/timings):`)
+    printTable(
+      ['stage', ...columns.map((c) => c.name)],
+      stages.map((stage) => [
+        stage,
+        ...runs.map((stages) => {
+          const figures = stages?.[stage]
+          return figures ? `${figures.p50.toFixed(2)} / ${figures.p99.toFixed(2)} (${figures.count})` : '-'
+        }),
+      ]),
+    )
+  }
 }
 printTable(
   ['', ...columns.map((c) => c.name)],
   [
     ...workloadRows('sign_raw_payloads (1 payload)', (result) => result.sign, true),
+    ...(SMALL_CLIENTS > 0
+      ? workloadRows(
+          `sign_raw_payloads, ${SMALL_CLIENTS} clients`,
+          (result) => result.signSmall ?? skippedRun,
+          true,
+        )
+      : []),
     ...pacedRows(),
     ...workloadRows('create_wallet (1 ETH account)', (result) => result.wallets),
   ],
@@ -751,6 +854,36 @@ if (durableRounds.length > 1)
           : ''),
     )
   }
+for (const [n, share] of PACED.entries()) {
+  const each = (name: string, runs: (PacedRun | undefined)[]) => {
+    const ran = runs.filter((run): run is PacedRun => run !== undefined)
+    if (ran.length === 0) return []
+    const p50 = median(ran.map((run) => run.p50))
+    const p99 = median(ran.map((run) => run.p99))
+    return [
+      `${name} ${ran.map((run) => `${run.p50.toFixed(1)}/${run.p99.toFixed(1)}`).join(', ')} (median ${p50.toFixed(1)}/${p99.toFixed(1)})`,
+    ]
+  }
+  const shown = [
+    ...each(
+      'SQLite',
+      durableRounds.map((round) => round.sqlite?.signPaced[n]),
+    ),
+    ...each(
+      'PostgreSQL',
+      durableRounds.map((round) => round.postgres?.signPaced[n]),
+    ),
+  ]
+  if (shown.length > 0)
+    console.log(
+      `paced at ${share} of raw, p50/p99 ms in each of ${durableRounds.length} rounds: ${shown.join('; ')}`,
+    )
+}
+printStages()
+console.log(
+  `load average (1 min) at the start: ${LOAD_AT_START.toFixed(2)}, at the end: ${loadavg()[0]!.toFixed(2)} ` +
+    `(${cpus().length} cores; other processes' load makes every figure slower and noisier)`,
+)
 for (const column of columns)
   if (column.logged) console.log(`${column.name}: the service logged ${column.logged}`)
 const broken = columns.filter((c) => c.error)

@@ -14,13 +14,13 @@ export const createWallet = defineActivity('create_wallet', {
   createsOnly: true,
   // Mnemonic, seed, derivation and sealing (milliseconds of CPU) run before the transaction.
   precompute: async (ctx, p) => ({
-    wallet: ctx.runtime.crypto
+    wallet: await ctx.runtime.crypto
       .run({ kind: 'newWallet', mnemonicLength: p.mnemonicLength ?? 12, accounts: p.accounts })
       .catch(() => undefined),
   }),
   run: async (ctx, p) => {
-    const precomputed = ctx.precomputed as { wallet: Promise<NewWalletResult | undefined> } | undefined
-    const early = await precomputed?.wallet
+    const precomputed = ctx.precomputed as { wallet: NewWalletResult | undefined } | undefined
+    const early = precomputed?.wallet
     return createWalletRecords(ctx, {
       organizationId: ctx.organization.id,
       walletName: p.walletName,

@@ -47,7 +47,7 @@ interface EarlySignatures {
   accountId: string
   sealedKey: string
   /** Undefined when the job failed (it is run again, to fail the same way in the activity). */
-  result: Promise<SignPayloadsResult | undefined>
+  result: SignPayloadsResult | undefined
 }
 
 const signingJob = (account: WalletAccountRow, p: Payloads): SignPayloadsJob => ({
@@ -88,7 +88,7 @@ export async function startSigning(
   return {
     accountId: account.id,
     sealedKey: account.sealedPrivateKey,
-    result: ctx.runtime.crypto.run(signingJob(account, p)).catch(() => undefined),
+    result: await ctx.runtime.crypto.run(signingJob(account, p)).catch(() => undefined),
   }
 }
 
@@ -113,7 +113,7 @@ export async function signAs(
   const early = ctx.precomputed as EarlySignatures | undefined
   const result =
     (early && early.accountId === account.id && early.sealedKey === account.sealedPrivateKey
-      ? await early.result
+      ? early.result
       : undefined) ?? (await ctx.runtime.crypto.run(signingJob(account, p)))
   if ('signatures' in result) return result.signatures
   const { message, field, index } = result.error

@@ -190,6 +190,7 @@ async function openRuntime(
     stampVerifiers: new Map(plugins.flatMap((plugin) => Object.entries(plugin.stampVerifiers ?? {}))),
   })
   store.observe(runtime)
+  store.timeStages(runtime.timings)
   return { runtime, keyring, given }
 }
 
@@ -293,6 +294,14 @@ function mountRoutes(
     activityApi(runtime, registry, options.rateLimits ? { rateLimits: options.rateLimits } : {}),
   )
   app.get('/health', (c) => c.json({ ok: true }))
+  if (runtime.options.mode !== 'production') {
+    // Where a request's time went, stage by stage (`bench:service` reads it around a run; issue 42).
+    app.get('/dev/timings', (c) => c.json(runtime.timings.snapshot()))
+    app.delete('/dev/timings', (c) => {
+      runtime.timings.reset()
+      return c.body(null, 204)
+    })
+  }
   return readiness
 }
 

@@ -39,9 +39,11 @@ describe('production mode', () => {
       '/dev/outbox.json',
       '/dev/outbox',
       '/dev/oidc/google/.well-known/openid-configuration',
+      '/dev/timings',
     ])
       expect((await service.app.request(path)).status, path).toBe(404)
     expect((await service.app.request('/dev/settings/get', { method: 'POST', body: '{}' })).status).toBe(404)
+    expect((await service.app.request('/dev/timings', { method: 'DELETE' })).status).toBe(404)
   })
 
   it('needs a durable store and an explicit master key, and refuses dev options', async () => {

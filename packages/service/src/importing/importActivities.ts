@@ -266,7 +266,7 @@ function importLookups(organizationId: string, parameters: unknown): Lookup[] {
  */
 interface EarlyWallets {
   sealedTargetKey: string
-  wallets: Promise<ImportWalletResult | undefined>[]
+  wallets: (ImportWalletResult | undefined)[]
 }
 
 /**
@@ -278,7 +278,7 @@ async function earlyWallet(ctx: ActivityContext, index: number) {
   if (!early) return undefined
   const key = await ctx.tx.get('importKeys', ctx.organization.id)
   if (key?.sealedPrivateKey !== early.sealedTargetKey) return undefined
-  const result = await early.wallets[index]
+  const result = early.wallets[index]
   return result && !('error' in result) ? result : undefined
 }
 
@@ -306,16 +306,18 @@ export const importUser = defineActivity('latchkey_import_user', {
     if (!key) return undefined
     return {
       sealedTargetKey: key.sealedPrivateKey,
-      wallets: p.wallets.map((w) =>
-        ctx.runtime.crypto
-          .run({
-            kind: 'importWallet',
-            sealedTargetKey: key.sealedPrivateKey,
-            targetPublicKey: key.publicKey,
-            encryptedBundle: w.encryptedBundle,
-            accounts: w.accounts,
-          })
-          .catch(() => undefined),
+      wallets: await Promise.all(
+        p.wallets.map((w) =>
+          ctx.runtime.crypto
+            .run({
+              kind: 'importWallet',
+              sealedTargetKey: key.sealedPrivateKey,
+              targetPublicKey: key.publicKey,
+              encryptedBundle: w.encryptedBundle,
+              accounts: w.accounts,
+            })
+            .catch(() => undefined),
+        ),
       ),
     } satisfies EarlyWallets
   },

@@ -2,10 +2,17 @@ import { utf8ToBytes } from '@noble/hashes/utils.js'
 import { type EventSink, type ServiceEventMap, type ServiceEventName, silentSink } from './base/events.ts'
 import { newId } from './base/ids.ts'
 import type { Caller } from './Caller.ts'
-import { type CryptoRunner, createSealer, inlineCrypto, type SealingKey } from './crypto/index.ts'
+import {
+  type CryptoRunner,
+  createSealer,
+  inlineCrypto,
+  type JobTiming,
+  type SealingKey,
+} from './crypto/index.ts'
 import { JobQueue, type JobQueueOptions } from './JobQueue.ts'
 import { Lifecycle } from './Lifecycle.ts'
 import { observeCrypto } from './observeCrypto.ts'
+import { StageTimings } from './StageTimings.ts'
 import type { ServiceRow } from './store/model.ts'
 import type { Store } from './store/Store.ts'
 
@@ -92,6 +99,8 @@ export class Runtime {
    * kind with `jobs.handle`; the service starts its worker once the plugins are loaded.
    */
   readonly jobs: JobQueue
+  /** Where a request's time goes, stage by stage (issue 42; `GET /dev/timings` on a dev service). */
+  readonly timings = new StageTimings()
   /** The service's drain: whether it still takes work, and the hooks that finish theirs on stop. */
   readonly lifecycle = new Lifecycle()
   /** The master-key version new secrets are sealed under (the keyring's active one). */
@@ -110,7 +119,21 @@ export class Runtime {
     const runner = options.crypto ? options.crypto(keys) : inlineCrypto(this.sealer)
     // A new wallet's secrets are sealed in the job: under the version this runtime seals under now.
     const crypto: CryptoRunner = {
-      run: (job) => runner.run(job.kind === 'signPayloads' ? job : { ...job, sealVersion: this.sealing }),
+      run: async (job) => {
+        const started = performance.now()
+        const timing: JobTiming = {}
+        try {
+          return await runner.run(
+            job.kind === 'signPayloads' ? job : { ...job, sealVersion: this.sealing },
+            timing,
+          )
+        } finally {
+          const took = performance.now() - started
+          const own = Math.min(took, timing.computeMs ?? took)
+          this.timings.record('crypto', own)
+          this.timings.record('crypto queue', took - own)
+        }
+      },
       ...(runner.close ? { close: () => runner.close!() } : {}),
     }
     this.crypto = options.events ? observeCrypto(crypto, this) : crypto

@@ -93,8 +93,10 @@ export interface ActivityHandler<P extends ActivityPath = ActivityPath> {
    * `service.crypto`, maybe in a worker thread), so the transaction, which on SQLite holds the one
    * connection, does not wait for it. It runs once the caller is authenticated and the parameters
    * parsed, before the decision: it may read committed data but must not write, call out or reveal
-   * anything. The transaction starts when it resolves, so it resolves as soon as its reads are
-   * done, to a value holding a promise of the CPU work (one that never rejects). `run` gets it as
+   * anything. It resolves once its CPU work is done, to the work's results (a failed job as
+   * undefined, never a rejection); the pipeline starts it before `prepare` and awaits it after, so
+   * the transaction never waits on a crypto job: on SQLite a transaction waiting in a commit group
+   * holds the one connection, and every transaction queued behind it (issue 42). `run` gets it as
    * `ctx.precomputed` and uses it only if it matches what the transaction reads (else it does the
    * work itself); a result the activity does not use (denied, replayed, awaiting consensus) is
    * dropped unseen.

@@ -42,16 +42,25 @@ export function activityApi(
     return c.req.method === 'OPTIONS' ? c.body(null, 204) : next()
   })
   app.post('/v1/submit/:path', async (c) => {
+    // Stage timings (issue 42): a few clock reads per request, counted in `runtime.timings`.
+    const { timings } = runtime
+    const started = performance.now()
     const request = {
       path: c.req.param('path'),
       headers: c.req.raw.headers,
       ...(await readJson(c)),
       rateLimits,
     }
+    timings.record('read', performance.now() - started)
     const outcome = await submitActivity(runtime, registry, request)
     const { id, type, organizationId } = outcome.activity
     c.set('activity', { activityId: id, type, organizationId })
-    return c.json(outcome)
+    const rendering = performance.now()
+    const response = c.json(outcome)
+    const done = performance.now()
+    timings.record('render', done - rendering)
+    timings.record('submit', done - started)
+    return response
   })
   app.post('/v1/query/:path', async (c) => {
     const request = {

@@ -84,7 +84,9 @@ export async function admit<H>(
     organizationId,
     more: (id) => (rules.lookupsOf ? rules.lookupsOf({ path, handler, organizationId: id, json }) : []),
   })
-  const caller = await authenticate(runtime, { headers, bytes, route, organizationId, reads })
+  const caller = await runtime.timings.time('authenticate', () =>
+    authenticate(runtime, { headers, bytes, route, organizationId, reads }),
+  )
   const body = new Reader(json, '')
   rules.checkBody(runtime, body, path)
   const named = await requireOrganization(reads, body.string('organizationId', { max: 200 }))

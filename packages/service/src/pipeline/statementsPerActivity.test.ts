@@ -111,6 +111,26 @@ describe.each(backends)('activities that only add rows: %s', (name, open) => {
     expect(wallet.statements.length, wallet.statements.join('\n')).toBeLessThanOrEqual(4)
   })
 
+  it('counts where a signing spent its time, stage by stage (GET /dev/timings)', async () => {
+    expect((await h.service.app.request('/dev/timings', { method: 'DELETE' })).status).toBe(204)
+    h.clock.advance(1)
+    resultOf('sign_raw_payloads', await h.submit('sign_raw_payloads', signParams(signer, 'ab'.repeat(32))))
+    const stages = (await (await h.service.app.request('/dev/timings')).json()) as Record<
+      string,
+      { count: number; p50: number; p99: number; max: number }
+    >
+    for (const stage of ['read', 'authenticate', 'admit', 'precompute', 'transaction', 'render', 'submit'])
+      expect(stages[stage]?.count, stage).toBe(1)
+    // The store's waits: PostgreSQL's shared statements (reads ahead, inserts), SQLite's commit group.
+    const store = postgres ? ['statement wait', 'statement'] : ['commit wait', 'commit group']
+    for (const stage of [...store, 'crypto queue', 'crypto'])
+      expect(stages[stage]?.count, stage).toBeGreaterThanOrEqual(1)
+    expect(stages[postgres ? 'commit wait' : 'statement wait']).toBeUndefined()
+    // Each stage lies within the whole request.
+    for (const [stage, figures] of Object.entries(stages))
+      expect(figures.p50, stage).toBeLessThanOrEqual(stages.submit!.max * 1.05)
+  })
+
   it('the same signed bytes again, or twice at once, answer with one activity', async () => {
     h.clock.advance(1)
     const first = await h.submit('sign_raw_payloads', signParams(signer, 'cd'.repeat(32)))

@@ -137,11 +137,9 @@ export async function submitActivity(
   registry: Registry,
   request: PublicRequest,
 ): Promise<SubmitOutcome> {
-  const { handler, caller, organization, body, reads } = await admit(
-    runtime,
-    registry,
-    activityRules,
-    request,
+  const { timings } = runtime
+  const { handler, caller, organization, body, reads } = await timings.time('admit', () =>
+    admit(runtime, registry, activityRules, request),
   )
   const intent = body.object('parameters')
   const type = body.string('type', { max: 200 })
@@ -164,9 +162,12 @@ export async function submitActivity(
     fingerprint,
     activityId: runtime.newId(),
   }
-  const precomputed = await precompute(submission)
+  // Key work and `prepare` (outbound calls) go on together; the transaction starts once both are
+  // done, so it never holds a commit group (SQLite's one connection) while a crypto job queues.
+  const precomputing = timings.time('precompute', () => precompute(submission))
   const prepared = await prepare(submission)
-  const execution = await record(submission, { prepared, precomputed })
+  const precomputed = await precomputing
+  const execution = await timings.time('transaction', () => record(submission, { prepared, precomputed }))
   emitReported(runtime, execution.reported)
   const errorCode = execution.row.failure?.details.errorCode
   runtime.emit('activity.recorded', {
@@ -260,8 +261,9 @@ async function decide(submission: Submission, tx: Transaction, row: ActivityRow)
 }
 
 /**
- * Key work the transaction would otherwise wait on starts now: its reads finish before the
- * transaction starts (on SQLite they would queue behind it), its CPU work runs on meanwhile.
+ * Key work the transaction would otherwise wait on, done before it: its reads finish before the
+ * transaction starts (on SQLite they would queue behind it), and so does its CPU work (a
+ * transaction awaiting a crypto job would hold its commit group, and the connection, meanwhile).
  * A precompute that fails is as good as none: `run` does the work (and fails) itself.
  */
 async function precompute(submission: Submission): Promise<unknown> {

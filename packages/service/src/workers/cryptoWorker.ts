@@ -22,8 +22,11 @@ const native: NativeCrypto = {
 parentPort!.postMessage({ ready: true })
 
 parentPort!.on('message', async ({ id, job }: { id: number; job: CryptoJob }) => {
+  // The job's own time goes back with it (the service's `crypto` stage; the rest is queueing).
+  const started = performance.now()
   try {
-    parentPort!.postMessage({ id, result: await runCryptoJob(job, sealer, native) })
+    const result = await runCryptoJob(job, sealer, native)
+    parentPort!.postMessage({ id, result, ms: performance.now() - started })
   } catch (error) {
     parentPort!.postMessage({ id, failure: (error as Error)?.message ?? String(error) })
   }

@@ -1,7 +1,13 @@
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
 import { reportUnexpected } from '../kernel/base/ServiceLogger.ts'
-import { type CryptoJob, type CryptoResult, type CryptoRunner, inlineCrypto } from '../kernel/crypto/jobs.ts'
+import {
+  type CryptoJob,
+  type CryptoResult,
+  type CryptoRunner,
+  inlineCrypto,
+  type JobTiming,
+} from '../kernel/crypto/jobs.ts'
 import { createSealer, type SealingKey } from '../kernel/crypto/sealer.ts'
 
 /** A worker that failed is started again after this long, doubling while it keeps failing to start. */
@@ -23,6 +29,8 @@ export interface CryptoWorkersOptions {
 interface Pending {
   resolve(result: unknown): void
   reject(error: Error): void
+  /** Where the job's own time goes (`CryptoRunner.run`'s `timing`). */
+  timing: JobTiming | undefined
 }
 
 /**
@@ -57,18 +65,22 @@ export function cryptoWorkers(
       const slot = { worker, pending: new Map<number, Pending>(), ready: false, down: false }
       slots[index] = slot
       worker.unref()
-      worker.on('message', (message: { id: number; result?: unknown; failure?: string; ready?: true }) => {
-        if (message.ready) {
-          slot.ready = true
-          failures[index] = 0
-          return
-        }
-        const pending = slot.pending.get(message.id)
-        if (!pending) return
-        slot.pending.delete(message.id)
-        if (message.failure !== undefined) pending.reject(new Error(`crypto worker: ${message.failure}`))
-        else pending.resolve(message.result)
-      })
+      worker.on(
+        'message',
+        (message: { id: number; result?: unknown; failure?: string; ready?: true; ms?: number }) => {
+          if (message.ready) {
+            slot.ready = true
+            failures[index] = 0
+            return
+          }
+          const pending = slot.pending.get(message.id)
+          if (!pending) return
+          slot.pending.delete(message.id)
+          if (pending.timing && message.ms !== undefined) pending.timing.computeMs = message.ms
+          if (message.failure !== undefined) pending.reject(new Error(`crypto worker: ${message.failure}`))
+          else pending.resolve(message.result)
+        },
+      )
       const fail = (error: Error) => {
         if (slot.down) return
         slot.down = true
@@ -89,7 +101,7 @@ export function cryptoWorkers(
     }
     for (let index = 0; index < threads; index++) start(index)
     return {
-      run<J extends CryptoJob>(job: J): Promise<CryptoResult<J>> {
+      run<J extends CryptoJob>(job: J, timing?: JobTiming): Promise<CryptoResult<J>> {
         if (closed) return Promise.reject(new Error('crypto workers are closed'))
         // The least busy worker that is up; a job is never left with one that failed.
         let slot: (typeof slots)[number] | undefined
@@ -101,7 +113,7 @@ export function cryptoWorkers(
           )
         const id = nextId++
         return new Promise((resolve, reject) => {
-          slot.pending.set(id, { resolve: resolve as (result: unknown) => void, reject })
+          slot.pending.set(id, { resolve: resolve as (result: unknown) => void, reject, timing })
           slot.worker.postMessage({ id, job })
         })
       },

@@ -74,8 +74,15 @@ export type CryptoResult<J extends CryptoJob> = J extends SignPayloadsJob
     : NewWalletResult
 
 /** Runs jobs: in this thread (`inlineCrypto`) or in worker threads. */
+/** What a runner tells of a job it ran (`CryptoRunner.run`'s `timing`). */
+export interface JobTiming {
+  /** The job's own time where it ran, ms (the rest of the caller's wait is queueing and messages). */
+  computeMs?: number
+}
+
 export interface CryptoRunner {
-  run<J extends CryptoJob>(job: J): Promise<CryptoResult<J>>
+  /** Runs `job`; a runner that can tell the job's own time writes it in `timing`. */
+  run<J extends CryptoJob>(job: J, timing?: JobTiming): Promise<CryptoResult<J>>
   close?(): Promise<void>
   /** False when a worker the runner relies on is gone (readiness reports it). @default alive */
   alive?(): boolean
@@ -105,7 +112,16 @@ export async function runCryptoJob<J extends CryptoJob>(
 }
 
 /** Jobs run in the calling thread (browsers, tests, `--crypto-threads 0`). */
-export const inlineCrypto = (sealer: Sealer): CryptoRunner => ({ run: (job) => runCryptoJob(job, sealer) })
+export const inlineCrypto = (sealer: Sealer): CryptoRunner => ({
+  async run(job, timing) {
+    const started = performance.now()
+    try {
+      return await runCryptoJob(job, sealer)
+    } finally {
+      if (timing) timing.computeMs = performance.now() - started
+    }
+  },
+})
 
 async function signPayloads(job: SignPayloadsJob, sealer: Sealer): Promise<SignPayloadsResult> {
   const privateKey = sealer.open(job.sealedKey)

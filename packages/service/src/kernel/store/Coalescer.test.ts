@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { Coalescer } from './Coalescer.ts'
+import { Coalescer, lingerRule } from './Coalescer.ts'
 
 /** A unit of work the test finishes by hand. */
 interface Sent {
@@ -15,6 +15,9 @@ function harness(
     shared?: (error: unknown) => boolean
     linger?: () => number
     fill?: number
+    busy?: () => boolean
+    /** How long an item sent alone takes, ms (the round trip `linger` is bounded by). */
+    oneTakes?: number
   } = {},
 ) {
   const sent: Sent[] = []
@@ -26,6 +29,7 @@ function harness(
       }),
     one: async (item) => {
       alone.push(item)
+      if (options.oneTakes) await new Promise((resolve) => setTimeout(resolve, options.oneTakes))
       if (item < 0) throw new Error(`refused ${item}`)
       return `one ${item}`
     },
@@ -34,6 +38,7 @@ function harness(
     limit: options.limit ?? 64,
     ...(options.linger ? { linger: options.linger } : {}),
     ...(options.fill ? { fill: options.fill } : {}),
+    ...(options.busy ? { busy: options.busy } : {}),
   })
   return { coalescer, sent, alone }
 }
@@ -120,49 +125,71 @@ describe('Coalescer', () => {
   describe('linger (a busy service)', () => {
     const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-    it('items of a steady stream wait for each other, up to `linger` after the last batch was sent', async () => {
-      const { coalescer, sent, alone } = harness({ linger: () => 60 })
-      // After a quiet spell: at once, by itself.
+    it('waits no longer than one recent round trip, never while the database is idle, never when told 0', () => {
+      expect(lingerRule({ linger: 40, roundTrip: 3, busy: true })).toBe(3)
+      expect(lingerRule({ linger: 40, roundTrip: 100, busy: true })).toBe(40)
+      expect(lingerRule({ linger: 40, roundTrip: 3, busy: false })).toBe(0)
+      expect(lingerRule({ linger: 0, roundTrip: 3, busy: true })).toBe(0)
+      // No statement measured yet: nothing to save by waiting.
+      expect(lingerRule({ linger: 40, roundTrip: 0, busy: true })).toBe(0)
+    })
+
+    it('items of a steady stream wait for each other, one round trip at most, not the whole linger', async () => {
+      const { coalescer, sent, alone } = harness({ linger: () => 10_000, oneTakes: 30 })
+      // The first goes at once (no round trip known yet) and takes 30 ms.
       expect(await coalescer.run(1)).toBe('one 1')
       await turn()
       const started = performance.now()
-      // Soon after that send: the next ones wait, and go together.
-      const runs = [coalescer.run(2)]
-      await sleep(10)
-      runs.push(coalescer.run(3))
-      await turn()
+      const runs = [coalescer.run(2), coalescer.run(3)]
+      await sleep(5)
       expect(sent).toHaveLength(0)
-      await sleep(70)
+      while (sent.length === 0 && performance.now() - started < 2000) await sleep(5)
       expect(sent.map((batch) => batch.items)).toEqual([[2, 3]])
-      expect(performance.now() - started).toBeGreaterThanOrEqual(50)
+      // About one round trip (30 ms), far short of the 10 s linger.
+      expect(performance.now() - started).toBeGreaterThanOrEqual(25)
+      expect(performance.now() - started).toBeLessThan(2000)
       sent[0]!.finish()
       expect(await Promise.all(runs)).toEqual(['many 2', 'many 3'])
       expect(alone).toEqual([1])
     })
 
+    it('an idle database is not kept waiting: the item goes at once', async () => {
+      const { coalescer, alone } = harness({ linger: () => 10_000, oneTakes: 30, busy: () => false })
+      await coalescer.run(0)
+      await turn()
+      const next = coalescer.run(1)
+      await turn()
+      // Sent in the next turn of the event loop, not a round trip later.
+      expect(alone).toEqual([0, 1])
+      expect(await next).toBe('one 1')
+    })
+
     it('`fill` items end the wait at once', async () => {
-      const { coalescer, sent } = harness({ linger: () => 10_000, fill: 3 })
+      const { coalescer, sent } = harness({ linger: () => 10_000, fill: 3, oneTakes: 200 })
       await coalescer.run(0)
       await turn()
       const runs = [coalescer.run(1), coalescer.run(2)]
       await sleep(5)
       expect(sent).toHaveLength(0)
       runs.push(coalescer.run(3))
-      // Sent in the same turn as the third item arrived, long before the 10 s.
+      // Sent in the same turn as the third item arrived, long before the round trip (200 ms).
       expect(sent.map((batch) => batch.items)).toEqual([[1, 2, 3]])
       sent[0]!.finish()
       expect(await Promise.all(runs)).toEqual(['many 1', 'many 2', 'many 3'])
     })
 
     it('waits nowhere when linger says 0 (a quiet service)', async () => {
-      const { coalescer, alone } = harness({ linger: () => 0 })
+      const { coalescer, alone } = harness({ linger: () => 0, oneTakes: 30 })
       await coalescer.run(0)
-      expect(await coalescer.run(1)).toBe('one 1')
+      await turn()
+      const next = coalescer.run(1)
+      await turn()
       expect(alone).toEqual([0, 1])
+      expect(await next).toBe('one 1')
     })
 
     it('never holds items behind a batch on its way: they go as soon as it is back', async () => {
-      const { coalescer, sent, alone } = harness({ linger: () => 10_000, fill: 2 })
+      const { coalescer, sent, alone } = harness({ linger: () => 10_000, fill: 2, oneTakes: 30 })
       await coalescer.run(0)
       await turn()
       const batch = [coalescer.run(1), coalescer.run(2)]
@@ -171,8 +198,28 @@ describe('Coalescer', () => {
       await sleep(5)
       sent[0]!.finish()
       await Promise.all(batch)
-      expect(await later).toBe('one 3')
+      await turn()
       expect(alone).toEqual([0, 3])
+      expect(await later).toBe('one 3')
+    })
+
+    it('tells each item how long it waited and how long its statement took', async () => {
+      const timed: [number, number][] = []
+      const coalescer = new Coalescer<number, number>({
+        many: async (items) => items,
+        one: async (item) => {
+          await sleep(20)
+          return item
+        },
+        shared: () => false,
+        inFlight: 1,
+        limit: 64,
+        timed: (waited, took) => timed.push([waited, took]),
+      })
+      await coalescer.run(1)
+      expect(timed).toHaveLength(1)
+      expect(timed[0]![0]).toBeLessThan(20)
+      expect(timed[0]![1]).toBeGreaterThanOrEqual(15)
     })
   })
 })

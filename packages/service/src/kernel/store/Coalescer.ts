@@ -18,18 +18,44 @@ export interface CoalescerOptions<T, R> {
   /** Most items in one batch. */
   limit: number
   /**
-   * How long, in ms, items may wait for others under a steady stream (read at each batch; 0: not
-   * at all): an item that comes less than this long after the last batch was sent waits until that
-   * much time has passed since, or until `fill` items wait, whichever is first. An item that comes
-   * after a quiet spell, or while a batch is on its way, waits no longer than today.
+   * How long, in ms, at most, items may wait for others under a steady stream (read when the first
+   * of them comes; 0: not at all). The wait is bounded further, by `lingerRule`: it never outlasts
+   * one recent statement's round trip, counted from the oldest waiting item's arrival, and there is
+   * none while the database has nothing else on its way (`busy`). `fill` waiting items end it.
+   * An item that comes while a batch is on its way waits for that batch only, as without linger.
    */
   linger?: () => number
   /** Items that end a `linger` wait at once. */
   fill?: number
+  /**
+   * Whether the database has other work on its way now (another statement, a transaction): with
+   * nothing, a lingering item would only leave it idle longer, so it goes at once. Default: busy.
+   */
+  busy?: () => boolean
+  /** Told, for each item, how long it waited to be sent and how long its statement took, in ms. */
+  timed?: (waited: number, took: number) => void
 }
+
+/**
+ * How long the first item of a new batch waits for others (ms): sharing a statement saves each
+ * item at most one statement's round trip, so waiting longer than one never lowers the time to
+ * answer; and with the database idle, nothing is saved by waiting at all. The old rule (up to 40
+ * ms after the last batch, whatever the statements cost) made every statement of a busy service
+ * wait up to 40 ms; the extra latency kept more requests in flight, which kept the linger on
+ * (issue 42, `bench/README.md`).
+ */
+export function lingerRule(options: { linger: number; roundTrip: number; busy: boolean }): number {
+  if (options.linger <= 0 || !options.busy) return 0
+  return Math.min(options.linger, options.roundTrip)
+}
+
+/** The weight of the newest round trip in the running estimate. */
+const ROUND_TRIP_WEIGHT = 0.2
 
 interface Waiting<T, R> {
   item: T
+  /** When it came (`performance.now()`). */
+  at: number
   resolve(value: R): void
   reject(error: unknown): void
 }
@@ -48,8 +74,8 @@ export class Coalescer<T, R> {
   private scheduled = false
   /** The `linger` wait under way, if any. */
   private timer: ReturnType<typeof setTimeout> | undefined
-  /** When the last batch was sent (`performance.now()`). */
-  private lastSent = Number.NEGATIVE_INFINITY
+  /** A running estimate of one statement's round trip, ms (`lingerRule`); none measured yet: 0. */
+  private roundTrip = 0
   /** Batches sent and the items they carried (`bench:service` prints their ratio). */
   readonly counts = { batches: 0, items: 0 }
 
@@ -57,7 +83,7 @@ export class Coalescer<T, R> {
 
   run(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
-      this.waiting.push({ item, resolve, reject })
+      this.waiting.push({ item, at: performance.now(), resolve, reject })
       if (this.timer && this.waiting.length >= (this.options.fill ?? Number.POSITIVE_INFINITY)) {
         clearTimeout(this.timer)
         this.timer = undefined
@@ -72,9 +98,13 @@ export class Coalescer<T, R> {
           this.scheduled = false
           this.dispatch()
         }
-        const wait = this.lastSent + (this.options.linger?.() ?? 0) - performance.now()
+        const wait = lingerRule({
+          linger: this.options.linger?.() ?? 0,
+          roundTrip: this.roundTrip,
+          busy: this.options.busy?.() ?? true,
+        })
         // Requests whose bytes arrived in the same turn of the event loop join this batch; under a
-        // steady stream (`linger`), those of the next few milliseconds too.
+        // steady stream on a busy database (`linger`), those of the next round trip too.
         if (wait > 0) this.timer = setTimeout(go, wait)
         else setImmediate(go)
       }
@@ -84,7 +114,6 @@ export class Coalescer<T, R> {
   private dispatch(): void {
     while (this.sending < this.options.inFlight && this.waiting.length > 0) {
       const batch = this.waiting.splice(0, this.options.limit)
-      this.lastSent = performance.now()
       this.sending++
       this.counts.batches++
       this.counts.items += batch.length
@@ -97,9 +126,27 @@ export class Coalescer<T, R> {
 
   private async send(batch: Waiting<T, R>[]): Promise<void> {
     const { many, one, shared } = this.options
+    const sent = performance.now()
+    // Once the statement is back, before anyone hears of it: its round trip, each item's times.
+    const back = () => {
+      const took = performance.now() - sent
+      this.roundTrip =
+        this.roundTrip === 0 ? took : this.roundTrip + ROUND_TRIP_WEIGHT * (took - this.roundTrip)
+      const { timed } = this.options
+      if (timed) for (const waiting of batch) timed(sent - waiting.at, took)
+    }
     if (batch.length === 1) {
       const [only] = batch as [Waiting<T, R>]
-      await one(only.item).then(only.resolve, only.reject)
+      await one(only.item).then(
+        (answer) => {
+          back()
+          only.resolve(answer)
+        },
+        (error: unknown) => {
+          back()
+          only.reject(error)
+        },
+      )
       return
     }
     let answers: R[]
@@ -107,13 +154,16 @@ export class Coalescer<T, R> {
       answers = await many(batch.map((waiting) => waiting.item))
     } catch (error) {
       if (shared(error)) {
+        back()
         for (const waiting of batch) waiting.reject(error)
         return
       }
       // One item's doing, or the batch's: each alone, so each gets its own answer.
       await Promise.all(batch.map((waiting) => one(waiting.item).then(waiting.resolve, waiting.reject)))
+      back()
       return
     }
+    back()
     batch.forEach((waiting, index) => {
       waiting.resolve(answers[index]!)
     })

@@ -11,6 +11,8 @@ const GROUP_LIMIT = 64
 interface Grouped {
   fn: (tx: Transaction) => unknown
   attempt: number
+  /** When it was queued (`performance.now()`). */
+  at: number
   resolve(value: unknown): void
   reject(error: unknown): void
 }
@@ -25,6 +27,8 @@ export interface GroupCommitOptions {
   committed(tables: Set<TableName>): void
   /** Runs `run` as the store runs every database call (refused once closed, outages as 503). */
   guard<R>(run: () => Promise<R>): Promise<R>
+  /** Told, for each transaction, how long it waited for its group and how long the group took, ms. */
+  timed?(waited: number, took: number): void
 }
 
 /**
@@ -50,6 +54,7 @@ export class GroupCommit {
       this.waiting.push({
         fn: fn as Grouped['fn'],
         attempt,
+        at: performance.now(),
         resolve: resolve as Grouped['resolve'],
         reject,
       })
@@ -67,6 +72,17 @@ export class GroupCommit {
   }
 
   private async commitGroup(group: Grouped[]): Promise<void> {
+    const started = performance.now()
+    try {
+      await this.runGroup(group)
+    } finally {
+      const took = performance.now() - started
+      const { timed } = this.options
+      if (timed) for (const item of group) timed(started - item.at, took)
+    }
+  }
+
+  private async runGroup(group: Grouped[]): Promise<void> {
     const { db, backend, guard } = this.options
     const outcomes: ({ value: unknown } | { error: unknown })[] = []
     try {

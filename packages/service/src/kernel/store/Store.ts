@@ -1,6 +1,7 @@
 import { CompiledQuery, type DatabaseConnection, type Kysely } from 'kysely'
 import { ApiError, ConflictError } from '../base/errors.ts'
 import { type EventSink, silentSink } from '../base/events.ts'
+import type { StageTimings } from '../StageTimings.ts'
 import type { BucketCharge, BucketState, StoreBackend } from './backends/StoreBackend.ts'
 import { Coalescer } from './Coalescer.ts'
 import type { Database } from './Database.ts'
@@ -49,8 +50,9 @@ export interface PoolUse {
 const BATCHING = { inFlight: 1, limit: 64 }
 
 /**
- * When at least `requests` requests are being served (`Store.watchLoad`), a statement waits up to
- * `ms` after the last one of its kind for up to `fill` requests: a service that is that busy is
+ * When at least `requests` requests are being served (`Store.watchLoad`), a statement waits for up
+ * to `fill` requests, at most `ms`, and never longer than one recent statement's round trip nor
+ * while the database has nothing else on its way (`lingerRule`, issue 42): a service that is that busy is
  * bound by CPU, and each statement costs its process and PostgreSQL's far more CPU than a row in
  * it (a round trip wakes the other side). Slow requests (`create_wallet`, ~7 ms of derivation
  * each) otherwise reach the store one by one and go alone: on the bench's 200 clients, 1.3 wallets
@@ -79,6 +81,8 @@ export class Store implements Reads {
   private events: EventSink = silentSink
   /** Requests being served now (`watchLoad`). */
   private load: () => number = () => 0
+  /** Where the waits for a shared statement or a commit group are counted (`timeStages`). */
+  private timings: StageTimings | undefined
   /** The connection pool's use right now, where the database has a pool (PostgreSQL). */
   poolUse: (() => PoolUse) | undefined
   /** The migrations `open` applied (none when the schema was current). */
@@ -116,11 +120,24 @@ export class Store implements Reads {
           transaction: (connection, attempt, written) => this.transactionOn(connection, attempt, written),
           committed: (tables) => this.cache?.committed(tables),
           guard: (run) => this.guard(run),
+          timed: (waited, took) => {
+            this.timings?.record('commit wait', waited)
+            this.timings?.record('commit group', took)
+          },
         })
       : undefined
     if (backend.batchesRequests) {
       const shared = (error: unknown) => classify(backend, error) === 'unavailable'
       const linger = () => (this.load() >= LINGER.requests ? LINGER.ms : 0)
+      // Another statement or a transaction holds a connection: the database is not idle.
+      const busy = () => {
+        const pool = this.poolUse?.()
+        return pool ? pool.total - pool.idle > 0 : true
+      }
+      const timed = (waited: number, took: number) => {
+        this.timings?.record('statement wait', waited)
+        this.timings?.record('statement', took)
+      }
       this.lookups = new Coalescer({
         many: async (batches) => {
           const found = await this.queries.lookupMany(this.execute, batches.flat())
@@ -131,6 +148,8 @@ export class Store implements Reads {
         ...BATCHING,
         linger,
         fill: LINGER.fill,
+        busy,
+        timed,
       })
       this.inserts = new Coalescer({
         many: async (batches) => {
@@ -142,6 +161,8 @@ export class Store implements Reads {
         ...BATCHING,
         linger,
         fill: LINGER.fill,
+        busy,
+        timed,
       })
     }
   }
@@ -414,6 +435,11 @@ export class Store implements Reads {
    */
   watchLoad(requests: () => number): void {
     this.load = requests
+  }
+
+  /** Counts the waits for shared statements and commit groups, and their time, in `timings`. */
+  timeStages(timings: StageTimings): void {
+    this.timings = timings
   }
 
   /** Reports transaction reruns and outages to `sink` (the service's events). */

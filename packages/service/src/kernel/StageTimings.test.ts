@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest'
+import { bucketOf, StageTimings } from './StageTimings.ts'
+
+describe('StageTimings', () => {
+  it('answers each stage’s median and 99th percentile to within 5%, and its largest exactly', () => {
+    const timings = new StageTimings()
+    // 1..1000 ms: the median is 500, the 99th percentile 990.
+    for (let ms = 1; ms <= 1000; ms++) timings.record('transaction', ms)
+    const { transaction } = timings.snapshot()
+    expect(transaction!.count).toBe(1000)
+    expect(transaction!.p50).toBeGreaterThanOrEqual(500)
+    expect(transaction!.p50).toBeLessThanOrEqual(525)
+    expect(transaction!.p99).toBeGreaterThanOrEqual(990)
+    expect(transaction!.p99).toBeLessThanOrEqual(1000)
+    expect(transaction!.max).toBe(1000)
+  })
+
+  it('lists only the stages met, in the order a request meets them, until reset', async () => {
+    const timings = new StageTimings()
+    timings.record('render', 0.2)
+    await timings.time('read', async () => undefined)
+    await expect(
+      timings.time('admit', async () => {
+        throw new Error('refused')
+      }),
+    ).rejects.toThrow('refused')
+    expect(Object.keys(timings.snapshot())).toEqual(['read', 'admit', 'render'])
+    timings.reset()
+    expect(timings.snapshot()).toEqual({})
+  })
+
+  it('keeps durations out of range in the first and last buckets', () => {
+    expect(bucketOf(0)).toBe(0)
+    expect(bucketOf(-1)).toBe(0)
+    expect(bucketOf(1e9)).toBe(bucketOf(1e12))
+    expect(bucketOf(2)).toBeGreaterThan(bucketOf(1))
+  })
+})
