@@ -407,6 +407,74 @@ describe('events to a real receiver, each verified', () => {
     await flush()
     expect(receiver.received.map((body) => body.id)).toEqual([first!.id, first!.id])
   })
+
+  it('LATCHKEY_ENDPOINT_PAUSED reaches the parent’s and a sibling’s healthy receivers, verified; resuming sends what waited', async () => {
+    const metrics = createMetrics()
+    const events = { emit: metrics.emit.bind(metrics) as EventSink['emit'] }
+    const { h, receiver: parent, endpoint, flush } = await setUp({ pauseThreshold: 2 }, { events })
+    await endpoint([{ eventType: 'LATCHKEY_ENDPOINT_PAUSED' }])
+    const key = testKey()
+    const sub = await h.createSubOrganization({ keys: [key] })
+    const as = { organizationId: sub.organizationId, as: key }
+    const failing = await startReceiver(() => h)
+    const sibling = await startReceiver(() => h)
+    failing.answer = () => 503
+    const create = async (url: string, subscriptions: object[]) => {
+      h.clock.advance(1)
+      return resultOf(
+        'create_webhook_endpoint',
+        await h.submit('create_webhook_endpoint', { url, name: 'sub', subscriptions }, as),
+      )
+    }
+    const { endpointId } = await create(failing.url, [
+      { eventType: 'LATCHKEY_WALLET_CREATED' },
+      { eventType: 'LATCHKEY_ENDPOINT_PAUSED' },
+    ])
+    await create(sibling.url, [{ eventType: 'LATCHKEY_ENDPOINT_PAUSED' }])
+    h.clock.advance(1)
+    await h.submit('create_wallet', { walletName: 'A', accounts: [] }, as)
+    for (let i = 0; i < 5; i++) {
+      await flush()
+      h.clock.advance(120_000)
+    }
+    expect(failing.requests).toBe(2)
+    expect(failing.received).toEqual([])
+    // Both healthy receivers checked the signature (a rejection would be listed) and got the same event id.
+    for (const receiver of [parent, sibling]) {
+      expect(receiver.rejected).toEqual([])
+      expect(receiver.received).toMatchObject([
+        {
+          type: 'LATCHKEY_ENDPOINT_PAUSED',
+          organizationId: sub.organizationId,
+          data: { endpointId, consecutiveFailures: 2 },
+        },
+      ])
+    }
+    expect(parent.received[0]!.id).toBe(sibling.received[0]!.id)
+    expect(await metrics.render()).toContain('latchkey_webhook_endpoints_paused_total 1')
+    const listed = (await h.query('list_webhook_endpoints', {}, as)).body.webhookEndpoints
+    expect(listed.find((row: { endpointId: string }) => row.endpointId === endpointId).pausedAtMs).toBe(
+      String(h.service.runtime.now() - 4 * 120_000),
+    )
+    // Resumed by an update: the wallet event and its own pause notice arrive, in order, verified.
+    failing.answer = () => 200
+    h.clock.advance(1)
+    expect((await h.submit('update_webhook_endpoint', { endpointId, isActive: true }, as)).status).toBe(200)
+    await flush()
+    expect(failing.rejected).toEqual([])
+    expect(failing.received.map((body) => [body.type, body.sequence])).toEqual([
+      ['LATCHKEY_WALLET_CREATED', 1],
+      ['LATCHKEY_ENDPOINT_PAUSED', 2],
+    ])
+    expect(
+      (await h.query('list_webhook_endpoints', {}, as)).body.webhookEndpoints.find(
+        (row: { endpointId: string }) => row.endpointId === endpointId,
+      ).pausedAtMs,
+    ).toBeUndefined()
+    // No second pause notice: the parent and the sibling heard of it once.
+    expect(parent.received).toHaveLength(1)
+    expect(sibling.received).toHaveLength(1)
+  })
 })
 
 describe('sign-in and policy', () => {
