@@ -1,3 +1,6 @@
+import { createServer, type IncomingHttpHeaders } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { verifyWebhook, WEBHOOK_JWKS_PATH } from '@latchkey/protocol'
 import { expect, expectNoAxeViolations, openPlayground, stack, test } from './fixtures.ts'
 import { openSignIn } from './flows.ts'
 
@@ -97,4 +100,77 @@ test('a page on an origin the proxy does not allow is refused, and the modal sho
   await expect(dialog.getByRole('alert')).toContainText('We couldn’t load the sign-in options.')
   await expect(dialog.getByLabel('Email address')).toHaveCount(0)
   await expectNoAxeViolations(page, 'sign-in unavailable')
+})
+
+test('operator: an endpoint added on the Webhooks section gets signed deliveries; the page shows each with the exact request, which the verifier accepts', async ({
+  page,
+}) => {
+  // A loopback receiver this test runs (the dev service allows loopback receivers).
+  const received: { headers: IncomingHttpHeaders; body: Buffer }[] = []
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = []
+    request.on('data', (chunk: Buffer) => chunks.push(chunk))
+    request.on('end', () => {
+      received.push({ headers: request.headers, body: Buffer.concat(chunks) })
+      response.writeHead(200).end()
+    })
+  })
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done))
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`
+  try {
+    await openPlayground(page, 'operator', '/operator')
+    const panel = page.getByRole('region', { name: 'Webhooks' })
+    await panel.getByLabel('Receiver URL').fill(url)
+    await panel.getByLabel('Name').fill('e2e receiver')
+    await panel.getByRole('button', { name: 'Add endpoint' }).click()
+    await expect(panel.getByRole('list', { name: 'Webhook endpoints' })).toContainText('e2e receiver')
+    // Its own creation is an ACTIVITY_UPDATES event, and pausing and resuming it are two more.
+    await panel.getByRole('button', { name: 'Pause e2e receiver' }).click()
+    await panel.getByRole('button', { name: 'Resume e2e receiver' }).click()
+    await expect.poll(() => received.length, { timeout: 30_000 }).toBeGreaterThan(0)
+    const jwks = await (await fetch(`${service.baseUrl}${WEBHOOK_JWKS_PATH}`)).json()
+    const first = received[0]!
+    expect(verifyWebhook({ body: first.body, headers: first.headers, jwks }).ok).toBe(true)
+    const eventId = String(first.headers['x-turnkey-event-id'])
+
+    // The page lists the delivery: event, id, attempt, outcome, and the request as it was signed.
+    const deliveries = panel.getByRole('list', { name: 'Recent deliveries' })
+    await expect
+      .poll(
+        async () => {
+          await panel.getByRole('button', { name: 'Refresh' }).click()
+          return deliveries.getByRole('listitem').filter({ hasText: eventId }).count()
+        },
+        { timeout: 30_000 },
+      )
+      .toBeGreaterThan(0)
+    const item = deliveries.getByRole('listitem').filter({ hasText: eventId }).first()
+    await expect(item).toContainText('delivered · 200')
+    await item.getByText('Signed request').click()
+    const shown = (await item.locator('pre').textContent()) ?? ''
+    const blank = shown.indexOf('\n\n')
+    const [requestLine, ...headerLines] = shown.slice(0, blank).split('\n')
+    expect(requestLine).toBe(`POST ${url}`)
+    const headers = Object.fromEntries(
+      headerLines.map((line) => [line.slice(0, line.indexOf(': ')), line.slice(line.indexOf(': ') + 2)]),
+    )
+    const body = shown.slice(blank + 2)
+    expect(body).toBe(first.body.toString('utf8'))
+    expect(headers['x-turnkey-signature']).toBeTruthy()
+    expect(verifyWebhook({ body: new TextEncoder().encode(body), headers, jwks }).ok).toBe(true)
+    await expectNoAxeViolations(page, 'operator webhooks')
+
+    // Redeliver: the same event again, under the same id.
+    const before = received.length
+    await item.getByRole('button', { name: /^Redeliver/ }).click()
+    await expect
+      .poll(() => received.slice(before).some((r) => r.headers['x-turnkey-event-id'] === eventId), {
+        timeout: 30_000,
+      })
+      .toBe(true)
+    await panel.getByRole('button', { name: 'Delete e2e receiver' }).click()
+    await expect(panel.getByRole('list', { name: 'Webhook endpoints' })).toHaveCount(0)
+  } finally {
+    await new Promise((done) => server.close(done))
+  }
 })

@@ -6,6 +6,7 @@ import {
   SIGN_IN_METHOD_LABELS,
   writeProxySettings,
 } from './proxySettings.ts'
+import { WebhooksPanel } from './WebhooksPanel.tsx'
 
 /**
  * The operator dashboard's authentication section (the seed's "operator dashboard"): the auth
@@ -226,6 +227,7 @@ export function OperatorPage({ service }: { service: PlaygroundService }) {
       ) : loadError ? null : (
         <p className="pg-muted">Loading settings…</p>
       )}
+      <WebhooksPanel service={service} />
     </>
   )
 }

@@ -42,7 +42,7 @@ export const SIGN_IN_METHOD_LABELS: Record<SignInMethod, string> = {
  * The dev root key as a non-extractable WebCrypto key (JWK import: the hex private key plus its
  * public point), so stamping goes through the same code as every Latchkey request.
  */
-async function devStamper(service: PlaygroundService) {
+export async function devStamper(service: PlaygroundService) {
   const d = hexToBytes(service.apiPrivateKey)
   const point = p256.getPublicKey(d, false)
   const privateKey = await crypto.subtle.importKey(

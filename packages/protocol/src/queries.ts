@@ -13,7 +13,7 @@ import type {
   Wallet,
   WalletAccount,
 } from './resources.ts'
-import type { WebhookEndpoint } from './webhooks.ts'
+import type { WebhookDelivery, WebhookEndpoint } from './webhooks.ts'
 
 /** Request and response of every query, keyed by its path under `/public/v1/query/`. */
 export interface QueryMap {
@@ -158,6 +158,20 @@ export interface QueryMap {
     request: { organizationId: string }
     response: { webhookEndpoints: WebhookEndpoint[] }
   }
+  /**
+   * The deliveries to this organization's endpoints (of its events and its sub-organizations'),
+   * newest first, each with the signed request last sent (Latchkey). `paginationOptions.after`:
+   * the last `deliveryId` of the page before.
+   */
+  latchkey_list_webhook_deliveries: {
+    request: {
+      organizationId: string
+      endpointId?: string
+      eventId?: string
+      paginationOptions?: PaginationOptions
+    }
+    response: { webhookDeliveries: WebhookDelivery[] }
+  }
   // ---- wing: import and pregeneration (issue 40) ----
 }
 
@@ -283,6 +297,7 @@ export const QUERIES: { readonly [P in QueryPath]: QueryFacts } = {
   latchkey_get_mfa_factors: { proxyUser: false },
   // ---- wing: webhooks (issue 39) ----
   list_webhook_endpoints: { proxyUser: false },
+  latchkey_list_webhook_deliveries: { proxyUser: false },
   // ---- wing: import and pregeneration (issue 40) ----
 }
 

@@ -64,6 +64,36 @@ export interface WebhookEndpoint {
   pausedAtMs?: string
 }
 
+/**
+ * One delivery of one event to one endpoint (`latchkey_list_webhook_deliveries`, Latchkey's own):
+ * its state and, once tried, the exact signed request last sent. No secret: the signature only
+ * proves the body came from the service, and the receiver sees all of it anyway.
+ */
+export interface WebhookDelivery {
+  /** `<eventId>.<endpointId>`. */
+  deliveryId: string
+  eventId: string
+  eventType: WebhookEventType
+  endpointId: string
+  /** Where the event happened: the endpoint's organization or one of its sub-organizations. */
+  organizationId: string
+  sequence: number
+  state: 'pending' | 'delivered' | 'failed' | 'paused'
+  /** Tries made so far. */
+  attempts: number
+  /** The receiver's last HTTP status, if it answered. */
+  lastStatus?: number
+  /** How the last failed try ended: `http_error`, `network`, `timeout`, `refused`, `expired`, `endpoint_deleted`. */
+  lastError?: string
+  createdAtMs: string
+  updatedAtMs: string
+  deliveredAtMs?: string
+  /** The body, exactly as signed on every try (the raw bytes a verifier checks, as UTF-8). */
+  body: string
+  /** The last request sent (absent before the first try): method, URL and every header, signature included. */
+  request?: { method: 'POST'; url: string; headers: Record<string, string>; sentAtMs: string }
+}
+
 /** What each event's `data` holds: ids and statuses, never a secret, bundle, code or contact. */
 export interface WebhookEventDataMap {
   ACTIVITY_UPDATES: {

@@ -131,6 +131,86 @@ describe.each(backends)('activities that only add rows: %s', (name, open) => {
       expect(figures.p50, stage).toBeLessThanOrEqual(stages.submit!.max * 1.05)
   })
 
+  it.runIf(postgres)(
+    'a sub-organization’s signing and new wallet stay snapshot runs whatever endpoints its parent has (no rerun as a transaction)',
+    async () => {
+      const key = testKey()
+      const sub = await h.createSubOrganization({
+        keys: [key],
+        wallet: { walletName: 'sub', accounts: [ETHEREUM_ACCOUNT] },
+      })
+      const as = { organizationId: sub.organizationId, as: key }
+      const figures: Record<string, { statements: number; reruns: number }> = {}
+      /** A sub-organization's signing and new wallet, counted: a `begin` is a rerun as a transaction. */
+      const count = async (label: string) => {
+        for (let i = 0; i < 2; i++) {
+          h.clock.advance(1)
+          resultOf(
+            'sign_raw_payloads',
+            await h.submit('sign_raw_payloads', signParams(sub.addresses![0]!), as),
+          )
+        }
+        h.clock.advance(1)
+        const signing = await statementsOf(() =>
+          h.submit('sign_raw_payloads', signParams(sub.addresses![0]!), as),
+        )
+        expect(resultOf('sign_raw_payloads', signing.reply).signatures).toHaveLength(1)
+        const wallet = await statementsOf(() =>
+          h.submit('create_wallet', { walletName: label, accounts: [ETHEREUM_ACCOUNT] }, as),
+        )
+        expect(resultOf('create_wallet', wallet.reply).addresses).toHaveLength(1)
+        for (const [name, counted] of [
+          ['sign_raw_payloads', signing.statements],
+          ['create_wallet', wallet.statements],
+        ] as const)
+          figures[`${name}, ${label}`] = {
+            statements: counted.length,
+            reruns: counted.filter((statement) => /^begin\b/i.test(statement)).length,
+          }
+      }
+      await count('no parent endpoint')
+      const endpoint = async (eventType: string) => {
+        h.clock.advance(1)
+        return resultOf(
+          'create_webhook_endpoint',
+          await h.submit('create_webhook_endpoint', {
+            url: 'https://hooks.example.com/',
+            name: eventType,
+            subscriptions: [{ eventType }],
+          }),
+        ).endpointId
+      }
+      const quiet = await endpoint('LATCHKEY_LOGIN')
+      await count('a parent endpoint that wants none of it')
+      const loud = await endpoint('ACTIVITY_UPDATES')
+      await count('a parent endpoint on ACTIVITY_UPDATES')
+      // ... and it got every one of them: three signings and a wallet, each an event for it.
+      const deliveries = await h.service.store.findBy('webhookDeliveries', 'endpointId', loud)
+      expect(
+        deliveries
+          .filter((row) => row.organizationId === sub.organizationId)
+          .map((row) => [row.eventType, JSON.parse(row.body).data.activityType]),
+      ).toEqual([
+        ...Array(3).fill(['ACTIVITY_UPDATES', 'ACTIVITY_TYPE_SIGN_RAW_PAYLOADS']),
+        ['ACTIVITY_UPDATES', 'ACTIVITY_TYPE_CREATE_WALLET'],
+      ])
+      for (const endpointId of [quiet, loud]) {
+        h.clock.advance(1)
+        resultOf('delete_webhook_endpoint', await h.submit('delete_webhook_endpoint', { endpointId }))
+      }
+      // Reading the parent's endpoints is part of the one read ahead: no rerun, whoever the parent has.
+      for (const label of ['no parent endpoint', 'a parent endpoint that wants none of it'])
+        for (const name of ['sign_raw_payloads', 'create_wallet']) {
+          expect(figures[`${name}, ${label}`], `${name}, ${label}`).toMatchObject({ reruns: 0 })
+          expect(figures[`${name}, ${label}`]!.statements).toBeLessThanOrEqual(
+            name === 'create_wallet' ? 4 : 3,
+          )
+        }
+      // An endpoint that wants the event moves its sequence number: an update, so a transaction.
+      expect(figures['sign_raw_payloads, a parent endpoint on ACTIVITY_UPDATES']!.reruns).toBe(1)
+    },
+  )
+
   it('the same signed bytes again, or twice at once, answer with one activity', async () => {
     h.clock.advance(1)
     const first = await h.submit('sign_raw_payloads', signParams(signer, 'cd'.repeat(32)))

@@ -50,12 +50,28 @@ export function sponsorBalancesOf(runtime: Runtime): SponsorBalanceWatch | undef
   return WATCHES.get(runtime)
 }
 
+/** The `pluginRows` kind of the rows that say which sponsors are below their threshold. */
+export const SPONSOR_LOW_KIND = 'sponsor-low'
+
+/** One row per sponsor and chain, shared by every instance: the low state is the database's, not a process's. */
+const lowRowId = (entry: SponsorBalance) => `${SPONSOR_LOW_KIND}|${entry.owner}|${entry.caip2}`
+
 /**
- * A sponsor just went below its threshold: a `LATCHKEY_SPONSOR_BALANCE_LOW` app event (webhooks)
- * for the organization it pays for, or, for the service's default sponsor, for every top-level
- * organization that has a webhook endpoint (the apps whose sends it pays). Once per crossing.
+ * Keeps the database's low state of `entry` in step with the balance just read. A sponsor that
+ * just went below its threshold is a `LATCHKEY_SPONSOR_BALANCE_LOW` app event (webhooks) for the
+ * organization it pays for, or, for the service's default sponsor, for every top-level
+ * organization that has a webhook endpoint (the apps whose sends it pays). Once per crossing
+ * service-wide: the state is read and flipped in one transaction (SERIALIZABLE on PostgreSQL), so
+ * of several instances reading the same low balance, and of a restarted one, only the first
+ * records the event. A look that agrees with the row costs one read and writes nothing.
  */
-async function reportLow(runtime: Runtime, entry: SponsorBalance & { threshold: string }): Promise<void> {
+async function recordCrossing(
+  runtime: Runtime,
+  entry: SponsorBalance & { threshold: string },
+): Promise<void> {
+  const id = lowRowId(entry)
+  const low = entry.low === true
+  if (((await runtime.store.get('pluginRows', id))?.data.low === true) === low) return
   const data = {
     owner: entry.owner,
     caip2: entry.caip2,
@@ -63,15 +79,26 @@ async function reportLow(runtime: Runtime, entry: SponsorBalance & { threshold: 
     balance: entry.balance ?? '0',
     threshold: entry.threshold,
   }
-  const id = `evt_${runtime.newId()}`
+  const eventId = `evt_${runtime.newId()}`
   await runtime.store.transaction(async (tx) => {
+    const current = await tx.get('pluginRows', id)
+    if ((current?.data.low === true) === low) return
+    const now = runtime.now()
+    await tx.put('pluginRows', {
+      id,
+      kind: SPONSOR_LOW_KIND,
+      data: { low, balance: data.balance, threshold: data.threshold, checkedAt: now },
+      createdAt: current?.createdAt ?? now,
+      updatedAt: now,
+    })
+    if (!low) return
     const organizations =
       entry.owner === 'default'
         ? await topLevelWithEndpoints(tx)
         : [{ id: entry.owner, parentOrganizationId: undefined as string | undefined }]
     for (const organization of organizations)
       await recordAppEvent(runtime, tx, {
-        id: `${id}.${organization.id}`,
+        id: `${eventId}.${organization.id}`,
         organization,
         type: 'LATCHKEY_SPONSOR_BALANCE_LOW',
         data,
@@ -124,14 +151,13 @@ export function watchSponsorBalances(runtime: Runtime, options: SponsorBalanceOp
           ? BigInt((await call('eth_getBalance', [entry.address, 'latest'])) as string)
           : BigInt(((await call('getBalance', [entry.address])) as { value: number | string }).value)
       const threshold = entry.family === 'eip155' ? options.lowWei : options.lowLamports
-      const wasLow = entry.low
       entry.balance = balance.toString()
       entry.low = threshold === undefined ? null : balance < threshold
       entry.checkedAt = runtime.now()
       const { owner, family, caip2, low } = entry
       runtime.emit('sponsor.balance', { owner, family, caip2, balance: entry.balance, low })
-      if (low && wasLow !== true && threshold !== undefined)
-        await reportLow(runtime, { ...entry, threshold: threshold.toString() }).catch(() => undefined)
+      if (threshold !== undefined)
+        await recordCrossing(runtime, { ...entry, threshold: threshold.toString() }).catch(() => undefined)
     } catch {
       // Unreachable or an answer that is not a balance: the last look stands (checkedAt says how old).
     }

@@ -135,11 +135,13 @@ async function drainOnce(
       endpointId: current.endpointId,
       eventType: current.eventType,
     })
+    const sent = outcome.request ? { lastRequest: outcome.request } : {}
     if (outcome.outcome === 'delivered') {
       await settle(runtime, current, {
         state: 'delivered',
         lastStatus: outcome.status,
         deliveredAt: runtime.now(),
+        ...sent,
       })
       await succeeded(runtime, current.endpointId, settings)
       continue
@@ -148,6 +150,7 @@ async function drainOnce(
       state: 'pending',
       lastError: outcome.outcome,
       ...(outcome.status ? { lastStatus: outcome.status } : {}),
+      ...sent,
     })
     await failed(runtime, current.endpointId, settings)
     throw new JobError(outcome.outcome)
@@ -158,29 +161,37 @@ async function drainOnce(
 async function sendOnce(
   runtime: Runtime,
   input: { delivery: WebhookDeliveryRow; settings: DeliverySettings; signal: AbortSignal },
-): Promise<{ outcome: DeliveryOutcome; status?: number }> {
+): Promise<{ outcome: DeliveryOutcome; status?: number; request?: WebhookDeliveryRow['lastRequest'] }> {
   const { delivery, settings } = input
   const endpoint = await runtime.store.get('webhookEndpoints', delivery.endpointId)
   if (!endpoint) return { outcome: 'refused' }
   if (refuseUrl(endpoint.url, settings.policy)) return { outcome: 'refused' }
   const body = new TextEncoder().encode(delivery.body)
-  const timestampMs = String(runtime.now())
+  const now = runtime.now()
+  const timestampMs = String(now)
   const { keyId, signature } = await signDelivery(runtime, { eventId: delivery.eventId, timestampMs, body })
+  const headers = {
+    'content-type': 'application/json',
+    'user-agent': 'Latchkey-Webhooks/1',
+    [WEBHOOK_HEADERS.eventId]: delivery.eventId,
+    [WEBHOOK_HEADERS.eventType]: delivery.eventType,
+    [WEBHOOK_HEADERS.organizationId]: delivery.organizationId,
+    [WEBHOOK_HEADERS.timestamp]: timestampMs,
+    [WEBHOOK_HEADERS.keyId]: keyId,
+    [WEBHOOK_HEADERS.algorithm]: 'ed25519',
+    [WEBHOOK_HEADERS.version]: 'v1',
+    [WEBHOOK_HEADERS.signature]: signature,
+  }
+  const request = { url: endpoint.url, headers, sentAt: now }
+  const ended = (outcome: DeliveryOutcome, status?: number) => ({
+    outcome,
+    ...(status !== undefined ? { status } : {}),
+    request,
+  })
   try {
     const response = await settings.transport({
       url: endpoint.url,
-      headers: {
-        'content-type': 'application/json',
-        'user-agent': 'Latchkey-Webhooks/1',
-        [WEBHOOK_HEADERS.eventId]: delivery.eventId,
-        [WEBHOOK_HEADERS.eventType]: delivery.eventType,
-        [WEBHOOK_HEADERS.organizationId]: delivery.organizationId,
-        [WEBHOOK_HEADERS.timestamp]: timestampMs,
-        [WEBHOOK_HEADERS.keyId]: keyId,
-        [WEBHOOK_HEADERS.algorithm]: 'ed25519',
-        [WEBHOOK_HEADERS.version]: 'v1',
-        [WEBHOOK_HEADERS.signature]: signature,
-      },
+      headers: { ...headers },
       body,
       refuse: (address) => refuseAddress(address, settings.policy),
       connectTimeoutMs: settings.connectTimeoutMs,
@@ -188,14 +199,13 @@ async function sendOnce(
       maxResponseBytes: settings.maxResponseBytes,
       signal: input.signal,
     })
-    if (response.status >= 200 && response.status < 300)
-      return { outcome: 'delivered', status: response.status }
-    return { outcome: 'http_error', status: response.status }
+    if (response.status >= 200 && response.status < 300) return ended('delivered', response.status)
+    return ended('http_error', response.status)
   } catch (error) {
-    if (error instanceof WebhookRefusedError) return { outcome: 'refused' }
+    if (error instanceof WebhookRefusedError) return ended('refused')
     if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError'))
-      return { outcome: 'timeout' }
-    return { outcome: 'network' }
+      return ended('timeout')
+    return ended('network')
   }
 }
 

@@ -1,10 +1,16 @@
-import { WEBHOOK_EVENT_TYPES, type WebhookEndpoint } from '@latchkey/protocol'
+import {
+  WEBHOOK_EVENT_TYPES,
+  type WebhookDelivery,
+  type WebhookEndpoint,
+  type WebhookEventType,
+} from '@latchkey/protocol'
 import { FieldError } from '../kernel/base/errors.ts'
 import type { Reader } from '../kernel/Reader.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import { defineActivity, defineQuery } from '../kernel/registry.ts'
-import type { WebhookEndpointRow } from '../kernel/store/model.ts'
+import type { WebhookDeliveryRow, WebhookEndpointRow } from '../kernel/store/model.ts'
 import type { Transaction } from '../kernel/store/Store.ts'
+import { readPagination } from '../queries/paginate.ts'
 import { type AddressPolicy, describeRefusal, refuseUrl } from './addressPolicy.ts'
 import { resumeDeliveries } from './deliver.ts'
 import { DELIVER_JOB, deliveryIdOf } from './recordEvent.ts'
@@ -33,6 +39,36 @@ export function renderEndpoint(row: WebhookEndpointRow): WebhookEndpoint {
       isActive: subscription.isActive,
     })),
     ...(row.pausedAt ? { pausedAtMs: String(row.pausedAt) } : {}),
+  }
+}
+
+/** One delivery as `latchkey_list_webhook_deliveries` answers it: state, body and the signed request last sent. */
+export function renderDelivery(row: WebhookDeliveryRow): WebhookDelivery {
+  return {
+    deliveryId: row.id,
+    eventId: row.eventId,
+    eventType: row.eventType as WebhookEventType,
+    endpointId: row.endpointId,
+    organizationId: row.organizationId,
+    sequence: row.sequence,
+    state: row.state,
+    attempts: row.attempts,
+    ...(row.lastStatus !== undefined ? { lastStatus: row.lastStatus } : {}),
+    ...(row.lastError !== undefined ? { lastError: row.lastError } : {}),
+    createdAtMs: String(row.createdAt),
+    updatedAtMs: String(row.updatedAt),
+    ...(row.deliveredAt !== undefined ? { deliveredAtMs: String(row.deliveredAt) } : {}),
+    body: row.body,
+    ...(row.lastRequest
+      ? {
+          request: {
+            method: 'POST' as const,
+            url: row.lastRequest.url,
+            headers: row.lastRequest.headers,
+            sentAtMs: String(row.lastRequest.sentAt),
+          },
+        }
+      : {}),
   }
 }
 
@@ -222,6 +258,44 @@ export function endpointHandlers(host: EndpointHost) {
         .map(renderEndpoint),
     }),
   })
+  const deliveries = defineQuery('latchkey_list_webhook_deliveries', {
+    parse: (r) => ({
+      endpointId: r.optString('endpointId', { max: 200 }),
+      eventId: r.optString('eventId', { max: 300 }),
+      pagination: readPagination(r),
+    }),
+    run: async ({ store, organization }, p) => {
+      // Only this organization's own endpoints: a parent's deliveries of a sub-organization's
+      // events are the parent's to read, never the sub-organization's.
+      const own = (await store.findBy('webhookEndpoints', 'organizationId', organization.id)).map(
+        (endpoint) => endpoint.id,
+      )
+      if (p.endpointId !== undefined && !own.includes(p.endpointId))
+        throw new FieldError({
+          field: 'endpointId',
+          reason: 'names no webhook endpoint of this organization',
+        })
+      const endpointIds = p.endpointId !== undefined ? [p.endpointId] : own
+      const rows =
+        p.eventId !== undefined
+          ? (await store.findBy('webhookDeliveries', 'eventId', p.eventId)).filter((row) =>
+              endpointIds.includes(row.endpointId),
+            )
+          : (
+              await Promise.all(endpointIds.map((id) => store.findBy('webhookDeliveries', 'endpointId', id)))
+            ).flat()
+      // Newest first (by when the event was recorded, then by id).
+      rows.sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+      const { after, limit } = p.pagination
+      const start = after === undefined ? 0 : rows.findIndex((row) => row.id === after) + 1
+      if (start === 0 && after !== undefined)
+        throw new FieldError({
+          field: 'paginationOptions.after',
+          reason: 'names no delivery of this listing',
+        })
+      return { webhookDeliveries: rows.slice(start, start + Number(limit)).map(renderDelivery) }
+    },
+  })
   return {
     activities: {
       create_webhook_endpoint: create,
@@ -229,6 +303,6 @@ export function endpointHandlers(host: EndpointHost) {
       delete_webhook_endpoint: remove,
       latchkey_redeliver_webhook_event: redeliver,
     },
-    queries: { list_webhook_endpoints: list },
+    queries: { list_webhook_endpoints: list, latchkey_list_webhook_deliveries: deliveries },
   }
 }

@@ -220,6 +220,83 @@ describe('webhook endpoints', () => {
     expect(reply.body.details).toMatchObject({ field: 'parameters.eventId' })
   })
 
+  it('their deliveries are listed, newest first and paginated, with the exact signed request, to their own organization only', async () => {
+    const { h, receiver, endpoint, flush } = await setUp()
+    const { endpointId } = await endpoint([{ eventType: 'LATCHKEY_WALLET_CREATED' }])
+    const key = testKey()
+    const sub = await h.createSubOrganization({ keys: [key] })
+    const as = { organizationId: sub.organizationId, as: key }
+    h.clock.advance(1)
+    const own = resultOf(
+      'create_webhook_endpoint',
+      await h.submit(
+        'create_webhook_endpoint',
+        { url: receiver.url, name: 'sub', subscriptions: [{ eventType: 'LATCHKEY_WALLET_CREATED' }] },
+        as,
+      ),
+    ).endpointId
+    h.clock.advance(1)
+    await h.submit('create_wallet', { walletName: 'parent', accounts: [] })
+    h.clock.advance(1)
+    await h.submit('create_wallet', { walletName: 'sub', accounts: [] }, as)
+    // Recorded, not tried yet: no request to show.
+    const waiting = (await h.query('latchkey_list_webhook_deliveries', {})).body.webhookDeliveries
+    expect(waiting.map((row: { state: string; request?: unknown }) => [row.state, row.request])).toEqual([
+      ['pending', undefined],
+      ['pending', undefined],
+    ])
+    await flush()
+    const listed = (await h.query('latchkey_list_webhook_deliveries', {})).body.webhookDeliveries
+    // The parent's endpoint got both wallets (the sub-organization's first: newest first).
+    expect(
+      listed.map((row: { organizationId: string; endpointId: string }) => [
+        row.organizationId,
+        row.endpointId,
+      ]),
+    ).toEqual([
+      [sub.organizationId, endpointId],
+      [h.organizationId, endpointId],
+    ])
+    const jwks = await (await h.service.app.request(WEBHOOK_JWKS_PATH)).json()
+    for (const row of listed) {
+      expect(row).toMatchObject({
+        eventType: 'LATCHKEY_WALLET_CREATED',
+        state: 'delivered',
+        attempts: 1,
+        lastStatus: 200,
+      })
+      expect(row.request).toMatchObject({ method: 'POST', url: receiver.url })
+      // What the page shows is what was sent: the verifier accepts it as the receiver did.
+      const verdict = verifyWebhook({
+        body: new TextEncoder().encode(row.body),
+        headers: row.request.headers,
+        jwks,
+        now: Number(row.request.sentAtMs),
+      })
+      expect(verdict.ok, JSON.stringify(verdict)).toBe(true)
+      expect(receiver.received.map((body) => JSON.stringify(body))).toContain(row.body)
+    }
+    // Pages: one at a time, each after the last id of the one before.
+    const first = await h.query('latchkey_list_webhook_deliveries', { paginationOptions: { limit: '1' } })
+    const second = await h.query('latchkey_list_webhook_deliveries', {
+      paginationOptions: { limit: '1', after: first.body.webhookDeliveries[0].deliveryId },
+    })
+    expect([...first.body.webhookDeliveries, ...second.body.webhookDeliveries]).toEqual(listed)
+    // The sub-organization sees its own endpoint's delivery only, never its parent's.
+    const subs = (await h.query('latchkey_list_webhook_deliveries', {}, as)).body.webhookDeliveries
+    expect(subs.map((row: { endpointId: string }) => row.endpointId)).toEqual([own])
+    const foreign = await h.query('latchkey_list_webhook_deliveries', { endpointId }, as)
+    expect(foreign.status).toBe(400)
+    expect(foreign.body.details).toMatchObject({ field: 'endpointId' })
+    const byEvent = await h.query('latchkey_list_webhook_deliveries', { eventId: listed[0].eventId }, as)
+    // The same event went to both endpoints: the sub-organization reads its own copy only.
+    expect(byEvent.body.webhookDeliveries.map((row: { endpointId: string }) => row.endpointId)).toEqual([own])
+    // Another sub-organization's credential cannot read the parent's.
+    const otherKey = testKey()
+    await h.createSubOrganization({ keys: [otherKey] })
+    expect((await h.query('latchkey_list_webhook_deliveries', {}, { as: otherKey })).status).toBe(403)
+  })
+
   it('are limited to 10 per organization', async () => {
     const { h, endpoint } = await setUp()
     for (let i = 0; i < 10; i++) {
@@ -406,6 +483,74 @@ describe('events to a real receiver, each verified', () => {
     ).toEqual({ eventId: first!.id, endpointIds: [endpointId] })
     await flush()
     expect(receiver.received.map((body) => body.id)).toEqual([first!.id, first!.id])
+  })
+
+  it('LATCHKEY_ENDPOINT_PAUSED reaches the parent’s and a sibling’s healthy receivers, verified; resuming sends what waited', async () => {
+    const metrics = createMetrics()
+    const events = { emit: metrics.emit.bind(metrics) as EventSink['emit'] }
+    const { h, receiver: parent, endpoint, flush } = await setUp({ pauseThreshold: 2 }, { events })
+    await endpoint([{ eventType: 'LATCHKEY_ENDPOINT_PAUSED' }])
+    const key = testKey()
+    const sub = await h.createSubOrganization({ keys: [key] })
+    const as = { organizationId: sub.organizationId, as: key }
+    const failing = await startReceiver(() => h)
+    const sibling = await startReceiver(() => h)
+    failing.answer = () => 503
+    const create = async (url: string, subscriptions: object[]) => {
+      h.clock.advance(1)
+      return resultOf(
+        'create_webhook_endpoint',
+        await h.submit('create_webhook_endpoint', { url, name: 'sub', subscriptions }, as),
+      )
+    }
+    const { endpointId } = await create(failing.url, [
+      { eventType: 'LATCHKEY_WALLET_CREATED' },
+      { eventType: 'LATCHKEY_ENDPOINT_PAUSED' },
+    ])
+    await create(sibling.url, [{ eventType: 'LATCHKEY_ENDPOINT_PAUSED' }])
+    h.clock.advance(1)
+    await h.submit('create_wallet', { walletName: 'A', accounts: [] }, as)
+    for (let i = 0; i < 5; i++) {
+      await flush()
+      h.clock.advance(120_000)
+    }
+    expect(failing.requests).toBe(2)
+    expect(failing.received).toEqual([])
+    // Both healthy receivers checked the signature (a rejection would be listed) and got the same event id.
+    for (const receiver of [parent, sibling]) {
+      expect(receiver.rejected).toEqual([])
+      expect(receiver.received).toMatchObject([
+        {
+          type: 'LATCHKEY_ENDPOINT_PAUSED',
+          organizationId: sub.organizationId,
+          data: { endpointId, consecutiveFailures: 2 },
+        },
+      ])
+    }
+    expect(parent.received[0]!.id).toBe(sibling.received[0]!.id)
+    expect(await metrics.render()).toContain('latchkey_webhook_endpoints_paused_total 1')
+    const listed = (await h.query('list_webhook_endpoints', {}, as)).body.webhookEndpoints
+    expect(listed.find((row: { endpointId: string }) => row.endpointId === endpointId).pausedAtMs).toBe(
+      String(h.service.runtime.now() - 4 * 120_000),
+    )
+    // Resumed by an update: the wallet event and its own pause notice arrive, in order, verified.
+    failing.answer = () => 200
+    h.clock.advance(1)
+    expect((await h.submit('update_webhook_endpoint', { endpointId, isActive: true }, as)).status).toBe(200)
+    await flush()
+    expect(failing.rejected).toEqual([])
+    expect(failing.received.map((body) => [body.type, body.sequence])).toEqual([
+      ['LATCHKEY_WALLET_CREATED', 1],
+      ['LATCHKEY_ENDPOINT_PAUSED', 2],
+    ])
+    expect(
+      (await h.query('list_webhook_endpoints', {}, as)).body.webhookEndpoints.find(
+        (row: { endpointId: string }) => row.endpointId === endpointId,
+      ).pausedAtMs,
+    ).toBeUndefined()
+    // No second pause notice: the parent and the sibling heard of it once.
+    expect(parent.received).toHaveLength(1)
+    expect(sibling.received).toHaveLength(1)
   })
 })
 

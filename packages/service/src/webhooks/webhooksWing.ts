@@ -53,9 +53,17 @@ export function webhooksWing({
     activities: handlers.activities,
     queries: handlers.queries,
     // Every activity records its events with the endpoints read in its own transaction: a snapshot
-    // run (PostgreSQL) reads its organization's endpoints with everything else, at once.
+    // run (PostgreSQL) reads its organization's endpoints and its parent's (found by the
+    // organization's `parentOrganizationId` in the same statement) with everything else, at once.
+    // An endpoint created after that read is not seen and the activity is ordered before it; one
+    // seen that wants the event moves its sequence number, an update, so the run is a transaction.
     lookups: (organizationId) => [
       { table: 'webhookEndpoints', field: 'organizationId', value: organizationId },
+      {
+        table: 'webhookEndpoints',
+        field: 'organizationId',
+        from: { table: 'organizations', id: organizationId, column: 'parentOrganizationId' },
+      },
     ],
     async bootstrap(tx, runtime) {
       await ensureSigningKey(runtime, tx)

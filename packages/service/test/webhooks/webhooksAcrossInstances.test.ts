@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { verifyWebhook, WEBHOOK_JWKS_PATH, type WebhookEventBody } from '@latchkey/protocol'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { watchSponsorBalances } from '../../src/sending/sponsorBalances.ts'
 import { type Harness, resultOf } from '../../src/testing/harness.ts'
 import { nodeWebhookTransport } from '../../src/webhooks/nodeTransport.ts'
 import { type PostgresCluster, startPostgres } from '../durability/postgres.ts'
@@ -84,6 +85,80 @@ describe('webhooks across two instances on PostgreSQL', { timeout: 120_000 }, ()
       const walletIds = replies.map((reply) => resultOf('create_wallet', reply).walletId).sort()
       expect(received.map((body) => (body.data as { walletId: string }).walletId).sort()).toEqual(walletIds)
     } finally {
+      await a.service.close()
+      await b.service.close()
+    }
+  })
+
+  it('reports a sponsor going low once per crossing, however many instances look', async () => {
+    const CHAIN = 'eip155:31337'
+    const node = { wei: 10n ** 15n }
+    const fetch = (async (_input: RequestInfo | URL, init?: RequestInit) => {
+      const { id } = JSON.parse(String(init?.body)) as { id: number }
+      return new Response(JSON.stringify({ jsonrpc: '2.0', id, result: `0x${node.wei.toString(16)}` }))
+    }) as typeof globalThis.fetch
+    const [a, b] = await twoInstances(cluster, 'webhooks_sponsor_low', {
+      webhooks: { transport: nodeWebhookTransport() },
+      jobs: { pollMs: 20, backoff: { baseMs: 20, maxMs: 100 } },
+      fetch,
+      rpc: { [CHAIN]: 'http://node.test' },
+      sending: { worker: false },
+      sponsorship: { delegates: { [CHAIN]: '0x00000000000000000000000000000000000000d1' } },
+    })
+    jwksFrom = a
+    received.length = 0
+    const watches = [a, b].map((h) =>
+      watchSponsorBalances(h.service.runtime, {
+        lowWei: 10n ** 16n,
+        evmChains: [CHAIN],
+        intervalMs: 3_600_000,
+      }),
+    )
+    const lookEverywhere = () => Promise.all(watches.map((watch) => watch.refresh()))
+    try {
+      const port = (server.address() as AddressInfo).port
+      resultOf(
+        'create_webhook_endpoint',
+        await a.submit('create_webhook_endpoint', {
+          url: `http://127.0.0.1:${port}/hook`,
+          name: 'app',
+          subscriptions: [{ eventType: 'LATCHKEY_SPONSOR_BALANCE_LOW' }],
+        }),
+      )
+      // Each instance read the low balance when it started watching (before the endpoint: no
+      // subscriber then), and both look again at once: still the same crossing, no event.
+      await lookEverywhere()
+      await lookEverywhere()
+      // Funded, then low again: one new crossing, seen by both instances at the same moment.
+      node.wei = 10n ** 17n
+      await lookEverywhere()
+      node.wei = 10n ** 15n
+      await lookEverywhere()
+      await lookEverywhere()
+      // A third instance's worth of looks (a restarted process has no memory of the state): none.
+      const again = watchSponsorBalances(b.service.runtime, { lowWei: 10n ** 16n, evmChains: [CHAIN] })
+      await again.refresh()
+      again.stop()
+      const deadline = Date.now() + 30_000
+      while (received.length < 1 && Date.now() < deadline) {
+        a.clock.advance(200)
+        await new Promise((done) => setTimeout(done, 50))
+      }
+      await new Promise((done) => setTimeout(done, 500))
+      expect(rejected).toEqual([])
+      expect(received.map((body) => [body.type, body.organizationId, body.data])).toEqual([
+        [
+          'LATCHKEY_SPONSOR_BALANCE_LOW',
+          a.organizationId,
+          expect.objectContaining({ owner: 'default', caip2: CHAIN, balance: String(10n ** 15n) }),
+        ],
+      ])
+      const rows = (await a.service.store.findBy('pluginRows', 'kind', 'sponsor-low')).map(
+        (row) => row.data.low,
+      )
+      expect(rows).toEqual([true])
+    } finally {
+      for (const watch of watches) watch.stop()
       await a.service.close()
       await b.service.close()
     }

@@ -36,7 +36,13 @@ export interface RowValues {
 
 /** The value a lookup looks for. */
 const lookupValue = (lookup: Lookup) =>
-  'id' in lookup ? lookup.id : 'field' in lookup ? lookup.value : lookup.via.value
+  'from' in lookup
+    ? lookup.from.id
+    : 'id' in lookup
+      ? lookup.id
+      : 'field' in lookup
+        ? lookup.value
+        : lookup.via.value
 
 /** Runs one compiled query: through Kysely's pool, or on a transaction's own connection. */
 export type Execute = (query: CompiledQuery) => Promise<QueryResult<Record<string, unknown>>>
@@ -207,15 +213,18 @@ export class Queries {
     const kinds = new Map<string, { lookup: Lookup; values: Set<string> }>()
     const found = new Map<string, string[]>()
     for (const lookup of lookups) {
-      // A lookup that finds nothing is known to find nothing (a `via` is keyed by what it finds).
-      if (!('via' in lookup)) found.set(lookupKey(lookup), [])
+      // A lookup that finds nothing is known to find nothing (a `via` is keyed by what it finds, a
+      // `from` by the column's value its statement answers).
+      if (!('via' in lookup) && !('from' in lookup)) found.set(lookupKey(lookup), [])
       if (unstorable(lookupValue(lookup))) continue
       const kind =
-        'id' in lookup
-          ? `${lookup.table}.id`
-          : 'field' in lookup
-            ? `${lookup.table}.${lookup.field}`
-            : `${lookup.table}<${lookup.via.table}.${lookup.via.column}.${lookup.via.field}`
+        'from' in lookup
+          ? `${lookup.table}.${lookup.field}=${lookup.from.table}.${lookup.from.column}`
+          : 'id' in lookup
+            ? `${lookup.table}.id`
+            : 'field' in lookup
+              ? `${lookup.table}.${lookup.field}`
+              : `${lookup.table}<${lookup.via.table}.${lookup.via.column}.${lookup.via.field}`
       let entry = kinds.get(kind)
       if (!entry) {
         entry = { lookup, values: new Set() }
@@ -232,6 +241,21 @@ export class Queries {
       `many:${order.join(',')}`,
       (p) => {
         const branch = ({ lookup }: { lookup: Lookup }, n: number) => {
+          // One row per row found, and one (with no id) for a row whose column matches nothing:
+          // `k` is the column's value either way, so an empty answer is known to be empty.
+          if ('from' in lookup) {
+            const { from } = lookup
+            return this.compiler
+              .selectFrom(`${from.table} as o`)
+              .leftJoin(`${lookup.table} as t`, `t.${lookup.field}`, `o.${from.column}`)
+              .select([
+                sql.lit(n).as('n'),
+                sql.ref(`o.${from.column}`).as('k'),
+                sql.ref('t.id').as('id'),
+                sql.ref('t.data').as('data'),
+              ])
+              .where(anyOf(sql.ref('o.id'), sql.val(p(n))))
+          }
           const key = 'field' in lookup ? lookup.field : 'id'
           const select = this.compiler
             .selectFrom(lookup.table as string)
@@ -256,7 +280,13 @@ export class Queries {
     for (const row of rows) {
       const { lookup } = branches[Number(row.n)]!
       const data = row.data as string
-      if ('via' in lookup) found.set(lookupKey({ table: lookup.table, id: row.id as string }), [data])
+      if ('from' in lookup) {
+        if (row.k === null || row.k === undefined) continue
+        const key = lookupKey({ table: lookup.table, field: lookup.field, value: row.k as string })
+        const rows = found.get(key) ?? []
+        found.set(key, rows)
+        if (row.id !== null && row.id !== undefined && !rows.includes(data)) rows.push(data)
+      } else if ('via' in lookup) found.set(lookupKey({ table: lookup.table, id: row.id as string }), [data])
       else {
         const key =
           'id' in lookup

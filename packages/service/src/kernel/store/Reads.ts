@@ -13,16 +13,22 @@ export interface Reads {
 
 /**
  * One read of a batch (`Store.prefetch`): a row by id, the rows whose indexed field has a value,
- * or the rows whose ids are a column of the rows another indexed field finds (`via`: the users of
- * the API keys with a public key, say).
+ * the rows whose ids are a column of the rows another indexed field finds (`via`: the users of
+ * the API keys with a public key, say), or the rows whose indexed field has the value of a column
+ * of one row found by id (`from`: a sub-organization's parent's webhook endpoints, with the
+ * organization's `parentOrganizationId`). A `from` is answered as the lookup by field it becomes
+ * (`findBy(table, field, <the column's value>)`), rows or none, so a snapshot run can read it.
  */
 export type Lookup =
   | { table: TableName; id: string }
   | { table: TableName; field: string; value: string }
   | { table: TableName; via: { table: TableName; field: string; value: string; column: string } }
+  | { table: TableName; field: string; from: { table: TableName; id: string; column: string } }
 
 /** Where `Prefetched` keeps what a lookup by id or by field found. */
-export const lookupKey = (lookup: Exclude<Lookup, { via: unknown }>) =>
+export const lookupKey = (
+  lookup: { table: TableName; id: string } | { table: TableName; field: string; value: string },
+) =>
   'id' in lookup
     ? `${lookup.table}\u0000id\u0000${lookup.id}`
     : `${lookup.table}\u0000${lookup.field}\u0000${lookup.value}`

@@ -8,6 +8,7 @@ import { openDataDir, openPostgres } from './durableStores.ts'
 import { kyselyOf } from './kyselyOf.ts'
 import { openMemoryStore } from './memory.ts'
 import type { PluginRow } from './model.ts'
+import type { Prefetched } from './Prefetched.ts'
 import type { Store } from './Store.ts'
 
 /**
@@ -199,6 +200,14 @@ describe.each(backends)('storage contract: %s', (name, open) => {
       await tx.put('apiKeys', doc('k1', { publicKey: 'p', userId: 'u1', organizationId: 'o2' }) as never)
       await tx.put('apiKeys', doc('k3', { publicKey: 'q', userId: 'gone', organizationId: 'o1' }) as never)
       await tx.put('pluginRows', row('r', { n: 1 }))
+      // Sub-organizations: o2's parent has users, o3's has none.
+      await tx.put('organizations', doc('o2', { name: 'two', parentOrganizationId: 'o1' }) as never)
+      await tx.put('organizations', doc('o3', { name: 'three', parentOrganizationId: 'o8' }) as never)
+    })
+    const parentsUsers = (id: string) => ({
+      table: 'users' as const,
+      field: 'organizationId',
+      from: { table: 'organizations' as const, id, column: 'parentOrganizationId' },
     })
     const via = (value: string) => ({
       table: 'apiKeys' as const,
@@ -213,6 +222,9 @@ describe.each(backends)('storage contract: %s', (name, open) => {
       { table: 'users', via: via('p') },
       { table: 'users', via: via('q') },
       { table: 'pluginRows', field: 'kind', value: 'none' },
+      parentsUsers('o2'),
+      parentsUsers('o3'),
+      parentsUsers('o1'),
     ])
     // What was asked for, found or not, as the store reads it.
     expect(await reads.get('organizations', 'o1')).toEqual(await store.get('organizations', 'o1'))
@@ -222,17 +234,34 @@ describe.each(backends)('storage contract: %s', (name, open) => {
     expect((await reads.get('users', 'u2'))?.id).toBe('u2')
     expect(await reads.get('users', 'gone')).toBeUndefined()
     expect(await reads.findBy('pluginRows', 'kind', 'none')).toEqual([])
+    // A parent's rows, found through the organization's column, are the lookup by field they
+    // become, rows or none: a snapshot run reads them without a statement of its own.
+    expect((await reads.findBy('users', 'organizationId', 'o1')).map((u) => u.id)).toEqual(['u1', 'u2', 'u9'])
+    expect(await reads.findBy('users', 'organizationId', 'o8')).toEqual([])
+    if (name === 'PostgreSQL') {
+      const alone = (reads as Prefetched).alone()
+      expect((await alone.findBy('users', 'organizationId', 'o1')).map((u) => u.id)).toEqual([
+        'u1',
+        'u2',
+        'u9',
+      ])
+      expect(await alone.findBy('users', 'organizationId', 'o8')).toEqual([])
+    }
     // What a later commit changed: PostgreSQL answers as it read it ahead (one request's
     // snapshot); SQLite reads through its cache as the reads come, so it sees the commit.
     await store.transaction(async (tx) => {
       await tx.put('organizations', doc('o1', { name: 'renamed' }) as never)
       await tx.put('pluginRows', row('s', {}, 'none'))
+      await tx.put('users', doc('u8', { organizationId: 'o8' }) as never)
     })
     const ahead = name === 'PostgreSQL'
     expect((await reads.get('organizations', 'o1')) as unknown).toMatchObject({
       name: ahead ? 'one' : 'renamed',
     })
     expect((await reads.findBy('pluginRows', 'kind', 'none')).map((r) => r.id)).toEqual(ahead ? [] : ['s'])
+    expect((await reads.findBy('users', 'organizationId', 'o8')).map((u) => u.id)).toEqual(
+      ahead ? [] : ['u8'],
+    )
     // ... and anything it was not asked for goes to the store.
     expect((await reads.get('users', 'u9'))?.id).toBe('u9')
     expect((await reads.get('pluginRows', 'r'))?.data).toEqual({ n: 1 })

@@ -295,7 +295,10 @@ export class Store implements Reads {
    */
   async prefetch(lookups: Lookup[]): Promise<Prefetched> {
     for (const lookup of lookups)
-      if ('field' in lookup) indexed(lookup.table, lookup.field)
+      if ('from' in lookup) {
+        indexed(lookup.table, lookup.field)
+        indexed(lookup.from.table, lookup.from.column)
+      } else if ('field' in lookup) indexed(lookup.table, lookup.field)
       else if ('via' in lookup) {
         indexed(lookup.via.table, lookup.via.field)
         indexed(lookup.via.table, lookup.via.column)

@@ -499,6 +499,8 @@ export interface WebhookDeliveryRow extends Row {
   lastStatus?: number
   lastError?: string
   deliveredAt?: number
+  /** The last request sent, as sent (the body is `body`): what the operator's page shows. */
+  lastRequest?: { url: string; headers: Record<string, string>; sentAt: number }
 }
 // ---- wing: import and pregeneration (issue 40) ----
 /** One user imported by external id (`latchkey_import_user`); its id is derived from the parent and the external id. */
