@@ -12,7 +12,13 @@ import { openPostgres } from '../../src/kernel/store/durableStores.ts'
 import type { Store } from '../../src/kernel/store/Store.ts'
 import { type PostgresCluster, postgresArgs, startPostgres } from '../durability/postgres.ts'
 import { removeDir, tempDir } from '../durability/tempDir.ts'
-import { type RootClient as Client, type Prepared, RootClient, resultOf } from '../support/RootClient.ts'
+import {
+  type RootClient as Client,
+  type Prepared,
+  type Reply,
+  RootClient,
+  resultOf,
+} from '../support/RootClient.ts'
 import { killAll, type ServiceProcess, startService } from '../support/serviceProcess.ts'
 
 const DEAD = '0x000000000000000000000000000000000000dead'
