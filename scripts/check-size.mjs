@@ -42,7 +42,8 @@ const budgets = [
     // <AgentAllowance/> (issue 37, about 50 strings each): measured 95.2 kB with both (start-up
     // 14.7 kB). Those strings belong in the drop-in's own chunk, not in every app's dictionaries:
     // splitting the dictionaries per screen is what brings this back down.
-    limit: 95_500,
+    // 96 kB with the 11 strings of ERC-20 allowances in three languages (issue 37, wave 8): 95.6 kB.
+    limit: 96_000,
     measure: (/** @type {Record<string, any>} */ s) => s.signin.all.total - s.baseline.all.total,
     startupOnly: false,
   },
