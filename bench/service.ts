@@ -6,11 +6,13 @@
  * (an admin listener) and JSON request logs on, against the same with both off, to show what
  * observing the service costs; in memory again with 3 webhook endpoints (loopback receivers in this
  * process) subscribed to every event, against the same without, to show what signed webhooks cost
- * the request path (delivery runs from the job queue, never in a request). Prints figures side by side;
+ * the request path (delivery runs from the job queue, never in a request); on PostgreSQL with one
+ * process, `sign_transaction` from an account under a spending limit against one under none, in
+ * turn (`limits-pg`, issue 37). Prints figures side by side;
  * asserts nothing about speed. Starts and removes its own PostgreSQL (scripts/postgres.mjs).
  *
  * Run: npm run bench:service   (or npx tsx bench/service.ts [--requests 6000] [--clients 200]
- *   [--only memory,observed,webhooks,sqlite,postgres1,postgres2] [--workloads sign,wallets] [--profile DIR]
+ *   [--only memory,observed,webhooks,sqlite,postgres1,postgres2,limits-pg] [--workloads sign,wallets] [--profile DIR]
  *   [--rounds N] [--paced 0.3,0.6,0.8] [--small-clients 20])
  *
  * Latency (issue 42): after the closed-loop runs, paced (open-loop) signing at each `--paced` share
@@ -26,6 +28,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { ACTIVITIES, type AccountSpec, type ActivityPath, WEBHOOK_EVENT_TYPES } from '@latchkey/protocol'
 import { hexToBytes } from '@noble/hashes/utils.js'
+import { serializeTransaction } from 'viem'
 import { signApiKeyStamp, signRawPayload } from '../packages/service/src/kernel/crypto/index.ts'
 import { startService } from '../packages/service/test/support/serviceProcess.ts'
 import { type PostgresCluster, startPostgres } from '../scripts/postgres.mjs'
@@ -36,7 +39,7 @@ const { values: flags } = parseArgs({
   options: {
     requests: { type: 'string', default: '6000' },
     clients: { type: 'string', default: '200' },
-    /** Comma-separated subset of: memory, observed, webhooks, sqlite, postgres1, postgres2 (default: all). */
+    /** Comma-separated subset of: memory, observed, webhooks, sqlite, postgres1, postgres2, limits-pg (default: all). */
     only: { type: 'string' },
     /** Comma-separated subset of: sign, wallets (default: both). */
     workloads: { type: 'string', default: 'sign,wallets' },
@@ -508,6 +511,60 @@ async function measure(instances: Instance[], rollbacks?: () => number) {
   return { sign, wallets, signSmall, signPaced }
 }
 
+/** `sign_transaction` of 1 wei from `from`, nonce `i` (distinct bodies: no replays). */
+function signTransaction(instance: Instance, from: string, i: number) {
+  return prepare(instance, 'sign_transaction', {
+    signWith: from,
+    type: 'TRANSACTION_TYPE_ETHEREUM',
+    unsignedTransaction: serializeTransaction({
+      type: 'eip1559',
+      chainId: 1,
+      nonce: i,
+      maxFeePerGas: 2n * 10n ** 9n,
+      maxPriorityFeePerGas: 10n ** 9n,
+      gas: 21_000n,
+      to: '0x000000000000000000000000000000000000dEaD',
+      value: 1n,
+    }),
+  })
+}
+
+/** Each round's `sign_transaction` runs without and with a spending limit on the signer (`limits-pg`). */
+const limitRounds: { off: Run; on: Run }[] = []
+/**
+ * Two accounts on one PostgreSQL process: one under a daily limit far above what the run spends
+ * (every signature reserves under it, none is refused), one under none; their signing runs in turn,
+ * `ROUNDS` times, so drift on a shared machine falls on both alike.
+ */
+async function measureLimits(instances: Instance[]) {
+  const [instance] = instances as [Instance]
+  const free = await createSigner(instance)
+  const limited = await createSigner(instance)
+  const reply = await post(
+    prepare(instance, 'latchkey_create_spending_limit', {
+      spendingLimitName: 'bench',
+      scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address: limited },
+      window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
+      asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:1' },
+      amount: String(10n ** 30n),
+    }),
+  )
+  if (reply.status !== 200) throw new Error(`latchkey_create_spending_limit: ${reply.status} ${reply.text}`)
+  let nonce = 0
+  const run = (from: string, requests?: number) => {
+    const first = nonce
+    nonce += requests ?? REQUESTS
+    return load(instances, (on, i) => signTransaction(on, from, first + i), requests)
+  }
+  await run(free, WARM_UP / 2)
+  await run(limited, WARM_UP / 2)
+  for (let round = 0; round < ROUNDS; round++) {
+    const off = await run(free)
+    const on = await run(limited)
+    limitRounds.push({ off, on })
+  }
+}
+
 const temp = mkdtempSync(join(tmpdir(), 'latchkey-bench-'))
 type Column = { name: string; result?: Awaited<ReturnType<typeof measure>>; error?: string; logged?: string }
 const memory: Column = { name: 'SQLite in memory' }
@@ -516,6 +573,8 @@ const webhooks: Column = { name: 'in memory, 3 webhook endpoints' }
 const sqlite: Column = { name: 'SQLite, 1 process' }
 const postgres1: Column = { name: 'PostgreSQL, 1 process' }
 const postgres2: Column = { name: 'PostgreSQL, 2 processes' }
+/** Not a column of the table: its own line under it (`limits-pg`). */
+const limitsColumn: Column = { name: 'PostgreSQL, 1 process, sign_transaction with / without a limit' }
 const columns = [memory, observed, webhooks, sqlite, postgres1, postgres2].filter((_, n) =>
   wanted(['memory', 'observed', 'webhooks', 'sqlite', 'postgres1', 'postgres2'][n]!),
 )
@@ -561,6 +620,8 @@ async function withInstances(
   column: Column,
   rollbacks?: () => number,
   setUp?: (instance: Instance) => Promise<void>,
+  /** What to measure instead of both workloads (its figures kept by itself). */
+  own?: (instances: Instance[]) => Promise<void>,
 ) {
   const instances: Instance[] = []
   try {
@@ -579,7 +640,8 @@ async function withInstances(
     }
     if (setUp) await setUp(instances[0]!)
     const deliveredBefore = receivers.delivered
-    column.result = await measure(instances, rollbacks)
+    if (own) await own(instances)
+    else column.result = await measure(instances, rollbacks)
     if (setUp) {
       webhookFigures.duringRuns = receivers.delivered - deliveredBefore
       const settled = receivers.delivered
@@ -637,7 +699,7 @@ try {
     if (memory.result && webhooks.result) webhookPairs.push({ off: memory.result, on: webhooks.result })
   }
   for (const server of receivers.servers) server.close()
-  if (wanted('postgres1') || wanted('postgres2'))
+  if (wanted('postgres1') || wanted('postgres2') || wanted('limits-pg'))
     try {
       postgres = await startPostgres({ log: (line: string) => statementLog?.push(line) })
     } catch (error) {
@@ -659,7 +721,8 @@ try {
       if (round > 0) rawPerSecond = measureRaw()
       if (wanted('sqlite')) await withInstances(1, () => ['--data-dir', join(temp, 'sqlite')], sqlite)
       if (wanted('postgres1')) await withInstances(1, pgArgs, postgres1, rollbacks(database1))
-      durableRounds.push({ raw: rawPerSecond, sqlite: sqlite.result, postgres: postgres1.result })
+      if (wanted('sqlite') || wanted('postgres1'))
+        durableRounds.push({ raw: rawPerSecond, sqlite: sqlite.result, postgres: postgres1.result })
     }
     // A fresh database for the two processes, so both start from the same (empty) state.
     postgres.psql('DROP DATABASE IF EXISTS bench2')
@@ -672,6 +735,19 @@ try {
         postgres2,
         rollbacks('bench2'),
       )
+    if (wanted('limits-pg')) {
+      postgres.psql('DROP DATABASE IF EXISTS limits')
+      postgres.psql('CREATE DATABASE limits')
+      const url = postgres.url.replace(/\/[^/]*$/, '/limits')
+      await withInstances(
+        1,
+        () => ['--database-url', url, '--master-key-file', keyFile],
+        limitsColumn,
+        undefined,
+        undefined,
+        measureLimits,
+      )
+    }
   }
 } finally {
   await postgres?.dispose()
@@ -884,8 +960,19 @@ console.log(
   `load average (1 min) at the start: ${LOAD_AT_START.toFixed(2)}, at the end: ${loadavg()[0]!.toFixed(2)} ` +
     `(${cpus().length} cores; other processes' load makes every figure slower and noisier)`,
 )
-for (const column of columns)
+if (limitRounds.length > 0) {
+  const ratios = limitRounds.map((pair) => pair.on.perSecond / pair.off.perSecond)
+  const failed = limitRounds.reduce((sum, pair) => sum + pair.on.failed + pair.off.failed, 0)
+  console.log(
+    `sign_transaction under a spending limit vs none, PostgreSQL 1 process (target ≥ 0.90): ${median(ratios).toFixed(2)}` +
+      ` (each round: ${limitRounds.map((pair, n) => `${ratios[n]!.toFixed(2)} = ${rate(pair.on.perSecond)} / ${rate(pair.off.perSecond)}, p99 ${ms(pair.on.p99)} / ${ms(pair.off.p99)}`).join('; ')})` +
+      (failed
+        ? `; ${failed} failed, first: ${limitRounds.map((pair) => pair.on.firstFailure ?? pair.off.firstFailure).find(Boolean)}`
+        : ''),
+  )
+}
+for (const column of [...columns, limitsColumn])
   if (column.logged) console.log(`${column.name}: the service logged ${column.logged}`)
-const broken = columns.filter((c) => c.error)
+const broken = [...columns, limitsColumn].filter((c) => c.error)
 for (const column of broken) console.log(`${column.name}: ${column.error}`)
 process.exit(broken.length ? 1 : 0)

@@ -124,3 +124,46 @@ export const Revoked: Story = {
     await canvas.findByText('No agent has an allowance.')
   },
 }
+
+/** An ERC-20 allowance (25 USDC a day) of which the agent transferred 10.5 USDC: amounts in USDC. */
+export const TokenAllowance: Story = {
+  parameters: {
+    live: {
+      signedIn: true,
+      wallets: [{ walletName: 'Everyday', chains: ['ethereum'] }],
+      agent: { token: { spent: 10_500_000n } },
+    },
+  },
+  play: async ({ canvasElement }) => {
+    const canvas = within(canvasElement)
+    await canvas.findByText('14.5 USDC left today')
+    await expect(canvas.getByText('10.5 USDC of 25 USDC')).toBeTruthy()
+  },
+}
+export const TokenAllowanceArabic: Story = {
+  ...TokenAllowance,
+  globals: { locale: 'ar' },
+  play: async ({ canvasElement }) => {
+    await within(canvasElement).findByText('10.5 USDC من 25 USDC')
+  },
+}
+
+/** The grant form in an ERC-20 token: its contract, symbol and decimals, each checked. */
+export const GrantingToken: Story = {
+  play: async ({ canvasElement }) => {
+    const canvas = within(canvasElement)
+    await userEvent.click(await canvas.findByRole('button', { name: 'Grant an allowance' }))
+    const form = await canvas.findByRole('form', { name: 'Grant an allowance' })
+    await userEvent.selectOptions(within(form).getByRole('combobox', { name: 'Asset' }), 'erc20')
+    await userEvent.type(within(form).getByRole('textbox', { name: 'Symbol' }), 'USDC')
+    const decimals = within(form).getByRole('textbox', { name: 'Decimals' })
+    await userEvent.clear(decimals)
+    await userEvent.type(decimals, '6')
+    await userEvent.type(within(form).getByRole('textbox', { name: 'Amount (USDC)' }), '25.0000001')
+    await userEvent.click(within(form).getByRole('button', { name: 'Grant an allowance' }))
+    await canvas.findByText('Enter an amount above 0 with at most 6 decimals.')
+    await expect(
+      canvas.getByText('Enter the token’s contract address (0x and 40 hex characters).'),
+    ).toBeTruthy()
+  },
+}

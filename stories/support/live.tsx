@@ -26,7 +26,7 @@ import {
 import type { ComponentType } from 'react'
 // The in-page service's SQLite (sql.js) loads its WASM from here.
 import sqlWasmUrl from 'sql.js/dist/sql-wasm.wasm?url'
-import { serializeTransaction } from 'viem'
+import { encodeFunctionData, erc20Abi, serializeTransaction } from 'viem'
 import { installCaptchaDouble } from '../../src/components/test/installCaptchaDouble.ts'
 import { confirmTotpFactor } from '../../src/core/actions/activities/confirmTotpFactor.ts'
 import { createMfaPolicy } from '../../src/core/actions/activities/createMfaPolicy.ts'
@@ -79,9 +79,10 @@ export interface LiveOptions {
   captcha?: { provider: 'turnstile' | 'hcaptcha'; failFirst?: boolean }
   /**
    * Issue 37: grant an agent (a key in this client) 0.01 ETH a day on the first wallet's chain,
-   * then let it sign `spentWei` with its own key; the user's session stays active.
+   * then let it sign `spentWei` with its own key; the user's session stays active. With `token`:
+   * 25 USDC a day (an ERC-20 allowance) instead, of which it transfers `token.spent` base units.
    */
-  agent?: { spentWei?: bigint }
+  agent?: { spentWei?: bigint; token?: { spent: bigint } }
   /**
    * Issue 38: a confirmed authenticator app (its secret in `live.totpSecret`, the code of the
    * current step already used), ten recovery codes (`live.recoveryCodes`) and MFA policies: on
@@ -385,7 +386,12 @@ export async function createLive(options: LiveOptions = {}): Promise<Live> {
       live.walletIds.push(created.walletId)
       live.addresses.push(...created.addresses)
     }
-    if (options.agent) await seedAgent(live, options.agent.spentWei ?? 0n)
+    if (options.agent)
+      await seedAgent(
+        live,
+        options.agent.token?.spent ?? options.agent.spentWei ?? 0n,
+        options.agent.token !== undefined,
+      )
     if (options.mfa) await seedMfa(live, options.mfa)
   }
   return live
@@ -420,7 +426,9 @@ async function seedMfa(live: Live, { recoveryCodes, policies = [] }: NonNullable
     })
 }
 
-async function seedAgent(live: Live, spentWei: bigint) {
+const STORY_USDC = '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913'
+
+async function seedAgent(live: Live, spent: bigint, token: boolean) {
   const { client } = live
   const user = client.store.getState().activeId as string
   const { organizationId } = client.store.getState().sessions[user]!
@@ -429,11 +437,17 @@ async function seedAgent(live: Live, spentWei: bigint) {
     agentName: 'Shopping agent',
     publicKey: key.publicKey,
     caip2: 'eip155:31337',
-    amount: '10000000000000000',
     period: 'PERIOD_DAY',
     allowedDestinations: ['0x00000000000000000000000000000000000f00d5'],
+    ...(token
+      ? {
+          amount: '25000000',
+          asset: { type: 'SPENDING_LIMIT_ASSET_ERC20', caip2: 'eip155:31337', contract: STORY_USDC },
+          token: { symbol: 'USDC', decimals: 6 },
+        }
+      : { amount: '10000000000000000' }),
   })
-  if (spentWei === 0n) return
+  if (spent === 0n) return
   const agent = addSessionFromKey(client, {
     publicKey: key.publicKey,
     userId: grant.userId,
@@ -451,9 +465,17 @@ async function seedAgent(live: Live, spentWei: bigint) {
       nonce: 0,
       maxFeePerGas: 2n * 10n ** 9n,
       maxPriorityFeePerGas: 10n ** 9n,
-      gas: 21_000n,
-      to: '0x00000000000000000000000000000000000f00d5',
-      value: spentWei,
+      gas: 60_000n,
+      ...(token
+        ? {
+            to: STORY_USDC,
+            data: encodeFunctionData({
+              abi: erc20Abi,
+              functionName: 'transfer',
+              args: ['0x00000000000000000000000000000000000f00d5', spent],
+            }),
+          }
+        : { to: '0x00000000000000000000000000000000000f00d5', value: spent }),
     }),
     sessionId: agent.id,
   })

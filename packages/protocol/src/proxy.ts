@@ -43,6 +43,11 @@ export interface ProxyMap {
       clientSignature?: string | ClientSignature
       expirationSeconds?: string
       invalidateExisting?: boolean
+      /**
+       * A session profile of the account's organization or of the app's (issue 37): the session
+       * can do only what its scope allows, and lives as long as the profile says.
+       */
+      sessionProfileId?: string
       organizationId?: string
     }
     response: { session: string }
@@ -57,6 +62,11 @@ export interface ProxyMap {
       publicKey: string
       invalidateExisting?: boolean
       expirationSeconds?: string
+      /**
+       * A session profile of the account's organization or of the app's (issue 37): the session
+       * can do only what its scope allows, and lives as long as the profile says.
+       */
+      sessionProfileId?: string
       organizationId?: string
     }
     response: { session: string }
@@ -91,6 +101,11 @@ export interface ProxyMap {
       clientSignature: ClientSignature
       expirationSeconds?: string
       invalidateExisting?: boolean
+      /**
+       * A session profile of the account's organization or of the app's (issue 37): the session
+       * can do only what its scope allows, and lives as long as the profile says.
+       */
+      sessionProfileId?: string
       organizationId?: string
     }
     response: { session: string }

@@ -354,4 +354,16 @@ export const ar: Messages = {
   secRuleNeedsFactor: 'أضف تطبيق مصادقة أو مفتاح مرور أولًا: هذه القاعدة تطلب أحدهما.',
   secRuleNeedsPasskey: 'أضف مفتاح مرور أولًا: هذه القاعدة تطلبه.',
   secRuleOther: 'قاعدة أخرى',
+  // issue 37 (wave 8): ERC-20 allowances in <AgentAllowance/>
+  limitToken: '{amount} {symbol}',
+  agentAsset: 'الأصل',
+  agentAssetToken: 'رمز ERC-20',
+  agentTokenContract: 'عقد الرمز',
+  agentTokenSymbol: 'الرمز',
+  agentTokenDecimals: 'الخانات العشرية',
+  agentAmountIn: 'المبلغ ({unit})',
+  agentTokenContractInvalid: 'أدخل عنوان عقد الرمز (0x و40 حرفًا ست عشريًا).',
+  agentTokenSymbolInvalid: 'أدخل رمز العملة: من 1 إلى 11 حرفًا أو رقمًا.',
+  agentTokenDecimalsInvalid: 'أدخل عددًا صحيحًا من الخانات العشرية بين 0 و36.',
+  agentTokenAmountInvalid: 'أدخل مبلغًا أكبر من 0 بما لا يزيد على {decimals} خانات عشرية.',
 }

@@ -377,6 +377,18 @@ export const en = {
   secRuleNeedsFactor: 'Add an authenticator app or a passkey first: this rule asks for one.',
   secRuleNeedsPasskey: 'Add a passkey first: this rule asks for one.',
   secRuleOther: 'Other rule',
+  // issue 37 (wave 8): ERC-20 allowances in <AgentAllowance/>
+  limitToken: '{amount} {symbol}',
+  agentAsset: 'Asset',
+  agentAssetToken: 'ERC-20 token',
+  agentTokenContract: 'Token contract',
+  agentTokenSymbol: 'Symbol',
+  agentTokenDecimals: 'Decimals',
+  agentAmountIn: 'Amount ({unit})',
+  agentTokenContractInvalid: 'Enter the token’s contract address (0x and 40 hex characters).',
+  agentTokenSymbolInvalid: 'Enter the token’s symbol: 1 to 11 letters or digits.',
+  agentTokenDecimalsInvalid: 'Enter a whole number of decimals from 0 to 36.',
+  agentTokenAmountInvalid: 'Enter an amount above 0 with at most {decimals} decimals.',
 }
 
 export type MessageKey = keyof typeof en

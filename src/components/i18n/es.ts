@@ -368,4 +368,17 @@ export const es: Messages = {
   secRuleNeedsFactor: 'Añade antes una app de autenticación o una llave de acceso: esta regla pide una.',
   secRuleNeedsPasskey: 'Añade antes una llave de acceso: esta regla la pide.',
   secRuleOther: 'Otra regla',
+  // issue 37 (wave 8): ERC-20 allowances in <AgentAllowance/>
+  limitToken: '{amount} {symbol}',
+  agentAsset: 'Activo',
+  agentAssetToken: 'Token ERC-20',
+  agentTokenContract: 'Contrato del token',
+  agentTokenSymbol: 'Símbolo',
+  agentTokenDecimals: 'Decimales',
+  agentAmountIn: 'Importe ({unit})',
+  agentTokenContractInvalid:
+    'Introduce la dirección del contrato del token (0x y 40 caracteres hexadecimales).',
+  agentTokenSymbolInvalid: 'Introduce el símbolo del token: de 1 a 11 letras o dígitos.',
+  agentTokenDecimalsInvalid: 'Introduce un número entero de decimales entre 0 y 36.',
+  agentTokenAmountInvalid: 'Introduce un importe mayor que 0 con {decimals} decimales como máximo.',
 }

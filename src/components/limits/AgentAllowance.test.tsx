@@ -1,8 +1,9 @@
 import { screen, waitFor, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import axe from 'axe-core'
-import { serializeTransaction } from 'viem'
+import { encodeFunctionData, erc20Abi, serializeTransaction } from 'viem'
 import { describe, expect, it } from 'vitest'
+import { createSpendingLimit } from '../../core/actions/activities/createSpendingLimit.ts'
 import { createWallet } from '../../core/actions/activities/createWallet.ts'
 import { signTransaction } from '../../core/actions/activities/signTransaction.ts'
 import { SpendingLimitExceededError } from '../../core/errors.ts'
@@ -12,6 +13,7 @@ import { signedInClient } from '../test/renderWithService.tsx'
 import { AgentAllowance } from './AgentAllowance.tsx'
 
 const SHOP = '0x00000000000000000000000000000000000f00d5'
+const TOKEN = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'
 
 async function axeViolations() {
   const result = await axe.run(document.body, {
@@ -121,6 +123,89 @@ describe('<AgentAllowance/>', () => {
       expect(document.activeElement).toBe(screen.getByRole('button', { name: 'Grant an allowance' })),
     )
     await expect(sign(1n)).rejects.toMatchObject({ status: 401 })
+    expect(await axeViolations()).toEqual([])
+  })
+
+  it('grants an ERC-20 allowance in token units and lists only agents, not every key-scoped limit', async () => {
+    const user = userEvent.setup()
+    const { client, session, render } = await signedInClient()
+    const { addresses } = await createWallet(client, { walletName: 'Main', chains: ['ethereum'] })
+    const agent = createLatchkey({ ...client.config, storage: null })
+    await agent.hydrate()
+    const agentKey = await agent.keyStore.create({ scope: session.organizationId })
+    const { users } = await (await import('../../core/actions/queries/getUsers.ts')).getUsers(client, {})
+    // A limit on the user's own session key, set by the app: not an agent's, never listed or revocable here.
+    const ownKey = users[0]!.apiKeys[0]!.apiKeyId
+    await createSpendingLimit(client, {
+      spendingLimitName: 'My own key',
+      scope: { type: 'SPENDING_LIMIT_SCOPE_API_KEY', apiKeyId: ownKey },
+      window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
+      asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:8453' },
+      amount: '1000',
+    })
+    const view = render(<AgentAllowance caip2="eip155:8453" />)
+    expect(await screen.findByText('No agent has an allowance.')).toBeTruthy()
+    expect(screen.queryByText('My own key')).toBeNull()
+
+    await user.click(screen.getByRole('button', { name: 'Grant an allowance' }))
+    await user.type(await screen.findByRole('textbox', { name: 'Agent name' }), 'Payroll bot')
+    await user.type(screen.getByRole('textbox', { name: 'Agent public key' }), agentKey.publicKey)
+    await user.selectOptions(screen.getByRole('combobox', { name: 'Asset' }), 'erc20')
+    const form = screen.getByRole('form', { name: 'Grant an allowance' })
+    // The token's fields are checked like the others, the amount against the token's decimals.
+    const decimals = screen.getByRole('textbox', { name: 'Decimals' })
+    await user.clear(decimals)
+    await user.type(decimals, '6')
+    await user.type(screen.getByRole('textbox', { name: 'Amount (ERC-20 token)' }), '25.0000001')
+    await user.click(within(form).getByRole('button', { name: 'Grant an allowance' }))
+    expect(screen.getByText('Enter the token’s contract address (0x and 40 hex characters).')).toBeTruthy()
+    expect(screen.getByText('Enter the token’s symbol: 1 to 11 letters or digits.')).toBeTruthy()
+    expect(screen.getByText('Enter an amount above 0 with at most 6 decimals.')).toBeTruthy()
+    expect(document.activeElement).toBe(screen.getByRole('textbox', { name: 'Token contract' }))
+    expect(await axeViolations()).toEqual([])
+    await user.type(screen.getByRole('textbox', { name: 'Token contract' }), TOKEN)
+    await user.type(screen.getByRole('textbox', { name: 'Symbol' }), 'USDC')
+    const amount = screen.getByRole('textbox', { name: 'Amount (USDC)' })
+    await user.clear(amount)
+    await user.type(amount, '25')
+    await user.click(within(form).getByRole('button', { name: 'Grant an allowance' }))
+    expect(await screen.findByText('Payroll bot has an allowance now.')).toBeTruthy()
+    expect(await screen.findByText('25 USDC left today')).toBeTruthy()
+    expect(screen.getByText('0 USDC of 25 USDC')).toBeTruthy()
+    expect(screen.getByText(TOKEN.toLowerCase())).toBeTruthy()
+    expect(screen.queryByText('My own key')).toBeNull()
+    expect(screen.getAllByRole('button', { name: /^Revoke the allowance of/ })).toHaveLength(1)
+
+    // The agent pays 10.5 USDC (transfer calldata): the row shows it in USDC, not in base units.
+    const agentUser = (
+      await (await import('../../core/actions/queries/getUsers.ts')).getUsers(client, {})
+    ).users.find((u) => u.userName === 'Payroll bot')?.userId as string
+    addSessionFromKey(agent, {
+      publicKey: agentKey.publicKey,
+      userId: agentUser,
+      organizationId: session.organizationId,
+      lifetimeSeconds: 3600,
+      method: 'api-key',
+      label: 'agent',
+    })
+    await signTransaction(agent, {
+      signWith: addresses[0] as string,
+      type: 'TRANSACTION_TYPE_ETHEREUM',
+      unsignedTransaction: serializeTransaction({
+        type: 'eip1559',
+        chainId: 8453,
+        nonce: nonce++,
+        maxFeePerGas: 2n * 10n ** 9n,
+        maxPriorityFeePerGas: 10n ** 9n,
+        gas: 60_000n,
+        to: TOKEN,
+        data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [SHOP, 10_500_000n] }),
+      }),
+    })
+    view.unmount()
+    render(<AgentAllowance caip2="eip155:8453" />)
+    expect(await screen.findByText('14.5 USDC left today')).toBeTruthy()
+    expect(screen.getByText('10.5 USDC of 25 USDC')).toBeTruthy()
     expect(await axeViolations()).toEqual([])
   })
 

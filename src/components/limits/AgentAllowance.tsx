@@ -1,8 +1,12 @@
 import type { SpendingLimit } from '@latchkey/protocol'
 import { lazy, Suspense, useEffect, useId, useRef, useState } from 'react'
-import type { GrantAgentAllowanceReturnType } from '../../core/actions/activities/grantAgentAllowance.ts'
+import {
+  type AgentToken,
+  agentOfPolicy,
+  type GrantAgentAllowanceReturnType,
+} from '../../core/actions/activities/grantAgentAllowance.ts'
 import type { RevokeAgentAllowanceReturnType } from '../../core/actions/activities/revokeAgentAllowance.ts'
-import { useRevokeAgentAllowance, useSpendingLimits } from '../../react/index.ts'
+import { usePolicies, useRevokeAgentAllowance, useSpendingLimits } from '../../react/index.ts'
 import { Alert } from '../ui/Alert.tsx'
 import { ErrorText } from '../ui/ErrorText.tsx'
 import { PlusIcon } from '../ui/icons.tsx'
@@ -46,9 +50,29 @@ export function AgentAllowance(props: AgentAllowanceProps) {
   )
 }
 
-/** Limits scoped to one API key: the agents' allowances. */
-const agentLimits = (limits: readonly SpendingLimit[] | undefined) =>
-  limits?.filter((limit) => limit.scope.type === 'SPENDING_LIMIT_SCOPE_API_KEY') ?? []
+/**
+ * The agents' allowances: the limits an agent policy of `grantAgentAllowance` names (with its
+ * token, for an ERC-20 one), scoped to a key or a user. Any other limit, key-scoped or not (one an
+ * operator or a back end set), is not an agent's and is not listed, nor offered for revoking.
+ */
+function agentLimits(
+  limits: readonly SpendingLimit[] | undefined,
+  policies: readonly { notes: string }[] | undefined,
+): { limit: SpendingLimit; token: AgentToken | undefined }[] {
+  const agents = new Map<string, AgentToken | undefined>()
+  for (const policy of policies ?? []) {
+    const agent = agentOfPolicy(policy.notes)
+    if (agent) agents.set(agent.spendingLimitId, agent.token)
+  }
+  return (limits ?? [])
+    .filter(
+      (limit) =>
+        agents.has(limit.spendingLimitId) &&
+        (limit.scope.type === 'SPENDING_LIMIT_SCOPE_API_KEY' ||
+          limit.scope.type === 'SPENDING_LIMIT_SCOPE_USER'),
+    )
+    .map((limit) => ({ limit, token: agents.get(limit.spendingLimitId) }))
+}
 
 function AgentAllowanceInner({
   caip2,
@@ -61,7 +85,15 @@ function AgentAllowanceInner({
 }: AgentAllowanceProps) {
   const ui = useUi(look)
   const titleId = useId()
-  const limits = useSpendingLimits()
+  const spendingLimits = useSpendingLimits()
+  const policies = usePolicies()
+  // Both reads as one: pending until both are, failed when either is (its retry reads both again).
+  const limits = {
+    isPending: spendingLimits.isPending || policies.isPending,
+    isError: spendingLimits.isError || policies.isError,
+    error: spendingLimits.error ?? policies.error,
+    refetch: () => Promise.all([spendingLimits.refetch(), policies.refetch()]),
+  }
   const revoke = useRevokeAgentAllowance()
   const [granting, setGranting] = useState(false)
   const [notice, setNotice] = useState<string | null>(null)
@@ -72,7 +104,7 @@ function AgentAllowanceInner({
   useEffect(() => {
     if (focusTurn > 0) grantRow.current?.querySelector('button')?.focus()
   }, [focusTurn])
-  const agents = agentLimits(limits.data?.spendingLimits)
+  const agents = agentLimits(spendingLimits.data?.spendingLimits, policies.data?.policies)
   const root = {
     ...ui.rootProps,
     className: `${ui.rootProps.className} lk-card${className ? ` ${className}` : ''}`,
@@ -110,11 +142,12 @@ function AgentAllowanceInner({
         </p>
       ) : (
         <ul className="lk-list" aria-labelledby={titleId}>
-          {agents.map((limit) => (
+          {agents.map(({ limit, token }) => (
             <AgentRow
               key={limit.spendingLimitId}
               ui={ui}
               limit={limit}
+              token={token}
               revoking={revoke.isPending && revoke.variables?.spendingLimitId === limit.spendingLimitId}
               disabled={revoke.isPending}
               onRevoke={() => {
@@ -189,19 +222,21 @@ function AgentAllowanceInner({
 function AgentRow({
   ui,
   limit,
+  token,
   revoking,
   disabled,
   onRevoke,
 }: {
   ui: Ui
   limit: SpendingLimit
+  token: AgentToken | undefined
   revoking: boolean
   disabled: boolean
   onRevoke: () => void
 }) {
   const now = Date.now()
   const frees = freesText(ui.t, limit, now, ui.locale)
-  const amount = (value: string) => formatAmount(ui.t, limit.asset, value)
+  const amount = (value: string) => formatAmount(ui.t, limit.asset, value, token)
   const reached = limit.remaining === '0'
   return (
     <li data-lk-agent={limit.spendingLimitId}>
@@ -215,12 +250,20 @@ function AgentRow({
           ) : null}
         </span>
         <span>
-          {leftText(ui.t, limit)}
+          {leftText(ui.t, limit, token)}
           {frees ? <span className="lk-subtle">{` · ${frees}`}</span> : null}
         </span>
         <dl className="lk-kv">
           <dt>{ui.t('agentUsed')}</dt>
           <dd>{ui.t('agentUsedOf', { used: amount(limit.used), limit: amount(limit.amount) })}</dd>
+          {limit.asset.type === 'SPENDING_LIMIT_ASSET_ERC20' ? (
+            <>
+              <dt>{ui.t('agentTokenContract')}</dt>
+              <dd className="lk-mono" dir="ltr">
+                {limit.asset.contract}
+              </dd>
+            </>
+          ) : null}
           <dt>{ui.t('agentTo')}</dt>
           <dd>
             {limit.allowedDestinations.length === 0 ? (

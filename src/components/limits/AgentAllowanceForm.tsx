@@ -18,24 +18,58 @@ const PERIOD_LABEL: Record<SpendingLimitPeriod, MessageKey> = {
 
 const KEY = /^0[23][0-9a-f]{64}$/i
 const ADDRESS = /^0x[0-9a-f]{40}$/i
-const ETH = /^(\d+)(?:[.,](\d{1,18}))?$/
+const SYMBOL = /^[A-Za-z0-9.$_-]{1,11}$/
 
-/** `0.01` ETH → wei, or undefined when it is not an amount above zero with at most 18 decimals. */
-export function weiOf(text: string): bigint | undefined {
-  const match = ETH.exec(text.trim())
-  if (!match) return undefined
-  const wei = BigInt(match[1] as string) * 10n ** 18n + BigInt((match[2] ?? '').padEnd(18, '0') || '0')
-  return wei > 0n && wei < 2n ** 256n ? wei : undefined
+/**
+ * `0.01` in a unit of `decimals` places → its smallest units (`0.01` ETH → wei, `25` USDC with 6 →
+ * 25000000), or undefined when it is not an amount above zero with at most `decimals` decimals.
+ */
+export function unitsOf(text: string, decimals = 18): bigint | undefined {
+  const match = /^(\d+)(?:[.,](\d+))?$/.exec(text.trim())
+  if (!match || (match[2] ?? '').length > decimals) return undefined
+  const units =
+    BigInt(match[1] as string) * 10n ** BigInt(decimals) +
+    BigInt((match[2] ?? '').padEnd(decimals, '0') || '0')
+  return units > 0n && units < 2n ** 256n ? units : undefined
 }
 
-type Field = 'name' | 'key' | 'amount' | 'destinations'
+/** `0.01` ETH → wei (see `unitsOf`). */
+export const weiOf = (text: string) => unitsOf(text, 18)
+
+type Field = 'name' | 'key' | 'contract' | 'symbol' | 'decimals' | 'amount' | 'destinations'
+const FIELDS: Field[] = ['name', 'key', 'contract', 'symbol', 'decimals', 'amount', 'destinations']
+
+/** The form's token fields, when the allowance is in an ERC-20 token rather than ETH. */
+export interface TokenFields {
+  contract: string
+  symbol: string
+  decimals: string
+}
+
+/** `decimals` as typed, when it is a whole number from 0 to 36. */
+const decimalsOf = (text: string) =>
+  /^\d{1,2}$/.test(text.trim()) && Number(text) <= 36 ? Number(text) : undefined
 
 /** What is wrong with the form, field by field (the first wrong field takes the focus). */
-export function validate(values: { name: string; key: string; amount: string; destinations: string }) {
+export function validate(values: {
+  name: string
+  key: string
+  amount: string
+  destinations: string
+  token?: TokenFields | undefined
+}) {
   const errors: Partial<Record<Field, { key: MessageKey; values?: Record<string, number> }>> = {}
   if (!values.name.trim()) errors.name = { key: 'agentNameRequired' }
   if (!KEY.test(values.key.trim().replace(/^0x/i, ''))) errors.key = { key: 'agentKeyInvalid' }
-  if (weiOf(values.amount) === undefined) errors.amount = { key: 'agentAmountInvalid' }
+  const { token } = values
+  if (token) {
+    if (!ADDRESS.test(token.contract.trim())) errors.contract = { key: 'agentTokenContractInvalid' }
+    if (!SYMBOL.test(token.symbol.trim())) errors.symbol = { key: 'agentTokenSymbolInvalid' }
+    const decimals = decimalsOf(token.decimals)
+    if (decimals === undefined) errors.decimals = { key: 'agentTokenDecimalsInvalid' }
+    else if (unitsOf(values.amount, decimals) === undefined)
+      errors.amount = { key: 'agentTokenAmountInvalid', values: { decimals } }
+  } else if (weiOf(values.amount) === undefined) errors.amount = { key: 'agentAmountInvalid' }
   const lines = values.destinations.split('\n')
   const bad = lines.findIndex((line) => line.trim() !== '' && !ADDRESS.test(line.trim()))
   if (bad >= 0) errors.destinations = { key: 'agentDestinationInvalid', values: { line: bad + 1 } }
@@ -63,26 +97,40 @@ export function AgentAllowanceForm({
   const [name, setName] = useState(defaultAgentName ?? '')
   const [key, setKey] = useState(agentPublicKey ?? '')
   const [amount, setAmount] = useState('')
+  const [assetKind, setAssetKind] = useState<'native' | 'erc20'>('native')
+  const [token, setToken] = useState<TokenFields>({ contract: '', symbol: '', decimals: '18' })
+  const tokenFields = assetKind === 'erc20' ? token : undefined
   const [period, setPeriod] = useState<SpendingLimitPeriod>('PERIOD_DAY')
   const [destinations, setDestinations] = useState('')
   const [errors, setErrors] = useState<ReturnType<typeof validate>>({})
 
   const submit = (event: FormEvent) => {
     event.preventDefault()
-    const found = validate({ name, key, amount, destinations })
+    const found = validate({ name, key, amount, destinations, token: tokenFields })
     setErrors(found)
-    const first = (['name', 'key', 'amount', 'destinations'] as const).find((field) => found[field])
+    const first = FIELDS.find((field) => found[field])
     if (first) {
       document.getElementById(`${id}-${first}`)?.focus()
       return
     }
     const agentName = name.trim()
+    const decimals = tokenFields ? Number(tokenFields.decimals) : 18
     grant.mutate(
       {
         agentName,
         publicKey: key.trim(),
         caip2,
-        amount: (weiOf(amount) as bigint).toString(),
+        ...(tokenFields
+          ? {
+              asset: {
+                type: 'SPENDING_LIMIT_ASSET_ERC20',
+                caip2,
+                contract: tokenFields.contract.trim().toLowerCase(),
+              },
+              token: { symbol: tokenFields.symbol.trim(), decimals },
+            }
+          : {}),
+        amount: (unitsOf(amount, decimals) as bigint).toString(),
         period,
         allowedDestinations: destinations
           .split('\n')
@@ -155,10 +203,89 @@ export function AgentAllowanceForm({
           {error('key')}
         </div>
       )}
+      <div className="lk-field">
+        <label className="lk-label" htmlFor={`${id}-asset`}>
+          {ui.t('agentAsset')}
+        </label>
+        <select
+          id={`${id}-asset`}
+          className="lk-select"
+          value={assetKind}
+          disabled={grant.isPending}
+          onChange={(event) => setAssetKind(event.target.value as 'native' | 'erc20')}
+        >
+          <option value="native">ETH</option>
+          <option value="erc20">{ui.t('agentAssetToken')}</option>
+        </select>
+      </div>
+      {tokenFields ? (
+        <>
+          <div className="lk-field">
+            <label className="lk-label" htmlFor={`${id}-contract`}>
+              {ui.t('agentTokenContract')}
+            </label>
+            <input
+              id={`${id}-contract`}
+              className="lk-input lk-mono"
+              dir="ltr"
+              value={token.contract}
+              placeholder="0x…"
+              spellCheck={false}
+              autoComplete="off"
+              disabled={grant.isPending}
+              aria-invalid={errors.contract ? true : undefined}
+              aria-describedby={described('contract')}
+              onChange={(event) => setToken({ ...token, contract: event.target.value })}
+            />
+            {error('contract')}
+          </div>
+          <div className="lk-row" data-wrap="" style={{ alignItems: 'flex-start' }}>
+            <div className="lk-field lk-grow" style={{ flexBasis: '7rem' }}>
+              <label className="lk-label" htmlFor={`${id}-symbol`}>
+                {ui.t('agentTokenSymbol')}
+              </label>
+              <input
+                id={`${id}-symbol`}
+                className="lk-input"
+                dir="ltr"
+                value={token.symbol}
+                placeholder="USDC"
+                maxLength={11}
+                autoComplete="off"
+                disabled={grant.isPending}
+                aria-invalid={errors.symbol ? true : undefined}
+                aria-describedby={described('symbol')}
+                onChange={(event) => setToken({ ...token, symbol: event.target.value })}
+              />
+              {error('symbol')}
+            </div>
+            <div className="lk-field lk-grow" style={{ flexBasis: '7rem' }}>
+              <label className="lk-label" htmlFor={`${id}-decimals`}>
+                {ui.t('agentTokenDecimals')}
+              </label>
+              <input
+                id={`${id}-decimals`}
+                className="lk-input"
+                dir="ltr"
+                inputMode="numeric"
+                value={token.decimals}
+                autoComplete="off"
+                disabled={grant.isPending}
+                aria-invalid={errors.decimals ? true : undefined}
+                aria-describedby={described('decimals')}
+                onChange={(event) => setToken({ ...token, decimals: event.target.value })}
+              />
+              {error('decimals')}
+            </div>
+          </div>
+        </>
+      ) : null}
       <div className="lk-row" data-wrap="" style={{ alignItems: 'flex-start' }}>
         <div className="lk-field lk-grow" style={{ flexBasis: '8rem' }}>
           <label className="lk-label" htmlFor={`${id}-amount`}>
-            {ui.t('agentAmount')}
+            {tokenFields
+              ? ui.t('agentAmountIn', { unit: tokenFields.symbol.trim() || ui.t('agentAssetToken') })
+              : ui.t('agentAmount')}
           </label>
           <input
             id={`${id}-amount`}

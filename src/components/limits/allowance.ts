@@ -1,4 +1,5 @@
 import type { SpendingLimit, SpendingLimitAsset, SpendingLimitPeriod } from '@latchkey/protocol'
+import type { AgentToken } from '../../core/actions/activities/grantAgentAllowance.ts'
 import type { MessageKey } from '../i18n/en.ts'
 import type { Translate } from '../i18n/messages.ts'
 import { formatEth } from '../send/formatEth.ts'
@@ -27,9 +28,26 @@ export const periodAdjective = (t: Translate, period: SpendingLimitPeriod | unde
 
 const LAMPORTS_PER_SOL = 1_000_000_000n
 
-/** An amount of a limit's asset with its unit: `0.004 ETH`, `1.5 SOL`, `250 units`. */
-export function formatAmount(t: Translate, asset: SpendingLimitAsset | undefined, amount: string): string {
+/** `value` smallest units as a decimal of `decimals` places, every significant digit kept: `1500000`, 6 → `1.5`. */
+export function formatUnits(value: bigint, decimals: number): string {
+  const scale = 10n ** BigInt(decimals)
+  const fraction = (value % scale).toString().padStart(decimals, '0').replace(/0+$/, '')
+  return `${value / scale}${fraction ? `.${fraction}` : ''}`
+}
+
+/**
+ * An amount of a limit's asset with its unit: `0.004 ETH`, `1.5 SOL`, `25 USDC` (an ERC-20 whose
+ * `token` is known), `250 units` (one whose is not).
+ */
+export function formatAmount(
+  t: Translate,
+  asset: SpendingLimitAsset | undefined,
+  amount: string,
+  token?: AgentToken | undefined,
+): string {
   const value = /^\d+$/.test(amount) ? BigInt(amount) : 0n
+  if (asset?.type === 'SPENDING_LIMIT_ASSET_ERC20' && token)
+    return t('limitToken', { amount: formatUnits(value, token.decimals), symbol: token.symbol })
   if (asset?.type === 'SPENDING_LIMIT_ASSET_NATIVE' && asset.caip2.startsWith('eip155:'))
     return t('sendEth', { amount: formatEth(value) })
   if (asset?.type === 'SPENDING_LIMIT_ASSET_NATIVE' && asset.caip2.startsWith('solana:')) {
@@ -57,9 +75,9 @@ export function formatAt(epochMs: number, now: number, locale: string): string {
   ).format(epochMs)
 }
 
-/** `0.004 ETH left today`. */
-export function leftText(t: Translate, limit: SpendingLimit): string {
-  return t(LEFT_IN[limit.window.period], { amount: formatAmount(t, limit.asset, limit.remaining) })
+/** `0.004 ETH left today`, `25 USDC left today`. */
+export function leftText(t: Translate, limit: SpendingLimit, token?: AgentToken | undefined): string {
+  return t(LEFT_IN[limit.window.period], { amount: formatAmount(t, limit.asset, limit.remaining, token) })
 }
 
 /** `frees at 14:00`, or nothing when nothing is used. */

@@ -262,6 +262,19 @@ export interface ServicePlugin<State = unknown> {
     runtime: Runtime,
   ): Promise<void> | void
   /**
+   * A key on which this process runs the activity's transaction one at a time with every other
+   * activity given the same key (the limits wing: signatures in an organization with spending
+   * limits, which all rewrite a limit's usage row). On PostgreSQL such transactions would
+   * otherwise fail each other's SERIALIZABLE commit and rerun, until some ran out of reruns (503).
+   * Undefined: no ordering. Asked once per new activity, before its transaction.
+   */
+  serializes?(request: {
+    path: string
+    organization: OrganizationRow
+    /** The request's reads (`requestReads`): what the handler's `lookups` asked for is read. */
+    reads: Reads
+  }): Promise<string | undefined> | string | undefined
+  /**
    * Holds activities the decision allowed until more is proven (the MFA wing's factors): asked in
    * the activity's transaction before it runs, and on `approve_activity` of an activity it holds.
    */

@@ -46,5 +46,24 @@ export function limitsWing(): ServicePlugin<SpendGuard> {
     },
     state: { key: SPEND_GUARD, load: () => spendGuard },
     confine: confineToProfile,
+    serializes: async ({ path, organization, reads }) =>
+      SPENDING_PATHS.has(path) &&
+      (await reads.findBy('spendingLimits', 'organizationId', organization.id)).length > 0
+        ? `spend:${organization.id}`
+        : undefined,
   }
 }
+
+/**
+ * The activities whose signature a limit may count. In an organization with limits this process
+ * runs their transactions one at a time: every spend under a limit rewrites its one usage row, and
+ * on PostgreSQL concurrent rewrites would fail each other's commit (SERIALIZABLE) and rerun until
+ * some ran out of reruns. Across instances they still race, as few at once as there are instances.
+ */
+const SPENDING_PATHS = new Set([
+  'sign_transaction',
+  'sign_raw_payload',
+  'sign_raw_payloads',
+  'eth_send_transaction',
+  'sol_send_transaction',
+])

@@ -8,6 +8,7 @@ import {
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, concatBytes, utf8ToBytes } from '@noble/hashes/utils.js'
 import { ApiError, FieldError, PermissionError } from '../kernel/base/errors.ts'
+import { KeyedQueue } from '../kernel/base/keyedQueue.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { ActivityHandler, Caller, Registry } from '../kernel/registry.ts'
 import type { ActivityRow, OrganizationRow } from '../kernel/store/model.ts'
@@ -317,33 +318,55 @@ async function record(submission: Submission, ready: Ready): Promise<Execution> 
   // On PostgreSQL a SERIALIZABLE transaction that read the fingerprint index would conflict with
   // every concurrent activity inserted into it, so the first run does not look: a replay (or a
   // concurrent duplicate) fails on the unique index when its row is inserted, and the rerun looks.
-  return runtime.store.transaction(
-    async (tx): Promise<Execution> => {
-      const replay =
-        tx.backend.checksReplayFirst || tx.attempt > 1
-          ? (await tx.findBy('activities', 'fingerprint', fingerprint))[0]
-          : undefined
-      if (replay) {
-        submission.outcome = 'REPLAY'
-        const error = storedError(replay)
-        return { row: replay, ...(error ? { error } : {}) }
-      }
-      // The row is written once, with its outcome, at the end of this transaction (every branch
-      // below puts it); nothing in between reads it back.
-      const row = provisional(submission, runtime.now())
-      const execution = await decideAndRun(submission, tx, row, ready)
-      await recordActivityEvents(runtime, tx, {
-        row: execution.row,
-        organization: submission.organization,
-        outcome: submission.outcome,
-      })
-      // A new activity has no votes but those this transaction cast: the answer needs no lookup.
-      return execution.row.id === row.id && !execution.respondWith && !tx.wrote('votes')
-        ? { ...execution, votes: [] }
-        : execution
-    },
-    runsOnSnapshot(submission.path, submission.handler) ? { snapshot: submission.reads } : {},
-  )
+  const keys = await serializedOn(submission)
+  const transaction = () =>
+    runtime.store.transaction(
+      async (tx): Promise<Execution> => {
+        const replay =
+          tx.backend.checksReplayFirst || tx.attempt > 1
+            ? (await tx.findBy('activities', 'fingerprint', fingerprint))[0]
+            : undefined
+        if (replay) {
+          submission.outcome = 'REPLAY'
+          const error = storedError(replay)
+          return { row: replay, ...(error ? { error } : {}) }
+        }
+        // The row is written once, with its outcome, at the end of this transaction (every branch
+        // below puts it); nothing in between reads it back.
+        const row = provisional(submission, runtime.now())
+        const execution = await decideAndRun(submission, tx, row, ready)
+        await recordActivityEvents(runtime, tx, {
+          row: execution.row,
+          organization: submission.organization,
+          outcome: submission.outcome,
+        })
+        // A new activity has no votes but those this transaction cast: the answer needs no lookup.
+        return execution.row.id === row.id && !execution.respondWith && !tx.wrote('votes')
+          ? { ...execution, votes: [] }
+          : execution
+      },
+      runsOnSnapshot(submission.path, submission.handler) ? { snapshot: submission.reads } : {},
+    )
+  return keys.length > 0 ? queueOf(runtime).runAll(keys, transaction) : transaction()
+}
+
+/** Each runtime's `KeyedQueue` of transactions a plugin orders (`ServicePlugin.serializes`). */
+const queues = new WeakMap<Runtime, KeyedQueue>()
+
+const queueOf = (runtime: Runtime): KeyedQueue => {
+  const queue = queues.get(runtime) ?? new KeyedQueue()
+  queues.set(runtime, queue)
+  return queue
+}
+
+/** The keys the plugins order this activity's transaction on (most activities: none). */
+async function serializedOn({ registry, path, organization, reads }: Submission): Promise<string[]> {
+  const keys: string[] = []
+  for (const plugin of registry.plugins) {
+    const key = await plugin.serializes?.({ path, organization, reads })
+    if (key !== undefined) keys.push(key)
+  }
+  return keys
 }
 
 /** Decides on the new activity in `tx` and acts on the decision. */

@@ -21,6 +21,35 @@ export interface GrantAgentAllowanceParameters extends ActionOptions {
   asset?: SpendingLimitAsset | undefined
   /** The only addresses the asset may go to; any when absent or empty. */
   allowedDestinations?: string[] | undefined
+  /**
+   * How to show an ERC-20 `asset`'s amounts (the service knows only its contract): kept with the
+   * agent's policy, read back by `agentOfPolicy`. `symbol`: 1–11 letters, digits, `.`, `$`, `_`, `-`.
+   */
+  token?: AgentToken | undefined
+}
+
+/** An ERC-20 allowance's token, as the user knows it: `USDC`, 6 decimals. */
+export interface AgentToken {
+  symbol: string
+  decimals: number
+}
+
+const SYMBOL = /^[A-Za-z0-9.$_-]{1,11}$/
+
+/**
+ * The agent allowance a policy made by `grantAgentAllowance` belongs to (its notes), or undefined
+ * for any other policy: only a limit named by such a policy is an agent's.
+ */
+export function agentOfPolicy(
+  notes: string,
+): { userId: string; spendingLimitId: string; token?: AgentToken } | undefined {
+  const [mark, userId, spendingLimitId, symbol, decimals] = notes.split(':')
+  if (mark !== AGENT_POLICY_NOTE || !userId || !spendingLimitId) return undefined
+  const token =
+    symbol && SYMBOL.test(symbol) && /^\d{1,2}$/.test(decimals ?? '')
+      ? { symbol, decimals: Number(decimals) }
+      : undefined
+  return { userId, spendingLimitId, ...(token ? { token } : {}) }
 }
 
 export interface GrantAgentAllowanceReturnType {
@@ -47,6 +76,17 @@ export async function grantAgentAllowance(
   parameters: GrantAgentAllowanceParameters,
 ): Promise<GrantAgentAllowanceReturnType> {
   const [grant, options] = splitOptions(parameters)
+  if (
+    grant.token &&
+    (!SYMBOL.test(grant.token.symbol) ||
+      !Number.isInteger(grant.token.decimals) ||
+      grant.token.decimals < 0 ||
+      grant.token.decimals > 36)
+  )
+    throw new LatchkeyError('The token needs a symbol (1–11 letters or digits) and 0–36 decimals', {
+      code: 'FIELD_INVALID',
+      details: { field: 'token' },
+    })
   const publicKey = grant.publicKey.trim().toLowerCase().replace(/^0x/, '')
   if (!COMPRESSED_P256.test(publicKey))
     throw new LatchkeyError('The agent key must be a compressed P-256 public key (66 hex characters)', {
@@ -106,7 +146,9 @@ export async function grantAgentAllowance(
         // Signing, and sending (the service signs and broadcasts): both are spends its limit counts.
         condition: "activity.resource == 'WALLET' && activity.action in ['SIGN', 'SEND']",
         consensus: `approvers.any(user, user.id == '${userId}')`,
-        notes: `${AGENT_POLICY_NOTE}:${userId}:${spendingLimitId}`,
+        notes:
+          `${AGENT_POLICY_NOTE}:${userId}:${spendingLimitId}` +
+          (grant.token ? `:${grant.token.symbol}:${grant.token.decimals}` : ''),
       },
       options,
     )

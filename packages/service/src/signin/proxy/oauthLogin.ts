@@ -19,6 +19,7 @@ export async function oauthLogin(call: ProxyCall, r: Reader): Promise<ProxyRespo
   call.requireMethod(method, `sign-in with ${method}`)
   const organizationId = await call.targetOrganization(r, 'OIDC_TOKEN', oidcToken, 'OAuth account')
   const invalidateExisting = r.optBool('invalidateExisting')
+  const sessionProfileId = r.optString('sessionProfileId', { max: 200 })
   const { session } = await call.submit(
     'oauth_login',
     {
@@ -26,6 +27,7 @@ export async function oauthLogin(call: ProxyCall, r: Reader): Promise<ProxyRespo
       publicKey: r.string('publicKey', { max: 200 }),
       expirationSeconds: call.sessionSeconds(r),
       ...(invalidateExisting !== undefined ? { invalidateExisting } : {}),
+      ...(sessionProfileId !== undefined ? { sessionProfileId } : {}),
     },
     organizationId,
   )

@@ -26,6 +26,7 @@ export async function otpLogin(call: ProxyCall, r: Reader): Promise<ProxyRespons
   )
   const clientSignature = readClientSignature(r)
   const invalidateExisting = r.optBool('invalidateExisting')
+  const sessionProfileId = r.optString('sessionProfileId', { max: 200 })
   const { session } = await call.submit(
     'otp_login',
     {
@@ -34,6 +35,7 @@ export async function otpLogin(call: ProxyCall, r: Reader): Promise<ProxyRespons
       expirationSeconds: call.sessionSeconds(r),
       ...(clientSignature !== undefined ? { clientSignature } : {}),
       ...(invalidateExisting !== undefined ? { invalidateExisting } : {}),
+      ...(sessionProfileId !== undefined ? { sessionProfileId } : {}),
     },
     organizationId,
   )

@@ -263,6 +263,67 @@ describe('auth proxy: e-mail OTP', () => {
     expect(stale.status).toBe(401)
   })
 
+  it("forwards sessionProfileId: a login naming the app's profile gets a session confined to its scope", async () => {
+    const h = await createHarness()
+    const page = browser(h)
+    const email = 'lin@example.com'
+    // The app's profile (the parent organization's): its sessions may sign, nothing else.
+    const profileId = resultOf(
+      'create_session_profile',
+      await h.submit('create_session_profile', {
+        sessionProfileName: 'sign only',
+        scope: "activity.action == 'SIGN'",
+        expirationSeconds: '300',
+      }),
+    ).sessionProfileId as string
+    const first = await verifiedEmail(h, page, email)
+    const signup = await page.call('signup', {
+      userEmail: email,
+      verificationToken: first.verificationToken,
+      client_signature: first.key.signRaw(first.verificationToken),
+      wallet: { path: "m/44'/60'/0'/0/0", curve: 'CURVE_SECP256K1' },
+    })
+    expect(signup.status).toBe(200)
+    const organizationId = signup.body.organizationId as string
+    const login = async (sessionProfileId: string) => {
+      const { key, verificationToken } = await verifiedEmail(h, page, email)
+      const reply = await page.call('otp_login', {
+        verificationToken,
+        publicKey: key.publicKey,
+        clientSignature: key.signRaw(verificationToken),
+        sessionProfileId,
+      })
+      return { key, reply }
+    }
+    const unknown = await login('no-such-profile')
+    expect([unknown.reply.status, unknown.reply.body.details]).toMatchObject([
+      404,
+      { field: 'parameters.sessionProfileId' },
+    ])
+    const { key, reply } = await login(profileId)
+    expect(reply.status).toBe(200)
+    // The profile's lifetime, not the proxy's 900 s default.
+    expect(decodeJwtClaims<SessionClaims>(reply.body.session).exp).toBe(
+      Math.floor(h.clock.now() / 1000) + 300,
+    )
+    const as = { as: key.stamper(), organizationId }
+    h.clock.advance(1)
+    const signed = await h.submit(
+      'sign_raw_payload',
+      {
+        signWith: signup.body.addresses[0],
+        payload: `0x${'ab'.repeat(32)}`,
+        encoding: 'PAYLOAD_ENCODING_HEXADECIMAL',
+        hashFunction: 'HASH_FUNCTION_NO_OP',
+      },
+      as,
+    )
+    expect(signed.status).toBe(200)
+    h.clock.advance(1)
+    const wallet = await h.submit('create_wallet', { walletName: 'Outside', accounts: [] }, as)
+    expect([wallet.status, wallet.body.details?.errorCode]).toEqual([403, 'SESSION_SCOPE_DENIED'])
+  })
+
   it('refuses a wrong, expired, reused code, and locks after five wrong codes', async () => {
     const h = await createHarness()
     const page = browser(h)
@@ -642,8 +703,23 @@ describe('auth proxy: OAuth through the dev identity provider', () => {
       status: 401,
       errorCode: 'NONCE_MISMATCH',
     })
-    expect((await page.call('oauth_login', { oidcToken: token2, publicKey: other.publicKey })).status).toBe(
-      200,
+    // oauth_login forwards sessionProfileId too: the session lives the app profile's 60 s.
+    const { sessionProfileId } = resultOf(
+      'create_session_profile',
+      await h.submit('create_session_profile', {
+        sessionProfileName: 'short',
+        scope: 'true',
+        expirationSeconds: '60',
+      }),
+    )
+    const confined = await page.call('oauth_login', {
+      oidcToken: token2,
+      publicKey: other.publicKey,
+      sessionProfileId,
+    })
+    expect(confined.status).toBe(200)
+    expect(decodeJwtClaims<SessionClaims>(confined.body.session).exp).toBe(
+      Math.floor(h.clock.now() / 1000) + 60,
     )
   })
 
