@@ -1,0 +1,127 @@
+// Pregenerated wallets claimed in Chromium (issue 40): the operator's back end (a Node client of
+// latchkey/core with the parent's root API key, examples/migrate/pregenerate.ts) creates a
+// person's sub-organization and wallet from an e-mail address; that person's e-mail OTP sign-in in
+// the playground lands there and sees the wallet. Before that, an attacker with an account of
+// their own put the same address on it without proof: it never routes anyone's login. Two browsers
+// claiming at once land in the one account, which still holds one wallet.
+import {
+  completeOtpSignIn,
+  createLatchkey,
+  getWhoami,
+  type Latchkey,
+  query,
+  startOtpSignIn,
+  submit,
+} from 'latchkey/core'
+import { operatorClient, pregenerateByEmail } from '../examples/migrate/pregenerate.ts'
+import { expect, openPlayground, readOtpCode, stack, test, uniqueEmail } from './fixtures.ts'
+import { addressesOf, enterOtp, expectSignedIn, openSignIn, walletsCard } from './flows.ts'
+
+const service = stack.services.default
+
+const operator = () =>
+  operatorClient({
+    baseUrl: service.baseUrl,
+    authProxyConfigId: service.authProxyConfigId,
+    organizationId: service.organizationId,
+    apiPrivateKeyHex: service.apiPrivateKey,
+  })
+
+/** Someone with an account of their own (e-mail OTP sign-up from Node), signed in. */
+async function attackerAccount(): Promise<Latchkey> {
+  const client = createLatchkey({
+    baseUrl: service.baseUrl,
+    authProxyUrl: service.authProxyUrl,
+    authProxyConfigId: service.authProxyConfigId,
+    organizationId: service.organizationId,
+    keyStore: 'memory',
+    storage: null,
+  })
+  const contact = uniqueEmail('attacker')
+  const since = Date.now()
+  const started = await startOtpSignIn(client, { otpType: 'OTP_TYPE_EMAIL', contact })
+  await completeOtpSignIn(client, { ...started, otpCode: await readOtpCode(service, contact, since) })
+  return client
+}
+
+/** The parent's sub-organizations a login by `email` would find (the auth proxy's lookup). */
+const accountsOf = (operator: Latchkey, email: string) =>
+  query(operator, 'list_suborgs', {
+    organizationId: service.organizationId,
+    filterType: 'EMAIL',
+    filterValue: email,
+  }).then((reply) => reply.organizationIds)
+
+interface OutboxMessage {
+  otpId: string
+  contact: string
+  code: string
+}
+
+/** The codes sent to `contact`, waiting until there are `count`. */
+async function codesFor(contact: string, count: number): Promise<OutboxMessage[]> {
+  for (let i = 0; i < 100; i++) {
+    const { messages } = (await (await fetch(`${service.baseUrl}/dev/outbox`)).json()) as {
+      messages: OutboxMessage[]
+    }
+    const mine = messages.filter((m) => m.contact === contact)
+    if (mine.length >= count) return mine
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+  throw new Error(`fewer than ${count} codes for ${contact} in the outbox`)
+}
+
+test('a pregenerated wallet is claimed by e-mail OTP in the browser: once, by the contact’s owner only', async ({
+  browser,
+}) => {
+  const email = uniqueEmail('claim')
+
+  // The attacker, first: their own account, then the victim's address set on it without proof.
+  const attacker = await attackerAccount()
+  const me = await getWhoami(attacker, {})
+  await submit(attacker, 'update_user_email', { userId: me.userId, userEmail: email })
+
+  // The operator's back end pregenerates the person's account and wallet: the attacker's unproven
+  // address does not stand in its way, and is not what finds accounts.
+  const backend = await operator()
+  const pregenerated = await pregenerateByEmail(backend, { email, walletName: 'Airdrop' })
+  expect(await accountsOf(backend, email)).toEqual([pregenerated.subOrganizationId])
+
+  // Two browsers claim at once: each asks for a code, then both enter theirs together.
+  const contexts = await Promise.all([browser.newContext(), browser.newContext()])
+  const pages = await Promise.all(contexts.map((context) => context.newPage()))
+  const sent: string[] = []
+  for (const page of pages) {
+    await openPlayground(page)
+    const dialog = await openSignIn(page)
+    await dialog.getByLabel('Email address').fill(email)
+    await dialog.getByRole('button', { name: 'Continue', exact: true }).click()
+    await expect(dialog.getByRole('heading', { name: 'Enter the code' })).toBeVisible()
+    const codes = await codesFor(email, sent.length + 1)
+    sent.push(codes.find((m) => !sent.includes(m.otpId))!.otpId)
+  }
+  const codes = await codesFor(email, 2)
+  await Promise.all(pages.map((page, i) => enterOtp(page, codes.find((m) => m.otpId === sent[i])!.code)))
+  await Promise.all(pages.map((page) => expectSignedIn(page)))
+
+  // Both landed in the pregenerated account and see its one wallet, at the operator's address.
+  for (const page of pages) {
+    const wallets = walletsCard(page)
+    const airdrop = wallets.getByRole('article', { name: 'Airdrop' })
+    await expect(airdrop).toBeVisible({ timeout: 20_000 })
+    await expect(wallets.getByRole('article')).toHaveCount(1)
+    expect(await addressesOf(airdrop, 'Ethereum')).toEqual([pregenerated.address])
+  }
+  // Still one account for the address, and the attacker's is not it.
+  expect(await accountsOf(backend, email)).toEqual([pregenerated.subOrganizationId])
+  expect(me.organizationId).not.toBe(pregenerated.subOrganizationId)
+
+  // Nor can the attacker have codes sent to the address from their own account.
+  await expect(
+    submit(attacker, 'init_otp', { otpType: 'OTP_TYPE_EMAIL', contact: email }),
+  ).rejects.toMatchObject({ status: 403 })
+
+  attacker.destroy()
+  backend.destroy()
+  await Promise.all(contexts.map((context) => context.close()))
+})
