@@ -3,7 +3,10 @@
 // person's sub-organization and wallet from an e-mail address; that person's e-mail OTP sign-in in
 // the playground lands there and sees the wallet. Before that, an attacker with an account of
 // their own put the same address on it without proof: it never routes anyone's login. Two browsers
-// claiming at once land in the one account, which still holds one wallet.
+// claiming at once land in the one account, which still holds one wallet. And an imported passkey
+// (credential id and COSE public key, as a migration carries them) signs in with the original
+// credential in Chromium's virtual authenticator.
+import { generateKeyPairSync, randomBytes } from 'node:crypto'
 import {
   completeOtpSignIn,
   createLatchkey,
@@ -36,6 +39,12 @@ async function attackerAccount(): Promise<Latchkey> {
     organizationId: service.organizationId,
     keyStore: 'memory',
     storage: null,
+    // From the app's origin, as the attacker's own browser would call the auth proxy.
+    fetch: (input, init) => {
+      const headers = new Headers(init?.headers)
+      headers.set('origin', new URL(stack.playgroundUrl).origin)
+      return fetch(input, { ...init, headers })
+    },
   })
   const contact = uniqueEmail('attacker')
   const since = Date.now()
@@ -119,9 +128,82 @@ test('a pregenerated wallet is claimed by e-mail OTP in the browser: once, by th
   // Nor can the attacker have codes sent to the address from their own account.
   await expect(
     submit(attacker, 'init_otp', { otpType: 'OTP_TYPE_EMAIL', contact: email }),
-  ).rejects.toMatchObject({ status: 403 })
+  ).rejects.toMatchObject({ code: 'PERMISSION_DENIED' })
 
   attacker.destroy()
   backend.destroy()
   await Promise.all(contexts.map((context) => context.close()))
+})
+
+/** A P-256 passkey made elsewhere: its COSE public key (what an import carries) and its PKCS#8 private key. */
+function portablePasskey() {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+  const jwk = publicKey.export({ format: 'jwk' })
+  const coordinate = (value: string | undefined) => Buffer.from(value!, 'base64url')
+  // CBOR map {1: 2 (EC2), 3: -7 (ES256), -1: 1 (P-256), -2: x, -3: y}.
+  const cose = Buffer.concat([
+    Buffer.from([0xa5, 0x01, 0x02, 0x03, 0x26, 0x20, 0x01, 0x21, 0x58, 0x20]),
+    coordinate(jwk.x),
+    Buffer.from([0x22, 0x58, 0x20]),
+    coordinate(jwk.y),
+  ])
+  return {
+    credentialId: randomBytes(16),
+    cosePublicKey: cose.toString('base64url'),
+    pkcs8: privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64'),
+  }
+}
+
+test('an imported passkey signs in: a virtual authenticator holding the original credential', async ({
+  page,
+}) => {
+  const passkey = portablePasskey()
+  const backend = await operator()
+  const imported = await submit(backend, 'latchkey_import_user', {
+    externalId: `passkey-${passkey.credentialId.toString('hex')}`,
+    userName: 'Moved over',
+    passkeys: [
+      {
+        credentialId: passkey.credentialId.toString('base64url'),
+        cosePublicKey: passkey.cosePublicKey,
+        name: 'Old laptop',
+      },
+    ],
+  })
+  expect(imported.result.subOrganizationId).toBeTruthy()
+  backend.destroy()
+
+  // The person's authenticator still holds the credential made for the old provider (same domain).
+  const cdp = await page.context().newCDPSession(page)
+  await cdp.send('WebAuthn.enable', { enableUI: false })
+  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
+  })
+  await cdp.send('WebAuthn.addCredential', {
+    authenticatorId,
+    credential: {
+      credentialId: passkey.credentialId.toString('base64'),
+      isResidentCredential: true,
+      rpId: new URL(stack.playgroundUrl).hostname,
+      privateKey: passkey.pkcs8,
+      userHandle: Buffer.from('moved-over').toString('base64'),
+      signCount: 0,
+    },
+  })
+
+  await openPlayground(page)
+  const dialog = await openSignIn(page)
+  await dialog.getByRole('button', { name: 'Continue with a passkey' }).click()
+  await expectSignedIn(page)
+  const profile = page.getByRole('region', { name: 'Profile' })
+  await expect(profile.getByText('Old laptop').first()).toBeVisible()
+  const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId })
+  expect(credentials[0]!.signCount).toBeGreaterThan(0)
 })
