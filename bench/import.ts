@@ -9,6 +9,11 @@
  * rate of the service's own wallet derivation (BIP-39 seed + one BIP-32 account) on one core, and
  * where the time of a user goes (its request, the crypto job, transaction reruns). Starts and
  * removes its own PostgreSQL (scripts/postgres.mjs). Asserts nothing.
+ *
+ * `-- --cli [--kill-at K]` (`--kill-at` implies `--cli`) runs the operator's path instead:
+ * `latchkey-service import` against a `latchkey-service` process on PostgreSQL, killed with
+ * SIGKILL once K users are done and run again, then counts the database (bench/importCli.ts):
+ * `npm run bench:import -- --users 100000 --kill-at 50000` is the issue's 100,000-user run.
  */
 
 import { once } from 'node:events'
@@ -28,6 +33,7 @@ import { ETHEREUM_ACCOUNT } from '../packages/service/src/testing/harness.ts'
 import { cryptoWorkers } from '../packages/service/src/workers/cryptoWorkers.ts'
 import { nativeVerifyP256 } from '../packages/service/src/workers/nativeVerify.ts'
 import { startPostgres } from '../scripts/postgres.mjs'
+import { importThroughCli } from './importCli.ts'
 
 const { values } = parseArgs({
   options: {
@@ -35,11 +41,16 @@ const { values } = parseArgs({
     large: { type: 'boolean' },
     concurrency: { type: 'string' },
     backend: { type: 'string' },
+    cli: { type: 'boolean' },
+    'kill-at': { type: 'string' },
   },
 })
 const users = Number(values.users ?? (values.large ? 100_000 : 1000))
 const concurrency = Number(values.concurrency ?? 16)
 const backends = values.backend ? [values.backend] : ['sqlite', 'postgres']
+const killAt = values['kill-at'] === undefined ? undefined : Number(values['kill-at'])
+if (killAt !== undefined && !(killAt > 0 && killAt < users))
+  throw new Error(`--kill-at must be between 0 and --users (${users}), got ${values['kill-at']}`)
 
 const dir = mkdtempSync(join(tmpdir(), 'latchkey-bench-import-'))
 const file = join(dir, 'users.jsonl')
@@ -137,6 +148,43 @@ async function importInto(backend: string, store: Store): Promise<Run> {
   }
 }
 
+const loadLine = () =>
+  `  load average now: ${loadavg()
+    .map((n) => n.toFixed(1))
+    .join(' ')} on ${availableParallelism()} cores (other processes share them)`
+const rawLine = `  raw wallet derivation (1 core): ${Math.round(rawPerMinute)} per minute (${(60_000 / rawPerMinute).toFixed(1)} ms each)`
+
+if (values.cli || killAt !== undefined) {
+  try {
+    const run = await importThroughCli({ file, users, dir, concurrency, ...(killAt ? { killAt } : {}) })
+    console.log(
+      [
+        `import through \`latchkey-service import\` into PostgreSQL: ${users} users with one wallet each, concurrency ${concurrency}` +
+          (killAt ? `, killed with SIGKILL at ${killAt} and run again` : ''),
+        rawLine,
+        loadLine(),
+        `  mean load average during the run: ${run.meanLoad.toFixed(1)}`,
+        ...run.runs.map(
+          (r, i) =>
+            `  ${run.runs.length > 1 ? (i === 0 ? 'first run' : 'rerun    ') : 'run      '} ${r.seconds.toFixed(0).padStart(6)} s, ` +
+            `${r.signal ? `killed (${r.signal})` : `exit ${r.code}`}: ${r.last.imported} imported, ${r.last.skipped} skipped, ` +
+            `${r.last.rejected} rejected; import process peak RSS ${Math.round(r.peakRssMiB)} MiB`,
+        ),
+        `  total ${run.seconds.toFixed(0)} s: ${Math.round(run.perMinute)} users/min; service peak RSS ${Math.round(run.servicePeakRssMiB)} MiB`,
+        `  made in the database: ${Object.entries(run.counts)
+          .map(([table, n]) => `${table} ${n}`)
+          .join(', ')}` +
+          (Object.values(run.counts).every((n) => n === users)
+            ? ' (one each per user: no duplicate)'
+            : ' (NOT one per user)'),
+      ].join('\n'),
+    )
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+  process.exit(0)
+}
+
 const runs: Run[] = []
 try {
   for (const backend of backends) {
@@ -159,10 +207,8 @@ try {
 console.log(
   [
     `import: ${users} users with one wallet each, concurrency ${concurrency} (goal ≥ 2,400/min; Privy's published rate: 240)`,
-    `  raw wallet derivation (1 core): ${Math.round(rawPerMinute)} per minute (${(60_000 / rawPerMinute).toFixed(1)} ms each)`,
-    `  load average now: ${loadavg()
-      .map((n) => n.toFixed(1))
-      .join(' ')} on ${availableParallelism()} cores (other processes share them)`,
+    rawLine,
+    loadLine(),
     ...runs.map(
       (r) =>
         `  ${r.backend.padEnd(11)} ${String(Math.round(r.perMinute)).padStart(6)} users/min  ` +

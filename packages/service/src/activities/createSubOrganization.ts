@@ -3,6 +3,7 @@ import { readRootUser, readWalletParams } from '../domain/params.ts'
 import { addApiKeys, addAuthenticators } from '../domain/users.ts'
 import { callerVouchesForContacts, holdsVerifiedContact, newUserContacts } from '../domain/verifiedContact.ts'
 import { createWalletRecords } from '../domain/wallets.ts'
+import { claimForAccount } from '../kernel/accountClaims.ts'
 import { mapInOrder } from '../kernel/base/async.ts'
 import { ConflictError, FieldError, PermissionError } from '../kernel/base/errors.ts'
 import type { Reader } from '../kernel/Reader.ts'
@@ -203,4 +204,15 @@ async function refuseContactsHeldElsewhere(ctx: ActivityContext, id: string, roo
         message: `${taken.field} already belongs to account ${org.id}: give that account's sub-organization to this person instead`,
       })
   }
+  // The claims make a concurrent import or pregeneration of the same contact meet the primary key
+  // (kernel/accountClaims.ts); a claim whose account no longer holds the contact is taken over.
+  for (const contact of contacts)
+    await claimForAccount(
+      ctx.tx,
+      { organizationId: ctx.organization.id, subOrganizationId: id, now: ctx.now, ...contact },
+      async (held) =>
+        !(await ctx.tx.findBy('users', 'organizationId', held.subOrganizationId)).some((user) =>
+          holdsVerifiedContact(user, contact.kind, contact.value),
+        ),
+    )
 }

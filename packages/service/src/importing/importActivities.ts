@@ -4,8 +4,9 @@ import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
 import { base64urlnopad } from '@scure/base'
 import { cose, decodeCredentialPublicKey } from '@simplewebauthn/server/helpers'
 import { storePrivateKey } from '../domain/privateKeys.ts'
-import { callerVouchesForContacts } from '../domain/verifiedContact.ts'
+import { callerVouchesForContacts, holdsVerifiedContact } from '../domain/verifiedContact.ts'
 import { createWalletRecords } from '../domain/wallets.ts'
+import { accountClaimId } from '../kernel/accountClaims.ts'
 import { mapInOrder } from '../kernel/base/async.ts'
 import { ConflictError, FieldError, PermissionError } from '../kernel/base/errors.ts'
 import {
@@ -26,6 +27,8 @@ import { readImportUser } from './readImportUser.ts'
 /** A row id derived from the parent organization and a value: one row per value, decided by the primary key. */
 const derivedId = (organizationId: string, kind: string, value: string) =>
   bytesToHex(sha256(utf8ToBytes(`${organizationId}\n${kind}\n${value}`))).slice(0, 40)
+const claimId = (organizationId: string, kind: ImportClaimRow['kind'], value: string) =>
+  accountClaimId(organizationId, kind, value)
 
 /** Only the root users of a top-level organization import users: they vouch for the contacts. */
 function requireOperator(ctx: ActivityContext): void {
@@ -146,15 +149,37 @@ async function refuseTaken(ctx: ActivityContext, p: ImportUserParams): Promise<v
     if (seen.has(`${claim.kind}\n${claim.value}`))
       throw new FieldError({ field: claim.field, reason: 'is given twice' })
     seen.add(`${claim.kind}\n${claim.value}`)
-    const held = await ctx.tx.get('importClaims', derivedId(ctx.organization.id, claim.kind, claim.value))
+    const held = await ctx.tx.get('importClaims', claimId(ctx.organization.id, claim.kind, claim.value))
     if (held)
       throw new ConflictError({
         field: claim.field,
-        message: `${claim.field} already belongs to the account imported as ${JSON.stringify(held.externalId)}`,
+        message:
+          held.externalId !== undefined
+            ? `${claim.field} already belongs to the account imported as ${JSON.stringify(held.externalId)}`
+            : `${claim.field} already belongs to another account of this organization`,
       })
   }
   const underParent = async (organizationId: string) =>
     (await ctx.tx.get('organizations', organizationId))?.parentOrganizationId === ctx.organization.id
+  // A contact another account holds verified (pregenerated, signed up, set with proof) is refused
+  // as one an import claimed is: it routes that person's logins.
+  const contacts = [
+    ...(p.email !== undefined ? [{ kind: 'email' as const, value: p.email, field: 'parameters.email' }] : []),
+    ...(p.phoneNumber !== undefined
+      ? [{ kind: 'phone' as const, value: p.phoneNumber, field: 'parameters.phoneNumber' }]
+      : []),
+  ]
+  for (const contact of contacts)
+    for (const row of await ctx.tx.findBy(
+      'users',
+      contact.kind === 'email' ? 'userEmail' : 'userPhoneNumber',
+      contact.value,
+    ))
+      if (holdsVerifiedContact(row, contact.kind, contact.value) && (await underParent(row.organizationId)))
+        throw new ConflictError({
+          field: contact.field,
+          message: `${contact.field} already belongs to another account of this organization`,
+        })
   for (const [i, o] of (p.oauthProviders ?? []).entries())
     for (const row of await ctx.tx.findBy('oauthProviders', 'subject', o.subject))
       if (row.issuer === o.issuer && (await underParent(row.organizationId)))
@@ -229,8 +254,10 @@ const sent = (value: unknown, name: string): string | undefined => {
 function importLookups(organizationId: string, parameters: unknown): Lookup[] {
   const externalId = sent(parameters, 'externalId')
   if (externalId === undefined) return []
-  const claim = (kind: string, value: string | undefined): Lookup[] =>
-    value === undefined ? [] : [{ table: 'importClaims', id: derivedId(organizationId, kind, value) }]
+  const claim = (kind: ImportClaimRow['kind'], value: string | undefined): Lookup[] =>
+    value === undefined ? [] : [{ table: 'importClaims', id: claimId(organizationId, kind, value) }]
+  const email = sent(parameters, 'email')?.trim().toLowerCase()
+  const phoneNumber = sent(parameters, 'phoneNumber')
   const list = (name: string) => {
     const items = (parameters as Record<string, unknown>)[name]
     return Array.isArray(items) ? items.slice(0, 10) : []
@@ -238,8 +265,12 @@ function importLookups(organizationId: string, parameters: unknown): Lookup[] {
   return [
     { table: 'importedUsers', id: derivedId(organizationId, 'externalId', externalId) },
     { table: 'importKeys', id: organizationId },
-    ...claim('email', sent(parameters, 'email')?.trim().toLowerCase()),
-    ...claim('phone', sent(parameters, 'phoneNumber')),
+    ...claim('email', email),
+    ...(email !== undefined ? [{ table: 'users', field: 'userEmail', value: email } as const] : []),
+    ...claim('phone', phoneNumber),
+    ...(phoneNumber !== undefined
+      ? [{ table: 'users', field: 'userPhoneNumber', value: phoneNumber } as const]
+      : []),
     ...list('oauthProviders').flatMap((o): Lookup[] => {
       const issuer = sent(o, 'issuer')
       const subject = sent(o, 'subject')
@@ -439,7 +470,7 @@ export const importUser = defineActivity('latchkey_import_user', {
     if (p.addresses && walletIds.length + privateKeyIds.length > 0) requireAddresses(derived, p.addresses)
     for (const claim of claimsOf(p))
       await ctx.tx.put('importClaims', {
-        id: derivedId(ctx.organization.id, claim.kind, claim.value),
+        id: claimId(ctx.organization.id, claim.kind, claim.value),
         organizationId: ctx.organization.id,
         kind: claim.kind,
         subOrganizationId,

@@ -292,6 +292,30 @@ describe('pregeneration by create_sub_organization', () => {
     expect(signup.body.message).toMatch(/log in/)
   })
 
+  it('an import of a contact a pregenerated account holds is refused naming it; an unverified copy does not block', async () => {
+    const h = await createHarness()
+    expect((await pregenerate(h, 'held@example.com')).status).toBe(200)
+    expect(
+      errorOf(await h.submit('latchkey_import_user', { externalId: 'held', email: 'Held@example.com' })),
+    ).toMatchObject({ status: 409, field: 'parameters.email' })
+    // Someone's own unproven copy of an address holds nothing: the import goes through.
+    const other = await h.createSubOrganization()
+    const users = await h.query(
+      'list_users',
+      { organizationId: other.organizationId },
+      { as: other.keys[0], organizationId: other.organizationId },
+    )
+    const set = await h.submit(
+      'update_user_email',
+      { userId: users.body.users[0].userId, userEmail: 'free@example.com' },
+      { as: other.keys[0], organizationId: other.organizationId },
+    )
+    expect(set.status).toBe(200)
+    expect(
+      (await h.submit('latchkey_import_user', { externalId: 'free', email: 'free@example.com' })).status,
+    ).toBe(200)
+  })
+
   it("an attacker's unverified copy of the contact never routes the owner's login", async () => {
     const h = await createHarness()
     const made = resultOf('create_sub_organization', await pregenerate(h, 'owner@example.com'))

@@ -5,6 +5,7 @@ import {
   holdsVerifiedContact,
   withContact,
 } from '../domain/verifiedContact.ts'
+import { claimForAccount } from '../kernel/accountClaims.ts'
 import { mapInOrder } from '../kernel/base/async.ts'
 import { ConflictError, CredentialError } from '../kernel/base/errors.ts'
 import { Reader } from '../kernel/Reader.ts'
@@ -57,6 +58,23 @@ export const subOrganizationHooks: NonNullable<ServicePlugin['subOrganization']>
           field: `${itemField}.${named ? 'oidcClaims' : 'oidcToken'}`,
           message: 'this OAuth account is already linked to an account of this organization; log in instead',
         })
+      // A concurrent import or link of the same identity meets the claim's primary key.
+      if (ctx.subOrganization.parentOrganizationId === ctx.organization.id)
+        await claimForAccount(
+          ctx.tx,
+          {
+            organizationId: ctx.organization.id,
+            kind: 'oauth',
+            value: `${claims.iss}\n${claims.sub}`,
+            subOrganizationId: ctx.subOrganization.id,
+            field: `${itemField}.${named ? 'oidcClaims' : 'oidcToken'}`,
+            now: ctx.now,
+          },
+          async (held) =>
+            !(await ctx.tx.findBy('oauthProviders', 'organizationId', held.subOrganizationId)).some(
+              (row) => row.issuer === claims.iss && row.subject === claims.sub,
+            ),
+        )
       await ctx.tx.put('oauthProviders', {
         id: ctx.newId(),
         organizationId: user.organizationId,

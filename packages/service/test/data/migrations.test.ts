@@ -27,8 +27,19 @@ const NEWEST_TABLES: Record<string, string[]> = {
   '0009_import': ['importedUsers', 'importClaims', 'importKeys'],
   '0010_session_profiles': ['sessionProfiles'],
 }
+/** What undoes a newest migration that creates no table (the same SQL on SQLite and PostgreSQL). */
+const NEWEST_UNDO: Record<string, string[]> = {
+  '0011_import_contacts': ['userEmail', 'userPhoneNumber'].flatMap((column) => [
+    `DROP INDEX "users_${column}"`,
+    `ALTER TABLE users DROP COLUMN "${column}"`,
+  ]),
+}
 const NEWEST_TABLE: string[] = NEWEST_TABLES[NEWEST] ?? []
-if (NEWEST_TABLE.length === 0) throw new Error(`name the table migration ${NEWEST} creates in NEWEST_TABLES`)
+const UNDO_NEWEST = [...NEWEST_TABLE.map((table) => `DROP TABLE "${table}"`), ...(NEWEST_UNDO[NEWEST] ?? [])]
+if (UNDO_NEWEST.length === 0)
+  throw new Error(
+    `name the tables migration ${NEWEST} creates in NEWEST_TABLES, or its undoing in NEWEST_UNDO`,
+  )
 const FUTURE = '9999_from_a_newer_version'
 
 const dirs: string[] = []
@@ -47,7 +58,7 @@ async function dataDirBehind(): Promise<string> {
     // A WAL database opens without shared memory only in exclusive mode (as openDataDir opens it).
     database.exec('PRAGMA locking_mode = EXCLUSIVE')
     database.exec(`DELETE FROM kysely_migration WHERE name = '${NEWEST}'`)
-    for (const table of NEWEST_TABLE) database.exec(`DROP TABLE "${table}"`)
+    for (const statement of UNDO_NEWEST) database.exec(statement)
   } finally {
     database.close()
   }
@@ -129,10 +140,7 @@ describe('migrations on PostgreSQL', () => {
     timeout: 300_000,
   }, async () => {
     await (await openPostgres(cluster.url)).close()
-    await sqlOn([
-      `DELETE FROM kysely_migration WHERE name = '${NEWEST}'`,
-      ...NEWEST_TABLE.map((table) => `DROP TABLE "${table}"`),
-    ])
+    await sqlOn([`DELETE FROM kysely_migration WHERE name = '${NEWEST}'`, ...UNDO_NEWEST])
     const env = { LATCHKEY_MASTER_KEY: '11'.repeat(32) }
     await expect(openPostgres(cluster.url, { migrate: false })).rejects.toThrow(MigrationsPendingError)
     const refused = await runToExit({ args: ['--database-url', cluster.url, '--no-migrate'], env })

@@ -1,7 +1,9 @@
 // `latchkey_import_user` raced across two service instances on one PostgreSQL database, where its
 // transaction is a snapshot run (no SERIALIZABLE transaction): the same external id sent six
 // times at once makes one person, and one contact claimed by six different people at once goes to
-// exactly one of them; every other claim is refused naming the field.
+// exactly one of them; every other claim is refused naming the field. An import racing a
+// pregeneration (`create_sub_organization`, SERIALIZABLE) of the same e-mail or OAuth identity
+// meets the claim's primary key (kernel/accountClaims.ts): one of them is refused.
 import { hpkeSeal } from '@latchkey/protocol/hpke'
 import { hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
 import { english, generateMnemonic, mnemonicToAccount } from 'viem/accounts'
@@ -103,5 +105,74 @@ describe('latchkey_import_user across two instances on PostgreSQL', () => {
       a.service.dev.organizationId,
     )
     for (const org of orgs) expect(imported.map((row) => row.subOrganizationId)).toContain(org.id)
+  })
+})
+
+describe('an import racing a pregeneration of the same contact or identity, across two instances', () => {
+  const pregenerate = (h: Harness, user: Record<string, unknown>) =>
+    h.submit(
+      'create_sub_organization',
+      {
+        subOrganizationName: 'pregenerated',
+        rootUsers: [{ userName: 'p', apiKeys: [], authenticators: [], oauthProviders: [], ...user }],
+        rootQuorumThreshold: 1,
+      },
+      { type: 'ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8' },
+    )
+
+  it('an import and a pregeneration of one e-mail at once: exactly one account holds it', async () => {
+    for (let round = 0; round < 3; round++) {
+      const email = `both-${round}@example.com`
+      const before = await subOrganizations()
+      const [imported, pregenerated] = await Promise.all([
+        a.submit('latchkey_import_user', { externalId: `both-${round}`, email }),
+        b.submit('create_sub_organization', {
+          subOrganizationName: 'pregenerated',
+          rootUsers: [
+            { userName: email, userEmail: email, apiKeys: [], authenticators: [], oauthProviders: [] },
+          ],
+          rootQuorumThreshold: 1,
+        }),
+      ])
+      expect([imported.status, pregenerated.status].sort()).toEqual([200, 409])
+      const refused = imported.status === 409 ? imported : pregenerated
+      expect(refused.body.details?.field).toBe(
+        imported.status === 409 ? 'parameters.email' : 'parameters.rootUsers[0].userEmail',
+      )
+      expect(await subOrganizations()).toBe(before + 1)
+      const found = await a.query('list_suborgs', {
+        organizationId: a.organizationId,
+        filterType: 'EMAIL',
+        filterValue: email,
+      })
+      expect(found.body.organizationIds).toHaveLength(1)
+    }
+  })
+
+  it('an import and a pregeneration of one OAuth identity at once: exactly one account holds it', async () => {
+    for (let round = 0; round < 3; round++) {
+      const subject = `race-subject-${round}`
+      const before = await subOrganizations()
+      const [imported, pregenerated] = await Promise.all([
+        a.submit('latchkey_import_user', {
+          externalId: `oauth-${round}`,
+          oauthProviders: [{ issuer: 'https://accounts.google.com', subject }],
+        }),
+        pregenerate(b, {
+          oauthProviders: [
+            {
+              providerName: 'google',
+              oidcClaims: { iss: 'https://accounts.google.com', sub: subject, aud: 'app' },
+            },
+          ],
+        }),
+      ])
+      expect([imported.status, pregenerated.status].sort()).toEqual([200, 409])
+      expect(await subOrganizations()).toBe(before + 1)
+      const holders = (await a.service.store.findBy('oauthProviders', 'subject', subject)).map(
+        (row) => row.organizationId,
+      )
+      expect(holders).toHaveLength(1)
+    }
   })
 })

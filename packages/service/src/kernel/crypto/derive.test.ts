@@ -1,10 +1,12 @@
+import { randomBytes } from 'node:crypto'
 import type { AccountSpec } from '@latchkey/protocol'
 import { ed25519 } from '@noble/curves/ed25519.js'
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
+import { HDKey } from '@scure/bip32'
 import { describe, expect, it } from 'vitest'
-import { deriveAccount, validateAccountSpec } from './derive.ts'
+import { deriveAccount, deriveSecp256k1, validateAccountSpec } from './derive.ts'
 import { generateMnemonic, mnemonicToSeed, validateMnemonic } from './mnemonic.ts'
-import { parsePath } from './path.ts'
+import { formatPath, parsePath } from './path.ts'
 import { HARDENED_OFFSET, slip10Ed25519Derive } from './slip10.ts'
 
 /** The BIP-39 reference mnemonic used by BIP-44/49/84/86, SEP-0005 and most SDK tests. */
@@ -52,6 +54,26 @@ describe('mnemonics', () => {
       '5eb00bbddcf069084889a8ab9155568165f5c453ccb85e70811aaed6f6da5fc19a5ac40b389cd370d086206dec8aa6c43daea6690f20ad3d8d48b2d2ce9e38e4',
     )
     expect(() => mnemonicToSeed('abandon abandon')).toThrow(expect.objectContaining({ field: 'mnemonic' }))
+  })
+})
+
+describe('BIP-32 secp256k1 (private derivation only)', () => {
+  it('derives what @scure/bip32 derives, for random seeds and paths', () => {
+    for (let i = 0; i < 8; i++) {
+      const seed = new Uint8Array(randomBytes(16 + (i % 49)))
+      const segments = Array.from({ length: 1 + (i % 6) }, (_, j) => ({
+        index: (i * 7919 + j * 104729) % 2 ** 31,
+        hardened: (i + j) % 3 !== 0,
+      }))
+      const expected = HDKey.fromMasterSeed(seed).derive(formatPath(segments))
+      const derived = deriveSecp256k1(seed, segments)
+      expect(bytesToHex(derived.privateKey)).toBe(bytesToHex(expected.privateKey!))
+      expect(bytesToHex(derived.publicKey)).toBe(bytesToHex(expected.publicKey!))
+    }
+  })
+
+  it('gives the BIP-44 reference address of "abandon … about"', () => {
+    expect(deriveAccount(ABANDON_SEED, ETH).address).toBe('0x9858EfFD232B4033E47d90003D41EC34EcaEda94')
   })
 })
 

@@ -157,6 +157,34 @@ function rateLimitBuckets(text: StoreBackend['textType']): Migration {
   }
 }
 
+/**
+ * Users looked up by contact (issue 40): an import refuses an e-mail or phone number another
+ * account of the parent already holds, whichever way it came (pregenerated, signed up, imported).
+ * Two indexed columns on `users`, filled from the rows' documents.
+ */
+function importContacts(backend: StoreBackend): Migration {
+  const fields = ['userEmail', 'userPhoneNumber']
+  return {
+    async up(db: Kysely<unknown>) {
+      for (const field of fields) {
+        await db.schema.alterTable('users').addColumn(field, backend.textType).execute()
+        await db.schema.createIndex(`users_${field}`).on('users').column(field).execute()
+        const value =
+          backend.name === 'PostgreSQL'
+            ? sql`(data::json->>${sql.lit(field)})`
+            : sql`json_extract(data, ${sql.lit(`$.${field}`)})`
+        await sql`update users set ${sql.ref(field)} = ${value}`.execute(db)
+      }
+    },
+    async down(db: Kysely<unknown>) {
+      for (const field of fields) {
+        await db.schema.dropIndex(`users_${field}`).execute()
+        await db.schema.alterTable('users').dropColumn(field).execute()
+      }
+    },
+  }
+}
+
 /** The migrations, with the column types of `backend`, by name in the order they apply. */
 function migrationsOf(backend: StoreBackend): Record<string, Migration> {
   return {
@@ -190,6 +218,7 @@ function migrationsOf(backend: StoreBackend): Record<string, Migration> {
       { importedUsers: ['organizationId'], importClaims: [], importKeys: [] },
       backend.textType,
     ),
+    '0011_import_contacts': importContacts(backend),
   }
 }
 

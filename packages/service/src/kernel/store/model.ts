@@ -514,12 +514,16 @@ export interface ImportedUserRow extends Row {
   privateKeyIds: string[]
 }
 
-/** A contact, OAuth identity or passkey an import gave to one account; its id is derived from the parent and the value. */
+/**
+ * A contact, OAuth identity or passkey that one account of a parent holds (kernel/accountClaims.ts:
+ * imports, pregenerations, OAuth links); its id is derived from the parent and the value.
+ */
 export interface ImportClaimRow extends Row {
   organizationId: string
   kind: 'email' | 'phone' | 'oauth' | 'passkey'
   subOrganizationId: string
-  externalId: string
+  /** Set when an import made the claim. */
+  externalId?: string
 }
 
 /** An organization's long-lived import key: bulk imports encrypt wallets and keys to its public half. */
@@ -582,7 +586,8 @@ export type TableName = keyof Tables
 export const INDEXES: { [T in TableName]: (keyof Tables[T] & string)[] } = {
   service: [],
   organizations: ['parentOrganizationId'],
-  users: ['organizationId'],
+  // userEmail, userPhoneNumber: migration 0011_import_contacts (issue 40).
+  users: ['organizationId', 'userEmail', 'userPhoneNumber'],
   apiKeys: ['publicKey', 'userId', 'organizationId'],
   authenticators: ['credentialId', 'userId', 'organizationId'],
   oauthProviders: ['userId', 'subject', 'organizationId'],
