@@ -18,7 +18,7 @@ import {
   LAMPORTS_PER_SIGNATURE,
   type SolanaNode,
   startSolanaNode,
-} from '../../packages/service/test/sending/solanaNode.ts'
+} from '../../packages/service/src/dev/startSolanaNode.ts'
 import { createWallet } from '../core/actions/activities/createWallet.ts'
 import { sendTransaction } from '../core/actions/activities/sendTransaction.ts'
 import { getCallsStatus } from '../core/actions/queries/getCallsStatus.ts'

@@ -35,7 +35,7 @@ import {
   testKey,
 } from '../../src/testing/harness.ts'
 import { waitForSend } from './sendSupport.ts'
-import { airdrop, LAMPORTS_PER_SIGNATURE, type SolanaNode, startSolanaNode } from './solanaNode.ts'
+import { airdrop, LAMPORTS_PER_SIGNATURE, type SolanaNode, startSolanaNode } from '../../src/dev/startSolanaNode.ts'
 
 let node: SolanaNode
 
