@@ -10,9 +10,10 @@
 // exactly the README's installs (the packed kit and service, then each recipe's `npm install …`;
 // no EBADENGINE warning allowed): the app's own `tsc` and `vite build`; its dev server without a
 // config names the missing value on the page; then, with `npm start`'s ports held, the installed
-// `latchkey-service dev --evm --env .env.local` on free ports, and in Chromium the README's App
-// (sign in, a wallet, a signature), `<Pay />` with the viem recipe, the ethers recipe, and the
-// wagmi recipe's sponsored batch of two calls from an account holding no ETH (recipesApp).
+// `latchkey-service dev --evm --solana --env .env.local` on free ports, and in Chromium the README's
+// App (sign in, a wallet, a signature), `<Pay />` with the viem recipe, the ethers recipe, the
+// wagmi recipe's sponsored batch of two calls from an account holding no ETH, and docs/solana.md's
+// sponsored memo from an account holding no SOL (recipesApp).
 // `--reuse-packs` reuses the tarballs of an earlier run; `--skip-config-panel` skips the production
 // build's config panel check; `--only-recipes` runs only the recipes app (with the block checks).
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
@@ -543,7 +544,7 @@ export function providedPackages() {
   ]
 }
 
-/** A JSON-RPC call to an EVM node; its result. */
+/** A JSON-RPC call to a node (the `--evm` anvil or the `--solana` LiteSVM); its result. */
 async function evmRpc(url, method, params = []) {
   const response = await fetch(url, {
     method: 'POST',
@@ -600,9 +601,10 @@ const harnessFiles = {
 import { createRoot } from 'react-dom/client'
 import App from './App.tsx'
 import { Recipes } from './Recipes.tsx'
+import { SolanaRecipes } from './SolanaRecipes.tsx'
 import { WagmiApp } from './wagmi.tsx'
 
-const pages: Record<string, ComponentType> = { '#recipes': Recipes, '#wagmi': WagmiApp }
+const pages: Record<string, ComponentType> = { '#recipes': Recipes, '#wagmi': WagmiApp, '#solana': SolanaRecipes }
 const Page = pages[location.hash] ?? App
 createRoot(document.getElementById('root')!).render(
   <StrictMode>
@@ -645,6 +647,24 @@ function Ethers() {
   return <p><button type="button" onClick={transfer}>Transfer with ethers</button> <span>{result}</span></p>
 }
 `,
+  'src/SolanaRecipes.tsx': `import { AuthModal, LatchkeyProvider, useSession } from 'latchkey'
+import 'latchkey/styles.css'
+import { config } from './latchkeyConfig'
+import { SolanaSponsored } from './SolanaSponsored'
+
+export function SolanaRecipes() {
+  return (
+    <LatchkeyProvider config={config}>
+      <AuthModal />
+      <Signed />
+    </LatchkeyProvider>
+  )
+}
+
+function Signed() {
+  return useSession() ? <SolanaSponsored /> : <p>Signed out.</p>
+}
+`,
 }
 
 /**
@@ -654,12 +674,13 @@ function Ethers() {
  * tarballs, then each recipe's `npm install …`), no EBADENGINE warning allowed. With the app's own
  * TypeScript and Vite: `tsc -p tsconfig.app.json` and `vite build`; the dev server without a config
  * names the missing value in an alert. Then, with `npm start`'s ports held (occupyStartPorts),
- * the installed `latchkey-service dev --evm --env .env.local` on free ports (anvil into the app's
+ * the installed `latchkey-service dev --evm --solana --env .env.local` on free ports (anvil into the app's
  * node_modules/.cache, a delegate and a funded sponsor), and in Chromium: the README's App (e-mail
  * sign-in, a wallet, a signed message), its `<Pay />` (the faucet, then the viem recipe: mined),
  * the ethers recipe (an ERC-20 transfer: mined), and the wagmi recipe with the docs'
  * `<WagmiSponsoredBatch />`: a new account holding no ETH sends two calls that reach `success`
- * and still holds no ETH. The dev server must log no "Could not resolve", and nothing may reach
+ * and still holds no ETH; and docs/solana.md's `<SolanaSponsored />` on the `--solana` node: a new
+ * Solana account holding no SOL writes a memo that reaches `success`, the dev sponsor paying. The dev server must log no "Could not resolve", and nothing may reach
  * `npm start`'s ports.
  */
 async function recipesApp(packs, blocks, readme) {
@@ -671,6 +692,7 @@ async function recipesApp(packs, blocks, readme) {
     'src/solana.ts',
     'src/wagmi.tsx',
     'src/WagmiSponsoredBatch.tsx',
+    'src/SolanaSponsored.tsx',
   ])
     for (const { file, code } of recipeFiles(blocks, entry)) files.set(file, code)
   const wagmiBlock = files.get('src/wagmi.tsx')
@@ -876,8 +898,17 @@ async function recipesApp(packs, blocks, readme) {
       child.stdout.resume()
       return printed
     }
-    step('recipes app: the installed latchkey-service dev --evm --env .env.local on free ports')
-    const info = await installedService(['--evm', '--evm-port', '0', '--env', '.env.local'])
+    step('recipes app: the installed latchkey-service dev --evm --solana --env .env.local on free ports')
+    const info = await installedService([
+      '--evm',
+      '--evm-port',
+      '0',
+      '--solana',
+      '--solana-port',
+      '0',
+      '--env',
+      '.env.local',
+    ])
     const rpcUrl = info.evmRpcUrl
     if (
       info.evmChainId !== 31337 ||
@@ -891,7 +922,16 @@ async function recipesApp(packs, blocks, readme) {
     if (!existsSync(path.join(dir, 'node_modules/.cache')))
       throw new Error("dev --evm did not install anvil into the app's node_modules/.cache")
     const env = readFileSync(path.join(dir, '.env.local'), 'utf8')
-    for (const line of [`VITE_LATCHKEY_RPC_URL=${rpcUrl}`, `VITE_LATCHKEY_BASE_URL=${info.baseUrl}`])
+    if (!info.solanaSponsorAddress || !/^http:\/\/127\.0\.0\.1:\d+$/.test(info.solanaRpcUrl ?? ''))
+      throw new Error(`dev --solana printed no node or sponsor: ${JSON.stringify(info)}`)
+    if (!existsSync(path.join(dir, 'node_modules/.cache', 'latchkey-litesvm-1.4.1')))
+      throw new Error("dev --solana did not install LiteSVM into the app's node_modules/.cache")
+    for (const line of [
+      `VITE_LATCHKEY_RPC_URL=${rpcUrl}`,
+      `VITE_LATCHKEY_BASE_URL=${info.baseUrl}`,
+      `VITE_LATCHKEY_SOLANA_RPC_URL=${info.solanaRpcUrl}`,
+      `VITE_LATCHKEY_SOLANA_CAIP2=${info.solanaCaip2}`,
+    ])
       if (!env.split('\n').includes(line)) throw new Error(`.env.local has no ${line}:\n${env}`)
 
     /** E-mail sign-in through `<AuthModal/>`'s `trigger` with the code from `service`'s outbox. */
@@ -1038,6 +1078,36 @@ async function recipesApp(packs, blocks, readme) {
           throw new Error(`the sponsored batch did not reach success; ${await said()}`)
         })
       if ((await balance()) !== 0n) throw new Error(`the sponsored batch left ${address} holding ETH`)
+      await page.context().close()
+    }
+    {
+      step('recipes app: Solana, a new account with no SOL writes a memo, the dev sponsor paying the fee')
+      const { page, said } = await live.open('#solana')
+      await page.getByText('Signed out.').waitFor({ timeout: 60_000 })
+      await signIn(page, 'solana-recipe@example.com')
+      const create = page.getByRole('button', { name: 'Create a Solana account' })
+      await waitPastPasskeyOffer(page, create, said, 'the Solana recipe offered no "Create a Solana account"')
+      await create.click()
+      const account = await waitPastPasskeyOffer(
+        page,
+        page.getByText(/^Solana account: [1-9A-HJ-NP-Za-km-z]{32,44}/),
+        said,
+        'the Solana recipe showed no account',
+      )
+      const address = /^Solana account: (\S+)/.exec(account)[1]
+      const lamports = async (who) => BigInt((await evmRpc(info.solanaRpcUrl, 'getBalance', [who])).value)
+      const sponsorBefore = await lamports(info.solanaSponsorAddress)
+      if ((await lamports(address)) !== 0n) throw new Error(`the new Solana account ${address} holds SOL`)
+      await page.getByRole('button', { name: 'Write a memo, sponsored' }).click()
+      await page
+        .getByText('Memo: success')
+        .waitFor({ timeout: 60_000 })
+        .catch(async () => {
+          throw new Error(`the sponsored Solana memo did not reach success; ${await said()}`)
+        })
+      if ((await lamports(address)) !== 0n) throw new Error(`the sponsored memo left ${address} holding SOL`)
+      if ((await lamports(info.solanaSponsorAddress)) >= sponsorBefore)
+        throw new Error('the Solana sponsor paid no fee for the sponsored memo')
       await page.context().close()
     }
     {

@@ -12,13 +12,13 @@ import {
 } from '@solana/kit'
 import { getTransferSolInstruction } from '@solana-program/system'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { sponsorAddress } from '../../packages/service/src/sending/sponsors.ts'
 import {
   airdrop,
   LAMPORTS_PER_SIGNATURE,
   type SolanaNode,
   startSolanaNode,
-} from '../../packages/service/test/sending/solanaNode.ts'
+} from '../../packages/service/src/dev/startSolanaNode.ts'
+import { sponsorAddress } from '../../packages/service/src/sending/sponsors.ts'
 import { createWallet } from '../core/actions/activities/createWallet.ts'
 import { sendTransaction } from '../core/actions/activities/sendTransaction.ts'
 import { getCallsStatus } from '../core/actions/queries/getCallsStatus.ts'

@@ -7,6 +7,7 @@ import { addr } from 'micro-eth-signer'
 import { createService, WrongMasterKeyError } from '../assembly/createService.ts'
 import { devFaucetPlugin, formatEth, fundAccount } from '../dev/devFaucet.ts'
 import { type EvmNode, startEvmNode } from '../dev/startEvmNode.ts'
+import { LAMPORTS_PER_SOL, type SolanaNode, startSolanaNode } from '../dev/startSolanaNode.ts'
 import { loadMasterKey, loadMasterKeyFile, openDataDir, openPostgres } from '../kernel/store/durableStores.ts'
 import { lockDataDir } from '../kernel/store/lockDataDir.ts'
 import { observability } from '../observability/observability.ts'
@@ -21,6 +22,7 @@ import {
   type CliOptions,
   DEV_EVM_CHAIN,
   DEV_SPONSOR_ETH,
+  DEV_SPONSOR_SOL,
   detectEnvPrefixes,
   envVariables,
   parseCli,
@@ -101,12 +103,17 @@ export async function run(argv: string[]): Promise<void> {
       : undefined
   const telemetry = observability(options)
   const evm = options.evmPort === undefined ? undefined : await startDevChain(options.evmPort, store)
+  const solana =
+    options.solanaPort === undefined ? undefined : await startDevSolana(options.solanaPort, store, evm)
   const sponsorship = await devSponsorship(options, evm)
+  const rpc = { ...options.rpc }
+  if (evm) rpc[DEV_EVM_CHAIN] = evm.url
+  if (solana) rpc[solana.caip2] = solana.url
   const service = await createService({
     ...telemetry.serviceOptions,
     ...(store ? { store } : {}),
     ...(masterKey ? (newMasterKey ? { masterKeys: [masterKey, newMasterKey] } : { masterKey }) : {}),
-    rpc: evm ? { ...options.rpc, [DEV_EVM_CHAIN]: evm.url } : options.rpc,
+    rpc,
     ...(evm ? { plugins: [devFaucetPlugin(evm)] } : {}),
     ...(sponsorship ? { sponsorship } : {}),
     crypto: cryptoWorkers(options.cryptoThreads === undefined ? {} : { threads: options.cryptoThreads }),
@@ -122,6 +129,7 @@ export async function run(argv: string[]): Promise<void> {
   }).catch(async (error: Error) => {
     await store?.close()
     await evm?.close()
+    await solana?.close()
     if (error instanceof WrongMasterKeyError)
       throw new Error(`${error.message} (master key read from ${masterKeySource})`)
     throw error
@@ -158,6 +166,14 @@ export async function run(argv: string[]): Promise<void> {
     /** @deprecated the same value as `trustedSignerPublicKey`; kept for one version. */
     signerPublicKey: dev.signerPublicKey,
   }
+  const solanaSponsor =
+    solana && options.solanaSponsor ? sponsorAddress(service.runtime, 'default', 'solana') : undefined
+  const solanaSponsorBalance = solana && solanaSponsor ? topUpSolana(solana, solanaSponsor) : undefined
+  if (solana) {
+    info.solanaRpcUrl = solana.url
+    info.solanaCaip2 = solana.caip2
+    if (solanaSponsor) info.solanaSponsorAddress = solanaSponsor
+  }
   const envPrefixes = options.envFile
     ? (options.envPrefixes ?? detectEnvPrefixes(options.envFile))
     : undefined
@@ -165,7 +181,13 @@ export async function run(argv: string[]): Promise<void> {
     options.envFile && envPrefixes
       ? writeEnvFile(
           options.envFile,
-          envVariables(ids, envPrefixes, { outboxUrl: `${baseUrl}/dev/outbox`, rpcUrl: evm?.url }),
+          envVariables(ids, envPrefixes, {
+            outboxUrl: `${baseUrl}/dev/outbox`,
+            rpcUrl: evm?.url,
+            ...(solana
+              ? { solana: { rpcUrl: solana.url, caip2: solana.caip2, sponsorAddress: solanaSponsor } }
+              : {}),
+          }),
         )
       : false
   if (evm) {
@@ -212,6 +234,15 @@ export async function run(argv: string[]): Promise<void> {
               ...funded,
             ]
           : []),
+        ...(solana
+          ? [
+              '',
+              `  Solana node (LiteSVM)   ${solana.url}   ${solana.caip2}`,
+              solanaSponsorBalance === undefined
+                ? '  Solana sponsorship      off (--no-sponsor)'
+                : `  Solana sponsor          ${solanaSponsor} (${formatSol(solanaSponsorBalance)} SOL), the fee payer of sponsor: true sends`,
+            ]
+          : []),
         '',
         `  dev API key             ${info.apiPublicKey}`,
         `  dev API private key     ${info.apiPrivateKey}   (dev credentials: never use them for real funds)`,
@@ -245,8 +276,44 @@ async function startDevChain(port: number, store: { close(): Promise<void> } | u
 }
 
 /**
+ * Starts the `--solana` node (LiteSVM in this process, so it stops with it). On an error the
+ * stores and the `--evm` node are closed and the process exits with a one-line reason.
+ */
+async function startDevSolana(
+  port: number,
+  store: { close(): Promise<void> } | undefined,
+  evm: EvmNode | undefined,
+): Promise<SolanaNode> {
+  try {
+    return await startSolanaNode({ port, log: (line) => process.stderr.write(`${NAME}: ${line}\n`) })
+  } catch (error) {
+    await store?.close()
+    await evm?.close()
+    const { code, message } = error as NodeJS.ErrnoException
+    const hint = code === 'EADDRINUSE' ? ` (port ${port} is taken; pass --solana-port 0 for a free one)` : ''
+    process.stderr.write(`${NAME}: --solana: ${message}${hint}\n`)
+    process.exit(1)
+  }
+}
+
+/** Gives the Solana sponsor DEV_SPONSOR_SOL on the dev node when it holds less; its balance after (lamports). */
+function topUpSolana(node: SolanaNode, sponsor: string): bigint {
+  const target = BigInt(DEV_SPONSOR_SOL) * LAMPORTS_PER_SOL
+  const balance = node.balance(sponsor)
+  return balance >= target ? balance : node.airdrop(sponsor, target - balance)
+}
+
+/** Lamports as a decimal SOL string without trailing zeros. */
+function formatSol(lamports: bigint): string {
+  const fraction = (lamports % LAMPORTS_PER_SOL).toString().padStart(9, '0').replace(/0+$/, '')
+  return `${lamports / LAMPORTS_PER_SOL}${fraction ? `.${fraction}` : ''}`
+}
+
+/**
  * The sponsorship `dev` runs with: \`--sponsorship\`/\`--sponsor-cap\`, the \`--sponsor\` delegates, and
- * with \`--evm\` (unless \`--no-sponsor\`) the delegate deployed on the node's chain. Undefined: none.
+ * with \`--evm\` (unless \`--no-sponsor\`) the delegate deployed on the node's chain; with \`--solana\`
+ * (unless \`--no-sponsor\`) a sponsorship even without delegates, since Solana's needs none (its
+ * sponsor is the fee payer on every \`solana:\` chain with a node). Undefined: none.
  */
 async function devSponsorship(
   options: CliOptions,
@@ -254,7 +321,7 @@ async function devSponsorship(
 ): Promise<SponsorshipOptions | undefined> {
   const delegates = { ...options.sponsorship?.delegates, ...options.sponsor }
   if (evm && options.evmSponsor) delegates[DEV_EVM_CHAIN] = await deployDevDelegate(evm)
-  if (!options.sponsorship && Object.keys(delegates).length === 0) return undefined
+  if (!options.sponsorship && !options.solanaSponsor && Object.keys(delegates).length === 0) return undefined
   return { ...options.sponsorship, delegates }
 }
 

@@ -68,6 +68,8 @@ describe('parseCli', () => {
       rpc: { 'eip155:31337': 'http://127.0.0.1:8545', 'eip155:1': 'https://rpc.example' },
       sponsor: {},
       evmSponsor: false,
+      solanaPort: undefined,
+      solanaSponsor: false,
       sponsorship: undefined,
       allowedOrigins: ['http://a.test', 'http://b.test'],
       providers: ['email', 'sms', 'passkey'],
@@ -219,11 +221,29 @@ describe('sponsorship in dev', () => {
       sponsor: { 'eip155:31337': delegate },
     })
     expect(parseCli(['dev'])).toMatchObject({ evmSponsor: false })
-    expect(() => parseCli(['dev', '--no-sponsor'])).toThrow(/--no-sponsor needs --evm/)
+    expect(() => parseCli(['dev', '--no-sponsor'])).toThrow(/--no-sponsor needs --evm or --solana/)
     expect(() => parseCli(['dev', '--evm', '--no-sponsor', '--sponsor', `eip155:31337=${delegate}`])).toThrow(
       /contradict/,
     )
     expect(() => parseCli(['dev', '--sponsor', `eip155:1=${delegate}`])).toThrow(/needs --rpc eip155:1=<url>/)
+  })
+
+  it('starts a Solana node on 8899 by default, or the port given, sponsored unless --no-sponsor', () => {
+    expect(parseCli(['dev', '--solana'])).toMatchObject({ solanaPort: 8899, solanaSponsor: true })
+    expect(parseCli(['dev', '--solana', '--solana-port', '0'])).toMatchObject({ solanaPort: 0 })
+    expect(parseCli(['dev', '--solana', '--no-sponsor'])).toMatchObject({ solanaSponsor: false })
+    expect(parseCli(['dev', '--evm', '--solana', '--no-sponsor'])).toMatchObject({
+      evmSponsor: false,
+      solanaSponsor: false,
+    })
+    expect(parseCli(['dev'])).toMatchObject({ solanaPort: undefined, solanaSponsor: false })
+    expect(() => parseCli(['dev', '--solana-port', '9000'])).toThrow(/--solana-port needs --solana/)
+    expect(() => parseCli(['dev', '--solana', '--solana-port', '-1'])).toThrow(
+      /--solana-port must be a number from 0 to 65535, got -1/,
+    )
+    expect(() => parseCli(['dev', '--solana', '--evm', '--solana-port', '8545'])).toThrow(
+      /--solana-port and --evm-port are both 8545/,
+    )
   })
 
   it('reads [sponsorship] from a TOML file (env LATCHKEY_SPONSORSHIP_FILE), --sponsor-cap over its caps', () => {
@@ -290,6 +310,22 @@ describe('the --env file', () => {
       envVariables(ids, ['NEXT_PUBLIC_'], { outboxUrl: 'http://127.0.0.1:8787/dev/outbox' }),
     ).toMatchObject({
       NEXT_PUBLIC_LATCHKEY_RPC_URL: '',
+    })
+    // The --solana node's variables are written only with --solana.
+    expect(
+      Object.keys(envVariables(ids, ['VITE_'], { outboxUrl: 'http://o' })).filter((n) =>
+        n.includes('SOLANA'),
+      ),
+    ).toEqual([])
+    expect(
+      envVariables(ids, ['VITE_'], {
+        outboxUrl: 'http://o',
+        solana: { rpcUrl: 'http://127.0.0.1:8899', caip2: 'solana:abc', sponsorAddress: 'Sp0nsor' },
+      }),
+    ).toMatchObject({
+      VITE_LATCHKEY_SOLANA_RPC_URL: 'http://127.0.0.1:8899',
+      VITE_LATCHKEY_SOLANA_CAIP2: 'solana:abc',
+      VITE_LATCHKEY_SOLANA_SPONSOR_ADDRESS: 'Sp0nsor',
     })
   })
 

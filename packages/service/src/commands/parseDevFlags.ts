@@ -17,6 +17,9 @@ export const DEFAULT_ENV_DATA_DIR = '.latchkey'
 /** What `dev --evm` gives its sponsor account on the node (ETH), so sponsored sends work at once. */
 export const DEV_SPONSOR_ETH = '100'
 
+/** What `dev --solana` gives its Solana sponsor (the fee payer of sponsored sends), in SOL. */
+export const DEV_SPONSOR_SOL = '100'
+
 export const USAGE = `Usage: latchkey-service dev [options]
        latchkey-service start --config FILE      (production: see start --help)
        latchkey-service init --config FILE --root-public-key HEX
@@ -69,6 +72,13 @@ e-mail/SMS one-time code is delivered.
                              (anvil goes into node_modules/.cache, or env LATCHKEY_ANVIL_DIR)
   --evm-port <n>             the node's port on 127.0.0.1 (default 8545, the port viem's foundry
                              chain and ethers' default provider use; 0 picks a free one)
+  --solana                   start a local Solana node for your app (LiteSVM, an in-process
+                             Solana runtime installed from the npm registry on first use into
+                             node_modules/.cache, or env LATCHKEY_LITESVM_DIR) and send through it
+                             (rpc for its solana:<genesis hash>); its sponsor account, the fee
+                             payer of sponsored sends, gets ${DEV_SPONSOR_SOL} SOL; stops with the service
+  --solana-port <n>          the Solana node's port on 127.0.0.1 (default 8899, the port of
+                             solana-test-validator; 0 picks a free one)
   --fund <address>[=<eth>]   with --evm: give that account ETH (default ${DEFAULT_FUND_ETH}) on the node
                              (repeatable)
   --json                     print one JSON line with URLs and dev credentials first
@@ -78,7 +88,8 @@ e-mail/SMS one-time code is delivered.
                              as sponsorAddress: fund it on your node. With --evm, the node's
                              chain is sponsored without it: the delegate is deployed there and
                              the sponsor given ${DEV_SPONSOR_ETH} ETH
-  --no-sponsor               with --evm: no sponsorship on its chain (no delegate deployed)
+  --no-sponsor               with --evm or --solana: no sponsorship on their chains (no delegate
+                             deployed, no Solana sponsor funded)
   --sponsorship <file>       the [sponsorship] section of a TOML file (a latchkey.toml: its other
                              sections are ignored), as \`start\` reads it: caps, organization_caps,
                              sponsors, delegates (env LATCHKEY_SPONSORSHIP_FILE)
@@ -152,6 +163,10 @@ export interface CliOptions {
    * node and sponsor its chain, the sponsor account funded.
    */
   evmSponsor: boolean
+  /** `--solana`: the port of the local Solana node to start; undefined: no node. */
+  solanaPort: number | undefined
+  /** With `--solana` and not `--no-sponsor`: sponsor its chain, the Solana sponsor funded. */
+  solanaSponsor: boolean
   /** `--sponsorship` and `--sponsor-cap`: the rest of `[sponsorship]` (caps, sponsors, delegates). */
   sponsorship: SponsorshipOptions | undefined
   allowedOrigins: string[] | undefined
@@ -181,6 +196,7 @@ const NUMERIC_FLAGS = new Set([
   '--drain-seconds',
   '--drain-grace-seconds',
   '--evm-port',
+  '--solana-port',
 ])
 
 /**
@@ -224,6 +240,8 @@ export function parseCli(
         'env-prefix': { type: 'string' },
         evm: { type: 'boolean', default: false },
         'evm-port': { type: 'string' },
+        solana: { type: 'boolean', default: false },
+        'solana-port': { type: 'string' },
         fund: { type: 'string', multiple: true },
         json: { type: 'boolean', default: false },
         rpc: { type: 'string', multiple: true },
@@ -267,6 +285,13 @@ export function parseCli(
   if (evmPortText !== undefined && (!/^\d+$/.test(evmPortText) || Number(evmPortText) > 65535))
     throw new UsageError(`--evm-port must be a number from 0 to 65535, got ${evmPortText}`)
   const evmPort = values.evm ? Number(evmPortText ?? 8545) : undefined
+  const solanaPortText = values['solana-port'] as string | undefined
+  if (solanaPortText !== undefined && !values.solana) throw new UsageError('--solana-port needs --solana')
+  if (solanaPortText !== undefined && (!/^\d+$/.test(solanaPortText) || Number(solanaPortText) > 65535))
+    throw new UsageError(`--solana-port must be a number from 0 to 65535, got ${solanaPortText}`)
+  const solanaPort = values.solana ? Number(solanaPortText ?? 8899) : undefined
+  if (solanaPort !== undefined && evmPort !== undefined && solanaPort === evmPort && solanaPort !== 0)
+    throw new UsageError(`--solana-port and --evm-port are both ${solanaPort}; give each node its own port`)
   if (evmPort !== undefined && rpc[DEV_EVM_CHAIN] !== undefined)
     throw new UsageError(
       `--evm runs the node of ${DEV_EVM_CHAIN}; drop --rpc ${DEV_EVM_CHAIN}=… (or drop --evm to use your own node)`,
@@ -283,8 +308,10 @@ export function parseCli(
       throw new UsageError(`--sponsor ${match[1]} needs --rpc ${match[1]}=<url> (the node it sends to)`)
     sponsor[match[1]!] = match[2]!
   }
-  if (values['no-sponsor'] && evmPort === undefined)
-    throw new UsageError('--no-sponsor needs --evm (it turns off the sponsorship --evm sets up on its node)')
+  if (values['no-sponsor'] && evmPort === undefined && solanaPort === undefined)
+    throw new UsageError(
+      '--no-sponsor needs --evm or --solana (it turns off the sponsorship they set up on their nodes)',
+    )
   if (values['no-sponsor'] && sponsor[DEV_EVM_CHAIN] !== undefined)
     throw new UsageError(`--no-sponsor and --sponsor ${DEV_EVM_CHAIN}=… contradict each other; pick one`)
   const sponsorship = readSponsorship(
@@ -383,6 +410,8 @@ export function parseCli(
     rpc,
     sponsor,
     evmSponsor: evmPort !== undefined && !values['no-sponsor'] && sponsor[DEV_EVM_CHAIN] === undefined,
+    solanaPort,
+    solanaSponsor: solanaPort !== undefined && !values['no-sponsor'],
     sponsorship,
     allowedOrigins: list(values['allowed-origins']),
     providers: providers as SignInMethod[] | undefined,
@@ -427,13 +456,21 @@ export interface LocalUrls {
   outboxUrl: string
   /** The `--evm` node; undefined without `--evm` (written empty: viem's `http('')` uses the chain's default). */
   rpcUrl?: string | undefined
+  /** The `--solana` node, its CAIP-2 id and its sponsor (fee payer): written only with `--solana`. */
+  solana?: { rpcUrl: string; caip2: string; sponsorAddress?: string | undefined } | undefined
 }
 
-const LOCAL_ENV_NAMES: Record<keyof LocalUrls, string> = { outboxUrl: 'OUTBOX_URL', rpcUrl: 'RPC_URL' }
+const LOCAL_ENV_NAMES = { outboxUrl: 'OUTBOX_URL', rpcUrl: 'RPC_URL' } as const
+const SOLANA_ENV_NAMES = {
+  rpcUrl: 'SOLANA_RPC_URL',
+  caip2: 'SOLANA_CAIP2',
+  sponsorAddress: 'SOLANA_SPONSOR_ADDRESS',
+} as const
 
 /**
  * The app's ids as `<prefix>LATCHKEY_*` variables (never the API key), for each of `prefixes`
- * (`VITE_`, `NEXT_PUBLIC_`), and the local URLs when given (`OUTBOX_URL`, `RPC_URL`).
+ * (`VITE_`, `NEXT_PUBLIC_`), and the local URLs when given (`OUTBOX_URL`, `RPC_URL`; with
+ * `--solana` also `SOLANA_RPC_URL`, `SOLANA_CAIP2`, `SOLANA_SPONSOR_ADDRESS`).
  */
 export function envVariables(
   ids: AppIds,
@@ -446,7 +483,10 @@ export function envVariables(
       variables[`${prefix}LATCHKEY_${name}`] = ids[field as keyof AppIds] ?? ''
     if (local)
       for (const [field, name] of Object.entries(LOCAL_ENV_NAMES))
-        variables[`${prefix}LATCHKEY_${name}`] = local[field as keyof LocalUrls] ?? ''
+        variables[`${prefix}LATCHKEY_${name}`] = local[field as keyof typeof LOCAL_ENV_NAMES] ?? ''
+    if (local?.solana)
+      for (const [field, name] of Object.entries(SOLANA_ENV_NAMES))
+        variables[`${prefix}LATCHKEY_${name}`] = local.solana[field as keyof typeof SOLANA_ENV_NAMES] ?? ''
   }
   return variables
 }

@@ -1,11 +1,8 @@
 // Node only: Foundry's anvil from the npm registry. Its binary ships in one npm package per
 // platform (`@foundry-rs/anvil-<os>-<arch>`), installed into a folder of its own on first use with
 // no install script, so nothing is downloaded from anywhere but the configured registry.
-import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
-import { homedir } from 'node:os'
 import { join } from 'node:path'
+import { devToolDir, installOnFirstUse, resolvePackageDir } from './installOnFirstUse.ts'
 
 /** The anvil release `latchkey-service dev --evm` installs (the repository's scripts/anvil pins the same). */
 export const ANVIL_VERSION = '1.7.1'
@@ -29,11 +26,7 @@ export function defaultAnvilDir(
   cwd: string = process.cwd(),
   env: Record<string, string | undefined> = process.env,
 ): string {
-  if (env.LATCHKEY_ANVIL_DIR) return env.LATCHKEY_ANVIL_DIR
-  const folder = `latchkey-anvil-${ANVIL_VERSION}`
-  if (existsSync(join(cwd, 'node_modules'))) return join(cwd, 'node_modules', '.cache', folder)
-  const cache = env.XDG_CACHE_HOME || join(homedir(), '.cache')
-  return join(cache, 'latchkey', folder)
+  return devToolDir(`latchkey-anvil-${ANVIL_VERSION}`, { cwd, env, override: env.LATCHKEY_ANVIL_DIR })
 }
 
 export interface AnvilBinaryOptions {
@@ -62,34 +55,18 @@ export function anvilBinary(options: AnvilBinaryOptions = {}): string {
   const binary = (packageDir: string) =>
     join(packageDir, 'bin', process.platform === 'win32' ? 'anvil.exe' : 'anvil')
   const resolveFrom = (from: string) => {
-    try {
-      return binary(join(createRequire(from).resolve(`${name}/package.json`), '..'))
-    } catch {
-      return undefined
-    }
+    const found = resolvePackageDir(name, from)
+    return found === undefined ? undefined : binary(found)
   }
   const found = resolveFrom(import.meta.url) ?? resolveFrom(join(dir, 'package.json'))
   if (found !== undefined) return found
-  mkdirSync(dir, { recursive: true })
-  const lockfile = existsSync(join(dir, 'package-lock.json'))
-  if (!lockfile)
-    writeFileSync(
-      join(dir, 'package.json'),
-      `${JSON.stringify({ name: 'latchkey-anvil', private: true, optionalDependencies: { [name]: ANVIL_VERSION } }, null, 2)}\n`,
-    )
-  options.log?.(`installing ${name}@${ANVIL_VERSION} from the npm registry into ${dir} (first use only)`)
-  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
-  const flags = ['--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error']
-  try {
-    execFileSync(npm, lockfile ? ['ci', ...flags] : ['install', '--no-package-lock', ...flags], {
-      cwd: dir,
-      stdio: ['ignore', 'ignore', 'pipe'],
-      shell: process.platform === 'win32',
-    })
-  } catch (error) {
-    const stderr = String((error as { stderr?: unknown }).stderr ?? '').trim()
-    throw new Error(`could not install ${name} into ${dir}: ${stderr || (error as Error).message}`)
-  }
+  installOnFirstUse({
+    dir,
+    dependencies: { [name]: ANVIL_VERSION },
+    optional: true,
+    what: `${name}@${ANVIL_VERSION}`,
+    log: options.log,
+  })
   const installed = resolveFrom(join(dir, 'package.json'))
   if (installed === undefined) throw new Error(`${name} is not installed in ${dir} after npm ran`)
   return installed

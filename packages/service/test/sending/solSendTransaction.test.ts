@@ -24,6 +24,12 @@ import {
   TOKEN_PROGRAM_ADDRESS,
 } from '@solana-program/token'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  airdrop,
+  LAMPORTS_PER_SIGNATURE,
+  type SolanaNode,
+  startSolanaNode,
+} from '../../src/dev/startSolanaNode.ts'
 import { sponsorAddress } from '../../src/sending/sponsors.ts'
 import {
   createHarness,
@@ -35,7 +41,6 @@ import {
   testKey,
 } from '../../src/testing/harness.ts'
 import { waitForSend } from './sendSupport.ts'
-import { airdrop, LAMPORTS_PER_SIGNATURE, type SolanaNode, startSolanaNode } from './solanaNode.ts'
 
 let node: SolanaNode
 
