@@ -221,6 +221,8 @@ describe('package exports', () => {
         "satisfyMfa",
         "sendCalls",
         "sendCallsMutationOptions",
+        "sendMfaCode",
+        "sendMfaCodeMutationOptions",
         "sendRawTransaction",
         "sendRawTransactionMutationOptions",
         "sendTransaction",

@@ -34,6 +34,7 @@ export {
   WalletList,
 } from './components/index.ts'
 export type * from './react/index.ts'
+// ---- e-mail/SMS second factor (issue 38) ----
 export {
   ConsensusNeededError,
   createLatchkey,
@@ -102,6 +103,7 @@ export {
   useRemovePasskey,
   useRevokeAgentAllowance,
   useSendCalls,
+  useSendMfaCode,
   useSendRawTransaction,
   useSendTransaction,
   useSession,

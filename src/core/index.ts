@@ -199,6 +199,9 @@ export type { MfaProof, SatisfyMfaParameters, SatisfyMfaReturnType } from './act
 export { satisfyMfa } from './actions/activities/satisfyMfa.ts'
 export type { SendCallsParameters, SendCallsReturnType } from './actions/activities/sendCalls.ts'
 export { MAX_CALLS, sendCalls } from './actions/activities/sendCalls.ts'
+// ---- e-mail/SMS second factor (issue 38) ----
+export type { SendMfaCodeParameters, SendMfaCodeReturnType } from './actions/activities/sendMfaCode.ts'
+export { sendMfaCode } from './actions/activities/sendMfaCode.ts'
 export type {
   SendRawTransactionParameters,
   SendRawTransactionReturnType,
@@ -536,6 +539,7 @@ export { refreshSessionMutationOptions } from './query/refreshSession.ts'
 export { rejectActivityMutationOptions } from './query/rejectActivity.ts'
 export { revokeAgentAllowanceMutationOptions } from './query/revokeAgentAllowance.ts'
 export { sendCallsMutationOptions } from './query/sendCalls.ts'
+export { sendMfaCodeMutationOptions } from './query/sendMfaCode.ts'
 export { sendRawTransactionMutationOptions } from './query/sendRawTransaction.ts'
 export { sendTransactionMutationOptions } from './query/sendTransaction.ts'
 export { signInWithOAuthMutationOptions } from './query/signInWithOAuth.ts'

@@ -448,6 +448,9 @@ export type {
 export { useRevokeAgentAllowance } from './hooks/useRevokeAgentAllowance.ts'
 export type { UseSendCallsParameters, UseSendCallsReturnType } from './hooks/useSendCalls.ts'
 export { useSendCalls } from './hooks/useSendCalls.ts'
+// ---- e-mail/SMS second factor (issue 38) ----
+export type { UseSendMfaCodeParameters, UseSendMfaCodeReturnType } from './hooks/useSendMfaCode.ts'
+export { useSendMfaCode } from './hooks/useSendMfaCode.ts'
 export type {
   UseSendRawTransactionParameters,
   UseSendRawTransactionReturnType,

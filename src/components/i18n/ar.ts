@@ -307,4 +307,13 @@ export const ar: Messages = {
   agentRevoked: 'أُلغي مخصص {name}. لم يعد مفتاحه قادرًا على التوقيع.',
   agentGranted: 'أصبح لدى {name} مخصص الآن.',
   agentLimitReached: 'بلغ الحد',
+  // ---- e-mail/SMS second factor (issue 38) ----
+  mfaEmailMe: 'أرسل لي رمزًا بالبريد الإلكتروني',
+  mfaTextMe: 'أرسل لي رمزًا برسالة نصية',
+  mfaContactSent: 'أرسلنا رمزًا إلى {to}. تنتهي صلاحيته خلال دقائق.',
+  mfaContactCodeLabel: 'الرمز من الرسالة',
+  mfaContactResend: 'أرسل رمزًا جديدًا',
+  mfaContactFormat: 'أدخل الأحرف من 6 إلى 9 الواردة في الرسالة.',
+  mfaContactWrong: 'هذا الرمز غير صحيح أو انتهت صلاحيته. راجع أحدث رسالة أو أرسل رمزًا جديدًا.',
+  mfaContactNoContact: 'لا يوجد عنوان أو رقم موثّق لإرسال رمز إليه.',
 }

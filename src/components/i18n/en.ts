@@ -330,6 +330,15 @@ export const en = {
   agentRevoked: 'The allowance of {name} is revoked. Its key can no longer sign.',
   agentGranted: '{name} has an allowance now.',
   agentLimitReached: 'Limit reached',
+  // ---- e-mail/SMS second factor (issue 38) ----
+  mfaEmailMe: 'Email me a code',
+  mfaTextMe: 'Text me a code',
+  mfaContactSent: 'We sent a code to {to}. It expires in a few minutes.',
+  mfaContactCodeLabel: 'Code from the message',
+  mfaContactResend: 'Send a new code',
+  mfaContactFormat: 'Enter the 6 to 9 characters from the message.',
+  mfaContactWrong: 'That code isn’t right, or it expired. Check the latest message, or send a new code.',
+  mfaContactNoContact: 'There is no verified address or number to send a code to.',
 }
 
 export type MessageKey = keyof typeof en

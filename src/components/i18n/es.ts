@@ -320,4 +320,13 @@ export const es: Messages = {
   agentRevoked: 'La asignación de {name} está revocada. Su clave ya no puede firmar.',
   agentGranted: '{name} ya tiene una asignación.',
   agentLimitReached: 'Límite alcanzado',
+  // ---- e-mail/SMS second factor (issue 38) ----
+  mfaEmailMe: 'Envíame un código por correo',
+  mfaTextMe: 'Envíame un código por SMS',
+  mfaContactSent: 'Enviamos un código a {to}. Caduca en unos minutos.',
+  mfaContactCodeLabel: 'Código del mensaje',
+  mfaContactResend: 'Enviar un código nuevo',
+  mfaContactFormat: 'Escribe los 6 a 9 caracteres del mensaje.',
+  mfaContactWrong: 'Ese código no es correcto o caducó. Revisa el último mensaje o envía un código nuevo.',
+  mfaContactNoContact: 'No hay ninguna dirección o número verificado al que enviar un código.',
 }
