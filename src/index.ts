@@ -34,7 +34,6 @@ export {
   WalletList,
 } from './components/index.ts'
 export type * from './react/index.ts'
-// ---- e-mail/SMS second factor (issue 38) ----
 export {
   ConsensusNeededError,
   createLatchkey,

@@ -251,6 +251,9 @@ export type {
 export { signTypedData } from './actions/activities/signTypedData.ts'
 export type { StampLoginParameters, StampLoginReturnType } from './actions/activities/stampLogin.ts'
 export { stampLogin } from './actions/activities/stampLogin.ts'
+// ---- linked logins (issue 38) ----
+export type { UnlinkLoginParameters, UnlinkLoginReturnType } from './actions/activities/unlinkLogin.ts'
+export { unlinkLogin } from './actions/activities/unlinkLogin.ts'
 export type {
   UpdateMfaPolicyParameters,
   UpdateMfaPolicyReturnType,
@@ -354,6 +357,12 @@ export type {
   GetCallsStatusReturnType,
 } from './actions/queries/getCallsStatus.ts'
 export { callsStatusOf, getCallsStatus } from './actions/queries/getCallsStatus.ts'
+export type {
+  GetLinkedLoginsParameters,
+  GetLinkedLoginsReturnType,
+  LinkedLogin,
+} from './actions/queries/getLinkedLogins.ts'
+export { getLinkedLogins, linkedLoginsOf } from './actions/queries/getLinkedLogins.ts'
 export type { GetMfaFactorsParameters, GetMfaFactorsReturnType } from './actions/queries/getMfaFactors.ts'
 export { getMfaFactors } from './actions/queries/getMfaFactors.ts'
 export type { GetMfaPoliciesParameters, GetMfaPoliciesReturnType } from './actions/queries/getMfaPolicies.ts'
