@@ -41,8 +41,10 @@ const budgets = [
     // 95.5 kB when the three dictionaries also gained the strings of spending limits and
     // <AgentAllowance/> (issue 37, about 50 strings each): measured 95.2 kB with both (start-up
     // 14.7 kB). Those strings belong in the drop-in's own chunk, not in every app's dictionaries:
-    // splitting the dictionaries per screen is what brings this back down.
-    limit: 95_500,
+    // splitting the dictionaries per screen is what brings this back down. 96 kB with the e-mail/SMS
+    // second factor (issue 38): 8 strings in three languages and one activity in the registry
+    // (95.2 → 95.6 kB; ContactFactorStep is in the lazy step-up chunk, start-up unchanged at 14.7 kB).
+    limit: 96_000,
     measure: (/** @type {Record<string, any>} */ s) => s.signin.all.total - s.baseline.all.total,
     startupOnly: false,
   },
