@@ -25,6 +25,8 @@ export {
   preloadMessages,
 } from './i18n/index.ts'
 export { AgentAllowance, type AgentAllowanceProps } from './limits/AgentAllowance.tsx'
+// issue 38: linked logins
+export { LinkedLogins, type LinkedLoginsProps } from './logins/LinkedLogins.tsx'
 export { UserProfile, type UserProfileProps } from './profile/UserProfile.tsx'
 export { ExportWallet, type ExportWalletProps } from './secret/ExportWallet.tsx'
 export { ImportWallet, type ImportWalletProps } from './secret/ImportWallet.tsx'

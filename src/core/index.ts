@@ -176,6 +176,14 @@ export type {
 export { initImportWallet } from './actions/activities/initImportWallet.ts'
 export type { InitOtpParameters, InitOtpReturnType } from './actions/activities/initOtp.ts'
 export { initOtp } from './actions/activities/initOtp.ts'
+// ---- linked logins (issue 38) ----
+export type {
+  LinkEmailParameters,
+  LinkEmailReturnType,
+  StartLinkEmailParameters,
+  StartLinkEmailReturnType,
+} from './actions/activities/linkEmail.ts'
+export { linkEmail, startLinkEmail } from './actions/activities/linkEmail.ts'
 export type {
   Oauth2AuthenticateParameters,
   Oauth2AuthenticateReturnType,
@@ -251,7 +259,6 @@ export type {
 export { signTypedData } from './actions/activities/signTypedData.ts'
 export type { StampLoginParameters, StampLoginReturnType } from './actions/activities/stampLogin.ts'
 export { stampLogin } from './actions/activities/stampLogin.ts'
-// ---- linked logins (issue 38) ----
 export type { UnlinkLoginParameters, UnlinkLoginReturnType } from './actions/activities/unlinkLogin.ts'
 export { unlinkLogin } from './actions/activities/unlinkLogin.ts'
 export type {
@@ -497,6 +504,9 @@ export type { GetAuthenticatorQueryKey, GetAuthenticatorQueryParameters } from '
 export { getAuthenticatorQueryKey, getAuthenticatorQueryOptions } from './query/getAuthenticator.ts'
 export type { GetCallsStatusQueryKey, GetCallsStatusQueryParameters } from './query/getCallsStatus.ts'
 export { getCallsStatusQueryKey, getCallsStatusQueryOptions } from './query/getCallsStatus.ts'
+// issue 38: linked logins
+export type { GetLinkedLoginsQueryKey, GetLinkedLoginsQueryParameters } from './query/getLinkedLogins.ts'
+export { getLinkedLoginsQueryKey, getLinkedLoginsQueryOptions } from './query/getLinkedLogins.ts'
 export type { GetMfaFactorsQueryKey, GetMfaFactorsQueryParameters } from './query/getMfaFactors.ts'
 export { getMfaFactorsQueryKey, getMfaFactorsQueryOptions } from './query/getMfaFactors.ts'
 export type { GetMfaPoliciesQueryKey, GetMfaPoliciesQueryParameters } from './query/getMfaPolicies.ts'
@@ -543,6 +553,7 @@ export type { GetWhoamiQueryKey, GetWhoamiQueryParameters } from './query/getWho
 export { getWhoamiQueryKey, getWhoamiQueryOptions } from './query/getWhoami.ts'
 export { grantAgentAllowanceMutationOptions } from './query/grantAgentAllowance.ts'
 export { importWalletMutationOptions } from './query/importWallet.ts'
+export { linkEmailMutationOptions, startLinkEmailMutationOptions } from './query/linkEmail.ts'
 export { logoutMutationOptions } from './query/logout.ts'
 export { refreshSessionMutationOptions } from './query/refreshSession.ts'
 export { rejectActivityMutationOptions } from './query/rejectActivity.ts'
@@ -560,6 +571,7 @@ export { signTransactionMutationOptions } from './query/signTransaction.ts'
 export { signTypedDataMutationOptions } from './query/signTypedData.ts'
 export { signUpWithPasskeyMutationOptions } from './query/signUpWithPasskey.ts'
 export { startOtpSignInMutationOptions } from './query/startOtpSignIn.ts'
+export { unlinkLoginMutationOptions } from './query/unlinkLogin.ts'
 export { updateMfaPolicyMutationOptions } from './query/updateMfaPolicy.ts'
 export { updatePolicyMutationOptions } from './query/updatePolicy.ts'
 export { updateSpendingLimitMutationOptions } from './query/updateSpendingLimit.ts'

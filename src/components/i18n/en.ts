@@ -339,6 +339,23 @@ export const en = {
   mfaContactFormat: 'Enter the 6 to 9 characters from the message.',
   mfaContactWrong: 'That code isn’t right, or it expired. Check the latest message, or send a new code.',
   mfaContactNoContact: 'There is no verified address or number to send a code to.',
+  // ---- linked logins (issue 38) ----
+  loginsTitle: 'Ways to sign in',
+  loginsEmpty: 'No way to sign in is linked.',
+  loginEmail: 'Email',
+  loginPhone: 'Phone',
+  loginPasskey: 'Passkey',
+  loginWallet: 'Wallet',
+  loginApiKey: 'API key',
+  loginUnlink: 'Unlink',
+  loginUnlinkLabel: 'Unlink {name}',
+  loginUnlinkConfirm: 'Unlink {name}? You won’t be able to sign in with it any more.',
+  loginUnlinkYes: 'Yes, unlink',
+  loginUnlinked: '{name} is unlinked.',
+  loginLastWayIn: 'This is your last way to sign in, so it can’t be unlinked. Link another one first.',
+  loginLinkEmail: 'Link an email',
+  loginSendCode: 'Send code',
+  loginLinked: '{name} is linked.',
 }
 
 export type MessageKey = keyof typeof en

@@ -329,4 +329,22 @@ export const es: Messages = {
   mfaContactFormat: 'Escribe los 6 a 9 caracteres del mensaje.',
   mfaContactWrong: 'Ese código no es correcto o caducó. Revisa el último mensaje o envía un código nuevo.',
   mfaContactNoContact: 'No hay ninguna dirección o número verificado al que enviar un código.',
+  // ---- linked logins (issue 38) ----
+  loginsTitle: 'Formas de iniciar sesión',
+  loginsEmpty: 'No hay ninguna forma de iniciar sesión vinculada.',
+  loginEmail: 'Correo',
+  loginPhone: 'Teléfono',
+  loginPasskey: 'Llave de acceso',
+  loginWallet: 'Billetera',
+  loginApiKey: 'Clave de API',
+  loginUnlink: 'Desvincular',
+  loginUnlinkLabel: 'Desvincular {name}',
+  loginUnlinkConfirm: '¿Desvincular {name}? Ya no podrás iniciar sesión con ello.',
+  loginUnlinkYes: 'Sí, desvincular',
+  loginUnlinked: '{name} está desvinculado.',
+  loginLastWayIn:
+    'Es tu última forma de iniciar sesión, así que no se puede desvincular. Vincula otra primero.',
+  loginLinkEmail: 'Vincular un correo',
+  loginSendCode: 'Enviar código',
+  loginLinked: '{name} está vinculado.',
 }
