@@ -44,7 +44,10 @@ const budgets = [
     // splitting the dictionaries per screen is what brings this back down. 96 kB with the e-mail/SMS
     // second factor (issue 38): 8 strings in three languages and one activity in the registry
     // (95.2 → 95.6 kB; ContactFactorStep is in the lazy step-up chunk, start-up unchanged at 14.7 kB).
-    limit: 96_000,
+    // 96.5 kB with linked logins (issue 38): <LinkedLogins/>'s 14 strings in three languages
+    // (95.6 → 96.3 kB; the drop-in is not in the sign-in app, start-up unchanged at 14.7 kB). The
+    // same per-screen dictionary split would take these out too.
+    limit: 96_500,
     measure: (/** @type {Record<string, any>} */ s) => s.signin.all.total - s.baseline.all.total,
     startupOnly: false,
   },

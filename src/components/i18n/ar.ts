@@ -319,8 +319,6 @@ export const ar: Messages = {
   // ---- linked logins (issue 38) ----
   loginsTitle: 'طرق تسجيل الدخول',
   loginsEmpty: 'لا توجد طريقة مرتبطة لتسجيل الدخول.',
-  loginEmail: 'البريد الإلكتروني',
-  loginPhone: 'الهاتف',
   loginPasskey: 'مفتاح المرور',
   loginWallet: 'المحفظة',
   loginApiKey: 'مفتاح API',

@@ -342,8 +342,6 @@ export const en = {
   // ---- linked logins (issue 38) ----
   loginsTitle: 'Ways to sign in',
   loginsEmpty: 'No way to sign in is linked.',
-  loginEmail: 'Email',
-  loginPhone: 'Phone',
   loginPasskey: 'Passkey',
   loginWallet: 'Wallet',
   loginApiKey: 'API key',

@@ -332,8 +332,6 @@ export const es: Messages = {
   // ---- linked logins (issue 38) ----
   loginsTitle: 'Formas de iniciar sesión',
   loginsEmpty: 'No hay ninguna forma de iniciar sesión vinculada.',
-  loginEmail: 'Correo',
-  loginPhone: 'Teléfono',
   loginPasskey: 'Llave de acceso',
   loginWallet: 'Billetera',
   loginApiKey: 'Clave de API',

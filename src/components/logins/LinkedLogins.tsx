@@ -308,9 +308,9 @@ function LinkedLoginsInner({
 function kindName(ui: Ui, login: LinkedLogin): string {
   switch (login.kind) {
     case 'email':
-      return ui.t('loginEmail')
+      return ui.t('emailRow')
     case 'phone':
-      return ui.t('loginPhone')
+      return ui.t('phoneRow')
     case 'oauth':
       return login.label
     case 'passkey':
