@@ -44,8 +44,10 @@ const budgets = [
     // splitting the dictionaries per screen is what brings this back down.
     // 97.5 kB when they gained <SecuritySettings/>'s 46 strings (issue 38): measured 97.2 kB, start-up
     // unchanged at 14.7 kB. The same remedy applies: those strings belong in the drop-in's chunk.
-    // With the 11 strings of ERC-20 allowances in three languages (issue 37, wave 8) as well: 98 kB.
-    limit: 98_000,
+    // Wave 8 added, each in three languages: ERC-20 allowances (11 strings, issue 37), the e-mail/SMS
+    // second factor (8 strings and one activity in the registry, issue 38) and <LinkedLogins/> (14
+    // strings, issue 38; the drop-in itself is not in the sign-in app). Start-up unchanged at 14.7 kB.
+    limit: 99_000,
     measure: (/** @type {Record<string, any>} */ s) => s.signin.all.total - s.baseline.all.total,
     startupOnly: false,
   },

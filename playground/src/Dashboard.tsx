@@ -1,4 +1,4 @@
-import { SessionStatus, UserProfile, WalletList } from 'latchkey'
+import { LinkedLogins, SessionStatus, UserProfile, WalletList } from 'latchkey'
 import { BackupPanel } from './BackupPanel.tsx'
 import type { PlaygroundConfig } from './loadPlaygroundConfig.ts'
 import { SendTransactionPanel } from './SendTransactionPanel.tsx'
@@ -29,6 +29,7 @@ export function Dashboard({ config, openSignIn }: { config: PlaygroundConfig; op
         </div>
       </div>
       <UserProfile showSessions={false} />
+      <LinkedLogins />
     </>
   )
 }

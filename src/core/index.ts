@@ -176,6 +176,14 @@ export type {
 export { initImportWallet } from './actions/activities/initImportWallet.ts'
 export type { InitOtpParameters, InitOtpReturnType } from './actions/activities/initOtp.ts'
 export { initOtp } from './actions/activities/initOtp.ts'
+// ---- linked logins (issue 38) ----
+export type {
+  LinkEmailParameters,
+  LinkEmailReturnType,
+  StartLinkEmailParameters,
+  StartLinkEmailReturnType,
+} from './actions/activities/linkEmail.ts'
+export { linkEmail, startLinkEmail } from './actions/activities/linkEmail.ts'
 export type {
   Oauth2AuthenticateParameters,
   Oauth2AuthenticateReturnType,
@@ -199,6 +207,9 @@ export type { MfaProof, SatisfyMfaParameters, SatisfyMfaReturnType } from './act
 export { satisfyMfa } from './actions/activities/satisfyMfa.ts'
 export type { SendCallsParameters, SendCallsReturnType } from './actions/activities/sendCalls.ts'
 export { MAX_CALLS, sendCalls } from './actions/activities/sendCalls.ts'
+// ---- e-mail/SMS second factor (issue 38) ----
+export type { SendMfaCodeParameters, SendMfaCodeReturnType } from './actions/activities/sendMfaCode.ts'
+export { sendMfaCode } from './actions/activities/sendMfaCode.ts'
 export type {
   SendRawTransactionParameters,
   SendRawTransactionReturnType,
@@ -248,6 +259,8 @@ export type {
 export { signTypedData } from './actions/activities/signTypedData.ts'
 export type { StampLoginParameters, StampLoginReturnType } from './actions/activities/stampLogin.ts'
 export { stampLogin } from './actions/activities/stampLogin.ts'
+export type { UnlinkLoginParameters, UnlinkLoginReturnType } from './actions/activities/unlinkLogin.ts'
+export { unlinkLogin } from './actions/activities/unlinkLogin.ts'
 export type {
   UpdateMfaPolicyParameters,
   UpdateMfaPolicyReturnType,
@@ -351,6 +364,12 @@ export type {
   GetCallsStatusReturnType,
 } from './actions/queries/getCallsStatus.ts'
 export { callsStatusOf, getCallsStatus } from './actions/queries/getCallsStatus.ts'
+export type {
+  GetLinkedLoginsParameters,
+  GetLinkedLoginsReturnType,
+  LinkedLogin,
+} from './actions/queries/getLinkedLogins.ts'
+export { getLinkedLogins, linkedLoginsOf } from './actions/queries/getLinkedLogins.ts'
 export type { GetMfaFactorsParameters, GetMfaFactorsReturnType } from './actions/queries/getMfaFactors.ts'
 export { getMfaFactors } from './actions/queries/getMfaFactors.ts'
 export type { GetMfaPoliciesParameters, GetMfaPoliciesReturnType } from './actions/queries/getMfaPolicies.ts'
@@ -485,6 +504,9 @@ export type { GetAuthenticatorQueryKey, GetAuthenticatorQueryParameters } from '
 export { getAuthenticatorQueryKey, getAuthenticatorQueryOptions } from './query/getAuthenticator.ts'
 export type { GetCallsStatusQueryKey, GetCallsStatusQueryParameters } from './query/getCallsStatus.ts'
 export { getCallsStatusQueryKey, getCallsStatusQueryOptions } from './query/getCallsStatus.ts'
+// issue 38: linked logins
+export type { GetLinkedLoginsQueryKey, GetLinkedLoginsQueryParameters } from './query/getLinkedLogins.ts'
+export { getLinkedLoginsQueryKey, getLinkedLoginsQueryOptions } from './query/getLinkedLogins.ts'
 export type { GetMfaFactorsQueryKey, GetMfaFactorsQueryParameters } from './query/getMfaFactors.ts'
 export { getMfaFactorsQueryKey, getMfaFactorsQueryOptions } from './query/getMfaFactors.ts'
 export type { GetMfaPoliciesQueryKey, GetMfaPoliciesQueryParameters } from './query/getMfaPolicies.ts'
@@ -531,11 +553,13 @@ export type { GetWhoamiQueryKey, GetWhoamiQueryParameters } from './query/getWho
 export { getWhoamiQueryKey, getWhoamiQueryOptions } from './query/getWhoami.ts'
 export { grantAgentAllowanceMutationOptions } from './query/grantAgentAllowance.ts'
 export { importWalletMutationOptions } from './query/importWallet.ts'
+export { linkEmailMutationOptions, startLinkEmailMutationOptions } from './query/linkEmail.ts'
 export { logoutMutationOptions } from './query/logout.ts'
 export { refreshSessionMutationOptions } from './query/refreshSession.ts'
 export { rejectActivityMutationOptions } from './query/rejectActivity.ts'
 export { revokeAgentAllowanceMutationOptions } from './query/revokeAgentAllowance.ts'
 export { sendCallsMutationOptions } from './query/sendCalls.ts'
+export { sendMfaCodeMutationOptions } from './query/sendMfaCode.ts'
 export { sendRawTransactionMutationOptions } from './query/sendRawTransaction.ts'
 export { sendTransactionMutationOptions } from './query/sendTransaction.ts'
 export { signInWithOAuthMutationOptions } from './query/signInWithOAuth.ts'
@@ -547,6 +571,7 @@ export { signTransactionMutationOptions } from './query/signTransaction.ts'
 export { signTypedDataMutationOptions } from './query/signTypedData.ts'
 export { signUpWithPasskeyMutationOptions } from './query/signUpWithPasskey.ts'
 export { startOtpSignInMutationOptions } from './query/startOtpSignIn.ts'
+export { unlinkLoginMutationOptions } from './query/unlinkLogin.ts'
 export { updateMfaPolicyMutationOptions } from './query/updateMfaPolicy.ts'
 export { updatePolicyMutationOptions } from './query/updatePolicy.ts'
 export { updateSpendingLimitMutationOptions } from './query/updateSpendingLimit.ts'

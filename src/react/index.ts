@@ -412,6 +412,11 @@ export { useInitImportWallet } from './hooks/useInitImportWallet.ts'
 export type { UseLatchkeyParameters } from './hooks/useLatchkey.ts'
 export { useLatchkey } from './hooks/useLatchkey.ts'
 export { useLatchkeyQueryClient } from './hooks/useLatchkeyQueryClient.ts'
+// issue 38: linked logins
+export type { UseLinkEmailParameters, UseLinkEmailReturnType } from './hooks/useLinkEmail.ts'
+export { useLinkEmail } from './hooks/useLinkEmail.ts'
+export type { UseLinkedLoginsParameters, UseLinkedLoginsReturnType } from './hooks/useLinkedLogins.ts'
+export { useLinkedLogins } from './hooks/useLinkedLogins.ts'
 export type { UseLogoutParameters, UseLogoutReturnType } from './hooks/useLogout.ts'
 export { useLogout } from './hooks/useLogout.ts'
 export type { UseMfaFactorsParameters, UseMfaFactorsReturnType } from './hooks/useMfaFactors.ts'
@@ -448,6 +453,9 @@ export type {
 export { useRevokeAgentAllowance } from './hooks/useRevokeAgentAllowance.ts'
 export type { UseSendCallsParameters, UseSendCallsReturnType } from './hooks/useSendCalls.ts'
 export { useSendCalls } from './hooks/useSendCalls.ts'
+// ---- e-mail/SMS second factor (issue 38) ----
+export type { UseSendMfaCodeParameters, UseSendMfaCodeReturnType } from './hooks/useSendMfaCode.ts'
+export { useSendMfaCode } from './hooks/useSendMfaCode.ts'
 export type {
   UseSendRawTransactionParameters,
   UseSendRawTransactionReturnType,
@@ -486,6 +494,8 @@ export type {
 } from './hooks/useSubOrganizations.ts'
 export { useSubOrganizations } from './hooks/useSubOrganizations.ts'
 export { useSwitchSession } from './hooks/useSwitchSession.ts'
+export type { UseUnlinkLoginParameters, UseUnlinkLoginReturnType } from './hooks/useUnlinkLogin.ts'
+export { useUnlinkLogin } from './hooks/useUnlinkLogin.ts'
 export type {
   UseUpdateMfaPolicyParameters,
   UseUpdateMfaPolicyReturnType,

@@ -605,8 +605,20 @@ export interface ActivityMap {
    * recovery code; the response's `activity` is that activity.
    */
   latchkey_satisfy_mfa: {
-    parameters: { fingerprint: string; totpCode?: string; recoveryCode?: string }
+    parameters: { fingerprint: string; totpCode?: string; recoveryCode?: string; contactCode?: string }
     result: Record<string, never>
+  }
+  /**
+   * Sends a one-time code to the caller's verified e-mail or phone for an e-mail or SMS step of
+   * their activity awaiting authenticators (by fingerprint); `latchkey_satisfy_mfa`'s
+   * `contactCode` proves it. `sentTo` is the contact, masked.
+   */
+  latchkey_send_mfa_code: {
+    parameters: {
+      fingerprint: string
+      type: 'AUTHENTICATION_TYPE_EMAIL_OTP' | 'AUTHENTICATION_TYPE_SMS_OTP'
+    }
+    result: { sentTo: string }
   }
   // ---- wing: webhooks (issue 39) ----
   create_webhook_endpoint: {
@@ -1194,6 +1206,13 @@ export const ACTIVITIES: ActivityRegistry = activityDefinitions<ActivityMap>({
   },
   latchkey_satisfy_mfa: {
     types: ['ACTIVITY_TYPE_LATCHKEY_SATISFY_MFA'],
+    resource: 'ACTIVITY',
+    action: 'APPROVE',
+    proxyUser: false,
+    readOnly: false,
+  },
+  latchkey_send_mfa_code: {
+    types: ['ACTIVITY_TYPE_LATCHKEY_SEND_MFA_CODE'],
     resource: 'ACTIVITY',
     action: 'APPROVE',
     proxyUser: false,

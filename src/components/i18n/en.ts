@@ -389,6 +389,30 @@ export const en = {
   agentTokenSymbolInvalid: 'Enter the token’s symbol: 1 to 11 letters or digits.',
   agentTokenDecimalsInvalid: 'Enter a whole number of decimals from 0 to 36.',
   agentTokenAmountInvalid: 'Enter an amount above 0 with at most {decimals} decimals.',
+  // ---- e-mail/SMS second factor (issue 38) ----
+  mfaEmailMe: 'Email me a code',
+  mfaTextMe: 'Text me a code',
+  mfaContactSent: 'We sent a code to {to}. It expires in a few minutes.',
+  mfaContactCodeLabel: 'Code from the message',
+  mfaContactResend: 'Send a new code',
+  mfaContactFormat: 'Enter the 6 to 9 characters from the message.',
+  mfaContactWrong: 'That code isn’t right, or it expired. Check the latest message, or send a new code.',
+  mfaContactNoContact: 'There is no verified address or number to send a code to.',
+  // ---- linked logins (issue 38) ----
+  loginsTitle: 'Ways to sign in',
+  loginsEmpty: 'No way to sign in is linked.',
+  loginPasskey: 'Passkey',
+  loginWallet: 'Wallet',
+  loginApiKey: 'API key',
+  loginUnlink: 'Unlink',
+  loginUnlinkLabel: 'Unlink {name}',
+  loginUnlinkConfirm: 'Unlink {name}? You won’t be able to sign in with it any more.',
+  loginUnlinkYes: 'Yes, unlink',
+  loginUnlinked: '{name} is unlinked.',
+  loginLastWayIn: 'This is your last way to sign in, so it can’t be unlinked. Link another one first.',
+  loginLinkEmail: 'Link an email',
+  loginSendCode: 'Send code',
+  loginLinked: '{name} is linked.',
 }
 
 export type MessageKey = keyof typeof en

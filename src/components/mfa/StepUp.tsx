@@ -6,6 +6,7 @@ import { ErrorText, MessageText } from '../ui/ErrorText.tsx'
 import { errorCodeOf } from '../ui/errorMessage.ts'
 import { Button } from '../ui/parts.tsx'
 import type { Ui } from '../ui/useUi.ts'
+import { ContactFactorStep, EMAIL_OTP, SMS_OTP } from './ContactFactorStep.tsx'
 
 export interface StepUpProps<T> {
   ui: Ui
@@ -29,8 +30,8 @@ const retryAfterOf = (error: unknown): number | undefined => {
 
 /**
  * The step-up challenge (lazy chunk): an action came back waiting for the user's second factor.
- * Offers what the policy allows (a 6-digit authenticator code, a recovery code, a passkey), then
- * hands the action's result to `onDone`. A wrong code says so and puts focus back in the field.
+ * Offers what the policy allows (a 6-digit authenticator code, a recovery code, a code e-mailed or
+ * texted to the user: `ContactFactorStep`, a passkey), then hands the action's result to `onDone`. A wrong code says so and puts focus back in the field.
  */
 export function StepUp<T>({ ui, challenge: first, onDone, onCancel, titleId: givenTitleId }: StepUpProps<T>) {
   const [challenge, setChallenge] = useState(first)
@@ -46,6 +47,7 @@ export function StepUp<T>({ ui, challenge: first, onDone, onCancel, titleId: giv
   const errorId = useId()
   const canCode = challenge.methods.includes(TOTP)
   const canPasskey = challenge.methods.includes(PASSKEY)
+  const contactTypes = [EMAIL_OTP, SMS_OTP].filter((type) => challenge.methods.includes(type))
 
   // Focus follows the step: the field, else the passkey button (and back there after an error).
   // biome-ignore lint/correctness/useExhaustiveDependencies: refocus on each new step, mode and error
@@ -53,20 +55,22 @@ export function StepUp<T>({ ui, challenge: first, onDone, onCancel, titleId: giv
     ;(canCode ? field.current : passkeyButton.current)?.focus()
   }, [challenge, mode, error, canCode])
 
-  const finish = async (proof: { totpCode: string } | { recoveryCode: string } | { passkey: true }) => {
-    setError(null)
+  type Proof = { totpCode: string } | { recoveryCode: string } | { passkey: true } | { contactCode: string }
+  /** Proves the step; a refusal rejects (the e-mail/SMS step shows its own). */
+  const prove = async (proof: Proof) => {
     try {
       const result = (await complete.mutateAsync({ challenge, ...proof } as never)) as T
       onDone(result)
     } catch (caught) {
-      if (errorCodeOf(caught) === 'MFA_REQUIRED') {
-        // One step proven, another remains.
-        setChallenge(caught as MfaRequiredError<T>)
-        setValue('')
-        return
-      }
-      setError(caught)
+      if (errorCodeOf(caught) !== 'MFA_REQUIRED') throw caught
+      // One step proven, another remains.
+      setChallenge(caught as MfaRequiredError<T>)
+      setValue('')
     }
+  }
+  const finish = async (proof: Proof) => {
+    setError(null)
+    await prove(proof).catch(setError)
   }
 
   const submit = (event: FormEvent) => {
@@ -99,9 +103,11 @@ export function StepUp<T>({ ui, challenge: first, onDone, onCancel, titleId: giv
       <h3 id={titleId} className="lk-title" style={{ fontSize: 16, margin: 0 }}>
         {ui.t('mfaTitle')}
       </h3>
-      <p className="lk-subtle" style={{ margin: 0 }}>
-        {canCode ? ui.t('mfaBodyCode') : ui.t('mfaBodyPasskey')}
-      </p>
+      {canCode || canPasskey ? (
+        <p className="lk-subtle" style={{ margin: 0 }}>
+          {canCode ? ui.t('mfaBodyCode') : ui.t('mfaBodyPasskey')}
+        </p>
+      ) : null}
       {canCode ? (
         <form className="lk-stack" data-gap="sm" onSubmit={submit} noValidate>
           <div className="lk-field">
@@ -144,6 +150,17 @@ export function StepUp<T>({ ui, challenge: first, onDone, onCancel, titleId: giv
           </button>
         </form>
       ) : null}
+      {contactTypes.map((type, index) => (
+        <ContactFactorStep
+          key={`${challenge.fingerprint}:${type}`}
+          ui={ui}
+          challenge={challenge as MfaRequiredError<unknown>}
+          type={type}
+          prove={prove}
+          autoFocus={!canCode && !canPasskey && index === 0}
+          disabled={complete.isPending}
+        />
+      ))}
       {canPasskey ? (
         <button
           ref={passkeyButton}

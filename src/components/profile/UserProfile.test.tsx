@@ -1,8 +1,10 @@
 import { screen, waitFor, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { describe, expect, it } from 'vitest'
+import { createMfaPolicy } from '../../core/actions/activities/createMfaPolicy.ts'
+import { addPasskey } from '../../core/actions/auth/addPasskey.ts'
 import { getUser } from '../../core/actions/queries/getUser.ts'
-import { signedInClient } from '../test/renderWithService.tsx'
+import { installSoftAuthenticator, latestCode, signedInClient } from '../test/renderWithService.tsx'
 import { UserProfile } from './UserProfile.tsx'
 
 describe('<UserProfile/>', () => {
@@ -38,5 +40,30 @@ describe('<UserProfile/>', () => {
     expect(await screen.findByRole('textbox', { name: 'Name' })).toBeTruthy()
     expect(screen.queryByRole('heading', { name: 'Active sessions' })).toBeNull()
     expect(screen.queryByRole('button', { name: /sign out|log out/i })).toBeNull()
+  })
+
+  it('"Remove passkey" under an MFA policy shows the step-up, then removes it once', async () => {
+    const authenticator = installSoftAuthenticator()
+    try {
+      const user = userEvent.setup()
+      const { client, render, service, session } = await signedInClient({}, 'pia@example.com')
+      await addPasskey(client, { authenticatorName: 'Laptop' })
+      await createMfaPolicy(client, {
+        mfaPolicyName: 'an e-mailed code for account changes',
+        condition: "activity.type == 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2'",
+        requiredAuthenticationMethods: [{ any: [{ type: 'AUTHENTICATION_TYPE_EMAIL_OTP' }] }],
+        order: 0,
+      })
+      render(<UserProfile showSessions={false} />)
+      await user.click(await screen.findByRole('button', { name: 'Remove passkey Laptop' }))
+      await user.click(await screen.findByRole('button', { name: 'Email me a code' }, { timeout: 10_000 }))
+      const field = await screen.findByRole('textbox', { name: 'Code from the message' })
+      expect((await getUser(client, { userId: session.userId })).user.authenticators).toHaveLength(1)
+      await user.type(field, `${await latestCode(service, 'pia@example.com')}{Enter}`)
+      await waitFor(() => expect(screen.queryByRole('button', { name: 'Remove passkey Laptop' })).toBeNull())
+      expect((await getUser(client, { userId: session.userId })).user.authenticators).toHaveLength(0)
+    } finally {
+      authenticator.uninstall()
+    }
   })
 })

@@ -1,4 +1,5 @@
 import { type FormEvent, Suspense, useEffect, useId, useState } from 'react'
+import type { MfaRequiredError } from '../../core/errors.ts'
 import {
   useAddPasskey,
   useLogout,
@@ -9,6 +10,7 @@ import {
   useUpdateUserName,
   useUser,
 } from '../../react/index.ts'
+import { isMfaRequired, LazyStepUp } from '../mfa/LazyStepUp.tsx'
 import { Alert } from '../ui/Alert.tsx'
 import { ErrorText } from '../ui/ErrorText.tsx'
 import { formatDateTime } from '../ui/formatDuration.ts'
@@ -176,11 +178,21 @@ function Passkeys({
 }) {
   const add = useAddPasskey()
   const remove = useRemovePasskey()
+  // An MFA policy on the user holds the change: the step-up, then it finishes.
+  const [challenge, setChallenge] = useState<MfaRequiredError<unknown> | null>(null)
+  const held = (caught: unknown) => {
+    if (isMfaRequired(caught)) setChallenge(caught)
+  }
   return (
     <div className="lk-stack" data-gap="sm">
       <div className="lk-row" data-justify="between">
         <h3 className="lk-section-title">{ui.t('passkeysTitle')}</h3>
-        <Button size="sm" variant="secondary" loading={add.isPending} onClick={() => add.mutate({ userId })}>
+        <Button
+          size="sm"
+          variant="secondary"
+          loading={add.isPending}
+          onClick={() => void add.mutateAsync({ userId }).catch(held)}
+        >
           <PlusIcon />
           {ui.t('addPasskey')}
         </Button>
@@ -205,7 +217,9 @@ function Passkeys({
                 className="lk-icon-button"
                 aria-label={ui.t('removePasskey', { name: a.authenticatorName })}
                 disabled={remove.isPending}
-                onClick={() => remove.mutate({ userId, authenticatorIds: [a.authenticatorId] })}
+                onClick={() =>
+                  void remove.mutateAsync({ userId, authenticatorIds: [a.authenticatorId] }).catch(held)
+                }
               >
                 <TrashIcon />
               </button>
@@ -213,12 +227,20 @@ function Passkeys({
           ))}
         </ul>
       )}
-      {add.isError ? (
+      {challenge ? (
+        <LazyStepUp
+          ui={ui}
+          challenge={challenge}
+          onDone={() => setChallenge(null)}
+          onCancel={() => setChallenge(null)}
+        />
+      ) : null}
+      {add.isError && !isMfaRequired(add.error) ? (
         <Alert tone="error">
           <ErrorText ui={ui} error={add.error} />
         </Alert>
       ) : null}
-      {remove.isError ? (
+      {remove.isError && !isMfaRequired(remove.error) ? (
         <Alert tone="error">
           <ErrorText ui={ui} error={remove.error} />
         </Alert>

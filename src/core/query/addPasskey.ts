@@ -11,6 +11,6 @@ export function addPasskeyMutationOptions(client: Latchkey) {
       const { addPasskey } = await import('../actions/auth/addPasskey.ts')
       return addPasskey(client, variables)
     },
-    meta: { invalidates: ['authenticator', 'user', 'users'] } satisfies LatchkeyMutationMeta,
+    meta: { invalidates: ['authenticator', 'user', 'users', 'linkedLogins'] } satisfies LatchkeyMutationMeta,
   }
 }

@@ -12,6 +12,6 @@ export function createAuthenticatorsMutationOptions(client: Latchkey) {
     mutationKey: [QUERY_SCOPE, 'createAuthenticators'] as const,
     mutationFn: (variables: CreateAuthenticatorsParameters): Promise<CreateAuthenticatorsReturnType> =>
       createAuthenticators(client, variables),
-    meta: { invalidates: ['authenticator', 'user', 'users'] } satisfies LatchkeyMutationMeta,
+    meta: { invalidates: ['authenticator', 'user', 'users', 'linkedLogins'] } satisfies LatchkeyMutationMeta,
   }
 }

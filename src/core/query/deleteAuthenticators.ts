@@ -12,6 +12,6 @@ export function deleteAuthenticatorsMutationOptions(client: Latchkey) {
     mutationKey: [QUERY_SCOPE, 'deleteAuthenticators'] as const,
     mutationFn: (variables: DeleteAuthenticatorsParameters): Promise<DeleteAuthenticatorsReturnType> =>
       deleteAuthenticators(client, variables),
-    meta: { invalidates: ['authenticator', 'user', 'users'] } satisfies LatchkeyMutationMeta,
+    meta: { invalidates: ['authenticator', 'user', 'users', 'linkedLogins'] } satisfies LatchkeyMutationMeta,
   }
 }

@@ -28,6 +28,8 @@ export type QueryName =
   | 'mfaPolicies'
   // issue 37: spending limits
   | 'spendingLimits'
+  // issue 38: linked logins
+  | 'linkedLogins'
 
 /** Strips functions, signals and undefined so a key is plain, stable data. */
 export function keyParameters<T extends object>(parameters: T): Record<string, unknown> {

@@ -29,11 +29,21 @@ async function oidcToken(h: Harness, sub: string, aud = 'client-web') {
 }
 
 /** A verification token for `contact`, minted in the parent organization (as the auth proxy does). */
-async function verificationToken(h: Harness, contact: string, otpType = 'OTP_TYPE_EMAIL') {
+async function verificationToken(
+  h: Harness,
+  contact: string,
+  otpType = 'OTP_TYPE_EMAIL',
+  /** The key the token is bound to, as the published clients' `verifyOtp` sends a fresh one. */
+  publicKey?: string,
+) {
   const init = await h.submit('init_otp', { otpType, contact })
   const otpId = resultOf('init_otp', init).otpId
   h.clock.advance(1000)
-  const verify = await h.submit('verify_otp', { otpId, otpCode: await latestCode(h.service, contact) })
+  const verify = await h.submit('verify_otp', {
+    otpId,
+    otpCode: await latestCode(h.service, contact),
+    ...(publicKey !== undefined ? { publicKey } : {}),
+  })
   h.clock.advance(1000)
   return resultOf('verify_otp', verify).verificationToken as string
 }
@@ -361,6 +371,151 @@ describe('the last way in', () => {
       ),
     )
     expect(await providersOf(h, a)).toEqual([])
+  })
+
+  /** An account whose only way in is a verified e-mail, signed in by a session key. */
+  const emailOnly = async (h: Harness, address: string) => {
+    const token = await verificationToken(h, address)
+    return sessionOnly(h, (a) =>
+      h.submit('update_user_email', { userId: a.userId, userEmail: address, verificationToken: token }, a.as),
+    )
+  }
+
+  it("allows @turnkey/core's proven e-mail change: a token bound to verifyOtp's fresh key, stamped by the session", async () => {
+    const h = await createHarness()
+    const a = await emailOnly(h, 'before@example.com')
+    // updateUserEmail({ email, verificationToken }): proxyGetAccount, then the session stamps it.
+    const token = await verificationToken(h, 'after@example.com', 'OTP_TYPE_EMAIL', testKey().publicKey)
+    const changed = await h.submit(
+      'update_user_email',
+      { userId: a.userId, userEmail: 'after@example.com', verificationToken: token },
+      a.as,
+    )
+    expect(changed.status).toBe(200)
+    // Stored, but unverified: the key the token is bound to did not stamp it (see contactProof).
+    expect(await h.service.store.get('users', a.userId)).toMatchObject({
+      userEmail: 'after@example.com',
+      userEmailUnverified: true,
+    })
+    h.clock.advance(1000)
+    // Stamped by the bound key, the same change is verified.
+    const bound = testKey()
+    resultOf('stamp_login', await h.submit('stamp_login', { publicKey: bound.publicKey }, a.as))
+    h.clock.advance(1000)
+    const again = await verificationToken(h, 'again@example.com', 'OTP_TYPE_EMAIL', bound.publicKey)
+    resultOf(
+      'update_user_email',
+      await h.submit(
+        'update_user_email',
+        { userId: a.userId, userEmail: 'again@example.com', verificationToken: again },
+        { as: bound, organizationId: a.organizationId },
+      ),
+    )
+    const row = await h.service.store.get('users', a.userId)
+    expect(row?.userEmail).toBe('again@example.com')
+    expect(row?.userEmailUnverified).toBeUndefined()
+  })
+
+  it('refuses to remove, or swap for an unproven one, the verified e-mail or phone that is the only way in', async () => {
+    const h = await createHarness()
+    const a = await emailOnly(h, 'only@example.com')
+    for (const userEmail of ['', 'unproven@example.com']) {
+      const refused = await h.submit('update_user_email', { userId: a.userId, userEmail }, a.as)
+      expect(errorOf(refused)).toEqual({
+        status: 400,
+        errorCode: 'FIELD_INVALID',
+        field: 'parameters.userEmail',
+      })
+      expect(refused.body.message).toMatch(/without any credential/)
+      h.clock.advance(1000)
+    }
+    expect(await h.service.store.get('users', a.userId)).toMatchObject({ userEmail: 'only@example.com' })
+    const phone = '+14155550199'
+    const sms = await verificationToken(h, phone, 'OTP_TYPE_SMS')
+    const b = await sessionOnly(h, (b) =>
+      h.submit(
+        'update_user_phone_number',
+        { userId: b.userId, userPhoneNumber: phone, verificationToken: sms },
+        b.as,
+      ),
+    )
+    const refused = await h.submit(
+      'update_user_phone_number',
+      { userId: b.userId, userPhoneNumber: '' },
+      b.as,
+    )
+    expect(errorOf(refused)).toEqual({
+      status: 400,
+      errorCode: 'FIELD_INVALID',
+      field: 'parameters.userPhoneNumber',
+    })
+    expect((await h.service.store.get('users', b.userId))?.userPhoneNumber).toBe(phone)
+  })
+
+  it('removes the e-mail once another way in exists (a verified phone, an API key)', async () => {
+    const h = await createHarness()
+    const a = await emailOnly(h, 'two@example.com')
+    const phone = '+14155550177'
+    const sms = await verificationToken(h, phone, 'OTP_TYPE_SMS')
+    resultOf(
+      'update_user_phone_number',
+      await h.submit(
+        'update_user_phone_number',
+        { userId: a.userId, userPhoneNumber: phone, verificationToken: sms },
+        a.as,
+      ),
+    )
+    h.clock.advance(1000)
+    resultOf(
+      'update_user_email',
+      await h.submit('update_user_email', { userId: a.userId, userEmail: '' }, a.as),
+    )
+    h.clock.advance(1000)
+    // The phone is now the last way in; a durable API key beside it lets it go too.
+    expect(
+      (await h.submit('update_user_phone_number', { userId: a.userId, userPhoneNumber: '' }, a.as)).status,
+    ).toBe(400)
+    h.clock.advance(1000)
+    const durable = testKey()
+    resultOf(
+      'create_api_keys',
+      await h.submit(
+        'create_api_keys',
+        {
+          userId: a.userId,
+          apiKeys: [{ apiKeyName: 'laptop', publicKey: durable.publicKey, curveType: 'API_KEY_CURVE_P256' }],
+        },
+        a.as,
+      ),
+    )
+    h.clock.advance(1000)
+    resultOf(
+      'update_user_phone_number',
+      await h.submit('update_user_phone_number', { userId: a.userId, userPhoneNumber: '' }, a.as),
+    )
+  })
+
+  it("gives another sub-organization's session nothing of a verified address with a token bound to a fresh key", async () => {
+    const h = await createHarness()
+    const victim = await emailOnly(h, 'victim@example.com')
+    const thief = await account(h)
+    const token = await verificationToken(h, 'victim@example.com', 'OTP_TYPE_EMAIL', testKey().publicKey)
+    const refused = await h.submit(
+      'update_user_email',
+      { userId: thief.userId, userEmail: 'victim@example.com', verificationToken: token },
+      thief.as,
+    )
+    // It completes, as one without a token does, but proves nothing (security/contactProof.test.ts).
+    expect(refused.status).toBe(200)
+    expect(await h.service.store.get('users', thief.userId)).toMatchObject({ userEmailUnverified: true })
+    // Nor can it touch the victim's user.
+    h.clock.advance(1000)
+    expect(
+      (await h.submit('update_user_email', { userId: victim.userId, userEmail: '' }, { ...thief.as })).status,
+    ).toBe(404)
+    expect(await h.service.store.get('users', victim.userId)).toMatchObject({
+      userEmail: 'victim@example.com',
+    })
   })
 })
 

@@ -3,6 +3,7 @@ import type { Reader } from '../kernel/Reader.ts'
 import type { ActivityContext } from '../kernel/registry.ts'
 import type { UserRow } from '../kernel/store/model.ts'
 import { accountHook } from './accountHooks.ts'
+import { assertRootKeepsAccess } from './sessions.ts'
 import { findUser } from './users.ts'
 import { type ContactKind, callerVouchesForContacts, withContact } from './verifiedContact.ts'
 
@@ -51,10 +52,11 @@ export function readContactUpdate(r: Reader, kind: ContactKind): ContactUpdate {
  * `update_user_email` / `update_user_phone_number`. An empty value removes the contact. A new
  * contact is verified when a verification token proves it and the key the token is bound to made
  * the request (stamped it, or signed `clientSignature`): the sign-in plugin's check of sign-up,
- * minted for this parent organization, spent once, and one account per verified contact among
- * the parent organization's sub-organizations. Without that proof it is stored unverified (in a
+ * minted for this parent organization, spent once, and one account per verified contact among the
+ * parent organization's sub-organizations. Without that proof it is stored unverified (in a
  * top-level organization its root users vouch for it): no code is sent to it and no login routed
- * by it, since OTP login finds accounts by contact.
+ * by it, since OTP login finds accounts by contact. Removing the only root user's last way in, or
+ * swapping it for a contact no token proves, is refused (`assertRootKeepsAccess`).
  */
 export async function updateContact(ctx: ActivityContext, kind: ContactKind, p: ContactUpdate) {
   const spec = CONTACTS[kind]
@@ -62,8 +64,11 @@ export async function updateContact(ctx: ActivityContext, kind: ContactKind, p: 
   const without: UserRow = { ...user }
   delete without[spec.field]
   delete without[spec.unverified]
+  const field = `parameters.${spec.field}`
   if (p.contact === '') {
     await ctx.tx.put('users', { ...without, updatedAt: ctx.now })
+    // A verified contact may be the account's only way back in (an e-mail or SMS sign-in).
+    await assertRootKeepsAccess(ctx, without, field)
     return { userId: user.id }
   }
   const sameOrg = (await ctx.tx.findBy('users', 'organizationId', ctx.organization.id)).some(
@@ -71,7 +76,7 @@ export async function updateContact(ctx: ActivityContext, kind: ContactKind, p: 
   )
   if (sameOrg)
     throw new ConflictError({
-      field: `parameters.${spec.field}`,
+      field,
       message: `another user of this organization has this ${kind === 'email' ? 'e-mail address' : 'phone number'}`,
     })
   let verified = callerVouchesForContacts(ctx)
@@ -88,9 +93,12 @@ export async function updateContact(ctx: ActivityContext, kind: ContactKind, p: 
         otherwise: 'unverified',
       })) || verified
   }
-  await ctx.tx.put('users', {
-    ...withContact(without, kind, p.contact, verified),
-    updatedAt: ctx.now,
-  })
+  const updated = withContact(without, kind, p.contact, verified)
+  await ctx.tx.put('users', { ...updated, updatedAt: ctx.now })
+  // Swapping the only way in for a contact nobody proved locks the account out as surely as
+  // removing it. A valid token for the new contact is a proof (the hook threw otherwise) even when
+  // its bound key did not stamp the request, which leaves the contact unverified: the published
+  // @turnkey/core `updateUserEmail` stamps with the session, never with `verifyOtp`'s fresh key.
+  if (p.verificationToken === undefined) await assertRootKeepsAccess(ctx, updated, field)
   return { userId: user.id }
 }

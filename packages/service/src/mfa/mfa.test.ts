@@ -138,7 +138,7 @@ describe('MFA policies', () => {
         'parameters.requiredAuthenticationMethods[0].any[0].type',
       ],
       [
-        { requiredAuthenticationMethods: [{ any: [{ type: 'AUTHENTICATION_TYPE_EMAIL_OTP' }] }] },
+        { requiredAuthenticationMethods: [{ any: [{ type: 'AUTHENTICATION_TYPE_OAUTH' }] }] },
         400,
         'parameters.requiredAuthenticationMethods[0].any[0].type',
       ],

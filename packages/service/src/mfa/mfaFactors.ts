@@ -11,7 +11,8 @@ import {
 import { type ActivityContext, defineActivity, type PrepareContext } from '../kernel/registry.ts'
 import type { MfaFactorRow } from '../kernel/store/model.ts'
 import { respondWith } from '../pipeline/executeActivity.ts'
-import { challengeOf, type Proof, policiesOfUser, proveOnActivity, unprovableTotpStep } from './mfaGate.ts'
+import { type CheckedContactCode, checkContactCode, contactProof } from './contactFactor.ts'
+import { challengeOf, type Proof, policiesOfUser, proveOnActivity, unprovableStep } from './mfaGate.ts'
 import { chargeAttempt, mfaState, normalizeRecoveryCode } from './mfaState.ts'
 import { encodeSecret, matchTotp, otpauthUri } from './totp.ts'
 
@@ -157,7 +158,7 @@ export const deleteTotpFactor = defineActivity('latchkey_delete_totp_factor', {
     // Never the last way to prove a policy of theirs: it could not be re-enrolled (the enrolment waits for it).
     for (const policy of await policiesOfUser(ctx.tx, ctx.organization.id, p.userId))
       if (
-        (await unprovableTotpStep(ctx.tx, {
+        (await unprovableStep(ctx.tx, {
           userId: p.userId,
           steps: policy.steps,
           withoutFactorId: factor.id,
@@ -220,38 +221,53 @@ async function spendRecoveryCode(ctx: ActivityContext, userId: string, code: str
 }
 
 /**
- * Proves a TOTP step of the caller's own activity awaiting authenticators, with a code of one of
- * their confirmed factors or a recovery code; the activity runs (once, in this transaction) when
+ * Proves a step of the caller's own activity awaiting authenticators, with a code of one of their
+ * confirmed TOTP factors, a recovery code, or the code `latchkey_send_mfa_code` sent to their
+ * verified e-mail or phone for that activity; the activity runs (once, in this transaction) when
  * nothing else is missing. Answers with that activity, like `approve_activity`.
  */
 export const satisfyMfa = defineActivity('latchkey_satisfy_mfa', {
   selfService: true,
   skipConsensus: true,
-  secretParameters: ['totpCode', 'recoveryCode'],
+  secretParameters: ['totpCode', 'recoveryCode', 'contactCode'],
   parse: (r) => {
     const totpCode = r.optString('totpCode', { max: 16 })
     const recoveryCode = r.optString('recoveryCode', { max: 32 })
-    if ((totpCode === undefined) === (recoveryCode === undefined))
+    const contactCode = r.optString('contactCode', { max: 16 })
+    const given = [totpCode, recoveryCode, contactCode].filter((code) => code !== undefined).length
+    if (given !== 1)
       throw new FieldError({
         field: r.field('totpCode'),
-        reason: 'or parameters.recoveryCode is required, not both',
+        reason: 'or parameters.recoveryCode or parameters.contactCode is required, exactly one',
       })
     if (recoveryCode !== undefined && !/^[A-Z2-7]{10}$/.test(normalizeRecoveryCode(recoveryCode)))
       throw new FieldError({ field: r.field('recoveryCode'), reason: 'must be 10 base32 characters' })
+    if (contactCode !== undefined && !/^[0-9A-Za-z]{6,9}$/.test(contactCode))
+      throw new FieldError({
+        field: r.field('contactCode'),
+        reason: 'must be the 6 to 9 characters that were sent',
+      })
     return {
       fingerprint: r.string('fingerprint', { max: 128 }),
       ...(totpCode !== undefined ? { totpCode: readCode(totpCode, r.field('totpCode')) } : {}),
       ...(recoveryCode !== undefined ? { recoveryCode } : {}),
+      ...(contactCode !== undefined ? { contactCode } : {}),
     }
   },
-  prepare: (ctx) => chargeCaller(ctx),
+  prepare: async (ctx, p) => {
+    await chargeCaller(ctx)
+    if (p.contactCode === undefined) return undefined
+    return checkContactCode(ctx, { fingerprint: p.fingerprint, code: p.contactCode })
+  },
   run: async (ctx, p) => {
     const activity = await activityByFingerprint(ctx, p.fingerprint)
     respondWith(ctx, activity.id)
     const userId = ctx.caller.userId
     await challengeOf(ctx, { activity, field: 'parameters.fingerprint' })
     let proof: Proof
-    if (p.recoveryCode !== undefined) proof = await spendRecoveryCode(ctx, userId, p.recoveryCode)
+    if (p.contactCode !== undefined)
+      proof = await contactProof(ctx, { activity, checked: ctx.prepared as CheckedContactCode })
+    else if (p.recoveryCode !== undefined) proof = await spendRecoveryCode(ctx, userId, p.recoveryCode)
     else {
       const factors = (await ctx.tx.findBy('mfaFactors', 'userId', userId)).filter(
         (factor) => factor.confirmed,

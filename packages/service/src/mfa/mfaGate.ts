@@ -1,4 +1,5 @@
 import { SESSION_CREDENTIAL_TYPES } from '../domain/sessions.ts'
+import { type ContactKind, verifiedContact } from '../domain/verifiedContact.ts'
 import { recordAppEvent } from '../kernel/appEvents.ts'
 import { ConflictError, PermissionError } from '../kernel/base/errors.ts'
 import { decodeTransactionForPolicy } from '../kernel/crypto/signTransaction.ts'
@@ -19,13 +20,19 @@ export interface Proof {
 }
 
 /** Never held: the activities that satisfy or cancel a held one. */
-const NEVER_HELD = new Set(['approve_activity', 'reject_activity', 'latchkey_satisfy_mfa'])
+const NEVER_HELD = new Set([
+  'approve_activity',
+  'reject_activity',
+  'latchkey_satisfy_mfa',
+  'latchkey_send_mfa_code',
+])
 
 /**
  * Changing how a user proves themself: once any MFA policy is on the user, adding or removing a
- * second factor, minting recovery codes, or adding a passkey or an API key of their own waits for
- * every one of their policies, so a stolen session can neither switch MFA off nor enrol a factor
- * (or a credential) of its own to satisfy it with (docs/mfa.md).
+ * second factor, minting recovery codes, adding a passkey or an API key of their own, changing
+ * their e-mail or phone, or linking or unlinking a login waits for every one of their policies, so
+ * a stolen session can neither switch MFA off, nor enrol a factor (or a credential, or a contact
+ * codes go to) of its own to satisfy it with, nor take the account's logins (docs/mfa.md).
  */
 const FACTOR_CHANGES = new Set([
   'latchkey_create_totp_factor',
@@ -33,6 +40,12 @@ const FACTOR_CHANGES = new Set([
   'latchkey_create_recovery_codes',
   'create_authenticators',
   'create_api_keys',
+  // Linked logins: the contacts that e-mail and SMS codes go to, OAuth identities, passkeys.
+  'update_user_email',
+  'update_user_phone_number',
+  'create_oauth_providers',
+  'delete_oauth_providers',
+  'delete_authenticators',
 ])
 
 /** The MFA policies on `userId` (of organization `organizationId`), lowest `order` first. */
@@ -48,13 +61,22 @@ export async function policiesOfUser(
 
 const isTotp = (method: { type: string }) => method.type === 'AUTHENTICATION_TYPE_LATCHKEY_TOTP'
 
+/** The contact an e-mail or SMS code method is sent to. */
+export const CONTACT_METHODS: Readonly<Record<string, ContactKind>> = {
+  AUTHENTICATION_TYPE_EMAIL_OTP: 'email',
+  AUTHENTICATION_TYPE_SMS_OTP: 'phone',
+}
+
+const isCode = (method: { type: string }) => isTotp(method) || method.type in CONTACT_METHODS
+
 /**
- * The first step of `steps` the user could not prove today because only a TOTP factor proves it
- * and they hold none that fits (no confirmed factor it names, no recovery code): such a policy
- * would lock them out, the enrolment itself waiting for it. `withoutFactorId`: as if that factor
- * were gone. -1 when every step can be proven.
+ * The first step of `steps` the user could not prove today because only a code proves it and
+ * they hold nothing that makes one: no confirmed TOTP factor it names and no recovery code, no
+ * verified e-mail or phone for an e-mail or SMS method. Such a policy would lock them out, the
+ * enrolment itself waiting for it. `withoutFactorId`: as if that TOTP factor were gone. -1 when
+ * every step can be proven.
  */
-export async function unprovableTotpStep(
+export async function unprovableStep(
   reads: Reads,
   {
     userId,
@@ -62,16 +84,18 @@ export async function unprovableTotpStep(
     withoutFactorId,
   }: { userId: string; steps: MfaPolicyRow['steps']; withoutFactorId?: string },
 ): Promise<number> {
-  if (!steps.some((step) => step.any.every(isTotp))) return -1
-  if ((await reads.findBy('mfaRecoveryCodes', 'userId', userId)).length > 0) return -1
+  if (!steps.some((step) => step.any.every(isCode))) return -1
+  const recovery = (await reads.findBy('mfaRecoveryCodes', 'userId', userId)).length > 0
   const factors = (await reads.findBy('mfaFactors', 'userId', userId)).filter(
     (factor) => factor.confirmed && factor.id !== withoutFactorId,
   )
-  return steps.findIndex(
-    (step) =>
-      step.any.every(isTotp) &&
-      !step.any.some((method) => factors.some((f) => !method.id || method.id === f.id)),
-  )
+  const user = await reads.get('users', userId)
+  const provable = (method: { type: string; id?: string }) => {
+    const contact = CONTACT_METHODS[method.type]
+    if (contact) return user !== undefined && verifiedContact(user, contact) !== undefined
+    return recovery || factors.some((f) => !method.id || method.id === f.id)
+  }
+  return steps.findIndex((step) => step.any.every(isCode) && !step.any.some(provable))
 }
 
 /**
@@ -151,7 +175,7 @@ export const isSatisfied = (challenge: MfaChallengeRow): boolean =>
  * code is looked at (a finished activity, another user's).
  */
 export async function challengeOf(
-  ctx: ActivityContext,
+  ctx: { tx: Reads; caller: Caller },
   { activity, field }: { activity: ActivityRow; field: string },
 ): Promise<MfaChallengeRow> {
   const challenge = await ctx.tx.get('mfaChallenges', activity.id)

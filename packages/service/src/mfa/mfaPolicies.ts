@@ -9,7 +9,7 @@ import { Reader } from '../kernel/Reader.ts'
 import { type ActivityContext, defineActivity } from '../kernel/registry.ts'
 import type { MfaPolicyRow } from '../kernel/store/model.ts'
 import { readExpression } from '../policies/readPolicyParams.ts'
-import { policiesOfUser, unprovableTotpStep } from './mfaGate.ts'
+import { policiesOfUser, unprovableStep } from './mfaGate.ts'
 
 /** Most MFA policies one user holds (each is evaluated on every activity of theirs). */
 export const MAX_MFA_POLICIES_PER_USER = 20
@@ -19,14 +19,17 @@ const MAX_METHODS = 8
 
 /**
  * The methods this service can prove (docs/mfa.md): a stamp (passkey, API key, session) on
- * `approve_activity`, or a TOTP code with `latchkey_satisfy_mfa`. E-mail and SMS OTP and OAuth as
- * a step are refused at creation rather than accepted and never satisfiable.
+ * `approve_activity`, a TOTP code, or a code sent to the user's verified e-mail or phone
+ * (`latchkey_send_mfa_code`), with `latchkey_satisfy_mfa`. OAuth as a step is refused at creation
+ * rather than accepted and never satisfiable.
  */
 const PROVABLE: readonly AuthenticationType[] = [
   'AUTHENTICATION_TYPE_PASSKEY',
   'AUTHENTICATION_TYPE_API_KEY',
   'AUTHENTICATION_TYPE_SESSION',
   'AUTHENTICATION_TYPE_LATCHKEY_TOTP',
+  'AUTHENTICATION_TYPE_EMAIL_OTP',
+  'AUTHENTICATION_TYPE_SMS_OTP',
 ]
 
 function readMethod(value: unknown, field: string): AuthenticationMethod {
@@ -38,6 +41,11 @@ function readMethod(value: unknown, field: string): AuthenticationMethod {
       reason: `${type} cannot be proven by this service yet; use one of ${PROVABLE.join(', ')}`,
     })
   const id = r.optString('id', { min: 0, max: 200 })
+  if (id && (type === 'AUTHENTICATION_TYPE_EMAIL_OTP' || type === 'AUTHENTICATION_TYPE_SMS_OTP'))
+    throw new FieldError({
+      field: r.field('id'),
+      reason: `names nothing for ${type}: the code goes to the user's verified contact; leave it out`,
+    })
   return id ? { type, id } : { type }
 }
 
@@ -60,18 +68,19 @@ function readCondition(r: Reader): string {
 }
 
 /**
- * Refuses steps the user cannot prove yet (only a TOTP factor proves them and they hold none):
- * their enrolment would itself wait for the policy, locking them out (docs/mfa.md).
+ * Refuses steps the user cannot prove yet (only a code proves them, and they hold no TOTP factor
+ * and no verified contact that fits): their enrolment would itself wait for the policy, locking
+ * them out (docs/mfa.md).
  */
 async function assertProvable(
   ctx: ActivityContext,
   { userId, steps }: { userId: string; steps: RequiredAuthenticationMethod[] },
 ): Promise<void> {
-  const step = await unprovableTotpStep(ctx.tx, { userId, steps })
+  const step = await unprovableStep(ctx.tx, { userId, steps })
   if (step >= 0)
     throw new FieldError({
       field: `parameters.requiredAuthenticationMethods[${step}].any`,
-      reason: `can be proven only by a TOTP factor, and user ${userId} holds no confirmed one (nor recovery codes): enrol and confirm one before requiring it`,
+      reason: `can be proven only by a code, and user ${userId} holds nothing that makes one (no confirmed TOTP factor, no recovery codes, no verified e-mail or phone it names): enrol one before requiring it`,
     })
 }
 

@@ -1,5 +1,6 @@
 import { randomBytes } from '@noble/hashes/utils.js'
 import type { ServicePlugin } from '../kernel/registry.ts'
+import { sendMfaCode } from './contactFactor.ts'
 import {
   confirmTotpFactor,
   createRecoveryCodes,
@@ -18,7 +19,8 @@ export const MFA_WING = 'mfa'
  * The MFA wing (issue 38, docs/mfa.md): MFA policies in the published shape and their queries; a
  * gate that holds a user's activities their policies match in ACTIVITY_STATUS_AUTHENTICATORS_NEEDED
  * until `approve_activity` stamps and `latchkey_satisfy_mfa` codes prove every step, then runs them
- * once; TOTP factors (RFC 6238, secrets sealed) and recovery codes (keyed hashes). Its key for
+ * once; TOTP factors (RFC 6238, secrets sealed), recovery codes (keyed hashes) and codes sent to a
+ * verified e-mail or phone (`latchkey_send_mfa_code`, through the kernel's `ContactCodes`). Its key for
  * those hashes is made once per database, sealed, in `pluginRows`.
  */
 export function mfaWing(options: MfaOptions = {}): ServicePlugin<MfaState> {
@@ -35,6 +37,7 @@ export function mfaWing(options: MfaOptions = {}): ServicePlugin<MfaState> {
       latchkey_delete_totp_factor: deleteTotpFactor,
       latchkey_create_recovery_codes: createRecoveryCodes,
       latchkey_satisfy_mfa: satisfyMfa,
+      latchkey_send_mfa_code: sendMfaCode,
     },
     queries: {
       get_mfa_policies: getMfaPolicies,

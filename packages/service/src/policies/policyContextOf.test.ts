@@ -51,6 +51,7 @@ const EXPECTED: Record<ActivityPath, [resource: string, action: string]> = {
   latchkey_delete_totp_factor: ['CREDENTIAL', 'DELETE'],
   latchkey_create_recovery_codes: ['CREDENTIAL', 'CREATE'],
   latchkey_satisfy_mfa: ['ACTIVITY', 'APPROVE'],
+  latchkey_send_mfa_code: ['ACTIVITY', 'APPROVE'],
   delete_policies: ['POLICY', 'DELETE'],
   create_users: ['USER', 'CREATE'],
   delete_users: ['USER', 'DELETE'],

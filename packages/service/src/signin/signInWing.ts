@@ -6,6 +6,7 @@ import {
   type QueryPath,
 } from '@latchkey/protocol'
 import { PermissionError } from '../kernel/base/errors.ts'
+import { CONTACT_CODES } from '../kernel/contactCodes.ts'
 import type { ServicePlugin } from '../kernel/registry.ts'
 import { initOtp } from './activities/initOtp.ts'
 import { oauth2Authenticate } from './activities/oauth2Authenticate.ts'
@@ -14,6 +15,7 @@ import { otpLogin } from './activities/otpLogin.ts'
 import { stampLogin } from './activities/stampLogin.ts'
 import { verifyOtp } from './activities/verifyOtp.ts'
 import { ATTESTED_CREDENTIAL_PREFIX, verifyAttestedStamp } from './attested/verifyAttestedStamp.ts'
+import { contactCodesOf } from './contactCodes.ts'
 import { DEV_OIDC_PREFIX } from './oauth/devIdp.ts'
 import { outboxRoutes } from './outbox/createOutbox.ts'
 import { proxyApp } from './proxy/proxyApp.ts'
@@ -41,7 +43,15 @@ export const signInWing = (options: SignInWingConfig = {}): ServicePlugin<SignIn
     oauth_login: oauthLogin,
     stamp_login: stampLogin,
   },
-  state: { key: SIGN_IN_STATE, load: (runtime, app) => loadSignInState(runtime, app, options) },
+  state: {
+    key: SIGN_IN_STATE,
+    async load(runtime, app) {
+      const state = await loadSignInState(runtime, app, options)
+      // Other wings send and check codes through the kernel's contract (the MFA wing's factors).
+      runtime.keepState(CONTACT_CODES, contactCodesOf(runtime, state.otp))
+      return state
+    },
+  },
   stampVerifiers: { [ATTESTED_STAMP_HEADER]: verifyAttestedStamp },
   async bootstrap(tx, runtime) {
     await bootstrapSignInKeys(tx, runtime)

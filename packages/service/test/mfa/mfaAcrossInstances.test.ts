@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
 import { totp } from '../../src/mfa/totp.ts'
 import { ETHEREUM_ACCOUNT, type Harness, resultOf, type TestKey, testKey } from '../../src/testing/harness.ts'
+import { latestCode } from '../../src/testing/latestCode.ts'
 import { twoInstances as twoOnPostgres } from '../support/twoInstances.ts'
 
 let cluster: PostgresCluster
@@ -218,5 +219,64 @@ describe('MFA across two instances on PostgreSQL', { timeout: 120_000 }, () => {
     )
     expect(replies.map((reply) => reply.status).sort()).toEqual([200, 400])
     expect(await user.wallets(b)).toBe(1)
+  })
+
+  it('an e-mail code sent on A proves its activity once when spent on A and B at once; guesses on both count together', async () => {
+    const key = testKey()
+    const email = 'twice@example.com'
+    a.clock.advance(1)
+    const created = resultOf(
+      'create_sub_organization',
+      await a.submit('create_sub_organization', {
+        subOrganizationName: 'Contact codes',
+        rootUsers: [
+          {
+            userName: 'Ada',
+            userEmail: email,
+            apiKeys: [key.apiKey('key')],
+            authenticators: [],
+            oauthProviders: [],
+          },
+        ],
+        rootQuorumThreshold: 1,
+      }),
+    )
+    const org = created.subOrganizationId as string
+    const submit = (h: Harness, path: Parameters<Harness['submit']>[0], params: unknown, at = 0) =>
+      h.submit(path, params, { as: key, organizationId: org, timestampMs: String(h.clock.now() + at) })
+    a.clock.advance(1)
+    resultOf(
+      'create_mfa_policy',
+      await submit(a, 'create_mfa_policy', {
+        userId: created.rootUserIds[0],
+        mfaPolicyName: 'wallets',
+        condition: "activity.resource == 'WALLET'",
+        requiredAuthenticationMethods: [{ any: [{ type: 'AUTHENTICATION_TYPE_EMAIL_OTP' }] }],
+        order: 0,
+      }),
+    )
+    a.clock.advance(1)
+    const held = await submit(a, 'create_wallet', { walletName: 'w', accounts: [ETHEREUM_ACCOUNT] })
+    const fingerprint = held.body.activity.fingerprint as string
+    a.clock.advance(1)
+    resultOf(
+      'latchkey_send_mfa_code',
+      await submit(a, 'latchkey_send_mfa_code', { fingerprint, type: 'AUTHENTICATION_TYPE_EMAIL_OTP' }),
+    )
+    const code = await latestCode(a.service, email)
+    const wrong = code === '000000' ? '111111' : '000000'
+    // A wrong guess on B is counted against the same code and user as one on A.
+    expect(codeOf(await submit(b, 'latchkey_satisfy_mfa', { fingerprint, contactCode: wrong }, 1))).toBe(
+      'OTP_INVALID',
+    )
+    const replies = await Promise.all(
+      [a, b].map((h, i) => submit(h, 'latchkey_satisfy_mfa', { fingerprint, contactCode: code }, i + 2)),
+    )
+    expect(
+      replies.filter((reply) => reply.body.activity?.status === 'ACTIVITY_STATUS_COMPLETED'),
+    ).toHaveLength(1)
+    expect(replies.filter((reply) => reply.status !== 200)).toHaveLength(1)
+    const wallets = await b.query('list_wallets', { organizationId: org }, { as: key, organizationId: org })
+    expect(wallets.body.wallets).toHaveLength(1)
   })
 })

@@ -462,6 +462,8 @@ export interface MfaChallengeRow extends Row {
   userId: string
   policies: { policyId: string; steps: { any: { type: string; id?: string }[] }[] }[]
   satisfied: { policyId: string; step: number; type: string; id: string }[]
+  /** The e-mail or SMS code sent for this challenge (mfa/contactFactor.ts): it alone proves it, once. */
+  contactCode?: { type: string; otpId: string }
 }
 // ---- wing: webhooks (issue 39) ----
 /** A webhook endpoint (webhooks/): where an organization's (and its sub-organizations') events go. */

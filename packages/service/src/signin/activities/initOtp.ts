@@ -3,13 +3,10 @@ import { refuseFields } from '../../domain/params.ts'
 import { contactKindOf, holdsVerifiedContact } from '../../domain/verifiedContact.ts'
 import { ApiError, PermissionError } from '../../kernel/base/errors.ts'
 import { defineActivity } from '../../kernel/registry.ts'
+import { operatorOtpInit } from '../contactCodes.ts'
 import { normalizeContact } from '../otp/normalizeContact.ts'
 import { createOtpEncryptionTarget } from '../otp/otpEncryptionTarget.ts'
-import { proxyConfigFor } from '../proxyConfigFor.ts'
 import { signInState } from '../signInState.ts'
-
-/** Code lifetime when the operator set none (and the longest a caller may ask for then). */
-export const DEFAULT_OTP_SECONDS = 300
 
 /** Prefixes the field of a sign-in engine error with `parameters.` like every activity error. */
 export async function inParameters<T>(run: () => T | Promise<T>): Promise<T> {
@@ -91,25 +88,14 @@ export const initOtp = defineActivity('init_otp', {
               : `a sub-organization may send codes only to its own users' ${email ? 'e-mail addresses' : 'phone numbers'}`,
           })
       }
-      const config = await proxyConfigFor(reads, org.id)
-      const settings = config?.settings
-      const operator = await reads.get(
-        'organizations',
-        config?.organizationId ?? org.parentOrganizationId ?? org.id,
-      )
-      const maxLifetime = Number(settings?.otpExpirationSeconds ?? DEFAULT_OTP_SECONDS)
-      // The operator's length is a floor: the caller, who may be the attacker, cannot go under it.
-      const otpLength = Math.max(p.otpLength ?? 6, settings?.otpLength ?? 6)
       const { otpId } = await signInState(ctx.runtime).otp.init({
-        organizationId: org.id,
-        otpType: p.otpType,
-        contact: p.contact,
-        otpLength,
-        ...(settings?.otpAlphabet ? { alphabet: settings.otpAlphabet } : {}),
+        ...(await operatorOtpInit(reads, {
+          organization: org,
+          otpType: p.otpType,
+          contact: p.contact,
+          ...(p.otpLength !== undefined ? { otpLength: p.otpLength } : {}),
+        })),
         ...(p.expirationSeconds !== undefined ? { expirationSeconds: Number(p.expirationSeconds) } : {}),
-        maxExpirationSeconds: maxLifetime,
-        appName: settings?.appName ?? operator?.name ?? 'Latchkey',
-        ...(settings ? { emailTemplate: settings.emailTemplate, smsTemplate: settings.smsTemplate } : {}),
         ...((p as { captchaPass?: string }).captchaPass !== undefined
           ? { captchaPass: (p as { captchaPass?: string }).captchaPass }
           : {}),

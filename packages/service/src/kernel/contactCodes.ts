@@ -1,0 +1,29 @@
+import type { OtpType } from '@latchkey/protocol'
+import { PluginStateKey } from './Runtime.ts'
+
+/**
+ * One-time codes to a user's contact, as other wings use them: the sign-in wing (which owns the
+ * OTP engine, its budgets and its delivery) publishes this, the MFA wing sends and checks codes
+ * for its e-mail and SMS factors through it, and neither imports the other.
+ */
+export interface ContactCodes {
+  /**
+   * Sends a fresh code to `contact` with the operator's OTP settings (length, lifetime, app name,
+   * templates) and the engine's per-contact send budget; commits on its own (call it outside a
+   * transaction). Answers the code's id, never the code.
+   */
+  send(input: { organizationId: string; otpType: OtpType; contact: string }): Promise<{ otpId: string }>
+  /**
+   * Checks `code` against the code `otpId` of `organizationId` and spends it (once: concurrent
+   * checks, on any instance, let one through), charging the engine's guess budget; commits on its
+   * own. Answers what the code was sent to; throws `OTP_INVALID` (field `otpCode`) otherwise.
+   */
+  check(input: {
+    organizationId: string
+    otpId: string
+    code: string
+  }): Promise<{ otpType: OtpType; contact: string }>
+}
+
+/** Where the runtime keeps the published `ContactCodes` (absent without the sign-in wing). */
+export const CONTACT_CODES = new PluginStateKey<ContactCodes>('contact-codes')

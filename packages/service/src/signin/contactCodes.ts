@@ -1,0 +1,63 @@
+import type { OtpType } from '@latchkey/protocol'
+import type { ContactCodes } from '../kernel/contactCodes.ts'
+import type { Runtime } from '../kernel/Runtime.ts'
+import type { OrganizationRow } from '../kernel/store/model.ts'
+import type { Reads } from '../kernel/store/Store.ts'
+import type { OtpEngine, OtpInitInput } from './otp/createOtpEngine.ts'
+import { proxyConfigFor } from './proxyConfigFor.ts'
+
+/** Code lifetime when the operator set none (and the longest a caller may ask for then). */
+const DEFAULT_OTP_SECONDS = 300
+
+/**
+ * What a code sent for `organization` takes from the operator's proxy settings: its length (a
+ * floor over `otpLength`: the caller, who may be the attacker, cannot go under it), alphabet,
+ * longest lifetime, app name and templates.
+ */
+export async function operatorOtpInit(
+  reads: Reads,
+  {
+    organization,
+    otpType,
+    contact,
+    otpLength,
+  }: {
+    organization: OrganizationRow
+    otpType: OtpType
+    contact: string
+    otpLength?: number
+  },
+): Promise<OtpInitInput> {
+  const config = await proxyConfigFor(reads, organization.id)
+  const settings = config?.settings
+  const operator = await reads.get(
+    'organizations',
+    config?.organizationId ?? organization.parentOrganizationId ?? organization.id,
+  )
+  return {
+    organizationId: organization.id,
+    otpType,
+    contact,
+    otpLength: Math.max(otpLength ?? 6, settings?.otpLength ?? 6),
+    ...(settings?.otpAlphabet ? { alphabet: settings.otpAlphabet } : {}),
+    maxExpirationSeconds: Number(settings?.otpExpirationSeconds ?? DEFAULT_OTP_SECONDS),
+    appName: settings?.appName ?? operator?.name ?? 'Latchkey',
+    ...(settings ? { emailTemplate: settings.emailTemplate, smsTemplate: settings.smsTemplate } : {}),
+  }
+}
+
+/** The sign-in wing's `ContactCodes` (kernel/contactCodes.ts), over its OTP engine. */
+export function contactCodesOf(runtime: Runtime, otp: OtpEngine): ContactCodes {
+  return {
+    async send({ organizationId, otpType, contact }) {
+      const organization = await runtime.store.get('organizations', organizationId)
+      if (!organization) throw new Error(`no organization ${organizationId}`)
+      return otp.init(await operatorOtpInit(runtime.store, { organization, otpType, contact }))
+    },
+    async check({ organizationId, otpId, code }) {
+      // The verification token it mints is dropped unseen: the code proves a factor, not a contact.
+      const { claims } = await otp.verify({ organizationId, otpId, otpCode: code })
+      return { otpType: claims.verification_type, contact: claims.contact }
+    },
+  }
+}

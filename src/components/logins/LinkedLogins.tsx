@@ -1,0 +1,330 @@
+import { lazy, Suspense, useEffect, useId, useRef, useState } from 'react'
+import type { LinkedLogin } from '../../core/actions/queries/getLinkedLogins.ts'
+import type { MfaRequiredError } from '../../core/errors.ts'
+import { useAddPasskey, useLinkedLogins, useUnlinkLogin } from '../../react/index.ts'
+import { isMfaRequired, LazyStepUp } from '../mfa/LazyStepUp.tsx'
+import { Alert } from '../ui/Alert.tsx'
+import { ErrorText, MessageText } from '../ui/ErrorText.tsx'
+import { errorCodeOf } from '../ui/errorMessage.ts'
+import { MailIcon, PasskeyIcon, PhoneIcon, PlusIcon, WalletIcon } from '../ui/icons.tsx'
+import { Button, Spinner } from '../ui/parts.tsx'
+import type { UiOptions } from '../ui/uiOptions.ts'
+import { type Ui, useUi } from '../ui/useUi.ts'
+
+// The e-mail form loads only when the user asks to link an address.
+const LinkEmailForm = lazy(() => import('./LinkEmailForm.tsx').then((m) => ({ default: m.LinkEmailForm })))
+
+export interface LinkedLoginsProps extends UiOptions {
+  /** Offer "Link a passkey". @default true */
+  allowPasskey?: boolean
+  /** Offer "Link an email" when the account has none. @default true */
+  allowEmail?: boolean
+  /** Called after a login is unlinked. */
+  onUnlinked?: ((login: LinkedLogin) => void) | undefined
+  className?: string | undefined
+}
+
+/**
+ * Every way into the signed-in user's account (e-mail, phone, OAuth providers, passkeys, wallets,
+ * API keys), each with "Unlink" after a confirmation, plus "Link a passkey" and "Link an email"
+ * (proven by a code, so the address ends verified). The service refuses to remove the last way in;
+ * that refusal is shown in words. An MFA policy on the user shows the step-up, then finishes.
+ */
+export function LinkedLogins(props: LinkedLoginsProps) {
+  return (
+    <Suspense fallback={null}>
+      <LinkedLoginsInner {...props} />
+    </Suspense>
+  )
+}
+
+type Notice = { text: string }
+type Waiting = { challenge: MfaRequiredError<unknown>; done: string }
+
+function LinkedLoginsInner({
+  allowPasskey = true,
+  allowEmail = true,
+  onUnlinked,
+  className,
+  ...look
+}: LinkedLoginsProps) {
+  const ui = useUi(look)
+  const titleId = useId()
+  const logins = useLinkedLogins()
+  const unlink = useUnlinkLogin()
+  const addPasskey = useAddPasskey()
+  const [confirming, setConfirming] = useState<LinkedLogin | null>(null)
+  const [waiting, setWaiting] = useState<Waiting | null>(null)
+  const [linkingEmail, setLinkingEmail] = useState(false)
+  const [notice, setNotice] = useState<Notice | null>(null)
+  const [error, setError] = useState<unknown>(null)
+  const noticeRef = useRef<HTMLParagraphElement>(null)
+  const errorRef = useRef<HTMLDivElement>(null)
+  const unlinkButtons = useRef(new Map<string, HTMLButtonElement>())
+  const confirmButton = useRef<HTMLButtonElement>(null)
+  const root = {
+    ...ui.rootProps,
+    className: `${ui.rootProps.className} lk-card${className ? ` ${className}` : ''}`,
+    'aria-labelledby': titleId,
+  }
+
+  // Focus follows each step: the confirmation's "Yes", then the outcome (or the refusal).
+  useEffect(() => {
+    if (confirming) confirmButton.current?.focus()
+  }, [confirming])
+  useEffect(() => {
+    if (notice) noticeRef.current?.focus()
+  }, [notice])
+  useEffect(() => {
+    if (error) errorRef.current?.focus()
+  }, [error])
+
+  const nameOf = (login: LinkedLogin) =>
+    login.kind === 'passkey' || login.kind === 'oauth' ? login.label : login.label || kindName(ui, login)
+
+  const cancelConfirm = (login: LinkedLogin) => {
+    setConfirming(null)
+    unlinkButtons.current.get(`${login.kind}:${login.id}`)?.focus()
+  }
+  const finished = (text: string) => {
+    setWaiting(null)
+    setError(null)
+    setNotice({ text })
+  }
+  const failed = (caught: unknown, done: string) => {
+    if (isMfaRequired(caught)) setWaiting({ challenge: caught, done })
+    else setError(caught)
+  }
+
+  const doUnlink = async (login: LinkedLogin) => {
+    setConfirming(null)
+    setNotice(null)
+    setError(null)
+    const done = ui.t('loginUnlinked', { name: nameOf(login) })
+    try {
+      await unlink.mutateAsync({ login })
+      finished(done)
+      onUnlinked?.(login)
+    } catch (caught) {
+      failed(caught, done)
+    }
+  }
+  const doAddPasskey = async () => {
+    setNotice(null)
+    setError(null)
+    const done = ui.t('loginLinked', { name: ui.t('loginPasskey') })
+    try {
+      await addPasskey.mutateAsync(undefined)
+      finished(done)
+    } catch (caught) {
+      failed(caught, done)
+    }
+  }
+
+  const heading = (
+    <h2 className="lk-card-title" id={titleId}>
+      {ui.t('loginsTitle')}
+    </h2>
+  )
+  if (logins.isPending)
+    return (
+      <section {...root}>
+        {heading}
+        <p className="lk-row lk-muted" role="status" style={{ margin: 0 }}>
+          <Spinner />
+          {ui.t('loading')}
+        </p>
+      </section>
+    )
+  if (logins.isError || !logins.data)
+    return (
+      <section {...root}>
+        {heading}
+        <Alert
+          tone="error"
+          action={
+            <Button size="sm" variant="secondary" onClick={() => void logins.refetch()}>
+              {ui.t('retry')}
+            </Button>
+          }
+        >
+          <ErrorText ui={ui} error={logins.error} />
+        </Alert>
+      </section>
+    )
+
+  const list = logins.data.logins
+  const hasEmail = list.some((login) => login.kind === 'email')
+  const busy = unlink.isPending || addPasskey.isPending || waiting !== null
+  return (
+    <section {...root} data-lk-logins="">
+      {heading}
+      {list.length === 0 ? (
+        <p className="lk-subtle" style={{ margin: 0 }}>
+          {ui.t('loginsEmpty')}
+        </p>
+      ) : (
+        <ul className="lk-list">
+          {list.map((login) => {
+            const key = `${login.kind}:${login.id}`
+            const name = nameOf(login)
+            return (
+              <li key={key} data-lk-login={login.kind} style={{ flexWrap: 'wrap' }}>
+                <KindIcon kind={login.kind} />
+                <span className="lk-grow" style={{ minWidth: 0, overflowWrap: 'anywhere' }}>
+                  <span className="lk-strong">{kindName(ui, login)}</span>{' '}
+                  <span className="lk-subtle" dir="auto">
+                    {login.kind === 'oauth' ? new URL(login.issuer, 'https://x').host : login.label}
+                  </span>
+                </span>
+                <button
+                  ref={(element) => {
+                    if (element) unlinkButtons.current.set(key, element)
+                    else unlinkButtons.current.delete(key)
+                  }}
+                  type="button"
+                  className="lk-button"
+                  data-variant="secondary"
+                  data-size="sm"
+                  aria-label={ui.t('loginUnlinkLabel', { name })}
+                  aria-expanded={confirming === login}
+                  disabled={busy}
+                  onClick={() => {
+                    setNotice(null)
+                    setError(null)
+                    setConfirming(login)
+                  }}
+                >
+                  {ui.t('loginUnlink')}
+                </button>
+                {confirming === login ? (
+                  <fieldset
+                    className="lk-stack"
+                    data-gap="sm"
+                    style={{ flexBasis: '100%', border: 0, padding: 0, margin: 0, minWidth: 0 }}
+                    onKeyDown={(event) => {
+                      if (event.key === 'Escape') cancelConfirm(login)
+                    }}
+                  >
+                    <legend style={{ padding: 0, overflowWrap: 'anywhere' }}>
+                      {ui.t('loginUnlinkConfirm', { name })}
+                    </legend>
+                    <div className="lk-row" style={{ flexWrap: 'wrap' }}>
+                      <button
+                        ref={confirmButton}
+                        type="button"
+                        className="lk-button"
+                        data-variant="danger"
+                        data-size="sm"
+                        onClick={() => void doUnlink(login)}
+                      >
+                        {ui.t('loginUnlinkYes')}
+                      </button>
+                      <Button size="sm" variant="ghost" onClick={() => cancelConfirm(login)}>
+                        {ui.t('cancel')}
+                      </Button>
+                    </div>
+                  </fieldset>
+                ) : null}
+              </li>
+            )
+          })}
+        </ul>
+      )}
+      {waiting ? (
+        <LazyStepUp
+          ui={ui}
+          challenge={waiting.challenge}
+          onDone={() => finished(waiting.done)}
+          onCancel={() => setWaiting(null)}
+        />
+      ) : null}
+      <div aria-live="polite">
+        {notice ? (
+          <p ref={noticeRef} tabIndex={-1} className="lk-subtle" style={{ margin: 0 }}>
+            {notice.text}
+          </p>
+        ) : null}
+      </div>
+      <div aria-live="assertive" ref={errorRef} tabIndex={-1}>
+        {error ? (
+          <Alert tone="error">
+            {errorCodeOf(error) === 'FIELD_INVALID' ? (
+              <MessageText text={ui.t('loginLastWayIn')} />
+            ) : (
+              <ErrorText ui={ui} error={error} />
+            )}
+          </Alert>
+        ) : null}
+      </div>
+      {linkingEmail ? (
+        <Suspense fallback={<Spinner />}>
+          <LinkEmailForm
+            ui={ui}
+            onCancel={() => setLinkingEmail(false)}
+            onLinked={(email) => {
+              setLinkingEmail(false)
+              finished(ui.t('loginLinked', { name: email }))
+            }}
+            onChallenge={(challenge, email) =>
+              setWaiting({ challenge, done: ui.t('loginLinked', { name: email }) })
+            }
+          />
+        </Suspense>
+      ) : null}
+      <div className="lk-row" style={{ flexWrap: 'wrap' }}>
+        {allowPasskey ? (
+          <Button
+            size="sm"
+            variant="secondary"
+            loading={addPasskey.isPending}
+            disabled={busy}
+            onClick={() => void doAddPasskey()}
+          >
+            <PlusIcon />
+            {ui.t('addPasskey')}
+          </Button>
+        ) : null}
+        {allowEmail && !hasEmail && !linkingEmail ? (
+          <Button
+            size="sm"
+            variant="secondary"
+            disabled={busy}
+            onClick={() => {
+              setNotice(null)
+              setError(null)
+              setLinkingEmail(true)
+            }}
+          >
+            <PlusIcon />
+            {ui.t('loginLinkEmail')}
+          </Button>
+        ) : null}
+      </div>
+    </section>
+  )
+}
+
+function kindName(ui: Ui, login: LinkedLogin): string {
+  switch (login.kind) {
+    case 'email':
+      return ui.t('emailRow')
+    case 'phone':
+      return ui.t('phoneRow')
+    case 'oauth':
+      return login.label
+    case 'passkey':
+      return ui.t('loginPasskey')
+    case 'wallet':
+      return ui.t('loginWallet')
+    default:
+      return ui.t('loginApiKey')
+  }
+}
+
+function KindIcon({ kind }: { kind: LinkedLogin['kind'] }) {
+  if (kind === 'email') return <MailIcon size={18} />
+  if (kind === 'phone') return <PhoneIcon size={18} />
+  if (kind === 'passkey') return <PasskeyIcon size={18} />
+  return <WalletIcon size={18} />
+}
