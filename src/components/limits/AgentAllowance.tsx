@@ -10,6 +10,7 @@ import { usePolicies, useRevokeAgentAllowance, useSpendingLimits } from '../../r
 import { Alert } from '../ui/Alert.tsx'
 import { ErrorText } from '../ui/ErrorText.tsx'
 import { PlusIcon } from '../ui/icons.tsx'
+import { LoadFailed, Loading } from '../ui/LoadState.tsx'
 import { Button, Spinner } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
 import { type Ui, useUi } from '../ui/useUi.ts'
@@ -121,21 +122,9 @@ function AgentAllowanceInner({
         </p>
       </div>
       {limits.isPending ? (
-        <p className="lk-row lk-muted" role="status" style={{ margin: 0 }}>
-          <Spinner />
-          {ui.t('loading')}
-        </p>
+        <Loading ui={ui} />
       ) : limits.isError ? (
-        <Alert
-          tone="error"
-          action={
-            <Button size="sm" variant="secondary" onClick={() => void limits.refetch()}>
-              {ui.t('retry')}
-            </Button>
-          }
-        >
-          <ErrorText ui={ui} error={limits.error} />
-        </Alert>
+        <LoadFailed ui={ui} error={limits.error} retry={() => void limits.refetch()} />
       ) : agents.length === 0 ? (
         <p className="lk-subtle" style={{ margin: 0 }}>
           {ui.t('agentEmpty')}

@@ -7,6 +7,7 @@ import { Alert } from '../ui/Alert.tsx'
 import { ErrorText, MessageText } from '../ui/ErrorText.tsx'
 import { errorCodeOf } from '../ui/errorMessage.ts'
 import { MailIcon, PasskeyIcon, PhoneIcon, PlusIcon, WalletIcon } from '../ui/icons.tsx'
+import { LoadFailed, Loading } from '../ui/LoadState.tsx'
 import { Button, Spinner } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
 import { type Ui, useUi } from '../ui/useUi.ts'
@@ -130,26 +131,14 @@ function LinkedLoginsInner({
     return (
       <section {...root}>
         {heading}
-        <p className="lk-row lk-muted" role="status" style={{ margin: 0 }}>
-          <Spinner />
-          {ui.t('loading')}
-        </p>
+        <Loading ui={ui} />
       </section>
     )
   if (logins.isError || !logins.data)
     return (
       <section {...root}>
         {heading}
-        <Alert
-          tone="error"
-          action={
-            <Button size="sm" variant="secondary" onClick={() => void logins.refetch()}>
-              {ui.t('retry')}
-            </Button>
-          }
-        >
-          <ErrorText ui={ui} error={logins.error} />
-        </Alert>
+        <LoadFailed ui={ui} error={logins.error} retry={() => void logins.refetch()} />
       </section>
     )
 

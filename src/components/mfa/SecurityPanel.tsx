@@ -17,7 +17,8 @@ import { Alert } from '../ui/Alert.tsx'
 import { CopyButton } from '../ui/CopyButton.tsx'
 import { ErrorText, MessageText } from '../ui/ErrorText.tsx'
 import { LockIcon, PasskeyIcon, PlusIcon } from '../ui/icons.tsx'
-import { Button, Spinner } from '../ui/parts.tsx'
+import { LoadFailed, Loading } from '../ui/LoadState.tsx'
+import { Button } from '../ui/parts.tsx'
 import { type Ui, useUi } from '../ui/useUi.ts'
 import { isMfaRequired, LazyStepUp } from './LazyStepUp.tsx'
 import {
@@ -177,16 +178,7 @@ export function SecurityPanel({ onChange, className, ...look }: SecuritySettings
       {loading ? (
         <Loading ui={ui} />
       ) : loadError ? (
-        <Alert
-          tone="error"
-          action={
-            <Button size="sm" variant="secondary" onClick={refresh}>
-              {ui.t('retry')}
-            </Button>
-          }
-        >
-          <ErrorText ui={ui} error={loadError} />
-        </Alert>
+        <LoadFailed ui={ui} error={loadError} retry={refresh} />
       ) : (
         <>
           <h3 className="lk-title" style={{ fontSize: 15, margin: 0 }}>
@@ -326,15 +318,6 @@ export function SecurityPanel({ onChange, className, ...look }: SecuritySettings
         {notice}
       </p>
     </section>
-  )
-}
-
-function Loading({ ui }: { ui: Ui }) {
-  return (
-    <p className="lk-row lk-muted" role="status" style={{ margin: 0 }}>
-      <Spinner />
-      {ui.t('loading')}
-    </p>
   )
 }
 

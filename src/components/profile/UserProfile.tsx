@@ -15,7 +15,8 @@ import { Alert } from '../ui/Alert.tsx'
 import { ErrorText } from '../ui/ErrorText.tsx'
 import { formatDateTime } from '../ui/formatDuration.ts'
 import { PasskeyIcon, PlusIcon, TrashIcon } from '../ui/icons.tsx'
-import { Button, Spinner } from '../ui/parts.tsx'
+import { LoadFailed, Loading } from '../ui/LoadState.tsx'
+import { Button } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
 import { type Ui, useUi } from '../ui/useUi.ts'
 
@@ -56,26 +57,14 @@ function UserProfileInner({ showSessions = true, className, ...look }: UserProfi
     return (
       <section {...root}>
         {heading}
-        <p className="lk-row lk-muted" role="status" style={{ margin: 0 }}>
-          <Spinner />
-          {ui.t('loading')}
-        </p>
+        <Loading ui={ui} />
       </section>
     )
   if (user.isError || !user.data)
     return (
       <section {...root}>
         {heading}
-        <Alert
-          tone="error"
-          action={
-            <Button size="sm" variant="secondary" onClick={() => void user.refetch()}>
-              {ui.t('retry')}
-            </Button>
-          }
-        >
-          <ErrorText ui={ui} error={user.error} />
-        </Alert>
+        <LoadFailed ui={ui} error={user.error} retry={() => void user.refetch()} />
       </section>
     )
   const { user: u } = user.data

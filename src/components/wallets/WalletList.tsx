@@ -12,6 +12,7 @@ import { Alert } from '../ui/Alert.tsx'
 import { CopyButton } from '../ui/CopyButton.tsx'
 import { ErrorText } from '../ui/ErrorText.tsx'
 import { PlusIcon, TrashIcon, WalletIcon } from '../ui/icons.tsx'
+import { LoadFailed, Loading } from '../ui/LoadState.tsx'
 import { Button, Spinner } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
 import { type Ui, useUi } from '../ui/useUi.ts'
@@ -55,25 +56,9 @@ function WalletListInner({
 
   let body: React.ReactNode
   if (wallets.isPending) {
-    body = (
-      <p className="lk-row lk-muted" role="status" style={{ margin: 0 }}>
-        <Spinner />
-        {ui.t('loading')}
-      </p>
-    )
+    body = <Loading ui={ui} />
   } else if (wallets.isError) {
-    body = (
-      <Alert
-        tone="error"
-        action={
-          <Button size="sm" variant="secondary" onClick={() => void wallets.refetch()}>
-            {ui.t('retry')}
-          </Button>
-        }
-      >
-        <ErrorText ui={ui} error={wallets.error} />
-      </Alert>
-    )
+    body = <LoadFailed ui={ui} error={wallets.error} retry={() => void wallets.refetch()} />
   } else if (list.length === 0 && !creating) {
     body = (
       <div className="lk-center" style={{ paddingBlock: 16 }}>
