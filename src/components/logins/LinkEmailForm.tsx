@@ -2,9 +2,8 @@ import { type FormEvent, useEffect, useId, useRef, useState } from 'react'
 import type { MfaRequiredError } from '../../core/errors.ts'
 import { useLinkEmail } from '../../react/index.ts'
 import { isMfaRequired } from '../mfa/LazyStepUp.tsx'
-import { Alert } from '../ui/Alert.tsx'
-import { ErrorText, MessageText } from '../ui/ErrorText.tsx'
 import { errorCodeOf } from '../ui/errorMessage.ts'
+import { ErrorRegion } from '../ui/feedback.tsx'
 import { Button } from '../ui/parts.tsx'
 import type { Ui } from '../ui/useUi.ts'
 
@@ -153,13 +152,7 @@ export function LinkEmailForm({
           </div>
         </form>
       )}
-      <div aria-live="assertive" id={errorId}>
-        {error ? (
-          <Alert tone="error">
-            {message ? <MessageText text={message} /> : <ErrorText ui={ui} error={error} />}
-          </Alert>
-        ) : null}
-      </div>
+      <ErrorRegion id={errorId} ui={ui} error={error} message={message} />
     </div>
   )
 }

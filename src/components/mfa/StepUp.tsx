@@ -1,9 +1,8 @@
 import { type FormEvent, useEffect, useId, useRef, useState } from 'react'
 import type { MfaRequiredError } from '../../core/errors.ts'
 import { useCompleteMfa } from '../../react/index.ts'
-import { Alert } from '../ui/Alert.tsx'
-import { ErrorText, MessageText } from '../ui/ErrorText.tsx'
 import { errorCodeOf } from '../ui/errorMessage.ts'
+import { ErrorRegion } from '../ui/feedback.tsx'
 import { Button } from '../ui/parts.tsx'
 import type { Ui } from '../ui/useUi.ts'
 import { ContactFactorStep, EMAIL_OTP, SMS_OTP } from './ContactFactorStep.tsx'
@@ -175,13 +174,7 @@ export function StepUp<T>({ ui, challenge: first, onDone, onCancel, titleId: giv
           {ui.t('mfaUsePasskey')}
         </button>
       ) : null}
-      <div aria-live="assertive" id={errorId}>
-        {error ? (
-          <Alert tone="error">
-            {message ? <MessageText text={message} /> : <ErrorText ui={ui} error={error} />}
-          </Alert>
-        ) : null}
-      </div>
+      <ErrorRegion id={errorId} ui={ui} error={error} message={message} />
       <Button block variant="ghost" onClick={onCancel} disabled={complete.isPending}>
         {ui.t('cancel')}
       </Button>

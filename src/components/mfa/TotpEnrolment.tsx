@@ -2,10 +2,9 @@ import { generate } from 'lean-qr'
 import { type FormEvent, useEffect, useId, useMemo, useRef, useState } from 'react'
 import type { CreateTotpFactorReturnType } from '../../core/actions/activities/createTotpFactor.ts'
 import { useConfirmTotpFactor } from '../../react/index.ts'
-import { Alert } from '../ui/Alert.tsx'
 import { CopyButton } from '../ui/CopyButton.tsx'
-import { ErrorText, MessageText } from '../ui/ErrorText.tsx'
 import { errorCodeOf } from '../ui/errorMessage.ts'
+import { ErrorRegion } from '../ui/feedback.tsx'
 import { Button } from '../ui/parts.tsx'
 import type { Ui } from '../ui/useUi.ts'
 
@@ -138,13 +137,7 @@ export function TotpEnrolment({
             disabled={confirm.isPending}
           />
         </div>
-        <div aria-live="assertive" id={errorId}>
-          {error ? (
-            <Alert tone="error">
-              {message ? <MessageText text={message} /> : <ErrorText ui={ui} error={error} />}
-            </Alert>
-          ) : null}
-        </div>
+        <ErrorRegion id={errorId} ui={ui} error={error} message={message} />
         <Button block type="submit" loading={confirm.isPending}>
           {ui.t('secEnrolConfirm')}
         </Button>
