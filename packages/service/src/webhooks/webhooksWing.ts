@@ -2,6 +2,7 @@ import { WEBHOOK_JWKS_PATH } from '@latchkey/protocol'
 import { registerAppEvents } from '../kernel/appEvents.ts'
 import { PluginStateKey, type Runtime } from '../kernel/Runtime.ts'
 import type { ServicePlugin } from '../kernel/registry.ts'
+import type { WebhookEndpointRow } from '../kernel/store/model.ts'
 import { type AddressPolicy, parseAllowList } from './addressPolicy.ts'
 import { deliveryHandler, deliverySettings } from './deliver.ts'
 import { endpointHandlers } from './endpointActivities.ts'
@@ -65,6 +66,19 @@ export function webhooksWing({
         from: { table: 'organizations', id: organizationId, column: 'parentOrganizationId' },
       },
     ],
+    // An endpoint on ACTIVITY_UPDATES wants an event of every activity, and each moves its one
+    // sequence number: on PostgreSQL concurrent activities would fail each other's commit on that
+    // row (SERIALIZABLE) and rerun until some ran out of reruns (503). The process runs them one
+    // at a time instead, on the key of the highest organization holding such an endpoint (the
+    // parent's covers its sub-organizations' activities, and theirs own endpoints' rows too).
+    async serializes({ organization, reads }) {
+      for (const owner of [organization.parentOrganizationId, organization.id]) {
+        if (owner === undefined) continue
+        const endpoints = await reads.findBy('webhookEndpoints', 'organizationId', owner)
+        if (endpoints.some(wantsEveryActivity)) return `webhooks:${owner}`
+      }
+      return undefined
+    },
     async bootstrap(tx, runtime) {
       await ensureSigningKey(runtime, tx)
     },
@@ -99,3 +113,7 @@ export function webhooksWing({
     },
   }
 }
+
+/** An active endpoint (paused or not) with an active `ACTIVITY_UPDATES` subscription: every activity is an event for it. */
+const wantsEveryActivity = (endpoint: WebhookEndpointRow): boolean =>
+  endpoint.isActive && endpoint.subscriptions.some((s) => s.isActive && s.eventType === 'ACTIVITY_UPDATES')

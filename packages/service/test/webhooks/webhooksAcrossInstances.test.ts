@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net'
 import { verifyWebhook, WEBHOOK_JWKS_PATH, type WebhookEventBody } from '@latchkey/protocol'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { watchSponsorBalances } from '../../src/sending/sponsorBalances.ts'
-import { type Harness, resultOf } from '../../src/testing/harness.ts'
+import { ETHEREUM_ACCOUNT, type Harness, resultOf, testKey } from '../../src/testing/harness.ts'
 import { nodeWebhookTransport } from '../../src/webhooks/nodeTransport.ts'
 import { type PostgresCluster, startPostgres } from '../durability/postgres.ts'
 import { twoInstances } from '../support/twoInstances.ts'
@@ -162,5 +162,53 @@ describe('webhooks across two instances on PostgreSQL', { timeout: 120_000 }, ()
       await a.service.close()
       await b.service.close()
     }
+  })
+
+  it('150 activities at once in a sub-organization whose parent has an ACTIVITY_UPDATES endpoint: none out of reruns, every event numbered once', async () => {
+    // Each such activity moves the endpoint's one sequence number. Each process runs them one at a
+    // time (`serializes`): before, 10–30 of these 150 answered 503 STORAGE_UNAVAILABLE.
+    const [a, b] = (await twoInstances(cluster, 'webhooks_hot', {
+      webhooks: { transport: nodeWebhookTransport() },
+    })) as [Harness, Harness]
+    const { endpointId } = resultOf(
+      'create_webhook_endpoint',
+      await a.submit('create_webhook_endpoint', {
+        url: 'http://127.0.0.1:9/never',
+        name: 'all activities',
+        subscriptions: [{ eventType: 'ACTIVITY_UPDATES' }],
+      }),
+    )
+    const key = testKey()
+    const sub = await a.createSubOrganization({
+      keys: [key],
+      wallet: { walletName: 'sub', accounts: [ETHEREUM_ACCOUNT] },
+    })
+    const as = { organizationId: sub.organizationId, as: key }
+    const replies = await Promise.all(
+      Array.from({ length: 150 }, (_, i) =>
+        [a, b][i % 2]!.submit(
+          'sign_raw_payloads',
+          {
+            signWith: sub.addresses![0]!,
+            payloads: [(i + 1).toString(16).padStart(64, '0')],
+            encoding: 'PAYLOAD_ENCODING_HEXADECIMAL',
+            hashFunction: 'HASH_FUNCTION_NO_OP',
+          },
+          as,
+        ),
+      ),
+    )
+    expect(replies.filter((reply) => reply.status !== 200).map((reply) => reply.body)).toEqual([])
+    const deliveries = (await a.service.store.findBy('webhookDeliveries', 'endpointId', endpointId)).filter(
+      (row) => row.organizationId === sub.organizationId,
+    )
+    const sequences = deliveries.map((row) => row.sequence).sort((x, y) => x - y)
+    expect(new Set(sequences).size).toBe(sequences.length)
+    expect(
+      deliveries.filter(
+        (row) => JSON.parse(row.body).data.activityType === 'ACTIVITY_TYPE_SIGN_RAW_PAYLOADS',
+      ),
+    ).toHaveLength(150)
+    for (const h of [a, b]) await h.service.close()
   })
 })
