@@ -49,15 +49,18 @@ export function absoluteLinks(
     if (image || IMAGE.test(resolved)) return `${raw}/${ref}/${resolved}`
     return `${repository}/${kind === 'dir' ? 'tree' : 'blob'}/${ref}/${resolved}${anchor}`
   }
-  // Fenced blocks and inline code spans are kept as they are; links are rewritten elsewhere.
+  // Fenced blocks and inline code spans are kept as they are; links are rewritten elsewhere,
+  // including a link whose text holds a code span ([the `<X/>` drop-in](docs/x.md)).
   return markdown
-    .split(/(^```[\s\S]*?^```$|`[^`\n]*`)/m)
+    .split(/(^```[\s\S]*?^```$)/m)
     .map((part, index) => {
       if (index % 2 === 1) return part
       return part
-        .replace(/(!?)\[([^\]\n]*)\]\(([^)\s]+)(\s+"[^"]*")?\)/g, (_, bang, text, target, title = '') => {
-          return `${bang}[${text}](${rewrite(target, bang === '!')}${title})`
-        })
+        .replace(
+          /(`[^`\n]*`)|(!?)\[((?:`[^`\n]*`|[^\]\n`])*)\]\(([^)\s]+)(\s+"[^"]*")?\)/g,
+          (_, code, bang, text, target, title = '') =>
+            code ?? `${bang}[${text}](${rewrite(target, bang === '!')}${title})`,
+        )
         .replace(
           /^(\s{0,3}\[[^\]\n]+\]:\s+)(\S+)/gm,
           (_, label, target) => `${label}${rewrite(target, false)}`,

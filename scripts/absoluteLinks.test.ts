@@ -35,6 +35,10 @@ describe('absoluteLinks', () => {
     expect(rewrite('[Latchkey](../../README.md)', 'packages/protocol/README.md')).toBe(
       '[Latchkey](https://github.com/acme/kit)',
     )
+    // A code span in the link's text (before, the link was split at it and left relative).
+    expect(rewrite('[the `<SendTransaction/>` drop-in](docs/sending.md), `[x](docs/missing.md)`')).toBe(
+      '[the `<SendTransaction/>` drop-in](https://github.com/acme/kit/blob/main/docs/sending.md), `[x](docs/missing.md)`',
+    )
     expect(rewrite('[ref]: docs/sending.md\n')).toBe(
       '[ref]: https://github.com/acme/kit/blob/main/docs/sending.md\n',
     )
