@@ -345,8 +345,13 @@ async function record(submission: Submission, ready: Ready): Promise<Execution> 
           ? { ...execution, votes: [] }
           : execution
       },
-      runsOnSnapshot(submission.path, submission.handler) ? { snapshot: submission.reads } : {},
+      {
+        ...(runsOnSnapshot(submission.path, submission.handler) ? { snapshot: submission.reads } : {}),
+        // The same order across the database's other processes (PostgreSQL's advisory locks).
+        locks: keys,
+      },
     )
+  // One at a time in this process first, so that at most one of its connections waits for a lock.
   return keys.length > 0 ? queueOf(runtime).runAll(keys, transaction) : transaction()
 }
 
@@ -359,8 +364,13 @@ const queueOf = (runtime: Runtime): KeyedQueue => {
   return queue
 }
 
-/** The keys the plugins order this activity's transaction on (most activities: none). */
-async function serializedOn({ registry, path, organization, reads }: Submission): Promise<string[]> {
+/**
+ * The keys the plugins order this activity's transaction on (most activities: none). None where
+ * one connection runs every transaction in turn (SQLite's commit groups): nothing conflicts there,
+ * and waiting for a turn would only split the groups.
+ */
+async function serializedOn({ runtime, registry, path, organization, reads }: Submission): Promise<string[]> {
+  if (runtime.store.backend.groupsCommits) return []
   const keys: string[] = []
   for (const plugin of registry.plugins) {
     const key = await plugin.serializes?.({ path, organization, reads })

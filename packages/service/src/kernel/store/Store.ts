@@ -328,7 +328,15 @@ export class Store implements Reads {
    */
   async transaction<R>(
     fn: (tx: Transaction) => Promise<R> | R,
-    options: { snapshot?: Reads } = {},
+    options: {
+      snapshot?: Reads
+      /**
+       * Names whose transactions run one at a time across every process of the database: each is
+       * taken (in sorted order) before `begin`, so the transaction's snapshot follows the last
+       * holder's commit, and given back after it (`StoreBackend.sessionLocks`; elsewhere ignored).
+       */
+      locks?: readonly string[]
+    } = {},
   ): Promise<R> {
     const snapshot =
       this.backend.writesAtOnce && options.snapshot instanceof Prefetched
@@ -344,7 +352,7 @@ export class Store implements Reads {
           if (this.closed) throw unavailable(new Error('store closed'))
           return await this.groups.run(fn, attempt)
         }
-        return await this.guard(() => this.alone(fn, attempt))
+        return await this.guard(() => this.alone(fn, attempt, options.locks))
       } catch (error) {
         const kind = classify(this.backend, error)
         if ((kind === 'retry' || kind === 'unique') && attempt < this.backend.maxAttempts) {
@@ -394,31 +402,67 @@ export class Store implements Reads {
   }
 
   /** `fn` in a database transaction of its own, on one connection, every statement sent straight to it. */
-  private alone<R>(fn: (tx: Transaction) => Promise<R> | R, attempt: number): Promise<R> {
+  private alone<R>(
+    fn: (tx: Transaction) => Promise<R> | R,
+    attempt: number,
+    locks: readonly string[] = [],
+  ): Promise<R> {
     return this.db.getExecutor().provideConnection(async (connection) => {
-      const run = (statement: string) => connection.executeQuery(CompiledQuery.raw(statement, []))
+      const run = (statement: string, parameters: unknown[] = []) =>
+        connection.executeQuery(CompiledQuery.raw(statement, parameters))
+      const sessionLocks = this.backend.sessionLocks
+      const held = sessionLocks ? [...new Set(locks)].sort() : []
+      const taken: string[] = []
       const written = new Set<TableName>()
-      await run(this.backend.begin)
       try {
-        let result: R
-        try {
-          result = await fn(this.transactionOn(connection, attempt, written))
-        } catch (error) {
-          await run('rollback').catch(() => undefined)
-          throw error
+        for (const name of held) {
+          await run(sessionLocks!.lock, [name])
+          taken.push(name)
         }
-        try {
-          await run('commit')
-        } catch (error) {
-          await run('rollback').catch(() => undefined)
-          throw error
-        }
-        return result
+        return await this.once(fn, { run, attempt, connection, written })
       } finally {
-        // Before the caller hears back: a read made after the transaction resolves sees the commit.
-        this.cache?.committed(written)
+        // A lock not given back would outlive the request on a pooled connection: if giving it
+        // back fails, the connection is broken anyway and its locks end with its session.
+        for (const name of taken.reverse()) await run(sessionLocks!.unlock, [name]).catch(() => undefined)
       }
     })
+  }
+
+  /** One run of `fn` in a database transaction on `connection`. */
+  private async once<R>(
+    fn: (tx: Transaction) => Promise<R> | R,
+    {
+      run,
+      attempt,
+      connection,
+      written,
+    }: {
+      run: (statement: string) => Promise<unknown>
+      attempt: number
+      connection: DatabaseConnection
+      written: Set<TableName>
+    },
+  ): Promise<R> {
+    await run(this.backend.begin)
+    try {
+      let result: R
+      try {
+        result = await fn(this.transactionOn(connection, attempt, written))
+      } catch (error) {
+        await run('rollback').catch(() => undefined)
+        throw error
+      }
+      try {
+        await run('commit')
+      } catch (error) {
+        await run('rollback').catch(() => undefined)
+        throw error
+      }
+      return result
+    } finally {
+      // Before the caller hears back: a read made after the transaction resolves sees the commit.
+      this.cache?.committed(written)
+    }
   }
 
   private transactionOn(connection: DatabaseConnection, attempt: number, written: Set<TableName>) {

@@ -67,6 +67,12 @@ export interface StoreBackend {
   classify(error: unknown): ErrorKind
   /** The statement that begins a transaction, with its isolation. */
   readonly begin: string
+  /**
+   * Statements taking and giving back a lock named by the text `$1` for the connection, outside
+   * any transaction, that every process of the database sees (PostgreSQL's session advisory
+   * locks): `Store.transaction`'s `locks`. Absent where one connection runs every transaction.
+   */
+  readonly sessionLocks?: { lock: string; unlock: string }
   /** Most runs of a transaction that keeps conflicting (or keeps hitting a unique index) before it fails. */
   readonly maxAttempts: number
   /**

@@ -30,6 +30,10 @@ export const postgresBackend: StoreBackend = {
     return 'other'
   },
   begin: 'begin isolation level serializable',
+  sessionLocks: {
+    lock: 'select pg_advisory_lock(hashtext($1))',
+    unlock: 'select pg_advisory_unlock(hashtext($1))',
+  },
   maxAttempts: 30,
   groupsCommits: false,
   cachesReads: false,
