@@ -7,6 +7,8 @@
 // (credential id and COSE public key, as a migration carries them) signs in with the original
 // credential in Chromium's virtual authenticator.
 import { generateKeyPairSync, randomBytes } from 'node:crypto'
+import { p256 } from '@noble/curves/nist.js'
+import { bytesToHex } from '@noble/hashes/utils.js'
 import {
   completeOtpSignIn,
   createLatchkey,
@@ -85,9 +87,21 @@ test('a pregenerated wallet is claimed by e-mail OTP in the browser: once, by th
 }) => {
   const email = uniqueEmail('claim')
 
-  // The attacker, first: their own account, then the victim's address set on it without proof.
+  // The attacker, first: their own account, then the victim's address set on it without proof
+  // (after adding an API key of their own: their verified e-mail is no longer their only way in,
+  // so the service lets them swap it for an unproven one, stored unverified).
   const attacker = await attackerAccount()
   const me = await getWhoami(attacker, {})
+  await submit(attacker, 'create_api_keys', {
+    userId: me.userId,
+    apiKeys: [
+      {
+        apiKeyName: 'attacker key',
+        publicKey: bytesToHex(p256.getPublicKey(p256.utils.randomSecretKey(), true)),
+        curveType: 'API_KEY_CURVE_P256',
+      },
+    ],
+  })
   await submit(attacker, 'update_user_email', { userId: me.userId, userEmail: email })
 
   // The operator's back end pregenerates the person's account and wallet: the attacker's unproven
