@@ -180,6 +180,8 @@ interface Run {
   statements?: number
   /** Requests per statement during the run: reads ahead, inserts (the service's batching counters). */
   perStatement?: { lookups: number; inserts: number }
+  /** Transactions per commit during the run (SQLite's group commit, the same counters). */
+  perCommit?: number
   /** The bench client's own CPU (this process) during the run. */
   client?: ClientCpu
   perSecond: number
@@ -433,7 +435,8 @@ async function batching(instances: Instance[]): Promise<Record<string, number>> 
 }
 
 async function measure(instances: Instance[], rollbacks?: () => number) {
-  // On PostgreSQL: the transactions the run rolled back, and the statements of one more request.
+  // On PostgreSQL: the transactions the run rolled back, the statements of one more request and
+  // requests per statement; on SQLite: transactions per commit.
   const counted = async (
     run: Promise<Run>,
     one: () => ReturnType<typeof prepare>,
@@ -441,12 +444,13 @@ async function measure(instances: Instance[], rollbacks?: () => number) {
   ) => {
     const batchedBefore = await batching(instances)
     const result = await run
-    if (before === undefined) return result
-    const rolledBack = rollbacks!() - before
     const batchedAfter = await batching(instances)
-    const per = (kind: 'lookups' | 'inserts') =>
+    const per = (kind: 'lookups' | 'inserts' | 'commits') =>
       (batchedAfter[`${kind} items`]! - batchedBefore[`${kind} items`]!) /
       (batchedAfter[`${kind} batches`]! - batchedBefore[`${kind} batches`]!)
+    if (before === undefined)
+      return batchedAfter['commits batches'] === undefined ? result : { ...result, perCommit: per('commits') }
+    const rolledBack = rollbacks!() - before
     return {
       ...result,
       rolledBack,
@@ -707,7 +711,7 @@ try {
         postgres2.error = `PostgreSQL did not start: ${(error as Error).message.split('\n')[0]}`
     }
   if (!postgres && wanted('sqlite'))
-    await withInstances(1, () => ['--data-dir', join(temp, 'sqlite')], sqlite)
+    await withInstances(1, () => ['--data-dir', join(temp, 'sqlite'), '--admin-port', '0'], sqlite)
   if (postgres) {
     const keyFile = join(temp, 'master.key')
     // An admin listener (metrics, no logs) for the batching counters.
@@ -719,7 +723,8 @@ try {
     const database1 = postgres.url.replace(/^.*\//, '').replace(/\?.*$/, '')
     for (let round = 0; round < ROUNDS; round++) {
       if (round > 0) rawPerSecond = measureRaw()
-      if (wanted('sqlite')) await withInstances(1, () => ['--data-dir', join(temp, 'sqlite')], sqlite)
+      if (wanted('sqlite'))
+        await withInstances(1, () => ['--data-dir', join(temp, 'sqlite'), '--admin-port', '0'], sqlite)
       if (wanted('postgres1')) await withInstances(1, pgArgs, postgres1, rollbacks(database1))
       if (wanted('sqlite') || wanted('postgres1'))
         durableRounds.push({ raw: rawPerSecond, sqlite: sqlite.result, postgres: postgres1.result })
@@ -805,6 +810,9 @@ function workloadRows(title: string, runOf: (result: NonNullable<Column['result'
     ),
     row('  transactions rolled back (conflicts, rerun)', (run) => optional(run.rolledBack)),
     row('  statements PostgreSQL runs for one request (its log)', (run) => optional(run.statements)),
+    row('  transactions per commit under load (SQLite group commit)', (run) =>
+      run.perCommit === undefined ? '-' : run.perCommit.toFixed(1),
+    ),
     row('  requests per statement under load: reads ahead / inserts', (run) =>
       run.perStatement
         ? `${run.perStatement.lookups.toFixed(1)} / ${run.perStatement.inserts.toFixed(1)}`

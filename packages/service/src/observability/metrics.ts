@@ -27,8 +27,8 @@ export interface MetricsSources {
   poolUse?: () => { total: number; idle: number; waiting: number; max: number }
   /** True while the server drains. */
   draining?: () => boolean
-  /** Requests merged into shared statements so far (`Store.batching`, PostgreSQL). */
-  batching?: () => Record<'lookups' | 'inserts', { batches: number; items: number }> | undefined
+  /** Requests merged into shared statements (PostgreSQL) or commits (SQLite) so far (`Store.batching`). */
+  batching?: () => Partial<Record<'lookups' | 'inserts' | 'commits', { batches: number; items: number }>>
 }
 
 export interface Metrics extends EventSink {
@@ -217,11 +217,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     registers,
   })
 
-  // What the PostgreSQL store's batching did: statements, and the requests they carried.
+  // What the store's batching did: PostgreSQL's statements and SQLite's commits, and the requests they carried.
   for (const [name, help, field] of [
     [
       'latchkey_store_batches_total',
-      'Statements that carried the reads ahead (lookups) or the inserts of concurrent requests together (PostgreSQL)',
+      'Statements that carried the reads ahead (lookups) or the inserts of concurrent requests together (PostgreSQL), or commits that carried their transactions (commits, SQLite)',
       'batches',
     ],
     [
@@ -239,7 +239,10 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
         const counts = sources.batching?.()
         if (!counts) return
         this.reset()
-        for (const kind of ['lookups', 'inserts'] as const) this.inc({ kind }, counts[kind][field])
+        for (const kind of ['lookups', 'inserts', 'commits'] as const) {
+          const count = counts[kind]
+          if (count) this.inc({ kind }, count[field])
+        }
       },
     })
 

@@ -45,6 +45,8 @@ export class GroupCommit {
   /** Transactions waiting for the next group. */
   private readonly waiting: Grouped[] = []
   private committing = false
+  /** Groups committed (or rolled back) so far, and the transactions they carried. */
+  readonly counts = { batches: 0, items: 0 }
 
   constructor(private readonly options: GroupCommitOptions) {}
 
@@ -58,20 +60,34 @@ export class GroupCommit {
         resolve: resolve as Grouped['resolve'],
         reject,
       })
-      if (!this.committing) void this.commitGroups()
+      if (!this.committing) {
+        this.committing = true
+        setImmediate(() => void this.commitGroups())
+      }
     })
   }
 
+  /**
+   * Each group starts a turn of the event loop after the first transaction queued (or after the
+   * last group), so the transactions whose I/O completed meanwhile (their crypto job's answer, a
+   * request's body) join it. The commit itself blocks the thread (the SQLite driver is
+   * synchronous, and `synchronous = FULL` syncs the log each commit): a group that started in the
+   * first one's microtasks would commit each transaction alone, one sync a request.
+   */
   private async commitGroups(): Promise<void> {
-    this.committing = true
     try {
-      while (this.waiting.length > 0) await this.commitGroup(this.waiting.splice(0, GROUP_LIMIT))
+      while (this.waiting.length > 0) {
+        await this.commitGroup(this.waiting.splice(0, GROUP_LIMIT))
+        await new Promise((resolve) => setImmediate(resolve))
+      }
     } finally {
       this.committing = false
     }
   }
 
   private async commitGroup(group: Grouped[]): Promise<void> {
+    this.counts.batches++
+    this.counts.items += group.length
     const started = performance.now()
     try {
       await this.runGroup(group)

@@ -153,6 +153,32 @@ describe.each(backends)('storage contract: %s', (name, open) => {
     await store.close()
   })
 
+  it('transactions begun by separate I/O callbacks of one turn share a commit (SQLite groups them)', async () => {
+    const store = await open()
+    const before = store.batching().commits
+    // As requests whose crypto jobs answer in the same turn of the event loop: one callback each.
+    const done = await Promise.all(
+      Array.from(
+        { length: 20 },
+        (_, i) =>
+          new Promise((resolve, reject) =>
+            setImmediate(() =>
+              store.transaction((tx) => tx.put('pluginRows', row(`io${i}`))).then(resolve, reject),
+            ),
+          ),
+      ),
+    )
+    expect(done).toHaveLength(20)
+    expect(await store.count('pluginRows', 'kind', 'test')).toBe(20)
+    const after = store.batching().commits
+    if (before && after) {
+      // One commit (so one sync of the log) for all of them, not one each.
+      expect(after.items - before.items).toBe(20)
+      expect(after.batches - before.batches).toBeLessThanOrEqual(2)
+    } else expect(name).toBe('PostgreSQL')
+    await store.close()
+  })
+
   it('a read after a commit sees it, even when reads raced the commit (SQLite caches committed reads)', async () => {
     const store = await open()
     await store.transaction((tx) => tx.put('pluginRows', row('r', { n: 0 })))

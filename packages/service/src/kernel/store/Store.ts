@@ -167,12 +167,16 @@ export class Store implements Reads {
     }
   }
 
-  /** Requests' reads (and inserts) merged so far: batches sent and the requests they carried. */
-  batching():
-    | { lookups: Coalescer<never, never>['counts']; inserts: Coalescer<never, never>['counts'] }
-    | undefined {
-    if (!this.lookups || !this.inserts) return undefined
-    return { lookups: { ...this.lookups.counts }, inserts: { ...this.inserts.counts } }
+  /**
+   * Work merged so far, as batches and the requests they carried: PostgreSQL's reads ahead and
+   * inserts (one statement a batch), SQLite's transactions (one commit a group).
+   */
+  batching(): Partial<Record<'lookups' | 'inserts' | 'commits', { batches: number; items: number }>> {
+    return {
+      ...(this.lookups ? { lookups: { ...this.lookups.counts } } : {}),
+      ...(this.inserts ? { inserts: { ...this.inserts.counts } } : {}),
+      ...(this.groups ? { commits: { ...this.groups.counts } } : {}),
+    }
   }
 
   /**
