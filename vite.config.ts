@@ -49,6 +49,10 @@ export default defineConfig({
     // Vitest's default is one worker per core less one: a single worker on a 2-core machine, while
     // most service tests wait on child processes, PostgreSQL or anvil rather than compute.
     maxWorkers: 2,
+    // The throwaway PostgreSQL clusters (scripts/postgres.mjs) run without fsync: a commit still
+    // reaches the operating system before it answers, so no test's kill -9 or server crash loses
+    // it; the benches keep fsync on.
+    env: { LATCHKEY_PG_FSYNC: 'off' },
     testTimeout: 30_000,
     hookTimeout: 30_000,
     projects: [

@@ -60,26 +60,37 @@ export async function fundSponsor(evm, service) {
 }
 
 /**
- * Starts the local service CLI (`packages/service/src/cli.ts` through tsx, no build needed) and resolves
- * with the dev credentials from its first stdout line (`--json`). Later output goes to `log`.
+ * How long a service may take to print its `--json` line: 60 s, or `LATCHKEY_DEVSTACK_TIMEOUT_MS`
+ * (a loaded CI machine starting several services at once may need more).
+ */
+export function startTimeoutMs(env = process.env) {
+  const text = env.LATCHKEY_DEVSTACK_TIMEOUT_MS
+  if (text === undefined || text === '') return 60_000
+  const ms = Number(text)
+  if (!Number.isInteger(ms) || ms <= 0)
+    throw new Error(
+      `LATCHKEY_DEVSTACK_TIMEOUT_MS must be a whole number of milliseconds, got ${JSON.stringify(text)}`,
+    )
+  return ms
+}
+
+/** The service's CLI from its sources through tsx (no build needed): what follows `node`. */
+export const SOURCE_CLI = ['--import', 'tsx', 'packages/service/src/cli.ts']
+
+/**
+ * Starts the local service CLI (`cli`: by default `packages/service/src/cli.ts` through tsx, no build
+ * needed) and resolves with the dev credentials from its first stdout line (`--json`). Later output
+ * goes to `log`.
  */
 export async function startService({
   dataDir,
   port = 0,
   args = [],
   log = (line) => process.stderr.write(line + '\n'),
-  timeoutMs = 60_000,
+  timeoutMs = startTimeoutMs(),
+  cli = SOURCE_CLI,
 }) {
-  const cliArgs = [
-    '--import',
-    'tsx',
-    'packages/service/src/cli.ts',
-    'dev',
-    '--port',
-    String(port),
-    '--json',
-    ...args,
-  ]
+  const cliArgs = [...cli, 'dev', '--port', String(port), '--json', ...args]
   if (dataDir) cliArgs.push('--data-dir', dataDir)
   const child = spawn(process.execPath, cliArgs, {
     cwd: root,
@@ -95,8 +106,11 @@ export async function startService({
   const lines = createInterface({ input: child.stdout })
   const info = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
+      child.kill('SIGKILL')
       reject(
-        new Error(`the service printed no --json line within ${timeoutMs} ms\n${stderrLines.join('\n')}`),
+        new Error(
+          `the service printed no --json line within ${timeoutMs} ms (LATCHKEY_DEVSTACK_TIMEOUT_MS sets it)\n${stderrLines.join('\n')}`,
+        ),
       )
     }, timeoutMs)
     const onExit = (code, signal) => {

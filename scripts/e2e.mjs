@@ -60,11 +60,18 @@ try {
     operator: [...rpc, '--allowed-origins', playgroundOrigin],
     published: [...rpc, '--allowed-origins', publishedClientsOrigin],
   }
+  // The CLI bundled from the sources by esbuild, as the service's own tests run it
+  // (packages/service/test/support/cliEntry.ts; LATCHKEY_TEST_CLI=tsx runs the sources through tsx):
+  // five services starting at once through tsx each resolved and loaded ~300 modules through its
+  // hooks, in the process and in each crypto worker thread, which took most of a minute on 2 cores.
+  const { tsImport } = await import('tsx/esm/api')
+  const { cliCommand } = await tsImport('../packages/service/test/support/cliEntry.ts', import.meta.url)
+  const cli = cliCommand()
   const services = Object.fromEntries(
     await Promise.all(
       Object.entries(serviceSpecs).map(async ([name, args]) => {
         const dataDir = path.join(runDir, `data-${name}`)
-        const service = await startService({ dataDir, args, log: serviceLog(name) })
+        const service = await startService({ dataDir, args, log: serviceLog(name), cli })
         handles.push(service)
         await fundSponsor(evm, service)
         return [name, service]

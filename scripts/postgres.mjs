@@ -1,7 +1,7 @@
 // A throwaway PostgreSQL for tests and benches: finds the server binaries (installing Debian's
 // `postgresql` with apt-get when they are missing, as ensure-chromium.sh does for Chromium),
 // copies an `initdb`ed template into a temporary folder, runs it on a free port on 127.0.0.1 (trust auth on
-// loopback only, unix sockets in the temp folder, fsync on) and removes it afterwards.
+// loopback only, unix sockets in the temp folder, fsync on unless asked off) and removes it afterwards.
 // PostgreSQL refuses to run as root: as root, the cluster belongs to the `postgres` OS user and
 // its programs run under that uid.
 //
@@ -183,11 +183,17 @@ function hookExit() {
 /**
  * Starts a throwaway cluster with one database (`database`, default 'latchkey') owned by the
  * superuser `postgres`. Resolves once it accepts connections on 127.0.0.1.
+ *
+ * `fsync` (default: on, off when env `LATCHKEY_PG_FSYNC=off`, as the Vitest config sets it):
+ * off, a commit still writes its WAL to the operating system before it answers, so what a test can
+ * do (kill -9 of a service, an immediate shutdown or kill of the server) loses nothing committed;
+ * only a crash of the machine could, which no test makes. The benches keep it on.
  */
 export async function startPostgres({
   database = 'latchkey',
   maxConnections = 200,
   timeoutMs = 30_000,
+  fsync = process.env.LATCHKEY_PG_FSYNC !== 'off',
   log,
 } = {}) {
   const { binDir } = ensurePostgres()
@@ -240,7 +246,7 @@ export async function startPostgres({
         '-c',
         `unix_socket_directories=${root}`,
         '-c',
-        'fsync=on',
+        `fsync=${fsync ? 'on' : 'off'}`,
         '-c',
         'synchronous_commit=on',
         '-c',

@@ -12,8 +12,8 @@ import {
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
-import { fileURLToPath, pathToFileURL } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
+import { cliCommand } from '../../test/support/cliEntry.ts'
 import {
   detectEnvPrefixes,
   envVariables,
@@ -424,7 +424,6 @@ describe('the data dir', () => {
 })
 
 describe('latchkey-service dev --env (the real CLI)', () => {
-  const root = fileURLToPath(new URL('../../../../', import.meta.url))
   const children: ChildProcess[] = []
   const dirs: string[] = []
   afterEach(() => {
@@ -432,34 +431,13 @@ describe('latchkey-service dev --env (the real CLI)', () => {
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
   })
 
-  // From another folder tsx would not find the repository's tsconfig, whose paths point the
-  // workspace packages at their sources (nothing is built in a fresh checkout).
-  const sourceEnv = { ...process.env, TSX_TSCONFIG_PATH: join(root, 'tsconfig.json') }
+  /** Starts the CLI (bundled from the sources, see test/support/cliEntry.ts) in `cwd`. */
+  const spawnCli = (cwd: string, args: string[]) =>
+    spawn(process.execPath, [...cliCommand(), 'dev', ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] })
 
   /** Starts the CLI in `cwd` and resolves with its --json line once it listens. */
   const start = async (cwd: string, port = '0') => {
-    const loader = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href
-    const child = spawn(
-      process.execPath,
-      [
-        '--import',
-        loader,
-        join(root, 'packages/service/src/cli.ts'),
-        'dev',
-        '--port',
-        port,
-        '--json',
-        '--env',
-        '.env.local',
-      ],
-      // From another folder tsx would not find the repository's tsconfig (whose paths point the
-      // workspace packages at their sources; nothing is built in a fresh checkout).
-      {
-        cwd,
-        stdio: ['ignore', 'pipe', 'pipe'],
-        env: { ...process.env, TSX_TSCONFIG_PATH: join(root, 'tsconfig.json') },
-      },
-    )
+    const child = spawnCli(cwd, ['--port', port, '--json', '--env', '.env.local'])
     children.push(child)
     const line = await new Promise<string>((resolve, reject) => {
       createInterface({ input: child.stdout! }).once('line', resolve)
@@ -495,12 +473,7 @@ describe('latchkey-service dev --env (the real CLI)', () => {
     expect(existsSync(join(cwd, '.latchkey/master.key'))).toBe(true)
     // A second service on the same port says what to do about it.
     const port = new URL(first.info.baseUrl!).port
-    const loader = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href
-    const busy = spawn(
-      process.execPath,
-      ['--import', loader, join(root, 'packages/service/src/cli.ts'), 'dev', '--port', port],
-      { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: sourceEnv },
-    )
+    const busy = spawnCli(cwd, ['--port', port])
     children.push(busy)
     let stderr = ''
     busy.stderr!.on('data', (chunk) => {

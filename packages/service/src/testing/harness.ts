@@ -8,21 +8,19 @@ import {
   type AccountSpec,
   type ActivityParameters,
   type ActivityPath,
-  type ApiKeyCurve,
-  type ApiKeyParams,
   type AuthenticatorParams,
-  type SignatureScheme,
-  STAMP_HEADER,
   WEBAUTHN_STAMP_HEADER,
 } from '@latchkey/protocol'
 import { webAuthnChallengeOf } from '@latchkey/protocol/webAuthnChallengeOf'
-import { ed25519 } from '@noble/curves/ed25519.js'
 import { p256 } from '@noble/curves/nist.js'
-import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
 import { type CreateServiceOptions, createService, type Service } from '../assembly/createService.ts'
-import { signApiKeyStamp, stampPublicKey } from '../kernel/crypto/index.ts'
+import { type Stamper, type TestKey, testKey } from './testKeys.ts'
 import { assertion, attestation, b64url } from './webAuthnEncoding.ts'
+
+// The stamping keys and account specs, in a module of their own so the black-box tests (which
+// stamp requests to a service process) need not load the whole service to get them.
+export { ETHEREUM_ACCOUNT, SOLANA_ACCOUNT, type Stamper, type TestKey, testKey } from './testKeys.ts'
 
 /** A clock tests move by hand. */
 export interface FakeClock {
@@ -41,58 +39,6 @@ export function fakeClock(start = Date.UTC(2026, 0, 1)): FakeClock {
     advance: (ms) => {
       now += ms
     },
-  }
-}
-
-const CURVE_OF_SCHEME: Record<SignatureScheme, ApiKeyCurve> = {
-  SIGNATURE_SCHEME_TK_API_P256: 'API_KEY_CURVE_P256',
-  SIGNATURE_SCHEME_TK_API_SECP256K1: 'API_KEY_CURVE_SECP256K1',
-  SIGNATURE_SCHEME_TK_API_SECP256K1_EIP191: 'API_KEY_CURVE_SECP256K1',
-  SIGNATURE_SCHEME_TK_API_ED25519: 'API_KEY_CURVE_ED25519',
-}
-
-/** Something that stamps request bodies: an API key or a software passkey. */
-export interface Stamper {
-  /** Header name and value for `body`. */
-  stamp(body: string): [header: string, value: string]
-}
-
-/** An API key pair that stamps bodies with `X-Stamp`. */
-export interface TestKey extends Stamper {
-  scheme: SignatureScheme
-  curve: ApiKeyCurve
-  privateKey: Uint8Array
-  /** As stamps carry it (compressed hex / ed25519 raw hex). */
-  publicKey: string
-  /** `apiKeys[]` item registering this key. */
-  apiKey(name?: string, expirationSeconds?: string): ApiKeyParams
-}
-
-export function testKey(
-  scheme: SignatureScheme = 'SIGNATURE_SCHEME_TK_API_P256',
-  privateKey?: Uint8Array,
-): TestKey {
-  const secret =
-    privateKey ??
-    (scheme === 'SIGNATURE_SCHEME_TK_API_P256'
-      ? p256.utils.randomSecretKey()
-      : scheme === 'SIGNATURE_SCHEME_TK_API_ED25519'
-        ? ed25519.utils.randomSecretKey()
-        : secp256k1.utils.randomSecretKey())
-  const publicKey = stampPublicKey(scheme, secret)
-  const curve = CURVE_OF_SCHEME[scheme]
-  return {
-    scheme,
-    curve,
-    privateKey: secret,
-    publicKey,
-    stamp: (body) => [STAMP_HEADER, signApiKeyStamp(body, { scheme, privateKey: secret })],
-    apiKey: (name = 'test key', expirationSeconds) => ({
-      apiKeyName: name,
-      publicKey,
-      curveType: curve,
-      ...(expirationSeconds !== undefined ? { expirationSeconds } : {}),
-    }),
   }
 }
 
@@ -170,20 +116,6 @@ export interface SubmitOptions {
   headers?: Record<string, string>
   /** Mutates the body text after stamping (tamper tests). */
   tamper?: (body: string) => string
-}
-
-export const ETHEREUM_ACCOUNT: AccountSpec = {
-  curve: 'CURVE_SECP256K1',
-  pathFormat: 'PATH_FORMAT_BIP32',
-  path: "m/44'/60'/0'/0/0",
-  addressFormat: 'ADDRESS_FORMAT_ETHEREUM',
-}
-
-export const SOLANA_ACCOUNT: AccountSpec = {
-  curve: 'CURVE_ED25519',
-  pathFormat: 'PATH_FORMAT_BIP32',
-  path: "m/44'/501'/0'/0'",
-  addressFormat: 'ADDRESS_FORMAT_SOLANA',
 }
 
 export interface Harness {

@@ -3,9 +3,9 @@
 // began, consistent (its integrity check passes), and a wallet from the restored copy signs.
 import { existsSync, lstatSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { ETHEREUM_ACCOUNT } from '@latchkey/service/testing'
 import { afterAll, describe, expect, it } from 'vitest'
 import { askDataDirHolder } from '../../src/kernel/store/lockDataDir.ts'
+import { ETHEREUM_ACCOUNT } from '../../src/testing/testKeys.ts'
 import { removeDir, tempDir } from '../durability/tempDir.ts'
 import { RootClient, resultOf } from '../support/RootClient.ts'
 import { killAll, type ServiceProcess, startService } from '../support/serviceProcess.ts'

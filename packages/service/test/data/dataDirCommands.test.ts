@@ -4,11 +4,11 @@
 import { randomBytes } from 'node:crypto'
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { ETHEREUM_ACCOUNT } from '@latchkey/service/testing'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createService } from '../../src/assembly/createService.ts'
 import { loadMasterKey, openDataDir } from '../../src/kernel/store/durableStores.ts'
 import { createHarness, resultOf } from '../../src/testing/harness.ts'
+import { ETHEREUM_ACCOUNT } from '../../src/testing/testKeys.ts'
 import { removeDir, tempDir } from '../durability/tempDir.ts'
 import { runCommand } from './runCommand.ts'
 

@@ -2,7 +2,6 @@
 // every secret ends up sealed under the new version, wallets sign with only the new key, and the
 // old key alone is refused as retired.
 import { randomBytes } from 'node:crypto'
-import { ETHEREUM_ACCOUNT, SOLANA_ACCOUNT } from '@latchkey/service/testing'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createService, WrongMasterKeyError } from '../../src/assembly/createService.ts'
 import { KEYRING_ID, planKeyring } from '../../src/assembly/keyring.ts'
@@ -11,6 +10,7 @@ import { createSealer, sealedVersion } from '../../src/kernel/crypto/sealer.ts'
 import { openDataDir } from '../../src/kernel/store/durableStores.ts'
 import type { Store } from '../../src/kernel/store/Store.ts'
 import { createHarness, resultOf } from '../../src/testing/harness.ts'
+import { ETHEREUM_ACCOUNT, SOLANA_ACCOUNT } from '../../src/testing/testKeys.ts'
 import { removeDir, tempDir } from '../durability/tempDir.ts'
 
 const dirs: string[] = []

@@ -1,14 +1,12 @@
-// Starts test/delivery/deliveryService.ts as a child process (through tsx) and talks to it over
+// Starts test/delivery/deliveryService.ts as a child process (bundled, see support/cliEntry.ts) and talks to it over
 // HTTP: otp_init and otp_verify through its auth proxy, the events it logged, kill -9.
 import { type ChildProcess, spawn } from 'node:child_process'
-import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { PROXY_CONFIG_HEADER } from '@latchkey/protocol'
 import type { DeliveryOptions } from '../../src/delivery/DeliveryOptions.ts'
 import type { JobQueueOptions } from '../../src/kernel/JobQueue.ts'
+import { scriptCommand } from '../support/cliEntry.ts'
 import { type DevInfo, root } from '../support/serviceProcess.ts'
-
-const SCRIPT = join(root, 'packages/service/test/delivery/deliveryService.ts')
 
 export interface DeliveryServiceConfig {
   masterKey: string
@@ -42,7 +40,7 @@ export function killDeliveryProcesses(): void {
 }
 
 export async function startDeliveryService(config: DeliveryServiceConfig): Promise<DeliveryProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT], {
+  const child = spawn(process.execPath, scriptCommand('deliveryService'), {
     cwd: root,
     env: { ...process.env, LATCHKEY_TEST_SERVICE: JSON.stringify(config) },
     stdio: ['ignore', 'pipe', 'pipe'],

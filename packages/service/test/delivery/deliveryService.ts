@@ -1,5 +1,5 @@
 // A service process with delivery configured, for the crash and multi-instance delivery tests
-// (run with `node --import tsx`). It reads one JSON object from env LATCHKEY_TEST_SERVICE:
+// (bundled beside the CLI, see ../support/cliEntry.ts). It reads one JSON object from env LATCHKEY_TEST_SERVICE:
 // `{ masterKey, databaseUrl? | dataDir?, delivery, jobs? }` (delivery without its mailer: SMTP goes
 // through smtpMailer), serves on 127.0.0.1 (a free port), prints one JSON line (the fields of
 // `dev --json` the test clients read) when ready, and writes every event to stderr as `event <name> <json>`, the

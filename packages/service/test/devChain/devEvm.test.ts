@@ -2,9 +2,9 @@
 // it, sends through it (sponsored too: the delegate deployed and the sponsor funded by default),
 // serves the faucet, and the node goes away with the service.
 import { join } from 'node:path'
-import { ETHEREUM_ACCOUNT } from '@latchkey/service/testing'
 import { afterEach, describe, expect, it } from 'vitest'
 import { jsonRpc } from '../../src/dev/startEvmNode.ts'
+import { ETHEREUM_ACCOUNT } from '../../src/testing/testKeys.ts'
 import { post, RootClient, resultOf } from '../support/RootClient.ts'
 import { killAll, root, startService } from '../support/serviceProcess.ts'
 

@@ -4,7 +4,6 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { SOLANA_ACCOUNT } from '@latchkey/service/testing'
 import {
   AccountRole,
   type Address,
@@ -19,6 +18,7 @@ import {
 } from '@solana/kit'
 import { afterEach, describe, expect, it } from 'vitest'
 import { jsonRpc } from '../../src/dev/startEvmNode.ts'
+import { SOLANA_ACCOUNT } from '../../src/testing/testKeys.ts'
 import { RootClient, resultOf } from '../support/RootClient.ts'
 import { killAll, root, startService } from '../support/serviceProcess.ts'
 

@@ -1,8 +1,9 @@
 // A burst of concurrent writes against a running service, cut by kill -9, and the checks that
 // every acknowledged activity survived and nothing is half-applied (shared by the SQLite and
 // PostgreSQL crash tests).
-import { ETHEREUM_ACCOUNT, SOLANA_ACCOUNT } from '@latchkey/service/testing'
+
 import { expect } from 'vitest'
+import { ETHEREUM_ACCOUNT, SOLANA_ACCOUNT } from '../../src/testing/testKeys.ts'
 import { type Json, type Prepared, type Reply, type RootClient, resultOf } from '../support/RootClient.ts'
 import type { ServiceProcess } from '../support/serviceProcess.ts'
 

@@ -5,8 +5,8 @@
 // again: the same process when the limit is lifted (prlimit), and after a restart.
 import { readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { ETHEREUM_ACCOUNT, SOLANA_ACCOUNT } from '@latchkey/service/testing'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { ETHEREUM_ACCOUNT, SOLANA_ACCOUNT } from '../../src/testing/testKeys.ts'
 import { type Reply, RootClient, resultOf } from '../support/RootClient.ts'
 import { killAll, raiseFileSizeLimit, type ServiceProcess, startService } from '../support/serviceProcess.ts'
 import { removeDir, tempDir } from './tempDir.ts'

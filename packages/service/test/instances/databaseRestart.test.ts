@@ -3,8 +3,9 @@
 // middle. While it is down, writes fail fast and clearly (503 STORAGE_UNAVAILABLE, never a 500 or
 // a hang); when it is back, both processes write again by themselves; every activity answered 200
 // is there afterwards.
-import { ETHEREUM_ACCOUNT } from '@latchkey/service/testing'
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ETHEREUM_ACCOUNT } from '../../src/testing/testKeys.ts'
 import { errorOf, type Reply, RootClient, resultOf } from '../support/RootClient.ts'
 import {
   type Deployment,

@@ -1,11 +1,11 @@
 // Two service processes on one PostgreSQL. Black box: the CLI as child processes, HTTP on
 // 127.0.0.1. What must hold across them lives in the database, so neither process's memory decides.
 
-import { ETHEREUM_ACCOUNT } from '@latchkey/service/testing'
 import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { keccak_256 } from '@noble/hashes/sha3.js'
 import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
 import { describe, expect, it } from 'vitest'
+import { ETHEREUM_ACCOUNT } from '../../src/testing/testKeys.ts'
 import { errorOf, type Reply, resultOf } from '../support/RootClient.ts'
 import {
   codeOf,

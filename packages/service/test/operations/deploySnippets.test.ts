@@ -13,10 +13,10 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { type RequestOptions, request } from 'node:https'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { testKey } from '@latchkey/service/testing'
 import { afterAll, describe, expect, it } from 'vitest'
 import { aptInstall } from '../../../../scripts/apt.mjs'
 import { freePort } from '../../../../scripts/postgres.mjs'
+import { testKey } from '../../src/testing/testKeys.ts'
 import { killAll as killCli, runCli, startCli } from '../production/cli.ts'
 import { killAll, root, type ServiceProcess, startService } from '../support/serviceProcess.ts'
 

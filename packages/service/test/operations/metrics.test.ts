@@ -5,10 +5,10 @@
 // scenario made.
 import { randomBytes } from 'node:crypto'
 import { ACTIVITIES } from '@latchkey/protocol'
-import { testKey } from '@latchkey/service/testing'
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { testKey } from '../../src/testing/testKeys.ts'
 import {
   clientKey,
   codeOf,

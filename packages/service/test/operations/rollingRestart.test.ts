@@ -8,8 +8,8 @@
 
 import { randomBytes } from 'node:crypto'
 import { createServer } from 'node:net'
-import { ETHEREUM_ACCOUNT } from '@latchkey/service/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ETHEREUM_ACCOUNT } from '../../src/testing/testKeys.ts'
 import { startPostgres } from '../durability/postgres.ts'
 import {
   type Deployment,

@@ -5,9 +5,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { testKey } from '@latchkey/service/testing'
 import { bytesToHex } from '@noble/hashes/utils.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { testKey } from '../../src/testing/testKeys.ts'
 import { type PostgresCluster, startPostgres } from '../durability/postgres.ts'
 import { killAll, runCli } from './cli.ts'
 

@@ -5,7 +5,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { testKey } from '@latchkey/service/testing'
 import { bytesToHex } from '@noble/hashes/utils.js'
 import {
   completeOtpSignIn,
@@ -15,6 +14,7 @@ import {
   startOtpSignIn,
 } from 'latchkey/core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { testKey } from '../../src/testing/testKeys.ts'
 import { codeIn, type SmtpMailbox, startSmtpMailbox } from '../delivery/smtpMailbox.ts'
 import { type PostgresCluster, startPostgres } from '../durability/postgres.ts'
 import { killAll, runCli, type Started, startCli } from './cli.ts'

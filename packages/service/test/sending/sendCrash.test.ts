@@ -4,8 +4,8 @@
 // process's broadcast so the kill lands after the commit and before the node has the transaction.
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { ETHEREUM_ACCOUNT } from '@latchkey/service/testing'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { ETHEREUM_ACCOUNT } from '../../src/testing/testKeys.ts'
 import { removeDir, tempDir } from '../durability/tempDir.ts'
 import { RootClient, resultOf } from '../support/RootClient.ts'
 import { killAll, type ServiceProcess, startService } from '../support/serviceProcess.ts'

@@ -2,8 +2,8 @@
 // key from its `--json` line: activities, queries and `/dev/settings/update`, each prepared before
 // it is sent so the very same bytes can be sent again (a replay).
 import { ACTIVITIES, type ActivityPath, SETTINGS_ROUTES } from '@latchkey/protocol'
-import { type TestKey, testKey } from '@latchkey/service/testing'
 import { hexToBytes } from '@noble/hashes/utils.js'
+import { type TestKey, testKey } from '../../src/testing/testKeys.ts'
 import type { DevInfo } from './serviceProcess.ts'
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary response shapes

@@ -1,4 +1,4 @@
-// What the test service processes (run with `node --import tsx`, see test/delivery/deliveryService.ts
+// What the test service processes (bundled beside the CLI by cliEntry.ts, see test/delivery/deliveryService.ts
 // and test/webhooks/webhookService.ts) share: every event on stderr as `event <name> <json>`, the
 // way a log sink would, and serving on 127.0.0.1 (a free port) with one JSON line on stdout (the
 // fields of `dev --json` the test clients read) once ready; SIGTERM closes it.

@@ -5,15 +5,14 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { verifyWebhook, WEBHOOK_JWKS_PATH, type WebhookEventBody } from '@latchkey/protocol'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../durability/postgres.ts'
+import { scriptCommand } from '../support/cliEntry.ts'
 import { RootClient, resultOf } from '../support/RootClient.ts'
 import { type DevInfo, root } from '../support/serviceProcess.ts'
 
-const SCRIPT = join(root, 'packages/service/test/webhooks/webhookService.ts')
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const children = new Set<ChildProcess>()
@@ -25,7 +24,7 @@ afterEach(() => {
 
 /** The service of webhookService.ts as a child process; resolves once it printed its line. */
 async function startProcess(config: object) {
-  const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT], {
+  const child = spawn(process.execPath, scriptCommand('webhookService'), {
     cwd: root,
     env: { ...process.env, LATCHKEY_TEST_SERVICE: JSON.stringify(config) },
     stdio: ['ignore', 'pipe', 'pipe'],

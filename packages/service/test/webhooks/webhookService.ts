@@ -1,4 +1,4 @@
-// A service process delivering webhooks, for the kill -9 test (run with `node --import tsx`): the
+// A service process delivering webhooks, for the kill -9 test (bundled beside the CLI, see support/cliEntry.ts): the
 // same createService the CLI runs, on PostgreSQL, with the Node transport and short job and
 // delivery leases so a crash is recovered in seconds (the CLI's job lease is a minute). It reads
 // one JSON object from env LATCHKEY_TEST_SERVICE: `{ masterKey, databaseUrl, devKey, jobs?, webhooks? }`,

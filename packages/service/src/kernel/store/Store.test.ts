@@ -20,10 +20,12 @@ const dirs: string[] = []
 let cluster: PostgresCluster | undefined
 let database = 0
 
+// dispose() may wait up to 20 s for a server that will not stop (fast, then immediate shutdown,
+// then SIGKILL): more than the default hook timeout leaves it.
 afterAll(async () => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
   await cluster?.dispose()
-})
+}, 60_000)
 
 const backends: [string, () => Promise<Store>][] = [
   ['in-memory SQLite', () => openMemoryStore()],

@@ -110,32 +110,50 @@ describe('loadMasterKeyFile', () => {
     const dir = tempDir()
     const path = join(dir, 'keys', 'master.key')
     const module = new URL('./durableStores.ts', import.meta.url).pathname
+    // Each process loads the module, says `ready`, and waits for the instant on its stdin; once
+    // all four are ready they get the same instant, a moment ahead, and start together.
     const script = `
       import { loadMasterKeyFile } from ${JSON.stringify(module)}
-      // Start together: wait for the same wall-clock instant.
-      const at = Number(process.argv[1])
+      process.stdout.write('ready\\n')
+      let input = ''
+      process.stdin.setEncoding('utf8')
+      for await (const chunk of process.stdin) {
+        input += chunk
+        if (input.includes('\\n')) break
+      }
+      const at = Number(input.trim())
       while (Date.now() < at) {}
       process.stdout.write(Buffer.from(loadMasterKeyFile(${JSON.stringify(path)}, undefined)).toString('hex'))
     `
-    const at = Date.now() + 8_000
-    const run = () =>
-      new Promise<string>((resolve, reject) => {
-        const child = spawn(
-          process.execPath,
-          ['--import', 'tsx', '--input-type=module', '-e', script, String(at)],
-          { stdio: ['ignore', 'pipe', 'pipe'] },
-        )
-        let out = ''
-        let err = ''
-        child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-          out += chunk
-        })
-        child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-          err += chunk
-        })
-        child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`exit ${code}: ${err}`))))
+    const children = Array.from({ length: 4 }, () => {
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+        stdio: ['pipe', 'pipe', 'pipe'],
       })
-    const keys = await Promise.all(Array.from({ length: 4 }, run))
+      let out = ''
+      let err = ''
+      let markReady: () => void = () => {}
+      const ready = new Promise<void>((resolve) => {
+        markReady = resolve
+      })
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+        out += chunk
+        if (out.startsWith('ready\n')) markReady()
+      })
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+        err += chunk
+      })
+      const key = new Promise<string>((resolve, reject) =>
+        child.on('exit', (code) =>
+          code === 0 ? resolve(out.slice('ready\n'.length)) : reject(new Error(`exit ${code}: ${err}`)),
+        ),
+      )
+      // A child that dies before it is ready fails the wait below instead of hanging it.
+      return { child, ready: Promise.race([ready, key.then(() => undefined)]), key }
+    })
+    await Promise.all(children.map(({ ready }) => ready))
+    const at = Date.now() + 200
+    for (const { child } of children) child.stdin.end(`${at}\n`)
+    const keys = await Promise.all(children.map(({ key }) => key))
     expect(new Set(keys).size).toBe(1)
     expect(keys[0]).toBe(readFileSync(path, 'utf8').trim())
     expect(readdirSync(join(dir, 'keys'))).toEqual(['master.key'])
