@@ -390,4 +390,9 @@ export const ar: Messages = {
   loginLinkEmail: 'ربط بريد إلكتروني',
   loginSendCode: 'إرسال الرمز',
   loginLinked: 'تم ربط {name}.',
+  // ---- linking an OAuth login (issue 38) ----
+  loginLinkOAuth: 'ربط {provider}',
+  loginOAuthTaken:
+    'حساب {provider} هذا مرتبط بالفعل بحساب آخر. سجّل الدخول باستخدام {provider} للوصول إلى ذلك الحساب، أو اربط حسابًا آخر.',
+  loginOAuthBlocked: 'حظر متصفحك نافذة {provider}. اسمح بالنوافذ المنبثقة لهذا الموقع، ثم حاول مرة أخرى.',
 }

@@ -413,6 +413,12 @@ export const en = {
   loginLinkEmail: 'Link an email',
   loginSendCode: 'Send code',
   loginLinked: '{name} is linked.',
+  // ---- linking an OAuth login (issue 38) ----
+  loginLinkOAuth: 'Link {provider}',
+  loginOAuthTaken:
+    'This {provider} account is already linked to another account. Sign in with {provider} to use that account, or link a different one.',
+  loginOAuthBlocked:
+    'Your browser blocked the {provider} window. Allow pop-ups for this site, then try again.',
 }
 
 export type MessageKey = keyof typeof en
