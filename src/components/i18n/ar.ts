@@ -392,7 +392,6 @@ export const ar: Messages = {
   loginLinked: 'تم ربط {name}.',
   // ---- linking an OAuth login (issue 38) ----
   loginLinkOAuth: 'ربط {provider}',
-  loginOAuthTaken:
-    'حساب {provider} هذا مرتبط بالفعل بحساب آخر. سجّل الدخول باستخدام {provider} للوصول إلى ذلك الحساب، أو اربط حسابًا آخر.',
-  loginOAuthBlocked: 'حظر متصفحك نافذة {provider}. اسمح بالنوافذ المنبثقة لهذا الموقع، ثم حاول مرة أخرى.',
+  loginOAuthTaken: 'حساب {provider} هذا مرتبط بالفعل بحساب آخر. سجّل الدخول به لاستخدام ذلك الحساب.',
+  loginOAuthBlocked: 'حُظرت نافذة {provider}. اسمح بالنوافذ المنبثقة ثم حاول مجددًا.',
 }

@@ -416,9 +416,8 @@ export const en = {
   // ---- linking an OAuth login (issue 38) ----
   loginLinkOAuth: 'Link {provider}',
   loginOAuthTaken:
-    'This {provider} account is already linked to another account. Sign in with {provider} to use that account, or link a different one.',
-  loginOAuthBlocked:
-    'Your browser blocked the {provider} window. Allow pop-ups for this site, then try again.',
+    'This {provider} account is already linked to another account. Sign in with it to use that one.',
+  loginOAuthBlocked: 'The {provider} window was blocked. Allow pop-ups, then try again.',
 }
 
 export type MessageKey = keyof typeof en

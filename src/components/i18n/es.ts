@@ -409,7 +409,7 @@ export const es: Messages = {
   // ---- linking an OAuth login (issue 38) ----
   loginLinkOAuth: 'Vincular {provider}',
   loginOAuthTaken:
-    'Esta cuenta de {provider} ya está vinculada a otra cuenta. Inicia sesión con {provider} para usar esa cuenta, o vincula otra distinta.',
+    'Esta cuenta de {provider} ya está vinculada a otra cuenta. Inicia sesión con ella para usar esa.',
   loginOAuthBlocked:
-    'Tu navegador bloqueó la ventana de {provider}. Permite las ventanas emergentes para este sitio y vuelve a intentarlo.',
+    'Se bloqueó la ventana de {provider}. Permite las ventanas emergentes y vuelve a intentarlo.',
 }

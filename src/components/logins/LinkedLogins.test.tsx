@@ -235,7 +235,7 @@ describe('<LinkedLogins/>', () => {
     choices.push(google)
     await user.click(await screen.findByRole('button', { name: 'Link Google' }))
     const refusal = await screen.findByText(
-      /This Google account is already linked to another account\. Sign in with Google to use that account/,
+      'This Google account is already linked to another account. Sign in with it to use that one.',
       {},
       { timeout: 10_000 },
     )
