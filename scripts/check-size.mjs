@@ -47,7 +47,9 @@ const budgets = [
     // Wave 8 added, each in three languages: ERC-20 allowances (11 strings, issue 37), the e-mail/SMS
     // second factor (8 strings and one activity in the registry, issue 38) and <LinkedLogins/> (14
     // strings, issue 38; the drop-in itself is not in the sign-in app). Start-up unchanged at 14.7 kB.
-    limit: 99_000,
+    // 99.5 kB in wave 9 when <LinkedLogins/>'s "Link Google" added 3 strings in each language
+    // (issue 38): measured 99.01 kB, start-up unchanged at 14.7 kB; the same remedy applies.
+    limit: 99_500,
     measure: (/** @type {Record<string, any>} */ s) => s.signin.all.total - s.baseline.all.total,
     startupOnly: false,
   },
@@ -80,7 +82,9 @@ const budgets = [
   {
     app: 'security',
     what: '<SecuritySettings/> panel chunk',
-    limit: 11_200,
+    // 11.3 kB in wave 9: the English dictionary it carries gained <LinkedLogins/>'s 3 "Link Google"
+    // strings (measured 11.203 kB); the panel itself did not change.
+    limit: 11_300,
     measure: (/** @type {Record<string, any>} */ s) =>
       chunkHolding(s.security, 'src/components/mfa/SecurityPanel.tsx'),
     startupOnly: false,
@@ -91,6 +95,25 @@ const budgets = [
     limit: 5_600,
     measure: (/** @type {Record<string, any>} */ s) =>
       chunkHolding(s.security, 'src/components/mfa/TotpEnrolment.tsx'),
+    startupOnly: false,
+  },
+  // Issue 38: what <LinkedLogins/> loads only when asked, each measured plus 0.5 kB: the e-mail
+  // form ("Link an email") and the OAuth flow behind "Link Google" (linkOAuth with the PKCE request
+  // and the popup, shared with the sign-in's OAuth chunk where both are used).
+  {
+    app: 'logins',
+    what: '<LinkedLogins/> "Link an email" chunk',
+    limit: 2_300,
+    measure: (/** @type {Record<string, any>} */ s) =>
+      chunkHolding(s.logins, 'src/components/logins/LinkEmailForm.tsx'),
+    startupOnly: false,
+  },
+  {
+    app: 'logins',
+    what: '<LinkedLogins/> "Link Google" chunk (OAuth flow)',
+    limit: 1_600,
+    measure: (/** @type {Record<string, any>} */ s) =>
+      chunkHolding(s.logins, 'src/core/actions/activities/linkOAuth.ts'),
     startupOnly: false,
   },
 ]

@@ -200,6 +200,8 @@ describe('package exports', () => {
         "keyParameters",
         "linkEmail",
         "linkEmailMutationOptions",
+        "linkOAuth",
+        "linkOAuthMutationOptions",
         "linkedLoginsOf",
         "loadWalletKitConfig",
         "logout",

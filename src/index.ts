@@ -91,6 +91,7 @@ export {
   useLatchkeyQueryClient,
   useLinkEmail,
   useLinkedLogins,
+  useLinkOAuth,
   useLogout,
   useMfaFactors,
   useMfaPolicies,

@@ -2,7 +2,7 @@ import type { Meta, StoryObj } from '@storybook/react-vite'
 import { expect, userEvent, within } from 'storybook/test'
 import { LinkedLogins } from '../src/components/index.ts'
 import { createMfaPolicy } from '../src/core/actions/activities/createMfaPolicy.ts'
-import { type Live, liveDecorators } from './support/live.tsx'
+import { type Live, latestCode, liveDecorators } from './support/live.tsx'
 
 // Issue 38: <LinkedLogins/> in each state, live against the in-page service (a user signed in by
 // e-mail, so the e-mail is their only way in), and the step-up's e-mail/SMS factor
@@ -120,5 +120,86 @@ export const ContactFactorStepSentArabic: Story = {
     )
     await userEvent.click(send)
     await canvas.findByText(/a\*\*\*@example\.com/)
+  },
+}
+
+// ---- linking (issue 38): an e-mail for a user who signs in another way, and an OAuth provider ----
+
+/** Ana signs in with an API key only: "Link an email" is offered, and the code step follows. */
+export const LinkEmailCodeSent: Story = {
+  parameters: { live: { signedInWithApiKey: true } },
+  play: async ({ canvasElement }) => {
+    const canvas = within(canvasElement)
+    await canvas.findByText('Laptop key')
+    await userEvent.click(await canvas.findByRole('button', { name: 'Link an email' }))
+    const address = await canvas.findByRole('textbox', { name: 'Email address' })
+    await expect(document.activeElement).toBe(address)
+    await userEvent.type(address, 'ana@example.com{Enter}')
+    await canvas.findByText(/We sent a code to ana@example\.com/)
+    await expect(canvas.getByRole('textbox', { name: 'Code from the message' })).toBeTruthy()
+  },
+}
+/** …and with the code from the message, the address is linked (verified) beside the key. */
+export const LinkEmailLinked: Story = {
+  parameters: { live: { signedInWithApiKey: true } },
+  play: async ({ canvasElement, loaded }) => {
+    const canvas = within(canvasElement)
+    await userEvent.click(await canvas.findByRole('button', { name: 'Link an email' }))
+    await userEvent.type(
+      await canvas.findByRole('textbox', { name: 'Email address' }),
+      'ana@example.com{Enter}',
+    )
+    const field = await canvas.findByRole('textbox', { name: 'Code from the message' })
+    await userEvent.type(
+      field,
+      `${await latestCode((loaded.live as Live).service, 'ana@example.com')}{Enter}`,
+    )
+    await canvas.findByText('ana@example.com is linked.', {}, { timeout: 10_000 })
+    await canvas.findByRole('button', { name: 'Unlink ana@example.com' })
+  },
+}
+
+const GOOGLE = 'ana.google@example.com'
+
+/** "Link Google": the provider's window (the in-page dev identity provider), then Google is listed. */
+export const LinkGoogle: Story = {
+  parameters: { live: { oauthWindow: { as: GOOGLE } } },
+  play: async ({ canvasElement }) => {
+    const canvas = within(canvasElement)
+    await userEvent.click(await canvas.findByRole('button', { name: 'Link Google' }))
+    await canvas.findByText('Google is linked.', {}, { timeout: 10_000 })
+    await canvas.findByRole('button', { name: 'Unlink Google' })
+  },
+}
+/** While the provider's window is open. */
+export const LinkGoogleWaiting: Story = {
+  parameters: { live: { oauthWindow: 'pending' } },
+  play: async ({ canvasElement }) => {
+    const canvas = within(canvasElement)
+    await userEvent.click(await canvas.findByRole('button', { name: 'Link Google' }))
+    await canvas.findByText('Finish signing in with Google in the window that opened.')
+  },
+}
+/** The Google account already belongs to another account: refused, in words; nothing is linked. */
+export const LinkGoogleRefused: Story = {
+  parameters: { live: { oauthWindow: { as: GOOGLE }, oauthTaken: GOOGLE } },
+  play: async ({ canvasElement }) => {
+    const canvas = within(canvasElement)
+    await userEvent.click(await canvas.findByRole('button', { name: 'Link Google' }))
+    await canvas.findByText(
+      /This Google account is already linked to another account/,
+      {},
+      { timeout: 10_000 },
+    )
+    await expect(canvas.getAllByRole('listitem')).toHaveLength(1)
+  },
+}
+export const LinkGoogleRefusedArabic: Story = {
+  globals: { locale: 'ar' },
+  parameters: { live: { oauthWindow: { as: GOOGLE }, oauthTaken: GOOGLE } },
+  play: async ({ canvasElement }) => {
+    const canvas = within(canvasElement)
+    await userEvent.click(await canvas.findByRole('button', { name: 'ربط Google' }))
+    await canvas.findByText(/حساب Google هذا مرتبط بالفعل بحساب آخر/, {}, { timeout: 10_000 })
   },
 }

@@ -34,6 +34,14 @@ export const sizeApps = [
     react: true,
   },
   {
+    // Issue 38: <LinkedLogins/>'s lazy chunks (linking an e-mail, linking OAuth) are measured in it.
+    name: 'logins',
+    label: 'account page: <LatchkeyProvider> + <LinkedLogins/> + styles.css',
+    root: join(projectRoot, 'bench/size/apps/logins'),
+    needs: ['src/index.ts', 'src/components/logins/LinkedLogins.tsx'],
+    react: true,
+  },
+  {
     name: 'core',
     label: 'latchkey/core: createLatchkey + e-mail OTP + signRawPayloads',
     root: join(projectRoot, 'bench/size/apps/core'),

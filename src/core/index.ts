@@ -184,6 +184,9 @@ export type {
   StartLinkEmailReturnType,
 } from './actions/activities/linkEmail.ts'
 export { linkEmail, startLinkEmail } from './actions/activities/linkEmail.ts'
+// ---- linking an OAuth login (issue 38) ----
+export type { LinkOAuthParameters, LinkOAuthReturnType } from './actions/activities/linkOAuth.ts'
+export { linkOAuth } from './actions/activities/linkOAuth.ts'
 export type {
   Oauth2AuthenticateParameters,
   Oauth2AuthenticateReturnType,
@@ -554,6 +557,7 @@ export { getWhoamiQueryKey, getWhoamiQueryOptions } from './query/getWhoami.ts'
 export { grantAgentAllowanceMutationOptions } from './query/grantAgentAllowance.ts'
 export { importWalletMutationOptions } from './query/importWallet.ts'
 export { linkEmailMutationOptions, startLinkEmailMutationOptions } from './query/linkEmail.ts'
+export { linkOAuthMutationOptions } from './query/linkOAuth.ts'
 export { logoutMutationOptions } from './query/logout.ts'
 export { refreshSessionMutationOptions } from './query/refreshSession.ts'
 export { rejectActivityMutationOptions } from './query/rejectActivity.ts'

@@ -417,6 +417,9 @@ export type { UseLinkEmailParameters, UseLinkEmailReturnType } from './hooks/use
 export { useLinkEmail } from './hooks/useLinkEmail.ts'
 export type { UseLinkedLoginsParameters, UseLinkedLoginsReturnType } from './hooks/useLinkedLogins.ts'
 export { useLinkedLogins } from './hooks/useLinkedLogins.ts'
+// ---- linking an OAuth login (issue 38) ----
+export type { UseLinkOAuthParameters, UseLinkOAuthReturnType } from './hooks/useLinkOAuth.ts'
+export { useLinkOAuth } from './hooks/useLinkOAuth.ts'
 export type { UseLogoutParameters, UseLogoutReturnType } from './hooks/useLogout.ts'
 export { useLogout } from './hooks/useLogout.ts'
 export type { UseMfaFactorsParameters, UseMfaFactorsReturnType } from './hooks/useMfaFactors.ts'

@@ -18,7 +18,9 @@ import {
   createUserTag,
   createWallet,
   importSigningKey,
+  type OpenAuthorizationWindow,
   PopupBlockedError,
+  signInWithOAuth,
   startOtpSignIn,
   submit,
   switchSession,
@@ -61,8 +63,16 @@ export interface LiveOptions {
   settleMs?: number
   /** `wallet_kit_config` never answers (the loading state). */
   hangConfig?: boolean
-  /** How the OAuth authorization window behaves: stays open, or is blocked like a popup blocker would. */
-  oauthWindow?: 'pending' | 'blocked'
+  /**
+   * How the OAuth authorization window behaves: stays open, is blocked like a popup blocker would,
+   * or (issue 38) is the in-page service's dev identity provider, where the person continues as
+   * `as` (an e-mail address: the same one is the same OAuth identity).
+   */
+  oauthWindow?: 'pending' | 'blocked' | { as: string }
+  /** Issue 38: another account signed up with OAuth as this e-mail address first (before the user signs in). */
+  oauthTaken?: string
+  /** Issue 38: sign in a user whose only way in is an API key (no e-mail), instead of by e-mail. */
+  signedInWithApiKey?: boolean
   /** Announce a browser wallet through EIP-6963, backed by a real secp256k1 key in the page. */
   injectWallet?: boolean
   /**
@@ -350,17 +360,20 @@ export async function createLive(options: LiveOptions = {}): Promise<Live> {
       : send
         ? recordedSendService(serviceFetch as typeof fetch, () => send.statuses).fetch
         : serviceFetch
+  const oauthWindow = options.oauthWindow
   const client = createLatchkey({
     ...clientConfig,
     fetch: clientFetch,
-    ...(options.oauthWindow
-      ? {
-          oauth: {
-            openAuthorizationWindow: ({ signal }) =>
-              options.oauthWindow === 'blocked' ? Promise.reject(new PopupBlockedError()) : never(signal),
-          },
-        }
-      : {}),
+    ...(typeof oauthWindow === 'object'
+      ? { oauth: { openAuthorizationWindow: devIdpConsent(service, oauthWindow.as) } }
+      : oauthWindow
+        ? {
+            oauth: {
+              openAuthorizationWindow: ({ signal }) =>
+                oauthWindow === 'blocked' ? Promise.reject(new PopupBlockedError()) : never(signal),
+            },
+          }
+        : {}),
     // Stories must not leak sessions into each other through localStorage.
     storage: null,
     session: {
@@ -375,6 +388,15 @@ export async function createLive(options: LiveOptions = {}): Promise<Live> {
   }
   if (options.policyConsensus) {
     await seedPolicyConsensus(live)
+    return live
+  }
+  if (options.oauthTaken)
+    await signInWithOAuth(client, {
+      provider: 'google',
+      openAuthorizationWindow: devIdpConsent(service, options.oauthTaken),
+    })
+  if (options.signedInWithApiKey) {
+    await seedApiKeyUser(live)
     return live
   }
   if (options.signedIn || options.wallets || options.secondSession) {
@@ -395,6 +417,54 @@ export async function createLive(options: LiveOptions = {}): Promise<Live> {
     if (options.mfa) await seedMfa(live, options.mfa)
   }
   return live
+}
+
+/** The dev identity provider's authorize page, answered in the page as `email` would answer it. */
+function devIdpConsent(service: Service, email: string): OpenAuthorizationWindow {
+  return async ({ url }) => {
+    const form = new URLSearchParams(new URL(url).searchParams)
+    form.set('email', email)
+    form.set('name', 'Ana García')
+    form.set('action', 'continue')
+    const reply = await service.fetch(url.split('?')[0] as string, {
+      method: 'POST',
+      body: form,
+      redirect: 'manual',
+    })
+    return reply.headers.get('location') as string
+  }
+}
+
+/** Ana, whose only way in is an API key held by this client (no e-mail, no passkey), signed in with it. */
+async function seedApiKeyUser(live: Live) {
+  const { client, service } = live
+  await client.hydrate()
+  const key = await client.keyStore.create()
+  const { result } = await submit(
+    client,
+    'create_sub_organization',
+    {
+      subOrganizationName: 'Ana',
+      rootUsers: [
+        {
+          userName: 'Ana García',
+          apiKeys: [{ ...apiKeyOf(key.publicKey), apiKeyName: 'Laptop key' }],
+          authenticators: [],
+          oauthProviders: [],
+        },
+      ],
+      rootQuorumThreshold: 1,
+    },
+    { stamper: await devStamper(service), organizationId: service.dev.organizationId },
+  )
+  addSessionFromKey(client, {
+    publicKey: key.publicKey,
+    userId: result.rootUserIds[0]!,
+    organizationId: result.subOrganizationId,
+    lifetimeSeconds: 900,
+    method: 'api-key',
+    label: 'Laptop key',
+  })
 }
 
 async function seedMfa(live: Live, { recoveryCodes, policies = [] }: NonNullable<LiveOptions['mfa']>) {

@@ -390,4 +390,8 @@ export const ar: Messages = {
   loginLinkEmail: 'ربط بريد إلكتروني',
   loginSendCode: 'إرسال الرمز',
   loginLinked: 'تم ربط {name}.',
+  // ---- linking an OAuth login (issue 38) ----
+  loginLinkOAuth: 'ربط {provider}',
+  loginOAuthTaken: 'حساب {provider} هذا مرتبط بالفعل بحساب آخر. سجّل الدخول به لاستخدام ذلك الحساب.',
+  loginOAuthBlocked: 'حُظرت نافذة {provider}. اسمح بالنوافذ المنبثقة ثم حاول مجددًا.',
 }

@@ -413,6 +413,11 @@ export const en = {
   loginLinkEmail: 'Link an email',
   loginSendCode: 'Send code',
   loginLinked: '{name} is linked.',
+  // ---- linking an OAuth login (issue 38) ----
+  loginLinkOAuth: 'Link {provider}',
+  loginOAuthTaken:
+    'This {provider} account is already linked to another account. Sign in with it to use that one.',
+  loginOAuthBlocked: 'The {provider} window was blocked. Allow pop-ups, then try again.',
 }
 
 export type MessageKey = keyof typeof en

@@ -406,4 +406,10 @@ export const es: Messages = {
   loginLinkEmail: 'Vincular un correo',
   loginSendCode: 'Enviar código',
   loginLinked: '{name} está vinculado.',
+  // ---- linking an OAuth login (issue 38) ----
+  loginLinkOAuth: 'Vincular {provider}',
+  loginOAuthTaken:
+    'Esta cuenta de {provider} ya está vinculada a otra cuenta. Inicia sesión con ella para usar esa.',
+  loginOAuthBlocked:
+    'Se bloqueó la ventana de {provider}. Permite las ventanas emergentes y vuelve a intentarlo.',
 }

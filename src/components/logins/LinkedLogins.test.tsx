@@ -1,8 +1,13 @@
+import type { Service } from '@latchkey/service'
 import { screen, waitFor, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createMfaPolicy } from '../../core/actions/activities/createMfaPolicy.ts'
+import { signInWithOAuth } from '../../core/actions/auth/signInWithOAuth.ts'
 import { getLinkedLogins } from '../../core/actions/queries/getLinkedLogins.ts'
+import { UserCancelledError } from '../../core/errors.ts'
+import { switchSession } from '../../core/session/sessions.ts'
+import type { OpenAuthorizationWindow } from '../../core/types.ts'
 import {
   installSoftAuthenticator,
   latestCode,
@@ -12,6 +17,48 @@ import {
 import { LinkedLogins } from './LinkedLogins.tsx'
 
 const rows = () => screen.getAllByRole('listitem').map((item) => item.getAttribute('data-lk-login'))
+
+/**
+ * The provider's window, played by the dev identity provider: what `choice` does on its authorize
+ * page (continue as a person, or cancel), or the person closing the window. `service` is read when
+ * the window opens (the test's service is created with the client).
+ */
+type Choice = { email: string } | 'cancel at the provider' | 'close the window'
+function devIdpWindow(service: () => Service, choices: Choice[]): OpenAuthorizationWindow {
+  return async ({ url }) => {
+    const choice = choices.shift()
+    if (!choice) throw new Error('the provider window opened more often than the test expects')
+    if (choice === 'close the window') throw new UserCancelledError('The sign-in window was closed')
+    const page = await service().fetch(url)
+    expect(page.status).toBe(200)
+    const form = new URLSearchParams(new URL(url).searchParams)
+    if (choice === 'cancel at the provider') form.set('action', 'cancel')
+    else {
+      form.set('email', choice.email)
+      form.set('name', 'Test Person')
+      form.set('action', 'continue')
+    }
+    const reply = await service().fetch(url.split('?')[0] as string, {
+      method: 'POST',
+      body: form,
+      redirect: 'manual',
+    })
+    return reply.headers.get('location') as string
+  }
+}
+
+/** A client signed in by e-mail whose OAuth windows are `choices`, in turn. */
+async function signedInWithOAuthWindow(email: string, choices: Choice[]) {
+  let service: Service | undefined
+  const signedIn = await signedInClient({}, email, {
+    oauth: {
+      redirectUri: 'http://localhost:5173/oauth/callback',
+      openAuthorizationWindow: devIdpWindow(() => service as Service, choices),
+    },
+  })
+  service = signedIn.service
+  return signedIn
+}
 
 describe('<LinkedLogins/>', () => {
   let authenticator: SoftAuthenticator | undefined
@@ -129,5 +176,112 @@ describe('<LinkedLogins/>', () => {
     expect(await screen.findByText(/^Passkey .* is unlinked\.$/, {}, { timeout: 10_000 })).toBeTruthy()
     await waitFor(() => expect(rows()).toEqual(['email']))
     expect((await getLinkedLogins(client)).logins.map((login) => login.kind)).toEqual(['email'])
+  })
+
+  it('links Google through its window: it shows with Unlink, signing in with Google reaches this account, and it unlinks', async () => {
+    const user = userEvent.setup()
+    const google = { email: `omar+${crypto.randomUUID().slice(0, 8)}@example.com` }
+    const choices: Choice[] = [google]
+    const { client, session, render } = await signedInWithOAuthWindow('omar@example.com', choices)
+    render(<LinkedLogins />)
+    await screen.findByText('omar@example.com')
+    const link = await screen.findByRole('button', { name: 'Link Google' })
+    // Every provider wallet_kit_config enables is offered.
+    for (const name of ['Link Apple', 'Link X', 'Link Discord', 'Link Facebook'])
+      expect(screen.getByRole('button', { name })).toBeTruthy()
+
+    link.focus()
+    await user.keyboard('{Enter}')
+    const done = await screen.findByText('Google is linked.', {}, { timeout: 10_000 })
+    await waitFor(() => expect(document.activeElement).toBe(done))
+    await waitFor(() => expect(rows()).toEqual(['email', 'oauth']))
+    // Linked: no second "Link Google"; the identity has its own Unlink.
+    expect(screen.queryByRole('button', { name: 'Link Google' })).toBeNull()
+    expect(screen.getByRole('button', { name: 'Unlink Google' })).toBeTruthy()
+    const { logins } = await getLinkedLogins(client)
+    expect(logins.map((login) => [login.kind, login.label])).toEqual([
+      ['email', 'omar@example.com'],
+      ['oauth', 'OAUTH2_PROVIDER_GOOGLE'],
+    ])
+
+    // Signing in with that Google account reaches this same account.
+    choices.push(google)
+    const viaGoogle = await signInWithOAuth(client, { provider: 'google' })
+    expect(viaGoogle.created).toBe(false)
+    expect(viaGoogle.session.organizationId).toBe(session.organizationId)
+    expect(viaGoogle.session.userId).toBe(session.userId)
+
+    // Signed in with Google now (the same user): Google can go, the e-mail stays.
+    await user.click(await screen.findByRole('button', { name: 'Unlink Google' }))
+    await user.click(await screen.findByRole('button', { name: 'Yes, unlink' }))
+    expect(await screen.findByText('Google is unlinked.')).toBeTruthy()
+    await waitFor(() => expect(rows()).toEqual(['email']))
+    expect(await screen.findByRole('button', { name: 'Link Google' })).toBeTruthy()
+  })
+
+  it('refuses, in words, a Google account another account holds; nothing is linked', async () => {
+    const user = userEvent.setup()
+    const google = { email: `zeynep+${crypto.randomUUID().slice(0, 8)}@example.com` }
+    const choices: Choice[] = []
+    const { client, session, render } = await signedInWithOAuthWindow('zeynep@example.com', choices)
+    // Someone else signed up with that Google account first.
+    choices.push(google)
+    const other = await signInWithOAuth(client, { provider: 'google' })
+    expect(other.created).toBe(true)
+    switchSession(client, { sessionId: session.id })
+
+    render(<LinkedLogins />)
+    await screen.findByText('zeynep@example.com')
+    choices.push(google)
+    await user.click(await screen.findByRole('button', { name: 'Link Google' }))
+    const refusal = await screen.findByText(
+      'This Google account is already linked to another account. Sign in with it to use that one.',
+      {},
+      { timeout: 10_000 },
+    )
+    expect(refusal).toBeTruthy()
+    expect(document.activeElement?.contains(refusal)).toBe(true)
+    expect((await getLinkedLogins(client)).logins.map((login) => login.kind)).toEqual(['email'])
+    expect(rows()).toEqual(['email'])
+    expect(choices).toEqual([])
+  })
+
+  it('a closed window or a cancel at the provider changes nothing and gives focus back; with an MFA policy the step-up shows, then it links once', async () => {
+    const user = userEvent.setup()
+    const google = { email: `ines+${crypto.randomUUID().slice(0, 8)}@example.com` }
+    const choices: Choice[] = ['close the window', 'cancel at the provider']
+    const { client, render, service } = await signedInWithOAuthWindow('ines@example.com', choices)
+    render(<LinkedLogins />)
+    await screen.findByText('ines@example.com')
+    const link = await screen.findByRole('button', { name: 'Link Google' })
+    for (let attempt = 0; attempt < 2; attempt++) {
+      link.focus()
+      await user.keyboard('{Enter}')
+      await waitFor(() => expect(choices).toHaveLength(1 - attempt))
+      await waitFor(() => expect(document.activeElement).toBe(link))
+      expect(link.hasAttribute('disabled')).toBe(false)
+      expect(screen.queryByRole('alert')).toBeNull()
+      expect(rows()).toEqual(['email'])
+    }
+    expect((await getLinkedLogins(client)).logins.map((login) => login.kind)).toEqual(['email'])
+
+    await createMfaPolicy(client, {
+      mfaPolicyName: 'an e-mailed code for account changes',
+      condition: "activity.type == 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2'",
+      requiredAuthenticationMethods: [{ any: [{ type: 'AUTHENTICATION_TYPE_EMAIL_OTP' }] }],
+      order: 0,
+    })
+    choices.push(google)
+    await user.click(link)
+    const send = await screen.findByRole('button', { name: 'Email me a code' }, { timeout: 10_000 })
+    await waitFor(() => expect(document.activeElement).toBe(send))
+    // Held, not done.
+    expect((await getLinkedLogins(client)).logins.map((login) => login.kind)).toEqual(['email'])
+    await user.keyboard('{Enter}')
+    const field = await screen.findByRole('textbox', { name: 'Code from the message' })
+    await user.type(field, `${await latestCode(service, 'ines@example.com')}{Enter}`)
+    expect(await screen.findByText('Google is linked.', {}, { timeout: 10_000 })).toBeTruthy()
+    await waitFor(() => expect(rows()).toEqual(['email', 'oauth']))
+    expect((await getLinkedLogins(client)).logins.map((login) => login.kind)).toEqual(['email', 'oauth'])
   })
 })

@@ -1,7 +1,15 @@
+import { OAUTH_METHODS, type OAuthMethod } from '@latchkey/protocol'
 import { lazy, Suspense, useEffect, useId, useRef, useState } from 'react'
 import type { LinkedLogin } from '../../core/actions/queries/getLinkedLogins.ts'
 import type { MfaRequiredError } from '../../core/errors.ts'
-import { useAddPasskey, useLinkedLogins, useUnlinkLogin } from '../../react/index.ts'
+import {
+  useAddPasskey,
+  useLinkedLogins,
+  useLinkOAuth,
+  useUnlinkLogin,
+  useWalletKitConfig,
+} from '../../react/index.ts'
+import { PROVIDER_MARK, PROVIDER_NAME } from '../auth/providers.tsx'
 import { isMfaRequired, LazyStepUp } from '../mfa/LazyStepUp.tsx'
 import { Alert } from '../ui/Alert.tsx'
 import { ErrorText, MessageText } from '../ui/ErrorText.tsx'
@@ -20,6 +28,11 @@ export interface LinkedLoginsProps extends UiOptions {
   allowPasskey?: boolean
   /** Offer "Link an email" when the account has none. @default true */
   allowEmail?: boolean
+  /**
+   * Offer "Link Google" (…) for the OAuth providers `wallet_kit_config` enables and the account
+   * has none of yet; a list keeps only those. @default true
+   */
+  allowOAuth?: boolean | readonly OAuthMethod[]
   /** Called after a login is unlinked. */
   onUnlinked?: ((login: LinkedLogin) => void) | undefined
   className?: string | undefined
@@ -27,9 +40,11 @@ export interface LinkedLoginsProps extends UiOptions {
 
 /**
  * Every way into the signed-in user's account (e-mail, phone, OAuth providers, passkeys, wallets,
- * API keys), each with "Unlink" after a confirmation, plus "Link a passkey" and "Link an email"
- * (proven by a code, so the address ends verified). The service refuses to remove the last way in;
- * that refusal is shown in words. An MFA policy on the user shows the step-up, then finishes.
+ * API keys), each with "Unlink" after a confirmation, plus "Link a passkey", "Link an email"
+ * (proven by a code, so the address ends verified) and "Link Google" (…) for each OAuth provider
+ * the app enables (the provider's window; an identity another account holds is refused in words).
+ * The service refuses to remove the last way in; that refusal is shown in words. An MFA policy on
+ * the user shows the step-up, then finishes.
  */
 export function LinkedLogins(props: LinkedLoginsProps) {
   return (
@@ -41,10 +56,18 @@ export function LinkedLogins(props: LinkedLoginsProps) {
 
 type Notice = { text: string }
 type Waiting = { challenge: MfaRequiredError<unknown>; done: string }
+type Failure = { error: unknown; message?: string | undefined }
+
+/** The sign-in method an OAuth identity's `providerName` names (`OAUTH2_PROVIDER_GOOGLE`, `google`). */
+function oauthMethodOf(providerName: string): OAuthMethod | undefined {
+  const name = providerName.toLowerCase().replace(/^oauth2_provider_/, '')
+  return OAUTH_METHODS.find((method) => method === name)
+}
 
 function LinkedLoginsInner({
   allowPasskey = true,
   allowEmail = true,
+  allowOAuth = true,
   onUnlinked,
   className,
   ...look
@@ -54,11 +77,19 @@ function LinkedLoginsInner({
   const logins = useLinkedLogins()
   const unlink = useUnlinkLogin()
   const addPasskey = useAddPasskey()
+  const linkOAuth = useLinkOAuth()
+  const kitConfig = useWalletKitConfig({ query: { enabled: allowOAuth !== false } })
   const [confirming, setConfirming] = useState<LinkedLogin | null>(null)
   const [waiting, setWaiting] = useState<Waiting | null>(null)
   const [linkingEmail, setLinkingEmail] = useState(false)
   const [notice, setNotice] = useState<Notice | null>(null)
-  const [error, setError] = useState<unknown>(null)
+  const [failure, setFailure] = useState<Failure | null>(null)
+  const error = failure?.error ?? null
+  const setError = (caught: unknown, message?: string) =>
+    setFailure(caught === null ? null : { error: caught, message })
+  // A cancelled provider window: focus goes back to the button that opened it.
+  const [refocus, setRefocus] = useState<OAuthMethod | null>(null)
+  const oauthButtons = useRef(new Map<OAuthMethod, HTMLButtonElement>())
   const noticeRef = useRef<HTMLParagraphElement>(null)
   const errorRef = useRef<HTMLDivElement>(null)
   const unlinkButtons = useRef(new Map<string, HTMLButtonElement>())
@@ -79,9 +110,19 @@ function LinkedLoginsInner({
   useEffect(() => {
     if (error) errorRef.current?.focus()
   }, [error])
+  useEffect(() => {
+    if (refocus && !linkOAuth.isPending) {
+      oauthButtons.current.get(refocus)?.focus()
+      setRefocus(null)
+    }
+  }, [refocus, linkOAuth.isPending])
 
   const nameOf = (login: LinkedLogin) =>
-    login.kind === 'passkey' || login.kind === 'oauth' ? login.label : login.label || kindName(ui, login)
+    login.kind === 'oauth'
+      ? kindName(ui, login)
+      : login.kind === 'passkey'
+        ? login.label
+        : login.label || kindName(ui, login)
 
   const cancelConfirm = (login: LinkedLogin) => {
     setConfirming(null)
@@ -108,6 +149,23 @@ function LinkedLoginsInner({
       onUnlinked?.(login)
     } catch (caught) {
       failed(caught, done)
+    }
+  }
+  const doLinkOAuth = async (method: OAuthMethod) => {
+    setNotice(null)
+    setError(null)
+    const provider = ui.t(PROVIDER_NAME[method])
+    const done = ui.t('loginLinked', { name: provider })
+    try {
+      await linkOAuth.mutateAsync({ provider: method })
+      finished(done)
+    } catch (caught) {
+      const code = errorCodeOf(caught)
+      // The window was closed, or the person said no at the provider: nothing changed.
+      if (code === 'USER_CANCELLED' || code === 'ABORTED') setRefocus(method)
+      else if (code === 'ALREADY_EXISTS') setError(caught, ui.t('loginOAuthTaken', { provider }))
+      else if (code === 'POPUP_BLOCKED') setError(caught, ui.t('loginOAuthBlocked', { provider }))
+      else failed(caught, done)
     }
   }
   const doAddPasskey = async () => {
@@ -144,7 +202,20 @@ function LinkedLoginsInner({
 
   const list = logins.data.logins
   const hasEmail = list.some((login) => login.kind === 'email')
-  const busy = unlink.isPending || addPasskey.isPending || waiting !== null
+  const busy = unlink.isPending || addPasskey.isPending || linkOAuth.isPending || waiting !== null
+  // The providers the app enables (and has a client id for), less those already linked.
+  const linked = new Set(
+    list.flatMap((login) => (login.kind === 'oauth' ? [oauthMethodOf(login.label)] : [])),
+  )
+  const kit = kitConfig.data
+  const linkable = OAUTH_METHODS.filter(
+    (method) =>
+      (allowOAuth === true || (allowOAuth !== false && allowOAuth.includes(method))) &&
+      kit?.enabledProviders.includes(method) &&
+      kit.oauthClientIds?.[method] &&
+      !linked.has(method),
+  )
+  const linkingWith = linkOAuth.isPending ? linkOAuth.variables?.provider : undefined
   return (
     <section {...root} data-lk-logins="">
       {heading}
@@ -159,7 +230,7 @@ function LinkedLoginsInner({
             const name = nameOf(login)
             return (
               <li key={key} data-lk-login={login.kind} style={{ flexWrap: 'wrap' }}>
-                <KindIcon kind={login.kind} />
+                <KindIcon login={login} />
                 <span className="lk-grow" style={{ minWidth: 0, overflowWrap: 'anywhere' }}>
                   <span className="lk-strong">{kindName(ui, login)}</span>{' '}
                   <span className="lk-subtle" dir="auto">
@@ -229,6 +300,12 @@ function LinkedLoginsInner({
         />
       ) : null}
       <div aria-live="polite">
+        {linkingWith ? (
+          <p className="lk-row lk-subtle" style={{ margin: 0 }}>
+            <Spinner />
+            {ui.t('oauthWaiting', { provider: ui.t(PROVIDER_NAME[linkingWith]) })}
+          </p>
+        ) : null}
         {notice ? (
           <p ref={noticeRef} tabIndex={-1} className="lk-subtle" style={{ margin: 0 }}>
             {notice.text}
@@ -238,7 +315,9 @@ function LinkedLoginsInner({
       <div aria-live="assertive" ref={errorRef} tabIndex={-1}>
         {error ? (
           <Alert tone="error">
-            {errorCodeOf(error) === 'FIELD_INVALID' ? (
+            {failure?.message !== undefined ? (
+              <MessageText text={failure.message} />
+            ) : errorCodeOf(error) === 'FIELD_INVALID' ? (
               <MessageText text={ui.t('loginLastWayIn')} />
             ) : (
               <ErrorText ui={ui} error={error} />
@@ -289,6 +368,25 @@ function LinkedLoginsInner({
             {ui.t('loginLinkEmail')}
           </Button>
         ) : null}
+        {linkable.map((method) => (
+          <button
+            key={method}
+            ref={(element) => {
+              if (element) oauthButtons.current.set(method, element)
+              else oauthButtons.current.delete(method)
+            }}
+            type="button"
+            className="lk-button"
+            data-variant="secondary"
+            data-size="sm"
+            aria-busy={linkingWith === method || undefined}
+            disabled={busy}
+            onClick={() => void doLinkOAuth(method)}
+          >
+            {linkingWith === method ? <Spinner /> : <PlusIcon />}
+            {ui.t('loginLinkOAuth', { provider: ui.t(PROVIDER_NAME[method]) })}
+          </button>
+        ))}
       </div>
     </section>
   )
@@ -300,8 +398,10 @@ function kindName(ui: Ui, login: LinkedLogin): string {
       return ui.t('emailRow')
     case 'phone':
       return ui.t('phoneRow')
-    case 'oauth':
-      return login.label
+    case 'oauth': {
+      const method = oauthMethodOf(login.label)
+      return method ? ui.t(PROVIDER_NAME[method]) : login.label
+    }
     case 'passkey':
       return ui.t('loginPasskey')
     case 'wallet':
@@ -311,7 +411,17 @@ function kindName(ui: Ui, login: LinkedLogin): string {
   }
 }
 
-function KindIcon({ kind }: { kind: LinkedLogin['kind'] }) {
+function KindIcon({ login }: { login: LinkedLogin }) {
+  const { kind } = login
+  const method = kind === 'oauth' ? oauthMethodOf(login.label) : undefined
+  if (method) {
+    const Mark = PROVIDER_MARK[method]
+    return (
+      <span className="lk-method-icon">
+        <Mark />
+      </span>
+    )
+  }
   if (kind === 'email') return <MailIcon size={18} />
   if (kind === 'phone') return <PhoneIcon size={18} />
   if (kind === 'passkey') return <PasskeyIcon size={18} />
