@@ -60,12 +60,12 @@ export async function fundSponsor(evm, service) {
 }
 
 /**
- * How long a service may take to print its `--json` line: 60 s, or `LATCHKEY_DEVSTACK_TIMEOUT_MS`
+ * How long a service may take to print its `--json` line: 180 s, or `LATCHKEY_DEVSTACK_TIMEOUT_MS`
  * (a loaded CI machine starting several services at once may need more).
  */
 export function startTimeoutMs(env = process.env) {
   const text = env.LATCHKEY_DEVSTACK_TIMEOUT_MS
-  if (text === undefined || text === '') return 60_000
+  if (text === undefined || text === '') return 180_000
   const ms = Number(text)
   if (!Number.isInteger(ms) || ms <= 0)
     throw new Error(
