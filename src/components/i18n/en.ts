@@ -413,6 +413,24 @@ export const en = {
   loginLinkEmail: 'Link an email',
   loginSendCode: 'Send code',
   loginLinked: '{name} is linked.',
+  // ---- whole-account spending limits, <SpendingLimits/> (issue 37) ----
+  limitsTitle: 'Spending limits',
+  limitsDescription: 'Caps on what your account can spend in a window of time, whatever signs for it.',
+  limitsEmpty: 'No spending limit is set.',
+  limitsAdd: 'Set a limit',
+  limitsScope: 'Applies to',
+  limitsScopeUser: 'All my accounts',
+  limitsChange: 'Change',
+  limitsChangeLabel: 'Change {name}',
+  limitsRemove: 'Remove',
+  limitsRemoveLabel: 'Remove {name}',
+  limitsRemoveConfirm: 'Remove {name}? Nothing will cap this spending any more.',
+  limitsRemoveYes: 'Yes, remove',
+  limitsSave: 'Save',
+  limitsNameOf: '{period} limit of {amount}',
+  limitsCreated: 'The limit is set.',
+  limitsSaved: '{name} is changed.',
+  limitsRemoved: '{name} is removed.',
 }
 
 export type MessageKey = keyof typeof en
