@@ -47,7 +47,9 @@ const budgets = [
     // Wave 8 added, each in three languages: ERC-20 allowances (11 strings, issue 37), the e-mail/SMS
     // second factor (8 strings and one activity in the registry, issue 38) and <LinkedLogins/> (14
     // strings, issue 38; the drop-in itself is not in the sign-in app). Start-up unchanged at 14.7 kB.
-    limit: 99_000,
+    // Wave 9: <SpendingLimits/>'s 17 strings in three languages (issue 37): measured 99.4 kB, start-up
+    // unchanged at 14.7 kB (the drop-in is not in the sign-in app; its strings are, in the dictionaries).
+    limit: 100_000,
     measure: (/** @type {Record<string, any>} */ s) => s.signin.all.total - s.baseline.all.total,
     startupOnly: false,
   },
@@ -80,7 +82,9 @@ const budgets = [
   {
     app: 'security',
     what: '<SecuritySettings/> panel chunk',
-    limit: 11_200,
+    // 11.5 kB when the English dictionary it carries gained <SpendingLimits/>'s 17 strings (issue 37,
+    // wave 9): measured 11.3 kB.
+    limit: 11_500,
     measure: (/** @type {Record<string, any>} */ s) =>
       chunkHolding(s.security, 'src/components/mfa/SecurityPanel.tsx'),
     startupOnly: false,
@@ -91,6 +95,19 @@ const budgets = [
     limit: 5_600,
     measure: (/** @type {Record<string, any>} */ s) =>
       chunkHolding(s.security, 'src/components/mfa/TotpEnrolment.tsx'),
+    startupOnly: false,
+  },
+  // Issue 37: <SpendingLimits/> loads in a lazy chunk of its own, never at start-up (the step-up,
+  // when a change is held, is the MFA drop-ins' chunk of its own). Measured 23.5 kB, plus 0.5 kB. In
+  // this app, the drop-in being the only one, the chunk also carries what any drop-in loads with it:
+  // react-query's core (11.7 kB, lazy in every app of the kit), the English dictionary (3.2 kB) and
+  // the ui parts; the panel itself is 3.1 kB.
+  {
+    app: 'limits',
+    what: '<SpendingLimits/> panel chunk',
+    limit: 24_000,
+    measure: (/** @type {Record<string, any>} */ s) =>
+      chunkHolding(s.limits, 'src/components/limits/SpendingLimitsPanel.tsx'),
     startupOnly: false,
   },
 ]
