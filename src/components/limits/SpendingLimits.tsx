@@ -1,21 +1,12 @@
 import { lazy, Suspense } from 'react'
-import type { UiOptions } from '../ui/uiOptions.ts'
+import type { SpendingLimitsProps } from './SpendingLimitsProps.ts'
 
 // The whole drop-in is its own chunk: an app pays for it only where it renders it.
 const SpendingLimitsPanel = lazy(() =>
   import('./SpendingLimitsPanel.tsx').then((m) => ({ default: m.SpendingLimitsPanel })),
 )
 
-export interface SpendingLimitsProps extends UiOptions {
-  /**
-   * The chain whose native unit new limits cap, e.g. `eip155:8453` (ETH) or a `solana:` chain
-   * (SOL). Limits already set are all shown, whatever their chain or asset.
-   */
-  caip2: string
-  /** Called after a limit is set, changed or removed. */
-  onChanged?: (() => void) | undefined
-  className?: string | undefined
-}
+export type { SpendingLimitsProps }
 
 /**
  * The signed-in user's spending limits on their whole account: each limit on the user or on one of

@@ -26,7 +26,7 @@ import {
   periodAdjective,
   unitsOf,
 } from './allowance.ts'
-import type { SpendingLimitsProps } from './SpendingLimits.tsx'
+import type { SpendingLimitsProps } from './SpendingLimitsProps.ts'
 
 /** The chain's native unit: its symbol, decimals and the address format of its accounts. */
 function nativeOf(caip2: string) {
