@@ -7,8 +7,8 @@
  * observing the service costs; in memory again with 3 webhook endpoints (loopback receivers in this
  * process) subscribed to every event, against the same without, to show what signed webhooks cost
  * the request path (delivery runs from the job queue, never in a request); on PostgreSQL with one
- * process, `sign_transaction` from an account under a spending limit against one under none, in
- * turn (`limits-pg`, issue 37). Prints figures side by side;
+ * process, `sign_transaction` under spending limits against none, in turn, for one hot account and
+ * for many accounts each under its own limit (`limits-pg`, issue 37). Prints figures side by side;
  * asserts nothing about speed. Starts and removes its own PostgreSQL (scripts/postgres.mjs).
  *
  * Run: npm run bench:service   (or npx tsx bench/service.ts [--requests 6000] [--clients 200]
@@ -28,8 +28,8 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { ACTIVITIES, type AccountSpec, type ActivityPath, WEBHOOK_EVENT_TYPES } from '@latchkey/protocol'
 import { hexToBytes } from '@noble/hashes/utils.js'
-import { serializeTransaction } from 'viem'
 import { signApiKeyStamp, signRawPayload } from '../packages/service/src/kernel/crypto/index.ts'
+import { unsignedTransfer } from '../packages/service/src/testing/unsignedTransfer.ts'
 import { startService } from '../packages/service/test/support/serviceProcess.ts'
 import { type PostgresCluster, startPostgres } from '../scripts/postgres.mjs'
 import { Connection, type Reply, serializePost } from './loopbackClient.ts'
@@ -90,6 +90,7 @@ const payloadOf = (i: number) => `0x${i.toString(16).padStart(64, '0')}`
 interface Instance {
   baseUrl: string
   organizationId: string
+  apiPublicKey: string
   apiPrivateKey: string
   /** Its process id (CPU per request, from /proc). */
   pid?: number
@@ -520,53 +521,107 @@ function signTransaction(instance: Instance, from: string, i: number) {
   return prepare(instance, 'sign_transaction', {
     signWith: from,
     type: 'TRANSACTION_TYPE_ETHEREUM',
-    unsignedTransaction: serializeTransaction({
-      type: 'eip1559',
-      chainId: 1,
-      nonce: i,
-      maxFeePerGas: 2n * 10n ** 9n,
-      maxPriorityFeePerGas: 10n ** 9n,
-      gas: 21_000n,
-      to: '0x000000000000000000000000000000000000dEaD',
-      value: 1n,
-    }),
+    unsignedTransaction: unsignedTransfer({ value: 1n, nonce: i }),
   })
 }
 
-/** Each round's `sign_transaction` runs without and with a spending limit on the signer (`limits-pg`). */
-const limitRounds: { off: Run; on: Run }[] = []
+/** The two shapes of `limits-pg`, each measured without and with limits in each round. */
+type LimitShape = 'hot' | 'many'
+/** Each round's `sign_transaction` runs without and with a spending limit, per shape (`limits-pg`). */
+const limitRounds: Record<LimitShape, { off: Run; on: Run }[]> = { hot: [], many: [] }
+/** Accounts of the many-accounts shape (each in a sub-organization of its own). */
+const MANY_ACCOUNTS = 50
+
 /**
- * Two accounts on one PostgreSQL process: one under a daily limit far above what the run spends
- * (every signature reserves under it, none is refused), one under none; their signing runs in turn,
- * `ROUNDS` times, so drift on a shared machine falls on both alike.
+ * A sub-organization (an app's user) whose root user holds the bench's API key, with one Ethereum
+ * account; under a daily limit far above what the run spends when `limited` (every signature
+ * reserves under it, none is refused).
+ */
+async function benchAccount(instance: Instance, name: string, limited: boolean) {
+  const reply = await post(
+    prepare(instance, 'create_sub_organization', {
+      subOrganizationName: name,
+      rootUsers: [
+        {
+          userName: name,
+          apiKeys: [
+            { apiKeyName: 'bench', publicKey: instance.apiPublicKey, curveType: 'API_KEY_CURVE_P256' },
+          ],
+          authenticators: [],
+          oauthProviders: [],
+        },
+      ],
+      rootQuorumThreshold: 1,
+      wallet: { walletName: name, accounts: [ETH] },
+    }),
+  )
+  if (reply.status !== 200) throw new Error(`create_sub_organization: ${reply.status} ${reply.text}`)
+  const { subOrganizationId, wallet } = JSON.parse(reply.text).activity.result.createSubOrganizationResultV7
+  const account = {
+    instance: { ...instance, organizationId: subOrganizationId as string },
+    from: wallet.addresses[0] as string,
+  }
+  if (limited) {
+    const limit = await post(
+      prepare(account.instance, 'latchkey_create_spending_limit', {
+        spendingLimitName: 'bench',
+        scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address: account.from },
+        window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
+        asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:1' },
+        amount: String(10n ** 30n),
+      }),
+    )
+    if (limit.status !== 200) throw new Error(`latchkey_create_spending_limit: ${limit.status} ${limit.text}`)
+  }
+  return account
+}
+
+/**
+ * Two shapes on one PostgreSQL process, each without limits and with them, in turn, `ROUNDS` times
+ * (drift on a shared machine falls on both alike). Every account is a sub-organization of its own,
+ * as each of an app's users is: an organization with a limit runs its signatures one at a time, so
+ * the accounts without a limit are in organizations with none.
+ * - `hot`: one account signs at `--clients`-way concurrency, under one limit or none. Every
+ *   signature rewrites the limit's one usage row: one at a time by nature.
+ * - `many`: `MANY_ACCOUNTS` accounts, request i from account i mod `MANY_ACCOUNTS`, each under a
+ *   limit of its own or under none.
  */
 async function measureLimits(instances: Instance[]) {
   const [instance] = instances as [Instance]
-  const free = await createSigner(instance)
-  const limited = await createSigner(instance)
-  const reply = await post(
-    prepare(instance, 'latchkey_create_spending_limit', {
-      spendingLimitName: 'bench',
-      scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address: limited },
-      window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
-      asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:1' },
-      amount: String(10n ** 30n),
-    }),
-  )
-  if (reply.status !== 200) throw new Error(`latchkey_create_spending_limit: ${reply.status} ${reply.text}`)
+  const accounts = async (count: number, limited: boolean) => {
+    const made: Awaited<ReturnType<typeof benchAccount>>[] = []
+    for (let n = 0; n < count; n++)
+      made.push(await benchAccount(instance, `${limited ? 'limited' : 'free'} ${n}`, limited))
+    return made
+  }
+  const shapes = {
+    hot: { off: await accounts(1, false), on: await accounts(1, true) },
+    many: { off: await accounts(MANY_ACCOUNTS, false), on: await accounts(MANY_ACCOUNTS, true) },
+  }
   let nonce = 0
-  const run = (from: string, requests?: number) => {
+  const run = (signers: Awaited<ReturnType<typeof benchAccount>>[], requests = REQUESTS) => {
     const first = nonce
-    nonce += requests ?? REQUESTS
-    return load(instances, (on, i) => signTransaction(on, from, first + i), requests)
+    nonce += requests
+    return load(
+      instances,
+      (_, i) => {
+        const signer = signers[i % signers.length]!
+        return signTransaction(signer.instance, signer.from, first + i)
+      },
+      requests,
+    )
   }
-  await run(free, WARM_UP / 2)
-  await run(limited, WARM_UP / 2)
-  for (let round = 0; round < ROUNDS; round++) {
-    const off = await run(free)
-    const on = await run(limited)
-    limitRounds.push({ off, on })
+  // Warm-up as in the other columns, but never longer than a timed run (one hot limit is slow).
+  for (const shape of Object.values(shapes)) {
+    await run(shape.off, Math.min(WARM_UP / 2, REQUESTS))
+    await run(shape.on, Math.min(WARM_UP / 2, REQUESTS))
   }
+  for (let round = 0; round < ROUNDS; round++)
+    for (const name of ['hot', 'many'] as const) {
+      const off = await run(shapes[name].off)
+      const on = await run(shapes[name].on)
+      limitRounds[name].push({ off, on })
+    }
 }
 
 const temp = mkdtempSync(join(tmpdir(), 'latchkey-bench-'))
@@ -578,7 +633,7 @@ const sqlite: Column = { name: 'SQLite, 1 process' }
 const postgres1: Column = { name: 'PostgreSQL, 1 process' }
 const postgres2: Column = { name: 'PostgreSQL, 2 processes' }
 /** Not a column of the table: its own line under it (`limits-pg`). */
-const limitsColumn: Column = { name: 'PostgreSQL, 1 process, sign_transaction with / without a limit' }
+const limitsColumn: Column = { name: 'PostgreSQL, 1 process, sign_transaction with / without limits' }
 const columns = [memory, observed, webhooks, sqlite, postgres1, postgres2].filter((_, n) =>
   wanted(['memory', 'observed', 'webhooks', 'sqlite', 'postgres1', 'postgres2'][n]!),
 )
@@ -968,14 +1023,19 @@ console.log(
   `load average (1 min) at the start: ${LOAD_AT_START.toFixed(2)}, at the end: ${loadavg()[0]!.toFixed(2)} ` +
     `(${cpus().length} cores; other processes' load makes every figure slower and noisier)`,
 )
-if (limitRounds.length > 0) {
-  const ratios = limitRounds.map((pair) => pair.on.perSecond / pair.off.perSecond)
-  const failed = limitRounds.reduce((sum, pair) => sum + pair.on.failed + pair.off.failed, 0)
+const LIMIT_SHAPES: Record<LimitShape, string> = {
+  hot: `one account at ${CLIENTS}-way concurrency, one limit (serial by nature)`,
+  many: `${MANY_ACCOUNTS} accounts (sub-organizations), each under its own limit`,
+}
+for (const [shape, rounds] of Object.entries(limitRounds) as [LimitShape, { off: Run; on: Run }[]][]) {
+  if (rounds.length === 0) continue
+  const ratios = rounds.map((pair) => pair.on.perSecond / pair.off.perSecond)
+  const failed = rounds.reduce((sum, pair) => sum + pair.on.failed + pair.off.failed, 0)
   console.log(
-    `sign_transaction under a spending limit vs none, PostgreSQL 1 process (target ≥ 0.90): ${median(ratios).toFixed(2)}` +
-      ` (each round: ${limitRounds.map((pair, n) => `${ratios[n]!.toFixed(2)} = ${rate(pair.on.perSecond)} / ${rate(pair.off.perSecond)}, p99 ${ms(pair.on.p99)} / ${ms(pair.off.p99)}`).join('; ')})` +
+    `sign_transaction under a spending limit vs none, PostgreSQL 1 process, ${LIMIT_SHAPES[shape]} (target ≥ 0.90): ${median(ratios).toFixed(2)}` +
+      ` (each round: ${rounds.map((pair, n) => `${ratios[n]!.toFixed(2)} = ${rate(pair.on.perSecond)} / ${rate(pair.off.perSecond)}, p99 ${ms(pair.on.p99)} / ${ms(pair.off.p99)}`).join('; ')})` +
       (failed
-        ? `; ${failed} failed, first: ${limitRounds.map((pair) => pair.on.firstFailure ?? pair.off.firstFailure).find(Boolean)}`
+        ? `; ${failed} failed, first: ${rounds.map((pair) => pair.on.firstFailure ?? pair.off.firstFailure).find(Boolean)}`
         : ''),
   )
 }

@@ -47,9 +47,10 @@ const budgets = [
     // Wave 8 added, each in three languages: ERC-20 allowances (11 strings, issue 37), the e-mail/SMS
     // second factor (8 strings and one activity in the registry, issue 38) and <LinkedLogins/> (14
     // strings, issue 38; the drop-in itself is not in the sign-in app). Start-up unchanged at 14.7 kB.
-    // 99.5 kB in wave 9 when <LinkedLogins/>'s "Link Google" added 3 strings in each language
-    // (issue 38): measured 99.01 kB, start-up unchanged at 14.7 kB; the same remedy applies.
-    limit: 99_500,
+    // Wave 9: <LinkedLogins/>'s "Link Google" (3 strings, issue 38) and <SpendingLimits/> (17 strings,
+    // issue 37), each in three languages: measured 99.8 kB, start-up unchanged at 14.7 kB (neither
+    // drop-in is in the sign-in app; their strings are, in the dictionaries).
+    limit: 100_500,
     measure: (/** @type {Record<string, any>} */ s) => s.signin.all.total - s.baseline.all.total,
     startupOnly: false,
   },
@@ -82,9 +83,9 @@ const budgets = [
   {
     app: 'security',
     what: '<SecuritySettings/> panel chunk',
-    // 11.3 kB in wave 9: the English dictionary it carries gained <LinkedLogins/>'s 3 "Link Google"
-    // strings (measured 11.203 kB); the panel itself did not change.
-    limit: 11_300,
+    // 11.7 kB in wave 9: the English dictionary it carries gained <LinkedLogins/>'s 3 "Link Google"
+    // strings and <SpendingLimits/>'s 17 (issues 38, 37); the panel itself did not change.
+    limit: 11_700,
     measure: (/** @type {Record<string, any>} */ s) =>
       chunkHolding(s.security, 'src/components/mfa/SecurityPanel.tsx'),
     startupOnly: false,
@@ -114,6 +115,19 @@ const budgets = [
     limit: 1_600,
     measure: (/** @type {Record<string, any>} */ s) =>
       chunkHolding(s.logins, 'src/core/actions/activities/linkOAuth.ts'),
+    startupOnly: false,
+  },
+  // Issue 37: <SpendingLimits/> loads in a lazy chunk of its own, never at start-up (the step-up,
+  // when a change is held, is the MFA drop-ins' chunk of its own). Measured 23.5 kB, plus 0.5 kB. In
+  // this app, the drop-in being the only one, the chunk also carries what any drop-in loads with it:
+  // react-query's core (11.7 kB, lazy in every app of the kit), the English dictionary (3.2 kB) and
+  // the ui parts; the panel itself is 3.1 kB.
+  {
+    app: 'limits',
+    what: '<SpendingLimits/> panel chunk',
+    limit: 24_000,
+    measure: (/** @type {Record<string, any>} */ s) =>
+      chunkHolding(s.limits, 'src/components/limits/SpendingLimitsPanel.tsx'),
     startupOnly: false,
   },
 ]

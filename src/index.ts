@@ -30,6 +30,8 @@ export {
   SendTransaction,
   SessionStatus,
   SignMessageDialog,
+  // issue 37: whole-account spending limits
+  SpendingLimits,
   UserProfile,
   useAuthFlowContext,
   useAuthModal,

@@ -33,6 +33,14 @@ export const sizeApps = [
     needs: ['src/index.ts', 'src/components/mfa/SecuritySettings.tsx'],
     react: true,
   },
+  // issue 37: <SpendingLimits/>, its panel a chunk of its own (check-size.mjs)
+  {
+    name: 'limits',
+    label: 'account page: <LatchkeyProvider> + <SpendingLimits/> + styles.css',
+    root: join(projectRoot, 'bench/size/apps/limits'),
+    needs: ['src/index.ts', 'src/components/limits/SpendingLimits.tsx'],
+    react: true,
+  },
   {
     // Issue 38: <LinkedLogins/>'s lazy chunks (linking an e-mail, linking OAuth) are measured in it.
     name: 'logins',

@@ -1,4 +1,11 @@
-import { ExportWallet, SecuritySettings, SendTransaction, useSession, useWalletAccounts } from 'latchkey'
+import {
+  ExportWallet,
+  SecuritySettings,
+  SendTransaction,
+  SpendingLimits,
+  useSession,
+  useWalletAccounts,
+} from 'latchkey'
 import { useState } from 'react'
 import {
   type Address,
@@ -18,7 +25,8 @@ const SEND_WEI = parseEther('0.2')
 /**
  * Issue 38's demo: `<SecuritySettings/>` (an authenticator app with a QR code, recovery codes,
  * "exports need a second factor", "sends above 0.1 ETH need a passkey"), then the actions those
- * rules hold: exporting the wallet asks for the code, sending 0.2 ETH asks for a passkey.
+ * rules hold: exporting the wallet asks for the code, sending 0.2 ETH asks for a passkey. And
+ * `<SpendingLimits/>` (issue 37): what the whole account may spend per day, week…, used and left.
  */
 export function SecurityPage({ openSignIn, evm }: { openSignIn: () => void; evm: EvmConfig | null }) {
   const session = useSession()
@@ -44,6 +52,8 @@ export function SecurityPage({ openSignIn, evm }: { openSignIn: () => void; evm:
         </p>
       </div>
       <SecuritySettings />
+      {/* Issue 37: caps on the whole account; raising one waits for the second factor a rule asks. */}
+      <SpendingLimits caip2={evm?.caip2 ?? 'eip155:1'} />
       <TryIt evm={evm} />
     </>
   )

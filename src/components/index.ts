@@ -25,6 +25,8 @@ export {
   preloadMessages,
 } from './i18n/index.ts'
 export { AgentAllowance, type AgentAllowanceProps } from './limits/AgentAllowance.tsx'
+// issue 37: whole-account spending limits
+export { SpendingLimits, type SpendingLimitsProps } from './limits/SpendingLimits.tsx'
 // issue 38: linked logins
 export { LinkedLogins, type LinkedLoginsProps } from './logins/LinkedLogins.tsx'
 // issue 38: <SecuritySettings/>

@@ -33,6 +33,7 @@ import { installCaptchaDouble } from '../../src/components/test/installCaptchaDo
 import { confirmTotpFactor } from '../../src/core/actions/activities/confirmTotpFactor.ts'
 import { createMfaPolicy } from '../../src/core/actions/activities/createMfaPolicy.ts'
 import { createRecoveryCodes } from '../../src/core/actions/activities/createRecoveryCodes.ts'
+import { createSpendingLimit } from '../../src/core/actions/activities/createSpendingLimit.ts'
 import { createTotpFactor } from '../../src/core/actions/activities/createTotpFactor.ts'
 import { grantAgentAllowance } from '../../src/core/actions/activities/grantAgentAllowance.ts'
 import { signTransaction } from '../../src/core/actions/activities/signTransaction.ts'
@@ -98,7 +99,16 @@ export interface LiveOptions {
    * current step already used), ten recovery codes (`live.recoveryCodes`) and MFA policies: on
    * exports and signing (`'exports'`, `'signing'`: a code or a passkey), or signing with a passkey only.
    */
-  mfa?: { recoveryCodes?: boolean; policies?: ('exports' | 'signing' | 'signingPasskeyOnly')[] }
+  mfa?: {
+    recoveryCodes?: boolean
+    /** Issue 37: `'limitChanges'` holds changes of a spending limit for a code or a passkey. */
+    policies?: ('exports' | 'signing' | 'signingPasskeyOnly' | 'limitChanges')[]
+  }
+  /**
+   * Issue 37: a spending limit of 1 ETH a day on the user's whole account on eip155:31337, of which
+   * the user signs `spentWei` (from the first wallet's first address).
+   */
+  limits?: { spentWei?: bigint }
 }
 
 export interface Live {
@@ -414,6 +424,7 @@ export async function createLive(options: LiveOptions = {}): Promise<Live> {
         options.agent.token?.spent ?? options.agent.spentWei ?? 0n,
         options.agent.token !== undefined,
       )
+    if (options.limits) await seedLimits(live, options.limits.spentWei ?? 0n)
     if (options.mfa) await seedMfa(live, options.mfa)
   }
   return live
@@ -486,14 +497,48 @@ async function seedMfa(live: Live, { recoveryCodes, policies = [] }: NonNullable
       mfaPolicyName:
         policy === 'exports'
           ? 'latchkey: exports need a second factor'
-          : `signing needs a second factor (${policy})`,
-      condition: policy === 'exports' ? "activity.action == 'EXPORT'" : "activity.action == 'SIGN'",
+          : policy === 'limitChanges'
+            ? 'changing a spending limit needs a second factor'
+            : `signing needs a second factor (${policy})`,
+      condition:
+        policy === 'exports'
+          ? "activity.action == 'EXPORT'"
+          : policy === 'limitChanges'
+            ? "activity.type == 'ACTIVITY_TYPE_LATCHKEY_UPDATE_SPENDING_LIMIT'"
+            : "activity.action == 'SIGN'",
       requiredAuthenticationMethods:
         policy === 'signingPasskeyOnly'
           ? [{ any: [{ type: 'AUTHENTICATION_TYPE_PASSKEY' }] }]
           : codeOrPasskey,
       order,
     })
+}
+
+async function seedLimits(live: Live, spent: bigint) {
+  const { client } = live
+  const { userId } = client.store.getState().sessions[client.store.getState().activeId as string]!
+  await createSpendingLimit(client, {
+    spendingLimitName: 'Daily limit of 1 ETH',
+    scope: { type: 'SPENDING_LIMIT_SCOPE_USER', userId },
+    window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
+    asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:31337' },
+    amount: (10n ** 18n).toString(),
+  })
+  if (spent === 0n) return
+  await signTransaction(client, {
+    signWith: live.addresses[0]!,
+    type: 'TRANSACTION_TYPE_ETHEREUM',
+    unsignedTransaction: serializeTransaction({
+      type: 'eip1559',
+      chainId: 31337,
+      nonce: 1,
+      maxFeePerGas: 2n * 10n ** 9n,
+      maxPriorityFeePerGas: 10n ** 9n,
+      gas: 21_000n,
+      to: '0x00000000000000000000000000000000000f00d5',
+      value: spent,
+    }),
+  })
 }
 
 const STORY_USDC = '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913'

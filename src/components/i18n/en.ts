@@ -418,6 +418,24 @@ export const en = {
   loginOAuthTaken:
     'This {provider} account is already linked to another account. Sign in with it to use that one.',
   loginOAuthBlocked: 'The {provider} window was blocked. Allow pop-ups, then try again.',
+  // ---- whole-account spending limits, <SpendingLimits/> (issue 37) ----
+  limitsTitle: 'Spending limits',
+  limitsDescription: 'Caps on what your account can spend in a window of time, whatever signs for it.',
+  limitsEmpty: 'No spending limit is set.',
+  limitsAdd: 'Set a limit',
+  limitsScope: 'Applies to',
+  limitsScopeUser: 'All my accounts',
+  limitsChange: 'Change',
+  limitsChangeLabel: 'Change {name}',
+  limitsRemove: 'Remove',
+  limitsRemoveLabel: 'Remove {name}',
+  limitsRemoveConfirm: 'Remove {name}? Nothing will cap this spending any more.',
+  limitsRemoveYes: 'Yes, remove',
+  limitsSave: 'Save',
+  limitsNameOf: '{period} limit of {amount}',
+  limitsCreated: 'The limit is set.',
+  limitsSaved: '{name} is changed.',
+  limitsRemoved: '{name} is removed.',
 }
 
 export type MessageKey = keyof typeof en

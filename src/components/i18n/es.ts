@@ -412,4 +412,22 @@ export const es: Messages = {
     'Esta cuenta de {provider} ya está vinculada a otra cuenta. Inicia sesión con ella para usar esa.',
   loginOAuthBlocked:
     'Se bloqueó la ventana de {provider}. Permite las ventanas emergentes y vuelve a intentarlo.',
+  // ---- whole-account spending limits, <SpendingLimits/> (issue 37) ----
+  limitsTitle: 'Límites de gasto',
+  limitsDescription: 'Topes a lo que tu cuenta puede gastar en un periodo, firme quien firme por ella.',
+  limitsEmpty: 'No hay ningún límite de gasto.',
+  limitsAdd: 'Fijar un límite',
+  limitsScope: 'Se aplica a',
+  limitsScopeUser: 'Todas mis cuentas',
+  limitsChange: 'Cambiar',
+  limitsChangeLabel: 'Cambiar {name}',
+  limitsRemove: 'Quitar',
+  limitsRemoveLabel: 'Quitar {name}',
+  limitsRemoveConfirm: '¿Quitar {name}? Nada limitará ya este gasto.',
+  limitsRemoveYes: 'Sí, quitar',
+  limitsSave: 'Guardar',
+  limitsNameOf: 'Límite {period} de {amount}',
+  limitsCreated: 'El límite está fijado.',
+  limitsSaved: '{name} está cambiado.',
+  limitsRemoved: '{name} está quitado.',
 }

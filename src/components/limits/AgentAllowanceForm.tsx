@@ -7,31 +7,11 @@ import { Alert } from '../ui/Alert.tsx'
 import { ErrorText } from '../ui/ErrorText.tsx'
 import { Button } from '../ui/parts.tsx'
 import type { Ui } from '../ui/useUi.ts'
-import { PERIODS } from './allowance.ts'
-
-const PERIOD_LABEL: Record<SpendingLimitPeriod, MessageKey> = {
-  PERIOD_HOUR: 'periodHour',
-  PERIOD_DAY: 'periodDay',
-  PERIOD_WEEK: 'periodWeek',
-  PERIOD_30_DAYS: 'period30Days',
-}
+import { PERIOD_LABEL, PERIODS, unitsOf } from './allowance.ts'
 
 const KEY = /^0[23][0-9a-f]{64}$/i
 const ADDRESS = /^0x[0-9a-f]{40}$/i
 const SYMBOL = /^[A-Za-z0-9.$_-]{1,11}$/
-
-/**
- * `0.01` in a unit of `decimals` places → its smallest units (`0.01` ETH → wei, `25` USDC with 6 →
- * 25000000), or undefined when it is not an amount above zero with at most `decimals` decimals.
- */
-export function unitsOf(text: string, decimals = 18): bigint | undefined {
-  const match = /^(\d+)(?:[.,](\d+))?$/.exec(text.trim())
-  if (!match || (match[2] ?? '').length > decimals) return undefined
-  const units =
-    BigInt(match[1] as string) * 10n ** BigInt(decimals) +
-    BigInt((match[2] ?? '').padEnd(decimals, '0') || '0')
-  return units > 0n && units < 2n ** 256n ? units : undefined
-}
 
 /** `0.01` ETH → wei (see `unitsOf`). */
 export const weiOf = (text: string) => unitsOf(text, 18)

@@ -22,6 +22,27 @@ const LEFT_IN: Record<SpendingLimitPeriod, MessageKey> = {
 
 export const PERIODS = Object.keys(PERIOD_ADJECTIVE) as SpendingLimitPeriod[]
 
+/** `Hour`, `Day`…: a period as a form's choice. */
+export const PERIOD_LABEL: Record<SpendingLimitPeriod, MessageKey> = {
+  PERIOD_HOUR: 'periodHour',
+  PERIOD_DAY: 'periodDay',
+  PERIOD_WEEK: 'periodWeek',
+  PERIOD_30_DAYS: 'period30Days',
+}
+
+/**
+ * `0.01` in a unit of `decimals` places → its smallest units (`0.01` ETH → wei, `25` USDC with 6 →
+ * 25000000), or undefined when it is not an amount above zero with at most `decimals` decimals.
+ */
+export function unitsOf(text: string, decimals = 18): bigint | undefined {
+  const match = /^(\d+)(?:[.,](\d+))?$/.exec(text.trim())
+  if (!match || (match[2] ?? '').length > decimals) return undefined
+  const units =
+    BigInt(match[1] as string) * 10n ** BigInt(decimals) +
+    BigInt((match[2] ?? '').padEnd(decimals, '0') || '0')
+  return units > 0n && units < 2n ** 256n ? units : undefined
+}
+
 /** `hourly`, `daily`…: the adjective of a limit's period (`spending` when the limit is unknown). */
 export const periodAdjective = (t: Translate, period: SpendingLimitPeriod | undefined) =>
   t(period ? PERIOD_ADJECTIVE[period] : 'limitAny')

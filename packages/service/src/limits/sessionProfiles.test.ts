@@ -4,7 +4,6 @@
 // signature, a replay, and another sub-organization's profile.
 
 import { decodeJwtClaims } from '@latchkey/protocol'
-import { type Hex, serializeTransaction } from 'viem'
 import { describe, expect, it } from 'vitest'
 import type { CreateServiceOptions } from '../assembly/createService.ts'
 import type { EventSink } from '../kernel/base/events.ts'
@@ -18,21 +17,10 @@ import {
   type TestKey,
   testKey,
 } from '../testing/harness.ts'
-
-const DEAD = '0x000000000000000000000000000000000000dead'
+import { DEAD_ADDRESS as DEAD, unsignedTransfer } from '../testing/unsignedTransfer.ts'
 
 let nonce = 0
-const tx = (value: bigint) =>
-  serializeTransaction({
-    type: 'eip1559',
-    chainId: 1,
-    nonce: nonce++,
-    maxFeePerGas: 2n * 10n ** 9n,
-    maxPriorityFeePerGas: 10n ** 9n,
-    gas: 21_000n,
-    to: DEAD as Hex,
-    value,
-  })
+const tx = (value: bigint) => unsignedTransfer({ to: DEAD, value, nonce: nonce++ })
 
 async function setup(options: CreateServiceOptions = {}) {
   const h = await createHarness(options)

@@ -2,12 +2,13 @@
 // concurrent signatures of one unit under a 10-unit limit, split over both instances, sign exactly
 // 10; the stored window total is exactly what was signed. The same with ERC-20 transfers, and with
 // sponsored eth_send_transaction batches mixed with sign_transaction (anvil serves the sends).
-import { type Hex, serializeTransaction } from 'viem'
+import type { Hex } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
 import type { CreateServiceOptions } from '../../src/assembly/createService.ts'
 import { sponsorAddress } from '../../src/sending/sponsors.ts'
 import { ETHEREUM_ACCOUNT, type Harness, type Json, resultOf } from '../../src/testing/harness.ts'
+import { unsignedTransfer } from '../../src/testing/unsignedTransfer.ts'
 import { type Chain, erc20Call, startChain, TOKEN, waitForSend } from '../sending/sendSupport.ts'
 import { twoInstances as twoOnPostgres } from '../support/twoInstances.ts'
 
@@ -32,17 +33,7 @@ const twoInstances = (database: string, options: Partial<CreateServiceOptions> =
 
 /** An unsigned EIP-1559 transaction on eip155:31337 with nonce `nonce` (distinct bodies: no replays). */
 const unsigned = (to: string, value: bigint, nonce: number, data?: Hex) =>
-  serializeTransaction({
-    type: 'eip1559',
-    chainId: 31337,
-    nonce,
-    maxFeePerGas: 2n * 10n ** 9n,
-    maxPriorityFeePerGas: 10n ** 9n,
-    gas: 100_000n,
-    to: to as Hex,
-    value,
-    ...(data ? { data } : {}),
-  })
+  unsignedTransfer({ to, value, nonce, chainId: 31337, gas: 100_000n, data })
 
 /** A wallet account on A and a 10-unit daily limit of `asset` on it. */
 async function limited(a: Harness, asset: Json, amount = '10') {

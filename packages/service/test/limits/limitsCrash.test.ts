@@ -5,11 +5,19 @@
 // is counted once under its own activity id, nothing else is; the unanswered requests sent again
 // byte for byte are replays that count nothing twice; and the restarted process refuses exactly at
 // the cap, the spend from before the crash included.
+//
+// The process that serves after the kill is started on the same database while the first one still
+// signs, as a second instance would be: the test waits for one process start after the kill
+// instead of a whole one (each takes seconds on a loaded machine). It has served nothing before
+// the kill, and nothing of a limit lives outside the database (the reservation commits with the
+// signature), so what it answers is what a process started after the kill would answer. No sleeps
+// but the random moments of the freezes: every other wait is on a condition.
 import { join } from 'node:path'
-import { type Hex, parseTransaction, serializeTransaction } from 'viem'
+import { type Hex, parseTransaction } from 'viem'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { openPostgres } from '../../src/kernel/store/durableStores.ts'
 import type { Store } from '../../src/kernel/store/Store.ts'
+import { DEAD_ADDRESS as DEAD, unsignedTransfer } from '../../src/testing/unsignedTransfer.ts'
 import { type PostgresCluster, postgresArgs, startPostgres } from '../durability/postgres.ts'
 import { removeDir, tempDir } from '../durability/tempDir.ts'
 import {
@@ -21,25 +29,23 @@ import {
 } from '../support/RootClient.ts'
 import { killAll, type ServiceProcess, startService } from '../support/serviceProcess.ts'
 
-const DEAD = '0x000000000000000000000000000000000000dead'
 const CAIP2 = 'eip155:1'
 /** The cap: far above what one burst signs, so the kill falls among signatures, not refusals. */
 const CAP = 100_000n
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+/** Whether `condition` holds within `ms` (checked every 2 ms); waits as long as it takes without `ms`. */
+async function until(condition: () => boolean, ms = Number.POSITIVE_INFINITY): Promise<boolean> {
+  const end = performance.now() + ms
+  while (!condition()) {
+    if (performance.now() >= end) return false
+    await sleep(2)
+  }
+  return true
+}
 
 let nonce = 0
 /** A 1559 transfer of `value` wei (a fresh nonce each: no two bodies alike). */
-const unsigned = (value: bigint) =>
-  serializeTransaction({
-    type: 'eip1559',
-    chainId: 1,
-    nonce: nonce++,
-    maxFeePerGas: 2n * 10n ** 9n,
-    maxPriorityFeePerGas: 10n ** 9n,
-    gas: 21_000n,
-    to: DEAD as Hex,
-    value,
-  })
+const unsigned = (value: bigint) => unsignedTransfer({ to: DEAD, value, nonce: nonce++ })
 
 let cluster: PostgresCluster
 let dir: string
@@ -87,10 +93,11 @@ async function limitedAccount(client: Client, service: ServiceProcess, name: str
 
 /**
  * `clients` loops signing 1–3 wei from `from` until the process dies. Once signatures flow, the
- * process is frozen (SIGSTOP) at random points; while frozen, what it already wrote reaches the
- * client, and the limit's usage row tells how many signatures committed. When more committed than
- * were answered, some signature is between its commit and its answer: SIGKILL then (else SIGCONT
- * and try again a few ms later; after `tries`, SIGKILL anyway).
+ * process is frozen (SIGSTOP) at random points. While it is frozen, the limit's usage row tells
+ * which signatures committed; an answer it already wrote still reaches the client, one it has not
+ * written never will. A committed signature whose answer does not come within a moment is between
+ * its commit and its answer: SIGKILL then. Else (every committed one answered, which is seen at
+ * once) SIGCONT and try again a few ms later; after `tries`, SIGKILL anyway.
  */
 async function burstThenKill(
   client: Client,
@@ -123,13 +130,16 @@ async function burstThenKill(
     }
   }
   const loops = Array.from({ length: clients }, (_, worker) => loop(worker))
-  while (answered.size < 4) await sleep(2)
+  await until(() => answered.size >= 4)
+  const committed = async () =>
+    ((await store!.get('spendingLimitUsage', spendingLimitId))?.entries ?? []).map((entry) => entry.ref!)
   for (let n = 0; n < tries; n++) {
     await sleep(Math.random() * 8)
     process.kill(service.pid, 'SIGSTOP')
-    await sleep(40)
-    const committed = (await store!.get('spendingLimitUsage', spendingLimitId))?.entries.length ?? 0
-    if (committed > answered.size) break
+    const refs = await committed()
+    // Answers the process wrote before the freeze arrive within a moment; wait for those only.
+    const unansweredCommit = () => refs.some((ref) => !answered.has(ref))
+    if (unansweredCommit() && !(await until(() => !unansweredCommit(), 40))) break
     process.kill(service.pid, 'SIGCONT')
   }
   await service.crash()
@@ -197,11 +207,15 @@ describe('spending limits under kill -9 (PostgreSQL)', () => {
     let account: { organizationId: string; from: string; spendingLimitId: string } | undefined
     let unanswered: Prepared[] = []
     for (let attempt = 0; attempt < 3 && caught === 0; attempt++) {
+      // The process that serves after the kill starts now, while this one signs.
+      const next = startService({ args, name: `service after kill ${attempt + 1}` })
+      next.catch(() => undefined)
       const { from, spendingLimitId } = await limitedAccount(client, service, `agent ${attempt}`)
       account = { organizationId, from, spendingLimitId }
       const burst = await burstThenKill(client, service, { from, spendingLimitId })
       unanswered = burst.unanswered
-      service = await startService({ args })
+      service = await next
+      expect(service.info.organizationId).toBe(organizationId)
       const { signed } = await expectExact(client, service, account)
       // Every answered signature is there (nothing lost); the others signed are the caught ones.
       for (const id of burst.answered) expect(signed.has(id)).toBe(true)

@@ -1,0 +1,207 @@
+import { unsignedTransfer } from '@latchkey/service/testing'
+import { screen, waitFor, within } from '@testing-library/react'
+import userEvent from '@testing-library/user-event'
+import axe from 'axe-core'
+import { describe, expect, it } from 'vitest'
+import { createMfaPolicy } from '../../core/actions/activities/createMfaPolicy.ts'
+import { createSpendingLimit } from '../../core/actions/activities/createSpendingLimit.ts'
+import { createWallet } from '../../core/actions/activities/createWallet.ts'
+import { signTransaction } from '../../core/actions/activities/signTransaction.ts'
+import { getSpendingLimits } from '../../core/actions/queries/getSpendingLimits.ts'
+import { getUsers } from '../../core/actions/queries/getUsers.ts'
+import { SpendingLimitExceededError } from '../../core/errors.ts'
+import { latestCode, signedInClient } from '../test/renderWithService.tsx'
+import { SpendingLimits } from './SpendingLimits.tsx'
+
+const SHOP = '0x00000000000000000000000000000000000f00d5'
+const ETH = 10n ** 18n
+
+async function axeViolations() {
+  const result = await axe.run(document.body, {
+    resultTypes: ['violations'],
+    rules: { 'color-contrast': { enabled: false }, region: { enabled: false } },
+  })
+  return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)
+}
+
+let nonce = 0
+/** Signs a transfer of `wei` on Base from `from` (the signed-in user's key). */
+const pay = (client: Parameters<typeof signTransaction>[0], from: string, wei: bigint) =>
+  signTransaction(client, {
+    signWith: from,
+    type: 'TRANSACTION_TYPE_ETHEREUM',
+    unsignedTransaction: unsignedTransfer({ to: SHOP, value: wei, nonce: nonce++, chainId: 8453 }),
+  })
+
+const rows = () => screen.queryAllByRole('listitem')
+
+describe('<SpendingLimits/>', () => {
+  it('sets a limit on the whole account, shows what is used and left, changes and removes it; keyboard only, focus following', async () => {
+    const user = userEvent.setup()
+    const { client, session, render } = await signedInClient()
+    const { addresses } = await createWallet(client, { walletName: 'Main', chains: ['ethereum'] })
+    const from = addresses[0] as string
+    // A limit on an API key (an agent's, here on the user's own key, far above what this test
+    // spends) is <AgentAllowance/>'s business: never listed here.
+    const { users } = await getUsers(client, {})
+    await createSpendingLimit(client, {
+      spendingLimitName: 'Some key',
+      scope: { type: 'SPENDING_LIMIT_SCOPE_API_KEY', apiKeyId: users[0]!.apiKeys[0]!.apiKeyId },
+      window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
+      asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:8453' },
+      amount: (1000n * ETH).toString(),
+    })
+    const view = render(<SpendingLimits caip2="eip155:8453" />)
+    expect(await screen.findByText('No spending limit is set.')).toBeTruthy()
+    expect(screen.queryByText('Some key')).toBeNull()
+    expect(await axeViolations()).toEqual([])
+
+    // Keyboard only: "Set a limit" opens the form with focus in the amount; a bad amount says so
+    // and keeps the focus there; Escape goes back to the button.
+    const add = screen.getByRole('button', { name: 'Set a limit' })
+    add.focus()
+    await user.keyboard('{Enter}')
+    const amount = await screen.findByRole('textbox', { name: 'Amount (ETH)' })
+    await waitFor(() => expect(document.activeElement).toBe(amount))
+    expect(screen.getByRole('combobox', { name: 'Applies to' })).toBeTruthy()
+    await user.keyboard('0.0000000000000000001{Enter}')
+    expect(await screen.findByText('Enter an amount above 0 with at most 18 decimals.')).toBeTruthy()
+    expect(document.activeElement).toBe(amount)
+    expect(await axeViolations()).toEqual([])
+    await user.keyboard('{Escape}')
+    await waitFor(() =>
+      expect(document.activeElement).toBe(screen.getByRole('button', { name: 'Set a limit' })),
+    )
+
+    // 1 ETH a day on every account of the user.
+    await user.keyboard('{Enter}')
+    await user.type(await screen.findByRole('textbox', { name: 'Amount (ETH)' }), '1{Enter}')
+    const created = await screen.findByText('The limit is set.')
+    await waitFor(() => expect(document.activeElement).toBe(created))
+    expect(await screen.findByText('1 ETH left today')).toBeTruthy()
+    expect(screen.getByText('Daily limit of 1 ETH')).toBeTruthy()
+    expect(screen.getByText('All my accounts')).toBeTruthy()
+    const [limit] = (await getSpendingLimits(client, {})).spendingLimits.filter(
+      (l) => l.scope.type === 'SPENDING_LIMIT_SCOPE_USER',
+    )
+    expect(limit).toMatchObject({
+      scope: { type: 'SPENDING_LIMIT_SCOPE_USER', userId: session.userId },
+      window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
+      asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:8453' },
+      amount: ETH.toString(),
+    })
+
+    // 0.65 ETH signed: 0.35 ETH left, and when it frees; more than that is refused.
+    await pay(client, from, (65n * ETH) / 100n)
+    await expect(pay(client, from, ETH / 2n)).rejects.toBeInstanceOf(SpendingLimitExceededError)
+    view.unmount()
+    render(<SpendingLimits caip2="eip155:8453" />)
+    expect(await screen.findByText('0.35 ETH left today')).toBeTruthy()
+    expect(screen.getByText('0.65 ETH of 1 ETH')).toBeTruthy()
+    expect(screen.getByText(/^· frees at \d/)).toBeTruthy()
+
+    // Raise it to 2 ETH: the form starts at the current amount; Escape puts focus back on Change.
+    const change = screen.getByRole('button', { name: 'Change Daily limit of 1 ETH' })
+    await user.click(change)
+    const field = await screen.findByRole('textbox', { name: 'Amount (ETH)' })
+    expect((field as HTMLInputElement).value).toBe('1')
+    await user.keyboard('{Escape}')
+    await waitFor(() =>
+      expect(document.activeElement).toBe(
+        screen.getByRole('button', { name: 'Change Daily limit of 1 ETH' }),
+      ),
+    )
+    await user.keyboard('{Enter}')
+    const again = await screen.findByRole('textbox', { name: 'Amount (ETH)' })
+    await user.clear(again)
+    await user.type(again, '2{Enter}')
+    expect(await screen.findByText('Daily limit of 1 ETH is changed.')).toBeTruthy()
+    expect(await screen.findByText('1.35 ETH left today')).toBeTruthy()
+    // Its name was the one its amount gave it: renamed with the amount.
+    expect(screen.getByText('Daily limit of 2 ETH')).toBeTruthy()
+    await expect(pay(client, from, ETH / 2n)).resolves.toBeTruthy()
+
+    // Remove: asked first ("Yes" takes the focus, Escape goes back), then gone.
+    await user.click(screen.getByRole('button', { name: 'Remove Daily limit of 2 ETH' }))
+    const yes = await screen.findByRole('button', { name: 'Yes, remove' })
+    await waitFor(() => expect(document.activeElement).toBe(yes))
+    expect(screen.getByText(/Nothing will cap this spending any more/)).toBeTruthy()
+    expect(await axeViolations()).toEqual([])
+    await user.keyboard('{Escape}')
+    await waitFor(() =>
+      expect(document.activeElement).toBe(
+        screen.getByRole('button', { name: 'Remove Daily limit of 2 ETH' }),
+      ),
+    )
+    await user.keyboard('{Enter}')
+    await user.click(await screen.findByRole('button', { name: 'Yes, remove' }))
+    const removed = await screen.findByText('Daily limit of 2 ETH is removed.')
+    await waitFor(() => expect(document.activeElement).toBe(removed))
+    expect(await screen.findByText('No spending limit is set.')).toBeTruthy()
+    await expect(pay(client, from, 5n * ETH)).resolves.toBeTruthy()
+  })
+
+  it('a raise an MFA policy holds waits for the e-mailed code, then is made once', async () => {
+    const user = userEvent.setup()
+    const { client, render, service } = await signedInClient({}, 'rosa@example.com')
+    const { addresses } = await createWallet(client, { walletName: 'Main', chains: ['ethereum'] })
+    const { spendingLimitId } = await createSpendingLimit(client, {
+      spendingLimitName: 'Main account, weekly',
+      scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address: addresses[0] as string },
+      window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_WEEK' },
+      asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:8453' },
+      amount: ETH.toString(),
+    })
+    await createMfaPolicy(client, {
+      mfaPolicyName: 'an e-mailed code to change a limit',
+      condition: "activity.type == 'ACTIVITY_TYPE_LATCHKEY_UPDATE_SPENDING_LIMIT'",
+      requiredAuthenticationMethods: [{ any: [{ type: 'AUTHENTICATION_TYPE_EMAIL_OTP' }] }],
+      order: 0,
+    })
+    render(<SpendingLimits caip2="eip155:8453" />)
+    expect(await screen.findByText('1 ETH left this week')).toBeTruthy()
+    expect(screen.getByText(new RegExp(`^${addresses[0]}$`, 'i'))).toBeTruthy()
+
+    await user.click(screen.getByRole('button', { name: 'Change Main account, weekly' }))
+    const field = await screen.findByRole('textbox', { name: 'Amount (ETH)' })
+    await user.clear(field)
+    await user.type(field, '10{Enter}')
+    const send = await screen.findByRole('button', { name: 'Email me a code' }, { timeout: 10_000 })
+    await waitFor(() => expect(document.activeElement).toBe(send))
+    // Held, not made: the limit is still 1 ETH.
+    const amountOf = async () =>
+      (await getSpendingLimits(client, {})).spendingLimits.find((l) => l.spendingLimitId === spendingLimitId)
+        ?.amount
+    expect(await amountOf()).toBe(ETH.toString())
+    await user.keyboard('{Enter}')
+    const code = await screen.findByRole('textbox', { name: 'Code from the message' })
+    await user.type(code, `${await latestCode(service, 'rosa@example.com')}{Enter}`)
+    expect(await screen.findByText('Main account, weekly is changed.', {}, { timeout: 10_000 })).toBeTruthy()
+    expect(await screen.findByText('10 ETH left this week')).toBeTruthy()
+    expect(await amountOf()).toBe((10n * ETH).toString())
+    expect(await axeViolations()).toEqual([])
+  })
+
+  it('speaks Arabic right to left, and sets a limit on one wallet account', async () => {
+    const user = userEvent.setup()
+    const { client, render } = await signedInClient()
+    const { addresses } = await createWallet(client, { walletName: 'Main', chains: ['ethereum'] })
+    const { container } = render(<SpendingLimits caip2="eip155:8453" locale="ar" />)
+    expect(await screen.findByText('لم يُعيَّن أي حد للإنفاق.')).toBeTruthy()
+    expect(container.querySelector('.lk-card')?.getAttribute('dir')).toBe('rtl')
+    await user.click(screen.getByRole('button', { name: 'تعيين حد' }))
+    await user.type(await screen.findByRole('textbox', { name: 'المبلغ (ETH)' }), '0.5')
+    await user.selectOptions(screen.getByRole('combobox', { name: 'لكل' }), 'PERIOD_WEEK')
+    const scope = screen.getByRole('combobox', { name: 'ينطبق على' })
+    await user.selectOptions(scope, within(scope).getByRole('option', { name: addresses[0] as string }))
+    await user.click(within(screen.getByRole('form')).getByRole('button', { name: 'تعيين حد' }))
+    expect(await screen.findByText('يتبقى 0.5 ETH هذا الأسبوع')).toBeTruthy()
+    expect(rows()).toHaveLength(1)
+    const [limit] = (await getSpendingLimits(client, {})).spendingLimits
+    const stored = limit?.scope as { type: string; address: string } | undefined
+    expect(stored?.type).toBe('SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT')
+    expect(stored?.address.toLowerCase()).toBe((addresses[0] as string).toLowerCase())
+    expect(limit?.window.period).toBe('PERIOD_WEEK')
+    expect(await axeViolations()).toEqual([])
+  })
+})

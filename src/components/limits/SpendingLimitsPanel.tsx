@@ -1,0 +1,536 @@
+import type { SpendingLimit, SpendingLimitPeriod } from '@latchkey/protocol'
+import { type FormEvent, useEffect, useId, useRef, useState } from 'react'
+import type { MfaRequiredError } from '../../core/errors.ts'
+import {
+  useCreateSpendingLimit,
+  useDeleteSpendingLimit,
+  useSession,
+  useSpendingLimits,
+  useUpdateSpendingLimit,
+  useWalletAccounts,
+} from '../../react/index.ts'
+import { isMfaRequired, LazyStepUp } from '../mfa/LazyStepUp.tsx'
+import { Alert } from '../ui/Alert.tsx'
+import { ErrorText } from '../ui/ErrorText.tsx'
+import { LoadFailed, Loading } from '../ui/feedback.tsx'
+import { PlusIcon } from '../ui/icons.tsx'
+import { Button } from '../ui/parts.tsx'
+import { type Ui, useUi } from '../ui/useUi.ts'
+import {
+  formatAmount,
+  formatUnits,
+  freesText,
+  leftText,
+  PERIOD_LABEL,
+  PERIODS,
+  periodAdjective,
+  unitsOf,
+} from './allowance.ts'
+import type { SpendingLimitsProps } from './SpendingLimitsProps.ts'
+
+/** The chain's native unit: its symbol, decimals and the address format of its accounts. */
+function nativeOf(caip2: string) {
+  return caip2.startsWith('solana:')
+    ? { symbol: 'SOL', decimals: 9, addressFormat: 'ADDRESS_FORMAT_SOLANA' }
+    : { symbol: 'ETH', decimals: 18, addressFormat: 'ADDRESS_FORMAT_ETHEREUM' }
+}
+
+/**
+ * The limits on the user's whole account: on the user, or on one of the organization's wallet
+ * accounts (the user's own, in their sub-organization). Limits on an API key (agents'), or on
+ * another user (an agent's user), are not.
+ */
+export function accountLimits(
+  limits: readonly SpendingLimit[] | undefined,
+  userId: string | undefined,
+): SpendingLimit[] {
+  return (limits ?? []).filter(
+    ({ scope }) =>
+      scope.type === 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT' ||
+      (scope.type === 'SPENDING_LIMIT_SCOPE_USER' && userId !== undefined && scope.userId === userId),
+  )
+}
+
+/**
+ * "Daily limit of 1 ETH": the name a limit set here gets (the service keeps it). A limit whose name
+ * is still the one its amount gave it is renamed when its amount changes.
+ */
+function limitName(ui: Ui, caip2: string, units: bigint, period: SpendingLimitPeriod): string {
+  const named = ui.t('limitsNameOf', {
+    amount: formatAmount(ui.t, { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2 }, units.toString()),
+    period: periodAdjective(ui.t, period),
+  })
+  return named.charAt(0).toLocaleUpperCase(ui.locale) + named.slice(1)
+}
+
+type Step =
+  | { kind: 'idle' }
+  | { kind: 'adding' }
+  | { kind: 'changing'; limit: SpendingLimit }
+  | { kind: 'removing'; limit: SpendingLimit }
+type Waiting = { challenge: MfaRequiredError<unknown>; done: string }
+/** Where focus goes once a step ends: the notice, the error, or back to a button. */
+type FocusTarget = 'notice' | 'error' | { button: string }
+
+export function SpendingLimitsPanel({ caip2, onChanged, className, ...look }: SpendingLimitsProps) {
+  const ui = useUi(look)
+  const titleId = useId()
+  const session = useSession()
+  const limits = useSpendingLimits()
+  const accounts = useWalletAccounts()
+  const remove = useDeleteSpendingLimit()
+  const [step, setStep] = useState<Step>({ kind: 'idle' })
+  const [waiting, setWaiting] = useState<Waiting | null>(null)
+  const [notice, setNotice] = useState<string | null>(null)
+  const [error, setError] = useState<unknown>(null)
+  const [focus, setFocus] = useState<{ target: FocusTarget; turn: number } | null>(null)
+  const sectionRef = useRef<HTMLElement>(null)
+  const noticeRef = useRef<HTMLParagraphElement>(null)
+  const errorRef = useRef<HTMLDivElement>(null)
+  const confirmButton = useRef<HTMLButtonElement>(null)
+  const focusOn = (target: FocusTarget) => setFocus((last) => ({ target, turn: (last?.turn ?? 0) + 1 }))
+
+  // Focus follows each step: the form's first field (autoFocus), the confirmation's "Yes", the
+  // step-up's own field, then the outcome (or the refusal), or back where the step began.
+  useEffect(() => {
+    if (!focus) return
+    const { target } = focus
+    if (target === 'notice') noticeRef.current?.focus()
+    else if (target === 'error') errorRef.current?.focus()
+    else {
+      const button = (name: string) =>
+        sectionRef.current?.querySelector<HTMLButtonElement>(`[data-lk-focus="${name}"]:not(:disabled)`)
+      ;(button(target.button) ?? button('add'))?.focus()
+    }
+  }, [focus])
+  useEffect(() => {
+    if (step.kind === 'removing') confirmButton.current?.focus()
+  }, [step])
+
+  const mine = accountLimits(limits.data?.spendingLimits, session?.userId)
+  const native = nativeOf(caip2)
+  const eligible = (accounts.data?.accounts ?? []).filter((a) => a.addressFormat === native.addressFormat)
+
+  const finished = (text: string) => {
+    setStep({ kind: 'idle' })
+    setWaiting(null)
+    setError(null)
+    setNotice(text)
+    focusOn('notice')
+    void limits.refetch()
+    onChanged?.()
+  }
+  /** A change came back: done, held for a second factor, or refused. */
+  const settle = async (action: () => Promise<unknown>, done: string) => {
+    setNotice(null)
+    setError(null)
+    try {
+      await action()
+      finished(done)
+    } catch (caught) {
+      if (isMfaRequired(caught)) {
+        // The step-up takes over (and the focus); the form it came from is done.
+        setStep({ kind: 'idle' })
+        setWaiting({ challenge: caught, done })
+      } else {
+        setError(caught)
+        focusOn('error')
+      }
+    }
+  }
+  const cancel = (button: string) => {
+    setStep({ kind: 'idle' })
+    focusOn({ button })
+  }
+  const doRemove = (limit: SpendingLimit) => {
+    setStep({ kind: 'idle' })
+    void settle(
+      () => remove.mutateAsync({ spendingLimitId: limit.spendingLimitId }),
+      ui.t('limitsRemoved', { name: limit.spendingLimitName }),
+    )
+  }
+
+  const root = {
+    ...ui.rootProps,
+    className: `${ui.rootProps.className} lk-card${className ? ` ${className}` : ''}`,
+    'aria-labelledby': titleId,
+  }
+  const busy = remove.isPending || waiting !== null
+  return (
+    <section {...root} ref={sectionRef}>
+      <div className="lk-stack" data-gap="sm">
+        <h2 className="lk-card-title" id={titleId}>
+          {ui.t('limitsTitle')}
+        </h2>
+        <p className="lk-subtle" style={{ margin: 0 }}>
+          {ui.t('limitsDescription')}
+        </p>
+      </div>
+      {limits.isPending ? (
+        <Loading ui={ui} />
+      ) : limits.isError ? (
+        <LoadFailed ui={ui} error={limits.error} retry={() => void limits.refetch()} />
+      ) : mine.length === 0 ? (
+        <p className="lk-subtle" style={{ margin: 0 }}>
+          {ui.t('limitsEmpty')}
+        </p>
+      ) : (
+        <ul className="lk-list" aria-labelledby={titleId}>
+          {mine.map((limit) => (
+            <li key={limit.spendingLimitId} data-lk-limit={limit.spendingLimitId}>
+              {step.kind === 'changing' && step.limit.spendingLimitId === limit.spendingLimitId ? (
+                <LimitForm
+                  ui={ui}
+                  caip2={caip2}
+                  limit={limit}
+                  onCancel={() => cancel(`change:${limit.spendingLimitId}`)}
+                  onSubmit={(change) =>
+                    settle(change, ui.t('limitsSaved', { name: limit.spendingLimitName }))
+                  }
+                />
+              ) : (
+                <LimitRow
+                  ui={ui}
+                  limit={limit}
+                  disabled={busy || step.kind !== 'idle'}
+                  onChange={() => {
+                    setNotice(null)
+                    setError(null)
+                    setStep({ kind: 'changing', limit })
+                  }}
+                  onRemove={() => {
+                    setNotice(null)
+                    setError(null)
+                    setStep({ kind: 'removing', limit })
+                  }}
+                />
+              )}
+              {step.kind === 'removing' && step.limit.spendingLimitId === limit.spendingLimitId ? (
+                <fieldset
+                  className="lk-stack"
+                  data-gap="sm"
+                  style={{ flexBasis: '100%', border: 0, padding: 0, margin: 0, minWidth: 0 }}
+                  onKeyDown={(event) => {
+                    if (event.key === 'Escape') cancel(`remove:${limit.spendingLimitId}`)
+                  }}
+                >
+                  <legend style={{ padding: 0, overflowWrap: 'anywhere' }}>
+                    {ui.t('limitsRemoveConfirm', { name: limit.spendingLimitName })}
+                  </legend>
+                  <div className="lk-row" data-wrap="">
+                    <button
+                      ref={confirmButton}
+                      type="button"
+                      className="lk-button"
+                      data-variant="danger"
+                      data-size="sm"
+                      onClick={() => doRemove(limit)}
+                    >
+                      {ui.t('limitsRemoveYes')}
+                    </button>
+                    <Button
+                      size="sm"
+                      variant="ghost"
+                      onClick={() => cancel(`remove:${limit.spendingLimitId}`)}
+                    >
+                      {ui.t('cancel')}
+                    </Button>
+                  </div>
+                </fieldset>
+              ) : null}
+            </li>
+          ))}
+        </ul>
+      )}
+      {waiting ? (
+        <LazyStepUp
+          ui={ui}
+          challenge={waiting.challenge}
+          onDone={() => finished(waiting.done)}
+          onCancel={() => {
+            setWaiting(null)
+            focusOn({ button: 'add' })
+          }}
+        />
+      ) : null}
+      <div aria-live="polite">
+        {notice ? (
+          <p ref={noticeRef} tabIndex={-1} className="lk-subtle" style={{ margin: 0 }}>
+            {notice}
+          </p>
+        ) : null}
+      </div>
+      <div aria-live="assertive" ref={errorRef} tabIndex={-1}>
+        {error ? (
+          <Alert tone="error">
+            <ErrorText ui={ui} error={error} />
+          </Alert>
+        ) : null}
+      </div>
+      {step.kind === 'adding' ? (
+        <LimitForm
+          ui={ui}
+          caip2={caip2}
+          accounts={eligible.map((account) => account.address)}
+          userId={session?.userId}
+          onCancel={() => cancel('add')}
+          onSubmit={(create) => settle(create, ui.t('limitsCreated'))}
+        />
+      ) : limits.isSuccess ? (
+        <div className="lk-row">
+          <Button
+            data-lk-focus="add"
+            variant="secondary"
+            disabled={busy || step.kind !== 'idle' || !session}
+            onClick={() => {
+              setNotice(null)
+              setError(null)
+              setStep({ kind: 'adding' })
+            }}
+          >
+            <PlusIcon />
+            {ui.t('limitsAdd')}
+          </Button>
+        </div>
+      ) : null}
+    </section>
+  )
+}
+
+function LimitRow({
+  ui,
+  limit,
+  disabled,
+  onChange,
+  onRemove,
+}: {
+  ui: Ui
+  limit: SpendingLimit
+  disabled: boolean
+  onChange: () => void
+  onRemove: () => void
+}) {
+  const frees = freesText(ui.t, limit, Date.now(), ui.locale)
+  const amount = (value: string) => formatAmount(ui.t, limit.asset, value)
+  const { scope } = limit
+  return (
+    <>
+      <span className="lk-grow lk-stack" data-gap="sm" style={{ flexBasis: '12rem', minInlineSize: 0 }}>
+        <span className="lk-row" data-wrap="">
+          <span className="lk-strong">{limit.spendingLimitName}</span>
+          {limit.remaining === '0' ? (
+            <span className="lk-badge" data-tone="warning">
+              {ui.t('agentLimitReached')}
+            </span>
+          ) : null}
+        </span>
+        <span>
+          {leftText(ui.t, limit)}
+          {frees ? <span className="lk-subtle">{` · ${frees}`}</span> : null}
+        </span>
+        <dl className="lk-kv">
+          <dt>{ui.t('agentUsed')}</dt>
+          <dd>{ui.t('agentUsedOf', { used: amount(limit.used), limit: amount(limit.amount) })}</dd>
+          <dt>{ui.t('limitsScope')}</dt>
+          <dd>
+            {scope.type === 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT' ? (
+              <span className="lk-mono">{scope.address}</span>
+            ) : (
+              ui.t('limitsScopeUser')
+            )}
+          </dd>
+        </dl>
+      </span>
+      <span className="lk-row" data-wrap="">
+        <Button
+          data-lk-focus={`change:${limit.spendingLimitId}`}
+          size="sm"
+          variant="secondary"
+          disabled={disabled}
+          aria-label={ui.t('limitsChangeLabel', { name: limit.spendingLimitName })}
+          onClick={onChange}
+        >
+          {ui.t('limitsChange')}
+        </Button>
+        <Button
+          data-lk-focus={`remove:${limit.spendingLimitId}`}
+          size="sm"
+          variant="danger"
+          disabled={disabled}
+          aria-label={ui.t('limitsRemoveLabel', { name: limit.spendingLimitName })}
+          onClick={onRemove}
+        >
+          {ui.t('limitsRemove')}
+        </Button>
+      </span>
+    </>
+  )
+}
+
+/**
+ * A new limit (amount, period, and the user's whole account or one wallet account), or a new amount
+ * for `limit`. `onSubmit` gets the change to run; while it runs the form is disabled.
+ */
+function LimitForm({
+  ui,
+  caip2,
+  limit,
+  accounts = [],
+  userId,
+  onCancel,
+  onSubmit,
+}: {
+  ui: Ui
+  caip2: string
+  limit?: SpendingLimit | undefined
+  accounts?: string[]
+  userId?: string | undefined
+  onCancel: () => void
+  onSubmit: (change: () => Promise<unknown>) => Promise<void>
+}) {
+  const id = useId()
+  const create = useCreateSpendingLimit()
+  const update = useUpdateSpendingLimit()
+  // A limit being changed keeps its own asset's unit; a new one is in the chain's native unit.
+  const decimals =
+    limit && limit.asset.type === 'SPENDING_LIMIT_ASSET_NATIVE'
+      ? nativeOf(limit.asset.caip2).decimals
+      : limit
+        ? 0
+        : nativeOf(caip2).decimals
+  const unit =
+    limit?.asset.type === 'SPENDING_LIMIT_ASSET_ERC20'
+      ? ui.t('limitUnits', { amount: '' }).trim()
+      : nativeOf(limit?.asset.caip2 ?? caip2).symbol
+  const [amount, setAmount] = useState(limit ? formatUnits(BigInt(limit.amount), decimals) : '')
+  const [period, setPeriod] = useState<SpendingLimitPeriod>('PERIOD_DAY')
+  const [scope, setScope] = useState('user')
+  const [invalid, setInvalid] = useState(false)
+  const [pending, setPending] = useState(false)
+  const amountField = useRef<HTMLInputElement>(null)
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault()
+    const units = unitsOf(amount, decimals)
+    setInvalid(units === undefined)
+    if (units === undefined || (!limit && !userId)) {
+      amountField.current?.focus()
+      return
+    }
+    setPending(true)
+    await onSubmit(() => {
+      if (!limit)
+        return create.mutateAsync({
+          spendingLimitName: limitName(ui, caip2, units, period),
+          scope:
+            scope === 'user'
+              ? { type: 'SPENDING_LIMIT_SCOPE_USER', userId: userId as string }
+              : { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address: scope },
+          window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period },
+          asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2 },
+          amount: units.toString(),
+        })
+      const { asset, window } = limit
+      const named =
+        asset.type === 'SPENDING_LIMIT_ASSET_NATIVE' &&
+        limit.spendingLimitName === limitName(ui, asset.caip2, BigInt(limit.amount), window.period)
+      return update.mutateAsync({
+        spendingLimitId: limit.spendingLimitId,
+        amount: units.toString(),
+        ...(named ? { spendingLimitName: limitName(ui, asset.caip2, units, window.period) } : {}),
+      })
+    })
+    setPending(false)
+  }
+
+  return (
+    <form
+      className="lk-stack lk-grow"
+      style={{ flexBasis: '100%', minWidth: 0 }}
+      onSubmit={(event) => void submit(event)}
+      noValidate
+      aria-label={limit ? ui.t('limitsChangeLabel', { name: limit.spendingLimitName }) : ui.t('limitsAdd')}
+      onKeyDown={(event) => {
+        if (event.key === 'Escape' && !pending) onCancel()
+      }}
+    >
+      <div className="lk-row" data-wrap="" style={{ alignItems: 'flex-start' }}>
+        <div className="lk-field lk-grow" style={{ flexBasis: '8rem' }}>
+          <label className="lk-label" htmlFor={`${id}-amount`}>
+            {ui.t('agentAmountIn', { unit })}
+          </label>
+          <input
+            ref={amountField}
+            id={`${id}-amount`}
+            className="lk-input"
+            dir="ltr"
+            inputMode="decimal"
+            autoComplete="off"
+            value={amount}
+            placeholder="0.5"
+            // biome-ignore lint/a11y/noAutofocus: the user just asked for this form; its first field
+            autoFocus
+            disabled={pending}
+            aria-invalid={invalid ? true : undefined}
+            aria-describedby={invalid ? `${id}-amount-error` : undefined}
+            onChange={(event) => setAmount(event.target.value)}
+          />
+          {invalid ? (
+            <p className="lk-field-error" id={`${id}-amount-error`}>
+              {ui.t('agentTokenAmountInvalid', { decimals })}
+            </p>
+          ) : null}
+        </div>
+        {limit ? null : (
+          <div className="lk-field" style={{ flexBasis: '7rem' }}>
+            <label className="lk-label" htmlFor={`${id}-period`}>
+              {ui.t('agentPeriod')}
+            </label>
+            <select
+              id={`${id}-period`}
+              className="lk-select"
+              value={period}
+              disabled={pending}
+              onChange={(event) => setPeriod(event.target.value as SpendingLimitPeriod)}
+            >
+              {PERIODS.map((value) => (
+                <option key={value} value={value}>
+                  {ui.t(PERIOD_LABEL[value])}
+                </option>
+              ))}
+            </select>
+          </div>
+        )}
+      </div>
+      {limit ? null : (
+        <div className="lk-field">
+          <label className="lk-label" htmlFor={`${id}-scope`}>
+            {ui.t('limitsScope')}
+          </label>
+          <select
+            id={`${id}-scope`}
+            className="lk-select"
+            value={scope}
+            disabled={pending}
+            onChange={(event) => setScope(event.target.value)}
+          >
+            <option value="user">{ui.t('limitsScopeUser')}</option>
+            {accounts.map((address) => (
+              <option key={address} value={address}>
+                {address}
+              </option>
+            ))}
+          </select>
+        </div>
+      )}
+      <div className="lk-row" data-wrap="">
+        <Button type="submit" loading={pending}>
+          {limit ? ui.t('limitsSave') : ui.t('limitsAdd')}
+        </Button>
+        <Button variant="ghost" onClick={onCancel} disabled={pending}>
+          {ui.t('cancel')}
+        </Button>
+      </div>
+    </form>
+  )
+}
