@@ -82,10 +82,14 @@ async function heldUnlink(
   [unlink, yes] = ['Unlink ana@example.com', 'Yes, unlink'],
 ) {
   const canvas = within(canvasElement)
+  // The policy also takes the authenticator app the user holds (`mfa: {}`): a policy only the
+  // e-mail proves would refuse the e-mail's unlink outright (docs/mfa.md).
   await createMfaPolicy((loaded.live as Live).client, {
-    mfaPolicyName: 'an e-mailed code for account changes',
+    mfaPolicyName: 'an e-mailed or app code for account changes',
     condition: "activity.type == 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2'",
-    requiredAuthenticationMethods: [{ any: [{ type: 'AUTHENTICATION_TYPE_EMAIL_OTP' }] }],
+    requiredAuthenticationMethods: [
+      { any: [{ type: 'AUTHENTICATION_TYPE_EMAIL_OTP' }, { type: 'AUTHENTICATION_TYPE_LATCHKEY_TOTP' }] },
+    ],
     order: 0,
   })
   await userEvent.click(await canvas.findByRole('button', { name: unlink }))
@@ -93,8 +97,12 @@ async function heldUnlink(
   return canvas
 }
 
+/** With an authenticator app, for the policy's other method. */
+const withApp = { live: { signedIn: true, mfa: {} } }
+
 /** An MFA policy holds the unlink: the step-up offers "Email me a code" (ContactFactorStep). */
 export const ContactFactorStepOffer: Story = {
+  parameters: withApp,
   play: async ({ canvasElement, loaded }) => {
     const canvas = await heldUnlink(canvasElement, loaded)
     await canvas.findByRole('button', { name: 'Email me a code' }, { timeout: 10_000 })
@@ -102,6 +110,7 @@ export const ContactFactorStepOffer: Story = {
 }
 /** ContactFactorStep after sending: the masked address and the code field. */
 export const ContactFactorStepSent: Story = {
+  parameters: withApp,
   play: async ({ canvasElement, loaded }) => {
     const canvas = await heldUnlink(canvasElement, loaded)
     await userEvent.click(await canvas.findByRole('button', { name: 'Email me a code' }, { timeout: 10_000 }))
@@ -110,6 +119,7 @@ export const ContactFactorStepSent: Story = {
   },
 }
 export const ContactFactorStepSentArabic: Story = {
+  parameters: withApp,
   globals: { locale: 'ar' },
   play: async ({ canvasElement, loaded }) => {
     const canvas = await heldUnlink(canvasElement, loaded, ['إلغاء ربط ana@example.com', 'نعم، ألغِ الربط'])

@@ -2,6 +2,7 @@ import { type FormEvent, useEffect, useId, useRef, useState } from 'react'
 import type { MfaRequiredError } from '../../core/errors.ts'
 import { useLinkEmail } from '../../react/index.ts'
 import { isMfaRequired } from '../mfa/LazyStepUp.tsx'
+import { CodeField } from '../ui/CodeField.tsx'
 import { errorCodeOf } from '../ui/errorMessage.ts'
 import { ErrorRegion } from '../ui/feedback.tsx'
 import { Button } from '../ui/parts.tsx'
@@ -33,7 +34,6 @@ export function LinkEmailForm({
   const emailField = useRef<HTMLInputElement>(null)
   const codeField = useRef<HTMLInputElement>(null)
   const emailId = useId()
-  const codeId = useId()
   const errorId = useId()
 
   // Focus follows the step: the address, then the code; back into the field after an error.
@@ -119,26 +119,16 @@ export function LinkEmailForm({
           <p className="lk-subtle" role="status" style={{ margin: 0, overflowWrap: 'anywhere' }}>
             {ui.t('mfaContactSent', { to: sent.email })}
           </p>
-          <div className="lk-field">
-            <label className="lk-label" htmlFor={codeId}>
-              {ui.t('mfaContactCodeLabel')}
-            </label>
-            <input
-              ref={codeField}
-              id={codeId}
-              className="lk-input"
-              dir="ltr"
-              value={code}
-              autoComplete="one-time-code"
-              autoCapitalize="characters"
-              spellCheck={false}
-              maxLength={9}
-              aria-invalid={error ? true : undefined}
-              aria-describedby={described}
-              disabled={busy}
-              onChange={(event) => setCode(event.target.value)}
-            />
-          </div>
+          <CodeField
+            inputRef={codeField}
+            label={ui.t('mfaContactCodeLabel')}
+            kind="contact"
+            value={code}
+            onChange={setCode}
+            error={error}
+            errorId={errorId}
+            disabled={busy}
+          />
           <div className="lk-row" style={{ flexWrap: 'wrap' }}>
             <Button type="submit" size="sm" loading={link.isPending}>
               {ui.t('mfaVerify')}

@@ -2,6 +2,7 @@ import { type FormEvent, useEffect, useId, useRef, useState } from 'react'
 import type { SendMfaCodeParameters } from '../../core/actions/activities/sendMfaCode.ts'
 import type { MfaRequiredError } from '../../core/errors.ts'
 import { useSendMfaCode } from '../../react/hooks/useSendMfaCode.ts'
+import { CodeField } from '../ui/CodeField.tsx'
 import { errorCodeOf } from '../ui/errorMessage.ts'
 import { ErrorRegion } from '../ui/feedback.tsx'
 import { Button } from '../ui/parts.tsx'
@@ -50,7 +51,6 @@ export function ContactFactorStep({
   const [proving, setProving] = useState(false)
   const sendButton = useRef<HTMLButtonElement>(null)
   const field = useRef<HTMLInputElement>(null)
-  const fieldId = useId()
   const errorId = useId()
   const email = type === EMAIL_OTP
 
@@ -125,26 +125,16 @@ export function ContactFactorStep({
           <p className="lk-subtle" role="status" style={{ margin: 0, overflowWrap: 'anywhere' }}>
             {ui.t('mfaContactSent', { to: sentTo })}
           </p>
-          <div className="lk-field">
-            <label className="lk-label" htmlFor={fieldId}>
-              {ui.t('mfaContactCodeLabel')}
-            </label>
-            <input
-              ref={field}
-              id={fieldId}
-              className="lk-input"
-              dir="ltr"
-              value={value}
-              onChange={(event) => setValue(event.target.value)}
-              autoComplete="one-time-code"
-              autoCapitalize="characters"
-              spellCheck={false}
-              maxLength={9}
-              aria-invalid={error ? true : undefined}
-              aria-describedby={error ? errorId : undefined}
-              disabled={busy}
-            />
-          </div>
+          <CodeField
+            inputRef={field}
+            label={ui.t('mfaContactCodeLabel')}
+            kind="contact"
+            value={value}
+            onChange={setValue}
+            error={error}
+            errorId={errorId}
+            disabled={busy}
+          />
           <Button block type="submit" loading={proving}>
             {ui.t('mfaVerify')}
           </Button>

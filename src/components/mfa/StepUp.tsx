@@ -1,6 +1,7 @@
 import { type FormEvent, useEffect, useId, useRef, useState } from 'react'
 import type { MfaRequiredError } from '../../core/errors.ts'
 import { useCompleteMfa } from '../../react/index.ts'
+import { CodeField } from '../ui/CodeField.tsx'
 import { errorCodeOf } from '../ui/errorMessage.ts'
 import { ErrorRegion } from '../ui/feedback.tsx'
 import { Button } from '../ui/parts.tsx'
@@ -42,7 +43,6 @@ export function StepUp<T>({ ui, challenge: first, onDone, onCancel, titleId: giv
   const passkeyButton = useRef<HTMLButtonElement>(null)
   const ownTitleId = useId()
   const titleId = givenTitleId ?? ownTitleId
-  const fieldId = useId()
   const errorId = useId()
   const canCode = challenge.methods.includes(TOTP)
   const canPasskey = challenge.methods.includes(PASSKEY)
@@ -109,30 +109,16 @@ export function StepUp<T>({ ui, challenge: first, onDone, onCancel, titleId: giv
       ) : null}
       {canCode ? (
         <form className="lk-stack" data-gap="sm" onSubmit={submit} noValidate>
-          <div className="lk-field">
-            <label className="lk-label" htmlFor={fieldId}>
-              {mode === 'code' ? ui.t('mfaCodeLabel') : ui.t('mfaRecoveryLabel')}
-            </label>
-            <input
-              ref={field}
-              id={fieldId}
-              className="lk-input"
-              dir="ltr"
-              value={value}
-              onChange={(event) => setValue(event.target.value)}
-              {...(mode === 'code'
-                ? {
-                    inputMode: 'numeric' as const,
-                    autoComplete: 'one-time-code',
-                    maxLength: 6,
-                    pattern: '[0-9]*',
-                  }
-                : { autoComplete: 'off', autoCapitalize: 'characters', spellCheck: false, maxLength: 16 })}
-              aria-invalid={error ? true : undefined}
-              aria-describedby={error ? errorId : undefined}
-              disabled={complete.isPending}
-            />
-          </div>
+          <CodeField
+            inputRef={field}
+            label={mode === 'code' ? ui.t('mfaCodeLabel') : ui.t('mfaRecoveryLabel')}
+            kind={mode === 'code' ? 'digits' : 'recovery'}
+            value={value}
+            onChange={setValue}
+            error={error}
+            errorId={errorId}
+            disabled={complete.isPending}
+          />
           <Button block type="submit" loading={complete.isPending}>
             {ui.t('mfaVerify')}
           </Button>

@@ -2,6 +2,7 @@ import { generate } from 'lean-qr'
 import { type FormEvent, useEffect, useId, useMemo, useRef, useState } from 'react'
 import type { CreateTotpFactorReturnType } from '../../core/actions/activities/createTotpFactor.ts'
 import { useConfirmTotpFactor } from '../../react/index.ts'
+import { CodeField } from '../ui/CodeField.tsx'
 import { CopyButton } from '../ui/CopyButton.tsx'
 import { errorCodeOf } from '../ui/errorMessage.ts'
 import { ErrorRegion } from '../ui/feedback.tsx'
@@ -57,7 +58,6 @@ export function TotpEnrolment({
   const headingRef = useRef<HTMLHeadingElement>(null)
   const field = useRef<HTMLInputElement>(null)
   const headingId = useId()
-  const fieldId = useId()
   const errorId = useId()
   // Focus follows the step: the heading when the code appears, the field after a wrong code.
   useEffect(() => headingRef.current?.focus(), [])
@@ -117,26 +117,17 @@ export function TotpEnrolment({
         <CopyButton ui={ui} text={factor.otpauthUri} label={ui.t('secEnrolCopyLink')} />
       </div>
       <form className="lk-stack" data-gap="sm" onSubmit={(event) => void submit(event)} noValidate>
-        <div className="lk-field">
-          <label className="lk-label" htmlFor={fieldId}>
-            {ui.t('secEnrolConfirmTitle')}
-          </label>
-          <input
-            ref={field}
-            id={fieldId}
-            className="lk-input"
-            dir="ltr"
-            inputMode="numeric"
-            autoComplete="one-time-code"
-            maxLength={6}
-            pattern="[0-9]*"
-            value={code}
-            onChange={(event) => setCode(event.target.value)}
-            aria-invalid={error ? true : undefined}
-            aria-describedby={error ? errorId : undefined}
-            disabled={confirm.isPending}
-          />
-        </div>
+        <CodeField
+          inputRef={field}
+          label={ui.t('secEnrolConfirmTitle')}
+          kind="digits"
+          value={code}
+          onChange={setCode}
+          error={error}
+          errorId={errorId}
+          disabled={confirm.isPending}
+          focusOnMount={false}
+        />
         <ErrorRegion id={errorId} ui={ui} error={error} message={message} />
         <Button block type="submit" loading={confirm.isPending}>
           {ui.t('secEnrolConfirm')}

@@ -3,17 +3,33 @@ import { render, screen, waitFor, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import axe from 'axe-core'
 import { decodeFunctionData, encodeFunctionData, erc20Abi } from 'viem'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { type EvmNode, startEvmNode } from '../../../scripts/evmNode.mjs'
+import { createMfaPolicy } from '../../core/actions/activities/createMfaPolicy.ts'
 import { createSpendingLimit } from '../../core/actions/activities/createSpendingLimit.ts'
 import { createWallet } from '../../core/actions/activities/createWallet.ts'
 import { sendCalls } from '../../core/actions/activities/sendCalls.ts'
+import { addPasskey } from '../../core/actions/auth/addPasskey.ts'
 import { completeOtpSignIn } from '../../core/actions/auth/completeOtpSignIn.ts'
 import { startOtpSignIn } from '../../core/actions/auth/startOtpSignIn.ts'
 import { type RecordedSend, recordedSendService } from '../../core/test/recordedSendService.ts'
 import { createLatchkey, LatchkeyProvider } from '../../react/index.ts'
-import { createTestService, latestCode } from '../test/renderWithService.tsx'
+import { SENDS_METHODS, SENDS_POLICY, sendsCondition } from '../mfa/rules.ts'
+import {
+  createTestService,
+  installSoftAuthenticator,
+  latestCode,
+  type SoftAuthenticator,
+} from '../test/renderWithService.tsx'
 import { SendTransaction, type SendTransactionCall } from './SendTransaction.tsx'
+
+// One anvil for the file's real sends (started by the first describe that needs it).
+let node: EvmNode | undefined
+const evmNode = async () => {
+  node ??= await startEvmNode()
+  return node
+}
+afterAll(() => node?.close())
 
 const TOKEN = '0x5FbDB2315678afecb367f032d93F642f64180aa3'
 const SPENDER = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8'
@@ -153,9 +169,8 @@ describe('<SendTransaction/>', () => {
 describe('<SendTransaction/> under a spending limit', () => {
   let node: EvmNode
   beforeAll(async () => {
-    node = await startEvmNode()
+    node = await evmNode()
   })
-  afterAll(() => node?.close())
 
   it('shows what is left today and when it frees, then the refusal with the numbers', async () => {
     const user = userEvent.setup()
@@ -202,5 +217,95 @@ describe('<SendTransaction/> under a spending limit', () => {
       'This would exceed your daily limit of 0.01 ETH: 0.008 ETH used, 0.002 ETH left, frees in 24 hours.',
     )
     expect(await axeViolations()).toEqual([])
+  })
+})
+
+// issue 38: "sends above 0.1 ETH need a passkey", against a real send on anvil and the software
+// authenticator behind navigator.credentials.
+describe('<SendTransaction/> under an MFA policy on sends', () => {
+  let node: EvmNode
+  let authenticator: SoftAuthenticator | undefined
+  let close: (() => Promise<void>) | undefined
+  beforeAll(async () => {
+    node = await evmNode()
+  })
+  afterEach(async () => {
+    authenticator?.uninstall()
+    authenticator = undefined
+    // Its send worker stops before the node does.
+    await close?.()
+    close = undefined
+  })
+
+  /** A user with a passkey and a funded account, under "sends above 0.1 ETH need a passkey". */
+  async function userWithSendsRule(wei: bigint) {
+    authenticator = installSoftAuthenticator()
+    const { service, config } = await createTestService({ rpc: { 'eip155:31337': node.url } })
+    close = () => service.close()
+    const client = createLatchkey({ ...config, polling: { intervalMs: 20, timeoutMs: 5_000 } })
+    const started = await startOtpSignIn(client, { otpType: 'OTP_TYPE_EMAIL', contact: 'ana@example.com' })
+    await completeOtpSignIn(client, {
+      ...started,
+      otpCode: await latestCode(service, 'ana@example.com'),
+      userName: 'Ana',
+    })
+    // The passkey first: once a policy is on, adding one waits for it.
+    await addPasskey(client, { authenticatorName: 'Laptop' })
+    const { addresses } = await createWallet(client, { walletName: 'Main', chains: ['ethereum'] })
+    await node.rpc('anvil_setBalance', [addresses[0], '0xde0b6b3a7640000'])
+    await createMfaPolicy(client, {
+      mfaPolicyName: SENDS_POLICY,
+      condition: sendsCondition(100_000_000_000_000_000n),
+      requiredAuthenticationMethods: SENDS_METHODS,
+      order: 0,
+    })
+    const user = userEvent.setup()
+    render(
+      <LatchkeyProvider client={client}>
+        <SendTransaction
+          open
+          onOpenChange={() => {}}
+          calls={[{ to: SPENDER, value: wei }]}
+          caip2="eip155:31337"
+        />
+      </LatchkeyProvider>,
+    )
+    // Confirm sends once the account it pays from is known.
+    await screen.findByText(addresses[0] as string, {}, { timeout: 10_000 })
+    await user.click(screen.getByRole('button', { name: 'Confirm' }))
+    const sends = async () =>
+      (await service.store.all('activities')).filter((row) => row.path === 'eth_send_transaction')
+    const signatures = () => authenticator!.credentials[0]!.counter
+    return { user, sends, signatures }
+  }
+
+  it('a send above the amount asks for the passkey (only), and goes once it signs', async () => {
+    const { user, sends, signatures } = await userWithSendsRule(200_000_000_000_000_000n)
+    const passkey = await screen.findByRole('button', { name: 'Use a passkey' }, { timeout: 10_000 })
+    await waitFor(() => expect(document.activeElement).toBe(passkey))
+    expect(screen.getByText('Use your passkey to continue.')).toBeTruthy()
+    expect(screen.queryByRole('textbox', { name: 'Authenticator code' })).toBeNull()
+    expect((await sends()).map((row) => row.status)).toEqual(['ACTIVITY_STATUS_AUTHENTICATORS_NEEDED'])
+    const before = signatures()
+    expect(await axeViolations()).toEqual([])
+
+    // Keyboard only: Enter on the focused button signs with the passkey.
+    await user.keyboard('{Enter}')
+    expect(
+      await screen.findByRole('heading', { name: /^Transaction (sent|confirmed)$/ }, { timeout: 10_000 }),
+    ).toBeTruthy()
+    expect(signatures()).toBeGreaterThan(before)
+    expect((await sends()).map((row) => row.status)).toEqual(['ACTIVITY_STATUS_COMPLETED'])
+  })
+
+  it('a send below the amount goes at once, without the passkey', async () => {
+    const { sends, signatures } = await userWithSendsRule(50_000_000_000_000_000n)
+    const before = signatures()
+    expect(
+      await screen.findByRole('heading', { name: /^Transaction (sent|confirmed)$/ }, { timeout: 10_000 }),
+    ).toBeTruthy()
+    expect(screen.queryByRole('button', { name: 'Use a passkey' })).toBeNull()
+    expect(signatures()).toBe(before)
+    expect((await sends()).map((row) => row.status)).toEqual(['ACTIVITY_STATUS_COMPLETED'])
   })
 })

@@ -1,4 +1,5 @@
 import { ConflictError } from '../kernel/base/errors.ts'
+import { guardContactChange } from '../kernel/contactGuard.ts'
 import type { Reader } from '../kernel/Reader.ts'
 import type { ActivityContext } from '../kernel/registry.ts'
 import type { UserRow } from '../kernel/store/model.ts'
@@ -56,7 +57,8 @@ export function readContactUpdate(r: Reader, kind: ContactKind): ContactUpdate {
  * parent organization's sub-organizations. Without that proof it is stored unverified (in a
  * top-level organization its root users vouch for it): no code is sent to it and no login routed
  * by it, since OTP login finds accounts by contact. Removing the only root user's last way in, or
- * swapping it for a contact no token proves, is refused (`assertRootKeepsAccess`).
+ * swapping it for a contact no token proves, is refused (`assertRootKeepsAccess`); so is losing the
+ * verified contact an MFA policy of the user needs (`guardContactChange`: the MFA wing's guard).
  */
 export async function updateContact(ctx: ActivityContext, kind: ContactKind, p: ContactUpdate) {
   const spec = CONTACTS[kind]
@@ -69,6 +71,15 @@ export async function updateContact(ctx: ActivityContext, kind: ContactKind, p: 
     await ctx.tx.put('users', { ...without, updatedAt: ctx.now })
     // A verified contact may be the account's only way back in (an e-mail or SMS sign-in).
     await assertRootKeepsAccess(ctx, without, field)
+    // …or the only way to prove an MFA policy of the user (the guard a wing registers).
+    await guardContactChange(ctx.runtime, {
+      tx: ctx.tx,
+      organizationId: ctx.organization.id,
+      kind,
+      before: user,
+      after: without,
+      field,
+    })
     return { userId: user.id }
   }
   const sameOrg = (await ctx.tx.findBy('users', 'organizationId', ctx.organization.id)).some(
@@ -100,5 +111,14 @@ export async function updateContact(ctx: ActivityContext, kind: ContactKind, p: 
   // its bound key did not stamp the request, which leaves the contact unverified: the published
   // @turnkey/core `updateUserEmail` stamps with the session, never with `verifyOtp`'s fresh key.
   if (p.verificationToken === undefined) await assertRootKeepsAccess(ctx, updated, field)
+  // A swap that leaves the contact unverified loses what an MFA policy of the user may need.
+  await guardContactChange(ctx.runtime, {
+    tx: ctx.tx,
+    organizationId: ctx.organization.id,
+    kind,
+    before: user,
+    after: updated,
+    field,
+  })
   return { userId: user.id }
 }

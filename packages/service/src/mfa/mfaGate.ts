@@ -4,7 +4,7 @@ import { recordAppEvent } from '../kernel/appEvents.ts'
 import { ConflictError, PermissionError } from '../kernel/base/errors.ts'
 import { decodeTransactionForPolicy } from '../kernel/crypto/signTransaction.ts'
 import type { ActivityContext, ActivityGate, Caller, GateInput } from '../kernel/registry.ts'
-import type { ActivityRow, MfaChallengeRow, MfaPolicyRow } from '../kernel/store/model.ts'
+import type { ActivityRow, MfaChallengeRow, MfaPolicyRow, UserRow } from '../kernel/store/model.ts'
 import type { Reads, Transaction } from '../kernel/store/Store.ts'
 import { evaluateExpression } from '../policies/evaluateExpression.ts'
 import { parseCondition } from '../policies/evaluatePolicies.ts'
@@ -73,7 +73,9 @@ const isCode = (method: { type: string }) => isTotp(method) || method.type in CO
  * The first step of `steps` the user could not prove today because only a code proves it and
  * they hold nothing that makes one: no confirmed TOTP factor it names and no recovery code, no
  * verified e-mail or phone for an e-mail or SMS method. Such a policy would lock them out, the
- * enrolment itself waiting for it. `withoutFactorId`: as if that TOTP factor were gone. -1 when
+ * enrolment itself waiting for it. `withoutFactorId`: as if that TOTP factor were gone; `user`: as
+ * if the user row were this one (a contact change about to be written); `credentials`: judge every
+ * step, a passkey or API key method proven only by one the user holds (a session by any). -1 when
  * every step can be proven.
  */
 export async function unprovableStep(
@@ -82,20 +84,40 @@ export async function unprovableStep(
     userId,
     steps,
     withoutFactorId,
-  }: { userId: string; steps: MfaPolicyRow['steps']; withoutFactorId?: string },
+    user: given,
+    credentials = false,
+  }: {
+    userId: string
+    steps: MfaPolicyRow['steps']
+    withoutFactorId?: string
+    user?: UserRow
+    credentials?: boolean
+  },
 ): Promise<number> {
-  if (!steps.some((step) => step.any.every(isCode))) return -1
+  const judged = (step: MfaPolicyRow['steps'][number]) => credentials || step.any.every(isCode)
+  if (!steps.some(judged)) return -1
   const recovery = (await reads.findBy('mfaRecoveryCodes', 'userId', userId)).length > 0
   const factors = (await reads.findBy('mfaFactors', 'userId', userId)).filter(
     (factor) => factor.confirmed && factor.id !== withoutFactorId,
   )
-  const user = await reads.get('users', userId)
+  const user = given ?? (await reads.get('users', userId))
+  const passkeys = credentials ? await reads.findBy('authenticators', 'userId', userId) : []
+  const apiKeys = credentials
+    ? (await reads.findBy('apiKeys', 'userId', userId)).filter(
+        (key) => !SESSION_CREDENTIAL_TYPES.includes(key.credentialType),
+      )
+    : []
   const provable = (method: { type: string; id?: string }) => {
     const contact = CONTACT_METHODS[method.type]
     if (contact) return user !== undefined && verifiedContact(user, contact) !== undefined
-    return recovery || factors.some((f) => !method.id || method.id === f.id)
+    if (isTotp(method)) return recovery || factors.some((f) => !method.id || method.id === f.id)
+    if (method.type === 'AUTHENTICATION_TYPE_PASSKEY')
+      return passkeys.some((passkey) => !method.id || method.id === passkey.id)
+    if (method.type === 'AUTHENTICATION_TYPE_API_KEY')
+      return apiKeys.some((key) => !method.id || method.id === key.id)
+    return true
   }
-  return steps.findIndex((step) => step.any.every(isCode) && !step.any.some(provable))
+  return steps.findIndex((step) => judged(step) && !step.any.some(provable))
 }
 
 /**

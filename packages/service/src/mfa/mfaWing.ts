@@ -1,6 +1,8 @@
 import { randomBytes } from '@noble/hashes/utils.js'
+import { CONTACT_GUARD } from '../kernel/contactGuard.ts'
 import type { ServicePlugin } from '../kernel/registry.ts'
 import { sendMfaCode } from './contactFactor.ts'
+import { mfaContactGuard, refusingLostContacts } from './contactGuard.ts'
 import {
   confirmTotpFactor,
   createRecoveryCodes,
@@ -20,7 +22,8 @@ export const MFA_WING = 'mfa'
  * gate that holds a user's activities their policies match in ACTIVITY_STATUS_AUTHENTICATORS_NEEDED
  * until `approve_activity` stamps and `latchkey_satisfy_mfa` codes prove every step, then runs them
  * once; TOTP factors (RFC 6238, secrets sealed), recovery codes (keyed hashes) and codes sent to a
- * verified e-mail or phone (`latchkey_send_mfa_code`, through the kernel's `ContactCodes`). Its key for
+ * verified e-mail or phone (`latchkey_send_mfa_code`, through the kernel's `ContactCodes`), which its
+ * `CONTACT_GUARD` keeps: the contact a policy needs is not removed (contactGuard.ts). Its key for
  * those hashes is made once per database, sealed, in `pluginRows`.
  */
 export function mfaWing(options: MfaOptions = {}): ServicePlugin<MfaState> {
@@ -45,7 +48,7 @@ export function mfaWing(options: MfaOptions = {}): ServicePlugin<MfaState> {
       get_mfa_status: getMfaStatus,
       latchkey_get_mfa_factors: getMfaFactors,
     } as NonNullable<ServicePlugin['queries']>,
-    gate: mfaGate,
+    gate: refusingLostContacts(mfaGate),
     // The gate reads the policies of the caller's organization: read ahead with the request.
     lookups: (organizationId) => [{ table: 'mfaPolicies', field: 'organizationId', value: organizationId }],
     async bootstrap(tx, runtime) {
@@ -64,6 +67,8 @@ export function mfaWing(options: MfaOptions = {}): ServicePlugin<MfaState> {
       async load(runtime) {
         const row = await runtime.store.get('pluginRows', RECOVERY_KEY_ROW)
         if (!row) throw new Error('the MFA wing bootstrap did not store its recovery-code key')
+        // A user's e-mail or phone that a policy of theirs needs is not taken away (domain/contacts.ts).
+        runtime.keepState(CONTACT_GUARD, mfaContactGuard)
         return mfaStateOf(options, runtime.open(row.data.sealedKey as string))
       },
     },

@@ -279,4 +279,70 @@ describe('MFA across two instances on PostgreSQL', { timeout: 120_000 }, () => {
     const wallets = await b.query('list_wallets', { organizationId: org }, { as: key, organizationId: org })
     expect(wallets.body.wallets).toHaveLength(1)
   })
+
+  it("a policy needing the e-mail and the e-mail's removal, raced on A and B: one wins, never both", async () => {
+    const pairs = await Promise.all(
+      Array.from({ length: 6 }, async (_, i) => {
+        const ada = testKey()
+        const bob = testKey()
+        const email = `race${i}-${Math.random().toString(36).slice(2, 8)}@example.com`
+        const created = await a.submit(
+          'create_sub_organization',
+          {
+            subOrganizationName: `Race ${i}`,
+            rootUsers: [
+              { userName: 'Ada', userEmail: email, key: ada },
+              { userName: 'Bob', key: bob },
+            ].map(({ key, ...user }) => ({
+              ...user,
+              apiKeys: [key.apiKey('key')],
+              authenticators: [],
+              oauthProviders: [],
+            })),
+            rootQuorumThreshold: 1,
+          },
+          { timestampMs: String(a.clock.now() + i) },
+        )
+        const result = resultOf('create_sub_organization', created)
+        return { ada, bob, org: result.subOrganizationId as string, userId: result.rootUserIds[0] as string }
+      }),
+    )
+    a.clock.advance(100)
+    const replies = await Promise.all(
+      pairs.flatMap(({ ada, bob, org, userId }) => [
+        // Ada puts an e-mail-only policy on herself on A…
+        a.submit(
+          'create_mfa_policy',
+          {
+            userId,
+            mfaPolicyName: 'exports',
+            condition: "activity.action == 'EXPORT'",
+            requiredAuthenticationMethods: [{ any: [{ type: 'AUTHENTICATION_TYPE_EMAIL_OTP' }] }],
+            order: 0,
+          },
+          { as: ada, organizationId: org },
+        ),
+        // …while Bob, another root user, removes her e-mail on B.
+        b.submit('update_user_email', { userId, userEmail: '' }, { as: bob, organizationId: org }),
+      ]),
+    )
+    expect(replies.filter((reply) => reply.status >= 500)).toEqual([])
+    for (const [i, { org, userId }] of pairs.entries()) {
+      const [policy, removal] = [replies[2 * i]!, replies[2 * i + 1]!]
+      // Either order is a refusal of the second, naming what it would break.
+      expect([policy.status, removal.status].sort()).toEqual([200, 400])
+      const refused = policy.status === 400 ? policy : removal
+      expect(refused.body.details?.field).toBe(
+        policy.status === 400 ? 'parameters.requiredAuthenticationMethods[0].any' : 'parameters.userEmail',
+      )
+      const policies = (await b.service.store.findBy('mfaPolicies', 'organizationId', org)).filter(
+        (row) => row.userId === userId,
+      )
+      const user = (await b.service.store.get('users', userId))!
+      const verified = user.userEmail !== undefined && !user.userEmailUnverified
+      expect({ policies: policies.length, verified }).toEqual(
+        policy.status === 200 ? { policies: 1, verified: true } : { policies: 0, verified: false },
+      )
+    }
+  })
 })

@@ -1,0 +1,43 @@
+// The contract between the handlers that change a user's e-mail or phone (domain/contacts.ts:
+// update_user_email, update_user_phone_number) and a wing that relies on a user's verified contact
+// (the MFA wing: an e-mail or SMS code proves a step of a policy). The handler asks the guard
+// before its change commits, in its own transaction; the wing registers the guard as state. Neither
+// side imports the other.
+
+import { PluginStateKey, type Runtime } from './Runtime.ts'
+import type { UserRow } from './store/model.ts'
+import type { Transaction } from './store/Transaction.ts'
+
+/** A change of one user's e-mail address or phone number, as it is about to be written. */
+export interface ContactChange {
+  /** The change's transaction: read through it (what the guard reads is part of the decision). */
+  tx: Transaction
+  /** The organization the user belongs to (the activity's). */
+  organizationId: string
+  kind: 'email' | 'phone'
+  /** The user as stored before the change, and as the change will leave it. */
+  before: UserRow
+  after: UserRow
+  /** The parameter a refusal names (`parameters.userEmail`, `parameters.userPhoneNumber`). */
+  field: string
+}
+
+/** Registered by a wing (the MFA wing) as `CONTACT_GUARD`. */
+export interface ContactGuard {
+  /** Resolves to allow the change; throws a 4xx naming `change.field` to refuse it. */
+  check(change: ContactChange): Promise<void>
+}
+
+export const CONTACT_GUARD = new PluginStateKey<ContactGuard>('contact-guard')
+
+/** Asks the registered guard about `change` (nothing to ask in a service without one). */
+export async function guardContactChange(runtime: Runtime, change: ContactChange): Promise<void> {
+  let guard: ContactGuard
+  try {
+    guard = runtime.stateOf(CONTACT_GUARD)
+  } catch {
+    // A service assembled without the MFA wing: nothing relies on the contact.
+    return
+  }
+  await guard.check(change)
+}

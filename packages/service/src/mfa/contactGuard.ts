@@ -1,0 +1,100 @@
+import { callerVouchesForContacts, verifiedContact, withContact } from '../domain/verifiedContact.ts'
+import { FieldError } from '../kernel/base/errors.ts'
+import type { ContactChange, ContactGuard } from '../kernel/contactGuard.ts'
+import type { ActivityGate, GateInput } from '../kernel/registry.ts'
+import type { UserRow } from '../kernel/store/model.ts'
+import { policiesOfUser, unprovableStep } from './mfaGate.ts'
+
+const CONTACT_NAME = { email: 'e-mail address', phone: 'phone number' } as const
+
+/**
+ * The MFA wing's guard on a user's e-mail and phone (the kernel's `CONTACT_GUARD`): a change that
+ * takes away the verified contact an e-mail or SMS step of one of the user's MFA policies needs,
+ * leaving that step with no method the user holds (an authenticator app or recovery codes, another
+ * verified contact, a passkey or API key of theirs), is refused with a 400 naming the field.
+ * Otherwise the policy could never be proven again, nor changed or removed by its user (that waits
+ * for it too). Removing, or swapping for an address nobody proved, is the same loss; a swap proven
+ * by a verification token keeps a verified contact and passes. Judged in the change's transaction:
+ * on PostgreSQL a policy created meanwhile and this change are serialised (one reruns and sees the
+ * other), and the policy's creation refuses a step nothing proves (mfaPolicies.ts), so either
+ * order ends with a provable policy.
+ */
+export const mfaContactGuard: ContactGuard = {
+  async check({ tx, organizationId, kind, before, after, field }: ContactChange) {
+    // Only the loss of a verified contact can make a step unprovable.
+    if (verifiedContact(before, kind) === undefined || verifiedContact(after, kind) !== undefined) return
+    for (const policy of await policiesOfUser(tx, organizationId, before.id)) {
+      const step = await unprovableStep(tx, {
+        userId: before.id,
+        steps: policy.steps,
+        user: after,
+        credentials: true,
+      })
+      if (step < 0) continue
+      // A step nothing proved before this change is not this change's doing.
+      const already = await unprovableStep(tx, {
+        userId: before.id,
+        steps: [policy.steps[step]!],
+        user: before,
+        credentials: true,
+      })
+      if (already >= 0) continue
+      throw new FieldError({
+        field,
+        reason: `is the only way user ${before.id} can prove step ${step + 1} of MFA policy ${policy.id} (${policy.name}): verify another ${CONTACT_NAME[kind]} with a verification token, enrol another factor the policy accepts, or change or remove the policy first`,
+      })
+    }
+  },
+}
+
+const CHANGES = {
+  update_user_email: { kind: 'email', field: 'userEmail', unverified: 'userEmailUnverified' },
+  update_user_phone_number: {
+    kind: 'phone',
+    field: 'userPhoneNumber',
+    unverified: 'userPhoneNumberUnverified',
+  },
+} as const
+
+/**
+ * When the gate holds a contact change for its caller's own policies: a change the guard will
+ * refuse whatever is proven (a removal, or a swap no token can make verified) is refused now, so
+ * that the user does not spend a code on an activity that can only fail. Anything the run might
+ * still allow is left to it (the guard decides there, in the same way).
+ */
+async function refuseLostContactEarly({ tx, row, organization, caller }: GateInput): Promise<void> {
+  const change = CHANGES[row.path as keyof typeof CHANGES]
+  if (!change) return
+  const intent = row.intent as { userId?: unknown; verificationToken?: unknown } & Record<string, unknown>
+  const value = intent[change.field]
+  if (typeof intent.userId !== 'string' || typeof value !== 'string') return
+  const before = await tx.get('users', intent.userId)
+  if (!before || before.organizationId !== organization.id) return
+  let after: UserRow
+  if (value === '') {
+    after = { ...before }
+    delete after[change.field]
+    delete after[change.unverified]
+  } else if (intent.verificationToken === undefined && !callerVouchesForContacts({ organization, caller }))
+    after = withContact(before, change.kind, value, false)
+  else return
+  await mfaContactGuard.check({
+    tx,
+    organizationId: organization.id,
+    kind: change.kind,
+    before,
+    after,
+    field: `parameters.${change.field}`,
+  })
+}
+
+/** `gate` (the MFA wing's), refusing at once a contact change it would hold only to fail. */
+export const refusingLostContacts = (gate: ActivityGate): ActivityGate => ({
+  ...gate,
+  async hold(input) {
+    const held = await gate.hold(input)
+    // The refusal rolls back the transaction, the challenge `hold` wrote with it.
+    if (held) await refuseLostContactEarly(input)
+    return held
+  },
+})
