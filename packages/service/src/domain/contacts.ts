@@ -3,6 +3,7 @@ import type { Reader } from '../kernel/Reader.ts'
 import type { ActivityContext } from '../kernel/registry.ts'
 import type { UserRow } from '../kernel/store/model.ts'
 import { accountHook } from './accountHooks.ts'
+import { contactValues, releaseUnheld } from './claimedValues.ts'
 import { assertRootKeepsAccess } from './sessions.ts'
 import { findUser } from './users.ts'
 import { type ContactKind, callerVouchesForContacts, withContact } from './verifiedContact.ts'
@@ -65,10 +66,13 @@ export async function updateContact(ctx: ActivityContext, kind: ContactKind, p: 
   delete without[spec.field]
   delete without[spec.unverified]
   const field = `parameters.${spec.field}`
+  // The old contact's claim goes once the account no longer holds it (kernel/accountClaims.ts).
+  const previous = contactValues(user).filter((value) => value.kind === kind)
   if (p.contact === '') {
     await ctx.tx.put('users', { ...without, updatedAt: ctx.now })
     // A verified contact may be the account's only way back in (an e-mail or SMS sign-in).
     await assertRootKeepsAccess(ctx, without, field)
+    await releaseUnheld(ctx.tx, ctx.organization, previous)
     return { userId: user.id }
   }
   const sameOrg = (await ctx.tx.findBy('users', 'organizationId', ctx.organization.id)).some(
@@ -100,5 +104,6 @@ export async function updateContact(ctx: ActivityContext, kind: ContactKind, p: 
   // its bound key did not stamp the request, which leaves the contact unverified: the published
   // @turnkey/core `updateUserEmail` stamps with the session, never with `verifyOtp`'s fresh key.
   if (p.verificationToken === undefined) await assertRootKeepsAccess(ctx, updated, field)
+  await releaseUnheld(ctx.tx, ctx.organization, previous)
   return { userId: user.id }
 }
