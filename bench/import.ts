@@ -96,6 +96,7 @@ interface Run {
 const importOptions = (client: ReturnType<typeof importClient>) => ({
   submit: (params: Parameters<typeof client.importUser>[0]) => client.importUser(params),
   importKey: () => client.importKey(),
+  alreadyImported: (externalIds: string[]) => client.importedAmong(externalIds),
   concurrency,
 })
 
