@@ -8,7 +8,9 @@
  * and on PostgreSQL. Prints users per minute and peak RSS per backend and, beside them, the raw
  * rate of the service's own wallet derivation (BIP-39 seed + one BIP-32 account) on one core, and
  * where the time of a user goes (its request, the crypto job, transaction reruns). Starts and
- * removes its own PostgreSQL (scripts/postgres.mjs). Asserts nothing.
+ * removes its own PostgreSQL (scripts/postgres.mjs). Asserts nothing. `-- --rerun` then runs the
+ * same file again, every line already imported, and prints what the rerun took (a resumed import's
+ * cost for the part already done).
  *
  * `-- --cli [--kill-at K]` (`--kill-at` implies `--cli`) runs the operator's path instead:
  * `latchkey-service import` against a `latchkey-service` process on PostgreSQL, killed with
@@ -43,6 +45,7 @@ const { values } = parseArgs({
     backend: { type: 'string' },
     cli: { type: 'boolean' },
     'kill-at': { type: 'string' },
+    rerun: { type: 'boolean' },
   },
 })
 const users = Number(values.users ?? (values.large ? 100_000 : 1000))
@@ -85,7 +88,17 @@ interface Run {
   cryptoMs: number
   /** CPU time of this process (every thread: client, service, crypto workers) per user imported. */
   cpuMsPerUser: number
+  /** `--rerun`: the same file again once every user is in, each line skipped. */
+  rerun?: { seconds: number; skipped: number; imported: number; perMinute: number }
 }
+
+/** How the bench's client submits: as `latchkey-service import` does. */
+const importOptions = (client: ReturnType<typeof importClient>) => ({
+  submit: (params: Parameters<typeof client.importUser>[0]) => client.importUser(params),
+  importKey: () => client.importKey(),
+  alreadyImported: (externalIds: string[]) => client.importedAmong(externalIds),
+  concurrency,
+})
 
 async function importInto(backend: string, store: Store): Promise<Run> {
   let retries = 0
@@ -121,9 +134,7 @@ async function importInto(backend: string, store: Store): Promise<Run> {
     }, 250)
     const totals = await bulkImport({
       file,
-      submit: (params) => client.importUser(params),
-      importKey: () => client.importKey(),
-      concurrency,
+      ...importOptions(client),
       progressEveryMs: 5000,
       onProgress: (p) =>
         process.stderr.write(
@@ -132,7 +143,19 @@ async function importInto(backend: string, store: Store): Promise<Run> {
       onRejected: (r) => process.stderr.write(`  line ${r.line}: ${r.reason}\n`),
     }).finally(() => clearInterval(sample))
     const used = process.cpuUsage(cpu)
+    // A rerun of the whole file once every user is in: what a resumed import pays per line done.
+    let rerun: Run['rerun']
+    if (values.rerun) {
+      const again = await bulkImport({ file, ...importOptions(client) })
+      rerun = {
+        seconds: again.elapsedMs / 1000,
+        skipped: again.skipped,
+        imported: again.imported,
+        perMinute: (again.skipped * 60_000) / again.elapsedMs,
+      }
+    }
     return {
+      ...(rerun ? { rerun } : {}),
       cpuMsPerUser: (used.user + used.system) / 1000 / Math.max(1, totals.imported),
       backend,
       perMinute: totals.perMinute,
@@ -214,7 +237,11 @@ console.log(
         `  ${r.backend.padEnd(11)} ${String(Math.round(r.perMinute)).padStart(6)} users/min  ` +
         `(${r.imported} imported, ${r.rejected} rejected in ${r.seconds.toFixed(1)} s; ` +
         `peak RSS ${Math.round(r.peakRss / 1024 / 1024)} MiB; ${r.retries} transaction reruns; ` +
-        `crypto job ${r.cryptoMs.toFixed(1)} ms, in its queue; ${r.cpuMsPerUser.toFixed(1)} CPU-ms per user in this process)`,
+        `crypto job ${r.cryptoMs.toFixed(1)} ms, in its queue; ${r.cpuMsPerUser.toFixed(1)} CPU-ms per user in this process)` +
+        (r.rerun
+          ? `\n  ${''.padEnd(11)} rerun of the whole file: ${r.rerun.skipped} skipped, ${r.rerun.imported} imported in ` +
+            `${r.rerun.seconds.toFixed(1)} s (${Math.round(r.rerun.perMinute)} skipped lines/min)`
+          : ''),
     ),
   ].join('\n'),
 )

@@ -39,3 +39,15 @@ export interface ImportUserResult {
   /** True when this external id was imported before: nothing was written. */
   skipped: boolean
 }
+
+/** One external id already imported, whose account still exists (`latchkey_get_imported_users`). */
+export interface ImportedUser {
+  externalId: string
+  subOrganizationId: string
+  userId: string
+  walletIds: string[]
+  privateKeyIds: string[]
+}
+
+/** Most external ids one `latchkey_get_imported_users` asks about. */
+export const MAX_IMPORTED_USERS_QUERY = 100

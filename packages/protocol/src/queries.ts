@@ -1,5 +1,6 @@
 import type { SessionProfile, SpendingLimit } from './activities.ts'
 import type { AddressFormat, Curve, SubOrgFilterType, TxStatus } from './enums.ts'
+import type { ImportedUser } from './importUser.ts'
 import type {
   Activity,
   ApiKey,
@@ -173,6 +174,16 @@ export interface QueryMap {
     response: { webhookDeliveries: WebhookDelivery[] }
   }
   // ---- wing: import and pregeneration (issue 40) ----
+  /**
+   * Latchkey's own: which of these external ids (at most 100) the organization imported, with
+   * accounts that still exist; the others are absent from the answer. A rerun of
+   * `latchkey-service import` asks before encrypting and submitting a line. Root users of a
+   * top-level organization only.
+   */
+  latchkey_get_imported_users: {
+    request: { organizationId: string; externalIds: string[] }
+    response: { importedUsers: ImportedUser[] }
+  }
 }
 
 /** What the service sends on one chain (`latchkey_get_send_capabilities`). */
@@ -299,6 +310,7 @@ export const QUERIES: { readonly [P in QueryPath]: QueryFacts } = {
   list_webhook_endpoints: { proxyUser: false },
   latchkey_list_webhook_deliveries: { proxyUser: false },
   // ---- wing: import and pregeneration (issue 40) ----
+  latchkey_get_imported_users: { proxyUser: false },
 }
 
 export const QUERY_PATHS = Object.keys(QUERIES) as QueryPath[]

@@ -1,7 +1,12 @@
 import type { RootUserParams } from '@latchkey/protocol'
 import { readRootUser, readWalletParams } from '../domain/params.ts'
 import { addApiKeys, addAuthenticators } from '../domain/users.ts'
-import { callerVouchesForContacts, holdsVerifiedContact, newUserContacts } from '../domain/verifiedContact.ts'
+import {
+  accountsHoldingContact,
+  callerVouchesForContacts,
+  holdsVerifiedContact,
+  newUserContacts,
+} from '../domain/verifiedContact.ts'
 import { createWalletRecords } from '../domain/wallets.ts'
 import { claimForAccount } from '../kernel/accountClaims.ts'
 import { mapInOrder } from '../kernel/base/async.ts'
@@ -192,16 +197,17 @@ async function refuseContactsHeldElsewhere(ctx: ActivityContext, id: string, roo
       : []),
   ])
   if (contacts.length === 0) return
-  for (const org of await ctx.tx.findBy('organizations', 'parentOrganizationId', ctx.organization.id)) {
-    if (org.id === id) continue
-    const users = await ctx.tx.findBy('users', 'organizationId', org.id)
-    const taken = contacts.find((contact) =>
-      users.some((user) => holdsVerifiedContact(user, contact.kind, contact.value)),
-    )
-    if (taken)
+  for (const contact of contacts) {
+    const [holder] = await accountsHoldingContact(ctx.tx, {
+      parentId: ctx.organization.id,
+      kind: contact.kind,
+      contact: contact.value,
+      exceptId: id,
+    })
+    if (holder !== undefined)
       throw new ConflictError({
-        field: taken.field,
-        message: `${taken.field} already belongs to account ${org.id}: give that account's sub-organization to this person instead`,
+        field: contact.field,
+        message: `${contact.field} already belongs to account ${holder}: give that account's sub-organization to this person instead`,
       })
   }
   // The claims make a concurrent import or pregeneration of the same contact meet the primary key

@@ -1,8 +1,9 @@
 import type { UserParams } from '@latchkey/protocol'
+import { accountHook } from '../domain/accountHooks.ts'
 import { readRootUser } from '../domain/params.ts'
 import { addApiKeys, addAuthenticators } from '../domain/users.ts'
 import { callerVouchesForContacts, newUserContacts } from '../domain/verifiedContact.ts'
-import { FieldError, NotFoundError, PermissionError } from '../kernel/base/errors.ts'
+import { NotFoundError, PermissionError } from '../kernel/base/errors.ts'
 import { Reader } from '../kernel/Reader.ts'
 import { defineActivity } from '../kernel/registry.ts'
 
@@ -56,19 +57,9 @@ export const createUsers = defineActivity('create_users', {
       await addApiKeys(ctx, user, params.apiKeys, { field: `${field}.apiKeys` })
       await addAuthenticators(ctx, user, params.authenticators, `${field}.authenticators`)
       if (params.oauthProviders.length > 0) {
-        const hook = ctx.registry.plugins.find((plugin) => plugin.subOrganization?.oauthProviders)
-          ?.subOrganization?.oauthProviders
-        if (!hook)
-          throw new FieldError({
-            field: `${field}.oauthProviders`,
-            message: 'this service has no OAuth sign-in plugin',
-          })
-        await hook(
-          { ...ctx, subOrganization: ctx.organization },
-          user,
-          params.oauthProviders,
-          `${field}.oauthProviders`,
-        )
+        // Checked and claimed across the parent's accounts, as a link to an existing user is.
+        const { hook, hookContext } = await accountHook(ctx, 'oauthProviders', `${field}.oauthProviders`)
+        await hook(hookContext, user, params.oauthProviders, `${field}.oauthProviders`)
       }
       for (const [tagIndex, tagId] of params.userTags.entries()) {
         const tag = tags.get(tagId)

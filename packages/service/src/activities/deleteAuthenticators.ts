@@ -1,9 +1,14 @@
+import { passkeyValue, releaseUnheld } from '../domain/claimedValues.ts'
 import { assertRootKeepsAccess } from '../domain/sessions.ts'
 import { findUser } from '../domain/users.ts'
 import { mapInOrder } from '../kernel/base/async.ts'
 import { NotFoundError } from '../kernel/base/errors.ts'
 import { defineActivity } from '../kernel/registry.ts'
 
+/**
+ * Removes passkeys from a user of this organization; never the only root user's last way back in.
+ * A passkey an import claimed gives up its claim (kernel/accountClaims.ts).
+ */
 export const deleteAuthenticators = defineActivity('delete_authenticators', {
   parse: (r) => ({
     userId: r.string('userId', { max: 200 }),
@@ -11,7 +16,7 @@ export const deleteAuthenticators = defineActivity('delete_authenticators', {
   }),
   run: async (ctx, p) => {
     const user = await findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
-    await mapInOrder(p.authenticatorIds, async (id, index) => {
+    const removed = await mapInOrder(p.authenticatorIds, async (id, index) => {
       const authenticator = await ctx.tx.get('authenticators', id)
       if (!authenticator || authenticator.userId !== user.id)
         throw new NotFoundError({
@@ -20,8 +25,10 @@ export const deleteAuthenticators = defineActivity('delete_authenticators', {
           message: `user ${user.id} has no authenticator ${id}`,
         })
       await ctx.tx.delete('authenticators', id)
+      return passkeyValue(authenticator)
     })
     await assertRootKeepsAccess(ctx, user, 'parameters.authenticatorIds')
+    await releaseUnheld(ctx.tx, ctx.organization, removed)
     return { authenticatorIds: p.authenticatorIds }
   },
 })

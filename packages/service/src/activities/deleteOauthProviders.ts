@@ -1,3 +1,4 @@
+import { oauthValue, releaseUnheld } from '../domain/claimedValues.ts'
 import { assertRootKeepsAccess } from '../domain/sessions.ts'
 import { findUser } from '../domain/users.ts'
 import { mapInOrder } from '../kernel/base/async.ts'
@@ -6,7 +7,8 @@ import { defineActivity } from '../kernel/registry.ts'
 
 /**
  * Unlinks OIDC identities from a user of this organization (`removeOauthProviders`); never the
- * only root user's last way back in.
+ * only root user's last way back in. An identity no user of the account holds any more gives up
+ * its claim (kernel/accountClaims.ts): it may be imported or linked to another account.
  */
 export const deleteOauthProviders = defineActivity('delete_oauth_providers', {
   parse: (r) => ({
@@ -15,7 +17,7 @@ export const deleteOauthProviders = defineActivity('delete_oauth_providers', {
   }),
   run: async (ctx, p) => {
     const user = await findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
-    await mapInOrder(p.providerIds, async (providerId, index) => {
+    const removed = await mapInOrder(p.providerIds, async (providerId, index) => {
       const row = await ctx.tx.get('oauthProviders', providerId)
       if (!row || row.userId !== user.id)
         throw new NotFoundError({
@@ -24,8 +26,10 @@ export const deleteOauthProviders = defineActivity('delete_oauth_providers', {
           message: `OAuth provider ${providerId} not found on user ${user.id}`,
         })
       await ctx.tx.delete('oauthProviders', providerId)
+      return oauthValue(row)
     })
     await assertRootKeepsAccess(ctx, user, 'parameters.providerIds')
+    await releaseUnheld(ctx.tx, ctx.organization, removed)
     return { providerIds: p.providerIds }
   },
 })

@@ -1,3 +1,4 @@
+import { releaseAll, valuesOfAccount } from '../domain/claimedValues.ts'
 import { ConflictError, PermissionError } from '../kernel/base/errors.ts'
 import { defineActivity } from '../kernel/registry.ts'
 import type { TableName } from '../kernel/store/model.ts'
@@ -21,7 +22,9 @@ const OWNED: TableName[] = [
  * sessions (their keys), OAuth links, wallets, private keys and policies; its activities stay as the record.
  * Only its root quorum may (no `allowNonRoot`, and the parent's proxy user cannot act here), a
  * top-level organization cannot be deleted, and wallets or private keys never exported need
- * `deleteWithoutExport`, as for `delete_wallets`.
+ * `deleteWithoutExport`, as for `delete_wallets`. The claims its contacts, OAuth identities and
+ * passkeys held under the parent (kernel/accountClaims.ts) are released with it: an import or a
+ * sign-up of the same values finds them free once the deletion commits.
  */
 export const deleteSubOrganization = defineActivity('delete_sub_organization', {
   parse: (r) => {
@@ -46,6 +49,7 @@ export const deleteSubOrganization = defineActivity('delete_sub_organization', {
           message: `${'sealedMnemonic' in unexported ? 'wallet' : 'private key'} ${unexported.id} was never exported; export it first or set deleteWithoutExport`,
         })
     }
+    const claimed = await valuesOfAccount(ctx.tx, organization.id)
     for (const table of OWNED)
       for (const row of await ctx.tx.findBy(table, 'organizationId' as never, organization.id as never))
         await ctx.tx.delete(table, row.id)
@@ -53,6 +57,7 @@ export const deleteSubOrganization = defineActivity('delete_sub_organization', {
       for (const target of await ctx.tx.findBy('importTargets', 'userId', user))
         await ctx.tx.delete('importTargets', target.id)
     await ctx.tx.delete('organizations', organization.id)
+    await releaseAll(ctx.tx, organization, claimed)
     return { subOrganizationUuid: organization.id }
   },
 })

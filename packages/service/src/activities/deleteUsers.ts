@@ -1,9 +1,14 @@
+import { releaseUnheld, valuesOfUser } from '../domain/claimedValues.ts'
 import { findUser } from '../domain/users.ts'
 import { mapInOrder } from '../kernel/base/async.ts'
 import { PermissionError } from '../kernel/base/errors.ts'
 import { defineActivity } from '../kernel/registry.ts'
 
-/** Deletes non-root users with their credentials and tag memberships; root users stay. */
+/**
+ * Deletes non-root users with their credentials and tag memberships; root users stay. What they
+ * held that a claim names (a contact proven with a verification token, an OAuth identity) is
+ * released unless another user of the organization still holds it.
+ */
 export const deleteUsers = defineActivity('delete_users', {
   parse: (r) => ({ userIds: r.ids('userIds', { min: 1 }) }),
   run: async (ctx, p) => {
@@ -19,6 +24,7 @@ export const deleteUsers = defineActivity('delete_users', {
       return user
     })
     const gone = new Set(users.map((user) => user.id))
+    const claimed = (await mapInOrder(users, (user) => valuesOfUser(tx, user))).flat()
     for (const user of users) {
       for (const key of await tx.findBy('apiKeys', 'userId', user.id)) await tx.delete('apiKeys', key.id)
       for (const passkey of await tx.findBy('authenticators', 'userId', user.id))
@@ -34,6 +40,7 @@ export const deleteUsers = defineActivity('delete_users', {
           userIds: tag.userIds.filter((id) => !gone.has(id)),
           updatedAt: ctx.now,
         })
+    await releaseUnheld(tx, organization, claimed)
     return { userIds: p.userIds }
   },
 })

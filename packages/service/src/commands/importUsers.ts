@@ -18,7 +18,8 @@ keys; see docs/migrate.md) into sub-organizations of <id>, stamped by its root u
 key; plaintext "mnemonic"/"privateKey" fields are accepted only from a file nobody but its owner
 can read (chmod 600), and encrypted here before anything is sent.
 
-A rerun skips users already imported. --rate caps users per second (a maintenance window);
+A rerun skips users already imported: it asks the service which external ids are done, a
+hundred lines at a time, and sends only the others. --rate caps users per second (a maintenance window);
 --concurrency users in flight (default 4). A terminal shows a progress bar; otherwise progress,
 each rejected line and the totals are JSON lines on stdout. Rejected lines also go to
 --rejected <file> as JSON lines. Exits 2 when some line was rejected.`
@@ -81,6 +82,7 @@ export async function run(argv: string[]): Promise<void> {
       file: values.from!,
       submit: (params) => client.importUser(params),
       importKey: () => client.importKey(),
+      alreadyImported: (externalIds) => client.importedAmong(externalIds),
       ...(concurrency ? { concurrency: Math.floor(concurrency) } : {}),
       ...(rate ? { ratePerSecond: rate } : {}),
       onProgress: show,

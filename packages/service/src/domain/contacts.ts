@@ -4,6 +4,7 @@ import type { Reader } from '../kernel/Reader.ts'
 import type { ActivityContext } from '../kernel/registry.ts'
 import type { UserRow } from '../kernel/store/model.ts'
 import { accountHook } from './accountHooks.ts'
+import { contactValues, releaseUnheld } from './claimedValues.ts'
 import { assertRootKeepsAccess } from './sessions.ts'
 import { findUser } from './users.ts'
 import { type ContactKind, callerVouchesForContacts, withContact } from './verifiedContact.ts'
@@ -67,6 +68,8 @@ export async function updateContact(ctx: ActivityContext, kind: ContactKind, p: 
   delete without[spec.field]
   delete without[spec.unverified]
   const field = `parameters.${spec.field}`
+  // The old contact's claim goes once the account no longer holds it (kernel/accountClaims.ts).
+  const previous = contactValues(user).filter((value) => value.kind === kind)
   if (p.contact === '') {
     await ctx.tx.put('users', { ...without, updatedAt: ctx.now })
     // A verified contact may be the account's only way back in (an e-mail or SMS sign-in).
@@ -80,6 +83,7 @@ export async function updateContact(ctx: ActivityContext, kind: ContactKind, p: 
       after: without,
       field,
     })
+    await releaseUnheld(ctx.tx, ctx.organization, previous)
     return { userId: user.id }
   }
   const sameOrg = (await ctx.tx.findBy('users', 'organizationId', ctx.organization.id)).some(
@@ -120,5 +124,6 @@ export async function updateContact(ctx: ActivityContext, kind: ContactKind, p: 
     after: updated,
     field,
   })
+  await releaseUnheld(ctx.tx, ctx.organization, previous)
   return { userId: user.id }
 }

@@ -1,6 +1,7 @@
 import type { OtpType } from '@latchkey/protocol'
 import type { ActivityContext } from '../kernel/registry.ts'
 import type { UserRow } from '../kernel/store/model.ts'
+import type { Reads } from '../kernel/store/Reads.ts'
 
 /** Which of a user's contacts: the e-mail address or the phone number. */
 export type ContactKind = 'email' | 'phone'
@@ -28,6 +29,25 @@ export function verifiedContact(user: UserRow, kind: ContactKind): string | unde
 /** True when `user` holds `contact` (normalised) as a verified contact of `kind`. */
 export const holdsVerifiedContact = (user: UserRow, kind: ContactKind, contact: string): boolean =>
   verifiedContact(user, kind) === contact
+
+/**
+ * The accounts (sub-organizations of `parentId` other than `exceptId`) one of whose users holds
+ * `contact` (normalised) verified, found through the users' contact index (migration
+ * 0011_import_contacts): a few reads whatever the number of the parent's accounts.
+ */
+export async function accountsHoldingContact(
+  reads: Reads,
+  query: { parentId: string; kind: ContactKind; contact: string; exceptId?: string },
+): Promise<string[]> {
+  const found: string[] = []
+  for (const user of await reads.findBy('users', FIELDS[query.kind].value, query.contact)) {
+    if (user.organizationId === query.exceptId || found.includes(user.organizationId)) continue
+    if (!holdsVerifiedContact(user, query.kind, query.contact)) continue
+    const organization = await reads.get('organizations', user.organizationId)
+    if (organization?.parentOrganizationId === query.parentId) found.push(organization.id)
+  }
+  return found
+}
 
 /** The user row with its contact of `kind` set to `value`, marked unverified unless `verified`. */
 export function withContact(user: UserRow, kind: ContactKind, value: string, verified: boolean): UserRow {

@@ -11,7 +11,7 @@ import { english, generateMnemonic, mnemonicToAccount } from 'viem/accounts'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createService, type Service } from '../assembly/createService.ts'
 import { ETHEREUM_ACCOUNT } from '../testing/harness.ts'
-import { bulkImport, type Rejection } from './bulkImport.ts'
+import { type BulkImportOptions, bulkImport, IMPORTED_BATCH, type Rejection } from './bulkImport.ts'
 import { exportUsers } from './exportUsers.ts'
 import { importClient } from './importClient.ts'
 
@@ -44,16 +44,32 @@ function file(name: string, lines: unknown[], mode = 0o600): string {
   return path
 }
 
-async function run(client: ReturnType<typeof importClient>, path: string) {
+/** As `latchkey-service import` runs it; `calls` counts what the client sent. */
+async function run(
+  client: ReturnType<typeof importClient>,
+  path: string,
+  options: { alreadyImported?: BulkImportOptions['alreadyImported'] } = {},
+) {
   const rejected: Rejection[] = []
+  const calls = { submitted: 0, asked: 0, importKey: 0 }
   const totals = await bulkImport({
     file: path,
-    submit: (params) => client.importUser(params),
-    importKey: () => client.importKey(),
+    submit: (params) => {
+      calls.submitted++
+      return client.importUser(params)
+    },
+    importKey: () => {
+      calls.importKey++
+      return client.importKey()
+    },
+    alreadyImported: (externalIds) => {
+      calls.asked++
+      return (options.alreadyImported ?? ((ids) => client.importedAmong(ids)))(externalIds)
+    },
     concurrency: 3,
     onRejected: (r) => rejected.push(r),
   })
-  return { totals, rejected: rejected.sort((a, b) => a.line - b.line) }
+  return { totals, calls, rejected: rejected.sort((a, b) => a.line - b.line) }
 }
 
 const subOrganizations = async (service: Service) =>
@@ -117,7 +133,43 @@ describe('bulkImport', () => {
 
     const again = await run(client, path)
     expect(again.totals).toMatchObject({ imported: 0, skipped: 2, rejected: 5 })
+    // Only the line the service refused (its bundle) is sent again; the done ones are not.
+    expect(again.calls.submitted).toBe(1)
     expect(await subOrganizations(service)).toBe(2)
+  })
+
+  it('a rerun asks which external ids are done, a batch at a time, and encrypts and sends none of them', async () => {
+    const { service, client } = await serviceAndClient()
+    const count = IMPORTED_BATCH + 30
+    const lines = Array.from({ length: count }, (_, i) => ({
+      externalId: `r${i}`,
+      email: `r${i}@example.com`,
+      // A few plaintext wallets: encrypted to the import key only when sent.
+      ...(i % 60 === 0
+        ? {
+            wallets: [{ walletName: 'W', mnemonic: generateMnemonic(english), accounts: [ETHEREUM_ACCOUNT] }],
+          }
+        : {}),
+    }))
+    const path = file('rerun.jsonl', lines)
+    // Killed after the first 70: those are done.
+    const head = await run(client, file('head.jsonl', lines.slice(0, 70)))
+    expect(head.totals).toMatchObject({ imported: 70, rejected: 0 })
+    const resumed = await run(client, path)
+    expect(resumed.totals).toMatchObject({ read: count, imported: count - 70, skipped: 70, rejected: 0 })
+    expect(resumed.calls).toMatchObject({ submitted: count - 70, asked: 2 })
+    expect(await subOrganizations(service)).toBe(count)
+
+    const again = await run(client, path)
+    expect(again.totals).toMatchObject({ imported: 0, skipped: count, rejected: 0 })
+    // Nothing encrypted (the import key is never fetched), nothing stamped as an activity.
+    expect(again.calls).toEqual({ submitted: 0, asked: 2, importKey: 0 })
+
+    // A service that cannot tell (an older one): every line is sent, and the service skips them.
+    const older = await run(client, path, { alreadyImported: async () => undefined })
+    expect(older.totals).toMatchObject({ imported: 0, skipped: count, rejected: 0 })
+    expect(older.calls).toMatchObject({ submitted: count, asked: 1 })
+    expect(await subOrganizations(service)).toBe(count)
   })
 
   it('takes plaintext secrets only from a file nobody but its owner can read', async () => {

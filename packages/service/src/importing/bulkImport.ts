@@ -2,12 +2,14 @@
 // line, checks each line as the service will (so a bad line is reported with its number and never
 // sent), encrypts plaintext mnemonics and keys to the organization's import key (allowed only in a
 // file nobody but its owner can read), and submits `latchkey_import_user` with bounded concurrency
-// and an optional rate. Memory stays flat: at most `concurrency` lines are in flight, and the
-// external ids already seen are kept as 16-byte hashes.
+// and an optional rate. Lines are read a hundred at a time and their external ids asked about first
+// (`alreadyImported`): a rerun skips what is done before encrypting or stamping anything. Memory
+// stays flat: at most a hundred lines wait and `concurrency` are in flight, and the external ids
+// already seen are kept as 16-byte hashes.
 import { createECDH } from 'node:crypto'
 import { createReadStream, statSync } from 'node:fs'
 import { createInterface } from 'node:readline'
-import type { ImportUserParams } from '@latchkey/protocol'
+import { type ImportUserParams, MAX_IMPORTED_USERS_QUERY } from '@latchkey/protocol'
 import { hpkeSeal } from '@latchkey/protocol/hpke'
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
@@ -49,6 +51,13 @@ export interface BulkImportOptions {
   submit: (params: ImportUserParams) => Promise<ImportAnswer>
   /** The organization's import key (uncompressed P-256), asked for once if some line has plaintext secrets. */
   importKey: () => Promise<Uint8Array>
+  /**
+   * Which of these external ids (at most `IMPORTED_BATCH`) are imported already
+   * (`latchkey_get_imported_users`): those lines are counted as skipped and never sent. Undefined
+   * when the service cannot tell (an older one): every line is then sent, and the service skips
+   * what is done. A throw is retried like a submission. Without it, every line is sent.
+   */
+  alreadyImported?: (externalIds: string[]) => Promise<Set<string> | undefined>
   /** Users in flight at once. @default 4 */
   concurrency?: number
   /** At most this many users a second (a maintenance window's budget). @default unlimited */
@@ -60,6 +69,12 @@ export interface BulkImportOptions {
   /** How often `onProgress` is called. @default 1000 */
   progressEveryMs?: number
 }
+
+/** The longest external id (`readImportUser`'s bound). */
+const MAX_EXTERNAL_ID = 256
+
+/** Lines read ahead and asked about at once (`alreadyImported`): the query's maximum. */
+export const IMPORTED_BATCH = MAX_IMPORTED_USERS_QUERY
 
 /** A secret's plaintext fields, taken from a file only its owner can read. */
 const PLAINTEXT = { wallets: 'mnemonic', privateKeys: 'privateKey' } as const
@@ -109,20 +124,38 @@ async function encryptSecrets(
   }
 }
 
-/** Reads one line into the service's parameters, or says why not. */
-async function readLine(
-  text: string,
-  context: { allowed: boolean; key: () => Promise<Uint8Array> },
-): Promise<ImportUserParams> {
+/** One line as read: its JSON (or why it is not), and its external id if it names one. */
+interface ReadAhead {
+  line: number
+  value?: Record<string, unknown>
+  error?: string
+  externalId?: string
+}
+
+/** Parses one line enough to know its external id; the rest is checked when it is sent. */
+function peek(line: number, text: string): ReadAhead {
   let value: unknown
   try {
     value = JSON.parse(text)
   } catch (error) {
-    throw new Error(`not JSON: ${(error as Error).message}`)
+    return { line, error: `not JSON: ${(error as Error).message}` }
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new Error('not a JSON object')
-  await encryptSecrets(value as Record<string, unknown>, context)
+    return { line, error: 'not a JSON object' }
+  const externalId = (value as Record<string, unknown>).externalId
+  return {
+    line,
+    value: value as Record<string, unknown>,
+    ...(typeof externalId === 'string' ? { externalId } : {}),
+  }
+}
+
+/** Reads one parsed line into the service's parameters, or says why not. */
+async function readLine(
+  value: Record<string, unknown>,
+  context: { allowed: boolean; key: () => Promise<Uint8Array> },
+): Promise<ImportUserParams> {
+  await encryptSecrets(value, context)
   try {
     return readImportUser(new Reader(value, ''))
   } catch (error) {
@@ -181,30 +214,57 @@ export async function bulkImport(options: BulkImportOptions): Promise<ImportProg
     }
   }
 
-  try {
-    const lines = createInterface({
-      input: createReadStream(options.file),
-      crlfDelay: Number.POSITIVE_INFINITY,
-    })
-    let number = 0
-    for await (const text of lines) {
-      number++
-      if (text.trim() === '') continue
-      totals.read++
-      let params: ImportUserParams
+  // Which external ids are done, asked once per batch; undefined turns the asking off (the service
+  // cannot tell), and a batch whose asking keeps failing is sent whole (the service skips).
+  let asking = options.alreadyImported
+  const doneAmong = async (externalIds: string[]): Promise<Set<string>> => {
+    for (let attempt = 1; asking && externalIds.length > 0; attempt++) {
       try {
-        params = await readLine(text, context)
-      } catch (error) {
-        reject({ line: number, reason: (error as Error).message })
+        const done = await asking(externalIds)
+        if (done) return done
+        asking = undefined
+      } catch {
+        if (attempt >= attempts) break
+        await sleep(Math.min(5000, 100 * 2 ** attempt))
+      }
+    }
+    return new Set()
+  }
+  const hashOf = (externalId: string) => bytesToHex(sha256(utf8ToBytes(externalId)).slice(0, 16))
+  const duplicate = (line: number, externalId: string) =>
+    reject({ line, externalId, reason: 'duplicate externalId: an earlier line has it' })
+
+  /** Sends the batch's lines not done yet, in order; the others are counted as skipped. */
+  const sendBatch = async (batch: ReadAhead[]) => {
+    // Only ids the service could have imported (a longer or empty one is refused when it is read).
+    const done = await doneAmong([
+      ...new Set(
+        batch.flatMap(({ externalId: id }) =>
+          id !== undefined && id.length > 0 && id.length <= MAX_EXTERNAL_ID ? [id] : [],
+        ),
+      ),
+    ])
+    for (const entry of batch) {
+      if (entry.externalId !== undefined && done.has(entry.externalId)) {
+        const idHash = hashOf(entry.externalId)
+        if (seen.has(idHash)) duplicate(entry.line, entry.externalId)
+        else {
+          seen.add(idHash)
+          totals.skipped++
+        }
         continue
       }
-      const idHash = bytesToHex(sha256(utf8ToBytes(params.externalId)).slice(0, 16))
+      let params: ImportUserParams
+      try {
+        if (entry.error !== undefined) throw new Error(entry.error)
+        params = await readLine(entry.value!, context)
+      } catch (error) {
+        reject({ line: entry.line, reason: (error as Error).message })
+        continue
+      }
+      const idHash = hashOf(params.externalId)
       if (seen.has(idHash)) {
-        reject({
-          line: number,
-          externalId: params.externalId,
-          reason: 'duplicate externalId: an earlier line has it',
-        })
+        duplicate(entry.line, params.externalId)
         continue
       }
       seen.add(idHash)
@@ -214,9 +274,29 @@ export async function bulkImport(options: BulkImportOptions): Promise<ImportProg
         nextStart = Math.max(nextStart, performance.now()) + interval
       }
       while (inFlight.size >= concurrency) await Promise.race(inFlight)
-      const task: Promise<void> = importOne(number, params).finally(() => inFlight.delete(task))
+      const task: Promise<void> = importOne(entry.line, params).finally(() => inFlight.delete(task))
       inFlight.add(task)
     }
+  }
+
+  try {
+    const lines = createInterface({
+      input: createReadStream(options.file),
+      crlfDelay: Number.POSITIVE_INFINITY,
+    })
+    let number = 0
+    let batch: ReadAhead[] = []
+    for await (const text of lines) {
+      number++
+      if (text.trim() === '') continue
+      totals.read++
+      batch.push(peek(number, text))
+      if (batch.length >= IMPORTED_BATCH) {
+        await sendBatch(batch)
+        batch = []
+      }
+    }
+    await sendBatch(batch)
     await Promise.all(inFlight)
   } finally {
     if (ticker) clearInterval(ticker)

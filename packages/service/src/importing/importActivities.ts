@@ -1,8 +1,14 @@
-import type { ImportUserParams, ImportUserResult } from '@latchkey/protocol'
+import {
+  type ImportedUser,
+  type ImportUserParams,
+  type ImportUserResult,
+  MAX_IMPORTED_USERS_QUERY,
+} from '@latchkey/protocol'
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
 import { base64urlnopad } from '@scure/base'
 import { cose, decodeCredentialPublicKey } from '@simplewebauthn/server/helpers'
+import { accountHolds } from '../domain/claimedValues.ts'
 import { storePrivateKey } from '../domain/privateKeys.ts'
 import { callerVouchesForContacts, holdsVerifiedContact } from '../domain/verifiedContact.ts'
 import { createWalletRecords } from '../domain/wallets.ts'
@@ -19,9 +25,10 @@ import {
   randomP256PrivateKey,
   validateMnemonic,
 } from '../kernel/crypto/index.ts'
-import { type ActivityContext, defineActivity } from '../kernel/registry.ts'
+import { stringItem } from '../kernel/Reader.ts'
+import { type ActivityContext, defineActivity, defineQuery, type QueryContext } from '../kernel/registry.ts'
 import type { ImportClaimRow, ImportKeyRow } from '../kernel/store/model.ts'
-import type { Lookup } from '../kernel/store/Reads.ts'
+import type { Lookup, Reads } from '../kernel/store/Reads.ts'
 import { readImportUser } from './readImportUser.ts'
 
 /** A row id derived from the parent organization and a value: one row per value, decided by the primary key. */
@@ -31,7 +38,7 @@ const claimId = (organizationId: string, kind: ImportClaimRow['kind'], value: st
   accountClaimId(organizationId, kind, value)
 
 /** Only the root users of a top-level organization import users: they vouch for the contacts. */
-function requireOperator(ctx: ActivityContext): void {
+function requireOperator(ctx: Pick<ActivityContext, 'organization' | 'caller'>): void {
   if (!callerVouchesForContacts(ctx))
     throw new PermissionError({
       field: 'organizationId',
@@ -142,7 +149,11 @@ function claimsOf(p: ImportUserParams): { kind: ImportClaimRow['kind']; value: s
   ]
 }
 
-/** Refuses a claim another account of this parent holds (by import, or an OAuth identity or passkey of any account). */
+/**
+ * Refuses a claim another account of this parent holds (by import, or an OAuth identity or passkey
+ * of any account). A claim whose account no longer holds the value (deleted, or the contact
+ * changed, before releases were made in the same transaction) is taken over.
+ */
 async function refuseTaken(ctx: ActivityContext, p: ImportUserParams): Promise<void> {
   const seen = new Set<string>()
   for (const claim of claimsOf(p)) {
@@ -150,7 +161,7 @@ async function refuseTaken(ctx: ActivityContext, p: ImportUserParams): Promise<v
       throw new FieldError({ field: claim.field, reason: 'is given twice' })
     seen.add(`${claim.kind}\n${claim.value}`)
     const held = await ctx.tx.get('importClaims', claimId(ctx.organization.id, claim.kind, claim.value))
-    if (held)
+    if (held && (await accountHolds(ctx.tx, held.subOrganizationId, claim)))
       throw new ConflictError({
         field: claim.field,
         message:
@@ -262,8 +273,11 @@ function importLookups(organizationId: string, parameters: unknown): Lookup[] {
     const items = (parameters as Record<string, unknown>)[name]
     return Array.isArray(items) ? items.slice(0, 10) : []
   }
+  const recordId = derivedId(organizationId, 'externalId', externalId)
   return [
-    { table: 'importedUsers', id: derivedId(organizationId, 'externalId', externalId) },
+    // Found, it is a skip: whether its account still exists is read in a transaction (a rerun
+    // of the snapshot run), which `latchkey-service import` rarely meets, as it asks first.
+    { table: 'importedUsers', id: recordId },
     { table: 'importKeys', id: organizationId },
     ...claim('email', email),
     ...(email !== undefined ? [{ table: 'users', field: 'userEmail', value: email } as const] : []),
@@ -290,6 +304,10 @@ function importLookups(organizationId: string, parameters: unknown): Lookup[] {
     }),
   ]
 }
+
+/** True while the account an import made exists: a sub-organization keeps its root users until it is deleted. */
+const accountExists = async (ctx: { tx: Pick<Reads, 'findBy'> }, subOrganizationId: string) =>
+  (await ctx.tx.findBy('users', 'organizationId', subOrganizationId)).length > 0
 
 /**
  * What `precompute` hands `run`: each wallet opened, derived and sealed by a crypto job (in a
@@ -318,7 +336,8 @@ async function earlyWallet(ctx: ActivityContext, index: number) {
  * organization whose root user holds the given contacts (verified: the operator vouches), OAuth
  * identities and passkeys, with the wallets and private keys encrypted to the import key. An
  * external id imported before is answered with that import (`skipped`) and nothing is written, so
- * a rerun of a file (or two racing instances) imports each person once.
+ * a rerun of a file (or two racing instances) imports each person once. An external id whose
+ * account was deleted since is imported again.
  */
 export const importUser = defineActivity('latchkey_import_user', {
   parse: (r) => readImportUser(r),
@@ -356,7 +375,10 @@ export const importUser = defineActivity('latchkey_import_user', {
     requireOperator(ctx)
     const recordId = derivedId(ctx.organization.id, 'externalId', p.externalId)
     const done = await ctx.tx.get('importedUsers', recordId)
-    if (done)
+    if (done && !(await accountExists(ctx, done.subOrganizationId)))
+      // Its account was deleted: the person is imported anew under the same external id.
+      await ctx.tx.delete('importedUsers', recordId)
+    else if (done)
       return {
         subOrganizationId: done.subOrganizationId,
         userId: done.userId,
@@ -490,5 +512,48 @@ export const importUser = defineActivity('latchkey_import_user', {
       updatedAt: ctx.now,
     })
     return { subOrganizationId, userId: user.id, walletIds, privateKeyIds, skipped: false }
+  },
+})
+
+/**
+ * `latchkey_get_imported_users`: which of the given external ids (at most 100) this organization
+ * imported, into accounts that still exist. A rerun of `latchkey-service import` asks once per
+ * hundred lines and sends only the others, so a line already done costs no encryption, no stamp
+ * and no activity. The answer lists only the ids found; an id whose account was deleted is absent
+ * (importing it again makes a new account).
+ */
+export const getImportedUsers = defineQuery('latchkey_get_imported_users', {
+  parse: (r) => ({
+    externalIds: r.array(
+      'externalIds',
+      (value, field) => {
+        const id = stringItem(value, field)
+        if (id.length > 256) throw new FieldError({ field, reason: 'must be at most 256 characters' })
+        return id
+      },
+      { min: 1, max: MAX_IMPORTED_USERS_QUERY },
+    ),
+  }),
+  run: async (ctx: QueryContext, { externalIds }) => {
+    requireOperator(ctx)
+    const ids = [...new Set(externalIds)].map((externalId) =>
+      derivedId(ctx.organization.id, 'externalId', externalId),
+    )
+    // The records in one statement where the database reads ahead; then each found one's account.
+    const reads = await ctx.runtime.store.prefetch(ids.map((id): Lookup => ({ table: 'importedUsers', id })))
+    const found = await Promise.all(
+      ids.map(async (id): Promise<ImportedUser | undefined> => {
+        const done = await reads.get('importedUsers', id)
+        if (!done || !(await accountExists({ tx: reads }, done.subOrganizationId))) return undefined
+        return {
+          externalId: done.externalId,
+          subOrganizationId: done.subOrganizationId,
+          userId: done.userId,
+          walletIds: done.walletIds,
+          privateKeyIds: done.privateKeyIds,
+        }
+      }),
+    )
+    return { importedUsers: found.filter((user) => user !== undefined) }
   },
 })

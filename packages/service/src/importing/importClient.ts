@@ -87,7 +87,11 @@ export function importClient(options: ImportClientOptions) {
       body,
     })
     const text = await response.text()
-    let parsed: { message?: string; activity?: { status?: string; result?: Record<string, unknown> } } = {}
+    let parsed: {
+      message?: string
+      activity?: { status?: string; result?: Record<string, unknown> }
+      importedUsers?: { externalId?: unknown }[]
+    } = {}
     try {
       parsed = JSON.parse(text)
     } catch {}
@@ -115,6 +119,22 @@ export function importClient(options: ImportClientOptions) {
       const bundle = JSON.parse(reply.result.importBundle) as { data: string }
       const data = JSON.parse(new TextDecoder().decode(hexToBytes(bundle.data))) as { targetPublic: string }
       return hexToBytes(data.targetPublic)
+    },
+    /**
+     * Which of `externalIds` are imported already (`latchkey_get_imported_users`); undefined when
+     * the service has no such query or refuses it (an older service: the caller sends every line
+     * and the service skips). Throws when a retry may help (429, 5xx, the network).
+     */
+    async importedAmong(externalIds: string[]): Promise<Set<string> | undefined> {
+      const reply = await call('/public/v1/query/latchkey_get_imported_users', {
+        organizationId: options.organizationId,
+        externalIds,
+        timestampMs: timestamp(),
+      })
+      if (reply.status === 429 || reply.status >= 500)
+        throw new Error(`latchkey_get_imported_users: ${reply.body.message ?? `HTTP ${reply.status}`}`)
+      if (reply.status !== 200 || !Array.isArray(reply.body.importedUsers)) return undefined
+      return new Set(reply.body.importedUsers.map((user) => String(user.externalId)))
     },
     async importUser(params: ImportUserParams): Promise<ImportAnswer> {
       const reply = await submit('latchkey_import_user', params)

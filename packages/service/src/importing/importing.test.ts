@@ -8,6 +8,8 @@ import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
 import { type Hex, recoverMessageAddress } from 'viem'
 import { english, generateMnemonic, mnemonicToAccount } from 'viem/accounts'
 import { describe, expect, it } from 'vitest'
+import { accountClaimId } from '../kernel/accountClaims.ts'
+import { signInState } from '../signin/signInState.ts'
 import {
   createHarness,
   ETHEREUM_ACCOUNT,
@@ -66,6 +68,19 @@ async function otpLogin(h: Harness, email: string, key = testKey()) {
     clientSignature: signature,
   })
   return { ...login, key }
+}
+
+/** A P-256 passkey's COSE public key (base64url), as an import carries it. */
+function coseKeyOf(privateKey: Uint8Array): string {
+  const point = p256.getPublicKey(privateKey, false)
+  // CBOR map {1: 2 (EC2), 3: -7 (ES256), -1: 1 (P-256), -2: x, -3: y}.
+  const cose = Uint8Array.from([
+    ...[0xa5, 0x01, 0x02, 0x03, 0x26, 0x20, 0x01, 0x21, 0x58, 0x20],
+    ...point.subarray(1, 33),
+    ...[0x22, 0x58, 0x20],
+    ...point.subarray(33),
+  ])
+  return Buffer.from(cose).toString('base64url')
 }
 
 const errorOf = (reply: { status: number; body: Json }) => ({
@@ -344,5 +359,285 @@ describe('pregeneration by create_sub_organization', () => {
         made.subOrganizationId,
       )
     }
+  })
+})
+
+describe('claims follow what an account holds', () => {
+  const GOOGLE = 'https://accounts.google.com'
+  const V8 = { type: 'ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8' }
+
+  /** An account the operator pregenerates with a vouched e-mail and OAuth identity, and its own root key. */
+  async function account(h: Harness, email: string, subject: string) {
+    const key = testKey()
+    const reply = await h.submit(
+      'create_sub_organization',
+      {
+        subOrganizationName: email,
+        rootUsers: [
+          {
+            userName: email,
+            userEmail: email,
+            apiKeys: [key.apiKey('root')],
+            authenticators: [],
+            oauthProviders: [
+              { providerName: 'google', oidcClaims: { iss: GOOGLE, sub: subject, aud: 'app' } },
+            ],
+          },
+        ],
+        rootQuorumThreshold: 1,
+      },
+      V8,
+    )
+    expect(reply.status).toBe(200)
+    // V8's result is under its own key.
+    const made = Object.values(reply.body.activity.result as Record<string, Json>)[0]!
+    return { id: made.subOrganizationId as string, userId: made.rootUserIds[0] as string, key }
+  }
+  const claimsOf = async (h: Harness, subOrganizationId: string) =>
+    (await h.service.store.all('importClaims')).filter((row) => row.subOrganizationId === subOrganizationId)
+
+  it('a deleted account gives up its e-mail and identity: an import of them goes through', async () => {
+    const h = await createHarness()
+    const gone = await account(h, 'gone@example.com', 'gone-sub')
+    const line = {
+      externalId: 'g1',
+      email: 'gone@example.com',
+      oauthProviders: [{ issuer: GOOGLE, subject: 'gone-sub' }],
+    }
+    expect(errorOf(await h.submit('latchkey_import_user', line))).toMatchObject({
+      status: 409,
+      field: 'parameters.email',
+    })
+    expect(await claimsOf(h, gone.id)).toHaveLength(2)
+    const deleted = await h.submit('delete_sub_organization', {}, { as: gone.key, organizationId: gone.id })
+    expect(deleted.status).toBe(200)
+    expect(await claimsOf(h, gone.id)).toEqual([])
+    h.clock.advance(1000)
+    const imported = resultOf('latchkey_import_user', await h.submit('latchkey_import_user', line))
+    expect((await claimsOf(h, imported.subOrganizationId)).map((row) => row.kind).sort()).toEqual([
+      'email',
+      'oauth',
+    ])
+  })
+
+  it('changing the e-mail or unlinking the identity releases its claim; nobody else can release it', async () => {
+    const h = await createHarness()
+    const held = await account(h, 'old@example.com', 'old-sub')
+    // Another account sets the address (unproven) and removes it again: the holder's claim stays.
+    const other = await h.createSubOrganization()
+    const otherUser = other.userIds[0]!
+    for (const userEmail of ['old@example.com', ''])
+      expect(
+        (
+          await h.submit(
+            'update_user_email',
+            { userId: otherUser, userEmail },
+            { as: other.keys[0], organizationId: other.organizationId },
+          )
+        ).status,
+      ).toBe(200)
+    expect(
+      errorOf(await h.submit('latchkey_import_user', { externalId: 'c1', email: 'old@example.com' })),
+    ).toMatchObject({ status: 409, field: 'parameters.email' })
+
+    const changed = await h.submit(
+      'update_user_email',
+      { userId: held.userId, userEmail: 'new@example.com' },
+      { as: held.key, organizationId: held.id },
+    )
+    expect(changed.status).toBe(200)
+    h.clock.advance(1000)
+    expect(
+      (await h.submit('latchkey_import_user', { externalId: 'c1', email: 'old@example.com' })).status,
+    ).toBe(200)
+    const identity = { externalId: 'c2', oauthProviders: [{ issuer: GOOGLE, subject: 'old-sub' }] }
+    expect(errorOf(await h.submit('latchkey_import_user', identity))).toMatchObject({
+      status: 409,
+      field: 'parameters.oauthProviders[0]',
+    })
+    const providers = await h.service.store.findBy('oauthProviders', 'organizationId', held.id)
+    const unlinked = await h.submit(
+      'delete_oauth_providers',
+      { userId: held.userId, providerIds: providers.map((row) => row.id) },
+      { as: held.key, organizationId: held.id },
+    )
+    expect(unlinked.status).toBe(200)
+    h.clock.advance(1000)
+    expect((await h.submit('latchkey_import_user', identity)).status).toBe(200)
+    expect(await claimsOf(h, held.id)).toEqual([])
+  })
+
+  it("deleting a user gives up the identity it linked; removing an imported passkey gives up the passkey's claim", async () => {
+    const h = await createHarness()
+    const { oidc } = signInState(h.service.runtime)
+    const sub = await h.createSubOrganization()
+    const token = oidc.issue({
+      sub: 'member-sub',
+      aud: 'app',
+      nonce: 'n',
+      provider: 'OAUTH2_PROVIDER_GOOGLE',
+      idp_iss: 'https://accounts.google.com',
+    }).token
+    const created = await h.submit(
+      'create_users',
+      {
+        users: [
+          {
+            userName: 'member',
+            apiKeys: [],
+            authenticators: [],
+            oauthProviders: [{ providerName: 'google', oidcToken: token }],
+            userTags: [],
+          },
+        ],
+      },
+      { as: sub.keys[0], organizationId: sub.organizationId, type: 'ACTIVITY_TYPE_CREATE_USERS_V3' },
+    )
+    expect(created.status).toBe(200)
+    const identity = { externalId: 'm1', oauthProviders: [{ issuer: oidc.issuer, subject: 'member-sub' }] }
+    expect(errorOf(await h.submit('latchkey_import_user', identity))).toMatchObject({
+      status: 409,
+      field: 'parameters.oauthProviders[0]',
+    })
+    const deleted = await h.submit(
+      'delete_users',
+      { userIds: resultOf('create_users', created).userIds },
+      { as: sub.keys[0], organizationId: sub.organizationId },
+    )
+    expect(deleted.status).toBe(200)
+    h.clock.advance(1000)
+    expect((await h.submit('latchkey_import_user', identity)).status).toBe(200)
+
+    // A passkey comes only with an import; its account's session removes it.
+    const credential = { credentialId: 'cred-1', cosePublicKey: coseKeyOf(p256.utils.randomSecretKey()) }
+    const withPasskey = resultOf(
+      'latchkey_import_user',
+      await h.submit('latchkey_import_user', {
+        externalId: 'pk1',
+        email: 'pk@example.com',
+        passkeys: [credential],
+      }),
+    )
+    const login = await otpLogin(h, 'pk@example.com')
+    const [passkey] = await h.service.store.findBy(
+      'authenticators',
+      'organizationId',
+      withPasskey.subOrganizationId,
+    )
+    const removed = await h.submit(
+      'delete_authenticators',
+      { userId: withPasskey.userId, authenticatorIds: [passkey!.id] },
+      { as: login.key, organizationId: withPasskey.subOrganizationId },
+    )
+    expect(removed.status).toBe(200)
+    expect(
+      (await h.submit('latchkey_import_user', { externalId: 'pk2', passkeys: [credential] })).status,
+    ).toBe(200)
+  })
+
+  it('a sign-up by verification token claims its proven e-mail', async () => {
+    const h = await createHarness()
+    const key = testKey()
+    const email = 'signed@example.com'
+    const init = await proxy(h, 'otp_init', { otpType: 'OTP_TYPE_EMAIL', contact: email })
+    const outbox = await h.service.app.request(`/dev/outbox.json?contact=${encodeURIComponent(email)}`)
+    const [message] = ((await outbox.json()) as { messages: { code: string }[] }).messages
+    const verify = await proxy(h, 'otp_verify', {
+      otpId: init.body.otpId,
+      otpCode: message!.code,
+      public_key: key.publicKey,
+    })
+    const token = verify.body.verificationToken as string
+    const signup = await proxy(h, 'signup', {
+      userEmail: email,
+      verificationToken: token,
+      clientSignature: bytesToHex(
+        p256.sign(utf8ToBytes(token), key.privateKey, { prehash: true, format: 'compact' }),
+      ),
+      apiKeys: [],
+      authenticators: [],
+      oauthProviders: [],
+    })
+    expect(signup.status).toBe(200)
+    const claim = await h.service.store.get('importClaims', accountClaimId(h.organizationId, 'email', email))
+    expect(claim).toMatchObject({ kind: 'email', subOrganizationId: signup.body.organizationId })
+    expect(errorOf(await h.submit('latchkey_import_user', { externalId: 's1', email }))).toMatchObject({
+      status: 409,
+      field: 'parameters.email',
+    })
+  })
+})
+
+describe('latchkey_get_imported_users', () => {
+  it('lists the external ids imported into accounts that exist; a deleted one is imported again', async () => {
+    const h = await createHarness()
+    const ask = (externalIds: unknown) =>
+      h.query('latchkey_get_imported_users', { organizationId: h.organizationId, externalIds })
+    const first = resultOf(
+      'latchkey_import_user',
+      await h.submit('latchkey_import_user', { externalId: 'again', email: 'again@example.com' }),
+    )
+    const listed = await ask(['again', 'never', 'again'])
+    expect(listed.status).toBe(200)
+    expect(listed.body.importedUsers).toEqual([
+      {
+        externalId: 'again',
+        subOrganizationId: first.subOrganizationId,
+        userId: first.userId,
+        walletIds: [],
+        privateKeyIds: [],
+      },
+    ])
+    const login = await otpLogin(h, 'again@example.com')
+    const deleted = await h.submit(
+      'delete_sub_organization',
+      {},
+      { as: login.key, organizationId: first.subOrganizationId },
+    )
+    expect(deleted.status).toBe(200)
+    expect((await ask(['again'])).body.importedUsers).toEqual([])
+    h.clock.advance(61_000)
+    const second = resultOf(
+      'latchkey_import_user',
+      await h.submit('latchkey_import_user', { externalId: 'again', email: 'again@example.com' }),
+    )
+    expect(second.skipped).toBe(false)
+    expect(second.subOrganizationId).not.toBe(first.subOrganizationId)
+    const relogin = await otpLogin(h, 'again@example.com')
+    expect(relogin.body.organizationId ?? decodeJwtClaims(relogin.body.session).organization_id).toBe(
+      second.subOrganizationId,
+    )
+    h.clock.advance(1000)
+    expect(
+      resultOf(
+        'latchkey_import_user',
+        await h.submit('latchkey_import_user', { externalId: 'again', email: 'again@example.com' }),
+      ).skipped,
+    ).toBe(true)
+  })
+
+  it('names a bad field, and answers root users of the top-level organization only', async () => {
+    const h = await createHarness()
+    const ask = (body: Record<string, unknown>, options = {}) =>
+      h.query('latchkey_get_imported_users', { organizationId: h.organizationId, ...body }, options)
+    for (const [externalIds, reason] of [
+      [undefined, /required/],
+      [[], /at least 1/],
+      [Array.from({ length: 101 }, (_, i) => `x${i}`), /at most 100/],
+      [[''], /non-empty/],
+      [['x'.repeat(257)], /at most 256/],
+    ] as const) {
+      const reply = await ask(externalIds === undefined ? {} : { externalIds })
+      expect(reply.status).toBe(400)
+      expect(reply.body.details?.field).toMatch(/externalIds/)
+      expect(reply.body.message).toMatch(reason)
+    }
+    const sub = await h.createSubOrganization()
+    const refused = await h.query(
+      'latchkey_get_imported_users',
+      { organizationId: sub.organizationId, externalIds: ['x'] },
+      { as: sub.keys[0], organizationId: sub.organizationId },
+    )
+    expect(refused.status).toBe(403)
   })
 })

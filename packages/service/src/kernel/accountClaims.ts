@@ -11,7 +11,10 @@ import type { Transaction } from './store/Transaction.ts'
  * hooks): one claim row per parent and value, its id derived from them, so two accounts can never
  * both hold it. Two transactions claiming the same value at once meet the primary key (on
  * PostgreSQL also when one of them is a snapshot run, which no SERIALIZABLE read would see): the
- * later one reruns, finds the claim and is refused naming its field.
+ * later one reruns, finds the claim and is refused naming its field. What takes the value away
+ * from the account (deleting it or the user, removing or changing the contact, unlinking the
+ * identity or passkey) releases the claim in its own transaction (`releaseClaim`), so the value
+ * is free for an import or a sign-up once that commits.
  */
 export type ClaimKind = ImportClaimRow['kind']
 
@@ -30,6 +33,8 @@ export interface AccountClaim {
   now: number
   /** The import's external id, when an import claims it. */
   externalId?: string
+  /** The refusal's message. @default `<field> already belongs to another account of this organization` */
+  message?: string
 }
 
 /**
@@ -41,14 +46,27 @@ export async function claimForAccount(
   claim: AccountClaim,
   stale: (held: ImportClaimRow) => Promise<boolean> = async () => false,
 ): Promise<void> {
-  const id = accountClaimId(claim.organizationId, claim.kind, claim.value)
-  const held = await tx.get('importClaims', id)
-  if (held?.subOrganizationId === claim.subOrganizationId) return
-  if (held && !(await stale(held)))
+  if (!(await claimIfFree(tx, claim, stale)))
     throw new ConflictError({
       field: claim.field,
-      message: `${claim.field} already belongs to another account of this organization`,
+      message: claim.message ?? `${claim.field} already belongs to another account of this organization`,
     })
+}
+
+/**
+ * Claims `value` for `subOrganizationId` in `tx` as `claimForAccount` does, but answers false
+ * (writing nothing) where that refuses: for a value the account may simply not get (an address an
+ * OIDC token carries, left unverified when another account holds it).
+ */
+export async function claimIfFree(
+  tx: Transaction,
+  claim: AccountClaim,
+  stale: (held: ImportClaimRow) => Promise<boolean> = async () => false,
+): Promise<boolean> {
+  const id = accountClaimId(claim.organizationId, claim.kind, claim.value)
+  const held = await tx.get('importClaims', id)
+  if (held?.subOrganizationId === claim.subOrganizationId) return true
+  if (held && !(await stale(held))) return false
   await tx.put('importClaims', {
     id,
     organizationId: claim.organizationId,
@@ -58,4 +76,28 @@ export async function claimForAccount(
     createdAt: held?.createdAt ?? claim.now,
     updatedAt: claim.now,
   })
+  return true
+}
+
+/** One value an account may hold a claim on. */
+export interface ClaimedValue {
+  kind: ClaimKind
+  /** Normalised as claimed: a lower-case e-mail, an E.164 number, `issuer\nsubject`, a credential id without padding. */
+  value: string
+}
+
+/**
+ * Deletes the claim of `value` under `organizationId` (the parent) if `subOrganizationId` holds
+ * it, in `tx`: the transaction that takes the value away from that account. A claim another
+ * account holds is left alone. True when a claim was released.
+ */
+export async function releaseClaim(
+  tx: Transaction,
+  claim: ClaimedValue & { organizationId: string; subOrganizationId: string },
+): Promise<boolean> {
+  const id = accountClaimId(claim.organizationId, claim.kind, claim.value)
+  const held = await tx.get('importClaims', id)
+  if (held?.subOrganizationId !== claim.subOrganizationId) return false
+  await tx.delete('importClaims', id)
+  return true
 }

@@ -1,11 +1,12 @@
 import type { OauthProviderParams, OauthProviderParamsV2, VerificationTokenClaims } from '@latchkey/protocol'
+import { accountHolds } from '../domain/claimedValues.ts'
 import {
+  accountsHoldingContact,
   type ContactKind,
   contactKindOf,
-  holdsVerifiedContact,
   withContact,
 } from '../domain/verifiedContact.ts'
-import { claimForAccount } from '../kernel/accountClaims.ts'
+import { type AccountClaim, claimForAccount, claimIfFree } from '../kernel/accountClaims.ts'
 import { mapInOrder } from '../kernel/base/async.ts'
 import { ConflictError, CredentialError } from '../kernel/base/errors.ts'
 import { Reader } from '../kernel/Reader.ts'
@@ -96,7 +97,9 @@ export const subOrganizationHooks: NonNullable<ServicePlugin['subOrganization']>
         fromProvider?.email_verified !== false &&
         row.userEmailUnverified &&
         row.userEmail?.trim().toLowerCase() === email &&
-        !(await verifiedElsewhere(ctx, 'email', email))
+        !(await verifiedElsewhere(ctx, 'email', email)) &&
+        // A verified address routes logins: claimed like one a verification token proves.
+        (await claimContact(ctx, { kind: 'email', value: email, field: itemField }, 'quietly'))
       )
         await ctx.tx.put('users', withContact(row, 'email', row.userEmail, true))
     }
@@ -128,6 +131,14 @@ export const subOrganizationHooks: NonNullable<ServicePlugin['subOrganization']>
         field,
         message: `an account with this ${email ? 'e-mail address' : 'phone number'} exists; log in instead`,
       })
+    // The proven contact's claim (kernel/accountClaims.ts): an import or pregeneration of the same
+    // contact racing this sign-up, on another instance too, meets its primary key.
+    await claimContact(ctx, {
+      kind,
+      value: claims.contact,
+      field,
+      message: `an account with this ${email ? 'e-mail address' : 'phone number'} exists; log in instead`,
+    })
     await spendOnce(ctx, 'verification-token-signup', claims.id, {
       errorCode: 'ALREADY_EXISTS',
       message: 'this verification token was already used to sign up; log in instead',
@@ -143,21 +154,44 @@ export const subOrganizationHooks: NonNullable<ServicePlugin['subOrganization']>
   },
 }
 
+/**
+ * Claims a contact the account `ctx.subOrganization` now holds verified, under its parent (a
+ * top-level organization's own users claim nothing): refused naming the field when another account
+ * of the parent holds it, or, `quietly`, false. A claim whose account no longer holds the contact
+ * is taken over.
+ */
+async function claimContact(
+  ctx: SubOrganizationHookContext,
+  claim: Pick<AccountClaim, 'field' | 'message'> & { kind: ContactKind; value: string },
+  mode: 'refuse' | 'quietly' = 'refuse',
+): Promise<boolean> {
+  if (ctx.subOrganization.parentOrganizationId !== ctx.organization.id) return true
+  const full: AccountClaim = {
+    ...claim,
+    organizationId: ctx.organization.id,
+    subOrganizationId: ctx.subOrganization.id,
+    now: ctx.now,
+  }
+  const stale = async (held: { subOrganizationId: string }) =>
+    !(await accountHolds(ctx.tx, held.subOrganizationId, claim))
+  if (mode === 'quietly') return claimIfFree(ctx.tx, full, stale)
+  await claimForAccount(ctx.tx, full, stale)
+  return true
+}
+
 /** True when another sub-organization of the parent holds `contact` verified. */
 async function verifiedElsewhere(
   ctx: SubOrganizationHookContext,
   kind: ContactKind,
   contact: string,
 ): Promise<boolean> {
-  for (const org of await ctx.tx.findBy('organizations', 'parentOrganizationId', ctx.organization.id))
-    if (
-      org.id !== ctx.subOrganization.id &&
-      (await ctx.tx.findBy('users', 'organizationId', org.id)).some((user) =>
-        holdsVerifiedContact(user, kind, contact),
-      )
-    )
-      return true
-  return false
+  const holders = await accountsHoldingContact(ctx.tx, {
+    parentId: ctx.organization.id,
+    kind,
+    contact,
+    exceptId: ctx.subOrganization.id,
+  })
+  return holders.length > 0
 }
 
 /**

@@ -2,14 +2,19 @@
 // transaction is a snapshot run (no SERIALIZABLE transaction): the same external id sent six
 // times at once makes one person, and one contact claimed by six different people at once goes to
 // exactly one of them; every other claim is refused naming the field. An import racing a
-// pregeneration (`create_sub_organization`, SERIALIZABLE) of the same e-mail or OAuth identity
-// meets the claim's primary key (kernel/accountClaims.ts): one of them is refused.
+// pregeneration (`create_sub_organization`, SERIALIZABLE) or a sign-up by verification token of the
+// same e-mail or OAuth identity meets the claim's primary key (kernel/accountClaims.ts): one of them
+// is refused. A deletion racing an import of the deleted account's e-mail releases its claim in
+// its own transaction: the import is refused before it commits and goes through after.
+import { PROXY_CONFIG_HEADER } from '@latchkey/protocol'
 import { hpkeSeal } from '@latchkey/protocol/hpke'
-import { hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
+import { p256 } from '@noble/curves/nist.js'
+import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
 import { english, generateMnemonic, mnemonicToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
-import { ETHEREUM_ACCOUNT, type Harness, resultOf } from '../../src/testing/harness.ts'
+import { accountClaimId } from '../../src/kernel/accountClaims.ts'
+import { ETHEREUM_ACCOUNT, type Harness, type Json, resultOf, testKey } from '../../src/testing/harness.ts'
 import { twoInstances } from '../support/twoInstances.ts'
 
 let cluster: PostgresCluster
@@ -173,6 +178,115 @@ describe('an import racing a pregeneration of the same contact or identity, acro
         (row) => row.organizationId,
       )
       expect(holders).toHaveLength(1)
+    }
+  })
+})
+
+/** A browser page calling instance `h`'s auth proxy (`/v1/<path>`). */
+async function proxy(h: Harness, path: string, body: unknown): Promise<{ status: number; body: Json }> {
+  const res = await h.service.app.request(`/v1/${path}`, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/json',
+      [PROXY_CONFIG_HEADER]: h.service.dev.authProxyConfigId!,
+      Origin: 'http://app.test',
+    },
+    body: JSON.stringify(body),
+  })
+  return { status: res.status, body: (await res.json()) as Json }
+}
+
+const accountsOf = async (email: string) =>
+  (
+    await a.query('list_suborgs', {
+      organizationId: a.organizationId,
+      filterType: 'EMAIL',
+      filterValue: email,
+    })
+  ).body.organizationIds as string[]
+
+describe('an import racing a sign-up or a deletion of the same e-mail, across two instances', () => {
+  it('an import and a sign-up by verification token at once: exactly one account holds the address', async () => {
+    for (let round = 0; round < 3; round++) {
+      const email = `signup-${round}@example.com`
+      const key = testKey()
+      const init = await proxy(a, 'otp_init', { otpType: 'OTP_TYPE_EMAIL', contact: email })
+      const outbox = await a.service.app.request(`/dev/outbox.json?contact=${encodeURIComponent(email)}`)
+      const [message] = ((await outbox.json()) as { messages: { code: string }[] }).messages
+      const verify = await proxy(a, 'otp_verify', {
+        otpId: init.body.otpId,
+        otpCode: message!.code,
+        public_key: key.publicKey,
+      })
+      const token = verify.body.verificationToken as string
+      const before = await subOrganizations()
+      const [imported, signedUp] = await Promise.all([
+        a.submit('latchkey_import_user', { externalId: `signup-${round}`, email }),
+        proxy(b, 'signup', {
+          userEmail: email,
+          verificationToken: token,
+          clientSignature: bytesToHex(
+            p256.sign(utf8ToBytes(token), key.privateKey, { prehash: true, format: 'compact' }),
+          ),
+          apiKeys: [],
+          authenticators: [],
+          oauthProviders: [],
+        }),
+      ])
+      expect([imported.status, signedUp.status].sort()).toEqual([200, 409])
+      if (imported.status === 409) expect(imported.body.details?.field).toBe('parameters.email')
+      else expect(signedUp.body.message).toMatch(/log in/)
+      expect(await subOrganizations()).toBe(before + 1)
+      const holders = await accountsOf(email)
+      expect(holders).toHaveLength(1)
+      const claim = await a.service.store.get(
+        'importClaims',
+        accountClaimId(a.organizationId, 'email', email),
+      )
+      expect(claim?.subOrganizationId).toBe(holders[0])
+    }
+  })
+
+  it("a deletion racing an import of the deleted account's e-mail: refused before, imported after, never two", async () => {
+    for (let round = 0; round < 3; round++) {
+      const email = `deleted-${round}@example.com`
+      const key = testKey()
+      const made = resultOf(
+        'create_sub_organization',
+        await a.submit('create_sub_organization', {
+          subOrganizationName: 'to delete',
+          rootUsers: [
+            {
+              userName: email,
+              userEmail: email,
+              apiKeys: [key.apiKey('root')],
+              authenticators: [],
+              oauthProviders: [],
+            },
+          ],
+          rootQuorumThreshold: 1,
+        }),
+      )
+      const [deleted, imported] = await Promise.all([
+        b.submit('delete_sub_organization', {}, { as: key, organizationId: made.subOrganizationId }),
+        a.submit('latchkey_import_user', { externalId: `deleted-${round}`, email }),
+      ])
+      expect(deleted.status).toBe(200)
+      let result = imported
+      if (imported.status !== 200) {
+        // It ran before the deletion committed: refused, and the claim is free now.
+        expect(imported.status).toBe(409)
+        expect(imported.body.details?.field).toBe('parameters.email')
+        a.clock.advance(1000)
+        result = await a.submit('latchkey_import_user', { externalId: `deleted-${round}`, email })
+      }
+      const subOrganizationId = resultOf('latchkey_import_user', result).subOrganizationId
+      expect(await accountsOf(email)).toEqual([subOrganizationId])
+      const claim = await a.service.store.get(
+        'importClaims',
+        accountClaimId(a.organizationId, 'email', email),
+      )
+      expect(claim?.subOrganizationId).toBe(subOrganizationId)
     }
   })
 })
