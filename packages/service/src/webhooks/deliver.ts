@@ -91,34 +91,61 @@ export function deliveryHandler(
       // a few jobs a second at most while it lasts).
       await yieldToRequests(runtime, context.signal)
       const delivery = await runtime.store.get('webhookDeliveries', deliveryId)
-      if (delivery?.state !== 'pending') return
+      // Sent already, by another delivery's run. Unless a run of this job may have died holding
+      // the endpoint (uncertain): it answered for what others left to it, so it looks again.
+      if (!delivery || (delivery.state !== 'pending' && !context.uncertain)) return
       const endpoint = await runtime.store.get('webhookEndpoints', delivery.endpointId)
-      if (!endpoint)
-        return void (await settle(runtime, delivery, { state: 'failed', lastError: 'endpoint_deleted' }))
-      if (!endpoint.isActive || endpoint.pausedAt)
-        return void (await settle(runtime, delivery, { state: 'paused' }))
-      // The lease is this run's, not the instance's: another job of the same worker (a later
-      // delivery that became the head while this run still sends) must wait for it too.
-      const holder = `${runtime.jobs.workerId}/${runtime.newId()}`
-      if (!(await lease(runtime, endpoint.id, { workerId: holder, settings }))) throw new JobError('busy')
-      try {
-        await numberWaiting(runtime, endpoint.id)
-        const queue = await pendingOf(runtime, endpoint.id)
-        const head = queue[0]
-        if (!head) return
-        // Behind a head that failed: its own job retries it (with its backoff) and sends the rest.
-        if (head.id !== delivery.id && head.attempts > 0) return
-        const ended = await drain(runtime, { queue, settings, context, holder, own: delivery.id })
-        // Stopped before the end (the queue stops): this job runs again. Out of time: the rest
-        // goes on in a job of its own (deliveries recorded with no transport have none).
-        if (ended === 'stopped') throw new JobError('interrupted')
-        if (ended === 'out of time') await ensureSender(runtime, endpoint.id)
-      } finally {
-        await release(runtime, { endpointId: endpoint.id, holder }).catch(() => undefined)
-      }
+      const settleOwn = (changes: Partial<WebhookDeliveryRow>) =>
+        delivery.state === 'pending' ? settle(runtime, delivery, changes) : undefined
+      if (!endpoint) return void (await settleOwn({ state: 'failed', lastError: 'endpoint_deleted' }))
+      if (!endpoint.isActive || endpoint.pausedAt) return void (await settleOwn({ state: 'paused' }))
+      while (await sendWhatWaits(runtime, { endpointId: endpoint.id, own: delivery.id, settings, context }));
       await settings.afterRun?.()
     },
   }
+}
+
+/**
+ * One turn of a run: takes the endpoint's lease (held by another run: that run sends this
+ * delivery too, as it looks again after giving the lease back, or its job does if it dies), numbers
+ * what committed, and sends the queue from its head. Resolves true when the run must look again:
+ * it emptied the queue and gave the lease back, and something committed meanwhile may have found
+ * the lease held.
+ */
+async function sendWhatWaits(
+  runtime: Runtime,
+  input: { endpointId: string; own: string; settings: DeliverySettings; context: JobContext },
+): Promise<boolean> {
+  const { endpointId, settings, context } = input
+  // The lease is this run's, not the instance's: another job of the same worker (a later
+  // delivery that became the head while this run still sends) must wait for it too.
+  const holder = `${runtime.jobs.workerId}/${runtime.newId()}`
+  const held: Held = { until: 0 }
+  if (!(await lease(runtime, endpointId, { workerId: holder, settings, held }))) return false
+  let ended: Awaited<ReturnType<typeof drain>>
+  try {
+    await numberWaiting(runtime, endpointId)
+    const queue = await pendingOf(runtime, endpointId)
+    const head = queue[0]
+    if (!head) return false
+    // Behind a head that failed: its own job retries it (with its backoff) and sends the rest.
+    if (head.id !== input.own && head.attempts > 0) return false
+    ended = await drain(runtime, { queue, settings, context, holder, held, own: input.own })
+    // Stopped before the end (the queue stops): this job runs again. Out of time: the rest
+    // goes on in a job of its own (deliveries recorded with no transport have none).
+    if (ended === 'stopped') throw new JobError('interrupted')
+    if (ended === 'out of time') await ensureSender(runtime, endpointId)
+  } finally {
+    await release(runtime, { endpointId, holder }).catch(() => undefined)
+  }
+  if (ended !== 'empty') return false
+  const page = await runtime.store.pageBy('webhookDeliveries', {
+    field: 'waitingFor',
+    value: endpointId,
+    by: 'queueKey',
+    limit: QUEUE_PAGE,
+  })
+  return page.some((row) => row.state === 'pending')
 }
 
 /**
@@ -213,6 +240,7 @@ async function drain(
     settings: DeliverySettings
     context: JobContext
     holder: string
+    held: Held
     /** The delivery whose job this is. */
     own: string
   },
@@ -243,6 +271,7 @@ async function drainOnce(
     context: JobContext
     started: number
     holder: string
+    held: Held
     own: string
   },
 ): Promise<void> {
@@ -262,9 +291,13 @@ async function drainOnce(
       continue
     }
     await yieldToRequests(runtime, context.signal)
-    // The endpoint's lease covers one try at a time (renewed before each): a process killed
-    // mid-try frees the endpoint two timeouts later, not at the end of a whole drain.
-    if (!(await lease(runtime, current.endpointId, { workerId: input.holder, settings }))) return
+    // The endpoint's lease covers a try or two (renewed before a try that could outlast it): a
+    // process killed mid-try frees the endpoint two timeouts later, not at the end of a whole drain.
+    if (
+      runtime.now() + settings.timeoutMs + 1000 > input.held.until &&
+      !(await lease(runtime, current.endpointId, { workerId: input.holder, settings, held: input.held }))
+    )
+      return
     const outcome = await sendOnce(runtime, { delivery: current, settings, signal: context.signal })
     runtime.emit('webhooks.delivery', {
       outcome: outcome.outcome,
@@ -279,7 +312,9 @@ async function drainOnce(
         { state: 'delivered', lastStatus: outcome.status, deliveredAt: runtime.now(), ...sent },
         context.jobId,
       )
-      await succeeded(runtime, current.endpointId, settings)
+      // Failures in a row end at the first success (once a drain: the rest find none).
+      if (!input.held.clean) await succeeded(runtime, current.endpointId, settings)
+      input.held.clean = true
       continue
     }
     await settle(runtime, current, {
@@ -288,6 +323,7 @@ async function drainOnce(
       ...(outcome.status ? { lastStatus: outcome.status } : {}),
       ...sent,
     })
+    input.held.clean = false
     await failed(runtime, current.endpointId, settings)
     // The retry of a delivery is its own job's: this one's is this run (retried with the queue's
     // backoff); another's is put back due after a backoff of its own, and this run ends.
@@ -398,7 +434,7 @@ async function settle(
 async function lease(
   runtime: Runtime,
   endpointId: string,
-  input: { workerId: string; settings: DeliverySettings },
+  input: { workerId: string; settings: DeliverySettings; held?: Held },
 ): Promise<boolean> {
   return runtime.store.transaction(async (tx) => {
     const endpoint = await tx.get('webhookEndpoints', endpointId)
@@ -406,13 +442,18 @@ async function lease(
     const now = runtime.now()
     if (endpoint.sendingBy && endpoint.sendingBy !== input.workerId && (endpoint.sendingUntil ?? 0) > now)
       return false
-    await tx.put('webhookEndpoints', {
-      ...endpoint,
-      sendingBy: input.workerId,
-      sendingUntil: now + input.settings.timeoutMs * 2 + 1000,
-    })
+    const sendingUntil = now + input.settings.timeoutMs * 2 + 1000
+    await tx.put('webhookEndpoints', { ...endpoint, sendingBy: input.workerId, sendingUntil })
+    if (input.held) input.held.until = sendingUntil
     return true
   })
+}
+
+/** The lease a run holds: until when (renewed before a try that could outlast it). */
+interface Held {
+  until: number
+  /** The endpoint's failures in a row were reset by this run (nothing failed since). */
+  clean?: boolean
 }
 
 /** Gives the endpoint's lease back, if it is still `holder`'s (an expired one may be another's now). */

@@ -178,7 +178,9 @@ describe('delivery retention', () => {
     h.clock.advance(10_000)
     await flush()
     for (const endpointId of [healthy, theirs])
-      expect((await rows(endpointId)).map((row) => [row.state, row.createdAt])).toEqual([['delivered', recent]])
+      expect((await rows(endpointId)).map((row) => [row.state, row.createdAt])).toEqual([
+        ['delivered', recent],
+      ])
     expect(await states(failing)).toEqual(Array(7).fill('pending'))
     // A deleted endpoint's rows stay as a record for the window, then go, every one.
     h.clock.advance(1)

@@ -23,7 +23,11 @@ beforeAll(async () => {
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
     request.on('end', async () => {
       const body = Buffer.concat(chunks)
-      const jwks = await (await jwksFrom!.service.app.request(WEBHOOK_JWKS_PATH)).json()
+      const jwks = await (await jwksFrom!.service.app.request(WEBHOOK_JWKS_PATH))
+        .json()
+        .catch(() => undefined)
+      // A try that arrives after its service closed (at a test's end) is answered, not counted.
+      if (!jwks?.keys) return void response.writeHead(503).end()
       const verdict = verifyWebhook({ body, headers: request.headers, jwks, now: jwksFrom!.clock.now() })
       if (verdict.ok) received.push(JSON.parse(body.toString('utf8')))
       else rejected.push(verdict.reason)
@@ -189,6 +193,8 @@ describe('webhooks across two instances on PostgreSQL', { timeout: 120_000 }, ()
         wallet: { walletName: 'sub', accounts: [ETHEREUM_ACCOUNT] },
       })
       const as = { organizationId: sub.organizationId, as: key }
+      // The sub-organization's creation: its events so far.
+      const before = await a.service.store.count('webhookDeliveries', 'endpointId', endpointId)
       let payload = 0
       const sign = (h: Harness) =>
         h.submit(
@@ -209,11 +215,13 @@ describe('webhooks across two instances on PostgreSQL', { timeout: 120_000 }, ()
         expect(resultOf('sign_raw_payloads', reply).signatures).toHaveLength(1)
         inTurn.push(reply.body.activity.id)
       }
+      const t0 = performance.now()
       const replies = await Promise.all(Array.from({ length: 150 }, (_, i) => sign([a, b][i % 2]!)))
+      console.log('TIMING150', performance.now() - t0)
       expect(replies.filter((reply) => reply.status !== 200).map((reply) => reply.body)).toEqual([])
       const recorded = await a.service.store.count('webhookDeliveries', 'endpointId', endpointId)
-      // The sub-organization's creation, the 6 in turn and the 150 at once (and nothing else).
-      expect(recorded).toBe(157)
+      // The 6 in turn and the 150 at once (and nothing else).
+      expect(recorded).toBe(before + 156)
       const mine = () => received.filter((body) => body.endpointId === endpointId)
       const deadline = Date.now() + 60_000
       while (mine().length < recorded && Date.now() < deadline) {
