@@ -82,14 +82,28 @@ export function deliverySettings(
 export function deliveryHandler(
   runtime: Runtime,
   settings: DeliverySettings,
-): JobHandler<{ deliveryId: string }> {
+): JobHandler<{ deliveryId: string } | { deliveryIds: string[] }> {
   return {
     maxAttempts: Number.MAX_SAFE_INTEGER,
     timeoutMs: DRAIN_BUDGET_MS + settings.timeoutMs + 5000,
-    async run({ deliveryId }, context) {
+    async run(payload, context) {
       // A busy service first serves its requests (each job waits a little: the queue's slots run
       // a few jobs a second at most while it lasts).
       await yieldToRequests(runtime, context.signal)
+      // An event's job covers its deliveries (one per endpoint): each in turn, and the first
+      // failure of one of them retries the job (the others, sent, are skipped then).
+      let failure: unknown
+      for (const deliveryId of 'deliveryIds' in payload ? payload.deliveryIds : [payload.deliveryId])
+        await runOne(deliveryId, context).catch((error: unknown) => {
+          failure ??= error
+        })
+      if (failure) throw failure
+      await settings.afterRun?.()
+    },
+  }
+
+  async function runOne(deliveryId: string, context: JobContext): Promise<void> {
+    {
       const delivery = await runtime.store.get('webhookDeliveries', deliveryId)
       // Sent already, by another delivery's run. Unless a run of this job may have died holding
       // the endpoint (uncertain): it answered for what others left to it, so it looks again.
@@ -100,8 +114,7 @@ export function deliveryHandler(
       if (!endpoint) return void (await settleOwn({ state: 'failed', lastError: 'endpoint_deleted' }))
       if (!endpoint.isActive || endpoint.pausedAt) return void (await settleOwn({ state: 'paused' }))
       while (await sendWhatWaits(runtime, { endpointId: endpoint.id, own: delivery.id, settings, context }));
-      await settings.afterRun?.()
-    },
+    }
   }
 }
 
