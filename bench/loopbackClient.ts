@@ -29,6 +29,8 @@ export class Connection {
   readonly #ready: Promise<void>
   #buffer = Buffer.alloc(0)
   #pending: { resolve(reply: Reply): void; reject(error: Error): void } | undefined
+  /** The server closed it (its keep-alive timeout on a starved machine): a send fails at once, never waits. */
+  #closed = false
 
   constructor(url: string) {
     const { hostname, port } = new URL(url)
@@ -49,15 +51,25 @@ export class Connection {
       pending?.reject(error)
     }
     this.#socket.on('error', fail)
-    this.#socket.on('close', () => fail(new Error('socket closed by the server')))
+    this.#socket.on('close', () => {
+      this.#closed = true
+      fail(new Error('socket closed by the server'))
+    })
   }
 
   async send(request: Buffer): Promise<Reply> {
     await this.#ready
     if (this.#pending) throw new Error('one request at a time per connection')
+    // Written to a closed socket, a request is lost without an 'error' or 'close' event: the
+    // reply it waited for never came, and the run with it (the webhooks bench's hang).
+    if (this.#closed) throw new Error('socket closed by the server')
     return new Promise((resolve, reject) => {
       this.#pending = { resolve, reject }
-      this.#socket.write(request)
+      this.#socket.write(request, (error) => {
+        if (!error || this.#pending?.reject !== reject) return
+        this.#pending = undefined
+        reject(error)
+      })
     })
   }
 

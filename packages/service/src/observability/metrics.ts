@@ -152,6 +152,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     labelNames: [] as const,
     registers,
   })
+  const webhookPruned = new Counter({
+    name: 'latchkey_webhook_deliveries_pruned_total',
+    help: 'Settled webhook delivery rows deleted by the retention job ([webhooks] retention_days, retention_per_endpoint)',
+    labelNames: [] as const,
+    registers,
+  })
   const rateLimited = new Counter({
     name: 'latchkey_rate_limited_total',
     help: 'Requests refused with 429, by the budget that refused them (perKey, perOrganization, perClientAddress) and kind (activity, query, or proxy: an auth-proxy call)',
@@ -279,6 +285,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     'webhooks.delivery': ({ eventType, outcome }) =>
       webhookTries.inc({ event_type: eventTypeLabel(eventType), outcome }),
     'webhooks.endpoint_paused': () => webhookPauses.inc(),
+    'webhooks.pruned': ({ deliveries }) => webhookPruned.inc(deliveries),
     'server.draining': () => drains.inc(),
     'server.drained': ({ cut: count }) => cut.inc(count),
     'sponsor.balance': ({ owner, family, caip2, balance, low }) => {

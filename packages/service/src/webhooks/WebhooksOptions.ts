@@ -59,6 +59,14 @@ export interface WebhooksOptions {
   timeoutMs?: number
   /** @default 4096 */
   maxResponseBytes?: number
+  /**
+   * How long delivery rows are kept: settled ones (delivered, failed) older than `maxAgeMs`, or
+   * beyond the newest `maxPerEndpoint` of their endpoint, are deleted by a durable job every
+   * `intervalMs`; a delivery still waiting to be sent or retried never is. A deleted endpoint's
+   * rows go `maxAgeMs` after it.
+   * @default { maxAgeMs: 604800000 (7 days), maxPerEndpoint: 10000, intervalMs: 3600000 (1 h) }
+   */
+  retention?: { maxAgeMs?: number; maxPerEndpoint?: number; intervalMs?: number }
 }
 
 export const WEBHOOK_DEFAULTS = {

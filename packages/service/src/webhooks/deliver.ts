@@ -4,7 +4,14 @@ import { type JobContext, JobError, type JobHandler } from '../kernel/JobQueue.t
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { WebhookDeliveryRow, WebhookEndpointRow } from '../kernel/store/model.ts'
 import { type AddressPolicy, refuseAddress, refuseUrl } from './addressPolicy.ts'
-import { DELIVER_JOB, deliveryIdOf } from './recordEvent.ts'
+import {
+  DELIVER_JOB,
+  deliveryIdOf,
+  jobIdOf,
+  numberedBody,
+  queueKeyOf,
+  UNNUMBERED_AFTER,
+} from './recordEvent.ts'
 import { signDelivery } from './signingKeys.ts'
 import {
   WEBHOOK_DEFAULTS,
@@ -16,6 +23,8 @@ import {
 export type DeliverySettings = typeof WEBHOOK_DEFAULTS & {
   policy: AddressPolicy
   transport: WebhookTransport
+  /** Called after each run that sent (the retention job's next run, enqueued once per interval). */
+  afterRun?: () => Promise<void>
 }
 
 /** How one try ended, as counted (`webhooks.delivery` events, the metric's `outcome` label). */
@@ -23,6 +32,24 @@ export type DeliveryOutcome = 'delivered' | 'http_error' | 'network' | 'timeout'
 
 /** Longest a job spends sending an endpoint's queue before leaving the rest to their own jobs. */
 const DRAIN_BUDGET_MS = 20_000
+
+/**
+ * Requests in flight from which the service counts as busy (its CPU is what the requests wait
+ * for): a delivery waits for it to calm down, up to `YIELD.maxMs` before each try, so under a
+ * sustained load an endpoint still gets a try at least that often and catches up after.
+ */
+const YIELD = { requests: 32, maxMs: 1000, stepMs: 25 }
+
+/** Waits while the service is busy serving requests (at most `YIELD.maxMs`): deliveries never take a request's CPU. */
+async function yieldToRequests(runtime: Runtime, signal: AbortSignal): Promise<void> {
+  const started = Date.now()
+  while (
+    runtime.store.requestsInFlight() >= YIELD.requests &&
+    Date.now() - started < YIELD.maxMs &&
+    !signal.aborted
+  )
+    await new Promise((resolve) => setTimeout(resolve, YIELD.stepMs))
+}
 
 /** The settings of the delivery worker from the wing's options. */
 export function deliverySettings(
@@ -41,64 +68,212 @@ export function deliverySettings(
 }
 
 /**
- * The `webhooks.deliver` job: at least once, in each endpoint's order. The job of the endpoint's
- * oldest pending delivery (the head) takes the endpoint's lease (one sender per endpoint across
- * instances) and sends its pending deliveries in sequence order until one fails (then it is
- * retried with the queue's backoff) or its time is up; a later delivery's job waits for the head
- * (`queued`, not a try). A delivery older than the retry window fails for good; an endpoint that
- * failed `pauseThreshold` times in a row is paused (its deliveries wait, `paused`).
+ * The `webhooks.deliver` job: at least once, in each endpoint's order. A job takes the endpoint's
+ * lease (one sender per endpoint across instances; held: it runs again later), numbers what
+ * committed since the last time (`numberWaiting`), and, when its delivery is the endpoint's
+ * oldest waiting one (the head) or the head was never tried, sends the endpoint's pending
+ * deliveries in sequence order until the queue is empty, one fails or its time is up. A failed
+ * delivery is retried by its own job, with backoff (this one's: the queue's; another's: put back
+ * due later). Behind a head that failed, a job ends: the head's job sends the rest once the head
+ * goes. Each delivery sent is settled with its own job deleted (it never runs). A delivery older
+ * than the retry window fails for good; an endpoint that failed `pauseThreshold` times in a row
+ * is paused (its deliveries wait, `paused`).
  */
 export function deliveryHandler(
   runtime: Runtime,
   settings: DeliverySettings,
-): JobHandler<{ deliveryId: string }> {
+): JobHandler<{ deliveryId: string } | { deliveryIds: string[] }> {
   return {
     maxAttempts: Number.MAX_SAFE_INTEGER,
     timeoutMs: DRAIN_BUDGET_MS + settings.timeoutMs + 5000,
-    async run({ deliveryId }, context) {
-      const delivery = await runtime.store.get('webhookDeliveries', deliveryId)
-      if (delivery?.state !== 'pending') return
-      const endpoint = await runtime.store.get('webhookEndpoints', delivery.endpointId)
-      if (!endpoint)
-        return void (await settle(runtime, delivery, { state: 'failed', lastError: 'endpoint_deleted' }))
-      if (!endpoint.isActive || endpoint.pausedAt)
-        return void (await settle(runtime, delivery, { state: 'paused' }))
-      const queue = await pendingOf(runtime, endpoint.id)
-      if (queue[0]?.id !== delivery.id) throw new JobError('queued')
-      // The lease is this run's, not the instance's: another job of the same worker (a later
-      // delivery that became the head while this run still sends) must wait for it too.
-      const holder = `${runtime.jobs.workerId}/${runtime.newId()}`
-      if (!(await lease(runtime, endpoint.id, { workerId: holder, settings }))) throw new JobError('busy')
-      try {
-        await drain(runtime, { queue, settings, context, holder })
-      } finally {
-        await release(runtime, { endpointId: endpoint.id, holder }).catch(() => undefined)
-      }
+    async run(payload, context) {
+      // A busy service first serves its requests (each job waits a little: the queue's slots run
+      // a few jobs a second at most while it lasts).
+      await yieldToRequests(runtime, context.signal)
+      // An event's job covers its deliveries (one per endpoint): each in turn, and the first
+      // failure of one of them retries the job (the others, sent, are skipped then).
+      let failure: unknown
+      for (const deliveryId of 'deliveryIds' in payload ? payload.deliveryIds : [payload.deliveryId])
+        await runOne(deliveryId, context).catch((error: unknown) => {
+          failure ??= error
+        })
+      if (failure) throw failure
+      await settings.afterRun?.()
     },
   }
-}
 
-async function pendingOf(runtime: Runtime, endpointId: string): Promise<WebhookDeliveryRow[]> {
-  return (await runtime.store.findBy('webhookDeliveries', 'endpointId', endpointId))
-    .filter((row) => row.state === 'pending')
-    .sort((a, b) => a.sequence - b.sequence)
+  async function runOne(deliveryId: string, context: JobContext): Promise<void> {
+    {
+      const delivery = await runtime.store.get('webhookDeliveries', deliveryId)
+      // Sent already, by another delivery's run. Unless a run of this job may have died holding
+      // the endpoint (uncertain): it answered for what others left to it, so it looks again.
+      if (!delivery || (delivery.state !== 'pending' && !context.uncertain)) return
+      const endpoint = await runtime.store.get('webhookEndpoints', delivery.endpointId)
+      const settleOwn = (changes: Partial<WebhookDeliveryRow>) =>
+        delivery.state === 'pending' ? settle(runtime, delivery, changes) : undefined
+      if (!endpoint) return void (await settleOwn({ state: 'failed', lastError: 'endpoint_deleted' }))
+      if (!endpoint.isActive || endpoint.pausedAt) return void (await settleOwn({ state: 'paused' }))
+      while (await sendWhatWaits(runtime, { endpointId: endpoint.id, own: delivery.id, settings, context }));
+    }
+  }
 }
 
 /**
- * Sends `queue` in order, then whatever became pending meanwhile, until the queue is empty or the
- * time is up (the rest is left to its own jobs); throws (the job's retry) on the first failure.
+ * One turn of a run: takes the endpoint's lease (held by another run: that run sends this
+ * delivery too, as it looks again after giving the lease back, or its job does if it dies), numbers
+ * what committed, and sends the queue from its head. Resolves true when the run must look again:
+ * it emptied the queue and gave the lease back, and something committed meanwhile may have found
+ * the lease held.
+ */
+async function sendWhatWaits(
+  runtime: Runtime,
+  input: { endpointId: string; own: string; settings: DeliverySettings; context: JobContext },
+): Promise<boolean> {
+  const { endpointId, settings, context } = input
+  // The lease is this run's, not the instance's: another job of the same worker (a later
+  // delivery that became the head while this run still sends) must wait for it too.
+  const holder = `${runtime.jobs.workerId}/${runtime.newId()}`
+  const held: Held = { until: 0 }
+  if (!(await lease(runtime, endpointId, { workerId: holder, settings, held }))) return false
+  let ended: Awaited<ReturnType<typeof drain>>
+  try {
+    await numberWaiting(runtime, endpointId)
+    const queue = await pendingOf(runtime, endpointId)
+    const head = queue[0]
+    if (!head) return false
+    // Behind a head that failed: its own job retries it (with its backoff) and sends the rest.
+    if (head.id !== input.own && head.attempts > 0) return false
+    ended = await drain(runtime, { queue, settings, context, holder, held, own: input.own })
+    // Stopped before the end (the queue stops): this job runs again. Out of time: the rest
+    // goes on in a job of its own (deliveries recorded with no transport have none).
+    if (ended === 'stopped') throw new JobError('interrupted')
+    if (ended === 'out of time') await ensureSender(runtime, endpointId)
+  } finally {
+    await release(runtime, { endpointId, holder }).catch(() => undefined)
+  }
+  if (ended !== 'empty') return false
+  const page = await runtime.store.pageBy('webhookDeliveries', {
+    field: 'waitingFor',
+    value: endpointId,
+    by: 'queueKey',
+    limit: QUEUE_PAGE,
+  })
+  return page.some((row) => row.state === 'pending')
+}
+
+/**
+ * Enqueues a job that sends what waits on `endpointId` (its first pending delivery's), when
+ * something does: at start, for deliveries recorded while no transport was configured (they have
+ * no job), and after a run that ran out of time.
+ */
+export async function ensureSender(runtime: Runtime, endpointId: string): Promise<void> {
+  // The queue's order: numbered first (by number), then the rest as recorded.
+  const page = await runtime.store.pageBy('webhookDeliveries', {
+    field: 'waitingFor',
+    value: endpointId,
+    by: 'queueKey',
+    limit: QUEUE_PAGE,
+  })
+  const first = page.find((row) => row.state === 'pending')
+  if (!first) return
+  await runtime.store.transaction((tx) =>
+    runtime.jobs.enqueue(
+      tx,
+      DELIVER_JOB,
+      { deliveryId: first.id },
+      { id: `${jobIdOf(first.id)}.${runtime.newId()}` },
+    ),
+  )
+}
+
+/** Deliveries read (and numbered) at a time: an endpoint's backlog is read a page at a time, head first. */
+const QUEUE_PAGE = 200
+
+/** The head of the endpoint's queue: its first numbered deliveries that wait, in sequence order, pending ones only. */
+async function pendingOf(runtime: Runtime, endpointId: string): Promise<WebhookDeliveryRow[]> {
+  const page = await runtime.store.pageBy('webhookDeliveries', {
+    field: 'waitingFor',
+    value: endpointId,
+    by: 'queueKey',
+    limit: QUEUE_PAGE,
+  })
+  return page.filter((row) => row.state === 'pending' && row.sequence > 0)
+}
+
+/**
+ * Gives the oldest waiting deliveries of the endpoint that have no number yet (a page, in the
+ * order they were recorded: their time, then id) the next numbers, in one transaction with the
+ * endpoint's counter: each number is used once, with no gap, and a delivery committed after this
+ * read gets a higher number than every one before it, so numbers follow the order the events'
+ * transactions committed (for events recorded at once by two instances, as far as their clocks
+ * agree). The activities that record events only add rows; this is the one writer of the counter,
+ * under the endpoint's lease (on PostgreSQL two numberings would fail each other's commit and the
+ * rerun see the numbers).
+ */
+export async function numberWaiting(runtime: Runtime, endpointId: string): Promise<number> {
+  return runtime.store.transaction(async (tx) => {
+    const endpoint = await tx.get('webhookEndpoints', endpointId)
+    if (!endpoint) return 0
+    // Read in the transaction, so a rerun (PostgreSQL) sees what another numbering did: the
+    // queue after every number (`b` and the listKey), oldest first.
+    const fresh = (
+      await tx.pageBy('webhookDeliveries', {
+        field: 'waitingFor',
+        value: endpointId,
+        by: 'queueKey',
+        after: UNNUMBERED_AFTER,
+        limit: QUEUE_PAGE,
+      })
+    ).filter((row) => row.sequence === 0)
+    if (fresh.length === 0) return 0
+    let sequence = endpoint.sequence
+    for (const row of fresh) {
+      sequence++
+      await tx.put('webhookDeliveries', {
+        ...row,
+        sequence,
+        queueKey: queueKeyOf(sequence, row.listKey),
+        body: numberedBody(row.body, sequence),
+      })
+    }
+    await tx.put('webhookEndpoints', { ...endpoint, sequence })
+    return fresh.length
+  })
+}
+
+/**
+ * Sends `queue` in order, then whatever became pending meanwhile (numbered first), until the
+ * queue is empty, the time is up or the queue stops; on a failure of this job's own delivery,
+ * throws (the job's retry), of another's, hands its retry to that delivery's job and ends.
  */
 async function drain(
   runtime: Runtime,
-  input: { queue: WebhookDeliveryRow[]; settings: DeliverySettings; context: JobContext; holder: string },
-): Promise<void> {
+  input: {
+    queue: WebhookDeliveryRow[]
+    settings: DeliverySettings
+    context: JobContext
+    holder: string
+    held: Held
+    /** The delivery whose job this is. */
+    own: string
+  },
+): Promise<'empty' | 'out of time' | 'stopped' | 'handed over'> {
   const started = Date.now()
   let queue = input.queue
   while (queue.length > 0) {
-    await drainOnce(runtime, { ...input, queue, started })
-    if (Date.now() - started > DRAIN_BUDGET_MS || input.context.signal.aborted) return
-    queue = await pendingOf(runtime, queue[0]!.endpointId)
+    try {
+      await drainOnce(runtime, { ...input, queue, started })
+    } catch (error) {
+      if (error instanceof StopDrain) return 'handed over'
+      throw error
+    }
+    if (input.context.signal.aborted) return 'stopped'
+    if (Date.now() - started > DRAIN_BUDGET_MS) return 'out of time'
+    const endpointId = queue[0]!.endpointId
+    await numberWaiting(runtime, endpointId)
+    queue = await pendingOf(runtime, endpointId)
   }
+  return 'empty'
 }
 
 async function drainOnce(
@@ -109,6 +284,8 @@ async function drainOnce(
     context: JobContext
     started: number
     holder: string
+    held: Held
+    own: string
   },
 ): Promise<void> {
   const { queue, settings, context, started } = input
@@ -118,7 +295,7 @@ async function drainOnce(
     const current = await runtime.store.get('webhookDeliveries', delivery.id)
     if (current?.state !== 'pending') continue
     if (runtime.now() - (current.retryFrom ?? current.createdAt) > settings.retryWindowMs) {
-      await settle(runtime, current, { state: 'failed', lastError: 'expired' })
+      await settle(runtime, current, { state: 'failed', lastError: 'expired' }, context.jobId)
       runtime.emit('webhooks.delivery', {
         outcome: 'expired',
         endpointId: current.endpointId,
@@ -126,9 +303,14 @@ async function drainOnce(
       })
       continue
     }
-    // The endpoint's lease covers one try at a time (renewed before each): a process killed
-    // mid-try frees the endpoint two timeouts later, not at the end of a whole drain.
-    if (!(await lease(runtime, current.endpointId, { workerId: input.holder, settings }))) return
+    await yieldToRequests(runtime, context.signal)
+    // The endpoint's lease covers a try or two (renewed before a try that could outlast it): a
+    // process killed mid-try frees the endpoint two timeouts later, not at the end of a whole drain.
+    if (
+      runtime.now() + settings.timeoutMs + 1000 > input.held.until &&
+      !(await lease(runtime, current.endpointId, { workerId: input.holder, settings, held: input.held }))
+    )
+      return
     const outcome = await sendOnce(runtime, { delivery: current, settings, signal: context.signal })
     runtime.emit('webhooks.delivery', {
       outcome: outcome.outcome,
@@ -137,13 +319,15 @@ async function drainOnce(
     })
     const sent = outcome.request ? { lastRequest: outcome.request } : {}
     if (outcome.outcome === 'delivered') {
-      await settle(runtime, current, {
-        state: 'delivered',
-        lastStatus: outcome.status,
-        deliveredAt: runtime.now(),
-        ...sent,
-      })
-      await succeeded(runtime, current.endpointId, settings)
+      await settle(
+        runtime,
+        current,
+        { state: 'delivered', lastStatus: outcome.status, deliveredAt: runtime.now(), ...sent },
+        context.jobId,
+      )
+      // Failures in a row end at the first success (once a drain: the rest find none).
+      if (!input.held.clean) await succeeded(runtime, current.endpointId, settings)
+      input.held.clean = true
       continue
     }
     await settle(runtime, current, {
@@ -152,9 +336,30 @@ async function drainOnce(
       ...(outcome.status ? { lastStatus: outcome.status } : {}),
       ...sent,
     })
+    input.held.clean = false
     await failed(runtime, current.endpointId, settings)
-    throw new JobError(outcome.outcome)
+    // The retry of a delivery is its own job's: this one's is this run (retried with the queue's
+    // backoff); another's is put back due after a backoff of its own, and this run ends.
+    if (current.id === input.own) throw new JobError(outcome.outcome)
+    await retryLater(runtime, current)
+    throw new StopDrain()
   }
+}
+
+/** Ends a drain that handed a failed delivery's retry to that delivery's own job. */
+class StopDrain extends Error {}
+
+/** Puts the delivery's own job back, due after an exponential backoff by its tries (1 s, 2 s, … at most 5 min). */
+async function retryLater(runtime: Runtime, delivery: WebhookDeliveryRow): Promise<void> {
+  const delay = Math.min(300_000, 1000 * 2 ** Math.max(0, delivery.attempts))
+  await runtime.store.transaction((tx) =>
+    runtime.jobs.enqueue(
+      tx,
+      DELIVER_JOB,
+      { deliveryId: delivery.id },
+      { id: jobIdOf(delivery.id), runAfter: runtime.now() + delay },
+    ),
+  )
 }
 
 /** One signed POST of `delivery` (the same body, a fresh timestamp and signature). */
@@ -209,12 +414,32 @@ async function sendOnce(
   }
 }
 
-async function settle(runtime: Runtime, delivery: WebhookDeliveryRow, changes: Partial<WebhookDeliveryRow>) {
+/** The delivery with `changes`, waiting on its endpoint's queue while pending or paused. */
+export function withState(row: WebhookDeliveryRow, changes: Partial<WebhookDeliveryRow>): WebhookDeliveryRow {
+  const { waitingFor: _, ...next } = { ...row, ...changes }
+  return next.state === 'pending' || next.state === 'paused' ? { ...next, waitingFor: next.endpointId } : next
+}
+
+/**
+ * Writes the outcome of a try (or a pause). A delivery settled for good takes its job with it, but
+ * for the job that runs now (`runningJob`, the queue finishes it): sent by another delivery's run,
+ * its own job never needs to run.
+ */
+async function settle(
+  runtime: Runtime,
+  delivery: WebhookDeliveryRow,
+  changes: Partial<WebhookDeliveryRow>,
+  runningJob?: string,
+) {
   await runtime.store.transaction(async (tx) => {
     const current = await tx.get('webhookDeliveries', delivery.id)
     if (!current) return
     const attempts = changes.state === 'paused' ? current.attempts : current.attempts + 1
-    await tx.put('webhookDeliveries', { ...current, ...changes, attempts, updatedAt: runtime.now() })
+    const next = withState(current, { ...changes, attempts, updatedAt: runtime.now() })
+    await tx.put('webhookDeliveries', next)
+    const job = jobIdOf(delivery.id)
+    if (next.state !== 'pending' && job !== runningJob && (await tx.get('jobs', job))?.state === 'pending')
+      await tx.delete('jobs', job)
   })
 }
 
@@ -222,7 +447,7 @@ async function settle(runtime: Runtime, delivery: WebhookDeliveryRow, changes: P
 async function lease(
   runtime: Runtime,
   endpointId: string,
-  input: { workerId: string; settings: DeliverySettings },
+  input: { workerId: string; settings: DeliverySettings; held?: Held },
 ): Promise<boolean> {
   return runtime.store.transaction(async (tx) => {
     const endpoint = await tx.get('webhookEndpoints', endpointId)
@@ -230,13 +455,18 @@ async function lease(
     const now = runtime.now()
     if (endpoint.sendingBy && endpoint.sendingBy !== input.workerId && (endpoint.sendingUntil ?? 0) > now)
       return false
-    await tx.put('webhookEndpoints', {
-      ...endpoint,
-      sendingBy: input.workerId,
-      sendingUntil: now + input.settings.timeoutMs * 2 + 1000,
-    })
+    const sendingUntil = now + input.settings.timeoutMs * 2 + 1000
+    await tx.put('webhookEndpoints', { ...endpoint, sendingBy: input.workerId, sendingUntil })
+    if (input.held) input.held.until = sendingUntil
     return true
   })
+}
+
+/** The lease a run holds: until when (renewed before a try that could outlast it). */
+interface Held {
+  until: number
+  /** The endpoint's failures in a row were reset by this run (nothing failed since). */
+  clean?: boolean
 }
 
 /** Gives the endpoint's lease back, if it is still `holder`'s (an expired one may be another's now). */
@@ -279,33 +509,32 @@ async function failed(runtime: Runtime, endpointId: string, settings: DeliverySe
       data: { endpointId, consecutiveFailures },
     })
     // Its waiting deliveries wait paused (no job spins on them); resuming enqueues them again.
-    for (const row of await tx.findBy('webhookDeliveries', 'endpointId', endpointId))
+    for (const row of await tx.findBy('webhookDeliveries', 'waitingFor', endpointId))
       if (row.state === 'pending')
-        await tx.put('webhookDeliveries', { ...row, state: 'paused', updatedAt: runtime.now() })
+        await tx.put('webhookDeliveries', withState(row, { state: 'paused', updatedAt: runtime.now() }))
     return next
   })
   if (paused)
     runtime.emit('webhooks.endpoint_paused', { endpointId, consecutiveFailures: paused.consecutiveFailures })
 }
 
-/** Enqueues the deliveries of `endpointId` that wait (paused, or pending without a live job) again, in order. */
+/** Puts the deliveries of `endpointId` that wait (paused, or pending) back on its queue, with one sender for them all. */
 export async function resumeDeliveries(
   runtime: Runtime,
   tx: import('../kernel/store/Store.ts').Transaction,
   endpointId: string,
 ): Promise<number> {
-  const waiting = (await tx.findBy('webhookDeliveries', 'endpointId', endpointId))
-    .filter((row) => row.state === 'paused' || row.state === 'pending')
-    .sort((a, b) => a.sequence - b.sequence)
-  for (const row of waiting) {
-    await tx.put('webhookDeliveries', {
-      ...row,
-      state: 'pending',
-      retryFrom: runtime.now(),
-      updatedAt: runtime.now(),
-    })
-    await runtime.jobs.enqueue(tx, DELIVER_JOB, { deliveryId: row.id }, { id: `job.${row.id}` })
-  }
+  const waiting = (await tx.findBy('webhookDeliveries', 'waitingFor', endpointId)).sort((a, b) =>
+    a.queueKey < b.queueKey ? -1 : a.queueKey > b.queueKey ? 1 : 0,
+  )
+  for (const row of waiting)
+    await tx.put(
+      'webhookDeliveries',
+      withState(row, { state: 'pending', retryFrom: runtime.now(), updatedAt: runtime.now() }),
+    )
+  // One sender, the head's own job: it sends the rest in order after it.
+  const head = waiting[0]
+  if (head) await runtime.jobs.enqueue(tx, DELIVER_JOB, { deliveryId: head.id }, { id: jobIdOf(head.id) })
   return waiting.length
 }
 

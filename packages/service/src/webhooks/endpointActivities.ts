@@ -12,8 +12,9 @@ import type { WebhookDeliveryRow, WebhookEndpointRow } from '../kernel/store/mod
 import type { Transaction } from '../kernel/store/Store.ts'
 import { readPagination } from '../queries/paginate.ts'
 import { type AddressPolicy, describeRefusal, refuseUrl } from './addressPolicy.ts'
-import { resumeDeliveries } from './deliver.ts'
-import { DELIVER_JOB, deliveryIdOf } from './recordEvent.ts'
+import { resumeDeliveries, withState } from './deliver.ts'
+import { DELIVER_JOB, deliveryIdOf, jobIdOf } from './recordEvent.ts'
+import { PRUNE_JOB, type RetentionSettings } from './retention.ts'
 
 /** Endpoints one organization may have: each event is sent once per endpoint, so this bounds the fan-out. */
 export const MAX_ENDPOINTS = 10
@@ -23,6 +24,8 @@ const FILTER_KEYS = ['activityTypes', 'statuses', 'organizationIds'] as const
 /** What the endpoint activities need of the wing: the address rules. */
 export interface EndpointHost {
   policyOf(runtime: Runtime): AddressPolicy
+  /** How long a deleted endpoint's delivery rows are kept. */
+  retention: Pick<RetentionSettings, 'maxAgeMs'>
 }
 
 /** The published `v1WebhookEndpointData`. */
@@ -210,7 +213,14 @@ export function endpointHandlers(host: EndpointHost) {
     run: async (ctx, p) => {
       const row = await endpointOf(ctx.tx, ctx.organization.id, p.endpointId)
       await ctx.tx.delete('webhookEndpoints', row.id)
-      // Its deliveries' jobs find no endpoint and end; the rows stay as a record.
+      // Its deliveries' jobs find no endpoint and end; the rows stay as a record for the
+      // retention window, then go (every one: nothing will send them).
+      await ctx.runtime.jobs.enqueue(
+        ctx.tx,
+        PRUNE_JOB,
+        { endpointId: row.id },
+        { id: `${PRUNE_JOB}.${row.id}`, runAfter: ctx.now + host.retention.maxAgeMs },
+      )
       return { endpointId: row.id }
     },
   })
@@ -228,17 +238,15 @@ export function endpointHandlers(host: EndpointHost) {
         // Only this organization's own endpoints: a parent's delivery of a sub-organization's event is the parent's.
         const endpoint = await ctx.tx.get('webhookEndpoints', delivery.endpointId)
         if (endpoint?.organizationId !== ctx.organization.id) continue
-        await ctx.tx.put('webhookDeliveries', {
-          ...delivery,
-          state: 'pending',
-          retryFrom: ctx.now,
-          updatedAt: ctx.now,
-        })
+        await ctx.tx.put(
+          'webhookDeliveries',
+          withState(delivery, { state: 'pending', retryFrom: ctx.now, updatedAt: ctx.now }),
+        )
         await ctx.runtime.jobs.enqueue(
           ctx.tx,
           DELIVER_JOB,
           { deliveryId: deliveryIdOf(delivery.eventId, delivery.endpointId) },
-          { id: `job.${delivery.id}` },
+          { id: jobIdOf(delivery.id) },
         )
         endpointIds.push(endpoint.id)
       }
@@ -264,7 +272,7 @@ export function endpointHandlers(host: EndpointHost) {
       eventId: r.optString('eventId', { max: 300 }),
       pagination: readPagination(r),
     }),
-    run: async ({ store, organization }, p) => {
+    run: async ({ store, runtime, organization }, p) => {
       // Only this organization's own endpoints: a parent's deliveries of a sub-organization's
       // events are the parent's to read, never the sub-organization's.
       const own = (await store.findBy('webhookEndpoints', 'organizationId', organization.id)).map(
@@ -276,24 +284,49 @@ export function endpointHandlers(host: EndpointHost) {
           reason: 'names no webhook endpoint of this organization',
         })
       const endpointIds = p.endpointId !== undefined ? [p.endpointId] : own
-      const rows =
+      const limit = Number(p.pagination.limit)
+      // The cursor is the last delivery of the page before: one of this listing's, or refused.
+      let after: string | undefined
+      if (p.pagination.after !== undefined) {
+        const cursor = await store.get('webhookDeliveries', p.pagination.after)
+        if (
+          !cursor ||
+          !endpointIds.includes(cursor.endpointId) ||
+          (p.eventId !== undefined && cursor.eventId !== p.eventId)
+        )
+          throw new FieldError({
+            field: 'paginationOptions.after',
+            reason: 'names no delivery of this listing',
+          })
+        after = cursor.listKey
+      }
+      // Newest first (by when the event was recorded, then by id): one keyset page per endpoint
+      // (the index on endpointId and listKey; at most MAX_ENDPOINTS of them), merged. An event's
+      // deliveries are one per endpoint at most, read by the event's index.
+      const pages =
         p.eventId !== undefined
-          ? (await store.findBy('webhookDeliveries', 'eventId', p.eventId)).filter((row) =>
-              endpointIds.includes(row.endpointId),
+          ? [
+              (await store.findBy('webhookDeliveries', 'eventId', p.eventId)).filter(
+                (row) => endpointIds.includes(row.endpointId) && (after === undefined || row.listKey < after),
+              ),
+            ]
+          : await Promise.all(
+              endpointIds.map((endpointId) =>
+                runtime.store.pageBy('webhookDeliveries', {
+                  field: 'endpointId',
+                  value: endpointId,
+                  by: 'listKey',
+                  after,
+                  limit,
+                  descending: true,
+                }),
+              ),
             )
-          : (
-              await Promise.all(endpointIds.map((id) => store.findBy('webhookDeliveries', 'endpointId', id)))
-            ).flat()
-      // Newest first (by when the event was recorded, then by id).
-      rows.sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
-      const { after, limit } = p.pagination
-      const start = after === undefined ? 0 : rows.findIndex((row) => row.id === after) + 1
-      if (start === 0 && after !== undefined)
-        throw new FieldError({
-          field: 'paginationOptions.after',
-          reason: 'names no delivery of this listing',
-        })
-      return { webhookDeliveries: rows.slice(start, start + Number(limit)).map(renderDelivery) }
+      const rows = pages
+        .flat()
+        .sort((a, b) => (a.listKey < b.listKey ? 1 : a.listKey > b.listKey ? -1 : 0))
+        .slice(0, limit)
+      return { webhookDeliveries: rows.map(renderDelivery) }
     },
   })
   return {

@@ -32,13 +32,41 @@ export function wants(endpoint: WebhookEndpointRow, event: AppEvent): boolean {
 export const deliveryIdOf = (eventId: string, endpointId: string) => `${eventId}.${endpointId}`
 
 /**
- * Writes `event` in `tx` for every endpoint of its organization and of its parent that wants it:
- * the endpoint's next sequence number, the body as it will be signed, and the delivery's job
- * (not run before the transaction commits). A paused endpoint's delivery waits, paused, for the
- * endpoint to be resumed. Who gets it is read in `tx` (never from a cache): an endpoint created
- * on another instance gets every event whose transaction commits after its own.
+ * Where a delivery sorts in its endpoint's listing (`listKey`): when it was recorded (15 digits),
+ * then a new id's hex (in the order recorded, within a millisecond). Digits and lower-case hex
+ * only, so every database collation orders it as JavaScript does.
  */
-export async function recordEvent(runtime: Runtime, tx: Transaction, event: AppEvent): Promise<void> {
+export const listKeyOf = (createdAt: number, newId: string) =>
+  `${String(createdAt).padStart(15, '0')}${newId.replace(/-/g, '')}`
+
+/** Where a delivery stands in its endpoint's queue (`queueKey`): `a` and its number, or `b` and its listKey (after every number). */
+export const queueKeyOf = (sequence: number, listKey: string) =>
+  sequence > 0 ? `a${String(sequence).padStart(12, '0')}` : `b${listKey}`
+
+/** The queue keys of deliveries not numbered yet are the ones after this (`b…`). */
+export const UNNUMBERED_AFTER = 'b'
+
+/** `body` (a delivery's, as recorded) with its sequence number written in. */
+export function numberedBody(body: string, sequence: number): string {
+  return JSON.stringify({ ...(JSON.parse(body) as WebhookEventBody), sequence })
+}
+
+/**
+ * Writes `event` in `tx` for every endpoint of its organization and of its parent that wants it:
+ * the body as it will be signed (its `sequence` 0 until the endpoint's sender numbers it) and,
+ * where deliveries are sent (`deliver`), the delivery's job (not run before the transaction commits). Nothing is updated: the endpoint's
+ * sequence number is given at delivery (deliver.ts, `numberWaiting`), so concurrent activities
+ * that an endpoint wants only add rows and never wait for or fail each other. A paused endpoint's
+ * delivery waits, paused, for the endpoint to be resumed. Who gets it is read in `tx` (never from a
+ * cache): an endpoint created on another instance gets every event whose transaction commits
+ * after its own.
+ */
+export async function recordEvent(
+  runtime: Runtime,
+  tx: Transaction,
+  event: AppEvent,
+  options: { deliver: boolean },
+): Promise<void> {
   const parentId =
     'parentOrganizationId' in event.organization
       ? event.organization.parentOrganizationId
@@ -50,9 +78,8 @@ export async function recordEvent(runtime: Runtime, tx: Transaction, event: AppE
   if (endpoints.length === 0) return
   const eventId = event.id ?? `evt_${runtime.newId()}`
   const now = runtime.now()
+  const sent: string[] = []
   for (const endpoint of endpoints) {
-    const sequence = endpoint.sequence + 1
-    await tx.put('webhookEndpoints', { ...endpoint, sequence, updatedAt: now })
     const body: WebhookEventBody = {
       version: 1,
       id: eventId,
@@ -60,24 +87,34 @@ export async function recordEvent(runtime: Runtime, tx: Transaction, event: AppE
       organizationId: event.organization.id,
       createdAtMs: String(now),
       endpointId: endpoint.id,
-      sequence,
+      sequence: 0,
       data: event.data,
     }
     const id = deliveryIdOf(eventId, endpoint.id)
+    const listKey = listKeyOf(now, runtime.newId())
     await tx.put('webhookDeliveries', {
       id,
       eventId,
       endpointId: endpoint.id,
       organizationId: event.organization.id,
       eventType: event.type,
-      sequence,
+      sequence: 0,
       body: JSON.stringify(body),
       state: endpoint.pausedAt ? 'paused' : 'pending',
       attempts: 0,
       createdAt: now,
       updatedAt: now,
+      waitingFor: endpoint.id,
+      queueKey: queueKeyOf(0, listKey),
+      listKey,
     })
-    if (!endpoint.pausedAt)
-      await runtime.jobs.enqueue(tx, DELIVER_JOB, { deliveryId: id }, { id: `job.${id}` })
+    if (!endpoint.pausedAt) sent.push(id)
   }
+  // One job for the event's deliveries (a row less per endpoint on the request path). No
+  // transport, no job: the deliveries wait, and a start with one enqueues a sender.
+  if (sent.length > 0 && options.deliver)
+    await runtime.jobs.enqueue(tx, DELIVER_JOB, { deliveryIds: sent }, { id: `job.${eventId}` })
 }
+
+/** The job of a delivery. */
+export const jobIdOf = (deliveryId: string) => `job.${deliveryId}`

@@ -2,11 +2,17 @@ import { WEBHOOK_JWKS_PATH } from '@latchkey/protocol'
 import { registerAppEvents } from '../kernel/appEvents.ts'
 import { PluginStateKey, type Runtime } from '../kernel/Runtime.ts'
 import type { ServicePlugin } from '../kernel/registry.ts'
-import type { WebhookEndpointRow } from '../kernel/store/model.ts'
 import { type AddressPolicy, parseAllowList } from './addressPolicy.ts'
-import { deliveryHandler, deliverySettings } from './deliver.ts'
+import { deliveryHandler, deliverySettings, ensureSender } from './deliver.ts'
 import { endpointHandlers } from './endpointActivities.ts'
 import { DELIVER_JOB, recordEvent } from './recordEvent.ts'
+import {
+  PRUNE_JOB,
+  pruneHandler,
+  pruneScheduler,
+  type RetentionSettings,
+  retentionSettings,
+} from './retention.ts'
 import { ensureSigningKey, publishedKeys } from './signingKeys.ts'
 import type { WebhooksOptions } from './WebhooksOptions.ts'
 
@@ -24,6 +30,7 @@ export interface WebhooksWingOptions {
 export interface WebhooksState {
   options: WebhooksOptions
   policy: AddressPolicy
+  retention: RetentionSettings
 }
 
 export const WEBHOOKS = new PluginStateKey<WebhooksState>('webhooks')
@@ -46,8 +53,10 @@ export function webhooksWing({
   webhooks: options = {},
 }: WebhooksWingOptions = {}): ServicePlugin<WebhooksState> {
   parseAllowList(options.allowList ?? [])
+  const retention = retentionSettings(options.retention)
   const handlers = endpointHandlers({
     policyOf: (runtime) => runtime.stateOf(WEBHOOKS).policy,
+    retention,
   })
   return {
     name: 'webhooks',
@@ -56,8 +65,9 @@ export function webhooksWing({
     // Every activity records its events with the endpoints read in its own transaction: a snapshot
     // run (PostgreSQL) reads its organization's endpoints and its parent's (found by the
     // organization's `parentOrganizationId` in the same statement) with everything else, at once.
-    // An endpoint created after that read is not seen and the activity is ordered before it; one
-    // seen that wants the event moves its sequence number, an update, so the run is a transaction.
+    // An endpoint created after that read is not seen and the activity is ordered before it. The
+    // events only add rows (numbered later, by the endpoint's sender: deliver.ts), so the activity
+    // stays a snapshot run and concurrent ones never wait for each other.
     lookups: (organizationId) => [
       { table: 'webhookEndpoints', field: 'organizationId', value: organizationId },
       {
@@ -66,19 +76,6 @@ export function webhooksWing({
         from: { table: 'organizations', id: organizationId, column: 'parentOrganizationId' },
       },
     ],
-    // An endpoint on ACTIVITY_UPDATES wants an event of every activity, and each moves its one
-    // sequence number: on PostgreSQL concurrent activities would fail each other's commit on that
-    // row (SERIALIZABLE) and rerun until some ran out of reruns (503). The process runs them one
-    // at a time instead, on the key of the highest organization holding such an endpoint (the
-    // parent's covers its sub-organizations' activities, and theirs own endpoints' rows too).
-    async serializes({ organization, reads }) {
-      for (const owner of [organization.parentOrganizationId, organization.id]) {
-        if (owner === undefined) continue
-        const endpoints = await reads.findBy('webhookEndpoints', 'organizationId', owner)
-        if (endpoints.some(wantsEveryActivity)) return `webhooks:${owner}`
-      }
-      return undefined
-    },
     async bootstrap(tx, runtime) {
       await ensureSigningKey(runtime, tx)
     },
@@ -93,16 +90,40 @@ export function webhooksWing({
         const state: WebhooksState = {
           options,
           policy: policyOf(runtime, options),
+          retention,
         }
-        registerAppEvents(runtime, { record: (tx, event) => recordEvent(runtime, tx, event) })
+        const deliver = { deliver: Boolean(options.transport) }
+        registerAppEvents(runtime, { record: (tx, event) => recordEvent(runtime, tx, event, deliver) })
+        const schedulePrune = pruneScheduler(runtime, retention)
+        runtime.jobs.handle(PRUNE_JOB, pruneHandler(runtime, retention, schedulePrune))
         const { transport } = options
         if (transport)
           runtime.jobs.handle(
             DELIVER_JOB,
-            deliveryHandler(runtime, deliverySettings({ ...options, transport }, state.policy)),
+            deliveryHandler(runtime, {
+              ...deliverySettings({ ...options, transport }, state.policy),
+              afterRun: schedulePrune,
+            }),
           )
         return state
       },
+    },
+    start(runtime) {
+      // Deliveries recorded while no transport was configured have no job: one sender per
+      // endpoint that has some (in the background; a redundant one finds nothing to do).
+      if (!options.transport) return undefined
+      let stopped = false
+      void (async () => {
+        for (let afterId = ''; !stopped; ) {
+          const endpoints = await runtime.store.page('webhookEndpoints', { afterId, limit: 100 })
+          for (const endpoint of endpoints) if (!stopped) await ensureSender(runtime, endpoint.id)
+          if (endpoints.length < 100) return
+          afterId = endpoints.at(-1)!.id
+        }
+      })().catch(() => undefined)
+      return () => {
+        stopped = true
+      }
     },
     readiness(runtime) {
       // A failing receiver never makes the service unready. A production service given no
@@ -113,7 +134,3 @@ export function webhooksWing({
     },
   }
 }
-
-/** An active endpoint (paused or not) with an active `ACTIVITY_UPDATES` subscription: every activity is an event for it. */
-const wantsEveryActivity = (endpoint: WebhookEndpointRow): boolean =>
-  endpoint.isActive && endpoint.subscriptions.some((s) => s.isActive && s.eventType === 'ACTIVITY_UPDATES')

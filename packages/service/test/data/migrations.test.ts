@@ -33,6 +33,14 @@ const NEWEST_UNDO: Record<string, string[]> = {
     `DROP INDEX "users_${column}"`,
     `ALTER TABLE users DROP COLUMN "${column}"`,
   ]),
+  '0014_webhook_delivery_queue': [
+    'DROP INDEX "jobs_state_runAfter"',
+    'DROP INDEX "webhookDeliveries_listKey"',
+    'DROP INDEX "webhookDeliveries_queue"',
+    ...['waitingFor', 'queueKey', 'listKey'].map(
+      (column) => `ALTER TABLE "webhookDeliveries" DROP COLUMN "${column}"`,
+    ),
+  ],
 }
 const NEWEST_TABLE: string[] = NEWEST_TABLES[NEWEST] ?? []
 const UNDO_NEWEST = [...NEWEST_TABLE.map((table) => `DROP TABLE "${table}"`), ...(NEWEST_UNDO[NEWEST] ?? [])]

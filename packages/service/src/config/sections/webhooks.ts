@@ -44,9 +44,23 @@ export const webhooksSection = z
       .max(60_000)
       .default(10_000)
       .describe('Timeout of one whole try (connect, send, answer).'),
+    retention_days: z
+      .number()
+      .min(0.01)
+      .max(3650)
+      .default(7)
+      .describe(
+        'How long settled deliveries (delivered, failed) are kept, in days; a delivery still being sent or retried is never deleted.',
+      ),
+    retention_per_endpoint: z
+      .int({ error: 'must be a whole number of deliveries from 1 to 10000000' })
+      .min(1, { error: 'must be a whole number of deliveries from 1 to 10000000' })
+      .max(10_000_000, { error: 'must be a whole number of deliveries from 1 to 10000000' })
+      .default(10_000)
+      .describe('Settled deliveries kept per endpoint at most (the oldest go first).'),
   })
   .strict()
-  .describe('Signed webhooks: retries, pausing, internal receivers.')
+  .describe('Signed webhooks: retries, pausing, internal receivers, how long deliveries are kept.')
 
 export type WebhooksSection = z.infer<typeof webhooksSection>
 
@@ -58,5 +72,9 @@ export function webhooksOptions(parsed: WebhooksSection): WebhooksOptions {
     allowList: parsed.allow_list,
     connectTimeoutMs: parsed.connect_timeout_ms,
     timeoutMs: parsed.timeout_ms,
+    retention: {
+      maxAgeMs: Math.round(parsed.retention_days * 24 * 60 * 60_000),
+      maxPerEndpoint: parsed.retention_per_endpoint,
+    },
   }
 }

@@ -24,6 +24,8 @@ export interface ServiceEventMap {
   'webhooks.delivery': { outcome: string; endpointId: string; eventType: string }
   /** An endpoint failed `pauseThreshold` times in a row and was paused. */
   'webhooks.endpoint_paused': { endpointId: string; consecutiveFailures: number }
+  /** The retention job deleted settled delivery rows (webhooks/retention.ts). */
+  'webhooks.pruned': { deliveries: number }
 
   // OTP delivery (delivery/createDelivery.ts): never the code or the contact.
   /** A message was accepted by the SMTP server or the SMS provider. */

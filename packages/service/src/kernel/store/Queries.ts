@@ -44,6 +44,23 @@ const lookupValue = (lookup: Lookup) =>
         ? lookup.value
         : lookup.via.value
 
+/** What `Store.pageBy` reads: rows whose `field` is `value`, in `by` order, from just past `after`. */
+export interface PageByOptions<T extends TableName> {
+  field: keyof Tables[T] & string
+  value: string
+  /**
+   * An indexed column (with `field`, an index's columns), compared as text. Unique per row for a
+   * walk page after page; a column with ties (jobs' `runAfter`) skips the rows tied with a page's
+   * last one, so it is read for its first pages only.
+   */
+  by: keyof Tables[T] & string
+  /** A value of `by`: the page starts just past it. @default the first row */
+  after?: string | undefined
+  limit: number
+  /** Largest `by` first. @default false */
+  descending?: boolean
+}
+
 /** Runs one compiled query: through Kysely's pool, or on a transaction's own connection. */
 export type Execute = (query: CompiledQuery) => Promise<QueryResult<Record<string, unknown>>>
 
@@ -319,6 +336,30 @@ export class Queries {
           .orderBy('id')
           .limit(sql<number>`${p(1)}`),
       [afterId, limit],
+    )
+    return rows.map((row) => decodeRow(table, row.id as string, row.data as string))
+  }
+
+  /** A keyset page of the rows whose `field` is `value`, in `by` order (`Store.pageBy`). */
+  async pageBy<T extends TableName>(db: Execute, table: T, options: PageByOptions<T>): Promise<Tables[T][]> {
+    const { field, value, by, after, limit, descending = false } = options
+    indexed(table, field)
+    indexed(table, by)
+    if (!Number.isInteger(limit) || limit < 1) throw new Error(`a page holds at least one row, not ${limit}`)
+    if (unstorable(value) || (after !== undefined && unstorable(after))) return []
+    const direction = descending ? 'desc' : 'asc'
+    const { rows } = await this.run(
+      db,
+      `pageBy:${table}:${field}:${by}:${direction}:${after === undefined ? 'first' : 'next'}`,
+      (p) => {
+        let query = this.compiler
+          .selectFrom(table as string)
+          .select(['id', 'data'])
+          .where(field as string, '=', p(0))
+        if (after !== undefined) query = query.where(by as string, descending ? '<' : '>', p(1))
+        return query.orderBy(by as string, direction).limit(sql<number>`${p(2)}`)
+      },
+      [value, after ?? null, limit],
     )
     return rows.map((row) => decodeRow(table, row.id as string, row.data as string))
   }

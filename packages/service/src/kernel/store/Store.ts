@@ -11,7 +11,7 @@ import { rememberKysely } from './kyselyOf.ts'
 import { knownMigrations, type MigrateOptions, migrateSchema, recordedMigrations } from './migrations.ts'
 import { INDEXES, type TableName, type Tables } from './model.ts'
 import { Prefetched } from './Prefetched.ts'
-import { type Execute, indexed, Queries, type RowValues } from './Queries.ts'
+import { type Execute, indexed, type PageByOptions, Queries, type RowValues } from './Queries.ts'
 import { ReadCache } from './ReadCache.ts'
 import type { Lookup, Reads } from './Reads.ts'
 import { Transaction } from './Transaction.ts'
@@ -232,6 +232,16 @@ export class Store implements Reads {
    */
   page<T extends TableName>(table: T, options: { afterId: string; limit: number }): Promise<Tables[T][]> {
     return this.guard(() => this.queries.page(this.execute, table, options))
+  }
+
+  /**
+   * Up to `limit` committed rows of `table` whose indexed `field` is `value`, in the order of the
+   * indexed column `by` (as text; ascending, or `descending`), from just past `after` (a
+   * value of `by`): a keyset page, which an index on (field, by) answers without reading the rows
+   * before it (webhook deliveries by endpoint and `listKey`).
+   */
+  pageBy<T extends TableName>(table: T, options: PageByOptions<T>): Promise<Tables[T][]> {
+    return this.guard(() => this.queries.pageBy(this.execute, table, options))
   }
 
   /**
@@ -486,6 +496,11 @@ export class Store implements Reads {
    */
   watchLoad(requests: () => number): void {
     this.load = requests
+  }
+
+  /** How many requests the service is serving now (`watchLoad`; 0 where no server watches): background work yields to them. */
+  requestsInFlight(): number {
+    return this.load()
   }
 
   /** Counts the waits for shared statements and commit groups, and their time, in `timings`. */

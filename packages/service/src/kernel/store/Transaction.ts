@@ -1,6 +1,6 @@
 import type { StoreBackend } from './backends/StoreBackend.ts'
 import type { TableName, Tables } from './model.ts'
-import type { Execute, Queries, RowValues } from './Queries.ts'
+import type { Execute, PageByOptions, Queries, RowValues } from './Queries.ts'
 import type { ReadCache } from './ReadCache.ts'
 import type { Reads } from './Reads.ts'
 
@@ -135,6 +135,12 @@ export class Transaction implements Reads {
   async count<T extends TableName>(table: T, field: keyof Tables[T] & string, value: unknown) {
     if (this.snapshot) throw this.miss()
     return this.queries.count(this.execute, table, field, value)
+  }
+
+  /** A keyset page, as `Store.pageBy`, read in this transaction (a snapshot run reruns as one). */
+  async pageBy<T extends TableName>(table: T, options: PageByOptions<T>): Promise<Tables[T][]> {
+    if (this.snapshot) throw this.miss()
+    return this.queries.pageBy(this.execute, table, options)
   }
 
   /** Inserts or replaces the row with `row.id` (a snapshot run only inserts, at `flush`). */

@@ -82,6 +82,60 @@ function keyring(text: StoreBackend['textType']): Migration {
   }
 }
 
+/**
+ * Webhook deliveries (webhooks/, issue 39) read by what waits and by page: `waitingFor` (the
+ * endpoint's id while a delivery is pending or paused) and `queueKey` (`a` and its sequence
+ * number, 12 digits, or `b` and its listKey before it is numbered) make an endpoint's queue an
+ * index the sender reads a page at a time, head first; `listKey` (the time it was recorded, 15
+ * digits, then hex) with an index on (endpointId, listKey) makes its listing and its retention
+ * keyset reads. Filled from the rows. And the job worker's due jobs by an index on (state, runAfter):
+ * one page, whatever the backlog.
+ */
+function webhookDeliveryQueue(backend: StoreBackend): Migration {
+  const postgres = backend.name === 'PostgreSQL'
+  const field = (name: string) =>
+    postgres ? sql`(data::json->>${sql.lit(name)})` : sql`json_extract(data, ${sql.lit(`$.${name}`)})`
+  const padded = (name: string, digits: number) =>
+    postgres
+      ? sql`lpad(${field(name)}, ${sql.lit(digits)}, '0')`
+      : sql`substr(${sql.lit('0'.repeat(digits))} || ${field(name)}, ${sql.lit(-digits)})`
+  const columns = ['waitingFor', 'queueKey', 'listKey']
+  return {
+    async up(db: Kysely<unknown>) {
+      for (const column of columns)
+        await db.schema.alterTable('webhookDeliveries').addColumn(column, backend.textType).execute()
+      // Every delivery recorded before was numbered in its event's transaction.
+      // Digits and lower-case hex only, as the service writes them (any collation orders them alike).
+      const hexOfId = postgres ? sql`md5(id)` : sql`lower(hex(id))`
+      await sql`update ${sql.table('webhookDeliveries')} set
+        ${sql.ref('listKey')} = ${padded('createdAt', 15)} || ${hexOfId},
+        ${sql.ref('queueKey')} = 'a' || ${padded('sequence', 12)},
+        ${sql.ref('waitingFor')} = case when state in ('pending', 'paused') then ${sql.ref('endpointId')} end`.execute(
+        db,
+      )
+      await db.schema
+        .createIndex('webhookDeliveries_queue')
+        .on('webhookDeliveries')
+        .columns(['waitingFor', 'queueKey'])
+        .execute()
+      await db.schema
+        .createIndex('webhookDeliveries_listKey')
+        .on('webhookDeliveries')
+        .columns(['endpointId', 'listKey'])
+        .execute()
+      // The job worker's due jobs, earliest first (JobQueue.duePending): a queue of deliveries
+      // thousands deep is read a page at a time.
+      await db.schema.createIndex('jobs_state_runAfter').on('jobs').columns(['state', 'runAfter']).execute()
+    },
+    async down(db: Kysely<unknown>) {
+      for (const index of ['jobs_state_runAfter', 'webhookDeliveries_listKey', 'webhookDeliveries_queue'])
+        await db.schema.dropIndex(index).execute()
+      for (const column of columns)
+        await db.schema.alterTable('webhookDeliveries').dropColumn(column).execute()
+    },
+  }
+}
+
 /** Tables made by one later version, each with its looked-up columns (indexed, none unique). */
 function addTables(tables: Record<string, string[]>, text: StoreBackend['textType']): Migration {
   return {
@@ -213,6 +267,7 @@ function migrationsOf(backend: StoreBackend): Record<string, Migration> {
       { webhookEndpoints: ['organizationId'], webhookDeliveries: ['eventId', 'endpointId', 'state'] },
       backend.textType,
     ),
+    '0014_webhook_delivery_queue': webhookDeliveryQueue(backend),
     // ---- wing: import and pregeneration (issue 40) ----
     '0009_import': addTables(
       { importedUsers: ['organizationId'], importClaims: [], importKeys: [] },

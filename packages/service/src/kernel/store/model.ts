@@ -473,7 +473,10 @@ export interface WebhookEndpointRow extends Row {
   name: string
   isActive: boolean
   subscriptions: { eventType: string; filtersJson?: string; isActive: boolean }[]
-  /** The sequence number of the endpoint's last event (0: none yet). */
+  /**
+   * The sequence number of the endpoint's last numbered event (0: none yet). Events are numbered
+   * by the endpoint's sender, in the order their transactions committed, never in them.
+   */
   sequence: number
   /** Failed deliveries in a row; reset by a success. */
   consecutiveFailures: number
@@ -491,8 +494,9 @@ export interface WebhookDeliveryRow extends Row {
   /** Where the event happened. */
   organizationId: string
   eventType: string
+  /** Its number in the endpoint's order, from 1; 0 until the endpoint's sender numbers it (before its first try). */
   sequence: number
-  /** The body, exactly as signed on every try. */
+  /** The body, exactly as signed on every try (its `sequence` written in when it is numbered). */
   body: string
   state: 'pending' | 'delivered' | 'failed' | 'paused'
   attempts: number
@@ -503,6 +507,25 @@ export interface WebhookDeliveryRow extends Row {
   deliveredAt?: number
   /** The last request sent, as sent (the body is `body`): what the operator's page shows. */
   lastRequest?: { url: string; headers: Record<string, string>; sentAt: number }
+  /**
+   * The endpoint's id while the delivery waits (`pending` or `paused`), absent once it is settled
+   * (`delivered`, `failed`): the endpoint's queue is an indexed read of what waits, never of its
+   * whole history (migration 0014_webhook_delivery_queue).
+   */
+  waitingFor?: string
+  /**
+   * Where it stands in its endpoint's queue: `a` and its sequence number (12 digits) once
+   * numbered, else `b` and its listKey (after every number): with `waitingFor`, an index the
+   * sender reads the head of the queue and the oldest unnumbered deliveries by, a page at a time.
+   */
+  queueKey: string
+  /**
+   * Where it sorts in its endpoint's listing: the time it was recorded (15 digits) then a new
+   * id's hex (digits and lower-case letters only: every collation orders it alike), so
+   * `latchkey_list_webhook_deliveries` and the retention job read pages by the index on
+   * (endpointId, listKey) (migration 0014_webhook_delivery_queue).
+   */
+  listKey: string
 }
 // ---- wing: import and pregeneration (issue 40) ----
 /** One user imported by external id (`latchkey_import_user`); its id is derived from the parent and the external id. */
@@ -625,7 +648,8 @@ export const INDEXES: { [T in TableName]: (keyof Tables[T] & string)[] } = {
   mfaChallenges: [],
   // ---- wing: webhooks (issue 39) ----
   webhookEndpoints: ['organizationId'],
-  webhookDeliveries: ['eventId', 'endpointId', 'state'],
+  // waitingFor, queueKey, listKey: migration 0014_webhook_delivery_queue.
+  webhookDeliveries: ['eventId', 'endpointId', 'state', 'waitingFor', 'queueKey', 'listKey'],
   // ---- wing: import and pregeneration (issue 40) ----
   importedUsers: ['organizationId'],
   importClaims: [],
