@@ -3,6 +3,7 @@ import { findUser } from '../domain/users.ts'
 import { recordAppEvent } from '../kernel/appEvents.ts'
 import { mapInOrder } from '../kernel/base/async.ts'
 import { NotFoundError, PermissionError } from '../kernel/base/errors.ts'
+import { guardCredentialRemoval } from '../kernel/contactGuard.ts'
 import { defineActivity } from '../kernel/registry.ts'
 
 /** Revokes API keys (also how a client logs out: it deletes its session key). */
@@ -18,6 +19,14 @@ export const deleteApiKeys = defineActivity('delete_api_keys', {
         field: 'parameters.userId',
         message: 'only root users may delete other users\u2019 keys',
       })
+    // Never the last API key an MFA policy of the user needs (the guard a wing registers).
+    await guardCredentialRemoval(ctx.runtime, {
+      tx: ctx.tx,
+      organizationId: ctx.organization.id,
+      userId: user.id,
+      removed: new Set(p.apiKeyIds),
+      field: 'parameters.apiKeyIds',
+    })
     let loggedOut = 0
     let deleted = 0
     await mapInOrder(p.apiKeyIds, async (id, index) => {

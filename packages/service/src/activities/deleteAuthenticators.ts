@@ -3,10 +3,12 @@ import { assertRootKeepsAccess } from '../domain/sessions.ts'
 import { findUser } from '../domain/users.ts'
 import { mapInOrder } from '../kernel/base/async.ts'
 import { NotFoundError } from '../kernel/base/errors.ts'
+import { guardCredentialRemoval } from '../kernel/contactGuard.ts'
 import { defineActivity } from '../kernel/registry.ts'
 
 /**
- * Removes passkeys from a user of this organization; never the only root user's last way back in.
+ * Removes passkeys from a user of this organization; never the only root user's last way back in,
+ * nor the last passkey a step of the user's MFA policy can be proven with.
  * A passkey an import claimed gives up its claim (kernel/accountClaims.ts).
  */
 export const deleteAuthenticators = defineActivity('delete_authenticators', {
@@ -16,6 +18,14 @@ export const deleteAuthenticators = defineActivity('delete_authenticators', {
   }),
   run: async (ctx, p) => {
     const user = await findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
+    // Never the last passkey an MFA policy of the user needs (the guard a wing registers).
+    await guardCredentialRemoval(ctx.runtime, {
+      tx: ctx.tx,
+      organizationId: ctx.organization.id,
+      userId: user.id,
+      removed: new Set(p.authenticatorIds),
+      field: 'parameters.authenticatorIds',
+    })
     const removed = await mapInOrder(p.authenticatorIds, async (id, index) => {
       const authenticator = await ctx.tx.get('authenticators', id)
       if (!authenticator || authenticator.userId !== user.id)

@@ -205,6 +205,30 @@ describe('the contact an MFA policy needs', () => {
     expect(await adaRow()).toMatchObject({ userEmail: 'new@example.com' })
   })
 
+  it('the last API key an API-key-only policy needs is not deleted; with another way it goes', async () => {
+    const API_KEY = { type: 'AUTHENTICATION_TYPE_API_KEY' }
+    const policyId = await policyOn([API_KEY])
+    const [adaKey] = (await h.service.store.findBy('apiKeys', 'userId', ada)).map((row) => row.id)
+    const remove = () => submitAs(keyB, 'delete_api_keys', { userId: ada, apiKeyIds: [adaKey] })
+    const refused = await remove()
+    expect(refusal(refused)).toEqual({
+      status: 400,
+      errorCode: 'FIELD_INVALID',
+      field: 'parameters.apiKeyIds',
+    })
+    expect(refused.body.message).toContain(policyId)
+    expect(await h.service.store.get('apiKeys', adaKey!)).toBeDefined()
+    // A policy that also takes her verified e-mail leaves her a way: the key goes.
+    const [only] = (await h.service.store.findBy('mfaPolicies', 'userId', ada)).map((row) => row.id)
+    resultOf(
+      'delete_mfa_policy',
+      await submitAs(keyB, 'delete_mfa_policy', { userId: ada, mfaPolicyId: only }),
+    )
+    await policyOn([API_KEY, EMAIL])
+    resultOf('delete_api_keys', await remove())
+    expect(await h.service.store.get('apiKeys', adaKey!)).toBeUndefined()
+  })
+
   it('an attacker of another sub-organization can neither remove it nor be stopped by this policy', async () => {
     await policyOn([EMAIL])
     const attacker = await h.createSubOrganization()

@@ -1,6 +1,6 @@
 import { callerVouchesForContacts, verifiedContact, withContact } from '../domain/verifiedContact.ts'
 import { FieldError } from '../kernel/base/errors.ts'
-import type { ContactChange, ContactGuard } from '../kernel/contactGuard.ts'
+import type { ContactChange, ContactGuard, CredentialRemoval } from '../kernel/contactGuard.ts'
 import type { ActivityGate, GateInput } from '../kernel/registry.ts'
 import type { UserRow } from '../kernel/store/model.ts'
 import { policiesOfUser, unprovableStep } from './mfaGate.ts'
@@ -42,6 +42,28 @@ export const mfaContactGuard: ContactGuard = {
       throw new FieldError({
         field,
         reason: `is the only way user ${before.id} can prove step ${step + 1} of MFA policy ${policy.id} (${policy.name}): verify another ${CONTACT_NAME[kind]} with a verification token, enrol another factor the policy accepts, or change or remove the policy first`,
+      })
+    }
+  },
+
+  /**
+   * The same for passkeys and API keys: removing the last one a passkey or API-key step of the
+   * user's policy can be proven with (and nothing else of that step the user holds) is refused.
+   */
+  async checkRemoval({ tx, organizationId, userId, removed, field }: CredentialRemoval) {
+    for (const policy of await policiesOfUser(tx, organizationId, userId)) {
+      const step = await unprovableStep(tx, {
+        userId,
+        steps: policy.steps,
+        credentials: true,
+        withoutCredentials: removed,
+      })
+      if (step < 0) continue
+      const already = await unprovableStep(tx, { userId, steps: [policy.steps[step]!], credentials: true })
+      if (already >= 0) continue
+      throw new FieldError({
+        field,
+        reason: `leaves user ${userId} no way to prove step ${step + 1} of MFA policy ${policy.id} (${policy.name}): add another passkey or factor the policy accepts, or change or remove the policy first`,
       })
     }
   },

@@ -86,12 +86,15 @@ export async function unprovableStep(
     withoutFactorId,
     user: given,
     credentials = false,
+    withoutCredentials,
   }: {
     userId: string
     steps: MfaPolicyRow['steps']
     withoutFactorId?: string
     user?: UserRow
     credentials?: boolean
+    /** Passkeys or API keys (by id) to judge as already removed. */
+    withoutCredentials?: ReadonlySet<string>
   },
 ): Promise<number> {
   const judged = (step: MfaPolicyRow['steps'][number]) => credentials || step.any.every(isCode)
@@ -101,10 +104,11 @@ export async function unprovableStep(
     (factor) => factor.confirmed && factor.id !== withoutFactorId,
   )
   const user = given ?? (await reads.get('users', userId))
-  const passkeys = credentials ? await reads.findBy('authenticators', 'userId', userId) : []
+  const kept = (row: { id: string }) => !withoutCredentials?.has(row.id)
+  const passkeys = credentials ? (await reads.findBy('authenticators', 'userId', userId)).filter(kept) : []
   const apiKeys = credentials
     ? (await reads.findBy('apiKeys', 'userId', userId)).filter(
-        (key) => !SESSION_CREDENTIAL_TYPES.includes(key.credentialType),
+        (key) => !SESSION_CREDENTIAL_TYPES.includes(key.credentialType) && kept(key),
       )
     : []
   const provable = (method: { type: string; id?: string }) => {
