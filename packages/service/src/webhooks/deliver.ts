@@ -134,7 +134,13 @@ async function sendWhatWaits(
   // delivery that became the head while this run still sends) must wait for it too.
   const holder = `${runtime.jobs.workerId}/${runtime.newId()}`
   const held: Held = { until: 0 }
-  if (!(await lease(runtime, endpointId, { workerId: holder, settings, held }))) return false
+  if (!(await lease(runtime, endpointId, { workerId: holder, settings, held }))) {
+    // Held by another run, which sends this delivery too. Unless that run may be this job's own,
+    // dead with the lease (uncertain): then no one else will, so this job tries again once the
+    // lease may have run out (a kill -9 mid-try frees the endpoint two timeouts later).
+    if (context.uncertain) throw new JobError('busy')
+    return false
+  }
   let ended: Awaited<ReturnType<typeof drain>>
   try {
     await numberWaiting(runtime, endpointId)
