@@ -10,3 +10,13 @@ export async function mapInOrder<T, R>(
   for (let index = 0; index < items.length; index++) results.push(await fn(items[index]!, index))
   return results
 }
+
+/**
+ * Runs `fn` on a later turn of the event loop, after the I/O callbacks that are ready: Node's
+ * `setImmediate`, or a zero timeout where there is none (the service in a browser, as the stories
+ * run it).
+ */
+export function nextTurn(fn: () => void): void {
+  if (typeof globalThis.setImmediate === 'function') globalThis.setImmediate(fn)
+  else setTimeout(fn, 0)
+}

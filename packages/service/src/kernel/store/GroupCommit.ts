@@ -1,4 +1,5 @@
 import { CompiledQuery, type DatabaseConnection, type Kysely } from 'kysely'
+import { nextTurn } from '../base/async.ts'
 import type { StoreBackend } from './backends/StoreBackend.ts'
 import type { Database } from './Database.ts'
 import { classify } from './databaseErrors.ts'
@@ -62,7 +63,7 @@ export class GroupCommit {
       })
       if (!this.committing) {
         this.committing = true
-        setImmediate(() => void this.commitGroups())
+        nextTurn(() => void this.commitGroups())
       }
     })
   }
@@ -78,7 +79,7 @@ export class GroupCommit {
     try {
       while (this.waiting.length > 0) {
         await this.commitGroup(this.waiting.splice(0, GROUP_LIMIT))
-        await new Promise((resolve) => setImmediate(resolve))
+        await new Promise<void>((resolve) => nextTurn(resolve))
       }
     } finally {
       this.committing = false
