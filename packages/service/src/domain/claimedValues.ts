@@ -74,31 +74,34 @@ const distinct = (values: ClaimedValue[]) => [
   ...new Map(values.map((value) => [`${value.kind}\n${value.value}`, value])).values(),
 ]
 
+/** Releases the account's claim on each of `values` that `held` (when given) says it no longer holds. */
+async function release(
+  tx: Transaction,
+  organization: Pick<OrganizationRow, 'id' | 'parentOrganizationId'>,
+  values: ClaimedValue[],
+  held?: (value: ClaimedValue) => Promise<boolean>,
+): Promise<void> {
+  const parent = organization.parentOrganizationId
+  if (parent === undefined) return
+  for (const value of distinct(values))
+    if (!(await held?.(value)))
+      await releaseClaim(tx, { ...value, organizationId: parent, subOrganizationId: organization.id })
+}
+
 /**
  * After a change in `tx` that may have taken `values` away from the account `organization` (a
  * sub-organization: claims live under its parent), releases the claim on each one the account no
  * longer holds. Call it once the change is written, in the same transaction.
  */
-export async function releaseUnheld(
+export const releaseUnheld = (
   tx: Transaction,
   organization: Pick<OrganizationRow, 'id' | 'parentOrganizationId'>,
   values: ClaimedValue[],
-): Promise<void> {
-  const parent = organization.parentOrganizationId
-  if (parent === undefined) return
-  for (const value of distinct(values))
-    if (!(await accountHolds(tx, organization.id, value)))
-      await releaseClaim(tx, { ...value, organizationId: parent, subOrganizationId: organization.id })
-}
+): Promise<void> => release(tx, organization, values, (value) => accountHolds(tx, organization.id, value))
 
 /** Releases every claim the account `organization` holds on `values`: it is being deleted. */
-export async function releaseAll(
+export const releaseAll = (
   tx: Transaction,
   organization: Pick<OrganizationRow, 'id' | 'parentOrganizationId'>,
   values: ClaimedValue[],
-): Promise<void> {
-  const parent = organization.parentOrganizationId
-  if (parent === undefined) return
-  for (const value of distinct(values))
-    await releaseClaim(tx, { ...value, organizationId: parent, subOrganizationId: organization.id })
-}
+): Promise<void> => release(tx, organization, values)
