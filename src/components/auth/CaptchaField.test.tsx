@@ -98,8 +98,9 @@ describe('<AuthModal/> with a CAPTCHA', () => {
     await user.click(screen.getByRole('button', { name: 'Continue' }))
     await screen.findByRole('heading', { name: 'Enter the code' })
     expect(verified).toEqual(['token-1'])
-    // The sent token is spent: that widget was reset, then went away with its step.
-    expect(widgets[0]).toMatchObject({ resets: 1, removed: true })
+    // The sent token is spent: that widget was reset, then went away with its step (an effect's
+    // cleanup, which React 18 runs after the new step is on the page).
+    await waitFor(() => expect(widgets[0]).toMatchObject({ resets: 1, removed: true }))
 
     // Once resending is possible, a new check is needed for it.
     for (let s = 0; s < 40 && screen.queryByText(/Resend code in/); s++)
@@ -117,7 +118,7 @@ describe('<AuthModal/> with a CAPTCHA', () => {
     expect(verified).toEqual(['token-1', 'token-2'])
     // The cooldown starts again, and the widget goes until resending is possible again.
     await waitFor(() => expect(screen.queryByRole('group', { name: 'Security check' })).toBeNull())
-    expect(widgets[1]!.removed).toBe(true)
+    await waitFor(() => expect(widgets[1]!.removed).toBe(true))
   })
 
   it('gives a narrow field (a 320 px screen) the compact widget, so nothing overflows', async () => {
@@ -145,7 +146,7 @@ describe('<AuthModal/> with a CAPTCHA', () => {
     const check = screen.getByRole('group', { name: 'Security check' })
     expect(document.activeElement).toBe(check)
     await waitFor(() => expect(widgets).toHaveLength(2))
-    expect(widgets[0]!.removed).toBe(true)
+    await waitFor(() => expect(widgets[0]!.removed).toBe(true))
     expect(screen.queryByRole('alert')).toBeNull()
     await user.click(within(check).getByRole('button', { name: 'I am human' }))
     await user.click(screen.getByRole('button', { name: 'Continue' }))

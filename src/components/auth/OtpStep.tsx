@@ -53,13 +53,16 @@ export function OtpStep(props: OtpStepProps) {
     return () => clearTimeout(timer)
   }, [cooldown])
 
-  // A wrong code clears the fields and puts the caret back at the start.
+  // A wrong code clears the fields in the same render that shows why (never a moment with the
+  // wrong code still in them, which an effect would leave), then puts the caret back at the start.
+  const [shownError, setShownError] = useState(flow.error)
+  if (flow.error !== shownError) {
+    setShownError(flow.error)
+    if (flow.error) setDigits(Array(length).fill(''))
+  }
   useEffect(() => {
-    if (flow.error) {
-      setDigits(Array(length).fill(''))
-      if (!dead) inputs.current[0]?.focus()
-    }
-  }, [flow.error, length, dead])
+    if (flow.error && !dead) inputs.current[0]?.focus()
+  }, [flow.error, dead])
 
   const submitIfComplete = (next: string[]) => {
     if (next.every((d) => d !== '')) void flow.verifyOtp(next.join(''))
