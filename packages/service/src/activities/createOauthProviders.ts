@@ -1,4 +1,4 @@
-import type { OauthProviderParams } from '@latchkey/protocol'
+import { canonicalIssuer, namesOAuthIdentity, type OauthProviderParams } from '@latchkey/protocol'
 import { accountHook } from '../domain/accountHooks.ts'
 import { readOauthProviderParamsV2 } from '../domain/params.ts'
 import { findUser } from '../domain/users.ts'
@@ -58,7 +58,8 @@ export const createOauthProviders = defineActivity('create_oauth_providers', {
       const claims = item.oidcClaims
       if (!claims) continue
       const field = `parameters.oauthProviders[${index}].oidcClaims`
-      const same = linked.filter((row) => row.issuer === claims.iss && row.subject === claims.sub)
+      const identity = { issuer: canonicalIssuer(claims.iss), subject: claims.sub }
+      const same = linked.filter((row) => namesOAuthIdentity(row, identity))
       if (same.length === 0)
         throw new PermissionError({
           field,
@@ -75,7 +76,8 @@ export const createOauthProviders = defineActivity('create_oauth_providers', {
         organizationId: user.organizationId,
         userId: user.id,
         providerName: item.providerName,
-        issuer: claims.iss,
+        // The provider's issuer as the identity's first row recorded it.
+        issuer: same[0]!.issuer,
         audience: claims.aud,
         subject: claims.sub,
         createdAt: ctx.now,

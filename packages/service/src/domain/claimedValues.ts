@@ -1,3 +1,4 @@
+import { oauthIdentityKey } from '@latchkey/protocol'
 import { type ClaimedValue, releaseClaim } from '../kernel/accountClaims.ts'
 import type { AuthenticatorRow, OauthProviderRow, OrganizationRow, UserRow } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Reads.ts'
@@ -15,9 +16,10 @@ export const contactValues = (user: UserRow): ClaimedValue[] => [
   ...(user.userPhoneNumber ? [{ kind: 'phone' as const, value: user.userPhoneNumber }] : []),
 ]
 
+/** An OAuth identity as claims name it: the provider's issuer (canonical) and subject (@latchkey/protocol oauthIdentity). */
 export const oauthValue = (row: Pick<OauthProviderRow, 'issuer' | 'subject'>): ClaimedValue => ({
   kind: 'oauth',
-  value: `${row.issuer}\n${row.subject}`,
+  value: oauthIdentityKey(row),
 })
 
 export const passkeyValue = (row: Pick<AuthenticatorRow, 'credentialId'>): ClaimedValue => ({

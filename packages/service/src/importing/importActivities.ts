@@ -3,6 +3,8 @@ import {
   type ImportUserParams,
   type ImportUserResult,
   MAX_IMPORTED_USERS_QUERY,
+  namesOAuthIdentity,
+  oauthIdentityKey,
 } from '@latchkey/protocol'
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
@@ -138,7 +140,7 @@ function claimsOf(p: ImportUserParams): { kind: ImportClaimRow['kind']; value: s
       : []),
     ...(p.oauthProviders ?? []).map((o, i) => ({
       kind: 'oauth' as const,
-      value: `${o.issuer}\n${o.subject}`,
+      value: oauthIdentityKey(o),
       field: `parameters.oauthProviders[${i}]`,
     })),
     ...(p.passkeys ?? []).map((k, i) => ({
@@ -193,7 +195,7 @@ async function refuseTaken(ctx: ActivityContext, p: ImportUserParams): Promise<v
         })
   for (const [i, o] of (p.oauthProviders ?? []).entries())
     for (const row of await ctx.tx.findBy('oauthProviders', 'subject', o.subject))
-      if (row.issuer === o.issuer && (await underParent(row.organizationId)))
+      if (namesOAuthIdentity(row, o) && (await underParent(row.organizationId)))
         throw new ConflictError({
           field: `parameters.oauthProviders[${i}]`,
           message: 'this OAuth identity already belongs to an account of this organization',
@@ -290,7 +292,7 @@ function importLookups(organizationId: string, parameters: unknown): Lookup[] {
       const subject = sent(o, 'subject')
       if (issuer === undefined || subject === undefined) return []
       return [
-        ...claim('oauth', `${issuer}\n${subject}`),
+        ...claim('oauth', oauthIdentityKey({ issuer, subject })),
         { table: 'oauthProviders', field: 'subject', value: subject },
       ]
     }),

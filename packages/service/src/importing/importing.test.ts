@@ -9,6 +9,7 @@ import { type Hex, recoverMessageAddress } from 'viem'
 import { english, generateMnemonic, mnemonicToAccount } from 'viem/accounts'
 import { describe, expect, it } from 'vitest'
 import { accountClaimId } from '../kernel/accountClaims.ts'
+import { oidcNonce } from '../signin/oauth/oidcNonce.ts'
 import { signInState } from '../signin/signInState.ts'
 import {
   createHarness,
@@ -497,7 +498,11 @@ describe('claims follow what an account holds', () => {
       { as: sub.keys[0], organizationId: sub.organizationId, type: 'ACTIVITY_TYPE_CREATE_USERS_V3' },
     )
     expect(created.status).toBe(200)
-    const identity = { externalId: 'm1', oauthProviders: [{ issuer: oidc.issuer, subject: 'member-sub' }] }
+    // The link recorded the provider's issuer (the token's idp_iss), which an import names.
+    const identity = {
+      externalId: 'm1',
+      oauthProviders: [{ issuer: 'accounts.google.com', subject: 'member-sub' }],
+    }
     expect(errorOf(await h.submit('latchkey_import_user', identity))).toMatchObject({
       status: 409,
       field: 'parameters.oauthProviders[0]',
@@ -568,6 +573,200 @@ describe('claims follow what an account holds', () => {
       status: 409,
       field: 'parameters.email',
     })
+  })
+})
+
+describe('an OAuth identity is its provider and subject, whichever path records it', () => {
+  const GOOGLE = 'https://accounts.google.com'
+  /** A token as `oauth2_authenticate` issues it after Google's sign-in (its iss is the service's). */
+  const googleToken = (h: Harness, sub: string, key = testKey(), idpIssuer = GOOGLE) =>
+    signInState(h.service.runtime).oidc.issue({
+      sub,
+      aud: 'client-web',
+      nonce: oidcNonce(key.publicKey),
+      provider: 'OAUTH2_PROVIDER_GOOGLE',
+      idp_iss: idpIssuer,
+    }).token
+  const providersOf = async (h: Harness, subject: string) =>
+    (await h.service.store.findBy('oauthProviders', 'subject', subject)).map((row) => ({
+      organizationId: row.organizationId,
+      issuer: row.issuer,
+    }))
+
+  it("an imported Google user's OAuth sign-in lands in the imported account; a sign-up or a link of it elsewhere is refused", async () => {
+    const h = await createHarness()
+    // Google's other spelling of its issuer, as some exports carry it.
+    const made = resultOf(
+      'latchkey_import_user',
+      await h.submit('latchkey_import_user', {
+        externalId: 'g-1',
+        oauthProviders: [{ issuer: 'accounts.google.com', subject: 'g-sub-1', providerName: 'google' }],
+      }),
+    )
+    expect(await providersOf(h, 'g-sub-1')).toEqual([
+      { organizationId: made.subOrganizationId, issuer: GOOGLE },
+    ])
+    const key = testKey()
+    const token = googleToken(h, 'g-sub-1', key)
+    expect((await proxy(h, 'account', { filterType: 'OIDC_TOKEN', filterValue: token })).body).toEqual({
+      organizationId: made.subOrganizationId,
+    })
+    const login = await proxy(h, 'oauth_login', { oidcToken: token, publicKey: key.publicKey })
+    expect(login.status, JSON.stringify(login.body)).toBe(200)
+    expect(decodeJwtClaims<{ organization_id: string }>(login.body.session).organization_id).toBe(
+      made.subOrganizationId,
+    )
+    // The same person signing up through the proxy, with a token whose idp_iss is the other spelling.
+    expect(
+      errorOf(
+        await proxy(h, 'signup', {
+          oauthProviders: [
+            {
+              providerName: 'google',
+              oidcToken: googleToken(h, 'g-sub-1', testKey(), 'accounts.google.com'),
+            },
+          ],
+        }),
+      ),
+    ).toMatchObject({ status: 409, errorCode: 'ALREADY_EXISTS' })
+    // Or linked to another account by create_oauth_providers.
+    const other = await h.createSubOrganization()
+    expect(
+      errorOf(
+        await h.submit(
+          'create_oauth_providers',
+          {
+            userId: other.userIds[0],
+            oauthProviders: [{ providerName: 'google', oidcToken: googleToken(h, 'g-sub-1') }],
+          },
+          { as: other.keys[0], organizationId: other.organizationId },
+        ),
+      ),
+    ).toEqual({ status: 409, errorCode: 'ALREADY_EXISTS', field: 'parameters.oauthProviders[0].oidcToken' })
+    expect(await providersOf(h, 'g-sub-1')).toHaveLength(1)
+  })
+
+  it('the reverse: an OAuth sign-up or link first, then an import of that Google identity is refused naming it', async () => {
+    const h = await createHarness()
+    const signedUp = await proxy(h, 'signup', {
+      oauthProviders: [
+        { providerName: 'google', oidcToken: googleToken(h, 'g-sub-2', testKey(), 'accounts.google.com') },
+      ],
+    })
+    expect(signedUp.status, JSON.stringify(signedUp.body)).toBe(200)
+    // Recorded as the provider's issuer in its canonical spelling, never as the service's.
+    expect(await providersOf(h, 'g-sub-2')).toEqual([
+      { organizationId: signedUp.body.organizationId, issuer: GOOGLE },
+    ])
+    const linked = await h.createSubOrganization()
+    h.clock.advance(1000)
+    expect(
+      (
+        await h.submit(
+          'create_oauth_providers',
+          {
+            userId: linked.userIds[0],
+            oauthProviders: [{ providerName: 'google', oidcToken: googleToken(h, 'g-sub-3') }],
+          },
+          { as: linked.keys[0], organizationId: linked.organizationId },
+        )
+      ).status,
+    ).toBe(200)
+    for (const [subject, issuer] of [
+      ['g-sub-2', GOOGLE],
+      ['g-sub-3', 'accounts.google.com'],
+    ] as const)
+      expect(
+        errorOf(
+          await h.submit('latchkey_import_user', {
+            externalId: `after-${subject}`,
+            oauthProviders: [{ issuer, subject }],
+          }),
+        ),
+      ).toEqual({ status: 409, errorCode: 'ALREADY_EXISTS', field: 'parameters.oauthProviders[0]' })
+    // Another provider's identity with the same subject is another person.
+    expect(
+      (
+        await h.submit('latchkey_import_user', {
+          externalId: 'apple-same-subject',
+          oauthProviders: [{ issuer: 'https://appleid.apple.com', subject: 'g-sub-2' }],
+        })
+      ).status,
+    ).toBe(200)
+  })
+
+  it("an import or a pregeneration naming the service's own token issuer is refused naming the field", async () => {
+    const h = await createHarness()
+    expect(
+      errorOf(
+        await h.submit('latchkey_import_user', {
+          externalId: 'own-issuer',
+          oauthProviders: [{ issuer: signInState(h.service.runtime).oidc.issuer, subject: 's' }],
+        }),
+      ),
+    ).toMatchObject({ status: 400, field: 'parameters.oauthProviders[0].issuer' })
+    const pregenerated = await h.submit(
+      'create_sub_organization',
+      {
+        subOrganizationName: 'p',
+        rootUsers: [
+          {
+            userName: 'p',
+            apiKeys: [],
+            authenticators: [],
+            oauthProviders: [
+              {
+                providerName: 'google',
+                oidcClaims: { iss: signInState(h.service.runtime).oidc.issuer, sub: 's', aud: 'a' },
+              },
+            ],
+          },
+        ],
+        rootQuorumThreshold: 1,
+      },
+      { type: 'ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8' },
+    )
+    expect(errorOf(pregenerated)).toMatchObject({
+      status: 400,
+      field: 'parameters.rootUsers[0].oauthProviders[0].oidcClaims.iss',
+    })
+  })
+
+  it('an identity linked before issuers were recorded by provider (the service issuer) still logs in and is still claimed', async () => {
+    const h = await createHarness()
+    const sub = await h.createSubOrganization()
+    const { oidc } = signInState(h.service.runtime)
+    // As a link wrote it until now: the service's own issuer.
+    await h.service.store.transaction(async (tx) => {
+      await tx.put('oauthProviders', {
+        id: 'legacy-link',
+        organizationId: sub.organizationId,
+        userId: sub.userIds[0]!,
+        providerName: 'google',
+        issuer: oidc.issuer,
+        audience: 'client-web',
+        subject: 'legacy-sub',
+        createdAt: 0,
+        updatedAt: 0,
+      })
+    })
+    const key = testKey()
+    const login = await proxy(h, 'oauth_login', {
+      oidcToken: googleToken(h, 'legacy-sub', key),
+      publicKey: key.publicKey,
+    })
+    expect(login.status, JSON.stringify(login.body)).toBe(200)
+    expect(decodeJwtClaims<{ organization_id: string }>(login.body.session).organization_id).toBe(
+      sub.organizationId,
+    )
+    expect(
+      errorOf(
+        await h.submit('latchkey_import_user', {
+          externalId: 'legacy',
+          oauthProviders: [{ issuer: GOOGLE, subject: 'legacy-sub' }],
+        }),
+      ),
+    ).toMatchObject({ status: 409, field: 'parameters.oauthProviders[0]' })
   })
 })
 

@@ -1,5 +1,5 @@
 import type { ImportUserParams } from '@latchkey/protocol'
-import { CURVES } from '@latchkey/protocol'
+import { CURVES, canonicalIssuer, SERVICE_OIDC_ISSUER } from '@latchkey/protocol'
 import { readAccounts } from '../domain/params.ts'
 import { readAddressFormats } from '../domain/privateKeys.ts'
 import { FieldError } from '../kernel/base/errors.ts'
@@ -53,9 +53,17 @@ export function readImportUser(r: Reader): ImportUserParams {
     (value, field) => {
       const item = new Reader(value, field)
       onlyFields(item, FIELDS.oauthProviders)
+      // Recorded in the spelling every path compares (Google's two are one).
+      const issuer = canonicalIssuer(item.string('issuer', { max: 512 }))
+      if (issuer === SERVICE_OIDC_ISSUER)
+        throw new FieldError({
+          field: `${field}.issuer`,
+          reason:
+            "is this service's own token issuer: give the identity provider's (e.g. https://accounts.google.com)",
+        })
       const audience = item.optString('audience', { max: 512 })
       return {
-        issuer: item.string('issuer', { max: 512 }),
+        issuer,
         subject: item.string('subject', { max: 512 }),
         ...(audience !== undefined ? { audience } : {}),
         providerName: item.optString('providerName', { max: 256 }) ?? 'imported',

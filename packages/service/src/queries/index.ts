@@ -1,4 +1,4 @@
-import { decodeJwtClaims, SUBORG_FILTER_TYPES } from '@latchkey/protocol'
+import { decodeJwtClaims, namesOAuthIdentity, oauthIdentityOf, SUBORG_FILTER_TYPES } from '@latchkey/protocol'
 import { findPolicy } from '../activities/updatePolicy.ts'
 import { findPrivateKey, renderPrivateKey } from '../domain/privateKeys.ts'
 import { holdsVerifiedContact } from '../domain/verifiedContact.ts'
@@ -55,14 +55,19 @@ async function matchesFilter(
         (account) => account.address === value || account.address.toLowerCase() === value.toLowerCase(),
       )
     case 'OIDC_TOKEN': {
-      let claims: { iss?: unknown; sub?: unknown; aud?: unknown }
+      let claims: { iss?: unknown; sub?: unknown; idp_iss?: unknown }
       try {
         claims = decodeJwtClaims(value)
       } catch {
         throw new FieldError({ field: 'filterValue', reason: 'must be an OIDC token (JWT)' })
       }
-      return (await reads.findBy('oauthProviders', 'organizationId', org.id)).some(
-        (provider) => provider.issuer === claims.iss && provider.subject === claims.sub,
+      // The provider's issuer (a service token's idp_iss) and subject, as recorded.
+      const identity = oauthIdentityOf(claims)
+      return (
+        identity !== undefined &&
+        (await reads.findBy('oauthProviders', 'organizationId', org.id)).some((provider) =>
+          namesOAuthIdentity(provider, identity),
+        )
       )
     }
     default:

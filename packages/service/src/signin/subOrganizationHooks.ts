@@ -1,4 +1,12 @@
-import type { OauthProviderParams, OauthProviderParamsV2, VerificationTokenClaims } from '@latchkey/protocol'
+import {
+  namesOAuthIdentity,
+  type OauthProviderParams,
+  type OauthProviderParamsV2,
+  oauthIdentityKey,
+  oauthIdentityOf,
+  SERVICE_OIDC_ISSUER,
+  type VerificationTokenClaims,
+} from '@latchkey/protocol'
 import { accountHolds } from '../domain/claimedValues.ts'
 import {
   accountsHoldingContact,
@@ -8,7 +16,7 @@ import {
 } from '../domain/verifiedContact.ts'
 import { type AccountClaim, claimForAccount, claimIfFree } from '../kernel/accountClaims.ts'
 import { mapInOrder } from '../kernel/base/async.ts'
-import { ConflictError, CredentialError } from '../kernel/base/errors.ts'
+import { ConflictError, CredentialError, FieldError } from '../kernel/base/errors.ts'
 import { Reader } from '../kernel/Reader.ts'
 import type { ServicePlugin, SubOrganizationHookContext, VerificationTokenProof } from '../kernel/registry.ts'
 import type { UserRow } from '../kernel/store/model.ts'
@@ -40,11 +48,22 @@ export const subOrganizationHooks: NonNullable<ServicePlugin['subOrganization']>
       const itemField = `${field}[${index}]`
       const named = 'oidcClaims' in params ? params.oidcClaims : undefined
       const claims = named ?? oidc.verify(params.oidcToken ?? '', `${itemField}.oidcToken`)
+      const claimField = `${itemField}.${named ? 'oidcClaims' : 'oidcToken'}`
+      // The person is the provider's issuer and subject (a service token names the provider as
+      // idp_iss), recorded and compared as an import records them (@latchkey/protocol oauthIdentity).
+      const identity = oauthIdentityOf(claims)
+      if (!identity) throw new FieldError({ field: claimField, reason: 'names no issuer and subject' })
+      if (named && identity.issuer === SERVICE_OIDC_ISSUER)
+        throw new FieldError({
+          field: `${claimField}.iss`,
+          reason:
+            "is this service's own token issuer: give the identity provider's (e.g. https://accounts.google.com)",
+        })
       const taken = (
         await mapInOrder(
           (
-            await ctx.tx.findBy('oauthProviders', 'subject', claims.sub)
-          ).filter((row) => row.issuer === claims.iss),
+            await ctx.tx.findBy('oauthProviders', 'subject', identity.subject)
+          ).filter((row) => namesOAuthIdentity(row, identity)),
           async (row) => {
             const org = await ctx.tx.get('organizations', row.organizationId)
             return (
@@ -56,7 +75,7 @@ export const subOrganizationHooks: NonNullable<ServicePlugin['subOrganization']>
       ).some(Boolean)
       if (taken)
         throw new ConflictError({
-          field: `${itemField}.${named ? 'oidcClaims' : 'oidcToken'}`,
+          field: claimField,
           message: 'this OAuth account is already linked to an account of this organization; log in instead',
         })
       // A concurrent import or link of the same identity meets the claim's primary key.
@@ -66,14 +85,14 @@ export const subOrganizationHooks: NonNullable<ServicePlugin['subOrganization']>
           {
             organizationId: ctx.organization.id,
             kind: 'oauth',
-            value: `${claims.iss}\n${claims.sub}`,
+            value: oauthIdentityKey(identity),
             subOrganizationId: ctx.subOrganization.id,
-            field: `${itemField}.${named ? 'oidcClaims' : 'oidcToken'}`,
+            field: claimField,
             now: ctx.now,
           },
           async (held) =>
-            !(await ctx.tx.findBy('oauthProviders', 'organizationId', held.subOrganizationId)).some(
-              (row) => row.issuer === claims.iss && row.subject === claims.sub,
+            !(await ctx.tx.findBy('oauthProviders', 'organizationId', held.subOrganizationId)).some((row) =>
+              namesOAuthIdentity(row, identity),
             ),
         )
       await ctx.tx.put('oauthProviders', {
@@ -81,9 +100,9 @@ export const subOrganizationHooks: NonNullable<ServicePlugin['subOrganization']>
         organizationId: user.organizationId,
         userId: user.id,
         providerName: params.providerName,
-        issuer: claims.iss,
+        issuer: identity.issuer,
         audience: claims.aud,
-        subject: claims.sub,
+        subject: identity.subject,
         createdAt: ctx.now,
         updatedAt: ctx.now,
       })

@@ -6,7 +6,7 @@
 // same e-mail or OAuth identity meets the claim's primary key (kernel/accountClaims.ts): one of them
 // is refused. A deletion racing an import of the deleted account's e-mail releases its claim in
 // its own transaction: the import is refused before it commits and goes through after.
-import { PROXY_CONFIG_HEADER } from '@latchkey/protocol'
+import { decodeJwtClaims, PROXY_CONFIG_HEADER } from '@latchkey/protocol'
 import { hpkeSeal } from '@latchkey/protocol/hpke'
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
@@ -14,6 +14,8 @@ import { english, generateMnemonic, mnemonicToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
 import { accountClaimId } from '../../src/kernel/accountClaims.ts'
+import { oidcNonce } from '../../src/signin/oauth/oidcNonce.ts'
+import { signInState } from '../../src/signin/signInState.ts'
 import { ETHEREUM_ACCOUNT, type Harness, type Json, resultOf, testKey } from '../../src/testing/harness.ts'
 import { twoInstances } from '../support/twoInstances.ts'
 
@@ -288,5 +290,99 @@ describe('an import racing a sign-up or a deletion of the same e-mail, across tw
       )
       expect(claim?.subOrganizationId).toBe(subOrganizationId)
     }
+  })
+})
+
+describe('an imported Google identity and an OAuth sign-up of it, across two instances', () => {
+  const GOOGLE = 'https://accounts.google.com'
+  /** A token as instance `h`'s `oauth2_authenticate` issues it after Google's sign-in (`idp_iss` names Google). */
+  const googleToken = (h: Harness, sub: string, key = testKey(), idpIssuer = GOOGLE) =>
+    signInState(h.service.runtime).oidc.issue({
+      sub,
+      aud: 'client-web',
+      nonce: oidcNonce(key.publicKey),
+      provider: 'OAUTH2_PROVIDER_GOOGLE',
+      idp_iss: idpIssuer,
+    }).token
+  const holdersOf = async (subject: string) =>
+    (await a.service.store.findBy('oauthProviders', 'subject', subject)).map((row) => row.organizationId)
+
+  it('an import and a sign-up through the proxy at once, in either spelling of the issuer: one account holds it', async () => {
+    for (let round = 0; round < 4; round++) {
+      const subject = `google-race-${round}`
+      const before = await subOrganizations()
+      const [imported, signedUp] = await Promise.all([
+        a.submit('latchkey_import_user', {
+          externalId: `google-race-${round}`,
+          oauthProviders: [{ issuer: round % 2 ? 'accounts.google.com' : GOOGLE, subject }],
+        }),
+        proxy(b, 'signup', {
+          oauthProviders: [
+            {
+              providerName: 'google',
+              oidcToken: googleToken(b, subject, testKey(), round % 2 ? GOOGLE : 'accounts.google.com'),
+            },
+          ],
+        }),
+      ])
+      expect(
+        [imported.status, signedUp.status].sort(),
+        JSON.stringify([imported.body, signedUp.body]),
+      ).toEqual([200, 409])
+      if (imported.status === 409) expect(imported.body.details?.field).toBe('parameters.oauthProviders[0]')
+      expect(await subOrganizations()).toBe(before + 1)
+      const holders = await holdersOf(subject)
+      expect(holders).toHaveLength(1)
+      const claim = await a.service.store.get(
+        'importClaims',
+        accountClaimId(a.organizationId, 'oauth', `${GOOGLE}\n${subject}`),
+      )
+      expect(claim?.subOrganizationId).toBe(holders[0])
+    }
+  })
+
+  it("imported on one instance, the person's OAuth login through the other lands in it; a link elsewhere is refused", async () => {
+    const made = resultOf(
+      'latchkey_import_user',
+      await a.submit('latchkey_import_user', {
+        externalId: 'google-first',
+        oauthProviders: [{ issuer: 'accounts.google.com', subject: 'google-first' }],
+      }),
+    )
+    const key = testKey()
+    const login = await proxy(b, 'oauth_login', {
+      oidcToken: googleToken(b, 'google-first', key),
+      publicKey: key.publicKey,
+    })
+    expect(login.status, JSON.stringify(login.body)).toBe(200)
+    expect(decodeJwtClaims<{ organization_id: string }>(login.body.session as string).organization_id).toBe(
+      made.subOrganizationId,
+    )
+    const other = await b.createSubOrganization()
+    const linked = await b.submit(
+      'create_oauth_providers',
+      {
+        userId: other.userIds[0],
+        oauthProviders: [{ providerName: 'google', oidcToken: googleToken(b, 'google-first') }],
+      },
+      { as: other.keys[0], organizationId: other.organizationId },
+    )
+    expect(linked.status).toBe(409)
+    expect(linked.body.details?.field).toBe('parameters.oauthProviders[0].oidcToken')
+    expect(await holdersOf('google-first')).toEqual([made.subOrganizationId])
+  })
+
+  it('the reverse: signed up through one instance, an import of that Google identity through the other is refused', async () => {
+    const signedUp = await proxy(b, 'signup', {
+      oauthProviders: [{ providerName: 'google', oidcToken: googleToken(b, 'google-second') }],
+    })
+    expect(signedUp.status, JSON.stringify(signedUp.body)).toBe(200)
+    const imported = await a.submit('latchkey_import_user', {
+      externalId: 'google-second',
+      oauthProviders: [{ issuer: 'accounts.google.com', subject: 'google-second' }],
+    })
+    expect(imported.status).toBe(409)
+    expect(imported.body.details?.field).toBe('parameters.oauthProviders[0]')
+    expect(await holdersOf('google-second')).toEqual([signedUp.body.organizationId])
   })
 })

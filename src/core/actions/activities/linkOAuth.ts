@@ -1,4 +1,10 @@
-import { decodeJwtClaims, type OAuthMethod, oauthProviderOf } from '@latchkey/protocol'
+import {
+  decodeJwtClaims,
+  namesOAuthIdentity,
+  type OAuthMethod,
+  oauthIdentityOf,
+  oauthProviderOf,
+} from '@latchkey/protocol'
 import { LatchkeyError, thenOrResume } from '../../errors.ts'
 import { requireSession } from '../../session/sessions.ts'
 import { submit } from '../../transport/activity.ts'
@@ -94,11 +100,11 @@ export async function linkOAuth(
 /** The user's providers with the identity the token names (none: the refusal is a real conflict). */
 async function heldBy(client: Latchkey, userId: string, oidcToken: string): Promise<string[]> {
   try {
-    const claims = decodeJwtClaims<{ iss?: string; sub?: string }>(oidcToken)
+    // The provider's issuer and subject (idp_iss in the service's token), as the service records them.
+    const identity = oauthIdentityOf(decodeJwtClaims(oidcToken))
+    if (!identity) return []
     const { user } = await getUser(client, { userId })
-    return user.oauthProviders
-      .filter((row) => row.issuer === claims.iss && row.subject === claims.sub)
-      .map((row) => row.providerId)
+    return user.oauthProviders.filter((row) => namesOAuthIdentity(row, identity)).map((row) => row.providerId)
   } catch {
     return []
   }

@@ -1,3 +1,4 @@
+import { namesOAuthIdentity, oauthIdentityOf } from '@latchkey/protocol'
 import { CredentialError, NotFoundError } from '../../kernel/base/errors.ts'
 import { defineActivity } from '../../kernel/registry.ts'
 import { oidcNonce } from '../oauth/oidcNonce.ts'
@@ -21,8 +22,10 @@ export const oauthLogin = defineActivity('oauth_login', {
         field: 'parameters.publicKey',
         message: "the token's nonce is not the SHA-256 of publicKey: it was issued for another key",
       })
+    // The provider's issuer and subject, as an import or a link recorded them.
+    const identity = oauthIdentityOf(claims)!
     const link = (await ctx.tx.findBy('oauthProviders', 'subject', claims.sub)).find(
-      (row) => row.organizationId === ctx.organization.id && row.issuer === claims.iss,
+      (row) => row.organizationId === ctx.organization.id && namesOAuthIdentity(row, identity),
     )
     const user = link ? await ctx.tx.get('users', link.userId) : undefined
     if (!user)

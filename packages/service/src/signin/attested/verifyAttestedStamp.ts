@@ -1,4 +1,10 @@
-import { ATTESTED_STAMP_HEADER, ATTESTED_STAMP_SCHEMES, type AttestedStampScheme } from '@latchkey/protocol'
+import {
+  ATTESTED_STAMP_HEADER,
+  ATTESTED_STAMP_SCHEMES,
+  type AttestedStampScheme,
+  namesOAuthIdentity,
+  oauthIdentityOf,
+} from '@latchkey/protocol'
 import { base64urlnopad } from '@scure/base'
 import { contactKindOf, holdsVerifiedContact } from '../../domain/verifiedContact.ts'
 import { mapInOrder } from '../../kernel/base/async.ts'
@@ -146,8 +152,9 @@ export async function verifyAttestedStamp(
       message: "the OIDC token's nonce is not the SHA-256 of the key that signed this request",
     })
   const ids = new Set(candidates.map((org) => org.id))
+  const identity = oauthIdentityOf(claims)!
   const link = (await runtime.store.findBy('oauthProviders', 'subject', claims.sub)).find(
-    (row) => ids.has(row.organizationId) && row.issuer === claims.iss,
+    (row) => ids.has(row.organizationId) && namesOAuthIdentity(row, identity),
   )
   if (!link)
     throw new NotFoundError({

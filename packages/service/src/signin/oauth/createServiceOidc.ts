@@ -35,8 +35,8 @@ export interface ServiceOidcOptions {
   lifetimeSeconds?: number
 }
 
-/** `iss` of the OIDC tokens the service issues (`oauth2_authenticate`). */
-export const SERVICE_OIDC_ISSUER = 'https://latchkey.invalid/oidc'
+/** `iss` of the OIDC tokens the service issues (`oauth2_authenticate`), from @latchkey/protocol (oauthIdentity.ts). */
+export { SERVICE_OIDC_ISSUER } from '@latchkey/protocol'
 
 /** `kid` of the sign-in key in JWT headers. */
 export const SIGN_IN_KEY_ID = 'sign-in'
