@@ -16,6 +16,7 @@
  * `latchkey-service import` against a `latchkey-service` process on PostgreSQL, killed with
  * SIGKILL once K users are done and run again, then counts the database (bench/importCli.ts):
  * `npm run bench:import -- --users 100000 --kill-at 50000` is the issue's 100,000-user run.
+ * `-- --cli --profile DIR` writes V8 CPU profiles of the service and the import processes into DIR.
  */
 
 import { once } from 'node:events'
@@ -46,6 +47,7 @@ const { values } = parseArgs({
     cli: { type: 'boolean' },
     'kill-at': { type: 'string' },
     rerun: { type: 'boolean' },
+    profile: { type: 'string' },
   },
 })
 const users = Number(values.users ?? (values.large ? 100_000 : 1000))
@@ -179,7 +181,14 @@ const rawLine = `  raw wallet derivation (1 core): ${Math.round(rawPerMinute)} p
 
 if (values.cli || killAt !== undefined) {
   try {
-    const run = await importThroughCli({ file, users, dir, concurrency, ...(killAt ? { killAt } : {}) })
+    const run = await importThroughCli({
+      file,
+      users,
+      dir,
+      concurrency,
+      ...(killAt ? { killAt } : {}),
+      ...(values.profile ? { profileDir: values.profile } : {}),
+    })
     console.log(
       [
         `import through \`latchkey-service import\` into PostgreSQL: ${users} users with one wallet each, concurrency ${concurrency}` +

@@ -27,6 +27,8 @@ export interface CliRunOptions {
   concurrency: number
   /** SIGKILL the import once this many users are done, then run it again. */
   killAt?: number
+  /** Write a V8 CPU profile of the service and of each import process into this folder (`--cpu-prof`). */
+  profileDir?: string
 }
 
 /** What one `import` process did. */
@@ -58,9 +60,14 @@ function peakRssMiB(pid: number): number {
   }
 }
 
-function runImport(args: string[], killAt: number | undefined, onProgress: (line: string) => void) {
+function runImport(
+  args: string[],
+  killAt: number | undefined,
+  onProgress: (line: string) => void,
+  nodeArgs: string[] = [],
+) {
   const started = performance.now()
-  const child = spawn(process.execPath, [...cliCommand(), 'import', ...args], {
+  const child = spawn(process.execPath, [...nodeArgs, ...cliCommand(), 'import', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let peak = 0
@@ -115,6 +122,7 @@ async function countRows(url: string): Promise<Record<string, number>> {
 }
 
 export async function importThroughCli(options: CliRunOptions): Promise<CliRun> {
+  const profile = options.profileDir ? ['--cpu-prof', '--cpu-prof-dir', options.profileDir] : []
   const postgres = await startPostgres()
   const loads: number[] = []
   // The bundled CLI's folder counts as in use while it is touched: a test run meanwhile (another
@@ -134,6 +142,7 @@ export async function importThroughCli(options: CliRunOptions): Promise<CliRun> 
       name: 'import target',
       args: ['--database-url', postgres.url, '--master-key-file', masterKeyFile],
       timeoutMs: 120_000,
+      nodeArgs: profile,
     })
     let servicePeak = 0
     const serviceSample = setInterval(() => {
@@ -164,13 +173,15 @@ export async function importThroughCli(options: CliRunOptions): Promise<CliRun> 
       }
       const runs: ImportProcessRun[] = []
       if (options.killAt !== undefined) {
-        const killed = await runImport(args, options.killAt, show('first run'))
+        const killed = await runImport(args, options.killAt, show('first run'), profile)
         runs.push(killed)
         process.stderr.write(
           `  first run: ${killed.signal ?? killed.code} after ${killed.seconds.toFixed(0)} s at ${killed.last.imported} imported\n`,
         )
       }
-      runs.push(await runImport(args, undefined, show(options.killAt !== undefined ? 'rerun' : 'run')))
+      runs.push(
+        await runImport(args, undefined, show(options.killAt !== undefined ? 'rerun' : 'run'), profile),
+      )
       const seconds = (performance.now() - started) / 1000
       servicePeak = Math.max(servicePeak, peakRssMiB(service.pid))
       const after = await countRows(postgres.url)

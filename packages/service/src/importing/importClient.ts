@@ -2,6 +2,8 @@
 // organization's root API key (the operator's P-256 key; the service never sees the private half).
 import { createPrivateKey, type KeyObject, sign } from 'node:crypto'
 import { readFileSync } from 'node:fs'
+import { Agent as HttpAgent, request as httpRequest } from 'node:http'
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
 import {
   ACTIVITIES,
   type ActivityPath,
@@ -15,13 +17,62 @@ import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
 import { base64urlnopad } from '@scure/base'
 import type { ImportAnswer } from './bulkImport.ts'
 
+/** What a client reads of an answer. */
+interface Answer {
+  status: number
+  text(): Promise<string>
+}
+
+/** A POST of `body` with `headers` to `url`. */
+type Send = (
+  url: string,
+  init: { method: 'POST'; headers: Record<string, string>; body: string },
+) => Promise<Answer>
+
 /** How a client reaches the service: `fetch` against `url` (a test passes the app's own). */
 export interface ImportClientOptions {
   url: string
   organizationId: string
   /** The root user's P-256 private key (32 bytes). */
   privateKey: Uint8Array
+  /** @default node:http(s) over kept-alive connections (`keepAlivePost`) */
   fetch?: (input: string, init: RequestInit) => Promise<Response>
+}
+
+/**
+ * POSTs through node:http(s) over kept-alive connections (idle ones do not hold the process
+ * open). An import sends one request per user: through `fetch` (undici and its web streams) the
+ * request and its answer cost about a sixth of the import process's CPU.
+ */
+function keepAlivePost(): Send {
+  const agents = {
+    'http:': new HttpAgent({ keepAlive: true, maxSockets: 64 }),
+    'https:': new HttpsAgent({ keepAlive: true, maxSockets: 64 }),
+  }
+  return (url, init) =>
+    new Promise<Answer>((resolve, reject) => {
+      const target = new URL(url)
+      const https = target.protocol === 'https:'
+      const request = (https ? httpsRequest : httpRequest)(
+        target,
+        {
+          method: init.method,
+          headers: { ...init.headers, 'Content-Length': String(Buffer.byteLength(init.body)) },
+          agent: https ? agents['https:'] : agents['http:'],
+        },
+        (response) => {
+          const chunks: Buffer[] = []
+          response.on('data', (chunk: Buffer) => chunks.push(chunk))
+          response.on('error', reject)
+          response.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8')
+            resolve({ status: response.statusCode ?? 0, text: async () => text })
+          })
+        },
+      )
+      request.on('error', reject)
+      request.end(init.body)
+    })
 }
 
 /** Reads a P-256 private key from a PEM file (`openssl ecparam -genkey`) or 64 hex characters. */
@@ -76,7 +127,7 @@ function timestamp(): string {
 
 /** Stamped activity submissions and queries as the organization's root key. */
 export function importClient(options: ImportClientOptions) {
-  const send = options.fetch ?? ((input: string, init: RequestInit) => fetch(input, init))
+  const send: Send = options.fetch ?? keepAlivePost()
   const stamper = nativeP256Stamper(options.privateKey)
   const call = async (route: string, payload: Record<string, unknown>) => {
     const body = JSON.stringify(payload)

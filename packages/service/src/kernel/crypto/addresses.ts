@@ -113,15 +113,19 @@ function sparkAddress(hrp: 'spark' | 'sparkrt', publicKey: Uint8Array): string {
 /** Spark's longest address (its invoices share the encoding); a bare address is 70 characters. */
 const SPARK_ADDRESS_LIMIT = 1024
 
-function uncompressedSecp(publicKey: Uint8Array): Uint8Array {
-  return secp256k1.Point.fromBytes(publicKey).toBytes(false)
-}
+/** A secp256k1 point (a public key decoded, or computed by a derivation). */
+export type SecpPoint = ReturnType<typeof secp256k1.Point.fromBytes>
 
-function assertKey(format: AddressFormat, publicKey: Uint8Array): 'secp256k1' | 'ed25519' {
+function assertKey(
+  format: AddressFormat,
+  publicKey: Uint8Array,
+  point: { value?: SecpPoint },
+): 'secp256k1' | 'ed25519' {
   if (!(publicKey instanceof Uint8Array)) throw new CryptoInputError('publicKey must be bytes', 'publicKey')
   if (publicKey.length === 33) {
+    // Decoding a compressed key is a square root: done once, or not at all when the caller has it.
     try {
-      secp256k1.Point.fromBytes(publicKey)
+      point.value ??= secp256k1.Point.fromBytes(publicKey)
     } catch {
       throw new CryptoInputError('publicKey is not a valid compressed secp256k1 point', 'publicKey')
     }
@@ -142,25 +146,32 @@ function assertKey(format: AddressFormat, publicKey: Uint8Array): 'secp256k1' | 
 
 /**
  * The address string of `publicKey` in `format` (the `ADDRESS_FORMAT_*` values of `@latchkey/protocol`).
- * `publicKey`: compressed 33-byte secp256k1 key or 32-byte ed25519 key.
+ * `publicKey`: compressed 33-byte secp256k1 key or 32-byte ed25519 key. `point`: the secp256k1 key's
+ * point when the caller computed it (a derivation), which spares decoding it (a square root).
  */
-export function addressFromPublicKey(format: AddressFormat, publicKey: Uint8Array): string {
+export function addressFromPublicKey(
+  format: AddressFormat,
+  publicKey: Uint8Array,
+  point?: SecpPoint,
+): string {
   if (!(ADDRESS_FORMATS as readonly string[]).includes(format))
     throw new CryptoInputError(`unknown addressFormat ${String(format)}`, 'addressFormat')
-  const kind = assertKey(format, publicKey)
+  const decoded: { value?: SecpPoint } = point ? { value: point } : {}
+  const kind = assertKey(format, publicKey, decoded)
+  const uncompressedSecp = () => decoded.value!.toBytes(false)
   if ((BITCOIN_ADDRESS_FORMATS as readonly string[]).includes(format))
     return bitcoinAddress(format as BitcoinAddressFormat, publicKey)
   switch (format) {
     case 'ADDRESS_FORMAT_COMPRESSED':
       return bytesToHex(publicKey)
     case 'ADDRESS_FORMAT_UNCOMPRESSED':
-      return kind === 'ed25519' ? bytesToHex(publicKey) : bytesToHex(uncompressedSecp(publicKey))
+      return kind === 'ed25519' ? bytesToHex(publicKey) : bytesToHex(uncompressedSecp())
     case 'ADDRESS_FORMAT_ETHEREUM': {
-      const hash = keccak_256(uncompressedSecp(publicKey).slice(1))
+      const hash = keccak_256(uncompressedSecp().slice(1))
       return toChecksumAddress(bytesToHex(hash.slice(-20)))
     }
     case 'ADDRESS_FORMAT_TRON': {
-      const hash = keccak_256(uncompressedSecp(publicKey).slice(1))
+      const hash = keccak_256(uncompressedSecp().slice(1))
       return base58check.encode(concatBytes(new Uint8Array([0x41]), hash.slice(-20)))
     }
     case 'ADDRESS_FORMAT_COSMOS':

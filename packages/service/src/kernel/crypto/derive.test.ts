@@ -3,6 +3,9 @@ import type { AccountSpec } from '@latchkey/protocol'
 import { ed25519 } from '@noble/curves/ed25519.js'
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
 import { HDKey } from '@scure/bip32'
+import * as bip39 from '@scure/bip39'
+import { wordlist as english } from '@scure/bip39/wordlists/english.js'
+import { privateKeyToAddress } from 'viem/accounts'
 import { describe, expect, it } from 'vitest'
 import { deriveAccount, deriveSecp256k1, validateAccountSpec } from './derive.ts'
 import { generateMnemonic, mnemonicToSeed, validateMnemonic } from './mnemonic.ts'
@@ -48,6 +51,27 @@ describe('mnemonics', () => {
     expect(validateMnemonic('not a mnemonic')).toBe(false)
   })
 
+  it('answers as @scure/bip39 does: every length, a changed word, a wrong checksum, unknown words', () => {
+    const cases: string[] = []
+    for (const length of [12, 15, 18, 21, 24])
+      for (let i = 0; i < 8; i++) {
+        const words = bip39.generateMnemonic(english, (length / 3) * 32).split(' ')
+        cases.push(words.join(' '))
+        // One word swapped for another: the checksum almost always fails, sometimes not.
+        const changed = [...words]
+        changed[i % length] = english[(english.indexOf(changed[i % length]!) + 1 + i) % 2048]!
+        cases.push(changed.join(' '))
+        cases.push([...words.slice(0, -1), 'zzz'].join(' '), words.slice(1).join(' '))
+      }
+    cases.push('', 'abandon', `${'zoo '.repeat(23)}vote`, `${'abandon '.repeat(26)}about`)
+    for (const mnemonic of cases)
+      expect([mnemonic, validateMnemonic(mnemonic)]).toEqual([
+        mnemonic,
+        bip39.validateMnemonic(mnemonic, english),
+      ])
+    expect(cases.filter((mnemonic) => validateMnemonic(mnemonic)).length).toBeGreaterThan(40)
+  })
+
   it('computes the BIP-39 seed of the reference vector (TREZOR vectors, empty passphrase)', () => {
     // BIP-39 reference: "abandon…about" with empty passphrase.
     expect(bytesToHex(abandonSeedOnce())).toBe(
@@ -69,6 +93,16 @@ describe('BIP-32 secp256k1 (private derivation only)', () => {
       const derived = deriveSecp256k1(seed, segments)
       expect(bytesToHex(derived.privateKey)).toBe(bytesToHex(expected.privateKey!))
       expect(bytesToHex(derived.publicKey)).toBe(bytesToHex(expected.publicKey!))
+      // The point it keeps for the address is the key's own.
+      expect(bytesToHex(derived.point.toBytes(true))).toBe(bytesToHex(expected.publicKey!))
+    }
+  })
+
+  it("gives each account the address viem computes from its private key (the point's uncompressed form)", () => {
+    for (let i = 0; i < 8; i++) {
+      const seed = new Uint8Array(randomBytes(64))
+      const account = deriveAccount(seed, { ...ETH, path: `m/44'/60'/0'/0/${i}` })
+      expect(account.address).toBe(privateKeyToAddress(`0x${bytesToHex(account.privateKey)}`))
     }
   })
 

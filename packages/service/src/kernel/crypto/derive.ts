@@ -5,7 +5,7 @@ import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { hmac } from '@noble/hashes/hmac.js'
 import { sha512 } from '@noble/hashes/sha2.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
-import { addressFromPublicKey, assertAddressFormatForCurve } from './addresses.ts'
+import { addressFromPublicKey, assertAddressFormatForCurve, type SecpPoint } from './addresses.ts'
 import { CryptoInputError } from './errors.ts'
 import { type PathSegment, parsePath } from './path.ts'
 import { HARDENED_OFFSET, slip10Ed25519Derive } from './slip10.ts'
@@ -58,7 +58,7 @@ const scalarBytes = (scalar: bigint): Uint8Array => {
 export function deriveSecp256k1(
   seed: Uint8Array,
   segments: readonly PathSegment[],
-): { privateKey: Uint8Array; publicKey: Uint8Array } {
+): { privateKey: Uint8Array; publicKey: Uint8Array; point: SecpPoint } {
   let node = hmac(sha512, BITCOIN_SEED, seed)
   let key = toScalar(node.subarray(0, 32))
   if (key === 0n || key >= N) throw new CryptoInputError('this seed gives no valid BIP-32 master key', 'seed')
@@ -86,8 +86,9 @@ export function deriveSecp256k1(
     }
   }
   chainCode.fill(0)
-  const privateKey = scalarBytes(key)
-  return { privateKey, publicKey: publicKeyOf(privateKey) }
+  // The account's point, kept: its address (Ethereum's hashes the uncompressed key) needs no decoding.
+  const point = secp256k1.Point.BASE.multiply(key)
+  return { privateKey: scalarBytes(key), publicKey: point.toBytes(true), point }
 }
 
 /** The root node is computed once per seed per call; callers deriving many accounts reuse the seed. */
@@ -99,7 +100,7 @@ export function deriveAccount(seed: Uint8Array, spec: AccountSpec): DerivedAccou
   if (spec.curve === 'CURVE_SECP256K1') {
     const node = deriveSecp256k1(seed, segments)
     return {
-      address: addressFromPublicKey(spec.addressFormat, node.publicKey),
+      address: addressFromPublicKey(spec.addressFormat, node.publicKey, node.point),
       publicKey: bytesToHex(node.publicKey),
       privateKey: node.privateKey,
     }
