@@ -383,48 +383,39 @@ describe("limit state ordered by the organization's spend lock, over two instanc
   })
 
   it('a limit lowered while its account spends over both instances: no spend past the limit in force when it committed', async () => {
-    const [a, b] = (await twoInstances('lowered_after')) as [Harness, Harness]
-    const org = await limitedOrganization(a, '10')
-    const spend = (h: Harness, i: number) =>
-      h.submit(
-        'sign_transaction',
-        { signWith: org.from, type: 'TRANSACTION_TYPE_ETHEREUM', unsignedTransaction: unsigned(DEAD, 1n, i) },
-        org,
-      )
-    const lower = (h: Harness, amount: string) =>
-      h.submit('latchkey_update_spending_limit', { spendingLimitId: org.spendingLimitId, amount }, org)
-    // Spends first, the lowering among them.
-    const first = Array.from({ length: 12 }, (_, i) => spend([a, b][i % 2]!, i))
-    const lowered = lower(b, '5')
-    const after = Array.from({ length: 12 }, (_, i) => spend([a, b][i % 2]!, 100 + i))
-    const replies = await Promise.all([...first, ...after])
-    expect((await lowered).status).toBe(200)
-    expect(replies.filter((reply) => reply.status >= 500).map((reply) => reply.body)).toEqual([])
-    const seen = await expectLinearizable(a, 'lowered_after', org, 10n)
-    expect(seen).toMatchObject({ updates: 1, signed: replies.filter((r) => r.status === 200).length })
-    // The opposite order: the lowering first, spends racing it on the other instance.
-    const again = await limitedOrganization(a, '10')
-    const lowerFirst = b.submit(
-      'latchkey_update_spending_limit',
-      { spendingLimitId: again.spendingLimitId, amount: '3' },
-      again,
-    )
-    const racing = await Promise.all(
-      Array.from({ length: 16 }, (_, i) =>
-        [a, b][i % 2]!.submit(
+    const [a, b] = (await twoInstances('lowered')) as [Harness, Harness]
+    /**
+     * 6 of 10 spent, then the limit lowered to 5 while 16 one-wei spends race it over both
+     * instances (the lowering sent after the first 4 spends, or before them all): every spend the
+     * lowering precedes must be refused, every one before it may pass while under 10.
+     */
+    const race = async (lowerFirst: boolean) => {
+      const org = await limitedOrganization(a, '10')
+      const spend = (h: Harness, i: number) =>
+        h.submit(
           'sign_transaction',
           {
-            signWith: again.from,
+            signWith: org.from,
             type: 'TRANSACTION_TYPE_ETHEREUM',
             unsignedTransaction: unsigned(DEAD, 1n, i),
           },
-          again,
-        ),
-      ),
-    )
-    expect((await lowerFirst).status).toBe(200)
-    expect(racing.filter((reply) => reply.status >= 500).map((reply) => reply.body)).toEqual([])
-    expect(await expectLinearizable(a, 'lowered_after', again, 10n)).toMatchObject({ updates: 1 })
+          org,
+        )
+      for (let i = 0; i < 6; i++) expect((await spend(a, 1000 + i)).status).toBe(200)
+      const lower = () =>
+        b.submit('latchkey_update_spending_limit', { spendingLimitId: org.spendingLimitId, amount: '5' }, org)
+      const lowered = lowerFirst ? lower() : undefined
+      const spends = Array.from({ length: 4 }, (_, i) => spend([a, b][i % 2]!, i))
+      const later = lowered ?? lower()
+      spends.push(...Array.from({ length: 12 }, (_, i) => spend([a, b][i % 2]!, 100 + i)))
+      const replies = await Promise.all(spends)
+      expect((await later).status).toBe(200)
+      expect(replies.filter((reply) => reply.status >= 500).map((reply) => reply.body)).toEqual([])
+      const seen = await expectLinearizable(a, 'lowered', org, 10n)
+      expect(seen).toMatchObject({ updates: 1, signed: 6 + replies.filter((r) => r.status === 200).length })
+    }
+    // The lowering among the spends, then before them, each twice.
+    for (const lowerFirst of [false, false, true, true]) await race(lowerFirst)
     for (const h of [a, b]) await h.service.close()
   })
 
