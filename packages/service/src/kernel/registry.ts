@@ -262,11 +262,14 @@ export interface ServicePlugin<State = unknown> {
     runtime: Runtime,
   ): Promise<void> | void
   /**
-   * A key on which this process runs the activity's transaction one at a time with every other
-   * activity given the same key (the limits wing: signatures in an organization with spending
-   * limits, which all rewrite a limit's usage row). On PostgreSQL such transactions would
-   * otherwise fail each other's SERIALIZABLE commit and rerun, until some ran out of reruns (503).
-   * Undefined: no ordering. Asked once per new activity, before its transaction.
+   * A key on which the activity's transaction runs one at a time with every other activity given
+   * the same key: in this process (a queue), and across the database's processes (an advisory
+   * lock taken before the transaction begins, given back after its commit). The limits wing
+   * orders on it every writer of an organization's limit state (the signatures under its limits,
+   * which all rewrite a limit's usage row, and the changes to its limits). An ordered activity
+   * that may run on a snapshot (read-only or `createsOnly`) runs at snapshot isolation instead of
+   * SERIALIZABLE (`Store.transaction`'s `isolation`): the key must order every writer of what it
+   * writes beyond new rows. Undefined: no ordering. Asked once per new activity, before its transaction.
    */
   serializes?(request: {
     path: string

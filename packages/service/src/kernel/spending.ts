@@ -67,6 +67,19 @@ export interface SpendGuard {
 
 export const SPEND_GUARD = new PluginStateKey<SpendGuard>('spendGuard')
 
+/**
+ * The lock that orders every writer of an organization's limit state (its limits and their usage
+ * rows), in every process of the database: the spends under its limits, the releases, and the
+ * activities that create, change or delete a limit. The pipeline takes it before their
+ * transaction begins (`ServicePlugin.serializes`), so each reads what the last holder committed;
+ * `orderSpends` takes it in the transaction where the pipeline did not (the send worker).
+ */
+export const spendLockOf = (organizationId: string): string => `spend:${organizationId}`
+
+/** Holds the organization's spend lock (`spendLockOf`) in `tx` until it ends: a no-op when held. */
+export const orderSpends = (tx: Transaction, organizationId: string): Promise<void> =>
+  tx.lock(spendLockOf(organizationId))
+
 /** What the guard runs on in an activity: its transaction and caller. */
 export const spendContextOf = (ctx: ActivityContext): SpendContext => ({
   tx: ctx.tx,

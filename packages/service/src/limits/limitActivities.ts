@@ -14,6 +14,7 @@ import { FieldError, LimitError, NotFoundError } from '../kernel/base/errors.ts'
 import { timestampOf } from '../kernel/base/ids.ts'
 import { Reader } from '../kernel/Reader.ts'
 import { defineActivity, defineQuery } from '../kernel/registry.ts'
+import { orderSpends } from '../kernel/spending.ts'
 import type { SpendingLimitRow } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Reads.ts'
 import { PERIOD_MS, usageAt } from './spendGuard.ts'
@@ -177,6 +178,8 @@ export const createSpendingLimit = defineActivity('latchkey_create_spending_limi
     }
   },
   run: async (ctx, p) => {
+    // In the order of the organization's spends (held already where the pipeline ordered it: `serializes`).
+    await orderSpends(ctx.tx, ctx.organization.id)
     const scope = await checkScope(ctx.tx, ctx.organization.id, p.scope)
     const existing = await ctx.tx.findBy('spendingLimits', 'organizationId', ctx.organization.id)
     if (existing.length >= MAX_LIMITS)
@@ -222,6 +225,7 @@ export const updateSpendingLimit = defineActivity('latchkey_update_spending_limi
     }
   },
   run: async (ctx, p) => {
+    await orderSpends(ctx.tx, ctx.organization.id)
     const limit = await findLimit(ctx.tx, ctx.organization.id, p.spendingLimitId)
     const allowedDestinations =
       p.allowedDestinations === undefined
@@ -244,6 +248,7 @@ export const updateSpendingLimit = defineActivity('latchkey_update_spending_limi
 export const deleteSpendingLimit = defineActivity('latchkey_delete_spending_limit', {
   parse: (r) => ({ spendingLimitId: r.string('spendingLimitId', { max: 200 }) }),
   run: async (ctx, p) => {
+    await orderSpends(ctx.tx, ctx.organization.id)
     const limit = await findLimit(ctx.tx, ctx.organization.id, p.spendingLimitId)
     await ctx.tx.delete('spendingLimits', limit.id)
     await ctx.tx.delete('spendingLimitUsage', limit.id)

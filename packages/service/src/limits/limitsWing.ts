@@ -1,5 +1,5 @@
 import type { ServicePlugin } from '../kernel/registry.ts'
-import { SPEND_GUARD, type SpendGuard } from '../kernel/spending.ts'
+import { SPEND_GUARD, type SpendGuard, spendLockOf } from '../kernel/spending.ts'
 import {
   createSpendingLimit,
   deleteSpendingLimit,
@@ -46,19 +46,28 @@ export function limitsWing(): ServicePlugin<SpendGuard> {
     },
     state: { key: SPEND_GUARD, load: () => spendGuard },
     confine: confineToProfile,
+    // Every writer of an organization's limit state in one order, across processes: the limit
+    // changes always, the spends where the organization has a limit (kernel/spending.ts).
     serializes: async ({ path, organization, reads }) =>
-      SPENDING_PATHS.has(path) &&
-      (await reads.findBy('spendingLimits', 'organizationId', organization.id)).length > 0
-        ? `spend:${organization.id}`
+      LIMIT_PATHS.has(path) ||
+      (SPENDING_PATHS.has(path) &&
+        (await reads.findBy('spendingLimits', 'organizationId', organization.id)).length > 0)
+        ? spendLockOf(organization.id)
         : undefined,
   }
 }
 
+/** The activities that change what a spend's decision reads: the organization's limits. */
+const LIMIT_PATHS = new Set([
+  'latchkey_create_spending_limit',
+  'latchkey_update_spending_limit',
+  'latchkey_delete_spending_limit',
+])
+
 /**
- * The activities whose signature a limit may count. In an organization with limits this process
- * runs their transactions one at a time: every spend under a limit rewrites its one usage row, and
- * on PostgreSQL concurrent rewrites would fail each other's commit (SERIALIZABLE) and rerun until
- * some ran out of reruns. Across instances they still race, as few at once as there are instances.
+ * The activities whose signature a limit may count. In an organization with limits their
+ * transactions hold the organization's spend lock: every spend under a limit rewrites its one
+ * usage row, each in turn, reading the last one's commit, in every process of the database.
  */
 const SPENDING_PATHS = new Set([
   'sign_transaction',

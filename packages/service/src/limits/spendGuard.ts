@@ -1,12 +1,13 @@
 // The spend guard the limits wing registers (kernel/spending.ts): in the signing handler's own
 // transaction it reads every limit covering the signature, its usage row, and either refuses or
-// writes the usage row with the new spend. Every spend under a limit rewrites that one row, so
-// two concurrent spends conflict on it: SQLite runs them one after the other, PostgreSQL
-// (SERIALIZABLE) fails one of them and the store reruns it, which then reads the other's spend.
+// writes the usage row with the new spend. Every writer of an organization's limits and usage rows
+// holds its spend lock (`spendLockOf`) while it reads and writes them: SQLite runs transactions one
+// after the other anyway; on PostgreSQL the pipeline takes the lock before the transaction begins,
+// so the guard reads what the last holder committed (see docs/spending-limits.md, "What is exact").
 import type { SpendingLimitExceededDetails, SpendingLimitPeriod } from '@latchkey/protocol'
 import { keepAppEventOnFailure } from '../kernel/appEvents.ts'
 import { LimitError } from '../kernel/base/errors.ts'
-import type { SpendContext, SpendGuard, SpendRequest } from '../kernel/spending.ts'
+import { orderSpends, type SpendContext, type SpendGuard, type SpendRequest } from '../kernel/spending.ts'
 import type { SpendEntry, SpendingLimitRow, SpendingLimitUsageRow } from '../kernel/store/model.ts'
 import type { Transaction } from '../kernel/store/Transaction.ts'
 import { normalAddress, spendOf } from './spendOf.ts'
@@ -153,6 +154,8 @@ export const spendGuard: SpendGuard = {
       entries: SpendEntry[]
     }[] = []
     if (limits.length === 0) return
+    // Held already where the pipeline ordered the transaction (a snapshot run is run again as one).
+    await orderSpends(ctx.tx, ctx.organizationId)
     const spend = request.describe()
     for (const limit of limits) {
       const amount = spendOf(limit, spend, request.signer)
@@ -178,6 +181,7 @@ export const spendGuard: SpendGuard = {
   },
 
   async release(ctx, reference: string): Promise<void> {
+    await orderSpends(ctx.tx, ctx.organizationId)
     const usages = await ctx.tx.findBy('spendingLimitUsage', 'organizationId', ctx.organizationId)
     for (const usage of usages) {
       const entries = usage.entries.filter((entry) => entry.ref !== reference)

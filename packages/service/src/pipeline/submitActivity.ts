@@ -319,6 +319,7 @@ async function record(submission: Submission, ready: Ready): Promise<Execution> 
   // every concurrent activity inserted into it, so the first run does not look: a replay (or a
   // concurrent duplicate) fails on the unique index when its row is inserted, and the rerun looks.
   const keys = await serializedOn(submission)
+  const onSnapshot = runsOnSnapshot(submission.path, submission.handler)
   const transaction = () =>
     runtime.store.transaction(
       async (tx): Promise<Execution> => {
@@ -346,7 +347,13 @@ async function record(submission: Submission, ready: Ready): Promise<Execution> 
           : execution
       },
       {
-        ...(runsOnSnapshot(submission.path, submission.handler) ? { snapshot: submission.reads } : {}),
+        // An activity content with a snapshot that a plugin orders (a signing under a spending
+        // limit, whose one write beyond new rows is the usage row every writer rewrites under the
+        // lock) reads one snapshot taken under its locks, without SERIALIZABLE's predicate locks:
+        // it cannot fail another organization's commit, nor be rerun for one (`isolation`). Its
+        // snapshot is not the request's reads, which were read before the lock.
+        ...(onSnapshot && keys.length === 0 ? { snapshot: submission.reads } : {}),
+        ...(onSnapshot && keys.length > 0 ? { isolation: 'snapshot' as const } : {}),
         // The same order across the database's other processes (PostgreSQL's advisory locks).
         locks: keys,
       },

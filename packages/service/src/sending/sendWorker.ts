@@ -1,6 +1,6 @@
 import { recordAppEvent } from '../kernel/appEvents.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
-import { releaseSpend } from '../kernel/spending.ts'
+import { releaseSpend, spendLockOf } from '../kernel/spending.ts'
 import type { SendTransactionRow } from '../kernel/store/model.ts'
 import type { Transaction } from '../kernel/store/Transaction.ts'
 import { namespaceOf, type SendContext } from './ChainSender.ts'
@@ -114,29 +114,34 @@ async function update(
     whileOpen?: boolean
     /** More writes in the same transaction, given the row as it was. */
     also?: (tx: Transaction, current: SendTransactionRow) => Promise<void> | undefined
+    /** Locks taken before the transaction begins (`Store.transaction`'s `locks`). */
+    locks?: string[]
   } = {},
 ): Promise<boolean> {
-  return runtime.store.transaction(async (tx) => {
-    const current = await tx.get('sendTransactions', row.id)
-    if (!current) return false
-    if (options.whileOpen && !(OPEN as readonly string[]).includes(current.status)) return false
-    await options.also?.(tx, current)
-    const next = { ...current, ...changes, updatedAt: runtime.now() }
-    await tx.put('sendTransactions', next)
-    if (next.status !== current.status)
-      await recordAppEvent(runtime, tx, {
-        id: `${row.id}.status.${next.status}`,
-        organization: { id: current.organizationId },
-        type: 'SEND_TRANSACTION_STATUS_UPDATES',
-        data: {
-          sendTransactionStatusId: row.id,
-          caip2: current.caip2,
-          status: next.status,
-          ...(next.txHash ? { txHash: next.txHash } : {}),
-        },
-      })
-    return true
-  })
+  return runtime.store.transaction(
+    async (tx) => {
+      const current = await tx.get('sendTransactions', row.id)
+      if (!current) return false
+      if (options.whileOpen && !(OPEN as readonly string[]).includes(current.status)) return false
+      await options.also?.(tx, current)
+      const next = { ...current, ...changes, updatedAt: runtime.now() }
+      await tx.put('sendTransactions', next)
+      if (next.status !== current.status)
+        await recordAppEvent(runtime, tx, {
+          id: `${row.id}.status.${next.status}`,
+          organization: { id: current.organizationId },
+          type: 'SEND_TRANSACTION_STATUS_UPDATES',
+          data: {
+            sendTransactionStatusId: row.id,
+            caip2: current.caip2,
+            status: next.status,
+            ...(next.txHash ? { txHash: next.txHash } : {}),
+          },
+        })
+      return true
+    },
+    options.locks ? { locks: options.locks } : {},
+  )
 }
 
 const backoff = (runtime: Runtime, attempts: number) =>
@@ -156,7 +161,9 @@ async function fail(runtime: Runtime, row: SendTransactionRow, message: string):
     row,
     { status: 'FAILED', error: { message }, notBefore: Number.MAX_SAFE_INTEGER },
     {
-      // Never broadcast: what the send reserved under spending limits is given back with the FAILED.
+      // Never broadcast: what the send reserved under spending limits is given back with the FAILED,
+      // in the order of the organization's other spends (kernel/spending.ts).
+      locks: [spendLockOf(row.organizationId)],
       also: (tx, current) =>
         current.status === 'PENDING' && current.broadcastAt === undefined
           ? releaseSpend(

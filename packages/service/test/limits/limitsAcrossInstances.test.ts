@@ -2,12 +2,21 @@
 // concurrent signatures of one unit under a 10-unit limit, split over both instances, sign exactly
 // 10; the stored window total is exactly what was signed. The same with ERC-20 transfers, and with
 // sponsored eth_send_transaction batches mixed with sign_transaction (anvil serves the sends).
+// Limited signatures of many organizations at once neither fail nor rerun each other; a limit
+// changed while its account spends is in force for exactly the spends ordered after it; a replay
+// under a limit answers the first activity and counts once.
 import type { Hex } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
 import type { CreateServiceOptions } from '../../src/assembly/createService.ts'
 import { sponsorAddress } from '../../src/sending/sponsors.ts'
-import { ETHEREUM_ACCOUNT, type Harness, type Json, resultOf } from '../../src/testing/harness.ts'
+import {
+  ETHEREUM_ACCOUNT,
+  type Harness,
+  type Json,
+  resultOf,
+  type TestKey,
+} from '../../src/testing/harness.ts'
 import { unsignedTransfer } from '../../src/testing/unsignedTransfer.ts'
 import { type Chain, erc20Call, startChain, TOKEN, waitForSend } from '../sending/sendSupport.ts'
 import { twoInstances as twoOnPostgres } from '../support/twoInstances.ts'
@@ -57,12 +66,20 @@ async function limited(a: Harness, asset: Json, amount = '10') {
 }
 
 /** The window total as stored (the usage row's entries), and the one the query answers on B. */
-async function totals(a: Harness, b: Harness, spendingLimitId: string) {
+async function totals(
+  a: Harness,
+  b: Harness,
+  spendingLimitId: string,
+  /** A sub-organization's limit: its id and root key (default: the dev organization's). */
+  org?: { organizationId: string; as: TestKey },
+) {
   const usage = await a.service.store.get('spendingLimitUsage', spendingLimitId)
   const stored = (usage?.entries ?? []).reduce((sum, entry) => sum + BigInt(entry.amount), 0n)
-  const listed = (await b.query('latchkey_list_spending_limits')).body.spendingLimits.find(
-    (limit: Json) => limit.spendingLimitId === spendingLimitId,
-  )
+  const listed = (
+    await (org
+      ? b.query('latchkey_list_spending_limits', { organizationId: org.organizationId }, { as: org.as })
+      : b.query('latchkey_list_spending_limits'))
+  ).body.spendingLimits.find((limit: Json) => limit.spendingLimitId === spendingLimitId)
   return { stored, entries: usage?.entries.length ?? 0, used: listed.used, remaining: listed.remaining }
 }
 
@@ -247,6 +264,179 @@ describe('spending limits across two instances on PostgreSQL', { timeout: 120_00
     ).flat()
     expect(replies.filter((reply) => reply.status !== 200).map((reply) => reply.body)).toEqual([])
     for (const { spendingLimitId } of accounts) expect((await totals(a, b, spendingLimitId)).stored).toBe(15n)
+    for (const h of [a, b]) await h.service.close()
+  })
+})
+
+/** A sub-organization with one Ethereum account, under a `amount`-wei daily limit its root sets. */
+async function limitedOrganization(a: Harness, amount: string) {
+  const sub = await a.createSubOrganization({ wallet: { walletName: 'w', accounts: [ETHEREUM_ACCOUNT] } })
+  const as = { as: sub.keys[0]!, organizationId: sub.organizationId }
+  const from = sub.addresses![0]!
+  const { spendingLimitId } = resultOf(
+    'latchkey_create_spending_limit',
+    await a.submit(
+      'latchkey_create_spending_limit',
+      {
+        spendingLimitName: 'daily',
+        scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address: from },
+        window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
+        asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: CAIP2 },
+        amount,
+      },
+      as,
+    ),
+  )
+  return { ...as, from, spendingLimitId: spendingLimitId as string }
+}
+
+/**
+ * The organization's activities in the order their transactions held its spend lock: every writer
+ * of its limit state writes only while holding it and commits before giving it back, so the
+ * transaction ids PostgreSQL assigned them (at their first write, under the lock) follow that order.
+ */
+function inLockOrder(cluster: PostgresCluster, database: string, organizationId: string) {
+  return cluster
+    .psql(
+      `select xmin::text || ' ' || data from activities where "organizationId" = '${organizationId}' order by xmin::text::bigint`,
+      database,
+    )
+    .split('\n')
+    .map((line) => JSON.parse(line.slice(line.indexOf(' ') + 1)))
+}
+
+/**
+ * Replays the organization's history in lock order against the limit in force at each point: every
+ * signature that passed fit under it, every refusal was over it, and the stored total is the sum.
+ */
+async function expectLinearizable(
+  a: Harness,
+  database: string,
+  org: { organizationId: string; spendingLimitId: string },
+  initialCap: bigint,
+) {
+  let cap = initialCap
+  let used = 0n
+  const seen = { signed: 0, refused: 0, updates: 0 }
+  for (const row of inLockOrder(cluster, database, org.organizationId)) {
+    if (row.path === 'latchkey_update_spending_limit') {
+      expect(row.status).toBe('ACTIVITY_STATUS_COMPLETED')
+      cap = BigInt(row.intent.amount)
+      seen.updates++
+    } else if (row.path === 'sign_transaction') {
+      if (row.status === 'ACTIVITY_STATUS_COMPLETED') {
+        used += 1n
+        expect(used, 'a signature past the limit in force when it committed').toBeLessThanOrEqual(cap)
+        seen.signed++
+      } else {
+        expect(row.failure.details.errorCode).toBe('SPENDING_LIMIT_EXCEEDED')
+        expect(used + 1n, 'a refusal under the limit in force').toBeGreaterThan(cap)
+        seen.refused++
+      }
+    }
+  }
+  const usage = await a.service.store.get('spendingLimitUsage', org.spendingLimitId)
+  expect((usage?.entries ?? []).reduce((sum, entry) => sum + BigInt(entry.amount), 0n)).toBe(used)
+  return seen
+}
+
+describe("limit state ordered by the organization's spend lock, over two instances", {
+  timeout: 120_000,
+}, () => {
+  it('many organizations at once, each under its own limit: no 503, no rerun, every total exact', async () => {
+    let conflicts = 0
+    const [a, b] = (await twoInstances('many_organizations', {
+      events: {
+        emit: (name, data) => {
+          if (name === 'store.retry' && (data as { reason: string }).reason === 'conflict') conflicts++
+        },
+      },
+    })) as [Harness, Harness]
+    const organizations = await Promise.all(
+      Array.from({ length: 12 }, (_, n) => limitedOrganization([a, b][n % 2]!, '4')),
+    )
+    conflicts = 0
+    // 12 organizations × 10 one-wei signatures, all at once, each organization's split over both.
+    const replies = await Promise.all(
+      organizations.flatMap((org, n) =>
+        Array.from({ length: 10 }, (_, i) =>
+          [a, b][(n + i) % 2]!.submit(
+            'sign_transaction',
+            {
+              signWith: org.from,
+              type: 'TRANSACTION_TYPE_ETHEREUM',
+              unsignedTransaction: unsigned(DEAD, 1n, i),
+            },
+            org,
+          ),
+        ),
+      ),
+    )
+    expectExactly(replies, 12 * 4)
+    for (const [n, org] of organizations.entries()) {
+      expectExactly(replies.slice(n * 10, n * 10 + 10), 4)
+      expect(await totals(a, b, org.spendingLimitId, org)).toMatchObject({ stored: 4n, used: '4' })
+    }
+    // Limited signatures of different organizations share no row: none failed another's commit.
+    expect(conflicts).toBe(0)
+    for (const h of [a, b]) await h.service.close()
+  })
+
+  it('a limit lowered while its account spends over both instances: no spend past the limit in force when it committed', async () => {
+    const [a, b] = (await twoInstances('lowered')) as [Harness, Harness]
+    /**
+     * 6 of 10 spent, then the limit lowered to 5 while 16 one-wei spends race it over both
+     * instances (the lowering sent after the first 4 spends, or before them all): every spend the
+     * lowering precedes must be refused, every one before it may pass while under 10.
+     */
+    const race = async (lowerFirst: boolean) => {
+      const org = await limitedOrganization(a, '10')
+      const spend = (h: Harness, i: number) =>
+        h.submit(
+          'sign_transaction',
+          {
+            signWith: org.from,
+            type: 'TRANSACTION_TYPE_ETHEREUM',
+            unsignedTransaction: unsigned(DEAD, 1n, i),
+          },
+          org,
+        )
+      for (let i = 0; i < 6; i++) expect((await spend(a, 1000 + i)).status).toBe(200)
+      const lower = () =>
+        b.submit('latchkey_update_spending_limit', { spendingLimitId: org.spendingLimitId, amount: '5' }, org)
+      const lowered = lowerFirst ? lower() : undefined
+      const spends = Array.from({ length: 4 }, (_, i) => spend([a, b][i % 2]!, i))
+      const later = lowered ?? lower()
+      spends.push(...Array.from({ length: 12 }, (_, i) => spend([a, b][i % 2]!, 100 + i)))
+      const replies = await Promise.all(spends)
+      expect((await later).status).toBe(200)
+      expect(replies.filter((reply) => reply.status >= 500).map((reply) => reply.body)).toEqual([])
+      const seen = await expectLinearizable(a, 'lowered', org, 10n)
+      expect(seen).toMatchObject({ updates: 1, signed: 6 + replies.filter((r) => r.status === 200).length })
+    }
+    // The lowering among the spends, then before them, each twice.
+    for (const lowerFirst of [false, false, true, true]) await race(lowerFirst)
+    for (const h of [a, b]) await h.service.close()
+  })
+
+  it('a replayed signed request under a limit answers the first activity on both instances and counts once', async () => {
+    const [a, b] = (await twoInstances('limited_replay')) as [Harness, Harness]
+    const org = await limitedOrganization(a, '10')
+    const body = {
+      signWith: org.from,
+      type: 'TRANSACTION_TYPE_ETHEREUM',
+      unsignedTransaction: unsigned(DEAD, 3n, 0),
+    }
+    const timestampMs = String(a.clock.now())
+    const send = (h: Harness) => h.submit('sign_transaction', body, { ...org, timestampMs })
+    // The same bytes four times at once over both instances, then once more afterwards.
+    const replies = [...(await Promise.all([send(a), send(b), send(a), send(b)])), await send(b)]
+    expect(replies.map((reply) => reply.status)).toEqual([200, 200, 200, 200, 200])
+    const ids = new Set(replies.map((reply) => reply.body.activity.id))
+    expect(ids.size).toBe(1)
+    expect(await totals(a, b, org.spendingLimitId, org)).toMatchObject({ stored: 3n, entries: 1, used: '3' })
+    const usage = await a.service.store.get('spendingLimitUsage', org.spendingLimitId)
+    expect(usage!.entries[0]!.ref).toBe([...ids][0])
     for (const h of [a, b]) await h.service.close()
   })
 })

@@ -9,7 +9,7 @@ import { kyselyOf } from './kyselyOf.ts'
 import { openMemoryStore } from './memory.ts'
 import type { PluginRow } from './model.ts'
 import type { Prefetched } from './Prefetched.ts'
-import type { Store } from './Store.ts'
+import type { Store, Transaction } from './Store.ts'
 
 /**
  * The storage contract, run against every backend the service supports: the in-memory SQLite,
@@ -375,6 +375,45 @@ describe.each(backends)('storage contract: %s', (name, open) => {
       ),
     )
     expect((await store.get('pluginRows', 'counter'))!.data).toEqual({ n: 40 })
+    await store.close()
+  })
+
+  it('snapshot isolation under a lock: concurrent increments lose none and rerun none; a lock taken inside reruns, loses none', async () => {
+    const store = await open()
+    let reruns = 0
+    store.observe({ emit: (name) => void (name === 'store.retry' && reruns++) })
+    await store.transaction((tx) => tx.put('pluginRows', row('counter', { n: 0 })))
+    const increment = async (tx: Transaction) => {
+      const current = (await tx.get('pluginRows', 'counter'))!
+      await tx.put('pluginRows', { ...current, data: { n: (current.data.n as number) + 1 } })
+    }
+    // The lock taken before `begin`: each snapshot follows the last holder's commit.
+    await Promise.all(
+      Array.from({ length: 30 }, () =>
+        store.transaction(increment, { locks: ['counter'], isolation: 'snapshot' }),
+      ),
+    )
+    expect((await store.get('pluginRows', 'counter'))!.data).toEqual({ n: 30 })
+    expect(reruns).toBe(0)
+    // Taken inside, after a first read took the snapshot: a stale one conflicts and reruns, never overwrites.
+    await Promise.all([
+      ...Array.from({ length: 8 }, () =>
+        store.transaction(
+          async (tx) => {
+            await tx.get('pluginRows', 'other')
+            await tx.lock('counter')
+            // Only where the database has such locks (SQLite runs one transaction at a time).
+            expect(tx.holds('counter')).toBe(name === 'PostgreSQL')
+            await increment(tx)
+          },
+          { isolation: 'snapshot' },
+        ),
+      ),
+      ...Array.from({ length: 8 }, () =>
+        store.transaction(increment, { locks: ['counter'], isolation: 'snapshot' }),
+      ),
+    ])
+    expect((await store.get('pluginRows', 'counter'))!.data).toEqual({ n: 46 })
     await store.close()
   })
 

@@ -34,6 +34,9 @@ export interface MigrationState {
   current: boolean
 }
 
+/** How a transaction is isolated (`Store.transaction`'s `isolation`). */
+export type Isolation = 'serializable' | 'snapshot'
+
 /** Connections of a pool: open, idle among them, requests waiting for one, and the most it opens. */
 export interface PoolUse {
   total: number
@@ -327,9 +330,10 @@ export class Store implements Reads {
   }
 
   /**
-   * Runs `fn` in one transaction and commits if it resolves. On PostgreSQL it is SERIALIZABLE: a
-   * conflict with a concurrent transaction (on this instance or another) reruns `fn` from the
-   * start, up to a bound, so `fn` sees either all or none of every other transaction's writes.
+   * Runs `fn` in one transaction and commits if it resolves. On PostgreSQL it is SERIALIZABLE
+   * (unless `isolation` says otherwise): a conflict with a concurrent transaction (on this instance
+   * or another) reruns `fn` from the start, up to a bound, so `fn` sees either all or none of every
+   * other transaction's writes.
    *
    * With `snapshot` (what `prefetch` read), where the backend `writesAtOnce`, the first run is a
    * snapshot run instead: `fn` reads only from those rows, all read by one statement, and its
@@ -350,6 +354,16 @@ export class Store implements Reads {
        * holder's commit, and given back after it (`StoreBackend.sessionLocks`; elsewhere ignored).
        */
       locks?: readonly string[]
+      /**
+       * `snapshot`: the transaction reads one snapshot, taken after its `locks`, and takes no
+       * predicate locks (PostgreSQL's REPEATABLE READ, `StoreBackend.beginSnapshot`), so it never
+       * fails a commit of a transaction that wrote none of its rows, nor is failed by one. For a
+       * function that is content with a snapshot (as a snapshot run is) and whose every write but
+       * new rows is ordered by `locks` in every writer: a write skew is then impossible, and two
+       * writers of one row that were not ordered still conflict (rerun), never lose an update.
+       * Default `serializable`. Where one connection runs every transaction (SQLite), the same.
+       */
+      isolation?: Isolation
     } = {},
   ): Promise<R> {
     const snapshot =
@@ -366,7 +380,9 @@ export class Store implements Reads {
           if (this.closed) throw unavailable(new Error('store closed'))
           return await this.groups.run(fn, attempt)
         }
-        return await this.guard(() => this.alone(fn, attempt, options.locks))
+        return await this.guard(() =>
+          this.alone(fn, { attempt, locks: options.locks ?? [], isolation: options.isolation }),
+        )
       } catch (error) {
         const kind = classify(this.backend, error)
         if ((kind === 'retry' || kind === 'unique') && attempt < this.backend.maxAttempts) {
@@ -418,8 +434,11 @@ export class Store implements Reads {
   /** `fn` in a database transaction of its own, on one connection, every statement sent straight to it. */
   private alone<R>(
     fn: (tx: Transaction) => Promise<R> | R,
-    attempt: number,
-    locks: readonly string[] = [],
+    {
+      attempt,
+      locks,
+      isolation,
+    }: { attempt: number; locks: readonly string[]; isolation: Isolation | undefined },
   ): Promise<R> {
     return this.db.getExecutor().provideConnection(async (connection) => {
       const run = (statement: string, parameters: unknown[] = []) =>
@@ -433,7 +452,8 @@ export class Store implements Reads {
           await run(sessionLocks!.lock, [name])
           taken.push(name)
         }
-        return await this.once(fn, { run, attempt, connection, written })
+        const begin = (isolation === 'snapshot' && this.backend.beginSnapshot) || this.backend.begin
+        return await this.once(fn, { run, begin, attempt, connection, written, held: new Set(taken) })
       } finally {
         // A lock not given back would outlive the request on a pooled connection: if giving it
         // back fails, the connection is broken anyway and its locks end with its session.
@@ -447,21 +467,26 @@ export class Store implements Reads {
     fn: (tx: Transaction) => Promise<R> | R,
     {
       run,
+      begin,
       attempt,
       connection,
       written,
+      held,
     }: {
       run: (statement: string) => Promise<unknown>
+      begin: string
       attempt: number
       connection: DatabaseConnection
       written: Set<TableName>
+      /** The locks the connection holds for this transaction (`Transaction.holds`). */
+      held: Set<string>
     },
   ): Promise<R> {
-    await run(this.backend.begin)
+    await run(begin)
     try {
       let result: R
       try {
-        result = await fn(this.transactionOn(connection, attempt, written))
+        result = await fn(this.transactionOn(connection, attempt, written, held))
       } catch (error) {
         await run('rollback').catch(() => undefined)
         throw error
@@ -479,13 +504,19 @@ export class Store implements Reads {
     }
   }
 
-  private transactionOn(connection: DatabaseConnection, attempt: number, written: Set<TableName>) {
+  private transactionOn(
+    connection: DatabaseConnection,
+    attempt: number,
+    written: Set<TableName>,
+    held: Set<string> = new Set(),
+  ) {
     return new Transaction({
       execute: (query) => connection.executeQuery<Record<string, unknown>>(query),
       backend: this.backend,
       queries: this.queries,
       attempt,
       written,
+      held,
       ...(this.cache ? { cache: this.cache } : {}),
     })
   }

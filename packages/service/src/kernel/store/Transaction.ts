@@ -1,3 +1,4 @@
+import { CompiledQuery } from 'kysely'
 import type { StoreBackend } from './backends/StoreBackend.ts'
 import type { TableName, Tables } from './model.ts'
 import type { Execute, PageByOptions, Queries, RowValues } from './Queries.ts'
@@ -40,6 +41,8 @@ export interface TransactionOptions {
   snapshot?: Reads
   /** Sends a snapshot run's rows at `flush` (the store's, merged with other requests' rows). */
   insert?: (rows: RowValues[]) => Promise<void>
+  /** The locks held for this transaction: `Store.transaction`'s `locks`, then what `lock` takes. */
+  held?: Set<string>
 }
 
 let savepoints = 0
@@ -59,6 +62,7 @@ export class Transaction implements Reads {
   private readonly cache: ReadCache | undefined
   private readonly snapshot: Reads | undefined
   private readonly insert: ((rows: RowValues[]) => Promise<void>) | undefined
+  private readonly held: Set<string>
   /** A snapshot run's writes, in order, until `flush`. */
   private readonly pending: RowValues[] = []
   /**
@@ -76,6 +80,30 @@ export class Transaction implements Reads {
     this.snapshot = options.snapshot
     this.execute = options.execute
     this.insert = options.insert
+    this.held = options.held ?? new Set()
+  }
+
+  /** True when the transaction holds the lock `name` (`Store.transaction`'s `locks`, or `lock`). */
+  holds(name: string): boolean {
+    return this.held.has(name)
+  }
+
+  /**
+   * Takes the lock `name` (as `Store.transaction`'s `locks` name them) until the transaction ends,
+   * where the database has such locks (PostgreSQL's advisory locks; elsewhere one connection runs
+   * every transaction, nothing to take). Taken late, it orders the writes that follow it but not
+   * the transaction's snapshot, which its first statement took: a writer of a row that another
+   * holder rewrote meanwhile conflicts and is rerun. A writer that must read the last holder's
+   * writes names the lock in `locks`, before it begins. A snapshot run cannot hold a lock: it is
+   * run again as a transaction.
+   */
+  async lock(name: string): Promise<void> {
+    if (this.held.has(name)) return
+    const statement = this.backend.sessionLocks?.inTransaction
+    if (!statement) return
+    if (this.snapshot) throw this.miss()
+    await this.execute(CompiledQuery.raw(statement, [name]))
+    this.held.add(name)
   }
 
   /** Marks a snapshot run as dropped and returns the error to throw. */

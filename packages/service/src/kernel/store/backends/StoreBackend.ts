@@ -65,14 +65,24 @@ export interface StoreBackend {
   readonly textType: Expression<unknown>
   /** What `error`, thrown by this database or its driver, means for the request. */
   classify(error: unknown): ErrorKind
-  /** The statement that begins a transaction, with its isolation. */
+  /** The statement that begins a transaction, with its isolation (serializable). */
   readonly begin: string
+  /**
+   * The statement that begins a transaction on one snapshot without serializable's predicate
+   * locks (PostgreSQL's REPEATABLE READ, which is snapshot isolation): `Store.transaction`'s
+   * `isolation: 'snapshot'`, for a transaction whose writes beyond new rows are ordered by its
+   * `locks`. It cannot fail another transaction's commit, nor be failed by one that wrote none of
+   * its rows; two that update one row still conflict (the second is rerun, never a lost update).
+   * Absent where `begin` already runs one transaction at a time (SQLite): `begin` is used.
+   */
+  readonly beginSnapshot?: string
   /**
    * Statements taking and giving back a lock named by the text `$1` for the connection, outside
    * any transaction, that every process of the database sees (PostgreSQL's session advisory
-   * locks): `Store.transaction`'s `locks`. Absent where one connection runs every transaction.
+   * locks): `Store.transaction`'s `locks`; and `inTransaction`, taking the same lock until the
+   * transaction ends (`Transaction.lock`). Absent where one connection runs every transaction.
    */
-  readonly sessionLocks?: { lock: string; unlock: string }
+  readonly sessionLocks?: { lock: string; unlock: string; inTransaction: string }
   /** Most runs of a transaction that keeps conflicting (or keeps hitting a unique index) before it fails. */
   readonly maxAttempts: number
   /**

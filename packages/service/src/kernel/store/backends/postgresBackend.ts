@@ -8,7 +8,8 @@ const CONNECTION_LOST =
 
 /**
  * PostgreSQL (`pg`): several service processes may write one database, so nothing committed is
- * cached and every transaction is SERIALIZABLE, rerun on conflicts. Each read is a round trip, so
+ * cached and every transaction is SERIALIZABLE (but those whose caller orders their writers with
+ * advisory locks, at REPEATABLE READ: `beginSnapshot`), rerun on conflicts. Each read is a round trip, so
  * a request's first reads are read ahead in one statement, and an activity that only adds its own
  * record runs on those reads with its rows inserted by one more statement (`writesAtOnce`); the
  * reads and inserts of concurrent requests share those statements (`batchesRequests`). Both take
@@ -30,9 +31,12 @@ export const postgresBackend: StoreBackend = {
     return 'other'
   },
   begin: 'begin isolation level serializable',
+  beginSnapshot: 'begin isolation level repeatable read',
+  // One lock space: a session's lock and another session's transaction lock on one name exclude each other.
   sessionLocks: {
     lock: 'select pg_advisory_lock(hashtext($1))',
     unlock: 'select pg_advisory_unlock(hashtext($1))',
+    inTransaction: 'select pg_advisory_xact_lock(hashtext($1))',
   },
   maxAttempts: 30,
   groupsCommits: false,
