@@ -44,7 +44,7 @@ export function observeRequests(
     c.set('requestId', requestId)
     // Set before the handler answers, so they are part of the answer as it is made: a header added
     // to a finished answer makes Hono rebuild it as a web Response with a body stream, which
-    // @hono/node-server then reads back (issue 42: a fifth of a signing's CPU on the main thread).
+    // @hono/node-server then reads back (issue 42: 0.16–0.22 ms of CPU a request).
     c.header(REQUEST_ID_HEADER, requestId)
     if (runtime.lifecycle.draining) c.header('Connection', 'close')
     await next()
