@@ -42,9 +42,16 @@ export function observeRequests(
     const given = c.req.header(REQUEST_ID_HEADER)
     const requestId = given !== undefined && WELL_FORMED_ID.test(given) ? given : runtime.newId()
     c.set('requestId', requestId)
-    await next()
+    // Set before the handler answers, so they are part of the answer as it is made: a header added
+    // to a finished answer makes Hono rebuild it as a web Response with a body stream, which
+    // @hono/node-server then reads back (issue 42: 0.16–0.22 ms of CPU a request).
     c.header(REQUEST_ID_HEADER, requestId)
     if (runtime.lifecycle.draining) c.header('Connection', 'close')
+    await next()
+    // An answer made as a Response of its own (not through the context) has not got them yet.
+    const { headers } = c.res
+    if (headers.get(REQUEST_ID_HEADER) === null) c.header(REQUEST_ID_HEADER, requestId)
+    if (runtime.lifecycle.draining && headers.get('connection') === null) c.header('Connection', 'close')
     const seconds = (performance.now() - started) / 1000
     const path = c.req.path
     const family = routeFamily(path)

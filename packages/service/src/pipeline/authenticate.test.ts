@@ -125,6 +125,20 @@ describe.each([
     expect(await verifyP256WithWebCrypto(publicKey, bytesToHex(highS.toBytes('der')), body)).toBe(true)
   })
 
+  it('answers each of many concurrent stamps of one key on its own (good and bad interleaved)', async () => {
+    const secret = p256.utils.randomSecretKey()
+    const publicKey = bytesToHex(p256.getPublicKey(secret, true))
+    const bodies = Array.from({ length: 20 }, (_, i) => utf8ToBytes(`{"n":${i}}`))
+    const signatures = bodies.map((body) => bytesToHex(p256.sign(body, secret, { format: 'der' })))
+    // Odd requests carry the next request's signature: each must be refused, each even one accepted.
+    const answers = await Promise.all(
+      bodies.map((body, i) =>
+        verifyP256WithWebCrypto(publicKey, signatures[i % 2 ? (i + 1) % 20 : i]!, body),
+      ),
+    )
+    expect(answers).toEqual(bodies.map((_, i) => i % 2 === 0))
+  })
+
   it('verifies stamps of the service in use (a service given this verifier accepts and refuses alike)', async () => {
     const h = await createHarness({
       verifyP256: verifyP256WithWebCrypto as (p: string, s: string, b: Uint8Array) => Promise<boolean>,

@@ -162,8 +162,25 @@ export function parseJsonObject(bytes: Uint8Array, maxDepth = MAX_JSON_DEPTH): R
   return value as Record<string, unknown>
 }
 
-/** Walks the value without recursion (so no depth can overflow the stack). */
+/**
+ * Walks the value without recursion (so no depth can overflow the stack), naming no field: a body
+ * within the limit, every body but an attacker's, costs no string per value (issue 42).
+ */
 function assertDepth(root: object, maxDepth: number): void {
+  const stack: [unknown, number][] = [[root, 1]]
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop()!
+    if (typeof value !== 'object' || value === null) continue
+    if (depth > maxDepth) {
+      nameTooDeep(root, maxDepth)
+      return
+    }
+    for (const item of Array.isArray(value) ? value : Object.values(value)) stack.push([item, depth + 1])
+  }
+}
+
+/** The same walk, naming the first field found nested too deep (`assertDepth` found one). */
+function nameTooDeep(root: object, maxDepth: number): void {
   const stack: [unknown, string, number][] = [[root, '', 1]]
   while (stack.length > 0) {
     const [value, path, depth] = stack.pop()!
