@@ -1,10 +1,16 @@
 import { render, screen } from '@testing-library/react'
 import { Suspense, version } from 'react'
 import { describe, expect, it } from 'vitest'
-import { useUi } from './useUi.ts'
+import { authStrings } from '../i18n/sections/auth.ts'
+import { codeStrings } from '../i18n/sections/code.ts'
+import { limitsStrings } from '../i18n/sections/limits.ts'
+import { joinStrings } from '../i18n/strings.ts'
+import { LatchkeyUIProvider } from './LatchkeyUIProvider.tsx'
+import { uiStrings } from './uiStrings.ts'
+import { type Ui, useStrings, useUi } from './useUi.ts'
 
 function Probe({ locale }: { locale: string }) {
-  const ui = useUi({ locale })
+  const ui = useUi({ locale }, uiStrings)
   return (
     <p {...ui.rootProps} data-testid="probe">
       {ui.t('signIn')}
@@ -47,5 +53,38 @@ describe(`useUi on React ${version}`, () => {
     )
     expect(screen.queryByText('loading')).toBeNull()
     expect(screen.getByTestId('probe').textContent).toBe(text)
+  })
+
+  it("loads a drop-in's own strings, not every screen's; a lazy step adds its own, overrides included", async () => {
+    const limitsUi = joinStrings(uiStrings, limitsStrings)
+    function Step({ ui: screen }: { ui: Ui<'cancel'> }) {
+      const ui = useStrings(screen, codeStrings)
+      return <span data-testid="step">{`${ui.t('mfaVerify')} · ${ui.t('cancel')}`}</span>
+    }
+    function Limits() {
+      const ui = useUi({}, limitsUi)
+      return (
+        <p {...ui.rootProps} data-testid="limits">
+          {ui.t('limitsTitle')}
+          <Step ui={ui} />
+        </p>
+      )
+    }
+    render(
+      <LatchkeyUIProvider locale="es" messages={{ mfaVerify: 'Comprobar' }}>
+        <Suspense fallback={<p>loading</p>}>
+          <Limits />
+        </Suspense>
+      </LatchkeyUIProvider>,
+    )
+    expect(screen.getByText('loading')).toBeTruthy()
+    expect((await screen.findByTestId('limits')).firstChild?.textContent).toBe('Límites de gasto')
+    expect(screen.getByTestId('step').textContent).toBe('Comprobar · Cancelar')
+    // Spanish came for the sections shown and no others: the sign-in's stays unloaded.
+    const loaded = (strings: { sections: readonly { loaded: Map<string, unknown> }[] }) =>
+      strings.sections.map((section) => section.loaded.has('es'))
+    expect(loaded(limitsUi)).toEqual([true, true, true])
+    expect(loaded(codeStrings)).toEqual([true])
+    expect(loaded(authStrings)).toEqual([false])
   })
 })
