@@ -7,8 +7,8 @@ import {
   usePolicyEvaluations,
   useRejectActivity,
 } from '../../react/index.ts'
+import { joinStrings } from '../i18n/joinStrings.ts'
 import { approvalStrings } from '../i18n/sections/approval.ts'
-import { joinStrings } from '../i18n/strings.ts'
 import { Alert } from '../ui/Alert.tsx'
 import { ErrorText } from '../ui/ErrorText.tsx'
 import { formatDateTime } from '../ui/formatDuration.ts'

@@ -1,5 +1,5 @@
+import { joinStrings } from '../i18n/joinStrings.ts'
 import { authStrings } from '../i18n/sections/auth.ts'
-import { joinStrings } from '../i18n/strings.ts'
 import { uiStrings } from '../ui/uiStrings.ts'
 
 /** What the sign-in flow renders: the ui parts' strings and the sign-in's own. */

@@ -1,4 +1,5 @@
 import { en, type MessageKey, type Messages } from './en.ts'
+import { joinStrings } from './joinStrings.ts'
 import { approvalStrings } from './sections/approval.ts'
 import { authStrings } from './sections/auth.ts'
 import { codeStrings } from './sections/code.ts'
@@ -16,7 +17,7 @@ import { spendingStrings } from './sections/spending.ts'
 import { stepUpStrings } from './sections/stepUp.ts'
 import { triggerStrings } from './sections/trigger.ts'
 import { walletsStrings } from './sections/wallets.ts'
-import { joinStrings, loadStrings, type Translate, translateWith } from './strings.ts'
+import { readStrings, type Strings, type Translate, translateWith } from './strings.ts'
 
 export {
   BUILT_IN_LOCALES,
@@ -27,7 +28,7 @@ export {
 } from './strings.ts'
 
 /** Every section: what `preloadMessages` loads (and the dictionaries' test checks). */
-export const allStrings = joinStrings(
+export const allStrings = /* @__PURE__ */ joinStrings(
   triggerStrings,
   commonStrings,
   authStrings,
@@ -50,6 +51,17 @@ export const allStrings = joinStrings(
 /** The whole dictionary for `locale` (English for a locale that is not built in). */
 export async function loadMessages(locale: string): Promise<Messages> {
   return loadStrings(allStrings, locale)
+}
+
+/** `strings` in `locale`, loaded (before a render, which then does not suspend). */
+async function loadStrings<K extends string>(strings: Strings<K>, locale: string) {
+  for (;;)
+    try {
+      return readStrings(strings, locale)
+    } catch (thrown) {
+      if (!(thrown instanceof Promise)) throw thrown
+      await thrown
+    }
 }
 
 /**

@@ -1,6 +1,6 @@
+import { joinStrings } from '../i18n/joinStrings.ts'
 import { limitsStrings } from '../i18n/sections/limits.ts'
 import { spendingStrings } from '../i18n/sections/spending.ts'
-import { joinStrings } from '../i18n/strings.ts'
 import { uiStrings } from '../ui/uiStrings.ts'
 
 /** What `<AgentAllowance/>` and `<SpendingLimits/>` render: the ui parts', the limits' in words, their own. */

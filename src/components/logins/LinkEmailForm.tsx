@@ -7,7 +7,8 @@ import { CodeField } from '../ui/CodeField.tsx'
 import { errorCodeOf } from '../ui/errorMessage.ts'
 import { ErrorRegion } from '../ui/feedback.tsx'
 import { Button } from '../ui/parts.tsx'
-import { type Ui, type UiKey, useStrings } from '../ui/useUi.ts'
+import { useStrings } from '../ui/useStrings.ts'
+import type { Ui, UiKey } from '../ui/useUi.ts'
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 

@@ -11,8 +11,8 @@ import {
   useWalletKitConfig,
 } from '../../react/index.ts'
 import { PROVIDER_MARK, PROVIDER_NAME } from '../auth/providers.tsx'
+import { joinStrings } from '../i18n/joinStrings.ts'
 import { loginsStrings } from '../i18n/sections/logins.ts'
-import { joinStrings } from '../i18n/strings.ts'
 import { isMfaRequired, LazyStepUp } from '../mfa/LazyStepUp.tsx'
 import { Alert } from '../ui/Alert.tsx'
 import { ConfirmStep } from '../ui/ConfirmStep.tsx'

@@ -13,8 +13,8 @@ import {
   useUpdateMfaPolicy,
   useUser,
 } from '../../react/index.ts'
+import { joinStrings } from '../i18n/joinStrings.ts'
 import { securityStrings } from '../i18n/sections/security.ts'
-import { joinStrings } from '../i18n/strings.ts'
 import { Alert } from '../ui/Alert.tsx'
 import { CopyButton } from '../ui/CopyButton.tsx'
 import { ErrorText, MessageText } from '../ui/ErrorText.tsx'

@@ -7,7 +7,8 @@ import { CopyButton } from '../ui/CopyButton.tsx'
 import { errorCodeOf } from '../ui/errorMessage.ts'
 import { ErrorRegion } from '../ui/feedback.tsx'
 import { Button } from '../ui/parts.tsx'
-import { type Ui, useStrings } from '../ui/useUi.ts'
+import { useStrings } from '../ui/useStrings.ts'
+import type { Ui } from '../ui/useUi.ts'
 import { enrolmentUiStrings } from './mfaStrings.ts'
 
 /**

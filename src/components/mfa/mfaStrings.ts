@@ -1,7 +1,7 @@
+import { joinStrings } from '../i18n/joinStrings.ts'
 import { codeStrings } from '../i18n/sections/code.ts'
 import { enrolmentStrings } from '../i18n/sections/enrolment.ts'
 import { stepUpStrings } from '../i18n/sections/stepUp.ts'
-import { joinStrings } from '../i18n/strings.ts'
 
 // The strings the lazy MFA steps bring with their chunks (`useStrings` over the screen's `ui`).
 

@@ -10,8 +10,8 @@ import {
   useUpdateUserName,
   useUser,
 } from '../../react/index.ts'
+import { joinStrings } from '../i18n/joinStrings.ts'
 import { profileStrings } from '../i18n/sections/profile.ts'
-import { joinStrings } from '../i18n/strings.ts'
 import { isMfaRequired, LazyStepUp } from '../mfa/LazyStepUp.tsx'
 import { Alert } from '../ui/Alert.tsx'
 import { ErrorText } from '../ui/ErrorText.tsx'

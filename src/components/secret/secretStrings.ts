@@ -1,5 +1,5 @@
+import { joinStrings } from '../i18n/joinStrings.ts'
 import { secretStrings } from '../i18n/sections/secret.ts'
-import { joinStrings } from '../i18n/strings.ts'
 import { uiStrings } from '../ui/uiStrings.ts'
 
 /** What `<ExportWallet/>` and `<ImportWallet/>` render. */

@@ -9,9 +9,9 @@ import {
   useSpendingLimits,
   useWalletAccounts,
 } from '../../react/index.ts'
+import { joinStrings } from '../i18n/joinStrings.ts'
 import { sendStrings } from '../i18n/sections/send.ts'
 import { spendingStrings } from '../i18n/sections/spending.ts'
-import { joinStrings } from '../i18n/strings.ts'
 import { coversNative, freesText, leftText, refusalText, tightest } from '../limits/allowance.ts'
 import { isMfaRequired, LazyStepUp } from '../mfa/LazyStepUp.tsx'
 import { Alert } from '../ui/Alert.tsx'

@@ -1,7 +1,7 @@
 import { Suspense, useEffect, useState } from 'react'
 import { useLogout, useRefreshSession, useSessionState } from '../../react/index.ts'
+import { joinStrings } from '../i18n/joinStrings.ts'
 import { sessionStrings } from '../i18n/sections/session.ts'
-import { joinStrings } from '../i18n/strings.ts'
 import { Alert } from '../ui/Alert.tsx'
 import { ErrorText } from '../ui/ErrorText.tsx'
 import { formatCountdown } from '../ui/formatDuration.ts'

@@ -1,6 +1,6 @@
+import { joinStrings } from '../i18n/joinStrings.ts'
 import { commonStrings } from '../i18n/sections/common.ts'
 import { triggerStrings } from '../i18n/sections/trigger.ts'
-import { joinStrings } from '../i18n/strings.ts'
 
 // Apart from useUi.ts so that the start-up code (the sign-in trigger, which takes only the
 // trigger's strings) never bundles the common strings.

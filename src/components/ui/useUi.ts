@@ -1,16 +1,8 @@
 import { type CSSProperties, useMemo } from 'react'
 import type { Messages } from '../i18n/en.ts'
-import {
-  type Dictionary,
-  directionOf,
-  readStrings,
-  type Strings,
-  type Translate,
-  translateWith,
-} from '../i18n/strings.ts'
+import { directionOf, readStrings, type Strings, type Translate, translateWith } from '../i18n/strings.ts'
 import { definedOnly, useUiContext } from './LatchkeyUIProvider.tsx'
 import { RADII, type UiOptions } from './uiOptions.ts'
-
 import type { UiKey } from './uiStrings.ts'
 
 export type { UiKey } from './uiStrings.ts'
@@ -69,19 +61,4 @@ export function useUi<K extends string>(props: UiOptions, strings: Strings<K>): 
       overrides,
     }
   }, [messages, overrides, strings, locale, theme, accent, radius, font])
-}
-
-/**
- * `ui` with the strings of a step that loads later (the MFA step-up, a form in a lazy chunk): the
- * step imports them, so they come with its chunk rather than with the screen that shows it.
- * Suspends while a translation loads the first time.
- */
-export function useStrings<K extends string, L extends string>(ui: Ui<K>, strings: Strings<L>): Ui<K | L> {
-  const messages: Dictionary<L> = readStrings(strings, ui.locale)
-  return useMemo(() => {
-    const own = translateWith(messages, ui.overrides, strings.en)
-    const t: Translate<K | L> = (key, values) =>
-      key in strings.en ? own(key as L, values) : ui.t(key as K, values)
-    return { ...ui, t }
-  }, [ui, messages, strings])
 }

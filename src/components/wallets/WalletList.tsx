@@ -8,8 +8,8 @@ import {
   useWalletAccounts,
   useWallets,
 } from '../../react/index.ts'
+import { joinStrings } from '../i18n/joinStrings.ts'
 import { walletsStrings } from '../i18n/sections/wallets.ts'
-import { joinStrings } from '../i18n/strings.ts'
 import { Alert } from '../ui/Alert.tsx'
 import { CopyButton } from '../ui/CopyButton.tsx'
 import { ErrorText } from '../ui/ErrorText.tsx'
