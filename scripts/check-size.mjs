@@ -50,7 +50,11 @@ const budgets = [
     // Wave 9: <LinkedLogins/>'s "Link Google" (3 strings, issue 38) and <SpendingLimits/> (17 strings,
     // issue 37), each in three languages: measured 99.8 kB, start-up unchanged at 14.7 kB (neither
     // drop-in is in the sign-in app; their strings are, in the dictionaries).
-    limit: 100_500,
+    // Wave 10: the dictionaries split into sections that load with the screen showing them
+    // (src/components/i18n/{en,es,ar}/<section>.ts): the sign-in app carries only the trigger's, the ui
+    // parts' and the sign-in's strings in three languages (99.7 → 88.7 kB; start-up 14.7 kB, unchanged).
+    // Measured plus about 3%.
+    limit: 91_500,
     measure: (/** @type {Record<string, any>} */ s) => s.signin.all.total - s.baseline.all.total,
     startupOnly: false,
   },
@@ -85,7 +89,9 @@ const budgets = [
     what: '<SecuritySettings/> panel chunk',
     // 11.7 kB in wave 9: the English dictionary it carries gained <LinkedLogins/>'s 3 "Link Google"
     // strings and <SpendingLimits/>'s 17 (issues 38, 37); the panel itself did not change.
-    limit: 11_700,
+    // Wave 10: it carries its own and the ui parts' English strings, not the whole dictionary
+    // (11.4 → 7.2 kB); measured plus about 3%.
+    limit: 7_500,
     measure: (/** @type {Record<string, any>} */ s) =>
       chunkHolding(s.security, 'src/components/mfa/SecurityPanel.tsx'),
     startupOnly: false,
@@ -112,7 +118,9 @@ const budgets = [
   {
     app: 'logins',
     what: '<LinkedLogins/> "Link Google" chunk (OAuth flow)',
-    limit: 1_600,
+    // Wave 10: 1.1 → 0.6 kB, the popup opener now in <LinkedLogins/>' own chunk (a popup opened
+    // during the click on "Open the Google window" after a blocked one needs it at hand).
+    limit: 700,
     measure: (/** @type {Record<string, any>} */ s) =>
       chunkHolding(s.logins, 'src/core/actions/activities/linkOAuth.ts'),
     startupOnly: false,
@@ -125,7 +133,9 @@ const budgets = [
   {
     app: 'limits',
     what: '<SpendingLimits/> panel chunk',
-    limit: 24_000,
+    // Wave 10: its own, the limits' and the ui parts' English strings rather than the whole
+    // dictionary (23.6 → 20.4 kB); measured plus about 3%.
+    limit: 21_000,
     measure: (/** @type {Record<string, any>} */ s) =>
       chunkHolding(s.limits, 'src/components/limits/SpendingLimitsPanel.tsx'),
     startupOnly: false,

@@ -224,6 +224,7 @@ describe('package exports', () => {
         "rejectActivity",
         "rejectActivityMutationOptions",
         "requireSession",
+        "reserveOAuthPopup",
         "revokeAgentAllowance",
         "revokeAgentAllowanceMutationOptions",
         "satisfyMfa",

@@ -305,7 +305,8 @@ export { loadWalletKitConfig, sessionLifetimeSeconds } from './actions/auth/load
 export type { LogoutParameters, LogoutReturnType } from './actions/auth/logout.ts'
 export { logout } from './actions/auth/logout.ts'
 export type { OAuthSignInReturnType, PendingOAuth } from './actions/auth/oauthShared.ts'
-export { openOAuthPopup } from './actions/auth/openOAuthPopup.ts'
+// wave 10: a popup opened during a click, for linking a login after a blocked popup
+export { openOAuthPopup, type ReservedOAuthPopup, reserveOAuthPopup } from './actions/auth/openOAuthPopup.ts'
 export { hasPendingOAuth } from './actions/auth/pendingOAuth.ts'
 export type { RefreshSessionParameters, RefreshSessionReturnType } from './actions/auth/refreshSession.ts'
 export { refreshSession } from './actions/auth/refreshSession.ts'

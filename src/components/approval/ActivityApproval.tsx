@@ -7,13 +7,18 @@ import {
   usePolicyEvaluations,
   useRejectActivity,
 } from '../../react/index.ts'
+import { joinStrings } from '../i18n/joinStrings.ts'
+import { approvalStrings } from '../i18n/sections/approval.ts'
 import { Alert } from '../ui/Alert.tsx'
 import { ErrorText } from '../ui/ErrorText.tsx'
 import { formatDateTime } from '../ui/formatDuration.ts'
 import { CheckIcon, ClockIcon } from '../ui/icons.tsx'
 import { Button, Spinner } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
+import { uiStrings } from '../ui/uiStrings.ts'
 import { useUi } from '../ui/useUi.ts'
+
+const strings = /* @__PURE__ */ joinStrings(uiStrings, approvalStrings)
 
 export interface ActivityApprovalProps extends UiOptions {
   /** The activity waiting for consensus (e.g. from a `CONSENSUS_NEEDED` error's details). */
@@ -55,7 +60,7 @@ export function ActivityApproval(props: ActivityApprovalProps) {
 }
 
 function ActivityApprovalInner({ activityId, onVoted, className, ...look }: ActivityApprovalProps) {
-  const ui = useUi(look)
+  const ui = useUi(look, strings)
   const titleId = useId()
   const activity = useActivity({ activityId })
   const evaluations = usePolicyEvaluations({ activityId })

@@ -6,6 +6,7 @@ import { createTestService, latestCode, renderWithService, SERVICE_URL } from '.
 import { useUi } from '../ui/useUi.ts'
 import { type AuthFlow, AuthFlowContext, type AuthStep } from './AuthFlowContext.ts'
 import { AuthModal } from './AuthModal.tsx'
+import { authUiStrings } from './authStrings.ts'
 import { SuccessStep } from './StatusSteps.tsx'
 
 afterEach(() => {
@@ -78,7 +79,7 @@ describe('the sign-in flow', () => {
 })
 
 function OfferHarness({ step }: { step: AuthStep }) {
-  const ui = useUi({})
+  const ui = useUi({}, authUiStrings)
   const flow = { ui, step, titleId: 't', busy: false, error: null, finish: () => {} } as unknown as AuthFlow
   return (
     <AuthFlowContext.Provider value={flow}>

@@ -1,6 +1,7 @@
 import type { OAuthMethod, SignInMethod } from '@latchkey/protocol'
 import { createContext, useContext } from 'react'
 import type { Ui } from '../ui/useUi.ts'
+import type { AuthKey } from './authStrings.ts'
 
 /** Where the sign-in flow is. */
 export type AuthStep =
@@ -35,7 +36,7 @@ export interface DiscoveredWalletInfo {
  * (`useOtpSignIn`, `useOAuthSignIn`, `usePasskeySignIn`, `usePasskeySignUp`, `useWalletSignIn`).
  */
 export interface AuthFlow {
-  ui: Ui
+  ui: Ui<AuthKey>
   /** Id of the current step's title (the dialog is labelled by it). */
   titleId: string
   /** Sign-in methods to offer, in display order. */

@@ -32,6 +32,7 @@ function StepFallback() {
   )
 }
 
+import { type AuthKey, authUiStrings } from './authStrings.ts'
 import { type AuthFlowOptions, useAuthFlow } from './useAuthFlow.ts'
 
 export interface AuthFormProps extends UiOptions, Omit<AuthFlowOptions, 'ui'> {
@@ -101,7 +102,7 @@ export function AuthFlowRoot({
   options,
   children,
 }: {
-  ui: Ui
+  ui: Ui<AuthKey>
   options: Omit<AuthFlowOptions, 'ui'>
   children?: AuthFormProps['children']
 }) {
@@ -129,7 +130,7 @@ export function AuthModalBody({
   options: Omit<AuthFlowOptions, 'ui'>
   children?: AuthFormProps['children']
 }) {
-  const ui = useUi(uiOptions)
+  const ui = useUi(uiOptions, authUiStrings)
   return <AuthFlowRoot ui={ui} {...rest} />
 }
 
@@ -156,7 +157,7 @@ function AuthFormInner({
   className,
   ...options
 }: AuthFormProps) {
-  const ui = useUi({ theme, locale, messages, accent, radius, font })
+  const ui = useUi({ theme, locale, messages, accent, radius, font }, authUiStrings)
   return (
     <section
       {...ui.rootProps}

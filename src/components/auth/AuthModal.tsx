@@ -13,11 +13,12 @@ import {
 import { LatchkeyError } from '../../core/baseErrors.ts'
 import type { Latchkey, Session } from '../../react/index.ts'
 import { useLatchkey, useSession, useSessionStatus } from '../../react/index.ts'
-import { enTrigger, type TriggerMessageKey } from '../i18n/enTrigger.ts'
+import type { enTrigger } from '../i18n/en/trigger.ts'
+import { triggerStrings } from '../i18n/sections/trigger.ts'
 import { Dialog } from '../ui/Dialog.tsx'
 import { Button, Header, Spinner } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
-import { type Ui, useUiWith } from '../ui/useUiWith.ts'
+import { type Ui, useUi } from '../ui/useUi.ts'
 import type { AuthFormProps, authSteps } from './AuthForm.tsx'
 import type { AuthFlowOptions, AuthResult } from './useAuthFlow.ts'
 import { useTriggerLogout } from './useTriggerLogout.ts'
@@ -62,7 +63,7 @@ function BodyLoading({
   titleId,
   onClose,
 }: {
-  ui: Ui<TriggerMessageKey>
+  ui: Ui<keyof typeof enTrigger>
   titleId: string
   onClose: () => void
 }) {
@@ -170,7 +171,7 @@ function AuthModalInner(props: AuthModalProps) {
     ...options
   } = props
   const uiOptions = { theme, locale, messages, accent, radius, font }
-  const ui = useUiWith(uiOptions, enTrigger)
+  const ui = useUi(uiOptions, triggerStrings)
   const client = useLatchkey()
   // Only a session that can sign (`undefined` from the instant it expires).
   const account = useSession()

@@ -1,5 +1,6 @@
 import { useId, useMemo, useState } from 'react'
 import type { Ui } from '../ui/useUi.ts'
+import type { AuthKey } from './authStrings.ts'
 import { COUNTRIES, dialCodeOf, toE164 } from './countries.ts'
 
 // Loaded lazily (React.lazy) when the phone field is shown, so e-mail-only sign-in never pays for it.
@@ -12,7 +13,7 @@ export interface PhoneValue {
 }
 
 export interface PhoneFieldProps {
-  ui: Ui
+  ui: Ui<AuthKey>
   /** `null` until the person types: the country defaults to the locale's region. */
   value: PhoneValue | null
   onChange: (value: PhoneValue) => void

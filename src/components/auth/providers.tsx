@@ -1,9 +1,9 @@
 import type { OAuthMethod } from '@latchkey/protocol'
 import type { ReactNode } from 'react'
-import type { MessageKey } from '../i18n/en.ts'
 import { AppleMark, DiscordMark, FacebookMark, GoogleMark, XMark } from '../ui/icons.tsx'
+import type { UiKey } from '../ui/uiStrings.ts'
 
-export const PROVIDER_NAME: Record<OAuthMethod, MessageKey> = {
+export const PROVIDER_NAME: Record<OAuthMethod, UiKey> = {
   google: 'providerGoogle',
   apple: 'providerApple',
   x: 'providerX',

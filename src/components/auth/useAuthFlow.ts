@@ -4,6 +4,7 @@ import type { Session } from '../../react/index.ts'
 import { errorCodeOf } from '../ui/errorMessage.ts'
 import type { Ui } from '../ui/useUi.ts'
 import type { AuthFlow, AuthStep } from './AuthFlowContext.ts'
+import type { AuthKey } from './authStrings.ts'
 import { deviceName } from './deviceName.ts'
 import { useSignInActions } from './useSignInActions.ts'
 
@@ -27,7 +28,7 @@ export interface AuthResult {
 }
 
 export interface AuthFlowOptions {
-  ui: Ui
+  ui: Ui<AuthKey>
   /**
    * Which methods to offer and in what order. Only methods the service enables are shown.
    * @default every enabled method, in the order email, sms, passkey, google, apple, x, discord, facebook, wallet

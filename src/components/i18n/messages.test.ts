@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { ar } from './ar.ts'
 import { en } from './en.ts'
 import { es } from './es.ts'
-import { createTranslate, directionOf } from './messages.ts'
+import { allStrings, createTranslate, directionOf, preloadMessages } from './messages.ts'
 
 const placeholders = (text: string) => [...text.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort()
 
@@ -14,6 +14,21 @@ describe('dictionaries', () => {
     expect(Object.keys(messages).sort()).toEqual(Object.keys(en).sort())
     for (const key of Object.keys(en) as (keyof typeof en)[])
       expect([key, placeholders(messages[key])]).toEqual([key, placeholders(en[key])])
+  })
+
+  it('splits into sections that share no key, each translated whole on its own', async () => {
+    const sections = allStrings.parts ?? []
+    expect(sections.reduce((sum, section) => sum + Object.keys(section.en).length, 0)).toBe(
+      Object.keys(en).length,
+    )
+    for (const section of sections)
+      for (const lang of ['es', 'ar'] as const) {
+        await preloadMessages(lang)
+        const translated = section.read(lang)
+        expect(Object.keys(translated)).toEqual(Object.keys(section.en))
+        for (const key of Object.keys(section.en) as (keyof typeof section.en)[])
+          expect([key, placeholders(translated[key])]).toEqual([key, placeholders(section.en[key])])
+      }
   })
 
   it('interpolates values, keeps unknown markers, and lets apps override strings', () => {

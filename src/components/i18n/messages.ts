@@ -1,5 +1,23 @@
-import { loadDictionary, readDictionary, type Tracked, type Translate, translateWith } from './dictionary.ts'
-import { en, type Messages } from './en.ts'
+import { en, type MessageKey, type Messages } from './en.ts'
+import { joinStrings } from './joinStrings.ts'
+import { approvalStrings } from './sections/approval.ts'
+import { authStrings } from './sections/auth.ts'
+import { codeStrings } from './sections/code.ts'
+import { commonStrings } from './sections/common.ts'
+import { enrolmentStrings } from './sections/enrolment.ts'
+import { limitsStrings } from './sections/limits.ts'
+import { loginsStrings } from './sections/logins.ts'
+import { profileStrings } from './sections/profile.ts'
+import { secretStrings } from './sections/secret.ts'
+import { securityStrings } from './sections/security.ts'
+import { sendStrings } from './sections/send.ts'
+import { sessionStrings } from './sections/session.ts'
+import { signStrings } from './sections/sign.ts'
+import { spendingStrings } from './sections/spending.ts'
+import { stepUpStrings } from './sections/stepUp.ts'
+import { triggerStrings } from './sections/trigger.ts'
+import { walletsStrings } from './sections/wallets.ts'
+import { readStrings, type Strings, type Translate, translateWith } from './strings.ts'
 
 export {
   BUILT_IN_LOCALES,
@@ -7,30 +25,55 @@ export {
   directionOf,
   languageOf,
   type Translate,
-} from './dictionary.ts'
+} from './strings.ts'
 
-/**
- * The dictionary for `locale`: English synchronously, a built-in locale as a tracked promise
- * (read it during render with `readMessages`).
- */
-export function loadMessages(locale: string): Messages | Tracked<Messages> {
-  return loadDictionary(locale, en)
+/** Every section: what `preloadMessages` loads (and the dictionaries' test checks). */
+export const allStrings = /* @__PURE__ */ joinStrings(
+  triggerStrings,
+  commonStrings,
+  authStrings,
+  walletsStrings,
+  signStrings,
+  sendStrings,
+  spendingStrings,
+  secretStrings,
+  profileStrings,
+  sessionStrings,
+  approvalStrings,
+  codeStrings,
+  stepUpStrings,
+  securityStrings,
+  enrolmentStrings,
+  limitsStrings,
+  loginsStrings,
+)
+
+/** The whole dictionary for `locale` (English for a locale that is not built in). */
+export async function loadMessages(locale: string): Promise<Messages> {
+  return loadStrings(allStrings, locale)
 }
 
-/** The dictionary for `locale` during render (suspends while a built-in locale loads). */
-export function readMessages(locale: string): Messages {
-  return readDictionary(locale, en)
+/** `strings` in `locale`, loaded (before a render, which then does not suspend). */
+async function loadStrings<K extends string>(strings: Strings<K>, locale: string) {
+  for (;;)
+    try {
+      return readStrings(strings, locale)
+    } catch (thrown) {
+      if (!(thrown instanceof Promise)) throw thrown
+      await thrown
+    }
 }
 
 /**
- * Loads a built-in dictionary ahead of rendering (e.g. before hydration) so the first render in
- * that locale does not suspend.
+ * Loads every built-in string of `locale` ahead of rendering (e.g. before hydration) so that no
+ * component suspends on its first render in that locale. Without it each drop-in loads its own
+ * strings when it first renders.
  */
 export async function preloadMessages(locale: string): Promise<Messages> {
   return loadMessages(locale)
 }
 
 /** A translate function over a dictionary plus app overrides. Unknown `{name}` markers stay as typed. */
-export function createTranslate(messages: Messages, overrides?: Partial<Messages>): Translate {
+export function createTranslate(messages: Messages, overrides?: Partial<Messages>): Translate<MessageKey> {
   return translateWith(messages, overrides, en)
 }

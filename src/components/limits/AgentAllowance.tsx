@@ -15,6 +15,7 @@ import { Button, Spinner } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
 import { type Ui, useUi } from '../ui/useUi.ts'
 import { formatAmount, freesText, leftText } from './allowance.ts'
+import { type LimitsKey, limitsUiStrings } from './limitsStrings.ts'
 
 // The form loads only when the user asks to grant an allowance.
 const loadForm = () => import('./AgentAllowanceForm.tsx')
@@ -84,7 +85,7 @@ function AgentAllowanceInner({
   className,
   ...look
 }: AgentAllowanceProps) {
-  const ui = useUi(look)
+  const ui = useUi(look, limitsUiStrings)
   const titleId = useId()
   const spendingLimits = useSpendingLimits()
   const policies = usePolicies()
@@ -216,7 +217,7 @@ function AgentRow({
   disabled,
   onRevoke,
 }: {
-  ui: Ui
+  ui: Ui<LimitsKey>
   limit: SpendingLimit
   token: AgentToken | undefined
   revoking: boolean

@@ -2,12 +2,13 @@ import type { SpendingLimitPeriod } from '@latchkey/protocol'
 import { type FormEvent, useId, useState } from 'react'
 import type { GrantAgentAllowanceReturnType } from '../../core/actions/activities/grantAgentAllowance.ts'
 import { useGrantAgentAllowance } from '../../react/index.ts'
-import type { MessageKey } from '../i18n/en.ts'
 import { Alert } from '../ui/Alert.tsx'
 import { ErrorText } from '../ui/ErrorText.tsx'
 import { Button } from '../ui/parts.tsx'
 import type { Ui } from '../ui/useUi.ts'
-import { PERIOD_LABEL, PERIODS, unitsOf } from './allowance.ts'
+import { unitsOf } from './allowance.ts'
+import { LimitFields } from './LimitFields.tsx'
+import type { LimitsKey } from './limitsStrings.ts'
 
 const KEY = /^0[23][0-9a-f]{64}$/i
 const ADDRESS = /^0x[0-9a-f]{40}$/i
@@ -38,7 +39,7 @@ export function validate(values: {
   destinations: string
   token?: TokenFields | undefined
 }) {
-  const errors: Partial<Record<Field, { key: MessageKey; values?: Record<string, number> }>> = {}
+  const errors: Partial<Record<Field, { key: LimitsKey; values?: Record<string, number> }>> = {}
   if (!values.name.trim()) errors.name = { key: 'agentNameRequired' }
   if (!KEY.test(values.key.trim().replace(/^0x/i, ''))) errors.key = { key: 'agentKeyInvalid' }
   const { token } = values
@@ -65,7 +66,7 @@ export function AgentAllowanceForm({
   onCancel,
   onGranted,
 }: {
-  ui: Ui
+  ui: Ui<LimitsKey>
   caip2: string
   agentPublicKey: string | undefined
   defaultAgentName: string | undefined
@@ -260,47 +261,22 @@ export function AgentAllowanceForm({
           </div>
         </>
       ) : null}
-      <div className="lk-row" data-wrap="" style={{ alignItems: 'flex-start' }}>
-        <div className="lk-field lk-grow" style={{ flexBasis: '8rem' }}>
-          <label className="lk-label" htmlFor={`${id}-amount`}>
-            {tokenFields
-              ? ui.t('agentAmountIn', { unit: tokenFields.symbol.trim() || ui.t('agentAssetToken') })
-              : ui.t('agentAmount')}
-          </label>
-          <input
-            id={`${id}-amount`}
-            className="lk-input"
-            dir="ltr"
-            inputMode="decimal"
-            autoComplete="off"
-            value={amount}
-            placeholder="0.01"
-            disabled={grant.isPending}
-            aria-invalid={errors.amount ? true : undefined}
-            aria-describedby={described('amount')}
-            onChange={(event) => setAmount(event.target.value)}
-          />
-          {error('amount')}
-        </div>
-        <div className="lk-field" style={{ flexBasis: '7rem' }}>
-          <label className="lk-label" htmlFor={`${id}-period`}>
-            {ui.t('agentPeriod')}
-          </label>
-          <select
-            id={`${id}-period`}
-            className="lk-select"
-            value={period}
-            disabled={grant.isPending}
-            onChange={(event) => setPeriod(event.target.value as SpendingLimitPeriod)}
-          >
-            {PERIODS.map((value) => (
-              <option key={value} value={value}>
-                {ui.t(PERIOD_LABEL[value])}
-              </option>
-            ))}
-          </select>
-        </div>
-      </div>
+      <LimitFields
+        ui={ui}
+        id={id}
+        amountLabel={
+          tokenFields
+            ? ui.t('agentAmountIn', { unit: tokenFields.symbol.trim() || ui.t('agentAssetToken') })
+            : ui.t('agentAmount')
+        }
+        amount={amount}
+        onAmountChange={setAmount}
+        placeholder="0.01"
+        amountError={errors.amount ? ui.t(errors.amount.key, errors.amount.values) : undefined}
+        period={period}
+        onPeriodChange={setPeriod}
+        disabled={grant.isPending}
+      />
       <div className="lk-field">
         <label className="lk-label" htmlFor={`${id}-destinations`}>
           {ui.t('agentDestinations')}

@@ -11,21 +11,15 @@ import {
 } from '../../react/index.ts'
 import { isMfaRequired, LazyStepUp } from '../mfa/LazyStepUp.tsx'
 import { Alert } from '../ui/Alert.tsx'
+import { ConfirmStep } from '../ui/ConfirmStep.tsx'
 import { ErrorText } from '../ui/ErrorText.tsx'
 import { LoadFailed, Loading } from '../ui/feedback.tsx'
 import { PlusIcon } from '../ui/icons.tsx'
 import { Button } from '../ui/parts.tsx'
 import { type Ui, useUi } from '../ui/useUi.ts'
-import {
-  formatAmount,
-  formatUnits,
-  freesText,
-  leftText,
-  PERIOD_LABEL,
-  PERIODS,
-  periodAdjective,
-  unitsOf,
-} from './allowance.ts'
+import { formatAmount, formatUnits, freesText, leftText, periodAdjective, unitsOf } from './allowance.ts'
+import { LimitFields } from './LimitFields.tsx'
+import { type LimitsKey, limitsUiStrings } from './limitsStrings.ts'
 import type { SpendingLimitsProps } from './SpendingLimitsProps.ts'
 
 /** The chain's native unit: its symbol, decimals and the address format of its accounts. */
@@ -55,7 +49,7 @@ export function accountLimits(
  * "Daily limit of 1 ETH": the name a limit set here gets (the service keeps it). A limit whose name
  * is still the one its amount gave it is renamed when its amount changes.
  */
-function limitName(ui: Ui, caip2: string, units: bigint, period: SpendingLimitPeriod): string {
+function limitName(ui: Ui<LimitsKey>, caip2: string, units: bigint, period: SpendingLimitPeriod): string {
   const named = ui.t('limitsNameOf', {
     amount: formatAmount(ui.t, { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2 }, units.toString()),
     period: periodAdjective(ui.t, period),
@@ -73,7 +67,7 @@ type Waiting = { challenge: MfaRequiredError<unknown>; done: string }
 type FocusTarget = 'notice' | 'error' | { button: string }
 
 export function SpendingLimitsPanel({ caip2, onChanged, className, ...look }: SpendingLimitsProps) {
-  const ui = useUi(look)
+  const ui = useUi(look, limitsUiStrings)
   const titleId = useId()
   const session = useSession()
   const limits = useSpendingLimits()
@@ -87,7 +81,6 @@ export function SpendingLimitsPanel({ caip2, onChanged, className, ...look }: Sp
   const sectionRef = useRef<HTMLElement>(null)
   const noticeRef = useRef<HTMLParagraphElement>(null)
   const errorRef = useRef<HTMLDivElement>(null)
-  const confirmButton = useRef<HTMLButtonElement>(null)
   const focusOn = (target: FocusTarget) => setFocus((last) => ({ target, turn: (last?.turn ?? 0) + 1 }))
 
   // Focus follows each step: the form's first field (autoFocus), the confirmation's "Yes", the
@@ -103,9 +96,6 @@ export function SpendingLimitsPanel({ caip2, onChanged, className, ...look }: Sp
       ;(button(target.button) ?? button('add'))?.focus()
     }
   }, [focus])
-  useEffect(() => {
-    if (step.kind === 'removing') confirmButton.current?.focus()
-  }, [step])
 
   const mine = accountLimits(limits.data?.spendingLimits, session?.userId)
   const native = nativeOf(caip2)
@@ -206,37 +196,13 @@ export function SpendingLimitsPanel({ caip2, onChanged, className, ...look }: Sp
                 />
               )}
               {step.kind === 'removing' && step.limit.spendingLimitId === limit.spendingLimitId ? (
-                <fieldset
-                  className="lk-stack"
-                  data-gap="sm"
-                  style={{ flexBasis: '100%', border: 0, padding: 0, margin: 0, minWidth: 0 }}
-                  onKeyDown={(event) => {
-                    if (event.key === 'Escape') cancel(`remove:${limit.spendingLimitId}`)
-                  }}
-                >
-                  <legend style={{ padding: 0, overflowWrap: 'anywhere' }}>
-                    {ui.t('limitsRemoveConfirm', { name: limit.spendingLimitName })}
-                  </legend>
-                  <div className="lk-row" data-wrap="">
-                    <button
-                      ref={confirmButton}
-                      type="button"
-                      className="lk-button"
-                      data-variant="danger"
-                      data-size="sm"
-                      onClick={() => doRemove(limit)}
-                    >
-                      {ui.t('limitsRemoveYes')}
-                    </button>
-                    <Button
-                      size="sm"
-                      variant="ghost"
-                      onClick={() => cancel(`remove:${limit.spendingLimitId}`)}
-                    >
-                      {ui.t('cancel')}
-                    </Button>
-                  </div>
-                </fieldset>
+                <ConfirmStep
+                  ui={ui}
+                  question={ui.t('limitsRemoveConfirm', { name: limit.spendingLimitName })}
+                  confirm={ui.t('limitsRemoveYes')}
+                  onConfirm={() => doRemove(limit)}
+                  onCancel={() => cancel(`remove:${limit.spendingLimitId}`)}
+                />
               ) : null}
             </li>
           ))}
@@ -304,7 +270,7 @@ function LimitRow({
   onChange,
   onRemove,
 }: {
-  ui: Ui
+  ui: Ui<LimitsKey>
   limit: SpendingLimit
   disabled: boolean
   onChange: () => void
@@ -380,7 +346,7 @@ function LimitForm({
   onCancel,
   onSubmit,
 }: {
-  ui: Ui
+  ui: Ui<LimitsKey>
   caip2: string
   limit?: SpendingLimit | undefined
   accounts?: string[]
@@ -454,54 +420,20 @@ function LimitForm({
         if (event.key === 'Escape' && !pending) onCancel()
       }}
     >
-      <div className="lk-row" data-wrap="" style={{ alignItems: 'flex-start' }}>
-        <div className="lk-field lk-grow" style={{ flexBasis: '8rem' }}>
-          <label className="lk-label" htmlFor={`${id}-amount`}>
-            {ui.t('agentAmountIn', { unit })}
-          </label>
-          <input
-            ref={amountField}
-            id={`${id}-amount`}
-            className="lk-input"
-            dir="ltr"
-            inputMode="decimal"
-            autoComplete="off"
-            value={amount}
-            placeholder="0.5"
-            // biome-ignore lint/a11y/noAutofocus: the user just asked for this form; its first field
-            autoFocus
-            disabled={pending}
-            aria-invalid={invalid ? true : undefined}
-            aria-describedby={invalid ? `${id}-amount-error` : undefined}
-            onChange={(event) => setAmount(event.target.value)}
-          />
-          {invalid ? (
-            <p className="lk-field-error" id={`${id}-amount-error`}>
-              {ui.t('agentTokenAmountInvalid', { decimals })}
-            </p>
-          ) : null}
-        </div>
-        {limit ? null : (
-          <div className="lk-field" style={{ flexBasis: '7rem' }}>
-            <label className="lk-label" htmlFor={`${id}-period`}>
-              {ui.t('agentPeriod')}
-            </label>
-            <select
-              id={`${id}-period`}
-              className="lk-select"
-              value={period}
-              disabled={pending}
-              onChange={(event) => setPeriod(event.target.value as SpendingLimitPeriod)}
-            >
-              {PERIODS.map((value) => (
-                <option key={value} value={value}>
-                  {ui.t(PERIOD_LABEL[value])}
-                </option>
-              ))}
-            </select>
-          </div>
-        )}
-      </div>
+      <LimitFields
+        ui={ui}
+        id={id}
+        amountLabel={ui.t('agentAmountIn', { unit })}
+        amount={amount}
+        onAmountChange={setAmount}
+        placeholder="0.5"
+        amountError={invalid ? ui.t('agentTokenAmountInvalid', { decimals }) : undefined}
+        period={limit ? undefined : period}
+        onPeriodChange={setPeriod}
+        disabled={pending}
+        autoFocus
+        amountRef={amountField}
+      />
       {limit ? null : (
         <div className="lk-field">
           <label className="lk-label" htmlFor={`${id}-scope`}>

@@ -1,19 +1,24 @@
 import type { SpendingLimit, SpendingLimitAsset, SpendingLimitPeriod } from '@latchkey/protocol'
 import type { AgentToken } from '../../core/actions/activities/grantAgentAllowance.ts'
-import type { MessageKey } from '../i18n/en.ts'
-import type { Translate } from '../i18n/messages.ts'
+import type { enLimits } from '../i18n/en/limits.ts'
+import type { enSpending } from '../i18n/en/spending.ts'
+import type { Translate } from '../i18n/strings.ts'
+
+/** The strings of limits in words (`spending` section), which <SendTransaction/> shows too. */
+type SpendingKey = keyof typeof enSpending
+
 import { formatEth } from '../send/formatEth.ts'
 
 // Shared by <SendTransaction/> and <AgentAllowance/>: limits, amounts and times in words.
 
-const PERIOD_ADJECTIVE: Record<SpendingLimitPeriod, MessageKey> = {
+const PERIOD_ADJECTIVE: Record<SpendingLimitPeriod, SpendingKey> = {
   PERIOD_HOUR: 'limitHourly',
   PERIOD_DAY: 'limitDaily',
   PERIOD_WEEK: 'limitWeekly',
   PERIOD_30_DAYS: 'limit30Day',
 }
 
-const LEFT_IN: Record<SpendingLimitPeriod, MessageKey> = {
+const LEFT_IN: Record<SpendingLimitPeriod, SpendingKey> = {
   PERIOD_HOUR: 'limitLeftHour',
   PERIOD_DAY: 'limitLeftDay',
   PERIOD_WEEK: 'limitLeftWeek',
@@ -23,7 +28,7 @@ const LEFT_IN: Record<SpendingLimitPeriod, MessageKey> = {
 export const PERIODS = Object.keys(PERIOD_ADJECTIVE) as SpendingLimitPeriod[]
 
 /** `Hour`, `Day`…: a period as a form's choice. */
-export const PERIOD_LABEL: Record<SpendingLimitPeriod, MessageKey> = {
+export const PERIOD_LABEL: Record<SpendingLimitPeriod, keyof typeof enLimits> = {
   PERIOD_HOUR: 'periodHour',
   PERIOD_DAY: 'periodDay',
   PERIOD_WEEK: 'periodWeek',
@@ -44,7 +49,7 @@ export function unitsOf(text: string, decimals = 18): bigint | undefined {
 }
 
 /** `hourly`, `daily`…: the adjective of a limit's period (`spending` when the limit is unknown). */
-export const periodAdjective = (t: Translate, period: SpendingLimitPeriod | undefined) =>
+export const periodAdjective = (t: Translate<SpendingKey>, period: SpendingLimitPeriod | undefined) =>
   t(period ? PERIOD_ADJECTIVE[period] : 'limitAny')
 
 const LAMPORTS_PER_SOL = 1_000_000_000n
@@ -61,7 +66,7 @@ export function formatUnits(value: bigint, decimals: number): string {
  * `token` is known), `250 units` (one whose is not).
  */
 export function formatAmount(
-  t: Translate,
+  t: Translate<SpendingKey>,
   asset: SpendingLimitAsset | undefined,
   amount: string,
   token?: AgentToken | undefined,
@@ -97,13 +102,17 @@ export function formatAt(epochMs: number, now: number, locale: string): string {
 }
 
 /** `0.004 ETH left today`, `25 USDC left today`. */
-export function leftText(t: Translate, limit: SpendingLimit, token?: AgentToken | undefined): string {
+export function leftText(
+  t: Translate<SpendingKey>,
+  limit: SpendingLimit,
+  token?: AgentToken | undefined,
+): string {
   return t(LEFT_IN[limit.window.period], { amount: formatAmount(t, limit.asset, limit.remaining, token) })
 }
 
 /** `frees at 14:00`, or nothing when nothing is used. */
 export function freesText(
-  t: Translate,
+  t: Translate<SpendingKey>,
   limit: SpendingLimit,
   now: number,
   locale: string,
@@ -126,7 +135,7 @@ export interface Refusal {
  * 0.002 ETH left, frees in 3 hours." `limits` (when readable) gives the period and the asset.
  */
 export function refusalText(options: {
-  t: Translate
+  t: Translate<SpendingKey>
   refusal: Refusal
   limits: readonly SpendingLimit[] | undefined
   now: number

@@ -1,12 +1,14 @@
 import { type FormEvent, useEffect, useId, useRef, useState } from 'react'
 import type { MfaRequiredError } from '../../core/errors.ts'
 import { useLinkEmail } from '../../react/index.ts'
+import { codeStrings } from '../i18n/sections/code.ts'
 import { isMfaRequired } from '../mfa/LazyStepUp.tsx'
 import { CodeField } from '../ui/CodeField.tsx'
 import { errorCodeOf } from '../ui/errorMessage.ts'
 import { ErrorRegion } from '../ui/feedback.tsx'
 import { Button } from '../ui/parts.tsx'
-import type { Ui } from '../ui/useUi.ts'
+import { useStrings } from '../ui/useStrings.ts'
+import type { Ui, UiKey } from '../ui/useUi.ts'
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 
@@ -15,17 +17,19 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
  * code is checked with the session key as the token's key, so the address ends verified.
  */
 export function LinkEmailForm({
-  ui,
+  ui: screen,
   onLinked,
   onCancel,
   onChallenge,
 }: {
-  ui: Ui
+  ui: Ui<UiKey | 'loginSendCode'>
   onLinked: (email: string) => void
   onCancel: () => void
   /** An MFA policy holds the change: `<LinkedLogins/>` shows the step-up. */
   onChallenge: (challenge: MfaRequiredError<unknown>, email: string) => void
 }) {
+  // The code's strings come with this chunk.
+  const ui = useStrings(screen, codeStrings)
   const { start, link } = useLinkEmail()
   const [email, setEmail] = useState('')
   const [sent, setSent] = useState<{ otpId: string; email: string } | null>(null)

@@ -1,7 +1,7 @@
 import type { Service } from '@latchkey/service'
 import { screen, waitFor, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createMfaPolicy } from '../../core/actions/activities/createMfaPolicy.ts'
 import { signInWithOAuth } from '../../core/actions/auth/signInWithOAuth.ts'
 import { getLinkedLogins } from '../../core/actions/queries/getLinkedLogins.ts'
@@ -65,6 +65,7 @@ describe('<LinkedLogins/>', () => {
   afterEach(() => {
     authenticator?.uninstall()
     authenticator = undefined
+    vi.restoreAllMocks()
   })
 
   it('asks before unlinking, shows the last-way-in refusal in words, links a passkey, then unlinks the e-mail', async () => {
@@ -283,5 +284,69 @@ describe('<LinkedLogins/>', () => {
     expect(await screen.findByText('Google is linked.', {}, { timeout: 10_000 })).toBeTruthy()
     await waitFor(() => expect(rows()).toEqual(['email', 'oauth']))
     expect((await getLinkedLogins(client)).logins.map((login) => login.kind)).toEqual(['email', 'oauth'])
+  })
+
+  it('a blocked popup is offered again from a click, which opens the window at once and links; pop-ups off for the site say how to allow them', async () => {
+    const user = userEvent.setup()
+    const google = { email: `noor+${crypto.randomUUID().slice(0, 8)}@example.com` }
+    // The default window (no openAuthorizationWindow): the browser's popup, played by window.open.
+    const { client, render, service } = await signedInClient({}, 'noor@example.com', {
+      oauth: { redirectUri: 'http://localhost:5173/oauth/callback' },
+    })
+    const provider = devIdpWindow(() => service, [google])
+    let callback: string | undefined
+    const popup = {
+      closed: false,
+      close: vi.fn(() => {
+        popup.closed = true
+      }),
+      location: {
+        get href() {
+          if (!callback) throw new DOMException('cross-origin', 'SecurityError')
+          return callback
+        },
+        set href(url: string) {
+          void provider({ url, redirectUri: 'http://localhost:5173/oauth/callback' }).then((location) => {
+            callback = location
+          })
+        },
+      },
+    }
+    // The first window, opened once the request is built, is blocked; the one opened in the click
+    // (blank, then sent to the provider) is not; the last click finds pop-ups off altogether.
+    const open = vi
+      .spyOn(window, 'open')
+      .mockReturnValue(null)
+      .mockReturnValueOnce(null)
+      .mockReturnValueOnce(popup as unknown as Window)
+    render(<LinkedLogins />)
+    await screen.findByText('noor@example.com')
+    await user.click(await screen.findByRole('button', { name: 'Link Google' }))
+    const again = await screen.findByRole('button', { name: 'Open the Google window' }, { timeout: 10_000 })
+    expect(
+      screen.getByText('Your browser blocked the Google window. Open it from here instead.'),
+    ).toBeTruthy()
+    await waitFor(() => expect(document.activeElement).toBe(again))
+    expect(String(open.mock.calls[0]?.[0])).toMatch(/\/dev\/oidc\/google\/authorize\?/)
+    expect(rows()).toEqual(['email'])
+
+    await user.keyboard('{Enter}')
+    // The window opened in the click itself, blank, before the new request was built.
+    expect(open.mock.calls[1]?.[0]).toBe('about:blank')
+    const done = await screen.findByText('Google is linked.', {}, { timeout: 10_000 })
+    await waitFor(() => expect(document.activeElement).toBe(done))
+    await waitFor(() => expect(rows()).toEqual(['email', 'oauth']))
+    expect(popup.close).toHaveBeenCalled()
+    expect(screen.queryByRole('button', { name: 'Open the Google window' })).toBeNull()
+    expect((await getLinkedLogins(client)).logins.map((login) => login.kind)).toEqual(['email', 'oauth'])
+
+    // Apple: blocked, and blocked again from the click: the advice to allow pop-ups, nothing linked.
+    await user.click(screen.getByRole('button', { name: 'Link Apple' }))
+    const apple = await screen.findByRole('button', { name: 'Open the Apple window' }, { timeout: 10_000 })
+    await user.click(apple)
+    const advice = await screen.findByText('The Apple window was blocked. Allow pop-ups, then try again.')
+    expect(document.activeElement?.contains(advice)).toBe(true)
+    expect(screen.queryByRole('button', { name: 'Open the Apple window' })).toBeNull()
+    expect(rows()).toEqual(['email', 'oauth'])
   })
 })

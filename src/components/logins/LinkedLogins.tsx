@@ -1,5 +1,6 @@
 import { OAUTH_METHODS, type OAuthMethod } from '@latchkey/protocol'
 import { lazy, Suspense, useEffect, useId, useRef, useState } from 'react'
+import { type ReservedOAuthPopup, reserveOAuthPopup } from '../../core/actions/auth/openOAuthPopup.ts'
 import type { LinkedLogin } from '../../core/actions/queries/getLinkedLogins.ts'
 import type { MfaRequiredError } from '../../core/errors.ts'
 import {
@@ -10,15 +11,22 @@ import {
   useWalletKitConfig,
 } from '../../react/index.ts'
 import { PROVIDER_MARK, PROVIDER_NAME } from '../auth/providers.tsx'
+import { joinStrings } from '../i18n/joinStrings.ts'
+import { loginsStrings } from '../i18n/sections/logins.ts'
 import { isMfaRequired, LazyStepUp } from '../mfa/LazyStepUp.tsx'
 import { Alert } from '../ui/Alert.tsx'
+import { ConfirmStep } from '../ui/ConfirmStep.tsx'
 import { ErrorText, MessageText } from '../ui/ErrorText.tsx'
 import { errorCodeOf } from '../ui/errorMessage.ts'
 import { LoadFailed, Loading } from '../ui/feedback.tsx'
-import { MailIcon, PasskeyIcon, PhoneIcon, PlusIcon, WalletIcon } from '../ui/icons.tsx'
+import { ExternalIcon, MailIcon, PasskeyIcon, PhoneIcon, PlusIcon, WalletIcon } from '../ui/icons.tsx'
 import { Button, Spinner } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
+import { uiStrings } from '../ui/uiStrings.ts'
 import { type Ui, useUi } from '../ui/useUi.ts'
+
+const strings = /* @__PURE__ */ joinStrings(uiStrings, loginsStrings)
+type Keys = keyof typeof strings.en
 
 // The e-mail form loads only when the user asks to link an address.
 const LinkEmailForm = lazy(() => import('./LinkEmailForm.tsx').then((m) => ({ default: m.LinkEmailForm })))
@@ -72,7 +80,7 @@ function LinkedLoginsInner({
   className,
   ...look
 }: LinkedLoginsProps) {
-  const ui = useUi(look)
+  const ui = useUi(look, strings)
   const titleId = useId()
   const logins = useLinkedLogins()
   const unlink = useUnlinkLogin()
@@ -89,27 +97,29 @@ function LinkedLoginsInner({
     setFailure(caught === null ? null : { error: caught, message })
   // A cancelled provider window: focus goes back to the button that opened it.
   const [refocus, setRefocus] = useState<OAuthMethod | null>(null)
+  // The provider whose popup the browser blocked: "Open the … window" offers it from a click.
+  const [blocked, setBlocked] = useState<OAuthMethod | null>(null)
+  const blockedButton = useRef<HTMLButtonElement>(null)
   const oauthButtons = useRef(new Map<OAuthMethod, HTMLButtonElement>())
   const noticeRef = useRef<HTMLParagraphElement>(null)
   const errorRef = useRef<HTMLDivElement>(null)
   const unlinkButtons = useRef(new Map<string, HTMLButtonElement>())
-  const confirmButton = useRef<HTMLButtonElement>(null)
   const root = {
     ...ui.rootProps,
     className: `${ui.rootProps.className} lk-card${className ? ` ${className}` : ''}`,
     'aria-labelledby': titleId,
   }
 
-  // Focus follows each step: the confirmation's "Yes", then the outcome (or the refusal).
-  useEffect(() => {
-    if (confirming) confirmButton.current?.focus()
-  }, [confirming])
+  // Focus follows each step: the confirmation's "Yes" (ConfirmStep), then the outcome (or the refusal).
   useEffect(() => {
     if (notice) noticeRef.current?.focus()
   }, [notice])
   useEffect(() => {
     if (error) errorRef.current?.focus()
   }, [error])
+  useEffect(() => {
+    if (blocked) blockedButton.current?.focus()
+  }, [blocked])
   useEffect(() => {
     if (refocus && !linkOAuth.isPending) {
       oauthButtons.current.get(refocus)?.focus()
@@ -151,22 +161,42 @@ function LinkedLoginsInner({
       failed(caught, done)
     }
   }
-  const doLinkOAuth = async (method: OAuthMethod) => {
+  /**
+   * Links `method` in the provider's window: the default popup, or `reserved`, one opened during the
+   * click on "Open the … window" (after the default one was blocked, as the sign-in offers).
+   */
+  const doLinkOAuth = async (method: OAuthMethod, reserved?: ReservedOAuthPopup) => {
     setNotice(null)
     setError(null)
+    setBlocked(null)
     const provider = ui.t(PROVIDER_NAME[method])
     const done = ui.t('loginLinked', { name: provider })
     try {
-      await linkOAuth.mutateAsync({ provider: method })
+      await linkOAuth.mutateAsync({ provider: method, openAuthorizationWindow: reserved })
       finished(done)
     } catch (caught) {
       const code = errorCodeOf(caught)
       // The window was closed, or the person said no at the provider: nothing changed.
       if (code === 'USER_CANCELLED' || code === 'ABORTED') setRefocus(method)
       else if (code === 'ALREADY_EXISTS') setError(caught, ui.t('loginOAuthTaken', { provider }))
-      else if (code === 'POPUP_BLOCKED') setError(caught, ui.t('loginOAuthBlocked', { provider }))
+      else if (code === 'POPUP_BLOCKED') setBlocked(method)
       else failed(caught, done)
+    } finally {
+      reserved?.close()
     }
+  }
+  /** "Open the Google window": the popup opens in this click, before the request is built. */
+  const openBlocked = (method: OAuthMethod) => {
+    let reserved: ReservedOAuthPopup
+    try {
+      reserved = reserveOAuthPopup()
+    } catch (caught) {
+      // Pop-ups are off for this site even from a click: say how to allow them.
+      setBlocked(null)
+      setError(caught, ui.t('loginOAuthBlocked', { provider: ui.t(PROVIDER_NAME[method]) }))
+      return
+    }
+    void doLinkOAuth(method, reserved)
   }
   const doAddPasskey = async () => {
     setNotice(null)
@@ -258,33 +288,13 @@ function LinkedLoginsInner({
                   {ui.t('loginUnlink')}
                 </button>
                 {confirming === login ? (
-                  <fieldset
-                    className="lk-stack"
-                    data-gap="sm"
-                    style={{ flexBasis: '100%', border: 0, padding: 0, margin: 0, minWidth: 0 }}
-                    onKeyDown={(event) => {
-                      if (event.key === 'Escape') cancelConfirm(login)
-                    }}
-                  >
-                    <legend style={{ padding: 0, overflowWrap: 'anywhere' }}>
-                      {ui.t('loginUnlinkConfirm', { name })}
-                    </legend>
-                    <div className="lk-row" style={{ flexWrap: 'wrap' }}>
-                      <button
-                        ref={confirmButton}
-                        type="button"
-                        className="lk-button"
-                        data-variant="danger"
-                        data-size="sm"
-                        onClick={() => void doUnlink(login)}
-                      >
-                        {ui.t('loginUnlinkYes')}
-                      </button>
-                      <Button size="sm" variant="ghost" onClick={() => cancelConfirm(login)}>
-                        {ui.t('cancel')}
-                      </Button>
-                    </div>
-                  </fieldset>
+                  <ConfirmStep
+                    ui={ui}
+                    question={ui.t('loginUnlinkConfirm', { name })}
+                    confirm={ui.t('loginUnlinkYes')}
+                    onConfirm={() => void doUnlink(login)}
+                    onCancel={() => cancelConfirm(login)}
+                  />
                 ) : null}
               </li>
             )
@@ -312,6 +322,40 @@ function LinkedLoginsInner({
           </p>
         ) : null}
       </div>
+      {blocked ? (
+        <Alert
+          tone="warning"
+          title={ui.t('oauthBlockedTitle')}
+          action={
+            <span className="lk-row" data-wrap="">
+              <button
+                ref={blockedButton}
+                type="button"
+                className="lk-button"
+                data-variant="secondary"
+                data-size="sm"
+                disabled={busy}
+                onClick={() => openBlocked(blocked)}
+              >
+                <ExternalIcon size={16} />
+                {ui.t('loginOAuthOpen', { provider: ui.t(PROVIDER_NAME[blocked]) })}
+              </button>
+              <Button
+                size="sm"
+                variant="ghost"
+                onClick={() => {
+                  setBlocked(null)
+                  setRefocus(blocked)
+                }}
+              >
+                {ui.t('cancel')}
+              </Button>
+            </span>
+          }
+        >
+          {ui.t('loginOAuthBlockedBody', { provider: ui.t(PROVIDER_NAME[blocked]) })}
+        </Alert>
+      ) : null}
       <div aria-live="assertive" ref={errorRef} tabIndex={-1}>
         {error ? (
           <Alert tone="error">
@@ -392,7 +436,7 @@ function LinkedLoginsInner({
   )
 }
 
-function kindName(ui: Ui, login: LinkedLogin): string {
+function kindName(ui: Ui<Keys>, login: LinkedLogin): string {
   switch (login.kind) {
     case 'email':
       return ui.t('emailRow')

@@ -6,14 +6,15 @@ import { CodeField } from '../ui/CodeField.tsx'
 import { errorCodeOf } from '../ui/errorMessage.ts'
 import { ErrorRegion } from '../ui/feedback.tsx'
 import { Button } from '../ui/parts.tsx'
-import type { Ui } from '../ui/useUi.ts'
+import type { Ui, UiKey } from '../ui/useUi.ts'
+import type { StepUpKey } from './mfaStrings.ts'
 
 export type ContactFactorType = SendMfaCodeParameters['type']
 export const EMAIL_OTP: ContactFactorType = 'AUTHENTICATION_TYPE_EMAIL_OTP'
 export const SMS_OTP: ContactFactorType = 'AUTHENTICATION_TYPE_SMS_OTP'
 
 export interface ContactFactorStepProps {
-  ui: Ui
+  ui: Ui<UiKey | StepUpKey>
   /** What the action waits for: the code is sent for (and bound to) its activity. */
   challenge: MfaRequiredError<unknown>
   /** E-mail or SMS. */

@@ -13,12 +13,15 @@ import {
   useUpdateMfaPolicy,
   useUser,
 } from '../../react/index.ts'
+import { joinStrings } from '../i18n/joinStrings.ts'
+import { securityStrings } from '../i18n/sections/security.ts'
 import { Alert } from '../ui/Alert.tsx'
 import { CopyButton } from '../ui/CopyButton.tsx'
 import { ErrorText, MessageText } from '../ui/ErrorText.tsx'
 import { LoadFailed, Loading } from '../ui/feedback.tsx'
 import { LockIcon, PasskeyIcon, PlusIcon } from '../ui/icons.tsx'
 import { Button } from '../ui/parts.tsx'
+import { uiStrings } from '../ui/uiStrings.ts'
 import { type Ui, useUi } from '../ui/useUi.ts'
 import { isMfaRequired, LazyStepUp } from './LazyStepUp.tsx'
 import {
@@ -35,6 +38,9 @@ import {
   weiOf,
 } from './rules.ts'
 import type { SecuritySettingsProps } from './SecuritySettingsProps.ts'
+
+const strings = /* @__PURE__ */ joinStrings(uiStrings, securityStrings)
+type Keys = keyof typeof strings.en
 
 // The enrolment step (QR code, `otpauth://` link, first code) and its QR encoder load only when
 // the user adds an authenticator app.
@@ -54,7 +60,7 @@ interface Held {
 
 /** `<SecuritySettings/>`'s body (its own chunk). */
 export function SecurityPanel({ onChange, className, ...look }: SecuritySettingsProps) {
-  const ui = useUi(look)
+  const ui = useUi(look, strings)
   const titleId = useId()
   const user = useUser()
   const factors = useMfaFactors()
@@ -328,7 +334,7 @@ function TotpRow({
   disabled,
   onRemove,
 }: {
-  ui: Ui
+  ui: Ui<Keys>
   factor: MfaFactor
   removing: boolean
   disabled: boolean
@@ -365,7 +371,7 @@ function TotpRow({
 }
 
 /** Recovery codes, shown once: copy them all, download them as a .txt file. */
-function RecoveryCodes({ ui, codes, onDone }: { ui: Ui; codes: string[]; onDone: () => void }) {
+function RecoveryCodes({ ui, codes, onDone }: { ui: Ui<Keys>; codes: string[]; onDone: () => void }) {
   const headingRef = useRef<HTMLHeadingElement>(null)
   const headingId = useId()
   useEffect(() => headingRef.current?.focus(), [])
@@ -429,7 +435,7 @@ function Rules({
   onExports,
   onSends,
 }: {
-  ui: Ui
+  ui: Ui<Keys>
   exports: MfaPolicy | undefined
   sends: MfaPolicy | undefined
   others: MfaPolicy[]

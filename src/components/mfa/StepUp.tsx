@@ -5,8 +5,10 @@ import { CodeField } from '../ui/CodeField.tsx'
 import { errorCodeOf } from '../ui/errorMessage.ts'
 import { ErrorRegion } from '../ui/feedback.tsx'
 import { Button } from '../ui/parts.tsx'
+import { useStrings } from '../ui/useStrings.ts'
 import type { Ui } from '../ui/useUi.ts'
 import { ContactFactorStep, EMAIL_OTP, SMS_OTP } from './ContactFactorStep.tsx'
+import { stepUpUiStrings } from './mfaStrings.ts'
 
 export interface StepUpProps<T> {
   ui: Ui
@@ -33,7 +35,15 @@ const retryAfterOf = (error: unknown): number | undefined => {
  * Offers what the policy allows (a 6-digit authenticator code, a recovery code, a code e-mailed or
  * texted to the user: `ContactFactorStep`, a passkey), then hands the action's result to `onDone`. A wrong code says so and puts focus back in the field.
  */
-export function StepUp<T>({ ui, challenge: first, onDone, onCancel, titleId: givenTitleId }: StepUpProps<T>) {
+export function StepUp<T>({
+  ui: screen,
+  challenge: first,
+  onDone,
+  onCancel,
+  titleId: givenTitleId,
+}: StepUpProps<T>) {
+  // The challenge's strings come with this chunk, whichever screen shows it.
+  const ui = useStrings(screen, stepUpUiStrings)
   const [challenge, setChallenge] = useState(first)
   const [mode, setMode] = useState<'code' | 'recovery'>('code')
   const [value, setValue] = useState('')

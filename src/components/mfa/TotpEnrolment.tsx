@@ -7,7 +7,9 @@ import { CopyButton } from '../ui/CopyButton.tsx'
 import { errorCodeOf } from '../ui/errorMessage.ts'
 import { ErrorRegion } from '../ui/feedback.tsx'
 import { Button } from '../ui/parts.tsx'
+import { useStrings } from '../ui/useStrings.ts'
 import type { Ui } from '../ui/useUi.ts'
+import { enrolmentUiStrings } from './mfaStrings.ts'
 
 /**
  * The QR code of a text as an SVG path, one unit per module (lean-qr encodes; no canvas). Dark
@@ -42,7 +44,7 @@ export function QrCode({ text, label }: { text: string; label: string }) {
  * `otpauth://` link and key to copy, then a first code to confirm it. The secret is shown here only.
  */
 export function TotpEnrolment({
-  ui,
+  ui: screen,
   factor,
   onConfirmed,
   onCancel,
@@ -52,6 +54,8 @@ export function TotpEnrolment({
   onConfirmed: () => void
   onCancel: () => void
 }) {
+  // The enrolment's strings come with this chunk.
+  const ui = useStrings(screen, enrolmentUiStrings)
   const confirm = useConfirmTotpFactor()
   const [code, setCode] = useState('')
   const [error, setError] = useState<unknown>(null)

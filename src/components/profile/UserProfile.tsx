@@ -10,6 +10,8 @@ import {
   useUpdateUserName,
   useUser,
 } from '../../react/index.ts'
+import { joinStrings } from '../i18n/joinStrings.ts'
+import { profileStrings } from '../i18n/sections/profile.ts'
 import { isMfaRequired, LazyStepUp } from '../mfa/LazyStepUp.tsx'
 import { Alert } from '../ui/Alert.tsx'
 import { ErrorText } from '../ui/ErrorText.tsx'
@@ -18,7 +20,11 @@ import { formatDateTime } from '../ui/formatDuration.ts'
 import { PasskeyIcon, PlusIcon, TrashIcon } from '../ui/icons.tsx'
 import { Button } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
+import { uiStrings } from '../ui/uiStrings.ts'
 import { type Ui, useUi } from '../ui/useUi.ts'
+
+const strings = /* @__PURE__ */ joinStrings(uiStrings, profileStrings)
+type Keys = keyof typeof strings.en
 
 export interface UserProfileProps extends UiOptions {
   /**
@@ -40,7 +46,7 @@ export function UserProfile(props: UserProfileProps) {
 }
 
 function UserProfileInner({ showSessions = true, className, ...look }: UserProfileProps) {
-  const ui = useUi(look)
+  const ui = useUi(look, strings)
   const titleId = useId()
   const user = useUser()
   const root = {
@@ -115,7 +121,7 @@ function UserProfileInner({ showSessions = true, className, ...look }: UserProfi
   )
 }
 
-function NameForm({ ui, userId, name }: { ui: Ui; userId: string; name: string }) {
+function NameForm({ ui, userId, name }: { ui: Ui<Keys>; userId: string; name: string }) {
   const id = useId()
   const update = useUpdateUserName()
   const [value, setValue] = useState(name)
@@ -161,7 +167,7 @@ function Passkeys({
   userId,
   authenticators,
 }: {
-  ui: Ui
+  ui: Ui<Keys>
   userId: string
   authenticators: { authenticatorId: string; authenticatorName: string; createdAt: { seconds: string } }[]
 }) {
@@ -238,7 +244,7 @@ function Passkeys({
   )
 }
 
-function Sessions({ ui }: { ui: Ui }) {
+function Sessions({ ui }: { ui: Ui<Keys> }) {
   const sessions = useSessions()
   // The active session even once it has ended: it stays marked as this one in the list.
   const activeId = useSessionState((state) => state.activeId)

@@ -10,6 +10,7 @@ import { Button, Header, Spinner } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
 import { type Ui, useUi } from '../ui/useUi.ts'
 import { type FrameEvent, SecretFrame, type SecretFrameHandle, type SecretFrameMode } from './SecretFrame.tsx'
+import { type SecretKey, secretUiStrings } from './secretStrings.ts'
 
 export interface ExportWalletProps extends UiOptions {
   open: boolean
@@ -42,7 +43,7 @@ function ExportWalletInner({
   frameMode = 'url',
   ...look
 }: ExportWalletProps) {
-  const ui = useUi(look)
+  const ui = useUi(look, secretUiStrings)
   const titleId = useId()
   return (
     <Dialog open={open} onOpenChange={onOpenChange} labelledBy={titleId} ui={ui}>
@@ -58,7 +59,7 @@ function ExportWalletInner({
   )
 }
 
-export function SecretWarning({ ui, secret }: { ui: Ui; secret: string }) {
+export function SecretWarning({ ui, secret }: { ui: Ui<SecretKey>; secret: string }) {
   return (
     <Alert tone="warning" title={ui.t('exportWarningTitle')}>
       {ui.t('exportWarningBody', { secret })}
@@ -79,7 +80,7 @@ function ExportBody({
   frameMode,
   onClose,
 }: {
-  ui: Ui
+  ui: Ui<SecretKey>
   titleId: string
   walletId: string | undefined
   address: string | undefined

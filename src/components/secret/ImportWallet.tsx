@@ -9,6 +9,7 @@ import { Button, Header, Spinner } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
 import { type Ui, useUi } from '../ui/useUi.ts'
 import { type FrameEvent, SecretFrame, type SecretFrameHandle, type SecretFrameMode } from './SecretFrame.tsx'
+import { type SecretKey, secretUiStrings } from './secretStrings.ts'
 
 export interface ImportWalletProps extends UiOptions {
   open: boolean
@@ -41,7 +42,7 @@ function ImportWalletInner({
   onImported,
   ...look
 }: ImportWalletProps) {
-  const ui = useUi(look)
+  const ui = useUi(look, secretUiStrings)
   const titleId = useId()
   return (
     <Dialog open={open} onOpenChange={onOpenChange} labelledBy={titleId} ui={ui}>
@@ -65,7 +66,7 @@ function ImportBody({
   onImported,
   onClose,
 }: {
-  ui: Ui
+  ui: Ui<SecretKey>
   titleId: string
   chains: readonly Chain[]
   frameMode: SecretFrameMode

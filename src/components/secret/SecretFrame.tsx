@@ -1,6 +1,7 @@
 import { forwardRef, useEffect, useImperativeHandle, useRef, useState } from 'react'
 import { useLatchkey } from '../../react/index.ts'
 import type { Ui } from '../ui/useUi.ts'
+import type { SecretKey } from './secretStrings.ts'
 
 /**
  * How the secret frame is loaded. `url`: an iframe on the service origin (`{baseUrl}/frame/…`),
@@ -41,7 +42,7 @@ export const SecretFrame = forwardRef<
   {
     kind: 'export' | 'import'
     mode: SecretFrameMode
-    ui: Ui
+    ui: Ui<SecretKey>
     title: string
     labels: Record<string, string>
     onEvent: (event: FrameEvent) => void

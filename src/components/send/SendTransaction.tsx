@@ -9,6 +9,9 @@ import {
   useSpendingLimits,
   useWalletAccounts,
 } from '../../react/index.ts'
+import { joinStrings } from '../i18n/joinStrings.ts'
+import { sendStrings } from '../i18n/sections/send.ts'
+import { spendingStrings } from '../i18n/sections/spending.ts'
 import { coversNative, freesText, leftText, refusalText, tightest } from '../limits/allowance.ts'
 import { isMfaRequired, LazyStepUp } from '../mfa/LazyStepUp.tsx'
 import { Alert } from '../ui/Alert.tsx'
@@ -19,9 +22,13 @@ import { CheckIcon, ClockIcon, WalletIcon } from '../ui/icons.tsx'
 import { AlertIcon } from '../ui/noticeIcons.tsx'
 import { Button, Header, Spinner } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
+import { uiStrings } from '../ui/uiStrings.ts'
 import { type Ui, useUi } from '../ui/useUi.ts'
 import type { CallDecoder, DecodedCall } from './decodeCalls.ts'
 import { formatEth } from './formatEth.ts'
+
+const strings = /* @__PURE__ */ joinStrings(uiStrings, sendStrings, spendingStrings)
+type Keys = keyof typeof strings.en
 
 /** One call to confirm. */
 export interface SendTransactionCall {
@@ -88,7 +95,7 @@ function SendTransactionInner({
   decodeFunctionData,
   ...look
 }: SendTransactionProps) {
-  const ui = useUi(look)
+  const ui = useUi(look, strings)
   const titleId = useId()
   const descriptionId = useId()
   return (
@@ -130,7 +137,7 @@ function SendTransactionBody({
   decodeFunctionData,
   onClose,
 }: {
-  ui: Ui
+  ui: Ui<Keys>
   titleId: string
   descriptionId: string
   calls: readonly SendTransactionCall[]
@@ -257,7 +264,7 @@ function Review({
   onClose,
   decodeFunctionData,
 }: {
-  ui: Ui
+  ui: Ui<Keys>
   titleId: string
   descriptionId: string
   calls: readonly SendTransactionCall[]
@@ -375,7 +382,15 @@ function Review({
   )
 }
 
-function CallView({ ui, call, decoded }: { ui: Ui; call: SendTransactionCall; decoded: DecodedCall | null }) {
+function CallView({
+  ui,
+  call,
+  decoded,
+}: {
+  ui: Ui<Keys>
+  call: SendTransactionCall
+  decoded: DecodedCall | null
+}) {
   const value = call.value === undefined ? 0n : BigInt(call.value)
   const hasData = call.data !== undefined && call.data !== '0x'
   return (
@@ -429,7 +444,7 @@ function Status({
   readError,
   onClose,
 }: {
-  ui: Ui
+  ui: Ui<Keys>
   titleId: string
   descriptionId: string
   phase: Exclude<Phase, 'review'>

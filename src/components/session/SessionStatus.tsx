@@ -1,11 +1,16 @@
 import { Suspense, useEffect, useState } from 'react'
 import { useLogout, useRefreshSession, useSessionState } from '../../react/index.ts'
+import { joinStrings } from '../i18n/joinStrings.ts'
+import { sessionStrings } from '../i18n/sections/session.ts'
 import { Alert } from '../ui/Alert.tsx'
 import { ErrorText } from '../ui/ErrorText.tsx'
 import { formatCountdown } from '../ui/formatDuration.ts'
 import { Button } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
+import { uiStrings } from '../ui/uiStrings.ts'
 import { useUi } from '../ui/useUi.ts'
+
+const strings = /* @__PURE__ */ joinStrings(uiStrings, sessionStrings)
 
 export interface SessionStatusProps extends UiOptions {
   /** Called when the person asks to sign in again (expired or signed out). */
@@ -31,7 +36,7 @@ export function SessionStatus(props: SessionStatusProps) {
 }
 
 function SessionStatusInner({ onSignIn, showSignOut = true, className, ...look }: SessionStatusProps) {
-  const ui = useUi(look)
+  const ui = useUi(look, strings)
   // The active session in any state: this card is where an ended one is shown as such.
   const session = useSessionState((state) => state.sessions[state.activeId ?? ''])
   const refresh = useRefreshSession()

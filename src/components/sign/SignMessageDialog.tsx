@@ -2,6 +2,8 @@ import { Suspense, useId, useState } from 'react'
 import type { SignMessageReturnType } from '../../core/actions/activities/signMessage.ts'
 import type { MfaRequiredError } from '../../core/errors.ts'
 import { useSignMessage, useWalletAccounts } from '../../react/index.ts'
+import { joinStrings } from '../i18n/joinStrings.ts'
+import { signStrings } from '../i18n/sections/sign.ts'
 import { isMfaRequired, LazyStepUp } from '../mfa/LazyStepUp.tsx'
 import { Alert } from '../ui/Alert.tsx'
 import { CopyButton } from '../ui/CopyButton.tsx'
@@ -10,8 +12,12 @@ import { ErrorText } from '../ui/ErrorText.tsx'
 import { CheckIcon, SignatureIcon } from '../ui/icons.tsx'
 import { Button, Header, Spinner } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
-import { useUi } from '../ui/useUi.ts'
+import { uiStrings } from '../ui/uiStrings.ts'
+import { type Ui, useUi } from '../ui/useUi.ts'
 import { networkOf } from '../wallets/networkOf.ts'
+
+const strings = /* @__PURE__ */ joinStrings(uiStrings, signStrings)
+type Keys = keyof typeof strings.en
 
 export interface SignMessageResult {
   address: string
@@ -50,7 +56,7 @@ function SignMessageDialogInner({
   onSigned,
   ...look
 }: SignMessageDialogProps) {
-  const ui = useUi(look)
+  const ui = useUi(look, strings)
   const titleId = useId()
   const descriptionId = useId()
   return (
@@ -78,7 +84,7 @@ function SignMessageBody({
   onSigned,
   onClose,
 }: {
-  ui: ReturnType<typeof useUi>
+  ui: Ui<Keys>
   titleId: string
   descriptionId: string
   message: string

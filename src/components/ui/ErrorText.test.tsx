@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import { NetworkError } from '../../core/errors.ts'
 import { en } from '../i18n/en.ts'
 import { ErrorText, MessageText } from './ErrorText.tsx'
+import { uiStrings } from './uiStrings.ts'
 import { useUi } from './useUi.ts'
 
 /** The rendered message as [tag, text, href?] per node, so a test sees the whole structure. */
@@ -21,7 +22,7 @@ const renderText = (text: string) => {
 }
 
 function ErrorProbe({ error }: { error: unknown }) {
-  const ui = useUi({})
+  const ui = useUi({}, uiStrings)
   return (
     <p data-testid="probe">
       <ErrorText ui={ui} error={error} />

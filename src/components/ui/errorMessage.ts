@@ -1,8 +1,8 @@
-import type { MessageKey } from '../i18n/en.ts'
-import type { Translate } from '../i18n/messages.ts'
+import type { Translate } from '../i18n/strings.ts'
+import type { UiKey } from './uiStrings.ts'
 
 // Error codes (LatchkeyError.code, shared with the service) that have a message of their own.
-const MESSAGE_OF: Partial<Record<string, MessageKey>> = {
+const MESSAGE_OF: Partial<Record<string, UiKey>> = {
   OTP_INVALID: 'otpInvalid',
   OTP_EXPIRED: 'otpExpired',
   VERIFICATION_TOKEN_INVALID: 'otpExpired',
@@ -34,7 +34,7 @@ const MESSAGE_OF: Partial<Record<string, MessageKey>> = {
 }
 
 // What a developer should do about a code (shown under the sentence in development builds only).
-const HINT_OF: Partial<Record<string, MessageKey>> = {
+const HINT_OF: Partial<Record<string, UiKey>> = {
   PROXY_CONFIG_NOT_FOUND: 'devHintProxyConfig',
   PROXY_CONFIG_MISSING: 'devHintProxyConfig',
   ORIGIN_NOT_ALLOWED: 'devHintOrigin',
@@ -108,7 +108,7 @@ export function logError(error: unknown): void {
  * technical). An error that is not the person's own slip goes to the console with its code (in
  * every build) and, in development builds, the sentence is followed by its code and what to fix.
  */
-export function errorMessage(t: Translate, error: unknown): string {
+export function errorMessage(t: Translate<UiKey>, error: unknown): string {
   if (isPasskeyDomainError(error)) {
     logError(error)
     return t('passkeyNeedsDomain', { url: localhostUrl() })

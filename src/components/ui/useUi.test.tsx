@@ -1,10 +1,18 @@
 import { render, screen } from '@testing-library/react'
 import { Suspense, version } from 'react'
 import { describe, expect, it } from 'vitest'
-import { useUi } from './useUi.ts'
+import { joinStrings } from '../i18n/joinStrings.ts'
+import { authStrings } from '../i18n/sections/auth.ts'
+import { codeStrings } from '../i18n/sections/code.ts'
+import { limitsStrings } from '../i18n/sections/limits.ts'
+import { readStrings, type Strings } from '../i18n/strings.ts'
+import { LatchkeyUIProvider } from './LatchkeyUIProvider.tsx'
+import { uiStrings } from './uiStrings.ts'
+import { useStrings } from './useStrings.ts'
+import { type Ui, useUi } from './useUi.ts'
 
 function Probe({ locale }: { locale: string }) {
-  const ui = useUi({ locale })
+  const ui = useUi({ locale }, uiStrings)
   return (
     <p {...ui.rootProps} data-testid="probe">
       {ui.t('signIn')}
@@ -47,5 +55,43 @@ describe(`useUi on React ${version}`, () => {
     )
     expect(screen.queryByText('loading')).toBeNull()
     expect(screen.getByTestId('probe').textContent).toBe(text)
+  })
+
+  it("loads a drop-in's own strings, not every screen's; a lazy step adds its own, overrides included", async () => {
+    const limitsUi = joinStrings(uiStrings, limitsStrings)
+    function Step({ ui: screen }: { ui: Ui<'cancel'> }) {
+      const ui = useStrings(screen, codeStrings)
+      return <span data-testid="step">{`${ui.t('mfaVerify')} · ${ui.t('cancel')}`}</span>
+    }
+    function Limits() {
+      const ui = useUi({}, limitsUi)
+      return (
+        <p {...ui.rootProps} data-testid="limits">
+          {ui.t('limitsTitle')}
+          <Step ui={ui} />
+        </p>
+      )
+    }
+    render(
+      <LatchkeyUIProvider locale="es" messages={{ mfaVerify: 'Comprobar' }}>
+        <Suspense fallback={<p>loading</p>}>
+          <Limits />
+        </Suspense>
+      </LatchkeyUIProvider>,
+    )
+    expect(screen.getByText('loading')).toBeTruthy()
+    expect((await screen.findByTestId('limits')).firstChild?.textContent).toBe('Límites de gasto')
+    expect(screen.getByTestId('step').textContent).toBe('Comprobar · Cancelar')
+    // Spanish came for the sections shown and no others: the sign-in's is not loaded.
+    const loaded = (strings: Strings<string>) => {
+      try {
+        return typeof readStrings(strings, 'es') === 'object'
+      } catch (thrown) {
+        if (thrown instanceof Promise) return false
+        throw thrown
+      }
+    }
+    expect([limitsStrings, codeStrings, uiStrings].map(loaded)).toEqual([true, true, true])
+    expect(loaded(authStrings)).toBe(false)
   })
 })

@@ -8,6 +8,8 @@ import {
   useWalletAccounts,
   useWallets,
 } from '../../react/index.ts'
+import { joinStrings } from '../i18n/joinStrings.ts'
+import { walletsStrings } from '../i18n/sections/wallets.ts'
 import { Alert } from '../ui/Alert.tsx'
 import { CopyButton } from '../ui/CopyButton.tsx'
 import { ErrorText } from '../ui/ErrorText.tsx'
@@ -15,8 +17,12 @@ import { LoadFailed, Loading } from '../ui/feedback.tsx'
 import { PlusIcon, TrashIcon, WalletIcon } from '../ui/icons.tsx'
 import { Button, Spinner } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
+import { uiStrings } from '../ui/uiStrings.ts'
 import { type Ui, useUi } from '../ui/useUi.ts'
 import { networkOf, shortAddress } from './networkOf.ts'
+
+const strings = /* @__PURE__ */ joinStrings(uiStrings, walletsStrings)
+type Keys = keyof typeof strings.en
 
 export interface WalletListProps extends UiOptions {
   /**
@@ -44,7 +50,7 @@ function WalletListInner({
   className,
   ...look
 }: WalletListProps) {
-  const ui = useUi(look)
+  const ui = useUi(look, strings)
   const titleId = useId()
   const wallets = useWallets()
   const accounts = useWalletAccounts()
@@ -121,7 +127,7 @@ function CreateWalletForm({
   chains,
   onClose,
 }: {
-  ui: Ui
+  ui: Ui<Keys>
   chains: readonly Chain[]
   onClose: () => void
 }) {
@@ -198,7 +204,7 @@ function WalletItem({
   chains,
   readOnly,
 }: {
-  ui: Ui
+  ui: Ui<Keys>
   wallet: Wallet
   accounts: WalletAccount[]
   accountsPending: boolean
@@ -298,7 +304,7 @@ function WalletItem({
   )
 }
 
-function DeleteConfirm({ ui, wallet, onClose }: { ui: Ui; wallet: Wallet; onClose: () => void }) {
+function DeleteConfirm({ ui, wallet, onClose }: { ui: Ui<Keys>; wallet: Wallet; onClose: () => void }) {
   const id = useId()
   const remove = useDeleteWallets()
   const [understood, setUnderstood] = useState(false)

@@ -3,16 +3,14 @@ import {
   namesOAuthIdentity,
   type OAuthMethod,
   oauthIdentityOf,
-  oauthProviderOf,
 } from '@latchkey/protocol'
 import { LatchkeyError, thenOrResume } from '../../errors.ts'
 import { requireSession } from '../../session/sessions.ts'
 import { submit } from '../../transport/activity.ts'
 import type { Latchkey, OpenAuthorizationWindow } from '../../types.ts'
-import { prepareOAuth, readAuthorizationResponse } from '../auth/oauthShared.ts'
-import { openOAuthPopup } from '../auth/openOAuthPopup.ts'
+import { exchangeAuthorizationCode, prepareOAuth } from '../auth/oauthShared.ts'
+import { openAuthorization } from '../auth/openOAuthPopup.ts'
 import { type ActionOptions, splitOptions } from '../options.ts'
-import { proxyOAuth2Authenticate } from '../proxy/proxyOAuth2Authenticate.ts'
 import { getUser } from '../queries/getUser.ts'
 
 export type LinkOAuthParameters = {
@@ -22,7 +20,8 @@ export type LinkOAuthParameters = {
   redirectUri?: string | undefined
   /**
    * @default config.oauth.openAuthorizationWindow, else a popup. A blocked popup throws
-   * `PopupBlockedError` (linking has no full-page redirect: the page would lose what it shows).
+   * `PopupBlockedError` (linking has no full-page redirect: the page would lose what it shows); try
+   * again from a click with `reserveOAuthPopup()` here, a popup opened during the click.
    */
   openAuthorizationWindow?: OpenAuthorizationWindow | undefined
   /** @default the session's user */
@@ -60,21 +59,17 @@ export async function linkOAuth(
     publicKey: session.publicKey,
     redirectUri,
   })
-  const open = openAuthorizationWindow ?? client.config.oauth?.openAuthorizationWindow ?? openOAuthPopup
-  const callbackUrl = await open({ url, redirectUri: pending.redirectUri, signal: options.signal })
-  const authCode = readAuthorizationResponse(callbackUrl, pending)
-  const providerName = oauthProviderOf(provider)
-  const { oidcToken } = await proxyOAuth2Authenticate(
+  const callbackUrl = await openAuthorization({
+    url,
+    redirectUri: pending.redirectUri,
+    open: openAuthorizationWindow ?? client.config.oauth?.openAuthorizationWindow,
+    signal: options.signal,
+  })
+  const { oidcToken, providerName } = await exchangeAuthorizationCode(
     client,
-    {
-      provider: providerName,
-      authCode,
-      redirectUri: pending.redirectUri,
-      codeVerifier: pending.codeVerifier,
-      nonce: pending.nonce,
-      clientId: pending.clientId,
-    },
-    { signal: options.signal },
+    pending,
+    callbackUrl,
+    options.signal,
   )
   try {
     return await thenOrResume(

@@ -120,13 +120,17 @@ export function readAuthorizationResponse(callbackUrl: string, pending: PendingO
   return code
 }
 
-/** Exchanges the code, signs up when there is no account, and logs in with the waiting key. */
-export async function finishOAuth(
+/**
+ * Reads the provider's redirect (see `readAuthorizationResponse`) and has the auth proxy exchange
+ * its code (with the PKCE verifier and the nonce) for the service's OIDC token. Sign-in and linking
+ * a login both end their authorization here.
+ */
+export async function exchangeAuthorizationCode(
   client: Latchkey,
   pending: PendingOAuth,
   callbackUrl: string,
   signal?: AbortSignal,
-): Promise<OAuthSignInReturnType> {
+): Promise<{ oidcToken: string; providerName: string }> {
   const authCode = readAuthorizationResponse(callbackUrl, pending)
   const providerName = oauthProviderOf(pending.provider)
   const { oidcToken } = await proxyOAuth2Authenticate(
@@ -141,6 +145,17 @@ export async function finishOAuth(
     },
     { signal },
   )
+  return { oidcToken, providerName }
+}
+
+/** Exchanges the code, signs up when there is no account, and logs in with the waiting key. */
+export async function finishOAuth(
+  client: Latchkey,
+  pending: PendingOAuth,
+  callbackUrl: string,
+  signal?: AbortSignal,
+): Promise<OAuthSignInReturnType> {
+  const { oidcToken, providerName } = await exchangeAuthorizationCode(client, pending, callbackUrl, signal)
   let claims: { email?: string; name?: string } = {}
   try {
     claims = decodeJwtClaims(oidcToken)

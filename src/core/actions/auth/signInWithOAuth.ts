@@ -1,8 +1,7 @@
 import type { OAuthMethod } from '@latchkey/protocol'
-import { PopupBlockedError } from '../../errors.ts'
 import type { Latchkey, OpenAuthorizationWindow } from '../../types.ts'
 import { finishOAuth, type OAuthSignInReturnType, prepareOAuth } from './oauthShared.ts'
-import { openOAuthPopup } from './openOAuthPopup.ts'
+import { openAuthorization } from './openOAuthPopup.ts'
 import { savePendingOAuth } from './pendingOAuth.ts'
 import { withSessionKey } from './withSessionKey.ts'
 
@@ -35,25 +34,21 @@ export async function signInWithOAuth(
 ): Promise<SignInWithOAuthReturnType> {
   return withSessionKey(client, async (key) => {
     const { url, pending } = await prepareOAuth(client, { ...parameters, publicKey: key.publicKey })
-    const open = parameters.openAuthorizationWindow ?? client.config.oauth?.openAuthorizationWindow
-    let callbackUrl: string
-    if (open) {
-      callbackUrl = await open({ url, redirectUri: pending.redirectUri, signal: parameters.signal })
-    } else {
-      try {
-        callbackUrl = await openOAuthPopup({
-          url,
-          redirectUri: pending.redirectUri,
-          signal: parameters.signal,
-        })
-      } catch (error) {
-        if (!(error instanceof PopupBlockedError) || parameters.onPopupBlocked === 'error') throw error
-        savePendingOAuth(client, pending)
-        window.location.assign(url)
-        // The page is leaving; this promise never settles (the key must survive the redirect).
-        return new Promise<never>(() => undefined)
-      }
-    }
+    const callbackUrl = await openAuthorization({
+      url,
+      redirectUri: pending.redirectUri,
+      open: parameters.openAuthorizationWindow ?? client.config.oauth?.openAuthorizationWindow,
+      signal: parameters.signal,
+      whenBlocked:
+        parameters.onPopupBlocked === 'error'
+          ? undefined
+          : () => {
+              savePendingOAuth(client, pending)
+              window.location.assign(url)
+              // The page is leaving; this promise never settles (the key must survive the redirect).
+              return new Promise<never>(() => undefined)
+            },
+    })
     return finishOAuth(client, pending, callbackUrl, parameters.signal)
   })
 }

@@ -1,0 +1,21 @@
+import type { enApproval } from '../en/approval.ts'
+import type { Translation } from '../strings.ts'
+
+/** Arabic: `<ActivityApproval/>`. */
+export const approval: Translation<typeof enApproval> = {
+  approvalTitle: 'بانتظار الموافقة',
+  approvalDescription: 'يحتاج هذا الإجراء إلى موافقات إضافية قبل تنفيذه.',
+  approvalType: 'الإجراء',
+  approvalRequested: 'تاريخ الطلب',
+  approvalVotes: 'الموافقات',
+  approvalVotesCount: '{count} حتى الآن',
+  approvalFingerprint: 'البصمة',
+  approve: 'موافقة',
+  reject: 'رفض',
+  approvedTitle: 'وافقت على هذا الإجراء.',
+  rejectedTitle: 'رفضت هذا الإجراء.',
+  approvalCompleted: 'تم تنفيذ الإجراء.',
+  approvalStatus: 'الحالة',
+  approvalPolicy: 'بطلب من',
+  approvalRootQuorum: 'المستخدمون الجذريون',
+}

@@ -1,0 +1,26 @@
+/** English strings of `<ExportWallet/>` and `<ImportWallet/>`. */
+export const enSecret = {
+  exportTitle: 'Export wallet',
+  exportAccountTitle: 'Export private key',
+  exportWarningTitle: 'Keep this secret',
+  exportWarningBody: 'Anyone who sees your {secret} can take everything in this wallet.',
+  exportWarning1: 'Never share it, not even with support.',
+  exportWarning2: 'Make sure no one can see your screen.',
+  exportWarning3: 'Store it offline, somewhere safe.',
+  exportAcknowledge: 'I understand and I’m in a private place',
+  exportReveal: 'Reveal {secret}',
+  secretMnemonic: 'recovery phrase',
+  secretPrivateKey: 'private key',
+  exportFrameTitle: 'Your {secret}, in a secure frame',
+  exportFrameNote: 'Shown inside a frame served by the wallet service. This app never sees it.',
+  importTitle: 'Import wallet',
+  importWarningBody:
+    'Type your recovery phrase in the secure frame below. It is encrypted there and never reaches this app.',
+  importFrameTitle: 'Recovery phrase, in a secure frame',
+  importPhraseLabel: 'Recovery phrase',
+  importAction: 'Import wallet',
+  importing: 'Importing…',
+  importedTitle: 'Wallet imported',
+  importedBody: '“{wallet}” is ready with {count} account(s).',
+  frameLoading: 'Opening the secure frame…',
+}

@@ -1,0 +1,21 @@
+import type { enApproval } from '../en/approval.ts'
+import type { Translation } from '../strings.ts'
+
+/** Spanish: `<ActivityApproval/>`. */
+export const approval: Translation<typeof enApproval> = {
+  approvalTitle: 'Pendiente de aprobación',
+  approvalDescription: 'Esta acción necesita más aprobaciones antes de ejecutarse.',
+  approvalType: 'Acción',
+  approvalRequested: 'Solicitada',
+  approvalVotes: 'Aprobaciones',
+  approvalVotesCount: '{count} hasta ahora',
+  approvalFingerprint: 'Huella',
+  approve: 'Aprobar',
+  reject: 'Rechazar',
+  approvedTitle: 'Has aprobado esta acción.',
+  rejectedTitle: 'Has rechazado esta acción.',
+  approvalCompleted: 'La acción se ha ejecutado.',
+  approvalStatus: 'Estado',
+  approvalPolicy: 'Solicitado por',
+  approvalRootQuorum: 'Los usuarios raíz',
+}
