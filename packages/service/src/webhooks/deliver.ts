@@ -94,7 +94,8 @@ export function deliveryHandler(
       // A busy service first serves its requests (each job waits a little: the queue's slots run
       // a few jobs a second at most while it lasts).
       await yieldToRequests(runtime, context.signal)
-      // An event's job covers its deliveries (one per endpoint): each in turn, and the first
+      // A job of a version before the fan-out covers an event's deliveries (`deliveryIds`, one per
+      // endpoint): each in turn, and the first
       // failure of one of them retries the job (the others, sent, are skipped then).
       let failure: unknown
       for (const deliveryId of 'deliveryIds' in payload ? payload.deliveryIds : [payload.deliveryId])
