@@ -73,6 +73,11 @@ export class Connection {
     })
   }
 
+  /** The server closed it: every later `send` fails at once (open a new one). */
+  get closed(): boolean {
+    return this.#closed
+  }
+
   close(): void {
     this.#socket.destroy()
   }

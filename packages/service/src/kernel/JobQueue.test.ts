@@ -105,6 +105,39 @@ describe.each(backends)('job queue on %s', (name, open) => {
     expect(events).toEqual([['job.done', { kind: 'count', attempts: 1 }]])
   })
 
+  it('runs its feeders at each tick before claiming: what they enqueue runs in that tick; one that fails is a retry of its kind and stops nothing', async () => {
+    const { host, events } = hostOn(store)
+    const queue = queueOn(host)
+    const runs: number[] = []
+    queue.handle<{ n: number }>('fed', {
+      run: async (payload) => {
+        runs.push(payload.n)
+      },
+    })
+    const toFeed = [1, 2]
+    queue.feed('broken', async () => {
+      throw new JobError('feed_down')
+    })
+    queue.feed('feeder', async () => {
+      const n = toFeed.shift()
+      if (n !== undefined) await store.transaction((tx) => queue.enqueue(tx, 'fed', { n }))
+    })
+    // Nothing was enqueued before: the first tick claims what its feeder enqueued.
+    expect(await queue.runDue()).toBeGreaterThanOrEqual(1)
+    for (let tick = 0; tick < 3; tick++) {
+      await queue.idle()
+      await queue.runDue()
+    }
+    await queue.idle()
+    expect(runs.sort()).toEqual([1, 2])
+    // Once a tick (a finished run also starts one of its own).
+    const retries = events.filter(([name]) => name === 'job.retry')
+    expect(retries.length).toBeGreaterThanOrEqual(3)
+    expect(new Set(retries.map((event) => JSON.stringify(event)))).toEqual(
+      new Set([JSON.stringify(['job.retry', { kind: 'broken', attempts: 1, reason: 'feed_down' }])]),
+    )
+  })
+
   it('keeps a sealed payload unreadable at rest and opens it for the handler', async () => {
     const { host } = hostOn(store)
     const queue = queueOn(host)

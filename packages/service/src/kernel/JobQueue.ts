@@ -122,6 +122,7 @@ class TimedOut extends Error {
  */
 export class JobQueue {
   private readonly handlers = new Map<string, JobHandler<never>>()
+  private readonly feeders: { kind: string; feeder: () => Promise<void> }[] = []
   private readonly settings: Required<Omit<JobQueueOptions, 'backoff' | 'workerId'>> & {
     baseMs: number
     maxMs: number
@@ -154,6 +155,16 @@ export class JobQueue {
   handle<P>(kind: string, handler: JobHandler<P>): void {
     if (this.handlers.has(kind)) throw new Error(`job kind ${kind} has a handler already`)
     this.handlers.set(kind, handler as JobHandler<never>)
+  }
+
+  /**
+   * Registers work each tick of the worker does before it claims jobs (and each `runDue`): a
+   * wing's batch step that may enqueue jobs (the webhooks' fan-out), so a row recorded in a
+   * request's transaction needs no job of its own. One tick's feeders run one after the other; a
+   * failure is counted as a retry of `kind` (`job.retry`) and tried again at the next tick.
+   */
+  feed(kind: string, feeder: () => Promise<void>): void {
+    this.feeders.push({ kind, feeder })
   }
 
   /** The kinds with a handler. */
@@ -241,6 +252,10 @@ export class JobQueue {
    * started. The poll loop calls it; tests call it to step the queue.
    */
   async runDue(): Promise<number> {
+    for (const { kind, feeder } of this.feeders)
+      await feeder().catch((error: unknown) =>
+        this.host.emit('job.retry', { kind, attempts: 1, reason: reasonOf(error) }),
+      )
     const free = this.settings.concurrency - this.running.size
     if (free <= 0 || this.handlers.size === 0) return 0
     const claimed = await this.claim(free)

@@ -7,7 +7,7 @@ import type { Transaction } from './store/Store.ts'
  * which delivers it: an app event is recorded in the transaction that makes it happen, so it
  * exists exactly when that transaction commits (never for a rolled-back or replayed request).
  * Without the webhooks wing recording costs a map lookup; with it, one indexed read per
- * organization concerned (the event's and its parent's endpoints).
+ * organization concerned (the event's and its parent's endpoints) and one row per event.
  */
 export interface AppEvent<T extends WebhookEventType = WebhookEventType> {
   /** Where it happened; its parent (if any) is found by the recorder when an endpoint may want it. */
@@ -21,8 +21,9 @@ export interface AppEvent<T extends WebhookEventType = WebhookEventType> {
 /** What the webhooks wing registers for a runtime (`registerAppEvents`). */
 export interface AppEventRecorder {
   /**
-   * Writes the event's deliveries in `tx` for the endpoints that want it, read in `tx` itself (an
-   * endpoint another instance created a moment ago is seen as soon as its transaction committed).
+   * Writes the event in `tx` (one row naming the endpoints that want it, read in `tx` itself: an
+   * endpoint another instance created a moment ago is seen as soon as its transaction committed);
+   * the wing fans it out to numbered deliveries after the commit.
    */
   record(tx: Transaction, event: AppEvent): Promise<void>
 }

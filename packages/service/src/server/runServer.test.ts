@@ -1,4 +1,5 @@
 import { get } from 'node:http'
+import { connect } from 'node:net'
 import { describe, expect, it } from 'vitest'
 import { createService } from '../assembly/createService.ts'
 import { ServiceError } from '../kernel/base/errors.ts'
@@ -155,6 +156,42 @@ describe('runServer', () => {
     expect(await inFlight).toBeInstanceOf(Error)
     expect(await metrics.render()).toMatch(/^latchkey_server_drain_cut_requests_total 1$/m)
     held.release()
+  })
+
+  it('keeps a connection between requests for a minute, not Node’s 5 s, and says so (a late next request is read, never reset)', async () => {
+    const service = await createService()
+    const server = await runServer(service, {
+      port: 0,
+      host: '127.0.0.1',
+      drainGraceSeconds: 0,
+      drainSeconds: 1,
+      handleSignals: false,
+    })
+    try {
+      const { port } = new URL(server.url)
+      const socket = connect({ host: '127.0.0.1', port: Number(port) })
+      let received = ''
+      socket.setEncoding('latin1').on('data', (chunk: string) => {
+        received += chunk
+      })
+      const answers = (count: number) =>
+        new Promise<void>((resolve) => {
+          const check = () =>
+            (received.match(/HTTP\/1\.1 200/g)?.length ?? 0) >= count ? resolve() : setTimeout(check, 5)
+          check()
+        })
+      const request = 'GET /livez HTTP/1.1\r\nHost: test\r\n\r\n'
+      socket.write(request)
+      await answers(1)
+      // Node's server advertises the timeout it keeps: a client (or balancer) reuses the connection up to it.
+      expect(received).toMatch(/\r\nKeep-Alive: timeout=65\r\n/i)
+      socket.write(request)
+      await answers(2)
+      expect(socket.destroyed).toBe(false)
+      socket.destroy()
+    } finally {
+      await server.stop()
+    }
   })
 })
 

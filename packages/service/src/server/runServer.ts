@@ -34,6 +34,15 @@ const QUIET_MS = 100
 
 /** How long the listener waits for the first request of a connection it took before closing it. */
 const FRESH_MS = 2000
+/**
+ * How long a kept-alive connection may sit between two requests before the server closes it (Node's
+ * default is 5 s). The timer runs from the end of an answer until the next request is read, so a
+ * process whose event loop is slow to come back to the socket (a starved CPU under load: the
+ * webhooks bench at load 15 on 2 cores) closed connections whose next request was already sent,
+ * unread, and the client saw ECONNRESET. A minute, above the 60 s load balancers keep their
+ * connections to a backend, so the balancer always closes first.
+ */
+export const KEEP_ALIVE_MS = 65_000
 
 /**
  * Once the requests taken are answered, the longest the listener waits for that quiet moment: clients
@@ -135,6 +144,9 @@ export async function runServer(service: Service, options: RunServerOptions): Pr
     port: options.port,
     hostname: options.host,
   }) as Server
+  server.keepAliveTimeout = KEEP_ALIVE_MS
+  // Above the keep-alive, as Node requires for a request's headers on a kept-alive connection.
+  server.headersTimeout = KEEP_ALIVE_MS + 1000
   let lastConnectionAt = 0
   /** Connections that have not sent a request yet, with when they came. */
   const fresh = new Map<Socket, number>()

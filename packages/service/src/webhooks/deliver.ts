@@ -5,12 +5,15 @@ import type { Runtime } from '../kernel/Runtime.ts'
 import type { WebhookDeliveryRow, WebhookEndpointRow } from '../kernel/store/model.ts'
 import { type AddressPolicy, refuseAddress, refuseUrl } from './addressPolicy.ts'
 import {
+  bodyOf,
   DELIVER_JOB,
   deliveryIdOf,
   jobIdOf,
+  listKeyOf,
   numberedBody,
   queueKeyOf,
   UNNUMBERED_AFTER,
+  WAITING,
 } from './recordEvent.ts'
 import { signDelivery } from './signingKeys.ts'
 import {
@@ -68,9 +71,10 @@ export function deliverySettings(
 }
 
 /**
- * The `webhooks.deliver` job: at least once, in each endpoint's order. A job takes the endpoint's
- * lease (one sender per endpoint across instances; held: it runs again later), numbers what
- * committed since the last time (`numberWaiting`), and, when its delivery is the endpoint's
+ * The `webhooks.deliver` job: at least once, in each endpoint's order. The fan-out (`fanOut`)
+ * numbered the endpoint's deliveries and enqueued the job of the first of each batch. A job takes the endpoint's
+ * lease (one sender per endpoint across instances; held: it runs again later), numbers what a
+ * version before the fan-out left unnumbered (`numberWaiting`), and, when its delivery is the endpoint's
  * oldest waiting one (the head) or the head was never tried, sends the endpoint's pending
  * deliveries in sequence order until the queue is empty, one fails or its time is up. A failed
  * delivery is retried by its own job, with backoff (this one's: the queue's; another's: put back
@@ -90,7 +94,8 @@ export function deliveryHandler(
       // A busy service first serves its requests (each job waits a little: the queue's slots run
       // a few jobs a second at most while it lasts).
       await yieldToRequests(runtime, context.signal)
-      // An event's job covers its deliveries (one per endpoint): each in turn, and the first
+      // A job of a version before the fan-out covers an event's deliveries (`deliveryIds`, one per
+      // endpoint): each in turn, and the first
       // failure of one of them retries the job (the others, sent, are skipped then).
       let failure: unknown
       for (const deliveryId of 'deliveryIds' in payload ? payload.deliveryIds : [payload.deliveryId])
@@ -207,7 +212,8 @@ async function pendingOf(runtime: Runtime, endpointId: string): Promise<WebhookD
 }
 
 /**
- * Gives the oldest waiting deliveries of the endpoint that have no number yet (a page, in the
+ * Deliveries recorded by a version before the fan-out (wave 10) were written unnumbered, one per
+ * event and endpoint: this numbers what is left of them. It gives the oldest waiting deliveries of the endpoint that have no number yet (a page, in the
  * order they were recorded: their time, then id) the next numbers, in one transaction with the
  * endpoint's counter: each number is used once, with no gap, and a delivery committed after this
  * read gets a higher number than every one before it, so numbers follow the order the events'
@@ -217,6 +223,15 @@ async function pendingOf(runtime: Runtime, endpointId: string): Promise<WebhookD
  * rerun see the numbers).
  */
 export async function numberWaiting(runtime: Runtime, endpointId: string): Promise<number> {
+  // None left (the usual case): one committed read, no transaction.
+  const unnumbered = await runtime.store.pageBy('webhookDeliveries', {
+    field: 'waitingFor',
+    value: endpointId,
+    by: 'queueKey',
+    after: UNNUMBERED_AFTER,
+    limit: 1,
+  })
+  if (unnumbered.length === 0) return 0
   return runtime.store.transaction(async (tx) => {
     const endpoint = await tx.get('webhookEndpoints', endpointId)
     if (!endpoint) return 0
@@ -245,6 +260,86 @@ export async function numberWaiting(runtime: Runtime, endpointId: string): Promi
     await tx.put('webhookEndpoints', { ...endpoint, sequence })
     return fresh.length
   })
+}
+
+/** What the fan-out's failures are counted as (`job.retry`). */
+export const FANOUT_KIND = 'webhooks.fanout'
+
+/** Events fanned out in one transaction. */
+const FANOUT_PAGE = 200
+
+/**
+ * Fans the oldest events that wait (a page, in the order they were recorded) out to their
+ * endpoints, in one transaction with the endpoints' counters: each endpoint's next numbers, one
+ * delivery row per event and endpoint (paused where the endpoint is), the event row deleted, and
+ * (with `deliver`) the job of each endpoint's first new delivery, whose run sends the rest in
+ * order. Each number is used once, with no gap, and an event committed after this read gets a
+ * higher number than every one before it, so numbers follow the order the events' transactions
+ * committed (for events recorded at once by two instances, as far as their clocks agree). Two
+ * fan-outs at once (two instances on PostgreSQL) fail each other's commit on the counters and
+ * the events; the rerun finds them gone. An endpoint deleted since gets nothing. Resolves with
+ * how many events it fanned out (none waiting: one committed read, no transaction).
+ */
+export async function fanOut(runtime: Runtime, options: { deliver: boolean }): Promise<number> {
+  const page = { field: 'waiting', value: WAITING, by: 'listKey', limit: FANOUT_PAGE } as const
+  if ((await runtime.store.pageBy('webhookEvents', { ...page, limit: 1 })).length === 0) return 0
+  return runtime.store.transaction(async (tx) => {
+    const events = await tx.pageBy('webhookEvents', page)
+    const endpoints = new Map<string, WebhookEndpointRow | undefined>()
+    const heads = new Map<string, string>()
+    for (const event of events) {
+      for (const endpointId of new Set(event.endpointIds)) {
+        const endpoint = endpoints.has(endpointId)
+          ? endpoints.get(endpointId)
+          : await tx.get('webhookEndpoints', endpointId)
+        endpoints.set(endpointId, endpoint)
+        if (!endpoint) continue
+        const sequence = endpoint.sequence + 1
+        endpoints.set(endpointId, { ...endpoint, sequence })
+        const id = deliveryIdOf(event.id, endpointId)
+        const listKey = listKeyOf(event.createdAt, runtime.newId())
+        await tx.put('webhookDeliveries', {
+          id,
+          eventId: event.id,
+          endpointId,
+          organizationId: event.organizationId,
+          eventType: event.eventType,
+          sequence,
+          body: bodyOf(event, endpointId, sequence),
+          state: endpoint.pausedAt ? 'paused' : 'pending',
+          attempts: 0,
+          createdAt: event.createdAt,
+          updatedAt: runtime.now(),
+          waitingFor: endpointId,
+          queueKey: queueKeyOf(sequence, listKey),
+          listKey,
+        })
+        if (!endpoint.pausedAt && !heads.has(endpointId)) heads.set(endpointId, id)
+      }
+      await tx.delete('webhookEvents', event.id)
+    }
+    for (const endpoint of endpoints.values()) if (endpoint) await tx.put('webhookEndpoints', endpoint)
+    if (options.deliver)
+      for (const id of heads.values())
+        await runtime.jobs.enqueue(tx, DELIVER_JOB, { deliveryId: id }, { id: jobIdOf(id) })
+    return events.length
+  })
+}
+
+/**
+ * The fan-out as the job worker's ticks run it (`JobQueue.feed`): at once while the service is
+ * quiet; while it is busy serving requests, at most once every `YIELD.maxMs`, then every page
+ * that waits (up to `pages`), so the fan-out's transactions are few and large while the load lasts
+ * and never take a request's turn more than once a second.
+ */
+export function fanOutFeeder(runtime: Runtime, options: { deliver: boolean; pages?: number }) {
+  let last = 0
+  return async (): Promise<void> => {
+    if (runtime.store.requestsInFlight() >= YIELD.requests && Date.now() - last < YIELD.maxMs) return
+    last = Date.now()
+    for (let page = 0; page < (options.pages ?? 20); page++)
+      if ((await fanOut(runtime, options)) < FANOUT_PAGE) return
+  }
 }
 
 /**

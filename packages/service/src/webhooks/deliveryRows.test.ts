@@ -141,6 +141,32 @@ describe('latchkey_list_webhook_deliveries', () => {
   })
 })
 
+describe('events on the request path', () => {
+  it('are one row per event in the activity’s transaction (no delivery, no job), fanned out per endpoint, numbered 1..N in order', async () => {
+    const { h, flush, endpoint, wallets } = await setUp()
+    const url = await receiver(() => 200)
+    const endpoints = [await endpoint(url), await endpoint(url), await endpoint(url)]
+    const jobsBefore = (await h.service.store.all('jobs')).length
+    await wallets(4)
+    const events = await h.service.store.all('webhookEvents')
+    expect(events.map((row) => row.endpointIds)).toEqual(Array(4).fill(endpoints))
+    expect(await h.service.store.all('webhookDeliveries')).toEqual([])
+    expect((await h.service.store.all('jobs')).length).toBe(jobsBefore)
+    await flush()
+    expect(await h.service.store.all('webhookEvents')).toEqual([])
+    const order = [...events].sort((a, b) => (a.listKey < b.listKey ? -1 : 1)).map((row) => row.id)
+    for (const endpointId of endpoints) {
+      const rows = (await h.service.store.findBy('webhookDeliveries', 'endpointId', endpointId)).sort(
+        (a, b) => a.sequence - b.sequence,
+      )
+      expect(rows.map((row) => [row.eventId, row.sequence, row.state])).toEqual(
+        order.map((eventId, i) => [eventId, i + 1, 'delivered']),
+      )
+      expect(rows.map((row) => JSON.parse(row.body).sequence)).toEqual([1, 2, 3, 4])
+    }
+  })
+})
+
 describe('delivery retention', () => {
   it('deletes settled rows past the per-endpoint cap and the window, never one still waiting, and a deleted endpoint’s after the window', async () => {
     const { h, flush, endpoint, wallets } = await setUp({

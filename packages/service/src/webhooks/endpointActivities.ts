@@ -26,6 +26,8 @@ export interface EndpointHost {
   policyOf(runtime: Runtime): AddressPolicy
   /** How long a deleted endpoint's delivery rows are kept. */
   retention: Pick<RetentionSettings, 'maxAgeMs'>
+  /** Fans out what was recorded and not yet numbered (deliver.ts `fanOut`), before a listing. */
+  fanOut(runtime: Runtime): Promise<unknown>
 }
 
 /** The published `v1WebhookEndpointData`. */
@@ -273,6 +275,9 @@ export function endpointHandlers(host: EndpointHost) {
       pagination: readPagination(r),
     }),
     run: async ({ store, runtime, organization }, p) => {
+      // Every event committed so far is listed: what waits to be fanned out is first (one
+      // committed read when nothing does).
+      await host.fanOut(runtime)
       // Only this organization's own endpoints: a parent's deliveries of a sub-organization's
       // events are the parent's to read, never the sub-organization's.
       const own = (await store.findBy('webhookEndpoints', 'organizationId', organization.id)).map(

@@ -1,7 +1,7 @@
 import type { WebhookEventBody } from '@latchkey/protocol'
 import type { AppEvent } from '../kernel/appEvents.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
-import type { WebhookEndpointRow } from '../kernel/store/model.ts'
+import type { WebhookEndpointRow, WebhookEventRow } from '../kernel/store/model.ts'
 import type { Transaction } from '../kernel/store/Store.ts'
 
 /** The job kind of one delivery (payload `{ deliveryId }`). */
@@ -51,22 +51,18 @@ export function numberedBody(body: string, sequence: number): string {
   return JSON.stringify({ ...(JSON.parse(body) as WebhookEventBody), sequence })
 }
 
+/** The value of `WebhookEventRow.waiting` while an event waits to be fanned out. */
+export const WAITING = 'yes'
+
 /**
- * Writes `event` in `tx` for every endpoint of its organization and of its parent that wants it:
- * the body as it will be signed (its `sequence` 0 until the endpoint's sender numbers it) and,
- * where deliveries are sent (`deliver`), the delivery's job (not run before the transaction commits). Nothing is updated: the endpoint's
- * sequence number is given at delivery (deliver.ts, `numberWaiting`), so concurrent activities
- * that an endpoint wants only add rows and never wait for or fail each other. A paused endpoint's
- * delivery waits, paused, for the endpoint to be resumed. Who gets it is read in `tx` (never from a
- * cache): an endpoint created on another instance gets every event whose transaction commits
- * after its own.
+ * Writes `event` in `tx` as one row naming every endpoint of its organization and of its parent
+ * that wants it (read in `tx`, never from a cache: an endpoint created on another instance gets
+ * every event whose transaction commits after its own). Nothing else: no delivery row, no job,
+ * nothing updated, so concurrent activities only add a row each and never wait for or fail each
+ * other. The fan-out (deliver.ts `fanOut`, run by the job worker's ticks) numbers it per endpoint
+ * as delivery rows, in the order events committed, and enqueues their sender.
  */
-export async function recordEvent(
-  runtime: Runtime,
-  tx: Transaction,
-  event: AppEvent,
-  options: { deliver: boolean },
-): Promise<void> {
+export async function recordEvent(runtime: Runtime, tx: Transaction, event: AppEvent): Promise<void> {
   const parentId =
     'parentOrganizationId' in event.organization
       ? event.organization.parentOrganizationId
@@ -76,44 +72,33 @@ export async function recordEvent(
     ...(parentId ? await tx.findBy('webhookEndpoints', 'organizationId', parentId) : []),
   ].filter((endpoint) => wants(endpoint, event))
   if (endpoints.length === 0) return
-  const eventId = event.id ?? `evt_${runtime.newId()}`
   const now = runtime.now()
-  const sent: string[] = []
-  for (const endpoint of endpoints) {
-    const body: WebhookEventBody = {
-      version: 1,
-      id: eventId,
-      type: event.type,
-      organizationId: event.organization.id,
-      createdAtMs: String(now),
-      endpointId: endpoint.id,
-      sequence: 0,
-      data: event.data,
-    }
-    const id = deliveryIdOf(eventId, endpoint.id)
-    const listKey = listKeyOf(now, runtime.newId())
-    await tx.put('webhookDeliveries', {
-      id,
-      eventId,
-      endpointId: endpoint.id,
-      organizationId: event.organization.id,
-      eventType: event.type,
-      sequence: 0,
-      body: JSON.stringify(body),
-      state: endpoint.pausedAt ? 'paused' : 'pending',
-      attempts: 0,
-      createdAt: now,
-      updatedAt: now,
-      waitingFor: endpoint.id,
-      queueKey: queueKeyOf(0, listKey),
-      listKey,
-    })
-    if (!endpoint.pausedAt) sent.push(id)
+  await tx.put('webhookEvents', {
+    id: event.id ?? `evt_${runtime.newId()}`,
+    organizationId: event.organization.id,
+    eventType: event.type,
+    data: event.data,
+    endpointIds: endpoints.map((endpoint) => endpoint.id),
+    waiting: WAITING,
+    listKey: listKeyOf(now, runtime.newId()),
+    createdAt: now,
+    updatedAt: now,
+  })
+}
+
+/** The body of `event` for one endpoint, as signed on every try, with its number in the endpoint's order. */
+export function bodyOf(event: WebhookEventRow, endpointId: string, sequence: number): string {
+  const body: WebhookEventBody = {
+    version: 1,
+    id: event.id,
+    type: event.eventType as WebhookEventBody['type'],
+    organizationId: event.organizationId,
+    createdAtMs: String(event.createdAt),
+    endpointId,
+    sequence,
+    data: event.data as WebhookEventBody['data'],
   }
-  // One job for the event's deliveries (a row less per endpoint on the request path). No
-  // transport, no job: the deliveries wait, and a start with one enqueues a sender.
-  if (sent.length > 0 && options.deliver)
-    await runtime.jobs.enqueue(tx, DELIVER_JOB, { deliveryIds: sent }, { id: `job.${eventId}` })
+  return JSON.stringify(body)
 }
 
 /** The job of a delivery. */

@@ -3,7 +3,14 @@ import { registerAppEvents } from '../kernel/appEvents.ts'
 import { PluginStateKey, type Runtime } from '../kernel/Runtime.ts'
 import type { ServicePlugin } from '../kernel/registry.ts'
 import { type AddressPolicy, parseAllowList } from './addressPolicy.ts'
-import { deliveryHandler, deliverySettings, ensureSender } from './deliver.ts'
+import {
+  deliveryHandler,
+  deliverySettings,
+  ensureSender,
+  FANOUT_KIND,
+  fanOut,
+  fanOutFeeder,
+} from './deliver.ts'
 import { endpointHandlers } from './endpointActivities.ts'
 import { DELIVER_JOB, recordEvent } from './recordEvent.ts'
 import {
@@ -57,6 +64,7 @@ export function webhooksWing({
   const handlers = endpointHandlers({
     policyOf: (runtime) => runtime.stateOf(WEBHOOKS).policy,
     retention,
+    fanOut: (runtime) => fanOut(runtime, { deliver: Boolean(options.transport) }),
   })
   return {
     name: 'webhooks',
@@ -92,8 +100,10 @@ export function webhooksWing({
           policy: policyOf(runtime, options),
           retention,
         }
-        const deliver = { deliver: Boolean(options.transport) }
-        registerAppEvents(runtime, { record: (tx, event) => recordEvent(runtime, tx, event, deliver) })
+        registerAppEvents(runtime, { record: (tx, event) => recordEvent(runtime, tx, event) })
+        // Events become numbered deliveries in the job worker's ticks, a batch at a time (and
+        // with no transport too: they wait, listed, for a start with one).
+        runtime.jobs.feed(FANOUT_KIND, fanOutFeeder(runtime, { deliver: Boolean(options.transport) }))
         const schedulePrune = pruneScheduler(runtime, retention)
         runtime.jobs.handle(PRUNE_JOB, pruneHandler(runtime, retention, schedulePrune))
         const { transport } = options

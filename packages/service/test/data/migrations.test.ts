@@ -26,6 +26,7 @@ const NEWEST_TABLES: Record<string, string[]> = {
   '0008_webhooks': ['webhookEndpoints', 'webhookDeliveries'],
   '0009_import': ['importedUsers', 'importClaims', 'importKeys'],
   '0010_session_profiles': ['sessionProfiles'],
+  '0015_webhook_events': ['webhookEvents'],
 }
 /** What undoes a newest migration that creates no table (the same SQL on SQLite and PostgreSQL). */
 const NEWEST_UNDO: Record<string, string[]> = {

@@ -169,9 +169,9 @@ describe('webhooks across two instances on PostgreSQL', { timeout: 120_000 }, ()
   })
 
   it('150 activities at once in a sub-organization whose parent has an ACTIVITY_UPDATES endpoint: none waits for another, each numbered once with no gap, in commit order, delivered in order', async () => {
-    // The endpoint's sequence number is given at delivery, by the instance holding the endpoint's
-    // lease (deliver.ts, numberWaiting), never in the activity's transaction: the activities only
-    // add rows, so neither process orders them and none fails another's commit.
+    // The endpoint's sequence number is given after the commit, by the fan-out of either instance
+    // (deliver.ts, fanOut), never in the activity's transaction: the activities only add a row
+    // each, so neither process orders them and none fails another's commit.
     const [a, b] = (await twoInstances(cluster, 'webhooks_hot', {
       webhooks: { transport: nodeWebhookTransport() },
       jobs: { pollMs: 20, backoff: { baseMs: 20, maxMs: 100 } },
@@ -193,7 +193,25 @@ describe('webhooks across two instances on PostgreSQL', { timeout: 120_000 }, ()
         wallet: { walletName: 'sub', accounts: [ETHEREUM_ACCOUNT] },
       })
       const as = { organizationId: sub.organizationId, as: key }
+      // Each recorded as one event row, numbered into a delivery by whichever instance's fan-out
+      // took it: once none waits, the deliveries are every event.
+      const fannedOut = async () => {
+        const deadline = Date.now() + 30_000
+        while (
+          (
+            await a.service.store.pageBy('webhookEvents', {
+              field: 'waiting',
+              value: 'yes',
+              by: 'listKey',
+              limit: 1,
+            })
+          ).length > 0 &&
+          Date.now() < deadline
+        )
+          await new Promise((done) => setTimeout(done, 20))
+      }
       // The sub-organization's creation: its events so far.
+      await fannedOut()
       const before = await a.service.store.count('webhookDeliveries', 'endpointId', endpointId)
       let payload = 0
       const sign = (h: Harness) =>
@@ -217,6 +235,7 @@ describe('webhooks across two instances on PostgreSQL', { timeout: 120_000 }, ()
       }
       const replies = await Promise.all(Array.from({ length: 150 }, (_, i) => sign([a, b][i % 2]!)))
       expect(replies.filter((reply) => reply.status !== 200).map((reply) => reply.body)).toEqual([])
+      await fannedOut()
       const recorded = await a.service.store.count('webhookDeliveries', 'endpointId', endpointId)
       // The 6 in turn and the 150 at once (and nothing else).
       expect(recorded).toBe(before + 156)

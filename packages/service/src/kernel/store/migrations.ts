@@ -136,6 +136,33 @@ function webhookDeliveryQueue(backend: StoreBackend): Migration {
   }
 }
 
+/**
+ * Webhook events (webhooks/, issue 39, wave 10): one row per event, written in the transaction of
+ * what happened, read by the fan-out (deliver.ts `fanOut`) oldest first by an index on (waiting,
+ * listKey), which numbers it per endpoint as delivery rows and deletes it.
+ */
+function webhookEvents(text: StoreBackend['textType']): Migration {
+  return {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('webhookEvents')
+        .addColumn('id', text, (column) => column.primaryKey())
+        .addColumn('data', 'text', (column) => column.notNull())
+        .addColumn('waiting', text)
+        .addColumn('listKey', text)
+        .execute()
+      await db.schema
+        .createIndex('webhookEvents_waiting')
+        .on('webhookEvents')
+        .columns(['waiting', 'listKey'])
+        .execute()
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('webhookEvents').execute()
+    },
+  }
+}
+
 /** Tables made by one later version, each with its looked-up columns (indexed, none unique). */
 function addTables(tables: Record<string, string[]>, text: StoreBackend['textType']): Migration {
   return {
@@ -268,6 +295,7 @@ function migrationsOf(backend: StoreBackend): Record<string, Migration> {
       backend.textType,
     ),
     '0014_webhook_delivery_queue': webhookDeliveryQueue(backend),
+    '0015_webhook_events': webhookEvents(backend.textType),
     // ---- wing: import and pregeneration (issue 40) ----
     '0009_import': addTables(
       { importedUsers: ['organizationId'], importClaims: [], importKeys: [] },

@@ -527,6 +527,24 @@ export interface WebhookDeliveryRow extends Row {
    */
   listKey: string
 }
+/**
+ * One event as recorded in the transaction of what happened (`<eventId>`), before it is fanned
+ * out: the fan-out (webhooks/deliver.ts `fanOut`) numbers it for each of `endpointIds` as a
+ * delivery row, in the order events committed, and deletes it.
+ */
+export interface WebhookEventRow extends Row {
+  /** Where it happened. */
+  organizationId: string
+  eventType: string
+  /** The event's `data`, as its body will carry it. */
+  data: unknown
+  /** The endpoints that wanted it when its transaction read them (its organization's and its parent's). */
+  endpointIds: string[]
+  /** `yes` while it waits to be fanned out (with `listKey`, the index the fan-out reads by). */
+  waiting: 'yes'
+  /** When it was recorded (15 digits), then a new id's hex: the order the fan-out takes it in. */
+  listKey: string
+}
 // ---- wing: import and pregeneration (issue 40) ----
 /** One user imported by external id (`latchkey_import_user`); its id is derived from the parent and the external id. */
 export interface ImportedUserRow extends Row {
@@ -599,6 +617,7 @@ export interface Tables {
   // ---- wing: webhooks (issue 39) ----
   webhookEndpoints: WebhookEndpointRow
   webhookDeliveries: WebhookDeliveryRow
+  webhookEvents: WebhookEventRow
   // ---- wing: import and pregeneration (issue 40) ----
   importedUsers: ImportedUserRow
   importClaims: ImportClaimRow
@@ -650,6 +669,8 @@ export const INDEXES: { [T in TableName]: (keyof Tables[T] & string)[] } = {
   webhookEndpoints: ['organizationId'],
   // waitingFor, queueKey, listKey: migration 0014_webhook_delivery_queue.
   webhookDeliveries: ['eventId', 'endpointId', 'state', 'waitingFor', 'queueKey', 'listKey'],
+  // waiting, listKey: migration 0015_webhook_events.
+  webhookEvents: ['waiting', 'listKey'],
   // ---- wing: import and pregeneration (issue 40) ----
   importedUsers: ['organizationId'],
   importClaims: [],
