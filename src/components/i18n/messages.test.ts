@@ -27,7 +27,10 @@ describe('dictionaries', () => {
         const translated = section.read(lang)
         expect(Object.keys(translated)).toEqual(Object.keys(section.en))
         for (const key of Object.keys(section.en) as (keyof typeof section.en)[])
-          expect([key, placeholders(translated[key] ?? '')]).toEqual([key, placeholders(section.en[key] ?? '')])
+          expect([key, placeholders(translated[key] ?? '')]).toEqual([
+            key,
+            placeholders(section.en[key] ?? ''),
+          ])
       }
   })
 

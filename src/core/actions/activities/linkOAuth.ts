@@ -1,9 +1,4 @@
-import {
-  decodeJwtClaims,
-  namesOAuthIdentity,
-  type OAuthMethod,
-  oauthIdentityOf,
-} from '@latchkey/protocol'
+import { decodeJwtClaims, namesOAuthIdentity, type OAuthMethod, oauthIdentityOf } from '@latchkey/protocol'
 import { LatchkeyError, thenOrResume } from '../../errors.ts'
 import { requireSession } from '../../session/sessions.ts'
 import { submit } from '../../transport/activity.ts'
