@@ -40,10 +40,14 @@ function oidcToken(h: Harness, sub: string, publicKey: string, aud = 'client-web
   }).token
 }
 
-/** The `oidcClaims` naming the identity of `token`. */
+/**
+ * The `oidcClaims` naming the identity of `token`, as an app copies them from the provider's own
+ * token: the provider's issuer (the service's token carries it as `idp_iss`; its own `iss` names no
+ * provider and is refused as `oidcClaims.iss`), the subject and the audience.
+ */
 function claimsOf(token: string) {
-  const { iss, sub, aud } = decodeJwtClaims<{ iss: string; sub: string; aud: string }>(token)
-  return { iss, sub, aud }
+  const { idp_iss, sub, aud } = decodeJwtClaims<{ idp_iss: string; sub: string; aud: string }>(token)
+  return { iss: idp_iss, sub, aud }
 }
 
 /** A browser page calling the dev auth proxy (`/v1/<path>`). */
