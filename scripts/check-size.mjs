@@ -119,8 +119,10 @@ const budgets = [
     app: 'logins',
     what: '<LinkedLogins/> "Link Google" chunk (OAuth flow)',
     // Wave 10: 1.1 → 0.6 kB, the popup opener now in <LinkedLogins/>' own chunk (a popup opened
-    // during the click on "Open the Google window" after a blocked one needs it at hand).
-    limit: 700,
+    // during the click on "Open the Google window" after a blocked one needs it at hand). Then 0.8 kB
+    // with the provider-issuer comparison of an identity already linked (issue 40's
+    // oauthIdentity helpers); measured plus about 0.2 kB.
+    limit: 1_000,
     measure: (/** @type {Record<string, any>} */ s) =>
       chunkHolding(s.logins, 'src/core/actions/activities/linkOAuth.ts'),
     startupOnly: false,
