@@ -144,6 +144,11 @@ async function sendWhatWaits(
     // dead with the lease (uncertain): then no one else will, so this job tries again once the
     // lease may have run out (a kill -9 mid-try frees the endpoint two timeouts later).
     if (context.uncertain) throw new JobError('busy')
+    // A delivery tried before (a retry, or a redelivery of one sent) that is the queue's head is
+    // left by that run to its own job, this one: ending here would leave it, and every delivery
+    // behind it, with no one to send them. Try again once the lease may be free.
+    const own = await runtime.store.get('webhookDeliveries', input.own)
+    if (own?.state === 'pending' && own.attempts > 0) throw new JobError('busy')
     return false
   }
   let ended: Awaited<ReturnType<typeof drain>>

@@ -485,6 +485,34 @@ describe('events to a real receiver, each verified', () => {
     expect(receiver.received.map((body) => body.id)).toEqual([first!.id, first!.id])
   })
 
+  it('a redelivery whose job finds another run holding the endpoint tries again, and is sent', async () => {
+    const { h, receiver, endpoint, flush } = await setUp()
+    const { endpointId } = await endpoint([{ eventType: 'LATCHKEY_WALLET_CREATED' }])
+    await h.submit('create_wallet', { walletName: 'A', accounts: [] })
+    await flush()
+    expect(receiver.received).toHaveLength(1)
+    const [first] = receiver.received
+    // Another run holds the endpoint (a later event's job, sending): it leaves a head tried before
+    // to that delivery's own job, so the redelivery's job must not end when it finds the lease held.
+    const held = (await h.service.store.get('webhookEndpoints', endpointId))!
+    await h.service.store.transaction((tx) =>
+      tx.put('webhookEndpoints', { ...held, sendingBy: 'another/run', sendingUntil: h.clock.now() + 60_000 }),
+    )
+    h.clock.advance(1)
+    await h.submit('latchkey_redeliver_webhook_event', { eventId: first!.id })
+    await flush()
+    expect(receiver.received).toHaveLength(1)
+    // That run ends and gives the lease back without sending it (not its own, tried before).
+    const holding = (await h.service.store.get('webhookEndpoints', endpointId))!
+    const { sendingBy: _, sendingUntil: __, ...free } = holding
+    await h.service.store.transaction((tx) => tx.put('webhookEndpoints', free))
+    for (let i = 0; i < 4 && receiver.received.length < 2; i++) {
+      h.clock.advance(60_000)
+      await flush()
+    }
+    expect(receiver.received.map((body) => body.id)).toEqual([first!.id, first!.id])
+  })
+
   it('LATCHKEY_ENDPOINT_PAUSED reaches the parent’s and a sibling’s healthy receivers, verified; resuming sends what waited', async () => {
     const metrics = createMetrics()
     const events = { emit: metrics.emit.bind(metrics) as EventSink['emit'] }
