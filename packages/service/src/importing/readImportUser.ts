@@ -1,5 +1,6 @@
 import type { ImportUserParams } from '@latchkey/protocol'
-import { CURVES, canonicalIssuer, SERVICE_OIDC_ISSUER } from '@latchkey/protocol'
+import { CURVES, canonicalIssuer } from '@latchkey/protocol'
+import { assertProviderIssuer } from '../domain/oauthIssuers.ts'
 import { readAccounts } from '../domain/params.ts'
 import { readAddressFormats } from '../domain/privateKeys.ts'
 import { FieldError } from '../kernel/base/errors.ts'
@@ -55,12 +56,7 @@ export function readImportUser(r: Reader): ImportUserParams {
       onlyFields(item, FIELDS.oauthProviders)
       // Recorded in the spelling every path compares (Google's two are one).
       const issuer = canonicalIssuer(item.string('issuer', { max: 512 }))
-      if (issuer === SERVICE_OIDC_ISSUER)
-        throw new FieldError({
-          field: `${field}.issuer`,
-          reason:
-            "is this service's own token issuer: give the identity provider's (e.g. https://accounts.google.com)",
-        })
+      assertProviderIssuer(issuer, `${field}.issuer`)
       const audience = item.optString('audience', { max: 512 })
       return {
         issuer,

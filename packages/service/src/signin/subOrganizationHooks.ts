@@ -4,10 +4,10 @@ import {
   type OauthProviderParamsV2,
   oauthIdentityKey,
   oauthIdentityOf,
-  SERVICE_OIDC_ISSUER,
   type VerificationTokenClaims,
 } from '@latchkey/protocol'
 import { accountHolds } from '../domain/claimedValues.ts'
+import { assertProviderIssuer } from '../domain/oauthIssuers.ts'
 import {
   accountsHoldingContact,
   type ContactKind,
@@ -53,12 +53,7 @@ export const subOrganizationHooks: NonNullable<ServicePlugin['subOrganization']>
       // idp_iss), recorded and compared as an import records them (@latchkey/protocol oauthIdentity).
       const identity = oauthIdentityOf(claims)
       if (!identity) throw new FieldError({ field: claimField, reason: 'names no issuer and subject' })
-      if (named && identity.issuer === SERVICE_OIDC_ISSUER)
-        throw new FieldError({
-          field: `${claimField}.iss`,
-          reason:
-            "is this service's own token issuer: give the identity provider's (e.g. https://accounts.google.com)",
-        })
+      if (named) assertProviderIssuer(identity.issuer, `${claimField}.iss`)
       const taken = (
         await mapInOrder(
           (
