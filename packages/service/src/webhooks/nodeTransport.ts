@@ -58,8 +58,35 @@ export function dnsServerResolver(servers: readonly string[]): WebhookResolver {
 export function nodeWebhookTransport(options: NodeWebhookTransportOptions = {}): WebhookTransport {
   const resolve =
     options.resolve ?? (options.dnsServers ? dnsServerResolver(options.dnsServers) : systemResolver)
-  return (request) => send(request, resolve)
+  const agents = new Map<string, http.Agent>()
+  return async (request) => {
+    const url = new URL(request.url)
+    const key = `${url.protocol}//${url.host}`
+    let agent = agents.get(key)
+    if (!agent) {
+      agent = new (url.protocol === 'https:' ? https : http).Agent(AGENT)
+      agents.set(key, agent)
+    }
+    try {
+      return await send(request, url, { resolve, agent })
+    } catch (error) {
+      // A kept-alive connection the receiver closed just as it was reused: once more, on a new one.
+      if (!(error instanceof ReusedSocketError)) throw error
+      return send(request, url, { resolve, agent: false })
+    }
+  }
 }
+
+/**
+ * Connections to a receiver are kept alive between tries (an endpoint's deliveries go one after
+ * the other: a new TCP and TLS handshake each cost more than the delivery), each checked when it
+ * connects, as every connection is. An idle one is closed after 4 s, before a receiver's own
+ * keep-alive timeout (Node's is 5 s) can close it under a request.
+ */
+const AGENT: http.AgentOptions = { keepAlive: true, maxSockets: 4, maxFreeSockets: 2, timeout: 4000 }
+
+/** A reused kept-alive connection failed before any answer (`ECONNRESET`, `EPIPE`). */
+class ReusedSocketError extends Error {}
 
 function pinnedLookup(request: WebhookRequest, resolve: WebhookResolver): LookupFunction {
   return (hostname, lookupOptions, callback) => {
@@ -84,8 +111,11 @@ function pinnedLookup(request: WebhookRequest, resolve: WebhookResolver): Lookup
   }
 }
 
-function send(request: WebhookRequest, resolve: WebhookResolver): Promise<WebhookResponse> {
-  const url = new URL(request.url)
+function send(
+  request: WebhookRequest,
+  url: URL,
+  { resolve, agent }: { resolve: WebhookResolver; agent: http.Agent | false },
+): Promise<WebhookResponse> {
   const client = url.protocol === 'https:' ? https : http
   return new Promise<WebhookResponse>((settle, fail) => {
     let done = false
@@ -109,7 +139,7 @@ function send(request: WebhookRequest, resolve: WebhookResolver): Promise<Webhoo
         method: 'POST',
         headers: { ...request.headers, 'content-length': String(request.body.length) },
         lookup: pinnedLookup(request, resolve),
-        agent: false,
+        agent,
       },
       (incoming) => {
         const chunks: Buffer[] = []
@@ -137,12 +167,25 @@ function send(request: WebhookRequest, resolve: WebhookResolver): Promise<Webhoo
       },
     )
     outgoing.on('socket', (socket) => {
+      if (!socket.connecting) {
+        // A kept-alive connection: it was checked when it connected; checked again all the same.
+        const refusal = socket.remoteAddress ? request.refuse(socket.remoteAddress) : undefined
+        if (refusal) finish(new WebhookRefusedError(refusal))
+        return
+      }
       const connect = setTimeout(() => finish(timeoutError()), request.connectTimeoutMs)
-      socket.once('connect', () => clearTimeout(connect))
-      socket.once('secureConnect', () => clearTimeout(connect))
-      socket.once('close', () => clearTimeout(connect))
+      const cleared = () => clearTimeout(connect)
+      socket.once('connect', cleared)
+      socket.once('secureConnect', cleared)
+      socket.once('close', cleared)
     })
-    outgoing.on('error', (error) => finish(error))
+    outgoing.on('error', (error: NodeJS.ErrnoException) =>
+      finish(
+        outgoing.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE')
+          ? new ReusedSocketError(error.message)
+          : error,
+      ),
+    )
     outgoing.end(request.body)
   })
 }

@@ -24,8 +24,9 @@ async function viaDns(answers: Record<string, string[][]>) {
 afterEach(async () => {
   await Promise.all(stubs.splice(0).map((stub) => stub.close()))
   await Promise.all(harnesses.splice(0).map((h) => h.service.close()))
-  for (const server of servers.splice(0)) server.closeAllConnections()
-  await Promise.all(servers.splice(0).map((server) => new Promise((done) => server.close(done))))
+  const open = servers.splice(0)
+  for (const server of open) server.closeAllConnections()
+  await Promise.all(open.map((server) => new Promise((done) => server.close(done))))
 })
 
 /** A loopback server on `host` that counts its requests and answers with `handler`. */
@@ -172,8 +173,11 @@ describe('the node transport, after DNS, on the address it connects to', () => {
     expect(internal.count).toBe(0)
   })
 
-  it('pins the checked address: a rebinding name (public, then private) is resolved once per try and never reaches the private one', async () => {
-    const pub = await serve('127.0.0.2')
+  it('pins the checked address: a rebinding name (public, then private) is resolved once per connection and never reaches the private one', async () => {
+    // The receiver closes each connection: every try connects, so resolves, again.
+    const pub = await serve('127.0.0.2', (response) =>
+      response.writeHead(200, { connection: 'close' }).end('ok'),
+    )
     const internal = await serve('127.0.0.1')
     const { stub, send } = await viaDns({ 'rebind.test': [['127.0.0.2'], ['127.0.0.1']] })
     const lookups = () => stub.queries.filter((query) => query === 'rebind.test A')
@@ -185,6 +189,28 @@ describe('the node transport, after DNS, on the address it connects to', () => {
     expect(lookups()).toHaveLength(2)
     expect(pub.count).toBe(1)
     expect(internal.count).toBe(0)
+  })
+
+  it('keeps a checked connection alive between tries: the next try reuses it (no new lookup) and reaches only the address it was checked at', async () => {
+    const pub = await serve('127.0.0.2')
+    const internal = await serve('127.0.0.1')
+    const { stub, send } = await viaDns({ 'rebind.test': [['127.0.0.2'], ['127.0.0.1']] })
+    const lookups = () => stub.queries.filter((query) => query === 'rebind.test A')
+    for (let i = 0; i < 3; i++)
+      expect((await send(request(`http://rebind.test:${pub.port}/`))).status).toBe(200)
+    expect(lookups()).toHaveLength(1)
+    expect(pub.count).toBe(3)
+    expect(internal.count).toBe(0)
+  })
+
+  it('sends a try again on a new connection when the kept-alive one was closed by the receiver as it was reused', async () => {
+    const pub = await serve('127.0.0.2')
+    const send = nodeWebhookTransport({ resolve: stubResolver({ 'public.test': [['127.0.0.2']] }) })
+    expect((await send(request(`http://public.test:${pub.port}/`))).status).toBe(200)
+    // The receiver drops its idle connections (as a restart or its keep-alive timeout does).
+    servers.at(-1)!.closeIdleConnections()
+    expect((await send(request(`http://public.test:${pub.port}/`))).status).toBe(200)
+    expect(pub.count).toBe(2)
   })
 
   it('times out a receiver that never answers, and reads at most maxResponseBytes', async () => {
