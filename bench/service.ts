@@ -675,8 +675,12 @@ async function subscribeEverything(instance: Instance): Promise<void> {
     if (reply.status !== 200) throw new Error(`create_webhook_endpoint: ${reply.status} ${reply.text}`)
   }
 }
-/** Deliveries received while the webhooks column's timed runs went on, and within 10 s after. */
-const webhookFigures = { duringRuns: 0, after: 0 }
+/**
+ * Deliveries received while the webhooks column's timed runs went on, and after them until none
+ * came for 3 s (at least 12 s: a busy service holds them up to 10 s); each round's time from the
+ * runs' end to the last delivery, and the service's CPU meanwhile per delivery.
+ */
+const webhookFigures = { duringRuns: 0, after: 0, drainMs: [] as number[], cpuPerDelivery: [] as number[] }
 /** Metrics and request logs off: what every column but `observed` measures. */
 const QUIET = ['--log-level', 'silent']
 /** Metrics kept for an admin listener, one JSON line per request on stderr (which the bench reads). */
@@ -715,10 +719,22 @@ async function withInstances(
     if (own) await own(instances)
     else column.result = await measure(instances, rollbacks)
     if (setUp) {
-      webhookFigures.duringRuns = receivers.delivered - deliveredBefore
+      // Every delivery is sent before the service stops, so none of it runs into the next column.
+      webhookFigures.duringRuns += receivers.delivered - deliveredBefore
+      const ended = Date.now()
+      const cpuBefore = processCpu(instances.flatMap((instance) => (instance.pid ? [instance.pid] : [])))
       const settled = receivers.delivered
-      await new Promise((resolve) => setTimeout(resolve, 10_000))
-      webhookFigures.after = receivers.delivered - settled
+      let last = { count: settled, at: ended }
+      while (Date.now() - ended < 180_000) {
+        await new Promise((resolve) => setTimeout(resolve, 250))
+        if (receivers.delivered !== last.count) last = { count: receivers.delivered, at: Date.now() }
+        else if (Date.now() - last.at >= 3000 && Date.now() - ended >= 12_000) break
+      }
+      const cpuAfter = processCpu(instances.flatMap((instance) => (instance.pid ? [instance.pid] : [])))
+      webhookFigures.after += last.count - settled
+      webhookFigures.drainMs.push(last.at - ended)
+      if (cpuBefore && cpuAfter && last.count > settled)
+        webhookFigures.cpuPerDelivery.push((cpuAfter.service - cpuBefore.service) / (last.count - settled))
     }
     // The first error line a process logged, to name what the failed requests were.
     const logged = instances.flatMap((instance) =>
@@ -992,7 +1008,10 @@ for (const workload of ['sign', 'wallets'] as const) {
 }
 if (webhookPairs.length > 0)
   console.log(
-    `webhook deliveries received: ${webhookFigures.duringRuns} while the timed runs went on, ${webhookFigures.after} in the 10 s after (delivery runs from the job queue, never in a request)`,
+    `webhook deliveries received: ${webhookFigures.duringRuns} while the timed runs went on, ${webhookFigures.after} after them ` +
+      `(the last ${webhookFigures.drainMs.map((ms) => `${(ms / 1000).toFixed(1)} s`).join(', ')} after each round's runs ended; ` +
+      `service CPU ${webhookFigures.cpuPerDelivery.map((ms) => ms.toFixed(2)).join(', ')} ms a delivery). Delivery runs from the job queue, ` +
+      `never in a request; while 32 or more requests are in flight a delivery waits until it is 10 s old ([webhooks] busy_delay_ms)`,
   )
 if (durableRounds.length > 1)
   for (const workload of ['sign', 'wallets'] as const) {

@@ -60,6 +60,14 @@ export interface WebhooksOptions {
   /** @default 4096 */
   maxResponseBytes?: number
   /**
+   * How long a delivery may wait while the service is busy serving requests (32 or more in
+   * flight): it is fanned out and sent once the service is quiet, or once it is this old, so a
+   * burst of requests is answered first and its webhooks follow it, and under a load that lasts
+   * every delivery still goes out this late at most. 0 sends at once, busy or not.
+   * @default 10000 (10 s; at most 10 s, which keeps a job's run within its lease)
+   */
+  busyDelayMs?: number
+  /**
    * How long delivery rows are kept: settled ones (delivered, failed) older than `maxAgeMs`, or
    * beyond the newest `maxPerEndpoint` of their endpoint, are deleted by a durable job every
    * `intervalMs`; a delivery still waiting to be sent or retried never is. A deleted endpoint's
@@ -75,4 +83,5 @@ export const WEBHOOK_DEFAULTS = {
   connectTimeoutMs: 5000,
   timeoutMs: 10_000,
   maxResponseBytes: 4096,
+  busyDelayMs: 10_000,
 }

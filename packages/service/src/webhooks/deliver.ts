@@ -38,21 +38,37 @@ const DRAIN_BUDGET_MS = 20_000
 
 /**
  * Requests in flight from which the service counts as busy (its CPU is what the requests wait
- * for): a delivery waits for it to calm down, up to `YIELD.maxMs` before each try, so under a
- * sustained load an endpoint still gets a try at least that often and catches up after.
+ * for). While it is, a delivery waits until it is `busyDelayMs` old (checked every `stepMs`), so a
+ * burst of requests is answered before its webhooks are sent, and under a load that lasts each
+ * delivery still goes out that late at most, which keeps the backlog bounded.
  */
-const YIELD = { requests: 32, maxMs: 1000, stepMs: 25 }
+const BUSY = { requests: 32, stepMs: 50 }
 
-/** Waits while the service is busy serving requests (at most `YIELD.maxMs`): deliveries never take a request's CPU. */
-async function yieldToRequests(runtime: Runtime, signal: AbortSignal): Promise<void> {
+const isBusy = (runtime: Runtime): boolean => runtime.store.requestsInFlight() >= BUSY.requests
+
+/**
+ * Waits while the service is busy serving requests and the delivery or event recorded at `since`
+ * is younger than `busyDelayMs` (on the runtime's clock; never longer than that in real time
+ * either, so a clock that stands still cannot hold it).
+ */
+async function yieldToRequests(
+  runtime: Runtime,
+  input: { since: number; settings: DeliverySettings; signal: AbortSignal },
+): Promise<void> {
+  const { since, settings, signal } = input
   const started = Date.now()
   while (
-    runtime.store.requestsInFlight() >= YIELD.requests &&
-    Date.now() - started < YIELD.maxMs &&
+    isBusy(runtime) &&
+    runtime.now() - since < settings.busyDelayMs &&
+    Date.now() - started < settings.busyDelayMs &&
     !signal.aborted
   )
-    await new Promise((resolve) => setTimeout(resolve, YIELD.stepMs))
+    await new Promise((resolve) => setTimeout(resolve, BUSY.stepMs))
 }
+
+/** How long a delivery may wait for a busy service (0 to 10 s: a job's run stays within its lease). */
+export const busyDelayOf = (options: WebhooksOptions): number =>
+  Math.min(Math.max(options.busyDelayMs ?? WEBHOOK_DEFAULTS.busyDelayMs, 0), 10_000)
 
 /** The settings of the delivery worker from the wing's options. */
 export function deliverySettings(
@@ -65,6 +81,7 @@ export function deliverySettings(
     connectTimeoutMs: options.connectTimeoutMs ?? WEBHOOK_DEFAULTS.connectTimeoutMs,
     timeoutMs: options.timeoutMs ?? WEBHOOK_DEFAULTS.timeoutMs,
     maxResponseBytes: options.maxResponseBytes ?? WEBHOOK_DEFAULTS.maxResponseBytes,
+    busyDelayMs: busyDelayOf(options),
     policy,
     transport: options.transport,
   }
@@ -89,11 +106,9 @@ export function deliveryHandler(
 ): JobHandler<{ deliveryId: string } | { deliveryIds: string[] }> {
   return {
     maxAttempts: Number.MAX_SAFE_INTEGER,
-    timeoutMs: DRAIN_BUDGET_MS + settings.timeoutMs + 5000,
+    // A run may wait for a busy service twice (before it starts and before its last try).
+    timeoutMs: DRAIN_BUDGET_MS + settings.timeoutMs + 5000 + 2 * settings.busyDelayMs,
     async run(payload, context) {
-      // A busy service first serves its requests (each job waits a little: the queue's slots run
-      // a few jobs a second at most while it lasts).
-      await yieldToRequests(runtime, context.signal)
       // A job of a version before the fan-out covers an event's deliveries (`deliveryIds`, one per
       // endpoint): each in turn, and the first
       // failure of one of them retries the job (the others, sent, are skipped then).
@@ -113,6 +128,8 @@ export function deliveryHandler(
       // Sent already, by another delivery's run. Unless a run of this job may have died holding
       // the endpoint (uncertain): it answered for what others left to it, so it looks again.
       if (!delivery || (delivery.state !== 'pending' && !context.uncertain)) return
+      // A busy service first serves its requests: a new delivery waits for it (up to `busyDelayMs`).
+      await yieldToRequests(runtime, { since: delivery.createdAt, settings, signal: context.signal })
       const endpoint = await runtime.store.get('webhookEndpoints', delivery.endpointId)
       const settleOwn = (changes: Partial<WebhookDeliveryRow>) =>
         delivery.state === 'pending' ? settle(runtime, delivery, changes) : undefined
@@ -285,9 +302,15 @@ const FANOUT_PAGE = 200
  * the events; the rerun finds them gone. An endpoint deleted since gets nothing. Resolves with
  * how many events it fanned out (none waiting: one committed read, no transaction).
  */
-export async function fanOut(runtime: Runtime, options: { deliver: boolean }): Promise<number> {
+export async function fanOut(
+  runtime: Runtime,
+  options: { deliver: boolean; olderThanMs?: number },
+): Promise<number> {
   const page = { field: 'waiting', value: WAITING, by: 'listKey', limit: FANOUT_PAGE } as const
-  if ((await runtime.store.pageBy('webhookEvents', { ...page, limit: 1 })).length === 0) return 0
+  const [oldest] = await runtime.store.pageBy('webhookEvents', { ...page, limit: 1 })
+  if (!oldest) return 0
+  // Asked to leave young events (a busy service): none is old enough yet.
+  if (options.olderThanMs !== undefined && runtime.now() - oldest.createdAt < options.olderThanMs) return 0
   return runtime.store.transaction(async (tx) => {
     const events = await tx.pageBy('webhookEvents', page)
     const endpoints = new Map<string, WebhookEndpointRow | undefined>()
@@ -333,17 +356,24 @@ export async function fanOut(runtime: Runtime, options: { deliver: boolean }): P
 
 /**
  * The fan-out as the job worker's ticks run it (`JobQueue.feed`): at once while the service is
- * quiet; while it is busy serving requests, at most once every `YIELD.maxMs`, then every page
- * that waits (up to `pages`), so the fan-out's transactions are few and large while the load lasts
- * and never take a request's turn more than once a second.
+ * quiet; while it is busy serving requests, only once the oldest event waiting is `busyDelayMs`
+ * old, then every page that waits (up to `pages`), so a burst's requests are answered first and
+ * the fan-out's transactions are few and large while a load lasts.
  */
-export function fanOutFeeder(runtime: Runtime, options: { deliver: boolean; pages?: number }) {
-  let last = 0
+export function fanOutFeeder(
+  runtime: Runtime,
+  options: { deliver: boolean; busyDelayMs: number; pages?: number },
+) {
   return async (): Promise<void> => {
-    if (runtime.store.requestsInFlight() >= YIELD.requests && Date.now() - last < YIELD.maxMs) return
-    last = Date.now()
+    const olderThanMs = isBusy(runtime) ? options.busyDelayMs : undefined
     for (let page = 0; page < (options.pages ?? 20); page++)
-      if ((await fanOut(runtime, options)) < FANOUT_PAGE) return
+      if (
+        (await fanOut(runtime, {
+          deliver: options.deliver,
+          ...(page === 0 && olderThanMs !== undefined ? { olderThanMs } : {}),
+        })) < FANOUT_PAGE
+      )
+        return
   }
 }
 
@@ -409,7 +439,7 @@ async function drainOnce(
       })
       continue
     }
-    await yieldToRequests(runtime, context.signal)
+    await yieldToRequests(runtime, { since: current.createdAt, settings, signal: context.signal })
     // The endpoint's lease covers a try or two (renewed before a try that could outlast it): a
     // process killed mid-try frees the endpoint two timeouts later, not at the end of a whole drain.
     if (

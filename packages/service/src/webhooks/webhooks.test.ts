@@ -25,6 +25,7 @@ import {
   type TestKey,
   testKey,
 } from '../testing/harness.ts'
+import { fanOut } from './deliver.ts'
 import { nodeWebhookTransport } from './nodeTransport.ts'
 import { rotateSigningKey } from './signingKeys.ts'
 
@@ -511,6 +512,52 @@ describe('events to a real receiver, each verified', () => {
       await flush()
     }
     expect(receiver.received.map((body) => body.id)).toEqual([first!.id, first!.id])
+  })
+
+  it('a busy service answers its requests first: an event waits to be fanned out and sent until the service is quiet or it is busyDelayMs old', async () => {
+    const { h, receiver, endpoint, flush } = await setUp({ busyDelayMs: 5000 })
+    const { endpointId } = await endpoint([{ eventType: 'LATCHKEY_WALLET_CREATED' }])
+    const store = h.service.runtime.store
+    const inFlight = store.requestsInFlight.bind(store)
+    let busy = true
+    store.requestsInFlight = () => (busy ? 200 : inFlight())
+    await h.submit('create_wallet', { walletName: 'A', accounts: [] })
+    h.clock.advance(4000)
+    await flush()
+    // Neither fanned out nor sent: no delivery row yet.
+    expect(receiver.requests).toBe(0)
+    expect(
+      await h.service.store.pageBy('webhookDeliveries', {
+        field: 'waitingFor',
+        value: endpointId,
+        by: 'queueKey',
+        limit: 10,
+      }),
+    ).toEqual([])
+    h.clock.advance(1000)
+    await flush()
+    expect(receiver.received.map((body) => body.type)).toEqual(['LATCHKEY_WALLET_CREATED'])
+    // Quiet again: the next event goes at once.
+    busy = false
+    await h.submit('create_wallet', { walletName: 'B', accounts: [] })
+    await flush()
+    expect(receiver.received).toHaveLength(2)
+    // Fanned out while quiet, then busy before its try: its job waits (in real time, the clock
+    // standing still) at most busyDelayMs, then sends it.
+    const {
+      h: h2,
+      receiver: receiver2,
+      endpoint: endpoint2,
+      flush: flush2,
+    } = await setUp({ busyDelayMs: 300 })
+    await endpoint2([{ eventType: 'LATCHKEY_WALLET_CREATED' }])
+    await h2.submit('create_wallet', { walletName: 'C', accounts: [] })
+    await fanOut(h2.service.runtime, { deliver: true })
+    h2.service.runtime.store.requestsInFlight = () => 200
+    const started = Date.now()
+    await flush2()
+    expect(receiver2.received).toHaveLength(1)
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250)
   })
 
   it('LATCHKEY_ENDPOINT_PAUSED reaches the parent’s and a sibling’s healthy receivers, verified; resuming sends what waited', async () => {

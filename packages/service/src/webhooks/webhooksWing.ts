@@ -4,6 +4,7 @@ import { PluginStateKey, type Runtime } from '../kernel/Runtime.ts'
 import type { ServicePlugin } from '../kernel/registry.ts'
 import { type AddressPolicy, parseAllowList } from './addressPolicy.ts'
 import {
+  busyDelayOf,
   deliveryHandler,
   deliverySettings,
   ensureSender,
@@ -103,7 +104,13 @@ export function webhooksWing({
         registerAppEvents(runtime, { record: (tx, event) => recordEvent(runtime, tx, event) })
         // Events become numbered deliveries in the job worker's ticks, a batch at a time (and
         // with no transport too: they wait, listed, for a start with one).
-        runtime.jobs.feed(FANOUT_KIND, fanOutFeeder(runtime, { deliver: Boolean(options.transport) }))
+        runtime.jobs.feed(
+          FANOUT_KIND,
+          fanOutFeeder(runtime, {
+            deliver: Boolean(options.transport),
+            busyDelayMs: busyDelayOf(options),
+          }),
+        )
         const schedulePrune = pruneScheduler(runtime, retention)
         runtime.jobs.handle(PRUNE_JOB, pruneHandler(runtime, retention, schedulePrune))
         const { transport } = options

@@ -44,6 +44,14 @@ export const webhooksSection = z
       .max(60_000)
       .default(10_000)
       .describe('Timeout of one whole try (connect, send, answer).'),
+    busy_delay_ms: z
+      .int({ error: 'must be a whole number of milliseconds from 0 to 10000' })
+      .min(0, { error: 'must be a whole number of milliseconds from 0 to 10000' })
+      .max(10_000, { error: 'must be a whole number of milliseconds from 0 to 10000' })
+      .default(10_000)
+      .describe(
+        'How long a delivery may wait while the service is busy serving requests: it is sent once the service is quiet or once it is this old (0: at once).',
+      ),
     retention_days: z
       .number()
       .min(0.01)
@@ -72,6 +80,7 @@ export function webhooksOptions(parsed: WebhooksSection): WebhooksOptions {
     allowList: parsed.allow_list,
     connectTimeoutMs: parsed.connect_timeout_ms,
     timeoutMs: parsed.timeout_ms,
+    busyDelayMs: parsed.busy_delay_ms,
     retention: {
       maxAgeMs: Math.round(parsed.retention_days * 24 * 60 * 60_000),
       maxPerEndpoint: parsed.retention_per_endpoint,
