@@ -42,9 +42,23 @@ const DRAIN_BUDGET_MS = 20_000
  * burst of requests is answered before its webhooks are sent, and under a load that lasts each
  * delivery still goes out that late at most, which keeps the backlog bounded.
  */
-const BUSY = { requests: 32, stepMs: 50 }
+const BUSY = { requests: 32, stepMs: 50, quietMs: 1000 }
 
-const isBusy = (runtime: Runtime): boolean => runtime.store.requestsInFlight() >= BUSY.requests
+/** When each runtime was last seen busy. */
+const lastBusy = new WeakMap<Runtime, number>()
+
+/**
+ * Busy now, or seen busy within the last `quietMs` (checked at each tick and each wait): a load's
+ * short dips (a batch of clients done, the next not begun) are not quiet enough for a fan-out.
+ */
+function isBusy(runtime: Runtime): boolean {
+  const now = Date.now()
+  if (runtime.store.requestsInFlight() >= BUSY.requests) {
+    lastBusy.set(runtime, now)
+    return true
+  }
+  return now - (lastBusy.get(runtime) ?? Number.NEGATIVE_INFINITY) < BUSY.quietMs
+}
 
 /**
  * Waits while the service is busy serving requests and the delivery or event recorded at `since`
@@ -365,15 +379,17 @@ export function fanOutFeeder(
   options: { deliver: boolean; busyDelayMs: number; pages?: number },
 ) {
   return async (): Promise<void> => {
-    const olderThanMs = isBusy(runtime) ? options.busyDelayMs : undefined
-    for (let page = 0; page < (options.pages ?? 20); page++)
+    // Busy or not is asked again before each page: a load that begins meanwhile stops the fan-out.
+    for (let page = 0; page < (options.pages ?? 20); page++) {
+      const olderThanMs = isBusy(runtime) ? options.busyDelayMs : undefined
       if (
         (await fanOut(runtime, {
           deliver: options.deliver,
-          ...(page === 0 && olderThanMs !== undefined ? { olderThanMs } : {}),
+          ...(olderThanMs !== undefined ? { olderThanMs } : {}),
         })) < FANOUT_PAGE
       )
         return
+    }
   }
 }
 
