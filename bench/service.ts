@@ -153,8 +153,9 @@ function cpuTimes(): { idle: number; total: number } | undefined {
 
 /**
  * CPU time (ms) used so far by the processes `pids`, by their main threads (the thread that serves
- * requests; not the crypto workers, V8's compiler and GC threads, libuv's pool), and by every
- * `postgres` process (Linux only).
+ * requests; not the crypto workers, V8's compiler and GC threads, libuv's pool), and by the bench's
+ * own PostgreSQL: its postmaster (`postmaster.pid` in the data folder) and the processes it started,
+ * not another cluster on the same machine (Linux only).
  */
 function processCpu(pids: number[]): { service: number; main: number; postgres: number } | undefined {
   const ticks = (pid: string | number, path = `/proc/${pid}/stat`) => {
@@ -163,6 +164,7 @@ function processCpu(pids: number[]): { service: number; main: number; postgres: 
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
     return {
       comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
+      parent: Number(fields[1]),
       cpu: Number(fields[11]) + Number(fields[12]),
     }
   }
@@ -170,14 +172,28 @@ function processCpu(pids: number[]): { service: number; main: number; postgres: 
     const service = pids.reduce((sum, pid) => sum + ticks(pid).cpu, 0)
     const main = pids.reduce((sum, pid) => sum + ticks(pid, `/proc/${pid}/task/${pid}/stat`).cpu, 0)
     let postgres = 0
-    for (const entry of readdirSync('/proc'))
-      if (/^\d+$/.test(entry))
-        try {
-          const { comm, cpu } = ticks(entry)
-          if (comm === 'postgres') postgres += cpu
-        } catch {}
+    const postmaster = postmasterPid()
+    if (postmaster !== undefined)
+      for (const entry of readdirSync('/proc'))
+        if (/^\d+$/.test(entry))
+          try {
+            const { comm, parent, cpu } = ticks(entry)
+            if (comm === 'postgres' && (Number(entry) === postmaster || parent === postmaster))
+              postgres += cpu
+          } catch {}
     // Clock ticks are 100 a second on Linux.
     return { service: service * 10, main: main * 10, postgres: postgres * 10 }
+  } catch {
+    return undefined
+  }
+}
+
+/** The bench's PostgreSQL server's process id, while it runs (the first line of `postmaster.pid`). */
+function postmasterPid(): number | undefined {
+  if (!postgres) return undefined
+  try {
+    const pid = Number(readFileSync(join(postgres.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0])
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined
   } catch {
     return undefined
   }
