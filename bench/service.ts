@@ -13,7 +13,7 @@
  *
  * Run: npm run bench:service   (or npx tsx bench/service.ts [--requests 6000] [--clients 200]
  *   [--only memory,observed,webhooks,sqlite,postgres1,postgres2,limits-pg] [--workloads sign,wallets] [--profile DIR]
- *   [--rounds N] [--paced 0.3,0.6,0.8] [--small-clients 20])
+ *   [--node-args "--flag …"] [--warm-up 2000] [--rounds N] [--paced 0.3,0.6,0.8] [--small-clients 20])
  *
  * Latency (issue 42): after the closed-loop runs, paced (open-loop) signing at each `--paced` share
  * of the raw rate, with the service's own stage timings (`GET /dev/timings`: reading, authentication,
@@ -54,11 +54,22 @@ const { values: flags } = parseArgs({
     /** Write a V8 CPU profile of each service process into this directory. */
     profile: { type: 'string' },
     /**
+     * Node or V8 options for the service processes, space-separated (what `NODE_OPTIONS` would give
+     * a deployment), e.g. `--node-args=--max-semi-space-size=32`.
+     */
+    'node-args': { type: 'string' },
+    /**
      * After the closed-loop signing run, a paced one: the same clients send signings at this share
      * of the raw signing rate, on a schedule that does not wait for answers (open loop), and the
      * latency of each is counted from when it was due. 0 skips it.
      */
     paced: { type: 'string', default: '0.3,0.6,0.8' },
+    /**
+     * Signing requests sent before each configuration's timed runs (a tenth as many wallets). V8 is
+     * still compiling the service's code with TurboFan after 2,000 (issue 42): more come closer to
+     * a service that has run for a while.
+     */
+    'warm-up': { type: 'string', default: '2000' },
     /** A closed-loop signing run with this many clients too (an app's usual concurrency); 0 skips it. */
     'small-clients': { type: 'string', default: '20' },
   },
@@ -68,7 +79,7 @@ const ONLY = flags.only ? new Set(flags.only.split(',')) : undefined
 const wanted = (name: string) => !ONLY || ONLY.has(name)
 const REQUESTS = Number(flags.requests)
 /** Signing requests sent before each configuration's timed runs (a tenth as many wallets). */
-const WARM_UP = 2000
+const WARM_UP = Number(flags['warm-up'])
 const CLIENTS = Number(flags.clients)
 const ROUNDS = Math.max(1, Number(flags.rounds))
 /** The shares of the raw signing rate the paced runs offer, in order (`--paced`). */
@@ -140,28 +151,49 @@ function cpuTimes(): { idle: number; total: number } | undefined {
   }
 }
 
-/** CPU time (ms) used so far by the processes `pids` and by every `postgres` process (Linux only). */
-function processCpu(pids: number[]): { service: number; postgres: number } | undefined {
-  const ticks = (pid: string | number) => {
+/**
+ * CPU time (ms) used so far by the processes `pids`, by their main threads (the thread that serves
+ * requests; not the crypto workers, V8's compiler and GC threads, libuv's pool), and by the bench's
+ * own PostgreSQL: its postmaster (`postmaster.pid` in the data folder) and the processes it started,
+ * not another cluster on the same machine (Linux only).
+ */
+function processCpu(pids: number[]): { service: number; main: number; postgres: number } | undefined {
+  const ticks = (pid: string | number, path = `/proc/${pid}/stat`) => {
     // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const stat = readFileSync(path, 'utf8')
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
     return {
       comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
+      parent: Number(fields[1]),
       cpu: Number(fields[11]) + Number(fields[12]),
     }
   }
   try {
     const service = pids.reduce((sum, pid) => sum + ticks(pid).cpu, 0)
+    const main = pids.reduce((sum, pid) => sum + ticks(pid, `/proc/${pid}/task/${pid}/stat`).cpu, 0)
     let postgres = 0
-    for (const entry of readdirSync('/proc'))
-      if (/^\d+$/.test(entry))
-        try {
-          const { comm, cpu } = ticks(entry)
-          if (comm === 'postgres') postgres += cpu
-        } catch {}
+    const postmaster = postmasterPid()
+    if (postmaster !== undefined)
+      for (const entry of readdirSync('/proc'))
+        if (/^\d+$/.test(entry))
+          try {
+            const { comm, parent, cpu } = ticks(entry)
+            if (comm === 'postgres' && (Number(entry) === postmaster || parent === postmaster))
+              postgres += cpu
+          } catch {}
     // Clock ticks are 100 a second on Linux.
-    return { service: service * 10, postgres: postgres * 10 }
+    return { service: service * 10, main: main * 10, postgres: postgres * 10 }
+  } catch {
+    return undefined
+  }
+}
+
+/** The bench's PostgreSQL server's process id, while it runs (the first line of `postmaster.pid`). */
+function postmasterPid(): number | undefined {
+  if (!postgres) return undefined
+  try {
+    const pid = Number(readFileSync(join(postgres.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0])
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined
   } catch {
     return undefined
   }
@@ -175,8 +207,11 @@ const idleShare = (before: ReturnType<typeof cpuTimes>, after: ReturnType<typeof
 interface Run {
   /** Share of the machine's CPU time left idle while the run went on (all cores, all processes). */
   idle?: number | undefined
-  /** CPU time per request during the run, ms: the service processes', PostgreSQL's (/proc). */
-  cpuPerRequest?: { service: number; postgres: number } | undefined
+  /**
+   * CPU time per request during the run, ms: the service processes', their main threads' (part of
+   * the former), PostgreSQL's (/proc).
+   */
+  cpuPerRequest?: { service: number; main: number; postgres: number } | undefined
   /** PostgreSQL transactions rolled back during the run (serialization conflicts rerun, failures). */
   rolledBack?: number
   /** Statements PostgreSQL ran for one more such request, sent alone after the run (its log). */
@@ -284,6 +319,7 @@ async function load(
       processesBefore && processesAfter && latencies.length > 0
         ? {
             service: (processesAfter.service - processesBefore.service) / latencies.length,
+            main: (processesAfter.main - processesBefore.main) / latencies.length,
             postgres: (processesAfter.postgres - processesBefore.postgres) / latencies.length,
           }
         : undefined,
@@ -701,7 +737,10 @@ async function withInstances(
     for (let n = 0; n < count; n++) {
       const service = await startService({
         args: [...(column === observed ? OBSERVED : QUIET), ...args(n)],
-        ...(flags.profile ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${flags.profile}`] } : {}),
+        nodeArgs: [
+          ...(flags['node-args']?.split(' ').filter(Boolean) ?? []),
+          ...(flags.profile ? ['--cpu-prof', `--cpu-prof-dir=${flags.profile}`] : []),
+        ],
       })
       const instance: Instance = {
         ...service.info,
@@ -872,7 +911,8 @@ const failures = (run: Pick<Run, 'failed' | 'firstFailure'>) =>
 console.log(
   `Latchkey service over loopback HTTP: ${REQUESTS} requests per workload, ${CLIENTS} concurrent clients, ` +
     `stamped P-256 requests prepared before timing; node ${process.version}, ${cpus().length} cores ` +
-    `(client and service processes share them)`,
+    `(client and service processes share them)` +
+    (flags['node-args'] ? `; service processes run with ${flags['node-args']}` : ''),
 )
 console.log(`raw signRawPayload (secp256k1, keccak256) in one thread: ${rate(rawPerSecond)}`)
 /** One workload's rows: a figure of its run in each column. */
@@ -900,6 +940,9 @@ function workloadRows(title: string, runOf: (result: NonNullable<Column['result'
       run.cpuPerRequest
         ? `${run.cpuPerRequest.service.toFixed(2)} / ${run.cpuPerRequest.postgres.toFixed(2)}`
         : 'n/a',
+    ),
+    row('    of which its main thread', (run) =>
+      run.cpuPerRequest ? run.cpuPerRequest.main.toFixed(2) : 'n/a',
     ),
     row('  transactions rolled back (conflicts, rerun)', (run) => optional(run.rolledBack)),
     row('  statements PostgreSQL runs for one request (its log)', (run) => optional(run.statements)),
