@@ -278,6 +278,13 @@ export interface ServicePlugin<State = unknown> {
     reads: Reads
   }): Promise<string | undefined> | string | undefined
   /**
+   * What an activity this plugin orders (`serializes` gave a key) reads in its transaction beyond
+   * the request's own lookups (the limits wing: the organization's usage rows). On PostgreSQL they
+   * are read, with the request's lookups again, as the transaction's first statement after its
+   * lock, and its reads are answered from them (`Store.transaction`'s `readAhead`).
+   */
+  serializedLookups?(organizationId: string): Lookup[]
+  /**
    * Holds activities the decision allowed until more is proven (the MFA wing's factors): asked in
    * the activity's transaction before it runs, and on `approve_activity` of an activity it holds.
    */

@@ -54,6 +54,11 @@ export function limitsWing(): ServicePlugin<SpendGuard> {
         (await reads.findBy('spendingLimits', 'organizationId', organization.id)).length > 0)
         ? spendLockOf(organization.id)
         : undefined,
+    // What the spend guard reads under the lock beyond the signing's own lookups (its limits are
+    // among those): read with them in the transaction's first statement.
+    serializedLookups: (organizationId) => [
+      { table: 'spendingLimitUsage', field: 'organizationId', value: organizationId },
+    ],
   }
 }
 

@@ -84,9 +84,16 @@ function keep(entries: SpendEntry[]): SpendEntry[] {
   return kept
 }
 
-async function usageOf(tx: Transaction, limit: SpendingLimitRow): Promise<SpendingLimitUsageRow | undefined> {
-  const usage = await tx.get('spendingLimitUsage', limit.id)
-  return usage && usage.organizationId === limit.organizationId ? usage : undefined
+/**
+ * The organization's usage rows by limit id, read by organization (one lookup, which the
+ * transaction of an ordered signing has read ahead with its others: `serializedLookups`).
+ */
+async function usagesOf(
+  tx: Transaction,
+  organizationId: string,
+): Promise<Map<string, SpendingLimitUsageRow>> {
+  const usages = await tx.findBy('spendingLimitUsage', 'organizationId', organizationId)
+  return new Map(usages.map((usage) => [usage.id, usage]))
 }
 
 function refusal(limit: SpendingLimitRow, state: ReturnType<typeof usageAt>, amount: bigint, now: number) {
@@ -157,10 +164,12 @@ export const spendGuard: SpendGuard = {
     // Held already where the pipeline ordered the transaction (a snapshot run is run again as one).
     await orderSpends(ctx.tx, ctx.organizationId)
     const spend = request.describe()
+    let usages: Map<string, SpendingLimitUsageRow> | undefined
     for (const limit of limits) {
       const amount = spendOf(limit, spend, request.signer)
       if (amount === 0n) continue
-      const usage = await usageOf(ctx.tx, limit)
+      usages ??= await usagesOf(ctx.tx, ctx.organizationId)
+      const usage = usages.get(limit.id)
       const state = usageAt(limit, usage, ctx.now)
       if (state.used + amount > BigInt(limit.amount))
         throw refused(ctx, refusal(limit, state, amount, ctx.now))

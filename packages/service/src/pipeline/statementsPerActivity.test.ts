@@ -1,3 +1,4 @@
+import { serializeTransaction } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
 import { openPostgres } from '../kernel/store/durableStores.ts'
@@ -117,6 +118,75 @@ describe.each(backends)('activities that only add rows: %s', (name, open) => {
     expect(resultOf('create_wallet', wallet.reply).addresses).toHaveLength(1)
     expect(wallet.statements.length, wallet.statements.join('\n')).toBeLessThanOrEqual(4)
   })
+
+  it.runIf(postgres)(
+    'a signing under a spending limit: one read and one write inside its locked transaction, 6 statements from its lock to its release',
+    async () => {
+      const key = testKey()
+      const sub = await h.createSubOrganization({
+        keys: [key],
+        wallet: { walletName: 'limited', accounts: [ETHEREUM_ACCOUNT] },
+      })
+      const as = { organizationId: sub.organizationId, as: key }
+      const address = sub.addresses![0]!
+      h.clock.advance(1)
+      resultOf(
+        'latchkey_create_spending_limit',
+        await h.submit(
+          'latchkey_create_spending_limit',
+          {
+            spendingLimitName: 'daily',
+            scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address },
+            window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
+            asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:1' },
+            amount: '1000',
+          },
+          as,
+        ),
+      )
+      let nonce = 0
+      const sign = () => {
+        h.clock.advance(1)
+        return h.submit(
+          'sign_transaction',
+          {
+            signWith: address,
+            type: 'TRANSACTION_TYPE_ETHEREUM',
+            unsignedTransaction: serializeTransaction({
+              type: 'eip1559',
+              chainId: 1,
+              nonce: nonce++,
+              maxFeePerGas: 2n * 10n ** 9n,
+              maxPriorityFeePerGas: 10n ** 9n,
+              gas: 21_000n,
+              to: '0x000000000000000000000000000000000000dead',
+              value: 1n,
+            }),
+          },
+          as,
+        )
+      }
+      for (let i = 0; i < 3; i++) resultOf('sign_transaction', await sign())
+      const signing = await statementsOf(sign)
+      expect(resultOf('sign_transaction', signing.reply).signedTransaction).toMatch(/^(0x)?02/)
+      const shown = signing.statements.join('\n')
+      // From the spend lock to its release: lock, begin, the transaction's one read (the request's
+      // lookups again, as of its snapshot), its one write (activity, decision record and usage
+      // row), commit, unlock. Before: 15, each read and write a round trip of its own.
+      const lock = signing.statements.findIndex((statement) => /pg_advisory_lock\(/.test(statement))
+      const unlock = signing.statements.findIndex((statement) => /pg_advisory_unlock\(/.test(statement))
+      expect(lock, shown).toBeGreaterThan(0)
+      const locked = signing.statements.slice(lock, unlock + 1)
+      expect(locked.length, shown).toBe(6)
+      expect(locked[1], shown).toMatch(/^begin\b/i)
+      expect(locked[2], shown).toMatch(/^select\b/i)
+      expect(locked[3], shown).toMatch(/^with\b.*insert into "spendingLimitUsage"/i)
+      expect(locked[4], shown).toMatch(/^commit\b/i)
+      // Every spend is counted, the last one too.
+      const limits = await h.query('latchkey_list_spending_limits', {}, as)
+      expect(limits.body.spendingLimits).toEqual([expect.objectContaining({ used: '4', remaining: '996' })])
+    },
+  )
 
   it('counts where a signing spent its time, stage by stage (GET /dev/timings)', async () => {
     expect((await h.service.app.request('/dev/timings', { method: 'DELETE' })).status).toBe(204)

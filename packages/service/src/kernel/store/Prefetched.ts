@@ -1,6 +1,6 @@
 import type { TableName, Tables } from './model.ts'
 import { decodeRow } from './Queries.ts'
-import { lookupKey, type Reads } from './Reads.ts'
+import { type Lookup, lookupKey, type Reads } from './Reads.ts'
 import { NotInSnapshot } from './Transaction.ts'
 
 /** Where reads of a snapshot run end that its snapshot cannot answer. */
@@ -28,11 +28,13 @@ export class Prefetched implements Reads {
   constructor(
     private readonly store: Reads,
     private readonly found: ReadonlyMap<string, string[]>,
+    /** What was read: a transaction may read the same again on its own connection (`Store.transaction`'s `readAhead`). */
+    readonly lookups: readonly Lookup[] = [],
   ) {}
 
   /** The same rows, as one snapshot: a read of anything else throws `NotInSnapshot` (`Store.transaction`). */
   alone(): Prefetched {
-    return new Prefetched(beyondSnapshot, this.found)
+    return new Prefetched(beyondSnapshot, this.found, this.lookups)
   }
 
   async get<T extends TableName>(table: T, id: string): Promise<Tables[T] | undefined> {

@@ -448,9 +448,14 @@ export class Queries {
    * Inserts rows, of one request or several, in one statement, with array parameters (the
    * backend's `arrays.insertFromArrays`, where it `writesAtOnce`), so the statement's shape
    * depends on which tables are written, not on how many rows. All or
-   * nothing: a row whose id (or any unique field) exists fails the whole statement.
+   * nothing: a row whose id (or any unique field) exists fails the whole statement. With
+   * `replace`, a row whose id exists is replaced (as `put`; each id at most once per table).
    */
-  async insertMany(db: Execute, rows: RowValues[]): Promise<void> {
+  async insertMany(
+    db: Execute,
+    rows: RowValues[],
+    { replace = false }: { replace?: boolean } = {},
+  ): Promise<void> {
     const tables = [...new Set(rows.map((row) => row.table))].sort()
     const columns = tables.map((table) => ['id', 'data', ...(INDEXES[table] as string[])])
     const starts: number[] = []
@@ -469,7 +474,7 @@ export class Queries {
     const { insertFromArrays } = this.arrays
     await this.run(
       db,
-      `insertMany:${tables.join(',')}`,
+      `${replace ? 'replaceMany' : 'insertMany'}:${tables.join(',')}`,
       (p) => {
         const statement = insertFromArrays(
           tables.map((table, k) => ({
@@ -477,6 +482,7 @@ export class Queries {
             columns: columns[k]!,
             arrays: columns[k]!.map((_, i) => sql.val(p(starts[k]! + i))),
           })),
+          { replace },
         )
         return { compile: () => statement.compile(this.compiler) }
       },

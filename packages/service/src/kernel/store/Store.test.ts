@@ -124,6 +124,68 @@ describe.each(backends)('storage contract: %s', (name, open) => {
     await store.close()
   })
 
+  it('a transaction that reads ahead (readAhead) answers from its first read, sees its own writes, and its savepoints undo only what followed them', async () => {
+    const store = await open()
+    await store.transaction((tx) => tx.put('pluginRows', row('committed', { n: 1 })))
+    // On PostgreSQL its writes are kept and sent together (one statement each side of a savepoint
+    // that has writes after it); elsewhere the same calls go as they come.
+    const options = {
+      isolation: 'snapshot' as const,
+      locks: ['contract'],
+      readAhead: [{ table: 'pluginRows' as const, field: 'kind', value: 'test' }],
+    }
+    const ids = async (tx: Transaction) =>
+      (await tx.findBy('pluginRows', 'kind', 'test')).map((r) => r.id).sort()
+    await store.transaction(async (tx) => {
+      expect(await ids(tx)).toEqual(['committed'])
+      expect((await tx.get('pluginRows', 'committed'))?.data).toEqual({ n: 1 })
+      await tx.put('pluginRows', row('a'))
+      const nothing = tx.lazySavepoint()
+      await nothing.rollback()
+      const outer = tx.lazySavepoint()
+      await tx.put('pluginRows', row('outer'))
+      const inner = tx.lazySavepoint()
+      await tx.put('pluginRows', row('inner'))
+      // A read of a table it wrote sees what it kept so far.
+      expect(await ids(tx)).toEqual(['a', 'committed', 'inner', 'outer'])
+      await inner.rollback()
+      expect(await ids(tx)).toEqual(['a', 'committed', 'outer'])
+      // Written twice: the last one stays.
+      await tx.put('pluginRows', row('a', { n: 2 }))
+      await tx.put('pluginRows', row('a', { n: 3 }))
+      const kept = tx.lazySavepoint()
+      await tx.put('pluginRows', row('dropped'))
+      await kept.rollback()
+      outer.end()
+    }, options)
+    expect((await store.findBy('pluginRows', 'kind', 'test')).map((r) => [r.id, r.data])).toEqual([
+      ['a', { n: 3 }],
+      ['committed', { n: 1 }],
+      ['outer', {}],
+    ])
+    await store.transaction(async (tx) => {
+      const outer = tx.lazySavepoint()
+      await tx.put('pluginRows', row('x'))
+      await ids(tx)
+      await tx.put('pluginRows', row('y'))
+      await outer.rollback()
+      await tx.put('pluginRows', row('z'))
+    }, options)
+    await expect(
+      store.transaction(async (tx) => {
+        await tx.put('pluginRows', row('thrown'))
+        throw new Error('undone')
+      }, options),
+    ).rejects.toThrow('undone')
+    expect((await store.findBy('pluginRows', 'kind', 'test')).map((r) => r.id)).toEqual([
+      'a',
+      'committed',
+      'outer',
+      'z',
+    ])
+    await store.close()
+  })
+
   it('concurrent transactions that fail undo only their own writes (SQLite commits them as one group)', async () => {
     const store = await open()
     const results = await Promise.allSettled(

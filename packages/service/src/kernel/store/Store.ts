@@ -64,6 +64,23 @@ const BATCHING = { inFlight: 1, limit: 64 }
  */
 const LINGER = { requests: 32, ms: 40, fill: 8 }
 
+/** Refuses a lookup by a field that has no index (`indexed`). */
+function checkLookups(lookups: readonly Lookup[]): void {
+  for (const lookup of lookups)
+    if ('from' in lookup) {
+      indexed(lookup.table, lookup.field)
+      indexed(lookup.from.table, lookup.from.column)
+    } else if ('field' in lookup) indexed(lookup.table, lookup.field)
+    else if ('via' in lookup) {
+      indexed(lookup.via.table, lookup.via.field)
+      indexed(lookup.via.table, lookup.via.column)
+    }
+}
+
+/** The lookups `reads` was read ahead with (`Store.prefetch`); none for reads that read nothing ahead. */
+export const lookupsOf = (reads: Reads): readonly Lookup[] =>
+  reads instanceof Prefetched ? reads.lookups : []
+
 const isUnavailable = (error: unknown) =>
   error instanceof ApiError && error.errorCode === 'STORAGE_UNAVAILABLE'
 
@@ -311,21 +328,13 @@ export class Store implements Reads {
    * are as of then.
    */
   async prefetch(lookups: Lookup[]): Promise<Prefetched> {
-    for (const lookup of lookups)
-      if ('from' in lookup) {
-        indexed(lookup.table, lookup.field)
-        indexed(lookup.from.table, lookup.from.column)
-      } else if ('field' in lookup) indexed(lookup.table, lookup.field)
-      else if ('via' in lookup) {
-        indexed(lookup.via.table, lookup.via.field)
-        indexed(lookup.via.table, lookup.via.column)
-      }
+    checkLookups(lookups)
     if (!this.backend.readsAhead || lookups.length === 0) return new Prefetched(this, new Map())
     return this.guard(async () => {
       const found = this.lookups
         ? await this.lookups.run(lookups)
         : await this.queries.lookupMany(this.execute, lookups)
-      return new Prefetched(this, found)
+      return new Prefetched(this, found, lookups)
     })
   }
 
@@ -364,8 +373,25 @@ export class Store implements Reads {
        * Default `serializable`. Where one connection runs every transaction (SQLite), the same.
        */
       isolation?: Isolation
+      /**
+       * Read again, where the backend `readsAhead`, as the transaction's first statement after
+       * `begin` (so as of its snapshot), all in one statement on its connection: its reads of a
+       * table it has not written are answered from what this found, and go to the database when
+       * it found nothing for them (a lookup not asked for). One round trip where a transaction
+       * that holds its `locks` would make one for each read (a signing under a spending limit:
+       * its policies, signer, limits, usage rows, endpoints). Not for a SERIALIZABLE transaction
+       * (its reads would take predicate locks on rows it may never have needed). Such a
+       * transaction also keeps its writes and sends them together, replacing rows by id, before
+       * a statement that could see them and before its commit (`Transaction`'s `defersWrites`).
+       */
+      readAhead?: readonly Lookup[]
     } = {},
   ): Promise<R> {
+    const readAhead =
+      this.backend.readsAhead && options.isolation === 'snapshot' && options.readAhead?.length
+        ? options.readAhead
+        : []
+    checkLookups(readAhead)
     const snapshot =
       this.backend.writesAtOnce && options.snapshot instanceof Prefetched
         ? options.snapshot.alone()
@@ -381,7 +407,7 @@ export class Store implements Reads {
           return await this.groups.run(fn, attempt)
         }
         return await this.guard(() =>
-          this.alone(fn, { attempt, locks: options.locks ?? [], isolation: options.isolation }),
+          this.alone(fn, { attempt, locks: options.locks ?? [], isolation: options.isolation, readAhead }),
         )
       } catch (error) {
         const kind = classify(this.backend, error)
@@ -438,7 +464,13 @@ export class Store implements Reads {
       attempt,
       locks,
       isolation,
-    }: { attempt: number; locks: readonly string[]; isolation: Isolation | undefined },
+      readAhead,
+    }: {
+      attempt: number
+      locks: readonly string[]
+      isolation: Isolation | undefined
+      readAhead: readonly Lookup[]
+    },
   ): Promise<R> {
     return this.db.getExecutor().provideConnection(async (connection) => {
       const run = (statement: string, parameters: unknown[] = []) =>
@@ -453,7 +485,15 @@ export class Store implements Reads {
           taken.push(name)
         }
         const begin = (isolation === 'snapshot' && this.backend.beginSnapshot) || this.backend.begin
-        return await this.once(fn, { run, begin, attempt, connection, written, held: new Set(taken) })
+        return await this.once(fn, {
+          run,
+          begin,
+          attempt,
+          connection,
+          written,
+          held: new Set(taken),
+          readAhead,
+        })
       } finally {
         // A lock not given back would outlive the request on a pooled connection: if giving it
         // back fails, the connection is broken anyway and its locks end with its session.
@@ -472,6 +512,7 @@ export class Store implements Reads {
       connection,
       written,
       held,
+      readAhead = [],
     }: {
       run: (statement: string) => Promise<unknown>
       begin: string
@@ -480,13 +521,25 @@ export class Store implements Reads {
       written: Set<TableName>
       /** The locks the connection holds for this transaction (`Transaction.holds`). */
       held: Set<string>
+      /** What to read first, in one statement (`transaction`'s `readAhead`). */
+      readAhead?: readonly Lookup[]
     },
   ): Promise<R> {
     await run(begin)
     try {
       let result: R
       try {
-        result = await fn(this.transactionOn(connection, attempt, written, held))
+        const ahead =
+          readAhead.length > 0
+            ? await this.queries.lookupMany(
+                (query) => connection.executeQuery<Record<string, unknown>>(query),
+                [...readAhead],
+              )
+            : undefined
+        const tx = this.transactionOn(connection, attempt, written, { held, ...(ahead ? { ahead } : {}) })
+        result = await fn(tx)
+        // What a transaction that read ahead kept of its writes, in one statement.
+        await tx.flush()
       } catch (error) {
         await run('rollback').catch(() => undefined)
         throw error
@@ -508,7 +561,7 @@ export class Store implements Reads {
     connection: DatabaseConnection,
     attempt: number,
     written: Set<TableName>,
-    held: Set<string> = new Set(),
+    { held = new Set(), ahead }: { held?: Set<string>; ahead?: ReadonlyMap<string, string[]> } = {},
   ) {
     return new Transaction({
       execute: (query) => connection.executeQuery<Record<string, unknown>>(query),
@@ -518,6 +571,7 @@ export class Store implements Reads {
       written,
       held,
       ...(this.cache ? { cache: this.cache } : {}),
+      ...(ahead ? { ahead, defersWrites: true } : {}),
     })
   }
 

@@ -1,9 +1,9 @@
 import { CompiledQuery } from 'kysely'
 import type { StoreBackend } from './backends/StoreBackend.ts'
 import type { TableName, Tables } from './model.ts'
-import type { Execute, PageByOptions, Queries, RowValues } from './Queries.ts'
+import { decodeRow, type Execute, type PageByOptions, type Queries, type RowValues } from './Queries.ts'
 import type { ReadCache } from './ReadCache.ts'
-import type { Reads } from './Reads.ts'
+import { lookupKey, type Reads } from './Reads.ts'
 
 /**
  * Thrown by a read a snapshot run cannot answer from its snapshot (a row it was not given, a table
@@ -43,6 +43,18 @@ export interface TransactionOptions {
   insert?: (rows: RowValues[]) => Promise<void>
   /** The locks held for this transaction: `Store.transaction`'s `locks`, then what `lock` takes. */
   held?: Set<string>
+  /**
+   * What the transaction read first, in one statement (`Store.transaction`'s `readAhead`), keyed
+   * as `Prefetched` keys it: reads of a table the transaction has not written are answered from it.
+   */
+  ahead?: ReadonlyMap<string, string[]>
+  /**
+   * Keeps writes (`put`) and sends them together, as one statement replacing rows by id, just
+   * before the next statement that could see them and before the commit (`flush`); a lazy
+   * savepoint nothing was sent after costs no statement. For a transaction that reads ahead
+   * (`ahead`): its reads are answered without a statement, so its writes need not go one by one.
+   */
+  defersWrites?: boolean
 }
 
 let savepoints = 0
@@ -63,6 +75,8 @@ export class Transaction implements Reads {
   private readonly snapshot: Reads | undefined
   private readonly insert: ((rows: RowValues[]) => Promise<void>) | undefined
   private readonly held: Set<string>
+  private readonly ahead: ReadonlyMap<string, string[]> | undefined
+  private readonly defers: boolean
   /** A snapshot run's writes, in order, until `flush`. */
   private readonly pending: RowValues[] = []
   /**
@@ -81,6 +95,53 @@ export class Transaction implements Reads {
     this.execute = options.execute
     this.insert = options.insert
     this.held = options.held ?? new Set()
+    this.ahead = options.ahead
+    this.defers = Boolean(options.defersWrites) && !options.snapshot
+  }
+
+  /**
+   * Sends the writes a transaction that `defersWrites` kept, before a statement that could see
+   * them: one statement each side of every lazy savepoint with writes after it (which becomes a
+   * SQL savepoint there), usually one in all.
+   */
+  private async settle(): Promise<void> {
+    if (!this.defers || this.pending.length === 0) return
+    const rows = this.pending.splice(0)
+    let from = 0
+    for (const mark of this.marks) {
+      if (mark.name !== undefined) continue
+      const at = mark.at ?? 0
+      if (at >= rows.length) {
+        // Nothing written after it yet: it stays a mark, at the start of what is kept next.
+        mark.at = 0
+        continue
+      }
+      await this.replaceRows(rows.slice(from, at))
+      mark.name = `sp${++savepoints}`
+      await this.queries.savepoint(this.execute, mark.name)
+      from = at
+    }
+    await this.replaceRows(rows.slice(from))
+  }
+
+  /** Rows replacing their ids' in one statement; a row written twice goes once, as last written. */
+  private async replaceRows(rows: RowValues[]): Promise<void> {
+    if (rows.length === 0) return
+    const last = new Map<string, RowValues>()
+    for (const row of rows) {
+      const key = `${row.table}\u0000${row.values[0]}`
+      last.delete(key)
+      last.set(key, row)
+    }
+    await this.queries.insertMany(this.execute, [...last.values()], { replace: true })
+  }
+
+  /**
+   * What the transaction's first statement read for a lookup (`ahead`), or undefined: it was not
+   * read, or the transaction wrote the table since (its own rows are read from the database).
+   */
+  private readAhead(table: TableName, key: string): string[] | undefined {
+    return this.ahead && !this.own.has(table) ? this.ahead.get(key) : undefined
   }
 
   /** True when the transaction holds the lock `name` (`Store.transaction`'s `locks`, or `lock`). */
@@ -102,6 +163,7 @@ export class Transaction implements Reads {
     const statement = this.backend.sessionLocks?.inTransaction
     if (!statement) return
     if (this.snapshot) throw this.miss()
+    await this.settle()
     await this.execute(CompiledQuery.raw(statement, [name]))
     this.held.add(name)
   }
@@ -123,8 +185,12 @@ export class Transaction implements Reads {
     }
   }
 
-  /** Sends a snapshot run's writes, all in one statement (inserts only: a row that exists fails it). */
+  /**
+   * Sends a snapshot run's writes, all in one statement (inserts only: a row that exists fails it),
+   * or the writes a transaction that `defersWrites` kept (before its commit).
+   */
   async flush(): Promise<void> {
+    if (this.defers) return this.settle()
     const rows = this.pending.splice(0)
     if (rows.length === 0) return
     if (this.insert) await this.insert(rows)
@@ -136,17 +202,31 @@ export class Transaction implements Reads {
     return this.own.has(table)
   }
 
-  get<T extends TableName>(table: T, id: string): Promise<Tables[T] | undefined> {
+  async get<T extends TableName>(table: T, id: string): Promise<Tables[T] | undefined> {
     if (this.snapshot) return this.fromSnapshot(table, (snapshot) => snapshot.get(table, id))
+    const ahead = this.readAhead(table, lookupKey({ table, id }))
+    if (ahead) return ahead[0] === undefined ? undefined : decodeRow(table, id, ahead[0])
+    await this.settle()
     return this.queries.get(this.execute, table, id, this.cacheFor(table))
   }
 
-  findBy<T extends TableName>(
+  async findBy<T extends TableName>(
     table: T,
     field: keyof Tables[T] & string,
     value: unknown,
   ): Promise<Tables[T][]> {
     if (this.snapshot) return this.fromSnapshot(table, (snapshot) => snapshot.findBy(table, field, value))
+    const ahead =
+      value === undefined || value === null
+        ? undefined
+        : this.readAhead(table, lookupKey({ table, field, value: String(value) }))
+    if (ahead)
+      try {
+        return ahead.map((text) => JSON.parse(text) as Tables[T])
+      } catch {
+        // A damaged document: the database's own read names its row.
+      }
+    await this.settle()
     return this.queries.findBy(this.execute, table, { field, value }, this.cacheFor(table))
   }
 
@@ -157,32 +237,36 @@ export class Transaction implements Reads {
 
   async all<T extends TableName>(table: T) {
     if (this.snapshot) throw this.miss()
+    await this.settle()
     return this.queries.all(this.execute, table)
   }
 
   async count<T extends TableName>(table: T, field: keyof Tables[T] & string, value: unknown) {
     if (this.snapshot) throw this.miss()
+    await this.settle()
     return this.queries.count(this.execute, table, field, value)
   }
 
   /** A keyset page, as `Store.pageBy`, read in this transaction (a snapshot run reruns as one). */
   async pageBy<T extends TableName>(table: T, options: PageByOptions<T>): Promise<Tables[T][]> {
     if (this.snapshot) throw this.miss()
+    await this.settle()
     return this.queries.pageBy(this.execute, table, options)
   }
 
   /** Inserts or replaces the row with `row.id` (a snapshot run only inserts, at `flush`). */
   async put<T extends TableName>(table: T, row: Tables[T]): Promise<Tables[T]> {
-    await this.armed()
+    if (!this.defers) await this.armed()
     this.written.add(table)
     this.own.add(table)
-    if (this.snapshot) this.pending.push(this.queries.rowValues(table, row))
+    if (this.snapshot || this.defers) this.pending.push(this.queries.rowValues(table, row))
     else await this.queries.put(this.execute, table, row)
     return row
   }
 
   async delete(table: TableName, id: string): Promise<void> {
     if (this.snapshot) throw this.miss()
+    await this.settle()
     await this.armed()
     this.written.add(table)
     this.own.add(table)
@@ -192,14 +276,18 @@ export class Transaction implements Reads {
   /** Marks a point `rollbackTo` can return to (a SQL savepoint). */
   async savepoint(): Promise<string> {
     if (this.snapshot) throw this.miss()
+    await this.settle()
     await this.armed()
     const name = `sp${++savepoints}`
     await this.queries.savepoint(this.execute, name)
     return name
   }
 
-  /** Lazy savepoints still open, outermost first (an activity run inside another's nests them). */
-  private readonly marks: { name?: string }[] = []
+  /**
+   * Lazy savepoints still open, outermost first (an activity run inside another's nests them);
+   * where writes are deferred, `at` is how many kept writes came before it.
+   */
+  private readonly marks: { name?: string; at?: number }[] = []
 
   /** Takes the lazy savepoints that wait for the first write after them, outermost first. */
   private async armed(): Promise<void> {
@@ -225,7 +313,7 @@ export class Transaction implements Reads {
         end: () => {},
       }
     }
-    const mark: { name?: string } = {}
+    const mark: { name?: string; at?: number } = this.defers ? { at: this.pending.length } : {}
     this.marks.push(mark)
     const end = () => {
       const index = this.marks.indexOf(mark)
@@ -235,6 +323,8 @@ export class Transaction implements Reads {
       rollback: async () => {
         end()
         if (mark.name !== undefined) await this.rollbackTo(mark.name)
+        // Writes kept since it are forgotten (a SQL savepoint it became was taken before them all).
+        else if (this.defers) this.pending.length = Math.min(this.pending.length, mark.at ?? 0)
       },
       end,
     }
@@ -242,6 +332,8 @@ export class Transaction implements Reads {
 
   async rollbackTo(savepoint: string): Promise<void> {
     if (this.snapshot) throw this.miss()
+    // Writes kept now came after the last statement sent, so after `savepoint`: undone unsent.
+    if (this.defers) this.pending.length = 0
     await this.queries.savepoint(this.execute, savepoint, 'rollback')
   }
 }

@@ -39,10 +39,13 @@ export interface ArrayStatements {
   /**
    * One statement inserting, into each table of `inserts`, one row per position of its `arrays`:
    * one text-array parameter per column of `columns` (in that order, all of one length). All or
-   * nothing: a row whose id (or any unique field) exists fails the whole statement.
+   * nothing: a row whose id (or any unique field) exists fails the whole statement; with
+   * `replace`, a row whose id exists is replaced instead (another unique field still fails it).
+   * The first column is the id, and an id appears at most once per table.
    */
   insertFromArrays(
     inserts: { table: string; columns: string[]; arrays: Expression<unknown>[] }[],
+    options?: { replace?: boolean },
   ): RawBuilder<unknown>
 }
 

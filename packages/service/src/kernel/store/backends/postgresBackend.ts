@@ -47,9 +47,13 @@ export const postgresBackend: StoreBackend = {
   checksReplayFirst: false,
   arrays: {
     anyOf: (column, values) => sql<boolean>`${column} = any(${values})`,
-    insertFromArrays(inserts) {
-      const insert = ({ table, columns, arrays }: (typeof inserts)[number]) =>
-        sql`insert into ${sql.table(table)} (${sql.join(columns.map((name) => sql.ref(name)))}) select * from unnest(${sql.join(arrays.map((array) => sql`${array}::text[]`))})`
+    insertFromArrays(inserts, { replace = false } = {}) {
+      const insert = ({ table, columns, arrays }: (typeof inserts)[number]) => {
+        const rows = sql`insert into ${sql.table(table)} (${sql.join(columns.map((name) => sql.ref(name)))}) select * from unnest(${sql.join(arrays.map((array) => sql`${array}::text[]`))})`
+        if (!replace) return rows
+        const [id, ...rest] = columns
+        return sql`${rows} on conflict (${sql.ref(id!)}) do update set ${sql.join(rest.map((name) => sql`${sql.ref(name)} = excluded.${sql.ref(name)}`))}`
+      }
       // Each insert but the last in a `with` clause: one statement, one snapshot, all or nothing.
       const last = inserts.length - 1
       const withs = inserts.slice(0, last).map((entry, k) => sql`${sql.id(`w${k}`)} as (${insert(entry)})`)
