@@ -1,4 +1,3 @@
-import { serializeTransaction } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
 import { openPostgres } from '../kernel/store/durableStores.ts'
@@ -6,6 +5,7 @@ import { openMemoryStore } from '../kernel/store/memory.ts'
 import type { Store } from '../kernel/store/Store.ts'
 import { createMetrics } from '../observability/metrics.ts'
 import { createHarness, ETHEREUM_ACCOUNT, type Harness, resultOf, testKey } from '../testing/harness.ts'
+import { unsignedTransfer } from '../testing/unsignedTransfer.ts'
 
 /** PostgreSQL's batching counters (reads ahead and inserts), which that backend always has. */
 function pgCounts(store: { batching(): ReturnType<Store['batching']> }) {
@@ -152,16 +152,7 @@ describe.each(backends)('activities that only add rows: %s', (name, open) => {
           {
             signWith: address,
             type: 'TRANSACTION_TYPE_ETHEREUM',
-            unsignedTransaction: serializeTransaction({
-              type: 'eip1559',
-              chainId: 1,
-              nonce: nonce++,
-              maxFeePerGas: 2n * 10n ** 9n,
-              maxPriorityFeePerGas: 10n ** 9n,
-              gas: 21_000n,
-              to: '0x000000000000000000000000000000000000dead',
-              value: 1n,
-            }),
+            unsignedTransaction: unsignedTransfer({ value: 1n, nonce: nonce++ }),
           },
           as,
         )
