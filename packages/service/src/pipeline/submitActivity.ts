@@ -363,7 +363,7 @@ async function record(submission: Submission, ready: Ready): Promise<Execution> 
         // again after the lock (but admission's), with what the plugins that order it read
         // (`readAhead`), and its writes go as one statement before its commit.
         ...(onSnapshot && keys.length > 0
-          ? { isolation: 'snapshot' as const, readAhead: [...decisionLookups(submission.reads), ...lookups] }
+          ? { isolation: 'snapshot' as const, readAhead: [...lookupsOf(submission.reads), ...lookups] }
           : {}),
         // The same order across the database's other processes (PostgreSQL's advisory locks).
         locks: keys,
@@ -372,21 +372,6 @@ async function record(submission: Submission, ready: Ready): Promise<Execution> 
   // One at a time in this process first, so that at most one of its connections waits for a lock.
   return keys.length > 0 ? queueOf(runtime).runAll(keys, transaction) : transaction()
 }
-
-/**
- * Admission's reads (the credential, its user, the organization named): the transaction takes the
- * caller and organization from the submission, so they are not read again in it.
- */
-const ADMISSION_TABLES = new Set(['apiKeys', 'users', 'organizations'])
-
-/**
- * What an ordered transaction reads again after its lock (`Store.transaction`'s `readAhead`): the
- * request's lookups for its decision and handler (policies, signer, limits, the plugins' reads).
- * Reading admission's too cost a limited signing a third of its rate on the bench (its `users`
- * lookup is a subquery), for rows the transaction never reads.
- */
-const decisionLookups = (reads: Reads): Lookup[] =>
-  lookupsOf(reads).filter((lookup) => !ADMISSION_TABLES.has(lookup.table))
 
 /** Each runtime's `KeyedQueue` of transactions a plugin orders (`ServicePlugin.serializes`). */
 const queues = new WeakMap<Runtime, KeyedQueue>()

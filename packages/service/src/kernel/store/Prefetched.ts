@@ -28,7 +28,7 @@ export class Prefetched implements Reads {
   constructor(
     private readonly store: Reads,
     private readonly found: ReadonlyMap<string, string[]>,
-    /** What was read: a transaction may read the same again on its own connection (`Store.transaction`'s `readAhead`). */
+    /** What a transaction may read again on its own connection (`Store.transaction`'s `readAhead`): `Store.prefetch`'s `again`. */
     readonly lookups: readonly Lookup[] = [],
   ) {}
 

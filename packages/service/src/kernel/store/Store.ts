@@ -327,14 +327,18 @@ export class Store implements Reads {
    * (`readsAhead`). Elsewhere the reads are made as they come (through the read cache), so they
    * are as of then.
    */
-  async prefetch(lookups: Lookup[]): Promise<Prefetched> {
+  async prefetch(
+    lookups: Lookup[],
+    /** Of `lookups`, those a transaction may read again after its lock (`Prefetched.lookups`). @default lookups */
+    again: readonly Lookup[] = lookups,
+  ): Promise<Prefetched> {
     checkLookups(lookups)
     if (!this.backend.readsAhead || lookups.length === 0) return new Prefetched(this, new Map())
     return this.guard(async () => {
       const found = this.lookups
         ? await this.lookups.run(lookups)
         : await this.queries.lookupMany(this.execute, lookups)
-      return new Prefetched(this, found, lookups)
+      return new Prefetched(this, found, again)
     })
   }
 
