@@ -61,9 +61,15 @@ function isBusy(runtime: Runtime): boolean {
 }
 
 /**
- * Waits while the service is busy serving requests and the delivery or event recorded at `since`
- * is younger than `busyDelayMs` (on the runtime's clock; never longer than that in real time
- * either, so a clock that stands still cannot hold it).
+ * Whether something recorded at `since` still gives way to requests: the service is busy and it is
+ * younger than `busyDelayMs` (on the runtime's clock).
+ */
+const heldBack = (runtime: Runtime, since: number, busyDelayMs: number): boolean =>
+  isBusy(runtime) && runtime.now() - since < busyDelayMs
+
+/**
+ * Waits while the delivery or event recorded at `since` is `heldBack` (never longer than
+ * `busyDelayMs` in real time either, so a clock that stands still cannot hold it).
  */
 async function yieldToRequests(
   runtime: Runtime,
@@ -72,8 +78,7 @@ async function yieldToRequests(
   const { since, settings, signal } = input
   const started = Date.now()
   while (
-    isBusy(runtime) &&
-    runtime.now() - since < settings.busyDelayMs &&
+    heldBack(runtime, since, settings.busyDelayMs) &&
     Date.now() - started < settings.busyDelayMs &&
     !signal.aborted
   )
@@ -318,13 +323,13 @@ const FANOUT_PAGE = 200
  */
 export async function fanOut(
   runtime: Runtime,
-  options: { deliver: boolean; olderThanMs?: number },
+  options: { deliver: boolean; busyDelayMs?: number },
 ): Promise<number> {
   const page = { field: 'waiting', value: WAITING, by: 'listKey', limit: FANOUT_PAGE } as const
   const [oldest] = await runtime.store.pageBy('webhookEvents', { ...page, limit: 1 })
   if (!oldest) return 0
-  // Asked to leave young events (a busy service): none is old enough yet.
-  if (options.olderThanMs !== undefined && runtime.now() - oldest.createdAt < options.olderThanMs) return 0
+  // With `busyDelayMs` (the job worker's ticks): while the service is busy, only once the oldest is that old.
+  if (options.busyDelayMs !== undefined && heldBack(runtime, oldest.createdAt, options.busyDelayMs)) return 0
   return runtime.store.transaction(async (tx) => {
     const events = await tx.pageBy('webhookEvents', page)
     const endpoints = new Map<string, WebhookEndpointRow | undefined>()
@@ -379,17 +384,9 @@ export function fanOutFeeder(
   options: { deliver: boolean; busyDelayMs: number; pages?: number },
 ) {
   return async (): Promise<void> => {
-    // Busy or not is asked again before each page: a load that begins meanwhile stops the fan-out.
-    for (let page = 0; page < (options.pages ?? 20); page++) {
-      const olderThanMs = isBusy(runtime) ? options.busyDelayMs : undefined
-      if (
-        (await fanOut(runtime, {
-          deliver: options.deliver,
-          ...(olderThanMs !== undefined ? { olderThanMs } : {}),
-        })) < FANOUT_PAGE
-      )
-        return
-    }
+    // Busy or not is asked again before each page (`fanOut`): a load that begins meanwhile stops it.
+    for (let page = 0; page < (options.pages ?? 20); page++)
+      if ((await fanOut(runtime, options)) < FANOUT_PAGE) return
   }
 }
 
