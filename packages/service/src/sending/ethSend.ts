@@ -1,9 +1,9 @@
 import type { EthCall, EthSendTransactionParameters } from '@latchkey/protocol'
-import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { bytesToHex } from '@noble/hashes/utils.js'
 import { authorization, Transaction } from 'micro-eth-signer'
 import { findSigner, withAccountKey } from '../domain/wallets.ts'
 import { ConflictError, FieldError, LimitError, NotConfiguredError } from '../kernel/base/errors.ts'
+import { signDigest } from '../kernel/crypto/secp256k1Sign.ts'
 import type { Reader } from '../kernel/Reader.ts'
 import type { ActivityContext, PrepareContext } from '../kernel/registry.ts'
 import { reserveSpend, spendContextOf } from '../kernel/spending.ts'
@@ -485,7 +485,7 @@ export async function runEthSend(
         nonce: delegateNonce,
         deadline: BigInt(batch.deadline),
       })
-      const recovered = secp256k1.sign(digest, key, { prehash: false, lowS: true, format: 'recovered' })
+      const recovered = signDigest(digest, key)
       // 'recovered' layout: recovery byte ‖ r ‖ s; the contract takes r ‖ s ‖ v with v 27 or 28.
       const signature = `0x${bytesToHex(recovered.slice(1, 65))}${(27 + recovered[0]!).toString(16)}`
       const authorizationList =

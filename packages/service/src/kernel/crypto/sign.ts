@@ -14,6 +14,7 @@ import {
 } from 'micro-eth-signer'
 import { addressFromPublicKey } from './addresses.ts'
 import { CryptoInputError } from './errors.ts'
+import { signDigest } from './secp256k1Sign.ts'
 
 /** `{ r, s, v }` as returned by sign_raw_payloads: 32-byte hex r and s, v = '00' | '01'. */
 export interface RawSignature {
@@ -204,8 +205,8 @@ export function signRawPayload(input: SignRawPayloadInput): RawSignature {
     return { r: hex32(r), s: hex32(s), v: yParity === 1 ? '01' : '00' }
   }
   const digest = secp256k1Digest(payload, encoding, hashFunction)
-  const recovered = secp256k1.sign(digest, privateKey, { prehash: false, lowS: true, format: 'recovered' })
-  // 'recovered' layout: recovery byte ‖ r ‖ s
+  // libsecp256k1 (secp256k1Sign.ts); 'recovered' layout: recovery byte ‖ r ‖ s
+  const recovered = signDigest(digest, privateKey)
   return {
     r: bytesToHex(recovered.slice(1, 33)),
     s: bytesToHex(recovered.slice(33, 65)),

@@ -1,5 +1,7 @@
 import type { TransactionType } from '@latchkey/protocol'
 import { ed25519 } from '@noble/curves/ed25519.js'
+import { bytesToNumberBE } from '@noble/curves/utils.js'
+import { keccak_256 } from '@noble/hashes/sha3.js'
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
 import { type Address, getAddressDecoder } from '@solana/addresses'
 import type { SignatureBytes } from '@solana/keys'
@@ -11,6 +13,7 @@ import {
 import { getTransactionDecoder, getTransactionEncoder } from '@solana/transactions'
 import { Transaction } from 'micro-eth-signer'
 import { CryptoInputError } from './errors.ts'
+import { signDigest } from './secp256k1Sign.ts'
 
 /** The field every decoding problem is reported on. */
 const FIELD = 'unsignedTransaction'
@@ -104,7 +107,18 @@ export function signTransaction(input: SignTransactionInput): string {
     const tx = decodeEthereum(unsignedTransaction)
     let signed: EthereumTransaction
     try {
-      signed = tx.signBy(privateKey, false)
+      // What `tx.signBy(privateKey, false)` signs, signed by libsecp256k1 (secp256k1Sign.ts): the
+      // same deterministic signature, four times as fast.
+      const recovered = signDigest(keccak_256(tx.toBytes({ includeSignature: false })), privateKey)
+      // The yellow paper allows recovery ids 0 and 1 only (2 and 3 need r ≥ n: about 2⁻¹²⁸).
+      if (recovered[0]! > 1) throw new Error('invalid signature rec=2 or 3')
+      const raw = {
+        ...tx.raw,
+        r: bytesToNumberBE(recovered.subarray(1, 33)),
+        s: bytesToNumberBE(recovered.subarray(33, 65)),
+        yParity: recovered[0]!,
+      }
+      signed = new Transaction(tx.type, raw as typeof tx.raw, { strict: false })
     } catch (error) {
       throw new CryptoInputError(`cannot sign this transaction: ${(error as Error).message}`, FIELD)
     }
