@@ -42,21 +42,26 @@ export async function signInWithEmail(
 }
 
 /** In an open sign-in dialog: type the e-mail, read the code from the outbox, enter it. */
-export async function completeEmailOtp(page: Page, email: string, service: ServiceName = 'default') {
+export async function enterEmailOtp(page: Page, email: string, service: ServiceName = 'default') {
   const dialog = signInDialog(page)
   const since = Date.now()
   await dialog.getByLabel('Email address').fill(email)
   await dialog.getByRole('button', { name: 'Continue', exact: true }).click()
   const code = await readOtpCode(stack.services[service], email, since)
   await enterOtp(page, code)
+}
+
+/** In an open sign-in dialog: the e-mail and its code, then the dashboard (`expectSignedIn`). */
+export async function completeEmailOtp(page: Page, email: string, service: ServiceName = 'default') {
+  await enterEmailOtp(page, email, service)
   await expectSignedIn(page)
 }
 
 /**
- * Signed in: a new account is offered a passkey, which we decline; then (or at once, for an
- * existing account) the modal closes itself and the dashboard shows.
+ * After the credential: a new account is offered a passkey, which we decline; then (or at once,
+ * for an existing account) the modal closes itself.
  */
-export async function expectSignedIn(page: Page) {
+export async function expectSignInModalClosed(page: Page) {
   const dialog = signInDialog(page)
   const notNow = dialog.getByRole('button', { name: 'Not now', exact: true })
   // The offer may still be loading when the session already exists: decline it whenever it shows,
@@ -65,6 +70,11 @@ export async function expectSignedIn(page: Page) {
     if (await notNow.isVisible()) await notNow.click()
     await expect(dialog).toHaveCount(0, { timeout: 1000 })
   }).toPass({ timeout: 20_000 })
+}
+
+/** Signed in: the modal has closed itself (see `expectSignInModalClosed`) and the dashboard shows. */
+export async function expectSignedIn(page: Page) {
+  await expectSignInModalClosed(page)
   await expect(page.getByRole('heading', { name: 'Sessions in this browser' })).toBeVisible()
 }
 
