@@ -55,6 +55,13 @@ export interface GroupCommitOptions {
   counts?: { batches: number; items: number }
   /** Nothing is queued or running any more (the store may forget the queue). */
   idle?(): void
+  /**
+   * Each group waits for a turn of the event loop before it starts (`commitGroups`); without it
+   * (PostgreSQL, whose commit does not block the thread), a group starts once the code that
+   * queued its first transaction has run, and the next group as soon as the last one is done.
+   * @default true
+   */
+  waitsForATurn?: boolean
 }
 
 /**
@@ -108,7 +115,8 @@ export class GroupCommit {
       })
       if (!this.committing) {
         this.committing = true
-        nextTurn(() => void this.commitGroups())
+        if (this.options.waitsForATurn === false) queueMicrotask(() => void this.commitGroups())
+        else nextTurn(() => void this.commitGroups())
       }
     })
   }
@@ -124,7 +132,7 @@ export class GroupCommit {
     try {
       while (this.waiting.length > 0) {
         await this.commitGroup(this.waiting.splice(0, this.nextGroupSize()))
-        await new Promise<void>((resolve) => nextTurn(resolve))
+        if (this.options.waitsForATurn !== false) await new Promise<void>((resolve) => nextTurn(resolve))
       }
     } finally {
       this.committing = false

@@ -251,6 +251,9 @@ export class Store implements Reads {
       // A conflict or a unique violation is one transaction's: the others commit, it reruns alone.
       fatal: (error) => classify(this.backend, error) === 'unavailable' || isUnavailable(error),
       counts: this.lockGroupCounts,
+      // A transaction that finds its lock's queue idle starts at once: those that arrive while
+      // it runs make the next group.
+      waitsForATurn: false,
       idle: () => {
         if (this.lockGroups.get(key) === group) this.lockGroups.delete(key)
       },
