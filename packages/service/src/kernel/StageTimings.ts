@@ -16,7 +16,8 @@
  * The store's and the crypto runner's own:
  * - `statement wait`: a request's part of a shared statement waiting for it to be sent (PostgreSQL)
  * - `statement`: that statement on its way to the database and back
- * - `commit wait`: a transaction waiting for its commit group to start (SQLite)
+ * - `commit wait`: a transaction waiting for its commit group to start (SQLite; on PostgreSQL, a
+ *   transaction with `locks` waiting for its lock's group, behind the group that holds the lock)
  * - `commit group`: the group that held it, from its begin to its commit
  * - `crypto queue`: a crypto job waiting for its worker (and the messages both ways)
  * - `crypto`: the job's own time in the worker (or inline)

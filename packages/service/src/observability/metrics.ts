@@ -27,7 +27,7 @@ export interface MetricsSources {
   poolUse?: () => { total: number; idle: number; waiting: number; max: number }
   /** True while the server drains. */
   draining?: () => boolean
-  /** Requests merged into shared statements (PostgreSQL) or commits (SQLite) so far (`Store.batching`). */
+  /** Requests merged into shared statements (PostgreSQL) or commits (SQLite; PostgreSQL under one lock) so far (`Store.batching`). */
   batching?: () => Partial<Record<'lookups' | 'inserts' | 'commits', { batches: number; items: number }>>
 }
 
@@ -223,11 +223,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     registers,
   })
 
-  // What the store's batching did: PostgreSQL's statements and SQLite's commits, and the requests they carried.
+  // What the store's batching did: PostgreSQL's statements, SQLite's commits and PostgreSQL's lock groups' commits, and the requests they carried.
   for (const [name, help, field] of [
     [
       'latchkey_store_batches_total',
-      'Statements that carried the reads ahead (lookups) or the inserts of concurrent requests together (PostgreSQL), or commits that carried their transactions (commits, SQLite)',
+      'Statements that carried the reads ahead (lookups) or the inserts of concurrent requests together (PostgreSQL), or commits that carried their transactions (commits: SQLite, and PostgreSQL for the transactions queued for one lock)',
       'batches',
     ],
     [

@@ -179,6 +179,70 @@ describe.each(backends)('activities that only add rows: %s', (name, open) => {
     },
   )
 
+  it.runIf(postgres)(
+    'concurrent signings under one spending limit share their transactions: fewer commits than signings, every spend counted once',
+    async () => {
+      const key = testKey()
+      const sub = await h.createSubOrganization({
+        keys: [key],
+        wallet: { walletName: 'grouped', accounts: [ETHEREUM_ACCOUNT] },
+      })
+      const as = { organizationId: sub.organizationId, as: key }
+      const address = sub.addresses![0]!
+      h.clock.advance(1)
+      resultOf(
+        'latchkey_create_spending_limit',
+        await h.submit(
+          'latchkey_create_spending_limit',
+          {
+            spendingLimitName: 'daily',
+            scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address },
+            window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
+            asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:1' },
+            amount: '1000',
+          },
+          as,
+        ),
+      )
+      const count = 24
+      h.clock.advance(1)
+      const signings = await statementsOf(() =>
+        Promise.all(
+          Array.from({ length: count }, (_, nonce) =>
+            h.submit(
+              'sign_transaction',
+              {
+                signWith: address,
+                type: 'TRANSACTION_TYPE_ETHEREUM',
+                unsignedTransaction: unsignedTransfer({ value: 1n, nonce }),
+              },
+              as,
+            ),
+          ),
+        ),
+      )
+      for (const reply of signings.reply)
+        expect(resultOf('sign_transaction', reply).signedTransaction).toMatch(/^(0x)?02/)
+      const shown = signings.statements.join('\n')
+      const commits = signings.statements.filter((statement) => /^commit\b/i.test(statement)).length
+      const locks = signings.statements.filter((statement) => /pg_advisory_lock\(/.test(statement)).length
+      // Alone, each signing is a transaction of its own: 24 locks, 24 commits. Queued behind one
+      // another for the organization's spend lock, those that queued meanwhile go as one.
+      expect(commits, shown).toBeGreaterThan(0)
+      expect(commits, shown).toBeLessThan(count)
+      expect(locks, shown).toBe(commits)
+      const limits = await h.query('latchkey_list_spending_limits', {}, as)
+      expect(limits.body.spendingLimits).toEqual([
+        expect.objectContaining({ used: String(count), remaining: String(1000 - count) }),
+      ])
+      expect(
+        (await h.service.store.findBy('activities', 'organizationId', sub.organizationId)).filter(
+          (row) => row.path === 'sign_transaction' && row.status === 'ACTIVITY_STATUS_COMPLETED',
+        ),
+      ).toHaveLength(count)
+    },
+  )
+
   it('counts where a signing spent its time, stage by stage (GET /dev/timings)', async () => {
     expect((await h.service.app.request('/dev/timings', { method: 'DELETE' })).status).toBe(204)
     h.clock.advance(1)

@@ -8,7 +8,6 @@ import {
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, concatBytes, utf8ToBytes } from '@noble/hashes/utils.js'
 import { ApiError, FieldError, PermissionError } from '../kernel/base/errors.ts'
-import { KeyedQueue } from '../kernel/base/keyedQueue.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { ActivityHandler, Caller, Registry } from '../kernel/registry.ts'
 import type { ActivityRow, OrganizationRow } from '../kernel/store/model.ts'
@@ -369,17 +368,10 @@ async function record(submission: Submission, ready: Ready): Promise<Execution> 
         locks: keys,
       },
     )
-  // One at a time in this process first, so that at most one of its connections waits for a lock.
-  return keys.length > 0 ? queueOf(runtime).runAll(keys, transaction) : transaction()
-}
-
-/** Each runtime's `KeyedQueue` of transactions a plugin orders (`ServicePlugin.serializes`). */
-const queues = new WeakMap<Runtime, KeyedQueue>()
-
-const queueOf = (runtime: Runtime): KeyedQueue => {
-  const queue = queues.get(runtime) ?? new KeyedQueue()
-  queues.set(runtime, queue)
-  return queue
+  // The store queues this process's transactions of the same locks and runs the ones that queued
+  // meanwhile as one group (one lock, begin and commit for all of them; `Store.transaction`'s
+  // `locks`), so that at most one of its connections waits for a lock.
+  return transaction()
 }
 
 /**

@@ -294,6 +294,10 @@ async function limitedOrganization(a: Harness, amount: string) {
  * The organization's activities in the order their transactions held its spend lock: every writer
  * of its limit state writes only while holding it and commits before giving it back, so the
  * transaction ids PostgreSQL assigned them (at their first write, under the lock) follow that order.
+ * The signatures a process queued meanwhile commit as one group, one transaction (one id): its
+ * rows say nothing of their order inside it, so its signatures come first, then its refusals. With
+ * 1-wei spends under one limit in force for the whole group (a limit's change is a transaction of
+ * its own), the group was legal only if its signatures fit and it was full when it refused.
  */
 function inLockOrder(cluster: PostgresCluster, database: string, organizationId: string) {
   return cluster
@@ -302,7 +306,17 @@ function inLockOrder(cluster: PostgresCluster, database: string, organizationId:
       database,
     )
     .split('\n')
-    .map((line) => JSON.parse(line.slice(line.indexOf(' ') + 1)))
+    .map((line) => ({
+      transaction: BigInt(line.slice(0, line.indexOf(' '))),
+      row: JSON.parse(line.slice(line.indexOf(' ') + 1)),
+    }))
+    .sort(
+      (x, y) =>
+        Number(x.transaction > y.transaction) - Number(x.transaction < y.transaction) ||
+        Number(y.row.status === 'ACTIVITY_STATUS_COMPLETED') -
+          Number(x.row.status === 'ACTIVITY_STATUS_COMPLETED'),
+    )
+    .map((entry) => entry.row)
 }
 
 /**

@@ -1,17 +1,29 @@
-import { CompiledQuery, type DatabaseConnection, type Kysely } from 'kysely'
+import { CompiledQuery, type DatabaseConnection } from 'kysely'
 import { nextTurn } from '../base/async.ts'
 import type { StoreBackend } from './backends/StoreBackend.ts'
-import type { Database } from './Database.ts'
-import { classify } from './databaseErrors.ts'
 import type { TableName } from './model.ts'
-import type { Transaction } from './Transaction.ts'
 
 /** Most transactions committed together. */
 const GROUP_LIMIT = 64
 
+/**
+ * One transaction's work, run on its group's connection inside the group's database transaction:
+ * `attempt` as `Transaction.attempt`, and the tables it writes added to `written` (shared by the
+ * group). It may be rerun (see `GroupCommit`), so it must have no effect outside the database.
+ */
+export type GroupWork = (
+  connection: DatabaseConnection,
+  attempt: number,
+  written: Set<TableName>,
+) => Promise<unknown>
+
 interface Grouped {
-  fn: (tx: Transaction) => unknown
+  work: GroupWork
   attempt: number
+  /** The statement that begins its transaction: only transactions with the same one share a group. */
+  begin: string
+  /** It runs in a group of its own. */
+  alone: boolean
   /** When it was queued (`performance.now()`). */
   at: number
   resolve(value: unknown): void
@@ -20,50 +32,91 @@ interface Grouped {
 
 /** What a group commit runs on, given by the store. */
 export interface GroupCommitOptions {
-  db: Kysely<Database>
   backend: StoreBackend
-  /** A transaction on the group's connection, writing down the tables it writes in `written`. */
-  transaction(connection: DatabaseConnection, attempt: number, written: Set<TableName>): Transaction
+  /**
+   * Lends the group a connection for `use`, with what it holds around the group (PostgreSQL: the
+   * session locks the queue is for, taken before its `begin` and given back after its commit).
+   */
+  connect<R>(use: (connection: DatabaseConnection) => Promise<R>): Promise<R>
+  /** How a transaction begins, unless `run` says otherwise. */
+  begin: string
+  /**
+   * An error that ends the whole group: every transaction of it gets the error, none is rerun.
+   * Any other error of a function's makes the group run again, each transaction alone.
+   */
+  fatal(error: unknown): boolean
   /** The group wrote `tables` and committed (or rolled back): called while it holds the connection. */
   committed(tables: Set<TableName>): void
   /** Runs `run` as the store runs every database call (refused once closed, outages as 503). */
   guard<R>(run: () => Promise<R>): Promise<R>
   /** Told, for each transaction, how long it waited for its group and how long the group took, ms. */
   timed?(waited: number, took: number): void
+  /** Where groups and the transactions they carried are counted (several queues may share one). */
+  counts?: { batches: number; items: number }
+  /** Nothing is queued or running any more (the store may forget the queue). */
+  idle?(): void
+  /**
+   * Each group waits for a turn of the event loop before it starts (`commitGroups`); without it
+   * (PostgreSQL, whose commit does not block the thread), a group starts once the code that
+   * queued its first transaction has run, and the next group as soon as the last one is done.
+   * @default true
+   */
+  waitsForATurn?: boolean
 }
 
 /**
- * Group commit, for a backend whose one connection runs transactions one after the other anyway
- * (`StoreBackend.groupsCommits`): the ones that queued up meanwhile run as one database
- * transaction, one after the other, with one commit, so one fsync, for all of them. When a
- * function throws, the group is rolled back and each of its functions runs again in a transaction
- * of its own (a transaction's function may always be rerun: see `Store.transaction`), so a throw
- * undoes exactly its own writes. Nobody hears back before the commit that holds their writes: a
- * result is acknowledged only once it is durable, and when the database fails (a commit, or a
- * statement on a full disk), no function of the group is acknowledged and each gets the error.
+ * Group commit: transactions that queue up while a group runs run as the next group, one database
+ * transaction on one connection, one after the other, with one commit (so one fsync) for all of
+ * them. Each sees the writes of those before it, as if each had committed before the next began.
+ * Where it is used:
+ * - a backend whose one connection runs transactions one after the other anyway
+ *   (`StoreBackend.groupsCommits`, SQLite): every transaction;
+ * - PostgreSQL, the transactions of this process that name the same `locks`
+ *   (`Store.transaction`): one after the other anyway, as the locks order them; a group takes
+ *   the locks once, before its `begin`, and gives them back after its commit.
+ *
+ * When a function throws, the group is rolled back and each of its functions runs again in a
+ * transaction of its own (a transaction's function may always be rerun: see `Store.transaction`),
+ * so a throw undoes exactly its own writes; the reruns are attempts after the first (a signing's
+ * rerun looks for a replay of itself first). Nobody hears back before the commit that holds their
+ * writes: a result is acknowledged only once it is durable, and when the database fails (a commit,
+ * or a statement on a full disk: `fatal`), no function of the group is acknowledged and each gets
+ * the error.
  */
 export class GroupCommit {
   /** Transactions waiting for the next group. */
   private readonly waiting: Grouped[] = []
   private committing = false
   /** Groups committed (or rolled back) so far, and the transactions they carried. */
-  readonly counts = { batches: 0, items: 0 }
+  readonly counts: { batches: number; items: number }
 
-  constructor(private readonly options: GroupCommitOptions) {}
+  constructor(private readonly options: GroupCommitOptions) {
+    this.counts = options.counts ?? { batches: 0, items: 0 }
+  }
 
-  /** Runs `fn` in the next group; resolves once the group that ran it has committed. */
-  run<R>(fn: (tx: Transaction) => Promise<R> | R, attempt: number): Promise<R> {
+  /**
+   * Runs `work` in the next group it fits (`begin`, or else the options'; `alone`: a group of its
+   * own); resolves once the group that ran it has committed.
+   */
+  run<R>(
+    work: GroupWork,
+    attempt: number,
+    { begin, alone = false }: { begin?: string; alone?: boolean } = {},
+  ): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.waiting.push({
-        fn: fn as Grouped['fn'],
+        work,
         attempt,
+        begin: begin ?? this.options.begin,
+        alone,
         at: performance.now(),
         resolve: resolve as Grouped['resolve'],
         reject,
       })
       if (!this.committing) {
         this.committing = true
-        nextTurn(() => void this.commitGroups())
+        if (this.options.waitsForATurn === false) queueMicrotask(() => void this.commitGroups())
+        else nextTurn(() => void this.commitGroups())
       }
     })
   }
@@ -78,12 +131,26 @@ export class GroupCommit {
   private async commitGroups(): Promise<void> {
     try {
       while (this.waiting.length > 0) {
-        await this.commitGroup(this.waiting.splice(0, GROUP_LIMIT))
-        await new Promise<void>((resolve) => nextTurn(resolve))
+        await this.commitGroup(this.waiting.splice(0, this.nextGroupSize()))
+        if (this.options.waitsForATurn !== false) await new Promise<void>((resolve) => nextTurn(resolve))
       }
     } finally {
       this.committing = false
+      this.options.idle?.()
     }
+  }
+
+  /** How many of the first waiting transactions go together: those that begin alike, up to the limit. */
+  private nextGroupSize(): number {
+    const [first] = this.waiting
+    if (!first || first.alone) return 1
+    let size = 1
+    while (size < Math.min(GROUP_LIMIT, this.waiting.length)) {
+      const next = this.waiting[size]!
+      if (next.alone || next.begin !== first.begin) break
+      size++
+    }
+    return size
   }
 
   private async commitGroup(group: Grouped[]): Promise<void> {
@@ -100,30 +167,28 @@ export class GroupCommit {
   }
 
   private async runGroup(group: Grouped[]): Promise<void> {
-    const { db, backend, guard } = this.options
+    const { backend, connect, guard, fatal } = this.options
+    const { begin } = group[0]!
     const outcomes: ({ value: unknown } | { error: unknown })[] = []
     try {
       await guard(() =>
-        db.getExecutor().provideConnection(async (connection) => {
+        connect(async (connection) => {
           const run = (statement: string) => connection.executeQuery(CompiledQuery.raw(statement, []))
-          try {
-            await run(backend.begin)
-          } catch (error) {
-            // The connection can be left inside a transaction whose rollback failed (an I/O
-            // error): end it, then begin again.
-            if (!backend.stillInTransaction(error)) throw error
-            await run('rollback')
-            await run(backend.begin)
-          }
-          // The database failing (not a function) ends the whole group.
-          const databaseFailed = (error: unknown) => classify(backend, error) !== 'other'
           const runAll = async (items: Grouped[], reruns: boolean) => {
+            try {
+              await run(begin)
+            } catch (error) {
+              // The connection can be left inside a transaction whose rollback failed (an I/O
+              // error): end it, then begin again.
+              if (!backend.stillInTransaction(error)) throw error
+              await run('rollback')
+              await run(begin)
+            }
             const written = new Set<TableName>()
             try {
               for (const item of items) {
                 const attempt = reruns ? item.attempt + 1 : item.attempt
-                const tx = this.options.transaction(connection, attempt, written)
-                outcomes.push({ value: await item.fn(tx) })
+                outcomes.push({ value: await item.work(connection, attempt, written) })
               }
               await run('commit')
             } catch (error) {
@@ -137,22 +202,20 @@ export class GroupCommit {
           try {
             await runAll(group, false)
           } catch (error) {
-            if (databaseFailed(error)) throw error
+            if (fatal(error)) throw error
             outcomes.length = 0
             if (group.length === 1) {
               outcomes.push({ error })
               return
             }
             // A function threw: everyone again, alone.
-            for (const item of group) {
-              await run(backend.begin)
+            for (const item of group)
               try {
                 await runAll([item], true)
               } catch (alone) {
-                if (databaseFailed(alone)) throw alone
+                if (fatal(alone)) throw alone
                 outcomes.push({ error: alone })
               }
-            }
           }
         }),
       )

@@ -6,7 +6,7 @@ import type { BucketCharge, BucketState, StoreBackend } from './backends/StoreBa
 import { Coalescer } from './Coalescer.ts'
 import type { Database } from './Database.ts'
 import { classify, unavailable } from './databaseErrors.ts'
-import { GroupCommit } from './GroupCommit.ts'
+import { GroupCommit, type GroupWork } from './GroupCommit.ts'
 import { rememberKysely } from './kyselyOf.ts'
 import { knownMigrations, type MigrateOptions, migrateSchema, recordedMigrations } from './migrations.ts'
 import { INDEXES, type TableName, type Tables } from './model.ts'
@@ -115,6 +115,13 @@ export class Store implements Reads {
   private readonly cache: ReadCache | undefined
   /** Where the backend has one connection (`groupsCommits`): the transactions queued for it. */
   private readonly groups: GroupCommit | undefined
+  /**
+   * Where the backend has `sessionLocks` (PostgreSQL): the transactions of this process queued for
+   * each set of `locks`, by the set (`lockGroup`), while any is queued or running.
+   */
+  private readonly lockGroups = new Map<string, GroupCommit>()
+  /** The groups those queues committed, and the transactions they carried (`batching`'s `commits`). */
+  private readonly lockGroupCounts = { batches: 0, items: 0 }
   /** Where the backend `batchesRequests`: concurrent requests' reads ahead, one statement a batch. */
   private readonly lookups: Coalescer<Lookup[], Map<string, string[]>> | undefined
   /** Where the backend `batchesRequests`: concurrent snapshot runs' inserts, one statement a batch. */
@@ -135,15 +142,11 @@ export class Store implements Reads {
     this.cache = backend.cachesReads ? new ReadCache() : undefined
     this.groups = backend.groupsCommits
       ? new GroupCommit({
-          db,
-          backend,
-          transaction: (connection, attempt, written) => this.transactionOn(connection, attempt, written),
-          committed: (tables) => this.cache?.committed(tables),
-          guard: (run) => this.guard(run),
-          timed: (waited, took) => {
-            this.timings?.record('commit wait', waited)
-            this.timings?.record('commit group', took)
-          },
+          ...this.groupOptions(),
+          connect: (use) => db.getExecutor().provideConnection(use),
+          begin: backend.begin,
+          // SQLite: a unique violation or a busy database fails the whole group (each reruns).
+          fatal: (error) => classify(backend, error) !== 'other',
         })
       : undefined
     if (backend.batchesRequests) {
@@ -196,7 +199,67 @@ export class Store implements Reads {
       ...(this.lookups ? { lookups: { ...this.lookups.counts } } : {}),
       ...(this.inserts ? { inserts: { ...this.inserts.counts } } : {}),
       ...(this.groups ? { commits: { ...this.groups.counts } } : {}),
+      ...(this.backend.sessionLocks ? { commits: { ...this.lockGroupCounts } } : {}),
     }
+  }
+
+  /** What every group commit of the store shares: how it reports, counts its waits, guards its calls. */
+  private groupOptions() {
+    return {
+      backend: this.backend,
+      committed: (tables: Set<TableName>) => this.cache?.committed(tables),
+      guard: <R>(run: () => Promise<R>) => this.guard(run),
+      timed: (waited: number, took: number) => {
+        this.timings?.record('commit wait', waited)
+        this.timings?.record('commit group', took)
+      },
+    }
+  }
+
+  /**
+   * The queue of this process's transactions that name the locks `held` (sorted, each once), on a
+   * backend with `sessionLocks`: they run one group at a time, each group one database
+   * transaction on one connection that holds the locks from before its `begin` until after its
+   * commit (`GroupCommit`). So one connection of the process at most waits for them, and a group
+   * pays one lock, begin, commit (one fsync) and unlock for all its transactions.
+   */
+  private lockGroup(held: readonly string[]): GroupCommit {
+    const key = held.join('\u0000')
+    const existing = this.lockGroups.get(key)
+    if (existing) return existing
+    const sessionLocks = this.backend.sessionLocks!
+    const group: GroupCommit = new GroupCommit({
+      ...this.groupOptions(),
+      connect: (use) =>
+        this.db.getExecutor().provideConnection(async (connection) => {
+          const run = (statement: string, name: string) =>
+            connection.executeQuery(CompiledQuery.raw(statement, [name]))
+          const taken: string[] = []
+          try {
+            for (const name of held) {
+              await run(sessionLocks.lock, name)
+              taken.push(name)
+            }
+            return await use(connection)
+          } finally {
+            // A lock not given back would outlive the request on a pooled connection: if giving it
+            // back fails, the connection is broken anyway and its locks end with its session.
+            for (const name of taken.reverse()) await run(sessionLocks.unlock, name).catch(() => undefined)
+          }
+        }),
+      begin: this.backend.beginSnapshot ?? this.backend.begin,
+      // A conflict or a unique violation is one transaction's: the others commit, it reruns alone.
+      fatal: (error) => classify(this.backend, error) === 'unavailable' || isUnavailable(error),
+      counts: this.lockGroupCounts,
+      // A transaction that finds its lock's queue idle starts at once: those that arrive while
+      // it runs make the next group.
+      waitsForATurn: false,
+      idle: () => {
+        if (this.lockGroups.get(key) === group) this.lockGroups.delete(key)
+      },
+    })
+    this.lockGroups.set(key, group)
+    return group
   }
 
   /**
@@ -365,6 +428,11 @@ export class Store implements Reads {
        * Names whose transactions run one at a time across every process of the database: each is
        * taken (in sorted order) before `begin`, so the transaction's snapshot follows the last
        * holder's commit, and given back after it (`StoreBackend.sessionLocks`; elsewhere ignored).
+       * In the process, the transactions naming the same locks queue for them, and those that
+       * queued while a group held them run as the next group (`GroupCommit`): one transaction on
+       * one connection, the locks taken once before its `begin` and given back after its one
+       * commit, each function seeing the writes of those before it. A `snapshot` transaction
+       * reads ahead after them; a SERIALIZABLE one runs in a group of its own.
        */
       locks?: readonly string[]
       /**
@@ -396,6 +464,8 @@ export class Store implements Reads {
         ? options.readAhead
         : []
     checkLookups(readAhead)
+    // Taken in sorted order, so two transactions never wait for each other's.
+    const held = this.backend.sessionLocks ? [...new Set(options.locks ?? [])].sort() : []
     const snapshot =
       this.backend.writesAtOnce && options.snapshot instanceof Prefetched
         ? options.snapshot.alone()
@@ -408,11 +478,19 @@ export class Store implements Reads {
         }
         if (this.groups) {
           if (this.closed) throw unavailable(new Error('store closed'))
-          return await this.groups.run(fn, attempt)
+          return await this.groups.run(this.work(fn), attempt)
         }
-        return await this.guard(() =>
-          this.alone(fn, { attempt, locks: options.locks ?? [], isolation: options.isolation, readAhead }),
-        )
+        if (held.length > 0) {
+          if (this.closed) throw unavailable(new Error('store closed'))
+          // A SERIALIZABLE transaction (a send) runs in a group of its own: it would widen a
+          // group's predicate locks to every member's reads, and fail all of them on a conflict.
+          return await this.lockGroup(held).run<R>(
+            this.work(fn, { held, readAhead }),
+            attempt,
+            options.isolation === 'snapshot' ? {} : { begin: this.backend.begin, alone: true },
+          )
+        }
+        return await this.guard(() => this.alone(fn, { attempt, isolation: options.isolation, readAhead }))
       } catch (error) {
         const kind = classify(this.backend, error)
         if ((kind === 'retry' || kind === 'unique') && attempt < this.backend.maxAttempts) {
@@ -466,98 +544,68 @@ export class Store implements Reads {
     fn: (tx: Transaction) => Promise<R> | R,
     {
       attempt,
-      locks,
       isolation,
       readAhead,
-    }: {
-      attempt: number
-      locks: readonly string[]
-      isolation: Isolation | undefined
-      readAhead: readonly Lookup[]
-    },
+    }: { attempt: number; isolation: Isolation | undefined; readAhead: readonly Lookup[] },
   ): Promise<R> {
     return this.db.getExecutor().provideConnection(async (connection) => {
-      const run = (statement: string, parameters: unknown[] = []) =>
-        connection.executeQuery(CompiledQuery.raw(statement, parameters))
-      const sessionLocks = this.backend.sessionLocks
-      const held = sessionLocks ? [...new Set(locks)].sort() : []
-      const taken: string[] = []
+      const run = (statement: string) => connection.executeQuery(CompiledQuery.raw(statement, []))
       const written = new Set<TableName>()
+      await run((isolation === 'snapshot' && this.backend.beginSnapshot) || this.backend.begin)
       try {
-        for (const name of held) {
-          await run(sessionLocks!.lock, [name])
-          taken.push(name)
+        let result: R
+        try {
+          result = (await this.work(fn, { readAhead })(connection, attempt, written)) as R
+        } catch (error) {
+          await run('rollback').catch(() => undefined)
+          throw error
         }
-        const begin = (isolation === 'snapshot' && this.backend.beginSnapshot) || this.backend.begin
-        return await this.once(fn, {
-          run,
-          begin,
-          attempt,
-          connection,
-          written,
-          held: new Set(taken),
-          readAhead,
-        })
+        try {
+          await run('commit')
+        } catch (error) {
+          await run('rollback').catch(() => undefined)
+          throw error
+        }
+        return result
       } finally {
-        // A lock not given back would outlive the request on a pooled connection: if giving it
-        // back fails, the connection is broken anyway and its locks end with its session.
-        for (const name of taken.reverse()) await run(sessionLocks!.unlock, [name]).catch(() => undefined)
+        // Before the caller hears back: a read made after the transaction resolves sees the commit.
+        this.cache?.committed(written)
       }
     })
   }
 
-  /** One run of `fn` in a database transaction on `connection`. */
-  private async once<R>(
+  /**
+   * One run of `fn` inside a database transaction begun on the connection it is given: what it
+   * reads first (`transaction`'s `readAhead`, in one statement, as of what the transaction has
+   * seen so far), `fn` itself, then the writes it kept, in one statement.
+   */
+  private work<R>(
     fn: (tx: Transaction) => Promise<R> | R,
     {
-      run,
-      begin,
-      attempt,
-      connection,
-      written,
-      held,
+      held = [],
       readAhead = [],
     }: {
-      run: (statement: string) => Promise<unknown>
-      begin: string
-      attempt: number
-      connection: DatabaseConnection
-      written: Set<TableName>
       /** The locks the connection holds for this transaction (`Transaction.holds`). */
-      held: Set<string>
-      /** What to read first, in one statement (`transaction`'s `readAhead`). */
+      held?: readonly string[]
       readAhead?: readonly Lookup[]
-    },
-  ): Promise<R> {
-    await run(begin)
-    try {
-      let result: R
-      try {
-        const ahead =
-          readAhead.length > 0
-            ? await this.queries.lookupMany(
-                (query) => connection.executeQuery<Record<string, unknown>>(query),
-                [...readAhead],
-              )
-            : undefined
-        const tx = this.transactionOn(connection, attempt, written, { held, ...(ahead ? { ahead } : {}) })
-        result = await fn(tx)
-        // What a transaction that read ahead kept of its writes, in one statement.
-        await tx.flush()
-      } catch (error) {
-        await run('rollback').catch(() => undefined)
-        throw error
-      }
-      try {
-        await run('commit')
-      } catch (error) {
-        await run('rollback').catch(() => undefined)
-        throw error
-      }
+    } = {},
+  ): GroupWork {
+    return async (connection, attempt, written) => {
+      const ahead =
+        readAhead.length > 0
+          ? await this.queries.lookupMany(
+              (query) => connection.executeQuery<Record<string, unknown>>(query),
+              [...readAhead],
+            )
+          : undefined
+      const tx = this.transactionOn(connection, attempt, written, {
+        held: new Set(held),
+        ...(ahead ? { ahead } : {}),
+      })
+      const result = await fn(tx)
+      // What a transaction that read ahead kept of its writes, in one statement.
+      await tx.flush()
       return result
-    } finally {
-      // Before the caller hears back: a read made after the transaction resolves sees the commit.
-      this.cache?.committed(written)
     }
   }
 
