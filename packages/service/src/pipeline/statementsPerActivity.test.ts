@@ -119,31 +119,37 @@ describe.each(backends)('activities that only add rows: %s', (name, open) => {
     expect(wallet.statements.length, wallet.statements.join('\n')).toBeLessThanOrEqual(4)
   })
 
+  /** A sub-organization's new account under a daily limit of 1,000 wei, and how to act as its key. */
+  async function limitedAccount(walletName: string) {
+    const key = testKey()
+    const sub = await h.createSubOrganization({
+      keys: [key],
+      wallet: { walletName, accounts: [ETHEREUM_ACCOUNT] },
+    })
+    const as = { organizationId: sub.organizationId, as: key }
+    const address = sub.addresses![0]!
+    h.clock.advance(1)
+    resultOf(
+      'latchkey_create_spending_limit',
+      await h.submit(
+        'latchkey_create_spending_limit',
+        {
+          spendingLimitName: 'daily',
+          scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address },
+          window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
+          asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:1' },
+          amount: '1000',
+        },
+        as,
+      ),
+    )
+    return { as, address }
+  }
+
   it.runIf(postgres)(
     'a signing under a spending limit: one read and one write inside its locked transaction, 6 statements from its lock to its release',
     async () => {
-      const key = testKey()
-      const sub = await h.createSubOrganization({
-        keys: [key],
-        wallet: { walletName: 'limited', accounts: [ETHEREUM_ACCOUNT] },
-      })
-      const as = { organizationId: sub.organizationId, as: key }
-      const address = sub.addresses![0]!
-      h.clock.advance(1)
-      resultOf(
-        'latchkey_create_spending_limit',
-        await h.submit(
-          'latchkey_create_spending_limit',
-          {
-            spendingLimitName: 'daily',
-            scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address },
-            window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
-            asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:1' },
-            amount: '1000',
-          },
-          as,
-        ),
-      )
+      const { as, address } = await limitedAccount('limited')
       let nonce = 0
       const sign = () => {
         h.clock.advance(1)
@@ -182,28 +188,7 @@ describe.each(backends)('activities that only add rows: %s', (name, open) => {
   it.runIf(postgres)(
     'concurrent signings under one spending limit share their transactions: fewer commits than signings, every spend counted once',
     async () => {
-      const key = testKey()
-      const sub = await h.createSubOrganization({
-        keys: [key],
-        wallet: { walletName: 'grouped', accounts: [ETHEREUM_ACCOUNT] },
-      })
-      const as = { organizationId: sub.organizationId, as: key }
-      const address = sub.addresses![0]!
-      h.clock.advance(1)
-      resultOf(
-        'latchkey_create_spending_limit',
-        await h.submit(
-          'latchkey_create_spending_limit',
-          {
-            spendingLimitName: 'daily',
-            scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address },
-            window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
-            asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:1' },
-            amount: '1000',
-          },
-          as,
-        ),
-      )
+      const { as, address } = await limitedAccount('grouped')
       const count = 24
       h.clock.advance(1)
       const signings = await statementsOf(() =>
@@ -236,7 +221,7 @@ describe.each(backends)('activities that only add rows: %s', (name, open) => {
         expect.objectContaining({ used: String(count), remaining: String(1000 - count) }),
       ])
       expect(
-        (await h.service.store.findBy('activities', 'organizationId', sub.organizationId)).filter(
+        (await h.service.store.findBy('activities', 'organizationId', as.organizationId)).filter(
           (row) => row.path === 'sign_transaction' && row.status === 'ACTIVITY_STATUS_COMPLETED',
         ),
       ).toHaveLength(count)

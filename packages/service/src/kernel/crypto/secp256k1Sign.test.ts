@@ -3,7 +3,7 @@ import { keccak_256 } from '@noble/hashes/sha3.js'
 import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
 import { authorization, Transaction } from 'micro-eth-signer'
 import { describe, expect, it } from 'vitest'
-import { signDigest } from './secp256k1Sign.ts'
+import { secp256k1Signer, signDigest } from './secp256k1Sign.ts'
 import { signTransaction } from './signTransaction.ts'
 
 const N = secp256k1.Point.CURVE().n
@@ -15,6 +15,10 @@ const noble = (digest: Uint8Array, key: Uint8Array) =>
   secp256k1.sign(digest, key, { prehash: false, lowS: true, format: 'recovered' })
 
 describe('signDigest (libsecp256k1)', () => {
+  it('is libsecp256k1 on Node (noble only where the service runs in a page)', () => {
+    expect(secp256k1Signer).toBe('libsecp256k1')
+  })
+
   it('signs exactly as noble does: RFC 6979 nonces, low s, the same recovery byte', () => {
     for (let i = 0; i < 500; i++) {
       const key = bytes32('key', i)
