@@ -325,53 +325,51 @@ async function record(submission: Submission, ready: Ready): Promise<Execution> 
   // concurrent duplicate) fails on the unique index when its row is inserted, and the rerun looks.
   const { keys, lookups } = await serializedOn(submission)
   const onSnapshot = runsOnSnapshot(submission.path, submission.handler)
-  const transaction = () =>
-    runtime.store.transaction(
-      async (tx): Promise<Execution> => {
-        const replay =
-          tx.backend.checksReplayFirst || tx.attempt > 1
-            ? (await tx.findBy('activities', 'fingerprint', fingerprint))[0]
-            : undefined
-        if (replay) {
-          submission.outcome = 'REPLAY'
-          const error = storedError(replay)
-          return { row: replay, ...(error ? { error } : {}) }
-        }
-        // The row is written once, with its outcome, at the end of this transaction (every branch
-        // below puts it); nothing in between reads it back.
-        const row = provisional(submission, runtime.now())
-        const execution = await decideAndRun(submission, tx, row, ready)
-        await recordActivityEvents(runtime, tx, {
-          row: execution.row,
-          organization: submission.organization,
-          outcome: submission.outcome,
-        })
-        // A new activity has no votes but those this transaction cast: the answer needs no lookup.
-        return execution.row.id === row.id && !execution.respondWith && !tx.wrote('votes')
-          ? { ...execution, votes: [] }
-          : execution
-      },
-      {
-        // An activity content with a snapshot that a plugin orders (a signing under a spending
-        // limit, whose one write beyond new rows is the usage row every writer rewrites under the
-        // lock) reads one snapshot taken under its locks, without SERIALIZABLE's predicate locks:
-        // it cannot fail another organization's commit, nor be rerun for one (`isolation`). Its
-        // snapshot is not the request's reads, which were read before the lock.
-        ...(onSnapshot && keys.length === 0 ? { snapshot: submission.reads } : {}),
-        // Its reads, as of that snapshot, come from one statement: the request's lookups read
-        // again after the lock (but admission's), with what the plugins that order it read
-        // (`readAhead`), and its writes go as one statement before its commit.
-        ...(onSnapshot && keys.length > 0
-          ? { isolation: 'snapshot' as const, readAhead: [...lookupsOf(submission.reads), ...lookups] }
-          : {}),
-        // The same order across the database's other processes (PostgreSQL's advisory locks).
-        locks: keys,
-      },
-    )
   // The store queues this process's transactions of the same locks and runs the ones that queued
   // meanwhile as one group (one lock, begin and commit for all of them; `Store.transaction`'s
   // `locks`), so that at most one of its connections waits for a lock.
-  return transaction()
+  return runtime.store.transaction(
+    async (tx): Promise<Execution> => {
+      const replay =
+        tx.backend.checksReplayFirst || tx.attempt > 1
+          ? (await tx.findBy('activities', 'fingerprint', fingerprint))[0]
+          : undefined
+      if (replay) {
+        submission.outcome = 'REPLAY'
+        const error = storedError(replay)
+        return { row: replay, ...(error ? { error } : {}) }
+      }
+      // The row is written once, with its outcome, at the end of this transaction (every branch
+      // below puts it); nothing in between reads it back.
+      const row = provisional(submission, runtime.now())
+      const execution = await decideAndRun(submission, tx, row, ready)
+      await recordActivityEvents(runtime, tx, {
+        row: execution.row,
+        organization: submission.organization,
+        outcome: submission.outcome,
+      })
+      // A new activity has no votes but those this transaction cast: the answer needs no lookup.
+      return execution.row.id === row.id && !execution.respondWith && !tx.wrote('votes')
+        ? { ...execution, votes: [] }
+        : execution
+    },
+    {
+      // An activity content with a snapshot that a plugin orders (a signing under a spending
+      // limit, whose one write beyond new rows is the usage row every writer rewrites under the
+      // lock) reads one snapshot taken under its locks, without SERIALIZABLE's predicate locks:
+      // it cannot fail another organization's commit, nor be rerun for one (`isolation`). Its
+      // snapshot is not the request's reads, which were read before the lock.
+      ...(onSnapshot && keys.length === 0 ? { snapshot: submission.reads } : {}),
+      // Its reads, as of that snapshot, come from one statement: the request's lookups read
+      // again after the lock (but admission's), with what the plugins that order it read
+      // (`readAhead`), and its writes go as one statement before its commit.
+      ...(onSnapshot && keys.length > 0
+        ? { isolation: 'snapshot' as const, readAhead: [...lookupsOf(submission.reads), ...lookups] }
+        : {}),
+      // The same order across the database's other processes (PostgreSQL's advisory locks).
+      locks: keys,
+    },
+  )
 }
 
 /**
