@@ -52,7 +52,12 @@ async function statementsOf<R>(send: () => Promise<R>): Promise<{ reply: R; stat
   log = []
   try {
     const reply = await send()
-    await settle()
+    // PostgreSQL writes its log a little after it answers: wait until it has been quiet for 300 ms
+    // (a loaded machine can take longer than that to write the last lines).
+    for (let seen = -1, waited = 0; seen !== log.length && waited < 10_000; waited += 300) {
+      seen = log.length
+      await settle()
+    }
     const statements = log
       .map((line) => /LOG: +(?:statement|execute [^:]*): +(.*)$/.exec(line)?.[1])
       .filter((statement): statement is string => statement !== undefined)
@@ -216,6 +221,13 @@ describe.each(backends)('activities that only add rows: %s', (name, open) => {
       expect(commits, shown).toBeGreaterThan(0)
       expect(commits, shown).toBeLessThan(count)
       expect(locks, shown).toBe(commits)
+      // A group reads its signings' lookups in one statement and sends their writes (activities,
+      // decision records, the usage row) in one: 6 statements from its lock to its release, not
+      // 4 + 2 a signing.
+      const writes = signings.statements.filter((statement) =>
+        /^with\b.*insert into "spendingLimitUsage"/i.test(statement),
+      ).length
+      expect(writes, shown).toBe(commits)
       const limits = await h.query('latchkey_list_spending_limits', {}, as)
       expect(limits.body.spendingLimits).toEqual([
         expect.objectContaining({ used: String(count), remaining: String(1000 - count) }),

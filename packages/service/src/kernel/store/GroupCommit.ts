@@ -15,6 +15,8 @@ export type GroupWork = (
   connection: DatabaseConnection,
   attempt: number,
   written: Set<TableName>,
+  /** What the options' `share` opened for the group's database transaction, if anything. */
+  scope?: unknown,
 ) => Promise<unknown>
 
 interface Grouped {
@@ -26,6 +28,8 @@ interface Grouped {
   alone: boolean
   /** When it was queued (`performance.now()`). */
   at: number
+  /** What it gives the group's `share` (its reads ahead). */
+  share: unknown
   resolve(value: unknown): void
   reject(error: unknown): void
 }
@@ -62,6 +66,16 @@ export interface GroupCommitOptions {
    * @default true
    */
   waitsForATurn?: boolean
+  /**
+   * What a group's transactions share: `open` runs after the group's `begin` with what each of its
+   * transactions gave `run` (`share`), in order, and what it returns is handed to each one's work;
+   * `close` runs after the last of them, before the commit (the store's `SharedAhead`: one read
+   * ahead for the group, one write).
+   */
+  share?: {
+    open(connection: DatabaseConnection, shares: unknown[]): Promise<unknown>
+    close(connection: DatabaseConnection, scope: unknown): Promise<void>
+  }
 }
 
 /**
@@ -101,7 +115,7 @@ export class GroupCommit {
   run<R>(
     work: GroupWork,
     attempt: number,
-    { begin, alone = false }: { begin?: string; alone?: boolean } = {},
+    { begin, alone = false, share }: { begin?: string; alone?: boolean; share?: unknown } = {},
   ): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.waiting.push({
@@ -110,6 +124,7 @@ export class GroupCommit {
         begin: begin ?? this.options.begin,
         alone,
         at: performance.now(),
+        share,
         resolve: resolve as Grouped['resolve'],
         reject,
       })
@@ -167,7 +182,7 @@ export class GroupCommit {
   }
 
   private async runGroup(group: Grouped[]): Promise<void> {
-    const { backend, connect, guard, fatal } = this.options
+    const { backend, connect, guard, fatal, share } = this.options
     const { begin } = group[0]!
     const outcomes: ({ value: unknown } | { error: unknown })[] = []
     try {
@@ -186,10 +201,15 @@ export class GroupCommit {
             }
             const written = new Set<TableName>()
             try {
+              const scope = await share?.open(
+                connection,
+                items.map((item) => item.share),
+              )
               for (const item of items) {
                 const attempt = reruns ? item.attempt + 1 : item.attempt
-                outcomes.push({ value: await item.work(connection, attempt, written) })
+                outcomes.push({ value: await item.work(connection, attempt, written, scope) })
               }
+              if (scope !== undefined) await share!.close(connection, scope)
               await run('commit')
             } catch (error) {
               await run('rollback').catch(() => undefined)

@@ -530,6 +530,61 @@ describe.each(backends)('storage contract: %s', (name, open) => {
     await store.close()
   })
 
+  it('a group that reads ahead reads once and writes once: each transaction sees what those before it and it itself wrote, in id order; a savepoint rolled back hides what followed it', async () => {
+    const store = await open()
+    await store.transaction(async (tx) => {
+      await tx.put('pluginRows', row('counter', { n: 0 }))
+      await tx.put('pluginRows', row('m00', { moved: false }, 'listed'))
+    })
+    const before = store.batching().commits
+    const options = {
+      isolation: 'snapshot' as const,
+      locks: ['shared'],
+      readAhead: [
+        { table: 'pluginRows' as const, id: 'counter' },
+        { table: 'pluginRows' as const, field: 'kind', value: 'listed' },
+      ],
+    }
+    const seen: string[][] = []
+    await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        store.transaction(async (tx) => {
+          const counter = (await tx.get('pluginRows', 'counter'))!
+          await tx.put('pluginRows', { ...counter, data: { n: (counter.data.n as number) + 1 } })
+          // Ids written out of order: the reads still answer in id order.
+          const id = `m${String(12 - i).padStart(2, '0')}`
+          await tx.put('pluginRows', row(id, { by: i }, 'listed'))
+          // One written, then undone: no one sees it, nor is it stored.
+          const savepoint = tx.lazySavepoint()
+          await tx.put('pluginRows', row(`undone${i}`, {}, 'listed'))
+          await savepoint.rollback()
+          // The first one moves the row that was there to another kind: it is listed no more.
+          if (i === 0) {
+            const moved = (await tx.get('pluginRows', 'm00'))!
+            await tx.put('pluginRows', { ...moved, kind: 'moved' })
+          }
+          seen.push((await tx.findBy('pluginRows', 'kind', 'listed')).map((r) => r.id))
+          expect((await tx.get('pluginRows', 'counter'))!.data).toEqual({ n: i + 1 })
+        }, options),
+      ),
+    )
+    // The first found only its own; the i-th, its own and those of the i before it.
+    expect(seen).toEqual(
+      Array.from({ length: 12 }, (_, i) =>
+        Array.from({ length: i + 1 }, (_, k) => `m${String(12 - i + k).padStart(2, '0')}`),
+      ),
+    )
+    expect((await store.get('pluginRows', 'counter'))!.data).toEqual({ n: 12 })
+    expect((await store.findBy('pluginRows', 'kind', 'listed')).map((r) => r.id)).toEqual(seen[11])
+    expect((await store.findBy('pluginRows', 'kind', 'moved')).map((r) => r.id)).toEqual(['m00'])
+    expect(await store.get('pluginRows', 'undone3')).toBeUndefined()
+    if (name === 'PostgreSQL') {
+      const after = store.batching().commits!
+      expect(after.batches - (before?.batches ?? 0)).toBe(1)
+    }
+    await store.close()
+  })
+
   it('a replay inside a group (its unique row inserted by one before it) reruns, finds that row and commits nothing of its own; the others commit', async () => {
     const store = await open()
     const activity = (id: string, fingerprint: string) => ({

@@ -14,7 +14,7 @@ import { Prefetched } from './Prefetched.ts'
 import { type Execute, indexed, type PageByOptions, Queries, type RowValues } from './Queries.ts'
 import { ReadCache } from './ReadCache.ts'
 import type { Lookup, Reads } from './Reads.ts'
-import { Transaction } from './Transaction.ts'
+import { replaceRows, SharedAhead, Transaction } from './Transaction.ts'
 
 // The store's surface, as the rest of the service imports it.
 export type { BucketCharge, BucketState } from './backends/StoreBackend.ts'
@@ -254,6 +254,26 @@ export class Store implements Reads {
       // A transaction that finds its lock's queue idle starts at once: those that arrive while
       // it runs make the next group.
       waitsForATurn: false,
+      // Those that read ahead read together, in the group's first statement after its `begin`,
+      // and write together, before its commit (`SharedAhead`).
+      share: {
+        open: async (connection, shares) => {
+          const lookups = (shares as (readonly Lookup[] | undefined)[]).flatMap((share) => share ?? [])
+          if (lookups.length === 0) return undefined
+          return new SharedAhead(
+            await this.queries.lookupMany(
+              (query) => connection.executeQuery<Record<string, unknown>>(query),
+              lookups,
+            ),
+          )
+        },
+        close: (connection, scope) =>
+          replaceRows(
+            this.queries,
+            (query) => connection.executeQuery<Record<string, unknown>>(query),
+            (scope as SharedAhead).pending.splice(0),
+          ),
+      },
       idle: () => {
         if (this.lockGroups.get(key) === group) this.lockGroups.delete(key)
       },
@@ -487,7 +507,9 @@ export class Store implements Reads {
           return await this.lockGroup(held).run<R>(
             this.work(fn, { held, readAhead }),
             attempt,
-            options.isolation === 'snapshot' ? {} : { begin: this.backend.begin, alone: true },
+            options.isolation === 'snapshot'
+              ? { share: readAhead.length > 0 ? readAhead : undefined }
+              : { begin: this.backend.begin, alone: true },
           )
         }
         return await this.guard(() => this.alone(fn, { attempt, isolation: options.isolation, readAhead }))
@@ -590,9 +612,11 @@ export class Store implements Reads {
       readAhead?: readonly Lookup[]
     } = {},
   ): GroupWork {
-    return async (connection, attempt, written) => {
+    return async (connection, attempt, written, scope) => {
+      // In a group that read ahead for all of its transactions, this one reads from that.
+      const shared = scope instanceof SharedAhead && readAhead.length > 0 ? scope : undefined
       const ahead =
-        readAhead.length > 0
+        readAhead.length > 0 && !shared
           ? await this.queries.lookupMany(
               (query) => connection.executeQuery<Record<string, unknown>>(query),
               [...readAhead],
@@ -601,9 +625,11 @@ export class Store implements Reads {
       const tx = this.transactionOn(connection, attempt, written, {
         held: new Set(held),
         ...(ahead ? { ahead } : {}),
+        ...(shared ? { shared } : {}),
       })
       const result = await fn(tx)
-      // What a transaction that read ahead kept of its writes, in one statement.
+      // What a transaction that read ahead kept of its writes, in one statement (in a shared
+      // group, handed to the group, which sends them before its commit).
       await tx.flush()
       return result
     }
@@ -613,7 +639,11 @@ export class Store implements Reads {
     connection: DatabaseConnection,
     attempt: number,
     written: Set<TableName>,
-    { held = new Set(), ahead }: { held?: Set<string>; ahead?: ReadonlyMap<string, string[]> } = {},
+    {
+      held = new Set(),
+      ahead,
+      shared,
+    }: { held?: Set<string>; ahead?: ReadonlyMap<string, string[]>; shared?: SharedAhead } = {},
   ) {
     return new Transaction({
       execute: (query) => connection.executeQuery<Record<string, unknown>>(query),
@@ -624,6 +654,7 @@ export class Store implements Reads {
       held,
       ...(this.cache ? { cache: this.cache } : {}),
       ...(ahead ? { ahead, defersWrites: true } : {}),
+      ...(shared ? { ahead: shared.ahead, shared, defersWrites: true } : {}),
     })
   }
 

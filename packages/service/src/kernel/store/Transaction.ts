@@ -1,6 +1,6 @@
 import { CompiledQuery } from 'kysely'
 import type { StoreBackend } from './backends/StoreBackend.ts'
-import type { TableName, Tables } from './model.ts'
+import { INDEXES, type TableName, type Tables } from './model.ts'
 import { decodeRow, type Execute, type PageByOptions, type Queries, type RowValues } from './Queries.ts'
 import type { ReadCache } from './ReadCache.ts'
 import { lookupKey, type Reads } from './Reads.ts'
@@ -55,6 +55,71 @@ export interface TransactionOptions {
    * (`ahead`): its reads are answered without a statement, so its writes need not go one by one.
    */
   defersWrites?: boolean
+  /**
+   * A group commit's shared read ahead (`SharedAhead`): `ahead` is what the group's first
+   * statement read for every transaction of the group, and reads are answered from it with what
+   * the group's transactions wrote since, which are sent together before its commit (`handOver`).
+   */
+  shared?: SharedAhead
+}
+
+/**
+ * What the transactions of one group commit (PostgreSQL's transactions under the same locks,
+ * `Store.transaction`'s `readAhead`) share: one statement read the lookups of all of them, after
+ * the group's `begin`, and each reads from it, with the rows the transactions before it in the
+ * group wrote (kept here, last write of each id) laid over it; their writes are sent as one
+ * statement before the group commits. So a group of n costs lock, begin, read, write, commit and
+ * unlock: six statements, not 4 + 2n.
+ */
+export class SharedAhead {
+  /** The rows the group's transactions wrote so far, by table and id (the last write of each). */
+  readonly rows = new Map<TableName, Map<string, RowValues>>()
+  /** Of those, the writes not sent yet, in order. */
+  readonly pending: RowValues[] = []
+  /** Tables a transaction of the group deleted rows of: read from the database from then on. */
+  readonly deleted = new Set<TableName>()
+
+  constructor(
+    /** What the group's first statement found, keyed as `lookupKey` keys a lookup. */
+    readonly ahead: ReadonlyMap<string, string[]>,
+  ) {}
+
+  /** Takes what one transaction wrote (in order) and the part of it not sent yet. */
+  take(written: readonly RowValues[], unsent: readonly RowValues[], deleted: Iterable<TableName>): void {
+    for (const row of written) {
+      const rows = this.rows.get(row.table) ?? new Map<string, RowValues>()
+      this.rows.set(row.table, rows)
+      rows.set(row.values[0]!, row)
+    }
+    this.pending.push(...unsent)
+    for (const table of deleted) this.deleted.add(table)
+  }
+}
+
+/** Rows replacing their ids' in one statement; a row written twice goes once, as last written. */
+export async function replaceRows(
+  queries: Queries,
+  execute: Execute,
+  rows: readonly RowValues[],
+): Promise<void> {
+  if (rows.length === 0) return
+  const last = new Map<string, RowValues>()
+  for (const row of rows) {
+    const key = `${row.table}\u0000${row.values[0]}`
+    last.delete(key)
+    last.set(key, row)
+  }
+  await queries.insertMany(execute, [...last.values()], { replace: true })
+}
+
+/** What a read asks for: a row by id, or the rows whose indexed field has a value. */
+type Wanted = { id: string } | { field: string; value: string }
+
+/** True when a written row is one `wanted` finds, as the database compares its columns. */
+function finds(row: RowValues, wanted: Wanted): boolean {
+  if ('id' in wanted) return row.values[0] === wanted.id
+  const column = (INDEXES[row.table] as string[]).indexOf(wanted.field)
+  return column >= 0 && row.values[column + 2] === wanted.value
 }
 
 let savepoints = 0
@@ -77,8 +142,18 @@ export class Transaction implements Reads {
   private readonly held: Set<string>
   private readonly ahead: ReadonlyMap<string, string[]> | undefined
   private readonly defers: boolean
-  /** A snapshot run's writes, in order, until `flush`. */
+  private readonly shared: SharedAhead | undefined
+  /** A snapshot run's writes, in order, until `flush` (deferred writes: those not sent yet). */
   private readonly pending: RowValues[] = []
+  /**
+   * In a group that shares its read ahead (`shared`): every write of this transaction, in order,
+   * sent or not (what its reads see over the read ahead), and how many of them came before each
+   * SQL savepoint it took (a rollback to it forgets the rest).
+   */
+  private readonly log: RowValues[] = []
+  private readonly logAt = new Map<string, number>()
+  /** Tables this transaction deleted rows of (read from the database from then on). */
+  private readonly deletedFrom = new Set<TableName>()
   /**
    * True once a snapshot run met something its snapshot cannot answer: what it did is dropped
    * even if the function caught the error (a handler turning any throw into a failed activity).
@@ -97,6 +172,7 @@ export class Transaction implements Reads {
     this.held = options.held ?? new Set()
     this.ahead = options.ahead
     this.defers = Boolean(options.defersWrites) && !options.snapshot
+    this.shared = this.defers ? options.shared : undefined
   }
 
   /**
@@ -105,7 +181,10 @@ export class Transaction implements Reads {
    * SQL savepoint there), usually one in all.
    */
   private async settle(): Promise<void> {
-    if (!this.defers || this.pending.length === 0) return
+    if (!this.defers) return
+    // What the group's transactions before this one wrote goes first, with this one's first rows.
+    let before = this.shared?.pending.splice(0) ?? []
+    if (this.pending.length === 0 && before.length === 0) return
     const rows = this.pending.splice(0)
     let from = 0
     for (const mark of this.marks) {
@@ -116,31 +195,63 @@ export class Transaction implements Reads {
         mark.at = 0
         continue
       }
-      await this.replaceRows(rows.slice(from, at))
+      await this.replaceRows([...before, ...rows.slice(from, at)])
+      before = []
       mark.name = `sp${++savepoints}`
+      this.logAt.set(mark.name, mark.logAt ?? this.log.length)
       await this.queries.savepoint(this.execute, mark.name)
       from = at
     }
-    await this.replaceRows(rows.slice(from))
+    await this.replaceRows([...before, ...rows.slice(from)])
   }
 
-  /** Rows replacing their ids' in one statement; a row written twice goes once, as last written. */
-  private async replaceRows(rows: RowValues[]): Promise<void> {
-    if (rows.length === 0) return
-    const last = new Map<string, RowValues>()
-    for (const row of rows) {
-      const key = `${row.table}\u0000${row.values[0]}`
-      last.delete(key)
-      last.set(key, row)
+  private replaceRows(rows: RowValues[]): Promise<void> {
+    return replaceRows(this.queries, this.execute, rows)
+  }
+
+  /**
+   * In a group that shares its read ahead: what it read for `wanted` of `table`, with the rows the
+   * group wrote since laid over it (replaced by id, dropped when they no longer match, added when
+   * they now do, in id order as the database returns them), as JSON documents; undefined when it
+   * was not read, or rows of the table were deleted since (read from the database).
+   */
+  private sharedAhead(table: TableName, key: string, wanted: Wanted): string[] | undefined {
+    const shared = this.shared!
+    if (shared.deleted.has(table) || this.deletedFrom.has(table)) return undefined
+    const found = shared.ahead.get(key)
+    if (!found) return undefined
+    const earlier = shared.rows.get(table)
+    const own = this.log.filter((row) => row.table === table)
+    if (!earlier?.size && own.length === 0) return found
+    const byId = new Map<string, string>()
+    for (const text of found) {
+      if ('id' in wanted) byId.set(wanted.id, text)
+      else {
+        let id: unknown
+        try {
+          id = (JSON.parse(text) as { id?: unknown }).id
+        } catch {
+          return undefined
+        }
+        if (typeof id !== 'string') return undefined
+        byId.set(id, text)
+      }
     }
-    await this.queries.insertMany(this.execute, [...last.values()], { replace: true })
+    for (const row of [...(earlier?.values() ?? []), ...own]) {
+      const id = row.values[0]!
+      if (finds(row, wanted)) byId.set(id, row.values[1]!)
+      else byId.delete(id)
+    }
+    return [...byId.keys()].sort().map((id) => byId.get(id)!)
   }
 
   /**
    * What the transaction's first statement read for a lookup (`ahead`), or undefined: it was not
-   * read, or the transaction wrote the table since (its own rows are read from the database).
+   * read, or the transaction wrote the table since (its own rows are read from the database). In
+   * a group that shares its read ahead, with what the group wrote since (`sharedAhead`).
    */
-  private readAhead(table: TableName, key: string): string[] | undefined {
+  private readAhead(table: TableName, key: string, wanted: Wanted): string[] | undefined {
+    if (this.shared) return this.sharedAhead(table, key, wanted)
     return this.ahead && !this.own.has(table) ? this.ahead.get(key) : undefined
   }
 
@@ -190,11 +301,20 @@ export class Transaction implements Reads {
    * or the writes a transaction that `defersWrites` kept (before its commit).
    */
   async flush(): Promise<void> {
+    if (this.shared) return this.handOver()
     if (this.defers) return this.settle()
     const rows = this.pending.splice(0)
     if (rows.length === 0) return
     if (this.insert) await this.insert(rows)
     else await this.queries.insertMany(this.execute, rows)
+  }
+
+  /**
+   * In a group that shares its read ahead: hands this transaction's writes to the group, for the
+   * transactions after it to read and for the group to send before its commit.
+   */
+  private async handOver(): Promise<void> {
+    this.shared!.take(this.log, this.pending.splice(0), this.deletedFrom)
   }
 
   /** True when this transaction wrote `table` (rows of it may differ from what was committed). */
@@ -204,7 +324,7 @@ export class Transaction implements Reads {
 
   async get<T extends TableName>(table: T, id: string): Promise<Tables[T] | undefined> {
     if (this.snapshot) return this.fromSnapshot(table, (snapshot) => snapshot.get(table, id))
-    const ahead = this.readAhead(table, lookupKey({ table, id }))
+    const ahead = this.readAhead(table, lookupKey({ table, id }), { id })
     if (ahead) return ahead[0] === undefined ? undefined : decodeRow(table, id, ahead[0])
     await this.settle()
     return this.queries.get(this.execute, table, id, this.cacheFor(table))
@@ -219,7 +339,10 @@ export class Transaction implements Reads {
     const ahead =
       value === undefined || value === null
         ? undefined
-        : this.readAhead(table, lookupKey({ table, field, value: String(value) }))
+        : this.readAhead(table, lookupKey({ table, field, value: String(value) }), {
+            field,
+            value: String(value),
+          })
     if (ahead)
       try {
         return ahead.map((text) => JSON.parse(text) as Tables[T])
@@ -259,8 +382,11 @@ export class Transaction implements Reads {
     if (!this.defers) await this.armed()
     this.written.add(table)
     this.own.add(table)
-    if (this.snapshot || this.defers) this.pending.push(this.queries.rowValues(table, row))
-    else await this.queries.put(this.execute, table, row)
+    if (this.snapshot || this.defers) {
+      const values = this.queries.rowValues(table, row)
+      this.pending.push(values)
+      if (this.shared) this.log.push(values)
+    } else await this.queries.put(this.execute, table, row)
     return row
   }
 
@@ -270,6 +396,7 @@ export class Transaction implements Reads {
     await this.armed()
     this.written.add(table)
     this.own.add(table)
+    this.deletedFrom.add(table)
     await this.queries.delete(this.execute, table, id)
   }
 
@@ -279,6 +406,7 @@ export class Transaction implements Reads {
     await this.settle()
     await this.armed()
     const name = `sp${++savepoints}`
+    this.logAt.set(name, this.log.length)
     await this.queries.savepoint(this.execute, name)
     return name
   }
@@ -287,13 +415,14 @@ export class Transaction implements Reads {
    * Lazy savepoints still open, outermost first (an activity run inside another's nests them);
    * where writes are deferred, `at` is how many kept writes came before it.
    */
-  private readonly marks: { name?: string; at?: number }[] = []
+  private readonly marks: { name?: string; at?: number; logAt?: number }[] = []
 
   /** Takes the lazy savepoints that wait for the first write after them, outermost first. */
   private async armed(): Promise<void> {
     for (const mark of this.marks) {
       if (mark.name !== undefined) continue
       mark.name = `sp${++savepoints}`
+      this.logAt.set(mark.name, mark.logAt ?? this.log.length)
       await this.queries.savepoint(this.execute, mark.name)
     }
   }
@@ -313,7 +442,9 @@ export class Transaction implements Reads {
         end: () => {},
       }
     }
-    const mark: { name?: string; at?: number } = this.defers ? { at: this.pending.length } : {}
+    const mark: { name?: string; at?: number; logAt?: number } = this.defers
+      ? { at: this.pending.length, logAt: this.log.length }
+      : {}
     this.marks.push(mark)
     const end = () => {
       const index = this.marks.indexOf(mark)
@@ -324,7 +455,10 @@ export class Transaction implements Reads {
         end()
         if (mark.name !== undefined) await this.rollbackTo(mark.name)
         // Writes kept since it are forgotten (a SQL savepoint it became was taken before them all).
-        else if (this.defers) this.pending.length = Math.min(this.pending.length, mark.at ?? 0)
+        else if (this.defers) {
+          this.pending.length = Math.min(this.pending.length, mark.at ?? 0)
+          this.log.length = Math.min(this.log.length, mark.logAt ?? 0)
+        }
       },
       end,
     }
@@ -334,6 +468,8 @@ export class Transaction implements Reads {
     if (this.snapshot) throw this.miss()
     // Writes kept now came after the last statement sent, so after `savepoint`: undone unsent.
     if (this.defers) this.pending.length = 0
+    const at = this.logAt.get(savepoint)
+    if (at !== undefined) this.log.length = Math.min(this.log.length, at)
     await this.queries.savepoint(this.execute, savepoint, 'rollback')
   }
 }
