@@ -34,6 +34,33 @@ const job = (payloads: string[]): SignPayloadsJob => ({
 })
 
 describe('crypto jobs in worker threads', () => {
+  it('sign a transaction as signTransaction does in the thread, and name the field of one that does not decode', async () => {
+    const { signTransaction } = await import('../kernel/crypto/signTransaction.ts')
+    const { unsignedTransfer } = await import('../testing/unsignedTransfer.ts')
+    const unsignedTransaction = unsignedTransfer({ value: 5n, nonce: 3 })
+    const signing = (unsigned: string) =>
+      ({
+        kind: 'signTransaction',
+        sealedKey: sealer.seal(secret),
+        type: 'TRANSACTION_TYPE_ETHEREUM',
+        unsignedTransaction: unsigned,
+      }) as const
+    const expected = signTransaction({
+      type: 'TRANSACTION_TYPE_ETHEREUM',
+      unsignedTransaction,
+      privateKey: secret,
+    })
+    for (const runner of [workers, inlineCrypto(sealer)]) {
+      expect(await runner.run(signing(unsignedTransaction))).toEqual({ signedTransaction: expected })
+      expect(await runner.run(signing('0x1234'))).toEqual({
+        error: {
+          message: expect.stringMatching(/not an Ethereum transaction/),
+          field: 'unsignedTransaction',
+        },
+      })
+    }
+  })
+
   it('open an import bundle (OpenSSL ECDH there, noble inline) to the same wallet, and refuse one for another key', async () => {
     const { hpkeSeal } = await import('@latchkey/protocol/hpke')
     const { p256 } = await import('@noble/curves/nist.js')

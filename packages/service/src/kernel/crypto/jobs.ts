@@ -1,4 +1,4 @@
-import type { AccountSpec, Curve, HashFunction, PayloadEncoding } from '@latchkey/protocol'
+import type { AccountSpec, Curve, HashFunction, PayloadEncoding, TransactionType } from '@latchkey/protocol'
 import { hexToBytes } from '@noble/hashes/utils.js'
 import { openImportCiphertext } from './bundles.ts'
 import { deriveAccount } from './derive.ts'
@@ -6,6 +6,7 @@ import { CryptoInputError } from './errors.ts'
 import { generateMnemonic, normalizeMnemonic, seedOf, validateMnemonic } from './mnemonic.ts'
 import type { Sealer } from './sealer.ts'
 import { type RawSignature, signRawPayload } from './sign.ts'
+import { signTransaction } from './signTransaction.ts'
 
 /**
  * The service's CPU-heavy key work as self-contained jobs: everything a job needs travels with it
@@ -13,7 +14,7 @@ import { type RawSignature, signRawPayload } from './sign.ts'
  * request's thread or in a worker thread (`@latchkey/service/node`'s `cryptoWorkers`). Keys are
  * opened inside the job and wiped before it answers.
  */
-export type CryptoJob = SignPayloadsJob | NewWalletJob | ImportWalletJob
+export type CryptoJob = SignPayloadsJob | SignTransactionJob | NewWalletJob | ImportWalletJob
 
 /** Signs payloads with one sealed account key. */
 export interface SignPayloadsJob {
@@ -29,6 +30,19 @@ export type SignPayloadsResult =
   | { signatures: RawSignature[] }
   /** The first payload that could not be signed (bad input: the activity fails naming it). */
   | { error: { message: string; field?: string; index: number } }
+
+/** Signs an unsigned transaction with one sealed account key (`sign_transaction`). */
+export interface SignTransactionJob {
+  kind: 'signTransaction'
+  sealedKey: string
+  type: TransactionType
+  unsignedTransaction: string
+}
+
+export type SignTransactionResult =
+  | { signedTransaction: string }
+  /** Bad input (the activity fails naming `field`, a parameter's name). */
+  | { error: { message: string; field?: string } }
 
 /** A fresh mnemonic, its accounts derived, everything sealed. */
 export interface NewWalletJob {
@@ -69,9 +83,11 @@ export type ImportWalletResult = NewWalletResult
 
 export type CryptoResult<J extends CryptoJob> = J extends SignPayloadsJob
   ? SignPayloadsResult
-  : J extends ImportWalletJob
-    ? ImportWalletResult
-    : NewWalletResult
+  : J extends SignTransactionJob
+    ? SignTransactionResult
+    : J extends ImportWalletJob
+      ? ImportWalletResult
+      : NewWalletResult
 
 /** Runs jobs: in this thread (`inlineCrypto`) or in worker threads. */
 /** What a runner tells of a job it ran (`CryptoRunner.run`'s `timing`). */
@@ -105,9 +121,11 @@ export async function runCryptoJob<J extends CryptoJob>(
   const run =
     job.kind === 'signPayloads'
       ? signPayloads(job, sealer)
-      : job.kind === 'importWallet'
-        ? importWallet(job, sealer, native)
-        : newWallet(job, sealer)
+      : job.kind === 'signTransaction'
+        ? signTransactionJob(job, sealer)
+        : job.kind === 'importWallet'
+          ? importWallet(job, sealer, native)
+          : newWallet(job, sealer)
   return run as Promise<CryptoResult<J>>
 }
 
@@ -144,6 +162,24 @@ async function signPayloads(job: SignPayloadsJob, sealer: Sealer): Promise<SignP
       }
     }
     return { signatures }
+  } finally {
+    privateKey.fill(0)
+  }
+}
+
+async function signTransactionJob(job: SignTransactionJob, sealer: Sealer): Promise<SignTransactionResult> {
+  const privateKey = sealer.open(job.sealedKey)
+  try {
+    return {
+      signedTransaction: signTransaction({
+        type: job.type,
+        unsignedTransaction: job.unsignedTransaction,
+        privateKey,
+      }),
+    }
+  } catch (error) {
+    if (!(error instanceof CryptoInputError)) throw error
+    return { error: { message: error.message, ...(error.field ? { field: error.field } : {}) } }
   } finally {
     privateKey.fill(0)
   }
