@@ -576,7 +576,10 @@ function signTransaction(instance: Instance, from: string, i: number) {
 /** The two shapes of `limits-pg`, each measured without and with limits in each round. */
 type LimitShape = 'hot' | 'many'
 /** Each round's `sign_transaction` runs without and with a spending limit, per shape (`limits-pg`). */
-const limitRounds: Record<LimitShape, { off: Run; on: Run }[]> = { hot: [], many: [] }
+const limitRounds: Record<LimitShape, { off: Run & { stages?: Stages }; on: Run & { stages?: Stages } }[]> = {
+  hot: [],
+  many: [],
+}
 /** Accounts of the many-accounts shape (each in a sub-organization of its own). */
 const MANY_ACCOUNTS = 50
 
@@ -664,10 +667,15 @@ async function measureLimits(instances: Instance[]) {
     await run(shape.off, Math.min(WARM_UP / 2, REQUESTS))
     await run(shape.on, Math.min(WARM_UP / 2, REQUESTS))
   }
+  const timed = async (signers: Awaited<ReturnType<typeof benchAccount>>[]) => {
+    await resetTimings(instances)
+    const result = await run(signers)
+    return { ...result, stages: await readTimings(instance) }
+  }
   for (let round = 0; round < ROUNDS; round++)
     for (const name of ['hot', 'many'] as const) {
-      const off = await run(shapes[name].off)
-      const on = await run(shapes[name].on)
+      const off = await timed(shapes[name].off)
+      const on = await timed(shapes[name].on)
       limitRounds[name].push({ off, on })
     }
 }
@@ -1140,6 +1148,32 @@ for (const [shape, rounds] of Object.entries(limitRounds) as [LimitShape, { off:
         ? `; ${failed} failed, first: ${rounds.map((pair) => pair.on.firstFailure ?? pair.off.firstFailure).find(Boolean)}`
         : ''),
   )
+}
+{
+  // The last round's stages of each limits run: where a limited signing waits that one without does not.
+  const last = (['hot', 'many'] as const).flatMap((shape) => {
+    const pair = limitRounds[shape].at(-1)
+    return pair
+      ? [
+          { title: `${shape}, no limit`, stages: pair.off.stages },
+          { title: `${shape}, limited`, stages: pair.on.stages },
+        ]
+      : []
+  })
+  if (last.some((run) => run.stages)) {
+    const stages = [...new Set(last.flatMap((run) => Object.keys(run.stages ?? {})))]
+    console.log(`\nThe service's stages in the last round of limits-pg (p50 / p99 ms, count; /dev/timings):`)
+    printTable(
+      ['stage', ...last.map((run) => run.title)],
+      stages.map((stage) => [
+        stage,
+        ...last.map(({ stages: figures }) => {
+          const stage_ = figures?.[stage]
+          return stage_ ? `${stage_.p50.toFixed(2)} / ${stage_.p99.toFixed(2)} (${stage_.count})` : '-'
+        }),
+      ]),
+    )
+  }
 }
 for (const column of [...columns, limitsColumn])
   if (column.logged) console.log(`${column.name}: the service logged ${column.logged}`)
