@@ -30,6 +30,8 @@ interface Grouped {
   at: number
   /** What it gives the group's `share` (its reads ahead). */
   share: unknown
+  /** The keys it runs under (`lanes`): no two groups at once hold one. */
+  keys: readonly string[]
   resolve(value: unknown): void
   reject(error: unknown): void
 }
@@ -41,7 +43,10 @@ export interface GroupCommitOptions {
    * Lends the group a connection for `use`, with what it holds around the group (PostgreSQL: the
    * session locks the queue is for, taken before its `begin` and given back after its commit).
    */
-  connect<R>(use: (connection: DatabaseConnection) => Promise<R>): Promise<R>
+  connect<R>(
+    use: (connection: DatabaseConnection, ready?: Promise<unknown>) => Promise<R>,
+    keys: readonly string[],
+  ): Promise<R>
   /** How a transaction begins, unless `run` says otherwise. */
   begin: string
   /**
@@ -74,8 +79,22 @@ export interface GroupCommitOptions {
    */
   share?: {
     open(connection: DatabaseConnection, shares: unknown[]): Promise<unknown>
-    close(connection: DatabaseConnection, scope: unknown): Promise<void>
+    /**
+     * Sends the group's writes; `sent` says, as soon as it returns, that nothing is left to send
+     * but what is on its way (the commit may then follow it at once: a write that fails aborts
+     * the transaction, and the commit rolls it back).
+     */
+    close(connection: DatabaseConnection, scope: unknown): { done: Promise<void>; sent: boolean }
   }
+  /**
+   * Groups that may run at once, each on a connection of its own, where transactions name `keys`
+   * (PostgreSQL's lock groups): a group takes the waiting transactions, in order, whose keys no
+   * running group holds and no transaction queued before them waits for, so the transactions of
+   * one key run one after the other, in the order they came, and those of different keys (one
+   * organization's signings and another's) share a group or run beside it. `connect` is given
+   * the union of the group's keys. Without it, one group at a time, whatever the keys.
+   */
+  lanes?: number
 }
 
 /**
@@ -115,7 +134,12 @@ export class GroupCommit {
   run<R>(
     work: GroupWork,
     attempt: number,
-    { begin, alone = false, share }: { begin?: string; alone?: boolean; share?: unknown } = {},
+    {
+      begin,
+      alone = false,
+      share,
+      keys = [],
+    }: { begin?: string; alone?: boolean; share?: unknown; keys?: readonly string[] } = {},
   ): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.waiting.push({
@@ -125,9 +149,21 @@ export class GroupCommit {
         alone,
         at: performance.now(),
         share,
+        keys,
         resolve: resolve as Grouped['resolve'],
         reject,
       })
+      if (this.options.lanes !== undefined) {
+        if (!this.scheduled) {
+          this.scheduled = true
+          // Once the code that queued it has run: the transactions queued meanwhile go together.
+          queueMicrotask(() => {
+            this.scheduled = false
+            this.schedule()
+          })
+        }
+        return
+      }
       if (!this.committing) {
         this.committing = true
         if (this.options.waitsForATurn === false) queueMicrotask(() => void this.commitGroups())
@@ -155,6 +191,51 @@ export class GroupCommit {
     }
   }
 
+  /** Keys the running groups hold (`lanes`). */
+  private readonly held = new Set<string>()
+  /** Groups running now (`lanes`). */
+  private running = 0
+  /** A `schedule` is queued (`lanes`). */
+  private scheduled = false
+
+  /**
+   * Starts groups while lanes are free and some waiting transaction can go (`lanes`): the next
+   * group is every waiting transaction, in order, up to the limit, that begins as the first one
+   * does, whose keys no running group holds and no transaction left waiting before it names.
+   */
+  private schedule(): void {
+    const lanes = this.options.lanes!
+    while (this.running < lanes && this.waiting.length > 0) {
+      const group: Grouped[] = []
+      // Keys a transaction left waiting names: those after it with one of them wait too (FIFO per key).
+      const blocked = new Set<string>()
+      const kept: Grouped[] = []
+      for (const item of this.waiting) {
+        const free = item.keys.every((key) => !this.held.has(key) && !blocked.has(key))
+        const fits =
+          free &&
+          group.length < GROUP_LIMIT &&
+          (group.length === 0 || (!item.alone && !group[0]!.alone && item.begin === group[0]!.begin))
+        if (fits) group.push(item)
+        else {
+          kept.push(item)
+          for (const key of item.keys) blocked.add(key)
+        }
+      }
+      if (group.length === 0) break
+      this.waiting.splice(0, this.waiting.length, ...kept)
+      const keys = [...new Set(group.flatMap((item) => item.keys))].sort()
+      for (const key of keys) this.held.add(key)
+      this.running++
+      void this.commitGroup(group, keys).finally(() => {
+        for (const key of keys) this.held.delete(key)
+        this.running--
+        if (this.waiting.length > 0) this.schedule()
+        else if (this.running === 0) this.options.idle?.()
+      })
+    }
+  }
+
   /** How many of the first waiting transactions go together: those that begin alike, up to the limit. */
   private nextGroupSize(): number {
     const [first] = this.waiting
@@ -168,12 +249,12 @@ export class GroupCommit {
     return size
   }
 
-  private async commitGroup(group: Grouped[]): Promise<void> {
+  private async commitGroup(group: Grouped[], keys: readonly string[] = []): Promise<void> {
     this.counts.batches++
     this.counts.items += group.length
     const started = performance.now()
     try {
-      await this.runGroup(group)
+      await this.runGroup(group, keys)
     } finally {
       const took = performance.now() - started
       const { timed } = this.options
@@ -181,36 +262,60 @@ export class GroupCommit {
     }
   }
 
-  private async runGroup(group: Grouped[]): Promise<void> {
+  private async runGroup(group: Grouped[], keys: readonly string[]): Promise<void> {
     const { backend, connect, guard, fatal, share } = this.options
     const { begin } = group[0]!
     const outcomes: ({ value: unknown } | { error: unknown })[] = []
     try {
       await guard(() =>
-        connect(async (connection) => {
+        connect(async (connection, ready) => {
           const run = (statement: string) => connection.executeQuery(CompiledQuery.raw(statement, []))
           const runAll = async (items: Grouped[], reruns: boolean) => {
-            try {
-              await run(begin)
-            } catch (error) {
-              // The connection can be left inside a transaction whose rollback failed (an I/O
-              // error): end it, then begin again.
-              if (!backend.stillInTransaction(error)) throw error
-              await run('rollback')
-              await run(begin)
-            }
-            const written = new Set<TableName>()
-            try {
-              const scope = await share?.open(
+            let scope: unknown
+            if (ready && share) {
+              // PostgreSQL's lock groups: the locks (`connect`), `begin` and the group's read go
+              // to the connection one after the other, each sent by the driver as the one before
+              // it is answered, not a turn of this thread's event loop later. The read still
+              // follows the locks, so its snapshot does.
+              const begun = run(begin)
+              const opened = share.open(
                 connection,
                 items.map((item) => item.share),
               )
+              const settled = await Promise.allSettled([ready, begun, opened])
+              const failed = settled.find((outcome) => outcome.status === 'rejected')
+              if (failed) {
+                await run('rollback').catch(() => undefined)
+                throw failed.reason
+              }
+              scope = (settled[2] as PromiseFulfilledResult<unknown>).value
+            } else
+              try {
+                await run(begin)
+              } catch (error) {
+                // The connection can be left inside a transaction whose rollback failed (an I/O
+                // error): end it, then begin again.
+                if (!backend.stillInTransaction(error)) throw error
+                await run('rollback')
+                await run(begin)
+              }
+            const written = new Set<TableName>()
+            try {
+              if (share && !ready)
+                scope = await share.open(
+                  connection,
+                  items.map((item) => item.share),
+                )
               for (const item of items) {
                 const attempt = reruns ? item.attempt + 1 : item.attempt
                 outcomes.push({ value: await item.work(connection, attempt, written, scope) })
               }
-              if (scope !== undefined) await share!.close(connection, scope)
-              await run('commit')
+              const closing = scope !== undefined ? share!.close(connection, scope) : undefined
+              if (closing && !closing.sent) await closing.done
+              // The commit right behind the write: if the write fails, the commit rolls back.
+              const [wrote, committed] = await Promise.allSettled([closing?.done, run('commit')])
+              if (wrote.status === 'rejected') throw wrote.reason
+              if (committed.status === 'rejected') throw committed.reason
             } catch (error) {
               await run('rollback').catch(() => undefined)
               throw error
@@ -237,7 +342,7 @@ export class GroupCommit {
                 outcomes.push({ error: alone })
               }
           }
-        }),
+        }, keys),
       )
     } catch (error) {
       for (const item of group) item.reject(error)

@@ -585,54 +585,125 @@ describe.each(backends)('storage contract: %s', (name, open) => {
     await store.close()
   })
 
-  it('a replay inside a group (its unique row inserted by one before it) reruns, finds that row and commits nothing of its own; the others commit', async () => {
+  it('transactions of different locks share a group and those of one lock keep their order; two stores whose groups take overlapping locks neither deadlock nor lose an increment', async () => {
     const store = await open()
-    const activity = (id: string, fingerprint: string) => ({
-      id,
-      organizationId: 'org',
-      path: 'sign_transaction',
-      type: 'ACTIVITY_TYPE_SIGN_TRANSACTION_V2',
-      status: 'ACTIVITY_STATUS_COMPLETED' as const,
-      intent: {},
-      fingerprint,
-      userId: 'u',
-      credentialId: 'c',
-      callerOrganizationId: 'org',
-      createdAt: 1,
-      updatedAt: 1,
+    // PostgreSQL: a second store on the same database, as a second instance of the service.
+    const other =
+      name === 'PostgreSQL'
+        ? await openPostgres(cluster!.url.replace(/\/[^/]*$/, `/contract_${database}`), { max: 12 })
+        : undefined
+    const keys = ['k0', 'k1', 'k2', 'k3', 'k4']
+    await store.transaction(async (tx) => {
+      for (const key of keys) await tx.put('pluginRows', row(key, { n: 0 }))
     })
     const before = store.batching().commits
-    // As `submitActivity`'s `record`: a rerun looks for its fingerprint first.
-    const submit = (id: string, fingerprint: string) =>
-      store.transaction(
+    const expected = new Map(keys.map((key) => [key, 0]))
+    const order = new Map<string, number[]>(keys.map((key) => [key, []]))
+    const submit = (target: Store, i: number, locks: string[], log: boolean) => {
+      for (const key of locks) expected.set(key, expected.get(key)! + 1)
+      return target.transaction(
         async (tx) => {
-          if (tx.attempt > 1) {
-            const [replay] = await tx.findBy('activities', 'fingerprint', fingerprint)
-            if (replay) return replay.id
+          for (const key of locks) {
+            if (log && tx.attempt === 1) order.get(key)!.push(i)
+            const counter = (await tx.get('pluginRows', key))!
+            await tx.put('pluginRows', { ...counter, data: { n: (counter.data.n as number) + 1 } })
           }
-          await tx.put('pluginRows', row(`spent by ${id}`))
-          await tx.put('activities', activity(id, fingerprint))
-          return id
         },
-        { isolation: 'snapshot', locks: ['replays'] },
+        {
+          isolation: 'snapshot',
+          locks,
+          readAhead: locks.map((key) => ({ table: 'pluginRows' as const, id: key })),
+        },
       )
-    const answers = await Promise.all([
-      submit('a', 'first'),
-      submit('b', 'second'),
-      submit('c', 'first'),
-      submit('d', 'third'),
+    }
+    // Some take two locks, in either order as named (the store sorts them).
+    const locksOf = (i: number, shift: number) => {
+      const first = keys[(i * 3 + shift) % 5]!
+      return i % 4 === 0
+        ? [keys[(i + 2 + shift) % 5]!, first].filter((k, n, all) => all.indexOf(k) === n)
+        : [first]
+    }
+    await Promise.all([
+      ...Array.from({ length: 40 }, (_, i) => submit(store, i, locksOf(i, 0), true)),
+      ...(other ? Array.from({ length: 40 }, (_, i) => submit(other, i, locksOf(i, 1), false)) : []),
     ])
-    // On PostgreSQL the group reruns its transactions alone, in order, so the first one's row is
-    // the one kept; on SQLite the whole group is rerun by the store, whichever comes first.
-    const first = name === 'PostgreSQL' ? 'a' : answers[0]!
-    expect(answers).toEqual([first, 'b', first, 'd'])
-    expect((await store.all('activities')).map((r) => r.id).sort()).toEqual([first, 'b', 'd'].sort())
-    expect((await store.findBy('pluginRows', 'kind', 'test')).map((r) => r.id).sort()).toEqual(
-      [`spent by ${first}`, 'spent by b', 'spent by d'].sort(),
-    )
-    if (name === 'PostgreSQL') expect(store.batching().commits!.batches - (before?.batches ?? 0)).toBe(1)
+    for (const key of keys) {
+      expect((await store.get('pluginRows', key))!.data).toEqual({ n: expected.get(key) })
+      // This store's transactions of one lock ran in the order they came.
+      const ran = order.get(key)!
+      expect(ran).toEqual([...ran].sort((a, b) => a - b))
+    }
+    if (name === 'PostgreSQL') {
+      // Queued in one turn, the 40 over 5 locks are fewer groups than transactions.
+      const after = store.batching().commits!
+      expect(after.items - (before?.items ?? 0)).toBe(40)
+      expect(after.batches - (before?.batches ?? 0)).toBeLessThan(10)
+    }
+    await other?.close()
     await store.close()
   })
+
+  it.each([
+    ['each sends its writes', false],
+    ['the group reads once and writes once', true],
+  ])(
+    'a replay inside a group (its unique row inserted by one before it) reruns, finds that row and commits nothing of its own; the others commit (%s)',
+    async (_, shared) => {
+      const store = await open()
+      const activity = (id: string, fingerprint: string) => ({
+        id,
+        organizationId: 'org',
+        path: 'sign_transaction',
+        type: 'ACTIVITY_TYPE_SIGN_TRANSACTION_V2',
+        status: 'ACTIVITY_STATUS_COMPLETED' as const,
+        intent: {},
+        fingerprint,
+        userId: 'u',
+        credentialId: 'c',
+        callerOrganizationId: 'org',
+        createdAt: 1,
+        updatedAt: 1,
+      })
+      const before = store.batching().commits
+      // As `submitActivity`'s `record`: a rerun looks for its fingerprint first.
+      const submit = (id: string, fingerprint: string) =>
+        store.transaction(
+          async (tx) => {
+            if (tx.attempt > 1) {
+              const [replay] = await tx.findBy('activities', 'fingerprint', fingerprint)
+              if (replay) return replay.id
+            }
+            await tx.put('pluginRows', row(`spent by ${id}`))
+            await tx.put('activities', activity(id, fingerprint))
+            return id
+          },
+          {
+            isolation: 'snapshot',
+            locks: ['replays'],
+            // Shared: the unique violation is the group's one write, and the commit behind it rolls back.
+            ...(shared
+              ? { readAhead: [{ table: 'activities' as const, field: 'fingerprint', value: fingerprint }] }
+              : {}),
+          },
+        )
+      const answers = await Promise.all([
+        submit('a', 'first'),
+        submit('b', 'second'),
+        submit('c', 'first'),
+        submit('d', 'third'),
+      ])
+      // On PostgreSQL the group reruns its transactions alone, in order, so the first one's row is
+      // the one kept; on SQLite the whole group is rerun by the store, whichever comes first.
+      const first = name === 'PostgreSQL' ? 'a' : answers[0]!
+      expect(answers).toEqual([first, 'b', first, 'd'])
+      expect((await store.all('activities')).map((r) => r.id).sort()).toEqual([first, 'b', 'd'].sort())
+      expect((await store.findBy('pluginRows', 'kind', 'test')).map((r) => r.id).sort()).toEqual(
+        [`spent by ${first}`, 'spent by b', 'spent by d'].sort(),
+      )
+      if (name === 'PostgreSQL') expect(store.batching().commits!.batches - (before?.batches ?? 0)).toBe(1)
+      await store.close()
+    },
+  )
 
   it('"check then insert" races: 30 concurrent spends of one id succeed exactly once', async () => {
     const store = await open()

@@ -95,6 +95,32 @@ const isUnavailable = (error: unknown) =>
  * On SQLite the one connection serialises transactions: never read through the store (rather than
  * the transaction) inside a transaction, and never open a transaction inside another.
  */
+/** Lock groups that may run at once, each on a connection of its own (`Store.lockGroup`). */
+const LOCK_LANES = 4
+
+/** A lock name written into a statement: only these characters (else it goes as a parameter). */
+const PLAIN_LOCK_NAME = /^[A-Za-z0-9:_.-]{1,200}$/
+
+/**
+ * The statements that take (or give back) the locks `names` with `statement` (one `$1`): one
+ * statement of several, each name written in, when every name is plain (one round trip for a
+ * group of many organizations), else one statement a name with the name as its parameter.
+ */
+function lockStatements(
+  statement: string,
+  names: readonly string[],
+): { query: CompiledQuery; names: string[] }[] {
+  if (names.length === 0) return []
+  if (names.length > 1 && names.every((name) => PLAIN_LOCK_NAME.test(name)))
+    return [
+      {
+        query: CompiledQuery.raw(names.map((name) => statement.replace('$1', `'${name}'`)).join('; '), []),
+        names: [...names],
+      },
+    ]
+  return names.map((name) => ({ query: CompiledQuery.raw(statement, [name]), names: [name] }))
+}
+
 export class Store implements Reads {
   private closed = false
   /** Where reruns and outages are reported (`observe`). */
@@ -119,7 +145,7 @@ export class Store implements Reads {
    * Where the backend has `sessionLocks` (PostgreSQL): the transactions of this process queued for
    * each set of `locks`, by the set (`lockGroup`), while any is queued or running.
    */
-  private readonly lockGroups = new Map<string, GroupCommit>()
+  private lockGroups: GroupCommit | undefined
   /** The groups those queues committed, and the transactions they carried (`batching`'s `commits`). */
   private readonly lockGroupCounts = { batches: 0, items: 0 }
   /** Where the backend `batchesRequests`: concurrent requests' reads ahead, one statement a batch. */
@@ -217,43 +243,47 @@ export class Store implements Reads {
   }
 
   /**
-   * The queue of this process's transactions that name the locks `held` (sorted, each once), on a
-   * backend with `sessionLocks`: they run one group at a time, each group one database
-   * transaction on one connection that holds the locks from before its `begin` until after its
-   * commit (`GroupCommit`). So one connection of the process at most waits for them, and a group
-   * pays one lock, begin, commit (one fsync) and unlock for all its transactions.
+   * The queue of this process's transactions that name `locks`, on a backend with `sessionLocks`
+   * (PostgreSQL): they run in groups (`GroupCommit`), each group one database transaction on one
+   * connection that holds the locks of all its transactions from before its `begin` until after
+   * its commit, and up to `LOCK_LANES` groups at once. The transactions of one lock run one after
+   * the other, in the order they came; those of different locks (one organization's signings
+   * under its spending limits and another's) share a group, or run in another beside it. So a
+   * group pays one lock, begin, read, write, commit (one fsync) and unlock for all its
+   * transactions, whichever organizations they are of.
    */
-  private lockGroup(held: readonly string[]): GroupCommit {
-    const key = held.join('\u0000')
-    const existing = this.lockGroups.get(key)
-    if (existing) return existing
+  private lockGroup(): GroupCommit {
+    if (this.lockGroups) return this.lockGroups
     const sessionLocks = this.backend.sessionLocks!
-    const group: GroupCommit = new GroupCommit({
+    this.lockGroups = new GroupCommit({
       ...this.groupOptions(),
-      connect: (use) =>
+      connect: (use, held) =>
         this.db.getExecutor().provideConnection(async (connection) => {
-          const run = (statement: string, name: string) =>
-            connection.executeQuery(CompiledQuery.raw(statement, [name]))
           const taken: string[] = []
           try {
-            for (const name of held) {
-              await run(sessionLocks.lock, name)
-              taken.push(name)
-            }
-            return await use(connection)
+            // In sorted order (`held` is), so two holders never wait for each other's; in one
+            // statement where every name can be written into it. Not awaited here: the group
+            // sends its `begin` and read right behind (`ready`), and waits for all three.
+            const statements = lockStatements(sessionLocks.lock, held)
+            // Counted before they answer: a statement of several that fails part way may have
+            // taken some (giving back one not held only warns).
+            for (const statement of statements) taken.push(...statement.names)
+            const ready = Promise.all(statements.map((statement) => connection.executeQuery(statement.query)))
+            // Failures are the group's to see (it waits for `ready`); none is left unhandled.
+            ready.catch(() => undefined)
+            return await use(connection, ready)
           } finally {
             // A lock not given back would outlive the request on a pooled connection: if giving it
             // back fails, the connection is broken anyway and its locks end with its session.
-            for (const name of taken.reverse()) await run(sessionLocks.unlock, name).catch(() => undefined)
+            for (const statement of lockStatements(sessionLocks.unlock, taken.reverse()))
+              await connection.executeQuery(statement.query).catch(() => undefined)
           }
         }),
       begin: this.backend.beginSnapshot ?? this.backend.begin,
       // A conflict or a unique violation is one transaction's: the others commit, it reruns alone.
       fatal: (error) => classify(this.backend, error) === 'unavailable' || isUnavailable(error),
       counts: this.lockGroupCounts,
-      // A transaction that finds its lock's queue idle starts at once: those that arrive while
-      // it runs make the next group.
-      waitsForATurn: false,
+      lanes: LOCK_LANES,
       // Those that read ahead read together, in the group's first statement after its `begin`,
       // and write together, before its commit (`SharedAhead`).
       share: {
@@ -267,19 +297,24 @@ export class Store implements Reads {
             ),
           )
         },
-        close: (connection, scope) =>
-          replaceRows(
+        close: (connection, scope) => {
+          const rows = (scope as SharedAhead).pending.splice(0)
+          // The write's statement is sent synchronously, unless building it failed (then the
+          // group waits for that failure before any commit).
+          let sent = rows.length === 0
+          const done = replaceRows(
             this.queries,
-            (query) => connection.executeQuery<Record<string, unknown>>(query),
-            (scope as SharedAhead).pending.splice(0),
-          ),
-      },
-      idle: () => {
-        if (this.lockGroups.get(key) === group) this.lockGroups.delete(key)
+            (query) => {
+              sent = true
+              return connection.executeQuery<Record<string, unknown>>(query)
+            },
+            rows,
+          )
+          return { done, sent }
+        },
       },
     })
-    this.lockGroups.set(key, group)
-    return group
+    return this.lockGroups
   }
 
   /**
@@ -504,12 +539,12 @@ export class Store implements Reads {
           if (this.closed) throw unavailable(new Error('store closed'))
           // A SERIALIZABLE transaction (a send) runs in a group of its own: it would widen a
           // group's predicate locks to every member's reads, and fail all of them on a conflict.
-          return await this.lockGroup(held).run<R>(
+          return await this.lockGroup().run<R>(
             this.work(fn, { held, readAhead }),
             attempt,
             options.isolation === 'snapshot'
-              ? { share: readAhead.length > 0 ? readAhead : undefined }
-              : { begin: this.backend.begin, alone: true },
+              ? { keys: held, share: readAhead.length > 0 ? readAhead : undefined }
+              : { keys: held, begin: this.backend.begin, alone: true },
           )
         }
         return await this.guard(() => this.alone(fn, { attempt, isolation: options.isolation, readAhead }))
