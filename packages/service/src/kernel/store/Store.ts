@@ -274,9 +274,12 @@ export class Store implements Reads {
             return await use(connection, ready)
           } finally {
             // A lock not given back would outlive the request on a pooled connection: if giving it
-            // back fails, the connection is broken anyway and its locks end with its session.
+            // back fails, the connection is broken anyway and its locks end with its session. Not
+            // awaited: the connection runs it before anything its next user sends (the driver
+            // queues statements in order), so the group's transactions hear back a round trip
+            // sooner, and another holder's lock statement waits for it in the database.
             for (const statement of lockStatements(sessionLocks.unlock, taken.reverse()))
-              await connection.executeQuery(statement.query).catch(() => undefined)
+              connection.executeQuery(statement.query).catch(() => undefined)
           }
         }),
       begin: this.backend.beginSnapshot ?? this.backend.begin,
