@@ -841,7 +841,12 @@ function measureRaw(sign: (i: number) => unknown = rawSign): number {
 const serviceSignerPerSecond = measureRaw(serviceSign)
 let rawPerSecond = measureRaw()
 /** Each round's raw rate and durable columns (`--rounds`), for the medians under the table. */
-const durableRounds: { raw: number; sqlite?: Column['result']; postgres?: Column['result'] }[] = []
+const durableRounds: {
+  raw: number
+  rawAfter?: number
+  sqlite?: Column['result']
+  postgres?: Column['result']
+}[] = []
 
 /** Each round's in-memory runs with metrics and logs off and on (the table shows the last round). */
 const pairs: { off: NonNullable<Column['result']>; on: NonNullable<Column['result']> }[] = []
@@ -882,7 +887,13 @@ try {
         await withInstances(1, () => ['--data-dir', join(temp, 'sqlite'), '--admin-port', '0'], sqlite)
       if (wanted('postgres1')) await withInstances(1, pgArgs, postgres1, rollbacks(database1))
       if (wanted('sqlite') || wanted('postgres1'))
-        durableRounds.push({ raw: rawPerSecond, sqlite: sqlite.result, postgres: postgres1.result })
+        durableRounds.push({
+          raw: rawPerSecond,
+          // Measured again once the round is over: how far the machine's speed drifted during it.
+          rawAfter: measureRaw(),
+          sqlite: sqlite.result,
+          postgres: postgres1.result,
+        })
     }
     // A fresh database for the two processes, so both start from the same (empty) state.
     postgres.psql('DROP DATABASE IF EXISTS bench2')
@@ -1103,6 +1114,12 @@ if (durableRounds.length > 1)
           : ''),
     )
   }
+if (durableRounds.length > 0)
+  console.log(
+    `raw rate before / after each round (the machine's speed, and how far it drifted during the round): ${durableRounds
+      .map((round) => `${rate(round.raw)} / ${round.rawAfter === undefined ? 'n/a' : rate(round.rawAfter)}`)
+      .join(', ')}`,
+  )
 for (const [n, share] of PACED.entries()) {
   const each = (name: string, runs: (PacedRun | undefined)[]) => {
     const ran = runs.filter((run): run is PacedRun => run !== undefined)
