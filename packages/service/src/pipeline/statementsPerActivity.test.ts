@@ -44,24 +44,37 @@ const backends: [string, () => Promise<Store>][] = [
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 300))
 
+/** Every advisory lock the log shows taken was given back (a lock group's unlock is sent last). */
+const unlocked = (statements: string[]) => {
+  const count = (pattern: RegExp) =>
+    statements.reduce((sum, statement) => sum + (statement.match(pattern)?.length ?? 0), 0)
+  const locks = count(/pg_advisory_lock\(/g)
+  return locks > 0 && count(/pg_advisory_unlock\(/g) === locks
+}
+
 /** The statements PostgreSQL logged while `send` ran (nothing else uses the cluster meanwhile). */
-async function statementsOf<R>(send: () => Promise<R>): Promise<{ reply: R; statements: string[] }> {
+async function statementsOf<R>(
+  send: () => Promise<R>,
+  /**
+   * What the log must show before it is read (polled up to 10 s): PostgreSQL writes its log a
+   * little after it answers, and a group's unlock is sent after its transactions are answered.
+   */
+  until: (statements: string[]) => boolean = () => true,
+): Promise<{ reply: R; statements: string[] }> {
   cluster!.psql("alter system set log_statement = 'all'")
   cluster!.psql('select pg_reload_conf()')
   await settle()
   log = []
   try {
     const reply = await send()
-    // PostgreSQL writes its log a little after it answers: wait until it has been quiet for 300 ms
-    // (a loaded machine can take longer than that to write the last lines).
-    for (let seen = -1, waited = 0; seen !== log.length && waited < 10_000; waited += 300) {
-      seen = log.length
-      await settle()
-    }
-    const statements = log
-      .map((line) => /LOG: +(?:statement|execute [^:]*): +(.*)$/.exec(line)?.[1])
-      .filter((statement): statement is string => statement !== undefined)
-    return { reply, statements }
+    const logged = () =>
+      log!
+        .map((line) => /LOG: +(?:statement|execute [^:]*): +(.*)$/.exec(line)?.[1])
+        .filter((statement): statement is string => statement !== undefined)
+    await settle()
+    for (let waited = 0; !until(logged()) && waited < 10_000; waited += 100)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    return { reply, statements: logged() }
   } finally {
     log = undefined
     cluster!.psql('alter system reset log_statement')
@@ -169,7 +182,7 @@ describe.each(backends)('activities that only add rows: %s', (name, open) => {
         )
       }
       for (let i = 0; i < 3; i++) resultOf('sign_transaction', await sign())
-      const signing = await statementsOf(sign)
+      const signing = await statementsOf(sign, unlocked)
       expect(resultOf('sign_transaction', signing.reply).signedTransaction).toMatch(/^(0x)?02/)
       const shown = signing.statements.join('\n')
       // From the spend lock to its release: lock, begin, the transaction's one read (the request's
@@ -196,20 +209,22 @@ describe.each(backends)('activities that only add rows: %s', (name, open) => {
       const { as, address } = await limitedAccount('grouped')
       const count = 24
       h.clock.advance(1)
-      const signings = await statementsOf(() =>
-        Promise.all(
-          Array.from({ length: count }, (_, nonce) =>
-            h.submit(
-              'sign_transaction',
-              {
-                signWith: address,
-                type: 'TRANSACTION_TYPE_ETHEREUM',
-                unsignedTransaction: unsignedTransfer({ value: 1n, nonce }),
-              },
-              as,
+      const signings = await statementsOf(
+        () =>
+          Promise.all(
+            Array.from({ length: count }, (_, nonce) =>
+              h.submit(
+                'sign_transaction',
+                {
+                  signWith: address,
+                  type: 'TRANSACTION_TYPE_ETHEREUM',
+                  unsignedTransaction: unsignedTransfer({ value: 1n, nonce }),
+                },
+                as,
+              ),
             ),
           ),
-        ),
+        unlocked,
       )
       for (const reply of signings.reply)
         expect(resultOf('sign_transaction', reply).signedTransaction).toMatch(/^(0x)?02/)

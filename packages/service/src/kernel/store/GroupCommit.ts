@@ -207,17 +207,30 @@ export class GroupCommit {
     const lanes = this.options.lanes!
     while (this.running < lanes && this.waiting.length > 0) {
       const group: Grouped[] = []
+      // The keys waiting are shared out over the free lanes: a group takes at most its share of
+      // them (and every waiting transaction of those), so the transactions of many keys (many
+      // organizations' signings) run in several groups at once rather than all in one.
+      const waitingKeys = new Set(this.waiting.flatMap((item) => item.keys)).size
+      const share = Math.max(1, Math.ceil(waitingKeys / (lanes - this.running)))
+      const groupKeys = new Set<string>()
       // Keys a transaction left waiting names: those after it with one of them wait too (FIFO per key).
       const blocked = new Set<string>()
       const kept: Grouped[] = []
       for (const item of this.waiting) {
         const free = item.keys.every((key) => !this.held.has(key) && !blocked.has(key))
+        const added = item.keys.filter((key) => !groupKeys.has(key)).length
         const fits =
           free &&
           group.length < GROUP_LIMIT &&
-          (group.length === 0 || (!item.alone && !group[0]!.alone && item.begin === group[0]!.begin))
-        if (fits) group.push(item)
-        else {
+          (group.length === 0 ||
+            (!item.alone &&
+              !group[0]!.alone &&
+              item.begin === group[0]!.begin &&
+              groupKeys.size + added <= share))
+        if (fits) {
+          group.push(item)
+          for (const key of item.keys) groupKeys.add(key)
+        } else {
           kept.push(item)
           for (const key of item.keys) blocked.add(key)
         }

@@ -634,10 +634,11 @@ describe.each(backends)('storage contract: %s', (name, open) => {
       expect(ran).toEqual([...ran].sort((a, b) => a - b))
     }
     if (name === 'PostgreSQL') {
-      // Queued in one turn, the 40 over 5 locks are fewer groups than transactions.
+      // Queued in one turn, the 40 over 5 locks go in far fewer groups than transactions (each
+      // group takes its share of the locks waiting and every transaction of them that can go).
       const after = store.batching().commits!
       expect(after.items - (before?.items ?? 0)).toBe(40)
-      expect(after.batches - (before?.batches ?? 0)).toBeLessThan(10)
+      expect(after.batches - (before?.batches ?? 0)).toBeLessThan(20)
     }
     await other?.close()
     await store.close()
