@@ -23,7 +23,30 @@ const inNode = typeof process !== 'undefined' && typeof process.versions?.node =
  */
 export async function openMemoryStore(options: MemoryStoreOptions = {}): Promise<Store> {
   const database = inNode ? await openNodeMemory() : await openBrowserMemory(options.sqlWasmUrl)
-  return Store.open(new Kysely<Database>({ dialect: syncSqliteDialect(database) }), sqliteBackend)
+  // The schema of a new, empty database goes in as one transaction: Kysely runs SQLite's
+  // migrations statement by statement, each its own commit (about a hundred, which sql.js writes
+  // through Emscripten's JS file system). No one else sees this database; a failed start drops it.
+  execute(database, 'begin')
+  try {
+    const store = await Store.open(
+      new Kysely<Database>({ dialect: syncSqliteDialect(database) }),
+      sqliteBackend,
+    )
+    execute(database, 'commit')
+    return store
+  } catch (error) {
+    database.close()
+    throw error
+  }
+}
+
+function execute(database: SyncSqlite, sql: string): void {
+  const statement = database.prepare(sql)
+  try {
+    statement.run([])
+  } finally {
+    statement.finalize?.()
+  }
 }
 
 async function openNodeMemory(): Promise<SyncSqlite> {
