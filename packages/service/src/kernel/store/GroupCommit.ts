@@ -236,7 +236,9 @@ export class GroupCommit {
         }
       }
       if (group.length === 0) break
-      this.waiting.splice(0, this.waiting.length, ...kept)
+      // In place, one by one (a spread of a very long queue would overflow the call's arguments).
+      this.waiting.length = 0
+      for (const item of kept) this.waiting.push(item)
       const keys = [...new Set(group.flatMap((item) => item.keys))].sort()
       for (const key of keys) this.held.add(key)
       this.running++
