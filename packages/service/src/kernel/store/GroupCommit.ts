@@ -60,17 +60,6 @@ export interface GroupCommitOptions {
   guard<R>(run: () => Promise<R>): Promise<R>
   /** Told, for each transaction, how long it waited for its group and how long the group took, ms. */
   timed?(waited: number, took: number): void
-  /** Where groups and the transactions they carried are counted (several queues may share one). */
-  counts?: { batches: number; items: number }
-  /** Nothing is queued or running any more (the store may forget the queue). */
-  idle?(): void
-  /**
-   * Each group waits for a turn of the event loop before it starts (`commitGroups`); without it
-   * (PostgreSQL, whose commit does not block the thread), a group starts once the code that
-   * queued its first transaction has run, and the next group as soon as the last one is done.
-   * @default true
-   */
-  waitsForATurn?: boolean
   /**
    * What a group's transactions share: `open` runs after the group's `begin` with what each of its
    * transactions gave `run` (`share`), in order, and what it returns is handed to each one's work;
@@ -104,9 +93,9 @@ export interface GroupCommitOptions {
  * Where it is used:
  * - a backend whose one connection runs transactions one after the other anyway
  *   (`StoreBackend.groupsCommits`, SQLite): every transaction;
- * - PostgreSQL, the transactions of this process that name the same `locks`
- *   (`Store.transaction`): one after the other anyway, as the locks order them; a group takes
- *   the locks once, before its `begin`, and gives them back after its commit.
+ * - PostgreSQL, the transactions of this process that name `locks` (`Store.transaction`), in
+ *   `lanes`: those of one lock one after the other anyway, as the lock orders them; a group takes
+ *   the locks of all its transactions once, before its `begin`, and gives them back after its commit.
  *
  * When a function throws, the group is rolled back and each of its functions runs again in a
  * transaction of its own (a transaction's function may always be rerun: see `Store.transaction`),
@@ -121,11 +110,9 @@ export class GroupCommit {
   private readonly waiting: Grouped[] = []
   private committing = false
   /** Groups committed (or rolled back) so far, and the transactions they carried. */
-  readonly counts: { batches: number; items: number }
+  readonly counts = { batches: 0, items: 0 }
 
-  constructor(private readonly options: GroupCommitOptions) {
-    this.counts = options.counts ?? { batches: 0, items: 0 }
-  }
+  constructor(private readonly options: GroupCommitOptions) {}
 
   /**
    * Runs `work` in the next group it fits (`begin`, or else the options'; `alone`: a group of its
@@ -166,8 +153,7 @@ export class GroupCommit {
       }
       if (!this.committing) {
         this.committing = true
-        if (this.options.waitsForATurn === false) queueMicrotask(() => void this.commitGroups())
-        else nextTurn(() => void this.commitGroups())
+        nextTurn(() => void this.commitGroups())
       }
     })
   }
@@ -183,11 +169,10 @@ export class GroupCommit {
     try {
       while (this.waiting.length > 0) {
         await this.commitGroup(this.waiting.splice(0, this.nextGroupSize()))
-        if (this.options.waitsForATurn !== false) await new Promise<void>((resolve) => nextTurn(resolve))
+        await new Promise<void>((resolve) => nextTurn(resolve))
       }
     } finally {
       this.committing = false
-      this.options.idle?.()
     }
   }
 
@@ -246,7 +231,6 @@ export class GroupCommit {
         for (const key of keys) this.held.delete(key)
         this.running--
         if (this.waiting.length > 0) this.schedule()
-        else if (this.running === 0) this.options.idle?.()
       })
     }
   }

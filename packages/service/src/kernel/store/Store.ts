@@ -141,13 +141,8 @@ export class Store implements Reads {
   private readonly cache: ReadCache | undefined
   /** Where the backend has one connection (`groupsCommits`): the transactions queued for it. */
   private readonly groups: GroupCommit | undefined
-  /**
-   * Where the backend has `sessionLocks` (PostgreSQL): the transactions of this process queued for
-   * each set of `locks`, by the set (`lockGroup`), while any is queued or running.
-   */
-  private lockGroups: GroupCommit | undefined
-  /** The groups those queues committed, and the transactions they carried (`batching`'s `commits`). */
-  private readonly lockGroupCounts = { batches: 0, items: 0 }
+  /** Where the backend has `sessionLocks` (PostgreSQL): the transactions of this process that name `locks` (`lockGroups`). */
+  private readonly lockGroups: GroupCommit | undefined
   /** Where the backend `batchesRequests`: concurrent requests' reads ahead, one statement a batch. */
   private readonly lookups: Coalescer<Lookup[], Map<string, string[]>> | undefined
   /** Where the backend `batchesRequests`: concurrent snapshot runs' inserts, one statement a batch. */
@@ -175,6 +170,7 @@ export class Store implements Reads {
           fatal: (error) => classify(backend, error) !== 'other',
         })
       : undefined
+    this.lockGroups = backend.sessionLocks ? this.openLockGroups(backend.sessionLocks) : undefined
     if (backend.batchesRequests) {
       const shared = (error: unknown) => classify(backend, error) === 'unavailable'
       const linger = () => (this.load() >= LINGER.requests ? LINGER.ms : 0)
@@ -225,7 +221,7 @@ export class Store implements Reads {
       ...(this.lookups ? { lookups: { ...this.lookups.counts } } : {}),
       ...(this.inserts ? { inserts: { ...this.inserts.counts } } : {}),
       ...(this.groups ? { commits: { ...this.groups.counts } } : {}),
-      ...(this.backend.sessionLocks ? { commits: { ...this.lockGroupCounts } } : {}),
+      ...(this.lockGroups ? { commits: { ...this.lockGroups.counts } } : {}),
     }
   }
 
@@ -252,10 +248,8 @@ export class Store implements Reads {
    * group pays one lock, begin, read, write, commit (one fsync) and unlock for all its
    * transactions, whichever organizations they are of.
    */
-  private lockGroup(): GroupCommit {
-    if (this.lockGroups) return this.lockGroups
-    const sessionLocks = this.backend.sessionLocks!
-    this.lockGroups = new GroupCommit({
+  private openLockGroups(sessionLocks: NonNullable<StoreBackend['sessionLocks']>): GroupCommit {
+    return new GroupCommit({
       ...this.groupOptions(),
       connect: (use, held) =>
         this.db.getExecutor().provideConnection(async (connection) => {
@@ -285,7 +279,6 @@ export class Store implements Reads {
       begin: this.backend.beginSnapshot ?? this.backend.begin,
       // A conflict or a unique violation is one transaction's: the others commit, it reruns alone.
       fatal: (error) => classify(this.backend, error) === 'unavailable' || isUnavailable(error),
-      counts: this.lockGroupCounts,
       lanes: LOCK_LANES,
       // Those that read ahead read together, in the group's first statement after its `begin`,
       // and write together, before its commit (`SharedAhead`).
@@ -317,7 +310,6 @@ export class Store implements Reads {
         },
       },
     })
-    return this.lockGroups
   }
 
   /**
@@ -542,7 +534,7 @@ export class Store implements Reads {
           if (this.closed) throw unavailable(new Error('store closed'))
           // A SERIALIZABLE transaction (a send) runs in a group of its own: it would widen a
           // group's predicate locks to every member's reads, and fail all of them on a conflict.
-          return await this.lockGroup().run<R>(
+          return await this.lockGroups!.run<R>(
             this.work(fn, { held, readAhead }),
             attempt,
             options.isolation === 'snapshot'
