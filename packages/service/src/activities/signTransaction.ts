@@ -1,11 +1,10 @@
-import { TRANSACTION_TYPES } from '@latchkey/protocol'
-import { findSigner, withAccountKey } from '../domain/wallets.ts'
+import { TRANSACTION_TYPES, type TransactionType } from '@latchkey/protocol'
+import { findSigner } from '../domain/wallets.ts'
 import { FieldError } from '../kernel/base/errors.ts'
-import { CryptoInputError } from '../kernel/crypto/errors.ts'
-import type { SignTransactionResult } from '../kernel/crypto/jobs.ts'
-import { signTransaction as signWithKey } from '../kernel/crypto/signTransaction.ts'
+import type { SignTransactionJob, SignTransactionResult } from '../kernel/crypto/jobs.ts'
 import { defineActivity } from '../kernel/registry.ts'
 import { describeTransaction, reserveSpend, spendContextOf } from '../kernel/spending.ts'
+import type { WalletAccountRow } from '../kernel/store/model.ts'
 import { signerLookups } from './signRawPayloads.ts'
 
 /** What `precompute` hands `run`: the account it signed with, and what the job answered. */
@@ -14,6 +13,17 @@ interface EarlySignature {
   sealedKey: string
   result: SignTransactionResult
 }
+
+/** The crypto job that signs `p.unsignedTransaction` with `account`'s sealed key. */
+const signingJob = (
+  account: WalletAccountRow,
+  p: { type: TransactionType; unsignedTransaction: string },
+): SignTransactionJob => ({
+  kind: 'signTransaction',
+  sealedKey: account.sealedPrivateKey,
+  type: p.type,
+  unsignedTransaction: p.unsignedTransaction,
+})
 
 /** Largest unsignedTransaction accepted, in hex characters (a 128 kB transaction). */
 const MAX_TRANSACTION_HEX = 262_144
@@ -40,14 +50,7 @@ export const signTransaction = defineActivity('sign_transaction', {
   precompute: async (ctx, p) => {
     const account = await findSigner(ctx.reads, ctx.organization.id, p.signWith, 'parameters.signWith')
     if (account.curve !== CURVE_OF[p.type]) return undefined
-    const result = await ctx.runtime.crypto
-      .run({
-        kind: 'signTransaction',
-        sealedKey: account.sealedPrivateKey,
-        type: p.type,
-        unsignedTransaction: p.unsignedTransaction,
-      })
-      .catch(() => undefined)
+    const result = await ctx.runtime.crypto.run(signingJob(account, p)).catch(() => undefined)
     return result && { accountId: account.id, sealedKey: account.sealedPrivateKey, result }
   },
   run: async (ctx, p) => {
@@ -63,26 +66,18 @@ export const signTransaction = defineActivity('sign_transaction', {
       describe: () => describeTransaction(p.type, p.unsignedTransaction),
       reference: ctx.activityId,
     })
+    // The worker's signature when it was made with this same account and key, else one made now
+    // (the same job, in whichever thread the runner runs it).
     const early = ctx.precomputed as EarlySignature | undefined
-    if (early && early.accountId === account.id && early.sealedKey === account.sealedPrivateKey) {
-      if ('signedTransaction' in early.result) return { signedTransaction: early.result.signedTransaction }
+    const result =
+      early && early.accountId === account.id && early.sealedKey === account.sealedPrivateKey
+        ? early.result
+        : await ctx.runtime.crypto.run(signingJob(account, p))
+    if ('error' in result)
       throw new FieldError({
-        field: `parameters.${early.result.error.field ?? 'unsignedTransaction'}`,
-        message: early.result.error.message,
+        field: `parameters.${result.error.field ?? 'unsignedTransaction'}`,
+        message: result.error.message,
       })
-    }
-    const signedTransaction = withAccountKey(ctx.runtime, account, (privateKey) => {
-      try {
-        return signWithKey({ type: p.type, unsignedTransaction: p.unsignedTransaction, privateKey })
-      } catch (error) {
-        if (error instanceof CryptoInputError)
-          throw new FieldError({
-            field: `parameters.${error.field ?? 'unsignedTransaction'}`,
-            message: error.message,
-          })
-        throw error
-      }
-    })
-    return { signedTransaction }
+    return { signedTransaction: result.signedTransaction }
   },
 })
