@@ -313,7 +313,7 @@ export class Transaction implements Reads {
    * In a group that shares its read ahead: hands this transaction's writes to the group, for the
    * transactions after it to read and for the group to send before its commit.
    */
-  private async handOver(): Promise<void> {
+  private handOver(): void {
     this.shared!.take(this.log, this.pending.splice(0), this.deletedFrom)
   }
 
