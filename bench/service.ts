@@ -1018,22 +1018,29 @@ const pacedRows = (): string[][] =>
       row('  bench client CPU: per request / of one core', (run) => clientCell(run.client)),
     ]
   })
+/** The stages of several runs side by side: p50 / p99 ms and count of each, a column a run. */
+function printStageTable(what: string, runs: { title: string; stages: Stages | undefined }[]): void {
+  const stages = [...new Set(runs.flatMap((run) => Object.keys(run.stages ?? {})))]
+  console.log(`\nThe service's stages, ${what} (p50 / p99 ms, count; /dev/timings):`)
+  printTable(
+    ['stage', ...runs.map((run) => run.title)],
+    stages.map((stage) => [
+      stage,
+      ...runs.map((run) => {
+        const figures = run.stages?.[stage]
+        return figures ? `${figures.p50.toFixed(2)} / ${figures.p99.toFixed(2)} (${figures.count})` : '-'
+      }),
+    ]),
+  )
+}
 /** The service's own time per stage in each paced run: p50 / p99 (ms) of the first instance. */
 function printStages(): void {
   for (const [n, share] of PACED.entries()) {
     const runs = columns.map((column) => column.result?.signPaced[n]?.stages)
     if (!runs.some(Boolean)) continue
-    const stages = [...new Set(runs.flatMap((stages) => Object.keys(stages ?? {})))]
-    console.log(`\nThe service's stages, paced at ${share} of raw (p50 / p99 ms, count; /dev/timings):`)
-    printTable(
-      ['stage', ...columns.map((c) => c.name)],
-      stages.map((stage) => [
-        stage,
-        ...runs.map((stages) => {
-          const figures = stages?.[stage]
-          return figures ? `${figures.p50.toFixed(2)} / ${figures.p99.toFixed(2)} (${figures.count})` : '-'
-        }),
-      ]),
+    printStageTable(
+      `paced at ${share} of raw`,
+      columns.map((column, i) => ({ title: column.name, stages: runs[i] })),
     )
   }
 }
@@ -1177,20 +1184,7 @@ for (const [shape, rounds] of Object.entries(limitRounds) as [LimitShape, { off:
         ]
       : []
   })
-  if (last.some((run) => run.stages)) {
-    const stages = [...new Set(last.flatMap((run) => Object.keys(run.stages ?? {})))]
-    console.log(`\nThe service's stages in the last round of limits-pg (p50 / p99 ms, count; /dev/timings):`)
-    printTable(
-      ['stage', ...last.map((run) => run.title)],
-      stages.map((stage) => [
-        stage,
-        ...last.map(({ stages: figures }) => {
-          const stage_ = figures?.[stage]
-          return stage_ ? `${stage_.p50.toFixed(2)} / ${stage_.p99.toFixed(2)} (${stage_.count})` : '-'
-        }),
-      ]),
-    )
-  }
+  if (last.some((run) => run.stages)) printStageTable('in the last round of limits-pg', last)
 }
 for (const column of [...columns, limitsColumn])
   if (column.logged) console.log(`${column.name}: the service logged ${column.logged}`)
