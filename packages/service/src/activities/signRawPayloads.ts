@@ -108,7 +108,6 @@ export async function signAs(
   await reserveSpend(spendContextOf(ctx), {
     signer: account.address,
     describe: () => ({ kind: 'opaque', what: `a raw payload (${p.encoding}, ${p.hashFunction})` }),
-    reference: ctx.activityId,
   })
   const early = ctx.precomputed as EarlySignatures | undefined
   const result =

@@ -1,3 +1,6 @@
+import { ed25519 } from '@noble/curves/ed25519.js'
+import { secp256k1 } from '@noble/curves/secp256k1.js'
+import { getAddressDecoder } from '@solana/addresses'
 import {
   type Address,
   appendTransactionMessageInstruction,
@@ -17,7 +20,11 @@ import {
 import { getTransferSolInstruction } from '@solana-program/system'
 import { type Hex, parseTransaction, recoverTransactionAddress, serializeTransaction } from 'viem'
 import { describe, expect, it } from 'vitest'
-import { decodeTransactionForPolicy } from '../kernel/crypto/signTransaction.ts'
+import {
+  decodeTransactionForPolicy,
+  signAndDescribeTransaction,
+  signTransaction,
+} from '../kernel/crypto/signTransaction.ts'
 import { createHarness, ETHEREUM_ACCOUNT, resultOf, SOLANA_ACCOUNT } from '../testing/harness.ts'
 
 const DEAD = '0x000000000000000000000000000000000000dEaD'
@@ -281,5 +288,32 @@ describe('decodeTransactionForPolicy', () => {
         },
       },
     })
+  })
+  it('signAndDescribeTransaction signs as signTransaction and decodes as decodeTransactionForPolicy, from one decoding', () => {
+    const ethKey = secp256k1.utils.randomSecretKey()
+    for (const unsigned of Object.values(UNSIGNED)) {
+      const input = {
+        type: 'TRANSACTION_TYPE_ETHEREUM' as const,
+        unsignedTransaction: serializeTransaction(unsigned as never),
+        privateKey: ethKey,
+      }
+      expect(signAndDescribeTransaction(input)).toEqual({
+        signedTransaction: signTransaction(input),
+        policy: decodeTransactionForPolicy(input.type, input.unsignedTransaction),
+      })
+    }
+    const solKey = ed25519.utils.randomSecretKey()
+    const from = getAddressDecoder().decode(ed25519.getPublicKey(solKey))
+    for (const version of ['legacy', 0] as const) {
+      const input = {
+        type: 'TRANSACTION_TYPE_SOLANA' as const,
+        unsignedTransaction: solanaTransfer(from, DEAD_SOL, { version }),
+        privateKey: solKey,
+      }
+      expect(signAndDescribeTransaction(input)).toEqual({
+        signedTransaction: signTransaction(input),
+        policy: decodeTransactionForPolicy(input.type, input.unsignedTransaction),
+      })
+    }
   })
 })

@@ -3,7 +3,13 @@ import { findSigner } from '../domain/wallets.ts'
 import { FieldError } from '../kernel/base/errors.ts'
 import type { SignTransactionJob, SignTransactionResult } from '../kernel/crypto/jobs.ts'
 import { defineActivity } from '../kernel/registry.ts'
-import { describeTransaction, reserveSpend, spendContextOf } from '../kernel/spending.ts'
+import {
+  describeDecoded,
+  describeTransaction,
+  hasSpendingLimits,
+  reserveSpend,
+  spendContextOf,
+} from '../kernel/spending.ts'
 import type { WalletAccountRow } from '../kernel/store/model.ts'
 import { signerLookups } from './signRawPayloads.ts'
 
@@ -18,11 +24,13 @@ interface EarlySignature {
 const signingJob = (
   account: WalletAccountRow,
   p: { type: TransactionType; unsignedTransaction: string },
+  describe = false,
 ): SignTransactionJob => ({
   kind: 'signTransaction',
   sealedKey: account.sealedPrivateKey,
   type: p.type,
   unsignedTransaction: p.unsignedTransaction,
+  ...(describe ? { describe } : {}),
 })
 
 /** Largest unsignedTransaction accepted, in hex characters (a 128 kB transaction). */
@@ -47,10 +55,12 @@ export const signTransaction = defineActivity('sign_transaction', {
   lookups: signerLookups,
   // Signed in a crypto worker while the activity waits for its transaction (under a spending
   // limit, for its organization's lock): used only if the transaction finds the same account.
+  // Where the organization has limits, the worker also decodes what the transaction spends.
   precompute: async (ctx, p) => {
     const account = await findSigner(ctx.reads, ctx.organization.id, p.signWith, 'parameters.signWith')
     if (account.curve !== CURVE_OF[p.type]) return undefined
-    const result = await ctx.runtime.crypto.run(signingJob(account, p)).catch(() => undefined)
+    const describe = await hasSpendingLimits(ctx.reads, ctx.organization.id)
+    const result = await ctx.runtime.crypto.run(signingJob(account, p, describe)).catch(() => undefined)
     return result && { accountId: account.id, sealedKey: account.sealedPrivateKey, result }
   },
   run: async (ctx, p) => {
@@ -60,15 +70,17 @@ export const signTransaction = defineActivity('sign_transaction', {
         field: 'parameters.signWith',
         message: `${p.signWith} is a ${account.curve} account; ${p.type} needs a ${CURVE_OF[p.type]} account`,
       })
-    // Under a spending limit, what it spends is reserved in this transaction, or it is refused.
+    const early = ctx.precomputed as EarlySignature | undefined
+    // Under a spending limit, what it spends is reserved in this transaction, or it is refused
+    // (decoded by the worker that signed ahead when it did: the same bytes, whichever account).
+    const decoded = early && 'policy' in early.result ? early.result.policy : undefined
     await reserveSpend(spendContextOf(ctx), {
       signer: account.address,
-      describe: () => describeTransaction(p.type, p.unsignedTransaction),
-      reference: ctx.activityId,
+      describe: () =>
+        decoded ? describeDecoded(decoded) : describeTransaction(p.type, p.unsignedTransaction),
     })
     // The worker's signature when it was made with this same account and key, else one made now
     // (the same job, in whichever thread the runner runs it).
-    const early = ctx.precomputed as EarlySignature | undefined
     const result =
       early && early.accountId === account.id && early.sealedKey === account.sealedPrivateKey
         ? early.result

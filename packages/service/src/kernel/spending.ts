@@ -6,10 +6,14 @@
 
 import type { TransactionType } from '@latchkey/protocol'
 import type { Caller } from './Caller.ts'
-import { decodeTransactionForPolicy, type SolanaPolicyTransaction } from './crypto/signTransaction.ts'
+import {
+  decodeTransactionForPolicy,
+  type PolicyTransaction,
+  type SolanaPolicyTransaction,
+} from './crypto/signTransaction.ts'
 import { PluginStateKey, type Runtime } from './Runtime.ts'
 import type { ActivityContext } from './registry.ts'
-import type { Lookup } from './store/Reads.ts'
+import type { Lookup, Reads } from './store/Reads.ts'
 import type { Transaction } from './store/Transaction.ts'
 
 /** One EVM call a signature makes: its target (absent: contract creation), wei and calldata. */
@@ -38,8 +42,12 @@ export interface SpendRequest {
   signer: string
   /** What it spends: called only when some limit covers the signer (decoding costs nothing otherwise). */
   describe(): SpendDescription
-  /** What a release names: the activity id (signing) or the send's id (sends). */
-  reference: string
+  /**
+   * What a release names (`releaseSpend`): a send's id, for a send that may fail before any
+   * broadcast. A signature, once made, is never given back: signing activities name none, so
+   * their spends keep no reference in the usage row.
+   */
+  reference?: string
 }
 
 /** What the guard runs on: the handler's transaction and its facts. */
@@ -117,14 +125,30 @@ export const spendLookups = (organizationId: string): Lookup[] => [
   { table: 'spendingLimits', field: 'organizationId', value: organizationId },
 ]
 
+/**
+ * Whether the organization has spending limits (read from what `spendLookups` read ahead): a
+ * signing worked out ahead of its transaction then also works out what it spends.
+ */
+export async function hasSpendingLimits(reads: Reads, organizationId: string): Promise<boolean> {
+  return (await reads.findBy('spendingLimits', 'organizationId', organizationId)).length > 0
+}
+
 /** What an unsigned transaction of `sign_transaction` spends, decoded from its bytes. */
 export function describeTransaction(type: TransactionType, unsignedTransaction: string): SpendDescription {
-  let decoded: ReturnType<typeof decodeTransactionForPolicy>
+  let decoded: PolicyTransaction
   try {
     decoded = decodeTransactionForPolicy(type, unsignedTransaction)
   } catch {
     return { kind: 'opaque', what: 'an unsigned transaction that does not decode' }
   }
+  return describeDecoded(decoded)
+}
+
+/**
+ * What a transaction decoded as a policy reads it spends (`describeTransaction` without the
+ * decoding: a crypto job that signed it answered it, `SignTransactionJob.describe`).
+ */
+export function describeDecoded(decoded: PolicyTransaction): SpendDescription {
   if ('solana' in decoded) return { kind: 'solana', tx: decoded.solana.tx }
   const { tx } = decoded.eth
   return {

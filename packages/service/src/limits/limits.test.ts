@@ -473,6 +473,30 @@ describe('spending limits', () => {
     expect(new Set(replies.map((reply) => reply.body.activity.id)).size).toBe(1)
     expect((await list())[0]).toMatchObject({ used: '3' })
   })
+
+  it('signatures of one millisecond share one entry of the usage row; it still frees exactly a window later', async () => {
+    const { h, sub, limit, list, eth } = await setup()
+    const id = await limit({})
+    const at = h.clock.now()
+    const sign = (value: bigint) =>
+      h.submit(
+        'sign_transaction',
+        { signWith: eth, type: 'TRANSACTION_TYPE_ETHEREUM', unsignedTransaction: tx(DEAD, value) },
+        { as: sub.keys[0]!, organizationId: sub.organizationId },
+      )
+    for (const value of [2n, 3n]) expect((await sign(value)).status).toBe(200)
+    h.clock.advance(1)
+    expect((await sign(1n)).status).toBe(200)
+    // No reference: a signature is never given back (only a send's entry names it).
+    expect((await h.service.store.get('spendingLimitUsage', id))?.entries).toEqual([
+      { at, amount: '5' },
+      { at: at + 1, amount: '1' },
+    ])
+    h.clock.set(at + DAY - 1)
+    expect((await list())[0]).toMatchObject({ used: '6' })
+    h.clock.set(at + DAY)
+    expect((await list())[0]).toMatchObject({ used: '1' })
+  })
 })
 
 const DEAD_SOL = 'Dead111111111111111111111111111111111111111' as Address

@@ -75,8 +75,19 @@ function covers(limit: SpendingLimitRow, signer: string, caller: SpendContext['c
   return caller.credential.kind === 'API_KEY' && scope.apiKeyId === caller.credential.id
 }
 
-function keep(entries: SpendEntry[]): SpendEntry[] {
-  const kept = [...entries]
+/**
+ * The window's live entries with `spend` added: into the last entry when both were made the same
+ * millisecond and neither can be released (no `ref`), which changes nothing (they free together);
+ * past `MAX_ENTRIES`, the oldest merge.
+ */
+function keep(live: SpendEntry[], spend: SpendEntry): SpendEntry[] {
+  const last = live.at(-1)
+  if (last && last.at === spend.at && last.ref === undefined && spend.ref === undefined)
+    return [
+      ...live.slice(0, -1),
+      { at: spend.at, amount: (BigInt(last.amount) + BigInt(spend.amount)).toString() },
+    ]
+  const kept = [...live, spend]
   while (kept.length > MAX_ENTRIES) {
     const [first, second] = kept.splice(0, 2) as [SpendEntry, SpendEntry]
     kept.unshift({ at: second.at, amount: (BigInt(first.amount) + BigInt(second.amount)).toString() })
@@ -176,7 +187,11 @@ export const spendGuard: SpendGuard = {
       writes.push({
         limit,
         usage,
-        entries: keep([...state.entries, { at: ctx.now, amount: amount.toString(), ref: request.reference }]),
+        entries: keep(state.entries, {
+          at: ctx.now,
+          amount: amount.toString(),
+          ...(request.reference === undefined ? {} : { ref: request.reference }),
+        }),
       })
     }
     for (const { limit, usage, entries } of writes)

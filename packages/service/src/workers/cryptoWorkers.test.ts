@@ -34,8 +34,10 @@ const job = (payloads: string[]): SignPayloadsJob => ({
 })
 
 describe('crypto jobs in worker threads', () => {
-  it('sign a transaction as signTransaction does in the thread, and name the field of one that does not decode', async () => {
-    const { signTransaction } = await import('../kernel/crypto/signTransaction.ts')
+  it('sign a transaction as signTransaction does in the thread (and, asked, decode it as a policy reads it), and name the field of one that does not decode', async () => {
+    const { decodeTransactionForPolicy, signTransaction } = await import(
+      '../kernel/crypto/signTransaction.ts'
+    )
     const { unsignedTransfer } = await import('../testing/unsignedTransfer.ts')
     const unsignedTransaction = unsignedTransfer({ value: 5n, nonce: 3 })
     const signing = (unsigned: string) =>
@@ -52,6 +54,10 @@ describe('crypto jobs in worker threads', () => {
     })
     for (const runner of [workers, inlineCrypto(sealer)]) {
       expect(await runner.run(signing(unsignedTransaction))).toEqual({ signedTransaction: expected })
+      expect(await runner.run({ ...signing(unsignedTransaction), describe: true })).toEqual({
+        signedTransaction: expected,
+        policy: decodeTransactionForPolicy('TRANSACTION_TYPE_ETHEREUM', unsignedTransaction),
+      })
       expect(await runner.run(signing('0x1234'))).toEqual({
         error: {
           message: expect.stringMatching(/not an Ethereum transaction/),

@@ -6,7 +6,7 @@ import { CryptoInputError } from './errors.ts'
 import { generateMnemonic, normalizeMnemonic, seedOf, validateMnemonic } from './mnemonic.ts'
 import type { Sealer } from './sealer.ts'
 import { type RawSignature, signRawPayload } from './sign.ts'
-import { signTransaction } from './signTransaction.ts'
+import { type PolicyTransaction, signAndDescribeTransaction, signTransaction } from './signTransaction.ts'
 
 /**
  * The service's CPU-heavy key work as self-contained jobs: everything a job needs travels with it
@@ -37,10 +37,12 @@ export interface SignTransactionJob {
   sealedKey: string
   type: TransactionType
   unsignedTransaction: string
+  /** Also answer the transaction as a policy reads it (what a spending limit counts), from the same decoding. */
+  describe?: boolean
 }
 
 export type SignTransactionResult =
-  | { signedTransaction: string }
+  | { signedTransaction: string; policy?: PolicyTransaction }
   /** Bad input (the activity fails naming `field`, a parameter's name). */
   | { error: { message: string; field?: string } }
 
@@ -170,13 +172,8 @@ async function signPayloads(job: SignPayloadsJob, sealer: Sealer): Promise<SignP
 async function signTransactionJob(job: SignTransactionJob, sealer: Sealer): Promise<SignTransactionResult> {
   const privateKey = sealer.open(job.sealedKey)
   try {
-    return {
-      signedTransaction: signTransaction({
-        type: job.type,
-        unsignedTransaction: job.unsignedTransaction,
-        privateKey,
-      }),
-    }
+    const input = { type: job.type, unsignedTransaction: job.unsignedTransaction, privateKey }
+    return job.describe ? signAndDescribeTransaction(input) : { signedTransaction: signTransaction(input) }
   } catch (error) {
     if (!(error instanceof CryptoInputError)) throw error
     return { error: { message: error.message, ...(error.field ? { field: error.field } : {}) } }

@@ -102,6 +102,26 @@ export interface SignTransactionInput {
  * as the reference service does. Throws CryptoInputError (field `unsignedTransaction` or `signWith`).
  */
 export function signTransaction(input: SignTransactionInput): string {
+  return signAndDescribe(input, false).signedTransaction
+}
+
+/**
+ * `signTransaction`, also answering the transaction as a policy reads it
+ * (`decodeTransactionForPolicy`, without `from`) from the same decoding: what a signing under a
+ * spending limit counts, worked out in the crypto worker that signs it.
+ */
+export function signAndDescribeTransaction(input: SignTransactionInput): {
+  signedTransaction: string
+  policy: PolicyTransaction
+} {
+  const { signedTransaction, policy } = signAndDescribe(input, true)
+  return { signedTransaction, policy: policy! }
+}
+
+function signAndDescribe(
+  input: SignTransactionInput,
+  describe: boolean,
+): { signedTransaction: string; policy?: PolicyTransaction } {
   const { type, unsignedTransaction, privateKey } = input
   if (type === 'TRANSACTION_TYPE_ETHEREUM') {
     const tx = decodeEthereum(unsignedTransaction)
@@ -122,10 +142,14 @@ export function signTransaction(input: SignTransactionInput): string {
     } catch (error) {
       throw new CryptoInputError(`cannot sign this transaction: ${(error as Error).message}`, FIELD)
     }
-    return signed.toHex().replace(/^0x/, '')
+    const signedTransaction = signed.toHex().replace(/^0x/, '')
+    return describe
+      ? { signedTransaction, policy: { eth: { tx: ethereumPolicyOf(tx) } } }
+      : { signedTransaction }
   }
   if (type === 'TRANSACTION_TYPE_SOLANA') {
-    const { transaction, signers } = decodeSolana(unsignedTransaction)
+    const decoded = decodeSolana(unsignedTransaction)
+    const { transaction, signers } = decoded
     const address = solanaAddressOf(privateKey)
     if (!signers.includes(address))
       throw new CryptoInputError(
@@ -140,7 +164,10 @@ export function signTransaction(input: SignTransactionInput): string {
       ...transaction,
       signatures: { ...transaction.signatures, [address]: signature },
     }
-    return bytesToHex(getTransactionEncoder().encode(signedTransaction) as Uint8Array)
+    const signedHex = bytesToHex(getTransactionEncoder().encode(signedTransaction) as Uint8Array)
+    return describe
+      ? { signedTransaction: signedHex, policy: { solana: { tx: solanaPolicyOf(decoded) } } }
+      : { signedTransaction: signedHex }
   }
   throw new CryptoInputError(`unknown transaction type ${String(type)}`, 'type')
 }
@@ -192,8 +219,7 @@ export type PolicyTransaction =
 
 const lower = (value: string) => value.toLowerCase()
 
-function ethereumForPolicy(hex: string, from?: string): EthereumPolicyTransaction {
-  const tx = decodeEthereum(hex)
+function ethereumPolicyOf(tx: EthereumTransaction, from?: string): EthereumPolicyTransaction {
   const raw = tx.raw as Record<string, unknown> & {
     chainId: bigint
     nonce: bigint
@@ -233,8 +259,7 @@ function ethereumForPolicy(hex: string, from?: string): EthereumPolicyTransactio
   return out
 }
 
-function solanaForPolicy(hex: string): SolanaPolicyTransaction {
-  const { message, signers } = decodeSolana(hex)
+function solanaPolicyOf({ message, signers }: DecodedSolana): SolanaPolicyTransaction {
   const lookups =
     message.version === 0
       ? (message.addressTableLookups ?? []).flatMap((l) => [
@@ -286,7 +311,8 @@ export function decodeTransactionForPolicy(
   options: { from?: string } = {},
 ): PolicyTransaction {
   if (type === 'TRANSACTION_TYPE_ETHEREUM')
-    return { eth: { tx: ethereumForPolicy(unsignedTransaction, options.from) } }
-  if (type === 'TRANSACTION_TYPE_SOLANA') return { solana: { tx: solanaForPolicy(unsignedTransaction) } }
+    return { eth: { tx: ethereumPolicyOf(decodeEthereum(unsignedTransaction), options.from) } }
+  if (type === 'TRANSACTION_TYPE_SOLANA')
+    return { solana: { tx: solanaPolicyOf(decodeSolana(unsignedTransaction)) } }
   throw new CryptoInputError(`unknown transaction type ${String(type)}`, 'type')
 }

@@ -396,7 +396,10 @@ export interface SpendingLimitRow extends Row {
 export interface SpendEntry {
   at: number
   amount: string
-  /** The activity or send that spent it; absent once merged with an older entry. */
+  /**
+   * The send that spent it (what a release gives back); absent for a signature (never given back)
+   * and once merged with another entry.
+   */
   ref?: string
 }
 
