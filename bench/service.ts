@@ -1172,6 +1172,13 @@ for (const [shape, rounds] of Object.entries(limitRounds) as [LimitShape, { off:
         ? `; ${failed} failed, first: ${rounds.map((pair) => pair.on.firstFailure ?? pair.off.firstFailure).find(Boolean)}`
         : ''),
   )
+  // Where the time goes: CPU bound (little idle) or waiting (idle cores while requests queue).
+  const cpu = (run: Run) =>
+    `${run.cpuPerRequest ? `${run.cpuPerRequest.service.toFixed(2)} / ${run.cpuPerRequest.main.toFixed(2)} / ${run.cpuPerRequest.postgres.toFixed(2)} ms` : '-'}, idle ${percent(run.idle)}`
+  const last = rounds.at(-1)!
+  console.log(
+    `  last round, CPU per request (service / its main thread / PostgreSQL) and CPU left idle: limited ${cpu(last.on)}; no limit ${cpu(last.off)}`,
+  )
 }
 {
   // The last round's stages of each limits run: where a limited signing waits that one without does not.

@@ -18,6 +18,7 @@ import { orderSpends } from '../kernel/spending.ts'
 import type { SpendingLimitRow } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Reads.ts'
 import { PERIOD_MS, usageAt } from './spendGuard.ts'
+import { EMPTY_LOG } from './spendLog.ts'
 import { normalAddress } from './spendOf.ts'
 
 /** Most limits per organization. */
@@ -203,7 +204,7 @@ export const createSpendingLimit = defineActivity('latchkey_create_spending_limi
     await ctx.tx.put('spendingLimitUsage', {
       id,
       organizationId: ctx.organization.id,
-      entries: [],
+      ...EMPTY_LOG,
       createdAt: ctx.now,
       updatedAt: ctx.now,
     })

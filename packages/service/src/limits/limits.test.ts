@@ -30,6 +30,7 @@ import {
   type TestKey,
   testKey,
 } from '../testing/harness.ts'
+import { entriesOf, logOf } from './spendLog.ts'
 
 const DEAD = '0x000000000000000000000000000000000000dead'
 const FRIEND = '0x00000000000000000000000000000000000f00d5'
@@ -488,7 +489,7 @@ describe('spending limits', () => {
     h.clock.advance(1)
     expect((await sign(1n)).status).toBe(200)
     // No reference: a signature is never given back (only a send's entry names it).
-    expect((await h.service.store.get('spendingLimitUsage', id))?.entries).toEqual([
+    expect(entriesOf(logOf(await h.service.store.get('spendingLimitUsage', id)))).toEqual([
       { at, amount: '5' },
       { at: at + 1, amount: '1' },
     ])

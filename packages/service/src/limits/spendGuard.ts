@@ -10,6 +10,7 @@ import { LimitError } from '../kernel/base/errors.ts'
 import { orderSpends, type SpendContext, type SpendGuard, type SpendRequest } from '../kernel/spending.ts'
 import type { SpendEntry, SpendingLimitRow, SpendingLimitUsageRow } from '../kernel/store/model.ts'
 import type { Transaction } from '../kernel/store/Transaction.ts'
+import { append, entriesOf, expire, logOf, type SpendLog, withoutRef } from './spendLog.ts'
 import { normalAddress, spendOf } from './spendOf.ts'
 
 export const PERIOD_MS: Record<SpendingLimitPeriod, number> = {
@@ -34,12 +35,23 @@ export function windowAt(limit: SpendingLimitRow, now: number): { start: number;
   return { start: origin + index * period, end: origin + (index + 1) * period }
 }
 
-/** What a limit's window holds at `now`: its live entries, their sum, and when the oldest frees. */
+/**
+ * What a limit's window holds at `now`: its log without the spends that left the window, their
+ * sum, and (read only when asked: a refusal, the list) the live entries.
+ */
 export function usageAt(limit: SpendingLimitRow, usage: SpendingLimitUsageRow | undefined, now: number) {
   const window = windowAt(limit, now)
-  const entries = (usage?.entries ?? []).filter((entry) => entry.at >= window.start)
-  const used = entries.reduce((sum, entry) => sum + BigInt(entry.amount), 0n)
-  return { window, entries, used }
+  const log = expire(logOf(usage), window.start)
+  let entries: SpendEntry[] | undefined
+  return {
+    window,
+    log,
+    used: BigInt(log.total),
+    get entries(): SpendEntry[] {
+      entries ??= entriesOf(log)
+      return entries
+    },
+  }
 }
 
 /**
@@ -73,26 +85,6 @@ function covers(limit: SpendingLimitRow, signer: string, caller: SpendContext['c
   if (scope.type === 'SPENDING_LIMIT_SCOPE_SESSION_PROFILE')
     return caller.credential.sessionProfileId === scope.sessionProfileId
   return caller.credential.kind === 'API_KEY' && scope.apiKeyId === caller.credential.id
-}
-
-/**
- * The window's live entries with `spend` added: into the last entry when both were made the same
- * millisecond and neither can be released (no `ref`), which changes nothing (they free together);
- * past `MAX_ENTRIES`, the oldest merge.
- */
-function keep(live: SpendEntry[], spend: SpendEntry): SpendEntry[] {
-  const last = live.at(-1)
-  if (last && last.at === spend.at && last.ref === undefined && spend.ref === undefined)
-    return [
-      ...live.slice(0, -1),
-      { at: spend.at, amount: (BigInt(last.amount) + BigInt(spend.amount)).toString() },
-    ]
-  const kept = [...live, spend]
-  while (kept.length > MAX_ENTRIES) {
-    const [first, second] = kept.splice(0, 2) as [SpendEntry, SpendEntry]
-    kept.unshift({ at: second.at, amount: (BigInt(first.amount) + BigInt(second.amount)).toString() })
-  }
-  return kept
 }
 
 /**
@@ -166,11 +158,7 @@ export const spendGuard: SpendGuard = {
       (limit) => covers(limit, request.signer, ctx.caller),
     )
     // Every limit is checked before any is written: a refusal by the second leaves the first as it was.
-    const writes: {
-      limit: SpendingLimitRow
-      usage: SpendingLimitUsageRow | undefined
-      entries: SpendEntry[]
-    }[] = []
+    const writes: { limit: SpendingLimitRow; usage: SpendingLimitUsageRow | undefined; log: SpendLog }[] = []
     if (limits.length === 0) return
     // Held already where the pipeline ordered the transaction (a snapshot run is run again as one).
     await orderSpends(ctx.tx, ctx.organizationId)
@@ -184,21 +172,18 @@ export const spendGuard: SpendGuard = {
       const state = usageAt(limit, usage, ctx.now)
       if (state.used + amount > BigInt(limit.amount))
         throw refused(ctx, refusal(limit, state, amount, ctx.now))
-      writes.push({
-        limit,
-        usage,
-        entries: keep(state.entries, {
-          at: ctx.now,
-          amount: amount.toString(),
-          ...(request.reference === undefined ? {} : { ref: request.reference }),
-        }),
-      })
+      const entry = {
+        at: ctx.now,
+        amount: amount.toString(),
+        ...(request.reference === undefined ? {} : { ref: request.reference }),
+      }
+      writes.push({ limit, usage, log: append(state.log, entry, MAX_ENTRIES) })
     }
-    for (const { limit, usage, entries } of writes)
+    for (const { limit, usage, log } of writes)
       await ctx.tx.put('spendingLimitUsage', {
         id: limit.id,
         organizationId: limit.organizationId,
-        entries,
+        ...log,
         createdAt: usage?.createdAt ?? ctx.now,
         updatedAt: ctx.now,
       })
@@ -208,9 +193,10 @@ export const spendGuard: SpendGuard = {
     await orderSpends(ctx.tx, ctx.organizationId)
     const usages = await ctx.tx.findBy('spendingLimitUsage', 'organizationId', ctx.organizationId)
     for (const usage of usages) {
-      const entries = usage.entries.filter((entry) => entry.ref !== reference)
-      if (entries.length !== usage.entries.length)
-        await ctx.tx.put('spendingLimitUsage', { ...usage, entries, updatedAt: ctx.now })
+      const log = withoutRef(logOf(usage), reference)
+      if (!log) continue
+      const { entries: _, ...row } = usage
+      await ctx.tx.put('spendingLimitUsage', { ...row, ...log, updatedAt: ctx.now })
     }
   },
 }

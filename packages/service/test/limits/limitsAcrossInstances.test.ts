@@ -9,6 +9,7 @@ import type { Hex } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
 import type { CreateServiceOptions } from '../../src/assembly/createService.ts'
+import { entriesOf, logOf } from '../../src/limits/spendLog.ts'
 import { sponsorAddress } from '../../src/sending/sponsors.ts'
 import {
   ETHEREUM_ACCOUNT,
@@ -65,7 +66,7 @@ async function limited(a: Harness, asset: Json, amount = '10') {
   return { from, spendingLimitId: spendingLimitId as string }
 }
 
-/** The window total as stored (the usage row's entries), and the one the query answers on B. */
+/** The window total as stored (the usage row's spends), and the one the query answers on B. */
 async function totals(
   a: Harness,
   b: Harness,
@@ -73,14 +74,16 @@ async function totals(
   /** A sub-organization's limit: its id and root key (default: the dev organization's). */
   org?: { organizationId: string; as: TestKey },
 ) {
-  const usage = await a.service.store.get('spendingLimitUsage', spendingLimitId)
-  const stored = (usage?.entries ?? []).reduce((sum, entry) => sum + BigInt(entry.amount), 0n)
+  const log = logOf(await a.service.store.get('spendingLimitUsage', spendingLimitId))
+  const stored = entriesOf(log).reduce((sum, entry) => sum + BigInt(entry.amount), 0n)
+  // The log's running total is its entries' sum.
+  expect(BigInt(log.total)).toBe(stored)
   const listed = (
     await (org
       ? b.query('latchkey_list_spending_limits', { organizationId: org.organizationId }, { as: org.as })
       : b.query('latchkey_list_spending_limits'))
   ).body.spendingLimits.find((limit: Json) => limit.spendingLimitId === spendingLimitId)
-  return { stored, entries: usage?.entries.length ?? 0, used: listed.used, remaining: listed.remaining }
+  return { stored, used: listed.used, remaining: listed.remaining }
 }
 
 function expectExactly(replies: { status: number; body: Json }[], signed: number) {
@@ -115,7 +118,6 @@ describe('spending limits across two instances on PostgreSQL', { timeout: 120_00
     expect(signedBy[0]! + signedBy[1]!).toBe(10)
     expect(await totals(a, b, spendingLimitId)).toEqual({
       stored: 10n,
-      entries: 10,
       used: '10',
       remaining: '0',
     })
@@ -146,7 +148,6 @@ describe('spending limits across two instances on PostgreSQL', { timeout: 120_00
     expectExactly(replies, 10)
     expect(await totals(a, b, spendingLimitId)).toEqual({
       stored: 10n,
-      entries: 10,
       used: '10',
       remaining: '0',
     })
@@ -186,8 +187,8 @@ describe('spending limits across two instances on PostgreSQL', { timeout: 120_00
     expect(await totals(a, b, spendingLimitId)).toMatchObject({ stored: 10n, used: '10', remaining: '0' })
     // Every accepted send's reservation names its send, so a failure before broadcast can give it back.
     const sends = await a.service.store.all('sendTransactions')
-    const usage = await a.service.store.get('spendingLimitUsage', spendingLimitId)
-    for (const send of sends) expect(usage!.entries.filter((entry) => entry.ref === send.id)).toHaveLength(1)
+    const entries = entriesOf(logOf(await a.service.store.get('spendingLimitUsage', spendingLimitId)))
+    for (const send of sends) expect(entries.filter((entry) => entry.ref === send.id)).toHaveLength(1)
     for (const h of [a, b]) await h.service.close()
   })
 
@@ -235,7 +236,7 @@ describe('spending limits across two instances on PostgreSQL', { timeout: 120_00
       ),
     )
     expect(replies.filter((reply) => reply.status !== 200).map((reply) => reply.body)).toEqual([])
-    expect(await totals(a, b, spendingLimitId)).toMatchObject({ stored: 150n, entries: 150, used: '150' })
+    expect(await totals(a, b, spendingLimitId)).toMatchObject({ stored: 150n, used: '150' })
     for (const h of [a, b]) await h.service.close()
   })
 
@@ -349,8 +350,9 @@ async function expectLinearizable(
       }
     }
   }
-  const usage = await a.service.store.get('spendingLimitUsage', org.spendingLimitId)
-  expect((usage?.entries ?? []).reduce((sum, entry) => sum + BigInt(entry.amount), 0n)).toBe(used)
+  const log = logOf(await a.service.store.get('spendingLimitUsage', org.spendingLimitId))
+  expect(entriesOf(log).reduce((sum, entry) => sum + BigInt(entry.amount), 0n)).toBe(used)
+  expect(BigInt(log.total)).toBe(used)
   return seen
 }
 
@@ -448,9 +450,11 @@ describe("limit state ordered by the organization's spend lock, over two instanc
     expect(replies.map((reply) => reply.status)).toEqual([200, 200, 200, 200, 200])
     const ids = new Set(replies.map((reply) => reply.body.activity.id))
     expect(ids.size).toBe(1)
-    expect(await totals(a, b, org.spendingLimitId, org)).toMatchObject({ stored: 3n, entries: 1, used: '3' })
-    const usage = await a.service.store.get('spendingLimitUsage', org.spendingLimitId)
-    expect(usage!.entries[0]!.ref).toBe([...ids][0])
+    expect(await totals(a, b, org.spendingLimitId, org)).toMatchObject({ stored: 3n, used: '3' })
+    // One entry, without a reference: a signature is never given back.
+    expect(entriesOf(logOf(await a.service.store.get('spendingLimitUsage', org.spendingLimitId)))).toEqual([
+      { at: expect.any(Number), amount: '3' },
+    ])
     for (const h of [a, b]) await h.service.close()
   })
 })

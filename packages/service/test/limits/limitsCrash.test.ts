@@ -1,10 +1,12 @@
 // kill -9 between the decision and the answer (issue 37): a `latchkey-service dev` process on
 // PostgreSQL signs concurrently under a spending limit and is SIGKILLed mid-burst, so some
 // signatures committed (their reservation with them) without their answer reaching the client.
-// After the restart the window's total is exactly what was signed: every COMPLETED sign_transaction
-// is counted once under its own activity id, nothing else is; the unanswered requests sent again
-// byte for byte are replays that count nothing twice; and the restarted process refuses exactly at
-// the cap, the spend from before the crash included.
+// After the restart the window's total is exactly what was signed: the usage row's spends add up
+// to the COMPLETED sign_transaction activities' wei, its running total and the query agree; the
+// unanswered requests sent again byte for byte are replays that count nothing twice; and the
+// restarted process refuses exactly at the cap, the spend from before the crash included. (A
+// signature's spend names no activity: it is never given back, so the row keeps only its time and
+// amount; what committed is read from the activities, which commit with their reservation.)
 //
 // The process that serves after the kill is started on the same database while the first one still
 // signs, as a second instance would be: the test waits for one process start after the kill
@@ -17,6 +19,7 @@ import { type Hex, parseTransaction } from 'viem'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { openPostgres } from '../../src/kernel/store/durableStores.ts'
 import type { Store } from '../../src/kernel/store/Store.ts'
+import { entriesOf, logOf } from '../../src/limits/spendLog.ts'
 import { DEAD_ADDRESS as DEAD, unsignedTransfer } from '../../src/testing/unsignedTransfer.ts'
 import { type PostgresCluster, postgresArgs, startPostgres } from '../durability/postgres.ts'
 import { removeDir, tempDir } from '../durability/tempDir.ts'
@@ -93,7 +96,7 @@ async function limitedAccount(client: Client, service: ServiceProcess, name: str
 
 /**
  * `clients` loops signing 1–3 wei from `from` until the process dies. Once signatures flow, the
- * process is frozen (SIGSTOP) at random points. While it is frozen, the limit's usage row tells
+ * process is frozen (SIGSTOP) at random points. While it is frozen, the store's activities tell
  * which signatures committed; an answer it already wrote still reaches the client, one it has not
  * written never will. A committed signature whose answer does not come within a moment is between
  * its commit and its answer: SIGKILL then. Else (every committed one answered, which is seen at
@@ -102,12 +105,7 @@ async function limitedAccount(client: Client, service: ServiceProcess, name: str
 async function burstThenKill(
   client: Client,
   service: ServiceProcess,
-  {
-    from,
-    spendingLimitId,
-    clients = 12,
-    tries = 100,
-  }: { from: string; spendingLimitId: string; clients?: number; tries?: number },
+  { from, clients = 12, tries = 100 }: { from: string; clients?: number; tries?: number },
 ) {
   const answered = new Set<string>()
   const unanswered: Prepared[] = []
@@ -131,14 +129,13 @@ async function burstThenKill(
   }
   const loops = Array.from({ length: clients }, (_, worker) => loop(worker))
   await until(() => answered.size >= 4)
-  const committed = async () =>
-    ((await store!.get('spendingLimitUsage', spendingLimitId))?.entries ?? []).map((entry) => entry.ref!)
+  const committed = async () => [...(await signedBy(service.info.organizationId, from)).keys()]
   for (let n = 0; n < tries; n++) {
     await sleep(Math.random() * 8)
     process.kill(service.pid, 'SIGSTOP')
-    const refs = await committed()
+    const ids = await committed()
     // Answers the process wrote before the freeze arrive within a moment; wait for those only.
-    const unansweredCommit = () => refs.some((ref) => !answered.has(ref))
+    const unansweredCommit = () => ids.some((id) => !answered.has(id))
     if (unansweredCommit() && !(await until(() => !unansweredCommit(), 40))) break
     process.kill(service.pid, 'SIGCONT')
   }
@@ -147,8 +144,8 @@ async function burstThenKill(
   return { answered, unanswered }
 }
 
-/** What the store holds: the account's COMPLETED signatures (id → wei) and the limit's usage entries. */
-async function signedAndCounted(organizationId: string, from: string, spendingLimitId: string) {
+/** The account's COMPLETED signatures in the store (id → wei): they commit with their reservation. */
+async function signedBy(organizationId: string, from: string) {
   const signed = new Map<string, bigint>()
   for (const activity of await store!.findBy('activities', 'organizationId', organizationId))
     if (
@@ -157,8 +154,14 @@ async function signedAndCounted(organizationId: string, from: string, spendingLi
       activity.intent.signWith === from
     )
       signed.set(activity.id, parseTransaction(activity.intent.unsignedTransaction as Hex).value ?? 0n)
-  const entries = (await store!.get('spendingLimitUsage', spendingLimitId))?.entries ?? []
-  return { signed, entries }
+  return signed
+}
+
+/** What the store holds: the account's COMPLETED signatures and the limit's spend log. */
+async function signedAndCounted(organizationId: string, from: string, spendingLimitId: string) {
+  const signed = await signedBy(organizationId, from)
+  const log = logOf(await store!.get('spendingLimitUsage', spendingLimitId))
+  return { signed, log }
 }
 
 /** The window's total as the service answers it (`latchkey_list_spending_limits`). */
@@ -171,20 +174,22 @@ async function usedOf(client: Client, service: ServiceProcess, spendingLimitId: 
   return { used: BigInt(limit.used), remaining: BigInt(limit.remaining) }
 }
 
-/** Exactness: every signature counted once under its own id, nothing else counted, the query agrees. */
+/** Exactness: the spends add up to the signatures' wei, the log's running total and the query agree. */
 async function expectExact(
   client: Client,
   service: ServiceProcess,
   account: { organizationId: string; from: string; spendingLimitId: string },
 ) {
-  const { signed, entries } = await signedAndCounted(
+  const { signed, log } = await signedAndCounted(
     account.organizationId,
     account.from,
     account.spendingLimitId,
   )
   const total = [...signed.values()].reduce((sum, value) => sum + value, 0n)
-  expect(entries.map((entry) => entry.ref).sort()).toEqual([...signed.keys()].sort())
-  for (const entry of entries) expect(BigInt(entry.amount)).toBe(signed.get(entry.ref!))
+  expect(entriesOf(log).reduce((sum, entry) => sum + BigInt(entry.amount), 0n)).toBe(total)
+  expect(BigInt(log.total)).toBe(total)
+  // Only signatures: none names anything to give back.
+  expect(entriesOf(log).filter((entry) => entry.ref !== undefined)).toEqual([])
   expect(await usedOf(client, service, account.spendingLimitId)).toEqual({
     used: total,
     remaining: CAP - total,
@@ -212,7 +217,7 @@ describe('spending limits under kill -9 (PostgreSQL)', () => {
       next.catch(() => undefined)
       const { from, spendingLimitId } = await limitedAccount(client, service, `agent ${attempt}`)
       account = { organizationId, from, spendingLimitId }
-      const burst = await burstThenKill(client, service, { from, spendingLimitId })
+      const burst = await burstThenKill(client, service, { from })
       unanswered = burst.unanswered
       service = await next
       expect(service.info.organizationId).toBe(organizationId)

@@ -410,8 +410,16 @@ export interface SpendEntry {
  */
 export interface SpendingLimitUsageRow extends Row {
   organizationId: string
-  /** Oldest first; only those still inside the window are kept. */
-  entries: SpendEntry[]
+  /**
+   * The spends still inside the window, oldest first, as one line of text (limits/spendLog.ts
+   * reads and writes it), with the last one's time, their sum and their number.
+   */
+  spends?: string
+  lastAt?: number
+  total?: string
+  count?: number
+  /** Rows written before the spend log (wave 13) keep their spends here; rewritten as `spends`. */
+  entries?: SpendEntry[]
 }
 
 /**

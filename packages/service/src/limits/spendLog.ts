@@ -1,0 +1,145 @@
+// A limit's spends as its usage row keeps them: one line of text, oldest first, so that a signing
+// under the limit reads and rewrites a few characters at each end of it rather than a JSON array
+// of objects. A busy limit holds up to `MAX_ENTRIES` spends; parsing, rewriting and storing them
+// as objects was most of what a limit added to a signing (bench/README.md, issue 37).
+//
+// Format: entries joined by `;`, each `<at>:<amount>` or `<at>:<amount>:<ref>`, where the first
+// entry's `at` is epoch milliseconds and every later one's is milliseconds after the entry before
+// it; `amount` is a decimal integer; `ref` (a send's id, URI-encoded) is what a release names.
+// `total` is the sum of the amounts and `count` the number of entries, kept exact with every
+// change, so the window's use is known without reading the entries in the middle.
+import type { SpendEntry, SpendingLimitUsageRow } from '../kernel/store/model.ts'
+
+/** What the usage row keeps of its spends (`SpendingLimitUsageRow`'s fields). */
+export interface SpendLog {
+  spends: string
+  /** Epoch ms of the last entry (an appended entry's `at` is written after it). */
+  lastAt: number
+  total: string
+  count: number
+}
+
+export const EMPTY_LOG: SpendLog = { spends: '', lastAt: 0, total: '0', count: 0 }
+
+const entryText = (at: number, amount: string, ref: string | undefined) =>
+  ref === undefined ? `${at}:${amount}` : `${at}:${amount}:${encodeURIComponent(ref)}`
+
+/** One entry's text, its `at` as written (absolute or a delta). */
+function parseEntry(text: string): { at: number; amount: string; ref?: string } {
+  const [at, amount, ref] = text.split(':') as [string, string, string | undefined]
+  return ref === undefined
+    ? { at: Number(at), amount }
+    : { at: Number(at), amount, ref: decodeURIComponent(ref) }
+}
+
+/** The log of `entries` (oldest first). */
+export function logOfEntries(entries: readonly SpendEntry[]): SpendLog {
+  let previous = 0
+  let total = 0n
+  const texts = entries.map((entry, index) => {
+    total += BigInt(entry.amount)
+    const text = entryText(index === 0 ? entry.at : entry.at - previous, entry.amount, entry.ref)
+    previous = entry.at
+    return text
+  })
+  return { spends: texts.join(';'), lastAt: previous, total: total.toString(), count: entries.length }
+}
+
+/** A usage row's log: rows written before the log (an `entries` array) are read as theirs. */
+export function logOf(usage: SpendingLimitUsageRow | undefined): SpendLog {
+  if (!usage) return EMPTY_LOG
+  if (usage.spends !== undefined)
+    return {
+      spends: usage.spends,
+      lastAt: usage.lastAt ?? 0,
+      total: usage.total ?? '0',
+      count: usage.count ?? 0,
+    }
+  return logOfEntries(usage.entries ?? [])
+}
+
+/** Every entry of the log, oldest first, with absolute times. */
+export function entriesOf(log: SpendLog): SpendEntry[] {
+  if (log.count === 0) return []
+  let at = 0
+  return log.spends.split(';').map((text, index) => {
+    const entry = parseEntry(text)
+    at = index === 0 ? entry.at : at + entry.at
+    return { ...entry, at }
+  })
+}
+
+/**
+ * The log without its entries made before `start` (they left the window). Reads only those and
+ * the first one kept, whose time is rewritten as absolute.
+ */
+export function expire(log: SpendLog, start: number): SpendLog {
+  if (log.count === 0 || log.lastAt < start) return log.count === 0 ? log : { ...EMPTY_LOG }
+  let at = 0
+  let total = BigInt(log.total)
+  let from = 0
+  for (let index = 0; ; index++) {
+    const end = log.spends.indexOf(';', from)
+    const text = end < 0 ? log.spends.slice(from) : log.spends.slice(from, end)
+    const entry = parseEntry(text)
+    at = index === 0 ? entry.at : at + entry.at
+    if (at >= start) {
+      if (index === 0) return log
+      const rest = end < 0 ? '' : log.spends.slice(end)
+      return {
+        spends: entryText(at, entry.amount, entry.ref) + rest,
+        lastAt: log.lastAt,
+        total: total.toString(),
+        count: log.count - index,
+      }
+    }
+    total -= BigInt(entry.amount)
+    // The last entry is at `lastAt`, which is at or after `start`: the loop ends before the text does.
+    from = end + 1
+  }
+}
+
+/**
+ * The log with `spend` added (at or after its last entry). A spend of the same millisecond as the
+ * last entry, neither with a reference, is added into it: they free together, nothing changes.
+ * Past `max` entries, the two oldest merge into one at the later time, so a merged spend frees
+ * later than it would have (never earlier) and the total stays exact.
+ */
+export function append(log: SpendLog, spend: SpendEntry, max: number): SpendLog {
+  const total = (BigInt(log.total) + BigInt(spend.amount)).toString()
+  if (log.count === 0)
+    return { spends: entryText(spend.at, spend.amount, spend.ref), lastAt: spend.at, total, count: 1 }
+  const at = Math.max(spend.at, log.lastAt)
+  const cut = log.spends.lastIndexOf(';') + 1
+  const last = parseEntry(log.spends.slice(cut))
+  if (at === log.lastAt && last.ref === undefined && spend.ref === undefined) {
+    const amount = (BigInt(last.amount) + BigInt(spend.amount)).toString()
+    return { ...log, spends: log.spends.slice(0, cut) + entryText(last.at, amount, undefined), total }
+  }
+  let next: SpendLog = {
+    spends: `${log.spends};${entryText(at - log.lastAt, spend.amount, spend.ref)}`,
+    lastAt: at,
+    total,
+    count: log.count + 1,
+  }
+  while (next.count > max) next = mergeOldest(next)
+  return next
+}
+
+/** The log with its two oldest entries merged into one at the second's time, without a reference. */
+function mergeOldest(log: SpendLog): SpendLog {
+  const first = log.spends.indexOf(';')
+  const second = log.spends.indexOf(';', first + 1)
+  const a = parseEntry(log.spends.slice(0, first))
+  const b = parseEntry(second < 0 ? log.spends.slice(first + 1) : log.spends.slice(first + 1, second))
+  const merged = entryText(a.at + b.at, (BigInt(a.amount) + BigInt(b.amount)).toString(), undefined)
+  return { ...log, spends: merged + (second < 0 ? '' : log.spends.slice(second)), count: log.count - 1 }
+}
+
+/** The log without the entries `ref` names (a release), or undefined when none does. */
+export function withoutRef(log: SpendLog, ref: string): SpendLog | undefined {
+  if (!log.spends.includes(`:${encodeURIComponent(ref)}`)) return undefined
+  const entries = entriesOf(log)
+  const kept = entries.filter((entry) => entry.ref !== ref)
+  return kept.length === entries.length ? undefined : logOfEntries(kept)
+}
