@@ -227,10 +227,22 @@ export class GroupCommit {
       const keys = [...new Set(group.flatMap((item) => item.keys))].sort()
       for (const key of keys) this.held.add(key)
       this.running++
-      void this.commitGroup(group, keys).finally(() => {
+      // The keys go back as soon as the group's commit is on its way: the next group of them
+      // forms then and sends its locks, which the database grants once this group has committed
+      // and unlocked (its read follows its locks, so it sees this group's writes). A key's
+      // groups still run one after the other, in order; only the round trip between them is saved.
+      let released = false
+      const release = () => {
+        if (released) return
+        released = true
         for (const key of keys) this.held.delete(key)
-        this.running--
         if (this.waiting.length > 0) this.schedule()
+      }
+      void this.commitGroup(group, keys, release).finally(() => {
+        this.running--
+        if (released) {
+          if (this.waiting.length > 0) this.schedule()
+        } else release()
       })
     }
   }
@@ -248,12 +260,16 @@ export class GroupCommit {
     return size
   }
 
-  private async commitGroup(group: Grouped[], keys: readonly string[] = []): Promise<void> {
+  private async commitGroup(
+    group: Grouped[],
+    keys: readonly string[] = [],
+    committing?: () => void,
+  ): Promise<void> {
     this.counts.batches++
     this.counts.items += group.length
     const started = performance.now()
     try {
-      await this.runGroup(group, keys)
+      await this.runGroup(group, keys, committing)
     } finally {
       const took = performance.now() - started
       const { timed } = this.options
@@ -261,7 +277,8 @@ export class GroupCommit {
     }
   }
 
-  private async runGroup(group: Grouped[], keys: readonly string[]): Promise<void> {
+  /** `committing`: told once the group's commit is sent (or it failed first), while it holds its locks. */
+  private async runGroup(group: Grouped[], keys: readonly string[], committing?: () => void): Promise<void> {
     const { backend, connect, guard, fatal, share } = this.options
     const { begin } = group[0]!
     const outcomes: ({ value: unknown } | { error: unknown })[] = []
@@ -312,7 +329,9 @@ export class GroupCommit {
               const closing = scope !== undefined ? share!.close(connection, scope) : undefined
               if (closing && !closing.sent) await closing.done
               // The commit right behind the write: if the write fails, the commit rolls back.
-              const [wrote, committed] = await Promise.allSettled([closing?.done, run('commit')])
+              const commit = run('commit')
+              committing?.()
+              const [wrote, committed] = await Promise.allSettled([closing?.done, commit])
               if (wrote.status === 'rejected') throw wrote.reason
               if (committed.status === 'rejected') throw committed.reason
             } catch (error) {

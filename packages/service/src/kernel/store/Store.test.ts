@@ -585,6 +585,37 @@ describe.each(backends)('storage contract: %s', (name, open) => {
     await store.close()
   })
 
+  it('the next group of a lock forms while the one before it commits (PostgreSQL): it still reads what that one wrote, in order, losing nothing', async () => {
+    const store = await open()
+    await store.transaction((tx) => tx.put('pluginRows', row('chain', { n: 0, order: [] })))
+    const options = {
+      isolation: 'snapshot' as const,
+      locks: ['chain'],
+      readAhead: [{ table: 'pluginRows' as const, id: 'chain' }],
+    }
+    const ran: number[] = []
+    const submit = (i: number) =>
+      store.transaction(async (tx) => {
+        const chain = (await tx.get('pluginRows', 'chain'))!
+        const { n, order } = chain.data as { n: number; order: number[] }
+        if (tx.attempt === 1) ran.push(i)
+        await tx.put('pluginRows', { ...chain, data: { n: n + 1, order: [...order, i] } })
+      }, options)
+    // Waves queued while the groups before them run and commit.
+    const pending: Promise<unknown>[] = []
+    for (let wave = 0; wave < 8; wave++) {
+      for (let k = 0; k < 6; k++) pending.push(submit(wave * 6 + k))
+      await new Promise((resolve) => setTimeout(resolve, 3))
+    }
+    await Promise.all(pending)
+    const { n, order } = (await store.get('pluginRows', 'chain'))!.data as { n: number; order: number[] }
+    expect(n).toBe(48)
+    // Each read what every one before it wrote, in the order they came.
+    expect(order).toEqual(Array.from({ length: 48 }, (_, i) => i))
+    expect(ran).toEqual(order)
+    await store.close()
+  })
+
   it('transactions of different locks share a group and those of one lock keep their order; two stores whose groups take overlapping locks neither deadlock nor lose an increment', async () => {
     const store = await open()
     // PostgreSQL: a second store on the same database, as a second instance of the service.
