@@ -2,6 +2,7 @@
 // runs of spends, expiries, merges and releases, compared step by step.
 import { describe, expect, it } from 'vitest'
 import type { SpendEntry } from '../kernel/store/model.ts'
+import { seededRandom } from '../testing/seededRandom.ts'
 import {
   append,
   EMPTY_LOG,
@@ -12,17 +13,6 @@ import {
   type SpendLog,
   withoutRef,
 } from './spendLog.ts'
-
-/** A seeded generator (mulberry32): the same runs on every machine. */
-function random(seed: number) {
-  let a = seed
-  return () => {
-    a = (a + 0x6d2b79f5) | 0
-    let t = Math.imul(a ^ (a >>> 15), 1 | a)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const sum = (entries: SpendEntry[]) => entries.reduce((total, entry) => total + BigInt(entry.amount), 0n)
 
@@ -38,7 +28,7 @@ function expectConsistent(log: SpendLog) {
 describe('the spend log', () => {
   it('matches the plain list of spends through random spends, expiries and releases', () => {
     for (let seed = 1; seed <= 40; seed++) {
-      const next = random(seed)
+      const next = seededRandom(seed)
       const max = 4 + Math.floor(next() * 12)
       let log: SpendLog = EMPTY_LOG
       let plain: SpendEntry[] = []

@@ -16,17 +16,7 @@ import { describe, expect, it } from 'vitest'
 import { floodSignIn, retainedHeapBytes } from '../../../../bench/signinFlood.ts'
 import { s256Challenge } from '../signin/oauth/pkce.ts'
 import { createHarness, ETHEREUM_ACCOUNT, type Harness, type Json, type testKey } from '../testing/harness.ts'
-
-/** Mulberry32: small, seeded, good enough to pick shapes. */
-function random(seed: number) {
-  let a = seed
-  return () => {
-    a = (a + 0x6d2b79f5) | 0
-    let t = Math.imul(a ^ (a >>> 15), 1 | a)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+import { seededRandom } from '../testing/seededRandom.ts'
 
 const NASTY_STRINGS = [
   '',
@@ -131,7 +121,7 @@ function expectClean(probes: Probe[]) {
 describe('hostile bodies on every route', () => {
   it('activity and query routes: fixed and random bodies, unstamped and stamped by a root key', async () => {
     const h = await createHarness()
-    const next = random(13)
+    const next = seededRandom(13)
     const probes: Probe[] = []
     const routes = [
       ...Object.keys(ACTIVITIES).map((path) => `/public/v1/submit/${path}`),
@@ -163,7 +153,7 @@ describe('hostile bodies on every route', () => {
 
   it('auth proxy, operator settings and dev routes', async () => {
     const h = await createHarness()
-    const next = random(7)
+    const next = seededRandom(7)
     const probes: Probe[] = []
     const proxyHeaders = { [PROXY_CONFIG_HEADER]: h.service.dev.authProxyConfigId! }
     for (const path of [...PROXY_PATHS, 'nope']) {
