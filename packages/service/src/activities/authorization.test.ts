@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { apiKeyInOrganization } from '../kernel/store/model.ts'
 import { createHarness, ETHEREUM_ACCOUNT, testKey } from '../testing/harness.ts'
 
 describe('authorisation', () => {
@@ -101,6 +102,7 @@ describe('authorisation', () => {
         userId: 'member-user',
         name: 'member',
         publicKey: member.publicKey,
+        keyInOrganization: apiKeyInOrganization(member.publicKey, h.organizationId),
         curve: 'API_KEY_CURVE_P256',
         credentialType: 'CREDENTIAL_TYPE_API_KEY_P256',
         createdAt: now,

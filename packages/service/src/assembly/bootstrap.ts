@@ -2,6 +2,7 @@ import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
 import { ServiceError } from '../kernel/base/errors.ts'
 import { p256PublicKey, randomP256PrivateKey } from '../kernel/crypto/index.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
+import { apiKeyInOrganization } from '../kernel/store/model.ts'
 import type { Transaction } from '../kernel/store/Store.ts'
 
 /** Credentials of the dev parent organization, printed by the CLI and used by tests and Storybook. */
@@ -86,6 +87,7 @@ export async function bootstrapService(
     userId,
     name: 'Dev root key',
     publicKey: apiPublicKey,
+    keyInOrganization: apiKeyInOrganization(apiPublicKey, organizationId),
     curve: 'API_KEY_CURVE_P256',
     credentialType: 'CREDENTIAL_TYPE_API_KEY_P256',
     createdAt: now,

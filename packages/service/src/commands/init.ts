@@ -12,6 +12,7 @@ import { FLAG_KEYS, loadConfig } from '../config/loadConfig.ts'
 import { productionService } from '../config/productionService.ts'
 import { proxyOptions } from '../config/sections/proxy.ts'
 import { compressP256 } from '../kernel/crypto/p256.ts'
+import { apiKeyInOrganization } from '../kernel/store/model.ts'
 import { saveProxyConfig } from '../signin/proxyConfig.ts'
 import { exitWithProblems } from './config.ts'
 
@@ -87,6 +88,7 @@ export async function initParentOrganization(
       userId,
       name: 'Root key',
       publicKey: options.rootPublicKey,
+      keyInOrganization: apiKeyInOrganization(options.rootPublicKey, organizationId),
       curve: 'API_KEY_CURVE_P256',
       credentialType: 'CREDENTIAL_TYPE_API_KEY_P256',
       createdAt: now,

@@ -6,7 +6,12 @@ import { FieldError, NotFoundError } from '../kernel/base/errors.ts'
 import { signJwt } from '../kernel/crypto/index.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { ActivityContext } from '../kernel/registry.ts'
-import type { ApiKeyRow, SessionProfileRow, UserRow } from '../kernel/store/model.ts'
+import {
+  type ApiKeyRow,
+  apiKeyInOrganization,
+  type SessionProfileRow,
+  type UserRow,
+} from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Reads.ts'
 import { verifiedContact } from './verifiedContact.ts'
 
@@ -146,6 +151,7 @@ export async function issueSession(
     userId: input.user.id,
     name: input.apiKeyName ?? `Session key ${new Date(ctx.now).toISOString()}`,
     publicKey: input.publicKey,
+    keyInOrganization: apiKeyInOrganization(input.publicKey, input.user.organizationId),
     curve: 'API_KEY_CURVE_P256',
     credentialType: input.credentialType ?? 'CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256',
     expirationSeconds: String(seconds),

@@ -10,7 +10,7 @@ import { verifyRegistrationResponse } from '@simplewebauthn/server'
 import { mapInOrder } from '../kernel/base/async.ts'
 import { ConflictError, CredentialError, NotFoundError } from '../kernel/base/errors.ts'
 import type { ActivityContext } from '../kernel/registry.ts'
-import type { UserRow } from '../kernel/store/model.ts'
+import { apiKeyInOrganization, type UserRow } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Store.ts'
 import { base64urlToBytes } from '../pipeline/authenticate.ts'
 
@@ -61,6 +61,7 @@ export async function addApiKeys(
       userId: user.id,
       name: key.apiKeyName,
       publicKey: key.publicKey,
+      keyInOrganization: apiKeyInOrganization(key.publicKey, user.organizationId),
       curve: key.curveType,
       credentialType: credentialType ?? CREDENTIAL_TYPE_OF_CURVE[key.curveType],
       ...(key.expirationSeconds !== undefined ? { expirationSeconds: key.expirationSeconds } : {}),

@@ -18,7 +18,7 @@ import { AuthenticationError, PermissionError } from '../kernel/base/errors.ts'
 import { verifyApiKeyStamp, verifyJwt } from '../kernel/crypto/index.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { Caller } from '../kernel/registry.ts'
-import type { ApiKeyRow, AuthenticatorRow } from '../kernel/store/model.ts'
+import { type ApiKeyRow, type AuthenticatorRow, apiKeyInOrganization } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Store.ts'
 
 const SCHEMES_OF_CURVE: Record<ApiKeyCurve, SignatureScheme[]> = {
@@ -48,6 +48,30 @@ async function pick<T extends { organizationId: string }>(
     if (parent) return parent
   }
   return rows[0]
+}
+
+/**
+ * The API key a stamp names, for a request to `organizationId`: the organization's own, else its
+ * parent's, else any organization's (authorization then refuses what it may not do), as `pick`
+ * chooses among credentials. The first two are read by `keyInOrganization`, one row each, so a key
+ * held in many organizations (a back end's key in each of its users' sub-organizations) costs a
+ * request one row, not one per organization; only a key in neither reads every holder.
+ */
+async function apiKeyFor(
+  reads: Reads,
+  publicKey: string,
+  organizationId: string | undefined,
+): Promise<ApiKeyRow | undefined> {
+  if (organizationId !== undefined) {
+    const inOrganization = async (id: string) =>
+      (await reads.findBy('apiKeys', 'keyInOrganization', apiKeyInOrganization(publicKey, id)))[0]
+    const own = await inOrganization(organizationId)
+    if (own) return own
+    const parentId = (await reads.get('organizations', organizationId))?.parentOrganizationId
+    const parent = parentId === undefined ? undefined : await inOrganization(parentId)
+    if (parent) return parent
+  }
+  return (await reads.findBy('apiKeys', 'publicKey', publicKey))[0]
 }
 
 async function callerOf(
@@ -112,7 +136,7 @@ async function authenticateApiKey(
     })
   }
   const publicKey = stamp.publicKey.toLowerCase()
-  const key = await pick(reads, await reads.findBy('apiKeys', 'publicKey', publicKey), organizationId)
+  const key = await apiKeyFor(reads, publicKey, organizationId)
   if (!key)
     throw new AuthenticationError({ code: 'PUBLIC_KEY_NOT_FOUND', message: SESSION_KEY_MESSAGES.notFound })
   if (!SCHEMES_OF_CURVE[key.curve].includes(stamp.scheme))

@@ -107,8 +107,9 @@ export async function recordVote({
 
 /** The credential behind a vote (votes keep the stamp's public key). */
 async function approvalOf(reads: Reads, vote: VoteRow): Promise<Approval> {
-  const key = (await reads.findBy('apiKeys', 'publicKey', vote.publicKey)).find(
-    (row) => row.userId === vote.userId,
+  // By user (a handful of keys), not by public key (a back end's key is in many organizations).
+  const key = (await reads.findBy('apiKeys', 'userId', vote.userId)).find(
+    (row) => row.publicKey === vote.publicKey,
   )
   const passkey = key
     ? undefined

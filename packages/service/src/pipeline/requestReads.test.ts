@@ -119,6 +119,44 @@ describe.each(backends)('a stamped request’s first reads: %s', (name, open) =>
     expect((await wallets(h.organizationId)).body.wallets).toEqual([])
   })
 
+  it('a back end’s key in many sub-organizations: each request is that sub-organization’s user, found without reading the key’s other holders', async () => {
+    const backEnd = testKey()
+    const subs = []
+    for (let n = 0; n < 6; n++) subs.push(await h.createSubOrganization({ keys: [backEnd] }))
+    // What the request's reads look up, ahead (PostgreSQL) or as they come (SQLite).
+    const store = h.service.store
+    const looked: string[] = []
+    const { findBy, prefetch } = store
+    store.findBy = ((table: string, field: string, value: unknown) => {
+      looked.push(`${table}.${field}`)
+      return findBy.call(store, table as never, field as never, value)
+    }) as typeof store.findBy
+    store.prefetch = ((lookups, again) => {
+      for (const lookup of lookups) if ('field' in lookup) looked.push(`${lookup.table}.${lookup.field}`)
+      return prefetch.call(store, lookups, again)
+    }) as typeof store.prefetch
+    try {
+      for (const sub of subs) {
+        looked.length = 0
+        const reply = await h.query('whoami', { organizationId: sub.organizationId }, { as: backEnd })
+        expect(reply.body).toMatchObject({ organizationId: sub.organizationId, userId: sub.userIds[0] })
+        expect(looked).toContain('apiKeys.keyInOrganization')
+        expect(looked).not.toContain('apiKeys.publicKey')
+      }
+      // Named where it is not (the parent holds no such key): every holder is read, and the
+      // caller is another organization's user, which may not act here.
+      const stranger = await h.submit(
+        'create_wallet',
+        { walletName: 'not mine', accounts: [] },
+        { as: backEnd, organizationId: h.organizationId },
+      )
+      expect(stranger.status).toBe(403)
+    } finally {
+      store.findBy = findBy
+      store.prefetch = prefetch
+    }
+  })
+
   it('the auth proxy’s key is confined in its own organization and in the sub-organizations it made', async () => {
     const config = (await h.service.store.get('proxyConfigs', h.service.dev.authProxyConfigId!))!
     const proxyKey = testKey(

@@ -1,6 +1,7 @@
 import { decodeApiKeyStamp, STAMP_HEADER } from '@latchkey/protocol'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { Registry } from '../kernel/registry.ts'
+import { apiKeyInOrganization } from '../kernel/store/model.ts'
 import type { Lookup, Reads } from '../kernel/store/Store.ts'
 
 /**
@@ -38,19 +39,26 @@ export async function requestReads(
   }
   // Public keys are at most 130 hex digits, ids far shorter: anything longer is refused later.
   if (publicKey.length > 200) return runtime.store
-  // Admission's reads: the credential, its user, the organization named.
+  const named = organizationId !== undefined && organizationId.length <= 200 ? organizationId : undefined
+  // Admission's reads: the credential, its user, the organization named. The credential as
+  // authentication reads it first (`apiKeyFor`): the key in the organization the body names, one
+  // row however many organizations hold the key; without one, every holder of the key.
+  const key =
+    named === undefined
+      ? ({ field: 'publicKey', value: publicKey } as const)
+      : ({ field: 'keyInOrganization', value: apiKeyInOrganization(publicKey, named) } as const)
   const admission: Lookup[] = [
-    { table: 'apiKeys', field: 'publicKey', value: publicKey },
-    { table: 'users', via: { table: 'apiKeys', field: 'publicKey', value: publicKey, column: 'userId' } },
+    { table: 'apiKeys', ...key },
+    { table: 'users', via: { table: 'apiKeys', ...key, column: 'userId' } },
   ]
   // The decision's and the handler's: what an ordered transaction reads again after its lock.
   // Admission's it takes from the submission; reading them again cost a limited signing a third of
   // its rate on the bench (the `users` lookup is a subquery) for rows it never reads.
   const decision: Lookup[] = []
-  if (organizationId !== undefined && organizationId.length <= 200) {
-    admission.push({ table: 'organizations', id: organizationId })
-    for (const plugin of registry.plugins) decision.push(...(plugin.lookups?.(organizationId) ?? []))
-    decision.push(...more(organizationId))
+  if (named !== undefined) {
+    admission.push({ table: 'organizations', id: named })
+    for (const plugin of registry.plugins) decision.push(...(plugin.lookups?.(named) ?? []))
+    decision.push(...more(named))
   }
   return runtime.store.prefetch([...admission, ...decision], decision)
 }

@@ -2,7 +2,7 @@ import type { ProxySettings } from '@latchkey/protocol'
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex } from '@noble/hashes/utils.js'
 import type { Runtime } from '../kernel/Runtime.ts'
-import type { ProxyConfigRow } from '../kernel/store/model.ts'
+import { apiKeyInOrganization, type ProxyConfigRow } from '../kernel/store/model.ts'
 import type { Transaction } from '../kernel/store/Store.ts'
 import { defaultProxySettings } from './defaultProxySettings.ts'
 
@@ -30,12 +30,14 @@ export async function ensureProxyUser(
     updatedAt: now,
   })
   const privateKey = p256.utils.randomSecretKey()
+  const proxyPublicKey = bytesToHex(p256.getPublicKey(privateKey, true))
   await tx.put('apiKeys', {
     id: runtime.newId(),
     organizationId: config.organizationId,
     userId,
     name: 'Auth proxy key',
-    publicKey: bytesToHex(p256.getPublicKey(privateKey, true)),
+    publicKey: proxyPublicKey,
+    keyInOrganization: apiKeyInOrganization(proxyPublicKey, config.organizationId),
     curve: 'API_KEY_CURVE_P256',
     credentialType: 'CREDENTIAL_TYPE_API_KEY_P256',
     createdAt: now,

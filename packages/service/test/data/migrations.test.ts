@@ -11,6 +11,7 @@ import {
   knownMigrations,
   MigrationsPendingError,
 } from '../../src/kernel/store/migrations.ts'
+import { apiKeyInOrganization } from '../../src/kernel/store/model.ts'
 import { wasmSqlite } from '../../src/kernel/store/wasmSqlite.ts'
 import { type PostgresCluster, startPostgres } from '../durability/postgres.ts'
 import { hashTree, removeDir, tempDir } from '../durability/tempDir.ts'
@@ -34,6 +35,10 @@ const NEWEST_UNDO: Record<string, string[]> = {
     `DROP INDEX "users_${column}"`,
     `ALTER TABLE users DROP COLUMN "${column}"`,
   ]),
+  '0016_api_key_lookup': [
+    'DROP INDEX "apiKeys_keyInOrganization"',
+    'ALTER TABLE "apiKeys" DROP COLUMN "keyInOrganization"',
+  ],
   '0014_webhook_delivery_queue': [
     'DROP INDEX "jobs_state_runAfter"',
     'DROP INDEX "webhookDeliveries_listKey"',
@@ -97,6 +102,46 @@ describe('migrations on a data dir', { timeout: 120_000 }, () => {
     const started = await runToExit({ args: ['--data-dir', dir, '--no-migrate'] })
     expect(started.signal).toBe('SIGKILL')
     expect(JSON.parse(started.stdout.split('\n')[0]!)).toHaveProperty('organizationId')
+  })
+
+  it('0016 fills the key-in-organization column of the API keys written before it: they authenticate by it', async () => {
+    const dir = tempDir('api-keys')
+    dirs.push(dir)
+    const store = await openDataDir(dir)
+    const key = {
+      id: 'key-1',
+      organizationId: 'org-1',
+      userId: 'user-1',
+      name: 'written before 0016',
+      publicKey: '02'.padEnd(66, 'a'),
+      keyInOrganization: apiKeyInOrganization('02'.padEnd(66, 'a'), 'org-1'),
+      curve: 'API_KEY_CURVE_P256' as const,
+      credentialType: 'CREDENTIAL_TYPE_API_KEY_P256' as const,
+      createdAt: 1,
+      updatedAt: 1,
+    }
+    await store.transaction((tx) => tx.put('apiKeys', key))
+    await store.close()
+    // As a version before 0016 left it: no column, no index, the document without the field.
+    const database = wasmSqlite(join(dir, DATABASE_FILE))
+    try {
+      database.exec('PRAGMA locking_mode = EXCLUSIVE')
+      database.exec(`DELETE FROM kysely_migration WHERE name = '0016_api_key_lookup'`)
+      for (const statement of NEWEST_UNDO['0016_api_key_lookup']!) database.exec(statement)
+      database.exec(`UPDATE "apiKeys" SET data = json_remove(data, '$.keyInOrganization')`)
+    } finally {
+      database.close()
+    }
+    const migrated = await openDataDir(dir)
+    try {
+      const found = await migrated.findBy('apiKeys', 'keyInOrganization', key.keyInOrganization)
+      expect(found.map((row) => row.id)).toEqual(['key-1'])
+      expect(
+        await migrated.findBy('apiKeys', 'keyInOrganization', apiKeyInOrganization(key.publicKey, 'org-2')),
+      ).toEqual([])
+    } finally {
+      await migrated.close()
+    }
   })
 
   it('an older version refuses a data dir migrated ahead of it, with or without --no-migrate, and changes nothing', async () => {

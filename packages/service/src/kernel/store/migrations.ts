@@ -266,6 +266,28 @@ function importContacts(backend: StoreBackend): Migration {
   }
 }
 
+/**
+ * API keys looked up by public key within one organization (`ApiKeyRow.keyInOrganization`): a
+ * request names its organization, and a key held in thousands of sub-organizations was read, and
+ * every row of it parsed, for each request. A column and its index, filled from the two columns
+ * it joins (the same SQL on SQLite and PostgreSQL).
+ */
+const apiKeyLookup = (text: StoreBackend['textType']): Migration => ({
+  async up(db: Kysely<unknown>) {
+    await db.schema.alterTable('apiKeys').addColumn('keyInOrganization', text).execute()
+    await db.schema
+      .createIndex('apiKeys_keyInOrganization')
+      .on('apiKeys')
+      .column('keyInOrganization')
+      .execute()
+    await sql`update "apiKeys" set "keyInOrganization" = "publicKey" || '@' || "organizationId"`.execute(db)
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.dropIndex('apiKeys_keyInOrganization').execute()
+    await db.schema.alterTable('apiKeys').dropColumn('keyInOrganization').execute()
+  },
+})
+
 /** The migrations, with the column types of `backend`, by name in the order they apply. */
 function migrationsOf(backend: StoreBackend): Record<string, Migration> {
   return {
@@ -296,6 +318,7 @@ function migrationsOf(backend: StoreBackend): Record<string, Migration> {
     ),
     '0014_webhook_delivery_queue': webhookDeliveryQueue(backend),
     '0015_webhook_events': webhookEvents(backend.textType),
+    '0016_api_key_lookup': apiKeyLookup(backend.textType),
     // ---- wing: import and pregeneration (issue 40) ----
     '0009_import': addTables(
       { importedUsers: ['organizationId'], importClaims: [], importKeys: [] },

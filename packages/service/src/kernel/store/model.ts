@@ -61,7 +61,18 @@ export interface ApiKeyRow extends Row {
   expirationSeconds?: string
   /** A session key issued under a session profile (issue 37): its scope confines every activity. */
   sessionProfileId?: string
+  /**
+   * `apiKeyInOrganization(publicKey, organizationId)`: what authentication looks a stamp's key up
+   * by in the organization a request names, so a key held in many organizations (a back end's key
+   * in each of its users' sub-organizations) costs one row, not one per organization. Rows written
+   * before migration 0016 lack it in their document; their column was filled by the migration.
+   */
+  keyInOrganization: string
 }
+
+/** An API key's `keyInOrganization`: its public key in one organization. */
+export const apiKeyInOrganization = (publicKey: string, organizationId: string): string =>
+  `${publicKey}@${organizationId}`
 
 export interface AuthenticatorRow extends Row {
   organizationId: string
@@ -643,7 +654,8 @@ export const INDEXES: { [T in TableName]: (keyof Tables[T] & string)[] } = {
   organizations: ['parentOrganizationId'],
   // userEmail, userPhoneNumber: migration 0011_import_contacts (issue 40).
   users: ['organizationId', 'userEmail', 'userPhoneNumber'],
-  apiKeys: ['publicKey', 'userId', 'organizationId'],
+  // keyInOrganization: migration 0016_api_key_lookup.
+  apiKeys: ['publicKey', 'userId', 'organizationId', 'keyInOrganization'],
   authenticators: ['credentialId', 'userId', 'organizationId'],
   oauthProviders: ['userId', 'subject', 'organizationId'],
   userTags: ['organizationId'],

@@ -11,6 +11,7 @@ import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { describe, expect, it } from 'vitest'
 import { openMemoryStore } from '../../kernel/store/memory.ts'
+import { apiKeyInOrganization } from '../../kernel/store/model.ts'
 import {
   createHarness,
   fakeClock,
@@ -1249,6 +1250,7 @@ describe('switching the proxy on', () => {
         userId: ids.user,
         name: 'operator',
         publicKey: operator.publicKey,
+        keyInOrganization: apiKeyInOrganization(operator.publicKey, ids.org),
         curve: 'API_KEY_CURVE_P256',
         credentialType: 'CREDENTIAL_TYPE_API_KEY_P256',
         createdAt: now,
