@@ -293,11 +293,23 @@ describe.each(backends)('job queue on %s', (name, open) => {
   it('runs each of 50 jobs exactly once with two workers racing for them', async () => {
     const other = await secondStore(name, store)
     const runs = new Map<number, string[]>()
+    // Each worker's first runs wait (at most 10 s) until the other has started one too: one worker
+    // holds at most 4 jobs, so the other must claim some. Without it, under load, one worker could
+    // finish all 50 before the other's first poll (a fresh pool's first connection to PostgreSQL
+    // took that long in CI), and "both took part" would say nothing about the race.
+    const startedBy = new Set<number>()
+    let bothStarted = () => {}
+    const both = new Promise<void>((resolve) => {
+      bothStarted = resolve
+    })
     const workers = [hostOn(store), hostOn(other)].map(({ host }, index) => {
       const queue = queueOn(host, { pollMs: 5, concurrency: 4 })
       queue.handle<{ n: number }>('race', {
         run: async ({ n }) => {
           runs.set(n, [...(runs.get(n) ?? []), `worker ${index}`])
+          startedBy.add(index)
+          if (startedBy.size === 2) bothStarted()
+          await Promise.race([both, new Promise((resolve) => setTimeout(resolve, 10_000))])
           await new Promise((resolve) => setTimeout(resolve, 2))
         },
       })
