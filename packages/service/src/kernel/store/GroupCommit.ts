@@ -240,9 +240,8 @@ export class GroupCommit {
       }
       void this.commitGroup(group, keys, release).finally(() => {
         this.running--
-        if (released) {
-          if (this.waiting.length > 0) this.schedule()
-        } else release()
+        release()
+        if (this.waiting.length > 0) this.schedule()
       })
     }
   }
