@@ -74,7 +74,9 @@ export function entriesOf(log: SpendLog): SpendEntry[] {
  * the first one kept, whose time is rewritten as absolute.
  */
 export function expire(log: SpendLog, start: number): SpendLog {
-  if (log.count === 0 || log.lastAt < start) return log.count === 0 ? log : { ...EMPTY_LOG }
+  if (log.count === 0) return log
+  // Every entry left the window, the last one too.
+  if (log.lastAt < start) return EMPTY_LOG
   let at = 0
   let total = BigInt(log.total)
   let from = 0
