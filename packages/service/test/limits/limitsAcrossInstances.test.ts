@@ -20,7 +20,7 @@ import {
 } from '../../src/testing/harness.ts'
 import { unsignedTransfer } from '../../src/testing/unsignedTransfer.ts'
 import { type Chain, erc20Call, startChain, TOKEN, waitForSend } from '../sending/sendSupport.ts'
-import { twoInstances as twoOnPostgres } from '../support/twoInstances.ts'
+import { deploymentOn, twoInstances as twoOnPostgres } from '../support/twoInstances.ts'
 
 const CAIP2 = 'eip155:31337'
 const DEAD = '0x000000000000000000000000000000000000dead'
@@ -193,7 +193,13 @@ describe('spending limits across two instances on PostgreSQL', { timeout: 120_00
   })
 
   it('a send the node refuses before any broadcast ends FAILED and gives its reservation back; one broadcast keeps it', async () => {
-    const [a, b] = (await twoInstances('refund', { sending: { pollIntervalMs: 20 } })) as [Harness, Harness]
+    // A and B broadcast nothing: the reservation is looked at before any node call can give it
+    // back. C, started after, is the deployment's send worker.
+    const deployment = deploymentOn(cluster, 'refund', {
+      rpc: { [CAIP2]: chain.url },
+      sending: { worker: false },
+    })
+    const [a, b] = [await deployment.open(), await deployment.open()]
     const { from, spendingLimitId } = await limited(a, { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: CAIP2 })
     await chain.fund(from, 10n ** 18n)
     // The account's nonce is 5 on the node: a send signed with nonce 0 is refused (nonce too low).
@@ -206,14 +212,15 @@ describe('spending limits across two instances on PostgreSQL', { timeout: 120_00
       ).sendTransactionStatusId as string
     }
     const refused = await send(a, { nonce: '0', calls: [{ to: DEAD, value: '10' }] })
-    expect((await totals(a, b, spendingLimitId)).used).toBe('10')
+    expect(await totals(a, b, spendingLimitId)).toMatchObject({ stored: 10n, used: '10', remaining: '0' })
+    const c = await deployment.open({ sending: { pollIntervalMs: 20 } })
     expect((await waitForSend(a, refused, { timeoutMs: 20_000 })).txStatus).toBe('FAILED')
     expect(await totals(a, b, spendingLimitId)).toMatchObject({ stored: 0n, used: '0', remaining: '10' })
     // Broadcast and included: it keeps counting.
     const included = await send(b, { calls: [{ to: DEAD, value: '10' }] })
     expect((await waitForSend(a, included, { timeoutMs: 20_000 })).txStatus).toBe('INCLUDED')
     expect(await totals(a, b, spendingLimitId)).toMatchObject({ stored: 10n, used: '10', remaining: '0' })
-    for (const h of [a, b]) await h.service.close()
+    for (const h of [a, b, c]) await h.service.close()
   })
 
   it('150 signatures at once under one roomy limit, over both instances: every one signed, none out of reruns', async () => {

@@ -12,6 +12,20 @@ export async function twoInstances(
   database: string,
   options: Partial<CreateServiceOptions> = {},
 ): Promise<[Harness, Harness]> {
+  const deployment = deploymentOn(cluster, database, options)
+  return [await deployment.open(), await deployment.open()]
+}
+
+/**
+ * A deployment on database `database` of `cluster` (created here): `open` starts one more instance
+ * of it, with `options` and then `more` (a later instance with a setting the first ones lack, such
+ * as a send worker a test holds back until it has looked).
+ */
+export function deploymentOn(
+  cluster: PostgresCluster,
+  database: string,
+  options: Partial<CreateServiceOptions> = {},
+) {
   cluster.psql(`CREATE DATABASE ${database}`)
   const url = cluster.url.replace(/\/[^/]+$/, `/${database}`)
   const shared = {
@@ -20,7 +34,8 @@ export async function twoInstances(
     dev: { apiPrivateKey: Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex') },
     ...options,
   }
-  const a = await createHarness({ ...shared, store: await openPostgres(url) } as never)
-  const b = await createHarness({ ...shared, store: await openPostgres(url) } as never)
-  return [a, b]
+  return {
+    open: async (more: Partial<CreateServiceOptions> = {}): Promise<Harness> =>
+      createHarness({ ...shared, ...more, store: await openPostgres(url) } as never),
+  }
 }
