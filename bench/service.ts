@@ -191,6 +191,31 @@ function processCpu(pids: number[]): { service: number; main: number; postgres: 
   }
 }
 
+/**
+ * What the machine's disks wrote so far (MB, from /proc/diskstats: whole disks, not partitions),
+ * and the bench's PostgreSQL's checkpoints (pg_stat_bgwriter): read around each paced run, to see
+ * whether a slow run had a database's background writes beside it (a fsync waits behind them).
+ */
+function background(): { diskMB: number; checkpoints?: number } {
+  let sectors = 0
+  try {
+    const disks = new Set(readdirSync('/sys/block').filter((name) => !/^(loop|ram|zram)/.test(name)))
+    for (const line of readFileSync('/proc/diskstats', 'utf8').split('\n')) {
+      const fields = line.trim().split(/\s+/)
+      // major, minor, name, then reads (4 fields), then writes: completed, merged, sectors, ms.
+      if (fields.length > 9 && disks.has(fields[2]!)) sectors += Number(fields[9])
+    }
+  } catch {}
+  let checkpoints: number | undefined
+  try {
+    if (postgres)
+      checkpoints = Number(
+        postgres.psql('select checkpoints_timed + checkpoints_req from pg_stat_bgwriter').trim(),
+      )
+  } catch {}
+  return { diskMB: (sectors * 512) / 1e6, ...(checkpoints === undefined ? {} : { checkpoints }) }
+}
+
 /** The bench's PostgreSQL server's process id, while it runs (the first line of `postmaster.pid`). */
 function postmasterPid(): number | undefined {
   if (!postgres) return undefined
@@ -421,7 +446,7 @@ async function paced(
 }
 
 /** The service's stage timings (`/dev/timings`): each stage's count and p50/p99/max in ms. */
-type Stages = Record<string, { count: number; p50: number; p99: number; max: number }>
+type Stages = Record<string, { count: number; p50: number; p99: number; max: number; total: number }>
 /** Empties the stage timings of `instances` (before the run they are read after). */
 async function resetTimings(instances: Instance[]): Promise<void> {
   for (const instance of instances) {
@@ -549,17 +574,34 @@ async function measure(instances: Instance[], rollbacks?: () => number) {
       : undefined
   // Each share in turn, after a second's quiet (the closed loop's backlog gone), with the service's
   // stage timings counted over that run alone (the first instance's).
-  const signPaced: (Awaited<ReturnType<typeof paced>> & { share: number; stages?: Stages })[] = []
+  const signPaced: (Awaited<ReturnType<typeof paced>> & {
+    share: number
+    stages?: Stages
+    /** Beside the run: MB the disks wrote, PostgreSQL's checkpoints. */
+    beside: { diskMB: number; checkpoints?: number }
+  })[] = []
   if (workloads.has('sign'))
     for (const [n, share] of PACED.entries()) {
       await new Promise((resolve) => setTimeout(resolve, 1000))
       await resetTimings(instances)
+      const before = background()
       const run = await paced(
         instances,
         (instance, i) => prepare(instance, 'sign_raw_payloads', signParams(3e9 + n * 1e7 + i)),
         share * rawPerSecond,
       )
-      signPaced.push({ share, ...run, stages: await readTimings(instances[0]!) })
+      const after = background()
+      signPaced.push({
+        share,
+        ...run,
+        stages: await readTimings(instances[0]!),
+        beside: {
+          diskMB: after.diskMB - before.diskMB,
+          ...(after.checkpoints === undefined || before.checkpoints === undefined
+            ? {}
+            : { checkpoints: after.checkpoints - before.checkpoints }),
+        },
+      })
     }
   return { sign, wallets, signSmall, signPaced }
 }
@@ -1150,6 +1192,41 @@ for (const [n, share] of PACED.entries()) {
   if (shown.length > 0)
     console.log(
       `paced at ${share} of raw, p50/p99 ms in each of ${durableRounds.length} rounds: ${shown.join('; ')}`,
+    )
+  // What ran beside each of those runs: where a slow one spent its time that a fast one did not.
+  const beside = (name: string, runs: (PacedRun | undefined)[]) => {
+    const ran = runs.filter((run): run is PacedRun => run !== undefined)
+    if (ran.length === 0) return []
+    return [
+      `${name} ${ran
+        .map((run) => {
+          const loop = run.stages?.['event loop']
+          const commit = run.stages?.commit
+          return (
+            `[loop ${loop ? `${loop.p99.toFixed(0)}/${loop.max.toFixed(0)}` : '-'}, ` +
+            `gc ${run.stages?.gc?.total.toFixed(0) ?? '-'}, ` +
+            `commit ${commit ? `${commit.p99.toFixed(1)}/${commit.max.toFixed(0)}` : '-'}, ` +
+            `disk ${run.beside.diskMB.toFixed(0)} MB` +
+            (run.beside.checkpoints === undefined ? '' : `, ${run.beside.checkpoints} ckpt`) +
+            ']'
+          )
+        })
+        .join(' ')}`,
+    ]
+  }
+  const besides = [
+    ...beside(
+      'SQLite',
+      durableRounds.map((round) => round.sqlite?.signPaced[n]),
+    ),
+    ...beside(
+      'PostgreSQL',
+      durableRounds.map((round) => round.postgres?.signPaced[n]),
+    ),
+  ]
+  if (besides.length > 0)
+    console.log(
+      `  beside each: [event-loop delay p99/max ms, GC pauses ms in all, commit statement p99/max ms, MB the disks wrote, PostgreSQL checkpoints]: ${besides.join('; ')}`,
     )
 }
 printStages()

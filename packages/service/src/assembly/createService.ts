@@ -296,8 +296,15 @@ function mountRoutes(
   app.get('/health', (c) => c.json({ ok: true }))
   if (runtime.options.mode !== 'production') {
     // Where a request's time went, stage by stage (`bench:service` reads it around a run; issue 42).
+    // The process's own stages (event loop, GC) from the first reset on: a service nobody measures
+    // runs no monitor.
+    let watching = false
     app.get('/dev/timings', (c) => c.json(runtime.timings.snapshot()))
     app.delete('/dev/timings', (c) => {
+      if (!watching) {
+        watching = true
+        runtime.lifecycle.onDrain(runtime.timings.watchProcess())
+      }
       runtime.timings.reset()
       return c.body(null, 204)
     })

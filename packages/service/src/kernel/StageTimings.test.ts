@@ -13,6 +13,7 @@ describe('StageTimings', () => {
     expect(transaction!.p99).toBeGreaterThanOrEqual(990)
     expect(transaction!.p99).toBeLessThanOrEqual(1000)
     expect(transaction!.max).toBe(1000)
+    expect(transaction!.total).toBe(500_500)
   })
 
   it('lists only the stages met, in the order a request meets them, until reset', async () => {
@@ -34,5 +35,30 @@ describe('StageTimings', () => {
     expect(bucketOf(-1)).toBe(0)
     expect(bucketOf(1e9)).toBe(bucketOf(1e12))
     expect(bucketOf(2)).toBeGreaterThan(bucketOf(1))
+  })
+
+  it('watches the process: a 40 ms busy stretch is the event loop’s largest delay; GC pauses are counted', async () => {
+    const timings = new StageTimings()
+    const stop = timings.watchProcess()
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      const until = performance.now() + 40
+      while (performance.now() < until);
+      // Garbage enough for the young generation to be collected at least once.
+      let kept = 0
+      for (let i = 0; i < 1_000_000; i++) kept += [i, { i }].length
+      expect(kept).toBe(2_000_000)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      const { 'event loop': loop, gc } = timings.snapshot()
+      expect(loop!.max).toBeGreaterThanOrEqual(35)
+      expect(loop!.p50).toBeLessThan(35)
+      expect(gc!.count).toBeGreaterThan(0)
+      expect(gc!.total).toBeGreaterThan(0)
+      timings.reset()
+      expect(timings.snapshot()['event loop']?.max ?? 0).toBeLessThan(35)
+    } finally {
+      stop()
+    }
+    expect(timings.snapshot()['event loop']).toBeUndefined()
   })
 })

@@ -19,9 +19,17 @@
  * - `commit wait`: a transaction waiting for its commit group to start (SQLite; on PostgreSQL, a
  *   transaction with `locks` waiting for its lock's group, behind the group that holds the lock)
  * - `commit group`: the group that held it, from its begin to its commit
+ * - `commit`: a group's commit statement alone, a count a group (SQLite: the WAL written and
+ *   synced on the thread that serves requests, and a checkpoint of the WAL when one is due)
  * - `crypto queue`: a crypto job waiting for its worker (and the messages both ways)
  * - `crypto`: the job's own time in the worker (or inline)
+ * The process's, once `watchProcess` runs (the dev service):
+ * - `event loop`: how late a 1 ms timer fires on the thread that serves requests (its p99 and max
+ *   are the longest the thread was busy with one thing: a GC pause, a synchronous SQLite call)
+ * - `gc`: each garbage collection's pause (`total`: all of them)
  */
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks'
+
 export type Stage =
   | 'read'
   | 'authenticate'
@@ -36,6 +44,9 @@ export type Stage =
   | 'commit group'
   | 'crypto queue'
   | 'crypto'
+  | 'commit'
+  | 'event loop'
+  | 'gc'
 
 /** Every stage, in the order a request meets them (what `snapshot` lists). */
 export const STAGES: readonly Stage[] = [
@@ -50,16 +61,20 @@ export const STAGES: readonly Stage[] = [
   'transaction',
   'commit wait',
   'commit group',
+  'commit',
   'render',
   'submit',
+  'event loop',
+  'gc',
 ]
 
-/** One stage's figures: how many, and its median, 99th percentile and largest, in ms. */
+/** One stage's figures: how many, and its median, 99th percentile, largest and sum, in ms. */
 export interface StageFigures {
   count: number
   p50: number
   p99: number
   max: number
+  total: number
 }
 
 /** Buckets grow by this factor: a percentile is known to within 5%. */
@@ -81,10 +96,12 @@ class Histogram {
   readonly counts = new Uint32Array(BUCKETS)
   count = 0
   max = 0
+  total = 0
 
   record(ms: number): void {
     this.counts[bucketOf(ms)]!++
     this.count++
+    this.total += ms
     if (ms > this.max) this.max = ms
   }
 
@@ -103,6 +120,8 @@ class Histogram {
 /** The service's stage histograms (`Runtime.timings`). */
 export class StageTimings {
   private histograms = new Map<Stage, Histogram>()
+  /** Stages kept elsewhere (the event loop's delay, in Node's histogram), read at `snapshot`. */
+  private sources = new Map<Stage, { figures(): StageFigures | undefined; reset(): void }>()
 
   /** Counts `ms` (a duration, from two `performance.now()` reads) for `stage`. */
   record(stage: Stage, ms: number): void {
@@ -128,6 +147,8 @@ export class StageTimings {
   snapshot(): Partial<Record<Stage, StageFigures>> {
     const figures: Partial<Record<Stage, StageFigures>> = {}
     for (const stage of STAGES) {
+      const source = this.sources.get(stage)?.figures()
+      if (source) figures[stage] = source
       const histogram = this.histograms.get(stage)
       if (!histogram || histogram.count === 0) continue
       figures[stage] = {
@@ -135,6 +156,7 @@ export class StageTimings {
         p50: histogram.percentile(50),
         p99: histogram.percentile(99),
         max: histogram.max,
+        total: histogram.total,
       }
     }
     return figures
@@ -143,5 +165,38 @@ export class StageTimings {
   /** Forgets everything counted so far (the bench, before the run it looks at). */
   reset(): void {
     this.histograms = new Map()
+    for (const source of this.sources.values()) source.reset()
+  }
+
+  /**
+   * Counts the process's own stages from now until the function returned is called: `event loop`
+   * (Node's delay monitor, a 1 ms timer) and `gc` (each pause, from a performance observer). Both
+   * cost the process a little: the dev service runs them, production does not.
+   */
+  watchProcess(): () => void {
+    const loop = monitorEventLoopDelay({ resolution: 1 })
+    loop.enable()
+    this.sources.set('event loop', {
+      figures: () =>
+        loop.count === 0
+          ? undefined
+          : {
+              count: loop.count,
+              p50: loop.percentile(50) / 1e6,
+              p99: loop.percentile(99) / 1e6,
+              max: loop.max / 1e6,
+              total: (loop.mean * loop.count) / 1e6,
+            },
+      reset: () => loop.reset(),
+    })
+    const gc = new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) this.record('gc', entry.duration)
+    })
+    gc.observe({ entryTypes: ['gc'] })
+    return () => {
+      loop.disable()
+      gc.disconnect()
+      this.sources.delete('event loop')
+    }
   }
 }

@@ -60,6 +60,8 @@ export interface GroupCommitOptions {
   guard<R>(run: () => Promise<R>): Promise<R>
   /** Told, for each transaction, how long it waited for its group and how long the group took, ms. */
   timed?(waited: number, took: number): void
+  /** Told how long each group's commit statement took, ms. */
+  timedCommit?(took: number): void
   /**
    * What a group's transactions share: `open` runs after the group's `begin` with what each of its
    * transactions gave `run` (`share`), in order, and what it returns is handed to each one's work;
@@ -328,7 +330,10 @@ export class GroupCommit {
               const closing = scope !== undefined ? share!.close(connection, scope) : undefined
               if (closing && !closing.sent) await closing.done
               // The commit right behind the write: if the write fails, the commit rolls back.
-              const commit = run('commit')
+              const commitStarted = performance.now()
+              const commit = run('commit').finally(() =>
+                this.options.timedCommit?.(performance.now() - commitStarted),
+              )
               committing?.()
               const [wrote, committed] = await Promise.allSettled([closing?.done, commit])
               if (wrote.status === 'rejected') throw wrote.reason

@@ -235,6 +235,7 @@ export class Store implements Reads {
         this.timings?.record('commit wait', waited)
         this.timings?.record('commit group', took)
       },
+      timedCommit: (took: number) => this.timings?.record('commit', took),
     }
   }
 
@@ -612,8 +613,10 @@ export class Store implements Reads {
           await run('rollback').catch(() => undefined)
           throw error
         }
+        const commitStarted = performance.now()
         try {
           await run('commit')
+          this.timings?.record('commit', performance.now() - commitStarted)
         } catch (error) {
           await run('rollback').catch(() => undefined)
           throw error
