@@ -266,15 +266,11 @@ function mountRoutes(
   app.notFound(notFoundResponse)
   if (runtime.options.mode === 'production') app.use('*', securityHeaders())
   app.use('*', observeRequests(runtime, options.logger))
-  // No answer tells of a commit before it is on disk (`LogSync`, on a data dir): a transaction
-  // waits for the sync of its own commit, and every answer for those of all commits made before
-  // its request came. Not for those made while it ran: each request would wait for a sync more
-  // than its own (there is always a newer commit under load), for a window of one sync in which
-  // a read-only request could see a commit that a power loss (not a crash of the process) undoes.
+  // No answer tells of a commit before it is on disk: on a data dir a transaction's own answer
+  // waits for its log sync, and so does one that read what another just committed (`LogSync`).
   app.use('*', async (_c, next) => {
-    const before = runtime.store.commits()
     await next()
-    await runtime.store.settled(before)
+    await runtime.store.settled()
   })
   const readiness = new Readiness(runtime, { plugins })
   // The first look at the database, so that no probe waits on one.

@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sql } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createHarness, ETHEREUM_ACCOUNT } from '../../testing/harness.ts'
 import { openDataDir } from './durableStores.ts'
 import { kyselyOf } from './kyselyOf.ts'
 import { LogSync } from './LogSync.ts'
@@ -57,26 +56,6 @@ describe('LogSync', () => {
     await Promise.all([b, c])
     expect(second).toBe(true)
     expect(syncs).toHaveLength(2)
-  })
-
-  it('waits for the first `through` commits only, when asked so', async () => {
-    const { log, syncs } = controlledLog()
-    log.committed()
-    const through = log.commits
-    const first = log.settled()
-    await tick()
-    log.committed()
-    // Its request came before the second commit: the sync under way is the one it needs.
-    const before = log.settled(through)
-    syncs[0]!.resolve()
-    await Promise.all([first, before])
-    await tick()
-    expect(syncs).toHaveLength(1)
-    const all = log.settled()
-    await tick()
-    expect(syncs).toHaveLength(2)
-    syncs[1]!.resolve()
-    await all
   })
 
   it('once a sync fails, every wait fails, now and later', async () => {
@@ -149,32 +128,5 @@ describe('a data dir answers a transaction once its log is synced', () => {
     const none = LogSync.ofDatabase(join(dir, 'nothing.sqlite'))
     none.committed()
     await none.settled()
-  })
-
-  it('over HTTP: an activity is answered after its sync, and an answer waits for the commits made before its request came', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'latchkey-logsync-'))
-    const h = await createHarness({ store: await openDataDir(dir) })
-    store = h.service.store
-    const { log, syncs } = controlledLog()
-    store.syncsLog(log)
-    const created = h.submit('create_wallet', { walletName: 'synced', accounts: [ETHEREUM_ACCOUNT] })
-    let answered = false
-    void created.then(() => (answered = true))
-    while (syncs.length === 0) await new Promise((resolve) => setTimeout(resolve, 5))
-    // Committed, in SQLite's log, not yet on disk: a query that comes now waits for it too.
-    let listed = false
-    const list = h.query('list_wallets').then((reply) => {
-      listed = true
-      return reply
-    })
-    await new Promise((resolve) => setTimeout(resolve, 50))
-    expect([answered, listed]).toEqual([false, false])
-    syncs[0]!.resolve()
-    expect((await created).status).toBe(200)
-    const reply = await list
-    expect(reply.status).toBe(200)
-    expect(reply.body.wallets.map((wallet: { walletName: string }) => wallet.walletName)).toContain('synced')
-    await h.service.close()
-    store = undefined
   })
 })

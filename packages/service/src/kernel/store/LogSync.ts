@@ -61,17 +61,9 @@ export class LogSync {
     return this.failure
   }
 
-  /** Commits made so far (what `settled` can be asked to wait for). */
-  get commits(): number {
-    return this.written
-  }
-
-  /**
-   * Resolves once every commit made before the call (or the first `through` commits) is on disk;
-   * rejects once a sync has failed.
-   */
-  async settled(through = this.written): Promise<void> {
-    const target = through
+  /** Resolves once every commit made before the call is on disk; rejects once a sync has failed. */
+  async settled(): Promise<void> {
+    const target = this.written
     while (this.durable < target) {
       if (this.failure !== undefined) throw this.failure
       const running = this.running

@@ -735,21 +735,15 @@ export class Store implements Reads {
     this.logSync = sync
   }
 
-  /** Commits made so far, to hand `settled` (0 where commits are synced as they are made). */
-  commits(): number {
-    return this.logSync?.commits ?? 0
-  }
-
   /**
-   * Resolves once every commit made so far (or the first `through`, from `commits`) is on disk:
-   * at once, but on a data dir with commits not yet synced. What an answer waits for before it
-   * goes out, so that no one is told of a commit a power loss could still undo. A log that could
-   * not be synced: STORAGE_UNAVAILABLE.
+   * Resolves once every commit made so far is on disk (at once, but on a data dir with commits
+   * not yet synced). What an answer waits for before it goes out, so that no one is told of a
+   * commit a power loss could still undo. A log that could not be synced: STORAGE_UNAVAILABLE.
    */
-  async settled(through?: number): Promise<void> {
+  async settled(): Promise<void> {
     if (!this.logSync) return
     try {
-      await this.logSync.settled(through)
+      await this.logSync.settled()
     } catch (error) {
       throw unavailable(error)
     }
