@@ -1170,34 +1170,28 @@ if (durableRounds.length > 0)
       .join(', ')}`,
   )
 for (const [n, share] of PACED.entries()) {
-  const each = (name: string, runs: (PacedRun | undefined)[]) => {
-    const ran = runs.filter((run): run is PacedRun => run !== undefined)
-    if (ran.length === 0) return []
-    const p50 = median(ran.map((run) => run.p50))
-    const p99 = median(ran.map((run) => run.p99))
-    return [
-      `${name} ${ran.map((run) => `${run.p50.toFixed(1)}/${run.p99.toFixed(1)}`).join(', ')} (median ${p50.toFixed(1)}/${p99.toFixed(1)})`,
-    ]
-  }
-  const shown = [
-    ...each(
-      'SQLite',
-      durableRounds.map((round) => round.sqlite?.signPaced[n]),
-    ),
-    ...each(
-      'PostgreSQL',
-      durableRounds.map((round) => round.postgres?.signPaced[n]),
-    ),
-  ]
-  if (shown.length > 0)
-    console.log(
-      `paced at ${share} of raw, p50/p99 ms in each of ${durableRounds.length} rounds: ${shown.join('; ')}`,
+  /** Each backend's paced runs at this share, one per round, shown by `show` ("" when none ran). */
+  const backends = (show: (name: string, ran: PacedRun[]) => string) =>
+    (
+      [
+        ['SQLite', durableRounds.map((round) => round.sqlite?.signPaced[n])],
+        ['PostgreSQL', durableRounds.map((round) => round.postgres?.signPaced[n])],
+      ] as const
     )
+      .map(([name, runs]) => [name, runs.filter((run): run is PacedRun => run !== undefined)] as const)
+      .filter(([, ran]) => ran.length > 0)
+      .map(([name, ran]) => show(name, ran))
+      .join('; ')
+  const shown = backends(
+    (name, ran) =>
+      `${name} ${ran.map((run) => `${run.p50.toFixed(1)}/${run.p99.toFixed(1)}`).join(', ')} ` +
+      `(median ${median(ran.map((run) => run.p50)).toFixed(1)}/${median(ran.map((run) => run.p99)).toFixed(1)})`,
+  )
+  if (shown)
+    console.log(`paced at ${share} of raw, p50/p99 ms in each of ${durableRounds.length} rounds: ${shown}`)
   // What ran beside each of those runs: where a slow one spent its time that a fast one did not.
-  const beside = (name: string, runs: (PacedRun | undefined)[]) => {
-    const ran = runs.filter((run): run is PacedRun => run !== undefined)
-    if (ran.length === 0) return []
-    return [
+  const beside = backends(
+    (name, ran) =>
       `${name} ${ran
         .map((run) => {
           const loop = run.stages?.['event loop']
@@ -1205,28 +1199,17 @@ for (const [n, share] of PACED.entries()) {
           return (
             `[loop ${loop ? `${loop.p99.toFixed(0)}/${loop.max.toFixed(0)}` : '-'}, ` +
             `gc ${run.stages?.gc?.total.toFixed(0) ?? '-'}, ` +
-            `commit ${commit ? `${commit.p99.toFixed(1)}/${commit.max.toFixed(0)}` : '-'}, ` +
+            `commit ${commit ? `${commit.p99.toFixed(1)}/${commit.max.toFixed(1)}` : '-'}, ` +
             `disk ${run.beside.diskMB.toFixed(0)} MB` +
             (run.beside.checkpoints === undefined ? '' : `, ${run.beside.checkpoints} ckpt`) +
             ']'
           )
         })
         .join(' ')}`,
-    ]
-  }
-  const besides = [
-    ...beside(
-      'SQLite',
-      durableRounds.map((round) => round.sqlite?.signPaced[n]),
-    ),
-    ...beside(
-      'PostgreSQL',
-      durableRounds.map((round) => round.postgres?.signPaced[n]),
-    ),
-  ]
-  if (besides.length > 0)
+  )
+  if (beside)
     console.log(
-      `  beside each: [event-loop delay p99/max ms, GC pauses ms in all, commit statement p99/max ms, MB the disks wrote, PostgreSQL checkpoints]: ${besides.join('; ')}`,
+      `  beside each: [event-loop delay p99/max ms, GC pauses ms in all, commit statement p99/max ms, MB the disks wrote, PostgreSQL checkpoints]: ${beside}`,
     )
 }
 printStages()
