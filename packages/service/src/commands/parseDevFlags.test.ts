@@ -205,12 +205,17 @@ describe('--evm, --fund and --env-prefix', () => {
 
 describe('sponsorship in dev', () => {
   const delegate = '0x1111111111111111111111111111111111111111'
+  const dirs: string[] = []
   const sponsorshipFile = (text: string) => {
     const dir = mkdtempSync(join(tmpdir(), 'latchkey-sponsorship-'))
+    dirs.push(dir)
     const file = join(dir, 'latchkey.toml')
     writeFileSync(file, text)
     return file
   }
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
+  })
 
   it('sponsors the --evm chain by default, unless --no-sponsor or a --sponsor of its own', () => {
     expect(parseCli(['dev', '--evm'])).toMatchObject({ evmSponsor: true, sponsor: {} })
