@@ -19,7 +19,8 @@ export interface SpendLog {
   count: number
 }
 
-export const EMPTY_LOG: SpendLog = { spends: '', lastAt: 0, total: '0', count: 0 }
+/** The log with no entry; shared, so frozen: a function handed it returns a new log, never changes it. */
+export const EMPTY_LOG: SpendLog = Object.freeze({ spends: '', lastAt: 0, total: '0', count: 0 })
 
 const entryText = (at: number, amount: string, ref: string | undefined) =>
   ref === undefined ? `${at}:${amount}` : `${at}:${amount}:${encodeURIComponent(ref)}`
