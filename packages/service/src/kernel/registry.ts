@@ -278,10 +278,11 @@ export interface ServicePlugin<State = unknown> {
     reads: Reads
   }): Promise<string | undefined> | string | undefined
   /**
-   * What an activity this plugin orders (`serializes` gave a key) reads in its transaction beyond
-   * the request's own lookups (the limits wing: the organization's usage rows). On PostgreSQL they
-   * are read, with the request's lookups again, as the transaction's first statement after its
-   * lock, and its reads are answered from them (`Store.transaction`'s `readAhead`).
+   * What an activity this plugin orders (`serializes` gave a key) must read after its lock (the
+   * limits wing: the organization's limits and usage rows). On PostgreSQL they are read as the
+   * transaction's first statement after its lock, and its reads of them are answered from that
+   * (`Store.transaction`'s `readAhead`); its other reads from the request's, made before the lock
+   * (`earlier`).
    */
   serializedLookups?(organizationId: string): Lookup[]
   /**

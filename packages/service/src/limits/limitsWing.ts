@@ -54,9 +54,10 @@ export function limitsWing(): ServicePlugin<SpendGuard> {
         (await reads.findBy('spendingLimits', 'organizationId', organization.id)).length > 0)
         ? spendLockOf(organization.id)
         : undefined,
-    // What the spend guard reads under the lock beyond the signing's own lookups (its limits are
-    // among those): read with them in the transaction's first statement.
+    // What the spend guard reads under the lock: the organization's limits and usage rows, read
+    // in the transaction's first statement (the rest of a signing's reads are from before the lock).
     serializedLookups: (organizationId) => [
+      { table: 'spendingLimits', field: 'organizationId', value: organizationId },
       { table: 'spendingLimitUsage', field: 'organizationId', value: organizationId },
     ],
   }

@@ -131,9 +131,9 @@ describe.each(backends)('a stamped request’s first reads: %s', (name, open) =>
       looked.push(`${table}.${field}`)
       return findBy.call(store, table as never, field as never, value)
     }) as typeof store.findBy
-    store.prefetch = ((lookups, again) => {
+    store.prefetch = ((lookups) => {
       for (const lookup of lookups) if ('field' in lookup) looked.push(`${lookup.table}.${lookup.field}`)
-      return prefetch.call(store, lookups, again)
+      return prefetch.call(store, lookups)
     }) as typeof store.prefetch
     try {
       for (const sub of subs) {

@@ -51,14 +51,13 @@ export async function requestReads(
     { table: 'apiKeys', ...key },
     { table: 'users', via: { table: 'apiKeys', ...key, column: 'userId' } },
   ]
-  // The decision's and the handler's: what an ordered transaction reads again after its lock.
-  // Admission's it takes from the submission; reading them again cost a limited signing a third of
-  // its rate on the bench (the `users` lookup is a subquery) for rows it never reads.
+  // The decision's and the handler's (an ordered transaction reads them from here too, all but
+  // what its plugin reads again after its lock: `ServicePlugin.serializedLookups`).
   const decision: Lookup[] = []
   if (named !== undefined) {
     admission.push({ table: 'organizations', id: named })
     for (const plugin of registry.plugins) decision.push(...(plugin.lookups?.(named) ?? []))
     decision.push(...more(named))
   }
-  return runtime.store.prefetch([...admission, ...decision], decision)
+  return runtime.store.prefetch([...admission, ...decision])
 }

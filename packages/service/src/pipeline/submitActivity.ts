@@ -11,13 +11,7 @@ import { ApiError, FieldError, PermissionError } from '../kernel/base/errors.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { ActivityHandler, Caller, Registry } from '../kernel/registry.ts'
 import type { ActivityRow, OrganizationRow } from '../kernel/store/model.ts'
-import {
-  isDatabaseError,
-  type Lookup,
-  lookupsOf,
-  type Reads,
-  type Transaction,
-} from '../kernel/store/Store.ts'
+import { isDatabaseError, type Lookup, type Reads, type Transaction } from '../kernel/store/Store.ts'
 import { recordActivityEvents } from './activityEvents.ts'
 import { type AdmissionRules, admit, type PublicRequest } from './admit.ts'
 import { checkTimestamp } from './checkTimestamp.ts'
@@ -360,11 +354,12 @@ async function record(submission: Submission, ready: Ready): Promise<Execution> 
       // it cannot fail another organization's commit, nor be rerun for one (`isolation`). Its
       // snapshot is not the request's reads, which were read before the lock.
       ...(onSnapshot && keys.length === 0 ? { snapshot: submission.reads } : {}),
-      // Its reads, as of that snapshot, come from one statement: the request's lookups read
-      // again after the lock (but admission's), with what the plugins that order it read
-      // (`readAhead`), and its writes go as one statement before its commit.
+      // What the plugins that order it read (a spending limit's rows) comes from one statement
+      // after the lock, as of that snapshot (`readAhead`); the rest of its reads (the signer, the
+      // policies: what it signed with before it queued, `precompute`) from the request's reads,
+      // made before the lock (`earlier`). Its writes go as one statement before its commit.
       ...(onSnapshot && keys.length > 0
-        ? { isolation: 'snapshot' as const, readAhead: [...lookupsOf(submission.reads), ...lookups] }
+        ? { isolation: 'snapshot' as const, readAhead: lookups, earlier: submission.reads }
         : {}),
       // The same order across the database's other processes (PostgreSQL's advisory locks).
       locks: keys,

@@ -1,6 +1,6 @@
 import type { TableName, Tables } from './model.ts'
 import { decodeRow } from './Queries.ts'
-import { type Lookup, lookupKey, type Reads } from './Reads.ts'
+import { lookupKey, type Reads } from './Reads.ts'
 import { NotInSnapshot } from './Transaction.ts'
 
 /** Where reads of a snapshot run end that its snapshot cannot answer. */
@@ -28,13 +28,11 @@ export class Prefetched implements Reads {
   constructor(
     private readonly store: Reads,
     private readonly found: ReadonlyMap<string, string[]>,
-    /** What a transaction may read again on its own connection (`Store.transaction`'s `readAhead`): `Store.prefetch`'s `again`. */
-    readonly lookups: readonly Lookup[] = [],
   ) {}
 
   /** The same rows, as one snapshot: a read of anything else throws `NotInSnapshot` (`Store.transaction`). */
   alone(): Prefetched {
-    return new Prefetched(beyondSnapshot, this.found, this.lookups)
+    return new Prefetched(beyondSnapshot, this.found)
   }
 
   async get<T extends TableName>(table: T, id: string): Promise<Tables[T] | undefined> {

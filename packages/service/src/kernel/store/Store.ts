@@ -77,10 +77,6 @@ function checkLookups(lookups: readonly Lookup[]): void {
     }
 }
 
-/** The lookups `reads` was read ahead with (`Store.prefetch`); none for reads that read nothing ahead. */
-export const lookupsOf = (reads: Reads): readonly Lookup[] =>
-  reads instanceof Prefetched ? reads.lookups : []
-
 const isUnavailable = (error: unknown) =>
   error instanceof ApiError && error.errorCode === 'STORAGE_UNAVAILABLE'
 
@@ -441,18 +437,14 @@ export class Store implements Reads {
    * (`readsAhead`). Elsewhere the reads are made as they come (through the read cache), so they
    * are as of then.
    */
-  async prefetch(
-    lookups: Lookup[],
-    /** Of `lookups`, those a transaction may read again after its lock (`Prefetched.lookups`). @default lookups */
-    again: readonly Lookup[] = lookups,
-  ): Promise<Prefetched> {
+  async prefetch(lookups: Lookup[]): Promise<Prefetched> {
     checkLookups(lookups)
     if (!this.backend.readsAhead || lookups.length === 0) return new Prefetched(this, new Map())
     return this.guard(async () => {
       const found = this.lookups
         ? await this.lookups.run(lookups)
         : await this.queries.lookupMany(this.execute, lookups)
-      return new Prefetched(this, found, again)
+      return new Prefetched(this, found)
     })
   }
 
@@ -508,6 +500,14 @@ export class Store implements Reads {
        * a statement that could see them and before its commit (`Transaction`'s `defersWrites`).
        */
       readAhead?: readonly Lookup[]
+      /**
+       * What was read before the transaction (what `prefetch` read, before its `locks`): a read
+       * of a transaction that reads ahead, which `readAhead` did not ask for, is answered from it
+       * when it holds the rows and nobody in the group wrote their table. For a function content
+       * to decide on those rows as of then (a signing's signer and policies, which it signed
+       * with before it queued), while what `locks` orders is in `readAhead`, read after them.
+       */
+      earlier?: Reads
     } = {},
   ): Promise<R> {
     const readAhead =
@@ -515,6 +515,8 @@ export class Store implements Reads {
         ? options.readAhead
         : []
     checkLookups(readAhead)
+    const earlier =
+      readAhead.length > 0 && options.earlier instanceof Prefetched ? options.earlier.alone() : undefined
     // Taken in sorted order, so two transactions never wait for each other's.
     const held = this.backend.sessionLocks ? [...new Set(options.locks ?? [])].sort() : []
     const snapshot =
@@ -536,14 +538,16 @@ export class Store implements Reads {
           // A SERIALIZABLE transaction (a send) runs in a group of its own: it would widen a
           // group's predicate locks to every member's reads, and fail all of them on a conflict.
           return await this.lockGroups!.run<R>(
-            this.work(fn, { held, readAhead }),
+            this.work(fn, { held, readAhead, earlier }),
             attempt,
             options.isolation === 'snapshot'
               ? { keys: held, share: readAhead.length > 0 ? readAhead : undefined }
               : { keys: held, begin: this.backend.begin, alone: true },
           )
         }
-        return await this.guard(() => this.alone(fn, { attempt, isolation: options.isolation, readAhead }))
+        return await this.guard(() =>
+          this.alone(fn, { attempt, isolation: options.isolation, readAhead, earlier }),
+        )
       } catch (error) {
         const kind = classify(this.backend, error)
         if ((kind === 'retry' || kind === 'unique') && attempt < this.backend.maxAttempts) {
@@ -599,7 +603,13 @@ export class Store implements Reads {
       attempt,
       isolation,
       readAhead,
-    }: { attempt: number; isolation: Isolation | undefined; readAhead: readonly Lookup[] },
+      earlier,
+    }: {
+      attempt: number
+      isolation: Isolation | undefined
+      readAhead: readonly Lookup[]
+      earlier: Reads | undefined
+    },
   ): Promise<R> {
     return this.db.getExecutor().provideConnection(async (connection) => {
       const run = (statement: string) => connection.executeQuery(CompiledQuery.raw(statement, []))
@@ -608,7 +618,7 @@ export class Store implements Reads {
       try {
         let result: R
         try {
-          result = (await this.work(fn, { readAhead })(connection, attempt, written)) as R
+          result = (await this.work(fn, { readAhead, earlier })(connection, attempt, written)) as R
         } catch (error) {
           await run('rollback').catch(() => undefined)
           throw error
@@ -639,10 +649,12 @@ export class Store implements Reads {
     {
       held = [],
       readAhead = [],
+      earlier,
     }: {
       /** The locks the connection holds for this transaction (`Transaction.holds`). */
       held?: readonly string[]
       readAhead?: readonly Lookup[]
+      earlier?: Reads | undefined
     } = {},
   ): GroupWork {
     return async (connection, attempt, written, scope) => {
@@ -659,6 +671,7 @@ export class Store implements Reads {
         held: new Set(held),
         ...(ahead ? { ahead } : {}),
         ...(shared ? { shared } : {}),
+        ...(earlier && (ahead || shared) ? { earlier } : {}),
       })
       const result = await fn(tx)
       // What a transaction that read ahead kept of its writes, in one statement (in a shared
@@ -676,7 +689,13 @@ export class Store implements Reads {
       held = new Set(),
       ahead,
       shared,
-    }: { held?: Set<string>; ahead?: ReadonlyMap<string, string[]>; shared?: SharedAhead } = {},
+      earlier,
+    }: {
+      held?: Set<string>
+      ahead?: ReadonlyMap<string, string[]>
+      shared?: SharedAhead
+      earlier?: Reads
+    } = {},
   ) {
     return new Transaction({
       execute: (query) => connection.executeQuery<Record<string, unknown>>(query),
@@ -688,6 +707,7 @@ export class Store implements Reads {
       ...(this.cache ? { cache: this.cache } : {}),
       ...(ahead ? { ahead, defersWrites: true } : {}),
       ...(shared ? { ahead: shared.ahead, shared, defersWrites: true } : {}),
+      ...(earlier ? { earlier } : {}),
     })
   }
 
