@@ -94,27 +94,17 @@ const isUnavailable = (error: unknown) =>
 /** Lock groups that may run at once, each on a connection of its own (`Store.lockGroup`). */
 const LOCK_LANES = 4
 
-/** A lock name written into a statement: only these characters (else it goes as a parameter). */
-const PLAIN_LOCK_NAME = /^[A-Za-z0-9:_.-]{1,200}$/
-
 /**
- * The statements that take (or give back) the locks `names` with `statement` (one `$1`): one
- * statement of several, each name written in, when every name is plain (one round trip for a
- * group of many organizations), else one statement a name with the name as its parameter.
+ * The statement that takes (or gives back) the locks `names`, in their order: `one` (a `$1`) for
+ * one name, `all` (a text array `$1`) for several, one round trip and one statement for PostgreSQL
+ * to plan however many organizations a group holds.
  */
-function lockStatements(
-  statement: string,
+function lockStatement(
+  { one, all }: { one: string; all: string },
   names: readonly string[],
-): { query: CompiledQuery; names: string[] }[] {
-  if (names.length === 0) return []
-  if (names.length > 1 && names.every((name) => PLAIN_LOCK_NAME.test(name)))
-    return [
-      {
-        query: CompiledQuery.raw(names.map((name) => statement.replace('$1', `'${name}'`)).join('; '), []),
-        names: [...names],
-      },
-    ]
-  return names.map((name) => ({ query: CompiledQuery.raw(statement, [name]), names: [name] }))
+): CompiledQuery | undefined {
+  if (names.length === 0) return undefined
+  return names.length === 1 ? CompiledQuery.raw(one, [names[0]]) : CompiledQuery.raw(all, [[...names]])
 }
 
 export class Store implements Reads {
@@ -250,16 +240,12 @@ export class Store implements Reads {
       ...this.groupOptions(),
       connect: (use, held) =>
         this.db.getExecutor().provideConnection(async (connection) => {
-          const taken: string[] = []
+          const lock = lockStatement({ one: sessionLocks.lock, all: sessionLocks.lockAll }, held)
           try {
             // In sorted order (`held` is), so two holders never wait for each other's; in one
-            // statement where every name can be written into it. Not awaited here: the group
-            // sends its `begin` and read right behind (`ready`), and waits for all three.
-            const statements = lockStatements(sessionLocks.lock, held)
-            // Counted before they answer: a statement of several that fails part way may have
-            // taken some (giving back one not held only warns).
-            for (const statement of statements) taken.push(...statement.names)
-            const ready = Promise.all(statements.map((statement) => connection.executeQuery(statement.query)))
+            // statement. Not awaited here: the group sends its `begin` and read right behind
+            // (`ready`), and waits for all three.
+            const ready = lock ? connection.executeQuery(lock) : Promise.resolve()
             // Failures are the group's to see (it waits for `ready`); none is left unhandled.
             ready.catch(() => undefined)
             return await use(connection, ready)
@@ -268,9 +254,11 @@ export class Store implements Reads {
             // back fails, the connection is broken anyway and its locks end with its session. Not
             // awaited: the connection runs it before anything its next user sends (the driver
             // queues statements in order), so the group's transactions hear back a round trip
-            // sooner, and another holder's lock statement waits for it in the database.
-            for (const statement of lockStatements(sessionLocks.unlock, taken.reverse()))
-              connection.executeQuery(statement.query).catch(() => undefined)
+            // sooner, and another holder's lock statement waits for it in the database. Every
+            // name, even where the lock statement failed part way: giving back one not held
+            // only warns.
+            const unlock = lockStatement({ one: sessionLocks.unlock, all: sessionLocks.unlockAll }, held)
+            if (unlock) connection.executeQuery(unlock).catch(() => undefined)
           }
         }),
       begin: this.backend.beginSnapshot ?? this.backend.begin,

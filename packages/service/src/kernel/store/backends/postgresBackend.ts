@@ -36,6 +36,9 @@ export const postgresBackend: StoreBackend = {
   sessionLocks: {
     lock: 'select pg_advisory_lock(hashtext($1))',
     unlock: 'select pg_advisory_unlock(hashtext($1))',
+    // Taken in the array's order (a function scan's rows, each locked as it is read).
+    lockAll: 'select pg_advisory_lock(hashtext(name)) from unnest($1::text[]) as name',
+    unlockAll: 'select pg_advisory_unlock(hashtext(name)) from unnest($1::text[]) as name',
     inTransaction: 'select pg_advisory_xact_lock(hashtext($1))',
   },
   maxAttempts: 30,
