@@ -12,7 +12,7 @@
  * asserts nothing about speed. Starts and removes its own PostgreSQL (scripts/postgres.mjs).
  *
  * Run: npm run bench:service   (or npx tsx bench/service.ts [--requests 6000] [--clients 200]
- *   [--only memory,observed,webhooks,sqlite,postgres1,postgres2,limits-pg] [--workloads sign,wallets] [--profile DIR]
+ *   [--only memory,observed,webhooks,sqlite,postgres1,postgres2,limits-pg] [--workloads sign,wallets] [--profile DIR] [--statements]
  *   [--node-args "--flag …"] [--warm-up 10000] [--rounds N] [--paced 0.3,0.6,0.8] [--small-clients 20])
  *
  * Latency (issue 42): after the closed-loop runs, paced (open-loop) signing at each `--paced` share
@@ -55,6 +55,12 @@ const { values: flags } = parseArgs({
     rounds: { type: 'string', default: '1' },
     /** Write a V8 CPU profile of each service process into this directory. */
     profile: { type: 'string' },
+    /**
+     * `limits-pg`: PostgreSQL's statements of each of the last round's four runs, the costliest
+     * first (`pg_stat_statements`, loaded in the bench's cluster for this): calls, execution and
+     * planning ms in all, rows. Lock statements' time is mostly waiting for the lock.
+     */
+    statements: { type: 'boolean', default: false },
     /**
      * Node or V8 options for the service processes, space-separated (what `NODE_OPTIONS` would give
      * a deployment), e.g. `--node-args=--max-semi-space-size=32`.
@@ -618,7 +624,15 @@ function signTransaction(instance: Instance, from: string, i: number) {
 /** The two shapes of `limits-pg`, each measured without and with limits in each round. */
 type LimitShape = 'hot' | 'many'
 /** Each round's `sign_transaction` runs without and with a spending limit, per shape (`limits-pg`). */
-const limitRounds: Record<LimitShape, { off: Run & { stages?: Stages }; on: Run & { stages?: Stages } }[]> = {
+/** The costliest statements PostgreSQL ran since the last reset, one line each (`--statements`). */
+function topStatements(cluster: PostgresCluster, count = 8): string {
+  return cluster.psql(
+    `select calls || ' calls, ' || round(total_exec_time::numeric, 1) || ' ms, planning ' || round(total_plan_time::numeric, 1) || ' ms, ' || rows || ' rows: ' || left(regexp_replace(query, '\\s+', ' ', 'g'), 120) from pg_stat_statements where query not like '%pg_stat_statements%' order by total_exec_time + total_plan_time desc limit ${count}`,
+  )
+}
+
+type LimitRun = Run & { stages?: Stages; costliest?: string }
+const limitRounds: Record<LimitShape, { off: LimitRun; on: LimitRun }[]> = {
   hot: [],
   many: [],
 }
@@ -714,10 +728,19 @@ async function measureLimits(instances: Instance[]) {
     const result = await run(signers)
     return { ...result, stages: await readTimings(instance) }
   }
+  // What PostgreSQL ran for each run of the last round (`--statements`).
+  const statements = async (run: () => Promise<Run & { stages?: Stages }>, last: boolean) => {
+    if (!flags.statements || !last) return run()
+    postgres!.psql('select pg_stat_statements_reset()')
+    const result = await run()
+    return { ...result, costliest: topStatements(postgres!) }
+  }
+  if (flags.statements) postgres!.psql('create extension if not exists pg_stat_statements')
   for (let round = 0; round < ROUNDS; round++)
     for (const name of ['hot', 'many'] as const) {
-      const off = await timed(shapes[name].off)
-      const on = await timed(shapes[name].on)
+      const last = round === ROUNDS - 1
+      const off = await statements(() => timed(shapes[name].off), last)
+      const on = await statements(() => timed(shapes[name].on), last)
       limitRounds[name].push({ off, on })
     }
 }
@@ -907,7 +930,10 @@ try {
   for (const server of receivers.servers) server.close()
   if (wanted('postgres1') || wanted('postgres2') || wanted('limits-pg'))
     try {
-      postgres = await startPostgres({ log: (line: string) => statementLog?.push(line) })
+      postgres = await startPostgres({
+        log: (line: string) => statementLog?.push(line),
+        ...(flags.statements ? { preload: ['pg_stat_statements'] } : {}),
+      })
     } catch (error) {
       postgres1.error =
         postgres2.error = `PostgreSQL did not start: ${(error as Error).message.split('\n')[0]}`
@@ -1252,6 +1278,17 @@ for (const [shape, rounds] of Object.entries(limitRounds) as [LimitShape, { off:
       : []
   })
   if (last.some((run) => run.stages)) printStageTable('in the last round of limits-pg', last)
+  for (const shape of ['hot', 'many'] as const) {
+    const pair = limitRounds[shape].at(-1)
+    for (const [side, run] of [
+      ['no limit', pair?.off],
+      ['limited', pair?.on],
+    ] as const)
+      if (run?.costliest)
+        console.log(
+          `\nPostgreSQL's costliest statements, ${shape}, ${side}, last round (pg_stat_statements):\n${run.costliest.trim()}`,
+        )
+  }
 }
 for (const column of [...columns, limitsColumn])
   if (column.logged) console.log(`${column.name}: the service logged ${column.logged}`)

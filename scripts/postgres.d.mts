@@ -45,5 +45,9 @@ export declare function startPostgres(options?: {
   maxConnections?: number
   /** @default 30_000 */
   timeoutMs?: number
+  /** @default on, off when env `LATCHKEY_PG_FSYNC=off` */
+  fsync?: boolean
   log?: (line: string) => void
+  /** Libraries loaded at start (`shared_preload_libraries`), e.g. `pg_stat_statements`. */
+  preload?: string[]
 }): Promise<PostgresCluster>

@@ -188,6 +188,9 @@ function hookExit() {
  * off, a commit still writes its WAL to the operating system before it answers, so what a test can
  * do (kill -9 of a service, an immediate shutdown or kill of the server) loses nothing committed;
  * only a crash of the machine could, which no test makes. The benches keep it on.
+ *
+ * `preload`: libraries PostgreSQL loads at start (`shared_preload_libraries`), such as
+ * `pg_stat_statements` for the service bench's `--statements`.
  */
 export async function startPostgres({
   database = 'latchkey',
@@ -195,6 +198,7 @@ export async function startPostgres({
   timeoutMs = 30_000,
   fsync = process.env.LATCHKEY_PG_FSYNC !== 'off',
   log,
+  preload = [],
 } = {}) {
   const { binDir } = ensurePostgres()
   const user = clusterUser()
@@ -255,6 +259,8 @@ export async function startPostgres({
         'logging_collector=off',
         '-c',
         'log_min_messages=warning',
+        // Extensions that must be loaded at start (the bench's `--statements`: pg_stat_statements).
+        ...(preload.length > 0 ? ['-c', `shared_preload_libraries=${preload.join(',')}`] : []),
       ]
       const server = spawn(bin(binDir, 'postgres'), args, {
         ...asOwner,
