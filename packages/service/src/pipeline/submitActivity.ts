@@ -369,7 +369,7 @@ async function record(submission: Submission, ready: Ready): Promise<Execution> 
 
 /**
  * The keys the plugins order this activity's transaction on (most activities: none), and what
- * those plugins read in it beyond the request's lookups (`serializedLookups`). None where
+ * those plugins read in it after the lock (`serializedLookups`). None where
  * one connection runs every transaction in turn (SQLite's commit groups): nothing conflicts there,
  * and waiting for a turn would only split the groups.
  */

@@ -482,7 +482,7 @@ export class Store implements Reads {
        * table it has not written are answered from what this found, and go to the database when
        * it found nothing for them (a lookup not asked for). One round trip where a transaction
        * that holds its `locks` would make one for each read (a signing under a spending limit:
-       * its policies, signer, limits, usage rows, endpoints). Not for a SERIALIZABLE transaction
+       * its organization's limits and usage rows). Not for a SERIALIZABLE transaction
        * (its reads would take predicate locks on rows it may never have needed). Such a
        * transaction also keeps its writes and sends them together, replacing rows by id, before
        * a statement that could see them and before its commit (`Transaction`'s `defersWrites`).
