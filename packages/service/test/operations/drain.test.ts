@@ -20,6 +20,9 @@ const IN_FLIGHT = 300
 const KEPT_ALIVE = 20
 /** Short, so that the signings outlast it and requests after it meet the refusal. */
 const GRACE_SECONDS = 0.3
+/** How often a request comes on a new connection once the signal is sent, and the most sent. */
+const LATE_EVERY_MS = 20
+const LATE_MOST = 500
 const FLAGS = [
   '--crypto-threads',
   '1',
@@ -114,14 +117,24 @@ async function drainUnderLoad(info: DevInfo, signal: () => void, exited: Promise
   let readyAfterSignal = await readiness(baseUrl)
   while (readyAfterSignal === 200 && performance.now() - signalledAt < GRACE_SECONDS * 1000)
     readyAfterSignal = await readiness(baseUrl)
-  // Requests keep coming on new connections, one at a time: served during the grace, then 503
-  // while the signings taken finish; the stream stops after its third 503.
+  // Requests keep coming on new connections, one every LATE_EVERY_MS whether or not the ones
+  // before were answered (a load balancer's traffic does not wait either): served during the
+  // grace, then 503 until the drain ends; the stream stops once three were answered 503, or a
+  // connection failed. Sent one after the other's answer instead, a stream whose last 200 came
+  // after the signings taken were done left the listener a quiet moment, and it closed (rightly)
+  // before any 503 could be seen.
   const late: Outcome[] = []
-  while (late.filter((outcome) => 'status' in outcome && outcome.status === 503).length < 3) {
-    const outcome = await send(baseUrl, sign(2_000_000 + late.length), false)
-    late.push(outcome)
-    if ('error' in outcome || late.length > 1000) break
+  const answered: Promise<void>[] = []
+  const refusals = () => late.filter((outcome) => 'status' in outcome && outcome.status === 503).length
+  for (let n = 0; n < LATE_MOST && refusals() < 3 && !late.some((o) => 'error' in o); n++) {
+    answered.push(
+      send(baseUrl, sign(2_000_000 + n), false).then((outcome) => {
+        late[n] = outcome
+      }),
+    )
+    await new Promise((resolve) => setTimeout(resolve, LATE_EVERY_MS))
   }
+  await Promise.all(answered)
   const outcomes = await Promise.all(load)
   const code = await exited
   keepAlive.destroy()
@@ -130,22 +143,22 @@ async function drainUnderLoad(info: DevInfo, signal: () => void, exited: Promise
 }
 
 /**
- * The late stream's answers in order, runs of one status counted once. The stream may meet the
- * drain's end: once the signings taken are answered the listener closes, so a request after that
- * is refused a connection (`ECONNREFUSED`), or, when its connection was opened in the moment the
- * listener closed (queued by the kernel, or accepted and still without a request), reset
- * (`ECONNRESET`) with nothing done. That is its last outcome, after a 503, and is not an answer:
- * it is left out (a refusal or reset anywhere else is kept, and fails the test).
+ * The late stream's answers in the order sent, runs of one status counted once. The stream may
+ * meet the drain's end: once the signings taken are answered the listener closes, so a request
+ * after that is refused a connection (`ECONNREFUSED`), or, when its connection was opened in the
+ * moment the listener closed (queued by the kernel, or accepted and still without a request),
+ * reset (`ECONNRESET`) with nothing done. Such an outcome after a 503 (the service past its grace)
+ * is not an answer and is left out; a refusal or reset before any 503 is kept, and fails the test.
  */
 function lateAnswers(outcomes: Outcome[]): (number | string)[] {
   const answers = outcomes.map((outcome) => ('status' in outcome ? outcome.status : outcome.error))
-  const closed =
-    answers.length > 1 &&
-    (answers.at(-1) === 'ECONNREFUSED' || answers.at(-1) === 'ECONNRESET') &&
-    answers.at(-2) === 503
-  return (closed ? answers.slice(0, -1) : answers).filter(
-    (answer, i, kept) => answer !== kept[i - 1] || answer === 503,
-  )
+  const first503 = answers.indexOf(503)
+  return answers
+    .filter(
+      (answer, i) =>
+        !(first503 >= 0 && i > first503 && (answer === 'ECONNREFUSED' || answer === 'ECONNRESET')),
+    )
+    .filter((answer, i, kept) => answer !== kept[i - 1] || answer === 503)
 }
 
 function tally(outcomes: Outcome[]): Record<string, number> {
