@@ -623,7 +623,6 @@ function signTransaction(instance: Instance, from: string, i: number) {
 
 /** The two shapes of `limits-pg`, each measured without and with limits in each round. */
 type LimitShape = 'hot' | 'many'
-/** Each round's `sign_transaction` runs without and with a spending limit, per shape (`limits-pg`). */
 /** The costliest statements PostgreSQL ran since the last reset, one line each (`--statements`). */
 function topStatements(cluster: PostgresCluster, count = 8): string {
   return cluster.psql(
@@ -632,6 +631,7 @@ function topStatements(cluster: PostgresCluster, count = 8): string {
 }
 
 type LimitRun = Run & { stages?: Stages; costliest?: string }
+/** Each round's `sign_transaction` runs without and with a spending limit, per shape (`limits-pg`). */
 const limitRounds: Record<LimitShape, { off: LimitRun; on: LimitRun }[]> = {
   hot: [],
   many: [],
@@ -729,7 +729,7 @@ async function measureLimits(instances: Instance[]) {
     return { ...result, stages: await readTimings(instance) }
   }
   // What PostgreSQL ran for each run of the last round (`--statements`).
-  const statements = async (run: () => Promise<Run & { stages?: Stages }>, last: boolean) => {
+  const statements = async (run: () => Promise<LimitRun>, last: boolean): Promise<LimitRun> => {
     if (!flags.statements || !last) return run()
     postgres!.psql('select pg_stat_statements_reset()')
     const result = await run()
