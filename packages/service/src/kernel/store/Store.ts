@@ -94,19 +94,6 @@ const isUnavailable = (error: unknown) =>
 /** Lock groups that may run at once, each on a connection of its own (`Store.lockGroup`). */
 const LOCK_LANES = 4
 
-/**
- * The statement that takes (or gives back) the locks `names`, in their order: `one` (a `$1`) for
- * one name, `all` (a text array `$1`) for several, one round trip and one statement for PostgreSQL
- * to plan however many organizations a group holds.
- */
-function lockStatement(
-  { one, all }: { one: string; all: string },
-  names: readonly string[],
-): CompiledQuery | undefined {
-  if (names.length === 0) return undefined
-  return names.length === 1 ? CompiledQuery.raw(one, [names[0]]) : CompiledQuery.raw(all, [[...names]])
-}
-
 export class Store implements Reads {
   private closed = false
   /** Where reruns and outages are reported (`observe`). */
@@ -240,12 +227,15 @@ export class Store implements Reads {
       ...this.groupOptions(),
       connect: (use, held) =>
         this.db.getExecutor().provideConnection(async (connection) => {
-          const lock = lockStatement({ one: sessionLocks.lock, all: sessionLocks.lockAll }, held)
           try {
             // In sorted order (`held` is), so two holders never wait for each other's; in one
-            // statement. Not awaited here: the group sends its `begin` and read right behind
-            // (`ready`), and waits for all three.
-            const ready = lock ? connection.executeQuery(lock) : Promise.resolve()
+            // statement, one round trip however many organizations the group holds. Not awaited
+            // here: the group sends its `begin` and read right behind (`ready`), and waits for
+            // all three.
+            const ready =
+              held.length > 0
+                ? connection.executeQuery(CompiledQuery.raw(sessionLocks.lock, [[...held]]))
+                : Promise.resolve()
             // Failures are the group's to see (it waits for `ready`); none is left unhandled.
             ready.catch(() => undefined)
             return await use(connection, ready)
@@ -257,8 +247,10 @@ export class Store implements Reads {
             // sooner, and another holder's lock statement waits for it in the database. Every
             // name, even where the lock statement failed part way: giving back one not held
             // only warns.
-            const unlock = lockStatement({ one: sessionLocks.unlock, all: sessionLocks.unlockAll }, held)
-            if (unlock) connection.executeQuery(unlock).catch(() => undefined)
+            if (held.length > 0)
+              connection
+                .executeQuery(CompiledQuery.raw(sessionLocks.unlock, [[...held]]))
+                .catch(() => undefined)
           }
         }),
       begin: this.backend.beginSnapshot ?? this.backend.begin,
@@ -659,7 +651,7 @@ export class Store implements Reads {
         held: new Set(held),
         ...(ahead ? { ahead } : {}),
         ...(shared ? { shared } : {}),
-        ...(earlier && (ahead || shared) ? { earlier } : {}),
+        ...(earlier ? { earlier } : {}),
       })
       const result = await fn(tx)
       // What a transaction that read ahead kept of its writes, in one statement (in a shared

@@ -80,20 +80,13 @@ export interface StoreBackend {
    */
   readonly beginSnapshot?: string
   /**
-   * Statements taking and giving back a lock named by the text `$1` for the connection, outside
-   * any transaction, that every process of the database sees (PostgreSQL's session advisory
-   * locks): `Store.transaction`'s `locks`; and `inTransaction`, taking the same lock until the
-   * transaction ends (`Transaction.lock`); `lockAll` and `unlockAll` do as `lock` and `unlock`
-   * for every name of the text array `$1`, in its order, in one statement. Absent where one
-   * connection runs every transaction.
+   * Statements taking and giving back, for the connection and outside any transaction, the locks
+   * named by the text array `$1`, in its order, that every process of the database sees
+   * (PostgreSQL's session advisory locks): `Store.transaction`'s `locks`; and `inTransaction`,
+   * taking the lock named by the text `$1` until the transaction ends (`Transaction.lock`), in
+   * the same space. Absent where one connection runs every transaction.
    */
-  readonly sessionLocks?: {
-    lock: string
-    unlock: string
-    lockAll: string
-    unlockAll: string
-    inTransaction: string
-  }
+  readonly sessionLocks?: { lock: string; unlock: string; inTransaction: string }
   /** Most runs of a transaction that keeps conflicting (or keeps hitting a unique index) before it fails. */
   readonly maxAttempts: number
   /**

@@ -34,11 +34,9 @@ export const postgresBackend: StoreBackend = {
   beginSnapshot: 'begin isolation level repeatable read',
   // One lock space: a session's lock and another session's transaction lock on one name exclude each other.
   sessionLocks: {
-    lock: 'select pg_advisory_lock(hashtext($1))',
-    unlock: 'select pg_advisory_unlock(hashtext($1))',
     // Taken in the array's order (a function scan's rows, each locked as it is read).
-    lockAll: 'select pg_advisory_lock(hashtext(name)) from unnest($1::text[]) as name',
-    unlockAll: 'select pg_advisory_unlock(hashtext(name)) from unnest($1::text[]) as name',
+    lock: 'select pg_advisory_lock(hashtext(name)) from unnest($1::text[]) as name',
+    unlock: 'select pg_advisory_unlock(hashtext(name)) from unnest($1::text[]) as name',
     inTransaction: 'select pg_advisory_xact_lock(hashtext($1))',
   },
   maxAttempts: 30,
