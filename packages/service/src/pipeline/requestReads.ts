@@ -47,17 +47,17 @@ export async function requestReads(
     named === undefined
       ? ({ field: 'publicKey', value: publicKey } as const)
       : ({ field: 'keyInOrganization', value: apiKeyInOrganization(publicKey, named) } as const)
-  const admission: Lookup[] = [
+  const lookups: Lookup[] = [
     { table: 'apiKeys', ...key },
     { table: 'users', via: { table: 'apiKeys', ...key, column: 'userId' } },
   ]
-  // The decision's and the handler's (an ordered transaction reads them from here too, all but
-  // what its plugin reads again after its lock: `ServicePlugin.serializedLookups`).
-  const decision: Lookup[] = []
-  if (named !== undefined) {
-    admission.push({ table: 'organizations', id: named })
-    for (const plugin of registry.plugins) decision.push(...(plugin.lookups?.(named) ?? []))
-    decision.push(...more(named))
-  }
-  return runtime.store.prefetch([...admission, ...decision])
+  if (named !== undefined)
+    lookups.push(
+      { table: 'organizations', id: named },
+      // The decision's and the handler's (an ordered transaction reads them from here too, all
+      // but what its plugin reads again after its lock: `ServicePlugin.serializedLookups`).
+      ...registry.plugins.flatMap((plugin) => plugin.lookups?.(named) ?? []),
+      ...more(named),
+    )
+  return runtime.store.prefetch(lookups)
 }
