@@ -7,6 +7,13 @@ import type { TableName } from './model.ts'
 const GROUP_LIMIT = 64
 
 /**
+ * How long a chain of lock groups keeps its locks (`lanes`, ms): past it, the chain's last group
+ * gives them back, so another process waiting for one of them gets it (PostgreSQL grants advisory
+ * locks in the order they were asked for), and this process's next group asks again.
+ */
+const CHAIN_MS = 100
+
+/**
  * One transaction's work, run on its group's connection inside the group's database transaction:
  * `attempt` as `Transaction.attempt`, and the tables it writes added to `written` (shared by the
  * group). It may be rerun (see `GroupCommit`), so it must have no effect outside the database.
@@ -76,6 +83,13 @@ export interface GroupCommitOptions {
      * the transaction, and the commit rolls it back).
      */
     close(connection: DatabaseConnection, scope: unknown): { done: Promise<void>; sent: boolean }
+    /**
+     * What a group that follows `scope`'s group on the same connection, under the same locks,
+     * reads instead of a statement of its own (`lanes`): `scope`'s read with every write of that
+     * group laid over it, which is what the database holds once that group has committed, since
+     * the locks keep every other writer of it out (`GroupCommit`, "chains").
+     */
+    follow?(scope: unknown): unknown
   }
   /**
    * Groups that may run at once, each on a connection of its own, where transactions name `keys`
@@ -111,8 +125,12 @@ export class GroupCommit {
   /** Transactions waiting for the next group. */
   private readonly waiting: Grouped[] = []
   private committing = false
-  /** Groups committed (or rolled back) so far, and the transactions they carried. */
-  readonly counts = { batches: 0, items: 0 }
+  /**
+   * Groups committed (or rolled back) so far, and the transactions they carried; of those groups,
+   * how many followed another on its connection (a chain, `runGroup`), and how many followers were
+   * abandoned because the group before them failed (their transactions queued again).
+   */
+  readonly counts = { batches: 0, items: 0, followed: 0, abandoned: 0 }
 
   constructor(private readonly options: GroupCommitOptions) {}
 
@@ -268,25 +286,148 @@ export class GroupCommit {
   ): Promise<void> {
     this.counts.batches++
     this.counts.items += group.length
-    const started = performance.now()
-    try {
-      await this.runGroup(group, keys, committing)
-    } finally {
-      const took = performance.now() - started
-      const { timed } = this.options
-      if (timed) for (const item of group) timed(started - item.at, took)
-    }
+    await this.runGroup(group, keys, committing)
   }
 
-  /** `committing`: told once the group's commit is sent (or it failed first), while it holds its locks. */
+  /**
+   * Takes the waiting transactions that can follow a group of a chain holding `keys`, in order (up
+   * to the limit): those that begin with `begin`, are not `alone`, and name only keys of `keys`
+   * that no transaction left waiting before them names (a key's transactions stay in order).
+   * With `peek`, says whether there is one, taking nothing.
+   */
+  private followers(keys: readonly string[], begin: string, peek = false): Grouped[] {
+    const taken: Grouped[] = []
+    const blocked = new Set<string>()
+    const kept: Grouped[] = []
+    for (const item of this.waiting) {
+      const fits =
+        taken.length < GROUP_LIMIT &&
+        !item.alone &&
+        item.begin === begin &&
+        item.keys.length > 0 &&
+        item.keys.every((key) => keys.includes(key) && !blocked.has(key))
+      if (fits) {
+        if (peek) return [item]
+        taken.push(item)
+      } else {
+        kept.push(item)
+        for (const key of item.keys) blocked.add(key)
+      }
+    }
+    if (peek || taken.length === 0) return taken
+    this.waiting.length = 0
+    for (const item of kept) this.waiting.push(item)
+    return taken
+  }
+
+  /**
+   * `committing`: told once the group's commit is sent (or it failed first), while it holds its
+   * locks; not told while the group is kept for a chain (below), whose end gives the locks back.
+   *
+   * **Chains** (lock groups, `lanes` with `share.follow`): when a group has sent its commit and
+   * transactions of its keys wait, they form the next group at once, on the same connection under
+   * the same locks, for up to `CHAIN_MS`. It sends its `begin` behind that commit and runs its
+   * transactions while the commit is on its way, on the state the group before it leaves
+   * (`share.follow`: that group's read with its writes over it, which is what the database holds
+   * once it has committed, since the locks keep every other writer out), without a read of its
+   * own; it sends its write and commit only once that group has committed. If that group fails
+   * instead, the follower is rolled back before anything else is sent and its transactions queue
+   * again, first in line, as if it had never formed. So a key's transactions still run one group
+   * after the other, each deciding on the commits before it, and a group's work overlaps the
+   * commit (a disk's sync) of the one before instead of waiting for it, its unlock, the next lock
+   * and a read.
+   */
   private async runGroup(group: Grouped[], keys: readonly string[], committing?: () => void): Promise<void> {
     const { backend, connect, guard, fatal, share } = this.options
     const { begin } = group[0]!
-    const outcomes: ({ value: unknown } | { error: unknown })[] = []
+    const chains = this.options.lanes !== undefined && share?.follow !== undefined && keys.length > 0
+    const chainEnds = performance.now() + CHAIN_MS
+    type Outcome = { value: unknown } | { error: unknown }
+    // The group being run: a chain's follower once the group before it is answered.
+    let current = group
+    let outcomes: Outcome[] = []
+    // When the group being run formed (its transactions' wait ends there).
+    let started = performance.now()
+    const answer = (error?: { error: unknown }) => {
+      const { timed } = this.options
+      const took = performance.now() - started
+      current.forEach((item, index) => {
+        timed?.(started - item.at, took)
+        const outcome = error ?? outcomes[index]!
+        if ('error' in outcome) item.reject(outcome.error)
+        else item.resolve(outcome.value)
+      })
+    }
     try {
       await guard(() =>
         connect(async (connection, ready) => {
           const run = (statement: string) => connection.executeQuery(CompiledQuery.raw(statement, []))
+          /** A chain's next group, formed and running while the group before it commits. */
+          interface Follower {
+            items: Grouped[]
+            formed: number
+            scope: unknown
+            written: Set<TableName>
+            outcomes: Outcome[]
+            /** Its `begin` and its transactions' work: the first error, or undefined. */
+            worked: Promise<{ error: unknown } | undefined>
+          }
+          let follower: Follower | undefined
+          const follow = (items: Grouped[], before: unknown, written: Set<TableName>): Follower => {
+            const next: Follower = {
+              items,
+              formed: performance.now(),
+              scope: share!.follow!(before),
+              written: new Set(written),
+              outcomes: [],
+              worked: Promise.resolve(undefined),
+            }
+            // Sent now, so it follows the commit on the connection: what the work sends comes after it.
+            const begun = run(begin)
+            next.worked = (async () => {
+              try {
+                await begun
+                for (const item of items)
+                  next.outcomes.push({
+                    value: await item.work(connection, item.attempt, next.written, next.scope),
+                  })
+                return undefined
+              } catch (error) {
+                return { error }
+              }
+            })()
+            return next
+          }
+          // A follower whose group before it failed: rolled back (it began after that group's
+          // transaction ended), and its transactions first in line again.
+          const abandon = async () => {
+            const abandoned = follower
+            follower = undefined
+            if (!abandoned) return
+            await abandoned.worked
+            await run('rollback').catch(() => undefined)
+            this.counts.abandoned++
+            this.waiting.unshift(...abandoned.items)
+          }
+          // The group's write and commit, in its open transaction; a follower forms if it may.
+          const finish = async (reruns: boolean, scope: unknown, written: Set<TableName>) => {
+            const closing = scope !== undefined ? share!.close(connection, scope) : undefined
+            if (closing && !closing.sent) await closing.done
+            // The commit right behind the write: if the write fails, the commit rolls back.
+            const commitStarted = performance.now()
+            const commit = run('commit').finally(() =>
+              this.options.timedCommit?.(performance.now() - commitStarted),
+            )
+            const next =
+              chains && !reruns && scope !== undefined && performance.now() < chainEnds
+                ? this.followers(keys, begin)
+                : []
+            if (next.length > 0) follower = follow(next, scope, written)
+            else committing?.()
+            const [wrote, committed] = await Promise.allSettled([closing?.done, commit])
+            if (wrote.status === 'rejected') throw wrote.reason
+            if (committed.status === 'rejected') throw committed.reason
+          }
           const runAll = async (items: Grouped[], reruns: boolean) => {
             let scope: unknown
             if (ready && share) {
@@ -327,18 +468,9 @@ export class GroupCommit {
                 const attempt = reruns ? item.attempt + 1 : item.attempt
                 outcomes.push({ value: await item.work(connection, attempt, written, scope) })
               }
-              const closing = scope !== undefined ? share!.close(connection, scope) : undefined
-              if (closing && !closing.sent) await closing.done
-              // The commit right behind the write: if the write fails, the commit rolls back.
-              const commitStarted = performance.now()
-              const commit = run('commit').finally(() =>
-                this.options.timedCommit?.(performance.now() - commitStarted),
-              )
-              committing?.()
-              const [wrote, committed] = await Promise.allSettled([closing?.done, commit])
-              if (wrote.status === 'rejected') throw wrote.reason
-              if (committed.status === 'rejected') throw committed.reason
+              await finish(reruns, scope, written)
             } catch (error) {
+              await abandon()
               await run('rollback').catch(() => undefined)
               throw error
             } finally {
@@ -346,34 +478,57 @@ export class GroupCommit {
               this.options.committed(written)
             }
           }
-          try {
-            await runAll(group, false)
-          } catch (error) {
-            if (fatal(error)) throw error
-            outcomes.length = 0
-            if (group.length === 1) {
-              outcomes.push({ error })
-              return
+          // A follower, once the group before it committed: its write and commit.
+          const runFollower = async (next: Follower) => {
+            try {
+              const failed = await next.worked
+              if (failed) throw failed.error
+              await finish(false, next.scope, next.written)
+            } catch (error) {
+              await abandon()
+              await run('rollback').catch(() => undefined)
+              throw error
+            } finally {
+              this.options.committed(next.written)
             }
-            // A function threw: everyone again, alone.
-            for (const item of group)
-              try {
-                await runAll([item], true)
-              } catch (alone) {
-                if (fatal(alone)) throw alone
-                outcomes.push({ error: alone })
-              }
+          }
+          // The group, then its followers; each answered once committed.
+          for (let next: Follower | undefined; ; ) {
+            try {
+              if (next) await runFollower(next)
+              else await runAll(current, false)
+            } catch (error) {
+              if (fatal(error)) throw error
+              outcomes = []
+              if (current.length === 1) outcomes.push({ error })
+              // A function threw: everyone again, alone.
+              else
+                for (const item of current)
+                  try {
+                    await runAll([item], true)
+                  } catch (alone) {
+                    if (fatal(alone)) throw alone
+                    outcomes.push({ error: alone })
+                  }
+            }
+            next = follower
+            follower = undefined
+            if (!next) return
+            answer()
+            current = next.items
+            outcomes = next.outcomes
+            started = next.formed
+            this.counts.batches++
+            this.counts.items += next.items.length
+            this.counts.followed++
           }
         }, keys),
       )
     } catch (error) {
-      for (const item of group) item.reject(error)
+      // The database failed: nobody of the group it failed in is acknowledged.
+      answer({ error })
       return
     }
-    group.forEach((item, index) => {
-      const outcome = outcomes[index]!
-      if ('error' in outcome) item.reject(outcome.error)
-      else item.resolve(outcome.value)
-    })
+    answer()
   }
 }

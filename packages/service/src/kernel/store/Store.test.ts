@@ -661,6 +661,86 @@ describe.each(backends)('storage contract: %s', (name, open) => {
     await store.close()
   })
 
+  it.skipIf(name !== 'PostgreSQL')(
+    'a group that follows another on its connection (a chain) decides on what that one wrote; when that one fails, it runs again, first in line, and nothing is counted twice',
+    async () => {
+      const store = await open()
+      await store.transaction((tx) => tx.put('pluginRows', row('tally', { n: 0, order: [] })))
+      const options = {
+        isolation: 'snapshot' as const,
+        locks: ['tally'],
+        readAhead: [{ table: 'pluginRows' as const, id: 'tally' }],
+      }
+      let open_: () => void = () => {}
+      const gate = new Promise<void>((resolve) => {
+        open_ = resolve
+      })
+      // Counts itself into the tally; with a fingerprint, records an activity (unique by it), and
+      // a rerun that finds its fingerprint answers that it was a replay and counts nothing.
+      const count = (i: number, fingerprint?: string, wait = gate) =>
+        store.transaction(async (tx) => {
+          if (fingerprint && tx.attempt > 1) {
+            const [replay] = await tx.findBy('activities', 'fingerprint', fingerprint)
+            if (replay) return 'replay'
+          }
+          await wait
+          const tally = (await tx.get('pluginRows', 'tally'))!
+          const { n, order } = tally.data as { n: number; order: number[] }
+          await tx.put('pluginRows', { ...tally, data: { n: n + 1, order: [...order, i] } })
+          if (fingerprint)
+            await tx.put('activities', {
+              id: `act${i}`,
+              organizationId: 'org',
+              path: 'sign_transaction',
+              type: 'ACTIVITY_TYPE_SIGN_TRANSACTION_V2',
+              status: 'ACTIVITY_STATUS_COMPLETED',
+              intent: {},
+              fingerprint,
+              userId: 'u',
+              credentialId: 'c',
+              callerOrganizationId: 'org',
+              createdAt: 1,
+              updatedAt: 1,
+            })
+          return 'counted'
+        }, options)
+      const followedBefore = store.batching().commits!.followed!
+      const abandonedBefore = store.batching().commits!.abandoned!
+      // 1. A chain: the first group waits at the gate while six more queue for its lock; they
+      // follow it on its connection, reading the tally it left, not the database.
+      const first = count(0)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      const queued = Array.from({ length: 6 }, (_, k) => count(1 + k))
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      open_()
+      expect(await Promise.all([first, ...queued])).toEqual(Array(7).fill('counted'))
+      expect(store.batching().commits!.followed).toBeGreaterThan(followedBefore)
+      let tally = (await store.get('pluginRows', 'tally'))!.data as { n: number; order: number[] }
+      expect(tally).toEqual({ n: 7, order: [0, 1, 2, 3, 4, 5, 6] })
+      // 2. The first group's write fails (two activities with one fingerprint) after six more
+      // formed a follower on the tally it would have left: the follower is rolled back and runs
+      // again after the group's transactions reran alone (the second finding the first's row).
+      let reopen: () => void = () => {}
+      const shut = new Promise<void>((resolve) => {
+        reopen = resolve
+      })
+      const twins = [count(10, 'twin', shut), count(11, 'twin', shut)]
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      const after = Array.from({ length: 6 }, (_, k) => count(12 + k))
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      reopen()
+      expect(await Promise.all([...twins, ...after])).toEqual([
+        'counted',
+        'replay',
+        ...Array(6).fill('counted'),
+      ])
+      tally = (await store.get('pluginRows', 'tally'))!.data as { n: number; order: number[] }
+      expect(tally).toEqual({ n: 14, order: [0, 1, 2, 3, 4, 5, 6, 10, 12, 13, 14, 15, 16, 17] })
+      expect(store.batching().commits!.abandoned).toBeGreaterThan(abandonedBefore)
+      await store.close()
+    },
+  )
+
   it('transactions of different locks share a group and those of one lock keep their order; two stores whose groups take overlapping locks neither deadlock nor lose an increment', async () => {
     const store = await open()
     // PostgreSQL: a second store on the same database, as a second instance of the service.

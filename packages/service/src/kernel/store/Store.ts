@@ -189,7 +189,18 @@ export class Store implements Reads {
    * Work merged so far, as batches and the requests they carried: PostgreSQL's reads ahead and
    * inserts (one statement a batch), SQLite's transactions (one commit a group).
    */
-  batching(): Partial<Record<'lookups' | 'inserts' | 'commits', { batches: number; items: number }>> {
+  batching(): Partial<
+    Record<
+      'lookups' | 'inserts' | 'commits',
+      {
+        batches: number
+        items: number
+        /** PostgreSQL's lock groups: groups that followed another on its connection, followers abandoned (`GroupCommit`). */
+        followed?: number
+        abandoned?: number
+      }
+    >
+  > {
     return {
       ...(this.lookups ? { lookups: { ...this.lookups.counts } } : {}),
       ...(this.inserts ? { inserts: { ...this.inserts.counts } } : {}),
@@ -285,6 +296,7 @@ export class Store implements Reads {
           )
           return { done, sent }
         },
+        follow: (scope) => (scope as SharedAhead).follow(),
       },
     })
   }
