@@ -382,15 +382,17 @@ export class GroupCommit {
               outcomes: [],
               worked: Promise.resolve(undefined),
             }
-            // Sent now, so it follows the commit on the connection: what the work sends comes after it.
+            // Sent now, behind the commit on the connection: whatever the work sends comes after
+            // it, so the work need not wait for its answer (nor for the commit's) to start.
             const begun = run(begin)
+            begun.catch(() => undefined)
             next.worked = (async () => {
               try {
-                await begun
                 for (const item of items)
                   next.outcomes.push({
                     value: await item.work(connection, item.attempt, next.written, next.scope),
                   })
+                await begun
                 return undefined
               } catch (error) {
                 return { error }
