@@ -13,7 +13,7 @@ import {
 } from './crypto/signTransaction.ts'
 import { PluginStateKey, type Runtime } from './Runtime.ts'
 import type { ActivityContext } from './registry.ts'
-import type { Lookup, Reads } from './store/Reads.ts'
+import { anyRows, type Lookup, type Reads } from './store/Reads.ts'
 import type { Transaction } from './store/Transaction.ts'
 
 /** One EVM call a signature makes: its target (absent: contract creation), wei and calldata. */
@@ -130,7 +130,7 @@ export const spendLookups = (organizationId: string): Lookup[] => [
  * signing worked out ahead of its transaction then also works out what it spends.
  */
 export async function hasSpendingLimits(reads: Reads, organizationId: string): Promise<boolean> {
-  return (await reads.findBy('spendingLimits', 'organizationId', organizationId)).length > 0
+  return anyRows(reads, 'spendingLimits', 'organizationId', organizationId)
 }
 
 /** What an unsigned transaction of `sign_transaction` spends, decoded from its bytes. */

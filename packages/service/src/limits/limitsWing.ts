@@ -1,5 +1,6 @@
 import type { ServicePlugin } from '../kernel/registry.ts'
 import { SPEND_GUARD, type SpendGuard, spendLockOf } from '../kernel/spending.ts'
+import { anyRows } from '../kernel/store/Store.ts'
 import {
   createSpendingLimit,
   deleteSpendingLimit,
@@ -51,7 +52,7 @@ export function limitsWing(): ServicePlugin<SpendGuard> {
     serializes: async ({ path, organization, reads }) =>
       LIMIT_PATHS.has(path) ||
       (SPENDING_PATHS.has(path) &&
-        (await reads.findBy('spendingLimits', 'organizationId', organization.id)).length > 0)
+        (await anyRows(reads, 'spendingLimits', 'organizationId', organization.id)))
         ? spendLockOf(organization.id)
         : undefined,
     // What the spend guard reads under the lock: the organization's limits and usage rows, read

@@ -59,6 +59,20 @@ export class Prefetched implements Reads {
     }
   }
 
+  /** Whether a row has `field` equal to `value`: from what was read, without parsing it, when that holds it. */
+  async exists<T extends TableName>(
+    table: T,
+    field: keyof Tables[T] & string,
+    value: unknown,
+  ): Promise<boolean> {
+    const data =
+      value === undefined || value === null
+        ? undefined
+        : this.found.get(lookupKey({ table, field, value: String(value) }))
+    if (!data) return (await this.store.findBy(table, field, value)).length > 0
+    return data.length > 0
+  }
+
   all<T extends TableName>(table: T): Promise<Tables[T][]> {
     return this.store.all(table)
   }

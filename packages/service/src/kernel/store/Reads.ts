@@ -9,6 +9,22 @@ export interface Reads {
   all<T extends TableName>(table: T): Promise<Tables[T][]>
   /** How many rows have `field` equal to `value`. */
   count<T extends TableName>(table: T, field: keyof Tables[T] & string, value: unknown): Promise<number>
+  /**
+   * Whether some row has `field` equal to `value`, where that costs less than reading them
+   * (`Prefetched`: what it read holds them, unparsed). Use `anyRows`.
+   */
+  exists?<T extends TableName>(table: T, field: keyof Tables[T] & string, value: unknown): Promise<boolean>
+}
+
+/** Whether `reads` has a row of `table` whose indexed `field` equals `value`, parsing none where it can. */
+export async function anyRows<T extends TableName>(
+  reads: Reads,
+  table: T,
+  field: keyof Tables[T] & string,
+  value: unknown,
+): Promise<boolean> {
+  if (reads.exists) return reads.exists(table, field, value)
+  return (await reads.findBy(table, field, value)).length > 0
 }
 
 /**

@@ -9,7 +9,7 @@ import { kyselyOf } from './kyselyOf.ts'
 import { openMemoryStore } from './memory.ts'
 import type { PluginRow } from './model.ts'
 import type { Prefetched } from './Prefetched.ts'
-import type { Store, Transaction } from './Store.ts'
+import { anyRows, type Store, type Transaction } from './Store.ts'
 
 /**
  * The storage contract, run against every backend the service supports: the in-memory SQLite,
@@ -397,6 +397,12 @@ describe.each(backends)('storage contract: %s', (name, open) => {
       name: ahead ? 'one' : 'renamed',
     })
     expect((await reads.findBy('pluginRows', 'kind', 'none')).map((r) => r.id)).toEqual(ahead ? [] : ['s'])
+    // Whether there are rows, as the reads would say (parsing none where they were read ahead).
+    expect(await anyRows(reads, 'pluginRows', 'kind', 'none')).toBe(!ahead)
+    expect(await anyRows(reads, 'apiKeys', 'publicKey', 'p')).toBe(true)
+    expect(await anyRows(reads, 'pluginRows', 'kind', 'test')).toBe(true)
+    expect(await anyRows(reads, 'pluginRows', 'kind', 'nothing')).toBe(false)
+    expect(await anyRows(store, 'apiKeys', 'publicKey', 'p')).toBe(true)
     expect((await reads.findBy('users', 'organizationId', 'o8')).map((u) => u.id)).toEqual(
       ahead ? [] : ['u8'],
     )

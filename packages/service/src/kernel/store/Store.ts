@@ -21,7 +21,7 @@ export type { BucketCharge, BucketState } from './backends/StoreBackend.ts'
 export type { Database } from './Database.ts'
 export { isDatabaseError, unavailable } from './databaseErrors.ts'
 export type { Prefetched } from './Prefetched.ts'
-export type { Lookup, Reads } from './Reads.ts'
+export { anyRows, type Lookup, type Reads } from './Reads.ts'
 export { NotInSnapshot, Transaction } from './Transaction.ts'
 
 /** Where the database's schema stands against this version's migrations (`Store.migrationState`). */
