@@ -56,6 +56,22 @@ const row = (id: string, data: Record<string, unknown> = {}, kind = 'test'): Plu
   updatedAt: 1,
 })
 
+/** A completed activity with `fingerprint` (unique in the database): what a signing records. */
+const activityRow = (id: string, fingerprint: string) => ({
+  id,
+  organizationId: 'org',
+  path: 'sign_transaction',
+  type: 'ACTIVITY_TYPE_SIGN_TRANSACTION_V2',
+  status: 'ACTIVITY_STATUS_COMPLETED' as const,
+  intent: {},
+  fingerprint,
+  userId: 'u',
+  credentialId: 'c',
+  callerOrganizationId: 'org',
+  createdAt: 1,
+  updatedAt: 1,
+})
+
 describe.each(backends)('storage contract: %s', (name, open) => {
   beforeAll(async () => {
     if (name === 'PostgreSQL' && !cluster) cluster = await startPostgres()
@@ -693,21 +709,7 @@ describe.each(backends)('storage contract: %s', (name, open) => {
           const tally = (await tx.get('pluginRows', 'tally'))!
           const { n, order } = tally.data as { n: number; order: number[] }
           await tx.put('pluginRows', { ...tally, data: { n: n + 1, order: [...order, i] } })
-          if (fingerprint)
-            await tx.put('activities', {
-              id: `act${i}`,
-              organizationId: 'org',
-              path: 'sign_transaction',
-              type: 'ACTIVITY_TYPE_SIGN_TRANSACTION_V2',
-              status: 'ACTIVITY_STATUS_COMPLETED',
-              intent: {},
-              fingerprint,
-              userId: 'u',
-              credentialId: 'c',
-              callerOrganizationId: 'org',
-              createdAt: 1,
-              updatedAt: 1,
-            })
+          if (fingerprint) await tx.put('activities', activityRow(`act${i}`, fingerprint))
           return 'counted'
         }, options)
       const followedBefore = store.batching().commits!.followed!
@@ -813,20 +815,6 @@ describe.each(backends)('storage contract: %s', (name, open) => {
     'a replay inside a group (its unique row inserted by one before it) reruns, finds that row and commits nothing of its own; the others commit (%s)',
     async (_, shared) => {
       const store = await open()
-      const activity = (id: string, fingerprint: string) => ({
-        id,
-        organizationId: 'org',
-        path: 'sign_transaction',
-        type: 'ACTIVITY_TYPE_SIGN_TRANSACTION_V2',
-        status: 'ACTIVITY_STATUS_COMPLETED' as const,
-        intent: {},
-        fingerprint,
-        userId: 'u',
-        credentialId: 'c',
-        callerOrganizationId: 'org',
-        createdAt: 1,
-        updatedAt: 1,
-      })
       const before = store.batching().commits
       // As `submitActivity`'s `record`: a rerun looks for its fingerprint first.
       const submit = (id: string, fingerprint: string) =>
@@ -837,7 +825,7 @@ describe.each(backends)('storage contract: %s', (name, open) => {
               if (replay) return replay.id
             }
             await tx.put('pluginRows', row(`spent by ${id}`))
-            await tx.put('activities', activity(id, fingerprint))
+            await tx.put('activities', activityRow(id, fingerprint))
             return id
           },
           {
