@@ -331,7 +331,7 @@ export class GroupCommit {
    * (`share.follow`: that group's read with its writes over it, which is what the database holds
    * once it has committed, since the locks keep every other writer out), without a read of its
    * own; it sends its write and commit only once that group has committed. If that group fails
-   * instead, the follower is rolled back before anything else is sent and its transactions queue
+   * instead, the follower is rolled back before that group's transactions rerun, and its own queue
    * again, first in line, as if it had never formed. So a key's transactions still run one group
    * after the other, each deciding on the commits before it, and a group's work overlaps the
    * commit (a disk's sync) of the one before instead of waiting for it, its unlock, the next lock
