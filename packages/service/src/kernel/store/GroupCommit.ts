@@ -411,6 +411,20 @@ export class GroupCommit {
             this.counts.abandoned++
             this.waiting.unshift(...abandoned.items)
           }
+          // The rest of a group's open transaction: on a failure, any follower formed on it is
+          // abandoned and the transaction rolled back. Either way the tables it wrote are told
+          // while the connection is still held: no read can slip in between the commit and this.
+          const inTransaction = async (written: Set<TableName>, body: () => Promise<void>) => {
+            try {
+              await body()
+            } catch (error) {
+              await abandon()
+              await run('rollback').catch(() => undefined)
+              throw error
+            } finally {
+              this.options.committed(written)
+            }
+          }
           // The group's write and commit, in its open transaction; a follower forms if it may.
           const finish = async (reruns: boolean, scope: unknown, written: Set<TableName>) => {
             const closing = scope !== undefined ? share!.close(connection, scope) : undefined
@@ -460,7 +474,7 @@ export class GroupCommit {
                 await run(begin)
               }
             const written = new Set<TableName>()
-            try {
+            await inTransaction(written, async () => {
               if (share && !ready)
                 scope = await share.open(
                   connection,
@@ -471,29 +485,15 @@ export class GroupCommit {
                 outcomes.push({ value: await item.work(connection, attempt, written, scope) })
               }
               await finish(reruns, scope, written)
-            } catch (error) {
-              await abandon()
-              await run('rollback').catch(() => undefined)
-              throw error
-            } finally {
-              // Still holding the connection: no read can slip in between the commit and this.
-              this.options.committed(written)
-            }
+            })
           }
           // A follower, once the group before it committed: its write and commit.
-          const runFollower = async (next: Follower) => {
-            try {
+          const runFollower = (next: Follower) =>
+            inTransaction(next.written, async () => {
               const failed = await next.worked
               if (failed) throw failed.error
               await finish(false, next.scope, next.written)
-            } catch (error) {
-              await abandon()
-              await run('rollback').catch(() => undefined)
-              throw error
-            } finally {
-              this.options.committed(next.written)
-            }
-          }
+            })
           // The group, then its followers; each answered once committed.
           for (let next: Follower | undefined; ; ) {
             try {

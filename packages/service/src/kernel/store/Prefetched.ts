@@ -1,6 +1,6 @@
 import type { TableName, Tables } from './model.ts'
 import { decodeRow } from './Queries.ts'
-import { lookupKey, type Reads } from './Reads.ts'
+import { anyRows, lookupKey, type Reads } from './Reads.ts'
 import { NotInSnapshot } from './Transaction.ts'
 
 /** Where reads of a snapshot run end that its snapshot cannot answer. */
@@ -46,10 +46,7 @@ export class Prefetched implements Reads {
     field: keyof Tables[T] & string,
     value: unknown,
   ): Promise<Tables[T][]> {
-    const data =
-      value === undefined || value === null
-        ? undefined
-        : this.found.get(lookupKey({ table, field, value: String(value) }))
+    const data = this.readFor(table, field, value)
     if (!data) return this.store.findBy(table, field, value)
     try {
       return data.map((text) => JSON.parse(text) as Tables[T])
@@ -65,12 +62,15 @@ export class Prefetched implements Reads {
     field: keyof Tables[T] & string,
     value: unknown,
   ): Promise<boolean> {
-    const data =
-      value === undefined || value === null
-        ? undefined
-        : this.found.get(lookupKey({ table, field, value: String(value) }))
-    if (!data) return (await this.store.findBy(table, field, value)).length > 0
-    return data.length > 0
+    const data = this.readFor(table, field, value)
+    return data ? data.length > 0 : anyRows(this.store, table, field, value)
+  }
+
+  /** What was read for the rows whose `field` equals `value`, unparsed; undefined when it was not read. */
+  private readFor(table: TableName, field: string, value: unknown): string[] | undefined {
+    return value === undefined || value === null
+      ? undefined
+      : this.found.get(lookupKey({ table, field, value: String(value) }))
   }
 
   all<T extends TableName>(table: T): Promise<Tables[T][]> {
