@@ -1225,7 +1225,7 @@ for (const [n, share] of PACED.entries()) {
           return (
             `[loop ${loop ? `${loop.p99.toFixed(0)}/${loop.max.toFixed(0)}` : '-'}, ` +
             `gc ${run.stages?.gc?.total.toFixed(0) ?? '-'}, ` +
-            `commit ${commit ? `${commit.p99.toFixed(1)}/${commit.max.toFixed(1)}` : '-'}, ` +
+            `commit ${commit ? `${commit.count}× ${commit.p50.toFixed(1)}/${commit.p99.toFixed(1)}/${commit.max.toFixed(1)}` : '-'}, ` +
             `disk ${run.beside.diskMB.toFixed(0)} MB` +
             (run.beside.checkpoints === undefined ? '' : `, ${run.beside.checkpoints} ckpt`) +
             ']'
@@ -1235,7 +1235,7 @@ for (const [n, share] of PACED.entries()) {
   )
   if (beside)
     console.log(
-      `  beside each: [event-loop delay p99/max ms, GC pauses ms in all, commit statement p99/max ms, MB the disks wrote, PostgreSQL checkpoints]: ${beside}`,
+      `  beside each: [event-loop delay p99/max ms, GC pauses ms in all, commit statements: how many× p50/p99/max ms (SQLite, or PostgreSQL's lock groups), MB the disks wrote, PostgreSQL checkpoints]: ${beside}`,
     )
 }
 printStages()
