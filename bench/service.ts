@@ -938,8 +938,13 @@ try {
       postgres1.error =
         postgres2.error = `PostgreSQL did not start: ${(error as Error).message.split('\n')[0]}`
     }
+  // SQLite alone (`--only sqlite`, or PostgreSQL would not start): its rounds all the same.
   if (!postgres && wanted('sqlite'))
-    await withInstances(1, () => ['--data-dir', join(temp, 'sqlite'), '--admin-port', '0'], sqlite)
+    for (let round = 0; round < ROUNDS; round++) {
+      if (round > 0) rawPerSecond = measureRaw()
+      await withInstances(1, () => ['--data-dir', join(temp, 'sqlite'), '--admin-port', '0'], sqlite)
+      durableRounds.push({ raw: rawPerSecond, rawAfter: measureRaw(), sqlite: sqlite.result })
+    }
   if (postgres) {
     const keyFile = join(temp, 'master.key')
     // An admin listener (metrics, no logs) for the batching counters.
@@ -1181,13 +1186,24 @@ if (durableRounds.length > 1)
       durableRounds.map((round) => pick(round)?.perSecond ?? Number.NaN)
     const pg = rates((round) => round.postgres?.[workload])
     const lite = rates((round) => round.sqlite?.[workload])
-    console.log(
-      `${durableRounds.length} rounds in turn, ${name}: PostgreSQL ${pg.map(rate).join(', ')}; SQLite ${lite.map(rate).join(', ')}; ` +
-        `PostgreSQL / SQLite ${ratios((round) => (round.postgres?.[workload].perSecond ?? Number.NaN) / (round.sqlite?.[workload].perSecond ?? Number.NaN))}` +
-        (workload === 'sign'
-          ? `; PostgreSQL / raw ${ratios((round) => (round.postgres?.sign.perSecond ?? Number.NaN) / round.raw)}`
-          : ''),
-    )
+    // A backend or a workload that did not run (`--only`, `--workloads`) is left out.
+    const ran = (values: number[]) => values.some((value) => !Number.isNaN(value))
+    if (!ran(pg) && !ran(lite)) continue
+    const parts = [
+      ...(ran(pg) ? [`PostgreSQL ${pg.map(rate).join(', ')}`] : []),
+      ...(ran(lite) ? [`SQLite ${lite.map(rate).join(', ')}`] : []),
+      ...(ran(pg) && ran(lite)
+        ? [
+            `PostgreSQL / SQLite ${ratios((round) => (round.postgres?.[workload].perSecond ?? Number.NaN) / (round.sqlite?.[workload].perSecond ?? Number.NaN))}`,
+          ]
+        : []),
+      ...(workload === 'sign' && ran(pg)
+        ? [
+            `PostgreSQL / raw ${ratios((round) => (round.postgres?.sign.perSecond ?? Number.NaN) / round.raw)}`,
+          ]
+        : []),
+    ]
+    console.log(`${durableRounds.length} rounds in turn, ${name}: ${parts.join('; ')}`)
   }
 if (durableRounds.length > 0)
   console.log(
