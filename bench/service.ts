@@ -938,47 +938,38 @@ try {
       postgres1.error =
         postgres2.error = `PostgreSQL did not start: ${(error as Error).message.split('\n')[0]}`
     }
-  // SQLite alone (`--only sqlite`, or PostgreSQL would not start): its rounds all the same.
-  if (!postgres && wanted('sqlite'))
-    for (let round = 0; round < ROUNDS; round++) {
-      if (round > 0) rawPerSecond = measureRaw()
+  const keyFile = join(temp, 'master.key')
+  const rollbacks = (database: string) => () =>
+    Number(postgres!.psql(`select xact_rollback from pg_stat_database where datname = '${database}'`).trim())
+  // SQLite and PostgreSQL in one process, in turn, `--rounds` times (PostgreSQL where it started).
+  const pg1 = wanted('postgres1') ? postgres : undefined
+  // An admin listener (metrics, no logs) for the batching counters.
+  const pgArgs = (url: string) => ['--database-url', url, '--master-key-file', keyFile, '--admin-port', '0']
+  for (let round = 0; round < ROUNDS && (wanted('sqlite') || pg1); round++) {
+    if (round > 0) rawPerSecond = measureRaw()
+    if (wanted('sqlite'))
       await withInstances(1, () => ['--data-dir', join(temp, 'sqlite'), '--admin-port', '0'], sqlite)
-      durableRounds.push({ raw: rawPerSecond, rawAfter: measureRaw(), sqlite: sqlite.result })
-    }
-  if (postgres) {
-    const keyFile = join(temp, 'master.key')
-    // An admin listener (metrics, no logs) for the batching counters.
-    const pgArgs = () => ['--database-url', postgres!.url, '--master-key-file', keyFile, '--admin-port', '0']
-    const rollbacks = (database: string) => () =>
-      Number(
-        postgres!.psql(`select xact_rollback from pg_stat_database where datname = '${database}'`).trim(),
+    if (pg1)
+      await withInstances(
+        1,
+        () => pgArgs(pg1.url),
+        postgres1,
+        rollbacks(pg1.url.replace(/^.*\//, '').replace(/\?.*$/, '')),
       )
-    const database1 = postgres.url.replace(/^.*\//, '').replace(/\?.*$/, '')
-    for (let round = 0; round < ROUNDS; round++) {
-      if (round > 0) rawPerSecond = measureRaw()
-      if (wanted('sqlite'))
-        await withInstances(1, () => ['--data-dir', join(temp, 'sqlite'), '--admin-port', '0'], sqlite)
-      if (wanted('postgres1')) await withInstances(1, pgArgs, postgres1, rollbacks(database1))
-      if (wanted('sqlite') || wanted('postgres1'))
-        durableRounds.push({
-          raw: rawPerSecond,
-          // Measured again once the round is over: how far the machine's speed drifted during it.
-          rawAfter: measureRaw(),
-          sqlite: sqlite.result,
-          postgres: postgres1.result,
-        })
-    }
+    durableRounds.push({
+      raw: rawPerSecond,
+      // Measured again once the round is over: how far the machine's speed drifted during it.
+      rawAfter: measureRaw(),
+      sqlite: sqlite.result,
+      postgres: postgres1.result,
+    })
+  }
+  if (postgres) {
     // A fresh database for the two processes, so both start from the same (empty) state.
     postgres.psql('DROP DATABASE IF EXISTS bench2')
     postgres.psql('CREATE DATABASE bench2')
     const url2 = postgres.url.replace(/\/[^/]*$/, '/bench2')
-    if (wanted('postgres2'))
-      await withInstances(
-        2,
-        () => ['--database-url', url2, '--master-key-file', keyFile, '--admin-port', '0'],
-        postgres2,
-        rollbacks('bench2'),
-      )
+    if (wanted('postgres2')) await withInstances(2, () => pgArgs(url2), postgres2, rollbacks('bench2'))
     if (wanted('limits-pg')) {
       postgres.psql('DROP DATABASE IF EXISTS limits')
       postgres.psql('CREATE DATABASE limits')
