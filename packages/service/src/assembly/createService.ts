@@ -266,6 +266,12 @@ function mountRoutes(
   app.notFound(notFoundResponse)
   if (runtime.options.mode === 'production') app.use('*', securityHeaders())
   app.use('*', observeRequests(runtime, options.logger))
+  // No answer tells of a commit before it is on disk: on a data dir a transaction's own answer
+  // waits for its log sync, and so does one that read what another just committed (`LogSync`).
+  app.use('*', async (_c, next) => {
+    await next()
+    await runtime.store.settled()
+  })
   const readiness = new Readiness(runtime, { plugins })
   // The first look at the database, so that no probe waits on one.
   void readiness.database()

@@ -182,8 +182,9 @@ export class GroupCommit {
    * Each group starts a turn of the event loop after the first transaction queued (or after the
    * last group), so the transactions whose I/O completed meanwhile (their crypto job's answer, a
    * request's body) join it. The commit itself blocks the thread (the SQLite driver is
-   * synchronous, and `synchronous = FULL` syncs the log each commit): a group that started in the
-   * first one's microtasks would commit each transaction alone, one sync a request.
+   * synchronous: it writes the group's pages to the log, which `LogSync` then syncs off the
+   * thread): a group that started in the first one's microtasks would commit each transaction
+   * alone, its pages written once a request.
    */
   private async commitGroups(): Promise<void> {
     try {

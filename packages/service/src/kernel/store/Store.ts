@@ -8,6 +8,7 @@ import type { Database } from './Database.ts'
 import { classify, unavailable } from './databaseErrors.ts'
 import { GroupCommit, type GroupWork } from './GroupCommit.ts'
 import { rememberKysely } from './kyselyOf.ts'
+import type { LogSync } from './LogSync.ts'
 import { knownMigrations, type MigrateOptions, migrateSchema, recordedMigrations } from './migrations.ts'
 import { INDEXES, type TableName, type Tables } from './model.ts'
 import { Prefetched } from './Prefetched.ts'
@@ -94,6 +95,52 @@ const isUnavailable = (error: unknown) =>
 /** Lock groups that may run at once, each on a connection of its own (`Store.lockGroup`). */
 const LOCK_LANES = 4
 
+/** How `Store.transaction` runs its function. */
+export interface TransactionOptions {
+  snapshot?: Reads
+  /**
+   * Names whose transactions run one at a time across every process of the database: each is
+   * taken (in sorted order) before `begin`, so the transaction's snapshot follows the last
+   * holder's commit, and given back after it (`StoreBackend.sessionLocks`; elsewhere ignored).
+   * In the process, the transactions naming the same locks queue for them, and those that
+   * queued while a group held them run as the next group (`GroupCommit`): one transaction on
+   * one connection, the locks taken once before its `begin` and given back after its one
+   * commit, each function seeing the writes of those before it. A `snapshot` transaction
+   * reads ahead after them; a SERIALIZABLE one runs in a group of its own.
+   */
+  locks?: readonly string[]
+  /**
+   * `snapshot`: the transaction reads one snapshot, taken after its `locks`, and takes no
+   * predicate locks (PostgreSQL's REPEATABLE READ, `StoreBackend.beginSnapshot`), so it never
+   * fails a commit of a transaction that wrote none of its rows, nor is failed by one. For a
+   * function that is content with a snapshot (as a snapshot run is) and whose every write but
+   * new rows is ordered by `locks` in every writer: a write skew is then impossible, and two
+   * writers of one row that were not ordered still conflict (rerun), never lose an update.
+   * Default `serializable`. Where one connection runs every transaction (SQLite), the same.
+   */
+  isolation?: Isolation
+  /**
+   * Read again, where the backend `readsAhead`, as the transaction's first statement after
+   * `begin` (so as of its snapshot), all in one statement on its connection: its reads of a
+   * table it has not written are answered from what this found, and go to the database when
+   * it found nothing for them (a lookup not asked for). One round trip where a transaction
+   * that holds its `locks` would make one for each read (a signing under a spending limit:
+   * its organization's limits and usage rows). Not for a SERIALIZABLE transaction
+   * (its reads would take predicate locks on rows it may never have needed). Such a
+   * transaction also keeps its writes and sends them together, replacing rows by id, before
+   * a statement that could see them and before its commit (`Transaction`'s `defersWrites`).
+   */
+  readAhead?: readonly Lookup[]
+  /**
+   * What was read before the transaction (what `prefetch` read, before its `locks`): a read
+   * of a transaction that reads ahead, which `readAhead` did not ask for, is answered from it
+   * when it holds the rows and nobody in the group wrote their table. For a function content
+   * to decide on those rows as of then (a signing's signer and policies, which it signed
+   * with before it queued), while what `locks` orders is in `readAhead`, read after them.
+   */
+  earlier?: Reads
+}
+
 export class Store implements Reads {
   private closed = false
   /** Where reruns and outages are reported (`observe`). */
@@ -102,6 +149,8 @@ export class Store implements Reads {
   private load: () => number = () => 0
   /** Where the waits for a shared statement or a commit group are counted (`timeStages`). */
   private timings: StageTimings | undefined
+  /** A data dir's log, synced off the thread before a commit is answered (`syncsLog`). */
+  private logSync: LogSync | undefined
   /** The connection pool's use right now, where the database has a pool (PostgreSQL). */
   poolUse: (() => PoolUse) | undefined
   /** The migrations `open` applied (none when the schema was current). */
@@ -213,7 +262,10 @@ export class Store implements Reads {
   private groupOptions() {
     return {
       backend: this.backend,
-      committed: (tables: Set<TableName>) => this.cache?.committed(tables),
+      committed: (tables: Set<TableName>) => {
+        this.cache?.committed(tables)
+        this.logSync?.committed()
+      },
       guard: <R>(run: () => Promise<R>) => this.guard(run),
       timed: (waited: number, took: number) => {
         this.timings?.record('commit wait', waited)
@@ -319,6 +371,7 @@ export class Store implements Reads {
 
   private async guard<R>(run: () => Promise<R>): Promise<R> {
     if (this.closed) throw unavailable(new Error('store closed'))
+    if (this.logSync?.failed !== undefined) throw unavailable(this.logSync.failed)
     try {
       return await run()
     } catch (error) {
@@ -457,50 +510,18 @@ export class Store implements Reads {
    */
   async transaction<R>(
     fn: (tx: Transaction) => Promise<R> | R,
-    options: {
-      snapshot?: Reads
-      /**
-       * Names whose transactions run one at a time across every process of the database: each is
-       * taken (in sorted order) before `begin`, so the transaction's snapshot follows the last
-       * holder's commit, and given back after it (`StoreBackend.sessionLocks`; elsewhere ignored).
-       * In the process, the transactions naming the same locks queue for them, and those that
-       * queued while a group held them run as the next group (`GroupCommit`): one transaction on
-       * one connection, the locks taken once before its `begin` and given back after its one
-       * commit, each function seeing the writes of those before it. A `snapshot` transaction
-       * reads ahead after them; a SERIALIZABLE one runs in a group of its own.
-       */
-      locks?: readonly string[]
-      /**
-       * `snapshot`: the transaction reads one snapshot, taken after its `locks`, and takes no
-       * predicate locks (PostgreSQL's REPEATABLE READ, `StoreBackend.beginSnapshot`), so it never
-       * fails a commit of a transaction that wrote none of its rows, nor is failed by one. For a
-       * function that is content with a snapshot (as a snapshot run is) and whose every write but
-       * new rows is ordered by `locks` in every writer: a write skew is then impossible, and two
-       * writers of one row that were not ordered still conflict (rerun), never lose an update.
-       * Default `serializable`. Where one connection runs every transaction (SQLite), the same.
-       */
-      isolation?: Isolation
-      /**
-       * Read again, where the backend `readsAhead`, as the transaction's first statement after
-       * `begin` (so as of its snapshot), all in one statement on its connection: its reads of a
-       * table it has not written are answered from what this found, and go to the database when
-       * it found nothing for them (a lookup not asked for). One round trip where a transaction
-       * that holds its `locks` would make one for each read (a signing under a spending limit:
-       * its organization's limits and usage rows). Not for a SERIALIZABLE transaction
-       * (its reads would take predicate locks on rows it may never have needed). Such a
-       * transaction also keeps its writes and sends them together, replacing rows by id, before
-       * a statement that could see them and before its commit (`Transaction`'s `defersWrites`).
-       */
-      readAhead?: readonly Lookup[]
-      /**
-       * What was read before the transaction (what `prefetch` read, before its `locks`): a read
-       * of a transaction that reads ahead, which `readAhead` did not ask for, is answered from it
-       * when it holds the rows and nobody in the group wrote their table. For a function content
-       * to decide on those rows as of then (a signing's signer and policies, which it signed
-       * with before it queued), while what `locks` orders is in `readAhead`, read after them.
-       */
-      earlier?: Reads
-    } = {},
+    options: TransactionOptions = {},
+  ): Promise<R> {
+    const value = await this.unsettled(fn, options)
+    // On a data dir, the commit is in SQLite's log: answered once the log is on disk (`LogSync`).
+    if (this.logSync) await this.settled()
+    return value
+  }
+
+  /** `transaction`, resolved as soon as it committed (on a data dir, before its log is synced). */
+  private async unsettled<R>(
+    fn: (tx: Transaction) => Promise<R> | R,
+    options: TransactionOptions,
   ): Promise<R> {
     const readAhead =
       this.backend.readsAhead && options.isolation === 'snapshot' && options.readAhead?.length
@@ -627,6 +648,7 @@ export class Store implements Reads {
       } finally {
         // Before the caller hears back: a read made after the transaction resolves sees the commit.
         this.cache?.committed(written)
+        this.logSync?.committed()
       }
     })
   }
@@ -714,6 +736,29 @@ export class Store implements Reads {
   /** How many requests the service is serving now (`watchLoad`; 0 where no server watches): background work yields to them. */
   requestsInFlight(): number {
     return this.load()
+  }
+
+  /**
+   * Commits go to SQLite's log unsynced (`synchronous = NORMAL`), and each transaction is answered
+   * once `sync` has the log on disk (`LogSync`): the thread that serves requests never waits for
+   * the disk. Set by `openDataDir`, before anything is served.
+   */
+  syncsLog(sync: LogSync): void {
+    this.logSync = sync
+  }
+
+  /**
+   * Resolves once every commit made so far is on disk (at once, but on a data dir with commits
+   * not yet synced). What an answer waits for before it goes out, so that no one is told of a
+   * commit a power loss could still undo. A log that could not be synced: STORAGE_UNAVAILABLE.
+   */
+  async settled(): Promise<void> {
+    if (!this.logSync) return
+    try {
+      await this.logSync.settled()
+    } catch (error) {
+      throw unavailable(error)
+    }
   }
 
   /** Counts the waits for shared statements and commit groups, and their time, in `timings`. */

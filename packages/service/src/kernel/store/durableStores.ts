@@ -26,6 +26,7 @@ import pg from 'pg'
 import { postgresBackend } from './backends/postgresBackend.ts'
 import { sqliteBackend } from './backends/sqliteBackend.ts'
 import type { Database } from './Database.ts'
+import { LogSync } from './LogSync.ts'
 import { type DataDirLock, lockDataDir } from './lockDataDir.ts'
 import type { MigrateOptions } from './migrations.ts'
 import { preparedPostgresDialect } from './postgresDialect.ts'
@@ -122,8 +123,9 @@ export interface OpenDataDirOptions extends MigrateOptions {
 export const INTEGRITY_CHECK_MAX_BYTES = 1024 ** 3
 
 /**
- * The SQLite store under `dir`: one file, `latchkey.sqlite`, in WAL mode with `synchronous=FULL`
- * (a commit is fsynced before it is acknowledged). One process per data dir (`lockDataDir`: a
+ * The SQLite store under `dir`: one file, `latchkey.sqlite`, in WAL mode; a commit is fsynced
+ * before it is acknowledged, off the thread that serves requests (`synchronous=NORMAL` and
+ * `LogSync`). One process per data dir (`lockDataDir`: a
  * second one is refused with a message naming the holder), taken before anything is created.
  * Files are created 0600 in a 0700 directory (an existing directory and files are tightened on
  * start). A data dir of the 0.1 journal format is refused, untouched, with what to do; a damaged
@@ -178,7 +180,8 @@ export async function openDataDir(dir: string, options: OpenDataDirOptions = {})
     }
     try {
       database.exec('PRAGMA journal_mode = WAL')
-      database.exec('PRAGMA synchronous = FULL')
+      // The log is synced off the thread, before each commit is answered (`LogSync`).
+      database.exec('PRAGMA synchronous = NORMAL')
       database.exec('PRAGMA foreign_keys = ON')
     } catch (error) {
       throw new Error(`cannot open ${databasePath}: ${(error as Error).message}`, { cause: error })
@@ -201,6 +204,11 @@ export async function openDataDir(dir: string, options: OpenDataDirOptions = {})
       },
       { migrate: options.migrate ?? true },
     )
+    const log = LogSync.ofDatabase(databasePath)
+    store.syncsLog(log)
+    // What opening committed (a migration) is on disk before anything is served.
+    log.committed()
+    await store.settled()
     // `latchkey-service backup` asks the process holding the data dir for a copy.
     await held.serve?.(async (request) => {
       const match = /^backup (".*")$/.exec(request)

@@ -1,0 +1,98 @@
+import { open } from 'node:fs/promises'
+
+/**
+ * Makes what a SQLite data dir committed durable without the thread that serves requests waiting
+ * for the disk (issue 42). SQLite runs in WAL mode with `synchronous = NORMAL`: a commit writes its
+ * pages to the log (the WAL file) and returns, with no fsync; the store then asks `settled`, which
+ * resolves once an fdatasync of the log, run on libuv's pool and begun after that commit, is done.
+ * Nothing is acknowledged before then, so an acknowledged commit survives a power loss as it did
+ * with `synchronous = FULL` (SQLite replays the log's committed frames at the next open; it syncs
+ * the log itself before a checkpoint copies it into the database, and the database after).
+ *
+ * Syncs are shared: one runs at a time, and every commit made while it runs waits for the next
+ * one, which starts when it ends. Under load a sync covers every commit of the last few
+ * milliseconds, however many groups made them, while the thread goes on with the next group.
+ *
+ * A sync that fails leaves the log's state on disk unknown (Linux may have dropped the pages it
+ * could not write): every later `settled` fails too, and the store answers 503 until restarted,
+ * which replays the log as it is on disk.
+ */
+export class LogSync {
+  /** Commits made so far. */
+  private written = 0
+  /** Of those, how many are known on disk. */
+  private durable = 0
+  /** The sync under way: the commits it covers (those made before it began) and its end. */
+  private running: { covers: number; done: Promise<void> } | undefined
+  /** Why a sync failed, once one did. */
+  private failure: unknown
+
+  constructor(
+    /** Syncs the log file (an fdatasync on libuv's pool). */
+    private readonly syncFile: () => Promise<void>,
+  ) {}
+
+  /** The log of the SQLite database at `path` (its `-wal` file). */
+  static ofDatabase(path: string): LogSync {
+    return new LogSync(async () => {
+      let handle: Awaited<ReturnType<typeof open>>
+      try {
+        handle = await open(`${path}-wal`, 'r')
+      } catch (error) {
+        // No log: SQLite removes it only after copying it all into the database (and syncing that).
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
+        throw error
+      }
+      try {
+        await handle.datasync()
+      } finally {
+        await handle.close()
+      }
+    })
+  }
+
+  /** A commit was made: its pages are in the log, perhaps not yet on disk. */
+  committed(): void {
+    this.written++
+  }
+
+  /** Why the log could not be synced, once that happened (the store is unavailable from then on). */
+  get failed(): unknown {
+    return this.failure
+  }
+
+  /** Resolves once every commit made before the call is on disk; rejects once a sync has failed. */
+  async settled(): Promise<void> {
+    const target = this.written
+    while (this.durable < target) {
+      if (this.failure !== undefined) throw this.failure
+      const running = this.running
+      if (!running) this.start()
+      else if (running.covers >= target) await running.done
+      // Begun before the commit: it may not cover it. The next one, begun after it ends, does.
+      else await running.done.catch(() => undefined)
+    }
+  }
+
+  private start(): void {
+    const covers = this.written
+    const done = this.syncFile().then(
+      () => {
+        this.durable = Math.max(this.durable, covers)
+      },
+      (error: unknown) => {
+        this.failure ??= error
+        throw error
+      },
+    )
+    const running = {
+      covers,
+      done: done.finally(() => {
+        if (this.running === running) this.running = undefined
+      }),
+    }
+    // Whoever waits for it sees a failure; the sync itself leaves none unhandled.
+    running.done.catch(() => undefined)
+    this.running = running
+  }
+}
