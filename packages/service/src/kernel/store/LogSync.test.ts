@@ -125,6 +125,7 @@ describe('a data dir answers a transaction once its log is synced', () => {
     wal.committed()
     await wal.settled()
     expect(wal.failed).toBeUndefined()
+    await wal.release()
     const none = LogSync.ofDatabase(join(dir, 'nothing.sqlite'))
     none.committed()
     await none.settled()

@@ -194,17 +194,18 @@ export async function openDataDir(dir: string, options: OpenDataDirOptions = {})
     throw error
   }
   const db = new Kysely<Database>({ dialect: syncSqliteDialect(database) })
+  const log = LogSync.ofDatabase(databasePath)
   try {
     const store = await Store.open(
       db,
       sqliteBackend,
       async () => {
+        await log.release()
         await db.destroy()
         await lock.release()
       },
       { migrate: options.migrate ?? true },
     )
-    const log = LogSync.ofDatabase(databasePath)
     store.syncsLog(log)
     // What opening committed (a migration) is on disk before anything is served.
     log.committed()
@@ -218,6 +219,7 @@ export async function openDataDir(dir: string, options: OpenDataDirOptions = {})
     })
     return store
   } catch (error) {
+    await log.release().catch(() => undefined)
     await db.destroy().catch(() => undefined)
     await lock.release()
     throw error
