@@ -70,6 +70,12 @@ export interface GroupCommitOptions {
   /** Told how long each group's commit statement took, ms. */
   timedCommit?(took: number): void
   /**
+   * Awaited after each group (one group at a time, without `lanes`) before the next one starts:
+   * a SQLite data dir's log sync (`LogSync`), so that groups stay as large as when the commit
+   * itself waited for the disk, while the thread serves requests meanwhile.
+   */
+  between?(): Promise<void>
+  /**
    * What a group's transactions share: `open` runs after the group's `begin` with what each of its
    * transactions gave `run` (`share`), in order, and what it returns is handed to each one's work;
    * `close` runs after the last of them, before the commit (the store's `SharedAhead`: one read
@@ -190,6 +196,7 @@ export class GroupCommit {
     try {
       while (this.waiting.length > 0) {
         await this.commitGroup(this.waiting.splice(0, this.nextGroupSize()))
+        if (process.env.LK_BETWEEN !== '0') await this.options.between?.().catch(() => undefined)
         await new Promise<void>((resolve) => nextTurn(resolve))
       }
     } finally {

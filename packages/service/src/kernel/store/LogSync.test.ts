@@ -81,7 +81,7 @@ describe('a data dir answers a transaction once its log is synced', () => {
     rmSync(dir, { recursive: true, force: true })
   })
 
-  it('commits in SQLite at once, answers after the sync, and goes on committing meanwhile', async () => {
+  it('commits in SQLite at once and answers after the sync; the next group commits once that sync ended, and reads go on meanwhile', async () => {
     dir = mkdtempSync(join(tmpdir(), 'latchkey-logsync-'))
     store = await openDataDir(dir)
     const { log, syncs } = controlledLog()
@@ -89,21 +89,30 @@ describe('a data dir answers a transaction once its log is synced', () => {
     let answered = false
     const first = store.transaction((tx) => tx.put('pluginRows', row('a'))).then(() => (answered = true))
     await new Promise((resolve) => setTimeout(resolve, 20))
-    // Committed (another read sees it), not answered: its sync has not ended.
+    // Committed (a read sees it: the thread and the connection serve reads meanwhile), not
+    // answered: its sync has not ended.
     expect(await store.get('pluginRows', 'a')).toBeDefined()
     expect(answered).toBe(false)
     expect(syncs).toHaveLength(1)
-    // The connection is free meanwhile: the next transaction commits too, and waits for the next sync.
+    // The next transaction waits for that sync before its group runs (groups stay as large as
+    // when the commit itself waited for the disk), then commits and waits for a sync of its own.
     let second = false
     const next = store.transaction((tx) => tx.put('pluginRows', row('b'))).then(() => (second = true))
+    const third = store.transaction((tx) => tx.put('pluginRows', row('b2')))
     await new Promise((resolve) => setTimeout(resolve, 20))
-    expect(await store.get('pluginRows', 'b')).toBeDefined()
+    expect(await store.get('pluginRows', 'b')).toBeUndefined()
+    const before = store.batching().commits!.batches
     syncs[0]!.resolve()
     await first
     await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(await store.get('pluginRows', 'b')).toBeDefined()
+    expect(await store.get('pluginRows', 'b2')).toBeDefined()
+    // Both in one group, one sync for the two.
+    expect(store.batching().commits!.batches - before).toBe(1)
     expect(second).toBe(false)
+    expect(syncs).toHaveLength(2)
     syncs[1]!.resolve()
-    await next
+    await Promise.all([next, third])
     // A sync that fails: the transaction is not answered as done, and the store takes no more.
     const failing = store.transaction((tx) => tx.put('pluginRows', row('c')))
     await new Promise((resolve) => setTimeout(resolve, 20))

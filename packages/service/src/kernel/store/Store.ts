@@ -272,6 +272,7 @@ export class Store implements Reads {
         this.timings?.record('commit group', took)
       },
       timedCommit: (took: number) => this.timings?.record('commit', took),
+      between: () => this.logSync?.settled() ?? Promise.resolve(),
     }
   }
 
