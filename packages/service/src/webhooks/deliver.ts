@@ -520,6 +520,9 @@ async function sendOnce(
   const endpoint = await runtime.store.get('webhookEndpoints', delivery.endpointId)
   if (!endpoint) return { outcome: 'refused' }
   if (refuseUrl(endpoint.url, settings.policy)) return { outcome: 'refused' }
+  // On a data dir, what was read may be committed and not yet on disk: nothing goes out of it
+  // before it is (`Store.settled`).
+  await runtime.store.settled()
   const body = new TextEncoder().encode(delivery.body)
   const now = runtime.now()
   const timestampMs = String(now)

@@ -10,8 +10,16 @@ import { type FileHandle, open } from 'node:fs/promises'
  * the log itself before a checkpoint copies it into the database, and the database after).
  *
  * Syncs are shared: one runs at a time, and every commit made while it runs waits for the next
- * one, which starts when it ends. Under load a sync covers every commit of the last few
- * milliseconds, however many groups made them, while the thread goes on with the next group.
+ * one, which starts when it ends. The store's group commit starts its next group only once the
+ * sync of the last one ended (`GroupCommit`'s `between`), so one sync covers every transaction
+ * that queued during the one before, as when the commit itself synced, while the thread serves
+ * everything else (issue 42: a slow sync no longer stalls the service).
+ *
+ * A commit is visible to reads before its sync ends. What a reader does with it waits as well:
+ * every HTTP answer waits for `settled` (`createService`), and the background work that acts
+ * outside (a broadcast, a webhook delivery) first claims its row in a transaction of its own,
+ * which is answered after a later sync, so nothing is told or sent of a commit a power loss could
+ * still undo.
  *
  * A sync that fails leaves the log's state on disk unknown (Linux may have dropped the pages it
  * could not write): every later `settled` fails too, and the store answers 503 until restarted,

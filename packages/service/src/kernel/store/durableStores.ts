@@ -181,7 +181,7 @@ export async function openDataDir(dir: string, options: OpenDataDirOptions = {})
     try {
       database.exec('PRAGMA journal_mode = WAL')
       // The log is synced off the thread, before each commit is answered (`LogSync`).
-      database.exec(process.env.LK_FULL === '1' ? 'PRAGMA synchronous = FULL' : 'PRAGMA synchronous = NORMAL')
+      database.exec('PRAGMA synchronous = NORMAL')
       database.exec('PRAGMA foreign_keys = ON')
     } catch (error) {
       throw new Error(`cannot open ${databasePath}: ${(error as Error).message}`, { cause: error })
@@ -206,7 +206,7 @@ export async function openDataDir(dir: string, options: OpenDataDirOptions = {})
       },
       { migrate: options.migrate ?? true },
     )
-    if (process.env.LK_FULL !== '1') store.syncsLog(log)
+    store.syncsLog(log)
     // What opening committed (a migration) is on disk before anything is served.
     log.committed()
     await store.settled()
