@@ -38,37 +38,37 @@ export class LogSync {
   constructor(
     /** Syncs the log file (an fdatasync on libuv's pool). */
     private readonly syncFile: () => Promise<void>,
+    /** Closes what syncing kept open (the log's descriptor). */
+    readonly release: () => Promise<void> = async () => undefined,
   ) {}
 
   /**
    * The log of the SQLite database at `path` (its `-wal` file), kept open: each sync is one
    * fdatasync on libuv's pool, one hop from the thread and back. SQLite never replaces the file
-   * while it has the database open (a checkpoint truncates it, in place), so the descriptor stays
-   * the log's until `close`.
+   * while it has the database open (after a checkpoint it writes the log again from its start, in
+   * place), so the descriptor stays the log's until `release`.
    */
   static ofDatabase(path: string): LogSync {
     let file: Promise<FileHandle | undefined> | undefined
-    const log = new LogSync(async () => {
-      file ??= open(`${path}-wal`, 'r').catch((error: NodeJS.ErrnoException) => {
+    return new LogSync(
+      async () => {
+        file ??= open(`${path}-wal`, 'r').catch((error: NodeJS.ErrnoException) => {
+          file = undefined
+          // No log yet: nothing was committed to one (SQLite removes it only after copying it all
+          // into the database, and syncing that, at close).
+          if (error.code === 'ENOENT') return undefined
+          throw error
+        })
+        const handle = await file
+        await handle?.datasync()
+      },
+      async () => {
+        const handle = await file?.catch(() => undefined)
         file = undefined
-        // No log yet: nothing was committed to one (SQLite removes it only after copying it all
-        // into the database, and syncing that, at close).
-        if (error.code === 'ENOENT') return undefined
-        throw error
-      })
-      const handle = await file
-      await handle?.datasync()
-    })
-    log.release = async () => {
-      const handle = await file?.catch(() => undefined)
-      file = undefined
-      await handle?.close()
-    }
-    return log
+        await handle?.close()
+      },
+    )
   }
-
-  /** Closes what syncing kept open (the log's descriptor). */
-  release: () => Promise<void> = async () => undefined
 
   /** A commit was made: its pages are in the log, perhaps not yet on disk. */
   committed(): void {
