@@ -631,8 +631,13 @@ function topStatements(cluster: PostgresCluster, count = 8): string {
 }
 
 type LimitRun = Run & { stages?: Stages; costliest?: string }
+/**
+ * One round of a shape: without, with, with, without (ABBA), so that each side runs as often first
+ * as second in a pair of runs, and a drift over the round falls on both alike.
+ */
+type LimitRound = { off: [LimitRun, LimitRun]; on: [LimitRun, LimitRun] }
 /** Each round's `sign_transaction` runs without and with a spending limit, per shape (`limits-pg`). */
-const limitRounds: Record<LimitShape, { off: LimitRun; on: LimitRun }[]> = {
+const limitRounds: Record<LimitShape, LimitRound[]> = {
   hot: [],
   many: [],
 }
@@ -736,12 +741,17 @@ async function measureLimits(instances: Instance[]) {
     return { ...result, costliest: topStatements(postgres!) }
   }
   if (flags.statements) postgres!.psql('create extension if not exists pg_stat_statements')
+  // Without and with in turn, ABBA: an A/A run of this bench (the same side in both places, 4
+  // rounds) found the second run of a pair 10% faster in 3 rounds of 4 (0.90, 1.15, 1.11, 1.09),
+  // and the limited run always came second.
   for (let round = 0; round < ROUNDS; round++)
     for (const name of ['hot', 'many'] as const) {
       const last = round === ROUNDS - 1
-      const off = await statements(() => timed(shapes[name].off), last)
-      const on = await statements(() => timed(shapes[name].on), last)
-      limitRounds[name].push({ off, on })
+      const off = await timed(shapes[name].off)
+      const on = await timed(shapes[name].on)
+      const onAgain = await statements(() => timed(shapes[name].on), last)
+      const offAgain = await statements(() => timed(shapes[name].off), last)
+      limitRounds[name].push({ off: [off, offAgain], on: [on, onAgain] })
     }
 }
 
@@ -1254,23 +1264,29 @@ const LIMIT_SHAPES: Record<LimitShape, string> = {
   hot: `one account at ${CLIENTS}-way concurrency, one limit (serial by nature)`,
   many: `${MANY_ACCOUNTS} accounts (sub-organizations), each under its own limit`,
 }
-for (const [shape, rounds] of Object.entries(limitRounds) as [LimitShape, { off: Run; on: Run }[]][]) {
+/** The rate of two runs of one size taken together: their requests over their time. */
+const together = ([a, b]: [Run, Run]) => 2 / (1 / a.perSecond + 1 / b.perSecond)
+for (const [shape, rounds] of Object.entries(limitRounds) as [LimitShape, LimitRound[]][]) {
   if (rounds.length === 0) continue
-  const ratios = rounds.map((pair) => pair.on.perSecond / pair.off.perSecond)
-  const failed = rounds.reduce((sum, pair) => sum + pair.on.failed + pair.off.failed, 0)
+  const ratios = rounds.map((round) => together(round.on) / together(round.off))
+  const runs = rounds.flatMap((round) => [...round.on, ...round.off])
+  const failed = runs.reduce((sum, run) => sum + run.failed, 0)
+  const rates = (pair: [Run, Run]) => pair.map((run) => rate(run.perSecond)).join(' + ')
   console.log(
     `sign_transaction under a spending limit vs none, PostgreSQL 1 process, ${LIMIT_SHAPES[shape]} (target ≥ 0.90): ${median(ratios).toFixed(2)}` +
-      ` (each round: ${rounds.map((pair, n) => `${ratios[n]!.toFixed(2)} = ${rate(pair.on.perSecond)} / ${rate(pair.off.perSecond)}, p99 ${ms(pair.on.p99)} / ${ms(pair.off.p99)}`).join('; ')})` +
-      (failed
-        ? `; ${failed} failed, first: ${rounds.map((pair) => pair.on.firstFailure ?? pair.off.firstFailure).find(Boolean)}`
-        : ''),
+      ` (each round, limited / no limit, two runs each: ${rounds.map((round, n) => `${ratios[n]!.toFixed(2)} = ${rates(round.on)} / ${rates(round.off)}, p99 ${ms(round.on[1].p99)} / ${ms(round.off[1].p99)}`).join('; ')})` +
+      (failed ? `; ${failed} failed, first: ${runs.map((run) => run.firstFailure).find(Boolean)}` : ''),
   )
   // Where the time goes: CPU bound (little idle) or waiting (idle cores while requests queue).
-  const cpu = (run: Run) =>
-    `${run.cpuPerRequest ? `${run.cpuPerRequest.service.toFixed(2)} / ${run.cpuPerRequest.main.toFixed(2)} / ${run.cpuPerRequest.postgres.toFixed(2)} ms` : '-'}, idle ${percent(run.idle)}`
+  const cpu = ([a, b]: [Run, Run]) => {
+    const mean = (pick: (cpu: NonNullable<Run['cpuPerRequest']>) => number) =>
+      ((pick(a.cpuPerRequest!) + pick(b.cpuPerRequest!)) / 2).toFixed(2)
+    const idle = ((a.idle ?? Number.NaN) + (b.idle ?? Number.NaN)) / 2
+    return `${a.cpuPerRequest && b.cpuPerRequest ? `${mean((c) => c.service)} / ${mean((c) => c.main)} / ${mean((c) => c.postgres)} ms` : '-'}, idle ${percent(Number.isNaN(idle) ? undefined : idle)}`
+  }
   const last = rounds.at(-1)!
   console.log(
-    `  last round, CPU per request (service / its main thread / PostgreSQL) and CPU left idle: limited ${cpu(last.on)}; no limit ${cpu(last.off)}`,
+    `  last round, CPU per request, the mean of its two runs (service / its main thread / PostgreSQL) and CPU left idle: limited ${cpu(last.on)}; no limit ${cpu(last.off)}`,
   )
 }
 {
@@ -1279,8 +1295,8 @@ for (const [shape, rounds] of Object.entries(limitRounds) as [LimitShape, { off:
     const pair = limitRounds[shape].at(-1)
     return pair
       ? [
-          { title: `${shape}, no limit`, stages: pair.off.stages },
-          { title: `${shape}, limited`, stages: pair.on.stages },
+          { title: `${shape}, no limit`, stages: pair.off[1].stages },
+          { title: `${shape}, limited`, stages: pair.on[1].stages },
         ]
       : []
   })
@@ -1288,8 +1304,8 @@ for (const [shape, rounds] of Object.entries(limitRounds) as [LimitShape, { off:
   for (const shape of ['hot', 'many'] as const) {
     const pair = limitRounds[shape].at(-1)
     for (const [side, run] of [
-      ['no limit', pair?.off],
-      ['limited', pair?.on],
+      ['no limit', pair?.off[1]],
+      ['limited', pair?.on[1]],
     ] as const)
       if (run?.costliest)
         console.log(
