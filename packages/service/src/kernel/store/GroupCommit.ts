@@ -226,23 +226,35 @@ export class GroupCommit {
    */
   private schedule(): void {
     const lanes = this.options.lanes!
-    while (this.running < lanes && this.waiting.length > 0) {
+    const { waiting } = this
+    while (this.running < lanes && waiting.length > 0) {
       const group: Grouped[] = []
       // The keys waiting are shared out over the free lanes: a group takes at most its share of
       // them (and every waiting transaction of those), so the transactions of many keys (many
       // organizations' signings) run in several groups at once rather than all in one.
-      const waitingKeys = new Set(this.waiting.flatMap((item) => item.keys)).size
-      const share = Math.max(1, Math.ceil(waitingKeys / (lanes - this.running)))
+      const waitingKeys = new Set<string>()
+      for (const item of waiting) for (const key of item.keys) waitingKeys.add(key)
+      const share = Math.max(1, Math.ceil(waitingKeys.size / (lanes - this.running)))
       const groupKeys = new Set<string>()
       // Keys a transaction left waiting names: those after it with one of them wait too (FIFO per key).
       const blocked = new Set<string>()
-      const kept: Grouped[] = []
-      for (const item of this.waiting) {
-        const free = item.keys.every((key) => !this.held.has(key) && !blocked.has(key))
-        const added = item.keys.filter((key) => !groupKeys.has(key)).length
+      // The queue is scanned once and compacted in place (those left waiting keep their order),
+      // allocating nothing a transaction: it runs at every group's start and end, over every
+      // transaction waiting, which under load is most of the clients.
+      let kept = 0
+      for (let index = 0; index < waiting.length; index++) {
+        const item = waiting[index]!
+        let free = true
+        let added = 0
+        for (const key of item.keys) {
+          if (this.held.has(key) || blocked.has(key)) {
+            free = false
+            break
+          }
+          if (!groupKeys.has(key)) added++
+        }
         const fits =
           free &&
-          group.length < GROUP_LIMIT &&
           (group.length === 0 ||
             (!item.alone &&
               !group[0]!.alone &&
@@ -251,15 +263,18 @@ export class GroupCommit {
         if (fits) {
           group.push(item)
           for (const key of item.keys) groupKeys.add(key)
+          // Full: the rest wait, in order.
+          if (group.length === GROUP_LIMIT) {
+            for (let rest = index + 1; rest < waiting.length; rest++) waiting[kept++] = waiting[rest]!
+            break
+          }
         } else {
-          kept.push(item)
+          waiting[kept++] = item
           for (const key of item.keys) blocked.add(key)
         }
       }
+      waiting.length = kept
       if (group.length === 0) break
-      // In place, one by one (a spread of a very long queue would overflow the call's arguments).
-      this.waiting.length = 0
-      for (const item of kept) this.waiting.push(item)
       const keys = [...new Set(group.flatMap((item) => item.keys))].sort()
       for (const key of keys) this.held.add(key)
       this.running++
