@@ -13,7 +13,11 @@
 //   npx tsx bench/limitsAllocations.ts [--requests 2000] [--rounds 2] [--accounts 50] [--concurrency 200]
 import { Session } from 'node:inspector/promises'
 import { parseArgs } from 'node:util'
-import { ETHEREUM_ACCOUNT, type Harness, resultOf } from '../packages/service/src/testing/harness.ts'
+import {
+  ETHEREUM_ACCOUNT,
+  type Harness,
+  limitedSubOrganization,
+} from '../packages/service/src/testing/harness.ts'
 import { unsignedTransfer } from '../packages/service/src/testing/unsignedTransfer.ts'
 import { deploymentOn } from '../packages/service/test/support/twoInstances.ts'
 import { startPostgres } from '../scripts/postgres.mjs'
@@ -36,25 +40,9 @@ const INTERVAL = Number(flags.interval)
 
 /** A sub-organization with one Ethereum account, under a limit far above the run when `limited`. */
 async function account(h: Harness, limited: boolean) {
+  if (limited) return limitedSubOrganization(h, { amount: String(10n ** 30n) })
   const sub = await h.createSubOrganization({ wallet: { walletName: 'w', accounts: [ETHEREUM_ACCOUNT] } })
-  const as = { as: sub.keys[0]!, organizationId: sub.organizationId }
-  const from = sub.addresses![0]!
-  if (limited)
-    resultOf(
-      'latchkey_create_spending_limit',
-      await h.submit(
-        'latchkey_create_spending_limit',
-        {
-          spendingLimitName: 'bench',
-          scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address: from },
-          window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
-          asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:1' },
-          amount: String(10n ** 30n),
-        },
-        as,
-      ),
-    )
-  return { ...as, from }
+  return { as: sub.keys[0]!, organizationId: sub.organizationId, from: sub.addresses![0]! }
 }
 
 type Account = Awaited<ReturnType<typeof account>>

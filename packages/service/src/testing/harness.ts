@@ -15,7 +15,7 @@ import { webAuthnChallengeOf } from '@latchkey/protocol/webAuthnChallengeOf'
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
 import { type CreateServiceOptions, createService, type Service } from '../assembly/createService.ts'
-import { type Stamper, type TestKey, testKey } from './testKeys.ts'
+import { ETHEREUM_ACCOUNT, type Stamper, type TestKey, testKey } from './testKeys.ts'
 import { assertion, attestation, b64url } from './webAuthnEncoding.ts'
 
 // The stamping keys and account specs, in a module of their own so the black-box tests (which
@@ -155,6 +155,35 @@ export interface Harness {
 export function resultOf<P extends ActivityPath>(path: P, reply: Reply): Json {
   if (reply.status !== 200) throw new Error(`${path} failed: ${reply.status} ${JSON.stringify(reply.body)}`)
   return reply.body.activity.result[ACTIVITIES[path].resultKey]
+}
+
+/**
+ * A sub-organization of the dev organization with one Ethereum account under a rolling daily limit
+ * of `amount` native units of `caip2`, set by its root user: where spending-limit tests and
+ * benches start.
+ */
+export async function limitedSubOrganization(
+  h: Harness,
+  { amount, caip2 = 'eip155:1' }: { amount: string; caip2?: string },
+) {
+  const sub = await h.createSubOrganization({ wallet: { walletName: 'w', accounts: [ETHEREUM_ACCOUNT] } })
+  const as = { as: sub.keys[0]!, organizationId: sub.organizationId }
+  const from = sub.addresses![0]!
+  const { spendingLimitId } = resultOf(
+    'latchkey_create_spending_limit',
+    await h.submit(
+      'latchkey_create_spending_limit',
+      {
+        spendingLimitName: 'daily',
+        scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address: from },
+        window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
+        asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2 },
+        amount,
+      },
+      as,
+    ),
+  )
+  return { ...as, from, userIds: sub.userIds, spendingLimitId: spendingLimitId as string }
 }
 
 export async function createHarness(options: CreateServiceOptions = {}): Promise<Harness> {

@@ -21,6 +21,7 @@ import {
   createHarness,
   ETHEREUM_ACCOUNT,
   type Harness,
+  limitedSubOrganization,
   resultOf,
   type TestKey,
   testKey,
@@ -946,24 +947,7 @@ describe('more event kinds, each recorded after its transaction commits', () => 
   it('a spending-limit refusal is LATCHKEY_SPENDING_LIMIT_REFUSED although the activity’s writes are rolled back; a replay is none', async () => {
     const { h, receiver, endpoint, flush } = await setUp()
     await endpoint([{ eventType: 'LATCHKEY_SPENDING_LIMIT_REFUSED' }])
-    const sub = await h.createSubOrganization({ wallet: { walletName: 'W', accounts: [ETHEREUM_ACCOUNT] } })
-    const as = { organizationId: sub.organizationId, as: sub.keys[0]! }
-    const eth = sub.addresses![0]!
-    h.clock.advance(1)
-    const { spendingLimitId } = resultOf(
-      'latchkey_create_spending_limit',
-      await h.submit(
-        'latchkey_create_spending_limit',
-        {
-          spendingLimitName: 'daily',
-          scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address: eth },
-          window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
-          asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:1' },
-          amount: '10',
-        },
-        as,
-      ),
-    )
+    const { from: eth, spendingLimitId, userIds, ...as } = await limitedSubOrganization(h, { amount: '10' })
     const unsigned = (value: bigint, nonce: number) =>
       serializeTransaction({
         type: 'eip1559',
@@ -993,10 +977,10 @@ describe('more event kinds, each recorded after its transaction commits', () => 
     expect(receiver.received).toMatchObject([
       {
         type: 'LATCHKEY_SPENDING_LIMIT_REFUSED',
-        organizationId: sub.organizationId,
+        organizationId: as.organizationId,
         data: {
           activityType: 'ACTIVITY_TYPE_SIGN_TRANSACTION_V2',
-          userId: sub.userIds[0],
+          userId: userIds[0],
           spendingLimitId,
           limit: '10',
           used: '7',

@@ -15,6 +15,7 @@ import {
   ETHEREUM_ACCOUNT,
   type Harness,
   type Json,
+  limitedSubOrganization,
   resultOf,
   type TestKey,
 } from '../../src/testing/harness.ts'
@@ -277,26 +278,8 @@ describe('spending limits across two instances on PostgreSQL', { timeout: 120_00
 })
 
 /** A sub-organization with one Ethereum account, under a `amount`-wei daily limit its root sets. */
-async function limitedOrganization(a: Harness, amount: string) {
-  const sub = await a.createSubOrganization({ wallet: { walletName: 'w', accounts: [ETHEREUM_ACCOUNT] } })
-  const as = { as: sub.keys[0]!, organizationId: sub.organizationId }
-  const from = sub.addresses![0]!
-  const { spendingLimitId } = resultOf(
-    'latchkey_create_spending_limit',
-    await a.submit(
-      'latchkey_create_spending_limit',
-      {
-        spendingLimitName: 'daily',
-        scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address: from },
-        window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
-        asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: CAIP2 },
-        amount,
-      },
-      as,
-    ),
-  )
-  return { ...as, from, spendingLimitId: spendingLimitId as string }
-}
+const limitedOrganization = (a: Harness, amount: string) =>
+  limitedSubOrganization(a, { amount, caip2: CAIP2 })
 
 /**
  * The organization's activities in the order their transactions held its spend lock: every writer
