@@ -21,6 +21,7 @@ import {
 import { unsignedTransfer } from '../packages/service/src/testing/unsignedTransfer.ts'
 import { deploymentOn } from '../packages/service/test/support/twoInstances.ts'
 import { startPostgres } from '../scripts/postgres.mjs'
+import { median } from './printTable.ts'
 
 const { values: flags } = parseArgs({
   options: {
@@ -100,12 +101,6 @@ async function measured(session: Session, h: Harness, accounts: Account[]) {
   }
   walk(profile.head)
   return { bytes: total / REQUESTS, byFunction, cpuMs: (used.user + used.system) / 1000 / REQUESTS }
-}
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = Math.floor(sorted.length / 2)
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
 }
 
 const cluster = await startPostgres()

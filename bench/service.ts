@@ -1281,8 +1281,8 @@ for (const [shape, rounds] of Object.entries(limitRounds) as [LimitShape, LimitR
   const cpu = ([a, b]: [Run, Run]) => {
     const mean = (pick: (cpu: NonNullable<Run['cpuPerRequest']>) => number) =>
       ((pick(a.cpuPerRequest!) + pick(b.cpuPerRequest!)) / 2).toFixed(2)
-    const idle = ((a.idle ?? Number.NaN) + (b.idle ?? Number.NaN)) / 2
-    return `${a.cpuPerRequest && b.cpuPerRequest ? `${mean((c) => c.service)} / ${mean((c) => c.main)} / ${mean((c) => c.postgres)} ms` : '-'}, idle ${percent(Number.isNaN(idle) ? undefined : idle)}`
+    const idle = a.idle === undefined || b.idle === undefined ? undefined : (a.idle + b.idle) / 2
+    return `${a.cpuPerRequest && b.cpuPerRequest ? `${mean((c) => c.service)} / ${mean((c) => c.main)} / ${mean((c) => c.postgres)} ms` : '-'}, idle ${percent(idle)}`
   }
   const last = rounds.at(-1)!
   console.log(
