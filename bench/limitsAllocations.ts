@@ -1,18 +1,29 @@
-// What a `sign_transaction` allocates on the service's thread with a spending limit in force,
-// against the same signing without one (issue 37): a figure the machine's speed does not move,
-// unlike the throughput ratio `bench/service.ts --only limits-pg` prints (bench/README.md).
+// What a `sign_transaction` costs the service with a spending limit in force, against the same
+// signing without one (issue 37), in figures the machine's speed moves less than the throughput
+// ratio `bench/service.ts --only limits-pg` prints (bench/README.md): the bytes it allocates, and
+// the CPU it takes of the service and of PostgreSQL.
 //
 // One service in this process (the test harness: requests go to the app without sockets) on a
 // database of its own in a throwaway PostgreSQL; `--accounts` sub-organizations, each with one
 // Ethereum account under a daily limit far above what the run spends, and as many under none;
-// `--requests` signings of 1 wei a run, `--concurrency` at once, account i mod the count. Each
-// round runs without, with, with, without. The inspector's sampling heap profiler counts every
-// allocation of the thread, collected or not (one sample each `--interval` bytes on average), so
-// a run's sampled bytes over its signings estimate what one signing allocates.
+// `--requests` signings of 1 wei a run, `--concurrency` at once, account i mod the count, each
+// request stamped before its run starts (so the process's CPU is the service's, its crypto too:
+// the harness signs on this thread). Each round runs without, with, with, without. Per run it
+// prints how the signings went to the database (lock groups, shared reads and inserts).
+//
+// `--profile heap` (the default): the inspector's sampling heap profiler counts every allocation
+// of the thread, collected or not (one sample each `--interval` bytes on average), so a run's
+// sampled bytes over its signings estimate what one signing allocates; the functions listed
+// allocate the difference themselves (self). `--profile cpu`: the CPU profiler's samples of the
+// main thread, and each function's time a signing with what it calls (inclusive), `--match` to
+// list only functions whose name or file holds that text (`.ts:` for the service's own).
+// `--profile none`: the CPU figures alone, without a profiler's overhead.
 //
 //   npx tsx bench/limitsAllocations.ts [--requests 2000] [--rounds 2] [--accounts 50] [--concurrency 200]
+//     [--profile heap|cpu|none] [--match text] [--top 15]
 import { Session } from 'node:inspector/promises'
 import { parseArgs } from 'node:util'
+import { ACTIVITIES } from '@latchkey/protocol'
 import {
   ETHEREUM_ACCOUNT,
   type Harness,
@@ -22,6 +33,7 @@ import { unsignedTransfer } from '../packages/service/src/testing/unsignedTransf
 import { deploymentOn } from '../packages/service/test/support/twoInstances.ts'
 import { startPostgres } from '../scripts/postgres.mjs'
 import { median } from './printTable.ts'
+import { contextSwitches, processCpu } from './processCpu.ts'
 
 const { values: flags } = parseArgs({
   options: {
@@ -31,6 +43,8 @@ const { values: flags } = parseArgs({
     concurrency: { type: 'string', default: '200' },
     interval: { type: 'string', default: '4096' },
     top: { type: 'string', default: '15' },
+    profile: { type: 'string', default: 'heap' },
+    match: { type: 'string', default: '' },
   },
 })
 const REQUESTS = Number(flags.requests)
@@ -38,6 +52,9 @@ const ROUNDS = Number(flags.rounds)
 const ACCOUNTS = Number(flags.accounts)
 const CONCURRENCY = Number(flags.concurrency)
 const INTERVAL = Number(flags.interval)
+/** What is profiled during the runs: allocations (`heap`), the main thread's time (`cpu`) or nothing. */
+const PROFILE = flags.profile as 'heap' | 'cpu' | 'none'
+if (!['heap', 'cpu', 'none'].includes(PROFILE)) throw new Error('--profile: heap, cpu or none')
 
 /** A sub-organization with one Ethereum account, under a limit far above the run when `limited`. */
 async function account(h: Harness, limited: boolean) {
@@ -54,22 +71,43 @@ type Node = {
 }
 
 let nonce = 0
-/** `count` signings over `accounts`, `CONCURRENCY` at once; every one must sign. */
-async function sign(h: Harness, accounts: Account[], count: number): Promise<void> {
+/** A signing request, stamped ahead: the run's CPU is then the service's, not the stamping's. */
+interface Prepared {
+  account: Account
+  parameters: Record<string, string>
+  timestampMs: string
+  stamp: [string, string]
+}
+
+/** `count` signings over `accounts`, account i mod their count, each stamped by its account. */
+function prepare(accounts: Account[], count: number): Prepared[] {
+  const type = ACTIVITIES.sign_transaction.type
+  return Array.from({ length: count }, (_, i) => {
+    const account = accounts[i % accounts.length]!
+    const parameters = {
+      signWith: account.from,
+      type: 'TRANSACTION_TYPE_ETHEREUM',
+      unsignedTransaction: unsignedTransfer({ value: 1n, nonce: nonce++ }),
+    }
+    const timestampMs = String(Date.now())
+    // The body as the harness writes it (its fields in its order), so the stamp signs what is sent.
+    const body = JSON.stringify({ type, timestampMs, organizationId: account.organizationId, parameters })
+    return { account, parameters, timestampMs, stamp: account.as.stamp(body) }
+  })
+}
+
+/** Sends `requests`, `CONCURRENCY` at once; every one must sign. */
+async function sign(h: Harness, requests: Prepared[]): Promise<void> {
   let next = 0
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
-      for (let i = next++; i < count; i = next++) {
-        const signer = accounts[i % accounts.length]!
-        const reply = await h.submit(
-          'sign_transaction',
-          {
-            signWith: signer.from,
-            type: 'TRANSACTION_TYPE_ETHEREUM',
-            unsignedTransaction: unsignedTransfer({ value: 1n, nonce: nonce++ }),
-          },
-          { as: signer.as, organizationId: signer.organizationId },
-        )
+      for (let i = next++; i < requests.length; i = next++) {
+        const { account, parameters, timestampMs, stamp } = requests[i]!
+        const reply = await h.submit('sign_transaction', parameters, {
+          as: { stamp: () => stamp },
+          organizationId: account.organizationId,
+          timestampMs,
+        })
         if (reply.status !== 200)
           throw new Error(`sign_transaction: ${reply.status} ${JSON.stringify(reply.body)}`)
       }
@@ -77,33 +115,93 @@ async function sign(h: Harness, accounts: Account[], count: number): Promise<voi
   )
 }
 
-/** One run's bytes allocated a signing (sampled), by function, and its CPU a signing (ms). */
-async function measured(session: Session, h: Harness, accounts: Account[]) {
-  await session.post('HeapProfiler.startSampling', {
-    samplingInterval: INTERVAL,
-    includeObjectsCollectedByMajorGC: true,
-    includeObjectsCollectedByMinorGC: true,
-  })
-  const cpu = process.cpuUsage()
-  await sign(h, accounts, REQUESTS)
-  const used = process.cpuUsage(cpu)
-  const { profile } = (await session.post('HeapProfiler.stopSampling')) as unknown as {
-    profile: { head: Node }
+/**
+ * One run: the bytes allocated a signing (sampled, unless `--heap false`), by function; the CPU a
+ * signing (ms) of this process (the service, its crypto workers; the requests were stamped ahead),
+ * of its main thread, and of PostgreSQL.
+ */
+async function measured(session: Session, h: Harness, requests: Prepared[], dataDir: string) {
+  if (PROFILE === 'heap')
+    await session.post('HeapProfiler.startSampling', {
+      samplingInterval: INTERVAL,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    })
+  if (PROFILE === 'cpu') {
+    await session.post('Profiler.enable')
+    await session.post('Profiler.setSamplingInterval', { interval: 200 })
+    await session.post('Profiler.start')
   }
+  const before = processCpu([process.pid], dataDir)!
+  const switchesBefore = contextSwitches(process.pid)
+  const batching = h.service.store.batching()
+  const rolledBack = rollbacks()
+  await sign(h, requests)
+  // How the run's work went to the database: PostgreSQL's lock groups (the limited side), the
+  // shared reads ahead and inserts (both), transactions rolled back.
+  const delta = (key: 'commits' | 'lookups' | 'inserts') => {
+    const now = h.service.store.batching()[key]
+    const then = batching[key]
+    return now && then ? `${now.batches - then.batches} for ${now.items - then.items}` : '-'
+  }
+  console.log(
+    `  run: lock groups ${delta('commits')} signings; reads ahead ${delta('lookups')}; inserts ${delta('inserts')}; rolled back ${rollbacks() - rolledBack}`,
+  )
+  const after = processCpu([process.pid], dataDir)!
+  const switches = (contextSwitches(process.pid) - switchesBefore) / requests.length
   const byFunction = new Map<string, number>()
   let total = 0
-  const walk = (node: Node) => {
-    const { functionName, url, lineNumber } = node.callFrame
-    const name = `${functionName || '(anonymous)'} ${url.split('/').slice(-1)[0]}:${lineNumber + 1}`
-    byFunction.set(name, (byFunction.get(name) ?? 0) + node.selfSize / REQUESTS)
-    total += node.selfSize
-    for (const child of node.children) walk(child)
+  const nameOf = ({ functionName, url, lineNumber }: Node['callFrame']) =>
+    `${functionName || '(anonymous)'} ${url.split('/').slice(-1)[0]}:${lineNumber + 1}`
+  if (PROFILE === 'heap') {
+    const { profile } = (await session.post('HeapProfiler.stopSampling')) as unknown as {
+      profile: { head: Node }
+    }
+    const walk = (node: Node) => {
+      const name = nameOf(node.callFrame)
+      byFunction.set(name, (byFunction.get(name) ?? 0) + node.selfSize / requests.length)
+      total += node.selfSize
+      for (const child of node.children) walk(child)
+    }
+    walk(profile.head)
   }
-  walk(profile.head)
-  return { bytes: total / REQUESTS, byFunction, cpuMs: (used.user + used.system) / 1000 / REQUESTS }
+  if (PROFILE === 'cpu') {
+    // Each sample's time (µs) goes to the function it was taken in (self time).
+    const { profile } = (await session.post('Profiler.stop')) as unknown as {
+      profile: {
+        nodes: { id: number; callFrame: Node['callFrame'] }[]
+        samples: number[]
+        timeDeltas: number[]
+      }
+    }
+    const byId = new Map(profile.nodes.map((node) => [node.id, node]))
+    const parent = new Map<number, number>()
+    for (const node of profile.nodes as { id: number; children?: number[] }[])
+      for (const child of node.children ?? []) parent.set(child, node.id)
+    profile.samples.forEach((id, index) => {
+      const micros = profile.timeDeltas[index + 1] ?? 0
+      const seen = new Set<string>()
+      for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+        const name = nameOf(byId.get(at)!.callFrame)
+        if (seen.has(name)) continue
+        seen.add(name)
+        byFunction.set(name, (byFunction.get(name) ?? 0) + micros / requests.length)
+      }
+      if (!nameOf(byId.get(id)!.callFrame).startsWith('(idle)')) total += micros
+    })
+  }
+  const per = (key: 'service' | 'main' | 'postgres') => (after[key] - before[key]) / requests.length
+  return {
+    bytes: total / requests.length,
+    switches,
+    byFunction,
+    cpu: { service: per('service'), main: per('main'), postgres: per('postgres') },
+  }
 }
 
 const cluster = await startPostgres()
+/** Transactions the cluster rolled back so far. */
+const rollbacks = () => Number(cluster.psql(`select sum(xact_rollback) from pg_stat_database`).trim())
 try {
   const h = await deploymentOn(cluster, 'allocations', { clock: { now: () => Date.now() } }).open()
   const limited: Account[] = []
@@ -113,26 +211,53 @@ try {
     free.push(await account(h, false))
   }
   // Warm-up: the code paths compiled, the usage rows as long as a busy limit's.
-  await sign(h, free, REQUESTS)
-  await sign(h, limited, REQUESTS)
+  await sign(h, prepare(free, REQUESTS))
+  await sign(h, prepare(limited, REQUESTS))
   const session = new Session()
   session.connect()
   const runs: Record<'off' | 'on', Awaited<ReturnType<typeof measured>>[]> = { off: [], on: [] }
   for (let round = 0; round < ROUNDS; round++)
     for (const side of ['off', 'on', 'on', 'off'] as const)
-      runs[side].push(await measured(session, h, side === 'on' ? limited : free))
+      runs[side].push(
+        await measured(session, h, prepare(side === 'on' ? limited : free, REQUESTS), cluster.dataDir),
+      )
   session.disconnect()
-  const kB = (bytes: number) => `${(bytes / 1024).toFixed(1)} kB`
-  const bytes = { off: median(runs.off.map((run) => run.bytes)), on: median(runs.on.map((run) => run.bytes)) }
-  const cpu = { off: median(runs.off.map((run) => run.cpuMs)), on: median(runs.on.map((run) => run.cpuMs)) }
+  const cpu = (side: 'off' | 'on', key: 'service' | 'main' | 'postgres') =>
+    median(runs[side].map((run) => run.cpu[key])).toFixed(2)
   console.log(
     `sign_transaction on PostgreSQL, ${ACCOUNTS} sub-organizations a side, ${CONCURRENCY} at once, ${ROUNDS} rounds of ${REQUESTS} a run (ABBA):`,
   )
   console.log(
-    `  allocated on the service's thread a signing (median of runs): limited ${kB(bytes.on)}, no limit ${kB(bytes.off)} (${(bytes.on / bytes.off).toFixed(2)}×; runs: ${runs.on.map((run) => kB(run.bytes)).join(', ')} / ${runs.off.map((run) => kB(run.bytes)).join(', ')})`,
+    `  CPU a signing, ms, median of runs (moves with the machine): limited ${cpu('on', 'service')} (main thread ${cpu('on', 'main')}) + PostgreSQL ${cpu('on', 'postgres')}; no limit ${cpu('off', 'service')} (main thread ${cpu('off', 'main')}) + PostgreSQL ${cpu('off', 'postgres')}`,
   )
   console.log(
-    `  this process's CPU a signing (its threads, the crypto workers too; moves with the machine): limited ${cpu.on.toFixed(2)} ms, no limit ${cpu.off.toFixed(2)} ms`,
+    `    runs, service + PostgreSQL: ${runs.on.map((run) => (run.cpu.service + run.cpu.postgres).toFixed(2)).join(', ')} / ${runs.off.map((run) => (run.cpu.service + run.cpu.postgres).toFixed(2)).join(', ')}`,
+  )
+  console.log(
+    `  context switches of this process's threads a signing: limited ${median(runs.on.map((run) => run.switches)).toFixed(2)}, no limit ${median(runs.off.map((run) => run.switches)).toFixed(2)}`,
+  )
+  if (PROFILE !== 'none') printProfiles(runs)
+  await h.service.close()
+} finally {
+  await cluster.dispose()
+}
+process.exit(0)
+
+/**
+ * Bytes (heap) or main-thread µs (cpu) a signing, both sides, and the functions that make the
+ * difference (self: in the function itself, not what it calls).
+ */
+function printProfiles(runs: Record<'off' | 'on', Awaited<ReturnType<typeof measured>>[]>) {
+  const heap = PROFILE === 'heap'
+  const unit = heap ? 'bytes' : 'µs'
+  const shown = (value: number) =>
+    heap ? `${(value / 1024).toFixed(1)} kB` : `${(value / 1000).toFixed(3)} ms`
+  const totals = {
+    off: median(runs.off.map((run) => run.bytes)),
+    on: median(runs.on.map((run) => run.bytes)),
+  }
+  console.log(
+    `  ${heap ? "allocated on the service's thread" : 'main thread busy in JavaScript, GC and native code (sampled)'} a signing (median of runs): limited ${shown(totals.on)}, no limit ${shown(totals.off)} (${(totals.on / totals.off).toFixed(2)}×; runs: ${runs.on.map((run) => shown(run.bytes)).join(', ')} / ${runs.off.map((run) => shown(run.bytes)).join(', ')})`,
   )
   // Where the difference is: each function's bytes a signing, the median over the side's runs.
   const names = new Set(
@@ -140,22 +265,22 @@ try {
   )
   const of = (side: 'off' | 'on', name: string) =>
     median(runs[side].map((run) => run.byFunction.get(name) ?? 0))
-  const rows = [...names].map((name) => ({ name, on: of('on', name), off: of('off', name) }))
+  const rows = [...names]
+    .filter((name) => name.includes(flags.match))
+    .map((name) => ({ name, on: of('on', name), off: of('off', name) }))
   rows.sort((a, b) => b.on - b.off - (a.on - a.off))
   console.log(
-    `  the functions that allocate more a signing with a limit (self, bytes a signing: limited / none):`,
+    `  the functions that ${heap ? 'allocate' : 'take'} more a signing with a limit (${heap ? 'self' : 'inclusive'}, ${unit} a signing: limited / none):`,
   )
   for (const row of rows.slice(0, Number(flags.top)))
     console.log(
       `    +${(row.on - row.off).toFixed(0).padStart(6)}  ${row.on.toFixed(0).padStart(6)} / ${row.off.toFixed(0).padStart(6)}  ${row.name}`,
     )
-  console.log(`  and those that allocate less (the path an unlimited signing takes instead):`)
+  console.log(
+    `  and those that ${heap ? 'allocate' : 'take'} less (the path an unlimited signing takes instead):`,
+  )
   for (const row of rows.slice(-Math.ceil(Number(flags.top) / 2)).reverse())
     console.log(
       `    ${(row.on - row.off).toFixed(0).padStart(7)}  ${row.on.toFixed(0).padStart(6)} / ${row.off.toFixed(0).padStart(6)}  ${row.name}`,
     )
-  await h.service.close()
-} finally {
-  await cluster.dispose()
 }
-process.exit(0)

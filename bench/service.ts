@@ -36,6 +36,7 @@ import { startService } from '../packages/service/test/support/serviceProcess.ts
 import { type PostgresCluster, startPostgres } from '../scripts/postgres.mjs'
 import { Connection, type Reply, serializePost } from './loopbackClient.ts'
 import { printTable } from './printTable.ts'
+import { processCpu } from './processCpu.ts'
 
 const { values: flags } = parseArgs({
   options: {
@@ -161,43 +162,6 @@ function cpuTimes(): { idle: number; total: number } | undefined {
 }
 
 /**
- * CPU time (ms) used so far by the processes `pids`, by their main threads (the thread that serves
- * requests; not the crypto workers, V8's compiler and GC threads, libuv's pool), and by the bench's
- * own PostgreSQL: its postmaster (`postmaster.pid` in the data folder) and the processes it started,
- * not another cluster on the same machine (Linux only).
- */
-function processCpu(pids: number[]): { service: number; main: number; postgres: number } | undefined {
-  const ticks = (pid: string | number, path = `/proc/${pid}/stat`) => {
-    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
-    const stat = readFileSync(path, 'utf8')
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return {
-      comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
-      parent: Number(fields[1]),
-      cpu: Number(fields[11]) + Number(fields[12]),
-    }
-  }
-  try {
-    const service = pids.reduce((sum, pid) => sum + ticks(pid).cpu, 0)
-    const main = pids.reduce((sum, pid) => sum + ticks(pid, `/proc/${pid}/task/${pid}/stat`).cpu, 0)
-    let postgres = 0
-    const postmaster = postmasterPid()
-    if (postmaster !== undefined)
-      for (const entry of readdirSync('/proc'))
-        if (/^\d+$/.test(entry))
-          try {
-            const { comm, parent, cpu } = ticks(entry)
-            if (comm === 'postgres' && (Number(entry) === postmaster || parent === postmaster))
-              postgres += cpu
-          } catch {}
-    // Clock ticks are 100 a second on Linux.
-    return { service: service * 10, main: main * 10, postgres: postgres * 10 }
-  } catch {
-    return undefined
-  }
-}
-
-/**
  * What the machine's disks wrote so far (MB, from /proc/diskstats: whole disks, not partitions),
  * and the bench's PostgreSQL's checkpoints (pg_stat_bgwriter): read around each paced run, to see
  * whether a slow run had a database's background writes beside it (a fsync waits behind them).
@@ -220,17 +184,6 @@ function background(): { diskMB: number; checkpoints?: number } {
       )
   } catch {}
   return { diskMB: (sectors * 512) / 1e6, ...(checkpoints === undefined ? {} : { checkpoints }) }
-}
-
-/** The bench's PostgreSQL server's process id, while it runs (the first line of `postmaster.pid`). */
-function postmasterPid(): number | undefined {
-  if (!postgres) return undefined
-  try {
-    const pid = Number(readFileSync(join(postgres.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0])
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined
-  } catch {
-    return undefined
-  }
 }
 
 const idleShare = (before: ReturnType<typeof cpuTimes>, after: ReturnType<typeof cpuTimes>) =>
@@ -305,7 +258,7 @@ async function load(
   let firstFailure: string | undefined
   const cpuBefore = cpuTimes()
   const pids = instances.flatMap((instance) => (instance.pid ? [instance.pid] : []))
-  const processesBefore = processCpu(pids)
+  const processesBefore = processCpu(pids, postgres?.dataDir)
   const clientBefore = process.cpuUsage()
   const start = performance.now()
   await Promise.all(
@@ -341,7 +294,7 @@ async function load(
     }),
   )
   const seconds = (performance.now() - start) / 1000
-  const processesAfter = processCpu(pids)
+  const processesAfter = processCpu(pids, postgres?.dataDir)
   const client = clientCpu(clientBefore, seconds, latencies.length)
   for (const connection of connections) connection.close()
   latencies.sort((a, b) => a - b)
@@ -847,7 +800,10 @@ async function withInstances(
       // Every delivery is sent before the service stops, so none of it runs into the next column.
       webhookFigures.duringRuns += receivers.delivered - deliveredBefore
       const ended = Date.now()
-      const cpuBefore = processCpu(instances.flatMap((instance) => (instance.pid ? [instance.pid] : [])))
+      const cpuBefore = processCpu(
+        instances.flatMap((instance) => (instance.pid ? [instance.pid] : [])),
+        postgres?.dataDir,
+      )
       const settled = receivers.delivered
       let last = { count: settled, at: ended }
       while (Date.now() - ended < 180_000) {
@@ -855,7 +811,10 @@ async function withInstances(
         if (receivers.delivered !== last.count) last = { count: receivers.delivered, at: Date.now() }
         else if (Date.now() - last.at >= 3000 && Date.now() - ended >= 12_000) break
       }
-      const cpuAfter = processCpu(instances.flatMap((instance) => (instance.pid ? [instance.pid] : [])))
+      const cpuAfter = processCpu(
+        instances.flatMap((instance) => (instance.pid ? [instance.pid] : [])),
+        postgres?.dataDir,
+      )
       webhookFigures.after += last.count - settled
       webhookFigures.drainMs.push(last.at - ended)
       if (cpuBefore && cpuAfter && last.count > settled)
