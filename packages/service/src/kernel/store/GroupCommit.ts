@@ -479,9 +479,9 @@ export class GroupCommit {
             let scope: unknown
             if (ready && share) {
               // PostgreSQL's lock groups: the locks (`connect`), `begin` and the group's read go
-              // to the connection one after the other, each sent by the driver as the one before
-              // it is answered, not a turn of this thread's event loop later. The read still
-              // follows the locks, so its snapshot does.
+              // to the connection at once, pipelined (`openPostgres`): one round trip for the
+              // three. The database runs them in order, so the read still follows the locks, and
+              // its snapshot does.
               const begun = run(begin)
               const opened = share.open(
                 connection,

@@ -17,6 +17,9 @@ import { anyRows, type Store, type Transaction } from './Store.ts'
  * Races here run against the database itself: every "only once" rule of the service rests on these.
  */
 const dirs: string[] = []
+// What the process was warned of while this file ran (see the last test).
+const warnings: string[] = []
+process.on('warning', (warning) => warnings.push(warning.message))
 let cluster: PostgresCluster | undefined
 let database = 0
 
@@ -1045,5 +1048,30 @@ describe.each(backends)('storage contract: %s', (name, open) => {
     const store = await open()
     await store.close()
     await expect(store.get('pluginRows', 'x')).rejects.toMatchObject({ errorCode: 'STORAGE_UNAVAILABLE' })
+  })
+})
+
+describe('PostgreSQL connections', () => {
+  beforeAll(async () => {
+    cluster ??= await startPostgres()
+  }, 300_000)
+
+  it('send the statements queued on them at once (pipelined): pg never warns of a query queued behind another, which pg@9 refuses', async () => {
+    const store = await backends[2]![1]()
+    // A lock group queues its lock, begin and read ahead on its connection at once, and its write,
+    // commit and unlock; a follower's begin goes behind that commit.
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        store.transaction((tx) => tx.put('pluginRows', row(`p${i}`)), {
+          isolation: 'snapshot',
+          locks: ['pipelined'],
+          readAhead: [{ table: 'pluginRows', id: `p${i}` }],
+        }),
+      ),
+    )
+    expect(await store.count('pluginRows', 'kind', 'test')).toBe(20)
+    // Over the whole file: pg warns once a process, and the contract's lock groups ran first.
+    expect(warnings.filter((message) => message.includes('already executing a query'))).toEqual([])
+    await store.close()
   })
 })

@@ -307,7 +307,7 @@ export class Store implements Reads {
             // A lock not given back would outlive the request on a pooled connection: if giving it
             // back fails, the connection is broken anyway and its locks end with its session. Not
             // awaited: the connection runs it before anything its next user sends (the driver
-            // queues statements in order), so the group's transactions hear back a round trip
+            // sends statements in order), so the group's transactions hear back a round trip
             // sooner, and another holder's lock statement waits for it in the database. Every
             // name, even where the lock statement failed part way: giving back one not held
             // only warns.

@@ -330,6 +330,13 @@ export async function openPostgres(
     idleTimeoutMillis: 30_000,
     // A statement stuck on a dead server fails instead of holding the request forever.
     query_timeout: 15_000,
+    // A statement sent while others are on their way on the connection goes at once, not when
+    // they are answered (pg's pipelining; the database still runs them in order, and one that
+    // fails fails alone, or aborts its transaction as it would anyway). A lock group sends its
+    // lock, begin and read ahead together, then its write and commit: it waits for two round
+    // trips where it waited for five, on the path every signing under a spending limit takes
+    // (issue 37, bench/README.md). pg@9 drops the queue that held them back instead.
+    pipeline: true,
   })
   // A connection that breaks (the server restarted) fails only the query on it: an idle one is
   // dropped by the pool, a busy one rejects its query (503), and the next query reconnects.
