@@ -12,6 +12,8 @@ function ticks(pid: string | number, path = `/proc/${pid}/stat`) {
     comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
     parent: Number(fields[1]),
     cpu: Number(fields[11]) + Number(fields[12]),
+    /** Of its children that ended and were waited for (cutime + cstime). */
+    children: Number(fields[13]) + Number(fields[14]),
   }
 }
 
@@ -29,8 +31,8 @@ function postmasterPid(dataDir: string | undefined): number | undefined {
 /**
  * CPU time (ms) used so far by the processes `pids`, by their main threads (the thread that serves
  * requests; not the crypto workers, V8's compiler and GC threads, libuv's pool), and by the
- * PostgreSQL cluster in `dataDir`: its postmaster and the processes it started, not another
- * cluster on the same machine.
+ * PostgreSQL cluster in `dataDir`: its postmaster and the processes it started, those that ended
+ * too, not another cluster on the same machine.
  */
 export function processCpu(
   pids: number[],
@@ -45,9 +47,11 @@ export function processCpu(
       for (const entry of readdirSync('/proc'))
         if (/^\d+$/.test(entry))
           try {
-            const { comm, parent, cpu } = ticks(entry)
-            if (comm === 'postgres' && (Number(entry) === postmaster || parent === postmaster))
-              postgres += cpu
+            const { comm, parent, cpu, children } = ticks(entry)
+            // A backend that ended during the run (its connection closed) no longer counts among
+            // the postmaster's children, but its CPU does among the postmaster's ended children's.
+            if (comm === 'postgres' && Number(entry) === postmaster) postgres += cpu + children
+            else if (comm === 'postgres' && parent === postmaster) postgres += cpu
           } catch {}
     // Clock ticks are 100 a second on Linux.
     return { service: service * 10, main: main * 10, postgres: postgres * 10 }
