@@ -116,9 +116,9 @@ async function sign(h: Harness, requests: Prepared[]): Promise<void> {
 }
 
 /**
- * One run: the bytes allocated a signing (sampled, unless `--heap false`), by function; the CPU a
- * signing (ms) of this process (the service, its crypto workers; the requests were stamped ahead),
- * of its main thread, and of PostgreSQL.
+ * One run: what `--profile` profiles a signing (bytes allocated, or µs of the main thread), in all
+ * (`profiled`) and by function; the CPU a signing (ms) of this process (the service, its crypto
+ * workers; the requests were stamped ahead), of its main thread, and of PostgreSQL.
  */
 async function measured(session: Session, h: Harness, requests: Prepared[], dataDir: string) {
   if (PROFILE === 'heap')
@@ -132,11 +132,14 @@ async function measured(session: Session, h: Harness, requests: Prepared[], data
     await session.post('Profiler.setSamplingInterval', { interval: 200 })
     await session.post('Profiler.start')
   }
-  const before = processCpu([process.pid], dataDir)!
-  const switchesBefore = contextSwitches(process.pid)
+  // Read first: `rollbacks` runs psql, whose session is PostgreSQL CPU the run should not count.
   const batching = h.service.store.batching()
   const rolledBack = rollbacks()
+  const before = processCpu([process.pid], dataDir)!
+  const switchesBefore = contextSwitches(process.pid)
   await sign(h, requests)
+  const after = processCpu([process.pid], dataDir)!
+  const switches = (contextSwitches(process.pid) - switchesBefore) / requests.length
   // How the run's work went to the database: PostgreSQL's lock groups (the limited side), the
   // shared reads ahead and inserts (both), transactions rolled back.
   const delta = (key: 'commits' | 'lookups' | 'inserts') => {
@@ -147,8 +150,6 @@ async function measured(session: Session, h: Harness, requests: Prepared[], data
   console.log(
     `  run: lock groups ${delta('commits')} signings; reads ahead ${delta('lookups')}; inserts ${delta('inserts')}; rolled back ${rollbacks() - rolledBack}`,
   )
-  const after = processCpu([process.pid], dataDir)!
-  const switches = (contextSwitches(process.pid) - switchesBefore) / requests.length
   const byFunction = new Map<string, number>()
   let total = 0
   const nameOf = ({ functionName, url, lineNumber }: Node['callFrame']) =>
@@ -166,7 +167,7 @@ async function measured(session: Session, h: Harness, requests: Prepared[], data
     walk(profile.head)
   }
   if (PROFILE === 'cpu') {
-    // Each sample's time (µs) goes to the function it was taken in (self time).
+    // Each sample's time (µs) goes to every function on its stack, once each (inclusive time).
     const { profile } = (await session.post('Profiler.stop')) as unknown as {
       profile: {
         nodes: { id: number; callFrame: Node['callFrame'] }[]
@@ -192,7 +193,7 @@ async function measured(session: Session, h: Harness, requests: Prepared[], data
   }
   const per = (key: 'service' | 'main' | 'postgres') => (after[key] - before[key]) / requests.length
   return {
-    bytes: total / requests.length,
+    profiled: total / requests.length,
     switches,
     byFunction,
     cpu: { service: per('service'), main: per('main'), postgres: per('postgres') },
@@ -253,11 +254,11 @@ function printProfiles(runs: Record<'off' | 'on', Awaited<ReturnType<typeof meas
   const shown = (value: number) =>
     heap ? `${(value / 1024).toFixed(1)} kB` : `${(value / 1000).toFixed(3)} ms`
   const totals = {
-    off: median(runs.off.map((run) => run.bytes)),
-    on: median(runs.on.map((run) => run.bytes)),
+    off: median(runs.off.map((run) => run.profiled)),
+    on: median(runs.on.map((run) => run.profiled)),
   }
   console.log(
-    `  ${heap ? "allocated on the service's thread" : 'main thread busy in JavaScript, GC and native code (sampled)'} a signing (median of runs): limited ${shown(totals.on)}, no limit ${shown(totals.off)} (${(totals.on / totals.off).toFixed(2)}×; runs: ${runs.on.map((run) => shown(run.bytes)).join(', ')} / ${runs.off.map((run) => shown(run.bytes)).join(', ')})`,
+    `  ${heap ? "allocated on the service's thread" : 'main thread busy in JavaScript, GC and native code (sampled)'} a signing (median of runs): limited ${shown(totals.on)}, no limit ${shown(totals.off)} (${(totals.on / totals.off).toFixed(2)}×; runs: ${runs.on.map((run) => shown(run.profiled)).join(', ')} / ${runs.off.map((run) => shown(run.profiled)).join(', ')})`,
   )
   // Where the difference is: each function's bytes a signing, the median over the side's runs.
   const names = new Set(

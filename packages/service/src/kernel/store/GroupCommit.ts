@@ -275,7 +275,7 @@ export class GroupCommit {
       }
       waiting.length = kept
       if (group.length === 0) break
-      const keys = [...new Set(group.flatMap((item) => item.keys))].sort()
+      const keys = [...groupKeys].sort()
       for (const key of keys) this.held.add(key)
       this.running++
       // The keys go back as soon as the group's commit is on its way: the next group of them
