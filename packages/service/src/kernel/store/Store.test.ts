@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs'
+import { Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sql } from 'kysely'
@@ -1072,6 +1073,41 @@ describe('PostgreSQL connections', () => {
     expect(await store.count('pluginRows', 'kind', 'test')).toBe(20)
     // Over the whole file: pg warns once a process, and the contract's lock groups ran first.
     expect(warnings.filter((message) => message.includes('already executing a query'))).toEqual([])
+    await store.close()
+  })
+
+  it('send what a lock group queues at once in one write to the socket: its lock, begin and read ahead; its write and commit', async () => {
+    const store = await backends[2]![1]()
+    const transaction = (id: string) =>
+      store.transaction((tx) => tx.put('pluginRows', row(id)), {
+        isolation: 'snapshot',
+        locks: ['corked'],
+        readAhead: [{ table: 'pluginRows', id }],
+      })
+    // Once first: the connection is open and its statements are prepared.
+    await transaction('c0')
+    // Every write to a socket meanwhile (the store's connections are this process's only sockets):
+    // how many messages each carried.
+    type Write = (this: Socket, ...args: unknown[]) => unknown
+    const proto = Socket.prototype as unknown as { _write: Write; _writev: Write }
+    const original = { _write: proto._write, _writev: proto._writev }
+    const writes: number[] = []
+    proto._write = function (...args) {
+      writes.push(1)
+      return original._write.apply(this, args)
+    }
+    proto._writev = function (...args) {
+      writes.push((args[0] as unknown[]).length)
+      return original._writev.apply(this, args)
+    }
+    try {
+      await transaction('c1')
+    } finally {
+      Object.assign(proto, original)
+    }
+    // Lock, begin and read ahead; write and commit; the unlock, once the commit is answered.
+    expect(writes).toHaveLength(3)
+    expect(await store.count('pluginRows', 'kind', 'test')).toBe(2)
     await store.close()
   })
 })
