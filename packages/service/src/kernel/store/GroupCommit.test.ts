@@ -101,3 +101,80 @@ describe('GroupCommit lanes', () => {
     expect(order).toContain('c')
   })
 })
+
+describe('GroupCommit locks', () => {
+  it('a group gives its locks back behind its commit; if that commit fails, takes them again before its transactions rerun alone', async () => {
+    const log: string[] = []
+    let commits = 0
+    let locked = false
+    const commit = new GroupCommit({
+      backend: postgresBackend,
+      begin: 'begin',
+      fatal: () => false,
+      committed: () => undefined,
+      guard: (run) => run(),
+      lanes: 2,
+      async connect(use) {
+        locked = true
+        log.push('lock')
+        const connection = {
+          executeQuery: (query: { sql: string }) => {
+            log.push(query.sql)
+            // The group's commit fails (a write of it broke a unique index): it rolled back.
+            if (query.sql === 'commit' && ++commits === 1)
+              return new Promise((_, reject) => setTimeout(() => reject(new Error('unique')), 1))
+            return new Promise((resolve) => setTimeout(() => resolve({ rows: [] }), 1))
+          },
+          streamQuery: () => {
+            throw new Error('not used')
+          },
+        } as unknown as DatabaseConnection
+        const unlock = () => {
+          if (!locked) return
+          locked = false
+          log.push('unlock')
+        }
+        try {
+          return await use(connection, Promise.resolve(), {
+            unlock,
+            relock: async () => {
+              if (locked) return
+              locked = true
+              log.push('relock')
+            },
+          })
+        } finally {
+          unlock()
+        }
+      },
+    })
+    // What each transaction's work saw of the locks, by name.
+    const held: Record<string, boolean[]> = { t1: [], t2: [] }
+    const run = (name: 't1' | 't2') =>
+      commit.run(
+        async () => {
+          held[name]!.push(locked)
+          return name
+        },
+        1,
+        { keys: ['a'] },
+      )
+    expect(await Promise.all([run('t1'), run('t2')])).toEqual(['t1', 't2'])
+    // One group of both: its commit, the unlock right behind it; then each alone, locked again,
+    // and the locks given back once, after the last.
+    expect(log).toEqual([
+      'lock',
+      'begin',
+      'commit',
+      'unlock',
+      'rollback',
+      'relock',
+      'begin',
+      'commit',
+      'begin',
+      'commit',
+      'unlock',
+    ])
+    expect(held).toEqual({ t1: [true, true], t2: [true, true] })
+  })
+})

@@ -43,6 +43,14 @@ interface Grouped {
   reject(error: unknown): void
 }
 
+/** The locks `connect` took for a group, which it gives back after the group unless given back before. */
+export interface HeldLocks {
+  /** Gives them back now: sent on the connection behind what was sent before (the commit). */
+  unlock(): void
+  /** Takes them again, if given back. */
+  relock(): Promise<void>
+}
+
 /** What a group commit runs on, given by the store. */
 export interface GroupCommitOptions {
   backend: StoreBackend
@@ -51,7 +59,7 @@ export interface GroupCommitOptions {
    * session locks the queue is for, taken before its `begin` and given back after its commit).
    */
   connect<R>(
-    use: (connection: DatabaseConnection, ready?: Promise<unknown>) => Promise<R>,
+    use: (connection: DatabaseConnection, ready?: Promise<unknown>, locks?: HeldLocks) => Promise<R>,
     keys: readonly string[],
   ): Promise<R>
   /** How a transaction begins, unless `run` says otherwise. */
@@ -391,7 +399,7 @@ export class GroupCommit {
     }
     try {
       await guard(() =>
-        connect(async (connection, ready) => {
+        connect(async (connection, ready, locks) => {
           const run = (statement: string) => connection.executeQuery(CompiledQuery.raw(statement, []))
           /** A chain's next group, formed and running while the group before it commits. */
           interface Follower {
@@ -470,7 +478,14 @@ export class GroupCommit {
                 ? this.followers(keys, begin)
                 : []
             if (next.length > 0) follower = follow(next, scope, written)
-            else committing?.()
+            else {
+              committing?.()
+              // The locks go back right behind the commit, in its write to the socket: the
+              // database runs the unlock once the commit is done, so the next holder reads what
+              // it wrote, a round trip sooner than once the commit is answered. A rerun (below)
+              // takes them again.
+              if (!reruns) locks?.unlock()
+            }
             const [wrote, committed] = await Promise.allSettled([closing?.done, commit])
             if (wrote.status === 'rejected') throw wrote.reason
             if (committed.status === 'rejected') throw committed.reason
@@ -534,8 +549,10 @@ export class GroupCommit {
               if (fatal(error)) throw error
               outcomes = []
               if (current.length === 1) outcomes.push({ error })
-              // A function threw: everyone again, alone.
-              else
+              // A function threw: everyone again, alone, under the locks again if the failed
+              // commit had given them back.
+              else {
+                await locks?.relock()
                 for (const item of current)
                   try {
                     await runAll([item], true)
@@ -543,6 +560,7 @@ export class GroupCommit {
                     if (fatal(alone)) throw alone
                     outcomes.push({ error: alone })
                   }
+              }
             }
             next = follower
             follower = undefined

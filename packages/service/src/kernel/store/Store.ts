@@ -291,30 +291,38 @@ export class Store implements Reads {
       ...this.groupOptions(),
       connect: (use, held) =>
         this.db.getExecutor().provideConnection(async (connection) => {
+          const statement = (text: string) => connection.executeQuery(CompiledQuery.raw(text, [[...held]]))
+          let locked = held.length > 0
+          // A lock not given back would outlive the request on a pooled connection: if giving it
+          // back fails, the connection is broken anyway and its locks end with its session. Not
+          // awaited: the connection runs it before anything its next user sends (the driver
+          // sends statements in order), and another holder's lock statement waits for it in the
+          // database. Every name, even where the lock statement failed part way: giving back one
+          // not held only warns.
+          const unlock = () => {
+            if (!locked) return
+            locked = false
+            statement(sessionLocks.unlock).catch(() => undefined)
+          }
           try {
             // In sorted order (`held` is), so two holders never wait for each other's; in one
             // statement, one round trip however many organizations the group holds. Not awaited
             // here: the group sends its `begin` and read right behind (`ready`), and waits for
-            // all three.
-            const ready =
-              held.length > 0
-                ? connection.executeQuery(CompiledQuery.raw(sessionLocks.lock, [[...held]]))
-                : Promise.resolve()
+            // all three. The group gives the locks back itself once its commit is sent
+            // (`HeldLocks`), and takes them again if it must rerun.
+            const ready = locked ? statement(sessionLocks.lock) : Promise.resolve()
             // Failures are the group's to see (it waits for `ready`); none is left unhandled.
             ready.catch(() => undefined)
-            return await use(connection, ready)
+            return await use(connection, ready, {
+              unlock,
+              relock: async () => {
+                if (locked || held.length === 0) return
+                locked = true
+                await statement(sessionLocks.lock)
+              },
+            })
           } finally {
-            // A lock not given back would outlive the request on a pooled connection: if giving it
-            // back fails, the connection is broken anyway and its locks end with its session. Not
-            // awaited: the connection runs it before anything its next user sends (the driver
-            // sends statements in order), so the group's transactions hear back a round trip
-            // sooner, and another holder's lock statement waits for it in the database. Every
-            // name, even where the lock statement failed part way: giving back one not held
-            // only warns.
-            if (held.length > 0)
-              connection
-                .executeQuery(CompiledQuery.raw(sessionLocks.unlock, [[...held]]))
-                .catch(() => undefined)
+            unlock()
           }
         }),
       begin: this.backend.beginSnapshot ?? this.backend.begin,
