@@ -88,8 +88,9 @@ const WRITES = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE'])
  * to the socket (a lock group's lock, `begin` and read ahead; its write, commit and unlock:
  * `GroupCommit`): the connection pipelines them (`openPostgres`), and its socket stays corked
  * until the stretch ends. Each write is a system call that, over loopback, also runs the kernel's
- * delivery to PostgreSQL on the service's thread: the largest single cost a spending limit added
- * to a signing in the throughput bench's profile (issue 37, bench/README.md).
+ * delivery to PostgreSQL on the service's thread (the writes were the largest single difference
+ * between limited and unlimited signings in a profile of the throughput bench; what corking them
+ * gave is within the bench's noise: issue 37, bench/README.md).
  */
 class PreparedConnection implements DatabaseConnection {
   private corked = false
