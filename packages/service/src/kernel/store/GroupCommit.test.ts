@@ -5,7 +5,29 @@
 import type { DatabaseConnection } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { postgresBackend } from './backends/postgresBackend.ts'
-import { GroupCommit } from './GroupCommit.ts'
+import { GroupCommit, type GroupCommitOptions } from './GroupCommit.ts'
+
+/** What every fake group commit here shares: PostgreSQL's backend, a plain `begin`, no outage. */
+const fakeOptions: Omit<GroupCommitOptions, 'connect' | 'lanes'> = {
+  backend: postgresBackend,
+  begin: 'begin',
+  fatal: () => false,
+  committed: () => undefined,
+  guard: (run) => run(),
+}
+
+/** A connection whose every statement is answered by `answer` (it never streams). */
+const fakeConnection = (answer: (sql: string) => Promise<unknown>, extra: object = {}) =>
+  ({
+    ...extra,
+    executeQuery: (query: { sql: string }) => answer(query.sql),
+    streamQuery: () => {
+      throw new Error('not used')
+    },
+  }) as unknown as DatabaseConnection
+
+/** A statement's answer, a turn of the timers later. */
+const answered = () => new Promise((resolve) => setTimeout(() => resolve({ rows: [] }), 1))
 
 /** What ran: each transaction's name and the group (connection) it ran in. */
 function lanes(count: number) {
@@ -15,11 +37,7 @@ function lanes(count: number) {
   let overlaps = 0
   let next = 0
   const commit = new GroupCommit({
-    backend: postgresBackend,
-    begin: 'begin',
-    fatal: () => false,
-    committed: () => undefined,
-    guard: (run) => run(),
+    ...fakeOptions,
     lanes: count,
     async connect(use, keys) {
       for (const key of keys) if (held.has(key)) overlaps++
@@ -29,19 +47,16 @@ function lanes(count: number) {
       // Every statement answers a turn of the timers later, so the queue fills while a group runs.
       // Its keys are the group's until its commit is sent (`GroupCommit` gives them back then).
       let holding = true
-      const connection = {
-        group,
-        executeQuery: (query: { sql: string }) => {
-          if (query.sql === 'commit' && holding) {
+      const connection = fakeConnection(
+        (sql) => {
+          if (sql === 'commit' && holding) {
             holding = false
             for (const key of keys) held.delete(key)
           }
-          return new Promise((resolve) => setTimeout(() => resolve({ rows: [] }), 1))
+          return answered()
         },
-        streamQuery: () => {
-          throw new Error('not used')
-        },
-      } as unknown as DatabaseConnection
+        { group },
+      )
       try {
         return await use(connection)
       } finally {
@@ -108,27 +123,18 @@ describe('GroupCommit locks', () => {
     let commits = 0
     let locked = false
     const commit = new GroupCommit({
-      backend: postgresBackend,
-      begin: 'begin',
-      fatal: () => false,
-      committed: () => undefined,
-      guard: (run) => run(),
+      ...fakeOptions,
       lanes: 2,
       async connect(use) {
         locked = true
         log.push('lock')
-        const connection = {
-          executeQuery: (query: { sql: string }) => {
-            log.push(query.sql)
-            // The group's commit fails (a write of it broke a unique index): it rolled back.
-            if (query.sql === 'commit' && ++commits === 1)
-              return new Promise((_, reject) => setTimeout(() => reject(new Error('unique')), 1))
-            return new Promise((resolve) => setTimeout(() => resolve({ rows: [] }), 1))
-          },
-          streamQuery: () => {
-            throw new Error('not used')
-          },
-        } as unknown as DatabaseConnection
+        const connection = fakeConnection((sql) => {
+          log.push(sql)
+          // The group's commit fails (a write of it broke a unique index): it rolled back.
+          if (sql === 'commit' && ++commits === 1)
+            return new Promise((_, reject) => setTimeout(() => reject(new Error('unique')), 1))
+          return answered()
+        })
         const unlock = () => {
           if (!locked) return
           locked = false

@@ -1076,7 +1076,7 @@ describe('PostgreSQL connections', () => {
     await store.close()
   })
 
-  it('send what a lock group queues at once in one write to the socket: its lock, begin and read ahead; its write and commit', async () => {
+  it('send what a lock group queues at once in one write to the socket: its lock, begin and read ahead; its write, commit and unlock', async () => {
     const store = await backends[2]![1]()
     const transaction = (id: string) =>
       store.transaction((tx) => tx.put('pluginRows', row(id)), {

@@ -1,6 +1,5 @@
 // Node only: Kysely's PostgreSQL dialect with a driver of ours over `pg`, so that the service's
 // few query shapes run as named prepared statements.
-
 import {
   type CompiledQuery,
   type DatabaseConnection,
