@@ -52,12 +52,14 @@ async function pick<T extends { organizationId: string }>(
 
 /**
  * The API key a stamp names, for a request to `organizationId`: the organization's own, else its
- * parent's, else any organization's (authorization then refuses what it may not do), as `pick`
- * chooses among credentials. The first two are read by `keyInOrganization`, one row each, so a key
- * held in many organizations (a back end's key in each of its users' sub-organizations) costs a
- * request one row, not one per organization; only a key in neither reads every holder.
+ * parent's, else one of any other organization's (authorization then refuses what it may not do),
+ * as `pick` chooses among credentials. Each is one row, read by `keyInOrganization` or, for the
+ * last, one row by public key: a key held in many organizations (a back end's key in each of its
+ * users' sub-organizations) costs a request one row, never one per organization. Called once the
+ * stamp's signature has verified, so only the key's holder gets this far.
  */
 async function apiKeyFor(
+  runtime: Runtime,
   reads: Reads,
   publicKey: string,
   organizationId: string | undefined,
@@ -71,7 +73,13 @@ async function apiKeyFor(
     const parent = parentId === undefined ? undefined : await inOrganization(parentId)
     if (parent) return parent
   }
-  return (await reads.findBy('apiKeys', 'publicKey', publicKey))[0]
+  const [any] = await runtime.store.pageBy('apiKeys', {
+    field: 'publicKey',
+    value: publicKey,
+    by: 'publicKey',
+    limit: 1,
+  })
+  return any
 }
 
 async function callerOf(
@@ -136,14 +144,9 @@ async function authenticateApiKey(
     })
   }
   const publicKey = stamp.publicKey.toLowerCase()
-  const key = await apiKeyFor(reads, publicKey, organizationId)
-  if (!key)
-    throw new AuthenticationError({ code: 'PUBLIC_KEY_NOT_FOUND', message: SESSION_KEY_MESSAGES.notFound })
-  if (!SCHEMES_OF_CURVE[key.curve].includes(stamp.scheme))
-    throw new AuthenticationError({
-      code: 'STAMP_INVALID',
-      message: `stamp scheme ${stamp.scheme} does not match the key's curve ${key.curve}`,
-    })
+  // The signature first, from the stamp alone (its scheme names the curve): a request that does
+  // not prove it holds the key reads nothing about it, so knowing a public key buys no reads of
+  // its holders, and the answer does not tell whether a key is registered anywhere.
   let valid = false
   try {
     valid =
@@ -157,6 +160,14 @@ async function authenticateApiKey(
     throw new AuthenticationError({
       code: 'STAMP_INVALID',
       message: 'stamp signature does not match the request body',
+    })
+  const key = await apiKeyFor(runtime, reads, publicKey, organizationId)
+  if (!key)
+    throw new AuthenticationError({ code: 'PUBLIC_KEY_NOT_FOUND', message: SESSION_KEY_MESSAGES.notFound })
+  if (!SCHEMES_OF_CURVE[key.curve].includes(stamp.scheme))
+    throw new AuthenticationError({
+      code: 'STAMP_INVALID',
+      message: `stamp scheme ${stamp.scheme} does not match the key's curve ${key.curve}`,
     })
   if (isExpired(key, runtime.now()))
     throw new AuthenticationError({ code: 'API_KEY_EXPIRED', message: SESSION_KEY_MESSAGES.expired })

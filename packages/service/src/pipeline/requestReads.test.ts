@@ -1,9 +1,10 @@
+import { decodeApiKeyStamp, encodeApiKeyStamp } from '@latchkey/protocol'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
 import { openPostgres } from '../kernel/store/durableStores.ts'
 import { openMemoryStore } from '../kernel/store/memory.ts'
 import type { Store } from '../kernel/store/Store.ts'
-import { createHarness, type Harness, resultOf, testKey } from '../testing/harness.ts'
+import { createHarness, type Harness, resultOf, type Stamper, testKey } from '../testing/harness.ts'
 
 /**
  * On PostgreSQL a stamped request reads its credential, user, organization and the proxy's
@@ -143,17 +144,76 @@ describe.each(backends)('a stamped request’s first reads: %s', (name, open) =>
         expect(looked).toContain('apiKeys.keyInOrganization')
         expect(looked).not.toContain('apiKeys.publicKey')
       }
-      // Named where it is not (the parent holds no such key): every holder is read, and the
+      // Named where it is not (the parent holds no such key): one holder is read, and the
       // caller is another organization's user, which may not act here.
+      looked.length = 0
       const stranger = await h.submit(
         'create_wallet',
         { walletName: 'not mine', accounts: [] },
         { as: backEnd, organizationId: h.organizationId },
       )
       expect(stranger.status).toBe(403)
+      expect(looked).not.toContain('apiKeys.publicKey')
     } finally {
       store.findBy = findBy
       store.prefetch = prefetch
+    }
+  })
+
+  it('a stamp naming a back end’s key without its signature reads at most the named organization’s row of it, however many organizations hold it', async () => {
+    const backEnd = testKey()
+    const holder = await h.createSubOrganization({ keys: [backEnd] })
+    for (let n = 0; n < 5; n++) await h.createSubOrganization({ keys: [backEnd] })
+    // The attacker knows the public key (it is no secret) and signs with a key of their own.
+    const forger: Stamper = {
+      stamp(body) {
+        const [header, value] = testKey().stamp(body)
+        return [header, encodeApiKeyStamp({ ...decodeApiKeyStamp(value), publicKey: backEnd.publicKey })]
+      },
+    }
+    const store = h.service.store
+    const rows: string[] = []
+    const { findBy, prefetch, pageBy } = store
+    store.findBy = (async (table: string, field: string, value: unknown) => {
+      const found = await findBy.call(store, table as never, field as never, value)
+      if (table === 'apiKeys') rows.push(...found.map(() => `findBy ${field}`))
+      return found
+    }) as typeof store.findBy
+    store.pageBy = (async (table: string, options: never) => {
+      const found = await pageBy.call(store, table as never, options)
+      if (table === 'apiKeys') rows.push(...found.map(() => 'pageBy'))
+      return found
+    }) as typeof store.pageBy
+    store.prefetch = ((lookups) => {
+      for (const lookup of lookups)
+        if (lookup.table === 'apiKeys' && 'field' in lookup) rows.push(`prefetch ${lookup.field}`)
+      return prefetch.call(store, lookups)
+    }) as typeof store.prefetch
+    try {
+      const tries = [
+        // No organization named, one where the key is, one where it is not.
+        () => h.post('/public/v1/query/whoami', '{}', Object.fromEntries([forger.stamp('{}')])),
+        () => h.query('whoami', { organizationId: holder.organizationId }, { as: forger }),
+        () => h.submit('create_wallet', { walletName: 'x', accounts: [] }, { as: forger }),
+      ]
+      for (const attempt of tries) {
+        rows.length = 0
+        expect(errorOf(await attempt())).toEqual({ status: 401, errorCode: 'STAMP_INVALID' })
+        // PostgreSQL reads ahead the one row the named organization may hold, with the rest of
+        // the request's reads, while the stamp is checked; nothing reads the key's other holders.
+        expect(rows.filter((read) => read !== 'prefetch keyInOrganization')).toEqual([])
+        expect(rows.length).toBeLessThanOrEqual(1)
+      }
+      // The key's holder, with no organization named: one row of the key, not one per holder.
+      rows.length = 0
+      const body = '{}'
+      const reply = await h.post('/public/v1/query/whoami', body, Object.fromEntries([backEnd.stamp(body)]))
+      expect(reply.status).toBe(400)
+      expect(rows).toEqual(['pageBy'])
+    } finally {
+      store.findBy = findBy
+      store.prefetch = prefetch
+      store.pageBy = pageBy
     }
   })
 
