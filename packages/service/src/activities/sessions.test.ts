@@ -121,6 +121,50 @@ describe('stamp_login', () => {
     const bad = await h.submit('stamp_login', { publicKey: 'zz' }, at)
     expect(bad).toMatchObject({ status: 400, body: { details: { field: 'parameters.publicKey' } } })
   })
+
+  it('a login deletes the user’s login keys a week past their expiry, and keeps every other key', async () => {
+    const h = await createHarness()
+    const owner = testKey()
+    const { organizationId, userIds } = await h.createSubOrganization({ keys: [owner] })
+    const at = { as: owner, organizationId }
+    const login = async (key: ReturnType<typeof testKey>, expirationSeconds?: string) =>
+      resultOf(
+        'stamp_login',
+        await h.submit(
+          'stamp_login',
+          { publicKey: key.publicKey, ...(expirationSeconds ? { expirationSeconds } : {}) },
+          at,
+        ),
+      )
+    const [brief, month, later, last] = [testKey(), testKey(), testKey(), testKey()]
+    await login(brief, '60')
+    await login(month, String(30 * 24 * 3600))
+    // An agent's expiring key is not a login key: no login deletes it.
+    const agent = testKey()
+    resultOf(
+      'create_api_keys',
+      await h.submit('create_api_keys', { userId: userIds[0], apiKeys: [agent.apiKey('agent', '60')] }, at),
+    )
+    const names = async () =>
+      (await h.query('get_api_keys', { userId: userIds[0] }, at)).body.apiKeys
+        .map((key: { credential: { publicKey: string } }) => key.credential.publicKey)
+        .sort()
+    const week = 7 * 24 * 3600 * 1000
+    h.clock.advance(60_000 + week - 1)
+    await login(later)
+    // Expired a week less a millisecond ago: still there, still answered as expired.
+    expect(await names()).toEqual([owner, brief, month, agent, later].map((key) => key.publicKey).sort())
+    expect((await h.query('list_wallets', {}, { as: brief, organizationId })).body.details).toMatchObject({
+      errorCode: 'API_KEY_EXPIRED',
+    })
+    h.clock.advance(1)
+    await login(last)
+    expect(await names()).toEqual([owner, month, agent, later, last].map((key) => key.publicKey).sort())
+    expect((await h.query('list_wallets', {}, { as: brief, organizationId })).body.details).toMatchObject({
+      errorCode: 'PUBLIC_KEY_NOT_FOUND',
+    })
+    expect((await h.query('list_wallets', {}, { as: month, organizationId })).status).toBe(200)
+  })
 })
 
 describe('API keys and authenticators', () => {

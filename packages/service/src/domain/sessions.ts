@@ -85,16 +85,28 @@ export async function sessionProfileFor(
   })
 }
 
-/**
- * A read-write session: registers `publicKey` on the user as an expiring session API key
- * (`invalidateExisting` first revokes the user's other login keys) and returns the JWT.
- */
 /** The user's organization as an app event names it (its parent known when it is the activity's). */
 const organizationOf = (ctx: ActivityContext, user: UserRow) =>
   ctx.organization.id === user.organizationId
     ? { id: user.organizationId, parentOrganizationId: ctx.organization.parentOrganizationId }
     : { id: user.organizationId }
 
+/**
+ * How long a login key is kept once expired: until then a request stamped with it is refused as
+ * expired (`API_KEY_EXPIRED`, which the kit answers by signing in again); past it, the user's next
+ * login deletes it, so a user's keys do not pile up with every device and browser they sign in on.
+ */
+export const EXPIRED_SESSION_KEY_KEPT_MS = 7 * 24 * 3600 * 1000
+
+const longExpired = (key: ApiKeyRow, now: number) =>
+  key.expirationSeconds !== undefined &&
+  key.createdAt + Number(key.expirationSeconds) * 1000 + EXPIRED_SESSION_KEY_KEPT_MS <= now
+
+/**
+ * A read-write session: registers `publicKey` on the user as an expiring session API key
+ * (`invalidateExisting` first revokes the user's other login keys; login keys expired longer than
+ * `EXPIRED_SESSION_KEY_KEPT_MS` go in any case) and returns the JWT.
+ */
 export async function issueSession(
   ctx: ActivityContext,
   input: {
@@ -124,7 +136,8 @@ export async function issueSession(
   for (const key of keys) {
     const isLogin = SESSION_CREDENTIAL_TYPES.includes(key.credentialType)
     // Re-logging in with the same key replaces its old registration (fresh expiry).
-    if (isLogin && key.publicKey === input.publicKey) await ctx.tx.delete('apiKeys', key.id)
+    if (isLogin && (key.publicKey === input.publicKey || longExpired(key, ctx.now)))
+      await ctx.tx.delete('apiKeys', key.id)
     else if (isLogin && input.invalidateExisting) {
       await ctx.tx.delete('apiKeys', key.id)
       if (isLiveSession(key, ctx.now)) {
