@@ -8,8 +8,10 @@ export function printTable(header: string[], rows: string[][]): void {
   console.log(out.join('\n'))
 }
 
+/** The middle value (the mean of the two middle ones); NaN for no values, printed as such, never 0. */
 export const median = (values: number[]): number => {
+  if (values.length === 0) return Number.NaN
   const sorted = [...values].sort((a, b) => a - b)
   const middle = Math.floor(sorted.length / 2)
-  return sorted.length % 2 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
 }

@@ -35,7 +35,7 @@ import { unsignedTransfer } from '../packages/service/src/testing/unsignedTransf
 import { startService } from '../packages/service/test/support/serviceProcess.ts'
 import { type PostgresCluster, startPostgres } from '../scripts/postgres.mjs'
 import { Connection, type Reply, serializePost } from './loopbackClient.ts'
-import { printTable } from './printTable.ts'
+import { median, printTable } from './printTable.ts'
 import { processCpu } from './processCpu.ts'
 
 const { values: flags } = parseArgs({
@@ -967,11 +967,6 @@ const rate = (n: number) => `${n.toFixed(0)}/s`
 const costOf = (on: Run, off: Run) => ((off.perSecond - on.perSecond) / off.perSecond) * 100
 const cost = (on: Run, off: Run) =>
   Number.isNaN(on.perSecond) || Number.isNaN(off.perSecond) ? 'n/a' : `${costOf(on, off).toFixed(1)}%`
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = Math.floor(sorted.length / 2)
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
-}
 const skippedRun: Run = { perSecond: Number.NaN, p50: Number.NaN, p99: Number.NaN, failed: 0 }
 const failures = (run: Pick<Run, 'failed' | 'firstFailure'>) =>
   run.failed ? `${run.failed} (first: ${run.firstFailure})` : '0'
