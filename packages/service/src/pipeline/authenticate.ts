@@ -73,13 +73,14 @@ async function apiKeyFor(
     const parent = parentId === undefined ? undefined : await inOrganization(parentId)
     if (parent) return parent
   }
-  const [any] = await runtime.store.pageBy('apiKeys', {
+  // The first holder in id (creation) order, as every holder's list used to be read.
+  const [first] = await runtime.store.pageBy('apiKeys', {
     field: 'publicKey',
     value: publicKey,
-    by: 'publicKey',
+    by: 'id',
     limit: 1,
   })
-  return any
+  return first
 }
 
 async function callerOf(

@@ -49,9 +49,9 @@ export interface PageByOptions<T extends TableName> {
   field: keyof Tables[T] & string
   value: string
   /**
-   * An indexed column (with `field`, an index's columns), compared as text. Unique per row for a
-   * walk page after page; a column with ties (jobs' `runAfter`) skips the rows tied with a page's
-   * last one, so it is read for its first pages only.
+   * An indexed column (with `field`, an index's columns), or `id`, compared as text. Unique per
+   * row for a walk page after page; a column with ties (jobs' `runAfter`) skips the rows tied with
+   * a page's last one, so it is read for its first pages only.
    */
   by: keyof Tables[T] & string
   /** A value of `by`: the page starts just past it. @default the first row */
@@ -344,7 +344,8 @@ export class Queries {
   async pageBy<T extends TableName>(db: Execute, table: T, options: PageByOptions<T>): Promise<Tables[T][]> {
     const { field, value, by, after, limit, descending = false } = options
     indexed(table, field)
-    indexed(table, by)
+    // The id is the primary key: indexed in every table.
+    if (by !== 'id') indexed(table, by)
     if (!Number.isInteger(limit) || limit < 1) throw new Error(`a page holds at least one row, not ${limit}`)
     if (unstorable(value) || (after !== undefined && unstorable(after))) return []
     const direction = descending ? 'desc' : 'asc'
