@@ -124,10 +124,14 @@ export type SpendingLimitWindow =
   | { type: 'SPENDING_LIMIT_WINDOW_ROLLING'; period: SpendingLimitPeriod }
   | { type: 'SPENDING_LIMIT_WINDOW_FIXED'; period: SpendingLimitPeriod; startTimestampMs: string }
 
-/** What a limit counts: a chain's native unit (wei, lamports) or one token, by CAIP-2 chain id. */
+/**
+ * What a limit counts: a chain's native unit (wei, lamports) or one token, by CAIP-2 chain id: an
+ * ERC-20 by its contract, an SPL token (Token or Token-2022 program) by its mint.
+ */
 export type SpendingLimitAsset =
   | { type: 'SPENDING_LIMIT_ASSET_NATIVE'; caip2: string }
   | { type: 'SPENDING_LIMIT_ASSET_ERC20'; caip2: string; contract: string }
+  | { type: 'SPENDING_LIMIT_ASSET_SPL'; caip2: string; mint: string }
 
 /**
  * `create_session_profile`'s parameters (the published `v1CreateSessionProfileIntent`, issue 37).

@@ -9,6 +9,7 @@ import type {
   SpendingLimitScope,
   SpendingLimitWindow,
 } from '@latchkey/protocol'
+import { base58 } from '@scure/base'
 import { findSigner } from '../domain/wallets.ts'
 import { FieldError, LimitError, NotFoundError } from '../kernel/base/errors.ts'
 import { timestampOf } from '../kernel/base/ids.ts'
@@ -56,13 +57,28 @@ function readWindow(r: Reader): SpendingLimitWindow {
 }
 
 function readAsset(r: Reader): SpendingLimitAsset {
-  const type = r.enum('type', ['SPENDING_LIMIT_ASSET_NATIVE', 'SPENDING_LIMIT_ASSET_ERC20'] as const)
+  const type = r.enum('type', [
+    'SPENDING_LIMIT_ASSET_NATIVE',
+    'SPENDING_LIMIT_ASSET_ERC20',
+    'SPENDING_LIMIT_ASSET_SPL',
+  ] as const)
   const caip2 = r.string('caip2', {
     max: 48,
     pattern: CAIP2,
     hint: 'a CAIP-2 chain id (eip155:<id> or solana:<ref>)',
   })
   if (type === 'SPENDING_LIMIT_ASSET_NATIVE') return { type, caip2 }
+  if (type === 'SPENDING_LIMIT_ASSET_SPL') {
+    if (!caip2.startsWith('solana:'))
+      throw new FieldError({
+        field: r.field('caip2'),
+        reason: 'must be a Solana cluster (solana:<ref>) for an SPL token',
+      })
+    const mint = r.string('mint', { max: 44, pattern: SOLANA_ADDRESS, hint: 'a base58 Solana address' })
+    if (base58.decode(mint).length !== 32)
+      throw new FieldError({ field: r.field('mint'), reason: 'must be a 32-byte base58 Solana address' })
+    return { type, caip2, mint }
+  }
   if (!caip2.startsWith('eip155:'))
     throw new FieldError({
       field: r.field('caip2'),

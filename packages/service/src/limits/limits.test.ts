@@ -8,16 +8,28 @@ import { bytesToHex } from '@noble/hashes/utils.js'
 import {
   type Address,
   appendTransactionMessageInstruction,
+  appendTransactionMessageInstructions,
   type Blockhash,
   compileTransaction,
   createNoopSigner,
   createTransactionMessage,
   getTransactionEncoder,
+  type Instruction,
   pipe,
   setTransactionMessageFeePayer,
   setTransactionMessageLifetimeUsingBlockhash,
 } from '@solana/kit'
 import { getTransferSolInstruction } from '@solana-program/system'
+import {
+  AuthorityType,
+  findAssociatedTokenPda,
+  getApproveCheckedInstruction,
+  getCreateAssociatedTokenIdempotentInstruction,
+  getSetAuthorityInstruction,
+  getTransferCheckedInstruction,
+  getTransferInstruction,
+  TOKEN_PROGRAM_ADDRESS,
+} from '@solana-program/token'
 import { encodeFunctionData, erc20Abi, type Hex, serializeTransaction } from 'viem'
 import { describe, expect, it } from 'vitest'
 import {
@@ -31,6 +43,7 @@ import {
   testKey,
 } from '../testing/harness.ts'
 import { entriesOf, logOf } from './spendLog.ts'
+import { associatedTokenAccount } from './spendOf.ts'
 
 const DEAD = '0x000000000000000000000000000000000000dead'
 const FRIEND = '0x00000000000000000000000000000000000f00d5'
@@ -347,6 +360,130 @@ describe('spending limits', () => {
     })
   })
 
+  it('counts an SPL token’s TransferChecked, ApproveChecked, and Transfer from the signer’s account of it; refuses what names no mint, other Token instructions and other programs', async () => {
+    const { limit, sign, sol, list } = await setup()
+    const id = await limit({
+      scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address: sol },
+      asset: { type: 'SPENDING_LIMIT_ASSET_SPL', caip2: 'solana:mainnet', mint: USDC_MINT },
+      amount: '1000',
+      allowedDestinations: [FRIEND_SOL],
+    })
+    const signer = createNoopSigner(sol)
+    const ata = async (owner: Address, mint: Address, tokenProgram: Address = TOKEN_PROGRAM_ADDRESS) => {
+      const [address] = await findAssociatedTokenPda({ owner, mint, tokenProgram })
+      // The service derives the same account without the library.
+      expect(associatedTokenAccount(owner, mint, tokenProgram)).toBe(address)
+      return address
+    }
+    const usdc = await ata(sol, USDC_MINT)
+    const friendUsdc = await ata(FRIEND_SOL, USDC_MINT)
+    const signSol = (...instructions: Instruction[]) =>
+      sign(solanaTransaction(sol, instructions), undefined, sol)
+    const checked = (amount: bigint, options: { mint?: Address; from?: Address; to?: Address } = {}) =>
+      getTransferCheckedInstruction({
+        source: options.from ?? usdc,
+        mint: options.mint ?? USDC_MINT,
+        destination: options.to ?? friendUsdc,
+        authority: signer,
+        amount,
+        decimals: 6,
+      })
+    const createFriendAccount = getCreateAssociatedTokenIdempotentInstruction({
+      payer: signer,
+      ata: friendUsdc,
+      owner: FRIEND_SOL,
+      mint: USDC_MINT,
+    })
+    expect((await signSol(createFriendAccount, checked(600n))).status).toBe(200)
+    expect(refusal(await signSol(checked(600n)))).toEqual({
+      status: 429,
+      errorCode: 'SPENDING_LIMIT_EXCEEDED',
+    })
+    const unchecked = (amount: bigint, source: Address) =>
+      getTransferInstruction({ source, destination: friendUsdc, authority: signer, amount })
+    expect((await signSol(unchecked(300n, usdc))).status).toBe(200)
+    // Token-2022: the same layout; an approval counts, as an ERC-20 approve does.
+    const token2022 = 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb' as Address
+    const approve = getApproveCheckedInstruction(
+      {
+        source: await ata(sol, USDC_MINT, token2022),
+        mint: USDC_MINT,
+        delegate: FRIEND_SOL,
+        owner: signer,
+        amount: 100n,
+        decimals: 6,
+      },
+      { programAddress: token2022 },
+    )
+    expect((await signSol(approve)).status).toBe(200)
+    expect(refusal(await signSol(checked(1n)))).toEqual({ status: 429, errorCode: 'SPENDING_LIMIT_EXCEEDED' })
+    // Another mint's TransferChecked spends none of this one; an unchecked Transfer from another
+    // account names no mint, so it is refused.
+    const usdt = await ata(sol, USDT_MINT)
+    expect(
+      (await signSol(checked(5000n, { mint: USDT_MINT, from: usdt, to: await ata(FRIEND_SOL, USDT_MINT) })))
+        .status,
+    ).toBe(200)
+    expect(refusal(await signSol(unchecked(1n, usdt)))).toEqual({
+      status: 403,
+      errorCode: 'SPEND_UNDECODABLE',
+    })
+    expect(refusal(await signSol(checked(1n, { to: await ata(DEAD_SOL, USDC_MINT) })))).toEqual({
+      status: 403,
+      errorCode: 'SPEND_DESTINATION_NOT_ALLOWED',
+    })
+    const giveAway = getSetAuthorityInstruction({
+      owned: usdc,
+      owner: signer,
+      authorityType: AuthorityType.AccountOwner,
+      newAuthority: DEAD_SOL,
+    })
+    expect(refusal(await signSol(giveAway))).toEqual({ status: 403, errorCode: 'SPEND_UNDECODABLE' })
+    const stake = {
+      programAddress: 'Stake11111111111111111111111111111111111111' as Address,
+      data: new Uint8Array([1]),
+    }
+    expect(refusal(await signSol(stake))).toEqual({ status: 403, errorCode: 'SPEND_UNDECODABLE' })
+    expect(await list()).toEqual([
+      expect.objectContaining({ spendingLimitId: id, used: '1000', remaining: '0' }),
+    ])
+  })
+
+  it('an SPL limit names a Solana cluster and a 32-byte mint', async () => {
+    const { submit, sol } = await setup()
+    const create = (asset: Json) =>
+      submit('latchkey_create_spending_limit', {
+        spendingLimitName: 'spl',
+        scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address: sol },
+        window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
+        asset,
+        amount: '1',
+      })
+    const field = (reply: { status: number; body: Json }) => ({
+      status: reply.status,
+      field: reply.body?.details?.field,
+    })
+    expect(
+      field(await create({ type: 'SPENDING_LIMIT_ASSET_SPL', caip2: 'eip155:1', mint: USDC_MINT })),
+    ).toEqual({
+      status: 400,
+      field: 'parameters.asset.caip2',
+    })
+    expect(
+      field(await create({ type: 'SPENDING_LIMIT_ASSET_SPL', caip2: 'solana:mainnet', mint: '1111' })),
+    ).toEqual({
+      status: 400,
+      field: 'parameters.asset.mint',
+    })
+    expect(field(await create({ type: 'SPENDING_LIMIT_ASSET_SPL', caip2: 'solana:mainnet' }))).toEqual({
+      status: 400,
+      field: 'parameters.asset.mint',
+    })
+    expect(
+      (await create({ type: 'SPENDING_LIMIT_ASSET_SPL', caip2: 'solana:mainnet', mint: USDC_MINT })).status,
+    ).toBe(200)
+  })
+
   it('a limit on a user or an API key covers what that caller signs, with any account', async () => {
     const { h, sub, limit, sign } = await setup({ users: 2 })
     const [, other] = sub.keys as [TestKey, TestKey]
@@ -501,3 +638,21 @@ describe('spending limits', () => {
 })
 
 const DEAD_SOL = 'Dead111111111111111111111111111111111111111' as Address
+const FRIEND_SOL = 'Friend1111111111111111111111111111111111111' as Address
+const USDC_MINT = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v' as Address
+const USDT_MINT = 'Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB' as Address
+
+/** An unsigned Solana transaction (hex, as `sign_transaction` takes it) paid by `feePayer`. */
+function solanaTransaction(feePayer: Address, instructions: Instruction[]): string {
+  const message = pipe(
+    createTransactionMessage({ version: 0 }),
+    (m) => setTransactionMessageFeePayer(feePayer, m),
+    (m) =>
+      setTransactionMessageLifetimeUsingBlockhash(
+        { blockhash: 'EkSnNWid2cvwEVnVx9aBqawnmiCNiDgp3gUdkDPTKN1N' as Blockhash, lastValidBlockHeight: 0n },
+        m,
+      ),
+    (m) => appendTransactionMessageInstructions(instructions, m),
+  )
+  return bytesToHex(new Uint8Array(getTransactionEncoder().encode(compileTransaction(message))))
+}

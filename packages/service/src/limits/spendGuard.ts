@@ -106,7 +106,7 @@ function refusal(limit: SpendingLimitRow, state: ReturnType<typeof usageAt>, amo
   const unit =
     limit.asset.type === 'SPENDING_LIMIT_ASSET_NATIVE'
       ? `${limit.asset.caip2} native units`
-      : `units of ${limit.asset.contract}`
+      : `units of ${limit.asset.type === 'SPENDING_LIMIT_ASSET_ERC20' ? limit.asset.contract : limit.asset.mint}`
   return new LimitError({
     code: 'SPENDING_LIMIT_EXCEEDED',
     message:

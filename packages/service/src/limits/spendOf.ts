@@ -1,7 +1,13 @@
 // What one signature spends of one limit's asset, read from the transaction itself: wei of every
 // call, ERC-20 `transfer`, `transferFrom`, `approve` and `increaseAllowance` calldata, lamports of
-// System Program transfers. What cannot be read under a limit is refused, never let through.
+// System Program transfers, SPL Token `Transfer`, `TransferChecked`, `Approve` and `ApproveChecked`
+// instructions. What cannot be read under a limit is refused, never let through.
+import { ed25519 } from '@noble/curves/ed25519.js'
+import { sha256 } from '@noble/hashes/sha2.js'
+import { concatBytes, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
+import { base58 } from '@scure/base'
 import { PermissionError } from '../kernel/base/errors.ts'
+import type { SolanaPolicyTransaction } from '../kernel/crypto/signTransaction.ts'
 import type { SpendDescription } from '../kernel/spending.ts'
 import type { SpendingLimitRow } from '../kernel/store/model.ts'
 
@@ -69,21 +75,22 @@ function evmOutflows(limit: SpendingLimitRow, spend: Extract<SpendDescription, {
     return spend.calls
       .filter((call) => call.value > 0n)
       .map((call) => ({ amount: call.value, destination: call.to && normalAddress(call.to) }))
+  if (limit.asset.type !== 'SPENDING_LIMIT_ASSET_ERC20') return []
   const token = normalAddress(limit.asset.contract)
   return spend.calls.flatMap((call) =>
     call.to && normalAddress(call.to) === token ? erc20Outflow(limit, call.data) : [],
   )
 }
 
-/** The outflows of a Solana signature under `limit`: System Program transfers from the signer. */
+/** The outflows of a Solana signature under `limit`: lamports or one SPL token's units. */
 function solanaOutflows(
   limit: SpendingLimitRow,
   spend: Extract<SpendDescription, { kind: 'solana' }>,
   signer: string,
 ): Outflow[] {
   if (!limit.asset.caip2.startsWith('solana:')) return []
-  if (limit.asset.type !== 'SPENDING_LIMIT_ASSET_NATIVE')
-    throw undecodable(limit, 'SPL token transfers are not read yet')
+  if (limit.asset.type === 'SPENDING_LIMIT_ASSET_SPL')
+    return splOutflows(limit, spend.tx, signer, limit.asset.mint)
   const { tx } = spend
   for (const [index, instruction] of tx.instructions.entries()) {
     if (HARMLESS_PROGRAMS.has(instruction.program_key)) continue
@@ -100,6 +107,108 @@ function solanaOutflows(
   return tx.transfers
     .filter((transfer) => transfer.from === signer)
     .map((transfer) => ({ amount: BigInt(transfer.amount), destination: transfer.to }))
+}
+
+/** The Token program and Token-2022: their transfer and approve instructions share a layout. */
+const TOKEN_PROGRAMS = new Set([
+  'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA',
+  'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb',
+])
+const ASSOCIATED_TOKEN_PROGRAM = 'ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL'
+/**
+ * Programs that move none of the signer's tokens by themselves under an SPL limit: the harmless
+ * ones, the System Program (lamports are another limit's asset) and the Associated Token Account
+ * program (it creates accounts, and its one move, `RecoverNested`, goes to the owner's own account).
+ */
+const HARMLESS_FOR_TOKENS = new Set([...HARMLESS_PROGRAMS, SYSTEM_PROGRAM, ASSOCIATED_TOKEN_PROGRAM])
+
+/**
+ * The Token programs' instructions a limit counts, by their first data byte: the amount is the
+ * next 8 bytes (little-endian); `mint` and `to` are account indexes (the unchecked ones name no mint).
+ */
+const TOKEN_INSTRUCTIONS: Record<number, { name: string; bytes: number; mint?: number; to: number }> = {
+  3: { name: 'Transfer', bytes: 9, to: 1 },
+  4: { name: 'Approve', bytes: 9, to: 1 },
+  12: { name: 'TransferChecked', bytes: 10, mint: 1, to: 2 },
+  13: { name: 'ApproveChecked', bytes: 10, mint: 1, to: 2 },
+}
+
+const littleEndian = (bytes: Uint8Array) =>
+  bytes.reduceRight((value, byte) => (value << 8n) | BigInt(byte), 0n)
+
+/**
+ * The associated token account of `owner` for `mint` under `tokenProgram` (base58): the program
+ * address the Associated Token Account program derives, the first bump from 255 down whose hash
+ * is off the ed25519 curve.
+ */
+export function associatedTokenAccount(owner: string, mint: string, tokenProgram: string): string {
+  const seeds = concatBytes(base58.decode(owner), base58.decode(tokenProgram), base58.decode(mint))
+  const suffix = concatBytes(base58.decode(ASSOCIATED_TOKEN_PROGRAM), utf8ToBytes('ProgramDerivedAddress'))
+  for (let bump = 255; bump >= 0; bump--) {
+    const hash = sha256(concatBytes(seeds, new Uint8Array([bump]), suffix))
+    try {
+      ed25519.Point.fromBytes(hash)
+    } catch {
+      return base58.encode(hash)
+    }
+  }
+  throw new Error('no program address for these seeds')
+}
+
+/**
+ * The outflows of the SPL token `mint` in a Solana transaction signed by `signer`. Counted: every
+ * `TransferChecked` and `ApproveChecked` of the mint, and every `Transfer` and `Approve` from the
+ * signer's associated account of it. Refused: an unchecked one from any other account (its mint
+ * cannot be told from the transaction), an account loaded from a lookup table where the mint or
+ * source is read, any other instruction of a Token program, and any other program (it could move
+ * the tokens through the signer's authority). The destination of a transfer is the account it
+ * credits, or the owner on the allow-list whose associated account that is.
+ */
+function splOutflows(
+  limit: SpendingLimitRow,
+  tx: SolanaPolicyTransaction,
+  signer: string,
+  mint: string,
+): Outflow[] {
+  const outflows: Outflow[] = []
+  for (const [index, instruction] of tx.instructions.entries()) {
+    const program = instruction.program_key
+    if (HARMLESS_FOR_TOKENS.has(program)) continue
+    if (!TOKEN_PROGRAMS.has(program))
+      throw undecodable(
+        limit,
+        `instruction ${index} calls the program ${program}, which could move the token`,
+      )
+    const data = /^[0-9a-f]*$/i.test(instruction.data) ? hexToBytes(instruction.data) : new Uint8Array()
+    const shape = TOKEN_INSTRUCTIONS[data[0] ?? -1]
+    if (!shape || data.length !== shape.bytes || instruction.accounts.length <= shape.to)
+      throw undecodable(
+        limit,
+        `instruction ${index} is a Token program instruction other than Transfer, TransferChecked, Approve or ApproveChecked`,
+      )
+    const account = (at: number) => {
+      const key = instruction.accounts[at]!
+      if (key.includes('#'))
+        throw undecodable(
+          limit,
+          `instruction ${index} (${shape.name}) names an account loaded from a lookup table`,
+        )
+      return key
+    }
+    if (shape.mint !== undefined) {
+      if (account(shape.mint) !== mint) continue
+    } else if (account(0) !== associatedTokenAccount(signer, mint, program))
+      throw undecodable(
+        limit,
+        `instruction ${index} is a ${shape.name} from ${account(0)}, which is not the signer's associated account of ${mint}, and names no mint: send it as ${shape.name}Checked`,
+      )
+    const to = instruction.accounts[shape.to]!
+    const owner = limit.allowedDestinations.find(
+      (allowed) => !to.includes('#') && associatedTokenAccount(allowed, mint, program) === to,
+    )
+    outflows.push({ amount: littleEndian(data.subarray(1, 9)), destination: owner ?? to })
+  }
+  return outflows
 }
 
 /**
