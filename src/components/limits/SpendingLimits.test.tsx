@@ -182,6 +182,31 @@ describe('<SpendingLimits/>', () => {
     expect(await axeViolations()).toEqual([])
   })
 
+  it('shows an SPL token limit in its units, and changes it in units', async () => {
+    const user = userEvent.setup()
+    const { client, session, render } = await signedInClient()
+    await createSpendingLimit(client, {
+      spendingLimitName: 'USDC',
+      scope: { type: 'SPENDING_LIMIT_SCOPE_USER', userId: session.userId },
+      window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
+      asset: {
+        type: 'SPENDING_LIMIT_ASSET_SPL',
+        caip2: 'solana:mainnet',
+        mint: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v',
+      },
+      amount: '250',
+    })
+    render(<SpendingLimits caip2="solana:mainnet" />)
+    expect(await screen.findByText('250 units left today')).toBeTruthy()
+    await user.click(screen.getByRole('button', { name: 'Change USDC' }))
+    const amount = await screen.findByRole('textbox', { name: 'Amount (units)' })
+    expect((amount as HTMLInputElement).value).toBe('250')
+    await user.clear(amount)
+    await user.type(amount, '300{Enter}')
+    expect(await screen.findByText('300 units left today')).toBeTruthy()
+    expect(await axeViolations()).toEqual([])
+  })
+
   it('speaks Arabic right to left, and sets a limit on one wallet account', async () => {
     const user = userEvent.setup()
     const { client, render } = await signedInClient()

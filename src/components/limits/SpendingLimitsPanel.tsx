@@ -365,7 +365,7 @@ function LimitForm({
         ? 0
         : nativeOf(caip2).decimals
   const unit =
-    limit?.asset.type === 'SPENDING_LIMIT_ASSET_ERC20'
+    limit && limit.asset.type !== 'SPENDING_LIMIT_ASSET_NATIVE'
       ? ui.t('limitUnits', { amount: '' }).trim()
       : nativeOf(limit?.asset.caip2 ?? caip2).symbol
   const [amount, setAmount] = useState(limit ? formatUnits(BigInt(limit.amount), decimals) : '')
