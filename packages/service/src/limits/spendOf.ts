@@ -179,7 +179,9 @@ function splOutflows(
         limit,
         `instruction ${index} calls the program ${program}, which could move the token`,
       )
-    const data = /^[0-9a-f]*$/i.test(instruction.data) ? hexToBytes(instruction.data) : new Uint8Array()
+    const data = /^(?:[0-9a-f]{2})*$/i.test(instruction.data)
+      ? hexToBytes(instruction.data)
+      : new Uint8Array()
     const shape = TOKEN_INSTRUCTIONS[data[0] ?? -1]
     if (!shape || data.length !== shape.bytes || instruction.accounts.length <= shape.to)
       throw undecodable(
