@@ -148,6 +148,27 @@ export const TokenAllowanceArabic: Story = {
   },
 }
 
+/**
+ * An SPL allowance (25 USDC a day on Solana) of which the agent transferred 10.5 USDC with a
+ * `TransferChecked`: amounts in USDC, and the token's mint.
+ */
+export const SplTokenAllowance: Story = {
+  args: { caip2: 'solana:mainnet' },
+  parameters: {
+    live: {
+      signedIn: true,
+      wallets: [{ walletName: 'Everyday', chains: ['solana'] }],
+      agent: { spl: { spent: 10_500_000n } },
+    },
+  },
+  play: async ({ canvasElement }) => {
+    const canvas = within(canvasElement)
+    await canvas.findByText('14.5 USDC left today')
+    await expect(canvas.getByText('10.5 USDC of 25 USDC')).toBeTruthy()
+    await expect(canvas.getByText('Token mint')).toBeTruthy()
+  },
+}
+
 /** The grant form in an ERC-20 token: its contract, symbol and decimals, each checked. */
 export const GrantingToken: Story = {
   play: async ({ canvasElement }) => {

@@ -10,6 +10,23 @@ import { p256 } from '@noble/curves/nist.js'
 import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { keccak_256 } from '@noble/hashes/sha3.js'
 import { bytesToHex } from '@noble/hashes/utils.js'
+import {
+  type Address,
+  appendTransactionMessageInstruction,
+  type Blockhash,
+  compileTransaction,
+  createNoopSigner,
+  createTransactionMessage,
+  getTransactionEncoder,
+  pipe,
+  setTransactionMessageFeePayer,
+  setTransactionMessageLifetimeUsingBlockhash,
+} from '@solana/kit'
+import {
+  findAssociatedTokenPda,
+  getTransferCheckedInstruction,
+  TOKEN_PROGRAM_ADDRESS,
+} from '@solana-program/token'
 import { createLatchkey, type Latchkey, LatchkeyProvider } from 'latchkey'
 import {
   addSessionFromKey,
@@ -102,8 +119,10 @@ export interface LiveOptions {
    * Issue 37: grant an agent (a key in this client) 0.01 ETH a day on the first wallet's chain,
    * then let it sign `spentWei` with its own key; the user's session stays active. With `token`:
    * 25 USDC a day (an ERC-20 allowance) instead, of which it transfers `token.spent` base units.
+   * With `spl`: 25 USDC a day as an SPL token on Solana (the first wallet a Solana one), of which
+   * it transfers `spl.spent` base units with a `TransferChecked`.
    */
-  agent?: { spentWei?: bigint; token?: { spent: bigint } }
+  agent?: { spentWei?: bigint; token?: { spent: bigint }; spl?: { spent: bigint } }
   /**
    * Issue 38: a confirmed authenticator app (its secret in `live.totpSecret`, the code of the
    * current step already used), ten recovery codes (`live.recoveryCodes`) and MFA policies: on
@@ -428,12 +447,7 @@ export async function createLive(options: LiveOptions = {}): Promise<Live> {
       live.walletIds.push(created.walletId)
       live.addresses.push(...created.addresses)
     }
-    if (options.agent)
-      await seedAgent(
-        live,
-        options.agent.token?.spent ?? options.agent.spentWei ?? 0n,
-        options.agent.token !== undefined,
-      )
+    if (options.agent) await seedAgent(live, options.agent)
     if (options.limits) await seedLimits(live, options.limits.spentWei ?? 0n)
     if (options.mfa) await seedMfa(live, options.mfa)
   }
@@ -553,26 +567,100 @@ async function seedLimits(live: Live, spent: bigint) {
 
 const STORY_USDC = '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913'
 
-async function seedAgent(live: Live, spent: bigint, token: boolean) {
+const STORY_USDC_MINT = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v' as Address
+const SHOP = '0x00000000000000000000000000000000000f00d5'
+const SHOP_SOL = 'Shop111111111111111111111111111111111111111' as Address
+
+/** What an allowance of `seedAgent` counts, and how its agent spends `spent` of it. */
+function agentAsset(options: NonNullable<LiveOptions['agent']>, from: string) {
+  if (options.spl) {
+    const asset = {
+      type: 'SPENDING_LIMIT_ASSET_SPL',
+      caip2: 'solana:mainnet',
+      mint: STORY_USDC_MINT,
+    } as const
+    return {
+      grant: { caip2: 'solana:mainnet', amount: '25000000', asset, token: { symbol: 'USDC', decimals: 6 } },
+      spent: options.spl.spent,
+      type: 'TRANSACTION_TYPE_SOLANA' as const,
+      transaction: () => splTransfer(from as Address, options.spl!.spent),
+    }
+  }
+  const token = options.token
+  const ethereum = (call: { to: `0x${string}`; value?: bigint; data?: `0x${string}` }) =>
+    serializeTransaction({
+      type: 'eip1559',
+      chainId: 31337,
+      nonce: 0,
+      maxFeePerGas: 2n * 10n ** 9n,
+      maxPriorityFeePerGas: 10n ** 9n,
+      gas: 60_000n,
+      ...call,
+    })
+  return token
+    ? {
+        grant: {
+          caip2: 'eip155:31337',
+          amount: '25000000',
+          asset: { type: 'SPENDING_LIMIT_ASSET_ERC20', caip2: 'eip155:31337', contract: STORY_USDC } as const,
+          token: { symbol: 'USDC', decimals: 6 },
+        },
+        spent: token.spent,
+        type: 'TRANSACTION_TYPE_ETHEREUM' as const,
+        transaction: async () =>
+          ethereum({
+            to: STORY_USDC,
+            data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [SHOP, token.spent] }),
+          }),
+      }
+    : {
+        grant: { caip2: 'eip155:31337', amount: '10000000000000000' },
+        spent: options.spentWei ?? 0n,
+        type: 'TRANSACTION_TYPE_ETHEREUM' as const,
+        transaction: async () => ethereum({ to: SHOP, value: options.spentWei ?? 0n }),
+      }
+}
+
+/** An unsigned Solana transaction (hex) moving `amount` of the story's USDC from `from`'s account. */
+async function splTransfer(from: Address, amount: bigint): Promise<string> {
+  const account = async (owner: Address) =>
+    (await findAssociatedTokenPda({ owner, mint: STORY_USDC_MINT, tokenProgram: TOKEN_PROGRAM_ADDRESS }))[0]
+  const instruction = getTransferCheckedInstruction({
+    source: await account(from),
+    mint: STORY_USDC_MINT,
+    destination: await account(SHOP_SOL),
+    authority: createNoopSigner(from),
+    amount,
+    decimals: 6,
+  })
+  const message = pipe(
+    createTransactionMessage({ version: 0 }),
+    (m) => setTransactionMessageFeePayer(from, m),
+    (m) =>
+      setTransactionMessageLifetimeUsingBlockhash(
+        { blockhash: 'EkSnNWid2cvwEVnVx9aBqawnmiCNiDgp3gUdkDPTKN1N' as Blockhash, lastValidBlockHeight: 0n },
+        m,
+      ),
+    (m) => appendTransactionMessageInstruction(instruction, m),
+  )
+  return bytesToHex(new Uint8Array(getTransactionEncoder().encode(compileTransaction(message))))
+}
+
+async function seedAgent(live: Live, options: NonNullable<LiveOptions['agent']>) {
   const { client } = live
   const user = client.store.getState().activeId as string
   const { organizationId } = client.store.getState().sessions[user]!
   const key = await client.keyStore.create()
+  const from = live.addresses[0]!
+  const what = agentAsset(options, from)
   const grant = await grantAgentAllowance(client, {
     agentName: 'Shopping agent',
     publicKey: key.publicKey,
-    caip2: 'eip155:31337',
     period: 'PERIOD_DAY',
-    allowedDestinations: ['0x00000000000000000000000000000000000f00d5'],
-    ...(token
-      ? {
-          amount: '25000000',
-          asset: { type: 'SPENDING_LIMIT_ASSET_ERC20', caip2: 'eip155:31337', contract: STORY_USDC },
-          token: { symbol: 'USDC', decimals: 6 },
-        }
-      : { amount: '10000000000000000' }),
+    ...(options.spl ? {} : { allowedDestinations: [SHOP] }),
+    ...what.grant,
   })
-  if (spent === 0n) return
+  if (what.spent === 0n) return
   const agent = addSessionFromKey(client, {
     publicKey: key.publicKey,
     userId: grant.userId,
@@ -582,26 +670,9 @@ async function seedAgent(live: Live, spent: bigint, token: boolean) {
     label: 'agent',
   })
   await signTransaction(client, {
-    signWith: live.addresses[0]!,
-    type: 'TRANSACTION_TYPE_ETHEREUM',
-    unsignedTransaction: serializeTransaction({
-      type: 'eip1559',
-      chainId: 31337,
-      nonce: 0,
-      maxFeePerGas: 2n * 10n ** 9n,
-      maxPriorityFeePerGas: 10n ** 9n,
-      gas: 60_000n,
-      ...(token
-        ? {
-            to: STORY_USDC,
-            data: encodeFunctionData({
-              abi: erc20Abi,
-              functionName: 'transfer',
-              args: ['0x00000000000000000000000000000000000f00d5', spent],
-            }),
-          }
-        : { to: '0x00000000000000000000000000000000000f00d5', value: spent }),
-    }),
+    signWith: from,
+    type: what.type,
+    unsignedTransaction: await what.transaction(),
     sessionId: agent.id,
   })
   switchSession(client, { sessionId: user })

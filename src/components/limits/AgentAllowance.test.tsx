@@ -1,3 +1,21 @@
+import { bytesToHex } from '@noble/hashes/utils.js'
+import {
+  type Address,
+  appendTransactionMessageInstruction,
+  type Blockhash,
+  compileTransaction,
+  createNoopSigner,
+  createTransactionMessage,
+  getTransactionEncoder,
+  pipe,
+  setTransactionMessageFeePayer,
+  setTransactionMessageLifetimeUsingBlockhash,
+} from '@solana/kit'
+import {
+  findAssociatedTokenPda,
+  getTransferCheckedInstruction,
+  TOKEN_PROGRAM_ADDRESS,
+} from '@solana-program/token'
 import { screen, waitFor, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import axe from 'axe-core'
@@ -5,6 +23,7 @@ import { encodeFunctionData, erc20Abi, serializeTransaction } from 'viem'
 import { describe, expect, it } from 'vitest'
 import { createSpendingLimit } from '../../core/actions/activities/createSpendingLimit.ts'
 import { createWallet } from '../../core/actions/activities/createWallet.ts'
+import { grantAgentAllowance } from '../../core/actions/activities/grantAgentAllowance.ts'
 import { signTransaction } from '../../core/actions/activities/signTransaction.ts'
 import { SpendingLimitExceededError } from '../../core/errors.ts'
 import { addSessionFromKey } from '../../core/session/sessions.ts'
@@ -14,6 +33,8 @@ import { AgentAllowance } from './AgentAllowance.tsx'
 
 const SHOP = '0x00000000000000000000000000000000000f00d5'
 const TOKEN = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'
+const USDC_MINT = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v' as Address
+const SHOP_SOL = 'Shop111111111111111111111111111111111111111' as Address
 
 async function axeViolations() {
   const result = await axe.run(document.body, {
@@ -206,6 +227,71 @@ describe('<AgentAllowance/>', () => {
     render(<AgentAllowance caip2="eip155:8453" />)
     expect(await screen.findByText('14.5 USDC left today')).toBeTruthy()
     expect(screen.getByText('10.5 USDC of 25 USDC')).toBeTruthy()
+    expect(await axeViolations()).toEqual([])
+  })
+
+  it('shows an SPL token allowance in its token, with its mint', async () => {
+    const { client, session, render } = await signedInClient()
+    const { addresses } = await createWallet(client, { walletName: 'Main', chains: ['solana'] })
+    const from = addresses[0] as Address
+    const agent = createLatchkey({ ...client.config, storage: null })
+    await agent.hydrate()
+    const agentKey = await agent.keyStore.create({ scope: session.organizationId })
+    const grant = await grantAgentAllowance(client, {
+      agentName: 'Payroll bot',
+      publicKey: agentKey.publicKey,
+      caip2: 'solana:mainnet',
+      period: 'PERIOD_DAY',
+      amount: '25000000',
+      asset: { type: 'SPENDING_LIMIT_ASSET_SPL', caip2: 'solana:mainnet', mint: USDC_MINT },
+      token: { symbol: 'USDC', decimals: 6 },
+    })
+    addSessionFromKey(agent, {
+      publicKey: agentKey.publicKey,
+      userId: grant.userId,
+      organizationId: session.organizationId,
+      lifetimeSeconds: 3600,
+      method: 'api-key',
+      label: 'agent',
+    })
+    // The agent pays 10.5 USDC with a TransferChecked from the wallet's USDC account.
+    const account = async (owner: Address) =>
+      (await findAssociatedTokenPda({ owner, mint: USDC_MINT, tokenProgram: TOKEN_PROGRAM_ADDRESS }))[0]
+    const message = pipe(
+      createTransactionMessage({ version: 0 }),
+      (m) => setTransactionMessageFeePayer(from, m),
+      (m) =>
+        setTransactionMessageLifetimeUsingBlockhash(
+          {
+            blockhash: 'EkSnNWid2cvwEVnVx9aBqawnmiCNiDgp3gUdkDPTKN1N' as Blockhash,
+            lastValidBlockHeight: 0n,
+          },
+          m,
+        ),
+      async (m) =>
+        appendTransactionMessageInstruction(
+          getTransferCheckedInstruction({
+            source: await account(from),
+            mint: USDC_MINT,
+            destination: await account(SHOP_SOL),
+            authority: createNoopSigner(from),
+            amount: 10_500_000n,
+            decimals: 6,
+          }),
+          m,
+        ),
+    )
+    await signTransaction(agent, {
+      signWith: from,
+      type: 'TRANSACTION_TYPE_SOLANA',
+      unsignedTransaction: bytesToHex(
+        new Uint8Array(getTransactionEncoder().encode(compileTransaction(await message))),
+      ),
+    })
+    render(<AgentAllowance caip2="solana:mainnet" />)
+    expect(await screen.findByText('14.5 USDC left today')).toBeTruthy()
+    expect(screen.getByText('10.5 USDC of 25 USDC')).toBeTruthy()
+    expect(screen.getByText(USDC_MINT)).toBeTruthy()
     expect(await axeViolations()).toEqual([])
   })
 

@@ -253,6 +253,13 @@ function AgentRow({
                 {limit.asset.contract}
               </dd>
             </>
+          ) : limit.asset.type === 'SPENDING_LIMIT_ASSET_SPL' ? (
+            <>
+              <dt>{ui.t('agentTokenMint')}</dt>
+              <dd className="lk-mono" dir="ltr">
+                {limit.asset.mint}
+              </dd>
+            </>
           ) : null}
           <dt>{ui.t('agentTo')}</dt>
           <dd>

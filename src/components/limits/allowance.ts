@@ -62,8 +62,8 @@ export function formatUnits(value: bigint, decimals: number): string {
 }
 
 /**
- * An amount of a limit's asset with its unit: `0.004 ETH`, `1.5 SOL`, `25 USDC` (an ERC-20 whose
- * `token` is known), `250 units` (one whose is not).
+ * An amount of a limit's asset with its unit: `0.004 ETH`, `1.5 SOL`, `25 USDC` (an ERC-20 or SPL
+ * token whose `token` is known), `250 units` (one whose is not).
  */
 export function formatAmount(
   t: Translate<SpendingKey>,
@@ -72,7 +72,7 @@ export function formatAmount(
   token?: AgentToken | undefined,
 ): string {
   const value = /^\d+$/.test(amount) ? BigInt(amount) : 0n
-  if (asset?.type === 'SPENDING_LIMIT_ASSET_ERC20' && token)
+  if ((asset?.type === 'SPENDING_LIMIT_ASSET_ERC20' || asset?.type === 'SPENDING_LIMIT_ASSET_SPL') && token)
     return t('limitToken', { amount: formatUnits(value, token.decimals), symbol: token.symbol })
   if (asset?.type === 'SPENDING_LIMIT_ASSET_NATIVE' && asset.caip2.startsWith('eip155:'))
     return t('sendEth', { amount: formatEth(value) })

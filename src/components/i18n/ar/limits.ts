@@ -35,6 +35,7 @@ export const limits: Translation<typeof enLimits> = {
   agentLimitReached: 'بلغ الحد',
   agentAsset: 'الأصل',
   agentAssetToken: 'رمز ERC-20',
+  agentTokenMint: 'عنوان سكّ الرمز',
   agentTokenContract: 'عقد الرمز',
   agentTokenSymbol: 'الرمز',
   agentTokenDecimals: 'الخانات العشرية',

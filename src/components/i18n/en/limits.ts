@@ -34,6 +34,7 @@ export const enLimits = {
   agentLimitReached: 'Limit reached',
   agentAsset: 'Asset',
   agentAssetToken: 'ERC-20 token',
+  agentTokenMint: 'Token mint',
   agentTokenContract: 'Token contract',
   agentTokenSymbol: 'Symbol',
   agentTokenDecimals: 'Decimals',

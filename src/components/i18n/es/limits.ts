@@ -38,6 +38,7 @@ export const limits: Translation<typeof enLimits> = {
   agentLimitReached: 'Límite alcanzado',
   agentAsset: 'Activo',
   agentAssetToken: 'Token ERC-20',
+  agentTokenMint: 'Mint del token',
   agentTokenContract: 'Contrato del token',
   agentTokenSymbol: 'Símbolo',
   agentTokenDecimals: 'Decimales',
