@@ -4,29 +4,13 @@
 
 import type { ProxySettings, SendTransactionStatus } from '@latchkey/protocol'
 import type { Service } from '@latchkey/service'
-import { createTestService, latestCode } from '@latchkey/service/testing'
+import { createTestService, latestCode, unsignedTransfer } from '@latchkey/service/testing'
 import { ed25519 } from '@noble/curves/ed25519.js'
 import { p256 } from '@noble/curves/nist.js'
 import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { keccak_256 } from '@noble/hashes/sha3.js'
 import { bytesToHex } from '@noble/hashes/utils.js'
-import {
-  type Address,
-  appendTransactionMessageInstruction,
-  type Blockhash,
-  compileTransaction,
-  createNoopSigner,
-  createTransactionMessage,
-  getTransactionEncoder,
-  pipe,
-  setTransactionMessageFeePayer,
-  setTransactionMessageLifetimeUsingBlockhash,
-} from '@solana/kit'
-import {
-  findAssociatedTokenPda,
-  getTransferCheckedInstruction,
-  TOKEN_PROGRAM_ADDRESS,
-} from '@solana-program/token'
+import type { Address } from '@solana/kit'
 import { createLatchkey, type Latchkey, LatchkeyProvider } from 'latchkey'
 import {
   addSessionFromKey,
@@ -47,7 +31,7 @@ import {
 import type { ComponentType } from 'react'
 // The in-page service's SQLite (sql.js) loads its WASM from here.
 import sqlWasmUrl from 'sql.js/dist/sql-wasm.wasm?url'
-import { encodeFunctionData, erc20Abi, serializeTransaction } from 'viem'
+import { encodeFunctionData, erc20Abi } from 'viem'
 import { installCaptchaDouble } from '../../src/components/test/installCaptchaDouble.ts'
 import { confirmTotpFactor } from '../../src/core/actions/activities/confirmTotpFactor.ts'
 import { createMfaPolicy } from '../../src/core/actions/activities/createMfaPolicy.ts'
@@ -57,6 +41,7 @@ import { createTotpFactor } from '../../src/core/actions/activities/createTotpFa
 import { grantAgentAllowance } from '../../src/core/actions/activities/grantAgentAllowance.ts'
 import { signTransaction } from '../../src/core/actions/activities/signTransaction.ts'
 import { recordedSendService } from '../../src/core/test/recordedSendService.ts'
+import { USDC_MINT, unsignedSplTransfer } from '../../src/core/test/splTransfer.ts'
 import { totpCode } from '../../src/core/test/totpCode.ts'
 
 export const SERVICE_URL = 'http://latchkey.local'
@@ -552,22 +537,12 @@ async function seedLimits(live: Live, spent: bigint) {
   await signTransaction(client, {
     signWith: live.addresses[0]!,
     type: 'TRANSACTION_TYPE_ETHEREUM',
-    unsignedTransaction: serializeTransaction({
-      type: 'eip1559',
-      chainId: 31337,
-      nonce: 1,
-      maxFeePerGas: 2n * 10n ** 9n,
-      maxPriorityFeePerGas: 10n ** 9n,
-      gas: 21_000n,
-      to: '0x00000000000000000000000000000000000f00d5',
-      value: spent,
-    }),
+    unsignedTransaction: unsignedTransfer({ chainId: 31337, nonce: 1, to: SHOP, value: spent }),
   })
 }
 
 const STORY_USDC = '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913'
 
-const STORY_USDC_MINT = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v' as Address
 const SHOP = '0x00000000000000000000000000000000000f00d5'
 const SHOP_SOL = 'Shop111111111111111111111111111111111111111' as Address
 
@@ -577,26 +552,19 @@ function agentAsset(options: NonNullable<LiveOptions['agent']>, from: string) {
     const asset = {
       type: 'SPENDING_LIMIT_ASSET_SPL',
       caip2: 'solana:mainnet',
-      mint: STORY_USDC_MINT,
+      mint: USDC_MINT,
     } as const
     return {
       grant: { caip2: 'solana:mainnet', amount: '25000000', asset, token: { symbol: 'USDC', decimals: 6 } },
       spent: options.spl.spent,
       type: 'TRANSACTION_TYPE_SOLANA' as const,
-      transaction: () => splTransfer(from as Address, options.spl!.spent),
+      transaction: () =>
+        unsignedSplTransfer({ from: from as Address, to: SHOP_SOL, amount: options.spl!.spent }),
     }
   }
   const token = options.token
-  const ethereum = (call: { to: `0x${string}`; value?: bigint; data?: `0x${string}` }) =>
-    serializeTransaction({
-      type: 'eip1559',
-      chainId: 31337,
-      nonce: 0,
-      maxFeePerGas: 2n * 10n ** 9n,
-      maxPriorityFeePerGas: 10n ** 9n,
-      gas: 60_000n,
-      ...call,
-    })
+  const ethereum = (call: { to: string; value?: bigint; data?: string }) =>
+    unsignedTransfer({ chainId: 31337, nonce: 0, gas: 60_000n, value: 0n, ...call })
   return token
     ? {
         grant: {
@@ -619,31 +587,6 @@ function agentAsset(options: NonNullable<LiveOptions['agent']>, from: string) {
         type: 'TRANSACTION_TYPE_ETHEREUM' as const,
         transaction: async () => ethereum({ to: SHOP, value: options.spentWei ?? 0n }),
       }
-}
-
-/** An unsigned Solana transaction (hex) moving `amount` of the story's USDC from `from`'s account. */
-async function splTransfer(from: Address, amount: bigint): Promise<string> {
-  const account = async (owner: Address) =>
-    (await findAssociatedTokenPda({ owner, mint: STORY_USDC_MINT, tokenProgram: TOKEN_PROGRAM_ADDRESS }))[0]
-  const instruction = getTransferCheckedInstruction({
-    source: await account(from),
-    mint: STORY_USDC_MINT,
-    destination: await account(SHOP_SOL),
-    authority: createNoopSigner(from),
-    amount,
-    decimals: 6,
-  })
-  const message = pipe(
-    createTransactionMessage({ version: 0 }),
-    (m) => setTransactionMessageFeePayer(from, m),
-    (m) =>
-      setTransactionMessageLifetimeUsingBlockhash(
-        { blockhash: 'EkSnNWid2cvwEVnVx9aBqawnmiCNiDgp3gUdkDPTKN1N' as Blockhash, lastValidBlockHeight: 0n },
-        m,
-      ),
-    (m) => appendTransactionMessageInstruction(instruction, m),
-  )
-  return bytesToHex(new Uint8Array(getTransactionEncoder().encode(compileTransaction(message))))
 }
 
 async function seedAgent(live: Live, options: NonNullable<LiveOptions['agent']>) {

@@ -1,21 +1,4 @@
-import { bytesToHex } from '@noble/hashes/utils.js'
-import {
-  type Address,
-  appendTransactionMessageInstruction,
-  type Blockhash,
-  compileTransaction,
-  createNoopSigner,
-  createTransactionMessage,
-  getTransactionEncoder,
-  pipe,
-  setTransactionMessageFeePayer,
-  setTransactionMessageLifetimeUsingBlockhash,
-} from '@solana/kit'
-import {
-  findAssociatedTokenPda,
-  getTransferCheckedInstruction,
-  TOKEN_PROGRAM_ADDRESS,
-} from '@solana-program/token'
+import type { Address } from '@solana/kit'
 import { screen, waitFor, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import axe from 'axe-core'
@@ -27,13 +10,13 @@ import { grantAgentAllowance } from '../../core/actions/activities/grantAgentAll
 import { signTransaction } from '../../core/actions/activities/signTransaction.ts'
 import { SpendingLimitExceededError } from '../../core/errors.ts'
 import { addSessionFromKey } from '../../core/session/sessions.ts'
+import { USDC_MINT, unsignedSplTransfer } from '../../core/test/splTransfer.ts'
 import { createLatchkey } from '../../react/index.ts'
 import { signedInClient } from '../test/renderWithService.tsx'
 import { AgentAllowance } from './AgentAllowance.tsx'
 
 const SHOP = '0x00000000000000000000000000000000000f00d5'
 const TOKEN = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'
-const USDC_MINT = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v' as Address
 const SHOP_SOL = 'Shop111111111111111111111111111111111111111' as Address
 
 async function axeViolations() {
@@ -255,38 +238,10 @@ describe('<AgentAllowance/>', () => {
       label: 'agent',
     })
     // The agent pays 10.5 USDC with a TransferChecked from the wallet's USDC account.
-    const account = async (owner: Address) =>
-      (await findAssociatedTokenPda({ owner, mint: USDC_MINT, tokenProgram: TOKEN_PROGRAM_ADDRESS }))[0]
-    const message = pipe(
-      createTransactionMessage({ version: 0 }),
-      (m) => setTransactionMessageFeePayer(from, m),
-      (m) =>
-        setTransactionMessageLifetimeUsingBlockhash(
-          {
-            blockhash: 'EkSnNWid2cvwEVnVx9aBqawnmiCNiDgp3gUdkDPTKN1N' as Blockhash,
-            lastValidBlockHeight: 0n,
-          },
-          m,
-        ),
-      async (m) =>
-        appendTransactionMessageInstruction(
-          getTransferCheckedInstruction({
-            source: await account(from),
-            mint: USDC_MINT,
-            destination: await account(SHOP_SOL),
-            authority: createNoopSigner(from),
-            amount: 10_500_000n,
-            decimals: 6,
-          }),
-          m,
-        ),
-    )
     await signTransaction(agent, {
       signWith: from,
       type: 'TRANSACTION_TYPE_SOLANA',
-      unsignedTransaction: bytesToHex(
-        new Uint8Array(getTransactionEncoder().encode(compileTransaction(await message))),
-      ),
+      unsignedTransaction: await unsignedSplTransfer({ from, to: SHOP_SOL, amount: 10_500_000n }),
     })
     render(<AgentAllowance caip2="solana:mainnet" />)
     expect(await screen.findByText('14.5 USDC left today')).toBeTruthy()
