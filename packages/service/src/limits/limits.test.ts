@@ -7,7 +7,6 @@
 import { bytesToHex } from '@noble/hashes/utils.js'
 import {
   type Address,
-  appendTransactionMessageInstruction,
   appendTransactionMessageInstructions,
   type Blockhash,
   compileTransaction,
@@ -320,30 +319,11 @@ describe('spending limits', () => {
       asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'solana:mainnet' },
       amount: '1000',
     })
-    const solTransfer = (
-      amount: bigint,
-      extra?: Parameters<typeof appendTransactionMessageInstruction>[0],
-    ) => {
-      const message = pipe(
-        createTransactionMessage({ version: 0 }),
-        (m) => setTransactionMessageFeePayer(sol, m),
-        (m) =>
-          setTransactionMessageLifetimeUsingBlockhash(
-            {
-              blockhash: 'EkSnNWid2cvwEVnVx9aBqawnmiCNiDgp3gUdkDPTKN1N' as Blockhash,
-              lastValidBlockHeight: 0n,
-            },
-            m,
-          ),
-        (m) =>
-          appendTransactionMessageInstruction(
-            getTransferSolInstruction({ source: createNoopSigner(sol), destination: DEAD_SOL, amount }),
-            m,
-          ),
-        (m) => (extra ? appendTransactionMessageInstruction(extra, m) : m),
-      )
-      return bytesToHex(new Uint8Array(getTransactionEncoder().encode(compileTransaction(message))))
-    }
+    const solTransfer = (amount: bigint, extra?: Instruction) =>
+      solanaTransaction(sol, [
+        getTransferSolInstruction({ source: createNoopSigner(sol), destination: DEAD_SOL, amount }),
+        ...(extra ? [extra] : []),
+      ])
     expect((await sign(solTransfer(600n), undefined, sol)).status).toBe(200)
     expect(refusal(await sign(solTransfer(600n), undefined, sol))).toEqual({
       status: 429,

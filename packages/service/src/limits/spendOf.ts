@@ -3,6 +3,7 @@
 // System Program transfers, SPL Token `Transfer`, `TransferChecked`, `Approve` and `ApproveChecked`
 // instructions. What cannot be read under a limit is refused, never let through.
 import { ed25519 } from '@noble/curves/ed25519.js'
+import { bytesToNumberLE } from '@noble/curves/utils.js'
 import { sha256 } from '@noble/hashes/sha2.js'
 import { concatBytes, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
 import { base58 } from '@scure/base'
@@ -133,9 +134,6 @@ const TOKEN_INSTRUCTIONS: Record<number, { name: string; bytes: number; mint?: n
   13: { name: 'ApproveChecked', bytes: 10, mint: 1, to: 2 },
 }
 
-const littleEndian = (bytes: Uint8Array) =>
-  bytes.reduceRight((value, byte) => (value << 8n) | BigInt(byte), 0n)
-
 /**
  * The associated token account of `owner` for `mint` under `tokenProgram` (base58): the program
  * address the Associated Token Account program derives, the first bump from 255 down whose hash
@@ -208,7 +206,7 @@ function splOutflows(
     const owner = limit.allowedDestinations.find(
       (allowed) => !to.includes('#') && associatedTokenAccount(allowed, mint, program) === to,
     )
-    outflows.push({ amount: littleEndian(data.subarray(1, 9)), destination: owner ?? to })
+    outflows.push({ amount: bytesToNumberLE(data.subarray(1, 9)), destination: owner ?? to })
   }
   return outflows
 }
