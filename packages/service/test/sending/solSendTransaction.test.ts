@@ -20,6 +20,7 @@ import {
   getMintEncoder,
   getTokenDecoder,
   getTokenEncoder,
+  getTransferCheckedInstruction,
   getTransferInstruction,
   TOKEN_PROGRAM_ADDRESS,
 } from '@solana-program/token'
@@ -426,6 +427,65 @@ describe('sol_send_transaction refuses bad input before signing anything', () =>
     expect(refused).toMatchObject({ status: 429, body: { details: { errorCode: 'GAS_CAP_EXCEEDED' } } })
     expect(refused.body.message).toMatch(/lamports/)
     expect(await sends(h)).toBe(1)
+    await h.service.close()
+  })
+})
+
+describe('sol_send_transaction under an SPL spending limit', () => {
+  it('counts a real token’s transfers exactly: a send that expired gives its spend back, the limit is sent, one unit more is refused and never broadcast', async () => {
+    const h = await service()
+    const user = await newAccount(h)
+    airdrop(node, user, 10n ** 9n)
+    const [source, destination] = await tokenAccounts(
+      [user, (await generateKeyPairSigner()).address],
+      [1000n, 0n],
+    )
+    const { spendingLimitId } = resultOf(
+      'latchkey_create_spending_limit',
+      await h.submit('latchkey_create_spending_limit', {
+        spendingLimitName: 'tokens a day',
+        scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address: user },
+        window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
+        asset: { type: 'SPENDING_LIMIT_ASSET_SPL', caip2: node.caip2, mint: MINT },
+        amount: '100',
+      }),
+    )
+    const transfer = (amount: bigint) =>
+      unsigned(user, [
+        getTransferCheckedInstruction({
+          source: source!,
+          mint: MINT,
+          destination: destination!,
+          authority: createNoopSigner(user as Address),
+          amount,
+          decimals: 6,
+        }),
+      ])
+    const sent = async (unsignedTransaction: string, sponsor = false) => {
+      const reply = await send(h, { unsignedTransaction, signWiths: [user], sponsor })
+      return waitForSend(h, resultOf('sol_send_transaction', reply).sendTransactionStatusId)
+    }
+    // Reserved when signed, given back when the send ends FAILED before it reached the chain.
+    const stale = transfer(70n)
+    node.svm.expireBlockhash()
+    expect(await sent(stale)).toMatchObject({ txStatus: 'FAILED', txError: expect.stringMatching(/expired/) })
+    // So the whole limit is still there: 60 paid by the user, 40 by the sponsor.
+    expect(await sent(transfer(60n))).toMatchObject({ txStatus: 'INCLUDED' })
+    expect(await sent(transfer(40n), true)).toMatchObject({ txStatus: 'INCLUDED' })
+    expect(tokenBalance(destination!)).toBe(100n)
+    const calls = node.calls.length
+    const over = await send(h, { unsignedTransaction: transfer(1n), signWiths: [user], sponsor: true })
+    expect(over.status).toBe(429)
+    expect(over.body.details).toMatchObject({
+      errorCode: 'SPENDING_LIMIT_EXCEEDED',
+      spendingLimitId,
+      used: '100',
+      remaining: '0',
+      requested: '1',
+    })
+    expect(node.calls.slice(calls)).not.toContain('sendTransaction')
+    expect(await sends(h)).toBe(3)
+    expect(tokenBalance(source!)).toBe(900n)
     await h.service.close()
   })
 })
