@@ -188,3 +188,23 @@ export const GrantingToken: Story = {
     ).toBeTruthy()
   },
 }
+
+/** The grant form on a Solana cluster, in an SPL token: its mint (base58), symbol and decimals. */
+export const GrantingSplToken: Story = {
+  args: { caip2: 'solana:mainnet' },
+  parameters: {
+    live: { signedIn: true, wallets: [{ walletName: 'Everyday', chains: ['solana'] }] },
+  },
+  play: async ({ canvasElement }) => {
+    const canvas = within(canvasElement)
+    await userEvent.click(await canvas.findByRole('button', { name: 'Grant an allowance' }))
+    const form = await canvas.findByRole('form', { name: 'Grant an allowance' })
+    await canvas.findByRole('textbox', { name: 'Amount (SOL)' })
+    await userEvent.selectOptions(within(form).getByRole('combobox', { name: 'Asset' }), 'erc20')
+    await userEvent.type(within(form).getByRole('textbox', { name: 'Token mint' }), '0xdead')
+    await userEvent.type(within(form).getByRole('textbox', { name: 'Symbol' }), 'USDC')
+    await userEvent.type(within(form).getByRole('textbox', { name: 'Amount (USDC)' }), '25')
+    await userEvent.click(within(form).getByRole('button', { name: 'Grant an allowance' }))
+    await canvas.findByText('Enter the token’s mint address (32 to 44 base58 characters).')
+  },
+}

@@ -250,6 +250,78 @@ describe('<AgentAllowance/>', () => {
     expect(await axeViolations()).toEqual([])
   })
 
+  it('on a Solana cluster grants in SOL or an SPL token at its mint, base58 addresses kept as typed', async () => {
+    const user = userEvent.setup()
+    const { client, session, render } = await signedInClient()
+    const { addresses } = await createWallet(client, { walletName: 'Main', chains: ['solana'] })
+    const from = addresses[0] as Address
+    const agent = createLatchkey({ ...client.config, storage: null })
+    await agent.hydrate()
+    const agentKey = await agent.keyStore.create({ scope: session.organizationId })
+    const view = render(<AgentAllowance caip2="solana:mainnet" />)
+    await user.click(await screen.findByRole('button', { name: 'Grant an allowance' }))
+    await user.type(await screen.findByRole('textbox', { name: 'Agent name' }), 'Payroll bot')
+    await user.type(screen.getByRole('textbox', { name: 'Agent public key' }), agentKey.publicKey)
+    const form = screen.getByRole('form', { name: 'Grant an allowance' })
+    // In SOL, not ETH: 9 decimals (lamports), and addresses in base58.
+    const asset = screen.getByRole('combobox', { name: 'Asset' })
+    expect(
+      within(asset)
+        .getAllByRole('option')
+        .map((option) => option.textContent),
+    ).toEqual(['SOL', 'SPL token'])
+    await user.type(screen.getByRole('textbox', { name: 'Amount (SOL)' }), '0.0000000001')
+    await user.type(screen.getByRole('textbox', { name: /Only to these addresses/ }), SHOP)
+    await user.click(within(form).getByRole('button', { name: 'Grant an allowance' }))
+    expect(screen.getByText('Enter an amount above 0 with at most 9 decimals.')).toBeTruthy()
+    expect(screen.getByText('Line 1 is not a Solana address (32 to 44 base58 characters).')).toBeTruthy()
+    // An SPL token, at its mint.
+    await user.selectOptions(asset, 'erc20')
+    expect((screen.getByRole('textbox', { name: 'Decimals' }) as HTMLInputElement).value).toBe('6')
+    await user.type(screen.getByRole('textbox', { name: 'Token mint' }), '0xdead')
+    await user.type(screen.getByRole('textbox', { name: 'Symbol' }), 'USDC')
+    await user.click(within(form).getByRole('button', { name: 'Grant an allowance' }))
+    expect(screen.getByText('Enter the token’s mint address (32 to 44 base58 characters).')).toBeTruthy()
+    expect(document.activeElement).toBe(screen.getByRole('textbox', { name: 'Token mint' }))
+    expect(await axeViolations()).toEqual([])
+    await user.clear(screen.getByRole('textbox', { name: 'Token mint' }))
+    await user.type(screen.getByRole('textbox', { name: 'Token mint' }), USDC_MINT)
+    const amount = screen.getByRole('textbox', { name: 'Amount (USDC)' })
+    await user.clear(amount)
+    await user.type(amount, '25')
+    const destinations = screen.getByRole('textbox', { name: /Only to these addresses/ })
+    await user.clear(destinations)
+    await user.type(destinations, SHOP_SOL)
+    await user.click(within(form).getByRole('button', { name: 'Grant an allowance' }))
+    expect(await screen.findByText('Payroll bot has an allowance now.')).toBeTruthy()
+    expect(await screen.findByText('25 USDC left today')).toBeTruthy()
+    expect(screen.getByText(USDC_MINT)).toBeTruthy()
+    // The address as typed: base58 is case-sensitive, and the limit's allow-list holds it so.
+    expect(screen.getByText(SHOP_SOL)).toBeTruthy()
+
+    // The agent pays 10.5 USDC to the shop: counted in USDC, and allowed by the list.
+    const agentUser = (
+      await (await import('../../core/actions/queries/getUsers.ts')).getUsers(client, {})
+    ).users.find((u) => u.userName === 'Payroll bot')?.userId as string
+    addSessionFromKey(agent, {
+      publicKey: agentKey.publicKey,
+      userId: agentUser,
+      organizationId: session.organizationId,
+      lifetimeSeconds: 3600,
+      method: 'api-key',
+      label: 'agent',
+    })
+    await signTransaction(agent, {
+      signWith: from,
+      type: 'TRANSACTION_TYPE_SOLANA',
+      unsignedTransaction: await unsignedSplTransfer({ from, to: SHOP_SOL, amount: 10_500_000n }),
+    })
+    view.unmount()
+    render(<AgentAllowance caip2="solana:mainnet" />)
+    expect(await screen.findByText('14.5 USDC left today')).toBeTruthy()
+    expect(screen.getByText('10.5 USDC of 25 USDC')).toBeTruthy()
+  })
+
   it('takes a key given by the app, and speaks Arabic right to left', async () => {
     const { client, render } = await signedInClient()
     const agent = createLatchkey({ ...client.config, storage: null })

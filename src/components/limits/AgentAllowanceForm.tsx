@@ -12,7 +12,20 @@ import type { LimitsKey } from './limitsStrings.ts'
 
 const KEY = /^0[23][0-9a-f]{64}$/i
 const ADDRESS = /^0x[0-9a-f]{40}$/i
+/** A Solana address as typed: 32 bytes in base58 (the service checks the bytes). */
+const SOLANA_ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/
 const SYMBOL = /^[A-Za-z0-9.$_-]{1,11}$/
+
+/**
+ * What the form asks for on its chain: an Ethereum chain's allowance is in ETH (18 decimals) or an
+ * ERC-20 token at a 0x contract; a Solana cluster's in SOL (9 decimals: lamports) or an SPL token
+ * at a base58 mint, its addresses base58 and case-sensitive.
+ */
+export function chainOf(caip2: string) {
+  return caip2.startsWith('solana:')
+    ? ({ solana: true, native: 'SOL', decimals: 9, address: SOLANA_ADDRESS, tokenDecimals: '6' } as const)
+    : ({ solana: false, native: 'ETH', decimals: 18, address: ADDRESS, tokenDecimals: '18' } as const)
+}
 
 /** `0.01` ETH → wei (see `unitsOf`). */
 export const weiOf = (text: string) => unitsOf(text, 18)
@@ -32,28 +45,39 @@ const decimalsOf = (text: string) =>
   /^\d{1,2}$/.test(text.trim()) && Number(text) <= 36 ? Number(text) : undefined
 
 /** What is wrong with the form, field by field (the first wrong field takes the focus). */
-export function validate(values: {
-  name: string
-  key: string
-  amount: string
-  destinations: string
-  token?: TokenFields | undefined
-}) {
+export function validate(
+  values: {
+    name: string
+    key: string
+    amount: string
+    destinations: string
+    token?: TokenFields | undefined
+  },
+  chain: ReturnType<typeof chainOf> = chainOf('eip155:1'),
+) {
   const errors: Partial<Record<Field, { key: LimitsKey; values?: Record<string, number> }>> = {}
   if (!values.name.trim()) errors.name = { key: 'agentNameRequired' }
   if (!KEY.test(values.key.trim().replace(/^0x/i, ''))) errors.key = { key: 'agentKeyInvalid' }
   const { token } = values
   if (token) {
-    if (!ADDRESS.test(token.contract.trim())) errors.contract = { key: 'agentTokenContractInvalid' }
+    if (!chain.address.test(token.contract.trim()))
+      errors.contract = { key: chain.solana ? 'agentTokenMintInvalid' : 'agentTokenContractInvalid' }
     if (!SYMBOL.test(token.symbol.trim())) errors.symbol = { key: 'agentTokenSymbolInvalid' }
     const decimals = decimalsOf(token.decimals)
     if (decimals === undefined) errors.decimals = { key: 'agentTokenDecimalsInvalid' }
     else if (unitsOf(values.amount, decimals) === undefined)
       errors.amount = { key: 'agentTokenAmountInvalid', values: { decimals } }
+  } else if (chain.solana) {
+    if (unitsOf(values.amount, chain.decimals) === undefined)
+      errors.amount = { key: 'agentTokenAmountInvalid', values: { decimals: chain.decimals } }
   } else if (weiOf(values.amount) === undefined) errors.amount = { key: 'agentAmountInvalid' }
   const lines = values.destinations.split('\n')
-  const bad = lines.findIndex((line) => line.trim() !== '' && !ADDRESS.test(line.trim()))
-  if (bad >= 0) errors.destinations = { key: 'agentDestinationInvalid', values: { line: bad + 1 } }
+  const bad = lines.findIndex((line) => line.trim() !== '' && !chain.address.test(line.trim()))
+  if (bad >= 0)
+    errors.destinations = {
+      key: chain.solana ? 'agentDestinationInvalidSolana' : 'agentDestinationInvalid',
+      values: { line: bad + 1 },
+    }
   return errors
 }
 
@@ -74,12 +98,17 @@ export function AgentAllowanceForm({
   onGranted: (grant: GrantAgentAllowanceReturnType & { agentName: string }) => void
 }) {
   const id = useId()
+  const chain = chainOf(caip2)
   const grant = useGrantAgentAllowance()
   const [name, setName] = useState(defaultAgentName ?? '')
   const [key, setKey] = useState(agentPublicKey ?? '')
   const [amount, setAmount] = useState('')
   const [assetKind, setAssetKind] = useState<'native' | 'erc20'>('native')
-  const [token, setToken] = useState<TokenFields>({ contract: '', symbol: '', decimals: '18' })
+  const [token, setToken] = useState<TokenFields>({
+    contract: '',
+    symbol: '',
+    decimals: chain.tokenDecimals,
+  })
   const tokenFields = assetKind === 'erc20' ? token : undefined
   const [period, setPeriod] = useState<SpendingLimitPeriod>('PERIOD_DAY')
   const [destinations, setDestinations] = useState('')
@@ -87,7 +116,7 @@ export function AgentAllowanceForm({
 
   const submit = (event: FormEvent) => {
     event.preventDefault()
-    const found = validate({ name, key, amount, destinations, token: tokenFields })
+    const found = validate({ name, key, amount, destinations, token: tokenFields }, chain)
     setErrors(found)
     const first = FIELDS.find((field) => found[field])
     if (first) {
@@ -95,7 +124,9 @@ export function AgentAllowanceForm({
       return
     }
     const agentName = name.trim()
-    const decimals = tokenFields ? Number(tokenFields.decimals) : 18
+    const decimals = tokenFields ? Number(tokenFields.decimals) : chain.decimals
+    // An EVM address is one in any case (stored lower-case); a base58 one is not.
+    const address = (text: string) => (chain.solana ? text.trim() : text.trim().toLowerCase())
     grant.mutate(
       {
         agentName,
@@ -103,20 +134,15 @@ export function AgentAllowanceForm({
         caip2,
         ...(tokenFields
           ? {
-              asset: {
-                type: 'SPENDING_LIMIT_ASSET_ERC20',
-                caip2,
-                contract: tokenFields.contract.trim().toLowerCase(),
-              },
+              asset: chain.solana
+                ? { type: 'SPENDING_LIMIT_ASSET_SPL', caip2, mint: address(tokenFields.contract) }
+                : { type: 'SPENDING_LIMIT_ASSET_ERC20', caip2, contract: address(tokenFields.contract) },
               token: { symbol: tokenFields.symbol.trim(), decimals },
             }
           : {}),
         amount: (unitsOf(amount, decimals) as bigint).toString(),
         period,
-        allowedDestinations: destinations
-          .split('\n')
-          .map((line) => line.trim().toLowerCase())
-          .filter(Boolean),
+        allowedDestinations: destinations.split('\n').map(address).filter(Boolean),
       },
       { onSuccess: (result) => onGranted({ ...result, agentName }) },
     )
@@ -195,22 +221,22 @@ export function AgentAllowanceForm({
           disabled={grant.isPending}
           onChange={(event) => setAssetKind(event.target.value as 'native' | 'erc20')}
         >
-          <option value="native">ETH</option>
-          <option value="erc20">{ui.t('agentAssetToken')}</option>
+          <option value="native">{chain.native}</option>
+          <option value="erc20">{ui.t(chain.solana ? 'agentAssetSplToken' : 'agentAssetToken')}</option>
         </select>
       </div>
       {tokenFields ? (
         <>
           <div className="lk-field">
             <label className="lk-label" htmlFor={`${id}-contract`}>
-              {ui.t('agentTokenContract')}
+              {ui.t(chain.solana ? 'agentTokenMint' : 'agentTokenContract')}
             </label>
             <input
               id={`${id}-contract`}
               className="lk-input lk-mono"
               dir="ltr"
               value={token.contract}
-              placeholder="0x…"
+              placeholder={chain.solana ? undefined : '0x…'}
               spellCheck={false}
               autoComplete="off"
               disabled={grant.isPending}
@@ -266,8 +292,13 @@ export function AgentAllowanceForm({
         id={id}
         amountLabel={
           tokenFields
-            ? ui.t('agentAmountIn', { unit: tokenFields.symbol.trim() || ui.t('agentAssetToken') })
-            : ui.t('agentAmount')
+            ? ui.t('agentAmountIn', {
+                unit:
+                  tokenFields.symbol.trim() || ui.t(chain.solana ? 'agentAssetSplToken' : 'agentAssetToken'),
+              })
+            : chain.solana
+              ? ui.t('agentAmountIn', { unit: chain.native })
+              : ui.t('agentAmount')
         }
         amount={amount}
         onAmountChange={setAmount}
@@ -288,7 +319,7 @@ export function AgentAllowanceForm({
           rows={2}
           spellCheck={false}
           value={destinations}
-          placeholder="0x…"
+          placeholder={chain.solana ? undefined : '0x…'}
           disabled={grant.isPending}
           aria-invalid={errors.destinations ? true : undefined}
           aria-describedby={described('destinations', `${id}-destinations-hint`)}

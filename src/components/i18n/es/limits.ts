@@ -26,6 +26,8 @@ export const limits: Translation<typeof enLimits> = {
     'Escribe una clave pública P-256 comprimida: 66 caracteres hexadecimales que empiezan por 02 o 03.',
   agentAmountInvalid: 'Escribe un importe mayor que 0 con 18 decimales como máximo.',
   agentDestinationInvalid: 'La línea {line} no es una dirección (0x y 40 caracteres hexadecimales).',
+  agentDestinationInvalidSolana:
+    'La línea {line} no es una dirección de Solana (de 32 a 44 caracteres base58).',
   agentUsed: 'Usado',
   agentUsedOf: '{used} de {limit}',
   agentTo: 'A',
@@ -38,6 +40,7 @@ export const limits: Translation<typeof enLimits> = {
   agentLimitReached: 'Límite alcanzado',
   agentAsset: 'Activo',
   agentAssetToken: 'Token ERC-20',
+  agentAssetSplToken: 'Token SPL',
   agentTokenMint: 'Mint del token',
   agentTokenContract: 'Contrato del token',
   agentTokenSymbol: 'Símbolo',
@@ -45,6 +48,7 @@ export const limits: Translation<typeof enLimits> = {
   agentAmountIn: 'Importe ({unit})',
   agentTokenContractInvalid:
     'Introduce la dirección del contrato del token (0x y 40 caracteres hexadecimales).',
+  agentTokenMintInvalid: 'Introduce la dirección del mint del token (de 32 a 44 caracteres base58).',
   agentTokenSymbolInvalid: 'Introduce el símbolo del token: de 1 a 11 letras o dígitos.',
   agentTokenDecimalsInvalid: 'Introduce un número entero de decimales entre 0 y 36.',
   agentTokenAmountInvalid: 'Introduce un importe mayor que 0 con {decimals} decimales como máximo.',
