@@ -13,7 +13,7 @@
  *
  * Run: npm run bench:service   (or npx tsx bench/service.ts [--requests 6000] [--clients 200]
  *   [--only memory,observed,webhooks,sqlite,postgres1,postgres2,limits-pg] [--workloads sign,wallets] [--profile DIR] [--statements]
- *   [--node-args "--flag …"] [--warm-up 10000] [--rounds N] [--paced 0.3,0.6,0.8] [--small-clients 20])
+ *   [--node-args "--flag …"] [--warm-up 10000] [--rounds N] [--shapes hot,many] [--paced 0.3,0.6,0.8] [--small-clients 20])
  *
  * Latency (issue 42): after the closed-loop runs, paced (open-loop) signing at each `--paced` share
  * of the raw rate, with the service's own stage timings (`GET /dev/timings`: reading, authentication,
@@ -62,6 +62,8 @@ const { values: flags } = parseArgs({
      * planning ms in all, rows. Lock statements' time is mostly waiting for the lock.
      */
     statements: { type: 'boolean', default: false },
+    /** `limits-pg`: comma-separated subset of its shapes, hot and many (default: both). */
+    shapes: { type: 'string', default: 'hot,many' },
     /**
      * Node or V8 options for the service processes, space-separated (what `NODE_OPTIONS` would give
      * a deployment), e.g. `--node-args=--max-semi-space-size=32`.
@@ -98,6 +100,8 @@ const PACED = flags.paced
   .map(Number)
   .filter((share) => share > 0)
 const SMALL_CLIENTS = Number(flags['small-clients'])
+/** The `limits-pg` shapes measured (`--shapes`). */
+const SHAPES_WANTED = (['hot', 'many'] as const).filter((shape) => flags.shapes.split(',').includes(shape))
 
 const ETH: AccountSpec = {
   curve: 'CURVE_SECP256K1',
@@ -651,20 +655,21 @@ async function benchAccount(instance: Instance, name: string, limited: boolean) 
  * - `many`: `MANY_ACCOUNTS` accounts, request i from account i mod `MANY_ACCOUNTS`, each under a
  *   limit of its own or under none.
  */
+type Account = Awaited<ReturnType<typeof benchAccount>>
 async function measureLimits(instances: Instance[]) {
   const [instance] = instances as [Instance]
   const accounts = async (count: number, limited: boolean) => {
-    const made: Awaited<ReturnType<typeof benchAccount>>[] = []
+    const made: Account[] = []
     for (let n = 0; n < count; n++)
       made.push(await benchAccount(instance, `${limited ? 'limited' : 'free'} ${n}`, limited))
     return made
   }
-  const shapes = {
-    hot: { off: await accounts(1, false), on: await accounts(1, true) },
-    many: { off: await accounts(MANY_ACCOUNTS, false), on: await accounts(MANY_ACCOUNTS, true) },
-  }
+  const sizes = { hot: 1, many: MANY_ACCOUNTS }
+  const shapes: Partial<Record<LimitShape, { off: Account[]; on: Account[] }>> = {}
+  for (const shape of SHAPES_WANTED)
+    shapes[shape] = { off: await accounts(sizes[shape], false), on: await accounts(sizes[shape], true) }
   let nonce = 0
-  const run = (signers: Awaited<ReturnType<typeof benchAccount>>[], requests = REQUESTS) => {
+  const run = (signers: Account[], requests = REQUESTS) => {
     const first = nonce
     nonce += requests
     return load(
@@ -681,7 +686,7 @@ async function measureLimits(instances: Instance[]) {
     await run(shape.off, Math.min(WARM_UP / 2, REQUESTS))
     await run(shape.on, Math.min(WARM_UP / 2, REQUESTS))
   }
-  const timed = async (signers: Awaited<ReturnType<typeof benchAccount>>[]) => {
+  const timed = async (signers: Account[]) => {
     await resetTimings(instances)
     const result = await run(signers)
     return { ...result, stages: await readTimings(instance) }
@@ -698,12 +703,13 @@ async function measureLimits(instances: Instance[]) {
   // rounds) found the second run of a pair 10% faster in 3 rounds of 4 (0.90, 1.15, 1.11, 1.09),
   // and the limited run always came second.
   for (let round = 0; round < ROUNDS; round++)
-    for (const name of ['hot', 'many'] as const) {
+    for (const name of SHAPES_WANTED) {
       const last = round === ROUNDS - 1
-      const off = await timed(shapes[name].off)
-      const on = await timed(shapes[name].on)
-      const onAgain = await statements(() => timed(shapes[name].on), last)
-      const offAgain = await statements(() => timed(shapes[name].off), last)
+      const shape = shapes[name]!
+      const off = await timed(shape.off)
+      const on = await timed(shape.on)
+      const onAgain = await statements(() => timed(shape.on), last)
+      const offAgain = await statements(() => timed(shape.off), last)
       limitRounds[name].push({ off: [off, offAgain], on: [on, onAgain] })
     }
 }
