@@ -8,9 +8,11 @@ import { createSpendingLimit } from '../../core/actions/activities/createSpendin
 import { createWallet } from '../../core/actions/activities/createWallet.ts'
 import { grantAgentAllowance } from '../../core/actions/activities/grantAgentAllowance.ts'
 import { signTransaction } from '../../core/actions/activities/signTransaction.ts'
+import { getUsers } from '../../core/actions/queries/getUsers.ts'
 import { SpendingLimitExceededError } from '../../core/errors.ts'
 import { addSessionFromKey } from '../../core/session/sessions.ts'
 import { USDC_MINT, unsignedSplTransfer } from '../../core/test/splTransfer.ts'
+import type { Latchkey } from '../../core/types.ts'
 import { createLatchkey } from '../../react/index.ts'
 import { signedInClient } from '../test/renderWithService.tsx'
 import { AgentAllowance } from './AgentAllowance.tsx'
@@ -25,6 +27,32 @@ async function axeViolations() {
     rules: { 'color-contrast': { enabled: false }, region: { enabled: false } },
   })
   return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)
+}
+
+/**
+ * Signs `agent` in with its key as the user a grant made for it (found by name): what a back end
+ * holding the agent's key does.
+ */
+async function signInAgent(
+  client: Latchkey,
+  agent: Latchkey,
+  {
+    publicKey,
+    organizationId,
+    userName,
+    userId,
+  }: { publicKey: string; organizationId: string; userName?: string; userId?: string },
+) {
+  const id =
+    userId ?? ((await getUsers(client, {})).users.find((u) => u.userName === userName)?.userId as string)
+  addSessionFromKey(agent, {
+    publicKey,
+    userId: id,
+    organizationId,
+    lifetimeSeconds: 3600,
+    method: 'api-key',
+    label: 'agent',
+  })
 }
 
 let nonce = 0
@@ -93,15 +121,10 @@ describe('<AgentAllowance/>', () => {
     expect(await axeViolations()).toEqual([])
 
     // The agent spends with its own key: 0.004 ETH passes, 0.007 more is over the allowance.
-    const { users } = await (await import('../../core/actions/queries/getUsers.ts')).getUsers(client, {})
-    const agentUser = users.find((u) => u.userName === 'Shopping agent')?.userId as string
-    addSessionFromKey(agent, {
+    await signInAgent(client, agent, {
       publicKey: agentKey.publicKey,
-      userId: agentUser,
       organizationId: session.organizationId,
-      lifetimeSeconds: 3600,
-      method: 'api-key',
-      label: 'agent',
+      userName: 'Shopping agent',
     })
     const sign = (value: bigint) =>
       signTransaction(agent, {
@@ -181,16 +204,10 @@ describe('<AgentAllowance/>', () => {
     expect(screen.getAllByRole('button', { name: /^Revoke the allowance of/ })).toHaveLength(1)
 
     // The agent pays 10.5 USDC (transfer calldata): the row shows it in USDC, not in base units.
-    const agentUser = (
-      await (await import('../../core/actions/queries/getUsers.ts')).getUsers(client, {})
-    ).users.find((u) => u.userName === 'Payroll bot')?.userId as string
-    addSessionFromKey(agent, {
+    await signInAgent(client, agent, {
       publicKey: agentKey.publicKey,
-      userId: agentUser,
       organizationId: session.organizationId,
-      lifetimeSeconds: 3600,
-      method: 'api-key',
-      label: 'agent',
+      userName: 'Payroll bot',
     })
     await signTransaction(agent, {
       signWith: addresses[0] as string,
@@ -229,13 +246,10 @@ describe('<AgentAllowance/>', () => {
       asset: { type: 'SPENDING_LIMIT_ASSET_SPL', caip2: 'solana:mainnet', mint: USDC_MINT },
       token: { symbol: 'USDC', decimals: 6 },
     })
-    addSessionFromKey(agent, {
+    await signInAgent(client, agent, {
       publicKey: agentKey.publicKey,
-      userId: grant.userId,
       organizationId: session.organizationId,
-      lifetimeSeconds: 3600,
-      method: 'api-key',
-      label: 'agent',
+      userId: grant.userId,
     })
     // The agent pays 10.5 USDC with a TransferChecked from the wallet's USDC account.
     await signTransaction(agent, {
@@ -300,16 +314,10 @@ describe('<AgentAllowance/>', () => {
     expect(screen.getByText(SHOP_SOL)).toBeTruthy()
 
     // The agent pays 10.5 USDC to the shop: counted in USDC, and allowed by the list.
-    const agentUser = (
-      await (await import('../../core/actions/queries/getUsers.ts')).getUsers(client, {})
-    ).users.find((u) => u.userName === 'Payroll bot')?.userId as string
-    addSessionFromKey(agent, {
+    await signInAgent(client, agent, {
       publicKey: agentKey.publicKey,
-      userId: agentUser,
       organizationId: session.organizationId,
-      lifetimeSeconds: 3600,
-      method: 'api-key',
-      label: 'agent',
+      userName: 'Payroll bot',
     })
     await signTransaction(agent, {
       signWith: from,
