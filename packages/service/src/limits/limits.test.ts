@@ -1,23 +1,4 @@
-// Spending limits (issue 37) on one service: the activities and query, what a signature under a
-// limit spends (wei, ERC-20 calldata, Solana transfers), refusals with their typed codes, windows
-// on an injected clock, and the attacks of an account holder (another sub-organization, a non-root
-// key, a replay, an undecodable payload). The race across two instances on PostgreSQL is in
-// test/limits/limitsAcrossInstances.test.ts.
-
-import { bytesToHex } from '@noble/hashes/utils.js'
-import {
-  type Address,
-  appendTransactionMessageInstructions,
-  type Blockhash,
-  compileTransaction,
-  createNoopSigner,
-  createTransactionMessage,
-  getTransactionEncoder,
-  type Instruction,
-  pipe,
-  setTransactionMessageFeePayer,
-  setTransactionMessageLifetimeUsingBlockhash,
-} from '@solana/kit'
+import { type Address, createNoopSigner, type Instruction } from '@solana/kit'
 import { getTransferSolInstruction } from '@solana-program/system'
 import {
   AuthorityType,
@@ -31,6 +12,7 @@ import {
 } from '@solana-program/token'
 import { encodeFunctionData, erc20Abi, type Hex, serializeTransaction } from 'viem'
 import { describe, expect, it } from 'vitest'
+import { solanaTransaction } from '../../test/support/solanaTransaction.ts'
 import {
   createHarness,
   ETHEREUM_ACCOUNT,
@@ -621,18 +603,3 @@ const DEAD_SOL = 'Dead111111111111111111111111111111111111111' as Address
 const FRIEND_SOL = 'Friend1111111111111111111111111111111111111' as Address
 const USDC_MINT = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v' as Address
 const USDT_MINT = 'Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB' as Address
-
-/** An unsigned Solana transaction (hex, as `sign_transaction` takes it) paid by `feePayer`. */
-function solanaTransaction(feePayer: Address, instructions: Instruction[]): string {
-  const message = pipe(
-    createTransactionMessage({ version: 0 }),
-    (m) => setTransactionMessageFeePayer(feePayer, m),
-    (m) =>
-      setTransactionMessageLifetimeUsingBlockhash(
-        { blockhash: 'EkSnNWid2cvwEVnVx9aBqawnmiCNiDgp3gUdkDPTKN1N' as Blockhash, lastValidBlockHeight: 0n },
-        m,
-      ),
-    (m) => appendTransactionMessageInstructions(instructions, m),
-  )
-  return bytesToHex(new Uint8Array(getTransactionEncoder().encode(compileTransaction(message))))
-}

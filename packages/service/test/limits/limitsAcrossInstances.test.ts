@@ -1,10 +1,17 @@
 // Spending limits (issue 37) raced across two service instances on one PostgreSQL database: 50
 // concurrent signatures of one unit under a 10-unit limit, split over both instances, sign exactly
-// 10; the stored window total is exactly what was signed. The same with ERC-20 transfers, and with
+// 10; the stored window total is exactly what was signed. The same with ERC-20 transfers, SPL
+// token transfers, and with
 // sponsored eth_send_transaction batches mixed with sign_transaction (anvil serves the sends).
 // Limited signatures of many organizations at once neither fail nor rerun each other; a limit
 // changed while its account spends is in force for exactly the spends ordered after it; a replay
 // under a limit answers the first activity and counts once.
+import { type Address, createNoopSigner, generateKeyPairSigner } from '@solana/kit'
+import {
+  findAssociatedTokenPda,
+  getTransferCheckedInstruction,
+  TOKEN_PROGRAM_ADDRESS,
+} from '@solana-program/token'
 import type { Hex } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
@@ -17,13 +24,17 @@ import {
   type Json,
   limitedSubOrganization,
   resultOf,
+  SOLANA_ACCOUNT,
   type TestKey,
 } from '../../src/testing/harness.ts'
 import { unsignedTransfer } from '../../src/testing/unsignedTransfer.ts'
 import { type Chain, erc20Call, startChain, TOKEN, waitForSend } from '../sending/sendSupport.ts'
+import { solanaTransaction } from '../support/solanaTransaction.ts'
 import { deploymentOn, twoInstances as twoOnPostgres } from '../support/twoInstances.ts'
 
 const CAIP2 = 'eip155:31337'
+const SOLANA_CAIP2 = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp'
+const USDC_MINT = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v' as Address
 const DEAD = '0x000000000000000000000000000000000000dead'
 
 let chain: Chain
@@ -46,11 +57,11 @@ const twoInstances = (database: string, options: Partial<CreateServiceOptions> =
 const unsigned = (to: string, value: bigint, nonce: number, data?: Hex) =>
   unsignedTransfer({ to, value, nonce, chainId: 31337, gas: 100_000n, data })
 
-/** A wallet account on A and a 10-unit daily limit of `asset` on it. */
-async function limited(a: Harness, asset: Json, amount = '10') {
+/** A wallet account (Ethereum unless `account` says) on A and a 10-unit daily limit of `asset` on it. */
+async function limited(a: Harness, asset: Json, amount = '10', account: Json = ETHEREUM_ACCOUNT) {
   const { addresses } = resultOf(
     'create_wallet',
-    await a.submit('create_wallet', { walletName: 'limited', accounts: [ETHEREUM_ACCOUNT] }),
+    await a.submit('create_wallet', { walletName: 'limited', accounts: [account] }),
   )
   const from = addresses[0] as string
   a.clock.advance(1)
@@ -145,6 +156,48 @@ describe('spending limits across two instances on PostgreSQL', { timeout: 120_00
           unsignedTransaction: unsigned(TOKEN, 0n, i, erc20Call('transfer', DEAD, 1n).data as Hex),
         }),
       ),
+    )
+    expectExactly(replies, 10)
+    expect(await totals(a, b, spendingLimitId)).toEqual({
+      stored: 10n,
+      used: '10',
+      remaining: '0',
+    })
+    for (const h of [a, b]) await h.service.close()
+  })
+
+  it('the same race with SPL TransferChecked instructions under a 10-unit limit on the mint', async () => {
+    const [a, b] = (await twoInstances('spl_race')) as [Harness, Harness]
+    const { from, spendingLimitId } = await limited(
+      a,
+      { type: 'SPENDING_LIMIT_ASSET_SPL', caip2: SOLANA_CAIP2, mint: USDC_MINT },
+      '10',
+      SOLANA_ACCOUNT,
+    )
+    const owner = from as Address
+    const [source] = await findAssociatedTokenPda({
+      owner,
+      mint: USDC_MINT,
+      tokenProgram: TOKEN_PROGRAM_ADDRESS,
+    })
+    // Fifty distinct transfers of one unit each (a destination each: no two bodies alike).
+    const replies = await Promise.all(
+      Array.from({ length: 50 }, async (_, i) => {
+        const { address: destination } = await generateKeyPairSigner()
+        const transfer = getTransferCheckedInstruction({
+          source,
+          mint: USDC_MINT,
+          destination,
+          authority: createNoopSigner(owner),
+          amount: 1n,
+          decimals: 6,
+        })
+        return [a, b][i % 2]!.submit('sign_transaction', {
+          signWith: from,
+          type: 'TRANSACTION_TYPE_SOLANA',
+          unsignedTransaction: solanaTransaction(owner, [transfer]),
+        })
+      }),
     )
     expectExactly(replies, 10)
     expect(await totals(a, b, spendingLimitId)).toEqual({
