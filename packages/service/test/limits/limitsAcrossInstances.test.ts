@@ -1,11 +1,12 @@
 // Spending limits (issue 37) raced across two service instances on one PostgreSQL database: 50
 // concurrent signatures of one unit under a 10-unit limit, split over both instances, sign exactly
 // 10; the stored window total is exactly what was signed. The same with ERC-20 transfers, SPL
-// token transfers, and with
-// sponsored eth_send_transaction batches mixed with sign_transaction (anvil serves the sends).
-// Limited signatures of many organizations at once neither fail nor rerun each other; a limit
-// changed while its account spends is in force for exactly the spends ordered after it; a replay
-// under a limit answers the first activity and counts once.
+// token transfers, and sponsored eth_send_transaction batches mixed with sign_transaction (anvil
+// serves the sends). Limited signatures of many organizations at once neither fail nor rerun each
+// other; a limit changed while its account spends is in force for exactly the spends ordered
+// after it; a replay under a limit answers the first activity and counts once. The caps of 100
+// limits and 100 session profiles an organization, and a profile's unique name, hold when the
+// creates race over both instances.
 import { type Address, createNoopSigner, generateKeyPairSigner } from '@solana/kit'
 import {
   findAssociatedTokenPda,
@@ -498,6 +499,69 @@ describe("limit state ordered by the organization's spend lock, over two instanc
     expect(entriesOf(logOf(await a.service.store.get('spendingLimitUsage', org.spendingLimitId)))).toEqual([
       { at: expect.any(Number), amount: '3' },
     ])
+    for (const h of [a, b]) await h.service.close()
+  })
+})
+
+describe('at most 100 limits and 100 session profiles an organization, raced over two instances', {
+  timeout: 120_000,
+}, () => {
+  /** `submit` 12 times at once over both instances: `make(i)` the path and parameters of each. */
+  const race = (a: Harness, b: Harness, make: (i: number) => [Parameters<Harness['submit']>[0], Json]) =>
+    Promise.all(Array.from({ length: 12 }, (_, i) => [a, b][i % 2]!.submit(...make(i))))
+
+  it('95 limits, then 12 creates at once: exactly 5 are made, the rest refused naming the cap', async () => {
+    const [a, b] = (await twoInstances('limits_cap')) as [Harness, Harness]
+    const { addresses } = resultOf(
+      'create_wallet',
+      await a.submit('create_wallet', { walletName: 'capped', accounts: [ETHEREUM_ACCOUNT] }),
+    )
+    const limit = (n: number): Json => ({
+      spendingLimitName: `limit ${n}`,
+      scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address: addresses[0] },
+      window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
+      asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: CAIP2 },
+      amount: '10',
+    })
+    for (let n = 0; n < 95; n++)
+      expect((await a.submit('latchkey_create_spending_limit', limit(n))).status).toBe(200)
+    const replies = await race(a, b, (i) => ['latchkey_create_spending_limit', limit(100 + i)])
+    expect(replies.filter((reply) => reply.status === 200)).toHaveLength(5)
+    for (const reply of replies.filter((reply) => reply.status !== 200)) {
+      expect(reply.status).toBe(429)
+      expect(reply.body.message).toMatch(/has 100 spending limits, the most it may have/)
+    }
+    const listed = (await b.query('latchkey_list_spending_limits')).body.spendingLimits as Json[]
+    expect(listed).toHaveLength(100)
+    for (const h of [a, b]) await h.service.close()
+  })
+
+  it('95 session profiles, then 12 creates at once: exactly 5; 12 of one name at once: exactly 1', async () => {
+    const [a, b] = (await twoInstances('profiles_cap')) as [Harness, Harness]
+    // Notes told apart, so no two requests are one replayed.
+    const profile = (name: string, notes = ''): Json => ({
+      sessionProfileName: name,
+      scope: "activity.action == 'SIGN'",
+      notes,
+    })
+    for (let n = 0; n < 94; n++)
+      expect((await a.submit('create_session_profile', profile(`profile ${n}`))).status).toBe(200)
+    // One name, twelve times at once: one profile of it.
+    const same = await race(a, b, (i) => ['create_session_profile', profile('signer', `try ${i}`)])
+    expect(same.filter((reply) => reply.status === 200)).toHaveLength(1)
+    for (const reply of same.filter((reply) => reply.status !== 200))
+      expect([reply.status, reply.body.details?.field ?? reply.body.details?.fieldViolations]).toEqual([
+        409,
+        'parameters.sessionProfileName',
+      ])
+    // 95 now; twelve distinct names at once: five fit.
+    const replies = await race(a, b, (i) => ['create_session_profile', profile(`more ${i}`)])
+    expect(replies.filter((reply) => reply.status === 200)).toHaveLength(5)
+    for (const reply of replies.filter((reply) => reply.status !== 200)) {
+      expect(reply.status).toBe(429)
+      expect(reply.body.message).toMatch(/has 100 session profiles, the most it may have/)
+    }
+    expect(await a.service.store.count('sessionProfiles', 'organizationId', a.organizationId)).toBe(100)
     for (const h of [a, b]) await h.service.close()
   })
 })
