@@ -1,7 +1,8 @@
 // The MFA wing's "only once" rules and its attempt budget across two service instances on one
 // PostgreSQL database: a second instance must be no second chance. A held activity runs once
 // however many approvals race on both; a TOTP code and a recovery code are each accepted once;
-// a user's code attempts are counted on both together (the store's shared rate-limit buckets).
+// a user's code attempts are counted on both together (the store's shared rate-limit buckets); a
+// user's caps (5 TOTP factors, 20 MFA policies) hold when creates race on both.
 import { base32nopad } from '@scure/base'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
@@ -344,5 +345,54 @@ describe('MFA across two instances on PostgreSQL', { timeout: 120_000 }, () => {
         policy.status === 200 ? { policies: 1, verified: true } : { policies: 0, verified: false },
       )
     }
+  })
+
+  it('at most 5 TOTP factors and 20 MFA policies a user: creates raced over both make exactly what fits', async () => {
+    // A user with no confirmed factor enrols freely (with one, enrolling another needs it).
+    const key = testKey()
+    const sub = await a.createSubOrganization({ keys: [key] })
+    const fresh = sub.userIds[0]!
+    const enrol = (h: Harness, name: string, at: number) =>
+      h.submit(
+        'latchkey_create_totp_factor',
+        { userId: fresh, factorName: name },
+        { as: key, organizationId: sub.organizationId, timestampMs: String(h.clock.now() + at) },
+      )
+    for (let n = 0; n < 3; n++) resultOf('latchkey_create_totp_factor', await enrol(a, `f${n}`, n))
+    const factors = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => enrol([a, b][i % 2]!, `r${i}`, i + 10)),
+    )
+    expect(factors.filter((reply) => reply.status === 200)).toHaveLength(2)
+    for (const reply of factors.filter((reply) => reply.status !== 200))
+      expect([reply.status, reply.body.details?.field, reply.body.message]).toEqual([
+        400,
+        'parameters.userId',
+        expect.stringMatching(/holds at most 5 TOTP factors/),
+      ])
+    expect(await a.service.store.count('mfaFactors', 'userId', fresh)).toBe(5)
+
+    // A user with a confirmed factor and 1 policy (`account`): 18 more, then 6 at once.
+    const { userId, submit } = await account(a)
+    const policy = (name: string) => ({
+      userId,
+      mfaPolicyName: name,
+      // What these gate is what `account`'s does (wallets), not the creates that follow.
+      condition: "activity.resource == 'WALLET'",
+      requiredAuthenticationMethods: [{ any: [{ type: 'AUTHENTICATION_TYPE_LATCHKEY_TOTP' }] }],
+      order: 1,
+    })
+    for (let n = 0; n < 18; n++) {
+      const made = await submit(a, 'create_mfa_policy', policy(`p${n}`), undefined, n + 20)
+      expect(made.body.activity.status).toBe('ACTIVITY_STATUS_COMPLETED')
+    }
+    const policies = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        submit([a, b][i % 2]!, 'create_mfa_policy', policy(`r${i}`), undefined, i + 40),
+      ),
+    )
+    expect(policies.filter((reply) => reply.status === 200)).toHaveLength(1)
+    for (const reply of policies.filter((reply) => reply.status !== 200))
+      expect([reply.status, reply.body.details?.field]).toEqual([400, 'parameters.userId'])
+    expect(await b.service.store.findBy('mfaPolicies', 'userId', userId)).toHaveLength(20)
   })
 })

@@ -1,5 +1,6 @@
 // Two service instances on one PostgreSQL database deliver to one real receiver: each event is
-// sent by one instance (the endpoint's lease and the job's claim), in order, none lost.
+// sent by one instance (the endpoint's lease and the job's claim), in order, none lost. The cap of
+// 10 endpoints an organization holds when creates race on both.
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { verifyWebhook, WEBHOOK_JWKS_PATH, type WebhookEventBody } from '@latchkey/protocol'
@@ -258,6 +259,34 @@ describe('webhooks across two instances on PostgreSQL', { timeout: 120_000 }, ()
       expect(turns).toEqual([...turns].sort((x, y) => x - y))
       const signings = replies.map((reply) => sequenceOf.get(reply.body.activity.id)!)
       expect(Math.min(...signings)).toBeGreaterThan(Math.max(...turns))
+    } finally {
+      for (const h of [a, b]) await h.service.close()
+    }
+  })
+  it('at most 10 endpoints an organization: with 8, 6 creates at once over both make exactly 2', async () => {
+    const [a, b] = await twoInstances(cluster, 'webhooks_cap')
+    try {
+      const port = (server.address() as AddressInfo).port
+      const endpoint = (n: number) => ({
+        url: `http://127.0.0.1:${port}/hook/${n}`,
+        name: `app ${n}`,
+        subscriptions: [{ eventType: 'LATCHKEY_WALLET_CREATED' }],
+      })
+      for (let n = 0; n < 8; n++)
+        resultOf('create_webhook_endpoint', await a.submit('create_webhook_endpoint', endpoint(n)))
+      const replies = await Promise.all(
+        Array.from({ length: 6 }, (_, i) =>
+          [a, b][i % 2]!.submit('create_webhook_endpoint', endpoint(10 + i)),
+        ),
+      )
+      expect(replies.filter((reply) => reply.status === 200)).toHaveLength(2)
+      for (const reply of replies.filter((reply) => reply.status !== 200))
+        expect([reply.status, reply.body.details?.field, reply.body.message]).toEqual([
+          400,
+          'parameters.url',
+          expect.stringMatching(/10 webhook endpoints/),
+        ])
+      expect(await b.service.store.count('webhookEndpoints', 'organizationId', a.organizationId)).toBe(10)
     } finally {
       for (const h of [a, b]) await h.service.close()
     }
