@@ -227,6 +227,14 @@ function AgentRow({
   const now = Date.now()
   const frees = freesText(ui.t, limit, now, ui.locale)
   const amount = (value: string) => formatAmount(ui.t, limit.asset, value, token)
+  // Where the token lives: an ERC-20's contract, an SPL token's mint (none for the native unit).
+  const { asset } = limit
+  const tokenAddress =
+    asset.type === 'SPENDING_LIMIT_ASSET_ERC20'
+      ? { label: 'agentTokenContract' as const, address: asset.contract }
+      : asset.type === 'SPENDING_LIMIT_ASSET_SPL'
+        ? { label: 'agentTokenMint' as const, address: asset.mint }
+        : undefined
   const reached = limit.remaining === '0'
   return (
     <li data-lk-agent={limit.spendingLimitId}>
@@ -246,18 +254,11 @@ function AgentRow({
         <dl className="lk-kv">
           <dt>{ui.t('agentUsed')}</dt>
           <dd>{ui.t('agentUsedOf', { used: amount(limit.used), limit: amount(limit.amount) })}</dd>
-          {limit.asset.type === 'SPENDING_LIMIT_ASSET_ERC20' ? (
+          {tokenAddress ? (
             <>
-              <dt>{ui.t('agentTokenContract')}</dt>
+              <dt>{ui.t(tokenAddress.label)}</dt>
               <dd className="lk-mono" dir="ltr">
-                {limit.asset.contract}
-              </dd>
-            </>
-          ) : limit.asset.type === 'SPENDING_LIMIT_ASSET_SPL' ? (
-            <>
-              <dt>{ui.t('agentTokenMint')}</dt>
-              <dd className="lk-mono" dir="ltr">
-                {limit.asset.mint}
+                {tokenAddress.address}
               </dd>
             </>
           ) : null}

@@ -6,7 +6,7 @@ import { Alert } from '../ui/Alert.tsx'
 import { ErrorText } from '../ui/ErrorText.tsx'
 import { Button } from '../ui/parts.tsx'
 import type { Ui } from '../ui/useUi.ts'
-import { unitsOf } from './allowance.ts'
+import { nativeOf, unitsOf } from './allowance.ts'
 import { LimitFields } from './LimitFields.tsx'
 import type { LimitsKey } from './limitsStrings.ts'
 
@@ -22,13 +22,11 @@ const SYMBOL = /^[A-Za-z0-9.$_-]{1,11}$/
  * at a base58 mint, its addresses base58 and case-sensitive.
  */
 export function chainOf(caip2: string) {
+  const { symbol: native, decimals } = nativeOf(caip2)
   return caip2.startsWith('solana:')
-    ? ({ solana: true, native: 'SOL', decimals: 9, address: SOLANA_ADDRESS, tokenDecimals: '6' } as const)
-    : ({ solana: false, native: 'ETH', decimals: 18, address: ADDRESS, tokenDecimals: '18' } as const)
+    ? ({ solana: true, native, decimals, address: SOLANA_ADDRESS, tokenDecimals: '6' } as const)
+    : ({ solana: false, native, decimals, address: ADDRESS, tokenDecimals: '18' } as const)
 }
-
-/** `0.01` ETH → wei (see `unitsOf`). */
-export const weiOf = (text: string) => unitsOf(text, 18)
 
 type Field = 'name' | 'key' | 'contract' | 'symbol' | 'decimals' | 'amount' | 'destinations'
 const FIELDS: Field[] = ['name', 'key', 'contract', 'symbol', 'decimals', 'amount', 'destinations']
@@ -67,10 +65,11 @@ export function validate(
     if (decimals === undefined) errors.decimals = { key: 'agentTokenDecimalsInvalid' }
     else if (unitsOf(values.amount, decimals) === undefined)
       errors.amount = { key: 'agentTokenAmountInvalid', values: { decimals } }
-  } else if (chain.solana) {
-    if (unitsOf(values.amount, chain.decimals) === undefined)
-      errors.amount = { key: 'agentTokenAmountInvalid', values: { decimals: chain.decimals } }
-  } else if (weiOf(values.amount) === undefined) errors.amount = { key: 'agentAmountInvalid' }
+  } else if (unitsOf(values.amount, chain.decimals) === undefined)
+    // ETH's message names its 18 decimals; SOL's says how many.
+    errors.amount = chain.solana
+      ? { key: 'agentTokenAmountInvalid', values: { decimals: chain.decimals } }
+      : { key: 'agentAmountInvalid' }
   const lines = values.destinations.split('\n')
   const bad = lines.findIndex((line) => line.trim() !== '' && !chain.address.test(line.trim()))
   if (bad >= 0)

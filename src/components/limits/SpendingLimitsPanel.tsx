@@ -17,17 +17,18 @@ import { LoadFailed, Loading } from '../ui/feedback.tsx'
 import { PlusIcon } from '../ui/icons.tsx'
 import { Button } from '../ui/parts.tsx'
 import { type Ui, useUi } from '../ui/useUi.ts'
-import { formatAmount, formatUnits, freesText, leftText, periodAdjective, unitsOf } from './allowance.ts'
+import {
+  formatAmount,
+  formatUnits,
+  freesText,
+  leftText,
+  nativeOf,
+  periodAdjective,
+  unitsOf,
+} from './allowance.ts'
 import { LimitFields } from './LimitFields.tsx'
 import { type LimitsKey, limitsUiStrings } from './limitsStrings.ts'
 import type { SpendingLimitsProps } from './SpendingLimitsProps.ts'
-
-/** The chain's native unit: its symbol, decimals and the address format of its accounts. */
-function nativeOf(caip2: string) {
-  return caip2.startsWith('solana:')
-    ? { symbol: 'SOL', decimals: 9, addressFormat: 'ADDRESS_FORMAT_SOLANA' }
-    : { symbol: 'ETH', decimals: 18, addressFormat: 'ADDRESS_FORMAT_ETHEREUM' }
-}
 
 /**
  * The limits on the user's whole account: on the user, or on one of the organization's wallet

@@ -52,7 +52,12 @@ export function unitsOf(text: string, decimals = 18): bigint | undefined {
 export const periodAdjective = (t: Translate<SpendingKey>, period: SpendingLimitPeriod | undefined) =>
   t(period ? PERIOD_ADJECTIVE[period] : 'limitAny')
 
-const LAMPORTS_PER_SOL = 1_000_000_000n
+/** The chain's native unit: its symbol, decimals and the address format of its accounts. */
+export function nativeOf(caip2: string) {
+  return caip2.startsWith('solana:')
+    ? ({ symbol: 'SOL', decimals: 9, addressFormat: 'ADDRESS_FORMAT_SOLANA' } as const)
+    : ({ symbol: 'ETH', decimals: 18, addressFormat: 'ADDRESS_FORMAT_ETHEREUM' } as const)
+}
 
 /** `value` smallest units as a decimal of `decimals` places, every significant digit kept: `1500000`, 6 → `1.5`. */
 export function formatUnits(value: bigint, decimals: number): string {
@@ -76,10 +81,8 @@ export function formatAmount(
     return t('limitToken', { amount: formatUnits(value, token.decimals), symbol: token.symbol })
   if (asset?.type === 'SPENDING_LIMIT_ASSET_NATIVE' && asset.caip2.startsWith('eip155:'))
     return t('sendEth', { amount: formatEth(value) })
-  if (asset?.type === 'SPENDING_LIMIT_ASSET_NATIVE' && asset.caip2.startsWith('solana:')) {
-    const fraction = (value % LAMPORTS_PER_SOL).toString().padStart(9, '0').replace(/0+$/, '')
-    return t('limitSol', { amount: `${value / LAMPORTS_PER_SOL}${fraction ? `.${fraction}` : ''}` })
-  }
+  if (asset?.type === 'SPENDING_LIMIT_ASSET_NATIVE' && asset.caip2.startsWith('solana:'))
+    return t('limitSol', { amount: formatUnits(value, nativeOf(asset.caip2).decimals) })
   return t('limitUnits', { amount: value.toString() })
 }
 

@@ -108,6 +108,40 @@ function expectExactly(replies: { status: number; body: Json }[], signed: number
     expect([reply.status, reply.body.details.errorCode]).toEqual([429, 'SPENDING_LIMIT_EXCEEDED'])
 }
 
+/**
+ * 50 signatures at once, each spending one unit of `asset` (the `i`th from `from` made by
+ * `unsigned`), split over two instances under a 10-unit limit: exactly 10 signed, the stored and
+ * listed totals 10.
+ */
+async function raceOfFifty(
+  database: string,
+  race: {
+    asset: Json
+    account?: Json
+    type: 'TRANSACTION_TYPE_ETHEREUM' | 'TRANSACTION_TYPE_SOLANA'
+    unsigned: (from: string, i: number) => Promise<string>
+  },
+) {
+  const [a, b] = (await twoInstances(database)) as [Harness, Harness]
+  const { from, spendingLimitId } = await limited(a, race.asset, '10', race.account)
+  const replies = await Promise.all(
+    Array.from({ length: 50 }, async (_, i) =>
+      [a, b][i % 2]!.submit('sign_transaction', {
+        signWith: from,
+        type: race.type,
+        unsignedTransaction: await race.unsigned(from, i),
+      }),
+    ),
+  )
+  expectExactly(replies, 10)
+  expect(await totals(a, b, spendingLimitId)).toEqual({
+    stored: 10n,
+    used: '10',
+    remaining: '0',
+  })
+  for (const h of [a, b]) await h.service.close()
+}
+
 describe('spending limits across two instances on PostgreSQL', { timeout: 120_000 }, () => {
   it('50 concurrent 1-wei signatures under a 10-wei limit, split over both: exactly 10 signed, total 10', async () => {
     const [a, b] = (await twoInstances('native_race')) as [Harness, Harness]
@@ -143,47 +177,26 @@ describe('spending limits across two instances on PostgreSQL', { timeout: 120_00
   })
 
   it('the same race with ERC-20 transfer calldata under a 10-token limit', async () => {
-    const [a, b] = (await twoInstances('erc20_race')) as [Harness, Harness]
-    const { from, spendingLimitId } = await limited(a, {
-      type: 'SPENDING_LIMIT_ASSET_ERC20',
-      caip2: CAIP2,
-      contract: TOKEN,
+    await raceOfFifty('erc20_race', {
+      asset: { type: 'SPENDING_LIMIT_ASSET_ERC20', caip2: CAIP2, contract: TOKEN },
+      type: 'TRANSACTION_TYPE_ETHEREUM',
+      unsigned: async (_, i) => unsigned(TOKEN, 0n, i, erc20Call('transfer', DEAD, 1n).data as Hex),
     })
-    const replies = await Promise.all(
-      Array.from({ length: 50 }, (_, i) =>
-        [a, b][i % 2]!.submit('sign_transaction', {
-          signWith: from,
-          type: 'TRANSACTION_TYPE_ETHEREUM',
-          unsignedTransaction: unsigned(TOKEN, 0n, i, erc20Call('transfer', DEAD, 1n).data as Hex),
-        }),
-      ),
-    )
-    expectExactly(replies, 10)
-    expect(await totals(a, b, spendingLimitId)).toEqual({
-      stored: 10n,
-      used: '10',
-      remaining: '0',
-    })
-    for (const h of [a, b]) await h.service.close()
   })
 
   it('the same race with SPL TransferChecked instructions under a 10-unit limit on the mint', async () => {
-    const [a, b] = (await twoInstances('spl_race')) as [Harness, Harness]
-    const { from, spendingLimitId } = await limited(
-      a,
-      { type: 'SPENDING_LIMIT_ASSET_SPL', caip2: SOLANA_CAIP2, mint: USDC_MINT },
-      '10',
-      SOLANA_ACCOUNT,
-    )
-    const owner = from as Address
-    const [source] = await findAssociatedTokenPda({
-      owner,
-      mint: USDC_MINT,
-      tokenProgram: TOKEN_PROGRAM_ADDRESS,
-    })
-    // Fifty distinct transfers of one unit each (a destination each: no two bodies alike).
-    const replies = await Promise.all(
-      Array.from({ length: 50 }, async (_, i) => {
+    await raceOfFifty('spl_race', {
+      asset: { type: 'SPENDING_LIMIT_ASSET_SPL', caip2: SOLANA_CAIP2, mint: USDC_MINT },
+      account: SOLANA_ACCOUNT,
+      type: 'TRANSACTION_TYPE_SOLANA',
+      // A destination each: no two bodies alike.
+      unsigned: async (from) => {
+        const owner = from as Address
+        const [source] = await findAssociatedTokenPda({
+          owner,
+          mint: USDC_MINT,
+          tokenProgram: TOKEN_PROGRAM_ADDRESS,
+        })
         const { address: destination } = await generateKeyPairSigner()
         const transfer = getTransferCheckedInstruction({
           source,
@@ -193,20 +206,9 @@ describe('spending limits across two instances on PostgreSQL', { timeout: 120_00
           amount: 1n,
           decimals: 6,
         })
-        return [a, b][i % 2]!.submit('sign_transaction', {
-          signWith: from,
-          type: 'TRANSACTION_TYPE_SOLANA',
-          unsignedTransaction: solanaTransaction(owner, [transfer]),
-        })
-      }),
-    )
-    expectExactly(replies, 10)
-    expect(await totals(a, b, spendingLimitId)).toEqual({
-      stored: 10n,
-      used: '10',
-      remaining: '0',
+        return solanaTransaction(owner, [transfer])
+      },
     })
-    for (const h of [a, b]) await h.service.close()
   })
 
   it('sponsored batches of two 1-wei calls mixed with 2-wei signatures under a 10-wei limit: exactly 5 pass', async () => {
