@@ -79,10 +79,17 @@ interface Prepared {
   stamp: [string, string]
 }
 
-/** `count` signings over `accounts`, account i mod their count, each stamped by its account. */
-function prepare(accounts: Account[], count: number): Prepared[] {
+/**
+ * `count` signings over `accounts`, account i mod their count, each stamped by its account. The
+ * stamping yields to the event loop every 100 requests: the service runs in this process, and a
+ * loop held for the whole stamping (15–20 s for 8,000) would hold whatever the service has in
+ * flight with it, until pg's `query_timeout` drops the connection under it (503s no service sees).
+ */
+async function prepare(accounts: Account[], count: number): Promise<Prepared[]> {
   const type = ACTIVITIES.sign_transaction.type
-  return Array.from({ length: count }, (_, i) => {
+  const prepared: Prepared[] = []
+  for (let i = 0; i < count; i++) {
+    if (i % 100 === 99) await new Promise((resolve) => setImmediate(resolve))
     const account = accounts[i % accounts.length]!
     const parameters = {
       signWith: account.from,
@@ -92,8 +99,9 @@ function prepare(accounts: Account[], count: number): Prepared[] {
     const timestampMs = String(Date.now())
     // The body as the harness writes it (its fields in its order), so the stamp signs what is sent.
     const body = JSON.stringify({ type, timestampMs, organizationId: account.organizationId, parameters })
-    return { account, parameters, timestampMs, stamp: account.as.stamp(body) }
-  })
+    prepared.push({ account, parameters, timestampMs, stamp: account.as.stamp(body) })
+  }
+  return prepared
 }
 
 /** Sends `requests`, `CONCURRENCY` at once; every one must sign. */
@@ -151,6 +159,8 @@ async function measured(session: Session, h: Harness, requests: Prepared[], data
     `  run: lock groups ${delta('commits')} signings; reads ahead ${delta('lookups')}; inserts ${delta('inserts')}; rolled back ${rollbacks() - rolledBack}`,
   )
   const byFunction = new Map<string, number>()
+  /** cpu: each function's own time a signing (the top of the stack's sample). */
+  const selfOf = new Map<string, number>()
   let total = 0
   const nameOf = ({ functionName, url, lineNumber }: Node['callFrame']) =>
     `${functionName || '(anonymous)'} ${url.split('/').slice(-1)[0]}:${lineNumber + 1}`
@@ -188,7 +198,9 @@ async function measured(session: Session, h: Harness, requests: Prepared[], data
         seen.add(name)
         byFunction.set(name, (byFunction.get(name) ?? 0) + micros / requests.length)
       }
-      if (!nameOf(byId.get(id)!.callFrame).startsWith('(idle)')) total += micros
+      const top = nameOf(byId.get(id)!.callFrame)
+      selfOf.set(top, (selfOf.get(top) ?? 0) + micros / requests.length)
+      if (!top.startsWith('(idle)')) total += micros
     })
   }
   const per = (key: 'service' | 'main' | 'postgres') => (after[key] - before[key]) / requests.length
@@ -196,6 +208,7 @@ async function measured(session: Session, h: Harness, requests: Prepared[], data
     profiled: total / requests.length,
     switches,
     byFunction,
+    selfOf,
     cpu: { service: per('service'), main: per('main'), postgres: per('postgres') },
   }
 }
@@ -212,15 +225,15 @@ try {
     free.push(await account(h, false))
   }
   // Warm-up: the code paths compiled, the usage rows as long as a busy limit's.
-  await sign(h, prepare(free, REQUESTS))
-  await sign(h, prepare(limited, REQUESTS))
+  await sign(h, await prepare(free, REQUESTS))
+  await sign(h, await prepare(limited, REQUESTS))
   const session = new Session()
   session.connect()
   const runs: Record<'off' | 'on', Awaited<ReturnType<typeof measured>>[]> = { off: [], on: [] }
   for (let round = 0; round < ROUNDS; round++)
     for (const side of ['off', 'on', 'on', 'off'] as const)
       runs[side].push(
-        await measured(session, h, prepare(side === 'on' ? limited : free, REQUESTS), cluster.dataDir),
+        await measured(session, h, await prepare(side === 'on' ? limited : free, REQUESTS), cluster.dataDir),
       )
   session.disconnect()
   const cpu = (side: 'off' | 'on', key: 'service' | 'main' | 'postgres') =>
@@ -283,5 +296,20 @@ function printProfiles(runs: Record<'off' | 'on', Awaited<ReturnType<typeof meas
   for (const row of rows.slice(-Math.ceil(Number(flags.top) / 2)).reverse())
     console.log(
       `    ${(row.on - row.off).toFixed(0).padStart(7)}  ${row.on.toFixed(0).padStart(6)} / ${row.off.toFixed(0).padStart(6)}  ${row.name}`,
+    )
+  if (heap) return
+  // The same by each function's own time (what it runs itself, not what it calls).
+  const selfNames = new Set(
+    Object.values(runs).flatMap((side) => side.flatMap((run) => [...run.selfOf.keys()])),
+  )
+  const selfIn = (side: 'off' | 'on', name: string) =>
+    median(runs[side].map((run) => run.selfOf.get(name) ?? 0))
+  const selfRows = [...selfNames]
+    .map((name) => ({ name, on: selfIn('on', name), off: selfIn('off', name) }))
+    .sort((a, b) => b.on - b.off - (a.on - a.off))
+  console.log('  by their own time (self, µs a signing: limited / none):')
+  for (const row of selfRows.slice(0, Number(flags.top)))
+    console.log(
+      `    +${(row.on - row.off).toFixed(0).padStart(6)}  ${row.on.toFixed(0).padStart(6)} / ${row.off.toFixed(0).padStart(6)}  ${row.name}`,
     )
 }
