@@ -1,7 +1,11 @@
 import { Hono } from 'hono'
 import { describe, expect, it } from 'vitest'
+import { NotFoundError } from '../kernel/base/errors.ts'
+import type { ServiceLogger } from '../kernel/base/ServiceLogger.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { ObservedEnv } from '../kernel/requestEnv.ts'
+import { unavailable } from '../kernel/store/Store.ts'
+import { errorResponse } from '../pipeline/errorResponse.ts'
 import { observeRequests, REQUEST_ID_HEADER } from './observeRequests.ts'
 
 /** What the middleware reads of a runtime: ids, the drain, the events it emits. */
@@ -62,5 +66,46 @@ describe('observeRequests', () => {
     expect((await app.request('/raw')).headers.get('connection')).toBe('close')
     runtime.lifecycle.draining = false
     expect((await app.request('/before')).headers.get('connection')).toBeNull()
+  })
+
+  it('logs why the database answered 503 (its code and message) in the request line, and tells the client only to try again', async () => {
+    const { asRuntime } = fakeRuntime()
+    const lines: [string, Record<string, unknown>][] = []
+    const logger = Object.fromEntries(
+      (['debug', 'info', 'warn', 'error'] as const).map((level) => [
+        level,
+        (fields: Record<string, unknown>) => lines.push([level, fields]),
+      ]),
+    ) as unknown as ServiceLogger
+    const app = new Hono<ObservedEnv>()
+    app.use('*', observeRequests(asRuntime, logger))
+    app.onError(errorResponse)
+    const shutdown = Object.assign(new Error('terminating connection due to administrator command'), {
+      code: '57P01',
+    })
+    app.get('/down', () => {
+      throw unavailable(shutdown)
+    })
+    app.get('/refused', () => {
+      throw new NotFoundError({ code: 'ROUTE_NOT_FOUND', message: 'no such thing' })
+    })
+    const answer = await app.request('/down')
+    expect(answer.status).toBe(503)
+    const body = await answer.json()
+    expect(body.details).toEqual({ errorCode: 'STORAGE_UNAVAILABLE', retryAfterSeconds: 1 })
+    expect(JSON.stringify(body)).not.toContain('57P01')
+    expect(lines).toEqual([
+      [
+        'error',
+        expect.objectContaining({
+          status: 503,
+          errorCode: 'STORAGE_UNAVAILABLE',
+          cause: '57P01 terminating connection due to administrator command',
+        }),
+      ],
+    ])
+    // Only a 503 has a cause.
+    expect((await app.request('/refused')).status).toBe(404)
+    expect(lines[1]![1]).not.toHaveProperty('cause')
   })
 })

@@ -4,6 +4,7 @@ import type { HttpMethod, RouteFamily } from '../kernel/base/events.ts'
 import type { ServiceLogger } from '../kernel/base/ServiceLogger.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { ObservedEnv } from '../kernel/requestEnv.ts'
+import { unavailableCause } from '../kernel/store/Store.ts'
 
 /** The header a request id comes in and goes back out in. */
 export const REQUEST_ID_HEADER = 'X-Request-Id'
@@ -64,6 +65,7 @@ export function observeRequests(
     if (logger.isLevelEnabled && !logger.isLevelEnabled(level)) return
     const activity = c.get('activity')
     const error = c.error instanceof ApiError ? c.error : undefined
+    const cause = status === 503 ? unavailableCause(c.error) : undefined
     logger[level](
       {
         requestId,
@@ -74,6 +76,9 @@ export function observeRequests(
         status,
         durationMs: Math.round(seconds * 1e4) / 10,
         ...(error ? { errorCode: error.errorCode } : {}),
+        // A 503 from the database says why (its code and message), so an outage, a wedged
+        // statement and a pool too small for the load can be told apart.
+        ...(cause ? { cause } : {}),
         // A refused activity (a policy denial) is recorded: its id names it in the log.
         ...(typeof error?.extra.activityId === 'string' ? { activityId: error.extra.activityId } : {}),
         ...(activity ?? {}),

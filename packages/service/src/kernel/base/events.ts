@@ -73,8 +73,12 @@ export interface ServiceEventMap {
   'signin.sessions_revoked': { reason: 'logout' | 'deleted' | 'invalidate_existing'; count: number }
   /** A transaction is rerun: a serialization conflict or a concurrent insert of the same key. */
   'store.retry': { reason: 'conflict' | 'unique' }
-  /** The database could not take a request (answered 503 STORAGE_UNAVAILABLE). */
-  'store.unavailable': Record<string, never>
+  /**
+   * The database could not take a request (answered 503 STORAGE_UNAVAILABLE): `cause` is the
+   * database's code and message (a lost connection, a statement past its timeout, a shutdown),
+   * or the conflicts that outlasted the reruns; never a row's data.
+   */
+  'store.unavailable': { cause: string }
   /** A crypto job (signing, a new wallet) started on `runtime.crypto`. */
   'crypto.started': { kind: string }
   /** A crypto job ended. */

@@ -3,6 +3,7 @@ import { Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sql } from 'kysely'
+import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../../scripts/postgres.mjs'
 import { openDataDir, openPostgres } from './durableStores.ts'
@@ -1074,6 +1075,37 @@ describe('PostgreSQL connections', () => {
     // Over the whole file: pg warns once a process, and the contract's lock groups ran first.
     expect(warnings.filter((message) => message.includes('already executing a query'))).toEqual([])
     await store.close()
+  })
+
+  it('a statement the database leaves unanswered past the query timeout is a 503, its connection dropped and the store back once the database answers', async () => {
+    const name = `contract_${++database}`
+    cluster!.psql(`create database ${name}`)
+    const url = cluster!.url.replace(/\/[^/]*$/, `/${name}`)
+    const store = await openPostgres(url, { max: 4, queryTimeoutMs: 300 })
+    const events: [string, unknown][] = []
+    store.observe({ emit: (name, data) => events.push([name, data]) })
+    await store.transaction((tx) => tx.put('pluginRows', row('kept')))
+    // Another session holds the table: every statement on it waits, as on a wedged server.
+    const holder = new pg.Client({ connectionString: url })
+    await holder.connect()
+    try {
+      await holder.query('begin')
+      await holder.query('lock table "pluginRows" in access exclusive mode')
+      const unavailable = { errorCode: 'STORAGE_UNAVAILABLE', status: 503 }
+      // A read on its own, a read ahead, and a transaction: each a 503, not a 500 or a hang.
+      await expect(store.get('pluginRows', 'kept')).rejects.toMatchObject(unavailable)
+      await expect(store.prefetch([{ table: 'pluginRows', id: 'kept' }])).rejects.toMatchObject(unavailable)
+      await expect(store.transaction((tx) => tx.put('pluginRows', row('waited')))).rejects.toMatchObject(
+        unavailable,
+      )
+      // The operator's log says why; the client is told only to try again.
+      expect(events).toEqual([['store.unavailable', { cause: 'Query read timeout' }]])
+      await holder.query('rollback')
+      expect((await store.get('pluginRows', 'kept'))?.id).toBe('kept')
+    } finally {
+      await holder.end()
+      await store.close()
+    }
   })
 
   it('send what a lock group queues at once in one write to the socket: its lock, begin and read ahead; its write, commit and unlock', async () => {

@@ -5,7 +5,7 @@ import type { StageTimings } from '../StageTimings.ts'
 import type { BucketCharge, BucketState, StoreBackend } from './backends/StoreBackend.ts'
 import { Coalescer } from './Coalescer.ts'
 import type { Database } from './Database.ts'
-import { classify, unavailable } from './databaseErrors.ts'
+import { classify, describeCause, unavailable, unavailableCause } from './databaseErrors.ts'
 import { GroupCommit, type GroupWork } from './GroupCommit.ts'
 import { rememberKysely } from './kyselyOf.ts'
 import type { LogSync } from './LogSync.ts'
@@ -20,7 +20,7 @@ import { replaceRows, SharedAhead, Transaction } from './Transaction.ts'
 // The store's surface, as the rest of the service imports it.
 export type { BucketCharge, BucketState } from './backends/StoreBackend.ts'
 export type { Database } from './Database.ts'
-export { isDatabaseError, unavailable } from './databaseErrors.ts'
+export { isDatabaseError, unavailable, unavailableCause } from './databaseErrors.ts'
 export type { Prefetched } from './Prefetched.ts'
 export { anyRows, type Lookup, type Reads } from './Reads.ts'
 export { NotInSnapshot, Transaction } from './Transaction.ts'
@@ -580,7 +580,12 @@ export class Store implements Reads {
           continue
         }
         if (kind === 'retry' || kind === 'unavailable' || isUnavailable(error))
-          this.events.emit('store.unavailable', {})
+          this.events.emit('store.unavailable', {
+            cause:
+              kind === 'retry'
+                ? `conflicts past ${attempt} runs: ${describeCause(error)}`
+                : (unavailableCause(error) ?? describeCause(error)),
+          })
         if (kind === 'retry') throw unavailable(error)
         if (kind === 'unique')
           throw new ConflictError({ message: 'a concurrent request created the same record' })

@@ -22,13 +22,51 @@ export function classify(backend: StoreBackend, error: unknown): ErrorKind {
 export const isDatabaseError = (error: unknown): boolean =>
   typeof error === 'object' && error !== null && databaseErrors.has(error)
 
-/** The answer to a request the database could not take (503), whatever the cause. */
-export const unavailable = (_cause: unknown) =>
-  new UnavailableError({
+/** The cause of each 503 `unavailable` made, for the operator's log (`unavailableCause`). */
+const causes = new WeakMap<object, string>()
+
+/**
+ * What made the database unavailable, in words an operator can act on and a log may hold: the
+ * error's code (PostgreSQL's SQLSTATE, a socket's errno) and the driver's or server's message,
+ * one line, at most 160 characters. Only errors of the database itself come here (a lost or
+ * refused connection, a statement past its timeout, a shutdown, conflicts past the reruns, a
+ * failed log sync), whose messages name no row's data.
+ */
+export function describeCause(error: unknown): string {
+  if (typeof error !== 'object' || error === null) return String(error).slice(0, 160)
+  const { code, message } = error as { code?: unknown; message?: unknown }
+  const text = [typeof code === 'string' ? code : '', typeof message === 'string' ? message : '']
+    .filter(Boolean)
+    .join(' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+  return (text || (error as Error).name || 'unknown').slice(0, 160)
+}
+
+/**
+ * The answer to a request the database could not take (503), whatever the cause, which it keeps
+ * for the log (`unavailableCause`) and never sends. It does not say nothing was written: a
+ * connection lost with the commit on its way may have committed. A client that sends the same
+ * activity again is answered the first one's outcome, so trying again is safe.
+ */
+export function unavailable(cause: unknown): UnavailableError {
+  const error = new UnavailableError({
     code: 'STORAGE_UNAVAILABLE',
-    message: 'the database cannot take this request right now (nothing was changed); try again shortly',
+    message: 'the database cannot take this request right now; try again shortly',
     extra: { retryAfterSeconds: 1 },
   })
+  causes.set(error, describeCause(cause))
+  return error
+}
+
+/**
+ * Why a request was answered 503 `STORAGE_UNAVAILABLE` (`describeCause`), for its log line: the
+ * error it was answered with, or the database's own error it was made from; undefined otherwise.
+ */
+export function unavailableCause(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined
+  return causes.get(error) ?? (isDatabaseError(error) ? describeCause(error) : undefined)
+}
 
 /**
  * A stored row whose JSON document does not parse: the database is damaged, not the request. It is

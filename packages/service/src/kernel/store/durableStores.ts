@@ -321,15 +321,22 @@ function checkIntegrity(database: ReturnType<typeof wasmSqlite>, path: string): 
  */
 export async function openPostgres(
   url: string,
-  options: { max?: number } & MigrateOptions = {},
+  options: {
+    max?: number
+    /**
+     * How long a statement may go unanswered before the request fails with 503
+     * `STORAGE_UNAVAILABLE` and its connection is dropped (pg's `query_timeout`). @default 15000
+     */
+    queryTimeoutMs?: number
+  } & MigrateOptions = {},
 ): Promise<Store> {
   const pool = new pg.Pool({
     connectionString: url,
     max: options.max ?? 10,
     connectionTimeoutMillis: 3_000,
     idleTimeoutMillis: 30_000,
-    // A statement stuck on a dead server fails instead of holding the request forever.
-    query_timeout: 15_000,
+    // A statement stuck on a dead or wedged server fails instead of holding the request forever.
+    query_timeout: options.queryTimeoutMs ?? 15_000,
     // A statement sent while others are on their way on the connection goes at once, not when
     // they are answered (pg's pipelining; the database still runs them in order, and one that
     // fails fails alone, or aborts its transaction as it would anyway). A lock group sends its
