@@ -1108,6 +1108,51 @@ describe('PostgreSQL connections', () => {
     }
   })
 
+  it('a lock group that gives up waiting for a lock another session holds leaves no backend waiting behind it, so a stuck holder cannot use up the database connections', async () => {
+    const name = `contract_${++database}`
+    cluster!.psql(`create database ${name}`)
+    const url = cluster!.url.replace(/\/[^/]*$/, `/${name}`)
+    const store = await openPostgres(url, { max: 4, queryTimeoutMs: 300 })
+    await store.transaction((tx) => tx.put('pluginRows', row('kept')))
+    // A session that took an organization's spend lock and stopped (a frozen process on a live connection).
+    const holder = new pg.Client({ connectionString: url })
+    await holder.connect()
+    const waiting = async () =>
+      Number(
+        (
+          await holder.query(
+            `select count(*) as n from pg_stat_activity where datname = $1 and wait_event_type = 'Lock' and pid <> pg_backend_pid()`,
+            [name],
+          )
+        ).rows[0].n,
+      )
+    try {
+      await holder.query(`select pg_advisory_lock(hashtext('spend:frozen'))`)
+      const attempts = Array.from({ length: 3 }, (_, i) =>
+        store.transaction((tx) => tx.put('pluginRows', row(`w${i}`)), {
+          isolation: 'snapshot',
+          locks: ['spend:frozen'],
+          readAhead: [{ table: 'pluginRows', id: `w${i}` }],
+        }),
+      )
+      for (const attempt of attempts)
+        await expect(attempt).rejects.toMatchObject({ errorCode: 'STORAGE_UNAVAILABLE', status: 503 })
+      // The connections it dropped: their backends notice within a second and end, rather than
+      // wait for the lock (and hold a connection slot) until the holder lets go.
+      const deadline = Date.now() + 5_000
+      while ((await waiting()) > 0 && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      expect(await waiting()).toBe(0)
+      await holder.query(`select pg_advisory_unlock(hashtext('spend:frozen'))`)
+      // Nothing they would have written was written once the lock was free.
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      expect(await store.count('pluginRows', 'kind', 'test')).toBe(1)
+    } finally {
+      await holder.end()
+      await store.close()
+    }
+  })
+
   it('send what a lock group queues at once in one write to the socket: its lock, begin and read ahead; its write, commit and unlock', async () => {
     const store = await backends[2]![1]()
     const transaction = (id: string) =>

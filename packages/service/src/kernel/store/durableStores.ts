@@ -356,6 +356,13 @@ export async function openPostgres(
     // Sent before anything else on the connection; a server older than 12 (no such setting)
     // refuses it and plans as before.
     client.query('set plan_cache_mode = force_generic_plan').catch(() => undefined)
+    // A connection the pool dropped (a statement past `query_timeout`) leaves its backend running
+    // what it was sent: one waiting for a lock another session holds (a spend lock held by a
+    // frozen instance) would wait, holding a connection slot, until the holder lets go, and each
+    // request after it would leave another, until the database refuses every connection. With
+    // this the backend polls its socket each second while it runs a statement, notices the
+    // client has gone and ends. PostgreSQL 14 and later; an older server refuses it.
+    client.query('set client_connection_check_interval = 1000').catch(() => undefined)
   })
   const db = new Kysely<Database>({ dialect: preparedPostgresDialect(pool) })
   try {
