@@ -1153,6 +1153,26 @@ describe('PostgreSQL connections', () => {
     }
   })
 
+  it('ask the server to probe each connection after 10 s of silence, so the session of a host that died (and any spend lock it held) ends within about 25 s', async () => {
+    const store = await backends[2]![1]()
+    try {
+      // A loopback cluster cannot lose a host; what is checked is that every connection asked.
+      const settings = await Promise.all(
+        Array.from({ length: 6 }, () =>
+          sql<{ idle: string; interval: string; count: string; check: string }>`
+            select current_setting('tcp_keepalives_idle') as idle,
+              current_setting('tcp_keepalives_interval') as interval,
+              current_setting('tcp_keepalives_count') as count,
+              current_setting('client_connection_check_interval') as check`.execute(kyselyOf(store)),
+        ),
+      )
+      for (const { rows } of settings)
+        expect(rows[0]).toEqual({ idle: '10', interval: '5', count: '3', check: '1s' })
+    } finally {
+      await store.close()
+    }
+  })
+
   it('send what a lock group queues at once in one write to the socket: its lock, begin and read ahead; its write, commit and unlock', async () => {
     const store = await backends[2]![1]()
     const transaction = (id: string) =>
