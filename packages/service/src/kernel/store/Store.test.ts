@@ -1058,6 +1058,21 @@ describe('PostgreSQL connections', () => {
     cluster ??= await startPostgres()
   }, 300_000)
 
+  /**
+   * A store on a fresh database that gives up on a statement after 300 ms, holding one row
+   * (`kept`), and another session on the same database, connected.
+   */
+  async function impatientStore() {
+    const name = `contract_${++database}`
+    cluster!.psql(`create database ${name}`)
+    const url = cluster!.url.replace(/\/[^/]*$/, `/${name}`)
+    const store = await openPostgres(url, { max: 4, queryTimeoutMs: 300 })
+    await store.transaction((tx) => tx.put('pluginRows', row('kept')))
+    const holder = new pg.Client({ connectionString: url })
+    await holder.connect()
+    return { store, holder, name }
+  }
+
   it('send the statements queued on them at once (pipelined): pg never warns of a query queued behind another, which pg@9 refuses', async () => {
     const store = await backends[2]![1]()
     // A lock group queues its lock, begin and read ahead on its connection at once, and its write,
@@ -1078,16 +1093,10 @@ describe('PostgreSQL connections', () => {
   })
 
   it('a statement the database leaves unanswered past the query timeout is a 503, its connection dropped and the store back once the database answers', async () => {
-    const name = `contract_${++database}`
-    cluster!.psql(`create database ${name}`)
-    const url = cluster!.url.replace(/\/[^/]*$/, `/${name}`)
-    const store = await openPostgres(url, { max: 4, queryTimeoutMs: 300 })
+    const { store, holder } = await impatientStore()
     const events: [string, unknown][] = []
     store.observe({ emit: (name, data) => events.push([name, data]) })
-    await store.transaction((tx) => tx.put('pluginRows', row('kept')))
     // Another session holds the table: every statement on it waits, as on a wedged server.
-    const holder = new pg.Client({ connectionString: url })
-    await holder.connect()
     try {
       await holder.query('begin')
       await holder.query('lock table "pluginRows" in access exclusive mode')
@@ -1109,14 +1118,8 @@ describe('PostgreSQL connections', () => {
   })
 
   it('a lock group that gives up waiting for a lock another session holds leaves no backend waiting behind it, so a stuck holder cannot use up the database connections', async () => {
-    const name = `contract_${++database}`
-    cluster!.psql(`create database ${name}`)
-    const url = cluster!.url.replace(/\/[^/]*$/, `/${name}`)
-    const store = await openPostgres(url, { max: 4, queryTimeoutMs: 300 })
-    await store.transaction((tx) => tx.put('pluginRows', row('kept')))
+    const { store, holder, name } = await impatientStore()
     // A session that took an organization's spend lock and stopped (a frozen process on a live connection).
-    const holder = new pg.Client({ connectionString: url })
-    await holder.connect()
     const waiting = async () =>
       Number(
         (
