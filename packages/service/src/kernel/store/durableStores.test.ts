@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import {
+  chmodSync,
   closeSync,
   mkdtempSync,
   openSync,
@@ -104,6 +105,25 @@ describe('loadMasterKeyFile', () => {
     expect(readFileSync(outside, 'utf8')).toBe('')
     expect((statSync(join(dir, 'master.key')).mode & 0o777).toString(8)).toBe('600')
     expect(readdirSync(dir).sort()).toEqual(['master.key', 'master.key.tmp'])
+  })
+
+  it("reads a key file the operator keeps without changing its mode or its folder's (a secret mount, /etc, /dev)", () => {
+    const dir = tempDir()
+    chmodSync(dir, 0o755)
+    const path = join(dir, 'master.key')
+    writeFileSync(path, `${'ab'.repeat(32)}\n`)
+    // Set after writing: the process's umask (which another test may have narrowed) does not apply.
+    chmodSync(path, 0o640)
+    expect(Buffer.from(loadMasterKeyFile(path, undefined)).toString('hex')).toBe('ab'.repeat(32))
+    expect((statSync(dir).mode & 0o777).toString(8)).toBe('755')
+    expect((statSync(path).mode & 0o777).toString(8)).toBe('640')
+    // Not a key: refused, and left as it was.
+    const empty = join(dir, 'empty')
+    writeFileSync(empty, '')
+    chmodSync(empty, 0o644)
+    expect(() => loadMasterKeyFile(empty, undefined)).toThrow(/is not a 64-hex-character key/)
+    expect((statSync(empty).mode & 0o777).toString(8)).toBe('644')
+    expect((statSync(dir).mode & 0o777).toString(8)).toBe('755')
   })
 
   it('four processes creating one new key file at once all read the same key, and leave no temporary file', async () => {

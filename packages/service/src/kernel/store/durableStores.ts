@@ -400,12 +400,16 @@ export function loadMasterKey(
   dir: string,
   env: string | undefined = process.env.LATCHKEY_MASTER_KEY,
 ): Uint8Array {
+  // The service's own folder: it and the key are the owner's only.
+  if (env === undefined) privateDir(dir, [join(dir, 'master.key')])
   return loadMasterKeyFile(join(dir, 'master.key'), env)
 }
 
 /**
  * The master key from env `LATCHKEY_MASTER_KEY` (64 hex chars), else from `path` (created with
- * mode 0600 in a 0700 directory when missing). Every instance on one database needs the same key.
+ * mode 0600 when missing, in a new 0700 folder when its folder is missing too). A key file that
+ * exists is only read: neither its mode nor its folder's is changed (a secret mounted read-only,
+ * a key kept in /etc, and never `/dev/…`). Every instance on one database needs the same key.
  */
 export function loadMasterKeyFile(
   path: string,
@@ -417,10 +421,12 @@ export function loadMasterKeyFile(
     return Uint8Array.from(Buffer.from(env.trim(), 'hex'))
   }
   const dir = dirname(path)
-  privateDir(dir, [path])
-  // Created once, atomically: of several processes starting on one new file, all read the key
-  // the first one wrote.
-  if (!existsSync(path) && createFileDurably(path, randomBytes(32).toString('hex'))) fsyncDir(dir)
+  if (!existsSync(path)) {
+    mkdirSync(dir, { recursive: true, mode: DIR_MODE })
+    // Created once, atomically: of several processes starting on one new file, all read the key
+    // the first one wrote.
+    if (createFileDurably(path, randomBytes(32).toString('hex'))) fsyncDir(dir)
+  }
   const text = readFileSync(path, 'utf8').trim()
   if (!/^[0-9a-f]{64}$/i.test(text)) throw new Error(`${path} is not a 64-hex-character key`)
   return Uint8Array.from(Buffer.from(text, 'hex'))
