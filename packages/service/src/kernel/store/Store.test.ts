@@ -1176,6 +1176,43 @@ describe('PostgreSQL connections', () => {
     }
   })
 
+  it('a login the database refuses (the role may no longer log in) is a 503 naming why in the log, and the store is back once it may', async () => {
+    const name = `contract_${++database}`
+    cluster!.psql(`create role ${name} login`)
+    cluster!.psql(`create database ${name} owner ${name}`)
+    const url = cluster!.url.replace(/\/\/postgres@/, `//${name}@`).replace(/\/[^/]*$/, `/${name}`)
+    const store = await openPostgres(url, { max: 2 })
+    const events: [string, unknown][] = []
+    store.observe({ emit: (event, data) => events.push([event, data]) })
+    await store.transaction((tx) => tx.put('pluginRows', row('kept')))
+    try {
+      cluster!.psql(`alter role ${name} nologin`)
+      // Its open connections end (an operator would restart the database or wait for them).
+      cluster!.psql(`select pg_terminate_backend(pid) from pg_stat_activity where usename = '${name}'`)
+      const refused = async () => {
+        for (let attempt = 0; attempt < 5; attempt++) {
+          const error = await store.transaction((tx) => tx.get('pluginRows', 'kept')).catch((e) => e)
+          const cause = (events.at(-1)?.[1] as { cause?: string } | undefined)?.cause ?? ''
+          // The first attempts meet the ended connections (57P01); then the refused login.
+          if (cause.startsWith('28000')) return error
+        }
+        throw new Error(`no refused login: ${JSON.stringify(events)}`)
+      }
+      expect(await refused()).toMatchObject({ errorCode: 'STORAGE_UNAVAILABLE', status: 503 })
+      expect(events.at(-1)![1]).toEqual({
+        cause: expect.stringMatching(/^28000 role "contract_\d+" is not permitted to log in$/),
+      })
+      // Starting a service on it says why, to the operator who starts it.
+      await expect(openPostgres(url, { max: 1 })).rejects.toThrow(
+        /^the database cannot be reached: 28000 role "contract_\d+" is not permitted to log in$/,
+      )
+      cluster!.psql(`alter role ${name} login`)
+      expect((await store.get('pluginRows', 'kept'))?.id).toBe('kept')
+    } finally {
+      await store.close()
+    }
+  })
+
   it('send what a lock group queues at once in one write to the socket: its lock, begin and read ahead; its write, commit and unlock', async () => {
     const store = await backends[2]![1]()
     const transaction = (id: string) =>

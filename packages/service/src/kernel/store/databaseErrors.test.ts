@@ -20,6 +20,10 @@ describe('database errors', () => {
       [pgError('57P01', 'terminating connection'), 'other', 'unavailable'],
       [pgError('ECONNREFUSED', 'connect ECONNREFUSED'), 'other', 'unavailable'],
       [new Error('Connection terminated unexpectedly'), 'other', 'unavailable'],
+      [new Error('Query read timeout'), 'other', 'unavailable'],
+      [pgError('28P01', 'password authentication failed for user "latchkey"'), 'other', 'unavailable'],
+      [pgError('28000', 'role "latchkey" is not permitted to log in'), 'other', 'unavailable'],
+      [pgError('3D000', 'database "latchkey" does not exist'), 'other', 'unavailable'],
       [new Error('handler failed'), 'other', 'other'],
     ]
     for (const [error, sqlite, postgres] of cases) {

@@ -60,6 +60,19 @@ export function unavailable(cause: unknown): UnavailableError {
 }
 
 /**
+ * What opening a store says when the database cannot be reached (a refused connection or login,
+ * a database that does not exist): the operator starting the service reads it, so it says why.
+ */
+export function unreachable(cause: unknown): UnavailableError {
+  const error = new UnavailableError({
+    code: 'STORAGE_UNAVAILABLE',
+    message: `the database cannot be reached: ${describeCause(cause)}`,
+  })
+  causes.set(error, describeCause(cause))
+  return error
+}
+
+/**
  * Why a request was answered 503 `STORAGE_UNAVAILABLE` (`describeCause`), for its log line: the
  * error it was answered with, or the database's own error it was made from; undefined otherwise.
  */

@@ -1,7 +1,7 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely'
 import { ServiceError } from '../base/errors.ts'
 import type { StoreBackend } from './backends/StoreBackend.ts'
-import { classify, unavailable } from './databaseErrors.ts'
+import { classify, unreachable } from './databaseErrors.ts'
 
 /**
  * The schema's versions, applied in order at start by Kysely's migrator (which takes a lock, so
@@ -412,7 +412,7 @@ export async function migrateSchema(
   try {
     applied = await appliedMigrations(db)
   } catch (error) {
-    if (classify(backend, error) === 'unavailable') throw unavailable(error)
+    if (classify(backend, error) === 'unavailable') throw unreachable(error)
     throw error
   }
   const unknown = applied.filter((name) => !known.includes(name))
@@ -428,7 +428,7 @@ export async function migrateSchema(
     const kind = classify(backend, error)
     // Two instances creating the migration tables at once: the loser retries.
     if (attempt < 5 && (kind === 'retry' || kind === 'unique')) continue
-    if (kind === 'unavailable') throw unavailable(error)
+    if (kind === 'unavailable') throw unreachable(error)
     throw error
   }
 }

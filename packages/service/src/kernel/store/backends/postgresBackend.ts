@@ -28,8 +28,14 @@ export const postgresBackend: StoreBackend = {
     // 25P02: an earlier statement of this transaction failed (a conflict caught somewhere): rerun it.
     if (code === '40001' || code === '40P01' || code === '25P02') return 'retry'
     if (code === '23505') return 'unique'
-    // 08: connection, 53: insufficient resources, 57P: shutdown, 58: system error.
-    if (/^(08|53|57P|58)/.test(code) || CONNECTION_CODES.includes(code) || CONNECTION_LOST.test(message))
+    // 08: connection, 28: the login refused (a password changed, the role may no longer log in),
+    // 3D000: the database is gone, 53: insufficient resources, 57P: shutdown, 58: system error.
+    // None is the request's doing: the service cannot reach its data until the operator acts.
+    if (
+      /^(08|28|3D000|53|57P|58)/.test(code) ||
+      CONNECTION_CODES.includes(code) ||
+      CONNECTION_LOST.test(message)
+    )
       return 'unavailable'
     return 'other'
   },
