@@ -43,34 +43,30 @@ export function describeCause(error: unknown): string {
   return (text || (error as Error).name || 'unknown').slice(0, 160)
 }
 
-/**
- * The answer to a request the database could not take (503), whatever the cause, which it keeps
- * for the log (`unavailableCause`) and never sends. It does not say nothing was written: a
- * connection lost with the commit on its way may have committed. A client that sends the same
- * activity again is answered the first one's outcome, so trying again is safe.
- */
-export function unavailable(cause: unknown): UnavailableError {
-  const error = new UnavailableError({
-    code: 'STORAGE_UNAVAILABLE',
-    message: 'the database cannot take this request right now; try again shortly',
-    extra: { retryAfterSeconds: 1 },
-  })
-  causes.set(error, describeCause(cause))
+/** A 503 `STORAGE_UNAVAILABLE` that keeps `cause` for the log (`unavailableCause`), never sent. */
+function withCause(cause: unknown, message: (why: string) => string, extra = {}): UnavailableError {
+  const why = describeCause(cause)
+  const error = new UnavailableError({ code: 'STORAGE_UNAVAILABLE', message: message(why), extra })
+  causes.set(error, why)
   return error
 }
+
+/**
+ * The answer to a request the database could not take (503), whatever the cause. It does not say
+ * nothing was written: a connection lost with the commit on its way may have committed. A client
+ * that sends the same activity again is answered the first one's outcome, so trying again is safe.
+ */
+export const unavailable = (cause: unknown): UnavailableError =>
+  withCause(cause, () => 'the database cannot take this request right now; try again shortly', {
+    retryAfterSeconds: 1,
+  })
 
 /**
  * What opening a store says when the database cannot be reached (a refused connection or login,
  * a database that does not exist): the operator starting the service reads it, so it says why.
  */
-export function unreachable(cause: unknown): UnavailableError {
-  const error = new UnavailableError({
-    code: 'STORAGE_UNAVAILABLE',
-    message: `the database cannot be reached: ${describeCause(cause)}`,
-  })
-  causes.set(error, describeCause(cause))
-  return error
-}
+export const unreachable = (cause: unknown): UnavailableError =>
+  withCause(cause, (why) => `the database cannot be reached: ${why}`)
 
 /**
  * Why a request was answered 503 `STORAGE_UNAVAILABLE` (`describeCause`), for its log line: the
