@@ -6,7 +6,7 @@ import { sql } from 'kysely'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../../scripts/postgres.mjs'
-import { openDataDir, openPostgres } from './durableStores.ts'
+import { openDataDir, openPostgres, sessionSettings } from './durableStores.ts'
 import { kyselyOf } from './kyselyOf.ts'
 import { openMemoryStore } from './memory.ts'
 import type { PluginRow } from './model.ts'
@@ -1156,21 +1156,128 @@ describe('PostgreSQL connections', () => {
     }
   })
 
+  it("a process that stops in the middle of a transaction holding an organization's spend lock (frozen, its host alive) has its session ended, so the organization's signings on the other instances go on", async () => {
+    const { store: waiter, holder: observer, name } = await impatientStore()
+    const frozenStore = await openPostgres(cluster!.url.replace(/\/[^/]*$/, `/${name}`), {
+      max: 2,
+      stuckSessionMs: 500,
+    })
+    let thaw!: () => void
+    const thawed = new Promise<void>((resolve) => {
+      thaw = resolve
+    })
+    let holding!: () => void
+    const held = new Promise<void>((resolve) => {
+      holding = resolve
+    })
+    try {
+      // Its transaction took the lock, wrote, and waits on nothing the database can see.
+      const frozen = frozenStore.transaction(
+        async (tx) => {
+          await tx.put('pluginRows', row('frozen'))
+          holding()
+          await thawed
+        },
+        { isolation: 'snapshot', locks: ['spend:org'], readAhead: [{ table: 'pluginRows', id: 'frozen' }] },
+      )
+      await held
+      // Another instance's signing of the organization gets the lock once the server ends the
+      // stopped session (0.5 s here; 30 s by default). This store gives up on a statement after
+      // 300 ms, so it asks again until then: with the session left alive it never gets it.
+      const started = Date.now()
+      const waiting = async () => {
+        for (;;) {
+          try {
+            return await waiter.transaction((tx) => tx.put('pluginRows', row('after')), {
+              isolation: 'snapshot',
+              locks: ['spend:org'],
+              readAhead: [{ table: 'pluginRows', id: 'after' }],
+            })
+          } catch (error) {
+            // Its statement gave up at 300 ms (a 503; the client sends it again).
+            if (Date.now() - started > 10_000) throw error
+          }
+        }
+      }
+      await waiting()
+      expect(Date.now() - started).toBeLessThan(10_000)
+      // The stopped one's write never committed.
+      expect(await waiter.get('pluginRows', 'frozen')).toBeUndefined()
+      // Once it runs again, its session is gone and its transaction with it: a 503 (the client may
+      // send the activity again), nothing of it committed.
+      thaw()
+      await expect(frozen).rejects.toMatchObject({ errorCode: 'STORAGE_UNAVAILABLE', status: 503 })
+      const rows = (await waiter.findBy('pluginRows', 'kind', 'test')).map((found) => found.id).sort()
+      expect(rows).toEqual(['after', 'kept'])
+    } finally {
+      thaw()
+      await observer.end()
+      await frozenStore.close()
+      await waiter.close()
+    }
+  })
+
+  it('a session that stops between transactions while it holds a spend lock (a lock group between groups) is ended too', async () => {
+    const { store, holder } = await impatientStore()
+    // The holder's session asked what the store's connections ask, with a 500 ms bound.
+    const ended = new Promise<string>((resolve) =>
+      holder.on('error', (error) => resolve((error as { code?: string }).code ?? '')),
+    )
+    try {
+      await holder.query(sessionSettings(500))
+      await holder.query(`select pg_advisory_lock(hashtext('spend:between'))`)
+      const started = Date.now()
+      for (;;) {
+        try {
+          await store.transaction((tx) => tx.put('pluginRows', row('after')), {
+            isolation: 'snapshot',
+            locks: ['spend:between'],
+            readAhead: [{ table: 'pluginRows', id: 'after' }],
+          })
+          break
+        } catch (error) {
+          if (Date.now() - started > 10_000) throw error
+        }
+      }
+      expect(await ended).toBe('57P05')
+      expect((await store.get('pluginRows', 'after'))?.id).toBe('after')
+    } finally {
+      await holder.end().catch(() => undefined)
+      await store.close()
+    }
+  })
+
   it('ask the server to probe each connection after 10 s of silence, so the session of a host that died (and any spend lock it held) ends within about 25 s', async () => {
     const store = await backends[2]![1]()
     try {
       // A loopback cluster cannot lose a host; what is checked is that every connection asked.
       const settings = await Promise.all(
         Array.from({ length: 6 }, () =>
-          sql<{ idle: string; interval: string; count: string; check: string }>`
+          sql<{
+            idle: string
+            interval: string
+            count: string
+            check: string
+            inTransaction: string
+            idleSession: string
+          }>`
             select current_setting('tcp_keepalives_idle') as idle,
               current_setting('tcp_keepalives_interval') as interval,
               current_setting('tcp_keepalives_count') as count,
-              current_setting('client_connection_check_interval') as check`.execute(kyselyOf(store)),
+              current_setting('client_connection_check_interval') as check,
+              current_setting('idle_in_transaction_session_timeout') as "inTransaction",
+              current_setting('idle_session_timeout') as "idleSession"`.execute(kyselyOf(store)),
         ),
       )
       for (const { rows } of settings)
-        expect(rows[0]).toEqual({ idle: '10', interval: '5', count: '3', check: '1s' })
+        expect(rows[0]).toEqual({
+          idle: '10',
+          interval: '5',
+          count: '3',
+          check: '1s',
+          inTransaction: '30s',
+          idleSession: '30s',
+        })
     } finally {
       await store.close()
     }

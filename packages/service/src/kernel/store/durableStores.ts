@@ -314,6 +314,44 @@ function checkIntegrity(database: ReturnType<typeof wasmSqlite>, path: string): 
 }
 
 /**
+ * What the store asks of the server for each of its connections, so that no stuck or vanished
+ * client holds what another waits for: an organization's spend lock above all, which its every
+ * limited signing, on every instance, waits for.
+ *
+ * - A connection the pool dropped (a statement past `query_timeout`) leaves its backend running
+ *   what it was sent: one waiting for a lock another session holds would wait, holding a
+ *   connection slot, until the holder lets go, and each request after it would leave another,
+ *   until the database refuses every connection. `client_connection_check_interval` makes the
+ *   backend poll its socket each second while it runs a statement, notice the client has gone and
+ *   end.
+ * - A connection whose instance's host died (power lost, cut off: nothing closes its TCP
+ *   connection) ends within about 25 s rather than the operating system's 2 hours and more: the
+ *   server probes it after 10 s of silence, every 5 s, and gives up after 3 unanswered.
+ * - A connection whose process stopped while its host lives on (a frozen or suspended process,
+ *   a debugger's breakpoint, a container paused: the host still answers the probes) ends after
+ *   `stuckSessionMs` of silence, in a transaction (`idle_in_transaction_session_timeout`) or out
+ *   of one (`idle_session_timeout`, where a lock group keeps its locks between groups for at most
+ *   100 ms): its transaction rolls back and its locks are freed, so the organization's signings
+ *   on the other instances go on. Nothing it signed is lost: a signature is answered only once its
+ *   transaction committed. No transaction of the service waits on anything outside the database.
+ *
+ * One statement, sent before anything else on the connection. A setting the server does not
+ * know (`client_connection_check_interval` and `idle_session_timeout` are PostgreSQL 14's) fails
+ * it, and the connection runs without them; docs/storage.md asks for 14 or later.
+ */
+export function sessionSettings(stuckSessionMs: number): string {
+  const settings: [string, string][] = [
+    ['client_connection_check_interval', '1000'],
+    ['tcp_keepalives_idle', '10'],
+    ['tcp_keepalives_interval', '5'],
+    ['tcp_keepalives_count', '3'],
+    ['idle_in_transaction_session_timeout', String(stuckSessionMs)],
+    ['idle_session_timeout', String(stuckSessionMs)],
+  ]
+  return `select ${settings.map(([name, value]) => `set_config('${name}', '${value}', false)`).join(', ')}`
+}
+
+/**
  * The store on PostgreSQL: a connection pool (`max` connections) on `url`. Several service
  * processes may share one database; every transaction is SERIALIZABLE (see `Store.transaction`).
  * A database that is down answers requests with 503 `STORAGE_UNAVAILABLE`, and the pool
@@ -328,13 +366,21 @@ export async function openPostgres(
      * `STORAGE_UNAVAILABLE` and its connection is dropped (pg's `query_timeout`). @default 15000
      */
     queryTimeoutMs?: number
+    /**
+     * How long the server lets one of the store's connections sit silent, in a transaction or
+     * holding locks between them, before it ends the session and frees what it held
+     * (`sessionSettings`). @default 30000
+     */
+    stuckSessionMs?: number
   } & MigrateOptions = {},
 ): Promise<Store> {
+  const stuckSessionMs = options.stuckSessionMs ?? 30_000
   const pool = new pg.Pool({
     connectionString: url,
     max: options.max ?? 10,
     connectionTimeoutMillis: 3_000,
-    idleTimeoutMillis: 30_000,
+    // The pool ends an idle connection before the server would (`idle_session_timeout`).
+    idleTimeoutMillis: Math.max(1, Math.floor(stuckSessionMs / 2)),
     // A statement stuck on a dead or wedged server fails instead of holding the request forever.
     query_timeout: options.queryTimeoutMs ?? 15_000,
     // A statement sent while others are on their way on the connection goes at once, not when
@@ -356,23 +402,7 @@ export async function openPostgres(
     // Sent before anything else on the connection; a server older than 12 (no such setting)
     // refuses it and plans as before.
     client.query('set plan_cache_mode = force_generic_plan').catch(() => undefined)
-    // A connection the pool dropped (a statement past `query_timeout`) leaves its backend running
-    // what it was sent: one waiting for a lock another session holds (a spend lock held by a
-    // frozen instance) would wait, holding a connection slot, until the holder lets go, and each
-    // request after it would leave another, until the database refuses every connection. With
-    // this the backend polls its socket each second while it runs a statement, notices the
-    // client has gone and ends. PostgreSQL 14 and later; an older server refuses it.
-    client.query('set client_connection_check_interval = 1000').catch(() => undefined)
-    // And a connection whose instance's host died (power lost, cut off: nothing closes its TCP
-    // connection) ends within about 25 s rather than the operating system's 2 hours and more:
-    // the server probes it after 10 s of silence, every 5 s, and gives up after 3 unanswered.
-    // Until it ends, its session keeps any spend lock it held, and the organization's limited
-    // signings wait for it.
-    client
-      .query(
-        `select set_config('tcp_keepalives_idle', '10', false), set_config('tcp_keepalives_interval', '5', false), set_config('tcp_keepalives_count', '3', false)`,
-      )
-      .catch(() => undefined)
+    client.query(sessionSettings(stuckSessionMs)).catch(() => undefined)
   })
   const db = new Kysely<Database>({ dialect: preparedPostgresDialect(pool) })
   try {

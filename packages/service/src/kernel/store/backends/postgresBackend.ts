@@ -29,10 +29,13 @@ export const postgresBackend: StoreBackend = {
     if (code === '40001' || code === '40P01' || code === '25P02') return 'retry'
     if (code === '23505') return 'unique'
     // 08: connection, 28: the login refused (a password changed, the role may no longer log in),
-    // 3D000: the database is gone, 53: insufficient resources, 57P: shutdown, 58: system error.
-    // None is the request's doing: the service cannot reach its data until the operator acts.
+    // 3D000: the database is gone, 53: insufficient resources, 57P: shutdown (57P05: the session
+    // sat idle past `idle_session_timeout`), 58: system error, 25P03: the session sat idle in its
+    // transaction past `idle_in_transaction_session_timeout` (its process was stopped:
+    // `sessionSettings`). None is the request's doing: the service cannot reach its data until
+    // the operator acts.
     if (
-      /^(08|28|3D000|53|57P|58)/.test(code) ||
+      /^(08|28|3D000|53|57P|58|25P03)/.test(code) ||
       CONNECTION_CODES.includes(code) ||
       CONNECTION_LOST.test(message)
     )
