@@ -172,15 +172,21 @@ export async function agentTransfer(
     value: bigint
     chainId: number
     nonce: number
+    /**
+     * The most it pays per unit of gas, wei. A native allowance counts what the transfer can cost
+     * in fees as well as its value: 21,000 gas at this. @default 2 gwei
+     */
+    maxFeePerGas?: bigint
   },
 ): Promise<{ signedTransaction: string } | Refusal> {
+  const maxFeePerGas = options.maxFeePerGas ?? 2n * 10n ** 9n
   const unsignedTransaction = serializeTransaction({
     type: 'eip1559',
     chainId: options.chainId,
     nonce: options.nonce,
     gas: 21_000n,
-    maxFeePerGas: 2n * 10n ** 9n,
-    maxPriorityFeePerGas: 10n ** 9n,
+    maxFeePerGas,
+    maxPriorityFeePerGas: maxFeePerGas < 10n ** 9n ? maxFeePerGas : 10n ** 9n,
     to: options.to as `0x${string}`,
     value: options.value,
   })

@@ -32,8 +32,19 @@ export type SpendDescription =
       calls: SpendCall[]
       /** The transaction carries EIP-7702 authorizations (code for the account: spends it cannot count). */
       delegates?: boolean
+      /**
+       * The most the signer can pay the network for it, wei: its gas limit times the highest fee
+       * per gas it (or a replacement the service would sign) offers. 0 or absent: someone else
+       * pays (a sponsor).
+       */
+      fee?: bigint
     }
-  | { kind: 'solana'; tx: SolanaPolicyTransaction }
+  | {
+      kind: 'solana'
+      tx: SolanaPolicyTransaction
+      /** A sponsor pays its fee, whoever the given transaction names as fee payer. */
+      sponsored?: boolean
+    }
   /** A payload the service cannot read as a transaction (sign_raw_payload(s)). */
   | { kind: 'opaque'; what: string }
 
@@ -156,5 +167,6 @@ export function describeDecoded(decoded: PolicyTransaction): SpendDescription {
     caip2: tx.chain_id === '0' ? undefined : `eip155:${tx.chain_id}`,
     calls: [{ ...(tx.to ? { to: tx.to } : {}), value: BigInt(tx.value), data: tx.data }],
     delegates: tx.authorization_list.length > 0,
+    fee: BigInt(tx.gas) * BigInt(tx.max_fee_per_gas ?? tx.gas_price ?? '0'),
   }
 }

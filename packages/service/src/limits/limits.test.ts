@@ -33,14 +33,21 @@ const HOUR = 3_600_000
 const DAY = 24 * HOUR
 
 let nonce = 0
-/** An unsigned EIP-1559 transaction on `chainId` (default 1). */
-const tx = (to: string, value: bigint, options: { data?: Hex; chainId?: number } = {}) =>
+/**
+ * An unsigned EIP-1559 transaction on `chainId` (default 1), paying no fee unless `maxFeePerGas`
+ * says (a native limit counts its value and the most its 100,000 gas can cost).
+ */
+const tx = (
+  to: string,
+  value: bigint,
+  options: { data?: Hex; chainId?: number; maxFeePerGas?: bigint } = {},
+) =>
   serializeTransaction({
     type: 'eip1559',
     chainId: options.chainId ?? 1,
     nonce: nonce++,
-    maxFeePerGas: 2n * 10n ** 9n,
-    maxPriorityFeePerGas: 10n ** 9n,
+    maxFeePerGas: options.maxFeePerGas ?? 0n,
+    maxPriorityFeePerGas: options.maxFeePerGas ?? 0n,
     gas: 100_000n,
     to: to as Hex,
     value,
@@ -299,7 +306,8 @@ describe('spending limits', () => {
     await limit({
       scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address: sol },
       asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'solana:mainnet' },
-      amount: '1000',
+      // Each transaction the account pays for also costs it 5,000 lamports of fee.
+      amount: '11000',
     })
     const solTransfer = (amount: bigint, extra?: Instruction) =>
       solanaTransaction(sol, [
@@ -317,6 +325,55 @@ describe('spending limits', () => {
       data: new Uint8Array([1]),
     }
     expect(refusal(await sign(solTransfer(0n, other), undefined, sol))).toEqual({
+      status: 403,
+      errorCode: 'SPEND_UNDECODABLE',
+    })
+  })
+
+  it("counts what the signer can pay in fees: gas limit times fee cap, a Solana fee payer's signatures and priority fee; not the allow-list's business, and nothing when another account pays", async () => {
+    const { limit, sign, sol, list } = await setup()
+    // EVM: 100,000 gas at up to 10 wei each, and 5 wei of value, to an allowed address.
+    await limit({ amount: '1000005', allowedDestinations: [FRIEND] })
+    expect((await sign(tx(FRIEND, 5n, { maxFeePerGas: 10n }))).status).toBe(200)
+    expect(await list()).toEqual([expect.objectContaining({ used: '1000005', remaining: '0' })])
+    // Its fee alone, with no value at all, is refused once nothing is left.
+    const feeOnly = await sign(tx(FRIEND, 0n, { maxFeePerGas: 1n }))
+    expect(refusal(feeOnly)).toEqual({ status: 429, errorCode: 'SPENDING_LIMIT_EXCEEDED' })
+    expect(feeOnly.body.details).toMatchObject({ requested: '100000', remaining: '0' })
+    expect(feeOnly.body.message).toContain(
+      "this signature spends 100000 (of which up to 100000 is the network's fee)",
+    )
+
+    // Solana: 5,000 lamports a signature, and the priority fee its Compute Budget instructions offer.
+    const solId = await limit({
+      spendingLimitName: 'sol',
+      scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address: sol },
+      asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'solana:mainnet' },
+      amount: '100000',
+    })
+    const budget = (kind: number, value: bigint, bytes: number) => ({
+      programAddress: 'ComputeBudget111111111111111111111111111111' as Address,
+      data: new Uint8Array([
+        kind,
+        ...Array.from({ length: bytes }, (_, i) => Number((value >> BigInt(8 * i)) & 0xffn)),
+      ]),
+    })
+    const transfer = (amount: bigint) =>
+      getTransferSolInstruction({ source: createNoopSigner(sol), destination: DEAD_SOL, amount })
+    const usedOf = async () => (await list()).find((found) => found.spendingLimitId === solId)!.used
+    // 200,000 units at 10,000 micro-lamports: 2,000 lamports, with the 5,000 and the 1,000 sent.
+    const priced = solanaTransaction(sol, [budget(2, 200_000n, 4), budget(3, 10_000n, 8), transfer(1_000n)])
+    expect((await sign(priced, undefined, sol)).status).toBe(200)
+    expect(await usedOf()).toBe('8000')
+    // A price without a unit limit is counted at the most units a transaction may use (1.4 million).
+    expect((await sign(solanaTransaction(sol, [budget(3, 10_000n, 8)]), undefined, sol)).status).toBe(200)
+    expect(await usedOf()).toBe(String(8_000 + 5_000 + 14_000))
+    // Paid by another account, only what moves from the signer counts.
+    const paidByOther = solanaTransaction(DEAD_SOL, [transfer(1_000n)])
+    expect((await sign(paidByOther, undefined, sol)).status).toBe(200)
+    expect(await usedOf()).toBe(String(27_000 + 1_000))
+    // A Compute Budget instruction it cannot read is refused, not counted at nothing.
+    expect(refusal(await sign(solanaTransaction(sol, [budget(9, 1n, 4)]), undefined, sol))).toEqual({
       status: 403,
       errorCode: 'SPEND_UNDECODABLE',
     })

@@ -20,7 +20,7 @@ import {
 import { DEAD_ADDRESS as DEAD, unsignedTransfer } from '../testing/unsignedTransfer.ts'
 
 let nonce = 0
-const tx = (value: bigint) => unsignedTransfer({ to: DEAD, value, nonce: nonce++ })
+const tx = (value: bigint) => unsignedTransfer({ to: DEAD, value, nonce: nonce++, maxFeePerGas: 0n })
 
 async function setup(options: CreateServiceOptions = {}) {
   const h = await createHarness(options)

@@ -99,7 +99,13 @@ async function usagesOf(
   return new Map(usages.map((usage) => [usage.id, usage]))
 }
 
-function refusal(limit: SpendingLimitRow, state: ReturnType<typeof usageAt>, amount: bigint, now: number) {
+function refusal(
+  limit: SpendingLimitRow,
+  state: ReturnType<typeof usageAt>,
+  spend: { amount: bigint; fee: bigint },
+  now: number,
+) {
+  const { amount, fee } = spend
   const cap = BigInt(limit.amount)
   const remaining = cap > state.used ? cap - state.used : 0n
   const frees = freesAt(limit, state, amount)
@@ -111,6 +117,7 @@ function refusal(limit: SpendingLimitRow, state: ReturnType<typeof usageAt>, amo
     code: 'SPENDING_LIMIT_EXCEEDED',
     message:
       `spending limit ${limit.id} (${limit.name}) allows ${limit.amount} ${unit} per window: ${state.used} used, ${remaining} remaining, this signature spends ${amount}` +
+      (fee > 0n ? ` (of which up to ${fee} is the network's fee)` : '') +
       (frees === undefined
         ? '; it is more than the whole limit'
         : `; enough frees at ${new Date(frees).toISOString()}`),
@@ -165,13 +172,13 @@ export const spendGuard: SpendGuard = {
     const spend = request.describe()
     let usages: Map<string, SpendingLimitUsageRow> | undefined
     for (const limit of limits) {
-      const amount = spendOf(limit, spend, request.signer)
+      const { total: amount, fee } = spendOf(limit, spend, request.signer)
       if (amount === 0n) continue
       usages ??= await usagesOf(ctx.tx, ctx.organizationId)
       const usage = usages.get(limit.id)
       const state = usageAt(limit, usage, ctx.now)
       if (state.used + amount > BigInt(limit.amount))
-        throw refused(ctx, refusal(limit, state, amount, ctx.now))
+        throw refused(ctx, refusal(limit, state, { amount, fee }, ctx.now))
       const entry = {
         at: ctx.now,
         amount: amount.toString(),

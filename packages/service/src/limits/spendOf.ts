@@ -1,7 +1,8 @@
 // What one signature spends of one limit's asset, read from the transaction itself: wei of every
-// call, ERC-20 `transfer`, `transferFrom`, `approve` and `increaseAllowance` calldata, lamports of
-// System Program transfers, SPL Token `Transfer`, `TransferChecked`, `Approve` and `ApproveChecked`
-// instructions. What cannot be read under a limit is refused, never let through.
+// call and the most the signer can pay in fees, ERC-20 `transfer`, `transferFrom`, `approve` and
+// `increaseAllowance` calldata, lamports of System Program transfers and the fee payer's fee, SPL
+// Token `Transfer`, `TransferChecked`, `Approve` and `ApproveChecked` instructions. What cannot be
+// read under a limit is refused, never let through.
 import { ed25519 } from '@noble/curves/ed25519.js'
 import { bytesToNumberLE } from '@noble/curves/utils.js'
 import { sha256 } from '@noble/hashes/sha2.js'
@@ -21,9 +22,13 @@ const ERC20 = {
 } as const
 
 const SYSTEM_PROGRAM = '11111111111111111111111111111111'
-/** Programs that move no lamports of the signer: compute budget, memo (v1 and v2). */
+const COMPUTE_BUDGET = 'ComputeBudget111111111111111111111111111111'
+/**
+ * Programs that move no lamports of the signer by themselves: compute budget (the priority fee it
+ * sets is counted with the fee, `solanaFee`), memo (v1 and v2).
+ */
 const HARMLESS_PROGRAMS = new Set([
-  'ComputeBudget111111111111111111111111111111',
+  COMPUTE_BUDGET,
   'MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr',
   'Memo1UhkJRfHyvLMcVucJwxXeuD3j5oJwL4pdG5JNo',
 ])
@@ -35,6 +40,8 @@ export const normalAddress = (address: string) => (/^0x/i.test(address) ? addres
 interface Outflow {
   amount: bigint
   destination: string | undefined
+  /** The network's fee: it goes to no address, so a limit's allow-list does not apply to it. */
+  fee?: true
 }
 
 const undecodable = (limit: SpendingLimitRow, reason: string) =>
@@ -73,9 +80,13 @@ function evmOutflows(limit: SpendingLimitRow, spend: Extract<SpendDescription, {
   if (spend.delegates)
     throw undecodable(limit, 'the transaction carries an EIP-7702 authorization (code for the account)')
   if (limit.asset.type === 'SPENDING_LIMIT_ASSET_NATIVE')
-    return spend.calls
-      .filter((call) => call.value > 0n)
-      .map((call) => ({ amount: call.value, destination: call.to && normalAddress(call.to) }))
+    return [
+      ...spend.calls
+        .filter((call) => call.value > 0n)
+        .map((call) => ({ amount: call.value, destination: call.to && normalAddress(call.to) })),
+      // What the signer pays for gas is the chain's native unit leaving the account too.
+      ...(spend.fee ? [{ amount: spend.fee, destination: undefined, fee: true as const }] : []),
+    ]
   if (limit.asset.type !== 'SPENDING_LIMIT_ASSET_ERC20') return []
   const token = normalAddress(limit.asset.contract)
   return spend.calls.flatMap((call) =>
@@ -105,9 +116,48 @@ function solanaOutflows(
         `instruction ${index} calls ${instruction.program_key === SYSTEM_PROGRAM ? 'a System Program instruction other than transfer' : `the program ${instruction.program_key}`}`,
       )
   }
-  return tx.transfers
+  const outflows: Outflow[] = tx.transfers
     .filter((transfer) => transfer.from === signer)
     .map((transfer) => ({ amount: BigInt(transfer.amount), destination: transfer.to }))
+  // The fee payer (the first account) pays the fee: the signer, unless a sponsor pays it.
+  if (!spend.sponsored && tx.account_keys[0] === signer)
+    outflows.push({ amount: solanaFee(limit, tx), destination: undefined, fee: true })
+  return outflows
+}
+
+/** Lamports each signature of a transaction costs its fee payer. */
+const LAMPORTS_PER_SIGNATURE = 5_000n
+/** The most compute units a transaction may ask for (and what one that asks for none is counted at). */
+const MAX_COMPUTE_UNITS = 1_400_000n
+
+/**
+ * The most a Solana transaction costs its fee payer, lamports: 5,000 for each signature, and the
+ * priority fee its Compute Budget instructions offer (micro-lamports per compute unit times the
+ * units it asks for, rounded up; without `SetComputeUnitLimit`, the most a transaction may use).
+ * An instruction of the Compute Budget program other than those that set the heap, the compute
+ * units, their price or the loaded data size is refused: it could add a fee this cannot read.
+ */
+function solanaFee(limit: SpendingLimitRow, tx: SolanaPolicyTransaction): bigint {
+  let units: bigint | undefined
+  let microLamports = 0n
+  for (const [index, instruction] of tx.instructions.entries()) {
+    if (instruction.program_key !== COMPUTE_BUDGET) continue
+    const data = /^(?:[0-9a-f]{2})*$/i.test(instruction.data)
+      ? hexToBytes(instruction.data)
+      : new Uint8Array()
+    const kind = data[0]
+    if (kind === 2 && data.length === 5) {
+      const asked = bytesToNumberLE(data.subarray(1, 5))
+      units = asked > MAX_COMPUTE_UNITS ? MAX_COMPUTE_UNITS : asked
+    } else if (kind === 3 && data.length === 9) microLamports = bytesToNumberLE(data.subarray(1, 9))
+    else if (!((kind === 1 || kind === 4) && data.length === 5))
+      throw undecodable(
+        limit,
+        `instruction ${index} is a Compute Budget instruction other than RequestHeapFrame, SetComputeUnitLimit, SetComputeUnitPrice or SetLoadedAccountsDataSizeLimit`,
+      )
+  }
+  const priority = (microLamports * (units ?? MAX_COMPUTE_UNITS) + 999_999n) / 1_000_000n
+  return BigInt(tx.signers.length) * LAMPORTS_PER_SIGNATURE + priority
 }
 
 /** The Token program and Token-2022: their transfer and approve instructions share a layout. */
@@ -212,10 +262,15 @@ function splOutflows(
 }
 
 /**
- * What a signature by `signer` spends of `limit`'s asset: 0 when it spends none (another chain, a
- * call that moves nothing). Refuses what it cannot read and a destination off the allow-list.
+ * What a signature by `signer` spends of `limit`'s asset (`total`: 0 when it spends none, another
+ * chain, a call that moves nothing), and how much of it is the most its fee can cost (`fee`).
+ * Refuses what it cannot read and a destination off the allow-list.
  */
-export function spendOf(limit: SpendingLimitRow, spend: SpendDescription, signer: string): bigint {
+export function spendOf(
+  limit: SpendingLimitRow,
+  spend: SpendDescription,
+  signer: string,
+): { total: bigint; fee: bigint } {
   if (spend.kind === 'opaque')
     throw undecodable(
       limit,
@@ -223,9 +278,12 @@ export function spendOf(limit: SpendingLimitRow, spend: SpendDescription, signer
     )
   const outflows = spend.kind === 'evm' ? evmOutflows(limit, spend) : solanaOutflows(limit, spend, signer)
   let total = 0n
-  for (const { amount, destination } of outflows) {
+  let fees = 0n
+  for (const { amount, destination, fee } of outflows) {
     if (amount === 0n) continue
+    if (fee) fees += amount
     if (
+      !fee &&
       limit.allowedDestinations.length > 0 &&
       !(destination && limit.allowedDestinations.includes(normalAddress(destination)))
     )
@@ -236,5 +294,5 @@ export function spendOf(limit: SpendingLimitRow, spend: SpendDescription, signer
       })
     total += amount
   }
-  return total
+  return { total, fee: fees }
 }

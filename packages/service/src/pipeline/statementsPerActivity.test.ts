@@ -186,7 +186,7 @@ describe.each(backends)('activities that only add rows: %s', (name, open) => {
           {
             signWith: address,
             type: 'TRANSACTION_TYPE_ETHEREUM',
-            unsignedTransaction: unsignedTransfer({ value: 1n, nonce: nonce++ }),
+            unsignedTransaction: unsignedTransfer({ value: 1n, nonce: nonce++, maxFeePerGas: 0n }),
           },
           as,
         )
@@ -231,7 +231,7 @@ describe.each(backends)('activities that only add rows: %s', (name, open) => {
                 {
                   signWith: address,
                   type: 'TRANSACTION_TYPE_ETHEREUM',
-                  unsignedTransaction: unsignedTransfer({ value: 1n, nonce }),
+                  unsignedTransaction: unsignedTransfer({ value: 1n, nonce, maxFeePerGas: 0n }),
                 },
                 as,
               ),

@@ -16,6 +16,7 @@ import {
   readDelegateNonce,
   readDelegation,
 } from './delegate/index.ts'
+import { mostMaxFeePerGas } from './evmSender.ts'
 import { checkGasCaps, feeCeilingsOf } from './gasCaps.ts'
 import { revertChainOf } from './revertReason.ts'
 import { rpcFor, SENDING } from './sendingState.ts'
@@ -403,10 +404,19 @@ export async function runEthSend(
   }
   const chainId = BigInt(prepared.chainId)
   const calls = p.calls.map((c) => ({ to: c.to, value: BigInt(c.value ?? '0'), data: c.data ?? '0x' }))
-  // Every call of the send counts under the spending limits covering the account, reserved here.
+  // Every call of the send counts under the spending limits covering the account, reserved here,
+  // and so does the most an unsponsored send can cost its signer in fees, replacements included.
   await reserveSpend(spendContextOf(ctx), {
     signer: account.address,
-    describe: () => ({ kind: 'evm', caip2: p.caip2, calls }),
+    describe: () => ({
+      kind: 'evm',
+      caip2: p.caip2,
+      calls,
+      fee: sponsor
+        ? 0n
+        : BigInt(prepared.gasLimit) *
+          mostMaxFeePerGas(BigInt(prepared.maxFeePerGas), ctx.runtime.stateOf(SENDING).sending),
+    }),
     reference: id,
   })
   const fees = {

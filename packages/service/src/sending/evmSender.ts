@@ -5,6 +5,7 @@ import type { OrganizationRow, SendTransactionRow } from '../kernel/store/model.
 import type { ChainSender, SendContext } from './ChainSender.ts'
 import { capsOf, checkGasCaps, feeCeilingsOf } from './gasCaps.ts'
 import { revertReasonOf } from './revertReason.ts'
+import type { SendingOptions } from './SendingOptions.ts'
 import { RpcRefusedError } from './sendRpc.ts'
 
 /** A node's refusal that means it already has this transaction. */
@@ -146,6 +147,32 @@ async function countReplacement(
   }
 }
 
+/** A fee raised by `percent`, rounded up (what a replacement offers over the version before it). */
+const bumpFee = (value: bigint, percent: number) => (value * BigInt(100 + percent) + 99n) / 100n
+
+/**
+ * The highest `maxFeePerGas` the service may ever sign for an unsponsored send that starts at
+ * `maxFeePerGas`: each replacement raises it (`replace`), up to `maxReplacements` times, while it
+ * stays at or under the ceiling. A spending limit of the chain's native unit reserves the gas
+ * limit times this, so no replacement can cost the signer more than was counted.
+ */
+export function mostMaxFeePerGas(
+  maxFeePerGas: bigint,
+  options: Pick<
+    Required<SendingOptions>,
+    'maxFeePerGasCeiling' | 'maxReplacements' | 'replacementBumpPercent'
+  >,
+): bigint {
+  const ceiling = BigInt(options.maxFeePerGasCeiling)
+  let most = maxFeePerGas
+  for (let replacement = 0; replacement < options.maxReplacements; replacement++) {
+    const next = bumpFee(most, options.replacementBumpPercent)
+    if (next > ceiling) break
+    most = next
+  }
+  return most
+}
+
 /**
  * Re-signs the send with the same nonce and fees raised by the configured percentage (bounded by
  * the ceiling; a sponsored send's by its organization's sponsored-fee ceiling too), records it and
@@ -163,7 +190,7 @@ async function replace(ctx: SendContext, row: SendTransactionRow): Promise<void>
     const sponsored = feeCeilingsOf(runtime, organization).maxFeePerGas
     if (sponsored < ceiling) ceiling = sponsored
   }
-  const bump = (value: bigint) => (value * BigInt(100 + options.replacementBumpPercent) + 99n) / 100n
+  const bump = (value: bigint) => bumpFee(value, options.replacementBumpPercent)
   const maxFeePerGas = bump(raw.maxFeePerGas ?? 0n)
   if (maxFeePerGas > ceiling) {
     await ctx.update(row, {

@@ -293,7 +293,11 @@ export async function runSolSend(
   for (const account of accounts)
     await reserveSpend(spendContextOf(ctx), {
       signer: account.address,
-      describe: () => describeTransaction('TRANSACTION_TYPE_SOLANA', p.unsignedTransaction),
+      describe: () => {
+        const spend = describeTransaction('TRANSACTION_TYPE_SOLANA', p.unsignedTransaction)
+        // The sponsor pays the fee of a sponsored send, whoever the given transaction names.
+        return spend.kind === 'solana' && sponsor ? { ...spend, sponsored: true } : spend
+      },
       reference: id,
     })
   const messageBytes = hexToBytes(prepared.message)

@@ -48,7 +48,7 @@ describe('unsignedTransfer', () => {
     )
   })
 
-  it('is what the spend guard reads: one call of `value` wei to `to`', () => {
+  it('is what the spend guard reads: one call of `value` wei to `to`, and the most its gas can cost', () => {
     expect(
       describeTransaction('TRANSACTION_TYPE_ETHEREUM', unsignedTransfer({ value: 2n, nonce: 9 })),
     ).toEqual({
@@ -56,6 +56,14 @@ describe('unsignedTransfer', () => {
       caip2: 'eip155:1',
       calls: [{ to: DEAD_ADDRESS, value: 2n, data: '0x' }],
       delegates: false,
+      fee: 21_000n * 2n * 10n ** 9n,
     })
+    // A fee cap of 0: the value is all it can spend.
+    expect(
+      describeTransaction(
+        'TRANSACTION_TYPE_ETHEREUM',
+        unsignedTransfer({ value: 2n, nonce: 9, maxFeePerGas: 0n }),
+      ),
+    ).toMatchObject({ calls: [{ value: 2n }], fee: 0n })
   })
 })

@@ -948,13 +948,14 @@ describe('more event kinds, each recorded after its transaction commits', () => 
     const { h, receiver, endpoint, flush } = await setUp()
     await endpoint([{ eventType: 'LATCHKEY_SPENDING_LIMIT_REFUSED' }])
     const { from: eth, spendingLimitId, userIds, ...as } = await limitedSubOrganization(h, { amount: '10' })
+    // Paying no fee: the limit counts the value alone.
     const unsigned = (value: bigint, nonce: number) =>
       serializeTransaction({
         type: 'eip1559',
         chainId: 1,
         nonce,
-        maxFeePerGas: 2n * 10n ** 9n,
-        maxPriorityFeePerGas: 10n ** 9n,
+        maxFeePerGas: 0n,
+        maxPriorityFeePerGas: 0n,
         gas: 21_000n,
         to: '0x000000000000000000000000000000000000dead',
         value,

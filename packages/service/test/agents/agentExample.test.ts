@@ -73,8 +73,22 @@ describe('agent keys (examples/agent/agent.ts)', () => {
     })
     const agent = clientOf(baseUrl, key)
     const from = sub.addresses![0]!
-    const pay = (value: bigint, nonce: number, more: { from?: string; to?: string } = {}) =>
-      agentTransfer(agent, { organizationId, from, to: MERCHANT, value, chainId: 1, nonce, ...more })
+    // Transfers that pay no fee: the allowance counts their value alone.
+    const pay = (
+      value: bigint,
+      nonce: number,
+      more: { from?: string; to?: string; maxFeePerGas?: bigint } = {},
+    ) =>
+      agentTransfer(agent, {
+        organizationId,
+        from,
+        to: MERCHANT,
+        value,
+        chainId: 1,
+        nonce,
+        maxFeePerGas: 0n,
+        ...more,
+      })
 
     // Within the allowance: signed.
     expect(await pay(600n, 0)).toEqual({ signedTransaction: expect.stringMatching(/^02/) })
@@ -86,6 +100,11 @@ describe('agent keys (examples/agent/agent.ts)', () => {
       details: { spendingLimitId: granted.spendingLimitId, used: '600', remaining: '400' },
     })
     expect(await pay(400n, 2)).toHaveProperty('signedTransaction')
+    // A fee it would pay counts too: 21,000 gas at 1 wei, with nothing sent, is over what is left.
+    expect(await pay(0n, 3, { maxFeePerGas: 1n })).toMatchObject({
+      errorCode: 'SPENDING_LIMIT_EXCEEDED',
+      details: { used: '1000', remaining: '0', requested: '21000' },
+    })
 
     // Another wallet, another recipient: no policy allows it.
     const otherWallet = await pay(1n, 3, { from: savings.addresses[0] })

@@ -54,9 +54,12 @@ afterAll(async () => {
 const twoInstances = (database: string, options: Partial<CreateServiceOptions> = {}) =>
   twoOnPostgres(cluster, database, { rpc: { [CAIP2]: chain.url }, sending: { worker: false }, ...options })
 
-/** An unsigned EIP-1559 transaction on eip155:31337 with nonce `nonce` (distinct bodies: no replays). */
+/**
+ * An unsigned EIP-1559 transaction on eip155:31337 with nonce `nonce` (distinct bodies: no
+ * replays), paying no fee: a native limit counts its value alone.
+ */
 const unsigned = (to: string, value: bigint, nonce: number, data?: Hex) =>
-  unsignedTransfer({ to, value, nonce, chainId: 31337, gas: 100_000n, data })
+  unsignedTransfer({ to, value, nonce, chainId: 31337, gas: 100_000n, data, maxFeePerGas: 0n })
 
 /** A wallet account (Ethereum unless `account` says) on A and a 10-unit daily limit of `asset` on it. */
 async function limited(a: Harness, asset: Json, amount = '10', account: Json = ETHEREUM_ACCOUNT) {
@@ -257,7 +260,16 @@ describe('spending limits across two instances on PostgreSQL', { timeout: 120_00
       sending: { worker: false },
     })
     const [a, b] = [await deployment.open(), await deployment.open()]
-    const { from, spendingLimitId } = await limited(a, { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: CAIP2 })
+    // What an unsponsored send reserves besides its value: its gas limit times the highest fee
+    // the service would ever sign for it, 2 gwei raised 25% by each of up to 3 replacements.
+    const fees = { gasLimit: '21000', maxFeePerGas: '2000000000' }
+    const fee = 21_000n * 3_906_250_000n
+    const { from, spendingLimitId } = await limited(
+      a,
+      { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: CAIP2 },
+      String(10n + fee),
+    )
+    const reserved = { stored: 10n + fee, used: String(10n + fee), remaining: '0' }
     await chain.fund(from, 10n ** 18n)
     // The account's nonce is 5 on the node: a send signed with nonce 0 is refused (nonce too low).
     await chain.rpc('anvil_setNonce', [from, '0x5'])
@@ -268,16 +280,66 @@ describe('spending limits across two instances on PostgreSQL', { timeout: 120_00
         await h.submit('eth_send_transaction', { from, caip2: CAIP2, ...parameters }),
       ).sendTransactionStatusId as string
     }
-    const refused = await send(a, { nonce: '0', calls: [{ to: DEAD, value: '10' }] })
-    expect(await totals(a, b, spendingLimitId)).toMatchObject({ stored: 10n, used: '10', remaining: '0' })
+    const refused = await send(a, { nonce: '0', calls: [{ to: DEAD, value: '10' }], ...fees })
+    expect(await totals(a, b, spendingLimitId)).toMatchObject(reserved)
     const c = await deployment.open({ sending: { pollIntervalMs: 20 } })
     expect((await waitForSend(a, refused, { timeoutMs: 20_000 })).txStatus).toBe('FAILED')
-    expect(await totals(a, b, spendingLimitId)).toMatchObject({ stored: 0n, used: '0', remaining: '10' })
-    // Broadcast and included: it keeps counting.
-    const included = await send(b, { calls: [{ to: DEAD, value: '10' }] })
+    expect(await totals(a, b, spendingLimitId)).toMatchObject({
+      stored: 0n,
+      used: '0',
+      remaining: String(10n + fee),
+    })
+    // Broadcast and included: it keeps counting, its fee as reserved.
+    const included = await send(b, { calls: [{ to: DEAD, value: '10' }], ...fees })
     expect((await waitForSend(a, included, { timeoutMs: 20_000 })).txStatus).toBe('INCLUDED')
-    expect(await totals(a, b, spendingLimitId)).toMatchObject({ stored: 10n, used: '10', remaining: '0' })
+    expect(await totals(a, b, spendingLimitId)).toMatchObject(reserved)
     for (const h of [a, b, c]) await h.service.close()
+  })
+
+  it('an unsponsored send stuck until its third replacement never signs a fee past what its limit reserved', async () => {
+    const deployment = deploymentOn(cluster, 'replaced', {
+      rpc: { [CAIP2]: chain.url },
+      sending: { pollIntervalMs: 20, replaceAfterMs: 100 },
+    })
+    const a = await deployment.open()
+    // 21,000 gas at 2 gwei, and the 3 replacements at +25% each: 3.90625 gwei at most.
+    const fee = 21_000n * 3_906_250_000n
+    const { from, spendingLimitId } = await limited(
+      a,
+      { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: CAIP2 },
+      String(10n + fee),
+    )
+    await chain.fund(from, 10n ** 18n)
+    await chain.rpc('evm_setAutomine', [false])
+    try {
+      a.clock.set(Date.now())
+      const id = resultOf(
+        'eth_send_transaction',
+        await a.submit('eth_send_transaction', {
+          from,
+          caip2: CAIP2,
+          calls: [{ to: DEAD, value: '10' }],
+          gasLimit: '21000',
+          maxFeePerGas: '2000000000',
+        }),
+      ).sendTransactionStatusId as string
+      expect(await totals(a, a, spendingLimitId)).toMatchObject({ stored: 10n + fee, remaining: '0' })
+      const until = Date.now() + 15_000
+      let row = (await a.service.store.get('sendTransactions', id))!
+      while (row.replacements < 3 && Date.now() < until) {
+        await new Promise((resolve) => setTimeout(resolve, 30))
+        a.clock.set(Date.now())
+        row = (await a.service.store.get('sendTransactions', id))!
+      }
+      expect(row.replacements).toBe(3)
+      // Each version raised the one before: the last one signed costs at most exactly what was reserved.
+      expect(BigInt(row.fees!.gasLimit) * BigInt(row.fees!.maxFeePerGas)).toBe(fee)
+      expect(await totals(a, a, spendingLimitId)).toMatchObject({ stored: 10n + fee, remaining: '0' })
+    } finally {
+      await chain.rpc('evm_setAutomine', [true])
+    }
+    await chain.rpc('evm_mine', [])
+    await a.service.close()
   })
 
   it('150 signatures at once under one roomy limit, over both instances: every one signed, none out of reruns', async () => {

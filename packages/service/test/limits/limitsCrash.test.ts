@@ -48,7 +48,7 @@ async function until(condition: () => boolean, ms = Number.POSITIVE_INFINITY): P
 
 let nonce = 0
 /** A 1559 transfer of `value` wei (a fresh nonce each: no two bodies alike). */
-const unsigned = (value: bigint) => unsignedTransfer({ to: DEAD, value, nonce: nonce++ })
+const unsigned = (value: bigint) => unsignedTransfer({ to: DEAD, value, nonce: nonce++, maxFeePerGas: 0n })
 
 let cluster: PostgresCluster
 let dir: string

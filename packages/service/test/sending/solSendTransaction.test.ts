@@ -212,6 +212,49 @@ describe('sol_send_transaction', () => {
     await h.service.close()
   })
 
+  it('under a lamport limit, an unsponsored send counts its transfer and its fee, exactly what the account lost; a sponsored one only its transfer', async () => {
+    const h = await service()
+    const user = await newAccount(h)
+    airdrop(node, user, 10n ** 9n)
+    const { spendingLimitId } = resultOf(
+      'latchkey_create_spending_limit',
+      await h.submit('latchkey_create_spending_limit', {
+        spendingLimitName: 'lamports',
+        scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address: user },
+        window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
+        asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: node.caip2 },
+        amount: String(10n ** 8n),
+      }),
+    )
+    const used = async () =>
+      BigInt(
+        (await h.query('latchkey_list_spending_limits', {})).body.spendingLimits.find(
+          (limit: { spendingLimitId: string }) => limit.spendingLimitId === spendingLimitId,
+        ).used,
+      )
+    const transferTo = async (amount: bigint, sponsor: boolean) => {
+      const { address: to } = await generateKeyPairSigner()
+      const reply = await send(h, {
+        unsignedTransaction: unsigned(user, [
+          getTransferSolInstruction({ source: createNoopSigner(user as Address), destination: to, amount }),
+        ]),
+        signWiths: [user],
+        ...(sponsor ? { sponsor: true } : {}),
+      })
+      const { sendTransactionStatusId } = resultOf('sol_send_transaction', reply)
+      expect(await waitForSend(h, sendTransactionStatusId)).toMatchObject({ txStatus: 'INCLUDED' })
+    }
+    const before = node.balance(user)
+    await transferTo(10n ** 7n, false)
+    expect(await used()).toBe(before - node.balance(user))
+    expect(await used()).toBe(10n ** 7n + LAMPORTS_PER_SIGNATURE)
+    const sponsoredBefore = node.balance(user)
+    await transferTo(10n ** 7n, true)
+    expect(sponsoredBefore - node.balance(user)).toBe(10n ** 7n)
+    expect(await used()).toBe(2n * 10n ** 7n + LAMPORTS_PER_SIGNATURE)
+    await h.service.close()
+  })
+
   it('takes the V1 single-signer shape and answers under the V1 result key', async () => {
     const h = await service()
     const user = await newAccount(h)
