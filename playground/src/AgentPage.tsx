@@ -33,7 +33,7 @@ type Outcome =
 /**
  * Issue 37's demo: the user grants an agent 0.01 ETH a day to one address (`<AgentAllowance/>`),
  * then the agent (a client in this page holding its own key, as a back end would) fires eight
- * 0.002 ETH sends at once. The service lets exactly 0.01 ETH through and refuses the rest.
+ * sponsored 0.002 ETH sends at once. The service lets exactly 0.01 ETH through and refuses the rest.
  */
 export function AgentPage({ openSignIn, evm }: { openSignIn: () => void; evm: EvmConfig | null }) {
   const session = useSession()
@@ -126,10 +126,13 @@ function AgentDemo({ evm, organizationId }: { evm: EvmConfig; organizationId: st
           // Each request is its own activity: two identical bodies stamped in the same millisecond
           // are one request sent twice, which the service answers once (as the published API does).
           await new Promise((resolve) => setTimeout(resolve, index * 2))
+          // Sponsored: the operator's sponsor pays the gas, so the allowance counts what is sent.
+          // An unsponsored send's fee would count against it too, at its most.
           return sendCalls(agent.client, {
             from,
             caip2: evm.caip2,
             calls: [{ to: AGENT_SHOP, value: EACH.toString() }],
+            sponsor: true,
           }).then(
             (sent): Outcome => ({ index: index + 1, state: 'signed', id: sent.sendTransactionStatusId }),
             (failure: unknown): Outcome => ({
@@ -189,7 +192,8 @@ function AgentDemo({ evm, organizationId }: { evm: EvmConfig; organizationId: st
         <h2 id="pg-agent-run-title">The agent tries to overspend</h2>
         <p className="pg-card-lead">
           {SENDS} sends of {formatEther(EACH)} ETH ({formatEther(EACH * BigInt(SENDS))} ETH in all), fired in
-          parallel with the agent’s key against its 0.01 ETH allowance.
+          parallel with the agent’s key against its 0.01 ETH allowance. The sponsor pays their gas; a fee the
+          account pays itself counts against the allowance too.
         </p>
         <button
           type="button"

@@ -537,7 +537,14 @@ async function seedLimits(live: Live, spent: bigint) {
   await signTransaction(client, {
     signWith: live.addresses[0]!,
     type: 'TRANSACTION_TYPE_ETHEREUM',
-    unsignedTransaction: unsignedTransfer({ chainId: 31337, nonce: 1, to: SHOP, value: spent }),
+    // Paying no fee: the limit shows the value alone (a fee the account pays counts too).
+    unsignedTransaction: unsignedTransfer({
+      chainId: 31337,
+      nonce: 1,
+      to: SHOP,
+      value: spent,
+      maxFeePerGas: 0n,
+    }),
   })
 }
 
@@ -564,7 +571,7 @@ function agentAsset(options: NonNullable<LiveOptions['agent']>, from: string) {
   }
   const token = options.token
   const ethereum = (call: { to: string; value?: bigint; data?: string }) =>
-    unsignedTransfer({ chainId: 31337, nonce: 0, gas: 60_000n, value: 0n, ...call })
+    unsignedTransfer({ chainId: 31337, nonce: 0, gas: 60_000n, value: 0n, maxFeePerGas: 0n, ...call })
   return token
     ? {
         grant: {

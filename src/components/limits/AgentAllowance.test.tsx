@@ -56,13 +56,14 @@ async function signInAgent(
 }
 
 let nonce = 0
+/** A transfer that pays no fee, so the allowance shows its value alone (a fee counts too). */
 const tx = (value: bigint) =>
   serializeTransaction({
     type: 'eip1559',
     chainId: 8453,
     nonce: nonce++,
-    maxFeePerGas: 2n * 10n ** 9n,
-    maxPriorityFeePerGas: 10n ** 9n,
+    maxFeePerGas: 0n,
+    maxPriorityFeePerGas: 0n,
     gas: 21_000n,
     to: SHOP,
     value,

@@ -25,12 +25,18 @@ async function axeViolations() {
 }
 
 let nonce = 0
-/** Signs a transfer of `wei` on Base from `from` (the signed-in user's key). */
+/** Signs a transfer of `wei` on Base from `from` (the signed-in user's key), paying no fee: the limit counts its value alone. */
 const pay = (client: Parameters<typeof signTransaction>[0], from: string, wei: bigint) =>
   signTransaction(client, {
     signWith: from,
     type: 'TRANSACTION_TYPE_ETHEREUM',
-    unsignedTransaction: unsignedTransfer({ to: SHOP, value: wei, nonce: nonce++, chainId: 8453 }),
+    unsignedTransaction: unsignedTransfer({
+      to: SHOP,
+      value: wei,
+      nonce: nonce++,
+      chainId: 8453,
+      maxFeePerGas: 0n,
+    }),
   })
 
 const rows = () => screen.queryAllByRole('listitem')

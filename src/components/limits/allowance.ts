@@ -130,12 +130,16 @@ export interface Refusal {
   limit: string
   used: string
   remaining: string
+  /** What the refused signature would have spent of the limit's asset, its fee included. */
+  requested?: string | undefined
   freesAtTimestampMs: number | undefined
 }
 
 /**
  * A limit's refusal in words: "This would exceed your daily limit of 0.01 ETH: 0.008 ETH used,
  * 0.002 ETH left, frees in 3 hours." `limits` (when readable) gives the period and the asset.
+ * With `sending` (the wei a send moves) and a refusal that asked for more, the network fee a
+ * native limit counts is the difference, and the sentence says what the send needed with it.
  */
 export function refusalText(options: {
   t: Translate<SpendingKey>
@@ -143,6 +147,7 @@ export function refusalText(options: {
   limits: readonly SpendingLimit[] | undefined
   now: number
   locale: string
+  sending?: bigint | undefined
 }): string {
   const { t, refusal, now, locale } = options
   const limit = options.limits?.find((entry) => entry.spendingLimitId === refusal.spendingLimitId)
@@ -154,7 +159,14 @@ export function refusalText(options: {
     remaining: amount(refusal.remaining),
   }
   if (refusal.freesAtTimestampMs === undefined) return t('limitExceededWhole', values)
-  return t('limitExceeded', { ...values, when: formatIn(refusal.freesAtTimestampMs, now, locale) })
+  const when = formatIn(refusal.freesAtTimestampMs, now, locale)
+  const withFee =
+    options.sending !== undefined &&
+    refusal.requested !== undefined &&
+    limit?.asset.type === 'SPENDING_LIMIT_ASSET_NATIVE' &&
+    BigInt(refusal.requested) > options.sending
+  if (withFee) return t('limitExceededWithFee', { ...values, requested: amount(refusal.requested!), when })
+  return t('limitExceeded', { ...values, when })
 }
 
 /** Whether `limit` counts what `address` signs for `userId` on `caip2`'s native unit. */

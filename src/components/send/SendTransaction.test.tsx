@@ -192,10 +192,15 @@ describe('<SendTransaction/> under a spending limit', () => {
       asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:31337' },
       amount: '10000000000000000',
     })
+    // 0.008 ETH in all: the value, and the most its gas can cost (the limit counts both): 21,000
+    // gas at up to 2 gwei, raised 25% by each of the up to 3 replacements the service may sign.
+    const fee = 21_000n * 3_906_250_000n
     await sendCalls(client, {
       from,
       caip2: 'eip155:31337',
-      calls: [{ to: SPENDER, value: '8000000000000000' }],
+      calls: [{ to: SPENDER, value: String(8_000_000_000_000_000n - fee) }],
+      gasLimit: '21000',
+      maxFeePerGas: '2000000000',
     })
     render(
       <LatchkeyProvider client={client}>
@@ -213,8 +218,9 @@ describe('<SendTransaction/> under a spending limit', () => {
     expect(await axeViolations()).toEqual([])
     await user.click(screen.getByRole('button', { name: 'Confirm' }))
     const alert = await screen.findByRole('alert')
-    expect(alert.textContent).toBe(
-      'This would exceed your daily limit of 0.01 ETH: 0.008 ETH used, 0.002 ETH left, frees in 24 hours.',
+    // Its 0.003 ETH and the most its gas can cost (the node's fee, so not a round figure).
+    expect(alert.textContent).toMatch(
+      /^This would exceed your daily limit of 0\.01 ETH: 0\.008 ETH used, 0\.002 ETH left, and with its network fee this send needs up to 0\.003\d+ ETH\. Enough frees in 24 hours\.$/,
     )
     expect(await axeViolations()).toEqual([])
   })

@@ -357,7 +357,16 @@ function Review({
       {error ? (
         <Alert tone="error">
           {error instanceof SpendingLimitExceededError ? (
-            <MessageText text={refusalText({ t: ui.t, refusal: error, limits, now, locale: ui.locale })} />
+            <MessageText
+              text={refusalText({
+                t: ui.t,
+                refusal: error,
+                limits,
+                now,
+                locale: ui.locale,
+                sending: calls.reduce((sum, call) => sum + BigInt(call.value ?? 0), 0n),
+              })}
+            />
           ) : (
             <ErrorText ui={ui} error={error} />
           )}

@@ -17,6 +17,8 @@ export const spending: Translation<typeof enSpending> = {
   limitSol: '{amount} SOL',
   limitUnits: '{amount} وحدة',
   limitExceeded: 'سيتجاوز هذا حدّك {period} البالغ {limit}: استُخدم {used}، ويتبقى {remaining}، ويتحرر {when}.',
+  limitExceededWithFee:
+    'سيتجاوز هذا حدّك {period} البالغ {limit}: استُخدم {used}، ويتبقى {remaining}، ويحتاج هذا الإرسال مع رسوم الشبكة إلى ما يصل إلى {requested}. ويتحرر ما يكفي {when}.',
   limitExceededWhole: 'هذا وحده أكبر من حدّك {period} البالغ {limit}.',
   limitToken: '{amount} {symbol}',
 }

@@ -15,6 +15,8 @@ export const enSpending = {
   limitUnits: '{amount} units',
   limitExceeded:
     'This would exceed your {period} limit of {limit}: {used} used, {remaining} left, frees {when}.',
+  limitExceededWithFee:
+    'This would exceed your {period} limit of {limit}: {used} used, {remaining} left, and with its network fee this send needs up to {requested}. Enough frees {when}.',
   limitExceededWhole: 'This is more than your whole {period} limit of {limit}.',
   limitToken: '{amount} {symbol}',
 }

@@ -18,6 +18,8 @@ export const spending: Translation<typeof enSpending> = {
   limitUnits: '{amount} unidades',
   limitExceeded:
     'Esto superaría tu límite {period} de {limit}: {used} usados, quedan {remaining}, se libera {when}.',
+  limitExceededWithFee:
+    'Esto superaría tu límite {period} de {limit}: {used} usados, quedan {remaining}, y con su comisión de red este envío necesita hasta {requested}. Se libera lo suficiente {when}.',
   limitExceededWhole: 'Esto supera por sí solo tu límite {period} de {limit}.',
   limitToken: '{amount} {symbol}',
 }

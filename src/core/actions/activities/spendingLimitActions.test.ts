@@ -18,13 +18,14 @@ import { updateSpendingLimit } from './updateSpendingLimit.ts'
 const SHOP = '0x00000000000000000000000000000000000f00d5'
 const OTHER = '0x000000000000000000000000000000000000dead'
 let nonce = 0
+/** A transaction that pays no fee: a native limit counts its value alone (a fee counts too). */
 const tx = (to: string, value: bigint) =>
   serializeTransaction({
     type: 'eip1559',
     chainId: 8453,
     nonce: nonce++,
-    maxFeePerGas: 2n * 10n ** 9n,
-    maxPriorityFeePerGas: 10n ** 9n,
+    maxFeePerGas: 0n,
+    maxPriorityFeePerGas: 0n,
     gas: 21_000n,
     to: to as `0x${string}`,
     value,
