@@ -228,7 +228,7 @@ describe('spending limits', () => {
     expect((await sign(tx(DEAD, 10n))).status).toBe(200)
   })
 
-  it('reads ERC-20 transfer, transferFrom, approve and increaseAllowance; refuses unknown calldata to the token', async () => {
+  it('reads ERC-20 transfer, transferFrom, approve and increaseAllowance; refuses unknown calldata to the token, and calls into other contracts', async () => {
     const { limit, sign, list } = await setup()
     await limit({
       asset: { type: 'SPENDING_LIMIT_ASSET_ERC20', caip2: 'eip155:1', contract: TOKEN },
@@ -251,8 +251,22 @@ describe('spending limits', () => {
       errorCode: 'SPENDING_LIMIT_EXCEEDED',
     })
     expect((await list())[0]).toMatchObject({ used: '90', remaining: '10' })
-    // Wei and other contracts are not this token's; an unknown selector to the token is refused.
-    expect((await sign(tx(DEAD, 5n, { data: transferData(DEAD, 10n ** 30n) }))).status).toBe(200)
+    // Wei is not this token's.
+    expect((await sign(tx(DEAD, 5n))).status).toBe(200)
+    // A call into another contract could move the token through an allowance the account gave it
+    // before (here Permit2's approve(token, spender, amount, expiration), which would let the
+    // spender take it all through Permit2): refused, whatever the contract.
+    const permit2Approve = `0x87517c45${[TOKEN, FRIEND].map((a) => a.slice(2).padStart(64, '0')).join('')}${'f'.repeat(64)}${'0'.repeat(64)}`
+    const other = await sign(
+      tx('0x000000000022d473030f116ddee9f6b43ac78ba3', 0n, { data: permit2Approve as Hex }),
+    )
+    expect(refusal(other)).toEqual({ status: 403, errorCode: 'SPEND_UNDECODABLE' })
+    expect(other.body.message).toContain('could move the token through an allowance')
+    expect(refusal(await sign(tx(DEAD, 0n, { data: transferData(DEAD, 1n) })))).toEqual({
+      status: 403,
+      errorCode: 'SPEND_UNDECODABLE',
+    })
+    // An unknown selector to the token is refused.
     const unknown = await sign(tx(TOKEN, 0n, { data: '0x12345678' }))
     expect(refusal(unknown)).toEqual({ status: 403, errorCode: 'SPEND_UNDECODABLE' })
     expect(unknown.body.message).toContain('0x12345678')

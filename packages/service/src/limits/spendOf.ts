@@ -89,9 +89,20 @@ function evmOutflows(limit: SpendingLimitRow, spend: Extract<SpendDescription, {
     ]
   if (limit.asset.type !== 'SPENDING_LIMIT_ASSET_ERC20') return []
   const token = normalAddress(limit.asset.contract)
-  return spend.calls.flatMap((call) =>
-    call.to && normalAddress(call.to) === token ? erc20Outflow(limit, call.data) : [],
-  )
+  return spend.calls.flatMap((call) => {
+    if (call.to && normalAddress(call.to) === token) return erc20Outflow(limit, call.data)
+    // A call into another contract can move the token through an allowance the account gave it
+    // before the limit saw it (Permit2, a router: `transferFrom` by the spender), or give one
+    // (Permit2's own `approve`); the service cannot tell how much. A plain transfer of the chain's
+    // unit (no calldata) and a contract creation (its address holds no allowance it did not
+    // count) move none of the token.
+    if (call.to && !/^(0x)?$/i.test(call.data))
+      throw undecodable(
+        limit,
+        `its call to ${call.to} is not to the token ${limit.asset.contract}: it could move the token through an allowance given to that contract`,
+      )
+    return []
+  })
 }
 
 /** The outflows of a Solana signature under `limit`: lamports or one SPL token's units. */
