@@ -88,7 +88,8 @@ function evmOutflows(limit: SpendingLimitRow, spend: Extract<SpendDescription, {
       ...(spend.fee ? [{ amount: spend.fee, destination: undefined, fee: true as const }] : []),
     ]
   if (limit.asset.type !== 'SPENDING_LIMIT_ASSET_ERC20') return []
-  const token = normalAddress(limit.asset.contract)
+  const { contract } = limit.asset
+  const token = normalAddress(contract)
   return spend.calls.flatMap((call) => {
     if (call.to && normalAddress(call.to) === token) return erc20Outflow(limit, call.data)
     // A call into another contract can move the token through an allowance the account gave it
@@ -99,7 +100,7 @@ function evmOutflows(limit: SpendingLimitRow, spend: Extract<SpendDescription, {
     if (call.to && !/^(0x)?$/i.test(call.data))
       throw undecodable(
         limit,
-        `its call to ${call.to} is not to the token ${limit.asset.contract}: it could move the token through an allowance given to that contract`,
+        `its call to ${call.to} is not to the token ${contract}: it could move the token through an allowance given to that contract`,
       )
     return []
   })

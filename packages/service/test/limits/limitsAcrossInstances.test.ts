@@ -29,7 +29,14 @@ import {
   type TestKey,
 } from '../../src/testing/harness.ts'
 import { unsignedTransfer } from '../../src/testing/unsignedTransfer.ts'
-import { type Chain, erc20Call, startChain, TOKEN, waitForSend } from '../sending/sendSupport.ts'
+import {
+  type Chain,
+  erc20Call,
+  startChain,
+  TOKEN,
+  waitForReplacements,
+  waitForSend,
+} from '../sending/sendSupport.ts'
 import { solanaTransaction } from '../support/solanaTransaction.ts'
 import { deploymentOn, twoInstances as twoOnPostgres } from '../support/twoInstances.ts'
 
@@ -324,13 +331,7 @@ describe('spending limits across two instances on PostgreSQL', { timeout: 120_00
         }),
       ).sendTransactionStatusId as string
       expect(await totals(a, a, spendingLimitId)).toMatchObject({ stored: 10n + fee, remaining: '0' })
-      const until = Date.now() + 15_000
-      let row = (await a.service.store.get('sendTransactions', id))!
-      while (row.replacements < 3 && Date.now() < until) {
-        await new Promise((resolve) => setTimeout(resolve, 30))
-        a.clock.set(Date.now())
-        row = (await a.service.store.get('sendTransactions', id))!
-      }
+      const row = await waitForReplacements(a, id, 3)
       expect(row.replacements).toBe(3)
       // Each version raised the one before: the last one signed costs at most exactly what was reserved.
       expect(BigInt(row.fees!.gasLimit) * BigInt(row.fees!.maxFeePerGas)).toBe(fee)

@@ -76,6 +76,21 @@ export const erc20Call = (functionName: 'mint' | 'approve' | 'transfer', to: str
 })
 
 /** Polls `get_send_transaction_status` until the send is final (or `timeoutMs` passes). */
+/**
+ * The send's row once its worker replaced it `replacements` times (a stuck send: the node mines
+ * nothing), the service's clock following real time meanwhile; the row as it is after 15 s.
+ */
+export async function waitForReplacements(h: Harness, sendTransactionStatusId: string, replacements: number) {
+  const until = Date.now() + 15_000
+  let row = (await h.service.store.get('sendTransactions', sendTransactionStatusId))!
+  while (row.replacements < replacements && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 30))
+    h.clock.set(Date.now())
+    row = (await h.service.store.get('sendTransactions', sendTransactionStatusId))!
+  }
+  return row
+}
+
 export async function waitForSend(
   h: Harness,
   sendTransactionStatusId: string,

@@ -150,6 +150,19 @@ const send = (h: Harness, parameters: Json, as: Parameters<Harness['submit']>[2]
 
 const sends = async (h: Harness) => (await h.service.store.all('sendTransactions')).length
 
+/** A daily spending limit of `amount` of `asset` on `user`'s account: its id. */
+const dailyLimit = async (h: Harness, user: string, asset: Json, amount: bigint) =>
+  resultOf(
+    'latchkey_create_spending_limit',
+    await h.submit('latchkey_create_spending_limit', {
+      spendingLimitName: 'a day',
+      scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address: user },
+      window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
+      asset,
+      amount: String(amount),
+    }),
+  ).spendingLimitId as string
+
 describe('sol_send_transaction', () => {
   it('sponsored: a token transfer from a 0-SOL account executes with the sponsor as fee payer', async () => {
     const h = await service()
@@ -216,15 +229,11 @@ describe('sol_send_transaction', () => {
     const h = await service()
     const user = await newAccount(h)
     airdrop(node, user, 10n ** 9n)
-    const { spendingLimitId } = resultOf(
-      'latchkey_create_spending_limit',
-      await h.submit('latchkey_create_spending_limit', {
-        spendingLimitName: 'lamports',
-        scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address: user },
-        window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
-        asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: node.caip2 },
-        amount: String(10n ** 8n),
-      }),
+    const spendingLimitId = await dailyLimit(
+      h,
+      user,
+      { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: node.caip2 },
+      10n ** 8n,
     )
     const used = async () =>
       BigInt(
@@ -483,15 +492,11 @@ describe('sol_send_transaction under an SPL spending limit', () => {
       [user, (await generateKeyPairSigner()).address],
       [1000n, 0n],
     )
-    const { spendingLimitId } = resultOf(
-      'latchkey_create_spending_limit',
-      await h.submit('latchkey_create_spending_limit', {
-        spendingLimitName: 'tokens a day',
-        scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address: user },
-        window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
-        asset: { type: 'SPENDING_LIMIT_ASSET_SPL', caip2: node.caip2, mint: MINT },
-        amount: '100',
-      }),
+    const spendingLimitId = await dailyLimit(
+      h,
+      user,
+      { type: 'SPENDING_LIMIT_ASSET_SPL', caip2: node.caip2, mint: MINT },
+      100n,
     )
     const transfer = (amount: bigint) =>
       unsigned(user, [

@@ -12,6 +12,7 @@ import {
   sendCount,
   sponsoredService,
   startChain,
+  waitForReplacements,
   waitForSend,
 } from './sendSupport.ts'
 
@@ -194,13 +195,7 @@ describe("the sponsor's money", () => {
         calls: [erc20Call('mint', DEAD, 1n)],
       })
       const id = resultOf('eth_send_transaction', reply).sendTransactionStatusId as string
-      const until = Date.now() + 15_000
-      let row = (await h.service.store.get('sendTransactions', id))!
-      while (row.replacements < 3 && Date.now() < until) {
-        await new Promise((resolve) => setTimeout(resolve, 30))
-        h.clock.set(Date.now())
-        row = (await h.service.store.get('sendTransactions', id))!
-      }
+      const row = await waitForReplacements(h, id, 3)
       expect(row.replacements).toBe(3)
       expect(row.priorHashes).toHaveLength(1)
       expect(BigInt(row.fees!.maxFeePerGas)).toBe((fee * 125n) / 100n)
