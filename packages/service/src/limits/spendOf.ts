@@ -137,6 +137,10 @@ function solanaOutflows(
   return outflows
 }
 
+/** An instruction's data (hex) as bytes; none when it is not hex, which no known shape matches. */
+const instructionBytes = (hex: string): Uint8Array =>
+  /^(?:[0-9a-f]{2})*$/i.test(hex) ? hexToBytes(hex) : new Uint8Array()
+
 /** Lamports each signature of a transaction costs its fee payer. */
 const LAMPORTS_PER_SIGNATURE = 5_000n
 /** The most compute units a transaction may ask for (and what one that asks for none is counted at). */
@@ -154,9 +158,7 @@ function solanaFee(limit: SpendingLimitRow, tx: SolanaPolicyTransaction): bigint
   let microLamports = 0n
   for (const [index, instruction] of tx.instructions.entries()) {
     if (instruction.program_key !== COMPUTE_BUDGET) continue
-    const data = /^(?:[0-9a-f]{2})*$/i.test(instruction.data)
-      ? hexToBytes(instruction.data)
-      : new Uint8Array()
+    const data = instructionBytes(instruction.data)
     const kind = data[0]
     if (kind === 2 && data.length === 5) {
       const asked = bytesToNumberLE(data.subarray(1, 5))
@@ -239,9 +241,7 @@ function splOutflows(
         limit,
         `instruction ${index} calls the program ${program}, which could move the token`,
       )
-    const data = /^(?:[0-9a-f]{2})*$/i.test(instruction.data)
-      ? hexToBytes(instruction.data)
-      : new Uint8Array()
+    const data = instructionBytes(instruction.data)
     const shape = TOKEN_INSTRUCTIONS[data[0] ?? -1]
     if (!shape || data.length !== shape.bytes || instruction.accounts.length <= shape.to)
       throw undecodable(
