@@ -82,6 +82,15 @@ export interface SpendGuard {
   reserve(ctx: SpendContext, request: SpendRequest): Promise<void>
   /** Gives back what `reference` reserved (a send that failed before any broadcast), in `ctx.tx`. */
   release(ctx: Omit<SpendContext, 'caller'>, reference: string): Promise<void>
+  /**
+   * Lowers what `reference` reserved under the native limits of `caip2` by `by` (a mined send's
+   * fee reserved at its most, of which it paid less), in `ctx.tx`.
+   */
+  settle(
+    ctx: Omit<SpendContext, 'caller'>,
+    reference: string,
+    fee: { caip2: string; by: bigint },
+  ): Promise<void>
 }
 
 export const SPEND_GUARD = new PluginStateKey<SpendGuard>('spendGuard')
@@ -121,6 +130,18 @@ const guardOf = (runtime: Runtime): SpendGuard | undefined => {
 /** Reserves what a signature spends under every limit covering it, or throws the refusal. */
 export async function reserveSpend(ctx: SpendContext, request: SpendRequest): Promise<void> {
   await guardOf(ctx.runtime)?.reserve(ctx, request)
+}
+
+/**
+ * Keeps, under the native limits of `fee.caip2`, what a mined send paid in fees instead of the
+ * most it could have (`fee.by` less); nothing when nothing was reserved.
+ */
+export async function settleSpend(
+  ctx: Omit<SpendContext, 'caller'>,
+  reference: string,
+  fee: { caip2: string; by: bigint },
+): Promise<void> {
+  if (fee.by > 0n) await guardOf(ctx.runtime)?.settle(ctx, reference, fee)
 }
 
 /** Releases what `reference` reserved (nothing when nothing was). */

@@ -10,7 +10,7 @@ import { LimitError } from '../kernel/base/errors.ts'
 import { orderSpends, type SpendContext, type SpendGuard, type SpendRequest } from '../kernel/spending.ts'
 import type { SpendEntry, SpendingLimitRow, SpendingLimitUsageRow } from '../kernel/store/model.ts'
 import type { Transaction } from '../kernel/store/Transaction.ts'
-import { append, entriesOf, expire, logOf, type SpendLog, withoutRef } from './spendLog.ts'
+import { append, entriesOf, expire, logOf, type SpendLog, withoutRef, withRefLowered } from './spendLog.ts'
 import { normalAddress, spendOf } from './spendOf.ts'
 
 export const PERIOD_MS: Record<SpendingLimitPeriod, number> = {
@@ -201,6 +201,24 @@ export const spendGuard: SpendGuard = {
     const usages = await ctx.tx.findBy('spendingLimitUsage', 'organizationId', ctx.organizationId)
     for (const usage of usages) {
       const log = withoutRef(logOf(usage), reference)
+      if (!log) continue
+      const { entries: _, ...row } = usage
+      await ctx.tx.put('spendingLimitUsage', { ...row, ...log, updatedAt: ctx.now })
+    }
+  },
+
+  async settle(ctx, reference, { caip2, by }): Promise<void> {
+    await orderSpends(ctx.tx, ctx.organizationId)
+    // The limits that counted the fee: the native ones of its chain (limits/spendOf.ts).
+    const counted = new Set(
+      (await ctx.tx.findBy('spendingLimits', 'organizationId', ctx.organizationId))
+        .filter((limit) => limit.asset.type === 'SPENDING_LIMIT_ASSET_NATIVE' && limit.asset.caip2 === caip2)
+        .map((limit) => limit.id),
+    )
+    if (counted.size === 0) return
+    for (const usage of await ctx.tx.findBy('spendingLimitUsage', 'organizationId', ctx.organizationId)) {
+      if (!counted.has(usage.id)) continue
+      const log = withRefLowered(logOf(usage), reference, by)
       if (!log) continue
       const { entries: _, ...row } = usage
       await ctx.tx.put('spendingLimitUsage', { ...row, ...log, updatedAt: ctx.now })

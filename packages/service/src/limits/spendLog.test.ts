@@ -12,6 +12,7 @@ import {
   logOfEntries,
   type SpendLog,
   withoutRef,
+  withRefLowered,
 } from './spendLog.ts'
 
 const sum = (entries: SpendEntry[]) => entries.reduce((total, entry) => total + BigInt(entry.amount), 0n)
@@ -86,6 +87,22 @@ describe('the spend log', () => {
     ])
     expect(expire(log, 1000)).toEqual(log)
     expect(expire(log, 1001)).toEqual(EMPTY_LOG)
+  })
+
+  it('lowers the entry a mined send names by what its fee came under its cap: its time kept, never below 0, nothing for another name', () => {
+    let log = append(EMPTY_LOG, { at: 1000, amount: '5' }, 10)
+    log = append(log, { at: 1200, amount: '110', ref: 'send/1' }, 10)
+    log = append(log, { at: 1300, amount: '7', ref: 'send/2' }, 10)
+    const lowered = withRefLowered(log, 'send/1', 40n)!
+    expectConsistent(lowered)
+    expect(entriesOf(lowered)).toEqual([
+      { at: 1000, amount: '5' },
+      { at: 1200, amount: '70', ref: 'send/1' },
+      { at: 1300, amount: '7', ref: 'send/2' },
+    ])
+    expect(entriesOf(withRefLowered(log, 'send/2', 9n)!)[2]).toEqual({ at: 1300, amount: '0', ref: 'send/2' })
+    expect(withRefLowered(log, 'send/3', 1n)).toBeUndefined()
+    expect(withRefLowered(log, 'send/1', 0n)).toBeUndefined()
   })
 
   it('reads a row written before the log (an entries array) and an empty or missing row', () => {

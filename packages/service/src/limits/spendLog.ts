@@ -139,6 +139,21 @@ function mergeOldest(log: SpendLog): SpendLog {
   return { ...log, spends: merged + (second < 0 ? '' : log.spends.slice(second)), count: log.count - 1 }
 }
 
+/**
+ * The log with the entry `ref` names lowered by `by`, never below 0 (a mined send's fee, reserved
+ * at its most), or undefined when none names it. The entry keeps its time, so it frees as before.
+ */
+export function withRefLowered(log: SpendLog, ref: string, by: bigint): SpendLog | undefined {
+  if (by <= 0n || !log.spends.includes(`:${encodeURIComponent(ref)}`)) return undefined
+  const entries = entriesOf(log)
+  const index = entries.findIndex((entry) => entry.ref === ref)
+  if (index < 0) return undefined
+  const entry = entries[index]!
+  const amount = BigInt(entry.amount)
+  entries[index] = { ...entry, amount: (amount > by ? amount - by : 0n).toString() }
+  return logOfEntries(entries)
+}
+
 /** The log without the entries `ref` names (a release), or undefined when none does. */
 export function withoutRef(log: SpendLog, ref: string): SpendLog | undefined {
   if (!log.spends.includes(`:${encodeURIComponent(ref)}`)) return undefined

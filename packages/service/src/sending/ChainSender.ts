@@ -15,12 +15,14 @@ export interface SendContext {
   options: Required<SendingOptions>
   /**
    * Writes `changes` to the send (a claim's lease ends with it); with `whileOpen`, only while it is
-   * still PENDING or BROADCASTED (another instance may have settled it). Resolves with whether it wrote.
+   * still PENDING or BROADCASTED (another instance may have settled it). With `paidFee` (a mined
+   * send's fee, in the chain's native unit), the spending limits that reserved its fee at its most
+   * keep what it paid instead, in the same transaction (`settleSpend`). Resolves with whether it wrote.
    */
   update(
     row: SendTransactionRow,
     changes: Partial<SendTransactionRow>,
-    options?: { whileOpen?: boolean },
+    options?: { whileOpen?: boolean; paidFee?: bigint },
   ): Promise<boolean>
   /** Takes the send for a lease unless another pass (here or on another instance) took it first. */
   claim(row: SendTransactionRow): Promise<SendTransactionRow | undefined>

@@ -405,18 +405,15 @@ export async function runEthSend(
   const chainId = BigInt(prepared.chainId)
   const calls = p.calls.map((c) => ({ to: c.to, value: BigInt(c.value ?? '0'), data: c.data ?? '0x' }))
   // Every call of the send counts under the spending limits covering the account, reserved here,
-  // and so does the most an unsponsored send can cost its signer in fees, replacements included.
+  // and so does the most an unsponsored send can cost its signer in fees, replacements included
+  // (what it paid, once mined: `settleSpend`).
+  const reservedFee = sponsor
+    ? 0n
+    : BigInt(prepared.gasLimit) *
+      mostMaxFeePerGas(BigInt(prepared.maxFeePerGas), ctx.runtime.stateOf(SENDING).sending)
   await reserveSpend(spendContextOf(ctx), {
     signer: account.address,
-    describe: () => ({
-      kind: 'evm',
-      caip2: p.caip2,
-      calls,
-      fee: sponsor
-        ? 0n
-        : BigInt(prepared.gasLimit) *
-          mostMaxFeePerGas(BigInt(prepared.maxFeePerGas), ctx.runtime.stateOf(SENDING).sending),
-    }),
+    describe: () => ({ kind: 'evm', caip2: p.caip2, calls, fee: reservedFee }),
     reference: id,
   })
   const fees = {
@@ -544,6 +541,7 @@ export async function runEthSend(
       maxFeePerGas: prepared.maxFeePerGas,
       maxPriorityFeePerGas: prepared.maxPriorityFeePerGas,
     },
+    ...(sponsor ? {} : { reservedFee: reservedFee.toString() }),
   })
   ctx.runtime.emit('send.signed', { chain: 'eip155', sponsored: Boolean(sponsor), calls: p.calls.length })
   return { sendTransactionStatusId: id }

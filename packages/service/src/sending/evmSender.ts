@@ -90,6 +90,12 @@ async function settle(ctx: SendContext, row: SendTransactionRow): Promise<boolea
       status === 'FAILED'
         ? await revertReasonOf(ctx.rpc, Transaction.fromHex(row.signedTransaction), receipt)
         : undefined
+    // What it paid in fees: its native spending limits keep that instead of the most it could
+    // have cost (reserved when it was signed); the most where the node does not say.
+    const paidFee =
+      receipt.effectiveGasPrice === undefined
+        ? undefined
+        : BigInt(summary.gasUsed) * BigInt(summary.effectiveGasPrice)
     const settled = await ctx.update(
       row,
       {
@@ -99,7 +105,7 @@ async function settle(ctx: SendContext, row: SendTransactionRow): Promise<boolea
         ...(error ? { error } : {}),
         notBefore: Number.MAX_SAFE_INTEGER,
       },
-      { whileOpen: true },
+      { whileOpen: true, ...(paidFee === undefined ? {} : { paidFee }) },
     )
     if (settled) ctx.final(row, status)
     return true

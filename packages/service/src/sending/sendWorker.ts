@@ -1,6 +1,6 @@
 import { recordAppEvent } from '../kernel/appEvents.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
-import { releaseSpend, spendLockOf } from '../kernel/spending.ts'
+import { releaseSpend, settleSpend, spendLockOf } from '../kernel/spending.ts'
 import type { SendTransactionRow } from '../kernel/store/model.ts'
 import type { Transaction } from '../kernel/store/Transaction.ts'
 import { namespaceOf, type SendContext } from './ChainSender.ts'
@@ -198,7 +198,24 @@ async function step(runtime: Runtime, row: SendTransactionRow): Promise<void> {
     runtime,
     rpc,
     options: runtime.stateOf(SENDING).sending,
-    update: (send, changes, options) => update(runtime, send, changes, options),
+    update: (send, changes, { whileOpen, paidFee } = {}) =>
+      update(runtime, send, changes, {
+        ...(whileOpen ? { whileOpen } : {}),
+        ...(paidFee !== undefined && send.reservedFee !== undefined
+          ? {
+              // In the order of the organization's other spends, as a release is.
+              locks: [spendLockOf(send.organizationId)],
+              also: (tx, current) =>
+                current.reservedFee === undefined
+                  ? undefined
+                  : settleSpend(
+                      { tx, runtime, now: runtime.now(), organizationId: current.organizationId },
+                      current.id,
+                      { caip2: current.caip2, by: BigInt(current.reservedFee) - paidFee },
+                    ),
+            }
+          : {}),
+      }),
     claim: (send) => claim(runtime, send),
     fail: (send, message) => fail(runtime, send, message),
     broadcasted: (send) => {

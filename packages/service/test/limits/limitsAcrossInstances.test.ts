@@ -259,7 +259,7 @@ describe('spending limits across two instances on PostgreSQL', { timeout: 120_00
     for (const h of [a, b]) await h.service.close()
   })
 
-  it('a send the node refuses before any broadcast ends FAILED and gives its reservation back; one broadcast keeps it', async () => {
+  it('a send the node refuses before any broadcast ends FAILED and gives its reservation back; one broadcast keeps it, its fee as paid once mined', async () => {
     // A and B broadcast nothing: the reservation is looked at before any node call can give it
     // back. C, started after, is the deployment's send worker.
     const deployment = deploymentOn(cluster, 'refund', {
@@ -296,14 +296,17 @@ describe('spending limits across two instances on PostgreSQL', { timeout: 120_00
       used: '0',
       remaining: String(10n + fee),
     })
-    // Broadcast and included: it keeps counting, its fee as reserved.
+    // Broadcast and included: it keeps counting, its fee as paid (the receipt's), not as reserved.
     const included = await send(b, { calls: [{ to: DEAD, value: '10' }], ...fees })
     expect((await waitForSend(a, included, { timeoutMs: 20_000 })).txStatus).toBe('INCLUDED')
-    expect(await totals(a, b, spendingLimitId)).toMatchObject(reserved)
+    const { receipt } = (await a.service.store.get('sendTransactions', included))!
+    const paid = 10n + BigInt(receipt!.gasUsed) * BigInt(receipt!.effectiveGasPrice)
+    expect(paid).toBeLessThan(reserved.stored)
+    expect(await totals(a, b, spendingLimitId)).toMatchObject({ stored: paid, used: String(paid) })
     for (const h of [a, b, c]) await h.service.close()
   })
 
-  it('an unsponsored send stuck until its third replacement never signs a fee past what its limit reserved', async () => {
+  it('an unsponsored send stuck until its third replacement never signs a fee past what its limit reserved; once mined, the limit keeps what it paid', async () => {
     const deployment = deploymentOn(cluster, 'replaced', {
       rpc: { [CAIP2]: chain.url },
       sending: { pollIntervalMs: 20, replaceAfterMs: 100 },
@@ -317,10 +320,13 @@ describe('spending limits across two instances on PostgreSQL', { timeout: 120_00
       String(10n + fee),
     )
     await chain.fund(from, 10n ** 18n)
+    const balance = async () => BigInt((await chain.rpc('eth_getBalance', [from, 'latest'])) as string)
+    const before = await balance()
+    let id: string
     await chain.rpc('evm_setAutomine', [false])
     try {
       a.clock.set(Date.now())
-      const id = resultOf(
+      id = resultOf(
         'eth_send_transaction',
         await a.submit('eth_send_transaction', {
           from,
@@ -340,6 +346,16 @@ describe('spending limits across two instances on PostgreSQL', { timeout: 120_00
       await chain.rpc('evm_setAutomine', [true])
     }
     await chain.rpc('evm_mine', [])
+    // Mined: the fee it paid (under its cap) is what the limit keeps, exactly what the account lost.
+    expect((await waitForSend(a, id, { timeoutMs: 20_000 })).txStatus).toBe('INCLUDED')
+    const { receipt } = (await a.service.store.get('sendTransactions', id))!
+    const paid = 10n + BigInt(receipt!.gasUsed) * BigInt(receipt!.effectiveGasPrice)
+    expect(paid).toBeLessThan(10n + fee)
+    expect(before - (await balance())).toBe(paid)
+    expect(await totals(a, a, spendingLimitId)).toMatchObject({
+      stored: paid,
+      remaining: String(10n + fee - paid),
+    })
     await a.service.close()
   })
 

@@ -338,6 +338,12 @@ export interface SendTransactionRow extends Row {
   status: 'PENDING' | 'BROADCASTED' | 'INCLUDED' | 'FAILED' | 'CANCELLED'
   /** Fees signed into the transaction, decimal wei (EVM); a replacement raises them. */
   fees?: { maxFeePerGas: string; maxPriorityFeePerGas: string; gasLimit: string }
+  /**
+   * The most its fees can cost the account, decimal wei, as its native spending limits counted
+   * them when it was signed (an unsponsored EVM send: the gas limit times the highest fee a
+   * replacement may offer). Once mined, those limits keep what it paid instead (`settleSpend`).
+   */
+  reservedFee?: string
   /** Broadcast attempts so far. */
   attempts: number
   /** Epoch ms before which the worker leaves it alone (backoff, or another instance's lease). */
