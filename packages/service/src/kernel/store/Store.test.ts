@@ -1320,6 +1320,33 @@ describe('PostgreSQL connections', () => {
     }
   })
 
+  it('a table the role may no longer use (a grant revoked) is a 503 naming why in the log, not a 500, and the store is back once it may', async () => {
+    const name = `contract_${++database}`
+    cluster!.psql(`create role ${name} login`)
+    cluster!.psql(`create database ${name} owner ${name}`)
+    const url = cluster!.url.replace(/\/\/postgres@/, `//${name}@`).replace(/\/[^/]*$/, `/${name}`)
+    const store = await openPostgres(url, { max: 2 })
+    const events: [string, unknown][] = []
+    store.observe({ emit: (event, data) => events.push([event, data]) })
+    await store.transaction((tx) => tx.put('pluginRows', row('kept')))
+    const onIt = (statement: string) => cluster!.psql(statement, name)
+    try {
+      onIt(`revoke all on "pluginRows" from ${name}`)
+      const unavailable = { errorCode: 'STORAGE_UNAVAILABLE', status: 503 }
+      expect(await store.get('pluginRows', 'kept').catch((error) => error)).toMatchObject(unavailable)
+      const written = store.transaction((tx) => tx.put('pluginRows', row('another')))
+      expect(await written.catch((error) => error)).toMatchObject(unavailable)
+      expect(events.at(-1)).toEqual([
+        'store.unavailable',
+        { cause: expect.stringMatching(/^42501 permission denied for table "?pluginRows"?$/) },
+      ])
+      onIt(`grant all on "pluginRows" to ${name}`)
+      expect((await store.get('pluginRows', 'kept'))?.id).toBe('kept')
+    } finally {
+      await store.close()
+    }
+  })
+
   it('send what a lock group queues at once in one write to the socket: its lock, begin and read ahead; its write, commit and unlock', async () => {
     const store = await backends[2]![1]()
     const transaction = (id: string) =>

@@ -32,10 +32,10 @@ export const postgresBackend: StoreBackend = {
     // 3D000: the database is gone, 53: insufficient resources, 57P: shutdown (57P05: the session
     // sat idle past `idle_session_timeout`), 58: system error, 25P03: the session sat idle in its
     // transaction past `idle_in_transaction_session_timeout` (its process was stopped:
-    // `sessionSettings`). None is the request's doing: the service cannot reach its data until
-    // the operator acts.
+    // `sessionSettings`), 42501: the role may no longer read or write a table (a grant revoked).
+    // None is the request's doing: the service cannot reach its data until the operator acts.
     if (
-      /^(08|28|3D000|53|57P|58|25P03)/.test(code) ||
+      /^(08|28|3D000|53|57P|58|25P03|42501)/.test(code) ||
       CONNECTION_CODES.includes(code) ||
       CONNECTION_LOST.test(message)
     )
