@@ -178,7 +178,7 @@ describe('<AgentAllowance/>', () => {
     await user.click(screen.getByRole('button', { name: 'Grant an allowance' }))
     await user.type(await screen.findByRole('textbox', { name: 'Agent name' }), 'Payroll bot')
     await user.type(screen.getByRole('textbox', { name: 'Agent public key' }), agentKey.publicKey)
-    await user.selectOptions(screen.getByRole('combobox', { name: 'Asset' }), 'erc20')
+    await user.selectOptions(screen.getByRole('combobox', { name: 'Asset' }), 'token')
     const form = screen.getByRole('form', { name: 'Grant an allowance' })
     // The token's fields are checked like the others, the amount against the token's decimals.
     const decimals = screen.getByRole('textbox', { name: 'Decimals' })
@@ -291,7 +291,7 @@ describe('<AgentAllowance/>', () => {
     expect(screen.getByText('Enter an amount above 0 with at most 9 decimals.')).toBeTruthy()
     expect(screen.getByText('Line 1 is not a Solana address (32 to 44 base58 characters).')).toBeTruthy()
     // An SPL token, at its mint.
-    await user.selectOptions(asset, 'erc20')
+    await user.selectOptions(asset, 'token')
     expect((screen.getByRole('textbox', { name: 'Decimals' }) as HTMLInputElement).value).toBe('6')
     await user.type(screen.getByRole('textbox', { name: 'Token mint' }), '0xdead')
     await user.type(screen.getByRole('textbox', { name: 'Symbol' }), 'USDC')

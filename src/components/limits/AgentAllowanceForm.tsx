@@ -102,13 +102,13 @@ export function AgentAllowanceForm({
   const [name, setName] = useState(defaultAgentName ?? '')
   const [key, setKey] = useState(agentPublicKey ?? '')
   const [amount, setAmount] = useState('')
-  const [assetKind, setAssetKind] = useState<'native' | 'erc20'>('native')
+  const [assetKind, setAssetKind] = useState<'native' | 'token'>('native')
   const [token, setToken] = useState<TokenFields>({
     contract: '',
     symbol: '',
     decimals: chain.tokenDecimals,
   })
-  const tokenFields = assetKind === 'erc20' ? token : undefined
+  const tokenFields = assetKind === 'token' ? token : undefined
   const [period, setPeriod] = useState<SpendingLimitPeriod>('PERIOD_DAY')
   const [destinations, setDestinations] = useState('')
   const [errors, setErrors] = useState<ReturnType<typeof validate>>({})
@@ -218,10 +218,10 @@ export function AgentAllowanceForm({
           className="lk-select"
           value={assetKind}
           disabled={grant.isPending}
-          onChange={(event) => setAssetKind(event.target.value as 'native' | 'erc20')}
+          onChange={(event) => setAssetKind(event.target.value as 'native' | 'token')}
         >
           <option value="native">{chain.native}</option>
-          <option value="erc20">{ui.t(chain.solana ? 'agentAssetSplToken' : 'agentAssetToken')}</option>
+          <option value="token">{ui.t(chain.solana ? 'agentAssetSplToken' : 'agentAssetToken')}</option>
         </select>
       </div>
       {tokenFields ? (
