@@ -1,12 +1,15 @@
 import type { UseQueryResult } from '@tanstack/react-query'
+import { useEffect } from 'react'
 import type { GetCallsStatusReturnType } from '../../core/actions/queries/getCallsStatus.ts'
 import type { LatchkeyError } from '../../core/errors.ts'
 import {
   type GetCallsStatusQueryParameters,
   getCallsStatusQueryOptions,
 } from '../../core/query/getCallsStatus.ts'
+import { QUERY_SCOPE } from '../../core/query/utils.ts'
 import { type ClientParameter, type QueryParameter, useLatchkeyQuery } from './internal.ts'
 import { useLatchkey } from './useLatchkey.ts'
+import { useLatchkeyQueryClient } from './useLatchkeyQueryClient.ts'
 
 export type UseCallsStatusParameters = GetCallsStatusQueryParameters &
   ClientParameter &
@@ -15,10 +18,17 @@ export type UseCallsStatusReturnType = UseQueryResult<GetCallsStatusReturnType, 
 
 /**
  * The status of a send (`get_send_transaction_status`), re-read every `pollingIntervalMs` until
- * it is final: `data.status` is `pending`, then `success` or `failure`.
+ * it is final: `data.status` is `pending`, then `success` or `failure`. Once it is final, the
+ * spending limits are read again: a mined send's fee counts as paid, no longer at its most.
  */
 export function useCallsStatus(parameters: UseCallsStatusParameters = {}): UseCallsStatusReturnType {
   const { client: explicit, query, ...rest } = parameters
   const client = useLatchkey({ client: explicit })
-  return useLatchkeyQuery(client, getCallsStatusQueryOptions(client, rest), query, rest.sessionId)
+  const queryClient = useLatchkeyQueryClient()
+  const status = useLatchkeyQuery(client, getCallsStatusQueryOptions(client, rest), query, rest.sessionId)
+  const final = status.data?.final === true
+  useEffect(() => {
+    if (final) void queryClient.invalidateQueries({ queryKey: [QUERY_SCOPE, 'spendingLimits'] })
+  }, [final, queryClient])
+  return status
 }
