@@ -58,6 +58,28 @@ export const Review: Story = {
   },
 }
 
+/**
+ * Under a spending limit of 1 ETH a day on the account, 0.65 ETH of it spent (issue 37): the
+ * review says what is left and when more frees, before the user confirms.
+ */
+export const WithinAllowance: Story = {
+  parameters: {
+    live: {
+      signedIn: true,
+      wallets: [{ walletName: 'Everyday', chains: ['ethereum'] }],
+      limits: { spentWei: 650_000_000_000_000_000n },
+      send: { statuses: [{ txStatus: 'INCLUDED', eth: { txHash: HASH } }] },
+    },
+  },
+  play: async ({ canvasElement }) => {
+    const s = body(canvasElement)
+    await s.findByText(/^approve\(/)
+    const row = (await s.findByText('Spending limit')).nextElementSibling as HTMLElement
+    await within(row).findByText('0.35 ETH left today')
+    await within(row).findByText(/^frees at /)
+  },
+}
+
 /** The app's gas sponsor pays the fee. */
 export const Sponsored: Story = {
   args: { sponsor: true },
