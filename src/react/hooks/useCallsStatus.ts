@@ -28,7 +28,12 @@ export function useCallsStatus(parameters: UseCallsStatusParameters = {}): UseCa
   const status = useLatchkeyQuery(client, getCallsStatusQueryOptions(client, rest), query, rest.sessionId)
   const final = status.data?.final === true
   useEffect(() => {
-    if (final) void queryClient.invalidateQueries({ queryKey: [QUERY_SCOPE, 'spendingLimits'] })
+    // Many finished sends on one screen read the limits once: a read already under way is kept.
+    if (final)
+      void queryClient.invalidateQueries(
+        { queryKey: [QUERY_SCOPE, 'spendingLimits'] },
+        { cancelRefetch: false },
+      )
   }, [final, queryClient])
   return status
 }

@@ -201,9 +201,7 @@ export const spendGuard: SpendGuard = {
     const usages = await ctx.tx.findBy('spendingLimitUsage', 'organizationId', ctx.organizationId)
     for (const usage of usages) {
       const log = withoutRef(logOf(usage), reference)
-      if (!log) continue
-      const { entries: _, ...row } = usage
-      await ctx.tx.put('spendingLimitUsage', { ...row, ...log, updatedAt: ctx.now })
+      if (log) await rewrite(ctx, usage, log)
     }
   },
 
@@ -219,9 +217,17 @@ export const spendGuard: SpendGuard = {
     for (const usage of await ctx.tx.findBy('spendingLimitUsage', 'organizationId', ctx.organizationId)) {
       if (!counted.has(usage.id)) continue
       const log = withRefLowered(logOf(usage), reference, by)
-      if (!log) continue
-      const { entries: _, ...row } = usage
-      await ctx.tx.put('spendingLimitUsage', { ...row, ...log, updatedAt: ctx.now })
+      if (log) await rewrite(ctx, usage, log)
     }
   },
+}
+
+/** Writes `usage` back with `log` (a release or a settlement), as a log even if it was an entries array. */
+async function rewrite(
+  ctx: { tx: Transaction; now: number },
+  usage: SpendingLimitUsageRow,
+  log: SpendLog,
+): Promise<void> {
+  const { entries: _, ...row } = usage
+  await ctx.tx.put('spendingLimitUsage', { ...row, ...log, updatedAt: ctx.now })
 }
