@@ -1283,7 +1283,11 @@ describe('PostgreSQL connections', () => {
     }
   })
 
-  it('a login the database refuses (the role may no longer log in) is a 503 naming why in the log, and the store is back once it may', async () => {
+  /**
+   * A store on a database of its own, owned by a role of its own (what an operator may take away
+   * from the service), holding the row `kept`, with the events it reports.
+   */
+  async function ownRole() {
     const name = `contract_${++database}`
     cluster!.psql(`create role ${name} login`)
     cluster!.psql(`create database ${name} owner ${name}`)
@@ -1292,6 +1296,11 @@ describe('PostgreSQL connections', () => {
     const events: [string, unknown][] = []
     store.observe({ emit: (event, data) => events.push([event, data]) })
     await store.transaction((tx) => tx.put('pluginRows', row('kept')))
+    return { name, url, store, events }
+  }
+
+  it('a login the database refuses (the role may no longer log in) is a 503 naming why in the log, and the store is back once it may', async () => {
+    const { name, url, store, events } = await ownRole()
     try {
       cluster!.psql(`alter role ${name} nologin`)
       // Its open connections end (an operator would restart the database or wait for them).
@@ -1321,14 +1330,7 @@ describe('PostgreSQL connections', () => {
   })
 
   it('a table the role may no longer use (a grant revoked) is a 503 naming why in the log, not a 500, and the store is back once it may', async () => {
-    const name = `contract_${++database}`
-    cluster!.psql(`create role ${name} login`)
-    cluster!.psql(`create database ${name} owner ${name}`)
-    const url = cluster!.url.replace(/\/\/postgres@/, `//${name}@`).replace(/\/[^/]*$/, `/${name}`)
-    const store = await openPostgres(url, { max: 2 })
-    const events: [string, unknown][] = []
-    store.observe({ emit: (event, data) => events.push([event, data]) })
-    await store.transaction((tx) => tx.put('pluginRows', row('kept')))
+    const { name, store, events } = await ownRole()
     const onIt = (statement: string) => cluster!.psql(statement, name)
     try {
       onIt(`revoke all on "pluginRows" from ${name}`)
