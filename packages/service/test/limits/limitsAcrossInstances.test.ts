@@ -289,7 +289,11 @@ describe('spending limits across two instances on PostgreSQL', { timeout: 120_00
     }
     const refused = await send(a, { nonce: '0', calls: [{ to: DEAD, value: '10' }], ...fees })
     expect(await totals(a, b, spendingLimitId)).toMatchObject(reserved)
-    const c = await deployment.open({ sending: { pollIntervalMs: 20 } })
+    // Two send workers, both following the sends: a release or a settlement is made once.
+    const [c, d] = [
+      await deployment.open({ sending: { pollIntervalMs: 20 } }),
+      await deployment.open({ sending: { pollIntervalMs: 20 } }),
+    ]
     expect((await waitForSend(a, refused, { timeoutMs: 20_000 })).txStatus).toBe('FAILED')
     expect(await totals(a, b, spendingLimitId)).toMatchObject({
       stored: 0n,
@@ -303,7 +307,7 @@ describe('spending limits across two instances on PostgreSQL', { timeout: 120_00
     const paid = 10n + BigInt(receipt!.gasUsed) * BigInt(receipt!.effectiveGasPrice)
     expect(paid).toBeLessThan(reserved.stored)
     expect(await totals(a, b, spendingLimitId)).toMatchObject({ stored: paid, used: String(paid) })
-    for (const h of [a, b, c]) await h.service.close()
+    for (const h of [a, b, c, d]) await h.service.close()
   })
 
   it('an unsponsored send stuck until its third replacement never signs a fee past what its limit reserved; once mined, the limit keeps what it paid', async () => {
