@@ -63,14 +63,7 @@ export const Review: Story = {
  * review says what is left and when more frees, before the user confirms.
  */
 export const WithinAllowance: Story = {
-  parameters: {
-    live: {
-      signedIn: true,
-      wallets: [{ walletName: 'Everyday', chains: ['ethereum'] }],
-      limits: { spentWei: 650_000_000_000_000_000n },
-      send: { statuses: [{ txStatus: 'INCLUDED', eth: { txHash: HASH } }] },
-    },
-  },
+  parameters: { live: { ...meta.parameters.live, limits: { spentWei: 650_000_000_000_000_000n } } },
   play: async ({ canvasElement }) => {
     const s = body(canvasElement)
     await s.findByText(/^approve\(/)

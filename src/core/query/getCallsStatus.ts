@@ -4,7 +4,15 @@ import {
   getCallsStatus,
 } from '../actions/queries/getCallsStatus.ts'
 import type { Latchkey } from '../types.ts'
-import { queryKeyOf, sessionScope } from './utils.ts'
+import { type LatchkeyMutationMeta, queryKeyOf, sessionScope } from './utils.ts'
+
+/**
+ * What a send makes stale once it is final, as a mutation names what it makes stale: its native
+ * spending limits then keep the fee it paid, no longer the most it could have cost.
+ */
+export const callsStatusFinalMeta = {
+  invalidates: ['spendingLimits'],
+} as const satisfies LatchkeyMutationMeta
 
 export type GetCallsStatusQueryParameters = Partial<
   Omit<GetCallsStatusParameters, 'wait' | 'timeoutMs' | 'pollingIntervalMs'>

@@ -3,11 +3,12 @@ import { useEffect } from 'react'
 import type { GetCallsStatusReturnType } from '../../core/actions/queries/getCallsStatus.ts'
 import type { LatchkeyError } from '../../core/errors.ts'
 import {
+  callsStatusFinalMeta,
   type GetCallsStatusQueryParameters,
   getCallsStatusQueryOptions,
 } from '../../core/query/getCallsStatus.ts'
-import { QUERY_SCOPE } from '../../core/query/utils.ts'
 import { type ClientParameter, type QueryParameter, useLatchkeyQuery } from './internal.ts'
+import { invalidateAfter } from './invalidateAfter.ts'
 import { useLatchkey } from './useLatchkey.ts'
 import { useLatchkeyQueryClient } from './useLatchkeyQueryClient.ts'
 
@@ -18,8 +19,8 @@ export type UseCallsStatusReturnType = UseQueryResult<GetCallsStatusReturnType, 
 
 /**
  * The status of a send (`get_send_transaction_status`), re-read every `pollingIntervalMs` until
- * it is final: `data.status` is `pending`, then `success` or `failure`. Once it is final, the
- * spending limits are read again: a mined send's fee counts as paid, no longer at its most.
+ * it is final: `data.status` is `pending`, then `success` or `failure`. Once it is final, what it
+ * makes stale is read again (`callsStatusFinalMeta`: the spending limits, its fee now as paid).
  */
 export function useCallsStatus(parameters: UseCallsStatusParameters = {}): UseCallsStatusReturnType {
   const { client: explicit, query, ...rest } = parameters
@@ -29,11 +30,7 @@ export function useCallsStatus(parameters: UseCallsStatusParameters = {}): UseCa
   const final = status.data?.final === true
   useEffect(() => {
     // Many finished sends on one screen read the limits once: a read already under way is kept.
-    if (final)
-      void queryClient.invalidateQueries(
-        { queryKey: [QUERY_SCOPE, 'spendingLimits'] },
-        { cancelRefetch: false },
-      )
+    if (final) void invalidateAfter(queryClient, callsStatusFinalMeta, { cancelRefetch: false })
   }, [final, queryClient])
   return status
 }

@@ -139,13 +139,17 @@ function mergeOldest(log: SpendLog): SpendLog {
   return { ...log, spends: merged + (second < 0 ? '' : log.spends.slice(second)), count: log.count - 1 }
 }
 
+/** The log's entries, when one may name `ref` (none is read otherwise); undefined when none can. */
+const entriesNaming = (log: SpendLog, ref: string): SpendEntry[] | undefined =>
+  log.spends.includes(`:${encodeURIComponent(ref)}`) ? entriesOf(log) : undefined
+
 /**
  * The log with the entry `ref` names lowered by `by`, never below 0 (a mined send's fee, reserved
  * at its most), or undefined when none names it. The entry keeps its time, so it frees as before.
  */
 export function withRefLowered(log: SpendLog, ref: string, by: bigint): SpendLog | undefined {
-  if (by <= 0n || !log.spends.includes(`:${encodeURIComponent(ref)}`)) return undefined
-  const entries = entriesOf(log)
+  const entries = by > 0n ? entriesNaming(log, ref) : undefined
+  if (!entries) return undefined
   const index = entries.findIndex((entry) => entry.ref === ref)
   if (index < 0) return undefined
   const entry = entries[index]!
@@ -156,8 +160,8 @@ export function withRefLowered(log: SpendLog, ref: string, by: bigint): SpendLog
 
 /** The log without the entries `ref` names (a release), or undefined when none does. */
 export function withoutRef(log: SpendLog, ref: string): SpendLog | undefined {
-  if (!log.spends.includes(`:${encodeURIComponent(ref)}`)) return undefined
-  const entries = entriesOf(log)
+  const entries = entriesNaming(log, ref)
+  if (!entries) return undefined
   const kept = entries.filter((entry) => entry.ref !== ref)
   return kept.length === entries.length ? undefined : logOfEntries(kept)
 }

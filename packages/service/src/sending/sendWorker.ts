@@ -176,6 +176,25 @@ async function fail(runtime: Runtime, row: SendTransactionRow, message: string):
   reportFinal(runtime, row, 'FAILED')
 }
 
+/**
+ * What `update` adds to record a mined send whose fee its native spending limits reserved at its
+ * most: they keep `paidFee` instead, in the same transaction, in the order of the organization's
+ * other spends (as a release is, `fail`).
+ */
+function settlingFee(runtime: Runtime, send: SendTransactionRow, paidFee: bigint) {
+  return {
+    locks: [spendLockOf(send.organizationId)],
+    also: (tx: Transaction, current: SendTransactionRow) =>
+      current.reservedFee === undefined
+        ? undefined
+        : settleSpend(
+            { tx, runtime, now: runtime.now(), organizationId: current.organizationId },
+            current.id,
+            { caip2: current.caip2, by: BigInt(current.reservedFee) - paidFee },
+          ),
+  }
+}
+
 async function step(runtime: Runtime, row: SendTransactionRow): Promise<void> {
   const sender = senderOf(runtime, row)
   if (!sender) {
@@ -202,18 +221,7 @@ async function step(runtime: Runtime, row: SendTransactionRow): Promise<void> {
       update(runtime, send, changes, {
         ...(whileOpen ? { whileOpen } : {}),
         ...(paidFee !== undefined && send.reservedFee !== undefined
-          ? {
-              // In the order of the organization's other spends, as a release is.
-              locks: [spendLockOf(send.organizationId)],
-              also: (tx, current) =>
-                current.reservedFee === undefined
-                  ? undefined
-                  : settleSpend(
-                      { tx, runtime, now: runtime.now(), organizationId: current.organizationId },
-                      current.id,
-                      { caip2: current.caip2, by: BigInt(current.reservedFee) - paidFee },
-                    ),
-            }
+          ? settlingFee(runtime, send, paidFee)
           : {}),
       }),
     claim: (send) => claim(runtime, send),
