@@ -29,8 +29,15 @@ const NEWEST_TABLES: Record<string, string[]> = {
   '0010_session_profiles': ['sessionProfiles'],
   '0015_webhook_events': ['webhookEvents'],
 }
-/** What undoes a newest migration that creates no table (the same SQL on SQLite and PostgreSQL). */
-const NEWEST_UNDO: Record<string, string[]> = {
+/**
+ * What undoes a newest migration that creates no table (the same SQL on SQLite and PostgreSQL;
+ * `postgres`: SQL for PostgreSQL alone, of a migration that changes nothing on SQLite, whose
+ * undoing there is the removal of its record).
+ */
+const NEWEST_UNDO: Record<string, string[] | { postgres: string[] }> = {
+  '0017_spending_usage_uncompressed': {
+    postgres: ['ALTER TABLE "spendingLimitUsage" RESET (toast_tuple_target)'],
+  },
   '0011_import_contacts': ['userEmail', 'userPhoneNumber'].flatMap((column) => [
     `DROP INDEX "users_${column}"`,
     `ALTER TABLE users DROP COLUMN "${column}"`,
@@ -49,8 +56,13 @@ const NEWEST_UNDO: Record<string, string[]> = {
   ],
 }
 const NEWEST_TABLE: string[] = NEWEST_TABLES[NEWEST] ?? []
-const UNDO_NEWEST = [...NEWEST_TABLE.map((table) => `DROP TABLE "${table}"`), ...(NEWEST_UNDO[NEWEST] ?? [])]
-if (UNDO_NEWEST.length === 0)
+const undoing = NEWEST_UNDO[NEWEST] ?? []
+const UNDO_NEWEST = [
+  ...NEWEST_TABLE.map((table) => `DROP TABLE "${table}"`),
+  ...(Array.isArray(undoing) ? undoing : []),
+]
+const UNDO_NEWEST_POSTGRES = [...UNDO_NEWEST, ...(Array.isArray(undoing) ? [] : undoing.postgres)]
+if (UNDO_NEWEST_POSTGRES.length === 0)
   throw new Error(
     `name the tables migration ${NEWEST} creates in NEWEST_TABLES, or its undoing in NEWEST_UNDO`,
   )
@@ -126,8 +138,9 @@ describe('migrations on a data dir', { timeout: 120_000 }, () => {
     const database = wasmSqlite(join(dir, DATABASE_FILE))
     try {
       database.exec('PRAGMA locking_mode = EXCLUSIVE')
-      database.exec(`DELETE FROM kysely_migration WHERE name = '0016_api_key_lookup'`)
-      for (const statement of NEWEST_UNDO['0016_api_key_lookup']!) database.exec(statement)
+      // 0016 and those after it (0017 changes nothing on SQLite): they apply again in order.
+      database.exec(`DELETE FROM kysely_migration WHERE name >= '0016_api_key_lookup'`)
+      for (const statement of NEWEST_UNDO['0016_api_key_lookup'] as string[]) database.exec(statement)
       database.exec(`UPDATE "apiKeys" SET data = json_remove(data, '$.keyInOrganization')`)
     } finally {
       database.close()
@@ -184,17 +197,24 @@ describe('migrations on PostgreSQL', () => {
     const client = new pg.Client({ connectionString: cluster.url })
     await client.connect()
     try {
-      for (const statement of statements) await client.query(statement)
+      const results = []
+      for (const statement of statements) results.push(await client.query(statement))
+      return results
     } finally {
       await client.end()
     }
+  }
+  /** The storage parameters of `table` (`name=value`), as PostgreSQL keeps them. */
+  const storageOf = async (table: string): Promise<string[]> => {
+    const [result] = await sqlOn([`SELECT reloptions FROM pg_class WHERE relname = '${table}'`])
+    return result!.rows[0]?.reloptions ?? []
   }
 
   it('refuses with --no-migrate while behind, migrates once with migrate, then refuses a database migrated ahead', {
     timeout: 300_000,
   }, async () => {
     await (await openPostgres(cluster.url)).close()
-    await sqlOn([`DELETE FROM kysely_migration WHERE name = '${NEWEST}'`, ...UNDO_NEWEST])
+    await sqlOn([`DELETE FROM kysely_migration WHERE name = '${NEWEST}'`, ...UNDO_NEWEST_POSTGRES])
     const env = { LATCHKEY_MASTER_KEY: '11'.repeat(32) }
     await expect(openPostgres(cluster.url, { migrate: false })).rejects.toThrow(MigrationsPendingError)
     const refused = await runToExit({ args: ['--database-url', cluster.url, '--no-migrate'], env })
@@ -206,6 +226,8 @@ describe('migrations on PostgreSQL', () => {
     const first = await runCommand(['migrate', '--database-url', cluster.url])
     expect(first.code).toBe(0)
     expect(first.stdout).toBe(`applied ${NEWEST} to the PostgreSQL database\n`)
+    // 0017: a usage row is rewritten by every limited signing and never compressed below 8 KB.
+    expect(await storageOf('spendingLimitUsage')).toEqual(['fillfactor=10', 'toast_tuple_target=8160'])
     const second = await runCommand(['migrate', '--database-url', cluster.url])
     expect(second.stdout).toContain('is current: nothing to apply')
     const started = await runToExit({ args: ['--database-url', cluster.url, '--no-migrate'], env })

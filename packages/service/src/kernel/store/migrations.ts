@@ -217,6 +217,27 @@ function spendingLimitTables(backend: StoreBackend): Migration {
   }
 }
 
+/**
+ * A usage row's document (its limit's spends, one line of text) can pass 2 KB, PostgreSQL's
+ * threshold for compressing a row it writes (TOAST_TUPLE_THRESHOLD). Every rewrite of the row then
+ * ran pglz over the document, and the line of spends is too irregular for pglz to save the quarter
+ * it requires, so the row was stored as it was: seen with `perf` during `limits-pg`, about a tenth of
+ * PostgreSQL's CPU in a limited signing (docs/spending-limits.md, "Cost"). A target of a whole
+ * page's worth keeps a usage row out of compression up to 8 KB; a larger one is compressed, or moved
+ * out of line, as before.
+ */
+function spendingUsageUncompressed(backend: StoreBackend): Migration {
+  const postgres = backend.name === 'PostgreSQL'
+  return {
+    async up(db: Kysely<unknown>) {
+      if (postgres) await sql`alter table "spendingLimitUsage" set (toast_tuple_target = 8160)`.execute(db)
+    },
+    async down(db: Kysely<unknown>) {
+      if (postgres) await sql`alter table "spendingLimitUsage" reset (toast_tuple_target)`.execute(db)
+    },
+  }
+}
+
 // Rate limits (pipeline/rateLimitCounters.ts): one bucket per budget, shared by the instances on
 // a database. Not a document table: one upsert statement decides and charges a request, so its
 // columns are the bucket itself and the store's row API never reads it.
@@ -300,6 +321,8 @@ function migrationsOf(backend: StoreBackend): Record<string, Migration> {
     '0006_spending_limits': spendingLimitTables(backend),
     // Session profiles (limits/): a login naming one issues a session its scope confines.
     '0010_session_profiles': addTables({ sessionProfiles: ['organizationId'] }, backend.textType),
+    // Usage rows rewritten by every limited signing, never compressed below 8 KB (PostgreSQL).
+    '0017_spending_usage_uncompressed': spendingUsageUncompressed(backend),
     // ---- wing: MFA (issue 38) ----
     // MFA (mfa/): policies per user, TOTP factors, recovery codes, held activities' challenges.
     '0007_mfa': addTables(
