@@ -30,14 +30,14 @@ const NEWEST_TABLES: Record<string, string[]> = {
   '0015_webhook_events': ['webhookEvents'],
 }
 /**
- * What undoes a newest migration that creates no table (the same SQL on SQLite and PostgreSQL;
- * `postgres`: SQL for PostgreSQL alone, of a migration that changes nothing on SQLite, whose
- * undoing there is the removal of its record).
+ * What undoes a newest migration of PostgreSQL alone (it changes nothing on SQLite, where removing
+ * its record undoes it).
  */
-const NEWEST_UNDO: Record<string, string[] | { postgres: string[] }> = {
-  '0017_spending_usage_uncompressed': {
-    postgres: ['ALTER TABLE "spendingLimitUsage" RESET (toast_tuple_target)'],
-  },
+const NEWEST_UNDO_POSTGRES: Record<string, string[]> = {
+  '0017_spending_usage_uncompressed': ['ALTER TABLE "spendingLimitUsage" RESET (toast_tuple_target)'],
+}
+/** What undoes a newest migration that creates no table (the same SQL on SQLite and PostgreSQL). */
+const NEWEST_UNDO: Record<string, string[]> = {
   '0011_import_contacts': ['userEmail', 'userPhoneNumber'].flatMap((column) => [
     `DROP INDEX "users_${column}"`,
     `ALTER TABLE users DROP COLUMN "${column}"`,
@@ -56,12 +56,8 @@ const NEWEST_UNDO: Record<string, string[] | { postgres: string[] }> = {
   ],
 }
 const NEWEST_TABLE: string[] = NEWEST_TABLES[NEWEST] ?? []
-const undoing = NEWEST_UNDO[NEWEST] ?? []
-const UNDO_NEWEST = [
-  ...NEWEST_TABLE.map((table) => `DROP TABLE "${table}"`),
-  ...(Array.isArray(undoing) ? undoing : []),
-]
-const UNDO_NEWEST_POSTGRES = [...UNDO_NEWEST, ...(Array.isArray(undoing) ? [] : undoing.postgres)]
+const UNDO_NEWEST = [...NEWEST_TABLE.map((table) => `DROP TABLE "${table}"`), ...(NEWEST_UNDO[NEWEST] ?? [])]
+const UNDO_NEWEST_POSTGRES = [...UNDO_NEWEST, ...(NEWEST_UNDO_POSTGRES[NEWEST] ?? [])]
 if (UNDO_NEWEST_POSTGRES.length === 0)
   throw new Error(
     `name the tables migration ${NEWEST} creates in NEWEST_TABLES, or its undoing in NEWEST_UNDO`,
@@ -140,7 +136,7 @@ describe('migrations on a data dir', { timeout: 120_000 }, () => {
       database.exec('PRAGMA locking_mode = EXCLUSIVE')
       // 0016 and those after it (0017 changes nothing on SQLite): they apply again in order.
       database.exec(`DELETE FROM kysely_migration WHERE name >= '0016_api_key_lookup'`)
-      for (const statement of NEWEST_UNDO['0016_api_key_lookup'] as string[]) database.exec(statement)
+      for (const statement of NEWEST_UNDO['0016_api_key_lookup']!) database.exec(statement)
       database.exec(`UPDATE "apiKeys" SET data = json_remove(data, '$.keyInOrganization')`)
     } finally {
       database.close()
