@@ -23,6 +23,7 @@ import {
   type TestKey,
   testKey,
 } from '../testing/harness.ts'
+import { EXACT_ENTRIES } from './spendGuard.ts'
 import { entriesOf, logOf } from './spendLog.ts'
 import { associatedTokenAccount } from './spendOf.ts'
 
@@ -643,6 +644,61 @@ describe('spending limits', () => {
     expect(replies.map((reply) => reply.status)).toEqual([200, 200, 200])
     expect(new Set(replies.map((reply) => reply.body.activity.id)).size).toBe(1)
     expect((await list())[0]).toMatchObject({ used: '3' })
+  })
+
+  it('a busy rolling limit keeps 32 spends to the millisecond; a later one within 1/86,400 of the period joins the last entry, which frees at its time, never earlier', async () => {
+    const { h, limit, sign, list } = await setup()
+    const id = await limit({ amount: '1000' })
+    const entries = async () => entriesOf(logOf(await h.service.store.get('spendingLimitUsage', id)))
+    // `sign` advances the clock 1 ms: 32 spends, 32 entries.
+    for (let n = 0; n < EXACT_ENTRIES; n++) expect((await sign(tx(DEAD, 1n))).status).toBe(200)
+    const exact = await entries()
+    expect(exact).toHaveLength(EXACT_ENTRIES)
+    const lastAt = exact.at(-1)!.at
+    // Half a second later (a day's 86,400th is a second): into the last entry, now at its time.
+    h.clock.advance(499)
+    expect((await sign(tx(DEAD, 2n))).status).toBe(200)
+    const joinedAt = lastAt + 500
+    // A second after that: an entry of its own.
+    h.clock.advance(999)
+    expect((await sign(tx(DEAD, 4n))).status).toBe(200)
+    const busy = await entries()
+    expect(busy).toHaveLength(EXACT_ENTRIES + 1)
+    expect(busy.slice(-2)).toEqual([
+      { at: joinedAt, amount: '3' },
+      { at: joinedAt + 1000, amount: '4' },
+    ])
+    expect((await list())[0]).toMatchObject({ used: '38' })
+    // The 32nd spend would have left at lastAt + DAY; it leaves with the one it joined.
+    h.clock.set(lastAt + DAY)
+    expect((await list())[0]).toMatchObject({ used: '7' })
+    h.clock.set(joinedAt + DAY - 1)
+    expect((await list())[0]).toMatchObject({ used: '7' })
+    h.clock.set(joinedAt + DAY)
+    expect((await list())[0]).toMatchObject({
+      used: '4',
+      nextReleaseTimestampMs: String(joinedAt + 1000 + DAY),
+    })
+  })
+
+  it("a fixed window's spends share one entry: they all free at the window's end", async () => {
+    const { h, limit, sign, list } = await setup()
+    const origin = h.clock.now() - 10 * HOUR
+    const id = await limit({
+      window: { type: 'SPENDING_LIMIT_WINDOW_FIXED', period: 'PERIOD_DAY', startTimestampMs: String(origin) },
+    })
+    for (const value of [1n, 2n, 3n]) {
+      expect((await sign(tx(DEAD, value))).status).toBe(200)
+      h.clock.advance(HOUR)
+    }
+    const [entry, ...more] = entriesOf(logOf(await h.service.store.get('spendingLimitUsage', id)))
+    expect(more).toEqual([])
+    expect(entry).toMatchObject({ amount: '6' })
+    h.clock.set(origin + DAY - 1)
+    expect((await list())[0]).toMatchObject({ used: '6', nextReleaseTimestampMs: String(origin + DAY) })
+    h.clock.set(origin + DAY)
+    expect((await list())[0]).toMatchObject({ used: '0' })
+    expect((await sign(tx(DEAD, 10n))).status).toBe(200)
   })
 
   it('signatures of one millisecond share one entry of the usage row; it still frees exactly a window later', async () => {

@@ -10,7 +10,16 @@ import { LimitError } from '../kernel/base/errors.ts'
 import { orderSpends, type SpendContext, type SpendGuard, type SpendRequest } from '../kernel/spending.ts'
 import type { SpendEntry, SpendingLimitRow, SpendingLimitUsageRow } from '../kernel/store/model.ts'
 import type { Transaction } from '../kernel/store/Transaction.ts'
-import { append, entriesOf, expire, logOf, type SpendLog, withoutRef, withRefLowered } from './spendLog.ts'
+import {
+  type AppendRule,
+  append,
+  entriesOf,
+  expire,
+  logOf,
+  type SpendLog,
+  withoutRef,
+  withRefLowered,
+} from './spendLog.ts'
 import { normalAddress, spendOf } from './spendOf.ts'
 
 export const PERIOD_MS: Record<SpendingLimitPeriod, number> = {
@@ -25,6 +34,28 @@ export const PERIOD_MS: Record<SpendingLimitPeriod, number> = {
  * merged spend frees later than it would have (never earlier) and the total stays exact.
  */
 export const MAX_ENTRIES = 256
+
+/**
+ * Entries a rolling window's row keeps to the millisecond. Past them, a spend less than
+ * 1/`JOIN_PARTS` of the period after the last entry joins it (a second of a day, 42 ms of an
+ * hour): a busy limit's row stays small, and what it held frees at most that much later.
+ */
+export const EXACT_ENTRIES = 32
+export const JOIN_PARTS = 86_400
+
+/**
+ * How `limit`'s row takes a spend. A fixed window frees every spend at its end, so all of a
+ * window's spends share one entry (unless a send's reference names one) and nothing frees later.
+ */
+export function appendRule(limit: SpendingLimitRow): AppendRule {
+  if (limit.window.type !== 'SPENDING_LIMIT_WINDOW_ROLLING')
+    return { max: MAX_ENTRIES, joinWithin: Number.POSITIVE_INFINITY, joinFrom: 0 }
+  return {
+    max: MAX_ENTRIES,
+    joinWithin: PERIOD_MS[limit.window.period] / JOIN_PARTS,
+    joinFrom: EXACT_ENTRIES,
+  }
+}
 
 /** The window `now` falls in: spends at or after `start` count; `end` (fixed windows) is when it resets. */
 export function windowAt(limit: SpendingLimitRow, now: number): { start: number; end?: number } {
@@ -184,7 +215,7 @@ export const spendGuard: SpendGuard = {
         amount: amount.toString(),
         ...(request.reference === undefined ? {} : { ref: request.reference }),
       }
-      writes.push({ limit, usage, log: append(state.log, entry, MAX_ENTRIES) })
+      writes.push({ limit, usage, log: append(state.log, entry, appendRule(limit)) })
     }
     for (const { limit, usage, log } of writes)
       await ctx.tx.put('spendingLimitUsage', {

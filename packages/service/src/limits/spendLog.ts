@@ -103,21 +103,35 @@ export function expire(log: SpendLog, start: number): SpendLog {
 }
 
 /**
- * The log with `spend` added (at or after its last entry). A spend of the same millisecond as the
- * last entry, neither with a reference, is added into it: they free together, nothing changes.
- * Past `max` entries, the two oldest merge into one at the later time, so a merged spend frees
- * later than it would have (never earlier) and the total stays exact.
+ * How a log takes a new spend (`append`): past `max` entries the two oldest merge; a spend within
+ * `joinWithin` ms of the last entry is added into it once the log holds `joinFrom` entries (0:
+ * always). Spends of the same millisecond always share an entry.
  */
-export function append(log: SpendLog, spend: SpendEntry, max: number): SpendLog {
+export interface AppendRule {
+  max: number
+  joinWithin: number
+  joinFrom: number
+}
+
+/**
+ * The log with `spend` added (at or after its last entry). A spend the rule joins to the last
+ * entry, neither with a reference, is added into it at the later time: the entry's earlier spends
+ * free with the later one, never earlier, and the total stays exact. Past `max` entries, the two
+ * oldest merge into one at the later time, the same way.
+ */
+export function append(log: SpendLog, spend: SpendEntry, rule: AppendRule): SpendLog {
   const total = (BigInt(log.total) + BigInt(spend.amount)).toString()
   if (log.count === 0)
     return { spends: entryText(spend.at, spend.amount, spend.ref), lastAt: spend.at, total, count: 1 }
   const at = Math.max(spend.at, log.lastAt)
   const cut = log.spends.lastIndexOf(';') + 1
   const last = parseEntry(log.spends.slice(cut))
-  if (at === log.lastAt && last.ref === undefined && spend.ref === undefined) {
+  const joins = at === log.lastAt || (log.count >= rule.joinFrom && at - log.lastAt < rule.joinWithin)
+  if (joins && last.ref === undefined && spend.ref === undefined) {
     const amount = (BigInt(last.amount) + BigInt(spend.amount)).toString()
-    return { ...log, spends: log.spends.slice(0, cut) + entryText(last.at, amount, undefined), total }
+    // The entry's time is written as a delta from the one before it (or absolute, if first).
+    const text = entryText(last.at + (at - log.lastAt), amount, undefined)
+    return { ...log, spends: log.spends.slice(0, cut) + text, lastAt: at, total }
   }
   let next: SpendLog = {
     spends: `${log.spends};${entryText(at - log.lastAt, spend.amount, spend.ref)}`,
@@ -125,7 +139,7 @@ export function append(log: SpendLog, spend: SpendEntry, max: number): SpendLog 
     total,
     count: log.count + 1,
   }
-  while (next.count > max) next = mergeOldest(next)
+  while (next.count > rule.max) next = mergeOldest(next)
   return next
 }
 
