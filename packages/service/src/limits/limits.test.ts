@@ -646,38 +646,40 @@ describe('spending limits', () => {
     expect((await list())[0]).toMatchObject({ used: '3' })
   })
 
-  it('a busy rolling limit keeps 32 spends to the millisecond; a later one within 1/86,400 of the period joins the last entry, which frees at its time, never earlier', async () => {
+  it('a busy rolling limit keeps 32 spends to the millisecond; past them a spend joins the last entry of its second (a day over 86,400), which frees at its time, never earlier', async () => {
     const { h, limit, sign, list } = await setup()
     const id = await limit({ amount: '1000' })
     const entries = async () => entriesOf(logOf(await h.service.store.get('spendingLimitUsage', id)))
-    // `sign` advances the clock 1 ms: 32 spends, 32 entries.
+    // A second's start; `sign` advances the clock 1 ms: 32 spends at +1..+32 ms, 32 entries.
+    const second = Math.ceil(h.clock.now() / 1000) * 1000 + 1000
+    h.clock.set(second)
     for (let n = 0; n < EXACT_ENTRIES; n++) expect((await sign(tx(DEAD, 1n))).status).toBe(200)
     const exact = await entries()
     expect(exact).toHaveLength(EXACT_ENTRIES)
-    const lastAt = exact.at(-1)!.at
-    // Half a second later (a day's 86,400th is a second): into the last entry, now at its time.
-    h.clock.advance(499)
+    const lastAt = second + EXACT_ENTRIES
+    expect(exact.at(-1)!.at).toBe(lastAt)
+    // At +500 ms, the same second: into the last entry, which moves to its time.
+    h.clock.set(second + 499)
     expect((await sign(tx(DEAD, 2n))).status).toBe(200)
-    const joinedAt = lastAt + 500
-    // A second after that: an entry of its own.
-    h.clock.advance(999)
+    // At +1000 ms, half a second later but the next second: an entry of its own.
+    h.clock.set(second + 999)
     expect((await sign(tx(DEAD, 4n))).status).toBe(200)
     const busy = await entries()
     expect(busy).toHaveLength(EXACT_ENTRIES + 1)
     expect(busy.slice(-2)).toEqual([
-      { at: joinedAt, amount: '3' },
-      { at: joinedAt + 1000, amount: '4' },
+      { at: second + 500, amount: '3' },
+      { at: second + 1000, amount: '4' },
     ])
     expect((await list())[0]).toMatchObject({ used: '38' })
     // The 32nd spend would have left at lastAt + DAY; it leaves with the one it joined.
     h.clock.set(lastAt + DAY)
     expect((await list())[0]).toMatchObject({ used: '7' })
-    h.clock.set(joinedAt + DAY - 1)
+    h.clock.set(second + 500 + DAY - 1)
     expect((await list())[0]).toMatchObject({ used: '7' })
-    h.clock.set(joinedAt + DAY)
+    h.clock.set(second + 500 + DAY)
     expect((await list())[0]).toMatchObject({
       used: '4',
-      nextReleaseTimestampMs: String(joinedAt + 1000 + DAY),
+      nextReleaseTimestampMs: String(second + 1000 + DAY),
     })
   })
 

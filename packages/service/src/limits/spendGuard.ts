@@ -36,12 +36,12 @@ export const PERIOD_MS: Record<SpendingLimitPeriod, number> = {
 export const MAX_ENTRIES = 256
 
 /**
- * Entries a rolling window's row keeps to the millisecond. Past them, a spend less than
- * 1/`JOIN_PARTS` of the period after the last entry joins it (a second of a day, 42 ms of an
- * hour): a busy limit's row stays small, and what it held frees at most that much later.
+ * Entries a rolling window's row keeps to the millisecond. Past them, a spend in the same
+ * 1/`SLICES` of the period as the last entry (the same second, for a day; 42 ms, for an hour)
+ * joins it: a busy limit's row stays small, and what it held frees less than a slice later.
  */
 export const EXACT_ENTRIES = 32
-export const JOIN_PARTS = 86_400
+export const SLICES = 86_400
 
 /**
  * How `limit`'s row takes a spend. A fixed window frees every spend at its end, so all of a
@@ -49,10 +49,10 @@ export const JOIN_PARTS = 86_400
  */
 export function appendRule(limit: SpendingLimitRow): AppendRule {
   if (limit.window.type !== 'SPENDING_LIMIT_WINDOW_ROLLING')
-    return { max: MAX_ENTRIES, joinWithin: Number.POSITIVE_INFINITY, joinFrom: 0 }
+    return { max: MAX_ENTRIES, slice: Number.POSITIVE_INFINITY, joinFrom: 0 }
   return {
     max: MAX_ENTRIES,
-    joinWithin: PERIOD_MS[limit.window.period] / JOIN_PARTS,
+    slice: PERIOD_MS[limit.window.period] / SLICES,
     joinFrom: EXACT_ENTRIES,
   }
 }

@@ -31,11 +31,11 @@ describe('the spend log', () => {
     for (let seed = 1; seed <= 40; seed++) {
       const next = seededRandom(seed)
       const max = 4 + Math.floor(next() * 12)
-      // Half the seeds join spends closer than `joinWithin` past `joinFrom` entries (`append`).
+      // Half the seeds join spends of one slice of time past `joinFrom` entries (`append`).
       const rule =
         seed % 2 === 0
-          ? { max, joinWithin: 1 + Math.floor(next() * 600), joinFrom: Math.floor(next() * (max + 1)) }
-          : { max, joinWithin: 0, joinFrom: 0 }
+          ? { max, slice: 1 + Math.floor(next() * 600), joinFrom: Math.floor(next() * (max + 1)) }
+          : { max, slice: 1, joinFrom: 0 }
       let log: SpendLog = EMPTY_LOG
       let plain: SpendEntry[] = []
       let now = 1_764_000_000_000
@@ -50,10 +50,13 @@ describe('the spend log', () => {
           const entry: SpendEntry = { at: now, amount, ...(ref ? { ref } : {}) }
           log = append(log, entry, rule)
           // The plain model: a spend without references adds into the last entry (at the later
-          // time) when of the same millisecond, or, past `joinFrom` entries, within `joinWithin`.
+          // time) when of the same millisecond, or, past `joinFrom` entries, of the same slice.
           const last = plain.at(-1)
           const joins =
-            last && (last.at === now || (plain.length >= rule.joinFrom && now - last.at < rule.joinWithin))
+            last &&
+            (last.at === now ||
+              (plain.length >= rule.joinFrom &&
+                Math.floor(now / rule.slice) === Math.floor(last.at / rule.slice)))
           if (last && joins && !last.ref && !ref)
             plain = [
               ...plain.slice(0, -1),
@@ -86,37 +89,38 @@ describe('the spend log', () => {
     }
   })
 
-  it('joins a spend to the last entry, at the later time, only past joinFrom entries and within joinWithin', () => {
-    const rule = { max: 10, joinWithin: 1000, joinFrom: 2 }
+  it('joins a spend to the last entry of its slice of time, at the later time, only past joinFrom entries: an entry never spans two slices', () => {
+    const rule = { max: 10, slice: 1000, joinFrom: 2 }
     let log = append(EMPTY_LOG, { at: 1000, amount: '1' }, rule)
+    // One entry: below joinFrom, a spend of the same slice still makes an entry.
     log = append(log, { at: 1500, amount: '2' }, rule)
-    // Two entries: the next spend within a second joins the last, which moves to its time.
-    log = append(log, { at: 2400, amount: '4' }, rule)
+    // Two: a spend of the last entry's slice joins it, which moves to its time.
+    log = append(log, { at: 1900, amount: '4' }, rule)
+    // The next slice starts an entry, even 200 ms later; its own later spend joins it.
+    log = append(log, { at: 2100, amount: '8' }, rule)
+    log = append(log, { at: 2999, amount: '16' }, rule)
+    // 501 ms after that, but in the next slice: no chain of joins carries a spend further.
+    log = append(log, { at: 3500, amount: '32' }, rule)
+    // A send's reference keeps an entry of its own, and nothing joins it.
+    log = append(log, { at: 3600, amount: '64', ref: 'send/1' }, rule)
+    log = append(log, { at: 3700, amount: '128' }, rule)
     expectConsistent(log)
     expect(entriesOf(log)).toEqual([
       { at: 1000, amount: '1' },
-      { at: 2400, amount: '6' },
+      { at: 1900, amount: '6' },
+      { at: 2999, amount: '24' },
+      { at: 3500, amount: '32' },
+      { at: 3600, amount: '64', ref: 'send/1' },
+      { at: 3700, amount: '128' },
     ])
-    // A second or more after the last entry, or a send's reference, starts an entry of its own.
-    log = append(log, { at: 3400, amount: '8' }, rule)
-    log = append(log, { at: 3401, amount: '16', ref: 'send/1' }, rule)
-    log = append(log, { at: 3402, amount: '32' }, rule)
-    expectConsistent(log)
-    expect(entriesOf(log)).toEqual([
-      { at: 1000, amount: '1' },
-      { at: 2400, amount: '6' },
-      { at: 3400, amount: '8' },
-      { at: 3401, amount: '16', ref: 'send/1' },
-      { at: 3402, amount: '32' },
-    ])
-    // Nothing frees earlier than it would have: the spend of 1500 now frees with 2400's.
-    expect(expire(log, 2400).total).toBe('62')
-    expect(expire(log, 2401).total).toBe('56')
+    // Nothing frees earlier than it would have: the spend of 1500 frees with 1900's, less than a slice later.
+    expect(expire(log, 1900).total).toBe('254')
+    expect(expire(log, 1901).total).toBe('248')
   })
 
   it('keeps entries in time order when a spend is dated before the last (clocks of two instances): it frees later, never earlier', () => {
-    let log = append(EMPTY_LOG, { at: 1000, amount: '1', ref: 'a' }, { max: 10, joinWithin: 0, joinFrom: 0 })
-    log = append(log, { at: 990, amount: '2', ref: 'b' }, { max: 10, joinWithin: 0, joinFrom: 0 })
+    let log = append(EMPTY_LOG, { at: 1000, amount: '1', ref: 'a' }, { max: 10, slice: 1, joinFrom: 0 })
+    log = append(log, { at: 990, amount: '2', ref: 'b' }, { max: 10, slice: 1, joinFrom: 0 })
     expect(entriesOf(log)).toEqual([
       { at: 1000, amount: '1', ref: 'a' },
       { at: 1000, amount: '2', ref: 'b' },
@@ -126,9 +130,9 @@ describe('the spend log', () => {
   })
 
   it('lowers the entry a mined send names by what its fee came under its cap: its time kept, never below 0, nothing for another name', () => {
-    let log = append(EMPTY_LOG, { at: 1000, amount: '5' }, { max: 10, joinWithin: 0, joinFrom: 0 })
-    log = append(log, { at: 1200, amount: '110', ref: 'send/1' }, { max: 10, joinWithin: 0, joinFrom: 0 })
-    log = append(log, { at: 1300, amount: '7', ref: 'send/2' }, { max: 10, joinWithin: 0, joinFrom: 0 })
+    let log = append(EMPTY_LOG, { at: 1000, amount: '5' }, { max: 10, slice: 1, joinFrom: 0 })
+    log = append(log, { at: 1200, amount: '110', ref: 'send/1' }, { max: 10, slice: 1, joinFrom: 0 })
+    log = append(log, { at: 1300, amount: '7', ref: 'send/2' }, { max: 10, slice: 1, joinFrom: 0 })
     const lowered = withRefLowered(log, 'send/1', 40n)!
     expectConsistent(lowered)
     expect(entriesOf(lowered)).toEqual([

@@ -103,21 +103,22 @@ export function expire(log: SpendLog, start: number): SpendLog {
 }
 
 /**
- * How a log takes a new spend (`append`): past `max` entries the two oldest merge; a spend within
- * `joinWithin` ms of the last entry is added into it once the log holds `joinFrom` entries (0:
- * always). Spends of the same millisecond always share an entry.
+ * How a log takes a new spend (`append`): past `max` entries the two oldest merge. Once the log
+ * holds `joinFrom` entries (0: always), a spend in the same slice of time as the last entry (the
+ * slices are `slice` ms long, counted from the epoch) is added into it, so an entry never spans
+ * more than a slice. Spends of the same millisecond always share an entry.
  */
 export interface AppendRule {
   max: number
-  joinWithin: number
+  slice: number
   joinFrom: number
 }
 
 /**
  * The log with `spend` added (at or after its last entry). A spend the rule joins to the last
  * entry, neither with a reference, is added into it at the later time: the entry's earlier spends
- * free with the later one, never earlier, and the total stays exact. Past `max` entries, the two
- * oldest merge into one at the later time, the same way.
+ * free with the later one (less than a slice later, never earlier), and the total stays exact.
+ * Past `max` entries, the two oldest merge into one at the later time, the same way.
  */
 export function append(log: SpendLog, spend: SpendEntry, rule: AppendRule): SpendLog {
   const total = (BigInt(log.total) + BigInt(spend.amount)).toString()
@@ -126,7 +127,9 @@ export function append(log: SpendLog, spend: SpendEntry, rule: AppendRule): Spen
   const at = Math.max(spend.at, log.lastAt)
   const cut = log.spends.lastIndexOf(';') + 1
   const last = parseEntry(log.spends.slice(cut))
-  const joins = at === log.lastAt || (log.count >= rule.joinFrom && at - log.lastAt < rule.joinWithin)
+  const joins =
+    at === log.lastAt ||
+    (log.count >= rule.joinFrom && Math.floor(at / rule.slice) === Math.floor(log.lastAt / rule.slice))
   if (joins && last.ref === undefined && spend.ref === undefined) {
     const amount = (BigInt(last.amount) + BigInt(spend.amount)).toString()
     // The entry's time is written as a delta from the one before it (or absolute, if first).
