@@ -17,6 +17,9 @@ import {
 
 const sum = (entries: SpendEntry[]) => entries.reduce((total, entry) => total + BigInt(entry.amount), 0n)
 
+/** Up to 10 entries, none joined but those of one millisecond. */
+const TO_THE_MS = { max: 10, slice: 1, joinFrom: 0 }
+
 /** The log is what its entries say: total, count and last time agree with them. */
 function expectConsistent(log: SpendLog) {
   const entries = entriesOf(log)
@@ -119,8 +122,8 @@ describe('the spend log', () => {
   })
 
   it('keeps entries in time order when a spend is dated before the last (clocks of two instances): it frees later, never earlier', () => {
-    let log = append(EMPTY_LOG, { at: 1000, amount: '1', ref: 'a' }, { max: 10, slice: 1, joinFrom: 0 })
-    log = append(log, { at: 990, amount: '2', ref: 'b' }, { max: 10, slice: 1, joinFrom: 0 })
+    let log = append(EMPTY_LOG, { at: 1000, amount: '1', ref: 'a' }, TO_THE_MS)
+    log = append(log, { at: 990, amount: '2', ref: 'b' }, TO_THE_MS)
     expect(entriesOf(log)).toEqual([
       { at: 1000, amount: '1', ref: 'a' },
       { at: 1000, amount: '2', ref: 'b' },
@@ -130,9 +133,9 @@ describe('the spend log', () => {
   })
 
   it('lowers the entry a mined send names by what its fee came under its cap: its time kept, never below 0, nothing for another name', () => {
-    let log = append(EMPTY_LOG, { at: 1000, amount: '5' }, { max: 10, slice: 1, joinFrom: 0 })
-    log = append(log, { at: 1200, amount: '110', ref: 'send/1' }, { max: 10, slice: 1, joinFrom: 0 })
-    log = append(log, { at: 1300, amount: '7', ref: 'send/2' }, { max: 10, slice: 1, joinFrom: 0 })
+    let log = append(EMPTY_LOG, { at: 1000, amount: '5' }, TO_THE_MS)
+    log = append(log, { at: 1200, amount: '110', ref: 'send/1' }, TO_THE_MS)
+    log = append(log, { at: 1300, amount: '7', ref: 'send/2' }, TO_THE_MS)
     const lowered = withRefLowered(log, 'send/1', 40n)!
     expectConsistent(lowered)
     expect(entriesOf(lowered)).toEqual([
