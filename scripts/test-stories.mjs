@@ -84,9 +84,10 @@ if (shotsDir) mkdirSync(shotsDir, { recursive: true })
  * A tab that runs one story after another. Each story is a new document in the same tab: a
  * navigation within the origin keeps the tab's renderer process, so a story does not pay for
  * starting one (a new tab per story made the run more than twice as long on a 2-core VM, where
- * starting processes and mapping their memory is dear: bench/README.md, "Story runner"). Between stories the tab goes to
- * `about:blank` (the last story's document, its timers and its connections to IndexedDB end),
- * then everything a story can leave behind in the origin is cleared.
+ * starting processes and mapping their memory is dear: bench/README.md, "Story runner").
+ * Between stories the tab goes to `about:blank` (the last story's document, its timers and its
+ * connections to IndexedDB end), then everything a story can leave behind in the origin is
+ * cleared.
  */
 async function storyTab(context) {
   let problems = []
