@@ -657,6 +657,60 @@ describe.each(backends)('storage contract: %s', (name, open) => {
     await store.close()
   })
 
+  it('in a group that reads ahead, rows others wrote that a lookup neither found nor finds leave its answer as read; a found row rewritten, or one that now matches, is read as written', async () => {
+    const store = await open()
+    await store.transaction(async (tx) => {
+      await tx.put('pluginRows', row('l1', { v: 0 }, 'listed'))
+      await tx.put('pluginRows', row('o1', {}, 'other'))
+    })
+    const options = {
+      isolation: 'snapshot' as const,
+      locks: ['shared'],
+      readAhead: [
+        { table: 'pluginRows' as const, field: 'kind', value: 'listed' },
+        { table: 'pluginRows' as const, field: 'kind', value: 'other' },
+        { table: 'pluginRows' as const, id: 'o1' },
+      ],
+    }
+    const before = store.batching().commits
+    const listed = async (tx: Transaction) =>
+      (await tx.findBy('pluginRows', 'kind', 'listed')).map((r) => [r.id, r.data.v])
+    const seen: unknown[] = []
+    await Promise.all([
+      store.transaction(async (tx) => {
+        await tx.put('pluginRows', row('o2', {}, 'other'))
+        seen.push(await listed(tx))
+      }, options),
+      store.transaction(async (tx) => {
+        seen.push(await listed(tx))
+        await tx.put('pluginRows', row('l1', { v: 1 }, 'listed'))
+        seen.push(await listed(tx))
+      }, options),
+      store.transaction(async (tx) => {
+        seen.push(await listed(tx))
+        seen.push((await tx.findBy('pluginRows', 'kind', 'other')).map((r) => r.id))
+        await tx.put('pluginRows', row('l0', { v: 2 }, 'listed'))
+        seen.push(await listed(tx))
+        seen.push((await tx.get('pluginRows', 'o1'))?.kind)
+      }, options),
+    ])
+    expect(seen).toEqual([
+      [['l1', 0]],
+      [['l1', 0]],
+      [['l1', 1]],
+      [['l1', 1]],
+      ['o1', 'o2'],
+      [
+        ['l0', 2],
+        ['l1', 1],
+      ],
+      'other',
+    ])
+    // One group, so each read above was answered from the group's one read ahead.
+    if (name === 'PostgreSQL') expect(store.batching().commits!.batches - (before?.batches ?? 0)).toBe(1)
+    await store.close()
+  })
+
   it('the next group of a lock forms while the one before it commits (PostgreSQL): it still reads what that one wrote, in order, losing nothing', async () => {
     const store = await open()
     await store.transaction((tx) => tx.put('pluginRows', row('chain', { n: 0, order: [] })))
