@@ -61,6 +61,12 @@ const row = (id: string, data: Record<string, unknown> = {}, kind = 'test'): Plu
   updatedAt: 1,
 })
 
+/** How many transactions (`items`) and commits (`batches`) the store's groups ran since `before`. */
+function commitsSince(store: Store, before: ReturnType<Store['batching']>['commits']) {
+  const after = store.batching().commits!
+  return { items: after.items - (before?.items ?? 0), batches: after.batches - (before?.batches ?? 0) }
+}
+
 /** A completed activity with `fingerprint` (unique in the database): what a signing records. */
 const activityRow = (id: string, fingerprint: string) => ({
   id,
@@ -300,14 +306,14 @@ describe.each(backends)('storage contract: %s', (name, open) => {
     )
     expect(done).toHaveLength(20)
     expect(await store.count('pluginRows', 'kind', 'test')).toBe(20)
-    const after = store.batching().commits
+    const since = commitsSince(store, before)
     if (name === 'PostgreSQL')
       // Transactions that name no lock commit each on its own there (its groups are per lock).
-      expect(after!.items - before!.items).toBe(0)
+      expect(since.items).toBe(0)
     else {
       // One commit (so one sync of the log) for all of them, not one each.
-      expect(after!.items - before!.items).toBe(20)
-      expect(after!.batches - before!.batches).toBeLessThanOrEqual(2)
+      expect(since.items).toBe(20)
+      expect(since.batches).toBeLessThanOrEqual(2)
     }
     await store.close()
   })
@@ -595,9 +601,7 @@ describe.each(backends)('storage contract: %s', (name, open) => {
     )
     // All 30 queued in one turn: one group, one commit (a throw reruns its group's transactions
     // alone, inside it), none rerun by the store.
-    const after = store.batching().commits!
-    expect(after.items - (before?.items ?? 0)).toBe(30)
-    expect(after.batches - (before?.batches ?? 0)).toBe(1)
+    expect(commitsSince(store, before)).toEqual({ items: 30, batches: 1 })
     expect(reruns).toBe(0)
     await store.close()
   })
@@ -650,10 +654,7 @@ describe.each(backends)('storage contract: %s', (name, open) => {
     expect((await store.findBy('pluginRows', 'kind', 'listed')).map((r) => r.id)).toEqual(seen[11])
     expect((await store.findBy('pluginRows', 'kind', 'moved')).map((r) => r.id)).toEqual(['m00'])
     expect(await store.get('pluginRows', 'undone3')).toBeUndefined()
-    if (name === 'PostgreSQL') {
-      const after = store.batching().commits!
-      expect(after.batches - (before?.batches ?? 0)).toBe(1)
-    }
+    if (name === 'PostgreSQL') expect(commitsSince(store, before).batches).toBe(1)
     await store.close()
   })
 
@@ -707,7 +708,7 @@ describe.each(backends)('storage contract: %s', (name, open) => {
       'other',
     ])
     // One group, so each read above was answered from the group's one read ahead.
-    if (name === 'PostgreSQL') expect(store.batching().commits!.batches - (before?.batches ?? 0)).toBe(1)
+    if (name === 'PostgreSQL') expect(commitsSince(store, before).batches).toBe(1)
     await store.close()
   })
 
@@ -859,9 +860,9 @@ describe.each(backends)('storage contract: %s', (name, open) => {
     if (name === 'PostgreSQL') {
       // Queued in one turn, the 40 over 5 locks go in far fewer groups than transactions (each
       // group takes its share of the locks waiting and every transaction of them that can go).
-      const after = store.batching().commits!
-      expect(after.items - (before?.items ?? 0)).toBe(40)
-      expect(after.batches - (before?.batches ?? 0)).toBeLessThan(20)
+      const since = commitsSince(store, before)
+      expect(since.items).toBe(40)
+      expect(since.batches).toBeLessThan(20)
     }
     await other?.close()
     await store.close()
@@ -910,7 +911,7 @@ describe.each(backends)('storage contract: %s', (name, open) => {
       expect((await store.findBy('pluginRows', 'kind', 'test')).map((r) => r.id).sort()).toEqual(
         [`spent by ${first}`, 'spent by b', 'spent by d'].sort(),
       )
-      if (name === 'PostgreSQL') expect(store.batching().commits!.batches - (before?.batches ?? 0)).toBe(1)
+      if (name === 'PostgreSQL') expect(commitsSince(store, before).batches).toBe(1)
       await store.close()
     },
   )
