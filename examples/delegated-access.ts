@@ -9,9 +9,11 @@
  * `OUTCOME_DENY_EXPLICIT` (a DENY policy matched); `get_policy_evaluations` shows why.
  *
  * Run the whole recipe against a local service (it plays the end user too):
- *   npm run service -- --port 8787 --json > /tmp/latchkey.json &
+ *   npm run -s service -- --port 8787 --json > /tmp/latchkey.json &
+ *   until [ -s /tmp/latchkey.json ]; do sleep 1; done
  *   LATCHKEY_SERVICE_JSON="$(head -1 /tmp/latchkey.json)" npx tsx examples/delegated-access.ts
  */
+import { fileURLToPath } from 'node:url'
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js'
 import {
@@ -248,4 +250,4 @@ async function main() {
 }
 
 // Run as a script (the playground imports this module in the browser, where there is no `process`).
-if (typeof process !== 'undefined' && import.meta.url === `file://${process.argv[1]}`) await main()
+if (typeof process !== 'undefined' && process.argv[1] === fileURLToPath(import.meta.url)) await main()

@@ -11,9 +11,12 @@
  * lets a non-root user do it. Deleting the agent's API key stops it at once.
  *
  * Run it against a local service (it plays the user too):
- *   npm run service -- --port 8787 --json > /tmp/latchkey.json &
+ *   npm run -s service -- --port 8787 --json > /tmp/latchkey.json &
+ *   until [ -s /tmp/latchkey.json ]; do sleep 1; done
  *   LATCHKEY_SERVICE_JSON="$(head -1 /tmp/latchkey.json)" npx tsx examples/agent/agent.ts
  */
+
+import { fileURLToPath } from 'node:url'
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
 import { ApiKeyStamper } from '@turnkey/api-key-stamper'
@@ -259,4 +262,4 @@ async function main() {
   console.log('after revoking:', 'errorCode' in revoked ? revoked.errorCode : 'signed')
 }
 
-if (typeof process !== 'undefined' && import.meta.url === `file://${process.argv[1]}`) await main()
+if (typeof process !== 'undefined' && process.argv[1] === fileURLToPath(import.meta.url)) await main()

@@ -8,6 +8,7 @@
  *
  *   LATCHKEY_SERVICE_JSON="$(head -1 /tmp/latchkey.json)" npx tsx examples/migrate/pregenerate.ts ada@example.com
  */
+import { fileURLToPath } from 'node:url'
 import { createSubOrganization, getWhoami, type Latchkey } from 'latchkey/core'
 import { backendClient } from '../delegated-access.ts'
 
@@ -64,7 +65,7 @@ export async function pregenerateByEmail(
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const service = JSON.parse(process.env.LATCHKEY_SERVICE_JSON ?? '{}') as Record<string, string>
   const operator = await operatorClient({
     baseUrl: service.baseUrl!,
