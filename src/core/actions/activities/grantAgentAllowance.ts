@@ -69,7 +69,11 @@ const COMPRESSED_P256 = /^0[23][0-9a-f]{64}$/i
  * user sign and nothing else. The key can never raise its own limit, create keys or export.
  *
  * The key is added first and allowed to sign last, so there is no moment at which it could sign
- * without its limit; a grant interrupted half-way leaves a key that can do nothing (revoke it).
+ * without its limit. A step the service refuses (a policy name already taken, a limit over the
+ * organization's count) undoes the ones before it: the agent's user, with its key, and its limit
+ * are deleted, and the refusal is thrown. Only a grant cut off half-way (the page closed, the
+ * network gone) leaves a key that can do nothing: `revokeAgentAllowance` cannot list it, since no
+ * policy names it; `delete_users` removes it.
  */
 export async function grantAgentAllowance(
   client: Latchkey,
@@ -110,12 +114,34 @@ export async function grantAgentAllowance(
     options,
   )
   const userId = created.result.userIds[0] as string
-  const { users } = await query(
-    client,
-    'list_users',
-    { organizationId: created.activity.organizationId },
-    options,
-  )
+  let spendingLimitId: string | undefined
+  try {
+    const organizationId = created.activity.organizationId
+    const allowed = await allowAgent(client, grant, options, { userId, publicKey, organizationId })
+    spendingLimitId = allowed.spendingLimitId
+    const policyId = await policyFor(client, grant, options, { userId, spendingLimitId })
+    return { userId, apiKeyId: allowed.apiKeyId, spendingLimitId, policyId }
+  } catch (error) {
+    // The key first, as a revoke does: once it is gone nothing it was given matters. Not under
+    // the caller's signal: an aborted grant is undone too.
+    const undo = { ...options, signal: undefined }
+    await submit(client, 'delete_users', { userIds: [userId] }, undo).catch(() => undefined)
+    if (spendingLimitId)
+      await submit(client, 'latchkey_delete_spending_limit', { spendingLimitId }, undo).catch(() => undefined)
+    throw error
+  }
+}
+
+type Grant = Omit<GrantAgentAllowanceParameters, keyof ActionOptions>
+
+/** The agent's key read back, and its limit. */
+async function allowAgent(
+  client: Latchkey,
+  grant: Grant,
+  options: ActionOptions,
+  { userId, publicKey, organizationId }: { userId: string; publicKey: string; organizationId: string },
+): Promise<{ apiKeyId: string; spendingLimitId: string }> {
+  const { users } = await query(client, 'list_users', { organizationId }, options)
   const apiKeyId = users
     .find((user) => user.userId === userId)
     ?.apiKeys.find((key) => key.credential.publicKey.toLowerCase() === publicKey)?.apiKeyId
@@ -136,6 +162,16 @@ export async function grantAgentAllowance(
       options,
     )
   ).result
+  return { apiKeyId, spendingLimitId }
+}
+
+/** The policy that lets the agent's user sign and send, and names its limit (`agentOfPolicy`). */
+async function policyFor(
+  client: Latchkey,
+  grant: Grant,
+  options: ActionOptions,
+  { userId, spendingLimitId }: { userId: string; spendingLimitId: string },
+): Promise<string> {
   const { policyId } = (
     await submit(
       client,
@@ -153,5 +189,5 @@ export async function grantAgentAllowance(
       options,
     )
   ).result
-  return { userId, apiKeyId, spendingLimitId, policyId }
+  return policyId
 }

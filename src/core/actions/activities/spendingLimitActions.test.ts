@@ -168,6 +168,35 @@ describe('spending limits and agent allowances against the local service', () =>
     ).rejects.toMatchObject({ code: 'SPENDING_LIMIT_NOT_FOUND' })
   })
 
+  it('undoes a grant the service refuses half-way: no agent user, key or limit is left behind', async () => {
+    const grant = (publicKey: string) =>
+      grantAgentAllowance(fx.client, {
+        agentName: 'Shopping agent',
+        publicKey,
+        caip2: 'eip155:8453',
+        amount: '5',
+        period: 'PERIOD_DAY',
+      })
+    const first = await grant((await fx.client.keyStore.create({ scope: 'agent' })).publicKey)
+    const users = (await getUsers(fx.client, {})).users.map((user) => user.userId)
+    // Another key, the same name: the agent's user and limit are made, then its policy's name is taken.
+    const second = await fx.client.keyStore.create({ scope: 'agent' })
+    await expect(grant(second.publicKey)).rejects.toMatchObject({ code: 'ALREADY_EXISTS' })
+    expect((await getUsers(fx.client, {})).users.map((user) => user.userId)).toEqual(users)
+    expect((await getSpendingLimits(fx.client)).spendingLimits.map((limit) => limit.spendingLimitId)).toEqual(
+      [first.spendingLimitId],
+    )
+    const agent = addSessionFromKey(fx.client, {
+      publicKey: second.publicKey,
+      userId: first.userId,
+      organizationId,
+      lifetimeSeconds: 3600,
+      method: 'api-key',
+      label: 'refused agent',
+    })
+    await expect(sign(SHOP, 1n, agent.id)).rejects.toMatchObject({ status: 401 })
+  })
+
   it('refuses a key that is not a compressed P-256 public key before asking the service', async () => {
     await expect(
       grantAgentAllowance(fx.client, {
