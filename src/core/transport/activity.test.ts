@@ -1,9 +1,10 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { approveActivity } from '../actions/activities/approveActivity.ts'
 import { createWallet } from '../actions/activities/createWallet.ts'
 import { rejectActivity } from '../actions/activities/rejectActivity.ts'
 import { getActivity } from '../actions/queries/getActivity.ts'
 import { getPolicyEvaluations } from '../actions/queries/getPolicyEvaluations.ts'
+import { getWalletAccounts } from '../actions/queries/getWalletAccounts.ts'
 import { getWallets } from '../actions/queries/getWallets.ts'
 import { ConsensusNeededError } from '../errors.ts'
 import { switchSession } from '../session/sessions.ts'
@@ -113,5 +114,32 @@ describe('polling pending activities', () => {
       code: 'POLL_TIMEOUT',
       activity: { status: 'ACTIVITY_STATUS_PENDING' },
     })
+  })
+})
+
+describe('equal activities submitted at once', () => {
+  it('are two activities, not one request sent twice, even within one millisecond', async () => {
+    const fx = await createClientFixture()
+    await fx.signUpDirect()
+    const { walletId } = await createWallet(fx.client, { walletName: 'Twice', chains: ['ethereum'] })
+    const { accounts } = await getWalletAccounts(fx.client, { walletId })
+    const payment = {
+      signWith: accounts[0]!.address,
+      payload: `0x${'ab'.repeat(32)}`,
+      encoding: 'PAYLOAD_ENCODING_HEXADECIMAL',
+      hashFunction: 'HASH_FUNCTION_NO_OP',
+    } as const
+    const now = vi.spyOn(Date, 'now').mockReturnValue(Date.now())
+    try {
+      const [first, second] = await Promise.all([
+        submitActivity(fx.client, 'sign_raw_payload', payment),
+        submitActivity(fx.client, 'sign_raw_payload', payment),
+      ])
+      expect(first.status).toBe('ACTIVITY_STATUS_COMPLETED')
+      expect(second.status).toBe('ACTIVITY_STATUS_COMPLETED')
+      expect(second.id).not.toBe(first.id)
+    } finally {
+      now.mockRestore()
+    }
   })
 })

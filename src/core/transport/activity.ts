@@ -127,6 +127,21 @@ export function assertActivityCompleted(activity: Activity): void {
   }
 }
 
+/** The last `timestampMs` each client put in an activity's body. */
+const lastTimestamp = new WeakMap<Latchkey, number>()
+
+/**
+ * The time for a new activity's body: now, but always after the client's last. The service answers
+ * identical bodies once (a request sent twice), so two equal activities submitted in the same
+ * millisecond (two payments of the same amount fired at once) would otherwise be one activity, and
+ * both callers would hold its one result.
+ */
+function timestampFor(client: Latchkey): number {
+  const at = Math.max(Date.now(), (lastTimestamp.get(client) ?? 0) + 1)
+  lastTimestamp.set(client, at)
+  return at
+}
+
 /**
  * Submits an activity (`/public/v1/submit/<path>`), stamped by the active session unless a
  * stamper is given, and polls `get_activity` with backoff while it is CREATED or PENDING.
@@ -144,7 +159,7 @@ export async function submitActivity<P extends ActivityPath>(
   const organizationId = options.organizationId ?? session?.organizationId ?? client.config.organizationId
   const body = JSON.stringify({
     type: ACTIVITIES[path].type,
-    timestampMs: String(Date.now()),
+    timestampMs: String(timestampFor(client)),
     organizationId,
     parameters,
   })
