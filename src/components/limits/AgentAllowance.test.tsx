@@ -331,6 +331,50 @@ describe('<AgentAllowance/>', () => {
     expect(screen.getByText('10.5 USDC of 25 USDC')).toBeTruthy()
   })
 
+  it('refuses a second allowance under a name an agent already has, before anything is created', async () => {
+    const { client, render } = await signedInClient()
+    const agent = createLatchkey({ ...client.config, storage: null })
+    await agent.hydrate()
+    const first = await agent.keyStore.create({ scope: 'agent' })
+    await grantAgentAllowance(client, {
+      agentName: 'Playground agent',
+      publicKey: first.publicKey,
+      caip2: 'eip155:8453',
+      amount: '10000000000000000',
+      period: 'PERIOD_DAY',
+    })
+    const usersBefore = (await getUsers(client, {})).users.length
+    // A new key (the page made another), the same default name.
+    const second = await agent.keyStore.create({ scope: 'agent' })
+    const user = userEvent.setup()
+    render(
+      <AgentAllowance
+        caip2="eip155:8453"
+        agentPublicKey={second.publicKey}
+        defaultAgentName="Playground agent"
+      />,
+    )
+    await user.click(await screen.findByRole('button', { name: 'Grant an allowance' }))
+    const name = await screen.findByRole('textbox', { name: 'Agent name' })
+    await user.type(screen.getByRole('textbox', { name: 'Amount (ETH)' }), '0.01')
+    const form = screen.getByRole('form', { name: 'Grant an allowance' })
+    await user.click(within(form).getByRole('button', { name: 'Grant an allowance' }))
+    expect(
+      screen.getByText('An agent already has an allowance under this name. Choose another name.'),
+    ).toBeTruthy()
+    expect(name.getAttribute('aria-invalid')).toBe('true')
+    expect(document.activeElement).toBe(name)
+    expect(screen.queryByRole('alert')).toBeNull()
+    // Nothing half-granted: no agent user was added for the refused name.
+    expect((await getUsers(client, {})).users.length).toBe(usersBefore)
+    expect(await axeViolations()).toEqual([])
+
+    await user.clear(name)
+    await user.type(name, 'Second agent')
+    await user.click(within(form).getByRole('button', { name: 'Grant an allowance' }))
+    expect(await screen.findByText('Second agent has an allowance now.')).toBeTruthy()
+  })
+
   it('takes a key given by the app, and speaks Arabic right to left', async () => {
     const { client, render } = await signedInClient()
     const agent = createLatchkey({ ...client.config, storage: null })

@@ -179,6 +179,7 @@ function AgentAllowanceInner({
             caip2={caip2}
             agentPublicKey={agentPublicKey}
             defaultAgentName={defaultAgentName}
+            takenNames={agents.map(({ limit }) => limit.spendingLimitName)}
             onCancel={() => {
               setGranting(false)
               refocus()

@@ -1,9 +1,10 @@
 import type { SpendingLimitPeriod } from '@latchkey/protocol'
-import { type FormEvent, useId, useState } from 'react'
+import { type FormEvent, useEffect, useId, useRef, useState } from 'react'
 import type { GrantAgentAllowanceReturnType } from '../../core/actions/activities/grantAgentAllowance.ts'
 import { useGrantAgentAllowance } from '../../react/index.ts'
 import { Alert } from '../ui/Alert.tsx'
 import { ErrorText } from '../ui/ErrorText.tsx'
+import { errorCodeOf } from '../ui/errorMessage.ts'
 import { Button } from '../ui/parts.tsx'
 import type { Ui } from '../ui/useUi.ts'
 import { nativeOf, unitsOf } from './allowance.ts'
@@ -52,9 +53,14 @@ export function validate(
     token?: TokenFields | undefined
   },
   chain: ReturnType<typeof chainOf> = chainOf('eip155:1'),
+  /** The names of the agents that already have an allowance (a second grant by one is refused). */
+  takenNames: readonly string[] = [],
 ) {
   const errors: Partial<Record<Field, { key: LimitsKey; values?: Record<string, number> }>> = {}
-  if (!values.name.trim()) errors.name = { key: 'agentNameRequired' }
+  const name = values.name.trim().toLowerCase()
+  if (!name) errors.name = { key: 'agentNameRequired' }
+  else if (takenNames.some((taken) => taken.trim().toLowerCase() === name))
+    errors.name = { key: 'agentNameTaken' }
   if (!KEY.test(values.key.trim().replace(/^0x/i, ''))) errors.key = { key: 'agentKeyInvalid' }
   const { token } = values
   if (token) {
@@ -86,6 +92,7 @@ export function AgentAllowanceForm({
   caip2,
   agentPublicKey,
   defaultAgentName,
+  takenNames = [],
   onCancel,
   onGranted,
 }: {
@@ -93,6 +100,8 @@ export function AgentAllowanceForm({
   caip2: string
   agentPublicKey: string | undefined
   defaultAgentName: string | undefined
+  /** The names of the agents listed above: the service refuses a second allowance under one. */
+  takenNames?: readonly string[] | undefined
   onCancel: () => void
   onGranted: (grant: GrantAgentAllowanceReturnType & { agentName: string }) => void
 }) {
@@ -112,10 +121,21 @@ export function AgentAllowanceForm({
   const [period, setPeriod] = useState<SpendingLimitPeriod>('PERIOD_DAY')
   const [destinations, setDestinations] = useState('')
   const [errors, setErrors] = useState<ReturnType<typeof validate>>({})
+  const form = useRef<HTMLFormElement>(null)
+  // A refused grant re-enables the form after its busy (disabled) submit button lost the focus:
+  // the name takes it when the name is taken, else the submit button (the error is above it).
+  const failed = grant.isError ? grant.error : undefined
+  useEffect(() => {
+    if (!failed) return
+    if (errorCodeOf(failed) === 'ALREADY_EXISTS') {
+      setErrors({ name: { key: 'agentNameTaken' } })
+      document.getElementById(`${id}-name`)?.focus()
+    } else form.current?.querySelector<HTMLButtonElement>('button[type="submit"]')?.focus()
+  }, [failed, id])
 
   const submit = (event: FormEvent) => {
     event.preventDefault()
-    const found = validate({ name, key, amount, destinations, token: tokenFields }, chain)
+    const found = validate({ name, key, amount, destinations, token: tokenFields }, chain, takenNames)
     setErrors(found)
     const first = FIELDS.find((field) => found[field])
     if (first) {
@@ -159,7 +179,7 @@ export function AgentAllowanceForm({
     [errors[field] ? `${id}-${field}-error` : undefined, hint].filter(Boolean).join(' ') || undefined
 
   return (
-    <form className="lk-stack" onSubmit={submit} noValidate aria-label={ui.t('agentGrant')}>
+    <form className="lk-stack" ref={form} onSubmit={submit} noValidate aria-label={ui.t('agentGrant')}>
       <div className="lk-field">
         <label className="lk-label" htmlFor={`${id}-name`}>
           {ui.t('agentName')}
@@ -329,7 +349,7 @@ export function AgentAllowanceForm({
         </p>
         {error('destinations')}
       </div>
-      {grant.isError ? (
+      {grant.isError && errorCodeOf(grant.error) !== 'ALREADY_EXISTS' ? (
         <Alert tone="error">
           <ErrorText ui={ui} error={grant.error} />
         </Alert>

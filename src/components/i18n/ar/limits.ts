@@ -20,6 +20,7 @@ export const limits: Translation<typeof enLimits> = {
   agentDestinations: 'إلى هذه العناوين فقط (اختياري)',
   agentDestinationsHint: 'عنوان في كل سطر. اتركه فارغًا للسماح بأي عنوان.',
   agentNameRequired: 'أدخل اسمًا للوكيل.',
+  agentNameTaken: 'لدى وكيل آخر مخصص بهذا الاسم. اختر اسمًا آخر.',
   agentKeyInvalid: 'أدخل مفتاحًا عامًا P-256 مضغوطًا: 66 محرفًا ست عشريًا يبدأ بـ 02 أو 03.',
   agentAmountInvalid: 'أدخل مبلغًا أكبر من 0 بما لا يزيد عن 18 منزلة عشرية.',
   agentDestinationInvalid: 'السطر {line} ليس عنوانًا (0x و40 محرفًا ست عشريًا).',

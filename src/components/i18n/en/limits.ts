@@ -19,6 +19,7 @@ export const enLimits = {
   agentDestinations: 'Only to these addresses (optional)',
   agentDestinationsHint: 'One address per line. Leave empty to allow any address.',
   agentNameRequired: 'Enter a name for the agent.',
+  agentNameTaken: 'An agent already has an allowance under this name. Choose another name.',
   agentKeyInvalid: 'Enter a compressed P-256 public key: 66 hex characters starting with 02 or 03.',
   agentAmountInvalid: 'Enter an amount above 0 with at most 18 decimals.',
   agentDestinationInvalid: 'Line {line} is not an address (0x and 40 hex characters).',

@@ -22,6 +22,7 @@ export const limits: Translation<typeof enLimits> = {
   agentDestinations: 'Solo a estas direcciones (opcional)',
   agentDestinationsHint: 'Una dirección por línea. Déjalo vacío para permitir cualquier dirección.',
   agentNameRequired: 'Escribe un nombre para el agente.',
+  agentNameTaken: 'Ya hay un agente con una asignación con este nombre. Elige otro nombre.',
   agentKeyInvalid:
     'Escribe una clave pública P-256 comprimida: 66 caracteres hexadecimales que empiezan por 02 o 03.',
   agentAmountInvalid: 'Escribe un importe mayor que 0 con 18 decimales como máximo.',
