@@ -38,4 +38,16 @@ test('agent allowance: parallel sends over a 0.01 ETH daily allowance spend exac
   await expect(run.getByTestId('agent-used')).toHaveText('0.01 of 0.01 ETH')
   await expect(allowance.getByText('Limit reached')).toBeVisible()
   await expectNoAxeViolations(page, 'agent after overspending')
+  const agentKey = await page.getByTestId('agent-public-key').textContent()
+
+  // Reloaded, the page finds the same agent (its key kept in this browser) and its allowance, and
+  // the agent, run again, spends nothing more.
+  await page.reload()
+  await expect(page.getByTestId('agent-public-key')).toHaveText(agentKey ?? '')
+  await expect(allowance.getByText('Limit reached')).toBeVisible({ timeout: 20_000 })
+  await run.getByRole('button', { name: 'Run the agent' }).click()
+  await expect(run.getByTestId('agent-send')).toHaveCount(8, { timeout: 60_000 })
+  await expect(run.getByTestId('agent-signed')).toHaveText('0')
+  await expect(run.getByTestId('agent-used')).toHaveText('0.01 of 0.01 ETH')
+  await expect(run.getByRole('list', { name: 'Sends' })).toBeFocused()
 })

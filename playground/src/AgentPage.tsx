@@ -5,10 +5,11 @@ import {
   useLatchkey,
   useSession,
   useSpendingLimits,
+  useUsers,
   useWalletAccounts,
 } from 'latchkey'
 import { addSessionFromKey, type Latchkey, sendCalls } from 'latchkey/core'
-import { useEffect, useState } from 'react'
+import { useEffect, useRef, useState } from 'react'
 import {
   type Address,
   createPublicClient,
@@ -18,6 +19,7 @@ import {
   http,
   parseEther,
 } from 'viem'
+import { agentLimitOf, grantOf, refusalWords, runSummary } from './agentOutcome.ts'
 import { networkName } from './networkName.ts'
 import type { EvmConfig } from './SendTransactionPanel.tsx'
 
@@ -56,21 +58,35 @@ export function AgentPage({ openSignIn, evm }: { openSignIn: () => void; evm: Ev
   return <AgentDemo evm={evm} organizationId={session.organizationId} />
 }
 
-/** The agent's own client: a memory key it generates; only its public key leaves it. */
+/** The scope of the agent's key in the browser's key store: the user's client never sweeps it. */
+const AGENT_SCOPE = 'playground-agent'
+
+/**
+ * The agent's own client and key. The key is a non-extractable P-256 key kept in this browser's
+ * IndexedDB under its own scope, as a back end keeps its key: reloading the page or coming back to it
+ * finds the same agent, and the allowance granted to it. Only its public key leaves it. Where
+ * IndexedDB is unavailable, a key in memory (lost on reload).
+ */
 function useAgentClient() {
   const client = useLatchkey()
   const [agent, setAgent] = useState<{ client: Latchkey; publicKey: string } | null>(null)
   useEffect(() => {
     let live = true
-    const agentClient = createLatchkey({
-      ...client.config,
-      keyStore: 'memory',
-      storage: null,
-      session: { autoRefresh: false },
-    })
+    const open = (keyStore: 'indexeddb' | 'memory') =>
+      createLatchkey({ ...client.config, keyStore, storage: null, session: { autoRefresh: false } })
+    let agentClient = open('indexeddb')
+    const keyOf = async (of: Latchkey) =>
+      (await of.keyStore.list()).find((key) => key.scope === AGENT_SCOPE) ??
+      (await of.keyStore.create({ scope: AGENT_SCOPE }))
     void agentClient
       .hydrate()
-      .then(() => agentClient.keyStore.create({ scope: 'agent' }))
+      .then(() => keyOf(agentClient))
+      .catch(async () => {
+        agentClient.destroy()
+        agentClient = open('memory')
+        await agentClient.hydrate()
+        return keyOf(agentClient)
+      })
       .then(({ publicKey }) => live && setAgent({ client: agentClient, publicKey }))
     return () => {
       live = false
@@ -85,10 +101,27 @@ function AgentDemo({ evm, organizationId }: { evm: EvmConfig; organizationId: st
   const accounts = useWalletAccounts()
   const from = accounts.data?.accounts.find((a) => a.addressFormat === 'ADDRESS_FORMAT_ETHEREUM')?.address
   const limits = useSpendingLimits()
-  const [agentUserId, setAgentUserId] = useState<string | null>(null)
+  const users = useUsers()
+  // The allowance granted to this page's agent: its user (to sign in as) and its limit (to read back).
+  const [fresh, setFresh] = useState<{ userId: string; spendingLimitId: string } | null>(null)
+  const [revoked, setRevoked] = useState<string | null>(null)
+  // Granted before this page opened (a reload, a visit to another page): found by the agent's key,
+  // unless revoked here (the listing may not have caught up).
+  const listed = grantOf(agent?.publicKey, users.data?.users, limits.data?.spendingLimits)
+  const grant = fresh ?? (listed && listed.spendingLimitId !== revoked ? listed : null)
+  const agentUserId = grant?.userId ?? null
   const [outcomes, setOutcomes] = useState<Outcome[] | null>(null)
   const [running, setRunning] = useState<string | null>(null)
   const [error, setError] = useState<string | null>(null)
+  // The run button is disabled while the agent runs, which drops the keyboard focus: the results take it.
+  const resultsRef = useRef<HTMLOListElement>(null)
+  const [focusResults, setFocusResults] = useState(false)
+  useEffect(() => {
+    if (focusResults && outcomes) {
+      resultsRef.current?.focus()
+      setFocusResults(false)
+    }
+  }, [focusResults, outcomes])
 
   const run = async () => {
     if (!agent || !from || !agentUserId) return
@@ -122,10 +155,9 @@ function AgentDemo({ evm, organizationId }: { evm: EvmConfig; organizationId: st
         })
       setRunning(`The agent fires ${SENDS} sends of ${formatEther(EACH)} ETH at once…`)
       const results = await Promise.all(
-        Array.from({ length: SENDS }, async (_, index) => {
-          // Each request is its own activity: two identical bodies stamped in the same millisecond
-          // are one request sent twice, which the service answers once (as the published API does).
-          await new Promise((resolve) => setTimeout(resolve, index * 2))
+        Array.from({ length: SENDS }, (_, index) => {
+          // Each send its own activity, though all eight are equal and fired in one moment: the kit
+          // stamps each body with a time after the last one's (core/transport/activity.ts).
           // Sponsored: the operator's sponsor pays the gas, so the allowance counts what is sent.
           // An unsponsored send's fee would count against it too, at its most.
           return sendCalls(agent.client, {
@@ -138,15 +170,17 @@ function AgentDemo({ evm, organizationId }: { evm: EvmConfig; organizationId: st
             (failure: unknown): Outcome => ({
               index: index + 1,
               state: 'refused',
-              reason:
+              reason: refusalWords(
                 failure instanceof SpendingLimitExceededError
-                  ? `SPENDING_LIMIT_EXCEEDED: ${formatEther(BigInt(failure.used))} ETH used, ${formatEther(BigInt(failure.remaining))} ETH left`
-                  : `${(failure as { code?: string }).code ?? 'ERROR'}: ${(failure as Error).message}`,
+                  ? failure
+                  : { code: (failure as { code?: string }).code, message: (failure as Error).message },
+              ),
             }),
           )
         }),
       )
       setOutcomes(results)
+      setFocusResults(true)
       await limits.refetch()
     } catch (failure) {
       setError((failure as Error).message)
@@ -156,16 +190,30 @@ function AgentDemo({ evm, organizationId }: { evm: EvmConfig; organizationId: st
   }
 
   const signed = outcomes?.filter((o) => o.state === 'signed').length ?? 0
-  const agentLimit = limits.data?.spendingLimits.find(
+  const agentLimit = agentLimitOf(limits.data?.spendingLimits, grant?.spendingLimitId ?? null)
+  // With no allowance of its own, any agent allowance listed is another key's (another browser's agent).
+  const earlierAgent = limits.data?.spendingLimits.some(
     (limit) => limit.scope.type === 'SPENDING_LIMIT_SCOPE_API_KEY',
   )
+  const status =
+    running ??
+    (!agentUserId
+      ? earlierAgent
+        ? 'Grant this page’s agent (the key above) an allowance first. The allowance listed above belongs to another key.'
+        : 'Grant the agent an allowance first.'
+      : !from
+        ? 'Create an Ethereum wallet on the App page first: the agent spends from it.'
+        : outcomes
+          ? runSummary(signed, outcomes.length - signed, EACH)
+          : '')
   return (
     <>
       <section className="pg-card" aria-labelledby="pg-agent-title">
         <h1 id="pg-agent-title">Agent allowance</h1>
         <p className="pg-card-lead">
           Grant the agent below <strong>0.01 ETH a day</strong>, only to <code>{AGENT_SHOP}</code>. Its key
-          was made in this page; only the public key goes to the service.
+          was made in this browser and stays in it, as a back end keeps its own; only the public key goes to
+          the service.
         </p>
         <dl className="pg-result">
           <dt>Your account</dt>
@@ -181,9 +229,14 @@ function AgentDemo({ evm, organizationId }: { evm: EvmConfig; organizationId: st
           caip2={evm.caip2}
           agentPublicKey={agent.publicKey}
           defaultAgentName="Playground agent"
-          onGranted={(grant) => setAgentUserId(grant.userId)}
-          onRevoked={() => {
-            setAgentUserId(null)
+          onGranted={(granted) =>
+            setFresh({ userId: granted.userId, spendingLimitId: granted.spendingLimitId })
+          }
+          onRevoked={(taken) => {
+            // Another agent's allowance revoked leaves this one's standing.
+            if (taken.spendingLimitId !== grant?.spendingLimitId) return
+            setRevoked(taken.spendingLimitId)
+            setFresh(null)
             setOutcomes(null)
           }}
         />
@@ -204,7 +257,7 @@ function AgentDemo({ evm, organizationId }: { evm: EvmConfig; organizationId: st
           Run the agent
         </button>
         <p className="pg-muted" role="status">
-          {running ?? (agentUserId ? '' : 'Grant the agent an allowance first.')}
+          {status}
         </p>
         {error ? (
           <p className="pg-error" role="alert">
@@ -213,7 +266,7 @@ function AgentDemo({ evm, organizationId }: { evm: EvmConfig; organizationId: st
         ) : null}
         {outcomes ? (
           <>
-            <ol className="pg-list" aria-label="Sends">
+            <ol className="pg-list" aria-label="Sends" ref={resultsRef} tabIndex={-1}>
               {outcomes.map((o) => (
                 <li key={o.index} data-testid="agent-send" data-state={o.state}>
                   Send {o.index}: {o.state === 'signed' ? `signed (${o.id})` : `refused — ${o.reason}`}
