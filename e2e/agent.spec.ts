@@ -11,8 +11,13 @@ test('agent allowance: parallel sends over a 0.01 ETH daily allowance spend exac
   page,
 }) => {
   await signInWithEmail(page)
+  const nav = page.getByRole('navigation', { name: 'Playground' })
+  // Without a wallet the page says where to make one, and links there.
+  await nav.getByRole('link', { name: 'Agent' }).click()
+  await page.getByRole('link', { name: 'create an Ethereum wallet on the App page' }).click()
+  await expect(page).toHaveURL(/\/$/)
   await createWallet(page, 'Main')
-  await page.getByRole('navigation', { name: 'Playground' }).getByRole('link', { name: 'Agent' }).click()
+  await nav.getByRole('link', { name: 'Agent' }).click()
   await expect(page.getByTestId('agent-public-key')).toHaveText(/^0[23][0-9a-f]{64}$/)
   const allowance = page.getByRole('region', { name: 'Agent allowances' })
   await expect(allowance.getByText('No agent has an allowance.')).toBeVisible()

@@ -22,6 +22,7 @@ import {
 import { agentLimitOf, grantOf, refusalWords, runSummary } from './agentOutcome.ts'
 import { networkName } from './networkName.ts'
 import type { EvmConfig } from './SendTransactionPanel.tsx'
+import type { Route } from './useRoute.ts'
 
 /** Where the agent may pay: one shop address. */
 export const AGENT_SHOP = '0x00000000000000000000000000000000000f00d5'
@@ -37,7 +38,16 @@ type Outcome =
  * then the agent (a client in this page holding its own key, as a back end would) fires eight
  * sponsored 0.002 ETH sends at once. The service lets exactly 0.01 ETH through and refuses the rest.
  */
-export function AgentPage({ openSignIn, evm }: { openSignIn: () => void; evm: EvmConfig | null }) {
+export function AgentPage({
+  openSignIn,
+  evm,
+  navigate,
+}: {
+  openSignIn: () => void
+  evm: EvmConfig | null
+  /** To the App page, where the user makes the wallet the agent spends from. */
+  navigate: (to: Route) => void
+}) {
   const session = useSession()
   if (!session || !evm)
     return (
@@ -55,7 +65,7 @@ export function AgentPage({ openSignIn, evm }: { openSignIn: () => void; evm: Ev
         ) : null}
       </section>
     )
-  return <AgentDemo evm={evm} organizationId={session.organizationId} />
+  return <AgentDemo evm={evm} organizationId={session.organizationId} navigate={navigate} />
 }
 
 /** The scope of the agent's key in the browser's key store: the user's client never sweeps it. */
@@ -96,7 +106,15 @@ function useAgentClient() {
   return agent
 }
 
-function AgentDemo({ evm, organizationId }: { evm: EvmConfig; organizationId: string }) {
+function AgentDemo({
+  evm,
+  organizationId,
+  navigate,
+}: {
+  evm: EvmConfig
+  organizationId: string
+  navigate: (to: Route) => void
+}) {
   const agent = useAgentClient()
   const accounts = useWalletAccounts()
   const from = accounts.data?.accounts.find((a) => a.addressFormat === 'ADDRESS_FORMAT_ETHEREUM')?.address
@@ -217,7 +235,22 @@ function AgentDemo({ evm, organizationId }: { evm: EvmConfig; organizationId: st
         </p>
         <dl className="pg-result">
           <dt>Your account</dt>
-          <dd className="pg-mono">{from ?? 'none yet: create an Ethereum wallet on the App page'}</dd>
+          <dd className="pg-mono">
+            {from ?? (
+              <>
+                none yet:{' '}
+                <a
+                  href="/"
+                  onClick={(event) => {
+                    event.preventDefault()
+                    navigate('/')
+                  }}
+                >
+                  create an Ethereum wallet on the App page
+                </a>
+              </>
+            )}
+          </dd>
           <dt>Agent public key</dt>
           <dd className="pg-mono" data-testid="agent-public-key">
             {agent?.publicKey ?? 'generating…'}

@@ -50,7 +50,7 @@ export function App({ config }: { config: PlaygroundConfig }) {
             <OperatorPage service={service} />
           ) : route === '/agent' ? (
             <Suspense fallback={<p className="pg-muted">Loading…</p>}>
-              <AgentPage openSignIn={openSignIn} evm={config.evm} />
+              <AgentPage openSignIn={openSignIn} evm={config.evm} navigate={navigate} />
             </Suspense>
           ) : route === '/delegated' ? (
             <Suspense fallback={<p className="pg-muted">Loading…</p>}>
