@@ -216,12 +216,26 @@ describe('<SendTransaction/> under a spending limit', () => {
     const frees = screen.getByText(/^frees at /)
     expect(frees.textContent).toMatch(/^frees at \d{1,2}:\d{2}/)
     expect(await axeViolations()).toEqual([])
+    // As a browser does (jsdom does not): a focused button that becomes disabled loses focus to
+    // <body>. jsdom will not blur a disabled element, so the button is enabled for the blur.
+    const dropFocus = new MutationObserver(() => {
+      const active = document.activeElement as HTMLButtonElement | null
+      if (!active?.disabled) return
+      active.disabled = false
+      active.blur()
+      active.disabled = true
+    })
+    dropFocus.observe(document.body, { attributes: true, attributeFilter: ['disabled'], subtree: true })
     await user.click(screen.getByRole('button', { name: 'Confirm' }))
     const alert = await screen.findByRole('alert')
     // Its 0.003 ETH and the most its gas can cost (the node's fee, so not a round figure).
     expect(alert.textContent).toMatch(
       /^This would exceed your daily limit of 0\.01 ETH: 0\.008 ETH used, 0\.002 ETH left, and with its network fee this send needs up to 0\.003\d+ ETH\. Enough frees in 24 hours\.$/,
     )
+    // Confirm was disabled while it sent; focus is not left on <body> but back on it, now "Try again".
+    const retry = screen.getByRole('button', { name: 'Try again' })
+    await waitFor(() => expect(document.activeElement).toBe(retry))
+    dropFocus.disconnect()
     expect(await axeViolations()).toEqual([])
   })
 })

@@ -290,6 +290,12 @@ function Review({
   )
   const now = Date.now()
   const frees = allowance ? freesText(ui.t, allowance, now, ui.locale) : undefined
+  // Confirm is disabled while sending, which drops focus to <body>: once the send fails (a
+  // refusal in words, read out by the alert), focus goes back to it, now "Try again".
+  const actions = useRef<HTMLDivElement>(null)
+  useEffect(() => {
+    if (error) actions.current?.querySelector<HTMLElement>('[data-lk-autofocus]:not([disabled])')?.focus()
+  }, [error])
   return (
     <>
       <Header
@@ -372,7 +378,7 @@ function Review({
           )}
         </Alert>
       ) : null}
-      <div className="lk-stack" data-gap="sm">
+      <div className="lk-stack" data-gap="sm" ref={actions}>
         <Button
           block
           autoFocus
