@@ -188,6 +188,49 @@ describe('<SpendingLimits/>', () => {
     expect(await axeViolations()).toEqual([])
   })
 
+  it('Escape or Cancel on the step-up of a change puts focus back on the row’s Change, the limit unchanged', async () => {
+    const user = userEvent.setup()
+    const { client, session, render } = await signedInClient({}, 'noor@example.com')
+    await createSpendingLimit(client, {
+      spendingLimitName: 'Daily',
+      scope: { type: 'SPENDING_LIMIT_SCOPE_USER', userId: session.userId },
+      window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
+      asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:8453' },
+      amount: ETH.toString(),
+    })
+    await createMfaPolicy(client, {
+      mfaPolicyName: 'an e-mailed code to change a limit',
+      condition: "activity.type == 'ACTIVITY_TYPE_LATCHKEY_UPDATE_SPENDING_LIMIT'",
+      requiredAuthenticationMethods: [{ any: [{ type: 'AUTHENTICATION_TYPE_EMAIL_OTP' }] }],
+      order: 0,
+    })
+    render(<SpendingLimits caip2="eip155:8453" />)
+    const change = await screen.findByRole('button', { name: 'Change Daily' })
+    await user.click(change)
+    const field = await screen.findByRole('textbox', { name: 'Amount (ETH)' })
+    await user.clear(field)
+    await user.type(field, '10{Enter}')
+    // Escape, as in the form before it…
+    const offer = await screen.findByRole('button', { name: 'Email me a code' }, { timeout: 10_000 })
+    await waitFor(() => expect(document.activeElement).toBe(offer))
+    await user.keyboard('{Escape}')
+    await waitFor(() =>
+      expect(document.activeElement).toBe(screen.getByRole('button', { name: 'Change Daily' })),
+    )
+    expect(screen.queryByRole('button', { name: 'Email me a code' })).toBeNull()
+    // …or Cancel.
+    await user.keyboard('{Enter}')
+    await user.clear(await screen.findByRole('textbox', { name: 'Amount (ETH)' }))
+    await user.keyboard('10{Enter}')
+    await screen.findByRole('button', { name: 'Email me a code' }, { timeout: 10_000 })
+    await user.click(screen.getByRole('button', { name: 'Cancel' }))
+    await waitFor(() =>
+      expect(document.activeElement).toBe(screen.getByRole('button', { name: 'Change Daily' })),
+    )
+    expect(screen.getByText('1 ETH left today')).toBeTruthy()
+    expect(await axeViolations()).toEqual([])
+  })
+
   it('shows an SPL token limit in its units, and changes it in units', async () => {
     const user = userEvent.setup()
     const { client, session, render } = await signedInClient()

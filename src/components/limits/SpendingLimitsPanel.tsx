@@ -63,7 +63,8 @@ type Step =
   | { kind: 'adding' }
   | { kind: 'changing'; limit: SpendingLimit }
   | { kind: 'removing'; limit: SpendingLimit }
-type Waiting = { challenge: MfaRequiredError<unknown>; done: string }
+/** A change held for a second factor; `from` names the button it began at (focus returns there on cancel). */
+type Waiting = { challenge: MfaRequiredError<unknown>; done: string; from: string }
 /** Where focus goes once a step ends: the notice, the error, or back to a button. */
 type FocusTarget = 'notice' | 'error' | { button: string }
 
@@ -112,7 +113,7 @@ export function SpendingLimitsPanel({ caip2, onChanged, className, ...look }: Sp
     onChanged?.()
   }
   /** A change came back: done, held for a second factor, or refused. */
-  const settle = async (action: () => Promise<unknown>, done: string) => {
+  const settle = async (action: () => Promise<unknown>, done: string, from: string) => {
     setNotice(null)
     setError(null)
     try {
@@ -122,7 +123,7 @@ export function SpendingLimitsPanel({ caip2, onChanged, className, ...look }: Sp
       if (isMfaRequired(caught)) {
         // The step-up takes over (and the focus); the form it came from is done.
         setStep({ kind: 'idle' })
-        setWaiting({ challenge: caught, done })
+        setWaiting({ challenge: caught, done, from })
       } else {
         setError(caught)
         focusOn('error')
@@ -133,11 +134,17 @@ export function SpendingLimitsPanel({ caip2, onChanged, className, ...look }: Sp
     setStep({ kind: 'idle' })
     focusOn({ button })
   }
+  /** The step-up is cancelled: the change is not made, focus goes back where it began. */
+  const cancelWaiting = (held: Waiting) => {
+    setWaiting(null)
+    focusOn({ button: held.from })
+  }
   const doRemove = (limit: SpendingLimit) => {
     setStep({ kind: 'idle' })
     void settle(
       () => remove.mutateAsync({ spendingLimitId: limit.spendingLimitId }),
       ui.t('limitsRemoved', { name: limit.spendingLimitName }),
+      `remove:${limit.spendingLimitId}`,
     )
   }
 
@@ -176,7 +183,11 @@ export function SpendingLimitsPanel({ caip2, onChanged, className, ...look }: Sp
                   limit={limit}
                   onCancel={() => cancel(`change:${limit.spendingLimitId}`)}
                   onSubmit={(change) =>
-                    settle(change, ui.t('limitsSaved', { name: limit.spendingLimitName }))
+                    settle(
+                      change,
+                      ui.t('limitsSaved', { name: limit.spendingLimitName }),
+                      `change:${limit.spendingLimitId}`,
+                    )
                   }
                 />
               ) : (
@@ -210,15 +221,22 @@ export function SpendingLimitsPanel({ caip2, onChanged, className, ...look }: Sp
         </ul>
       )}
       {waiting ? (
-        <LazyStepUp
-          ui={ui}
-          challenge={waiting.challenge}
-          onDone={() => finished(waiting.done)}
-          onCancel={() => {
-            setWaiting(null)
-            focusOn({ button: 'add' })
+        // Escape cancels the step-up as it does the form and the confirmation it follows; not while
+        // a factor is being proven (its Cancel is disabled then too, aria-busy on its submit).
+        <fieldset
+          style={{ border: 0, padding: 0, margin: 0, minWidth: 0 }}
+          onKeyDown={(event) => {
+            if (event.key === 'Escape' && !event.currentTarget.querySelector('[aria-busy="true"]'))
+              cancelWaiting(waiting)
           }}
-        />
+        >
+          <LazyStepUp
+            ui={ui}
+            challenge={waiting.challenge}
+            onDone={() => finished(waiting.done)}
+            onCancel={() => cancelWaiting(waiting)}
+          />
+        </fieldset>
       ) : null}
       <div aria-live="polite">
         {notice ? (
@@ -241,7 +259,7 @@ export function SpendingLimitsPanel({ caip2, onChanged, className, ...look }: Sp
           accounts={eligible.map((account) => account.address)}
           userId={session?.userId}
           onCancel={() => cancel('add')}
-          onSubmit={(create) => settle(create, ui.t('limitsCreated'))}
+          onSubmit={(create) => settle(create, ui.t('limitsCreated'), 'add')}
         />
       ) : limits.isSuccess ? (
         <div className="lk-row">

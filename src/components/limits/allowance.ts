@@ -40,12 +40,24 @@ export const PERIOD_LABEL: Record<SpendingLimitPeriod, keyof typeof enLimits> = 
  * 25000000), or undefined when it is not an amount above zero with at most `decimals` decimals.
  */
 export function unitsOf(text: string, decimals = 18): bigint | undefined {
-  const match = /^(\d+)(?:[.,](\d+))?$/.exec(text.trim())
+  const match = /^(\d+)(?:[.,](\d+))?$/.exec(westernDigits(text.trim()))
   if (!match || (match[2] ?? '').length > decimals) return undefined
   const units =
     BigInt(match[1] as string) * 10n ** BigInt(decimals) +
     BigInt((match[2] ?? '').padEnd(decimals, '0') || '0')
   return units > 0n && units < 2n ** 256n ? units : undefined
+}
+
+/**
+ * Arabic-Indic (٠-٩) and Persian (۰-۹) digits as ASCII, and the Arabic decimal separator (٫) as a
+ * point: what an Arabic or Persian keyboard types into a decimal field (`inputMode="decimal"`).
+ */
+function westernDigits(text: string): string {
+  return text.replace(/[\u0660-\u0669\u06f0-\u06f9\u066b]/g, (c) => {
+    const code = c.charCodeAt(0)
+    if (code === 0x066b) return '.'
+    return String(code >= 0x06f0 ? code - 0x06f0 : code - 0x0660)
+  })
 }
 
 /** `hourly`, `daily`…: the adjective of a limit's period (`spending` when the limit is unknown). */
