@@ -139,7 +139,7 @@ describe('<AgentAllowance/>', () => {
     render(<AgentAllowance caip2="eip155:8453" />)
     expect(await screen.findByText('0.006 ETH left today')).toBeTruthy()
     expect(screen.getByText('0.004 ETH of 0.01 ETH')).toBeTruthy()
-    expect(screen.getByText(/^· frees at \d{1,2}:\d{2}/)).toBeTruthy()
+    expect(screen.getByText(/^· frees at [A-Z][a-z]{2} \d{1,2}, \d{4}, \d{1,2}:\d{2}/)).toBeTruthy()
 
     // Revoke: the row goes, the key can no longer sign, focus returns to the grant button.
     await user.click(screen.getByRole('button', { name: 'Revoke the allowance of Shopping agent' }))

@@ -104,7 +104,8 @@ describe('<SpendingLimits/>', () => {
     render(<SpendingLimits caip2="eip155:8453" />)
     expect(await screen.findByText('0.35 ETH left today')).toBeTruthy()
     expect(screen.getByText('0.65 ETH of 1 ETH')).toBeTruthy()
-    expect(screen.getByText(/^· frees at \d/)).toBeTruthy()
+    // Tomorrow: the date too, not a bare clock time that reads as a moment ago.
+    expect(screen.getByText(/^· frees at [A-Z][a-z]{2} \d{1,2}, \d{4}, \d{1,2}:\d{2}/)).toBeTruthy()
 
     // Raise it to 2 ETH: the form starts at the current amount; Escape puts focus back on Change.
     const change = screen.getByRole('button', { name: 'Change Daily limit of 1 ETH' })

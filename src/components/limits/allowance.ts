@@ -107,12 +107,14 @@ export function formatIn(epochMs: number, now: number, locale: string): string {
   return rtf.format(Math.ceil(ms / 86_400_000), 'day')
 }
 
-/** `14:00` within the next 24 hours (unambiguous), else the date and time. */
+/** `14:00` later today, else the date and time (`Dec 3, 2026, 9:41 AM`). */
 export function formatAt(epochMs: number, now: number, locale: string): string {
-  const withinADay = epochMs - now <= 24 * 3_600_000
+  // The clock time alone only for today: a daily spend frees at this time tomorrow, which a bare
+  // "9:41" would read as a moment ago.
+  const today = new Date(epochMs).toDateString() === new Date(now).toDateString()
   return new Intl.DateTimeFormat(
     locale,
-    withinADay ? { timeStyle: 'short' } : { dateStyle: 'medium', timeStyle: 'short' },
+    today ? { timeStyle: 'short' } : { dateStyle: 'medium', timeStyle: 'short' },
   ).format(epochMs)
 }
 

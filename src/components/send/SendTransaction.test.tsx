@@ -214,7 +214,7 @@ describe('<SendTransaction/> under a spending limit', () => {
     )
     expect(await screen.findByText('0.002 ETH left today')).toBeTruthy()
     const frees = screen.getByText(/^frees at /)
-    expect(frees.textContent).toMatch(/^frees at \d{1,2}:\d{2}/)
+    expect(frees.textContent).toMatch(/^frees at [A-Z][a-z]{2} \d{1,2}, \d{4}, \d{1,2}:\d{2}/)
     expect(await axeViolations()).toEqual([])
     // As a browser does (jsdom does not): a focused button that becomes disabled loses focus to
     // <body>. jsdom will not blur a disabled element, so the button is enabled for the blur.
