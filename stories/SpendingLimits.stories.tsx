@@ -115,7 +115,7 @@ export const Changed: Story = {
     const amount = await canvas.findByRole('textbox', { name: 'Amount (ETH)' })
     await userEvent.clear(amount)
     await userEvent.type(amount, '2{Enter}')
-    await canvas.findByText('Daily limit of 1 ETH is changed.')
+    await canvas.findByText('Daily limit of 2 ETH is changed.')
     await canvas.findByText('1.35 ETH left today')
   },
 }

@@ -122,7 +122,8 @@ describe('<SpendingLimits/>', () => {
     const again = await screen.findByRole('textbox', { name: 'Amount (ETH)' })
     await user.clear(again)
     await user.type(again, '2{Enter}')
-    expect(await screen.findByText('Daily limit of 1 ETH is changed.')).toBeTruthy()
+    // The notice names the limit as it is now (its name follows its amount).
+    expect(await screen.findByText('Daily limit of 2 ETH is changed.')).toBeTruthy()
     expect(await screen.findByText('1.35 ETH left today')).toBeTruthy()
     // Its name was the one its amount gave it: renamed with the amount.
     expect(screen.getByText('Daily limit of 2 ETH')).toBeTruthy()

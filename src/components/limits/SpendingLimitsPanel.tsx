@@ -182,10 +182,10 @@ export function SpendingLimitsPanel({ caip2, onChanged, className, ...look }: Sp
                   caip2={caip2}
                   limit={limit}
                   onCancel={() => cancel(`change:${limit.spendingLimitId}`)}
-                  onSubmit={(change) =>
+                  onSubmit={(change, name) =>
                     settle(
                       change,
-                      ui.t('limitsSaved', { name: limit.spendingLimitName }),
+                      ui.t('limitsSaved', { name: name ?? limit.spendingLimitName }),
                       `change:${limit.spendingLimitId}`,
                     )
                   }
@@ -371,7 +371,8 @@ function LimitForm({
   accounts?: string[]
   userId?: string | undefined
   onCancel: () => void
-  onSubmit: (change: () => Promise<unknown>) => Promise<void>
+  /** `name`: the limit's name once changed (it follows its amount when it was named by it). */
+  onSubmit: (change: () => Promise<unknown>, name?: string) => Promise<void>
 }) {
   const id = useId()
   const create = useCreateSpendingLimit()
@@ -403,6 +404,14 @@ function LimitForm({
       return
     }
     setPending(true)
+    // A limit named by its amount is renamed with it ("Daily limit of 2 ETH").
+    const asset = limit?.asset
+    const renamed =
+      limit &&
+      asset?.type === 'SPENDING_LIMIT_ASSET_NATIVE' &&
+      limit.spendingLimitName === limitName(ui, asset.caip2, BigInt(limit.amount), limit.window.period)
+        ? limitName(ui, asset.caip2, units, limit.window.period)
+        : undefined
     await onSubmit(() => {
       if (!limit)
         return create.mutateAsync({
@@ -415,16 +424,12 @@ function LimitForm({
           asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2 },
           amount: units.toString(),
         })
-      const { asset, window } = limit
-      const named =
-        asset.type === 'SPENDING_LIMIT_ASSET_NATIVE' &&
-        limit.spendingLimitName === limitName(ui, asset.caip2, BigInt(limit.amount), window.period)
       return update.mutateAsync({
         spendingLimitId: limit.spendingLimitId,
         amount: units.toString(),
-        ...(named ? { spendingLimitName: limitName(ui, asset.caip2, units, window.period) } : {}),
+        ...(renamed ? { spendingLimitName: renamed } : {}),
       })
-    })
+    }, renamed)
     setPending(false)
   }
 
