@@ -41,6 +41,15 @@ const pay = (client: Parameters<typeof signTransaction>[0], from: string, wei: b
 
 const rows = () => screen.queryAllByRole('listitem')
 
+/** An MFA policy holding every change of a limit for a code e-mailed to the user. */
+const holdChangesForAnEmailedCode = (client: Parameters<typeof createMfaPolicy>[0]) =>
+  createMfaPolicy(client, {
+    mfaPolicyName: 'an e-mailed code to change a limit',
+    condition: "activity.type == 'ACTIVITY_TYPE_LATCHKEY_UPDATE_SPENDING_LIMIT'",
+    requiredAuthenticationMethods: [{ any: [{ type: 'AUTHENTICATION_TYPE_EMAIL_OTP' }] }],
+    order: 0,
+  })
+
 describe('<SpendingLimits/>', () => {
   it('sets a limit on the whole account, shows what is used and left, changes and removes it; keyboard only, focus following', async () => {
     const user = userEvent.setup()
@@ -160,12 +169,7 @@ describe('<SpendingLimits/>', () => {
       asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:8453' },
       amount: ETH.toString(),
     })
-    await createMfaPolicy(client, {
-      mfaPolicyName: 'an e-mailed code to change a limit',
-      condition: "activity.type == 'ACTIVITY_TYPE_LATCHKEY_UPDATE_SPENDING_LIMIT'",
-      requiredAuthenticationMethods: [{ any: [{ type: 'AUTHENTICATION_TYPE_EMAIL_OTP' }] }],
-      order: 0,
-    })
+    await holdChangesForAnEmailedCode(client)
     render(<SpendingLimits caip2="eip155:8453" />)
     expect(await screen.findByText('1 ETH left this week')).toBeTruthy()
     expect(screen.getByText(new RegExp(`^${addresses[0]}$`, 'i'))).toBeTruthy()
@@ -200,12 +204,7 @@ describe('<SpendingLimits/>', () => {
       asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:8453' },
       amount: ETH.toString(),
     })
-    await createMfaPolicy(client, {
-      mfaPolicyName: 'an e-mailed code to change a limit',
-      condition: "activity.type == 'ACTIVITY_TYPE_LATCHKEY_UPDATE_SPENDING_LIMIT'",
-      requiredAuthenticationMethods: [{ any: [{ type: 'AUTHENTICATION_TYPE_EMAIL_OTP' }] }],
-      order: 0,
-    })
+    await holdChangesForAnEmailedCode(client)
     render(<SpendingLimits caip2="eip155:8453" />)
     const change = await screen.findByRole('button', { name: 'Change Daily' })
     await user.click(change)
