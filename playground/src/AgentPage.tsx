@@ -131,15 +131,12 @@ function AgentDemo({
   const [outcomes, setOutcomes] = useState<Outcome[] | null>(null)
   const [running, setRunning] = useState<string | null>(null)
   const [error, setError] = useState<string | null>(null)
-  // The run button is disabled while the agent runs, which drops the keyboard focus: the results take it.
+  // The run button is disabled while the agent runs, which drops the keyboard focus: the results
+  // take it once shown (a run clears them first, so each run's results are new).
   const resultsRef = useRef<HTMLOListElement>(null)
-  const [focusResults, setFocusResults] = useState(false)
   useEffect(() => {
-    if (focusResults && outcomes) {
-      resultsRef.current?.focus()
-      setFocusResults(false)
-    }
-  }, [focusResults, outcomes])
+    if (outcomes) resultsRef.current?.focus()
+  }, [outcomes])
 
   const run = async () => {
     if (!agent || !from || !agentUserId) return
@@ -198,7 +195,6 @@ function AgentDemo({
         }),
       )
       setOutcomes(results)
-      setFocusResults(true)
       await limits.refetch()
     } catch (failure) {
       setError((failure as Error).message)

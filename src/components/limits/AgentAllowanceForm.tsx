@@ -120,23 +120,26 @@ export function AgentAllowanceForm({
   const tokenFields = assetKind === 'token' ? token : undefined
   const [period, setPeriod] = useState<SpendingLimitPeriod>('PERIOD_DAY')
   const [destinations, setDestinations] = useState('')
-  const [errors, setErrors] = useState<ReturnType<typeof validate>>({})
+  const [checked, setChecked] = useState<ReturnType<typeof validate>>({})
   const form = useRef<HTMLFormElement>(null)
+  const failed = grant.isError ? grant.error : undefined
+  // The service's refusal of a taken name shows on the name field, as the form's own check does.
+  const nameTaken = failed !== undefined && errorCodeOf(failed) === 'ALREADY_EXISTS'
+  const errors: ReturnType<typeof validate> = nameTaken
+    ? { ...checked, name: { key: 'agentNameTaken' } }
+    : checked
   // A refused grant re-enables the form after its busy (disabled) submit button lost the focus:
   // the name takes it when the name is taken, else the submit button (the error is above it).
-  const failed = grant.isError ? grant.error : undefined
   useEffect(() => {
     if (!failed) return
-    if (errorCodeOf(failed) === 'ALREADY_EXISTS') {
-      setErrors({ name: { key: 'agentNameTaken' } })
-      document.getElementById(`${id}-name`)?.focus()
-    } else form.current?.querySelector<HTMLButtonElement>('button[type="submit"]')?.focus()
-  }, [failed, id])
+    if (nameTaken) document.getElementById(`${id}-name`)?.focus()
+    else form.current?.querySelector<HTMLButtonElement>('button[type="submit"]')?.focus()
+  }, [failed, nameTaken, id])
 
   const submit = (event: FormEvent) => {
     event.preventDefault()
     const found = validate({ name, key, amount, destinations, token: tokenFields }, chain, takenNames)
-    setErrors(found)
+    setChecked(found)
     const first = FIELDS.find((field) => found[field])
     if (first) {
       document.getElementById(`${id}-${first}`)?.focus()
@@ -349,7 +352,7 @@ export function AgentAllowanceForm({
         </p>
         {error('destinations')}
       </div>
-      {grant.isError && errorCodeOf(grant.error) !== 'ALREADY_EXISTS' ? (
+      {failed && !nameTaken ? (
         <Alert tone="error">
           <ErrorText ui={ui} error={grant.error} />
         </Alert>
