@@ -102,7 +102,16 @@ describe('<AgentAllowance/>', () => {
 
     await user.type(name, 'Shopping agent')
     await user.type(screen.getByRole('textbox', { name: 'Agent public key' }), agentKey.publicKey)
-    await user.type(screen.getByRole('textbox', { name: 'Amount (ETH)' }), '0.01')
+    // "1,000" is a thousand to some and one to others: the form asks, focus on the amount.
+    const amount = screen.getByRole('textbox', { name: 'Amount (ETH)' })
+    await user.type(amount, '1,000')
+    await user.click(within(form).getByRole('button', { name: 'Grant an allowance' }))
+    expect(
+      screen.getByText('“1,000” could be 1000 or 1.000. Write the amount without a thousands separator.'),
+    ).toBeTruthy()
+    expect(document.activeElement).toBe(amount)
+    await user.clear(amount)
+    await user.type(amount, '0.01')
     const destinations = screen.getByRole('textbox', { name: 'Only to these addresses (optional)' })
     await user.type(destinations, 'not an address')
     await user.click(within(form).getByRole('button', { name: 'Grant an allowance' }))

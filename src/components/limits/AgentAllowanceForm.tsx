@@ -7,7 +7,7 @@ import { ErrorText } from '../ui/ErrorText.tsx'
 import { errorCodeOf } from '../ui/errorMessage.ts'
 import { Button } from '../ui/parts.tsx'
 import type { Ui } from '../ui/useUi.ts'
-import { nativeOf, unitsOf } from './allowance.ts'
+import { amountRefusal, nativeOf, readAmount, unitsOf } from './allowance.ts'
 import { LimitFields } from './LimitFields.tsx'
 import type { LimitsKey } from './limitsStrings.ts'
 
@@ -43,6 +43,20 @@ export interface TokenFields {
 const decimalsOf = (text: string) =>
   /^\d{1,2}$/.test(text.trim()) && Number(text) <= 36 ? Number(text) : undefined
 
+/** What is wrong with an amount of `decimals` places, if anything: `invalid` when it is no amount at all. */
+function amountError(
+  text: string,
+  decimals: number,
+  locale: string,
+  invalid: 'agentTokenAmountInvalid' | 'agentAmountInvalid',
+): { key: LimitsKey; values?: Record<string, string | number> } | undefined {
+  const read = readAmount(text, decimals, locale)
+  if ('units' in read) return undefined
+  return read.problem === 'invalid'
+    ? { key: invalid, values: { decimals } }
+    : amountRefusal(text, read.problem, locale)
+}
+
 /** What is wrong with the form, field by field (the first wrong field takes the focus). */
 export function validate(
   values: {
@@ -55,27 +69,34 @@ export function validate(
   chain: ReturnType<typeof chainOf> = chainOf('eip155:1'),
   /** The names of the agents that already have an allowance (a second grant by one is refused). */
   takenNames: readonly string[] = [],
+  /** The user's locale, whose thousands separator an amount may hold (`readAmount`). */
+  locale = 'en',
 ) {
-  const errors: Partial<Record<Field, { key: LimitsKey; values?: Record<string, number> }>> = {}
+  const errors: Partial<Record<Field, { key: LimitsKey; values?: Record<string, string | number> }>> = {}
   const name = values.name.trim().toLowerCase()
   if (!name) errors.name = { key: 'agentNameRequired' }
   else if (takenNames.some((taken) => taken.trim().toLowerCase() === name))
     errors.name = { key: 'agentNameTaken' }
   if (!KEY.test(values.key.trim().replace(/^0x/i, ''))) errors.key = { key: 'agentKeyInvalid' }
   const { token } = values
+  let amount: ReturnType<typeof amountError>
   if (token) {
     if (!chain.address.test(token.contract.trim()))
       errors.contract = { key: chain.solana ? 'agentTokenMintInvalid' : 'agentTokenContractInvalid' }
     if (!SYMBOL.test(token.symbol.trim())) errors.symbol = { key: 'agentTokenSymbolInvalid' }
     const decimals = decimalsOf(token.decimals)
     if (decimals === undefined) errors.decimals = { key: 'agentTokenDecimalsInvalid' }
-    else if (unitsOf(values.amount, decimals) === undefined)
-      errors.amount = { key: 'agentTokenAmountInvalid', values: { decimals } }
-  } else if (unitsOf(values.amount, chain.decimals) === undefined)
-    // ETH's message names its 18 decimals; SOL's says how many.
-    errors.amount = chain.solana
-      ? { key: 'agentTokenAmountInvalid', values: { decimals: chain.decimals } }
-      : { key: 'agentAmountInvalid' }
+    else amount = amountError(values.amount, decimals, locale, 'agentTokenAmountInvalid')
+  }
+  // ETH's message names its 18 decimals; SOL's says how many.
+  else
+    amount = amountError(
+      values.amount,
+      chain.decimals,
+      locale,
+      chain.solana ? 'agentTokenAmountInvalid' : 'agentAmountInvalid',
+    )
+  if (amount) errors.amount = amount
   const lines = values.destinations.split('\n')
   const bad = lines.findIndex((line) => line.trim() !== '' && !chain.address.test(line.trim()))
   if (bad >= 0)
@@ -138,7 +159,12 @@ export function AgentAllowanceForm({
 
   const submit = (event: FormEvent) => {
     event.preventDefault()
-    const found = validate({ name, key, amount, destinations, token: tokenFields }, chain, takenNames)
+    const found = validate(
+      { name, key, amount, destinations, token: tokenFields },
+      chain,
+      takenNames,
+      ui.locale,
+    )
     setChecked(found)
     const first = FIELDS.find((field) => found[field])
     if (first) {
@@ -162,7 +188,7 @@ export function AgentAllowanceForm({
               token: { symbol: tokenFields.symbol.trim(), decimals },
             }
           : {}),
-        amount: (unitsOf(amount, decimals) as bigint).toString(),
+        amount: (unitsOf(amount, decimals, ui.locale) as bigint).toString(),
         period,
         allowedDestinations: destinations.split('\n').map(address).filter(Boolean),
       },

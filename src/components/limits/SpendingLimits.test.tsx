@@ -82,6 +82,19 @@ describe('<SpendingLimits/>', () => {
     await user.keyboard('0.0000000000000000001{Enter}')
     expect(await screen.findByText('Enter an amount above 0 with at most 18 decimals.')).toBeTruthy()
     expect(document.activeElement).toBe(amount)
+    // A thousand to some, one to others: asked, never guessed. Too large: said so, not "decimals".
+    await user.clear(amount)
+    await user.keyboard('1,000{Enter}')
+    expect(
+      await screen.findByText(
+        '“1,000” could be 1000 or 1.000. Write the amount without a thousands separator.',
+      ),
+    ).toBeTruthy()
+    expect(document.activeElement).toBe(amount)
+    await user.clear(amount)
+    await user.keyboard(`${'9'.repeat(80)}{Enter}`)
+    expect(await screen.findByText('This amount is too large. Enter a smaller one.')).toBeTruthy()
+    expect(document.activeElement).toBe(amount)
     expect(await axeViolations()).toEqual([])
     await user.keyboard('{Escape}')
     await waitFor(() =>

@@ -18,13 +18,15 @@ import { PlusIcon } from '../ui/icons.tsx'
 import { Button } from '../ui/parts.tsx'
 import { type Ui, useUi } from '../ui/useUi.ts'
 import {
+  type AmountProblem,
+  amountRefusal,
   formatAmount,
   formatUnits,
   freesText,
   leftText,
   nativeOf,
   periodAdjective,
-  unitsOf,
+  readAmount,
 } from './allowance.ts'
 import { LimitFields } from './LimitFields.tsx'
 import { type LimitsKey, limitsUiStrings } from './limitsStrings.ts'
@@ -391,14 +393,16 @@ function LimitForm({
   const [amount, setAmount] = useState(limit ? formatUnits(BigInt(limit.amount), decimals) : '')
   const [period, setPeriod] = useState<SpendingLimitPeriod>('PERIOD_DAY')
   const [scope, setScope] = useState('user')
-  const [invalid, setInvalid] = useState(false)
+  // What was typed when a submit refused it, and why.
+  const [refused, setRefused] = useState<{ text: string; problem: AmountProblem }>()
   const [pending, setPending] = useState(false)
   const amountField = useRef<HTMLInputElement>(null)
 
   const submit = async (event: FormEvent) => {
     event.preventDefault()
-    const units = unitsOf(amount, decimals)
-    setInvalid(units === undefined)
+    const read = readAmount(amount, decimals, ui.locale)
+    const units = 'units' in read ? read.units : undefined
+    setRefused('problem' in read ? { text: amount, problem: read.problem } : undefined)
     if (units === undefined || (!limit && !userId)) {
       amountField.current?.focus()
       return
@@ -451,7 +455,15 @@ function LimitForm({
         amount={amount}
         onAmountChange={setAmount}
         placeholder="0.5"
-        amountError={invalid ? ui.t('agentTokenAmountInvalid', { decimals }) : undefined}
+        amountError={
+          refused?.problem === 'invalid'
+            ? ui.t('agentTokenAmountInvalid', { decimals })
+            : refused
+              ? (({ key, values }) => ui.t(key, values))(
+                  amountRefusal(refused.text, refused.problem, ui.locale),
+                )
+              : undefined
+        }
         period={limit ? undefined : period}
         onPeriodChange={setPeriod}
         disabled={pending}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { formatAt, unitsOf } from './allowance.ts'
+import { amountRefusal, formatAt, readAmount, unitsOf } from './allowance.ts'
 
 describe('unitsOf', () => {
   it('reads an amount as typed with Latin digits', () => {
@@ -15,10 +15,67 @@ describe('unitsOf', () => {
   })
 
   it('refuses what is not an amount above zero with at most the unit’s decimals', () => {
-    for (const text of ['', '-1', '0', '1e6', '0x000000000000000000000000000000000000dEaD', '٠', '١٬٠٠٠'])
+    for (const text of [
+      '',
+      '-1',
+      '0',
+      '1e6',
+      '0x000000000000000000000000000000000000dEaD',
+      '٠',
+      '1x000',
+      '1,000,00',
+    ])
       expect(unitsOf(text)).toBeUndefined()
     expect(unitsOf(`0.${'1'.repeat(19)}`)).toBeUndefined()
     expect(unitsOf('9'.repeat(80))).toBeUndefined()
+  })
+})
+
+describe('readAmount', () => {
+  const ETH = 10n ** 18n
+  it('reads a thousands separator where it can be nothing else, as each locale writes it', () => {
+    expect(readAmount('1,000,000', 18, 'en')).toEqual({ units: 1_000_000n * ETH })
+    expect(readAmount('1,000.5', 18, 'en')).toEqual({ units: (10_005n * ETH) / 10n })
+    expect(readAmount('1.000.000', 18, 'es')).toEqual({ units: 1_000_000n * ETH })
+    expect(readAmount('1.000,5', 18, 'es')).toEqual({ units: (10_005n * ETH) / 10n })
+    // Arabic's own separator is never a decimal mark; a French space or a Swiss apostrophe neither.
+    expect(readAmount('١٬٠٠٠', 18, 'ar')).toEqual({ units: 1000n * ETH })
+    expect(readAmount('1 000,5', 18, 'fr')).toEqual({ units: (10_005n * ETH) / 10n })
+    expect(readAmount("1'000.5", 18, 'de-CH')).toEqual({ units: (10_005n * ETH) / 10n })
+  })
+
+  it('reads the locale’s decimal mark, and the other one where it cannot be a thousands separator', () => {
+    expect(readAmount('1.000', 18, 'en')).toEqual({ units: ETH })
+    expect(readAmount('1,000', 18, 'es')).toEqual({ units: ETH })
+    expect(readAmount('0,001', 18, 'en')).toEqual({ units: ETH / 1000n })
+    expect(readAmount('12,5', 18, 'en')).toEqual({ units: (125n * ETH) / 10n })
+    expect(readAmount('0.5', 18, 'es')).toEqual({ units: ETH / 2n })
+  })
+
+  it('refuses one thousands separator before three digits: a thousand to some, one to others', () => {
+    for (const [text, locale] of [
+      ['1,000', 'en'],
+      ['12,345', 'en'],
+      ['1.000', 'es'],
+      ['١,٠٠٠', 'ar'],
+    ])
+      expect(readAmount(text as string, 18, locale)).toEqual({ problem: 'ambiguous' })
+    expect(amountRefusal('1,000', 'ambiguous', 'en')).toEqual({
+      key: 'amountAmbiguous',
+      values: { typed: '1,000', whole: '1000', point: '1.000' },
+    })
+    expect(amountRefusal(' 1.500 ', 'ambiguous', 'es').values).toEqual({
+      typed: '1.500',
+      whole: '1500',
+      point: '1,500',
+    })
+  })
+
+  it('tells an amount too large for the chain from one with too many decimals', () => {
+    expect(readAmount('9'.repeat(80))).toEqual({ problem: 'large' })
+    expect(readAmount((2n ** 256n - 1n).toString(), 0)).toEqual({ units: 2n ** 256n - 1n })
+    expect(readAmount(`0.${'1'.repeat(19)}`)).toEqual({ problem: 'invalid' })
+    expect(readAmount('0')).toEqual({ problem: 'invalid' })
   })
 })
 

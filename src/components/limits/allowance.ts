@@ -35,17 +35,83 @@ export const PERIOD_LABEL: Record<SpendingLimitPeriod, keyof typeof enLimits> = 
   PERIOD_30_DAYS: 'period30Days',
 }
 
+/** Why `readAmount` refused what was typed. */
+export type AmountProblem =
+  /** Not an amount above zero, or more decimals than the unit has. */
+  | 'invalid'
+  /** More than the chain can hold (2^256 − 1 smallest units). */
+  | 'large'
+  /**
+   * One thousands separator of the locale's before three digits (`1,000` in English, `1.000` in
+   * Spanish): a thousand to some, one to others, who write that separator as their decimal mark.
+   */
+  | 'ambiguous'
+
 /**
  * `0.01` in a unit of `decimals` places → its smallest units (`0.01` ETH → wei, `25` USDC with 6 →
- * 25000000), or undefined when it is not an amount above zero with at most `decimals` decimals.
+ * 25000000), read as a user of `locale` types it:
+ * - a point or a comma as the decimal mark, and Arabic-Indic or Persian digits;
+ * - the locale's thousands separator where it can be nothing else: twice or more (`1,000,000`), or
+ *   before the decimal mark (`1,000.5`), and the Arabic one (`١٬٠٠٠`) always.
+ *
+ * A single thousands separator before three digits (`1,000`) is refused as `ambiguous`, never
+ * guessed at: read one way, a cap is a thousand times what its user meant.
  */
-export function unitsOf(text: string, decimals = 18): bigint | undefined {
-  const match = /^(\d+)(?:[.,](\d+))?$/.exec(westernDigits(text.trim()))
-  if (!match || (match[2] ?? '').length > decimals) return undefined
+export function readAmount(
+  text: string,
+  decimals = 18,
+  locale = 'en',
+): { units: bigint } | { problem: AmountProblem } {
+  let typed = westernDigits(text.trim())
+  const group = groupSeparator(locale)
+  const ascii = group === ',' || group === '.'
+  // Arabic's separator, and a space or an apostrophe (French, Swiss), are never a decimal mark.
+  const separator = `(?:\u066c|${ascii ? `\\${group}` : "[\\s'’]"})`
+  const grouped = new RegExp(
+    `^[1-9]\\d{0,2}(?:${separator}\\d{3})+(${ascii ? (group === ',' ? '\\.' : ',') : '[.,]'}\\d+)?$`,
+  ).exec(typed)
+  if (grouped) {
+    if (ascii && !grouped[1] && typed.split(group).length === 2) return { problem: 'ambiguous' }
+    typed = typed.replace(new RegExp(separator, 'g'), '')
+  }
+  const match = /^(\d+)(?:[.,](\d+))?$/.exec(typed)
+  if (!match || (match[2] ?? '').length > decimals) return { problem: 'invalid' }
   const units =
     BigInt(match[1] as string) * 10n ** BigInt(decimals) +
     BigInt((match[2] ?? '').padEnd(decimals, '0') || '0')
-  return units > 0n && units < 2n ** 256n ? units : undefined
+  if (units === 0n) return { problem: 'invalid' }
+  return units < 2n ** 256n ? { units } : { problem: 'large' }
+}
+
+/** What `readAmount` reads, or undefined when it refuses it. */
+export function unitsOf(text: string, decimals = 18, locale = 'en'): bigint | undefined {
+  const read = readAmount(text, decimals, locale)
+  return 'units' in read ? read.units : undefined
+}
+
+/**
+ * What a form says of an amount `readAmount` refused as too large or ambiguous: the message's key
+ * in the limits' strings and its values (`“1,000” could be 1000 or 1.000…`).
+ */
+export function amountRefusal(
+  text: string,
+  problem: Exclude<AmountProblem, 'invalid'>,
+  locale: string,
+): { key: 'amountTooLarge' | 'amountAmbiguous'; values?: Record<string, string> } {
+  if (problem === 'large') return { key: 'amountTooLarge' }
+  const typed = text.trim()
+  const group = groupSeparator(locale)
+  const [head, tail] = westernDigits(typed).split(group) as [string, string]
+  return {
+    key: 'amountAmbiguous',
+    values: { typed, whole: head + tail, point: `${head}${group === '.' ? ',' : '.'}${tail}` },
+  }
+}
+
+/** The locale's thousands separator, as it writes Latin digits (`,` in English, `.` in Spanish). */
+function groupSeparator(locale: string): string {
+  const parts = new Intl.NumberFormat(locale, { numberingSystem: 'latn' }).formatToParts(1_000_000)
+  return parts.find((part) => part.type === 'group')?.value ?? ','
 }
 
 /**

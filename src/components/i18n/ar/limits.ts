@@ -23,6 +23,8 @@ export const limits: Translation<typeof enLimits> = {
   agentNameTaken: 'لدى وكيل آخر مخصص بهذا الاسم. اختر اسمًا آخر.',
   agentKeyInvalid: 'أدخل مفتاحًا عامًا P-256 مضغوطًا: 66 محرفًا ست عشريًا يبدأ بـ 02 أو 03.',
   agentAmountInvalid: 'أدخل مبلغًا أكبر من 0 بما لا يزيد عن 18 منزلة عشرية.',
+  amountAmbiguous: '«{typed}» قد يعني {whole} أو {point}. اكتب المبلغ دون فاصل الآلاف.',
+  amountTooLarge: 'هذا المبلغ كبير جدًا. أدخل مبلغًا أصغر.',
   agentDestinationInvalid: 'السطر {line} ليس عنوانًا (0x و40 محرفًا ست عشريًا).',
   agentDestinationInvalidSolana: 'السطر {line} ليس عنوان Solana (من 32 إلى 44 محرفًا بترميز base58).',
   agentUsed: 'المستخدَم',

@@ -22,6 +22,8 @@ export const enLimits = {
   agentNameTaken: 'An agent already has an allowance under this name. Choose another name.',
   agentKeyInvalid: 'Enter a compressed P-256 public key: 66 hex characters starting with 02 or 03.',
   agentAmountInvalid: 'Enter an amount above 0 with at most 18 decimals.',
+  amountAmbiguous: '“{typed}” could be {whole} or {point}. Write the amount without a thousands separator.',
+  amountTooLarge: 'This amount is too large. Enter a smaller one.',
   agentDestinationInvalid: 'Line {line} is not an address (0x and 40 hex characters).',
   agentDestinationInvalidSolana: 'Line {line} is not a Solana address (32 to 44 base58 characters).',
   agentUsed: 'Used',

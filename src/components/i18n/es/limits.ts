@@ -26,6 +26,8 @@ export const limits: Translation<typeof enLimits> = {
   agentKeyInvalid:
     'Escribe una clave pública P-256 comprimida: 66 caracteres hexadecimales que empiezan por 02 o 03.',
   agentAmountInvalid: 'Escribe un importe mayor que 0 con 18 decimales como máximo.',
+  amountAmbiguous: '«{typed}» puede ser {whole} o {point}. Escribe el importe sin separador de miles.',
+  amountTooLarge: 'Este importe es demasiado grande. Escribe uno menor.',
   agentDestinationInvalid: 'La línea {line} no es una dirección (0x y 40 caracteres hexadecimales).',
   agentDestinationInvalidSolana:
     'La línea {line} no es una dirección de Solana (de 32 a 44 caracteres base58).',
