@@ -106,7 +106,8 @@ describe('<SpendingLimits/>', () => {
     await user.type(await screen.findByRole('textbox', { name: 'Amount (ETH)' }), '1{Enter}')
     const created = await screen.findByText('The limit is set.')
     await waitFor(() => expect(document.activeElement).toBe(created))
-    expect(await screen.findByText('1 ETH left today')).toBeTruthy()
+    // On screen the amount holds to its unit (a no-break space); the name kept has a plain one.
+    expect((await screen.findByText('1 ETH left today')).textContent).toBe('1\u00a0ETH left today')
     expect(screen.getByText('Daily limit of 1 ETH')).toBeTruthy()
     expect(screen.getByText('All my accounts')).toBeTruthy()
     const [limit] = (await getSpendingLimits(client, {})).spendingLimits.filter(
@@ -117,6 +118,7 @@ describe('<SpendingLimits/>', () => {
       window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
       asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:8453' },
       amount: ETH.toString(),
+      spendingLimitName: 'Daily limit of 1 ETH',
     })
 
     // 0.65 ETH signed: 0.35 ETH left, and when it frees; more than that is refused.

@@ -57,7 +57,8 @@ function limitName(ui: Ui<LimitsKey>, caip2: string, units: bigint, period: Spen
     amount: formatAmount(ui.t, { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2 }, units.toString()),
     period: periodAdjective(ui.t, period),
   })
-  return named.charAt(0).toLocaleUpperCase(ui.locale) + named.slice(1)
+  // The amount's no-break spaces (`formatAmount`) are for the screen, not for the name kept.
+  return (named.charAt(0).toLocaleUpperCase(ui.locale) + named.slice(1)).replace(/\u00a0/g, ' ')
 }
 
 type Step =

@@ -146,7 +146,9 @@ export function formatUnits(value: bigint, decimals: number): string {
 
 /**
  * An amount of a limit's asset with its unit: `0.004 ETH`, `1.5 SOL`, `25 USDC` (an ERC-20 or SPL
- * token whose `token` is known), `250 units` (one whose is not).
+ * token whose `token` is known), `250 units` (one whose is not). Its spaces are no-break spaces, so
+ * a narrow line never puts the number on one line and its unit on the next (in a right-to-left
+ * sentence the two then read in the wrong places); `limitName` writes them back as spaces.
  */
 export function formatAmount(
   t: Translate<SpendingKey>,
@@ -155,13 +157,15 @@ export function formatAmount(
   token?: AgentToken | undefined,
 ): string {
   const value = /^\d+$/.test(amount) ? BigInt(amount) : 0n
-  if ((asset?.type === 'SPENDING_LIMIT_ASSET_ERC20' || asset?.type === 'SPENDING_LIMIT_ASSET_SPL') && token)
-    return t('limitToken', { amount: formatUnits(value, token.decimals), symbol: token.symbol })
-  if (asset?.type === 'SPENDING_LIMIT_ASSET_NATIVE' && asset.caip2.startsWith('eip155:'))
-    return t('sendEth', { amount: formatEth(value) })
-  if (asset?.type === 'SPENDING_LIMIT_ASSET_NATIVE' && asset.caip2.startsWith('solana:'))
-    return t('limitSol', { amount: formatUnits(value, nativeOf(asset.caip2).decimals) })
-  return t('limitUnits', { amount: value.toString() })
+  const text =
+    (asset?.type === 'SPENDING_LIMIT_ASSET_ERC20' || asset?.type === 'SPENDING_LIMIT_ASSET_SPL') && token
+      ? t('limitToken', { amount: formatUnits(value, token.decimals), symbol: token.symbol })
+      : asset?.type === 'SPENDING_LIMIT_ASSET_NATIVE' && asset.caip2.startsWith('eip155:')
+        ? t('sendEth', { amount: formatEth(value) })
+        : asset?.type === 'SPENDING_LIMIT_ASSET_NATIVE' && asset.caip2.startsWith('solana:')
+          ? t('limitSol', { amount: formatUnits(value, nativeOf(asset.caip2).decimals) })
+          : t('limitUnits', { amount: value.toString() })
+  return text.replace(/ /g, '\u00a0')
 }
 
 /** `in 3 hours`, `in 12 minutes`: how long until `epochMs`, in the locale's words. */

@@ -228,9 +228,10 @@ describe('<SendTransaction/> under a spending limit', () => {
     dropFocus.observe(document.body, { attributes: true, attributeFilter: ['disabled'], subtree: true })
     await user.click(screen.getByRole('button', { name: 'Confirm' }))
     const alert = await screen.findByRole('alert')
-    // Its 0.003 ETH and the most its gas can cost (the node's fee, so not a round figure).
+    // Its 0.003 ETH and the most its gas can cost (the node's fee, so not a round figure). Each
+    // amount holds to its unit with a no-break space: a narrow line never splits the two.
     expect(alert.textContent).toMatch(
-      /^This would exceed your daily limit of 0\.01 ETH: 0\.008 ETH used, 0\.002 ETH left, and with its network fee this send needs up to 0\.003\d+ ETH\. Enough frees in 24 hours\.$/,
+      /^This would exceed your daily limit of 0\.01\u00a0ETH: 0\.008\u00a0ETH used, 0\.002\u00a0ETH left, and with its network fee this send needs up to 0\.003\d+\u00a0ETH\. Enough frees in 24 hours\.$/,
     )
     // Confirm was disabled while it sent; focus is not left on <body> but back on it, now "Try again".
     const retry = screen.getByRole('button', { name: 'Try again' })
