@@ -113,6 +113,18 @@ export const Refused: Story = {
   },
 }
 
+/** "Revoke the allowance of Shopping agent?": asked under the row, focus on "Yes, revoke". */
+export const ConfirmRevoke: Story = {
+  ...GrantedWithUsage,
+  play: async ({ canvasElement }) => {
+    const canvas = within(canvasElement)
+    await userEvent.click(
+      await canvas.findByRole('button', { name: 'Revoke the allowance of Shopping agent' }),
+    )
+    await canvas.findByRole('button', { name: 'Yes, revoke' })
+  },
+}
+
 export const Revoked: Story = {
   ...GrantedWithUsage,
   play: async ({ canvasElement }) => {
@@ -120,6 +132,7 @@ export const Revoked: Story = {
     await userEvent.click(
       await canvas.findByRole('button', { name: 'Revoke the allowance of Shopping agent' }),
     )
+    await userEvent.click(await canvas.findByRole('button', { name: 'Yes, revoke' }))
     await canvas.findByText('The allowance of Shopping agent is revoked. Its key can no longer sign.')
     await canvas.findByText('No agent has an allowance.')
   },

@@ -150,8 +150,24 @@ describe('<AgentAllowance/>', () => {
     expect(screen.getByText('0.004 ETH of 0.01 ETH')).toBeTruthy()
     expect(screen.getByText(/^· frees at [A-Z][a-z]{2} \d{1,2}, \d{4}, \d{1,2}:\d{2}/)).toBeTruthy()
 
-    // Revoke: the row goes, the key can no longer sign, focus returns to the grant button.
-    await user.click(screen.getByRole('button', { name: 'Revoke the allowance of Shopping agent' }))
+    // Revoke asks first, focus on its "Yes"; Escape takes it back to the row's Revoke, nothing revoked.
+    const revoke = screen.getByRole('button', { name: 'Revoke the allowance of Shopping agent' })
+    await user.click(revoke)
+    expect(
+      screen.getByRole('group', { name: /^Revoke the allowance of Shopping agent\? Its key stops/ }),
+    ).toBeTruthy()
+    await waitFor(() =>
+      expect(document.activeElement).toBe(screen.getByRole('button', { name: 'Yes, revoke' })),
+    )
+    expect(await axeViolations()).toEqual([])
+    await user.keyboard('{Escape}')
+    await waitFor(() => expect(document.activeElement).toBe(revoke))
+    expect(screen.queryByRole('button', { name: 'Yes, revoke' })).toBeNull()
+    expect(await sign(1n)).toBeTruthy()
+
+    // Revoke, yes: the row goes, the key can no longer sign, focus returns to the grant button.
+    await user.keyboard('{Enter}')
+    await user.click(await screen.findByRole('button', { name: 'Yes, revoke' }))
     expect(
       await screen.findByText('The allowance of Shopping agent is revoked. Its key can no longer sign.'),
     ).toBeTruthy()

@@ -8,6 +8,7 @@ import {
 import type { RevokeAgentAllowanceReturnType } from '../../core/actions/activities/revokeAgentAllowance.ts'
 import { usePolicies, useRevokeAgentAllowance, useSpendingLimits } from '../../react/index.ts'
 import { Alert } from '../ui/Alert.tsx'
+import { ConfirmStep } from '../ui/ConfirmStep.tsx'
 import { ErrorText } from '../ui/ErrorText.tsx'
 import { LoadFailed, Loading } from '../ui/feedback.tsx'
 import { PlusIcon } from '../ui/icons.tsx'
@@ -97,6 +98,16 @@ function AgentAllowanceInner({
     refetch: () => Promise.all([spendingLimits.refetch(), policies.refetch()]),
   }
   const revoke = useRevokeAgentAllowance()
+  // The allowance whose revoking asks "are you sure?"; the row whose Revoke takes focus back.
+  const [confirming, setConfirming] = useState<string>()
+  const [refocusRevoke, setRefocusRevoke] = useState<string>()
+  useEffect(() => {
+    if (refocusRevoke === undefined) return
+    document
+      .querySelector<HTMLButtonElement>(`[data-lk-agent="${CSS.escape(refocusRevoke)}"] > button`)
+      ?.focus()
+    setRefocusRevoke(undefined)
+  }, [refocusRevoke])
   const [granting, setGranting] = useState(false)
   const [notice, setNotice] = useState<string | null>(null)
   const grantRow = useRef<HTMLDivElement>(null)
@@ -139,9 +150,18 @@ function AgentAllowanceInner({
               limit={limit}
               token={token}
               revoking={revoke.isPending && revoke.variables?.spendingLimitId === limit.spendingLimitId}
-              disabled={revoke.isPending}
+              disabled={revoke.isPending || confirming !== undefined}
+              confirming={confirming === limit.spendingLimitId}
               onRevoke={() => {
                 setNotice(null)
+                setConfirming(limit.spendingLimitId)
+              }}
+              onCancel={() => {
+                setConfirming(undefined)
+                setRefocusRevoke(limit.spendingLimitId)
+              }}
+              onConfirm={() => {
+                setConfirming(undefined)
                 revoke.mutate(
                   { spendingLimitId: limit.spendingLimitId },
                   {
@@ -150,6 +170,8 @@ function AgentAllowanceInner({
                       refocus()
                       onRevoked?.(result)
                     },
+                    // Its Revoke again, enabled once more, under the alert that says why.
+                    onError: () => setRefocusRevoke(limit.spendingLimitId),
                   },
                 )
               }}
@@ -216,14 +238,21 @@ function AgentRow({
   token,
   revoking,
   disabled,
+  confirming,
   onRevoke,
+  onCancel,
+  onConfirm,
 }: {
   ui: Ui<LimitsKey>
   limit: SpendingLimit
   token: AgentToken | undefined
   revoking: boolean
   disabled: boolean
+  /** "Revoke … ?" is asked under the row. */
+  confirming: boolean
   onRevoke: () => void
+  onCancel: () => void
+  onConfirm: () => void
 }) {
   const now = Date.now()
   const frees = freesText(ui.t, limit, now, ui.locale)
@@ -289,6 +318,15 @@ function AgentRow({
       >
         {revoking ? ui.t('agentRevoking') : ui.t('agentRevoke')}
       </Button>
+      {confirming ? (
+        <ConfirmStep
+          ui={ui}
+          question={ui.t('agentRevokeConfirm', { name: limit.spendingLimitName })}
+          confirm={ui.t('agentRevokeYes')}
+          onConfirm={onConfirm}
+          onCancel={onCancel}
+        />
+      ) : null}
     </li>
   )
 }

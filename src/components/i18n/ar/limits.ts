@@ -33,6 +33,8 @@ export const limits: Translation<typeof enLimits> = {
   agentAnyAddress: 'أي عنوان',
   agentRevoke: 'إلغاء',
   agentRevokeLabel: 'إلغاء مخصص {name}',
+  agentRevokeConfirm: 'هل تريد إلغاء مخصص {name}؟ سيتوقف مفتاحه عن التوقيع فورًا.',
+  agentRevokeYes: 'نعم، ألغِه',
   agentRevoking: 'جارٍ الإلغاء…',
   agentRevoked: 'أُلغي مخصص {name}. لم يعد مفتاحه قادرًا على التوقيع.',
   agentGranted: 'أصبح لدى {name} مخصص الآن.',

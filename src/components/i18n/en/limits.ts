@@ -32,6 +32,8 @@ export const enLimits = {
   agentAnyAddress: 'Any address',
   agentRevoke: 'Revoke',
   agentRevokeLabel: 'Revoke the allowance of {name}',
+  agentRevokeConfirm: 'Revoke the allowance of {name}? Its key stops signing at once.',
+  agentRevokeYes: 'Yes, revoke',
   agentRevoking: 'Revoking…',
   agentRevoked: 'The allowance of {name} is revoked. Its key can no longer sign.',
   agentGranted: '{name} has an allowance now.',

@@ -37,6 +37,8 @@ export const limits: Translation<typeof enLimits> = {
   agentAnyAddress: 'Cualquier dirección',
   agentRevoke: 'Revocar',
   agentRevokeLabel: 'Revocar la asignación de {name}',
+  agentRevokeConfirm: '¿Revocar la asignación de {name}? Su clave deja de firmar al momento.',
+  agentRevokeYes: 'Sí, revocar',
   agentRevoking: 'Revocando…',
   agentRevoked: 'La asignación de {name} está revocada. Su clave ya no puede firmar.',
   agentGranted: '{name} ya tiene una asignación.',
