@@ -101,6 +101,10 @@ describe('<AgentAllowance/>', () => {
     expect(await axeViolations()).toEqual([])
 
     await user.type(name, 'Shopping agent')
+    // Edited, a field drops its error (checked again on the next submit); the others keep theirs.
+    expect(screen.queryByText('Enter a name for the agent.')).toBeNull()
+    expect(name.getAttribute('aria-invalid')).toBeNull()
+    expect(screen.getByText(/^Enter a compressed P-256 public key/)).toBeTruthy()
     await user.type(screen.getByRole('textbox', { name: 'Agent public key' }), agentKey.publicKey)
     // "1,000" is a thousand to some and one to others: the form asks, focus on the amount.
     const amount = screen.getByRole('textbox', { name: 'Amount (ETH)' })
@@ -111,6 +115,8 @@ describe('<AgentAllowance/>', () => {
     ).toBeTruthy()
     expect(document.activeElement).toBe(amount)
     await user.clear(amount)
+    expect(screen.queryByText(/could be 1000 or 1\.000/)).toBeNull()
+    expect(amount.getAttribute('aria-invalid')).toBeNull()
     await user.type(amount, '0.01')
     const destinations = screen.getByRole('textbox', { name: 'Only to these addresses (optional)' })
     await user.type(destinations, 'not an address')

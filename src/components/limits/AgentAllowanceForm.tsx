@@ -142,6 +142,13 @@ export function AgentAllowanceForm({
   const [period, setPeriod] = useState<SpendingLimitPeriod>('PERIOD_DAY')
   const [destinations, setDestinations] = useState('')
   const [checked, setChecked] = useState<ReturnType<typeof validate>>({})
+  // A field's error goes once the field is edited (it is checked again on the next submit).
+  const edited = (field: Field) =>
+    setChecked((errors) => {
+      if (!errors[field]) return errors
+      const { [field]: _, ...rest } = errors
+      return rest
+    })
   const form = useRef<HTMLFormElement>(null)
   const failed = grant.isError ? grant.error : undefined
   // The service's refusal of a taken name shows on the name field, as the form's own check does.
@@ -224,7 +231,12 @@ export function AgentAllowanceForm({
           disabled={grant.isPending}
           aria-invalid={errors.name ? true : undefined}
           aria-describedby={described('name')}
-          onChange={(event) => setName(event.target.value)}
+          onChange={(event) => {
+            setName(event.target.value)
+            edited('name')
+            // The service's refusal of the name (below the form too) is for the name as it was.
+            if (nameTaken) grant.reset()
+          }}
         />
         {error('name')}
       </div>
@@ -250,7 +262,10 @@ export function AgentAllowanceForm({
             disabled={grant.isPending}
             aria-invalid={errors.key ? true : undefined}
             aria-describedby={described('key', `${id}-key-hint`)}
-            onChange={(event) => setKey(event.target.value)}
+            onChange={(event) => {
+              setKey(event.target.value)
+              edited('key')
+            }}
           />
           <p className="lk-hint" id={`${id}-key-hint`}>
             {ui.t('agentKeyHint')}
@@ -290,7 +305,10 @@ export function AgentAllowanceForm({
               disabled={grant.isPending}
               aria-invalid={errors.contract ? true : undefined}
               aria-describedby={described('contract')}
-              onChange={(event) => setToken({ ...token, contract: event.target.value })}
+              onChange={(event) => {
+                setToken({ ...token, contract: event.target.value })
+                edited('contract')
+              }}
             />
             {error('contract')}
           </div>
@@ -310,7 +328,10 @@ export function AgentAllowanceForm({
                 disabled={grant.isPending}
                 aria-invalid={errors.symbol ? true : undefined}
                 aria-describedby={described('symbol')}
-                onChange={(event) => setToken({ ...token, symbol: event.target.value })}
+                onChange={(event) => {
+                  setToken({ ...token, symbol: event.target.value })
+                  edited('symbol')
+                }}
               />
               {error('symbol')}
             </div>
@@ -328,7 +349,10 @@ export function AgentAllowanceForm({
                 disabled={grant.isPending}
                 aria-invalid={errors.decimals ? true : undefined}
                 aria-describedby={described('decimals')}
-                onChange={(event) => setToken({ ...token, decimals: event.target.value })}
+                onChange={(event) => {
+                  setToken({ ...token, decimals: event.target.value })
+                  edited('decimals')
+                }}
               />
               {error('decimals')}
             </div>
@@ -349,7 +373,10 @@ export function AgentAllowanceForm({
               : ui.t('agentAmount')
         }
         amount={amount}
-        onAmountChange={setAmount}
+        onAmountChange={(value) => {
+          setAmount(value)
+          edited('amount')
+        }}
         placeholder="0.01"
         amountError={errors.amount ? ui.t(errors.amount.key, errors.amount.values) : undefined}
         period={period}
@@ -371,7 +398,10 @@ export function AgentAllowanceForm({
           disabled={grant.isPending}
           aria-invalid={errors.destinations ? true : undefined}
           aria-describedby={described('destinations', `${id}-destinations-hint`)}
-          onChange={(event) => setDestinations(event.target.value)}
+          onChange={(event) => {
+            setDestinations(event.target.value)
+            edited('destinations')
+          }}
         />
         <p className="lk-hint" id={`${id}-destinations-hint`}>
           {ui.t('agentDestinationsHint')}

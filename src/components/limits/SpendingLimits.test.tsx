@@ -91,7 +91,9 @@ describe('<SpendingLimits/>', () => {
       ),
     ).toBeTruthy()
     expect(document.activeElement).toBe(amount)
+    // Edited, the amount drops its error until the next submit.
     await user.clear(amount)
+    expect(screen.queryByText(/could be 1000 or 1\.000/)).toBeNull()
     await user.keyboard(`${'9'.repeat(80)}{Enter}`)
     expect(await screen.findByText('This amount is too large. Enter a smaller one.')).toBeTruthy()
     expect(document.activeElement).toBe(amount)

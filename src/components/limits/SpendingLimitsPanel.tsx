@@ -454,7 +454,11 @@ function LimitForm({
         id={id}
         amountLabel={ui.t('agentAmountIn', { unit })}
         amount={amount}
-        onAmountChange={setAmount}
+        onAmountChange={(value) => {
+          setAmount(value)
+          // The error is for the amount as it was; it is checked again on the next submit.
+          setRefused(undefined)
+        }}
         placeholder="0.5"
         amountError={
           refused?.problem === 'invalid'
