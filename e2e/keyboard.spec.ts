@@ -57,6 +57,8 @@ test('keyboard only: sign up with e-mail without touching the mouse', async ({ p
   // Answering the offer ends the flow: the modal closes itself (no "ready" step to dismiss).
   await page.keyboard.press('Enter')
   await expect(dialog).toHaveCount(0)
+  // "Sign in" is gone from the header: focus lands on the page's content, not <body>.
+  await expect(page.locator('#main')).toBeFocused()
   await expect(page.getByRole('heading', { name: 'Sessions in this browser' })).toBeVisible()
   // Escape closes a dialog and focus returns to where it was.
   await tabTo(page, /^Add another account$/, 60)

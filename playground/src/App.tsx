@@ -38,6 +38,15 @@ export function App({ config }: { config: PlaygroundConfig }) {
   const [signingIn, setSigningIn] = useState(false)
   // Stable, so the memoized pages (the wagmi one) do not re-render when the dialog opens or closes.
   const openSignIn = useCallback(() => setSigningIn(true), [])
+  // The modal gives focus back to the button that opened it; a sign-in replaces the header's
+  // "Sign in" with the session, so focus would be left on <body>: the page's content takes it.
+  const closeSignIn = useCallback((open: boolean) => {
+    setSigningIn(open)
+    if (!open)
+      requestAnimationFrame(() => {
+        if (document.activeElement === document.body) document.getElementById('main')?.focus()
+      })
+  }, [])
   return (
     <LatchkeyProvider config={latchkeyConfig}>
       <a className="pg-skip" href="#main">
@@ -78,7 +87,7 @@ export function App({ config }: { config: PlaygroundConfig }) {
           <DelegatedAccessLink navigate={navigate} />
         </aside>
       </div>
-      <AuthModal open={signingIn} onOpenChange={setSigningIn} locale={locale} />
+      <AuthModal open={signingIn} onOpenChange={closeSignIn} locale={locale} />
     </LatchkeyProvider>
   )
 }
