@@ -39,6 +39,9 @@ test('agent allowance: parallel sends over a 0.01 ETH daily allowance spend exac
   const refused = run.locator('[data-testid="agent-send"][data-state="refused"]')
   await expect(refused).toHaveCount(3)
   for (const item of await refused.all()) await expect(item).toContainText('SPENDING_LIMIT_EXCEEDED')
+  // Each signed send by its mined transaction's hash (the sponsor broadcast it), not its status id.
+  for (const item of await run.locator('[data-testid="agent-send"][data-state="signed"]').all())
+    await expect(item).toContainText(/signed \(transaction 0x[0-9a-f]{64}\)/)
   await expect(run.getByTestId('agent-total')).toHaveText('0.01 ETH')
   await expect(run.getByTestId('agent-used')).toHaveText('0.01 of 0.01 ETH')
   await expect(allowance.getByText('Limit reached')).toBeVisible()

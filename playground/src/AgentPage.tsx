@@ -8,7 +8,7 @@ import {
   useUsers,
   useWalletAccounts,
 } from 'latchkey'
-import { addSessionFromKey, type Latchkey, sendCalls } from 'latchkey/core'
+import { addSessionFromKey, getCallsStatus, type Latchkey, sendCalls } from 'latchkey/core'
 import { useEffect, useRef, useState } from 'react'
 import {
   type Address,
@@ -181,7 +181,21 @@ function AgentDemo({
             calls: [{ to: AGENT_SHOP, value: EACH.toString() }],
             sponsor: true,
           }).then(
-            (sent): Outcome => ({ index: index + 1, state: 'signed', id: sent.sendTransactionStatusId }),
+            async (sent): Promise<Outcome> => {
+              // The transaction's hash once the sponsor has broadcast it and it is mined; the
+              // send's status id if that does not come (it is still signed and counted).
+              const status = await getCallsStatus(agent.client, {
+                sendTransactionStatusId: sent.sendTransactionStatusId,
+                wait: true,
+                timeoutMs: 30_000,
+              }).catch(() => undefined)
+              const hash = status?.eth?.txHash
+              return {
+                index: index + 1,
+                state: 'signed',
+                id: hash ? `transaction ${hash}` : `send ${sent.sendTransactionStatusId}`,
+              }
+            },
             (failure: unknown): Outcome => ({
               index: index + 1,
               state: 'refused',
