@@ -97,5 +97,7 @@ test('React 18: e-mail sign-up in Spanish, from the landing page to the dashboar
     await expect(dialog).toHaveCount(0, { timeout: 1000 })
   }).toPass({ timeout: 20_000 })
   await expect(page.getByRole('heading', { name: 'Sessions in this browser' })).toBeVisible()
+  // `?locale=es` reaches every drop-in on the page (LatchkeyUIProvider), not only the modal.
+  await expect(page.getByRole('heading', { name: 'Formas de iniciar sesión' })).toBeVisible()
   expect(errors).toEqual([])
 })

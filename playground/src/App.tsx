@@ -1,4 +1,12 @@
-import { AuthModal, LatchkeyProvider, SessionStatus, useLogout, useSession, useSessionStatus } from 'latchkey'
+import {
+  AuthModal,
+  LatchkeyProvider,
+  LatchkeyUIProvider,
+  SessionStatus,
+  useLogout,
+  useSession,
+  useSessionStatus,
+} from 'latchkey'
 import { lazy, Suspense, useCallback, useMemo, useState } from 'react'
 import { Dashboard } from './Dashboard.tsx'
 import { DelegatedAccessLink } from './DelegatedAccessLink.tsx'
@@ -19,7 +27,8 @@ const SecurityPage = lazy(() => import('./SecurityPage.tsx').then((m) => ({ defa
 
 export function App({ config }: { config: PlaygroundConfig }) {
   const { service } = config
-  // `?locale=es` (or `ar`): the sign-in modal in another built-in language.
+  // `?locale=es` (or `ar`): every drop-in in another built-in language (the playground's own
+  // words stay English).
   const locale = new URLSearchParams(window.location.search).get('locale') ?? undefined
   const latchkeyConfig = useMemo(
     () => ({
@@ -49,45 +58,47 @@ export function App({ config }: { config: PlaygroundConfig }) {
   }, [])
   return (
     <LatchkeyProvider config={latchkeyConfig}>
-      <a className="pg-skip" href="#main">
-        Skip to content
-      </a>
-      <Header route={route} navigate={navigate} config={config} openSignIn={openSignIn} />
-      <div className="pg-layout">
-        <main id="main" className="pg-main" tabIndex={-1}>
-          {route === '/operator' ? (
-            <OperatorPage service={service} />
-          ) : route === '/agent' ? (
-            <Suspense fallback={<p className="pg-muted">Loading…</p>}>
-              <AgentPage openSignIn={openSignIn} evm={config.evm} navigate={navigate} />
-            </Suspense>
-          ) : route === '/delegated' ? (
-            <Suspense fallback={<p className="pg-muted">Loading…</p>}>
-              <DelegatedAccessPage openSignIn={openSignIn} />
-            </Suspense>
-          ) : route === '/security' ? (
-            <Suspense fallback={<p className="pg-muted">Loading…</p>}>
-              <SecurityPage openSignIn={openSignIn} evm={config.evm} />
-            </Suspense>
-          ) : route === '/wagmi' || route === '/solana' ? (
-            <Suspense fallback={<p className="pg-muted">Loading…</p>}>
-              {route === '/wagmi' ? (
-                <WagmiPage config={config} openSignIn={openSignIn} />
-              ) : (
-                <SolanaPage openSignIn={openSignIn} />
-              )}
-            </Suspense>
-          ) : (
-            <AppUserPage config={config} openSignIn={openSignIn} />
-          )}
-        </main>
-        <aside className="pg-aside" aria-label="Developer tools">
-          <DevInbox service={service} />
-          <StackInfo config={config} />
-          <DelegatedAccessLink navigate={navigate} />
-        </aside>
-      </div>
-      <AuthModal open={signingIn} onOpenChange={closeSignIn} locale={locale} />
+      <LatchkeyUIProvider locale={locale}>
+        <a className="pg-skip" href="#main">
+          Skip to content
+        </a>
+        <Header route={route} navigate={navigate} config={config} openSignIn={openSignIn} />
+        <div className="pg-layout">
+          <main id="main" className="pg-main" tabIndex={-1}>
+            {route === '/operator' ? (
+              <OperatorPage service={service} />
+            ) : route === '/agent' ? (
+              <Suspense fallback={<p className="pg-muted">Loading…</p>}>
+                <AgentPage openSignIn={openSignIn} evm={config.evm} navigate={navigate} />
+              </Suspense>
+            ) : route === '/delegated' ? (
+              <Suspense fallback={<p className="pg-muted">Loading…</p>}>
+                <DelegatedAccessPage openSignIn={openSignIn} />
+              </Suspense>
+            ) : route === '/security' ? (
+              <Suspense fallback={<p className="pg-muted">Loading…</p>}>
+                <SecurityPage openSignIn={openSignIn} evm={config.evm} />
+              </Suspense>
+            ) : route === '/wagmi' || route === '/solana' ? (
+              <Suspense fallback={<p className="pg-muted">Loading…</p>}>
+                {route === '/wagmi' ? (
+                  <WagmiPage config={config} openSignIn={openSignIn} />
+                ) : (
+                  <SolanaPage openSignIn={openSignIn} />
+                )}
+              </Suspense>
+            ) : (
+              <AppUserPage config={config} openSignIn={openSignIn} />
+            )}
+          </main>
+          <aside className="pg-aside" aria-label="Developer tools">
+            <DevInbox service={service} />
+            <StackInfo config={config} />
+            <DelegatedAccessLink navigate={navigate} />
+          </aside>
+        </div>
+        <AuthModal open={signingIn} onOpenChange={closeSignIn} />
+      </LatchkeyUIProvider>
     </LatchkeyProvider>
   )
 }
