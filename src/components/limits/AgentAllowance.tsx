@@ -256,7 +256,7 @@ function AgentRow({
 }) {
   const now = Date.now()
   const frees = freesText(ui.t, limit, now, ui.locale)
-  const amount = (value: string) => formatAmount(ui.t, limit.asset, value, token)
+  const amount = (value: string) => formatAmount(ui.t, ui.locale, limit.asset, value, token)
   // Where the token lives: an ERC-20's contract, an SPL token's mint (none for the native unit).
   const { asset } = limit
   const tokenAddress =
@@ -278,7 +278,7 @@ function AgentRow({
           ) : null}
         </span>
         <span>
-          {leftText(ui.t, limit, token)}
+          {leftText(ui.t, ui.locale, limit, token)}
           {frees ? <span className="lk-subtle">{` · ${frees}`}</span> : null}
         </span>
         <dl className="lk-kv">

@@ -274,6 +274,27 @@ describe('<SpendingLimits/>', () => {
     expect(await axeViolations()).toEqual([])
   })
 
+  it('in Spanish writes and reads amounts with a decimal comma, and a change keeps its amount as it was', async () => {
+    const user = userEvent.setup()
+    const { client, render } = await signedInClient()
+    render(<SpendingLimits caip2="eip155:8453" locale="es" />)
+    await user.click(await screen.findByRole('button', { name: 'Fijar un límite' }))
+    // 1,234 ETH in Spanish is 1.234 ETH (a point would be a thousands separator there).
+    await user.type(await screen.findByRole('textbox', { name: 'Importe (ETH)' }), '1,234{Enter}')
+    expect(await screen.findByText('Quedan 1,234 ETH hoy')).toBeTruthy()
+    expect(screen.getByText('Límite diario de 1,234 ETH')).toBeTruthy()
+    const amountOf = async () => (await getSpendingLimits(client, {})).spendingLimits[0]?.amount
+    expect(await amountOf()).toBe(((1234n * ETH) / 1000n).toString())
+    // "Cambiar" starts at 1,234: sent as it is, it is taken as it is (`1.234` was refused as a
+    // thousand or one).
+    await user.click(screen.getByRole('button', { name: 'Cambiar Límite diario de 1,234 ETH' }))
+    const amount = await screen.findByRole('textbox', { name: 'Importe (ETH)' })
+    expect((amount as HTMLInputElement).value).toBe('1,234')
+    await user.keyboard('{Enter}')
+    expect(await screen.findByText('Límite diario de 1,234 ETH está cambiado.')).toBeTruthy()
+    expect(await amountOf()).toBe(((1234n * ETH) / 1000n).toString())
+  })
+
   it('speaks Arabic right to left, and sets a limit on one wallet account', async () => {
     const user = userEvent.setup()
     const { client, render } = await signedInClient()

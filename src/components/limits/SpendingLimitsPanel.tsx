@@ -21,12 +21,13 @@ import {
   type AmountProblem,
   amountRefusal,
   formatAmount,
-  formatUnits,
   freesText,
   leftText,
+  nameOnScreen,
   nativeOf,
   periodAdjective,
   readAmount,
+  typedUnits,
 } from './allowance.ts'
 import { LimitFields } from './LimitFields.tsx'
 import { type LimitsKey, limitsUiStrings } from './limitsStrings.ts'
@@ -54,7 +55,7 @@ export function accountLimits(
  */
 function limitName(ui: Ui<LimitsKey>, caip2: string, units: bigint, period: SpendingLimitPeriod): string {
   const named = ui.t('limitsNameOf', {
-    amount: formatAmount(ui.t, { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2 }, units.toString()),
+    amount: formatAmount(ui.t, ui.locale, { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2 }, units.toString()),
     period: periodAdjective(ui.t, period),
   })
   // The amount's no-break spaces (`formatAmount`) are for the screen, not for the name kept.
@@ -299,13 +300,13 @@ function LimitRow({
   onRemove: () => void
 }) {
   const frees = freesText(ui.t, limit, Date.now(), ui.locale)
-  const amount = (value: string) => formatAmount(ui.t, limit.asset, value)
+  const amount = (value: string) => formatAmount(ui.t, ui.locale, limit.asset, value)
   const { scope } = limit
   return (
     <>
       <span className="lk-grow lk-stack" data-gap="sm" style={{ flexBasis: '12rem', minInlineSize: 0 }}>
         <span className="lk-row" data-wrap="">
-          <span className="lk-strong">{limit.spendingLimitName}</span>
+          <span className="lk-strong">{nameOnScreen(limit.spendingLimitName)}</span>
           {limit.remaining === '0' ? (
             <span className="lk-badge" data-tone="warning">
               {ui.t('agentLimitReached')}
@@ -313,7 +314,7 @@ function LimitRow({
           ) : null}
         </span>
         <span>
-          {leftText(ui.t, limit)}
+          {leftText(ui.t, ui.locale, limit)}
           {frees ? <span className="lk-subtle">{` · ${frees}`}</span> : null}
         </span>
         <dl className="lk-kv">
@@ -391,7 +392,7 @@ function LimitForm({
     limit && limit.asset.type !== 'SPENDING_LIMIT_ASSET_NATIVE'
       ? ui.t('limitUnits', { amount: '' }).trim()
       : nativeOf(limit?.asset.caip2 ?? caip2).symbol
-  const [amount, setAmount] = useState(limit ? formatUnits(BigInt(limit.amount), decimals) : '')
+  const [amount, setAmount] = useState(limit ? typedUnits(BigInt(limit.amount), decimals, ui.locale) : '')
   const [period, setPeriod] = useState<SpendingLimitPeriod>('PERIOD_DAY')
   const [scope, setScope] = useState('user')
   // What was typed when a submit refused it, and why.

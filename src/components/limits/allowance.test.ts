@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest'
-import { amountRefusal, formatAt, readAmount, unitsOf } from './allowance.ts'
+import { enSpending } from '../i18n/en/spending.ts'
+import { translateWith } from '../i18n/strings.ts'
+import {
+  amountRefusal,
+  formatAmount,
+  formatAt,
+  nameOnScreen,
+  readAmount,
+  typedUnits,
+  unitsOf,
+} from './allowance.ts'
 
 describe('unitsOf', () => {
   it('reads an amount as typed with Latin digits', () => {
@@ -24,6 +34,7 @@ describe('unitsOf', () => {
       '٠',
       '1x000',
       '1,000,00',
+      '1,000٬000',
     ])
       expect(unitsOf(text)).toBeUndefined()
     expect(unitsOf(`0.${'1'.repeat(19)}`)).toBeUndefined()
@@ -76,6 +87,35 @@ describe('readAmount', () => {
     expect(readAmount((2n ** 256n - 1n).toString(), 0)).toEqual({ units: 2n ** 256n - 1n })
     expect(readAmount(`0.${'1'.repeat(19)}`)).toEqual({ problem: 'invalid' })
     expect(readAmount('0')).toEqual({ problem: 'invalid' })
+  })
+})
+
+describe('typedUnits', () => {
+  it('starts a field at an amount its locale reads back as it is (a comma as the mark in Spanish)', () => {
+    const amount = 1_234_000_000_000_000_000n // 1.234 ETH: `1.234` is a thousand or one in Spanish
+    expect(typedUnits(amount, 18, 'en')).toBe('1.234')
+    expect(typedUnits(amount, 18, 'es')).toBe('1,234')
+    for (const locale of ['en', 'es', 'ar', 'de', 'fr'])
+      expect(readAmount(typedUnits(amount, 18, locale), 18, locale)).toEqual({ units: amount })
+    expect(typedUnits(7n, 0, 'es')).toBe('7')
+  })
+})
+
+describe('formatAmount', () => {
+  const t = translateWith(enSpending, undefined, enSpending)
+  const eth = { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:1' } as const
+  it('writes the decimal mark of the locale (1.234 ETH reads as a thousand and more in Spanish)', () => {
+    expect(formatAmount(t, 'en', eth, '1234000000000000000')).toBe('1.234\u00a0ETH')
+    expect(formatAmount(t, 'es', eth, '1234000000000000000')).toBe('1,234\u00a0ETH')
+    expect(formatAmount(t, 'ar', eth, '1234000000000000000')).toBe('1.234\u00a0ETH')
+    expect(formatAmount(t, 'es', eth, '2000000000000000000')).toBe('2\u00a0ETH')
+  })
+})
+
+describe('nameOnScreen', () => {
+  it('keeps a number of a limit’s name on the line of what follows it', () => {
+    expect(nameOnScreen('Límite diario de 1000000 ETH')).toBe('Límite diario de 1000000\u00a0ETH')
+    expect(nameOnScreen('Main account, weekly')).toBe('Main account, weekly')
   })
 })
 

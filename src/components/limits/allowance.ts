@@ -66,13 +66,15 @@ export function readAmount(
   const group = groupSeparator(locale)
   const ascii = group === ',' || group === '.'
   // Arabic's separator, and a space or an apostrophe (French, Swiss), are never a decimal mark.
-  const separator = `(?:\u066c|${ascii ? `\\${group}` : "[\\s'’]"})`
+  // One kind of separator throughout (`\1`): `1,000٬000` is no amount.
+  const separator = `\u066c|${ascii ? `\\${group}` : "[\\s'’]"}`
   const grouped = new RegExp(
-    `^[1-9]\\d{0,2}(?:${separator}\\d{3})+(${ascii ? (group === ',' ? '\\.' : ',') : '[.,]'}\\d+)?$`,
+    `^[1-9]\\d{0,2}(${separator})\\d{3}(?:\\1\\d{3})*(${ascii ? (group === ',' ? '\\.' : ',') : '[.,]'}\\d+)?$`,
   ).exec(typed)
   if (grouped) {
-    if (ascii && !grouped[1] && typed.split(group).length === 2) return { problem: 'ambiguous' }
-    typed = typed.replace(new RegExp(separator, 'g'), '')
+    if (grouped[1] === group && !grouped[2] && typed.split(group).length === 2)
+      return { problem: 'ambiguous' }
+    typed = typed.split(grouped[1] as string).join('')
   }
   const match = /^(\d+)(?:[.,](\d+))?$/.exec(typed)
   if (!match || (match[2] ?? '').length > decimals) return { problem: 'invalid' }
@@ -106,6 +108,24 @@ export function amountRefusal(
     key: 'amountAmbiguous',
     values: { typed, whole: head + tail, point: `${head}${group === '.' ? ',' : '.'}${tail}` },
   }
+}
+
+/**
+ * `value` smallest units as a field shows it for `locale` to read back (`readAmount`), with the
+ * locale's decimal mark (`1,234` in Spanish, not `1.234`, which `readAmount` refuses there as a
+ * thousand or one).
+ */
+export const typedUnits = (value: bigint, decimals: number, locale: string): string =>
+  withDecimalMark(formatUnits(value, decimals), locale)
+
+/**
+ * A number written with a point (`1.234`) in `locale`'s decimal mark: `1,234` in Spanish, where
+ * `1.234` reads as a thousand two hundred and thirty-four.
+ */
+export function withDecimalMark(number: string, locale: string): string {
+  const parts = new Intl.NumberFormat(locale, { numberingSystem: 'latn' }).formatToParts(1.5)
+  const mark = parts.find((part) => part.type === 'decimal')?.value ?? '.'
+  return mark === ',' ? number.replace('.', ',') : number
 }
 
 /** The locale's thousands separator, as it writes Latin digits (`,` in English, `.` in Spanish). */
@@ -146,27 +166,36 @@ export function formatUnits(value: bigint, decimals: number): string {
 
 /**
  * An amount of a limit's asset with its unit: `0.004 ETH`, `1.5 SOL`, `25 USDC` (an ERC-20 or SPL
- * token whose `token` is known), `250 units` (one whose is not). Its spaces are no-break spaces, so
+ * token whose `token` is known), `250 units` (one whose is not), with `locale`'s decimal mark
+ * (`0,004 ETH` in Spanish). Its spaces are no-break spaces, so
  * a narrow line never puts the number on one line and its unit on the next (in a right-to-left
  * sentence the two then read in the wrong places); `limitName` writes them back as spaces.
  */
 export function formatAmount(
   t: Translate<SpendingKey>,
+  locale: string,
   asset: SpendingLimitAsset | undefined,
   amount: string,
   token?: AgentToken | undefined,
 ): string {
   const value = /^\d+$/.test(amount) ? BigInt(amount) : 0n
+  const number = (text: string) => withDecimalMark(text, locale)
   const text =
     (asset?.type === 'SPENDING_LIMIT_ASSET_ERC20' || asset?.type === 'SPENDING_LIMIT_ASSET_SPL') && token
-      ? t('limitToken', { amount: formatUnits(value, token.decimals), symbol: token.symbol })
+      ? t('limitToken', { amount: number(formatUnits(value, token.decimals)), symbol: token.symbol })
       : asset?.type === 'SPENDING_LIMIT_ASSET_NATIVE' && asset.caip2.startsWith('eip155:')
-        ? t('sendEth', { amount: formatEth(value) })
+        ? t('sendEth', { amount: number(formatEth(value)) })
         : asset?.type === 'SPENDING_LIMIT_ASSET_NATIVE' && asset.caip2.startsWith('solana:')
-          ? t('limitSol', { amount: formatUnits(value, nativeOf(asset.caip2).decimals) })
+          ? t('limitSol', { amount: number(formatUnits(value, nativeOf(asset.caip2).decimals)) })
           : t('limitUnits', { amount: value.toString() })
   return text.replace(/ /g, '\u00a0')
 }
+
+/**
+ * A limit's name as a row shows it: a space after a digit is a no-break one, as in `formatAmount`,
+ * so "Daily limit of 1000000 ETH" (kept with spaces, see `limitName`) never breaks before its unit.
+ */
+export const nameOnScreen = (name: string): string => name.replace(/(\d) (?=\S)/g, '$1\u00a0')
 
 /** `in 3 hours`, `in 12 minutes`: how long until `epochMs`, in the locale's words. */
 export function formatIn(epochMs: number, now: number, locale: string): string {
@@ -191,10 +220,13 @@ export function formatAt(epochMs: number, now: number, locale: string): string {
 /** `0.004 ETH left today`, `25 USDC left today`. */
 export function leftText(
   t: Translate<SpendingKey>,
+  locale: string,
   limit: SpendingLimit,
   token?: AgentToken | undefined,
 ): string {
-  return t(LEFT_IN[limit.window.period], { amount: formatAmount(t, limit.asset, limit.remaining, token) })
+  return t(LEFT_IN[limit.window.period], {
+    amount: formatAmount(t, locale, limit.asset, limit.remaining, token),
+  })
 }
 
 /** `frees at 14:00`, or nothing when nothing is used. */
@@ -235,7 +267,7 @@ export function refusalText(options: {
 }): string {
   const { t, refusal, now, locale } = options
   const limit = options.limits?.find((entry) => entry.spendingLimitId === refusal.spendingLimitId)
-  const amount = (value: string) => formatAmount(t, limit?.asset, value)
+  const amount = (value: string) => formatAmount(t, locale, limit?.asset, value)
   const values = {
     period: periodAdjective(t, limit?.window.period),
     limit: amount(refusal.limit),

@@ -12,7 +12,14 @@ import {
 import { joinStrings } from '../i18n/joinStrings.ts'
 import { sendStrings } from '../i18n/sections/send.ts'
 import { spendingStrings } from '../i18n/sections/spending.ts'
-import { coversNative, freesText, leftText, refusalText, tightest } from '../limits/allowance.ts'
+import {
+  coversNative,
+  freesText,
+  leftText,
+  refusalText,
+  tightest,
+  withDecimalMark,
+} from '../limits/allowance.ts'
 import { isMfaRequired, LazyStepUp } from '../mfa/LazyStepUp.tsx'
 import { Alert } from '../ui/Alert.tsx'
 import { CopyButton } from '../ui/CopyButton.tsx'
@@ -324,7 +331,7 @@ function Review({
             <dt>{ui.t('sendAllowance')}</dt>
             <dd>
               <span className="lk-row" data-wrap="" data-lk-allowance="">
-                <span>{leftText(ui.t, allowance)}</span>
+                <span>{leftText(ui.t, ui.locale, allowance)}</span>
                 {frees ? <span className="lk-subtle">{frees}</span> : null}
               </span>
             </dd>
@@ -413,7 +420,7 @@ function CallView({
       <dt>{ui.t('sendTo')}</dt>
       <dd className="lk-mono">{call.to}</dd>
       <dt>{ui.t('sendValue')}</dt>
-      <dd>{ui.t('sendEth', { amount: formatEth(value) })}</dd>
+      <dd>{ui.t('sendEth', { amount: withDecimalMark(formatEth(value), ui.locale) })}</dd>
       {decoded ? (
         <>
           <dt>{ui.t('sendFunction')}</dt>
