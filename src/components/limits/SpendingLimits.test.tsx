@@ -274,6 +274,32 @@ describe('<SpendingLimits/>', () => {
     expect(await axeViolations()).toEqual([])
   })
 
+  it('tells two limits of one name apart in their buttons’ names, by what each applies to', async () => {
+    const { client, session, render } = await signedInClient()
+    const { addresses } = await createWallet(client, { walletName: 'Main', chains: ['ethereum'] })
+    const address = addresses[0] as string
+    for (const scope of [
+      { type: 'SPENDING_LIMIT_SCOPE_USER', userId: session.userId },
+      { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address },
+    ] as const)
+      await createSpendingLimit(client, {
+        spendingLimitName: 'Daily limit of 1 ETH',
+        scope,
+        window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
+        asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:8453' },
+        amount: ETH.toString(),
+      })
+    render(<SpendingLimits caip2="eip155:8453" />)
+    // The service keeps an EVM address lower-case.
+    const short = `${address.slice(0, 6)}…${address.slice(-4)}`.toLowerCase()
+    expect(
+      await screen.findByRole('button', { name: 'Change Daily limit of 1 ETH (All my accounts)' }),
+    ).toBeTruthy()
+    expect(screen.getByRole('button', { name: `Change Daily limit of 1 ETH (${short})` })).toBeTruthy()
+    expect(screen.getByRole('button', { name: `Remove Daily limit of 1 ETH (${short})` })).toBeTruthy()
+    expect(screen.getAllByText('Daily limit of 1 ETH')).toHaveLength(2)
+  })
+
   it('in Spanish writes and reads amounts with a decimal comma, and a change keeps its amount as it was', async () => {
     const user = userEvent.setup()
     const { client, render } = await signedInClient()

@@ -198,6 +198,7 @@ export function SpendingLimitsPanel({ caip2, onChanged, className, ...look }: Sp
                 <LimitRow
                   ui={ui}
                   limit={limit}
+                  named={namedApart(ui, limit, mine)}
                   disabled={busy || step.kind !== 'idle'}
                   onChange={() => {
                     setNotice(null)
@@ -289,12 +290,15 @@ export function SpendingLimitsPanel({ caip2, onChanged, className, ...look }: Sp
 function LimitRow({
   ui,
   limit,
+  named,
   disabled,
   onChange,
   onRemove,
 }: {
   ui: Ui<LimitsKey>
   limit: SpendingLimit
+  /** Its name in its buttons' labels (`namedApart`). */
+  named: string
   disabled: boolean
   onChange: () => void
   onRemove: () => void
@@ -336,7 +340,7 @@ function LimitRow({
           size="sm"
           variant="secondary"
           disabled={disabled}
-          aria-label={ui.t('limitsChangeLabel', { name: limit.spendingLimitName })}
+          aria-label={ui.t('limitsChangeLabel', { name: named })}
           onClick={onChange}
         >
           {ui.t('limitsChange')}
@@ -346,7 +350,7 @@ function LimitRow({
           size="sm"
           variant="danger"
           disabled={disabled}
-          aria-label={ui.t('limitsRemoveLabel', { name: limit.spendingLimitName })}
+          aria-label={ui.t('limitsRemoveLabel', { name: named })}
           onClick={onRemove}
         >
           {ui.t('limitsRemove')}
@@ -354,6 +358,22 @@ function LimitRow({
       </span>
     </>
   )
+}
+
+/**
+ * `limit`'s name, with what it applies to when another limit listed has the same one ("Daily limit
+ * of 1 ETH (All my accounts)", "… (0x1234…cdef)"), so that their Change and Remove buttons are
+ * told apart by name, as a screen reader lists them.
+ */
+function namedApart(ui: Ui<LimitsKey>, limit: SpendingLimit, listed: readonly SpendingLimit[]): string {
+  const name = limit.spendingLimitName
+  if (listed.filter((other) => other.spendingLimitName === name).length < 2) return name
+  const { scope } = limit
+  return `${name} (${
+    scope.type === 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT'
+      ? `${scope.address.slice(0, 6)}…${scope.address.slice(-4)}`
+      : ui.t('limitsScopeUser')
+  })`
 }
 
 /**
