@@ -101,10 +101,11 @@ function AgentAllowanceInner({
   // The allowance whose revoking asks "are you sure?"; the row whose Revoke takes focus back.
   const [confirming, setConfirming] = useState<string>()
   const [refocusRevoke, setRefocusRevoke] = useState<string>()
+  const list = useRef<HTMLUListElement>(null)
   useEffect(() => {
     if (refocusRevoke === undefined) return
-    document
-      .querySelector<HTMLButtonElement>(`[data-lk-agent="${CSS.escape(refocusRevoke)}"] > button`)
+    list.current
+      ?.querySelector<HTMLButtonElement>(`[data-lk-agent="${CSS.escape(refocusRevoke)}"] > button`)
       ?.focus()
     setRefocusRevoke(undefined)
   }, [refocusRevoke])
@@ -142,7 +143,7 @@ function AgentAllowanceInner({
           {ui.t('agentEmpty')}
         </p>
       ) : (
-        <ul className="lk-list" aria-labelledby={titleId}>
+        <ul className="lk-list" aria-labelledby={titleId} ref={list}>
           {agents.map(({ limit, token }) => (
             <AgentRow
               key={limit.spendingLimitId}

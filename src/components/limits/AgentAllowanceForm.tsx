@@ -87,15 +87,11 @@ export function validate(
     const decimals = decimalsOf(token.decimals)
     if (decimals === undefined) errors.decimals = { key: 'agentTokenDecimalsInvalid' }
     else amount = amountError(values.amount, decimals, locale, 'agentTokenAmountInvalid')
+  } else {
+    // ETH's message names its 18 decimals; SOL's says how many.
+    const invalid = chain.solana ? 'agentTokenAmountInvalid' : 'agentAmountInvalid'
+    amount = amountError(values.amount, chain.decimals, locale, invalid)
   }
-  // ETH's message names its 18 decimals; SOL's says how many.
-  else
-    amount = amountError(
-      values.amount,
-      chain.decimals,
-      locale,
-      chain.solana ? 'agentTokenAmountInvalid' : 'agentAmountInvalid',
-    )
   if (amount) errors.amount = amount
   const lines = values.destinations.split('\n')
   const bad = lines.findIndex((line) => line.trim() !== '' && !chain.address.test(line.trim()))
