@@ -7,7 +7,7 @@ import { ErrorText } from '../ui/ErrorText.tsx'
 import { errorCodeOf } from '../ui/errorMessage.ts'
 import { Button } from '../ui/parts.tsx'
 import type { Ui } from '../ui/useUi.ts'
-import { amountRefusal, nativeOf, readAmount, unitsOf } from './allowance.ts'
+import { checkAmount, type FieldError, nativeOf, unitsOf } from './allowance.ts'
 import { LimitFields } from './LimitFields.tsx'
 import type { LimitsKey } from './limitsStrings.ts'
 
@@ -43,20 +43,6 @@ export interface TokenFields {
 const decimalsOf = (text: string) =>
   /^\d{1,2}$/.test(text.trim()) && Number(text) <= 36 ? Number(text) : undefined
 
-/** What is wrong with an amount of `decimals` places, if anything: `invalid` when it is no amount at all. */
-function amountError(
-  text: string,
-  decimals: number,
-  locale: string,
-  invalid: 'agentTokenAmountInvalid' | 'agentAmountInvalid',
-): { key: LimitsKey; values?: Record<string, string | number> } | undefined {
-  const read = readAmount(text, decimals, locale)
-  if ('units' in read) return undefined
-  return read.problem === 'invalid'
-    ? { key: invalid, values: { decimals } }
-    : amountRefusal(text, read.problem, locale)
-}
-
 /** What is wrong with the form, field by field (the first wrong field takes the focus). */
 export function validate(
   values: {
@@ -72,27 +58,27 @@ export function validate(
   /** The user's locale, whose thousands separator an amount may hold (`readAmount`). */
   locale = 'en',
 ) {
-  const errors: Partial<Record<Field, { key: LimitsKey; values?: Record<string, string | number> }>> = {}
+  const errors: Partial<Record<Field, FieldError>> = {}
   const name = values.name.trim().toLowerCase()
   if (!name) errors.name = { key: 'agentNameRequired' }
   else if (takenNames.some((taken) => taken.trim().toLowerCase() === name))
     errors.name = { key: 'agentNameTaken' }
   if (!KEY.test(values.key.trim().replace(/^0x/i, ''))) errors.key = { key: 'agentKeyInvalid' }
   const { token } = values
-  let amount: ReturnType<typeof amountError>
+  let amount: ReturnType<typeof checkAmount> | undefined
   if (token) {
     if (!chain.address.test(token.contract.trim()))
       errors.contract = { key: chain.solana ? 'agentTokenMintInvalid' : 'agentTokenContractInvalid' }
     if (!SYMBOL.test(token.symbol.trim())) errors.symbol = { key: 'agentTokenSymbolInvalid' }
     const decimals = decimalsOf(token.decimals)
     if (decimals === undefined) errors.decimals = { key: 'agentTokenDecimalsInvalid' }
-    else amount = amountError(values.amount, decimals, locale, 'agentTokenAmountInvalid')
+    else amount = checkAmount(values.amount, decimals, locale, 'agentTokenAmountInvalid')
   } else {
     // ETH's message names its 18 decimals; SOL's says how many.
     const invalid = chain.solana ? 'agentTokenAmountInvalid' : 'agentAmountInvalid'
-    amount = amountError(values.amount, chain.decimals, locale, invalid)
+    amount = checkAmount(values.amount, chain.decimals, locale, invalid)
   }
-  if (amount) errors.amount = amount
+  if (amount && 'error' in amount) errors.amount = amount.error
   const lines = values.destinations.split('\n')
   const bad = lines.findIndex((line) => line.trim() !== '' && !chain.address.test(line.trim()))
   if (bad >= 0)

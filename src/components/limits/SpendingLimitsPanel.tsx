@@ -18,15 +18,14 @@ import { PlusIcon } from '../ui/icons.tsx'
 import { Button } from '../ui/parts.tsx'
 import { type Ui, useUi } from '../ui/useUi.ts'
 import {
-  type AmountProblem,
-  amountRefusal,
+  checkAmount,
+  type FieldError,
   formatAmount,
   freesText,
   leftText,
   nameOnScreen,
   nativeOf,
   periodAdjective,
-  readAmount,
   typedUnits,
 } from './allowance.ts'
 import { LimitFields } from './LimitFields.tsx'
@@ -415,16 +414,16 @@ function LimitForm({
   const [amount, setAmount] = useState(limit ? typedUnits(BigInt(limit.amount), decimals, ui.locale) : '')
   const [period, setPeriod] = useState<SpendingLimitPeriod>('PERIOD_DAY')
   const [scope, setScope] = useState('user')
-  // What was typed when a submit refused it, and why.
-  const [refused, setRefused] = useState<{ text: string; problem: AmountProblem }>()
+  // Why a submit refused the amount as it was then.
+  const [amountError, setAmountError] = useState<FieldError>()
   const [pending, setPending] = useState(false)
   const amountField = useRef<HTMLInputElement>(null)
 
   const submit = async (event: FormEvent) => {
     event.preventDefault()
-    const read = readAmount(amount, decimals, ui.locale)
+    const read = checkAmount(amount, decimals, ui.locale, 'agentTokenAmountInvalid')
     const units = 'units' in read ? read.units : undefined
-    setRefused('problem' in read ? { text: amount, problem: read.problem } : undefined)
+    setAmountError('error' in read ? read.error : undefined)
     if (units === undefined || (!limit && !userId)) {
       amountField.current?.focus()
       return
@@ -478,18 +477,10 @@ function LimitForm({
         onAmountChange={(value) => {
           setAmount(value)
           // The error is for the amount as it was; it is checked again on the next submit.
-          setRefused(undefined)
+          setAmountError(undefined)
         }}
         placeholder="0.5"
-        amountError={
-          refused?.problem === 'invalid'
-            ? ui.t('agentTokenAmountInvalid', { decimals })
-            : refused
-              ? (({ key, values }) => ui.t(key, values))(
-                  amountRefusal(refused.text, refused.problem, ui.locale),
-                )
-              : undefined
-        }
+        amountError={amountError ? ui.t(amountError.key, amountError.values) : undefined}
         period={limit ? undefined : period}
         onPeriodChange={setPeriod}
         disabled={pending}

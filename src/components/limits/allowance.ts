@@ -63,7 +63,7 @@ export function readAmount(
   locale = 'en',
 ): { units: bigint } | { problem: AmountProblem } {
   let typed = westernDigits(text.trim())
-  const group = groupSeparator(locale)
+  const { group } = marksOf(locale)
   const ascii = group === ',' || group === '.'
   // Arabic's separator, and a space or an apostrophe (French, Swiss), are never a decimal mark.
   // One kind of separator throughout (`\1`): `1,000٬000` is no amount.
@@ -102,11 +102,31 @@ export function amountRefusal(
 ): { key: 'amountTooLarge' | 'amountAmbiguous'; values?: Record<string, string> } {
   if (problem === 'large') return { key: 'amountTooLarge' }
   const typed = text.trim()
-  const group = groupSeparator(locale)
+  const { group, decimal } = marksOf(locale)
   const [head, tail] = westernDigits(typed).split(group) as [string, string]
+  return { key: 'amountAmbiguous', values: { typed, whole: head + tail, point: `${head}${decimal}${tail}` } }
+}
+
+/** A message of the limits' strings, as a form shows it under a field. */
+export type FieldError = { key: keyof typeof enLimits; values?: Record<string, string | number> }
+
+/**
+ * An amount field's `text` read for a form (`readAmount`): its units, or the error the field
+ * shows: `invalid`'s message (with `decimals`) for no amount at all, else why it was refused.
+ */
+export function checkAmount(
+  text: string,
+  decimals: number,
+  locale: string,
+  invalid: 'agentTokenAmountInvalid' | 'agentAmountInvalid',
+): { units: bigint } | { error: FieldError } {
+  const read = readAmount(text, decimals, locale)
+  if ('units' in read) return read
   return {
-    key: 'amountAmbiguous',
-    values: { typed, whole: head + tail, point: `${head}${group === '.' ? ',' : '.'}${tail}` },
+    error:
+      read.problem === 'invalid'
+        ? { key: invalid, values: { decimals } }
+        : amountRefusal(text, read.problem, locale),
   }
 }
 
@@ -123,15 +143,17 @@ export const typedUnits = (value: bigint, decimals: number, locale: string): str
  * `1.234` reads as a thousand two hundred and thirty-four.
  */
 export function withDecimalMark(number: string, locale: string): string {
-  const parts = new Intl.NumberFormat(locale, { numberingSystem: 'latn' }).formatToParts(1.5)
-  const mark = parts.find((part) => part.type === 'decimal')?.value ?? '.'
-  return mark === ',' ? number.replace('.', ',') : number
+  return marksOf(locale).decimal === ',' ? number.replace('.', ',') : number
 }
 
-/** The locale's thousands separator, as it writes Latin digits (`,` in English, `.` in Spanish). */
-function groupSeparator(locale: string): string {
-  const parts = new Intl.NumberFormat(locale, { numberingSystem: 'latn' }).formatToParts(1_000_000)
-  return parts.find((part) => part.type === 'group')?.value ?? ','
+/**
+ * The locale's thousands separator and decimal mark, as it writes Latin digits (`,` and `.` in
+ * English, `.` and `,` in Spanish).
+ */
+function marksOf(locale: string): { group: string; decimal: string } {
+  const parts = new Intl.NumberFormat(locale, { numberingSystem: 'latn' }).formatToParts(1_000_000.5)
+  const mark = (type: string, fallback: string) => parts.find((part) => part.type === type)?.value ?? fallback
+  return { group: mark('group', ','), decimal: mark('decimal', '.') }
 }
 
 /**
