@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url'
 import react from '@vitejs/plugin-react'
-import { defineConfig } from 'vitest/config'
+import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config'
 import { workspaceAliases } from './scripts/workspaceAliases.mjs'
 
 // React 18.3 lives in its own folder (scripts/react18: react-dom 18's peer range cannot sit beside the
@@ -41,6 +41,72 @@ const kitAliases = [
   },
 ]
 const domTests = ['src/react/**/*.test.{ts,tsx}', 'src/components/**/*.test.{ts,tsx}', 'src/*.test.ts']
+const nodeTests = [
+  'packages/*/src/**/*.test.ts',
+  'packages/service/test/**/*.test.ts',
+  'src/core/**/*.test.ts',
+  'src/{viem,ethers,solana,wagmi}/**/*.test.ts',
+  'scripts/*.test.ts',
+  // issue 40
+  'examples/migrate/*.test.ts',
+]
+// The Node tests that need a process and module registry of their own: `vi.mock` of a module the
+// others may have loaded already (toyActivity's `@latchkey/protocol`, viem's server entry's
+// `react`); the process's memory measured across a flood (abuse, pipeline: after other files in
+// one process, abuse's second flood grew the RSS by 122 MB against the 96 MB it allows); and the
+// kit's session timers under fake timers (sessions.test.ts: after other files in one registry, its
+// refreshed session once came back 0.6 s short of the expiry it checks; alone it passes).
+const isolatedNodeTests = [
+  'packages/service/src/activities/toyActivity.test.ts',
+  'src/viem/server.test.ts',
+  'packages/service/src/security/abuse.test.ts',
+  'packages/service/src/pipeline/pipeline.test.ts',
+  'src/core/session/sessions.test.ts',
+]
+
+// The component tests that need a module registry of their own: useUi's first Spanish render
+// suspends only while no other file has loaded the Spanish dictionary.
+const isolatedDomTests = ['src/components/ui/useUi.test.tsx']
+
+/**
+ * A component-test project, as two: most files share their worker's module registry (React, the
+ * kit, happy-dom's glue load once per worker; 67 files took 78 s of wall time so, against 215 s with a
+ * registry per file, 2026-12-02); `isolatedDomTests` get one each (`<name>-isolated`). Every file
+ * still gets a fresh DOM.
+ */
+function domProjects({
+  name,
+  resolve,
+  include,
+  exclude = [],
+  setupFiles,
+  server,
+}: {
+  name: string
+  resolve?: { alias: typeof kitAliases }
+  include: string[]
+  exclude?: string[]
+  setupFiles: string[]
+  server?: { deps: { inline: RegExp[] } }
+}): TestProjectInlineConfiguration[] {
+  const common = { environment: 'happy-dom' as const, setupFiles, ...(server ? { server } : {}) }
+  return [
+    {
+      extends: true as const,
+      ...(resolve ? { resolve } : {}),
+      test: { name, include, exclude: [...exclude, ...isolatedDomTests], isolate: false, ...common },
+    },
+    {
+      extends: true as const,
+      ...(resolve ? { resolve } : {}),
+      test: {
+        name: `${name}-isolated`,
+        include: isolatedDomTests.filter((file) => !exclude.includes(file)),
+        ...common,
+      },
+    },
+  ]
+}
 
 export default defineConfig({
   plugins: [react()],
@@ -61,40 +127,40 @@ export default defineConfig({
         test: {
           name: 'node',
           environment: 'node',
-          include: [
-            'packages/*/src/**/*.test.ts',
-            'packages/service/test/**/*.test.ts',
-            'src/core/**/*.test.ts',
-            'src/{viem,ethers,solana,wagmi}/**/*.test.ts',
-            'scripts/*.test.ts',
-            // issue 40
-            'examples/migrate/*.test.ts',
-          ],
+          include: nodeTests,
+          exclude: isolatedNodeTests,
+          // A worker's files share one module registry: the service's ~300 modules (and hono, kysely,
+          // noble, viem) load once per worker instead of once per file. Importing took 316 s of the
+          // project's 757 s wall time with a registry per file, 47 s of 516 s without (196 files,
+          // 2026-12-02, `npx vitest run --project node [--no-isolate]`). Each file still makes its
+          // own services, databases and clients.
+          isolate: false,
           setupFiles: ['./src/test/setup.node.ts'],
         },
       },
       {
         extends: true,
         test: {
-          name: 'dom',
-          environment: 'happy-dom',
-          // The adapters' React parts run on React 19 only (wagmi's own hooks are not aliased to 18).
-          include: [...domTests, 'src/{viem,wagmi}/**/*.test.tsx', 'playground/src/**/*.test.{ts,tsx}'],
-          setupFiles: ['./src/test/setup.dom.ts'],
+          name: 'node-isolated',
+          environment: 'node',
+          include: isolatedNodeTests,
+          setupFiles: ['./src/test/setup.node.ts'],
         },
       },
-      {
-        extends: true,
+      ...domProjects({
+        name: 'dom',
+        // The adapters' React parts run on React 19 only (wagmi's own hooks are not aliased to 18).
+        include: [...domTests, 'src/{viem,wagmi}/**/*.test.tsx', 'playground/src/**/*.test.{ts,tsx}'],
+        setupFiles: ['./src/test/setup.dom.ts'],
+      }),
+      ...domProjects({
+        name: 'dom-react18',
         resolve: { alias: [...react18Aliases, ...kitAliases, ...workspaceAliases] },
-        test: {
-          name: 'dom-react18',
-          environment: 'happy-dom',
-          include: domTests,
-          exclude: ['src/exports.test.ts'],
-          setupFiles: ['./src/test/setup.dom.ts', './src/test/setup.react18.ts'],
-          server: { deps: { inline: [/@testing-library\/react/, /@tanstack\/react-query/, /zustand/] } },
-        },
-      },
+        include: domTests,
+        exclude: ['src/exports.test.ts'],
+        setupFiles: ['./src/test/setup.dom.ts', './src/test/setup.react18.ts'],
+        server: { deps: { inline: [/@testing-library\/react/, /@tanstack\/react-query/, /zustand/] } },
+      }),
     ],
   },
 })

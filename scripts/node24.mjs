@@ -70,7 +70,10 @@ if (args.includes('--install-only')) {
 }
 
 const separator = args.indexOf('--')
-const vitestArgs = separator === -1 ? ['--project', 'node', 'packages/service/'] : args.slice(separator + 1)
+const vitestArgs =
+  separator === -1
+    ? ['--project', 'node', '--project', 'node-isolated', 'packages/service/']
+    : args.slice(separator + 1)
 console.log(`node24: vitest run ${vitestArgs.join(' ')} on Node ${version}`)
 const started = performance.now()
 // PATH leads with Node 24's folder so child processes the tests start (`process.execPath` aside)

