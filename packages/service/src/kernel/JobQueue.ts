@@ -221,8 +221,13 @@ export class JobQueue {
     await Promise.allSettled([...this.running])
   }
 
+  /**
+   * The next tick of the poll loop, once `start`ed. A queue that was not started (stepped with
+   * `runDue`) never ticks by itself: a finished run used to start a tick of its own there, which could
+   * claim a job that had just become due before the caller's `runDue` did.
+   */
   private schedule(delayMs: number): void {
-    if (this.stopping.signal.aborted) return
+    if (!this.started || this.stopping.signal.aborted) return
     if (this.ticking) {
       // A tick is under way: it looks again as soon as it ends.
       if (delayMs === 0) this.wakeAgain = true
