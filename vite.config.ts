@@ -69,39 +69,44 @@ const isolatedNodeTests = [
 const isolatedDomTests = ['src/components/ui/useUi.test.tsx']
 
 /**
- * A component-test project, as two: most files share their worker's module registry (React, the
- * kit, happy-dom's glue load once per worker; 67 files took 78 s of wall time so, against 215 s with a
- * registry per file, 2026-12-02); `isolatedDomTests` get one each (`<name>-isolated`). Every file
- * still gets a fresh DOM.
+ * A test project, as two. Most files share their worker's module registry: what they import loads
+ * once per worker instead of once per file (2026-12-02: the Node files took 516 s of wall time so
+ * against 757 s, import 47 s against 316 s; the component files 78 s against 215 s). The files of
+ * `isolated` get a registry each, in `<name>-isolated`. Every file still makes its own services,
+ * databases, clients and DOM.
  */
-function domProjects({
+function withIsolated({
   name,
+  environment,
   resolve,
   include,
   exclude = [],
+  isolated,
   setupFiles,
   server,
 }: {
   name: string
+  environment: 'node' | 'happy-dom'
   resolve?: { alias: typeof kitAliases }
   include: string[]
   exclude?: string[]
+  isolated: string[]
   setupFiles: string[]
   server?: { deps: { inline: RegExp[] } }
 }): TestProjectInlineConfiguration[] {
-  const common = { environment: 'happy-dom' as const, setupFiles, ...(server ? { server } : {}) }
+  const common = { environment, setupFiles, ...(server ? { server } : {}) }
   return [
     {
       extends: true as const,
       ...(resolve ? { resolve } : {}),
-      test: { name, include, exclude: [...exclude, ...isolatedDomTests], isolate: false, ...common },
+      test: { name, include, exclude: [...exclude, ...isolated], isolate: false, ...common },
     },
     {
       extends: true as const,
       ...(resolve ? { resolve } : {}),
       test: {
         name: `${name}-isolated`,
-        include: isolatedDomTests.filter((file) => !exclude.includes(file)),
+        include: isolated.filter((file) => !exclude.includes(file)),
         ...common,
       },
     },
@@ -122,39 +127,25 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     projects: [
-      {
-        extends: true,
-        test: {
-          name: 'node',
-          environment: 'node',
-          include: nodeTests,
-          exclude: isolatedNodeTests,
-          // A worker's files share one module registry: the service's ~300 modules (and hono, kysely,
-          // noble, viem) load once per worker instead of once per file. Importing took 316 s of the
-          // project's 757 s wall time with a registry per file, 47 s of 516 s without (196 files,
-          // 2026-12-02, `npx vitest run --project node [--no-isolate]`). Each file still makes its
-          // own services, databases and clients.
-          isolate: false,
-          setupFiles: ['./src/test/setup.node.ts'],
-        },
-      },
-      {
-        extends: true,
-        test: {
-          name: 'node-isolated',
-          environment: 'node',
-          include: isolatedNodeTests,
-          setupFiles: ['./src/test/setup.node.ts'],
-        },
-      },
-      ...domProjects({
+      ...withIsolated({
+        name: 'node',
+        environment: 'node',
+        include: nodeTests,
+        isolated: isolatedNodeTests,
+        setupFiles: ['./src/test/setup.node.ts'],
+      }),
+      ...withIsolated({
         name: 'dom',
+        environment: 'happy-dom',
+        isolated: isolatedDomTests,
         // The adapters' React parts run on React 19 only (wagmi's own hooks are not aliased to 18).
         include: [...domTests, 'src/{viem,wagmi}/**/*.test.tsx', 'playground/src/**/*.test.{ts,tsx}'],
         setupFiles: ['./src/test/setup.dom.ts'],
       }),
-      ...domProjects({
+      ...withIsolated({
         name: 'dom-react18',
+        environment: 'happy-dom',
+        isolated: isolatedDomTests,
         resolve: { alias: [...react18Aliases, ...kitAliases, ...workspaceAliases] },
         include: domTests,
         exclude: ['src/exports.test.ts'],

@@ -208,7 +208,6 @@ export class JobQueue {
 
   /** Looks for due jobs now rather than at the next poll (after a commit that enqueued one). */
   wake(): void {
-    if (!this.started) return
     this.schedule(0)
   }
 
