@@ -53,15 +53,12 @@ const nodeTests = [
 // The Node tests that need a process and module registry of their own: `vi.mock` of a module the
 // others may have loaded already (toyActivity's `@latchkey/protocol`, viem's server entry's
 // `react`); the process's memory measured across a flood (abuse, pipeline: after other files in
-// one process, abuse's second flood grew the RSS by 122 MB against the 96 MB it allows); and the
-// kit's session timers under fake timers while the in-process service's real crypto resolves
-// between them (sessions.test.ts: with warm modules two of its checks failed once each, 2026-12-02).
+// one process, abuse's second flood grew the RSS by 122 MB against the 96 MB it allows).
 const isolatedNodeTests = [
   'packages/service/src/activities/toyActivity.test.ts',
   'src/viem/server.test.ts',
   'packages/service/src/security/abuse.test.ts',
   'packages/service/src/pipeline/pipeline.test.ts',
-  'src/core/session/sessions.test.ts',
 ]
 
 // The component tests that need a module registry of their own: useUi's first Spanish render
