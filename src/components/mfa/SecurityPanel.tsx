@@ -15,6 +15,7 @@ import {
 } from '../../react/index.ts'
 import { joinStrings } from '../i18n/joinStrings.ts'
 import { securityStrings } from '../i18n/sections/security.ts'
+import { amountRefusal, readAmount, typedUnits } from '../limits/allowance.ts'
 import { Alert } from '../ui/Alert.tsx'
 import { CopyButton } from '../ui/CopyButton.tsx'
 import { ErrorText, MessageText } from '../ui/ErrorText.tsx'
@@ -28,14 +29,12 @@ import {
   EXPORTS_CONDITION,
   EXPORTS_METHODS,
   EXPORTS_POLICY,
-  ethOf,
   recoveryCodesFile,
   SENDS_METHODS,
   SENDS_POLICY,
   sendsCondition,
   sortPolicies,
   thresholdOf,
-  weiOf,
 } from './rules.ts'
 import type { SecuritySettingsProps } from './SecuritySettingsProps.ts'
 
@@ -447,9 +446,12 @@ function Rules({
   onSends: (wei: bigint | undefined) => void
 }) {
   const threshold = sends ? thresholdOf(sends.condition) : undefined
+  // In the user's decimal mark (`0,1` in Spanish), read back the same way (`readAmount`).
+  const shown = (wei: bigint) => typedUnits(wei, 18, ui.locale)
   const [sendsOn, setSendsOn] = useState(Boolean(sends))
-  const [amount, setAmount] = useState(threshold !== undefined ? ethOf(threshold) : '0.1')
-  const [invalid, setInvalid] = useState(false)
+  const [amount, setAmount] = useState(() => shown(threshold ?? 10n ** 17n))
+  /** Why the amount was refused: not an amount, or one that could be read two ways or is too large. */
+  const [refused, setRefused] = useState<{ key: Keys; values?: Record<string, string> }>()
   const amountRef = useRef<HTMLInputElement>(null)
   const amountId = useId()
   const amountError = useId()
@@ -457,21 +459,29 @@ function Rules({
   const exportsHintId = useId()
   useEffect(() => {
     setSendsOn(Boolean(sends))
-    if (threshold !== undefined) setAmount(ethOf(threshold))
-  }, [sends, threshold])
+    if (threshold !== undefined) setAmount(typedUnits(threshold, 18, ui.locale))
+  }, [sends, threshold, ui.locale])
   const submit = (event: FormEvent) => {
     event.preventDefault()
     if (!sendsOn) {
       if (sends) onSends(undefined)
       return
     }
-    const wei = weiOf(amount)
-    setInvalid(wei === undefined)
-    if (wei === undefined) {
+    const read = readAmount(amount, 18, ui.locale)
+    if ('problem' in read) {
+      const why = read.problem === 'invalid' ? undefined : amountRefusal(amount, read.problem, ui.locale)
+      setRefused(
+        why === undefined
+          ? { key: 'secRuleAmountInvalid' }
+          : why.key === 'amountTooLarge'
+            ? { key: 'secRuleAmountTooLarge' }
+            : { key: 'secRuleAmountAmbiguous', ...(why.values ? { values: why.values } : {}) },
+      )
       amountRef.current?.focus()
       return
     }
-    onSends(wei)
+    setRefused(undefined)
+    onSends(read.units)
   }
   return (
     <div className="lk-stack" data-gap="sm" data-lk-rules="">
@@ -524,12 +534,12 @@ function Rules({
               autoComplete="off"
               value={amount}
               onChange={(event) => setAmount(event.target.value)}
-              aria-invalid={invalid || undefined}
-              aria-describedby={invalid ? amountError : undefined}
+              aria-invalid={refused ? true : undefined}
+              aria-describedby={refused ? amountError : undefined}
             />
-            {invalid ? (
+            {refused ? (
               <p className="lk-field-error" id={amountError} role="alert">
-                {ui.t('secRuleAmountInvalid')}
+                {ui.t(refused.key, refused.values)}
               </p>
             ) : null}
           </div>

@@ -7,19 +7,13 @@ import { createMfaPolicy } from '../../core/actions/activities/createMfaPolicy.t
 import { createTotpFactor } from '../../core/actions/activities/createTotpFactor.ts'
 import { createWallet } from '../../core/actions/activities/createWallet.ts'
 import { signTransaction } from '../../core/actions/activities/signTransaction.ts'
+import { addPasskey } from '../../core/actions/auth/addPasskey.ts'
 import { getMfaFactors } from '../../core/actions/queries/getMfaFactors.ts'
 import { getMfaPolicies } from '../../core/actions/queries/getMfaPolicies.ts'
 import { totpCode } from '../../core/test/totpCode.ts'
-import { signedInClient } from '../test/renderWithService.tsx'
-import {
-  EXPORTS_POLICY,
-  ethOf,
-  SENDS_METHODS,
-  SENDS_POLICY,
-  sendsCondition,
-  thresholdOf,
-  weiOf,
-} from './rules.ts'
+import { typedUnits, unitsOf } from '../limits/allowance.ts'
+import { installSoftAuthenticator, signedInClient } from '../test/renderWithService.tsx'
+import { EXPORTS_POLICY, SENDS_METHODS, SENDS_POLICY, sendsCondition, thresholdOf } from './rules.ts'
 import { SecuritySettings } from './SecuritySettings.tsx'
 
 afterEach(() => vi.restoreAllMocks())
@@ -142,6 +136,45 @@ describe('<SecuritySettings/>', () => {
     expect((await getMfaPolicies(client)).mfaPolicies).toHaveLength(1)
   })
 
+  it("reads and shows the sends amount in the user's decimal mark, and refuses one that reads two ways", async () => {
+    const authenticator = installSoftAuthenticator()
+    try {
+      const { client, render } = await signedInClient()
+      await addPasskey(client, { authenticatorName: 'Laptop' })
+      const user = userEvent.setup()
+      render(<SecuritySettings locale="es" />)
+      await user.click(
+        await screen.findByRole(
+          'checkbox',
+          { name: 'Los envíos por encima de un importe requieren una llave de acceso' },
+          { timeout: 10_000 },
+        ),
+      )
+      const amount = screen.getByRole('textbox', { name: 'Importe (ETH)' }) as HTMLInputElement
+      expect(amount.value).toBe('0,1')
+      // `1.000` is a thousand in Spanish, and one in English: neither is guessed.
+      await user.clear(amount)
+      await user.type(amount, '1.000')
+      await user.click(screen.getByRole('button', { name: 'Guardar' }))
+      expect((await screen.findByRole('alert')).textContent).toBe(
+        '«1.000» puede ser 1000 o 1,000. Escribe el importe sin separador de miles.',
+      )
+      expect(document.activeElement).toBe(amount)
+      expect(amount.getAttribute('aria-invalid')).toBe('true')
+      expect((await getMfaPolicies(client)).mfaPolicies).toHaveLength(0)
+      await user.clear(amount)
+      await user.type(amount, '0,25')
+      await user.click(screen.getByRole('button', { name: 'Guardar' }))
+      await screen.findByText('Guardado.', {}, { timeout: 10_000 })
+      const [policy] = (await getMfaPolicies(client)).mfaPolicies
+      expect(thresholdOf(policy!.condition)).toBe(250_000_000_000_000_000n)
+      expect(screen.queryByRole('alert')).toBeNull()
+      expect(amount.value).toBe('0,25')
+    } finally {
+      authenticator.uninstall()
+    }
+  })
+
   it('is right-to-left in Arabic', async () => {
     const { render } = await signedInClient()
     const { container } = render(<SecuritySettings locale="ar" />)
@@ -152,14 +185,15 @@ describe('<SecuritySettings/>', () => {
 
 describe('the rules in words', () => {
   it('round-trips the threshold of a sends rule and refuses amounts that are not ETH', () => {
-    const wei = weiOf('0.1')!
+    const wei = unitsOf('0.1')!
     expect(wei).toBe(100_000_000_000_000_000n)
     expect(thresholdOf(sendsCondition(wei))).toBe(wei)
-    expect(ethOf(wei)).toBe('0.1')
-    expect(ethOf(2n * 10n ** 18n)).toBe('2')
+    expect(typedUnits(wei, 18, 'en')).toBe('0.1')
+    expect(typedUnits(2n * 10n ** 18n, 18, 'en')).toBe('2')
+    expect(typedUnits(wei, 18, 'es')).toBe('0,1')
     expect(thresholdOf(`${sendsCondition(wei)} || true`)).toBeUndefined()
     for (const bad of ['', '0', '-1', '1e18', '0.1234567890123456789', 'abc'])
-      expect(weiOf(bad)).toBeUndefined()
+      expect(unitsOf(bad)).toBeUndefined()
   })
 
   it('"sends above 0.1 ETH need a passkey" holds a 0.2 ETH transaction and lets a 0.05 ETH one through', async () => {
@@ -167,7 +201,7 @@ describe('the rules in words', () => {
     const { addresses } = await createWallet(client, { walletName: 'Main', chains: ['ethereum'] })
     await createMfaPolicy(client, {
       mfaPolicyName: SENDS_POLICY,
-      condition: sendsCondition(weiOf('0.1')!),
+      condition: sendsCondition(unitsOf('0.1')!),
       requiredAuthenticationMethods: SENDS_METHODS,
       order: 0,
     })
@@ -186,9 +220,9 @@ describe('the rules in words', () => {
           value,
         }),
       })
-    await expect(sign(weiOf('0.05')!)).resolves.toBeTruthy()
-    await expect(sign(weiOf('0.1')!)).resolves.toBeTruthy()
-    await expect(sign(weiOf('0.2')!)).rejects.toMatchObject({
+    await expect(sign(unitsOf('0.05')!)).resolves.toBeTruthy()
+    await expect(sign(unitsOf('0.1')!)).resolves.toBeTruthy()
+    await expect(sign(unitsOf('0.2')!)).rejects.toMatchObject({
       code: 'MFA_REQUIRED',
       methods: ['AUTHENTICATION_TYPE_PASSKEY'],
     })

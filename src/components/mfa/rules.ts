@@ -35,21 +35,6 @@ export function thresholdOf(condition: string): bigint | undefined {
     : undefined
 }
 
-/** `0.1` ETH → wei, or undefined when it is not an amount above zero with at most 18 decimals. */
-export function weiOf(text: string): bigint | undefined {
-  const match = /^\s*([0-9]{1,60})(?:\.([0-9]{1,18}))?\s*$/.exec(text)
-  if (!match) return undefined
-  const wei = BigInt(match[1] as string) * 10n ** 18n + BigInt((match[2] ?? '').padEnd(18, '0') || '0')
-  return wei > 0n && wei < 2n ** 256n ? wei : undefined
-}
-
-/** Wei → ETH as typed (`100000000000000000` → `0.1`). */
-export function ethOf(wei: bigint): string {
-  const whole = wei / 10n ** 18n
-  const fraction = (wei % 10n ** 18n).toString().padStart(18, '0').replace(/0+$/, '')
-  return fraction ? `${whole}.${fraction}` : whole.toString()
-}
-
 /** The policies <SecuritySettings/> shows in words, and the others. */
 export function sortPolicies(policies: readonly MfaPolicy[]) {
   return {

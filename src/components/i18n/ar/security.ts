@@ -36,6 +36,8 @@ export const security: Translation<typeof enSecurity> = {
   secRuleSave: 'حفظ',
   secRuleSaved: 'تم الحفظ.',
   secRuleAmountInvalid: 'أدخل مبلغًا أكبر من 0 بحد أقصى 18 منزلة عشرية.',
+  secRuleAmountAmbiguous: '«{typed}» قد يعني {whole} أو {point}. اكتب المبلغ دون فاصل الآلاف.',
+  secRuleAmountTooLarge: 'هذا المبلغ كبير جدًا. أدخل مبلغًا أصغر.',
   secRuleNeedsFactor: 'أضف تطبيق مصادقة أو مفتاح مرور أولًا: هذه القاعدة تطلب أحدهما.',
   secRuleNeedsPasskey: 'أضف مفتاح مرور أولًا: هذه القاعدة تطلبه.',
   secRuleOther: 'قاعدة أخرى',

@@ -33,6 +33,9 @@ export const enSecurity = {
   secRuleSave: 'Save',
   secRuleSaved: 'Saved.',
   secRuleAmountInvalid: 'Enter an amount above 0 with at most 18 decimals.',
+  secRuleAmountAmbiguous:
+    '“{typed}” could be {whole} or {point}. Write the amount without a thousands separator.',
+  secRuleAmountTooLarge: 'This amount is too large. Enter a smaller one.',
   secRuleNeedsFactor: 'Add an authenticator app or a passkey first: this rule asks for one.',
   secRuleNeedsPasskey: 'Add a passkey first: this rule asks for one.',
   secRuleOther: 'Other rule',

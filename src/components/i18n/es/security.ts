@@ -37,6 +37,8 @@ export const security: Translation<typeof enSecurity> = {
   secRuleSave: 'Guardar',
   secRuleSaved: 'Guardado.',
   secRuleAmountInvalid: 'Escribe un importe mayor que 0 con 18 decimales como máximo.',
+  secRuleAmountAmbiguous: '«{typed}» puede ser {whole} o {point}. Escribe el importe sin separador de miles.',
+  secRuleAmountTooLarge: 'Este importe es demasiado grande. Escribe uno menor.',
   secRuleNeedsFactor: 'Añade antes una app de autenticación o una llave de acceso: esta regla pide una.',
   secRuleNeedsPasskey: 'Añade antes una llave de acceso: esta regla la pide.',
   secRuleOther: 'Otra regla',
