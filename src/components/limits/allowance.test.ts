@@ -18,6 +18,17 @@ describe('unitsOf', () => {
     expect(unitsOf('25', 6)).toBe(25_000_000n)
   })
 
+  it('reads full-width digits, point and comma, as a Chinese or Japanese input method types them', () => {
+    expect(unitsOf('０．５')).toBe(5n * 10n ** 17n)
+    expect(unitsOf('１２')).toBe(12n * 10n ** 18n)
+    expect(unitsOf('０，２５', 18, 'es')).toBe(25n * 10n ** 16n)
+    expect(readAmount('１，０００')).toEqual({ problem: 'ambiguous' })
+    expect(unitsOf('1,000,000', 18, 'ja')).toBe(10n ** 24n)
+    // Nothing else folds into a digit: `1²` is no amount, not 12.
+    expect(unitsOf('1²')).toBeUndefined()
+    expect(unitsOf('①')).toBeUndefined()
+  })
+
   it('reads Arabic-Indic and Persian digits and the Arabic decimal separator, as an Arabic keyboard types them', () => {
     expect(unitsOf('٠٫٣')).toBe(3n * 10n ** 17n)
     expect(unitsOf('١٢')).toBe(12n * 10n ** 18n)

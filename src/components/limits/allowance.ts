@@ -159,11 +159,16 @@ function marksOf(locale: string): { group: string; decimal: string } {
 /**
  * Arabic-Indic (٠-٩) and Persian (۰-۹) digits as ASCII, and the Arabic decimal separator (٫) as a
  * point: what an Arabic or Persian keyboard types into a decimal field (`inputMode="decimal"`).
+ * Full-width digits, point and comma (０-９, ．, ，) too: what a Chinese or Japanese input method
+ * types unless switched to half-width. Nothing else is folded (not `²` or `①`: NFKC would read
+ * `1²` as 12).
  */
 function westernDigits(text: string): string {
-  return text.replace(/[\u0660-\u0669\u06f0-\u06f9\u066b]/g, (c) => {
+  return text.replace(/[\u0660-\u0669\u06f0-\u06f9\u066b\uff10-\uff19\uff0c\uff0e]/g, (c) => {
     const code = c.charCodeAt(0)
-    if (code === 0x066b) return '.'
+    if (code === 0x066b || code === 0xff0e) return '.'
+    if (code === 0xff0c) return ','
+    if (code >= 0xff10) return String(code - 0xff10)
     return String(code >= 0x06f0 ? code - 0x06f0 : code - 0x0660)
   })
 }
