@@ -114,6 +114,7 @@ export async function run(argv: string[]): Promise<void> {
     ...(store ? { store } : {}),
     ...(masterKey ? (newMasterKey ? { masterKeys: [masterKey, newMasterKey] } : { masterKey }) : {}),
     rpc,
+    ...(options.rpcTimeoutMs === undefined ? {} : { sending: { rpcTimeoutMs: options.rpcTimeoutMs } }),
     ...(evm ? { plugins: [devFaucetPlugin(evm)] } : {}),
     ...(sponsorship ? { sponsorship } : {}),
     crypto: cryptoWorkers(options.cryptoThreads === undefined ? {} : { threads: options.cryptoThreads }),

@@ -193,6 +193,14 @@ describe('--evm, --fund and --env-prefix', () => {
     expect(() => parseCli(['dev', '--evm', '--rpc', 'eip155:31337=http://127.0.0.1:9545'])).toThrow(
       /--evm runs the node of eip155:31337/,
     )
+    expect(() => parseCli(['dev', '--rpc-timeout-ms', '50'])).toThrow(
+      /--rpc-timeout-ms must be a whole number of milliseconds from 100 to 120000, got 50/,
+    )
+    expect(() => parseCli(['dev', '--rpc-timeout-ms', '1.5'])).toThrow(
+      /--rpc-timeout-ms must be a whole number/,
+    )
+    expect(parseCli(['dev', '--rpc-timeout-ms', '1000'])).toMatchObject({ rpcTimeoutMs: 1000 })
+    expect(parseCli(['dev'])).toMatchObject({ rpcTimeoutMs: undefined })
     expect(() => parseCli(['dev', '--env-prefix', 'VITE_'])).toThrow(/--env-prefix needs --env/)
     expect(() => parseCli(['dev', '--env', '.env', '--env-prefix', 'REACT_APP_'])).toThrow(
       /--env-prefix must be VITE_, NEXT_PUBLIC_ or both, got REACT_APP_/,

@@ -83,6 +83,8 @@ e-mail/SMS one-time code is delivered.
                              (repeatable)
   --json                     print one JSON line with URLs and dev credentials first
   --rpc <caip2>=<url>        JSON-RPC node for sends and eth_send_raw_transaction (repeatable)
+  --rpc-timeout-ms <ms>      timeout of each call to those nodes (default 10000); a send a killed
+                             process had claimed is taken over 3 × this later ([sending] in start)
   --sponsor <caip2>=<addr>   sponsor gas on that chain through the LatchkeyDelegate deployed at
                              <addr> (repeatable); the dev sponsor account is printed in --json
                              as sponsorAddress: fund it on your node. With --evm, the node's
@@ -156,6 +158,8 @@ export interface CliOptions {
   fund: FundEntry[]
   json: boolean
   rpc: Record<string, string>
+  /** `--rpc-timeout-ms`: the timeout of each JSON-RPC call; undefined: the default. */
+  rpcTimeoutMs: number | undefined
   /** `--sponsor`: delegate contract addresses by CAIP-2 chain; empty: no sponsorship. */
   sponsor: Record<string, string>
   /**
@@ -197,6 +201,7 @@ const NUMERIC_FLAGS = new Set([
   '--drain-grace-seconds',
   '--evm-port',
   '--solana-port',
+  '--rpc-timeout-ms',
 ])
 
 /**
@@ -245,6 +250,7 @@ export function parseCli(
         fund: { type: 'string', multiple: true },
         json: { type: 'boolean', default: false },
         rpc: { type: 'string', multiple: true },
+        'rpc-timeout-ms': { type: 'string' },
         sponsor: { type: 'string', multiple: true },
         'no-sponsor': { type: 'boolean', default: false },
         sponsorship: { type: 'string' },
@@ -342,6 +348,14 @@ export function parseCli(
     throw new UsageError(
       `--providers: unknown sign-in method ${unknown} (known: ${SIGN_IN_METHODS.join(', ')})`,
     )
+  const rpcTimeoutMs = values['rpc-timeout-ms'] as string | undefined
+  if (
+    rpcTimeoutMs !== undefined &&
+    (!/^\d+$/.test(rpcTimeoutMs) || Number(rpcTimeoutMs) < 100 || Number(rpcTimeoutMs) > 120_000)
+  )
+    throw new UsageError(
+      `--rpc-timeout-ms must be a whole number of milliseconds from 100 to 120000, got ${rpcTimeoutMs}`,
+    )
   const sessionSeconds = values['session-seconds'] as string | undefined
   if (sessionSeconds !== undefined && (!/^\d+$/.test(sessionSeconds) || Number(sessionSeconds) < 1))
     throw new UsageError(`--session-seconds must be a positive number of seconds, got ${sessionSeconds}`)
@@ -408,6 +422,7 @@ export function parseCli(
     fund,
     json: values.json as boolean,
     rpc,
+    rpcTimeoutMs: rpcTimeoutMs === undefined ? undefined : Number(rpcTimeoutMs),
     sponsor,
     evmSponsor: evmPort !== undefined && !values['no-sponsor'] && sponsor[DEV_EVM_CHAIN] === undefined,
     solanaPort,

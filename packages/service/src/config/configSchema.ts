@@ -7,6 +7,7 @@ import { observabilitySection } from './sections/observability.ts'
 import { proxySection } from './sections/proxy.ts'
 import { rateLimitsSection } from './sections/rateLimits.ts'
 import { rpcSection } from './sections/rpc.ts'
+import { sendingSection } from './sections/sending.ts'
 import { serverSection } from './sections/server.ts'
 import { smsSection } from './sections/sms.ts'
 import { sponsorshipSection } from './sections/sponsorship.ts'
@@ -25,6 +26,7 @@ export const configSchema = z.strictObject({
   proxy: proxySection.default(proxySection.parse({})),
   webauthn: webauthnSection.default({}),
   rpc: rpcSection,
+  sending: sendingSection.default(sendingSection.parse({})),
   email: emailSection.optional(),
   sms: smsSection.optional(),
   oauth: oauthSection.optional(),

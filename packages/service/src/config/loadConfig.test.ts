@@ -9,6 +9,7 @@ import { printConfig } from './printConfig.ts'
 import { productionRefusals } from './productionRefusals.ts'
 import { emailSection } from './sections/email.ts'
 import { observabilitySection } from './sections/observability.ts'
+import { sendingOptions, sendingSection } from './sections/sending.ts'
 import { webhooksSection } from './sections/webhooks.ts'
 
 const FIXTURES = fileURLToPath(new URL('../../test/production/fixtures/', import.meta.url))
@@ -86,6 +87,7 @@ describe('loadConfig', () => {
       },
       webauthn: {},
       rpc: { 'eip155:1': 'https://rpc.example.com' },
+      sending: sendingSection.parse({}),
       email: emailSection.parse({ host: 'smtp.example.com', from: 'Example <no-reply@example.com>' }),
       observability: observabilitySection.parse({}),
       webhooks: webhooksSection.parse({}),
@@ -119,6 +121,32 @@ describe('loadConfig', () => {
     ])
     expect(problemsOf({ flags: { 'server.port': '99999' } })).toEqual([
       '--port (server.port): must be a whole number from 0 to 65535, got 99999',
+    ])
+  })
+
+  it('reads [sending] from the file and env, and names a bad value', () => {
+    const file = write('sending.toml', '[sending]\nworker = false\nrpc_timeout_ms = 2000\n')
+    const { config } = loadConfig({ file, env: { LATCHKEY_SENDING_MAX_REPLACEMENTS: '5' } })
+    expect(sendingOptions(config.sending)).toEqual({
+      worker: false,
+      pollIntervalMs: 250,
+      rpcTimeoutMs: 2000,
+      replaceAfterMs: 60_000,
+      replacementBumpPercent: 25,
+      maxReplacements: 5,
+      maxFeePerGasCeiling: '500000000000',
+    })
+    expect(loadConfig({ env: {} }).config.sending).toMatchObject({ worker: true, rpc_timeout_ms: 10_000 })
+    expect(problemsOf({ file: write('sending-bad.toml', '[sending]\nrpc_timeout_ms = 5\n') })).toEqual([
+      `${join(dir, 'sending-bad.toml')}: sending.rpc_timeout_ms: must be a whole number of milliseconds from 100 to 120000, got 5`,
+    ])
+    expect(problemsOf({ env: { LATCHKEY_SENDING_REPLACEMENT_BUMP_PERCENT: '5' } })).toEqual([
+      'LATCHKEY_SENDING_REPLACEMENT_BUMP_PERCENT (sending.replacement_bump_percent): must be a whole number of percent from 10 to 1000, got 5',
+    ])
+    expect(
+      problemsOf({ file: write('sending-key.toml', '[sending]\nmax_fee_per_gas_ceiling = "0"\n') }),
+    ).toEqual([
+      `${join(dir, 'sending-key.toml')}: sending.max_fee_per_gas_ceiling: must be a positive decimal string of wei, e.g. "500000000000", got "0"`,
     ])
   })
 

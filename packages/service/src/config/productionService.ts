@@ -26,6 +26,7 @@ import { oauthOptions } from './sections/oauth.ts'
 import { proxyOptions } from './sections/proxy.ts'
 import { startRateLimits } from './sections/rateLimits.ts'
 import { rpcOptions } from './sections/rpc.ts'
+import { sendingOptions } from './sections/sending.ts'
 import { smsOptions } from './sections/sms.ts'
 import { sponsorshipOptions } from './sections/sponsorship.ts'
 import { storageOptions } from './sections/storage.ts'
@@ -102,6 +103,7 @@ export async function productionService(
       ...(config.sponsorship ? { sponsorship: sponsorshipOptions(config.sponsorship) } : {}),
       ...(config.captcha ? { captcha: captchaOptions(config.captcha) } : {}),
       rpc: rpcOptions(config.rpc),
+      sending: sendingOptions(config.sending),
       webhooks: { ...webhooksOptions(config.webhooks), transport: nodeWebhookTransport() },
       ...(options.workers ? { crypto: cryptoWorkers() } : {}),
       verifyP256: nativeVerifyP256,

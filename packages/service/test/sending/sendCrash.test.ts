@@ -72,7 +72,8 @@ describe('kill -9 between the commit of a send and its broadcast', () => {
     const dataDir = tempDir('send-crash')
     dirs.push(dataDir)
     const { relay, url, close } = await startRelay(chain.url)
-    const args = ['--data-dir', dataDir, '--rpc', `${CAIP2}=${url}`]
+    // A claim lasts 3 × the RPC timeout: 3 s here, 30 s by default.
+    const args = ['--data-dir', dataDir, '--rpc', `${CAIP2}=${url}`, '--rpc-timeout-ms', '1000']
     let first: ServiceProcess | undefined = await startService({ name: 'first', args })
     const root = new RootClient(first.info)
     const { addresses } = resultOf(
