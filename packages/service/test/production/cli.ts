@@ -15,6 +15,8 @@ export function killAll(): void {
 
 export interface Run {
   code: number | null
+  /** The signal that ended it, if one did (then `code` is null). */
+  signal: NodeJS.Signals | null
   stdout: string
   stderr: string
 }
@@ -41,8 +43,10 @@ export async function runCli(args: string[], env: Record<string, string | undefi
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
     stderr += chunk
   })
-  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)))
-  return { code, stdout, stderr }
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+    child.once('exit', (c, s) => resolve([c, s])),
+  )
+  return { code, signal, stdout, stderr }
 }
 
 export interface Started {

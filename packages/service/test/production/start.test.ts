@@ -102,7 +102,8 @@ describe('latchkey-service in production', { timeout: 300_000 }, () => {
 
   it('start refuses to run before init; init makes the organization once; start serves it to the root key', async () => {
     const early = await runCli(['start', '--config', config])
-    expect(early.code).toBe(2)
+    // Once (2026-12-03, CI) it ended by a signal within 2.5 s instead: say which, and what it wrote.
+    expect(early.code, `signal ${early.signal}, stdout ${early.stdout}, stderr ${early.stderr}`).toBe(2)
     expect(early.stderr).toMatch(/no parent organization in .*data \(SQLite\): run `latchkey-service init/)
 
     const first = await runCli(['init', '--config', config, '--root-public-key', root.publicKey])
