@@ -53,15 +53,12 @@ const nodeTests = [
 // The Node tests that need a process and module registry of their own: `vi.mock` of a module the
 // others may have loaded already (toyActivity's `@latchkey/protocol`, viem's server entry's
 // `react`); the process's memory measured across a flood (abuse, pipeline: after other files in
-// one process, abuse's second flood grew the RSS by 122 MB against the 96 MB it allows); and the
-// process's event-loop delay and GC pauses watched (StageTimings: after other files in one process,
-// a 40 ms busy stretch once went unseen and a forced GC's entry once did not come, 2026-12-03).
+// one process, abuse's second flood grew the RSS by 122 MB against the 96 MB it allows).
 const isolatedNodeTests = [
   'packages/service/src/activities/toyActivity.test.ts',
   'src/viem/server.test.ts',
   'packages/service/src/security/abuse.test.ts',
   'packages/service/src/pipeline/pipeline.test.ts',
-  'packages/service/src/kernel/StageTimings.test.ts',
 ]
 
 // The component tests that need a module registry of their own: useUi's first Spanish render
