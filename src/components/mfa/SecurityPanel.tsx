@@ -15,7 +15,7 @@ import {
 } from '../../react/index.ts'
 import { joinStrings } from '../i18n/joinStrings.ts'
 import { securityStrings } from '../i18n/sections/security.ts'
-import { amountRefusal, readAmount, typedUnits } from '../limits/allowance.ts'
+import { type AmountProblem, amountRefusal, readAmount, typedUnits } from '../limits/allowance.ts'
 import { Alert } from '../ui/Alert.tsx'
 import { CopyButton } from '../ui/CopyButton.tsx'
 import { ErrorText, MessageText } from '../ui/ErrorText.tsx'
@@ -40,6 +40,13 @@ import type { SecuritySettingsProps } from './SecuritySettingsProps.ts'
 
 const strings = /* @__PURE__ */ joinStrings(uiStrings, securityStrings)
 type Keys = keyof typeof strings.en
+
+/** What the sends rule's field says of an amount `readAmount` refused. */
+const AMOUNT_REFUSALS: Record<AmountProblem, Keys> = {
+  invalid: 'secRuleAmountInvalid',
+  large: 'secRuleAmountTooLarge',
+  ambiguous: 'secRuleAmountAmbiguous',
+}
 
 // The enrolment step (QR code, `otpauth://` link, first code) and its QR encoder load only when
 // the user adds an authenticator app.
@@ -446,10 +453,9 @@ function Rules({
   onSends: (wei: bigint | undefined) => void
 }) {
   const threshold = sends ? thresholdOf(sends.condition) : undefined
-  // In the user's decimal mark (`0,1` in Spanish), read back the same way (`readAmount`).
-  const shown = (wei: bigint) => typedUnits(wei, 18, ui.locale)
   const [sendsOn, setSendsOn] = useState(Boolean(sends))
-  const [amount, setAmount] = useState(() => shown(threshold ?? 10n ** 17n))
+  // In the user's decimal mark (`0,1` in Spanish), read back the same way (`readAmount`).
+  const [amount, setAmount] = useState(() => typedUnits(threshold ?? 10n ** 17n, 18, ui.locale))
   /** Why the amount was refused: not an amount, or one that could be read two ways or is too large. */
   const [refused, setRefused] = useState<{ key: Keys; values?: Record<string, string> }>()
   const amountRef = useRef<HTMLInputElement>(null)
@@ -469,14 +475,9 @@ function Rules({
     }
     const read = readAmount(amount, 18, ui.locale)
     if ('problem' in read) {
-      const why = read.problem === 'invalid' ? undefined : amountRefusal(amount, read.problem, ui.locale)
-      setRefused(
-        why === undefined
-          ? { key: 'secRuleAmountInvalid' }
-          : why.key === 'amountTooLarge'
-            ? { key: 'secRuleAmountTooLarge' }
-            : { key: 'secRuleAmountAmbiguous', ...(why.values ? { values: why.values } : {}) },
-      )
+      const { problem } = read
+      const values = problem === 'ambiguous' ? amountRefusal(amount, problem, ui.locale).values : undefined
+      setRefused({ key: AMOUNT_REFUSALS[problem], ...(values ? { values } : {}) })
       amountRef.current?.focus()
       return
     }

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { SIGN_IN_METHODS, type SignInMethod } from '@latchkey/protocol'
 import { parse as parseToml } from 'smol-toml'
+import { RPC_TIMEOUT_MS } from '../config/sections/sending.ts'
 import { sponsorshipOptions, sponsorshipSection } from '../config/sections/sponsorship.ts'
 import { DEFAULT_FUND_ETH, type FundEntry, parseFundEntry } from '../dev/devFaucet.ts'
 import { ServiceError } from '../kernel/base/errors.ts'
@@ -351,10 +352,12 @@ export function parseCli(
   const rpcTimeoutMs = values['rpc-timeout-ms'] as string | undefined
   if (
     rpcTimeoutMs !== undefined &&
-    (!/^\d+$/.test(rpcTimeoutMs) || Number(rpcTimeoutMs) < 100 || Number(rpcTimeoutMs) > 120_000)
+    (!/^\d+$/.test(rpcTimeoutMs) ||
+      Number(rpcTimeoutMs) < RPC_TIMEOUT_MS.min ||
+      Number(rpcTimeoutMs) > RPC_TIMEOUT_MS.max)
   )
     throw new UsageError(
-      `--rpc-timeout-ms must be a whole number of milliseconds from 100 to 120000, got ${rpcTimeoutMs}`,
+      `--rpc-timeout-ms must be a whole number of milliseconds from ${RPC_TIMEOUT_MS.min} to ${RPC_TIMEOUT_MS.max}, got ${rpcTimeoutMs}`,
     )
   const sessionSeconds = values['session-seconds'] as string | undefined
   if (sessionSeconds !== undefined && (!/^\d+$/.test(sessionSeconds) || Number(sessionSeconds) < 1))

@@ -7,6 +7,9 @@ const whole = (min: number, max: number, unit: string) => {
   return z.int({ error }).min(min, { error }).max(max, { error })
 }
 
+/** The RPC timeout an operator may set, in ms (`[sending] rpc_timeout_ms`, `dev --rpc-timeout-ms`). */
+export const RPC_TIMEOUT_MS = { min: 100, max: 120_000 } as const
+
 /**
  * `[sending]`: how this instance broadcasts and tracks sends (`eth_send_transaction`,
  * `sol_send_transaction`; docs/sending.md). Absent: the defaults below.
@@ -22,7 +25,7 @@ export const sendingSection = z
     poll_interval_ms: whole(50, 60_000, 'milliseconds')
       .default(SENDING_DEFAULTS.pollIntervalMs)
       .describe('How often the worker looks for sends to broadcast or follow, in ms.'),
-    rpc_timeout_ms: whole(100, 120_000, 'milliseconds')
+    rpc_timeout_ms: whole(RPC_TIMEOUT_MS.min, RPC_TIMEOUT_MS.max, 'milliseconds')
       .default(SENDING_DEFAULTS.rpcTimeoutMs)
       .describe(
         'Timeout of each JSON-RPC call to a node, in ms. A send a crashed instance had claimed is taken over 3 × this after its claim.',
