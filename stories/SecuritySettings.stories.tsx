@@ -156,3 +156,55 @@ export const Removed: Story = {
     await canvas.findByText('The authenticator app Phone is removed.')
   },
 }
+
+/** With a passkey: "sends above an amount need a passkey" can be set, at 0.1 ETH to begin with. */
+export const SendsRule: Story = {
+  parameters: { live: { signedIn: true, passkey: true } },
+  play: async ({ canvasElement }) => {
+    const canvas = within(canvasElement)
+    await userEvent.click(
+      await canvas.findByRole('checkbox', { name: 'Sends above an amount need a passkey' }),
+    )
+    const amount = canvas.getByRole('textbox', { name: 'Amount (ETH)' }) as HTMLInputElement
+    await expect(amount.value).toBe('0.1')
+    await userEvent.clear(amount)
+    await userEvent.type(amount, '0.25')
+    await userEvent.click(canvas.getByRole('button', { name: 'Save' }))
+    await canvas.findByText('Saved.')
+  },
+}
+export const SendsRuleDark: Story = { ...SendsRule, globals: { theme: 'dark' } }
+
+/** The amount in the user's decimal mark, and one that reads two ways refused with both readings. */
+export const SendsRuleAmountTwoWays: Story = {
+  parameters: { live: { signedIn: true, passkey: true } },
+  globals: { locale: 'es' },
+  play: async ({ canvasElement }) => {
+    const canvas = within(canvasElement)
+    await userEvent.click(
+      await canvas.findByRole('checkbox', {
+        name: 'Los envíos por encima de un importe requieren una llave de acceso',
+      }),
+    )
+    const amount = canvas.getByRole('textbox', { name: 'Importe (ETH)' }) as HTMLInputElement
+    await expect(amount.value).toBe('0,1')
+    await userEvent.clear(amount)
+    await userEvent.type(amount, '1.000')
+    await userEvent.click(canvas.getByRole('button', { name: 'Guardar' }))
+    await expect((await canvas.findByRole('alert')).textContent).toBe(
+      '«1.000» puede ser 1000 o 1,000. Escribe el importe sin separador de miles.',
+    )
+    await expect(amount.getAttribute('aria-invalid')).toBe('true')
+  },
+}
+export const SendsRuleArabic: Story = {
+  parameters: { live: { signedIn: true, passkey: true } },
+  globals: { locale: 'ar' },
+  play: async ({ canvasElement }) => {
+    const canvas = within(canvasElement)
+    await userEvent.click(
+      await canvas.findByRole('checkbox', { name: 'يتطلب الإرسال فوق مبلغ معيّن مفتاح مرور' }),
+    )
+    await canvas.findByRole('textbox', { name: 'المبلغ (ETH)' })
+  },
+}

@@ -4,7 +4,12 @@
 
 import type { ProxySettings, SendTransactionStatus } from '@latchkey/protocol'
 import type { Service } from '@latchkey/service'
-import { createTestService, latestCode, unsignedTransfer } from '@latchkey/service/testing'
+import {
+  createTestService,
+  installSoftAuthenticator,
+  latestCode,
+  unsignedTransfer,
+} from '@latchkey/service/testing'
 import { ed25519 } from '@noble/curves/ed25519.js'
 import { p256 } from '@noble/curves/nist.js'
 import { secp256k1 } from '@noble/curves/secp256k1.js'
@@ -40,6 +45,7 @@ import { createSpendingLimit } from '../../src/core/actions/activities/createSpe
 import { createTotpFactor } from '../../src/core/actions/activities/createTotpFactor.ts'
 import { grantAgentAllowance } from '../../src/core/actions/activities/grantAgentAllowance.ts'
 import { signTransaction } from '../../src/core/actions/activities/signTransaction.ts'
+import { addPasskey } from '../../src/core/actions/auth/addPasskey.ts'
 import { recordedSendService } from '../../src/core/test/recordedSendService.ts'
 import { USDC_MINT, unsignedSplTransfer } from '../../src/core/test/splTransfer.ts'
 import { totpCode } from '../../src/core/test/totpCode.ts'
@@ -123,6 +129,12 @@ export interface LiveOptions {
    * the user signs `spentWei` (from the first wallet's first address).
    */
   limits?: { spentWei?: bigint }
+  /**
+   * A passkey "Laptop" added to the signed-in user, made by a software authenticator put behind
+   * `navigator.credentials` for the sign-up alone and taken away after, so the story's own
+   * WebAuthn calls (and the next story's) meet the browser's.
+   */
+  passkey?: boolean
 }
 
 export interface Live {
@@ -434,6 +446,14 @@ export async function createLive(options: LiveOptions = {}): Promise<Live> {
     }
     if (options.agent) await seedAgent(live, options.agent)
     if (options.limits) await seedLimits(live, options.limits.spentWei ?? 0n)
+    if (options.passkey) {
+      const authenticator = installSoftAuthenticator()
+      try {
+        await addPasskey(client, { authenticatorName: 'Laptop' })
+      } finally {
+        authenticator.uninstall()
+      }
+    }
     if (options.mfa) await seedMfa(live, options.mfa)
   }
   return live
