@@ -157,9 +157,12 @@ export const Removed: Story = {
   },
 }
 
+/** A signed-in user with one passkey, which the sends rule needs. */
+const withPasskey = { live: { signedIn: true, passkey: true } }
+
 /** With a passkey: "sends above an amount need a passkey" can be set, at 0.1 ETH to begin with. */
 export const SendsRule: Story = {
-  parameters: { live: { signedIn: true, passkey: true } },
+  parameters: withPasskey,
   play: async ({ canvasElement }) => {
     const canvas = within(canvasElement)
     await userEvent.click(
@@ -177,7 +180,7 @@ export const SendsRuleDark: Story = { ...SendsRule, globals: { theme: 'dark' } }
 
 /** The amount in the user's decimal mark, and one that reads two ways refused with both readings. */
 export const SendsRuleAmountTwoWays: Story = {
-  parameters: { live: { signedIn: true, passkey: true } },
+  parameters: withPasskey,
   globals: { locale: 'es' },
   play: async ({ canvasElement }) => {
     const canvas = within(canvasElement)
@@ -198,7 +201,7 @@ export const SendsRuleAmountTwoWays: Story = {
   },
 }
 export const SendsRuleArabic: Story = {
-  parameters: { live: { signedIn: true, passkey: true } },
+  parameters: withPasskey,
   globals: { locale: 'ar' },
   play: async ({ canvasElement }) => {
     const canvas = within(canvasElement)

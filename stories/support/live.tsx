@@ -131,7 +131,7 @@ export interface LiveOptions {
   limits?: { spentWei?: bigint }
   /**
    * A passkey "Laptop" added to the signed-in user, made by a software authenticator put behind
-   * `navigator.credentials` for the sign-up alone and taken away after, so the story's own
+   * `navigator.credentials` while the passkey is added and taken away after, so the story's own
    * WebAuthn calls (and the next story's) meet the browser's.
    */
   passkey?: boolean

@@ -48,12 +48,12 @@ const AMOUNT_REFUSALS: Record<AmountProblem, Keys> = {
   ambiguous: 'secRuleAmountAmbiguous',
 }
 
-// The enrolment step (QR code, `otpauth://` link, first code) and its QR encoder load only when
-// the user adds an authenticator app.
 /** A factor's name and state: 12rem of its row before the row's button wraps below it, so no
  * language squeezes the name beside the button at 320 px. */
 const factorText = { flexBasis: '12rem', minInlineSize: 0 }
 
+// The enrolment step (QR code, `otpauth://` link, first code) and its QR encoder load only when
+// the user adds an authenticator app.
 const loadEnrolment = () => import('./TotpEnrolment.tsx')
 const TotpEnrolment = lazy(() => loadEnrolment().then((m) => ({ default: m.TotpEnrolment })))
 
