@@ -11,6 +11,7 @@ import { observabilityOptions } from '../config/sections/observability.ts'
 import { sponsorBalanceOptions } from '../config/sections/sponsorship.ts'
 import { trustProxies } from '../config/trustedProxies.ts'
 import { observability } from '../observability/observability.ts'
+import { runsSendWorker, watchSendBacklog } from '../sending/sendBacklog.ts'
 import { watchSponsorBalances } from '../sending/sponsorBalances.ts'
 import { loadedSponsors } from '../sending/sponsors.ts'
 import { ListenError, runServer } from '../server/runServer.ts'
@@ -118,6 +119,11 @@ export async function run(argv: string[]): Promise<void> {
     const balances = watchSponsorBalances(service.runtime, sponsorBalanceOptions(config.sponsorship))
     service.runtime.lifecycle.onDrain(() => balances.stop())
   }
+  // The open sends, read in the background for /readyz and /metrics: a send nobody broadcasts
+  // (every instance without the worker, or none reaching the node) shows there and in the log.
+  const sendWorker = runsSendWorker(service.runtime)
+  const backlog = watchSendBacklog(service.runtime)
+  service.runtime.lifecycle.onDrain(() => backlog.stop())
   const {
     host,
     port,
@@ -154,6 +160,7 @@ export async function run(argv: string[]): Promise<void> {
     authProxyConfigId: row.authProxyConfigId ?? null,
     trustedSignerPublicKey: row.signerPublicKey,
     ...(sponsors.length > 0 ? { sponsors } : {}),
+    sendWorker,
   }
   if (values.json) process.stdout.write(`${JSON.stringify(info)}\n`)
   else
@@ -171,6 +178,7 @@ export async function run(argv: string[]): Promise<void> {
           ({ owner, family, address }) =>
             `  sponsor ${`${owner} ${family === 'eip155' ? 'EVM' : 'Solana'}`.padEnd(15)} ${address} (fund it)`,
         ),
+        `  send worker             ${sendWorker ? 'on' : config.sending.worker ? 'off (no [rpc] node)' : 'off ([sending] worker = false: another instance must run it)'}`,
         ...(server.adminUrl ? [`  metrics and probes      ${server.adminUrl}/metrics`] : []),
         `  trusted proxies         ${trustedProxies.length > 0 ? `${trustedProxies.join(', ')} (client address from ${forwardedHeader})` : 'none (X-Forwarded-* and Forwarded are ignored)'}`,
         '',

@@ -60,6 +60,8 @@ const LOGGED: { [K in ServiceEventName]?: { level: 'debug' | 'info' | 'warn'; me
   'store.unavailable': { level: 'warn', message: 'database unavailable' },
   'server.draining': { level: 'info', message: 'draining' },
   'server.drained': { level: 'info', message: 'drained' },
+  'send.stalled': { level: 'warn', message: 'sends wait to be broadcast' },
+  'send.unstalled': { level: 'info', message: 'sends are broadcast again' },
 }
 
 /**

@@ -177,6 +177,57 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     labelNames: ['type'] as const,
     registers,
   })
+  // Sends (sending/*), as the send worker and `start`'s backlog watch see them (a send signed is an
+  // activity: `latchkey_activities_total`); `chain` is a chain family's CAIP-2 namespace.
+  const sendBroadcasts = new Counter({
+    name: 'latchkey_send_broadcasts_total',
+    help: 'Broadcasts a node accepted (a send broadcast again after a lost answer counts again)',
+    labelNames: ['chain'] as const,
+    registers,
+  })
+  const sendReplacements = new Counter({
+    name: 'latchkey_send_replacements_total',
+    help: 'Stuck sends re-signed with higher fees under the same nonce',
+    labelNames: ['chain'] as const,
+    registers,
+  })
+  const sendsFinal = new Counter({
+    name: 'latchkey_sends_final_total',
+    help: 'Sends that reached a final status (INCLUDED, FAILED, CANCELLED)',
+    labelNames: ['chain', 'status'] as const,
+    registers,
+  })
+  const sendSeconds = new Histogram({
+    name: 'latchkey_send_final_seconds',
+    help: 'Time from a send being committed to its final status',
+    labelNames: ['chain', 'status'] as const,
+    buckets: [1, 2.5, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600],
+    registers,
+  })
+  const sendUnreachable = new Counter({
+    name: 'latchkey_send_rpc_unreachable_total',
+    help: "Calls of the send worker a chain's node did not answer (the send stays open and is retried), by phase (broadcast, track)",
+    labelNames: ['chain', 'phase'] as const,
+    registers,
+  })
+  const sendCapRefusals = new Counter({
+    name: 'latchkey_send_cap_refusals_total',
+    help: "Sponsored sends refused by a gas cap or the sponsor's fee ceiling before signing (GAS_CAP_EXCEEDED), by activity type",
+    labelNames: ['type'] as const,
+    registers,
+  })
+  const sendsOpen = new Gauge({
+    name: 'latchkey_sends_open',
+    help: "Sends not yet final at the backlog watch's last look (start only): PENDING waits to be broadcast, BROADCASTED to be mined",
+    labelNames: ['chain', 'status'] as const,
+    registers,
+  })
+  const sendsOldest = new Gauge({
+    name: 'latchkey_sends_oldest_open_seconds',
+    help: "Seconds since the oldest of those sends was signed, at the backlog watch's last look (0 with none)",
+    labelNames: ['chain', 'status'] as const,
+    registers,
+  })
   let sources: MetricsSources = {}
   new Gauge({
     name: 'latchkey_http_requests_in_flight',
@@ -262,6 +313,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       if (errorCode && outcome !== 'REPLAY') {
         if (SPEND_REFUSALS.has(errorCode)) spendRefusals.inc({ code: errorCode, type })
         else if (errorCode === 'SESSION_SCOPE_DENIED') scopeRefusals.inc({ type })
+        else if (errorCode === 'GAS_CAP_EXCEEDED') sendCapRefusals.inc({ type })
       }
       activities.inc({
         type,
@@ -288,6 +340,17 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     'webhooks.pruned': ({ deliveries }) => webhookPruned.inc(deliveries),
     'server.draining': () => drains.inc(),
     'server.drained': ({ cut: count }) => cut.inc(count),
+    'send.broadcast': ({ chain }) => sendBroadcasts.inc({ chain }),
+    'send.replaced': ({ chain }) => sendReplacements.inc({ chain }),
+    'send.final': ({ chain, status, ms }) => {
+      sendsFinal.inc({ chain, status })
+      sendSeconds.observe({ chain, status }, ms / 1000)
+    },
+    'send.rpcUnreachable': ({ chain, phase }) => sendUnreachable.inc({ chain, phase }),
+    'send.backlog': ({ chain, status, count, oldestSeconds }) => {
+      sendsOpen.set({ chain, status }, count)
+      sendsOldest.set({ chain, status }, oldestSeconds)
+    },
     'sponsor.balance': ({ owner, family, caip2, balance, low }) => {
       sponsorBalances.set({ owner, family, caip2 }, Number(balance))
       if (low === null) sponsorLow.remove({ owner, family, caip2 })

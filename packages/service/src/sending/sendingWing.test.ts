@@ -5,13 +5,18 @@
 import { describe, expect, it } from 'vitest'
 import { createService } from '../assembly/createService.ts'
 import { ApiError } from '../kernel/base/errors.ts'
+import type { EventSink } from '../kernel/base/events.ts'
 import type { Reader } from '../kernel/Reader.ts'
 import type { ActivityContext, ActivityHandler, PrepareContext } from '../kernel/registry.ts'
+import type { SendTransactionRow } from '../kernel/store/model.ts'
+import { createMetrics } from '../observability/metrics.ts'
 import { createHarness, type Harness, resultOf } from '../testing/harness.ts'
 import type { ChainSender } from './ChainSender.ts'
 import { recordSend } from './ethSend.ts'
+import { backlogOf, STALLED_SECONDS, watchSendBacklog } from './sendBacklog.ts'
 import { rpcFor } from './sendingState.ts'
 import { sendingWing } from './sendingWing.ts'
+import { startSendWorker } from './sendWorker.ts'
 
 const TOY = 'toy:1'
 const TOY_NODE = 'http://toy-node.test/'
@@ -138,6 +143,108 @@ describe('sendingWing', () => {
     const after = node.calls.length
     await new Promise((resolve) => setTimeout(resolve, 60))
     expect(node.calls.length).toBe(after)
+  })
+
+  it('shows a send no instance broadcasts: open on /readyz and in the metrics, a warning once it has waited two minutes, cleared once a worker broadcasts it', async () => {
+    const node = toyNode()
+    const metrics = createMetrics({ process: false })
+    const seen: string[] = []
+    const events: EventSink = {
+      emit(name, data) {
+        if (name.startsWith('send.')) seen.push(name)
+        metrics.emit(name, data)
+      },
+    }
+    const h = await createHarness({
+      fetch: node.fetch,
+      events,
+      plugins: [sendingWing({ rpc: { [TOY]: TOY_NODE }, sending: { worker: false }, senders: [toySender] })],
+      activities: { eth_send_transaction: toySend },
+    })
+    // Looks only when asked (`refresh`), apart from its first.
+    const watch = watchSendBacklog(h.service.runtime, { intervalMs: 3_600_000 })
+    const gauge = async (name: string, status: string) =>
+      new RegExp(`^${name}\\{chain="toy",status="${status}"\\} (\\d+)$`, 'm').exec(
+        await metrics.render(),
+      )?.[1]
+    try {
+      const submitted = await h.submit('eth_send_transaction', { caip2: TOY, payload: 'nobody sends me' })
+      const { sendTransactionStatusId } = resultOf('eth_send_transaction', submitted)
+      h.clock.advance(90_000)
+      await watch.refresh()
+      const { sends } = await h.service.readiness()
+      expect(sends).toEqual({
+        worker: false,
+        checkedAt: h.clock.now(),
+        open: expect.arrayContaining([
+          { chain: 'toy', status: 'PENDING', count: 1, oldestSeconds: 90 },
+          { chain: 'toy', status: 'BROADCASTED', count: 0, oldestSeconds: 0 },
+          { chain: 'eip155', status: 'PENDING', count: 0, oldestSeconds: 0 },
+        ]),
+      })
+      expect(await gauge('latchkey_sends_open', 'PENDING')).toBe('1')
+      expect(await gauge('latchkey_sends_oldest_open_seconds', 'PENDING')).toBe('90')
+      expect(seen).not.toContain('send.stalled')
+
+      // Two minutes: one warning, not one a look.
+      h.clock.advance((STALLED_SECONDS - 90) * 1000)
+      await watch.refresh()
+      await watch.refresh()
+      expect(seen.filter((name) => name === 'send.stalled')).toEqual(['send.stalled'])
+      expect(node.calls).toEqual([])
+
+      // A worker (another instance's, in production) takes it: broadcast, then mined on its second look.
+      const worker = startSendWorker(h.service.runtime)
+      try {
+        await worker.pass()
+        await worker.pass()
+      } finally {
+        await worker.stop()
+      }
+      expect(await h.query('get_send_transaction_status', { sendTransactionStatusId })).toEqual({
+        status: 200,
+        body: { txStatus: 'INCLUDED' },
+      })
+      await watch.refresh()
+      expect(seen.filter((name) => name === 'send.unstalled')).toHaveLength(1)
+      expect(await gauge('latchkey_sends_open', 'PENDING')).toBe('0')
+      expect(await gauge('latchkey_sends_oldest_open_seconds', 'PENDING')).toBe('0')
+      const text = await metrics.render()
+      expect(text).toContain('latchkey_sends_final_total{chain="toy",status="INCLUDED"} 1')
+      // Committed at 0 s, mined at 120 s of the fake clock.
+      expect(text).toContain('latchkey_send_final_seconds_bucket{le="60",chain="toy",status="INCLUDED"} 0')
+      expect(text).toContain('latchkey_send_final_seconds_bucket{le="120",chain="toy",status="INCLUDED"} 1')
+    } finally {
+      watch.stop()
+      await h.service.close()
+    }
+  })
+
+  it("counts a send of a family the service no longer sends on as chain 'other', never the row's own namespace", async () => {
+    const service = await createService({ rpc: { [TOY]: TOY_NODE }, sending: { worker: false } })
+    try {
+      const row = (caip2: string, status: SendTransactionRow['status'], createdAt: number) =>
+        ({ caip2, status, createdAt }) as SendTransactionRow
+      const open = backlogOf(
+        service.runtime,
+        [
+          row('toy:1', 'PENDING', 1_000),
+          row('toy:2', 'PENDING', 5_000),
+          row('eip155:1', 'BROADCASTED', 9_000),
+          row('eip155:1', 'INCLUDED', 0),
+        ],
+        10_000,
+      )
+      expect(open).toEqual([
+        { chain: 'eip155', status: 'PENDING', count: 0, oldestSeconds: 0 },
+        { chain: 'eip155', status: 'BROADCASTED', count: 1, oldestSeconds: 1 },
+        { chain: 'solana', status: 'PENDING', count: 0, oldestSeconds: 0 },
+        { chain: 'solana', status: 'BROADCASTED', count: 0, oldestSeconds: 0 },
+        { chain: 'other', status: 'PENDING', count: 2, oldestSeconds: 9 },
+      ])
+    } finally {
+      await service.close()
+    }
   })
 
   it('refuses a chain of a family it has no sender for at submit, naming the field, even with a node configured for it', async () => {

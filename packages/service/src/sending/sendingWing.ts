@@ -5,6 +5,7 @@ import { solSendTransaction } from './activities/solSendTransaction.ts'
 import { type ChainSender, NAMESPACE } from './ChainSender.ts'
 import { evmSender } from './evmSender.ts'
 import { SENDING_DEFAULTS, type SendingOptions, type SponsorshipOptions } from './SendingOptions.ts'
+import { sendBacklogOf } from './sendBacklog.ts'
 import { SENDING, type SendingState } from './sendingState.ts'
 import { sendQueries } from './sendQueries.ts'
 import { startSendWorker } from './sendWorker.ts'
@@ -36,7 +37,8 @@ export interface SendingWingOptions {
  * The sending wing: `eth_send_transaction`, `sol_send_transaction` and `eth_send_raw_transaction`,
  * the queries `get_send_transaction_status` and `get_nonces`, the sponsor accounts (sealed on
  * start), the send worker that broadcasts and tracks committed sends (when `sending.worker` and
- * some node is configured), and the sponsors' balances on the admin `/readyz`. It keeps its
+ * some node is configured), and on the admin `/readyz` the sponsors' balances and the open sends
+ * (when `start` watches them: `watchSponsorBalances`, `watchSendBacklog`). It keeps its
  * options in its own state (`runtime.stateOf(SENDING)`).
  */
 export function sendingWing(options: SendingWingOptions = {}): ServicePlugin<SendingState> {
@@ -74,7 +76,10 @@ export function sendingWing(options: SendingWingOptions = {}): ServicePlugin<Sen
       state.sending.worker && Object.keys(state.rpc).length > 0 ? startSendWorker(runtime).stop : undefined,
     readiness: (runtime) => {
       const sponsors = sponsorBalancesOf(runtime)?.latest()
-      return sponsors ? { sponsors } : undefined
+      const sends = sendBacklogOf(runtime)?.latest()
+      return sponsors || sends
+        ? { ...(sponsors ? { sponsors } : {}), ...(sends ? { sends } : {}) }
+        : undefined
     },
   }
 }

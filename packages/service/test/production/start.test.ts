@@ -129,6 +129,8 @@ describe('latchkey-service in production', { timeout: 300_000 }, () => {
         organizationId: ids.organizationId,
         authProxyConfigId: ids.authProxyConfigId,
         trustedSignerPublicKey: ids.trustedSignerPublicKey,
+        // No [rpc] node: nothing to broadcast.
+        sendWorker: false,
       })
       const target = { baseUrl: service.info.listening as string }
       const client = new RootClient({

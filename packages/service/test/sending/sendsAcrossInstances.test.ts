@@ -4,9 +4,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
 import type { CreateServiceOptions } from '../../src/assembly/createService.ts'
+import { createMetrics } from '../../src/observability/metrics.ts'
+import { STALLED_SECONDS, watchSendBacklog } from '../../src/sending/sendBacklog.ts'
 import { sponsorAddress } from '../../src/sending/sponsors.ts'
 import { ETHEREUM_ACCOUNT, resultOf } from '../../src/testing/harness.ts'
-import { twoInstances as twoOnPostgres } from '../support/twoInstances.ts'
+import { deploymentOn, twoInstances as twoOnPostgres } from '../support/twoInstances.ts'
 import { type Chain, erc20Call, startChain, waitForSend } from './sendSupport.ts'
 
 const CAIP2 = 'eip155:31337'
@@ -117,7 +119,10 @@ describe('sends across two instances on PostgreSQL', { timeout: 120_000 }, () =>
     const gasLimit = 200_000n
     const maxFeePerGas = 2_000_000_000n
     const perSend = gasLimit * maxFeePerGas
+    // Both instances report to one registry, as a dashboard sums them.
+    const metrics = createMetrics({ process: false })
     const [a, b] = await twoInstances('wei_caps', {
+      events: metrics,
       sponsorship: {
         delegates: { [CAIP2]: chain.delegate },
         caps: { perOrganizationPerMonthWei: String(3n * perSend + perSend / 2n) },
@@ -160,6 +165,77 @@ describe('sends across two instances on PostgreSQL', { timeout: 120_000 }, () =>
     )
     expect(wei.reduce((sum, row) => sum + BigInt(row.gas), 0n)).toBe(3n * perSend)
     expect(await a!.service.store.all('sendTransactions')).toHaveLength(3)
+    // Each refusal counted once, though concurrent transactions run again after a conflict.
+    expect(await metrics.render()).toContain(
+      `latchkey_send_cap_refusals_total{type="eth_send_transaction"} ${refused.length}`,
+    )
     for (const h of instances) await h.service.close()
+  })
+
+  it('a send made while no instance runs the worker shows on every instance: open, then stalled after two minutes, then broadcast by an instance that runs one', async () => {
+    const deployment = deploymentOn(cluster, 'no_worker', {
+      rpc: { [CAIP2]: chain.url },
+      sending: { pollIntervalMs: 20, worker: false },
+    })
+    const a = await deployment.open()
+    const seen: string[] = []
+    const metrics = createMetrics({ process: false })
+    const b = await deployment.open({
+      events: {
+        emit(name, data) {
+          if (name.startsWith('send.')) seen.push(name)
+          metrics.emit(name, data)
+        },
+      },
+    })
+    // B watches; A signs. Neither broadcasts.
+    const watch = watchSendBacklog(b.service.runtime, { intervalMs: 3_600_000 })
+    let c: typeof a | undefined
+    try {
+      const { addresses } = resultOf(
+        'create_wallet',
+        await a.submit('create_wallet', { walletName: 'waiting', accounts: [ETHEREUM_ACCOUNT] }),
+      )
+      await chain.fund(addresses[0] as string, 10n ** 18n)
+      a.clock.set(Date.now())
+      const reply = await a.submit('eth_send_transaction', {
+        from: addresses[0],
+        caip2: CAIP2,
+        calls: [{ to: DEAD, value: '1' }],
+      })
+      const { sendTransactionStatusId } = resultOf('eth_send_transaction', reply)
+      a.clock.advance(1_000)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      await watch.refresh()
+      expect(watch.latest()).toMatchObject({ worker: false })
+      expect(watch.latest().open).toContainEqual({
+        chain: 'eip155',
+        status: 'PENDING',
+        count: 1,
+        oldestSeconds: 1,
+      })
+      expect((await b.service.readiness()).sends).toEqual(watch.latest())
+      expect((await a.query('get_send_transaction_status', { sendTransactionStatusId })).body.txStatus).toBe(
+        'PENDING',
+      )
+      a.clock.advance(STALLED_SECONDS * 1000)
+      await watch.refresh()
+      expect(seen).toContain('send.stalled')
+      expect(await metrics.render()).toContain(
+        `latchkey_sends_oldest_open_seconds{chain="eip155",status="PENDING"} ${STALLED_SECONDS + 1}`,
+      )
+
+      // An instance that runs the worker takes it from the shared database (on the real clock again:
+      // the node's blocks are stamped with it).
+      a.clock.set(Date.now())
+      c = await deployment.open({ sending: { pollIntervalMs: 20, worker: true } })
+      expect((await waitForSend(b, sendTransactionStatusId, { timeoutMs: 30_000 })).txStatus).toBe('INCLUDED')
+      await watch.refresh()
+      expect(seen).toContain('send.unstalled')
+      expect(watch.latest().open.filter((entry) => entry.count > 0)).toEqual([])
+    } finally {
+      watch.stop()
+      for (const h of [a, b, c]) await h?.service.close()
+    }
   })
 })

@@ -104,6 +104,19 @@ export interface ServiceEventMap {
   /** A stuck send was re-signed with higher fees (same nonce). */
   'send.replaced': { chain: 'eip155'; replacement: number }
   /**
+   * The open sends of one chain family in one status at a look of `start`'s backlog watch
+   * (sending/sendBacklog.ts); `oldestSeconds` since the oldest was signed, 0 with none.
+   */
+  'send.backlog': { chain: string; status: 'PENDING' | 'BROADCASTED'; count: number; oldestSeconds: number }
+  /**
+   * A send has waited `STALLED_SECONDS` or more to be broadcast, where none had at the look before:
+   * no instance broadcasts it (every one runs without the worker, or none reaches the node).
+   * `workerHere`: whether this instance runs the worker.
+   */
+  'send.stalled': { chains: string[]; count: number; oldestSeconds: number; workerHere: boolean }
+  /** No send waits `STALLED_SECONDS` to be broadcast any more (after `send.stalled`). */
+  'send.unstalled': Record<string, never>
+  /**
    * A sponsor account's balance was read (the sending wing's background watch); the metrics keep the
    * last one per sponsor and chain. `owner` is `default` or an organization id the operator
    * configured a sponsor for: bounded by the configuration, like `caip2`.
