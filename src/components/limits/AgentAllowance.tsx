@@ -269,7 +269,7 @@ function AgentRow({
   const reached = limit.remaining === '0'
   return (
     <li data-lk-agent={limit.spendingLimitId}>
-      <span className="lk-grow lk-stack" data-gap="sm" style={{ flexBasis: '12rem', minInlineSize: 0 }}>
+      <span className="lk-grow lk-stack" data-gap="sm" data-basis="text">
         <span className="lk-row" data-wrap="">
           <span className="lk-strong">{limit.spendingLimitName}</span>
           {reached ? (

@@ -307,7 +307,7 @@ function LimitRow({
   const { scope } = limit
   return (
     <>
-      <span className="lk-grow lk-stack" data-gap="sm" style={{ flexBasis: '12rem', minInlineSize: 0 }}>
+      <span className="lk-grow lk-stack" data-gap="sm" data-basis="text">
         <span className="lk-row" data-wrap="">
           <span className="lk-strong">{nameOnScreen(limit.spendingLimitName)}</span>
           {limit.remaining === '0' ? (

@@ -48,10 +48,6 @@ const AMOUNT_REFUSALS: Record<AmountProblem, Keys> = {
   ambiguous: 'secRuleAmountAmbiguous',
 }
 
-/** A factor's name and state: 12rem of its row before the row's button wraps below it, so no
- * language squeezes the name beside the button at 320 px. */
-const factorText = { flexBasis: '12rem', minInlineSize: 0 }
-
 // The enrolment step (QR code, `otpauth://` link, first code) and its QR encoder load only when
 // the user adds an authenticator app.
 const loadEnrolment = () => import('./TotpEnrolment.tsx')
@@ -203,7 +199,7 @@ export function SecurityPanel({ onChange, className, ...look }: SecuritySettings
           <ul className="lk-list" aria-label={ui.t('secFactors')}>
             <li data-lk-factor="passkeys">
               <PasskeyIcon size={18} />
-              <span className="lk-grow lk-stack" data-gap="sm" style={factorText}>
+              <span className="lk-grow lk-stack" data-gap="sm" data-basis="text">
                 <span className="lk-strong">{ui.t('secPasskeys')}</span>
                 <span className="lk-subtle">
                   {passkeys.length > 0
@@ -232,7 +228,7 @@ export function SecurityPanel({ onChange, className, ...look }: SecuritySettings
                 show here, one row each, between the authenticator apps and the recovery codes. */}
             <li data-lk-factor="recovery">
               <LockIcon size={18} />
-              <span className="lk-grow lk-stack" data-gap="sm" style={factorText}>
+              <span className="lk-grow lk-stack" data-gap="sm" data-basis="text">
                 <span className="lk-strong">{ui.t('secRecovery')}</span>
                 <span className="lk-subtle">
                   {codesLeft > 0
@@ -353,7 +349,7 @@ function TotpRow({
   return (
     <li data-lk-factor={factor.factorId}>
       <LockIcon size={18} />
-      <span className="lk-grow lk-stack" data-gap="sm" style={factorText}>
+      <span className="lk-grow lk-stack" data-gap="sm" data-basis="text">
         <span className="lk-row" data-wrap="">
           <span className="lk-strong">{ui.t('secTotp')}</span>
           {factor.confirmed ? null : (

@@ -265,7 +265,7 @@ function Sessions({ ui }: { ui: Ui<Keys> }) {
             return (
               <li key={s.id}>
                 {/* Wide enough for the address; on narrow screens the buttons wrap below it. */}
-                <span className="lk-grow" style={{ flexBasis: '12rem' }}>
+                <span className="lk-grow" data-basis="text">
                   <span className="lk-mono">{name}</span>{' '}
                   {s.id === activeId ? (
                     <span className="lk-badge" data-tone="accent">
