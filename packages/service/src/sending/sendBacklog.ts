@@ -3,6 +3,7 @@
 // and how long the oldest has waited. A send that waits minutes to be broadcast means no instance
 // broadcasts it: every instance runs with `[sending] worker = false`, or the workers cannot reach
 // the node. Neither can be seen from one instance's configuration, so it is read from the sends.
+import { lookEvery } from '../kernel/base/async.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { SendTransactionRow } from '../kernel/store/model.ts'
 import { namespaceOf } from './ChainSender.ts'
@@ -129,31 +130,15 @@ export function watchSendBacklog(runtime: Runtime, options: { intervalMs?: numbe
     else if (waiting.length === 0 && stalled) runtime.emit('send.unstalled', {})
     stalled = waiting.length > 0
   }
-  let running: Promise<void> | undefined
-  let timer: ReturnType<typeof setTimeout> | undefined
-  let stopped = false
-  const refresh = () =>
-    (running ??= look().finally(() => {
-      running = undefined
-    }))
-  const loop = () => {
-    if (stopped) return
-    void refresh().then(() => {
-      if (stopped) return
-      timer = setTimeout(loop, intervalMs)
-      ;(timer as { unref?: () => void }).unref?.()
-    })
-  }
+  const looks = lookEvery(intervalMs, look)
   const watch: SendBacklogWatch = {
     latest: () => ({ ...report, open: report.open.map((entry) => ({ ...entry })) }),
-    refresh,
+    refresh: looks.refresh,
     stop() {
-      stopped = true
-      clearTimeout(timer)
+      looks.stop()
       if (WATCHES.get(runtime) === watch) WATCHES.delete(runtime)
     },
   }
   WATCHES.set(runtime, watch)
-  loop()
   return watch
 }

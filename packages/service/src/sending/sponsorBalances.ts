@@ -2,6 +2,7 @@
 // look (the sending wing's `readiness`), and each balance read is reported as a `sponsor.balance`
 // event that the metrics keep, so a probe or a scrape never costs an RPC call.
 import { recordAppEvent } from '../kernel/appEvents.ts'
+import { lookEvery } from '../kernel/base/async.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { Transaction } from '../kernel/store/Store.ts'
 import { SENDING } from './sendingState.ts'
@@ -162,30 +163,17 @@ export function watchSponsorBalances(runtime: Runtime, options: SponsorBalanceOp
       // Unreachable or an answer that is not a balance: the last look stands (checkedAt says how old).
     }
   }
-  let running: Promise<void> | undefined
-  let timer: ReturnType<typeof setTimeout> | undefined
-  let stopped = false
-  const refresh = () =>
-    (running ??= Promise.all(entries.map(lookOne)).then(() => {
-      running = undefined
-    }))
-  const loop = () => {
-    if (stopped) return
-    void refresh().then(() => {
-      if (stopped) return
-      timer = setTimeout(loop, intervalMs)
-      ;(timer as { unref?: () => void }).unref?.()
-    })
-  }
+  const looks =
+    entries.length > 0
+      ? lookEvery(intervalMs, async () => {
+          await Promise.all(entries.map(lookOne))
+        })
+      : undefined
   const watch: SponsorBalanceWatch = {
     latest: () => entries.map((entry) => ({ ...entry })),
-    refresh,
-    stop() {
-      stopped = true
-      clearTimeout(timer)
-    },
+    refresh: () => looks?.refresh() ?? Promise.resolve(),
+    stop: () => looks?.stop(),
   }
   WATCHES.set(runtime, watch)
-  if (entries.length > 0) loop()
   return watch
 }

@@ -20,3 +20,44 @@ export function nextTurn(fn: () => void): void {
   if (typeof globalThis.setImmediate === 'function') globalThis.setImmediate(fn)
   else setTimeout(fn, 0)
 }
+
+/** A look taken now and then every `intervalMs` in the background (`lookEvery`). */
+export interface RepeatedLook {
+  /** Looks now; a call while a look is under way waits for that one instead of starting another. */
+  refresh(): Promise<void>
+  /** No look after the one under way (its timer does not keep the process alive either way). */
+  stop(): void
+}
+
+/**
+ * Runs `look` now, then `intervalMs` after each look ends, one at a time, until stopped: a
+ * background watch's loop (the sponsors' balances, the open sends). `look` handles its own
+ * failures: one that rejects still schedules the next.
+ */
+export function lookEvery(intervalMs: number, look: () => Promise<void>): RepeatedLook {
+  let running: Promise<void> | undefined
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let stopped = false
+  const refresh = () =>
+    (running ??= look()
+      .catch(() => undefined)
+      .finally(() => {
+        running = undefined
+      }))
+  const loop = () => {
+    if (stopped) return
+    void refresh().then(() => {
+      if (stopped) return
+      timer = setTimeout(loop, intervalMs)
+      ;(timer as { unref?: () => void }).unref?.()
+    })
+  }
+  loop()
+  return {
+    refresh,
+    stop() {
+      stopped = true
+      clearTimeout(timer)
+    },
+  }
+}
