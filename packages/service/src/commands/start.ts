@@ -162,6 +162,9 @@ export async function run(argv: string[]): Promise<void> {
     ...(sponsors.length > 0 ? { sponsors } : {}),
     sendWorker,
   }
+  const workerLine = sendWorker
+    ? 'on'
+    : `off (${config.sending.worker ? 'no [rpc] node' : '[sending] worker = false: another instance must run it'})`
   if (values.json) process.stdout.write(`${JSON.stringify(info)}\n`)
   else
     process.stdout.write(
@@ -178,7 +181,7 @@ export async function run(argv: string[]): Promise<void> {
           ({ owner, family, address }) =>
             `  sponsor ${`${owner} ${family === 'eip155' ? 'EVM' : 'Solana'}`.padEnd(15)} ${address} (fund it)`,
         ),
-        `  send worker             ${sendWorker ? 'on' : config.sending.worker ? 'off (no [rpc] node)' : 'off ([sending] worker = false: another instance must run it)'}`,
+        `  send worker             ${workerLine}`,
         ...(server.adminUrl ? [`  metrics and probes      ${server.adminUrl}/metrics`] : []),
         `  trusted proxies         ${trustedProxies.length > 0 ? `${trustedProxies.join(', ')} (client address from ${forwardedHeader})` : 'none (X-Forwarded-* and Forwarded are ignored)'}`,
         '',

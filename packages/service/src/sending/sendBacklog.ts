@@ -50,7 +50,10 @@ export function sendBacklogOf(runtime: Runtime): SendBacklogWatch | undefined {
   return WATCHES.get(runtime)
 }
 
-/** Whether this instance broadcasts sends: the same test as the wing's `start`. */
+/**
+ * Whether this instance broadcasts sends: `[sending] worker` and some node configured (the wing's
+ * `start` runs the worker then).
+ */
 export function runsSendWorker(runtime: Runtime): boolean {
   const { sending, rpc } = runtime.stateOf(SENDING)
   return sending.worker && Object.keys(rpc).length > 0

@@ -5,7 +5,7 @@ import { solSendTransaction } from './activities/solSendTransaction.ts'
 import { type ChainSender, NAMESPACE } from './ChainSender.ts'
 import { evmSender } from './evmSender.ts'
 import { SENDING_DEFAULTS, type SendingOptions, type SponsorshipOptions } from './SendingOptions.ts'
-import { sendBacklogOf } from './sendBacklog.ts'
+import { runsSendWorker, sendBacklogOf } from './sendBacklog.ts'
 import { SENDING, type SendingState } from './sendingState.ts'
 import { sendQueries } from './sendQueries.ts'
 import { startSendWorker } from './sendWorker.ts'
@@ -72,8 +72,7 @@ export function sendingWing(options: SendingWingOptions = {}): ServicePlugin<Sen
       },
     },
     // Sends need a node: without any, there is nothing to broadcast or track.
-    start: (runtime) =>
-      state.sending.worker && Object.keys(state.rpc).length > 0 ? startSendWorker(runtime).stop : undefined,
+    start: (runtime) => (runsSendWorker(runtime) ? startSendWorker(runtime).stop : undefined),
     readiness: (runtime) => {
       const sponsors = sponsorBalancesOf(runtime)?.latest()
       const sends = sendBacklogOf(runtime)?.latest()

@@ -42,6 +42,9 @@ data_dir = "${join(dir, 'data')}"
 [master_key]
 key_file = "master.key"
 
+[observability]
+admin_port = 0
+
 [proxy]
 allowed_origins = ["${APP}"]
 app_name = "Example"
@@ -160,6 +163,18 @@ describe('latchkey-service in production', { timeout: 300_000 }, () => {
         const reply = await fetch(`${target.baseUrl}${path}`)
         expect(reply.status, path).toBe(404)
       }
+      // The admin listener's /readyz tells the operator about sends; the public one does not.
+      const admin = service.info.adminUrl as string
+      const ready = (await (await fetch(`${admin}/readyz`)).json()) as { sends: unknown }
+      expect(ready.sends).toEqual({
+        worker: false,
+        checkedAt: expect.any(Number),
+        open: expect.arrayContaining([{ chain: 'eip155', status: 'PENDING', count: 0, oldestSeconds: 0 }]),
+      })
+      expect(await (await fetch(`${target.baseUrl}/readyz`)).json()).not.toHaveProperty('sends')
+      expect(await (await fetch(`${admin}/metrics`)).text()).toContain(
+        'latchkey_sends_open{chain="eip155",status="PENDING"} 0',
+      )
       const signer = await fetch(`${target.baseUrl}/public/v1/signer`)
       expect(signer.headers.get('x-content-type-options')).toBe('nosniff')
       expect(signer.headers.get('content-security-policy')).toContain("frame-ancestors 'none'")
