@@ -20,7 +20,7 @@ export const sendingSection = z
       .boolean({ error: 'must be true or false' })
       .default(SENDING_DEFAULTS.worker)
       .describe(
-        'Run the broadcast worker in this instance. Every instance may run one: a send is claimed for a lease (3 × `rpc_timeout_ms`) by one instance at a time. `false` on instances that should only serve requests.',
+        "Run the broadcast worker in this instance. Every instance may run one: a send is claimed for a lease (3 × `rpc_timeout_ms`) by one instance at a time. `false` on instances that should only serve requests; at least one instance must run it (a send nobody broadcasts shows on every instance's admin `/readyz` and metrics, and is logged after 2 minutes: docs/operations.md).",
       ),
     poll_interval_ms: whole(50, 60_000, 'milliseconds')
       .default(SENDING_DEFAULTS.pollIntervalMs)
