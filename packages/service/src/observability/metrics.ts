@@ -193,7 +193,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   })
   const sendsFinal = new Counter({
     name: 'latchkey_sends_final_total',
-    help: 'Sends that reached a final status (INCLUDED, FAILED, CANCELLED)',
+    help: 'Sends that reached a final status (INCLUDED or FAILED), counted once across instances',
     labelNames: ['chain', 'status'] as const,
     registers,
   })

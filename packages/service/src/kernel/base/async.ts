@@ -31,8 +31,8 @@ export interface RepeatedLook {
 
 /**
  * Runs `look` now, then `intervalMs` after each look ends, one at a time, until stopped: a
- * background watch's loop (the sponsors' balances, the open sends). `look` handles its own
- * failures: one that rejects still schedules the next.
+ * background watch's loop (the sponsors' balances, the open sends). A look that rejects is
+ * dropped (the watch keeps what its last good look found), and the next one is still scheduled.
  */
 export function lookEvery(intervalMs: number, look: () => Promise<void>): RepeatedLook {
   let running: Promise<void> | undefined
