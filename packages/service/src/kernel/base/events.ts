@@ -91,9 +91,18 @@ export interface ServiceEventMap {
   // ---- sending (sending/*) ----
   // `chain` is the CAIP-2 namespace of a chain family the service sends on (`eip155`, `solana`, or
   // one a `sendingWing({ senders })` added): bounded by the configuration.
-  /** A send was signed and committed with its broadcast job. */
+  /**
+   * A send was signed and recorded with its broadcast job, inside its activity's transaction: it
+   * fires again when that transaction is run again (a conflict, a group rolled back), and for a
+   * send whose transaction then rolls back. To count sends, count `activity.recorded` (once each,
+   * after its commit), as the metrics do.
+   */
   'send.signed': { chain: string; sponsored: boolean; calls: number }
-  /** A sponsored send was refused by a gas cap before signing. */
+  /**
+   * A sponsored send was refused by a gas cap before signing, inside its activity's transaction (it
+   * may fire once for each run of it, as `send.signed`); the metrics count `activity.recorded`'s
+   * `GAS_CAP_EXCEEDED` instead.
+   */
   'send.capExceeded': { cap: string }
   /** A node accepted a broadcast. */
   'send.broadcast': { chain: string; attempt: number }
