@@ -120,9 +120,12 @@ export function watchSendBacklog(runtime: Runtime, options: { intervalMs?: numbe
     report = { worker, open, checkedAt: now }
     for (const { chain, status, count, oldestSeconds } of open)
       runtime.emit('send.backlog', { chain, status, count, oldestSeconds })
-    const waiting = open.filter(
-      (entry) => entry.status === 'PENDING' && entry.oldestSeconds >= STALLED_SECONDS,
-    )
+    // The PENDING sends that have waited STALLED_SECONDS or more, by family as counted above.
+    const waiting = backlogOf(
+      runtime,
+      rows.filter((row) => row.status === 'PENDING' && now - row.createdAt >= STALLED_SECONDS * 1000),
+      now,
+    ).filter((entry) => entry.count > 0)
     if (waiting.length > 0 && !stalled)
       runtime.emit('send.stalled', {
         chains: waiting.map((entry) => entry.chain),

@@ -149,9 +149,11 @@ describe('sendingWing', () => {
     const node = toyNode()
     const metrics = createMetrics({ process: false })
     const seen: string[] = []
+    const stalls: unknown[] = []
     const events: EventSink = {
       emit(name, data) {
         if (name.startsWith('send.')) seen.push(name)
+        if (name === 'send.stalled') stalls.push(data)
         metrics.emit(name, data)
       },
     }
@@ -186,11 +188,17 @@ describe('sendingWing', () => {
       expect(await gauge('latchkey_sends_oldest_open_seconds', 'PENDING')).toBe('90')
       expect(seen).not.toContain('send.stalled')
 
-      // Two minutes: one warning, not one a look.
+      // A second send, 90 s after the first.
+      await h.submit('eth_send_transaction', { caip2: TOY, payload: 'nor me' })
+
+      // Two minutes: one warning, not one a look, counting only the send that has waited that long.
       h.clock.advance((STALLED_SECONDS - 90) * 1000)
       await watch.refresh()
       await watch.refresh()
-      expect(seen.filter((name) => name === 'send.stalled')).toEqual(['send.stalled'])
+      expect(stalls).toEqual([
+        { chains: ['toy'], count: 1, oldestSeconds: STALLED_SECONDS, workerHere: false },
+      ])
+      expect(await gauge('latchkey_sends_open', 'PENDING')).toBe('2')
       expect(node.calls).toEqual([])
 
       // A worker (another instance's, in production) takes it: broadcast, then mined on its second look.
@@ -210,10 +218,12 @@ describe('sendingWing', () => {
       expect(await gauge('latchkey_sends_open', 'PENDING')).toBe('0')
       expect(await gauge('latchkey_sends_oldest_open_seconds', 'PENDING')).toBe('0')
       const text = await metrics.render()
-      expect(text).toContain('latchkey_sends_final_total{chain="toy",status="INCLUDED"} 1')
-      // Committed at 0 s, mined at 120 s of the fake clock.
-      expect(text).toContain('latchkey_send_final_seconds_bucket{le="60",chain="toy",status="INCLUDED"} 0')
-      expect(text).toContain('latchkey_send_final_seconds_bucket{le="120",chain="toy",status="INCLUDED"} 1')
+      expect(text).toContain('latchkey_sends_final_total{chain="toy",status="INCLUDED"} 2')
+      // Committed at 0 s and 90 s, both mined at 120 s of the fake clock.
+      expect(text).toContain('latchkey_send_final_seconds_bucket{le="15",chain="toy",status="INCLUDED"} 0')
+      expect(text).toContain('latchkey_send_final_seconds_bucket{le="30",chain="toy",status="INCLUDED"} 1')
+      expect(text).toContain('latchkey_send_final_seconds_bucket{le="60",chain="toy",status="INCLUDED"} 1')
+      expect(text).toContain('latchkey_send_final_seconds_bucket{le="120",chain="toy",status="INCLUDED"} 2')
     } finally {
       watch.stop()
       await h.service.close()

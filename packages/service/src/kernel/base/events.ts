@@ -120,7 +120,7 @@ export interface ServiceEventMap {
   /**
    * A send has waited `STALLED_SECONDS` or more to be broadcast, where none had at the look before:
    * no instance broadcasts it (every one runs without the worker, or none reaches the node).
-   * `workerHere`: whether this instance runs the worker.
+   * `count`: the sends that have waited that long; `workerHere`: whether this instance runs the worker.
    */
   'send.stalled': { chains: string[]; count: number; oldestSeconds: number; workerHere: boolean }
   /** No send waits `STALLED_SECONDS` to be broadcast any more (after `send.stalled`). */
