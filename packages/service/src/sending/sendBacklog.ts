@@ -7,11 +7,7 @@ import { lookEvery } from '../kernel/base/async.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { SendTransactionRow } from '../kernel/store/model.ts'
 import { namespaceOf } from './ChainSender.ts'
-import { SENDING } from './sendingState.ts'
-
-/** The statuses of a send still open, in the order a send goes through them. */
-export const OPEN_STATUSES = ['PENDING', 'BROADCASTED'] as const
-export type OpenStatus = (typeof OPEN_STATUSES)[number]
+import { OPEN_STATUSES, type OpenStatus, SENDING } from './sendingState.ts'
 
 /** How long the oldest PENDING send may wait to be broadcast before the watch reports it (seconds). */
 export const STALLED_SECONDS = 120

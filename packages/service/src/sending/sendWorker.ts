@@ -4,14 +4,11 @@ import { releaseSpend, settleSpend, spendLockOf } from '../kernel/spending.ts'
 import type { SendTransactionRow } from '../kernel/store/model.ts'
 import type { Transaction } from '../kernel/store/Transaction.ts'
 import { namespaceOf, type SendContext } from './ChainSender.ts'
-import { rpcFor, SENDING, senderOf } from './sendingState.ts'
+import { OPEN_STATUSES, rpcFor, SENDING, senderOf } from './sendingState.ts'
 import { RpcUnreachableError, type SendRpc } from './sendRpc.ts'
 
 /** Sends one pass acts on at once. */
 const CONCURRENCY = 16
-
-/** The statuses the worker still acts on. */
-const OPEN = ['PENDING', 'BROADCASTED'] as const
 
 export interface SendWorker {
   /** Stops after the pass under way (no send is left half-updated). */
@@ -35,7 +32,7 @@ export function startSendWorker(runtime: Runtime): SendWorker {
   let timer: ReturnType<typeof setTimeout> | undefined
 
   const pass = async () => {
-    for (const status of OPEN) {
+    for (const status of OPEN_STATUSES) {
       let rows: SendTransactionRow[]
       try {
         rows = await runtime.store.findBy('sendTransactions', 'status', status)
@@ -122,7 +119,7 @@ async function update(
     async (tx) => {
       const current = await tx.get('sendTransactions', row.id)
       if (!current) return false
-      if (options.whileOpen && !(OPEN as readonly string[]).includes(current.status)) return false
+      if (options.whileOpen && !(OPEN_STATUSES as readonly string[]).includes(current.status)) return false
       await options.also?.(tx, current)
       const next = { ...current, ...changes, updatedAt: runtime.now() }
       await tx.put('sendTransactions', next)

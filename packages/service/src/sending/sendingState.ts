@@ -16,6 +16,14 @@ export interface SendingState {
   senders: ReadonlyMap<string, ChainSender>
 }
 
+/**
+ * The statuses of a send still open (signed and committed, not yet final), in the order a send
+ * goes through them: what the worker acts on, what holds an account's nonces in flight, and what
+ * the backlog watch counts.
+ */
+export const OPEN_STATUSES = ['PENDING', 'BROADCASTED'] as const
+export type OpenStatus = (typeof OPEN_STATUSES)[number]
+
 /** The sending wing's state: its options and senders, read by its handlers and its worker. */
 export const SENDING = new PluginStateKey<SendingState>('sending')
 
