@@ -56,10 +56,10 @@ export function runsSendWorker(runtime: Runtime): boolean {
 }
 
 /**
- * The open sends by chain family and status at `now`. Every family the service sends on and every
- * configured chain's family appears with both statuses (a count of 0 too), so a gauge falls back to
- * 0 once its sends are done; a send of a family the service no longer has a sender for counts as
- * `other` (a label never takes a value from a row).
+ * The open sends by chain family and status at `now`. Every family the service has a sender for
+ * appears with both statuses (a count of 0 too), so a gauge falls back to 0 once its sends are
+ * done; a send of a family the service no longer has a sender for counts as `other` (a label never
+ * takes a value from a row).
  */
 export function backlogOf(runtime: Runtime, rows: readonly SendTransactionRow[], now: number): SendBacklog[] {
   const { senders } = runtime.stateOf(SENDING)
@@ -80,7 +80,7 @@ export function backlogOf(runtime: Runtime, rows: readonly SendTransactionRow[],
       oldestSeconds: 0,
     }
     entry.count++
-    entry.oldestSeconds = Math.max(entry.oldestSeconds, Math.max(0, Math.floor((now - row.createdAt) / 1000)))
+    entry.oldestSeconds = Math.max(entry.oldestSeconds, Math.floor((now - row.createdAt) / 1000))
     byKey.set(key(chain, row.status), entry)
   }
   return [...byKey.values()]

@@ -76,9 +76,7 @@ export function sendingWing(options: SendingWingOptions = {}): ServicePlugin<Sen
     readiness: (runtime) => {
       const sponsors = sponsorBalancesOf(runtime)?.latest()
       const sends = sendBacklogOf(runtime)?.latest()
-      return sponsors || sends
-        ? { ...(sponsors ? { sponsors } : {}), ...(sends ? { sends } : {}) }
-        : undefined
+      return { ...(sponsors && { sponsors }), ...(sends && { sends }) }
     },
   }
 }
