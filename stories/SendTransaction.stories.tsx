@@ -1,5 +1,5 @@
 import type { Meta, StoryObj } from '@storybook/react-vite'
-import { userEvent, within } from 'storybook/test'
+import { expect, userEvent, waitFor, within } from 'storybook/test'
 import { decodeFunctionData, encodeFunctionData, erc20Abi } from 'viem'
 import { SendTransaction } from '../src/components/index.ts'
 import { liveDecorators } from './support/live.tsx'
@@ -44,10 +44,16 @@ type Story = StoryObj<typeof meta>
 
 const body = (el: HTMLElement) => within(el.ownerDocument.body)
 
-const confirm = async (canvasElement: HTMLElement) => {
+/**
+ * Confirms once it can be: the calls decode before the wallet's accounts load, and Confirm stays
+ * disabled until the sender is known, so a click before that does nothing.
+ */
+const confirm = async (canvasElement: HTMLElement, name = 'Confirm') => {
   const s = body(canvasElement)
   await s.findByText(/^approve\(/)
-  await userEvent.click(s.getByRole('button', { name: 'Confirm' }))
+  const button = s.getByRole('button', { name })
+  await waitFor(() => expect(button).toBeEnabled())
+  await userEvent.click(button)
   return s
 }
 
@@ -115,9 +121,7 @@ export const Pending: Story = {
 export const Included: Story = {
   globals: { locale: 'es' },
   play: async ({ canvasElement }) => {
-    const s = body(canvasElement)
-    await s.findByText(/^approve\(/)
-    await userEvent.click(s.getByRole('button', { name: 'Confirmar' }))
+    const s = await confirm(canvasElement, 'Confirmar')
     await s.findByRole('heading', { name: 'Transacción confirmada' })
   },
 }
@@ -137,9 +141,7 @@ export const Failed: Story = {
     },
   },
   play: async ({ canvasElement }) => {
-    const s = body(canvasElement)
-    await s.findByText(/^approve\(/)
-    await userEvent.click(s.getByRole('button', { name: 'تأكيد' }))
+    const s = await confirm(canvasElement, 'تأكيد')
     await s.findByRole('heading', { name: 'فشلت المعاملة' })
   },
 }
