@@ -101,6 +101,25 @@ export const Sending: Story = {
   },
 }
 
+/** Broadcast and still not in a block a minute later (here after 1 s): the status says so. */
+export const TakingLonger: Story = {
+  args: { slowAfterMs: 1_000 },
+  parameters: {
+    live: {
+      signedIn: true,
+      wallets: [{ walletName: 'Everyday', chains: ['ethereum'] }],
+      send: { statuses: [{ txStatus: 'BROADCASTED', eth: { txHash: HASH } }] },
+    },
+  },
+  play: async ({ canvasElement }) => {
+    const s = await confirm(canvasElement)
+    await s.findByRole('heading', { name: 'Transaction sent' })
+    await s.findByText(
+      'Taking longer than usual. It is still on its way, and this window will show how it ends.',
+    )
+  },
+}
+
 /** Broadcast, not yet in a block. */
 export const Pending: Story = {
   args: { sponsor: true },

@@ -134,9 +134,43 @@ describe('<SendTransaction/>', () => {
     expect(send.reads.get(send.sends[0]?.sendTransactionStatusId as string)).toBe(reads)
   })
 
+  it('a send that waits longer than usual says so, in the status a screen reader hears, until it is final', async () => {
+    const user = userEvent.setup()
+    const { client, send, from } = await setUp([{ txStatus: 'BROADCASTED', eth: { txHash: HASH } }])
+    render(
+      <LatchkeyProvider client={client}>
+        <SendTransaction
+          open
+          onOpenChange={() => {}}
+          calls={[{ to: SPENDER, value: 1n }]}
+          caip2="eip155:31337"
+          pollingIntervalMs={20}
+          slowAfterMs={300}
+        />
+      </LatchkeyProvider>,
+    )
+    await screen.findByText(from)
+    await user.click(screen.getByRole('button', { name: 'Confirm' }))
+    expect(await screen.findByRole('heading', { name: 'Transaction sent' })).toBeTruthy()
+    const status = screen.getByRole('status')
+    expect(status.textContent).toBe('Waiting for the network to include it…')
+    await waitFor(() =>
+      expect(status.textContent).toBe(
+        'Taking longer than usual. It is still on its way, and this window will show how it ends.',
+      ),
+    )
+    expect(await axeViolations()).toEqual([])
+    // Included at last: the outcome replaces it.
+    send.statuses.set(send.sends[0]!.sendTransactionStatusId, [
+      { txStatus: 'INCLUDED', eth: { txHash: HASH } },
+    ])
+    expect(await screen.findByRole('heading', { name: 'Transaction confirmed' })).toBeTruthy()
+    expect(screen.getByRole('status').textContent).toBe('Transaction confirmed')
+  })
+
   it('shows a failed send with its reason, and Cancel closes the review', async () => {
     const user = userEvent.setup()
-    const { client } = await setUp([
+    const { client, from } = await setUp([
       { txStatus: 'FAILED', eth: { txHash: HASH }, error: { message: 'ERC20InsufficientBalance' } },
     ])
     const changes: boolean[] = []
@@ -158,7 +192,9 @@ describe('<SendTransaction/>', () => {
         <SendTransaction open onOpenChange={() => {}} calls={[{ to: SPENDER }]} caip2="eip155:1" />
       </LatchkeyProvider>,
     )
-    await user.click(await screen.findByRole('button', { name: 'Confirm' }))
+    // Confirm sends once the account it pays from is known (it is disabled until then).
+    await screen.findByText(from)
+    await user.click(screen.getByRole('button', { name: 'Confirm' }))
     expect(await screen.findByRole('heading', { name: 'Transaction failed' })).toBeTruthy()
     expect(screen.getByRole('alert').textContent).toContain('ERC20InsufficientBalance')
     expect(await axeViolations()).toEqual([])

@@ -64,6 +64,11 @@ export interface SendTransactionProps extends UiOptions {
   sendTransactionStatusId?: string | undefined
   /** Between status reads while pending. @default the client's `polling.intervalMs` */
   pollingIntervalMs?: number | undefined
+  /**
+   * Once a send has waited this long to be included, its status says it is taking longer than
+   * usual (and a screen reader hears it). @default 60000
+   */
+  slowAfterMs?: number | undefined
   /** Called once the service accepted the send. */
   onSent?: ((result: SendCallsReturnType) => void) | undefined
   /** Called once the send is final: included (`status: 'success'`) or not (`'failure'`). */
@@ -97,6 +102,7 @@ function SendTransactionInner({
   sponsor,
   sendTransactionStatusId,
   pollingIntervalMs,
+  slowAfterMs,
   onSent,
   onSettled,
   decodeFunctionData,
@@ -118,6 +124,7 @@ function SendTransactionInner({
         sponsor={sponsor ?? false}
         initialId={sendTransactionStatusId}
         pollingIntervalMs={pollingIntervalMs}
+        slowAfterMs={slowAfterMs ?? 60_000}
         onSent={onSent}
         onSettled={onSettled}
         decodeFunctionData={decodeFunctionData}
@@ -139,6 +146,7 @@ function SendTransactionBody({
   sponsor,
   initialId,
   pollingIntervalMs,
+  slowAfterMs,
   onSent,
   onSettled,
   decodeFunctionData,
@@ -154,6 +162,7 @@ function SendTransactionBody({
   sponsor: boolean
   initialId: string | undefined
   pollingIntervalMs: number | undefined
+  slowAfterMs: number
   onSent: SendTransactionProps['onSent']
   onSettled: SendTransactionProps['onSettled']
   onClose: () => void
@@ -164,6 +173,7 @@ function SendTransactionBody({
   const status = useCallsStatus({ sendTransactionStatusId: id, pollingIntervalMs })
   const phase: Phase = id ? (status.data?.status ?? 'pending') : 'review'
   const container = useFocusOnPhase(phase)
+  const slow = useWaitedLonger(phase === 'pending', slowAfterMs)
 
   const settled = useRef(false)
   useEffect(() => {
@@ -227,6 +237,7 @@ function SendTransactionBody({
           titleId={titleId}
           descriptionId={descriptionId}
           phase={phase}
+          slow={slow}
           status={status.data}
           readError={status.isError ? <ErrorText ui={ui} error={status.error} /> : undefined}
           onClose={onClose}
@@ -457,11 +468,27 @@ function useDecodedCalls(
   return decoded
 }
 
+/**
+ * True once `pending` has held for `ms`: a send that waits that long to be included (a busy
+ * network, or no instance broadcasting it yet) says so instead of waiting in silence. Counted from
+ * when this dialog saw it pending, since the status carries no time.
+ */
+function useWaitedLonger(pending: boolean, ms: number): boolean {
+  const [waited, setWaited] = useState(false)
+  useEffect(() => {
+    if (!pending) return
+    const timer = setTimeout(() => setWaited(true), ms)
+    return () => clearTimeout(timer)
+  }, [pending, ms])
+  return pending && waited
+}
+
 function Status({
   ui,
   titleId,
   descriptionId,
   phase,
+  slow,
   status,
   readError,
   onClose,
@@ -470,6 +497,7 @@ function Status({
   titleId: string
   descriptionId: string
   phase: Exclude<Phase, 'review'>
+  slow: boolean
   status: GetCallsStatusReturnType | undefined
   readError: ReactNode
   onClose: () => void
@@ -516,7 +544,7 @@ function Status({
       </div>
       {/* Announces the outcome; once settled the heading above already shows it, so it is not shown twice. */}
       <p className={phase === 'pending' ? 'lk-subtle' : 'lk-visually-hidden'} role="status">
-        {phase === 'pending' ? ui.t('sendPendingStatus') : title}
+        {phase === 'pending' ? ui.t(slow ? 'sendSlowStatus' : 'sendPendingStatus') : title}
       </p>
       {txHash ? (
         <div className="lk-field">

@@ -21,6 +21,8 @@ export const send: Translation<typeof enSend> = {
   sendPendingTitle: 'أُرسلت المعاملة',
   sendPendingBody: 'يمكنك إغلاق هذه النافذة؛ ستستمر المعاملة.',
   sendPendingStatus: 'في انتظار أن تُدرجها الشبكة…',
+  sendSlowStatus:
+    'يستغرق الأمر وقتًا أطول من المعتاد. لا تزال المعاملة في طريقها، وستعرض هذه النافذة نتيجتها.',
   sendIncludedTitle: 'تأكدت المعاملة',
   sendIncludedBody: 'نُفِّذت كل الاستدعاءات.',
   sendFailedTitle: 'فشلت المعاملة',

@@ -18,6 +18,7 @@ export const enSend = {
   sendPendingTitle: 'Transaction sent',
   sendPendingBody: 'You can close this window; the transaction continues.',
   sendPendingStatus: 'Waiting for the network to include it…',
+  sendSlowStatus: 'Taking longer than usual. It is still on its way, and this window will show how it ends.',
   sendIncludedTitle: 'Transaction confirmed',
   sendIncludedBody: 'Every call ran.',
   sendFailedTitle: 'Transaction failed',

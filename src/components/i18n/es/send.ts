@@ -22,6 +22,7 @@ export const send: Translation<typeof enSend> = {
   sendPendingTitle: 'Transacción enviada',
   sendPendingBody: 'Puedes cerrar esta ventana; la transacción sigue su curso.',
   sendPendingStatus: 'Esperando a que la red la incluya…',
+  sendSlowStatus: 'Está tardando más de lo habitual. Sigue en camino, y esta ventana mostrará cómo termina.',
   sendIncludedTitle: 'Transacción confirmada',
   sendIncludedBody: 'Se ejecutaron todas las llamadas.',
   sendFailedTitle: 'La transacción falló',
