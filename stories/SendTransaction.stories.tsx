@@ -1,3 +1,4 @@
+import type { SendTransactionStatus } from '@latchkey/protocol'
 import type { Meta, StoryObj } from '@storybook/react-vite'
 import { expect, userEvent, waitFor, within } from 'storybook/test'
 import { decodeFunctionData, encodeFunctionData, erc20Abi } from 'viem'
@@ -41,6 +42,11 @@ const meta = {
 } satisfies Meta<typeof SendTransaction>
 export default meta
 type Story = StoryObj<typeof meta>
+
+/** The signed-in user's send, whose status reads answer `status` (over the default, INCLUDED). */
+const statuses = (status: SendTransactionStatus) => ({
+  live: { ...meta.parameters.live, send: { statuses: [status] } },
+})
 
 const body = (el: HTMLElement) => within(el.ownerDocument.body)
 
@@ -104,13 +110,7 @@ export const Sending: Story = {
 /** Broadcast and still not in a block a minute later (here after 1 s): the status says so. */
 export const TakingLonger: Story = {
   args: { slowAfterMs: 1_000 },
-  parameters: {
-    live: {
-      signedIn: true,
-      wallets: [{ walletName: 'Everyday', chains: ['ethereum'] }],
-      send: { statuses: [{ txStatus: 'BROADCASTED', eth: { txHash: HASH } }] },
-    },
-  },
+  parameters: statuses({ txStatus: 'BROADCASTED', eth: { txHash: HASH } }),
   play: async ({ canvasElement }) => {
     const s = await confirm(canvasElement)
     await s.findByRole('heading', { name: 'Transaction sent' })
@@ -123,13 +123,7 @@ export const TakingLonger: Story = {
 /** Broadcast, not yet in a block. */
 export const Pending: Story = {
   args: { sponsor: true },
-  parameters: {
-    live: {
-      signedIn: true,
-      wallets: [{ walletName: 'Everyday', chains: ['ethereum'] }],
-      send: { statuses: [{ txStatus: 'BROADCASTED', eth: { txHash: HASH } }] },
-    },
-  },
+  parameters: statuses({ txStatus: 'BROADCASTED', eth: { txHash: HASH } }),
   play: async ({ canvasElement }) => {
     const s = await confirm(canvasElement)
     await s.findByRole('heading', { name: 'Transaction sent' })
@@ -148,17 +142,11 @@ export const Included: Story = {
 /** Reverted on-chain: neither call took effect. */
 export const Failed: Story = {
   globals: { locale: 'ar' },
-  parameters: {
-    live: {
-      signedIn: true,
-      wallets: [{ walletName: 'Everyday', chains: ['ethereum'] }],
-      send: {
-        statuses: [
-          { txStatus: 'FAILED', eth: { txHash: HASH }, error: { message: 'ERC20InsufficientBalance' } },
-        ],
-      },
-    },
-  },
+  parameters: statuses({
+    txStatus: 'FAILED',
+    eth: { txHash: HASH },
+    error: { message: 'ERC20InsufficientBalance' },
+  }),
   play: async ({ canvasElement }) => {
     const s = await confirm(canvasElement, 'تأكيد')
     await s.findByRole('heading', { name: 'فشلت المعاملة' })
