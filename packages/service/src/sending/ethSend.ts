@@ -19,7 +19,7 @@ import {
 import { mostMaxFeePerGas } from './evmSender.ts'
 import { checkGasCaps, feeCeilingsOf } from './gasCaps.ts'
 import { revertChainOf } from './revertReason.ts'
-import { OPEN_STATUSES, rpcFor, SENDING } from './sendingState.ts'
+import { openSends, rpcFor, SENDING } from './sendingState.ts'
 import { nodeFailure, RpcRefusedError, RpcUnreachableError, type SendRpc } from './sendRpc.ts'
 import { findSponsor } from './sponsors.ts'
 
@@ -453,9 +453,9 @@ export async function runEthSend(
     // With no batch of this account still in flight, the node's count is the truth (a batch that
     // reverted did not spend its nonce), so the counter starts again from it.
     const inFlight = async () =>
-      (await Promise.all(OPEN_STATUSES.map((status) => ctx.tx.findBy('sendTransactions', 'status', status))))
-        .flat()
-        .some((row) => row.caip2 === p.caip2 && row.account.toLowerCase() === p.from.toLowerCase())
+      (await openSends(ctx.tx)).some(
+        (row) => row.caip2 === p.caip2 && row.account.toLowerCase() === p.from.toLowerCase(),
+      )
     const delegateCounter = {
       now: ctx.now,
       caip2: `${p.caip2}#delegate`,

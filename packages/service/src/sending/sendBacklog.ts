@@ -7,7 +7,7 @@ import { lookEvery } from '../kernel/base/async.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { SendTransactionRow } from '../kernel/store/model.ts'
 import { namespaceOf } from './ChainSender.ts'
-import { OPEN_STATUSES, type OpenStatus, SENDING } from './sendingState.ts'
+import { OPEN_STATUSES, type OpenStatus, openSends, runsSendWorker, SENDING } from './sendingState.ts'
 
 /** How long the oldest PENDING send may wait to be broadcast before the watch reports it (seconds). */
 export const STALLED_SECONDS = 120
@@ -44,15 +44,6 @@ const WATCHES = new WeakMap<Runtime, SendBacklogWatch>()
 /** The runtime's backlog watch, if `start` runs one. */
 export function sendBacklogOf(runtime: Runtime): SendBacklogWatch | undefined {
   return WATCHES.get(runtime)
-}
-
-/**
- * Whether this instance broadcasts sends: `[sending] worker` and some node configured (the wing's
- * `start` runs the worker then).
- */
-export function runsSendWorker(runtime: Runtime): boolean {
-  const { sending, rpc } = runtime.stateOf(SENDING)
-  return sending.worker && Object.keys(rpc).length > 0
 }
 
 /**
@@ -100,17 +91,8 @@ export function watchSendBacklog(runtime: Runtime, options: { intervalMs?: numbe
   let report: SendBacklogReport = { worker, open: [], checkedAt: null }
   let stalled = false
   const look = async () => {
-    let rows: SendTransactionRow[]
-    try {
-      rows = (
-        await Promise.all(
-          OPEN_STATUSES.map((status) => runtime.store.findBy('sendTransactions', 'status', status)),
-        )
-      ).flat()
-    } catch {
-      // The database is away: the last look stands (checkedAt says how old).
-      return
-    }
+    // A database that is away rejects the look: the last one stands (checkedAt says how old).
+    const rows = await openSends(runtime.store)
     const now = runtime.now()
     const open = backlogOf(runtime, rows, now)
     report = { worker, open, checkedAt: now }

@@ -1,5 +1,7 @@
 import { FieldError, NotConfiguredError } from '../kernel/base/errors.ts'
 import { PluginStateKey, type Runtime } from '../kernel/Runtime.ts'
+import type { SendTransactionRow } from '../kernel/store/model.ts'
+import type { Transaction } from '../kernel/store/Transaction.ts'
 import { type ChainSender, namespaceOf } from './ChainSender.ts'
 import type { SendingOptions, SponsorshipOptions } from './SendingOptions.ts'
 import { type SendRpc, sendRpc } from './sendRpc.ts'
@@ -23,6 +25,14 @@ export interface SendingState {
  */
 export const OPEN_STATUSES = ['PENDING', 'BROADCASTED'] as const
 export type OpenStatus = (typeof OPEN_STATUSES)[number]
+
+/** Every open send, read from the store or inside a transaction. */
+export async function openSends(reader: Pick<Transaction, 'findBy'>): Promise<SendTransactionRow[]> {
+  const rows = await Promise.all(
+    OPEN_STATUSES.map((status) => reader.findBy('sendTransactions', 'status', status)),
+  )
+  return rows.flat()
+}
 
 /** The sending wing's state: its options and senders, read by its handlers and its worker. */
 export const SENDING = new PluginStateKey<SendingState>('sending')
@@ -52,3 +62,12 @@ export function rpcFor(runtime: Runtime, caip2: string, field = 'parameters.caip
 /** The sender of a send's chain family (its CAIP-2 namespace); undefined for a family the service does not send on. */
 export const senderOf = (runtime: Runtime, row: { caip2: string }): ChainSender | undefined =>
   runtime.stateOf(SENDING).senders.get(namespaceOf(row.caip2))
+
+/**
+ * Whether this instance broadcasts sends: `[sending] worker` and some node configured (the wing's
+ * `start` runs the worker then).
+ */
+export function runsSendWorker(runtime: Runtime): boolean {
+  const { sending, rpc } = runtime.stateOf(SENDING)
+  return sending.worker && Object.keys(rpc).length > 0
+}
