@@ -4,6 +4,7 @@
 // order of shutdown.
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { readFileSync } from 'node:fs'
 import { createServer as createNetServer } from 'node:net'
 import path from 'node:path'
 import { createInterface } from 'node:readline'
@@ -12,8 +13,12 @@ import { fileURLToPath } from 'node:url'
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 
 /**
- * Resolves to `preferred` when that port is free on 127.0.0.1, else to a port the OS picks.
- * The port is released before returning, so a tiny race remains; good enough for a dev tool.
+ * Resolves to `preferred` when that port is free on 127.0.0.1, else to a free port below the
+ * kernel's ephemeral range (or, failing that, one the OS picks). A port is chosen before the
+ * server that will bind it starts (services are told the playground's origin first), and the OS
+ * hands out ephemeral ports to every outgoing connection and every listen on port 0 meanwhile: a
+ * port from that range was taken so in one CI run ("Port 42483 is already in use"). Below the
+ * range only a server that asks for that very port can take it.
  */
 export async function freePort(preferred = 0) {
   const tryListen = (port) =>
@@ -26,7 +31,24 @@ export async function freePort(preferred = 0) {
         server.close(() => resolve(chosen))
       })
     })
-  return (preferred && (await tryListen(preferred))) || (await tryListen(0))
+  if (preferred && (await tryListen(preferred))) return preferred
+  const ephemeralLow = lowestEphemeralPort()
+  for (let attempt = 0; attempt < 20 && ephemeralLow > 11_000; attempt++) {
+    const port = await tryListen(10_000 + Math.floor(Math.random() * (ephemeralLow - 10_000)))
+    if (port) return port
+  }
+  return await tryListen(0)
+}
+
+/** The first port the kernel picks from on its own (Linux's default where /proc does not say). */
+function lowestEphemeralPort() {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0])
+    if (low > 0) return low
+  } catch {
+    // Not Linux: its default range.
+  }
+  return 32_768
 }
 
 // The EVM node (anvil from scripts/anvil: Prague rules, instant mining, ten unlocked funded
