@@ -4,7 +4,8 @@ import ipaddr from 'ipaddr.js'
  * Where a tenant's webhook may go. A tenant chooses the URL, so in production only `https` to
  * public unicast addresses: never loopback, private (RFC 1918, ULA), link-local (the cloud metadata
  * address 169.254.169.254 among them), CGNAT, multicast, unspecified, reserved or broadcast
- * addresses, nor an IPv6 form that embeds a refused IPv4 one (IPv4-mapped, NAT64, 6to4, Teredo).
+ * addresses, nor an IPv6 form that embeds an IPv4 one (IPv4-mapped ones judged as the IPv4 address they
+ * carry; IPv4-compatible, NAT64, 6to4 and Teredo refused), nor a deprecated site-local one.
  * The check runs on the literal host at creation and on every resolved address at delivery, on
  * the address the connection is then pinned to (so a rebinding name cannot swap it afterwards).
  * `allowList` (CIDRs, operator-set) lets internal receivers through; `dev` lets loopback through.
@@ -83,6 +84,14 @@ export function refuseAddress(address: string, policy: AddressPolicy): RefusalRe
   for (const [range, bits] of parseAllowList(policy.allowList))
     if (range.kind() === parsed.kind() && parsed.match(range, bits)) return undefined
   const range = parsed.range()
+  // IPv4-compatible IPv6 (`::/96`, deprecated by RFC 4291): ipaddr.js calls it unicast, and the
+  // URL parser writes `[::127.0.0.1]` so. Nothing public is reached that way: refused.
+  if (
+    range === 'unicast' &&
+    parsed.kind() === 'ipv6' &&
+    (parsed as ipaddr.IPv6).parts.slice(0, 6).every((part) => part === 0)
+  )
+    return 'reserved'
   if (range === 'unicast') return undefined
   const reason = RANGE_REASON[range] ?? 'reserved'
   if (reason === 'loopback' && policy.allowLoopback) return undefined

@@ -91,6 +91,11 @@ describe('the address policy', () => {
     ['https://[fd00::1]/', 'private'],
     ['https://[fe80::1]/', 'link_local'],
     ['https://[64:ff9b::a00:1]/', 'reserved'],
+    // IPv4-compatible (the URL parser turns [::127.0.0.1] into [::7f00:1]) and site-local IPv6.
+    ['https://[::127.0.0.1]/', 'reserved'],
+    ['https://[::a9fe:a9fe]/', 'reserved'],
+    ['https://[::808:808]/', 'reserved'],
+    ['https://[fec0::1]/', 'reserved'],
     ['https://localhost/', 'localhost'],
     ['https://2130706433/', 'loopback'],
     ['https://0x7f.1/', 'loopback'],
