@@ -236,6 +236,8 @@ export type WebhookVerification =
         | 'unknown_key'
         | 'invalid_signature'
         | 'event_id_mismatch'
+        | 'endpoint_mismatch'
+        | 'organization_mismatch'
       header?: string
     }
 
@@ -252,6 +254,14 @@ export interface VerifyWebhookInput {
   now?: number
   /** How far the timestamp may be from `now`. @default 300000 (5 minutes) */
   toleranceMs?: number
+  /**
+   * This receiver's endpoint id: the body's `endpointId` must be it. One service key signs every
+   * organization's deliveries, so without it another tenant's genuine delivery, posted to this
+   * receiver within `toleranceMs`, verifies too.
+   */
+  endpointId?: string
+  /** The organization this receiver serves: the body's `organizationId` must be it. */
+  organizationId?: string
 }
 
 function headerOf(headers: VerifyWebhookInput['headers'], name: string): string | undefined {
@@ -264,7 +274,8 @@ function headerOf(headers: VerifyWebhookInput['headers'], name: string): string 
 /**
  * Checks a delivery: every header present, the timestamp within `toleranceMs` of `now`, the key
  * id among `jwks`, the Ed25519 signature over the signed input, and (when the body is JSON with an
- * `id`) that the body's event id is the signed header's. No I/O: fetch the JWKS yourself (and
+ * `id`) that the body's event id is the signed header's; given `endpointId` or `organizationId`,
+ * that the body names them. No I/O: fetch the JWKS yourself (and
  * again when a key id is unknown: keys rotate). Deduplicate on `eventId` (delivery is at least once).
  */
 export function verifyWebhook(input: VerifyWebhookInput): WebhookVerification {
@@ -297,12 +308,18 @@ export function verifyWebhook(input: VerifyWebhookInput): WebhookVerification {
     verified = false
   }
   if (!verified) return { ok: false, reason: 'invalid_signature' }
+  let parsed: { id?: unknown; endpointId?: unknown; organizationId?: unknown } | undefined
   try {
-    const parsed = JSON.parse(new TextDecoder().decode(body)) as { id?: unknown }
-    if (parsed && typeof parsed === 'object' && 'id' in parsed && parsed.id !== eventId)
-      return { ok: false, reason: 'event_id_mismatch' }
+    const value: unknown = JSON.parse(new TextDecoder().decode(body))
+    if (value && typeof value === 'object') parsed = value
   } catch {
     // Not JSON: the signature covers it whole; nothing more to compare.
   }
+  if (parsed && 'id' in parsed && parsed.id !== eventId) return { ok: false, reason: 'event_id_mismatch' }
+  // Asked for, they must be there: a body without them is not this receiver's.
+  if (input.endpointId !== undefined && parsed?.endpointId !== input.endpointId)
+    return { ok: false, reason: 'endpoint_mismatch' }
+  if (input.organizationId !== undefined && parsed?.organizationId !== input.organizationId)
+    return { ok: false, reason: 'organization_mismatch' }
   return { ok: true, eventId: eventId!, keyId: keyId!, timestampMs }
 }

@@ -758,6 +758,27 @@ describe('signatures', () => {
     })
     const swapped = { ...delivery!.headers, 'x-turnkey-event-id': 'another' }
     expect(verifyWebhook({ ...base, headers: swapped, body: delivery!.body })).toMatchObject({ ok: false })
+    // A receiver that names its endpoint and organization takes only deliveries made for them:
+    // one service key signs every tenant's, so another tenant's genuine delivery verifies otherwise.
+    const sent = JSON.parse(delivery!.body.toString()) as { endpointId: string; organizationId: string }
+    expect(
+      verifyWebhook({
+        ...base,
+        body: delivery!.body,
+        endpointId: sent.endpointId,
+        organizationId: sent.organizationId,
+      }),
+    ).toMatchObject({ ok: true })
+    expect(verifyWebhook({ ...base, body: delivery!.body, endpointId: 'another endpoint' })).toMatchObject({
+      ok: false,
+      reason: 'endpoint_mismatch',
+    })
+    expect(
+      verifyWebhook({ ...base, body: delivery!.body, organizationId: 'another organization' }),
+    ).toMatchObject({
+      ok: false,
+      reason: 'organization_mismatch',
+    })
     // Rotation: the old key stays published beside the new one; new deliveries use the new one.
     const oldKid = jwks.keys[0].kid
     const newKid = await rotateSigningKey(h.service.runtime)
