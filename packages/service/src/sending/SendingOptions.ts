@@ -6,13 +6,16 @@
 export interface GasCaps {
   /** Largest gas limit of one sponsored transaction. @default no cap */
   perTransaction?: number
-  /** Gas of one user's sponsored sends per UTC day (their gas limits, counted when signed). @default no cap */
+  /**
+   * Gas of one end user's sponsored sends per UTC day (their gas limits, counted when signed): a
+   * sub-organization, whatever users it has; in the parent organization itself, each user. @default no cap
+   */
   perUserPerDay?: number
   /** Gas of an organization's (and its sub-organizations') sponsored sends per UTC month. @default no cap */
   perOrganizationPerMonth?: number
   /** Largest cost of one sponsored transaction (gas limit × max fee per gas), decimal wei. @default no cap */
   perTransactionWei?: string
-  /** Cost of one user's sponsored sends per UTC day (gas limit × max fee per gas, counted when signed), decimal wei. @default no cap */
+  /** Cost of one end user's (sub-organization's) sponsored sends per UTC day (gas limit × max fee per gas, counted when signed), decimal wei. @default no cap */
   perUserPerDayWei?: string
   /** Cost of an organization's (and its sub-organizations') sponsored sends per UTC month, decimal wei. @default no cap */
   perOrganizationPerMonthWei?: string
@@ -30,7 +33,7 @@ export interface GasCaps {
   maxPriorityFeePerGas?: string
   /** Largest fee of one sponsored Solana transaction, in lamports. @default no cap */
   perTransactionLamports?: number
-  /** Fees of one user's sponsored Solana sends per UTC day, in lamports (counted when signed). @default no cap */
+  /** Fees of one end user's (sub-organization's) sponsored Solana sends per UTC day, in lamports (counted when signed). @default no cap */
   perUserPerDayLamports?: number
   /** Fees of an organization's sponsored Solana sends per UTC month, in lamports. @default no cap */
   perOrganizationPerMonthLamports?: number

@@ -63,7 +63,10 @@ const UNITS = {
  * signed), else counts it. The cost is the gas limit, and separately its wei (gas limit × max
  * fee per gas), on EVM chains and the fee in lamports on Solana. Runs in the activity's transaction: two sends counted at once on two instances read and
  * write the same ranges, so the database serialises them and the cap holds.
- * The organization is the parent of a sub-organization (the app), the user the caller.
+ * The organization is the parent of a sub-organization (the app). The "user" of the per-user caps
+ * is the end user: a sub-organization as a whole (its root users may create users of their own,
+ * each of whom would otherwise have had a budget of their own), or the caller in the parent
+ * organization itself.
  */
 export async function checkGasCaps(
   ctx: CapContext,
@@ -76,7 +79,14 @@ export async function checkGasCaps(
   const perUserPerDay = caps[unit.perUserPerDay]
   const perOrganizationPerMonth = caps[unit.perOrganizationPerMonth]
   const what = send.unit === 'lamports' ? 'lamports of fees' : send.unit === 'wei' ? 'wei' : 'gas'
-  const userDay = `${organizationId}|${ctx.caller.userId}|${utcDay(ctx.now)}${unit.suffix}`
+  const day = `${utcDay(ctx.now)}${unit.suffix}`
+  const userDay = `${organizationId}|${endUserOf(ctx)}|${day}`
+  // Before sub-organizations were counted as one, their rows were keyed by the caller's user id:
+  // the caller's own rows of the same day still count (see `endUserOf`).
+  const earlier =
+    ctx.organization.parentOrganizationId === undefined
+      ? undefined
+      : `${organizationId}|${ctx.caller.userId}|${day}`
   const organizationMonth = `${organizationId}|${utcMonth(ctx.now)}${unit.suffix}`
   const name = (cap: string) => (send.unit === 'wei' ? `${cap} wei` : cap)
   const refuse = (capName: string, limit: number | string, used: bigint) => {
@@ -93,7 +103,9 @@ export async function checkGasCaps(
     throw refuse('per-transaction', perTransaction, 0n)
   const sum = (rows: { gas: string }[]) => rows.reduce((total, row) => total + BigInt(row.gas), 0n)
   if (perUserPerDay !== undefined) {
-    const used = sum(await ctx.tx.findBy('gasUsage', 'userDay', userDay))
+    const used =
+      sum(await ctx.tx.findBy('gasUsage', 'userDay', userDay)) +
+      (earlier === undefined ? 0n : sum(await ctx.tx.findBy('gasUsage', 'userDay', earlier)))
     if (used + send.gas > BigInt(perUserPerDay)) throw refuse('per-user daily', perUserPerDay, used)
   }
   if (perOrganizationPerMonth !== undefined) {
@@ -110,4 +122,15 @@ export async function checkGasCaps(
     createdAt: ctx.now,
     updatedAt: ctx.now,
   })
+}
+
+/**
+ * Whom the per-user daily caps count: in a sub-organization the sub-organization (one end user,
+ * however many users its root users create), in the parent organization the calling user.
+ * Rows counted before this rule were keyed by the caller in sub-organizations too: a caller's own
+ * rows of the day still count against their sub-organization, those of its other users do not
+ * (after an upgrade, for the rest of that UTC day at most).
+ */
+function endUserOf(ctx: CapContext): string {
+  return ctx.organization.parentOrganizationId === undefined ? ctx.caller.userId : ctx.organization.id
 }

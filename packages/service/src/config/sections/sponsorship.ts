@@ -12,7 +12,9 @@ const capsSchema = z
     per_transaction: gas.optional().describe('Largest gas limit of one sponsored transaction.'),
     per_user_per_day: gas
       .optional()
-      .describe("Gas of one user's sponsored sends per UTC day, counted at signing (their gas limits)."),
+      .describe(
+        "Gas of one end user's sponsored sends per UTC day, counted at signing (their gas limits). An end user is a sub-organization, whatever users it has; in the parent organization itself, each user.",
+      ),
     per_organization_per_month: gas
       .optional()
       .describe("Gas of an organization's (and its sub-organizations') sponsored sends per UTC month."),
@@ -24,7 +26,7 @@ const capsSchema = z
     per_user_per_day_wei: wei
       .optional()
       .describe(
-        "Cost of one user's sponsored sends per UTC day in wei (gas limit × max fee per gas of each, counted at signing), a decimal string.",
+        "Cost of one end user's sponsored sends per UTC day in wei (gas limit × max fee per gas of each, counted at signing), a decimal string. An end user is a sub-organization, as for `per_user_per_day`.",
       ),
     per_organization_per_month_wei: wei
       .optional()
@@ -46,7 +48,9 @@ const capsSchema = z
       .describe('Largest fee of one sponsored Solana transaction, in lamports.'),
     per_user_per_day_lamports: gas
       .optional()
-      .describe("Fees of one user's sponsored Solana sends per UTC day, in lamports (counted at signing)."),
+      .describe(
+        "Fees of one end user's sponsored Solana sends per UTC day, in lamports (counted at signing). An end user is a sub-organization, as for `per_user_per_day`.",
+      ),
     per_organization_per_month_lamports: gas
       .optional()
       .describe(

@@ -386,7 +386,10 @@ export interface SponsorRow extends Row {
 
 /** What a sponsored send may cost (gas limit on EVM, fee in lamports on Solana), counted against the caps when signed. */
 export interface GasUsageRow extends Row {
-  /** `<organizationId>|<userId>|<UTC day>`. */
+  /**
+   * `<organizationId>|<end user>|<UTC day>`: the end user is the sub-organization's id for a send in
+   * one (rows before that: the caller's user id), the caller's user id in the parent itself.
+   */
   userDay: string
   /** `<organizationId>|<UTC month>`. */
   organizationMonth: string

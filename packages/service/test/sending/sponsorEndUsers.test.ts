@@ -1,0 +1,132 @@
+// What an end user could make the sponsor pay past the operator's bounds (security review of
+// sponsored sending): budgets multiplied by users they create, gas limits that pass the simulation
+// and not the chain, replacements after their sub-organization is deleted.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ETHEREUM_ACCOUNT, resultOf, testKey } from '../../src/testing/harness.ts'
+import { type Chain, endUser, erc20Call, sendCount, sponsoredService, startChain } from './sendSupport.ts'
+
+let chain: Chain
+const CAIP2 = 'eip155:31337'
+const DEAD = '0x000000000000000000000000000000000000dead'
+
+beforeAll(async () => {
+  chain = await startChain()
+}, 60_000)
+
+afterAll(async () => {
+  await chain?.node.close()
+})
+
+describe('per-user daily caps count end users', () => {
+  it("users an end user creates in their sub-organization share its budget; another end user's is their own", async () => {
+    const gasLimit = 300_000
+    // Room for one send per end user per day, in gas and in wei.
+    const h = await sponsoredService(chain, { perUserPerDay: gasLimit + 1 })
+    const user = await endUser(h)
+    const mint = (as: unknown, from = user.from) => {
+      h.clock.set(Date.now())
+      return h.submit(
+        'eth_send_transaction',
+        {
+          from,
+          caip2: CAIP2,
+          sponsor: true,
+          gasLimit: String(gasLimit),
+          calls: [erc20Call('mint', DEAD, 1n)],
+        },
+        as as never,
+      )
+    }
+    expect((await mint(user.as)).status).toBe(200)
+    expect((await mint(user.as)).body.details).toMatchObject({
+      errorCode: 'GAS_CAP_EXCEEDED',
+      cap: 'per-user daily',
+    })
+    // The end user, root of their sub-organization, makes three more users and puts them in the quorum.
+    const keys = Array.from({ length: 3 }, () => testKey())
+    const created = resultOf(
+      'create_users',
+      await h.submit(
+        'create_users',
+        {
+          users: keys.map((key, i) => ({
+            userName: `extra ${i}`,
+            apiKeys: [key.apiKey()],
+            authenticators: [],
+            oauthProviders: [],
+            userTags: [],
+          })),
+        },
+        user.as,
+      ),
+    )
+    h.clock.advance(1)
+    resultOf(
+      'update_root_quorum',
+      await h.submit(
+        'update_root_quorum',
+        { threshold: 1, userIds: [user.userIds[0], ...created.userIds] },
+        user.as,
+      ),
+    )
+    for (const key of keys) {
+      const reply = await mint({ organizationId: user.organizationId, as: key })
+      expect({ status: reply.status, ...reply.body.details }).toMatchObject({
+        status: 429,
+        errorCode: 'GAS_CAP_EXCEEDED',
+        cap: 'per-user daily',
+      })
+    }
+    expect(await sendCount(h)).toBe(1)
+    // Another end user has a budget of their own.
+    const other = await endUser(h)
+    const theirs = await other.send({
+      sponsor: true,
+      gasLimit: String(gasLimit),
+      calls: [erc20Call('mint', DEAD, 1n)],
+    })
+    expect(theirs.status).toBe(200)
+    // In the parent organization itself, each user is counted on their own.
+    const parentAccount = resultOf(
+      'create_wallet',
+      await h.submit('create_wallet', { walletName: 'parent', accounts: [ETHEREUM_ACCOUNT] }),
+    ).addresses[0] as string
+    expect((await mint({}, parentAccount)).status).toBe(200)
+    // The gas rows (each send has its wei row too): by sub-organization, and by user in the parent.
+    const rows = (await h.service.store.all('gasUsage')).filter((row) => !row.userDay.endsWith('|wei'))
+    const whom = rows.map((row) => row.userDay.split('|')[1]!)
+    expect(whom).toHaveLength(3)
+    expect(whom).toContain(user.organizationId)
+    expect(whom).toContain(other.organizationId)
+    const [inParent] = whom.filter((id) => id !== user.organizationId && id !== other.organizationId)
+    expect((await h.service.store.get('users', inParent!))?.organizationId).toBe(h.organizationId)
+    await h.service.close()
+  }, 60_000)
+
+  it("a sub-organization's budget of the day counts its caller's rows counted per user before", async () => {
+    const gasLimit = 300_000
+    const h = await sponsoredService(chain, { perUserPerDay: gasLimit + 1 })
+    const user = await endUser(h)
+    h.clock.set(Date.now())
+    const day = new Date(h.clock.now()).toISOString().slice(0, 10)
+    // A row as the previous version wrote it: parent | caller's user id | day.
+    await h.service.store.transaction((tx) =>
+      tx.put('gasUsage', {
+        id: 'earlier-row',
+        userDay: `${h.organizationId}|${user.userIds[0]}|${day}`,
+        organizationMonth: `${h.organizationId}|${day.slice(0, 7)}`,
+        gas: String(gasLimit),
+        sendTransactionId: 'earlier-send',
+        createdAt: h.clock.now(),
+        updatedAt: h.clock.now(),
+      }),
+    )
+    const reply = await user.send({
+      sponsor: true,
+      gasLimit: String(gasLimit),
+      calls: [erc20Call('mint', DEAD, 1n)],
+    })
+    expect(reply.body.details).toMatchObject({ errorCode: 'GAS_CAP_EXCEEDED', cap: 'per-user daily' })
+    await h.service.close()
+  }, 60_000)
+})
