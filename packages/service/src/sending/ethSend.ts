@@ -80,6 +80,28 @@ function call(r: Reader): EthCall {
 }
 
 /**
+ * Most bytes a sponsored send's calls may carry, as the batch encodes them (each call's data rounded
+ * up to 32-byte words, and 192 bytes of its own): geth refuses a transaction over 128 KiB
+ * (`txMaxSize`), and the rest of the transaction (the batch's header and signature, the
+ * authorization, the envelope) fits in the 2 KiB left. A bigger one would be signed at the
+ * sponsor's next nonce and refused by the node.
+ */
+export const MAX_SPONSORED_CALL_BYTES = 126 * 1024
+
+/** Refuses a sponsored send whose calls' data would make a transaction the node refuses (400 naming the call's data). */
+function checkSponsoredCalldata(r: Reader, calls: readonly EthCall[]): void {
+  let bytes = 0
+  calls.forEach((c, index) => {
+    bytes += 192 + Math.ceil((c.data!.length - 2) / 2 / 32) * 32
+    if (bytes > MAX_SPONSORED_CALL_BYTES)
+      throw new FieldError({
+        field: r.has('calls') ? `${r.field('calls')}[${index}].data` : r.field('data'),
+        reason: `takes the sponsored send's calls past ${MAX_SPONSORED_CALL_BYTES} bytes of call data (each call's data in 32-byte words, and 192 bytes more): a node refuses a transaction over 128 KiB`,
+      })
+  })
+}
+
+/**
  * `eth_send_transaction`'s parameters, V2 (`calls`) or V1 (one inline call), as V2: every value a
  * decimal string, every call with its `value` and `data`.
  */
@@ -106,6 +128,7 @@ export function parseEthSend(r: Reader): EthSendTransactionParameters {
           field: `parameters.${name}`,
           reason: 'must not be given on a sponsored send: the service assigns it',
         })
+  if (sponsor) checkSponsoredCalldata(r, calls)
   const maxFeePerGas = decimal(r, 'maxFeePerGas')
   const maxPriorityFeePerGas = decimal(r, 'maxPriorityFeePerGas')
   if (
@@ -194,7 +217,8 @@ export async function prepareEthSend(
       rpc('eth_getTransactionCount', [sender, 'pending']) as Promise<string>,
       sponsor ? (rpc('eth_getTransactionCount', [p.from, 'pending']) as Promise<string>) : undefined,
       rpc('eth_getBlockByNumber', ['latest', false]) as Promise<{ baseFeePerGas?: string }>,
-      p.maxPriorityFeePerGas === undefined
+      // A sponsored send's tip is held to the node's suggestion too (`feesOf`).
+      p.maxPriorityFeePerGas === undefined || p.sponsor
         ? (rpc('eth_maxPriorityFeePerGas', []) as Promise<string>)
         : undefined,
     ])
@@ -262,6 +286,10 @@ export async function prepareEthSend(
  * fee plus the tip. Sponsored, the operator's ceilings bound both (`feeCeilingsOf`): a caller's
  * fee above one is refused naming the field; the node's suggestion is lowered to it; a base fee
  * already above the ceiling refuses the send (`GAS_CAP_EXCEEDED`: it could not be included).
+ * A sponsored send is also held to the market: a caller's `maxFeePerGas` under the latest block's
+ * base fee, or tip under the node's suggestion (lowered to the ceiling), is refused naming the
+ * field. It takes the sponsor's next nonce, shared by every user: one the node refuses or never
+ * mines would hold back every sponsored send after it.
  * Either way a fee the signer cannot encode is refused naming the field.
  */
 function feesOf(
@@ -292,6 +320,22 @@ function feesOf(
         extra: { cap: 'max fee per gas' },
       })
     }
+    const under = (
+      name: 'maxFeePerGas' | 'maxPriorityFeePerGas',
+      value: bigint,
+      floor: bigint,
+      what: string,
+    ) =>
+      new FieldError({
+        field: `parameters.${name}`,
+        reason: `${value} is below ${what} (${floor} wei): a sponsored send takes the sponsor's next nonce, so it must be priced to be mined; leave it out to take the node's price`,
+        extra: { floor: floor.toString() },
+      })
+    if (maxFee !== undefined && maxFee < node.baseFee)
+      throw under('maxFeePerGas', maxFee, node.baseFee, "the network's base fee")
+    const tipFloor = min(node.tip ?? 0n, ceiling.maxPriorityFeePerGas)
+    if (p.maxPriorityFeePerGas !== undefined && tip < tipFloor)
+      throw under('maxPriorityFeePerGas', tip, tipFloor, "the node's suggested priority fee")
     tip = min(tip, ceiling.maxPriorityFeePerGas)
     maxFee ??= min(2n * node.baseFee + tip, ceiling.maxFeePerGas)
   }

@@ -147,7 +147,7 @@ describe('sends across two instances on PostgreSQL', { timeout: 120_000 }, () =>
           sponsor: true,
           gasLimit: String(gasLimit),
           maxFeePerGas: String(maxFeePerGas),
-          maxPriorityFeePerGas: '1',
+          maxPriorityFeePerGas: String(10n ** 9n),
           calls: [erc20Call('mint', DEAD, BigInt(i + 1))],
         }),
       ),

@@ -151,7 +151,7 @@ describe("the sponsor's money", () => {
       sponsor: true,
       gasLimit: String(gasLimit),
       maxFeePerGas: String(fee),
-      maxPriorityFeePerGas: '1',
+      maxPriorityFeePerGas: String(GWEI),
       calls: [erc20Call('mint', DEAD, BigInt(i + 1))],
     })
     // Within every gas cap (there is none), over the per-transaction wei cap by its price alone.
@@ -191,7 +191,7 @@ describe("the sponsor's money", () => {
         sponsor: true,
         gasLimit: String(gasLimit),
         maxFeePerGas: String(fee),
-        maxPriorityFeePerGas: '1',
+        maxPriorityFeePerGas: String(GWEI),
         calls: [erc20Call('mint', DEAD, 1n)],
       })
       const id = resultOf('eth_send_transaction', reply).sendTransactionStatusId as string
@@ -205,6 +205,85 @@ describe("the sponsor's money", () => {
       await chain.rpc('evm_setAutomine', [true])
     }
     await chain.rpc('evm_mine', [])
+    await h.service.close()
+  })
+
+  it("a sponsored send priced under the market (1 wei, no tip) is refused before signing, so it cannot hold the sponsor's next nonce for every user", async () => {
+    const h = await service({ perUserPerDayWei: String(10n ** 15n) })
+    const sponsor = sponsorAddress(h.service.runtime)!
+    const attacker = await endUser(h)
+    const victim = await endUser(h)
+    const nonce = await pendingNonce(sponsor)
+    const block = (await chain.rpc('eth_getBlockByNumber', ['latest', false])) as { baseFeePerGas: string }
+    const baseFee = BigInt(block.baseFeePerGas)
+    const mint = erc20Call('mint', DEAD, 1n)
+    for (const [fees, field] of [
+      [{ maxFeePerGas: '1', maxPriorityFeePerGas: '0' }, 'parameters.maxFeePerGas'],
+      [{ maxFeePerGas: String(baseFee - 1n) }, 'parameters.maxFeePerGas'],
+      [
+        { maxFeePerGas: String(2n * baseFee + GWEI), maxPriorityFeePerGas: '0' },
+        'parameters.maxPriorityFeePerGas',
+      ],
+      [
+        { maxFeePerGas: String(2n * baseFee + GWEI), maxPriorityFeePerGas: String(GWEI - 1n) },
+        'parameters.maxPriorityFeePerGas',
+      ],
+    ] as const) {
+      const reply = await attacker.send({ sponsor: true, calls: [mint], ...fees })
+      expect(
+        { status: reply.status, errorCode: reply.body.details?.errorCode, field: reply.body.details?.field },
+        JSON.stringify(fees),
+      ).toEqual({ status: 400, errorCode: 'FIELD_INVALID', field })
+    }
+    expect(await sendCount(h)).toBe(0)
+    expect(await pendingNonce(sponsor)).toBe(nonce)
+    // At the market (the base fee, the node's tip) a caller's own fees still go through.
+    const priced = await attacker.send({
+      sponsor: true,
+      calls: [erc20Call('mint', DEAD, 2n)],
+      maxFeePerGas: String(baseFee + GWEI),
+      maxPriorityFeePerGas: String(GWEI),
+    })
+    const pricedId = resultOf('eth_send_transaction', priced).sendTransactionStatusId as string
+    expect(
+      (await waitForSend(h, pricedId, { organizationId: attacker.organizationId, as: attacker.as })).txStatus,
+    ).toBe('INCLUDED')
+    // Another end user's sponsored send takes the next nonce and is mined.
+    const id = resultOf(
+      'eth_send_transaction',
+      await victim.send({ sponsor: true, calls: [erc20Call('mint', DEAD, 3n)] }),
+    ).sendTransactionStatusId as string
+    expect(
+      (await waitForSend(h, id, { organizationId: victim.organizationId, as: victim.as })).txStatus,
+    ).toBe('INCLUDED')
+    expect(await h.service.store.get('sendTransactions', id)).toMatchObject({ nonce: String(nonce + 1n) })
+    await h.service.close()
+  })
+
+  it("a sponsored send's calls carry at most what fits a transaction the node takes (128 KiB): more is a 400 naming the call's data", async () => {
+    const h = await service()
+    const user = await endUser(h)
+    // 40 calls of 3,200 bytes: 128,000 bytes of data, under the request body limit; the batch
+    // encodes each in 3,392 bytes, past 126 KiB at the 39th.
+    const call = (i: number) => {
+      const mint = erc20Call('mint', DEAD, BigInt(i + 1))
+      return { ...mint, data: mint.data + '00'.repeat(3200 - (mint.data.length - 2) / 2) }
+    }
+    const reply = await user.send({ sponsor: true, calls: Array.from({ length: 40 }, (_, i) => call(i)) })
+    expect(reply.status).toBe(400)
+    expect(reply.body.details).toMatchObject({
+      errorCode: 'FIELD_INVALID',
+      field: 'parameters.calls[38].data',
+    })
+    expect(await sendCount(h)).toBe(0)
+    // 38 of them fit, and are mined.
+    const id = resultOf(
+      'eth_send_transaction',
+      await user.send({ sponsor: true, calls: Array.from({ length: 38 }, (_, i) => call(i)) }),
+    ).sendTransactionStatusId as string
+    expect((await waitForSend(h, id, { organizationId: user.organizationId, as: user.as })).txStatus).toBe(
+      'INCLUDED',
+    )
     await h.service.close()
   })
 
