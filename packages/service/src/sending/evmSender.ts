@@ -192,6 +192,15 @@ async function replace(ctx: SendContext, row: SendTransactionRow): Promise<void>
   const organization = row.sponsored
     ? await runtime.store.get('organizations', row.organizationId)
     : undefined
+  if (row.sponsored && !organization) {
+    // Its sub-organization was deleted: no fee ceiling or cap is left to judge a raise by, and the
+    // sponsor would pay for it. It is not replaced; it waits at the price it has.
+    await ctx.update(row, {
+      notBefore: runtime.now() + options.pollIntervalMs,
+      replacements: options.maxReplacements,
+    })
+    return
+  }
   if (organization) {
     const sponsored = feeCeilingsOf(runtime, organization).maxFeePerGas
     if (sponsored < ceiling) ceiling = sponsored

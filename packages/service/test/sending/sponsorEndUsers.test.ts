@@ -3,11 +3,20 @@
 // and not the chain, replacements after their sub-organization is deleted.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ETHEREUM_ACCOUNT, resultOf, testKey } from '../../src/testing/harness.ts'
-import { type Chain, endUser, erc20Call, sendCount, sponsoredService, startChain } from './sendSupport.ts'
+import {
+  type Chain,
+  endUser,
+  erc20Call,
+  sendCount,
+  sponsoredService,
+  startChain,
+  waitForReplacements,
+} from './sendSupport.ts'
 
 let chain: Chain
 const CAIP2 = 'eip155:31337'
 const DEAD = '0x000000000000000000000000000000000000dead'
+const GWEI = 10n ** 9n
 
 beforeAll(async () => {
   chain = await startChain()
@@ -127,6 +136,47 @@ describe('per-user daily caps count end users', () => {
       calls: [erc20Call('mint', DEAD, 1n)],
     })
     expect(reply.body.details).toMatchObject({ errorCode: 'GAS_CAP_EXCEEDED', cap: 'per-user daily' })
+    await h.service.close()
+  }, 60_000)
+})
+
+describe('a sponsored send whose sub-organization is deleted', () => {
+  it('is never replaced: no raise past the fee ceiling, none uncounted by the wei caps', async () => {
+    const gasLimit = 200_000n
+    const ceiling = 4n * GWEI
+    const h = await sponsoredService(
+      chain,
+      { maxFeePerGas: String(ceiling), perUserPerDayWei: String(gasLimit * ceiling) },
+      { replaceAfterMs: 200 },
+    )
+    const user = await endUser(h)
+    await chain.rpc('evm_setAutomine', [false])
+    try {
+      const reply = await user.send({
+        sponsor: true,
+        gasLimit: String(gasLimit),
+        maxFeePerGas: String(ceiling),
+        calls: [erc20Call('mint', DEAD, 1n)],
+      })
+      const id = resultOf('eth_send_transaction', reply).sendTransactionStatusId as string
+      const signed = (await h.service.store.get('sendTransactions', id))!.signedTransaction
+      h.clock.advance(1)
+      resultOf(
+        'delete_sub_organization',
+        await h.submit('delete_sub_organization', { deleteWithoutExport: true }, user.as),
+      )
+      // Stuck (nothing is mined) well past replaceAfterMs: the worker gives up replacing it.
+      const row = await waitForReplacements(h, id, 3)
+      expect(row.replacements).toBe(3)
+      expect(row.priorHashes ?? []).toEqual([])
+      expect(row.signedTransaction).toBe(signed)
+      expect(BigInt(row.fees!.maxFeePerGas)).toBe(ceiling)
+      const wei = (await h.service.store.all('gasUsage')).filter((r) => r.userDay.endsWith('|wei'))
+      expect(wei.map((r) => BigInt(r.gas))).toEqual([gasLimit * ceiling])
+    } finally {
+      await chain.rpc('evm_setAutomine', [true])
+    }
+    await chain.rpc('evm_mine', [])
     await h.service.close()
   }, 60_000)
 })
