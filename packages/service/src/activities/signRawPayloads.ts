@@ -107,6 +107,7 @@ export async function signAs(
   // A raw payload cannot be read as a transaction: refused while a spending limit covers the signer.
   await reserveSpend(spendContextOf(ctx), {
     signer: account.address,
+    key: { curve: account.curve, publicKey: account.publicKey },
     describe: () => ({ kind: 'opaque', what: `a raw payload (${p.encoding}, ${p.hashFunction})` }),
   })
   const early = ctx.precomputed as EarlySignatures | undefined

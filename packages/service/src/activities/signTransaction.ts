@@ -76,6 +76,7 @@ export const signTransaction = defineActivity('sign_transaction', {
     const decoded = early && 'policy' in early.result ? early.result.policy : undefined
     await reserveSpend(spendContextOf(ctx), {
       signer: account.address,
+      key: { curve: account.curve, publicKey: account.publicKey },
       describe: () =>
         decoded ? describeDecoded(decoded) : describeTransaction(p.type, p.unsignedTransaction),
     })

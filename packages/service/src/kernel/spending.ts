@@ -4,7 +4,7 @@
 // `reserveSpend` inside its own transaction, before it signs; the wing registers the guard that
 // counts it. Neither side imports the other.
 
-import type { TransactionType } from '@latchkey/protocol'
+import type { Curve, TransactionType } from '@latchkey/protocol'
 import type { Caller } from './Caller.ts'
 import {
   decodeTransactionForPolicy,
@@ -51,6 +51,13 @@ export type SpendDescription =
 export interface SpendRequest {
   /** The signing account's address, as stored. */
   signer: string
+  /**
+   * The signing account's key (its `curve` and `publicKey`, as stored). A limit on any address of
+   * that key covers the signature, and the transaction is read as the chain sees its signer (the
+   * keccak-derived 0x address, the base58 ed25519 key), whatever address format `signer` is in.
+   * Without it, `signer` must be that chain address (a Solana address is its key).
+   */
+  key?: { curve: Curve; publicKey: string }
   /** What it spends: called only when some limit covers the signer (decoding costs nothing otherwise). */
   describe(): SpendDescription
   /**

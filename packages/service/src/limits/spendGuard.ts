@@ -10,6 +10,7 @@ import { LimitError } from '../kernel/base/errors.ts'
 import { orderSpends, type SpendContext, type SpendGuard, type SpendRequest } from '../kernel/spending.ts'
 import type { SpendEntry, SpendingLimitRow, SpendingLimitUsageRow } from '../kernel/store/model.ts'
 import type { Transaction } from '../kernel/store/Transaction.ts'
+import { type SignerKey, signerKeyOf } from './signerKey.ts'
 import {
   type AppendRule,
   append,
@@ -107,11 +108,15 @@ export function freesAt(
   return undefined
 }
 
-/** Whether `limit` counts what `signer` signs for `caller`. */
-function covers(limit: SpendingLimitRow, signer: string, caller: SpendContext['caller']): boolean {
+/**
+ * Whether `limit` counts what `signer` signs for `caller`. A wallet account's limit covers its key,
+ * under whichever address format the signature names it (another account of the same `curve|path`,
+ * a private key's other address): they all sign the same transactions.
+ */
+function covers(limit: SpendingLimitRow, signer: SignerKey, caller: SpendContext['caller']): boolean {
   const { scope } = limit
   if (scope.type === 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT')
-    return normalAddress(scope.address) === normalAddress(signer)
+    return signer.answersTo(normalAddress(scope.address))
   if (scope.type === 'SPENDING_LIMIT_SCOPE_USER') return scope.userId === caller.userId
   if (scope.type === 'SPENDING_LIMIT_SCOPE_SESSION_PROFILE')
     return caller.credential.sessionProfileId === scope.sessionProfileId
@@ -192,8 +197,9 @@ function refused(ctx: SpendContext, error: LimitError): LimitError {
 
 export const spendGuard: SpendGuard = {
   async reserve(ctx: SpendContext, request: SpendRequest): Promise<void> {
+    const signer = signerKeyOf(request)
     const limits = (await ctx.tx.findBy('spendingLimits', 'organizationId', ctx.organizationId)).filter(
-      (limit) => covers(limit, request.signer, ctx.caller),
+      (limit) => covers(limit, signer, ctx.caller),
     )
     // Every limit is checked before any is written: a refusal by the second leaves the first as it was.
     const writes: { limit: SpendingLimitRow; usage: SpendingLimitUsageRow | undefined; log: SpendLog }[] = []
@@ -203,7 +209,11 @@ export const spendGuard: SpendGuard = {
     const spend = request.describe()
     let usages: Map<string, SpendingLimitUsageRow> | undefined
     for (const limit of limits) {
-      const { total: amount, fee } = spendOf(limit, spend, request.signer)
+      const { total: amount, fee } = spendOf(
+        limit,
+        spend,
+        spend.kind === 'evm' ? signer.evm : spend.kind === 'solana' ? signer.solana : undefined,
+      )
       if (amount === 0n) continue
       usages ??= await usagesOf(ctx.tx, ctx.organizationId)
       const usage = usages.get(limit.id)

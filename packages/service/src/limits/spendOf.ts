@@ -70,8 +70,18 @@ function erc20Outflow(limit: SpendingLimitRow, data: string): Outflow[] {
   return [{ amount: BigInt(`0x${word(hex, shape.amount)}`), destination }]
 }
 
-/** The outflows of an EVM signature under `limit` (nothing when the limit is of another chain). */
-function evmOutflows(limit: SpendingLimitRow, spend: Extract<SpendDescription, { kind: 'evm' }>): Outflow[] {
+/** Calldata that is not empty (`0x` and `` are none). */
+const hasCalldata = (data: string) => !/^(0x)?$/i.test(data)
+
+/**
+ * The outflows of an EVM signature by `signer` (its 0x address, lower case) under `limit` (nothing
+ * when the limit is of another chain).
+ */
+function evmOutflows(
+  limit: SpendingLimitRow,
+  spend: Extract<SpendDescription, { kind: 'evm' }>,
+  signer: string | undefined,
+): Outflow[] {
   // A transaction without a chain id is valid on every chain: every EVM limit counts it.
   if (
     spend.caip2 === undefined ? !limit.asset.caip2.startsWith('eip155:') : limit.asset.caip2 !== spend.caip2
@@ -79,6 +89,21 @@ function evmOutflows(limit: SpendingLimitRow, spend: Extract<SpendDescription, {
     return []
   if (spend.delegates)
     throw undecodable(limit, 'the transaction carries an EIP-7702 authorization (code for the account)')
+  if (signer === undefined) throw undecodable(limit, 'the signing key has no EVM address')
+  const self = normalAddress(signer)
+  // An account with an EIP-7702 delegation runs the delegate's code when it calls itself: the
+  // Latchkey delegate's `execute` (ERC-7821 batch mode, allowed when the caller is the account)
+  // makes any calls with any value, which the top-level value does not show. The service installs
+  // that delegate for sponsored and batched sends and it stays, and whether an account has code
+  // when a signed transaction is mined cannot be known when it is signed: such a call is refused,
+  // not decoded. A call to itself without calldata (a transfer to itself, a nonce's cancellation)
+  // runs no function and is counted as any transfer.
+  for (const call of spend.calls)
+    if (call.to && normalAddress(call.to) === self && hasCalldata(call.data))
+      throw undecodable(
+        limit,
+        `it calls the signing account itself (${call.to}) with calldata: an account with an EIP-7702 delegation runs its delegate's code (an ERC-7821 execute can make any calls with any value)`,
+      )
   if (limit.asset.type === 'SPENDING_LIMIT_ASSET_NATIVE')
     return [
       ...spend.calls
@@ -97,7 +122,7 @@ function evmOutflows(limit: SpendingLimitRow, spend: Extract<SpendDescription, {
     // (Permit2's own `approve`); the service cannot tell how much. A plain transfer of the chain's
     // unit (no calldata) and a contract creation (its address holds no allowance it did not
     // count) move none of the token.
-    if (call.to && !/^(0x)?$/i.test(call.data))
+    if (call.to && hasCalldata(call.data))
       throw undecodable(
         limit,
         `its call to ${call.to} is not to the token ${contract}: it could move the token through an allowance given to that contract`,
@@ -110,9 +135,10 @@ function evmOutflows(limit: SpendingLimitRow, spend: Extract<SpendDescription, {
 function solanaOutflows(
   limit: SpendingLimitRow,
   spend: Extract<SpendDescription, { kind: 'solana' }>,
-  signer: string,
+  signer: string | undefined,
 ): Outflow[] {
   if (!limit.asset.caip2.startsWith('solana:')) return []
+  if (signer === undefined) throw undecodable(limit, 'the signing key has no Solana address')
   if (limit.asset.type === 'SPENDING_LIMIT_ASSET_SPL')
     return splOutflows(limit, spend.tx, signer, limit.asset.mint)
   const { tx } = spend
@@ -274,21 +300,23 @@ function splOutflows(
 }
 
 /**
- * What a signature by `signer` spends of `limit`'s asset (`total`: 0 when it spends none, another
+ * What a signature by `signer` (the account's address on the spend's chain: its 0x address, its
+ * base58 Solana key) spends of `limit`'s asset (`total`: 0 when it spends none, another
  * chain, a call that moves nothing), and how much of it is the most its fee can cost (`fee`).
  * Refuses what it cannot read and a destination off the allow-list.
  */
 export function spendOf(
   limit: SpendingLimitRow,
   spend: SpendDescription,
-  signer: string,
+  signer: string | undefined,
 ): { total: bigint; fee: bigint } {
   if (spend.kind === 'opaque')
     throw undecodable(
       limit,
       `${spend.what} is not a transaction; sign transactions with sign_transaction instead`,
     )
-  const outflows = spend.kind === 'evm' ? evmOutflows(limit, spend) : solanaOutflows(limit, spend, signer)
+  const outflows =
+    spend.kind === 'evm' ? evmOutflows(limit, spend, signer) : solanaOutflows(limit, spend, signer)
   let total = 0n
   let fees = 0n
   for (const { amount, destination, fee } of outflows) {

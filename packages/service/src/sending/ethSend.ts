@@ -457,6 +457,7 @@ export async function runEthSend(
       mostMaxFeePerGas(BigInt(prepared.maxFeePerGas), ctx.runtime.stateOf(SENDING).sending)
   await reserveSpend(spendContextOf(ctx), {
     signer: account.address,
+    key: { curve: account.curve, publicKey: account.publicKey },
     describe: () => ({ kind: 'evm', caip2: p.caip2, calls, fee: reservedFee }),
     reference: id,
   })
