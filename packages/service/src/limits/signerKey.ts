@@ -4,7 +4,8 @@
 // same transactions, so a limit on one of them covers them all, and a transaction is read as the
 // chain sees its signer (the keccak-derived 0x address of a secp256k1 key, the base58 ed25519 key).
 import { ADDRESS_FORMATS, type Curve } from '@latchkey/protocol'
-import { hexToBytes } from '@noble/hashes/utils.js'
+import { secp256k1 } from '@noble/curves/secp256k1.js'
+import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
 import { base58 } from '@scure/base'
 import { addressFromPublicKey, curvesOfAddressFormat } from '../kernel/crypto/addresses.ts'
 import type { SpendRequest } from '../kernel/spending.ts'
@@ -12,6 +13,46 @@ import { normalAddress } from './spendOf.ts'
 
 /** Only the Ethereum format writes 0x and 20 bytes of hex (Sui's and Aptos's are 32 bytes). */
 const ETHEREUM_ADDRESS = /^0x[0-9a-f]{40}$/i
+
+/**
+ * Whether `address` is base58 of 32 bytes: only the Solana format writes that (Tron, Dogecoin and
+ * Bitcoin's base58 addresses are 25 bytes; the others are hex, bech32, base32 or base64).
+ */
+function isSolanaAddress(address: string): boolean {
+  try {
+    return base58.decode(address).length === 32
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The key's addresses in every format of its curve, normalised, by `curve|publicKey`: about 30 of
+ * them for a secp256k1 key, several milliseconds the first time, kept for the last 1,000 keys.
+ */
+const addressesByKey = new Map<string, Set<string>>()
+const KEPT_KEYS = 1_000
+
+function everyAddress(key: { curve: Curve; bytes: Uint8Array }, id: string): Set<string> {
+  const kept = addressesByKey.get(id)
+  if (kept) return kept
+  // The secp256k1 point, decoded once for every format (a square root each time otherwise).
+  const point = key.curve === 'CURVE_SECP256K1' ? secp256k1.Point.fromBytes(key.bytes) : undefined
+  const addresses = new Set(
+    ADDRESS_FORMATS.filter((format) => curvesOfAddressFormat(format).includes(key.curve)).flatMap(
+      (format) => {
+        try {
+          return [normalAddress(addressFromPublicKey(format, key.bytes, point))]
+        } catch {
+          return []
+        }
+      },
+    ),
+  )
+  if (addressesByKey.size >= KEPT_KEYS) addressesByKey.delete(addressesByKey.keys().next().value!)
+  addressesByKey.set(id, addresses)
+  return addresses
+}
 
 export interface SignerKey {
   /** The signer's address on EVM chains (lower case): the transactions' `from`. */
@@ -34,12 +75,15 @@ function keyOf(request: SpendRequest): { curve: Curve; bytes: Uint8Array } | und
   }
 }
 
-/** The signer of `request` as keys (computed lazily: a signature under no limit on another address costs nothing). */
+/**
+ * The signer of `request` as a key. What costs something is worked out when first asked: the
+ * 0x address of a signer named by another format, the key's other addresses (only for a limit on
+ * an address that is neither the one named, nor a 0x or Solana address).
+ */
 export function signerKeyOf(request: SpendRequest): SignerKey {
   const stored = normalAddress(request.signer)
   const key = keyOf(request)
   let evm: string | undefined | null = null
-  let every: Set<string> | undefined
   const evmAddress = () => {
     if (evm !== null) return evm
     if (ETHEREUM_ADDRESS.test(stored)) evm = stored
@@ -58,19 +102,8 @@ export function signerKeyOf(request: SpendRequest): SignerKey {
       if (address === stored) return true
       if (!key) return false
       if (ETHEREUM_ADDRESS.test(address)) return address === evmAddress()
-      if (address === solana) return true
-      every ??= new Set(
-        ADDRESS_FORMATS.filter((format) => curvesOfAddressFormat(format).includes(key.curve)).flatMap(
-          (format) => {
-            try {
-              return [normalAddress(addressFromPublicKey(format, key.bytes))]
-            } catch {
-              return []
-            }
-          },
-        ),
-      )
-      return every.has(address)
+      if (isSolanaAddress(address)) return address === solana
+      return everyAddress(key, `${key.curve}|${bytesToHex(key.bytes)}`).has(address)
     },
   }
 }
