@@ -218,7 +218,7 @@ describe('session profiles', () => {
     expect((await s.sign(s.owner, s.otherAddress)).status).toBe(200)
   })
 
-  it('even a scope of `true` never exports, imports, manages credentials, policies or limits', async () => {
+  it('even a scope of `true` never exports, imports, manages credentials, policies or limits, nor votes', async () => {
     const s = await setup()
     const { key } = await s.login(await s.profile('true'))
     expect((await s.sign(key, s.otherAddress)).status).toBe(200)
@@ -246,6 +246,13 @@ describe('session profiles', () => {
       403,
       'SESSION_SCOPE_DENIED',
     ])
+    // Nor votes on another's activity, either way: a rejection is a vote too.
+    const pending = await s.submit('create_wallet', { walletName: 'held', accounts: [] })
+    for (const path of ['approve_activity', 'reject_activity'] as const)
+      expect(codeOf(await s.submit(path, { fingerprint: pending.body.activity.fingerprint }, key))).toEqual([
+        403,
+        'SESSION_SCOPE_DENIED',
+      ])
   })
 
   it('counts a profile session against a limit on its profile, and refuses it over the limit', async () => {

@@ -32,8 +32,8 @@ const MAX_PROFILE_SECONDS = 30 * 24 * 3600
 /**
  * What a session issued under a profile never does, whatever its scope says: manage policies,
  * limits, profiles, users, credentials, logins and sessions (a new session would shed the
- * profile), or the organization; export or import a key; approve an activity (a vote that lets
- * another's activity run).
+ * profile), or the organization; export or import a key; approve or reject an activity (a vote
+ * that lets another's activity run, or stops it).
  */
 export const NEVER_RESOURCES: ReadonlySet<string> = new Set([
   'POLICY',
@@ -42,7 +42,7 @@ export const NEVER_RESOURCES: ReadonlySet<string> = new Set([
   'USER',
   'ORGANIZATION',
 ])
-export const NEVER_ACTIONS: ReadonlySet<string> = new Set(['EXPORT', 'IMPORT', 'APPROVE'])
+export const NEVER_ACTIONS: ReadonlySet<string> = new Set(['EXPORT', 'IMPORT', 'APPROVE', 'REJECT'])
 
 const readName = (r: Reader) => r.string('sessionProfileName', { max: 100 })
 
