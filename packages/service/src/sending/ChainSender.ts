@@ -1,6 +1,7 @@
 import type { SendTransactionStatus } from '@latchkey/protocol'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { SendTransactionRow } from '../kernel/store/model.ts'
+import type { Transaction } from '../kernel/store/Transaction.ts'
 import type { SendingOptions } from './SendingOptions.ts'
 import type { SendRpc } from './sendRpc.ts'
 
@@ -31,8 +32,15 @@ export interface SendContext {
    * looked at again after the poll interval): what every sender writes after a broadcast.
    */
   broadcasted(row: SendTransactionRow): Promise<boolean>
-  /** Marks the send FAILED with `message` (what `get_send_transaction_status` answers) and reports it. */
-  fail(row: SendTransactionRow, message: string): Promise<void>
+  /**
+   * Marks the send FAILED with `message` (what `get_send_transaction_status` answers) and reports it;
+   * `also` writes more in the same transaction, given the row as it was.
+   */
+  fail(
+    row: SendTransactionRow,
+    message: string,
+    also?: (tx: Transaction, current: SendTransactionRow) => Promise<void>,
+  ): Promise<void>
   /** Reports that the send reached its final status (`send.final`), once its write is done. */
   final(row: SendTransactionRow, status: 'INCLUDED' | 'FAILED'): void
 }

@@ -19,7 +19,7 @@ import {
 import { mostMaxFeePerGas } from './evmSender.ts'
 import { checkGasCaps, feeCeilingsOf } from './gasCaps.ts'
 import { revertChainOf } from './revertReason.ts'
-import { openSends, rpcFor, SENDING } from './sendingState.ts'
+import { nonceIdOf, openSends, rpcFor, SENDING } from './sendingState.ts'
 import { nodeFailure, RpcRefusedError, RpcUnreachableError, type SendRpc } from './sendRpc.ts'
 import { findSponsor } from './sponsors.ts'
 
@@ -396,14 +396,16 @@ async function simulateBatch(
  * instance) write the same row, so the database serialises them (SERIALIZABLE on PostgreSQL,
  * one writer on SQLite): no nonce is given twice and none is skipped.
  * With `restart`, the stored one is set aside and the count starts again from `floor` (the node knows
- * best when nothing of this account is in flight).
+ * best when nothing of this account is in flight). The counter never goes back by itself: a send the
+ * node refused gives its nonce back when it was the last taken (`giveBackNonce`), and a sponsor's
+ * nonce that a later one was taken after is filled by the worker (`evmSender`).
  */
 export async function takeNonce(
   tx: StoreTransaction,
   nonce: { now: number; caip2: string; address: string; floor: string; restart?: boolean },
 ): Promise<bigint> {
   const { now, caip2, address, floor } = nonce
-  const id = `${caip2}|${address.toLowerCase()}`
+  const id = nonceIdOf(caip2, address)
   const row = await tx.get('nonces', id)
   const stored = row && !nonce.restart ? BigInt(row.next) : 0n
   const next = stored > BigInt(floor) ? stored : BigInt(floor)

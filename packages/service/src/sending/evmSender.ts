@@ -6,6 +6,7 @@ import type { ChainSender, SendContext } from './ChainSender.ts'
 import { capsOf, checkGasCaps, feeCeilingsOf } from './gasCaps.ts'
 import { revertReasonOf } from './revertReason.ts'
 import type { SendingOptions } from './SendingOptions.ts'
+import { giveBackNonce } from './sendingState.ts'
 import { RpcRefusedError } from './sendRpc.ts'
 
 /** A node's refusal that means it already has this transaction. */
@@ -38,13 +39,22 @@ async function broadcast(ctx: SendContext, row: SendTransactionRow): Promise<voi
       // Either this very transaction is already mined (broadcast before a crash) or another one
       // took the nonce: the receipt tells.
       if (await settle(ctx, row)) return
-      await ctx.fail(row, `the node refused the transaction: ${error.message}`)
+      await ctx.fail(
+        row,
+        row.fills === undefined
+          ? `the node refused the transaction: ${error.message}`
+          : `nonce ${row.nonce} was taken by another transaction: nothing left to fill`,
+      )
       return
     } else if (UNDERPRICED.test(error.message) && row.replacements < options.maxReplacements) {
       await replace(ctx, row)
       return
+    } else if (row.fills !== undefined) {
+      // A fill is not given up while its nonce is empty: signed again at the market's price, later.
+      await refill(ctx, row)
+      return
     } else {
-      await ctx.fail(row, `the node refused the transaction: ${error.message}`)
+      await failUnmined(ctx, row, `the node refused the transaction: ${error.message}`)
       return
     }
   }
@@ -54,6 +64,23 @@ async function broadcast(ctx: SendContext, row: SendTransactionRow): Promise<voi
 async function track(ctx: SendContext, row: SendTransactionRow): Promise<void> {
   const { runtime, options } = ctx
   if (await settle(ctx, row)) return
+  if (row.fills !== undefined && row.nonce !== undefined) {
+    // Another transaction of the sponsor's took the nonce (the refused send's earlier version): done.
+    const mined = BigInt((await ctx.rpc('eth_getTransactionCount', [row.sender, 'latest'])) as string)
+    if (mined > BigInt(row.nonce) && !(await settle(ctx, row))) {
+      await ctx.update(
+        row,
+        {
+          status: 'FAILED',
+          error: { message: `nonce ${row.nonce} was taken by another transaction: nothing left to fill` },
+          notBefore: Number.MAX_SAFE_INTEGER,
+        },
+        { whileOpen: true },
+      )
+      ctx.final(row, 'FAILED')
+      return
+    }
+  }
   const stuck = runtime.now() - (row.broadcastAt ?? 0) > options.replaceAfterMs
   if (stuck && row.replacements < options.maxReplacements) {
     // Re-signing is one instance's job: the lease decides which.
@@ -113,6 +140,149 @@ async function settle(ctx: SendContext, row: SendTransactionRow): Promise<boolea
   return false
 }
 
+/** The id of the fill of `send`'s nonce: one per refused send, so a rerun writes none twice. */
+export const fillIdOf = (sendId: string) => `${sendId}.fill`
+
+/**
+ * Marks a send the node refused (no version of it mined) FAILED, and leaves no hole at its nonce,
+ * in the same transaction: its nonce (and its authorization's, of the user's account) goes back to
+ * its counter when it was the last one taken and no version of it was ever accepted by the node;
+ * otherwise, for a sponsor's nonce, a fill takes it: a 0-value transfer from the sponsor to itself
+ * at the market's price (under the ceiling), signed here, broadcast and tracked by the worker like
+ * any send until a transaction at that nonce is mined. The sponsor's nonce is shared by every user:
+ * left empty, every later sponsored send would wait in the node's queue for good.
+ */
+async function failUnmined(ctx: SendContext, row: SendTransactionRow, message: string): Promise<void> {
+  const { runtime } = ctx
+  const fill = row.sponsorId !== undefined && row.nonce !== undefined ? await signFill(ctx, row) : undefined
+  await ctx.fail(row, message, async (tx, current) => {
+    if (current.nonce === undefined) return
+    const now = runtime.now()
+    let given = false
+    if (current.broadcastAt === undefined) {
+      // The user's nonce its authorization took (sponsored, not yet delegating), then the outer one.
+      const raw = Transaction.fromHex(current.signedTransaction).raw as {
+        authorizationList?: { nonce: bigint }[]
+      }
+      const [authorization] = raw.authorizationList ?? []
+      if (authorization)
+        await giveBackNonce(tx, {
+          now,
+          caip2: current.caip2,
+          address: current.account,
+          nonce: authorization.nonce,
+        })
+      given = await giveBackNonce(tx, {
+        now,
+        caip2: current.caip2,
+        address: current.sender,
+        nonce: BigInt(current.nonce),
+      })
+    }
+    if (!given && fill && !(await tx.get('sendTransactions', fill.id))) await tx.put('sendTransactions', fill)
+  })
+}
+
+/** The market's fees for a fill of `row`'s sponsor nonce, under the operator's ceilings. */
+async function fillFees(ctx: SendContext, row: SendTransactionRow) {
+  const { runtime, rpc, options } = ctx
+  const organization = await runtime.store.get('organizations', row.organizationId)
+  let ceiling = {
+    maxFeePerGas: BigInt(options.maxFeePerGasCeiling),
+    maxPriorityFeePerGas: BigInt(options.maxFeePerGasCeiling),
+  }
+  if (organization) ceiling = feeCeilingsOf(runtime, organization)
+  const [block, suggested] = await Promise.all([
+    rpc('eth_getBlockByNumber', ['latest', false]) as Promise<{ baseFeePerGas?: string }>,
+    rpc('eth_maxPriorityFeePerGas', []) as Promise<string>,
+  ])
+  const min = (a: bigint, b: bigint) => (a < b ? a : b)
+  const max = (a: bigint, b: bigint) => (a > b ? a : b)
+  const baseFee = BigInt(block.baseFeePerGas ?? '0x0')
+  // Over the market, and over what the send it fills offered (a version of it may be in the pool).
+  const before = row.fees ?? { maxFeePerGas: '0', maxPriorityFeePerGas: '0' }
+  const bump = (value: string) => bumpFee(BigInt(value), options.replacementBumpPercent)
+  const tip = min(max(BigInt(suggested), bump(before.maxPriorityFeePerGas)), ceiling.maxPriorityFeePerGas)
+  const maxFeePerGas = min(max(2n * baseFee + tip, bump(before.maxFeePerGas)), ceiling.maxFeePerGas)
+  return { maxFeePerGas, maxPriorityFeePerGas: min(tip, maxFeePerGas) }
+}
+
+/** Signs a fill of `row`'s nonce with its sponsor's key; undefined when the sponsor is gone. */
+async function signFill(ctx: SendContext, row: SendTransactionRow): Promise<SendTransactionRow | undefined> {
+  const { runtime } = ctx
+  const sponsor = await runtime.store.get('sponsors', row.sponsorId!)
+  if (!sponsor) return undefined
+  const fees = await fillFees(ctx, row)
+  const { chainId } = Transaction.fromHex(row.signedTransaction).raw as { chainId: bigint }
+  const key = runtime.open(sponsor.sealedPrivateKey)
+  let signed: string
+  try {
+    signed = Transaction.prepare({
+      type: 'eip1559',
+      chainId,
+      to: row.sender,
+      value: 0n,
+      data: '0x',
+      nonce: BigInt(row.nonce!),
+      gasLimit: 21_000n,
+      ...fees,
+    })
+      .signBy(key)
+      .toHex()
+  } finally {
+    key.fill(0)
+  }
+  const now = runtime.now()
+  return {
+    id: fillIdOf(row.id),
+    organizationId: row.organizationId,
+    activityId: row.activityId,
+    caip2: row.caip2,
+    sender: row.sender,
+    account: row.sender,
+    sponsored: true,
+    sponsorId: sponsor.id,
+    fills: row.id,
+    nonce: row.nonce!,
+    signedTransaction: signed,
+    txHash: Transaction.fromHex(signed).hash,
+    fees: {
+      gasLimit: '21000',
+      maxFeePerGas: fees.maxFeePerGas.toString(),
+      maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString(),
+    },
+    status: 'PENDING',
+    attempts: 0,
+    notBefore: 0,
+    replacements: 0,
+    createdAt: now,
+    updatedAt: now,
+  }
+}
+
+/**
+ * A fill the node refused: signed again at the market's price and broadcast again after a backoff
+ * (its nonce stays empty until one is mined; the earlier versions stay tracked).
+ */
+async function refill(ctx: SendContext, row: SendTransactionRow): Promise<void> {
+  const { runtime } = ctx
+  const fresh = await signFill(ctx, { ...row, fees: undefined })
+  const attempts = row.attempts + 1
+  const notBefore = runtime.now() + Math.min(30_000, 250 * 2 ** Math.min(attempts, 7))
+  if (!fresh) {
+    await ctx.fail(row, 'the sponsor account is gone')
+    return
+  }
+  await ctx.update(row, {
+    signedTransaction: fresh.signedTransaction,
+    txHash: fresh.txHash,
+    fees: fresh.fees,
+    ...(row.broadcastAt !== undefined ? { priorHashes: [...(row.priorHashes ?? []), row.txHash] } : {}),
+    attempts,
+    notBefore,
+  })
+}
+
 /**
  * Counts what a sponsored replacement adds (gas limit × the raise of its max fee) against the wei
  * caps of the user who sent it, as a send is counted; false when a cap refuses it.
@@ -124,6 +294,8 @@ async function countReplacement(
   maxFeePerGas: bigint,
 ): Promise<boolean> {
   const { runtime } = ctx
+  // A fill is the operator's: no user's caps count it (the fee ceilings bound it).
+  if (row.fills !== undefined) return true
   const activity = await runtime.store.get('activities', row.activityId)
   if (!activity || !row.fees) return true
   const gasLimit = BigInt(row.fees.gasLimit)

@@ -123,7 +123,8 @@ async function update(
       await options.also?.(tx, current)
       const next = { ...current, ...changes, updatedAt: runtime.now() }
       await tx.put('sendTransactions', next)
-      if (next.status !== current.status)
+      // A fill is the operator's (no tenant sent it): no webhook reports it.
+      if (next.status !== current.status && current.fills === undefined)
         await recordAppEvent(runtime, tx, {
           id: `${row.id}.status.${next.status}`,
           organization: { id: current.organizationId },
@@ -152,7 +153,12 @@ const reportFinal = (runtime: Runtime, row: SendTransactionRow, status: 'INCLUDE
     ms: Math.max(0, runtime.now() - row.createdAt),
   })
 
-async function fail(runtime: Runtime, row: SendTransactionRow, message: string): Promise<void> {
+async function fail(
+  runtime: Runtime,
+  row: SendTransactionRow,
+  message: string,
+  more?: (tx: Transaction, current: SendTransactionRow) => Promise<void>,
+): Promise<void> {
   await update(
     runtime,
     row,
@@ -161,13 +167,14 @@ async function fail(runtime: Runtime, row: SendTransactionRow, message: string):
       // Never broadcast: what the send reserved under spending limits is given back with the FAILED,
       // in the order of the organization's other spends (kernel/spending.ts).
       locks: [spendLockOf(row.organizationId)],
-      also: (tx, current) =>
-        current.status === 'PENDING' && current.broadcastAt === undefined
-          ? releaseSpend(
-              { tx, runtime, now: runtime.now(), organizationId: current.organizationId },
-              current.id,
-            )
-          : undefined,
+      also: async (tx, current) => {
+        if (current.status === 'PENDING' && current.broadcastAt === undefined)
+          await releaseSpend(
+            { tx, runtime, now: runtime.now(), organizationId: current.organizationId },
+            current.id,
+          )
+        await more?.(tx, current)
+      },
     },
   )
   reportFinal(runtime, row, 'FAILED')
@@ -222,7 +229,7 @@ async function step(runtime: Runtime, row: SendTransactionRow): Promise<void> {
           : {}),
       }),
     claim: (send) => claim(runtime, send),
-    fail: (send, message) => fail(runtime, send, message),
+    fail: (send, message, also) => fail(runtime, send, message, also),
     broadcasted: (send) => {
       runtime.emit('send.broadcast', { chain: sender.namespace, attempt: send.attempts + 1 })
       const now = runtime.now()

@@ -34,6 +34,26 @@ export async function openSends(reader: Pick<Transaction, 'findBy'>): Promise<Se
   return rows.flat()
 }
 
+/** The `nonces` row of an account's outer nonces on a chain (`takeNonce`). */
+export const nonceIdOf = (caip2: string, address: string): string => `${caip2}|${address.toLowerCase()}`
+
+/**
+ * In a transaction: gives nonce `nonce` of `address` back to its counter when it is the last one
+ * taken (the counter's next is `nonce + 1`), so the next send takes it again; false when a later
+ * one was taken since (the hole stays: `evmSender`'s fill closes a sponsor's). Only for a nonce no
+ * transaction the node took uses: the next send still takes the node's pending count if higher.
+ */
+export async function giveBackNonce(
+  tx: Pick<Transaction, 'get' | 'put'>,
+  nonce: { now: number; caip2: string; address: string; nonce: bigint },
+): Promise<boolean> {
+  const id = nonceIdOf(nonce.caip2, nonce.address)
+  const row = await tx.get('nonces', id)
+  if (!row || BigInt(row.next) !== nonce.nonce + 1n) return false
+  await tx.put('nonces', { ...row, next: nonce.nonce.toString(), updatedAt: nonce.now })
+  return true
+}
+
 /** The sending wing's state: its options and senders, read by its handlers and its worker. */
 export const SENDING = new PluginStateKey<SendingState>('sending')
 

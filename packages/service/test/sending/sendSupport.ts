@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { encodeFunctionData, parseAbi } from 'viem'
 import { expect } from 'vitest'
 import { type EvmNode, startEvmNode } from '../../../../scripts/evmNode.mjs'
+import type { CreateServiceOptions } from '../../src/assembly/createService.ts'
 import { deployDelegate } from '../../src/sending/delegate/index.ts'
 import type { GasCaps, SendingOptions } from '../../src/sending/SendingOptions.ts'
 import { sponsorAddress } from '../../src/sending/sponsors.ts'
@@ -124,9 +125,11 @@ export async function sponsoredService(
   chain: Chain,
   caps: GasCaps = {},
   sending: SendingOptions = {},
+  more: Partial<CreateServiceOptions> = {},
 ): Promise<Harness> {
   const caip2 = 'eip155:31337'
   const h = await createHarness({
+    ...more,
     clock: fakeClock(Date.now()),
     rpc: { [caip2]: chain.url },
     sending: { pollIntervalMs: 20, ...sending },
@@ -156,6 +159,29 @@ export async function endUser(h: Harness) {
         as,
       )
     },
+  }
+}
+
+/**
+ * A `fetch` for the service's JSON-RPC calls that answers `eth_sendRawTransaction` of every
+ * transaction `refuse` picks with the node's refusal `message` (as geth refuses a 7702 transaction
+ * whose authority has transactions pending: "authority already reserved"), once `hold` resolves;
+ * every other call reaches the node.
+ */
+export function refusingNode(
+  refuse: (raw: string) => boolean,
+  options: { message?: string; hold?: Promise<unknown> } = {},
+): typeof fetch {
+  return async (input, init) => {
+    const body = JSON.parse(String(init?.body)) as { id: number; method: string; params: string[] }
+    if (body.method === 'eth_sendRawTransaction' && refuse(body.params[0]!)) {
+      await options.hold
+      const error = { code: -32000, message: options.message ?? 'authority already reserved' }
+      return new Response(JSON.stringify({ jsonrpc: '2.0', id: body.id, error }), {
+        headers: { 'content-type': 'application/json' },
+      })
+    }
+    return fetch(input, init)
   }
 }
 

@@ -1,15 +1,17 @@
 // Sends through two service instances on one PostgreSQL database and one anvil: the outer nonce is
 // taken under the database's serialisation, so concurrent sends from one account on both
 // instances use contiguous nonces and each is included once; gas caps hold across both.
+import { Transaction } from 'micro-eth-signer'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
 import type { CreateServiceOptions } from '../../src/assembly/createService.ts'
 import { createMetrics } from '../../src/observability/metrics.ts'
+import { fillIdOf } from '../../src/sending/evmSender.ts'
 import { STALLED_SECONDS, watchSendBacklog } from '../../src/sending/sendBacklog.ts'
 import { sponsorAddress } from '../../src/sending/sponsors.ts'
 import { ETHEREUM_ACCOUNT, resultOf } from '../../src/testing/harness.ts'
 import { deploymentOn, twoInstances as twoOnPostgres } from '../support/twoInstances.ts'
-import { type Chain, erc20Call, startChain, waitForSend } from './sendSupport.ts'
+import { type Chain, erc20Call, refusingNode, startChain, waitForSend } from './sendSupport.ts'
 
 const CAIP2 = 'eip155:31337'
 const DEAD = '0x000000000000000000000000000000000000dead'
@@ -170,6 +172,59 @@ describe('sends across two instances on PostgreSQL', { timeout: 120_000 }, () =>
       `latchkey_send_cap_refusals_total{type="eth_send_transaction"} ${refused.length}`,
     )
     for (const h of instances) await h.service.close()
+  })
+
+  it("a sponsored send the node refuses, with a later one of another account already signed: one fill over both instances takes the sponsor's nonce, and the later send is included", async () => {
+    let attacker = ''
+    let release = () => {}
+    const hold = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const toOf = (raw: string) => String((Transaction.fromHex(raw).raw as { to?: string }).to).toLowerCase()
+    const [a, b] = await twoInstances('nonce_fill', {
+      fetch: refusingNode((raw) => toOf(raw) === attacker, { hold }),
+      sending: { pollIntervalMs: 20, replaceAfterMs: 300 },
+      sponsorship: { delegates: { [CAIP2]: chain.delegate } },
+    })
+    const sponsor = sponsorAddress(a!.service.runtime)!
+    await chain.fund(sponsor, 10n ** 19n)
+    const first = BigInt((await chain.rpc('eth_getTransactionCount', [sponsor, 'latest'])) as string)
+    const accounts: string[] = []
+    for (const name of ['refused', 'later']) {
+      const { addresses } = resultOf(
+        'create_wallet',
+        await a!.submit('create_wallet', { walletName: name, accounts: [ETHEREUM_ACCOUNT] }),
+      )
+      accounts.push(addresses[0] as string)
+    }
+    attacker = accounts[0]!.toLowerCase()
+    a!.clock.set(Date.now())
+    const sent = async (h: typeof a, from: string, amount: bigint) =>
+      resultOf(
+        'eth_send_transaction',
+        await h!.submit('eth_send_transaction', {
+          from,
+          caip2: CAIP2,
+          sponsor: true,
+          calls: [erc20Call('mint', DEAD, amount)],
+        }),
+      ).sendTransactionStatusId as string
+    const badId = await sent(a, accounts[0]!, 1n)
+    const goodId = await sent(b, accounts[1]!, 2n)
+    release()
+    expect((await waitForSend(b!, badId, { timeoutMs: 30_000 })).txStatus).toBe('FAILED')
+    expect((await waitForSend(a!, goodId, { timeoutMs: 30_000 })).txStatus).toBe('INCLUDED')
+    // The fill was mined before the later send; its status follows at the next look.
+    expect((await waitForSend(a!, fillIdOf(badId), { timeoutMs: 10_000 })).txStatus).toBe('INCLUDED')
+    const rows = await a!.service.store.all('sendTransactions')
+    expect(rows.filter((row) => row.fills !== undefined)).toMatchObject([
+      { id: fillIdOf(badId), fills: badId, status: 'INCLUDED', nonce: String(first) },
+    ])
+    expect(rows.find((row) => row.id === goodId)).toMatchObject({ nonce: String(first + 1n) })
+    expect(BigInt((await chain.rpc('eth_getTransactionCount', [sponsor, 'latest'])) as string)).toBe(
+      first + 2n,
+    )
+    for (const h of [a, b]) await h!.service.close()
   })
 
   it('a send made while no instance runs the worker shows on every instance: open, then stalled after two minutes, then broadcast by an instance that runs one', async () => {

@@ -330,6 +330,12 @@ export interface SendTransactionRow extends Row {
   sponsorId?: string
   /** Hashes of the versions a replacement superseded (any of them may be the one included). */
   priorHashes?: string[]
+  /**
+   * A fill: the id of the sponsored send the node refused, whose sponsor nonce this 0-value
+   * transfer from the sponsor to itself takes so the sends after it can be mined (`evmSender`). The
+   * operator's: no user's caps count it and no webhook reports it.
+   */
+  fills?: string
   nonce?: string
   /** The signed transaction, 0x hex (EVM) or base64 wire transaction (Solana). */
   signedTransaction: string
