@@ -2,6 +2,7 @@
 // sponsored sending): budgets multiplied by users they create, gas limits that pass the simulation
 // and not the chain, replacements after their sub-organization is deleted.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { sponsorAddress } from '../../src/sending/sponsors.ts'
 import { ETHEREUM_ACCOUNT, resultOf, testKey } from '../../src/testing/harness.ts'
 import {
   type Chain,
@@ -11,6 +12,7 @@ import {
   sponsoredService,
   startChain,
   waitForReplacements,
+  waitForSend,
 } from './sendSupport.ts'
 
 let chain: Chain
@@ -136,6 +138,118 @@ describe('per-user daily caps count end users', () => {
       calls: [erc20Call('mint', DEAD, 1n)],
     })
     expect(reply.body.details).toMatchObject({ errorCode: 'GAS_CAP_EXCEEDED', cap: 'per-user daily' })
+    await h.service.close()
+  }, 60_000)
+})
+
+describe("a sponsored batch's gas limit covers the signed transaction", () => {
+  const mint = (amount = 1n) => erc20Call('mint', DEAD, amount)
+  const pendingNonce = async (address: string) =>
+    BigInt((await chain.rpc('eth_getTransactionCount', [address, 'pending'])) as string)
+
+  it('a gas limit enough for the simulated calls and not for the signed batch is refused naming the field; its minimum is included', async () => {
+    const h = await sponsoredService(chain)
+    const sponsor = sponsorAddress(h.service.runtime)!
+    const user = await endUser(h)
+    const first = resultOf('eth_send_transaction', await user.send({ sponsor: true, calls: [mint()] }))
+      .sendTransactionStatusId as string
+    expect((await waitForSend(h, first, { organizationId: user.organizationId, as: user.as })).txStatus).toBe(
+      'INCLUDED',
+    )
+    // Delegated now: 45,000 to 55,000 passed the calls' simulation and ran out of gas on chain.
+    const [balance, nonce, sends] = [
+      await chain.balance(sponsor),
+      await pendingNonce(sponsor),
+      await sendCount(h),
+    ]
+    let minimum = 0n
+    for (const gasLimit of [45_000, 55_000, 21_000]) {
+      const reply = await user.send({ sponsor: true, gasLimit: String(gasLimit), calls: [mint()] })
+      expect({
+        status: reply.status,
+        errorCode: reply.body.details?.errorCode,
+        field: reply.body.details?.field,
+      }).toEqual({
+        status: 400,
+        errorCode: 'FIELD_INVALID',
+        field: 'parameters.gasLimit',
+      })
+      expect(reply.body.message).toContain(`needs at least ${reply.body.details.minimum}`)
+      minimum = BigInt(reply.body.details.minimum)
+    }
+    expect(minimum).toBeGreaterThan(55_000n)
+    expect(minimum).toBeLessThan(70_000n)
+    expect([await chain.balance(sponsor), await pendingNonce(sponsor), await sendCount(h)]).toEqual([
+      balance,
+      nonce,
+      sends,
+    ])
+    const id = resultOf(
+      'eth_send_transaction',
+      await user.send({ sponsor: true, gasLimit: String(minimum), calls: [mint()] }),
+    ).sendTransactionStatusId as string
+    expect((await waitForSend(h, id, { organizationId: user.organizationId, as: user.as })).txStatus).toBe(
+      'INCLUDED',
+    )
+    await h.service.close()
+  }, 60_000)
+
+  it('counts the authorization of an account that does not delegate yet, and the floor of a long call data', async () => {
+    const h = await sponsoredService(chain)
+    // Not delegated: the simulated calls need about 42,000, the signed transaction about 102,000.
+    const fresh = await endUser(h)
+    const low = await fresh.send({ sponsor: true, gasLimit: '90000', calls: [mint()] })
+    expect(low).toMatchObject({ status: 400, body: { details: { field: 'parameters.gasLimit' } } })
+    const minimum = low.body.details.minimum as string
+    expect(BigInt(minimum)).toBeGreaterThan(100_000n)
+    const id = resultOf(
+      'eth_send_transaction',
+      await fresh.send({ sponsor: true, gasLimit: minimum, calls: [mint()] }),
+    ).sendTransactionStatusId as string
+    expect((await waitForSend(h, id, { organizationId: fresh.organizationId, as: fresh.as })).txStatus).toBe(
+      'INCLUDED',
+    )
+    // 4,000 bytes of call data: a gas limit that runs the calls but is under EIP-7623's floor of
+    // the data was taken by the node and never mined, the sponsor's nonce left unused.
+    const long = { ...mint(2n), data: `${mint(2n).data}${'11'.repeat(4000)}` }
+    const floorGap = await fresh.send({ sponsor: true, gasLimit: '190000', calls: [long] })
+    expect(floorGap).toMatchObject({ status: 400, body: { details: { field: 'parameters.gasLimit' } } })
+    const enough = floorGap.body.details.minimum as string
+    expect(BigInt(enough)).toBeGreaterThan(190_000n)
+    const longId = resultOf(
+      'eth_send_transaction',
+      await fresh.send({ sponsor: true, gasLimit: enough, calls: [long] }),
+    ).sendTransactionStatusId as string
+    expect(
+      (await waitForSend(h, longId, { organizationId: fresh.organizationId, as: fresh.as })).txStatus,
+    ).toBe('INCLUDED')
+    await h.service.close()
+  }, 60_000)
+
+  it('a gas limit under the intrinsic gas is 400 naming the field, never a 500, sponsored or not', async () => {
+    const h = await sponsoredService(chain)
+    const { addresses } = resultOf(
+      'create_wallet',
+      await h.submit('create_wallet', { walletName: 'payer', accounts: [ETHEREUM_ACCOUNT] }),
+    )
+    const from = addresses[0] as string
+    await chain.fund(from, 10n ** 18n)
+    const send = (parameters: Record<string, unknown>) => {
+      h.clock.set(Date.now())
+      return h.submit('eth_send_transaction', { from, caip2: CAIP2, gasLimit: '21000', ...parameters })
+    }
+    for (const parameters of [
+      { calls: [mint()] },
+      { calls: [mint(), mint(2n)] },
+      { sponsor: true, calls: [mint()] },
+    ]) {
+      const reply = await send(parameters)
+      expect({ status: reply.status, field: reply.body.details?.field }, JSON.stringify(parameters)).toEqual({
+        status: 400,
+        field: 'parameters.gasLimit',
+      })
+    }
+    expect(await sendCount(h)).toBe(0)
     await h.service.close()
   }, 60_000)
 })
