@@ -146,7 +146,7 @@ export const fillIdOf = (sendId: string) => `${sendId}.fill`
 /**
  * Marks a send the node refused (no version of it mined) FAILED, and leaves no hole at its nonce,
  * in the same transaction: its nonce (and its authorization's, of the user's account) goes back to
- * its counter when it was the last one taken and no version of it was ever accepted by the node;
+ * its counter when it was the last one taken and the node never had a version of it;
  * otherwise, for a sponsor's nonce, a fill takes it: a 0-value transfer from the sponsor to itself
  * at the market's price (under the ceiling), signed here, broadcast and tracked by the worker like
  * any send until a transaction at that nonce is mined. The sponsor's nonce is shared by every user:
@@ -159,7 +159,9 @@ async function failUnmined(ctx: SendContext, row: SendTransactionRow, message: s
     if (current.nonce === undefined) return
     const now = runtime.now()
     let given = false
-    if (current.broadcastAt === undefined) {
+    // Never taken by the node as far as the service knows: never broadcast (a replacement keeps
+    // the first broadcast's time) and no broadcast whose answer was lost (each counts an attempt).
+    if (current.broadcastAt === undefined && current.attempts === 0) {
       // The user's nonce its authorization took (sponsored, not yet delegating), then the outer one.
       const raw = Transaction.fromHex(current.signedTransaction).raw as {
         authorizationList?: { nonce: bigint }[]
