@@ -346,9 +346,12 @@ function feesOf(
       })
     if (maxFee !== undefined && maxFee < node.baseFee)
       throw under('maxFeePerGas', maxFee, node.baseFee, "the network's base fee")
-    const tipFloor = min(node.tip ?? 0n, ceiling.maxPriorityFeePerGas)
+    // Half the node's suggestion: the suggestion moves from block to block (geth's is a percentile
+    // of recent tips), so a wallet's quote read a moment before is not refused for a few wei; a
+    // tip that low is still mined, and a replacement raises it.
+    const tipFloor = min((node.tip ?? 0n) / 2n, ceiling.maxPriorityFeePerGas)
     if (p.maxPriorityFeePerGas !== undefined && tip < tipFloor)
-      throw under('maxPriorityFeePerGas', tip, tipFloor, "the node's suggested priority fee")
+      throw under('maxPriorityFeePerGas', tip, tipFloor, "half the node's suggested priority fee")
     tip = min(tip, ceiling.maxPriorityFeePerGas)
     maxFee ??= min(2n * node.baseFee + tip, ceiling.maxFeePerGas)
   }

@@ -225,7 +225,7 @@ describe("the sponsor's money", () => {
         'parameters.maxPriorityFeePerGas',
       ],
       [
-        { maxFeePerGas: String(2n * baseFee + GWEI), maxPriorityFeePerGas: String(GWEI - 1n) },
+        { maxFeePerGas: String(2n * baseFee + GWEI), maxPriorityFeePerGas: String(GWEI / 2n - 1n) },
         'parameters.maxPriorityFeePerGas',
       ],
     ] as const) {
@@ -237,12 +237,12 @@ describe("the sponsor's money", () => {
     }
     expect(await sendCount(h)).toBe(0)
     expect(await pendingNonce(sponsor)).toBe(nonce)
-    // At the market (the base fee, the node's tip) a caller's own fees still go through.
+    // At the market (the base fee, half the node's tip or more) a caller's own fees still go through.
     const priced = await attacker.send({
       sponsor: true,
       calls: [erc20Call('mint', DEAD, 2n)],
       maxFeePerGas: String(baseFee + GWEI),
-      maxPriorityFeePerGas: String(GWEI),
+      maxPriorityFeePerGas: String(GWEI / 2n),
     })
     const pricedId = resultOf('eth_send_transaction', priced).sendTransactionStatusId as string
     expect(
