@@ -194,9 +194,76 @@ describe('MFA policies', () => {
       order: 0,
     })
     expect(named.status).toBe(400)
-    await policyOn(keyA, userB, [
+    // A step a passkey may also prove is fine once the user holds a passkey (none yet: refused).
+    const either = [
       { any: [{ type: 'AUTHENTICATION_TYPE_LATCHKEY_TOTP' }, { type: 'AUTHENTICATION_TYPE_PASSKEY' }] },
+    ]
+    const noPasskey = await submitAs(keyA, 'create_mfa_policy', {
+      userId: userB,
+      mfaPolicyName: 'p',
+      condition: WALLETS,
+      requiredAuthenticationMethods: either,
+      order: 0,
+    })
+    expect([noPasskey.status, noPasskey.body.details?.field]).toEqual([
+      400,
+      'parameters.requiredAuthenticationMethods[0].any',
     ])
+    resultOf(
+      'create_authenticators',
+      await submitAs(keyB, 'create_authenticators', {
+        userId: userB,
+        authenticators: [softPasskey().register()],
+      }),
+    )
+    await policyOn(keyA, userB, either)
+  })
+
+  it('a passkey or an API key the user does not hold is refused too (it would lock them out), by create_mfa_policy and update_mfa_policy', async () => {
+    const base = { userId: userA, mfaPolicyName: 'p', order: 0, condition: 'true' }
+    const unprovable = [
+      [{ any: [{ type: 'AUTHENTICATION_TYPE_PASSKEY', id: 'no-such-passkey' }] }],
+      [{ any: [{ type: 'AUTHENTICATION_TYPE_PASSKEY' }] }],
+      [{ any: [{ type: 'AUTHENTICATION_TYPE_API_KEY', id: 'no-such-key' }] }],
+      [
+        { any: [{ type: 'AUTHENTICATION_TYPE_SESSION' }] },
+        { any: [{ type: 'AUTHENTICATION_TYPE_PASSKEY' }] },
+      ],
+    ]
+    for (const steps of unprovable) {
+      const reply = await submitAs(keyA, 'create_mfa_policy', {
+        ...base,
+        requiredAuthenticationMethods: steps,
+      })
+      expect([reply.status, reply.body.details?.field], JSON.stringify(steps)).toEqual([
+        400,
+        `parameters.requiredAuthenticationMethods[${steps.length - 1}].any`,
+      ])
+    }
+    expect(await h.service.store.findBy('mfaPolicies', 'organizationId', org)).toEqual([])
+    // A key the user holds is fine, and nothing is locked out.
+    const keyId = (await h.service.store.findBy('apiKeys', 'userId', userA))[0]!.id
+    const { mfaPolicyId } = resultOf(
+      'create_mfa_policy',
+      await submitAs(keyA, 'create_mfa_policy', {
+        ...base,
+        condition: WALLETS,
+        requiredAuthenticationMethods: [{ any: [{ type: 'AUTHENTICATION_TYPE_API_KEY', id: keyId }] }],
+      }),
+    )
+    // Changed by another root user (nothing holds B) to a passkey A does not hold: refused too.
+    const update = await submitAs(keyB, 'update_mfa_policy', {
+      userId: userA,
+      mfaPolicyId,
+      requiredAuthenticationMethods: [
+        { any: [{ type: 'AUTHENTICATION_TYPE_PASSKEY', id: 'no-such-passkey' }] },
+      ],
+    })
+    expect([update.status, update.body.details?.field]).toEqual([
+      400,
+      'parameters.requiredAuthenticationMethods[0].any',
+    ])
+    expect((await newWallet(keyA)).body.activity.status).toBe('ACTIVITY_STATUS_COMPLETED')
   })
 })
 

@@ -68,19 +68,20 @@ function readCondition(r: Reader): string {
 }
 
 /**
- * Refuses steps the user cannot prove yet (only a code proves them, and they hold no TOTP factor
- * and no verified contact that fits): their enrolment would itself wait for the policy, locking
- * them out (docs/mfa.md).
+ * Refuses steps the user cannot prove yet: only a code proves them and they hold no TOTP factor
+ * and no verified contact that fits, or only a passkey or an API key proves them and the user holds
+ * none it names (a session method is proven by any session). Their enrolment would itself wait for
+ * the policy, and so would the policy's own change or removal, locking them out (docs/mfa.md).
  */
 async function assertProvable(
   ctx: ActivityContext,
   { userId, steps }: { userId: string; steps: RequiredAuthenticationMethod[] },
 ): Promise<void> {
-  const step = await unprovableStep(ctx.tx, { userId, steps })
+  const step = await unprovableStep(ctx.tx, { userId, steps, credentials: true })
   if (step >= 0)
     throw new FieldError({
       field: `parameters.requiredAuthenticationMethods[${step}].any`,
-      reason: `can be proven only by a code, and user ${userId} holds nothing that makes one (no confirmed TOTP factor, no recovery codes, no verified e-mail or phone it names): enrol one before requiring it`,
+      reason: `has no method user ${userId} can prove today (no confirmed TOTP factor or recovery codes, no verified e-mail or phone, no passkey or durable API key of theirs it names): enrol one before requiring it`,
     })
 }
 
