@@ -48,6 +48,30 @@ const FACTOR_CHANGES = new Set([
   'delete_authenticators',
 ])
 
+/**
+ * Changing who else may act in the organization: once any MFA policy is on the submitter, adding a
+ * user (with keys of its own), changing the root quorum, creating, changing or removing a policy
+ * (removing a DENY grants as surely as adding an ALLOW) and changing the user tags policies key on
+ * wait for every one of the submitter's policies. MFA policies bind the user who submits; without
+ * this a stolen session would add a user it holds the key of, make it a root user or let a policy
+ * allow it, and act through it with no code (docs/mfa.md). The paths cover every version of each
+ * activity (`ACTIVITIES`' types share a path). Not here: `create_sub_organization` and
+ * `latchkey_import_user` (a sub-organization cannot make sub-organizations, and one made by the
+ * parent gives its root users nothing in the parent), `delete_users` (root users cannot be deleted;
+ * removing a user grants no one anything).
+ */
+export const AUTHORITY_CHANGES: ReadonlySet<string> = new Set([
+  'create_users',
+  'update_root_quorum',
+  'create_policy',
+  'create_policies',
+  'update_policy',
+  'delete_policy',
+  'delete_policies',
+  'create_user_tag',
+  'update_user_tag',
+])
+
 /** The MFA policies on `userId` (of organization `organizationId`), lowest `order` first. */
 export async function policiesOfUser(
   reads: Reads,
@@ -148,7 +172,7 @@ async function policiesFor(tx: Transaction, row: ActivityRow, caller: Caller): P
   // A policy on this user is changed or removed by this user only by satisfying it.
   const guarded =
     row.path === 'update_mfa_policy' || row.path === 'delete_mfa_policy' ? intent.mfaPolicyId : undefined
-  const allGuarded = FACTOR_CHANGES.has(row.path)
+  const allGuarded = FACTOR_CHANGES.has(row.path) || AUTHORITY_CHANGES.has(row.path)
   const scopes = await policyContextsOf(tx, row, { decodeTransaction: decodeTransactionForPolicy })
   return policies.filter(
     (policy) => allGuarded || policy.id === guarded || conditionHolds(policy.condition, scopes as never),
