@@ -1,10 +1,14 @@
-import { ConflictError, NotFoundError } from '../kernel/base/errors.ts'
-import type { ActivityContext } from '../kernel/registry.ts'
+import type { ActivityPath } from '@latchkey/protocol'
+import { type ApiError, ConflictError, NotFoundError, PermissionError } from '../kernel/base/errors.ts'
+import type { Caller } from '../kernel/Caller.ts'
+import type { ActivityContext, ActivityHandler } from '../kernel/registry.ts'
 import type { ActivityRow } from '../kernel/store/model.ts'
+import type { Reads } from '../kernel/store/Store.ts'
 import { recordActivityEvents } from '../pipeline/activityEvents.ts'
-import { decideAfterVote } from '../pipeline/decideActivity.ts'
+import { decideAfterVote, decideStored, recordEvaluation } from '../pipeline/decideActivity.ts'
 import { executeActivity, respondWith } from '../pipeline/executeActivity.ts'
-import { gateOf, heldBy } from '../pipeline/gates.ts'
+import { confinedBy, gateOf, heldBy } from '../pipeline/gates.ts'
+import { ATTESTED_CREDENTIAL_PREFIX } from '../signin/attested/verifyAttestedStamp.ts'
 
 /** The activity of `ctx.organization` with this fingerprint (`field` names it), else 404. */
 export async function activityByFingerprint(
@@ -25,34 +29,124 @@ export async function activityByFingerprint(
 }
 
 /**
+ * The submitter of a stored activity as they are now, with the credential that submitted it: a
+ * session key keeps its session profile (its scope and spending limits still confine it).
+ * Undefined when the user or that credential is gone (deleted, logged out): nothing may run as
+ * them any more. A token-attested stamp (`stamp_login`) names no stored credential.
+ */
+export async function submitterOf(tx: Reads, activity: ActivityRow): Promise<Caller | undefined> {
+  const user = await tx.get('users', activity.userId)
+  if (!user) return undefined
+  const base = { publicKey: '', scheme: '', signature: '' }
+  const caller = (credential: Caller['credential']): Caller => ({
+    userId: user.id,
+    organizationId: user.organizationId,
+    credential,
+    readOnly: false,
+  })
+  const key = await tx.get('apiKeys', activity.credentialId)
+  if (key?.userId === user.id)
+    return caller({
+      kind: 'API_KEY',
+      id: key.id,
+      ...base,
+      ...(key.sessionProfileId !== undefined ? { sessionProfileId: key.sessionProfileId } : {}),
+    })
+  const passkey = key ? undefined : await tx.get('authenticators', activity.credentialId)
+  if (passkey?.userId === user.id) return caller({ kind: 'WEBAUTHN', id: passkey.id, ...base })
+  if (activity.credentialId.startsWith(ATTESTED_CREDENTIAL_PREFIX))
+    return caller({ kind: 'API_KEY', id: activity.credentialId, ...base })
+  return undefined
+}
+
+/** Records `activity` FAILED with `error` (its ACTIVITY_UPDATES event emitted on commit). */
+async function failStored(ctx: ActivityContext, activity: ActivityRow, error: ApiError): Promise<void> {
+  const row = await ctx.tx.put('activities', {
+    ...activity,
+    status: 'ACTIVITY_STATUS_FAILED',
+    failure: error.toBody() as ActivityRow['failure'] & object,
+    updatedAt: ctx.runtime.now(),
+  })
+  await recordActivityEvents(ctx.runtime, ctx.tx, {
+    row,
+    organization: ctx.organization,
+    outcome: undefined,
+    later: true,
+  })
+}
+
+/**
+ * Whether the stored `activity` may still run as `submitter`, decided as a new submission of it
+ * would be now: the credential's confinement (a session profile's scope) first, then the root
+ * quorum and the policies (`decideStored`, counting the approvals it gathered). The refusal, if any.
+ */
+async function refusalNow(
+  ctx: ActivityContext,
+  activity: ActivityRow,
+  submitter: Caller | undefined,
+): Promise<ApiError | undefined> {
+  const { tx, runtime, registry } = ctx
+  if (!submitter)
+    return new PermissionError({
+      message: `the user or the credential that submitted activity ${activity.id} is gone: it no longer runs`,
+      extra: { outcome: 'OUTCOME_DENY_IMPLICIT', activityId: activity.id },
+    })
+  const handler = registry.activities.get(activity.path as ActivityPath) as ActivityHandler | undefined
+  // No handler: `executeActivity` records ROUTE_NOT_FOUND.
+  if (!handler) return undefined
+  // The organization as this transaction reads it (a root quorum changed meanwhile is seen, and on
+  // PostgreSQL a concurrent change conflicts with this run).
+  const organization = (await tx.get('organizations', activity.organizationId)) ?? ctx.organization
+  const input = { tx, runtime, row: activity, organization, caller: submitter }
+  const confined = await confinedBy(registry, input)
+  if (confined) {
+    await recordEvaluation(tx, runtime, activity, { outcome: 'OUTCOME_DENY_EXPLICIT' })
+    return confined
+  }
+  let vouched = false
+  if (handler.allowNonRoot)
+    for (const plugin of registry.plugins)
+      if (
+        await plugin.vouchesFor?.(
+          { path: activity.path, caller: submitter, organization, reads: tx },
+          runtime,
+        )
+      )
+        vouched = true
+  const decision = await decideStored({
+    tx,
+    runtime,
+    activity,
+    organization,
+    caller: submitter,
+    handler,
+    vouched,
+  })
+  return decision.outcome === 'OUTCOME_ALLOW' ? undefined : decision.error
+}
+
+/**
  * Runs an activity that waited (for consensus or authenticators) as its submitter, in the
- * current transaction; its failure is recorded on it, not on the activity that let it run.
+ * current transaction; its failure is recorded on it, not on the activity that let it run. It is
+ * decided again first (`refusalNow`): one its submitter may no longer make (removed from the root
+ * quorum, a credential deleted, a session profile narrowed) fails with the refusal a new
+ * submission would get, and does not run.
  */
 export async function runAsSubmitter(ctx: ActivityContext, activity: ActivityRow): Promise<void> {
   const { tx, runtime, organization } = ctx
-  const submitter = await tx.get('users', activity.userId)
-  const submitterOrganization = submitter?.organizationId ?? activity.callerOrganizationId
-  // A session key issued under a profile still counts against the profile's spending limits.
-  const sessionProfileId = (await tx.get('apiKeys', activity.credentialId))?.sessionProfileId
+  const submitter = await submitterOf(tx, activity)
+  const refusal = await refusalNow(ctx, activity, submitter)
+  if (refusal || !submitter) {
+    await failStored(ctx, activity, refusal!)
+    return
+  }
   const execution = await executeActivity({
     tx,
     runtime,
     registry: ctx.registry,
     row: activity,
     organization,
-    caller: {
-      userId: activity.userId,
-      organizationId: submitterOrganization,
-      credential: {
-        kind: 'API_KEY',
-        id: activity.credentialId,
-        publicKey: '',
-        scheme: '',
-        signature: '',
-        ...(sessionProfileId !== undefined ? { sessionProfileId } : {}),
-      },
-      readOnly: false,
-    },
+    caller: submitter,
   })
   // What the waiting activity reported is emitted when this transaction commits.
   for (const [name, data] of execution.reported ?? []) ctx.report(name, data as never)
@@ -111,19 +205,11 @@ export async function voteOnActivity(
   respondWith(ctx, activity.id)
   const outcome = await decideAfterVote({ tx, runtime, activity, organization, caller, selection })
   if (outcome === 'OUTCOME_ALLOW') {
-    const submitter = await tx.get('users', activity.userId)
-    const holder = await heldBy(ctx.registry, {
-      tx,
-      runtime,
-      row: activity,
-      organization,
-      caller: {
-        userId: activity.userId,
-        organizationId: submitter?.organizationId ?? activity.callerOrganizationId,
-        credential: { kind: 'API_KEY', id: activity.credentialId, publicKey: '', scheme: '', signature: '' },
-        readOnly: false,
-      },
-    })
+    const submitter = await submitterOf(tx, activity)
+    // A submitter who is gone is not held for a proof they cannot give: the run below fails it.
+    const holder =
+      submitter &&
+      (await heldBy(ctx.registry, { tx, runtime, row: activity, organization, caller: submitter }))
     if (holder) await changeStatus(ctx, activity, holder.status)
     else await runAsSubmitter(ctx, activity)
   } else if (outcome === 'OUTCOME_REJECTED') {

@@ -7,6 +7,7 @@ import {
   type Harness,
   type Json,
   resultOf,
+  softPasskey,
   type TestKey,
   testKey,
 } from '../testing/harness.ts'
@@ -173,5 +174,170 @@ describe('changes to who else may act wait for every policy of a submitter under
       userIds: [userA, userB, helper],
     })
     expect(status(quorum)).toBe('ACTIVITY_STATUS_COMPLETED')
+  })
+})
+
+describe('a held activity is decided again when it finally runs', () => {
+  it('a submitter taken out of the root quorum meanwhile cannot run it with their code, even a week later', async () => {
+    const { code } = await totpPolicyOn(keyB, userB)
+    const held = await submitAs(keyB, 'create_wallet', wallet('parked'))
+    expect(status(held)).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+    resultOf(
+      'update_root_quorum',
+      await submitAs(keyA, 'update_root_quorum', { threshold: 1, userIds: [userA] }),
+    )
+    expect((await submitAs(keyB, 'create_wallet', wallet('fresh'))).status).toBe(403)
+    h.clock.advance(7 * 24 * 3600 * 1000)
+    const late = await submitAs(keyB, 'latchkey_satisfy_mfa', {
+      fingerprint: held.body.activity.fingerprint,
+      totpCode: code(),
+    })
+    expect(late.status).toBe(200)
+    expect(status(late)).toBe('ACTIVITY_STATUS_FAILED')
+    expect(late.body.activity.failure.message).toContain('no policy of organization')
+    expect(await walletCount()).toBe(0)
+    // It is over: nothing can run it again.
+    expect(
+      (
+        await submitAs(keyB, 'latchkey_satisfy_mfa', {
+          fingerprint: held.body.activity.fingerprint,
+          totpCode: code(),
+        })
+      ).status,
+    ).toBe(412)
+  })
+
+  it('the published way (approve_activity with the named passkey) is decided again too', async () => {
+    const passkey = softPasskey()
+    const [authenticatorId] = resultOf(
+      'create_authenticators',
+      await submitAs(keyB, 'create_authenticators', { userId: userB, authenticators: [passkey.register()] }),
+    ).authenticatorIds
+    resultOf(
+      'create_mfa_policy',
+      await submitAs(keyB, 'create_mfa_policy', {
+        userId: userB,
+        mfaPolicyName: 'p',
+        order: 0,
+        condition: WALLETS,
+        requiredAuthenticationMethods: [
+          { any: [{ type: 'AUTHENTICATION_TYPE_PASSKEY', id: authenticatorId }] },
+        ],
+      }),
+    )
+    const held = await submitAs(keyB, 'create_wallet', wallet('parked'))
+    expect(status(held)).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+    resultOf(
+      'update_root_quorum',
+      await submitAs(keyA, 'update_root_quorum', { threshold: 1, userIds: [userA] }),
+    )
+    h.clock.advance(1)
+    const approved = await h.submit(
+      'approve_activity',
+      { fingerprint: held.body.activity.fingerprint },
+      { as: passkey, organizationId: org },
+    )
+    expect(status(approved)).toBe('ACTIVITY_STATUS_FAILED')
+    expect(await walletCount()).toBe(0)
+  })
+
+  it("a session profile's scope narrowed meanwhile: its session's held activity fails, whoever proves the code", async () => {
+    const { code } = await totpPolicyOn(keyA, userA)
+    const sessionProfileId = resultOf(
+      'create_session_profile',
+      await submitAs(keyA, 'create_session_profile', {
+        sessionProfileName: 'wallets only',
+        scope: "activity.resource == 'WALLET'",
+      }),
+    ).sessionProfileId as string
+    const session = testKey()
+    resultOf(
+      'stamp_login',
+      await submitAs(keyA, 'stamp_login', { publicKey: session.publicKey, sessionProfileId }),
+    )
+    const held = await submitAs(session, 'create_wallet', wallet('parked'))
+    expect(status(held)).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+    resultOf(
+      'latchkey_update_session_profile',
+      await submitAs(keyA, 'latchkey_update_session_profile', { sessionProfileId, scope: 'false' }),
+    )
+    const late = await submitAs(keyA, 'latchkey_satisfy_mfa', {
+      fingerprint: held.body.activity.fingerprint,
+      totpCode: code(),
+    })
+    expect(status(late)).toBe('ACTIVITY_STATUS_FAILED')
+    expect(late.body.activity.failure.details.errorCode).toBe('SESSION_SCOPE_DENIED')
+    expect(await walletCount()).toBe(0)
+  })
+
+  it('the credential that submitted it was deleted: it fails', async () => {
+    const { code } = await totpPolicyOn(keyB, userB)
+    const second = testKey()
+    resultOf(
+      'create_api_keys',
+      await submitAs(keyA, 'create_api_keys', { userId: userB, apiKeys: [second.apiKey('second')] }),
+    )
+    const held = await submitAs(keyB, 'create_wallet', wallet('parked'))
+    expect(status(held)).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+    const keyBId = (await h.service.store.get('activities', held.body.activity.id))!.credentialId
+    resultOf(
+      'delete_api_keys',
+      await submitAs(keyA, 'delete_api_keys', { userId: userB, apiKeyIds: [keyBId] }),
+    )
+    const late = await submitAs(second, 'latchkey_satisfy_mfa', {
+      fingerprint: held.body.activity.fingerprint,
+      totpCode: code(),
+    })
+    expect(status(late)).toBe('ACTIVITY_STATUS_FAILED')
+    expect(late.body.activity.failure.message).toContain('is gone')
+    expect(await walletCount()).toBe(0)
+  })
+
+  it('one awaiting consensus whose credential was deleted meanwhile fails when the quorum approves it', async () => {
+    resultOf(
+      'update_root_quorum',
+      await submitAs(keyB, 'update_root_quorum', { threshold: 2, userIds: [userA, userB] }),
+    )
+    const pending = await submitAs(keyB, 'create_wallet', wallet('pending'))
+    expect(status(pending)).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED')
+    const second = testKey()
+    const added = await submitAs(keyB, 'create_api_keys', {
+      userId: userB,
+      apiKeys: [second.apiKey('second')],
+    })
+    expect(status(added)).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED')
+    resultOf(
+      'approve_activity',
+      await submitAs(keyA, 'approve_activity', { fingerprint: added.body.activity.fingerprint }),
+    )
+    const keyBId = (await h.service.store.get('activities', pending.body.activity.id))!.credentialId
+    const removal = await submitAs(second, 'delete_api_keys', { userId: userB, apiKeyIds: [keyBId] })
+    resultOf(
+      'approve_activity',
+      await submitAs(keyA, 'approve_activity', { fingerprint: removal.body.activity.fingerprint }),
+    )
+    const approved = await submitAs(keyA, 'approve_activity', {
+      fingerprint: pending.body.activity.fingerprint,
+    })
+    expect(status(approved)).toBe('ACTIVITY_STATUS_FAILED')
+    expect(await walletCount()).toBe(0)
+  })
+
+  it('one that waited for consensus, then for a code, still runs with the approvals it gathered', async () => {
+    const { code } = await totpPolicyOn(keyA, userA)
+    resultOf(
+      'update_root_quorum',
+      await submitAs(keyB, 'update_root_quorum', { threshold: 2, userIds: [userA, userB] }),
+    )
+    const held = await submitAs(keyA, 'create_wallet', wallet('two of two'))
+    expect(status(held)).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED')
+    const voted = await submitAs(keyB, 'approve_activity', { fingerprint: held.body.activity.fingerprint })
+    expect(status(voted)).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+    const done = await submitAs(keyA, 'latchkey_satisfy_mfa', {
+      fingerprint: held.body.activity.fingerprint,
+      totpCode: code(),
+    })
+    expect(status(done)).toBe('ACTIVITY_STATUS_COMPLETED')
+    expect(await walletCount()).toBe(1)
   })
 })

@@ -287,3 +287,67 @@ export async function decideAfterVote({
   await recordEvaluation(tx, runtime, activity, { outcome, voteId, evaluations: now.evaluations })
   return outcome
 }
+
+export interface StoredDecisionInput {
+  tx: Transaction
+  runtime: Runtime
+  /** The activity that waited (for consensus, for authenticators) and is about to run. */
+  activity: ActivityRow
+  /** The organization it acts in, as this transaction reads it. */
+  organization: OrganizationRow
+  /** Its submitter, with the credential that submitted it, as they are now. */
+  caller: Caller
+  handler: ActivityHandler
+  vouched: boolean
+}
+
+/**
+ * An activity that waited, decided again just before it runs as its submitter: as a new
+ * submission of it would be now (the submitter's current root membership, the organization's
+ * current root quorum and policies), counting the approvals it gathered while it awaited
+ * consensus. A held activity can wait for days; the submitter may have lost what allowed it
+ * meanwhile (removed from the root quorum, a policy deleted or a DENY added). A refusal is
+ * recorded as a policy evaluation and answered with the error a new submission would get; an
+ * activity that would now need consensus is refused too (it is submitted again, not re-queued).
+ * An allowed one records nothing: its allowing decision is already recorded.
+ */
+export async function decideStored({
+  tx,
+  runtime,
+  activity,
+  organization,
+  caller,
+  handler,
+  vouched,
+}: StoredDecisionInput): Promise<Exclude<Decision, { outcome: 'OUTCOME_REQUIRES_CONSENSUS' }>> {
+  const sameOrganization = caller.organizationId === organization.id
+  const isRoot = sameOrganization && organization.rootUserIds.includes(caller.userId)
+  const admitted = handler.selfService || (handler.allowNonRoot && vouched)
+  if (!sameOrganization || (!isRoot && admitted)) return { outcome: 'OUTCOME_ALLOW' }
+  const voted = await mapInOrder(
+    (await tx.findBy('votes', 'activityId', activity.id)).filter(
+      (vote) => vote.selection === 'VOTE_SELECTION_APPROVED' && vote.userId !== caller.userId,
+    ),
+    (vote) => approvalOf(tx, vote),
+  )
+  // The submission is its submitter's approval, with the credential that made it.
+  const approvals = [{ userId: caller.userId, credentialId: caller.credential.id }, ...voted]
+  const rootApprovers = new Set(
+    approvals.map((approval) => approval.userId).filter((id) => organization.rootUserIds.includes(id)),
+  )
+  const rootQuorumMet =
+    rootApprovers.size >= organization.rootQuorumThreshold || (isRoot && Boolean(handler.skipConsensus))
+  const { outcome: policyOutcome, evaluations } = await evaluate(tx, activity, approvals, rootQuorumMet)
+  if (rootQuorumMet || policyOutcome === 'OUTCOME_ALLOW') return { outcome: 'OUTCOME_ALLOW' }
+  const outcome =
+    policyOutcome === 'OUTCOME_DENY_EXPLICIT' ? 'OUTCOME_DENY_EXPLICIT' : 'OUTCOME_DENY_IMPLICIT'
+  await recordEvaluation(tx, runtime, activity, { outcome, evaluations })
+  const error =
+    outcome === 'OUTCOME_DENY_IMPLICIT' && (isRoot || policyOutcome === 'OUTCOME_REQUIRES_CONSENSUS')
+      ? new PermissionError({
+          message: `${activity.path} by user ${activity.userId} now needs the approval of other users (the root quorum or a policy's consensus changed while it waited); submit it again`,
+          extra: { outcome, activityId: activity.id },
+        })
+      : await refusal(outcome, tx, activity, evaluations)
+  return { outcome, error }
+}
