@@ -199,6 +199,13 @@ describe('the rules in words', () => {
   it('"sends above 0.1 ETH need a passkey" holds a 0.2 ETH transaction and lets a 0.05 ETH one through', async () => {
     const { client } = await signedInClient()
     const { addresses } = await createWallet(client, { walletName: 'Main', chains: ['ethereum'] })
+    // A passkey first: a policy only a passkey proves is refused to a user without one.
+    const authenticator = installSoftAuthenticator()
+    try {
+      await addPasskey(client, { authenticatorName: 'Laptop' })
+    } finally {
+      authenticator.uninstall()
+    }
     await createMfaPolicy(client, {
       mfaPolicyName: SENDS_POLICY,
       condition: sendsCondition(unitsOf('0.1')!),

@@ -1,8 +1,10 @@
+import { softPasskey } from '@latchkey/service/testing'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { MfaRequiredError } from '../../errors.ts'
 import { type ClientFixture, createClientFixture } from '../../test/fixtures.ts'
 import { submit } from '../../transport/activity.ts'
 import { getLinkedLogins } from '../queries/getLinkedLogins.ts'
+import { createAuthenticators } from './createAuthenticators.ts'
 import { createMfaPolicy } from './createMfaPolicy.ts'
 import { unlinkLogin } from './unlinkLogin.ts'
 
@@ -35,6 +37,8 @@ describe('linked logins against the local service', () => {
   })
 
   it('waits for the second factor when an MFA policy is on the user', async () => {
+    // A passkey first: a policy only a passkey proves is refused to a user without one.
+    await createAuthenticators(fx.client, { userId, authenticators: [softPasskey().register()] })
     await createMfaPolicy(fx.client, {
       mfaPolicyName: 'passkey for anything',
       condition: "activity.type == 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2'",

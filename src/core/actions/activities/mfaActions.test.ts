@@ -1,3 +1,4 @@
+import { softPasskey } from '@latchkey/service/testing'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { MfaRequiredError } from '../../errors.ts'
 import { type ClientFixture, createClientFixture } from '../../test/fixtures.ts'
@@ -6,6 +7,7 @@ import { getMfaFactors } from '../queries/getMfaFactors.ts'
 import { getMfaPolicies } from '../queries/getMfaPolicies.ts'
 import { completeMfa } from './completeMfa.ts'
 import { confirmTotpFactor } from './confirmTotpFactor.ts'
+import { createAuthenticators } from './createAuthenticators.ts'
 import { createMfaPolicy } from './createMfaPolicy.ts'
 import { createRecoveryCodes } from './createRecoveryCodes.ts'
 import { createTotpFactor } from './createTotpFactor.ts'
@@ -31,11 +33,12 @@ describe('MFA actions against the local service', () => {
   let fx: ClientFixture
   // The service's clock, moved a step ahead when a test needs a fresh TOTP code.
   let offsetMs = 0
+  let userId: string
   const now = () => Date.now() + offsetMs
   beforeEach(async () => {
     offsetMs = 0
     fx = await createClientFixture({}, { clock: { now } } as never)
-    await fx.signUpDirect()
+    ;[userId] = (await fx.signUpDirect()).userIds as [string]
   })
 
   /** Enrols and confirms a TOTP factor; answers its secret. */
@@ -138,6 +141,8 @@ describe('MFA actions against the local service', () => {
   })
 
   it('a session cannot enrol a first factor of its own while a policy is on the user', async () => {
+    // The user's passkey (a policy only a passkey proves is refused to a user without one).
+    await createAuthenticators(fx.client, { userId, authenticators: [softPasskey().register()] })
     await createMfaPolicy(fx.client, {
       mfaPolicyName: 'exports need a passkey',
       condition: "activity.action == 'EXPORT'",
