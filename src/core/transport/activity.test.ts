@@ -1,5 +1,7 @@
+import { softPasskey } from '@latchkey/service/testing'
 import { describe, expect, it, vi } from 'vitest'
 import { approveActivity } from '../actions/activities/approveActivity.ts'
+import { createAuthenticators } from '../actions/activities/createAuthenticators.ts'
 import { createWallet } from '../actions/activities/createWallet.ts'
 import { rejectActivity } from '../actions/activities/rejectActivity.ts'
 import { getActivity } from '../actions/queries/getActivity.ts'
@@ -76,6 +78,11 @@ describe('activities that wait for a second factor', () => {
       polling: { intervalMs: 5, backoff: 1, maxIntervalMs: 5, timeoutMs: 60_000 },
     })
     const { userIds } = await fx.signUpDirect()
+    // The user's passkey first: a policy only a passkey proves is refused to a user without one.
+    await createAuthenticators(fx.client, {
+      userId: userIds[0] as string,
+      authenticators: [softPasskey().register()],
+    })
     const policy = await submitActivity(fx.client, 'create_mfa_policy', {
       userId: userIds[0] as string,
       mfaPolicyName: 'wallets need a passkey',
