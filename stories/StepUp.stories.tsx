@@ -121,6 +121,8 @@ export const PasskeyOnly: Story = {
     live: {
       signedIn: true,
       wallets: [{ walletName: 'Everyday', chains: ['ethereum'] }],
+      // The user's passkey: a policy only a passkey proves is refused to a user without one.
+      passkey: true,
       mfa: { policies: ['signingPasskeyOnly'] },
     },
   },
