@@ -7,7 +7,6 @@ import { signDigest } from '../kernel/crypto/secp256k1Sign.ts'
 import type { Reader } from '../kernel/Reader.ts'
 import type { ActivityContext, PrepareContext } from '../kernel/registry.ts'
 import { reserveSpend, spendContextOf } from '../kernel/spending.ts'
-import type { SendTransactionRow } from '../kernel/store/model.ts'
 import type { Transaction as StoreTransaction } from '../kernel/store/Store.ts'
 import {
   batchExecutionDigest,
@@ -19,7 +18,7 @@ import {
 import { mostMaxFeePerGas } from './evmSender.ts'
 import { checkGasCaps, feeCeilingsOf } from './gasCaps.ts'
 import { revertChainOf } from './revertReason.ts'
-import { nonceIdOf, openSends, rpcFor, SENDING } from './sendingState.ts'
+import { type NewSend, nonceIdOf, openSends, pendingSend, rpcFor, SENDING } from './sendingState.ts'
 import { nodeFailure, RpcRefusedError, RpcUnreachableError, type SendRpc } from './sendRpc.ts'
 import { findSponsor } from './sponsors.ts'
 
@@ -671,21 +670,6 @@ export async function runEthSend(
 }
 
 /** Records a signed send as PENDING: its broadcast job, which the worker takes after commit. */
-export async function recordSend(
-  tx: StoreTransaction,
-  now: number,
-  send: Omit<
-    SendTransactionRow,
-    'status' | 'attempts' | 'notBefore' | 'replacements' | 'createdAt' | 'updatedAt'
-  >,
-): Promise<void> {
-  await tx.put('sendTransactions', {
-    ...send,
-    status: 'PENDING',
-    attempts: 0,
-    notBefore: 0,
-    replacements: 0,
-    createdAt: now,
-    updatedAt: now,
-  })
+export async function recordSend(tx: StoreTransaction, now: number, send: NewSend): Promise<void> {
+  await tx.put('sendTransactions', pendingSend(now, send))
 }

@@ -6,7 +6,7 @@ import type { ChainSender, SendContext } from './ChainSender.ts'
 import { capsOf, checkGasCaps, feeCeilingsOf } from './gasCaps.ts'
 import { revertReasonOf } from './revertReason.ts'
 import type { SendingOptions } from './SendingOptions.ts'
-import { giveBackNonce } from './sendingState.ts'
+import { giveBackNonce, pendingSend } from './sendingState.ts'
 import { RpcRefusedError } from './sendRpc.ts'
 
 /** A node's refusal that means it already has this transaction. */
@@ -234,8 +234,7 @@ async function signFill(ctx: SendContext, row: SendTransactionRow): Promise<Send
   } finally {
     key.fill(0)
   }
-  const now = runtime.now()
-  return {
+  return pendingSend(runtime.now(), {
     id: fillIdOf(row.id),
     organizationId: row.organizationId,
     activityId: row.activityId,
@@ -253,13 +252,7 @@ async function signFill(ctx: SendContext, row: SendTransactionRow): Promise<Send
       maxFeePerGas: fees.maxFeePerGas.toString(),
       maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString(),
     },
-    status: 'PENDING',
-    attempts: 0,
-    notBefore: 0,
-    replacements: 0,
-    createdAt: now,
-    updatedAt: now,
-  }
+  })
 }
 
 /**

@@ -34,6 +34,23 @@ export async function openSends(reader: Pick<Transaction, 'findBy'>): Promise<Se
   return rows.flat()
 }
 
+/** A signed send as its caller gives it: what `pendingSend` makes a PENDING row of. */
+export type NewSend = Omit<
+  SendTransactionRow,
+  'status' | 'attempts' | 'notBefore' | 'replacements' | 'createdAt' | 'updatedAt'
+>
+
+/** `send` as a PENDING row of `now`: its broadcast job, not yet tried. */
+export const pendingSend = (now: number, send: NewSend): SendTransactionRow => ({
+  ...send,
+  status: 'PENDING',
+  attempts: 0,
+  notBefore: 0,
+  replacements: 0,
+  createdAt: now,
+  updatedAt: now,
+})
+
 /** The `nonces` row of an account's outer nonces on a chain (`takeNonce`). */
 export const nonceIdOf = (caip2: string, address: string): string => `${caip2}|${address.toLowerCase()}`
 
