@@ -1,5 +1,5 @@
-import type { SpendingLimitAsset, SpendingLimitPeriod } from '@latchkey/protocol'
-import { LatchkeyError } from '../../errors.ts'
+import type { Activity, SpendingLimitAsset, SpendingLimitPeriod } from '@latchkey/protocol'
+import { LatchkeyError, MfaRequiredError, thenOrResume } from '../../errors.ts'
 import { query, submit } from '../../transport/activity.ts'
 import type { Latchkey } from '../../types.ts'
 import { type ActionOptions, splitOptions } from '../options.ts'
@@ -72,7 +72,7 @@ const COMPRESSED_P256 = /^0[23][0-9a-f]{64}$/i
  * without its limit. A step the service refuses (a policy name already taken, a limit over the
  * organization's count) undoes the ones before it: the agent's user, with its key, and its limit
  * are deleted, and the refusal is thrown. Only a grant cut off half-way (the page closed, the
- * network gone) leaves a key that can do nothing: `revokeAgentAllowance` cannot list it, since no
+ * network gone, or a second-factor challenge never completed) leaves a key that can do nothing: `revokeAgentAllowance` cannot list it, since no
  * policy names it; `delete_users` removes it.
  */
 export async function grantAgentAllowance(
@@ -97,7 +97,7 @@ export async function grantAgentAllowance(
       code: 'FIELD_INVALID',
       details: { field: 'publicKey' },
     })
-  const created = await submit(
+  const created = submit(
     client,
     'create_users',
     {
@@ -113,23 +113,73 @@ export async function grantAgentAllowance(
     },
     options,
   )
-  const userId = created.result.userIds[0] as string
-  let spendingLimitId: string | undefined
-  try {
+  // Under an MFA policy a step waits for the user's second factor: the MfaRequiredError it
+  // throws resumes into the rest of the grant, so completing it (`completeMfa`, `<StepUp/>`)
+  // goes on to the next step, which may wait again (a new MfaRequiredError, resuming likewise).
+  return thenOrResume(created, async (created) => {
+    const userId = created.result.userIds[0] as string
     const organizationId = created.activity.organizationId
-    const allowed = await allowAgent(client, grant, options, { userId, publicKey, organizationId })
-    spendingLimitId = allowed.spendingLimitId
-    const policyId = await policyFor(client, grant, options, { userId, spendingLimitId })
-    return { userId, apiKeyId: allowed.apiKeyId, spendingLimitId, policyId }
-  } catch (error) {
+    let spendingLimitId: string | undefined
     // The key first, as a revoke does: once it is gone nothing it was given matters. Not under
     // the caller's signal: an aborted grant is undone too.
-    const undo = { ...options, signal: undefined }
-    await submit(client, 'delete_users', { userIds: [userId] }, undo).catch(() => undefined)
-    if (spendingLimitId)
-      await submit(client, 'latchkey_delete_spending_limit', { spendingLimitId }, undo).catch(() => undefined)
-    throw error
+    const undo = async () => {
+      const quiet = { ...options, signal: undefined }
+      await submit(client, 'delete_users', { userIds: [userId] }, quiet).catch(() => undefined)
+      if (spendingLimitId)
+        await submit(client, 'latchkey_delete_spending_limit', { spendingLimitId }, quiet).catch(
+          () => undefined,
+        )
+    }
+    return undoOnRefusal(
+      allowAgent(client, grant, options, { userId, publicKey, organizationId }),
+      undo,
+      (allowed) => {
+        spendingLimitId = allowed.spendingLimitId
+        return undoOnRefusal(
+          policyFor(client, grant, options, { userId, spendingLimitId }),
+          undo,
+          (policyId) => ({
+            userId,
+            apiKeyId: allowed.apiKeyId,
+            spendingLimitId: allowed.spendingLimitId,
+            policyId,
+          }),
+        )
+      },
+    )
+  })
+}
+
+/**
+ * `then(await step)`, undoing the grant when the service refuses the step (also once a step that
+ * waited for a second factor is completed and then refused). A wait is no refusal: its
+ * MfaRequiredError is thrown again, resuming into `then`; nothing is undone.
+ */
+async function undoOnRefusal<T, U>(
+  step: Promise<T>,
+  undo: () => Promise<void>,
+  then: (value: T) => U | Promise<U>,
+): Promise<U> {
+  let value: T
+  try {
+    value = await step
+  } catch (error) {
+    if (!(error instanceof MfaRequiredError)) {
+      await undo()
+      throw error
+    }
+    const held = error as MfaRequiredError<T>
+    const resume = async (activity: Activity) => {
+      try {
+        return await held.resume(activity)
+      } catch (refusal) {
+        if (!(refusal instanceof MfaRequiredError)) await undo()
+        throw refusal
+      }
+    }
+    throw new MfaRequiredError(held.activity, held.steps, resume).map(then)
   }
+  return then(value)
 }
 
 type Grant = Omit<GrantAgentAllowanceParameters, keyof ActionOptions>
@@ -147,8 +197,9 @@ async function allowAgent(
     ?.apiKeys.find((key) => key.credential.publicKey.toLowerCase() === publicKey)?.apiKeyId
   if (!apiKeyId)
     throw new LatchkeyError('The agent key was added but cannot be read back', { code: 'INTERNAL' })
-  const { spendingLimitId } = (
-    await submit(
+  // Read through a wait for a second factor too (its MfaRequiredError resumes to the same).
+  return thenOrResume(
+    submit(
       client,
       'latchkey_create_spending_limit',
       {
@@ -160,9 +211,9 @@ async function allowAgent(
         allowedDestinations: grant.allowedDestinations ?? [],
       },
       options,
-    )
-  ).result
-  return { apiKeyId, spendingLimitId }
+    ),
+    ({ result }) => ({ apiKeyId, spendingLimitId: result.spendingLimitId }),
+  )
 }
 
 /** The policy that lets the agent's user sign and send, and names its limit (`agentOfPolicy`). */
@@ -172,8 +223,8 @@ async function policyFor(
   options: ActionOptions,
   { userId, spendingLimitId }: { userId: string; spendingLimitId: string },
 ): Promise<string> {
-  const { policyId } = (
-    await submit(
+  return thenOrResume(
+    submit(
       client,
       'create_policy',
       {
@@ -187,7 +238,7 @@ async function policyFor(
           (grant.token ? `:${grant.token.symbol}:${grant.token.decimals}` : ''),
       },
       options,
-    )
-  ).result
-  return policyId
+    ),
+    ({ result }) => result.policyId,
+  )
 }

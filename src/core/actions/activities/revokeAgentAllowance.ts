@@ -1,4 +1,4 @@
-import { LatchkeyError } from '../../errors.ts'
+import { LatchkeyError, thenOrResume } from '../../errors.ts'
 import { requireSession } from '../../session/sessions.ts'
 import { query, submit } from '../../transport/activity.ts'
 import type { Latchkey } from '../../types.ts'
@@ -20,7 +20,8 @@ export interface RevokeAgentAllowanceReturnType {
 /**
  * Takes an allowance back: deletes the agent's user (and with it its key, so it cannot sign from
  * this moment), the policy that let it sign, and its spending limit. What it signed before stays
- * signed. A revoke interrupted half-way can be run again.
+ * signed. A revoke interrupted half-way (or whose second-factor challenge is not completed) can be
+ * run again.
  */
 export async function revokeAgentAllowance(
   client: Latchkey,
@@ -48,7 +49,11 @@ export async function revokeAgentAllowance(
         policy.notes.startsWith(`${AGENT_POLICY_NOTE}:`) && policy.notes.split(':')[2] === spendingLimitId,
     )
     .map((policy) => policy.policyId)
-  if (policyIds.length > 0) await submit(client, 'delete_policies', { policyIds }, options)
-  await submit(client, 'latchkey_delete_spending_limit', { spendingLimitId }, options)
-  return { spendingLimitId, ...(userId ? { userId } : {}), policyIds }
+  // Under an MFA policy deleting policies waits for the user's second factor: its
+  // MfaRequiredError resumes into the rest of the revoke (the agent's key is already gone).
+  const deleted = policyIds.length > 0 ? submit(client, 'delete_policies', { policyIds }, options) : undefined
+  return thenOrResume(Promise.resolve(deleted), async () => {
+    await submit(client, 'latchkey_delete_spending_limit', { spendingLimitId }, options)
+    return { spendingLimitId, ...(userId ? { userId } : {}), policyIds }
+  })
 }

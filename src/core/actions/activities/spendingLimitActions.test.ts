@@ -1,12 +1,17 @@
 import { serializeTransaction } from 'viem'
 import { beforeEach, describe, expect, it } from 'vitest'
-import { SpendingLimitExceededError } from '../../errors.ts'
+import { MfaRequiredError, SpendingLimitExceededError } from '../../errors.ts'
 import { addSessionFromKey } from '../../session/sessions.ts'
 import { type ClientFixture, createClientFixture } from '../../test/fixtures.ts'
+import { totpCode } from '../../test/totpCode.ts'
 import { getPolicies } from '../queries/getPolicies.ts'
 import { getSpendingLimits } from '../queries/getSpendingLimits.ts'
 import { getUsers } from '../queries/getUsers.ts'
+import { completeMfa } from './completeMfa.ts'
+import { confirmTotpFactor } from './confirmTotpFactor.ts'
+import { createMfaPolicy } from './createMfaPolicy.ts'
 import { createSpendingLimit } from './createSpendingLimit.ts'
+import { createTotpFactor } from './createTotpFactor.ts'
 import { createWallet } from './createWallet.ts'
 import { deleteSpendingLimit } from './deleteSpendingLimit.ts'
 import { grantAgentAllowance } from './grantAgentAllowance.ts'
@@ -208,5 +213,106 @@ describe('spending limits and agent allowances against the local service', () =>
       }),
     ).rejects.toMatchObject({ code: 'FIELD_INVALID', field: 'publicKey' })
     expect((await getUsers(fx.client, {})).users).toHaveLength(1)
+  })
+})
+
+describe('an agent allowance granted under MFA', () => {
+  // The service's clock, moved a 30 s step ahead for each fresh TOTP code.
+  let offsetMs = 0
+  const now = () => Date.now() + offsetMs
+  const TOTP = { any: [{ type: 'AUTHENTICATION_TYPE_LATCHKEY_TOTP' as const }] }
+
+  async function challengeOf<T>(promise: Promise<T>): Promise<MfaRequiredError<T>> {
+    const error = await promise.then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    )
+    expect(error).toBeInstanceOf(MfaRequiredError)
+    return error as MfaRequiredError<T>
+  }
+
+  it('waits at create_users and again at create_policy; completing both grants a key that signs within its limit', async () => {
+    offsetMs = 0
+    const fx = await createClientFixture({}, { clock: { now } } as never)
+    const { organizationId } = await fx.signUpDirect()
+    const address = (await createWallet(fx.client, { walletName: 'Main', chains: ['ethereum'] }))
+      .addresses[0] as string
+    const { factorId, secret } = await createTotpFactor(fx.client, { factorName: 'Phone' })
+    await confirmTotpFactor(fx.client, { factorId, code: totpCode(secret, now()) })
+    await createMfaPolicy(fx.client, {
+      mfaPolicyName: 'exports need a code',
+      condition: "activity.action == 'EXPORT'",
+      requiredAuthenticationMethods: [TOTP],
+      order: 0,
+    })
+    const agentKey = await fx.client.keyStore.create({ scope: organizationId })
+    const user = fx.client.store.getState().activeId as string
+    const first = await challengeOf(
+      grantAgentAllowance(fx.client, {
+        agentName: 'Shopping agent',
+        publicKey: agentKey.publicKey,
+        caip2: 'eip155:8453',
+        amount: '5',
+        period: 'PERIOD_DAY',
+        allowedDestinations: [SHOP],
+      }),
+    )
+    expect(first.activity.type).toMatch(/CREATE_USERS/)
+    offsetMs = 30_000
+    const second = await challengeOf(
+      completeMfa(fx.client, { challenge: first, totpCode: totpCode(secret, now()) }),
+    )
+    expect(second.activity.type).toMatch(/CREATE_POLICY/)
+    expect(second.activityId).not.toBe(first.activityId)
+    // The code that proved the first step is a replay for the second: the next one is needed.
+    await expect(
+      completeMfa(fx.client, { challenge: second, totpCode: totpCode(secret, now()) }),
+    ).rejects.toMatchObject({ code: 'OTP_INVALID' })
+    offsetMs = 60_000
+    const grant = await completeMfa(fx.client, { challenge: second, totpCode: totpCode(secret, now()) })
+    expect(grant).toEqual({
+      userId: expect.any(String),
+      apiKeyId: expect.any(String),
+      spendingLimitId: expect.any(String),
+      policyId: expect.any(String),
+    })
+    expect((await getSpendingLimits(fx.client)).spendingLimits).toMatchObject([
+      { spendingLimitId: grant.spendingLimitId, scope: { apiKeyId: grant.apiKeyId } },
+    ])
+    const agent = addSessionFromKey(fx.client, {
+      publicKey: agentKey.publicKey,
+      userId: grant.userId,
+      organizationId,
+      lifetimeSeconds: 3600,
+      method: 'api-key',
+      label: 'agent',
+    })
+    const sign = (value: bigint) =>
+      signTransaction(fx.client, {
+        signWith: address,
+        type: 'TRANSACTION_TYPE_ETHEREUM',
+        unsignedTransaction: tx(SHOP, value),
+        sessionId: agent.id,
+      })
+    await sign(4n)
+    await expect(sign(2n)).rejects.toBeInstanceOf(SpendingLimitExceededError)
+
+    // The revoke waits once, at delete_policies (the agent's key is already gone), and finishes.
+    const revoking = await challengeOf(
+      revokeAgentAllowance(fx.client, { spendingLimitId: grant.spendingLimitId, sessionId: user }),
+    )
+    await expect(sign(1n)).rejects.toMatchObject({ status: 401 })
+    offsetMs = 90_000
+    const revoked = await completeMfa(fx.client, {
+      challenge: revoking,
+      totpCode: totpCode(secret, now()),
+      sessionId: user,
+    })
+    expect(revoked).toEqual({
+      spendingLimitId: grant.spendingLimitId,
+      userId: grant.userId,
+      policyIds: [grant.policyId],
+    })
+    expect((await getSpendingLimits(fx.client, { sessionId: user })).spendingLimits).toEqual([])
   })
 })
