@@ -4,7 +4,10 @@ import userEvent from '@testing-library/user-event'
 import axe from 'axe-core'
 import { encodeFunctionData, erc20Abi, serializeTransaction } from 'viem'
 import { describe, expect, it } from 'vitest'
+import { confirmTotpFactor } from '../../core/actions/activities/confirmTotpFactor.ts'
+import { createMfaPolicy } from '../../core/actions/activities/createMfaPolicy.ts'
 import { createSpendingLimit } from '../../core/actions/activities/createSpendingLimit.ts'
+import { createTotpFactor } from '../../core/actions/activities/createTotpFactor.ts'
 import { createWallet } from '../../core/actions/activities/createWallet.ts'
 import { grantAgentAllowance } from '../../core/actions/activities/grantAgentAllowance.ts'
 import { signTransaction } from '../../core/actions/activities/signTransaction.ts'
@@ -12,6 +15,7 @@ import { getUsers } from '../../core/actions/queries/getUsers.ts'
 import { SpendingLimitExceededError } from '../../core/errors.ts'
 import { addSessionFromKey } from '../../core/session/sessions.ts'
 import { USDC_MINT, unsignedSplTransfer } from '../../core/test/splTransfer.ts'
+import { totpCode } from '../../core/test/totpCode.ts'
 import type { Latchkey } from '../../core/types.ts'
 import { createLatchkey } from '../../react/index.ts'
 import { signedInClient } from '../test/renderWithService.tsx'
@@ -426,6 +430,104 @@ describe('<AgentAllowance/>', () => {
     await user.click(within(screen.getByRole('form')).getByRole('button', { name: 'منح مخصص' }))
     expect(await screen.findByText('يتبقى 0.5 ETH هذا الأسبوع')).toBeTruthy()
     expect(screen.getByText('أي عنوان')).toBeTruthy()
+    expect(await axeViolations()).toEqual([])
+  })
+
+  it('under MFA: the grant asks for a code, then the next one, and is granted; the revoke asks for one', async () => {
+    // The service's clock, moved a 30 s step ahead for each fresh TOTP code (a code proves one step, once).
+    let offsetMs = 0
+    const now = () => Date.now() + offsetMs
+    const user = userEvent.setup()
+    const { client, session, render } = await signedInClient({ clock: { now } } as never)
+    const { addresses } = await createWallet(client, { walletName: 'Main', chains: ['ethereum'] })
+    const { factorId, secret } = await createTotpFactor(client, { factorName: 'Phone' })
+    await confirmTotpFactor(client, { factorId, code: totpCode(secret, now()) })
+    await createMfaPolicy(client, {
+      mfaPolicyName: 'exports need a code',
+      condition: "activity.action == 'EXPORT'",
+      requiredAuthenticationMethods: [{ any: [{ type: 'AUTHENTICATION_TYPE_LATCHKEY_TOTP' }] }],
+      order: 0,
+    })
+    const agent = createLatchkey({ ...client.config, storage: null })
+    await agent.hydrate()
+    const agentKey = await agent.keyStore.create({ scope: session.organizationId })
+
+    render(<AgentAllowance caip2="eip155:8453" />)
+    await user.click(await screen.findByRole('button', { name: 'Grant an allowance' }))
+    await user.type(await screen.findByRole('textbox', { name: 'Agent name' }), 'Shopping agent')
+    await user.type(screen.getByRole('textbox', { name: 'Agent public key' }), agentKey.publicKey)
+    await user.type(screen.getByRole('textbox', { name: 'Amount (ETH)' }), '0.01')
+    const form = screen.getByRole('form', { name: 'Grant an allowance' })
+    await user.click(within(form).getByRole('button', { name: 'Grant an allowance' }))
+
+    // The first step (the agent's user and key) waits: the step-up replaces the form, its field focused.
+    const field = await screen.findByRole('textbox', { name: 'Authenticator code' })
+    await waitFor(() => expect(document.activeElement).toBe(field))
+    expect(screen.queryByRole('form', { name: 'Grant an allowance' })).toBeNull()
+    expect(screen.queryByRole('alert')).toBeNull()
+    expect(await axeViolations()).toEqual([])
+    offsetMs = 30_000
+    await user.type(field, totpCode(secret, now()))
+    await user.click(screen.getByRole('button', { name: 'Verify' }))
+
+    // The grant goes on to its policy, which waits too: the step-up asks for the next code.
+    expect(await screen.findByText(/^One more step: enter the next code from your app/)).toBeTruthy()
+    const next = screen.getByRole('textbox', { name: 'Authenticator code' })
+    await waitFor(() => expect(document.activeElement).toBe(next))
+    expect((next as HTMLInputElement).value).toBe('')
+    expect(await axeViolations()).toEqual([])
+    offsetMs = 60_000
+    await user.type(next, totpCode(secret, now()))
+    await user.click(screen.getByRole('button', { name: 'Verify' }))
+
+    // Granted, as without MFA: the notice, the allowance listed, focus back on the grant button.
+    expect(await screen.findByText('Shopping agent has an allowance now.')).toBeTruthy()
+    expect(await screen.findByText('0.01 ETH left today')).toBeTruthy()
+    expect(screen.queryByRole('textbox', { name: 'Authenticator code' })).toBeNull()
+    await waitFor(() =>
+      expect(document.activeElement).toBe(screen.getByRole('button', { name: 'Grant an allowance' })),
+    )
+    expect(await axeViolations()).toEqual([])
+    await signInAgent(client, agent, {
+      publicKey: agentKey.publicKey,
+      organizationId: session.organizationId,
+      userName: 'Shopping agent',
+    })
+    await signTransaction(agent, {
+      signWith: addresses[0] as string,
+      type: 'TRANSACTION_TYPE_ETHEREUM',
+      unsignedTransaction: tx(4_000_000_000_000_000n),
+    })
+
+    // The revoke waits once (deleting the agent's policy); cancelling puts focus back on its Revoke.
+    const revokeButton = screen.getByRole('button', { name: 'Revoke the allowance of Shopping agent' })
+    await user.click(revokeButton)
+    await user.click(await screen.findByRole('button', { name: 'Yes, revoke' }))
+    const revokeField = await screen.findByRole('textbox', { name: 'Authenticator code' })
+    await waitFor(() => expect(document.activeElement).toBe(revokeField))
+    await user.keyboard('{Escape}')
+    await waitFor(() => expect(screen.queryByRole('textbox', { name: 'Authenticator code' })).toBeNull())
+    await waitFor(() =>
+      expect(document.activeElement).toBe(
+        screen.getByRole('button', { name: 'Revoke the allowance of Shopping agent' }),
+      ),
+    )
+    // Run again (a revoke can be), and proven this time.
+    await user.click(screen.getByRole('button', { name: 'Revoke the allowance of Shopping agent' }))
+    await user.click(await screen.findByRole('button', { name: 'Yes, revoke' }))
+    offsetMs = 90_000
+    await user.type(
+      await screen.findByRole('textbox', { name: 'Authenticator code' }),
+      totpCode(secret, now()),
+    )
+    await user.click(screen.getByRole('button', { name: 'Verify' }))
+    expect(
+      await screen.findByText('The allowance of Shopping agent is revoked. Its key can no longer sign.'),
+    ).toBeTruthy()
+    expect(await screen.findByText('No agent has an allowance.')).toBeTruthy()
+    await waitFor(() =>
+      expect(document.activeElement).toBe(screen.getByRole('button', { name: 'Grant an allowance' })),
+    )
     expect(await axeViolations()).toEqual([])
   })
 })

@@ -6,7 +6,9 @@ import {
   type GrantAgentAllowanceReturnType,
 } from '../../core/actions/activities/grantAgentAllowance.ts'
 import type { RevokeAgentAllowanceReturnType } from '../../core/actions/activities/revokeAgentAllowance.ts'
+import type { MfaRequiredError } from '../../core/errors.ts'
 import { usePolicies, useRevokeAgentAllowance, useSpendingLimits } from '../../react/index.ts'
+import { isMfaRequired, LazyStepUp } from '../mfa/LazyStepUp.tsx'
 import { Alert } from '../ui/Alert.tsx'
 import { ConfirmStep } from '../ui/ConfirmStep.tsx'
 import { ErrorText } from '../ui/ErrorText.tsx'
@@ -118,6 +120,34 @@ function AgentAllowanceInner({
   useEffect(() => {
     if (focusTurn > 0) grantRow.current?.querySelector('button')?.focus()
   }, [focusTurn])
+  // A grant or revoke waiting for the user's second factor: the step-up shows in place of the form
+  // (or under the list); `done` is what its success would have done, `back` where focus returns.
+  const [waiting, setWaiting] = useState<{
+    challenge: MfaRequiredError<unknown>
+    done: (result: unknown) => void
+    back: () => void
+  } | null>(null)
+  const granted = (grant: GrantAgentAllowanceReturnType & { agentName: string }) => {
+    setGranting(false)
+    setNotice(ui.t('agentGranted', { name: grant.agentName }))
+    refocus()
+    onGranted?.(grant)
+  }
+  const revoked = (result: RevokeAgentAllowanceReturnType, name: string) => {
+    setNotice(ui.t('agentRevoked', { name }))
+    refocus()
+    onRevoked?.(result)
+  }
+  /** The step-up finished the action: its success, and the lists read again (the hook's own refresh ran only for a direct success). */
+  const stepUpDone = (held: NonNullable<typeof waiting>, result: unknown) => {
+    setWaiting(null)
+    held.done(result)
+    void limits.refetch()
+  }
+  const stepUpCancelled = (held: NonNullable<typeof waiting>) => {
+    setWaiting(null)
+    held.back()
+  }
   const agents = agentLimits(spendingLimits.data?.spendingLimits, policies.data?.policies)
   const root = {
     ...ui.rootProps,
@@ -151,7 +181,7 @@ function AgentAllowanceInner({
               limit={limit}
               token={token}
               revoking={revoke.isPending && revoke.variables?.spendingLimitId === limit.spendingLimitId}
-              disabled={revoke.isPending || confirming !== undefined}
+              disabled={revoke.isPending || confirming !== undefined || waiting !== null}
               confirming={confirming === limit.spendingLimitId}
               onRevoke={() => {
                 setNotice(null)
@@ -166,13 +196,18 @@ function AgentAllowanceInner({
                 revoke.mutate(
                   { spendingLimitId: limit.spendingLimitId },
                   {
-                    onSuccess: (result) => {
-                      setNotice(ui.t('agentRevoked', { name: limit.spendingLimitName }))
-                      refocus()
-                      onRevoked?.(result)
+                    onSuccess: (result) => revoked(result, limit.spendingLimitName),
+                    onError: (caught) => {
+                      if (isMfaRequired(caught))
+                        setWaiting({
+                          challenge: caught,
+                          done: (result) =>
+                            revoked(result as RevokeAgentAllowanceReturnType, limit.spendingLimitName),
+                          back: () => setRefocusRevoke(limit.spendingLimitId),
+                        })
+                      // Its Revoke again, enabled once more, under the alert that says why.
+                      else setRefocusRevoke(limit.spendingLimitId)
                     },
-                    // Its Revoke again, enabled once more, under the alert that says why.
-                    onError: () => setRefocusRevoke(limit.spendingLimitId),
                   },
                 )
               }}
@@ -180,7 +215,25 @@ function AgentAllowanceInner({
           ))}
         </ul>
       )}
-      {revoke.isError ? (
+      {waiting ? (
+        // Escape cancels the step-up, as it does the form and the confirmation it follows; not while
+        // a factor is being proven (its Cancel is disabled then too, aria-busy on its submit).
+        <fieldset
+          style={{ border: 0, padding: 0, margin: 0, minWidth: 0 }}
+          onKeyDown={(event) => {
+            if (event.key === 'Escape' && !event.currentTarget.querySelector('[aria-busy="true"]'))
+              stepUpCancelled(waiting)
+          }}
+        >
+          <LazyStepUp
+            ui={ui}
+            challenge={waiting.challenge}
+            onDone={(result) => stepUpDone(waiting, result)}
+            onCancel={() => stepUpCancelled(waiting)}
+          />
+        </fieldset>
+      ) : null}
+      {revoke.isError && !isMfaRequired(revoke.error) ? (
         <Alert tone="error">
           <ErrorText ui={ui} error={revoke.error} />
         </Alert>
@@ -207,15 +260,19 @@ function AgentAllowanceInner({
               setGranting(false)
               refocus()
             }}
-            onGranted={(grant) => {
+            onGranted={granted}
+            onHeld={(challenge, agentName) => {
+              // The step-up takes over (and the focus); the form it came from is done.
               setGranting(false)
-              setNotice(ui.t('agentGranted', { name: grant.agentName }))
-              refocus()
-              onGranted?.(grant)
+              setWaiting({
+                challenge,
+                done: (result) => granted({ ...(result as GrantAgentAllowanceReturnType), agentName }),
+                back: refocus,
+              })
             }}
           />
         </Suspense>
-      ) : (
+      ) : waiting ? null : (
         <div className="lk-row" ref={grantRow}>
           <Button
             variant="secondary"

@@ -1,6 +1,7 @@
 import type { SpendingLimitPeriod } from '@latchkey/protocol'
 import { type FormEvent, useEffect, useId, useRef, useState } from 'react'
 import type { GrantAgentAllowanceReturnType } from '../../core/actions/activities/grantAgentAllowance.ts'
+import type { MfaRequiredError } from '../../core/errors.ts'
 import { useGrantAgentAllowance } from '../../react/index.ts'
 import { Alert } from '../ui/Alert.tsx'
 import { ErrorText } from '../ui/ErrorText.tsx'
@@ -98,6 +99,7 @@ export function AgentAllowanceForm({
   takenNames = [],
   onCancel,
   onGranted,
+  onHeld,
 }: {
   ui: Ui<LimitsKey>
   caip2: string
@@ -107,6 +109,8 @@ export function AgentAllowanceForm({
   takenNames?: readonly string[] | undefined
   onCancel: () => void
   onGranted: (grant: GrantAgentAllowanceReturnType & { agentName: string }) => void
+  /** The grant waits for the user's second factor (its challenge resumes into the whole grant). */
+  onHeld: (challenge: MfaRequiredError<GrantAgentAllowanceReturnType>, agentName: string) => void
 }) {
   const id = useId()
   const chain = chainOf(caip2)
@@ -132,7 +136,8 @@ export function AgentAllowanceForm({
       return rest
     })
   const form = useRef<HTMLFormElement>(null)
-  const failed = grant.isError ? grant.error : undefined
+  // A grant waiting for a second factor is no failure: the step-up takes over from the form.
+  const failed = grant.isError && errorCodeOf(grant.error) !== 'MFA_REQUIRED' ? grant.error : undefined
   // The service's refusal of a taken name shows on the name field, as the form's own check does.
   const nameTaken = failed !== undefined && errorCodeOf(failed) === 'ALREADY_EXISTS'
   const errors: ReturnType<typeof validate> = nameTaken
@@ -181,7 +186,13 @@ export function AgentAllowanceForm({
         period,
         allowedDestinations: destinations.split('\n').map(address).filter(Boolean),
       },
-      { onSuccess: (result) => onGranted({ ...result, agentName }) },
+      {
+        onSuccess: (result) => onGranted({ ...result, agentName }),
+        onError: (caught) => {
+          if (errorCodeOf(caught) === 'MFA_REQUIRED')
+            onHeld(caught as MfaRequiredError<GrantAgentAllowanceReturnType>, agentName)
+        },
+      },
     )
   }
 

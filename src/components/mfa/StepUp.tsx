@@ -113,8 +113,10 @@ export function StepUp<T>({
         {ui.t('mfaTitle')}
       </h3>
       {canCode || canPasskey ? (
-        <p className="lk-subtle" style={{ margin: 0 }}>
-          {canCode ? ui.t('mfaBodyCode') : ui.t('mfaBodyPasskey')}
+        // Polite: a second step's "the next code" is announced as it replaces the first's text.
+        <p className="lk-subtle" aria-live="polite" style={{ margin: 0 }}>
+          {/* A second step the same authenticator proves needs its next code (each proves one step, once). */}
+          {canCode ? ui.t(challenge !== first ? 'mfaNextCode' : 'mfaBodyCode') : ui.t('mfaBodyPasskey')}
         </p>
       ) : null}
       {canCode ? (

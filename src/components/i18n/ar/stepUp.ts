@@ -5,6 +5,7 @@ import type { Translation } from '../strings.ts'
 export const stepUp: Translation<typeof enStepUp> = {
   mfaTitle: 'أكّد هويتك',
   mfaBodyCode: 'أدخل الرمز المكوّن من 6 أرقام من تطبيق المصادقة للمتابعة.',
+  mfaNextCode: 'خطوة أخرى: أدخل الرمز التالي من تطبيقك (كل رمز يُستخدم مرة واحدة).',
   mfaBodyPasskey: 'استخدم مفتاح المرور للمتابعة.',
   mfaCodeLabel: 'رمز المصادقة',
   mfaRecoveryLabel: 'رمز الاسترداد',

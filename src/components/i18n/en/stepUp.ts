@@ -2,6 +2,7 @@
 export const enStepUp = {
   mfaTitle: 'Confirm it’s you',
   mfaBodyCode: 'Enter the 6-digit code from your authenticator app to continue.',
+  mfaNextCode: 'One more step: enter the next code from your app (each code works once).',
   mfaBodyPasskey: 'Use your passkey to continue.',
   mfaCodeLabel: 'Authenticator code',
   mfaRecoveryLabel: 'Recovery code',

@@ -5,6 +5,7 @@ import type { Translation } from '../strings.ts'
 export const stepUp: Translation<typeof enStepUp> = {
   mfaTitle: 'Confirma que eres tú',
   mfaBodyCode: 'Introduce el código de 6 dígitos de tu app de autenticación para continuar.',
+  mfaNextCode: 'Un paso más: introduce el siguiente código de tu app (cada código sirve una vez).',
   mfaBodyPasskey: 'Usa tu llave de acceso para continuar.',
   mfaCodeLabel: 'Código de autenticación',
   mfaRecoveryLabel: 'Código de recuperación',
