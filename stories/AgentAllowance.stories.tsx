@@ -50,6 +50,22 @@ export const Granting: Story = {
   },
 }
 
+/** Grant waiting for a second factor: the user has an MFA policy, so adding the agent's user waits for a code. */
+export const GrantWaitingForSecondFactor: Story = {
+  // A key the service accepts (P-256's generator point, compressed): the story submits it.
+  args: {
+    agentPublicKey: '036b17d1f2e12c4247f8bce6e563a440f277037d812deb33a0f4a13945d898c296',
+    defaultAgentName: 'Shopping agent',
+  },
+  parameters: { live: { signedIn: true, mfa: { policies: ['exports'] } } },
+  play: async ({ canvasElement }) => {
+    const canvas = within(canvasElement)
+    await userEvent.click(await canvas.findByRole('button', { name: 'Grant an allowance' }))
+    await userEvent.type(await canvas.findByRole('textbox', { name: 'Amount (ETH)' }), '0.01{Enter}')
+    await canvas.findByRole('textbox', { name: 'Authenticator code' })
+  },
+}
+
 export const ValidationError: Story = {
   play: async ({ canvasElement }) => {
     const canvas = within(canvasElement)
