@@ -1,4 +1,5 @@
 import type { ActivityPath } from '@latchkey/protocol'
+import { ATTESTED_CREDENTIAL_PREFIX } from '../domain/sessions.ts'
 import { type ApiError, ConflictError, NotFoundError, PermissionError } from '../kernel/base/errors.ts'
 import type { Caller } from '../kernel/Caller.ts'
 import type { ActivityContext, ActivityHandler } from '../kernel/registry.ts'
@@ -8,7 +9,6 @@ import { recordActivityEvents } from '../pipeline/activityEvents.ts'
 import { decideAfterVote, decideStored, recordEvaluation } from '../pipeline/decideActivity.ts'
 import { executeActivity, respondWith } from '../pipeline/executeActivity.ts'
 import { confinedBy, gateOf, heldBy } from '../pipeline/gates.ts'
-import { ATTESTED_CREDENTIAL_PREFIX } from '../signin/attested/verifyAttestedStamp.ts'
 
 /** The activity of `ctx.organization` with this fingerprint (`field` names it), else 404. */
 export async function activityByFingerprint(

@@ -22,6 +22,12 @@ export const READ_ONLY_SESSION_SECONDS = 3600
 /** Longest session a login may ask for: 30 days. */
 export const MAX_SESSION_SECONDS = 30 * 24 * 3600
 
+/**
+ * Credential ids of callers attested by a verification token (the sign-in wing's attested stamps)
+ * start with this: no stored credential has such an id; only `stamp_login` accepts them.
+ */
+export const ATTESTED_CREDENTIAL_PREFIX = 'attested:'
+
 /** Credential types that are login (session) keys: `invalidateExisting` revokes these. */
 export const SESSION_CREDENTIAL_TYPES: readonly CredentialType[] = [
   'CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256',

@@ -5,6 +5,7 @@ import {
   QUERIES,
   type QueryPath,
 } from '@latchkey/protocol'
+import { ATTESTED_CREDENTIAL_PREFIX } from '../domain/sessions.ts'
 import { PermissionError } from '../kernel/base/errors.ts'
 import { CONTACT_CODES } from '../kernel/contactCodes.ts'
 import type { ServicePlugin } from '../kernel/registry.ts'
@@ -14,7 +15,7 @@ import { oauthLogin } from './activities/oauthLogin.ts'
 import { otpLogin } from './activities/otpLogin.ts'
 import { stampLogin } from './activities/stampLogin.ts'
 import { verifyOtp } from './activities/verifyOtp.ts'
-import { ATTESTED_CREDENTIAL_PREFIX, verifyAttestedStamp } from './attested/verifyAttestedStamp.ts'
+import { verifyAttestedStamp } from './attested/verifyAttestedStamp.ts'
 import { contactCodesOf } from './contactCodes.ts'
 import { DEV_OIDC_PREFIX } from './oauth/devIdp.ts'
 import { outboxRoutes } from './outbox/createOutbox.ts'

@@ -1,6 +1,6 @@
 import { ATTESTED_STAMP_HEADER } from '@latchkey/protocol'
+import { ATTESTED_CREDENTIAL_PREFIX } from '../../domain/sessions.ts'
 import { defineActivity } from '../../kernel/registry.ts'
-import { ATTESTED_CREDENTIAL_PREFIX } from '../attested/verifyAttestedStamp.ts'
 import { issueLoginSession, parseLogin } from './issueLoginSession.ts'
 
 /** The token a caller vouched for by one (`X-Stamp-Attested`) logs in with, spent once; none for a registered key. */

@@ -6,6 +6,7 @@ import {
   oauthIdentityOf,
 } from '@latchkey/protocol'
 import { base64urlnopad } from '@scure/base'
+import { ATTESTED_CREDENTIAL_PREFIX } from '../../domain/sessions.ts'
 import { contactKindOf, holdsVerifiedContact } from '../../domain/verifiedContact.ts'
 import { mapInOrder } from '../../kernel/base/async.ts'
 import {
@@ -21,9 +22,6 @@ import { oidcNonce } from '../oauth/oidcNonce.ts'
 import { isCompressedP256PublicKey } from '../otp/createOtpEngine.ts'
 import { signInState } from '../signInState.ts'
 import { verifyVerificationToken } from '../verifyVerificationToken.ts'
-
-/** Credential ids of attested callers start with this; only `stamp_login` accepts them. */
-export const ATTESTED_CREDENTIAL_PREFIX = 'attested:'
 
 interface AttestedStamp {
   publicKeyAttestation: string
