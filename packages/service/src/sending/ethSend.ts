@@ -366,11 +366,16 @@ function feesOf(
   return { maxFeePerGas: maxFee, maxPriorityFeePerGas: tip }
 }
 
-/** Intrinsic gas of a transaction with `data` (hex) and `authorizations` (EIP-2028, EIP-7702). */
+/** EIP-7623's tokens of `data` (hex): 1 a zero byte, 4 any other; what both gas rules below count. */
+function calldataTokens(data: string): bigint {
+  let tokens = 0n
+  for (let i = 2; i < data.length; i += 2) tokens += data.slice(i, i + 2) === '00' ? 1n : 4n
+  return tokens
+}
+
+/** Intrinsic gas of a transaction with `data` (hex) and `authorizations` (EIP-2028: 4 a token; EIP-7702). */
 export function intrinsicGas(data: string, authorizations = 0): bigint {
-  let gas = 21_000n + 25_000n * BigInt(authorizations)
-  for (let i = 2; i < data.length; i += 2) gas += data.slice(i, i + 2) === '00' ? 4n : 16n
-  return gas
+  return 21_000n + 25_000n * BigInt(authorizations) + 4n * calldataTokens(data)
 }
 
 /**
@@ -389,9 +394,7 @@ function checkIntrinsicGas(gasLimit: bigint, data: string, authorizations = 0): 
 
 /** EIP-7623's floor: a transaction with `data` uses at least this much gas, whatever it runs. */
 function calldataFloorGas(data: string): bigint {
-  let tokens = 0n
-  for (let i = 2; i < data.length; i += 2) tokens += data.slice(i, i + 2) === '00' ? 1n : 4n
-  return 21_000n + 10n * tokens
+  return 21_000n + 10n * calldataTokens(data)
 }
 
 /**
