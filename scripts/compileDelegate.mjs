@@ -39,6 +39,7 @@ const CONTRACTS = [
   },
   { source: 'contracts/test/TestToken.sol', name: 'TestToken', out: 'contracts/test/TestToken.json' },
   { source: 'contracts/test/Reenterer.sol', name: 'Reenterer', out: 'contracts/test/Reenterer.json' },
+  { source: 'contracts/test/L1FeeOracle.sol', name: 'L1FeeOracle', out: 'contracts/test/L1FeeOracle.json' },
 ]
 
 const DELEGATE_MODULE = 'packages/service/src/sending/delegate/delegateContract.ts'

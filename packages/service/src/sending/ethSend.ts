@@ -17,6 +17,7 @@ import {
 } from './delegate/index.ts'
 import { mostMaxFeePerGas } from './evmSender.ts'
 import { checkGasCaps, feeCeilingsOf } from './gasCaps.ts'
+import { L1_FEE_HEADROOM, l1DataFeeBound, unsignedSizeBound } from './l1DataFee.ts'
 import { revertChainOf } from './revertReason.ts'
 import { type NewSend, nonceIdOf, openSends, pendingSend, rpcFor, SENDING } from './sendingState.ts'
 import { nodeFailure, RpcRefusedError, RpcUnreachableError, type SendRpc } from './sendRpc.ts'
@@ -168,6 +169,11 @@ export interface EthSendPrepared {
   /** Batches: the delegate contract, whether `from` already delegates to it, its batch nonce. */
   batch?: { delegate: string; delegated: boolean; delegateNonce: string; deadline: string }
   sponsorId?: string
+  /**
+   * The L1 data fee counted for it, wei (OP Stack chains, `l1DataFee.ts`): the oracle's bound
+   * for its size at signing, times `L1_FEE_HEADROOM`; absent on a chain without one.
+   */
+  l1Fee?: string
 }
 
 /** Gas a batch may use: a bound that covers the delegate's checks and ordinary calls (unused gas is not paid). */
@@ -277,7 +283,26 @@ export async function prepareEthSend(
             5n,
       )
     }
+    // What the signed transaction's data is at most: the call's, or the batch's with the largest
+    // nonce and a signature of non-zero bytes (as `simulateBatch` bounds it).
+    const data = batchFacts
+      ? encodeExecuteBatch({
+          calls: p.calls.map((c) => ({ to: c.to, value: BigInt(c.value ?? '0'), data: c.data ?? '0x' })),
+          nonce: UINT256_MAX,
+          deadline: BigInt(batchFacts.deadline),
+          signature: `0x${'ff'.repeat(65)}`,
+        })
+      : (p.calls[0]!.data ?? '0x')
+    const l1Fee =
+      L1_FEE_HEADROOM *
+      (await l1DataFeeBound(
+        ctx.runtime,
+        rpc,
+        p.caip2,
+        unsignedSizeBound((data.length - 2) / 2, batchFacts && !batchFacts.delegated ? 1 : 0),
+      ))
     return {
+      ...(l1Fee > 0n ? { l1Fee: l1Fee.toString() } : {}),
       chainId: chainId.toString(),
       sender,
       senderNonce: BigInt(senderNonce).toString(),
@@ -521,11 +546,14 @@ export async function runEthSend(
       message: 'the sponsor account is gone',
     })
   const id = ctx.newId()
+  // On an OP Stack chain, the L1 data fee its sender pays too (`l1DataFee.ts`).
+  const l1Fee = BigInt(prepared.l1Fee ?? '0')
   if (sponsor) {
     await checkGasCaps(ctx, { gas: BigInt(prepared.gasLimit), sendTransactionId: id })
-    // The most the sponsor can pay for it: every unit of gas at the highest fee it signs.
+    // The most the sponsor can pay for it: every unit of gas at the highest fee it signs, and
+    // its L1 data fee.
     await checkGasCaps(ctx, {
-      gas: BigInt(prepared.gasLimit) * BigInt(prepared.maxFeePerGas),
+      gas: BigInt(prepared.gasLimit) * BigInt(prepared.maxFeePerGas) + l1Fee,
       sendTransactionId: id,
       unit: 'wei',
     })
@@ -538,7 +566,8 @@ export async function runEthSend(
   const reservedFee = sponsor
     ? 0n
     : BigInt(prepared.gasLimit) *
-      mostMaxFeePerGas(BigInt(prepared.maxFeePerGas), ctx.runtime.stateOf(SENDING).sending)
+        mostMaxFeePerGas(BigInt(prepared.maxFeePerGas), ctx.runtime.stateOf(SENDING).sending) +
+      l1Fee
   await reserveSpend(spendContextOf(ctx), {
     signer: account.address,
     key: { curve: account.curve, publicKey: account.publicKey },
@@ -667,6 +696,7 @@ export async function runEthSend(
       maxPriorityFeePerGas: prepared.maxPriorityFeePerGas,
     },
     ...(sponsor ? {} : { reservedFee: reservedFee.toString() }),
+    ...(l1Fee > 0n ? { l1Fee: l1Fee.toString() } : {}),
   })
   ctx.runtime.emit('send.signed', { chain: 'eip155', sponsored: Boolean(sponsor), calls: p.calls.length })
   return { sendTransactionStatusId: id }

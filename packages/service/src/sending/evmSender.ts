@@ -96,8 +96,15 @@ interface Receipt {
   blockHash: string
   gasUsed: string
   effectiveGasPrice?: string
+  /** What it paid for its L1 data, wei (an OP Stack node's receipts carry it). */
+  l1Fee?: string
   from: string
   to: string | null
+}
+
+/** A receipt's quantity (0x hex) as a number; undefined when absent or not one. */
+function quantityOf(value: unknown): bigint | undefined {
+  return typeof value === 'string' && /^0x[0-9a-f]{1,64}$/i.test(value) ? BigInt(value) : undefined
 }
 
 /** Records the final status when a version of the send is mined; false while none is. */
@@ -118,11 +125,13 @@ async function settle(ctx: SendContext, row: SendTransactionRow): Promise<boolea
         ? await revertReasonOf(ctx.rpc, Transaction.fromHex(row.signedTransaction), receipt)
         : undefined
     // What it paid in fees: its native spending limits keep that instead of the most it could
-    // have cost (reserved when it was signed); the most where the node does not say.
+    // have cost (reserved when it was signed); the most where the node does not say. On an OP
+    // Stack chain that includes the L1 data fee, as the receipt reports it, or else as counted.
+    const l1Fee = quantityOf(receipt.l1Fee) ?? BigInt(row.l1Fee ?? '0')
     const paidFee =
       receipt.effectiveGasPrice === undefined
         ? undefined
-        : BigInt(summary.gasUsed) * BigInt(summary.effectiveGasPrice)
+        : BigInt(summary.gasUsed) * BigInt(summary.effectiveGasPrice) + l1Fee
     const settled = await ctx.update(
       row,
       {

@@ -14,6 +14,7 @@ it('the committed contract artifacts are what the pinned solc makes of the sourc
   const files = compileContracts()
   expect(Object.keys(files).sort()).toEqual([
     'contracts/LatchkeyDelegate.json',
+    'contracts/test/L1FeeOracle.json',
     'contracts/test/Reenterer.json',
     'contracts/test/TestToken.json',
     'packages/service/src/sending/delegate/delegateContract.ts',

@@ -350,6 +350,12 @@ export interface SendTransactionRow extends Row {
    * replacement may offer). Once mined, those limits keep what it paid instead (`settleSpend`).
    */
   reservedFee?: string
+  /**
+   * The L1 data fee counted for it, decimal wei (an OP Stack chain's EVM send: the oracle's bound
+   * at signing, with headroom), in `reservedFee` or the sponsor's wei caps. Once mined, a receipt
+   * that reports its `l1Fee` says what it paid; one that does not leaves this counted.
+   */
+  l1Fee?: string
   /** Broadcast attempts so far. */
   attempts: number
   /** Epoch ms before which the worker leaves it alone (backoff, or another instance's lease). */

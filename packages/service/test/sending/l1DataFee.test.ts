@@ -1,0 +1,166 @@
+// The L1 data fee of an OP Stack chain (OP Mainnet, Base): its sender pays it beside the L2 gas,
+// and no field of the signed transaction caps it. The chain here is anvil with the oracle's code
+// (contracts/test/L1FeeOracle.sol, a stand-in for the GasPriceOracle predeploy) at its address,
+// priced per byte; a node that reports `l1Fee` in its receipts, as an OP Stack node does, is
+// anvil behind a `fetch` that adds it.
+import { readFileSync } from 'node:fs'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { GAS_PRICE_ORACLE } from '../../src/sending/l1DataFee.ts'
+import { sponsorAddress } from '../../src/sending/sponsors.ts'
+import { createHarness, fakeClock, limitedSubOrganization, resultOf } from '../../src/testing/harness.ts'
+import { type Chain, endUser, sendCount, sponsoredService, startChain, waitForSend } from './sendSupport.ts'
+
+let chain: Chain
+const CAIP2 = 'eip155:31337'
+const DEAD = '0x000000000000000000000000000000000000dead'
+const GWEI = 10n ** 9n
+
+const setFeePerByte = (wei: bigint) =>
+  chain.rpc('anvil_setStorageAt', [GAS_PRICE_ORACLE, '0x0', `0x${wei.toString(16).padStart(64, '0')}`])
+
+/** What the oracle charges for the L1 data of a signed transaction (its `getL1Fee`). */
+async function oracleFeeOf(signed: string): Promise<bigint> {
+  const bytes = signed.slice(2)
+  const length = bytes.length / 2
+  const word = (n: number) => n.toString(16).padStart(64, '0')
+  const data = `0x49948e0e${word(32)}${word(length)}${bytes.padEnd(Math.ceil(length / 32) * 64, '0')}`
+  return BigInt((await chain.rpc('eth_call', [{ to: GAS_PRICE_ORACLE, data }, 'latest'])) as string)
+}
+
+beforeAll(async () => {
+  chain = await startChain()
+  const oracle = JSON.parse(
+    readFileSync(new URL('../../../../contracts/test/L1FeeOracle.json', import.meta.url), 'utf8'),
+  ) as { deployedBytecode: string }
+  await chain.rpc('anvil_setCode', [GAS_PRICE_ORACLE, oracle.deployedBytecode])
+}, 60_000)
+
+beforeEach(async () => {
+  await setFeePerByte(0n)
+})
+
+afterAll(async () => {
+  await chain?.node.close()
+})
+
+describe('the L1 data fee of an OP Stack chain', () => {
+  it("counts in the sponsor's wei caps: calldata the caller picks cannot make the sponsor pay past them", async () => {
+    const feePerByte = 10n ** 13n
+    const perTransactionWei = 10n ** 17n
+    const h = await sponsoredService(chain, { perTransactionWei: String(perTransactionWei) })
+    const sponsor = sponsorAddress(h.service.runtime)!
+    const user = await endUser(h)
+    const call = (bytes: number) => ({ to: DEAD, value: '0', data: `0x${'ab'.repeat(bytes)}` })
+    await setFeePerByte(feePerByte)
+
+    // 32 bytes of data: the L1 fee counted is at least twice what the signed transaction costs.
+    const small = resultOf('eth_send_transaction', await user.send({ sponsor: true, calls: [call(32)] }))
+    const row = (await h.service.store.get('sendTransactions', small.sendTransactionStatusId as string))!
+    const l1Fee = BigInt(row.l1Fee!)
+    expect(l1Fee).toBeGreaterThanOrEqual(2n * (await oracleFeeOf(row.signedTransaction)))
+    expect(l1Fee).toBeLessThan(2n * 2_000n * feePerByte)
+    const counted = (await h.service.store.all('gasUsage'))
+      .filter((usage) => usage.sendTransactionId === row.id && usage.userDay.endsWith('|wei'))
+      .map((usage) => BigInt(usage.gas))
+    expect(counted).toEqual([BigInt(row.fees!.gasLimit) * BigInt(row.fees!.maxFeePerGas) + l1Fee])
+    expect(
+      (await waitForSend(h, row.id, { organizationId: user.organizationId, as: user.as })).txStatus,
+    ).toBe('INCLUDED')
+
+    // 6 KB of data: its L2 gas is far under the cap (about 0.001 ETH), its L1 data fee is not.
+    const [balance, sends] = [await chain.balance(sponsor), await sendCount(h)]
+    const big = await user.send({ sponsor: true, calls: [call(6_000)] })
+    expect(big).toMatchObject({
+      status: 429,
+      body: { details: { errorCode: 'GAS_CAP_EXCEEDED', cap: 'per-transaction wei' } },
+    })
+    expect(await sendCount(h)).toBe(sends)
+    expect(await chain.balance(sponsor)).toBe(balance)
+
+    // The same send where the L1 data costs nothing passes: the refusal was its L1 fee's.
+    await setFeePerByte(0n)
+    const free = await user.send({ sponsor: true, calls: [call(6_000)] })
+    expect(free.status).toBe(200)
+    const freeId = resultOf('eth_send_transaction', free).sendTransactionStatusId as string
+    const freeRow = (await h.service.store.get('sendTransactions', freeId))!
+    expect(freeRow.l1Fee).toBeUndefined()
+    await h.service.close()
+  })
+
+  it("an unsponsored send's native limit reserves its L1 fee, then keeps what the receipt says it paid, or the reservation where it says nothing", async () => {
+    const feePerByte = 10n ** 9n
+    let reported: bigint | undefined
+    // An OP Stack node's receipts carry `l1Fee`: anvil's, through this, when `reported` is set.
+    const fetchWithL1Fee: typeof fetch = async (input, init) => {
+      const body = JSON.parse(String(init?.body)) as { id: number; method: string }
+      const response = await fetch(input, init)
+      if (body.method !== 'eth_getTransactionReceipt' || reported === undefined) return response
+      const answer = (await response.json()) as { result: Record<string, unknown> | null }
+      if (answer.result) answer.result.l1Fee = `0x${reported.toString(16)}`
+      return new Response(JSON.stringify(answer), { headers: { 'content-type': 'application/json' } })
+    }
+    const h = await createHarness({
+      clock: fakeClock(Date.now()),
+      rpc: { [CAIP2]: chain.url },
+      sending: { pollIntervalMs: 20 },
+      fetch: fetchWithL1Fee,
+    })
+    const limited = await limitedSubOrganization(h, { amount: String(10n ** 18n), caip2: CAIP2 })
+    await chain.fund(limited.from, 10n ** 18n)
+    await setFeePerByte(feePerByte)
+    const used = async () =>
+      BigInt(
+        (await h.query('latchkey_list_spending_limits', {}, limited)).body.spendingLimits.find(
+          (limit: { spendingLimitId: string }) => limit.spendingLimitId === limited.spendingLimitId,
+        ).used,
+      )
+    const send = async () => {
+      h.clock.set(Date.now())
+      const reply = await h.submit(
+        'eth_send_transaction',
+        {
+          from: limited.from,
+          caip2: CAIP2,
+          calls: [{ to: DEAD, value: '10', data: `0x${'cd'.repeat(100)}` }],
+          gasLimit: '60000',
+          maxFeePerGas: String(2n * GWEI),
+        },
+        limited,
+      )
+      return resultOf('eth_send_transaction', reply).sendTransactionStatusId as string
+    }
+
+    reported = 12_345n
+    const first = await send()
+    const row = (await h.service.store.get('sendTransactions', first))!
+    const l1Fee = BigInt(row.l1Fee!)
+    expect(l1Fee).toBeGreaterThanOrEqual(2n * (await oracleFeeOf(row.signedTransaction)))
+    // Reserved: the value, every unit of gas at the most a replacement may offer, and the L1 fee.
+    expect(BigInt(row.reservedFee!)).toBeGreaterThan(60_000n * 2n * GWEI + l1Fee - 1n)
+    expect(await used()).toBe(10n + BigInt(row.reservedFee!))
+    expect(
+      (await waitForSend(h, first, { organizationId: limited.organizationId, as: limited })).txStatus,
+    ).toBe('INCLUDED')
+    const mined = (await h.service.store.get('sendTransactions', first))!.receipt!
+    const gasPaid = BigInt(mined.gasUsed) * BigInt(mined.effectiveGasPrice)
+    expect(await used()).toBe(10n + gasPaid + 12_345n)
+
+    // A receipt without `l1Fee`: the L1 fee stays counted as it was reserved.
+    reported = undefined
+    const second = await send()
+    const secondRow = (await h.service.store.get('sendTransactions', second))!
+    expect(
+      (await waitForSend(h, second, { organizationId: limited.organizationId, as: limited })).txStatus,
+    ).toBe('INCLUDED')
+    const secondReceipt = (await h.service.store.get('sendTransactions', second))!.receipt!
+    expect(await used()).toBe(
+      10n +
+        gasPaid +
+        12_345n +
+        10n +
+        BigInt(secondReceipt.gasUsed) * BigInt(secondReceipt.effectiveGasPrice) +
+        BigInt(secondRow.l1Fee!),
+    )
+    await h.service.close()
+  })
+})
