@@ -2,7 +2,11 @@
 // PostgreSQL database: a second instance must be no second chance. A held activity runs once
 // however many approvals race on both; a TOTP code and a recovery code are each accepted once;
 // a user's code attempts are counted on both together (the store's shared rate-limit buckets); a
-// user's caps (5 TOTP factors, 20 MFA policies) hold when creates race on both.
+// user's caps (5 TOTP factors, 20 MFA policies) hold when creates race on both. A user's
+// authority changes (AUTHORITY_CHANGES: adding a user, the root quorum, policies) are held for the
+// second factor whichever instance they, their policy and their approvals reach, and in whatever
+// order the database takes them.
+import { ACTIVITIES, type ActivityPath } from '@latchkey/protocol'
 import { base32nopad } from '@scure/base'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
@@ -26,10 +30,13 @@ const twoInstances = (database: string) => twoOnPostgres(cluster, database)
 const codeOf = (reply: { body: { errorCode?: string; details?: { errorCode?: string } } }) =>
   reply.body.errorCode ?? reply.body.details?.errorCode
 
-/** A sub-organization (made on A) whose root user enrolled TOTP and has a policy on wallet creation. */
-async function account(a: Harness, steps?: unknown) {
+/**
+ * A sub-organization (made on A) whose root user enrolled TOTP and has a policy on wallet creation
+ * (none with `policy: false`); `others`: more root users, with these keys (threshold 1).
+ */
+async function account(a: Harness, steps?: unknown, { policy = true, others = [] as TestKey[] } = {}) {
   const key = testKey()
-  const sub = await a.createSubOrganization({ keys: [key] })
+  const sub = await a.createSubOrganization({ keys: [key, ...others] })
   const org = sub.organizationId
   const userId = sub.userIds[0]!
   const submit = (
@@ -55,16 +62,14 @@ async function account(a: Harness, steps?: unknown) {
     }),
   )
   a.clock.advance(30_000)
-  resultOf(
-    'create_mfa_policy',
-    await submit(a, 'create_mfa_policy', {
-      userId,
-      mfaPolicyName: 'wallets',
-      condition: "activity.resource == 'WALLET'",
-      requiredAuthenticationMethods: steps ?? [{ any: [{ type: 'AUTHENTICATION_TYPE_LATCHKEY_TOTP' }] }],
-      order: 0,
-    }),
-  )
+  const policyParameters = {
+    userId,
+    mfaPolicyName: 'wallets',
+    condition: "activity.resource == 'WALLET'",
+    requiredAuthenticationMethods: steps ?? [{ any: [{ type: 'AUTHENTICATION_TYPE_LATCHKEY_TOTP' }] }],
+    order: 0,
+  }
+  if (policy) resultOf('create_mfa_policy', await submit(a, 'create_mfa_policy', policyParameters))
   const held = async (h: Harness, name: string) => {
     h.clock.advance(1)
     const reply = await submit(h, 'create_wallet', { walletName: name, accounts: [ETHEREUM_ACCOUNT] })
@@ -74,7 +79,26 @@ async function account(a: Harness, steps?: unknown) {
   const wallets = async (h: Harness) =>
     (await h.query('list_wallets', { organizationId: org }, { as: key, organizationId: org })).body.wallets
       .length
-  return { key, org, userId, secret, submit, held, wallets }
+  /** A TOTP code of a step no earlier code used (the clock moves on a step). */
+  const code = () => {
+    a.clock.advance(30_000)
+    return totp(secret, a.clock.now())
+  }
+  /** The organization's users, as the database has them now. */
+  const users = async () => (await a.service.store.findBy('users', 'organizationId', org)).length
+  return {
+    key,
+    org,
+    userId,
+    userIds: sub.userIds,
+    secret,
+    submit,
+    held,
+    wallets,
+    code,
+    users,
+    policyParameters,
+  }
 }
 
 describe('MFA across two instances on PostgreSQL', { timeout: 120_000 }, () => {
@@ -394,5 +418,286 @@ describe('MFA across two instances on PostgreSQL', { timeout: 120_000 }, () => {
     for (const reply of policies.filter((reply) => reply.status !== 200))
       expect([reply.status, reply.body.details?.field]).toEqual([400, 'parameters.userId'])
     expect(await b.service.store.findBy('mfaPolicies', 'userId', userId)).toHaveLength(20)
+  })
+})
+
+const HELD = 'ACTIVITY_STATUS_AUTHENTICATORS_NEEDED'
+const statusOf = (reply: { body: { activity?: { status?: string } } }) => reply.body.activity?.status
+/** `create_users` adding one user whose API key is the attacker's. */
+const newUser = (attacker: TestKey, name: string) => ({
+  users: [
+    {
+      userName: name,
+      apiKeys: [attacker.apiKey(name)],
+      authenticators: [],
+      oauthProviders: [],
+      userTags: [],
+    },
+  ],
+})
+
+/** One signed request, sent as is (the same body and stamp) to whichever instance is given. */
+function signed(
+  path: ActivityPath,
+  parameters: unknown,
+  { key, org, at }: { key: TestKey; org: string; at: number },
+) {
+  const body = JSON.stringify({
+    type: ACTIVITIES[path].type,
+    timestampMs: String(at),
+    organizationId: org,
+    parameters,
+  })
+  const [header, value] = key.stamp(body)
+  return (h: Harness) => h.post(`/public/v1/submit/${path}`, body, { [header]: value })
+}
+
+// The attacker holds the first factor (the user's API key or session) of a user under an MFA
+// policy and can send anything to either instance, at once, or again. The authority rule: a user
+// under any MFA policy adds no user, changes no root quorum, policy or tag without the second
+// factor (mfaGate.ts's AUTHORITY_CHANGES), whichever instance sees which request.
+describe('authority changes of a user under MFA, across two instances on PostgreSQL', {
+  timeout: 120_000,
+}, () => {
+  let a: Harness
+  let b: Harness
+
+  beforeAll(async () => {
+    ;[a, b] = await twoInstances('mfa_authority')
+  }, 120_000)
+
+  afterAll(async () => {
+    await a?.service.close()
+    await b?.service.close()
+  })
+
+  it("held on A; a wrong, a spent or a replayed code and the stolen key's own approval on B leave it held; two valid codes raced on A and B run it once", async () => {
+    const user = await account(a)
+    const before = await user.users()
+    const attacker = testKey()
+    a.clock.advance(1)
+    const held = await user.submit(a, 'create_users', newUser(attacker, 'mallory'))
+    expect(statusOf(held)).toBe(HELD)
+    const { id, fingerprint } = held.body.activity as { id: string; fingerprint: string }
+    // Whatever the policy's condition (wallets), the other authority changes wait too, on B.
+    const others: [ActivityPath, unknown][] = [
+      ['update_root_quorum', { threshold: 1, userIds: [user.userId] }],
+      ['create_policy', { policyName: 'allow all', effect: 'EFFECT_ALLOW', condition: 'true' }],
+      ['create_user_tag', { userTagName: 'admins', userIds: [user.userId] }],
+    ]
+    for (const [i, [path, parameters]] of others.entries())
+      expect([path, statusOf(await user.submit(b, path, parameters, user.key, i + 1))]).toEqual([path, HELD])
+    // The attacker's key was not added: it acts nowhere.
+    expect(
+      (
+        await b.submit(
+          'create_wallet',
+          { walletName: 'w', accounts: [ETHEREUM_ACCOUNT] },
+          { as: attacker, organizationId: user.org },
+        )
+      ).status,
+    ).toBe(401)
+
+    // The victim spends a code on A (a held wallet); the attacker sees the request.
+    const wallet = await user.held(a, 'spent')
+    const spent = user.code()
+    const satisfyWallet = signed(
+      'latchkey_satisfy_mfa',
+      { fingerprint: wallet, totpCode: spent },
+      { key: user.key, org: user.org, at: a.clock.now() },
+    )
+    const first = await satisfyWallet(a)
+    expect(statusOf(first)).toBe('ACTIVITY_STATUS_COMPLETED')
+    // Replayed as is to B: answered with what it recorded the first time (that satisfaction, not a
+    // new one); nothing more is proven.
+    const replayed = await satisfyWallet(b)
+    expect(replayed.status).toBe(200)
+    expect(
+      (await b.service.store.findBy('activities', 'fingerprint', replayed.body.activity.fingerprint)).map(
+        (row) => row.id,
+      ),
+    ).toEqual([replayed.body.activity.id])
+    expect(await user.wallets(b)).toBe(1)
+    // The spent code, a wrong one, on B.
+    const satisfy = (h: Harness, totpCode: string, at: number) =>
+      user.submit(h, 'latchkey_satisfy_mfa', { fingerprint, totpCode }, user.key, at)
+    expect([codeOf(await satisfy(b, spent, 1))]).toEqual(['OTP_INVALID'])
+    const valid = [-30_000, 0, 30_000].map((skew) => totp(user.secret, a.clock.now() + skew))
+    const wrong = ['000000', '111111', '222222', '333333'].find((guess) => !valid.includes(guess))!
+    expect([codeOf(await satisfy(b, wrong, 2))]).toEqual(['OTP_INVALID'])
+    // approve_activity stamped by the stolen key proves an API key, which no step names.
+    const approved = await user.submit(b, 'approve_activity', { fingerprint }, user.key, 3)
+    expect(approved.status).toBe(403)
+    expect((await b.service.store.get('activities', id))?.status).toBe(HELD)
+    expect(await user.users()).toBe(before)
+
+    // Past the attempt budget's window, two valid codes (this step's and the next) at once.
+    a.clock.advance(301_000)
+    const codes = [totp(user.secret, a.clock.now()), totp(user.secret, a.clock.now() + 30_000)]
+    const replies = await Promise.all([a, b].map((h, i) => satisfy(h, codes[i]!, i + 10)))
+    expect(replies.filter((reply) => reply.status >= 500)).toEqual([])
+    const won = replies.filter((reply) => reply.status === 200)
+    expect(won.map(statusOf)).toEqual(['ACTIVITY_STATUS_COMPLETED'])
+    expect(won[0]!.body.activity.id).toBe(id)
+    const lost = replies.find((reply) => reply.status !== 200)!
+    expect([
+      [400, 'OTP_INVALID'],
+      [412, 'ACTIVITY_NOT_VOTABLE'],
+    ]).toContainEqual([lost.status, codeOf(lost)])
+    expect(await user.users()).toBe(before + 1)
+    const names = (await a.service.store.findBy('users', 'organizationId', user.org)).map(
+      (row) => row.userName,
+    )
+    expect(names.filter((name) => name === 'mallory')).toHaveLength(1)
+  })
+
+  it('an MFA policy created on A while its user sends an authority change to B: held whenever the policy was answered first, never run past it', async () => {
+    const users = []
+    for (let i = 0; i < 8; i++) users.push(await account(a, undefined, { policy: false }))
+    a.clock.advance(1)
+    // Sent together, a little later, or once the policy is answered: the database picks the order.
+    const delays = [0, 0, 1, 2, 5, 10, 20, -1]
+    const raced = await Promise.all(
+      users.map(async (user, i) => {
+        let answeredAt = Number.POSITIVE_INFINITY
+        const policy = user
+          .submit(a, 'create_mfa_policy', user.policyParameters, user.key, 1)
+          .then((reply) => {
+            answeredAt = performance.now()
+            return reply
+          })
+        const delay = delays[i]!
+        if (delay < 0) await policy
+        else if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay))
+        const sentAt = performance.now()
+        const change = await user.submit(b, 'create_users', newUser(testKey(), 'mallory'), user.key, 2)
+        return { user, policy: await policy, change, policyFirst: answeredAt < sentAt }
+      }),
+    )
+    expect(raced.filter(({ policy, change }) => policy.status >= 500 || change.status >= 500)).toEqual([])
+    for (const { user, policy, change, policyFirst } of raced) {
+      expect(statusOf(policy)).toBe('ACTIVITY_STATUS_COMPLETED')
+      const status = statusOf(change)
+      if (policyFirst) expect(status).toBe(HELD)
+      else expect([HELD, 'ACTIVITY_STATUS_COMPLETED']).toContain(status)
+      const challenge = await a.service.store.get('mfaChallenges', change.body.activity.id)
+      if (status === HELD) {
+        // It waits for the policy it saw; the code runs it, decided again on A.
+        expect(challenge?.policies.map((entry) => entry.policyId)).toEqual([
+          policy.body.activity.result.createMfaPolicyResult.mfaPolicyId,
+        ])
+        expect(await user.users()).toBe(1)
+        const done = await user.submit(
+          a,
+          'latchkey_satisfy_mfa',
+          { fingerprint: change.body.activity.fingerprint, totpCode: totp(user.secret, a.clock.now()) },
+          user.key,
+          3,
+        )
+        expect(statusOf(done)).toBe('ACTIVITY_STATUS_COMPLETED')
+      } else expect(challenge).toBeUndefined()
+      expect(await user.users()).toBe(2)
+      // Once both are in, another one is held on either instance.
+      for (const [i, h] of [a, b].entries())
+        expect(
+          statusOf(await user.submit(h, 'create_users', newUser(testKey(), `late${i}`), user.key, 4 + i)),
+        ).toBe(HELD)
+    }
+  })
+
+  it('one awaiting the root quorum when its submitter gets an MFA policy on A is held, not run, when the quorum approves on B; the code then runs it once', async () => {
+    const bob = testKey()
+    const user = await account(a, undefined, { policy: false, others: [bob] })
+    const [ada, bobId] = user.userIds as [string, string]
+    const asBob = (h: Harness, path: ActivityPath, parameters: unknown) => {
+      a.clock.advance(1)
+      return h.submit(path, parameters, { as: bob, organizationId: user.org })
+    }
+    resultOf(
+      'update_root_quorum',
+      await asBob(b, 'update_root_quorum', { threshold: 2, userIds: [ada, bobId] }),
+    )
+    a.clock.advance(1)
+    const pending = await user.submit(b, 'create_users', newUser(testKey(), 'mallory'))
+    expect(statusOf(pending)).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED')
+    // The policy (itself waiting for the quorum) is put on Ada on A.
+    a.clock.advance(1)
+    const policy = await user.submit(a, 'create_mfa_policy', user.policyParameters)
+    expect(statusOf(policy)).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED')
+    const made = await asBob(b, 'approve_activity', { fingerprint: policy.body.activity.fingerprint })
+    expect(statusOf(made)).toBe('ACTIVITY_STATUS_COMPLETED')
+    const before = await user.users()
+    // Bob's approval completes the quorum; Ada's policy now holds it for her code.
+    const approved = await asBob(a, 'approve_activity', { fingerprint: pending.body.activity.fingerprint })
+    expect(statusOf(approved)).toBe(HELD)
+    expect(await user.users()).toBe(before)
+    const done = await user.submit(b, 'latchkey_satisfy_mfa', {
+      fingerprint: pending.body.activity.fingerprint,
+      totpCode: user.code(),
+    })
+    expect(statusOf(done)).toBe('ACTIVITY_STATUS_COMPLETED')
+    expect(await user.users()).toBe(before + 1)
+  })
+
+  it('one held on A whose submitter is taken out of the root quorum on B meanwhile fails with the right code', async () => {
+    const bob = testKey()
+    const user = await account(a, undefined, { others: [bob] })
+    const [, bobId] = user.userIds as [string, string]
+    a.clock.advance(1)
+    const held = await user.submit(a, 'create_users', newUser(testKey(), 'mallory'))
+    expect(statusOf(held)).toBe(HELD)
+    a.clock.advance(1)
+    // Bob, under no MFA policy, changes the quorum at once.
+    resultOf(
+      'update_root_quorum',
+      await b.submit(
+        'update_root_quorum',
+        { threshold: 1, userIds: [bobId] },
+        { as: bob, organizationId: user.org },
+      ),
+    )
+    const before = await user.users()
+    const late = await user.submit(a, 'latchkey_satisfy_mfa', {
+      fingerprint: held.body.activity.fingerprint,
+      totpCode: user.code(),
+    })
+    expect(statusOf(late)).toBe('ACTIVITY_STATUS_FAILED')
+    expect(late.body.activity.failure.message).toContain('no policy of organization')
+    expect(await user.users()).toBe(before)
+  })
+
+  it('the same signed authority change sent to A and B at once, and again, is one activity, held once, run once', async () => {
+    const user = await account(a)
+    const before = await user.users()
+    a.clock.advance(1)
+    const send = signed('create_users', newUser(testKey(), 'mallory'), {
+      key: user.key,
+      org: user.org,
+      at: a.clock.now(),
+    })
+    const replies = await Promise.all([a, b, a, b].map((h) => send(h)))
+    expect(replies.map((reply) => reply.status)).toEqual([200, 200, 200, 200])
+    const id = replies[0]!.body.activity.id as string
+    expect(replies.map((reply) => [reply.body.activity.id, statusOf(reply)])).toEqual(
+      replies.map(() => [id, HELD]),
+    )
+    const { fingerprint } = replies[0]!.body.activity as { fingerprint: string }
+    expect(
+      (await a.service.store.findBy('activities', 'fingerprint', fingerprint)).map((row) => row.id),
+    ).toEqual([id])
+    expect((await b.service.store.get('mfaChallenges', id))?.userId).toBe(user.userId)
+    expect(await user.users()).toBe(before)
+    const done = await user.submit(b, 'latchkey_satisfy_mfa', { fingerprint, totpCode: user.code() })
+    expect(statusOf(done)).toBe('ACTIVITY_STATUS_COMPLETED')
+    // Replayed once more on both: the same activity, run once.
+    for (const h of [a, b]) {
+      const again = await send(h)
+      expect([again.status, again.body.activity?.id, statusOf(again)]).toEqual([
+        200,
+        id,
+        'ACTIVITY_STATUS_COMPLETED',
+      ])
+    }
+    expect(await user.users()).toBe(before + 1)
   })
 })
