@@ -190,8 +190,9 @@ export async function voteOnActivity(
     if (await gate.approve(ctx, activity)) await runAsSubmitter(ctx, activity)
     return {}
   }
-  // Its submitter may withdraw an activity a gate holds; nobody else decides on it.
-  if (gate && caller.userId === activity.userId) {
+  // Its submitter may withdraw an activity a gate holds, and a root user of its organization may
+  // reject it (one who could delete its submitter anyway); only the submitter's factors approve it.
+  if (gate && (caller.userId === activity.userId || organization.rootUserIds.includes(caller.userId))) {
     respondWith(ctx, activity.id)
     await changeStatus(ctx, activity, 'ACTIVITY_STATUS_REJECTED')
     return {}

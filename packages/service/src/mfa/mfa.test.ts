@@ -405,10 +405,41 @@ describe('an activity a policy matches', () => {
     expect(
       (await queryAs(keyB, 'get_activity', { activityId: held.body.activity.id })).body.activity.canApprove,
     ).toBe(false)
-    // B cannot reject it either; A withdraws it, and nothing can run it any more.
-    expect(codeOf(await submitAs(keyB, 'reject_activity', { fingerprint }))).toBe('ACTIVITY_NOT_VOTABLE')
+    // A withdraws it, and nothing can run it any more.
     const withdrawn = await submitAs(keyA, 'reject_activity', { fingerprint })
     expect(withdrawn.body.activity.status).toBe('ACTIVITY_STATUS_REJECTED')
+    expect(codeOf(await submitAs(keyA, 'approve_activity', { fingerprint }))).toBe('ACTIVITY_NOT_VOTABLE')
+    expect(await walletCount(keyA)).toBe(0)
+  })
+
+  it("a root user may reject another user's held activity, never approve it; a user outside the root quorum may do neither", async () => {
+    await enrolTotp(keyA, userA)
+    await policyOn(keyA, userA)
+    // C: a user of the organization who is not in its root quorum.
+    const keyC = testKey()
+    const [userC] = resultOf('create_users', await submitAs(keyB, 'create_users', newUser(keyC, 'c'))).userIds
+    const { policyId } = resultOf(
+      'create_policy',
+      await submitAs(keyB, 'create_policy', {
+        policyName: 'c votes',
+        effect: 'EFFECT_ALLOW',
+        consensus: `approvers.any(user, user.id == '${userC}')`,
+        condition:
+          "activity.type == 'ACTIVITY_TYPE_REJECT_ACTIVITY' || activity.type == 'ACTIVITY_TYPE_APPROVE_ACTIVITY'",
+      }),
+    )
+    expect(policyId).toBeTruthy()
+    const held = await newWallet(keyA)
+    const fingerprint = held.body.activity.fingerprint
+    const seenBy = async (key: TestKey) =>
+      (await queryAs(key, 'get_activity', { activityId: held.body.activity.id })).body.activity
+    expect(await seenBy(keyB)).toMatchObject({ canApprove: false, canReject: true })
+    expect(await seenBy(keyC)).toMatchObject({ canApprove: false, canReject: false })
+    expect(codeOf(await submitAs(keyC, 'reject_activity', { fingerprint }))).toBe('ACTIVITY_NOT_VOTABLE')
+    expect((await submitAs(keyB, 'approve_activity', { fingerprint })).status).toBe(403)
+    expect((await seenBy(keyA)).status).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+    const rejected = await submitAs(keyB, 'reject_activity', { fingerprint })
+    expect(rejected.body.activity.status).toBe('ACTIVITY_STATUS_REJECTED')
     expect(codeOf(await submitAs(keyA, 'approve_activity', { fingerprint }))).toBe('ACTIVITY_NOT_VOTABLE')
     expect(await walletCount(keyA)).toBe(0)
   })

@@ -23,7 +23,8 @@ export async function renderVote(reads: Reads, vote: VoteRow): Promise<Vote> {
 /**
  * The wire form of an activity. `canApprove`/`canReject` are answered for `viewer`: true only
  * while the activity awaits consensus, the viewer is a user of its organization (a root user, or
- * an approver a policy's consensus may count) and has not voted yet.
+ * an approver a policy's consensus may count) and has not voted yet; one a gate holds (MFA) only
+ * its submitter may approve, and its submitter or a root user of its organization reject.
  */
 export async function renderActivity(
   reads: Reads,
@@ -36,7 +37,8 @@ export async function renderActivity(
   // An activity submitted as an older accepted type answers under that type's keys.
   const keys = row.type === definition.type ? definition : wireKeysOf(row.path, definition, row.type)
   const votes = knownVotes ?? (await reads.findBy('votes', 'activityId', row.id))
-  // An activity awaiting authenticators is open to its submitter only (their factors satisfy it).
+  // An activity awaiting authenticators is open to its submitter only (their factors satisfy it);
+  // a root user of its organization may reject it too.
   const held = row.status === 'ACTIVITY_STATUS_AUTHENTICATORS_NEEDED'
   let open = row.status === 'ACTIVITY_STATUS_CONSENSUS_NEEDED' || (held && viewer?.userId === row.userId)
   if (open && viewer && !held) {
@@ -45,6 +47,13 @@ export async function renderActivity(
       !viewer.readOnly &&
       !votes.some((vote) => vote.userId === viewer.userId)
   }
+  const rejectable =
+    open ||
+    (held &&
+      viewer !== undefined &&
+      !viewer.readOnly &&
+      viewer.organizationId === row.organizationId &&
+      Boolean((await reads.get('organizations', row.organizationId))?.rootUserIds.includes(viewer.userId)))
   return {
     id: row.id,
     organizationId: row.organizationId,
@@ -55,7 +64,7 @@ export async function renderActivity(
     votes: await mapInOrder(votes, (vote) => renderVote(reads, vote)),
     fingerprint: row.fingerprint,
     canApprove: open,
-    canReject: open,
+    canReject: rejectable,
     createdAt: timestampOf(row.createdAt),
     updatedAt: timestampOf(row.updatedAt),
     ...(row.failure ? { failure: row.failure } : {}),
