@@ -1,7 +1,9 @@
 import { Transaction } from 'micro-eth-signer'
 import { findSigner, withAccountKey } from '../domain/wallets.ts'
 import { ApiError } from '../kernel/base/errors.ts'
+import { reserveSpend } from '../kernel/spending.ts'
 import type { OrganizationRow, SendTransactionRow } from '../kernel/store/model.ts'
+import type { Transaction as StoreTransaction } from '../kernel/store/Store.ts'
 import type { ChainSender, SendContext } from './ChainSender.ts'
 import { capsOf, checkGasCaps, feeCeilingsOf } from './gasCaps.ts'
 import { revertReasonOf } from './revertReason.ts'
@@ -163,7 +165,7 @@ export const fillIdOf = (sendId: string) => `${sendId}.fill`
  */
 async function failUnmined(ctx: SendContext, row: SendTransactionRow, message: string): Promise<void> {
   const { runtime } = ctx
-  const fill = row.sponsorId !== undefined && row.nonce !== undefined ? await signFill(ctx, row) : undefined
+  const fill = row.nonce !== undefined ? await signFill(ctx, row) : undefined
   await ctx.fail(row, message, async (tx, current) => {
     if (current.nonce === undefined) return
     const now = runtime.now()
@@ -190,11 +192,71 @@ async function failUnmined(ctx: SendContext, row: SendTransactionRow, message: s
         nonce: BigInt(current.nonce),
       })
     }
-    if (!given && fill && !(await tx.get('sendTransactions', fill.id))) await tx.put('sendTransactions', fill)
+    if (given || !fill || (await tx.get('sendTransactions', fill.id))) return
+    // The user's own account pays for its fill: counted under its native spending limits first.
+    if (fill.sponsorId === undefined) {
+      const reservedFee = await reserveFill(ctx, tx, current, fill)
+      if (reservedFee === undefined) return
+      fill.reservedFee = reservedFee.toString()
+    }
+    await tx.put('sendTransactions', fill)
   })
 }
 
-/** The market's fees for a fill of `row`'s sponsor nonce, under the operator's ceilings. */
+/**
+ * Counts a fill of a user's account under the native spending limits that cover the account, in
+ * the transaction that records it (under the organization's spend lock, which `fail` holds): its
+ * most fee (21,000 gas at the highest fee it or a replacement of it may be signed at; it moves no
+ * value). Its reservation, or undefined when a limit has no room for it (no fill is made: the
+ * account's later sends wait behind the empty nonce, and the limit holds).
+ */
+async function reserveFill(
+  ctx: SendContext,
+  tx: StoreTransaction,
+  current: SendTransactionRow,
+  fill: SendTransactionRow,
+): Promise<bigint | undefined> {
+  const { runtime, options } = ctx
+  const account = await findSigner(tx, current.organizationId, current.sender, 'sender').catch(
+    () => undefined,
+  )
+  if (!account) return undefined
+  const most = 21_000n * mostMaxFeePerGas(BigInt(fill.fees!.maxFeePerGas), options)
+  // The limits that cover the send's submitter cover its fill: the same user and credential.
+  const activity = await tx.get('activities', current.activityId)
+  const key = activity ? await tx.get('apiKeys', activity.credentialId) : undefined
+  const caller = {
+    userId: activity?.userId ?? '',
+    credential: {
+      kind: key ? ('API_KEY' as const) : ('WEBAUTHN' as const),
+      id: activity?.credentialId ?? '',
+      publicKey: '',
+      scheme: '',
+      signature: '',
+      ...(key?.sessionProfileId !== undefined ? { sessionProfileId: key.sessionProfileId } : {}),
+    },
+  }
+  try {
+    await reserveSpend(
+      { tx, runtime, now: runtime.now(), organizationId: current.organizationId, caller },
+      {
+        signer: account.address,
+        key: { curve: account.curve, publicKey: account.publicKey },
+        describe: () => ({ kind: 'evm', caip2: current.caip2, calls: [], fee: most }),
+        reference: fill.id,
+      },
+    )
+  } catch (error) {
+    if (error instanceof ApiError && error.status < 500) return undefined
+    throw error
+  }
+  return most
+}
+
+/**
+ * The market's fees for a fill of `row`'s nonce, under the operator's ceilings (a sponsor's: its
+ * organization's sponsorship ceilings; a user's account: `sending.maxFeePerGasCeiling`).
+ */
 async function fillFees(ctx: SendContext, row: SendTransactionRow) {
   const { runtime, rpc, options } = ctx
   const organization = await runtime.store.get('organizations', row.organizationId)
@@ -202,7 +264,7 @@ async function fillFees(ctx: SendContext, row: SendTransactionRow) {
     maxFeePerGas: BigInt(options.maxFeePerGasCeiling),
     maxPriorityFeePerGas: BigInt(options.maxFeePerGasCeiling),
   }
-  if (organization) ceiling = feeCeilingsOf(runtime, organization)
+  if (organization && row.sponsorId !== undefined) ceiling = feeCeilingsOf(runtime, organization)
   const [block, suggested] = await Promise.all([
     rpc('eth_getBlockByNumber', ['latest', false]) as Promise<{ baseFeePerGas?: string }>,
     rpc('eth_maxPriorityFeePerGas', []) as Promise<string>,
@@ -218,17 +280,30 @@ async function fillFees(ctx: SendContext, row: SendTransactionRow) {
   return { maxFeePerGas, maxPriorityFeePerGas: min(tip, maxFeePerGas) }
 }
 
-/** Signs a fill of `row`'s nonce with its sponsor's key; undefined when the sponsor is gone. */
-async function signFill(ctx: SendContext, row: SendTransactionRow): Promise<SendTransactionRow | undefined> {
+/**
+ * Signs a fill of `row`'s nonce: a 0-value transfer from its sender to itself, with its sponsor's
+ * key, or for an unsponsored send the user's account's (at most `most` wei a unit of gas: what the
+ * fill's reservation counted). Undefined when the key is gone (a sponsor removed, an account
+ * deleted, or a transaction signed elsewhere: `eth_send_raw_transaction`).
+ */
+async function signFill(
+  ctx: SendContext,
+  row: SendTransactionRow,
+  most?: bigint,
+): Promise<SendTransactionRow | undefined> {
   const { runtime } = ctx
-  const sponsor = await runtime.store.get('sponsors', row.sponsorId!)
-  if (!sponsor) return undefined
+  const sponsor = row.sponsorId === undefined ? undefined : await runtime.store.get('sponsors', row.sponsorId)
+  const account =
+    row.sponsorId !== undefined
+      ? undefined
+      : await findSigner(runtime.store, row.organizationId, row.sender, 'sender').catch(() => undefined)
+  if (!sponsor && !account) return undefined
   const fees = await fillFees(ctx, row)
+  if (most !== undefined && fees.maxFeePerGas > most) fees.maxFeePerGas = most
+  if (fees.maxPriorityFeePerGas > fees.maxFeePerGas) fees.maxPriorityFeePerGas = fees.maxFeePerGas
   const { chainId } = Transaction.fromHex(row.signedTransaction).raw as { chainId: bigint }
-  const key = runtime.open(sponsor.sealedPrivateKey)
-  let signed: string
-  try {
-    signed = Transaction.prepare({
+  const sign = (key: Uint8Array) =>
+    Transaction.prepare({
       type: 'eip1559',
       chainId,
       to: row.sender,
@@ -240,9 +315,15 @@ async function signFill(ctx: SendContext, row: SendTransactionRow): Promise<Send
     })
       .signBy(key)
       .toHex()
-  } finally {
-    key.fill(0)
-  }
+  let signed: string
+  if (sponsor) {
+    const key = runtime.open(sponsor.sealedPrivateKey)
+    try {
+      signed = sign(key)
+    } finally {
+      key.fill(0)
+    }
+  } else signed = withAccountKey(runtime, account!, sign)
   return pendingSend(runtime.now(), {
     id: fillIdOf(row.id),
     organizationId: row.organizationId,
@@ -250,8 +331,8 @@ async function signFill(ctx: SendContext, row: SendTransactionRow): Promise<Send
     caip2: row.caip2,
     sender: row.sender,
     account: row.sender,
-    sponsored: true,
-    sponsorId: sponsor.id,
+    sponsored: sponsor !== undefined,
+    ...(sponsor ? { sponsorId: sponsor.id } : {}),
     fills: row.id,
     nonce: row.nonce!,
     signedTransaction: signed,
@@ -270,11 +351,13 @@ async function signFill(ctx: SendContext, row: SendTransactionRow): Promise<Send
  */
 async function refill(ctx: SendContext, row: SendTransactionRow): Promise<void> {
   const { runtime } = ctx
-  const fresh = await signFill(ctx, { ...row, fees: undefined })
+  // A user's fill stays within what its reservation counted (21,000 gas at its most fee).
+  const most = row.reservedFee === undefined ? undefined : BigInt(row.reservedFee) / 21_000n
+  const fresh = await signFill(ctx, { ...row, fees: undefined }, most)
   const attempts = row.attempts + 1
   const notBefore = runtime.now() + Math.min(30_000, 250 * 2 ** Math.min(attempts, 7))
   if (!fresh) {
-    await ctx.fail(row, 'the sponsor account is gone')
+    await ctx.fail(row, row.sponsorId === undefined ? 'the account is gone' : 'the sponsor account is gone')
     return
   }
   await ctx.update(row, {

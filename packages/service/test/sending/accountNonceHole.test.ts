@@ -1,0 +1,135 @@
+// A user's own account: an unsponsored send the node refuses after the account's next send took
+// the next nonce must not leave its nonce empty, or that send, and every later one through the
+// service, waits in the node's queue behind the hole for good. The account fills it (a 0-value
+// transfer to itself, its fee the account's), counted under its native spending limits first.
+import { Transaction } from 'micro-eth-signer'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { fillIdOf, mostMaxFeePerGas } from '../../src/sending/evmSender.ts'
+import { SENDING } from '../../src/sending/sendingState.ts'
+import {
+  createHarness,
+  fakeClock,
+  type Harness,
+  limitedSubOrganization,
+  resultOf,
+} from '../../src/testing/harness.ts'
+import { type Chain, refusingNode, startChain, waitForSend } from './sendSupport.ts'
+
+let chain: Chain
+const CAIP2 = 'eip155:31337'
+const DEAD = '0x000000000000000000000000000000000000dead'
+const GWEI = 10n ** 9n
+const PRICE = { gasLimit: '21000', maxFeePerGas: String(2n * GWEI), maxPriorityFeePerGas: String(GWEI) }
+
+beforeAll(async () => {
+  chain = await startChain()
+}, 60_000)
+
+afterAll(async () => {
+  await chain?.node.close()
+})
+
+const transferredBy = (raw: string) => (Transaction.fromHex(raw).raw as { value: bigint }).value
+
+/** Waits (the service's clock following real time) until `id`'s send has `status`. */
+async function waitForStatus(h: Harness, id: string, status: string, ms = 10_000) {
+  const until = Date.now() + ms
+  for (;;) {
+    h.clock.set(Date.now())
+    const row = await h.service.store.get('sendTransactions', id)
+    if (row?.status === status) return row
+    if (Date.now() > until) throw new Error(`send ${id} still ${row?.status}`)
+    await new Promise((resolve) => setTimeout(resolve, 30))
+  }
+}
+
+/**
+ * A service whose node refuses the account's transfer of 7 wei (once `release` is called), a
+ * sub-organization with one funded account under a native limit of `amount`, and two sends: 7 wei
+ * (refused), then 8 wei, signed at the next nonce while the first is still on its way.
+ */
+async function refusedThenNext(amount: bigint) {
+  let release = () => {}
+  const hold = new Promise<void>((resolve) => {
+    release = resolve
+  })
+  const h = await createHarness({
+    clock: fakeClock(Date.now()),
+    rpc: { [CAIP2]: chain.url },
+    sending: { pollIntervalMs: 20, replaceAfterMs: 200 },
+    fetch: refusingNode((raw) => transferredBy(raw) === 7n, {
+      hold,
+      message: 'insufficient funds for gas * price + value',
+    }),
+  })
+  const limited = await limitedSubOrganization(h, { amount: String(amount), caip2: CAIP2 })
+  await chain.fund(limited.from, 10n ** 18n)
+  const send = async (value: bigint) => {
+    h.clock.set(Date.now())
+    const reply = await h.submit(
+      'eth_send_transaction',
+      { from: limited.from, caip2: CAIP2, calls: [{ to: DEAD, value: String(value) }], ...PRICE },
+      limited,
+    )
+    return resultOf('eth_send_transaction', reply).sendTransactionStatusId as string
+  }
+  const first = await send(7n)
+  const next = await send(8n)
+  release()
+  const used = async () =>
+    BigInt(
+      (await h.query('latchkey_list_spending_limits', {}, limited)).body.spendingLimits.find(
+        (limit: { spendingLimitId: string }) => limit.spendingLimitId === limited.spendingLimitId,
+      ).used,
+    )
+  return { h, limited, first, next, used }
+}
+
+describe("an unsponsored send the node refuses leaves no hole in the account's nonces", () => {
+  it('refused after the next send was signed: the account fills its nonce, the next send is included, and the limit counts what the fill paid', async () => {
+    const { h, limited, first, next, used } = await refusedThenNext(10n ** 17n)
+    const failed = await waitForStatus(h, first, 'FAILED')
+    expect(failed.error?.message).toContain('insufficient funds')
+    const as = { organizationId: limited.organizationId, as: limited }
+    expect((await waitForSend(h, next, as)).txStatus).toBe('INCLUDED')
+    const fill = await waitForStatus(h, fillIdOf(first), 'INCLUDED')
+    expect(fill).toMatchObject({ nonce: failed.nonce, fills: first, sender: limited.from, sponsored: false })
+    expect(fill.sponsorId).toBeUndefined()
+    const mined = (await chain.rpc('eth_getTransactionByHash', [fill.txHash])) as {
+      from: string
+      to: string
+      value: string
+    }
+    expect([mined.from, mined.to, BigInt(mined.value)]).toEqual([
+      limited.from.toLowerCase(),
+      limited.from.toLowerCase(),
+      0n,
+    ])
+    // One fill, however many passes of the worker saw the refusal.
+    const rows = await h.service.store.all('sendTransactions')
+    expect(rows.filter((row) => row.fills !== undefined)).toHaveLength(1)
+    // The refused send gave its reservation back; the next send and the fill count what they paid.
+    const paid = (row: (typeof rows)[number]) =>
+      BigInt(row.receipt!.gasUsed) * BigInt(row.receipt!.effectiveGasPrice)
+    const nextRow = (await h.service.store.get('sendTransactions', next))!
+    const fillRow = (await h.service.store.get('sendTransactions', fillIdOf(first)))!
+    expect(await used()).toBe(8n + paid(nextRow) + paid(fillRow))
+    await h.service.close()
+  }, 60_000)
+
+  it('with no room for the fill under the limit, no fill is made and the limit holds', async () => {
+    // Room for the two sends' reservations (21,000 gas at the most a replacement may offer) and
+    // nothing more: the defaults' ceiling and bumps, read from a service.
+    const probe = await createHarness()
+    const each = 21_000n * mostMaxFeePerGas(2n * GWEI, probe.service.runtime.stateOf(SENDING).sending)
+    await probe.service.close()
+    const { h, first, next, used } = await refusedThenNext(7n + 8n + 2n * each)
+    await waitForStatus(h, first, 'FAILED')
+    // The fill would be priced above the refused send (its reservation given back): it does not fit.
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    expect(await h.service.store.get('sendTransactions', fillIdOf(first))).toBeUndefined()
+    expect(await used()).toBe(8n + each)
+    expect((await h.service.store.get('sendTransactions', next))!.status).not.toBe('INCLUDED')
+    await h.service.close()
+  }, 60_000)
+})
