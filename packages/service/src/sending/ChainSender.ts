@@ -34,12 +34,13 @@ export interface SendContext {
   broadcasted(row: SendTransactionRow): Promise<boolean>
   /**
    * Marks the send FAILED with `message` (what `get_send_transaction_status` answers) and reports it;
-   * `also` writes more in the same transaction, given the row as it was.
+   * `also` writes more in the same transaction (under the organization's spend lock), given the
+   * row as it was; a string it resolves with is the error message instead of `message`.
    */
   fail(
     row: SendTransactionRow,
     message: string,
-    also?: (tx: Transaction, current: SendTransactionRow) => Promise<void>,
+    also?: (tx: Transaction, current: SendTransactionRow) => Promise<string | undefined>,
   ): Promise<void>
   /** Reports that the send reached its final status (`send.final`), once its write is done. */
   final(row: SendTransactionRow, status: 'INCLUDED' | 'FAILED'): void

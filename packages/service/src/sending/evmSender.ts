@@ -2,7 +2,13 @@ import { Transaction } from 'micro-eth-signer'
 import { findSigner, withAccountKey } from '../domain/wallets.ts'
 import { ApiError } from '../kernel/base/errors.ts'
 import { reserveSpend } from '../kernel/spending.ts'
-import type { OrganizationRow, SendTransactionRow } from '../kernel/store/model.ts'
+import type {
+  OrganizationRow,
+  SendTransactionRow,
+  SponsorRow,
+  WalletAccountRow,
+} from '../kernel/store/model.ts'
+import type { Reads } from '../kernel/store/Reads.ts'
 import type { Transaction as StoreTransaction } from '../kernel/store/Store.ts'
 import type { ChainSender, SendContext } from './ChainSender.ts'
 import { capsOf, checkGasCaps, feeCeilingsOf } from './gasCaps.ts'
@@ -67,7 +73,9 @@ async function track(ctx: SendContext, row: SendTransactionRow): Promise<void> {
   const { runtime, options } = ctx
   if (await settle(ctx, row)) return
   if (row.fills !== undefined && row.nonce !== undefined) {
-    // Another transaction of the sponsor's took the nonce (the refused send's earlier version): done.
+    // Another transaction of the sender's took the nonce (the refused send's earlier version, or
+    // the user's own send at it): done. A user's fill keeps its reservation, as any send that
+    // reached a node does.
     const mined = BigInt((await ctx.rpc('eth_getTransactionCount', [row.sender, 'latest'])) as string)
     if (mined > BigInt(row.nonce) && !(await settle(ctx, row))) {
       await ctx.update(
@@ -157,17 +165,21 @@ export const fillIdOf = (sendId: string) => `${sendId}.fill`
 /**
  * Marks a send the node refused (no version of it mined) FAILED, and leaves no hole at its nonce,
  * in the same transaction: its nonce (and its authorization's, of the user's account) goes back to
- * its counter when it was the last one taken and the node never had a version of it;
- * otherwise, for a sponsor's nonce, a fill takes it: a 0-value transfer from the sponsor to itself
- * at the market's price (under the ceiling), signed here, broadcast and tracked by the worker like
- * any send until a transaction at that nonce is mined. The sponsor's nonce is shared by every user:
- * left empty, every later sponsored send would wait in the node's queue for good.
+ * its counter when it was the last one taken and the node never had a version of it; otherwise a
+ * fill takes it: a 0-value transfer from the send's sender to itself at the market's price (under
+ * the ceiling), signed here, broadcast and tracked by the worker like any send until a transaction
+ * at that nonce is mined. The sponsor's nonce is shared by every user: left empty, every later
+ * sponsored send would wait in the node's queue for good. A user's account fills its own (its
+ * later sends would wait the same way), its fee counted first under the account's native spending
+ * limits; a limit without room for it leaves the nonce empty, and the FAILED send's error says so.
  */
 async function failUnmined(ctx: SendContext, row: SendTransactionRow, message: string): Promise<void> {
-  const { runtime } = ctx
-  const fill = row.nonce !== undefined ? await signFill(ctx, row) : undefined
+  const { runtime, options } = ctx
+  // The market's fees are asked before the transaction (no node call runs inside one); the fill is
+  // signed in it, and only when the nonce is not given back.
+  const fees = row.nonce !== undefined ? await fillFees(ctx, row) : undefined
   await ctx.fail(row, message, async (tx, current) => {
-    if (current.nonce === undefined) return
+    if (current.nonce === undefined || !fees) return
     const now = runtime.now()
     let given = false
     // Never taken by the node as far as the service knows: never broadcast (a replacement keeps
@@ -192,37 +204,39 @@ async function failUnmined(ctx: SendContext, row: SendTransactionRow, message: s
         nonce: BigInt(current.nonce),
       })
     }
-    if (given || !fill || (await tx.get('sendTransactions', fill.id))) return
-    // The user's own account pays for its fill: counted under its native spending limits first.
-    if (fill.sponsorId === undefined) {
-      const reservedFee = await reserveFill(ctx, tx, current, fill)
-      if (reservedFee === undefined) return
-      fill.reservedFee = reservedFee.toString()
+    // Recorded once, whichever pass or instance gets here again.
+    if (given || (await tx.get('sendTransactions', fillIdOf(current.id)))) return
+    const signer = await fillSignerOf(tx, current)
+    // A sponsor removed, or an account whose key the service does not hold: no fill.
+    if (!signer) return
+    if ('sponsor' in signer) {
+      await tx.put('sendTransactions', signFill(runtime, current, fees, signer))
+      return
     }
-    await tx.put('sendTransactions', fill)
+    // The user's own account pays for its fill: counted under its native spending limits first.
+    const reservedFee = 21_000n * mostMaxFeePerGas(fees.maxFeePerGas, options)
+    const refusal = await reserveFill(runtime, tx, current, { account: signer.account, reservedFee })
+    if (refusal !== undefined)
+      return `${message}; nonce ${current.nonce} of ${current.sender} was not filled, and the account's later sends wait behind it until it sends at that nonce: ${refusal}`
+    const fill = signFill(runtime, current, fees, signer)
+    await tx.put('sendTransactions', { ...fill, reservedFee: reservedFee.toString() })
   })
 }
 
 /**
  * Counts a fill of a user's account under the native spending limits that cover the account, in
  * the transaction that records it (under the organization's spend lock, which `fail` holds): its
- * most fee (21,000 gas at the highest fee it or a replacement of it may be signed at; it moves no
- * value). Its reservation, or undefined when a limit has no room for it (no fill is made: the
- * account's later sends wait behind the empty nonce, and the limit holds).
+ * most fee, `reservedFee` (21,000 gas at the highest fee it or a replacement of it may be signed
+ * at; it moves no value). The limits that covered the refused send's submitter (its user, its API
+ * key, its session profile) cover its fill. Undefined once counted; the refusal's message when a
+ * limit has no room for it (nothing is counted then, and no fill is made).
  */
 async function reserveFill(
-  ctx: SendContext,
+  runtime: SendContext['runtime'],
   tx: StoreTransaction,
   current: SendTransactionRow,
-  fill: SendTransactionRow,
-): Promise<bigint | undefined> {
-  const { runtime, options } = ctx
-  const account = await findSigner(tx, current.organizationId, current.sender, 'sender').catch(
-    () => undefined,
-  )
-  if (!account) return undefined
-  const most = 21_000n * mostMaxFeePerGas(BigInt(fill.fees!.maxFeePerGas), options)
-  // The limits that cover the send's submitter cover its fill: the same user and credential.
+  { account, reservedFee }: { account: WalletAccountRow; reservedFee: bigint },
+): Promise<string | undefined> {
   const activity = await tx.get('activities', current.activityId)
   const key = activity ? await tx.get('apiKeys', activity.credentialId) : undefined
   const caller = {
@@ -242,15 +256,16 @@ async function reserveFill(
       {
         signer: account.address,
         key: { curve: account.curve, publicKey: account.publicKey },
-        describe: () => ({ kind: 'evm', caip2: current.caip2, calls: [], fee: most }),
-        reference: fill.id,
+        describe: () => ({ kind: 'evm', caip2: current.caip2, calls: [], fee: reservedFee }),
+        reference: fillIdOf(current.id),
       },
     )
   } catch (error) {
-    if (error instanceof ApiError && error.status < 500) return undefined
+    // The guard checks every limit before it writes any: a refusal leaves them all as they were.
+    if (error instanceof ApiError && error.status < 500) return error.message
     throw error
   }
-  return most
+  return undefined
 }
 
 /**
@@ -280,27 +295,32 @@ async function fillFees(ctx: SendContext, row: SendTransactionRow) {
   return { maxFeePerGas, maxPriorityFeePerGas: min(tip, maxFeePerGas) }
 }
 
+/** Whose key signs a fill of `row`'s nonce: its sponsor's, or (unsponsored) its sender account's. */
+type FillSigner = { sponsor: SponsorRow } | { account: WalletAccountRow }
+
 /**
- * Signs a fill of `row`'s nonce: a 0-value transfer from its sender to itself, with its sponsor's
- * key, or for an unsponsored send the user's account's (at most `most` wei a unit of gas: what the
- * fill's reservation counted). Undefined when the key is gone (a sponsor removed, an account
- * deleted, or a transaction signed elsewhere: `eth_send_raw_transaction`).
+ * The key a fill of `row`'s nonce is signed with; undefined when it is gone (a sponsor removed, an
+ * account deleted) or the service never held it (`eth_send_raw_transaction` from elsewhere).
  */
-async function signFill(
-  ctx: SendContext,
+async function fillSignerOf(reads: Reads, row: SendTransactionRow): Promise<FillSigner | undefined> {
+  if (row.sponsorId !== undefined) {
+    const sponsor = await reads.get('sponsors', row.sponsorId)
+    return sponsor ? { sponsor } : undefined
+  }
+  const account = await findSigner(reads, row.organizationId, row.sender, 'sender').catch(() => undefined)
+  return account?.curve === 'CURVE_SECP256K1' ? { account } : undefined
+}
+
+/**
+ * Signs a fill of `row`'s nonce at `fees`: a 0-value transfer from its sender to itself, gas limit
+ * 21,000, with the sponsor's key or the user's account's (opened, used and wiped here).
+ */
+function signFill(
+  runtime: SendContext['runtime'],
   row: SendTransactionRow,
-  most?: bigint,
-): Promise<SendTransactionRow | undefined> {
-  const { runtime } = ctx
-  const sponsor = row.sponsorId === undefined ? undefined : await runtime.store.get('sponsors', row.sponsorId)
-  const account =
-    row.sponsorId !== undefined
-      ? undefined
-      : await findSigner(runtime.store, row.organizationId, row.sender, 'sender').catch(() => undefined)
-  if (!sponsor && !account) return undefined
-  const fees = await fillFees(ctx, row)
-  if (most !== undefined && fees.maxFeePerGas > most) fees.maxFeePerGas = most
-  if (fees.maxPriorityFeePerGas > fees.maxFeePerGas) fees.maxPriorityFeePerGas = fees.maxFeePerGas
+  fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint },
+  signer: FillSigner,
+): SendTransactionRow {
   const { chainId } = Transaction.fromHex(row.signedTransaction).raw as { chainId: bigint }
   const sign = (key: Uint8Array) =>
     Transaction.prepare({
@@ -316,24 +336,25 @@ async function signFill(
       .signBy(key)
       .toHex()
   let signed: string
-  if (sponsor) {
-    const key = runtime.open(sponsor.sealedPrivateKey)
+  if ('sponsor' in signer) {
+    const key = runtime.open(signer.sponsor.sealedPrivateKey)
     try {
       signed = sign(key)
     } finally {
       key.fill(0)
     }
-  } else signed = withAccountKey(runtime, account!, sign)
+  } else signed = withAccountKey(runtime, signer.account, sign)
+  const fills = row.fills ?? row.id
   return pendingSend(runtime.now(), {
-    id: fillIdOf(row.id),
+    id: fillIdOf(fills),
     organizationId: row.organizationId,
     activityId: row.activityId,
     caip2: row.caip2,
     sender: row.sender,
     account: row.sender,
-    sponsored: sponsor !== undefined,
-    ...(sponsor ? { sponsorId: sponsor.id } : {}),
-    fills: row.id,
+    sponsored: 'sponsor' in signer,
+    ...('sponsor' in signer ? { sponsorId: signer.sponsor.id } : {}),
+    fills,
     nonce: row.nonce!,
     signedTransaction: signed,
     txHash: Transaction.fromHex(signed).hash,
@@ -346,20 +367,31 @@ async function signFill(
 }
 
 /**
- * A fill the node refused: signed again at the market's price and broadcast again after a backoff
- * (its nonce stays empty until one is mined; the earlier versions stay tracked).
+ * The highest `maxFeePerGas` a user's fill may be signed at: what its reservation counted (21,000
+ * gas at it); undefined for a sponsor's fill (the sponsorship ceilings bound it).
+ */
+const fillMostPerGas = (row: SendTransactionRow): bigint | undefined =>
+  row.fills !== undefined && row.reservedFee !== undefined ? BigInt(row.reservedFee) / 21_000n : undefined
+
+/**
+ * A fill the node refused: signed again at the market's price (a user's, at most what its
+ * reservation counted) and broadcast again after a backoff (its nonce stays empty until one is
+ * mined; the earlier versions stay tracked).
  */
 async function refill(ctx: SendContext, row: SendTransactionRow): Promise<void> {
   const { runtime } = ctx
-  // A user's fill stays within what its reservation counted (21,000 gas at its most fee).
-  const most = row.reservedFee === undefined ? undefined : BigInt(row.reservedFee) / 21_000n
-  const fresh = await signFill(ctx, { ...row, fees: undefined }, most)
+  const signer = await fillSignerOf(runtime.store, row)
   const attempts = row.attempts + 1
   const notBefore = runtime.now() + Math.min(30_000, 250 * 2 ** Math.min(attempts, 7))
-  if (!fresh) {
+  if (!signer) {
     await ctx.fail(row, row.sponsorId === undefined ? 'the account is gone' : 'the sponsor account is gone')
     return
   }
+  const fees = await fillFees(ctx, { ...row, fees: undefined })
+  const most = fillMostPerGas(row)
+  if (most !== undefined && fees.maxFeePerGas > most) fees.maxFeePerGas = most
+  if (fees.maxPriorityFeePerGas > fees.maxFeePerGas) fees.maxPriorityFeePerGas = fees.maxFeePerGas
+  const fresh = signFill(runtime, row, fees, signer)
   await ctx.update(row, {
     signedTransaction: fresh.signedTransaction,
     txHash: fresh.txHash,
@@ -464,6 +496,10 @@ async function replace(ctx: SendContext, row: SendTransactionRow): Promise<void>
     const sponsored = feeCeilingsOf(runtime, organization).maxFeePerGas
     if (sponsored < ceiling) ceiling = sponsored
   }
+  // A user's fill, signed again at the market's price since (`refill`), stays within what its
+  // reservation counted.
+  const most = fillMostPerGas(row)
+  if (most !== undefined && most < ceiling) ceiling = most
   const bump = (value: bigint) => bumpFee(value, options.replacementBumpPercent)
   const maxFeePerGas = bump(raw.maxFeePerGas ?? 0n)
   if (maxFeePerGas > ceiling) {

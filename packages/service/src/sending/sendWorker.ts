@@ -157,26 +157,27 @@ async function fail(
   runtime: Runtime,
   row: SendTransactionRow,
   message: string,
-  more?: (tx: Transaction, current: SendTransactionRow) => Promise<void>,
+  more?: (tx: Transaction, current: SendTransactionRow) => Promise<string | undefined>,
 ): Promise<void> {
-  await update(
-    runtime,
-    row,
-    { status: 'FAILED', error: { message }, notBefore: Number.MAX_SAFE_INTEGER },
-    {
-      // Never broadcast: what the send reserved under spending limits is given back with the FAILED,
-      // in the order of the organization's other spends (kernel/spending.ts).
-      locks: [spendLockOf(row.organizationId)],
-      also: async (tx, current) => {
-        if (current.status === 'PENDING' && current.broadcastAt === undefined)
-          await releaseSpend(
-            { tx, runtime, now: runtime.now(), organizationId: current.organizationId },
-            current.id,
-          )
-        await more?.(tx, current)
-      },
+  // `more` may say more of why it failed (written with the rest, so set before `update` reads it).
+  const changes: Partial<SendTransactionRow> = {
+    status: 'FAILED',
+    error: { message },
+    notBefore: Number.MAX_SAFE_INTEGER,
+  }
+  await update(runtime, row, changes, {
+    // Never broadcast: what the send reserved under spending limits is given back with the FAILED,
+    // in the order of the organization's other spends (kernel/spending.ts).
+    locks: [spendLockOf(row.organizationId)],
+    also: async (tx, current) => {
+      if (current.status === 'PENDING' && current.broadcastAt === undefined)
+        await releaseSpend(
+          { tx, runtime, now: runtime.now(), organizationId: current.organizationId },
+          current.id,
+        )
+      changes.error = { message: (await more?.(tx, current)) ?? message }
     },
-  )
+  })
   reportFinal(runtime, row, 'FAILED')
 }
 

@@ -57,8 +57,9 @@ export const nonceIdOf = (caip2: string, address: string): string => `${caip2}|$
 /**
  * In a transaction: gives nonce `nonce` of `address` back to its counter when it is the last one
  * taken (the counter's next is `nonce + 1`), so the next send takes it again; false when a later
- * one was taken since (the hole stays: `evmSender`'s fill closes a sponsor's). Only for a nonce no
- * transaction the node took uses: the next send still takes the node's pending count if higher.
+ * one was taken since (the hole stays: `evmSender`'s fill closes it, with the sponsor's key or the
+ * account's own). Only for a nonce no transaction the node took uses: the next send still takes
+ * the node's pending count if higher.
  */
 export async function giveBackNonce(
   tx: Pick<Transaction, 'get' | 'put'>,

@@ -6,8 +6,10 @@ import { Transaction } from 'micro-eth-signer'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { fillIdOf, mostMaxFeePerGas } from '../../src/sending/evmSender.ts'
 import { SENDING } from '../../src/sending/sendingState.ts'
+import { startSendWorker } from '../../src/sending/sendWorker.ts'
 import {
   createHarness,
+  ETHEREUM_ACCOUNT,
   fakeClock,
   type Harness,
   limitedSubOrganization,
@@ -45,10 +47,11 @@ async function waitForStatus(h: Harness, id: string, status: string, ms = 10_000
 
 /**
  * A service whose node refuses the account's transfer of 7 wei (once `release` is called), a
- * sub-organization with one funded account under a native limit of `amount`, and two sends: 7 wei
- * (refused), then 8 wei, signed at the next nonce while the first is still on its way.
+ * sub-organization with one funded account under a native limit of `amount` (none without one),
+ * and two sends: 7 wei (refused), then 8 wei, signed at the next nonce while the first is still on
+ * its way.
  */
-async function refusedThenNext(amount: bigint) {
+async function refusedThenNext(amount?: bigint) {
   let release = () => {}
   const hold = new Promise<void>((resolve) => {
     release = resolve
@@ -62,7 +65,10 @@ async function refusedThenNext(amount: bigint) {
       message: 'insufficient funds for gas * price + value',
     }),
   })
-  const limited = await limitedSubOrganization(h, { amount: String(amount), caip2: CAIP2 })
+  const limited =
+    amount === undefined
+      ? await unlimitedSubOrganization(h)
+      : await limitedSubOrganization(h, { amount: String(amount), caip2: CAIP2 })
   await chain.fund(limited.from, 10n ** 18n)
   const send = async (value: bigint) => {
     h.clock.set(Date.now())
@@ -85,7 +91,41 @@ async function refusedThenNext(amount: bigint) {
   return { h, limited, first, next, used }
 }
 
+/** A sub-organization with one Ethereum account and no spending limit. */
+async function unlimitedSubOrganization(h: Harness) {
+  const sub = await h.createSubOrganization({ wallet: { walletName: 'w', accounts: [ETHEREUM_ACCOUNT] } })
+  return {
+    as: sub.keys[0]!,
+    organizationId: sub.organizationId,
+    from: sub.addresses![0]!,
+    spendingLimitId: '',
+  }
+}
+
 describe("an unsponsored send the node refuses leaves no hole in the account's nonces", () => {
+  it('refused after the next send was signed, no limit: the account fills its nonce from its own balance and the next send is included', async () => {
+    const { h, limited, first, next } = await refusedThenNext()
+    const failed = await waitForStatus(h, first, 'FAILED')
+    expect(failed.error?.message).toBe(
+      'the node refused the transaction: insufficient funds for gas * price + value',
+    )
+    const as = { organizationId: limited.organizationId, as: limited }
+    // Without a fill it stays BROADCASTED: the node holds it behind the empty nonce for good.
+    expect((await waitForSend(h, next, as)).txStatus).toBe('INCLUDED')
+    const fill = await waitForStatus(h, fillIdOf(first), 'INCLUDED')
+    expect(fill).toMatchObject({ nonce: failed.nonce, fills: first, sender: limited.from, sponsored: false })
+    expect(Transaction.fromHex(fill.signedTransaction).raw).toMatchObject({
+      to: limited.from,
+      value: 0n,
+      gasLimit: 21_000n,
+      nonce: BigInt(failed.nonce!),
+    })
+    expect(BigInt((await chain.rpc('eth_getTransactionCount', [limited.from, 'latest'])) as string)).toBe(
+      BigInt(failed.nonce!) + 2n,
+    )
+    await h.service.close()
+  }, 60_000)
+
   it('refused after the next send was signed: the account fills its nonce, the next send is included, and the limit counts what the fill paid', async () => {
     const { h, limited, first, next, used } = await refusedThenNext(10n ** 17n)
     const failed = await waitForStatus(h, first, 'FAILED')
@@ -124,12 +164,52 @@ describe("an unsponsored send the node refuses leaves no hole in the account's n
     const each = 21_000n * mostMaxFeePerGas(2n * GWEI, probe.service.runtime.stateOf(SENDING).sending)
     await probe.service.close()
     const { h, first, next, used } = await refusedThenNext(7n + 8n + 2n * each)
-    await waitForStatus(h, first, 'FAILED')
+    const failed = await waitForStatus(h, first, 'FAILED')
+    // The FAILED send says why its nonce is left empty: the limit's refusal of the fill's fee.
+    expect(failed.error?.message).toMatch(
+      new RegExp(
+        `^the node refused the transaction: insufficient funds for gas \\* price \\+ value; nonce ${failed.nonce} of 0x[0-9a-fA-F]{40} was not filled, .*: spending limit .* this signature spends \\d+ \\(of which up to \\d+ is the network's fee\\)`,
+      ),
+    )
     // The fill would be priced above the refused send (its reservation given back): it does not fit.
     await new Promise((resolve) => setTimeout(resolve, 500))
     expect(await h.service.store.get('sendTransactions', fillIdOf(first))).toBeUndefined()
     expect(await used()).toBe(8n + each)
     expect((await h.service.store.get('sendTransactions', next))!.status).not.toBe('INCLUDED')
+    await h.service.close()
+  }, 60_000)
+
+  it('a worker pass that sees the refusal again, and two more workers at once, make no second fill and count none twice', async () => {
+    const { h, limited, first, next, used } = await refusedThenNext(10n ** 17n)
+    await waitForStatus(h, first, 'FAILED')
+    const fill = (await h.service.store.get('sendTransactions', fillIdOf(first)))!
+    const counted = await used()
+    // The refused send as another instance may still have read it (PENDING, due): its worker
+    // broadcasts it, the node refuses it again, and failUnmined runs again, on two workers at once.
+    const stale = (await h.service.store.get('sendTransactions', first))!
+    await h.service.store.transaction((tx) =>
+      tx.put('sendTransactions', { ...stale, status: 'PENDING', notBefore: 0, error: undefined }),
+    )
+    h.clock.set(Date.now())
+    const others = [startSendWorker(h.service.runtime), startSendWorker(h.service.runtime)]
+    await Promise.all(others.map((worker) => worker.pass()))
+    await waitForStatus(h, first, 'FAILED')
+    await Promise.all(others.map((worker) => worker.stop()))
+    const fills = (await h.service.store.all('sendTransactions')).filter((row) => row.fills === first)
+    expect(fills).toHaveLength(1)
+    expect(fills[0]!.id).toBe(fillIdOf(first))
+    // Not signed again: the fill recorded first is the one (its hash, or a version of it, tracked).
+    expect([fills[0]!.txHash, ...(fills[0]!.priorHashes ?? [])]).toContain(fill.txHash)
+    const as = { organizationId: limited.organizationId, as: limited }
+    expect((await waitForSend(h, next, as)).txStatus).toBe('INCLUDED')
+    await waitForStatus(h, fillIdOf(first), 'INCLUDED')
+    // The fee counted once: the next send and the one fill, what they paid.
+    const paid = async (id: string) => {
+      const row = (await h.service.store.get('sendTransactions', id))!
+      return BigInt(row.receipt!.gasUsed) * BigInt(row.receipt!.effectiveGasPrice)
+    }
+    expect(counted).toBeGreaterThan(0n)
+    expect(await used()).toBe(8n + (await paid(next)) + (await paid(fillIdOf(first))))
     await h.service.close()
   }, 60_000)
 })

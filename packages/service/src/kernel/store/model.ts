@@ -331,9 +331,10 @@ export interface SendTransactionRow extends Row {
   /** Hashes of the versions a replacement superseded (any of them may be the one included). */
   priorHashes?: string[]
   /**
-   * A fill: the id of the sponsored send the node refused, whose sponsor nonce this 0-value
-   * transfer from the sponsor to itself takes so the sends after it can be mined (`evmSender`). The
-   * operator's: no user's caps count it and no webhook reports it.
+   * A fill: the id of the send the node refused, whose nonce this 0-value transfer from its sender
+   * to itself takes so the sends after it can be mined (`evmSender`). A sponsor's is the operator's:
+   * no user's caps count it. A user's account's (unsponsored) is the account's: its native spending
+   * limits count its fee (`reservedFee`). No webhook reports either.
    */
   fills?: string
   nonce?: string
