@@ -504,8 +504,9 @@ async function simulateBatch(
  * one writer on SQLite): no nonce is given twice and none is skipped.
  * With `restart`, the stored one is set aside and the count starts again from `floor` (the node knows
  * best when nothing of this account is in flight). The counter never goes back by itself: a send the
- * node refused gives its nonce back when it was the last taken (`giveBackNonce`), and a sponsor's
- * nonce that a later one was taken after is filled by the worker (`evmSender`).
+ * node refused gives its nonce back when it was the last taken (`giveBackNonce`), and a nonce that
+ * a later one was taken after is filled by the worker (`evmSender`): a sponsor's by the sponsor, a
+ * user's account's by the account, its fee counted under the account's native spending limits.
  */
 export async function takeNonce(
   tx: StoreTransaction,

@@ -421,7 +421,12 @@ async function countReplacement(
   const raise = gasLimit * (maxFeePerGas - BigInt(row.fees.maxFeePerGas))
   if (raise <= 0n) return true
   const perTransaction = capsOf(runtime, organization).perTransactionWei
-  if (perTransaction !== undefined && gasLimit * maxFeePerGas > BigInt(perTransaction)) return false
+  // The whole replacement: its gas at the raised fee, and its L1 data fee on an OP Stack chain.
+  if (
+    perTransaction !== undefined &&
+    gasLimit * maxFeePerGas + BigInt(row.l1Fee ?? '0') > BigInt(perTransaction)
+  )
+    return false
   try {
     await runtime.store.transaction((tx) =>
       checkGasCaps(
