@@ -8,7 +8,15 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { GAS_PRICE_ORACLE } from '../../src/sending/l1DataFee.ts'
 import { sponsorAddress } from '../../src/sending/sponsors.ts'
 import { createHarness, fakeClock, limitedSubOrganization, resultOf } from '../../src/testing/harness.ts'
-import { type Chain, endUser, sendCount, sponsoredService, startChain, waitForSend } from './sendSupport.ts'
+import {
+  type Chain,
+  endUser,
+  sendCount,
+  sponsoredService,
+  startChain,
+  waitForReplacements,
+  waitForSend,
+} from './sendSupport.ts'
 
 let chain: Chain
 const CAIP2 = 'eip155:31337'
@@ -86,6 +94,51 @@ describe('the L1 data fee of an OP Stack chain', () => {
     expect(freeRow.l1Fee).toBeUndefined()
     await h.service.close()
   })
+
+  it('a sponsored replacement whose raised gas fits the per-transaction wei cap only without the L1 fee is not made', async () => {
+    const feePerByte = 10n ** 13n
+    const fees = { gasLimit: '400000', maxFeePerGas: String(5n * GWEI), maxPriorityFeePerGas: String(GWEI) }
+    const call = { to: DEAD, value: '0', data: `0x${'ab'.repeat(32)}` }
+    await setFeePerByte(feePerByte)
+    // The L1 fee such a send counts (a first user's batch, with its authorization, is the same size).
+    const probe = await sponsoredService(chain)
+    const probeUser = await endUser(probe)
+    const probed = resultOf(
+      'eth_send_transaction',
+      await probeUser.send({ sponsor: true, calls: [call], ...fees }),
+    )
+    const l1Fee = BigInt(
+      (await probe.service.store.get('sendTransactions', probed.sendTransactionStatusId as string))!.l1Fee!,
+    )
+    await probe.service.close()
+    // Room for the send as signed and 1 wei: a replacement raises its gas fee by 12%, far less than
+    // its L1 fee, so without the L1 fee the replacement would fit.
+    const gasWei = 400_000n * 5n * GWEI
+    expect((gasWei * 12n) / 100n).toBeLessThan(l1Fee)
+    const h = await sponsoredService(
+      chain,
+      { perTransactionWei: String(gasWei + l1Fee + 1n) },
+      { replaceAfterMs: 100 },
+    )
+    const user = await endUser(h)
+    await chain.rpc('evm_setAutomine', [false])
+    try {
+      const id = resultOf('eth_send_transaction', await user.send({ sponsor: true, calls: [call], ...fees }))
+        .sendTransactionStatusId as string
+      const before = (await h.service.store.get('sendTransactions', id))!
+      expect(BigInt(before.l1Fee!)).toBe(l1Fee)
+      // Stuck: past replaceAfterMs the worker would replace it; the cap refuses, and it waits.
+      const row = await waitForReplacements(h, id, 3)
+      expect(row.replacements).toBe(3)
+      expect({ txHash: row.txHash, priorHashes: row.priorHashes }).toEqual({
+        txHash: before.txHash,
+        priorHashes: undefined,
+      })
+    } finally {
+      await chain.rpc('evm_setAutomine', [true])
+      await h.service.close()
+    }
+  }, 30_000)
 
   it("an unsponsored send's native limit reserves its L1 fee, then keeps what the receipt says it paid, or the reservation where it says nothing", async () => {
     const feePerByte = 10n ** 9n
