@@ -286,12 +286,7 @@ export async function prepareEthSend(
     // What the signed transaction's data is at most: the call's, or the batch's with the largest
     // nonce and a signature of non-zero bytes (as `simulateBatch` bounds it).
     const data = batchFacts
-      ? encodeExecuteBatch({
-          calls: p.calls.map((c) => ({ to: c.to, value: BigInt(c.value ?? '0'), data: c.data ?? '0x' })),
-          nonce: UINT256_MAX,
-          deadline: BigInt(batchFacts.deadline),
-          signature: `0x${'ff'.repeat(65)}`,
-        })
+      ? batchDataBound(spendCallsOf(p), batchFacts.deadline)
       : (p.calls[0]!.data ?? '0x')
     const l1Fee =
       L1_FEE_HEADROOM *
@@ -417,6 +412,22 @@ function checkIntrinsicGas(gasLimit: bigint, data: string, authorizations = 0): 
     })
 }
 
+/** A send's calls with their defaults filled in (no value: 0; no data: `0x`). */
+const spendCallsOf = (p: EthSendTransactionParameters) =>
+  p.calls.map((c) => ({ to: c.to, value: BigInt(c.value ?? '0'), data: c.data ?? '0x' }))
+
+/**
+ * The data of the signed batch, bounded from above: the largest batch nonce and a signature of
+ * non-zero bytes (its size and calldata cost are at least the real one's).
+ */
+const batchDataBound = (calls: ReturnType<typeof spendCallsOf>, deadline: string) =>
+  encodeExecuteBatch({
+    calls,
+    nonce: UINT256_MAX,
+    deadline: BigInt(deadline),
+    signature: `0x${'ff'.repeat(65)}`,
+  })
+
 /** EIP-7623's floor: a transaction with `data` uses at least this much gas, whatever it runs. */
 function calldataFloorGas(data: string): bigint {
   return 21_000n + 10n * calldataTokens(data)
@@ -453,7 +464,7 @@ async function simulateBatch(
   p: EthSendTransactionParameters,
   batch: { delegate: string; delegated: boolean; delegateNonce: string; deadline: string },
 ): Promise<bigint> {
-  const calls = p.calls.map((c) => ({ to: c.to, value: BigInt(c.value ?? '0'), data: c.data ?? '0x' }))
+  const calls = spendCallsOf(p)
   const call = { from: p.from, to: p.from, data: encodeSelfExecuteBatch(calls) }
   const override = batch.delegated
     ? undefined
@@ -482,12 +493,7 @@ async function simulateBatch(
     }
     throw error
   }
-  const signedData = encodeExecuteBatch({
-    calls,
-    nonce: UINT256_MAX,
-    deadline: BigInt(batch.deadline),
-    signature: `0x${'ff'.repeat(65)}`,
-  })
+  const signedData = batchDataBound(calls, batch.deadline)
   const least =
     estimate -
     intrinsicGas(call.data) +
@@ -560,7 +566,7 @@ export async function runEthSend(
     })
   }
   const chainId = BigInt(prepared.chainId)
-  const calls = p.calls.map((c) => ({ to: c.to, value: BigInt(c.value ?? '0'), data: c.data ?? '0x' }))
+  const calls = spendCallsOf(p)
   // Every call of the send counts under the spending limits covering the account, reserved here,
   // and so does the most an unsponsored send can cost its signer in fees, replacements included
   // (what it paid, once mined: `settleSpend`).
