@@ -35,6 +35,7 @@ import {
   MasterKeyMismatchError,
   planKeyring,
 } from './keyring.ts'
+import { noteOpen } from './openServices.ts'
 
 /** Largest body of an auth-proxy or operator-settings request (passkey attestations included). */
 export const PROXY_BODY_LIMIT = 64 * 1024
@@ -127,7 +128,8 @@ export async function createService(options: CreateServiceOptions = {}): Promise
   const readiness = mountRoutes(app, { runtime, registry, plugins, options })
   const stopFollowing = followKeyring(runtime)
   startJobs(runtime)
-  return {
+  let closing: Promise<void> | undefined
+  const service: Service = {
     app,
     fetch: (input, init) => Promise.resolve(app.fetch(new Request(input, init))),
     runtime,
@@ -138,11 +140,16 @@ export async function createService(options: CreateServiceOptions = {}): Promise
     },
     readiness: () => readiness.check({ details: true }),
     drain: (deadline) => runtime.lifecycle.drain(deadline),
-    close: async () => {
-      stopFollowing()
-      await closeService(runtime, plugins)
-    },
+    // A second call waits for the first close instead of closing a closed store again.
+    close: () =>
+      (closing ??= (async () => {
+        closed()
+        stopFollowing()
+        await closeService(runtime, plugins)
+      })()),
   }
+  const closed = noteOpen(service)
+  return service
 }
 
 /** What production refuses before anything is opened: a memory store, an implicit key, dev options. */
