@@ -1,6 +1,7 @@
 // Sends through two service instances on one PostgreSQL database and one anvil: the outer nonce is
 // taken under the database's serialisation, so concurrent sends from one account on both
-// instances use contiguous nonces and each is included once; gas caps hold across both.
+// instances use contiguous nonces and each is included once; gas caps hold across both; a refused
+// send leaves no hole in the sponsor's or a user's nonces, filled once whichever instance sees it.
 import { Transaction } from 'micro-eth-signer'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
@@ -9,7 +10,7 @@ import { createMetrics } from '../../src/observability/metrics.ts'
 import { fillIdOf } from '../../src/sending/evmSender.ts'
 import { STALLED_SECONDS, watchSendBacklog } from '../../src/sending/sendBacklog.ts'
 import { sponsorAddress } from '../../src/sending/sponsors.ts'
-import { ETHEREUM_ACCOUNT, resultOf } from '../../src/testing/harness.ts'
+import { ETHEREUM_ACCOUNT, limitedSubOrganization, resultOf } from '../../src/testing/harness.ts'
 import { deploymentOn, twoInstances as twoOnPostgres } from '../support/twoInstances.ts'
 import { type Chain, erc20Call, refusingNode, startChain, waitForSend } from './sendSupport.ts'
 
@@ -224,6 +225,63 @@ describe('sends across two instances on PostgreSQL', { timeout: 120_000 }, () =>
     expect(BigInt((await chain.rpc('eth_getTransactionCount', [sponsor, 'latest'])) as string)).toBe(
       first + 2n,
     )
+    for (const h of [a, b]) await h!.service.close()
+  })
+
+  it("a user's send the node refuses, with the account's next send made on the other instance: one fill over both, its fee counted once under the account's limit, and the next send is included", async () => {
+    let release = () => {}
+    const hold = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const valueOf = (raw: string) => (Transaction.fromHex(raw).raw as { value: bigint }).value
+    const [a, b] = await twoInstances('account_fill', {
+      fetch: refusingNode((raw) => valueOf(raw) === 7n, {
+        hold,
+        message: 'insufficient funds for gas * price + value',
+      }),
+      sending: { pollIntervalMs: 20, replaceAfterMs: 200 },
+    })
+    const limited = await limitedSubOrganization(a!, { amount: String(10n ** 17n), caip2: CAIP2 })
+    await chain.fund(limited.from, 10n ** 18n)
+    const price = { gasLimit: '21000', maxFeePerGas: '2000000000', maxPriorityFeePerGas: '1000000000' }
+    const send = async (h: typeof a, value: bigint) => {
+      h!.clock.set(Date.now())
+      return resultOf(
+        'eth_send_transaction',
+        await h!.submit(
+          'eth_send_transaction',
+          { from: limited.from, caip2: CAIP2, calls: [{ to: DEAD, value: String(value) }], ...price },
+          limited,
+        ),
+      ).sendTransactionStatusId as string
+    }
+    // 7 wei through A (refused once released), then 8 wei through B at the next nonce.
+    const first = await send(a, 7n)
+    const next = await send(b, 8n)
+    release()
+    const as = { organizationId: limited.organizationId, as: limited, timeoutMs: 30_000 }
+    expect((await waitForSend(b!, first, as)).txStatus).toBe('FAILED')
+    // Without the fill the next send waits behind the empty nonce for good.
+    expect((await waitForSend(a!, next, as)).txStatus).toBe('INCLUDED')
+    expect((await waitForSend(b!, fillIdOf(first), as)).txStatus).toBe('INCLUDED')
+    const rows = await a!.service.store.all('sendTransactions')
+    const failed = rows.find((row) => row.id === first)!
+    // One fill, whichever instance's worker saw the refusal, at the refused send's nonce.
+    expect(rows.filter((row) => row.fills !== undefined)).toMatchObject([
+      { id: fillIdOf(first), fills: first, status: 'INCLUDED', nonce: failed.nonce, sponsored: false },
+    ])
+    expect(BigInt((await chain.rpc('eth_getTransactionCount', [limited.from, 'latest'])) as string)).toBe(
+      BigInt(failed.nonce!) + 2n,
+    )
+    // The limit, read on either instance: the next send and the fill, what they paid, counted once.
+    const paid = (id: string) => {
+      const row = rows.find((candidate) => candidate.id === id)!
+      return BigInt(row.receipt!.gasUsed) * BigInt(row.receipt!.effectiveGasPrice)
+    }
+    for (const h of [a, b]) {
+      const { spendingLimits } = (await h!.query('latchkey_list_spending_limits', {}, limited)).body
+      expect(BigInt(spendingLimits[0].used)).toBe(8n + paid(next) + paid(fillIdOf(first)))
+    }
     for (const h of [a, b]) await h!.service.close()
   })
 
