@@ -233,9 +233,9 @@ describe('sends across two instances on PostgreSQL', { timeout: 120_000 }, () =>
     const hold = new Promise<void>((resolve) => {
       release = resolve
     })
-    const valueOf = (raw: string) => (Transaction.fromHex(raw).raw as { value: bigint }).value
+    const transferredBy = (raw: string) => (Transaction.fromHex(raw).raw as { value: bigint }).value
     const [a, b] = await twoInstances('account_fill', {
-      fetch: refusingNode((raw) => valueOf(raw) === 7n, {
+      fetch: refusingNode((raw) => transferredBy(raw) === 7n, {
         hold,
         message: 'insufficient funds for gas * price + value',
       }),
