@@ -153,6 +153,13 @@ export interface ActivityHandler<P extends ActivityPath = ActivityPath> {
    */
   secretParameters?: readonly string[]
   /**
+   * Whether it loosens a guard on spending with these parameters (raises a spending limit, lets it
+   * reach more addresses, removes one that still covers someone), read in its transaction before it
+   * runs: once any MFA policy is on its submitter, such a change waits for every one of their
+   * policies, as a change of who may act does (docs/mfa.md). @default never
+   */
+  loosensGuard?(reads: Reads, organizationId: string, parameters: ActivityParameters<P>): Promise<boolean>
+  /**
    * What its `run` (and `precompute`) will read, from its parameters as sent (not validated yet):
    * read ahead with the request's credential and organization, in one statement on PostgreSQL.
    */
@@ -332,6 +339,11 @@ export interface GateInput {
   organization: OrganizationRow
   /** Who submitted it. */
   caller: Caller
+  /**
+   * Whether it loosens a guard on spending (`ActivityHandler.loosensGuard`, with its parameters as
+   * recorded): set by `heldBy` for the gates.
+   */
+  loosensGuard?: () => Promise<boolean>
 }
 
 /**

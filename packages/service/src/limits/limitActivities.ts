@@ -241,6 +241,21 @@ export const updateSpendingLimit = defineActivity('latchkey_update_spending_limi
       ...(allowedDestinations ? { allowedDestinations: allowedDestinations as string[] } : {}),
     }
   },
+  // Raising the amount or letting the asset reach an address the list did not: under MFA, held.
+  loosensGuard: async (reads, organizationId, p) => {
+    const limit = await reads.get('spendingLimits', p.spendingLimitId)
+    if (!limit || limit.organizationId !== organizationId) return false
+    if (p.amount !== undefined && BigInt(p.amount) > BigInt(limit.amount)) return true
+    const before = limit.allowedDestinations ?? []
+    // An empty list already lets it go anywhere.
+    if (p.allowedDestinations === undefined || before.length === 0) return false
+    const after =
+      readDestinations(
+        new Reader({ allowedDestinations: p.allowedDestinations }, 'parameters'),
+        limit.asset.caip2,
+      ) ?? []
+    return after.length === 0 || after.some((address) => !before.includes(address))
+  },
   run: async (ctx, p) => {
     await orderSpends(ctx.tx, ctx.organization.id)
     const limit = await findLimit(ctx.tx, ctx.organization.id, p.spendingLimitId)
@@ -264,6 +279,15 @@ export const updateSpendingLimit = defineActivity('latchkey_update_spending_limi
 
 export const deleteSpendingLimit = defineActivity('latchkey_delete_spending_limit', {
   parse: (r) => ({ spendingLimitId: r.string('spendingLimitId', { max: 200 }) }),
+  // Removing a limit that still covers someone (not an agent's whose key is gone): under MFA, held.
+  loosensGuard: async (reads, organizationId, p) => {
+    const limit = await reads.get('spendingLimits', p.spendingLimitId)
+    if (!limit || limit.organizationId !== organizationId) return false
+    return checkScope(reads, organizationId, limit.scope).then(
+      () => true,
+      (error: unknown) => (error instanceof NotFoundError ? false : Promise.reject(error)),
+    )
+  },
   run: async (ctx, p) => {
     await orderSpends(ctx.tx, ctx.organization.id)
     const limit = await findLimit(ctx.tx, ctx.organization.id, p.spendingLimitId)

@@ -771,6 +771,85 @@ describe('changes to who else may act wait for every policy of a submitter under
   })
 })
 
+describe('loosening a spending guard waits for every policy of a submitter under MFA', () => {
+  const SHOP = '0x000000000000000000000000000000000000f00d'
+  const OTHER = '0x00000000000000000000000000000000000be11a'
+
+  /** A daily limit of 1,000 wei to SHOP only, on `scope`, set by user B (no MFA policy). */
+  async function limitOn(scope: Json) {
+    return resultOf(
+      'latchkey_create_spending_limit',
+      await submitAs(keyB, 'latchkey_create_spending_limit', {
+        spendingLimitName: 'daily',
+        scope,
+        window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
+        asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:1' },
+        amount: '1000',
+        allowedDestinations: [SHOP],
+      }),
+    ).spendingLimitId as string
+  }
+  const limitRow = (id: string) => h.service.store.get('spendingLimits', id)
+
+  it('a stolen session can neither raise, widen nor remove a limit, whatever the condition; lowering, narrowing and renaming run at once', async () => {
+    const spendingLimitId = await limitOn({ type: 'SPENDING_LIMIT_SCOPE_USER', userId: userA })
+    // The policy's condition is about new wallets only.
+    const { code } = await totpPolicyOn(keyA, userA)
+    const loosening: Json[] = [
+      { spendingLimitId, amount: '1001' },
+      { spendingLimitId, allowedDestinations: [SHOP, OTHER] },
+      { spendingLimitId, allowedDestinations: [] },
+    ]
+    const held = []
+    for (const params of loosening) {
+      const reply = await submitAs(keyA, 'latchkey_update_spending_limit', params)
+      expect([params, status(reply)]).toEqual([params, 'ACTIVITY_STATUS_AUTHENTICATORS_NEEDED'])
+      held.push(reply)
+    }
+    const removal = await submitAs(keyA, 'latchkey_delete_spending_limit', { spendingLimitId })
+    expect(status(removal)).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+    expect(await limitRow(spendingLimitId)).toMatchObject({ amount: '1000', allowedDestinations: [SHOP] })
+    // Tightening needs no second factor: a lower amount, the same or fewer addresses, a new name.
+    for (const params of [
+      { spendingLimitId, amount: '999' },
+      { spendingLimitId, allowedDestinations: [SHOP.toUpperCase().replace('0X', '0x')] },
+      { spendingLimitId, spendingLimitName: 'careful' },
+    ]) {
+      const reply = await submitAs(keyA, 'latchkey_update_spending_limit', params)
+      expect([params, status(reply)]).toEqual([params, 'ACTIVITY_STATUS_COMPLETED'])
+    }
+    expect(await limitRow(spendingLimitId)).toMatchObject({ amount: '999', name: 'careful' })
+    // With the user's code the held raise runs, once.
+    const raised = await submitAs(keyA, 'latchkey_satisfy_mfa', {
+      fingerprint: held[0]!.body.activity.fingerprint,
+      totpCode: code(),
+    })
+    expect(status(raised)).toBe('ACTIVITY_STATUS_COMPLETED')
+    expect(await limitRow(spendingLimitId)).toMatchObject({ amount: '1001', allowedDestinations: [SHOP] })
+    // A user with no MFA policy raises it at once.
+    const byB = await submitAs(keyB, 'latchkey_update_spending_limit', { spendingLimitId, amount: '5000' })
+    expect(status(byB)).toBe('ACTIVITY_STATUS_COMPLETED')
+  })
+
+  it("removing an agent's limit once its key is gone does not wait (a revoke asks for one code, not two)", async () => {
+    const agent = testKey()
+    const { userIds } = resultOf(
+      'create_users',
+      await submitAs(keyB, 'create_users', newUser(agent, 'agent')),
+    )
+    const [apiKey] = await h.service.store.findBy('apiKeys', 'userId', userIds[0])
+    const spendingLimitId = await limitOn({ type: 'SPENDING_LIMIT_SCOPE_API_KEY', apiKeyId: apiKey!.id })
+    await totpPolicyOn(keyA, userA)
+    // While the agent's key stands, removing its limit lifts its cap: held.
+    const early = await submitAs(keyA, 'latchkey_delete_spending_limit', { spendingLimitId })
+    expect(status(early)).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+    resultOf('delete_users', await submitAs(keyA, 'delete_users', { userIds }))
+    const removal = await submitAs(keyA, 'latchkey_delete_spending_limit', { spendingLimitId })
+    expect(status(removal)).toBe('ACTIVITY_STATUS_COMPLETED')
+    expect(await limitRow(spendingLimitId)).toBeUndefined()
+  })
+})
+
 describe('a held activity is decided again when it finally runs', () => {
   it('a submitter taken out of the root quorum meanwhile cannot run it with their code, even a week later', async () => {
     const { code } = await totpPolicyOn(keyB, userB)

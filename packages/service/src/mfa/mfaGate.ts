@@ -72,6 +72,15 @@ export const AUTHORITY_CHANGES: ReadonlySet<string> = new Set([
   'update_user_tag',
 ])
 
+/*
+ * Loosening a guard on spending: once any MFA policy is on the submitter, raising a spending limit,
+ * letting it reach more addresses, or removing one that still covers someone waits for every one
+ * of their policies (`ActivityHandler.loosensGuard`, the limits wing's), so a stolen session cannot
+ * lift the cap a user set and then spend in amounts no policy's condition matches. Tightening one
+ * (a lower amount, fewer addresses, a new limit, a new name), or removing the limit of an agent
+ * whose key is gone, does not wait.
+ */
+
 /** The MFA policies on `userId` (of organization `organizationId`), lowest `order` first. */
 export async function policiesOfUser(
   reads: Reads,
@@ -165,14 +174,20 @@ function conditionHolds(condition: string, scopes: readonly Record<string, unkno
 }
 
 /** The policies an activity of `caller` must satisfy: matched by condition, or guarded by rule. */
-async function policiesFor(tx: Transaction, row: ActivityRow, caller: Caller): Promise<MfaPolicyRow[]> {
+async function policiesFor(
+  tx: Transaction,
+  row: ActivityRow,
+  caller: Caller,
+  loosensGuard: GateInput['loosensGuard'],
+): Promise<MfaPolicyRow[]> {
   const policies = await policiesOfUser(tx, caller.organizationId, caller.userId)
   if (policies.length === 0) return []
   const intent = row.intent
   // A policy on this user is changed or removed by this user only by satisfying it.
   const guarded =
     row.path === 'update_mfa_policy' || row.path === 'delete_mfa_policy' ? intent.mfaPolicyId : undefined
-  const allGuarded = FACTOR_CHANGES.has(row.path) || AUTHORITY_CHANGES.has(row.path)
+  const allGuarded =
+    FACTOR_CHANGES.has(row.path) || AUTHORITY_CHANGES.has(row.path) || (await loosensGuard?.()) === true
   const scopes = await policyContextsOf(tx, row, { decodeTransaction: decodeTransactionForPolicy })
   return policies.filter(
     (policy) => allGuarded || policy.id === guarded || conditionHolds(policy.condition, scopes as never),
@@ -284,9 +299,9 @@ export async function proveOnActivity(
  */
 export const mfaGate: ActivityGate = {
   status: 'ACTIVITY_STATUS_AUTHENTICATORS_NEEDED',
-  async hold({ tx, runtime, row, caller }: GateInput) {
+  async hold({ tx, runtime, row, caller, loosensGuard }: GateInput) {
     if (NEVER_HELD.has(row.path)) return false
-    const policies = await policiesFor(tx, row, caller)
+    const policies = await policiesFor(tx, row, caller, loosensGuard)
     if (policies.length === 0) return false
     const now = runtime.now()
     const challenge: MfaChallengeRow = {

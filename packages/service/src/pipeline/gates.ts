@@ -1,5 +1,6 @@
-import type { ActivityStatus } from '@latchkey/protocol'
+import type { ActivityPath, ActivityStatus } from '@latchkey/protocol'
 import type { ApiError } from '../kernel/base/errors.ts'
+import { Reader } from '../kernel/Reader.ts'
 import type { ActivityGate, GateInput, Registry } from '../kernel/registry.ts'
 
 /**
@@ -8,8 +9,21 @@ import type { ActivityGate, GateInput, Registry } from '../kernel/registry.ts'
  * MFA wing registers one.
  */
 export async function heldBy(registry: Registry, input: GateInput): Promise<ActivityGate | undefined> {
+  const handler = registry.activities.get(input.row.path as ActivityPath)
+  const loosens = handler?.loosensGuard
+  const judged: GateInput = {
+    ...input,
+    // Its parameters as recorded, parsed as they were when it was submitted.
+    loosensGuard: async () =>
+      loosens !== undefined &&
+      (await loosens(
+        input.tx,
+        input.row.organizationId,
+        handler!.parse(new Reader(input.row.intent, 'parameters'), input.row.type),
+      )),
+  }
   for (const plugin of registry.plugins)
-    if (plugin.gate && (await plugin.gate.hold(input))) return plugin.gate
+    if (plugin.gate && (await plugin.gate.hold(judged))) return plugin.gate
   return undefined
 }
 
