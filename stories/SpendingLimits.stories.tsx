@@ -133,6 +133,26 @@ export const RaiseNeedsSecondFactor: Story = {
   },
 }
 
+/** Any MFA policy on the user (here one on exports) holds a raise: a stolen session cannot lift the cap. */
+export const RaiseNeedsSecondFactorWhateverThePolicy: Story = {
+  ...RaiseNeedsSecondFactor,
+  parameters: { live: { ...USED, mfa: { policies: ['exports'] } } },
+}
+
+/** Under the same policy, lowering a cap runs at once. */
+export const LowerUnderMfaRunsAtOnce: Story = {
+  parameters: { live: { ...USED, mfa: { policies: ['exports'] } } },
+  play: async ({ canvasElement }) => {
+    const canvas = within(canvasElement)
+    await userEvent.click(await canvas.findByRole('button', { name: 'Change Daily limit of 1 ETH' }))
+    const amount = await canvas.findByRole('textbox', { name: 'Amount (ETH)' })
+    await userEvent.clear(amount)
+    await userEvent.type(amount, '0.5{Enter}')
+    await canvas.findByText('Daily limit of 0.5 ETH is changed.')
+    await expect(canvas.queryByRole('textbox', { name: 'Authenticator code' })).toBeNull()
+  },
+}
+
 export const ConfirmRemove: Story = {
   parameters: { live: USED },
   play: async ({ canvasElement }) => {
