@@ -1,4 +1,5 @@
 import { Transaction } from 'micro-eth-signer'
+import { submitterOf } from '../domain/submitters.ts'
 import { findSigner, withAccountKey } from '../domain/wallets.ts'
 import { ApiError } from '../kernel/base/errors.ts'
 import { reserveSpend } from '../kernel/spending.ts'
@@ -238,16 +239,16 @@ async function reserveFill(
   { account, reservedFee }: { account: WalletAccountRow; reservedFee: bigint },
 ): Promise<string | undefined> {
   const activity = await tx.get('activities', current.activityId)
-  const key = activity ? await tx.get('apiKeys', activity.credentialId) : undefined
-  const caller = {
+  // The submitter as they are now; one gone since (a session logged out) still has their user's
+  // and account's limits count the fill, under the credential the send named.
+  const caller = (activity && (await submitterOf(tx, activity))) ?? {
     userId: activity?.userId ?? '',
     credential: {
-      kind: key ? ('API_KEY' as const) : ('WEBAUTHN' as const),
+      kind: 'WEBAUTHN' as const,
       id: activity?.credentialId ?? '',
       publicKey: '',
       scheme: '',
       signature: '',
-      ...(key?.sessionProfileId !== undefined ? { sessionProfileId: key.sessionProfileId } : {}),
     },
   }
   try {
