@@ -72,15 +72,6 @@ export const AUTHORITY_CHANGES: ReadonlySet<string> = new Set([
   'update_user_tag',
 ])
 
-/*
- * Loosening a guard on spending: once any MFA policy is on the submitter, raising a spending limit,
- * letting it reach more addresses, or removing one that still covers someone waits for every one
- * of their policies (`ActivityHandler.loosensGuard`, the limits wing's), so a stolen session cannot
- * lift the cap a user set and then spend in amounts no policy's condition matches. Tightening one
- * (a lower amount, fewer addresses, a new limit, a new name), or removing the limit of an agent
- * whose key is gone, does not wait.
- */
-
 /** The MFA policies on `userId` (of organization `organizationId`), lowest `order` first. */
 export async function policiesOfUser(
   reads: Reads,
@@ -173,7 +164,14 @@ function conditionHolds(condition: string, scopes: readonly Record<string, unkno
   })
 }
 
-/** The policies an activity of `caller` must satisfy: matched by condition, or guarded by rule. */
+/**
+ * The policies an activity of `caller` must satisfy: matched by condition, or guarded by rule. The
+ * rules: a policy guards itself; factor and authority changes wait for every policy; so does
+ * loosening a guard on spending (`loosensGuard`, the limits wing's `ActivityHandler.loosensGuard`:
+ * raising a spending limit, letting it reach more addresses, removing one that still covers
+ * someone), so a stolen session cannot lift the cap a user set and then spend in amounts no
+ * condition matches. Tightening one, or removing an agent's limit once its key is gone, does not.
+ */
 async function policiesFor(
   tx: Transaction,
   row: ActivityRow,
