@@ -848,6 +848,37 @@ describe('loosening a spending guard waits for every policy of a submitter under
     expect(status(removal)).toBe('ACTIVITY_STATUS_COMPLETED')
     expect(await limitRow(spendingLimitId)).toBeUndefined()
   })
+
+  it("another sub-organization's limit: neither held nor changed, a 404 naming the field", async () => {
+    const other = await h.createSubOrganization({ keys: [testKey()] })
+    const theirs = resultOf(
+      'latchkey_create_spending_limit',
+      await h.submit(
+        'latchkey_create_spending_limit',
+        {
+          spendingLimitName: 'theirs',
+          scope: { type: 'SPENDING_LIMIT_SCOPE_USER', userId: other.userIds[0] },
+          window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
+          asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:1' },
+          amount: '1000',
+        },
+        { as: other.keys[0]!, organizationId: other.organizationId },
+      ),
+    ).spendingLimitId as string
+    await totpPolicyOn(keyA, userA)
+    for (const [path, params] of [
+      ['latchkey_update_spending_limit', { spendingLimitId: theirs, amount: '1000000' }],
+      ['latchkey_delete_spending_limit', { spendingLimitId: theirs }],
+    ] as const) {
+      const reply = await submitAs(keyA, path, params)
+      expect([path, reply.status, reply.body.details?.field ?? reply.body.field]).toEqual([
+        path,
+        404,
+        'parameters.spendingLimitId',
+      ])
+    }
+    expect(await limitRow(theirs)).toMatchObject({ amount: '1000' })
+  })
 })
 
 describe('a held activity is decided again when it finally runs', () => {
