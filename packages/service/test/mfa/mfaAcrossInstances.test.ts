@@ -5,7 +5,7 @@
 // user's caps (5 TOTP factors, 20 MFA policies) hold when creates race on both. A user's
 // authority changes (AUTHORITY_CHANGES: adding a user, the root quorum, policies) are held for the
 // second factor whichever instance they, their policy and their approvals reach, and in whatever
-// order the database takes them.
+// order the database takes them. So is lifting a spending guard (a raised limit).
 import { ACTIVITIES, type ActivityPath } from '@latchkey/protocol'
 import { base32nopad } from '@scure/base'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -699,5 +699,45 @@ describe('authority changes of a user under MFA, across two instances on Postgre
       ])
     }
     expect(await user.users()).toBe(before + 1)
+  })
+})
+
+describe('lifting a spending guard under MFA, across two instances on PostgreSQL', {
+  timeout: 120_000,
+}, () => {
+  it('a raise sent to A and B at once is one activity, held on both; its code proven on B runs it once, and a code on A then finds nothing waiting', async () => {
+    const [a, b] = await twoInstances('mfa_guard')
+    // A user with a policy on wallets only: the raise is held by the spending-guard rule alone.
+    const user = await account(a)
+    a.clock.advance(1)
+    const { spendingLimitId } = resultOf(
+      'latchkey_create_spending_limit',
+      await user.submit(a, 'latchkey_create_spending_limit', {
+        spendingLimitName: 'daily',
+        scope: { type: 'SPENDING_LIMIT_SCOPE_USER', userId: user.userId },
+        window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
+        asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:1' },
+        amount: '1000',
+      }),
+    )
+    a.clock.advance(1)
+    const raise = { spendingLimitId, amount: '9000' }
+    const replies = await Promise.all(
+      [a, b].map((h) => user.submit(h, 'latchkey_update_spending_limit', raise)),
+    )
+    expect(replies.map((reply) => [reply.status, reply.body.activity.status])).toEqual([
+      [200, 'ACTIVITY_STATUS_AUTHENTICATORS_NEEDED'],
+      [200, 'ACTIVITY_STATUS_AUTHENTICATORS_NEEDED'],
+    ])
+    expect(replies[1]!.body.activity.id).toBe(replies[0]!.body.activity.id)
+    const amount = async () => (await b.service.store.get('spendingLimits', spendingLimitId))?.amount
+    expect(await amount()).toBe('1000')
+    const { fingerprint } = replies[0]!.body.activity as { fingerprint: string }
+    const done = await user.submit(b, 'latchkey_satisfy_mfa', { fingerprint, totpCode: user.code() })
+    expect(done.body.activity.status).toBe('ACTIVITY_STATUS_COMPLETED')
+    const late = await user.submit(a, 'latchkey_satisfy_mfa', { fingerprint, totpCode: user.code() })
+    expect([late.status, codeOf(late)]).toEqual([412, 'ACTIVITY_NOT_VOTABLE'])
+    expect(await amount()).toBe('9000')
+    for (const h of [a, b]) await h.service.close()
   })
 })
