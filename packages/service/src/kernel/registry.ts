@@ -89,6 +89,12 @@ export interface ActivityHandler<P extends ActivityPath = ActivityPath> {
    */
   prepare?(ctx: PrepareContext, parameters: ActivityParameters<P>): Promise<unknown>
   /**
+   * Whether `prepare` has work for this request, read from committed data (`ctx.reads`, the
+   * request's reads ahead): false skips it, and the dry run of the decision that goes before it,
+   * as if it had prepared nothing (`run` gets `ctx.prepared` undefined). Absent: it always has.
+   */
+  prepares?(ctx: PrepareContext, parameters: ActivityParameters<P>): Promise<boolean>
+  /**
    * CPU-heavy work started before the activity's transaction (signing, key derivation through
    * `service.crypto`, maybe in a worker thread), so the transaction, which on SQLite holds the one
    * connection, does not wait for it. It runs once the caller is authenticated and the parameters

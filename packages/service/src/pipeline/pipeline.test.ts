@@ -4,6 +4,8 @@ import { serve } from '@hono/node-server'
 import { PROXY_CONFIG_HEADER, PROXY_NONCE_HEADER } from '@latchkey/protocol'
 import { sql } from 'kysely'
 import { describe, expect, it, vi } from 'vitest'
+import type { Reader } from '../kernel/Reader.ts'
+import type { ActivityContext, ActivityHandler, PrepareContext } from '../kernel/registry.ts'
 import { kyselyOf } from '../kernel/store/kyselyOf.ts'
 import { createHarness, ETHEREUM_ACCOUNT, type Harness, resultOf } from '../testing/harness.ts'
 
@@ -349,5 +351,38 @@ describe('a damaged stored row', () => {
     } finally {
       spy.mockRestore()
     }
+  })
+})
+
+describe("a handler's prepare step", () => {
+  it('is skipped, with the dry run of the decision before it, when the handler says it has nothing to prepare; it runs when it has', async () => {
+    const prepared: string[] = []
+    const seen: unknown[] = []
+    const handler = {
+      parse: (r: Reader) => ({ caip2: r.string('caip2', { max: 40 }) }),
+      prepares: async (_ctx: PrepareContext, p: { caip2: string }) => p.caip2 === 'eip155:1',
+      prepare: async (_ctx: PrepareContext, p: { caip2: string }) => {
+        prepared.push(p.caip2)
+        return `prepared for ${p.caip2}`
+      },
+      run: async (ctx: ActivityContext) => {
+        seen.push(ctx.prepared)
+        return { sendTransactionStatusId: ctx.newId() }
+      },
+    } as unknown as ActivityHandler<'eth_send_transaction'>
+    const h = await createHarness({ activities: { eth_send_transaction: handler } })
+    const transactions = vi.spyOn(h.service.runtime.store, 'transaction')
+    const submit = async (caip2: string) => {
+      const before = transactions.mock.calls.length
+      expect((await h.submit('eth_send_transaction', { caip2 })).status).toBe(200)
+      return transactions.mock.calls.length - before
+    }
+    const skipped = await submit('eip155:10')
+    const preparing = await submit('eip155:1')
+    expect(prepared).toEqual(['eip155:1'])
+    expect(seen).toEqual([undefined, 'prepared for eip155:1'])
+    // The dry run is a transaction of its own, rolled back: one more where there is work.
+    expect(preparing).toBe(skipped + 1)
+    await h.service.close()
   })
 })

@@ -280,6 +280,11 @@ async function precompute(submission: Submission): Promise<unknown> {
 async function prepare(submission: Submission): Promise<Prepared | undefined> {
   const { runtime, handler, fingerprint } = submission
   if (!handler.prepare) return undefined
+  if (
+    handler.prepares &&
+    !(await handler.prepares(prepareContext(submission), submission.parameters as never))
+  )
+    return { value: undefined }
   const verdict = await runtime.store
     .transaction(async (tx) => {
       if ((await tx.findBy('activities', 'fingerprint', fingerprint))[0]) throw new DryRun('replay')
