@@ -7,8 +7,11 @@ import {
   describeDecoded,
   describeTransaction,
   hasSpendingLimits,
+  l1FeesOf,
+  pricedChains,
   reserveSpend,
   spendContextOf,
+  withL1Fees,
 } from '../kernel/spending.ts'
 import type { WalletAccountRow } from '../kernel/store/model.ts'
 import { signerLookups } from './signRawPayloads.ts'
@@ -63,6 +66,15 @@ export const signTransaction = defineActivity('sign_transaction', {
     const result = await ctx.runtime.crypto.run(signingJob(account, p, describe)).catch(() => undefined)
     return result && { accountId: account.id, sealedKey: account.sealedPrivateKey, result }
   },
+  // On an OP Stack chain its sender pays an L1 data fee too, which a native limit of that chain
+  // counts: priced by the chain's node, outside the transaction (only where such a limit exists).
+  prepares: async (ctx, p) =>
+    p.type === 'TRANSACTION_TYPE_ETHEREUM' &&
+    (await pricedChains(ctx.runtime, ctx.reads, ctx.organization.id)).size > 0,
+  prepare: async (ctx, p) =>
+    p.type === 'TRANSACTION_TYPE_ETHEREUM'
+      ? l1FeesOf(ctx.runtime, ctx.reads, ctx.organization.id, p.unsignedTransaction)
+      : undefined,
   run: async (ctx, p) => {
     const account = await findSigner(ctx.tx, ctx.organization.id, p.signWith, 'parameters.signWith')
     if (account.curve !== CURVE_OF[p.type])
@@ -78,7 +90,10 @@ export const signTransaction = defineActivity('sign_transaction', {
       signer: account.address,
       key: { curve: account.curve, publicKey: account.publicKey },
       describe: () =>
-        decoded ? describeDecoded(decoded) : describeTransaction(p.type, p.unsignedTransaction),
+        withL1Fees(
+          decoded ? describeDecoded(decoded) : describeTransaction(p.type, p.unsignedTransaction),
+          ctx.prepared as Record<string, bigint> | undefined,
+        ),
     })
     // The worker's signature when it was made with this same account and key, else one made now
     // (the same job, in whichever thread the runner runs it).

@@ -38,6 +38,12 @@ export type SpendDescription =
        * pays (a sponsor).
        */
       fee?: bigint
+      /**
+       * The L1 data fee it can cost on an OP Stack chain, wei, by CAIP-2 id: counted with `fee` by
+       * the native limits of that chain (`l1FeesOf`). Absent for a chain without one, or one the
+       * service has no node for (it cannot tell).
+       */
+      l1Fees?: Record<string, bigint>
     }
   | {
       kind: 'solana'
@@ -197,4 +203,84 @@ export function describeDecoded(decoded: PolicyTransaction): SpendDescription {
     delegates: tx.authorization_list.length > 0,
     fee: BigInt(tx.gas) * BigInt(tx.max_fee_per_gas ?? tx.gas_price ?? '0'),
   }
+}
+
+/** `spend` with the L1 data fees `l1FeesOf` priced for it (an EVM spend's; any other as it is). */
+export function withL1Fees(
+  spend: SpendDescription,
+  l1Fees: Record<string, bigint> | undefined,
+): SpendDescription {
+  return spend.kind === 'evm' && l1Fees ? { ...spend, l1Fees } : spend
+}
+
+/**
+ * The L1 data fee an OP Stack chain (OP Mainnet, Base) charges the sender of a transaction beside
+ * its L2 gas, which no field of the transaction caps: provided by the sending wing, which has the
+ * chains' nodes (`provideL1Fees`), so that `sign_transaction` counts it under native limits.
+ */
+export interface L1FeePricer {
+  /** Whether it can price `caip2`'s L1 data fee: the service has a node for that chain. */
+  prices(caip2: string): boolean
+  /**
+   * The L1 data fee to count for a transaction of `unsignedSize` bytes on `caip2`, wei (0 on a
+   * chain without one); an `ApiError` (503) when the node does not answer. Outside any transaction.
+   */
+  feeOf(caip2: string, unsignedSize: number): Promise<bigint>
+}
+
+const l1FeePricers = new WeakMap<Runtime, L1FeePricer>()
+
+/** Registers `runtime`'s L1 fee pricer (the sending wing, as it loads). */
+export function provideL1Fees(runtime: Runtime, pricer: L1FeePricer): void {
+  l1FeePricers.set(runtime, pricer)
+}
+
+/**
+ * The EVM chains whose native limits in the organization would count an L1 data fee the service
+ * can price (it has a node for them): none, so nothing to price, in almost every organization.
+ */
+export async function pricedChains(
+  runtime: Runtime,
+  reads: Reads,
+  organizationId: string,
+): Promise<Set<string>> {
+  const pricer = l1FeePricers.get(runtime)
+  if (!pricer) return new Set()
+  return new Set(
+    (await reads.findBy('spendingLimits', 'organizationId', organizationId))
+      .map(({ asset }) => (asset.type === 'SPENDING_LIMIT_ASSET_NATIVE' ? asset.caip2 : ''))
+      .filter((caip2) => caip2.startsWith('eip155:') && pricer.prices(caip2)),
+  )
+}
+
+/**
+ * The L1 data fees `sign_transaction`'s Ethereum `unsignedTransaction` can cost, by chain, for the
+ * native limits of the organization that would count them: those of its chain (for one without a
+ * chain id, valid on every chain, each chain a native limit names) that the service has a node
+ * for. Before the activity's transaction (its `prepare`): it asks the chain's node. Undefined
+ * when no such limit exists (nothing decoded, nothing asked); a transaction that does not decode
+ * is left to the guard, which refuses it.
+ */
+export async function l1FeesOf(
+  runtime: Runtime,
+  reads: Reads,
+  organizationId: string,
+  unsignedTransaction: string,
+): Promise<Record<string, bigint> | undefined> {
+  const pricer = l1FeePricers.get(runtime)
+  const chains = await pricedChains(runtime, reads, organizationId)
+  if (!pricer || chains.size === 0) return undefined
+  let chainId: string
+  try {
+    const decoded = decodeTransactionForPolicy('TRANSACTION_TYPE_ETHEREUM', unsignedTransaction)
+    if (!('eth' in decoded)) return undefined
+    chainId = decoded.eth.tx.chain_id
+  } catch {
+    return undefined
+  }
+  const size = (unsignedTransaction.length - (/^0x/i.test(unsignedTransaction) ? 2 : 0)) / 2
+  const fees: Record<string, bigint> = {}
+  for (const caip2 of chainId === '0' ? chains : [`eip155:${chainId}`])
+    if (chains.has(caip2)) fees[caip2] = await pricer.feeOf(caip2, size)
+  return fees
 }

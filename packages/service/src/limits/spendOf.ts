@@ -104,14 +104,17 @@ function evmOutflows(
         limit,
         `it calls the signing account itself (${call.to}) with calldata: an account with an EIP-7702 delegation runs its delegate's code (an ERC-7821 execute can make any calls with any value)`,
       )
-  if (limit.asset.type === 'SPENDING_LIMIT_ASSET_NATIVE')
+  if (limit.asset.type === 'SPENDING_LIMIT_ASSET_NATIVE') {
+    // What the signer pays for gas is the chain's native unit leaving the account too, and on an
+    // OP Stack chain so is its L1 data fee (where the service could price it).
+    const fee = (spend.fee ?? 0n) + (spend.l1Fees?.[limit.asset.caip2] ?? 0n)
     return [
       ...spend.calls
         .filter((call) => call.value > 0n)
         .map((call) => ({ amount: call.value, destination: call.to && normalAddress(call.to) })),
-      // What the signer pays for gas is the chain's native unit leaving the account too.
-      ...(spend.fee ? [{ amount: spend.fee, destination: undefined, fee: true as const }] : []),
+      ...(fee > 0n ? [{ amount: fee, destination: undefined, fee: true as const }] : []),
     ]
+  }
   if (limit.asset.type !== 'SPENDING_LIMIT_ASSET_ERC20') return []
   const { contract } = limit.asset
   const token = normalAddress(contract)

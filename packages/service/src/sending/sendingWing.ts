@@ -1,12 +1,16 @@
+import { ApiError, UnavailableError } from '../kernel/base/errors.ts'
+import type { Runtime } from '../kernel/Runtime.ts'
 import type { ServicePlugin } from '../kernel/registry.ts'
+import { type L1FeePricer, provideL1Fees } from '../kernel/spending.ts'
 import { ethSendRawTransaction } from './activities/ethSendRawTransaction.ts'
 import { ethSendTransaction } from './activities/ethSendTransaction.ts'
 import { solSendTransaction } from './activities/solSendTransaction.ts'
 import { type ChainSender, NAMESPACE } from './ChainSender.ts'
 import { evmSender } from './evmSender.ts'
+import { L1_FEE_HEADROOM, l1DataFeeBound } from './l1DataFee.ts'
 import { SENDING_DEFAULTS, type SendingOptions, type SponsorshipOptions } from './SendingOptions.ts'
 import { sendBacklogOf } from './sendBacklog.ts'
-import { runsSendWorker, SENDING, type SendingState } from './sendingState.ts'
+import { rpcFor, runsSendWorker, SENDING, type SendingState } from './sendingState.ts'
 import { sendQueries } from './sendQueries.ts'
 import { startSendWorker } from './sendWorker.ts'
 import { solanaSender } from './solanaSender.ts'
@@ -68,6 +72,7 @@ export function sendingWing(options: SendingWingOptions = {}): ServicePlugin<Sen
       key: SENDING,
       load: async (runtime) => {
         if (state.sponsorship) await ensureSponsors(runtime, state.sponsorship)
+        provideL1Fees(runtime, l1FeePricer(runtime, state))
         return state
       },
     },
@@ -77,6 +82,29 @@ export function sendingWing(options: SendingWingOptions = {}): ServicePlugin<Sen
       const sponsors = sponsorBalancesOf(runtime)?.latest()
       const sends = sendBacklogOf(runtime)?.latest()
       return { ...(sponsors && { sponsors }), ...(sends && { sends }) }
+    },
+  }
+}
+
+/**
+ * How `sign_transaction` learns the L1 data fee a native limit of an OP Stack chain counts
+ * (kernel/spending.ts): on a chain the wing has a node for, twice the oracle's bound for the
+ * transaction's size, as a send's (`l1DataFee.ts`); 0 on a chain without the oracle. A node that
+ * does not answer is a 503: the limit cannot count what it cannot price.
+ */
+function l1FeePricer(runtime: Runtime, state: SendingState): L1FeePricer {
+  return {
+    prices: (caip2) => caip2.startsWith('eip155:') && Boolean(state.rpc[caip2]),
+    async feeOf(caip2, unsignedSize) {
+      try {
+        return L1_FEE_HEADROOM * (await l1DataFeeBound(runtime, rpcFor(runtime, caip2), caip2, unsignedSize))
+      } catch (error) {
+        if (error instanceof ApiError) throw error
+        throw new UnavailableError({
+          code: 'RPC_FAILED',
+          message: `a spending limit of ${caip2}'s native unit counts the L1 data fee this transaction's sender pays there, and the ${caip2} node did not price it: ${error instanceof Error ? error.message : String(error)}`,
+        })
+      }
     },
   }
 }

@@ -7,7 +7,14 @@ import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { GAS_PRICE_ORACLE } from '../../src/sending/l1DataFee.ts'
 import { sponsorAddress } from '../../src/sending/sponsors.ts'
-import { createHarness, fakeClock, limitedSubOrganization, resultOf } from '../../src/testing/harness.ts'
+import {
+  createHarness,
+  ETHEREUM_ACCOUNT,
+  fakeClock,
+  limitedSubOrganization,
+  resultOf,
+} from '../../src/testing/harness.ts'
+import { unsignedTransfer } from '../../src/testing/unsignedTransfer.ts'
 import {
   type Chain,
   endUser,
@@ -214,6 +221,94 @@ describe('the L1 data fee of an OP Stack chain', () => {
         BigInt(secondReceipt.gasUsed) * BigInt(secondReceipt.effectiveGasPrice) +
         BigInt(secondRow.l1Fee!),
     )
+    await h.service.close()
+  })
+
+  it("sign_transaction under a native limit of the chain counts the L1 data fee at twice the oracle's bound for its size; without an answer from the node it is not signed", async () => {
+    const feePerByte = 10n ** 9n
+    const asked: string[] = []
+    const h = await createHarness({
+      clock: fakeClock(Date.now()),
+      rpc: { [CAIP2]: chain.url, 'eip155:8453': 'http://127.0.0.1:9/' },
+      fetch: async (input, init) => {
+        asked.push((JSON.parse(String(init?.body)) as { method: string }).method)
+        return fetch(input, init)
+      },
+    })
+    await setFeePerByte(feePerByte)
+    const data = `0x${'cd'.repeat(100)}`
+    const signed = async (
+      as: { from: string; as: never; organizationId: string },
+      chainId: number,
+      nonce: number,
+    ) => {
+      const unsignedTransaction = unsignedTransfer({
+        value: 10n,
+        nonce,
+        chainId,
+        gas: 60_000n,
+        data,
+        maxFeePerGas: 2n * GWEI,
+      })
+      h.clock.set(Date.now())
+      const reply = await h.submit(
+        'sign_transaction',
+        { signWith: as.from, type: 'TRANSACTION_TYPE_ETHEREUM', unsignedTransaction },
+        as,
+      )
+      return { reply, size: BigInt((unsignedTransaction.length - 2) / 2) }
+    }
+    const usedOf = async (limited: { organizationId: string; spendingLimitId: string; as: never }) =>
+      (await h.query('latchkey_list_spending_limits', {}, limited)).body.spendingLimits.find(
+        (limit: { spendingLimitId: string }) => limit.spendingLimitId === limited.spendingLimitId,
+      ).used as string
+    const l2Fee = 60_000n * 2n * GWEI
+
+    // Counted: the value, the L2 fee at its most, and twice the oracle's bound for the bytes signed.
+    const limited = await limitedSubOrganization(h, { amount: String(10n ** 18n), caip2: CAIP2 })
+    const first = await signed(limited as never, 31337, 0)
+    expect(first.reply.status).toBe(200)
+    const l1Fee = 2n * (first.size + 68n) * feePerByte
+    expect(await usedOf(limited as never)).toBe(String(10n + l2Fee + l1Fee))
+
+    // Refused where the L1 fee does not fit, though the value and the L2 fee do.
+    const tight = await limitedSubOrganization(h, { amount: String(10n + l2Fee + l1Fee - 1n), caip2: CAIP2 })
+    const over = await signed(tight as never, 31337, 0)
+    expect(over.reply.status).toBe(429)
+    expect(over.reply.body.details).toMatchObject({
+      errorCode: 'SPENDING_LIMIT_EXCEEDED',
+      requested: String(10n + l2Fee + l1Fee),
+    })
+    expect(over.reply.body.message).toContain(`of which up to ${l2Fee + l1Fee} is the network's fee`)
+    expect(await usedOf(tight as never)).toBe('0')
+    // The same bytes pass once the L1 data costs nothing: the refusal was its L1 fee's.
+    await setFeePerByte(0n)
+    expect((await signed(tight as never, 31337, 0)).reply.status).toBe(200)
+    expect(await usedOf(tight as never)).toBe(String(10n + l2Fee))
+
+    // A chain whose node does not answer: a limit of its native unit cannot count the L1 fee, so
+    // the transaction is not signed (503), and nothing is counted.
+    const unpriced = await limitedSubOrganization(h, { amount: String(10n ** 18n), caip2: 'eip155:8453' })
+    const down = await signed(unpriced as never, 8453, 0)
+    expect(down.reply.status).toBe(503)
+    expect(down.reply.body.details).toMatchObject({ errorCode: 'RPC_FAILED' })
+    expect(down.reply.body.message).toContain("counts the L1 data fee this transaction's sender pays there")
+    expect(await usedOf(unpriced as never)).toBe('0')
+
+    // Nothing is asked of any node where no native limit of a chain the service has a node for
+    // exists: an organization without limits, and one whose limit is of a chain without a node.
+    asked.length = 0
+    const free = await h.createSubOrganization({ wallet: { walletName: 'w', accounts: [ETHEREUM_ACCOUNT] } })
+    const freeAs = {
+      from: free.addresses![0]!,
+      as: free.keys[0]! as never,
+      organizationId: free.organizationId,
+    }
+    expect((await signed(freeAs, 8453, 0)).reply.status).toBe(200)
+    const elsewhere = await limitedSubOrganization(h, { amount: String(10n ** 18n), caip2: 'eip155:1' })
+    expect((await signed(elsewhere as never, 8453, 0)).reply.status).toBe(200)
+    expect(await usedOf(elsewhere as never)).toBe('0')
+    expect(asked).toEqual([])
     await h.service.close()
   })
 })
