@@ -399,15 +399,22 @@ export function intrinsicGas(data: string, authorizations = 0): bigint {
 }
 
 /**
- * Refuses a gas limit under the intrinsic gas of the transaction about to be signed (400 naming
- * the field; the signer would refuse it as "intrinsic gas too low").
+ * Refuses a gas limit under the intrinsic gas of the transaction about to be signed, or under
+ * EIP-7623's floor for its data (400 naming the field): the signer would refuse the first as
+ * "intrinsic gas too low", and a node (Prague on) the second, after it was signed and its nonce
+ * taken.
  */
 function checkIntrinsicGas(gasLimit: bigint, data: string, authorizations = 0): void {
-  const least = intrinsicGas(data, authorizations)
+  const intrinsic = intrinsicGas(data, authorizations)
+  const floor = calldataFloorGas(data)
+  const least = intrinsic > floor ? intrinsic : floor
   if (gasLimit < least)
     throw new FieldError({
       field: 'parameters.gasLimit',
-      message: `parameters.gasLimit is ${gasLimit}; this transaction needs at least ${least} (its intrinsic gas: 21000, its data${authorizations > 0 ? ' and its authorization' : ''})`,
+      message:
+        intrinsic >= floor
+          ? `parameters.gasLimit is ${gasLimit}; this transaction needs at least ${least} (its intrinsic gas: 21000, its data${authorizations > 0 ? ' and its authorization' : ''})`
+          : `parameters.gasLimit is ${gasLimit}; this transaction needs at least ${least}: EIP-7623's floor for its data (21000 and 10 a token: 1 a zero byte, 4 any other), which it pays whatever it runs`,
       extra: { minimum: least.toString() },
     })
 }

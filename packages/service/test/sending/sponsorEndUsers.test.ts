@@ -250,6 +250,19 @@ describe("a sponsored batch's gas limit covers the signed transaction", () => {
       })
     }
     expect(await sendCount(h)).toBe(0)
+    // Over the intrinsic gas of 100 bytes of data (22,600) but under EIP-7623's floor for them
+    // (25,000): refused before anything is signed, naming the least it takes; that passes.
+    const data = { calls: [{ to: DEAD, value: '0', data: `0x${'ab'.repeat(100)}` }] }
+    const underFloor = await send({ ...data, gasLimit: '24999' })
+    expect({
+      status: underFloor.status,
+      field: underFloor.body.details?.field,
+      minimum: underFloor.body.details?.minimum,
+    }).toEqual({ status: 400, field: 'parameters.gasLimit', minimum: '25000' })
+    expect(underFloor.body.message).toContain("EIP-7623's floor")
+    expect(await sendCount(h)).toBe(0)
+    const atFloor = resultOf('eth_send_transaction', await send({ ...data, gasLimit: '25000' }))
+    expect((await waitForSend(h, atFloor.sendTransactionStatusId as string)).txStatus).toBe('INCLUDED')
     await h.service.close()
   }, 60_000)
 })
