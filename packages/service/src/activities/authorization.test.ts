@@ -203,6 +203,21 @@ describe('root quorum consensus', () => {
     })
     expect(approved.body.activity.votes).toHaveLength(2)
     expect(await h.service.store.all('wallets')).toHaveLength(1)
+    // The same request again (a client's retry) is a replay: it answers as the first did, with the
+    // activity it approved, and nothing runs twice.
+    const replayed = await h.submit(
+      'approve_activity',
+      { fingerprint: pending.fingerprint },
+      { ...at, as: k2 },
+    )
+    expect(replayed.status).toBe(200)
+    expect(replayed.body.activity).toMatchObject({
+      id: pending.id,
+      type: 'ACTIVITY_TYPE_CREATE_WALLET',
+      status: 'ACTIVITY_STATUS_COMPLETED',
+      result: approved.body.activity.result,
+    })
+    expect(await h.service.store.all('wallets')).toHaveLength(1)
     const late = await h.submit('approve_activity', { fingerprint: pending.fingerprint }, { ...at, as: k3 })
     expect(late).toMatchObject({ status: 412, body: { details: { errorCode: 'ACTIVITY_NOT_VOTABLE' } } })
     const outcomes = (

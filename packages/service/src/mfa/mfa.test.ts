@@ -363,6 +363,21 @@ describe('an activity a policy matches', () => {
     expect(done.body.activity.id).toBe(held.body.activity.id)
     expect(done.body.activity.status).toBe('ACTIVITY_STATUS_COMPLETED')
     expect(await walletCount(keyA)).toBe(1)
+    // The same request again (a client's retry) is a replay: it answers as the first did, with the
+    // activity it let run, not the satisfaction's own record; nothing runs twice.
+    const retried = await h.submit(
+      'latchkey_satisfy_mfa',
+      { fingerprint, totpCode: code },
+      { as: keyA, organizationId: org },
+    )
+    expect(retried.status).toBe(200)
+    expect(retried.body.activity).toMatchObject({
+      id: held.body.activity.id,
+      type: 'ACTIVITY_TYPE_CREATE_WALLET',
+      status: 'ACTIVITY_STATUS_COMPLETED',
+      result: done.body.activity.result,
+    })
+    expect(await walletCount(keyA)).toBe(1)
 
     // Once done, nothing runs it again: another satisfaction is refused.
     const again = await submitAs(keyA, 'latchkey_satisfy_mfa', { fingerprint, totpCode: code })

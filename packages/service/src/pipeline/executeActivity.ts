@@ -103,6 +103,8 @@ export async function executeActivity(input: ExecutionInput): Promise<Execution>
       ...row,
       status: 'ACTIVITY_STATUS_COMPLETED',
       result: stored,
+      // A replay of the request answers as it did: with the activity it answered with.
+      ...(ctx.respondWith ? { respondsWith: ctx.respondWith } : {}),
       updatedAt: runtime.now(),
     })
     return {

@@ -336,7 +336,11 @@ async function record(submission: Submission, ready: Ready): Promise<Execution> 
       if (replay) {
         submission.outcome = 'REPLAY'
         const error = storedError(replay)
-        return { row: replay, ...(error ? { error } : {}) }
+        return {
+          row: replay,
+          ...(replay.respondsWith ? { respondWith: replay.respondsWith } : {}),
+          ...(error ? { error } : {}),
+        }
       }
       // The row is written once, with its outcome, at the end of this transaction (every branch
       // below puts it); nothing in between reads it back.

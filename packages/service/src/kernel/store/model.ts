@@ -142,6 +142,11 @@ export interface ActivityRow extends Row {
   credentialId: string
   /** Organization of the submitting user (differs from `organizationId` for parent-org calls). */
   callerOrganizationId: string
+  /**
+   * The activity its answer showed instead of itself (a vote, a second factor's proof: the one
+   * voted on), so that a replay of the request answers the same.
+   */
+  respondsWith?: string
 }
 
 export interface VoteRow extends Row {
