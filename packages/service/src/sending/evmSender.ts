@@ -164,10 +164,17 @@ async function settle(ctx: SendContext, row: SendTransactionRow): Promise<boolea
 export const fillIdOf = (sendId: string) => `${sendId}.fill`
 
 /**
+ * The id of the fill of the nonce an unsponsored batch's authorization took (its own nonce + 1,
+ * the account delegating itself): the second fill of that refused send.
+ */
+export const authorizationFillIdOf = (sendId: string) => `${sendId}.fill.authorization`
+
+/**
  * Marks a send the node refused (no version of it mined) FAILED, and leaves no hole at its nonce,
  * in the same transaction: its nonce (and its authorization's, of the user's account) goes back to
  * its counter when it was the last one taken and the node never had a version of it; otherwise a
- * fill takes it: a 0-value transfer from the send's sender to itself at the market's price (under
+ * fill takes it (and another its authorization's, for an unsponsored batch that was to delegate
+ * the account): a 0-value transfer from the send's sender to itself at the market's price (under
  * the ceiling), signed here, broadcast and tracked by the worker like any send until a transaction
  * at that nonce is mined. The sponsor's nonce is shared by every user: left empty, every later
  * sponsored send would wait in the node's queue for good. A user's account fills its own (its
@@ -183,14 +190,15 @@ async function failUnmined(ctx: SendContext, row: SendTransactionRow, message: s
     if (current.nonce === undefined || !fees) return
     const now = runtime.now()
     let given = false
+    // The user's nonce its authorization took (a batch that delegates the account), if any.
+    const raw = Transaction.fromHex(current.signedTransaction).raw as {
+      authorizationList?: { nonce: bigint }[]
+    }
+    const [authorization] = raw.authorizationList ?? []
     // Never taken by the node as far as the service knows: never broadcast (a replacement keeps
     // the first broadcast's time) and no broadcast whose answer was lost (each counts an attempt).
     if (current.broadcastAt === undefined && current.attempts === 0) {
-      // The user's nonce its authorization took (sponsored, not yet delegating), then the outer one.
-      const raw = Transaction.fromHex(current.signedTransaction).raw as {
-        authorizationList?: { nonce: bigint }[]
-      }
-      const [authorization] = raw.authorizationList ?? []
+      // The authorization's nonce first (the later one, when the user sends it), then the outer one.
       if (authorization)
         await giveBackNonce(tx, {
           now,
@@ -214,13 +222,20 @@ async function failUnmined(ctx: SendContext, row: SendTransactionRow, message: s
       await tx.put('sendTransactions', signFill(runtime, current, fees, signer))
       return
     }
-    // The user's own account pays for its fill: counted under its native spending limits first.
+    // The user's own account pays for its fills: each counted under its native spending limits
+    // first. An unsponsored batch that delegated the account took two of its nonces, its own and
+    // its authorization's (the next): both are filled, or the later sends wait behind the second.
+    const nonces = [{ nonce: BigInt(current.nonce), id: fillIdOf(current.id) }]
+    if (current.sender === current.account && authorization?.nonce === BigInt(current.nonce) + 1n)
+      nonces.push({ nonce: authorization.nonce, id: authorizationFillIdOf(current.id) })
     const reservedFee = 21_000n * mostMaxFeePerGas(fees.maxFeePerGas, options)
-    const refusal = await reserveFill(runtime, tx, current, { account: signer.account, reservedFee })
-    if (refusal !== undefined)
-      return `${message}; nonce ${current.nonce} of ${current.sender} was not filled, and the account's later sends wait behind it until it sends at that nonce: ${refusal}`
-    const fill = signFill(runtime, current, fees, signer)
-    await tx.put('sendTransactions', { ...fill, reservedFee: reservedFee.toString() })
+    for (const { nonce, id } of nonces) {
+      const refusal = await reserveFill(runtime, tx, current, { account: signer.account, reservedFee, id })
+      if (refusal !== undefined)
+        return `${message}; nonce ${nonce} of ${current.sender} was not filled, and the account's later sends wait behind it until it sends at that nonce: ${refusal}`
+      const fill = signFill(runtime, { ...current, nonce: nonce.toString() }, fees, signer)
+      await tx.put('sendTransactions', { ...fill, id, reservedFee: reservedFee.toString() })
+    }
   })
 }
 
@@ -236,7 +251,7 @@ async function reserveFill(
   runtime: SendContext['runtime'],
   tx: StoreTransaction,
   current: SendTransactionRow,
-  { account, reservedFee }: { account: WalletAccountRow; reservedFee: bigint },
+  { account, reservedFee, id }: { account: WalletAccountRow; reservedFee: bigint; id: string },
 ): Promise<string | undefined> {
   const activity = await tx.get('activities', current.activityId)
   // The submitter as they are now; one gone since (a session logged out) still has their user's
@@ -258,7 +273,7 @@ async function reserveFill(
         signer: account.address,
         key: { curve: account.curve, publicKey: account.publicKey },
         describe: () => ({ kind: 'evm', caip2: current.caip2, calls: [], fee: reservedFee }),
-        reference: fillIdOf(current.id),
+        reference: id,
       },
     )
   } catch (error) {

@@ -4,7 +4,7 @@
 // transfer to itself, its fee the account's), counted under its native spending limits first.
 import { Transaction } from 'micro-eth-signer'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { fillIdOf, mostMaxFeePerGas } from '../../src/sending/evmSender.ts'
+import { authorizationFillIdOf, fillIdOf, mostMaxFeePerGas } from '../../src/sending/evmSender.ts'
 import { SENDING } from '../../src/sending/sendingState.ts'
 import { startSendWorker } from '../../src/sending/sendWorker.ts'
 import {
@@ -15,7 +15,14 @@ import {
   limitedSubOrganization,
   resultOf,
 } from '../../src/testing/harness.ts'
-import { type Chain, refusingNode, startChain, waitForSend } from './sendSupport.ts'
+import {
+  type Chain,
+  endUser,
+  refusingNode,
+  sponsoredService,
+  startChain,
+  waitForSend,
+} from './sendSupport.ts'
 
 let chain: Chain
 const CAIP2 = 'eip155:31337'
@@ -210,6 +217,85 @@ describe("an unsponsored send the node refuses leaves no hole in the account's n
     }
     expect(counted).toBeGreaterThan(0n)
     expect(await used()).toBe(8n + (await paid(next)) + (await paid(fillIdOf(first))))
+    await h.service.close()
+  }, 60_000)
+
+  it("an unsponsored batch that was to delegate the account, refused after the next send was signed: both nonces it took, its own and its authorization's, are filled, each counted, and the next send is included", async () => {
+    let release = () => {}
+    const hold = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    // The node refuses the account's type-4 transaction (the batch with its authorization).
+    const h = await sponsoredService(
+      chain,
+      {},
+      { replaceAfterMs: 200 },
+      {
+        fetch: refusingNode((raw) => raw.startsWith('0x04'), {
+          hold,
+          message: 'insufficient funds for gas * price + value',
+        }),
+      },
+    )
+    const user = await endUser(h)
+    await chain.fund(user.from, 10n ** 18n)
+    const spendingLimitId = resultOf(
+      'latchkey_create_spending_limit',
+      await h.submit(
+        'latchkey_create_spending_limit',
+        {
+          spendingLimitName: 'daily',
+          scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address: user.from },
+          window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
+          asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: CAIP2 },
+          amount: String(10n ** 17n),
+        },
+        user.as,
+      ),
+    ).spendingLimitId as string
+    const start = BigInt((await chain.rpc('eth_getTransactionCount', [user.from, 'latest'])) as string)
+    const batch = resultOf(
+      'eth_send_transaction',
+      await user.send({
+        calls: [
+          { to: DEAD, value: '1' },
+          { to: DEAD, value: '2' },
+        ],
+        ...PRICE,
+        gasLimit: '300000',
+      }),
+    ).sendTransactionStatusId as string
+    const next = resultOf(
+      'eth_send_transaction',
+      await user.send({ calls: [{ to: DEAD, value: '8' }], ...PRICE }),
+    ).sendTransactionStatusId as string
+    expect((await h.service.store.get('sendTransactions', next))!.nonce).toBe(String(start + 2n))
+    release()
+    await waitForStatus(h, batch, 'FAILED')
+    // Without the second fill the next send waits behind its authorization's nonce for good.
+    expect((await waitForSend(h, next, { organizationId: user.organizationId, as: user.as })).txStatus).toBe(
+      'INCLUDED',
+    )
+    const own = await waitForStatus(h, fillIdOf(batch), 'INCLUDED')
+    const authorization = await waitForStatus(h, authorizationFillIdOf(batch), 'INCLUDED')
+    expect([own.nonce, authorization.nonce]).toEqual([String(start), String(start + 1n)])
+    for (const fill of [own, authorization])
+      expect(Transaction.fromHex(fill.signedTransaction).raw).toMatchObject({ to: user.from, value: 0n })
+    // Each counted under the account's limit, once: the next send and both fills, what they paid.
+    const paid = async (id: string) => {
+      const row = (await h.service.store.get('sendTransactions', id))!
+      return BigInt(row.receipt!.gasUsed) * BigInt(row.receipt!.effectiveGasPrice)
+    }
+    const listed = await h.query('latchkey_list_spending_limits', {}, user.as)
+    expect(
+      listed.body.spendingLimits.find(
+        (limit: { spendingLimitId: string }) => limit.spendingLimitId === spendingLimitId,
+      ).used,
+    ).toBe(
+      String(
+        8n + (await paid(next)) + (await paid(fillIdOf(batch))) + (await paid(authorizationFillIdOf(batch))),
+      ),
+    )
     await h.service.close()
   }, 60_000)
 })
