@@ -643,11 +643,17 @@ export async function runEthSend(
           : await takeNonce(ctx.tx, { ...delegateCounter, restart: true })
     const userCounter = { now: ctx.now, caip2: p.caip2, address: p.from }
     // The authorization spends one of the user's nonces: after the outer transaction's own when the
-    // user sends it, else the user's next.
+    // user sends it, else the user's next. A sponsored one, with nothing of the account in flight,
+    // takes the node's count: a nonce an earlier authorization took and the node never used (a
+    // refused send, which no fill takes) would otherwise make this one invalid when mined.
     const authorizationNonce = batch.delegated
       ? undefined
       : sponsor
-        ? await takeNonce(ctx.tx, { ...userCounter, floor: prepared.accountNonce ?? '0' })
+        ? await takeNonce(ctx.tx, {
+            ...userCounter,
+            floor: prepared.accountNonce ?? '0',
+            restart: !(await inFlight()),
+          })
         : p.nonce !== undefined
           ? nonce + 1n
           : await takeNonce(ctx.tx, { ...userCounter, floor: (nonce + 1n).toString() })

@@ -1,3 +1,5 @@
+import { keccak_256 } from '@noble/hashes/sha3.js'
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { Transaction } from 'micro-eth-signer'
 import { submitterOf } from '../domain/submitters.ts'
 import { findSigner, withAccountKey } from '../domain/wallets.ts'
@@ -111,6 +113,47 @@ interface Receipt {
   l1Fee?: string
   from: string
   to: string | null
+  logs?: { address: string; topics: string[] }[]
+}
+
+/** The Latchkey delegate's `BatchExecuted(uint256 indexed nonce, address indexed relayer)`. */
+const BATCH_EXECUTED = `0x${bytesToHex(keccak_256(utf8ToBytes('BatchExecuted(uint256,address)')))}`
+/** ERC-7821 `execute(bytes32,bytes)`: how a batch the service signs calls the account itself. */
+const EXECUTE_SELECTOR = '0xe9ae5c53'
+
+/**
+ * Why a mined batch that `eth_send_transaction` made ran none of its calls, or undefined when it
+ * ran them (or `row` is no such batch). A batch is the account's call to itself, which runs the
+ * delegate's `execute` only if the account delegates to it when the transaction is mined: an
+ * authorization not valid by then (its nonce no longer the account's) is skipped, and the call
+ * reaches an account without code, which succeeds and does nothing. The delegate logs
+ * `BatchExecuted` from the account whenever it runs a batch: without that log, nothing ran.
+ */
+async function batchNotRun(
+  ctx: SendContext,
+  row: SendTransactionRow,
+  logs: Receipt['logs'],
+): Promise<string | undefined> {
+  const { to, data } = Transaction.fromHex(row.signedTransaction).raw as { to?: string; data?: string }
+  if (
+    !to ||
+    to.toLowerCase() !== row.account.toLowerCase() ||
+    !data?.toLowerCase().startsWith(EXECUTE_SELECTOR)
+  )
+    return undefined
+  // Only the service's own batches: a transaction signed elsewhere may run another delegate.
+  if ((await ctx.runtime.store.get('activities', row.activityId))?.path !== 'eth_send_transaction')
+    return undefined
+  const relayer = `0x${row.sender.toLowerCase().replace(/^0x/, '').padStart(64, '0')}`
+  const ran = (logs ?? []).some(
+    (log) =>
+      log.address.toLowerCase() === row.account.toLowerCase() &&
+      log.topics[0]?.toLowerCase() === BATCH_EXECUTED &&
+      log.topics[2]?.toLowerCase() === relayer,
+  )
+  return ran
+    ? undefined
+    : `the batch did not run: ${row.account} did not delegate to the Latchkey delegate when the transaction was mined (its authorization no longer valid then), so its call to itself ran no code and none of the batch's calls was made; the transaction's fee was paid`
 }
 
 /** A receipt's quantity (0x hex) as a number; undefined when absent or not one. */
@@ -130,9 +173,11 @@ async function settle(ctx: SendContext, row: SendTransactionRow): Promise<boolea
       effectiveGasPrice: BigInt(receipt.effectiveGasPrice ?? '0x0').toString(),
       status: receipt.status === '0x1' ? ('success' as const) : ('reverted' as const),
     }
-    const status = summary.status === 'success' ? 'INCLUDED' : 'FAILED'
-    const error =
-      status === 'FAILED'
+    const notRun = summary.status === 'success' ? await batchNotRun(ctx, row, receipt.logs) : undefined
+    const status = summary.status === 'success' && !notRun ? 'INCLUDED' : 'FAILED'
+    const error = notRun
+      ? { message: notRun }
+      : status === 'FAILED'
         ? await revertReasonOf(ctx.rpc, Transaction.fromHex(row.signedTransaction), receipt)
         : undefined
     // What it paid in fees: its native spending limits keep that instead of the most it could

@@ -1,7 +1,9 @@
 // What an end user could make the sponsor pay past the operator's bounds (security review of
 // sponsored sending): budgets multiplied by users they create, gas limits that pass the simulation
 // and not the chain, replacements after their sub-organization is deleted.
+import { serializeTransaction } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { nonceIdOf } from '../../src/sending/sendingState.ts'
 import { sponsorAddress } from '../../src/sending/sponsors.ts'
 import { ETHEREUM_ACCOUNT, resultOf, testKey } from '../../src/testing/harness.ts'
 import {
@@ -304,6 +306,88 @@ describe('a sponsored send whose sub-organization is deleted', () => {
       await chain.rpc('evm_setAutomine', [true])
     }
     await chain.rpc('evm_mine', [])
+    await h.service.close()
+  }, 60_000)
+})
+
+describe('a sponsored batch whose authorization is no longer valid when it is mined', () => {
+  /** A `fetch` that holds the broadcast of every type-4 transaction until `release`. */
+  function heldBatches() {
+    let release = () => {}
+    const hold = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const held: typeof fetch = async (input, init) => {
+      const body = JSON.parse(String(init?.body)) as { method: string; params: string[] }
+      if (body.method === 'eth_sendRawTransaction' && body.params[0]!.startsWith('0x04')) await hold
+      return fetch(input, init)
+    }
+    return { fetch: held, release: () => release() }
+  }
+  const nonceOf = async (address: string) =>
+    BigInt((await chain.rpc('eth_getTransactionCount', [address, 'latest'])) as string)
+
+  it('ran none of its calls: it is FAILED, saying why, never INCLUDED', async () => {
+    const node = heldBatches()
+    const h = await sponsoredService(chain, {}, {}, { fetch: node.fetch })
+    const user = await endUser(h)
+    await chain.fund(user.from, 10n ** 18n)
+    const id = resultOf(
+      'eth_send_transaction',
+      await user.send({ sponsor: true, calls: [erc20Call('mint', user.from, 5n)] }),
+    ).sendTransactionStatusId as string
+    // While it waits to be broadcast, the account spends the nonce its authorization carries (a
+    // transaction it signed for elsewhere), so the authorization is skipped when the batch is mined.
+    const unsigned = serializeTransaction({
+      type: 'eip1559',
+      chainId: 31337,
+      nonce: Number(await nonceOf(user.from)),
+      to: user.from as `0x${string}`,
+      value: 0n,
+      gas: 21_000n,
+      maxFeePerGas: 10n * GWEI,
+      maxPriorityFeePerGas: GWEI,
+    })
+    h.clock.set(Date.now())
+    const { signedTransaction } = resultOf(
+      'sign_transaction',
+      await h.submit(
+        'sign_transaction',
+        { signWith: user.from, type: 'TRANSACTION_TYPE_ETHEREUM', unsignedTransaction: unsigned },
+        user.as,
+      ),
+    ) as { signedTransaction: string }
+    await chain.rpc('eth_sendRawTransaction', [`0x${signedTransaction.replace(/^0x/, '')}`])
+    node.release()
+    const final = await waitForSend(h, id, { organizationId: user.organizationId, as: user.as })
+    expect(final.txStatus).toBe('FAILED')
+    expect(final.error.message).toContain('the batch did not run')
+    expect(await chain.tokenBalance(user.from)).toBe(0n)
+    await h.service.close()
+  }, 60_000)
+
+  it("takes the node's nonce for its authorization when nothing of the account is in flight, past a nonce an earlier one left unused", async () => {
+    const h = await sponsoredService(chain)
+    const user = await endUser(h)
+    // What a sponsored send refused after its authorization took the account's nonce leaves
+    // (no fill takes it: the account may hold nothing to pay one with): the counter ahead of the node.
+    const start = await nonceOf(user.from)
+    await h.service.store.transaction((tx) =>
+      tx.put('nonces', {
+        id: nonceIdOf(CAIP2, user.from),
+        next: String(start + 3n),
+        createdAt: Date.now(),
+        updatedAt: Date.now(),
+      }),
+    )
+    const id = resultOf(
+      'eth_send_transaction',
+      await user.send({ sponsor: true, calls: [erc20Call('mint', user.from, 7n)] }),
+    ).sendTransactionStatusId as string
+    expect((await waitForSend(h, id, { organizationId: user.organizationId, as: user.as })).txStatus).toBe(
+      'INCLUDED',
+    )
+    expect(await chain.tokenBalance(user.from)).toBe(7n)
     await h.service.close()
   }, 60_000)
 })
