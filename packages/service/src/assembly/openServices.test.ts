@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest'
 import { createService } from './createService.ts'
-import { closeOpenServices } from './openServices.ts'
+import { closeOpenedSince, closeOpenServices, openNow } from './openServices.ts'
 
 const realWait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -27,5 +27,16 @@ describe('openServices', () => {
     // ...and never once closed.
     await realWait(1_100)
     expect(polls).not.toHaveBeenCalled()
+  })
+
+  it('closes what was opened since a mark (a test) and leaves what was open before it (its file)', async () => {
+    const before = await createService()
+    const mark = openNow()
+    const during = await createService()
+    const closes = [before, during].map((service) => vi.spyOn(service.runtime.store, 'close'))
+    await closeOpenedSince(mark)
+    expect(closes.map((spy) => spy.mock.calls.length)).toEqual([0, 1])
+    await before.close()
+    expect(closes.map((spy) => spy.mock.calls.length)).toEqual([1, 1])
   })
 })

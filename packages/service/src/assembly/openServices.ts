@@ -28,3 +28,18 @@ export async function closeOpenServices(): Promise<void> {
   open.clear()
   await Promise.allSettled(services.map((service) => service.close()))
 }
+
+/** The services open now, for `closeOpenedSince`. */
+export function openNow(): ReadonlySet<unknown> {
+  return new Set(open)
+}
+
+/**
+ * Closes every service opened since `before` (`openNow`) and still open: what one test made and
+ * left, while what its file made before it (a `beforeAll`'s) stays.
+ */
+export async function closeOpenedSince(before: ReadonlySet<unknown>): Promise<void> {
+  const services = [...open].filter((service) => !before.has(service))
+  for (const service of services) open.delete(service)
+  await Promise.allSettled(services.map((service) => service.close()))
+}
