@@ -1,19 +1,8 @@
 import 'fake-indexeddb/auto'
 import { cleanup } from '@testing-library/react'
-import { afterAll, afterEach, beforeEach } from 'vitest'
-import {
-  closeOpenedSince,
-  closeOpenServices,
-  openNow,
-} from '../../packages/service/src/assembly/openServices.ts'
+import { afterEach } from 'vitest'
+import { closeServicesAfterTests } from './closeServices.ts'
 
-// Each test's services end with the test, and each file's with the file (`openServices.ts`); a
-// service a `beforeAll` made stays for the file. Closed after the components are unmounted (after
-// hooks run last-registered first).
-let before: ReadonlySet<unknown> = new Set()
-beforeEach(() => {
-  before = openNow()
-})
-afterEach(() => closeOpenedSince(before))
+// The services close after the components are unmounted (after hooks run last-registered first).
+closeServicesAfterTests()
 afterEach(() => cleanup())
-afterAll(() => closeOpenServices())
