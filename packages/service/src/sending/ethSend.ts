@@ -625,10 +625,11 @@ export async function runEthSend(
     // the first is included must not reuse the nonce the node still reports (it would revert).
     // With no batch of this account still in flight, the node's count is the truth (a batch that
     // reverted did not spend its nonce), so the counter starts again from it.
+    let busy: boolean | undefined
     const inFlight = async () =>
-      (await openSends(ctx.tx)).some(
+      (busy ??= (await openSends(ctx.tx)).some(
         (row) => row.caip2 === p.caip2 && row.account.toLowerCase() === p.from.toLowerCase(),
-      )
+      ))
     const delegateCounter = {
       now: ctx.now,
       caip2: `${p.caip2}#delegate`,
