@@ -99,8 +99,30 @@ async function track(ctx: SendContext, row: SendTransactionRow): Promise<void> {
     // Re-signing is one instance's job: the lease decides which.
     const claimed = await ctx.claim(row)
     if (claimed) await replace(ctx, claimed)
+  } else if (stuck) {
+    const claimed = await ctx.claim(row)
+    if (claimed) await rebroadcastIfDropped(ctx, claimed)
   }
   // Otherwise nothing changed and nothing is written: the next pass looks again.
+}
+
+/**
+ * A send past its replacements (or one no replacement may be made of: at the ceiling, past a
+ * cap) waits at its price. A node drops what waits long in its pool (geth after three hours) or
+ * loses it when it restarts: the send would then never be mined, and every later transaction of
+ * its sender (a sponsor's: every user's) would wait behind its nonce for good. Each
+ * `replaceAfterMs`, the node is asked whether it still has it, and given it again if not.
+ */
+async function rebroadcastIfDropped(ctx: SendContext, row: SendTransactionRow): Promise<void> {
+  const { runtime, rpc, options } = ctx
+  if (!(await rpc('eth_getTransactionByHash', [row.txHash]))) {
+    await rpc('eth_sendRawTransaction', [row.signedTransaction]).catch((error) => {
+      // Mined meanwhile (nonce too low: the receipt tells next pass), known, or priced out: it waits.
+      if (!(error instanceof RpcRefusedError)) throw error
+    })
+  }
+  const now = runtime.now()
+  await ctx.update(row, { broadcastAt: now, notBefore: now + options.pollIntervalMs })
 }
 
 interface Receipt {

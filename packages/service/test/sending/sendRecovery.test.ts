@@ -77,6 +77,43 @@ describe('sends survive what happens between commit and inclusion', () => {
     }
   })
 
+  it('a send past its replacements that the node dropped from its pool is given to it again, and mined', async () => {
+    const h = await createHarness({
+      clock: fakeClock(Date.now()),
+      rpc: { [CAIP2]: chain.url },
+      sending: { pollIntervalMs: 20, replaceAfterMs: 150, maxReplacements: 0 },
+    })
+    const from = await fundedAccount(h)
+    await chain.rpc('evm_setAutomine', [false])
+    try {
+      h.clock.set(Date.now())
+      const { sendTransactionStatusId: id } = resultOf(
+        'eth_send_transaction',
+        await h.submit('eth_send_transaction', { from, caip2: CAIP2, calls: [{ to: DEAD, value: '5' }] }),
+      )
+      const known = (hash: string) => chain.rpc('eth_getTransactionByHash', [hash])
+      const until = async (check: () => Promise<boolean>) => {
+        for (const end = Date.now() + 10_000; !(await check()); ) {
+          if (Date.now() > end) throw new Error('timed out')
+          h.clock.set(Date.now())
+          await new Promise((resolve) => setTimeout(resolve, 20))
+        }
+      }
+      await until(async () => (await h.service.store.get('sendTransactions', id))?.status === 'BROADCASTED')
+      const { txHash } = (await h.service.store.get('sendTransactions', id))!
+      // The node loses it (evicted from its pool, or restarted): no replacement is left to send.
+      await chain.rpc('anvil_dropTransaction', [txHash])
+      expect(await known(txHash)).toBeNull()
+      await until(async () => Boolean(await known(txHash)))
+      await chain.rpc('evm_mine', [])
+      expect(await waitForSend(h, id)).toMatchObject({ txStatus: 'INCLUDED' })
+      expect(await minedCount(from)).toBe(1)
+    } finally {
+      await chain.rpc('evm_setAutomine', [true])
+      await h.service.close()
+    }
+  })
+
   it('a service stopped between commit and broadcast broadcasts the send once after it restarts', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'latchkey-send-'))
     const masterKey = crypto.getRandomValues(new Uint8Array(32))
