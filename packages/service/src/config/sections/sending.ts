@@ -33,7 +33,7 @@ export const sendingSection = z
     replace_after_ms: whole(1000, 86_400_000, 'milliseconds')
       .default(SENDING_DEFAULTS.replaceAfterMs)
       .describe(
-        'An EVM send broadcast this long ago without a receipt is replaced (same nonce, higher fees), in ms.',
+        'An EVM send broadcast this long ago without a receipt is replaced (same nonce, higher fees), in ms; one past its replacements is given to the node again if the node no longer has it.',
       ),
     replacement_bump_percent: whole(10, 1000, 'percent')
       .default(SENDING_DEFAULTS.replacementBumpPercent)
