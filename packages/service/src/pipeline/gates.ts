@@ -10,18 +10,18 @@ import type { ActivityGate, GateInput, Registry } from '../kernel/registry.ts'
  */
 export async function heldBy(registry: Registry, input: GateInput): Promise<ActivityGate | undefined> {
   const handler = registry.activities.get(input.row.path as ActivityPath)
-  const loosens = handler?.loosensGuard
-  const judged: GateInput = {
-    ...input,
-    // Its parameters as recorded, parsed as they were when it was submitted.
-    loosensGuard: async () =>
-      loosens !== undefined &&
-      (await loosens(
-        input.tx,
-        input.row.organizationId,
-        handler!.parse(new Reader(input.row.intent, 'parameters'), input.row.type),
-      )),
-  }
+  const judged: GateInput = handler?.loosensGuard
+    ? {
+        ...input,
+        // Its parameters as recorded, parsed as they were when it was submitted.
+        loosensGuard: async () =>
+          (await handler.loosensGuard?.(
+            input.tx,
+            input.row.organizationId,
+            handler.parse(new Reader(input.row.intent, 'parameters'), input.row.type),
+          )) === true,
+      }
+    : input
   for (const plugin of registry.plugins)
     if (plugin.gate && (await plugin.gate.hold(judged))) return plugin.gate
   return undefined
