@@ -515,21 +515,24 @@ async function simulateBatch(
  * the stored next nonce and the node's pending count. Concurrent sends from one account (on any
  * instance) write the same row, so the database serialises them (SERIALIZABLE on PostgreSQL,
  * one writer on SQLite): no nonce is given twice and none is skipped.
- * With `restart`, the stored one is set aside and the count starts again from `floor` (the node knows
- * best when nothing of this account is in flight). The counter never goes back by itself: a send the
+ * When the stored one is ahead of `floor` and `restart` answers true, it is set aside and the count
+ * starts again from `floor` (the node knows best when nothing of this account is in flight: a nonce
+ * the counter passed and no send used, such as a refused sponsored send's authorization's, which no
+ * fill takes, is the node's next). `restart` is asked only then, so a counter level with the node
+ * reads nothing more. The counter never goes back by itself otherwise: a send the
  * node refused gives its nonce back when it was the last taken (`giveBackNonce`), and a nonce that
  * a later one was taken after is filled by the worker (`evmSender`): a sponsor's by the sponsor, a
  * user's account's by the account, its fee counted under the account's native spending limits.
  */
 export async function takeNonce(
   tx: StoreTransaction,
-  nonce: { now: number; caip2: string; address: string; floor: string; restart?: boolean },
+  nonce: { now: number; caip2: string; address: string; floor: string; restart?: () => Promise<boolean> },
 ): Promise<bigint> {
   const { now, caip2, address, floor } = nonce
   const id = nonceIdOf(caip2, address)
   const row = await tx.get('nonces', id)
-  const stored = row && !nonce.restart ? BigInt(row.next) : 0n
-  const next = stored > BigInt(floor) ? stored : BigInt(floor)
+  const stored = row ? BigInt(row.next) : 0n
+  const next = stored > BigInt(floor) && !(await nonce.restart?.()) ? stored : BigInt(floor)
   await tx.put('nonces', {
     id,
     next: (next + 1n).toString(),
@@ -594,6 +597,15 @@ export async function runEthSend(
     maxFeePerGas: BigInt(prepared.maxFeePerGas),
     maxPriorityFeePerGas: BigInt(prepared.maxPriorityFeePerGas),
   }
+  // Whether a send of this account on this chain is still open (read once, and only if asked).
+  let busy: boolean | undefined
+  const inFlight = async () =>
+    (busy ??= (await openSends(ctx.tx)).some(
+      (row) => row.caip2 === p.caip2 && row.account.toLowerCase() === p.from.toLowerCase(),
+    ))
+  // An unsponsored send's nonce is the account's own: with nothing of the account in flight, the
+  // node's count, past any nonce the counter took that no send used (a refused sponsored send's
+  // authorization's, which no fill takes), else the account's next sends would wait behind it.
   const nonce =
     p.nonce !== undefined
       ? BigInt(p.nonce)
@@ -602,6 +614,7 @@ export async function runEthSend(
           caip2: p.caip2,
           address: prepared.sender,
           floor: prepared.senderNonce,
+          ...(sponsor ? {} : { restart: async () => !(await inFlight()) }),
         })
   let signed: string
   if (!prepared.batch) {
@@ -625,11 +638,6 @@ export async function runEthSend(
     // the first is included must not reuse the nonce the node still reports (it would revert).
     // With no batch of this account still in flight, the node's count is the truth (a batch that
     // reverted did not spend its nonce), so the counter starts again from it.
-    let busy: boolean | undefined
-    const inFlight = async () =>
-      (busy ??= (await openSends(ctx.tx)).some(
-        (row) => row.caip2 === p.caip2 && row.account.toLowerCase() === p.from.toLowerCase(),
-      ))
     const delegateCounter = {
       now: ctx.now,
       caip2: `${p.caip2}#delegate`,
@@ -639,9 +647,7 @@ export async function runEthSend(
     const delegateNonce =
       p.gasStationNonce !== undefined
         ? BigInt(batch.delegateNonce)
-        : (await inFlight())
-          ? await takeNonce(ctx.tx, { ...delegateCounter, restart: false })
-          : await takeNonce(ctx.tx, { ...delegateCounter, restart: true })
+        : await takeNonce(ctx.tx, { ...delegateCounter, restart: async () => !(await inFlight()) })
     const userCounter = { now: ctx.now, caip2: p.caip2, address: p.from }
     // The authorization spends one of the user's nonces: after the outer transaction's own when the
     // user sends it, else the user's next. A sponsored one, with nothing of the account in flight,
@@ -653,7 +659,7 @@ export async function runEthSend(
         ? await takeNonce(ctx.tx, {
             ...userCounter,
             floor: prepared.accountNonce ?? '0',
-            restart: !(await inFlight()),
+            restart: async () => !(await inFlight()),
           })
         : p.nonce !== undefined
           ? nonce + 1n

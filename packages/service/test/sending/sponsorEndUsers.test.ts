@@ -366,20 +366,27 @@ describe('a sponsored batch whose authorization is no longer valid when it is mi
     await h.service.close()
   }, 60_000)
 
-  it("takes the node's nonce for its authorization when nothing of the account is in flight, past a nonce an earlier one left unused", async () => {
-    const h = await sponsoredService(chain)
-    const user = await endUser(h)
-    // What a sponsored send refused after its authorization took the account's nonce leaves
-    // (no fill takes it: the account may hold nothing to pay one with): the counter ahead of the node.
-    const start = await nonceOf(user.from)
+  /**
+   * What a sponsored send refused after its authorization took the account's nonce leaves (no fill
+   * takes it: the account may hold nothing to pay one with): the service's counter 3 ahead of the node.
+   */
+  async function counterAhead(h: Awaited<ReturnType<typeof sponsoredService>>, address: string) {
+    const start = await nonceOf(address)
     await h.service.store.transaction((tx) =>
       tx.put('nonces', {
-        id: nonceIdOf(CAIP2, user.from),
+        id: nonceIdOf(CAIP2, address),
         next: String(start + 3n),
         createdAt: Date.now(),
         updatedAt: Date.now(),
       }),
     )
+    return start
+  }
+
+  it("takes the node's nonce for its authorization when nothing of the account is in flight, past a nonce an earlier one left unused", async () => {
+    const h = await sponsoredService(chain)
+    const user = await endUser(h)
+    await counterAhead(h, user.from)
     const id = resultOf(
       'eth_send_transaction',
       await user.send({ sponsor: true, calls: [erc20Call('mint', user.from, 7n)] }),
@@ -388,6 +395,22 @@ describe('a sponsored batch whose authorization is no longer valid when it is mi
       'INCLUDED',
     )
     expect(await chain.tokenBalance(user.from)).toBe(7n)
+    await h.service.close()
+  }, 60_000)
+  it("and so does a send of the account's own: it takes the node's nonce, past the one left unused, and is included", async () => {
+    const h = await sponsoredService(chain)
+    const user = await endUser(h)
+    await chain.fund(user.from, 10n ** 18n)
+    const start = await counterAhead(h, user.from)
+    const id = resultOf(
+      'eth_send_transaction',
+      await user.send({ calls: [erc20Call('mint', user.from, 3n)] }),
+    ).sendTransactionStatusId as string
+    // Without it, the send takes the counter's nonce, 3 past the node's, and waits in its queue for good.
+    const final = await waitForSend(h, id, { organizationId: user.organizationId, as: user.as })
+    expect(final.txStatus).toBe('INCLUDED')
+    expect(await nonceOf(user.from)).toBe(start + 1n)
+    expect(await chain.tokenBalance(user.from)).toBe(3n)
     await h.service.close()
   }, 60_000)
 })
