@@ -185,6 +185,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     labelNames: ['chain'] as const,
     registers,
   })
+  const sendRebroadcasts = new Counter({
+    name: 'latchkey_send_rebroadcasts_total',
+    help: 'Stuck sends past their replacements that the node no longer had, given to it again',
+    labelNames: ['chain', 'accepted'] as const,
+    registers,
+  })
   const sendReplacements = new Counter({
     name: 'latchkey_send_replacements_total',
     help: 'Stuck sends re-signed with higher fees under the same nonce',
@@ -342,6 +348,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     'server.drained': ({ cut: count }) => cut.inc(count),
     'send.broadcast': ({ chain }) => sendBroadcasts.inc({ chain }),
     'send.replaced': ({ chain }) => sendReplacements.inc({ chain }),
+    'send.rebroadcast': ({ chain, accepted }) => sendRebroadcasts.inc({ chain, accepted: String(accepted) }),
     'send.final': ({ chain, status, ms }) => {
       sendsFinal.inc({ chain, status })
       sendSeconds.observe({ chain, status }, ms / 1000)

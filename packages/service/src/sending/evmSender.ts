@@ -116,10 +116,15 @@ async function track(ctx: SendContext, row: SendTransactionRow): Promise<void> {
 async function rebroadcastIfDropped(ctx: SendContext, row: SendTransactionRow): Promise<void> {
   const { runtime, rpc, options } = ctx
   if (!(await rpc('eth_getTransactionByHash', [row.txHash]))) {
-    await rpc('eth_sendRawTransaction', [row.signedTransaction]).catch((error) => {
-      // Mined meanwhile (nonce too low: the receipt tells next pass), known, or priced out: it waits.
-      if (!(error instanceof RpcRefusedError)) throw error
-    })
+    const accepted = await rpc('eth_sendRawTransaction', [row.signedTransaction]).then(
+      () => true,
+      (error) => {
+        // Mined meanwhile (nonce too low: the receipt tells next pass), known, or priced out: it waits.
+        if (!(error instanceof RpcRefusedError)) throw error
+        return false
+      },
+    )
+    runtime.emit('send.rebroadcast', { chain: 'eip155', accepted })
   }
   const now = runtime.now()
   await ctx.update(row, { broadcastAt: now, notBefore: now + options.pollIntervalMs })

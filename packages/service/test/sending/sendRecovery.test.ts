@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openDataDir } from '../../src/kernel/store/durableStores.ts'
+import { createMetrics } from '../../src/observability/metrics.ts'
 import { startSendWorker } from '../../src/sending/sendWorker.ts'
 import {
   createHarness,
@@ -78,7 +79,9 @@ describe('sends survive what happens between commit and inclusion', () => {
   })
 
   it('a send past its replacements that the node dropped from its pool is given to it again, and mined', async () => {
+    const metrics = createMetrics({ process: false })
     const h = await createHarness({
+      events: metrics,
       clock: fakeClock(Date.now()),
       rpc: { [CAIP2]: chain.url },
       sending: { pollIntervalMs: 20, replaceAfterMs: 150, maxReplacements: 0 },
@@ -108,6 +111,10 @@ describe('sends survive what happens between commit and inclusion', () => {
       await chain.rpc('evm_mine', [])
       expect(await waitForSend(h, id)).toMatchObject({ txStatus: 'INCLUDED' })
       expect(await minedCount(from)).toBe(1)
+      // Counted for the operator: once, by the node taking it (each later look found it in the pool).
+      expect(await metrics.render()).toContain(
+        'latchkey_send_rebroadcasts_total{chain="eip155",accepted="true"} 1',
+      )
     } finally {
       await chain.rpc('evm_setAutomine', [true])
       await h.service.close()

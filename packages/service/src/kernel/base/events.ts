@@ -113,6 +113,12 @@ export interface ServiceEventMap {
   /** A stuck send was re-signed with higher fees (same nonce). */
   'send.replaced': { chain: 'eip155'; replacement: number }
   /**
+   * A send past its replacements that the node no longer had (dropped from its pool, a restarted
+   * node) was given to it again; `accepted`: whether the node took it (false: mined meanwhile,
+   * known, or priced out, and the next pass looks again).
+   */
+  'send.rebroadcast': { chain: 'eip155'; accepted: boolean }
+  /**
    * The open sends of one chain family in one status at a look of `start`'s backlog watch
    * (sending/sendBacklog.ts); `oldestSeconds` since the oldest was signed, 0 with none.
    */
