@@ -133,6 +133,20 @@ export const updateSessionProfile = defineActivity('latchkey_update_session_prof
       ...(notes !== undefined ? { notes } : {}),
     }
   },
+  // Under MFA, held: any new scope but `false` (no scope can be judged narrower than another, and
+  // the sessions already issued take the new one at once), and a longer life (or a first one, over
+  // what each login asked) for the sessions it gives. Narrowing to `false` in an emergency, a new
+  // name or notes, a shorter life: at once.
+  loosensGuard: async (reads, organizationId, p) => {
+    const profile = await reads.get('sessionProfiles', p.sessionProfileId)
+    if (!profile || profile.organizationId !== organizationId) return false
+    const widened = p.scope !== undefined && p.scope.trim() !== 'false' && p.scope !== profile.scope
+    const longer =
+      p.expirationSeconds !== undefined &&
+      (profile.expirationSeconds === undefined ||
+        BigInt(p.expirationSeconds) > BigInt(profile.expirationSeconds))
+    return widened || longer
+  },
   run: async (ctx, p) => {
     const profile = await findSessionProfile(ctx.tx, ctx.organization.id, p.sessionProfileId)
     if (p.sessionProfileName !== undefined)

@@ -846,6 +846,56 @@ describe('loosening a spending guard waits for every policy of a submitter under
     expect(status(byB)).toBe('ACTIVITY_STATUS_COMPLETED')
   })
 
+  it("a stolen session cannot widen a session profile's scope or lengthen its sessions; narrowing it to false, a new name or a shorter life run at once", async () => {
+    const sessionProfileId = resultOf(
+      'create_session_profile',
+      await submitAs(keyB, 'create_session_profile', {
+        sessionProfileName: 'wallets only',
+        scope: "activity.resource == 'WALLET'",
+        expirationSeconds: '600',
+      }),
+    ).sessionProfileId as string
+    const profile = () => h.service.store.get('sessionProfiles', sessionProfileId)
+    const { code } = await totpPolicyOn(keyA, userA)
+    const held = []
+    for (const params of [
+      { sessionProfileId, scope: 'true' },
+      { sessionProfileId, scope: "activity.resource == 'WALLET' || activity.action == 'SIGN'" },
+      { sessionProfileId, expirationSeconds: '601' },
+    ]) {
+      const reply = await submitAs(keyA, 'latchkey_update_session_profile', params)
+      expect([params, status(reply)]).toEqual([params, 'ACTIVITY_STATUS_AUTHENTICATORS_NEEDED'])
+      held.push(reply)
+    }
+    expect(await profile()).toMatchObject({
+      scope: "activity.resource == 'WALLET'",
+      expirationSeconds: '600',
+    })
+    for (const params of [
+      { sessionProfileId, sessionProfileName: 'careful', notes: 'renamed' },
+      { sessionProfileId, expirationSeconds: '300' },
+      { sessionProfileId, scope: "activity.resource == 'WALLET'" },
+      { sessionProfileId, scope: 'false' },
+    ]) {
+      const reply = await submitAs(keyA, 'latchkey_update_session_profile', params)
+      expect([params, status(reply)]).toEqual([params, 'ACTIVITY_STATUS_COMPLETED'])
+    }
+    expect(await profile()).toMatchObject({ name: 'careful', scope: 'false', expirationSeconds: '300' })
+    // With the user's code the held widening runs, once.
+    const widened = await submitAs(keyA, 'latchkey_satisfy_mfa', {
+      fingerprint: held[0]!.body.activity.fingerprint,
+      totpCode: code(),
+    })
+    expect(status(widened)).toBe('ACTIVITY_STATUS_COMPLETED')
+    expect(await profile()).toMatchObject({ scope: 'true', expirationSeconds: '300' })
+    // A user with no MFA policy widens it at once.
+    const byB = await submitAs(keyB, 'latchkey_update_session_profile', {
+      sessionProfileId,
+      expirationSeconds: '900',
+    })
+    expect(status(byB)).toBe('ACTIVITY_STATUS_COMPLETED')
+  })
+
   it("removing an agent's limit once its key is gone does not wait (a revoke asks for one code, not two)", async () => {
     const agent = testKey()
     const { userIds } = resultOf(
