@@ -18,12 +18,17 @@ export interface SendContext {
    * Writes `changes` to the send (a claim's lease ends with it); with `whileOpen`, only while it is
    * still PENDING or BROADCASTED (another instance may have settled it). With `paidFee` (a mined
    * send's fee, in the chain's native unit), the spending limits that reserved its fee at its most
-   * keep what it paid instead, in the same transaction (`settleSpend`). Resolves with whether it wrote.
+   * keep what it paid instead, in the same transaction (`settleSpend`); `also` writes more in it,
+   * given the row as it was. Resolves with whether it wrote.
    */
   update(
     row: SendTransactionRow,
     changes: Partial<SendTransactionRow>,
-    options?: { whileOpen?: boolean; paidFee?: bigint },
+    options?: {
+      whileOpen?: boolean
+      paidFee?: bigint
+      also?: (tx: Transaction, current: SendTransactionRow) => Promise<void>
+    },
   ): Promise<boolean>
   /** Takes the send for a lease unless another pass (here or on another instance) took it first. */
   claim(row: SendTransactionRow): Promise<SendTransactionRow | undefined>

@@ -19,7 +19,15 @@ import { mostMaxFeePerGas } from './evmSender.ts'
 import { checkGasCaps, feeCeilingsOf } from './gasCaps.ts'
 import { L1_FEE_HEADROOM, l1DataFeeBound, unsignedSizeBound } from './l1DataFee.ts'
 import { revertChainOf } from './revertReason.ts'
-import { type NewSend, nonceIdOf, openSends, pendingSend, rpcFor, SENDING } from './sendingState.ts'
+import {
+  forgetNonceHole,
+  type NewSend,
+  nonceIdOf,
+  openSends,
+  pendingSend,
+  rpcFor,
+  SENDING,
+} from './sendingState.ts'
 import { nodeFailure, RpcRefusedError, RpcUnreachableError, type SendRpc } from './sendRpc.ts'
 import { findSponsor } from './sponsors.ts'
 
@@ -515,30 +523,51 @@ async function simulateBatch(
  * the stored next nonce and the node's pending count. Concurrent sends from one account (on any
  * instance) write the same row, so the database serialises them (SERIALIZABLE on PostgreSQL,
  * one writer on SQLite): no nonce is given twice and none is skipped.
- * When the stored one is ahead of `floor` and `restart` answers true, it is set aside and the count
- * starts again from `floor` (the node knows best when nothing of this account is in flight: a nonce
- * the counter passed and no send used, such as a refused sponsored send's authorization's, which no
- * fill takes, is the node's next). `restart` is asked only then, so a counter level with the node
- * reads nothing more. The counter never goes back by itself otherwise: a send the
+ * With `holes`, the lowest of the counter's holes (`NonceRow.holes`: nonces it gave that no
+ * transaction will use, recorded by the worker) at or above `floor` is taken first, and the
+ * counter stays where it is. When the stored one is ahead of `floor` and `restart` answers true, it
+ * is set aside, with its holes, and the count starts again from `floor` (the node knows best when
+ * nothing of this account is in flight); `restart` is asked only then. A counter ahead of the node
+ * is otherwise trusted over it: a node behind a load balancer may answer a count a block old. The
+ * counter never goes back by itself otherwise: a send the
  * node refused gives its nonce back when it was the last taken (`giveBackNonce`), and a nonce that
  * a later one was taken after is filled by the worker (`evmSender`): a sponsor's by the sponsor, a
  * user's account's by the account, its fee counted under the account's native spending limits.
  */
 export async function takeNonce(
   tx: StoreTransaction,
-  nonce: { now: number; caip2: string; address: string; floor: string; restart?: () => Promise<boolean> },
+  nonce: {
+    now: number
+    caip2: string
+    address: string
+    floor: string
+    restart?: () => Promise<boolean>
+    holes?: boolean
+  },
 ): Promise<bigint> {
-  const { now, caip2, address, floor } = nonce
+  const { now, caip2, address } = nonce
   const id = nonceIdOf(caip2, address)
   const row = await tx.get('nonces', id)
   const stored = row ? BigInt(row.next) : 0n
-  const next = stored > BigInt(floor) && !(await nonce.restart?.()) ? stored : BigInt(floor)
-  await tx.put('nonces', {
-    id,
-    next: (next + 1n).toString(),
-    createdAt: row?.createdAt ?? now,
-    updatedAt: now,
-  })
+  const floor = BigInt(nonce.floor)
+  // The holes the counter has passed and the node has not (one below the node's count was used).
+  const holes = (row?.holes ?? []).map(BigInt).filter((hole) => hole >= floor && hole < stored)
+  const write = (next: bigint, left: bigint[]) =>
+    tx.put('nonces', {
+      id,
+      next: next.toString(),
+      ...(left.length > 0 ? { holes: left.map(String) } : {}),
+      createdAt: row?.createdAt ?? now,
+      updatedAt: now,
+    })
+  const [lowest, ...rest] = holes
+  if (nonce.holes && lowest !== undefined) {
+    await write(stored, rest)
+    return lowest
+  }
+  const restarted = stored > floor && (await nonce.restart?.()) === true
+  const next = stored > floor && !restarted ? stored : floor
+  await write(next + 1n, restarted ? [] : holes)
   return next
 }
 
@@ -597,15 +626,12 @@ export async function runEthSend(
     maxFeePerGas: BigInt(prepared.maxFeePerGas),
     maxPriorityFeePerGas: BigInt(prepared.maxPriorityFeePerGas),
   }
-  // Whether a send of this account on this chain is still open (read once, and only if asked).
-  let busy: boolean | undefined
-  const inFlight = async () =>
-    (busy ??= (await openSends(ctx.tx)).some(
-      (row) => row.caip2 === p.caip2 && row.account.toLowerCase() === p.from.toLowerCase(),
-    ))
-  // An unsponsored send's nonce is the account's own: with nothing of the account in flight, the
-  // node's count, past any nonce the counter took that no send used (a refused sponsored send's
-  // authorization's, which no fill takes), else the account's next sends would wait behind it.
+  // An unsponsored send's nonce is the account's own: the lowest hole its counter has, if any (a
+  // nonce a refused sponsored send's authorization took, which no fill takes), else the account's
+  // later sends would wait behind it for good. Not for a batch whose authorization is to take the
+  // nonce after it. One the caller names is no hole any more.
+  if (p.nonce !== undefined)
+    await forgetNonceHole(ctx.tx, { now: ctx.now, caip2: p.caip2, address: p.from, nonce: BigInt(p.nonce) })
   const nonce =
     p.nonce !== undefined
       ? BigInt(p.nonce)
@@ -614,7 +640,7 @@ export async function runEthSend(
           caip2: p.caip2,
           address: prepared.sender,
           floor: prepared.senderNonce,
-          ...(sponsor ? {} : { restart: async () => !(await inFlight()) }),
+          holes: !sponsor && (!prepared.batch || prepared.batch.delegated),
         })
   let signed: string
   if (!prepared.batch) {
@@ -638,6 +664,11 @@ export async function runEthSend(
     // the first is included must not reuse the nonce the node still reports (it would revert).
     // With no batch of this account still in flight, the node's count is the truth (a batch that
     // reverted did not spend its nonce), so the counter starts again from it.
+    let busy: boolean | undefined
+    const inFlight = async () =>
+      (busy ??= (await openSends(ctx.tx)).some(
+        (row) => row.caip2 === p.caip2 && row.account.toLowerCase() === p.from.toLowerCase(),
+      ))
     const delegateCounter = {
       now: ctx.now,
       caip2: `${p.caip2}#delegate`,
@@ -660,6 +691,7 @@ export async function runEthSend(
             ...userCounter,
             floor: prepared.accountNonce ?? '0',
             restart: async () => !(await inFlight()),
+            holes: true,
           })
         : p.nonce !== undefined
           ? nonce + 1n

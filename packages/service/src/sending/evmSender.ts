@@ -17,7 +17,7 @@ import type { ChainSender, SendContext } from './ChainSender.ts'
 import { capsOf, checkGasCaps, feeCeilingsOf } from './gasCaps.ts'
 import { revertReasonOf } from './revertReason.ts'
 import type { SendingOptions } from './SendingOptions.ts'
-import { giveBackNonce, pendingSend } from './sendingState.ts'
+import { giveBackNonce, OPEN_STATUSES, pendingSend, recordNonceHole } from './sendingState.ts'
 import { RpcRefusedError } from './sendRpc.ts'
 
 /** A node's refusal that means it already has this transaction. */
@@ -183,6 +183,12 @@ async function batchNotRun(
     : `the batch did not run: ${row.account} did not delegate to the Latchkey delegate when the transaction was mined (its authorization no longer valid then), so its call to itself ran no code and none of the batch's calls was made; the transaction's fee was paid`
 }
 
+/** The authorization a send's transaction carries (a batch that delegates the account), if any. */
+function authorizationOf(row: SendTransactionRow): { nonce: bigint } | undefined {
+  const raw = Transaction.fromHex(row.signedTransaction).raw as { authorizationList?: { nonce: bigint }[] }
+  return raw.authorizationList?.[0]
+}
+
 /** A receipt's quantity (0x hex) as a number; undefined when absent or not one. */
 function quantityOf(value: unknown): bigint | undefined {
   return typeof value === 'string' && /^0x[0-9a-f]{1,64}$/i.test(value) ? BigInt(value) : undefined
@@ -215,6 +221,10 @@ async function settle(ctx: SendContext, row: SendTransactionRow): Promise<boolea
       receipt.effectiveGasPrice === undefined
         ? undefined
         : BigInt(summary.gasUsed) * BigInt(summary.effectiveGasPrice) + l1Fee
+    // A batch that did not run skipped its authorization: the account's nonce it took is unused
+    // unless the account's count passed it meanwhile (`takeNonce` takes no hole below the node's
+    // count), a hole its next send takes.
+    const skipped = notRun ? authorizationOf(row) : undefined
     const settled = await ctx.update(
       row,
       {
@@ -224,7 +234,21 @@ async function settle(ctx: SendContext, row: SendTransactionRow): Promise<boolea
         ...(error ? { error } : {}),
         notBefore: Number.MAX_SAFE_INTEGER,
       },
-      { whileOpen: true, ...(paidFee === undefined ? {} : { paidFee }) },
+      {
+        whileOpen: true,
+        ...(paidFee === undefined ? {} : { paidFee }),
+        ...(skipped
+          ? {
+              also: (tx) =>
+                recordNonceHole(tx, {
+                  now: ctx.runtime.now(),
+                  caip2: row.caip2,
+                  address: row.account,
+                  nonce: skipped.nonce,
+                }),
+            }
+          : {}),
+      },
     )
     if (settled) ctx.final(row, status)
     return true
@@ -262,17 +286,15 @@ async function failUnmined(ctx: SendContext, row: SendTransactionRow, message: s
     if (current.nonce === undefined || !fees) return
     const now = runtime.now()
     let given = false
+    let authorizationGiven = false
     // The user's nonce its authorization took (a batch that delegates the account), if any.
-    const raw = Transaction.fromHex(current.signedTransaction).raw as {
-      authorizationList?: { nonce: bigint }[]
-    }
-    const [authorization] = raw.authorizationList ?? []
+    const authorization = authorizationOf(current)
     // Never taken by the node as far as the service knows: never broadcast (a replacement keeps
     // the first broadcast's time) and no broadcast whose answer was lost (each counts an attempt).
     if (current.broadcastAt === undefined && current.attempts === 0) {
       // The authorization's nonce first (the later one, when the user sends it), then the outer one.
       if (authorization)
-        await giveBackNonce(tx, {
+        authorizationGiven = await giveBackNonce(tx, {
           now,
           caip2: current.caip2,
           address: current.account,
@@ -285,6 +307,17 @@ async function failUnmined(ctx: SendContext, row: SendTransactionRow, message: s
         nonce: BigInt(current.nonce),
       })
     }
+    // A sponsored send's authorization took the account's nonce, which no fill takes (the account
+    // may hold nothing to pay one with): a hole of the account's counter, which its next send takes.
+    // Only the first time (a later pass sees the send FAILED, its hole perhaps taken since).
+    const open = (OPEN_STATUSES as readonly string[]).includes(current.status)
+    if (authorization && current.sender !== current.account && !authorizationGiven && open)
+      await recordNonceHole(tx, {
+        now,
+        caip2: current.caip2,
+        address: current.account,
+        nonce: authorization.nonce,
+      })
     // Recorded once, whichever pass or instance gets here again.
     if (given || (await tx.get('sendTransactions', fillIdOf(current.id)))) return
     const signer = await fillSignerOf(tx, current)
@@ -301,10 +334,20 @@ async function failUnmined(ctx: SendContext, row: SendTransactionRow, message: s
     if (current.sender === current.account && authorization?.nonce === BigInt(current.nonce) + 1n)
       nonces.push({ nonce: authorization.nonce, id: authorizationFillIdOf(current.id) })
     const reservedFee = 21_000n * mostMaxFeePerGas(fees.maxFeePerGas, options)
-    for (const { nonce, id } of nonces) {
+    for (const [i, { nonce, id }] of nonces.entries()) {
       const refusal = await reserveFill(runtime, tx, current, { account: signer.account, reservedFee, id })
-      if (refusal !== undefined)
-        return `${message}; nonce ${nonce} of ${current.sender} was not filled, and the account's later sends wait behind it until it sends at that nonce: ${refusal}`
+      if (refusal !== undefined) {
+        // Left empty: holes of the account's counter, which its next sends take.
+        if (open)
+          for (const hole of nonces.slice(i))
+            await recordNonceHole(tx, {
+              now,
+              caip2: current.caip2,
+              address: current.account,
+              nonce: hole.nonce,
+            })
+        return `${message}; nonce ${nonce} of ${current.sender} was not filled, and the account's later sends wait behind it until its next send through the service takes that nonce (or it sends at it itself): ${refusal}`
+      }
       const fill = signFill(runtime, { ...current, nonce: nonce.toString() }, fees, signer)
       await tx.put('sendTransactions', { ...fill, id, reservedFee: reservedFee.toString() })
     }

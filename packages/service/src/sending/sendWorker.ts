@@ -222,13 +222,24 @@ async function step(runtime: Runtime, row: SendTransactionRow): Promise<void> {
     runtime,
     rpc,
     options: runtime.stateOf(SENDING).sending,
-    update: (send, changes, { whileOpen, paidFee } = {}) =>
-      update(runtime, send, changes, {
-        ...(whileOpen ? { whileOpen } : {}),
-        ...(paidFee !== undefined && send.reservedFee !== undefined
+    update: (send, changes, { whileOpen, paidFee, also } = {}) => {
+      const settling =
+        paidFee !== undefined && send.reservedFee !== undefined
           ? settlingFee(runtime, send, paidFee)
+          : undefined
+      return update(runtime, send, changes, {
+        ...(whileOpen ? { whileOpen } : {}),
+        ...(settling ? { locks: settling.locks } : {}),
+        ...(settling || also
+          ? {
+              also: async (tx: Transaction, current: SendTransactionRow) => {
+                await settling?.also(tx, current)
+                await also?.(tx, current)
+              },
+            }
           : {}),
-      }),
+      })
+    },
     claim: (send) => claim(runtime, send),
     fail: (send, message, also) => fail(runtime, send, message, also),
     broadcasted: (send) => {

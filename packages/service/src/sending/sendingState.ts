@@ -72,6 +72,41 @@ export async function giveBackNonce(
   return true
 }
 
+/** Most holes a counter keeps: the lowest (each later send waits behind the lowest first). */
+const MAX_HOLES = 16
+
+/**
+ * In a transaction: records `nonce` of `address` as a hole of its counter, a nonce it gave that no
+ * transaction will use and nothing fills (`NonceRow.holes`), so that the account's next send takes
+ * it (`takeNonce`). Nothing when the counter has not passed it (given back, or never taken).
+ */
+export async function recordNonceHole(
+  tx: Pick<Transaction, 'get' | 'put'>,
+  hole: { now: number; caip2: string; address: string; nonce: bigint },
+): Promise<void> {
+  const id = nonceIdOf(hole.caip2, hole.address)
+  const row = await tx.get('nonces', id)
+  if (!row || BigInt(row.next) <= hole.nonce) return
+  const holes = [...new Set([...(row.holes ?? []), hole.nonce.toString()])]
+    .map(BigInt)
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+    .slice(0, MAX_HOLES)
+  await tx.put('nonces', { ...row, holes: holes.map(String), updatedAt: hole.now })
+}
+
+/** In a transaction: `nonce` of `address` is no hole any more (a send names it itself). */
+export async function forgetNonceHole(
+  tx: Pick<Transaction, 'get' | 'put'>,
+  hole: { now: number; caip2: string; address: string; nonce: bigint },
+): Promise<void> {
+  const id = nonceIdOf(hole.caip2, hole.address)
+  const row = await tx.get('nonces', id)
+  if (!row?.holes?.includes(hole.nonce.toString())) return
+  const { holes, ...rest } = row
+  const left = holes.filter((entry) => entry !== hole.nonce.toString())
+  await tx.put('nonces', { ...rest, ...(left.length > 0 ? { holes: left } : {}), updatedAt: hole.now })
+}
+
 /** The sending wing's state: its options and senders, read by its handlers and its worker. */
 export const SENDING = new PluginStateKey<SendingState>('sending')
 

@@ -170,7 +170,7 @@ describe("an unsponsored send the node refuses leaves no hole in the account's n
     const probe = await createHarness()
     const each = 21_000n * mostMaxFeePerGas(2n * GWEI, probe.service.runtime.stateOf(SENDING).sending)
     await probe.service.close()
-    const { h, first, next, used } = await refusedThenNext(7n + 8n + 2n * each)
+    const { h, limited, first, next, used } = await refusedThenNext(7n + 8n + 2n * each)
     const failed = await waitForStatus(h, first, 'FAILED')
     // The FAILED send says why its nonce is left empty: the limit's refusal of the fill's fee.
     expect(failed.error?.message).toMatch(
@@ -183,6 +183,28 @@ describe("an unsponsored send the node refuses leaves no hole in the account's n
     expect(await h.service.store.get('sendTransactions', fillIdOf(first))).toBeUndefined()
     expect(await used()).toBe(8n + each)
     expect((await h.service.store.get('sendTransactions', next))!.status).not.toBe('INCLUDED')
+    // Once the limit has room, the account's next send takes the empty nonce, and the one waiting
+    // behind it is mined too (without it, the new send takes the nonce after the last and waits).
+    resultOf(
+      'latchkey_update_spending_limit',
+      await h.submit(
+        'latchkey_update_spending_limit',
+        { spendingLimitId: limited.spendingLimitId, amount: '1000000000000000000' },
+        limited,
+      ),
+    )
+    h.clock.set(Date.now())
+    const third = resultOf(
+      'eth_send_transaction',
+      await h.submit(
+        'eth_send_transaction',
+        { from: limited.from, caip2: CAIP2, calls: [{ to: DEAD, value: '9' }], ...PRICE },
+        limited,
+      ),
+    ).sendTransactionStatusId as string
+    expect((await h.service.store.get('sendTransactions', third))!.nonce).toBe(failed.nonce)
+    const as = { organizationId: limited.organizationId, as: limited }
+    for (const id of [third, next]) expect((await waitForSend(h, id, as)).txStatus).toBe('INCLUDED')
     await h.service.close()
   }, 60_000)
 

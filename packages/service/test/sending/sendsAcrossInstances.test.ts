@@ -9,6 +9,7 @@ import type { CreateServiceOptions } from '../../src/assembly/createService.ts'
 import { createMetrics } from '../../src/observability/metrics.ts'
 import { fillIdOf } from '../../src/sending/evmSender.ts'
 import { STALLED_SECONDS, watchSendBacklog } from '../../src/sending/sendBacklog.ts'
+import { nonceIdOf } from '../../src/sending/sendingState.ts'
 import { sponsorAddress } from '../../src/sending/sponsors.ts'
 import { ETHEREUM_ACCOUNT, limitedSubOrganization, resultOf } from '../../src/testing/harness.ts'
 import { deploymentOn, twoInstances as twoOnPostgres } from '../support/twoInstances.ts'
@@ -77,6 +78,61 @@ describe('sends across two instances on PostgreSQL', { timeout: 120_000 }, () =>
     const rows = await a!.service.store.all('sendTransactions')
     expect(rows).toHaveLength(20)
     expect(rows.filter((row) => row.replacements > 0 || (row.priorHashes ?? []).length > 0)).toEqual([])
+    for (const h of instances) await h.service.close()
+  })
+
+  it("an account's counter with two holes, 6 concurrent sends split across both: each hole taken once, then the counter, contiguous nonces, all included", async () => {
+    const [a, b] = await twoInstances('nonce_holes')
+    const instances = [a!, b!]
+    const { addresses } = resultOf(
+      'create_wallet',
+      await a!.submit('create_wallet', { walletName: 'holes', accounts: [ETHEREUM_ACCOUNT] }),
+    )
+    const from = addresses[0] as string
+    await chain.fund(from, 10n ** 19n)
+    const first = Number(BigInt((await chain.rpc('eth_getTransactionCount', [from, 'pending'])) as string))
+    // What two refused sponsored sends' authorizations leave (the worker records them): the
+    // counter two past the node, both nonces unused.
+    await a!.service.store.transaction((tx) =>
+      tx.put('nonces', {
+        id: nonceIdOf(CAIP2, from),
+        next: String(first + 2),
+        holes: [String(first), String(first + 1)],
+        createdAt: Date.now(),
+        updatedAt: Date.now(),
+      }),
+    )
+    a!.clock.set(Date.now())
+    const replies = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        instances[i % 2]!.submit('eth_send_transaction', {
+          from,
+          caip2: CAIP2,
+          calls: [{ to: DEAD, value: String(i + 1) }],
+        }),
+      ),
+    )
+    expect(replies.map((reply) => reply.status)).toEqual(Array(6).fill(200))
+    const ids = replies.map(
+      (reply) => resultOf('eth_send_transaction', reply).sendTransactionStatusId as string,
+    )
+    const rows = await Promise.all(
+      ids.map(async (id) => (await a!.service.store.get('sendTransactions', id))!),
+    )
+    expect(rows.map((row) => Number(row.nonce)).sort((x, y) => x - y)).toEqual(
+      Array.from({ length: 6 }, (_, i) => first + i),
+    )
+    const statuses = await Promise.all(
+      ids.map((id, i) => waitForSend(instances[(i + 1) % 2]!, id, { timeoutMs: 60_000 })),
+    )
+    expect(statuses.map((status) => status.txStatus)).toEqual(Array(6).fill('INCLUDED'))
+    expect(Number(BigInt((await chain.rpc('eth_getTransactionCount', [from, 'latest'])) as string))).toBe(
+      first + 6,
+    )
+    expect(await a!.service.store.get('nonces', nonceIdOf(CAIP2, from))).toMatchObject({
+      next: String(first + 6),
+    })
+    expect((await a!.service.store.get('nonces', nonceIdOf(CAIP2, from)))!.holes).toBeUndefined()
     for (const h of instances) await h.service.close()
   })
 

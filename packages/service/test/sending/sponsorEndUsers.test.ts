@@ -10,6 +10,7 @@ import {
   type Chain,
   endUser,
   erc20Call,
+  refusingNode,
   sendCount,
   sponsoredService,
   startChain,
@@ -397,20 +398,97 @@ describe('a sponsored batch whose authorization is no longer valid when it is mi
     expect(await chain.tokenBalance(user.from)).toBe(7n)
     await h.service.close()
   }, 60_000)
-  it("and so does a send of the account's own: it takes the node's nonce, past the one left unused, and is included", async () => {
-    const h = await sponsoredService(chain)
+  it("and one mined after it, whose authorization was skipped for it: both nonces are the account's next sends", async () => {
+    let release = () => {}
+    const hold = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    // The node refuses the first sponsored batch, once released, and takes the second.
+    let first: string | undefined
+    const refuse = (raw: string) => {
+      if (!raw.startsWith('0x04')) return false
+      first ??= raw
+      return first === raw
+    }
+    const h = await sponsoredService(chain, {}, {}, { fetch: refusingNode(refuse, { hold }) })
     const user = await endUser(h)
     await chain.fund(user.from, 10n ** 18n)
-    const start = await counterAhead(h, user.from)
-    const id = resultOf(
+    const start = await nonceOf(user.from)
+    const as = { organizationId: user.organizationId, as: user.as }
+    const sponsoredSend = async (amount: bigint) =>
+      resultOf(
+        'eth_send_transaction',
+        await user.send({ sponsor: true, calls: [erc20Call('mint', user.from, amount)] }),
+      ).sendTransactionStatusId as string
+    const ownSend = async (amount: bigint) =>
+      resultOf('eth_send_transaction', await user.send({ calls: [erc20Call('mint', user.from, amount)] }))
+        .sendTransactionStatusId as string
+    const refused = await sponsoredSend(5n)
+    // Signed while the first is on its way: its authorization takes the nonce after the first's.
+    const skipped = await sponsoredSend(7n)
+    release()
+    expect((await waitForSend(h, refused, as)).txStatus).toBe('FAILED')
+    const mined = await waitForSend(h, skipped, as)
+    expect([mined.txStatus, mined.error?.message]).toEqual([
+      'FAILED',
+      expect.stringContaining('the batch did not run'),
+    ])
+    // Both authorizations' nonces are unused: the account's next two sends take them, in order.
+    const sends = [await ownSend(1n), await ownSend(2n), await ownSend(3n)]
+    const nonces = await Promise.all(
+      sends.map(async (id) => (await h.service.store.get('sendTransactions', id))!.nonce),
+    )
+    expect(nonces).toEqual([String(start), String(start + 1n), String(start + 2n)])
+    for (const id of sends) expect((await waitForSend(h, id, as)).txStatus).toBe('INCLUDED')
+    expect(await chain.tokenBalance(user.from)).toBe(6n)
+    await h.service.close()
+  }, 60_000)
+
+  it("a refused one whose authorization's nonce a later send of the account passed: the account's next send takes that nonce, and its sends are included", async () => {
+    let release = () => {}
+    const hold = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    // The node refuses every type-4 transaction (the sponsored batch), once released.
+    const h = await sponsoredService(
+      chain,
+      {},
+      {},
+      { fetch: refusingNode((raw) => raw.startsWith('0x04'), { hold }) },
+    )
+    const user = await endUser(h)
+    await chain.fund(user.from, 10n ** 18n)
+    const start = await nonceOf(user.from)
+    const sponsored = resultOf(
+      'eth_send_transaction',
+      await user.send({ sponsor: true, calls: [erc20Call('mint', user.from, 5n)] }),
+    ).sendTransactionStatusId as string
+    // Signed while the batch is on its way: the nonce after its authorization's.
+    const own = resultOf(
       'eth_send_transaction',
       await user.send({ calls: [erc20Call('mint', user.from, 3n)] }),
     ).sendTransactionStatusId as string
-    // Without it, the send takes the counter's nonce, 3 past the node's, and waits in its queue for good.
-    const final = await waitForSend(h, id, { organizationId: user.organizationId, as: user.as })
-    expect(final.txStatus).toBe('INCLUDED')
-    expect(await nonceOf(user.from)).toBe(start + 1n)
-    expect(await chain.tokenBalance(user.from)).toBe(3n)
+    expect((await h.service.store.get('sendTransactions', own))!.nonce).toBe(String(start + 1n))
+    release()
+    const as = { organizationId: user.organizationId, as: user.as }
+    expect((await waitForSend(h, sponsored, as)).txStatus).toBe('FAILED')
+    // No fill takes the authorization's nonce: the next send does. Without it, it takes the nonce
+    // after the last and all wait in the node's queue for good.
+    const next = resultOf(
+      'eth_send_transaction',
+      await user.send({ calls: [erc20Call('mint', user.from, 2n)] }),
+    ).sendTransactionStatusId as string
+    expect((await h.service.store.get('sendTransactions', next))!.nonce).toBe(String(start))
+    for (const id of [next, own]) expect((await waitForSend(h, id, as)).txStatus).toBe('INCLUDED')
+    expect(await nonceOf(user.from)).toBe(start + 2n)
+    expect(await chain.tokenBalance(user.from)).toBe(5n)
+    // Taken once: the send after them takes the next nonce.
+    const last = resultOf(
+      'eth_send_transaction',
+      await user.send({ calls: [erc20Call('mint', user.from, 1n)] }),
+    ).sendTransactionStatusId as string
+    expect((await waitForSend(h, last, as)).txStatus).toBe('INCLUDED')
+    expect(await nonceOf(user.from)).toBe(start + 3n)
     await h.service.close()
   }, 60_000)
 })

@@ -392,6 +392,13 @@ export interface SendTransactionRow extends Row {
 /** The next outer nonce of an account on a chain (`<caip2>|<address lowercase>`), assigned in the activity's transaction. */
 export interface NonceRow extends Row {
   next: string
+  /**
+   * Nonces below `next` that the counter gave and no transaction will use, lowest first (a refused
+   * sponsored send's authorization, a fill a spending limit had no room for): the account's next
+   * send takes the lowest still at or above the node's count (`takeNonce`), so its later sends do
+   * not wait behind it for good.
+   */
+  holes?: string[]
 }
 
 /** A sponsor account held by the service: `default` or an organization id, per chain family. */
