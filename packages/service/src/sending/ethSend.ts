@@ -20,6 +20,7 @@ import { checkGasCaps, feeCeilingsOf } from './gasCaps.ts'
 import { L1_FEE_HEADROOM, l1DataFeeBound, unsignedSizeBound } from './l1DataFee.ts'
 import { revertChainOf } from './revertReason.ts'
 import {
+  delegateCounterOf,
   forgetNonceHole,
   type NewSend,
   nonceIdOf,
@@ -549,7 +550,9 @@ export async function takeNonce(
   const id = nonceIdOf(caip2, address)
   const row = await tx.get('nonces', id)
   const stored = row ? BigInt(row.next) : 0n
-  const floor = BigInt(nonce.floor)
+  // The node's count, or more where the service saw a later nonce used (`NonceRow.least`).
+  const least = row?.least === undefined ? 0n : BigInt(row.least)
+  const floor = BigInt(nonce.floor) > least ? BigInt(nonce.floor) : least
   // The holes the counter has passed and the node has not (one below the node's count was used).
   const holes = (row?.holes ?? []).map(BigInt).filter((hole) => hole >= floor && hole < stored)
   const write = (next: bigint, left: bigint[]) =>
@@ -557,6 +560,7 @@ export async function takeNonce(
       id,
       next: next.toString(),
       ...(left.length > 0 ? { holes: left.map(String) } : {}),
+      ...(row?.least === undefined ? {} : { least: row.least }),
       createdAt: row?.createdAt ?? now,
       updatedAt: now,
     })
@@ -671,7 +675,7 @@ export async function runEthSend(
       ))
     const delegateCounter = {
       now: ctx.now,
-      caip2: `${p.caip2}#delegate`,
+      caip2: delegateCounterOf(p.caip2),
       address: p.from,
       floor: batch.delegateNonce,
     }

@@ -17,7 +17,14 @@ import type { ChainSender, SendContext } from './ChainSender.ts'
 import { capsOf, checkGasCaps, feeCeilingsOf } from './gasCaps.ts'
 import { revertReasonOf } from './revertReason.ts'
 import type { SendingOptions } from './SendingOptions.ts'
-import { giveBackNonce, OPEN_STATUSES, pendingSend, recordNonceHole } from './sendingState.ts'
+import {
+  delegateCounterOf,
+  giveBackNonce,
+  OPEN_STATUSES,
+  pendingSend,
+  raiseNonceFloor,
+  recordNonceHole,
+} from './sendingState.ts'
 import { RpcRefusedError } from './sendRpc.ts'
 
 /** A node's refusal that means it already has this transaction. */
@@ -149,18 +156,19 @@ const BATCH_EXECUTED = `0x${bytesToHex(keccak_256(utf8ToBytes('BatchExecuted(uin
 const EXECUTE_SELECTOR = '0xe9ae5c53'
 
 /**
- * Why a mined batch that `eth_send_transaction` made ran none of its calls, or undefined when it
- * ran them (or `row` is no such batch). A batch is the account's call to itself, which runs the
- * delegate's `execute` only if the account delegates to it when the transaction is mined: an
- * authorization not valid by then (its nonce no longer the account's) is skipped, and the call
- * reaches an account without code, which succeeds and does nothing. The delegate logs
- * `BatchExecuted` from the account whenever it runs a batch: without that log, nothing ran.
+ * What a mined batch that `eth_send_transaction` made did: `notRun`, why it ran none of its calls,
+ * or `ran`, the delegate nonce it ran with; undefined when `row` is no such batch. A batch is the
+ * account's call to itself, which runs the delegate's `execute` only if the account delegates to
+ * it when the transaction is mined: an authorization not valid by then (its nonce no longer the
+ * account's) is skipped, and the call reaches an account without code, which succeeds and does
+ * nothing. The delegate logs `BatchExecuted` from the account whenever it runs a batch: without
+ * that log, nothing ran.
  */
-async function batchNotRun(
+async function batchOutcome(
   ctx: SendContext,
   row: SendTransactionRow,
   logs: Receipt['logs'],
-): Promise<string | undefined> {
+): Promise<{ notRun: string } | { ran: bigint } | undefined> {
   const { to, data } = Transaction.fromHex(row.signedTransaction).raw as { to?: string; data?: string }
   if (
     !to ||
@@ -172,15 +180,17 @@ async function batchNotRun(
   if ((await ctx.runtime.store.get('activities', row.activityId))?.path !== 'eth_send_transaction')
     return undefined
   const relayer = `0x${row.sender.toLowerCase().replace(/^0x/, '').padStart(64, '0')}`
-  const ran = (logs ?? []).some(
+  const ran = (logs ?? []).find(
     (log) =>
       log.address.toLowerCase() === row.account.toLowerCase() &&
       log.topics[0]?.toLowerCase() === BATCH_EXECUTED &&
       log.topics[2]?.toLowerCase() === relayer,
   )
-  return ran
-    ? undefined
-    : `the batch did not run: ${row.account} did not delegate to the Latchkey delegate when the transaction was mined (its authorization no longer valid then), so its call to itself ran no code and none of the batch's calls was made; the transaction's fee was paid`
+  const nonce = quantityOf(ran?.topics[1])
+  if (nonce !== undefined) return { ran: nonce }
+  return {
+    notRun: `the batch did not run: ${row.account} did not delegate to the Latchkey delegate when the transaction was mined (its authorization no longer valid then), so its call to itself ran no code and none of the batch's calls was made; the transaction's fee was paid`,
+  }
 }
 
 /** The authorization a send's transaction carries (a batch that delegates the account), if any. */
@@ -206,7 +216,8 @@ async function settle(ctx: SendContext, row: SendTransactionRow): Promise<boolea
       effectiveGasPrice: BigInt(receipt.effectiveGasPrice ?? '0x0').toString(),
       status: receipt.status === '0x1' ? ('success' as const) : ('reverted' as const),
     }
-    const notRun = summary.status === 'success' ? await batchNotRun(ctx, row, receipt.logs) : undefined
+    const outcome = summary.status === 'success' ? await batchOutcome(ctx, row, receipt.logs) : undefined
+    const notRun = outcome && 'notRun' in outcome ? outcome.notRun : undefined
     const status = summary.status === 'success' && !notRun ? 'INCLUDED' : 'FAILED'
     const error = notRun
       ? { message: notRun }
@@ -223,8 +234,10 @@ async function settle(ctx: SendContext, row: SendTransactionRow): Promise<boolea
         : BigInt(summary.gasUsed) * BigInt(summary.effectiveGasPrice) + l1Fee
     // A batch that did not run skipped its authorization: the account's nonce it took is unused
     // unless the account's count passed it meanwhile (`takeNonce` takes no hole below the node's
-    // count), a hole its next send takes.
+    // count), a hole its next send takes. One that ran spent its delegate nonce: the account's
+    // delegate counter never starts again below the next (`NonceRow.least`).
     const skipped = notRun ? authorizationOf(row) : undefined
+    const ran = outcome && 'ran' in outcome ? outcome.ran : undefined
     const settled = await ctx.update(
       row,
       {
@@ -245,6 +258,17 @@ async function settle(ctx: SendContext, row: SendTransactionRow): Promise<boolea
                   caip2: row.caip2,
                   address: row.account,
                   nonce: skipped.nonce,
+                }),
+            }
+          : {}),
+        ...(ran !== undefined
+          ? {
+              also: (tx) =>
+                raiseNonceFloor(tx, {
+                  now: ctx.runtime.now(),
+                  caip2: delegateCounterOf(row.caip2),
+                  address: row.account,
+                  least: ran + 1n,
                 }),
             }
           : {}),

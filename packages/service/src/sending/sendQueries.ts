@@ -6,7 +6,7 @@ import { type ChainSender, namespaceOf } from './ChainSender.ts'
 import { readDelegateNonce } from './delegate/index.ts'
 import { evmSender } from './evmSender.ts'
 import { revertChainOf } from './revertReason.ts'
-import { rpcFor, SENDING, senderOf } from './sendingState.ts'
+import { delegateCounterOf, nonceIdOf, rpcFor, SENDING, senderOf } from './sendingState.ts'
 import { nodeFailure, RpcRefusedError } from './sendRpc.ts'
 import { findSponsor } from './sponsors.ts'
 
@@ -76,16 +76,29 @@ export const sendQueries: Record<string, QueryHandler> = {
     run: async ({ store, runtime }, q) => {
       const rpc = rpcFor(runtime, q.caip2, 'caip2')
       try {
-        const [pending, stored, delegateNonce] = await Promise.all([
+        const [pending, stored, delegateNonce, delegateCounter] = await Promise.all([
           q.nonce ? (rpc('eth_getTransactionCount', [q.address, 'pending']) as Promise<string>) : undefined,
-          q.nonce ? store.get('nonces', `${q.caip2}|${q.address.toLowerCase()}`) : undefined,
+          q.nonce ? store.get('nonces', nonceIdOf(q.caip2, q.address)) : undefined,
           q.gasStationNonce ? readDelegateNonce(rpc, q.address) : undefined,
+          q.gasStationNonce
+            ? store.get('nonces', nonceIdOf(delegateCounterOf(q.caip2), q.address))
+            : undefined,
         ])
         const chain = pending === undefined ? 0n : BigInt(pending)
         const recorded = stored ? BigInt(stored.next) : 0n
+        // The lowest hole of the counter the node has not passed is the next nonce the service
+        // gives (`takeNonce`); a node a block behind never answers below a batch nonce seen used.
+        const hole = (stored?.holes ?? [])
+          .map(BigInt)
+          .filter((nonce) => nonce >= chain && nonce < recorded)
+          .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))[0]
+        const next = hole ?? (chain > recorded ? chain : recorded)
+        const least = delegateCounter?.least === undefined ? 0n : BigInt(delegateCounter.least)
         return {
-          ...(q.nonce ? { nonce: (chain > recorded ? chain : recorded).toString() } : {}),
-          ...(delegateNonce !== undefined ? { gasStationNonce: delegateNonce.toString() } : {}),
+          ...(q.nonce ? { nonce: next.toString() } : {}),
+          ...(delegateNonce !== undefined
+            ? { gasStationNonce: (delegateNonce > least ? delegateNonce : least).toString() }
+            : {}),
         }
       } catch (error) {
         if (error instanceof RpcRefusedError)

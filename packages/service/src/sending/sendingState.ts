@@ -94,6 +94,29 @@ export async function recordNonceHole(
   await tx.put('nonces', { ...row, holes: holes.map(String), updatedAt: hole.now })
 }
 
+/** The counter of an account's batch nonces of the Latchkey delegate on `caip2` (`takeNonce`). */
+export const delegateCounterOf = (caip2: string): string => `${caip2}#delegate`
+
+/**
+ * In a transaction: the counter of `address` on `caip2` never starts again below `least`
+ * (`NonceRow.least`), a nonce the service saw used: a batch that ran with `least - 1`.
+ */
+export async function raiseNonceFloor(
+  tx: Pick<Transaction, 'get' | 'put'>,
+  floor: { now: number; caip2: string; address: string; least: bigint },
+): Promise<void> {
+  const id = nonceIdOf(floor.caip2, floor.address)
+  const row = await tx.get('nonces', id)
+  if (row?.least !== undefined && BigInt(row.least) >= floor.least) return
+  const next = row && BigInt(row.next) > floor.least ? row.next : floor.least.toString()
+  await tx.put('nonces', {
+    ...(row ?? { id, createdAt: floor.now }),
+    next,
+    least: floor.least.toString(),
+    updatedAt: floor.now,
+  })
+}
+
 /** In a transaction: `nonce` of `address` is no hole any more (a send names it itself). */
 export async function forgetNonceHole(
   tx: Pick<Transaction, 'get' | 'put'>,

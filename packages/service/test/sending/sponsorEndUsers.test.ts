@@ -1,6 +1,8 @@
 // What an end user could make the sponsor pay past the operator's bounds (security review of
 // sponsored sending): budgets multiplied by users they create, gas limits that pass the simulation
 // and not the chain, replacements after their sub-organization is deleted.
+import { keccak_256 } from '@noble/hashes/sha3.js'
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { serializeTransaction } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { nonceIdOf } from '../../src/sending/sendingState.ts'
@@ -311,6 +313,52 @@ describe('a sponsored send whose sub-organization is deleted', () => {
   }, 60_000)
 })
 
+describe("an account's batch nonces, from a node a block behind", () => {
+  it("a batch signed just after one ran, the node still answering the delegate's old nonce: the next nonce, not the one used, and it runs", async () => {
+    // A node behind a load balancer may answer a count a block old: here, `nonce()` of the account's
+    // delegate answers 0 once the first batch has run with it.
+    let behind = false
+    const NONCE_CALL = `0x${bytesToHex(keccak_256(utf8ToBytes('nonce()')).slice(0, 4))}`
+    const lagging: typeof fetch = async (input, init) => {
+      const body = JSON.parse(String(init?.body)) as {
+        id: number
+        method: string
+        params: [{ data?: string }]
+      }
+      if (behind && body.method === 'eth_call' && body.params[0]?.data === NONCE_CALL)
+        return new Response(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: `0x${'0'.repeat(64)}` }), {
+          headers: { 'content-type': 'application/json' },
+        })
+      return fetch(input, init)
+    }
+    const h = await sponsoredService(chain, {}, {}, { fetch: lagging })
+    const user = await endUser(h)
+    await chain.fund(user.from, 10n ** 18n)
+    const as = { organizationId: user.organizationId, as: user.as }
+    const batch = async (amount: bigint) =>
+      resultOf(
+        'eth_send_transaction',
+        await user.send({
+          calls: [erc20Call('mint', user.from, amount), erc20Call('mint', user.from, amount)],
+          gasLimit: '400000',
+        }),
+      ).sendTransactionStatusId as string
+    expect((await waitForSend(h, await batch(1n), as)).txStatus).toBe('INCLUDED')
+    behind = true
+    const told = await h.query(
+      'get_nonces',
+      { address: user.from, caip2: CAIP2, gasStationNonce: true },
+      user.as,
+    )
+    expect(told.body).toEqual({ gasStationNonce: '1' })
+    // Without the floor the service keeps, it signs nonce 0 again, and the batch reverts.
+    const second = await waitForSend(h, await batch(2n), as)
+    expect([second.txStatus, second.error?.message]).toEqual(['INCLUDED', undefined])
+    expect(await chain.tokenBalance(user.from)).toBe(6n)
+    await h.service.close()
+  }, 60_000)
+})
+
 describe('a sponsored batch whose authorization is no longer valid when it is mined', () => {
   /** A `fetch` that holds the broadcast of every type-4 transaction until `release`. */
   function heldBatches() {
@@ -383,6 +431,59 @@ describe('a sponsored batch whose authorization is no longer valid when it is mi
     )
     return start
   }
+
+  it("a transaction signed elsewhere and sent through the service at a hole's nonce takes the hole: the next send does not take it again", async () => {
+    const h = await sponsoredService(chain)
+    const user = await endUser(h)
+    await chain.fund(user.from, 10n ** 18n)
+    const start = await nonceOf(user.from)
+    // A hole at the node's count, the counter one past it.
+    await h.service.store.transaction((tx) =>
+      tx.put('nonces', {
+        id: nonceIdOf(CAIP2, user.from),
+        next: String(start + 1n),
+        holes: [String(start)],
+        createdAt: Date.now(),
+        updatedAt: Date.now(),
+      }),
+    )
+    const unsigned = serializeTransaction({
+      type: 'eip1559',
+      chainId: 31337,
+      nonce: Number(start),
+      to: user.from as `0x${string}`,
+      value: 0n,
+      gas: 21_000n,
+      maxFeePerGas: 10n * GWEI,
+      maxPriorityFeePerGas: GWEI,
+    })
+    h.clock.set(Date.now())
+    const { signedTransaction } = resultOf(
+      'sign_transaction',
+      await h.submit(
+        'sign_transaction',
+        { signWith: user.from, type: 'TRANSACTION_TYPE_ETHEREUM', unsignedTransaction: unsigned },
+        user.as,
+      ),
+    ) as { signedTransaction: string }
+    resultOf(
+      'eth_send_raw_transaction',
+      await h.submit('eth_send_raw_transaction', { signedTransaction, caip2: CAIP2 }, user.as),
+    )
+    expect(await h.service.store.get('nonces', nonceIdOf(CAIP2, user.from))).toMatchObject({
+      next: String(start + 1n),
+    })
+    expect((await h.service.store.get('nonces', nonceIdOf(CAIP2, user.from)))!.holes).toBeUndefined()
+    const next = resultOf(
+      'eth_send_transaction',
+      await user.send({ calls: [erc20Call('mint', user.from, 1n)] }),
+    ).sendTransactionStatusId as string
+    expect((await h.service.store.get('sendTransactions', next))!.nonce).toBe(String(start + 1n))
+    expect((await waitForSend(h, next, { organizationId: user.organizationId, as: user.as })).txStatus).toBe(
+      'INCLUDED',
+    )
+    await h.service.close()
+  }, 60_000)
 
   it("takes the node's nonce for its authorization when nothing of the account is in flight, past a nonce an earlier one left unused", async () => {
     const h = await sponsoredService(chain)
@@ -472,6 +573,9 @@ describe('a sponsored batch whose authorization is no longer valid when it is mi
     release()
     const as = { organizationId: user.organizationId, as: user.as }
     expect((await waitForSend(h, sponsored, as)).txStatus).toBe('FAILED')
+    // A client that signs elsewhere is told the same next nonce.
+    const told = await h.query('get_nonces', { address: user.from, caip2: CAIP2, nonce: true }, user.as)
+    expect(told.body).toEqual({ nonce: String(start) })
     // No fill takes the authorization's nonce: the next send does. Without it, it takes the nonce
     // after the last and all wait in the node's queue for good.
     const next = resultOf(

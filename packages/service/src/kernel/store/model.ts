@@ -399,6 +399,12 @@ export interface NonceRow extends Row {
    * not wait behind it for good.
    */
   holes?: string[]
+  /**
+   * The least `next` the counter ever starts again from (`takeNonce`'s `restart`): one past a
+   * nonce the service saw used (a batch that ran with it), since a node behind a load balancer
+   * may answer a count a block old.
+   */
+  least?: string
 }
 
 /** A sponsor account held by the service: `default` or an organization id, per chain family. */

@@ -75,13 +75,17 @@ export const ethSendRawTransaction = defineActivity('eth_send_raw_transaction', 
     const id = `${p.caip2}|${prepared.sender.toLowerCase()}`
     const row = await ctx.tx.get('nonces', id)
     const next = BigInt(prepared.nonce) + 1n
-    if (!row || BigInt(row.next) < next)
+    // A hole of the counter this send takes is no hole any more.
+    const holes = row?.holes?.filter((hole) => hole !== prepared.nonce)
+    if (!row || BigInt(row.next) < next || holes?.length !== row.holes?.length) {
+      const { holes: _, ...kept } = row ?? { id, createdAt: ctx.now }
       await ctx.tx.put('nonces', {
-        id,
-        next: next.toString(),
-        createdAt: row?.createdAt ?? ctx.now,
+        ...kept,
+        next: row && BigInt(row.next) > next ? row.next : next.toString(),
+        ...(holes && holes.length > 0 ? { holes } : {}),
         updatedAt: ctx.now,
       })
+    }
     await recordSend(ctx.tx, ctx.now, {
       id: ctx.newId(),
       organizationId: ctx.organization.id,
