@@ -375,6 +375,30 @@ describe('a sponsored batch whose authorization is no longer valid when it is mi
   }
   const nonceOf = async (address: string) =>
     BigInt((await chain.rpc('eth_getTransactionCount', [address, 'latest'])) as string)
+  /** A 0-value transfer of `user` to itself at `nonce`, signed by the service for sending elsewhere. */
+  async function signedElsewhere(
+    h: Awaited<ReturnType<typeof sponsoredService>>,
+    user: Awaited<ReturnType<typeof endUser>>,
+    nonce: bigint,
+  ) {
+    const unsigned = serializeTransaction({
+      type: 'eip1559',
+      chainId: 31337,
+      nonce: Number(nonce),
+      to: user.from as `0x${string}`,
+      value: 0n,
+      gas: 21_000n,
+      maxFeePerGas: 10n * GWEI,
+      maxPriorityFeePerGas: GWEI,
+    })
+    h.clock.set(Date.now())
+    const reply = await h.submit(
+      'sign_transaction',
+      { signWith: user.from, type: 'TRANSACTION_TYPE_ETHEREUM', unsignedTransaction: unsigned },
+      user.as,
+    )
+    return (resultOf('sign_transaction', reply) as { signedTransaction: string }).signedTransaction
+  }
 
   it('ran none of its calls: it is FAILED, saying why, never INCLUDED', async () => {
     const node = heldBatches()
@@ -387,25 +411,7 @@ describe('a sponsored batch whose authorization is no longer valid when it is mi
     ).sendTransactionStatusId as string
     // While it waits to be broadcast, the account spends the nonce its authorization carries (a
     // transaction it signed for elsewhere), so the authorization is skipped when the batch is mined.
-    const unsigned = serializeTransaction({
-      type: 'eip1559',
-      chainId: 31337,
-      nonce: Number(await nonceOf(user.from)),
-      to: user.from as `0x${string}`,
-      value: 0n,
-      gas: 21_000n,
-      maxFeePerGas: 10n * GWEI,
-      maxPriorityFeePerGas: GWEI,
-    })
-    h.clock.set(Date.now())
-    const { signedTransaction } = resultOf(
-      'sign_transaction',
-      await h.submit(
-        'sign_transaction',
-        { signWith: user.from, type: 'TRANSACTION_TYPE_ETHEREUM', unsignedTransaction: unsigned },
-        user.as,
-      ),
-    ) as { signedTransaction: string }
+    const signedTransaction = await signedElsewhere(h, user, await nonceOf(user.from))
     await chain.rpc('eth_sendRawTransaction', [`0x${signedTransaction.replace(/^0x/, '')}`])
     node.release()
     const final = await waitForSend(h, id, { organizationId: user.organizationId, as: user.as })
@@ -447,25 +453,7 @@ describe('a sponsored batch whose authorization is no longer valid when it is mi
         updatedAt: Date.now(),
       }),
     )
-    const unsigned = serializeTransaction({
-      type: 'eip1559',
-      chainId: 31337,
-      nonce: Number(start),
-      to: user.from as `0x${string}`,
-      value: 0n,
-      gas: 21_000n,
-      maxFeePerGas: 10n * GWEI,
-      maxPriorityFeePerGas: GWEI,
-    })
-    h.clock.set(Date.now())
-    const { signedTransaction } = resultOf(
-      'sign_transaction',
-      await h.submit(
-        'sign_transaction',
-        { signWith: user.from, type: 'TRANSACTION_TYPE_ETHEREUM', unsignedTransaction: unsigned },
-        user.as,
-      ),
-    ) as { signedTransaction: string }
+    const signedTransaction = await signedElsewhere(h, user, start)
     resultOf(
       'eth_send_raw_transaction',
       await h.submit('eth_send_raw_transaction', { signedTransaction, caip2: CAIP2 }, user.as),
