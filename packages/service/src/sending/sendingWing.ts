@@ -12,6 +12,7 @@ import { SENDING_DEFAULTS, type SendingOptions, type SponsorshipOptions } from '
 import { sendBacklogOf } from './sendBacklog.ts'
 import { rpcFor, runsSendWorker, SENDING, type SendingState } from './sendingState.ts'
 import { sendQueries } from './sendQueries.ts'
+import { nodeFailure } from './sendRpc.ts'
 import { startSendWorker } from './sendWorker.ts'
 import { solanaSender } from './solanaSender.ts'
 import { sponsorBalancesOf } from './sponsorBalances.ts'
@@ -100,9 +101,11 @@ function l1FeePricer(runtime: Runtime, state: SendingState): L1FeePricer {
         return L1_FEE_HEADROOM * (await l1DataFeeBound(runtime, rpcFor(runtime, caip2), caip2, unsignedSize))
       } catch (error) {
         if (error instanceof ApiError) throw error
+        // Why, in the service's own words (`nodeFailure`): no URL, credential or upstream text.
+        const why = nodeFailure(error, caip2, 'parameters.unsignedTransaction').message
         throw new UnavailableError({
           code: 'RPC_FAILED',
-          message: `a spending limit of ${caip2}'s native unit counts the L1 data fee this transaction's sender pays there, and the ${caip2} node did not price it: ${error instanceof Error ? error.message : String(error)}`,
+          message: `a spending limit of ${caip2}'s native unit counts the L1 data fee this transaction's sender pays there, and it could not be priced: ${why}`,
         })
       }
     },

@@ -229,9 +229,21 @@ describe('the L1 data fee of an OP Stack chain', () => {
     const asked: string[] = []
     const h = await createHarness({
       clock: fakeClock(Date.now()),
-      rpc: { [CAIP2]: chain.url, 'eip155:8453': 'http://127.0.0.1:9/' },
+      rpc: {
+        [CAIP2]: chain.url,
+        'eip155:8453': 'http://127.0.0.1:9/',
+        'eip155:10': 'http://127.0.0.1:9/odd',
+      },
       fetch: async (input, init) => {
-        asked.push((JSON.parse(String(init?.body)) as { method: string }).method)
+        const body = JSON.parse(String(init?.body)) as { id: number; method: string }
+        asked.push(body.method)
+        // A node whose oracle answers something that is not a number, quoting what it should not.
+        if (String(input).endsWith('/odd')) {
+          const result = body.method === 'eth_getCode' ? '0x60' : 'upstream-secret-text'
+          return new Response(JSON.stringify({ jsonrpc: '2.0', id: body.id, result }), {
+            headers: { 'content-type': 'application/json' },
+          })
+        }
         return fetch(input, init)
       },
     })
@@ -294,6 +306,13 @@ describe('the L1 data fee of an OP Stack chain', () => {
     expect(down.reply.body.details).toMatchObject({ errorCode: 'RPC_FAILED' })
     expect(down.reply.body.message).toContain("counts the L1 data fee this transaction's sender pays there")
     expect(await usedOf(unpriced as never)).toBe('0')
+    // An answer that cannot be read is a 503 in the service's own words, never the node's.
+    const odd = await limitedSubOrganization(h, { amount: String(10n ** 18n), caip2: 'eip155:10' })
+    const unread = await signed(odd as never, 10, 0)
+    expect(unread.reply.status).toBe(503)
+    expect(unread.reply.body.details).toMatchObject({ errorCode: 'RPC_FAILED' })
+    expect(unread.reply.body.message).toContain("the eip155:10 node's answer could not be read")
+    expect(JSON.stringify(unread.reply.body)).not.toContain('upstream-secret-text')
 
     // Nothing is asked of any node where no native limit of a chain the service has a node for
     // exists: an organization without limits, and one whose limit is of a chain without a node.
