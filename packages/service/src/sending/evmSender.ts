@@ -1,5 +1,3 @@
-import { keccak_256 } from '@noble/hashes/sha3.js'
-import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { Transaction } from 'micro-eth-signer'
 import { submitterOf } from '../domain/submitters.ts'
 import { findSigner, withAccountKey } from '../domain/wallets.ts'
@@ -14,6 +12,7 @@ import type {
 import type { Reads } from '../kernel/store/Reads.ts'
 import type { Transaction as StoreTransaction } from '../kernel/store/Store.ts'
 import type { ChainSender, SendContext } from './ChainSender.ts'
+import { BATCH_EXECUTED_TOPIC, EXECUTE_SELECTOR_HEX } from './delegate/index.ts'
 import { capsOf, checkGasCaps, feeCeilingsOf } from './gasCaps.ts'
 import { revertReasonOf } from './revertReason.ts'
 import type { SendingOptions } from './SendingOptions.ts'
@@ -150,11 +149,6 @@ interface Receipt {
   logs?: { address: string; topics: string[] }[]
 }
 
-/** The Latchkey delegate's `BatchExecuted(uint256 indexed nonce, address indexed relayer)`. */
-const BATCH_EXECUTED = `0x${bytesToHex(keccak_256(utf8ToBytes('BatchExecuted(uint256,address)')))}`
-/** ERC-7821 `execute(bytes32,bytes)`: how a batch the service signs calls the account itself. */
-const EXECUTE_SELECTOR = '0xe9ae5c53'
-
 /**
  * What a mined batch that `eth_send_transaction` made did: `notRun`, why it ran none of its calls,
  * or `ran`, the delegate nonce it ran with; undefined when `row` is no such batch. A batch is the
@@ -173,7 +167,7 @@ async function batchOutcome(
   if (
     !to ||
     to.toLowerCase() !== row.account.toLowerCase() ||
-    !data?.toLowerCase().startsWith(EXECUTE_SELECTOR)
+    !data?.toLowerCase().startsWith(EXECUTE_SELECTOR_HEX)
   )
     return undefined
   // Only the service's own batches: a transaction signed elsewhere may run another delegate.
@@ -183,7 +177,7 @@ async function batchOutcome(
   const ran = (logs ?? []).find(
     (log) =>
       log.address.toLowerCase() === row.account.toLowerCase() &&
-      log.topics[0]?.toLowerCase() === BATCH_EXECUTED &&
+      log.topics[0]?.toLowerCase() === BATCH_EXECUTED_TOPIC &&
       log.topics[2]?.toLowerCase() === relayer,
   )
   const nonce = quantityOf(ran?.topics[1])
@@ -238,6 +232,19 @@ async function settle(ctx: SendContext, row: SendTransactionRow): Promise<boolea
     // delegate counter never starts again below the next (`NonceRow.least`).
     const skipped = notRun ? authorizationOf(row) : undefined
     const ran = outcome && 'ran' in outcome ? outcome.ran : undefined
+    const now = ctx.runtime.now()
+    const also = skipped
+      ? (tx: StoreTransaction) =>
+          recordNonceHole(tx, { now, caip2: row.caip2, address: row.account, nonce: skipped.nonce })
+      : ran !== undefined
+        ? (tx: StoreTransaction) =>
+            raiseNonceFloor(tx, {
+              now,
+              caip2: delegateCounterOf(row.caip2),
+              address: row.account,
+              least: ran + 1n,
+            })
+        : undefined
     const settled = await ctx.update(
       row,
       {
@@ -250,28 +257,7 @@ async function settle(ctx: SendContext, row: SendTransactionRow): Promise<boolea
       {
         whileOpen: true,
         ...(paidFee === undefined ? {} : { paidFee }),
-        ...(skipped
-          ? {
-              also: (tx) =>
-                recordNonceHole(tx, {
-                  now: ctx.runtime.now(),
-                  caip2: row.caip2,
-                  address: row.account,
-                  nonce: skipped.nonce,
-                }),
-            }
-          : {}),
-        ...(ran !== undefined
-          ? {
-              also: (tx) =>
-                raiseNonceFloor(tx, {
-                  now: ctx.runtime.now(),
-                  caip2: delegateCounterOf(row.caip2),
-                  address: row.account,
-                  least: ran + 1n,
-                }),
-            }
-          : {}),
+        ...(also ? { also } : {}),
       },
     )
     if (settled) ctx.final(row, status)

@@ -202,6 +202,13 @@ function encodeDynamicArray(elements: Uint8Array[]): Uint8Array {
 
 /** The selector of `execute(bytes32,bytes)` (ERC-7821). */
 const EXECUTE_SELECTOR = keccak_256(utf8ToBytes('execute(bytes32,bytes)')).slice(0, 4)
+/** `EXECUTE_SELECTOR` as 0x-prefixed hex: how a batch's calldata (the account calling itself) starts. */
+export const EXECUTE_SELECTOR_HEX = `0x${bytesToHex(EXECUTE_SELECTOR)}`
+/**
+ * The topic of the delegate's `BatchExecuted(uint256 indexed nonce, address indexed relayer)`,
+ * which the account emits whenever its delegate runs a batch.
+ */
+export const BATCH_EXECUTED_TOPIC = `0x${bytesToHex(keccak_256(utf8ToBytes('BatchExecuted(uint256,address)')))}`
 
 /** What the sponsor's call to the account carries: the batch and the account's signature over it. */
 export interface ExecuteBatchParameters {

@@ -1,4 +1,5 @@
 export {
+  BATCH_EXECUTED_TOPIC,
   BATCH_EXECUTION_TYPES,
   type BatchExecutionParameters,
   type BatchExecutionTypedData,
@@ -8,6 +9,7 @@ export {
   type DelegateCall,
   EXECUTE_BATCH_MODE,
   EXECUTE_BATCH_WITH_OP_DATA_MODE,
+  EXECUTE_SELECTOR_HEX,
   type ExecuteBatchParameters,
   encodeExecuteBatch,
   encodeSelfExecuteBatch,
