@@ -23,7 +23,9 @@ import {
   delegateCounterOf,
   forgetNonceHole,
   type NewSend,
+  nonceFloor,
   nonceIdOf,
+  openHoles,
   openSends,
   pendingSend,
   rpcFor,
@@ -550,11 +552,8 @@ export async function takeNonce(
   const id = nonceIdOf(caip2, address)
   const row = await tx.get('nonces', id)
   const stored = row ? BigInt(row.next) : 0n
-  // The node's count, or more where the service saw a later nonce used (`NonceRow.least`).
-  const least = row?.least === undefined ? 0n : BigInt(row.least)
-  const floor = BigInt(nonce.floor) > least ? BigInt(nonce.floor) : least
-  // The holes the counter has passed and the node has not (one below the node's count was used).
-  const holes = (row?.holes ?? []).map(BigInt).filter((hole) => hole >= floor && hole < stored)
+  const floor = nonceFloor(row, BigInt(nonce.floor))
+  const holes = openHoles(row, floor)
   const write = (next: bigint, left: bigint[]) =>
     tx.put('nonces', {
       id,

@@ -6,7 +6,15 @@ import { type ChainSender, namespaceOf } from './ChainSender.ts'
 import { readDelegateNonce } from './delegate/index.ts'
 import { evmSender } from './evmSender.ts'
 import { revertChainOf } from './revertReason.ts'
-import { delegateCounterOf, nonceIdOf, rpcFor, SENDING, senderOf } from './sendingState.ts'
+import {
+  delegateCounterOf,
+  nonceFloor,
+  nonceIdOf,
+  openHoles,
+  rpcFor,
+  SENDING,
+  senderOf,
+} from './sendingState.ts'
 import { nodeFailure, RpcRefusedError } from './sendRpc.ts'
 import { findSponsor } from './sponsors.ts'
 
@@ -84,20 +92,15 @@ export const sendQueries: Record<string, QueryHandler> = {
             ? store.get('nonces', nonceIdOf(delegateCounterOf(q.caip2), q.address))
             : undefined,
         ])
-        const chain = pending === undefined ? 0n : BigInt(pending)
+        const chain = nonceFloor(stored, pending === undefined ? 0n : BigInt(pending))
         const recorded = stored ? BigInt(stored.next) : 0n
-        // The lowest hole of the counter the node has not passed is the next nonce the service
-        // gives (`takeNonce`); a node a block behind never answers below a batch nonce seen used.
-        const hole = (stored?.holes ?? [])
-          .map(BigInt)
-          .filter((nonce) => nonce >= chain && nonce < recorded)
-          .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))[0]
-        const next = hole ?? (chain > recorded ? chain : recorded)
-        const least = delegateCounter?.least === undefined ? 0n : BigInt(delegateCounter.least)
+        // The next nonce the service gives (`takeNonce`): the lowest hole the node has not passed,
+        // else the larger count; a node a block behind never answers below a nonce seen used.
+        const next = openHoles(stored, chain)[0] ?? (chain > recorded ? chain : recorded)
         return {
           ...(q.nonce ? { nonce: next.toString() } : {}),
           ...(delegateNonce !== undefined
-            ? { gasStationNonce: (delegateNonce > least ? delegateNonce : least).toString() }
+            ? { gasStationNonce: nonceFloor(delegateCounter, delegateNonce).toString() }
             : {}),
         }
       } catch (error) {

@@ -1,6 +1,6 @@
 import { FieldError, NotConfiguredError } from '../kernel/base/errors.ts'
 import { PluginStateKey, type Runtime } from '../kernel/Runtime.ts'
-import type { SendTransactionRow } from '../kernel/store/model.ts'
+import type { NonceRow, SendTransactionRow } from '../kernel/store/model.ts'
 import type { Transaction } from '../kernel/store/Transaction.ts'
 import { type ChainSender, namespaceOf } from './ChainSender.ts'
 import type { SendingOptions, SponsorshipOptions } from './SendingOptions.ts'
@@ -70,6 +70,24 @@ export async function giveBackNonce(
   if (!row || BigInt(row.next) !== nonce.nonce + 1n) return false
   await tx.put('nonces', { ...row, next: nonce.nonce.toString(), updatedAt: nonce.now })
   return true
+}
+
+/** The node's count `node`, raised to what the counter knows was used (`NonceRow.least`). */
+export function nonceFloor(row: NonceRow | undefined, node: bigint): bigint {
+  const least = row?.least === undefined ? 0n : BigInt(row.least)
+  return node > least ? node : least
+}
+
+/**
+ * The counter's holes the node has not passed (at or above `floor`: one below was used) and the
+ * counter has, lowest first: the next nonces `takeNonce` gives before the counter's next.
+ */
+export function openHoles(row: NonceRow | undefined, floor: bigint): bigint[] {
+  if (!row) return []
+  return (row.holes ?? [])
+    .map(BigInt)
+    .filter((hole) => hole >= floor && hole < BigInt(row.next))
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
 }
 
 /** Most holes a counter keeps: the lowest (each later send waits behind the lowest first). */
