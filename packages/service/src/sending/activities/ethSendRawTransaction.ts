@@ -4,7 +4,7 @@ import { FieldError } from '../../kernel/base/errors.ts'
 import { decodeSignedTransaction } from '../../kernel/crypto/index.ts'
 import { defineActivity } from '../../kernel/registry.ts'
 import { recordSend } from '../ethSend.ts'
-import { rpcFor } from '../sendingState.ts'
+import { forgetNonceHole, nonceIdOf, rpcFor } from '../sendingState.ts'
 import { nodeFailure, RpcRefusedError } from '../sendRpc.ts'
 
 const CAIP2 = /^[-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,32}$/
@@ -72,20 +72,17 @@ export const ethSendRawTransaction = defineActivity('eth_send_raw_transaction', 
   run: async (ctx, p) => {
     const prepared = ctx.prepared as Prepared
     // Later sends the service signs for this account take nonces after this one.
-    const id = `${p.caip2}|${prepared.sender.toLowerCase()}`
-    const row = await ctx.tx.get('nonces', id)
-    const next = BigInt(prepared.nonce) + 1n
+    const id = nonceIdOf(p.caip2, prepared.sender)
+    const nonce = BigInt(prepared.nonce)
     // A hole of the counter this send takes is no hole any more.
-    const holes = row?.holes?.filter((hole) => hole !== prepared.nonce)
-    if (!row || BigInt(row.next) < next || holes?.length !== row.holes?.length) {
-      const { holes: _, ...kept } = row ?? { id, createdAt: ctx.now }
+    await forgetNonceHole(ctx.tx, { now: ctx.now, caip2: p.caip2, address: prepared.sender, nonce })
+    const row = await ctx.tx.get('nonces', id)
+    if (!row || BigInt(row.next) <= nonce)
       await ctx.tx.put('nonces', {
-        ...kept,
-        next: row && BigInt(row.next) > next ? row.next : next.toString(),
-        ...(holes && holes.length > 0 ? { holes } : {}),
+        ...(row ?? { id, createdAt: ctx.now }),
+        next: (nonce + 1n).toString(),
         updatedAt: ctx.now,
       })
-    }
     await recordSend(ctx.tx, ctx.now, {
       id: ctx.newId(),
       organizationId: ctx.organization.id,
