@@ -158,6 +158,8 @@ describe('root quorum consensus', () => {
     )
     expect(submitted.status).toBe(200)
     const pending = submitted.body.activity
+    const approveAs = (as: typeof k1) =>
+      h.submit('approve_activity', { fingerprint: pending.fingerprint }, { ...at, as })
     expect(pending).toMatchObject({
       status: 'ACTIVITY_STATUS_CONSENSUS_NEEDED',
       result: {},
@@ -184,14 +186,10 @@ describe('root quorum consensus', () => {
       }),
     ])
 
-    const again = await h.submit('approve_activity', { fingerprint: pending.fingerprint }, { ...at, as: k1 })
+    const again = await approveAs(k1)
     expect(again).toMatchObject({ status: 412, body: { details: { errorCode: 'ALREADY_VOTED' } } })
 
-    const approved = await h.submit(
-      'approve_activity',
-      { fingerprint: pending.fingerprint },
-      { ...at, as: k2 },
-    )
+    const approved = await approveAs(k2)
     expect(approved.status).toBe(200)
     expect(approved.body.activity).toMatchObject({
       id: pending.id,
@@ -205,11 +203,7 @@ describe('root quorum consensus', () => {
     expect(await h.service.store.all('wallets')).toHaveLength(1)
     // The same request again (a client's retry) is a replay: it answers as the first did, with the
     // activity it approved, and nothing runs twice.
-    const replayed = await h.submit(
-      'approve_activity',
-      { fingerprint: pending.fingerprint },
-      { ...at, as: k2 },
-    )
+    const replayed = await approveAs(k2)
     expect(replayed.status).toBe(200)
     expect(replayed.body.activity).toMatchObject({
       id: pending.id,
@@ -218,7 +212,7 @@ describe('root quorum consensus', () => {
       result: approved.body.activity.result,
     })
     expect(await h.service.store.all('wallets')).toHaveLength(1)
-    const late = await h.submit('approve_activity', { fingerprint: pending.fingerprint }, { ...at, as: k3 })
+    const late = await approveAs(k3)
     expect(late).toMatchObject({ status: 412, body: { details: { errorCode: 'ACTIVITY_NOT_VOTABLE' } } })
     const outcomes = (
       await h.query('get_policy_evaluations', { activityId: pending.id }, at)
