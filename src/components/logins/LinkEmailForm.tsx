@@ -1,4 +1,4 @@
-import { type FormEvent, useEffect, useId, useRef, useState } from 'react'
+import { type FormEvent, useId, useLayoutEffect, useRef, useState } from 'react'
 import type { MfaRequiredError } from '../../core/errors.ts'
 import { useLinkEmail } from '../../react/index.ts'
 import { codeStrings } from '../i18n/sections/code.ts'
@@ -40,9 +40,11 @@ export function LinkEmailForm({
   const emailId = useId()
   const errorId = useId()
 
-  // Focus follows the step: the address, then the code; back into the field after an error.
+  // Focus follows the step: the address, then the code; back into the field after an error. Moved
+  // as the field mounts, before the browser paints (a layout effect): after the lazy chunk loads a
+  // passive effect ran a frame later, with focus left on <body> meanwhile.
   // biome-ignore lint/correctness/useExhaustiveDependencies: refocus on each step and each error
-  useEffect(() => {
+  useLayoutEffect(() => {
     ;(sent ? codeField.current : emailField.current)?.focus()
   }, [sent, error])
 
