@@ -1,4 +1,4 @@
-import { type FormEvent, useEffect, useId, useRef, useState } from 'react'
+import { type FormEvent, useId, useLayoutEffect, useRef, useState } from 'react'
 import type { SendMfaCodeParameters } from '../../core/actions/activities/sendMfaCode.ts'
 import type { MfaRequiredError } from '../../core/errors.ts'
 import { useSendMfaCode } from '../../react/hooks/useSendMfaCode.ts'
@@ -55,12 +55,12 @@ export function ContactFactorStep({
   const errorId = useId()
   const email = type === EMAIL_OTP
 
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (autoFocus) sendButton.current?.focus()
   }, [autoFocus])
   // Focus follows the step: into the field once a code is sent, and back there after an error.
   // biome-ignore lint/correctness/useExhaustiveDependencies: refocus on each send and each error
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (sentTo !== undefined) field.current?.focus()
   }, [sentTo, error])
 

@@ -1,5 +1,5 @@
 import type { MfaFactor, MfaPolicy } from '@latchkey/protocol'
-import { type FormEvent, lazy, Suspense, useEffect, useId, useRef, useState } from 'react'
+import { type FormEvent, lazy, Suspense, useEffect, useId, useLayoutEffect, useRef, useState } from 'react'
 import type { CreateTotpFactorReturnType } from '../../core/actions/activities/createTotpFactor.ts'
 import type { MfaRequiredError } from '../../core/errors.ts'
 import {
@@ -380,7 +380,7 @@ function TotpRow({
 function RecoveryCodes({ ui, codes, onDone }: { ui: Ui<Keys>; codes: string[]; onDone: () => void }) {
   const headingRef = useRef<HTMLHeadingElement>(null)
   const headingId = useId()
-  useEffect(() => headingRef.current?.focus(), [])
+  useLayoutEffect(() => headingRef.current?.focus(), [])
   const text = recoveryCodesFile(ui.t('secCodesFileHeader'), codes)
   const download = () => {
     const url = URL.createObjectURL(new Blob([text], { type: 'text/plain;charset=utf-8' }))

@@ -1,4 +1,4 @@
-import { type FormEvent, useEffect, useId, useRef, useState } from 'react'
+import { type FormEvent, useId, useLayoutEffect, useRef, useState } from 'react'
 import type { MfaRequiredError } from '../../core/errors.ts'
 import { useCompleteMfa } from '../../react/index.ts'
 import { CodeField } from '../ui/CodeField.tsx'
@@ -60,7 +60,7 @@ export function StepUp<T>({
 
   // Focus follows the step: the field, else the passkey button (and back there after an error).
   // biome-ignore lint/correctness/useExhaustiveDependencies: refocus on each new step, mode and error
-  useEffect(() => {
+  useLayoutEffect(() => {
     ;(canCode ? field.current : passkeyButton.current)?.focus()
   }, [challenge, mode, error, canCode])
 

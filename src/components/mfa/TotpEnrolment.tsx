@@ -1,5 +1,5 @@
 import { generate } from 'lean-qr'
-import { type FormEvent, useEffect, useId, useMemo, useRef, useState } from 'react'
+import { type FormEvent, useId, useLayoutEffect, useMemo, useRef, useState } from 'react'
 import type { CreateTotpFactorReturnType } from '../../core/actions/activities/createTotpFactor.ts'
 import { useConfirmTotpFactor } from '../../react/index.ts'
 import { CodeField } from '../ui/CodeField.tsx'
@@ -64,8 +64,8 @@ export function TotpEnrolment({
   const headingId = useId()
   const errorId = useId()
   // Focus follows the step: the heading when the code appears, the field after a wrong code.
-  useEffect(() => headingRef.current?.focus(), [])
-  useEffect(() => {
+  useLayoutEffect(() => headingRef.current?.focus(), [])
+  useLayoutEffect(() => {
     if (error) field.current?.focus()
   }, [error])
 

@@ -1,4 +1,4 @@
-import { type RefObject, useEffect, useId, useRef } from 'react'
+import { type RefObject, useId, useLayoutEffect, useRef } from 'react'
 
 /**
  * What a code field takes: `digits`, an authenticator app's 6 digits (numeric keypad); `contact`,
@@ -59,7 +59,7 @@ export function CodeField({
   const ref = inputRef ?? own
   const id = useId()
   // biome-ignore lint/correctness/useExhaustiveDependencies: on mount only
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (focusOnMount) ref.current?.focus()
   }, [])
   return (

@@ -1,4 +1,4 @@
-import { useEffect, useRef } from 'react'
+import { useLayoutEffect, useRef } from 'react'
 import { Button } from './parts.tsx'
 import type { Ui } from './useUi.ts'
 
@@ -20,7 +20,7 @@ export interface ConfirmStepProps {
  */
 export function ConfirmStep({ ui, question, confirm, onConfirm, onCancel }: ConfirmStepProps) {
   const yes = useRef<HTMLButtonElement>(null)
-  useEffect(() => {
+  useLayoutEffect(() => {
     yes.current?.focus()
   }, [])
   return (
