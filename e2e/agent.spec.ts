@@ -2,7 +2,7 @@
 // day to one address with <AgentAllowance/>, and the agent fires 8 sends of 0.002 ETH at once with
 // its own key. The service signs exactly five (0.01 ETH), refuses three with
 // SPENDING_LIMIT_EXCEEDED, and counts exactly the limit as used.
-import { expect, expectNoAxeViolations, test } from './fixtures.ts'
+import { expect, expectNoAxeViolations, expectNoHorizontalScroll, test } from './fixtures.ts'
 import { createWallet, signInWithEmail } from './flows.ts'
 
 const SHOP = '0x00000000000000000000000000000000000f00d5'
@@ -46,6 +46,10 @@ test('agent allowance: parallel sends over a 0.01 ETH daily allowance spend exac
   await expect(run.getByTestId('agent-used')).toHaveText('0.01 of 0.01 ETH')
   await expect(allowance.getByText('Limit reached')).toBeVisible()
   await expectNoAxeViolations(page, 'agent after overspending')
+  // The sends, their hashes and the allowance's row fit a 320 px phone.
+  await page.setViewportSize({ width: 320, height: 812 })
+  await expectNoHorizontalScroll(page, 'the agent page after the run, at 320 px')
+  await page.setViewportSize({ width: 1280, height: 800 })
   const agentKey = await page.getByTestId('agent-public-key').textContent()
 
   // Reloaded, the page finds the same agent (its key kept in this browser) and its allowance, and

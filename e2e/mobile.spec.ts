@@ -2,6 +2,7 @@ import type { Page } from '@playwright/test'
 import {
   expect,
   expectNoAxeViolations,
+  expectNoHorizontalScroll,
   openPlayground,
   readOtpCode,
   stack,
@@ -17,31 +18,6 @@ import {
   signInDialog,
   signInWithEmail,
 } from './flows.ts'
-
-/**
- * Fails when the page scrolls sideways, naming the elements that stick out past the right edge
- * (the innermost ones first), so a failure says what to fix. The width is the layout viewport's
- * (`clientWidth`): with mobile emulation, `innerWidth` grows to fit content that overflows, so
- * `scrollWidth <= innerWidth` would always hold.
- */
-async function expectNoHorizontalScroll(page: Page, screen: string) {
-  const result = await page.evaluate(() => {
-    const width = document.documentElement.clientWidth
-    const offenders: string[] = []
-    for (const el of document.body.querySelectorAll('*')) {
-      const rect = el.getBoundingClientRect()
-      if (rect.width === 0 || rect.right <= width + 0.5) continue
-      if ([...el.children].some((child) => child.getBoundingClientRect().right > width + 0.5)) continue
-      const name = `${el.tagName.toLowerCase()}${el.className && typeof el.className === 'string' ? `.${el.className.trim().split(/\s+/).join('.')}` : ''}`
-      offenders.push(`${name} right=${Math.round(rect.right)}`)
-    }
-    return { scrollWidth: document.documentElement.scrollWidth, width, offenders: offenders.slice(0, 8) }
-  })
-  expect(
-    result.scrollWidth,
-    `"${screen}" is ${result.scrollWidth - result.width}px wider than the ${result.width}px screen: ${result.offenders.join(', ')}`,
-  ).toBeLessThanOrEqual(result.width)
-}
 
 interface SelectMeasure {
   text: string

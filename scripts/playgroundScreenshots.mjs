@@ -1,5 +1,5 @@
 // `npm run playground:screenshots [outDir]`: walks the playground (sign-up by e-mail OTP, wallet,
-// sign, send, export, import, second session, operator page) at 1280 px and 375 px and saves a
+// sign, send, export, import, second session, agent page, operator page) at 1280 px and 375 px and saves a
 // PNG per step (default /tmp/shots/playground-*.png), for the README and for looking at.
 
 import { execFileSync } from 'node:child_process'
@@ -7,14 +7,28 @@ import { mkdirSync } from 'node:fs'
 import path from 'node:path'
 import { chromium } from 'playwright-core'
 import { chromiumLaunchOptions } from './chromium.mjs'
-import { freePort, playgroundConfig, root, startEvmNode, startPlayground, startService } from './devStack.mjs'
+import {
+  freePort,
+  fundSponsor,
+  playgroundConfig,
+  root,
+  sponsorArgs,
+  startEvmNode,
+  startPlayground,
+  startService,
+} from './devStack.mjs'
 
 const outDir = path.resolve(process.argv[2] ?? '/tmp/shots')
 mkdirSync(outDir, { recursive: true })
 execFileSync('bash', [path.join(root, 'scripts/ensure-chromium.sh')], { stdio: 'inherit' })
 const evm = await startEvmNode({})
 const port = await freePort()
-const service = await startService({ args: ['--rpc', `${evm.caip2}=${evm.url}`], log: () => {} })
+// The stack `npm start` runs: sends on the node, sponsored ones through the delegate (the agent page's).
+const service = await startService({
+  args: ['--rpc', `${evm.caip2}=${evm.url}`, ...(await sponsorArgs(evm))],
+  log: () => {},
+})
+await fundSponsor(evm, service)
 const pg = await startPlayground({
   config: playgroundConfig({ services: { default: service }, evm }),
   port,
@@ -28,7 +42,8 @@ async function tour(width, prefix) {
   const page = await ctx.newPage()
   page.on('pageerror', (e) => errors.push(e.message))
   page.on('console', (m) => {
-    if (m.type() === 'error') errors.push(m.text())
+    // The agent page's refusals are 429s by design (SPENDING_LIMIT_EXCEEDED); Chromium logs each.
+    if (m.type() === 'error' && !m.text().includes('status of 429')) errors.push(m.text())
   })
   const shot = (n, full = true) =>
     page.screenshot({ path: `${outDir}/playground-${prefix}${n}.png`, fullPage: full })
@@ -92,6 +107,24 @@ async function tour(width, prefix) {
   await page.waitForTimeout(1500)
   await shot('11-import', false)
   await page.keyboard.press('Escape')
+  // The agent page: grant the in-page agent 0.01 ETH a day to one address, let it overspend.
+  await page.getByRole('navigation', { name: 'Playground' }).getByRole('link', { name: 'Agent' }).click()
+  const allowance = page.getByRole('region', { name: 'Agent allowances' })
+  await allowance.getByRole('button', { name: 'Grant an allowance' }).click()
+  const grant = allowance.getByRole('form', { name: 'Grant an allowance' })
+  await grant.getByLabel('Amount (ETH)').fill('0.01')
+  await grant
+    .getByLabel('Only to these addresses (optional)')
+    .fill('0x00000000000000000000000000000000000f00d5')
+  await shot('15-agent-grant')
+  await grant.getByRole('button', { name: 'Grant an allowance' }).click()
+  await allowance.getByText('0.01 ETH left today').waitFor({ timeout: 20000 })
+  const run = page.getByRole('region', { name: 'The agent tries to overspend' })
+  await run.getByRole('button', { name: 'Run the agent' }).click()
+  await allowance.getByText('Limit reached').waitFor({ timeout: 60000 })
+  await page.waitForTimeout(500)
+  await shot('16-agent-overspent')
+  await page.getByRole('navigation', { name: 'Playground' }).getByRole('link', { name: 'App' }).click()
   await page.getByRole('button', { name: 'Add another account' }).click()
   const email2 = `grace-${Date.now()}@example.test`
   await page.getByLabel('Email address').fill(email2)
