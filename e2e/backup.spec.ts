@@ -2,7 +2,7 @@ import { HDKey } from '@scure/bip32'
 import { generateMnemonic, mnemonicToSeedSync } from '@scure/bip39'
 import { wordlist } from '@scure/bip39/wordlists/english.js'
 import { addr } from 'micro-eth-signer'
-import { expect, expectNoAxeViolations, test } from './fixtures.ts'
+import { expect, expectFitsPhone, expectNoAxeViolations, test } from './fixtures.ts'
 import { addressesOf, createWallet, signInWithEmail, walletsCard } from './flows.ts'
 
 /** The first Ethereum address of a mnemonic (m/44'/60'/0'/0/0), derived independently of Latchkey. */
@@ -53,6 +53,7 @@ test('export: the revealed recovery phrase and private key re-derive the shown a
   await expect(key).toHaveText(/^(0x)?[0-9a-f]{64}$/, { timeout: 20_000 })
   expect(addr.fromPrivateKey((await key.textContent())!.trim()).toLowerCase()).toBe(address!.toLowerCase())
   await keyDialog.getByRole('button', { name: 'Done' }).click()
+  await expectFitsPhone(page, 'the backup page after the test')
 })
 
 test('import: a recovery phrase typed in the secure frame yields the addresses it derives', async ({

@@ -8,7 +8,7 @@ import { bytesToHex, randomBytes } from '@noble/hashes/utils.js'
 import { getPolicyEvaluations, signTransaction, submit } from 'latchkey/core'
 import { serializeTransaction } from 'viem'
 import { backendClient, newBackendKey, refusalOf } from '../examples/delegated-access.ts'
-import { expect, expectNoAxeViolations, stack, test } from './fixtures.ts'
+import { expect, expectFitsPhone, expectNoAxeViolations, stack, test } from './fixtures.ts'
 import { addressesOf, createWallet, signInWithEmail } from './flows.ts'
 
 async function rpc<T>(method: string, params: unknown[] = []): Promise<T> {
@@ -132,4 +132,5 @@ test('delegated access: the back end signs what the policy allows and nothing el
     await expect(view.getByRole('table', { name: 'Policy outcomes' }).getByRole('row')).toHaveCount(3)
   }
   await expectNoAxeViolations(page, 'delegated access activity view')
+  await expectFitsPhone(page, 'the delegated-access page after the test')
 })

@@ -238,5 +238,16 @@ export async function expectNoHorizontalScroll(page: Page, screen: string) {
   ).toBeLessThanOrEqual(result.width)
 }
 
+/**
+ * The page as it is now (results, hashes, lists shown), narrowed to a 320 px phone: fails naming what
+ * sticks out (`expectNoHorizontalScroll`), then restores the viewport.
+ */
+export async function expectFitsPhone(page: Page, screen: string) {
+  const before = page.viewportSize()
+  await page.setViewportSize({ width: 320, height: before?.height ?? 800 })
+  await expectNoHorizontalScroll(page, `${screen}, at 320 px`)
+  if (before) await page.setViewportSize(before)
+}
+
 export const test = base
 export { expect }

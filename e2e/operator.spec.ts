@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { verifyWebhook, WEBHOOK_JWKS_PATH } from '@latchkey/protocol'
-import { expect, expectNoAxeViolations, openPlayground, stack, test } from './fixtures.ts'
+import { expect, expectFitsPhone, expectNoAxeViolations, openPlayground, stack, test } from './fixtures.ts'
 import { openSignIn } from './flows.ts'
 
 const service = stack.services.operator
@@ -173,4 +173,5 @@ test('operator: an endpoint added on the Webhooks section gets signed deliveries
   } finally {
     await new Promise((done) => server.close(done))
   }
+  await expectFitsPhone(page, 'the operator page after the test')
 })

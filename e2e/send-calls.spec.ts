@@ -1,5 +1,5 @@
 import { createPublicClient, erc20Abi, http } from 'viem'
-import { expect, openPlayground, readOtpCode, stack, test, uniqueEmail } from './fixtures.ts'
+import { expect, expectFitsPhone, openPlayground, readOtpCode, stack, test, uniqueEmail } from './fixtures.ts'
 import { enterOtp, signInDialog } from './flows.ts'
 
 test('wagmi: a new user with no ETH sends a sponsored approve + transfer with useSendCalls; useCallsStatus reaches success', async ({
@@ -58,4 +58,5 @@ test('wagmi: a new user with no ETH sends a sponsored approve + transfer with us
     }),
   ).toBe(10n * 10n ** 18n)
   expect(errors).toEqual([])
+  await expectFitsPhone(page, 'the send-calls page after the test')
 })

@@ -1,6 +1,7 @@
 import {
   addVirtualAuthenticator,
   expect,
+  expectFitsPhone,
   expectNoAxeViolations,
   openPlayground,
   stack,
@@ -34,6 +35,7 @@ test('two sessions in one browser, and a switch between them', async ({ page }) 
   await expect(profile.getByText(alice).first()).toBeVisible()
   await expect(page.getByRole('article', { name: 'Alice wallet' })).toBeVisible()
   await expect(sessions.getByRole('button', { name: `Switch to ${bob}` })).toBeVisible()
+  await expectFitsPhone(page, 'the sessions page after the test')
 })
 
 test('sign-out revokes the session key on the service', async ({ page }) => {

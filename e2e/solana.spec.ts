@@ -7,7 +7,7 @@ import {
   verifySignature,
 } from '@solana/kit'
 import { FailedTransactionMetadata, LiteSVM } from 'litesvm'
-import { expect, expectNoAxeViolations, test } from './fixtures.ts'
+import { expect, expectFitsPhone, expectNoAxeViolations, test } from './fixtures.ts'
 import { signInWithEmail } from './flows.ts'
 
 test('solana: a transfer signed in the browser by the kit signer verifies, and LiteSVM executes it', async ({
@@ -43,4 +43,5 @@ test('solana: a transfer signed in the browser by the kit signer verifies, and L
   const outcome = svm.sendTransaction(transaction as Parameters<LiteSVM['sendTransaction']>[0])
   if (outcome instanceof FailedTransactionMetadata) throw new Error(`LiteSVM refused it: ${outcome.err()}`)
   expect(svm.getBalance(recipient)).toBe(250_000_000n)
+  await expectFitsPhone(page, 'the solana page after the test')
 })

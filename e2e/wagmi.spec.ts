@@ -1,6 +1,7 @@
 import { createPublicClient, http, verifyMessage } from 'viem'
 import {
   expect,
+  expectFitsPhone,
   expectNoAxeViolations,
   openPlayground,
   readOtpCode,
@@ -76,4 +77,5 @@ test('wagmi: sign-in connects wagmi without useConnect, useSendTransaction is mi
   await expect(status).toHaveText('disconnected')
   await expect(page.getByTestId('wagmi-address')).toHaveText('—')
   expect(errors).toEqual([])
+  await expectFitsPhone(page, 'the wagmi page after the test')
 })

@@ -1,5 +1,5 @@
 import { eip191Signer, recoverAddressTyped } from 'micro-eth-signer'
-import { expect, expectNoAxeViolations, stack, test } from './fixtures.ts'
+import { expect, expectFitsPhone, expectNoAxeViolations, stack, test } from './fixtures.ts'
 import { addressesOf, createWallet, signInWithEmail, walletsCard } from './flows.ts'
 
 test('wallets: create a wallet, add accounts per chain, sign and verify, delete it', async ({ page }) => {
@@ -109,4 +109,5 @@ test('send: fund a new Ethereum account from the faucet and send ETH with viem a
   // viem built an EIP-1559 transaction; the service signed it (sign_transaction).
   expect(transaction.type).toBe('0x2')
   await expect(send.getByTestId('tx-type')).toHaveText('eip1559')
+  await expectFitsPhone(page, 'the wallets page after the test')
 })

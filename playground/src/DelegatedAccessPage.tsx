@@ -265,7 +265,14 @@ function ActivityPanel() {
         {activity.data && latest.some((entry) => entry.policyId !== undefined) ? (
           <table
             aria-label="Policy outcomes"
-            style={{ width: '100%', borderCollapse: 'collapse', textAlign: 'start' }}
+            // Fixed columns whose words break: an outcome like OUTCOME_DENY_EXPLICIT fits a 320 px phone.
+            style={{
+              width: '100%',
+              borderCollapse: 'collapse',
+              textAlign: 'start',
+              tableLayout: 'fixed',
+              overflowWrap: 'anywhere',
+            }}
           >
             <thead>
               <tr>
