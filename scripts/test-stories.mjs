@@ -1,5 +1,5 @@
 // Story test: builds Storybook (static), serves it, opens every story in real Chromium and fails
-// on render or play errors, console errors and axe violations.
+// on render or play errors, console errors, axe violations and anything wider than a 320 px screen.
 //
 //   npm run test:stories                  build, then test every story
 //   npm run test:stories -- --no-build    reuse storybook-static/
@@ -172,6 +172,32 @@ async function testStory(page, story, problems) {
     for (const v of violations)
       problems.push(`axe ${v.id} (${v.impact}): ${v.help}\n      ${v.nodes.join('\n      ')}`)
     if (shotsDir) await page.screenshot({ path: join(shotsDir, `${story.id}.png`) })
+    // The same state on a 320 px phone: nothing may stick out past its right edge.
+    const viewport = page.viewportSize()
+    await page.setViewportSize({ width: 320, height: viewport.height })
+    const overflow = await page.evaluate(
+      () =>
+        new Promise((ok) =>
+          requestAnimationFrame(() => {
+            const width = document.documentElement.clientWidth
+            const offenders = []
+            for (const el of document.body.querySelectorAll('*')) {
+              const rect = el.getBoundingClientRect()
+              if (rect.width === 0 || rect.right <= width + 0.5) continue
+              if ([...el.children].some((child) => child.getBoundingClientRect().right > width + 0.5))
+                continue
+              const classes =
+                typeof el.className === 'string' ? el.className.trim().split(/\s+/).join('.') : ''
+              offenders.push(
+                `${el.tagName.toLowerCase()}${classes ? `.${classes}` : ''} right=${Math.round(rect.right)}`,
+              )
+            }
+            ok(offenders.slice(0, 6))
+          }),
+        ),
+    )
+    if (overflow.length) problems.push(`wider than a 320 px screen: ${overflow.join(', ')}`)
+    await page.setViewportSize(viewport)
   } catch (error) {
     problems.push(`failed: ${error.message.split('\n')[0]}`)
   }
