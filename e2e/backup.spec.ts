@@ -76,4 +76,5 @@ test('import: a recovery phrase typed in the secure frame yields the addresses i
   await expect(wallet.getByText('Imported')).toBeVisible()
   const [address] = await addressesOf(wallet, 'Ethereum')
   expect(address!.toLowerCase()).toBe(ethereumAddressOf(mnemonic).toLowerCase())
+  await expectFitsPhone(page, 'the app page with the imported wallet')
 })

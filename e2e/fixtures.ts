@@ -228,7 +228,8 @@ export async function expectNoHorizontalScroll(page: Page, screen: string) {
       if (rect.width === 0 || rect.right <= width + 0.5) continue
       if ([...el.children].some((child) => child.getBoundingClientRect().right > width + 0.5)) continue
       const name = `${el.tagName.toLowerCase()}${el.className && typeof el.className === 'string' ? `.${el.className.trim().split(/\s+/).join('.')}` : ''}`
-      offenders.push(`${name} right=${Math.round(rect.right)}`)
+      const text = (el.textContent ?? '').trim().slice(0, 40)
+      offenders.push(`${name}${text ? ` "${text}"` : ''} right=${Math.round(rect.right)}`)
     }
     return { scrollWidth: document.documentElement.scrollWidth, width, offenders: offenders.slice(0, 8) }
   })

@@ -65,6 +65,7 @@ test('wagmi: sign-in connects wagmi without useConnect, useSendTransaction is mi
   await expect(sign.getByTestId('wagmi-signature-verified')).toBeVisible()
   const signature = (await sign.getByTestId('wagmi-signature').textContent())!.trim() as `0x${string}`
   expect(await verifyMessage({ address, message: 'Hello from wagmi and Latchkey', signature })).toBe(true)
+  await expectFitsPhone(page, 'the wagmi page with its send and signature')
 
   // A reload with a live session reconnects wagmi, no prompt.
   await page.reload()
@@ -77,5 +78,4 @@ test('wagmi: sign-in connects wagmi without useConnect, useSendTransaction is mi
   await expect(status).toHaveText('disconnected')
   await expect(page.getByTestId('wagmi-address')).toHaveText('—')
   expect(errors).toEqual([])
-  await expectFitsPhone(page, 'the wagmi page after the test')
 })

@@ -188,8 +188,9 @@ async function testStory(page, story, problems) {
                 continue
               const classes =
                 typeof el.className === 'string' ? el.className.trim().split(/\s+/).join('.') : ''
+              const text = (el.textContent ?? '').trim().slice(0, 40)
               offenders.push(
-                `${el.tagName.toLowerCase()}${classes ? `.${classes}` : ''} right=${Math.round(rect.right)}`,
+                `${el.tagName.toLowerCase()}${classes ? `.${classes}` : ''}${text ? ` "${text}"` : ''} right=${Math.round(rect.right)}`,
               )
             }
             ok(offenders.slice(0, 6))
