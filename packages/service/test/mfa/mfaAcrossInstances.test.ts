@@ -740,4 +740,55 @@ describe('lifting a spending guard under MFA, across two instances on PostgreSQL
     expect(await amount()).toBe('9000')
     for (const h of [a, b]) await h.service.close()
   })
+
+  it("a session profile's widening sent to A and B at once is held once; a narrowing on B meanwhile runs at once; the code raced on A and B runs the widening once", async () => {
+    const [a, b] = await twoInstances('mfa_profile')
+    const user = await account(a)
+    a.clock.advance(1)
+    const { sessionProfileId } = resultOf(
+      'create_session_profile',
+      await user.submit(a, 'create_session_profile', {
+        sessionProfileName: 'wallets only',
+        scope: "activity.resource == 'WALLET'",
+      }),
+    )
+    const scope = async () => (await b.service.store.get('sessionProfiles', sessionProfileId))?.scope
+    a.clock.advance(1)
+    // A stolen key widens the profile from both instances at once: one activity, held on both.
+    const widen = { sessionProfileId, scope: 'true' }
+    const replies = await Promise.all(
+      [a, b].map((h) => user.submit(h, 'latchkey_update_session_profile', widen)),
+    )
+    expect(replies.map((reply) => [reply.status, reply.body.activity.status])).toEqual([
+      [200, 'ACTIVITY_STATUS_AUTHENTICATORS_NEEDED'],
+      [200, 'ACTIVITY_STATUS_AUTHENTICATORS_NEEDED'],
+    ])
+    expect(replies[1]!.body.activity.id).toBe(replies[0]!.body.activity.id)
+    expect(await scope()).toBe("activity.resource == 'WALLET'")
+    // The user's emergency narrowing on B is not held.
+    const narrowed = await user.submit(
+      b,
+      'latchkey_update_session_profile',
+      { sessionProfileId, scope: 'false' },
+      user.key,
+      1,
+    )
+    expect(narrowed.body.activity.status).toBe('ACTIVITY_STATUS_COMPLETED')
+    expect(await scope()).toBe('false')
+    // Proven (the user chose to widen it after all) on A, and once only.
+    const { fingerprint } = replies[0]!.body.activity as { fingerprint: string }
+    const code = user.code()
+    const proofs = await Promise.all(
+      [a, b].map((h, i) =>
+        user.submit(h, 'latchkey_satisfy_mfa', { fingerprint, totpCode: code }, user.key, i + 2),
+      ),
+    )
+    expect(
+      proofs.filter((reply) => reply.body.activity?.status === 'ACTIVITY_STATUS_COMPLETED'),
+    ).toHaveLength(1)
+    expect(await scope()).toBe('true')
+    const runs = await a.service.store.findBy('activities', 'organizationId', user.org)
+    expect(runs.filter((row) => row.type === 'ACTIVITY_TYPE_LATCHKEY_UPDATE_SESSION_PROFILE')).toHaveLength(2)
+    for (const h of [a, b]) await h.service.close()
+  })
 })
