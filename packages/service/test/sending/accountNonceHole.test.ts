@@ -242,7 +242,7 @@ describe("an unsponsored send the node refuses leaves no hole in the account's n
     await h.service.close()
   }, 60_000)
 
-  it("an unsponsored batch that was to delegate the account, refused after the next send was signed: both nonces it took, its own and its authorization's, are filled, each counted, and the next send is included", async () => {
+  it("an unsponsored batch that was to delegate the account, refused after the next send was signed (and the refusal seen again by two workers at once): both nonces it took, its own and its authorization's, are filled once, each counted once, and the next send is included", async () => {
     let release = () => {}
     const hold = new Promise<void>((resolve) => {
       release = resolve
@@ -294,6 +294,19 @@ describe("an unsponsored send the node refuses leaves no hole in the account's n
     expect((await h.service.store.get('sendTransactions', next))!.nonce).toBe(String(start + 2n))
     release()
     await waitForStatus(h, batch, 'FAILED')
+    // The refusal seen again, by two more workers at once (the batch as another instance may still
+    // have read it: PENDING, due): still one fill of each nonce, and none counted twice (below).
+    const stale = (await h.service.store.get('sendTransactions', batch))!
+    await h.service.store.transaction((tx) =>
+      tx.put('sendTransactions', { ...stale, status: 'PENDING', notBefore: 0, error: undefined }),
+    )
+    h.clock.set(Date.now())
+    const others = [startSendWorker(h.service.runtime), startSendWorker(h.service.runtime)]
+    await Promise.all(others.map((worker) => worker.pass()))
+    await waitForStatus(h, batch, 'FAILED')
+    await Promise.all(others.map((worker) => worker.stop()))
+    const fills = (await h.service.store.all('sendTransactions')).filter((row) => row.fills === batch)
+    expect(fills.map((row) => row.id).sort()).toEqual([authorizationFillIdOf(batch), fillIdOf(batch)].sort())
     // Without the second fill the next send waits behind its authorization's nonce for good.
     expect((await waitForSend(h, next, { organizationId: user.organizationId, as: user.as })).txStatus).toBe(
       'INCLUDED',
