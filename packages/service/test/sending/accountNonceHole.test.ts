@@ -41,6 +41,22 @@ afterAll(async () => {
 const transferredBy = (raw: string) => (Transaction.fromHex(raw).raw as { value: bigint }).value
 
 /** Waits (the service's clock following real time) until `id`'s send has `status`. */
+/**
+ * The refused send `id` as another instance may still have read it (PENDING, due): two more workers
+ * at once broadcast it, the node refuses it again, and failUnmined runs again on both.
+ */
+async function refusedAgainOnTwoWorkers(h: Harness, id: string) {
+  const stale = (await h.service.store.get('sendTransactions', id))!
+  await h.service.store.transaction((tx) =>
+    tx.put('sendTransactions', { ...stale, status: 'PENDING', notBefore: 0, error: undefined }),
+  )
+  h.clock.set(Date.now())
+  const others = [startSendWorker(h.service.runtime), startSendWorker(h.service.runtime)]
+  await Promise.all(others.map((worker) => worker.pass()))
+  await waitForStatus(h, id, 'FAILED')
+  await Promise.all(others.map((worker) => worker.stop()))
+}
+
 async function waitForStatus(h: Harness, id: string, status: string, ms = 10_000) {
   const until = Date.now() + ms
   for (;;) {
@@ -213,17 +229,7 @@ describe("an unsponsored send the node refuses leaves no hole in the account's n
     await waitForStatus(h, first, 'FAILED')
     const fill = (await h.service.store.get('sendTransactions', fillIdOf(first)))!
     const counted = await used()
-    // The refused send as another instance may still have read it (PENDING, due): its worker
-    // broadcasts it, the node refuses it again, and failUnmined runs again, on two workers at once.
-    const stale = (await h.service.store.get('sendTransactions', first))!
-    await h.service.store.transaction((tx) =>
-      tx.put('sendTransactions', { ...stale, status: 'PENDING', notBefore: 0, error: undefined }),
-    )
-    h.clock.set(Date.now())
-    const others = [startSendWorker(h.service.runtime), startSendWorker(h.service.runtime)]
-    await Promise.all(others.map((worker) => worker.pass()))
-    await waitForStatus(h, first, 'FAILED')
-    await Promise.all(others.map((worker) => worker.stop()))
+    await refusedAgainOnTwoWorkers(h, first)
     const fills = (await h.service.store.all('sendTransactions')).filter((row) => row.fills === first)
     expect(fills).toHaveLength(1)
     expect(fills[0]!.id).toBe(fillIdOf(first))
@@ -294,17 +300,9 @@ describe("an unsponsored send the node refuses leaves no hole in the account's n
     expect((await h.service.store.get('sendTransactions', next))!.nonce).toBe(String(start + 2n))
     release()
     await waitForStatus(h, batch, 'FAILED')
-    // The refusal seen again, by two more workers at once (the batch as another instance may still
-    // have read it: PENDING, due): still one fill of each nonce, and none counted twice (below).
-    const stale = (await h.service.store.get('sendTransactions', batch))!
-    await h.service.store.transaction((tx) =>
-      tx.put('sendTransactions', { ...stale, status: 'PENDING', notBefore: 0, error: undefined }),
-    )
-    h.clock.set(Date.now())
-    const others = [startSendWorker(h.service.runtime), startSendWorker(h.service.runtime)]
-    await Promise.all(others.map((worker) => worker.pass()))
-    await waitForStatus(h, batch, 'FAILED')
-    await Promise.all(others.map((worker) => worker.stop()))
+    // The refusal seen again by two workers at once: still one fill of each nonce, and none counted
+    // twice (below).
+    await refusedAgainOnTwoWorkers(h, batch)
     const fills = (await h.service.store.all('sendTransactions')).filter((row) => row.fills === batch)
     expect(fills.map((row) => row.id).sort()).toEqual([authorizationFillIdOf(batch), fillIdOf(batch)].sort())
     // Without the second fill the next send waits behind its authorization's nonce for good.
