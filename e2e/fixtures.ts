@@ -5,6 +5,7 @@ import { createRequire } from 'node:module'
 import { bytesToHex, hexToBytes, randomBytes } from '@noble/hashes/utils.js'
 import { test as base, expect, type Page } from '@playwright/test'
 import { addr, eip191Signer } from 'micro-eth-signer'
+import { pastRightEdge } from '../scripts/overflow.mjs'
 
 export interface StackService {
   baseUrl: string
@@ -215,24 +216,10 @@ export async function expectNoAxeViolations(page: Page, screen: string) {
 
 /**
  * Fails when the page scrolls sideways, naming the elements that stick out past the right edge
- * (the innermost ones first), so a failure says what to fix. The width is the layout viewport's
- * (`clientWidth`): with mobile emulation, `innerWidth` grows to fit content that overflows, so
- * `scrollWidth <= innerWidth` would always hold.
+ * (the innermost ones first, `pastRightEdge`), so a failure says what to fix.
  */
 export async function expectNoHorizontalScroll(page: Page, screen: string) {
-  const result = await page.evaluate(() => {
-    const width = document.documentElement.clientWidth
-    const offenders: string[] = []
-    for (const el of document.body.querySelectorAll('*')) {
-      const rect = el.getBoundingClientRect()
-      if (rect.width === 0 || rect.right <= width + 0.5) continue
-      if ([...el.children].some((child) => child.getBoundingClientRect().right > width + 0.5)) continue
-      const name = `${el.tagName.toLowerCase()}${el.className && typeof el.className === 'string' ? `.${el.className.trim().split(/\s+/).join('.')}` : ''}`
-      const text = (el.textContent ?? '').trim().slice(0, 40)
-      offenders.push(`${name}${text ? ` "${text}"` : ''} right=${Math.round(rect.right)}`)
-    }
-    return { scrollWidth: document.documentElement.scrollWidth, width, offenders: offenders.slice(0, 8) }
-  })
+  const result = await page.evaluate(pastRightEdge)
   expect(
     result.scrollWidth,
     `"${screen}" is ${result.scrollWidth - result.width}px wider than the ${result.width}px screen: ${result.offenders.join(', ')}`,

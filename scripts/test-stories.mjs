@@ -13,6 +13,7 @@ import { createRequire } from 'node:module'
 import { extname, join, normalize, resolve } from 'node:path'
 import { chromium } from 'playwright-core'
 import { chromiumLaunchOptions } from './chromium.mjs'
+import { pastRightEdge } from './overflow.mjs'
 
 const args = process.argv.slice(2)
 const flag = (name) => args.find((a) => a === `--${name}` || a.startsWith(`--${name}=`))
@@ -175,28 +176,8 @@ async function testStory(page, story, problems) {
     // The same state on a 320 px phone: nothing may stick out past its right edge.
     const viewport = page.viewportSize()
     await page.setViewportSize({ width: 320, height: viewport.height })
-    const overflow = await page.evaluate(
-      () =>
-        new Promise((ok) =>
-          requestAnimationFrame(() => {
-            const width = document.documentElement.clientWidth
-            const offenders = []
-            for (const el of document.body.querySelectorAll('*')) {
-              const rect = el.getBoundingClientRect()
-              if (rect.width === 0 || rect.right <= width + 0.5) continue
-              if ([...el.children].some((child) => child.getBoundingClientRect().right > width + 0.5))
-                continue
-              const classes =
-                typeof el.className === 'string' ? el.className.trim().split(/\s+/).join('.') : ''
-              const text = (el.textContent ?? '').trim().slice(0, 40)
-              offenders.push(
-                `${el.tagName.toLowerCase()}${classes ? `.${classes}` : ''}${text ? ` "${text}"` : ''} right=${Math.round(rect.right)}`,
-              )
-            }
-            ok(offenders.slice(0, 6))
-          }),
-        ),
-    )
+    await page.evaluate(() => new Promise((ok) => requestAnimationFrame(ok)))
+    const { offenders: overflow } = await page.evaluate(pastRightEdge)
     if (overflow.length) problems.push(`wider than a 320 px screen: ${overflow.join(', ')}`)
     await page.setViewportSize(viewport)
   } catch (error) {

@@ -1,0 +1,1 @@
+export function pastRightEdge(): { width: number; scrollWidth: number; offenders: string[] }
