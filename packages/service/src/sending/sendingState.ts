@@ -72,6 +72,9 @@ export async function giveBackNonce(
   return true
 }
 
+/** Orders nonces lowest first. */
+const ascending = (a: bigint, b: bigint): number => (a < b ? -1 : a > b ? 1 : 0)
+
 /** The node's count `node`, raised to what the counter knows was used (`NonceRow.least`). */
 export function nonceFloor(row: NonceRow | undefined, node: bigint): bigint {
   const least = row?.least === undefined ? 0n : BigInt(row.least)
@@ -87,7 +90,7 @@ export function openHoles(row: NonceRow | undefined, floor: bigint): bigint[] {
   return (row.holes ?? [])
     .map(BigInt)
     .filter((hole) => hole >= floor && hole < BigInt(row.next))
-    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+    .sort(ascending)
 }
 
 /** Most holes a counter keeps: the lowest (each later send waits behind the lowest first). */
@@ -107,7 +110,7 @@ export async function recordNonceHole(
   if (!row || BigInt(row.next) <= hole.nonce) return
   const holes = [...new Set([...(row.holes ?? []), hole.nonce.toString()])]
     .map(BigInt)
-    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+    .sort(ascending)
     .slice(0, MAX_HOLES)
   await tx.put('nonces', { ...row, holes: holes.map(String), updatedAt: hole.now })
 }
