@@ -6,10 +6,16 @@
 import { ed25519 } from '@noble/curves/ed25519.js'
 import { bytesToNumberLE } from '@noble/curves/utils.js'
 import { sha256 } from '@noble/hashes/sha2.js'
-import { concatBytes, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
+import { concatBytes, utf8ToBytes } from '@noble/hashes/utils.js'
 import { base58 } from '@scure/base'
 import { PermissionError } from '../kernel/base/errors.ts'
 import type { SolanaPolicyTransaction } from '../kernel/crypto/signTransaction.ts'
+import {
+  COMPUTE_BUDGET_PROGRAM,
+  instructionBytes,
+  readComputeBudget,
+  solanaFeeBound,
+} from '../kernel/crypto/solanaFees.ts'
 import type { SpendDescription } from '../kernel/spending.ts'
 import type { SpendingLimitRow } from '../kernel/store/model.ts'
 
@@ -22,13 +28,12 @@ const ERC20 = {
 } as const
 
 const SYSTEM_PROGRAM = '11111111111111111111111111111111'
-const COMPUTE_BUDGET = 'ComputeBudget111111111111111111111111111111'
 /**
  * Programs that move no lamports of the signer by themselves: compute budget (the priority fee it
  * sets is counted with the fee, `solanaFee`), memo (v1 and v2).
  */
 const HARMLESS_PROGRAMS = new Set([
-  COMPUTE_BUDGET,
+  COMPUTE_BUDGET_PROGRAM,
   'MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr',
   'Memo1UhkJRfHyvLMcVucJwxXeuD3j5oJwL4pdG5JNo',
 ])
@@ -166,41 +171,18 @@ function solanaOutflows(
   return outflows
 }
 
-/** An instruction's data (hex) as bytes; none when it is not hex, which no known shape matches. */
-const instructionBytes = (hex: string): Uint8Array =>
-  /^(?:[0-9a-f]{2})*$/i.test(hex) ? hexToBytes(hex) : new Uint8Array()
-
-/** Lamports each signature of a transaction costs its fee payer. */
-const LAMPORTS_PER_SIGNATURE = 5_000n
-/** The most compute units a transaction may ask for (and what one that asks for none is counted at). */
-const MAX_COMPUTE_UNITS = 1_400_000n
-
 /**
- * The most a Solana transaction costs its fee payer, lamports: 5,000 for each signature, and the
- * priority fee its Compute Budget instructions offer (micro-lamports per compute unit times the
- * units it asks for, rounded up; without `SetComputeUnitLimit`, the most a transaction may use).
- * An instruction of the Compute Budget program other than those that set the heap, the compute
- * units, their price or the loaded data size is refused: it could add a fee this cannot read.
+ * The most a Solana transaction costs its fee payer, lamports (`solanaFeeBound`). A Compute Budget
+ * instruction it cannot read is refused: it could add a fee this does not see.
  */
 function solanaFee(limit: SpendingLimitRow, tx: SolanaPolicyTransaction): bigint {
-  let units: bigint | undefined
-  let microLamports = 0n
-  for (const [index, instruction] of tx.instructions.entries()) {
-    if (instruction.program_key !== COMPUTE_BUDGET) continue
-    const data = instructionBytes(instruction.data)
-    const kind = data[0]
-    if (kind === 2 && data.length === 5) {
-      const asked = bytesToNumberLE(data.subarray(1, 5))
-      units = asked > MAX_COMPUTE_UNITS ? MAX_COMPUTE_UNITS : asked
-    } else if (kind === 3 && data.length === 9) microLamports = bytesToNumberLE(data.subarray(1, 9))
-    else if (!((kind === 1 || kind === 4) && data.length === 5))
-      throw undecodable(
-        limit,
-        `instruction ${index} is a Compute Budget instruction other than RequestHeapFrame, SetComputeUnitLimit, SetComputeUnitPrice or SetLoadedAccountsDataSizeLimit`,
-      )
-  }
-  const priority = (microLamports * (units ?? MAX_COMPUTE_UNITS) + 999_999n) / 1_000_000n
-  return BigInt(tx.signers.length) * LAMPORTS_PER_SIGNATURE + priority
+  const budget = readComputeBudget(tx.instructions)
+  if ('unreadable' in budget)
+    throw undecodable(
+      limit,
+      `instruction ${budget.unreadable} is a Compute Budget instruction other than RequestHeapFrame, SetComputeUnitLimit, SetComputeUnitPrice or SetLoadedAccountsDataSizeLimit`,
+    )
+  return solanaFeeBound(tx.signers.length, budget)
 }
 
 /** The Token program and Token-2022: their transfer and approve instructions share a layout. */

@@ -31,6 +31,14 @@ export interface GasCaps {
    * refused, the node's suggestion lowered to it. @default the `maxFeePerGas` ceiling
    */
   maxPriorityFeePerGas?: string
+  /**
+   * Highest price a sponsored Solana transaction may offer for its compute units (its
+   * `SetComputeUnitPrice`), in micro-lamports per compute unit: a transaction offering more is
+   * refused (400 naming `parameters.unsignedTransaction`) before anything is signed. With the most
+   * compute units a transaction may ask for (1,400,000), the default bounds one transaction's
+   * priority fee at 1,400,000 lamports (0.0014 SOL). @default 1000000
+   */
+  maxComputeUnitPrice?: number
   /** Largest fee of one sponsored Solana transaction, in lamports. @default no cap */
   perTransactionLamports?: number
   /** Fees of one end user's (sub-organization's) sponsored Solana sends per UTC day, in lamports (counted when signed). @default no cap */

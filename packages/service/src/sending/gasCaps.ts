@@ -29,6 +29,14 @@ export function feeCeilingsOf(
   return { maxFeePerGas, maxPriorityFeePerGas: tip < maxFeePerGas ? tip : maxFeePerGas }
 }
 
+/** `maxComputeUnitPrice`'s default, micro-lamports per compute unit. */
+export const DEFAULT_MAX_COMPUTE_UNIT_PRICE = 1_000_000
+
+/** The highest compute unit price (micro-lamports) a sponsored Solana send of `organization` may offer. */
+export function computeUnitPriceCeilingOf(runtime: Runtime, organization: OrganizationRow): bigint {
+  return BigInt(capsOf(runtime, organization).maxComputeUnitPrice ?? DEFAULT_MAX_COMPUTE_UNIT_PRICE)
+}
+
 /** What counting a send needs: an activity's context, or the worker's for a replacement. */
 export type CapContext = Pick<ActivityContext, 'tx' | 'runtime' | 'now' | 'organization' | 'newId'> & {
   caller: { userId: string }

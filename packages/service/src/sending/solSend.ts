@@ -19,11 +19,12 @@ import {
 } from '@solana/transactions'
 import { findSigner, withAccountKey } from '../domain/wallets.ts'
 import { ConflictError, FieldError, NotConfiguredError } from '../kernel/base/errors.ts'
+import { type ComputeBudget, readComputeBudget, solanaFeeBound } from '../kernel/crypto/solanaFees.ts'
 import type { Reader } from '../kernel/Reader.ts'
 import type { ActivityContext, PrepareContext } from '../kernel/registry.ts'
 import { describeTransaction, reserveSpend, spendContextOf } from '../kernel/spending.ts'
 import { recordSend } from './ethSend.ts'
-import { checkGasCaps } from './gasCaps.ts'
+import { checkGasCaps, computeUnitPriceCeilingOf } from './gasCaps.ts'
 import { rpcFor } from './sendingState.ts'
 import { nodeFailure, redactNodeMessage, type SendRpc } from './sendRpc.ts'
 import { findSponsor } from './sponsors.ts'
@@ -141,6 +142,31 @@ function withFeePayer(message: Message, sponsor: string): Message {
   } as Message
 }
 
+/**
+ * The Compute Budget of a sponsored transaction, whose priority fee the sponsor pays: a price per
+ * compute unit above the organization's ceiling (`maxComputeUnitPrice`), or a Compute Budget
+ * instruction the service cannot price, is refused before anything is signed.
+ */
+function sponsoredBudget(ctx: PrepareContext, message: Message): ComputeBudget {
+  const accounts = message.staticAccounts as string[]
+  const budget = readComputeBudget(
+    message.instructions.map((ix) => ({
+      program_key: accounts[ix.programAddressIndex] ?? '',
+      data: toHex((ix.data ?? new Uint8Array()) as Uint8Array),
+    })),
+  )
+  if ('unreadable' in budget)
+    throw invalid(
+      `instruction ${budget.unreadable} of a sponsored transaction is a Compute Budget instruction the service cannot price (RequestHeapFrame, SetComputeUnitLimit, SetComputeUnitPrice and SetLoadedAccountsDataSizeLimit are known)`,
+    )
+  const ceiling = computeUnitPriceCeilingOf(ctx.runtime, ctx.organization)
+  if (budget.microLamports > ceiling)
+    throw invalid(
+      `a sponsored transaction offers at most ${ceiling} micro-lamports per compute unit (the operator's ceiling); its SetComputeUnitPrice offers ${budget.microLamports}`,
+    )
+  return budget
+}
+
 const toBase64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes))
 const toHex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')
 
@@ -175,6 +201,7 @@ export async function prepareSolSend(ctx: PrepareContext, p: SolSend): Promise<S
           ).value.blockhash
         : undefined)
     let message = sponsor ? withFeePayer(given, sponsor.address) : given
+    const budget = sponsor ? sponsoredBudget(ctx, message) : undefined
     if (blockhash !== undefined) message = { ...message, lifetimeToken: blockhash } as Message
     const messageBytes = getCompiledTransactionMessageEncoder().encode(message) as Uint8Array
     const unchanged = toHex(messageBytes) === toHex(transaction.messageBytes as unknown as Uint8Array)
@@ -209,7 +236,10 @@ export async function prepareSolSend(ctx: PrepareContext, p: SolSend): Promise<S
           `the ${p.caip2} node does not know the transaction's blockhash ${String(message.lifetimeToken)}`,
           p.recentBlockhash !== undefined ? 'parameters.recentBlockhash' : 'parameters.unsignedTransaction',
         )
-      fee = BigInt(answer.value).toString()
+      // The node's fee has the priority fee in it; one that leaves it out is not trusted to.
+      const nodeFee = BigInt(answer.value)
+      const bound = solanaFeeBound(signers.length, budget!)
+      fee = (nodeFee > bound ? nodeFee : bound).toString()
       await simulateSponsored(rpc, messageBytes, signers)
     }
     return {

@@ -483,6 +483,70 @@ describe('sol_send_transaction refuses bad input before signing anything', () =>
   })
 })
 
+describe("a sponsored Solana transaction's priority fee", () => {
+  const COMPUTE_BUDGET = 'ComputeBudget111111111111111111111111111111' as Address
+  const budget = (kind: number, value: bigint, bytes: number): Instruction => {
+    const data = new Uint8Array(9)
+    data[0] = kind
+    new DataView(data.buffer).setBigUint64(1, value, true)
+    return { programAddress: COMPUTE_BUDGET, data: data.subarray(0, 1 + bytes) }
+  }
+  const unitLimit = (units: number) => budget(2, BigInt(units), 4)
+  const unitPrice = (microLamports: bigint) => budget(3, microLamports, 8)
+
+  it("a price above the operator's ceiling, or a Compute Budget instruction it cannot price, is refused before signing; under it, the caps count the priority fee the sponsor pays", async () => {
+    // 2 signatures and 100,000 compute units at 1 lamport each: 110,000 lamports a send.
+    const perSend = 2n * LAMPORTS_PER_SIGNATURE + 100_000n
+    const h = await service({ perUserPerDayLamports: Number(2n * perSend - 1n) })
+    const user = await newAccount(h)
+    const sponsor = solanaSponsor(h)
+    const [source, destination] = await tokenAccounts([user, user], [10n, 0n])
+    const transfer = (...instructions: Instruction[]) =>
+      send(h, {
+        unsignedTransaction: unsigned(user, [
+          ...instructions,
+          getTransferInstruction({
+            source: source!,
+            destination: destination!,
+            authority: createNoopSigner(user as Address),
+            amount: 1n,
+          }),
+        ]),
+        signWiths: [user],
+        sponsor: true,
+      })
+    const before = node.balance(sponsor)
+    const calls = node.calls.length
+    // Most of the sponsor's 1 SOL in one send's priority fee, had the price been taken.
+    const drain = await transfer(unitLimit(1_400_000), unitPrice(600_000_000n))
+    expect(drain.status, JSON.stringify(drain.body)).toBe(400)
+    expect(drain.body.details).toMatchObject({ field: 'parameters.unsignedTransaction' })
+    expect(drain.body.message).toMatch(/at most 1000000 micro-lamports per compute unit.*offers 600000000/)
+    const unknown = await transfer(budget(9, 1n, 8))
+    expect(unknown.status).toBe(400)
+    expect(unknown.body.message).toMatch(
+      /instruction 0 .* Compute Budget instruction the service cannot price/,
+    )
+    expect(await sends(h)).toBe(0)
+    expect(node.calls.slice(calls)).not.toContain('sendTransaction')
+
+    const { sendTransactionStatusId } = resultOf(
+      'sol_send_transaction',
+      await transfer(unitLimit(100_000), unitPrice(1_000_000n)),
+    )
+    expect(await waitForSend(h, sendTransactionStatusId)).toMatchObject({ txStatus: 'INCLUDED' })
+    const counted = (await h.service.store.all('gasUsage')).map((row) => BigInt(row.gas))
+    expect(counted).toEqual([perSend])
+    expect(before - node.balance(sponsor)).toBe(perSend)
+    // The same again passes the daily cap by one lamport: refused, though the node's own fee
+    // answer (the dev node's leaves the priority fee out) would have let it through.
+    const refused = await transfer(unitLimit(100_000), unitPrice(1_000_000n))
+    expect(refused).toMatchObject({ status: 429, body: { details: { errorCode: 'GAS_CAP_EXCEEDED' } } })
+    expect(await sends(h)).toBe(1)
+    await h.service.close()
+  })
+})
+
 describe('sol_send_transaction under an SPL spending limit', () => {
   it('counts a real token’s transfers exactly: a send that expired gives its spend back, the limit is sent, one unit more is refused and never broadcast', async () => {
     const h = await service()

@@ -43,6 +43,11 @@ const capsSchema = z
       .describe(
         "Ceiling of a sponsored send's `maxPriorityFeePerGas` (tip) in wei, a decimal string: a caller's above it is refused, the node's suggestion is lowered to it. Default: the `max_fee_per_gas` ceiling.",
       ),
+    max_compute_unit_price: gas
+      .optional()
+      .describe(
+        "Ceiling of the priority fee's price a sponsored Solana transaction offers (its `SetComputeUnitPrice`), in micro-lamports per compute unit: a transaction offering more is refused (400 naming `parameters.unsignedTransaction`) before anything is signed. Default: 1,000,000 (1 lamport a compute unit, at most 0.0014 SOL of priority fee a transaction).",
+      ),
     per_transaction_lamports: gas
       .optional()
       .describe('Largest fee of one sponsored Solana transaction, in lamports.'),
@@ -150,6 +155,7 @@ const capsOf = (caps: z.infer<typeof capsSchema>): GasCaps => ({
   ...(caps.max_priority_fee_per_gas !== undefined
     ? { maxPriorityFeePerGas: caps.max_priority_fee_per_gas }
     : {}),
+  ...(caps.max_compute_unit_price !== undefined ? { maxComputeUnitPrice: caps.max_compute_unit_price } : {}),
   ...(caps.per_transaction_lamports !== undefined
     ? { perTransactionLamports: caps.per_transaction_lamports }
     : {}),
