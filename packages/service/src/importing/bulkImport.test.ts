@@ -190,6 +190,32 @@ describe('bulkImport', () => {
     expect(await subOrganizations(service)).toBe(0)
   })
 
+  it('never quotes a line that is not JSON in its reason: the line may hold a plaintext secret', async () => {
+    const { service, client } = await serviceAndClient()
+    // Fixed, so that no word of the mnemonic begins like a word of a reason.
+    const mnemonic = 'legal winner thank year wave sausage worth useful legal winner thank yellow'
+    const privateKey = '4c0883a69102937d6231471b5dbb6204fe512961708279f2e3e8ae3a1a2b5f3e'
+    // Hand-written mistakes next to a secret: V8's JSON.parse quotes the text around the fault
+    // ("Unexpected token ''', ..."mnemonic":'legal win"..."), and reasons go to the log and --rejected.
+    const path = file('quoted.jsonl', [
+      `{"externalId":"q1","wallets":[{"walletName":"W","mnemonic":'${mnemonic}',"accounts":[]}]}`,
+      `{"externalId":"q2","wallets":[{"walletName":"W","mnemonic":${mnemonic},"accounts":[]}]}`,
+      `{"externalId":"q3","privateKeys":[{"privateKeyName":"k","privateKey":'${privateKey}'}]}`,
+      `{"privateKey":"${privateKey}"}}`,
+    ])
+    const { rejected, totals } = await run(client, path)
+    expect(rejected.map(({ line, reason }) => ({ line, reason }))).toEqual(
+      [1, 2, 3, 4].map((line) => ({ line, reason: expect.stringMatching(/^not JSON/) })),
+    )
+    expect(totals).toMatchObject({ read: 4, imported: 0, rejected: 4 })
+    const reasons = rejected.map(({ reason }) => reason).join('\n')
+    // Not one word of the mnemonic (BIP-39 words are known by their first four letters), nor a
+    // run of four hex digits of the key.
+    for (const word of mnemonic.split(' ')) expect(reasons).not.toContain(word.slice(0, 4))
+    for (let i = 0; i + 4 <= privateKey.length; i++) expect(reasons).not.toContain(privateKey.slice(i, i + 4))
+    expect(await subOrganizations(service)).toBe(0)
+  })
+
   it('the operator export, without secrets, imports into another service as it is', async () => {
     const { service, client } = await serviceAndClient()
     const mnemonic = generateMnemonic(english)

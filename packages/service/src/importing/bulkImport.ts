@@ -132,13 +132,26 @@ interface ReadAhead {
   externalId?: string
 }
 
+/**
+ * Why a line is not JSON, in words that hold none of it. V8 quotes the text around the fault
+ * (`Unexpected token ''', ..."mnemonic":'legal win"... is not valid JSON`), and a line may hold a
+ * plaintext mnemonic or key, while the reason goes to the log and the `--rejected` file: such a
+ * message is replaced by where the fault is, when V8 says.
+ */
+function notJson(error: unknown): string {
+  const message = error instanceof Error ? error.message : ''
+  if (!message.includes('"') && !message.startsWith('Unexpected token')) return `not JSON: ${message}`
+  const position = / at position (\d+)/.exec(message)?.[1]
+  return `not JSON: an unexpected character${position !== undefined ? ` at position ${position}` : ''}`
+}
+
 /** Parses one line enough to know its external id; the rest is checked when it is sent. */
 function peek(line: number, text: string): ReadAhead {
   let value: unknown
   try {
     value = JSON.parse(text)
   } catch (error) {
-    return { line, error: `not JSON: ${(error as Error).message}` }
+    return { line, error: notJson(error) }
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     return { line, error: 'not a JSON object' }
