@@ -312,6 +312,41 @@ describe('the sponsor keys, secrets like the others', () => {
   })
 })
 
+describe('start bounds what the sponsor pays in a month', () => {
+  const base = `[master_key]\nkey_file = "master.key"\n[storage]\ndata_dir = "/var/lib/latchkey"\n[proxy]\nallowed_origins = ["https://app.example.com"]\nenabled_methods = ["passkey"]\n[rpc]\n"eip155:31337" = "http://127.0.0.1:8545"\n"solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1" = "http://127.0.0.1:8899"\n[sponsorship]\ndelegates = { "eip155:31337" = "0x00000000000000000000000000000000000000d1" }\n`
+  const check = (name: string, caps: string) => {
+    write('master.key', MASTER_KEY)
+    return problemsOf({ file: write(name, `${base}${caps}`) })
+  }
+
+  it("refuses sponsorship whose caps, or an organization's, leave a chain it pays on without a monthly bound", () => {
+    expect(check('uncapped.toml', '')).toEqual([
+      expect.stringMatching(
+        /^sponsorship\.caps\.per_organization_per_month_wei: sponsored sends on eip155:31337 have no monthly bound/,
+      ),
+      expect.stringMatching(
+        /^sponsorship\.caps\.per_organization_per_month_lamports: sponsored sends on solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1 have no monthly bound/,
+      ),
+    ])
+    // A per-user cap alone bounds nothing: anyone who signs up is another end user.
+    expect(
+      check(
+        'per-user.toml',
+        '[sponsorship.caps]\nper_user_per_day_wei = "10000000000000000"\nper_organization_per_month_lamports = 1000000000\n[sponsorship.organization_caps.org-7]\nper_organization_per_month = 30000000\n',
+      ),
+    ).toEqual([
+      expect.stringMatching(/^sponsorship\.caps\.per_organization_per_month_wei: /),
+      expect.stringMatching(/^sponsorship\.organization_caps\.org-7\.per_organization_per_month_lamports: /),
+    ])
+    expect(
+      check(
+        'capped.toml',
+        '[sponsorship.caps]\nper_organization_per_month_wei = "1000000000000000000"\nper_organization_per_month_lamports = 1000000000\n',
+      ),
+    ).toEqual([])
+  })
+})
+
 describe('config check and start list every problem', () => {
   it('an inline secret does not hide the refusals: three problems, three lines', () => {
     const file = write(

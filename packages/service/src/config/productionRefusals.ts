@@ -47,5 +47,43 @@ export function productionRefusals(config: Config): string[] {
     refusals.push(
       'proxy.enabled_methods: sms needs an SMS provider to send its codes: configure [sms] (twilio or webhook) or remove sms',
     )
+  refusals.push(...sponsorshipRefusals(config))
+  return refusals
+}
+
+/**
+ * With sponsorship on, every end user (anyone who signs up) spends the sponsor's money: without a
+ * monthly bound on what one organization's sends cost, what they may spend together is the
+ * sponsor's whole balance. Each set of caps that applies (`caps`, and every `organization_caps`
+ * entry, which replaces it) must bound the chains it pays on: EVM chains (`delegates`) by
+ * `per_organization_per_month_wei` or `per_organization_per_month` (gas, at most the fee ceiling
+ * each), Solana chains of `[rpc]` by `per_organization_per_month_lamports`.
+ */
+function sponsorshipRefusals(config: Config): string[] {
+  const sponsorship = config.sponsorship
+  if (sponsorship === undefined) return []
+  const evm = Object.keys(sponsorship.delegates)
+  const solana = Object.keys(config.rpc).filter((caip2) => caip2.startsWith('solana:'))
+  const sets = [
+    ['sponsorship.caps', sponsorship.caps] as const,
+    ...Object.entries(sponsorship.organization_caps).map(
+      ([id, caps]) => [`sponsorship.organization_caps.${id}`, caps] as const,
+    ),
+  ]
+  const refusals: string[] = []
+  for (const [key, caps] of sets) {
+    if (
+      evm.length > 0 &&
+      caps.per_organization_per_month_wei === undefined &&
+      caps.per_organization_per_month === undefined
+    )
+      refusals.push(
+        `${key}.per_organization_per_month_wei: sponsored sends on ${evm.join(', ')} have no monthly bound, so end users together could spend the sponsor's whole balance; set what the sponsor may pay a month in wei (e.g. "1000000000000000000", 1 ETH), and per_user_per_day_wei for what one end user may`,
+      )
+    if (solana.length > 0 && caps.per_organization_per_month_lamports === undefined)
+      refusals.push(
+        `${key}.per_organization_per_month_lamports: sponsored sends on ${solana.join(', ')} have no monthly bound, so end users together could spend the fee payer's whole balance; set what it may pay a month in lamports (e.g. 1000000000, 1 SOL), and per_user_per_day_lamports for what one end user may`,
+      )
+  }
   return refusals
 }

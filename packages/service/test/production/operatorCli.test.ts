@@ -83,6 +83,7 @@ const sponsorship = (sponsor: string) => `[sponsorship]
 delegates = { "eip155:31337" = "0x00000000000000000000000000000000000000d1" }
 low_balance_wei = "10000000000000000"
 low_balance_lamports = 1000
+caps = { per_organization_per_month_wei = "1000000000000000000", per_organization_per_month_lamports = 1000000000 }
 ${sponsor}
 `
 
