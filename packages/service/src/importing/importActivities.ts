@@ -9,7 +9,7 @@ import {
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
 import { base64urlnopad } from '@scure/base'
-import { cose, decodeCredentialPublicKey } from '@simplewebauthn/server/helpers'
+import { cose, decodeCredentialPublicKey, verifySignature } from '@simplewebauthn/server/helpers'
 import { accountHolds } from '../domain/claimedValues.ts'
 import { storePrivateKey } from '../domain/privateKeys.ts'
 import { callerVouchesForContacts, holdsVerifiedContact } from '../domain/verifiedContact.ts'
@@ -239,8 +239,16 @@ function requireAddresses(derived: string[], addresses: string[]) {
     })
 }
 
-/** A passkey's COSE public key (base64url), refused unless it decodes to a key WebAuthn can verify with. */
-function readCoseKey(value: string, field: string): Uint8Array {
+/** An ECDSA signature in DER (r = s = 1): one any EC2 key can be asked to check. */
+const PROBE_SIGNATURE = Uint8Array.from([0x30, 0x06, 0x02, 0x01, 0x01, 0x02, 0x01, 0x01])
+
+/**
+ * A passkey's COSE public key (base64url), refused unless it decodes to a key WebAuthn can verify
+ * with: the login's own verifier (`verifySignature`) is asked to check a signature with it, and
+ * throws (where a usable key answers false) for a key it cannot open, one without its point or
+ * with a point off its curve, which would refuse every login of the person.
+ */
+async function readCoseKey(value: string, field: string): Promise<Uint8Array> {
   const bytes = fromBase64url(value, field)
   let alg: unknown
   try {
@@ -250,6 +258,18 @@ function readCoseKey(value: string, field: string): Uint8Array {
   }
   if (typeof alg !== 'number' || !cose.isCOSEAlg(alg))
     throw new FieldError({ field, reason: 'must be a COSE public key of a WebAuthn algorithm' })
+  try {
+    await verifySignature({
+      signature: PROBE_SIGNATURE,
+      data: new Uint8Array(1),
+      credentialPublicKey: new Uint8Array(bytes),
+    })
+  } catch {
+    throw new FieldError({
+      field,
+      reason: 'must be a whole COSE public key (its curve and point, or modulus)',
+    })
+  }
   return bytes
 }
 
@@ -421,7 +441,7 @@ export const importUser = defineActivity('latchkey_import_user', {
         updatedAt: ctx.now,
       })
     for (const [i, k] of (p.passkeys ?? []).entries()) {
-      const coseKey = readCoseKey(k.cosePublicKey, `parameters.passkeys[${i}].cosePublicKey`)
+      const coseKey = await readCoseKey(k.cosePublicKey, `parameters.passkeys[${i}].cosePublicKey`)
       await ctx.tx.put('authenticators', {
         id: ctx.newId(),
         organizationId: subOrganizationId,

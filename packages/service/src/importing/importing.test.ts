@@ -252,6 +252,39 @@ describe('latchkey_import_user', () => {
     )
     expect(errorOf(inside)).toMatchObject({ status: 403 })
   })
+  it('refuses a passkey that could never sign in, naming the field: a COSE key without its point or off its curve, a counter past 32 bits', async () => {
+    const h = await createHarness()
+    const cose = (bytes: number[]) => Buffer.from(bytes).toString('base64url')
+    const good = coseKeyOf(p256.utils.randomSecretKey())
+    const offCurve = Buffer.from(good, 'base64url')
+    offCurve[offCurve.length - 1]! ^= 1
+    for (const [passkey, field] of [
+      // An algorithm and nothing else; an EC2 P-256 key without x and y; a point off P-256.
+      [{ cosePublicKey: cose([0xa1, 0x03, 0x26]) }, 'cosePublicKey'],
+      [{ cosePublicKey: cose([0xa3, 0x01, 0x02, 0x03, 0x26, 0x20, 0x01]) }, 'cosePublicKey'],
+      [{ cosePublicKey: offCurve.toString('base64url') }, 'cosePublicKey'],
+      // The authenticator's counter is 32 bits: a stored one above it refuses every later login.
+      [{ cosePublicKey: good, counter: 2 ** 32 }, 'counter'],
+    ] as const) {
+      const reply = await h.submit('latchkey_import_user', {
+        externalId: 'p',
+        passkeys: [{ credentialId: 'cred-p', ...passkey }],
+      })
+      expect(errorOf(reply), JSON.stringify(passkey)).toMatchObject({
+        status: 400,
+        field: `parameters.passkeys[0].${field}`,
+      })
+    }
+    // Nothing was written or claimed: the same credential with a usable key goes through.
+    const imported = await h.submit('latchkey_import_user', {
+      externalId: 'p',
+      passkeys: [{ credentialId: 'cred-p', cosePublicKey: good, counter: 2 ** 32 - 1 }],
+    })
+    expect(imported.status).toBe(200)
+    expect(
+      (await h.query('list_suborgs', { organizationId: h.organizationId })).body.organizationIds,
+    ).toHaveLength(1)
+  })
 })
 
 describe('pregeneration by create_sub_organization', () => {

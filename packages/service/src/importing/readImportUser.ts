@@ -72,7 +72,8 @@ export function readImportUser(r: Reader): ImportUserParams {
     (value, field) => {
       const item = new Reader(value, field)
       onlyFields(item, FIELDS.passkeys)
-      const counter = item.optInt('counter', { min: 0 })
+      // The authenticator's signature counter is 32 bits: a stored one above it would refuse every login.
+      const counter = item.optInt('counter', { min: 0, max: 0xffff_ffff })
       return {
         credentialId: item.string('credentialId', { max: 1024, pattern: BASE64URL, hint: 'base64url' }),
         cosePublicKey: item.string('cosePublicKey', { max: 2048, pattern: BASE64URL, hint: 'base64url' }),
