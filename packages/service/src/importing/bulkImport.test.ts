@@ -216,6 +216,27 @@ describe('bulkImport', () => {
     expect(await subOrganizations(service)).toBe(0)
   })
 
+  it('a line whose activity waits for the root quorum is reported as waiting, with the activity, not as an HTTP status', async () => {
+    const { service, client } = await serviceAndClient()
+    // Two root users, both needed: every activity of the operator's key waits for the other's vote.
+    const [root] = (await service.store.get('organizations', service.dev.organizationId))!.rootUserIds
+    const second = await client.submit('create_users', {
+      users: [{ userName: 'second', apiKeys: [], authenticators: [], oauthProviders: [], userTags: [] }],
+    })
+    const secondId = (second.result as { userIds: string[] }).userIds[0]!
+    const quorum = await client.submit('update_root_quorum', { threshold: 2, userIds: [root!, secondId] })
+    expect(quorum.status).toBe(200)
+    const { rejected, totals } = await run(client, file('waiting.jsonl', [{ externalId: 'w1' }]))
+    expect(totals).toMatchObject({ imported: 0, rejected: 1 })
+    const waiting = (
+      await service.store.findBy('activities', 'organizationId', service.dev.organizationId)
+    ).filter((row) => row.type === 'ACTIVITY_TYPE_LATCHKEY_IMPORT_USER')
+    expect(waiting).toHaveLength(1)
+    // What the operator must do: have it approved (it then imports the person), or lower the quorum.
+    expect(rejected[0]!.reason).toContain('ACTIVITY_STATUS_CONSENSUS_NEEDED')
+    expect(rejected[0]!.reason).toContain(waiting[0]!.id)
+  })
+
   it('the operator export, without secrets, imports into another service as it is', async () => {
     const { service, client } = await serviceAndClient()
     const mnemonic = generateMnemonic(english)

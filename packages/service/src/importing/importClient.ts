@@ -140,7 +140,7 @@ export function importClient(options: ImportClientOptions) {
     const text = await response.text()
     let parsed: {
       message?: string
-      activity?: { status?: string; result?: Record<string, unknown> }
+      activity?: { id?: string; status?: string; result?: Record<string, unknown> }
       importedUsers?: { externalId?: unknown }[]
     } = {}
     try {
@@ -191,6 +191,18 @@ export function importClient(options: ImportClientOptions) {
       const reply = await submit('latchkey_import_user', params)
       if (reply.result)
         return { ok: true, skipped: reply.result.skipped, subOrganizationId: reply.result.subOrganizationId }
+      // Accepted but not run: it waits for votes or MFA (a root quorum above 1, an MFA policy), and
+      // imports the person once approved. Not a refusal to retry, and not an HTTP status to read.
+      const { activity } = reply.body
+      if (
+        reply.status === 200 &&
+        (activity?.status === 'ACTIVITY_STATUS_CONSENSUS_NEEDED' ||
+          activity?.status === 'ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+      )
+        return {
+          ok: false,
+          reason: `activity ${activity.id} waits (${activity.status}): approved, it imports this person; a rerun before then submits another`,
+        }
       return {
         ok: false,
         reason: reply.body.message ?? `HTTP ${reply.status}`,
