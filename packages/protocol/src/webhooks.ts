@@ -260,7 +260,12 @@ export interface VerifyWebhookInput {
    * receiver within `toleranceMs`, verifies too.
    */
   endpointId?: string
-  /** The organization this receiver serves: the body's `organizationId` must be it. */
+  /**
+   * The body's `organizationId` must be it. That is the organization where the event happened: a
+   * parent organization's endpoint also gets its sub-organizations' events (sign-ups, their
+   * wallets and sends), each naming the sub-organization, so an app receiving those passes
+   * `endpointId` alone, which already binds a delivery to this receiver.
+   */
   organizationId?: string
 }
 
