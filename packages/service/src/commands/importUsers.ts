@@ -50,7 +50,10 @@ export async function run(argv: string[]): Promise<void> {
     organizationId: values['organization-id']!,
     privateKey: readRootKey(values['root-key-file']!),
   })
-  const rejectedFile = values.rejected ? createWriteStream(values.rejected, { flags: 'a' }) : undefined
+  // The report names people (their external ids): readable by its owner only, like the input.
+  const rejectedFile = values.rejected
+    ? createWriteStream(values.rejected, { flags: 'a', mode: 0o600 })
+    : undefined
   // A terminal gets one bar that redraws in place (cli-progress: ETA, rate, no flicker, restores
   // the cursor); a pipe or a log gets one JSON line per event, which tools can read.
   const tty = process.stderr.isTTY === true
