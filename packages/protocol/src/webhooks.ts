@@ -238,6 +238,7 @@ export type WebhookVerification =
         | 'event_id_mismatch'
         | 'endpoint_mismatch'
         | 'organization_mismatch'
+        | 'header_mismatch'
       header?: string
     }
 
@@ -279,7 +280,8 @@ function headerOf(headers: VerifyWebhookInput['headers'], name: string): string 
 /**
  * Checks a delivery: every header present, the timestamp within `toleranceMs` of `now`, the key
  * id among `jwks`, the Ed25519 signature over the signed input, and (when the body is JSON with an
- * `id`) that the body's event id is the signed header's; given `endpointId` or `organizationId`,
+ * `id`) that the body's event id is the signed header's, and its `type` and `organizationId` the
+ * unsigned `X-Turnkey-Event-Type` and `X-Turnkey-Organization-Id` headers' when sent; given `endpointId` or `organizationId`,
  * that the body names them. No I/O: fetch the JWKS yourself (and
  * again when a key id is unknown: keys rotate). Deduplicate on `eventId` (delivery is at least once).
  */
@@ -313,7 +315,7 @@ export function verifyWebhook(input: VerifyWebhookInput): WebhookVerification {
     verified = false
   }
   if (!verified) return { ok: false, reason: 'invalid_signature' }
-  let parsed: { id?: unknown; endpointId?: unknown; organizationId?: unknown } | undefined
+  let parsed: { id?: unknown; type?: unknown; endpointId?: unknown; organizationId?: unknown } | undefined
   try {
     const value: unknown = JSON.parse(new TextDecoder().decode(body))
     if (value && typeof value === 'object') parsed = value
@@ -321,6 +323,16 @@ export function verifyWebhook(input: VerifyWebhookInput): WebhookVerification {
     // Not JSON: the signature covers it whole; nothing more to compare.
   }
   if (parsed && 'id' in parsed && parsed.id !== eventId) return { ok: false, reason: 'event_id_mismatch' }
+  // The type and organization headers are not signed: a receiver that routes on them must see the
+  // body's own values there, not ones a replayer swapped in.
+  for (const [header, field] of [
+    [WEBHOOK_HEADERS.eventType, 'type'],
+    [WEBHOOK_HEADERS.organizationId, 'organizationId'],
+  ] as const) {
+    const value = headerOf(input.headers, header)
+    if (value !== undefined && parsed && field in parsed && parsed[field] !== value)
+      return { ok: false, reason: 'header_mismatch', header }
+  }
   // Asked for, they must be there: a body without them is not this receiver's.
   if (input.endpointId !== undefined && parsed?.endpointId !== input.endpointId)
     return { ok: false, reason: 'endpoint_mismatch' }

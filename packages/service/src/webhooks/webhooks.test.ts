@@ -758,6 +758,15 @@ describe('signatures', () => {
     })
     const swapped = { ...delivery!.headers, 'x-turnkey-event-id': 'another' }
     expect(verifyWebhook({ ...base, headers: swapped, body: delivery!.body })).toMatchObject({ ok: false })
+    // The type and organization headers are outside the signature: a receiver routing on them
+    // is not fooled by a replay that swaps them.
+    for (const [header, value] of [
+      ['x-turnkey-event-type', 'LATCHKEY_SIGN_UP'],
+      ['x-turnkey-organization-id', 'another organization'],
+    ] as const)
+      expect(
+        verifyWebhook({ ...base, headers: { ...delivery!.headers, [header]: value }, body: delivery!.body }),
+      ).toEqual({ ok: false, reason: 'header_mismatch', header })
     // A receiver that names its endpoint and organization takes only deliveries made for them:
     // one service key signs every tenant's, so another tenant's genuine delivery verifies otherwise.
     const sent = JSON.parse(delivery!.body.toString()) as { endpointId: string; organizationId: string }
