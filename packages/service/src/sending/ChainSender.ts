@@ -40,12 +40,15 @@ export interface SendContext {
   /**
    * Marks the send FAILED with `message` (what `get_send_transaction_status` answers) and reports it;
    * `also` writes more in the same transaction (under the organization's spend lock), given the
-   * row as it was; a string it resolves with is the error message instead of `message`.
+   * row as it was; a string it resolves with is the error message instead of `message`. A send
+   * never broadcast gives back what it reserved under spending limits, unless `keepSpend`: its
+   * signed transaction may still reach the chain another way.
    */
   fail(
     row: SendTransactionRow,
     message: string,
     also?: (tx: Transaction, current: SendTransactionRow) => Promise<string | undefined>,
+    options?: { keepSpend?: boolean },
   ): Promise<void>
   /** Reports that the send reached its final status (`send.final`), once its write is done. */
   final(row: SendTransactionRow, status: 'INCLUDED' | 'FAILED'): void

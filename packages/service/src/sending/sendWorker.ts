@@ -157,7 +157,10 @@ async function fail(
   runtime: Runtime,
   row: SendTransactionRow,
   message: string,
-  more?: (tx: Transaction, current: SendTransactionRow) => Promise<string | undefined>,
+  options: {
+    more?: (tx: Transaction, current: SendTransactionRow) => Promise<string | undefined>
+    keepSpend?: boolean
+  } = {},
 ): Promise<void> {
   // `more` may say more of why it failed (written with the rest, so set before `update` reads it).
   const changes: Partial<SendTransactionRow> = {
@@ -170,12 +173,12 @@ async function fail(
     // in the order of the organization's other spends (kernel/spending.ts).
     locks: [spendLockOf(row.organizationId)],
     also: async (tx, current) => {
-      if (current.status === 'PENDING' && current.broadcastAt === undefined)
+      if (current.status === 'PENDING' && current.broadcastAt === undefined && !options.keepSpend)
         await releaseSpend(
           { tx, runtime, now: runtime.now(), organizationId: current.organizationId },
           current.id,
         )
-      changes.error = { message: (await more?.(tx, current)) ?? message }
+      changes.error = { message: (await options.more?.(tx, current)) ?? message }
     },
   })
   reportFinal(runtime, row, 'FAILED')
@@ -241,7 +244,7 @@ async function step(runtime: Runtime, row: SendTransactionRow): Promise<void> {
       })
     },
     claim: (send) => claim(runtime, send),
-    fail: (send, message, also) => fail(runtime, send, message, also),
+    fail: (send, message, also, options) => fail(runtime, send, message, { more: also, ...options }),
     broadcasted: (send) => {
       runtime.emit('send.broadcast', { chain: sender.namespace, attempt: send.attempts + 1 })
       const now = runtime.now()

@@ -44,16 +44,51 @@ async function broadcastSolana(ctx: SendContext, row: SendTransactionRow): Promi
     // Processed before a crash, or refused because of itself: its status tells which.
     if (await settleSolana(ctx, row)) return
     if (!ALREADY_PROCESSED.test(error.message)) {
+      // Expired, it can never land, and what it reserved is given back. Refused for any other
+      // reason, it keeps it: its signer may hold the whole signed transaction (the message it gave
+      // and the fee payer's signature, which the status answers as the transaction's signature)
+      // and broadcast it once it would pass, while its blockhash lasts.
+      // A durable-nonce transaction has no blockhash to expire: refused as expired, its nonce
+      // account may hold its nonce later.
+      const expired = BLOCKHASH_NOT_FOUND.test(error.message) && !usesDurableNonce(row)
       await ctx.fail(
         row,
-        BLOCKHASH_NOT_FOUND.test(error.message)
+        expired
           ? 'the transaction expired: its blockhash is no longer valid'
           : `the node refused the transaction: ${error.message}`,
+        undefined,
+        { keepSpend: !expired },
       )
       return
     }
   }
   await ctx.broadcasted(row)
+}
+
+const SYSTEM_PROGRAM = '11111111111111111111111111111111'
+
+/**
+ * Whether the send's transaction is a durable-nonce one: its first instruction is the System
+ * Program's AdvanceNonceAccount (4, little-endian), and its lifetime a nonce, not a blockhash.
+ */
+function usesDurableNonce(row: SendTransactionRow): boolean {
+  const wire = Uint8Array.from(atob(row.signedTransaction), (c) => c.charCodeAt(0))
+  const message = getCompiledTransactionMessageDecoder().decode(
+    getTransactionDecoder().decode(wire).messageBytes,
+  )
+  if (!('instructions' in message)) return false
+  const first = message.instructions[0]
+  const data = first?.data
+  return (
+    first !== undefined &&
+    message.staticAccounts[first.programAddressIndex] === SYSTEM_PROGRAM &&
+    data !== undefined &&
+    data.length === 4 &&
+    data[0] === 4 &&
+    data[1] === 0 &&
+    data[2] === 0 &&
+    data[3] === 0
+  )
 }
 
 /**

@@ -5,14 +5,17 @@ import {
   createNoopSigner,
   createTransactionMessage,
   generateKeyPairSigner,
+  getBase58Encoder,
   getBase64Encoder,
   getCompiledTransactionMessageDecoder,
   getTransactionDecoder,
   getTransactionEncoder,
   type Instruction,
   pipe,
+  type SignatureBytes,
   setTransactionMessageFeePayer,
   setTransactionMessageLifetimeUsingBlockhash,
+  setTransactionMessageLifetimeUsingDurableNonce,
 } from '@solana/kit'
 import { getTransferSolInstruction } from '@solana-program/system'
 import {
@@ -261,6 +264,55 @@ describe('sol_send_transaction', () => {
     await transferTo(10n ** 7n, true)
     expect(sponsoredBefore - node.balance(user)).toBe(10n ** 7n)
     expect(await used()).toBe(2n * 10n ** 7n + LAMPORTS_PER_SIGNATURE)
+    await h.service.close()
+  })
+
+  it('a send the node refuses keeps what it reserved: its signer holds the whole signed transaction (the message it gave, the signature the status answers) and can broadcast it itself', async () => {
+    const h = await service()
+    // It holds no lamports yet: the node refuses its transfer, which cannot pay its fee.
+    const user = await newAccount(h)
+    const spendingLimitId = await dailyLimit(
+      h,
+      user,
+      { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: node.caip2 },
+      10n ** 7n + LAMPORTS_PER_SIGNATURE,
+    )
+    const { address: to } = await generateKeyPairSigner()
+    const transfer = (amount: bigint) =>
+      unsigned(user, [
+        getTransferSolInstruction({ source: createNoopSigner(user as Address), destination: to, amount }),
+      ])
+    const unsignedTransaction = transfer(10n ** 7n)
+    const reply = await send(h, { unsignedTransaction, signWiths: [user] })
+    const status = await waitForSend(h, resultOf('sol_send_transaction', reply).sendTransactionStatusId)
+    expect(status).toMatchObject({ txStatus: 'FAILED', txError: expect.stringMatching(/refused/) })
+    // The signer funds its account, puts the status's signature on its own message, and sends it.
+    airdrop(node, user, 10n ** 9n)
+    const given = getTransactionDecoder().decode(Buffer.from(unsignedTransaction, 'hex'))
+    const signature = getBase58Encoder().encode(status.solana.signature) as SignatureBytes
+    const wire = getTransactionEncoder().encode({ ...given, signatures: { [user]: signature } })
+    const answer = await fetch(node.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'sendTransaction',
+        params: [Buffer.from(wire).toString('base64'), { encoding: 'base64' }],
+      }),
+    })
+    expect((await answer.json()).error).toBeUndefined()
+    expect(node.balance(to)).toBe(10n ** 7n)
+    // What it moved stays counted: the limit has nothing left for another lamport.
+    const limits = (await h.query('latchkey_list_spending_limits', {})).body.spendingLimits
+    expect(
+      limits.find((l: { spendingLimitId: string }) => l.spendingLimitId === spendingLimitId),
+    ).toMatchObject({
+      used: String(10n ** 7n + LAMPORTS_PER_SIGNATURE),
+      remaining: '0',
+    })
+    const again = await send(h, { unsignedTransaction: transfer(1n), signWiths: [user] })
+    expect(again.body.details).toMatchObject({ errorCode: 'SPENDING_LIMIT_EXCEEDED', spendingLimitId })
     await h.service.close()
   })
 
@@ -598,6 +650,67 @@ describe('sol_send_transaction under an SPL spending limit', () => {
     expect(node.calls.slice(calls)).not.toContain('sendTransaction')
     expect(await sends(h)).toBe(3)
     expect(tokenBalance(source!)).toBe(900n)
+    await h.service.close()
+  })
+})
+
+describe('sol_send_transaction of a durable-nonce transaction', () => {
+  it('refused for its nonce, keeps what it reserved: its nonce account may hold that nonce later', async () => {
+    const h = await service()
+    const user = await newAccount(h)
+    airdrop(node, user, 10n ** 9n)
+    const [source, destination] = await tokenAccounts(
+      [user, (await generateKeyPairSigner()).address],
+      [1000n, 0n],
+    )
+    const spendingLimitId = await dailyLimit(
+      h,
+      user,
+      { type: 'SPENDING_LIMIT_ASSET_SPL', caip2: node.caip2, mint: MINT },
+      100n,
+    )
+    const [nonce, nonceAccount] = await Promise.all([generateKeyPairSigner(), generateKeyPairSigner()])
+    const message = pipe(
+      createTransactionMessage({ version: 0 }),
+      (m) => setTransactionMessageFeePayer(user as Address, m),
+      (m) =>
+        setTransactionMessageLifetimeUsingDurableNonce(
+          {
+            // A nonce its account does not hold (yet): the node answers that the blockhash is not found.
+            nonce: nonce.address as never,
+            nonceAccountAddress: nonceAccount.address,
+            nonceAuthorityAddress: user as Address,
+          },
+          m,
+        ),
+      (m) =>
+        appendTransactionMessageInstructions(
+          [
+            getTransferCheckedInstruction({
+              source: source!,
+              mint: MINT,
+              destination: destination!,
+              authority: createNoopSigner(user as Address),
+              amount: 70n,
+              decimals: 6,
+            }),
+          ],
+          m,
+        ),
+    )
+    const unsignedTransaction = Buffer.from(
+      getTransactionEncoder().encode(compileTransaction(message)),
+    ).toString('hex')
+    const reply = await send(h, { unsignedTransaction, signWiths: [user] })
+    const status = await waitForSend(h, resultOf('sol_send_transaction', reply).sendTransactionStatusId)
+    expect(status).toMatchObject({ txStatus: 'FAILED', txError: expect.stringMatching(/BlockhashNotFound/) })
+    const limits = (await h.query('latchkey_list_spending_limits', {})).body.spendingLimits
+    expect(
+      limits.find((l: { spendingLimitId: string }) => l.spendingLimitId === spendingLimitId),
+    ).toMatchObject({
+      used: '70',
+      remaining: '30',
+    })
     await h.service.close()
   })
 })
