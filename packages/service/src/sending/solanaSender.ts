@@ -11,6 +11,12 @@ const BLOCKHASH_NOT_FOUND = /blockhash not found|BlockhashNotFound/i
 /** While a broadcast send has no status, it is sent again this often (nodes drop what they cannot forward). */
 const REBROADCAST_MS = 2_000
 
+/**
+ * How long after a send was made a blockhash its node does not know may still be valid on the
+ * cluster: a blockhash lasts 150 blocks (60 s at 0.4 s a slot), with room for skipped slots.
+ */
+export const BLOCKHASH_DOUBT_MS = 100_000
+
 interface SignatureStatus {
   slot: number
   err: unknown
@@ -51,6 +57,14 @@ async function broadcastSolana(ctx: SendContext, row: SendTransactionRow): Promi
       // A durable-nonce transaction has no blockhash to expire: refused as expired, its nonce
       // account may hold its nonce later.
       const expired = BLOCKHASH_NOT_FOUND.test(error.message) && !usesDurableNonce(row)
+      // A blockhash this node does not know may be one it has not seen yet (newer than its tip,
+      // taken from a faster node): valid elsewhere, the signer could broadcast it there after a
+      // release. It is sent again until no blockhash of when it was made can still be valid.
+      const now = ctx.runtime.now()
+      if (expired && now - row.createdAt < BLOCKHASH_DOUBT_MS) {
+        await ctx.update(row, { notBefore: now + REBROADCAST_MS }, { whileOpen: true })
+        return
+      }
       await ctx.fail(
         row,
         expired

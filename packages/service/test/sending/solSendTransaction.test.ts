@@ -34,6 +34,7 @@ import {
   type SolanaNode,
   startSolanaNode,
 } from '../../src/dev/startSolanaNode.ts'
+import { BLOCKHASH_DOUBT_MS } from '../../src/sending/solanaSender.ts'
 import { sponsorAddress } from '../../src/sending/sponsors.ts'
 import {
   createHarness,
@@ -149,6 +150,29 @@ const tokenBalance = (account: Address) => {
 const send = (h: Harness, parameters: Json, as: Parameters<Harness['submit']>[2] = {}) => {
   h.clock.set(Date.now())
   return h.submit('sol_send_transaction', { caip2: node.caip2, ...parameters } as never, as)
+}
+
+/**
+ * Waits for the node to refuse a send's blockhash (its first broadcast) and checks the send is
+ * still PENDING, sent again while its blockhash may be one the node has not seen yet.
+ */
+async function refusedBlockhash(h: Harness, sendTransactionStatusId: string, calls: number): Promise<void> {
+  const until = Date.now() + 10_000
+  while (!node.calls.slice(calls).includes('sendTransaction')) {
+    if (Date.now() > until) throw new Error('the send was never broadcast')
+    h.clock.set(Math.max(h.clock.now(), Date.now()))
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  const reply = await h.query('get_send_transaction_status', { sendTransactionStatusId })
+  expect(reply.body.txStatus).toBe('PENDING')
+}
+
+/** Makes a send look `BLOCKHASH_DOUBT_MS` older: no blockhash of when it was made can still be valid. */
+async function pastDoubt(h: Harness, sendTransactionStatusId: string): Promise<void> {
+  await h.service.store.transaction(async (tx) => {
+    const row = (await tx.get('sendTransactions', sendTransactionStatusId))!
+    await tx.put('sendTransactions', { ...row, createdAt: row.createdAt - BLOCKHASH_DOUBT_MS })
+  })
 }
 
 const sends = async (h: Harness) => (await h.service.store.all('sendTransactions')).length
@@ -341,7 +365,7 @@ describe('sol_send_transaction', () => {
     await h.service.close()
   })
 
-  it('a transaction whose blockhash expired before the broadcast ends FAILED as expired', async () => {
+  it('a transaction whose blockhash its node does not know stays PENDING while that blockhash may be newer than the node has seen, then ends FAILED as expired', async () => {
     const h = await service()
     const user = await newAccount(h)
     airdrop(node, user, 10n ** 9n)
@@ -354,8 +378,12 @@ describe('sol_send_transaction', () => {
       }),
     ])
     node.svm.expireBlockhash()
+    const calls = node.calls.length
     const reply = await send(h, { unsignedTransaction, signWiths: [user] })
-    const status = await waitForSend(h, resultOf('sol_send_transaction', reply).sendTransactionStatusId)
+    const { sendTransactionStatusId } = resultOf('sol_send_transaction', reply)
+    await refusedBlockhash(h, sendTransactionStatusId, calls)
+    await pastDoubt(h, sendTransactionStatusId)
+    const status = await waitForSend(h, sendTransactionStatusId)
     expect(status).toMatchObject({ txStatus: 'FAILED', txError: expect.stringMatching(/expired/) })
     expect(node.balance(to)).toBe(0n)
     await h.service.close()
@@ -629,10 +657,23 @@ describe('sol_send_transaction under an SPL spending limit', () => {
       const reply = await send(h, { unsignedTransaction, signWiths: [user], sponsor })
       return waitForSend(h, resultOf('sol_send_transaction', reply).sendTransactionStatusId)
     }
-    // Reserved when signed, given back when the send ends FAILED before it reached the chain.
+    // Reserved when signed, still counted while the node may not have seen its blockhash yet, and
+    // given back once the send ends FAILED as expired, never having reached the chain.
     const stale = transfer(70n)
     node.svm.expireBlockhash()
-    expect(await sent(stale)).toMatchObject({ txStatus: 'FAILED', txError: expect.stringMatching(/expired/) })
+    const before = node.calls.length
+    const { sendTransactionStatusId } = resultOf(
+      'sol_send_transaction',
+      await send(h, { unsignedTransaction: stale, signWiths: [user] }),
+    )
+    await refusedBlockhash(h, sendTransactionStatusId, before)
+    const limits = (await h.query('latchkey_list_spending_limits', {})).body.spendingLimits
+    expect(limits).toEqual([expect.objectContaining({ spendingLimitId, used: '70', remaining: '30' })])
+    await pastDoubt(h, sendTransactionStatusId)
+    expect(await waitForSend(h, sendTransactionStatusId)).toMatchObject({
+      txStatus: 'FAILED',
+      txError: expect.stringMatching(/expired/),
+    })
     // So the whole limit is still there: 60 paid by the user, 40 by the sponsor.
     expect(await sent(transfer(60n))).toMatchObject({ txStatus: 'INCLUDED' })
     expect(await sent(transfer(40n), true)).toMatchObject({ txStatus: 'INCLUDED' })
