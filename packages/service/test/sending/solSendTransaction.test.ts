@@ -190,6 +190,52 @@ const dailyLimit = async (h: Harness, user: string, asset: Json, amount: bigint)
     }),
   ).spendingLimitId as string
 
+/**
+ * A new account holding 10 units of a token, and what sends one unit of it between its two token
+ * accounts, sponsored, after `instructions`: the reply.
+ */
+async function sponsoredTokenTransfers(h: Harness) {
+  const user = await newAccount(h)
+  const [source, destination] = await tokenAccounts([user, user], [10n, 0n])
+  return (...instructions: Instruction[]) =>
+    send(h, {
+      unsignedTransaction: unsigned(user, [
+        ...instructions,
+        getTransferInstruction({
+          source: source!,
+          destination: destination!,
+          authority: createNoopSigner(user as Address),
+          amount: 1n,
+        }),
+      ]),
+      signWiths: [user],
+      sponsor: true,
+    })
+}
+
+/** A funded account holding 1,000 units of `MINT` under a daily limit of 100 of them, and a token account to send to. */
+async function underSplLimit(h: Harness) {
+  const user = await newAccount(h)
+  airdrop(node, user, 10n ** 9n)
+  const [source, destination] = await tokenAccounts(
+    [user, (await generateKeyPairSigner()).address],
+    [1000n, 0n],
+  )
+  const spendingLimitId = await dailyLimit(
+    h,
+    user,
+    { type: 'SPENDING_LIMIT_ASSET_SPL', caip2: node.caip2, mint: MINT },
+    100n,
+  )
+  return { user, source: source!, destination: destination!, spendingLimitId }
+}
+
+/** A spending limit as `latchkey_list_spending_limits` answers it. */
+const limitOf = async (h: Harness, spendingLimitId: string) =>
+  (await h.query('latchkey_list_spending_limits', {})).body.spendingLimits.find(
+    (limit: { spendingLimitId: string }) => limit.spendingLimitId === spendingLimitId,
+  )
+
 describe('sol_send_transaction', () => {
   it('sponsored: a token transfer from a 0-SOL account executes with the sponsor as fee payer', async () => {
     const h = await service()
@@ -262,12 +308,7 @@ describe('sol_send_transaction', () => {
       { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: node.caip2 },
       10n ** 8n,
     )
-    const used = async () =>
-      BigInt(
-        (await h.query('latchkey_list_spending_limits', {})).body.spendingLimits.find(
-          (limit: { spendingLimitId: string }) => limit.spendingLimitId === spendingLimitId,
-        ).used,
-      )
+    const used = async () => BigInt((await limitOf(h, spendingLimitId)).used)
     const transferTo = async (amount: bigint, sponsor: boolean) => {
       const { address: to } = await generateKeyPairSigner()
       const reply = await send(h, {
@@ -328,10 +369,7 @@ describe('sol_send_transaction', () => {
     expect((await answer.json()).error).toBeUndefined()
     expect(node.balance(to)).toBe(10n ** 7n)
     // What it moved stays counted: the limit has nothing left for another lamport.
-    const limits = (await h.query('latchkey_list_spending_limits', {})).body.spendingLimits
-    expect(
-      limits.find((l: { spendingLimitId: string }) => l.spendingLimitId === spendingLimitId),
-    ).toMatchObject({
+    expect(await limitOf(h, spendingLimitId)).toMatchObject({
       used: String(10n ** 7n + LAMPORTS_PER_SIGNATURE),
       remaining: '0',
     })
@@ -539,21 +577,7 @@ describe('sol_send_transaction refuses bad input before signing anything', () =>
 
   it('counts sponsored fees against the lamport caps, before signing', async () => {
     const h = await service({ perUserPerDayLamports: Number(3n * LAMPORTS_PER_SIGNATURE) })
-    const user = await newAccount(h)
-    const [source, destination] = await tokenAccounts([user, user], [10n, 0n])
-    const transfer = () =>
-      send(h, {
-        unsignedTransaction: unsigned(user, [
-          getTransferInstruction({
-            source: source!,
-            destination: destination!,
-            authority: createNoopSigner(user as Address),
-            amount: 1n,
-          }),
-        ]),
-        signWiths: [user],
-        sponsor: true,
-      })
+    const transfer = await sponsoredTokenTransfers(h)
     expect((await transfer()).status).toBe(200)
     const refused = await transfer()
     expect(refused).toMatchObject({ status: 429, body: { details: { errorCode: 'GAS_CAP_EXCEEDED' } } })
@@ -578,23 +602,8 @@ describe("a sponsored Solana transaction's priority fee", () => {
     // 2 signatures and 100,000 compute units at 1 lamport each: 110,000 lamports a send.
     const perSend = 2n * LAMPORTS_PER_SIGNATURE + 100_000n
     const h = await service({ perUserPerDayLamports: Number(2n * perSend - 1n) })
-    const user = await newAccount(h)
     const sponsor = solanaSponsor(h)
-    const [source, destination] = await tokenAccounts([user, user], [10n, 0n])
-    const transfer = (...instructions: Instruction[]) =>
-      send(h, {
-        unsignedTransaction: unsigned(user, [
-          ...instructions,
-          getTransferInstruction({
-            source: source!,
-            destination: destination!,
-            authority: createNoopSigner(user as Address),
-            amount: 1n,
-          }),
-        ]),
-        signWiths: [user],
-        sponsor: true,
-      })
+    const transfer = await sponsoredTokenTransfers(h)
     const before = node.balance(sponsor)
     const calls = node.calls.length
     // Most of the sponsor's 1 SOL in one send's priority fee, had the price been taken.
@@ -630,18 +639,7 @@ describe("a sponsored Solana transaction's priority fee", () => {
 describe('sol_send_transaction under an SPL spending limit', () => {
   it('counts a real token’s transfers exactly: a send that expired gives its spend back, the limit is sent, one unit more is refused and never broadcast', async () => {
     const h = await service()
-    const user = await newAccount(h)
-    airdrop(node, user, 10n ** 9n)
-    const [source, destination] = await tokenAccounts(
-      [user, (await generateKeyPairSigner()).address],
-      [1000n, 0n],
-    )
-    const spendingLimitId = await dailyLimit(
-      h,
-      user,
-      { type: 'SPENDING_LIMIT_ASSET_SPL', caip2: node.caip2, mint: MINT },
-      100n,
-    )
+    const { user, source, destination, spendingLimitId } = await underSplLimit(h)
     const transfer = (amount: bigint) =>
       unsigned(user, [
         getTransferCheckedInstruction({
@@ -667,8 +665,7 @@ describe('sol_send_transaction under an SPL spending limit', () => {
       await send(h, { unsignedTransaction: stale, signWiths: [user] }),
     )
     await refusedBlockhash(h, sendTransactionStatusId, before)
-    const limits = (await h.query('latchkey_list_spending_limits', {})).body.spendingLimits
-    expect(limits).toEqual([expect.objectContaining({ spendingLimitId, used: '70', remaining: '30' })])
+    expect(await limitOf(h, spendingLimitId)).toMatchObject({ used: '70', remaining: '30' })
     await pastDoubt(h, sendTransactionStatusId)
     expect(await waitForSend(h, sendTransactionStatusId)).toMatchObject({
       txStatus: 'FAILED',
@@ -698,18 +695,7 @@ describe('sol_send_transaction under an SPL spending limit', () => {
 describe('sol_send_transaction of a durable-nonce transaction', () => {
   it('refused for its nonce, keeps what it reserved: its nonce account may hold that nonce later', async () => {
     const h = await service()
-    const user = await newAccount(h)
-    airdrop(node, user, 10n ** 9n)
-    const [source, destination] = await tokenAccounts(
-      [user, (await generateKeyPairSigner()).address],
-      [1000n, 0n],
-    )
-    const spendingLimitId = await dailyLimit(
-      h,
-      user,
-      { type: 'SPENDING_LIMIT_ASSET_SPL', caip2: node.caip2, mint: MINT },
-      100n,
-    )
+    const { user, source, destination, spendingLimitId } = await underSplLimit(h)
     const [nonce, nonceAccount] = await Promise.all([generateKeyPairSigner(), generateKeyPairSigner()])
     const message = pipe(
       createTransactionMessage({ version: 0 }),
@@ -745,10 +731,7 @@ describe('sol_send_transaction of a durable-nonce transaction', () => {
     const reply = await send(h, { unsignedTransaction, signWiths: [user] })
     const status = await waitForSend(h, resultOf('sol_send_transaction', reply).sendTransactionStatusId)
     expect(status).toMatchObject({ txStatus: 'FAILED', txError: expect.stringMatching(/BlockhashNotFound/) })
-    const limits = (await h.query('latchkey_list_spending_limits', {})).body.spendingLimits
-    expect(
-      limits.find((l: { spendingLimitId: string }) => l.spendingLimitId === spendingLimitId),
-    ).toMatchObject({
+    expect(await limitOf(h, spendingLimitId)).toMatchObject({
       used: '70',
       remaining: '30',
     })
