@@ -22,6 +22,7 @@ export const deleteApiKeys = defineActivity('delete_api_keys', {
     // Never the last API key an MFA policy of the user needs (the guard a wing registers).
     await guardCredentialRemoval(ctx.runtime, {
       tx: ctx.tx,
+      now: ctx.now,
       organizationId: ctx.organization.id,
       userId: user.id,
       removed: new Set(p.apiKeyIds),

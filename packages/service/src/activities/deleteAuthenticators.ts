@@ -21,6 +21,7 @@ export const deleteAuthenticators = defineActivity('delete_authenticators', {
     // Never the last passkey an MFA policy of the user needs (the guard a wing registers).
     await guardCredentialRemoval(ctx.runtime, {
       tx: ctx.tx,
+      now: ctx.now,
       organizationId: ctx.organization.id,
       userId: user.id,
       removed: new Set(p.authenticatorIds),

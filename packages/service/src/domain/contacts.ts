@@ -77,6 +77,7 @@ export async function updateContact(ctx: ActivityContext, kind: ContactKind, p: 
     // …or the only way to prove an MFA policy of the user (the guard a wing registers).
     await guardContactChange(ctx.runtime, {
       tx: ctx.tx,
+      now: ctx.now,
       organizationId: ctx.organization.id,
       kind,
       before: user,
@@ -118,6 +119,7 @@ export async function updateContact(ctx: ActivityContext, kind: ContactKind, p: 
   // A swap that leaves the contact unverified loses what an MFA policy of the user may need.
   await guardContactChange(ctx.runtime, {
     tx: ctx.tx,
+    now: ctx.now,
     organizationId: ctx.organization.id,
     kind,
     before: user,

@@ -13,6 +13,8 @@ import type { Transaction } from './store/Transaction.ts'
 export interface ContactChange {
   /** The change's transaction: read through it (what the guard reads is part of the decision). */
   tx: Transaction
+  /** The activity's time (what has expired by then proves nothing). */
+  now: number
   /** The organization the user belongs to (the activity's). */
   organizationId: string
   kind: 'email' | 'phone'
@@ -27,6 +29,7 @@ export interface ContactChange {
 export interface CredentialRemoval {
   /** The removal's transaction. */
   tx: Transaction
+  now: number
   organizationId: string
   userId: string
   /** The ids of the authenticators or API keys being removed. */

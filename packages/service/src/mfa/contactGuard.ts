@@ -3,7 +3,8 @@ import { FieldError } from '../kernel/base/errors.ts'
 import type { ContactChange, ContactGuard, CredentialRemoval } from '../kernel/contactGuard.ts'
 import type { ActivityGate, GateInput } from '../kernel/registry.ts'
 import type { UserRow } from '../kernel/store/model.ts'
-import { policiesOfUser, unprovableStep } from './mfaGate.ts'
+import { policiesOfUser } from './mfaGate.ts'
+import { unprovableStep } from './provable.ts'
 
 const CONTACT_NAME = { email: 'e-mail address', phone: 'phone number' } as const
 
@@ -20,25 +21,15 @@ const CONTACT_NAME = { email: 'e-mail address', phone: 'phone number' } as const
  * order ends with a provable policy.
  */
 export const mfaContactGuard: ContactGuard = {
-  async check({ tx, organizationId, kind, before, after, field }: ContactChange) {
+  async check({ tx, now, organizationId, kind, before, after, field }: ContactChange) {
     // Only the loss of a verified contact can make a step unprovable.
     if (verifiedContact(before, kind) === undefined || verifiedContact(after, kind) !== undefined) return
     for (const policy of await policiesOfUser(tx, organizationId, before.id)) {
-      const step = await unprovableStep(tx, {
-        userId: before.id,
-        steps: policy.steps,
-        user: after,
-        credentials: true,
-      })
+      const judged = { userId: before.id, steps: policy.steps, now }
+      const step = await unprovableStep(tx, { ...judged, user: after })
       if (step < 0) continue
-      // A step nothing proved before this change is not this change's doing.
-      const already = await unprovableStep(tx, {
-        userId: before.id,
-        steps: [policy.steps[step]!],
-        user: before,
-        credentials: true,
-      })
-      if (already >= 0) continue
+      // A policy nothing could meet before this change is not this change's doing.
+      if ((await unprovableStep(tx, { ...judged, user: before })) >= 0) continue
       throw new FieldError({
         field,
         reason: `is the only way user ${before.id} can prove step ${step + 1} of MFA policy ${policy.id} (${policy.name}): verify another ${CONTACT_NAME[kind]} with a verification token, enrol another factor the policy accepts, or change or remove the policy first`,
@@ -50,17 +41,12 @@ export const mfaContactGuard: ContactGuard = {
    * The same for passkeys and API keys: removing the last one a passkey or API-key step of the
    * user's policy can be proven with (and nothing else of that step the user holds) is refused.
    */
-  async checkRemoval({ tx, organizationId, userId, removed, field }: CredentialRemoval) {
+  async checkRemoval({ tx, now, organizationId, userId, removed, field }: CredentialRemoval) {
     for (const policy of await policiesOfUser(tx, organizationId, userId)) {
-      const step = await unprovableStep(tx, {
-        userId,
-        steps: policy.steps,
-        credentials: true,
-        withoutCredentials: removed,
-      })
+      const judged = { userId, steps: policy.steps, now }
+      const step = await unprovableStep(tx, { ...judged, withoutCredentials: removed })
       if (step < 0) continue
-      const already = await unprovableStep(tx, { userId, steps: [policy.steps[step]!], credentials: true })
-      if (already >= 0) continue
+      if ((await unprovableStep(tx, { ...judged })) >= 0) continue
       throw new FieldError({
         field,
         reason: `leaves user ${userId} no way to prove step ${step + 1} of MFA policy ${policy.id} (${policy.name}): add another passkey or factor the policy accepts, or change or remove the policy first`,
@@ -84,7 +70,7 @@ const CHANGES = {
  * that the user does not spend a code on an activity that can only fail. Anything the run might
  * still allow is left to it (the guard decides there, in the same way).
  */
-async function refuseLostContactEarly({ tx, row, organization, caller }: GateInput): Promise<void> {
+async function refuseLostContactEarly({ tx, runtime, row, organization, caller }: GateInput): Promise<void> {
   const change = CHANGES[row.path as keyof typeof CHANGES]
   if (!change) return
   const intent = row.intent as { userId?: unknown; verificationToken?: unknown } & Record<string, unknown>
@@ -102,6 +88,7 @@ async function refuseLostContactEarly({ tx, row, organization, caller }: GateInp
   else return
   await mfaContactGuard.check({
     tx,
+    now: runtime.now(),
     organizationId: organization.id,
     kind: change.kind,
     before,

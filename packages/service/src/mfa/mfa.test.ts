@@ -268,6 +268,71 @@ describe('MFA policies', () => {
     ])
     expect((await newWallet(keyA)).body.activity.status).toBe('ACTIVITY_STATUS_COMPLETED')
   })
+  it('each step needs a proof of its own: a policy met only by proving twice with one session, key or factor is refused', async () => {
+    const base = { userId: userA, mfaPolicyName: 'p', order: 0, condition: 'true' }
+    const create = (steps: unknown) =>
+      submitAs(keyA, 'create_mfa_policy', { ...base, requiredAuthenticationMethods: steps })
+    const keyId = (await h.service.store.findBy('apiKeys', 'userId', userA))[0]!.id
+    const { factorId } = await enrolTotp(keyA, userA)
+    const method = (type: string, id?: string) => ({
+      type: `AUTHENTICATION_TYPE_${type}`,
+      ...(id ? { id } : {}),
+    })
+    const never = [
+      // Every session proves the same method: a policy counts it once.
+      [[method('SESSION')], [method('SESSION')]],
+      [[method('API_KEY', keyId)], [method('API_KEY', keyId)]],
+      [[method('LATCHKEY_TOTP', factorId)], [method('LATCHKEY_TOTP', factorId)]],
+      // One factor: its code proves one step.
+      [[method('LATCHKEY_TOTP')], [method('SESSION')], [method('LATCHKEY_TOTP')]],
+      // The key the activity is sent with proves the first step at once, and so does a session:
+      // whichever the user sends with, the step needing it again is left with nothing.
+      [
+        [method('SESSION'), method('API_KEY', keyId), method('LATCHKEY_TOTP')],
+        [method('SESSION')],
+        [method('API_KEY', keyId)],
+      ],
+    ]
+    // A key that has expired proves nothing any more.
+    const [expiredId] = resultOf(
+      'create_api_keys',
+      await submitAs(keyA, 'create_api_keys', {
+        userId: userA,
+        apiKeys: [{ ...testKey().apiKey('an hour'), expirationSeconds: '3600' }],
+      }),
+    ).apiKeyIds
+    h.clock.advance(3_600_000)
+    never.push([[method('API_KEY', expiredId)]])
+    for (const steps of never) {
+      const reply = await create(steps.map((any) => ({ any })))
+      expect([reply.status, reply.body.details?.field], JSON.stringify(steps)).toEqual([
+        400,
+        `parameters.requiredAuthenticationMethods[${steps.length - 1}].any`,
+      ])
+    }
+    expect(await h.service.store.findBy('mfaPolicies', 'organizationId', org)).toEqual([])
+    // Different proofs for each step, in some order the user can give them, are fine.
+    for (const steps of [
+      [[method('SESSION')], [method('API_KEY', keyId)]],
+      [[method('LATCHKEY_TOTP'), method('SESSION')], [method('SESSION')]],
+    ]) {
+      const reply = await create(steps.map((any) => ({ any })))
+      expect(reply.body.activity?.status, JSON.stringify(steps)).toBe('ACTIVITY_STATUS_COMPLETED')
+      const { mfaPolicyId } = reply.body.activity.result.createMfaPolicyResult
+      // Another root user (under no policy) takes it away for the next case.
+      const removal = await submitAs(keyB, 'delete_mfa_policy', { userId: userA, mfaPolicyId })
+      expect(removal.body.activity.status).toBe('ACTIVITY_STATUS_COMPLETED')
+    }
+    // Recovery codes each prove a TOTP step: the same factor twice is met with one of them.
+    resultOf(
+      'latchkey_create_recovery_codes',
+      await submitAs(keyA, 'latchkey_create_recovery_codes', { userId: userA }),
+    )
+    await policyOn(keyA, userA, [
+      { any: [method('LATCHKEY_TOTP', factorId)] },
+      { any: [method('LATCHKEY_TOTP', factorId)] },
+    ])
+  })
 })
 
 describe("a stolen session (only the victim's session key) with a policy in force", () => {
@@ -322,6 +387,44 @@ describe("a stolen session (only the victim's session key) with a policy in forc
     })
     expect(done.body.activity.status).toBe('ACTIVITY_STATUS_FAILED')
     expect(done.body.activity.failure.message).toContain('parameters.factorId')
+    expect((await queryAs(keyA, 'latchkey_get_mfa_factors', { userId: userA })).body.factors).toHaveLength(1)
+  })
+  it('the last factor of a step a deleted passkey also named cannot be removed: the step would be left with nothing', async () => {
+    const { factorId, secret } = await enrolTotp(keyA, userA)
+    const [authenticatorId] = resultOf(
+      'create_authenticators',
+      await submitAs(keyA, 'create_authenticators', {
+        userId: userA,
+        authenticators: [softPasskey().register()],
+      }),
+    ).authenticatorIds
+    await policyOn(keyA, userA, [
+      {
+        any: [
+          { type: 'AUTHENTICATION_TYPE_LATCHKEY_TOTP' },
+          { type: 'AUTHENTICATION_TYPE_PASSKEY', id: authenticatorId },
+        ],
+      },
+    ])
+    const withCode = async (path: 'delete_authenticators' | 'latchkey_delete_totp_factor', params: Json) => {
+      const held = await submitAs(keyA, path, params)
+      expect(held.body.activity.status).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+      h.clock.advance(30_000)
+      return submitAs(keyA, 'latchkey_satisfy_mfa', {
+        fingerprint: held.body.activity.fingerprint,
+        totpCode: totp(secret, h.clock.now()),
+      })
+    }
+    // The passkey goes: the factor still proves the step.
+    const passkeyGone = await withCode('delete_authenticators', {
+      userId: userA,
+      authenticatorIds: [authenticatorId],
+    })
+    expect(passkeyGone.body.activity.status).toBe('ACTIVITY_STATUS_COMPLETED')
+    // The factor is now the step's only proof: removing it, even with its own code, fails.
+    const factorGone = await withCode('latchkey_delete_totp_factor', { userId: userA, factorId })
+    expect(factorGone.body.activity.status).toBe('ACTIVITY_STATUS_FAILED')
+    expect(factorGone.body.activity.failure.message).toContain('parameters.factorId')
     expect((await queryAs(keyA, 'latchkey_get_mfa_factors', { userId: userA })).body.factors).toHaveLength(1)
   })
 })

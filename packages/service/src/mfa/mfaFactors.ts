@@ -12,8 +12,9 @@ import { type ActivityContext, defineActivity, type PrepareContext } from '../ke
 import type { MfaFactorRow } from '../kernel/store/model.ts'
 import { respondWith } from '../pipeline/executeActivity.ts'
 import { type CheckedContactCode, checkContactCode, contactProof } from './contactFactor.ts'
-import { challengeOf, type Proof, policiesOfUser, proveOnActivity, unprovableStep } from './mfaGate.ts'
+import { challengeOf, type Proof, policiesOfUser, proveOnActivity } from './mfaGate.ts'
 import { chargeAttempt, mfaState, normalizeRecoveryCode } from './mfaState.ts'
+import { unprovableStep } from './provable.ts'
 import { encodeSecret, matchTotp, otpauthUri } from './totp.ts'
 
 /** Most TOTP factors (confirmed or not) one user holds. */
@@ -155,19 +156,19 @@ export const deleteTotpFactor = defineActivity('latchkey_delete_totp_factor', {
   run: async (ctx, p) => {
     await ownUser(ctx, p.userId)
     const factor = await factorOf(ctx, p.userId, p.factorId)
-    // Never the last way to prove a policy of theirs: it could not be re-enrolled (the enrolment waits for it).
-    for (const policy of await policiesOfUser(ctx.tx, ctx.organization.id, p.userId))
-      if (
-        (await unprovableStep(ctx.tx, {
-          userId: p.userId,
-          steps: policy.steps,
-          withoutFactorId: factor.id,
-        })) >= 0
-      )
-        throw new FieldError({
-          field: 'parameters.factorId',
-          reason: `is the last way to prove MFA policy ${policy.id} (${policy.name}): enrol another factor, or change or remove the policy first`,
-        })
+    // Never the last way to prove a policy of theirs: it could not be re-enrolled (the enrolment
+    // waits for it). Judged on everything that proves a step, a passkey or a contact as well as a
+    // code: a step that a deleted passkey also named is the factor's alone now. A policy nothing
+    // could meet before is not this deletion's doing.
+    for (const policy of await policiesOfUser(ctx.tx, ctx.organization.id, p.userId)) {
+      const judged = { userId: p.userId, steps: policy.steps, now: ctx.now }
+      if ((await unprovableStep(ctx.tx, { ...judged, withoutFactorId: factor.id })) < 0) continue
+      if ((await unprovableStep(ctx.tx, judged)) >= 0) continue
+      throw new FieldError({
+        field: 'parameters.factorId',
+        reason: `is the last way to prove MFA policy ${policy.id} (${policy.name}): enrol another factor, or change or remove the policy first`,
+      })
+    }
     await ctx.tx.delete('mfaFactors', factor.id)
     return { factorId: factor.id }
   },

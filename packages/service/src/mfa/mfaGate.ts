@@ -1,10 +1,10 @@
 import { SESSION_CREDENTIAL_TYPES } from '../domain/sessions.ts'
-import { type ContactKind, verifiedContact } from '../domain/verifiedContact.ts'
+import type { ContactKind } from '../domain/verifiedContact.ts'
 import { recordAppEvent } from '../kernel/appEvents.ts'
 import { ConflictError, PermissionError } from '../kernel/base/errors.ts'
 import { decodeTransactionForPolicy } from '../kernel/crypto/signTransaction.ts'
 import type { ActivityContext, ActivityGate, Caller, GateInput } from '../kernel/registry.ts'
-import type { ActivityRow, MfaChallengeRow, MfaPolicyRow, UserRow } from '../kernel/store/model.ts'
+import type { ActivityRow, MfaChallengeRow, MfaPolicyRow } from '../kernel/store/model.ts'
 import type { Reads, Transaction } from '../kernel/store/Store.ts'
 import { evaluateExpression } from '../policies/evaluateExpression.ts'
 import { parseCondition } from '../policies/evaluatePolicies.ts'
@@ -83,69 +83,10 @@ export async function policiesOfUser(
     .sort((a, b) => a.order - b.order || a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1))
 }
 
-const isTotp = (method: { type: string }) => method.type === 'AUTHENTICATION_TYPE_LATCHKEY_TOTP'
-
 /** The contact an e-mail or SMS code method is sent to. */
 export const CONTACT_METHODS: Readonly<Record<string, ContactKind>> = {
   AUTHENTICATION_TYPE_EMAIL_OTP: 'email',
   AUTHENTICATION_TYPE_SMS_OTP: 'phone',
-}
-
-const isCode = (method: { type: string }) => isTotp(method) || method.type in CONTACT_METHODS
-
-/**
- * The first step of `steps` the user could not prove today because only a code proves it and
- * they hold nothing that makes one: no confirmed TOTP factor it names and no recovery code, no
- * verified e-mail or phone for an e-mail or SMS method. Such a policy would lock them out, the
- * enrolment itself waiting for it. `withoutFactorId`: as if that TOTP factor were gone; `user`: as
- * if the user row were this one (a contact change about to be written); `credentials`: judge every
- * step, a passkey or API key method proven only by one the user holds (a session by any). -1 when
- * every step can be proven.
- */
-export async function unprovableStep(
-  reads: Reads,
-  {
-    userId,
-    steps,
-    withoutFactorId,
-    user: given,
-    credentials = false,
-    withoutCredentials,
-  }: {
-    userId: string
-    steps: MfaPolicyRow['steps']
-    withoutFactorId?: string
-    user?: UserRow
-    credentials?: boolean
-    /** Passkeys or API keys (by id) to judge as already removed. */
-    withoutCredentials?: ReadonlySet<string>
-  },
-): Promise<number> {
-  const judged = (step: MfaPolicyRow['steps'][number]) => credentials || step.any.every(isCode)
-  if (!steps.some(judged)) return -1
-  const recovery = (await reads.findBy('mfaRecoveryCodes', 'userId', userId)).length > 0
-  const factors = (await reads.findBy('mfaFactors', 'userId', userId)).filter(
-    (factor) => factor.confirmed && factor.id !== withoutFactorId,
-  )
-  const user = given ?? (await reads.get('users', userId))
-  const kept = (row: { id: string }) => !withoutCredentials?.has(row.id)
-  const passkeys = credentials ? (await reads.findBy('authenticators', 'userId', userId)).filter(kept) : []
-  const apiKeys = credentials
-    ? (await reads.findBy('apiKeys', 'userId', userId)).filter(
-        (key) => !SESSION_CREDENTIAL_TYPES.includes(key.credentialType) && kept(key),
-      )
-    : []
-  const provable = (method: { type: string; id?: string }) => {
-    const contact = CONTACT_METHODS[method.type]
-    if (contact) return user !== undefined && verifiedContact(user, contact) !== undefined
-    if (isTotp(method)) return recovery || factors.some((f) => !method.id || method.id === f.id)
-    if (method.type === 'AUTHENTICATION_TYPE_PASSKEY')
-      return passkeys.some((passkey) => !method.id || method.id === passkey.id)
-    if (method.type === 'AUTHENTICATION_TYPE_API_KEY')
-      return apiKeys.some((key) => !method.id || method.id === key.id)
-    return true
-  }
-  return steps.findIndex((step) => judged(step) && !step.any.some(provable))
 }
 
 /**
@@ -206,7 +147,7 @@ export async function proofOfCaller(reads: Reads, caller: Caller): Promise<Proof
   return { type: 'AUTHENTICATION_TYPE_API_KEY', id: key.id }
 }
 
-const provesMethod = (proof: Proof, method: { type: string; id?: string }) =>
+export const provesMethod = (proof: Proof, method: { type: string; id?: string }) =>
   method.type === proof.type && (!method.id || proof.anyId === true || method.id === proof.id)
 
 /**

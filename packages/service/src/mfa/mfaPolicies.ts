@@ -9,7 +9,8 @@ import { Reader } from '../kernel/Reader.ts'
 import { type ActivityContext, defineActivity } from '../kernel/registry.ts'
 import type { MfaPolicyRow } from '../kernel/store/model.ts'
 import { readExpression } from '../policies/readPolicyParams.ts'
-import { policiesOfUser, unprovableStep } from './mfaGate.ts'
+import { policiesOfUser } from './mfaGate.ts'
+import { unprovableStep } from './provable.ts'
 
 /** Most MFA policies one user holds (each is evaluated on every activity of theirs). */
 export const MAX_MFA_POLICIES_PER_USER = 20
@@ -77,7 +78,7 @@ async function assertProvable(
   ctx: ActivityContext,
   { userId, steps }: { userId: string; steps: RequiredAuthenticationMethod[] },
 ): Promise<void> {
-  const step = await unprovableStep(ctx.tx, { userId, steps, credentials: true })
+  const step = await unprovableStep(ctx.tx, { userId, steps, now: ctx.now })
   if (step >= 0)
     throw new FieldError({
       field: `parameters.requiredAuthenticationMethods[${step}].any`,
