@@ -134,9 +134,22 @@ export const RecoveryCodesSpanish: Story = {
   },
 }
 
-/** Removing the factor under a policy: the step-up challenge comes first. */
-export const RemoveAsksForCode: Story = {
+/**
+ * Removing the only factor a policy can be proven with (no passkey, no recovery codes): refused at
+ * once, in words, before a code is asked.
+ */
+export const RemoveOnlyFactorRefused: Story = {
   parameters: { live: { signedIn: true, mfa: { policies: ['exports'] } } },
+  play: async ({ canvasElement }) => {
+    const canvas = within(canvasElement)
+    await userEvent.click(await canvas.findByRole('button', { name: 'Remove the authenticator app Phone' }))
+    await canvas.findByText(/only way left to prove one of your rules/)
+  },
+}
+
+/** Removing the factor under a policy its recovery codes still prove: the step-up challenge comes first. */
+export const RemoveAsksForCode: Story = {
+  parameters: { live: { signedIn: true, mfa: { policies: ['exports'], recoveryCodes: true } } },
   play: async ({ canvasElement }) => {
     const canvas = within(canvasElement)
     await userEvent.click(await canvas.findByRole('button', { name: 'Remove the authenticator app Phone' }))
@@ -146,7 +159,7 @@ export const RemoveAsksForCode: Story = {
 
 /** …and the right code removes it. */
 export const Removed: Story = {
-  parameters: { live: { signedIn: true, mfa: { policies: ['exports'] } } },
+  parameters: { live: { signedIn: true, mfa: { policies: ['exports'], recoveryCodes: true } } },
   play: async ({ canvasElement, loaded }) => {
     const canvas = within(canvasElement)
     await userEvent.click(await canvas.findByRole('button', { name: 'Remove the authenticator app Phone' }))

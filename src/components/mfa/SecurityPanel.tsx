@@ -19,6 +19,7 @@ import { type AmountProblem, amountRefusal, readAmount, typedUnits } from '../li
 import { Alert } from '../ui/Alert.tsx'
 import { CopyButton } from '../ui/CopyButton.tsx'
 import { ErrorText, MessageText } from '../ui/ErrorText.tsx'
+import { errorCodeOf } from '../ui/errorMessage.ts'
 import { LoadFailed, Loading } from '../ui/feedback.tsx'
 import { LockIcon, PasskeyIcon, PlusIcon } from '../ui/icons.tsx'
 import { Button } from '../ui/parts.tsx'
@@ -65,6 +66,14 @@ interface Held {
 }
 
 /** `<SecuritySettings/>`'s body (its own chunk). */
+/**
+ * The service's refusal to remove an authenticator app that is the last way to prove one of the
+ * user's MFA policies (a 400 naming `parameters.factorId`, answered before any code is asked).
+ */
+const isLastFactorRefusal = (error: unknown): boolean =>
+  errorCodeOf(error) === 'FIELD_INVALID' &&
+  (error as { details?: { field?: unknown } }).details?.field === 'parameters.factorId'
+
 export function SecurityPanel({ onChange, className, ...look }: SecuritySettingsProps) {
   const ui = useUi(look, strings)
   const titleId = useId()
@@ -323,7 +332,7 @@ export function SecurityPanel({ onChange, className, ...look }: SecuritySettings
       )}
       {error ? (
         <Alert tone="error">
-          <ErrorText ui={ui} error={error} />
+          {isLastFactorRefusal(error) ? ui.t('secTotpLast') : <ErrorText ui={ui} error={error} />}
         </Alert>
       ) : null}
       <p className="lk-subtle" role="status" ref={noticeRef} tabIndex={-1} style={{ margin: 0 }}>

@@ -1,12 +1,18 @@
 import { screen, waitFor, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
-import { serializeTransaction } from 'viem'
+import { keccak256, serializeTransaction, toPrefixedMessage } from 'viem'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { confirmTotpFactor } from '../../core/actions/activities/confirmTotpFactor.ts'
 import { createMfaPolicy } from '../../core/actions/activities/createMfaPolicy.ts'
 import { createTotpFactor } from '../../core/actions/activities/createTotpFactor.ts'
 import { createWallet } from '../../core/actions/activities/createWallet.ts'
+import { signMessage } from '../../core/actions/activities/signMessage.ts'
+import {
+  type SignRawPayloadsParameters,
+  signRawPayloads,
+} from '../../core/actions/activities/signRawPayloads.ts'
 import { signTransaction } from '../../core/actions/activities/signTransaction.ts'
+import { signTypedData } from '../../core/actions/activities/signTypedData.ts'
 import { addPasskey } from '../../core/actions/auth/addPasskey.ts'
 import { getMfaFactors } from '../../core/actions/queries/getMfaFactors.ts'
 import { getMfaPolicies } from '../../core/actions/queries/getMfaPolicies.ts'
@@ -91,11 +97,13 @@ describe('<SecuritySettings/>', () => {
     expect(screen.queryByText(codes[0]!)).toBeNull()
   })
 
-  it('"exports need a second factor" is a policy; switching it off or removing the factor asks for the code first', async () => {
+  it('"exports need a second factor" is a policy; switching it off asks for the code first, removing its only factor is refused in words', async () => {
     const user = userEvent.setup()
     const { render, client } = await signedInClient()
     const { factorId, secret } = await createTotpFactor(client, { factorName: 'Phone' })
     await confirmTotpFactor(client, { factorId, code: totpCode(secret) })
+    const tablet = await createTotpFactor(client, { factorName: 'Tablet' })
+    await confirmTotpFactor(client, { factorId: tablet.factorId, code: totpCode(tablet.secret) })
     render(<SecuritySettings />)
 
     // Without a passkey, the sends rule cannot be switched on, and says why.
@@ -117,10 +125,10 @@ describe('<SecuritySettings/>', () => {
       ),
     )
 
-    // Removing the factor is held by the policy: the challenge first, then it is gone.
+    // Removing a factor is held by the policy: the challenge first, then it is gone.
     await user.click(screen.getByRole('button', { name: 'Remove the authenticator app Phone' }))
     const field = await screen.findByRole('textbox', { name: 'Authenticator code' }, { timeout: 10_000 })
-    expect((await getMfaFactors(client)).factors).toHaveLength(1)
+    expect((await getMfaFactors(client)).factors).toHaveLength(2)
     await user.type(field, `${totpCode(secret, Date.now() + 30_000)}{Enter}`)
     const removed = await screen.findByText(
       'The authenticator app Phone is removed.',
@@ -128,7 +136,18 @@ describe('<SecuritySettings/>', () => {
       { timeout: 10_000 },
     )
     await waitFor(() => expect(document.activeElement).toBe(removed))
-    expect((await getMfaFactors(client)).factors).toEqual([])
+    expect((await getMfaFactors(client)).factors).toHaveLength(1)
+
+    // The other is now the rule's only way to be proven (no passkey): removing it is refused at
+    // once, in words, before any code is asked; it would leave the rule unprovable for good.
+    await user.click(
+      await screen.findByRole('button', { name: 'Remove the authenticator app Tablet' }, { timeout: 10_000 }),
+    )
+    expect(
+      await screen.findByText(/only way left to prove one of your rules/, {}, { timeout: 10_000 }),
+    ).toBeTruthy()
+    expect(screen.queryByRole('textbox', { name: 'Authenticator code' })).toBeNull()
+    expect((await getMfaFactors(client)).factors).toHaveLength(1)
 
     // Switching the rule off waits for it too; Cancel leaves it on, with focus back on the page.
     await user.click(await screen.findByRole('checkbox', { name: /Exporting a wallet/ }, { timeout: 10_000 }))
@@ -233,5 +252,74 @@ describe('the rules in words', () => {
       code: 'MFA_REQUIRED',
       methods: ['AUTHENTICATION_TYPE_PASSKEY'],
     })
+    // The same 0.2 ETH send signed raw, as its hash or as keccak256 of its bytes, is the same
+    // signature: it asks for the passkey too, whatever the amount. So does an EIP-7702 authorization.
+    const unsigned = serializeTransaction({
+      type: 'eip1559',
+      chainId: 31337,
+      nonce: 0,
+      maxFeePerGas: 2n * 10n ** 9n,
+      maxPriorityFeePerGas: 10n ** 9n,
+      gas: 21_000n,
+      to: '0x000000000000000000000000000000000000dEaD',
+      value: unitsOf('0.2')!,
+    })
+    const raw = (parameters: Pick<SignRawPayloadsParameters, 'payloads' | 'encoding' | 'hashFunction'>) =>
+      signRawPayloads(client, { signWith: addresses[0]!, ...parameters })
+    const held = { code: 'MFA_REQUIRED', methods: ['AUTHENTICATION_TYPE_PASSKEY'] }
+    const hex = 'PAYLOAD_ENCODING_HEXADECIMAL' as const
+    await expect(
+      raw({ payloads: [keccak256(unsigned)], encoding: hex, hashFunction: 'HASH_FUNCTION_NO_OP' }),
+    ).rejects.toMatchObject(held)
+    await expect(
+      raw({ payloads: [unsigned], encoding: hex, hashFunction: 'HASH_FUNCTION_KECCAK256' }),
+    ).rejects.toMatchObject(held)
+    // One message among them does not let a transaction through.
+    await expect(
+      raw({
+        payloads: [toPrefixedMessage('hi'), unsigned],
+        encoding: hex,
+        hashFunction: 'HASH_FUNCTION_KECCAK256',
+      }),
+    ).rejects.toMatchObject(held)
+    await expect(
+      raw({
+        payloads: [
+          JSON.stringify({
+            chainId: 31337,
+            address: '0x000000000000000000000000000000000000dEaD',
+            nonce: '0',
+          }),
+        ],
+        encoding: 'PAYLOAD_ENCODING_EIP7702_AUTHORIZATION',
+        hashFunction: 'HASH_FUNCTION_NOT_APPLICABLE',
+      }),
+    ).rejects.toMatchObject(held)
+    // What can never be a transaction signs at once: a message (EIP-191) and typed data (EIP-712).
+    await expect(
+      signMessage(client, { signWith: addresses[0]!, message: 'Sign in to Example' }),
+    ).resolves.toBeTruthy()
+    await expect(
+      signTypedData(client, {
+        signWith: addresses[0]!,
+        typedData: {
+          types: {
+            EIP712Domain: [{ name: 'name', type: 'string' }],
+            Mail: [{ name: 'contents', type: 'string' }],
+          },
+          primaryType: 'Mail',
+          domain: { name: 'Example' },
+          message: { contents: 'hello' },
+        },
+      }),
+    ).resolves.toBeTruthy()
+  })
+
+  it('a sends rule saved before raw signatures counted is still read, and saving its amount writes the current one', () => {
+    const wei = unitsOf('0.1')!
+    const earlier = `activity.type in ['ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2', 'ACTIVITY_TYPE_ETH_SEND_TRANSACTION', 'ACTIVITY_TYPE_SIGN_TRANSACTION_V2'] && eth.tx.value > ${wei}`
+    expect(thresholdOf(earlier)).toBe(wei)
+    expect(sendsCondition(wei)).not.toBe(earlier)
+    expect(sendsCondition(wei).length).toBeLessThan(4096)
   })
 })

@@ -23,16 +23,31 @@ export const SENDS_METHODS: RequiredAuthenticationMethod[] = [
 const SEND_TYPES =
   "['ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2', 'ACTIVITY_TYPE_ETH_SEND_TRANSACTION', 'ACTIVITY_TYPE_SIGN_TRANSACTION_V2']"
 
-/** The condition of "sends above `wei` need a passkey". */
+// A raw signature can be a transaction's too (of its hash, or keccak256 of its bytes), sent by
+// whoever holds it: raw signing needs the passkey whatever the amount, unless what is signed can
+// never be an Ethereum transaction. That is typed data (EIP-712), a hash other than keccak256 (an
+// ed25519 or SHA-256 signature), or keccak256 of EIP-191 bytes (0x19 first: personal_sign and
+// signMessage, which no transaction starts with). An EIP-7702 authorization is not among them:
+// it hands the whole account to a contract.
+const RAW = 'activity.params'
+const EIP191 = (payload: string) => `${payload}[0..4] == '0x19' || ${payload}[0..2] == '19'`
+const NOT_A_TRANSACTION = `${RAW}.encoding == 'PAYLOAD_ENCODING_EIP712' || ${RAW}.hashFunction == 'HASH_FUNCTION_SHA256' || (${RAW}.hashFunction == 'HASH_FUNCTION_NOT_APPLICABLE' && ${RAW}.encoding != 'PAYLOAD_ENCODING_EIP7702_AUTHORIZATION') || (${RAW}.hashFunction == 'HASH_FUNCTION_KECCAK256' && ${RAW}.encoding == 'PAYLOAD_ENCODING_HEXADECIMAL' && (activity.type == 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2' && (${EIP191(`${RAW}.payload`)}) || activity.type == 'ACTIVITY_TYPE_SIGN_RAW_PAYLOADS' && ${RAW}.payloads.all(p, ${EIP191('p')})))`
+const RAW_TYPES = "['ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2', 'ACTIVITY_TYPE_SIGN_RAW_PAYLOADS']"
+
+/** The condition of "sends above `wei` need a passkey" (and raw signatures that may be a send). */
 export const sendsCondition = (wei: bigint): string =>
+  `(activity.type in ${SEND_TYPES} && eth.tx.value > ${wei.toString()}) || (activity.type in ${RAW_TYPES} && !(${NOT_A_TRANSACTION}))`
+
+/** The condition this rule was saved with before raw signatures counted (read, never written). */
+const earlierSendsCondition = (wei: bigint): string =>
   `activity.type in ${SEND_TYPES} && eth.tx.value > ${wei.toString()}`
 
 /** The amount (wei) of a sends policy's condition, or undefined when it was edited elsewhere. */
 export function thresholdOf(condition: string): bigint | undefined {
-  const match = / && eth\.tx\.value > ([0-9]{1,78})$/.exec(condition)
-  return match && condition === sendsCondition(BigInt(match[1] as string))
-    ? BigInt(match[1] as string)
-    : undefined
+  const match = /eth\.tx\.value > ([0-9]{1,78})\)? /.exec(`${condition} `)
+  if (!match) return undefined
+  const wei = BigInt(match[1] as string)
+  return condition === sendsCondition(wei) || condition === earlierSendsCondition(wei) ? wei : undefined
 }
 
 /** The policies <SecuritySettings/> shows in words, and the others. */

@@ -3,6 +3,7 @@ import { FieldError } from '../kernel/base/errors.ts'
 import type { ContactChange, ContactGuard, CredentialRemoval } from '../kernel/contactGuard.ts'
 import type { ActivityGate, GateInput } from '../kernel/registry.ts'
 import type { UserRow } from '../kernel/store/model.ts'
+import { assertFactorRemovable } from './mfaFactors.ts'
 import { policiesOfUser } from './mfaGate.ts'
 import { unprovableStep } from './provable.ts'
 
@@ -97,13 +98,29 @@ async function refuseLostContactEarly({ tx, runtime, row, organization, caller }
   })
 }
 
-/** `gate` (the MFA wing's), refusing at once a contact change it would hold only to fail. */
+/** The same for removing a TOTP factor that is the last way to prove a policy of its user. */
+async function refuseLastFactorEarly({ tx, runtime, row, organization }: GateInput): Promise<void> {
+  if (row.path !== 'latchkey_delete_totp_factor') return
+  const { userId, factorId } = row.intent as { userId?: unknown; factorId?: unknown }
+  if (typeof userId !== 'string' || typeof factorId !== 'string') return
+  const factor = await tx.get('mfaFactors', factorId)
+  if (!factor || factor.userId !== userId || factor.organizationId !== organization.id) return
+  await assertFactorRemovable(tx, { organizationId: organization.id, userId, factorId, now: runtime.now() })
+}
+
+/**
+ * `gate` (the MFA wing's), refusing at once a contact change or a factor removal it would hold
+ * only to fail.
+ */
 export const refusingLostContacts = (gate: ActivityGate): ActivityGate => ({
   ...gate,
   async hold(input) {
     const held = await gate.hold(input)
     // The refusal rolls back the transaction, the challenge `hold` wrote with it.
-    if (held) await refuseLostContactEarly(input)
+    if (held) {
+      await refuseLostContactEarly(input)
+      await refuseLastFactorEarly(input)
+    }
     return held
   },
 })

@@ -376,17 +376,17 @@ describe("a stolen session (only the victim's session key) with a policy in forc
     expect(approved.body.activity.result.latchkeyCreateTotpFactorResult.secret).toMatch(/^[A-Z2-7]{32}$/)
   })
 
-  it('the last factor a TOTP-only policy needs cannot be removed, even with its code', async () => {
-    const { factorId, secret } = await enrolTotp(keyA, userA)
+  it('the last factor a TOTP-only policy needs cannot be removed: refused when submitted, before a code is spent', async () => {
+    const { factorId } = await enrolTotp(keyA, userA)
     await policyOn(keyA, userA)
     const removal = await submitAs(keyA, 'latchkey_delete_totp_factor', { userId: userA, factorId })
-    expect(removal.body.activity.status).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
-    const done = await submitAs(keyA, 'latchkey_satisfy_mfa', {
-      fingerprint: removal.body.activity.fingerprint,
-      totpCode: totp(secret, h.clock.now()),
-    })
-    expect(done.body.activity.status).toBe('ACTIVITY_STATUS_FAILED')
-    expect(done.body.activity.failure.message).toContain('parameters.factorId')
+    expect([removal.status, removal.body.details?.field]).toEqual([400, 'parameters.factorId'])
+    expect(removal.body.message).toContain('last way to prove MFA policy')
+    // Nothing waits for a code.
+    const held = (await h.service.store.findBy('activities', 'organizationId', org)).filter(
+      (row) => row.path === 'latchkey_delete_totp_factor',
+    )
+    expect(held).toEqual([])
     expect((await queryAs(keyA, 'latchkey_get_mfa_factors', { userId: userA })).body.factors).toHaveLength(1)
   })
   it('the last factor of a step a deleted passkey also named cannot be removed: the step would be left with nothing', async () => {
@@ -406,7 +406,7 @@ describe("a stolen session (only the victim's session key) with a policy in forc
         ],
       },
     ])
-    const withCode = async (path: 'delete_authenticators' | 'latchkey_delete_totp_factor', params: Json) => {
+    const withCode = async (path: 'delete_authenticators', params: Json) => {
       const held = await submitAs(keyA, path, params)
       expect(held.body.activity.status).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
       h.clock.advance(30_000)
@@ -415,16 +415,26 @@ describe("a stolen session (only the victim's session key) with a policy in forc
         totpCode: totp(secret, h.clock.now()),
       })
     }
-    // The passkey goes: the factor still proves the step.
+    // The factor's removal waits for its code (the passkey would still prove the step)…
+    const factorRemoval = await submitAs(keyA, 'latchkey_delete_totp_factor', { userId: userA, factorId })
+    expect(factorRemoval.body.activity.status).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+    // …meanwhile the passkey goes: the factor still proves the step.
     const passkeyGone = await withCode('delete_authenticators', {
       userId: userA,
       authenticatorIds: [authenticatorId],
     })
     expect(passkeyGone.body.activity.status).toBe('ACTIVITY_STATUS_COMPLETED')
-    // The factor is now the step's only proof: removing it, even with its own code, fails.
-    const factorGone = await withCode('latchkey_delete_totp_factor', { userId: userA, factorId })
+    // The factor is now the step's only proof: the held removal, even with its own code, fails…
+    h.clock.advance(30_000)
+    const factorGone = await submitAs(keyA, 'latchkey_satisfy_mfa', {
+      fingerprint: factorRemoval.body.activity.fingerprint,
+      totpCode: totp(secret, h.clock.now()),
+    })
     expect(factorGone.body.activity.status).toBe('ACTIVITY_STATUS_FAILED')
     expect(factorGone.body.activity.failure.message).toContain('parameters.factorId')
+    // …and a new one is refused at once.
+    const again = await submitAs(keyA, 'latchkey_delete_totp_factor', { userId: userA, factorId })
+    expect([again.status, again.body.details?.field]).toEqual([400, 'parameters.factorId'])
     expect((await queryAs(keyA, 'latchkey_get_mfa_factors', { userId: userA })).body.factors).toHaveLength(1)
   })
 })

@@ -10,6 +10,7 @@ import {
 } from '../kernel/base/errors.ts'
 import { type ActivityContext, defineActivity, type PrepareContext } from '../kernel/registry.ts'
 import type { MfaFactorRow } from '../kernel/store/model.ts'
+import type { Reads } from '../kernel/store/Store.ts'
 import { respondWith } from '../pipeline/executeActivity.ts'
 import { type CheckedContactCode, checkContactCode, contactProof } from './contactFactor.ts'
 import { challengeOf, type Proof, policiesOfUser, proveOnActivity } from './mfaGate.ts'
@@ -149,6 +150,34 @@ export const confirmTotpFactor = defineActivity('latchkey_confirm_totp_factor', 
   },
 })
 
+/**
+ * Refuses removing TOTP factor `factorId` of `userId` when it is the last way to prove an MFA
+ * policy of theirs: it could not be re-enrolled (the enrolment waits for the policy), and neither
+ * could the policy be changed or removed. Judged on everything that proves a step, a passkey or a
+ * contact as well as a code: a step that a deleted passkey also named is the factor's alone now.
+ * A policy nothing could meet before is not this removal's doing. Asked when the removal is
+ * submitted (mfaWing: no code is spent on a removal that can only fail) and again when it runs.
+ */
+export async function assertFactorRemovable(
+  reads: Reads,
+  {
+    organizationId,
+    userId,
+    factorId,
+    now,
+  }: { organizationId: string; userId: string; factorId: string; now: number },
+): Promise<void> {
+  for (const policy of await policiesOfUser(reads, organizationId, userId)) {
+    const judged = { userId, steps: policy.steps, now }
+    if ((await unprovableStep(reads, { ...judged, withoutFactorId: factorId })) < 0) continue
+    if ((await unprovableStep(reads, judged)) >= 0) continue
+    throw new FieldError({
+      field: 'parameters.factorId',
+      reason: `is the last way to prove MFA policy ${policy.id} (${policy.name}): enrol another factor, or change or remove the policy first`,
+    })
+  }
+}
+
 /** Removes a TOTP factor (held by every MFA policy of the user while they hold a factor: mfaGate). */
 export const deleteTotpFactor = defineActivity('latchkey_delete_totp_factor', {
   selfService: true,
@@ -156,19 +185,12 @@ export const deleteTotpFactor = defineActivity('latchkey_delete_totp_factor', {
   run: async (ctx, p) => {
     await ownUser(ctx, p.userId)
     const factor = await factorOf(ctx, p.userId, p.factorId)
-    // Never the last way to prove a policy of theirs: it could not be re-enrolled (the enrolment
-    // waits for it). Judged on everything that proves a step, a passkey or a contact as well as a
-    // code: a step that a deleted passkey also named is the factor's alone now. A policy nothing
-    // could meet before is not this deletion's doing.
-    for (const policy of await policiesOfUser(ctx.tx, ctx.organization.id, p.userId)) {
-      const judged = { userId: p.userId, steps: policy.steps, now: ctx.now }
-      if ((await unprovableStep(ctx.tx, { ...judged, withoutFactorId: factor.id })) < 0) continue
-      if ((await unprovableStep(ctx.tx, judged)) >= 0) continue
-      throw new FieldError({
-        field: 'parameters.factorId',
-        reason: `is the last way to prove MFA policy ${policy.id} (${policy.name}): enrol another factor, or change or remove the policy first`,
-      })
-    }
+    await assertFactorRemovable(ctx.tx, {
+      organizationId: ctx.organization.id,
+      userId: p.userId,
+      factorId: factor.id,
+      now: ctx.now,
+    })
     await ctx.tx.delete('mfaFactors', factor.id)
     return { factorId: factor.id }
   },

@@ -14,6 +14,8 @@ export const security: Translation<typeof enSecurity> = {
   secTotpRemove: 'إزالة',
   secTotpRemoveLabel: 'إزالة تطبيق المصادقة {name}',
   secTotpRemoved: 'أُزيل تطبيق المصادقة {name}.',
+  secTotpLast:
+    'تطبيق المصادقة هذا هو الطريقة الوحيدة المتبقية لإثبات إحدى قواعدك. أوقف تلك القاعدة أولاً، أو أضف مفتاح مرور أو تطبيق مصادقة آخر.',
   secTotpAdd: 'إضافة تطبيق مصادقة',
   secRecovery: 'رموز الاسترداد',
   secRecoveryLeft: 'متبقٍّ {count}',

@@ -11,6 +11,8 @@ export const enSecurity = {
   secTotpRemove: 'Remove',
   secTotpRemoveLabel: 'Remove the authenticator app {name}',
   secTotpRemoved: 'The authenticator app {name} is removed.',
+  secTotpLast:
+    'This authenticator app is the only way left to prove one of your rules. Switch that rule off first, or add a passkey or another authenticator app.',
   secTotpAdd: 'Add an authenticator app',
   secRecovery: 'Recovery codes',
   secRecoveryLeft: '{count} left',

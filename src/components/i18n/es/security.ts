@@ -15,6 +15,8 @@ export const security: Translation<typeof enSecurity> = {
   secTotpRemove: 'Quitar',
   secTotpRemoveLabel: 'Quitar la app de autenticación {name}',
   secTotpRemoved: 'Se quitó la app de autenticación {name}.',
+  secTotpLast:
+    'Esta app de autenticación es la única forma que te queda de cumplir una de tus reglas. Desactiva esa regla primero, o añade una llave de acceso u otra app de autenticación.',
   secTotpAdd: 'Añadir una app de autenticación',
   secRecovery: 'Códigos de recuperación',
   secRecoveryLeft: 'Quedan {count}',
