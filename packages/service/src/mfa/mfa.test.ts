@@ -11,7 +11,7 @@ import {
   type TestKey,
   testKey,
 } from '../testing/harness.ts'
-import { AUTHORITY_CHANGES } from './mfaGate.ts'
+import { AUTHORITY_CHANGES, DESTRUCTIVE_CHANGES } from './mfaGate.ts'
 import { totp } from './totp.ts'
 
 /**
@@ -821,8 +821,33 @@ const newUser = (attacker: TestKey, name = 'helper') => ({
 const wallet = (name: string) => ({ walletName: name, accounts: [ETHEREUM_ACCOUNT] })
 
 describe('changes to who else may act wait for every policy of a submitter under MFA', () => {
-  it('the always-held authority changes are real activity paths', () => {
-    for (const path of AUTHORITY_CHANGES) expect(ACTIVITIES[path as ActivityPath], path).toBeDefined()
+  it('the always-held authority and destructive changes are real activity paths', () => {
+    for (const path of [...AUTHORITY_CHANGES, ...DESTRUCTIVE_CHANGES])
+      expect(ACTIVITIES[path as ActivityPath], path).toBeDefined()
+  })
+
+  it('a stolen credential cannot delete the wallets or the sub-organization without the code, whatever the condition', async () => {
+    const { code } = await totpPolicyOn(keyA, userA)
+    const made = resultOf('create_wallet', await submitAs(keyB, 'create_wallet', wallet('savings')))
+    for (const [path, params] of [
+      ['delete_wallets', { walletIds: [made.walletId], deleteWithoutExport: true }],
+      ['delete_sub_organization', { deleteWithoutExport: true }],
+    ] as const) {
+      const reply = await submitAs(keyA, path, params)
+      expect([path, status(reply)]).toEqual([path, 'ACTIVITY_STATUS_AUTHENTICATORS_NEEDED'])
+    }
+    expect(await walletCount(keyA)).toBe(1)
+    // With the code, the user deletes the wallet.
+    const held = await submitAs(keyA, 'delete_wallets', {
+      walletIds: [made.walletId],
+      deleteWithoutExport: true,
+    })
+    const done = await submitAs(keyA, 'latchkey_satisfy_mfa', {
+      fingerprint: held.body.activity.fingerprint,
+      totpCode: code(),
+    })
+    expect(status(done)).toBe('ACTIVITY_STATUS_COMPLETED')
+    expect(await walletCount(keyA)).toBe(0)
   })
 
   it('a stolen credential cannot make a second root user and act through it without MFA', async () => {

@@ -72,6 +72,15 @@ export const AUTHORITY_CHANGES: ReadonlySet<string> = new Set([
   'update_user_tag',
 ])
 
+/**
+ * Destroying what the policies protect: once any MFA policy is on the submitter, deleting wallets
+ * or the whole sub-organization waits for every policy too. A stolen session cannot steal through
+ * them, but it could otherwise wipe keys that were never exported, which is as final for the user.
+ * Logging out (`delete_api_keys` of a session) is never held; removing a key a policy needs is
+ * refused by the contact guard.
+ */
+export const DESTRUCTIVE_CHANGES: ReadonlySet<string> = new Set(['delete_wallets', 'delete_sub_organization'])
+
 /** The MFA policies on `userId` (of organization `organizationId`), lowest `order` first. */
 export async function policiesOfUser(
   reads: Reads,
@@ -107,7 +116,7 @@ function conditionHolds(condition: string, scopes: readonly Record<string, unkno
 
 /**
  * The policies an activity of `caller` must satisfy: matched by condition, or guarded by rule. The
- * rules: a policy guards itself; factor and authority changes wait for every policy; so does
+ * rules: a policy guards itself; factor, authority and destructive changes wait for every policy; so does
  * loosening a guard on spending (`loosensGuard`, the limits wing's `ActivityHandler.loosensGuard`:
  * raising a spending limit, letting it reach more addresses, removing one that still covers
  * someone), so a stolen session cannot lift the cap a user set and then spend in amounts no
@@ -126,7 +135,10 @@ async function policiesFor(
   const guarded =
     row.path === 'update_mfa_policy' || row.path === 'delete_mfa_policy' ? intent.mfaPolicyId : undefined
   const allGuarded =
-    FACTOR_CHANGES.has(row.path) || AUTHORITY_CHANGES.has(row.path) || (await loosensGuard?.()) === true
+    FACTOR_CHANGES.has(row.path) ||
+    AUTHORITY_CHANGES.has(row.path) ||
+    DESTRUCTIVE_CHANGES.has(row.path) ||
+    (await loosensGuard?.()) === true
   const scopes = await policyContextsOf(tx, row, { decodeTransaction: decodeTransactionForPolicy })
   return policies.filter(
     (policy) => allGuarded || policy.id === guarded || conditionHolds(policy.condition, scopes as never),
