@@ -373,7 +373,8 @@ export const importUser = defineActivity('latchkey_import_user', {
   // HPKE opening, BIP-39 seed, BIP-32 derivation and sealing (the import's CPU) run before the
   // transaction, in the crypto workers where the service has them; the transaction only writes.
   precompute: async (ctx, p) => {
-    if (!p.wallets?.length) return undefined
+    // A caller `run` refuses gets no CPU spent on opening wallets first.
+    if (!p.wallets?.length || !callerVouchesForContacts(ctx)) return undefined
     const key = await ctx.reads.get('importKeys', ctx.organization.id)
     if (!key) return undefined
     return {

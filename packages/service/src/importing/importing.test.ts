@@ -251,6 +251,38 @@ describe('latchkey_import_user', () => {
       },
     )
     expect(errorOf(inside)).toMatchObject({ status: 403 })
+
+    // A user of the organization who is not a root user is refused too, and before any wallet of
+    // theirs is opened: the import's CPU is not theirs to spend.
+    const member = testKey()
+    resultOf(
+      'create_users',
+      await h.submit('create_users', {
+        users: [
+          {
+            userName: 'member',
+            apiKeys: [member.apiKey('member')],
+            authenticators: [],
+            oauthProviders: [],
+            userTags: [],
+          },
+        ],
+      }),
+    )
+    const cryptoJobs = async () =>
+      ((await (await h.service.app.request('/dev/timings')).json()) as Record<string, { count: number }>)
+        .crypto?.count ?? 0
+    const before = await cryptoJobs()
+    const byMember = await h.submit(
+      'latchkey_import_user',
+      {
+        externalId: 'h',
+        wallets: [{ walletName: 'W', encryptedBundle: encrypt(mnemonic, key), accounts: [ETHEREUM_ACCOUNT] }],
+      },
+      { as: member },
+    )
+    expect(errorOf(byMember)).toMatchObject({ status: 403 })
+    expect(await cryptoJobs()).toBe(before)
   })
   it('refuses a passkey that could never sign in, naming the field: a COSE key without its point or off its curve, a counter past 32 bits', async () => {
     const h = await createHarness()
