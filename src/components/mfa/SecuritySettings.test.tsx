@@ -231,20 +231,22 @@ describe('the rules in words', () => {
       requiredAuthenticationMethods: SENDS_METHODS,
       order: 0,
     })
+    const transfer = (value: bigint) =>
+      serializeTransaction({
+        type: 'eip1559',
+        chainId: 31337,
+        nonce: 0,
+        maxFeePerGas: 2n * 10n ** 9n,
+        maxPriorityFeePerGas: 10n ** 9n,
+        gas: 21_000n,
+        to: '0x000000000000000000000000000000000000dEaD',
+        value,
+      })
     const sign = (value: bigint) =>
       signTransaction(client, {
         signWith: addresses[0]!,
         type: 'TRANSACTION_TYPE_ETHEREUM',
-        unsignedTransaction: serializeTransaction({
-          type: 'eip1559',
-          chainId: 31337,
-          nonce: 0,
-          maxFeePerGas: 2n * 10n ** 9n,
-          maxPriorityFeePerGas: 10n ** 9n,
-          gas: 21_000n,
-          to: '0x000000000000000000000000000000000000dEaD',
-          value,
-        }),
+        unsignedTransaction: transfer(value),
       })
     await expect(sign(unitsOf('0.05')!)).resolves.toBeTruthy()
     await expect(sign(unitsOf('0.1')!)).resolves.toBeTruthy()
@@ -254,16 +256,7 @@ describe('the rules in words', () => {
     })
     // The same 0.2 ETH send signed raw, as its hash or as keccak256 of its bytes, is the same
     // signature: it asks for the passkey too, whatever the amount. So does an EIP-7702 authorization.
-    const unsigned = serializeTransaction({
-      type: 'eip1559',
-      chainId: 31337,
-      nonce: 0,
-      maxFeePerGas: 2n * 10n ** 9n,
-      maxPriorityFeePerGas: 10n ** 9n,
-      gas: 21_000n,
-      to: '0x000000000000000000000000000000000000dEaD',
-      value: unitsOf('0.2')!,
-    })
+    const unsigned = transfer(unitsOf('0.2')!)
     const raw = (parameters: Pick<SignRawPayloadsParameters, 'payloads' | 'encoding' | 'hashFunction'>) =>
       signRawPayloads(client, { signWith: addresses[0]!, ...parameters })
     const held = { code: 'MFA_REQUIRED', methods: ['AUTHENTICATION_TYPE_PASSKEY'] }
