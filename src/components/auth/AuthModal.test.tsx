@@ -339,6 +339,23 @@ describe('<AuthModal/>', () => {
     expect(await screen.findByRole('combobox', { name: 'Country or region' })).toBeTruthy()
   })
 
+  it('says so when the service does not text numbers of the chosen country, and sends nothing', async () => {
+    const user = userEvent.setup()
+    const { service } = await renderWithService(<AuthModal methods={['sms']} />, {
+      smsBudget: { allowedCountries: ['US'] },
+    })
+    await user.click(screen.getByRole('button', { name: 'Sign in' }))
+    await user.selectOptions(await screen.findByRole('combobox', { name: 'Country or region' }), 'ES')
+    await user.type(screen.getByRole('textbox', { name: 'Phone number' }), '612 345 678{Enter}')
+    expect(
+      await screen.findByText(
+        'Codes by text message can’t be sent to numbers in this country. Choose another way to sign in.',
+      ),
+    ).toBeTruthy()
+    expect(screen.queryByRole('heading', { name: 'Enter the code' })).toBeNull()
+    await expect(latestCode(service, '+34612345678')).rejects.toThrow()
+  })
+
   it('speaks Arabic right to left and Spanish', async () => {
     const user = userEvent.setup()
     // Built-in dictionaries load on demand; preloading keeps the first render from suspending.

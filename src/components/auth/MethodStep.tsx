@@ -37,6 +37,10 @@ function SendButton({ waitingForCaptcha }: { waitingForCaptcha: boolean }) {
 }
 
 /** The e-mail field: sends a code and moves to the code step. */
+/** The service's refusal of a number from a country it does not send SMS codes to (`[sms] allowed_countries`). */
+const isCountryNotServed = (error: unknown): boolean =>
+  Array.isArray((error as { details?: { allowedCountries?: unknown } }).details?.allowedCountries)
+
 export function EmailStep() {
   const flow = useAuthFlowContext()
   const { ui } = flow
@@ -252,7 +256,7 @@ export function MethodStep() {
       {flow.error ? (
         <Alert tone="error">
           {errorCodeOf(flow.error) === 'CONTACT_INVALID' && fieldChannel === 'sms' ? (
-            ui.t('phoneInvalid')
+            ui.t(isCountryNotServed(flow.error) ? 'phoneCountryNotServed' : 'phoneInvalid')
           ) : (
             <ErrorText ui={ui} error={flow.error} />
           )}

@@ -33,13 +33,14 @@ export type BuiltinWingsOptions = SignInWingOptions &
  * `sending` and `sponsorship` itself). `createService({ plugins })` appends those after these.
  */
 export function builtinWings(options: BuiltinWingsOptions = {}): ServicePlugin[] {
-  const { oauth, captcha, delivery, rateLimits } = options
+  const { oauth, captcha, smsBudget, delivery, rateLimits } = options
   return [
     secretFramePlugin,
     deliveryWing(delivery ? { delivery } : {}),
     signInWing({
       ...(oauth ? { oauth } : {}),
       ...(captcha ? { captcha } : {}),
+      ...(smsBudget ? { smsBudget } : {}),
       ...(rateLimits ? { rateLimits } : {}),
     }),
     ...builtinSendingWing(options),

@@ -10,6 +10,7 @@ import { productionRefusals } from './productionRefusals.ts'
 import { emailSection } from './sections/email.ts'
 import { observabilitySection } from './sections/observability.ts'
 import { sendingOptions, sendingSection } from './sections/sending.ts'
+import { smsBudgetOptions, smsSection } from './sections/sms.ts'
 import { webhooksSection } from './sections/webhooks.ts'
 
 const FIXTURES = fileURLToPath(new URL('../../test/production/fixtures/', import.meta.url))
@@ -344,6 +345,41 @@ describe('start bounds what the sponsor pays in a month', () => {
         '[sponsorship.caps]\nper_organization_per_month_wei = "1000000000000000000"\nper_organization_per_month_lamports = 1000000000\n',
       ),
     ).toEqual([])
+  })
+})
+
+describe('start bounds what SMS codes cost', () => {
+  const base = `[master_key]\nkey_file = "master.key"\n[storage]\ndata_dir = "/var/lib/latchkey"\n[proxy]\nallowed_origins = ["https://app.example.com"]\nenabled_methods = ["sms", "passkey"]\n[sms]\nprovider = "webhook"\nurl = "https://sms.example.com/hook"\nsecret_file = "sms.secret"\n`
+  const check = (name: string, more: string) => {
+    write('master.key', MASTER_KEY)
+    write('sms.secret', 'a-long-enough-secret')
+    return problemsOf({ file: write(name, `${base}${more}`) })
+  }
+
+  it('refuses [sms] without max_per_hour, checks the countries, and maps both to the sign-in wing', () => {
+    expect(check('sms-unbounded.toml', '')).toEqual([
+      expect.stringMatching(/^sms\.max_per_hour: anyone can ask an SMS code for any number they choose/),
+    ])
+    expect(check('sms-bounded.toml', 'max_per_hour = 200\nallowed_countries = ["US", "GB"]\n')).toEqual([])
+    const bad = check('sms-bad.toml', 'max_per_hour = 0\nallowed_countries = ["USA", "gb"]\n')
+    expect(bad).toEqual([
+      expect.stringMatching(/sms\.max_per_hour: /),
+      expect.stringMatching(
+        /sms\.allowed_countries\[0\]: sms\.allowed_countries lists ISO 3166-1 alpha-2 codes .*, got "USA"/,
+      ),
+      expect.stringMatching(/sms\.allowed_countries\[1\]: .*got "gb"/),
+    ])
+    expect(
+      smsBudgetOptions(
+        smsSection.parse({
+          provider: 'webhook',
+          url: 'https://s.example.com',
+          secret: 'a-long-enough-secret',
+          max_per_hour: 5,
+          allowed_countries: ['CA'],
+        }),
+      ),
+    ).toEqual({ maxPerHour: 5, allowedCountries: ['CA'] })
   })
 })
 

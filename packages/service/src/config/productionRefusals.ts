@@ -47,6 +47,11 @@ export function productionRefusals(config: Config): string[] {
     refusals.push(
       'proxy.enabled_methods: sms needs an SMS provider to send its codes: configure [sms] (twilio or webhook) or remove sms',
     )
+  // Every SMS code is a paid message to a number the caller chooses (SMS pumping).
+  if (config.sms !== undefined && config.sms.max_per_hour === undefined)
+    refusals.push(
+      'sms.max_per_hour: anyone can ask an SMS code for any number they choose, and each costs you a message (SMS pumping sends them to premium-rate numbers, a different one each time); set how many the service may send an hour, all instances together (e.g. 200), and allowed_countries to where your users are',
+    )
   refusals.push(...sponsorshipRefusals(config))
   return refusals
 }

@@ -27,7 +27,7 @@ import { proxyOptions } from './sections/proxy.ts'
 import { startRateLimits } from './sections/rateLimits.ts'
 import { rpcOptions } from './sections/rpc.ts'
 import { sendingOptions } from './sections/sending.ts'
-import { smsOptions } from './sections/sms.ts'
+import { smsBudgetOptions, smsOptions } from './sections/sms.ts'
 import { sponsorshipOptions } from './sections/sponsorship.ts'
 import { storageOptions } from './sections/storage.ts'
 import { webauthnOptions } from './sections/webauthn.ts'
@@ -102,6 +102,7 @@ export async function productionService(
       rateLimits: startRateLimits(config.rate_limits),
       ...(config.sponsorship ? { sponsorship: sponsorshipOptions(config.sponsorship) } : {}),
       ...(config.captcha ? { captcha: captchaOptions(config.captcha) } : {}),
+      ...(config.sms ? { smsBudget: smsBudgetOptions(config.sms) } : {}),
       rpc: rpcOptions(config.rpc),
       sending: sendingOptions(config.sending),
       webhooks: { ...webhooksOptions(config.webhooks), transport: nodeWebhookTransport() },

@@ -1,6 +1,7 @@
 import type { RateLimitOptions } from '../pipeline/RateLimitOptions.ts'
 import type { CaptchaOptions } from './captcha/CaptchaOptions.ts'
 import type { OAuthOptions } from './oauth/OAuthProviderConfig.ts'
+import type { SmsBudget } from './otp/createOtpEngine.ts'
 
 /** What `createService` takes for the sign-in wing. */
 export interface SignInWingOptions {
@@ -15,6 +16,13 @@ export interface SignInWingOptions {
    * @default none
    */
   captcha?: CaptchaOptions
+  /**
+   * What SMS codes may cost: how many the service sends an hour, every instance together, and to
+   * which countries (`[sms] max_per_hour`, `allowed_countries`). `start` refuses SMS without
+   * `maxPerHour`.
+   * @default no bound
+   */
+  smsBudget?: SmsBudget
 }
 
 /**

@@ -77,6 +77,7 @@ export async function loadSignInState(
         now,
         newId: () => runtime.newId(),
         mac: otpMac(runtime, keys.sealedOtpSecret),
+        ...(options.smsBudget ? { smsBudget: options.smsBudget } : {}),
         ...(captcha?.perContact
           ? {
               captchaSendLimit: {

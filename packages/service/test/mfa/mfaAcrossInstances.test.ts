@@ -5,7 +5,8 @@
 // user's caps (5 TOTP factors, 20 MFA policies) hold when creates race on both. A user's
 // authority changes (AUTHORITY_CHANGES: adding a user, the root quorum, policies) are held for the
 // second factor whichever instance they, their policy and their approvals reach, and in whatever
-// order the database takes them. So is lifting a spending guard (a raised limit).
+// order the database takes them. So is lifting a spending guard (a raised limit). And the
+// service's hourly SMS budget (sign-in, verification and MFA codes alike) is one budget on both.
 import { ACTIVITIES, type ActivityPath } from '@latchkey/protocol'
 import { base32nopad } from '@scure/base'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -790,5 +791,33 @@ describe('lifting a spending guard under MFA, across two instances on PostgreSQL
     const runs = await a.service.store.findBy('activities', 'organizationId', user.org)
     expect(runs.filter((row) => row.type === 'ACTIVITY_TYPE_LATCHKEY_UPDATE_SESSION_PROFILE')).toHaveLength(2)
     for (const h of [a, b]) await h.service.close()
+  })
+})
+
+describe("the service's SMS budget across two instances on PostgreSQL", { timeout: 120_000 }, () => {
+  let a: Harness
+  let b: Harness
+
+  beforeAll(async () => {
+    ;[a, b] = await twoOnPostgres(cluster, 'sms_budget', { smsBudget: { maxPerHour: 5 } })
+  }, 120_000)
+
+  afterAll(async () => {
+    await a?.service.close()
+    await b?.service.close()
+  })
+
+  it('12 SMS codes to 12 numbers at once, alternating instances, under 5 an hour: 5 are sent, 7 refused; the next hour frees it', async () => {
+    const sms = (h: Harness, n: number) =>
+      h.submit('init_otp', { otpType: 'OTP_TYPE_SMS', contact: `+1415555${String(n).padStart(4, '0')}` })
+    const replies = await Promise.all(Array.from({ length: 12 }, (_, n) => sms(n % 2 ? b : a, n)))
+    expect(replies.filter((reply) => reply.status === 200)).toHaveLength(5)
+    const refused = replies.filter((reply) => reply.status !== 200)
+    expect(refused.map((reply) => [reply.status, codeOf(reply), reply.body.details?.limit])).toEqual(
+      Array(7).fill([429, 'OTP_RATE_LIMITED', 'smsPerHour']),
+    )
+    // Both instances share one clock here: the next clock hour starts the count again.
+    a.clock.advance(3_600_000 - (a.clock.now() % 3_600_000))
+    expect((await sms(b, 100)).status).toBe(200)
   })
 })

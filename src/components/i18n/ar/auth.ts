@@ -6,6 +6,8 @@ export const auth: Translation<typeof enAuth> = {
   signInDescription: 'سجّل الدخول أو أنشئ حسابًا للمتابعة.',
   phoneLabel: 'رقم الهاتف',
   phoneInvalid: 'أدخل رقمًا صالحًا للبلد المختار.',
+  phoneCountryNotServed:
+    'لا يمكن إرسال الرموز عبر الرسائل النصية إلى أرقام هذا البلد. اختر طريقة أخرى لتسجيل الدخول.',
   countryLabel: 'البلد أو المنطقة',
   useEmail: 'استخدام البريد الإلكتروني بدلًا من ذلك',
   usePhone: 'استخدام رقم الهاتف بدلًا من ذلك',

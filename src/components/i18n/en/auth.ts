@@ -3,6 +3,8 @@ export const enAuth = {
   signInDescription: 'Sign in or create an account to continue.',
   phoneLabel: 'Phone number',
   phoneInvalid: 'Enter a valid phone number for the selected country.',
+  phoneCountryNotServed:
+    'Codes by text message can’t be sent to numbers in this country. Choose another way to sign in.',
   countryLabel: 'Country or region',
   useEmail: 'Use email instead',
   usePhone: 'Use phone number instead',

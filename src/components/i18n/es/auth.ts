@@ -6,6 +6,8 @@ export const auth: Translation<typeof enAuth> = {
   signInDescription: 'Inicia sesión o crea una cuenta para continuar.',
   phoneLabel: 'Número de teléfono',
   phoneInvalid: 'Introduce un número válido para el país elegido.',
+  phoneCountryNotServed:
+    'No se pueden enviar códigos por SMS a números de este país. Elige otra forma de iniciar sesión.',
   countryLabel: 'País o región',
   useEmail: 'Usar correo electrónico',
   usePhone: 'Usar número de teléfono',

@@ -1,6 +1,8 @@
+import { getCountries } from 'libphonenumber-js/min'
 import { z } from 'zod'
 import type { SmsOptions } from '../../delivery/DeliveryOptions.ts'
 import { checkTemplate, TemplateError } from '../../delivery/renderDeliveryTemplate.ts'
+import type { SmsBudget } from '../../signin/otp/createOtpEngine.ts'
 
 const template = z
   .string()
@@ -19,6 +21,34 @@ const template = z
     'Text with {{code}}, {{app_name}}, {{expires_minutes}}. Default: the auth proxy settings’ SMS template.',
   )
 
+const COUNTRIES: readonly string[] = getCountries()
+
+// What SMS codes may cost the operator: every code is a paid message to a number the caller
+// chooses, so a pumping attack (codes asked for premium-rate numbers, each a different one) is
+// bounded only service-wide.
+const budget = {
+  max_per_hour: z
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .optional()
+    .describe(
+      'SMS codes the service sends in one clock hour, every instance and organization together (sign-in, verification and MFA codes); over it, 429 OTP_RATE_LIMITED until the next hour. `start` requires it: the numbers are chosen by callers.',
+    ),
+  allowed_countries: z
+    .array(
+      z.string().refine((code) => COUNTRIES.includes(code), {
+        error: 'sms.allowed_countries lists ISO 3166-1 alpha-2 codes such as "US" or "GB"',
+      }),
+    )
+    .min(1)
+    .optional()
+    .describe(
+      'Countries (ISO 3166-1 alpha-2, e.g. ["US", "CA", "GB"]) whose numbers get SMS codes; any other number is refused with 400 CONTACT_INVALID naming the contact. Default: every country.',
+    ),
+}
+
 const httpUrl = (what: string) => z.url({ protocol: /^https?$/, error: `${what} must be an http(s) URL` })
 
 const twilio = z
@@ -36,6 +66,7 @@ const twilio = z
     from: z.string().min(1).describe('Sending number (E.164) or sender id.'),
     base_url: httpUrl('sms.base_url').optional().describe("API base URL. Default: 'https://api.twilio.com'."),
     template,
+    ...budget,
   })
   .strict()
 
@@ -51,6 +82,7 @@ const webhook = z
         'HMAC-SHA256 key: X-Latchkey-Signature is sha256=hex(HMAC(secret, timestamp + "." + body)), the timestamp being X-Latchkey-Timestamp (secret: also `secret_file` or an env var).',
       ),
     template,
+    ...budget,
   })
   .strict()
 
@@ -74,4 +106,12 @@ export function smsOptions(parsed: SmsSection): SmsOptions {
       ...template,
     }
   return { provider: 'webhook', url: parsed.url, secret: parsed.secret, ...template }
+}
+
+/** The parsed `[sms]` section's bound on what SMS codes may cost, as `CreateServiceOptions.smsBudget`. */
+export function smsBudgetOptions(parsed: SmsSection): SmsBudget {
+  return {
+    ...(parsed.max_per_hour !== undefined ? { maxPerHour: parsed.max_per_hour } : {}),
+    ...(parsed.allowed_countries !== undefined ? { allowedCountries: parsed.allowed_countries } : {}),
+  }
 }

@@ -8,6 +8,7 @@ import {
   memoryOtpStorage,
   type OtpMessage,
   type RateLimit,
+  type SmsBudget,
 } from './createOtpEngine.ts'
 import { normalizeContact } from './normalizeContact.ts'
 import { CROCKFORD_ALPHABET, randomCode, randomDigits } from './randomDigits.ts'
@@ -16,7 +17,9 @@ import { renderTemplate } from './renderTemplate.ts'
 const ORG = 'org-1'
 const publicKey = bytesToHex(p256.getPublicKey(p256.utils.randomSecretKey(), true))
 
-function setup(overrides: { maxAttempts?: number; captchaSendLimit?: RateLimit } = {}) {
+function setup(
+  overrides: { maxAttempts?: number; captchaSendLimit?: RateLimit; smsBudget?: SmsBudget } = {},
+) {
   let time = Date.UTC(2026, 0, 1)
   const storage = memoryOtpStorage()
   const records = storage.records
@@ -294,6 +297,55 @@ describe('createOtpEngine', () => {
     advance(540_000)
     await send(await pass())
     expect(outbox).toHaveLength(6)
+  })
+
+  it('SMS codes are bounded service-wide an hour, whoever the numbers are; e-mail codes are not; the next hour frees it', async () => {
+    const { engine, outbox, advance, now } = setup({ smsBudget: { maxPerHour: 3 } })
+    // Pumping: each code to a different number, so no per-number budget sees it.
+    const sms = (n: number) =>
+      engine.init({
+        organizationId: ORG,
+        otpType: 'OTP_TYPE_SMS',
+        contact: `+1415555${String(n).padStart(4, '0')}`,
+      })
+    // Start half an hour into a clock hour: the bound is per clock hour.
+    advance(30 * 60_000)
+    for (let n = 0; n < 3; n++) await sms(n)
+    const over = await refusal(sms(3))
+    expect(over).toMatchObject({
+      errorCode: 'OTP_RATE_LIMITED',
+      details: { limit: 'smsPerHour', retryAfterSeconds: 30 * 60 },
+    })
+    expect(outbox).toHaveLength(3)
+    // E-mail codes are not SMS: not counted, not refused.
+    await engine.init({ organizationId: ORG, otpType: 'OTP_TYPE_EMAIL', contact: 'a@example.com' })
+    expect(outbox).toHaveLength(4)
+    // A refused code spent nothing: still refused until the hour ends, then 3 more go.
+    advance(30 * 60_000 - 1)
+    expect((await refusal(sms(4))).details.retryAfterSeconds).toBe(1)
+    advance(1)
+    expect(new Date(now()).getUTCMinutes()).toBe(0)
+    for (let n = 5; n < 8; n++) await sms(n)
+    expect((await refusal(sms(8))).errorCode).toBe('OTP_RATE_LIMITED')
+    expect(outbox).toHaveLength(7)
+  })
+
+  it('SMS codes go only to the countries the operator lists, naming the contact; a number of no country is refused too', async () => {
+    const { engine, outbox } = setup({ smsBudget: { allowedCountries: ['US', 'GB'] } })
+    const sms = (contact: string) => engine.init({ organizationId: ORG, otpType: 'OTP_TYPE_SMS', contact })
+    await sms('+14155550123')
+    await sms('+447400123456')
+    // +1 is also Jamaica's and the British Virgin Islands' code, where pumping numbers are common.
+    // +44 is also Guernsey's.
+    for (const contact of ['+18765550123', '+12845550123', '+447911123456', '+79123456789', '+882345678901'])
+      expect(await refusal(sms(contact)), contact).toMatchObject({
+        errorCode: 'CONTACT_INVALID',
+        details: { field: 'contact', allowedCountries: ['US', 'GB'] },
+        message: expect.stringContaining('US, GB'),
+      })
+    expect(outbox.map((message) => message.contact)).toEqual(['+14155550123', '+447400123456'])
+    // E-mail is not a country's.
+    await engine.init({ organizationId: ORG, otpType: 'OTP_TYPE_EMAIL', contact: 'a@example.com' })
   })
 
   it('validates contacts and options', async () => {

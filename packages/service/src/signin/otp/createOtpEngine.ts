@@ -84,6 +84,18 @@ export function memoryOtpStorage(): OtpStorage & { records: Map<string, OtpRecor
   }
 }
 
+/**
+ * The operator's bound on SMS codes, which cost money per message to numbers the caller chooses
+ * (SMS pumping: codes asked for premium-rate numbers, a different one each time, so no
+ * per-contact budget sees it).
+ */
+export interface SmsBudget {
+  /** SMS codes the service sends in one clock hour, every instance and organization together. */
+  maxPerHour?: number
+  /** ISO 3166-1 alpha-2 countries whose numbers get SMS codes; others are refused (400). */
+  allowedCountries?: readonly string[]
+}
+
 /** Events allowed per window for one rate-limit key. */
 export interface RateLimit {
   perMinute: number
@@ -156,6 +168,8 @@ export interface OtpEngineOptions {
   rateLimit?: RateLimit
   /** `init` calls with a CAPTCHA pass allowed per contact (service-wide). @default CAPTCHA_SEND_LIMIT */
   captchaSendLimit?: RateLimit
+  /** What SMS codes may cost the operator (`SmsBudget`). @default no bound */
+  smsBudget?: SmsBudget
   /** Wrong codes allowed per contact across all its OTPs. @default GUESS_LIMIT */
   guessLimit?: RateLimit
   /** Code lifetime when the caller gives none. @default 300 */
@@ -223,6 +237,48 @@ function sameHex(a: string, b: string): boolean {
   let diff = 0
   for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i)
   return diff === 0
+}
+
+/**
+ * Refuses an SMS code to a number outside `allowed` (when the operator lists countries), naming
+ * `contact`: a number whose country its plan does not tell (a non-geographic one) is outside. The
+ * full numbering plans (loaded on first use) tell a UK mobile from a Guernsey one, and a US number
+ * from a Jamaican one, which share +44 and +1.
+ */
+async function assertSmsCountry(contact: string, allowed: readonly string[] | undefined): Promise<void> {
+  if (allowed === undefined) return
+  const { parsePhoneNumberFromString } = await import('libphonenumber-js/max')
+  const country = parsePhoneNumberFromString(contact)?.country
+  if (country !== undefined && allowed.includes(country)) return
+  throw new FieldError({
+    code: 'CONTACT_INVALID',
+    field: 'contact',
+    reason: `is a number this service does not send SMS codes to (it sends them to numbers of ${allowed.join(', ')})`,
+    // The kit tells "not a phone number" from "not a country we text" by this.
+    extra: { allowedCountries: [...allowed] },
+  })
+}
+
+/**
+ * Counts one SMS code in this clock hour's count, inside the code's own transaction, so the bound
+ * holds across instances (PostgreSQL serialises the count's row); over it, 429 `OTP_RATE_LIMITED`
+ * until the next hour. A count, not a list of times: one row however large the bound.
+ */
+async function chargeSmsHour(tx: OtpStorageTx, maxPerHour: number, at: number): Promise<void> {
+  const hour = Math.floor(at / HOUR_MS)
+  const key = `sms-codes-in-hour:${hour}`
+  const [sent = 0] = await tx.getBucket(key)
+  if (sent >= maxPerHour)
+    throw new LimitError({
+      code: 'OTP_RATE_LIMITED',
+      message:
+        'the service has sent as many SMS codes as it may this hour; try again later, or sign in another way',
+      extra: {
+        retryAfterSeconds: Math.max(1, Math.ceil(((hour + 1) * HOUR_MS - at) / 1000)),
+        limit: 'smsPerHour',
+      },
+    })
+  await tx.putBucket(key, [sent + 1])
 }
 
 /**
@@ -294,6 +350,7 @@ export function createOtpEngine(options: OtpEngineOptions) {
         reason: 'must be OTP_TYPE_EMAIL or OTP_TYPE_SMS',
       })
     const contact = normalizeContact(otpType, input.contact)
+    if (otpType === 'OTP_TYPE_SMS') await assertSmsCountry(contact, options.smsBudget?.allowedCountries)
     const length = input.otpLength ?? 6
     if (!Number.isInteger(length) || length < 6 || length > 9)
       throw new FieldError({ field: 'otpLength', reason: 'must be an integer from 6 to 9' })
@@ -359,6 +416,8 @@ export function createOtpEngine(options: OtpEngineOptions) {
         ],
         at,
       )
+      if (otpType === 'OTP_TYPE_SMS' && options.smsBudget?.maxPerHour !== undefined)
+        await chargeSmsHour(tx, options.smsBudget.maxPerHour, at)
       // Spent only once the code is let in (a refusal above leaves it for the next try).
       if (pass.length > 0) await tx.putBucket(passKey, [])
       await tx.put(pass.length > 0 ? { ...record, captcha: true } : record)
