@@ -10,6 +10,7 @@ import {
   STAMP_HEADER,
 } from '@latchkey/protocol'
 import type { Context, Hono } from 'hono'
+import { MAX_SESSION_SECONDS } from '../../domain/sessions.ts'
 import {
   ApiError,
   InternalError,
@@ -153,6 +154,10 @@ export class ProxyCall {
 
   /** The session lifetime a login asks for, or the configuration's. */
   sessionSeconds(r: Reader): string {
-    return r.optUintString('expirationSeconds') ?? this.settings.sessionExpirationSeconds
+    // Bounded here as the login activity bounds it, so the refusal names the proxy's own field.
+    return (
+      r.optUintString('expirationSeconds', { max: MAX_SESSION_SECONDS }) ??
+      this.settings.sessionExpirationSeconds
+    )
   }
 }

@@ -154,7 +154,13 @@ export function readSettingsChanges(r: Reader): Partial<ProxySettings> {
 }
 
 type SettingsEnv = PipelineEnv & {
-  Variables: PipelineEnv['Variables'] & { organizationId: string; body: Reader; fingerprint: string }
+  Variables: PipelineEnv['Variables'] & {
+    organizationId: string
+    body: Reader
+    fingerprint: string
+    /** The session profile confining the caller's key, if it was issued under one. */
+    sessionProfileId: string | undefined
+  }
 }
 
 /**
@@ -203,6 +209,7 @@ export function settingsApp(runtime: Runtime): Hono<SettingsEnv> {
       })
     c.set('organizationId', organizationId)
     c.set('body', body)
+    c.set('sessionProfileId', caller.credential.sessionProfileId)
     c.set('fingerprint', bytesToHex(sha256(concatBytes(utf8ToBytes(`${caller.credential.id}\n`), bytes))))
     await next()
   })
@@ -217,6 +224,16 @@ export function settingsApp(runtime: Runtime): Hono<SettingsEnv> {
   })
   app.post('/update', async (c) => {
     const organizationId = c.get('organizationId')
+    // A session issued under a session profile never manages logins, sessions or the organization
+    // (the activity API confines it so); the proxy's methods, session lifetime and OAuth endpoints
+    // are all three, so its root user's confined session may read them but not change them.
+    const sessionProfileId = c.get('sessionProfileId')
+    if (sessionProfileId !== undefined)
+      throw new PermissionError({
+        code: 'SESSION_SCOPE_DENIED',
+        message: `a session of session profile ${sessionProfileId} may not change the auth proxy's settings`,
+        extra: { sessionProfileId },
+      })
     const changes = readSettingsChanges(c.get('body').object('settings'))
     const row = await runtime.store.transaction(async (tx) => {
       const now = runtime.now()
