@@ -1,6 +1,6 @@
 // Sign-in attacks by a caller holding a key of their own: a session confined by a session profile
-// reaching the operator's auth-proxy settings, and session lifetimes chosen by the caller, through
-// the auth proxy and the activity API alike.
+// reaching the operator's auth-proxy settings, session lifetimes chosen by the caller (through the
+// auth proxy and the activity API alike), and an OAuth code of another app's client id.
 import { PROXY_CONFIG_HEADER, SETTINGS_ROUTES } from '@latchkey/protocol'
 import { describe, expect, it } from 'vitest'
 import { MAX_SESSION_SECONDS } from '../domain/sessions.ts'
@@ -12,6 +12,8 @@ import {
   type TestKey,
   testKey,
 } from '../testing/harness.ts'
+import { oidcNonce } from './oauth/oidcNonce.ts'
+import { s256Challenge } from './oauth/pkce.ts'
 
 const APP = 'http://app.test'
 
@@ -95,5 +97,98 @@ describe('session lifetimes the caller asks for', () => {
       })
       expect([reply.status, reply.body.details?.field], expirationSeconds).toEqual([400, 'expirationSeconds'])
     }
+  })
+})
+
+/** A code for `clientId` from the identity provider at `issuer`, `email` consenting (the dev IdP's form). */
+async function codeFrom(
+  h: Harness,
+  issuer: string,
+  clientId: string,
+  nonce: string,
+  verifier: string,
+  email: string,
+) {
+  const url = new URL(`${issuer}/authorize`)
+  const params = {
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: `${APP}/cb`,
+    state: 'st',
+    nonce,
+    code_challenge: s256Challenge(verifier),
+    code_challenge_method: 'S256',
+  }
+  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v)
+  const html = await (await h.service.app.request(`${url.pathname}${url.search}`)).text()
+  const fields = Object.fromEntries(
+    [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1]!, m[2]!]),
+  )
+  const post = await h.service.app.request(url.pathname, {
+    method: 'POST',
+    body: new URLSearchParams({ ...fields, email, name: 'Hal', action: 'continue' }),
+  })
+  return new URL(post.headers.get('location')!).searchParams.get('code')!
+}
+
+describe("an app's own OAuth provider (a public PKCE client)", () => {
+  it("refuses a code issued to another app's client id: its subject would log in to this app's account", async () => {
+    // The provider at http://idp.test, reached through the service's outgoing fetch. Like Google
+    // or Discord, it gives a person one subject whichever client they sign in to.
+    let app: Harness['service']['app'] | undefined
+    const h = await createHarness({
+      fetch: (input, init) => Promise.resolve(app!.request(new URL(String(input)).href, init)),
+    })
+    app = h.service.app
+    const issuer = 'http://idp.test/dev/oidc/discord'
+    expect(
+      (
+        await updateSettings(
+          h,
+          {
+            oauth: {
+              clientIds: { discord: 'this-app' },
+              providers: {
+                discord: {
+                  issuer,
+                  authorizationEndpoint: `${issuer}/authorize`,
+                  tokenEndpoint: `${issuer}/token`,
+                  jwksUri: `${issuer}/jwks`,
+                },
+              },
+            },
+          },
+          h.root,
+        )
+      ).status,
+    ).toBe(200)
+    const verifier = 'v'.repeat(50)
+    const authenticate = async (clientId: string, publicKey: string) =>
+      proxy(h, 'oauth2_authenticate', {
+        provider: 'OAUTH2_PROVIDER_DISCORD',
+        authCode: await codeFrom(h, issuer, clientId, oidcNonce(publicKey), verifier, 'hal@example.com'),
+        redirectUri: `${APP}/cb`,
+        codeVerifier: verifier,
+        nonce: oidcNonce(publicKey),
+        clientId,
+      })
+    // Hal's account, signed up through this app.
+    const hal = testKey()
+    const own = await authenticate('this-app', hal.publicKey)
+    expect(own.status).toBe(200)
+    const signup = await proxy(h, 'signup', {
+      userEmail: 'hal@example.com',
+      oauthProviders: [{ providerName: 'discord', oidcToken: own.body.oidcToken }],
+    })
+    expect(signup.status).toBe(200)
+    // Hal signs in to the attacker's app (its own client id at the same provider); the attacker
+    // redeems that code here, with a key of their own.
+    const attacker = testKey()
+    const foreign = await authenticate('attacker-app', attacker.publicKey)
+    expect([foreign.status, foreign.body.details?.errorCode, foreign.body.details?.field]).toEqual([
+      401,
+      'OAUTH_EXCHANGE_FAILED',
+      'parameters.clientId',
+    ])
   })
 })

@@ -1,4 +1,5 @@
 import { OAUTH2_PROVIDERS } from '@latchkey/protocol'
+import { CredentialError } from '../../kernel/base/errors.ts'
 import { defineActivity } from '../../kernel/registry.ts'
 import { exchangeAuthorizationCode } from '../oauth/exchangeAuthorizationCode.ts'
 import { CODE_VERIFIER } from '../oauth/pkce.ts'
@@ -35,9 +36,21 @@ export const oauth2Authenticate = defineActivity('oauth2_authenticate', {
     inParameters(async () => {
       const state = signInState(ctx.runtime)
       const settings = (await proxyConfigFor(ctx.runtime.store, ctx.organization.id))?.settings
+      const method = methodOf(p.provider)
+      // The organization's own provider is a public client: no secret proves whose code this is.
+      // A code the person gave another app's client id (their subject is the same there) would
+      // otherwise log the other app in to their account here, so once the settings name this
+      // app's client id, only it counts.
+      const ownClientId = settings?.oauth.providers?.[method] ? settings.oauth.clientIds[method] : undefined
+      if (ownClientId !== undefined && p.clientId !== ownClientId)
+        throw new CredentialError({
+          code: 'OAUTH_EXCHANGE_FAILED',
+          field: 'clientId',
+          reason: `is not this app's client id for ${method} (oauth.clientIds.${method} of its auth-proxy settings)`,
+        })
       const { oidcToken } = await exchangeAuthorizationCode(p, {
         fetch: state.oauth.fetch,
-        endpointsFor: () => state.oauth.resolve(methodOf(p.provider), settings),
+        endpointsFor: () => state.oauth.resolve(method, settings),
         documents: state.oauth.documents,
         serviceOidc: state.oidc,
         now: () => ctx.runtime.now(),
