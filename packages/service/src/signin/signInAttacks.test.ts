@@ -132,7 +132,7 @@ async function codeFrom(
 }
 
 describe("an app's own OAuth provider (a public PKCE client)", () => {
-  it("refuses a code issued to another app's client id: its subject would log in to this app's account", async () => {
+  it("refuses a code issued to another app's client id (its subject would log in to this app's account); a token logs in once", async () => {
     // The provider at http://idp.test, reached through the service's outgoing fetch. Like Google
     // or Discord, it gives a person one subject whichever client they sign in to.
     let app: Harness['service']['app'] | undefined
@@ -190,5 +190,14 @@ describe("an app's own OAuth provider (a public PKCE client)", () => {
       'OAUTH_EXCHANGE_FAILED',
       'parameters.clientId',
     ])
+    // Hal's own token logs in once, however many logins race with it.
+    const logins = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        proxy(h, 'oauth_login', { oidcToken: own.body.oidcToken, publicKey: hal.publicKey }),
+      ),
+    )
+    expect(logins.filter((reply) => reply.status === 200)).toHaveLength(1)
+    for (const reply of logins.filter((r) => r.status !== 200))
+      expect([reply.status, reply.body.details?.errorCode]).toEqual([401, 'OIDC_TOKEN_REPLAYED'])
   })
 })
