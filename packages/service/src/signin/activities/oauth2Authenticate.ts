@@ -1,6 +1,7 @@
 import { OAUTH2_PROVIDERS } from '@latchkey/protocol'
 import { CredentialError } from '../../kernel/base/errors.ts'
 import { defineActivity } from '../../kernel/registry.ts'
+import { devClientId } from '../defaultProxySettings.ts'
 import { exchangeAuthorizationCode } from '../oauth/exchangeAuthorizationCode.ts'
 import { CODE_VERIFIER } from '../oauth/pkce.ts'
 import { methodOf } from '../oauth/providerEndpoints.ts'
@@ -40,9 +41,9 @@ export const oauth2Authenticate = defineActivity('oauth2_authenticate', {
       // The organization's own provider is a public client: no secret proves whose code this is.
       // A code the person gave another app's client id (their subject is the same there) would
       // otherwise log the other app in to their account here, so once the settings name this
-      // app's client id, only it counts.
+      // app's client id (not the new configuration's placeholder), only it counts.
       const ownClientId = settings?.oauth.providers?.[method] ? settings.oauth.clientIds[method] : undefined
-      if (ownClientId !== undefined && p.clientId !== ownClientId)
+      if (ownClientId !== undefined && ownClientId !== devClientId(method) && p.clientId !== ownClientId)
         throw new CredentialError({
           code: 'OAUTH_EXCHANGE_FAILED',
           field: 'clientId',
