@@ -190,6 +190,19 @@ describe("an app's own OAuth provider (a public PKCE client)", () => {
       'OAUTH_EXCHANGE_FAILED',
       'parameters.clientId',
     ])
+    // Settings still naming the new configuration's placeholder bind no client: every code is
+    // refused, naming the setting to fill in, rather than any client id accepted.
+    const placeholder = await updateSettings(
+      h,
+      { oauth: { clientIds: { discord: 'latchkey-dev-discord' } } },
+      h.root,
+    )
+    expect(placeholder.status).toBe(200)
+    for (const clientId of ['attacker-app', 'latchkey-dev-discord']) {
+      const refused = await authenticate(clientId, attacker.publicKey)
+      expect([refused.status, refused.body.details?.field], clientId).toEqual([401, 'parameters.clientId'])
+      expect(refused.body.message).toContain('oauth.clientIds.discord')
+    }
     // Hal's own token logs in once, however many logins race with it.
     const logins = await Promise.all(
       Array.from({ length: 10 }, () =>

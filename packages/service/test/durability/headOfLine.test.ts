@@ -104,6 +104,7 @@ it('create_wallet is not held behind three oauth2_authenticate calls waiting 2 s
     service,
     client.prepareSettings({
       oauth: {
+        clientIds: { google: 'head-of-line-client' },
         providers: {
           google: {
             issuer: provider.issuer,

@@ -41,13 +41,18 @@ export const oauth2Authenticate = defineActivity('oauth2_authenticate', {
       // The organization's own provider is a public client: no secret proves whose code this is.
       // A code the person gave another app's client id (their subject is the same there) would
       // otherwise log the other app in to their account here, so once the settings name this
-      // app's client id (not the new configuration's placeholder), only it counts.
+      // app's client id, only it counts. The kit starts every sign-in with that client id (from
+      // wallet_kit_config), so a provider configured with the new configuration's placeholder
+      // (`latchkey-dev-*`) signs nobody in at a real provider: refused too, naming the setting.
       const ownClientId = settings?.oauth.providers?.[method] ? settings.oauth.clientIds[method] : undefined
-      if (ownClientId !== undefined && ownClientId !== devClientId(method) && p.clientId !== ownClientId)
+      if (ownClientId !== undefined && (ownClientId === devClientId(method) || p.clientId !== ownClientId))
         throw new CredentialError({
           code: 'OAUTH_EXCHANGE_FAILED',
           field: 'clientId',
-          reason: `is not this app's client id for ${method} (oauth.clientIds.${method} of its auth-proxy settings)`,
+          reason:
+            ownClientId === devClientId(method)
+              ? `cannot be checked: set this app's client id for ${method} in its auth-proxy settings (oauth.clientIds.${method}, still the placeholder ${ownClientId})`
+              : `is not this app's client id for ${method} (oauth.clientIds.${method} of its auth-proxy settings)`,
         })
       const { oidcToken } = await exchangeAuthorizationCode(p, {
         fetch: state.oauth.fetch,
