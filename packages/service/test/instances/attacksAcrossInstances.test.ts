@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest'
 import { errorOf, type Reply } from '../support/RootClient.ts'
 import {
+  clientKey,
   codeOf,
   freshEmail,
   type Instance,
@@ -80,6 +81,29 @@ describe('only-once rules across instances', { timeout: 60_000 }, () => {
     expect(alternating.sent).toBe(single.sent)
     expect(alternating.refusal).toEqual({ status: 429, errorCode: 'OTP_RATE_LIMITED' })
     expect(alternating.body.details.retryAfterSeconds).toBeGreaterThan(0)
+  })
+
+  it('the right code sent to both instances at once yields exactly one verification token', async () => {
+    // Each verification token is a login (or a sign-up) of its own: a code that verified twice
+    // would be two.
+    const email = freshEmail('verify-race')
+    const init = await proxy(two.a, 'otp_init', { otpType: 'OTP_TYPE_EMAIL', contact: email })
+    expect(init.status, JSON.stringify(init.body)).toBe(200)
+    const code = await codeOf(two.both, email, init.body.otpId)
+    const replies = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        proxy(two.both[i % 2]!, 'otp_verify', {
+          otpId: init.body.otpId,
+          otpCode: code,
+          publicKey: clientKey().publicKey,
+        }),
+      ),
+    )
+    no5xx(replies)
+    expect(replies.filter((reply) => reply.status === 200)).toHaveLength(1)
+    // The others are told the code was used, as a second verification in one process is.
+    for (const reply of replies.filter((r) => r.status !== 200))
+      expect(errorOf(reply)).toEqual({ status: 400, errorCode: 'OTP_INVALID' })
   })
 
   it("wrong guesses are budgeted per contact across codes and instances: a fresh code's right answer is refused", async () => {
