@@ -10,6 +10,7 @@ import {
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { describe, expect, it } from 'vitest'
+import { MAX_SESSION_SECONDS } from '../../domain/sessions.ts'
 import { openMemoryStore } from '../../kernel/store/memory.ts'
 import { apiKeyInOrganization } from '../../kernel/store/model.ts'
 import {
@@ -570,6 +571,14 @@ describe('auth proxy: SMS OTP', () => {
   })
 })
 
+/** The dev IdP at `issuer` as an app's own OAuth provider in its auth-proxy settings. */
+const devIdpProvider = (issuer: string) => ({
+  issuer,
+  authorizationEndpoint: `${issuer}/authorize`,
+  tokenEndpoint: `${issuer}/token`,
+  jwksUri: `${issuer}/jwks`,
+})
+
 /** Drives the dev IdP's authorize page the way a person in a browser would. */
 async function authorizeAtDevIdp(
   h: Harness,
@@ -772,14 +781,7 @@ describe('auth proxy: OAuth against configured (non-dev) endpoints', () => {
     const updated = await settings(h, {
       oauth: {
         clientIds: { discord: 'discord-app-1' },
-        providers: {
-          discord: {
-            issuer,
-            authorizationEndpoint: `${issuer}/authorize`,
-            tokenEndpoint: `${issuer}/token`,
-            jwksUri: `${issuer}/jwks`,
-          },
-        },
+        providers: { discord: devIdpProvider(issuer) },
       },
     })
     expect(updated.status).toBe(200)
@@ -1319,5 +1321,155 @@ describe('switching the proxy on', () => {
     })
     const again = await settings(h, { enabled: true }, operator, ids.org)
     expect(again.body.proxyUserId).toBe(proxyUser.id)
+  })
+})
+
+// Sign-in attacks by a caller holding a key of their own: a session confined by a session profile
+// reaching the operator's auth-proxy settings, session lifetimes chosen by the caller (through the
+// auth proxy and the activity API alike), and an OAuth code of another app's client id.
+
+describe('a session confined by a session profile', () => {
+  it("cannot change the auth proxy's settings, though its user is a root user of the parent", async () => {
+    const h = await createHarness()
+    const { sessionProfileId } = resultOf(
+      'create_session_profile',
+      await h.submit('create_session_profile', { sessionProfileName: 'agent', scope: 'true' }),
+    )
+    const scoped = testKey()
+    resultOf('stamp_login', await h.submit('stamp_login', { publicKey: scoped.publicKey, sessionProfileId }))
+    const before = (await h.service.store.get('proxyConfigs', h.service.dev.authProxyConfigId!))!
+    // A profile's session never manages logins, sessions or the organization: the proxy's
+    // settings (enabled methods, session lifetime, OAuth endpoints) are all three.
+    const reply = await settings(h, { sessionExpirationSeconds: String(MAX_SESSION_SECONDS) }, scoped)
+    expect([reply.status, reply.body.details?.errorCode]).toEqual([403, 'SESSION_SCOPE_DENIED'])
+    expect((await h.service.store.get('proxyConfigs', before.id))!.settings).toEqual(before.settings)
+    // The root user's own (unconfined) key still may.
+    expect((await settings(h, { sessionExpirationSeconds: '1200' }, h.root)).status).toBe(200)
+  })
+})
+
+describe('session lifetimes the caller asks for', () => {
+  it('the activity API refuses a login longer than the longest session, negative or non-numeric, naming the field', async () => {
+    const h = await createHarness()
+    for (const expirationSeconds of [String(MAX_SESSION_SECONDS + 1), '-60', 'forever', '1e9']) {
+      const reply = await h.submit('stamp_login', { publicKey: testKey().publicKey, expirationSeconds })
+      expect([reply.status, reply.body.details?.field], String(expirationSeconds)).toEqual([
+        400,
+        'parameters.expirationSeconds',
+      ])
+    }
+    const longest = await h.submit('stamp_login', {
+      publicKey: testKey().publicKey,
+      expirationSeconds: String(MAX_SESSION_SECONDS),
+    })
+    expect(longest.status).toBe(200)
+  })
+
+  it('the auth proxy refuses them before any proof is spent, naming its own field', async () => {
+    const h = await createHarness()
+    const sub = await h.createSubOrganization()
+    // The proxy routes by the token's claims before the activity verifies it; the lifetime is
+    // judged before either looks at the proof.
+    const part = (value: Json) => Buffer.from(JSON.stringify(value)).toString('base64url')
+    const unverifiedToken = `${part({ alg: 'ES256' })}.${part({ verification_type: 'OTP_TYPE_EMAIL', contact: 'a@example.com' })}.c2ln`
+    for (const expirationSeconds of [String(MAX_SESSION_SECONDS + 1), '-60', 'forever']) {
+      const reply = await browser(h).call('otp_login', {
+        verificationToken: unverifiedToken,
+        publicKey: testKey().publicKey,
+        organizationId: sub.organizationId,
+        expirationSeconds,
+      })
+      expect([reply.status, reply.body.details?.field], expirationSeconds).toEqual([400, 'expirationSeconds'])
+    }
+  })
+})
+
+describe("an app's own OAuth provider (a public PKCE client)", () => {
+  it("refuses a code issued to another app's client id (its subject would log in to this app's account); a token logs in once", async () => {
+    // The provider at http://idp.test, reached through the service's outgoing fetch. Like Google
+    // or Discord, it gives a person one subject whichever client they sign in to.
+    let app: Harness['service']['app'] | undefined
+    const h = await createHarness({
+      fetch: (input, init) => Promise.resolve(app!.request(new URL(String(input)).href, init)),
+    })
+    app = h.service.app
+    const issuer = 'http://idp.test/dev/oidc/discord'
+    expect(
+      (
+        await settings(
+          h,
+          {
+            oauth: {
+              clientIds: { discord: 'this-app' },
+              providers: { discord: devIdpProvider(issuer) },
+            },
+          },
+          h.root,
+        )
+      ).status,
+    ).toBe(200)
+    const verifier = 'v'.repeat(50)
+    const authenticate = async (clientId: string, publicKey: string) =>
+      browser(h).call('oauth2_authenticate', {
+        provider: 'OAUTH2_PROVIDER_DISCORD',
+        authCode: await authorizeAtDevIdp(
+          h,
+          `${issuer}/authorize`,
+          {
+            response_type: 'code',
+            client_id: clientId,
+            redirect_uri: `${APP}/cb`,
+            state: 'st',
+            nonce: oidcNonce(publicKey),
+            code_challenge: s256Challenge(verifier),
+            code_challenge_method: 'S256',
+          },
+          'hal@example.com',
+        ),
+        redirectUri: `${APP}/cb`,
+        codeVerifier: verifier,
+        nonce: oidcNonce(publicKey),
+        clientId,
+      })
+    // Hal's account, signed up through this app.
+    const hal = testKey()
+    const own = await authenticate('this-app', hal.publicKey)
+    expect(own.status).toBe(200)
+    const signup = await browser(h).call('signup', {
+      userEmail: 'hal@example.com',
+      oauthProviders: [{ providerName: 'discord', oidcToken: own.body.oidcToken }],
+    })
+    expect(signup.status).toBe(200)
+    // Hal signs in to the attacker's app (its own client id at the same provider); the attacker
+    // redeems that code here, with a key of their own.
+    const attacker = testKey()
+    const foreign = await authenticate('attacker-app', attacker.publicKey)
+    expect([foreign.status, foreign.body.details?.errorCode, foreign.body.details?.field]).toEqual([
+      401,
+      'OAUTH_EXCHANGE_FAILED',
+      'parameters.clientId',
+    ])
+    // Settings still naming the new configuration's placeholder bind no client: every code is
+    // refused, naming the setting to fill in, rather than any client id accepted.
+    const placeholder = await settings(
+      h,
+      { oauth: { clientIds: { discord: 'latchkey-dev-discord' } } },
+      h.root,
+    )
+    expect(placeholder.status).toBe(200)
+    for (const clientId of ['attacker-app', 'latchkey-dev-discord']) {
+      const refused = await authenticate(clientId, attacker.publicKey)
+      expect([refused.status, refused.body.details?.field], clientId).toEqual([401, 'parameters.clientId'])
+      expect(refused.body.message).toContain('oauth.clientIds.discord')
+    }
+    // Hal's own token logs in once, however many logins race with it.
+    const logins = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        browser(h).call('oauth_login', { oidcToken: own.body.oidcToken, publicKey: hal.publicKey }),
+      ),
+    )
+    expect(logins.filter((reply) => reply.status === 200)).toHaveLength(1)
+    for (const reply of logins.filter((r) => r.status !== 200))
+      expect([reply.status, reply.body.details?.errorCode]).toEqual([401, 'OIDC_TOKEN_REPLAYED'])
   })
 })
