@@ -23,6 +23,12 @@ export interface ContactCodes {
     otpId: string
     code: string
   }): Promise<{ otpType: OtpType; contact: string }>
+  /**
+   * Whether a code can be sent to `contact` at all under the operator's delivery rules (an SMS
+   * code only to `[sms] allowed_countries`); spends nothing. A contact it cannot reach proves no
+   * MFA step.
+   */
+  reaches(input: { otpType: OtpType; contact: string }): Promise<boolean>
 }
 
 /** Where the runtime keeps the published `ContactCodes` (absent without the sign-in wing). */

@@ -26,8 +26,9 @@ let keyB: TestKey
 const A_EMAIL = 'ada@example.com'
 const A_PHONE = '+14155550142'
 
-beforeEach(async () => {
-  h = await createHarness()
+/** Ada (verified e-mail and phone) and Bob, root users of a sub-organization, on a service of `options`. */
+async function guarded(options: Parameters<typeof createHarness>[0] = {}) {
+  h = await createHarness(options)
   keyA = testKey()
   keyB = testKey()
   // Contacts the parent organization sets are vouched for (verified). Bob is a second root user.
@@ -47,7 +48,9 @@ beforeEach(async () => {
   const result = resultOf('create_sub_organization', reply)
   org = result.subOrganizationId
   ada = result.rootUserIds[0]
-})
+}
+
+beforeEach(() => guarded())
 
 const submitAs = (
   key: TestKey,
@@ -154,6 +157,27 @@ describe('the contact an MFA policy needs', () => {
     })
     resultOf('update_user_email', await setEmail(keyB, ''))
     expect(await adaRow()).toMatchObject({ userPhoneNumber: A_PHONE })
+  })
+
+  it("a phone no SMS code can reach (outside the operator's countries) proves nothing: an SMS-only policy is refused, and the e-mail beside it stays", async () => {
+    // Ada's phone is a US number; this service texts only UK numbers.
+    await guarded({ smsBudget: { allowedCountries: ['GB'] } })
+    const smsOnly = await submitAs(keyA, 'create_mfa_policy', {
+      userId: ada,
+      mfaPolicyName: 'exports need a code',
+      condition: "activity.action == 'EXPORT'",
+      requiredAuthenticationMethods: [{ any: [SMS] }],
+      order: 0,
+    })
+    expect(refusal(smsOnly)).toEqual({
+      status: 400,
+      errorCode: 'FIELD_INVALID',
+      field: 'parameters.requiredAuthenticationMethods[0].any',
+    })
+    await policyOn([SMS, EMAIL])
+    // The e-mail is the step's only reachable way: removing it is refused.
+    expect(refusal(await setEmail(keyA, ''))).toMatchObject({ status: 400, field: 'parameters.userEmail' })
+    expect(await adaRow()).toMatchObject({ userEmail: A_EMAIL })
   })
 
   it('goes when the policy also takes the other verified contact', async () => {

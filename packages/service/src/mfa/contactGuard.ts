@@ -1,11 +1,12 @@
 import { callerVouchesForContacts, verifiedContact, withContact } from '../domain/verifiedContact.ts'
 import { FieldError } from '../kernel/base/errors.ts'
 import type { ContactChange, ContactGuard, CredentialRemoval } from '../kernel/contactGuard.ts'
+import type { Runtime } from '../kernel/Runtime.ts'
 import type { ActivityGate, GateInput } from '../kernel/registry.ts'
 import type { UserRow } from '../kernel/store/model.ts'
 import { assertFactorRemovable } from './mfaFactors.ts'
 import { policiesOfUser } from './mfaGate.ts'
-import { unprovableStep } from './provable.ts'
+import { contactReach, unprovableStep } from './provable.ts'
 
 const CONTACT_NAME = { email: 'e-mail address', phone: 'phone number' } as const
 
@@ -21,12 +22,12 @@ const CONTACT_NAME = { email: 'e-mail address', phone: 'phone number' } as const
  * other), and the policy's creation refuses a step nothing proves (mfaPolicies.ts), so either
  * order ends with a provable policy.
  */
-export const mfaContactGuard: ContactGuard = {
+export const mfaContactGuardOf = (runtime: Runtime): ContactGuard => ({
   async check({ tx, now, organizationId, kind, before, after, field }: ContactChange) {
     // Only the loss of a verified contact can make a step unprovable.
     if (verifiedContact(before, kind) === undefined || verifiedContact(after, kind) !== undefined) return
     for (const policy of await policiesOfUser(tx, organizationId, before.id)) {
-      const judged = { userId: before.id, steps: policy.steps, now }
+      const judged = { userId: before.id, steps: policy.steps, now, reaches: contactReach(runtime) }
       const step = await unprovableStep(tx, { ...judged, user: after })
       if (step < 0) continue
       // A policy nothing could meet before this change is not this change's doing.
@@ -44,7 +45,7 @@ export const mfaContactGuard: ContactGuard = {
    */
   async checkRemoval({ tx, now, organizationId, userId, removed, field }: CredentialRemoval) {
     for (const policy of await policiesOfUser(tx, organizationId, userId)) {
-      const judged = { userId, steps: policy.steps, now }
+      const judged = { userId, steps: policy.steps, now, reaches: contactReach(runtime) }
       const step = await unprovableStep(tx, { ...judged, withoutCredentials: removed })
       if (step < 0) continue
       if ((await unprovableStep(tx, { ...judged })) >= 0) continue
@@ -54,7 +55,7 @@ export const mfaContactGuard: ContactGuard = {
       })
     }
   },
-}
+})
 
 const CHANGES = {
   update_user_email: { kind: 'email', field: 'userEmail', unverified: 'userEmailUnverified' },
@@ -87,7 +88,7 @@ async function refuseLostContactEarly({ tx, runtime, row, organization, caller }
   } else if (intent.verificationToken === undefined && !callerVouchesForContacts({ organization, caller }))
     after = withContact(before, change.kind, value, false)
   else return
-  await mfaContactGuard.check({
+  await mfaContactGuardOf(runtime).check({
     tx,
     now: runtime.now(),
     organizationId: organization.id,
@@ -105,7 +106,13 @@ async function refuseLastFactorEarly({ tx, runtime, row, organization }: GateInp
   if (typeof userId !== 'string' || typeof factorId !== 'string') return
   const factor = await tx.get('mfaFactors', factorId)
   if (!factor || factor.userId !== userId || factor.organizationId !== organization.id) return
-  await assertFactorRemovable(tx, { organizationId: organization.id, userId, factorId, now: runtime.now() })
+  await assertFactorRemovable(tx, {
+    organizationId: organization.id,
+    userId,
+    factorId,
+    now: runtime.now(),
+    reaches: contactReach(runtime),
+  })
 }
 
 /**

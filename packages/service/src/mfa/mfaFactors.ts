@@ -15,7 +15,7 @@ import { respondWith } from '../pipeline/executeActivity.ts'
 import { type CheckedContactCode, checkContactCode, contactProof } from './contactFactor.ts'
 import { challengeOf, type Proof, policiesOfUser, proveOnActivity } from './mfaGate.ts'
 import { chargeAttempt, mfaState, normalizeRecoveryCode } from './mfaState.ts'
-import { unprovableStep } from './provable.ts'
+import { contactReach, type Reach, unprovableStep } from './provable.ts'
 import { encodeSecret, matchTotp, otpauthUri } from './totp.ts'
 
 /** Most TOTP factors (confirmed or not) one user holds. */
@@ -165,10 +165,11 @@ export async function assertFactorRemovable(
     userId,
     factorId,
     now,
-  }: { organizationId: string; userId: string; factorId: string; now: number },
+    reaches,
+  }: { organizationId: string; userId: string; factorId: string; now: number; reaches: Reach },
 ): Promise<void> {
   for (const policy of await policiesOfUser(reads, organizationId, userId)) {
-    const judged = { userId, steps: policy.steps, now }
+    const judged = { userId, steps: policy.steps, now, reaches }
     if ((await unprovableStep(reads, { ...judged, withoutFactorId: factorId })) < 0) continue
     if ((await unprovableStep(reads, judged)) >= 0) continue
     throw new FieldError({
@@ -190,6 +191,7 @@ export const deleteTotpFactor = defineActivity('latchkey_delete_totp_factor', {
       userId: p.userId,
       factorId: factor.id,
       now: ctx.now,
+      reaches: contactReach(ctx.runtime),
     })
     await ctx.tx.delete('mfaFactors', factor.id)
     return { factorId: factor.id }

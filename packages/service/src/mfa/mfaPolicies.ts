@@ -10,7 +10,7 @@ import { type ActivityContext, defineActivity } from '../kernel/registry.ts'
 import type { MfaPolicyRow } from '../kernel/store/model.ts'
 import { readExpression } from '../policies/readPolicyParams.ts'
 import { policiesOfUser } from './mfaGate.ts'
-import { unprovableStep } from './provable.ts'
+import { contactReach, unprovableStep } from './provable.ts'
 
 /** Most MFA policies one user holds (each is evaluated on every activity of theirs). */
 export const MAX_MFA_POLICIES_PER_USER = 20
@@ -78,11 +78,16 @@ async function assertProvable(
   ctx: ActivityContext,
   { userId, steps }: { userId: string; steps: RequiredAuthenticationMethod[] },
 ): Promise<void> {
-  const step = await unprovableStep(ctx.tx, { userId, steps, now: ctx.now })
+  const step = await unprovableStep(ctx.tx, {
+    userId,
+    steps,
+    now: ctx.now,
+    reaches: contactReach(ctx.runtime),
+  })
   if (step >= 0)
     throw new FieldError({
       field: `parameters.requiredAuthenticationMethods[${step}].any`,
-      reason: `has no method user ${userId} can prove today (no confirmed TOTP factor or recovery codes, no verified e-mail or phone, no passkey or durable API key of theirs it names): enrol one before requiring it`,
+      reason: `has no method user ${userId} can prove today (no confirmed TOTP factor or recovery codes, no verified e-mail or phone a code can be sent to, no passkey or durable API key of theirs it names): enrol one before requiring it`,
     })
 }
 

@@ -2,7 +2,7 @@ import { randomBytes } from '@noble/hashes/utils.js'
 import { CONTACT_GUARD } from '../kernel/contactGuard.ts'
 import type { ServicePlugin } from '../kernel/registry.ts'
 import { sendMfaCode } from './contactFactor.ts'
-import { mfaContactGuard, refusingLostContacts } from './contactGuard.ts'
+import { mfaContactGuardOf, refusingLostContacts } from './contactGuard.ts'
 import {
   confirmTotpFactor,
   createRecoveryCodes,
@@ -68,7 +68,7 @@ export function mfaWing(options: MfaOptions = {}): ServicePlugin<MfaState> {
         const row = await runtime.store.get('pluginRows', RECOVERY_KEY_ROW)
         if (!row) throw new Error('the MFA wing bootstrap did not store its recovery-code key')
         // A user's e-mail or phone that a policy of theirs needs is not taken away (domain/contacts.ts).
-        runtime.keepState(CONTACT_GUARD, mfaContactGuard)
+        runtime.keepState(CONTACT_GUARD, mfaContactGuardOf(runtime))
         return mfaStateOf(options, runtime.open(row.data.sealedKey as string))
       },
     },

@@ -1,10 +1,32 @@
+import type { OtpType } from '@latchkey/protocol'
 import { SESSION_CREDENTIAL_TYPES } from '../domain/sessions.ts'
 import { verifiedContact } from '../domain/verifiedContact.ts'
+import { CONTACT_CODES, type ContactCodes } from '../kernel/contactCodes.ts'
+import type { Runtime } from '../kernel/Runtime.ts'
 import type { MfaPolicyRow, UserRow } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Store.ts'
 import { CONTACT_METHODS, type Proof, provesMethod } from './mfaGate.ts'
 
 type Steps = MfaPolicyRow['steps']
+
+/** Whether a code can be sent to a contact (kernel `ContactCodes.reaches`). */
+export type Reach = (otpType: OtpType, contact: string) => Promise<boolean>
+
+/**
+ * `runtime`'s answer to whether a code can reach a contact: the sign-in wing's (an SMS code only
+ * to `[sms] allowed_countries`), or always without it.
+ */
+export function contactReach(runtime: Runtime): Reach {
+  let codes: ContactCodes | undefined
+  try {
+    codes = runtime.stateOf(CONTACT_CODES)
+  } catch {
+    codes = undefined
+  }
+  return (otpType, contact) => (codes ? codes.reaches({ otpType, contact }) : Promise.resolve(true))
+}
+
+const OTP_TYPE_OF = { email: 'OTP_TYPE_EMAIL', phone: 'OTP_TYPE_SMS' } as const
 
 /**
  * One proof the user can give, as `applyProof` will record it, and how many times: a policy counts
@@ -28,12 +50,14 @@ async function holdingsOf(
     user: given,
     withoutFactorId,
     withoutCredentials,
+    reaches,
   }: {
     userId: string
     now: number
     user?: UserRow | undefined
     withoutFactorId?: string | undefined
     withoutCredentials?: ReadonlySet<string> | undefined
+    reaches?: Reach | undefined
   },
 ): Promise<Holding[]> {
   const kept = (row: { id: string }) => !withoutCredentials?.has(row.id)
@@ -55,8 +79,13 @@ async function holdingsOf(
   if (recovery > 0)
     holdings.push({ type: 'AUTHENTICATION_TYPE_LATCHKEY_TOTP', id: '', anyId: true, count: recovery })
   const user = given ?? (await reads.get('users', userId))
-  for (const [type, kind] of Object.entries(CONTACT_METHODS))
-    if (user && verifiedContact(user, kind) !== undefined) holdings.push({ type, id: '', count: 1 })
+  for (const [type, kind] of Object.entries(CONTACT_METHODS)) {
+    const contact = user && verifiedContact(user, kind)
+    if (contact === undefined) continue
+    // A verified contact no code can reach (a phone outside the operator's countries) proves nothing.
+    if (reaches && !(await reaches(OTP_TYPE_OF[kind], contact))) continue
+    holdings.push({ type, id: '', count: 1 })
+  }
   return holdings
 }
 
@@ -115,7 +144,8 @@ export function unmatchedStep(steps: Steps, holdings: readonly Holding[]): numbe
  * a step locks its user out: their enrolment of what would prove it waits for the policy, and so
  * does the policy's own change or removal. `user`: as if the user row were this one (a contact
  * change about to be written); `withoutFactorId`, `withoutCredentials`: as if that TOTP factor, or
- * those passkeys or API keys, were gone. Expired API keys prove nothing.
+ * those passkeys or API keys, were gone. Expired API keys prove nothing, nor does a verified contact
+ * `reaches` says no code can be sent to.
  */
 export async function unprovableStep(
   reads: Reads,
@@ -126,6 +156,8 @@ export async function unprovableStep(
     user?: UserRow
     withoutFactorId?: string
     withoutCredentials?: ReadonlySet<string>
+    /** Whether a code reaches a contact (`contactReach`); without it, every verified one counts. */
+    reaches?: Reach
   },
 ): Promise<number> {
   return unmatchedStep(options.steps, await holdingsOf(reads, options))

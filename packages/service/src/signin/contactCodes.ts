@@ -54,6 +54,7 @@ export function contactCodesOf(runtime: Runtime, otp: OtpEngine): ContactCodes {
       if (!organization) throw new Error(`no organization ${organizationId}`)
       return otp.init(await operatorOtpInit(runtime.store, { organization, otpType, contact }))
     },
+    reaches: ({ otpType, contact }) => otp.reaches(otpType, contact),
     async check({ organizationId, otpId, code }) {
       // The verification token it mints is dropped unseen: the code proves a factor, not a contact.
       const { claims } = await otp.verify({ organizationId, otpId, otpCode: code })

@@ -562,5 +562,14 @@ export function createOtpEngine(options: OtpEngineOptions) {
     return pass
   }
 
-  return { init, verify, charge, grantCaptchaPass }
+  /** Whether `init` would send a code to `contact` (not refuse its number's country); no budget is spent. */
+  async function reaches(otpType: OtpType, contact: string): Promise<boolean> {
+    if (otpType !== 'OTP_TYPE_SMS') return true
+    return assertSmsCountry(contact, options.smsBudget?.allowedCountries).then(
+      () => true,
+      () => false,
+    )
+  }
+
+  return { init, verify, charge, grantCaptchaPass, reaches }
 }
