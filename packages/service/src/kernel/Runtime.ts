@@ -215,6 +215,11 @@ export class Runtime {
     return this.pluginStates.get(key) as S
   }
 
+  /** What a plugin's `state.load` returned, or undefined in a service assembled without that plugin. */
+  loadedState<S>(key: PluginStateKey<S>): S | undefined {
+    return this.pluginStates.get(key) as S | undefined
+  }
+
   /** Keeps a plugin's state for the process's life (`createService` calls it once per plugin). */
   keepState<S>(key: PluginStateKey<S>, state: S): void {
     if (this.pluginStates.has(key)) throw new Error(`plugin state ${key.name} loaded twice`)

@@ -49,13 +49,7 @@ export interface ContactGuard {
 export const CONTACT_GUARD = new PluginStateKey<ContactGuard>('contact-guard')
 
 /** The registered guard, if any (a service assembled without the MFA wing has none). */
-function guardOf(runtime: Runtime): ContactGuard | undefined {
-  try {
-    return runtime.stateOf(CONTACT_GUARD)
-  } catch {
-    return undefined
-  }
-}
+const guardOf = (runtime: Runtime): ContactGuard | undefined => runtime.loadedState(CONTACT_GUARD)
 
 /** Asks the registered guard about `change` (nothing to ask in a service without one). */
 export async function guardContactChange(runtime: Runtime, change: ContactChange): Promise<void> {

@@ -131,14 +131,8 @@ export const spendContextOf = (ctx: ActivityContext): SpendContext => ({
   activity: { id: ctx.activityId, type: ctx.type ?? '', organization: ctx.organization },
 })
 
-const guardOf = (runtime: Runtime): SpendGuard | undefined => {
-  try {
-    return runtime.stateOf(SPEND_GUARD)
-  } catch {
-    // A service assembled without the limits wing: nothing to count.
-    return undefined
-  }
-}
+// A service assembled without the limits wing has none: nothing to count.
+const guardOf = (runtime: Runtime): SpendGuard | undefined => runtime.loadedState(SPEND_GUARD)
 
 /** Reserves what a signature spends under every limit covering it, or throws the refusal. */
 export async function reserveSpend(ctx: SpendContext, request: SpendRequest): Promise<void> {

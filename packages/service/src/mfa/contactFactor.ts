@@ -17,11 +17,10 @@ const OTP_TYPE_OF: Record<ContactFactorType, OtpType> = {
 
 /** The sign-in wing's codes; a clear 400 where the service runs without it. */
 function contactCodes(ctx: PrepareContext, field: string): ContactCodes {
-  try {
-    return ctx.runtime.stateOf(CONTACT_CODES)
-  } catch {
+  const codes = ctx.runtime.loadedState(CONTACT_CODES)
+  if (!codes)
     throw new FieldError({ field, message: 'this service sends no one-time codes (it runs without sign-in)' })
-  }
+  return codes
 }
 
 /** An engine error (its own field names) as a refusal naming `field`. */
