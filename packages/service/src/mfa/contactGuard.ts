@@ -6,7 +6,7 @@ import type { ActivityGate, GateInput } from '../kernel/registry.ts'
 import type { UserRow } from '../kernel/store/model.ts'
 import { assertFactorRemovable } from './mfaFactors.ts'
 import { policiesOfUser } from './mfaGate.ts'
-import { contactReach, unprovableStep } from './provable.ts'
+import { contactReach, stepLostBy } from './provable.ts'
 
 const CONTACT_NAME = { email: 'e-mail address', phone: 'phone number' } as const
 
@@ -27,11 +27,15 @@ export const mfaContactGuardOf = (runtime: Runtime): ContactGuard => ({
     // Only the loss of a verified contact can make a step unprovable.
     if (verifiedContact(before, kind) === undefined || verifiedContact(after, kind) !== undefined) return
     for (const policy of await policiesOfUser(tx, organizationId, before.id)) {
-      const judged = { userId: before.id, steps: policy.steps, now, reaches: contactReach(runtime) }
-      const step = await unprovableStep(tx, { ...judged, user: after })
+      const judged = {
+        userId: before.id,
+        steps: policy.steps,
+        now,
+        reaches: contactReach(runtime),
+        user: before,
+      }
+      const step = await stepLostBy(tx, judged, { user: after })
       if (step < 0) continue
-      // A policy nothing could meet before this change is not this change's doing.
-      if ((await unprovableStep(tx, { ...judged, user: before })) >= 0) continue
       throw new FieldError({
         field,
         reason: `is the only way user ${before.id} can prove step ${step + 1} of MFA policy ${policy.id} (${policy.name}): verify another ${CONTACT_NAME[kind]} with a verification token, enrol another factor the policy accepts, or change or remove the policy first`,
@@ -46,9 +50,8 @@ export const mfaContactGuardOf = (runtime: Runtime): ContactGuard => ({
   async checkRemoval({ tx, now, organizationId, userId, removed, field }: CredentialRemoval) {
     for (const policy of await policiesOfUser(tx, organizationId, userId)) {
       const judged = { userId, steps: policy.steps, now, reaches: contactReach(runtime) }
-      const step = await unprovableStep(tx, { ...judged, withoutCredentials: removed })
+      const step = await stepLostBy(tx, judged, { withoutCredentials: removed })
       if (step < 0) continue
-      if ((await unprovableStep(tx, { ...judged })) >= 0) continue
       throw new FieldError({
         field,
         reason: `leaves user ${userId} no way to prove step ${step + 1} of MFA policy ${policy.id} (${policy.name}): add another passkey or factor the policy accepts, or change or remove the policy first`,

@@ -15,7 +15,7 @@ import { respondWith } from '../pipeline/executeActivity.ts'
 import { type CheckedContactCode, checkContactCode, contactProof } from './contactFactor.ts'
 import { challengeOf, type Proof, policiesOfUser, proveOnActivity } from './mfaGate.ts'
 import { chargeAttempt, mfaState, normalizeRecoveryCode } from './mfaState.ts'
-import { contactReach, type Reach, unprovableStep } from './provable.ts'
+import { contactReach, type Reach, stepLostBy } from './provable.ts'
 import { encodeSecret, matchTotp, otpauthUri } from './totp.ts'
 
 /** Most TOTP factors (confirmed or not) one user holds. */
@@ -154,8 +154,8 @@ export const confirmTotpFactor = defineActivity('latchkey_confirm_totp_factor', 
  * Refuses removing TOTP factor `factorId` of `userId` when it is the last way to prove an MFA
  * policy of theirs: it could not be re-enrolled (the enrolment waits for the policy), and neither
  * could the policy be changed or removed. Judged on everything that proves a step, a passkey or a
- * contact as well as a code: a step that a deleted passkey also named is the factor's alone now.
- * A policy nothing could meet before is not this removal's doing. Asked when the removal is
+ * contact as well as a code: a step that a deleted passkey also named is the factor's alone now
+ * (`stepLostBy`). Asked when the removal is
  * submitted (mfaWing: no code is spent on a removal that can only fail) and again when it runs.
  */
 export async function assertFactorRemovable(
@@ -169,9 +169,14 @@ export async function assertFactorRemovable(
   }: { organizationId: string; userId: string; factorId: string; now: number; reaches: Reach },
 ): Promise<void> {
   for (const policy of await policiesOfUser(reads, organizationId, userId)) {
-    const judged = { userId, steps: policy.steps, now, reaches }
-    if ((await unprovableStep(reads, { ...judged, withoutFactorId: factorId })) < 0) continue
-    if ((await unprovableStep(reads, judged)) >= 0) continue
+    if (
+      (await stepLostBy(
+        reads,
+        { userId, steps: policy.steps, now, reaches },
+        { withoutFactorId: factorId },
+      )) < 0
+    )
+      continue
     throw new FieldError({
       field: 'parameters.factorId',
       reason: `is the last way to prove MFA policy ${policy.id} (${policy.name}): enrol another factor, or change or remove the policy first`,

@@ -1,10 +1,11 @@
 import type { OtpType } from '@latchkey/protocol'
 import { SESSION_CREDENTIAL_TYPES } from '../domain/sessions.ts'
 import { verifiedContact } from '../domain/verifiedContact.ts'
-import { CONTACT_CODES, type ContactCodes } from '../kernel/contactCodes.ts'
+import { CONTACT_CODES } from '../kernel/contactCodes.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { MfaPolicyRow, UserRow } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Store.ts'
+import { isExpired } from '../pipeline/authenticate.ts'
 import { CONTACT_METHODS, type Proof, provesMethod } from './mfaGate.ts'
 
 type Steps = MfaPolicyRow['steps']
@@ -17,12 +18,7 @@ export type Reach = (otpType: OtpType, contact: string) => Promise<boolean>
  * to `[sms] allowed_countries`), or always without it.
  */
 export function contactReach(runtime: Runtime): Reach {
-  let codes: ContactCodes | undefined
-  try {
-    codes = runtime.stateOf(CONTACT_CODES)
-  } catch {
-    codes = undefined
-  }
+  const codes = runtime.loadedState(CONTACT_CODES)
   return (otpType, contact) => (codes ? codes.reaches({ otpType, contact }) : Promise.resolve(true))
 }
 
@@ -57,7 +53,7 @@ async function holdingsOf(
     user?: UserRow | undefined
     withoutFactorId?: string | undefined
     withoutCredentials?: ReadonlySet<string> | undefined
-    reaches?: Reach | undefined
+    reaches: Reach
   },
 ): Promise<Holding[]> {
   const kept = (row: { id: string }) => !withoutCredentials?.has(row.id)
@@ -68,8 +64,7 @@ async function holdingsOf(
   for (const key of await reads.findBy('apiKeys', 'userId', userId)) {
     if (SESSION_CREDENTIAL_TYPES.includes(key.credentialType) || !kept(key)) continue
     // An expired key authenticates nothing.
-    if (key.expirationSeconds !== undefined && key.createdAt + Number(key.expirationSeconds) * 1000 <= now)
-      continue
+    if (isExpired(key, now)) continue
     holdings.push({ type: 'AUTHENTICATION_TYPE_API_KEY', id: key.id, count: 1, stamps: true })
   }
   for (const factor of await reads.findBy('mfaFactors', 'userId', userId))
@@ -83,7 +78,7 @@ async function holdingsOf(
     const contact = user && verifiedContact(user, kind)
     if (contact === undefined) continue
     // A verified contact no code can reach (a phone outside the operator's countries) proves nothing.
-    if (reaches && !(await reaches(OTP_TYPE_OF[kind], contact))) continue
+    if (!(await reaches(OTP_TYPE_OF[kind], contact))) continue
     holdings.push({ type, id: '', count: 1 })
   }
   return holdings
@@ -156,9 +151,27 @@ export async function unprovableStep(
     user?: UserRow
     withoutFactorId?: string
     withoutCredentials?: ReadonlySet<string>
-    /** Whether a code reaches a contact (`contactReach`); without it, every verified one counts. */
-    reaches?: Reach
+    /** Whether a code reaches a contact (`contactReach`). */
+    reaches: Reach
   },
 ): Promise<number> {
   return unmatchedStep(options.steps, await holdingsOf(reads, options))
+}
+
+/** What a policy is judged on: its steps, and its user's holdings now (`user`: their row as it was). */
+type Judged = { userId: string; steps: Steps; now: number; reaches: Reach; user?: UserRow }
+
+/**
+ * The step of a policy a change leaves its user unable to prove (`unprovableStep` with the change
+ * applied), or -1: also -1 when nothing could meet the policy before the change, which is then not
+ * this change's doing. The contact guard and a TOTP factor's removal ask it.
+ */
+export async function stepLostBy(
+  reads: Reads,
+  judged: Judged,
+  change: Pick<Parameters<typeof unprovableStep>[1], 'user' | 'withoutFactorId' | 'withoutCredentials'>,
+): Promise<number> {
+  const step = await unprovableStep(reads, { ...judged, ...change })
+  if (step < 0 || (await unprovableStep(reads, judged)) >= 0) return -1
+  return step
 }
