@@ -240,16 +240,20 @@ function sameHex(a: string, b: string): boolean {
 }
 
 /**
- * Refuses an SMS code to a number outside `allowed` (when the operator lists countries), naming
- * `contact`: a number whose country its plan does not tell (a non-geographic one) is outside. The
- * full numbering plans (loaded on first use) tell a UK mobile from a Guernsey one, and a US number
- * from a Jamaican one, which share +44 and +1.
+ * Whether SMS codes go to `contact` (E.164) under the operator's list of countries (`allowed`): a number
+ * whose country its plan does not tell (a non-geographic one) is outside. The full numbering plans
+ * (loaded on first use) tell a UK mobile from a Guernsey one, and a US number from a Jamaican one,
+ * which share +44 and +1.
  */
-async function assertSmsCountry(contact: string, allowed: readonly string[] | undefined): Promise<void> {
-  if (allowed === undefined) return
+async function smsCountryAllowed(contact: string, allowed: readonly string[]): Promise<boolean> {
   const { parsePhoneNumberFromString } = await import('libphonenumber-js/max')
   const country = parsePhoneNumberFromString(contact)?.country
-  if (country !== undefined && allowed.includes(country)) return
+  return country !== undefined && allowed.includes(country)
+}
+
+/** Refuses an SMS code to a number outside `allowed` (`smsCountryAllowed`), naming `contact`. */
+async function assertSmsCountry(contact: string, allowed: readonly string[] | undefined): Promise<void> {
+  if (allowed === undefined || (await smsCountryAllowed(contact, allowed))) return
   throw new FieldError({
     code: 'CONTACT_INVALID',
     field: 'contact',
@@ -564,11 +568,8 @@ export function createOtpEngine(options: OtpEngineOptions) {
 
   /** Whether `init` would send a code to `contact` (not refuse its number's country); no budget is spent. */
   async function reaches(otpType: OtpType, contact: string): Promise<boolean> {
-    if (otpType !== 'OTP_TYPE_SMS') return true
-    return assertSmsCountry(contact, options.smsBudget?.allowedCountries).then(
-      () => true,
-      () => false,
-    )
+    const allowed = options.smsBudget?.allowedCountries
+    return otpType !== 'OTP_TYPE_SMS' || allowed === undefined || smsCountryAllowed(contact, allowed)
   }
 
   return { init, verify, charge, grantCaptchaPass, reaches }
