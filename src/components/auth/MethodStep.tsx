@@ -36,11 +36,11 @@ function SendButton({ waitingForCaptcha }: { waitingForCaptcha: boolean }) {
   )
 }
 
-/** The e-mail field: sends a code and moves to the code step. */
 /** The service's refusal of a number from a country it does not send SMS codes to (`[sms] allowed_countries`). */
 const isCountryNotServed = (error: unknown): boolean =>
   Array.isArray((error as { details?: { allowedCountries?: unknown } }).details?.allowedCountries)
 
+/** The e-mail field: sends a code and moves to the code step. */
 export function EmailStep() {
   const flow = useAuthFlowContext()
   const { ui } = flow

@@ -65,7 +65,6 @@ interface Held {
   next: (result: unknown) => void
 }
 
-/** `<SecuritySettings/>`'s body (its own chunk). */
 /**
  * The service's refusal to remove an authenticator app that is the last way to prove one of the
  * user's MFA policies (a 400 naming `parameters.factorId`, answered before any code is asked).
@@ -74,6 +73,7 @@ const isLastFactorRefusal = (error: unknown): boolean =>
   errorCodeOf(error) === 'FIELD_INVALID' &&
   (error as { details?: { field?: unknown } }).details?.field === 'parameters.factorId'
 
+/** `<SecuritySettings/>`'s body (its own chunk). */
 export function SecurityPanel({ onChange, className, ...look }: SecuritySettingsProps) {
   const ui = useUi(look, strings)
   const titleId = useId()

@@ -34,20 +34,20 @@ const EIP191 = (payload: string) => `${payload}[0..4] == '0x19' || ${payload}[0.
 const NOT_A_TRANSACTION = `${RAW}.encoding == 'PAYLOAD_ENCODING_EIP712' || ${RAW}.hashFunction == 'HASH_FUNCTION_SHA256' || (${RAW}.hashFunction == 'HASH_FUNCTION_NOT_APPLICABLE' && ${RAW}.encoding != 'PAYLOAD_ENCODING_EIP7702_AUTHORIZATION') || (${RAW}.hashFunction == 'HASH_FUNCTION_KECCAK256' && ${RAW}.encoding == 'PAYLOAD_ENCODING_HEXADECIMAL' && (activity.type == 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2' && (${EIP191(`${RAW}.payload`)}) || activity.type == 'ACTIVITY_TYPE_SIGN_RAW_PAYLOADS' && ${RAW}.payloads.all(p, ${EIP191('p')})))`
 const RAW_TYPES = "['ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2', 'ACTIVITY_TYPE_SIGN_RAW_PAYLOADS']"
 
+/** Sends above `wei`: the whole condition this rule was saved with before raw signatures counted. */
+const sendsAbove = (wei: bigint): string =>
+  `activity.type in ${SEND_TYPES} && eth.tx.value > ${wei.toString()}`
+
 /** The condition of "sends above `wei` need a passkey" (and raw signatures that may be a send). */
 export const sendsCondition = (wei: bigint): string =>
-  `(activity.type in ${SEND_TYPES} && eth.tx.value > ${wei.toString()}) || (activity.type in ${RAW_TYPES} && !(${NOT_A_TRANSACTION}))`
-
-/** The condition this rule was saved with before raw signatures counted (read, never written). */
-const earlierSendsCondition = (wei: bigint): string =>
-  `activity.type in ${SEND_TYPES} && eth.tx.value > ${wei.toString()}`
+  `(${sendsAbove(wei)}) || (activity.type in ${RAW_TYPES} && !(${NOT_A_TRANSACTION}))`
 
 /** The amount (wei) of a sends policy's condition, or undefined when it was edited elsewhere. */
 export function thresholdOf(condition: string): bigint | undefined {
   const match = /eth\.tx\.value > ([0-9]{1,78})\)? /.exec(`${condition} `)
   if (!match) return undefined
   const wei = BigInt(match[1] as string)
-  return condition === sendsCondition(wei) || condition === earlierSendsCondition(wei) ? wei : undefined
+  return condition === sendsCondition(wei) || condition === sendsAbove(wei) ? wei : undefined
 }
 
 /** The policies <SecuritySettings/> shows in words, and the others. */
