@@ -24,6 +24,7 @@ async function oidcToken(h: Harness, sub: string, aud = 'client-web') {
     nonce: 'n'.repeat(64),
     provider: 'OAUTH2_PROVIDER_GOOGLE',
     idp_iss: 'https://accounts.google.com',
+    org: h.organizationId,
     email: `${sub}@example.com`,
   }).token
 }

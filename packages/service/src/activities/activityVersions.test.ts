@@ -28,14 +28,18 @@ function clientKey() {
   }
 }
 
-/** An OIDC token as `oauth2_authenticate` issues it, for a session key `publicKey`. */
-function oidcToken(h: Harness, sub: string, publicKey: string, aud = 'client-web') {
+/**
+ * An OIDC token as `oauth2_authenticate` issues it, for a session key `publicKey`: run in the dev
+ * organization's tree, or in the top-level organization `org`.
+ */
+function oidcToken(h: Harness, sub: string, publicKey: string, aud = 'client-web', org = h.organizationId) {
   return signInState(h.service.runtime).oidc.issue({
     sub,
     aud,
     nonce: oidcNonce(publicKey),
     provider: 'OAUTH2_PROVIDER_GOOGLE',
     idp_iss: 'https://accounts.google.com',
+    org,
     email: `${sub}@example.com`,
   }).token
 }
@@ -124,6 +128,75 @@ describe('CREATE_SUB_ORGANIZATION_V8', () => {
       errorCode: 'ALREADY_EXISTS',
       field: 'parameters.rootUsers[0].oauthProviders[0].oidcClaims',
     })
+  })
+
+  it("a token another top-level organization's sign-in issued logs in, signs up and links nowhere here", async () => {
+    // A deployment holding a second operator's organization, whose auth-proxy settings name a
+    // provider of its own: its issuer and key set are whatever that operator chose, so the
+    // service's token for it can name any person at Google. Here it names a person with an
+    // account in the dev organization's tree.
+    const h = await createHarness()
+    const other = 'org-another-operator'
+    await h.service.store.transaction((tx) =>
+      tx.put('organizations', {
+        id: other,
+        name: 'Another operator',
+        rootUserIds: [],
+        rootQuorumThreshold: 1,
+        createdAt: 0,
+        updatedAt: 0,
+      }),
+    )
+    const session = clientKey()
+    const own = oidcToken(h, 'victim', session.publicKey)
+    const created = await h.submit(
+      'create_sub_organization',
+      {
+        subOrganizationName: 'Victim',
+        rootQuorumThreshold: 1,
+        rootUsers: [rootUser({ oauthProviders: [{ providerName: 'google', oidcClaims: claimsOf(own) }] })],
+      },
+      { type: 'ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8' },
+    )
+    expect(created.status, JSON.stringify(created.body)).toBe(200)
+    const { subOrganizationId } = created.body.activity.result.createSubOrganizationResultV8
+
+    const attacker = clientKey()
+    const foreign = oidcToken(h, 'victim', attacker.publicKey, 'client-web', other)
+    const refused = { errorCode: 'OIDC_TOKEN_INVALID', field: 'parameters.oidcToken' }
+    // The auth proxy, the activity API in the sub-organization, and in the parent for it.
+    expect(
+      errorOf(await proxy(h, 'oauth_login', { oidcToken: foreign, publicKey: attacker.publicKey })),
+    ).toMatchObject({ errorCode: 'OIDC_TOKEN_INVALID' })
+    for (const organizationId of [subOrganizationId, h.organizationId]) {
+      const login = await h.submit('oauth_login', {
+        organizationId,
+        oidcToken: foreign,
+        publicKey: attacker.publicKey,
+      })
+      expect(errorOf(login)).toMatchObject(refused)
+      expect(login.body.details?.message ?? login.body.message).toMatch(/another organization/)
+    }
+    // Nor does it sign up a new account with that identity, or link it to an account here.
+    const signUp = await h.submit('create_sub_organization', {
+      subOrganizationName: 'Impostor',
+      rootQuorumThreshold: 1,
+      rootUsers: [rootUser({ oauthProviders: [{ providerName: 'google', oidcToken: foreign }] })],
+    })
+    expect(errorOf(signUp)).toMatchObject({
+      errorCode: 'OIDC_TOKEN_INVALID',
+      field: 'parameters.rootUsers[0].oauthProviders[0].oidcToken',
+    })
+    // The same person's token from this organization's own sign-in logs in.
+    const login = await h.submit(
+      'oauth_login',
+      { oidcToken: own, publicKey: session.publicKey },
+      { organizationId: subOrganizationId },
+    )
+    expect(login.status, JSON.stringify(login.body)).toBe(200)
+    expect(
+      decodeJwtClaims<{ organization_id: string }>(resultOf('oauth_login', login).session).organization_id,
+    ).toBe(subOrganizationId)
   })
 
   it("refuses oidcClaims from the auth proxy's user, which forwards what a browser sends", async () => {

@@ -546,6 +546,7 @@ describe('claims follow what an account holds', () => {
       nonce: 'n',
       provider: 'OAUTH2_PROVIDER_GOOGLE',
       idp_iss: 'https://accounts.google.com',
+      org: h.organizationId,
     }).token
     const created = await h.submit(
       'create_users',
@@ -651,6 +652,7 @@ describe('an OAuth identity is its provider and subject, whichever path records 
       nonce: oidcNonce(key.publicKey),
       provider: 'OAUTH2_PROVIDER_GOOGLE',
       idp_iss: idpIssuer,
+      org: h.organizationId,
     }).token
   const providersOf = async (h: Harness, subject: string) =>
     (await h.service.store.findBy('oauthProviders', 'subject', subject)).map((row) => ({

@@ -47,7 +47,7 @@ export const subOrganizationHooks: NonNullable<ServicePlugin['subOrganization']>
     for (const [index, params] of providers.entries()) {
       const itemField = `${field}[${index}]`
       const named = 'oidcClaims' in params ? params.oidcClaims : undefined
-      const claims = named ?? oidc.verify(params.oidcToken ?? '', `${itemField}.oidcToken`)
+      const claims = named ?? oidc.verify(params.oidcToken ?? '', ctx.organization, `${itemField}.oidcToken`)
       const claimField = `${itemField}.${named ? 'oidcClaims' : 'oidcToken'}`
       // The person is the provider's issuer and subject (a service token names the provider as
       // idp_iss), recorded and compared as an import records them (@latchkey/protocol oauthIdentity).

@@ -324,6 +324,7 @@ describe('an imported Google identity and an OAuth sign-up of it, across two ins
       nonce: oidcNonce(key.publicKey),
       provider: 'OAUTH2_PROVIDER_GOOGLE',
       idp_iss: idpIssuer,
+      org: h.organizationId,
     }).token
   const holdersOf = async (subject: string) =>
     (await a.service.store.findBy('oauthProviders', 'subject', subject)).map((row) => row.organizationId)

@@ -33,6 +33,7 @@ const oidcToken = (h: Harness, sub: string) =>
     nonce: 'n'.repeat(64),
     provider: 'OAUTH2_PROVIDER_GOOGLE',
     idp_iss: 'https://accounts.google.com',
+    org: h.organizationId,
     email: `${sub}@example.com`,
   }).token
 

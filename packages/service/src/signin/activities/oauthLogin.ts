@@ -15,7 +15,7 @@ export const oauthLogin = defineActivity('oauth_login', {
   skipConsensus: true,
   parse: (r) => parseLogin(r, (r) => ({ oidcToken: r.string('oidcToken', { max: 8192 }) })),
   run: async (ctx, p) => {
-    const claims = signInState(ctx.runtime).oidc.verify(p.oidcToken, 'parameters.oidcToken')
+    const claims = signInState(ctx.runtime).oidc.verify(p.oidcToken, ctx.organization, 'parameters.oidcToken')
     if (claims.nonce !== oidcNonce(p.publicKey))
       throw new CredentialError({
         code: 'NONCE_MISMATCH',

@@ -142,7 +142,7 @@ export async function verifyAttestedStamp(
     return credential(`verification-token:${claims.id}`, user.id)
   }
 
-  const claims = signInState(runtime).oidc.verify(stamp.publicKeyAttestation, field)
+  const claims = signInState(runtime).oidc.verify(stamp.publicKeyAttestation, organization, field)
   if (claims.nonce !== oidcNonce(stamp.publicKey))
     throw new CredentialError({
       code: 'NONCE_MISMATCH',

@@ -17,6 +17,14 @@ export interface ServiceOidcClaims {
   provider: string
   /** Issuer of the provider's ID token. */
   idp_iss: string
+  /**
+   * The top-level organization whose auth-proxy settings named the provider (`organizationTreeOf`
+   * the organization `oauth2_authenticate` ran in): the token logs in, signs up and links only
+   * there and in its sub-organizations. Each organization configures its own provider, issuer and
+   * key set included, so without it a token one organization's provider vouched for would name
+   * the same person at another organization of the deployment.
+   */
+  org: string
   email?: string
   email_verified?: boolean
   name?: string
@@ -37,6 +45,13 @@ export interface ServiceOidcOptions {
 
 /** `iss` of the OIDC tokens the service issues (`oauth2_authenticate`), from @latchkey/protocol (oauthIdentity.ts). */
 export { SERVICE_OIDC_ISSUER } from '@latchkey/protocol'
+
+/**
+ * The top-level organization `organization` belongs to (itself, or its parent: sub-organizations
+ * are one level deep), whose auth-proxy settings its sign-ins use.
+ */
+export const organizationTreeOf = (organization: { id: string; parentOrganizationId?: string | undefined }) =>
+  organization.parentOrganizationId ?? organization.id
 
 /** `kid` of the sign-in key in JWT headers. */
 export const SIGN_IN_KEY_ID = 'sign-in'
@@ -71,8 +86,15 @@ export function createServiceOidc(options: ServiceOidcOptions) {
     }
   }
 
-  /** Verifies signature, issuer, expiry and the claims `oauth_login` needs; `OIDC_TOKEN_INVALID` otherwise. */
-  function verify(token: unknown, field = 'oidcToken'): ServiceOidcClaims {
+  /**
+   * Verifies signature, issuer, expiry, the claims `oauth_login` needs, and that it was issued in
+   * `organization`'s tree (its `org` claim: `organizationTreeOf`); `OIDC_TOKEN_INVALID` otherwise.
+   */
+  function verify(
+    token: unknown,
+    organization: { id: string; parentOrganizationId?: string | undefined },
+    field = 'oidcToken',
+  ): ServiceOidcClaims {
     if (typeof token !== 'string' || token.split('.').length !== 3)
       throw new CredentialError({ code: 'OIDC_TOKEN_INVALID', field, reason: 'is not a JWT' })
     let claims: Partial<ServiceOidcClaims>
@@ -94,6 +116,18 @@ export function createServiceOidc(options: ServiceOidcOptions) {
         throw new CredentialError({ code: 'OIDC_TOKEN_INVALID', field, reason: `lacks the ${name} claim` })
     if (typeof claims.exp !== 'number')
       throw new CredentialError({ code: 'OIDC_TOKEN_INVALID', field, reason: 'lacks the exp claim' })
+    if (typeof claims.org !== 'string')
+      throw new CredentialError({
+        code: 'OIDC_TOKEN_INVALID',
+        field,
+        reason: 'names no organization (issued before tokens named one): sign in with the provider again',
+      })
+    if (claims.org !== organizationTreeOf(organization))
+      throw new CredentialError({
+        code: 'OIDC_TOKEN_INVALID',
+        field,
+        reason: `was issued for another organization's sign-in, not organization ${organization.id}'s`,
+      })
     return claims as ServiceOidcClaims
   }
 

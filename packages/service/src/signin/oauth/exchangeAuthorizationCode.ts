@@ -36,6 +36,11 @@ export interface ExchangeContext {
   fetch: ProviderFetch
   endpointsFor: (provider: OAuth2Provider) => OAuthProviderEndpoints | Promise<OAuthProviderEndpoints>
   serviceOidc: ServiceOidc
+  /**
+   * The top-level organization whose settings named the provider (`organizationTreeOf`): the
+   * token's `org`, where alone it is accepted.
+   */
+  organizationId: string
   /** Where key sets are read and kept. @default read once per exchange through `fetch` */
   documents?: ProviderDocuments
   /** Epoch milliseconds. @default Date.now */
@@ -213,6 +218,7 @@ export async function exchangeAuthorizationCode(
     nonce: params.nonce,
     provider: params.provider,
     idp_iss: idClaims.iss!,
+    org: ctx.organizationId,
     ...(typeof idClaims.email === 'string' ? { email: idClaims.email.toLowerCase() } : {}),
     ...(typeof idClaims.email_verified === 'boolean' ? { email_verified: idClaims.email_verified } : {}),
     ...(typeof idClaims.name === 'string' ? { name: idClaims.name } : {}),

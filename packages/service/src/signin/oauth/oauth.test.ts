@@ -30,6 +30,7 @@ function setup() {
       return { issuer, tokenEndpoint: `${issuer}/token`, jwksUri: `${issuer}/jwks` }
     },
     serviceOidc,
+    organizationId: ORGANIZATION,
     now,
   }
   return {
@@ -42,6 +43,8 @@ function setup() {
   }
 }
 
+/** The top-level organization whose settings named the provider in `setup`'s exchanges. */
+const ORGANIZATION = 'org-operator-a'
 const publicKey = bytesToHex(p256.getPublicKey(p256.utils.randomSecretKey(), true))
 const nonce = oidcNonce(publicKey)
 const verifier = 'v'.repeat(20) + bytesToHex(crypto.getRandomValues(new Uint8Array(16)))
@@ -239,6 +242,7 @@ describe('exchangeAuthorizationCode (oauth2_authenticate)', () => {
       nonce,
       provider: 'OAUTH2_PROVIDER_GOOGLE',
       idp_iss: `${ORIGIN}/dev/oidc/google`,
+      org: ORGANIZATION,
       email: 'ada@example.com',
       email_verified: true,
       name: 'Ada',
@@ -246,7 +250,40 @@ describe('exchangeAuthorizationCode (oauth2_authenticate)', () => {
       exp: iat + 600,
       jti: expect.any(String),
     })
-    expect(serviceOidc.verify(oidcToken)).toEqual(claims)
+    expect(serviceOidc.verify(oidcToken, { id: ORGANIZATION })).toEqual(claims)
+    // Accepted in the organization's sub-organizations too: they sign in with its settings.
+    expect(serviceOidc.verify(oidcToken, { id: 'sub-1', parentOrganizationId: ORGANIZATION })).toEqual(claims)
+  })
+
+  it('a token is accepted only in the tree of the organization whose provider vouched for it', async () => {
+    const { app, ctx, serviceOidc } = setup()
+    const { oidcToken } = await exchangeAuthorizationCode(params(await authorize(app)), ctx)
+    // Another operator's organization, and a sub-organization of it: each configures its own
+    // provider (issuer and key set), so what one's provider vouched for proves nothing at the other.
+    for (const organization of [
+      { id: 'org-operator-b' },
+      { id: 'sub-b', parentOrganizationId: 'org-operator-b' },
+    ]) {
+      let error: unknown
+      try {
+        serviceOidc.verify(oidcToken, organization, 'parameters.oidcToken')
+      } catch (e) {
+        error = e
+      }
+      expect(error).toBeInstanceOf(ApiError)
+      expect((error as ApiError).errorCode).toBe('OIDC_TOKEN_INVALID')
+      expect((error as ApiError).field).toBe('parameters.oidcToken')
+      expect((error as ApiError).message).toMatch(/another organization/)
+    }
+    // A token signed by the service before tokens named their organization is refused, naming why.
+    const unbound = serviceOidc.issue({
+      sub: 's',
+      aud: 'a',
+      nonce,
+      provider: 'OAUTH2_PROVIDER_X',
+      idp_iss: 'i',
+    } as Parameters<typeof serviceOidc.issue>[0])
+    expect(() => serviceOidc.verify(unbound.token, { id: ORGANIZATION })).toThrow(/names no organization/)
   })
 
   it('refuses a wrong PKCE verifier', async () => {
@@ -360,17 +397,22 @@ describe('exchangeAuthorizationCode (oauth2_authenticate)', () => {
       nonce,
       provider: 'OAUTH2_PROVIDER_X',
       idp_iss: 'i',
+      org: ORGANIZATION,
     })
-    expect(syncRefusal(() => serviceOidc.verify(forged.token))).toBe('OIDC_TOKEN_INVALID')
+    expect(syncRefusal(() => serviceOidc.verify(forged.token, { id: ORGANIZATION }))).toBe(
+      'OIDC_TOKEN_INVALID',
+    )
     const real = serviceOidc.issue({
       sub: 's',
       aud: 'a',
       nonce,
       provider: 'OAUTH2_PROVIDER_X',
       idp_iss: 'i',
+      org: ORGANIZATION,
     })
+    expect(serviceOidc.verify(real.token, { id: ORGANIZATION }).sub).toBe('s')
     advance(601_000)
-    expect(syncRefusal(() => serviceOidc.verify(real.token))).toBe('OIDC_TOKEN_INVALID')
-    expect(syncRefusal(() => serviceOidc.verify('abc'))).toBe('OIDC_TOKEN_INVALID')
+    expect(syncRefusal(() => serviceOidc.verify(real.token, { id: ORGANIZATION }))).toBe('OIDC_TOKEN_INVALID')
+    expect(syncRefusal(() => serviceOidc.verify('abc', { id: ORGANIZATION }))).toBe('OIDC_TOKEN_INVALID')
   })
 })
