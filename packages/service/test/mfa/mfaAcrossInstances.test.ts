@@ -372,6 +372,49 @@ describe('MFA across two instances on PostgreSQL', { timeout: 120_000 }, () => {
     }
   })
 
+  it("a policy needing the user's only TOTP factor and that factor's removal, raced on A and B: one wins, never both", async () => {
+    // Each user holds one confirmed factor and no policy yet, so the removal is not held: both
+    // run at once, and each re-judges, in its own SERIALIZABLE transaction, what the other wrote.
+    // One after the other: each enrolment reads the shared clock for its code.
+    const users = []
+    for (let i = 0; i < 6; i++) {
+      const user = await account(a, undefined, { policy: false })
+      const [factor] = await a.service.store.findBy('mfaFactors', 'userId', user.userId)
+      users.push({ ...user, factorId: factor!.id })
+    }
+    a.clock.advance(100)
+    const replies = await Promise.all(
+      users.flatMap(({ submit, policyParameters, userId, factorId }, i) => [
+        submit(
+          [a, b][i % 2]!,
+          'create_mfa_policy',
+          { ...policyParameters, condition: "activity.action == 'EXPORT'" },
+          undefined,
+          i,
+        ),
+        submit([b, a][i % 2]!, 'latchkey_delete_totp_factor', { userId, factorId }, undefined, i),
+      ]),
+    )
+    expect(replies.filter((reply) => reply.status >= 500)).toEqual([])
+    for (const [i, { userId }] of users.entries()) {
+      const [policy, removal] = [replies[2 * i]!, replies[2 * i + 1]!]
+      // Either order is a refusal of the second, naming what it would leave unprovable.
+      expect([policy.status, removal.status].sort()).toEqual([200, 400])
+      expect(policy.status === 200 ? policy.body.activity.status : removal.body.activity.status).toBe(
+        'ACTIVITY_STATUS_COMPLETED',
+      )
+      const refused = policy.status === 400 ? policy : removal
+      expect(refused.body.details?.field).toBe(
+        policy.status === 400 ? 'parameters.requiredAuthenticationMethods[0].any' : 'parameters.factorId',
+      )
+      const policies = await b.service.store.findBy('mfaPolicies', 'userId', userId)
+      const factors = await b.service.store.findBy('mfaFactors', 'userId', userId)
+      expect({ policies: policies.length, factors: factors.length }).toEqual(
+        policy.status === 200 ? { policies: 1, factors: 1 } : { policies: 0, factors: 0 },
+      )
+    }
+  })
+
   it('at most 5 TOTP factors and 20 MFA policies a user: creates raced over both make exactly what fits', async () => {
     // A user with no confirmed factor enrols freely (with one, enrolling another needs it).
     const key = testKey()
