@@ -172,6 +172,12 @@ export interface ProxySettings {
   allowedOrigins: string[]
   enabledProviders: SignInMethod[]
   sessionExpirationSeconds: string
+  /**
+   * Longest session a login in the organization or its sub-organizations gets, whatever it asks
+   * for (`expirationSeconds`) or its session profile says: a longer one is cut to it, as
+   * `otpExpirationSeconds` cuts a code's. At least `sessionExpirationSeconds`. @default 30 days
+   */
+  maxSessionExpirationSeconds?: string
   /** Longest a one-time code lives; `init_otp` may ask for less, never more. @default '300' */
   otpExpirationSeconds?: string
   /**

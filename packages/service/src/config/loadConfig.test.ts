@@ -9,6 +9,7 @@ import { printConfig } from './printConfig.ts'
 import { productionRefusals } from './productionRefusals.ts'
 import { emailSection } from './sections/email.ts'
 import { observabilitySection } from './sections/observability.ts'
+import { proxyOptions } from './sections/proxy.ts'
 import { sendingOptions, sendingSection } from './sections/sending.ts'
 import { smsBudgetOptions, smsSection } from './sections/sms.ts'
 import { webhooksSection } from './sections/webhooks.ts'
@@ -122,6 +123,25 @@ describe('loadConfig', () => {
     ])
     expect(problemsOf({ flags: { 'server.port': '99999' } })).toEqual([
       '--port (server.port): must be a whole number from 0 to 65535, got 99999',
+    ])
+  })
+
+  it('reads [proxy] max_session_seconds, refusing one below session_seconds or out of range', () => {
+    const file = write('ceiling.toml', '[proxy]\nsession_seconds = 900\nmax_session_seconds = 3600\n')
+    const { config } = loadConfig({ file, env: {} })
+    expect(proxyOptions(config.proxy)).toMatchObject({
+      sessionExpirationSeconds: '900',
+      maxSessionExpirationSeconds: '3600',
+    })
+    // Unset, the stored ceiling stays as it is.
+    expect(proxyOptions(loadConfig({ env: {} }).config.proxy)).not.toHaveProperty(
+      'maxSessionExpirationSeconds',
+    )
+    expect(problemsOf({ env: { LATCHKEY_PROXY_MAX_SESSION_SECONDS: '600' } })).toEqual([
+      expect.stringMatching(/proxy\.session_seconds: must not be longer than max_session_seconds$/),
+    ])
+    expect(problemsOf({ env: { LATCHKEY_PROXY_MAX_SESSION_SECONDS: '30' } })).toEqual([
+      expect.stringMatching(/max_session_seconds\): must be a whole number of seconds from 60 to 2592000/),
     ])
   })
 

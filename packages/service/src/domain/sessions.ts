@@ -129,6 +129,8 @@ export async function issueSession(
      * activity must satisfy its scope, and it lives the profile's `expirationSeconds` when it has one.
      */
     sessionProfileId?: string | undefined
+    /** The operator's ceiling (`maxSessionExpirationSeconds`): a longer lifetime is cut to it. */
+    maxSeconds?: number | undefined
   },
 ): Promise<{ session: string; apiKeyId: string; expiresAt: number }> {
   const profile =
@@ -136,7 +138,10 @@ export async function issueSession(
       ? await sessionProfileFor(ctx.tx, input.user, input.sessionProfileId, 'parameters.sessionProfileId')
       : undefined
   const asked = profile?.expirationSeconds ?? input.expirationSeconds
-  const seconds = asked !== undefined ? Math.max(1, Number(asked)) : DEFAULT_SESSION_SECONDS
+  const seconds = Math.min(
+    asked !== undefined ? Math.max(1, Number(asked)) : DEFAULT_SESSION_SECONDS,
+    input.maxSeconds ?? MAX_SESSION_SECONDS,
+  )
   const keys = await ctx.tx.findBy('apiKeys', 'userId', input.user.id)
   let revoked = 0
   for (const key of keys) {

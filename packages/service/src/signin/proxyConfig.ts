@@ -53,6 +53,16 @@ export async function ensureProxyUser(
   })
 }
 
+/**
+ * The session a login of `settings`' organization gets when it asks for none: its default, cut to
+ * its ceiling (`maxSessionExpirationSeconds`; `start` may store a default the dashboard's ceiling
+ * is below).
+ */
+export function sessionDefaultOf(settings: ProxySettings): string {
+  const { sessionExpirationSeconds: seconds, maxSessionExpirationSeconds: ceiling } = settings
+  return ceiling !== undefined && Number(ceiling) < Number(seconds) ? ceiling : seconds
+}
+
 /** Writes (creating if needed) an organization's proxy configuration; enabling it provisions the proxy user. */
 export async function saveProxyConfig(
   tx: Transaction,

@@ -24,7 +24,17 @@ export const proxySection = z
         error: `must be a whole number of seconds from 1 to ${MAX_SESSION_SECONDS}`,
       })
       .default(900)
-      .describe('Lifetime of a session the auth proxy issues, in seconds.'),
+      .describe('Lifetime of a session the auth proxy issues when the login asks for none, in seconds.'),
+    max_session_seconds: z
+      .int({ error: `must be a whole number of seconds from 60 to ${MAX_SESSION_SECONDS}` })
+      .min(60, { error: `must be a whole number of seconds from 60 to ${MAX_SESSION_SECONDS}` })
+      .max(MAX_SESSION_SECONDS, {
+        error: `must be a whole number of seconds from 60 to ${MAX_SESSION_SECONDS}`,
+      })
+      .optional()
+      .describe(
+        `Longest session any login of the organization and its sub-organizations gets, in seconds: a login asking for longer (\`expirationSeconds\`, up to ${MAX_SESSION_SECONDS}), or a session profile lasting longer, gets this; a sign-up through the auth proxy bringing a longer session key is refused. At least \`session_seconds\`. Unset: the stored setting (${MAX_SESSION_SECONDS} unless changed).`,
+      ),
     enabled_methods: z
       .array(z.enum(SIGN_IN_METHODS, { error: `must be one of ${SIGN_IN_METHODS.join(', ')}` }), {
         error: 'must be a list of sign-in methods',
@@ -54,6 +64,12 @@ export const proxySection = z
         "Your app's name, as it appears in one-time-code messages. Default: the organization's name.",
       ),
   })
+  .refine(
+    // Judged only for a ceiling that is itself valid (an invalid one has its own refusal).
+    ({ session_seconds, max_session_seconds: ceiling }) =>
+      ceiling === undefined || !Number.isInteger(ceiling) || ceiling < 60 || session_seconds <= ceiling,
+    { error: 'must not be longer than max_session_seconds', path: ['session_seconds'] },
+  )
   .describe('The auth proxy of the parent organization (written by `init`, updated by every `start`).')
 
 export type ProxySection = z.infer<typeof proxySection>
@@ -63,6 +79,9 @@ export function proxyOptions(parsed: ProxySection): Partial<ProxySettings> {
   return {
     ...(parsed.allowed_origins ? { allowedOrigins: [...new Set(parsed.allowed_origins)] } : {}),
     sessionExpirationSeconds: String(parsed.session_seconds),
+    ...(parsed.max_session_seconds !== undefined
+      ? { maxSessionExpirationSeconds: String(parsed.max_session_seconds) }
+      : {}),
     enabledProviders: [...new Set(parsed.enabled_methods)],
     ...(parsed.otp_length !== undefined ? { otpLength: parsed.otp_length } : {}),
     ...(parsed.otp_alphabet !== undefined ? { otpAlphabet: parsed.otp_alphabet } : {}),

@@ -22,6 +22,7 @@ import type { Reader } from '../../kernel/Reader.ts'
 import type { Runtime } from '../../kernel/Runtime.ts'
 import type { ProxyConfigRow } from '../../kernel/store/model.ts'
 import type { PipelineEnv } from '../../pipeline/readJson.ts'
+import { sessionDefaultOf } from '../proxyConfig.ts'
 import { signInState } from '../signInState.ts'
 import { signProxyStamp } from './signProxyStamp.ts'
 
@@ -156,8 +157,7 @@ export class ProxyCall {
   sessionSeconds(r: Reader): string {
     // Bounded here as the login activity bounds it, so the refusal names the proxy's own field.
     return (
-      r.optUintString('expirationSeconds', { max: MAX_SESSION_SECONDS }) ??
-      this.settings.sessionExpirationSeconds
+      r.optUintString('expirationSeconds', { max: MAX_SESSION_SECONDS }) ?? sessionDefaultOf(this.settings)
     )
   }
 }

@@ -18,6 +18,7 @@ import {
   fakeClock,
   type Harness,
   type Json,
+  type Reply,
   resultOf,
   type Stamper,
   softPasskey,
@@ -1363,6 +1364,79 @@ describe('session lifetimes the caller asks for', () => {
       expirationSeconds: String(MAX_SESSION_SECONDS),
     })
     expect(longest.status).toBe(200)
+  })
+
+  it("the operator's ceiling cuts every login's session to it, a profile's too, and refuses a sign-up key past it", async () => {
+    const h = await createHarness()
+    const lifetime = (reply: Reply) => {
+      const { exp, iat } = decodeJwtClaims<{ exp: number; iat: number }>(
+        resultOf('stamp_login', reply).session,
+      )
+      return exp - iat
+    }
+    // A ceiling below the default a login gets when it asks for none is refused, naming the field
+    // the update changed.
+    const under = await settings(h, { maxSessionExpirationSeconds: '600' })
+    expect([under.status, under.body.details?.field]).toEqual([400, 'settings.maxSessionExpirationSeconds'])
+    expect(
+      (await settings(h, { sessionExpirationSeconds: '300', maxSessionExpirationSeconds: '3600' })).status,
+    ).toBe(200)
+    const over = await settings(h, { sessionExpirationSeconds: '7200' })
+    expect([over.status, over.body.details?.field]).toEqual([400, 'settings.sessionExpirationSeconds'])
+
+    // A login asking for 30 days gets the ceiling, in the parent and in a sub-organization; one
+    // asking for less gets what it asked.
+    h.clock.advance(1)
+    const longest = String(MAX_SESSION_SECONDS)
+    expect(
+      lifetime(await h.submit('stamp_login', { publicKey: testKey().publicKey, expirationSeconds: longest })),
+    ).toBe(3600)
+    const sub = await h.createSubOrganization()
+    h.clock.advance(1)
+    const asSub = { as: sub.keys[0]!, organizationId: sub.organizationId }
+    const key = testKey()
+    const cut = await h.submit('stamp_login', { publicKey: key.publicKey, expirationSeconds: longest }, asSub)
+    expect(lifetime(cut)).toBe(3600)
+    const [row] = (await h.service.store.findBy('apiKeys', 'userId', sub.userIds[0]!)).filter(
+      (apiKey) => apiKey.publicKey === key.publicKey,
+    )
+    expect(row!.expirationSeconds).toBe('3600')
+    h.clock.advance(1)
+    expect(
+      lifetime(
+        await h.submit('stamp_login', { publicKey: testKey().publicKey, expirationSeconds: '120' }, asSub),
+      ),
+    ).toBe(120)
+    // A session profile lasting a day is cut too.
+    h.clock.advance(1)
+    const { sessionProfileId } = resultOf(
+      'create_session_profile',
+      await h.submit('create_session_profile', {
+        sessionProfileName: 'day',
+        scope: 'true',
+        expirationSeconds: '86400',
+      }),
+    )
+    h.clock.advance(1)
+    expect(
+      lifetime(await h.submit('stamp_login', { publicKey: testKey().publicKey, sessionProfileId }, asSub)),
+    ).toBe(3600)
+
+    // The kit asks for what wallet_kit_config says; a sign-up bringing a longer session key is refused.
+    const page = browser(h)
+    expect((await page.call('wallet_kit_config')).body.sessionExpirationSeconds).toBe('300')
+    const signup = await page.call('signup', {
+      userName: 'Long session',
+      apiKeys: [
+        {
+          apiKeyName: 'session',
+          publicKey: testKey().publicKey,
+          curveType: 'API_KEY_CURVE_P256',
+          expirationSeconds: '7200',
+        },
+      ],
+    })
+    expect([signup.status, signup.body.details?.field]).toEqual([400, 'apiKeys[0].expirationSeconds'])
   })
 
   it('the auth proxy refuses them before any proof is spent, naming its own field', async () => {

@@ -29,6 +29,15 @@ export async function signup(call: ProxyCall, r: Reader): Promise<ProxyResponse<
     typeof key.expirationSeconds === 'string' &&
     /^\d{1,9}$/.test(key.expirationSeconds) &&
     Number(key.expirationSeconds) <= MAX_SESSION_SECONDS
+  // The operator's ceiling holds for the session key a sign-up brings as for a login's; it is
+  // refused, not cut: the client signed the request with its lifetime.
+  const ceiling = call.settings.maxSessionExpirationSeconds
+  for (const [index, key] of apiKeys.entries())
+    if (ceiling !== undefined && isSessionKey(key) && Number(key.expirationSeconds) > Number(ceiling))
+      throw new FieldError({
+        field: `apiKeys[${index}].expirationSeconds`,
+        reason: `must be at most ${ceiling}: the longest session this app allows (maxSessionExpirationSeconds of its auth-proxy settings)`,
+      })
   const walletKeys = apiKeys.filter((key) => !isSessionKey(key))
   if (walletKeys.length > 0) call.requireMethod('wallet', 'wallet sign-up')
   const oauthClaims = oauthProviders.map((provider) => claimsOf(provider.value.oidcToken))

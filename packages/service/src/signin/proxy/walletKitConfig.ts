@@ -1,5 +1,6 @@
 import { OAUTH_METHODS, type ProxyResponse } from '@latchkey/protocol'
 import { DEV_OIDC_PREFIX } from '../oauth/devIdp.ts'
+import { sessionDefaultOf } from '../proxyConfig.ts'
 import { signInState } from '../signInState.ts'
 import type { ProxyCall } from './ProxyCall.ts'
 
@@ -27,7 +28,8 @@ export async function walletKitConfig(call: ProxyCall): Promise<ProxyResponse<'w
     call.settings.oauth.clientIds[method]
   return {
     enabledProviders: [...enabled],
-    sessionExpirationSeconds: call.settings.sessionExpirationSeconds,
+    // What the kit asks for at login and sign-up: never past the ceiling, which a sign-up's key refuses.
+    sessionExpirationSeconds: sessionDefaultOf(call.settings),
     organizationId: call.organizationId,
     oauthClientIds: Object.fromEntries(
       oauth.filter(([m]) => clientIdOf(m)).map(([m]) => [m, clientIdOf(m)!]),

@@ -91,6 +91,12 @@ export function readSettingsChanges(r: Reader): Partial<ProxySettings> {
       throw new FieldError({ field: r.field('sessionExpirationSeconds'), reason: 'must be at least 60' })
     changes.sessionExpirationSeconds = seconds
   }
+  const maxSeconds = r.optUintString('maxSessionExpirationSeconds', { max: MAX_SESSION_SECONDS })
+  if (maxSeconds !== undefined) {
+    if (Number(maxSeconds) < 60)
+      throw new FieldError({ field: r.field('maxSessionExpirationSeconds'), reason: 'must be at least 60' })
+    changes.maxSessionExpirationSeconds = maxSeconds
+  }
   const otpSeconds = r.optUintString('otpExpirationSeconds', { max: 3600 })
   if (otpSeconds !== undefined) {
     if (Number(otpSeconds) < 30)
@@ -234,7 +240,8 @@ export function settingsApp(runtime: Runtime): Hono<SettingsEnv> {
         message: `a session of session profile ${sessionProfileId} may not change the auth proxy's settings`,
         extra: { sessionProfileId },
       })
-    const changes = readSettingsChanges(c.get('body').object('settings'))
+    const body = c.get('body').object('settings')
+    const changes = readSettingsChanges(body)
     const row = await runtime.store.transaction(async (tx) => {
       const now = runtime.now()
       // Spent fingerprints older than the timestamp window can never match a live request again.
@@ -245,7 +252,23 @@ export function settingsApp(runtime: Runtime): Hono<SettingsEnv> {
         errorCode: 'STAMP_INVALID',
         message: 'this signed settings update was already applied; sign a new request (replays are refused)',
       })
-      return saveProxyConfig(tx, runtime, organizationId, changes)
+      const saved = await saveProxyConfig(tx, runtime, organizationId, changes)
+      // The default a login gets when it asks for nothing stays within the ceiling (the field
+      // named is the one this update changed; the ceiling when it changed both).
+      const { sessionExpirationSeconds, maxSessionExpirationSeconds } = saved.settings
+      if (
+        maxSessionExpirationSeconds !== undefined &&
+        Number(sessionExpirationSeconds) > Number(maxSessionExpirationSeconds)
+      )
+        throw new FieldError({
+          field: body.field(
+            changes.maxSessionExpirationSeconds !== undefined
+              ? 'maxSessionExpirationSeconds'
+              : 'sessionExpirationSeconds',
+          ),
+          reason: `leaves the default session (${sessionExpirationSeconds} s) longer than the longest allowed (${maxSessionExpirationSeconds} s)`,
+        })
+      return saved
     })
     return c.json(render(organizationId, row))
   })
