@@ -46,6 +46,14 @@ test('operator: disabling sign-in methods removes them from the modal; the proxy
   expect(config.enabledProviders).not.toContain('facebook')
   expect(config.enabledProviders).toContain('email')
   expect(config.sessionExpirationSeconds).toBe('1200')
+  // A ceiling on sessions below the one a sign-in gets is refused, saying why; one above it is kept.
+  await form.getByLabel('Longest session (seconds)').fill('600')
+  await form.getByRole('button', { name: 'Save settings' }).click()
+  await expect(form.getByText(/longer than the longest allowed \(600 s\)/)).toBeVisible()
+  await form.getByLabel('Longest session (seconds)').fill('3600')
+  await form.getByRole('button', { name: 'Save settings' }).click()
+  await expect(form.getByText('Saved')).toBeVisible()
+  await expect(form.getByLabel('Longest session (seconds)')).toHaveValue('3600')
 
   // After: the modal stops offering them; the rest is still there.
   await openPlayground(page, 'operator')
@@ -69,6 +77,7 @@ test('operator: disabling sign-in methods removes them from the modal; the proxy
   await form.getByLabel('Auth proxy enabled').check()
   await form.getByLabel('SMS code').check()
   await form.getByLabel('Facebook').check()
+  await form.getByLabel('Longest session (seconds)').fill('2592000')
   await form.getByRole('button', { name: 'Save settings' }).click()
   await expect(form.getByText('Saved')).toBeVisible()
   expect((await walletKitConfig()).enabledProviders).toContain('sms')

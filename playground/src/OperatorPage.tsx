@@ -25,6 +25,7 @@ export function OperatorPage({ service }: { service: PlaygroundService }) {
   const ids = {
     origins: useId(),
     session: useId(),
+    maxSession: useId(),
     subject: useId(),
     emailBody: useId(),
     smsBody: useId(),
@@ -137,6 +138,21 @@ export function OperatorPage({ service }: { service: PlaygroundService }) {
                 onChange={(e) => update({ sessionExpirationSeconds: e.target.value.trim() })}
               />
               <small>How long a session lasts after sign-in. 900 is 15 minutes.</small>
+            </label>
+            <label className="pg-field" htmlFor={ids.maxSession}>
+              <span>Longest session (seconds)</span>
+              <input
+                id={ids.maxSession}
+                className="pg-input"
+                inputMode="numeric"
+                placeholder="2592000"
+                value={draft.maxSessionExpirationSeconds ?? ''}
+                onChange={(e) => update({ maxSessionExpirationSeconds: e.target.value.trim() })}
+              />
+              <small>
+                No sign-in gets a longer session, whatever the app asks for. At most 2592000 (30 days), the
+                longest there is.
+              </small>
             </label>
           </section>
 

@@ -19,6 +19,7 @@ export type ProxySettings = Pick<
   | 'allowedOrigins'
   | 'enabledProviders'
   | 'sessionExpirationSeconds'
+  | 'maxSessionExpirationSeconds'
   | 'emailTemplate'
   | 'smsTemplate'
 > & {
@@ -88,14 +89,23 @@ async function call(
 export const readProxySettings = (service: PlaygroundService) => call(service, 'get', {})
 
 export function writeProxySettings(service: PlaygroundService, settings: ProxySettings) {
-  const { enabled, allowedOrigins, enabledProviders, sessionExpirationSeconds, emailTemplate, smsTemplate } =
-    settings
+  const {
+    enabled,
+    allowedOrigins,
+    enabledProviders,
+    sessionExpirationSeconds,
+    maxSessionExpirationSeconds,
+    emailTemplate,
+    smsTemplate,
+  } = settings
   const update: Pick<AuthProxySettingsUpdateRequest, 'settings'> = {
     settings: {
       enabled,
       allowedOrigins,
       enabledProviders,
       sessionExpirationSeconds,
+      // Left empty, the stored ceiling stays (the API has no "unset": 2592000 is the longest).
+      ...(maxSessionExpirationSeconds ? { maxSessionExpirationSeconds } : {}),
       emailTemplate,
       smsTemplate,
     },
