@@ -1,6 +1,7 @@
 import type { Meta, StoryObj } from '@storybook/react-vite'
 import { expect, userEvent, within } from 'storybook/test'
 import { ActivityApproval, SessionStatus, UserProfile } from '../src/components/index.ts'
+import { totpCode } from '../src/core/test/totpCode.ts'
 import { type Live, liveDecorators } from './support/live.tsx'
 
 const meta = {
@@ -95,6 +96,33 @@ export const Approved: Story = {
   play: async ({ canvasElement }) => {
     const c = within(canvasElement)
     await userEvent.click(await c.findByRole('button', { name: 'Approve' }))
+    await c.findByText('You approved this action.')
+  },
+}
+
+/**
+ * Omar's own MFA policy guards new wallets with his authenticator app: his approval is his consent,
+ * so it asks for his code before it counts.
+ */
+export const ApprovalNeedsCode: Story = {
+  ...ApprovalWaiting,
+  parameters: { live: { consensus: { approverMfa: true } } },
+  play: async ({ canvasElement }) => {
+    const c = within(canvasElement)
+    await userEvent.click(await c.findByRole('button', { name: 'Approve' }))
+    await expect(await c.findByRole('textbox', { name: 'Authenticator code' })).toHaveFocus()
+    await expect(c.queryByText('You approved this action.')).toBeNull()
+  },
+}
+/** With his code the vote counts: the wallet is created. */
+export const ApprovedWithCode: Story = {
+  ...ApprovalNeedsCode,
+  play: async ({ canvasElement, loaded }) => {
+    const c = within(canvasElement)
+    await userEvent.click(await c.findByRole('button', { name: 'Approve' }))
+    const field = await c.findByRole('textbox', { name: 'Authenticator code' })
+    const secret = (loaded.live as Live).totpSecret as string
+    await userEvent.type(field, `${totpCode(secret, Date.now() + 30_000)}{Enter}`)
     await c.findByText('You approved this action.')
   },
 }

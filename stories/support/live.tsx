@@ -69,8 +69,12 @@ export interface LiveOptions {
   wallets?: { walletName: string; chains: ('ethereum' | 'solana' | 'bitcoin')[] }[]
   /** Sign in a second session too (for the profile's session list). */
   secondSession?: boolean
-  /** Create an activity waiting for consensus (two root users, threshold 2), signed in as the approver. */
-  consensus?: boolean
+  /**
+   * Create an activity waiting for consensus (two root users, threshold 2), signed in as the
+   * approver. `approverMfa`: the approver's own MFA policy covers new wallets (an authenticator
+   * app, its secret in `live.totpSecret`), so their vote waits for their code.
+   */
+  consensus?: boolean | { approverMfa: true }
   /**
    * Create an activity waiting on a policy: the app's back end (a non-root user) asks for a wallet,
    * which a policy lets it do once two users tagged `treasurer` approve; signed in as one of them.
@@ -170,8 +174,12 @@ async function devStamper(service: Service) {
   return apiKeyStamper({ publicKey: service.dev.apiPublicKey, privateKey })
 }
 
-/** Two root users with keys in this client, quorum 2; user 1 asks for a wallet, user 2 is active. */
-async function seedConsensus(live: Live) {
+/**
+ * Two root users with keys in this client, quorum 2; user 1 asks for a wallet, user 2 is active.
+ * `approverMfa`: user 2 first enrols an authenticator app and guards new wallets with it (quorum 1
+ * meanwhile, then 2).
+ */
+async function seedConsensus(live: Live, approverMfa = false) {
   const { client, service } = live
   await client.hydrate()
   const keys = [await client.keyStore.create(), await client.keyStore.create()]
@@ -193,7 +201,7 @@ async function seedConsensus(live: Live) {
         authenticators: [],
         oauthProviders: [],
       })),
-      rootQuorumThreshold: 2,
+      rootQuorumThreshold: approverMfa ? 1 : 2,
     },
     { stamper: await devStamper(service), organizationId: service.dev.organizationId },
   )
@@ -207,6 +215,18 @@ async function seedConsensus(live: Live) {
       label: index === 0 ? 'ana@example.com' : 'omar@example.com',
     }),
   )
+  if (approverMfa) {
+    switchSession(client, { sessionId: sessions[1]!.id })
+    await seedMfa(live, {})
+    await createMfaPolicy(client, {
+      mfaPolicyName: 'new wallets need a code',
+      condition: "activity.resource == 'WALLET' && activity.action == 'CREATE'",
+      requiredAuthenticationMethods: [{ any: [{ type: 'AUTHENTICATION_TYPE_LATCHKEY_TOTP' }] }],
+      order: 0,
+    })
+    switchSession(client, { sessionId: sessions[0]!.id })
+    await submit(client, 'update_root_quorum', { threshold: 2, userIds: result.rootUserIds })
+  }
   switchSession(client, { sessionId: sessions[0]!.id })
   try {
     await createWallet(client, { walletName: 'Treasury reserve', chains: ['ethereum'] })
@@ -419,7 +439,7 @@ export async function createLive(options: LiveOptions = {}): Promise<Live> {
   })
   const live: Live = { service, client, walletIds: [], addresses: [] }
   if (options.consensus) {
-    await seedConsensus(live)
+    await seedConsensus(live, options.consensus !== true)
     return live
   }
   if (options.policyConsensus) {

@@ -2,12 +2,17 @@ import { render, screen } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { describe, expect, it } from 'vitest'
 import { approveActivity } from '../../core/actions/activities/approveActivity.ts'
+import { confirmTotpFactor } from '../../core/actions/activities/confirmTotpFactor.ts'
+import { createMfaPolicy } from '../../core/actions/activities/createMfaPolicy.ts'
 import { createPolicy } from '../../core/actions/activities/createPolicy.ts'
+import { createTotpFactor } from '../../core/actions/activities/createTotpFactor.ts'
 import { createWallet } from '../../core/actions/activities/createWallet.ts'
 import { getActivity } from '../../core/actions/queries/getActivity.ts'
 import { getWallets } from '../../core/actions/queries/getWallets.ts'
 import { switchSession } from '../../core/session/sessions.ts'
 import { createClientFixture } from '../../core/test/fixtures.ts'
+import { totpCode } from '../../core/test/totpCode.ts'
+import { submitActivity } from '../../core/transport/activity.ts'
 import { LatchkeyProvider } from '../../react/index.ts'
 import { ActivityApproval } from './ActivityApproval.tsx'
 
@@ -66,5 +71,45 @@ describe('<ActivityApproval/>', () => {
     )
     expect(await screen.findByText('Three approve new wallets', undefined, { timeout: 10_000 })).toBeTruthy()
     expect(screen.getByText('Asked by')).toBeTruthy()
+  })
+
+  it("a vote its voter's own MFA policy covers waits for their authenticator code, then counts", async () => {
+    const user = userEvent.setup()
+    const fixture = await createClientFixture()
+    const { sessions, userIds } = await fixture.signUpDirect({ users: 2 })
+    // The second root user guards new wallets with an authenticator app; then both must agree.
+    switchSession(fixture.client, { sessionId: sessions[1]!.id })
+    const { factorId, secret } = await createTotpFactor(fixture.client, { factorName: 'Phone' })
+    await confirmTotpFactor(fixture.client, { factorId, code: totpCode(secret) })
+    await createMfaPolicy(fixture.client, {
+      mfaPolicyName: 'new wallets need a code',
+      condition: "activity.resource == 'WALLET' && activity.action == 'CREATE'",
+      requiredAuthenticationMethods: [{ any: [{ type: 'AUTHENTICATION_TYPE_LATCHKEY_TOTP' }] }],
+      order: 0,
+    })
+    switchSession(fixture.client, { sessionId: sessions[0]!.id })
+    const quorum = await submitActivity(fixture.client, 'update_root_quorum', { threshold: 2, userIds })
+    expect(quorum.status).toBe('ACTIVITY_STATUS_COMPLETED')
+    // The first asks for a wallet; the second's approval is their consent to it.
+    const error = await createWallet(fixture.client, { walletName: 'Vault', chains: ['ethereum'] }).catch(
+      (e) => e,
+    )
+    expect(error).toMatchObject({ code: 'CONSENSUS_NEEDED' })
+    switchSession(fixture.client, { sessionId: sessions[1]!.id })
+    const voted: string[] = []
+    render(
+      <LatchkeyProvider client={fixture.client}>
+        <ActivityApproval activityId={error.details.activityId as string} onVoted={(v) => voted.push(v)} />
+      </LatchkeyProvider>,
+    )
+    await user.click(await screen.findByRole('button', { name: 'Approve' }, { timeout: 10_000 }))
+    const field = await screen.findByRole('textbox', { name: 'Authenticator code' }, { timeout: 10_000 })
+    expect(screen.queryByText('You approved this action.')).toBeNull()
+    expect((await getWallets(fixture.client, {})).wallets).toEqual([])
+    // The confirmation spent this step's code: the next step's.
+    await user.type(field, `${totpCode(secret, Date.now() + 30_000)}{Enter}`)
+    expect(await screen.findByText('You approved this action.', undefined, { timeout: 10_000 })).toBeTruthy()
+    expect(voted).toEqual(['approved'])
+    expect((await getWallets(fixture.client, {})).wallets.map((w) => w.walletName)).toEqual(['Vault'])
   })
 })

@@ -1,5 +1,6 @@
-import { Suspense, useId } from 'react'
-import type { PolicyEvaluation } from '../../core/index.ts'
+import { Suspense, useId, useState } from 'react'
+import type { MfaRequiredError } from '../../core/errors.ts'
+import type { Activity, PolicyEvaluation } from '../../core/index.ts'
 import {
   useActivity,
   useApproveActivity,
@@ -9,6 +10,7 @@ import {
 } from '../../react/index.ts'
 import { joinStrings } from '../i18n/joinStrings.ts'
 import { approvalStrings } from '../i18n/sections/approval.ts'
+import { isMfaRequired, LazyStepUp } from '../mfa/LazyStepUp.tsx'
 import { Alert } from '../ui/Alert.tsx'
 import { ErrorText } from '../ui/ErrorText.tsx'
 import { formatDateTime } from '../ui/formatDuration.ts'
@@ -67,6 +69,9 @@ function ActivityApprovalInner({ activityId, onVoted, className, ...look }: Acti
   const policies = usePolicies()
   const approve = useApproveActivity()
   const reject = useRejectActivity()
+  // The vote waits for the voter's second factor (their MFA policies would hold this activity).
+  const [challenge, setChallenge] = useState<MfaRequiredError<Activity> | null>(null)
+  const [proven, setProven] = useState(false)
   const root = {
     ...ui.rootProps,
     className: `${ui.rootProps.className} lk-card${className ? ` ${className}` : ''}`,
@@ -102,10 +107,18 @@ function ActivityApprovalInner({ activityId, onVoted, className, ...look }: Acti
   const asking = policiesAskingForConsensus(evaluations.data?.policyEvaluations ?? []).map(
     (id) => policies.data?.policies.find((policy) => policy.policyId === id)?.policyName ?? id,
   )
-  const voted = approve.isSuccess ? 'approved' : reject.isSuccess ? 'rejected' : null
+  const voted = approve.isSuccess || proven ? 'approved' : reject.isSuccess ? 'rejected' : null
   const vote = (kind: 'approved' | 'rejected') => {
     const mutation = kind === 'approved' ? approve : reject
-    mutation.mutate({ fingerprint: a.fingerprint }, { onSuccess: () => onVoted?.(kind) })
+    mutation.mutate(
+      { fingerprint: a.fingerprint },
+      {
+        onSuccess: () => onVoted?.(kind),
+        onError: (error) => {
+          if (isMfaRequired(error)) setChallenge(error as MfaRequiredError<Activity>)
+        },
+      },
+    )
   }
   return (
     <section {...root}>
@@ -155,12 +168,24 @@ function ActivityApprovalInner({ activityId, onVoted, className, ...look }: Acti
           <Alert tone="success">{voted === 'approved' ? ui.t('approvedTitle') : ui.t('rejectedTitle')}</Alert>
         ) : null}
       </div>
-      {approve.isError || reject.isError ? (
+      {challenge ? (
+        <LazyStepUp
+          ui={ui}
+          challenge={challenge}
+          onDone={() => {
+            setChallenge(null)
+            setProven(true)
+            void activity.refetch()
+            onVoted?.('approved')
+          }}
+          onCancel={() => setChallenge(null)}
+        />
+      ) : approve.isError || reject.isError ? (
         <Alert tone="error">
           <ErrorText ui={ui} error={approve.error ?? reject.error} />
         </Alert>
       ) : null}
-      {waiting && !voted ? (
+      {waiting && !voted && !challenge ? (
         <div className="lk-row" style={{ justifyContent: 'flex-end' }}>
           <Button
             variant="secondary"

@@ -1248,3 +1248,65 @@ describe('a held activity is decided again when it finally runs', () => {
     expect(await walletCount(keyA)).toBe(1)
   })
 })
+
+describe("an approval of another user's activity awaiting consensus is its voter's consent", () => {
+  it("waits for the voter's own policies on that activity: a stolen session's vote counts only with the voter's code", async () => {
+    const { code } = await totpPolicyOn(keyA, userA)
+    resultOf(
+      'update_root_quorum',
+      await submitAs(keyB, 'update_root_quorum', { threshold: 2, userIds: [userA, userB] }),
+    )
+    // B has no policy; B's wallet waits for A's vote.
+    const pending = await submitAs(keyB, 'create_wallet', wallet('by B'))
+    expect(status(pending)).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED')
+    const stillPending = async () =>
+      (await queryAs(keyB, 'get_activity', { activityId: pending.body.activity.id })).body.activity.status
+    // A's session alone (a thief's) approves: A's policy would hold the wallet were it A's, so the
+    // vote waits for A's code, and the wallet for the vote.
+    const vote = await submitAs(keyA, 'approve_activity', { fingerprint: pending.body.activity.fingerprint })
+    expect(status(vote)).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+    expect(vote.body.activity.type).toBe(ACTIVITIES.approve_activity.type)
+    expect(await stillPending()).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED')
+    expect(await walletCount(keyB)).toBe(0)
+    // A wrong code counts nothing; A's code runs the vote, and the vote the wallet, once.
+    const wrong = await submitAs(keyA, 'latchkey_satisfy_mfa', {
+      fingerprint: vote.body.activity.fingerprint,
+      totpCode: '000000',
+    })
+    expect(codeOf(wrong)).toBe('OTP_INVALID')
+    expect(await stillPending()).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED')
+    const proven = await submitAs(keyA, 'latchkey_satisfy_mfa', {
+      fingerprint: vote.body.activity.fingerprint,
+      totpCode: code(),
+    })
+    expect(proven.status).toBe(200)
+    expect(await stillPending()).toBe('ACTIVITY_STATUS_COMPLETED')
+    expect(await walletCount(keyB)).toBe(1)
+    // An activity none of A's policies would hold takes A's vote at once.
+    const key = await submitAs(keyB, 'create_private_keys', {
+      privateKeys: [
+        { privateKeyName: 'k', curve: 'CURVE_SECP256K1', addressFormats: [], privateKeyTags: [] },
+      ],
+    })
+    expect(status(key)).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED')
+    const approved = await submitAs(keyA, 'approve_activity', { fingerprint: key.body.activity.fingerprint })
+    expect(status(approved)).toBe('ACTIVITY_STATUS_COMPLETED')
+    // A held vote on an activity rejected meanwhile (here by the voter, who changed their mind:
+    // a rejection is never held) counts nothing when its code comes: it fails.
+    const later = await submitAs(keyB, 'create_wallet', wallet('withdrawn'))
+    const heldVote = await submitAs(keyA, 'approve_activity', {
+      fingerprint: later.body.activity.fingerprint,
+    })
+    expect(status(heldVote)).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+    const rejected = await submitAs(keyA, 'reject_activity', { fingerprint: later.body.activity.fingerprint })
+    expect(status(rejected)).toBe('ACTIVITY_STATUS_REJECTED')
+    const late = await submitAs(keyA, 'latchkey_satisfy_mfa', {
+      fingerprint: heldVote.body.activity.fingerprint,
+      totpCode: code(),
+    })
+    expect(status(late)).toBe('ACTIVITY_STATUS_FAILED')
+    const record = await queryAs(keyA, 'get_activity', { activityId: heldVote.body.activity.id })
+    expect(JSON.stringify(record.body.activity)).toMatch(/ACTIVITY_NOT_VOTABLE/)
+    expect(await walletCount(keyB)).toBe(1)
+  })
+})

@@ -243,6 +243,27 @@ export async function proveOnActivity(
 }
 
 /**
+ * The activity `vote` (an `approve_activity`) approves when that counts as consent to it: another
+ * user's activity of the same organization awaiting consensus. Not an approval that proves a step
+ * of a held activity (the published way of satisfying MFA), nor one of the voter's own activity,
+ * whose policies hold it anyway once the quorum allows it.
+ */
+async function consentedTo(
+  tx: Transaction,
+  vote: ActivityRow,
+  voter: Caller,
+): Promise<ActivityRow | undefined> {
+  const fingerprint = vote.intent.fingerprint
+  if (typeof fingerprint !== 'string') return undefined
+  return (await tx.findBy('activities', 'fingerprint', fingerprint)).find(
+    (row) =>
+      row.organizationId === vote.organizationId &&
+      row.status === 'ACTIVITY_STATUS_CONSENSUS_NEEDED' &&
+      row.userId !== voter.userId,
+  )
+}
+
+/**
  * The MFA wing's gate: an allowed activity of a user whose MFA policies match it waits in
  * ACTIVITY_STATUS_AUTHENTICATORS_NEEDED with a challenge (the matched policies' steps as they are
  * now); the submission's own stamp proves what it can. `approve_activity` by the same user proves
@@ -251,8 +272,13 @@ export async function proveOnActivity(
 export const mfaGate: ActivityGate = {
   status: 'ACTIVITY_STATUS_AUTHENTICATORS_NEEDED',
   async hold({ tx, runtime, row, caller, loosensGuard }: GateInput) {
-    if (NEVER_HELD.has(row.path)) return false
-    const policies = await policiesFor(tx, row, caller, loosensGuard)
+    // An approval of another user's activity awaiting consensus is the voter's consent to it: it
+    // waits for the voter's policies that would hold that activity were it the voter's own.
+    const consent = row.path === 'approve_activity' ? await consentedTo(tx, row, caller) : undefined
+    if (!consent && NEVER_HELD.has(row.path)) return false
+    const policies = consent
+      ? await policiesFor(tx, consent, caller, undefined)
+      : await policiesFor(tx, row, caller, loosensGuard)
     if (policies.length === 0) return false
     const now = runtime.now()
     const challenge: MfaChallengeRow = {
