@@ -5,7 +5,8 @@
 // user's caps (5 TOTP factors, 20 MFA policies) hold when creates race on both. A user's
 // authority changes (AUTHORITY_CHANGES: adding a user, the root quorum, policies) are held for the
 // second factor whichever instance they, their policy and their approvals reach, and in whatever
-// order the database takes them. So is lifting a spending guard (a raised limit). And the
+// order the database takes them. So is a root user's approval of another user's activity (their
+// consent to it), and lifting a spending guard (a raised limit). And the
 // service's hourly SMS budget (sign-in, verification and MFA codes alike) is one budget on both.
 import { ACTIVITIES, type ActivityPath } from '@latchkey/protocol'
 import { base32nopad } from '@scure/base'
@@ -593,6 +594,64 @@ describe('authority changes of a user under MFA, across two instances on Postgre
       (row) => row.userName,
     )
     expect(names.filter((name) => name === 'mallory')).toHaveLength(1)
+  })
+
+  it("a stolen key's approval of another user's wallet, sent to A and B at once, is one vote held on both; the voter's two codes raced on A and B count it once", async () => {
+    const other = testKey()
+    const user = await account(a, undefined, { others: [other] })
+    // The other root user (no policy) makes every activity wait for both, then asks for a wallet.
+    a.clock.advance(1)
+    const quorum = await user.submit(a, 'update_root_quorum', { threshold: 2, userIds: user.userIds }, other)
+    expect(statusOf(quorum)).toBe('ACTIVITY_STATUS_COMPLETED')
+    const pending = await user.submit(
+      b,
+      'create_wallet',
+      { walletName: 'by other', accounts: [ETHEREUM_ACCOUNT] },
+      other,
+      1,
+    )
+    expect(statusOf(pending)).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED')
+    const wanted = pending.body.activity as { id: string; fingerprint: string }
+    // The attacker holds the voter's key: the same signed approval to both instances at once.
+    const vote = signed(
+      'approve_activity',
+      { fingerprint: wanted.fingerprint },
+      { key: user.key, org: user.org, at: a.clock.now() + 2 },
+    )
+    const votes = await Promise.all([vote(a), vote(b)])
+    expect(votes.map(statusOf)).toEqual([HELD, HELD])
+    const held = votes[0]!.body.activity as { id: string; fingerprint: string }
+    expect(votes[1]!.body.activity.id).toBe(held.id)
+    expect((await a.service.store.get('activities', wanted.id))?.status).toBe(
+      'ACTIVITY_STATUS_CONSENSUS_NEEDED',
+    )
+    expect(await user.wallets(b)).toBe(0)
+    // The voter's codes (this step's and the next) on A and B at once: the vote counts once, and
+    // the wallet is made once.
+    const codes = [totp(user.secret, a.clock.now()), totp(user.secret, a.clock.now() + 30_000)]
+    const replies = await Promise.all(
+      [a, b].map((h, i) =>
+        user.submit(
+          h,
+          'latchkey_satisfy_mfa',
+          { fingerprint: held.fingerprint, totpCode: codes[i]! },
+          user.key,
+          i + 10,
+        ),
+      ),
+    )
+    expect(replies.filter((reply) => reply.status >= 500)).toEqual([])
+    const won = replies.filter((reply) => reply.status === 200)
+    expect(won.map((reply) => [reply.body.activity.id, statusOf(reply)])).toEqual([
+      [held.id, 'ACTIVITY_STATUS_COMPLETED'],
+    ])
+    const lost = replies.find((reply) => reply.status !== 200)!
+    expect([
+      [400, 'OTP_INVALID'],
+      [412, 'ACTIVITY_NOT_VOTABLE'],
+    ]).toContainEqual([lost.status, codeOf(lost)])
+    expect((await b.service.store.get('activities', wanted.id))?.status).toBe('ACTIVITY_STATUS_COMPLETED')
+    expect(await user.wallets(a)).toBe(1)
   })
 
   it('an MFA policy created on A while its user sends an authority change to B: held whenever the policy was answered first, never run past it', async () => {
