@@ -1309,4 +1309,37 @@ describe("an approval of another user's activity awaiting consensus is its voter
     expect(JSON.stringify(record.body.activity)).toMatch(/ACTIVITY_NOT_VOTABLE/)
     expect(await walletCount(keyB)).toBe(1)
   })
+  it('the published way: a held vote is proven by approve_activity stamped by the named key, and a vote stamped by that key counts at once', async () => {
+    const second = testKey()
+    const [keyId] = resultOf(
+      'create_api_keys',
+      await submitAs(keyA, 'create_api_keys', { userId: userA, apiKeys: [second.apiKey('second')] }),
+    ).apiKeyIds
+    await policyOn(keyA, userA, [{ any: [{ type: 'AUTHENTICATION_TYPE_API_KEY', id: keyId }] }])
+    resultOf(
+      'update_root_quorum',
+      await submitAs(keyB, 'update_root_quorum', { threshold: 2, userIds: [userA, userB] }),
+    )
+    const first = await submitAs(keyB, 'create_wallet', wallet('first'))
+    const vote = await submitAs(keyA, 'approve_activity', { fingerprint: first.body.activity.fingerprint })
+    expect(status(vote)).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+    h.clock.advance(1)
+    const proven = await h.submit(
+      'approve_activity',
+      { fingerprint: vote.body.activity.fingerprint },
+      { as: second, organizationId: org },
+    )
+    expect(proven.status).toBe(200)
+    expect(await walletCount(keyB)).toBe(1)
+    // Stamped by the named key in the first place, the vote proves the step itself.
+    const next = await submitAs(keyB, 'create_wallet', wallet('second'))
+    h.clock.advance(1)
+    const direct = await h.submit(
+      'approve_activity',
+      { fingerprint: next.body.activity.fingerprint },
+      { as: second, organizationId: org },
+    )
+    expect(status(direct)).toBe('ACTIVITY_STATUS_COMPLETED')
+    expect(await walletCount(keyB)).toBe(2)
+  })
 })
