@@ -573,12 +573,7 @@ describe('an activity a policy matches', () => {
   })
 
   it('is satisfied the published way, approve_activity stamped by the named key, and runs once under 8 concurrent approvals', async () => {
-    const second = testKey()
-    const [keyId] = resultOf(
-      'create_api_keys',
-      await submitAs(keyA, 'create_api_keys', { userId: userA, apiKeys: [second.apiKey('second')] }),
-    ).apiKeyIds
-    await policyOn(keyA, userA, [{ any: [{ type: 'AUTHENTICATION_TYPE_API_KEY', id: keyId }] }])
+    const second = await namedKeyPolicyOnA()
     const held = await newWallet(keyA)
     expect(held.body.activity.status).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
     const fingerprint = held.body.activity.fingerprint
@@ -819,6 +814,24 @@ const newUser = (attacker: TestKey, name = 'helper') => ({
   ],
 })
 const wallet = (name: string) => ({ walletName: name, accounts: [ETHEREUM_ACCOUNT] })
+
+/** A second API key of A's, and a policy on A's new wallets that only that key proves. */
+async function namedKeyPolicyOnA() {
+  const second = testKey()
+  const [keyId] = resultOf(
+    'create_api_keys',
+    await submitAs(keyA, 'create_api_keys', { userId: userA, apiKeys: [second.apiKey('second')] }),
+  ).apiKeyIds
+  await policyOn(keyA, userA, [{ any: [{ type: 'AUTHENTICATION_TYPE_API_KEY', id: keyId }] }])
+  return second
+}
+
+/** Both root users must approve every activity from now on (B, who has no policy, sets it). */
+const twoOfTwo = async () =>
+  resultOf(
+    'update_root_quorum',
+    await submitAs(keyB, 'update_root_quorum', { threshold: 2, userIds: [userA, userB] }),
+  )
 
 describe('changes to who else may act wait for every policy of a submitter under MFA', () => {
   it('the always-held authority and destructive changes are real activity paths', () => {
@@ -1201,10 +1214,7 @@ describe('a held activity is decided again when it finally runs', () => {
   })
 
   it('one awaiting consensus whose credential was deleted meanwhile fails when the quorum approves it', async () => {
-    resultOf(
-      'update_root_quorum',
-      await submitAs(keyB, 'update_root_quorum', { threshold: 2, userIds: [userA, userB] }),
-    )
+    await twoOfTwo()
     const pending = await submitAs(keyB, 'create_wallet', wallet('pending'))
     expect(status(pending)).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED')
     const second = testKey()
@@ -1232,10 +1242,7 @@ describe('a held activity is decided again when it finally runs', () => {
 
   it('one that waited for consensus, then for a code, still runs with the approvals it gathered', async () => {
     const { code } = await totpPolicyOn(keyA, userA)
-    resultOf(
-      'update_root_quorum',
-      await submitAs(keyB, 'update_root_quorum', { threshold: 2, userIds: [userA, userB] }),
-    )
+    await twoOfTwo()
     const held = await submitAs(keyA, 'create_wallet', wallet('two of two'))
     expect(status(held)).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED')
     const voted = await submitAs(keyB, 'approve_activity', { fingerprint: held.body.activity.fingerprint })
@@ -1252,10 +1259,7 @@ describe('a held activity is decided again when it finally runs', () => {
 describe("an approval of another user's activity awaiting consensus is its voter's consent", () => {
   it("waits for the voter's own policies on that activity: a stolen session's vote counts only with the voter's code", async () => {
     const { code } = await totpPolicyOn(keyA, userA)
-    resultOf(
-      'update_root_quorum',
-      await submitAs(keyB, 'update_root_quorum', { threshold: 2, userIds: [userA, userB] }),
-    )
+    await twoOfTwo()
     // B has no policy; B's wallet waits for A's vote.
     const pending = await submitAs(keyB, 'create_wallet', wallet('by B'))
     expect(status(pending)).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED')
@@ -1309,17 +1313,10 @@ describe("an approval of another user's activity awaiting consensus is its voter
     expect(JSON.stringify(record.body.activity)).toMatch(/ACTIVITY_NOT_VOTABLE/)
     expect(await walletCount(keyB)).toBe(1)
   })
+
   it('the published way: a held vote is proven by approve_activity stamped by the named key, and a vote stamped by that key counts at once', async () => {
-    const second = testKey()
-    const [keyId] = resultOf(
-      'create_api_keys',
-      await submitAs(keyA, 'create_api_keys', { userId: userA, apiKeys: [second.apiKey('second')] }),
-    ).apiKeyIds
-    await policyOn(keyA, userA, [{ any: [{ type: 'AUTHENTICATION_TYPE_API_KEY', id: keyId }] }])
-    resultOf(
-      'update_root_quorum',
-      await submitAs(keyB, 'update_root_quorum', { threshold: 2, userIds: [userA, userB] }),
-    )
+    const second = await namedKeyPolicyOnA()
+    await twoOfTwo()
     const first = await submitAs(keyB, 'create_wallet', wallet('first'))
     const vote = await submitAs(keyA, 'approve_activity', { fingerprint: first.body.activity.fingerprint })
     expect(status(vote)).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
