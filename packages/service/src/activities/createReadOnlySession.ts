@@ -1,12 +1,17 @@
-import { READ_ONLY_SESSION_SECONDS, signSession } from '../domain/sessions.ts'
+import { READ_ONLY_SESSION_SECONDS, sessionCeilingOf, signSession } from '../domain/sessions.ts'
 import { defineActivity } from '../kernel/registry.ts'
 
-/** A one-hour read-only session JWT (presented as `X-Session` on query routes). */
+/**
+ * A one-hour read-only session JWT (presented as `X-Session` on query routes), or shorter under
+ * the operator's ceiling on sessions (`maxSessionExpirationSeconds`).
+ */
 export const createReadOnlySession = defineActivity('create_read_only_session', {
   parse: () => ({}) as Record<string, never>,
   run: async (ctx) => {
     const user = (await ctx.tx.get('users', ctx.caller.userId))!
-    const exp = Math.floor(ctx.now / 1000) + READ_ONLY_SESSION_SECONDS
+    const ceiling = await sessionCeilingOf(ctx.tx, ctx.organization.id)
+    const exp =
+      Math.floor(ctx.now / 1000) + Math.min(READ_ONLY_SESSION_SECONDS, ceiling ?? READ_ONLY_SESSION_SECONDS)
     const session = signSession(ctx.runtime, {
       exp,
       iat: Math.floor(ctx.now / 1000),

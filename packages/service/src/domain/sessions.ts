@@ -37,6 +37,19 @@ export const SESSION_CREDENTIAL_TYPES: readonly CredentialType[] = [
   'CREDENTIAL_TYPE_LOGIN',
 ]
 
+/**
+ * The operator's ceiling on the sessions of `organizationId` and the rest of its tree, in seconds
+ * (`maxSessionExpirationSeconds` of the top-level organization's auth-proxy settings), or
+ * undefined: none set.
+ */
+export async function sessionCeilingOf(reads: Reads, organizationId: string): Promise<number | undefined> {
+  const organization = await reads.get('organizations', organizationId)
+  const top = organization?.parentOrganizationId ?? organizationId
+  const config = (await reads.findBy('proxyConfigs', 'organizationId', top))[0]
+  const ceiling = config?.settings.maxSessionExpirationSeconds
+  return ceiling === undefined ? undefined : Number(ceiling)
+}
+
 /** A login (session) key that has not expired yet: deleting it ends a session. */
 export function isLiveSession(key: ApiKeyRow, now: number): boolean {
   if (!SESSION_CREDENTIAL_TYPES.includes(key.credentialType)) return false
@@ -129,8 +142,6 @@ export async function issueSession(
      * activity must satisfy its scope, and it lives the profile's `expirationSeconds` when it has one.
      */
     sessionProfileId?: string | undefined
-    /** The operator's ceiling (`maxSessionExpirationSeconds`): a longer lifetime is cut to it. */
-    maxSeconds?: number | undefined
   },
 ): Promise<{ session: string; apiKeyId: string; expiresAt: number }> {
   const profile =
@@ -138,9 +149,10 @@ export async function issueSession(
       ? await sessionProfileFor(ctx.tx, input.user, input.sessionProfileId, 'parameters.sessionProfileId')
       : undefined
   const asked = profile?.expirationSeconds ?? input.expirationSeconds
+  // The operator's ceiling cuts what the login asked for, or its profile says.
   const seconds = Math.min(
     asked !== undefined ? Math.max(1, Number(asked)) : DEFAULT_SESSION_SECONDS,
-    input.maxSeconds ?? MAX_SESSION_SECONDS,
+    (await sessionCeilingOf(ctx.tx, input.user.organizationId)) ?? MAX_SESSION_SECONDS,
   )
   const keys = await ctx.tx.findBy('apiKeys', 'userId', input.user.id)
   let revoked = 0

@@ -3,7 +3,6 @@ import { issueSession, MAX_SESSION_SECONDS, normalizeSessionPublicKey } from '..
 import type { Reader } from '../../kernel/Reader.ts'
 import type { ActivityContext } from '../../kernel/registry.ts'
 import type { UserRow } from '../../kernel/store/model.ts'
-import { proxyConfigFor } from '../proxyConfigFor.ts'
 import { type SpentError, type SpentKind, spendOnce } from '../spendOnce.ts'
 
 /** What every login asks for besides its proof: the session key, its lifetime, whether older sessions end. */
@@ -51,9 +50,7 @@ export async function issueLoginSession(
 ): Promise<{ session: string }> {
   const { user, parameters: p, spend, credential } = login
   if (spend) await spendOnce(ctx, spend.kind, spend.id, spend.error)
-  const ceiling = (await proxyConfigFor(ctx.tx, user.organizationId))?.settings.maxSessionExpirationSeconds
   const { session } = await issueSession(ctx, {
-    ...(ceiling !== undefined ? { maxSeconds: Number(ceiling) } : {}),
     user,
     publicKey: p.publicKey,
     expirationSeconds: p.expirationSeconds,

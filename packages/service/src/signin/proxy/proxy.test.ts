@@ -1422,6 +1422,21 @@ describe('session lifetimes the caller asks for', () => {
       lifetime(await h.submit('stamp_login', { publicKey: testKey().publicKey, sessionProfileId }, asSub)),
     ).toBe(3600)
 
+    // Under a ceiling below an hour, a read-only session is cut to it too.
+    expect((await settings(h, { maxSessionExpirationSeconds: '600' })).status).toBe(200)
+    h.clock.advance(1)
+    const readOnly = resultOf(
+      'create_read_only_session',
+      await h.submit('create_read_only_session', {}, asSub),
+    )
+    expect(Number(readOnly.sessionExpiry) - Math.floor(h.clock.now() / 1000)).toBe(600)
+    h.clock.advance(1)
+    expect(
+      lifetime(
+        await h.submit('stamp_login', { publicKey: testKey().publicKey, expirationSeconds: longest }, asSub),
+      ),
+    ).toBe(600)
+
     // The kit asks for what wallet_kit_config says; a sign-up bringing a longer session key is refused.
     const page = browser(h)
     expect((await page.call('wallet_kit_config')).body.sessionExpirationSeconds).toBe('300')
