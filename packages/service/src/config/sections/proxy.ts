@@ -33,7 +33,7 @@ export const proxySection = z
       })
       .optional()
       .describe(
-        `Longest session any login of the organization and its sub-organizations gets, in seconds: a login asking for longer (\`expirationSeconds\`, up to ${MAX_SESSION_SECONDS}), or a session profile lasting longer, gets this; a sign-up through the auth proxy bringing a longer session key is refused. At least \`session_seconds\`. Unset: the stored setting (${MAX_SESSION_SECONDS} unless changed).`,
+        `Longest session any login of the organization and its sub-organizations gets, in seconds: a login asking for longer (\`expirationSeconds\`, up to ${MAX_SESSION_SECONDS}), a session profile lasting longer, or a read-only session (an hour), gets this; a sign-up through the auth proxy bringing a longer session key is refused. At least \`session_seconds\`. Unset: the stored setting (${MAX_SESSION_SECONDS} unless changed).`,
       ),
     enabled_methods: z
       .array(z.enum(SIGN_IN_METHODS, { error: `must be one of ${SIGN_IN_METHODS.join(', ')}` }), {
