@@ -103,9 +103,14 @@ describe('<ActivityApproval/>', () => {
       </LatchkeyProvider>,
     )
     await user.click(await screen.findByRole('button', { name: 'Approve' }, { timeout: 10_000 }))
-    const field = await screen.findByRole('textbox', { name: 'Authenticator code' }, { timeout: 10_000 })
+    await screen.findByRole('textbox', { name: 'Authenticator code' }, { timeout: 10_000 })
     expect(screen.queryByText('You approved this action.')).toBeNull()
     expect((await getWallets(fixture.client, {})).wallets).toEqual([])
+    // Cancelling leaves the activity waiting, with no error shown; approving again asks again.
+    await user.click(screen.getByRole('button', { name: 'Cancel' }))
+    expect(screen.queryByRole('alert')).toBeNull()
+    await user.click(screen.getByRole('button', { name: 'Approve' }))
+    const field = await screen.findByRole('textbox', { name: 'Authenticator code' }, { timeout: 10_000 })
     // The confirmation spent this step's code: the next step's.
     await user.type(field, `${totpCode(secret, Date.now() + 30_000)}{Enter}`)
     expect(await screen.findByText('You approved this action.', undefined, { timeout: 10_000 })).toBeTruthy()

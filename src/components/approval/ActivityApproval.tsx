@@ -180,7 +180,7 @@ function ActivityApprovalInner({ activityId, onVoted, className, ...look }: Acti
           }}
           onCancel={() => setChallenge(null)}
         />
-      ) : approve.isError || reject.isError ? (
+      ) : (approve.isError && !isMfaRequired(approve.error)) || reject.isError ? (
         <Alert tone="error">
           <ErrorText ui={ui} error={approve.error ?? reject.error} />
         </Alert>
