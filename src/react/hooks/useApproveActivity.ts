@@ -16,7 +16,11 @@ export type UseApproveActivityReturnType = UseMutationResult<
   ApproveActivityParameters
 >
 
-/** Approves an activity waiting for consensus (by `fingerprint`). */
+/**
+ * Approves an activity waiting for consensus (by `fingerprint`). When the voter's own MFA policies
+ * would hold that activity, the vote waits for their second factor: the mutation fails with
+ * `MfaRequiredError` (finish it with `useCompleteMfa`; `<ActivityApproval/>` asks for the factor itself).
+ */
 export function useApproveActivity(
   parameters: UseApproveActivityParameters = {},
 ): UseApproveActivityReturnType {
