@@ -13,6 +13,7 @@ import {
   type UserRow,
 } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Reads.ts'
+import { proxyConfigFor } from './proxyConfigFor.ts'
 import { verifiedContact } from './verifiedContact.ts'
 
 /** Default read-write session lifetime (seconds): 15 minutes. */
@@ -43,10 +44,7 @@ export const SESSION_CREDENTIAL_TYPES: readonly CredentialType[] = [
  * undefined: none set.
  */
 export async function sessionCeilingOf(reads: Reads, organizationId: string): Promise<number | undefined> {
-  const organization = await reads.get('organizations', organizationId)
-  const top = organization?.parentOrganizationId ?? organizationId
-  const config = (await reads.findBy('proxyConfigs', 'organizationId', top))[0]
-  const ceiling = config?.settings.maxSessionExpirationSeconds
+  const ceiling = (await proxyConfigFor(reads, organizationId))?.settings.maxSessionExpirationSeconds
   return ceiling === undefined ? undefined : Number(ceiling)
 }
 

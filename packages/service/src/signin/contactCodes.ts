@@ -1,10 +1,10 @@
 import type { OtpType } from '@latchkey/protocol'
+import { proxyConfigFor } from '../domain/proxyConfigFor.ts'
 import type { ContactCodes } from '../kernel/contactCodes.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { OrganizationRow } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Store.ts'
 import type { OtpEngine, OtpInitInput } from './otp/createOtpEngine.ts'
-import { proxyConfigFor } from './proxyConfigFor.ts'
 
 /** Code lifetime when the operator set none (and the longest a caller may ask for then). */
 const DEFAULT_OTP_SECONDS = 300

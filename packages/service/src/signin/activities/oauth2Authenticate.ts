@@ -1,4 +1,5 @@
 import { OAUTH2_PROVIDERS } from '@latchkey/protocol'
+import { proxyConfigFor } from '../../domain/proxyConfigFor.ts'
 import { CredentialError } from '../../kernel/base/errors.ts'
 import { defineActivity } from '../../kernel/registry.ts'
 import { devClientId } from '../defaultProxySettings.ts'
@@ -6,7 +7,6 @@ import { organizationTreeOf } from '../oauth/createServiceOidc.ts'
 import { exchangeAuthorizationCode } from '../oauth/exchangeAuthorizationCode.ts'
 import { CODE_VERIFIER } from '../oauth/pkce.ts'
 import { methodOf } from '../oauth/providerEndpoints.ts'
-import { proxyConfigFor } from '../proxyConfigFor.ts'
 import { signInState } from '../signInState.ts'
 import { inParameters } from './initOtp.ts'
 

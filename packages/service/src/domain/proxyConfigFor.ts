@@ -1,7 +1,10 @@
 import type { ProxyConfigRow } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Store.ts'
 
-/** The proxy configuration of an organization, or of its parent for a sub-organization. */
+/**
+ * The proxy configuration of an organization, or of its parent for a sub-organization: the sign-in
+ * wing's settings, and the operator's ceiling on sessions (`sessionCeilingOf`).
+ */
 export async function proxyConfigFor(
   reads: Reads,
   organizationId: string,
