@@ -224,10 +224,9 @@ async function seedConsensus(live: Live, approverMfa = false) {
       requiredAuthenticationMethods: [{ any: [{ type: 'AUTHENTICATION_TYPE_LATCHKEY_TOTP' }] }],
       order: 0,
     })
-    switchSession(client, { sessionId: sessions[0]!.id })
-    await submit(client, 'update_root_quorum', { threshold: 2, userIds: result.rootUserIds })
   }
   switchSession(client, { sessionId: sessions[0]!.id })
+  if (approverMfa) await submit(client, 'update_root_quorum', { threshold: 2, userIds: result.rootUserIds })
   try {
     await createWallet(client, { walletName: 'Treasury reserve', chains: ['ethereum'] })
   } catch (error) {
