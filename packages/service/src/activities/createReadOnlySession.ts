@@ -11,7 +11,7 @@ export const createReadOnlySession = defineActivity('create_read_only_session', 
     const user = (await ctx.tx.get('users', ctx.caller.userId))!
     const ceiling = await sessionCeilingOf(ctx.tx, ctx.organization.id)
     const exp =
-      Math.floor(ctx.now / 1000) + Math.min(READ_ONLY_SESSION_SECONDS, ceiling ?? READ_ONLY_SESSION_SECONDS)
+      Math.floor(ctx.now / 1000) + Math.min(READ_ONLY_SESSION_SECONDS, ceiling ?? Number.POSITIVE_INFINITY)
     const session = signSession(ctx.runtime, {
       exp,
       iat: Math.floor(ctx.now / 1000),
