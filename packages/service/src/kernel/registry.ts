@@ -346,10 +346,10 @@ export interface GateInput {
   /** Who submitted it. */
   caller: Caller
   /**
-   * Whether it loosens a guard on spending (`ActivityHandler.loosensGuard`, with its parameters as
-   * recorded): set by `heldBy` for the gates.
+   * Whether an activity (this one, or the one a vote approves) loosens a guard on spending
+   * (`ActivityHandler.loosensGuard`, with its parameters as recorded): set by `heldBy` for the gates.
    */
-  loosensGuard?: () => Promise<boolean>
+  loosensGuard?: (row: ActivityRow) => Promise<boolean>
 }
 
 /**

@@ -997,6 +997,47 @@ describe('loosening a spending guard waits for every policy of a submitter under
     expect(status(byB)).toBe('ACTIVITY_STATUS_COMPLETED')
   })
 
+  it("a vote is judged the same: a stolen session's approval of another user's raise waits for the voter's code, a lowering's counts at once", async () => {
+    const spendingLimitId = await limitOn({ type: 'SPENDING_LIMIT_SCOPE_USER', userId: userA })
+    // A's policy is about new wallets only; B has none and proposes, A's vote decides.
+    const { code } = await totpPolicyOn(keyA, userA)
+    await twoOfTwo()
+    const raise = await submitAs(keyB, 'latchkey_update_spending_limit', {
+      spendingLimitId,
+      amount: '1000000',
+    })
+    expect(status(raise)).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED')
+    const vote = await submitAs(keyA, 'approve_activity', { fingerprint: raise.body.activity.fingerprint })
+    expect(status(vote)).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+    expect(await limitRow(spendingLimitId)).toMatchObject({ amount: '1000' })
+    const widen = await submitAs(keyB, 'latchkey_update_spending_limit', {
+      spendingLimitId,
+      allowedDestinations: [SHOP, OTHER],
+    })
+    const widenVote = await submitAs(keyA, 'approve_activity', {
+      fingerprint: widen.body.activity.fingerprint,
+    })
+    expect(status(widenVote)).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+    expect(await limitRow(spendingLimitId)).toMatchObject({ allowedDestinations: [SHOP] })
+    // Tightening needs no code from the voter either.
+    const lower = await submitAs(keyB, 'latchkey_update_spending_limit', { spendingLimitId, amount: '10' })
+    const lowerVote = await submitAs(keyA, 'approve_activity', {
+      fingerprint: lower.body.activity.fingerprint,
+    })
+    expect(status(lowerVote)).toBe('ACTIVITY_STATUS_COMPLETED')
+    expect(await limitRow(spendingLimitId)).toMatchObject({ amount: '10' })
+    // With A's code the held vote counts, and the raise runs, once.
+    const proven = await submitAs(keyA, 'latchkey_satisfy_mfa', {
+      fingerprint: vote.body.activity.fingerprint,
+      totpCode: code(),
+    })
+    expect(proven.status).toBe(200)
+    expect(
+      (await queryAs(keyB, 'get_activity', { activityId: raise.body.activity.id })).body.activity.status,
+    ).toBe('ACTIVITY_STATUS_COMPLETED')
+    expect(await limitRow(spendingLimitId)).toMatchObject({ amount: '1000000', allowedDestinations: [SHOP] })
+  })
+
   it("a stolen session cannot widen a session profile's scope or lengthen its sessions; narrowing it to false, a new name or a shorter life run at once", async () => {
     const sessionProfileId = resultOf(
       'create_session_profile',

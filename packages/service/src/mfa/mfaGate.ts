@@ -138,7 +138,7 @@ async function policiesFor(
     FACTOR_CHANGES.has(row.path) ||
     AUTHORITY_CHANGES.has(row.path) ||
     DESTRUCTIVE_CHANGES.has(row.path) ||
-    (await loosensGuard?.()) === true
+    (await loosensGuard?.(row)) === true
   const scopes = await policyContextsOf(tx, row, { decodeTransaction: decodeTransactionForPolicy })
   return policies.filter(
     (policy) => allGuarded || policy.id === guarded || conditionHolds(policy.condition, scopes as never),
@@ -273,12 +273,11 @@ export const mfaGate: ActivityGate = {
   status: 'ACTIVITY_STATUS_AUTHENTICATORS_NEEDED',
   async hold({ tx, runtime, row, caller, loosensGuard }: GateInput) {
     // An approval of another user's activity awaiting consensus is the voter's consent to it: it
-    // waits for the voter's policies that would hold that activity were it the voter's own.
+    // waits for the voter's policies that would hold that activity were it the voter's own, by
+    // condition or by rule (loosening a spending guard included).
     const consent = row.path === 'approve_activity' ? await consentedTo(tx, row, caller) : undefined
     if (!consent && NEVER_HELD.has(row.path)) return false
-    const policies = consent
-      ? await policiesFor(tx, consent, caller, undefined)
-      : await policiesFor(tx, row, caller, loosensGuard)
+    const policies = await policiesFor(tx, consent ?? row, caller, loosensGuard)
     if (policies.length === 0) return false
     const now = runtime.now()
     const challenge: MfaChallengeRow = {

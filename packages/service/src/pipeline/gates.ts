@@ -2,6 +2,7 @@ import type { ActivityPath, ActivityStatus } from '@latchkey/protocol'
 import type { ApiError } from '../kernel/base/errors.ts'
 import { Reader } from '../kernel/Reader.ts'
 import type { ActivityGate, GateInput, Registry } from '../kernel/registry.ts'
+import type { ActivityRow } from '../kernel/store/model.ts'
 
 /**
  * The plugins' gates (`ServicePlugin.gate`) on an activity the decision allowed: the first that
@@ -9,22 +10,27 @@ import type { ActivityGate, GateInput, Registry } from '../kernel/registry.ts'
  * MFA wing registers one.
  */
 export async function heldBy(registry: Registry, input: GateInput): Promise<ActivityGate | undefined> {
-  const handler = registry.activities.get(input.row.path as ActivityPath)
-  const judged: GateInput = handler?.loosensGuard
-    ? {
-        ...input,
-        // Its parameters as recorded, parsed as they were when it was submitted.
-        loosensGuard: async () =>
-          (await handler.loosensGuard?.(
-            input.tx,
-            input.row.organizationId,
-            handler.parse(new Reader(input.row.intent, 'parameters'), input.row.type),
-          )) === true,
-      }
-    : input
+  const judged: GateInput = { ...input, loosensGuard: (row) => loosensGuard(registry, input.tx, row) }
   for (const plugin of registry.plugins)
     if (plugin.gate && (await plugin.gate.hold(judged))) return plugin.gate
   return undefined
+}
+
+/**
+ * Whether `row` loosens a guard on spending (`ActivityHandler.loosensGuard`), with its parameters
+ * as recorded, parsed as they were when it was submitted. The row may be another than the one
+ * judged: a vote is judged by the activity it approves.
+ */
+async function loosensGuard(registry: Registry, tx: GateInput['tx'], row: ActivityRow): Promise<boolean> {
+  const handler = registry.activities.get(row.path as ActivityPath)
+  if (!handler?.loosensGuard) return false
+  return (
+    (await handler.loosensGuard(
+      tx,
+      row.organizationId,
+      handler.parse(new Reader(row.intent, 'parameters'), row.type),
+    )) === true
+  )
 }
 
 /** The gate whose waiting status `status` is, if any. */
