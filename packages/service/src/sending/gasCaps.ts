@@ -1,3 +1,4 @@
+import { topLevelOf } from '../domain/organizations.ts'
 import { LimitError } from '../kernel/base/errors.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { ActivityContext } from '../kernel/registry.ts'
@@ -11,7 +12,7 @@ const utcMonth = (now: number) => new Date(now).toISOString().slice(0, 7)
 /** The caps of `organization`: its parent's (or its own) `organizationCaps`, else `caps`. */
 export function capsOf(runtime: Runtime, organization: OrganizationRow): GasCaps {
   const { sponsorship } = runtime.stateOf(SENDING)
-  const organizationId = organization.parentOrganizationId ?? organization.id
+  const organizationId = topLevelOf(organization)
   return sponsorship?.organizationCaps?.[organizationId] ?? sponsorship?.caps ?? {}
 }
 
@@ -81,7 +82,7 @@ export async function checkGasCaps(
   send: { gas: bigint; sendTransactionId: string; unit?: keyof typeof UNITS; perTransaction?: false },
 ): Promise<void> {
   const unit = UNITS[send.unit ?? 'gas']
-  const organizationId = ctx.organization.parentOrganizationId ?? ctx.organization.id
+  const organizationId = topLevelOf(ctx.organization)
   const caps = capsOf(ctx.runtime, ctx.organization)
   const perTransaction = caps[unit.perTransaction]
   const perUserPerDay = caps[unit.perUserPerDay]

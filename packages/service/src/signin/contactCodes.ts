@@ -1,4 +1,5 @@
 import type { OtpType } from '@latchkey/protocol'
+import { topLevelOf } from '../domain/organizations.ts'
 import { proxyConfigFor } from '../domain/proxyConfigFor.ts'
 import type { ContactCodes } from '../kernel/contactCodes.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
@@ -30,10 +31,7 @@ export async function operatorOtpInit(
 ): Promise<OtpInitInput> {
   const config = await proxyConfigFor(reads, organization.id)
   const settings = config?.settings
-  const operator = await reads.get(
-    'organizations',
-    config?.organizationId ?? organization.parentOrganizationId ?? organization.id,
-  )
+  const operator = await reads.get('organizations', config?.organizationId ?? topLevelOf(organization))
   return {
     organizationId: organization.id,
     otpType,

@@ -1,9 +1,9 @@
 import { OAUTH2_PROVIDERS } from '@latchkey/protocol'
+import { topLevelOf } from '../../domain/organizations.ts'
 import { proxyConfigFor } from '../../domain/proxyConfigFor.ts'
 import { CredentialError } from '../../kernel/base/errors.ts'
 import { defineActivity } from '../../kernel/registry.ts'
 import { devClientId } from '../defaultProxySettings.ts'
-import { organizationTreeOf } from '../oauth/createServiceOidc.ts'
 import { exchangeAuthorizationCode } from '../oauth/exchangeAuthorizationCode.ts'
 import { CODE_VERIFIER } from '../oauth/pkce.ts'
 import { methodOf } from '../oauth/providerEndpoints.ts'
@@ -60,7 +60,7 @@ export const oauth2Authenticate = defineActivity('oauth2_authenticate', {
         endpointsFor: () => state.oauth.resolve(method, settings),
         documents: state.oauth.documents,
         serviceOidc: state.oidc,
-        organizationId: organizationTreeOf(ctx.organization),
+        organizationId: topLevelOf(ctx.organization),
         now: () => ctx.runtime.now(),
         ...(state.options.oauth?.timeoutMs !== undefined ? { timeoutMs: state.options.oauth.timeoutMs } : {}),
       })

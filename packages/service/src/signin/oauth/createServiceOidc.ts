@@ -1,3 +1,4 @@
+import { topLevelOf } from '../../domain/organizations.ts'
 import { CredentialError } from '../../kernel/base/errors.ts'
 import { CryptoInputError, signJwt, verifyJwt } from '../../kernel/crypto/index.ts'
 
@@ -18,7 +19,7 @@ export interface ServiceOidcClaims {
   /** Issuer of the provider's ID token. */
   idp_iss: string
   /**
-   * The top-level organization whose auth-proxy settings named the provider (`organizationTreeOf`
+   * The top-level organization whose auth-proxy settings named the provider (`topLevelOf`
    * the organization `oauth2_authenticate` ran in): the token logs in, signs up and links only
    * there and in its sub-organizations. Each organization configures its own provider, issuer and
    * key set included, so without it a token one organization's provider vouched for would name
@@ -45,13 +46,6 @@ export interface ServiceOidcOptions {
 
 /** `iss` of the OIDC tokens the service issues (`oauth2_authenticate`), from @latchkey/protocol (oauthIdentity.ts). */
 export { SERVICE_OIDC_ISSUER } from '@latchkey/protocol'
-
-/**
- * The top-level organization `organization` belongs to (itself, or its parent: sub-organizations
- * are one level deep), whose auth-proxy settings its sign-ins use.
- */
-export const organizationTreeOf = (organization: { id: string; parentOrganizationId?: string | undefined }) =>
-  organization.parentOrganizationId ?? organization.id
 
 /** `kid` of the sign-in key in JWT headers. */
 export const SIGN_IN_KEY_ID = 'sign-in'
@@ -88,7 +82,7 @@ export function createServiceOidc(options: ServiceOidcOptions) {
 
   /**
    * Verifies signature, issuer, expiry, the claims `oauth_login` needs, and that it was issued in
-   * `organization`'s tree (its `org` claim: `organizationTreeOf`); `OIDC_TOKEN_INVALID` otherwise.
+   * `organization`'s tree (its `org` claim: `topLevelOf`); `OIDC_TOKEN_INVALID` otherwise.
    */
   function verify(
     token: unknown,
@@ -122,7 +116,7 @@ export function createServiceOidc(options: ServiceOidcOptions) {
         field,
         reason: 'names no organization (issued before tokens named one): sign in with the provider again',
       })
-    if (claims.org !== organizationTreeOf(organization))
+    if (claims.org !== topLevelOf(organization))
       throw new CredentialError({
         code: 'OIDC_TOKEN_INVALID',
         field,

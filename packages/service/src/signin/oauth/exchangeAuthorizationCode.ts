@@ -37,7 +37,7 @@ export interface ExchangeContext {
   endpointsFor: (provider: OAuth2Provider) => OAuthProviderEndpoints | Promise<OAuthProviderEndpoints>
   serviceOidc: ServiceOidc
   /**
-   * The top-level organization whose settings named the provider (`organizationTreeOf`): the
+   * The top-level organization whose settings named the provider (`topLevelOf`): the
    * token's `org`, where alone it is accepted.
    */
   organizationId: string
