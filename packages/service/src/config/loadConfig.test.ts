@@ -401,6 +401,24 @@ describe('start bounds what SMS codes cost', () => {
       ),
     ).toEqual({ maxPerHour: 5, allowedCountries: ['CA'] })
   })
+
+  it("takes the new numbers' share of max_per_hour, and refuses one larger than the whole", () => {
+    expect(check('sms-share.toml', 'max_per_hour = 200\nmax_per_hour_new_numbers = 50\n')).toEqual([])
+    expect(check('sms-share-over.toml', 'max_per_hour = 200\nmax_per_hour_new_numbers = 201\n')).toEqual([
+      expect.stringMatching(/sms\.max_per_hour_new_numbers: is a share of sms\.max_per_hour, so at most 200$/),
+    ])
+    expect(
+      smsBudgetOptions(
+        smsSection.parse({
+          provider: 'webhook',
+          url: 'https://s.example.com',
+          secret: 'a-long-enough-secret',
+          max_per_hour: 5,
+          max_per_hour_new_numbers: 1,
+        }),
+      ),
+    ).toEqual({ maxPerHour: 5, maxPerHourNewNumbers: 1 })
+  })
 })
 
 describe('config check and start list every problem', () => {

@@ -1,5 +1,6 @@
 import { hexToBytes } from '@noble/hashes/utils.js'
 import type { Hono } from 'hono'
+import { holdsVerifiedContact } from '../domain/verifiedContact.ts'
 import { signJwt } from '../kernel/crypto/index.ts'
 import { PluginStateKey, type Runtime } from '../kernel/Runtime.ts'
 import { localOnly } from '../pipeline/originPolicy.ts'
@@ -78,6 +79,10 @@ export async function loadSignInState(
         newId: () => runtime.newId(),
         mac: otpMac(runtime, keys.sealedOtpSecret),
         ...(options.smsBudget ? { smsBudget: options.smsBudget } : {}),
+        knownNumber: async (number) =>
+          (await runtime.store.findBy('users', 'userPhoneNumber', number)).some((user) =>
+            holdsVerifiedContact(user, 'phone', number),
+          ),
         ...(captcha?.perContact
           ? {
               captchaSendLimit: {

@@ -909,17 +909,44 @@ describe("the service's SMS budget across two instances on PostgreSQL", { timeou
     await b?.service.close()
   })
 
-  it('12 SMS codes to 12 numbers at once, alternating instances, under 5 an hour: 5 are sent, 7 refused; the next hour frees it', async () => {
-    const sms = (h: Harness, n: number) =>
-      h.submit('init_otp', { otpType: 'OTP_TYPE_SMS', contact: `+1415555${String(n).padStart(4, '0')}` })
-    const replies = await Promise.all(Array.from({ length: 12 }, (_, n) => sms(n % 2 ? b : a, n)))
-    expect(replies.filter((reply) => reply.status === 200)).toHaveLength(5)
+  it("12 SMS codes to 12 new numbers at once, alternating instances, under 5 an hour: the new numbers' share (3) is sent, 9 refused; known numbers get the rest; the next hour frees it", async () => {
+    // Two users whose numbers the operator set (verified): what the attacker must not crowd out.
+    const known = ['+14155559000', '+14155559001']
+    resultOf(
+      'create_sub_organization',
+      await a.submit('create_sub_organization', {
+        subOrganizationName: 'known numbers',
+        rootUsers: known.map((userPhoneNumber, index) => ({
+          userName: `User ${index}`,
+          userPhoneNumber,
+          apiKeys: [testKey().apiKey(`key ${index}`)],
+          authenticators: [],
+          oauthProviders: [],
+        })),
+        rootQuorumThreshold: 1,
+      }),
+    )
+    const sms = (h: Harness, contact: string) => h.submit('init_otp', { otpType: 'OTP_TYPE_SMS', contact })
+    const pumped = (n: number) => `+1415555${String(n).padStart(4, '0')}`
+    const replies = await Promise.all(Array.from({ length: 12 }, (_, n) => sms(n % 2 ? b : a, pumped(n))))
+    expect(replies.filter((reply) => reply.status === 200)).toHaveLength(3)
     const refused = replies.filter((reply) => reply.status !== 200)
     expect(refused.map((reply) => [reply.status, codeOf(reply), reply.body.details?.limit])).toEqual(
-      Array(7).fill([429, 'OTP_RATE_LIMITED', 'smsPerHour']),
+      Array(9).fill([429, 'OTP_RATE_LIMITED', 'smsPerHourNewNumbers']),
     )
-    // Both instances share one clock here: the next clock hour starts the count again.
+    // The users' numbers still get codes, on either instance, up to the hour's whole bound.
+    const [first, second] = await Promise.all([sms(a, known[0]!), sms(b, known[1]!)])
+    expect([first.status, second.status]).toEqual([200, 200])
+    // (A new request: the same body at the same instant would be the first one, replayed.)
+    a.clock.advance(1)
+    const over = await sms(a, known[0]!)
+    expect([over.status, codeOf(over), over.body.details?.limit]).toEqual([
+      429,
+      'OTP_RATE_LIMITED',
+      'smsPerHour',
+    ])
+    // Both instances share one clock here: the next clock hour starts the counts again.
     a.clock.advance(3_600_000 - (a.clock.now() % 3_600_000))
-    expect((await sms(b, 100)).status).toBe(200)
+    expect((await sms(b, pumped(100))).status).toBe(200)
   })
 })

@@ -36,6 +36,15 @@ const budget = {
     .describe(
       'SMS codes the service sends in one clock hour, every instance and organization together (sign-in, verification and MFA codes); over it, 429 OTP_RATE_LIMITED until the next hour. `start` requires it: the numbers are chosen by callers.',
     ),
+  max_per_hour_new_numbers: z
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .optional()
+    .describe(
+      'Of max_per_hour, how many codes may go to numbers no user holds verified (sign-ups, new numbers); over it, 429 OTP_RATE_LIMITED with limit smsPerHourNewNumbers until the next hour. A pumping attack chooses its own numbers, so it spends only this share, and the rest stays for the sign-ins and MFA codes of users whose numbers the service knows. At most max_per_hour. Default: half of max_per_hour, rounded up.',
+    ),
   allowed_countries: z
     .array(
       z.string().refine((code) => COUNTRIES.includes(code), {
@@ -89,6 +98,17 @@ const webhook = z
 /** `[sms]`: one-time codes by SMS through an HTTP provider. Absent: SMS codes go to the dev outbox. */
 export const smsSection = z
   .discriminatedUnion('provider', [twilio, webhook])
+  .superRefine((section, context) => {
+    if (
+      section.max_per_hour_new_numbers !== undefined &&
+      (section.max_per_hour === undefined || section.max_per_hour_new_numbers > section.max_per_hour)
+    )
+      context.addIssue({
+        code: 'custom',
+        path: ['max_per_hour_new_numbers'],
+        message: `is a share of sms.max_per_hour, so at most ${section.max_per_hour ?? 'it, and it is not set'}`,
+      })
+  })
   .describe("SMS delivery of one-time codes: provider 'twilio' or 'webhook'.")
 
 export type SmsSection = z.infer<typeof smsSection>
@@ -112,6 +132,9 @@ export function smsOptions(parsed: SmsSection): SmsOptions {
 export function smsBudgetOptions(parsed: SmsSection): SmsBudget {
   return {
     ...(parsed.max_per_hour !== undefined ? { maxPerHour: parsed.max_per_hour } : {}),
+    ...(parsed.max_per_hour_new_numbers !== undefined
+      ? { maxPerHourNewNumbers: parsed.max_per_hour_new_numbers }
+      : {}),
     ...(parsed.allowed_countries !== undefined ? { allowedCountries: parsed.allowed_countries } : {}),
   }
 }

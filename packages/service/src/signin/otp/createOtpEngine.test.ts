@@ -18,7 +18,12 @@ const ORG = 'org-1'
 const publicKey = bytesToHex(p256.getPublicKey(p256.utils.randomSecretKey(), true))
 
 function setup(
-  overrides: { maxAttempts?: number; captchaSendLimit?: RateLimit; smsBudget?: SmsBudget } = {},
+  overrides: {
+    maxAttempts?: number
+    captchaSendLimit?: RateLimit
+    smsBudget?: SmsBudget
+    knownNumber?: (number: string) => Promise<boolean>
+  } = {},
 ) {
   let time = Date.UTC(2026, 0, 1)
   const storage = memoryOtpStorage()
@@ -300,7 +305,7 @@ describe('createOtpEngine', () => {
   })
 
   it('SMS codes are bounded service-wide an hour, whoever the numbers are; e-mail codes are not; the next hour frees it', async () => {
-    const { engine, outbox, advance, now } = setup({ smsBudget: { maxPerHour: 3 } })
+    const { engine, outbox, advance, now } = setup({ smsBudget: { maxPerHour: 3, maxPerHourNewNumbers: 3 } })
     // Pumping: each code to a different number, so no per-number budget sees it.
     const sms = (n: number) =>
       engine.init({
@@ -328,6 +333,29 @@ describe('createOtpEngine', () => {
     for (let n = 5; n < 8; n++) await sms(n)
     expect((await refusal(sms(8))).errorCode).toBe('OTP_RATE_LIMITED')
     expect(outbox).toHaveLength(7)
+  })
+
+  it('pumping new numbers spends only their share of the hour: the rest stays for numbers users hold, whose codes still go', async () => {
+    const known = new Set(['+14155559000', '+14155559001', '+14155559002'])
+    const { engine, outbox } = setup({
+      // Default share: half of 5, rounded up.
+      smsBudget: { maxPerHour: 5 },
+      knownNumber: async (number) => known.has(number),
+    })
+    const sms = (contact: string) => engine.init({ organizationId: ORG, otpType: 'OTP_TYPE_SMS', contact })
+    // The attacker's numbers, a different one each time: 3 go, then the new numbers' share is spent.
+    for (let n = 0; n < 3; n++) await sms(`+1415555${String(n).padStart(4, '0')}`)
+    expect(await refusal(sms('+14155550003'))).toMatchObject({
+      errorCode: 'OTP_RATE_LIMITED',
+      details: { limit: 'smsPerHourNewNumbers', retryAfterSeconds: 3600 },
+    })
+    expect(outbox).toHaveLength(3)
+    // Users whose numbers the service knows still get theirs, up to the whole hour's bound.
+    await sms('+14155559000')
+    await sms('+14155559001')
+    expect(outbox.map((message) => message.contact).slice(3)).toEqual(['+14155559000', '+14155559001'])
+    expect((await refusal(sms('+14155559002'))).details.limit).toBe('smsPerHour')
+    expect(outbox).toHaveLength(5)
   })
 
   it('SMS codes go only to the countries the operator lists, naming the contact; a number of no country is refused too', async () => {

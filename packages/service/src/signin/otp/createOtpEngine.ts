@@ -92,6 +92,13 @@ export function memoryOtpStorage(): OtpStorage & { records: Map<string, OtpRecor
 export interface SmsBudget {
   /** SMS codes the service sends in one clock hour, every instance and organization together. */
   maxPerHour?: number
+  /**
+   * Of `maxPerHour`, how many may go to numbers no user holds verified (sign-ups, new numbers): a
+   * pumping attack asks codes for numbers of its own choosing, so it can spend only this share,
+   * and the rest stays for the users whose numbers the service knows (their sign-ins and MFA
+   * codes). At most `maxPerHour`. @default half of `maxPerHour`, rounded up
+   */
+  maxPerHourNewNumbers?: number
   /** ISO 3166-1 alpha-2 countries whose numbers get SMS codes; others are refused (400). */
   allowedCountries?: readonly string[]
 }
@@ -170,6 +177,11 @@ export interface OtpEngineOptions {
   captchaSendLimit?: RateLimit
   /** What SMS codes may cost the operator (`SmsBudget`). @default no bound */
   smsBudget?: SmsBudget
+  /**
+   * Whether a user holds `number` (E.164) as a verified phone number: codes to it are not charged
+   * to `SmsBudget.maxPerHourNewNumbers`. @default no number is known
+   */
+  knownNumber?: (number: string) => Promise<boolean>
   /** Wrong codes allowed per contact across all its OTPs. @default GUESS_LIMIT */
   guessLimit?: RateLimit
   /** Code lifetime when the caller gives none. @default 300 */
@@ -264,24 +276,39 @@ async function assertSmsCountry(contact: string, allowed: readonly string[] | un
 }
 
 /**
- * Counts one SMS code in this clock hour's count, inside the code's own transaction, so the bound
- * holds across instances (PostgreSQL serialises the count's row); over it, 429 `OTP_RATE_LIMITED`
- * until the next hour. A count, not a list of times: one row however large the bound.
+ * Counts one SMS code in this clock hour's count (and, for a number no user holds, in the hour's
+ * count of such numbers), inside the code's own transaction, so the bound holds across instances
+ * (PostgreSQL serialises the counts' rows); over either, 429 `OTP_RATE_LIMITED` until the next
+ * hour, naming the bound. Counts, not lists of times: one row each however large the bound.
  */
-async function chargeSmsHour(tx: OtpStorageTx, maxPerHour: number, at: number): Promise<void> {
+async function chargeSmsHour(
+  tx: OtpStorageTx,
+  budget: { maxPerHour: number; newNumbers: number | undefined },
+  at: number,
+): Promise<void> {
   const hour = Math.floor(at / HOUR_MS)
+  const retryAfterSeconds = Math.max(1, Math.ceil(((hour + 1) * HOUR_MS - at) / 1000))
   const key = `sms-codes-in-hour:${hour}`
+  const newKey = `sms-codes-to-new-numbers-in-hour:${hour}`
   const [sent = 0] = await tx.getBucket(key)
-  if (sent >= maxPerHour)
+  if (sent >= budget.maxPerHour)
     throw new LimitError({
       code: 'OTP_RATE_LIMITED',
       message:
         'the service has sent as many SMS codes as it may this hour; try again later, or sign in another way',
-      extra: {
-        retryAfterSeconds: Math.max(1, Math.ceil(((hour + 1) * HOUR_MS - at) / 1000)),
-        limit: 'smsPerHour',
-      },
+      extra: { retryAfterSeconds, limit: 'smsPerHour' },
     })
+  if (budget.newNumbers !== undefined) {
+    const [toNew = 0] = await tx.getBucket(newKey)
+    if (toNew >= budget.newNumbers)
+      throw new LimitError({
+        code: 'OTP_RATE_LIMITED',
+        message:
+          'the service has sent as many SMS codes to new numbers as it may this hour; try again later, or sign in another way',
+        extra: { retryAfterSeconds, limit: 'smsPerHourNewNumbers' },
+      })
+    await tx.putBucket(newKey, [toNew + 1])
+  }
   await tx.putBucket(key, [sent + 1])
 }
 
@@ -355,6 +382,18 @@ export function createOtpEngine(options: OtpEngineOptions) {
       })
     const contact = normalizeContact(otpType, input.contact)
     if (otpType === 'OTP_TYPE_SMS') await assertSmsCountry(contact, options.smsBudget?.allowedCountries)
+    const maxPerHour = otpType === 'OTP_TYPE_SMS' ? options.smsBudget?.maxPerHour : undefined
+    // A number a user holds verified is not charged to the new numbers' share; read before the
+    // code's transaction (who holds a number is not part of the count).
+    const smsHour =
+      maxPerHour === undefined
+        ? undefined
+        : {
+            maxPerHour,
+            newNumbers: (await options.knownNumber?.(contact))
+              ? undefined
+              : (options.smsBudget?.maxPerHourNewNumbers ?? Math.ceil(maxPerHour / 2)),
+          }
     const length = input.otpLength ?? 6
     if (!Number.isInteger(length) || length < 6 || length > 9)
       throw new FieldError({ field: 'otpLength', reason: 'must be an integer from 6 to 9' })
@@ -420,8 +459,7 @@ export function createOtpEngine(options: OtpEngineOptions) {
         ],
         at,
       )
-      if (otpType === 'OTP_TYPE_SMS' && options.smsBudget?.maxPerHour !== undefined)
-        await chargeSmsHour(tx, options.smsBudget.maxPerHour, at)
+      if (smsHour) await chargeSmsHour(tx, smsHour, at)
       // Spent only once the code is let in (a refusal above leaves it for the next try).
       if (pass.length > 0) await tx.putBucket(passKey, [])
       await tx.put(pass.length > 0 ? { ...record, captcha: true } : record)
