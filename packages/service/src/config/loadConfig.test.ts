@@ -405,7 +405,9 @@ describe('start bounds what SMS codes cost', () => {
   it("takes the new numbers' share of max_per_hour, and refuses one larger than the whole", () => {
     expect(check('sms-share.toml', 'max_per_hour = 200\nmax_per_hour_new_numbers = 50\n')).toEqual([])
     expect(check('sms-share-over.toml', 'max_per_hour = 200\nmax_per_hour_new_numbers = 201\n')).toEqual([
-      expect.stringMatching(/sms\.max_per_hour_new_numbers: is a share of sms\.max_per_hour, so at most 200$/),
+      expect.stringMatching(
+        /sms\.max_per_hour_new_numbers: is a share of sms\.max_per_hour, so at most 200$/,
+      ),
     ])
     expect(
       smsBudgetOptions(
