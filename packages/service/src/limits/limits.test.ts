@@ -229,6 +229,26 @@ describe('spending limits', () => {
     expect((await sign(tx(DEAD, 10n))).status).toBe(200)
   })
 
+  it('a fixed window whose start is still to come holds before it: the window ending at the start counts every spend', async () => {
+    const { h, limit, sign, list } = await setup()
+    // "10 a day, days from tonight's midnight", set in the afternoon.
+    const origin = h.clock.now() + 10 * HOUR
+    await limit({
+      window: { type: 'SPENDING_LIMIT_WINDOW_FIXED', period: 'PERIOD_DAY', startTimestampMs: String(origin) },
+    })
+    expect((await sign(tx(DEAD, 6n))).status).toBe(200)
+    expect((await sign(tx(DEAD, 4n))).status).toBe(200)
+    expect(refusal(await sign(tx(DEAD, 1n)))).toEqual({ status: 429, errorCode: 'SPENDING_LIMIT_EXCEEDED' })
+    expect((await list())[0]).toMatchObject({ used: '10', remaining: '0' })
+    // The first window starts at the origin, with nothing in it.
+    // (Each request moves the clock a millisecond: this one is signed at the window's last.)
+    h.clock.set(origin - 2)
+    expect(refusal(await sign(tx(DEAD, 1n)))).toEqual({ status: 429, errorCode: 'SPENDING_LIMIT_EXCEEDED' })
+    h.clock.set(origin)
+    expect((await list())[0]).toMatchObject({ used: '0', remaining: '10' })
+    expect((await sign(tx(DEAD, 10n))).status).toBe(200)
+  })
+
   it('reads ERC-20 transfer, transferFrom, approve and increaseAllowance; refuses unknown calldata to the token, and calls into other contracts', async () => {
     const { limit, sign, list } = await setup()
     await limit({

@@ -63,7 +63,9 @@ export function windowAt(limit: SpendingLimitRow, now: number): { start: number;
   const period = PERIOD_MS[limit.window.period]
   if (limit.window.type === 'SPENDING_LIMIT_WINDOW_ROLLING') return { start: now - period + 1 }
   const origin = Number(limit.window.startTimestampMs)
-  const index = Math.max(0, Math.floor((now - origin) / period))
+  // Windows tile time both ways from the origin: before a start in the future, `now` is in the
+  // window that ends at it (not in the first one, which would drop every spend as it is counted).
+  const index = Math.floor((now - origin) / period)
   return { start: origin + index * period, end: origin + (index + 1) * period }
 }
 
