@@ -626,21 +626,26 @@ async function replace(ctx: SendContext, row: SendTransactionRow): Promise<void>
   const previous = Transaction.fromHex(row.signedTransaction)
   const raw = previous.raw as { maxFeePerGas?: bigint; maxPriorityFeePerGas?: bigint }
   let ceiling = BigInt(options.maxFeePerGasCeiling)
+  let tipCeiling: bigint | undefined
+  // No replacement is made: the send waits at the price it has, and is not tried again.
+  const waitAsIs = async (): Promise<void> => {
+    await ctx.update(row, {
+      notBefore: runtime.now() + options.pollIntervalMs,
+      replacements: options.maxReplacements,
+    })
+  }
   const organization = row.sponsored
     ? await runtime.store.get('organizations', row.organizationId)
     : undefined
   if (row.sponsored && !organization) {
     // Its sub-organization was deleted: no fee ceiling or cap is left to judge a raise by, and the
     // sponsor would pay for it. It is not replaced; it waits at the price it has.
-    await ctx.update(row, {
-      notBefore: runtime.now() + options.pollIntervalMs,
-      replacements: options.maxReplacements,
-    })
-    return
+    return waitAsIs()
   }
   if (organization) {
-    const sponsored = feeCeilingsOf(runtime, organization).maxFeePerGas
-    if (sponsored < ceiling) ceiling = sponsored
+    const sponsored = feeCeilingsOf(runtime, organization)
+    if (sponsored.maxFeePerGas < ceiling) ceiling = sponsored.maxFeePerGas
+    tipCeiling = sponsored.maxPriorityFeePerGas
   }
   // A user's fill, signed again at the market's price since (`refill`), stays within what its
   // reservation counted.
@@ -649,28 +654,26 @@ async function replace(ctx: SendContext, row: SendTransactionRow): Promise<void>
   const bump = (value: bigint) => bumpFee(value, options.replacementBumpPercent)
   const maxFeePerGas = bump(raw.maxFeePerGas ?? 0n)
   if (maxFeePerGas > ceiling) {
-    await ctx.update(row, {
-      notBefore: runtime.now() + options.pollIntervalMs,
-      replacements: options.maxReplacements,
-    })
-    return
+    return waitAsIs()
   }
-  const maxPriorityFeePerGas = bump(raw.maxPriorityFeePerGas ?? 0n)
+  const bumpedTip = bump(raw.maxPriorityFeePerGas ?? 0n)
+  const maxPriorityFeePerGas = bumpedTip > maxFeePerGas ? maxFeePerGas : bumpedTip
+  // The sponsor's tip ceiling holds for replacements too. A node takes a replacement only with its
+  // tip raised as well, so one past the ceiling is not made: the send waits at the price it has.
+  if (tipCeiling !== undefined && maxPriorityFeePerGas > tipCeiling) {
+    return waitAsIs()
+  }
   // A sponsored replacement can cost more than was counted at signing: the difference counts
   // against the wei caps first, and a replacement past one is not made (the send waits).
   if (organization && !(await countReplacement(ctx, row, organization, maxFeePerGas))) {
-    await ctx.update(row, {
-      notBefore: runtime.now() + options.pollIntervalMs,
-      replacements: options.maxReplacements,
-    })
-    return
+    return waitAsIs()
   }
   const { r: _r, s: _s, yParity: _y, ...unsigned } = previous.raw as Record<string, unknown>
   const prepared = Transaction.prepare({
     ...unsigned,
     type: previous.type,
     maxFeePerGas,
-    maxPriorityFeePerGas: maxPriorityFeePerGas > maxFeePerGas ? maxFeePerGas : maxPriorityFeePerGas,
+    maxPriorityFeePerGas,
   } as never)
   let signed: string
   if (row.sponsorId) {
@@ -688,11 +691,7 @@ async function replace(ctx: SendContext, row: SendTransactionRow): Promise<void>
     )
     if (!account) {
       // Signed elsewhere (eth_send_raw_transaction): only its signer can replace it.
-      await ctx.update(row, {
-        replacements: options.maxReplacements,
-        notBefore: runtime.now() + options.pollIntervalMs,
-      })
-      return
+      return waitAsIs()
     }
     signed = withAccountKey(runtime, account, (key) => prepared.signBy(key).toHex())
   }

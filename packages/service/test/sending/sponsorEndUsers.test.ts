@@ -3,6 +3,7 @@
 // and not the chain, replacements after their sub-organization is deleted.
 import { keccak_256 } from '@noble/hashes/sha3.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
+import { Transaction } from 'micro-eth-signer'
 import { serializeTransaction } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { nonceIdOf } from '../../src/sending/sendingState.ts'
@@ -305,6 +306,40 @@ describe('a sponsored send whose sub-organization is deleted', () => {
       expect(BigInt(row.fees!.maxFeePerGas)).toBe(ceiling)
       const wei = (await h.service.store.all('gasUsage')).filter((r) => r.userDay.endsWith('|wei'))
       expect(wei.map((r) => BigInt(r.gas))).toEqual([gasLimit * ceiling])
+    } finally {
+      await chain.rpc('evm_setAutomine', [true])
+    }
+    await chain.rpc('evm_mine', [])
+    await h.service.close()
+  }, 60_000)
+})
+
+describe("a stuck sponsored send's replacements", () => {
+  it("raise the tip only up to the operator's max_priority_fee_per_gas: past it, the send waits as it is", async () => {
+    const tipCeiling = GWEI
+    const h = await sponsoredService(
+      chain,
+      { maxFeePerGas: String(100n * GWEI), maxPriorityFeePerGas: String(tipCeiling) },
+      { replaceAfterMs: 100 },
+    )
+    const user = await endUser(h)
+    await chain.rpc('evm_setAutomine', [false])
+    try {
+      const reply = await user.send({
+        sponsor: true,
+        gasLimit: '200000',
+        maxFeePerGas: String(10n * GWEI),
+        // 0.8 gwei: one replacement (+25%) reaches the ceiling, a second would pass it.
+        maxPriorityFeePerGas: String((8n * GWEI) / 10n),
+        calls: [erc20Call('mint', DEAD, 1n)],
+      })
+      const id = resultOf('eth_send_transaction', reply).sendTransactionStatusId as string
+      const row = await waitForReplacements(h, id, 3)
+      expect(row.replacements).toBe(3)
+      expect(row.priorHashes ?? []).toHaveLength(1)
+      const tip = (Transaction.fromHex(row.signedTransaction).raw as { maxPriorityFeePerGas: bigint })
+        .maxPriorityFeePerGas
+      expect(tip).toBe(tipCeiling)
     } finally {
       await chain.rpc('evm_setAutomine', [true])
     }
