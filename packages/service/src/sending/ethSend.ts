@@ -193,6 +193,9 @@ function batchGasLimit(calls: readonly EthCall[], authorized: boolean): bigint {
   return 80_000n + (authorized ? 0n : 30_000n) + 70_000n * BigInt(calls.length) + 40n * dataBytes
 }
 
+/** How far ahead a sponsored batch's `deadline` must be, seconds. */
+export const SPONSORED_DEADLINE_MARGIN_SECONDS = 300n
+
 /**
  * Checks what needs the clock or the configuration and reads from the node what signing needs:
  * chain id, pending nonces, fees, gas, and for batches the delegation and delegate nonce.
@@ -204,6 +207,18 @@ export async function prepareEthSend(
   const nowSeconds = BigInt(Math.floor(ctx.now / 1000))
   if (p.deadline !== undefined && BigInt(p.deadline) <= nowSeconds)
     throw new FieldError({ field: 'parameters.deadline', reason: `${p.deadline} is in the past` })
+  // A batch mined after its deadline reverts, and the simulation before signing (the account's
+  // call to itself) does not see it: a sponsored one whose deadline may pass first would make the
+  // sponsor pay for a failure its caller chose.
+  if (
+    p.sponsor &&
+    p.deadline !== undefined &&
+    BigInt(p.deadline) < nowSeconds + SPONSORED_DEADLINE_MARGIN_SECONDS
+  )
+    throw new FieldError({
+      field: 'parameters.deadline',
+      reason: `a sponsored batch's deadline must be at least ${SPONSORED_DEADLINE_MARGIN_SECONDS} seconds away (it is ${BigInt(p.deadline) - nowSeconds}), so that it cannot pass before the batch is mined`,
+    })
   const rpc = rpcFor(ctx.runtime, p.caip2)
   const batch = p.sponsor || p.calls.length > 1
   const { sponsorship } = ctx.runtime.stateOf(SENDING)

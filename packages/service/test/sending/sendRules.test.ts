@@ -40,6 +40,13 @@ describe('eth_send_transaction refuses bad input before signing anything', () =>
         400,
         'parameters.deadline',
       ],
+      // A sponsored batch whose deadline could pass before it is mined would revert at the
+      // sponsor's cost: at least 5 minutes ahead.
+      [
+        { calls: [call], sponsor: true, deadline: String(Math.floor(Date.now() / 1000) + 60) },
+        400,
+        'parameters.deadline',
+      ],
       [{ calls: [call], caip2: 'eip155:1' }, 412, 'parameters.caip2'],
       [{ calls: [{ to: DEAD, value: '1.5' }] }, 400, 'parameters.calls[0].value'],
       [{ calls: [{ to: DEAD, value: '0x10' }] }, 400, 'parameters.calls[0].value'],
@@ -66,6 +73,23 @@ describe('eth_send_transaction refuses bad input before signing anything', () =>
       })
     }
     expect(await sendCount(h)).toBe(0)
+    await h.service.close()
+  })
+})
+
+describe("a sponsored batch's deadline", () => {
+  it('five minutes away or more is signed and runs; the 400 above names a nearer one', async () => {
+    const h = await service()
+    const user = await endUser(h)
+    const reply = await user.send({
+      sponsor: true,
+      deadline: String(Math.floor(h.clock.now() / 1000) + 301),
+      calls: [erc20Call('mint', DEAD, 1n)],
+    })
+    const id = resultOf('eth_send_transaction', reply).sendTransactionStatusId as string
+    expect(await waitForSend(h, id, { organizationId: user.organizationId, as: user.as })).toMatchObject({
+      txStatus: 'INCLUDED',
+    })
     await h.service.close()
   })
 })
