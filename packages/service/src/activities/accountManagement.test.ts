@@ -1,3 +1,4 @@
+import { base64urlnopad } from '@scure/base'
 import { describe, expect, it } from 'vitest'
 import { signInState } from '../signin/signInState.ts'
 import {
@@ -6,6 +7,7 @@ import {
   type Harness,
   type Reply,
   resultOf,
+  softPasskey,
   testKey,
 } from '../testing/harness.ts'
 import { latestCode } from '../testing/latestCode.ts'
@@ -202,6 +204,68 @@ describe('create_oauth_providers / delete_oauth_providers', () => {
         .status,
     ).toBe(404)
     expect(await providersOf(h, b)).toHaveLength(1)
+  })
+})
+
+describe('create_authenticators: one account per passkey', () => {
+  const register = (h: Harness, a: Awaited<ReturnType<typeof account>>, passkey = softPasskey()) => {
+    h.clock.advance(1)
+    return h.submit('create_authenticators', { userId: a.userId, authenticators: [passkey.register()] }, a.as)
+  }
+  /** A passkey whose authenticator copied `of`'s credential id (with a key of its own). */
+  const copyOf = (of: { credentialId: string }) =>
+    softPasskey({ credentialId: base64urlnopad.decode(of.credentialId) })
+  const FIELD = 'parameters.authenticators[0].attestation.credentialId'
+
+  it("another account of the parent cannot register a passkey's credential id, imported or registered, nor both at once", async () => {
+    const h = await createHarness()
+    const [victim, attacker, other] = [await account(h), await account(h), await account(h)]
+    const passkey = softPasskey()
+    resultOf('create_authenticators', await register(h, victim, passkey))
+    expect(errorOf(await register(h, attacker, copyOf(passkey)))).toMatchObject({ status: 409, field: FIELD })
+    // An imported passkey: its claim holds it the same way.
+    const imported = softPasskey()
+    resultOf(
+      'latchkey_import_user',
+      await h.submit('latchkey_import_user', {
+        externalId: 'moved',
+        passkeys: [{ credentialId: imported.credentialId, cosePublicKey: imported.cosePublicKey }],
+      }),
+    )
+    expect(errorOf(await register(h, attacker, copyOf(imported)))).toMatchObject({
+      status: 409,
+      field: FIELD,
+    })
+    // Two accounts racing for one new id: one holds it.
+    const fresh = softPasskey()
+    const raced = await Promise.all([register(h, attacker, fresh), register(h, other, copyOf(fresh))])
+    expect(raced.map((reply) => reply.status).sort()).toEqual([200, 409])
+    const found = await h.query('list_suborgs', {
+      filterType: 'CREDENTIAL_ID',
+      filterValue: passkey.credentialId,
+    })
+    expect(found.body.organizationIds).toEqual([victim.organizationId])
+  })
+
+  it('the id is free again once its account removed the passkey', async () => {
+    const h = await createHarness()
+    const [first, second] = [await account(h), await account(h)]
+    // Another way in first: the passkey is not the account's last.
+    const passkey = softPasskey()
+    const [authenticatorId] = resultOf(
+      'create_authenticators',
+      await register(h, first, passkey),
+    ).authenticatorIds
+    h.clock.advance(1)
+    resultOf(
+      'delete_authenticators',
+      await h.submit(
+        'delete_authenticators',
+        { userId: first.userId, authenticatorIds: [authenticatorId] },
+        first.as,
+      ),
+    )
+    resultOf('create_authenticators', await register(h, second, copyOf(passkey)))
   })
 })
 

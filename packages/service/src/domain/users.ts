@@ -7,12 +7,14 @@ import type {
 } from '@latchkey/protocol'
 import { bytesToHex } from '@noble/hashes/utils.js'
 import { verifyRegistrationResponse } from '@simplewebauthn/server'
+import { claimForAccount } from '../kernel/accountClaims.ts'
 import { mapInOrder } from '../kernel/base/async.ts'
 import { ConflictError, CredentialError, NotFoundError } from '../kernel/base/errors.ts'
 import type { ActivityContext } from '../kernel/registry.ts'
-import { apiKeyInOrganization, type UserRow } from '../kernel/store/model.ts'
+import { type AuthenticatorRow, apiKeyInOrganization, type UserRow } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Store.ts'
 import { base64urlToBytes } from '../pipeline/authenticate.ts'
+import { accountHolds, passkeyValue } from './claimedValues.ts'
 
 export const CREDENTIAL_TYPE_OF_CURVE: Record<ApiKeyCurve, CredentialType> = {
   API_KEY_CURVE_P256: 'CREDENTIAL_TYPE_API_KEY_P256',
@@ -96,6 +98,49 @@ function originOf(clientDataJson: string): string {
 }
 
 /**
+ * A passkey finds its account at login, so no two accounts of one parent hold the same credential
+ * id (kernel/accountClaims.ts): the authenticator picks the id ("none" attestation), so an end
+ * user could otherwise register the id of another account's passkey, imported or registered. In a
+ * sub-organization it is refused when another account of the parent registered it, and claimed
+ * under the parent (a claim whose account no longer holds it is taken over), so two registrations
+ * racing meet the claim's primary key.
+ */
+async function claimPasskey(
+  ctx: ActivityContext,
+  user: UserRow,
+  {
+    credentialId,
+    registered,
+    field,
+  }: { credentialId: string; registered: AuthenticatorRow[]; field: string },
+): Promise<void> {
+  const parent =
+    user.organizationId === ctx.organization.id
+      ? ctx.organization.parentOrganizationId
+      : // A sub-organization made by this activity (sign-up), or one its parent acts in.
+        ((await ctx.tx.get('organizations', user.organizationId))?.parentOrganizationId ??
+        ctx.organization.id)
+  if (parent === undefined) return
+  const message = `credential ${credentialId} is already registered to another account of this organization`
+  for (const row of registered)
+    if ((await ctx.tx.get('organizations', row.organizationId))?.parentOrganizationId === parent)
+      throw new ConflictError({ field, message })
+  const claimed = passkeyValue({ credentialId })
+  await claimForAccount(
+    ctx.tx,
+    {
+      organizationId: parent,
+      ...claimed,
+      subOrganizationId: user.organizationId,
+      field,
+      now: ctx.now,
+      message,
+    },
+    async (held) => !(await accountHolds(ctx.tx, held.subOrganizationId, claimed)),
+  )
+}
+
+/**
  * Verifies passkey attestations (registration responses) and registers them on a user. The
  * `challenge` is the one the client asked the authenticator to sign, as base64url or as text.
  */
@@ -145,15 +190,14 @@ export async function addAuthenticators(
       })
     const info = verification.registrationInfo
     const credentialId = info.credential.id
-    if (
-      (await ctx.tx.findBy('authenticators', 'credentialId', credentialId)).some(
-        (row) => row.organizationId === user.organizationId,
-      )
-    )
+    const credentialField = `${itemField}.attestation.credentialId`
+    const registered = await ctx.tx.findBy('authenticators', 'credentialId', credentialId)
+    if (registered.some((row) => row.organizationId === user.organizationId))
       throw new ConflictError({
-        field: `${itemField}.attestation.credentialId`,
+        field: credentialField,
         message: `credential ${credentialId} is already registered`,
       })
+    await claimPasskey(ctx, user, { credentialId, registered, field: credentialField })
     const id = ctx.newId()
     await ctx.tx.put('authenticators', {
       id,

@@ -16,7 +16,7 @@ import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
 import { type CreateServiceOptions, createService, type Service } from '../assembly/createService.ts'
 import { ETHEREUM_ACCOUNT, type Stamper, type TestKey, testKey } from './testKeys.ts'
-import { assertion, attestation, b64url } from './webAuthnEncoding.ts'
+import { assertion, attestation, b64url, coseKeyOf } from './webAuthnEncoding.ts'
 
 // The stamping keys and account specs, in a module of their own so the black-box tests (which
 // stamp requests to a service process) need not load the whole service to get them.
@@ -45,21 +45,27 @@ export function fakeClock(start = Date.UTC(2026, 0, 1)): FakeClock {
 /** A software passkey (ES256, "none" attestation) for WebAuthn registration and stamps. */
 export interface SoftPasskey extends Stamper {
   credentialId: string
+  /** Its public key as COSE, base64url (as an import line carries a passkey). */
+  cosePublicKey: string
   /** Registration parameters (`authenticators[]` item) for `challenge`. */
   register(challenge?: string, name?: string): AuthenticatorParams
   counter: number
 }
 
-export function softPasskey(options: { rpId?: string; origin?: string } = {}): SoftPasskey {
+export function softPasskey(
+  options: { rpId?: string; origin?: string; credentialId?: Uint8Array } = {},
+): SoftPasskey {
   const rpId = options.rpId ?? 'localhost'
   const origin = options.origin ?? 'http://localhost:5173'
   const privateKey = p256.utils.randomSecretKey()
-  const credentialIdBytes = globalThis.crypto.getRandomValues(new Uint8Array(16))
+  // An authenticator picks its credential ids: an attacker's may copy another's.
+  const credentialIdBytes = options.credentialId ?? globalThis.crypto.getRandomValues(new Uint8Array(16))
   const credentialId = b64url(credentialIdBytes)
   const clientData = (type: string, challenge: string) =>
     utf8ToBytes(JSON.stringify({ type, challenge, origin, crossOrigin: false }))
   const passkey: SoftPasskey = {
     credentialId,
+    cosePublicKey: b64url(coseKeyOf(privateKey)),
     counter: 0,
     register(
       challenge = b64url(globalThis.crypto.getRandomValues(new Uint8Array(32))),

@@ -20,10 +20,10 @@ const counterBytes = (counter: number) => {
   return out
 }
 
-/** Registration: authenticator data with the credential's COSE key, wrapped in a "none" attestation. */
-export function attestation(rpId: string, credentialId: Uint8Array, privateKey: Uint8Array) {
+/** The COSE key (EC2, ES256, P-256) of `privateKey`'s public key. */
+export function coseKeyOf(privateKey: Uint8Array): Uint8Array {
   const point = p256.getPublicKey(privateKey, false)
-  const cose = isoCBOR.encode(
+  return isoCBOR.encode(
     new Map<number, number | Uint8Array>([
       [1, 2],
       [3, -7],
@@ -32,6 +32,11 @@ export function attestation(rpId: string, credentialId: Uint8Array, privateKey: 
       [-3, point.slice(33)],
     ]),
   )
+}
+
+/** Registration: authenticator data with the credential's COSE key, wrapped in a "none" attestation. */
+export function attestation(rpId: string, credentialId: Uint8Array, privateKey: Uint8Array) {
+  const cose = coseKeyOf(privateKey)
   const authenticatorData = concatBytes(
     sha256(utf8ToBytes(rpId)),
     new Uint8Array([0x45]), // user present, user verified, attested credential data

@@ -11,13 +11,21 @@ import { decodeJwtClaims, PROXY_CONFIG_HEADER } from '@latchkey/protocol'
 import { hpkeSeal } from '@latchkey/protocol/hpke'
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
+import { base64urlnopad } from '@scure/base'
 import { english, generateMnemonic, mnemonicToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
 import { accountClaimId } from '../../src/kernel/accountClaims.ts'
 import { oidcNonce } from '../../src/signin/oauth/oidcNonce.ts'
 import { signInState } from '../../src/signin/signInState.ts'
-import { ETHEREUM_ACCOUNT, type Harness, type Json, resultOf, testKey } from '../../src/testing/harness.ts'
+import {
+  ETHEREUM_ACCOUNT,
+  type Harness,
+  type Json,
+  resultOf,
+  softPasskey,
+  testKey,
+} from '../../src/testing/harness.ts'
 import { twoInstances } from '../support/twoInstances.ts'
 
 let cluster: PostgresCluster
@@ -406,5 +414,69 @@ describe('an imported Google identity and an OAuth sign-up of it, across two ins
     expect(imported.status).toBe(409)
     expect(imported.body.details?.field).toBe('parameters.oauthProviders[0]')
     expect(await holdersOf('google-second')).toEqual([signedUp.body.organizationId])
+  })
+})
+
+describe('one passkey, one account, across two instances on PostgreSQL', () => {
+  const copyOf = (of: { credentialId: string }) =>
+    softPasskey({ credentialId: base64urlnopad.decode(of.credentialId) })
+  const register = (
+    h: Harness,
+    account: { organizationId: string; userId: string; key: ReturnType<typeof testKey> },
+    passkey: ReturnType<typeof softPasskey>,
+    at: number,
+  ) =>
+    h.submit(
+      'create_authenticators',
+      { userId: account.userId, authenticators: [passkey.register()] },
+      { as: account.key, organizationId: account.organizationId, timestampMs: String(at) },
+    )
+  const accounts = async (count: number) =>
+    Promise.all(
+      Array.from({ length: count }, async () => {
+        const key = testKey()
+        const sub = await a.createSubOrganization({ keys: [key] })
+        return { organizationId: sub.organizationId, userId: sub.userIds[0]!, key }
+      }),
+    )
+  const holdersOf = async (credentialId: string) =>
+    (
+      await a.query('list_suborgs', {
+        organizationId: a.organizationId,
+        filterType: 'CREDENTIAL_ID',
+        filterValue: credentialId,
+      })
+    ).body.organizationIds
+
+  it('four accounts registering one credential id at once, two on each instance: exactly one holds it, the others 409 naming it', async () => {
+    const racers = await accounts(4)
+    for (let round = 0; round < 2; round++) {
+      const original = softPasskey()
+      const replies = await Promise.all(
+        racers.map((account, i) =>
+          register(i % 2 ? b : a, account, i === 0 ? original : copyOf(original), Date.now() + i),
+        ),
+      )
+      expect(replies.map((reply) => reply.status).sort()).toEqual([200, 409, 409, 409])
+      for (const reply of replies.filter((r) => r.status === 409))
+        expect(reply.body.details?.field).toBe('parameters.authenticators[0].attestation.credentialId')
+      expect(await holdersOf(original.credentialId)).toHaveLength(1)
+    }
+  })
+
+  it('an import of a passkey and a registration of its id elsewhere at once: exactly one account holds it', async () => {
+    const [attacker] = await accounts(1)
+    for (let round = 0; round < 3; round++) {
+      const moved = softPasskey()
+      const [imported, registered] = await Promise.all([
+        a.submit('latchkey_import_user', {
+          externalId: `passkey-${round}`,
+          passkeys: [{ credentialId: moved.credentialId, cosePublicKey: moved.cosePublicKey }],
+        }),
+        register(b, attacker!, copyOf(moved), Date.now() + round),
+      ])
+      expect([imported.status, registered.status].sort()).toEqual([200, 409])
+      expect(await holdersOf(moved.credentialId)).toHaveLength(1)
+    }
   })
 })
