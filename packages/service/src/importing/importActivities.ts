@@ -15,6 +15,7 @@ import { storePrivateKey } from '../domain/privateKeys.ts'
 import { callerVouchesForContacts, holdsVerifiedContact } from '../domain/verifiedContact.ts'
 import { createWalletRecords } from '../domain/wallets.ts'
 import { accountClaimId } from '../kernel/accountClaims.ts'
+import { recordAppEvent } from '../kernel/appEvents.ts'
 import { mapInOrder } from '../kernel/base/async.ts'
 import { ConflictError, FieldError, PermissionError } from '../kernel/base/errors.ts'
 import {
@@ -461,6 +462,7 @@ export const importUser = defineActivity('latchkey_import_user', {
       })
     }
     const derived: string[] = []
+    const made: { walletId: string; addresses: string[] }[] = []
     const walletIds = await mapInOrder(p.wallets ?? [], async (w, i) => {
       const field = `parameters.wallets[${i}]`
       const sealed = await earlyWallet(ctx, i)
@@ -474,6 +476,7 @@ export const importUser = defineActivity('latchkey_import_user', {
           field: `${field}.accounts`,
         })
         derived.push(...wallet.addresses)
+        made.push(wallet)
         return wallet.walletId
       }
       const plaintext = await openBundle(ctx, w.encryptedBundle, `${field}.encryptedBundle`)
@@ -494,6 +497,7 @@ export const importUser = defineActivity('latchkey_import_user', {
         field: `${field}.accounts`,
       })
       derived.push(...wallet.addresses)
+      made.push(wallet)
       return wallet.walletId
     })
     const inSub: ActivityContext = { ...ctx, organization: subOrganization }
@@ -534,9 +538,40 @@ export const importUser = defineActivity('latchkey_import_user', {
       createdAt: ctx.now,
       updatedAt: ctx.now,
     })
+    await recordImportEvents(ctx, { subOrganizationId, userId: user.id, wallets: made })
     return { subOrganizationId, userId: user.id, walletIds, privateKeyIds, skipped: false }
   },
 })
+
+/**
+ * An imported account is a sign-up, and its wallets are created wallets, to an app's webhooks as
+ * a `create_sub_organization` with a wallet is (pipeline/activityEvents.ts): `LATCHKEY_SIGN_UP` in
+ * the parent, `LATCHKEY_WALLET_CREATED` in the new account. Ids derive from the activity's, so a
+ * rerun writes the same events; a skipped line (imported before) makes none.
+ */
+async function recordImportEvents(
+  ctx: ActivityContext,
+  made: { subOrganizationId: string; userId: string; wallets: { walletId: string; addresses: string[] }[] },
+): Promise<void> {
+  const parent = { id: ctx.organization.id, parentOrganizationId: ctx.organization.parentOrganizationId }
+  await recordAppEvent(ctx.runtime, ctx.tx, {
+    id: `${ctx.activityId}.signup`,
+    organization: parent,
+    type: 'LATCHKEY_SIGN_UP',
+    data: {
+      subOrganizationId: made.subOrganizationId,
+      rootUserIds: [made.userId],
+      ...(made.wallets[0] ? { walletId: made.wallets[0].walletId } : {}),
+    },
+  })
+  for (const [i, wallet] of made.wallets.entries())
+    await recordAppEvent(ctx.runtime, ctx.tx, {
+      id: `${ctx.activityId}.wallet${i === 0 ? '' : `.${i}`}`,
+      organization: { id: made.subOrganizationId, parentOrganizationId: ctx.organization.id },
+      type: 'LATCHKEY_WALLET_CREATED',
+      data: { walletId: wallet.walletId, addresses: wallet.addresses },
+    })
+}
 
 /**
  * `latchkey_get_imported_users`: which of the given external ids (at most 100) this organization

@@ -319,6 +319,63 @@ describe('latchkey_import_user', () => {
   })
 })
 
+describe("an import's webhook events", () => {
+  it('an imported account is a LATCHKEY_SIGN_UP and each of its wallets a LATCHKEY_WALLET_CREATED; a skipped line makes none', async () => {
+    const h = await createHarness()
+    resultOf(
+      'create_webhook_endpoint',
+      await h.submit('create_webhook_endpoint', {
+        url: 'https://hooks.example.com/x',
+        name: 'app',
+        subscriptions: [{ eventType: 'LATCHKEY_SIGN_UP' }, { eventType: 'LATCHKEY_WALLET_CREATED' }],
+      }),
+    )
+    const key = await importKey(h)
+    const line = (walletName: string) => ({
+      externalId: 'moved',
+      email: 'moved@example.com',
+      wallets: ['Main', 'Savings'].map((name) => ({
+        walletName: `${walletName} ${name}`,
+        encryptedBundle: encrypt(generateMnemonic(english), key),
+        accounts: [ETHEREUM_ACCOUNT],
+      })),
+    })
+    const imported = resultOf('latchkey_import_user', await h.submit('latchkey_import_user', line('first')))
+    h.clock.advance(1)
+    expect(
+      resultOf('latchkey_import_user', await h.submit('latchkey_import_user', line('again'))).skipped,
+    ).toBe(true)
+    const deliveries = (await h.query('latchkey_list_webhook_deliveries', {})).body.webhookDeliveries as {
+      eventType: string
+      body: string
+    }[]
+    const data = (type: string) =>
+      deliveries.filter((row) => row.eventType === type).map((row) => JSON.parse(row.body).data)
+    expect(data('LATCHKEY_SIGN_UP')).toEqual([
+      {
+        subOrganizationId: imported.subOrganizationId,
+        rootUserIds: [imported.userId],
+        walletId: imported.walletIds[0],
+      },
+    ])
+    const wallets = await h.service.store.findBy(
+      'walletAccounts',
+      'organizationId',
+      imported.subOrganizationId,
+    )
+    expect(
+      data('LATCHKEY_WALLET_CREATED').sort(
+        (x, y) => imported.walletIds.indexOf(x.walletId) - imported.walletIds.indexOf(y.walletId),
+      ),
+    ).toEqual(
+      imported.walletIds.map((walletId: string) => ({
+        walletId,
+        addresses: wallets.filter((row) => row.walletId === walletId).map((row) => row.address),
+      })),
+    )
+  })
+})
+
 describe('pregeneration by create_sub_organization', () => {
   const pregenerate = (h: Harness, email: string) =>
     h.submit('create_sub_organization', {
