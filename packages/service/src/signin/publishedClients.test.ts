@@ -465,6 +465,24 @@ describe('the published clients’ routes', () => {
     expect((await proxy(h, 'otp_verify_v2', { otpId, encryptedOtpBundle })).status).not.toBe(200)
   })
 
+  it("drops an otp_init_v2 code's encryption target with the code: codes started and never verified leave nothing behind", async () => {
+    const h = await createHarness()
+    const targets = async () => (await h.service.store.findBy('pluginRows', 'kind', 'otp-target')).length
+    for (let i = 0; i < 5; i++)
+      expect(
+        (await proxy(h, 'otp_init_v2', { otpType: 'OTP_TYPE_EMAIL', contact: `nobody${i}@example.com` }))
+          .status,
+      ).toBe(200)
+    expect(await targets()).toBe(5)
+    // Past the codes' lifetime and the 10 minutes their records are kept, the next code sweeps them.
+    h.clock.advance(20 * 60_000)
+    expect(
+      (await proxy(h, 'otp_init_v2', { otpType: 'OTP_TYPE_EMAIL', contact: 'next@example.com' })).status,
+    ).toBe(200)
+    expect(await h.service.store.findBy('pluginRows', 'kind', 'otp')).toHaveLength(1)
+    expect(await targets()).toBe(1)
+  })
+
   it('logs in with X-Stamp-Attested on stamp_login (verification token), once, for the stamping key only', async () => {
     const h = await createHarness()
     const { organizationId } = await account(h, 'eve@example.com')

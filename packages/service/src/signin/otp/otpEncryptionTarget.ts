@@ -11,7 +11,9 @@ import type { Runtime } from '../../kernel/Runtime.ts'
 
 /** How long an OTP's encryption target lives (the longest a code can live). */
 const TARGET_LIFETIME_MS = 86_400_000
-const rowId = (otpId: string) => `otp-target:${otpId}`
+/** The row of an OTP's encryption target (`pluginRows`, kind `otp-target`). */
+export const otpTargetRowId = (otpId: string) => `otp-target:${otpId}`
+const rowId = otpTargetRowId
 
 /**
  * `otp_init_v2`'s encryption target: a fresh P-256 key per OTP, its private half sealed under the

@@ -5,6 +5,7 @@ import { OTP_CHANNELS, OTP_DELIVERY_JOB, type OtpDeliveryPayload } from '../../k
 import type { Runtime } from '../../kernel/Runtime.ts'
 import type { Transaction } from '../../kernel/store/Store.ts'
 import type { OtpRecord, OtpStorage } from './createOtpEngine.ts'
+import { otpTargetRowId } from './otpEncryptionTarget.ts'
 
 /** Most OTP records kept at once service-wide; expired ones are dropped first. */
 export const MAX_OTP_RECORDS = 10_000
@@ -40,8 +41,20 @@ export function otpStorage(runtime: Runtime): OtpStorage {
         kind === 'otp'
           ? (row.data as unknown as OtpRecord).expiresAtMs + OTP_KEEP_AFTER_EXPIRY_MS < at
           : row.updatedAt + HOUR_MS < at
-      if (stale) await tx.delete('pluginRows', row.id)
+      if (!stale) continue
+      await tx.delete('pluginRows', row.id)
+      // A code's encryption target (`otp_init_v2`, otpEncryptionTarget.ts) goes with it: no code
+      // is left for it to open.
+      if (kind === 'otp') {
+        const target = otpTargetRowId((row.data as unknown as OtpRecord).otpId)
+        if (await tx.get('pluginRows', target)) await tx.delete('pluginRows', target)
+      }
     }
+    // A target whose code was never recorded (its init refused after it was made) expires alone.
+    if (kind === 'otp')
+      for (const row of await tx.findBy('pluginRows', 'kind', 'otp-target'))
+        if (((row.data as { expiresAtMs?: number }).expiresAtMs ?? 0) < at)
+          await tx.delete('pluginRows', row.id)
   }
   // Expired rows are swept at most every 10 s per process (the caps are checked on every insert).
   const lastSweep = { otp: Number.NEGATIVE_INFINITY, 'otp-limit': Number.NEGATIVE_INFINITY }
