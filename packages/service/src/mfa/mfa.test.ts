@@ -833,6 +833,61 @@ const twoOfTwo = async () =>
     await submitAs(keyB, 'update_root_quorum', { threshold: 2, userIds: [userA, userB] }),
   )
 
+describe('a factor made before the policies', () => {
+  it("is not confirmed once a policy is on the user: a thief's planted enrolment never proves a step; one made under the policy confirms", async () => {
+    // Before any policy, whoever holds the session starts an enrolment and keeps its secret.
+    const planted = resultOf(
+      'latchkey_create_totp_factor',
+      await submitAs(keyA, 'latchkey_create_totp_factor', { userId: userA, factorName: 'planted' }),
+    )
+    const plantedSecret = base32nopad.decode(planted.secret)
+    // The user enrols their own factor and turns MFA on for new wallets.
+    const { code } = await totpPolicyOn(keyA, userA)
+    const confirm = await submitAs(keyA, 'latchkey_confirm_totp_factor', {
+      userId: userA,
+      factorId: planted.factorId,
+      code: totp(plantedSecret, h.clock.now()),
+    })
+    expect(confirm.status).toBe(400)
+    expect(confirm.body.details?.field).toBe('parameters.factorId')
+    // So the planted secret's codes prove nothing.
+    const held = await newWallet(keyA)
+    expect(status(held)).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+    h.clock.advance(30_000)
+    const forged = await submitAs(keyA, 'latchkey_satisfy_mfa', {
+      fingerprint: held.body.activity.fingerprint,
+      totpCode: totp(plantedSecret, h.clock.now()),
+    })
+    expect(codeOf(forged)).toBe('OTP_INVALID')
+    expect(await walletCount(keyA)).toBe(0)
+    // A factor enrolled under the policy (the enrolment held, proven with the user's code) confirms.
+    const enrolment = await submitAs(keyA, 'latchkey_create_totp_factor', {
+      userId: userA,
+      factorName: 'second',
+    })
+    expect(status(enrolment)).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+    const enrolled = await submitAs(keyA, 'latchkey_satisfy_mfa', {
+      fingerprint: enrolment.body.activity.fingerprint,
+      totpCode: code(),
+    })
+    expect(status(enrolled)).toBe('ACTIVITY_STATUS_COMPLETED')
+    const second = (await h.service.store.findBy('mfaFactors', 'userId', userA)).find(
+      (f) => f.name === 'second',
+    )!
+    expect(second.confirmed).toBe(false)
+    h.clock.advance(30_000)
+    expect(
+      status(
+        await submitAs(keyA, 'latchkey_confirm_totp_factor', {
+          userId: userA,
+          factorId: second.id,
+          code: totp(h.service.runtime.open(second.sealedSecret), h.clock.now()),
+        }),
+      ),
+    ).toBe('ACTIVITY_STATUS_COMPLETED')
+  })
+})
+
 describe('changes to who else may act wait for every policy of a submitter under MFA', () => {
   it('the always-held authority and destructive changes are real activity paths', () => {
     for (const path of [...AUTHORITY_CHANGES, ...DESTRUCTIVE_CHANGES])

@@ -130,6 +130,27 @@ export const createTotpFactor = defineActivity('latchkey_create_totp_factor', {
   },
 })
 
+/**
+ * A factor made before the user's MFA policies is not confirmed under them. Its enrolment waited
+ * for no policy, so whoever held the session then (a thief, before the user turned MFA on) may
+ * hold its secret: confirming it later, with a stolen session, would give them a factor of their
+ * own that proves every TOTP step. A factor made while a policy was on the user was made by a
+ * held enrolment that the policy approved, and is confirmed as usual. (The confirmation itself is
+ * not held: its code is a secret parameter, not kept for a later run.)
+ */
+async function assertEnrolledUnderPolicies(ctx: ActivityContext, factor: MfaFactorRow): Promise<void> {
+  if (factor.confirmed) return
+  const policies = await policiesOfUser(ctx.tx, ctx.organization.id, factor.userId)
+  if (policies.length === 0) return
+  const since = Math.min(...policies.map((policy) => policy.createdAt))
+  if (factor.createdAt >= since) return
+  throw new FieldError({
+    field: 'parameters.factorId',
+    reason:
+      'was made before your MFA policies, so none of them approved it: delete it and enrol a new factor (the enrolment waits for your policies)',
+  })
+}
+
 /** Confirms a TOTP factor with a first code (charged on the user's attempt budget). */
 export const confirmTotpFactor = defineActivity('latchkey_confirm_totp_factor', {
   selfService: true,
@@ -144,6 +165,7 @@ export const confirmTotpFactor = defineActivity('latchkey_confirm_totp_factor', 
   run: async (ctx, p) => {
     await ownUser(ctx, p.userId)
     const factor = await factorOf(ctx, p.userId, p.factorId)
+    await assertEnrolledUnderPolicies(ctx, factor)
     const accepted = await acceptTotp(ctx, { userId: p.userId, code: p.code, factors: [factor] })
     await ctx.tx.put('mfaFactors', { ...accepted, confirmed: true })
     return { factorId: factor.id }
