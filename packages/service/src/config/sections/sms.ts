@@ -23,28 +23,19 @@ const template = z
 
 const COUNTRIES: readonly string[] = getCountries()
 
+/** A count of SMS codes in a clock hour. */
+const codesAnHour = () => z.number().int().min(1).max(1_000_000).optional()
+
 // What SMS codes may cost the operator: every code is a paid message to a number the caller
 // chooses, so a pumping attack (codes asked for premium-rate numbers, each a different one) is
 // bounded only service-wide.
 const budget = {
-  max_per_hour: z
-    .number()
-    .int()
-    .min(1)
-    .max(1_000_000)
-    .optional()
-    .describe(
-      'SMS codes the service sends in one clock hour, every instance and organization together (sign-in, verification and MFA codes); over it, 429 OTP_RATE_LIMITED until the next hour. `start` requires it: the numbers are chosen by callers.',
-    ),
-  max_per_hour_new_numbers: z
-    .number()
-    .int()
-    .min(1)
-    .max(1_000_000)
-    .optional()
-    .describe(
-      'Of max_per_hour, how many codes may go to numbers no user holds verified (sign-ups, new numbers); over it, 429 OTP_RATE_LIMITED with limit smsPerHourNewNumbers until the next hour. A pumping attack chooses its own numbers, so it spends only this share, and the rest stays for the sign-ins and MFA codes of users whose numbers the service knows. At most max_per_hour. Default: half of max_per_hour, rounded up.',
-    ),
+  max_per_hour: codesAnHour().describe(
+    'SMS codes the service sends in one clock hour, every instance and organization together (sign-in, verification and MFA codes); over it, 429 OTP_RATE_LIMITED until the next hour. `start` requires it: the numbers are chosen by callers.',
+  ),
+  max_per_hour_new_numbers: codesAnHour().describe(
+    'Of max_per_hour, how many codes may go to numbers no user holds verified (sign-ups, new numbers); over it, 429 OTP_RATE_LIMITED with limit smsPerHourNewNumbers until the next hour. A pumping attack chooses its own numbers, so it spends only this share, and the rest stays for the sign-ins and MFA codes of users whose numbers the service knows. At most max_per_hour. Default: half of max_per_hour, rounded up.',
+  ),
   allowed_countries: z
     .array(
       z.string().refine((code) => COUNTRIES.includes(code), {
