@@ -149,14 +149,17 @@ export interface PolicyContextOptions {
  * The keywords a policy `condition` reads for one activity: `activity`, and for activities that
  * use a wallet `wallet` and `wallet_account`; `eth.tx` / `solana.tx` for `sign_transaction`
  * (`solana.tx` for `sol_send_transaction` too);
- * `eth.eip_712` / `eth.eip_7702_authorization` for a single-payload `sign_raw_payloads` with that
- * encoding. A keyword the activity does not have is absent, so a policy reading it gets
+ * `eth.eip_712` / `eth.eip_7702_authorization` for `sign_raw_payload` and for one payload of
+ * `sign_raw_payloads` with that encoding (`focus.payload`; `policyContextsOf` makes a scope per
+ * payload, and per signer of several `signWiths`). A keyword the activity does not have is absent, so a policy reading it gets
  * OUTCOME_ERROR unless it tests `activity.type` first (`&&` short-circuits).
  */
 export async function policyContextOf(
   reads: Reads,
   activity: PolicyActivity,
   options: PolicyContextOptions = {},
+  /** One of several signers or payloads to judge the activity by (`policyContextsOf`). */
+  focus: { signWith?: string; payload?: string } = {},
 ): Promise<PolicyScope> {
   const definition = ACTIVITIES[activity.path as ActivityPath]
   // Every stored activity went through submit, which knows only registered paths.
@@ -169,25 +172,32 @@ export async function policyContextOf(
   const intent = activity.intent
   const signWiths = Array.isArray(intent.signWiths) ? intent.signWiths : []
   const accountAddress =
-    typeof intent.signWith === 'string'
-      ? intent.signWith
-      : signWiths.length === 1 && typeof signWiths[0] === 'string'
-        ? signWiths[0]
-        : activity.path === 'eth_send_transaction' && typeof intent.from === 'string'
-          ? intent.from
-          : activity.path === 'export_wallet_account' && typeof intent.address === 'string'
-            ? intent.address
-            : undefined
+    focus.signWith !== undefined
+      ? focus.signWith
+      : typeof intent.signWith === 'string'
+        ? intent.signWith
+        : signWiths.length === 1 && typeof signWiths[0] === 'string'
+          ? signWiths[0]
+          : activity.path === 'eth_send_transaction' && typeof intent.from === 'string'
+            ? intent.from
+            : activity.path === 'export_wallet_account' && typeof intent.address === 'string'
+              ? intent.address
+              : undefined
   let walletId =
     activity.path === 'export_wallet' && typeof intent.walletId === 'string' ? intent.walletId : undefined
   if (accountAddress !== undefined) {
     const canonical = canonicalAddress(accountAddress)
+    // The account the handlers sign or export with (`findAccount`: a hex address in any case), so
+    // no spelling of its address finds the key while leaving the policies without `wallet`.
+    const hex = /^0x[0-9a-f]+$/i.test(accountAddress) ? accountAddress.toLowerCase() : undefined
     const account =
       (await reads.findBy('walletAccounts', 'address', accountAddress)).find(
         (row) => row.organizationId === activity.organizationId,
       ) ??
       (await reads.findBy('walletAccounts', 'organizationId', activity.organizationId)).find(
-        (row) => canonicalAddress(row.address) === canonical,
+        (row) =>
+          canonicalAddress(row.address) === canonical ||
+          (hex !== undefined && row.address.toLowerCase() === hex),
       )
     if (account) {
       scope.wallet_account = { address: canonicalAddress(account.address) }
@@ -220,13 +230,24 @@ export async function policyContextOf(
     if (solanaTx !== undefined) solana.tx = solanaTx
   }
   const payloads = Array.isArray(intent.payloads) ? intent.payloads : []
-  // One payload only: with several, a policy on the first would let the others through unread.
-  if (activity.path === 'sign_raw_payloads' && payloads.length === 1 && typeof payloads[0] === 'string') {
+  // The payload judged: `sign_raw_payload`'s, or one of `sign_raw_payloads`' (each judged in a
+  // scope of its own by `policyContextsOf`, so a policy on one never lets the others through unread).
+  const payload =
+    focus.payload ??
+    (activity.path === 'sign_raw_payload'
+      ? intent.payload
+      : activity.path === 'sign_raw_payloads' && payloads.length === 1
+        ? payloads[0]
+        : undefined)
+  if (
+    (activity.path === 'sign_raw_payload' || activity.path === 'sign_raw_payloads') &&
+    typeof payload === 'string'
+  ) {
     const decoded =
       intent.encoding === 'PAYLOAD_ENCODING_EIP712'
-        ? eip712Of(payloads[0])
+        ? eip712Of(payload)
         : intent.encoding === 'PAYLOAD_ENCODING_EIP7702_AUTHORIZATION'
-          ? eip7702Of(payloads[0])
+          ? eip7702Of(payload)
           : undefined
     if (decoded)
       eth[intent.encoding === 'PAYLOAD_ENCODING_EIP712' ? 'eip_712' : 'eip_7702_authorization'] = decoded
@@ -247,9 +268,22 @@ export async function policyContextsOf(
   activity: PolicyActivity,
   options: PolicyContextOptions = {},
 ): Promise<PolicyScope[]> {
+  const intent = activity.intent
+  // Several signers (a Solana send's `signWiths`) or payloads: one scope each, so `wallet` and
+  // `eth.eip_712` are there for every one of them (a DENY on any refuses the whole activity).
+  const signWiths = Array.isArray(intent.signWiths)
+    ? intent.signWiths.filter((signer): signer is string => typeof signer === 'string')
+    : []
+  if (signWiths.length > 1)
+    return Promise.all(signWiths.map((signWith) => policyContextOf(reads, activity, options, { signWith })))
+  const payloads =
+    activity.path === 'sign_raw_payloads' && Array.isArray(intent.payloads)
+      ? intent.payloads.filter((payload): payload is string => typeof payload === 'string')
+      : []
+  if (payloads.length > 1)
+    return Promise.all(payloads.map((payload) => policyContextOf(reads, activity, options, { payload })))
   const scope = await policyContextOf(reads, activity, options)
   if (activity.path !== 'eth_send_transaction') return [scope]
-  const intent = activity.intent
   const calls = Array.isArray(intent.calls) ? intent.calls : [intent]
   const chainId = typeof intent.caip2 === 'string' ? intent.caip2.slice('eip155:'.length) : ''
   return calls.map((call) => {
