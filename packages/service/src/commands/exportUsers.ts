@@ -3,7 +3,7 @@
 // `import` (no secret: wallets and keys stay with their owners, who export them themselves).
 
 import { once } from 'node:events'
-import { createWriteStream, type WriteStream } from 'node:fs'
+import { createWriteStream, openSync, type WriteStream } from 'node:fs'
 import { exportUsers } from '../importing/exportUsers.ts'
 import { dataLocation, openExistingStore, readFlags } from './commandLine.ts'
 import { UsageError } from './parseDevFlags.ts'
@@ -11,10 +11,29 @@ import { UsageError } from './parseDevFlags.ts'
 const USAGE = `Usage: latchkey-service export-users --organization-id <id> (--data-dir <dir> | --database-url <url>)
          [--to <file>]
 
-Writes one JSON line per user of <id>'s sub-organizations (stdout, or <file>, made mode 0600):
+Writes one JSON line per user of <id>'s sub-organizations (stdout, or <file>, a new file made mode 0600):
 externalId (the import's, else the sub-organization id), userName, verified e-mail and phone,
 OAuth identities, passkeys (credential id and COSE public key) and the addresses of the user's
 wallets and keys. No secret: \`latchkey-service import\` takes the file back as it is.`
+
+/**
+ * `to`, made mode 0600 and opened exclusively: a file already there (which would keep its own,
+ * maybe looser, mode) or a symlink (which would be written through) is refused. The export names
+ * people: their contacts and identities.
+ */
+function newFile(to: string): WriteStream {
+  let fd: number
+  try {
+    fd = openSync(to, 'wx', 0o600)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST')
+      throw new Error(
+        `export-users: ${to} exists; the export never replaces a file (nor writes through a symlink): name a new one`,
+      )
+    throw error
+  }
+  return createWriteStream(to, { fd })
+}
 
 /** Runs `export-users` with the arguments after its name. */
 export async function run(argv: string[]): Promise<void> {
@@ -30,9 +49,7 @@ export async function run(argv: string[]): Promise<void> {
   if (organizationId === undefined) throw new UsageError(`export-users: pass --organization-id\n\n${USAGE}`)
   const location = dataLocation('export-users', values)
   const store = await openExistingStore(location, 2)
-  const out: WriteStream | NodeJS.WriteStream = values.to
-    ? createWriteStream(values.to, { mode: 0o600 })
-    : process.stdout
+  const out: WriteStream | NodeJS.WriteStream = values.to ? newFile(values.to) : process.stdout
   try {
     if (!(await store.get('organizations', organizationId)))
       throw new Error(`export-users: no organization ${organizationId} in this database`)
