@@ -452,12 +452,17 @@ function useDecodedCalls(
   calls: readonly SendTransactionCall[],
   decodeFunctionData: CallDecoder | undefined,
 ): (DecodedCall | null)[] | null {
-  const [decoded, setDecoded] = useState<(DecodedCall | null)[] | null>(null)
+  // Kept with the calls it was decoded from: calls the page swaps while the review is open show
+  // their raw data until their own decoding is done, never the previous batch's functions.
+  const [decoded, setDecoded] = useState<{
+    of: readonly SendTransactionCall[]
+    calls: (DecodedCall | null)[]
+  } | null>(null)
   useEffect(() => {
     if (!decodeFunctionData || !calls.some((call) => call.abi)) return
     let live = true
     import('./decodeCalls.ts').then(
-      (m) => live && setDecoded(m.decodeCalls(calls, decodeFunctionData)),
+      (m) => live && setDecoded({ of: calls, calls: m.decodeCalls(calls, decodeFunctionData) }),
       // A chunk that fails to load leaves the raw data on show.
       () => undefined,
     )
@@ -465,7 +470,7 @@ function useDecodedCalls(
       live = false
     }
   }, [calls, decodeFunctionData])
-  return decoded
+  return decoded?.of === calls ? decoded.calls : null
 }
 
 /**
