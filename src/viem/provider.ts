@@ -298,6 +298,14 @@ export function createLatchkeyEip1193Provider(
       case 'eth_signTransaction':
       case 'eth_sendTransaction': {
         const tx = param<RpcTransaction>(params, 0)
+        // A request for another chain is refused, not signed for this one (as wallets do): the
+        // same contract address may do something else here.
+        if (typeof tx.chainId === 'string' && hexToNumber(tx.chainId as Hex) !== chain.id)
+          throw new InvalidParamsRpcError(
+            new Error(
+              `the transaction names chain ${hexToNumber(tx.chainId as Hex)}; the wallet is on chain ${chain.id}`,
+            ),
+          )
         const account = await signer(tx.from)
         const { rpc, signed } = await signRequest(account, fromRpcTransaction(tx))
         if (method === 'eth_signTransaction') return signed

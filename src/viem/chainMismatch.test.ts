@@ -1,0 +1,66 @@
+/**
+ * The EIP-1193 provider refuses a transaction that names another chain than the one it is on, as
+ * wallets do (MetaMask: "Provided chainId must match the active chainId"): `eth_signTransaction` /
+ * `eth_sendTransaction` with `chainId: 0x1` on 31337 once signed (and sent) it for 31337.
+ */
+import { type Address, type Chain, type Hex, numberToHex, parseTransaction } from 'viem'
+import { anvil } from 'viem/chains'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type EvmNode, startEvmNode } from '../../scripts/evmNode.mjs'
+import { createWallet } from '../core/actions/activities/createWallet.ts'
+import { createClientFixture } from '../core/test/fixtures.ts'
+import { createLatchkeyEip1193Provider } from './index.ts'
+
+let node: EvmNode
+let chain: Chain
+beforeAll(async () => {
+  node = await startEvmNode()
+  chain = { ...anvil, rpcUrls: { default: { http: [node.url] } } }
+})
+afterAll(async () => {
+  await node?.close()
+})
+
+async function setUp() {
+  const fx = await createClientFixture()
+  await fx.signUpDirect()
+  const { addresses } = await createWallet(fx.client, { walletName: 'Main', chains: ['ethereum'] })
+  const address = addresses[0] as Address
+  await node.rpc('anvil_setBalance', [address, numberToHex(10n ** 19n)])
+  const provider = createLatchkeyEip1193Provider(fx.client, { chains: [chain] })
+  return { provider, address }
+}
+
+const outcome = (p: Promise<unknown>) =>
+  p.then(
+    (value) => ({ value }),
+    (error: { code?: number; message?: string }) => ({ error: error.code ?? error.message }),
+  )
+
+describe('the EIP-1193 provider and the chain a request names', () => {
+  it('eth_signTransaction naming another chain id is refused, not signed for the current chain', async () => {
+    const { provider, address } = await setUp()
+    expect(await provider.request({ method: 'eth_chainId' })).toBe('0x7a69')
+    const result = await outcome(
+      provider.request({
+        method: 'eth_signTransaction',
+        params: [
+          { from: address, to: '0x000000000000000000000000000000000000dEaD', value: '0x1', chainId: '0x1' },
+        ],
+      }),
+    )
+    const signedFor = 'value' in result ? parseTransaction(result.value as Hex).chainId : undefined
+    expect({ signedFor, refused: 'error' in result }).toEqual({ signedFor: undefined, refused: true })
+  })
+
+  it('naming its own chain, the transaction is signed for it', async () => {
+    const { provider, address } = await setUp()
+    const signed = await provider.request({
+      method: 'eth_signTransaction',
+      params: [
+        { from: address, to: '0x000000000000000000000000000000000000dEaD', value: '0x1', chainId: '0x7a69' },
+      ],
+    })
+    expect(parseTransaction(signed as Hex).chainId).toBe(31337)
+  })
+})
