@@ -43,7 +43,7 @@ export function toPolicyValue(json: unknown, intFields?: ReadonlySet<string>): P
 const asInt = (value: unknown): bigint | undefined => {
   try {
     if (typeof value === 'number' && Number.isInteger(value)) return BigInt(value)
-    if (typeof value === 'string' && /^(0x[0-9a-fA-F]+|\d+)$/.test(value)) return BigInt(value)
+    if (typeof value === 'string' && /^(0x[0-9a-fA-F]+|-?\d+)$/.test(value)) return BigInt(value)
   } catch {}
   return undefined
 }

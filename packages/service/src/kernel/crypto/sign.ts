@@ -86,7 +86,50 @@ function typedData(payload: string): TypedDataArg {
   const typed = parseJson(payload, 'EIP-712')
   for (const key of ['types', 'primaryType', 'domain', 'message'])
     if (!(key in typed)) throw new CryptoInputError(`EIP-712 payload lacks "${key}"`, 'payloads')
+  const types = (typed.types ?? {}) as StructTypes
+  integersSpelledPlainly(types, String(typed.primaryType), typed.message, 'message')
+  if (types.EIP712Domain) integersSpelledPlainly(types, 'EIP712Domain', typed.domain, 'domain')
+  else
+    integersSpelledPlainly(
+      {},
+      'uint256',
+      (typed.domain as Record<string, unknown> | null)?.chainId,
+      'domain.chainId',
+    )
   return typed as unknown as TypedDataArg
+}
+
+type StructTypes = Record<string, { name: string; type: string }[] | undefined>
+
+/**
+ * Integers of typed data only in decimal or 0x-hex, as the policies read them (`eth.eip_712`): the
+ * signer's `BigInt` also takes " 1000", "+1000", "0o1750" or "0b…", which a policy would not see,
+ * so a DENY on an amount or a chain would let the same signature through.
+ */
+function integersSpelledPlainly(types: StructTypes, type: string, value: unknown, path: string): void {
+  const array = /^(.*)\[(\d*)\]$/.exec(type)
+  if (array) {
+    if (Array.isArray(value))
+      for (const [i, item] of value.entries()) integersSpelledPlainly(types, array[1]!, item, `${path}[${i}]`)
+    return
+  }
+  const fields = types[type]
+  if (fields) {
+    if (value && typeof value === 'object')
+      for (const field of fields)
+        integersSpelledPlainly(
+          types,
+          field.type,
+          (value as Record<string, unknown>)[field.name],
+          `${path}.${field.name}`,
+        )
+    return
+  }
+  if (/^u?int\d*$/.test(type) && typeof value === 'string' && !/^(-?\d+|0x[0-9a-fA-F]+)$/.test(value))
+    throw new CryptoInputError(
+      `EIP-712 ${path} is a ${type}: write it in decimal or 0x-hex, got ${JSON.stringify(value.slice(0, 40))}`,
+      'payloads',
+    )
 }
 
 function bigintField(value: unknown, name: string): bigint {

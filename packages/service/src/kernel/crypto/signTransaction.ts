@@ -277,7 +277,9 @@ function solanaPolicyOf({ message, signers }: DecodedSolana): SolanaPolicyTransa
   const transfers = message.instructions.flatMap((ix) => {
     const data = (ix.data ?? new Uint8Array()) as Uint8Array
     const accounts = ix.accountIndices ?? []
-    if (key(ix.programAddressIndex) !== SYSTEM_PROGRAM || data.length !== 12 || accounts.length < 2) return []
+    // The System Program reads a Transfer's 12 bytes and ignores any after them (its instruction
+    // data is deserialized allowing trailing bytes): a longer one still moves the lamports.
+    if (key(ix.programAddressIndex) !== SYSTEM_PROGRAM || data.length < 12 || accounts.length < 2) return []
     const view = new DataView(data.buffer, data.byteOffset, data.byteLength)
     if (view.getUint32(0, true) !== 2) return []
     return [
