@@ -259,15 +259,16 @@ describe('an agent allowance granted under MFA', () => {
     )
     expect(first.activity.type).toMatch(/CREATE_USERS/)
     offsetMs = 30_000
-    const second = await challengeOf(
-      completeMfa(fx.client, { challenge: first, totpCode: totpCode(secret, now()) }),
-    )
+    // The very code that proves the first step (not one computed again later, which a real 30 s
+    // boundary passed meanwhile would make the next step's).
+    const firstCode = totpCode(secret, now())
+    const second = await challengeOf(completeMfa(fx.client, { challenge: first, totpCode: firstCode }))
     expect(second.activity.type).toMatch(/CREATE_POLICY/)
     expect(second.activityId).not.toBe(first.activityId)
     // The code that proved the first step is a replay for the second: the next one is needed.
-    await expect(
-      completeMfa(fx.client, { challenge: second, totpCode: totpCode(secret, now()) }),
-    ).rejects.toMatchObject({ code: 'OTP_INVALID' })
+    await expect(completeMfa(fx.client, { challenge: second, totpCode: firstCode })).rejects.toMatchObject({
+      code: 'OTP_INVALID',
+    })
     offsetMs = 60_000
     const grant = await completeMfa(fx.client, { challenge: second, totpCode: totpCode(secret, now()) })
     expect(grant).toEqual({
