@@ -21,8 +21,11 @@ export type LogoutReturnType = {
  */
 export async function logout(client: Latchkey, parameters: LogoutParameters = {}): Promise<LogoutReturnType> {
   await client.hydrate()
-  const { activeId, sessions } = client.store.getState()
-  const session = sessions[parameters.sessionId ?? activeId ?? '']
+  const id = parameters.sessionId ?? client.store.getState().activeId ?? ''
+  // A refresh under way registers a new key for the session: wait for it, then revoke the key the
+  // session holds by then (revoking the old one would leave the new one live after sign-out).
+  await client.tasks.get(`refresh:${id}`)?.catch(() => undefined)
+  const session = client.store.getState().sessions[id]
   if (!session) return { sessionId: null, revoked: false }
   let revoked = false
   let failure: unknown
