@@ -219,9 +219,15 @@ export async function policyContextOf(
     typeof intent.unsignedTransaction === 'string'
   ) {
     let decoded: { eth?: { tx?: unknown }; solana?: { tx?: unknown } } | undefined
+    // `from` is the signer's address, however `signWith` names it: a private key may be named by
+    // its id, which the signer takes too (`privateKeySigner`), and a DENY on its address holds.
+    let from = typeof intent.signWith === 'string' ? intent.signWith : undefined
+    const key = from !== undefined ? await reads.get('privateKeys', from) : undefined
+    if (key && key.organizationId === activity.organizationId)
+      from = key.addresses.find((a) => a.format === 'ADDRESS_FORMAT_ETHEREUM')?.address ?? from
     try {
       decoded = options.decodeTransaction(transactionType as never, intent.unsignedTransaction, {
-        ...(typeof intent.signWith === 'string' ? { from: intent.signWith } : {}),
+        ...(from !== undefined ? { from } : {}),
       }) as typeof decoded
     } catch {}
     const ethTx = toPolicyValue(decoded?.eth?.tx, TRANSACTION_INT_FIELDS)
