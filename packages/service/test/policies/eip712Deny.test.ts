@@ -3,8 +3,10 @@
 // ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2), and `sign_raw_payloads` with several, each payload judged in a
 // scope of its own. The keyword was once absent on the last two, so the DENY errored (OUTCOME_ERROR,
 // "the others decide") and a broad ALLOW signed the forbidden Permit.
+
 import { describe, expect, it } from 'vitest'
-import { createHarness, ETHEREUM_ACCOUNT, type Json, resultOf, testKey } from '../../src/testing/harness.ts'
+import { ETHEREUM_ACCOUNT } from '../../src/testing/harness.ts'
+import { delegated } from './delegated.ts'
 
 const SPENDER = '0x2222222222222222222222222222222222222222'
 const permit = JSON.stringify({
@@ -24,35 +26,8 @@ const permit = JSON.stringify({
 })
 
 async function setup() {
-  const h = await createHarness()
-  const root = testKey()
-  const backend = testKey()
-  const sub = await h.createSubOrganization({
-    keys: [root],
-    wallet: { walletName: 'Main', accounts: [ETHEREUM_ACCOUNT] },
-  })
-  const at = { organizationId: sub.organizationId }
-  const asRoot = { ...at, as: root }
-  resultOf(
-    'create_users',
-    await h.submit(
-      'create_users',
-      {
-        users: [
-          {
-            userName: 'backend',
-            apiKeys: [backend.apiKey('backend')],
-            authenticators: [],
-            oauthProviders: [],
-            userTags: [],
-          },
-        ],
-      },
-      asRoot,
-    ),
-  )
-  const policy = (params: Json) =>
-    h.submit('create_policy', { notes: '', ...params }, asRoot).then((r) => resultOf('create_policy', r))
+  const { h, sub, at, asBackend, policy } = await delegated([ETHEREUM_ACCOUNT])
+  const backend = asBackend.as
   // The back end may sign typed data only (so the service can read it: a raw digest is refused),
   // and never an EIP-712 Permit.
   await policy({

@@ -2,43 +2,16 @@
 // signer and the exporter (`findAccount`, domain/wallets.ts) match any 0x-hex address in any case;
 // the policy context once matched only 40-digit EVM addresses so, and a Sui or Aptos account (0x + 64
 // hex) named in upper case was signed with, and exported, with no `wallet` for the DENY to read.
-
 import { generateP256KeyPair } from '@turnkey/crypto'
 import { describe, expect, it } from 'vitest'
-import { createHarness, type Json, resultOf, SOLANA_ACCOUNT, testKey } from '../../src/testing/harness.ts'
+import { SOLANA_ACCOUNT } from '../../src/testing/harness.ts'
+import { delegated } from './delegated.ts'
 
 const SUI = { ...SOLANA_ACCOUNT, addressFormat: 'ADDRESS_FORMAT_SUI' }
 
 async function setup() {
-  const h = await createHarness()
-  const root = testKey()
-  const backend = testKey()
-  const sub = await h.createSubOrganization({
-    keys: [root],
-    wallet: { walletName: 'Treasury', accounts: [SUI as never] },
-  })
-  const at = { organizationId: sub.organizationId }
-  const asRoot = { ...at, as: root }
-  resultOf(
-    'create_users',
-    await h.submit(
-      'create_users',
-      {
-        users: [
-          {
-            userName: 'backend',
-            apiKeys: [backend.apiKey('backend')],
-            authenticators: [],
-            oauthProviders: [],
-            userTags: [],
-          },
-        ],
-      },
-      asRoot,
-    ),
-  )
-  const policy = (params: Json) =>
-    h.submit('create_policy', { notes: '', ...params }, asRoot).then((r) => resultOf('create_policy', r))
+  const { h, sub, at, asBackend, policy } = await delegated([SUI as never])
+  const backend = asBackend.as
   // The back end may sign and export, but never with or from the treasury wallet.
   await policy({
     policyName: 'Back end signs and exports',

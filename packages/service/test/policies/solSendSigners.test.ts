@@ -6,46 +6,20 @@ import type { Address } from '@solana/kit'
 import { createNoopSigner } from '@solana/kit'
 import { getTransferSolInstruction } from '@solana-program/system'
 import { describe, expect, it } from 'vitest'
-import { createHarness, type Json, resultOf, SOLANA_ACCOUNT, testKey } from '../../src/testing/harness.ts'
+import { resultOf, SOLANA_ACCOUNT } from '../../src/testing/harness.ts'
 import { solanaTransaction } from '../support/solanaTransaction.ts'
+import { delegated } from './delegated.ts'
 
 const CAIP2 = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp'
 const DEAD = 'GDDMwNyyx8uB6zrqwBFHjLLG3TBYk2F8Az4yrQC5RzMp' as Address
 
 async function setup() {
-  const h = await createHarness()
-  const root = testKey()
-  const backend = testKey()
-  const sub = await h.createSubOrganization({
-    keys: [root],
-    wallet: { walletName: 'Treasury', accounts: [SOLANA_ACCOUNT] },
-  })
-  const at = { organizationId: sub.organizationId }
-  const asRoot = { ...at, as: root }
+  const { h, sub, at, asRoot, asBackend, policy } = await delegated([SOLANA_ACCOUNT])
+  const backend = asBackend.as
   const spending = resultOf(
     'create_wallet',
     await h.submit('create_wallet', { walletName: 'Spending', accounts: [SOLANA_ACCOUNT] }, asRoot),
   )
-  resultOf(
-    'create_users',
-    await h.submit(
-      'create_users',
-      {
-        users: [
-          {
-            userName: 'backend',
-            apiKeys: [backend.apiKey('backend')],
-            authenticators: [],
-            oauthProviders: [],
-            userTags: [],
-          },
-        ],
-      },
-      asRoot,
-    ),
-  )
-  const policy = (params: Json) =>
-    h.submit('create_policy', { notes: '', ...params }, asRoot).then((r) => resultOf('create_policy', r))
   await policy({
     policyName: 'Back end signs',
     effect: 'EFFECT_ALLOW',
