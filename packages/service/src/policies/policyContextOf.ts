@@ -1,4 +1,5 @@
 import { ACTIVITIES, type ActivityPath } from '@latchkey/protocol'
+import { PLAIN_INTEGER } from '../kernel/crypto/sign.ts'
 import type { Reads } from '../kernel/store/Store.ts'
 import { canonicalAddress, canonicalPolicyValue } from './canonicalAddress.ts'
 import type { PolicyScope, PolicyStruct, PolicyValue } from './evaluateExpression.ts'
@@ -43,7 +44,7 @@ export function toPolicyValue(json: unknown, intFields?: ReadonlySet<string>): P
 const asInt = (value: unknown): bigint | undefined => {
   try {
     if (typeof value === 'number' && Number.isInteger(value)) return BigInt(value)
-    if (typeof value === 'string' && /^(0x[0-9a-fA-F]+|-?\d+)$/.test(value)) return BigInt(value)
+    if (typeof value === 'string' && PLAIN_INTEGER.test(value)) return BigInt(value)
   } catch {}
   return undefined
 }

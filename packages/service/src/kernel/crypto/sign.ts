@@ -101,6 +101,9 @@ function typedData(payload: string): TypedDataArg {
 
 type StructTypes = Record<string, { name: string; type: string }[] | undefined>
 
+/** An integer as a string the policies read (`eth.eip_712`) and the signer takes: decimal or 0x-hex. */
+export const PLAIN_INTEGER = /^(-?\d+|0x[0-9a-fA-F]+)$/
+
 /**
  * Integers of typed data only in decimal or 0x-hex, as the policies read them (`eth.eip_712`): the
  * signer's `BigInt` also takes " 1000", "+1000", "0o1750" or "0b…", which a policy would not see,
@@ -125,7 +128,7 @@ function integersSpelledPlainly(types: StructTypes, type: string, value: unknown
         )
     return
   }
-  if (/^u?int\d*$/.test(type) && typeof value === 'string' && !/^(-?\d+|0x[0-9a-fA-F]+)$/.test(value))
+  if (/^u?int\d*$/.test(type) && typeof value === 'string' && !PLAIN_INTEGER.test(value))
     throw new CryptoInputError(
       `EIP-712 ${path} is a ${type}: write it in decimal or 0x-hex, got ${JSON.stringify(value.slice(0, 40))}`,
       'payloads',
