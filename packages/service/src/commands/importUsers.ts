@@ -2,7 +2,7 @@
 // --root-key-file FILE`: submits one `latchkey_import_user` per line to a running service as the
 // parent organization's root key. A rerun skips what is done (the external id); a bad line is
 // reported with its number and reason and nothing else is affected.
-import { createWriteStream } from 'node:fs'
+import { closeSync, constants, createWriteStream, fstatSync, openSync, type WriteStream } from 'node:fs'
 import { SingleBar } from 'cli-progress'
 import { bulkImport, type ImportProgress, type Rejection } from '../importing/bulkImport.ts'
 import { importClient, readRootKey } from '../importing/importClient.ts'
@@ -23,6 +23,40 @@ hundred lines at a time, and sends only the others. --rate caps users per second
 --concurrency users in flight (default 4). A terminal shows a progress bar; otherwise progress,
 each rejected line and the totals are JSON lines on stdout. Rejected lines also go to
 --rejected <file> as JSON lines. Exits 2 when some line was rejected.`
+
+/**
+ * `path` opened to append (a rerun adds to the report of the run before), made 0600 when new. The
+ * report names people (their external ids), so a file others can read (one left 0644, or made by
+ * someone else) is refused rather than written to, and so is a symlink, which would be written
+ * through: the operator chmods it or names a new file.
+ */
+function reportFile(path: string): WriteStream {
+  let fd: number
+  try {
+    fd = openSync(
+      path,
+      constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW,
+      0o600,
+    )
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP')
+      throw new UsageError(`import: --rejected ${path} is a symlink; name the file itself`)
+    throw error
+  }
+  const stat = fstatSync(fd)
+  const problem = !stat.isFile()
+    ? 'is not a regular file'
+    : (stat.mode & 0o077) !== 0
+      ? `can be read or written by others (mode ${(stat.mode & 0o777).toString(8)}); chmod 600 it or name a new file`
+      : typeof process.getuid === 'function' && stat.uid !== process.getuid()
+        ? 'belongs to another user; name a file of your own'
+        : undefined
+  if (problem) {
+    closeSync(fd)
+    throw new UsageError(`import: --rejected ${path} ${problem}: the report names the rejected users`)
+  }
+  return createWriteStream(path, { fd })
+}
 
 function positive(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined
@@ -45,15 +79,13 @@ export async function run(argv: string[]): Promise<void> {
     if (values[name] === undefined) throw new UsageError(`import: pass --${name}\n\n${USAGE}`)
   const concurrency = positive('concurrency', values.concurrency)
   const rate = positive('rate', values.rate)
+  // Checked first: a report file that would leak is refused before anything is sent.
+  const rejectedFile = values.rejected ? reportFile(values.rejected) : undefined
   const client = importClient({
     url: values.url!,
     organizationId: values['organization-id']!,
     privateKey: readRootKey(values['root-key-file']!),
   })
-  // The report names people (their external ids): readable by its owner only, like the input.
-  const rejectedFile = values.rejected
-    ? createWriteStream(values.rejected, { flags: 'a', mode: 0o600 })
-    : undefined
   // A terminal gets one bar that redraws in place (cli-progress: ETA, rate, no flicker, restores
   // the cursor); a pipe or a log gets one JSON line per event, which tools can read.
   const tty = process.stderr.isTTY === true

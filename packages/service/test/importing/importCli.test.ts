@@ -3,7 +3,7 @@
 // wallet (no duplicate, no half user).
 
 import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
@@ -89,6 +89,8 @@ describe('latchkey-service import', { timeout: 120_000 }, () => {
       keyFile,
       '--rate',
       '20',
+      '--rejected',
+      join(dir, 'rejected.jsonl'),
     ]
     // Killed while users are in flight: some imported, some sent and not yet answered.
     const killed = await runImport(args, (event) => event.event === 'progress' && Number(event.imported) > 0)
@@ -103,6 +105,8 @@ describe('latchkey-service import', { timeout: 120_000 }, () => {
     expect(done).toMatchObject({ event: 'done', read: USERS, rejected: 0 })
     expect(Number(done.skipped)).toBeGreaterThanOrEqual(Number(before.imported))
     expect(Number(done.imported) + Number(done.skipped)).toBe(USERS)
+    // The report file: made owner-only by the first run, appended to (nothing rejected) by the second.
+    expect((statSync(join(dir, 'rejected.jsonl')).mode & 0o777).toString(8)).toBe('600')
     await service.stop()
 
     // What the database holds: one sub-organization per person, each with its one user, its
@@ -137,5 +141,45 @@ describe('latchkey-service import', { timeout: 120_000 }, () => {
     } finally {
       await store.close()
     }
+  })
+
+  // The report names the rejected users (their external ids and reasons): a file others can read,
+  // or a symlink planted where it goes, is refused before anything is read or sent.
+  it('refuses a --rejected file others can read, or a symlink, and writes nothing to it', async () => {
+    const keyFile = join(dir, 'refusal.key')
+    writeFileSync(keyFile, `${'11'.repeat(32)}\n`, { mode: 0o600 })
+    const users = join(dir, 'refusal.jsonl')
+    writeFileSync(users, `${JSON.stringify({ externalId: 'x', email: 'x@example.com' })}\n`, { mode: 0o600 })
+    const args = (rejected: string) => [
+      '--from',
+      users,
+      // Nothing listens here: a run that got past the check would fail on the network instead.
+      '--url',
+      'http://127.0.0.1:9',
+      '--organization-id',
+      'org',
+      '--root-key-file',
+      keyFile,
+      '--rejected',
+      rejected,
+    ]
+    const shared = join(dir, 'shared-report.jsonl')
+    writeFileSync(shared, 'earlier\n')
+    chmodSync(shared, 0o644)
+    const loose = await runImport(args(shared))
+    expect(loose.code).not.toBe(0)
+    expect(loose.stderr).toMatch(/--rejected .*mode 644/)
+    expect(loose.events).toEqual([])
+    expect(readFileSync(shared, 'utf8')).toBe('earlier\n')
+    expect((statSync(shared).mode & 0o777).toString(8)).toBe('644')
+
+    const target = join(dir, 'elsewhere.jsonl')
+    writeFileSync(target, '', { mode: 0o600 })
+    const link = join(dir, 'linked-report.jsonl')
+    symlinkSync(target, link)
+    const linked = await runImport(args(link))
+    expect(linked.code).not.toBe(0)
+    expect(linked.stderr).toMatch(/--rejected .*symlink/)
+    expect(readFileSync(target, 'utf8')).toBe('')
   })
 })
