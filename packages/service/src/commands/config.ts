@@ -64,10 +64,11 @@ export async function run(argv: string[]): Promise<void> {
   }
   // Every problem at once: the file's, then each reason start would refuse to run (when the
   // configuration could be read at all), so one run of check shows all there is to fix.
-  const { loaded, problems } = inspectConfig({
+  const { loaded, problems, warnings } = inspectConfig({
     file: values.config ?? (process.env.LATCHKEY_CONFIG || undefined),
   })
   if (loaded) process.stdout.write(printConfig(loaded.config, values.json ? 'json' : 'toml'))
+  for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`)
   const refusals = loaded ? productionRefusals(loaded.config) : []
   const all = [...problems, ...refusals.map((refusal) => `start would refuse: ${refusal}`)]
   if (all.length > 0) exitWithProblems(all)

@@ -87,6 +87,7 @@ export async function run(argv: string[]): Promise<void> {
       ...(inspected.loaded ? productionRefusals(inspected.loaded.config) : []),
     ]
     if (problems.length > 0 || !inspected.loaded) exitWithProblems(problems)
+    for (const warning of inspected.warnings) process.stderr.write(`${NAME}: warning: ${warning}\n`)
     loaded = inspected.loaded
     // A file-system or database outage answers 503 and is recovered from; a crash must not follow.
     process.on('SIGXFSZ', () => undefined)

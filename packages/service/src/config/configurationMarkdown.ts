@@ -24,6 +24,10 @@ export function configurationMarkdown(): string {
     'entry the file does not have is read as that name lower-cased with `_` as `-`.',
     'A secret written inline in a configuration file that every local user can read is refused:',
     'anyone on the machine could already copy it, and refusing makes that visible before it is used.',
+    'A secret file (`<key>_file`, `_FILE`, `--master-key-file`) that every local user can read is read,',
+    'with a warning from `config check` and `start` naming it and its mode: `chmod 600` it, owned by the',
+    "service's user. Not a refusal, since a Docker or Kubernetes secret is mounted 0444 by default and is",
+    'readable only inside its container.',
     '',
   ]
   for (const section of Object.keys(configSchema.shape)) {

@@ -423,6 +423,33 @@ describe('start bounds what SMS codes cost', () => {
   })
 })
 
+describe('a secret file every local user can read', () => {
+  it('is read, with a warning naming it, its mode and what to do; an owner-only one gives none', () => {
+    const loose = write('loose-master.key', `${MASTER_KEY}\n`, 0o644)
+    const shared = write('shared-sponsor.key', `${'b2'.repeat(32)}\n`, 0o444)
+    const tight = write('tight-sponsor.key', `${'c3'.repeat(32)}\n`, 0o400)
+    const file = write(
+      'warned.toml',
+      `[sponsorship]\ndelegates = { "eip155:31337" = "0x00000000000000000000000000000000000000d1" }\nsponsors.default = { private_key_file = "${shared}", solana_private_key_file = "${tight}" }\n`,
+    )
+    const { loaded, problems, warnings } = inspectConfig({
+      file,
+      env: {},
+      flags: { 'master_key.key_file': loose },
+    })
+    expect(problems).toEqual([])
+    expect(loaded!.config.master_key.key).toBe(MASTER_KEY)
+    expect(warnings).toEqual([
+      `${file}: sponsorship.sponsors.default.private_key_file: ${shared} can be read by every local user (mode 444): chmod 600 it, owned by the service's user (a container's mounted secret, readable only inside it, may stay as it is)`,
+      expect.stringMatching(
+        new RegExp(`^--master-key-file: ${loose} can be read by every local user \\(mode 644\\)`),
+      ),
+    ])
+    const { warnings: none } = inspectConfig({ env: { LATCHKEY_MASTER_KEY_FILE: tight } })
+    expect(none).toEqual([])
+  })
+})
+
 describe('config check and start list every problem', () => {
   it('an inline secret does not hide the refusals: three problems, three lines', () => {
     const file = write(

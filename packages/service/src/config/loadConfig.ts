@@ -142,12 +142,21 @@ function coerce(key: ConfigKey, raw: string): unknown {
   return raw
 }
 
-/** A secret file's text without its trailing newline. */
-function readSecretFile(path: string, where: string): string {
-  const { bytes } = readLimited(path, MAX_SECRET_FILE_BYTES, where)
+/** A secret file's text without its trailing newline, and its mode. */
+function readSecretFile(path: string, where: string): { text: string; mode: number } {
+  const { bytes, mode } = readLimited(path, MAX_SECRET_FILE_BYTES, where)
   const text = decodeUtf8(bytes, where).replace(/\s+$/, '')
   if (text === '') throw new ConfigError([`${where}: ${path} is empty`])
-  return text
+  return { text, mode }
+}
+
+/**
+ * What to say of a secret file every local user can read. A warning, not a refusal: a Docker or
+ * Kubernetes secret is mounted 0444 (or 0644) by default, readable only inside its container.
+ */
+function readableByAll(path: string, where: string, mode: number): string | undefined {
+  if ((mode & 0o004) === 0) return undefined
+  return `${where}: ${path} can be read by every local user (mode ${(mode & 0o777).toString(8)}): chmod 600 it, owned by the service's user (a container's mounted secret, readable only inside it, may stay as it is)`
 }
 
 /** Loads, merges and validates the configuration; throws `ConfigError` listing every problem. */
@@ -172,11 +181,14 @@ interface ConcreteKey {
 export function inspectConfig(input: ConfigInput = {}): {
   loaded: LoadedConfig | undefined
   problems: string[]
+  /** What the service runs with but should not: a secret file every local user can read. */
+  warnings: string[]
 } {
   const env = input.env ?? process.env
   const file = input.file
   const sources = new Map<string, string>()
   const problems: string[] = []
+  const warnings: string[] = []
   const at = (path: string) => (file ? `${file}: ${path}` : path)
 
   let root: Table = {}
@@ -185,7 +197,7 @@ export function inspectConfig(input: ConfigInput = {}): {
     if (file !== undefined) ({ table: root, worldReadable } = readConfigFile(file))
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error
-    return { loaded: undefined, problems: error.problems }
+    return { loaded: undefined, problems: error.problems, warnings }
   }
   const keys = configKeys()
   /** The table at `path` (made when `create`), or undefined where something else stands. */
@@ -214,7 +226,10 @@ export function inspectConfig(input: ConfigInput = {}): {
   }
   const readSecret = (path: string[], secretPath: string, where: string, source: string) => {
     try {
-      set(path, readSecretFile(secretPath, where), source)
+      const { text, mode } = readSecretFile(secretPath, where)
+      set(path, text, source)
+      const warning = readableByAll(secretPath, where, mode)
+      if (warning) warnings.push(warning)
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error
       problems.push(...error.problems)
@@ -275,14 +290,14 @@ export function inspectConfig(input: ConfigInput = {}): {
   const parsed = configSchema.safeParse(root, { reportInput: true })
   if (!parsed.success) {
     for (const issue of parsed.error.issues) problems.push(...describeIssue(issue, keys, sources, file))
-    return { loaded: undefined, problems }
+    return { loaded: undefined, problems, warnings }
   }
   const config = parsed.data
   if (config.storage.database_url !== undefined && config.storage.data_dir !== undefined)
     problems.push(
       `${at('storage')}: database_url and data_dir are two places for the same data; set one of them`,
     )
-  return { loaded: { config, file, sources }, problems }
+  return { loaded: { config, file, sources }, problems, warnings }
 }
 
 /**

@@ -140,6 +140,24 @@ ${sponsorship(`sponsors.default = { private_key = "${SPONSOR_KEY}" }`)}`,
     expect(start.stdout).toBe('')
   })
 
+  it('config check warns of a secret file every local user can read, and still passes', async () => {
+    const keyFile = write('readable-master.key', `${MASTER_KEY}\n`, 0o644)
+    const file = write(
+      'readable.toml',
+      `[master_key]\nkey_file = "${keyFile}"\n[storage]\ndata_dir = "${join(dir, 'readable-data')}"\n[proxy]\nallowed_origins = ["${APP}"]\nenabled_methods = ["passkey"]\n`,
+    )
+    const check = await runCli(['config', 'check', '--config', file], { LATCHKEY_DATABASE_URL: undefined })
+    expect(check.code, check.stderr + check.stdout).toBe(0)
+    expect(check.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^warning: ${file}: master_key\\.key_file: ${keyFile} can be read by every local user \\(mode 644\\): chmod 600 it`,
+        ),
+      ),
+    ])
+    expectNoSecrets(check.stdout + check.stderr)
+  })
+
   it('start reads the sponsor keys from a file and an env var and the master keys from flags; --json, /readyz and /metrics show the sponsors; codes have the configured length', async () => {
     write('sponsor.key', `0x${SPONSOR_KEY}\n`)
     const solanaFile = write('sponsor-solana.key', `${SOLANA_KEY}\n`)
