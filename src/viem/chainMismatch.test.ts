@@ -1,9 +1,18 @@
 /**
  * The EIP-1193 provider refuses a transaction that names another chain than the one it is on, as
  * wallets do (MetaMask: "Provided chainId must match the active chainId"): `eth_signTransaction` /
- * `eth_sendTransaction` with `chainId: 0x1` on 31337 once signed (and sent) it for 31337.
+ * `eth_sendTransaction` with `chainId: 0x1` on 31337 once signed (and sent) it for 31337. So is
+ * `eth_signTypedData_v4` whose domain names another chain (a Permit for mainnet, asked of a wallet
+ * on 31337, was signed: valid on mainnet).
  */
-import { type Address, type Chain, type Hex, numberToHex, parseTransaction } from 'viem'
+import {
+  type Address,
+  type Chain,
+  type Hex,
+  numberToHex,
+  parseTransaction,
+  recoverTypedDataAddress,
+} from 'viem'
 import { anvil } from 'viem/chains'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type EvmNode, startEvmNode } from '../../scripts/evmNode.mjs'
@@ -62,5 +71,59 @@ describe('the EIP-1193 provider and the chain a request names', () => {
       ],
     })
     expect(parseTransaction(signed as Hex).chainId).toBe(31337)
+  })
+
+  const permit = (chainId: unknown) => ({
+    domain: {
+      name: 'Token',
+      version: '1',
+      chainId,
+      verifyingContract: '0x000000000000000000000000000000000000c0de',
+    },
+    types: {
+      EIP712Domain: [
+        { name: 'name', type: 'string' },
+        { name: 'version', type: 'string' },
+        { name: 'chainId', type: 'uint256' },
+        { name: 'verifyingContract', type: 'address' },
+      ],
+      Permit: [
+        { name: 'spender', type: 'address' },
+        { name: 'value', type: 'uint256' },
+      ],
+    },
+    primaryType: 'Permit',
+    message: { spender: '0x000000000000000000000000000000000000dEaD', value: '1000' },
+  })
+
+  it('eth_signTypedData_v4 whose domain names another chain is refused, in any spelling of the id', async () => {
+    const { provider, address } = await setUp()
+    for (const chainId of [1, '1', '0x1']) {
+      const result = await outcome(
+        provider.request({
+          method: 'eth_signTypedData_v4',
+          params: [address, JSON.stringify(permit(chainId))],
+        }),
+      )
+      expect(result, String(chainId)).toEqual({ error: -32602 })
+    }
+  })
+
+  it('eth_signTypedData_v4 for its own chain, or with no chain in the domain, is signed', async () => {
+    const { provider, address } = await setUp()
+    for (const chainId of [31337, '0x7a69', undefined]) {
+      const typedData = permit(chainId)
+      if (chainId === undefined) {
+        delete (typedData.domain as { chainId?: unknown }).chainId
+        typedData.types.EIP712Domain = typedData.types.EIP712Domain.filter(
+          (field) => field.name !== 'chainId',
+        )
+      }
+      const signature = (await provider.request({
+        method: 'eth_signTypedData_v4',
+        params: [address, JSON.stringify(typedData)],
+      })) as Hex
+      expect(await recoverTypedDataAddress({ ...(typedData as never), signature })).toBe(address)
+    }
   })
 })

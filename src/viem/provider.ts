@@ -95,6 +95,15 @@ const TYPES: Record<string, TransactionRequest['type']> = {
 }
 
 /** A JSON-RPC transaction object (hex quantities) as a viem request. */
+/** A typed-data domain's `chainId` (a number, or a decimal or 0x-hex string), else undefined. */
+function chainIdOf(value: unknown): number | undefined {
+  if (typeof value === 'number') return Number.isSafeInteger(value) ? value : undefined
+  if (typeof value === 'bigint') return Number(value)
+  if (typeof value !== 'string' || !/^(0x[0-9a-fA-F]+|[0-9]+)$/.test(value)) return undefined
+  const parsed = Number(value)
+  return Number.isSafeInteger(parsed) ? parsed : undefined
+}
+
 function fromRpcTransaction(tx: RpcTransaction): TransactionRequest {
   const big = (key: string) => (typeof tx[key] === 'string' ? hexToBigInt(tx[key] as Hex) : undefined)
   const request: Record<string, unknown> = {
@@ -293,6 +302,18 @@ export function createLatchkeyEip1193Provider(
         const account = await signer(param(params, 0))
         const raw = param<string | Record<string, unknown>>(params, 1)
         const typedData = typeof raw === 'string' ? JSON.parse(raw) : raw
+        // A domain naming another chain is refused, as MetaMask refuses it ("Provided chainId must
+        // match the active chainId"): the app asked for a signature it means for that chain.
+        const domainChainId = (typedData as { domain?: { chainId?: unknown } })?.domain?.chainId
+        if (domainChainId !== undefined && domainChainId !== null) {
+          const named = chainIdOf(domainChainId)
+          if (named !== chain.id)
+            throw new InvalidParamsRpcError(
+              new Error(
+                `the typed data's domain names chain ${named ?? String(domainChainId)}; the wallet is on chain ${chain.id}`,
+              ),
+            )
+        }
         return account.signTypedData(typedData)
       }
       case 'eth_signTransaction':
