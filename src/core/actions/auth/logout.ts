@@ -22,6 +22,17 @@ export type LogoutReturnType = {
 export async function logout(client: Latchkey, parameters: LogoutParameters = {}): Promise<LogoutReturnType> {
   await client.hydrate()
   const id = parameters.sessionId ?? client.store.getState().activeId ?? ''
+  // From here no refresh of the session starts (`refreshSession` refuses while this is set): one
+  // started during the revocation below would register a key that outlives the sign-out.
+  const marker = `logout:${id}`
+  const pending = client.tasks.get(marker) as Promise<LogoutReturnType> | undefined
+  if (pending) return pending
+  const task = signOut(client, id)
+  client.tasks.set(marker, task)
+  return task.finally(() => client.tasks.delete(marker))
+}
+
+async function signOut(client: Latchkey, id: string): Promise<LogoutReturnType> {
   // A refresh under way registers a new key for the session: wait for it, then revoke the key the
   // session holds by then (revoking the old one would leave the new one live after sign-out).
   await client.tasks.get(`refresh:${id}`)?.catch(() => undefined)

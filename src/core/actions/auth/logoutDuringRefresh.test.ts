@@ -2,7 +2,8 @@
  * `logout` while a `refreshSession` of the same session is in flight (the session timers start one
  * near expiry with `session.autoRefresh`) waits for it and revokes the key it registered: once it
  * revoked only the old key, leaving the refresh's new one live on the service and in the key store
- * after "sign out".
+ * after "sign out". A refresh that starts while the logout is under way (the timer fires during its
+ * revocation) is refused: it too would register a key that outlives the sign-out.
  */
 import { describe, expect, it } from 'vitest'
 import { apiKeyStamper } from '../../stampers/apiKeyStamper.ts'
@@ -52,6 +53,52 @@ describe('logout removes every session key', () => {
       if (ok) live.push(key.publicKey)
     }
     // Secure behaviour: no key remains, and none still signs in as the user.
+    expect({ keysLeft: left.length, liveCredentials: live.length }).toEqual({
+      keysLeft: 0,
+      liveCredentials: 0,
+    })
+  })
+
+  it('a refresh that starts while the logout is under way is refused and leaves no key', async () => {
+    let serviceFetch: typeof fetch | undefined
+    let reachedDelete: () => void = () => undefined
+    const deleting = new Promise<void>((resolve) => {
+      reachedDelete = resolve
+    })
+    let releaseDelete: () => void = () => undefined
+    const released = new Promise<void>((resolve) => {
+      releaseDelete = resolve
+    })
+    const heldFetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      const url = String(input instanceof Request ? input.url : input)
+      if (url.endsWith('/submit/delete_api_keys')) {
+        reachedDelete()
+        await released
+      }
+      return (serviceFetch as typeof fetch)(input, init)
+    }) as typeof fetch
+    const fx = await createClientFixture({ fetch: heldFetch })
+    serviceFetch = fx.harness.service.fetch as typeof fetch
+    const { organizationId, userIds } = await fx.signUpDirect()
+
+    // The logout is revoking the key when the refresh starts.
+    const loggingOut = logout(fx.client)
+    await deleting
+    const refreshed = await refreshSession(fx.client).catch((error: Error) => error)
+    releaseDelete()
+    expect((await loggingOut).revoked).toBe(true)
+    expect(refreshed).toBeInstanceOf(Error)
+    expect((refreshed as Error & { code?: string }).code).toBe('NOT_SIGNED_IN')
+
+    const left = await fx.client.keyStore.list()
+    const live: string[] = []
+    for (const key of left) {
+      const ok = await query(fx.client, 'whoami', { organizationId }, { stamper: apiKeyStamper(key) }).then(
+        (who) => who.userId === userIds[0],
+        () => false,
+      )
+      if (ok) live.push(key.publicKey)
+    }
     expect({ keysLeft: left.length, liveCredentials: live.length }).toEqual({
       keysLeft: 0,
       liveCredentials: 0,

@@ -1,4 +1,5 @@
 import { decodeJwtClaims, type SessionClaims } from '@latchkey/protocol'
+import { NotSignedInError } from '../../errors.ts'
 import { dispatchSessionEvent } from '../../session/createSessionStore.ts'
 import { requireSession } from '../../session/sessions.ts'
 import type { Session } from '../../session/types.ts'
@@ -18,6 +19,9 @@ export function refreshSession(
   parameters: RefreshSessionParameters = {},
 ): Promise<Session> {
   const session = requireSession(client, parameters.sessionId)
+  // Signing out: a key registered now would outlive the sign-out (`logout`).
+  if (client.tasks.has(`logout:${session.id}`))
+    return Promise.reject(new NotSignedInError('The session is signing out; sign in again'))
   const taskKey = `refresh:${session.id}`
   const pending = client.tasks.get(taskKey) as Promise<Session> | undefined
   if (pending) return pending
