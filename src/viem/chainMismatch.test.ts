@@ -123,7 +123,7 @@ describe('the EIP-1193 provider and the chain a request names', () => {
         method: 'eth_signTypedData_v4',
         params: [address, JSON.stringify(typedData)],
       })) as Hex
-      expect(await recoverTypedDataAddress({ ...(typedData as never), signature })).toBe(address)
+      expect(await recoverTypedDataAddress({ ...typedData, signature } as never)).toBe(address)
     }
   })
 })
