@@ -11,6 +11,7 @@ import type { Address } from '@solana/addresses'
 import { getCompiledTransactionMessageDecoder } from '@solana/transaction-messages'
 import { getTransactionDecoder } from '@solana/transactions'
 import type { LiteSVM } from 'litesvm'
+import { precompileSignatures } from '../kernel/crypto/solanaFees.ts'
 import { devToolDir, installOnFirstUse, resolvePackageDir } from './installOnFirstUse.ts'
 
 /** The LiteSVM release `dev --solana` installs (the repository's devDependency pins the same). */
@@ -138,7 +139,19 @@ export async function startSolanaNode(options: StartSolanaNodeOptions = {}): Pro
       if (String(compiled.lifetimeToken) !== svm.latestBlockhash()) return { context: context(), value: null }
       return {
         context: context(),
-        value: Number(LAMPORTS_PER_SIGNATURE * BigInt(compiled.header.numSignerAccounts)),
+        // As Agave counts it: the transaction's signatures and those its precompiles verify.
+        value: Number(
+          LAMPORTS_PER_SIGNATURE *
+            BigInt(
+              compiled.header.numSignerAccounts +
+                precompileSignatures(
+                  ('instructions' in compiled ? compiled.instructions : []).map((ix) => ({
+                    program: String(compiled.staticAccounts[ix.programAddressIndex] ?? ''),
+                    data: (ix.data ?? new Uint8Array()) as Uint8Array,
+                  })),
+                ),
+            ),
+        ),
       }
     },
     getBalance: ([address]) => ({ context: context(), value: Number(balance(address as string)) }),

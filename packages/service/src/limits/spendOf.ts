@@ -182,7 +182,7 @@ function solanaFee(limit: SpendingLimitRow, tx: SolanaPolicyTransaction): bigint
       limit,
       `instruction ${budget.unreadable} is a Compute Budget instruction other than RequestHeapFrame, SetComputeUnitLimit, SetComputeUnitPrice or SetLoadedAccountsDataSizeLimit`,
     )
-  return solanaFeeBound(tx.signers.length, budget)
+  return solanaFeeBound(tx.signers.length, budget, tx.instructions)
 }
 
 /** The Token program and Token-2022: their transfer and approve instructions share a layout. */

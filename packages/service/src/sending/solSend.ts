@@ -148,13 +148,7 @@ function withFeePayer(message: Message, sponsor: string): Message {
  * instruction the service cannot price, is refused before anything is signed.
  */
 function sponsoredBudget(ctx: PrepareContext, message: Message): ComputeBudget {
-  const accounts = message.staticAccounts as string[]
-  const budget = readComputeBudget(
-    message.instructions.map((ix) => ({
-      program_key: accounts[ix.programAddressIndex] ?? '',
-      data: toHex((ix.data ?? new Uint8Array()) as Uint8Array),
-    })),
-  )
+  const budget = readComputeBudget(instructionsOf(message))
   if ('unreadable' in budget)
     throw invalid(
       `instruction ${budget.unreadable} of a sponsored transaction is a Compute Budget instruction the service cannot price (RequestHeapFrame, SetComputeUnitLimit, SetComputeUnitPrice and SetLoadedAccountsDataSizeLimit are known)`,
@@ -165,6 +159,15 @@ function sponsoredBudget(ctx: PrepareContext, message: Message): ComputeBudget {
       `a sponsored transaction offers at most ${ceiling} micro-lamports per compute unit (the operator's ceiling); its SetComputeUnitPrice offers ${budget.microLamports}`,
     )
   return budget
+}
+
+/** A message's instructions as the fee readers take them: program id and data as hex. */
+const instructionsOf = (message: Message) => {
+  const accounts = message.staticAccounts as string[]
+  return message.instructions.map((ix) => ({
+    program_key: accounts[ix.programAddressIndex] ?? '',
+    data: toHex((ix.data ?? new Uint8Array()) as Uint8Array),
+  }))
 }
 
 const toBase64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes))
@@ -238,7 +241,8 @@ export async function prepareSolSend(ctx: PrepareContext, p: SolSend): Promise<S
         )
       // The node's fee has the priority fee in it; one that leaves it out is not trusted to.
       const nodeFee = BigInt(answer.value)
-      const bound = solanaFeeBound(signers.length, budget!)
+      // The precompiles' signatures too: the fee payer pays 5,000 lamports for each one verified.
+      const bound = solanaFeeBound(signers.length, budget!, instructionsOf(message))
       fee = (nodeFee > bound ? nodeFee : bound).toString()
       await simulateSponsored(rpc, messageBytes, signers)
     }

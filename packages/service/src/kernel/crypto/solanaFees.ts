@@ -47,11 +47,40 @@ export function readComputeBudget(
 }
 
 /**
- * The most a transaction of `signers` signatures and `budget` costs its fee payer, lamports: 5,000
- * for each signature, and the priority fee (micro-lamports per compute unit times the units it
- * asks for, rounded up; without `SetComputeUnitLimit`, the most a transaction may use).
+ * The signature-verifying precompiles: the runtime charges the fee payer 5,000 lamports for each
+ * signature one of their instructions verifies (its first data byte counts them), as for the
+ * transaction's own.
  */
-export function solanaFeeBound(signers: number, budget: ComputeBudget): bigint {
+export const PRECOMPILE_PROGRAMS = new Set([
+  'Ed25519SigVerify111111111111111111111111111',
+  'KeccakSecp256k11111111111111111111111111111',
+  'Secp256r1SigVerify1111111111111111111111111',
+])
+
+/** The signatures the precompile instructions among `instructions` (data as bytes) verify. */
+export function precompileSignatures(instructions: readonly { program: string; data: Uint8Array }[]): number {
+  let count = 0
+  for (const { program, data } of instructions) if (PRECOMPILE_PROGRAMS.has(program)) count += data[0] ?? 0
+  return count
+}
+
+/**
+ * The most a transaction of `signers` signatures and `budget` costs its fee payer, lamports: 5,000
+ * for each signature, its own and those its precompile instructions verify (`instructions`, data
+ * as hex), and the priority fee (micro-lamports per compute unit times the units it asks for,
+ * rounded up; without `SetComputeUnitLimit`, the most a transaction may use).
+ */
+export function solanaFeeBound(
+  signers: number,
+  budget: ComputeBudget,
+  instructions: readonly { program_key: string; data: string }[],
+): bigint {
   const priority = (budget.microLamports * (budget.units ?? MAX_COMPUTE_UNITS) + 999_999n) / 1_000_000n
-  return BigInt(signers) * LAMPORTS_PER_SIGNATURE + priority
+  const verified = precompileSignatures(
+    instructions.map((instruction) => ({
+      program: instruction.program_key,
+      data: instructionBytes(instruction.data),
+    })),
+  )
+  return BigInt(signers + verified) * LAMPORTS_PER_SIGNATURE + priority
 }
