@@ -389,12 +389,19 @@ function feesOf(
         reason: `${value} is below ${what} (${floor} wei): a sponsored send takes the sponsor's next nonce, so it must be priced to be mined; leave it out to take the node's price`,
         extra: { floor: floor.toString() },
       })
-    if (maxFee !== undefined && maxFee < node.baseFee)
-      throw under('maxFeePerGas', maxFee, node.baseFee, "the network's base fee")
     // Half the node's suggestion: the suggestion moves from block to block (geth's is a percentile
     // of recent tips), so a wallet's quote read a moment before is not refused for a few wei; a
     // tip that low is still mined, and a replacement raises it.
     const tipFloor = min((node.tip ?? 0n) / 2n, ceiling.maxPriorityFeePerGas)
+    // The tip a block pays is at most the max fee over the base fee: a max fee that leaves less
+    // than the floor is as low a tip as one named (with the tip left out, the tip became the max fee).
+    if (maxFee !== undefined && maxFee < node.baseFee + tipFloor)
+      throw under(
+        'maxFeePerGas',
+        maxFee,
+        node.baseFee + tipFloor,
+        "the network's base fee plus half the node's suggested priority fee",
+      )
     if (p.maxPriorityFeePerGas !== undefined && tip < tipFloor)
       throw under('maxPriorityFeePerGas', tip, tipFloor, "half the node's suggested priority fee")
     tip = min(tip, ceiling.maxPriorityFeePerGas)

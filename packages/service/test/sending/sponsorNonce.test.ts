@@ -106,9 +106,11 @@ describe("a sponsored send the node refuses leaves no hole in the sponsor's nonc
       value: 0n,
     })
     expect(await count(sponsor, 'latest')).toBe(first + 2n)
-    // No user's caps count the fill: only the two sends have rows.
+    // The caps of the user whose send was refused count its fill (sponsoredFills.test.ts).
     const usage = await h.service.store.all('gasUsage')
-    expect(new Set(usage.map((row) => row.sendTransactionId))).toEqual(new Set([badId, goodId]))
+    expect(new Set(usage.map((row) => row.sendTransactionId))).toEqual(
+      new Set([badId, goodId, fillIdOf(badId)]),
+    )
     expect(
       (await h.service.store.all('sendTransactions')).filter((row) => row.fills !== undefined),
     ).toHaveLength(1)
