@@ -334,7 +334,9 @@ async function failUnmined(ctx: SendContext, row: SendTransactionRow, message: s
     // A sponsor removed, or an account whose key the service does not hold: no fill.
     if (!signer) return
     if ('sponsor' in signer) {
-      await tx.put('sendTransactions', signFill(runtime, current, fees, signer))
+      const fill = signFill(runtime, current, fees, signer)
+      await tx.put('sendTransactions', fill)
+      await countSponsorFill(runtime, tx, current, { id: fill.id, maxFeePerGas: fees.maxFeePerGas })
       return
     }
     // The user's own account pays for its fills: each counted under its native spending limits
@@ -361,6 +363,42 @@ async function failUnmined(ctx: SendContext, row: SendTransactionRow, message: s
       const fill = signFill(runtime, { ...current, nonce: nonce.toString() }, fees, signer)
       await tx.put('sendTransactions', { ...fill, id, reservedFee: reservedFee.toString() })
     }
+  })
+}
+
+/**
+ * Counts a sponsor's fill of the nonce `current` took against the gas caps of the user who sent
+ * `current`, in the transaction that records the fill: 21,000 gas, and its wei at the fill's max
+ * fee. The fill is priced at the market's fee whatever `current` offered, so counting only what
+ * `current` reserved would let a user who sends cheaply priced sends that the node refuses make
+ * the sponsor pay for fills no cap sees. Counted even past a cap (the nonce must be filled): the
+ * user's next sponsored sends then find the cap used.
+ */
+async function countSponsorFill(
+  runtime: SendContext['runtime'],
+  tx: StoreTransaction,
+  current: SendTransactionRow,
+  { id: fillId, maxFeePerGas }: { id: string; maxFeePerGas: bigint },
+): Promise<void> {
+  const [activity, organization] = await Promise.all([
+    tx.get('activities', current.activityId),
+    tx.get('organizations', current.organizationId),
+  ])
+  if (!activity || !organization) return
+  const ctx = {
+    tx,
+    runtime,
+    now: runtime.now(),
+    organization,
+    newId: () => runtime.newId(),
+    caller: { userId: activity.userId },
+  }
+  await checkGasCaps(ctx, { gas: 21_000n, sendTransactionId: fillId, force: true })
+  await checkGasCaps(ctx, {
+    gas: 21_000n * maxFeePerGas,
+    sendTransactionId: fillId,
+    unit: 'wei',
+    force: true,
   })
 }
 
@@ -554,8 +592,9 @@ async function countReplacement(
   maxFeePerGas: bigint,
 ): Promise<boolean> {
   const { runtime } = ctx
-  // A fill is the operator's: no user's caps count it (the fee ceilings bound it).
-  if (row.fills !== undefined) return true
+  // A fill's replacement is counted as the fill was (`countSponsorFill`), never refused: the
+  // nonce must be filled.
+  const fill = row.fills !== undefined
   const activity = await runtime.store.get('activities', row.activityId)
   if (!activity || !row.fees) return true
   const gasLimit = BigInt(row.fees.gasLimit)
@@ -564,6 +603,7 @@ async function countReplacement(
   const perTransaction = capsOf(runtime, organization).perTransactionWei
   // The whole replacement: its gas at the raised fee, and its L1 data fee on an OP Stack chain.
   if (
+    !fill &&
     perTransaction !== undefined &&
     gasLimit * maxFeePerGas + BigInt(row.l1Fee ?? '0') > BigInt(perTransaction)
   )
@@ -580,7 +620,13 @@ async function countReplacement(
           caller: { userId: activity.userId },
         },
         // The per-transaction cap was judged above, on the whole replacement.
-        { gas: raise, sendTransactionId: row.id, unit: 'wei', perTransaction: false },
+        {
+          gas: raise,
+          sendTransactionId: row.id,
+          unit: 'wei',
+          perTransaction: false,
+          ...(fill ? { force: true as const } : {}),
+        },
       ),
     )
     return true
@@ -686,13 +732,15 @@ async function replace(ctx: SendContext, row: SendTransactionRow): Promise<void>
       key.fill(0)
     }
   } else {
+    // Signed elsewhere (`eth_send_raw_transaction`, the only send recorded without the fees the
+    // service signed): never signed again here, even where the service holds the key. What signed
+    // it (a `sign_transaction` under a spending limit) counted its fee as signed, no more, and a
+    // raise is its signer's to choose.
+    if (!row.fees) return waitAsIs()
     const account = await findSigner(runtime.store, row.organizationId, row.sender, 'sender').catch(
       () => undefined,
     )
-    if (!account) {
-      // Signed elsewhere (eth_send_raw_transaction): only its signer can replace it.
-      return waitAsIs()
-    }
+    if (!account) return waitAsIs()
     signed = withAccountKey(runtime, account, (key) => prepared.signBy(key).toHex())
   }
   const replacement = row.replacements + 1
