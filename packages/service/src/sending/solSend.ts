@@ -92,6 +92,8 @@ export interface SolSendPrepared {
   sponsorId?: string
   /** The fee the fee payer pays, lamports (sponsored sends, counted against the caps). */
   fee?: string
+  /** The node did not know the message's blockhash when it was signed (`SendTransactionRow`). */
+  blockhashUnseen?: true
 }
 
 const invalid = (message: string, field = 'parameters.unsignedTransaction') =>
@@ -246,11 +248,23 @@ export async function prepareSolSend(ctx: PrepareContext, p: SolSend): Promise<S
       fee = (nodeFee > bound ? nodeFee : bound).toString()
       await simulateSponsored(rpc, messageBytes, signers)
     }
+    // Whether this cluster's node knows the blockhash (a sponsored send's is the node's own, or one
+    // `getFeeForMessage` found). One it does not may be another cluster's, where the signer, who
+    // holds the message and the signature the status answers, can land it: such a send keeps
+    // what it reserved under spending limits even once it ends expired here (`solanaSender`).
+    const unseen =
+      !sponsor &&
+      !(
+        (await rpc('isBlockhashValid', [String(message.lifetimeToken), { commitment: 'processed' }])) as {
+          value: boolean
+        }
+      ).value
     return {
       message: toHex(messageBytes),
       signers,
       kept,
       ...(sponsor ? { sponsorId: sponsor.id, ...(fee !== undefined ? { fee } : {}) } : {}),
+      ...(unseen ? { blockhashUnseen: true } : {}),
     }
   } catch (error) {
     throw nodeFailure(error, p.caip2, 'parameters.unsignedTransaction')
@@ -370,6 +384,7 @@ export async function runSolSend(
     ...(sponsor ? { sponsorId: sponsor.id } : {}),
     signedTransaction: getBase64EncodedWireTransaction(transaction),
     txHash: getSignatureFromTransaction(transaction),
+    ...(prepared.blockhashUnseen ? { blockhashUnseen: true as const } : {}),
   })
   ctx.runtime.emit('send.signed', {
     chain: 'solana',

@@ -71,7 +71,8 @@ async function broadcastSolana(ctx: SendContext, row: SendTransactionRow): Promi
           ? 'the transaction expired: its blockhash is no longer valid'
           : `the node refused the transaction: ${error.message}`,
         undefined,
-        { keepSpend: !expired },
+        // One whose blockhash this node never knew may be another cluster's, where it can land.
+        { keepSpend: !expired || row.blockhashUnseen === true },
       )
       return
     }

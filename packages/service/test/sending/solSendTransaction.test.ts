@@ -57,10 +57,11 @@ afterAll(async () => {
   await node?.close()
 })
 
-async function service(caps = {}): Promise<Harness> {
+async function service(caps = {}, fetch?: typeof globalThis.fetch): Promise<Harness> {
   const h = await createHarness({
     clock: fakeClock(Date.now()),
     rpc: { [node.caip2]: node.url },
+    ...(fetch ? { fetch } : {}),
     sending: { pollIntervalMs: 20 },
     sponsorship: { delegates: {}, caps },
   })
@@ -637,8 +638,16 @@ describe("a sponsored Solana transaction's priority fee", () => {
 })
 
 describe('sol_send_transaction under an SPL spending limit', () => {
-  it('counts a real token’s transfers exactly: a send that expired gives its spend back, the limit is sent, one unit more is refused and never broadcast', async () => {
-    const h = await service()
+  it('counts a real token’s transfers exactly: a send expired on its way gives its spend back, one whose blockhash the node never knew keeps it, the limit is sent, one unit more is refused and never broadcast', async () => {
+    // The node's blockhash expires as the next broadcast reaches it (after the send was signed on it).
+    let expireOnBroadcast = false
+    const h = await service({}, async (input, init) => {
+      if (expireOnBroadcast && String(init?.body).includes('"sendTransaction"')) {
+        expireOnBroadcast = false
+        node.svm.expireBlockhash()
+      }
+      return fetch(input, init)
+    })
     const { user, source, destination, spendingLimitId } = await underSplLimit(h)
     const transfer = (amount: bigint) =>
       unsigned(user, [
@@ -655,26 +664,42 @@ describe('sol_send_transaction under an SPL spending limit', () => {
       const reply = await send(h, { unsignedTransaction, signWiths: [user], sponsor })
       return waitForSend(h, resultOf('sol_send_transaction', reply).sendTransactionStatusId)
     }
-    // Reserved when signed, still counted while the node may not have seen its blockhash yet, and
-    // given back once the send ends FAILED as expired, never having reached the chain.
-    const stale = transfer(70n)
-    node.svm.expireBlockhash()
-    const before = node.calls.length
-    const { sendTransactionStatusId } = resultOf(
-      'sol_send_transaction',
-      await send(h, { unsignedTransaction: stale, signWiths: [user] }),
-    )
-    await refusedBlockhash(h, sendTransactionStatusId, before)
+    const expires = async (unsignedTransaction: string) => {
+      const before = node.calls.length
+      const { sendTransactionStatusId } = resultOf(
+        'sol_send_transaction',
+        await send(h, { unsignedTransaction, signWiths: [user] }),
+      )
+      await refusedBlockhash(h, sendTransactionStatusId, before)
+      return sendTransactionStatusId
+    }
+    // Signed on a blockhash the node knew, which expired before the broadcast reached it: reserved
+    // when signed, still counted while the node may not have seen its blockhash yet, and given back
+    // once the send ends FAILED as expired, never having reached the chain.
+    expireOnBroadcast = true
+    const late = await expires(transfer(70n))
     expect(await limitOf(h, spendingLimitId)).toMatchObject({ used: '70', remaining: '30' })
-    await pastDoubt(h, sendTransactionStatusId)
-    expect(await waitForSend(h, sendTransactionStatusId)).toMatchObject({
+    await pastDoubt(h, late)
+    expect(await waitForSend(h, late)).toMatchObject({
       txStatus: 'FAILED',
       txError: expect.stringMatching(/expired/),
     })
-    // So the whole limit is still there: 60 paid by the user, 40 by the sponsor.
-    expect(await sent(transfer(60n))).toMatchObject({ txStatus: 'INCLUDED' })
+    expect(await limitOf(h, spendingLimitId)).toMatchObject({ used: '0', remaining: '100' })
+    // Signed on a blockhash the node never knew (another cluster's, where its signer, who holds the
+    // message and the signature the status answers, could land it): it stays counted once expired.
+    const elsewhere = transfer(20n)
+    node.svm.expireBlockhash()
+    const unknown = await expires(elsewhere)
+    await pastDoubt(h, unknown)
+    expect(await waitForSend(h, unknown)).toMatchObject({
+      txStatus: 'FAILED',
+      txError: expect.stringMatching(/expired/),
+    })
+    expect(await limitOf(h, spendingLimitId)).toMatchObject({ used: '20', remaining: '80' })
+    // So 80 is left: 40 paid by the user, 40 by the sponsor.
+    expect(await sent(transfer(40n))).toMatchObject({ txStatus: 'INCLUDED' })
     expect(await sent(transfer(40n), true)).toMatchObject({ txStatus: 'INCLUDED' })
-    expect(tokenBalance(destination!)).toBe(100n)
+    expect(tokenBalance(destination!)).toBe(80n)
     const calls = node.calls.length
     const over = await send(h, { unsignedTransaction: transfer(1n), signWiths: [user], sponsor: true })
     expect(over.status).toBe(429)
@@ -686,8 +711,8 @@ describe('sol_send_transaction under an SPL spending limit', () => {
       requested: '1',
     })
     expect(node.calls.slice(calls)).not.toContain('sendTransaction')
-    expect(await sends(h)).toBe(3)
-    expect(tokenBalance(source!)).toBe(900n)
+    expect(await sends(h)).toBe(4)
+    expect(tokenBalance(source!)).toBe(920n)
     await h.service.close()
   })
 })

@@ -348,6 +348,11 @@ export interface SendTransactionRow extends Row {
   /** Transaction hash (EVM) or first signature, base58 (Solana). */
   txHash: string
   status: 'PENDING' | 'BROADCASTED' | 'INCLUDED' | 'FAILED' | 'CANCELLED'
+  /**
+   * A Solana send whose blockhash the cluster's node did not know when it was signed: perhaps
+   * another cluster's, so ending expired here does not give back what it reserved (`solanaSender`).
+   */
+  blockhashUnseen?: true
   /** Fees signed into the transaction, decimal wei (EVM); a replacement raises them. */
   fees?: { maxFeePerGas: string; maxPriorityFeePerGas: string; gasLimit: string }
   /**
