@@ -1,4 +1,4 @@
-import { render, screen } from '@testing-library/react'
+import { render, screen, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import { describe, expect, it } from 'vitest'
 import { approveActivity } from '../../core/actions/activities/approveActivity.ts'
@@ -14,7 +14,7 @@ import { createClientFixture } from '../../core/test/fixtures.ts'
 import { totpCode } from '../../core/test/totpCode.ts'
 import { submitActivity } from '../../core/transport/activity.ts'
 import { LatchkeyProvider } from '../../react/index.ts'
-import { ActivityApproval } from './ActivityApproval.tsx'
+import { ActivityApproval, intentFields } from './ActivityApproval.tsx'
 
 describe('<ActivityApproval/>', () => {
   it('shows an activity waiting for consensus and approving it runs it', async () => {
@@ -35,6 +35,11 @@ describe('<ActivityApproval/>', () => {
     )
     expect(await screen.findByText('Create wallet')).toBeTruthy()
     expect(screen.getByText('Consensus needed')).toBeTruthy()
+    // What the approver is asked to approve, and who asked: not the type alone.
+    const details = screen.getByRole('region', { name: 'What it does' })
+    expect(within(details).getByText('walletName')).toBeTruthy()
+    expect(within(details).getByText('Treasury')).toBeTruthy()
+    expect(screen.getByText(/· by /)).toBeTruthy()
     expect(screen.getByText('1 so far')).toBeTruthy()
     expect(await screen.findByText('The root users')).toBeTruthy()
     await user.click(screen.getByRole('button', { name: 'Approve' }))
@@ -116,5 +121,28 @@ describe('<ActivityApproval/>', () => {
     expect(await screen.findByText('You approved this action.', undefined, { timeout: 10_000 })).toBeTruthy()
     expect(voted).toEqual(['approved'])
     expect((await getWallets(fixture.client, {})).wallets.map((w) => w.walletName)).toEqual(['Vault'])
+  })
+
+  it('lists the intent as text: long values keep their start and end, objects as JSON', () => {
+    const payload = `0x${'ab'.repeat(300)}`
+    expect(
+      intentFields({
+        signRawPayloadIntentV2: {
+          signWith: '0x00000000000000000000000000000000000000d1',
+          payload,
+          hashFunction: 'HASH_FUNCTION_NO_OP',
+          accounts: [{ curve: 'CURVE_SECP256K1' }],
+          tags: ['a', 'b'],
+          empty: '',
+        },
+      }),
+    ).toEqual([
+      ['signWith', '0x00000000000000000000000000000000000000d1'],
+      ['payload', `${payload.slice(0, 200)}…${payload.slice(-200)} (602)`],
+      ['hashFunction', 'HASH_FUNCTION_NO_OP'],
+      ['accounts', '[{"curve":"CURVE_SECP256K1"}]'],
+      ['tags', 'a, b'],
+    ])
+    expect(intentFields({ other: 1 })).toEqual([])
   })
 })

@@ -1,4 +1,4 @@
-import { Suspense, useId, useState } from 'react'
+import { Fragment, Suspense, useId, useState } from 'react'
 import type { MfaRequiredError } from '../../core/errors.ts'
 import type { Activity, PolicyEvaluation } from '../../core/index.ts'
 import {
@@ -39,6 +39,40 @@ const readableType = (type: string) => {
     .split('_')
   const text = words.join(' ')
   return text.charAt(0).toUpperCase() + text.slice(1)
+}
+
+/** Longest value shown in full; a longer one shows its start and end, and how long it is. */
+const SHOWN = 400
+/** Most fields of the activity's parameters shown. */
+const FIELDS = 16
+
+const shorten = (text: string) =>
+  text.length <= SHOWN
+    ? text
+    : `${text.slice(0, SHOWN / 2)}…${text.slice(-SHOWN / 2)} (${text.length.toLocaleString('en')})`
+
+/**
+ * What the activity would do: the fields of its intent (`{ signTransactionIntentV2: { … } }`), each
+ * as text, so an approver sees the address, payload or amount they are asked to approve, not only
+ * its type.
+ */
+export function intentFields(intent: Record<string, unknown>): [string, string][] {
+  const parameters = Object.entries(intent).find(([key]) => /Intent(V\d+)?$/.test(key))?.[1]
+  if (typeof parameters !== 'object' || parameters === null || Array.isArray(parameters)) return []
+  return Object.entries(parameters as Record<string, unknown>)
+    .filter(([, value]) => value !== undefined && value !== null && value !== '')
+    .slice(0, FIELDS)
+    .map(([key, value]) => {
+      const text =
+        typeof value === 'string'
+          ? value
+          : Array.isArray(value) && value.every((item) => typeof item !== 'object' || item === null)
+            ? value.join(', ')
+            : typeof value === 'object'
+              ? JSON.stringify(value)
+              : String(value)
+      return [key, shorten(text)]
+    })
 }
 
 /**
@@ -108,6 +142,9 @@ function ActivityApprovalInner({ activityId, onVoted, className, ...look }: Acti
     (id) => policies.data?.policies.find((policy) => policy.policyId === id)?.policyName ?? id,
   )
   const voted = approve.isSuccess || proven ? 'approved' : reject.isSuccess ? 'rejected' : null
+  const fields = intentFields(a.intent)
+  // The requester's own approval is the first vote.
+  const requester = a.votes[0]?.user?.userName
   const vote = (kind: 'approved' | 'rejected') => {
     const mutation = kind === 'approved' ? approve : reject
     mutation.mutate(
@@ -157,12 +194,35 @@ function ActivityApprovalInner({ activityId, onVoted, className, ...look }: Acti
           </>
         ) : null}
         <dt>{ui.t('approvalRequested')}</dt>
-        <dd>{formatDateTime(Number(a.createdAt.seconds) * 1000, ui.locale)}</dd>
+        <dd>
+          {formatDateTime(Number(a.createdAt.seconds) * 1000, ui.locale)}
+          {requester ? (
+            <>
+              {' · '}
+              {ui.t('approvalRequestedBy', { name: requester })}
+            </>
+          ) : null}
+        </dd>
         <dt>{ui.t('approvalVotes')}</dt>
         <dd>{ui.t('approvalVotesCount', { count: new Intl.NumberFormat(ui.locale).format(approvals) })}</dd>
         <dt>{ui.t('approvalFingerprint')}</dt>
         <dd className="lk-mono">{a.fingerprint}</dd>
       </dl>
+      {fields.length > 0 ? (
+        <section aria-labelledby={`${titleId}-details`}>
+          <h3 className="lk-label" id={`${titleId}-details`} style={{ margin: '0 0 8px' }}>
+            {ui.t('approvalDetails')}
+          </h3>
+          <dl className="lk-kv">
+            {fields.map(([key, value]) => (
+              <Fragment key={key}>
+                <dt className="lk-mono">{key}</dt>
+                <dd className="lk-mono">{value}</dd>
+              </Fragment>
+            ))}
+          </dl>
+        </section>
+      ) : null}
       <div aria-live="polite">
         {voted ? (
           <Alert tone="success">{voted === 'approved' ? ui.t('approvedTitle') : ui.t('rejectedTitle')}</Alert>

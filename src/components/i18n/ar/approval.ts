@@ -18,4 +18,6 @@ export const approval: Translation<typeof enApproval> = {
   approvalStatus: 'الحالة',
   approvalPolicy: 'بطلب من',
   approvalRootQuorum: 'المستخدمون الجذريون',
+  approvalRequestedBy: 'بواسطة {name}',
+  approvalDetails: 'ما الذي يفعله',
 }

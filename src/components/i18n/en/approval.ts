@@ -15,4 +15,6 @@ export const enApproval = {
   approvalStatus: 'Status',
   approvalPolicy: 'Asked by',
   approvalRootQuorum: 'The root users',
+  approvalRequestedBy: 'by {name}',
+  approvalDetails: 'What it does',
 }

@@ -18,4 +18,6 @@ export const approval: Translation<typeof enApproval> = {
   approvalStatus: 'Estado',
   approvalPolicy: 'Solicitado por',
   approvalRootQuorum: 'Los usuarios raíz',
+  approvalRequestedBy: 'por {name}',
+  approvalDetails: 'Qué hace',
 }
