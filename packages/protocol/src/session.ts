@@ -11,6 +11,11 @@ export interface SessionClaims {
   user_id: string
   organization_id: string
   iat?: number
+  /**
+   * A read-only session made by an API key (a login session's key): its id. The read-only session
+   * ends with it (expired, deleted or logged out) and never outlasts it.
+   */
+  api_key_id?: string
 }
 
 /** Claims of an OTP verification token (JWT). */

@@ -303,6 +303,15 @@ async function authenticateSession(runtime: Runtime, token: string): Promise<Cal
   })
   if (caller.organizationId !== claims.organization_id)
     throw new AuthenticationError({ code: 'SESSION_INVALID', message: 'session is stale' })
+  // Made by an API key (a login session's): it ends with that key, deleted (a logout) or expired.
+  if (claims.api_key_id !== undefined) {
+    const key = await runtime.store.get('apiKeys', claims.api_key_id)
+    if (!key || key.userId !== claims.user_id || isExpired(key, runtime.now()))
+      throw new AuthenticationError({
+        code: 'SESSION_EXPIRED',
+        message: 'read-only session has ended: the session that made it was logged out or expired',
+      })
+  }
   return { ...caller, readOnly: true }
 }
 
