@@ -4,7 +4,7 @@ import { hmac } from '@noble/hashes/hmac.js'
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { type ApiError, CredentialError, FieldError, LimitError } from '../../kernel/base/errors.ts'
-import { normalizeContact } from './normalizeContact.ts'
+import { mailboxOf, normalizeContact } from './normalizeContact.ts'
 import { CROCKFORD_ALPHABET, normalizeCode, randomCode, randomDigits } from './randomDigits.ts'
 import { DEFAULT_EMAIL_TEMPLATE, DEFAULT_SMS_TEMPLATE, renderTemplate } from './renderTemplate.ts'
 
@@ -445,13 +445,13 @@ export function createOtpEngine(options: OtpEngineOptions) {
         [
           pass.length > 0
             ? {
-                key: `send-captcha:${contact}`,
+                key: `send-captcha:${mailboxOf(contact)}`,
                 limit: captchaLimits,
                 message: 'too many codes sent to this contact, even with a solved CAPTCHA; try again later',
                 field: 'contact',
               }
             : {
-                key: `send:${contact}`,
+                key: `send:${mailboxOf(contact)}`,
                 limit: limits,
                 message: 'too many codes requested for this contact; try again later',
                 field: 'contact',

@@ -41,3 +41,29 @@ export function normalizeContact(otpType: OtpType, contact: unknown, field = 'co
     })
   return trimmed
 }
+
+/**
+ * The mailbox a canonical contact reaches, as the per-contact send budgets count it: an e-mail
+ * address without its `+tag` (most providers deliver `ada+1@…` to `ada@…`) and with its domain in
+ * ASCII (a full-width or otherwise IDNA-mapped spelling of the same domain); a phone number as it
+ * is. So spelling one inbox many ways does not buy it more codes. Only the budget reads it: the
+ * code still goes to, and is verified for, the contact as given.
+ */
+export function mailboxOf(contact: string): string {
+  const at = contact.lastIndexOf('@')
+  if (at < 0) return contact
+  const local = contact.slice(0, at)
+  const domain = contact.slice(at + 1)
+  const plus = local.indexOf('+')
+  const base = plus > 0 ? local.slice(0, plus) : local
+  return `${base}@${asciiDomain(domain)}`
+}
+
+/** A domain as the WHATWG URL parser writes it (IDNA: lower-case ASCII, punycode); else as it is. */
+function asciiDomain(domain: string): string {
+  try {
+    return new URL(`http://${domain}`).hostname || domain
+  } catch {
+    return domain
+  }
+}
