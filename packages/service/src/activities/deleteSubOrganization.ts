@@ -19,7 +19,9 @@ const OWNED: TableName[] = [
 
 /**
  * Deletes the sub-organization the activity is submitted in, with its users, credentials,
- * sessions (their keys), OAuth links, wallets, private keys and policies; its activities stay as the record.
+ * sessions (their keys), OAuth links, wallets, private keys and policies, and what the wings keep
+ * of it (`ServicePlugin.forget`: its users' second factors, its spending limits and session
+ * profiles); its activities stay as the record.
  * Only its root quorum may (no `allowNonRoot`, and the parent's proxy user cannot act here), a
  * top-level organization cannot be deleted, and wallets or private keys never exported need
  * `deleteWithoutExport`, as for `delete_wallets`. The claims its contacts, OAuth identities and
@@ -50,6 +52,9 @@ export const deleteSubOrganization = defineActivity('delete_sub_organization', {
         })
     }
     const claimed = await valuesOfAccount(ctx.tx, organization.id)
+    const userIds = (await ctx.tx.findBy('users', 'organizationId', organization.id)).map((user) => user.id)
+    for (const plugin of ctx.registry.plugins)
+      await plugin.forget?.(ctx.tx, { userIds, organizationId: organization.id })
     for (const table of OWNED)
       for (const row of await ctx.tx.findBy(table, 'organizationId' as never, organization.id as never))
         await ctx.tx.delete(table, row.id)

@@ -5,7 +5,8 @@ import { PermissionError } from '../kernel/base/errors.ts'
 import { defineActivity } from '../kernel/registry.ts'
 
 /**
- * Deletes non-root users with their credentials and tag memberships; root users stay. What they
+ * Deletes non-root users with their credentials and tag memberships, and what the wings keep of
+ * them (`ServicePlugin.forget`: their second factors); root users stay. What they
  * held that a claim names (a contact proven with a verification token, an OAuth identity) is
  * released unless another user of the organization still holds it.
  */
@@ -25,6 +26,7 @@ export const deleteUsers = defineActivity('delete_users', {
     })
     const gone = new Set(users.map((user) => user.id))
     const claimed = (await mapInOrder(users, (user) => valuesOfUser(tx, user))).flat()
+    for (const plugin of ctx.registry.plugins) await plugin.forget?.(tx, { userIds: [...gone] })
     for (const user of users) {
       for (const key of await tx.findBy('apiKeys', 'userId', user.id)) await tx.delete('apiKeys', key.id)
       for (const passkey of await tx.findBy('authenticators', 'userId', user.id))

@@ -310,6 +310,13 @@ export interface ServicePlugin<State = unknown> {
    * It answers undefined at once for a caller it does not confine (most of them: no read).
    */
   confine?(input: GateInput): Promise<ApiError | undefined> | ApiError | undefined
+  /**
+   * Deletes what the plugin keeps of users that are deleted (`delete_users`), or of a whole
+   * sub-organization (`delete_sub_organization`: `organizationId` set, `userIds` every user of
+   * it), in the deleting activity's transaction: a second factor's sealed secret, a spending
+   * limit, a session profile. What is the record (activities, sends) stays.
+   */
+  forget?(tx: Transaction, gone: { userIds: readonly string[]; organizationId?: string }): Promise<void>
   subOrganization?: {
     /**
      * Links `oauthProviders` of a root user: each OIDC token verified, or the `oidcClaims` the

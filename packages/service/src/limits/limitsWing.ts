@@ -47,11 +47,18 @@ export function limitsWing(): ServicePlugin<SpendGuard> {
     },
     state: { key: SPEND_GUARD, load: () => spendGuard },
     confine: confineToProfile,
+    // A deleted sub-organization's limits, their usage rows and its session profiles go with it.
+    async forget(tx, { organizationId }) {
+      if (organizationId === undefined) return
+      for (const table of ['spendingLimits', 'spendingLimitUsage', 'sessionProfiles'] as const)
+        for (const row of await tx.findBy(table, 'organizationId', organizationId))
+          await tx.delete(table, row.id)
+    },
     // Every writer of an organization's limit state in one order, across processes: the limit
     // changes always, the spends where the organization has a limit (kernel/spending.ts).
     serializes: async ({ path, organization, reads }) =>
       LIMIT_PATHS.has(path) ||
-      (SPENDING_PATHS.has(path) &&
+      ((SPENDING_PATHS.has(path) || path === 'delete_sub_organization') &&
         (await anyRows(reads, 'spendingLimits', 'organizationId', organization.id)))
         ? spendLockOf(organization.id)
         : undefined,

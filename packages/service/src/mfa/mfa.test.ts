@@ -1436,3 +1436,56 @@ describe("an approval of another user's activity awaiting consensus is its voter
     expect(await walletCount(keyB)).toBe(2)
   })
 })
+
+describe('a deleted sub-organization takes what the wings keep of it', () => {
+  it("its users' factors, recovery codes and MFA policies, its spending limits and session profiles are gone", async () => {
+    const { secret } = await enrolTotp(keyA, userA)
+    resultOf(
+      'latchkey_create_recovery_codes',
+      await submitAs(keyA, 'latchkey_create_recovery_codes', { userId: userA }),
+    )
+    await policyOn(keyA, userA)
+    resultOf(
+      'latchkey_create_spending_limit',
+      await submitAs(keyA, 'latchkey_create_spending_limit', {
+        spendingLimitName: 'a day',
+        scope: { type: 'SPENDING_LIMIT_SCOPE_USER', userId: userA },
+        window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
+        asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:1' },
+        amount: '10',
+      }),
+    )
+    resultOf(
+      'create_session_profile',
+      await submitAs(keyA, 'create_session_profile', { sessionProfileName: 'agent', scope: 'true' }),
+    )
+    const tables = [
+      'mfaFactors',
+      'mfaRecoveryCodes',
+      'mfaPolicies',
+      'spendingLimits',
+      'sessionProfiles',
+    ] as const
+    const left = async () =>
+      Object.fromEntries(
+        await Promise.all(
+          tables.map(async (table) => [
+            table,
+            (await h.service.store.all(table)).filter((row) => row.organizationId === org).length,
+          ]),
+        ),
+      )
+    for (const count of Object.values(await left())) expect(count).toBeGreaterThan(0)
+    // A destructive change: held for userA's code, then run.
+    const held = await submitAs(keyA, 'delete_sub_organization', {})
+    expect(held.body.activity?.status, JSON.stringify(held.body)).toBe(
+      'ACTIVITY_STATUS_AUTHENTICATORS_NEEDED',
+    )
+    const done = await submitAs(keyA, 'latchkey_satisfy_mfa', {
+      fingerprint: held.body.activity.fingerprint,
+      totpCode: totp(secret, h.clock.now()),
+    })
+    expect(done.body.activity?.status, JSON.stringify(done.body)).toBe('ACTIVITY_STATUS_COMPLETED')
+    expect(await left()).toEqual(Object.fromEntries(tables.map((table) => [table, 0])))
+  })
+})

@@ -49,6 +49,12 @@ export function mfaWing(options: MfaOptions = {}): ServicePlugin<MfaState> {
       latchkey_get_mfa_factors: getMfaFactors,
     } as NonNullable<ServicePlugin['queries']>,
     gate: refusingLostContacts(mfaGate),
+    // A deleted user's policies, factors (their sealed TOTP secrets) and recovery codes go with them.
+    async forget(tx, { userIds }) {
+      for (const userId of userIds)
+        for (const table of ['mfaPolicies', 'mfaFactors', 'mfaRecoveryCodes'] as const)
+          for (const row of await tx.findBy(table, 'userId', userId)) await tx.delete(table, row.id)
+    },
     // The gate reads the policies of the caller's organization: read ahead with the request.
     lookups: (organizationId) => [{ table: 'mfaPolicies', field: 'organizationId', value: organizationId }],
     async bootstrap(tx, runtime) {
