@@ -72,3 +72,49 @@ export function startSessionPersistence(client: Latchkey): () => void {
     }
   })
 }
+
+/**
+ * Takes the key another tab of this origin refreshed the session to (sessions and keys are shared
+ * through storage and the key store; each tab refreshes on its own timers): when the persisted
+ * session `sessionId` holds another key that the key store has, and expires no sooner, this tab's
+ * copy takes it. Returns the key it held before, if it changed (revoked by the tab that refreshed,
+ * or about to be), so a sign-out revokes and deletes the key the session really holds now.
+ */
+export async function adoptPersistedKey(client: Latchkey, sessionId: string): Promise<string | undefined> {
+  const current = client.store.getState().sessions[sessionId]
+  if (!current) return undefined
+  let saved: ReturnType<typeof parseSessions>
+  try {
+    saved = parseSessions(
+      storageOf(client.config)?.getItem(sessionsStorageKey(client.config.organizationId)) ?? null,
+    )
+  } catch {
+    return undefined
+  }
+  const persisted = saved?.sessions.find((session) => session.id === sessionId)
+  if (!persisted?.publicKey || persisted.publicKey === current.publicKey) return undefined
+  // A refresh's expiry is in whole seconds (the JWT's); one more than a second older is stale.
+  if (persisted.expiresAt + 1000 < current.expiresAt) return undefined
+  const key = await client.keyStore.get(persisted.publicKey).catch(() => undefined)
+  if (!key) return undefined
+  client.store.setState((state) => {
+    const session = state.sessions[sessionId]
+    if (!session) return state
+    const status =
+      persisted.expiresAt > Date.now() && session.status === 'expired' ? 'active' : session.status
+    return {
+      ...state,
+      sessions: {
+        ...state.sessions,
+        [sessionId]: {
+          ...session,
+          publicKey: persisted.publicKey,
+          expiresAt: persisted.expiresAt,
+          lifetimeSeconds: persisted.lifetimeSeconds,
+          status,
+        },
+      },
+    }
+  })
+  return current.publicKey
+}

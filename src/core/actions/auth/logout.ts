@@ -1,5 +1,6 @@
 import { isSessionKeyRejected } from '../../errors.ts'
 import { deleteSession } from '../../session/createSessionStore.ts'
+import { adoptPersistedKey } from '../../session/hydrateSessions.ts'
 import { isUsable } from '../../session/sessionMachine.ts'
 import type { Latchkey } from '../../types.ts'
 import { revokeSessionKey } from './revokeSessionKey.ts'
@@ -36,6 +37,9 @@ async function signOut(client: Latchkey, id: string): Promise<LogoutReturnType> 
   // A refresh under way registers a new key for the session: wait for it, then revoke the key the
   // session holds by then (revoking the old one would leave the new one live after sign-out).
   await client.tasks.get(`refresh:${id}`)?.catch(() => undefined)
+  // Another tab may have refreshed the session since this one read it: sign out with the key it
+  // holds now (this tab's is revoked already, or will be), and delete both.
+  const replaced = await adoptPersistedKey(client, id)
   const session = client.store.getState().sessions[id]
   if (!session) return { sessionId: null, revoked: false }
   let revoked = false
@@ -53,6 +57,7 @@ async function signOut(client: Latchkey, id: string): Promise<LogoutReturnType> 
     }
   }
   if (session.publicKey) await client.keyStore.delete(session.publicKey).catch(() => undefined)
+  if (replaced) await client.keyStore.delete(replaced).catch(() => undefined)
   client.tokens.delete(session.id)
   deleteSession(client.store, session.id)
   if (failure) throw failure
