@@ -11,7 +11,9 @@ import {
   type Hex,
   numberToHex,
   parseTransaction,
+  recoverMessageAddress,
   recoverTypedDataAddress,
+  toHex,
 } from 'viem'
 import { anvil } from 'viem/chains'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -60,6 +62,23 @@ describe('the EIP-1193 provider and the chain a request names', () => {
     )
     const signedFor = 'value' in result ? parseTransaction(result.value as Hex).chainId : undefined
     expect({ signedFor, refused: 'error' in result }).toEqual({ signedFor: undefined, refused: true })
+  })
+
+  it('a chain id given as a number or a decimal string is read too: another chain refused, its own signed', async () => {
+    const { provider, address } = await setUp()
+    const tx = (chainId: unknown) => ({
+      from: address,
+      to: '0x000000000000000000000000000000000000dEaD',
+      value: '0x1',
+      chainId,
+    })
+    for (const chainId of [1, '1'])
+      expect(
+        await outcome(provider.request({ method: 'eth_signTransaction', params: [tx(chainId) as never] })),
+        String(chainId),
+      ).toEqual({ error: -32602 })
+    const signed = await provider.request({ method: 'eth_signTransaction', params: [tx(31337) as never] })
+    expect(parseTransaction(signed as Hex).chainId).toBe(31337)
   })
 
   it('naming its own chain, the transaction is signed for it', async () => {
@@ -125,5 +144,26 @@ describe('the EIP-1193 provider and the chain a request names', () => {
       })) as Hex
       expect(await recoverTypedDataAddress({ ...typedData, signature } as never)).toBe(address)
     }
+  })
+
+  it('personal_sign signs hex as its bytes and other text as UTF-8, as MetaMask does', async () => {
+    const { provider, address } = await setUp()
+    const text = (await provider.request({
+      method: 'personal_sign',
+      params: ['hello world', address],
+    })) as Hex
+    expect(await recoverMessageAddress({ message: 'hello world', signature: text })).toBe(address)
+    const hex = (await provider.request({
+      method: 'personal_sign',
+      params: [toHex('hello world'), address],
+    })) as Hex
+    expect(await recoverMessageAddress({ message: 'hello world', signature: hex })).toBe(address)
+  })
+
+  it('a request the service refuses for a field it carries is invalid params (-32602), not a kit code', async () => {
+    const { provider, address } = await setUp()
+    expect(await outcome(provider.request({ method: 'eth_sign', params: [address, '0x1234'] }))).toEqual({
+      error: -32602,
+    })
   })
 })

@@ -292,7 +292,11 @@ export function createLatchkeyEip1193Provider(
       }
       case 'personal_sign': {
         const account = await signer(param(params, 1))
-        return account.signMessage({ message: { raw: param<Hex>(params, 0) } })
+        const message = param<string>(params, 0)
+        // 0x-hex is the message's bytes; other text is signed as its UTF-8, as MetaMask does.
+        return account.signMessage({
+          message: /^0x(?:[0-9a-fA-F]{2})*$/.test(message) ? { raw: message as Hex } : message,
+        })
       }
       case 'eth_sign': {
         const account = await signer(param(params, 0))
@@ -321,10 +325,12 @@ export function createLatchkeyEip1193Provider(
         const tx = param<RpcTransaction>(params, 0)
         // A request for another chain is refused, not signed for this one (as wallets do): the
         // same contract address may do something else here.
-        if (typeof tx.chainId === 'string' && hexToNumber(tx.chainId as Hex) !== chain.id)
+        // Dapps send it as hex, but also as a number or a decimal string (MetaMask takes each).
+        const named = tx.chainId === undefined || tx.chainId === null ? undefined : chainIdOf(tx.chainId)
+        if (tx.chainId !== undefined && tx.chainId !== null && named !== chain.id)
           throw new InvalidParamsRpcError(
             new Error(
-              `the transaction names chain ${hexToNumber(tx.chainId as Hex)}; the wallet is on chain ${chain.id}`,
+              `the transaction names chain ${named ?? String(tx.chainId)}; the wallet is on chain ${chain.id}`,
             ),
           )
         const account = await signer(tx.from)
@@ -374,6 +380,9 @@ export function createLatchkeyEip1193Provider(
         const kit = error instanceof LatchkeyError ? error : (walked as LatchkeyError | null | undefined)
         if (kit && ['NOT_SIGNED_IN', 'SESSION_EXPIRED', 'USER_CANCELLED'].includes(kit.code))
           throw new UserRejectedRequestError(error as Error)
+        // A request the service refused for what it carries (a field it names): invalid params.
+        if (kit && (kit.code === 'FIELD_INVALID' || (kit.status === 400 && kit.field !== undefined)))
+          throw new InvalidParamsRpcError(error as Error)
         throw error
       }
     },
