@@ -131,23 +131,26 @@ export const createTotpFactor = defineActivity('latchkey_create_totp_factor', {
 })
 
 /**
- * A factor made before the user's MFA policies is not confirmed under them. Its enrolment waited
- * for no policy, so whoever held the session then (a thief, before the user turned MFA on) may
- * hold its secret: confirming it later, with a stolen session, would give them a factor of their
- * own that proves every TOTP step. A factor made while a policy was on the user was made by a
- * held enrolment that the policy approved, and is confirmed as usual. (The confirmation itself is
- * not held: its code is a secret parameter, not kept for a later run.)
+ * A factor made before the user's newest MFA policy is not confirmed under their policies. Its
+ * enrolment waited for none of the policies made since, so whoever held the session then (a
+ * thief, before the user turned MFA on) may hold its secret: confirming it later, with a stolen
+ * session, would give them a factor of their own that proves every TOTP step. The newest, not the
+ * oldest: a thief's session could first make a policy of its own that it proves by itself (a
+ * SESSION step), so that its enrolment is "held" and at once let through. A factor made after
+ * every current policy came from an enrolment they all held, and is confirmed as usual; one made
+ * between is deleted and enrolled again. (The confirmation itself is not held: its code is a
+ * secret parameter, not kept for a later run.)
  */
 async function assertEnrolledUnderPolicies(ctx: ActivityContext, factor: MfaFactorRow): Promise<void> {
   if (factor.confirmed) return
   const policies = await policiesOfUser(ctx.tx, ctx.organization.id, factor.userId)
   if (policies.length === 0) return
-  const since = Math.min(...policies.map((policy) => policy.createdAt))
+  const since = Math.max(...policies.map((policy) => policy.createdAt))
   if (factor.createdAt >= since) return
   throw new FieldError({
     field: 'parameters.factorId',
     reason:
-      'was made before your MFA policies, so none of them approved it: delete it and enrol a new factor (the enrolment waits for your policies)',
+      'was made before your newest MFA policy, so that policy did not approve it: delete it and enrol a new factor (the enrolment waits for your policies)',
   })
 }
 

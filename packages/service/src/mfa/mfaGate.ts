@@ -116,7 +116,8 @@ function conditionHolds(condition: string, scopes: readonly Record<string, unkno
 
 /**
  * The policies an activity of `caller` must satisfy: matched by condition, or guarded by rule. The
- * rules: a policy guards itself; factor, authority and destructive changes wait for every policy; so does
+ * rules: a policy guards itself; factor, authority and destructive changes, and a change to another
+ * user's MFA policy, wait for every policy; so does
  * loosening a guard on spending (`loosensGuard`, the limits wing's `ActivityHandler.loosensGuard`:
  * raising a spending limit, letting it reach more addresses, removing one that still covers
  * someone), so a stolen session cannot lift the cap a user set and then spend in amounts no
@@ -134,7 +135,11 @@ async function policiesFor(
   // A policy on this user is changed or removed by this user only by satisfying it.
   const guarded =
     row.path === 'update_mfa_policy' || row.path === 'delete_mfa_policy' ? intent.mfaPolicyId : undefined
+  // Another user's MFA policy (a root user may change it): as an authority change, it waits for
+  // every policy of this user, since lifting it frees that user of their proof.
+  const othersPolicy = guarded !== undefined && !policies.some((policy) => policy.id === guarded)
   const allGuarded =
+    othersPolicy ||
     FACTOR_CHANGES.has(row.path) ||
     AUTHORITY_CHANGES.has(row.path) ||
     DESTRUCTIVE_CHANGES.has(row.path) ||
