@@ -169,6 +169,50 @@ describe.each(backends)('job queue on %s', (name, open) => {
     expect(seen).toEqual([{ code: '271828' }])
   })
 
+  it('runs at most maxRunning of a kind at once (never every slot), so other kinds still run', async () => {
+    const { host } = hostOn(store)
+    const queue = queueOn(host, { concurrency: 4 })
+    let release: () => void = () => undefined
+    const held = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    let running = 0
+    let most = 0
+    // Asks for more than the queue has: it still leaves one slot to the others.
+    queue.handle(`slow-${name}`, {
+      maxRunning: 10,
+      run: async () => {
+        most = Math.max(most, ++running)
+        await held
+        running--
+      },
+    })
+    const quick: number[] = []
+    queue.handle<{ n: number }>(`quick-${name}`, {
+      run: async ({ n }) => {
+        quick.push(n)
+      },
+    })
+    await store.transaction(async (tx) => {
+      for (let i = 0; i < 6; i++) await queue.enqueue(tx, `slow-${name}`, {})
+    })
+    await queue.runDue()
+    await store.transaction(async (tx) => {
+      for (let n = 0; n < 3; n++) await queue.enqueue(tx, `quick-${name}`, { n })
+    })
+    for (let tick = 0; tick < 50 && quick.length < 3; tick++) {
+      await queue.runDue()
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    expect({ most, slowRunning: running, quick: quick.sort() }).toEqual({
+      most: 3,
+      slowRunning: 3,
+      quick: [0, 1, 2],
+    })
+    release()
+    await queue.idle()
+  })
+
   it('a queue stepped with runDue, never started, claims nothing by itself once a run ends', async () => {
     const { host, clock } = hostOn(store)
     const queue = queueOn(host)

@@ -35,6 +35,12 @@ export interface JobHandler<P = unknown> {
   timeoutMs?: number
   /** Runs before the job fails for good. @default the queue's */
   maxAttempts?: number
+  /**
+   * Most runs of this kind at once in this process (and never every run slot when the queue has
+   * more than one): a kind whose runs last (a webhook sender waiting on a slow receiver, which a
+   * tenant chooses) leaves slots for the others (the sign-in codes). @default no cap
+   */
+  maxRunning?: number
 }
 
 /**
@@ -264,8 +270,10 @@ export class JobQueue {
     if (free <= 0 || this.handlers.size === 0) return 0
     const claimed = await this.claim(free)
     for (const job of claimed) {
+      this.runningKinds.set(job.kind, (this.runningKinds.get(job.kind) ?? 0) + 1)
       const run = this.execute(job).finally(() => {
         this.running.delete(run)
+        this.runningKinds.set(job.kind, (this.runningKinds.get(job.kind) ?? 1) - 1)
         // A slot is free: more may be due.
         this.schedule(0)
       })
@@ -277,6 +285,17 @@ export class JobQueue {
   /** Resolves when every run started so far has finished (tests). */
   async idle(): Promise<void> {
     while (this.running.size > 0) await Promise.allSettled([...this.running])
+  }
+
+  /** Runs of `kind` under way in this process. */
+  private readonly runningKinds = new Map<string, number>()
+
+  /** The most runs of `kind` at once: its handler's `maxRunning`, leaving one slot for the others. */
+  private capOf(kind: string): number | undefined {
+    const cap = this.handlers.get(kind)?.maxRunning
+    if (cap === undefined) return undefined
+    const { concurrency } = this.settings
+    return Math.max(1, Math.min(cap, concurrency > 1 ? concurrency - 1 : 1))
   }
 
   private claimable(job: JobRow, now: number): boolean {
@@ -299,7 +318,18 @@ export class JobQueue {
       const j = Math.floor(Math.random() * (i + 1))
       ;[candidates[i], candidates[j]] = [candidates[j]!, candidates[i]!]
     }
-    const picked = candidates.slice(0, limit).map((job) => job.id)
+    // Up to `limit`, and no kind past its `maxRunning` (counting its runs under way).
+    const counts = new Map(this.runningKinds)
+    const picked: string[] = []
+    for (const job of candidates) {
+      if (picked.length >= limit) break
+      const cap = this.capOf(job.kind)
+      const running = counts.get(job.kind) ?? 0
+      if (cap !== undefined && running >= cap) continue
+      counts.set(job.kind, running + 1)
+      picked.push(job.id)
+    }
+    if (picked.length === 0) return []
     const claimed = await store.transaction(async (tx) => {
       const at = this.host.now()
       const taken: { row: JobRow; expired: boolean }[] = []

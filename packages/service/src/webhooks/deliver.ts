@@ -106,6 +106,9 @@ export function deliverySettings(
   }
 }
 
+/** Most webhook senders running at once in a process (`JobHandler.maxRunning`). */
+export const WEBHOOK_SENDERS = 4
+
 /**
  * The `webhooks.deliver` job: at least once, in each endpoint's order. The fan-out (`fanOut`)
  * numbered the endpoint's deliveries and enqueued the job of the first of each batch. A job takes the endpoint's
@@ -125,6 +128,10 @@ export function deliveryHandler(
 ): JobHandler<{ deliveryId: string } | { deliveryIds: string[] }> {
   return {
     maxAttempts: Number.MAX_SAFE_INTEGER,
+    // A sender may hold its slot for as long as a receiver a tenant chose takes to answer: at most
+    // half the queue's slots (4 of the default 8), so the sign-in codes' deliveries and the other
+    // jobs always find one.
+    maxRunning: WEBHOOK_SENDERS,
     // A run may wait for a busy service twice (before it starts and before its last try).
     timeoutMs: DRAIN_BUDGET_MS + settings.timeoutMs + 5000 + 2 * settings.busyDelayMs,
     async run(payload, context) {
