@@ -101,7 +101,9 @@ describe("fills of refused sponsored sends and the user's wei caps", () => {
       counted >= paid,
       `the sponsor paid ${paid} wei (fill ${fill?.fees?.maxFeePerGas ?? '-'} wei/gas × 21000); the caps counted ${counted}`,
     ).toBe(true)
-    const fillRows = (await h.service.store.all('gasUsage')).filter((row) => row.sendTransactionId === fill!.id)
+    const fillRows = (await h.service.store.all('gasUsage')).filter(
+      (row) => row.sendTransactionId === fill!.id,
+    )
     expect(fillRows.map((row) => row.gas).sort()).toEqual(
       ['21000', String(21_000n * BigInt(fill!.fees!.maxFeePerGas))].sort(),
     )
