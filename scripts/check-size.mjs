@@ -73,8 +73,10 @@ const budgets = [
     what: 'latchkey/core app, all chunks',
     // 15.3 kB with MfaRequiredError and the resume of held activities in `submit` (issue 38: 15.0 → 15.2 kB);
     // 15.5 kB with SpendingLimitExceededError and the session profiles' 3 activities and 2 queries in
-    // the protocol registry (issue 37: 15.2 → 15.4 kB).
-    limit: 15_500,
+    // the protocol registry (issue 37: 15.2 → 15.4 kB); 15.52 kB once a refresh refuses to start
+    // while its session signs out (its key would outlive the sign-out: +20 bytes in the lazy
+    // refreshSession chunk).
+    limit: 15_550,
     measure: (/** @type {Record<string, any>} */ s) => s.core.all.total,
     startupOnly: false,
   },

@@ -1,4 +1,5 @@
 import type { Latchkey } from '../types.ts'
+import { putSession } from './createSessionStore.ts'
 import { parseSessions, serializeSessions, sessionsStorageKey, storageOf } from './persistence.ts'
 import type { Session } from './types.ts'
 
@@ -97,24 +98,16 @@ export async function adoptPersistedKey(client: Latchkey, sessionId: string): Pr
   if (persisted.expiresAt + 1000 < current.expiresAt) return undefined
   const key = await client.keyStore.get(persisted.publicKey).catch(() => undefined)
   if (!key) return undefined
-  client.store.setState((state) => {
-    const session = state.sessions[sessionId]
-    if (!session) return state
-    const status =
-      persisted.expiresAt > Date.now() && session.status === 'expired' ? 'active' : session.status
-    return {
-      ...state,
-      sessions: {
-        ...state.sessions,
-        [sessionId]: {
-          ...session,
-          publicKey: persisted.publicKey,
-          expiresAt: persisted.expiresAt,
-          lifetimeSeconds: persisted.lifetimeSeconds,
-          status,
-        },
-      },
-    }
-  })
+  putSession(
+    client.store,
+    {
+      ...current,
+      publicKey: persisted.publicKey,
+      expiresAt: persisted.expiresAt,
+      lifetimeSeconds: persisted.lifetimeSeconds,
+      status: persisted.expiresAt > Date.now() ? 'active' : current.status,
+    },
+    false,
+  )
   return current.publicKey
 }
