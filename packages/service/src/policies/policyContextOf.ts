@@ -160,7 +160,7 @@ export async function policyContextOf(
   activity: PolicyActivity,
   options: PolicyContextOptions = {},
   /** One of several signers or payloads to judge the activity by (`policyContextsOf`). */
-  focus: { signWith?: string; payload?: string } = {},
+  focus: { signWith?: string; payload?: string; walletId?: string } = {},
 ): Promise<PolicyScope> {
   const definition = ACTIVITIES[activity.path as ActivityPath]
   // Every stored activity went through submit, which knows only registered paths.
@@ -184,8 +184,17 @@ export async function policyContextOf(
             : activity.path === 'export_wallet_account' && typeof intent.address === 'string'
               ? intent.address
               : undefined
+  // The wallet an activity acts on as a whole (exports it, adds accounts to it, deletes it), so a
+  // DENY on `wallet` holds for it as for signing with it.
+  const walletIds = Array.isArray(intent.walletIds) ? intent.walletIds : []
   let walletId =
-    activity.path === 'export_wallet' && typeof intent.walletId === 'string' ? intent.walletId : undefined
+    focus.walletId ??
+    ((activity.path === 'export_wallet' || activity.path === 'create_wallet_accounts') &&
+    typeof intent.walletId === 'string'
+      ? intent.walletId
+      : activity.path === 'delete_wallets' && walletIds.length === 1 && typeof walletIds[0] === 'string'
+        ? walletIds[0]
+        : undefined)
   if (accountAddress !== undefined) {
     const canonical = canonicalAddress(accountAddress)
     // The account the handlers sign or export with (`findAccount`: a hex address in any case), so
@@ -283,6 +292,13 @@ export async function policyContextsOf(
     : []
   if (signWiths.length > 1)
     return Promise.all(signWiths.map((signWith) => policyContextOf(reads, activity, options, { signWith })))
+  // Several wallets deleted at once: one scope each (a DENY on any of them refuses the deletion).
+  const walletIds =
+    activity.path === 'delete_wallets' && Array.isArray(intent.walletIds)
+      ? intent.walletIds.filter((id): id is string => typeof id === 'string')
+      : []
+  if (walletIds.length > 1)
+    return Promise.all(walletIds.map((walletId) => policyContextOf(reads, activity, options, { walletId })))
   const payloads =
     activity.path === 'sign_raw_payloads' && Array.isArray(intent.payloads)
       ? intent.payloads.filter((payload): payload is string => typeof payload === 'string')
@@ -300,7 +316,9 @@ export async function policyContextsOf(
         ...(typeof intent.from === 'string' ? { from: intent.from } : {}),
         ...(typeof to === 'string' ? { to } : {}),
         value: typeof value === 'string' ? value : '0',
-        data: typeof data === 'string' ? data : '0x',
+        // Hex in either case is the same bytes to the signer: the policies read it lower-cased, as
+        // `sign_transaction`'s decoded calldata is, so a selector DENY holds for any spelling.
+        data: typeof data === 'string' ? data.toLowerCase() : '0x',
         chain_id: chainId,
       },
       TRANSACTION_INT_FIELDS,

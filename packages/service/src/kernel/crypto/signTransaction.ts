@@ -277,16 +277,14 @@ function solanaPolicyOf({ message, signers }: DecodedSolana): SolanaPolicyTransa
   const transfers = message.instructions.flatMap((ix) => {
     const data = (ix.data ?? new Uint8Array()) as Uint8Array
     const accounts = ix.accountIndices ?? []
-    // The System Program reads a Transfer's 12 bytes and ignores any after them (its instruction
-    // data is deserialized allowing trailing bytes): a longer one still moves the lamports.
-    if (key(ix.programAddressIndex) !== SYSTEM_PROGRAM || data.length < 12 || accounts.length < 2) return []
-    const view = new DataView(data.buffer, data.byteOffset, data.byteLength)
-    if (view.getUint32(0, true) !== 2) return []
+    if (key(ix.programAddressIndex) !== SYSTEM_PROGRAM || data.length < 12) return []
+    const moved = systemLamports(data)
+    if (!moved || accounts.length <= Math.max(moved.from, moved.to)) return []
     return [
       {
-        from: key(accounts[0] as number),
-        to: key(accounts[1] as number),
-        amount: view.getBigUint64(4, true).toString(),
+        from: key(accounts[moved.from] as number),
+        to: key(accounts[moved.to] as number),
+        amount: moved.amount.toString(),
       },
     ]
   })
@@ -298,6 +296,38 @@ function solanaPolicyOf({ message, signers }: DecodedSolana): SolanaPolicyTransa
     instructions,
     transfers,
     recent_blockhash: String(message.lifetimeToken),
+  }
+}
+
+/**
+ * The lamports a System Program instruction moves, and the indexes of its accounts they go from
+ * and to, or undefined for one that moves none. Every instruction that pays lamports from one
+ * account to another is a transfer to the policies (`solana.tx.transfers`): Transfer (2),
+ * TransferWithSeed (11), CreateAccount (0) and CreateAccountWithSeed (3), which fund the new
+ * account (an account whose key the payee may hold), and WithdrawNonceAccount (5). The program
+ * reads each layout's bytes and ignores any after them (bincode allows trailing bytes), so a
+ * longer one still moves the lamports.
+ */
+function systemLamports(data: Uint8Array): { amount: bigint; from: number; to: number } | undefined {
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength)
+  const u64 = (at: number) => (data.length >= at + 8 ? view.getBigUint64(at, true) : undefined)
+  const at = (amount: bigint | undefined, from: number, to: number) =>
+    amount === undefined ? undefined : { amount, from, to }
+  switch (view.getUint32(0, true)) {
+    case 0: // CreateAccount { lamports, space, owner }: [funding, new account]
+    case 2: // Transfer { lamports }: [from, to]
+    case 5: // WithdrawNonceAccount(lamports): [nonce account, recipient, …]
+      return at(u64(4), 0, 1)
+    case 11: // TransferWithSeed { lamports, seed, owner }: [funding, base, to]
+      return at(u64(4), 0, 2)
+    case 3: {
+      // CreateAccountWithSeed { base, seed: u64 length + bytes, lamports, space, owner }: [funding, new account, …]
+      const length = u64(36)
+      if (length === undefined || length > BigInt(data.length)) return undefined
+      return at(u64(44 + Number(length)), 0, 1)
+    }
+    default:
+      return undefined
   }
 }
 
