@@ -1,5 +1,6 @@
 import { utf8ToBytes } from '@noble/hashes/utils.js'
 import { type EventSink, type ServiceEventMap, type ServiceEventName, silentSink } from './base/events.ts'
+import { UnavailableError } from './base/errors.ts'
 import { newId } from './base/ids.ts'
 import type { Caller } from './Caller.ts'
 import {
@@ -120,6 +121,8 @@ export class Runtime {
     // A new wallet's secrets are sealed in the job: under the version this runtime seals under now.
     const crypto: CryptoRunner = {
       run: async (job) => {
+        // The jobs that seal (a new or imported wallet's secrets) wait for the active key, as `seal` does.
+        if (job.kind === 'newWallet' || job.kind === 'importWallet') this.assertHoldsActiveKey()
         const started = performance.now()
         const timing: JobTiming = {}
         try {
@@ -155,9 +158,34 @@ export class Runtime {
    * nothing, when this process does not hold it.
    */
   useSealVersion(version: number): boolean {
-    if (!this.sealer.versions.includes(version)) return false
+    if (!this.sealer.versions.includes(version)) {
+      // The keyring moved to a key this process was not given (an instance left out of a
+      // rotation's restart): sealing under the old one would leave secrets under a version the
+      // rotation retires, which the operator then destroys. Nothing is sealed until a restart
+      // with the key (`seal` answers 503), and readiness says so.
+      this.missingVersion = version
+      return false
+    }
+    this.missingVersion = undefined
     this.sealing = version
     return true
+  }
+
+  /** The active master-key version, when this process does not hold it (see `useSealVersion`). */
+  private missingVersion: number | undefined
+
+  /** Refuses (503) while the keyring's active master key is one this process was not given. */
+  private assertHoldsActiveKey(): void {
+    if (this.missingVersion !== undefined)
+      throw new UnavailableError({
+        code: 'STORAGE_UNAVAILABLE',
+        message: `this instance does not hold the active master key (version ${this.missingVersion}): restart it with the new key (--new-master-key-file); nothing was done`,
+      })
+  }
+
+  /** False while the keyring's active master key is one this process was not given. */
+  get holdsActiveKey(): boolean {
+    return this.missingVersion === undefined
   }
 
   now(): number {
@@ -180,6 +208,7 @@ export class Runtime {
 
   /** Encrypts a secret for storage (AES-256-GCM under the active master key). */
   seal(secret: Uint8Array | string): string {
+    this.assertHoldsActiveKey()
     return this.sealer.seal(typeof secret === 'string' ? utf8ToBytes(secret) : secret, this.sealing)
   }
 

@@ -13,6 +13,8 @@ export interface ReadinessReport {
     crypto: boolean
     /** The service is not draining. */
     serving: boolean
+    /** This instance holds the keyring's active master key (a rotation's restart did not miss it). */
+    masterKey: boolean
   }
   /**
    * What the plugins add on the admin listener (`ServicePlugin.readiness`), by field: the sending
@@ -66,6 +68,8 @@ export class Readiness {
       migrations,
       crypto: this.runtime.crypto.alive?.() ?? true,
       serving: !this.runtime.lifecycle.draining,
+      // A rotation made a master key active that this instance was not given: it seals nothing.
+      masterKey: this.runtime.holdsActiveKey,
     }
     return { ready: Object.values(checks).every(Boolean), checks, ...(options.details ? this.details() : {}) }
   }

@@ -20,7 +20,7 @@ describe('readiness details from plugins', () => {
     try {
       expect(await service.readiness()).toEqual({
         ready: true,
-        checks: { database: true, migrations: true, crypto: true, serving: true },
+        checks: { database: true, migrations: true, crypto: true, serving: true, masterKey: true },
         queue: { depth: 3 },
       })
       const open = (await (await service.app.request('/readyz')).json()) as Record<string, unknown>
@@ -29,7 +29,7 @@ describe('readiness details from plugins', () => {
       await service.drain()
       expect(await service.readiness()).toEqual({
         ready: false,
-        checks: { database: true, migrations: true, crypto: true, serving: false },
+        checks: { database: true, migrations: true, crypto: true, serving: false, masterKey: true },
         queue: { depth: 3 },
       })
     } finally {
