@@ -1,6 +1,6 @@
 import { utf8ToBytes } from '@noble/hashes/utils.js'
-import { type EventSink, type ServiceEventMap, type ServiceEventName, silentSink } from './base/events.ts'
 import { UnavailableError } from './base/errors.ts'
+import { type EventSink, type ServiceEventMap, type ServiceEventName, silentSink } from './base/events.ts'
 import { newId } from './base/ids.ts'
 import type { Caller } from './Caller.ts'
 import {

@@ -51,7 +51,10 @@ describe('readiness', { timeout: 120_000 }, () => {
     const ready = await probe(service.baseUrl, '/readyz')
     expect(ready).toMatchObject({
       status: 200,
-      body: { ready: true, checks: { database: true, migrations: true, crypto: true, serving: true, masterKey: true } },
+      body: {
+        ready: true,
+        checks: { database: true, migrations: true, crypto: true, serving: true, masterKey: true },
+      },
     })
     expect(await probe(service.baseUrl, '/livez')).toMatchObject({ status: 200, body: { live: true } })
 

@@ -20,8 +20,7 @@ export function refreshSession(
 ): Promise<Session> {
   const session = requireSession(client, parameters.sessionId)
   // Signing out: a key registered now would outlive the sign-out (`logout`).
-  if (client.tasks.has(`logout:${session.id}`))
-    return Promise.reject(new NotSignedInError())
+  if (client.tasks.has(`logout:${session.id}`)) return Promise.reject(new NotSignedInError())
   const taskKey = `refresh:${session.id}`
   const pending = client.tasks.get(taskKey) as Promise<Session> | undefined
   if (pending) return pending
