@@ -4,18 +4,12 @@
 // land in an account the attacker held the key of.
 import {
   type Address,
-  appendTransactionMessageInstructions,
-  compileTransaction,
   createNoopSigner,
-  createTransactionMessage,
   generateKeyPairSigner,
   getTransactionDecoder,
   getTransactionEncoder,
   type Instruction,
   partiallySignTransaction,
-  pipe,
-  setTransactionMessageFeePayer,
-  setTransactionMessageLifetimeUsingBlockhash,
 } from '@solana/kit'
 import {
   getCreateAccountInstruction,
@@ -25,6 +19,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type SolanaNode, startSolanaNode } from '../../src/dev/startSolanaNode.ts'
 import { SOLANA_ACCOUNT } from '../../src/testing/harness.ts'
+import { solanaTransaction } from '../support/solanaTransaction.ts'
 import { delegated } from './delegated.ts'
 
 let node: SolanaNode
@@ -35,19 +30,9 @@ afterAll(async () => {
   await node?.close()
 })
 
-function unsigned(feePayer: string, instructions: Instruction[]): string {
-  const message = pipe(
-    createTransactionMessage({ version: 0 }),
-    (m) => setTransactionMessageFeePayer(feePayer as Address, m),
-    (m) =>
-      setTransactionMessageLifetimeUsingBlockhash(
-        { blockhash: node.svm.latestBlockhash(), lastValidBlockHeight: 1000n },
-        m,
-      ),
-    (m) => appendTransactionMessageInstructions(instructions, m),
-  )
-  return Buffer.from(getTransactionEncoder().encode(compileTransaction(message))).toString('hex')
-}
+/** An unsigned transaction on the node's latest blockhash. */
+const unsigned = (feePayer: string, instructions: Instruction[]) =>
+  solanaTransaction(feePayer, instructions, node.svm.latestBlockhash())
 
 async function broadcast(signedHex: string): Promise<unknown> {
   const response = await fetch(node.url, {

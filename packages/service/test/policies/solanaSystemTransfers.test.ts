@@ -4,18 +4,7 @@
 // WithdrawNonceAccount pays out of a nonce account. The reader once listed Transfer only, so a
 // DENY on the amount or the recipient let 5 SOL out through CreateAccount
 // (`solanaCreateAccountTransfer.test.ts`).
-import {
-  type Address,
-  appendTransactionMessageInstructions,
-  compileTransaction,
-  createNoopSigner,
-  createTransactionMessage,
-  generateKeyPairSigner,
-  getTransactionEncoder,
-  pipe,
-  setTransactionMessageFeePayer,
-  setTransactionMessageLifetimeUsingBlockhash,
-} from '@solana/kit'
+import { type Address, createNoopSigner, generateKeyPairSigner } from '@solana/kit'
 import {
   getCreateAccountInstruction,
   getCreateAccountWithSeedInstruction,
@@ -24,6 +13,7 @@ import {
 } from '@solana-program/system'
 import { describe, expect, it } from 'vitest'
 import { decodeTransactionForPolicy } from '../../src/kernel/crypto/signTransaction.ts'
+import { solanaTransaction } from '../support/solanaTransaction.ts'
 
 describe('solana.tx.transfers', () => {
   it('lists what CreateAccount, CreateAccountWithSeed, TransferWithSeed and WithdrawNonceAccount move', async () => {
@@ -32,53 +22,39 @@ describe('solana.tx.transfers', () => {
     )
     const owner = '11111111111111111111111111111111' as Address
     const signer = createNoopSigner(payer!.address)
-    const message = pipe(
-      createTransactionMessage({ version: 0 }),
-      (m) => setTransactionMessageFeePayer(payer!.address, m),
-      (m) =>
-        setTransactionMessageLifetimeUsingBlockhash(
-          { blockhash: '11111111111111111111111111111111' as never, lastValidBlockHeight: 1n },
-          m,
-        ),
-      (m) =>
-        appendTransactionMessageInstructions(
-          [
-            getCreateAccountInstruction({
-              payer: signer,
-              newAccount: createNoopSigner(created!.address),
-              lamports: 5n,
-              space: 0n,
-              programAddress: owner,
-            }),
-            getCreateAccountWithSeedInstruction({
-              payer: signer,
-              newAccount: seeded!.address,
-              baseAccount: signer,
-              base: payer!.address,
-              seed: 'a seed of some length',
-              amount: 7n,
-              space: 0n,
-              programAddress: owner,
-            }),
-            getTransferSolWithSeedInstruction({
-              source: derived!.address,
-              baseAccount: signer,
-              destination: to!.address,
-              amount: 9n,
-              fromSeed: 'x',
-              fromOwner: owner,
-            }),
-            getWithdrawNonceAccountInstruction({
-              nonceAccount: nonce!.address,
-              recipientAccount: to!.address,
-              nonceAuthority: signer,
-              withdrawAmount: 11n,
-            }),
-          ],
-          m,
-        ),
-    )
-    const hex = Buffer.from(getTransactionEncoder().encode(compileTransaction(message))).toString('hex')
+    const hex = solanaTransaction(payer!.address, [
+      getCreateAccountInstruction({
+        payer: signer,
+        newAccount: createNoopSigner(created!.address),
+        lamports: 5n,
+        space: 0n,
+        programAddress: owner,
+      }),
+      getCreateAccountWithSeedInstruction({
+        payer: signer,
+        newAccount: seeded!.address,
+        baseAccount: signer,
+        base: payer!.address,
+        seed: 'a seed of some length',
+        amount: 7n,
+        space: 0n,
+        programAddress: owner,
+      }),
+      getTransferSolWithSeedInstruction({
+        source: derived!.address,
+        baseAccount: signer,
+        destination: to!.address,
+        amount: 9n,
+        fromSeed: 'x',
+        fromOwner: owner,
+      }),
+      getWithdrawNonceAccountInstruction({
+        nonceAccount: nonce!.address,
+        recipientAccount: to!.address,
+        nonceAuthority: signer,
+        withdrawAmount: 11n,
+      }),
+    ])
     const decoded = decodeTransactionForPolicy('TRANSACTION_TYPE_SOLANA', hex) as {
       solana: { tx: { transfers: unknown[] } }
     }

@@ -1,23 +1,12 @@
 // A System Program transfer with bytes after its 12 is still a transfer to the policies
 // (`solana.tx.transfers`): the program ignores trailing bytes and moves the lamports, and the policy
 // reader once listed only transfers of exactly 12 bytes, so a DENY on the recipient let it through.
-import {
-  type Address,
-  appendTransactionMessageInstructions,
-  compileTransaction,
-  createNoopSigner,
-  createTransactionMessage,
-  generateKeyPairSigner,
-  getTransactionEncoder,
-  type Instruction,
-  pipe,
-  setTransactionMessageFeePayer,
-  setTransactionMessageLifetimeUsingBlockhash,
-} from '@solana/kit'
+import { type Address, createNoopSigner, generateKeyPairSigner, type Instruction } from '@solana/kit'
 import { getTransferSolInstruction } from '@solana-program/system'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type SolanaNode, startSolanaNode } from '../../src/dev/startSolanaNode.ts'
 import { SOLANA_ACCOUNT } from '../../src/testing/harness.ts'
+import { solanaTransaction } from '../support/solanaTransaction.ts'
 import { delegated } from './delegated.ts'
 
 let node: SolanaNode
@@ -28,19 +17,9 @@ afterAll(async () => {
   await node?.close()
 })
 
-function unsigned(feePayer: string, instructions: Instruction[]): string {
-  const message = pipe(
-    createTransactionMessage({ version: 0 }),
-    (m) => setTransactionMessageFeePayer(feePayer as Address, m),
-    (m) =>
-      setTransactionMessageLifetimeUsingBlockhash(
-        { blockhash: node.svm.latestBlockhash(), lastValidBlockHeight: 1000n },
-        m,
-      ),
-    (m) => appendTransactionMessageInstructions(instructions, m),
-  )
-  return Buffer.from(getTransactionEncoder().encode(compileTransaction(message))).toString('hex')
-}
+/** An unsigned transaction on the node's latest blockhash. */
+const unsigned = (feePayer: string, instructions: Instruction[]) =>
+  solanaTransaction(feePayer, instructions, node.svm.latestBlockhash())
 
 async function broadcast(signedHex: string): Promise<unknown> {
   const response = await fetch(node.url, {

@@ -14,7 +14,6 @@ import {
   pipe,
   type SignatureBytes,
   setTransactionMessageFeePayer,
-  setTransactionMessageLifetimeUsingBlockhash,
   setTransactionMessageLifetimeUsingDurableNonce,
 } from '@solana/kit'
 import { getTransferSolInstruction } from '@solana-program/system'
@@ -45,6 +44,7 @@ import {
   SOLANA_ACCOUNT,
   testKey,
 } from '../../src/testing/harness.ts'
+import { solanaTransaction } from '../support/solanaTransaction.ts'
 import { waitForSend } from './sendSupport.ts'
 
 let node: SolanaNode
@@ -80,19 +80,9 @@ async function newAccount(h: Harness): Promise<string> {
 }
 
 /** An unsigned v0 wire transaction (hex) paid by `feePayer` with the node's current blockhash. */
-function unsigned(feePayer: string, instructions: Instruction[]): string {
-  const message = pipe(
-    createTransactionMessage({ version: 0 }),
-    (m) => setTransactionMessageFeePayer(feePayer as Address, m),
-    (m) =>
-      setTransactionMessageLifetimeUsingBlockhash(
-        { blockhash: node.svm.latestBlockhash(), lastValidBlockHeight: 1000n },
-        m,
-      ),
-    (m) => appendTransactionMessageInstructions(instructions, m),
-  )
-  return Buffer.from(getTransactionEncoder().encode(compileTransaction(message))).toString('hex')
-}
+/** An unsigned transaction on the node's latest blockhash. */
+const unsigned = (feePayer: string, instructions: Instruction[]) =>
+  solanaTransaction(feePayer, instructions, node.svm.latestBlockhash())
 
 const MINT = '5cxzQ3ZyUe7Vv4EwXbq1ymEW3nWW4Rxj27GtuGkRLwrn' as Address
 

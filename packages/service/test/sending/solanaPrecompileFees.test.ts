@@ -5,17 +5,7 @@
 // lamports against 10,000 counted. Both now count them; the bound is checked alone below, as the
 // backstop for a node that leaves them out.
 import { ed25519 } from '@noble/curves/ed25519.js'
-import {
-  type Address,
-  appendTransactionMessageInstructions,
-  compileTransaction,
-  createTransactionMessage,
-  getTransactionEncoder,
-  type Instruction,
-  pipe,
-  setTransactionMessageFeePayer,
-  setTransactionMessageLifetimeUsingBlockhash,
-} from '@solana/kit'
+import type { Address, Instruction } from '@solana/kit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   airdrop,
@@ -33,6 +23,7 @@ import {
   SOLANA_ACCOUNT,
 } from '../../src/testing/harness.ts'
 import { waitForSend } from '../sending/sendSupport.ts'
+import { solanaTransaction } from '../support/solanaTransaction.ts'
 
 let node: SolanaNode
 
@@ -77,19 +68,9 @@ function ed25519Verifications(count: number): Instruction {
   return { programAddress: 'Ed25519SigVerify111111111111111111111111111' as Address, data }
 }
 
-function unsigned(feePayer: string, instructions: Instruction[]): string {
-  const message = pipe(
-    createTransactionMessage({ version: 0 }),
-    (m) => setTransactionMessageFeePayer(feePayer as Address, m),
-    (m) =>
-      setTransactionMessageLifetimeUsingBlockhash(
-        { blockhash: node.svm.latestBlockhash(), lastValidBlockHeight: 1000n },
-        m,
-      ),
-    (m) => appendTransactionMessageInstructions(instructions, m),
-  )
-  return Buffer.from(getTransactionEncoder().encode(compileTransaction(message))).toString('hex')
-}
+/** An unsigned transaction on the node's latest blockhash. */
+const unsigned = (feePayer: string, instructions: Instruction[]) =>
+  solanaTransaction(feePayer, instructions, node.svm.latestBlockhash())
 
 describe('sponsored Solana fees and the lamport caps', () => {
   it('a sponsored transaction carrying precompile signature verifications never costs the sponsor more than the per-transaction lamport cap', async () => {

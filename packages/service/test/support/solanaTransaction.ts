@@ -1,5 +1,6 @@
-// An unsigned Solana wire transaction for tests that only sign (nothing is broadcast): a fixed
-// blockhash, so the same instructions make the same bytes.
+// An unsigned Solana wire transaction for tests: by default on a fixed blockhash (tests that only
+// sign: the same instructions make the same bytes), or on the one given (a node's latest, for a
+// transaction that is broadcast).
 import { bytesToHex } from '@noble/hashes/utils.js'
 import {
   type Address,
@@ -15,13 +16,17 @@ import {
 } from '@solana/kit'
 
 /** An unsigned v0 Solana transaction (hex, as `sign_transaction` takes it) paid by `feePayer`. */
-export function solanaTransaction(feePayer: Address, instructions: Instruction[]): string {
+export function solanaTransaction(
+  feePayer: Address | string,
+  instructions: Instruction[],
+  blockhash = 'EkSnNWid2cvwEVnVx9aBqawnmiCNiDgp3gUdkDPTKN1N',
+): string {
   const message = pipe(
     createTransactionMessage({ version: 0 }),
-    (m) => setTransactionMessageFeePayer(feePayer, m),
+    (m) => setTransactionMessageFeePayer(feePayer as Address, m),
     (m) =>
       setTransactionMessageLifetimeUsingBlockhash(
-        { blockhash: 'EkSnNWid2cvwEVnVx9aBqawnmiCNiDgp3gUdkDPTKN1N' as Blockhash, lastValidBlockHeight: 0n },
+        { blockhash: blockhash as Blockhash, lastValidBlockHeight: 0n },
         m,
       ),
     (m) => appendTransactionMessageInstructions(instructions, m),
