@@ -19,7 +19,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type SolanaNode, startSolanaNode } from '../../src/dev/startSolanaNode.ts'
 import { SOLANA_ACCOUNT } from '../../src/testing/harness.ts'
-import { solanaTransaction } from '../support/solanaTransaction.ts'
+import { broadcastSolana, solanaTransaction } from '../support/solanaTransaction.ts'
 import { delegated } from './delegated.ts'
 
 let node: SolanaNode
@@ -34,19 +34,7 @@ afterAll(async () => {
 const unsigned = (feePayer: string, instructions: Instruction[]) =>
   solanaTransaction(feePayer, instructions, node.svm.latestBlockhash())
 
-async function broadcast(signedHex: string): Promise<unknown> {
-  const response = await fetch(node.url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'sendTransaction',
-      params: [Buffer.from(signedHex, 'hex').toString('base64'), { encoding: 'base64' }],
-    }),
-  })
-  return response.json()
-}
+const broadcast = (signedHex: string) => broadcastSolana(node.url, signedHex)
 
 const LIMIT = 100_000_000n // 0.1 SOL
 

@@ -6,7 +6,7 @@ import { getTransferSolInstruction } from '@solana-program/system'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type SolanaNode, startSolanaNode } from '../../src/dev/startSolanaNode.ts'
 import { SOLANA_ACCOUNT } from '../../src/testing/harness.ts'
-import { solanaTransaction } from '../support/solanaTransaction.ts'
+import { broadcastSolana, solanaTransaction } from '../support/solanaTransaction.ts'
 import { delegated } from './delegated.ts'
 
 let node: SolanaNode
@@ -21,19 +21,7 @@ afterAll(async () => {
 const unsigned = (feePayer: string, instructions: Instruction[]) =>
   solanaTransaction(feePayer, instructions, node.svm.latestBlockhash())
 
-async function broadcast(signedHex: string): Promise<unknown> {
-  const response = await fetch(node.url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'sendTransaction',
-      params: [Buffer.from(signedHex, 'hex').toString('base64'), { encoding: 'base64' }],
-    }),
-  })
-  return response.json()
-}
+const broadcast = (signedHex: string) => broadcastSolana(node.url, signedHex)
 
 describe('a System Program transfer with trailing data bytes', () => {
   it('is still a transfer to the policies: a DENY on its recipient refuses it', async () => {

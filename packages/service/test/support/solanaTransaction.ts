@@ -33,3 +33,18 @@ export function solanaTransaction(
   )
   return bytesToHex(new Uint8Array(getTransactionEncoder().encode(compileTransaction(message))))
 }
+
+/** Sends a signed transaction (hex) to the Solana node at `url` (`sendTransaction`): its JSON-RPC answer. */
+export async function broadcastSolana(url: string, signedHex: string): Promise<unknown> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'sendTransaction',
+      params: [Buffer.from(signedHex, 'hex').toString('base64'), { encoding: 'base64' }],
+    }),
+  })
+  return response.json()
+}

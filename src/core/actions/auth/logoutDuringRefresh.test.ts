@@ -12,6 +12,25 @@ import { query } from '../../transport/activity.ts'
 import { logout } from './logout.ts'
 import { refreshSession } from './refreshSession.ts'
 
+/** The keys left in the device's key store, and how many of them still sign in as `userId`. */
+async function leftAfterSignOut(
+  fx: Awaited<ReturnType<typeof createClientFixture>>,
+  organizationId: string,
+  userId: string,
+): Promise<{ keysLeft: number; liveCredentials: number }> {
+  const left = await fx.client.keyStore.list()
+  let live = 0
+  for (const key of left)
+    if (
+      await query(fx.client, 'whoami', { organizationId }, { stamper: apiKeyStamper(key) }).then(
+        (who) => who.userId === userId,
+        () => false,
+      )
+    )
+      live++
+  return { keysLeft: left.length, liveCredentials: live }
+}
+
 describe('logout removes every session key', () => {
   it('a refresh racing a logout leaves no usable key behind', async () => {
     // The network as it usually is: the refresh's `stamp_login`, sent first, is answered before
@@ -42,18 +61,8 @@ describe('logout removes every session key', () => {
     expect(loggedOut.revoked).toBe(true)
     expect(Object.keys(fx.client.store.getState().sessions)).toEqual([])
 
-    // What is left on this device after "sign out":
-    const left = await fx.client.keyStore.list()
-    const live: string[] = []
-    for (const key of left) {
-      const ok = await query(fx.client, 'whoami', { organizationId }, { stamper: apiKeyStamper(key) }).then(
-        (who) => who.userId === userIds[0],
-        () => false,
-      )
-      if (ok) live.push(key.publicKey)
-    }
-    // Secure behaviour: no key remains, and none still signs in as the user.
-    expect({ keysLeft: left.length, liveCredentials: live.length }).toEqual({
+    // What is left on this device after "sign out": no key, and none that still signs in as the user.
+    expect(await leftAfterSignOut(fx, organizationId, userIds[0]!)).toEqual({
       keysLeft: 0,
       liveCredentials: 0,
     })
@@ -90,16 +99,7 @@ describe('logout removes every session key', () => {
     expect(refreshed).toBeInstanceOf(Error)
     expect((refreshed as Error & { code?: string }).code).toBe('NOT_SIGNED_IN')
 
-    const left = await fx.client.keyStore.list()
-    const live: string[] = []
-    for (const key of left) {
-      const ok = await query(fx.client, 'whoami', { organizationId }, { stamper: apiKeyStamper(key) }).then(
-        (who) => who.userId === userIds[0],
-        () => false,
-      )
-      if (ok) live.push(key.publicKey)
-    }
-    expect({ keysLeft: left.length, liveCredentials: live.length }).toEqual({
+    expect(await leftAfterSignOut(fx, organizationId, userIds[0]!)).toEqual({
       keysLeft: 0,
       liveCredentials: 0,
     })
