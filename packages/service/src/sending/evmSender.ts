@@ -13,7 +13,7 @@ import type { Reads } from '../kernel/store/Reads.ts'
 import type { Transaction as StoreTransaction } from '../kernel/store/Store.ts'
 import type { ChainSender, SendContext } from './ChainSender.ts'
 import { BATCH_EXECUTED_TOPIC, EXECUTE_SELECTOR_HEX } from './delegate/index.ts'
-import { capsOf, checkGasCaps, feeCeilingsOf } from './gasCaps.ts'
+import { type CapContext, capsOf, checkGasCaps, feeCeilingsOf } from './gasCaps.ts'
 import { revertReasonOf } from './revertReason.ts'
 import type { SendingOptions } from './SendingOptions.ts'
 import {
@@ -366,6 +366,21 @@ async function failUnmined(ctx: SendContext, row: SendTransactionRow, message: s
   })
 }
 
+/** What the worker counts a send's cost with (`checkGasCaps`): as `userId` of `organization` sent it. */
+const workerCaps = (
+  runtime: SendContext['runtime'],
+  tx: StoreTransaction,
+  organization: OrganizationRow,
+  userId: string,
+): CapContext => ({
+  tx,
+  runtime,
+  now: runtime.now(),
+  organization,
+  newId: () => runtime.newId(),
+  caller: { userId },
+})
+
 /**
  * Counts a sponsor's fill of the nonce `current` took against the gas caps of the user who sent
  * `current`, in the transaction that records the fill: 21,000 gas, and its wei at the fill's max
@@ -385,14 +400,7 @@ async function countSponsorFill(
     tx.get('organizations', current.organizationId),
   ])
   if (!activity || !organization) return
-  const ctx = {
-    tx,
-    runtime,
-    now: runtime.now(),
-    organization,
-    newId: () => runtime.newId(),
-    caller: { userId: activity.userId },
-  }
+  const ctx = workerCaps(runtime, tx, organization, activity.userId)
   await checkGasCaps(ctx, { gas: 21_000n, sendTransactionId: fillId, force: true })
   await checkGasCaps(ctx, {
     gas: 21_000n * maxFeePerGas,
@@ -611,14 +619,7 @@ async function countReplacement(
   try {
     await runtime.store.transaction((tx) =>
       checkGasCaps(
-        {
-          tx,
-          runtime,
-          now: runtime.now(),
-          organization,
-          newId: () => runtime.newId(),
-          caller: { userId: activity.userId },
-        },
+        workerCaps(runtime, tx, organization, activity.userId),
         // The per-transaction cap was judged above, on the whole replacement.
         {
           gas: raise,
