@@ -8,6 +8,7 @@ import type { ActivityRow, OrganizationRow, VoteRow } from '../kernel/store/mode
 import type { Reads, Transaction } from '../kernel/store/Store.ts'
 import {
   combinePolicyResults,
+  decisionBudget,
   evaluatePolicies,
   type PolicyEvaluationResult,
 } from '../policies/evaluatePolicies.ts'
@@ -131,6 +132,8 @@ async function evaluate(
     return { outcome: rootQuorumMet ? 'OUTCOME_ALLOW' : 'OUTCOME_DENY_IMPLICIT', evaluations: [] }
   const consensus = await consensusContextOf(reads, activity.organizationId, approvals)
   const contexts = await policyContextsOf(reads, activity, { decodeTransaction: decodeTransactionForPolicy })
+  // One budget for every scope: past it, the policies left get OUTCOME_ERROR in every scope after.
+  const budget = decisionBudget()
   return combinePolicyResults(
     contexts.map((context) =>
       evaluatePolicies({
@@ -143,6 +146,7 @@ async function evaluate(
         context,
         consensus,
         rootQuorumMet,
+        budget,
       }),
     ),
   )

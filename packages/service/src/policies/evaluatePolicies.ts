@@ -24,7 +24,21 @@ export interface EvaluatePoliciesInput {
   consensus: { approvers: readonly PolicyValue[]; credentials: readonly PolicyValue[] }
   /** The organization's root quorum approved the activity: policies are recorded but bypassed. */
   rootQuorumMet: boolean
+  /**
+   * The steps left for the whole decision (`decisionBudget`): one activity evaluated in several
+   * scopes (each payload, signer or call of a batch) shares one, so a batch of 100 costs no more
+   * than one. Absent: a budget of its own.
+   */
+  budget?: DecisionBudget
 }
+
+/** Steps an activity's policy evaluations may still take, shared by all its scopes. */
+export interface DecisionBudget {
+  remaining: number
+}
+
+/** A fresh budget for one decision (`POLICY_LIMITS.maxStepsPerDecision`). */
+export const decisionBudget = (): DecisionBudget => ({ remaining: POLICY_LIMITS.maxStepsPerDecision })
 
 export interface PolicyEvaluationResult {
   outcome: PolicyOutcome
@@ -76,7 +90,7 @@ export function evaluatePolicies(input: EvaluatePoliciesInput): PolicyEvaluation
     approvers: input.consensus.approvers,
     credentials: input.consensus.credentials,
   }
-  const budget = { remaining: POLICY_LIMITS.maxStepsPerDecision }
+  const budget = input.budget ?? decisionBudget()
   const evaluations = input.policies.map((policy) => {
     let outcome: PolicyOutcome
     try {
