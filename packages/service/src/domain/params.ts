@@ -19,7 +19,7 @@ import { p256 } from '@noble/curves/nist.js'
 import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
 import { FieldError } from '../kernel/base/errors.ts'
-import { CryptoInputError, validateAccountSpec } from '../kernel/crypto/index.ts'
+import { CryptoInputError, parsePath, validateAccountSpec } from '../kernel/crypto/index.ts'
 import { Reader } from '../kernel/Reader.ts'
 
 /** Largest number of accounts one activity derives. */
@@ -51,8 +51,26 @@ export function readAccountSpec(value: unknown, field: string): AccountSpec {
   return spec
 }
 
-export const readAccounts = (r: Reader, name = 'accounts', min = 0) =>
-  r.array(name, readAccountSpec, { min, max: MAX_ACCOUNTS })
+/**
+ * Non-hardened levels the secp256k1 accounts of one request may have in all: each costs a point
+ * multiplication on the thread that derives it. Three an account at `MAX_ACCOUNTS`: 100 BIP-44
+ * accounts (`m/44'/60'/0'/0/i`, two each) fit, 100 accounts with deep paths do not.
+ */
+export const MAX_UNHARDENED_LEVELS = MAX_ACCOUNTS * 3
+
+export function readAccounts(r: Reader, name = 'accounts', min = 0): AccountSpec[] {
+  const accounts = r.array(name, readAccountSpec, { min, max: MAX_ACCOUNTS })
+  let levels = 0
+  for (const account of accounts)
+    if (account.curve === 'CURVE_SECP256K1')
+      levels += parsePath(account.path).filter((segment) => !segment.hardened).length
+  if (levels > MAX_UNHARDENED_LEVELS)
+    throw new FieldError({
+      field: r.field(name),
+      reason: `the accounts' paths have ${levels} non-hardened levels in all, more than ${MAX_UNHARDENED_LEVELS}: each costs the service a point multiplication to derive; ask for fewer accounts or shallower paths`,
+    })
+  return accounts
+}
 
 export function readMnemonicLength(r: Reader): number {
   return r.optInt('mnemonicLength', { oneOf: MNEMONIC_LENGTHS }) ?? 12
