@@ -16,6 +16,11 @@ export interface SessionClaims {
    * ends with it (expired, deleted or logged out) and never outlasts it.
    */
   api_key_id?: string
+  /**
+   * A read-only session made by a passkey: the authenticator's id. The read-only session ends when
+   * the passkey is removed from its user.
+   */
+  authenticator_id?: string
 }
 
 /** Claims of an OTP verification token (JWT). */

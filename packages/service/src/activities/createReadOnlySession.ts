@@ -6,7 +6,7 @@ import { defineActivity } from '../kernel/registry.ts'
  * the operator's ceiling on sessions (`maxSessionExpirationSeconds`). Asked for with an API key (a
  * login session's key), it is bound to that key: it expires no later than the key, and ends when
  * the key is deleted (a logout) or expires (`authenticate.ts`), so a session's sign-out ends the
- * reads it opened.
+ * reads it opened. Asked for with a passkey, it ends when the passkey is removed.
  */
 export const createReadOnlySession = defineActivity('create_read_only_session', {
   parse: () => ({}) as Record<string, never>,
@@ -27,6 +27,7 @@ export const createReadOnlySession = defineActivity('create_read_only_session', 
       user_id: user.id,
       organization_id: ctx.organization.id,
       ...(key ? { api_key_id: key.id } : {}),
+      ...(credential.kind === 'WEBAUTHN' ? { authenticator_id: credential.id } : {}),
     })
     return {
       organizationId: ctx.organization.id,

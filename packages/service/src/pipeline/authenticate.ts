@@ -312,6 +312,15 @@ async function authenticateSession(runtime: Runtime, token: string): Promise<Cal
         message: 'read-only session has ended: the session that made it was logged out or expired',
       })
   }
+  // Made by a passkey: it ends when the passkey is removed (a lost device taken off the account).
+  if (claims.authenticator_id !== undefined) {
+    const passkey = await runtime.store.get('authenticators', claims.authenticator_id)
+    if (!passkey || passkey.userId !== claims.user_id)
+      throw new AuthenticationError({
+        code: 'SESSION_EXPIRED',
+        message: 'read-only session has ended: the passkey that made it was removed',
+      })
+  }
   return { ...caller, readOnly: true }
 }
 
