@@ -6,6 +6,7 @@ import {
   namesOAuthIdentity,
   oauthIdentityKey,
 } from '@latchkey/protocol'
+import { p256 } from '@noble/curves/nist.js'
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
 import { base64urlnopad } from '@scure/base'
@@ -101,6 +102,74 @@ export const initUserImport = defineActivity('latchkey_init_user_import', {
     }
   },
 })
+
+/**
+ * The seal of a bundle encrypted to the import key: its HPKE encapsulated key, the sender's fresh
+ * ephemeral key, in one spelling (uncompressed, lower-case hex), so a bundle re-spelt (its JSON
+ * reformatted, its hex upper-cased, its key compressed) is the same bundle; another ciphertext
+ * under the same encapsulated key opens only for whoever sealed it. Undefined when it names no
+ * P-256 point (such a bundle does not open).
+ */
+function sealOf(encryptedBundle: string): string | undefined {
+  try {
+    const { encappedPublic } = JSON.parse(encryptedBundle) as { encappedPublic?: unknown }
+    if (typeof encappedPublic !== 'string' || !/^([0-9a-fA-F]{2})+$/.test(encappedPublic)) return undefined
+    return bytesToHex(p256.Point.fromBytes(hexToBytes(encappedPublic.toLowerCase())).toBytes(false))
+  } catch {
+    return undefined
+  }
+}
+
+/** The id of the row that spends a bundle (`importSpentBundles`): derived from the parent and its seal. */
+const spentBundleId = (organizationId: string, seal: string) => derivedId(organizationId, 'bundle', seal)
+
+/** A bundle of the line, the row id that spends it, and the field that carries it. */
+interface LineBundle {
+  id: string | undefined
+  field: string
+}
+
+/** The line's bundles, wallets' then private keys', each with its spent-row id (from its seal). */
+function bundlesOf(
+  organizationId: string,
+  p: Pick<ImportUserParams, 'wallets' | 'privateKeys'>,
+): LineBundle[] {
+  return [
+    ...(p.wallets ?? []).map((w, i) => ({ bundle: w.encryptedBundle, field: `parameters.wallets[${i}]` })),
+    ...(p.privateKeys ?? []).map((k, i) => ({
+      bundle: k.encryptedBundle,
+      field: `parameters.privateKeys[${i}]`,
+    })),
+  ].map(({ bundle, field }) => {
+    const seal = sealOf(bundle)
+    return {
+      id: seal === undefined ? undefined : spentBundleId(organizationId, seal),
+      field: `${field}.encryptedBundle`,
+    }
+  })
+}
+
+/**
+ * Refuses a bundle an import opened before (409 naming it) or one the line gives twice: a bundle
+ * encrypted to the organization's long-lived import key opens once, into the account it was made
+ * for, so one copied from an activity record cannot be imported into another account. Read before
+ * the line writes any spent row (a snapshot run reads no table it wrote).
+ */
+async function refuseSpent(ctx: ActivityContext, bundles: LineBundle[]): Promise<void> {
+  const seen = new Set<string>()
+  for (const { id, field } of bundles) {
+    if (id === undefined) continue
+    if (seen.has(id))
+      throw new FieldError({ code: 'BUNDLE_INVALID', field, reason: 'is given twice in this line' })
+    seen.add(id)
+    const spent = await ctx.tx.get('importSpentBundles', id)
+    if (spent)
+      throw new ConflictError({
+        field,
+        message: `${field} was imported before (as ${JSON.stringify(spent.externalId)}): a bundle opens once; encrypt the secret to the import key anew`,
+      })
+  }
+}
 
 /** Opens a bundle encrypted to the organization's import key; the caller wipes the plaintext. */
 async function openBundle(ctx: ActivityContext, encryptedBundle: string, field: string): Promise<Uint8Array> {
@@ -325,6 +394,14 @@ function importLookups(organizationId: string, parameters: unknown): Lookup[] {
         { table: 'authenticators', field: 'credentialId', value: credentialId },
       ]
     }),
+    // Whether each bundle was spent (a bundle is at most 16 KiB, as parsing caps it).
+    ...[...list('wallets'), ...list('privateKeys')].flatMap((item): Lookup[] => {
+      const bundle = (item as Record<string, unknown> | null)?.encryptedBundle
+      const seal = typeof bundle === 'string' && bundle.length <= 16 * 1024 ? sealOf(bundle) : undefined
+      return seal === undefined
+        ? []
+        : [{ table: 'importSpentBundles', id: spentBundleId(organizationId, seal) }]
+    }),
   ]
 }
 
@@ -378,11 +455,15 @@ export const importUser = defineActivity('latchkey_import_user', {
     if (!p.wallets?.length || !callerVouchesForContacts(ctx)) return undefined
     const key = await ctx.reads.get('importKeys', ctx.organization.id)
     if (!key) return undefined
+    const bundles = bundlesOf(ctx.organization.id, { wallets: p.wallets })
     return {
       sealedTargetKey: key.sealedPrivateKey,
       wallets: await Promise.all(
-        p.wallets.map((w) =>
-          ctx.runtime.crypto
+        p.wallets.map(async (w, i) => {
+          // A bundle spent already is refused by `run`: no CPU spent on opening it.
+          const id = bundles[i]?.id
+          if (id === undefined || (await ctx.reads.get('importSpentBundles', id))) return undefined
+          return ctx.runtime.crypto
             .run({
               kind: 'importWallet',
               sealedTargetKey: key.sealedPrivateKey,
@@ -390,8 +471,8 @@ export const importUser = defineActivity('latchkey_import_user', {
               encryptedBundle: w.encryptedBundle,
               accounts: w.accounts,
             })
-            .catch(() => undefined),
-        ),
+            .catch(() => undefined)
+        }),
       ),
     } satisfies EarlyWallets
   },
@@ -411,6 +492,8 @@ export const importUser = defineActivity('latchkey_import_user', {
         skipped: true,
       }
     await refuseTaken(ctx, p)
+    const bundles = bundlesOf(ctx.organization.id, p)
+    await refuseSpent(ctx, bundles)
     const subOrganizationId = ctx.newId()
     const user = await ctx.tx.put('users', {
       id: ctx.newId(),
@@ -527,6 +610,21 @@ export const importUser = defineActivity('latchkey_import_user', {
         createdAt: ctx.now,
         updatedAt: ctx.now,
       })
+    // Every bundle the line opened is spent, in this transaction: a concurrent import of the same
+    // bundle meets the primary key, reruns and is refused by `refuseSpent`.
+    for (const { id, field } of bundles) {
+      // A bundle that opened names a point: its seal is known.
+      if (id === undefined)
+        throw new FieldError({ code: 'BUNDLE_INVALID', field, reason: 'is not an HPKE ciphertext' })
+      await ctx.tx.put('importSpentBundles', {
+        id,
+        organizationId: ctx.organization.id,
+        subOrganizationId,
+        externalId: p.externalId,
+        createdAt: ctx.now,
+        updatedAt: ctx.now,
+      })
+    }
     await ctx.tx.put('importedUsers', {
       id: recordId,
       organizationId: ctx.organization.id,

@@ -28,6 +28,7 @@ const NEWEST_TABLES: Record<string, string[]> = {
   '0009_import': ['importedUsers', 'importClaims', 'importKeys'],
   '0010_session_profiles': ['sessionProfiles'],
   '0015_webhook_events': ['webhookEvents'],
+  '0018_import_spent_bundles': ['importSpentBundles'],
 }
 /**
  * What undoes a newest migration of PostgreSQL alone (it changes nothing on SQLite, where removing
@@ -134,9 +135,12 @@ describe('migrations on a data dir', { timeout: 120_000 }, () => {
     const database = wasmSqlite(join(dir, DATABASE_FILE))
     try {
       database.exec('PRAGMA locking_mode = EXCLUSIVE')
-      // 0016 and those after it (0017 changes nothing on SQLite): they apply again in order.
+      // 0016 and those after it (0017 changes nothing on SQLite; the tables of later ones are
+      // dropped): they apply again in order.
       database.exec(`DELETE FROM kysely_migration WHERE name >= '0016_api_key_lookup'`)
       for (const statement of NEWEST_UNDO['0016_api_key_lookup']!) database.exec(statement)
+      for (const name of LATEST.filter((name) => name > '0016_api_key_lookup'))
+        for (const table of NEWEST_TABLES[name] ?? []) database.exec(`DROP TABLE "${table}"`)
       database.exec(`UPDATE "apiKeys" SET data = json_remove(data, '$.keyInOrganization')`)
     } finally {
       database.close()

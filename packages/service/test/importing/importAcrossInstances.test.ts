@@ -6,7 +6,8 @@
 // pregeneration (`create_sub_organization`, SERIALIZABLE) or a sign-up by verification token of the
 // same e-mail or OAuth identity meets the claim's primary key (kernel/accountClaims.ts): one of them
 // is refused. A deletion racing an import of the deleted account's e-mail releases its claim in
-// its own transaction: the import is refused before it commits and goes through after.
+// its own transaction: the import is refused before it commits and goes through after. One wallet
+// bundle imported under six external ids at once opens for exactly one of them.
 import { decodeJwtClaims, PROXY_CONFIG_HEADER } from '@latchkey/protocol'
 import { hpkeSeal } from '@latchkey/protocol/hpke'
 import { p256 } from '@noble/curves/nist.js'
@@ -141,6 +142,26 @@ describe('latchkey_import_user across two instances on PostgreSQL', () => {
       a.service.dev.organizationId,
     )
     for (const org of orgs) expect(imported.map((row) => row.subOrganizationId)).toContain(org.id)
+  })
+  // A bundle copied out of a person's activity record (a parent root credential can read it) and
+  // raced against the person's import: it opens once, into one account.
+  it('one wallet bundle imported by six people at once goes to exactly one; the others are refused naming it', async () => {
+    const before = await subOrganizations()
+    const { encryptedBundle } = wallet(generateMnemonic(english))
+    const replies = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        (i % 2 ? b : a).submit('latchkey_import_user', {
+          externalId: `bundle-${i}`,
+          wallets: [{ walletName: 'Main', encryptedBundle, accounts: [ETHEREUM_ACCOUNT] }],
+        }),
+      ),
+    )
+    expect(replies.filter((reply) => reply.status === 200)).toHaveLength(1)
+    for (const reply of replies.filter((r) => r.status !== 200)) {
+      expect(reply.status).toBe(409)
+      expect(reply.body.details?.field).toBe('parameters.wallets[0].encryptedBundle')
+    }
+    expect(await subOrganizations()).toBe(before + 1)
   })
 })
 

@@ -348,6 +348,8 @@ function migrationsOf(backend: StoreBackend): Record<string, Migration> {
       backend.textType,
     ),
     '0011_import_contacts': importContacts(backend),
+    // Each bundle encrypted to an import key opens once: a row per bundle opened, its id derived.
+    '0018_import_spent_bundles': addTables({ importSpentBundles: [] }, backend.textType),
   }
 }
 

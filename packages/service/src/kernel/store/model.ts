@@ -644,6 +644,19 @@ export interface ImportKeyRow extends Row {
   publicKey: string
 }
 
+/**
+ * A bundle encrypted to an organization's import key that an import opened: its id is derived from
+ * the parent and the bundle's seal (its HPKE encapsulated key), so a bundle opens once, for one
+ * person, also when two imports race (migration 0018_import_spent_bundles).
+ */
+export interface ImportSpentBundleRow extends Row {
+  /** The parent organization whose import key opened it. */
+  organizationId: string
+  /** The account it was imported into, and under which external id. */
+  subOrganizationId: string
+  externalId: string
+}
+
 export interface Tables {
   service: ServiceRow
   organizations: OrganizationRow
@@ -689,6 +702,7 @@ export interface Tables {
   importedUsers: ImportedUserRow
   importClaims: ImportClaimRow
   importKeys: ImportKeyRow
+  importSpentBundles: ImportSpentBundleRow
 }
 
 export type TableName = keyof Tables
@@ -743,4 +757,5 @@ export const INDEXES: { [T in TableName]: (keyof Tables[T] & string)[] } = {
   importedUsers: ['organizationId'],
   importClaims: [],
   importKeys: [],
+  importSpentBundles: [],
 }
