@@ -1,7 +1,6 @@
 import { CURVES } from '@latchkey/protocol'
 import { readAddressFormats, storePrivateKey } from '../domain/privateKeys.ts'
-import { openImportedSecret } from '../domain/secretBundles.ts'
-import { findUser } from '../domain/users.ts'
+import { importingUser, openImportedSecret } from '../domain/secretBundles.ts'
 import { defineActivity } from '../kernel/registry.ts'
 
 /**
@@ -17,7 +16,7 @@ export const importPrivateKey = defineActivity('import_private_key', {
     addressFormats: readAddressFormats(r),
   }),
   run: async (ctx, p) => {
-    const user = await findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
+    const user = await importingUser(ctx, p.userId)
     const privateKey = await openImportedSecret(ctx, user, p.encryptedBundle, 'init_import_private_key')
     try {
       const row = await storePrivateKey(

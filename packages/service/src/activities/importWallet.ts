@@ -1,6 +1,5 @@
 import { readAccounts } from '../domain/params.ts'
-import { openImportedSecret } from '../domain/secretBundles.ts'
-import { findUser } from '../domain/users.ts'
+import { importingUser, openImportedSecret } from '../domain/secretBundles.ts'
 import { createWalletRecords } from '../domain/wallets.ts'
 import { FieldError } from '../kernel/base/errors.ts'
 import { normalizeMnemonic, validateMnemonic } from '../kernel/crypto/index.ts'
@@ -15,7 +14,7 @@ export const importWallet = defineActivity('import_wallet', {
     accounts: readAccounts(r),
   }),
   run: async (ctx, p) => {
-    const user = await findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
+    const user = await importingUser(ctx, p.userId)
     const plaintext = await openImportedSecret(ctx, user, p.encryptedBundle, 'init_import_wallet')
     const mnemonic = normalizeMnemonic(new TextDecoder().decode(plaintext))
     plaintext.fill(0)

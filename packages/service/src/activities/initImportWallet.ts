@@ -1,16 +1,17 @@
 import { bytesToHex } from '@noble/hashes/utils.js'
-import { findUser } from '../domain/users.ts'
+import { importingUser } from '../domain/secretBundles.ts'
 import { makeImportBundle, p256PublicKey, randomP256PrivateKey } from '../kernel/crypto/index.ts'
 import { defineActivity } from '../kernel/registry.ts'
 
 /**
  * A fresh target key for importing a wallet: its public half goes to the client in a signed
- * import bundle, its private half is sealed until `import_wallet` uses it (once).
+ * import bundle, its private half is sealed until `import_wallet` uses it (once). The user is the
+ * caller (a root user may name another: `importingUser`); a new target replaces their pending one.
  */
 export const initImportWallet = defineActivity('init_import_wallet', {
   parse: (r) => ({ userId: r.string('userId', { max: 200 }) }),
   run: async (ctx, p) => {
-    const user = await findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
+    const user = await importingUser(ctx, p.userId)
     for (const previous of await ctx.tx.findBy('importTargets', 'userId', user.id))
       await ctx.tx.delete('importTargets', previous.id)
     const targetPrivateKey = randomP256PrivateKey()

@@ -1,8 +1,9 @@
-import { FieldError } from '../kernel/base/errors.ts'
+import { FieldError, PermissionError } from '../kernel/base/errors.ts'
 import { CryptoInputError, makeExportBundle, openImportCiphertext } from '../kernel/crypto/index.ts'
 import type { ActivityContext } from '../kernel/registry.ts'
 import type { UserRow } from '../kernel/store/model.ts'
 import { withField } from './params.ts'
+import { findUser } from './users.ts'
 
 /**
  * A secret (mnemonic or private key) HPKE-sealed to the client's `targetPublicKey` in an envelope
@@ -18,6 +19,25 @@ export function exportSecret(ctx: ActivityContext, plaintext: Uint8Array, target
     signerPrivateKey.fill(0)
     plaintext.fill(0)
   }
+}
+
+/**
+ * The user an `init_import_*` or `import_*` activity names (`parameters.userId`), whose import
+ * target it makes or spends: the caller itself, or any user of the organization when the caller is
+ * one of its root users. Anyone else (a user a policy lets import) is refused before the user is
+ * looked up (403): they would otherwise replace another user's pending target, or spend it with
+ * a bundle of their own while that user's import waits for approval.
+ */
+export async function importingUser(ctx: ActivityContext, userId: string): Promise<UserRow> {
+  const isRoot =
+    ctx.caller.organizationId === ctx.organization.id &&
+    ctx.organization.rootUserIds.includes(ctx.caller.userId)
+  if (!isRoot && userId !== ctx.caller.userId)
+    throw new PermissionError({
+      field: 'parameters.userId',
+      message: 'parameters.userId must be the caller: only root users import for another user',
+    })
+  return findUser(ctx.tx, ctx.organization.id, userId, 'parameters.userId')
 }
 
 /**
