@@ -85,6 +85,9 @@ export const ERROR_CODES = {
   RPC_FAILED: GRPC.UNAVAILABLE,
   TRANSACTION_INVALID: GRPC.INVALID_ARGUMENT,
   BUNDLE_INVALID: GRPC.INVALID_ARGUMENT,
+  // an organization (or a user, a wallet) holds the most of a kind of record it may:
+  // `details.limit` names the cap (`usersPerOrganization` …), `details.max` its value
+  RESOURCE_LIMIT_REACHED: GRPC.FAILED_PRECONDITION,
   // sending
   GAS_CAP_EXCEEDED: GRPC.RESOURCE_EXHAUSTED,
   // spending limits (issue 37): over a limit (`details`: the limit, used, remaining, when it frees),

@@ -1,4 +1,5 @@
 import { readAuthenticatorParams, refuseFields } from '../domain/params.ts'
+import { checkResourceLimit } from '../domain/resourceLimits.ts'
 import { addAuthenticators, findUser } from '../domain/users.ts'
 import { Reader } from '../kernel/Reader.ts'
 import { defineActivity } from '../kernel/registry.ts'
@@ -23,6 +24,11 @@ export const createAuthenticators = defineActivity('create_authenticators', {
   }),
   run: async (ctx, p) => {
     const user = await findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
+    await checkResourceLimit(ctx.tx, 'authenticatorsPerUser', {
+      owner: user.id,
+      adding: p.authenticators.length,
+      field: 'parameters.authenticators',
+    })
     return {
       authenticatorIds: await addAuthenticators(ctx, user, p.authenticators, 'parameters.authenticators'),
     }

@@ -1,6 +1,7 @@
 import type { UserParams } from '@latchkey/protocol'
 import { accountHook } from '../domain/accountHooks.ts'
 import { readRootUser } from '../domain/params.ts'
+import { checkResourceLimit } from '../domain/resourceLimits.ts'
 import { addApiKeys, addAuthenticators } from '../domain/users.ts'
 import { callerVouchesForContacts, newUserContacts } from '../domain/verifiedContact.ts'
 import { NotFoundError, PermissionError } from '../kernel/base/errors.ts'
@@ -38,6 +39,11 @@ export const createUsers = defineActivity('create_users', {
               'oidcClaims are taken only in a top-level organization; link an identity in a sub-organization with an oidcToken',
           })
       }
+    await checkResourceLimit(ctx.tx, 'usersPerOrganization', {
+      owner: ctx.organization.id,
+      adding: p.users.length,
+      field: 'parameters.users',
+    })
     const tags = new Map(
       (await ctx.tx.findBy('userTags', 'organizationId', ctx.organization.id)).map((tag) => [tag.id, tag]),
     )

@@ -1,4 +1,5 @@
 import { readAccounts } from '../domain/params.ts'
+import { checkResourceLimit } from '../domain/resourceLimits.ts'
 import { deriveAccounts, findWallet } from '../domain/wallets.ts'
 import { defineActivity } from '../kernel/registry.ts'
 
@@ -11,6 +12,12 @@ export const createWalletAccounts = defineActivity('create_wallet_accounts', {
   }),
   run: async (ctx, p) => {
     const wallet = await findWallet(ctx.tx, ctx.organization.id, p.walletId, 'parameters.walletId')
+    if (p.persist !== false)
+      await checkResourceLimit(ctx.tx, 'walletAccountsPerOrganization', {
+        owner: ctx.organization.id,
+        adding: p.accounts.length,
+        field: 'parameters.accounts',
+      })
     const addresses = await deriveAccounts(ctx, wallet, p.accounts, {
       persist: p.persist !== false,
       field: 'parameters.accounts',

@@ -15,6 +15,9 @@ import { type AuthenticatorRow, apiKeyInOrganization, type UserRow } from '../ke
 import type { Reads } from '../kernel/store/Store.ts'
 import { base64urlToBytes } from '../pipeline/authenticate.ts'
 import { accountHolds, passkeyValue } from './claimedValues.ts'
+import { refuseOverLimit } from './resourceLimits.ts'
+import { SESSION_CREDENTIAL_TYPES } from './sessions.ts'
+import { callerVouchesForContacts } from './verifiedContact.ts'
 
 export const CREDENTIAL_TYPE_OF_CURVE: Record<ApiKeyCurve, CredentialType> = {
   API_KEY_CURVE_P256: 'CREDENTIAL_TYPE_API_KEY_P256',
@@ -48,7 +51,15 @@ export async function addApiKeys(
   keys: ApiKeyParams[],
   { field, credentialType }: { field: string; credentialType?: CredentialType },
 ): Promise<string[]> {
-  const existing = new Set((await ctx.tx.findBy('apiKeys', 'userId', user.id)).map((key) => key.publicKey))
+  const held = await ctx.tx.findBy('apiKeys', 'userId', user.id)
+  // Login sessions' keys are not counted: they expire, and a login sweeps its user's long-expired ones.
+  refuseOverLimit('apiKeysPerUser', {
+    held: held.filter((key) => !SESSION_CREDENTIAL_TYPES.includes(key.credentialType)).length,
+    adding: keys.length,
+    owner: user.id,
+    field,
+  })
+  const existing = new Set(held.map((key) => key.publicKey))
   return mapInOrder(keys, async (key, index) => {
     if (existing.has(key.publicKey))
       throw new ConflictError({
@@ -67,6 +78,8 @@ export async function addApiKeys(
       curve: key.curveType,
       credentialType: credentialType ?? CREDENTIAL_TYPE_OF_CURVE[key.curveType],
       ...(key.expirationSeconds !== undefined ? { expirationSeconds: key.expirationSeconds } : {}),
+      // Anyone may register a wallet's public key: it signs in from the parent once it proved itself.
+      ...(callerVouchesForContacts(ctx) ? {} : { unproven: true as const }),
       createdAt: ctx.now,
       updatedAt: ctx.now,
     })

@@ -251,13 +251,18 @@ export class NotConfiguredError extends DomainError<NotConfiguredErrorCode> {
   }
 }
 
-/** A limit was reached: a request rate, OTP attempts or sends, a gas cap. Say when to come back in `extra.retryAfterSeconds`. */
+/**
+ * A limit was reached: a request rate, OTP attempts or sends, a gas cap (say when to come back in
+ * `extra.retryAfterSeconds`), or the most records of a kind an organization holds
+ * (`RESOURCE_LIMIT_REACHED`, naming the cap in `extra.limit`: no use coming back until some go).
+ */
 export const LIMIT_ERROR_CODES = [
   'RATE_LIMITED',
   'OTP_RATE_LIMITED',
   'OTP_ATTEMPTS_EXCEEDED',
   'GAS_CAP_EXCEEDED',
   'SPENDING_LIMIT_EXCEEDED',
+  'RESOURCE_LIMIT_REACHED',
 ] as const satisfies readonly ErrorCode[]
 export type LimitErrorCode = (typeof LIMIT_ERROR_CODES)[number]
 export type LimitErrorParameters = DomainErrorParameters<LimitErrorCode>
