@@ -1,11 +1,18 @@
-import { decodeJwtClaims, namesOAuthIdentity, oauthIdentityOf, SUBORG_FILTER_TYPES } from '@latchkey/protocol'
+import {
+  decodeJwtClaims,
+  namesOAuthIdentity,
+  oauthIdentityOf,
+  PAGINATION,
+  type PaginationOptions,
+  SUBORG_FILTER_TYPES,
+} from '@latchkey/protocol'
 import { findPolicy } from '../activities/updatePolicy.ts'
 import { findPrivateKey, renderPrivateKey } from '../domain/privateKeys.ts'
 import { holdsVerifiedContact } from '../domain/verifiedContact.ts'
 import { mapInOrder } from '../kernel/base/async.ts'
 import { FieldError, NotFoundError } from '../kernel/base/errors.ts'
+import { toChecksumAddress } from '../kernel/crypto/addresses.ts'
 import { defineQuery, type QueryHandler } from '../kernel/registry.ts'
-import type { OrganizationRow } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Store.ts'
 import { renderActivity } from '../pipeline/renderActivity.ts'
 import { renderPolicy } from '../policies/renderPolicy.ts'
@@ -22,38 +29,52 @@ import {
 
 const id = (r: import('../kernel/Reader.ts').Reader, name: string) => r.string(name, { max: 200 })
 
-async function matchesFilter(
-  reads: Reads,
-  org: OrganizationRow,
-  filterType: string,
-  value: string,
-): Promise<boolean> {
-  const users = await reads.findBy('users', 'organizationId', org.id)
+/**
+ * The organizations holding a record that matches `list_suborgs`'s filter, read through the
+ * index on the value (an organization's name, a user's name or verified contact, an API key's or
+ * passkey's public key, a credential id, an OAuth identity, an account's address): a few reads
+ * whatever the number of accounts, for anyone's `/v1/account`, login and sign-up. Every parent's
+ * organizations; the caller keeps its own sub-organizations.
+ */
+async function holdersOf(reads: Reads, filterType: string, value: string): Promise<string[]> {
+  const owners = <R extends { organizationId: string }>(rows: R[], keep: (row: R) => boolean = () => true) =>
+    rows.filter(keep).map((row) => row.organizationId)
   switch (filterType) {
     case 'NAME':
-      return org.name === value
+      return (await reads.findBy('organizations', 'name', value)).map((org) => org.id)
     case 'USERNAME':
-      return users.some((user) => user.userName === value)
+      return owners(await reads.findBy('users', 'userName', value))
     // Accounts are found by verified contacts only (the proxy's login and sign-up lookups).
     case 'EMAIL':
-      return users.some((user) => holdsVerifiedContact(user, 'email', value.trim().toLowerCase()))
-    case 'PHONE_NUMBER':
-      return users.some((user) => holdsVerifiedContact(user, 'phone', value.trim()))
+    case 'PHONE_NUMBER': {
+      const kind = filterType === 'EMAIL' ? 'email' : 'phone'
+      const contact = kind === 'email' ? value.trim().toLowerCase() : value.trim()
+      // Stored normalised (lower-case e-mail); the value as sent too, for a row written otherwise.
+      const spellings = [...new Set([contact, value.trim()])]
+      const field = kind === 'email' ? 'userEmail' : 'userPhoneNumber'
+      const found = await mapInOrder(spellings, (spelling) => reads.findBy('users', field, spelling))
+      return owners(found.flat(), (user) => holdsVerifiedContact(user, kind, contact))
+    }
     case 'CREDENTIAL_ID':
-      return (await reads.findBy('authenticators', 'organizationId', org.id)).some(
-        (a) => a.credentialId === value.replace(/=+$/, ''),
-      )
+      return owners(await reads.findBy('authenticators', 'credentialId', value.replace(/=+$/, '')))
     case 'PUBLIC_KEY': {
       const key = value.toLowerCase().replace(/^0x/, '')
-      return (
-        (await reads.findBy('apiKeys', 'organizationId', org.id)).some((k) => k.publicKey === key) ||
-        (await reads.findBy('authenticators', 'organizationId', org.id)).some((a) => a.publicKeyHex === key)
-      )
+      return [
+        ...owners(await reads.findBy('apiKeys', 'publicKey', key)),
+        ...owners(await reads.findBy('authenticators', 'publicKeyHex', key)),
+      ]
     }
-    case 'WALLET_ACCOUNT_ADDRESS':
-      return (await reads.findBy('walletAccounts', 'organizationId', org.id)).some(
-        (account) => account.address === value || account.address.toLowerCase() === value.toLowerCase(),
+    case 'WALLET_ACCOUNT_ADDRESS': {
+      // Addresses match case-insensitively: stored as derived (EIP-55 for EVM, lower-case hex or
+      // bech32 for others), looked up as sent, lower-cased and, for a 20-byte hex one, checksummed.
+      const lower = value.toLowerCase()
+      const spellings = new Set([value, lower])
+      if (/^0x[0-9a-f]{40}$/.test(lower)) spellings.add(toChecksumAddress(lower))
+      const found = await mapInOrder([...spellings], (spelling) =>
+        reads.findBy('walletAccounts', 'address', spelling),
       )
+      return owners(found.flat(), (account) => account.address.toLowerCase() === lower)
+    }
     case 'OIDC_TOKEN': {
       let claims: { iss?: unknown; sub?: unknown; idp_iss?: unknown }
       try {
@@ -63,16 +84,37 @@ async function matchesFilter(
       }
       // The provider's issuer (a service token's idp_iss) and subject, as recorded.
       const identity = oauthIdentityOf(claims)
-      return (
-        identity !== undefined &&
-        (await reads.findBy('oauthProviders', 'organizationId', org.id)).some((provider) =>
-          namesOAuthIdentity(provider, identity),
-        )
+      if (identity === undefined) return []
+      return owners(await reads.findBy('oauthProviders', 'subject', identity.subject), (provider) =>
+        namesOAuthIdentity(provider, identity),
       )
     }
     default:
-      return false
+      return []
   }
+}
+
+/**
+ * The sub-organizations of `parentId` among `organizationIds`, one page of them in id order (as
+ * `paginate` would pick from them all): each candidate's organization is read only until the page
+ * is full.
+ */
+async function subOrganizationsPage(
+  reads: Reads,
+  parentId: string,
+  organizationIds: string[],
+  options: PaginationOptions,
+): Promise<string[]> {
+  const limit = Number(options.limit ?? PAGINATION.defaultLimit)
+  let candidates = [...new Set(organizationIds)].sort()
+  if (options.after !== undefined) candidates = candidates.filter((id) => id > options.after!)
+  if (options.before !== undefined) candidates = candidates.filter((id) => id < options.before!).reverse()
+  const page: string[] = []
+  for (const id of candidates) {
+    if (page.length >= limit) break
+    if ((await reads.get('organizations', id))?.parentOrganizationId === parentId) page.push(id)
+  }
+  return options.before !== undefined ? page.reverse() : page
 }
 
 /** Every query of the protocol's `QueryMap` but the sending wing's (`get_send_transaction_status`, `get_nonces`): the seed's and this service's extensions. */
@@ -85,13 +127,16 @@ export const builtinQueries: Record<string, QueryHandler> = {
       return { filterType, filterValue, pagination: readPagination(r) }
     },
     run: async ({ store, organization }, q) => {
-      let subOrganizations = await store.findBy('organizations', 'parentOrganizationId', organization.id)
       if (q.filterType !== undefined)
-        subOrganizations = (
-          await mapInOrder(subOrganizations, async (org) =>
-            (await matchesFilter(store, org, q.filterType!, q.filterValue!)) ? [org] : [],
-          )
-        ).flat()
+        return {
+          organizationIds: await subOrganizationsPage(
+            store,
+            organization.id,
+            await holdersOf(store, q.filterType, q.filterValue!),
+            q.pagination,
+          ),
+        }
+      const subOrganizations = await store.findBy('organizations', 'parentOrganizationId', organization.id)
       return {
         organizationIds: paginate(subOrganizations, (org) => org.id, q.pagination).map((org) => org.id),
       }

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sqliteBackend } from '../../src/kernel/store/backends/sqliteBackend.ts'
 import { DATABASE_FILE, openDataDir, openPostgres } from '../../src/kernel/store/durableStores.ts'
 import {
+  ACCOUNT_LOOKUP_COLUMNS,
   DatabaseAheadError,
   knownMigrations,
   MigrationsPendingError,
@@ -47,6 +48,12 @@ const NEWEST_UNDO: Record<string, string[]> = {
     'DROP INDEX "apiKeys_keyInOrganization"',
     'ALTER TABLE "apiKeys" DROP COLUMN "keyInOrganization"',
   ],
+  '0019_account_lookups': Object.entries(ACCOUNT_LOOKUP_COLUMNS).flatMap(([table, columns]) =>
+    columns.flatMap((column) => [
+      `DROP INDEX "${table}_${column}"`,
+      `ALTER TABLE "${table}" DROP COLUMN "${column}"`,
+    ]),
+  ),
   '0014_webhook_delivery_queue': [
     'DROP INDEX "jobs_state_runAfter"',
     'DROP INDEX "webhookDeliveries_listKey"',
@@ -139,8 +146,10 @@ describe('migrations on a data dir', { timeout: 120_000 }, () => {
       // dropped): they apply again in order.
       database.exec(`DELETE FROM kysely_migration WHERE name >= '0016_api_key_lookup'`)
       for (const statement of NEWEST_UNDO['0016_api_key_lookup']!) database.exec(statement)
-      for (const name of LATEST.filter((name) => name > '0016_api_key_lookup'))
+      for (const name of LATEST.filter((name) => name > '0016_api_key_lookup')) {
         for (const table of NEWEST_TABLES[name] ?? []) database.exec(`DROP TABLE "${table}"`)
+        for (const statement of NEWEST_UNDO[name] ?? []) database.exec(statement)
+      }
       database.exec(`UPDATE "apiKeys" SET data = json_remove(data, '$.keyInOrganization')`)
     } finally {
       database.close()

@@ -442,7 +442,7 @@ describe.each(backends)('storage contract: %s', (name, open) => {
     const mine = (await reads.findBy('apiKeys', 'publicKey', 'p'))[0]!
     mine.userId = 'someone else'
     expect((await reads.findBy('apiKeys', 'publicKey', 'p'))[0]!.userId).toBe('u1')
-    await expect(store.prefetch([{ table: 'users', field: 'userName', value: 'x' }])).rejects.toThrow(
+    await expect(store.prefetch([{ table: 'wallets', field: 'name', value: 'x' }])).rejects.toThrow(
       /no index/,
     )
     expect(await (await store.prefetch([])).get('users', 'u1')).toBeDefined()

@@ -309,6 +309,42 @@ const apiKeyLookup = (text: StoreBackend['textType']): Migration => ({
   },
 })
 
+/**
+ * What `list_suborgs` finds a parent's accounts by (the auth proxy's anonymous `/v1/account`, and
+ * every login and sign-up, among them): an organization by name, a user by user name, a passkey by
+ * public key, each an indexed column filled from the rows' documents, so that a lookup reads the
+ * rows that match, never every account of the parent.
+ */
+export const ACCOUNT_LOOKUP_COLUMNS: Record<string, string[]> = {
+  organizations: ['name'],
+  users: ['userName'],
+  authenticators: ['publicKeyHex'],
+}
+
+function accountLookups(backend: StoreBackend): Migration {
+  const field = (name: string) =>
+    backend.name === 'PostgreSQL'
+      ? sql`(data::json->>${sql.lit(name)})`
+      : sql`json_extract(data, ${sql.lit(`$.${name}`)})`
+  return {
+    async up(db: Kysely<unknown>) {
+      for (const [table, columns] of Object.entries(ACCOUNT_LOOKUP_COLUMNS))
+        for (const column of columns) {
+          await db.schema.alterTable(table).addColumn(column, backend.textType).execute()
+          await sql`update ${sql.table(table)} set ${sql.ref(column)} = ${field(column)}`.execute(db)
+          await db.schema.createIndex(`${table}_${column}`).on(table).column(column).execute()
+        }
+    },
+    async down(db: Kysely<unknown>) {
+      for (const [table, columns] of Object.entries(ACCOUNT_LOOKUP_COLUMNS))
+        for (const column of columns) {
+          await db.schema.dropIndex(`${table}_${column}`).execute()
+          await db.schema.alterTable(table).dropColumn(column).execute()
+        }
+    },
+  }
+}
+
 /** The migrations, with the column types of `backend`, by name in the order they apply. */
 function migrationsOf(backend: StoreBackend): Record<string, Migration> {
   return {
@@ -342,6 +378,8 @@ function migrationsOf(backend: StoreBackend): Record<string, Migration> {
     '0014_webhook_delivery_queue': webhookDeliveryQueue(backend),
     '0015_webhook_events': webhookEvents(backend.textType),
     '0016_api_key_lookup': apiKeyLookup(backend.textType),
+    // list_suborgs's filters through indexes: organizations by name, users by user name, passkeys by public key.
+    '0019_account_lookups': accountLookups(backend),
     // ---- wing: import and pregeneration (issue 40) ----
     '0009_import': addTables(
       { importedUsers: ['organizationId'], importClaims: [], importKeys: [] },

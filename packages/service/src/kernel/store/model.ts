@@ -719,12 +719,14 @@ export type TableName = keyof Tables
 /** Fields with a lookup index, per table: `store.findBy(table, field, value)` uses them. */
 export const INDEXES: { [T in TableName]: (keyof Tables[T] & string)[] } = {
   service: [],
-  organizations: ['parentOrganizationId'],
-  // userEmail, userPhoneNumber: migration 0011_import_contacts (issue 40).
-  users: ['organizationId', 'userEmail', 'userPhoneNumber'],
+  // name: migration 0019_account_lookups (list_suborgs's NAME filter).
+  organizations: ['parentOrganizationId', 'name'],
+  // userEmail, userPhoneNumber: migration 0011_import_contacts (issue 40); userName: 0019_account_lookups.
+  users: ['organizationId', 'userEmail', 'userPhoneNumber', 'userName'],
   // keyInOrganization: migration 0016_api_key_lookup.
   apiKeys: ['publicKey', 'userId', 'organizationId', 'keyInOrganization'],
-  authenticators: ['credentialId', 'userId', 'organizationId'],
+  // publicKeyHex: migration 0019_account_lookups (list_suborgs's PUBLIC_KEY filter).
+  authenticators: ['credentialId', 'userId', 'organizationId', 'publicKeyHex'],
   oauthProviders: ['userId', 'subject', 'organizationId'],
   userTags: ['organizationId'],
   wallets: ['organizationId'],
