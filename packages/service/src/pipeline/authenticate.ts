@@ -20,6 +20,7 @@ import type { Runtime } from '../kernel/Runtime.ts'
 import type { Caller } from '../kernel/registry.ts'
 import { type ApiKeyRow, type AuthenticatorRow, apiKeyInOrganization } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Store.ts'
+import { onlyKeyOfAccount } from './walletKeys.ts'
 
 const SCHEMES_OF_CURVE: Record<ApiKeyCurve, SignatureScheme[]> = {
   API_KEY_CURVE_P256: ['SIGNATURE_SCHEME_TK_API_P256'],
@@ -63,15 +64,18 @@ async function apiKeyFor(
   reads: Reads,
   publicKey: string,
   organizationId: string | undefined,
-): Promise<ApiKeyRow | undefined> {
+): Promise<{ key: ApiKeyRow; proves: boolean } | undefined> {
   if (organizationId !== undefined) {
     const inOrganization = async (id: string) =>
       (await reads.findBy('apiKeys', 'keyInOrganization', apiKeyInOrganization(publicKey, id)))[0]
     const own = await inOrganization(organizationId)
-    if (own) return own
+    // A stamp naming the key's own organization proves its holder holds it there.
+    if (own) return { key: own, proves: true }
     const parentId = (await reads.get('organizations', organizationId))?.parentOrganizationId
     const parent = parentId === undefined ? undefined : await inOrganization(parentId)
-    if (parent) return parent
+    if (parent) return { key: parent, proves: false }
+    const signIn = await signInKey(runtime, reads, publicKey, organizationId)
+    if (signIn) return signIn
   }
   // The first holder in id (creation) order, as every holder's list used to be read.
   const [first] = await runtime.store.pageBy('apiKeys', {
@@ -80,7 +84,55 @@ async function apiKeyFor(
     by: 'id',
     limit: 1,
   })
-  return first
+  return first && { key: first, proves: false }
+}
+
+/** Holders of one public key read when a stamp names their parent (a wallet sign-in). */
+const SIGN_IN_HOLDERS = 50
+
+/**
+ * The account a stamp naming the parent organization signs in to (a wallet's `stamp_login`, before
+ * the client knows its sub-organization), among the parent's sub-organizations holding the key
+ * (walletKeys.ts): the first, by id, where the key proved itself; else the newest account
+ * only the key gets into (a wallet sign-up's), which this login proves. A registration anyone
+ * else made routes nothing: the stamp is refused rather than land in an account someone else
+ * controls.
+ */
+async function signInKey(
+  runtime: Runtime,
+  reads: Reads,
+  publicKey: string,
+  parentId: string,
+): Promise<{ key: ApiKeyRow; proves: boolean } | undefined> {
+  const holders = await runtime.store.pageBy('apiKeys', {
+    field: 'publicKey',
+    value: publicKey,
+    by: 'id',
+    limit: SIGN_IN_HOLDERS,
+  })
+  const under: ApiKeyRow[] = []
+  for (const holder of holders)
+    if ((await reads.get('organizations', holder.organizationId))?.parentOrganizationId === parentId)
+      under.push(holder)
+  if (under.length === 0) return undefined
+  const proven = under.find((key) => !key.unproven)
+  if (proven) return { key: proven, proves: false }
+  for (const key of under.reverse()) if (await onlyKeyOfAccount(reads, key)) return { key, proves: true }
+  throw new AuthenticationError({
+    code: 'PUBLIC_KEY_NOT_FOUND',
+    message:
+      'this key has not signed in to an account of this organization yet: sign up, or sign in naming your organization',
+  })
+}
+
+/** Marks an API key proven (`ApiKeyRow.unproven`): its holder stamped with it where it is registered. */
+async function markProven(runtime: Runtime, key: ApiKeyRow): Promise<void> {
+  await runtime.store.transaction(async (tx) => {
+    const current = await tx.get('apiKeys', key.id)
+    if (!current?.unproven) return
+    const { unproven: _, ...row } = current
+    await tx.put('apiKeys', { ...row, updatedAt: runtime.now() })
+  })
 }
 
 async function callerOf(
@@ -162,9 +214,10 @@ async function authenticateApiKey(
       code: 'STAMP_INVALID',
       message: 'stamp signature does not match the request body',
     })
-  const key = await apiKeyFor(runtime, reads, publicKey, organizationId)
-  if (!key)
+  const found = await apiKeyFor(runtime, reads, publicKey, organizationId)
+  if (!found)
     throw new AuthenticationError({ code: 'PUBLIC_KEY_NOT_FOUND', message: SESSION_KEY_MESSAGES.notFound })
+  const { key } = found
   if (!SCHEMES_OF_CURVE[key.curve].includes(stamp.scheme))
     throw new AuthenticationError({
       code: 'STAMP_INVALID',
@@ -172,6 +225,7 @@ async function authenticateApiKey(
     })
   if (isExpired(key, runtime.now()))
     throw new AuthenticationError({ code: 'API_KEY_EXPIRED', message: SESSION_KEY_MESSAGES.expired })
+  if (key.unproven && found.proves) await markProven(runtime, key)
   return callerOf(reads, key.userId, {
     kind: 'API_KEY',
     id: key.id,

@@ -13,8 +13,10 @@ import { mapInOrder } from '../kernel/base/async.ts'
 import { FieldError, NotFoundError } from '../kernel/base/errors.ts'
 import { toChecksumAddress } from '../kernel/crypto/addresses.ts'
 import { defineQuery, type QueryHandler } from '../kernel/registry.ts'
+import type { ApiKeyRow } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Store.ts'
 import { renderActivity } from '../pipeline/renderActivity.ts'
+import { signsInFromParent } from '../pipeline/walletKeys.ts'
 import { renderPolicy } from '../policies/renderPolicy.ts'
 import { paginate, readPagination } from './paginate.ts'
 import {
@@ -59,10 +61,11 @@ async function holdersOf(reads: Reads, filterType: string, value: string): Promi
       return owners(await reads.findBy('authenticators', 'credentialId', value.replace(/=+$/, '')))
     case 'PUBLIC_KEY': {
       const key = value.toLowerCase().replace(/^0x/, '')
-      return [
-        ...owners(await reads.findBy('apiKeys', 'publicKey', key)),
-        ...owners(await reads.findBy('authenticators', 'publicKeyHex', key)),
-      ]
+      // A key someone else registered finds no account it does not sign in to (pipeline/walletKeys.ts).
+      const apiKeys: ApiKeyRow[] = []
+      for (const row of await reads.findBy('apiKeys', 'publicKey', key))
+        if (await signsInFromParent(reads, row)) apiKeys.push(row)
+      return [...owners(apiKeys), ...owners(await reads.findBy('authenticators', 'publicKeyHex', key))]
     }
     case 'WALLET_ACCOUNT_ADDRESS': {
       // Addresses match case-insensitively: stored as derived (EIP-55 for EVM, lower-case hex or

@@ -73,7 +73,7 @@ export interface ApiKeyRow extends Row {
    * `create_api_keys` or `create_users`), and not yet used by its holder where it is registered:
    * anyone may register a wallet's public key, so such a row routes no sign-in that names the
    * parent and no account lookup by public key, unless its account is one only it gets into
-   * (domain/walletKeys.ts). Cleared once the key stamps a request naming its organization, or
+   * (pipeline/walletKeys.ts). Cleared once the key stamps a request naming its organization, or
    * signs in to such an account. Absent on rows written before it existed.
    */
   unproven?: true

@@ -1,0 +1,36 @@
+// Which accounts a public key signs in to from the parent organization. A wallet's public key is
+// no secret (a Solana key is its address; an Ethereum key is recovered from any transaction it
+// signed), so anyone may register it in an account of their own. Such a registration
+// (`ApiKeyRow.unproven`) must route nobody's wallet sign-in there: the stamp of a wallet sign-in
+// names the parent (the client does not know its sub-organization), and it once landed in the
+// first account holding the key, so an end user who registered a stranger's key first had that
+// person signed in to an account the attacker controlled.
+import type { ApiKeyRow } from '../kernel/store/model.ts'
+import type { Reads } from '../kernel/store/Store.ts'
+
+/**
+ * Whether `key`'s account is one only that key gets into: one user, whose only credential is the
+ * key (no other API key, no passkey, no OAuth identity, no verified e-mail or phone to send a code
+ * to). A wallet sign-up makes such an account. Whoever made it, signing the key's holder in there
+ * gives nobody else anything: the holder is its only way in.
+ */
+export async function onlyKeyOfAccount(reads: Reads, key: ApiKeyRow): Promise<boolean> {
+  const users = await reads.findBy('users', 'organizationId', key.organizationId)
+  if (users.length !== 1 || users[0]!.id !== key.userId) return false
+  // A verified contact gets a code sent to it (rows written before the mark count as verified).
+  const [user] = users
+  if (user!.userEmail !== undefined && !user!.userEmailUnverified) return false
+  if (user!.userPhoneNumber !== undefined && !user!.userPhoneNumberUnverified) return false
+  const keys = await reads.findBy('apiKeys', 'organizationId', key.organizationId)
+  if (keys.length !== 1) return false
+  if ((await reads.findBy('authenticators', 'organizationId', key.organizationId)).length > 0) return false
+  return (await reads.findBy('oauthProviders', 'organizationId', key.organizationId)).length === 0
+}
+
+/**
+ * Whether `key` may route a sign-in (or an account lookup) from its account's parent: it proved
+ * itself there (it stamped a request naming its account, the operator registered it, or it was
+ * written before the mark existed), or its account is one only it gets into (`onlyKeyOfAccount`).
+ */
+export const signsInFromParent = async (reads: Reads, key: ApiKeyRow): Promise<boolean> =>
+  !key.unproven || (await onlyKeyOfAccount(reads, key))
