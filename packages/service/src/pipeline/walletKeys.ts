@@ -9,10 +9,12 @@ import type { ApiKeyRow } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Store.ts'
 
 /**
- * Whether `key`'s account is one only that key gets into: one user, whose only credential is the
- * key (no other API key, no passkey, no OAuth identity, no verified e-mail or phone to send a code
- * to). A wallet sign-up makes such an account. Whoever made it, signing the key's holder in there
- * gives nobody else anything: the holder is its only way in.
+ * Whether `key`'s account is one only that key gets into and nobody has used: one user, whose only
+ * credential is the key (no other API key, no passkey, no OAuth identity, no verified e-mail or
+ * phone to send a code to), and no activity ever submitted in it (so nobody imported a wallet
+ * whose secret they keep, or dropped a credential of their own once the key was in). A wallet
+ * sign-up makes such an account. Whoever made it, signing the key's holder in there gives nobody
+ * else anything: the holder is its only way in, and its wallets are the service's own.
  */
 export async function onlyKeyOfAccount(reads: Reads, key: ApiKeyRow): Promise<boolean> {
   const users = await reads.findBy('users', 'organizationId', key.organizationId)
@@ -24,7 +26,8 @@ export async function onlyKeyOfAccount(reads: Reads, key: ApiKeyRow): Promise<bo
   const keys = await reads.findBy('apiKeys', 'organizationId', key.organizationId)
   if (keys.length !== 1) return false
   if ((await reads.findBy('authenticators', 'organizationId', key.organizationId)).length > 0) return false
-  return (await reads.findBy('oauthProviders', 'organizationId', key.organizationId)).length === 0
+  if ((await reads.findBy('oauthProviders', 'organizationId', key.organizationId)).length > 0) return false
+  return (await reads.count('activities', 'organizationId', key.organizationId)) === 0
 }
 
 /**

@@ -140,4 +140,27 @@ describe('a wallet key registered by someone else', () => {
     expect(await walletLogin(h, added)).toEqual({ status: 200, organizationId: made.organizationId })
     expect(await proxy(h).lookup(added)).toBe(made.organizationId)
   })
+
+  it('an account someone used before the key signed in there routes no sign-in, even once the key is its only way in', async () => {
+    const h = await createHarness()
+    const { lookup, signUp } = proxy(h)
+    const victimWallet = testKey('SIGNATURE_SCHEME_TK_API_ED25519')
+    // The attacker signs up with the victim's key beside their own, imports a wallet whose secret
+    // they keep (here: any activity in the account), then deletes their own key.
+    const own = testKey()
+    const trap = await signUp(victimWallet, [own])
+    const as = { as: own, organizationId: trap }
+    const keys = await h.query('get_api_keys', { organizationId: trap }, { as: own })
+    const ownKeyId = keys.body.apiKeys.find(
+      (key: { credential: { publicKey: string } }) => key.credential.publicKey === own.publicKey,
+    ).apiKeyId
+    resultOf('create_wallet', await h.submit('create_wallet', { walletName: 'planted', accounts: [] }, as))
+    const userId = (await h.query('list_users', { organizationId: trap }, { as: own })).body.users[0].userId
+    resultOf('delete_api_keys', await h.submit('delete_api_keys', { userId, apiKeyIds: [ownKeyId] }, as))
+    // The victim's key is now that account's only way in, yet it finds it neither by lookup nor login.
+    expect(await lookup(victimWallet)).toBeNull()
+    expect(await walletLogin(h, victimWallet)).toMatchObject({ status: 401 })
+    const victim = await signUp(victimWallet)
+    expect(await walletLogin(h, victimWallet)).toEqual({ status: 200, organizationId: victim })
+  })
 })
