@@ -15,6 +15,8 @@ export const importPrivateKey = defineActivity('import_private_key', {
     curve: r.enum('curve', CURVES),
     addressFormats: readAddressFormats(r),
   }),
+  // Once it has ended, its record keeps no ciphertext it no longer needs (`clearedWhenDone`).
+  clearedWhenDone: ['encryptedBundle'],
   run: async (ctx, p) => {
     const user = await importingUser(ctx, p.userId)
     const privateKey = await openImportedSecret(ctx, user, p.encryptedBundle, 'init_import_private_key')

@@ -13,6 +13,8 @@ export const importWallet = defineActivity('import_wallet', {
     encryptedBundle: r.string('encryptedBundle', { max: 16 * 1024 }),
     accounts: readAccounts(r),
   }),
+  // Once it has ended, its record keeps no ciphertext it no longer needs (`clearedWhenDone`).
+  clearedWhenDone: ['encryptedBundle'],
   run: async (ctx, p) => {
     const user = await importingUser(ctx, p.userId)
     const plaintext = await openImportedSecret(ctx, user, p.encryptedBundle, 'init_import_wallet')

@@ -6,7 +6,7 @@ import type { ActivityContext, ActivityHandler } from '../kernel/registry.ts'
 import type { ActivityRow } from '../kernel/store/model.ts'
 import { recordActivityEvents } from '../pipeline/activityEvents.ts'
 import { decideAfterVote, decideStored, recordEvaluation } from '../pipeline/decideActivity.ts'
-import { executeActivity, respondWith } from '../pipeline/executeActivity.ts'
+import { executeActivity, putActivity, respondWith } from '../pipeline/executeActivity.ts'
 import { confinedBy, gateOf, heldBy } from '../pipeline/gates.ts'
 
 /** The activity of `ctx.organization` with this fingerprint (`field` names it), else 404. */
@@ -29,7 +29,7 @@ export async function activityByFingerprint(
 
 /** Records `activity` FAILED with `error` (its ACTIVITY_UPDATES event emitted on commit). */
 async function failStored(ctx: ActivityContext, activity: ActivityRow, error: ApiError): Promise<void> {
-  const row = await ctx.tx.put('activities', {
+  const row = await putActivity(ctx.tx, ctx.registry, {
     ...activity,
     status: 'ACTIVITY_STATUS_FAILED',
     failure: error.toBody() as ActivityRow['failure'] & object,
@@ -130,7 +130,8 @@ export async function runAsSubmitter(ctx: ActivityContext, activity: ActivityRow
 
 /** A waiting activity's new status (rejected, or held by a gate), with its ACTIVITY_UPDATES event. */
 async function changeStatus(ctx: ActivityContext, activity: ActivityRow, status: ActivityRow['status']) {
-  const row = await ctx.tx.put('activities', { ...activity, status, updatedAt: ctx.runtime.now() })
+  // Rejected, it has ended (`putActivity` clears what its record no longer needs); held, it has not.
+  const row = await putActivity(ctx.tx, ctx.registry, { ...activity, status, updatedAt: ctx.runtime.now() })
   await recordActivityEvents(ctx.runtime, ctx.tx, {
     row,
     organization: ctx.organization,

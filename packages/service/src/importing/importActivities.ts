@@ -448,6 +448,9 @@ export const importUser = defineActivity('latchkey_import_user', {
   // conflicted with every concurrent import on the claims' index pages and reran, many times).
   createsOnly: true,
   lookups: importLookups,
+  // The bundles are ciphertext to the organization's long-lived import key: once the import has
+  // ended (imported, refused, rejected), its record keeps none a reader of it could submit again.
+  clearedWhenDone: ['wallets[].encryptedBundle', 'privateKeys[].encryptedBundle'],
   // HPKE opening, BIP-39 seed, BIP-32 derivation and sealing (the import's CPU) run before the
   // transaction, in the crypto workers where the service has them; the transaction only writes.
   precompute: async (ctx, p) => {

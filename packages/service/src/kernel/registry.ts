@@ -159,6 +159,15 @@ export interface ActivityHandler<P extends ActivityPath = ActivityPath> {
    */
   secretParameters?: readonly string[]
   /**
+   * Parameters the activity's record keeps only while the activity may still run (awaiting
+   * consensus or a gate, it is parsed again from its stored intent): once it has ended (completed,
+   * failed or rejected), its intent shows them emptied ('' for a string), as `get_activity`, its
+   * replays and its events do. A path names a field of the parameters; `name[]` goes through each
+   * item of a list (`'wallets[].encryptedBundle'`). For ciphertext the record no longer needs (an
+   * import bundle, which a reader of the record could otherwise submit again).
+   */
+  clearedWhenDone?: readonly string[]
+  /**
    * Whether it loosens a guard on spending with these parameters (raises a spending limit, lets it
    * reach more addresses, removes one that still covers someone), read in its transaction before it
    * runs: once any MFA policy is on its submitter, such a change waits for every one of their

@@ -1,10 +1,10 @@
-import type { ActivityPath } from '@latchkey/protocol'
+import { type ActivityPath, type ActivityStatus, TERMINAL_ACTIVITY_STATUSES } from '@latchkey/protocol'
 import { recordKeptAppEvents } from '../kernel/appEvents.ts'
 import { type ApiError, NotFoundError } from '../kernel/base/errors.ts'
 import type { ServiceEventMap, ServiceEventName } from '../kernel/base/events.ts'
 import { Reader } from '../kernel/Reader.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
-import type { ActivityContext, ActivityHandler, PrepareContext } from '../kernel/registry.ts'
+import type { ActivityContext, ActivityHandler, PrepareContext, Registry } from '../kernel/registry.ts'
 import type { ActivityRow, VoteRow } from '../kernel/store/model.ts'
 import { isDatabaseError, NotInSnapshot, type Reads, type Transaction } from '../kernel/store/Store.ts'
 import { toApiError } from './errorResponse.ts'
@@ -99,7 +99,7 @@ export async function executeActivity(input: ExecutionInput): Promise<Execution>
     const result = (await handler.run(ctx, parsed as never)) as Record<string, unknown>
     savepoint.end()
     const stored = handler.shownOnce ? emptied(result, handler.shownOnce) : result
-    const done = await tx.put('activities', {
+    const done = await putActivity(tx, registry, {
       ...row,
       status: 'ACTIVITY_STATUS_COMPLETED',
       result: stored,
@@ -123,7 +123,7 @@ export async function executeActivity(input: ExecutionInput): Promise<Execution>
     // A refusal may still be an event (a spending limit's): recorded after the rollback.
     await recordKeptAppEvents(runtime, tx, thrown)
     const error = toApiError(thrown)
-    const failed = await tx.put('activities', {
+    const failed = await putActivity(tx, registry, {
       ...row,
       status: 'ACTIVITY_STATUS_FAILED',
       failure: error.toBody() as ActivityRow['failure'] & object,
@@ -141,6 +141,52 @@ export function emptied(record: Record<string, unknown>, fields: readonly string
       copy[field] = Array.isArray(copy[field]) ? [] : typeof copy[field] === 'string' ? '' : null
   return copy
 }
+
+/**
+ * `row` as it is recorded: once the activity has ended (`TERMINAL_ACTIVITY_STATUSES`), its intent
+ * without what its handler clears when done (`ActivityHandler.clearedWhenDone`). While it may
+ * still run (awaiting consensus or a gate) it keeps its intent whole: it is parsed again from it.
+ */
+export function recorded(registry: Registry, row: ActivityRow): ActivityRow {
+  if (!TERMINAL_ACTIVITY_STATUSES.includes(row.status as ActivityStatus)) return row
+  const handler = registry.activities.get(row.path as ActivityPath) as ActivityHandler | undefined
+  if (!handler?.clearedWhenDone?.length) return row
+  return { ...row, intent: cleared(row.intent, handler.clearedWhenDone) }
+}
+
+/** Writes the activity's row in `tx` as it is recorded (`recorded`). */
+export function putActivity(tx: Transaction, registry: Registry, row: ActivityRow): Promise<ActivityRow> {
+  return tx.put('activities', recorded(registry, row))
+}
+
+/**
+ * `record` with each path emptied ('' for a string, [] for a list, else null): a path is fields
+ * joined by dots, `name[]` going through each item of the list `name` (`'wallets[].encryptedBundle'`).
+ * Copies what it changes; a field absent, or not the object or list the path expects, is left alone.
+ */
+export function cleared(record: Record<string, unknown>, paths: readonly string[]): Record<string, unknown> {
+  let copy = record
+  for (const path of paths) copy = clearPath(copy, path.split('.')) as Record<string, unknown>
+  return copy
+}
+
+function clearPath(value: unknown, steps: readonly string[]): unknown {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return value
+  const [step, ...rest] = steps as [string, ...string[]]
+  const object = value as Record<string, unknown>
+  const through = step.endsWith('[]')
+  const field = through ? step.slice(0, -2) : step
+  if (!Object.hasOwn(object, field)) return value
+  const inner = object[field]
+  let next: unknown
+  if (through) {
+    if (!Array.isArray(inner)) return value
+    next = inner.map((item) => (rest.length === 0 ? emptiedValue(item) : clearPath(item, rest)))
+  } else next = rest.length === 0 ? emptiedValue(inner) : clearPath(inner, rest)
+  return next === inner ? value : { ...object, [field]: next }
+}
+
+const emptiedValue = (value: unknown) => (Array.isArray(value) ? [] : typeof value === 'string' ? '' : null)
 
 /** Lets a handler answer with another activity than itself (approve/reject answer with the voted one). */
 export function respondWith(ctx: ActivityContext, activityId: string, row?: ActivityRow): void {

@@ -23,6 +23,7 @@ import {
   executeActivity,
   type Prepared,
   prepareContext,
+  putActivity,
 } from './executeActivity.ts'
 import { confinedBy, heldBy } from './gates.ts'
 import { renderActivity } from './renderActivity.ts'
@@ -420,7 +421,8 @@ async function decideAndRun(
     case 'OUTCOME_REQUIRES_CONSENSUS':
       return { row: await tx.put('activities', { ...row, status: 'ACTIVITY_STATUS_CONSENSUS_NEEDED' }) }
     default: {
-      const failed = await tx.put('activities', {
+      // Refused, it has ended: its record keeps no parameter it clears when done.
+      const failed = await putActivity(tx, submission.registry, {
         ...row,
         status: 'ACTIVITY_STATUS_FAILED',
         failure: decision.error.toBody() as ActivityRow['failure'] & object,
