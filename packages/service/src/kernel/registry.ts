@@ -161,8 +161,8 @@ export interface ActivityHandler<P extends ActivityPath = ActivityPath> {
   /**
    * Parameters the activity's record keeps only while the activity may still run (awaiting
    * consensus or a gate, it is parsed again from its stored intent): once it has ended (completed,
-   * failed or rejected), its intent shows them emptied ('' for a string), as `get_activity`, its
-   * replays and its events do. A path names a field of the parameters; `name[]` goes through each
+   * failed or rejected), its intent shows them emptied ('' for a string), as `get_activity` and
+   * its replays do. A path names a field of the parameters; `name[]` goes through each
    * item of a list (`'wallets[].encryptedBundle'`). For ciphertext the record no longer needs (an
    * import bundle, which a reader of the record could otherwise submit again).
    */
