@@ -20,7 +20,7 @@ import type { Runtime } from '../kernel/Runtime.ts'
 import type { Caller } from '../kernel/registry.ts'
 import { type ApiKeyRow, type AuthenticatorRow, apiKeyInOrganization } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Store.ts'
-import { onlyKeyOfAccount } from './walletKeys.ts'
+import { isRegisteredKey, onlyKeyOfAccount } from './walletKeys.ts'
 
 const SCHEMES_OF_CURVE: Record<ApiKeyCurve, SignatureScheme[]> = {
   API_KEY_CURVE_P256: ['SIGNATURE_SCHEME_TK_API_P256'],
@@ -63,6 +63,7 @@ async function apiKeyFor(
   runtime: Runtime,
   reads: Reads,
   publicKey: string,
+  scheme: SignatureScheme,
   organizationId: string | undefined,
 ): Promise<{ key: ApiKeyRow; proves: boolean } | undefined> {
   if (organizationId !== undefined) {
@@ -74,7 +75,7 @@ async function apiKeyFor(
     const parentId = (await reads.get('organizations', organizationId))?.parentOrganizationId
     const parent = parentId === undefined ? undefined : await inOrganization(parentId)
     if (parent) return { key: parent, proves: false }
-    const signIn = await signInKey(runtime, reads, publicKey, organizationId)
+    const signIn = await signInKey(runtime, reads, publicKey, scheme, organizationId)
     if (signIn) return signIn
   }
   // The first holder in id (creation) order, as every holder's list used to be read.
@@ -102,6 +103,7 @@ async function signInKey(
   runtime: Runtime,
   reads: Reads,
   publicKey: string,
+  scheme: SignatureScheme,
   parentId: string,
 ): Promise<{ key: ApiKeyRow; proves: boolean } | undefined> {
   const holders = await runtime.store.pageBy('apiKeys', {
@@ -110,9 +112,15 @@ async function signInKey(
     by: 'id',
     limit: SIGN_IN_HOLDERS,
   })
+  // Keys someone registered on the stamp's curve: neither a login's session key naming the same
+  // bytes nor a key of another curve may route (or shadow) the sign-in.
   const under: ApiKeyRow[] = []
   for (const holder of holders)
-    if ((await reads.get('organizations', holder.organizationId))?.parentOrganizationId === parentId)
+    if (
+      isRegisteredKey(holder) &&
+      SCHEMES_OF_CURVE[holder.curve].includes(scheme) &&
+      (await reads.get('organizations', holder.organizationId))?.parentOrganizationId === parentId
+    )
       under.push(holder)
   if (under.length === 0) return undefined
   const proven = under.find((key) => !key.unproven)
@@ -214,7 +222,7 @@ async function authenticateApiKey(
       code: 'STAMP_INVALID',
       message: 'stamp signature does not match the request body',
     })
-  const found = await apiKeyFor(runtime, reads, publicKey, organizationId)
+  const found = await apiKeyFor(runtime, reads, publicKey, stamp.scheme, organizationId)
   if (!found)
     throw new AuthenticationError({ code: 'PUBLIC_KEY_NOT_FOUND', message: SESSION_KEY_MESSAGES.notFound })
   const { key } = found

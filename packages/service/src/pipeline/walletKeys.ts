@@ -31,9 +31,24 @@ export async function onlyKeyOfAccount(reads: Reads, key: ApiKeyRow): Promise<bo
 }
 
 /**
- * Whether `key` may route a sign-in (or an account lookup) from its account's parent: it proved
+ * Whether `key` is a key someone registered (`create_api_keys`, a sign-up), not a login's session
+ * key: a login names its session key's public key without that key's signature, so an end user
+ * could log in to their own account naming a stranger's wallet key (an Ethereum key's bytes are a
+ * P-256 point half the time) and have that row route the stranger's sign-in.
+ */
+export const isRegisteredKey = (key: ApiKeyRow): boolean => REGISTERED_KEY_TYPES.has(key.credentialType)
+
+const REGISTERED_KEY_TYPES = new Set<string>([
+  'CREDENTIAL_TYPE_API_KEY_P256',
+  'CREDENTIAL_TYPE_API_KEY_SECP256K1',
+  'CREDENTIAL_TYPE_API_KEY_ED25519',
+])
+
+/**
+ * Whether `key` may route a sign-in (or an account lookup) from its account's parent: a registered
+ * key (`isRegisteredKey`) that proved
  * itself there (it stamped a request naming its account, the operator registered it, or it was
  * written before the mark existed), or its account is one only it gets into (`onlyKeyOfAccount`).
  */
 export const signsInFromParent = async (reads: Reads, key: ApiKeyRow): Promise<boolean> =>
-  !key.unproven || (await onlyKeyOfAccount(reads, key))
+  isRegisteredKey(key) && (!key.unproven || (await onlyKeyOfAccount(reads, key)))

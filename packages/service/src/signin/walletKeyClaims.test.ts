@@ -8,6 +8,8 @@
 // there naming the account, or the operator registered it), or when the account is one only the
 // key gets into (a wallet sign-up's): whoever made that, its only way in is the key.
 import { decodeJwtClaims, PROXY_CONFIG_HEADER, type SessionClaims } from '@latchkey/protocol'
+import { p256 } from '@noble/curves/nist.js'
+import { hexToBytes } from '@noble/hashes/utils.js'
 import { describe, expect, it } from 'vitest'
 import { createHarness, type Harness, resultOf, type TestKey, testKey } from '../testing/harness.ts'
 
@@ -43,6 +45,18 @@ function proxy(h: Harness) {
       return body.organizationId
     },
   }
+}
+
+/** An Ethereum wallet key whose compressed bytes also decode as a P-256 point (about half do). */
+function ethereumKeyAlsoOnP256(): TestKey {
+  for (let i = 0; i < 64; i++) {
+    const key = testKey('SIGNATURE_SCHEME_TK_API_SECP256K1_EIP191')
+    try {
+      p256.Point.fromBytes(hexToBytes(key.publicKey))
+      return key
+    } catch {}
+  }
+  throw new Error('no such key in 64 tries')
 }
 
 /** A wallet sign-in: `stamp_login` stamped by the wallet, naming the parent; where it lands. */
@@ -161,6 +175,31 @@ describe('a wallet key registered by someone else', () => {
     expect(await lookup(victimWallet)).toBeNull()
     expect(await walletLogin(h, victimWallet)).toMatchObject({ status: 401 })
     const victim = await signUp(victimWallet)
+    expect(await walletLogin(h, victimWallet)).toEqual({ status: 200, organizationId: victim })
+  })
+
+  it("a login naming a stranger's wallet key as its session key routes nothing, nor blocks the stranger", async () => {
+    const h = await createHarness()
+    const { lookup, signUp } = proxy(h)
+    const victimWallet = ethereumKeyAlsoOnP256()
+    const attacker = await h.createSubOrganization({ name: 'attacker' })
+    const as = { as: attacker.keys[0]!, organizationId: attacker.organizationId }
+    // The key as an API key of the attacker's user, and as the session key of the attacker's own
+    // login: the login names the key without its signature, and its bytes are a P-256 point too.
+    resultOf(
+      'create_api_keys',
+      await h.submit(
+        'create_api_keys',
+        { userId: attacker.userIds[0], apiKeys: [victimWallet.apiKey('w')] },
+        as,
+      ),
+    )
+    resultOf('stamp_login', await h.submit('stamp_login', { publicKey: victimWallet.publicKey }, as))
+    // Neither finds the attacker's account; the victim's sign-up and sign-in land in their own.
+    expect(await lookup(victimWallet)).toBeNull()
+    expect(await walletLogin(h, victimWallet)).toMatchObject({ status: 401 })
+    const victim = await signUp(victimWallet)
+    expect(await lookup(victimWallet)).toBe(victim)
     expect(await walletLogin(h, victimWallet)).toEqual({ status: 200, organizationId: victim })
   })
 })
