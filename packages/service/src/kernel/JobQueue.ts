@@ -318,6 +318,13 @@ export class JobQueue {
       const j = Math.floor(Math.random() * (i + 1))
       ;[candidates[i], candidates[j]] = [candidates[j]!, candidates[i]!]
     }
+    // But a capped kind's jobs (runs a tenant can make last) take their places in the order they
+    // became due: a job put back at the end (a webhook sender whose turn is over) waits behind
+    // every one due before it, whoever's it is, not a draw that may pass it over again and again.
+    const capped = (job: JobRow) => this.capOf(job.kind) !== undefined
+    const inOrder = candidates.filter(capped).sort((a, b) => a.runAfter - b.runAfter)
+    for (let i = 0, next = 0; i < candidates.length; i++)
+      if (capped(candidates[i]!)) candidates[i] = inOrder[next++]!
     // Up to `limit`, and no kind past its `maxRunning` (counting its runs under way).
     const counts = new Map(this.runningKinds)
     const picked: string[] = []

@@ -33,8 +33,28 @@ export type DeliverySettings = typeof WEBHOOK_DEFAULTS & {
 /** How one try ended, as counted (`webhooks.delivery` events, the metric's `outcome` label). */
 export type DeliveryOutcome = 'delivered' | 'http_error' | 'network' | 'timeout' | 'refused' | 'expired'
 
-/** Longest a job spends sending an endpoint's queue before leaving the rest to their own jobs. */
+/** Longest a job spends sending an endpoint's queue before its turn is over (`passTurn`). */
 const DRAIN_BUDGET_MS = 20_000
+
+/**
+ * Most tries one run of a sender makes (`TURN_TRIES`, whatever their receiver takes to answer)
+ * before its turn is over: the endpoint's turn is put back at the end of the job queue
+ * (`passTurn`), so endpoints (and tenants) take turns at the 4 senders a few tries at a time, and a
+ * delivery waits behind at most a turn of each sender, not a whole drain of another tenant's queue.
+ */
+export const TURN_TRIES = 4
+
+/** The job that holds an endpoint's turn once a run's turn is over (one a endpoint: put back, it moves to the end). */
+export const turnJobIdOf = (endpointId: string) => `job.turn.${endpointId}`
+
+/** What one run of a sender has spent of its turn (tries made, and since when). */
+interface Turn {
+  tries: number
+  started: number
+}
+
+const turnOver = (turn: Turn): boolean =>
+  turn.tries >= TURN_TRIES || Date.now() - turn.started > DRAIN_BUDGET_MS
 
 /**
  * Requests in flight from which the service counts as busy (its CPU is what the requests wait
@@ -125,7 +145,7 @@ export const WEBHOOK_SENDERS = 4
 export function deliveryHandler(
   runtime: Runtime,
   settings: DeliverySettings,
-): JobHandler<{ deliveryId: string } | { deliveryIds: string[] }> {
+): JobHandler<{ deliveryId: string; endpointId?: string } | { deliveryIds: string[] }> {
   return {
     maxAttempts: Number.MAX_SAFE_INTEGER,
     // A sender may hold its slot for as long as a receiver a tenant chose takes to answer: at most
@@ -139,8 +159,10 @@ export function deliveryHandler(
       // endpoint): each in turn, and the first
       // failure of one of them retries the job (the others, sent, are skipped then).
       let failure: unknown
+      const endpointId = 'endpointId' in payload ? payload.endpointId : undefined
+      const turn: Turn = { tries: 0, started: Date.now() }
       for (const deliveryId of 'deliveryIds' in payload ? payload.deliveryIds : [payload.deliveryId])
-        await runOne(deliveryId, context).catch((error: unknown) => {
+        await runOne(deliveryId, { context, turn, endpointId }).catch((error: unknown) => {
           failure ??= error
         })
       if (failure) throw failure
@@ -148,36 +170,46 @@ export function deliveryHandler(
     },
   }
 
-  async function runOne(deliveryId: string, context: JobContext): Promise<void> {
-    {
-      const delivery = await runtime.store.get('webhookDeliveries', deliveryId)
-      // Sent already, by another delivery's run. Unless a run of this job may have died holding
-      // the endpoint (uncertain): it answered for what others left to it, so it looks again.
-      if (!delivery || (delivery.state !== 'pending' && !context.uncertain)) return
-      // A busy service first serves its requests: a new delivery waits for it (up to `busyDelayMs`).
+  async function runOne(
+    deliveryId: string,
+    input: { context: JobContext; turn: Turn; endpointId: string | undefined },
+  ): Promise<void> {
+    const { context, turn } = input
+    const delivery = await runtime.store.get('webhookDeliveries', deliveryId)
+    const endpointId = delivery?.endpointId ?? input.endpointId
+    if (endpointId === undefined) return
+    // The endpoint's turn (`passTurn`) sends whatever waits, its delivery sent meanwhile or not.
+    const isTurn = context.jobId === turnJobIdOf(endpointId)
+    // Sent already, by another delivery's run. Unless a run of this job may have died holding
+    // the endpoint (uncertain): it answered for what others left to it, so it looks again.
+    if (!isTurn && (!delivery || (delivery.state !== 'pending' && !context.uncertain))) return
+    // A busy service first serves its requests: a new delivery waits for it (up to `busyDelayMs`).
+    if (delivery)
       await yieldToRequests(runtime, { since: delivery.createdAt, settings, signal: context.signal })
-      const endpoint = await runtime.store.get('webhookEndpoints', delivery.endpointId)
-      const settleOwn = (changes: Partial<WebhookDeliveryRow>) =>
-        delivery.state === 'pending' ? settle(runtime, delivery, changes) : undefined
-      if (!endpoint) return void (await settleOwn({ state: 'failed', lastError: 'endpoint_deleted' }))
-      if (!endpoint.isActive || endpoint.pausedAt) return void (await settleOwn({ state: 'paused' }))
-      while (await sendWhatWaits(runtime, { endpointId: endpoint.id, own: delivery.id, settings, context }));
-    }
+    const endpoint = await runtime.store.get('webhookEndpoints', endpointId)
+    const settleOwn = (changes: Partial<WebhookDeliveryRow>) =>
+      delivery?.state === 'pending' ? settle(runtime, delivery, changes) : undefined
+    if (!endpoint) return void (await settleOwn({ state: 'failed', lastError: 'endpoint_deleted' }))
+    if (!endpoint.isActive || endpoint.pausedAt) return void (await settleOwn({ state: 'paused' }))
+    while (
+      await sendWhatWaits(runtime, { endpointId: endpoint.id, own: deliveryId, settings, context, turn })
+    );
   }
 }
 
 /**
- * One turn of a run: takes the endpoint's lease (held by another run: that run sends this
- * delivery too, as it looks again after giving the lease back, or its job does if it dies), numbers
- * what committed, and sends the queue from its head. Resolves true when the run must look again:
- * it emptied the queue and gave the lease back, and something committed meanwhile may have found
- * the lease held.
+ * One pass of a run: takes the endpoint's lease (held by another run: that run sends this
+ * delivery too, as it looks again after giving the lease back or puts the endpoint's turn back,
+ * or its job does if it dies), numbers what committed, and sends the queue from its head until the
+ * run's turn is over (`TURN_TRIES`). Resolves true when the run must look again: it emptied the
+ * queue and gave the lease back, and something committed meanwhile may have found the lease held
+ * (its turn over by then, it puts the endpoint's turn back instead).
  */
 async function sendWhatWaits(
   runtime: Runtime,
-  input: { endpointId: string; own: string; settings: DeliverySettings; context: JobContext },
+  input: { endpointId: string; own: string; settings: DeliverySettings; context: JobContext; turn: Turn },
 ): Promise<boolean> {
-  const { endpointId, settings, context } = input
+  const { endpointId, settings, context, turn } = input
   // The lease is this run's, not the instance's: another job of the same worker (a later
   // delivery that became the head while this run still sends) must wait for it too.
   const holder = `${runtime.jobs.workerId}/${runtime.newId()}`
@@ -200,13 +232,24 @@ async function sendWhatWaits(
     const queue = await pendingOf(runtime, endpointId)
     const head = queue[0]
     if (!head) return false
-    // Behind a head that failed: its own job retries it (with its backoff) and sends the rest.
-    if (head.id !== input.own && head.attempts > 0) return false
-    ended = await drain(runtime, { queue, settings, context, holder, held, own: input.own })
-    // Stopped before the end (the queue stops): this job runs again. Out of time: the rest
-    // goes on in a job of its own (deliveries recorded with no transport have none).
+    // Behind a head that failed: its own job (never the endpoint's turn) retries it (with its
+    // backoff) and sends the rest.
+    const turnJob = turnJobIdOf(endpointId)
+    if (head.attempts > 0 && (head.id !== input.own || context.jobId === turnJob)) return false
+    // The endpoint's turn waits at the end of the job queue (put back by a run whose turn was
+    // over): it sends this delivery too, in order, when it comes, and this job does not jump the
+    // line. Only a failed head's own job (its retry) goes on.
+    if (
+      head.attempts === 0 &&
+      context.jobId !== turnJob &&
+      (await runtime.store.get('jobs', turnJob))?.state === 'pending'
+    )
+      return false
+    ended = await drain(runtime, { queue, settings, context, holder, held, own: input.own, turn })
+    // Stopped before the end (the queue stops): this job runs again. Turn over: the rest waits
+    // for the endpoint's next turn, at the end of the job queue (nothing left: as if emptied).
     if (ended === 'stopped') throw new JobError('interrupted')
-    if (ended === 'out of time') await ensureSender(runtime, endpointId)
+    if (ended === 'turn over' && !(await passTurn(runtime, endpointId))) ended = 'empty'
   } finally {
     await release(runtime, { endpointId, holder }).catch(() => undefined)
   }
@@ -217,13 +260,43 @@ async function sendWhatWaits(
     by: 'queueKey',
     limit: QUEUE_PAGE,
   })
-  return page.some((row) => row.state === 'pending')
+  if (!page.some((row) => row.state === 'pending')) return false
+  // Something committed meanwhile: this run sends it if its turn is not over, else its turn goes back.
+  if (!turnOver(turn)) return true
+  await passTurn(runtime, endpointId)
+  return false
+}
+
+/**
+ * Puts the endpoint's turn back at the end of the job queue (`turnJobIdOf`: one job an endpoint,
+ * due now, so it is claimed after every sender's job due before it), for its first pending
+ * delivery. Resolves false when none waits. Put back by its own run, the job is written anew
+ * (pending), which the queue leaves as it is when that run ends.
+ */
+async function passTurn(runtime: Runtime, endpointId: string): Promise<boolean> {
+  const page = await runtime.store.pageBy('webhookDeliveries', {
+    field: 'waitingFor',
+    value: endpointId,
+    by: 'queueKey',
+    limit: QUEUE_PAGE,
+  })
+  const first = page.find((row) => row.state === 'pending')
+  if (!first) return false
+  await runtime.store.transaction((tx) =>
+    runtime.jobs.enqueue(
+      tx,
+      DELIVER_JOB,
+      { deliveryId: first.id, endpointId },
+      { id: turnJobIdOf(endpointId), runAfter: runtime.now() },
+    ),
+  )
+  return true
 }
 
 /**
  * Enqueues a job that sends what waits on `endpointId` (its first pending delivery's), when
  * something does: at start, for deliveries recorded while no transport was configured (they have
- * no job), and after a run that ran out of time.
+ * no job).
  */
 export async function ensureSender(runtime: Runtime, endpointId: string): Promise<void> {
   // The queue's order: numbered first (by number), then the rest as recorded.
@@ -399,8 +472,9 @@ export function fanOutFeeder(
 
 /**
  * Sends `queue` in order, then whatever became pending meanwhile (numbered first), until the
- * queue is empty, the time is up or the queue stops; on a failure of this job's own delivery,
- * throws (the job's retry), of another's, hands its retry to that delivery's job and ends.
+ * queue is empty, the run's turn is over (`TURN_TRIES` tries, or its time) or the queue stops; on
+ * a failure of this job's own delivery, throws (the job's retry), of another's, hands its retry to
+ * that delivery's job and ends.
  */
 async function drain(
   runtime: Runtime,
@@ -412,19 +486,19 @@ async function drain(
     held: Held
     /** The delivery whose job this is. */
     own: string
+    turn: Turn
   },
-): Promise<'empty' | 'out of time' | 'stopped' | 'handed over'> {
-  const started = Date.now()
+): Promise<'empty' | 'turn over' | 'stopped' | 'handed over'> {
   let queue = input.queue
   while (queue.length > 0) {
     try {
-      await drainOnce(runtime, { ...input, queue, started })
+      await drainOnce(runtime, { ...input, queue })
     } catch (error) {
       if (error instanceof StopDrain) return 'handed over'
       throw error
     }
     if (input.context.signal.aborted) return 'stopped'
-    if (Date.now() - started > DRAIN_BUDGET_MS) return 'out of time'
+    if (turnOver(input.turn)) return 'turn over'
     const endpointId = queue[0]!.endpointId
     await numberWaiting(runtime, endpointId)
     queue = await pendingOf(runtime, endpointId)
@@ -438,16 +512,16 @@ async function drainOnce(
     queue: WebhookDeliveryRow[]
     settings: DeliverySettings
     context: JobContext
-    started: number
     holder: string
     held: Held
     own: string
+    turn: Turn
   },
 ): Promise<void> {
-  const { queue, settings, context, started } = input
+  const { queue, settings, context, turn } = input
   for (const [index, delivery] of queue.entries()) {
-    // Another job (its own, or the next head's) finishes the rest.
-    if (index > 0 && (Date.now() - started > DRAIN_BUDGET_MS || context.signal.aborted)) return
+    // The endpoint's next turn (or a job of its own) sends the rest.
+    if (index > 0 && (turnOver(turn) || context.signal.aborted)) return
     const current = await runtime.store.get('webhookDeliveries', delivery.id)
     if (current?.state !== 'pending') continue
     if (runtime.now() - (current.retryFrom ?? current.createdAt) > settings.retryWindowMs) {
@@ -467,6 +541,7 @@ async function drainOnce(
       !(await lease(runtime, current.endpointId, { workerId: input.holder, settings, held: input.held }))
     )
       return
+    turn.tries++
     const outcome = await sendOnce(runtime, { delivery: current, settings, signal: context.signal })
     runtime.emit('webhooks.delivery', {
       outcome: outcome.outcome,
@@ -495,8 +570,10 @@ async function drainOnce(
     input.held.clean = false
     await failed(runtime, current.endpointId, settings)
     // The retry of a delivery is its own job's: this one's is this run (retried with the queue's
-    // backoff); another's is put back due after a backoff of its own, and this run ends.
-    if (current.id === input.own) throw new JobError(outcome.outcome)
+    // backoff); another's (or the one an endpoint's turn was put back for) is put back due after a
+    // backoff of its own, and this run ends.
+    if (current.id === input.own && context.jobId !== turnJobIdOf(current.endpointId))
+      throw new JobError(outcome.outcome)
     await retryLater(runtime, current)
     throw new StopDrain()
   }
