@@ -1,5 +1,6 @@
 import { CURVES } from '@latchkey/protocol'
 import { readAddressFormats, storePrivateKey } from '../domain/privateKeys.ts'
+import { checkResourceLimit } from '../domain/resourceLimits.ts'
 import { importingUser, openImportedSecret } from '../domain/secretBundles.ts'
 import { defineActivity } from '../kernel/registry.ts'
 
@@ -19,6 +20,12 @@ export const importPrivateKey = defineActivity('import_private_key', {
   clearedWhenDone: ['encryptedBundle'],
   run: async (ctx, p) => {
     const user = await importingUser(ctx, p.userId)
+    // Counted as create_private_keys counts them, before the bundle is opened.
+    await checkResourceLimit(ctx.tx, 'privateKeysPerOrganization', {
+      owner: ctx.organization.id,
+      adding: 1,
+      field: 'parameters.privateKeyName',
+    })
     const privateKey = await openImportedSecret(ctx, user, p.encryptedBundle, 'init_import_private_key')
     try {
       const row = await storePrivateKey(

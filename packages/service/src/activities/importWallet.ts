@@ -1,4 +1,5 @@
 import { readAccounts } from '../domain/params.ts'
+import { checkResourceLimit } from '../domain/resourceLimits.ts'
 import { importingUser, openImportedSecret } from '../domain/secretBundles.ts'
 import { createWalletRecords } from '../domain/wallets.ts'
 import { FieldError } from '../kernel/base/errors.ts'
@@ -17,6 +18,17 @@ export const importWallet = defineActivity('import_wallet', {
   clearedWhenDone: ['encryptedBundle'],
   run: async (ctx, p) => {
     const user = await importingUser(ctx, p.userId)
+    // Counted as create_wallet counts them, before the bundle is opened (a refusal spends nothing).
+    await checkResourceLimit(ctx.tx, 'walletsPerOrganization', {
+      owner: ctx.organization.id,
+      adding: 1,
+      field: 'parameters.walletName',
+    })
+    await checkResourceLimit(ctx.tx, 'walletAccountsPerOrganization', {
+      owner: ctx.organization.id,
+      adding: p.accounts.length,
+      field: 'parameters.accounts',
+    })
     const plaintext = await openImportedSecret(ctx, user, p.encryptedBundle, 'init_import_wallet')
     const mnemonic = normalizeMnemonic(new TextDecoder().decode(plaintext))
     plaintext.fill(0)
