@@ -62,10 +62,10 @@ async function pick<T extends { organizationId: string }>(
 async function apiKeyFor(
   runtime: Runtime,
   reads: Reads,
-  publicKey: string,
-  scheme: SignatureScheme,
+  stamped: StampedKey,
   organizationId: string | undefined,
 ): Promise<{ key: ApiKeyRow; proves: boolean } | undefined> {
+  const { publicKey } = stamped
   if (organizationId !== undefined) {
     const inOrganization = async (id: string) =>
       (await reads.findBy('apiKeys', 'keyInOrganization', apiKeyInOrganization(publicKey, id)))[0]
@@ -75,7 +75,7 @@ async function apiKeyFor(
     const parentId = (await reads.get('organizations', organizationId))?.parentOrganizationId
     const parent = parentId === undefined ? undefined : await inOrganization(parentId)
     if (parent) return { key: parent, proves: false }
-    const signIn = await signInKey(runtime, reads, publicKey, scheme, organizationId)
+    const signIn = await signInKey(runtime, reads, stamped, organizationId)
     if (signIn) return signIn
   }
   // The first holder in id (creation) order, as every holder's list used to be read.
@@ -86,6 +86,12 @@ async function apiKeyFor(
     limit: 1,
   })
   return first && { key: first, proves: false }
+}
+
+/** The key a stamp names and the scheme it signed with. */
+interface StampedKey {
+  publicKey: string
+  scheme: SignatureScheme
 }
 
 /** Holders of one public key read when a stamp names their parent (a wallet sign-in). */
@@ -102,8 +108,7 @@ const SIGN_IN_HOLDERS = 50
 async function signInKey(
   runtime: Runtime,
   reads: Reads,
-  publicKey: string,
-  scheme: SignatureScheme,
+  { publicKey, scheme }: StampedKey,
   parentId: string,
 ): Promise<{ key: ApiKeyRow; proves: boolean } | undefined> {
   const holders = await runtime.store.pageBy('apiKeys', {
@@ -222,7 +227,7 @@ async function authenticateApiKey(
       code: 'STAMP_INVALID',
       message: 'stamp signature does not match the request body',
     })
-  const found = await apiKeyFor(runtime, reads, publicKey, stamp.scheme, organizationId)
+  const found = await apiKeyFor(runtime, reads, { publicKey, scheme: stamp.scheme }, organizationId)
   if (!found)
     throw new AuthenticationError({ code: 'PUBLIC_KEY_NOT_FOUND', message: SESSION_KEY_MESSAGES.notFound })
   const { key } = found
