@@ -7,6 +7,7 @@ import { signDigest } from '../kernel/crypto/secp256k1Sign.ts'
 import type { Reader } from '../kernel/Reader.ts'
 import type { ActivityContext, PrepareContext } from '../kernel/registry.ts'
 import { reserveSpend, spendContextOf } from '../kernel/spending.ts'
+import type { SendTransactionRow } from '../kernel/store/model.ts'
 import type { Transaction as StoreTransaction } from '../kernel/store/Store.ts'
 import {
   batchExecutionDigest,
@@ -762,7 +763,7 @@ export async function runEthSend(
       }
     } else signed = withAccountKey(ctx.runtime, account, sign)
   }
-  await recordSend(ctx.tx, ctx.now, {
+  await recordSend(ctx, {
     id,
     organizationId: ctx.organization.id,
     activityId: ctx.activityId,
@@ -786,7 +787,53 @@ export async function runEthSend(
   return { sendTransactionStatusId: id }
 }
 
-/** Records a signed send as PENDING: its broadcast job, which the worker takes after commit. */
-export async function recordSend(tx: StoreTransaction, now: number, send: NewSend): Promise<void> {
-  await tx.put('sendTransactions', pendingSend(now, send))
+/**
+ * The most open sends (committed, not yet final: PENDING or BROADCASTED) one organization holds: an
+ * end user's sub-organization, or an organization of its own (the operator's, whose back end may
+ * send for many users at once). Each open send costs the operator's node calls on every worker
+ * pass until it is final; a send past the cap is refused until some of its sends are final (an
+ * unmined unsponsored one ends `SEND_EXPIRES_AFTER_MS` after its commit, `evmSender`).
+ */
+export const MAX_OPEN_SENDS = { subOrganization: 64, organization: 1024 } as const
+
+/**
+ * In the activity's transaction: records a signed send as PENDING (its broadcast job, which the
+ * worker takes after commit) and answers it; with `dedupe`, a send already open with the same
+ * transaction on the same chain (the same signed bytes given again) is answered instead and nothing
+ * is written (the node is asked about it once, not once per submission). Refuses (412
+ * `RESOURCE_LIMIT_REACHED` naming `organizationId` and the cap) a send of an organization holding
+ * `MAX_OPEN_SENDS` open. Both are counted in the transaction (SERIALIZABLE on PostgreSQL: two
+ * submissions at once, on one instance or two, never both pass; SQLite runs one at a time): the
+ * organization's sends through their index, and only an organization with the cap's number of
+ * sends or more (or a dedupe) reads the open ones.
+ */
+export async function recordSend(
+  ctx: Pick<ActivityContext, 'tx' | 'now' | 'organization'>,
+  send: NewSend,
+  options: { dedupe?: boolean } = {},
+): Promise<SendTransactionRow> {
+  const { tx, now } = ctx
+  const max = ctx.organization.parentOrganizationId
+    ? MAX_OPEN_SENDS.subOrganization
+    : MAX_OPEN_SENDS.organization
+  const held = await tx.count('sendTransactions', 'organizationId', send.organizationId)
+  if (options.dedupe || held >= max) {
+    const open = await openSends(tx)
+    const hash = send.txHash.toLowerCase()
+    const same = options.dedupe
+      ? open.find((row) => row.caip2 === send.caip2 && row.txHash.toLowerCase() === hash)
+      : undefined
+    if (same) return same
+    const openHere = open.filter((row) => row.organizationId === send.organizationId).length
+    if (openHere >= max)
+      throw new LimitError({
+        code: 'RESOURCE_LIMIT_REACHED',
+        field: 'organizationId',
+        message: `organization ${send.organizationId} has ${openHere} sends not yet final (broadcast or waiting to be mined); at most ${max} (openSendsPerOrganization): send again once some are mined or failed`,
+        extra: { limit: 'openSendsPerOrganization', max },
+      })
+  }
+  const row = pendingSend(now, send)
+  await tx.put('sendTransactions', row)
+  return row
 }

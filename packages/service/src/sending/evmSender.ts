@@ -78,9 +78,39 @@ async function broadcast(ctx: SendContext, row: SendTransactionRow): Promise<voi
   await ctx.broadcasted(row)
 }
 
+/**
+ * How long after its commit an unsponsored send (not a fill) may go unmined before it ends FAILED
+ * as expired and is no longer asked about: geth drops what waits in its pool this long, and a send
+ * the node never mines (a nonce far past its sender's next, a fee under the market that is never
+ * raised) would otherwise cost node calls on every pass for good. What it reserved under spending
+ * limits stays counted (anything signed counts: a node may still hold it and mine it). A sponsored
+ * send and a fill are not given up: the sponsor's or the account's later sends wait behind their
+ * nonce, so they are tracked, replaced and broadcast again until one is mined.
+ */
+export const SEND_EXPIRES_AFTER_MS = 3 * 3600_000
+
+/** Whether `row` ends expired `SEND_EXPIRES_AFTER_MS` after its commit (`SEND_EXPIRES_AFTER_MS`). */
+const expires = (row: SendTransactionRow): boolean => !row.sponsored && row.fills === undefined
+
 async function track(ctx: SendContext, row: SendTransactionRow): Promise<void> {
   const { runtime, options } = ctx
   if (await settle(ctx, row)) return
+  if (expires(row) && runtime.now() - row.createdAt >= SEND_EXPIRES_AFTER_MS) {
+    const hours = SEND_EXPIRES_AFTER_MS / 3600_000
+    const ended = await ctx.update(
+      row,
+      {
+        status: 'FAILED',
+        error: {
+          message: `expired: not mined within ${hours} hours of its commit; the service no longer follows it (a node that still holds it may mine it, and what it reserved under spending limits stays counted)`,
+        },
+        notBefore: Number.MAX_SAFE_INTEGER,
+      },
+      { whileOpen: true },
+    )
+    if (ended) ctx.final(row, 'FAILED')
+    return
+  }
   if (row.fills !== undefined && row.nonce !== undefined) {
     // Another transaction of the sender's took the nonce (the refused send's earlier version, or
     // the user's own send at it): done. A user's fill keeps its reservation, as any send that

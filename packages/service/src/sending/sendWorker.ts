@@ -4,7 +4,7 @@ import { releaseSpend, settleSpend, spendLockOf } from '../kernel/spending.ts'
 import type { SendTransactionRow } from '../kernel/store/model.ts'
 import type { Transaction } from '../kernel/store/Transaction.ts'
 import { namespaceOf, type SendContext } from './ChainSender.ts'
-import { OPEN_STATUSES, rpcFor, SENDING, senderOf } from './sendingState.ts'
+import { OPEN_STATUSES, type OpenStatus, rpcFor, SENDING, senderOf } from './sendingState.ts'
 import { RpcUnreachableError, type SendRpc } from './sendRpc.ts'
 
 /** Sends one pass acts on at once. */
@@ -31,32 +31,51 @@ export function startSendWorker(runtime: Runtime): SendWorker {
   let running: Promise<void> = Promise.resolve()
   let timer: ReturnType<typeof setTimeout> | undefined
 
+  /** Acts on `rows` (those due), `CONCURRENCY` at once. */
+  const handle = async (rows: readonly SendTransactionRow[]) => {
+    // Sends are independent (each has its own nonce): several at once, a bounded number.
+    let next = 0
+    await Promise.all(
+      Array.from({ length: Math.min(CONCURRENCY, rows.length) }, async () => {
+        while (!stopped && next < rows.length) {
+          const row = rows[next++]!
+          // A look that writes nothing (an EVM receipt) needs no lease: only a broadcast, a
+          // replacement or a final status does (they claim or check the row first).
+          const claimed =
+            row.status === 'BROADCASTED' && senderOf(runtime, row)?.tracksWithoutLease
+              ? row
+              : await claim(runtime, row).catch(() => undefined)
+          if (claimed) await step(runtime, claimed).catch(() => undefined)
+        }
+      }),
+    )
+  }
+  /** The open sends of `status` due now; undefined when the database does not answer. */
+  const due = async (status: OpenStatus) => {
+    try {
+      const rows = await runtime.store.findBy('sendTransactions', 'status', status)
+      return rows.filter((row) => row.notBefore <= runtime.now())
+    } catch {
+      return undefined
+    }
+  }
+
+  // The sends waiting to be broadcast first, then the broadcast ones, tracked `CONCURRENCY` at a
+  // time with a look for new sends to broadcast between each batch: a send committed during a
+  // pass waits behind one batch of looks at most, not behind every open send of every tenant.
   const pass = async () => {
-    for (const status of OPEN_STATUSES) {
-      let rows: SendTransactionRow[]
-      try {
-        rows = await runtime.store.findBy('sendTransactions', 'status', status)
-      } catch {
-        return
+    const pending = await due('PENDING')
+    if (!pending) return
+    await handle(pending)
+    if (stopped) return
+    const broadcast = await due('BROADCASTED')
+    if (!broadcast) return
+    for (let i = 0; i < broadcast.length && !stopped; i += CONCURRENCY) {
+      if (i > 0) {
+        const fresh = await due('PENDING')
+        if (fresh && fresh.length > 0) await handle(fresh)
       }
-      const due = rows.filter((row) => row.notBefore <= runtime.now())
-      // Sends are independent (each has its own nonce): several at once, a bounded number.
-      let next = 0
-      await Promise.all(
-        Array.from({ length: Math.min(CONCURRENCY, due.length) }, async () => {
-          while (!stopped && next < due.length) {
-            const row = due[next++]!
-            // A look that writes nothing (an EVM receipt) needs no lease: only a broadcast, a
-            // replacement or a final status does (they claim or check the row first).
-            const claimed =
-              row.status === 'BROADCASTED' && senderOf(runtime, row)?.tracksWithoutLease
-                ? row
-                : await claim(runtime, row).catch(() => undefined)
-            if (claimed) await step(runtime, claimed).catch(() => undefined)
-          }
-        }),
-      )
-      if (stopped) return
+      if (!stopped) await handle(broadcast.slice(i, i + CONCURRENCY))
     }
   }
 

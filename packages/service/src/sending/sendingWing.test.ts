@@ -88,7 +88,7 @@ const toySend = {
   },
   run: async (ctx: ActivityContext, p: ToySend) => {
     const id = ctx.newId()
-    await recordSend(ctx.tx, ctx.now, {
+    await recordSend(ctx, {
       id,
       organizationId: ctx.organization.id,
       activityId: ctx.activityId,

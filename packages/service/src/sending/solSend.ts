@@ -373,7 +373,7 @@ export async function runSolSend(
     ),
   }
   const message = getCompiledTransactionMessageDecoder().decode(messageBytes) as Message
-  await recordSend(ctx.tx, ctx.now, {
+  await recordSend(ctx, {
     id,
     organizationId: ctx.organization.id,
     activityId: ctx.activityId,

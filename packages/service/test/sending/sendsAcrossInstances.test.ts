@@ -2,18 +2,19 @@
 // taken under the database's serialisation, so concurrent sends from one account on both
 // instances use contiguous nonces and each is included once; gas caps hold across both; a refused
 // send leaves no hole in the sponsor's or a user's nonces, filled once whichever instance sees it.
-import { Transaction } from 'micro-eth-signer'
+import { addr, Transaction } from 'micro-eth-signer'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
 import type { CreateServiceOptions } from '../../src/assembly/createService.ts'
 import { createMetrics } from '../../src/observability/metrics.ts'
+import { MAX_OPEN_SENDS } from '../../src/sending/ethSend.ts'
 import { fillIdOf } from '../../src/sending/evmSender.ts'
 import { STALLED_SECONDS, watchSendBacklog } from '../../src/sending/sendBacklog.ts'
 import { nonceIdOf } from '../../src/sending/sendingState.ts'
 import { sponsorAddress } from '../../src/sending/sponsors.ts'
 import { ETHEREUM_ACCOUNT, limitedSubOrganization, resultOf } from '../../src/testing/harness.ts'
 import { deploymentOn, twoInstances as twoOnPostgres } from '../support/twoInstances.ts'
-import { type Chain, erc20Call, refusingNode, startChain, waitForSend } from './sendSupport.ts'
+import { type Chain, endUser, erc20Call, refusingNode, startChain, waitForSend } from './sendSupport.ts'
 
 const CAIP2 = 'eip155:31337'
 const DEAD = '0x000000000000000000000000000000000000dead'
@@ -406,5 +407,46 @@ describe('sends across two instances on PostgreSQL', { timeout: 120_000 }, () =>
       watch.stop()
       for (const h of [a, b, c]) await h?.service.close()
     }
+  })
+  it("one signed transaction sent to both at once is one send; an end user's open sends raced over both stop at the cap", async () => {
+    const [a, b] = await twoInstances('open_sends', { sending: { worker: false } })
+    const instances = [a!, b!]
+    /** A transfer from a fresh funded outside key at nonce 5: the node would only queue it. */
+    const stuck = async () => {
+      const key = addr.random()
+      await chain.fund(key.address, 10n ** 16n)
+      return Transaction.prepare({
+        to: DEAD,
+        value: 1n,
+        nonce: 5n,
+        chainId: 31337n,
+        maxFeePerGas: 2n * 10n ** 10n,
+        maxPriorityFeePerGas: 10n ** 9n,
+      })
+        .signBy(key.privateKey)
+        .toHex()
+    }
+    // Each at a clock of its own: the same request signed at the same time is one activity anyway.
+    const sendRaw = (i: number, signedTransaction: string, as: { organizationId: string; as: never }) => {
+      a!.clock.advance(1)
+      return instances[i % 2]!.submit('eth_send_raw_transaction', { signedTransaction, caip2: CAIP2 }, as)
+    }
+    const user = await endUser(a!)
+    const as = user.as as { organizationId: string; as: never }
+    const open = async () =>
+      (await a!.service.store.findBy('sendTransactions', 'organizationId', user.organizationId)).filter(
+        (row) => row.status === 'PENDING' || row.status === 'BROADCASTED',
+      )
+    const same = await stuck()
+    const replies = await Promise.all(Array.from({ length: 8 }, (_, i) => sendRaw(i, same, as)))
+    expect(replies.map((reply) => reply.status)).toEqual(Array(8).fill(200))
+    expect(await open()).toHaveLength(1)
+    const max = MAX_OPEN_SENDS.subOrganization
+    for (let i = 1; i < max - 3; i++) expect((await sendRaw(i, await stuck(), as)).status).toBe(200)
+    const distinct = await Promise.all(Array.from({ length: 8 }, () => stuck()))
+    const raced = await Promise.all(distinct.map((tx, i) => sendRaw(i, tx, as)))
+    expect(raced.map((reply) => reply.status).sort()).toEqual([200, 200, 200, 412, 412, 412, 412, 412])
+    expect(await open()).toHaveLength(max)
+    for (const h of [a, b]) await h!.service.close()
   })
 })

@@ -14,7 +14,17 @@ interface Prepared {
   transactionHash: string
   sender: string
   nonce: string
+  /** The node's pending count of the sender (`eth_getTransactionCount(sender, pending)`). */
+  pending: string
 }
+
+/**
+ * How far past the sender's next nonce a raw transaction's may be: the node's pending count or
+ * the service's counter of the account, whichever is higher (the account's sends committed and not
+ * yet broadcast count). Past it the node would only queue it, unmined until the nonces before it are
+ * used: a send that costs node calls and ends expired.
+ */
+export const MAX_RAW_NONCE_GAP = 16n
 
 /**
  * Sends a signed Ethereum transaction through the JSON-RPC node configured for its CAIP-2 chain
@@ -41,6 +51,7 @@ export const ethSendRawTransaction = defineActivity('eth_send_raw_transaction', 
         message: `transaction is for chain ${decoded.chainId}, not ${p.caip2}`,
       })
     const rpc = rpcFor(ctx.runtime, p.caip2)
+    let pendingCount = 0n
     const refused = (reason: string) =>
       new FieldError({
         code: 'TRANSACTION_INVALID',
@@ -48,10 +59,12 @@ export const ethSendRawTransaction = defineActivity('eth_send_raw_transaction', 
         message: `the ${p.caip2} node refused the transaction: ${reason}`,
       })
     try {
-      const [balance, mined] = await Promise.all([
+      const [balance, mined, pending] = await Promise.all([
         rpc('eth_getBalance', [decoded.from, 'pending']) as Promise<string>,
         rpc('eth_getTransactionCount', [decoded.from, 'latest']) as Promise<string>,
+        rpc('eth_getTransactionCount', [decoded.from, 'pending']) as Promise<string>,
       ])
+      pendingCount = BigInt(pending)
       if (decoded.nonce < BigInt(mined))
         throw refused(`nonce too low: next nonce ${BigInt(mined)}, transaction nonce ${decoded.nonce}`)
       const raw = Transaction.fromHex(p.signedTransaction.trim().replace(/^0x/, '').toLowerCase()).raw as {
@@ -67,36 +80,58 @@ export const ethSendRawTransaction = defineActivity('eth_send_raw_transaction', 
       if (error instanceof RpcRefusedError) throw refused(error.message)
       throw nodeFailure(error, p.caip2, 'parameters.signedTransaction')
     }
-    return { transactionHash: decoded.hash, sender: decoded.from, nonce: decoded.nonce.toString() }
+    return {
+      transactionHash: decoded.hash,
+      sender: decoded.from,
+      nonce: decoded.nonce.toString(),
+      pending: pendingCount.toString(),
+    }
   },
   run: async (ctx, p) => {
     const prepared = ctx.prepared as Prepared
     // Later sends the service signs for this account take nonces after this one.
     const id = nonceIdOf(p.caip2, prepared.sender)
     const nonce = BigInt(prepared.nonce)
+    const row = await ctx.tx.get('nonces', id)
+    const next =
+      row && BigInt(row.next) > BigInt(prepared.pending) ? BigInt(row.next) : BigInt(prepared.pending)
+    if (nonce > next + MAX_RAW_NONCE_GAP)
+      throw new FieldError({
+        code: 'TRANSACTION_INVALID',
+        field: 'parameters.signedTransaction',
+        message: `nonce ${nonce} is more than ${MAX_RAW_NONCE_GAP} past ${prepared.sender}'s next nonce ${next} on ${p.caip2}: the node would hold it unmined until the nonces before it are used; send those first`,
+      })
+    // The same signed transaction given again while its send is open is that send: answered as it
+    // was, nothing written (its nonce was counted then).
+    const sendId = ctx.newId()
+    const send = await recordSend(
+      ctx,
+      {
+        id: sendId,
+        organizationId: ctx.organization.id,
+        activityId: ctx.activityId,
+        caip2: p.caip2,
+        sender: prepared.sender,
+        account: prepared.sender,
+        sponsored: false,
+        nonce: prepared.nonce,
+        signedTransaction: p.signedTransaction.startsWith('0x')
+          ? p.signedTransaction
+          : `0x${p.signedTransaction}`,
+        txHash: prepared.transactionHash,
+      },
+      { dedupe: true },
+    )
+    if (send.id !== sendId) return { transactionHash: prepared.transactionHash }
     // A hole of the counter this send takes is no hole any more.
     await forgetNonceHole(ctx.tx, { now: ctx.now, caip2: p.caip2, address: prepared.sender, nonce })
-    const row = await ctx.tx.get('nonces', id)
-    if (!row || BigInt(row.next) <= nonce)
+    const counter = await ctx.tx.get('nonces', id)
+    if (!counter || BigInt(counter.next) <= nonce)
       await ctx.tx.put('nonces', {
-        ...(row ?? { id, createdAt: ctx.now }),
+        ...(counter ?? { id, createdAt: ctx.now }),
         next: (nonce + 1n).toString(),
         updatedAt: ctx.now,
       })
-    await recordSend(ctx.tx, ctx.now, {
-      id: ctx.newId(),
-      organizationId: ctx.organization.id,
-      activityId: ctx.activityId,
-      caip2: p.caip2,
-      sender: prepared.sender,
-      account: prepared.sender,
-      sponsored: false,
-      nonce: prepared.nonce,
-      signedTransaction: p.signedTransaction.startsWith('0x')
-        ? p.signedTransaction
-        : `0x${p.signedTransaction}`,
-      txHash: prepared.transactionHash,
-    })
     return { transactionHash: prepared.transactionHash }
   },
 })
