@@ -127,13 +127,14 @@ export interface WebhookEventDataMap {
   LATCHKEY_ENDPOINT_PAUSED: { endpointId: string; consecutiveFailures: number }
   /**
    * A login session ended before its expiry: `logout` (its own key deleted), `deleted` (another
-   * user's or an older session key deleted), `invalidate_existing` (a login ending the others).
+   * user's or an older session key deleted), `invalidate_existing` (a login ending the others),
+   * `too_many_sessions` (a login past the live sessions a user may hold ending the oldest).
    */
   LATCHKEY_SESSION_REVOKED: {
     userId: string
     /** The session's key (its API key id). */
     apiKeyId: string
-    reason: 'logout' | 'deleted' | 'invalidate_existing'
+    reason: 'logout' | 'deleted' | 'invalidate_existing' | 'too_many_sessions'
     /** The activity that ended it. */
     activityId: string
   }

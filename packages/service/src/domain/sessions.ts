@@ -120,6 +120,38 @@ const longExpired = (key: ApiKeyRow, now: number) =>
   key.createdAt + Number(key.expirationSeconds) * 1000 + EXPIRED_SESSION_KEY_KEPT_MS <= now
 
 /**
+ * Live login sessions one user holds at most: a login past it ends the oldest (`too_many_sessions`,
+ * with its app event). Each login adds a key row that lives up to `MAX_SESSION_SECONDS`, so
+ * without it one user's logins grew their rows (and every scan of the user's keys) by the rate
+ * limit alone for a month.
+ */
+export const MAX_LIVE_SESSIONS_PER_USER = 100
+
+/** Ends the oldest of the user's login sessions `kept` so that one more fits under the cap. */
+async function endOldestSessions(ctx: ActivityContext, user: UserRow, kept: ApiKeyRow[]): Promise<void> {
+  const excess = kept.length + 1 - MAX_LIVE_SESSIONS_PER_USER
+  if (excess <= 0) return
+  // Expired ones first, then the oldest live ones.
+  const live = (key: ApiKeyRow) => (isLiveSession(key, ctx.now) ? 1 : 0)
+  const oldest = [...kept]
+    .sort((a, b) => live(a) - live(b) || a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1))
+    .slice(0, excess)
+  let ended = 0
+  for (const key of oldest) {
+    await ctx.tx.delete('apiKeys', key.id)
+    if (!isLiveSession(key, ctx.now)) continue
+    ended++
+    await recordAppEvent(ctx.runtime, ctx.tx, {
+      id: `${ctx.activityId}.revoked.${key.id}`,
+      organization: organizationOf(ctx, user),
+      type: 'LATCHKEY_SESSION_REVOKED',
+      data: { userId: user.id, apiKeyId: key.id, reason: 'too_many_sessions', activityId: ctx.activityId },
+    })
+  }
+  if (ended > 0) ctx.report('signin.sessions_revoked', { reason: 'too_many_sessions', count: ended })
+}
+
+/**
  * A read-write session: registers `publicKey` on the user as an expiring session API key
  * (`invalidateExisting` first revokes the user's other login keys; login keys expired longer than
  * `EXPIRED_SESSION_KEY_KEPT_MS` go in any case) and returns the JWT.
@@ -154,6 +186,7 @@ export async function issueSession(
   )
   const keys = await ctx.tx.findBy('apiKeys', 'userId', input.user.id)
   let revoked = 0
+  const kept: ApiKeyRow[] = []
   for (const key of keys) {
     const isLogin = SESSION_CREDENTIAL_TYPES.includes(key.credentialType)
     // Re-logging in with the same key replaces its old registration (fresh expiry).
@@ -175,9 +208,10 @@ export async function issueSession(
           },
         })
       }
-    }
+    } else if (isLogin) kept.push(key)
   }
   if (revoked > 0) ctx.report('signin.sessions_revoked', { reason: 'invalidate_existing', count: revoked })
+  await endOldestSessions(ctx, input.user, kept)
   const apiKeyId = ctx.newId()
   await ctx.tx.put('apiKeys', {
     id: apiKeyId,

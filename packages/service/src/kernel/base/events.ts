@@ -68,9 +68,13 @@ export interface ServiceEventMap {
    * Login sessions ended before their expiry, after the activity that ended them committed:
    * `logout` (the session's own key deleted through `delete_api_keys`, how a client logs out),
    * `deleted` (another user's or an older session key deleted) or `invalidate_existing` (a login
-   * that asked to end the user's other sessions).
+   * that asked to end the user's other sessions) or `too_many_sessions` (a login past the live
+   * sessions a user may hold, ending the oldest).
    */
-  'signin.sessions_revoked': { reason: 'logout' | 'deleted' | 'invalidate_existing'; count: number }
+  'signin.sessions_revoked': {
+    reason: 'logout' | 'deleted' | 'invalidate_existing' | 'too_many_sessions'
+    count: number
+  }
   /** A transaction is rerun: a serialization conflict or a concurrent insert of the same key. */
   'store.retry': { reason: 'conflict' | 'unique' }
   /**
