@@ -41,7 +41,10 @@ describe('live login sessions a user holds', () => {
     )
     expect(sessions).toHaveLength(MAX_LIVE_SESSIONS_PER_USER)
     // The 10 expired went first, then the 41 oldest live ones; the newest 99 and the new one stay.
-    const ids = sessions.map((key) => key.id).filter((id) => id.startsWith('session-')).sort()
+    const ids = sessions
+      .map((key) => key.id)
+      .filter((id) => id.startsWith('session-'))
+      .sort()
     expect(ids).toHaveLength(99)
     expect(ids[0]).toBe('session-051')
     expect(sessions.some((key) => key.publicKey === sessionKey.publicKey)).toBe(true)
