@@ -8,10 +8,10 @@ import { hexToBytes } from '@noble/hashes/utils.js'
 import { describe, expect, it } from 'vitest'
 import { RESOURCE_LIMITS } from '../domain/resourceLimits.ts'
 import { openSignedBundle } from '../kernel/crypto/index.ts'
-import type { TableName, Tables } from '../kernel/store/model.ts'
 import {
   createHarness,
   ETHEREUM_ACCOUNT,
+  fillRows,
   type Harness,
   type Reply,
   resultOf,
@@ -20,21 +20,6 @@ import {
 
 const ABANDON =
   'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about'
-
-async function fill<T extends TableName>(
-  h: Harness,
-  table: T,
-  count: number,
-  row: (i: number) => Omit<Tables[T], 'id' | 'createdAt' | 'updatedAt'>,
-) {
-  const now = h.clock.now()
-  await h.service.store.transaction(async (tx) => {
-    for (let i = 0; i < count; i++) {
-      const id = `filler-${table}-${String(i).padStart(6, '0')}`
-      await tx.put(table, { ...row(i), id, createdAt: now, updatedAt: now } as unknown as Tables[T])
-    }
-  })
-}
 
 function sealTo(
   h: Harness,
@@ -62,7 +47,7 @@ describe('imports are held to the organization caps', () => {
   it('import_wallet is refused in an organization at its wallet cap', async () => {
     const h = await createHarness()
     const { sub, userId, as } = await endUser(h)
-    await fill(h, 'wallets', RESOURCE_LIMITS.walletsPerOrganization, (i) => ({
+    await fillRows(h, 'wallets', RESOURCE_LIMITS.walletsPerOrganization, (i) => ({
       organizationId: sub.organizationId,
       name: `filler ${i}`,
       sealedMnemonic: '',
@@ -99,7 +84,7 @@ describe('imports are held to the organization caps', () => {
   it('import_wallet is refused when its accounts would pass the wallet-account cap', async () => {
     const h = await createHarness()
     const { sub, userId, as } = await endUser(h)
-    await fill(h, 'walletAccounts', RESOURCE_LIMITS.walletAccountsPerOrganization, (i) => ({
+    await fillRows(h, 'walletAccounts', RESOURCE_LIMITS.walletAccountsPerOrganization, (i) => ({
       organizationId: sub.organizationId,
       walletId: 'filler',
       address: `filler${i}`,
@@ -133,7 +118,7 @@ describe('imports are held to the organization caps', () => {
   it('import_private_key is refused in an organization at its private-key cap', async () => {
     const h = await createHarness()
     const { sub, userId, as } = await endUser(h)
-    await fill(h, 'privateKeys', RESOURCE_LIMITS.privateKeysPerOrganization, (i) => ({
+    await fillRows(h, 'privateKeys', RESOURCE_LIMITS.privateKeysPerOrganization, (i) => ({
       organizationId: sub.organizationId,
       name: `filler ${i}`,
       curve: 'CURVE_SECP256K1' as const,

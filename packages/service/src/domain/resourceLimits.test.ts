@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import type { TableName, Tables } from '../kernel/store/model.ts'
+import type { Tables } from '../kernel/store/model.ts'
 import {
   createHarness,
   ETHEREUM_ACCOUNT,
+  fillRows,
   type Harness,
   resultOf,
   softPasskey,
@@ -17,20 +18,6 @@ import { RESOURCE_LIMITS, type ResourceLimit } from './resourceLimits.ts'
  * The rows up to a cap are written straight into the store (thousands of them over HTTP would
  * take minutes); the creates at the cap go through the API.
  */
-async function fill<T extends TableName>(
-  h: Harness,
-  table: T,
-  count: number,
-  row: (i: number, id: string) => Omit<Tables[T], 'id' | 'createdAt' | 'updatedAt'>,
-) {
-  const now = h.clock.now()
-  await h.service.store.transaction(async (tx) => {
-    for (let i = 0; i < count; i++) {
-      const id = `filler-${table}-${String(i).padStart(6, '0')}`
-      await tx.put(table, { ...row(i, id), id, createdAt: now, updatedAt: now } as unknown as Tables[T])
-    }
-  })
-}
 
 async function endUser(h: Harness, options: Parameters<Harness['createSubOrganization']>[0] = {}) {
   const sub = await h.createSubOrganization(options)
@@ -53,7 +40,7 @@ describe('what one organization holds is capped', () => {
     const h = await createHarness()
     const { sub, as } = await endUser(h)
     // The sub-organization's root user and the filler: 2 short of the cap.
-    await fill(h, 'users', RESOURCE_LIMITS.usersPerOrganization - 3, (i) => ({
+    await fillRows(h, 'users', RESOURCE_LIMITS.usersPerOrganization - 3, (i) => ({
       organizationId: sub.organizationId,
       userName: `filler ${i}`,
     }))
@@ -76,7 +63,7 @@ describe('what one organization holds is capped', () => {
   it('users: two creates at one short of the cap, at once: one is made', async () => {
     const h = await createHarness()
     const { sub, as } = await endUser(h)
-    await fill(h, 'users', RESOURCE_LIMITS.usersPerOrganization - 2, (i) => ({
+    await fillRows(h, 'users', RESOURCE_LIMITS.usersPerOrganization - 2, (i) => ({
       organizationId: sub.organizationId,
       userName: `filler ${i}`,
     }))
@@ -94,7 +81,7 @@ describe('what one organization holds is capped', () => {
   it('wallet accounts: create_wallet_accounts and create_wallet count every account of the organization', async () => {
     const h = await createHarness()
     const { sub, as } = await endUser(h, { wallet: { walletName: 'w', accounts: [] } })
-    await fill(h, 'walletAccounts', RESOURCE_LIMITS.walletAccountsPerOrganization - 1, (i) => ({
+    await fillRows(h, 'walletAccounts', RESOURCE_LIMITS.walletAccountsPerOrganization - 1, (i) => ({
       organizationId: sub.organizationId,
       walletId: 'filler',
       address: `filler${i}`,
@@ -145,7 +132,7 @@ describe('what one organization holds is capped', () => {
   it('wallets: create_wallet stops at the cap (counted again in its transaction near it)', async () => {
     const h = await createHarness()
     const { sub, as } = await endUser(h)
-    await fill(h, 'wallets', RESOURCE_LIMITS.walletsPerOrganization - 2, (i) => ({
+    await fillRows(h, 'wallets', RESOURCE_LIMITS.walletsPerOrganization - 2, (i) => ({
       organizationId: sub.organizationId,
       name: `filler ${i}`,
       sealedMnemonic: '',
@@ -171,7 +158,7 @@ describe('what one organization holds is capped', () => {
   it('private keys and user tags per organization', async () => {
     const h = await createHarness()
     const { sub, as } = await endUser(h)
-    await fill(h, 'privateKeys', RESOURCE_LIMITS.privateKeysPerOrganization, (i) => ({
+    await fillRows(h, 'privateKeys', RESOURCE_LIMITS.privateKeysPerOrganization, (i) => ({
       organizationId: sub.organizationId,
       name: `filler ${i}`,
       curve: 'CURVE_SECP256K1' as const,
@@ -182,7 +169,7 @@ describe('what one organization holds is capped', () => {
       exported: false,
       imported: false,
     }))
-    await fill(h, 'userTags', RESOURCE_LIMITS.userTagsPerOrganization, (i) => ({
+    await fillRows(h, 'userTags', RESOURCE_LIMITS.userTagsPerOrganization, (i) => ({
       organizationId: sub.organizationId,
       name: `filler ${i}`,
       userIds: [],
@@ -221,7 +208,7 @@ describe('what one organization holds is capped', () => {
       credentialType,
     })
     // The user's own key and 98 more: one short of the cap; and 200 live sessions' keys.
-    await fill(h, 'apiKeys', RESOURCE_LIMITS.apiKeysPerUser - 2, keyRow('CREDENTIAL_TYPE_API_KEY_P256'))
+    await fillRows(h, 'apiKeys', RESOURCE_LIMITS.apiKeysPerUser - 2, keyRow('CREDENTIAL_TYPE_API_KEY_P256'))
     await h.service.store.transaction(async (tx) => {
       for (let i = 0; i < 200; i++)
         await tx.put('apiKeys', {
@@ -243,7 +230,7 @@ describe('what one organization holds is capped', () => {
     h.clock.advance(1)
     resultOf('create_api_keys', await h.submit('create_api_keys', { userId, apiKeys: [apiKey(1)] }, as))
 
-    await fill(h, 'authenticators', RESOURCE_LIMITS.authenticatorsPerUser, (i) => ({
+    await fillRows(h, 'authenticators', RESOURCE_LIMITS.authenticatorsPerUser, (i) => ({
       organizationId: sub.organizationId,
       userId,
       name: `filler ${i}`,

@@ -15,6 +15,7 @@ import { webAuthnChallengeOf } from '@latchkey/protocol/webAuthnChallengeOf'
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
 import { type CreateServiceOptions, createService, type Service } from '../assembly/createService.ts'
+import type { TableName, Tables } from '../kernel/store/model.ts'
 import { ETHEREUM_ACCOUNT, type Stamper, type TestKey, testKey } from './testKeys.ts'
 import { assertion, attestation, b64url, coseKeyOf } from './webAuthnEncoding.ts'
 
@@ -190,6 +191,26 @@ export async function limitedSubOrganization(
     ),
   )
   return { ...as, from, userIds: sub.userIds, spendingLimitId: spendingLimitId as string }
+}
+
+/**
+ * Writes `count` rows of `table` straight into the store in one transaction (ids
+ * `filler-<table>-<n>`): how a test brings an organization near a cap without thousands of
+ * requests. `row` gives each row's fields but its id and times.
+ */
+export async function fillRows<T extends TableName>(
+  h: Harness,
+  table: T,
+  count: number,
+  row: (i: number, id: string) => Omit<Tables[T], 'id' | 'createdAt' | 'updatedAt'>,
+): Promise<void> {
+  const now = h.clock.now()
+  await h.service.store.transaction(async (tx) => {
+    for (let i = 0; i < count; i++) {
+      const id = `filler-${table}-${String(i).padStart(6, '0')}`
+      await tx.put(table, { ...row(i, id), id, createdAt: now, updatedAt: now } as unknown as Tables[T])
+    }
+  })
 }
 
 export async function createHarness(options: CreateServiceOptions = {}): Promise<Harness> {
