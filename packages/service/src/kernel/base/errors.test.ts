@@ -195,7 +195,12 @@ describe('domain errors', () => {
     expect(statuses(NOT_FOUND_ERROR_CODES)).toEqual(new Set([404]))
     expect(statuses(AUTHENTICATION_ERROR_CODES)).toEqual(new Set([401]))
     expect(statuses(PERMISSION_ERROR_CODES)).toEqual(new Set([403]))
-    expect(statuses(LIMIT_ERROR_CODES)).toEqual(new Set([429]))
+    // Rates and budgets are 429 (come back later); a cap on what an organization holds is 412
+    // (RESOURCE_LIMIT_REACHED: coming back does not help until some go).
+    expect(statuses(LIMIT_ERROR_CODES.filter((code) => code !== 'RESOURCE_LIMIT_REACHED'))).toEqual(
+      new Set([429]),
+    )
+    expect(new ApiError('RESOURCE_LIMIT_REACHED', 'x', 'f').status).toBe(412)
     expect(statuses(UNAVAILABLE_ERROR_CODES)).toEqual(new Set([503]))
   })
 })
