@@ -127,6 +127,20 @@ const longExpired = (key: ApiKeyRow, now: number) =>
  */
 export const MAX_LIVE_SESSIONS_PER_USER = 100
 
+/** The app event of a live login session a login ended (`LATCHKEY_SESSION_REVOKED`). */
+const recordRevoked = (
+  ctx: ActivityContext,
+  user: UserRow,
+  key: ApiKeyRow,
+  reason: 'invalidate_existing' | 'too_many_sessions',
+) =>
+  recordAppEvent(ctx.runtime, ctx.tx, {
+    id: `${ctx.activityId}.revoked.${key.id}`,
+    organization: organizationOf(ctx, user),
+    type: 'LATCHKEY_SESSION_REVOKED',
+    data: { userId: user.id, apiKeyId: key.id, reason, activityId: ctx.activityId },
+  })
+
 /** Ends the oldest of the user's login sessions `kept` so that one more fits under the cap. */
 async function endOldestSessions(ctx: ActivityContext, user: UserRow, kept: ApiKeyRow[]): Promise<void> {
   const excess = kept.length + 1 - MAX_LIVE_SESSIONS_PER_USER
@@ -141,12 +155,7 @@ async function endOldestSessions(ctx: ActivityContext, user: UserRow, kept: ApiK
     await ctx.tx.delete('apiKeys', key.id)
     if (!isLiveSession(key, ctx.now)) continue
     ended++
-    await recordAppEvent(ctx.runtime, ctx.tx, {
-      id: `${ctx.activityId}.revoked.${key.id}`,
-      organization: organizationOf(ctx, user),
-      type: 'LATCHKEY_SESSION_REVOKED',
-      data: { userId: user.id, apiKeyId: key.id, reason: 'too_many_sessions', activityId: ctx.activityId },
-    })
+    await recordRevoked(ctx, user, key, 'too_many_sessions')
   }
   if (ended > 0) ctx.report('signin.sessions_revoked', { reason: 'too_many_sessions', count: ended })
 }
@@ -196,17 +205,7 @@ export async function issueSession(
       await ctx.tx.delete('apiKeys', key.id)
       if (isLiveSession(key, ctx.now)) {
         revoked++
-        await recordAppEvent(ctx.runtime, ctx.tx, {
-          id: `${ctx.activityId}.revoked.${key.id}`,
-          organization: organizationOf(ctx, input.user),
-          type: 'LATCHKEY_SESSION_REVOKED',
-          data: {
-            userId: input.user.id,
-            apiKeyId: key.id,
-            reason: 'invalidate_existing',
-            activityId: ctx.activityId,
-          },
-        })
+        await recordRevoked(ctx, input.user, key, 'invalidate_existing')
       }
     } else if (isLogin) kept.push(key)
   }
