@@ -25,7 +25,18 @@ export interface SendWorker {
  * (after the lease) broadcasts it. Each JSON-RPC call has a timeout and none runs inside a
  * database transaction. An unreachable node leaves the send where it was, retried with backoff.
  */
-export function startSendWorker(runtime: Runtime): SendWorker {
+export function startSendWorker(
+  runtime: Runtime,
+  {
+    loop: looping = true,
+  }: {
+    /**
+     * Whether it passes on its own every `pollIntervalMs` (the service's worker); false for a worker
+     * run by hand, one `pass()` at a time (tests, tooling), which then does nothing between passes.
+     */
+    loop?: boolean
+  } = {},
+): SendWorker {
   const { sending: options } = runtime.stateOf(SENDING)
   let stopped = false
   let running: Promise<void> = Promise.resolve()
@@ -79,19 +90,24 @@ export function startSendWorker(runtime: Runtime): SendWorker {
     }
   }
 
+  // Passes take turns, the loop's and those asked for by hand alike: one never starts while another
+  // of this worker runs (a lease then still protects a send from another instance's worker).
+  const nextPass = () => {
+    running = running.catch(() => undefined).then(pass)
+    return running
+  }
   const loop = () => {
     if (stopped) return
-    running = pass().finally(() => {
-      if (!stopped) timer = unref(setTimeout(loop, options.pollIntervalMs))
-    })
+    nextPass()
+      .catch(() => undefined)
+      .finally(() => {
+        if (!stopped) timer = unref(setTimeout(loop, options.pollIntervalMs))
+      })
   }
-  timer = unref(setTimeout(loop, 0))
+  if (looping) timer = unref(setTimeout(loop, 0))
 
   return {
-    pass: () => {
-      running = running.then(pass)
-      return running
-    },
+    pass: nextPass,
     async stop() {
       stopped = true
       if (timer) clearTimeout(timer)

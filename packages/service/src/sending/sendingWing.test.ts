@@ -202,7 +202,7 @@ describe('sendingWing', () => {
       expect(node.calls).toEqual([])
 
       // A worker (another instance's, in production) takes it: broadcast, then mined on its second look.
-      const worker = startSendWorker(h.service.runtime)
+      const worker = startSendWorker(h.service.runtime, { loop: false })
       try {
         await worker.pass()
         await worker.pass()

@@ -89,7 +89,7 @@ describe('the send worker', () => {
     // A row of that namespace (written by an older version, or by hand) is failed, not sent as EVM.
     const id = await pendingRow(h, BIP122)
     methods.length = 0
-    const worker = startSendWorker(h.service.runtime)
+    const worker = startSendWorker(h.service.runtime, { loop: false })
     await worker.pass()
     await worker.stop()
     expect(methods).toEqual([])
@@ -102,7 +102,7 @@ describe('the send worker', () => {
     const h = await service()
     const id = await pendingRow(h, CAIP2, h.clock.now() + 60_000)
     methods.length = 0
-    const worker = startSendWorker(h.service.runtime)
+    const worker = startSendWorker(h.service.runtime, { loop: false })
     await worker.pass()
     expect(methods).toEqual([])
     expect((await h.service.store.get('sendTransactions', id))!.status).toBe('PENDING')
@@ -110,6 +110,23 @@ describe('the send worker', () => {
     await worker.pass()
     await worker.stop()
     expect(methods).toContain('eth_sendRawTransaction')
+    expect((await h.service.store.get('sendTransactions', id))!.status).toBe('BROADCASTED')
+    await h.service.close()
+  })
+
+  it('a worker run by hand does nothing between the passes asked of it', async () => {
+    const h = await service()
+    h.clock.set(Date.now())
+    const id = await pendingRow(h, CAIP2)
+    methods.length = 0
+    const worker = startSendWorker(h.service.runtime, { loop: false })
+    // Ten times its poll interval: a worker passing on its own would have broadcast the send.
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(methods).toEqual([])
+    expect((await h.service.store.get('sendTransactions', id))!.status).toBe('PENDING')
+    await worker.pass()
+    await worker.stop()
+    expect(methods).toEqual(['eth_sendRawTransaction'])
     expect((await h.service.store.get('sendTransactions', id))!.status).toBe('BROADCASTED')
     await h.service.close()
   })

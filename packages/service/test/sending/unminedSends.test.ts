@@ -91,7 +91,7 @@ describe('sends the node never mines', { timeout: 60_000 }, () => {
     // Each is answered as the first was (a resubmission is no error).
     expect(answers.map((reply) => reply.status)).toEqual(Array(29).fill(200))
     for (const reply of [first, ...answers]) expect(JSON.stringify(reply.body)).toContain(hash)
-    const worker = startSendWorker(h.service.runtime)
+    const worker = startSendWorker(h.service.runtime, { loop: false })
     await worker.pass() // the broadcast
     const open = (await openSendsOf(h)).filter((row) => row.txHash === hash)
     counting.reset()
@@ -111,7 +111,7 @@ describe('sends the node never mines', { timeout: 60_000 }, () => {
     const user = await endUser(h)
     const signedTransaction = await transferAt(3n)
     expect((await sendRaw(h, signedTransaction, user.as)).status).toBe(200)
-    const worker = startSendWorker(h.service.runtime)
+    const worker = startSendWorker(h.service.runtime, { loop: false })
     await worker.pass()
     const [row] = await h.service.store.all('sendTransactions')
     expect(row!.status).toBe('BROADCASTED') // the node took it
@@ -171,7 +171,7 @@ describe('sends the node never mines', { timeout: 60_000 }, () => {
     // The cap is the organization's: another end user sends.
     expect((await sendRaw(h, await transferAt(0n), other.as)).status).toBe(200)
     // Once its sends are final (expired), the user sends again.
-    const worker = startSendWorker(h.service.runtime)
+    const worker = startSendWorker(h.service.runtime, { loop: false })
     await worker.pass()
     h.clock.advance(SEND_EXPIRES_AFTER_MS)
     await worker.pass()
@@ -224,7 +224,7 @@ describe('sends the node never mines', { timeout: 60_000 }, () => {
       attackerHashes.add(Transaction.fromHex(stuck).hash)
       expect((await sendRaw(h, stuck, attacker.as)).status).toBe(200)
     }
-    const worker = startSendWorker(h.service.runtime)
+    const worker = startSendWorker(h.service.runtime, { loop: false })
     await worker.pass() // the attacker's sends are broadcast (BROADCASTED, looked at each pass)
     // A tracking pass starts; the victim's ordinary send is committed while it runs.
     let open!: () => void
