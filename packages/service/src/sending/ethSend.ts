@@ -26,8 +26,8 @@ import {
   type NewSend,
   nonceFloor,
   nonceIdOf,
+  onChain,
   openHoles,
-  openSends,
   pendingSend,
   rpcFor,
   SENDING,
@@ -692,9 +692,7 @@ export async function runEthSend(
     // reverted did not spend its nonce), so the counter starts again from it.
     let busy: boolean | undefined
     const inFlight = async () =>
-      (busy ??= (await openSends(ctx.tx)).some(
-        (row) => row.caip2 === p.caip2 && row.account.toLowerCase() === p.from.toLowerCase(),
-      ))
+      (busy ??= (await ctx.tx.findBy('sendTransactions', 'openAccount', onChain(p.caip2, p.from))).length > 0)
     const delegateCounter = {
       now: ctx.now,
       caip2: delegateCounterOf(p.caip2),
@@ -803,9 +801,8 @@ export const MAX_OPEN_SENDS = { subOrganization: 64, organization: 1024 } as con
  * is written (the node is asked about it once, not once per submission). Refuses (412
  * `RESOURCE_LIMIT_REACHED` naming `organizationId` and the cap) a send of an organization holding
  * `MAX_OPEN_SENDS` open. Both are counted in the transaction (SERIALIZABLE on PostgreSQL: two
- * submissions at once, on one instance or two, never both pass; SQLite runs one at a time): the
- * organization's sends through their index, and only an organization with the cap's number of
- * sends or more (or a dedupe) reads the open ones.
+ * submissions at once, on one instance or two, never both pass; SQLite runs one at a time), each
+ * through its index: the organization's open sends, and the open send of the same transaction.
  */
 export async function recordSend(
   ctx: Pick<ActivityContext, 'tx' | 'now' | 'organization'>,
@@ -816,23 +813,18 @@ export async function recordSend(
   const max = ctx.organization.parentOrganizationId
     ? MAX_OPEN_SENDS.subOrganization
     : MAX_OPEN_SENDS.organization
-  const held = await tx.count('sendTransactions', 'organizationId', send.organizationId)
-  if (options.dedupe || held >= max) {
-    const open = await openSends(tx)
-    const hash = send.txHash.toLowerCase()
-    const same = options.dedupe
-      ? open.find((row) => row.caip2 === send.caip2 && row.txHash.toLowerCase() === hash)
-      : undefined
+  if (options.dedupe) {
+    const [same] = await tx.findBy('sendTransactions', 'openHash', onChain(send.caip2, send.txHash))
     if (same) return same
-    const openHere = open.filter((row) => row.organizationId === send.organizationId).length
-    if (openHere >= max)
-      throw new LimitError({
-        code: 'RESOURCE_LIMIT_REACHED',
-        field: 'organizationId',
-        message: `organization ${send.organizationId} has ${openHere} sends not yet final (broadcast or waiting to be mined); at most ${max} (openSendsPerOrganization): send again once some are mined or failed`,
-        extra: { limit: 'openSendsPerOrganization', max },
-      })
   }
+  const openHere = await tx.count('sendTransactions', 'openIn', send.organizationId)
+  if (openHere >= max)
+    throw new LimitError({
+      code: 'RESOURCE_LIMIT_REACHED',
+      field: 'organizationId',
+      message: `organization ${send.organizationId} has ${openHere} sends not yet final (broadcast or waiting to be mined); at most ${max} (openSendsPerOrganization): send again once some are mined or failed`,
+      extra: { limit: 'openSendsPerOrganization', max },
+    })
   const row = pendingSend(now, send)
   await tx.put('sendTransactions', row)
   return row

@@ -34,6 +34,25 @@ export async function openSends(reader: Pick<Transaction, 'findBy'>): Promise<Se
   return rows.flat()
 }
 
+/**
+ * `row` with its open-send index fields as its status makes them (`SendTransactionRow.openIn`,
+ * `openHash`): every write of a send goes through it.
+ */
+export function withOpenKeys(row: SendTransactionRow): SendTransactionRow {
+  const { openIn: _in, openHash: _hash, openAccount: _account, ...rest } = row
+  return (OPEN_STATUSES as readonly string[]).includes(row.status)
+    ? {
+        ...rest,
+        openIn: row.organizationId,
+        openHash: onChain(row.caip2, row.txHash),
+        openAccount: onChain(row.caip2, row.account),
+      }
+    : rest
+}
+
+/** The `openHash` of a send of `txHash`, or the `openAccount` of one from `account`, on `caip2`. */
+export const onChain = (caip2: string, value: string): string => `${caip2} ${value.toLowerCase()}`
+
 /** A signed send as its caller gives it: what `pendingSend` makes a PENDING row of. */
 export type NewSend = Omit<
   SendTransactionRow,
@@ -41,15 +60,16 @@ export type NewSend = Omit<
 >
 
 /** `send` as a PENDING row of `now`: its broadcast job, not yet tried. */
-export const pendingSend = (now: number, send: NewSend): SendTransactionRow => ({
-  ...send,
-  status: 'PENDING',
-  attempts: 0,
-  notBefore: 0,
-  replacements: 0,
-  createdAt: now,
-  updatedAt: now,
-})
+export const pendingSend = (now: number, send: NewSend): SendTransactionRow =>
+  withOpenKeys({
+    ...send,
+    status: 'PENDING',
+    attempts: 0,
+    notBefore: 0,
+    replacements: 0,
+    createdAt: now,
+    updatedAt: now,
+  })
 
 /** The `nonces` row of an account's outer nonces on a chain (`takeNonce`). */
 export const nonceIdOf = (caip2: string, address: string): string => `${caip2}|${address.toLowerCase()}`

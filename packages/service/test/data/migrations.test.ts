@@ -12,7 +12,7 @@ import {
   knownMigrations,
   MigrationsPendingError,
 } from '../../src/kernel/store/migrations.ts'
-import { apiKeyInOrganization } from '../../src/kernel/store/model.ts'
+import { apiKeyInOrganization, type SendTransactionRow } from '../../src/kernel/store/model.ts'
 import { wasmSqlite } from '../../src/kernel/store/wasmSqlite.ts'
 import { type PostgresCluster, startPostgres } from '../durability/postgres.ts'
 import { hashTree, removeDir, tempDir } from '../durability/tempDir.ts'
@@ -54,6 +54,10 @@ const NEWEST_UNDO: Record<string, string[]> = {
       `ALTER TABLE "${table}" DROP COLUMN "${column}"`,
     ]),
   ),
+  '0020_open_sends': ['openIn', 'openHash', 'openAccount'].flatMap((column) => [
+    `DROP INDEX "sendTransactions_${column}"`,
+    `ALTER TABLE "sendTransactions" DROP COLUMN "${column}"`,
+  ]),
   '0014_webhook_delivery_queue': [
     'DROP INDEX "jobs_state_runAfter"',
     'DROP INDEX "webhookDeliveries_listKey"',
@@ -161,6 +165,58 @@ describe('migrations on a data dir', { timeout: 120_000 }, () => {
       expect(
         await migrated.findBy('apiKeys', 'keyInOrganization', apiKeyInOrganization(key.publicKey, 'org-2')),
       ).toEqual([])
+    } finally {
+      await migrated.close()
+    }
+  })
+
+  it('0020 fills the open-send columns of the sends written before it: open ones are found by organization, transaction and account, final ones not', async () => {
+    const dir = tempDir('open-sends')
+    dirs.push(dir)
+    const store = await openDataDir(dir)
+    const send = (id: string, status: SendTransactionRow['status']): SendTransactionRow => ({
+      id,
+      organizationId: 'org-1',
+      activityId: `activity-${id}`,
+      caip2: 'eip155:1',
+      sender: '0x00000000000000000000000000000000000000Aa',
+      account: '0x00000000000000000000000000000000000000Aa',
+      sponsored: false,
+      signedTransaction: '0x02',
+      txHash: `0x${id === 'open' ? 'AB' : 'cd'}${'00'.repeat(31)}`,
+      status,
+      attempts: 0,
+      notBefore: 0,
+      replacements: 0,
+      createdAt: 1,
+      updatedAt: 1,
+    })
+    await store.transaction(async (tx) => {
+      await tx.put('sendTransactions', send('open', 'BROADCASTED'))
+      await tx.put('sendTransactions', send('done', 'INCLUDED'))
+    })
+    await store.close()
+    // As a version before 0020 left it: no columns, no indexes, the documents without the fields.
+    const database = wasmSqlite(join(dir, DATABASE_FILE))
+    try {
+      database.exec('PRAGMA locking_mode = EXCLUSIVE')
+      database.exec(`DELETE FROM kysely_migration WHERE name >= '0020_open_sends'`)
+      for (const name of LATEST.filter((name) => name >= '0020_open_sends')) {
+        for (const table of NEWEST_TABLES[name] ?? []) database.exec(`DROP TABLE "${table}"`)
+        for (const statement of NEWEST_UNDO[name] ?? []) database.exec(statement)
+      }
+    } finally {
+      database.close()
+    }
+    const migrated = await openDataDir(dir)
+    try {
+      const ids = async (field: 'openIn' | 'openHash' | 'openAccount', value: string) =>
+        (await migrated.findBy('sendTransactions', field, value)).map((row) => row.id)
+      expect(await ids('openIn', 'org-1')).toEqual(['open'])
+      expect(await ids('openHash', `eip155:1 0xab${'00'.repeat(31)}`)).toEqual(['open'])
+      expect(await ids('openHash', `eip155:1 0xcd${'00'.repeat(31)}`)).toEqual([])
+      expect(await ids('openAccount', `eip155:1 0x${'00'.repeat(19)}aa`)).toEqual(['open'])
+      expect(await migrated.count('sendTransactions', 'openIn', 'org-1')).toBe(1)
     } finally {
       await migrated.close()
     }

@@ -7,12 +7,15 @@
 // unsponsored send ends expired, and another tenant's send is broadcast between batches of looks.
 // Node calls are counted, not timed; the worker is run by hand, one pass at a time.
 import { addr, Transaction } from 'micro-eth-signer'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import type { SendTransactionRow } from '../../src/kernel/store/model.ts'
+import { Transaction as StoreTransaction } from '../../src/kernel/store/Transaction.ts'
 import { MAX_RAW_NONCE_GAP } from '../../src/sending/activities/ethSendRawTransaction.ts'
 import { MAX_OPEN_SENDS } from '../../src/sending/ethSend.ts'
 import { SEND_EXPIRES_AFTER_MS } from '../../src/sending/evmSender.ts'
+import { withOpenKeys } from '../../src/sending/sendingState.ts'
 import { startSendWorker } from '../../src/sending/sendWorker.ts'
-import { createHarness, fakeClock, type Harness } from '../../src/testing/harness.ts'
+import { createHarness, fakeClock, fillRows, type Harness } from '../../src/testing/harness.ts'
 import { type Chain, endUser, startChain } from './sendSupport.ts'
 
 const CAIP2 = 'eip155:31337'
@@ -178,6 +181,60 @@ describe('sends the node never mines', { timeout: 60_000 }, () => {
     await worker.stop()
     expect(await openSendsOf(h, user.organizationId)).toHaveLength(0)
     expect((await sendRaw(h, await transferAt(5n), user.as)).status).toBe(200)
+    await h.service.close()
+  })
+
+  it("a send reads none of the service's other open sends: the cap counts its organization's, a resubmission finds its own", async () => {
+    const h = await service(fetch)
+    const user = await endUser(h)
+    const other = await endUser(h)
+    const signedTransaction = await transferAt(2n)
+    // Another organization's 300 open sends, and the user's 100 final ones.
+    const open = (i: number, id: string, organizationId: string, status: SendTransactionRow['status']) =>
+      withOpenKeys({
+        id,
+        organizationId,
+        activityId: `activity-${i}`,
+        caip2: CAIP2,
+        sender: '0x0000000000000000000000000000000000000001',
+        account: '0x0000000000000000000000000000000000000001',
+        sponsored: false,
+        signedTransaction: '0x02',
+        txHash: `0x${i.toString(16).padStart(64, '0')}`,
+        status,
+        attempts: 0,
+        notBefore: Number.MAX_SAFE_INTEGER,
+        replacements: 0,
+        createdAt: 0,
+        updatedAt: 0,
+      })
+    await fillRows(h, 'sendTransactions', 300, (i, id) => open(i, id, other.organizationId, 'BROADCASTED'))
+    await h.service.store.transaction(async (tx) => {
+      for (let i = 0; i < 100; i++)
+        await tx.put('sendTransactions', open(1000 + i, `done-${i}`, user.organizationId, 'INCLUDED'))
+    })
+    // The send rows each submission's transaction reads.
+    const original = StoreTransaction.prototype.findBy
+    let rowsRead = 0
+    const spy = vi.spyOn(StoreTransaction.prototype, 'findBy').mockImplementation(async function (
+      this: StoreTransaction,
+      ...args: Parameters<StoreTransaction['findBy']>
+    ) {
+      const rows = await original.apply(this, args)
+      if (args[0] === 'sendTransactions') rowsRead += rows.length
+      return rows as never
+    })
+    try {
+      expect((await sendRaw(h, signedTransaction, user.as)).status).toBe(200)
+      expect(rowsRead).toBe(0)
+      // Given again: the one open send of that transaction is read, and answered.
+      const again = await sendRaw(h, signedTransaction, user.as)
+      expect(again.status).toBe(200)
+      expect(rowsRead).toBe(1)
+    } finally {
+      spy.mockRestore()
+    }
+    expect(await openSendsOf(h, user.organizationId)).toHaveLength(1)
     await h.service.close()
   })
 

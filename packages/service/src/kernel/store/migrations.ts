@@ -345,6 +345,43 @@ function accountLookups(backend: StoreBackend): Migration {
   }
 }
 
+/**
+ * The open sends of an organization, an open send by its transaction, and by its account, each
+ * read through an index (`SendTransactionRow.openIn`, `openHash`, `openAccount`): the open-send
+ * cap, a resubmission's lookup and a batch's look for its account's sends in flight read their own
+ * rows, never every open send of the service. Filled from the rows' documents.
+ */
+function openSendLookups(backend: StoreBackend): Migration {
+  const field = (name: string) =>
+    backend.name === 'PostgreSQL'
+      ? sql`(data::json->>${sql.lit(name)})`
+      : sql`json_extract(data, ${sql.lit(`$.${name}`)})`
+  const columns = ['openIn', 'openHash', 'openAccount']
+  return {
+    async up(db: Kysely<unknown>) {
+      for (const column of columns)
+        await db.schema.alterTable('sendTransactions').addColumn(column, backend.textType).execute()
+      await sql`update ${sql.table('sendTransactions')} set
+        ${sql.ref('openIn')} = ${sql.ref('organizationId')},
+        ${sql.ref('openHash')} = ${field('caip2')} || ' ' || lower(${field('txHash')}),
+        ${sql.ref('openAccount')} = ${field('caip2')} || ' ' || lower(${field('account')})
+        where ${sql.ref('status')} in ('PENDING', 'BROADCASTED')`.execute(db)
+      for (const column of columns)
+        await db.schema
+          .createIndex(`sendTransactions_${column}`)
+          .on('sendTransactions')
+          .column(column)
+          .execute()
+    },
+    async down(db: Kysely<unknown>) {
+      for (const column of columns) {
+        await db.schema.dropIndex(`sendTransactions_${column}`).execute()
+        await db.schema.alterTable('sendTransactions').dropColumn(column).execute()
+      }
+    },
+  }
+}
+
 /** The migrations, with the column types of `backend`, by name in the order they apply. */
 function migrationsOf(backend: StoreBackend): Record<string, Migration> {
   return {
@@ -353,6 +390,8 @@ function migrationsOf(backend: StoreBackend): Record<string, Migration> {
     '0003_keyring': keyring(backend.textType),
     '0004_sending': addTables(SENDING_TABLES, backend.textType),
     '0005_rate_limit_buckets': rateLimitBuckets(backend.textType),
+    // An organization's open sends, and an open send by its transaction, through indexes.
+    '0020_open_sends': openSendLookups(backend),
     // ---- wing: spending limits (issue 37) ----
     '0006_spending_limits': spendingLimitTables(backend),
     // Session profiles (limits/): a login naming one issues a session its scope confines.

@@ -376,6 +376,16 @@ export interface SendTransactionRow extends Row {
    * that reports its `l1Fee` says what it paid; one that does not leaves this counted.
    */
   l1Fee?: string
+  /**
+   * While the send is open (PENDING or BROADCASTED): its organization's id, its chain and
+   * transaction hash (`caip2 txHash`), and its chain and account (`caip2 account`), in lower case;
+   * absent once final. The indexes the open-send cap counts an organization's open sends by, a
+   * resubmission finds its open send by, and a batch asks whether its account has a send in flight
+   * by, each reading its own rows (migration 0020_open_sends; `withOpenKeys` writes them).
+   */
+  openIn?: string
+  openHash?: string
+  openAccount?: string
   /** Broadcast attempts so far. */
   attempts: number
   /** Epoch ms before which the worker leaves it alone (backoff, or another instance's lease). */
@@ -745,7 +755,8 @@ export const INDEXES: { [T in TableName]: (keyof Tables[T] & string)[] } = {
   // Master-key rotation.
   keyring: [],
   // sending
-  sendTransactions: ['organizationId', 'status'],
+  // openIn, openHash, openAccount: migration 0020_open_sends.
+  sendTransactions: ['organizationId', 'status', 'openIn', 'openHash', 'openAccount'],
   nonces: [],
   sponsors: [],
   gasUsage: ['userDay', 'organizationMonth'],
