@@ -76,7 +76,13 @@ export async function saveProxyConfig(
   const settings: ProxySettings = {
     ...base,
     ...changes,
-    oauth: { ...base.oauth, ...changes.oauth },
+    // Client ids are set one provider at a time: naming one keeps the others' (each binds its
+    // provider's codes to this app, `oauth2_authenticate`).
+    oauth: {
+      ...base.oauth,
+      ...changes.oauth,
+      clientIds: { ...base.oauth.clientIds, ...changes.oauth?.clientIds },
+    },
   }
   let row = await tx.put('proxyConfigs', {
     ...(existing ?? { id: runtime.newId(), organizationId, createdAt: now }),

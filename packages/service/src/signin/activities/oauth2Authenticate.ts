@@ -45,16 +45,20 @@ export const oauth2Authenticate = defineActivity('oauth2_authenticate', {
       // app's client id, only it counts. The kit starts every sign-in with that client id (from
       // wallet_kit_config), so a provider configured with the new configuration's placeholder
       // (`latchkey-dev-*`) signs nobody in at a real provider: refused too, naming the setting.
-      const ownClientId = settings?.oauth.providers?.[method] ? settings.oauth.clientIds[method] : undefined
-      if (ownClientId !== undefined && (ownClientId === devClientId(method) || p.clientId !== ownClientId))
-        throw new CredentialError({
-          code: 'OAUTH_EXCHANGE_FAILED',
-          field: 'clientId',
-          reason:
-            ownClientId === devClientId(method)
-              ? `cannot be checked: set this app's client id for ${method} in its auth-proxy settings (oauth.clientIds.${method}, still the placeholder ${ownClientId})`
+      // Settings naming the provider but no client id for it (written by hand, or by an older
+      // version) bind nothing either: refused, never any client id accepted.
+      if (settings?.oauth.providers?.[method]) {
+        const ownClientId = settings.oauth.clientIds[method]
+        const unchecked = !ownClientId || ownClientId === devClientId(method)
+        if (unchecked || p.clientId !== ownClientId)
+          throw new CredentialError({
+            code: 'OAUTH_EXCHANGE_FAILED',
+            field: 'clientId',
+            reason: unchecked
+              ? `cannot be checked: set this app's client id for ${method} in its auth-proxy settings (oauth.clientIds.${method}, ${ownClientId ? `still the placeholder ${ownClientId}` : 'not set'})`
               : `is not this app's client id for ${method} (oauth.clientIds.${method} of its auth-proxy settings)`,
-        })
+          })
+      }
       const { oidcToken } = await exchangeAuthorizationCode(p, {
         fetch: state.oauth.fetch,
         endpointsFor: () => state.oauth.resolve(method, settings),

@@ -1538,6 +1538,26 @@ describe("an app's own OAuth provider (a public PKCE client)", () => {
       'OAUTH_EXCHANGE_FAILED',
       'parameters.clientId',
     ])
+    // An update naming another provider's client id keeps this one's (client ids are set one
+    // provider at a time): the foreign code is still refused.
+    expect((await settings(h, { oauth: { clientIds: { google: 'this-app-google' } } }, h.root)).status).toBe(
+      200,
+    )
+    const afterUpdate = await authenticate('attacker-app', attacker.publicKey)
+    expect([afterUpdate.status, afterUpdate.body.details?.field]).toEqual([401, 'parameters.clientId'])
+    // Settings naming a provider without any client id for it (written by hand or an older
+    // version) check against nothing: refused, naming the setting, not any client id accepted.
+    await h.service.store.transaction(async (tx) => {
+      const [row] = await tx.findBy('proxyConfigs', 'organizationId', h.organizationId)
+      const { discord: _, ...clientIds } = row!.settings.oauth.clientIds
+      await tx.put('proxyConfigs', {
+        ...row!,
+        settings: { ...row!.settings, oauth: { ...row!.settings.oauth, clientIds } },
+      })
+    })
+    const unset = await authenticate('attacker-app', attacker.publicKey)
+    expect([unset.status, unset.body.details?.field]).toEqual([401, 'parameters.clientId'])
+    expect(unset.body.message).toContain('oauth.clientIds.discord')
     // Settings still naming the new configuration's placeholder bind no client: every code is
     // refused, naming the setting to fill in, rather than any client id accepted.
     const placeholder = await settings(
