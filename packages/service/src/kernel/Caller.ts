@@ -15,3 +15,13 @@ export interface Caller {
   }
   readOnly: boolean
 }
+
+/**
+ * What a replay of a stamped request is known by: the key that signed it (its kind, scheme and
+ * public key), not the row holding it now. A login with a key the user already has registers it
+ * again under a new row, and a key can be deleted and added again: a signed request captured
+ * before either is the same request after it, answered with what it did the first time, never run
+ * again. A read-only session (which signs nothing) by its user.
+ */
+export const signerOf = ({ kind, scheme, publicKey, id }: Caller['credential']): string =>
+  publicKey ? `${kind} ${scheme} ${publicKey.toLowerCase()}` : `${kind} ${id}`

@@ -8,6 +8,7 @@ import {
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, concatBytes, utf8ToBytes } from '@noble/hashes/utils.js'
 import { ApiError, FieldError, PermissionError } from '../kernel/base/errors.ts'
+import { signerOf } from '../kernel/Caller.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { ActivityHandler, Caller, Registry } from '../kernel/registry.ts'
 import type { ActivityRow, OrganizationRow } from '../kernel/store/model.ts'
@@ -192,8 +193,9 @@ async function vouchedFor(
 }
 
 /**
- * The fingerprint binds the body to the credential that stamped it: the same bytes from the same
- * credential are a replay, the same bytes from another root user are a distinct activity. A
+ * The fingerprint binds the body to the key that stamped it (`signerOf`: the key, whichever row
+ * holds it now): the same bytes from the same key are a replay, the same bytes from another root
+ * user are a distinct activity. A
  * plugin's own user (the auth proxy, whose key never leaves the service) may add a nonce, so two
  * instances forwarding identical calls in one millisecond make two activities; anyone else's
  * nonce header is ignored, so it cannot turn a replay into a new activity.
@@ -210,7 +212,7 @@ async function fingerprintOf(
     for (const plugin of registry.plugins) if (await plugin.ownsCaller?.(caller, runtime)) owned = true
   const nonce = owned ? (nonceHeader ?? '') : ''
   return bytesToHex(
-    sha256(concatBytes(utf8ToBytes(`${caller.credential.id}\n${nonce ? `${nonce}\n` : ''}`), bytes)),
+    sha256(concatBytes(utf8ToBytes(`${signerOf(caller.credential)}\n${nonce ? `${nonce}\n` : ''}`), bytes)),
   )
 }
 

@@ -11,6 +11,7 @@ import { bytesToHex, concatBytes, utf8ToBytes } from '@noble/hashes/utils.js'
 import { Hono } from 'hono'
 import { MAX_SESSION_SECONDS } from '../../domain/sessions.ts'
 import { FieldError, PermissionError } from '../../kernel/base/errors.ts'
+import { signerOf } from '../../kernel/Caller.ts'
 import { Reader, stringItem } from '../../kernel/Reader.ts'
 import type { Runtime } from '../../kernel/Runtime.ts'
 import type { ProxyConfigRow } from '../../kernel/store/model.ts'
@@ -174,7 +175,7 @@ type SettingsEnv = PipelineEnv & {
  * a root user of a parent organization (same stamp verification and liveness as the activity API):
  * `POST /get` `{ organizationId, timestampMs }` and
  * `POST /update` `{ organizationId, timestampMs, settings: Partial<ProxySettings> }`.
- * Like the activity API, an update is accepted once: its fingerprint (credential + exact bytes) is
+ * Like the activity API, an update is accepted once: its fingerprint (signing key + exact bytes) is
  * spent in the transaction that applies it, so a captured request replayed within the timestamp
  * window is refused, and one replayed later is stale. Loopback clients and allowed origins only.
  */
@@ -216,7 +217,10 @@ export function settingsApp(runtime: Runtime): Hono<SettingsEnv> {
     c.set('organizationId', organizationId)
     c.set('body', body)
     c.set('sessionProfileId', caller.credential.sessionProfileId)
-    c.set('fingerprint', bytesToHex(sha256(concatBytes(utf8ToBytes(`${caller.credential.id}\n`), bytes))))
+    c.set(
+      'fingerprint',
+      bytesToHex(sha256(concatBytes(utf8ToBytes(`${signerOf(caller.credential)}\n`), bytes))),
+    )
     await next()
   })
   app.post('/get', async (c) => {
