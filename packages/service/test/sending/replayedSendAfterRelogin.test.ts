@@ -1,6 +1,6 @@
 // A captured session-stamped eth_send_transaction, replayed after the session re-logged in with its
 // own key (the same public key, a new row), is the same send: the payee is paid once
-// (test/instances/replayAfterRelogin.test.ts has the rule on two instances). Anvil on loopback.
+// (test/instances/onceAcrossInstances.test.ts has the rule on two instances). Anvil on loopback.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHarness, ETHEREUM_ACCOUNT, fakeClock, resultOf, testKey } from '../../src/testing/harness.ts'
 import { type Chain, startChain, waitForSend } from './sendSupport.ts'
