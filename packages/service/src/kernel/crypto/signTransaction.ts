@@ -201,7 +201,10 @@ export interface EthereumPolicyTransaction {
 /** Solana transaction fields a policy reads; lamport amounts are decimal strings. */
 export interface SolanaPolicyTransaction {
   version: 'legacy' | 0
-  /** Static account keys, then `<lookupTable>#<index>` for keys loaded from address lookup tables. */
+  /**
+   * Static account keys, then `<lookupTable>#<index>` for keys loaded from address lookup tables:
+   * every table's writable ones, then every table's read-only ones, as the runtime loads them.
+   */
   account_keys: string[]
   /** The required signers (the first account keys). */
   signers: string[]
@@ -260,13 +263,13 @@ function ethereumPolicyOf(tx: EthereumTransaction, from?: string): EthereumPolic
 }
 
 function solanaPolicyOf({ message, signers }: DecodedSolana): SolanaPolicyTransaction {
-  const lookups =
-    message.version === 0
-      ? (message.addressTableLookups ?? []).flatMap((l) => [
-          ...l.writableIndexes.map((i) => `${l.lookupTableAddress}#${i}`),
-          ...l.readonlyIndexes.map((i) => `${l.lookupTableAddress}#${i}`),
-        ])
-      : []
+  // The runtime appends every table's writable addresses, table by table, then every table's
+  // read-only ones: an instruction's index past the static keys counts in that order.
+  const tables = message.version === 0 ? (message.addressTableLookups ?? []) : []
+  const lookups = [
+    ...tables.flatMap((l) => l.writableIndexes.map((i) => `${l.lookupTableAddress}#${i}`)),
+    ...tables.flatMap((l) => l.readonlyIndexes.map((i) => `${l.lookupTableAddress}#${i}`)),
+  ]
   const keys = [...message.staticAccounts, ...lookups] as string[]
   const key = (index: number) => keys[index] ?? `#${index}`
   const instructions = message.instructions.map((ix) => ({
