@@ -66,7 +66,11 @@ describe('solana.tx accounts loaded from lookup tables', () => {
     const compiled = getCompiledTransactionMessageDecoder().decode(
       getTransactionDecoder().decode(wire).messageBytes,
     )
-    expect((compiled as { addressTableLookups?: unknown[] }).addressTableLookups).toHaveLength(2)
+    const lookups = (compiled as { addressTableLookups?: { lookupTableAddress: string }[] })
+      .addressTableLookups
+    expect(lookups).toHaveLength(2)
+    // The message lists the tables in an order of its own; each gives one writable, one read-only.
+    const [first, second] = lookups!.map((lookup) => lookup.lookupTableAddress)
     // What the chain loads: @solana/kit's decompiler, given the tables' contents.
     const loaded = decompileTransactionMessage(compiled as never, { addressesByLookupTableAddress: tables })
     const truth = loaded.instructions[0]!.accounts!.map((account) => account.address)
@@ -82,6 +86,6 @@ describe('solana.tx accounts loaded from lookup tables', () => {
     }
     expect(tx.instructions[0]!.accounts.map(resolve)).toEqual(truth)
     // The static keys (payer, program), then both writable entries, then both read-only ones.
-    expect(tx.account_keys.slice(2)).toEqual([`${tableA}#0`, `${tableB}#0`, `${tableA}#1`, `${tableB}#1`])
+    expect(tx.account_keys.slice(2)).toEqual([`${first}#0`, `${second}#0`, `${first}#1`, `${second}#1`])
   })
 })
