@@ -1,8 +1,10 @@
 // What one signature spends of one limit's asset, read from the transaction itself: wei of every
 // call and the most the signer can pay in fees, ERC-20 `transfer`, `transferFrom`, `approve` and
 // `increaseAllowance` calldata, lamports of System Program transfers and the fee payer's fee, SPL
-// Token `Transfer`, `TransferChecked`, `Approve` and `ApproveChecked` instructions. What cannot be
-// read under a limit is refused, never let through.
+// Token `Transfer`, `TransferChecked`, `Approve` and `ApproveChecked` instructions. Where a
+// contract is the chain's native coin (Celo, Moonbeam, Polygon PoS: `nativeTokenContracts.ts`), a
+// native limit and an ERC-20 limit on that contract count the same coin, each what the other's
+// path moves too. What cannot be read under a limit is refused, never let through.
 import { ed25519 } from '@noble/curves/ed25519.js'
 import { bytesToNumberLE } from '@noble/curves/utils.js'
 import { sha256 } from '@noble/hashes/sha2.js'
@@ -16,8 +18,9 @@ import {
   readComputeBudget,
   solanaFeeBound,
 } from '../kernel/crypto/solanaFees.ts'
-import type { SpendDescription } from '../kernel/spending.ts'
+import type { SpendCall, SpendDescription } from '../kernel/spending.ts'
 import type { SpendingLimitRow } from '../kernel/store/model.ts'
+import { NATIVE_TOKEN_CONTRACTS, type NativeTokenContract } from './nativeTokenContracts.ts'
 
 /** ERC-20 selectors whose amount a limit counts: the destination is the recipient or the spender. */
 const ERC20 = {
@@ -58,8 +61,8 @@ const undecodable = (limit: SpendingLimitRow, reason: string) =>
 
 const word = (data: string, index: number) => data.slice(8 + 64 * index, 8 + 64 * (index + 1))
 
-/** The outflows of one ERC-20 call to the limit's token, or a refusal for calldata it cannot read. */
-function erc20Outflow(limit: SpendingLimitRow, data: string): Outflow[] {
+/** The outflows of one ERC-20 call to `token`, or a refusal for calldata it cannot read. */
+function erc20Outflow(limit: SpendingLimitRow, token: string, data: string): Outflow[] {
   const hex = data.replace(/^0x/i, '').toLowerCase()
   if (hex.length === 0) return []
   const selector = hex.slice(0, 8) as keyof typeof ERC20
@@ -67,7 +70,7 @@ function erc20Outflow(limit: SpendingLimitRow, data: string): Outflow[] {
   if (!shape)
     throw undecodable(
       limit,
-      `its call to the token ${limit.asset.type === 'SPENDING_LIMIT_ASSET_ERC20' ? limit.asset.contract : ''} has the selector 0x${hex.slice(0, 8)}, which is not transfer, transferFrom, approve or increaseAllowance`,
+      `its call to the token ${token} has the selector 0x${hex.slice(0, 8)}, which is not transfer, transferFrom, approve or increaseAllowance`,
     )
   if (hex.length !== 8 + 64 * shape.words || !/^[0-9a-f]*$/.test(hex))
     throw undecodable(limit, `its ${shape.name} calldata is not ${shape.words} ABI words`)
@@ -77,6 +80,40 @@ function erc20Outflow(limit: SpendingLimitRow, data: string): Outflow[] {
 
 /** Calldata that is not empty (`0x` and `` are none). */
 const hasCalldata = (data: string) => !/^(0x)?$/i.test(data)
+
+/**
+ * The outflows of `token` (an ERC-20, lower case) in `calls`: each call to it decoded. A call into
+ * another contract can move the token through an allowance the account gave it before the limit
+ * saw it (Permit2, a router: `transferFrom` by the spender), or give one (Permit2's own
+ * `approve`); the service cannot tell how much, so it is refused. A plain transfer of the chain's
+ * unit (no calldata) and a contract creation (its address holds no allowance it did not count)
+ * move none of the token by themselves.
+ */
+function tokenOutflows(limit: SpendingLimitRow, calls: SpendCall[], token: string, what: string): Outflow[] {
+  return calls.flatMap((call) => {
+    if (call.to && normalAddress(call.to) === token) return erc20Outflow(limit, token, call.data)
+    if (call.to && hasCalldata(call.data))
+      throw undecodable(
+        limit,
+        `its call to ${call.to} is not to the token ${what}: it could move the token through an allowance given to that contract`,
+      )
+    return []
+  })
+}
+
+/**
+ * Where a call's value goes: its target, but for a call to a contract that forwards the value it
+ * is sent (Polygon's MRC20 `transfer(to, value)`), the recipient it names.
+ */
+function valueDestination(call: SpendCall, coin: NativeTokenContract | undefined): string | undefined {
+  const to = call.to && normalAddress(call.to)
+  if (coin?.moves !== 'value' || to !== coin.contract) return to
+  const hex = call.data.replace(/^0x/i, '').toLowerCase()
+  const transfer = ERC20.a9059cbb
+  return hex.startsWith('a9059cbb') && hex.length === 8 + 64 * transfer.words
+    ? `0x${word(hex, transfer.destination).slice(24)}`
+    : to
+}
 
 /**
  * The outflows of an EVM signature by `signer` (its 0x address, lower case) under `limit` (nothing
@@ -109,34 +146,32 @@ function evmOutflows(
         limit,
         `it calls the signing account itself (${call.to}) with calldata: an account with an EIP-7702 delegation runs its delegate's code (an ERC-7821 execute can make any calls with any value)`,
       )
-  if (limit.asset.type === 'SPENDING_LIMIT_ASSET_NATIVE') {
-    // What the signer pays for gas is the chain's native unit leaving the account too, and on an
-    // OP Stack chain so is its L1 data fee (where the service could price it).
-    const fee = (spend.fee ?? 0n) + (spend.l1Fees?.[limit.asset.caip2] ?? 0n)
-    return [
-      ...spend.calls
-        .filter((call) => call.value > 0n)
-        .map((call) => ({ amount: call.value, destination: call.to && normalAddress(call.to) })),
-      ...(fee > 0n ? [{ amount: fee, destination: undefined, fee: true as const }] : []),
-    ]
-  }
-  if (limit.asset.type !== 'SPENDING_LIMIT_ASSET_ERC20') return []
-  const { contract } = limit.asset
-  const token = normalAddress(contract)
-  return spend.calls.flatMap((call) => {
-    if (call.to && normalAddress(call.to) === token) return erc20Outflow(limit, call.data)
-    // A call into another contract can move the token through an allowance the account gave it
-    // before the limit saw it (Permit2, a router: `transferFrom` by the spender), or give one
-    // (Permit2's own `approve`); the service cannot tell how much. A plain transfer of the chain's
-    // unit (no calldata) and a contract creation (its address holds no allowance it did not
-    // count) move none of the token.
-    if (call.to && hasCalldata(call.data))
-      throw undecodable(
-        limit,
-        `its call to ${call.to} is not to the token ${contract}: it could move the token through an allowance given to that contract`,
-      )
-    return []
-  })
+  const { asset } = limit
+  const native = asset.type === 'SPENDING_LIMIT_ASSET_NATIVE'
+  if (!native && asset.type !== 'SPENDING_LIMIT_ASSET_ERC20') return []
+  // The chain's native coin, when a contract is it too: a native limit, or an ERC-20 limit on
+  // that contract, counts the coin whichever way it leaves.
+  const coin = NATIVE_TOKEN_CONTRACTS[asset.caip2]
+  if (!native && normalAddress(asset.contract) !== coin?.contract)
+    return tokenOutflows(limit, spend.calls, normalAddress(asset.contract), asset.contract)
+  const values = spend.calls
+    .filter((call) => call.value > 0n)
+    .map((call) => ({ amount: call.value, destination: valueDestination(call, coin) }))
+  // What the signer pays for gas is the chain's native unit leaving the account too, and on an
+  // OP Stack chain so is its L1 data fee (where the service could price it). A native limit
+  // counts it; an ERC-20 limit on the coin's contract counts what the calls move (the fee stays
+  // the native limit's: the fee's settlement and pricing go by native limits).
+  const fee = native ? (spend.fee ?? 0n) + (spend.l1Fees?.[limit.asset.caip2] ?? 0n) : 0n
+  const fees = fee > 0n ? [{ amount: fee, destination: undefined, fee: true as const }] : []
+  // A contract that moves only the value it is sent (Polygon's MRC20) moves nothing more; an
+  // ERC-20 that is the coin moves it with no value, and so does a contract the account gave an
+  // allowance on it, as under any ERC-20 limit.
+  if (coin?.moves !== 'erc20') return [...values, ...fees]
+  return [
+    ...values,
+    ...tokenOutflows(limit, spend.calls, coin.contract, `${coin.contract} (the chain's native coin)`),
+    ...fees,
+  ]
 }
 
 /** The outflows of a Solana signature under `limit`: lamports or one SPL token's units. */

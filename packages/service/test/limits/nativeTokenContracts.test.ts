@@ -1,0 +1,162 @@
+// Where a contract is the chain's native coin (Celo's CeloToken, Moonbeam's native-token ERC-20
+// precompile, Polygon PoS's MRC20: limits/nativeTokenContracts.ts), a native limit and an ERC-20
+// limit on that contract count the same coin. A native limit once counted only `value`, so a
+// limited signer moved 1,000 CELO with `transfer` calldata of value 0; an ERC-20 limit on the
+// CELO contract counted only calldata, so a plain value transfer moved the same balance.
+import { encodeFunctionData, erc20Abi, type Hex, serializeTransaction } from 'viem'
+import { describe, expect, it } from 'vitest'
+import { createHarness, ETHEREUM_ACCOUNT, type Json, resultOf } from '../../src/testing/harness.ts'
+
+const DEAD = '0x000000000000000000000000000000000000dead'
+const FRIEND = '0x00000000000000000000000000000000000f00d5'
+/** Celo mainnet (eip155:42220): CeloToken, whose transfer moves native CELO. */
+const CELO_TOKEN = '0x471EcE3750Da237f93B8E339c536989b8978a438'
+/** Moonbeam (eip155:1284) and Moonriver (eip155:1285): the native-token ERC-20 precompile. */
+const MOONBEAM_NATIVE = '0x0000000000000000000000000000000000000802'
+/** Polygon PoS (eip155:137): MRC20, which forwards the value it is sent. */
+const POLYGON_NATIVE = '0x0000000000000000000000000000000000001010'
+/** Uniswap's Permit2: a contract accounts commonly hold allowances for. */
+const PERMIT2 = '0x000000000022d473030f116ddee9f6b43ac78ba3'
+
+let nonce = 0
+const tx = (chainId: number, to: string, value: bigint, data?: Hex) =>
+  serializeTransaction({
+    type: 'eip1559',
+    chainId,
+    nonce: nonce++,
+    maxFeePerGas: 0n,
+    maxPriorityFeePerGas: 0n,
+    gas: 100_000n,
+    to: to as Hex,
+    value,
+    ...(data ? { data } : {}),
+  })
+
+const erc20 = (functionName: 'transfer' | 'approve', to: string, amount: bigint) =>
+  encodeFunctionData({ abi: erc20Abi, functionName, args: [to as Hex, amount] })
+const transferFrom = (from: string, to: string, amount: bigint) =>
+  encodeFunctionData({ abi: erc20Abi, functionName: 'transferFrom', args: [from as Hex, to as Hex, amount] })
+
+async function setup() {
+  const h = await createHarness()
+  const sub = await h.createSubOrganization({
+    users: 1,
+    wallet: { walletName: 'W', accounts: [ETHEREUM_ACCOUNT] },
+  })
+  const eth = sub.addresses![0]!
+  const as = { as: sub.keys[0]!, organizationId: sub.organizationId }
+  const submit = (path: Parameters<typeof h.submit>[0], parameters: Json) => {
+    h.clock.advance(1)
+    return h.submit(path, parameters, as)
+  }
+  const limit = async (asset: Json, allowedDestinations?: string[]) =>
+    resultOf(
+      'latchkey_create_spending_limit',
+      await submit('latchkey_create_spending_limit', {
+        spendingLimitName: 'daily',
+        scope: { type: 'SPENDING_LIMIT_SCOPE_WALLET_ACCOUNT', address: eth },
+        window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
+        asset,
+        amount: '10',
+        ...(allowedDestinations ? { allowedDestinations } : {}),
+      }),
+    ).spendingLimitId as string
+  const sign = async (unsignedTransaction: string) => {
+    const reply = await submit('sign_transaction', {
+      signWith: eth,
+      type: 'TRANSACTION_TYPE_ETHEREUM',
+      unsignedTransaction,
+    })
+    return reply.status === 200
+      ? 200
+      : { status: reply.status, code: (reply.body.details as Json | undefined)?.errorCode }
+  }
+  const used = async () =>
+    ((await h.query('latchkey_list_spending_limits', {}, as)).body.spendingLimits as Json[]).map(
+      (l) => l.used,
+    )
+  return { limit, sign, used, eth }
+}
+
+const exceeded = { status: 429, code: 'SPENDING_LIMIT_EXCEEDED' }
+const undecodable = { status: 403, code: 'SPEND_UNDECODABLE' }
+
+describe('spending limits on a chain whose native coin is also an ERC-20 contract', () => {
+  it('a native CELO limit counts what the CELO token moves, and refuses what it cannot read', async () => {
+    const { limit, sign, used, eth } = await setup()
+    await limit({ type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:42220' })
+    // Control: 11 wei of value is over the 10-wei limit.
+    expect(await sign(tx(42220, DEAD, 11n))).toEqual(exceeded)
+    // 1,000 CELO out through the token contract, value 0: counted, so over the limit.
+    expect(await sign(tx(42220, CELO_TOKEN, 0n, erc20('transfer', DEAD, 10n ** 21n)))).toEqual(exceeded)
+    expect(await sign(tx(42220, CELO_TOKEN, 0n, transferFrom(eth, DEAD, 11n)))).toEqual(exceeded)
+    expect(await used()).toEqual(['0'])
+    expect(await sign(tx(42220, CELO_TOKEN, 0n, erc20('transfer', DEAD, 3n)))).toBe(200)
+    expect(await sign(tx(42220, CELO_TOKEN, 0n, erc20('approve', DEAD, 4n)))).toBe(200)
+    expect(await sign(tx(42220, DEAD, 2n))).toBe(200)
+    expect(await used()).toEqual(['9'])
+    // Calldata to the token it cannot read (transferWithComment, burn…), and a call into another
+    // contract, which could move CELO through an allowance the account gave it before the limit.
+    expect(await sign(tx(42220, CELO_TOKEN, 0n, '0x12345678'))).toEqual(undecodable)
+    expect(await sign(tx(42220, PERMIT2, 0n, erc20('transfer', DEAD, 1n)))).toEqual(undecodable)
+    // A plain transfer still passes.
+    expect(await sign(tx(42220, FRIEND, 1n))).toBe(200)
+    expect(await used()).toEqual(['10'])
+  })
+
+  it('a native limit on Moonbeam and Moonriver counts a transfer through the native-token precompile', async () => {
+    const { limit, sign, used } = await setup()
+    await limit({ type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:1284' })
+    await limit({ type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:1285' })
+    expect(await sign(tx(1284, DEAD, 11n))).toEqual(exceeded)
+    expect(await sign(tx(1284, MOONBEAM_NATIVE, 0n, erc20('transfer', DEAD, 10n ** 21n)))).toEqual(exceeded)
+    expect(await sign(tx(1285, MOONBEAM_NATIVE, 0n, erc20('approve', DEAD, 11n)))).toEqual(exceeded)
+    expect(await sign(tx(1284, MOONBEAM_NATIVE, 0n, erc20('transfer', DEAD, 6n)))).toBe(200)
+    expect(await used()).toEqual(['6', '0'])
+  })
+
+  it('an ERC-20 limit on the CELO token counts a plain CELO value transfer', async () => {
+    const { limit, sign, used } = await setup()
+    await limit({ type: 'SPENDING_LIMIT_ASSET_ERC20', caip2: 'eip155:42220', contract: CELO_TOKEN })
+    // Control: 11 token units through transfer() are over the limit.
+    expect(await sign(tx(42220, CELO_TOKEN, 0n, erc20('transfer', DEAD, 11n)))).toEqual(exceeded)
+    // The same balance moved as the chain's native unit.
+    expect(await sign(tx(42220, DEAD, 10n ** 21n))).toEqual(exceeded)
+    expect(await sign(tx(42220, DEAD, 4n))).toBe(200)
+    expect(await sign(tx(42220, CELO_TOKEN, 0n, erc20('transfer', DEAD, 5n)))).toBe(200)
+    expect(await used()).toEqual(['9'])
+  })
+
+  it("Polygon's MRC20 moves only the value it is sent: counted as value, sent where its transfer names", async () => {
+    const { limit, sign, used } = await setup()
+    await limit({ type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:137' }, [FRIEND])
+    await limit({ type: 'SPENDING_LIMIT_ASSET_ERC20', caip2: 'eip155:137', contract: POLYGON_NATIVE }, [
+      FRIEND,
+    ])
+    // A plain value transfer counts under both; over 10, both refuse.
+    expect(await sign(tx(137, FRIEND, 11n))).toEqual(exceeded)
+    expect(await sign(tx(137, FRIEND, 2n))).toBe(200)
+    // transfer(to, value) forwards the value sent to the recipient it names: the allow-list
+    // holds it there, and it counts once.
+    expect(await sign(tx(137, POLYGON_NATIVE, 3n, erc20('transfer', FRIEND, 3n)))).toBe(200)
+    expect(await sign(tx(137, POLYGON_NATIVE, 1n, erc20('transfer', DEAD, 1n)))).toEqual({
+      status: 403,
+      code: 'SPEND_DESTINATION_NOT_ALLOWED',
+    })
+    expect(await used()).toEqual(['5', '5'])
+    // Without value it moves nothing (MRC20 returns false when value and msg.value differ), and
+    // MRC20 keeps no allowances: a call into another contract passes as under any native limit.
+    expect(await sign(tx(137, POLYGON_NATIVE, 0n, erc20('transfer', DEAD, 10n ** 21n)))).toBe(200)
+    expect(await sign(tx(137, PERMIT2, 0n, erc20('transfer', DEAD, 1n)))).toBe(200)
+    expect(await used()).toEqual(['5', '5'])
+  })
+
+  it('a chain without such a contract keeps the native rule: value counts, contract calls pass', async () => {
+    const { limit, sign, used } = await setup()
+    await limit({ type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:1' })
+    expect(await sign(tx(1, CELO_TOKEN, 0n, erc20('transfer', DEAD, 10n ** 21n)))).toBe(200)
+    expect(await sign(tx(1, PERMIT2, 0n, erc20('transfer', DEAD, 1n)))).toBe(200)
+    expect(await sign(tx(1, DEAD, 11n))).toEqual(exceeded)
+    expect(await used()).toEqual(['0'])
+  })
+})
