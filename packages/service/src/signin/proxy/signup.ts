@@ -13,11 +13,11 @@ export async function signup(call: ProxyCall, r: Reader): Promise<ProxyResponse<
   const userEmail = r.optString('userEmail', { max: 320 })?.trim().toLowerCase()
   const userPhoneNumber = r.optString('userPhoneNumber', { max: 32 })?.trim()
   const verificationToken = r.optString('verificationToken', { max: 8192 })
-  const apiKeys = (r.optArray('apiKeys', (v) => v, { max: 10 }) ?? []) as Record<string, unknown>[]
-  const authenticators = (r.optArray('authenticators', (v) => v, { max: 10 }) ?? []) as Record<
-    string,
-    unknown
-  >[]
+  // Each item an object (400 naming `apiKeys[i]`), passed on as sent: the client signed them.
+  const apiKeys = (r.optArray('apiKeys', objectItem, { max: 10 }) ?? []).map((key) => key.value)
+  const authenticators = (r.optArray('authenticators', objectItem, { max: 10 }) ?? []).map(
+    (authenticator) => authenticator.value,
+  )
   const oauthProviders = r.optArray('oauthProviders', objectItem, { max: 5 }) ?? []
 
   // Every sign-in method the new account brings must be switched on.
