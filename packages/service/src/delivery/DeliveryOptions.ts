@@ -89,6 +89,7 @@ export interface SmsWebhookOptions {
 /** One e-mail as the mailer sends it. */
 export interface MailMessage {
   from: string
+  /** One plain address (`kernel/emailAddress.ts`): the message goes to it alone. */
   to: string
   subject: string
   text: string

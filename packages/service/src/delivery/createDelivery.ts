@@ -1,5 +1,6 @@
 import { ServiceError } from '../kernel/base/errors.ts'
 import type { EventSink } from '../kernel/base/events.ts'
+import { isEmailAddress } from '../kernel/emailAddress.ts'
 import { JobError, type JobHandler, PermanentJobError } from '../kernel/JobQueue.ts'
 import type { OtpChannels, OtpDeliveryPayload } from '../kernel/otpDelivery.ts'
 import type { DeliveryOptions, EmailTemplates, Mailer } from './DeliveryOptions.ts'
@@ -47,6 +48,8 @@ function smtpFailure(error: unknown): Failure {
   if (status !== undefined && status >= 500) return { reason: 'smtp_5xx', permanent: true }
   if (status !== undefined && status >= 400) return { reason: 'smtp_4xx', permanent: false }
   if (e?.code === 'EAUTH') return { reason: 'smtp_auth', permanent: true }
+  // Refused before any byte went out (no recipient, or one the mailer will not send to).
+  if (e?.code === 'EENVELOPE') return { reason: 'smtp_envelope', permanent: true }
   if (e?.command === 'DATA') return { reason: 'smtp_uncertain', permanent: true, uncertain: true }
   if (typeof e?.code === 'string' && SMTP_CONNECTION.includes(e.code))
     return { reason: 'smtp_connection', permanent: false }
@@ -118,6 +121,12 @@ export function createDelivery(options: DeliveryOptions, host: DeliveryHost): De
       if (context.uncertain) {
         emit('delivery.uncertain', { channel, provider, resent: !email })
         if (email) throw new PermanentJobError('smtp_uncertain')
+      }
+      if (email && !isEmailAddress(payload.to)) {
+        // A code committed for a contact that is not one plain address (before the sign-in wing
+        // refused them): a mailer could read it as a list, sending to an inbox nothing budgeted.
+        emit('delivery.failed', { channel, provider, reason: 'smtp_recipient', attempt: context.attempt })
+        throw new PermanentJobError('smtp_recipient')
       }
       const values: DeliveryValues = {
         code: payload.code,

@@ -1,5 +1,6 @@
 import { ConflictError } from '../kernel/base/errors.ts'
 import { guardContactChange } from '../kernel/contactGuard.ts'
+import { EMAIL_ADDRESS, EMAIL_ADDRESS_HINT } from '../kernel/emailAddress.ts'
 import type { Reader } from '../kernel/Reader.ts'
 import type { ActivityContext } from '../kernel/registry.ts'
 import type { UserRow } from '../kernel/store/model.ts'
@@ -13,8 +14,8 @@ const CONTACTS = {
   email: {
     field: 'userEmail',
     unverified: 'userEmailUnverified',
-    pattern: /^$|^[^\s@]+@[^\s@]+\.[^\s@]+$/,
-    hint: 'an e-mail address (or empty to remove it)',
+    pattern: new RegExp(`^$|${EMAIL_ADDRESS.source}`, EMAIL_ADDRESS.flags),
+    hint: `${EMAIL_ADDRESS_HINT} (or empty to remove it)`,
     max: 320,
     normalise: (value: string) => value.trim().toLowerCase(),
   },

@@ -20,6 +20,7 @@ import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
 import { FieldError } from '../kernel/base/errors.ts'
 import { CryptoInputError, parsePath, validateAccountSpec } from '../kernel/crypto/index.ts'
+import { EMAIL_ADDRESS, EMAIL_ADDRESS_HINT } from '../kernel/emailAddress.ts'
 import { Reader } from '../kernel/Reader.ts'
 
 /** Largest number of accounts one activity derives. */
@@ -206,7 +207,6 @@ export function readOauthProviderParamsV2(value: unknown, field: string): OauthP
 }
 
 const E164 = /^\+[1-9]\d{6,14}$/
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 
 /**
  * A root user (or, with `userTags`, a user) of `type`: its `oauthProviders` take `oidcClaims` in
@@ -218,7 +218,7 @@ export function readRootUser(
   version: { type: string; oidcClaims: boolean },
 ): RootUserParams {
   const r = new Reader(value, field)
-  const userEmail = r.optString('userEmail', { max: 320, pattern: EMAIL, hint: 'an e-mail address' })
+  const userEmail = r.optString('userEmail', { max: 320, pattern: EMAIL_ADDRESS, hint: EMAIL_ADDRESS_HINT })
   const userPhoneNumber = r.optString('userPhoneNumber', {
     max: 16,
     pattern: E164,

@@ -4,6 +4,7 @@ import { assertProviderIssuer } from '../domain/oauthIssuers.ts'
 import { readAccounts } from '../domain/params.ts'
 import { readAddressFormats } from '../domain/privateKeys.ts'
 import { FieldError } from '../kernel/base/errors.ts'
+import { EMAIL_ADDRESS, EMAIL_ADDRESS_HINT } from '../kernel/emailAddress.ts'
 import { Reader, stringItem } from '../kernel/Reader.ts'
 
 /** The fields of one imported user, and of each of its parts: anything else is refused by name. */
@@ -25,7 +26,6 @@ const FIELDS = {
   privateKeys: ['privateKeyName', 'encryptedBundle', 'curve', 'addressFormats'],
 } as const
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 const PHONE = /^\+[1-9]\d{6,14}$/
 const BASE64URL = /^[A-Za-z0-9_-]+={0,2}$/
 
@@ -43,7 +43,7 @@ function onlyFields(r: Reader, known: readonly string[]): void {
 export function readImportUser(r: Reader): ImportUserParams {
   onlyFields(r, FIELDS.user)
   const userName = r.optString('userName', { max: 256 })
-  const email = r.optString('email', { max: 320, pattern: EMAIL, hint: 'an e-mail address' })
+  const email = r.optString('email', { max: 320, pattern: EMAIL_ADDRESS, hint: EMAIL_ADDRESS_HINT })
   const phoneNumber = r.optString('phoneNumber', {
     max: 16,
     pattern: PHONE,

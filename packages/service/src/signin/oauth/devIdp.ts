@@ -3,7 +3,7 @@ import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { Hono, type MiddlewareHandler } from 'hono'
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose'
-import { isEmailAddress } from '../otp/normalizeContact.ts'
+import { isEmailAddress } from '../../kernel/emailAddress.ts'
 import { CODE_CHALLENGE, CODE_VERIFIER, s256Challenge } from './pkce.ts'
 
 /** Where the dev identity providers are mounted on the service. */

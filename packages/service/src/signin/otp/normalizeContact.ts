@@ -1,12 +1,9 @@
 import type { OtpType } from '@latchkey/protocol'
 import { parsePhoneNumberFromString } from 'libphonenumber-js/min'
 import { FieldError } from '../../kernel/base/errors.ts'
+import { EMAIL_ADDRESS_HINT, isEmailAddress } from '../../kernel/emailAddress.ts'
 
 const E164 = /^\+[1-9]\d{6,14}$/
-// Deliberately simple: one @, no spaces, a dot in the domain. Deliverability is the outbox's
-// (or the mail server's) business; this only catches typing mistakes.
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
-const MAX_EMAIL_LENGTH = 254
 
 /** True when `value` is an E.164 phone number whose length fits its country's numbering plan. */
 export function isE164PhoneNumber(value: string): boolean {
@@ -15,13 +12,10 @@ export function isE164PhoneNumber(value: string): boolean {
   return parsed?.isPossible() === true && parsed.number === value
 }
 
-export function isEmailAddress(value: string): boolean {
-  return value.length <= MAX_EMAIL_LENGTH && EMAIL.test(value)
-}
-
 /**
  * Checks a contact against its OTP type and returns its canonical form (e-mail lower-cased
- * and trimmed; phone numbers must already be E.164). Throws `CONTACT_INVALID` otherwise.
+ * and trimmed, and a plain address: `kernel/emailAddress.ts`; phone numbers must already be
+ * E.164). Throws `CONTACT_INVALID` naming `field` otherwise.
  */
 export function normalizeContact(otpType: OtpType, contact: unknown, field = 'contact'): string {
   if (typeof contact !== 'string' || contact.trim() === '')
@@ -30,7 +24,7 @@ export function normalizeContact(otpType: OtpType, contact: unknown, field = 'co
   if (otpType === 'OTP_TYPE_EMAIL') {
     const email = trimmed.toLowerCase()
     if (!isEmailAddress(email))
-      throw new FieldError({ code: 'CONTACT_INVALID', field, reason: 'is not a valid e-mail address' })
+      throw new FieldError({ code: 'CONTACT_INVALID', field, reason: `must be ${EMAIL_ADDRESS_HINT}` })
     return email
   }
   if (!isE164PhoneNumber(trimmed))

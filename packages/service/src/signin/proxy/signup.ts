@@ -4,13 +4,16 @@ import { ConflictError, CredentialError, FieldError } from '../../kernel/base/er
 import { objectItem, type Reader } from '../../kernel/Reader.ts'
 import { checkSignupSignature, readClientSignature } from '../clientSignature/checkClientSignature.ts'
 import { methodOf } from '../oauth/providerEndpoints.ts'
+import { normalizeContact } from '../otp/normalizeContact.ts'
 import { verifyVerificationToken } from '../verifyVerificationToken.ts'
 import { claimsOf } from './claimsOf.ts'
 import type { ProxyCall } from './ProxyCall.ts'
 
 /** `POST /v1/signup`: creates a sub-organization for a new user, with proof of each contact it claims. */
 export async function signup(call: ProxyCall, r: Reader): Promise<ProxyResponse<'signup'>> {
-  const userEmail = r.optString('userEmail', { max: 320 })?.trim().toLowerCase()
+  // Checked as `otp_init` checks a contact: an address the sign-up stores receives codes later.
+  const email = r.optString('userEmail', { max: 320 })
+  const userEmail = email === undefined ? undefined : normalizeContact('OTP_TYPE_EMAIL', email, 'userEmail')
   const userPhoneNumber = r.optString('userPhoneNumber', { max: 32 })?.trim()
   const verificationToken = r.optString('verificationToken', { max: 8192 })
   // Each item an object (400 naming `apiKeys[i]`), passed on as sent: the client signed them.
