@@ -1,30 +1,23 @@
 import type { OtpType } from '@latchkey/protocol'
 import type { ActivityContext } from '../kernel/registry.ts'
-import type { UserRow } from '../kernel/store/model.ts'
+import { type ContactKind, type UserRow, verifiedContactOf } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Reads.ts'
 
-/** Which of a user's contacts: the e-mail address or the phone number. */
-export type ContactKind = 'email' | 'phone'
+export type { ContactKind } from '../kernel/store/model.ts'
 
 const FIELDS = {
-  email: { value: 'userEmail', unverified: 'userEmailUnverified' },
-  phone: { value: 'userPhoneNumber', unverified: 'userPhoneNumberUnverified' },
+  email: { value: 'userEmail', unverified: 'userEmailUnverified', verified: 'verifiedEmail' },
+  phone: { value: 'userPhoneNumber', unverified: 'userPhoneNumberUnverified', verified: 'verifiedPhone' },
 } as const
 
 export const contactKindOf = (otpType: OtpType): ContactKind =>
   otpType === 'OTP_TYPE_EMAIL' ? 'email' : 'phone'
 
 /**
- * The user's contact of `kind` if it may receive codes and route logins: proven by a verification
- * token its key redeemed, or set in the parent organization (the operator vouches for it).
- * Rows written before contacts carried the mark count as verified.
+ * The user's contact of `kind` if it may receive codes and route logins (`verifiedContactOf`,
+ * which the store's index of verified contacts is made by).
  */
-export function verifiedContact(user: UserRow, kind: ContactKind): string | undefined {
-  const fields = FIELDS[kind]
-  if (user[fields.unverified]) return undefined
-  const value = user[fields.value]
-  return kind === 'email' ? value?.trim().toLowerCase() : value
-}
+export const verifiedContact = verifiedContactOf
 
 /** True when `user` holds `contact` (normalised) as a verified contact of `kind`. */
 export const holdsVerifiedContact = (user: UserRow, kind: ContactKind, contact: string): boolean =>
@@ -32,17 +25,17 @@ export const holdsVerifiedContact = (user: UserRow, kind: ContactKind, contact: 
 
 /**
  * The accounts (sub-organizations of `parentId` other than `exceptId`) one of whose users holds
- * `contact` (normalised) verified, found through the users' contact index (migration
- * 0011_import_contacts): a few reads whatever the number of the parent's accounts.
+ * `contact` (normalised) verified, found through the users' index of verified contacts (migration
+ * 0021_verified_contacts): a few reads whatever the number of the parent's accounts, and none for
+ * the unverified copies of the contact anyone may set in their own account.
  */
 export async function accountsHoldingContact(
   reads: Reads,
   query: { parentId: string; kind: ContactKind; contact: string; exceptId?: string },
 ): Promise<string[]> {
   const found: string[] = []
-  for (const user of await reads.findBy('users', FIELDS[query.kind].value, query.contact)) {
+  for (const user of await reads.findBy('users', FIELDS[query.kind].verified, query.contact)) {
     if (user.organizationId === query.exceptId || found.includes(user.organizationId)) continue
-    if (!holdsVerifiedContact(user, query.kind, query.contact)) continue
     const organization = await reads.get('organizations', user.organizationId)
     if (organization?.parentOrganizationId === query.parentId) found.push(organization.id)
   }

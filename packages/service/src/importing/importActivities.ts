@@ -13,7 +13,7 @@ import { base64urlnopad } from '@scure/base'
 import { cose, decodeCredentialPublicKey, verifySignature } from '@simplewebauthn/server/helpers'
 import { accountHolds } from '../domain/claimedValues.ts'
 import { storePrivateKey } from '../domain/privateKeys.ts'
-import { callerVouchesForContacts, holdsVerifiedContact } from '../domain/verifiedContact.ts'
+import { callerVouchesForContacts } from '../domain/verifiedContact.ts'
 import { createWalletRecords } from '../domain/wallets.ts'
 import { accountClaimId } from '../kernel/accountClaims.ts'
 import { recordAppEvent } from '../kernel/appEvents.ts'
@@ -255,10 +255,10 @@ async function refuseTaken(ctx: ActivityContext, p: ImportUserParams): Promise<v
   for (const contact of contacts)
     for (const row of await ctx.tx.findBy(
       'users',
-      contact.kind === 'email' ? 'userEmail' : 'userPhoneNumber',
+      contact.kind === 'email' ? 'verifiedEmail' : 'verifiedPhone',
       contact.value,
     ))
-      if (holdsVerifiedContact(row, contact.kind, contact.value) && (await underParent(row.organizationId)))
+      if (await underParent(row.organizationId))
         throw new ConflictError({
           field: contact.field,
           message: `${contact.field} already belongs to another account of this organization`,
@@ -372,10 +372,10 @@ function importLookups(organizationId: string, parameters: unknown): Lookup[] {
     { table: 'importedUsers', id: recordId },
     { table: 'importKeys', id: organizationId },
     ...claim('email', email),
-    ...(email !== undefined ? [{ table: 'users', field: 'userEmail', value: email } as const] : []),
+    ...(email !== undefined ? [{ table: 'users', field: 'verifiedEmail', value: email } as const] : []),
     ...claim('phone', phoneNumber),
     ...(phoneNumber !== undefined
-      ? [{ table: 'users', field: 'userPhoneNumber', value: phoneNumber } as const]
+      ? [{ table: 'users', field: 'verifiedPhone', value: phoneNumber } as const]
       : []),
     ...list('oauthProviders').flatMap((o): Lookup[] => {
       const issuer = sent(o, 'issuer')

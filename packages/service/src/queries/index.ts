@@ -8,7 +8,6 @@ import {
 } from '@latchkey/protocol'
 import { findPolicy } from '../activities/updatePolicy.ts'
 import { findPrivateKey, renderPrivateKey } from '../domain/privateKeys.ts'
-import { holdsVerifiedContact } from '../domain/verifiedContact.ts'
 import { mapInOrder } from '../kernel/base/async.ts'
 import { FieldError, NotFoundError } from '../kernel/base/errors.ts'
 import { toChecksumAddress } from '../kernel/crypto/addresses.ts'
@@ -51,11 +50,10 @@ async function holdersOf(reads: Reads, filterType: string, value: string): Promi
     case 'PHONE_NUMBER': {
       const kind = filterType === 'EMAIL' ? 'email' : 'phone'
       const contact = kind === 'email' ? value.trim().toLowerCase() : value.trim()
-      // Stored normalised (lower-case e-mail); the value as sent too, for a row written otherwise.
-      const spellings = [...new Set([contact, value.trim()])]
-      const field = kind === 'email' ? 'userEmail' : 'userPhoneNumber'
-      const found = await mapInOrder(spellings, (spelling) => reads.findBy('users', field, spelling))
-      return owners(found.flat(), (user) => holdsVerifiedContact(user, kind, contact))
+      // Through the index of verified contacts (normalised as `verifiedContactOf` makes them):
+      // unverified copies of the address, which anyone may set in their own account, are not read.
+      const field = kind === 'email' ? 'verifiedEmail' : 'verifiedPhone'
+      return owners(await reads.findBy('users', field, contact))
     }
     case 'CREDENTIAL_ID':
       return owners(await reads.findBy('authenticators', 'credentialId', value.replace(/=+$/, '')))

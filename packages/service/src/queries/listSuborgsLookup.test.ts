@@ -1,7 +1,14 @@
 import { PROXY_CONFIG_HEADER } from '@latchkey/protocol'
 import { describe, expect, it } from 'vitest'
 import { toChecksumAddress } from '../kernel/crypto/addresses.ts'
-import { createHarness, ETHEREUM_ACCOUNT, type Harness, resultOf, testKey } from '../testing/harness.ts'
+import {
+  createHarness,
+  ETHEREUM_ACCOUNT,
+  fillRows,
+  type Harness,
+  resultOf,
+  testKey,
+} from '../testing/harness.ts'
 
 /**
  * `list_suborgs` with a filter finds the value through its index and maps the matches to the
@@ -53,6 +60,57 @@ describe('list_suborgs with a filter', () => {
     const found = await lookupReads(h, known.keys[0]!.publicKey)
     expect(found).toEqual({ status: 200, body: { organizationId: known.organizationId }, reads: few.reads })
   }, 60_000)
+
+  it('an e-mail lookup reads none of the unverified copies of the address end users set in their own accounts', async () => {
+    const h = await createHarness()
+    const mail = resultOf(
+      'create_sub_organization',
+      await h.submit('create_sub_organization', {
+        subOrganizationName: 'Victim',
+        rootUsers: [
+          {
+            userName: 'Victim',
+            userEmail: 'victim@example.com',
+            apiKeys: [],
+            authenticators: [],
+            oauthProviders: [],
+          },
+        ],
+        rootQuorumThreshold: 1,
+      }),
+    ).subOrganizationId
+    const lookup = async () => {
+      const store = h.service.store as unknown as { findBy: (...args: unknown[]) => Promise<unknown[]> }
+      const original = store.findBy
+      let rows = 0
+      store.findBy = async function (this: unknown, ...args: unknown[]) {
+        const found = await original.apply(this, args)
+        rows += found.length
+        return found
+      }
+      try {
+        const reply = await h.query('list_suborgs', {
+          filterType: 'EMAIL',
+          filterValue: 'Victim@example.com',
+        })
+        return { organizationIds: reply.body.organizationIds, rows }
+      } finally {
+        store.findBy = original
+      }
+    }
+    const before = await lookup()
+    expect(before.organizationIds).toEqual([mail])
+    // An attacker's account holds 300 users with the victim's address, unverified (as its own
+    // create_users sets them).
+    const attacker = await h.createSubOrganization()
+    await fillRows(h, 'users', 300, (i) => ({
+      organizationId: attacker.organizationId,
+      userName: `copy ${i}`,
+      userEmail: 'victim@example.com',
+      userEmailUnverified: true as const,
+    }))
+    expect(await lookup()).toEqual(before)
+  })
 
   it('answers as before for every filter type: the parent’s sub-organizations that match, in id order, a page at a time', async () => {
     const h = await createHarness()

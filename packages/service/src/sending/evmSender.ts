@@ -23,7 +23,6 @@ import {
   pendingSend,
   raiseNonceFloor,
   recordNonceHole,
-  withOpenKeys,
 } from './sendingState.ts'
 import { RpcRefusedError } from './sendRpc.ts'
 
@@ -392,7 +391,7 @@ async function failUnmined(ctx: SendContext, row: SendTransactionRow, message: s
         return `${message}; nonce ${nonce} of ${current.sender} was not filled, and the account's later sends wait behind it until its next send through the service takes that nonce (or it sends at it itself): ${refusal}`
       }
       const fill = signFill(runtime, { ...current, nonce: nonce.toString() }, fees, signer)
-      await tx.put('sendTransactions', withOpenKeys({ ...fill, id, reservedFee: reservedFee.toString() }))
+      await tx.put('sendTransactions', { ...fill, id, reservedFee: reservedFee.toString() })
     }
   })
 }

@@ -4,7 +4,7 @@ import { releaseSpend, settleSpend, spendLockOf } from '../kernel/spending.ts'
 import type { SendTransactionRow } from '../kernel/store/model.ts'
 import type { Transaction } from '../kernel/store/Transaction.ts'
 import { namespaceOf, type SendContext } from './ChainSender.ts'
-import { OPEN_STATUSES, type OpenStatus, rpcFor, SENDING, senderOf, withOpenKeys } from './sendingState.ts'
+import { OPEN_STATUSES, type OpenStatus, rpcFor, SENDING, senderOf } from './sendingState.ts'
 import { RpcUnreachableError, type SendRpc } from './sendRpc.ts'
 
 /** Sends one pass acts on at once. */
@@ -128,7 +128,7 @@ async function claim(runtime: Runtime, row: SendTransactionRow) {
   return runtime.store.transaction(async (tx) => {
     const current = await tx.get('sendTransactions', row.id)
     if (!current || current.status !== row.status || current.notBefore > runtime.now()) return undefined
-    const claimed = withOpenKeys({ ...current, notBefore: runtime.now() + leaseMs })
+    const claimed = { ...current, notBefore: runtime.now() + leaseMs }
     await tx.put('sendTransactions', claimed)
     return claimed
   })
@@ -156,7 +156,7 @@ async function update(
       if (!current) return false
       if (options.whileOpen && !(OPEN_STATUSES as readonly string[]).includes(current.status)) return false
       await options.also?.(tx, current)
-      const next = withOpenKeys({ ...current, ...changes, updatedAt: runtime.now() })
+      const next = { ...current, ...changes, updatedAt: runtime.now() }
       await tx.put('sendTransactions', next)
       // A fill is the operator's (no tenant sent it): no webhook reports it.
       if (next.status !== current.status && current.fills === undefined)

@@ -18,13 +18,9 @@ export interface SendingState {
   senders: ReadonlyMap<string, ChainSender>
 }
 
-/**
- * The statuses of a send still open (signed and committed, not yet final), in the order a send
- * goes through them: what the worker acts on, what holds an account's nonces in flight, and what
- * the backlog watch counts.
- */
-export const OPEN_STATUSES = ['PENDING', 'BROADCASTED'] as const
-export type OpenStatus = (typeof OPEN_STATUSES)[number]
+import { OPEN_STATUSES } from '../kernel/store/model.ts'
+
+export { OPEN_STATUSES, type OpenStatus } from '../kernel/store/model.ts'
 
 /** Every open send, read from the store or inside a transaction. */
 export async function openSends(reader: Pick<Transaction, 'findBy'>): Promise<SendTransactionRow[]> {
@@ -34,23 +30,7 @@ export async function openSends(reader: Pick<Transaction, 'findBy'>): Promise<Se
   return rows.flat()
 }
 
-/**
- * `row` with its open-send index fields as its status makes them (`SendTransactionRow.openIn`,
- * `openHash`): every write of a send goes through it.
- */
-export function withOpenKeys(row: SendTransactionRow): SendTransactionRow {
-  const { openIn: _in, openHash: _hash, openAccount: _account, ...rest } = row
-  return (OPEN_STATUSES as readonly string[]).includes(row.status)
-    ? {
-        ...rest,
-        openIn: row.organizationId,
-        openHash: onChain(row.caip2, row.txHash),
-        openAccount: onChain(row.caip2, row.account),
-      }
-    : rest
-}
-
-/** The `openHash` of a send of `txHash`, or the `openAccount` of one from `account`, on `caip2`. */
+/** The `openHash` of a send of `txHash`, or the `openAccount` of one from `account`, on `caip2` (`DERIVED`). */
 export const onChain = (caip2: string, value: string): string => `${caip2} ${value.toLowerCase()}`
 
 /** A signed send as its caller gives it: what `pendingSend` makes a PENDING row of. */
@@ -60,16 +40,15 @@ export type NewSend = Omit<
 >
 
 /** `send` as a PENDING row of `now`: its broadcast job, not yet tried. */
-export const pendingSend = (now: number, send: NewSend): SendTransactionRow =>
-  withOpenKeys({
-    ...send,
-    status: 'PENDING',
-    attempts: 0,
-    notBefore: 0,
-    replacements: 0,
-    createdAt: now,
-    updatedAt: now,
-  })
+export const pendingSend = (now: number, send: NewSend): SendTransactionRow => ({
+  ...send,
+  status: 'PENDING',
+  attempts: 0,
+  notBefore: 0,
+  replacements: 0,
+  createdAt: now,
+  updatedAt: now,
+})
 
 /** The `nonces` row of an account's outer nonces on a chain (`takeNonce`). */
 export const nonceIdOf = (caip2: string, address: string): string => `${caip2}|${address.toLowerCase()}`

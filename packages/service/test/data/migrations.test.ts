@@ -12,7 +12,7 @@ import {
   knownMigrations,
   MigrationsPendingError,
 } from '../../src/kernel/store/migrations.ts'
-import { apiKeyInOrganization, type SendTransactionRow } from '../../src/kernel/store/model.ts'
+import { apiKeyInOrganization, type SendTransactionRow, type UserRow } from '../../src/kernel/store/model.ts'
 import { wasmSqlite } from '../../src/kernel/store/wasmSqlite.ts'
 import { type PostgresCluster, startPostgres } from '../durability/postgres.ts'
 import { hashTree, removeDir, tempDir } from '../durability/tempDir.ts'
@@ -54,6 +54,10 @@ const NEWEST_UNDO: Record<string, string[]> = {
       `ALTER TABLE "${table}" DROP COLUMN "${column}"`,
     ]),
   ),
+  '0021_verified_contacts': ['verifiedEmail', 'verifiedPhone'].flatMap((column) => [
+    `DROP INDEX "users_${column}"`,
+    `ALTER TABLE users DROP COLUMN "${column}"`,
+  ]),
   '0020_open_sends': ['openIn', 'openHash', 'openAccount'].flatMap((column) => [
     `DROP INDEX "sendTransactions_${column}"`,
     `ALTER TABLE "sendTransactions" DROP COLUMN "${column}"`,
@@ -217,6 +221,54 @@ describe('migrations on a data dir', { timeout: 120_000 }, () => {
       expect(await ids('openHash', `eip155:1 0xcd${'00'.repeat(31)}`)).toEqual([])
       expect(await ids('openAccount', `eip155:1 0x${'00'.repeat(19)}aa`)).toEqual(['open'])
       expect(await migrated.count('sendTransactions', 'openIn', 'org-1')).toBe(1)
+    } finally {
+      await migrated.close()
+    }
+  })
+
+  it('0021 fills the verified-contact columns of the users written before it: a verified address is found, normalised, an unverified one not', async () => {
+    const dir = tempDir('verified-contacts')
+    dirs.push(dir)
+    const store = await openDataDir(dir)
+    const user = (id: string, more: Partial<UserRow>): UserRow => ({
+      id,
+      organizationId: 'org-1',
+      userName: id,
+      createdAt: 1,
+      updatedAt: 1,
+      ...more,
+    })
+    await store.transaction(async (tx) => {
+      await tx.put('users', user('verified', { userEmail: 'Ada@Example.com', userPhoneNumber: '+15550001' }))
+      await tx.put(
+        'users',
+        user('unverified', {
+          userEmail: 'ada@example.com',
+          userEmailUnverified: true,
+          userPhoneNumber: '+15550001',
+          userPhoneNumberUnverified: true,
+        }),
+      )
+    })
+    await store.close()
+    // As a version before 0021 left it: no columns, no indexes.
+    const database = wasmSqlite(join(dir, DATABASE_FILE))
+    try {
+      database.exec('PRAGMA locking_mode = EXCLUSIVE')
+      database.exec(`DELETE FROM kysely_migration WHERE name >= '0021_verified_contacts'`)
+      for (const name of LATEST.filter((name) => name >= '0021_verified_contacts')) {
+        for (const table of NEWEST_TABLES[name] ?? []) database.exec(`DROP TABLE "${table}"`)
+        for (const statement of NEWEST_UNDO[name] ?? []) database.exec(statement)
+      }
+    } finally {
+      database.close()
+    }
+    const migrated = await openDataDir(dir)
+    try {
+      const ids = async (field: 'verifiedEmail' | 'verifiedPhone', value: string) =>
+        (await migrated.findBy('users', field, value)).map((row) => row.id)
+      expect(await ids('verifiedEmail', 'ada@example.com')).toEqual(['verified'])
+      expect(await ids('verifiedPhone', '+15550001')).toEqual(['verified'])
     } finally {
       await migrated.close()
     }

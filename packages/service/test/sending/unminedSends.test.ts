@@ -13,7 +13,6 @@ import { Transaction as StoreTransaction } from '../../src/kernel/store/Transact
 import { MAX_RAW_NONCE_GAP } from '../../src/sending/activities/ethSendRawTransaction.ts'
 import { MAX_OPEN_SENDS } from '../../src/sending/ethSend.ts'
 import { SEND_EXPIRES_AFTER_MS } from '../../src/sending/evmSender.ts'
-import { withOpenKeys } from '../../src/sending/sendingState.ts'
 import { startSendWorker } from '../../src/sending/sendWorker.ts'
 import { createHarness, fakeClock, fillRows, type Harness } from '../../src/testing/harness.ts'
 import { type Chain, endUser, startChain } from './sendSupport.ts'
@@ -190,24 +189,23 @@ describe('sends the node never mines', { timeout: 60_000 }, () => {
     const other = await endUser(h)
     const signedTransaction = await transferAt(2n)
     // Another organization's 300 open sends, and the user's 100 final ones.
-    const open = (i: number, id: string, organizationId: string, status: SendTransactionRow['status']) =>
-      withOpenKeys({
-        id,
-        organizationId,
-        activityId: `activity-${i}`,
-        caip2: CAIP2,
-        sender: '0x0000000000000000000000000000000000000001',
-        account: '0x0000000000000000000000000000000000000001',
-        sponsored: false,
-        signedTransaction: '0x02',
-        txHash: `0x${i.toString(16).padStart(64, '0')}`,
-        status,
-        attempts: 0,
-        notBefore: Number.MAX_SAFE_INTEGER,
-        replacements: 0,
-        createdAt: 0,
-        updatedAt: 0,
-      })
+    const open = (i: number, id: string, organizationId: string, status: SendTransactionRow['status']) => ({
+      id,
+      organizationId,
+      activityId: `activity-${i}`,
+      caip2: CAIP2,
+      sender: '0x0000000000000000000000000000000000000001',
+      account: '0x0000000000000000000000000000000000000001',
+      sponsored: false,
+      signedTransaction: '0x02',
+      txHash: `0x${i.toString(16).padStart(64, '0')}`,
+      status,
+      attempts: 0,
+      notBefore: Number.MAX_SAFE_INTEGER,
+      replacements: 0,
+      createdAt: 0,
+      updatedAt: 0,
+    })
     await fillRows(h, 'sendTransactions', 300, (i, id) => open(i, id, other.organizationId, 'BROADCASTED'))
     await h.service.store.transaction(async (tx) => {
       for (let i = 0; i < 100; i++)

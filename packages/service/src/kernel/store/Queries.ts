@@ -3,7 +3,7 @@ import { FieldError } from '../base/errors.ts'
 import type { StoreBackend } from './backends/StoreBackend.ts'
 import type { Database } from './Database.ts'
 import { classify, corruptRow } from './databaseErrors.ts'
-import { INDEXES, type Row, type TableName, type Tables } from './model.ts'
+import { DERIVED, INDEXES, type Row, type TableName, type Tables } from './model.ts'
 import type { ReadCache } from './ReadCache.ts'
 import { type Lookup, lookupKey } from './Reads.ts'
 
@@ -402,11 +402,15 @@ export class Queries {
   /** A row as its table's columns take it: id, JSON document, then each indexed field. */
   rowValues(table: TableName, row: Row): RowValues {
     const fields = INDEXES[table] as string[]
+    const derived = DERIVED[table] as Record<string, (row: Row) => string | undefined> | undefined
+    // A derived field is a column only: its document never holds one (a writer's is not kept).
+    const document = derived ? withoutKeys(row, Object.keys(derived)) : row
     const values = [
       row.id,
-      JSON.stringify(row),
+      JSON.stringify(document),
       ...fields.map((field) => {
-        const value = (row as unknown as Record<string, unknown>)[field]
+        const compute = derived?.[field]
+        const value = compute ? compute(row) : (row as unknown as Record<string, unknown>)[field]
         return value === undefined || value === null ? null : String(value)
       }),
     ]
@@ -515,4 +519,12 @@ export class Queries {
       [id],
     )
   }
+}
+
+/** `row` without `keys` (a copy when it holds any). */
+function withoutKeys(row: Row, keys: string[]): Row {
+  if (!keys.some((key) => key in row)) return row
+  const copy = { ...row } as Record<string, unknown>
+  for (const key of keys) delete copy[key]
+  return copy as unknown as Row
 }

@@ -107,6 +107,38 @@ describe.each(backends)('storage contract: %s', (name, open) => {
     await store.close()
   })
 
+  it("a derived index field is the store's, computed at each write: a writer's value is not kept, in the column or the document", async () => {
+    const store = await open()
+    const user = {
+      id: 'user-1',
+      organizationId: 'org-1',
+      userName: 'u',
+      userEmail: ' Ada@Example.com',
+      userEmailUnverified: true as const,
+      // What a writer may not set: the store decides.
+      verifiedEmail: 'ada@example.com',
+      createdAt: 1,
+      updatedAt: 1,
+    }
+    await store.transaction(async (tx) => {
+      await tx.put('users', user)
+      // In the transaction, as in the database.
+      expect(await tx.findBy('users', 'verifiedEmail', 'ada@example.com')).toEqual([])
+    })
+    expect(await store.findBy('users', 'verifiedEmail', 'ada@example.com')).toEqual([])
+    expect(await store.get('users', 'user-1')).not.toHaveProperty('verifiedEmail')
+    // Verified: found by the normalised address, in the transaction that verified it too.
+    const { userEmailUnverified: _, verifiedEmail: __, ...verified } = user
+    await store.transaction(async (tx) => {
+      await tx.put('users', verified)
+      expect((await tx.findBy('users', 'verifiedEmail', 'ada@example.com')).map((r) => r.id)).toEqual([
+        'user-1',
+      ])
+    })
+    expect(await store.count('users', 'verifiedEmail', 'ada@example.com')).toBe(1)
+    await store.close()
+  })
+
   it('commits all or nothing: a throw rolls back every write; a savepoint undoes only what followed it', async () => {
     const store = await open()
     await expect(

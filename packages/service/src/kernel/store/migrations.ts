@@ -382,6 +382,39 @@ function openSendLookups(backend: StoreBackend): Migration {
   }
 }
 
+/**
+ * Users by their verified contacts (`UserRow.verifiedEmail`, `verifiedPhone`, derived as the
+ * store writes a row): account lookups and login routing read the users holding the contact
+ * verified, never the unverified copies of it anyone may set in their own account. Filled from the
+ * rows' documents as `verifiedContactOf` makes them (an e-mail address trimmed, in lower case).
+ */
+function verifiedContacts(backend: StoreBackend): Migration {
+  const field = (name: string) =>
+    backend.name === 'PostgreSQL'
+      ? sql`(data::json->>${sql.lit(name)})`
+      : sql`json_extract(data, ${sql.lit(`$.${name}`)})`
+  const columns = ['verifiedEmail', 'verifiedPhone']
+  return {
+    async up(db: Kysely<unknown>) {
+      for (const column of columns)
+        await db.schema.alterTable('users').addColumn(column, backend.textType).execute()
+      await sql`update users set
+        ${sql.ref('verifiedEmail')} = case when ${field('userEmailUnverified')} is null
+          then lower(trim(${sql.ref('userEmail')})) end,
+        ${sql.ref('verifiedPhone')} = case when ${field('userPhoneNumberUnverified')} is null
+          then ${sql.ref('userPhoneNumber')} end`.execute(db)
+      for (const column of columns)
+        await db.schema.createIndex(`users_${column}`).on('users').column(column).execute()
+    },
+    async down(db: Kysely<unknown>) {
+      for (const column of columns) {
+        await db.schema.dropIndex(`users_${column}`).execute()
+        await db.schema.alterTable('users').dropColumn(column).execute()
+      }
+    },
+  }
+}
+
 /** The migrations, with the column types of `backend`, by name in the order they apply. */
 function migrationsOf(backend: StoreBackend): Record<string, Migration> {
   return {
@@ -419,6 +452,8 @@ function migrationsOf(backend: StoreBackend): Record<string, Migration> {
     '0016_api_key_lookup': apiKeyLookup(backend.textType),
     // list_suborgs's filters through indexes: organizations by name, users by user name, passkeys by public key.
     '0019_account_lookups': accountLookups(backend),
+    // Users by their verified contacts: lookups read no unverified copy of an address.
+    '0021_verified_contacts': verifiedContacts(backend),
     // ---- wing: import and pregeneration (issue 40) ----
     '0009_import': addTables(
       { importedUsers: ['organizationId'], importClaims: [], importKeys: [] },

@@ -47,6 +47,14 @@ export interface UserRow extends Row {
   userEmailUnverified?: true
   /** The same for `userPhoneNumber`. */
   userPhoneNumberUnverified?: true
+  /**
+   * Index fields the store computes as it writes the row (`DERIVED`), never set by a writer: the
+   * contact of each kind when it is verified (`verifiedContactOf`), what account lookups and login
+   * routing find a user by, so that unverified copies of someone's address cost them no reads
+   * (migration 0021_verified_contacts).
+   */
+  verifiedEmail?: string
+  verifiedPhone?: string
 }
 
 export interface ApiKeyRow extends Row {
@@ -377,11 +385,12 @@ export interface SendTransactionRow extends Row {
    */
   l1Fee?: string
   /**
-   * While the send is open (PENDING or BROADCASTED): its organization's id, its chain and
-   * transaction hash (`caip2 txHash`), and its chain and account (`caip2 account`), in lower case;
-   * absent once final. The indexes the open-send cap counts an organization's open sends by, a
-   * resubmission finds its open send by, and a batch asks whether its account has a send in flight
-   * by, each reading its own rows (migration 0020_open_sends; `withOpenKeys` writes them).
+   * Index fields the store computes as it writes the row (`DERIVED`), never set by a writer: while
+   * the send is open (`OPEN_STATUSES`), its organization's id, its chain and transaction hash
+   * (`caip2 txhash`) and its chain and account (`caip2 account`), in lower case; absent once final.
+   * What the open-send cap counts an organization's open sends by, a resubmission finds its open
+   * send by, and a batch asks whether its account has a send in flight by, each reading its own
+   * rows (migration 0020_open_sends).
    */
   openIn?: string
   openHash?: string
@@ -726,13 +735,61 @@ export interface Tables {
 
 export type TableName = keyof Tables
 
+/**
+ * The statuses of a send still open (signed and committed, not yet final), in the order a send
+ * goes through them: what the worker acts on, what holds an account's nonces in flight, and what
+ * the backlog watch counts.
+ */
+export const OPEN_STATUSES = ['PENDING', 'BROADCASTED'] as const
+export type OpenStatus = (typeof OPEN_STATUSES)[number]
+
+/** Which of a user's contacts: the e-mail address or the phone number. */
+export type ContactKind = 'email' | 'phone'
+
+/**
+ * The user's contact of `kind` if it may receive codes and route logins: proven by a verification
+ * token its key redeemed, or set in the parent organization (the operator vouches for it).
+ * Rows written before contacts carried the mark count as verified. An e-mail address trimmed and
+ * in lower case.
+ */
+export function verifiedContactOf(user: UserRow, kind: ContactKind): string | undefined {
+  if (user[kind === 'email' ? 'userEmailUnverified' : 'userPhoneNumberUnverified']) return undefined
+  const value = user[kind === 'email' ? 'userEmail' : 'userPhoneNumber']
+  return kind === 'email' ? value?.trim().toLowerCase() : value
+}
+
+const onChain = (caip2: string, value: string) => `${caip2} ${value.toLowerCase()}`
+const whileOpen =
+  (key: (row: SendTransactionRow) => string) =>
+  (row: SendTransactionRow): string | undefined =>
+    (OPEN_STATUSES as readonly string[]).includes(row.status) ? key(row) : undefined
+
+/**
+ * Indexed fields the store computes from a row as it writes it (`Queries.rowValues`), whatever
+ * the writer put in them: a column only, kept right by every write of the row.
+ */
+export const DERIVED: {
+  [T in TableName]?: Partial<Record<keyof Tables[T] & string, (row: Tables[T]) => string | undefined>>
+} = {
+  users: {
+    verifiedEmail: (row) => verifiedContactOf(row, 'email'),
+    verifiedPhone: (row) => verifiedContactOf(row, 'phone'),
+  },
+  sendTransactions: {
+    openIn: whileOpen((row) => row.organizationId),
+    openHash: whileOpen((row) => onChain(row.caip2, row.txHash)),
+    openAccount: whileOpen((row) => onChain(row.caip2, row.account)),
+  },
+}
+
 /** Fields with a lookup index, per table: `store.findBy(table, field, value)` uses them. */
 export const INDEXES: { [T in TableName]: (keyof Tables[T] & string)[] } = {
   service: [],
   // name: migration 0019_account_lookups (list_suborgs's NAME filter).
   organizations: ['parentOrganizationId', 'name'],
-  // userEmail, userPhoneNumber: migration 0011_import_contacts (issue 40); userName: 0019_account_lookups.
-  users: ['organizationId', 'userEmail', 'userPhoneNumber', 'userName'],
+  // userEmail, userPhoneNumber: migration 0011_import_contacts (issue 40); userName: 0019_account_lookups;
+  // verifiedEmail, verifiedPhone (DERIVED): 0021_verified_contacts.
+  users: ['organizationId', 'userEmail', 'userPhoneNumber', 'userName', 'verifiedEmail', 'verifiedPhone'],
   // keyInOrganization: migration 0016_api_key_lookup.
   apiKeys: ['publicKey', 'userId', 'organizationId', 'keyInOrganization'],
   // publicKeyHex: migration 0019_account_lookups (list_suborgs's PUBLIC_KEY filter).
@@ -755,7 +812,7 @@ export const INDEXES: { [T in TableName]: (keyof Tables[T] & string)[] } = {
   // Master-key rotation.
   keyring: [],
   // sending
-  // openIn, openHash, openAccount: migration 0020_open_sends.
+  // openIn, openHash, openAccount (DERIVED): migration 0020_open_sends.
   sendTransactions: ['organizationId', 'status', 'openIn', 'openHash', 'openAccount'],
   nonces: [],
   sponsors: [],
