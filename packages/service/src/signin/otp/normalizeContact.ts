@@ -38,8 +38,9 @@ export function normalizeContact(otpType: OtpType, contact: unknown, field = 'co
 
 /**
  * The mailbox a canonical contact reaches, as the per-contact send budgets count it: an e-mail
- * address without its `+tag` (most providers deliver `ada+1@…` to `ada@…`) and with its domain in
- * ASCII (a full-width or otherwise IDNA-mapped spelling of the same domain); a phone number as it
+ * address without its `+tag` (most providers deliver `ada+1@…` to `ada@…`), with its domain in
+ * ASCII (a full-width or otherwise IDNA-mapped spelling of the same domain), and for Gmail without
+ * the dots of its local part and at gmail.com (`a.da@googlemail.com` is `ada@gmail.com`); a phone number as it
  * is. So spelling one inbox many ways does not buy it more codes. Only the budget reads it: the
  * code still goes to, and is verified for, the contact as given.
  */
@@ -50,8 +51,14 @@ export function mailboxOf(contact: string): string {
   const domain = contact.slice(at + 1)
   const plus = local.indexOf('+')
   const base = plus > 0 ? local.slice(0, plus) : local
-  return `${base}@${asciiDomain(domain)}`
+  const ascii = asciiDomain(domain)
+  // Gmail ignores dots in the local part, and googlemail.com is the same mailboxes.
+  if (GMAIL_DOMAINS.has(ascii)) return `${base.replaceAll('.', '')}@gmail.com`
+  return `${base}@${ascii}`
 }
+
+/** Domains whose mailboxes ignore dots in the local part: Gmail's two names for the same ones. */
+const GMAIL_DOMAINS = new Set(['gmail.com', 'googlemail.com'])
 
 /** A domain as the WHATWG URL parser writes it (IDNA: lower-case ASCII, punycode); else as it is. */
 function asciiDomain(domain: string): string {
