@@ -226,7 +226,7 @@ describe('migrations on a data dir', { timeout: 120_000 }, () => {
     }
   })
 
-  it('0021 fills the verified-contact columns of the users written before it: a verified address is found, normalised, an unverified one not', async () => {
+  it('0021 fills the verified-contact columns of the users written before it as every write does: a verified address is found, normalised, an unverified one not', async () => {
     const dir = tempDir('verified-contacts')
     dirs.push(dir)
     const store = await openDataDir(dir)
@@ -240,6 +240,8 @@ describe('migrations on a data dir', { timeout: 120_000 }, () => {
     })
     await store.transaction(async (tx) => {
       await tx.put('users', user('verified', { userEmail: 'Ada@Example.com', userPhoneNumber: '+15550001' }))
+      // Spelt as SQL's lower() and trim() would leave it: filled as every write fills it.
+      await tx.put('users', user('accented', { userEmail: '\tÉlodie@Example.com' }))
       await tx.put(
         'users',
         user('unverified', {
@@ -269,6 +271,7 @@ describe('migrations on a data dir', { timeout: 120_000 }, () => {
         (await migrated.findBy('users', field, value)).map((row) => row.id)
       expect(await ids('verifiedEmail', 'ada@example.com')).toEqual(['verified'])
       expect(await ids('verifiedPhone', '+15550001')).toEqual(['verified'])
+      expect(await ids('verifiedEmail', 'élodie@example.com')).toEqual(['accented'])
     } finally {
       await migrated.close()
     }

@@ -2,6 +2,7 @@ import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } fr
 import { ServiceError } from '../base/errors.ts'
 import type { StoreBackend } from './backends/StoreBackend.ts'
 import { classify, unreachable } from './databaseErrors.ts'
+import { type UserRow, verifiedContactOf } from './model.ts'
 
 /**
  * The schema's versions, applied in order at start by Kysely's migrator (which takes a lock, so
@@ -386,23 +387,32 @@ function openSendLookups(backend: StoreBackend): Migration {
  * Users by their verified contacts (`UserRow.verifiedEmail`, `verifiedPhone`, derived as the
  * store writes a row): account lookups and login routing read the users holding the contact
  * verified, never the unverified copies of it anyone may set in their own account. Filled from the
- * rows' documents as `verifiedContactOf` makes them (an e-mail address trimmed, in lower case).
+ * rows' documents by `verifiedContactOf` itself, as every later write fills them (SQL's `lower`
+ * and `trim` fold and strip less than JavaScript's: `Élodie@…` would be filled under a value no
+ * lookup asks for), a page of users at a time.
  */
 function verifiedContacts(backend: StoreBackend): Migration {
-  const field = (name: string) =>
-    backend.name === 'PostgreSQL'
-      ? sql`(data::json->>${sql.lit(name)})`
-      : sql`json_extract(data, ${sql.lit(`$.${name}`)})`
   const columns = ['verifiedEmail', 'verifiedPhone']
   return {
     async up(db: Kysely<unknown>) {
       for (const column of columns)
         await db.schema.alterTable('users').addColumn(column, backend.textType).execute()
-      await sql`update users set
-        ${sql.ref('verifiedEmail')} = case when ${field('userEmailUnverified')} is null
-          then lower(trim(${sql.ref('userEmail')})) end,
-        ${sql.ref('verifiedPhone')} = case when ${field('userPhoneNumberUnverified')} is null
-          then ${sql.ref('userPhoneNumber')} end`.execute(db)
+      for (let after = ''; ; ) {
+        const page = (
+          await sql<{ id: string; data: string }>`select id, data from users where id > ${after}
+            order by id limit 500`.execute(db)
+        ).rows
+        for (const { id, data } of page) {
+          const user = JSON.parse(data) as UserRow
+          const email = verifiedContactOf(user, 'email')
+          const phone = verifiedContactOf(user, 'phone')
+          if (email !== undefined || phone !== undefined)
+            await sql`update users set ${sql.ref('verifiedEmail')} = ${email ?? null},
+              ${sql.ref('verifiedPhone')} = ${phone ?? null} where id = ${id}`.execute(db)
+        }
+        if (page.length < 500) break
+        after = page.at(-1)!.id
+      }
       for (const column of columns)
         await db.schema.createIndex(`users_${column}`).on('users').column(column).execute()
     },
