@@ -103,6 +103,27 @@ async function dataDirBehind(): Promise<string> {
   return dir
 }
 
+/**
+ * Rolls the data dir `dir` back to before migration `name`: its record and those of every later
+ * one deleted, what each made undone (they apply again, in order, when it is next opened), then
+ * `more` run (say, a field removed from the documents as an older version wrote them).
+ */
+function rollBackTo(dir: string, name: string, more: string[] = []) {
+  const database = wasmSqlite(join(dir, DATABASE_FILE))
+  try {
+    // A WAL database opens without shared memory only in exclusive mode (as openDataDir opens it).
+    database.exec('PRAGMA locking_mode = EXCLUSIVE')
+    database.exec(`DELETE FROM kysely_migration WHERE name >= '${name}'`)
+    for (const later of LATEST.filter((migration) => migration >= name)) {
+      for (const table of NEWEST_TABLES[later] ?? []) database.exec(`DROP TABLE "${table}"`)
+      for (const statement of NEWEST_UNDO[later] ?? []) database.exec(statement)
+    }
+    for (const statement of more) database.exec(statement)
+  } finally {
+    database.close()
+  }
+}
+
 describe('migrations on a data dir', { timeout: 120_000 }, () => {
   it('--no-migrate refuses a data dir that is behind, naming the pending migration, and changes nothing', async () => {
     const dir = await dataDirBehind()
@@ -146,22 +167,11 @@ describe('migrations on a data dir', { timeout: 120_000 }, () => {
     }
     await store.transaction((tx) => tx.put('apiKeys', key))
     await store.close()
-    // As a version before 0016 left it: no column, no index, the document without the field.
-    const database = wasmSqlite(join(dir, DATABASE_FILE))
-    try {
-      database.exec('PRAGMA locking_mode = EXCLUSIVE')
-      // 0016 and those after it (0017 changes nothing on SQLite; the tables of later ones are
-      // dropped): they apply again in order.
-      database.exec(`DELETE FROM kysely_migration WHERE name >= '0016_api_key_lookup'`)
-      for (const statement of NEWEST_UNDO['0016_api_key_lookup']!) database.exec(statement)
-      for (const name of LATEST.filter((name) => name > '0016_api_key_lookup')) {
-        for (const table of NEWEST_TABLES[name] ?? []) database.exec(`DROP TABLE "${table}"`)
-        for (const statement of NEWEST_UNDO[name] ?? []) database.exec(statement)
-      }
-      database.exec(`UPDATE "apiKeys" SET data = json_remove(data, '$.keyInOrganization')`)
-    } finally {
-      database.close()
-    }
+    // As a version before 0016 left it: no column, no index, the document without the field (0017
+    // changes nothing on SQLite; the tables of later ones are dropped).
+    rollBackTo(dir, '0016_api_key_lookup', [
+      `UPDATE "apiKeys" SET data = json_remove(data, '$.keyInOrganization')`,
+    ])
     const migrated = await openDataDir(dir)
     try {
       const found = await migrated.findBy('apiKeys', 'keyInOrganization', key.keyInOrganization)
@@ -200,18 +210,8 @@ describe('migrations on a data dir', { timeout: 120_000 }, () => {
       await tx.put('sendTransactions', send('done', 'INCLUDED'))
     })
     await store.close()
-    // As a version before 0020 left it: no columns, no indexes, the documents without the fields.
-    const database = wasmSqlite(join(dir, DATABASE_FILE))
-    try {
-      database.exec('PRAGMA locking_mode = EXCLUSIVE')
-      database.exec(`DELETE FROM kysely_migration WHERE name >= '0020_open_sends'`)
-      for (const name of LATEST.filter((name) => name >= '0020_open_sends')) {
-        for (const table of NEWEST_TABLES[name] ?? []) database.exec(`DROP TABLE "${table}"`)
-        for (const statement of NEWEST_UNDO[name] ?? []) database.exec(statement)
-      }
-    } finally {
-      database.close()
-    }
+    // As a version before 0020 left it: no columns, no indexes.
+    rollBackTo(dir, '0020_open_sends')
     const migrated = await openDataDir(dir)
     try {
       const ids = async (field: 'openIn' | 'openHash' | 'openAccount', value: string) =>
@@ -254,17 +254,7 @@ describe('migrations on a data dir', { timeout: 120_000 }, () => {
     })
     await store.close()
     // As a version before 0021 left it: no columns, no indexes.
-    const database = wasmSqlite(join(dir, DATABASE_FILE))
-    try {
-      database.exec('PRAGMA locking_mode = EXCLUSIVE')
-      database.exec(`DELETE FROM kysely_migration WHERE name >= '0021_verified_contacts'`)
-      for (const name of LATEST.filter((name) => name >= '0021_verified_contacts')) {
-        for (const table of NEWEST_TABLES[name] ?? []) database.exec(`DROP TABLE "${table}"`)
-        for (const statement of NEWEST_UNDO[name] ?? []) database.exec(statement)
-      }
-    } finally {
-      database.close()
-    }
+    rollBackTo(dir, '0021_verified_contacts')
     const migrated = await openDataDir(dir)
     try {
       const ids = async (field: 'verifiedEmail' | 'verifiedPhone', value: string) =>

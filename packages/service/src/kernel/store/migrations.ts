@@ -83,6 +83,12 @@ function keyring(text: StoreBackend['textType']): Migration {
   }
 }
 
+/** A field of a row's JSON document, as the backend's SQL reads it (text, or null when absent). */
+const jsonField = (backend: StoreBackend, name: string) =>
+  backend.name === 'PostgreSQL'
+    ? sql`(data::json->>${sql.lit(name)})`
+    : sql`json_extract(data, ${sql.lit(`$.${name}`)})`
+
 /**
  * Webhook deliveries (webhooks/, issue 39) read by what waits and by page: `waitingFor` (the
  * endpoint's id while a delivery is pending or paused) and `queueKey` (`a` and its sequence
@@ -94,8 +100,7 @@ function keyring(text: StoreBackend['textType']): Migration {
  */
 function webhookDeliveryQueue(backend: StoreBackend): Migration {
   const postgres = backend.name === 'PostgreSQL'
-  const field = (name: string) =>
-    postgres ? sql`(data::json->>${sql.lit(name)})` : sql`json_extract(data, ${sql.lit(`$.${name}`)})`
+  const field = (name: string) => jsonField(backend, name)
   const padded = (name: string, digits: number) =>
     postgres
       ? sql`lpad(${field(name)}, ${sql.lit(digits)}, '0')`
@@ -272,11 +277,7 @@ function importContacts(backend: StoreBackend): Migration {
       for (const field of fields) {
         await db.schema.alterTable('users').addColumn(field, backend.textType).execute()
         await db.schema.createIndex(`users_${field}`).on('users').column(field).execute()
-        const value =
-          backend.name === 'PostgreSQL'
-            ? sql`(data::json->>${sql.lit(field)})`
-            : sql`json_extract(data, ${sql.lit(`$.${field}`)})`
-        await sql`update users set ${sql.ref(field)} = ${value}`.execute(db)
+        await sql`update users set ${sql.ref(field)} = ${jsonField(backend, field)}`.execute(db)
       }
     },
     async down(db: Kysely<unknown>) {
@@ -323,10 +324,7 @@ export const ACCOUNT_LOOKUP_COLUMNS: Record<string, string[]> = {
 }
 
 function accountLookups(backend: StoreBackend): Migration {
-  const field = (name: string) =>
-    backend.name === 'PostgreSQL'
-      ? sql`(data::json->>${sql.lit(name)})`
-      : sql`json_extract(data, ${sql.lit(`$.${name}`)})`
+  const field = (name: string) => jsonField(backend, name)
   return {
     async up(db: Kysely<unknown>) {
       for (const [table, columns] of Object.entries(ACCOUNT_LOOKUP_COLUMNS))
@@ -353,10 +351,7 @@ function accountLookups(backend: StoreBackend): Migration {
  * rows, never every open send of the service. Filled from the rows' documents.
  */
 function openSendLookups(backend: StoreBackend): Migration {
-  const field = (name: string) =>
-    backend.name === 'PostgreSQL'
-      ? sql`(data::json->>${sql.lit(name)})`
-      : sql`json_extract(data, ${sql.lit(`$.${name}`)})`
+  const field = (name: string) => jsonField(backend, name)
   const columns = ['openIn', 'openHash', 'openAccount']
   return {
     async up(db: Kysely<unknown>) {
