@@ -13,9 +13,16 @@ export interface GasCaps {
   perUserPerDay?: number
   /** Gas of an organization's (and its sub-organizations') sponsored sends per UTC month. @default no cap */
   perOrganizationPerMonth?: number
-  /** Largest cost of one sponsored transaction (gas limit × max fee per gas), decimal wei. @default no cap */
+  /**
+   * Largest cost of one sponsored transaction (gas limit × the highest max fee per gas it or a
+   * replacement of it may offer, and its L1 data fee), judged at signing, decimal wei. @default no cap
+   */
   perTransactionWei?: string
-  /** Cost of one end user's (sub-organization's) sponsored sends per UTC day (gas limit × max fee per gas, counted when signed), decimal wei. @default no cap */
+  /**
+   * Cost of one end user's (sub-organization's) sponsored sends per UTC day, decimal wei: each
+   * counted when signed at its gas limit × the highest max fee per gas it or a replacement of it
+   * may offer (`prepaidMaxFeePerGas`), so its replacements count nothing more. @default no cap
+   */
   perUserPerDayWei?: string
   /** Cost of an organization's (and its sub-organizations') sponsored sends per UTC month, decimal wei. @default no cap */
   perOrganizationPerMonthWei?: string
@@ -27,8 +34,10 @@ export interface GasCaps {
    */
   maxFeePerGas?: string
   /**
-   * Highest `maxPriorityFeePerGas` (tip) of a sponsored send, decimal wei: a caller's above it is
-   * refused, the node's suggestion lowered to it. @default the `maxFeePerGas` ceiling
+   * Highest `maxPriorityFeePerGas` (tip) of a sponsored send or a replacement of it, decimal wei:
+   * a send starts at most at the tip its replacements can raise without passing it
+   * (`mostStartingTip`); a caller's above that is refused (400 naming the field, its `maximum`),
+   * the node's suggestion lowered to it. @default the `maxFeePerGas` ceiling
    */
   maxPriorityFeePerGas?: string
   /**

@@ -1,6 +1,7 @@
 import type { EthCall, EthSendTransactionParameters } from '@latchkey/protocol'
 import { bytesToHex } from '@noble/hashes/utils.js'
 import { authorization, Transaction } from 'micro-eth-signer'
+import { topLevelOf } from '../domain/organizations.ts'
 import { findSigner, withAccountKey } from '../domain/wallets.ts'
 import { ConflictError, FieldError, LimitError, NotConfiguredError } from '../kernel/base/errors.ts'
 import { signDigest } from '../kernel/crypto/secp256k1Sign.ts'
@@ -16,7 +17,7 @@ import {
   readDelegateNonce,
   readDelegation,
 } from './delegate/index.ts'
-import { mostMaxFeePerGas } from './evmSender.ts'
+import { mostMaxFeePerGas, mostStartingTip, sponsoredMostMaxFeePerGas } from './evmSender.ts'
 import { checkGasCaps, feeCeilingsOf } from './gasCaps.ts'
 import { L1_FEE_HEADROOM, l1DataFeeBound, unsignedSizeBound } from './l1DataFee.ts'
 import { revertChainOf } from './revertReason.ts'
@@ -344,7 +345,9 @@ export async function prepareEthSend(
  * The fees a send signs, wei. Unsponsored: the caller's, else the node's tip and twice the base
  * fee plus the tip. Sponsored, the operator's ceilings bound both (`feeCeilingsOf`): a caller's
  * fee above one is refused naming the field; the node's suggestion is lowered to it; a base fee
- * already above the ceiling refuses the send (`GAS_CAP_EXCEEDED`: it could not be included).
+ * already above the ceiling refuses the send (`GAS_CAP_EXCEEDED`: it could not be included). The
+ * tip is bounded lower, so that its replacements' raised tips stay under its ceiling
+ * (`mostStartingTip`): a caller's above that is refused naming it (`maximum`), the node's lowered.
  * A sponsored send is also held to the market: a caller's `maxFeePerGas` under the latest block's
  * base fee, or tip under the node's suggestion (lowered to the ceiling), is refused naming the
  * field. It takes the sponsor's next nonce, shared by every user: one the node refuses or never
@@ -368,8 +371,15 @@ function feesOf(
         extra: { ceiling: ceiling[name].toString() },
       })
     if (maxFee !== undefined && maxFee > ceiling.maxFeePerGas) throw over('maxFeePerGas', maxFee)
-    if (p.maxPriorityFeePerGas !== undefined && tip > ceiling.maxPriorityFeePerGas)
-      throw over('maxPriorityFeePerGas', tip)
+    // The tip it may start at: its replacements raise it, and stay under the ceiling.
+    const sending = ctx.runtime.stateOf(SENDING).sending
+    const tipCeiling = mostStartingTip(ceiling.maxPriorityFeePerGas, sending)
+    if (p.maxPriorityFeePerGas !== undefined && tip > tipCeiling)
+      throw new FieldError({
+        field: 'parameters.maxPriorityFeePerGas',
+        reason: `${tip} is above ${tipCeiling} wei, the highest tip a sponsored send may start at: each of its up to ${sending.maxReplacements} replacements raises it ${sending.replacementBumpPercent}%, and the operator's ceiling for sponsored sends is ${ceiling.maxPriorityFeePerGas} wei`,
+        extra: { maximum: tipCeiling.toString(), ceiling: ceiling.maxPriorityFeePerGas.toString() },
+      })
     if (node.baseFee > ceiling.maxFeePerGas) {
       ctx.runtime.emit('send.capExceeded', { cap: 'max fee per gas' })
       throw new LimitError({
@@ -393,7 +403,7 @@ function feesOf(
     // Half the node's suggestion: the suggestion moves from block to block (geth's is a percentile
     // of recent tips), so a wallet's quote read a moment before is not refused for a few wei; a
     // tip that low is still mined, and a replacement raises it.
-    const tipFloor = min((node.tip ?? 0n) / 2n, ceiling.maxPriorityFeePerGas)
+    const tipFloor = min((node.tip ?? 0n) / 2n, tipCeiling)
     // The tip a block pays is at most the max fee over the base fee: a max fee that leaves less
     // than the floor is as low a tip as one named (with the tip left out, the tip became the max fee).
     if (maxFee !== undefined && maxFee < node.baseFee + tipFloor)
@@ -405,7 +415,7 @@ function feesOf(
       )
     if (p.maxPriorityFeePerGas !== undefined && tip < tipFloor)
       throw under('maxPriorityFeePerGas', tip, tipFloor, "half the node's suggested priority fee")
-    tip = min(tip, ceiling.maxPriorityFeePerGas)
+    tip = min(tip, tipCeiling)
     maxFee ??= min(2n * node.baseFee + tip, ceiling.maxFeePerGas)
   }
   maxFee ??= 2n * node.baseFee + tip
@@ -620,14 +630,19 @@ export async function runEthSend(
   const id = ctx.newId()
   // On an OP Stack chain, the L1 data fee its sender pays too (`l1DataFee.ts`).
   const l1Fee = BigInt(prepared.l1Fee ?? '0')
-  if (sponsor) {
+  // The most the sponsor can pay for it: every unit of gas at the highest fee it or a replacement
+  // of it may be signed at, and its L1 data fee. Its replacements are paid for here: a cap that
+  // refused one later would leave it unmined at the sponsor's nonce, every user's sends behind it.
+  const prepaidMaxFeePerGas = sponsor
+    ? sponsoredMostMaxFeePerGas(ctx.runtime, ctx.organization, BigInt(prepared.maxFeePerGas))
+    : undefined
+  if (prepaidMaxFeePerGas !== undefined) {
     await checkGasCaps(ctx, { gas: BigInt(prepared.gasLimit), sendTransactionId: id })
-    // The most the sponsor can pay for it: every unit of gas at the highest fee it signs, and
-    // its L1 data fee.
     await checkGasCaps(ctx, {
-      gas: BigInt(prepared.gasLimit) * BigInt(prepared.maxFeePerGas) + l1Fee,
+      gas: BigInt(prepared.gasLimit) * prepaidMaxFeePerGas + l1Fee,
       sendTransactionId: id,
       unit: 'wei',
+      detail: ` (its gas limit ${prepared.gasLimit} at ${prepaidMaxFeePerGas} wei a gas, the most its replacements may offer${l1Fee > 0n ? `, and its L1 data fee ${l1Fee}` : ''})`,
     })
   }
   const chainId = BigInt(prepared.chainId)
@@ -779,6 +794,12 @@ export async function runEthSend(
       maxPriorityFeePerGas: prepared.maxPriorityFeePerGas,
     },
     ...(sponsor ? {} : { reservedFee: reservedFee.toString() }),
+    ...(prepaidMaxFeePerGas !== undefined
+      ? {
+          prepaidMaxFeePerGas: prepaidMaxFeePerGas.toString(),
+          capsOrganizationId: topLevelOf(ctx.organization),
+        }
+      : {}),
     ...(l1Fee > 0n ? { l1Fee: l1Fee.toString() } : {}),
   })
   ctx.runtime.emit('send.signed', { chain: 'eip155', sponsored: Boolean(sponsor), calls: p.calls.length })

@@ -3,17 +3,12 @@ import { submitterOf } from '../domain/submitters.ts'
 import { findSigner, withAccountKey } from '../domain/wallets.ts'
 import { ApiError } from '../kernel/base/errors.ts'
 import { reserveSpend } from '../kernel/spending.ts'
-import type {
-  OrganizationRow,
-  SendTransactionRow,
-  SponsorRow,
-  WalletAccountRow,
-} from '../kernel/store/model.ts'
+import type { SendTransactionRow, SponsorRow, WalletAccountRow } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Reads.ts'
 import type { Transaction as StoreTransaction } from '../kernel/store/Store.ts'
 import type { ChainSender, SendContext } from './ChainSender.ts'
 import { BATCH_EXECUTED_TOPIC, EXECUTE_SELECTOR_HEX } from './delegate/index.ts'
-import { type CapContext, capsOf, checkGasCaps, feeCeilingsOf } from './gasCaps.ts'
+import { type CapContext, type CapsOrganization, capsOf, checkGasCaps, feeCeilingsOf } from './gasCaps.ts'
 import { revertReasonOf } from './revertReason.ts'
 import type { SendingOptions } from './SendingOptions.ts'
 import {
@@ -23,6 +18,7 @@ import {
   pendingSend,
   raiseNonceFloor,
   recordNonceHole,
+  SENDING,
 } from './sendingState.ts'
 import { RpcRefusedError } from './sendRpc.ts'
 
@@ -400,7 +396,7 @@ async function failUnmined(ctx: SendContext, row: SendTransactionRow, message: s
 const workerCaps = (
   runtime: SendContext['runtime'],
   tx: StoreTransaction,
-  organization: OrganizationRow,
+  organization: CapsOrganization,
   userId: string,
 ): CapContext => ({
   tx,
@@ -417,7 +413,8 @@ const workerCaps = (
  * fee. The fill is priced at the market's fee whatever `current` offered, so counting only what
  * `current` reserved would let a user who sends cheaply priced sends that the node refuses make
  * the sponsor pay for fills no cap sees. Counted even past a cap (the nonce must be filled): the
- * user's next sponsored sends then find the cap used.
+ * user's next sponsored sends then find the cap used. A sub-organization deleted since: under its
+ * parent's monthly caps (the parent recorded on the send), the end user's day counted too.
  */
 async function countSponsorFill(
   runtime: SendContext['runtime'],
@@ -427,7 +424,7 @@ async function countSponsorFill(
 ): Promise<void> {
   const [activity, organization] = await Promise.all([
     tx.get('activities', current.activityId),
-    tx.get('organizations', current.organizationId),
+    capsOrganizationOf(tx, current),
   ])
   if (!activity || !organization) return
   const ctx = workerCaps(runtime, tx, organization, activity.userId)
@@ -491,12 +488,12 @@ async function reserveFill(
  */
 async function fillFees(ctx: SendContext, row: SendTransactionRow) {
   const { runtime, rpc, options } = ctx
-  const organization = await runtime.store.get('organizations', row.organizationId)
+  const organization = row.sponsorId !== undefined ? await capsOrganizationOf(runtime.store, row) : undefined
   let ceiling = {
     maxFeePerGas: BigInt(options.maxFeePerGasCeiling),
     maxPriorityFeePerGas: BigInt(options.maxFeePerGasCeiling),
   }
-  if (organization && row.sponsorId !== undefined) ceiling = feeCeilingsOf(runtime, organization)
+  if (organization) ceiling = feeCeilingsOf(runtime, organization)
   const [block, suggested] = await Promise.all([
     rpc('eth_getBlockByNumber', ['latest', false]) as Promise<{ baseFeePerGas?: string }>,
     rpc('eth_maxPriorityFeePerGas', []) as Promise<string>,
@@ -571,6 +568,7 @@ function signFill(
     account: row.sender,
     sponsored: 'sponsor' in signer,
     ...('sponsor' in signer ? { sponsorId: signer.sponsor.id } : {}),
+    ...(row.capsOrganizationId !== undefined ? { capsOrganizationId: row.capsOrganizationId } : {}),
     fills,
     nonce: row.nonce!,
     signedTransaction: signed,
@@ -592,8 +590,9 @@ const fillMostPerGas = (row: SendTransactionRow): bigint | undefined =>
 
 /**
  * A fill the node refused: signed again at the market's price (a user's, at most what its
- * reservation counted) and broadcast again after a backoff (its nonce stays empty until one is
- * mined; the earlier versions stay tracked).
+ * reservation counted; a sponsor's, its raise counted first against the caps of the user whose
+ * send it fills, as a replacement of it is, never refused) and broadcast again after a backoff
+ * (its nonce stays empty until one is mined; the earlier versions stay tracked).
  */
 async function refill(ctx: SendContext, row: SendTransactionRow): Promise<void> {
   const { runtime } = ctx
@@ -608,6 +607,10 @@ async function refill(ctx: SendContext, row: SendTransactionRow): Promise<void> 
   const most = fillMostPerGas(row)
   if (most !== undefined && fees.maxFeePerGas > most) fees.maxFeePerGas = most
   if (fees.maxPriorityFeePerGas > fees.maxFeePerGas) fees.maxPriorityFeePerGas = fees.maxFeePerGas
+  if ('sponsor' in signer) {
+    const organization = await capsOrganizationOf(runtime.store, row)
+    if (organization) await countReplacement(ctx, row, organization, fees.maxFeePerGas)
+  }
   const fresh = signFill(runtime, row, fees, signer)
   await ctx.update(row, {
     signedTransaction: fresh.signedTransaction,
@@ -620,13 +623,15 @@ async function refill(ctx: SendContext, row: SendTransactionRow): Promise<void> 
 }
 
 /**
- * Counts what a sponsored replacement adds (gas limit × the raise of its max fee) against the wei
- * caps of the user who sent it, as a send is counted; false when a cap refuses it.
+ * Counts what a sponsored replacement adds (gas limit × the raise of its max fee past what was
+ * counted: its fee before, or `prepaidMaxFeePerGas`) against the wei caps of the user who sent it,
+ * as a send is counted; false when a cap refuses it. A replacement within what was counted at
+ * signing counts nothing and is never refused.
  */
 async function countReplacement(
   ctx: SendContext,
   row: SendTransactionRow,
-  organization: OrganizationRow,
+  organization: CapsOrganization,
   maxFeePerGas: bigint,
 ): Promise<boolean> {
   const { runtime } = ctx
@@ -636,7 +641,10 @@ async function countReplacement(
   const activity = await runtime.store.get('activities', row.activityId)
   if (!activity || !row.fees) return true
   const gasLimit = BigInt(row.fees.gasLimit)
-  const raise = gasLimit * (maxFeePerGas - BigInt(row.fees.maxFeePerGas))
+  // Counted so far: its gas at the fee it has, or at the most it was counted at when signed.
+  const signedAt = BigInt(row.fees.maxFeePerGas)
+  const prepaid = BigInt(row.prepaidMaxFeePerGas ?? '0')
+  const raise = gasLimit * (maxFeePerGas - (prepaid > signedAt ? prepaid : signedAt))
   if (raise <= 0n) return true
   const perTransaction = capsOf(runtime, organization).perTransactionWei
   // The whole replacement: its gas at the raised fee, and its L1 data fee on an OP Stack chain.
@@ -694,6 +702,63 @@ export function mostMaxFeePerGas(
 }
 
 /**
+ * The highest `maxFeePerGas` the service may ever sign for a sponsored send of `organization` that
+ * starts at `maxFeePerGas`: `mostMaxFeePerGas` under the lower of `sending.maxFeePerGasCeiling` and
+ * the organization's sponsored-fee ceiling (what `replace` raises it under). Its wei caps count
+ * its gas limit at this when it is signed (`prepaidMaxFeePerGas`): its replacements are paid for,
+ * and no cap can leave it unreplaced at the sponsor's nonce, which every user's sends wait behind.
+ */
+export function sponsoredMostMaxFeePerGas(
+  runtime: SendContext['runtime'],
+  organization: CapsOrganization,
+  maxFeePerGas: bigint,
+): bigint {
+  const { sending } = runtime.stateOf(SENDING)
+  const sponsored = feeCeilingsOf(runtime, organization).maxFeePerGas
+  const ceiling = BigInt(sending.maxFeePerGasCeiling)
+  return mostMaxFeePerGas(maxFeePerGas, {
+    ...sending,
+    maxFeePerGasCeiling: String(sponsored < ceiling ? sponsored : ceiling),
+  })
+}
+
+/**
+ * The highest tip (`maxPriorityFeePerGas`) a sponsored send may start at under a tip ceiling of
+ * `tipCeiling`: raised by `replacementBumpPercent` (rounded up) `maxReplacements` times, it stays
+ * at or under the ceiling. A node takes a replacement only with its tip raised too, so a send
+ * whose raised tip would pass the ceiling could not be replaced, and would hold the sponsor's
+ * nonce while the base fee is above its price.
+ */
+export function mostStartingTip(
+  tipCeiling: bigint,
+  options: Pick<Required<SendingOptions>, 'maxReplacements' | 'replacementBumpPercent'>,
+): bigint {
+  // bumpFee(t) <= c exactly when t <= floor(100c / (100 + percent)).
+  let tip = tipCeiling
+  for (let replacement = 0; replacement < options.maxReplacements; replacement++)
+    tip = (tip * 100n) / BigInt(100 + options.replacementBumpPercent)
+  return tip
+}
+
+/**
+ * The organization a sponsored send is judged by (its caps, its fee ceilings): its own, or once
+ * its sub-organization is deleted, a stand-in under the top-level organization the send recorded
+ * when signed (`capsOrganizationId`); undefined for a send signed before that was recorded whose
+ * sub-organization is gone.
+ */
+async function capsOrganizationOf(
+  reads: Reads,
+  row: SendTransactionRow,
+): Promise<CapsOrganization | undefined> {
+  const organization = await reads.get('organizations', row.organizationId)
+  if (organization) return organization
+  if (row.capsOrganizationId === undefined) return undefined
+  return row.capsOrganizationId === row.organizationId
+    ? { id: row.organizationId }
+    : { id: row.organizationId, parentOrganizationId: row.capsOrganizationId }
+}
+
+/**
  * Re-signs the send with the same nonce and fees raised by the configured percentage (bounded by
  * the ceiling; a sponsored send's by its organization's sponsored-fee ceiling too), records it and
  * broadcasts it; the earlier versions stay tracked until one is mined.
@@ -711,12 +776,13 @@ async function replace(ctx: SendContext, row: SendTransactionRow): Promise<void>
       replacements: options.maxReplacements,
     })
   }
-  const organization = row.sponsored
-    ? await runtime.store.get('organizations', row.organizationId)
-    : undefined
+  // A sponsored send whose sub-organization was deleted is judged under its parent's ceilings and
+  // caps (its replacements were paid for when it was signed).
+  const organization = row.sponsored ? await capsOrganizationOf(runtime.store, row) : undefined
   if (row.sponsored && !organization) {
-    // Its sub-organization was deleted: no fee ceiling or cap is left to judge a raise by, and the
-    // sponsor would pay for it. It is not replaced; it waits at the price it has.
+    // Signed before its parent was recorded, its sub-organization deleted since: no fee ceiling or
+    // cap is left to judge a raise by, and the sponsor would pay for it. It is not replaced; it
+    // waits at the price it has.
     return waitAsIs()
   }
   if (organization) {
@@ -740,8 +806,9 @@ async function replace(ctx: SendContext, row: SendTransactionRow): Promise<void>
   if (tipCeiling !== undefined && maxPriorityFeePerGas > tipCeiling) {
     return waitAsIs()
   }
-  // A sponsored replacement can cost more than was counted at signing: the difference counts
-  // against the wei caps first, and a replacement past one is not made (the send waits).
+  // A sponsored replacement past what was counted at signing (`prepaidMaxFeePerGas`; every raise,
+  // for a send signed before it) counts the difference against the wei caps first, and one past a
+  // cap is not made (the send waits).
   if (organization && !(await countReplacement(ctx, row, organization, maxFeePerGas))) {
     return waitAsIs()
   }

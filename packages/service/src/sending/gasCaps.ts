@@ -9,8 +9,15 @@ import { SENDING } from './sendingState.ts'
 const utcDay = (now: number) => new Date(now).toISOString().slice(0, 10)
 const utcMonth = (now: number) => new Date(now).toISOString().slice(0, 7)
 
+/**
+ * What the caps and ceilings of an organization are found by: its id and parent. A sponsored send
+ * whose sub-organization was deleted is judged under a stand-in with the parent it recorded
+ * (`SendTransactionRow.capsOrganizationId`).
+ */
+export type CapsOrganization = Pick<OrganizationRow, 'id' | 'parentOrganizationId'>
+
 /** The caps of `organization`: its parent's (or its own) `organizationCaps`, else `caps`. */
-export function capsOf(runtime: Runtime, organization: OrganizationRow): GasCaps {
+export function capsOf(runtime: Runtime, organization: CapsOrganization): GasCaps {
   const { sponsorship } = runtime.stateOf(SENDING)
   const organizationId = topLevelOf(organization)
   return sponsorship?.organizationCaps?.[organizationId] ?? sponsorship?.caps ?? {}
@@ -22,7 +29,7 @@ export function capsOf(runtime: Runtime, organization: OrganizationRow): GasCaps
  */
 export function feeCeilingsOf(
   runtime: Runtime,
-  organization: OrganizationRow,
+  organization: CapsOrganization,
 ): { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint } {
   const caps = capsOf(runtime, organization)
   const maxFeePerGas = BigInt(caps.maxFeePerGas ?? runtime.stateOf(SENDING).sending.maxFeePerGasCeiling)
@@ -39,7 +46,8 @@ export function computeUnitPriceCeilingOf(runtime: Runtime, organization: Organi
 }
 
 /** What counting a send needs: an activity's context, or the worker's for a replacement. */
-export type CapContext = Pick<ActivityContext, 'tx' | 'runtime' | 'now' | 'organization' | 'newId'> & {
+export type CapContext = Pick<ActivityContext, 'tx' | 'runtime' | 'now' | 'newId'> & {
+  organization: CapsOrganization
   caller: { userId: string }
 }
 
@@ -69,8 +77,9 @@ const UNITS = {
 
 /**
  * Refuses a sponsored send whose cost would pass a cap (`GAS_CAP_EXCEEDED`, before anything is
- * signed), else counts it. The cost is the gas limit, and separately its wei (gas limit × max
- * fee per gas), on EVM chains and the fee in lamports on Solana. Runs in the activity's transaction: two sends counted at once on two instances read and
+ * signed), else counts it. The cost is the gas limit, and separately its wei (gas limit × the
+ * highest max fee per gas it or a replacement may offer, `sponsoredMostMaxFeePerGas`), on EVM
+ * chains and the fee in lamports on Solana. Runs in the activity's transaction: two sends counted at once on two instances read and
  * write the same ranges, so the database serialises them and the cap holds.
  * The organization is the parent of a sub-organization (the app). The "user" of the per-user caps
  * is the end user: a sub-organization as a whole (its root users may create users of their own,
@@ -89,6 +98,8 @@ export async function checkGasCaps(
      * nonce a user's refused send took (`evmSender`), which the user's later sends then find used.
      */
     force?: true
+    /** What `gas` is, said after it in a refusal's message. */
+    detail?: string
   },
 ): Promise<void> {
   const unit = UNITS[send.unit ?? 'gas']
@@ -114,7 +125,7 @@ export async function checkGasCaps(
     return new LimitError({
       code: 'GAS_CAP_EXCEEDED',
       field: 'parameters.sponsor',
-      message: `this sponsored send needs ${send.gas} ${what}; the ${cap} cap is ${limit}${used > 0n ? ` and ${used} is used` : ''}`,
+      message: `this sponsored send needs ${send.gas} ${what}${send.detail ?? ''}; the ${cap} cap is ${limit}${used > 0n ? ` and ${used} is used` : ''}`,
       extra: { cap },
     })
   }

@@ -77,7 +77,8 @@ describe('the L1 data fee of an OP Stack chain', () => {
     const counted = (await h.service.store.all('gasUsage'))
       .filter((usage) => usage.sendTransactionId === row.id && usage.userDay.endsWith('|wei'))
       .map((usage) => BigInt(usage.gas))
-    expect(counted).toEqual([BigInt(row.fees!.gasLimit) * BigInt(row.fees!.maxFeePerGas) + l1Fee])
+    // Its gas at the most its replacements may offer, and its L1 fee.
+    expect(counted).toEqual([BigInt(row.fees!.gasLimit) * BigInt(row.prepaidMaxFeePerGas!) + l1Fee])
     expect(
       (await waitForSend(h, row.id, { organizationId: user.organizationId, as: user.as })).txStatus,
     ).toBe('INCLUDED')
@@ -102,7 +103,7 @@ describe('the L1 data fee of an OP Stack chain', () => {
     await h.service.close()
   })
 
-  it('a sponsored replacement whose raised gas fits the per-transaction wei cap only without the L1 fee is not made', async () => {
+  it('the per-transaction wei cap judges a sponsored send with its L1 fee, at the most its replacements may offer: one that fits only without the L1 fee is refused; one that fits is replaced and counts nothing more', async () => {
     const feePerByte = 10n ** 13n
     const fees = { gasLimit: '400000', maxFeePerGas: String(5n * GWEI), maxPriorityFeePerGas: String(GWEI) }
     const call = { to: DEAD, value: '0', data: `0x${'ab'.repeat(32)}` }
@@ -118,29 +119,34 @@ describe('the L1 data fee of an OP Stack chain', () => {
       (await probe.service.store.get('sendTransactions', probed.sendTransactionStatusId as string))!.l1Fee!,
     )
     await probe.service.close()
-    // Room for the send as signed and 1 wei: a replacement raises its gas fee by 12%, far less than
-    // its L1 fee, so without the L1 fee the replacement would fit.
-    const gasWei = 400_000n * 5n * GWEI
-    expect((gasWei * 12n) / 100n).toBeLessThan(l1Fee)
+    // Its gas at the most its replacements may offer: 5 gwei raised 25% three times.
+    const gasWei = 400_000n * 9_765_625_000n
     const h = await sponsoredService(
       chain,
-      { perTransactionWei: String(gasWei + l1Fee + 1n) },
+      { perTransactionWei: String(gasWei + l1Fee) },
       { replaceAfterMs: 100 },
     )
     const user = await endUser(h)
     await chain.rpc('evm_setAutomine', [false])
     try {
+      // Room for all of it but 1 wei of its L1 fee: refused before signing.
+      await setFeePerByte(feePerByte + 1n)
+      expect(await user.send({ sponsor: true, calls: [call], ...fees })).toMatchObject({
+        status: 429,
+        body: { details: { errorCode: 'GAS_CAP_EXCEEDED', cap: 'per-transaction wei' } },
+      })
+      await setFeePerByte(feePerByte)
       const id = resultOf('eth_send_transaction', await user.send({ sponsor: true, calls: [call], ...fees }))
         .sendTransactionStatusId as string
       const before = (await h.service.store.get('sendTransactions', id))!
       expect(BigInt(before.l1Fee!)).toBe(l1Fee)
-      // Stuck: past replaceAfterMs the worker would replace it; the cap refuses, and it waits.
+      // Stuck: past replaceAfterMs the worker replaces it, each time within what was counted.
       const row = await waitForReplacements(h, id, 3)
       expect(row.replacements).toBe(3)
-      expect({ txHash: row.txHash, priorHashes: row.priorHashes }).toEqual({
-        txHash: before.txHash,
-        priorHashes: undefined,
-      })
+      expect(row.priorHashes).toHaveLength(3)
+      expect(row.fees!.maxFeePerGas).toBe('9765625000')
+      const wei = (await h.service.store.all('gasUsage')).filter((r) => r.userDay.endsWith('|wei'))
+      expect(wei.map((r) => BigInt(r.gas))).toEqual([gasWei + l1Fee])
     } finally {
       await chain.rpc('evm_setAutomine', [true])
       await h.service.close()

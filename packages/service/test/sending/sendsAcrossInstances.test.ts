@@ -178,7 +178,8 @@ describe('sends across two instances on PostgreSQL', { timeout: 120_000 }, () =>
   it('a per-organization monthly wei cap holds for concurrent sponsored sends of two users over both instances', async () => {
     const gasLimit = 200_000n
     const maxFeePerGas = 2_000_000_000n
-    const perSend = gasLimit * maxFeePerGas
+    // What each counts: its gas limit at the most its replacements may offer (+25%, three times).
+    const perSend = gasLimit * 3_906_250_000n
     // Both instances report to one registry, as a dashboard sums them.
     const metrics = createMetrics({ process: false })
     const [a, b] = await twoInstances('wei_caps', {

@@ -315,7 +315,7 @@ describe('a sponsored send whose sub-organization is deleted', () => {
 })
 
 describe("a stuck sponsored send's replacements", () => {
-  it("raise the tip only up to the operator's max_priority_fee_per_gas: past it, the send waits as it is", async () => {
+  it("raise the tip only up to the operator's max_priority_fee_per_gas: a tip its raises would pass it is refused at signing", async () => {
     const tipCeiling = GWEI
     const h = await sponsoredService(
       chain,
@@ -323,20 +323,33 @@ describe("a stuck sponsored send's replacements", () => {
       { replaceAfterMs: 100 },
     )
     const user = await endUser(h)
-    await chain.rpc('evm_setAutomine', [false])
-    try {
-      const reply = await user.send({
+    const send = (tip: bigint) =>
+      user.send({
         sponsor: true,
         gasLimit: '200000',
         maxFeePerGas: String(10n * GWEI),
-        // 0.8 gwei: one replacement (+25%) reaches the ceiling, a second would pass it.
-        maxPriorityFeePerGas: String((8n * GWEI) / 10n),
+        maxPriorityFeePerGas: String(tip),
         calls: [erc20Call('mint', DEAD, 1n)],
       })
-      const id = resultOf('eth_send_transaction', reply).sendTransactionStatusId as string
+    // 0.8 gwei: one replacement (+25%) reaches the ceiling, a second would pass it, and the send
+    // would then wait at its price whatever the base fee: refused, naming the most it may start at
+    // (three raises of 25% reach the ceiling).
+    const refused = await send((8n * GWEI) / 10n)
+    expect(refused.status).toBe(400)
+    expect(refused.body.details).toMatchObject({
+      errorCode: 'FIELD_INVALID',
+      field: 'parameters.maxPriorityFeePerGas',
+      maximum: String((512n * GWEI) / 1000n),
+      ceiling: String(tipCeiling),
+    })
+    expect(await sendCount(h)).toBe(0)
+    await chain.rpc('evm_setAutomine', [false])
+    try {
+      const id = resultOf('eth_send_transaction', await send((512n * GWEI) / 1000n))
+        .sendTransactionStatusId as string
       const row = await waitForReplacements(h, id, 3)
       expect(row.replacements).toBe(3)
-      expect(row.priorHashes ?? []).toHaveLength(1)
+      expect(row.priorHashes ?? []).toHaveLength(3)
       const tip = (Transaction.fromHex(row.signedTransaction).raw as { maxPriorityFeePerGas: bigint })
         .maxPriorityFeePerGas
       expect(tip).toBe(tipCeiling)

@@ -114,7 +114,8 @@ describe("the sponsor's money", () => {
       maxPriorityFeePerGas: bigint
     }
     expect(raw.maxFeePerGas).toBe(ceiling)
-    expect(raw.maxPriorityFeePerGas).toBe(7n)
+    // The tip its three replacements (+25% each) can raise without passing the 7 wei ceiling.
+    expect(raw.maxPriorityFeePerGas).toBe(3n)
     expect((await waitForSend(h, id, { organizationId: user.organizationId, as: user.as })).txStatus).toBe(
       'INCLUDED',
     )
@@ -138,10 +139,11 @@ describe("the sponsor's money", () => {
     await low.service.close()
   })
 
-  it('caps count wei (gas limit × max fee per gas): per transaction, and per user per day under a 6-way race', async () => {
+  it('caps count wei (gas limit × the most max fee per gas its replacements may offer): per transaction, and per user per day under a 6-way race', async () => {
     const gasLimit = 200_000n
     const maxFeePerGas = 3n * GWEI
-    const perSend = gasLimit * maxFeePerGas
+    // 3 gwei raised 25% three times.
+    const perSend = gasLimit * 5_859_375_000n
     const h = await service({
       perTransactionWei: String(perSend),
       perUserPerDayWei: String(2n * perSend + perSend / 2n),
@@ -175,19 +177,55 @@ describe("the sponsor's money", () => {
     await h.service.close()
   })
 
-  it('a replacement of a stuck sponsored send counts its raise against the wei caps; one past a cap is not made', async () => {
+  it("a stuck sponsored send's replacements are counted when it is signed: each is made and counts nothing more; a send signed before that rule still counts each raise, and one past a cap is not made", async () => {
     const gasLimit = 200_000n
     const fee = 2n * GWEI
+    // 2 gwei raised 25% three times.
+    const most = 3_906_250_000n
     const raise = gasLimit * ((fee * 125n) / 100n - fee)
-    // Room for the send and one replacement (+25%), not for a second (+25% again).
-    const h = await service(
-      { perUserPerDayWei: String(gasLimit * fee + raise + 1n) },
-      { replaceAfterMs: 100 },
-    )
+    const h = await service({ perUserPerDayWei: String(gasLimit * most) }, { replaceAfterMs: 300 })
     const user = await endUser(h)
+    const send = (i: bigint) =>
+      user.send({
+        sponsor: true,
+        gasLimit: String(gasLimit),
+        maxFeePerGas: String(fee),
+        maxPriorityFeePerGas: String(GWEI),
+        calls: [erc20Call('mint', DEAD, i)],
+      })
+    const wei = async () =>
+      (await h.service.store.all('gasUsage'))
+        .filter((r) => r.userDay.endsWith('|wei'))
+        .map((r) => BigInt(r.gas))
+        .sort()
     await chain.rpc('evm_setAutomine', [false])
     try {
-      const reply = await user.send({
+      const id = resultOf('eth_send_transaction', await send(1n)).sendTransactionStatusId as string
+      expect(await h.service.store.get('sendTransactions', id)).toMatchObject({
+        prepaidMaxFeePerGas: String(most),
+      })
+      const row = await waitForReplacements(h, id, 3)
+      expect(row.replacements).toBe(3)
+      expect(row.priorHashes).toHaveLength(3)
+      expect(BigInt(row.fees!.maxFeePerGas)).toBe(most)
+      expect(await wei()).toEqual([gasLimit * most])
+      // The cap is used: the next is refused before signing.
+      expect(await send(2n)).toMatchObject({
+        status: 429,
+        body: { details: { errorCode: 'GAS_CAP_EXCEEDED', cap: 'per-user daily wei' } },
+      })
+    } finally {
+      await chain.rpc('evm_setAutomine', [true])
+    }
+    await chain.rpc('evm_mine', [])
+    await h.service.close()
+    // A send as signed before the rule: its row without `prepaidMaxFeePerGas`, its caps counted at
+    // its fee; the day's other sends leave room for one replacement (+25%), not a second.
+    const old = await service({ perUserPerDayWei: String(gasLimit * most) }, { replaceAfterMs: 300 })
+    const other = await endUser(old)
+    await chain.rpc('evm_setAutomine', [false])
+    try {
+      const reply = await other.send({
         sponsor: true,
         gasLimit: String(gasLimit),
         maxFeePerGas: String(fee),
@@ -195,17 +233,34 @@ describe("the sponsor's money", () => {
         calls: [erc20Call('mint', DEAD, 1n)],
       })
       const id = resultOf('eth_send_transaction', reply).sendTransactionStatusId as string
-      const row = await waitForReplacements(h, id, 3)
+      const usage = (await old.service.store.all('gasUsage')).find(
+        (r) => r.sendTransactionId === id && r.userDay.endsWith('|wei'),
+      )!
+      await old.service.store.transaction(async (tx) => {
+        const { prepaidMaxFeePerGas: _, ...signed } = (await tx.get('sendTransactions', id))!
+        await tx.put('sendTransactions', signed)
+        await tx.put('gasUsage', { ...usage, gas: String(gasLimit * fee) })
+        await tx.put('gasUsage', {
+          ...usage,
+          id: `${usage.id}.earlier`,
+          sendTransactionId: 'earlier',
+          gas: String(gasLimit * most - gasLimit * fee - raise - 1n),
+        })
+      })
+      const row = await waitForReplacements(old, id, 3)
       expect(row.replacements).toBe(3)
       expect(row.priorHashes).toHaveLength(1)
       expect(BigInt(row.fees!.maxFeePerGas)).toBe((fee * 125n) / 100n)
-      const wei = (await h.service.store.all('gasUsage')).filter((r) => r.userDay.endsWith('|wei'))
-      expect(wei.map((r) => BigInt(r.gas)).sort()).toEqual([raise, gasLimit * fee].sort())
+      const counted = (await old.service.store.all('gasUsage'))
+        .filter((r) => r.sendTransactionId === id && r.userDay.endsWith('|wei'))
+        .map((r) => BigInt(r.gas))
+        .sort()
+      expect(counted).toEqual([raise, gasLimit * fee].sort())
     } finally {
       await chain.rpc('evm_setAutomine', [true])
     }
     await chain.rpc('evm_mine', [])
-    await h.service.close()
+    await old.service.close()
   })
 
   it("a sponsored send priced under the market (1 wei, no tip) is refused before signing, so it cannot hold the sponsor's next nonce for every user", async () => {

@@ -57,7 +57,7 @@ describe("a sponsored send the node refuses leaves no hole in the sponsor's nonc
     })
     const h = await sponsoredService(
       chain,
-      { perUserPerDayWei: String(10n ** 15n) },
+      { perUserPerDayWei: String(10n ** 16n) },
       { replaceAfterMs: 200 },
       { fetch: refusingNode((raw) => toOf(raw) === attacker, { hold }) },
     )
@@ -114,6 +114,49 @@ describe("a sponsored send the node refuses leaves no hole in the sponsor's nonc
     expect(
       (await h.service.store.all('sendTransactions')).filter((row) => row.fills !== undefined),
     ).toHaveLength(1)
+    await h.service.close()
+  }, 60_000)
+
+  it("refused after its sub-organization was deleted: its fill still counts, under the parent organization's monthly caps", async () => {
+    let attacker = ''
+    let release = () => {}
+    const hold = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const h = await sponsoredService(
+      chain,
+      { perOrganizationPerMonthWei: String(10n ** 17n) },
+      { replaceAfterMs: 200 },
+      { fetch: refusingNode((raw) => toOf(raw) === attacker, { hold }) },
+    )
+    const bad = await endUser(h)
+    const victim = await endUser(h)
+    attacker = bad.from.toLowerCase()
+    const badId = resultOf(
+      'eth_send_transaction',
+      await bad.send({ sponsor: true, calls: [erc20Call('mint', DEAD, 1n)] }),
+    ).sendTransactionStatusId as string
+    const goodId = resultOf(
+      'eth_send_transaction',
+      await victim.send({ sponsor: true, calls: [erc20Call('mint', DEAD, 2n)] }),
+    ).sendTransactionStatusId as string
+    resultOf(
+      'delete_sub_organization',
+      await h.submit('delete_sub_organization', { deleteWithoutExport: true }, bad.as),
+    )
+    release()
+    await waitForFailed(h, badId)
+    await waitForSend(h, goodId, { organizationId: victim.organizationId, as: victim.as })
+    const fill = await h.service.store.get('sendTransactions', fillIdOf(badId))
+    expect(fill).toMatchObject({ fills: badId })
+    const usage = await h.service.store.all('gasUsage')
+    const month = usage.find(
+      (row) => row.sendTransactionId === goodId && row.userDay.endsWith('|wei'),
+    )!.organizationMonth
+    const fillWei = usage.filter((row) => row.sendTransactionId === fill!.id && row.userDay.endsWith('|wei'))
+    expect(fillWei.map((row) => [row.organizationMonth, row.gas])).toEqual([
+      [month, String(21_000n * BigInt(fill!.fees!.maxFeePerGas))],
+    ])
     await h.service.close()
   }, 60_000)
 

@@ -31,9 +31,10 @@ describe("fills of refused sponsored sends and the user's wei caps", () => {
     // A quiet market: the latest block's base fee is 100 wei.
     await chain.rpc('anvil_setNextBlockBaseFeePerGas', ['0x64'])
     await chain.rpc('evm_mine', [])
-    // Room for the two sends (about 9.1e13 wei each at the least price), not for them and the fill
-    // (21,000 gas at the market's 1 gwei tip, about 2.1e13 wei).
-    const cap = 19n * 10n ** 13n
+    // Room for the two sends (about 1.8e14 wei each at the most their replacements may offer from
+    // the least price), not for them and the fill (21,000 gas at the market's 1 gwei tip, about
+    // 2.1e13 wei).
+    const cap = 37n * 10n ** 13n
     let first = -1n
     let signedSecond = () => {}
     const secondSigned = new Promise<void>((resolve) => {

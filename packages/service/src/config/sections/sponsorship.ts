@@ -21,12 +21,12 @@ const capsSchema = z
     per_transaction_wei: wei
       .optional()
       .describe(
-        'Largest cost of one sponsored transaction in wei (its gas limit × max fee per gas), a decimal string.',
+        'Largest cost of one sponsored transaction in wei (its gas limit × the highest max fee per gas it or a replacement of it may offer, and its L1 data fee), judged at signing, a decimal string.',
       ),
     per_user_per_day_wei: wei
       .optional()
       .describe(
-        "Cost of one end user's sponsored sends per UTC day in wei (gas limit × max fee per gas of each, counted at signing), a decimal string. An end user is a sub-organization, as for `per_user_per_day`.",
+        "Cost of one end user's sponsored sends per UTC day in wei (of each, its gas limit × the highest max fee per gas it or a replacement of it may offer, counted at signing: its replacements never count more), a decimal string. An end user is a sub-organization, as for `per_user_per_day`.",
       ),
     per_organization_per_month_wei: wei
       .optional()
@@ -41,7 +41,7 @@ const capsSchema = z
     max_priority_fee_per_gas: wei
       .optional()
       .describe(
-        "Ceiling of a sponsored send's `maxPriorityFeePerGas` (tip) in wei, a decimal string: a caller's above it is refused, the node's suggestion is lowered to it. Default: the `max_fee_per_gas` ceiling.",
+        "Ceiling of a sponsored send's `maxPriorityFeePerGas` (tip) in wei, a decimal string: a sponsored send starts at a tip that its replacements can raise (by `sending.replacement_bump_percent`, `sending.max_replacements` times) without passing it: a caller's tip above that is refused (400 naming the field, its `maximum`), the node's suggestion is lowered to it. Default: the `max_fee_per_gas` ceiling.",
       ),
     max_compute_unit_price: gas
       .optional()

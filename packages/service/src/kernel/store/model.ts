@@ -385,6 +385,21 @@ export interface SendTransactionRow extends Row {
    */
   l1Fee?: string
   /**
+   * A sponsored EVM send's highest `maxFeePerGas` that its wei caps already counted, decimal wei:
+   * at signing they count its gas limit at the most a replacement of it may offer (its fee raised
+   * `replacementBumpPercent` up to `maxReplacements` times, under the ceilings), so its
+   * replacements up to it count nothing more and no cap refuses one. A replacement past it (a
+   * ceiling raised since) counts the difference. Absent on sends signed before this rule (each
+   * raise counted then) and on fills (counted as they are signed).
+   */
+  prepaidMaxFeePerGas?: string
+  /**
+   * The top-level organization whose sponsorship caps and fee ceilings judge a sponsored EVM send
+   * and its fill: what the worker counts and replaces it under once its sub-organization is
+   * deleted. Absent on sends signed before it was recorded.
+   */
+  capsOrganizationId?: string
+  /**
    * Index fields the store computes as it writes the row (`DERIVED`), never set by a writer: while
    * the send is open (`OPEN_STATUSES`), its organization's id, its chain and transaction hash
    * (`caip2 txhash`) and its chain and account (`caip2 account`), in lower case; absent once final.
