@@ -21,7 +21,8 @@ export interface GasCaps {
   /**
    * Cost of one end user's (sub-organization's) sponsored sends per UTC day, decimal wei: each
    * counted when signed at its gas limit × the highest max fee per gas it or a replacement of it
-   * may offer (`prepaidMaxFeePerGas`), so its replacements count nothing more. @default no cap
+   * may offer (`prepaidMaxFeePerGas`), so its replacements count nothing more; once it is mined,
+   * what it cost (the rest is given back). @default no cap
    */
   perUserPerDayWei?: string
   /** Cost of an organization's (and its sub-organizations') sponsored sends per UTC month, decimal wei. @default no cap */

@@ -18,7 +18,7 @@ import {
   readDelegation,
 } from './delegate/index.ts'
 import { mostMaxFeePerGas, mostStartingTip, sponsoredMostMaxFeePerGas } from './evmSender.ts'
-import { checkGasCaps, feeCeilingsOf } from './gasCaps.ts'
+import { capRowIdOf, checkGasCaps, feeCeilingsOf } from './gasCaps.ts'
 import { L1_FEE_HEADROOM, l1DataFeeBound, unsignedSizeBound } from './l1DataFee.ts'
 import { revertChainOf } from './revertReason.ts'
 import {
@@ -637,10 +637,16 @@ export async function runEthSend(
     ? sponsoredMostMaxFeePerGas(ctx.runtime, ctx.organization, BigInt(prepared.maxFeePerGas))
     : undefined
   if (prepaidMaxFeePerGas !== undefined) {
-    await checkGasCaps(ctx, { gas: BigInt(prepared.gasLimit), sendTransactionId: id })
+    // Each in a row of its own id: what it cost is given back from it once mined (`settleGasCaps`).
+    await checkGasCaps(ctx, {
+      gas: BigInt(prepared.gasLimit),
+      sendTransactionId: id,
+      id: capRowIdOf(id, 'gas'),
+    })
     await checkGasCaps(ctx, {
       gas: BigInt(prepared.gasLimit) * prepaidMaxFeePerGas + l1Fee,
       sendTransactionId: id,
+      id: capRowIdOf(id, 'wei'),
       unit: 'wei',
       detail: ` (its gas limit ${prepared.gasLimit} at ${prepaidMaxFeePerGas} wei a gas, the most its replacements may offer${l1Fee > 0n ? `, and its L1 data fee ${l1Fee}` : ''})`,
     })

@@ -3,6 +3,7 @@ import { LimitError } from '../kernel/base/errors.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { ActivityContext } from '../kernel/registry.ts'
 import type { OrganizationRow } from '../kernel/store/model.ts'
+import type { Transaction } from '../kernel/store/Transaction.ts'
 import type { GasCaps } from './SendingOptions.ts'
 import { SENDING } from './sendingState.ts'
 
@@ -100,6 +101,8 @@ export async function checkGasCaps(
     force?: true
     /** What `gas` is, said after it in a refusal's message. */
     detail?: string
+    /** The usage row's id (`capRowIdOf`, for one that is settled once the send is mined); else a new one. */
+    id?: string
   },
 ): Promise<void> {
   const unit = UNITS[send.unit ?? 'gas']
@@ -149,7 +152,7 @@ export async function checkGasCaps(
       throw refuse('per-organization monthly', perOrganizationPerMonth, used)
   }
   await ctx.tx.put('gasUsage', {
-    id: ctx.newId(),
+    id: send.id ?? ctx.newId(),
     userDay,
     organizationMonth,
     gas: send.gas.toString(),
@@ -168,4 +171,42 @@ export async function checkGasCaps(
  */
 function endUserOf(ctx: CapContext): string {
   return ctx.organization.parentOrganizationId === undefined ? ctx.caller.userId : ctx.organization.id
+}
+
+/**
+ * The id of the usage row a sponsored send's gas (`gas`) or wei (`wei`) is counted in when it is
+ * signed: what `settleGasCaps` gives back from once it is mined.
+ */
+export const capRowIdOf = (sendId: string, unit: 'gas' | 'wei'): string => `${sendId}.${unit}`
+
+/**
+ * In the transaction that records a sponsored send mined (its receipt: `gasUsed`, and `paid`, the
+ * wei it cost, when the node says): gives back to the caps what was counted for it at signing past
+ * what it cost. It was counted at its gas limit at the most its replacements may offer (so a cap
+ * never refuses one); once mined, no other version of it can be, and the caps keep what the
+ * sponsor paid. The credit is a usage row of its own, negative, under the same day and month as
+ * what it was counted in, with an id of its own (written once, however many instances settle it).
+ */
+export async function settleGasCaps(
+  tx: Pick<Transaction, 'get' | 'put'>,
+  sendId: string,
+  mined: { now: number; gasUsed: bigint; paid: bigint | undefined },
+): Promise<void> {
+  for (const [unit, cost] of [
+    ['gas', mined.gasUsed],
+    ['wei', mined.paid],
+  ] as const) {
+    if (cost === undefined) continue
+    const counted = await tx.get('gasUsage', capRowIdOf(sendId, unit))
+    if (!counted) continue
+    const unused = BigInt(counted.gas) - cost
+    if (unused <= 0n) continue
+    await tx.put('gasUsage', {
+      ...counted,
+      id: `${counted.id}.settled`,
+      gas: (-unused).toString(),
+      createdAt: mined.now,
+      updatedAt: mined.now,
+    })
+  }
 }

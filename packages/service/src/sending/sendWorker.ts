@@ -4,6 +4,7 @@ import { releaseSpend, settleSpend, spendLockOf } from '../kernel/spending.ts'
 import type { SendTransactionRow } from '../kernel/store/model.ts'
 import type { Transaction } from '../kernel/store/Transaction.ts'
 import { namespaceOf, type SendContext } from './ChainSender.ts'
+import { settleGasCaps } from './gasCaps.ts'
 import { OPEN_STATUSES, type OpenStatus, rpcFor, SENDING, senderOf } from './sendingState.ts'
 import { RpcUnreachableError, type SendRpc } from './sendRpc.ts'
 
@@ -265,13 +266,21 @@ async function step(runtime: Runtime, row: SendTransactionRow): Promise<void> {
         paidFee !== undefined && send.reservedFee !== undefined
           ? settlingFee(runtime, send, paidFee)
           : undefined
+      // Mined: a sponsored send's caps keep what it cost, not the most it could have.
+      const mined = send.sponsored && changes.receipt ? changes.receipt : undefined
       return update(runtime, send, changes, {
         ...(whileOpen ? { whileOpen } : {}),
         ...(settling ? { locks: settling.locks } : {}),
-        ...(settling || also
+        ...(settling || also || mined
           ? {
               also: async (tx: Transaction, current: SendTransactionRow) => {
                 await settling?.also(tx, current)
+                if (mined)
+                  await settleGasCaps(tx, current.id, {
+                    now: runtime.now(),
+                    gasUsed: BigInt(mined.gasUsed),
+                    paid: paidFee,
+                  })
                 await also?.(tx, current)
               },
             }

@@ -98,22 +98,29 @@ describe('gas caps', () => {
   it('refuses the sponsored send past a user daily cap before signing; other users are unaffected', async () => {
     const h = await service({ perUserPerDay: 400_000 })
     const [alice, bob] = [await endUser(h), await endUser(h)]
-    const one = { sponsor: true, calls: [erc20Call('mint', DEAD, 1n)] }
+    const one = { sponsor: true, gasLimit: '200000', calls: [erc20Call('mint', DEAD, 1n)] }
     const accepted: string[] = []
-    for (let i = 0; i < 2; i++) {
-      const reply = await alice.send(one)
-      accepted.push(resultOf('eth_send_transaction', reply).sendTransactionStatusId)
+    // Unmined meanwhile: a mined send's caps keep only what it cost (sponsorMoney.test.ts).
+    await chain.rpc('evm_setAutomine', [false])
+    try {
+      for (let i = 0; i < 2; i++) {
+        const reply = await alice.send(one)
+        accepted.push(resultOf('eth_send_transaction', reply).sendTransactionStatusId)
+      }
+      const refused = await alice.send(one)
+      expect(refused).toMatchObject({
+        status: 429,
+        body: {
+          details: { errorCode: 'GAS_CAP_EXCEEDED', field: 'parameters.sponsor', cap: 'per-user daily' },
+        },
+      })
+      expect(await sendCount(h)).toBe(2)
+      const bobs = await bob.send(one)
+      expect(bobs.status).toBe(200)
+    } finally {
+      await chain.rpc('evm_setAutomine', [true])
     }
-    const refused = await alice.send(one)
-    expect(refused).toMatchObject({
-      status: 429,
-      body: {
-        details: { errorCode: 'GAS_CAP_EXCEEDED', field: 'parameters.sponsor', cap: 'per-user daily' },
-      },
-    })
-    expect(await sendCount(h)).toBe(2)
-    const bobs = await bob.send(one)
-    expect(bobs.status).toBe(200)
+    await chain.rpc('evm_mine', [])
     for (const id of accepted)
       expect(await waitForSend(h, id, { organizationId: alice.organizationId, as: alice.as })).toMatchObject({
         txStatus: 'INCLUDED',

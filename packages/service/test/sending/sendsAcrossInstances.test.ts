@@ -151,27 +151,34 @@ describe('sends across two instances on PostgreSQL', { timeout: 120_000 }, () =>
     )
     const from = addresses[0] as string
     a!.clock.set(Date.now())
-    const replies = await Promise.all(
-      Array.from({ length: 10 }, (_, i) =>
-        instances[i % 2]!.submit('eth_send_transaction', {
-          from,
-          caip2: CAIP2,
-          sponsor: true,
-          gasLimit: String(batchGas),
-          // Distinct calls: identical bodies would be one activity, replayed.
-          calls: [erc20Call('mint', DEAD, BigInt(i + 1))],
-        }),
-      ),
-    )
-    expect(replies.filter((reply) => reply.status >= 500)).toEqual([])
-    const accepted = replies.filter((reply) => reply.status === 200)
-    const refused = replies.filter((reply) => reply.status !== 200)
-    expect(accepted).toHaveLength(3)
-    for (const reply of refused) expect(reply.body.details.errorCode).toBe('GAS_CAP_EXCEEDED')
-    // Gas rows (the same sends' wei are counted in rows of their own).
-    const usage = (await a!.service.store.all('gasUsage')).filter((row) => !row.userDay.endsWith('|wei'))
-    expect(usage.reduce((sum, row) => sum + Number(row.gas), 0)).toBeLessThanOrEqual(3 * batchGas + 50_000)
-    expect(await a!.service.store.all('sendTransactions')).toHaveLength(3)
+    // Unmined meanwhile: a mined send's caps keep only what it cost.
+    await chain.rpc('evm_setAutomine', [false])
+    try {
+      const replies = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          instances[i % 2]!.submit('eth_send_transaction', {
+            from,
+            caip2: CAIP2,
+            sponsor: true,
+            gasLimit: String(batchGas),
+            // Distinct calls: identical bodies would be one activity, replayed.
+            calls: [erc20Call('mint', DEAD, BigInt(i + 1))],
+          }),
+        ),
+      )
+      expect(replies.filter((reply) => reply.status >= 500)).toEqual([])
+      const accepted = replies.filter((reply) => reply.status === 200)
+      const refused = replies.filter((reply) => reply.status !== 200)
+      expect(accepted).toHaveLength(3)
+      for (const reply of refused) expect(reply.body.details.errorCode).toBe('GAS_CAP_EXCEEDED')
+      // Gas rows (the same sends' wei are counted in rows of their own).
+      const usage = (await a!.service.store.all('gasUsage')).filter((row) => !row.userDay.endsWith('|wei'))
+      expect(usage.reduce((sum, row) => sum + Number(row.gas), 0)).toBeLessThanOrEqual(3 * batchGas + 50_000)
+      expect(await a!.service.store.all('sendTransactions')).toHaveLength(3)
+    } finally {
+      await chain.rpc('evm_setAutomine', [true])
+      await chain.rpc('evm_mine', [])
+    }
     for (const h of instances) await h.service.close()
   })
 
@@ -200,36 +207,43 @@ describe('sends across two instances on PostgreSQL', { timeout: 120_000 }, () =>
       accounts.push(addresses[0] as string)
     }
     a!.clock.set(Date.now())
-    const replies = await Promise.all(
-      Array.from({ length: 8 }, (_, i) =>
-        instances[i % 2]!.submit('eth_send_transaction', {
-          from: accounts[Math.floor(i / 2) % 2],
-          caip2: CAIP2,
-          sponsor: true,
-          gasLimit: String(gasLimit),
-          maxFeePerGas: String(maxFeePerGas),
-          maxPriorityFeePerGas: String(10n ** 9n),
-          calls: [erc20Call('mint', DEAD, BigInt(i + 1))],
-        }),
-      ),
-    )
-    expect(replies.filter((reply) => reply.status >= 500)).toEqual([])
-    const refused = replies.filter((reply) => reply.status !== 200)
-    expect(replies.filter((reply) => reply.status === 200)).toHaveLength(3)
-    for (const reply of refused)
-      expect(reply.body.details).toMatchObject({
-        errorCode: 'GAS_CAP_EXCEEDED',
-        cap: 'per-organization monthly wei',
-      })
-    const wei = (await a!.service.store.all('gasUsage')).filter((row) =>
-      row.organizationMonth.endsWith('|wei'),
-    )
-    expect(wei.reduce((sum, row) => sum + BigInt(row.gas), 0n)).toBe(3n * perSend)
-    expect(await a!.service.store.all('sendTransactions')).toHaveLength(3)
-    // Each refusal counted once, though concurrent transactions run again after a conflict.
-    expect(await metrics.render()).toContain(
-      `latchkey_send_cap_refusals_total{type="eth_send_transaction"} ${refused.length}`,
-    )
+    // Unmined meanwhile: a mined send's caps keep only what it cost.
+    await chain.rpc('evm_setAutomine', [false])
+    try {
+      const replies = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          instances[i % 2]!.submit('eth_send_transaction', {
+            from: accounts[Math.floor(i / 2) % 2],
+            caip2: CAIP2,
+            sponsor: true,
+            gasLimit: String(gasLimit),
+            maxFeePerGas: String(maxFeePerGas),
+            maxPriorityFeePerGas: String(10n ** 9n),
+            calls: [erc20Call('mint', DEAD, BigInt(i + 1))],
+          }),
+        ),
+      )
+      expect(replies.filter((reply) => reply.status >= 500)).toEqual([])
+      const refused = replies.filter((reply) => reply.status !== 200)
+      expect(replies.filter((reply) => reply.status === 200)).toHaveLength(3)
+      for (const reply of refused)
+        expect(reply.body.details).toMatchObject({
+          errorCode: 'GAS_CAP_EXCEEDED',
+          cap: 'per-organization monthly wei',
+        })
+      const wei = (await a!.service.store.all('gasUsage')).filter((row) =>
+        row.organizationMonth.endsWith('|wei'),
+      )
+      expect(wei.reduce((sum, row) => sum + BigInt(row.gas), 0n)).toBe(3n * perSend)
+      expect(await a!.service.store.all('sendTransactions')).toHaveLength(3)
+      // Each refusal counted once, though concurrent transactions run again after a conflict.
+      expect(await metrics.render()).toContain(
+        `latchkey_send_cap_refusals_total{type="eth_send_transaction"} ${refused.length}`,
+      )
+    } finally {
+      await chain.rpc('evm_setAutomine', [true])
+      await chain.rpc('evm_mine', [])
+    }
     for (const h of instances) await h.service.close()
   })
 

@@ -163,17 +163,64 @@ describe("the sponsor's money", () => {
       body: { details: { errorCode: 'GAS_CAP_EXCEEDED', cap: 'per-transaction wei' } },
     })
     h.clock.set(Date.now())
-    const replies = await Promise.all(
-      Array.from({ length: 6 }, (_, i) =>
-        h.submit('eth_send_transaction', { from: user.from, caip2: CAIP2, ...priced(i) } as never, user.as),
-      ),
-    )
-    expect(replies.filter((reply) => reply.status >= 500)).toEqual([])
-    const accepted = replies.filter((reply) => reply.status === 200)
-    expect(accepted).toHaveLength(2)
-    for (const reply of replies.filter((r) => r.status !== 200))
-      expect(reply.body.details).toMatchObject({ errorCode: 'GAS_CAP_EXCEEDED', cap: 'per-user daily wei' })
-    expect(await sendCount(h)).toBe(2)
+    // Unmined meanwhile: a mined send's caps keep only what it cost.
+    await chain.rpc('evm_setAutomine', [false])
+    try {
+      const replies = await Promise.all(
+        Array.from({ length: 6 }, (_, i) =>
+          h.submit('eth_send_transaction', { from: user.from, caip2: CAIP2, ...priced(i) } as never, user.as),
+        ),
+      )
+      expect(replies.filter((reply) => reply.status >= 500)).toEqual([])
+      const accepted = replies.filter((reply) => reply.status === 200)
+      expect(accepted).toHaveLength(2)
+      for (const reply of replies.filter((r) => r.status !== 200))
+        expect(reply.body.details).toMatchObject({ errorCode: 'GAS_CAP_EXCEEDED', cap: 'per-user daily wei' })
+      expect(await sendCount(h)).toBe(2)
+    } finally {
+      await chain.rpc('evm_setAutomine', [true])
+      await chain.rpc('evm_mine', [])
+    }
+    await h.service.close()
+  })
+
+  it('once a sponsored send is mined, the caps keep what it cost (gas used at the price paid), not the most it could have: the next send fits', async () => {
+    const gasLimit = 200_000n
+    const fee = 2n * GWEI
+    // 2 gwei raised 25% three times: what one send is counted at when signed.
+    const most = 3_906_250_000n
+    // Room for one send counted at its most and what one costs at most at its own fee; for one
+    // send's gas limit and a little less than another's.
+    const h = await service({
+      perUserPerDayWei: String(gasLimit * most + gasLimit * fee),
+      perUserPerDay: Number(2n * gasLimit - 1n),
+    })
+    const user = await endUser(h)
+    const send = (i: bigint) =>
+      user.send({
+        sponsor: true,
+        gasLimit: String(gasLimit),
+        maxFeePerGas: String(fee),
+        maxPriorityFeePerGas: String(GWEI),
+        calls: [erc20Call('mint', DEAD, i)],
+      })
+    const used = async (unit: 'gas' | 'wei') =>
+      (await h.service.store.all('gasUsage'))
+        .filter((r) => (unit === 'wei') === r.userDay.endsWith('|wei'))
+        .reduce((total, r) => total + BigInt(r.gas), 0n)
+    const first = resultOf('eth_send_transaction', await send(1n)).sendTransactionStatusId as string
+    // Counted at the most while it is open.
+    expect([await used('gas'), await used('wei')]).toEqual([gasLimit, gasLimit * most])
+    expect(await waitForSend(h, first, { organizationId: user.organizationId, as: user.as })).toMatchObject({
+      txStatus: 'INCLUDED',
+    })
+    const { receipt } = (await h.service.store.get('sendTransactions', first))!
+    const gasUsed = BigInt(receipt!.gasUsed)
+    const paid = gasUsed * BigInt(receipt!.effectiveGasPrice)
+    expect([await used('gas'), await used('wei')]).toEqual([gasUsed, paid])
+    // Counted at its most, the first would leave no room for the second.
+    const second = await send(2n)
+    expect(second.status, JSON.stringify(second.body)).toBe(200)
     await h.service.close()
   })
 
