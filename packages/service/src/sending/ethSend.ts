@@ -841,7 +841,10 @@ export async function recordSend(
     ? MAX_OPEN_SENDS.subOrganization
     : MAX_OPEN_SENDS.organization
   if (options.dedupe) {
-    const [same] = await tx.findBy('sendTransactions', 'openHash', onChain(send.caip2, send.txHash))
+    // The organization's own: another's send of the same transaction is none of its business.
+    const same = (await tx.findBy('sendTransactions', 'openHash', onChain(send.caip2, send.txHash))).find(
+      (row) => row.organizationId === send.organizationId,
+    )
     if (same) return same
   }
   const openHere = await tx.count('sendTransactions', 'openIn', send.organizationId)

@@ -843,18 +843,24 @@ async function replace(ctx: SendContext, row: SendTransactionRow): Promise<void>
   }
   const replacement = row.replacements + 1
   const txHash = Transaction.fromHex(signed).hash
-  await ctx.update(row, {
-    signedTransaction: signed,
-    txHash,
-    priorHashes: [...(row.priorHashes ?? []), row.txHash],
-    replacements: replacement,
-    fees: {
-      gasLimit: String((previous.raw as { gasLimit?: bigint }).gasLimit ?? 0n),
-      maxFeePerGas: maxFeePerGas.toString(),
-      maxPriorityFeePerGas: maxPriorityFeePerGas.toString(),
+  // Only while it is open: another instance may have seen a version of it mined meanwhile (it
+  // tracks without a lease), and a mined send is never made PENDING again.
+  const replaced = await ctx.update(
+    row,
+    {
+      signedTransaction: signed,
+      txHash,
+      priorHashes: [...(row.priorHashes ?? []), row.txHash],
+      replacements: replacement,
+      fees: {
+        gasLimit: String((previous.raw as { gasLimit?: bigint }).gasLimit ?? 0n),
+        maxFeePerGas: maxFeePerGas.toString(),
+        maxPriorityFeePerGas: maxPriorityFeePerGas.toString(),
+      },
+      status: 'PENDING',
+      notBefore: 0,
     },
-    status: 'PENDING',
-    notBefore: 0,
-  })
-  runtime.emit('send.replaced', { chain: 'eip155', replacement })
+    { whileOpen: true },
+  )
+  if (replaced) runtime.emit('send.replaced', { chain: 'eip155', replacement })
 }

@@ -236,6 +236,17 @@ describe('sends the node never mines', { timeout: 60_000 }, () => {
     await h.service.close()
   })
 
+  it('the same signed transaction given by another organization is a send of that organization (each follows its own)', async () => {
+    const h = await service(fetch)
+    const [a, b] = [await endUser(h), await endUser(h)]
+    const signedTransaction = await transferAt(4n)
+    for (const as of [a.as, b.as, a.as]) expect((await sendRaw(h, signedTransaction, as)).status).toBe(200)
+    // One open send in each: the first's resubmission is the first's.
+    expect((await openSendsOf(h, a.organizationId)).length).toBe(1)
+    expect((await openSendsOf(h, b.organizationId)).length).toBe(1)
+    await h.service.close()
+  })
+
   it(`a raw transaction more than ${MAX_RAW_NONCE_GAP} nonces past its sender's next is refused, naming the field`, async () => {
     const h = await service(fetch)
     const user = await endUser(h)
