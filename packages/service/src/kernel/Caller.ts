@@ -1,3 +1,6 @@
+import { sha256 } from '@noble/hashes/sha2.js'
+import { bytesToHex, concatBytes, utf8ToBytes } from '@noble/hashes/utils.js'
+
 /** Who sent a request, established by its stamp (or read-only session). */
 export interface Caller {
   userId: string
@@ -25,3 +28,11 @@ export interface Caller {
  */
 export const signerOf = ({ kind, scheme, publicKey, id }: Caller['credential']): string =>
   publicKey ? `${kind} ${scheme} ${publicKey.toLowerCase()}` : `${kind} ${id}`
+
+/**
+ * What a stamped request is known by when it is applied once (an activity, a settings update):
+ * the exact bytes, the key that signed them (`signerOf`) and, for a caller that may repeat a
+ * request on purpose (the auth proxy's own user), its nonce.
+ */
+export const requestFingerprint = (credential: Caller['credential'], bytes: Uint8Array, nonce = ''): string =>
+  bytesToHex(sha256(concatBytes(utf8ToBytes(`${signerOf(credential)}\n${nonce ? `${nonce}\n` : ''}`), bytes)))

@@ -5,10 +5,8 @@ import {
   type ErrorCode,
   PROXY_NONCE_HEADER,
 } from '@latchkey/protocol'
-import { sha256 } from '@noble/hashes/sha2.js'
-import { bytesToHex, concatBytes, utf8ToBytes } from '@noble/hashes/utils.js'
 import { ApiError, FieldError, PermissionError } from '../kernel/base/errors.ts'
-import { signerOf } from '../kernel/Caller.ts'
+import { requestFingerprint } from '../kernel/Caller.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { ActivityHandler, Caller, Registry } from '../kernel/registry.ts'
 import type { ActivityRow, OrganizationRow } from '../kernel/store/model.ts'
@@ -211,9 +209,7 @@ async function fingerprintOf(
   if (nonceHeader)
     for (const plugin of registry.plugins) if (await plugin.ownsCaller?.(caller, runtime)) owned = true
   const nonce = owned ? (nonceHeader ?? '') : ''
-  return bytesToHex(
-    sha256(concatBytes(utf8ToBytes(`${signerOf(caller.credential)}\n${nonce ? `${nonce}\n` : ''}`), bytes)),
-  )
+  return requestFingerprint(caller.credential, bytes, nonce)
 }
 
 /** What the phases before the transaction hand it: `prepare`'s result and `precompute`'s. */

@@ -5,7 +5,7 @@
 // names the parent (the client does not know its sub-organization), and it once landed in the
 // first account holding the key, so an end user who registered a stranger's key first had that
 // person signed in to an account the attacker controlled.
-import type { ApiKeyRow } from '../kernel/store/model.ts'
+import { type ApiKeyRow, verifiedContactOf } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Store.ts'
 
 /**
@@ -19,10 +19,10 @@ import type { Reads } from '../kernel/store/Store.ts'
 export async function onlyKeyOfAccount(reads: Reads, key: ApiKeyRow): Promise<boolean> {
   const users = await reads.findBy('users', 'organizationId', key.organizationId)
   if (users.length !== 1 || users[0]!.id !== key.userId) return false
-  // A verified contact gets a code sent to it (rows written before the mark count as verified).
+  // A verified contact gets a code sent to it.
   const [user] = users
-  if (user!.userEmail !== undefined && !user!.userEmailUnverified) return false
-  if (user!.userPhoneNumber !== undefined && !user!.userPhoneNumberUnverified) return false
+  if (verifiedContactOf(user!, 'email') !== undefined || verifiedContactOf(user!, 'phone') !== undefined)
+    return false
   const keys = await reads.findBy('apiKeys', 'organizationId', key.organizationId)
   if (keys.length !== 1) return false
   if ((await reads.findBy('authenticators', 'organizationId', key.organizationId)).length > 0) return false

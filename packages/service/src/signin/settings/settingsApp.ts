@@ -6,12 +6,10 @@ import {
   STAMP_HEADER,
   WEBAUTHN_STAMP_HEADER,
 } from '@latchkey/protocol'
-import { sha256 } from '@noble/hashes/sha2.js'
-import { bytesToHex, concatBytes, utf8ToBytes } from '@noble/hashes/utils.js'
 import { Hono } from 'hono'
 import { MAX_SESSION_SECONDS } from '../../domain/sessions.ts'
 import { FieldError, PermissionError } from '../../kernel/base/errors.ts'
-import { signerOf } from '../../kernel/Caller.ts'
+import { requestFingerprint } from '../../kernel/Caller.ts'
 import { Reader, stringItem } from '../../kernel/Reader.ts'
 import type { Runtime } from '../../kernel/Runtime.ts'
 import type { ProxyConfigRow } from '../../kernel/store/model.ts'
@@ -217,10 +215,7 @@ export function settingsApp(runtime: Runtime): Hono<SettingsEnv> {
     c.set('organizationId', organizationId)
     c.set('body', body)
     c.set('sessionProfileId', caller.credential.sessionProfileId)
-    c.set(
-      'fingerprint',
-      bytesToHex(sha256(concatBytes(utf8ToBytes(`${signerOf(caller.credential)}\n`), bytes))),
-    )
+    c.set('fingerprint', requestFingerprint(caller.credential, bytes))
     await next()
   })
   app.post('/get', async (c) => {
