@@ -140,15 +140,16 @@ export async function reserveSpend(ctx: SpendContext, request: SpendRequest): Pr
 }
 
 /**
- * Keeps, under the native limits of `fee.caip2`, what a mined send paid in fees instead of the
- * most it could have (`fee.by` less); nothing when nothing was reserved.
+ * Keeps, under the native limits of `fee.caip2`, what a mined send paid in fees instead of what
+ * was reserved for it: `fee.by` less, the most it could have cost past what it did, or more when
+ * `fee.by` is negative (an L1 data fee past the one reserved); nothing when nothing was reserved.
  */
 export async function settleSpend(
   ctx: Omit<SpendContext, 'caller'>,
   reference: string,
   fee: { caip2: string; by: bigint },
 ): Promise<void> {
-  if (fee.by > 0n) await guardOf(ctx.runtime)?.settle(ctx, reference, fee)
+  if (fee.by !== 0n) await guardOf(ctx.runtime)?.settle(ctx, reference, fee)
 }
 
 /** Releases what `reference` reserved (nothing when nothing was). */

@@ -19,7 +19,7 @@ import {
   logOf,
   type SpendLog,
   withoutRef,
-  withRefLowered,
+  withRefSettled,
 } from './spendLog.ts'
 import { normalAddress, spendOf } from './spendOf.ts'
 
@@ -259,7 +259,7 @@ export const spendGuard: SpendGuard = {
     if (counted.size === 0) return
     for (const usage of await ctx.tx.findBy('spendingLimitUsage', 'organizationId', ctx.organizationId)) {
       if (!counted.has(usage.id)) continue
-      const log = withRefLowered(logOf(usage), reference, by)
+      const log = withRefSettled(logOf(usage), reference, by)
       if (log) await rewrite(ctx, usage, log)
     }
   },

@@ -12,7 +12,7 @@ import {
   logOfEntries,
   type SpendLog,
   withoutRef,
-  withRefLowered,
+  withRefSettled,
 } from './spendLog.ts'
 
 const sum = (entries: SpendEntry[]) => entries.reduce((total, entry) => total + BigInt(entry.amount), 0n)
@@ -136,16 +136,28 @@ describe('the spend log', () => {
     let log = append(EMPTY_LOG, { at: 1000, amount: '5' }, TO_THE_MS)
     log = append(log, { at: 1200, amount: '110', ref: 'send/1' }, TO_THE_MS)
     log = append(log, { at: 1300, amount: '7', ref: 'send/2' }, TO_THE_MS)
-    const lowered = withRefLowered(log, 'send/1', 40n)!
+    const lowered = withRefSettled(log, 'send/1', 40n)!
     expectConsistent(lowered)
     expect(entriesOf(lowered)).toEqual([
       { at: 1000, amount: '5' },
       { at: 1200, amount: '70', ref: 'send/1' },
       { at: 1300, amount: '7', ref: 'send/2' },
     ])
-    expect(entriesOf(withRefLowered(log, 'send/2', 9n)!)[2]).toEqual({ at: 1300, amount: '0', ref: 'send/2' })
-    expect(withRefLowered(log, 'send/3', 1n)).toBeUndefined()
-    expect(withRefLowered(log, 'send/1', 0n)).toBeUndefined()
+    expect(entriesOf(withRefSettled(log, 'send/2', 9n)!)[2]).toEqual({ at: 1300, amount: '0', ref: 'send/2' })
+    expect(withRefSettled(log, 'send/3', 1n)).toBeUndefined()
+    expect(withRefSettled(log, 'send/1', 0n)).toBeUndefined()
+  })
+
+  it('raises the entry a mined send names by what its fee came over what was reserved (an L1 data fee that rose): its time kept', () => {
+    let log = append(EMPTY_LOG, { at: 1000, amount: '5' }, TO_THE_MS)
+    log = append(log, { at: 1200, amount: '110', ref: 'send/1' }, TO_THE_MS)
+    const raised = withRefSettled(log, 'send/1', -15n)!
+    expectConsistent(raised)
+    expect(entriesOf(raised)).toEqual([
+      { at: 1000, amount: '5' },
+      { at: 1200, amount: '125', ref: 'send/1' },
+    ])
+    expect(raised.total).toBe('130')
   })
 
   it('reads a row written before the log (an entries array) and an empty or missing row', () => {

@@ -161,11 +161,13 @@ const entriesNaming = (log: SpendLog, ref: string): SpendEntry[] | undefined =>
   log.spends.includes(`:${encodeURIComponent(ref)}`) ? entriesOf(log) : undefined
 
 /**
- * The log with the entry `ref` names lowered by `by`, never below 0 (a mined send's fee, reserved
- * at its most), or undefined when none names it. The entry keeps its time, so it frees as before.
+ * The log with the entry `ref` names settled by `by`: lowered by it, never below 0 (a mined send's
+ * fee, reserved at its most), or raised by its opposite when negative (a mined send whose L1 data
+ * fee passed what was reserved for it); undefined when none names it or `by` is 0. The entry keeps
+ * its time, so it frees as before.
  */
-export function withRefLowered(log: SpendLog, ref: string, by: bigint): SpendLog | undefined {
-  const entries = by > 0n ? entriesNaming(log, ref) : undefined
+export function withRefSettled(log: SpendLog, ref: string, by: bigint): SpendLog | undefined {
+  const entries = by !== 0n ? entriesNaming(log, ref) : undefined
   if (!entries) return undefined
   const index = entries.findIndex((entry) => entry.ref === ref)
   if (index < 0) return undefined

@@ -181,16 +181,22 @@ export const capRowIdOf = (sendId: string, unit: 'gas' | 'wei'): string => `${se
 
 /**
  * In the transaction that records a sponsored send mined (its receipt: `gasUsed`, and `paid`, the
- * wei it cost, when the node says): gives back to the caps what was counted for it at signing past
- * what it cost. It was counted at its gas limit at the most its replacements may offer (so a cap
- * never refuses one); once mined, no other version of it can be, and the caps keep what the
- * sponsor paid. The credit is a usage row of its own, negative, under the same day and month as
+ * wei it cost, when the node says, with `l1Paid` of it its L1 data fee): settles the caps to what
+ * it cost. It was counted at its gas limit at the most its replacements may offer (so a cap never
+ * refuses one), with its L1 data fee at twice the oracle's bound (`l1Counted`). Once mined, no
+ * other version of it can be, and the caps keep what the sponsor paid:
+ * - what was counted past that is given back;
+ * - an L1 fee past what was counted for it (the L1's fees more than doubled while the send waited)
+ *   is counted on top, past the cap if it must, since the sponsor paid it. Only the L1 fee can
+ *   pass what was counted: its L2 gas was counted at the most any of its versions offers (and a
+ *   replacement past that counted its raise in a row of its own, which this does not read).
+ * The settlement is a usage row of its own, negative or positive, under the same day and month as
  * what it was counted in, with an id of its own (written once, however many instances settle it).
  */
 export async function settleGasCaps(
   tx: Pick<Transaction, 'get' | 'put'>,
   sendId: string,
-  mined: { now: number; gasUsed: bigint; paid: bigint | undefined },
+  mined: { now: number; gasUsed: bigint; paid: bigint | undefined; l1Paid: bigint; l1Counted: bigint },
 ): Promise<void> {
   for (const [unit, cost] of [
     ['gas', mined.gasUsed],
@@ -199,12 +205,16 @@ export async function settleGasCaps(
     if (cost === undefined) continue
     const counted = await tx.get('gasUsage', capRowIdOf(sendId, unit))
     if (!counted) continue
-    const unused = BigInt(counted.gas) - cost
-    if (unused <= 0n) continue
+    // Negative: given back. Positive: its L1 fee past what was counted, at most what it cost past
+    // this row (a replacement's row may hold the rest).
+    const past = cost - BigInt(counted.gas)
+    const l1Past = unit === 'wei' ? mined.l1Paid - mined.l1Counted : 0n
+    const settlement = past <= 0n ? past : l1Past <= 0n ? 0n : l1Past < past ? l1Past : past
+    if (settlement === 0n) continue
     await tx.put('gasUsage', {
       ...counted,
       id: `${counted.id}.settled`,
-      gas: (-unused).toString(),
+      gas: settlement.toString(),
       createdAt: mined.now,
       updatedAt: mined.now,
     })

@@ -280,6 +280,12 @@ async function step(runtime: Runtime, row: SendTransactionRow): Promise<void> {
                     now: runtime.now(),
                     gasUsed: BigInt(mined.gasUsed),
                     paid: paidFee,
+                    // What it paid past its L2 gas: its L1 data fee (the receipt's, else as counted).
+                    l1Paid:
+                      paidFee === undefined
+                        ? 0n
+                        : paidFee - BigInt(mined.gasUsed) * BigInt(mined.effectiveGasPrice),
+                    l1Counted: BigInt(current.l1Fee ?? '0'),
                   })
                 await also?.(tx, current)
               },

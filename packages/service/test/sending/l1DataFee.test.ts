@@ -11,6 +11,7 @@ import {
   createHarness,
   ETHEREUM_ACCOUNT,
   fakeClock,
+  type Harness,
   limitedSubOrganization,
   resultOf,
 } from '../../src/testing/harness.ts'
@@ -40,6 +41,25 @@ async function oracleFeeOf(signed: string): Promise<bigint> {
   const word = (n: number) => n.toString(16).padStart(64, '0')
   const data = `0x49948e0e${word(32)}${word(length)}${bytes.padEnd(Math.ceil(length / 32) * 64, '0')}`
   return BigInt((await chain.rpc('eth_call', [{ to: GAS_PRICE_ORACLE, data }, 'latest'])) as string)
+}
+
+/**
+ * A node whose receipts carry `l1Fee`, as an OP Stack node's do: anvil's, through its `fetch`,
+ * with `reported` as the fee while it is set.
+ */
+function l1FeeReportingNode() {
+  const node = {
+    reported: undefined as bigint | undefined,
+    fetch: (async (input, init) => {
+      const body = JSON.parse(String(init?.body)) as { id: number; method: string }
+      const response = await fetch(input, init)
+      if (body.method !== 'eth_getTransactionReceipt' || node.reported === undefined) return response
+      const answer = (await response.json()) as { result: Record<string, unknown> | null }
+      if (answer.result) answer.result.l1Fee = `0x${node.reported.toString(16)}`
+      return new Response(JSON.stringify(answer), { headers: { 'content-type': 'application/json' } })
+    }) as typeof fetch,
+  }
+  return node
 }
 
 beforeAll(async () => {
@@ -155,21 +175,12 @@ describe('the L1 data fee of an OP Stack chain', () => {
 
   it("an unsponsored send's native limit reserves its L1 fee, then keeps what the receipt says it paid, or the reservation where it says nothing", async () => {
     const feePerByte = 10n ** 9n
-    let reported: bigint | undefined
-    // An OP Stack node's receipts carry `l1Fee`: anvil's, through this, when `reported` is set.
-    const fetchWithL1Fee: typeof fetch = async (input, init) => {
-      const body = JSON.parse(String(init?.body)) as { id: number; method: string }
-      const response = await fetch(input, init)
-      if (body.method !== 'eth_getTransactionReceipt' || reported === undefined) return response
-      const answer = (await response.json()) as { result: Record<string, unknown> | null }
-      if (answer.result) answer.result.l1Fee = `0x${reported.toString(16)}`
-      return new Response(JSON.stringify(answer), { headers: { 'content-type': 'application/json' } })
-    }
+    const node = l1FeeReportingNode()
     const h = await createHarness({
       clock: fakeClock(Date.now()),
       rpc: { [CAIP2]: chain.url },
       sending: { pollIntervalMs: 20 },
-      fetch: fetchWithL1Fee,
+      fetch: node.fetch,
     })
     const limited = await limitedSubOrganization(h, { amount: String(10n ** 18n), caip2: CAIP2 })
     await chain.fund(limited.from, 10n ** 18n)
@@ -196,7 +207,7 @@ describe('the L1 data fee of an OP Stack chain', () => {
       return resultOf('eth_send_transaction', reply).sendTransactionStatusId as string
     }
 
-    reported = 12_345n
+    node.reported = 12_345n
     const first = await send()
     const row = (await h.service.store.get('sendTransactions', first))!
     const l1Fee = BigInt(row.l1Fee!)
@@ -212,7 +223,7 @@ describe('the L1 data fee of an OP Stack chain', () => {
     expect(await used()).toBe(10n + gasPaid + 12_345n)
 
     // A receipt without `l1Fee`: the L1 fee stays counted as it was reserved.
-    reported = undefined
+    node.reported = undefined
     const second = await send()
     const secondRow = (await h.service.store.get('sendTransactions', second))!
     expect(
@@ -229,6 +240,79 @@ describe('the L1 data fee of an OP Stack chain', () => {
     )
     await h.service.close()
   })
+
+  it("an L1 fee the receipt reports past what was counted for it (the L1's fees rose while the send waited) is counted on top: a native limit and the sponsor's wei caps keep what was paid", async () => {
+    await setFeePerByte(10n ** 9n)
+    const node = l1FeeReportingNode()
+    const data = `0x${'cd'.repeat(100)}`
+    const minedCost = async (h: Harness, id: string) => {
+      const { receipt } = (await h.service.store.get('sendTransactions', id))!
+      return BigInt(receipt!.gasUsed) * BigInt(receipt!.effectiveGasPrice)
+    }
+
+    // Unsponsored, under a native limit: the limit keeps the value, the L2 gas and the L1 fee paid.
+    const h = await createHarness({
+      clock: fakeClock(Date.now()),
+      rpc: { [CAIP2]: chain.url },
+      sending: { pollIntervalMs: 20 },
+      fetch: node.fetch,
+    })
+    const limited = await limitedSubOrganization(h, { amount: String(10n ** 18n), caip2: CAIP2 })
+    await chain.fund(limited.from, 10n ** 18n)
+    h.clock.set(Date.now())
+    const id = resultOf(
+      'eth_send_transaction',
+      await h.submit(
+        'eth_send_transaction',
+        { from: limited.from, caip2: CAIP2, calls: [{ to: DEAD, value: '10', data }], gasLimit: '60000' },
+        limited,
+      ),
+    ).sendTransactionStatusId as string
+    const reserved = (await h.service.store.get('sendTransactions', id))!
+    node.reported = 3n * BigInt(reserved.l1Fee!)
+    expect((await waitForSend(h, id, { organizationId: limited.organizationId, as: limited })).txStatus).toBe(
+      'INCLUDED',
+    )
+    const used = (await h.query('latchkey_list_spending_limits', {}, limited)).body.spendingLimits.find(
+      (limit: { spendingLimitId: string }) => limit.spendingLimitId === limited.spendingLimitId,
+    ).used
+    expect(BigInt(used)).toBe(10n + (await minedCost(h, id)) + node.reported)
+    await h.service.close()
+
+    // Sponsored: the caps keep what the sponsor paid, past what was counted at signing.
+    node.reported = undefined
+    const sponsored = await sponsoredService(chain, {}, {}, { fetch: node.fetch })
+    const user = await endUser(sponsored)
+    const sent = resultOf(
+      'eth_send_transaction',
+      await user.send({ sponsor: true, calls: [{ to: DEAD, value: '0', data }] }),
+    ).sendTransactionStatusId as string
+    const row = (await sponsored.service.store.get('sendTransactions', sent))!
+    const wei = async () =>
+      (await sponsored.service.store.all('gasUsage'))
+        .filter((usage) => usage.sendTransactionId === sent && usage.userDay.endsWith('|wei'))
+        .reduce((total, usage) => total + BigInt(usage.gas), 0n)
+    const counted = await wei()
+    node.reported = counted + 5n * BigInt(row.l1Fee!)
+    expect(
+      (await waitForSend(sponsored, sent, { organizationId: user.organizationId, as: user.as })).txStatus,
+    ).toBe('INCLUDED')
+    expect(await wei()).toBe((await minedCost(sponsored, sent)) + node.reported)
+    // And one whose L1 fee came under what was counted gives back the rest, as before.
+    node.reported = 1n
+    const cheap = resultOf(
+      'eth_send_transaction',
+      await user.send({ sponsor: true, calls: [{ to: DEAD, value: '0', data: `0x${'ce'.repeat(100)}` }] }),
+    ).sendTransactionStatusId as string
+    expect(
+      (await waitForSend(sponsored, cheap, { organizationId: user.organizationId, as: user.as })).txStatus,
+    ).toBe('INCLUDED')
+    const cheapWei = (await sponsored.service.store.all('gasUsage'))
+      .filter((usage) => usage.sendTransactionId === cheap && usage.userDay.endsWith('|wei'))
+      .reduce((total, usage) => total + BigInt(usage.gas), 0n)
+    expect(cheapWei).toBe((await minedCost(sponsored, cheap)) + 1n)
+    await sponsored.service.close()
+  }, 30_000)
 
   it("sign_transaction under a native limit of the chain counts the L1 data fee at twice the oracle's bound for its size; without an answer from the node it is not signed", async () => {
     const feePerByte = 10n ** 9n
