@@ -365,15 +365,24 @@ export class JobQueue {
 
   /**
    * Pending jobs due by `now`, the earliest first: pages of the pending jobs in `runAfter` order
-   * (the index on state and runAfter), read until enough of this worker's kinds are found or one is
-   * not due yet, so a backlog thousands of jobs deep (webhook deliveries behind a slow receiver)
-   * costs a tick one short read, not all of it. Epoch milliseconds sort as text only with as many
-   * digits (13, from 2001 to 2286); any other clock, or a front of jobs no handler here takes,
-   * reads every pending job as before.
+   * (the index on state and runAfter), read until enough jobs this worker could start now are
+   * found or one is not due yet, so a backlog thousands of jobs deep (webhook deliveries behind a
+   * slow receiver) costs a tick one short read, not all of it. A capped kind's jobs past what it may
+   * still start here (`capOf`, less its runs under way) are passed over, not counted: a front of
+   * them (webhook senders a few tenants made many of) once filled the read, and every other kind's
+   * jobs due behind it (everyone's sign-in codes) waited for all of them. Epoch milliseconds sort
+   * as text only with as many digits (13, from 2001 to 2286); any other clock, or more jobs that
+   * cannot start than the pages hold, reads every pending job as before.
    */
   private async duePending(now: number, limit: number): Promise<JobRow[]> {
     const { store } = this.host
     if (String(now).length !== 13) return store.findBy('jobs', 'state', 'pending')
+    // What each capped kind may still start here.
+    const room = new Map<string, number>()
+    for (const kind of this.handlers.keys()) {
+      const cap = this.capOf(kind)
+      if (cap !== undefined) room.set(kind, cap - (this.runningKinds.get(kind) ?? 0))
+    }
     const found: JobRow[] = []
     let after: string | undefined
     for (let page = 0; page < CLAIM_PAGES.pages; page++) {
@@ -386,7 +395,13 @@ export class JobQueue {
       })
       for (const row of rows) {
         if (row.runAfter > now) return found
-        if (this.handlers.has(row.kind)) found.push(row)
+        if (!this.handlers.has(row.kind)) continue
+        const left = room.get(row.kind)
+        if (left !== undefined) {
+          if (left <= 0) continue
+          room.set(row.kind, left - 1)
+        }
+        found.push(row)
       }
       if (found.length >= limit * 4 || rows.length < CLAIM_PAGES.size) return found
       after = String(rows.at(-1)!.runAfter)
