@@ -43,7 +43,6 @@ type Capabilities = Record<string, { optional?: boolean } & Record<string, unkno
 export interface Eip5792Context {
   client: Latchkey
   chains: readonly Chain[]
-  currentChain: () => Chain
   organizationId: string | undefined
   sponsor: boolean
   /** The signed-in user's account `from` names (4100 when it is not theirs, 4001 when signed out). */
@@ -66,8 +65,8 @@ export function createEip5792(context: Eip5792Context) {
   // Ids an app chose, to the batch they name; the wallet's own ids carry everything themselves.
   const appIds = new Map<string, string>()
 
-  const chainOf = (chainId: Hex | number | undefined): Chain => {
-    if (chainId === undefined) return context.currentChain()
+  const chainOf = (chainId: Hex | number | undefined, current: Chain): Chain => {
+    if (chainId === undefined) return current
     const found = context.chains.find((c) => c.id === Number(chainId))
     if (!found) throw new UnsupportedChainIdError(new Error(`Chain ${String(chainId)} is not configured`))
     return found
@@ -117,7 +116,8 @@ export function createEip5792(context: Eip5792Context) {
     return out
   }
 
-  async function send(params: unknown): Promise<{ id: string }> {
+  /** A batch without `chainId` runs on `current`, the chain the app was on when it asked. */
+  async function send(params: unknown, current: Chain): Promise<{ id: string }> {
     const request = (Array.isArray(params) ? params[0] : undefined) as SendCallsRequest | undefined
     if (!request || !Array.isArray(request.calls) || request.calls.length === 0)
       throw new InvalidParamsRpcError(new Error('no calls'))
@@ -127,7 +127,7 @@ export function createEip5792(context: Eip5792Context) {
     if (request.id !== undefined && appIds.has(request.id)) throw new DuplicateIdError(new Error(request.id))
     checkCapabilities(request.capabilities)
     for (const call of request.calls) checkCapabilities(call.capabilities)
-    const chain = chainOf(request.chainId)
+    const chain = chainOf(request.chainId, current)
     const calls = request.calls.map((call, index) => {
       if (!call.to) throw new InvalidParamsRpcError(new Error(`calls[${index}].to`))
       return {

@@ -218,26 +218,26 @@ export function createLatchkeyEip1193Provider(
   }
 
   /**
-   * Fills in what the request leaves out (nonce, fees, gas, chain id) on the chain's RPC, as a
+   * Fills in what the request leaves out (nonce, fees, gas, chain id) on `target`'s RPC, as a
    * viem wallet client's `sendTransaction` does for a local account, and signs it with `account`.
    * A bare client and the two actions it needs: a wallet client would bring every wallet action.
    */
-  async function signRequest(account: LatchkeyAccount, request: TransactionRequest) {
-    const rpc = createClient({ account, chain, transport: http(rpcUrl(chain)) })
+  async function signRequest(account: LatchkeyAccount, request: TransactionRequest, target: Chain) {
+    const rpc = createClient({ account, chain: target, transport: http(rpcUrl(target)) })
     // A type-4 transaction without `to` calls its first authorization's signer, as viem's sendTransaction does.
     const to =
       request.to ??
       (request.authorizationList?.[0]
         ? await recoverAuthorizationAddress({ authorization: request.authorizationList[0] })
         : undefined)
-    const prepared = await prepareTransactionRequest(rpc, { ...request, to, account, chain } as never)
+    const prepared = await prepareTransactionRequest(rpc, { ...request, to, account, chain: target } as never)
     const signed = await account.signTransaction(prepared as never, {
-      serializer: chain.serializers?.transaction,
+      serializer: target.serializers?.transaction,
     })
     return { rpc, signed }
   }
 
-  async function forward(method: string, params: unknown, target: Chain = chain): Promise<unknown> {
+  async function forward(method: string, params: unknown, target: Chain): Promise<unknown> {
     const response = await fetch(rpcUrl(target), {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -257,7 +257,6 @@ export function createLatchkeyEip1193Provider(
   const eip5792 = createEip5792({
     client,
     chains,
-    currentChain: () => chain,
     organizationId,
     sponsor: parameters.sponsor ?? false,
     account: signer,
@@ -272,11 +271,15 @@ export function createLatchkeyEip1193Provider(
   }
 
   async function handle(method: string, params: unknown): Promise<unknown> {
+    // The chain the app was on when it asked: a request is checked against it and runs on it to the
+    // end, though a `wallet_switchEthereumChain` (wagmi's switchChain, a network picker) lands while
+    // it awaits the session's accounts or the node (it would have signed and sent for the new one).
+    const target = chain
     switch (method) {
       case 'eth_chainId':
-        return numberToHex(chain.id)
+        return numberToHex(target.id)
       case 'net_version':
-        return String(chain.id)
+        return String(target.id)
       case 'eth_accounts':
         return currentAccounts().catch(() => [])
       case 'eth_requestAccounts': {
@@ -311,10 +314,10 @@ export function createLatchkeyEip1193Provider(
         const domainChainId = (typedData as { domain?: { chainId?: unknown } })?.domain?.chainId
         if (domainChainId !== undefined && domainChainId !== null) {
           const named = chainIdOf(domainChainId)
-          if (named !== chain.id)
+          if (named !== target.id)
             throw new InvalidParamsRpcError(
               new Error(
-                `the typed data's domain names chain ${named ?? String(domainChainId)}; the wallet is on chain ${chain.id}`,
+                `the typed data's domain names chain ${named ?? String(domainChainId)}; the wallet is on chain ${target.id}`,
               ),
             )
         }
@@ -327,14 +330,14 @@ export function createLatchkeyEip1193Provider(
         // same contract address may do something else here.
         // Dapps send it as hex, but also as a number or a decimal string (MetaMask takes each).
         const named = tx.chainId === undefined || tx.chainId === null ? undefined : chainIdOf(tx.chainId)
-        if (tx.chainId !== undefined && tx.chainId !== null && named !== chain.id)
+        if (tx.chainId !== undefined && tx.chainId !== null && named !== target.id)
           throw new InvalidParamsRpcError(
             new Error(
-              `the transaction names chain ${named ?? String(tx.chainId)}; the wallet is on chain ${chain.id}`,
+              `the transaction names chain ${named ?? String(tx.chainId)}; the wallet is on chain ${target.id}`,
             ),
           )
         const account = await signer(tx.from)
-        const { rpc, signed } = await signRequest(account, fromRpcTransaction(tx))
+        const { rpc, signed } = await signRequest(account, fromRpcTransaction(tx), target)
         if (method === 'eth_signTransaction') return signed
         return sendRawTransaction(rpc, { serializedTransaction: signed })
       }
@@ -351,7 +354,7 @@ export function createLatchkeyEip1193Provider(
       case 'wallet_getCapabilities':
         return eip5792.getCapabilities(params)
       case 'wallet_sendCalls':
-        return eip5792.send(params)
+        return eip5792.send(params, target)
       case 'wallet_getCallsStatus':
         return eip5792.status(params)
       case 'wallet_showCallsStatus':
@@ -363,7 +366,7 @@ export function createLatchkeyEip1193Provider(
       case 'eth_subscribe':
         throw new UnsupportedProviderMethodError(new Error(`${method} is not supported by Latchkey`))
       default:
-        return forward(method, params)
+        return forward(method, params, target)
     }
   }
 
