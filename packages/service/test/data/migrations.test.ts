@@ -58,6 +58,10 @@ const NEWEST_UNDO: Record<string, string[]> = {
     `DROP INDEX "users_${column}"`,
     `ALTER TABLE users DROP COLUMN "${column}"`,
   ]),
+  '0022_plugin_row_sweeps': [
+    'DROP INDEX "pluginRows_kind_staleAt"',
+    'ALTER TABLE "pluginRows" DROP COLUMN "staleAt"',
+  ],
   '0020_open_sends': ['openIn', 'openHash', 'openAccount'].flatMap((column) => [
     `DROP INDEX "sendTransactions_${column}"`,
     `ALTER TABLE "sendTransactions" DROP COLUMN "${column}"`,

@@ -2,7 +2,7 @@ import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } fr
 import { ServiceError } from '../base/errors.ts'
 import type { StoreBackend } from './backends/StoreBackend.ts'
 import { classify, unreachable } from './databaseErrors.ts'
-import { type UserRow, verifiedContactOf } from './model.ts'
+import { staleAtKey, type UserRow, verifiedContactOf } from './model.ts'
 
 /**
  * The schema's versions, applied in order at start by Kysely's migrator (which takes a lock, so
@@ -420,6 +420,55 @@ function verifiedContacts(backend: StoreBackend): Migration {
   }
 }
 
+/**
+ * Plugin rows swept by when they go stale (`PluginRow.staleAt`, derived as the store writes a
+ * row), through an index on (kind, staleAt): the OTP wing's sweep reads the stale codes and
+ * rate-limit entries a page at a time, where it read every row of the kind in each sweep. Filled
+ * for the rows written before, by the rules the OTP wing writes them with (a code 10 minutes after
+ * it expired, its encryption target when it expired, a rate-limit entry an hour after its last
+ * event), a page at a time; rows of other kinds are never swept.
+ */
+function pluginRowSweeps(backend: StoreBackend): Migration {
+  const staleAtOf = (row: { kind?: string; updatedAt?: number; data?: { expiresAtMs?: number } }) =>
+    row.kind === 'otp'
+      ? (row.data?.expiresAtMs ?? 0) + 600_000
+      : row.kind === 'otp-target'
+        ? (row.data?.expiresAtMs ?? 0)
+        : row.kind === 'otp-limit'
+          ? (row.updatedAt ?? 0) + 3_600_000
+          : undefined
+  return {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('pluginRows').addColumn('staleAt', backend.textType).execute()
+      for (let after = ''; ; ) {
+        const page = (
+          await sql<{ id: string; data: string }>`select id, data from ${sql.table('pluginRows')}
+            where id > ${after} and kind in ('otp', 'otp-target', 'otp-limit') order by id limit 500`.execute(
+            db,
+          )
+        ).rows
+        for (const { id, data } of page) {
+          const staleAt = staleAtOf(JSON.parse(data))
+          if (staleAt !== undefined)
+            await sql`update ${sql.table('pluginRows')} set ${sql.ref('staleAt')} = ${staleAtKey(staleAt)}
+              where id = ${id}`.execute(db)
+        }
+        if (page.length < 500) break
+        after = page.at(-1)!.id
+      }
+      await db.schema
+        .createIndex('pluginRows_kind_staleAt')
+        .on('pluginRows')
+        .columns(['kind', 'staleAt'])
+        .execute()
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropIndex('pluginRows_kind_staleAt').execute()
+      await db.schema.alterTable('pluginRows').dropColumn('staleAt').execute()
+    },
+  }
+}
+
 /** The migrations, with the column types of `backend`, by name in the order they apply. */
 function migrationsOf(backend: StoreBackend): Record<string, Migration> {
   return {
@@ -459,6 +508,8 @@ function migrationsOf(backend: StoreBackend): Record<string, Migration> {
     '0019_account_lookups': accountLookups(backend),
     // Users by their verified contacts: lookups read no unverified copy of an address.
     '0021_verified_contacts': verifiedContacts(backend),
+    // OTP codes and rate-limit entries swept through an index, the stale ones only.
+    '0022_plugin_row_sweeps': pluginRowSweeps(backend),
     // ---- wing: import and pregeneration (issue 40) ----
     '0009_import': addTables(
       { importedUsers: ['organizationId'], importClaims: [], importKeys: [] },

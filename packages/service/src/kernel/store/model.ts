@@ -262,7 +262,16 @@ export interface PluginRow extends Row {
   kind: string
   organizationId?: string
   data: Record<string, unknown>
+  /**
+   * When the row may be swept (epoch ms): a column only (`DERIVED`, `staleAtKey`), never kept in
+   * the document, so every write of the row gives it again. With `kind`, an index: a sweep reads
+   * the stale rows of its kind a page at a time (`pageBy`), never the live ones. Absent: never.
+   */
+  staleAt?: number
 }
+
+/** `PluginRow.staleAt` as its column holds it: 15 digits, so text order is time order. */
+export const staleAtKey = (ms: number): string => String(Math.max(0, Math.floor(ms))).padStart(15, '0')
 
 // Durable jobs (jobs/): the queue's rows.
 /** Where a job is: due or waiting (`pending`), claimed by a worker (`running`), or given up (`failed`). */
@@ -786,6 +795,9 @@ const whileOpen =
 export const DERIVED: {
   [T in TableName]?: Partial<Record<keyof Tables[T] & string, (row: Tables[T]) => string | undefined>>
 } = {
+  pluginRows: {
+    staleAt: (row) => (row.staleAt === undefined ? undefined : staleAtKey(row.staleAt)),
+  },
   users: {
     verifiedEmail: (row) => verifiedContactOf(row, 'email'),
     verifiedPhone: (row) => verifiedContactOf(row, 'phone'),
@@ -821,7 +833,8 @@ export const INDEXES: { [T in TableName]: (keyof Tables[T] & string)[] } = {
   proxyConfigs: ['organizationId'],
   fiatCredentials: ['organizationId'],
   importTargets: ['userId'],
-  pluginRows: ['kind'],
+  // staleAt (DERIVED): migration 0022_plugin_row_sweeps, an index on (kind, staleAt).
+  pluginRows: ['kind', 'staleAt'],
   // Durable jobs (jobs/).
   jobs: ['kind', 'state', 'runAfter', 'attempts', 'claimedBy', 'claimedUntil'],
   // Master-key rotation.
