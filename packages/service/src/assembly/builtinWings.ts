@@ -33,7 +33,7 @@ export type BuiltinWingsOptions = SignInWingOptions &
  * `sending` and `sponsorship` itself). `createService({ plugins })` appends those after these.
  */
 export function builtinWings(options: BuiltinWingsOptions = {}): ServicePlugin[] {
-  const { oauth, captcha, smsBudget, delivery, rateLimits } = options
+  const { oauth, captcha, smsBudget, otpCaps, delivery, rateLimits } = options
   return [
     secretFramePlugin,
     deliveryWing(delivery ? { delivery } : {}),
@@ -41,6 +41,7 @@ export function builtinWings(options: BuiltinWingsOptions = {}): ServicePlugin[]
       ...(oauth ? { oauth } : {}),
       ...(captcha ? { captcha } : {}),
       ...(smsBudget ? { smsBudget } : {}),
+      ...(otpCaps ? { otpCaps } : {}),
       ...(rateLimits ? { rateLimits } : {}),
     }),
     ...builtinSendingWing(options),

@@ -4,6 +4,7 @@ import { emailSection } from './sections/email.ts'
 import { masterKeySection } from './sections/masterKey.ts'
 import { oauthSection } from './sections/oauth.ts'
 import { observabilitySection } from './sections/observability.ts'
+import { otpSection } from './sections/otp.ts'
 import { proxySection } from './sections/proxy.ts'
 import { rateLimitsSection } from './sections/rateLimits.ts'
 import { rpcSection } from './sections/rpc.ts'
@@ -30,6 +31,7 @@ export const configSchema = z.strictObject({
   email: emailSection.optional(),
   sms: smsSection.optional(),
   oauth: oauthSection.optional(),
+  otp: otpSection.optional(),
   observability: observabilitySection.default(observabilitySection.parse({})),
   rate_limits: rateLimitsSection.optional(),
   sponsorship: sponsorshipSection.optional(),

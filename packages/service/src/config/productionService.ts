@@ -23,6 +23,7 @@ import { captchaOptions } from './sections/captcha.ts'
 import { emailOptions } from './sections/email.ts'
 import { masterKeysOptions } from './sections/masterKey.ts'
 import { oauthOptions } from './sections/oauth.ts'
+import { otpCapsOptions } from './sections/otp.ts'
 import { proxyOptions } from './sections/proxy.ts'
 import { startRateLimits } from './sections/rateLimits.ts'
 import { rpcOptions } from './sections/rpc.ts'
@@ -103,6 +104,7 @@ export async function productionService(
       ...(config.sponsorship ? { sponsorship: sponsorshipOptions(config.sponsorship) } : {}),
       ...(config.captcha ? { captcha: captchaOptions(config.captcha) } : {}),
       ...(config.sms ? { smsBudget: smsBudgetOptions(config.sms) } : {}),
+      ...(config.otp ? otpCapsOptions(config.otp) : {}),
       rpc: rpcOptions(config.rpc),
       sending: sendingOptions(config.sending),
       webhooks: { ...webhooksOptions(config.webhooks), transport: nodeWebhookTransport() },

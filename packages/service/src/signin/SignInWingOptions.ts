@@ -2,6 +2,7 @@ import type { RateLimitOptions } from '../pipeline/RateLimitOptions.ts'
 import type { CaptchaOptions } from './captcha/CaptchaOptions.ts'
 import type { OAuthOptions } from './oauth/OAuthProviderConfig.ts'
 import type { SmsBudget } from './otp/createOtpEngine.ts'
+import type { OtpStorageCaps } from './otp/otpStorage.ts'
 
 /** What `createService` takes for the sign-in wing. */
 export interface SignInWingOptions {
@@ -23,6 +24,12 @@ export interface SignInWingOptions {
    * @default no bound
    */
   smsBudget?: SmsBudget
+  /**
+   * Most one-time codes and rate-limit entries the service keeps at once (`[otp]
+   * max_pending_codes`, `max_rate_entries`): past one, new codes are refused (429) until stale
+   * ones are swept. @default 200,000 codes and 1,000,000 entries
+   */
+  otpCaps?: OtpStorageCaps
 }
 
 /**

@@ -5,7 +5,7 @@ import type { ContactCodes } from '../kernel/contactCodes.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { OrganizationRow } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Store.ts'
-import type { OtpEngine, OtpInitInput } from './otp/createOtpEngine.ts'
+import { type OtpEngine, type OtpInitInput, SUB_ORGANIZATION_SEND_LIMIT } from './otp/createOtpEngine.ts'
 
 /** Code lifetime when the operator set none (and the longest a caller may ask for then). */
 const DEFAULT_OTP_SECONDS = 300
@@ -13,7 +13,9 @@ const DEFAULT_OTP_SECONDS = 300
 /**
  * What a code sent for `organization` takes from the operator's proxy settings: its length (a
  * floor over `otpLength`: the caller, who may be the attacker, cannot go under it), alphabet,
- * longest lifetime, app name and templates.
+ * longest lifetime, app name and templates. A sub-organization's codes (its end users' own
+ * `init_otp` and MFA codes) are budgeted together too (`SUB_ORGANIZATION_SEND_LIMIT`); the
+ * operator's parent organization, whose back end and auth proxy ask codes for all its users, is not.
  */
 export async function operatorOtpInit(
   reads: Reads,
@@ -41,6 +43,9 @@ export async function operatorOtpInit(
     maxExpirationSeconds: Number(settings?.otpExpirationSeconds ?? DEFAULT_OTP_SECONDS),
     appName: settings?.appName ?? operator?.name ?? 'Latchkey',
     ...(settings ? { emailTemplate: settings.emailTemplate, smsTemplate: settings.smsTemplate } : {}),
+    ...(organization.parentOrganizationId !== undefined
+      ? { organizationLimit: SUB_ORGANIZATION_SEND_LIMIT }
+      : {}),
   }
 }
 

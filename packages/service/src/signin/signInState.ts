@@ -64,7 +64,7 @@ export async function loadSignInState(
     otp: reportOtpEvents(
       runtime,
       createOtpEngine({
-        storage: otpStorage(runtime),
+        storage: otpStorage(runtime, options.otpCaps),
         issueToken: (claims) => {
           const privateKey = openKey()
           try {

@@ -34,8 +34,12 @@ export interface OtpStorageTx {
   put(record: OtpRecord): Promise<void>
   /** Event times (epoch ms) still counted for a rate-limit key. */
   getBucket(key: string): Promise<number[]>
-  /** Stores a key's event times; an empty list deletes the bucket. */
-  putBucket(key: string, times: number[]): Promise<void>
+  /**
+   * Stores a key's event times; an empty list deletes the bucket. `keepMs`: how long after this
+   * write the bucket still counts (its limit's longest window), after which it may be swept.
+   * @default an hour
+   */
+  putBucket(key: string, times: number[], keepMs?: number): Promise<void>
   /**
    * Commits a durable delivery of `message` with this transaction, when its channel has a
    * provider; resolves false when it has none (the engine's `deliver` then gets it after the commit).
@@ -213,7 +217,21 @@ export interface OtpInitInput {
    * is charged to its CAPTCHA ceiling (`captchaSendLimit`) instead.
    */
   captchaPass?: string
+  /**
+   * Codes `organizationId` may be sent in all, besides each contact's budget: an end user's
+   * sub-organization (`operatorOtpInit`), so one account holding many verified contacts cannot
+   * fill the service's store of codes. Charged in the code's own transaction. @default no budget
+   */
+  organizationLimit?: RateLimit
 }
+
+/**
+ * Codes one end user's sub-organization may be sent (`init_otp` to its users' verified contacts,
+ * MFA codes): a user signs in and proves a step with a handful an hour, and an account that
+ * verified many contacts still holds at most 20 codes an hour (5 at once, as a code lives 15
+ * minutes) instead of 30 an hour per contact.
+ */
+export const SUB_ORGANIZATION_SEND_LIMIT: RateLimit = { perMinute: 5, perWindow: 20 }
 
 export interface OtpVerifyInput {
   organizationId: string
@@ -330,9 +348,12 @@ export function createOtpEngine(options: OtpEngineOptions) {
   const macOf = (otpId: string, code: string) => mac(`${otpId}:${code}`)
   const storage = options.storage
 
+  /** The longer window of `limit`, in ms (at most an hour). */
+  const windowOf = (limit: RateLimit) => Math.min(HOUR_MS, (limit.windowMinutes ?? 60) * MINUTE_MS)
+
   /** Seconds until `key` may be charged again, or 0 when it may be now. */
   async function waitFor(tx: OtpStorageTx, key: string, limit: RateLimit, at: number): Promise<number> {
-    const windowMs = Math.min(HOUR_MS, (limit.windowMinutes ?? 60) * MINUTE_MS)
+    const windowMs = windowOf(limit)
     const recent = (await tx.getBucket(key)).filter((t) => at - t < windowMs)
     const lastMinute = recent.filter((t) => at - t < MINUTE_MS)
     if (lastMinute.length >= limit.perMinute) return Math.ceil((lastMinute[0]! + MINUTE_MS - at) / 1000)
@@ -340,9 +361,16 @@ export function createOtpEngine(options: OtpEngineOptions) {
     return 0
   }
 
-  /** Records one event for `key` (keeping only the last hour). */
-  async function recordEvent(tx: OtpStorageTx, key: string, at: number): Promise<void> {
-    await tx.putBucket(key, [...(await tx.getBucket(key)).filter((t) => at - t < HOUR_MS), at])
+  /**
+   * Records one event for `key` (keeping only the last hour), kept while `limit`'s longer window
+   * counts it: a contact's bucket goes stale 10 minutes after its last code, not an hour.
+   */
+  async function recordEvent(tx: OtpStorageTx, key: string, at: number, limit: RateLimit): Promise<void> {
+    await tx.putBucket(
+      key,
+      [...(await tx.getBucket(key)).filter((t) => at - t < HOUR_MS), at],
+      windowOf(limit),
+    )
   }
 
   type Charge = { key: string; limit: RateLimit; message: string; field?: string }
@@ -361,7 +389,7 @@ export function createOtpEngine(options: OtpEngineOptions) {
           },
         })
     }
-    for (const { key } of keys) await recordEvent(tx, key, at)
+    for (const { key, limit } of keys) await recordEvent(tx, key, at, limit)
   }
 
   /**
@@ -443,6 +471,15 @@ export function createOtpEngine(options: OtpEngineOptions) {
       await chargeIn(
         tx,
         [
+          ...(input.organizationLimit
+            ? [
+                {
+                  key: `organization:${input.organizationId}`,
+                  limit: input.organizationLimit,
+                  message: 'too many codes requested in this organization; try again later',
+                },
+              ]
+            : []),
           pass.length > 0
             ? {
                 key: `send-captcha:${mailboxOf(contact)}`,
@@ -551,7 +588,7 @@ export function createOtpEngine(options: OtpEngineOptions) {
         if (typeof record.codeMac !== 'string' || !sameHex(macOf(record.otpId, otpCode), record.codeMac)) {
           const attempts = record.attempts + 1
           const locked = attempts >= maxAttempts
-          await recordEvent(tx, guessKey, at)
+          await recordEvent(tx, guessKey, at, guessLimits)
           await tx.put({ ...record, attempts, status: locked ? 'locked' : 'pending' })
           return {
             error: locked
@@ -600,7 +637,9 @@ export function createOtpEngine(options: OtpEngineOptions) {
     const normalized = normalizeContact(otpType, contact)
     const pass = newId()
     const at = now()
-    await storage.transaction((tx) => tx.putBucket(`captcha-pass:${pass}:${normalized}`, [at]))
+    await storage.transaction((tx) =>
+      tx.putBucket(`captcha-pass:${pass}:${normalized}`, [at], CAPTCHA_PASS_MS),
+    )
     return pass
   }
 

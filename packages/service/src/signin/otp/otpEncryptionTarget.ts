@@ -37,6 +37,8 @@ export async function createOtpEncryptionTarget(
       kind: 'otp-target',
       organizationId,
       data: { sealedTargetPrivateKey: sealed, expiresAtMs: now + TARGET_LIFETIME_MS },
+      // Swept with its code, or alone once it expired (otpStorage.ts).
+      staleAt: now + TARGET_LIFETIME_MS,
       createdAt: now,
       updatedAt: now,
     })

@@ -3,45 +3,73 @@ import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { LimitError } from '../../kernel/base/errors.ts'
 import { OTP_CHANNELS, OTP_DELIVERY_JOB, type OtpDeliveryPayload } from '../../kernel/otpDelivery.ts'
 import type { Runtime } from '../../kernel/Runtime.ts'
+import { staleAtKey } from '../../kernel/store/model.ts'
 import type { Transaction } from '../../kernel/store/Store.ts'
 import type { OtpRecord, OtpStorage } from './createOtpEngine.ts'
 import { otpTargetRowId } from './otpEncryptionTarget.ts'
 
-/** Most OTP records kept at once service-wide; expired ones are dropped first. */
-export const MAX_OTP_RECORDS = 10_000
-/** Most rate-limit buckets (contacts, client addresses) kept at once; idle ones are dropped first. */
-export const MAX_RATE_BUCKETS = 20_000
+/**
+ * Most OTP records kept at once service-wide (`[otp] max_pending_codes`); stale ones are swept
+ * first. Large, so that filling it takes thousands of networks under the per-network budgets of
+ * `otp_init` (docs/security.md, "Shared budgets"): it is a bound on storage, not a budget.
+ */
+export const MAX_OTP_RECORDS = 200_000
+/**
+ * Most rate-limit entries (contacts, networks, organizations) kept at once (`[otp] max_rate_entries`):
+ * a /48 spraying from a fresh /64 and /56 for each code holds about 950 (each network's kept an
+ * hour, each contact's 10 minutes), so filling it takes about 1,000 /48s.
+ */
+export const MAX_RATE_BUCKETS = 1_000_000
 /** An OTP record is kept this long after it expired (so a late guess still reads "expired"). */
 const OTP_KEEP_AFTER_EXPIRY_MS = 10 * 60_000
 const HOUR_MS = 3_600_000
+/** Stale rows one sweep deletes at most: a page through the (kind, staleAt) index. */
+const SWEEP_PAGE = 500
+
+/** The caps of `otpStorage` (`[otp]` in the configuration). */
+export interface OtpStorageCaps {
+  /** @default MAX_OTP_RECORDS */
+  maxPendingCodes?: number
+  /** @default MAX_RATE_BUCKETS */
+  maxRateEntries?: number
+}
 
 /** Row id of a rate-limit bucket: the key (a contact, an address) is hashed so rows stay small. */
 const bucketRowId = (key: string) => `otp-limit:${bytesToHex(sha256(utf8ToBytes(key)))}`
 
-const full = (what: string) =>
+const full = (what: string, limit: string) =>
   new LimitError({
     message: `the service holds too many ${what}; try again later`,
     extra: {
       retryAfterSeconds: 60,
+      limit,
     },
   })
 
 /**
  * OTP records and rate-limit buckets, in the database, each engine step in its own serializable
  * transaction (apart from the activity's, so a wrong code still counts though the activity
- * fails). Both kinds are capped: when a cap is reached, expired records and idle buckets are
- * deleted, and if it is still reached a new one is refused (429), so unauthenticated callers
- * cannot grow the database without bound.
+ * fails). Every row is written with the time it goes stale (`PluginRow.staleAt`: a code 10
+ * minutes after it expired, a bucket once its longest window has passed since its last write), and
+ * sweeps read only stale rows, a page at a time, through the (kind, staleAt) index. Both kinds are
+ * capped (`caps`): when a cap is reached a page of stale rows is swept, and if it is still reached
+ * a new one is refused (429 with `retryAfterSeconds`), so unauthenticated callers cannot grow the
+ * database without bound.
  */
-export function otpStorage(runtime: Runtime): OtpStorage {
-  const prune = async (tx: Transaction, kind: 'otp' | 'otp-limit') => {
-    const at = runtime.now()
-    for (const row of await tx.findBy('pluginRows', 'kind', kind)) {
-      const stale =
-        kind === 'otp'
-          ? (row.data as unknown as OtpRecord).expiresAtMs + OTP_KEEP_AFTER_EXPIRY_MS < at
-          : row.updatedAt + HOUR_MS < at
-      if (!stale) continue
+export function otpStorage(runtime: Runtime, caps: OtpStorageCaps = {}): OtpStorage {
+  const maxCodes = caps.maxPendingCodes ?? MAX_OTP_RECORDS
+  const maxBuckets = caps.maxRateEntries ?? MAX_RATE_BUCKETS
+  /** Deletes at most a page of the rows of `kind` already stale; answers how many it deleted. */
+  const sweep = async (tx: Transaction, kind: 'otp' | 'otp-limit' | 'otp-target') => {
+    const stale = await tx.pageBy('pluginRows', {
+      field: 'kind',
+      value: kind,
+      by: 'staleAt',
+      after: staleAtKey(runtime.now()),
+      descending: true,
+      limit: SWEEP_PAGE,
+    })
+    for (const row of stale) {
       await tx.delete('pluginRows', row.id)
       // A code's encryption target (`otp_init_v2`, otpEncryptionTarget.ts) goes with it: no code
       // is left for it to open.
@@ -50,22 +78,25 @@ export function otpStorage(runtime: Runtime): OtpStorage {
         if (await tx.get('pluginRows', target)) await tx.delete('pluginRows', target)
       }
     }
-    // A target whose code was never recorded (its init refused after it was made) expires alone.
-    if (kind === 'otp')
-      for (const row of await tx.findBy('pluginRows', 'kind', 'otp-target'))
-        if (((row.data as { expiresAtMs?: number }).expiresAtMs ?? 0) < at)
-          await tx.delete('pluginRows', row.id)
+    return stale.length
   }
-  // Expired rows are swept at most every 10 s per process (the caps are checked on every insert).
+  // Stale rows are swept at most every 10 s per process (the caps are checked on every insert).
   const lastSweep = { otp: Number.NEGATIVE_INFINITY, 'otp-limit': Number.NEGATIVE_INFINITY }
-  const room = async (tx: Transaction, kind: 'otp' | 'otp-limit', max: number, what: string) => {
+  const capOf = {
+    otp: { max: maxCodes, what: 'pending one-time codes', limit: 'maxPendingCodes' },
+    'otp-limit': { max: maxBuckets, what: 'rate-limit entries', limit: 'maxRateEntries' },
+  }
+  const room = async (tx: Transaction, kind: 'otp' | 'otp-limit') => {
+    const { max, what, limit } = capOf[kind]
     if (runtime.now() - lastSweep[kind] >= 10_000) {
       lastSweep[kind] = runtime.now()
-      await prune(tx, kind)
+      await sweep(tx, kind)
+      // A target whose code was never recorded (its init refused after it was made) expires alone.
+      if (kind === 'otp') await sweep(tx, 'otp-target')
     }
     if ((await tx.count('pluginRows', 'kind', kind)) < max) return
-    await prune(tx, kind)
-    if ((await tx.count('pluginRows', 'kind', kind)) >= max) throw full(what)
+    if ((await sweep(tx, kind)) > 0 && (await tx.count('pluginRows', 'kind', kind)) < max) return
+    throw full(what, limit)
   }
   return {
     transaction: (fn) =>
@@ -77,13 +108,14 @@ export function otpStorage(runtime: Runtime): OtpStorage {
           },
           put: async (record) => {
             const existing = await tx.get('pluginRows', `otp:${record.otpId}`)
-            if (!existing) await room(tx, 'otp', MAX_OTP_RECORDS, 'pending one-time codes')
+            if (!existing) await room(tx, 'otp')
             const now = runtime.now()
             await tx.put('pluginRows', {
               id: `otp:${record.otpId}`,
               kind: 'otp',
               organizationId: record.organizationId,
               data: { ...record },
+              staleAt: record.expiresAtMs + OTP_KEEP_AFTER_EXPIRY_MS,
               createdAt: existing?.createdAt ?? now,
               updatedAt: now,
             })
@@ -92,19 +124,21 @@ export function otpStorage(runtime: Runtime): OtpStorage {
             const row = await tx.get('pluginRows', bucketRowId(key))
             return row ? [...((row.data as { times: number[] }).times ?? [])] : []
           },
-          putBucket: async (key, times) => {
+          putBucket: async (key, times, keepMs = HOUR_MS) => {
             const id = bucketRowId(key)
             const existing = await tx.get('pluginRows', id)
             if (times.length === 0) {
               if (existing) await tx.delete('pluginRows', id)
               return
             }
-            if (!existing) await room(tx, 'otp-limit', MAX_RATE_BUCKETS, 'rate-limit entries')
+            if (!existing) await room(tx, 'otp-limit')
             const now = runtime.now()
             await tx.put('pluginRows', {
               id,
               kind: 'otp-limit',
               data: { times },
+              // Nothing in it counts once its longest window has passed since it was last written.
+              staleAt: now + Math.min(HOUR_MS, keepMs),
               createdAt: existing?.createdAt ?? now,
               updatedAt: now,
             })
