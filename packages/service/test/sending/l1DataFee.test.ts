@@ -11,7 +11,6 @@ import {
   createHarness,
   ETHEREUM_ACCOUNT,
   fakeClock,
-  type Harness,
   limitedSubOrganization,
   resultOf,
 } from '../../src/testing/harness.ts'
@@ -173,7 +172,7 @@ describe('the L1 data fee of an OP Stack chain', () => {
     }
   }, 30_000)
 
-  it("an unsponsored send's native limit reserves its L1 fee, then keeps what the receipt says it paid, or the reservation where it says nothing", async () => {
+  it("an unsponsored send's native limit reserves its L1 fee, then keeps what the receipt says it paid (past the reservation too), or the reservation where it says nothing", async () => {
     const feePerByte = 10n ** 9n
     const node = l1FeeReportingNode()
     const h = await createHarness({
@@ -230,88 +229,68 @@ describe('the L1 data fee of an OP Stack chain', () => {
       (await waitForSend(h, second, { organizationId: limited.organizationId, as: limited })).txStatus,
     ).toBe('INCLUDED')
     const secondReceipt = (await h.service.store.get('sendTransactions', second))!.receipt!
-    expect(await used()).toBe(
+    const afterSecond =
       10n +
-        gasPaid +
-        12_345n +
+      gasPaid +
+      12_345n +
+      10n +
+      BigInt(secondReceipt.gasUsed) * BigInt(secondReceipt.effectiveGasPrice) +
+      BigInt(secondRow.l1Fee!)
+    expect(await used()).toBe(afterSecond)
+
+    // A receipt whose `l1Fee` is past the reservation (the L1's fees more than doubled while the
+    // send waited): the limit keeps what was paid, on top of what was reserved.
+    node.reported = 10n ** 15n
+    const third = await send()
+    expect(BigInt((await h.service.store.get('sendTransactions', third))!.l1Fee!)).toBeLessThan(node.reported)
+    expect(
+      (await waitForSend(h, third, { organizationId: limited.organizationId, as: limited })).txStatus,
+    ).toBe('INCLUDED')
+    const thirdReceipt = (await h.service.store.get('sendTransactions', third))!.receipt!
+    expect(await used()).toBe(
+      afterSecond +
         10n +
-        BigInt(secondReceipt.gasUsed) * BigInt(secondReceipt.effectiveGasPrice) +
-        BigInt(secondRow.l1Fee!),
+        BigInt(thirdReceipt.gasUsed) * BigInt(thirdReceipt.effectiveGasPrice) +
+        node.reported,
     )
     await h.service.close()
   })
 
-  it("an L1 fee the receipt reports past what was counted for it (the L1's fees rose while the send waited) is counted on top: a native limit and the sponsor's wei caps keep what was paid", async () => {
+  it("a sponsored send's caps keep the L1 fee the receipt reports, past what was counted for it too (the L1's fees rose while it waited)", async () => {
     await setFeePerByte(10n ** 9n)
     const node = l1FeeReportingNode()
-    const data = `0x${'cd'.repeat(100)}`
-    const minedCost = async (h: Harness, id: string) => {
-      const { receipt } = (await h.service.store.get('sendTransactions', id))!
-      return BigInt(receipt!.gasUsed) * BigInt(receipt!.effectiveGasPrice)
-    }
-
-    // Unsponsored, under a native limit: the limit keeps the value, the L2 gas and the L1 fee paid.
-    const h = await createHarness({
-      clock: fakeClock(Date.now()),
-      rpc: { [CAIP2]: chain.url },
-      sending: { pollIntervalMs: 20 },
-      fetch: node.fetch,
-    })
-    const limited = await limitedSubOrganization(h, { amount: String(10n ** 18n), caip2: CAIP2 })
-    await chain.fund(limited.from, 10n ** 18n)
-    h.clock.set(Date.now())
-    const id = resultOf(
-      'eth_send_transaction',
-      await h.submit(
-        'eth_send_transaction',
-        { from: limited.from, caip2: CAIP2, calls: [{ to: DEAD, value: '10', data }], gasLimit: '60000' },
-        limited,
-      ),
-    ).sendTransactionStatusId as string
-    const reserved = (await h.service.store.get('sendTransactions', id))!
-    node.reported = 3n * BigInt(reserved.l1Fee!)
-    expect((await waitForSend(h, id, { organizationId: limited.organizationId, as: limited })).txStatus).toBe(
-      'INCLUDED',
-    )
-    const used = (await h.query('latchkey_list_spending_limits', {}, limited)).body.spendingLimits.find(
-      (limit: { spendingLimitId: string }) => limit.spendingLimitId === limited.spendingLimitId,
-    ).used
-    expect(BigInt(used)).toBe(10n + (await minedCost(h, id)) + node.reported)
-    await h.service.close()
-
-    // Sponsored: the caps keep what the sponsor paid, past what was counted at signing.
-    node.reported = undefined
-    const sponsored = await sponsoredService(chain, {}, {}, { fetch: node.fetch })
-    const user = await endUser(sponsored)
-    const sent = resultOf(
-      'eth_send_transaction',
-      await user.send({ sponsor: true, calls: [{ to: DEAD, value: '0', data }] }),
-    ).sendTransactionStatusId as string
-    const row = (await sponsored.service.store.get('sendTransactions', sent))!
-    const wei = async () =>
-      (await sponsored.service.store.all('gasUsage'))
-        .filter((usage) => usage.sendTransactionId === sent && usage.userDay.endsWith('|wei'))
+    const h = await sponsoredService(chain, {}, {}, { fetch: node.fetch })
+    const user = await endUser(h)
+    const wei = async (id: string) =>
+      (await h.service.store.all('gasUsage'))
+        .filter((usage) => usage.sendTransactionId === id && usage.userDay.endsWith('|wei'))
         .reduce((total, usage) => total + BigInt(usage.gas), 0n)
-    const counted = await wei()
-    node.reported = counted + 5n * BigInt(row.l1Fee!)
-    expect(
-      (await waitForSend(sponsored, sent, { organizationId: user.organizationId, as: user.as })).txStatus,
-    ).toBe('INCLUDED')
-    expect(await wei()).toBe((await minedCost(sponsored, sent)) + node.reported)
-    // And one whose L1 fee came under what was counted gives back the rest, as before.
+    const sendAndMine = async (byte: string) => {
+      const id = resultOf(
+        'eth_send_transaction',
+        await user.send({ sponsor: true, calls: [{ to: DEAD, value: '0', data: `0x${byte.repeat(100)}` }] }),
+      ).sendTransactionStatusId as string
+      const counted = await wei(id)
+      expect((await waitForSend(h, id, { organizationId: user.organizationId, as: user.as })).txStatus).toBe(
+        'INCLUDED',
+      )
+      const { receipt } = (await h.service.store.get('sendTransactions', id))!
+      return {
+        counted,
+        settled: await wei(id),
+        l2: BigInt(receipt!.gasUsed) * BigInt(receipt!.effectiveGasPrice),
+      }
+    }
+    // Far past what is counted for it (its gas at the most, and twice the oracle's bound).
+    node.reported = 10n ** 16n
+    const dear = await sendAndMine('cd')
+    expect(dear.counted).toBeLessThan(node.reported)
+    expect(dear.settled).toBe(dear.l2 + node.reported)
+    // Under what was counted: the rest is given back, as before.
     node.reported = 1n
-    const cheap = resultOf(
-      'eth_send_transaction',
-      await user.send({ sponsor: true, calls: [{ to: DEAD, value: '0', data: `0x${'ce'.repeat(100)}` }] }),
-    ).sendTransactionStatusId as string
-    expect(
-      (await waitForSend(sponsored, cheap, { organizationId: user.organizationId, as: user.as })).txStatus,
-    ).toBe('INCLUDED')
-    const cheapWei = (await sponsored.service.store.all('gasUsage'))
-      .filter((usage) => usage.sendTransactionId === cheap && usage.userDay.endsWith('|wei'))
-      .reduce((total, usage) => total + BigInt(usage.gas), 0n)
-    expect(cheapWei).toBe((await minedCost(sponsored, cheap)) + 1n)
-    await sponsored.service.close()
+    const cheap = await sendAndMine('ce')
+    expect(cheap.settled).toBe(cheap.l2 + 1n)
+    await h.service.close()
   }, 30_000)
 
   it("sign_transaction under a native limit of the chain counts the L1 data fee at twice the oracle's bound for its size; without an answer from the node it is not signed", async () => {
