@@ -242,7 +242,11 @@ export {
   getSessionProfiles,
   updateSessionProfile,
 } from './actions/activities/sessionProfiles.ts'
-export type { SignMessageParameters, SignMessageReturnType } from './actions/activities/signMessage.ts'
+export type {
+  MessageFormat,
+  SignMessageParameters,
+  SignMessageReturnType,
+} from './actions/activities/signMessage.ts'
 export { signMessage } from './actions/activities/signMessage.ts'
 export type {
   SignRawPayloadsParameters,

@@ -4,6 +4,7 @@
  */
 import {
   type Address,
+  getAddressEncoder,
   getBase16Decoder,
   getBase16Encoder,
   getTransactionDecoder,
@@ -24,6 +25,7 @@ import { signTransaction } from '../core/actions/activities/signTransaction.ts'
 import type { Latchkey } from '../core/createLatchkey.ts'
 import { LatchkeyError } from '../core/errors.ts'
 import { hexToBytes } from '../core/utils/encoding.ts'
+import { isSolanaTransactionMessage } from '../core/utils/solanaTransactionMessage.ts'
 
 export type CreateLatchkeySolanaSignerParameters<TAddress extends string = string> = {
   /** The Solana (base58) address of a wallet account of the signed-in user. */
@@ -51,6 +53,8 @@ export type LatchkeySolanaSigner<TAddress extends string = string> = Transaction
  * return one `SignatureDictionary` per item, so the signer composes with kit's
  * `signTransactionMessageWithSigners` beside other signers (a separate fee payer, for example).
  * With `signTransactionsWith: 'sign_transaction'` each transaction goes whole to the service.
+ * `signMessages` refuses a message that is a compiled transaction message needing this account's
+ * signature (`FIELD_INVALID`, `details.rule: 'MESSAGE_IS_TRANSACTION'`).
  */
 export function createLatchkeySolanaSigner<TAddress extends string = string>(
   client: Latchkey,
@@ -130,6 +134,18 @@ export function createLatchkeySolanaSigner<TAddress extends string = string>(
       messages: readonly SignableMessage[],
       config?: MessagePartialSignerConfig,
     ): Promise<readonly SignatureDictionary[]> {
+      // A compiled transaction message this account must sign is a transaction, not a message: its
+      // signature would authorize the transaction (Solana wallets refuse such messages too).
+      const key = getAddressEncoder().encode(address) as Uint8Array
+      for (const [index, message] of messages.entries()) {
+        if (isSolanaTransactionMessage(message.content as Uint8Array, key))
+          return Promise.reject(
+            new LatchkeyError(
+              `Message ${index} is a Solana transaction that ${address} would authorize; sign it with signTransactions`,
+              { code: 'FIELD_INVALID', details: { field: 'content', rule: 'MESSAGE_IS_TRANSACTION', index } },
+            ),
+          )
+      }
       return sign(
         messages.map((message) => message.content),
         config?.abortSignal,
