@@ -41,4 +41,26 @@ describe('<SignMessageDialog/>', () => {
     await user.click(screen.getByRole('button', { name: 'Cancel' }))
     expect(changes).toEqual([false])
   })
+
+  it('says why it does not sign with an account whose chain has no message format, and offers no retry', async () => {
+    const user = userEvent.setup()
+    const { client, render } = await signedInClient()
+    const { addresses } = await createWallet(client, { walletName: 'Xrp', chains: ['xrp'] })
+    const signed: SignMessageResult[] = []
+    render(
+      <SignMessageDialog
+        open
+        onOpenChange={() => {}}
+        message="Hello, Latchkey"
+        address={addresses[0]!}
+        onSigned={(r) => signed.push(r)}
+      />,
+    )
+    await user.click(await screen.findByRole('button', { name: 'Sign' }))
+    expect(
+      await screen.findByText('This account’s network has no message signing here, so nothing was signed.'),
+    ).toBeTruthy()
+    expect(screen.getByRole('button', { name: 'Sign' })).toHaveProperty('disabled', true)
+    expect(signed).toEqual([])
+  })
 })

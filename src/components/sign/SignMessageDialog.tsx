@@ -1,5 +1,5 @@
 import { Suspense, useId, useState } from 'react'
-import type { SignMessageReturnType } from '../../core/actions/activities/signMessage.ts'
+import type { MessageFormat, SignMessageReturnType } from '../../core/actions/activities/signMessage.ts'
 import type { MfaRequiredError } from '../../core/errors.ts'
 import { useSignMessage, useWalletAccounts } from '../../react/index.ts'
 import { joinStrings } from '../i18n/joinStrings.ts'
@@ -26,6 +26,10 @@ export interface SignMessageResult {
   signature: string
   /** Solana (ed25519) accounts: the signature in base58, as shown in the dialog. */
   signatureBase58?: string
+  /** Cosmos/Sei (ADR-036 r‖s) and Bitcoin/Dogecoin (BIP-137) accounts: base64, as shown in the dialog. */
+  signatureBase64?: string
+  /** How it was signed, hence how to verify it (`SignMessageReturnType['format']`). */
+  format?: MessageFormat
 }
 
 export interface SignMessageDialogProps extends UiOptions {
@@ -100,6 +104,9 @@ function SignMessageBody({
     ? accounts.data?.accounts.find((a) => a.address === address)
     : accounts.data?.accounts[0]
   const signWith = address ?? account?.address
+  // A message signMessage refuses to sign (a transaction in disguise, an account whose chain has no
+  // message format) says so; trying again cannot help.
+  const refusal = refusalOf(sign.error)
 
   const run = async () => {
     if (!signWith) return
@@ -111,13 +118,16 @@ function SignMessageBody({
     }
   }
   const signed = (address: string, result: SignMessageReturnType) => {
-    // Solana accounts show base58, as Solana tools expect; the hex stays in `onSigned`.
-    setSignature(result.signatureBase58 ?? result.signature)
+    // Solana accounts show base58, Cosmos and Bitcoin ones base64, as their tools expect; the hex
+    // stays in `onSigned`.
+    setSignature(result.signatureBase58 ?? result.signatureBase64 ?? result.signature)
     onSigned?.({
       address,
       message,
       signature: result.signature,
       ...(result.signatureBase58 ? { signatureBase58: result.signatureBase58 } : {}),
+      ...(result.signatureBase64 ? { signatureBase64: result.signatureBase64 } : {}),
+      ...(result.format ? { format: result.format } : {}),
     })
   }
 
@@ -195,6 +205,8 @@ function SignMessageBody({
           }}
           onCancel={onClose}
         />
+      ) : refusal ? (
+        <Alert tone="error">{ui.t(refusal)}</Alert>
       ) : sign.isError ? (
         <Alert tone="error">
           <ErrorText ui={ui} error={sign.error} />
@@ -211,10 +223,10 @@ function SignMessageBody({
           autoFocus
           data-lk-autofocus=""
           loading={sign.isPending}
-          disabled={!signWith}
+          disabled={!signWith || refusal !== undefined}
           onClick={run}
         >
-          {sign.isPending ? ui.t('signing') : sign.isError ? ui.t('retry') : ui.t('signAction')}
+          {sign.isPending ? ui.t('signing') : sign.isError && !refusal ? ui.t('retry') : ui.t('signAction')}
         </Button>
         <Button block variant="ghost" onClick={onClose} disabled={sign.isPending}>
           {ui.t('cancel')}
@@ -222,4 +234,11 @@ function SignMessageBody({
       </div>
     </div>
   )
+}
+
+function refusalOf(error: unknown): 'signRefusedTransaction' | 'signRefusedNoFormat' | undefined {
+  const rule = (error as { details?: { rule?: unknown } } | null)?.details?.rule
+  if (rule === 'MESSAGE_IS_TRANSACTION') return 'signRefusedTransaction'
+  if (rule === 'NO_MESSAGE_FORMAT') return 'signRefusedNoFormat'
+  return undefined
 }

@@ -11,4 +11,6 @@ export const sign: Translation<typeof enSign> = {
   signatureLabel: 'التوقيع',
   signedTitle: 'تم توقيع الرسالة',
   copySignature: 'نسخ التوقيع',
+  signRefusedTransaction: 'هذه الرسالة معاملة: توقيعها قد ينقل أموالك، لذلك لم تُوقَّع.',
+  signRefusedNoFormat: 'شبكة هذا الحساب لا تدعم توقيع الرسائل هنا، لذلك لم يُوقَّع شيء.',
 }

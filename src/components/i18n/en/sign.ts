@@ -8,4 +8,7 @@ export const enSign = {
   signatureLabel: 'Signature',
   signedTitle: 'Message signed',
   copySignature: 'Copy signature',
+  signRefusedTransaction:
+    'This message is a transaction: signing it could move your funds, so it was not signed.',
+  signRefusedNoFormat: 'This account’s network has no message signing here, so nothing was signed.',
 }

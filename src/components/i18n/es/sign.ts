@@ -11,4 +11,8 @@ export const sign: Translation<typeof enSign> = {
   signatureLabel: 'Firma',
   signedTitle: 'Mensaje firmado',
   copySignature: 'Copiar firma',
+  signRefusedTransaction:
+    'Este mensaje es una transacción: firmarlo podría mover tus fondos, así que no se ha firmado.',
+  signRefusedNoFormat:
+    'La red de esta cuenta no admite aquí la firma de mensajes, así que no se ha firmado nada.',
 }
