@@ -100,7 +100,7 @@ const DEFAULTS = {
 }
 
 /** How the worker looks for due jobs: pages of this many, at most this many pages a tick. */
-const CLAIM_PAGES = { size: 64, pages: 8 }
+const CLAIM_PAGE = 64
 
 /** A reason from whatever a handler threw: its own bounded reason, or only the error's class. */
 function reasonOf(error: unknown): string {
@@ -364,15 +364,17 @@ export class JobQueue {
   }
 
   /**
-   * Pending jobs due by `now`, the earliest first: pages of the pending jobs in `runAfter` order
-   * (the index on state and runAfter), read until enough jobs this worker could start now are
-   * found or one is not due yet, so a backlog thousands of jobs deep (webhook deliveries behind a
-   * slow receiver) costs a tick one short read, not all of it. A capped kind's jobs past what it may
-   * still start here (`capOf`, less its runs under way) are passed over, not counted: a front of
-   * them (webhook senders a few tenants made many of) once filled the read, and every other kind's
-   * jobs due behind it (everyone's sign-in codes) waited for all of them. Epoch milliseconds sort
-   * as text only with as many digits (13, from 2001 to 2286); any other clock, or more jobs that
-   * cannot start than the pages hold, reads every pending job as before.
+   * Pending jobs due by `now` that this worker could start, the earliest first. One page of the
+   * pending jobs in `runAfter` order (the index on state and runAfter), so a backlog thousands of
+   * jobs deep (webhook deliveries behind a slow receiver) costs a tick one short read, not all of
+   * it. A capped kind's jobs past what it may still start here (`capOf`, less its runs under way)
+   * are passed over, not counted. When the page is all due and holds too few jobs this worker can
+   * start (a front of webhook senders at their cap, which a few tenants make; jobs of kinds another
+   * process runs), each kind it can start is read by itself, its earliest due jobs (the index on
+   * pending jobs' kind and runAfter): such a front once hid every other kind's jobs due behind it
+   * (everyone's sign-in codes), and reading past it page by page cost a tick every pending job.
+   * Epoch milliseconds sort as text only with as many digits (13, from 2001 to 2286); any other
+   * clock reads every pending job.
    */
   private async duePending(now: number, limit: number): Promise<JobRow[]> {
     const { store } = this.host
@@ -384,29 +386,42 @@ export class JobQueue {
       if (cap !== undefined) room.set(kind, cap - (this.runningKinds.get(kind) ?? 0))
     }
     const found: JobRow[] = []
-    let after: string | undefined
-    for (let page = 0; page < CLAIM_PAGES.pages; page++) {
+    const taken = new Set<string>()
+    const take = (row: JobRow) => {
+      if (!this.handlers.has(row.kind) || taken.has(row.id)) return
+      const left = room.get(row.kind)
+      if (left !== undefined) {
+        if (left <= 0) return
+        room.set(row.kind, left - 1)
+      }
+      taken.add(row.id)
+      found.push(row)
+    }
+    const front = await store.pageBy('jobs', {
+      field: 'state',
+      value: 'pending',
+      by: 'runAfter',
+      limit: CLAIM_PAGE,
+    })
+    for (const row of front) {
+      if (row.runAfter > now) return found
+      take(row)
+    }
+    if (front.length < CLAIM_PAGE || found.length >= limit * 4) return found
+    for (const kind of this.handlers.keys()) {
+      if ((room.get(kind) ?? 1) <= 0) continue
       const rows = await store.pageBy('jobs', {
-        field: 'state',
-        value: 'pending',
+        field: 'pendingKind',
+        value: kind,
         by: 'runAfter',
-        after,
-        limit: CLAIM_PAGES.size,
+        limit: CLAIM_PAGE,
       })
       for (const row of rows) {
-        if (row.runAfter > now) return found
-        if (!this.handlers.has(row.kind)) continue
-        const left = room.get(row.kind)
-        if (left !== undefined) {
-          if (left <= 0) continue
-          room.set(row.kind, left - 1)
-        }
-        found.push(row)
+        if (row.runAfter > now) break
+        take(row)
       }
-      if (found.length >= limit * 4 || rows.length < CLAIM_PAGES.size) return found
-      after = String(rows.at(-1)!.runAfter)
     }
-    return store.findBy('jobs', 'state', 'pending')
+    return found
   }
 
   private payloadOf(job: JobRow): unknown {

@@ -58,6 +58,10 @@ const NEWEST_UNDO: Record<string, string[]> = {
     `DROP INDEX "users_${column}"`,
     `ALTER TABLE users DROP COLUMN "${column}"`,
   ]),
+  '0023_pending_jobs_by_kind': [
+    'DROP INDEX "jobs_pendingKind_runAfter"',
+    'ALTER TABLE jobs DROP COLUMN "pendingKind"',
+  ],
   '0022_plugin_row_sweeps': [
     'DROP INDEX "pluginRows_kind_staleAt"',
     'ALTER TABLE "pluginRows" DROP COLUMN "staleAt"',

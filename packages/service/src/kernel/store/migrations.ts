@@ -469,6 +469,31 @@ function pluginRowSweeps(backend: StoreBackend): Migration {
   }
 }
 
+/**
+ * Pending jobs by kind (`JobRow.pendingKind`, derived as the store writes a row), through an index
+ * on (pendingKind, runAfter): a worker whose in-order read of the pending jobs is filled by jobs it
+ * cannot start reads the earliest due jobs of each kind it can, where it read every pending job.
+ * Filled for the pending jobs written before.
+ */
+function pendingJobsByKind(backend: StoreBackend): Migration {
+  return {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('jobs').addColumn('pendingKind', backend.textType).execute()
+      await sql`update ${sql.table('jobs')} set ${sql.ref('pendingKind')} = ${sql.ref('kind')}
+        where ${sql.ref('state')} = 'pending'`.execute(db)
+      await db.schema
+        .createIndex('jobs_pendingKind_runAfter')
+        .on('jobs')
+        .columns(['pendingKind', 'runAfter'])
+        .execute()
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropIndex('jobs_pendingKind_runAfter').execute()
+      await db.schema.alterTable('jobs').dropColumn('pendingKind').execute()
+    },
+  }
+}
+
 /** The migrations, with the column types of `backend`, by name in the order they apply. */
 function migrationsOf(backend: StoreBackend): Record<string, Migration> {
   return {
@@ -477,6 +502,8 @@ function migrationsOf(backend: StoreBackend): Record<string, Migration> {
     '0003_keyring': keyring(backend.textType),
     '0004_sending': addTables(SENDING_TABLES, backend.textType),
     '0005_rate_limit_buckets': rateLimitBuckets(backend.textType),
+    // A worker reads the due jobs of a kind it can start past a front of jobs it cannot.
+    '0023_pending_jobs_by_kind': pendingJobsByKind(backend),
     // An organization's open sends, and an open send by its transaction, through indexes.
     '0020_open_sends': openSendLookups(backend),
     // ---- wing: spending limits (issue 37) ----

@@ -297,6 +297,13 @@ export interface JobRow extends Row {
   /** The payload as JSON, or sealed under the master key when it holds a secret. */
   payload: { json: string } | { sealed: string }
   /**
+   * Its kind while it is `pending` (`DERIVED`, never set by a writer): with `runAfter`, an index
+   * (migration 0023_pending_jobs_by_kind), by which a worker reads the earliest due jobs of a kind
+   * it can start when a front of jobs it cannot (a capped kind at its cap) fills its read of the
+   * pending jobs in order.
+   */
+  pendingKind?: string
+  /**
    * The last run ended without a known outcome (its worker died holding the lease, or it timed
    * out): the next run must not assume the work was not done.
    */
@@ -795,6 +802,9 @@ const whileOpen =
 export const DERIVED: {
   [T in TableName]?: Partial<Record<keyof Tables[T] & string, (row: Tables[T]) => string | undefined>>
 } = {
+  jobs: {
+    pendingKind: (row) => (row.state === 'pending' ? row.kind : undefined),
+  },
   pluginRows: {
     staleAt: (row) => (row.staleAt === undefined ? undefined : staleAtKey(row.staleAt)),
   },
@@ -835,8 +845,9 @@ export const INDEXES: { [T in TableName]: (keyof Tables[T] & string)[] } = {
   importTargets: ['userId'],
   // staleAt (DERIVED): migration 0022_plugin_row_sweeps, an index on (kind, staleAt).
   pluginRows: ['kind', 'staleAt'],
-  // Durable jobs (jobs/).
-  jobs: ['kind', 'state', 'runAfter', 'attempts', 'claimedBy', 'claimedUntil'],
+  // Durable jobs (jobs/). pendingKind (DERIVED): migration 0023_pending_jobs_by_kind, an index on
+  // (pendingKind, runAfter).
+  jobs: ['kind', 'state', 'runAfter', 'attempts', 'claimedBy', 'claimedUntil', 'pendingKind'],
   // Master-key rotation.
   keyring: [],
   // sending
