@@ -47,31 +47,55 @@ function refusal(name: RateLimitName, limit: RateLimit, retryAfterMs: number): A
 }
 
 /**
- * The budget key of a client address: an IPv4 address itself (an IPv4-mapped IPv6 one too), an
- * IPv6 address by its /64, the smallest block one subscriber is usually given (so rotating
- * through one's own 2^64 addresses buys nothing).
+ * The budget key of a client address: an IPv4 address itself, also when it comes as an IPv6 one
+ * (IPv4-mapped `::ffff:a.b.c.d`, or in the NAT64 well-known prefix `64:ff9b::/96` that a
+ * translator in front of an IPv6-only service writes every IPv4 client in: keyed by its /64, all
+ * of them once shared one budget, and one client spending it refused everyone's codes); an IPv6
+ * address by its /64, the smallest block one subscriber is usually given (so rotating through
+ * one's own 2^64 addresses buys nothing).
  */
 export function addressBudgetKey(address: string): string {
   let bare = address.trim().toLowerCase()
   const zone = bare.indexOf('%')
   if (zone >= 0) bare = bare.slice(0, zone)
-  if (bare.startsWith('::ffff:') && bare.includes('.')) bare = bare.slice(7)
   if (!bare.includes(':')) return bare
-  const groupsOf = (part: string) => (part === '' ? [] : part.split(':'))
-  const compressed = bare.indexOf('::')
-  let groups: string[]
-  if (compressed < 0) groups = groupsOf(bare)
-  else {
-    const head = groupsOf(bare.slice(0, compressed))
-    const tail = groupsOf(bare.slice(compressed + 2))
-    // An embedded IPv4 address at the end stands for two groups.
-    const width = head.length + tail.length + (tail.at(-1)?.includes('.') ? 1 : 0)
-    groups = [...head, ...Array.from({ length: Math.max(0, 8 - width) }, () => '0'), ...tail]
-  }
+  const groups = ipv6Groups(bare)
+  const hex = groups.map((group) => (/^[0-9a-f]{1,4}$/.test(group) ? Number.parseInt(group, 16) : undefined))
+  const prefix = hex
+    .slice(0, 6)
+    .map((group) => group?.toString(16))
+    .join(':')
+  if (
+    (prefix === '0:0:0:0:0:ffff' || prefix === '64:ff9b:0:0:0:0') &&
+    hex[6] !== undefined &&
+    hex[7] !== undefined
+  )
+    return [hex[6] >> 8, hex[6] & 0xff, hex[7] >> 8, hex[7] & 0xff].join('.')
   return `${groups
     .slice(0, 4)
-    .map((group) => (/^[0-9a-f]{1,4}$/.test(group) ? Number.parseInt(group, 16).toString(16) : group))
+    .map((group, i) => (hex[i] === undefined ? group : hex[i].toString(16)))
     .join(':')}::/64`
+}
+
+/** An IPv6 address's 8 groups, `::` expanded and an embedded IPv4 tail written as two groups. */
+function ipv6Groups(address: string): string[] {
+  const groupsOf = (part: string) => (part === '' ? [] : part.split(':'))
+  const asHex = (groups: string[]) => {
+    const tail = groups.at(-1)
+    const octets = tail?.split('.').map(Number)
+    if (
+      octets?.length !== 4 ||
+      !octets.every((octet) => Number.isInteger(octet) && octet >= 0 && octet < 256)
+    )
+      return groups
+    const [a, b, c, d] = octets as [number, number, number, number]
+    return [...groups.slice(0, -1), ((a << 8) | b).toString(16), ((c << 8) | d).toString(16)]
+  }
+  const compressed = address.indexOf('::')
+  if (compressed < 0) return asHex(groupsOf(address))
+  const head = groupsOf(address.slice(0, compressed))
+  const tail = asHex(groupsOf(address.slice(compressed + 2)))
+  return [...head, ...Array.from({ length: Math.max(0, 8 - head.length - tail.length) }, () => '0'), ...tail]
 }
 
 /**

@@ -165,6 +165,22 @@ describe('a client-written forwarding header behind a trusted proxy', () => {
     expect(addressBudgetKey('fe80::1%eth0')).toBe('fe80:0:0:0::/64')
   })
 
+  it('an IPv4 client a NAT64 translator writes in 64:ff9b::/96 is keyed by its IPv4 address, not one /64 all IPv4 clients share', async () => {
+    expect(addressBudgetKey('64:ff9b::c633:6401')).toBe('198.51.100.1')
+    expect(addressBudgetKey('64:FF9B::198.51.100.1')).toBe('198.51.100.1')
+    expect(addressBudgetKey('64:ff9b:0:0:0:0:cb00:7101')).toBe('203.0.113.1')
+    expect(addressBudgetKey('::ffff:c633:6401')).toBe('198.51.100.1')
+    // Not the well-known prefix: an IPv6 client as any other.
+    expect(addressBudgetKey('64:ff9b:1::c633:6401')).toBe('64:ff9b:1:0::/64')
+    expect(addressBudgetKey('2001:db8::198.51.100.1')).toBe('2001:db8:0:0::/64')
+    // 198.51.100.1 spends its budget; 203.0.113.1, someone elsewhere, still gets a code.
+    const h = await createHarness({ clock: fakeClock() })
+    for (let i = 0; i < OTP_INIT_PER_ADDRESS.perMinute; i++)
+      expect((await otpInit(h, `a${i}@attacker.example`, '64:ff9b::c633:6401')).status).toBe(200)
+    expect((await otpInit(h, 'a-last@attacker.example', '64:ff9b::c633:6401')).status).toBe(429)
+    expect((await otpInit(h, 'victim@example.com', '64:ff9b::cb00:7101')).status).toBe(200)
+  })
+
   it('otp_init from many addresses of one IPv6 /64 shares one per-address budget', async () => {
     const h = await createHarness({ clock: fakeClock() })
     const spread = await sendUntilRefused(h, 'x-forwarded-for', (i) => ({
