@@ -5,7 +5,8 @@
 // 400 places in a minute (every /64 its own budget) and locked every user of every organization
 // out of sign-in codes; an end user holding verified contacts was budgeted per contact only.
 import { PROXY_CONFIG_HEADER } from '@latchkey/protocol'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
+import { Transaction as StoreTransaction } from '../../src/kernel/store/Transaction.ts'
 import {
   createHarness,
   fakeClock,
@@ -170,6 +171,9 @@ describe('the store of one-time codes against one network', () => {
           updatedAt: now,
         })
     })
+    // Written by another writer: a process counts the codes again 10 s after it last did (or on
+    // every code once it saw them at 90% of the cap), so the cap holds from then on.
+    h.clock.advance(10_000)
     const refused = await otpInit(h, 'second@example.com', '198.51.100.2')
     expect(refused).toMatchObject({
       status: 429,
@@ -178,6 +182,37 @@ describe('the store of one-time codes against one network', () => {
     // Once they are stale, codes are sent again.
     h.clock.advance(12 * MINUTE)
     expect((await otpInit(h, 'third@example.com', '198.51.100.3')).status).toBe(200)
+  })
+})
+
+describe('the caps of the store of codes', () => {
+  it('are counted at most every 10 s a process while a kind is under 90% of its cap, and on every new row past that', async () => {
+    const h = await createHarness({ clock: fakeClock(), otpCaps: { maxPendingCodes: 100 } })
+    const counts: string[] = []
+    const original = StoreTransaction.prototype.count
+    const spy = vi.spyOn(StoreTransaction.prototype, 'count').mockImplementation(async function (
+      this: StoreTransaction,
+      ...args: Parameters<StoreTransaction['count']>
+    ) {
+      if (args[0] === 'pluginRows') counts.push(String(args[2]))
+      return original.apply(this, args)
+    })
+    try {
+      // 20 codes from 20 addresses, each a code and 2 rate-limit entries (the contact's, the address's).
+      for (let i = 0; i < 20; i++)
+        expect((await otpInit(h, `u${i}@example.com`, `198.51.100.${i + 1}`)).status).toBe(200)
+      expect(counts.filter((kind) => kind === 'otp')).toHaveLength(1)
+      expect(counts.filter((kind) => kind === 'otp-limit')).toHaveLength(1)
+      // 10 s on, counted again; near the cap, every code is counted, and the cap holds.
+      h.clock.advance(10_000)
+      await holdCodes(h, 69)
+      counts.length = 0
+      for (let i = 20; i < 40; i++) await otpInit(h, `u${i}@example.com`, `198.51.100.${i + 1}`)
+      expect(counts.filter((kind) => kind === 'otp').length).toBeGreaterThanOrEqual(11)
+      expect(await h.service.store.count('pluginRows', 'kind', 'otp')).toBe(100)
+    } finally {
+      spy.mockRestore()
+    }
   })
 })
 
