@@ -52,6 +52,24 @@ function queueOn(host: JobQueueHost, options: JobQueueOptions = {}): JobQueue {
   return queue
 }
 
+/** `store`, counting the job rows each of its reads returns (`read.rows`). */
+function countingReads(store: Store) {
+  const read = { rows: 0 }
+  const counted = new Proxy(store, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver) as unknown
+      if (typeof value !== 'function') return value
+      if (prop !== 'findBy' && prop !== 'pageBy') return (value as (...a: unknown[]) => unknown).bind(target)
+      return async (...args: unknown[]) => {
+        const rows = (await (value as (...a: unknown[]) => Promise<unknown[]>).apply(target, args)) ?? []
+        if (args[0] === 'jobs') read.rows += rows.length
+        return rows
+      }
+    },
+  })
+  return { store: counted, read }
+}
+
 const backends: [string, () => Promise<Store>][] = [
   ['SQLite', async () => openMemoryStore()],
   [
@@ -67,10 +85,13 @@ const backends: [string, () => Promise<Store>][] = [
   ],
 ]
 
+/** The PostgreSQL database of the store the tests of a backend share (`open` makes others). */
+let shared = 0
+
 /** A second store on the database of `store` (another instance), for PostgreSQL; SQLite has one. */
 async function secondStore(name: string, store: Store): Promise<Store> {
   if (name === 'SQLite') return store
-  const other = await openPostgres(cluster!.url.replace(/\/[^/]*$/, `/jobs_${database}`), { max: 8 })
+  const other = await openPostgres(cluster!.url.replace(/\/[^/]*$/, `/jobs_${shared}`), { max: 8 })
   opened.push(other)
   return other
 }
@@ -79,6 +100,7 @@ describe.each(backends)('job queue on %s', (name, open) => {
   let store: Store
   beforeAll(async () => {
     store = await open()
+    shared = database
   }, 600_000)
 
   it('runs a job once after its transaction commits, never one whose transaction rolled back', async () => {
@@ -355,6 +377,54 @@ describe.each(backends)('job queue on %s', (name, open) => {
     expect(await store.get('jobs', id)).toBeUndefined()
     expect(first.events).toEqual([])
   })
+
+  // A front of jobs the worker cannot start (a capped kind at its cap: webhook senders at slow
+  // receivers, which a few sign-ups make) hides no other kind's job due behind it, however deep
+  // and whatever millisecond that job shares with it, and costs a tick a bounded read. The read of
+  // due jobs once stopped at 16 found of any kind (a code waited behind every sender's turn), then
+  // paged past the front skipping the jobs tied with a page's last one, and read every pending job
+  // once the front passed 8 pages.
+  it.each([
+    ['70 deep, the job due the same millisecond as its last one', 70, 0],
+    ['600 deep, with 300 more not due yet', 600, 300],
+  ])(
+    'a front of jobs it cannot start hides none due behind it: %s; a tick reads two pages',
+    async (_, deep, later) => {
+      const fresh = await open()
+      if (name === 'SQLite') opened.push(fresh)
+      const { store: counted, read } = countingReads(fresh)
+      const { host, clock } = hostOn(counted)
+      const queue = queueOn(host, { concurrency: 8 })
+      let release: () => void = () => undefined
+      const held = new Promise<void>((resolve) => {
+        release = resolve
+      })
+      queue.handle('slow', { maxRunning: 4, run: async () => void (await held) })
+      const quick: number[] = []
+      queue.handle<{ n: number }>('quick', { run: async ({ n }) => void quick.push(n) })
+      await fresh.transaction(async (tx) => {
+        for (let i = 0; i < deep; i++) await queue.enqueue(tx, 'slow', {})
+      })
+      await fresh.transaction(async (tx) => {
+        await queue.enqueue(tx, 'quick', { n: 1 })
+        for (let i = 0; i < later; i++)
+          await queue.enqueue(tx, 'quick', { n: 2 }, { runAfter: clock.at + 3_600_000 + i })
+      })
+      const perTick: number[] = []
+      for (let tick = 0; tick < 5 && quick.length === 0; tick++) {
+        read.rows = 0
+        await queue.runDue()
+        perTick.push(read.rows)
+        await new Promise((resolve) => setTimeout(resolve, 5))
+        clock.at += 10
+      }
+      release()
+      await queue.idle()
+      expect(quick).toEqual([1])
+      // The front's page, a page of each kind that can start, and the jobs running.
+      for (const rows of perTick) expect(rows).toBeLessThanOrEqual(2 * 64 + 8)
+    },
+  )
 
   it('runs each of 50 jobs exactly once with two workers racing for them', async () => {
     const other = await secondStore(name, store)
