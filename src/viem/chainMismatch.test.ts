@@ -20,6 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type EvmNode, startEvmNode } from '../../scripts/evmNode.mjs'
 import { createWallet } from '../core/actions/activities/createWallet.ts'
 import { createClientFixture } from '../core/test/fixtures.ts'
+import { permitTypedData } from '../test/permitTypedData.ts'
 import { createLatchkeyEip1193Provider } from './index.ts'
 
 let node: EvmNode
@@ -92,28 +93,7 @@ describe('the EIP-1193 provider and the chain a request names', () => {
     expect(parseTransaction(signed as Hex).chainId).toBe(31337)
   })
 
-  const permit = (chainId: unknown) => ({
-    domain: {
-      name: 'Token',
-      version: '1',
-      chainId,
-      verifyingContract: '0x000000000000000000000000000000000000c0de',
-    },
-    types: {
-      EIP712Domain: [
-        { name: 'name', type: 'string' },
-        { name: 'version', type: 'string' },
-        { name: 'chainId', type: 'uint256' },
-        { name: 'verifyingContract', type: 'address' },
-      ],
-      Permit: [
-        { name: 'spender', type: 'address' },
-        { name: 'value', type: 'uint256' },
-      ],
-    },
-    primaryType: 'Permit',
-    message: { spender: '0x000000000000000000000000000000000000dEaD', value: '1000' },
-  })
+  const permit = permitTypedData
 
   it('eth_signTypedData_v4 whose domain names another chain is refused, in any spelling of the id', async () => {
     const { provider, address } = await setUp()

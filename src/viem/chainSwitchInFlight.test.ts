@@ -13,6 +13,7 @@ import { type EvmNode, startEvmNode } from '../../scripts/evmNode.mjs'
 import { createWallet } from '../core/actions/activities/createWallet.ts'
 import { createClientFixture } from '../core/test/fixtures.ts'
 import { recordedSendService } from '../core/test/recordedSendService.ts'
+import { permitTypedData } from '../test/permitTypedData.ts'
 import { createLatchkeyEip1193Provider } from './index.ts'
 
 let nodeA: EvmNode
@@ -103,29 +104,7 @@ describe('a chain switch while a request is in flight', () => {
     provider.destroy()
   })
 
-  const typedData = (chainId: number) =>
-    JSON.stringify({
-      domain: {
-        name: 'Token',
-        version: '1',
-        chainId,
-        verifyingContract: '0x000000000000000000000000000000000000c0de',
-      },
-      types: {
-        EIP712Domain: [
-          { name: 'name', type: 'string' },
-          { name: 'version', type: 'string' },
-          { name: 'chainId', type: 'uint256' },
-          { name: 'verifyingContract', type: 'address' },
-        ],
-        Permit: [
-          { name: 'spender', type: 'address' },
-          { name: 'value', type: 'uint256' },
-        ],
-      },
-      primaryType: 'Permit',
-      message: { spender: dead, value: '1000' },
-    })
+  const typedData = (chainId: number) => JSON.stringify(permitTypedData(chainId))
 
   it("eth_signTypedData_v4's domain is checked against the chain the app was on when it asked", async () => {
     const { provider, address } = await setUp()
