@@ -25,7 +25,7 @@ import { signTransaction } from '../core/actions/activities/signTransaction.ts'
 import type { Latchkey } from '../core/createLatchkey.ts'
 import { LatchkeyError } from '../core/errors.ts'
 import { hexToBytes } from '../core/utils/encoding.ts'
-import { isSolanaTransactionMessage } from '../core/utils/solanaTransactionMessage.ts'
+import { solanaMessageRefusal } from '../core/utils/solanaMessageRefusal.ts'
 
 export type CreateLatchkeySolanaSignerParameters<TAddress extends string = string> = {
   /** The Solana (base58) address of a wallet account of the signed-in user. */
@@ -54,7 +54,9 @@ export type LatchkeySolanaSigner<TAddress extends string = string> = Transaction
  * `signTransactionMessageWithSigners` beside other signers (a separate fee payer, for example).
  * With `signTransactionsWith: 'sign_transaction'` each transaction goes whole to the service.
  * `signMessages` refuses a message that is a compiled transaction message needing this account's
- * signature (`FIELD_INVALID`, `details.rule: 'MESSAGE_IS_TRANSACTION'`).
+ * signature (`FIELD_INVALID`, `details.rule: 'MESSAGE_IS_TRANSACTION'`), and what a Sui, Stellar,
+ * TON or Aptos transaction of the same key signs: any 32 bytes (`MESSAGE_IS_DIGEST`), an Aptos
+ * signing message (`MESSAGE_IS_APTOS_TRANSACTION`, `MESSAGE_IS_APTOS_STRUCT`).
  */
 export function createLatchkeySolanaSigner<TAddress extends string = string>(
   client: Latchkey,
@@ -134,16 +136,17 @@ export function createLatchkeySolanaSigner<TAddress extends string = string>(
       messages: readonly SignableMessage[],
       config?: MessagePartialSignerConfig,
     ): Promise<readonly SignatureDictionary[]> {
-      // A compiled transaction message this account must sign is a transaction, not a message: its
-      // signature would authorize the transaction (Solana wallets refuse such messages too).
+      // A message whose signature would authorize a transaction (of Solana, or of another ed25519
+      // chain the same key may be an account of) is not signed (Solana wallets refuse the former too).
       const key = getAddressEncoder().encode(address) as Uint8Array
       for (const [index, message] of messages.entries()) {
-        if (isSolanaTransactionMessage(message.content as Uint8Array, key))
+        const refusal = solanaMessageRefusal(message.content as Uint8Array, key)
+        if (refusal)
           return Promise.reject(
-            new LatchkeyError(
-              `Message ${index} is a Solana transaction that ${address} would authorize; sign it with signTransactions`,
-              { code: 'FIELD_INVALID', details: { field: 'content', rule: 'MESSAGE_IS_TRANSACTION', index } },
-            ),
+            new LatchkeyError(`Message ${index} ${refusal.reason}`, {
+              code: 'FIELD_INVALID',
+              details: { field: 'content', rule: refusal.rule, index },
+            }),
           )
       }
       return sign(

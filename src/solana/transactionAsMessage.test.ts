@@ -2,7 +2,9 @@
  * A Solana "message" that is a compiled transaction message needing the account's signature is
  * refused by signMessage and by the @solana/kit signer's signMessages: its ed25519 signature would
  * be the transaction's (a page could otherwise move the account's SOL by asking for a "message").
- * Plain messages (text, bytes, Solana's off-chain format) are still signed and verify.
+ * Plain messages (text, bytes, Solana's off-chain format) are still signed and verify. The signer's
+ * signMessages also refuses what the same key would sign for another ed25519 chain (32 bytes, an
+ * Aptos signing message), as signMessage does (signMessageSharedKey.test.ts).
  */
 import {
   type Address,
@@ -190,5 +192,24 @@ describe('a Solana message that is a transaction is not signed as a message', ()
     expect(result).toMatchObject({
       refused: { code: 'FIELD_INVALID', details: { rule: 'MESSAGE_IS_TRANSACTION', index: 1 } },
     })
+  })
+
+  it('the @solana/kit signer’s signMessages refuses what the same key signs for Sui, Stellar, TON, Aptos', async () => {
+    const { fx, address } = await setUp()
+    const signer = createLatchkeySolanaSigner(fx.client, { address })
+    // A 32-byte digest (Sui, Stellar, TON transactions) and an Aptos signing message
+    // (sha3-256("APTOS::RawTransaction") ‖ BCS RawTransaction): see signMessageSharedKey.test.ts.
+    const aptosSalt = hexToBytes('b5e97db07fa0bd0e5598aa3643a9bc6f6693bddc1a9fec9e674a461eaa00b193')
+    const plain = createSignableMessage('Sign in to example.com')
+    for (const [content, rule] of [
+      [new Uint8Array(32).fill(0x5a), 'MESSAGE_IS_DIGEST'],
+      [new Uint8Array([...aptosSalt, ...new Uint8Array(90)]), 'MESSAGE_IS_APTOS_TRANSACTION'],
+    ] as const)
+      await expect(signer.signMessages([plain, createSignableMessage(content)])).rejects.toMatchObject({
+        code: 'FIELD_INVALID',
+        details: { field: 'content', rule, index: 1 },
+      })
+    const [dictionary] = await signer.signMessages([createSignableMessage(new Uint8Array(33).fill(0x5a))])
+    expect(dictionary?.[address]).toHaveLength(64)
   })
 })

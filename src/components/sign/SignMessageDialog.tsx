@@ -238,7 +238,9 @@ function SignMessageBody({
 
 function refusalOf(error: unknown): 'signRefusedTransaction' | 'signRefusedNoFormat' | undefined {
   const rule = (error as { details?: { rule?: unknown } } | null)?.details?.rule
-  if (rule === 'MESSAGE_IS_TRANSACTION') return 'signRefusedTransaction'
+  // MESSAGE_IS_TRANSACTION, and on Solana MESSAGE_IS_DIGEST and MESSAGE_IS_APTOS_*: bytes another
+  // chain's transaction of the same key signs.
+  if (typeof rule === 'string' && rule.startsWith('MESSAGE_IS_')) return 'signRefusedTransaction'
   if (rule === 'NO_MESSAGE_FORMAT') return 'signRefusedNoFormat'
   return undefined
 }

@@ -3,7 +3,7 @@ import { base58 } from '@scure/base'
 import { LatchkeyError, thenOrResume } from '../../errors.ts'
 import type { Latchkey } from '../../types.ts'
 import { bytesToHex, hexToBytes, utf8ToBytes } from '../../utils/encoding.ts'
-import { isSolanaTransactionMessage } from '../../utils/solanaTransactionMessage.ts'
+import { solanaMessageRefusal } from '../../utils/solanaMessageRefusal.ts'
 import type { ActionOptions } from '../options.ts'
 import { getWalletAccounts } from '../queries/getWalletAccounts.ts'
 import { signRawPayloads } from './signRawPayloads.ts'
@@ -24,7 +24,8 @@ export type SignMessageParameters = {
 
 /**
  * How the message was signed, hence how to verify it: `eip191` (Ethereum `personal_sign`), `solana`
- * (ed25519 over the message itself; a compiled transaction message is refused), `adr036` (Cosmos
+ * (ed25519 over the message itself; a compiled transaction message, any 32 bytes and an Aptos
+ * signing message are refused), `adr036` (Cosmos
  * and Sei: Keplr's `signArbitrary`), `tron` (TronWeb's `signMessageV2`), `bip137` (Bitcoin and
  * Dogecoin "Signed Message").
  */
@@ -165,13 +166,14 @@ async function payloadOf(format: MessageFormat, signWith: string, bytes: Uint8Ar
       return { payload: first, hashFunction: 'HASH_FUNCTION_SHA256' as const }
     }
     case 'solana': {
-      // A compiled transaction message that needs this account's signature is a transaction, not a
-      // message: its signature would move the account's funds (wallets refuse it the same way).
-      if (isSolanaTransactionMessage(bytes, solanaKeyOf(signWith) ?? new Uint8Array()))
-        throw new LatchkeyError(
-          'The message is a Solana transaction that this account would authorize; sign transactions with signTransaction',
-          { code: 'FIELD_INVALID', details: { field: 'message', rule: 'MESSAGE_IS_TRANSACTION' } },
-        )
+      // Raw ed25519 over the message: refused when the bytes are a transaction of Solana or of
+      // another ed25519 chain the same key may be an account of (see solanaMessageRefusal).
+      const refusal = solanaMessageRefusal(bytes, solanaKeyOf(signWith) ?? new Uint8Array())
+      if (refusal)
+        throw new LatchkeyError(`The message ${refusal.reason}`, {
+          code: 'FIELD_INVALID',
+          details: { field: 'message', rule: refusal.rule },
+        })
       return { payload: bytes, hashFunction: 'HASH_FUNCTION_NOT_APPLICABLE' as const }
     }
   }
@@ -179,7 +181,8 @@ async function payloadOf(format: MessageFormat, signWith: string, bytes: Uint8Ar
 
 /**
  * Signs a message in the format of the account's chain (`format` of the result): EIP-191 for
- * Ethereum, the message itself for Solana (refusing compiled transaction messages), ADR-036 for
+ * Ethereum, the message itself for Solana (refusing compiled transaction messages, and what Sui,
+ * Stellar, TON or Aptos transactions of the same key sign: 32 bytes, Aptos-salted bytes), ADR-036 for
  * Cosmos and Sei, TronWeb's `signMessageV2` for Tron, "Signed Message" (BIP-137) for Bitcoin
  * P2PKH/P2WPKH and Dogecoin. Other accounts (Sui, Aptos, Stellar, TON, XRP, Bitcoin Taproot…) are
  * refused: no format of theirs is implemented, and a raw signature could authorize a transaction.
