@@ -6,20 +6,30 @@ import { ethereumAddressOf, recoverEip191PublicKey } from '../../core/stampers/e
 import { signedInClient } from '../test/renderWithService.tsx'
 import { SignMessageDialog, type SignMessageResult } from './SignMessageDialog.tsx'
 
+/**
+ * The dialog open on "Hello, Latchkey" for a signed-in user with a wallet on `chain` (the dialog
+ * told its address, or left to find it), and what it signed.
+ */
+async function dialogWith(chain: 'ethereum' | 'xrp', naming: boolean) {
+  const user = userEvent.setup()
+  const { client, render } = await signedInClient()
+  const { addresses } = await createWallet(client, { walletName: 'Main', chains: [chain] })
+  const signed: SignMessageResult[] = []
+  render(
+    <SignMessageDialog
+      open
+      onOpenChange={() => {}}
+      message="Hello, Latchkey"
+      {...(naming ? { address: addresses[0]! } : {})}
+      onSigned={(r) => signed.push(r)}
+    />,
+  )
+  return { user, addresses, signed }
+}
+
 describe('<SignMessageDialog/>', () => {
   it('shows the message and account, signs with the service and shows a valid EIP-191 signature', async () => {
-    const user = userEvent.setup()
-    const { client, render } = await signedInClient()
-    const { addresses } = await createWallet(client, { walletName: 'Main', chains: ['ethereum'] })
-    const signed: SignMessageResult[] = []
-    render(
-      <SignMessageDialog
-        open
-        onOpenChange={() => {}}
-        message="Hello, Latchkey"
-        onSigned={(r) => signed.push(r)}
-      />,
-    )
+    const { user, addresses, signed } = await dialogWith('ethereum', false)
     expect(await screen.findByText(addresses[0]!)).toBeTruthy()
     expect(screen.getByText('Hello, Latchkey')).toBeTruthy()
     await user.click(screen.getByRole('button', { name: 'Sign' }))
@@ -43,19 +53,7 @@ describe('<SignMessageDialog/>', () => {
   })
 
   it('says why it does not sign with an account whose chain has no message format, and offers no retry', async () => {
-    const user = userEvent.setup()
-    const { client, render } = await signedInClient()
-    const { addresses } = await createWallet(client, { walletName: 'Xrp', chains: ['xrp'] })
-    const signed: SignMessageResult[] = []
-    render(
-      <SignMessageDialog
-        open
-        onOpenChange={() => {}}
-        message="Hello, Latchkey"
-        address={addresses[0]!}
-        onSigned={(r) => signed.push(r)}
-      />,
-    )
+    const { user, signed } = await dialogWith('xrp', true)
     await user.click(await screen.findByRole('button', { name: 'Sign' }))
     expect(
       await screen.findByText('This account’s network has no message signing here, so nothing was signed.'),
