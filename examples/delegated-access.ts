@@ -93,15 +93,32 @@ export async function backendClient(options: BackendClientOptions): Promise<Latc
   return client
 }
 
+const EVM_ADDRESS = /^0x[0-9a-fA-F]{40}$/
+/** An id as the service makes them (UUIDs, ULIDs): nothing that could end a quoted string. */
+const ID = /^[A-Za-z0-9_-]{1,128}$/
+
+function checkRecipient(recipient: string): void {
+  if (!EVM_ADDRESS.test(recipient))
+    throw new RangeError('recipient: not an EVM address (0x and 40 hex digits)')
+}
+
 /**
  * The policies of the recipe: the back end (and only it) may sign Ethereum transactions to
  * `recipient`; with `maxWei`, a DENY policy refuses any transfer above it, whoever asks.
+ *
+ * `recipient` usually comes from a form or a request: it is checked before it goes into the
+ * condition (a quote in it would rewrite the condition: `<addr>' || true || 'x` allows anything),
+ * and anything but an EVM address throws (a RangeError naming the argument).
  */
 export function delegationPolicies(
   backendUserId: string,
   recipient: string,
   maxWei?: bigint,
 ): PolicyParams[] {
+  checkRecipient(recipient)
+  if (!ID.test(backendUserId)) throw new RangeError('backendUserId: not a user id')
+  if (maxWei !== undefined && (typeof maxWei !== 'bigint' || maxWei < 0n))
+    throw new RangeError('maxWei: not a whole number of wei')
   const policies: PolicyParams[] = [
     {
       policyName: `Back end may pay ${recipient.toLowerCase()}`,
@@ -129,6 +146,7 @@ export async function grantBackendAccess(
   endUser: Latchkey,
   backend: { publicKey: string; recipient: string; maxWei?: bigint },
 ): Promise<{ userId: string; policyIds: string[] }> {
+  checkRecipient(backend.recipient) // before anything is made
   const { userIds } = await createUsers(endUser, {
     users: [
       {

@@ -3,12 +3,14 @@
  * an allowance the user granted and can revoke (docs/agents.md).
  *
  * The user (root of their sub-organization) adds the agent as a non-root user holding only the
- * agent's public key, one policy ("may sign for this wallet", optionally only to one address) and
- * a spending limit on that API key ("at most N wei a day"). The agent then uses the published
- * `@turnkey/http` client unchanged. What the policy allows and the allowance covers is signed; over
- * the allowance it gets 429 `SPENDING_LIMIT_EXCEEDED` (with what remains and when it frees);
- * anything else (another wallet, an export, a new key, raising its own limit) is 403: no policy
- * lets a non-root user do it. Deleting the agent's API key stops it at once.
+ * agent's public key, a spending limit on that API key ("at most N wei a day on eip155:1") and then
+ * one policy ("may sign plain transfers from this wallet on eip155:1", optionally only to one
+ * address): a limit counts only its own chain and asset, so the policy says the rest. The agent
+ * then uses the published `@turnkey/http` client unchanged. What the policy allows and the
+ * allowance covers is signed; over the allowance it gets 429 `SPENDING_LIMIT_EXCEEDED` (with what
+ * remains and when it frees); anything else (another chain, wallet or recipient, calldata, an
+ * export, a new key, raising its own limit) is 403: no policy lets a non-root user do it. Deleting
+ * the agent's API key stops it at once.
  *
  * Run it against a local service (it plays the user too):
  *   npm run -s service -- --port 8787 --json > /tmp/latchkey.json &
@@ -44,15 +46,58 @@ export const clientOf = (baseUrl: string, key: AgentKey): TurnkeyClient =>
 /** What the user grants: one wallet, an optional single recipient, and a native-unit allowance. */
 export interface Grant {
   organizationId: string
+  /** The wallet the agent signs for (an id as the service returns it). */
   walletId: string
   agentName: string
   agentPublicKey: string
-  /** CAIP-2 chain of the allowance, e.g. `eip155:1`. */
+  /**
+   * The EVM chain of the allowance, CAIP-2, e.g. `eip155:1`. The agent signs on this chain only:
+   * a limit counts nothing on any other chain, so the policy names this one.
+   */
   caip2: string
   /** The allowance per rolling day, in wei (decimal). */
   allowancePerDay: string
-  /** Only transfers to this address, when given (policy and limit both say so). */
+  /** Only transfers to this address (`0x` and 40 hex digits), when given (policy and limit both say so). */
   onlyTo?: string
+}
+
+/** A grant refused before anything was made: `field` is the `Grant` field that was not acceptable. */
+export class InvalidGrantError extends Error {
+  constructor(
+    readonly field: keyof Grant | 'agentUserId',
+    message: string,
+  ) {
+    super(`${field}: ${message}`)
+    this.name = 'InvalidGrantError'
+  }
+}
+
+const EVM_ADDRESS = /^0x[0-9a-fA-F]{40}$/
+/** An id as the service makes them (UUIDs, ULIDs): nothing that could end a quoted string. */
+const ID = /^[A-Za-z0-9_-]{1,128}$/
+const EVM_CAIP2 = /^eip155:([1-9][0-9]{0,17})$/
+
+/**
+ * The agent policy's condition: signing a plain transfer of the chain's unit (no calldata) from
+ * `walletId` on the allowance's chain, to `onlyTo` when given. Every value is checked before it is
+ * put in the condition (a quote in it would rewrite the condition: `<addr>' || true || 'x` allows
+ * anything); a value that is not what it should be is refused with InvalidGrantError.
+ *
+ * Why each term: a native limit counts only its own chain's unit on its own chain, so the chain is
+ * pinned (on any other chain nothing is counted) and calldata is refused (a call into a token
+ * contract moves tokens the native limit does not count).
+ */
+export function agentPolicyCondition(grant: Pick<Grant, 'walletId' | 'caip2' | 'onlyTo'>): string {
+  if (!ID.test(grant.walletId)) throw new InvalidGrantError('walletId', 'not a wallet id')
+  const chainId = EVM_CAIP2.exec(grant.caip2)?.[1]
+  if (!chainId) throw new InvalidGrantError('caip2', 'this recipe grants an EVM chain, `eip155:<chain id>`')
+  if (grant.onlyTo !== undefined && !EVM_ADDRESS.test(grant.onlyTo))
+    throw new InvalidGrantError('onlyTo', 'not an EVM address (0x and 40 hex digits)')
+  return (
+    `activity.resource == 'WALLET' && activity.action == 'SIGN' && wallet.id == '${grant.walletId}'` +
+    ` && eth.tx.chain_id == ${chainId} && eth.tx.data == '0x'` +
+    (grant.onlyTo ? ` && eth.tx.to == '${grant.onlyTo.toLowerCase()}'` : '')
+  )
 }
 
 /** Submits a Latchkey activity (not in the published client) through its generic `request`. */
@@ -67,18 +112,34 @@ async function submitLatchkey(
     unknown,
     { activity: { result: Record<string, Record<string, unknown>> } }
   >(`/public/v1/submit/${path}`, { type, timestampMs: String(Date.now()), organizationId, parameters })
-  return Object.values(reply.activity.result)[0] ?? {}
+  return Object.values(reply.activity.result ?? {})[0] ?? {}
 }
 
 /**
- * The user's side: a non-root agent user with the agent's key, a policy letting only that user sign
- * for the wallet, and a rolling daily spending limit on the agent's API key.
+ * A step's result, or an error when the activity did not complete: under an MFA policy it waits for
+ * the user's second factor (docs/mfa.md), which this recipe does not give; the kit's
+ * `grantAgentAllowance` does.
+ */
+function completed<T>(step: string, status: string, value: T | undefined): T {
+  if (value === undefined) throw new Error(`${step} did not complete (${status})`)
+  return value
+}
+
+/**
+ * The user's side: a non-root agent user with the agent's key, a rolling daily spending limit on
+ * that key, then a policy letting only that user sign for the wallet, on the limit's chain.
+ *
+ * The limit is made before the policy, so the key is never able to sign without it; when any step
+ * fails (a refused amount, the organization's count of limits, the network), what was made is
+ * deleted (the agent's user with its key, then the limit) and the error is thrown.
  */
 export async function grantAgent(
   owner: TurnkeyClient,
   grant: Grant,
 ): Promise<{ agentUserId: string; apiKeyId: string; policyId: string; spendingLimitId: string }> {
   const { organizationId } = grant
+  // Checked before anything is made (the agent's user id is checked once it exists).
+  const condition = agentPolicyCondition(grant)
   const created = await owner.createUsers({
     type: 'ACTIVITY_TYPE_CREATE_USERS_V4',
     timestampMs: String(Date.now()),
@@ -97,40 +158,87 @@ export async function grantAgent(
       ],
     },
   })
-  const agentUserId = created.activity.result.createUsersResult?.userIds[0] as string
-  const { apiKeys } = await owner.getApiKeys({ organizationId, userId: agentUserId })
-  const apiKeyId = apiKeys[0]!.apiKeyId
-  const condition =
-    `activity.resource == 'WALLET' && activity.action == 'SIGN' && wallet.id == '${grant.walletId}'` +
-    (grant.onlyTo ? ` && eth.tx.to == '${grant.onlyTo.toLowerCase()}'` : '')
-  const policy = await owner.createPolicy({
-    type: 'ACTIVITY_TYPE_CREATE_POLICY_V3',
-    timestampMs: String(Date.now()),
-    organizationId,
-    parameters: {
-      policyName: `${grant.agentName} signs for wallet ${grant.walletId}`,
-      effect: 'EFFECT_ALLOW',
-      condition,
-      consensus: `approvers.any(user, user.id == '${agentUserId}')`,
-      notes: 'agent key (docs/agents.md)',
-    },
-  })
-  const policyId = policy.activity.result.createPolicyResult?.policyId as string
-  const limit = await submitLatchkey(
-    owner,
-    'latchkey_create_spending_limit',
-    'ACTIVITY_TYPE_LATCHKEY_CREATE_SPENDING_LIMIT',
-    organizationId,
-    {
-      spendingLimitName: `${grant.agentName} daily allowance`,
-      scope: { type: 'SPENDING_LIMIT_SCOPE_API_KEY', apiKeyId },
-      window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
-      asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: grant.caip2 },
-      amount: grant.allowancePerDay,
-      ...(grant.onlyTo ? { allowedDestinations: [grant.onlyTo] } : {}),
-    },
+  const agentUserId = completed(
+    'create_users',
+    created.activity.status,
+    created.activity.result.createUsersResult?.userIds[0],
   )
-  return { agentUserId, apiKeyId, policyId, spendingLimitId: limit.spendingLimitId as string }
+  let spendingLimitId: string | undefined
+  try {
+    if (!ID.test(agentUserId)) throw new InvalidGrantError('agentUserId', 'not a user id')
+    const { apiKeys } = await owner.getApiKeys({ organizationId, userId: agentUserId })
+    const apiKeyId = apiKeys[0]?.apiKeyId
+    if (!apiKeyId) throw new Error('the agent key was added but cannot be read back')
+    const limit = await submitLatchkey(
+      owner,
+      'latchkey_create_spending_limit',
+      'ACTIVITY_TYPE_LATCHKEY_CREATE_SPENDING_LIMIT',
+      organizationId,
+      {
+        spendingLimitName: `${grant.agentName} daily allowance`,
+        scope: { type: 'SPENDING_LIMIT_SCOPE_API_KEY', apiKeyId },
+        window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: 'PERIOD_DAY' },
+        asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: grant.caip2 },
+        amount: grant.allowancePerDay,
+        ...(grant.onlyTo ? { allowedDestinations: [grant.onlyTo] } : {}),
+      },
+    )
+    spendingLimitId = completed(
+      'latchkey_create_spending_limit',
+      'no result',
+      limit.spendingLimitId as string | undefined,
+    )
+    const policy = await owner.createPolicy({
+      type: 'ACTIVITY_TYPE_CREATE_POLICY_V3',
+      timestampMs: String(Date.now()),
+      organizationId,
+      parameters: {
+        policyName: `${grant.agentName} signs for wallet ${grant.walletId}`,
+        effect: 'EFFECT_ALLOW',
+        condition,
+        consensus: `approvers.any(user, user.id == '${agentUserId}')`,
+        notes: 'agent key (docs/agents.md)',
+      },
+    })
+    const policyId = completed(
+      'create_policy',
+      policy.activity.status,
+      policy.activity.result.createPolicyResult?.policyId,
+    )
+    return { agentUserId, apiKeyId, policyId, spendingLimitId }
+  } catch (error) {
+    await undoGrant(owner, { organizationId, agentUserId, spendingLimitId })
+    throw error
+  }
+}
+
+/** Undoes a failed grant: the agent's user first (its key with it: nothing it was given matters then), then its limit. */
+async function undoGrant(
+  owner: TurnkeyClient,
+  {
+    organizationId,
+    agentUserId,
+    spendingLimitId,
+  }: { organizationId: string; agentUserId: string; spendingLimitId: string | undefined },
+): Promise<void> {
+  // Best effort: the grant's own error is the one thrown. Should this fail too (the network is
+  // gone), delete the agent's user with `delete_users` once it is back: its key goes with it.
+  await owner
+    .deleteUsers({
+      type: 'ACTIVITY_TYPE_DELETE_USERS',
+      timestampMs: String(Date.now()),
+      organizationId,
+      parameters: { userIds: [agentUserId] },
+    })
+    .catch(() => undefined)
+  if (spendingLimitId)
+    await submitLatchkey(
+      owner,
+      'latchkey_delete_spending_limit',
+      'ACTIVITY_TYPE_LATCHKEY_DELETE_SPENDING_LIMIT',
+      organizationId,
+      { spendingLimitId },
+    ).catch(() => undefined)
 }
 
 /** The user revokes the agent: its API key is deleted, so nothing it stamps is accepted any more. */

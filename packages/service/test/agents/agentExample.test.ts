@@ -1,8 +1,13 @@
 // The agent-key recipe (examples/agent/agent.ts, docs/agents.md) against a served test service,
 // through the published @turnkey/http client: the agent signs within its allowance, is refused over
 // it with the typed 429, and cannot raise its limit, create a key, export, or reach another wallet;
-// the user revoking its key stops it.
+// the user revoking its key stops it. Its policy names the limit's chain and plain transfers only
+// (a limit counts nothing on another chain, nor tokens moved by calldata); a grant whose limit or
+// policy step fails is undone; a recipient, wallet id or chain that could rewrite the condition is
+// refused before anything is made (and so in examples/delegated-access.ts).
 import { hexToBytes } from '@noble/hashes/utils.js'
+import type { TurnkeyClient } from '@turnkey/http'
+import { serializeTransaction } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   agentTransfer,
@@ -13,10 +18,14 @@ import {
   refusalOf,
   revokeAgent,
 } from '../../../../examples/agent/agent.ts'
+import { delegationPolicies } from '../../../../examples/delegated-access.ts'
 import { ETHEREUM_ACCOUNT, type Harness, resultOf, testKey } from '../../src/testing/harness.ts'
 import { type ServedHarness, serveHarness } from '../support/servedHarness.ts'
 
 const MERCHANT = '0x000000000000000000000000000000000000beef'
+const ETH = 10n ** 18n
+/** A recipient as an app might take it from a checkout request or a form, quote and all. */
+const INJECTED = `${MERCHANT}' || true || 'x`
 
 let h: Harness
 let baseUrl: string
@@ -42,6 +51,46 @@ async function refused(call: Promise<unknown>): Promise<Refusal> {
   }
   throw new Error('expected a refusal')
 }
+
+/** A sub-organization whose root user (`owner`, through the published client) holds one EVM wallet. */
+async function userWithWallet() {
+  const userKey = newAgentKey()
+  const sub = await h.createSubOrganization({
+    keys: [testKey('SIGNATURE_SCHEME_TK_API_P256', hexToBytes(userKey.apiPrivateKey))],
+    wallet: { walletName: 'Main', accounts: [ETHEREUM_ACCOUNT] },
+  })
+  h.clock.advance(1)
+  const owner = clientOf(baseUrl, userKey)
+  const organizationId = sub.organizationId
+  return {
+    sub,
+    owner,
+    organizationId,
+    walletId: sub.walletId!,
+    from: sub.addresses![0]!,
+    /** What the grant made: the organization's users, policies and spending limits. */
+    made: async () => ({
+      users: (await owner.getUsers({ organizationId })).users.map((user) => user.userName).sort(),
+      policies: (await owner.getPolicies({ organizationId })).policies.length,
+      limits: (await h.query('latchkey_list_spending_limits', {}, { as: sub.keys[0]!, organizationId })).body
+        .spendingLimits.length,
+    }),
+  }
+}
+
+/** Whether `agent` may export the wallet: the activity's status, or the refusal's code. */
+const exportOutcome = (agent: TurnkeyClient, organizationId: string, walletId: string) =>
+  agent
+    .exportWallet({
+      type: 'ACTIVITY_TYPE_EXPORT_WALLET',
+      timestampMs: String(Date.now()),
+      organizationId,
+      parameters: { walletId, targetPublicKey: newAgentKey().apiPublicKey },
+    })
+    .then(
+      (reply) => reply.activity.status,
+      (error: unknown) => `refused: ${refusalOf(error)?.errorCode ?? (error as Error).message}`,
+    )
 
 describe('agent keys (examples/agent/agent.ts)', () => {
   it('signs within its allowance, is refused over it, cannot widen its reach, and stops when revoked', async () => {
@@ -153,5 +202,178 @@ describe('agent keys (examples/agent/agent.ts)', () => {
     await revokeAgent(owner, { organizationId, ...granted })
     const after = await pay(1n, 4)
     expect(after).toMatchObject({ errorCode: 'PUBLIC_KEY_NOT_FOUND' })
+  })
+
+  it("signs on its allowance's chain only, and only plain transfers: a limit counts nothing elsewhere", async () => {
+    const { organizationId, owner, walletId, from } = await userWithWallet()
+    const key = newAgentKey()
+    await grantAgent(owner, {
+      organizationId,
+      walletId,
+      agentName: 'bot',
+      agentPublicKey: key.apiPublicKey,
+      caip2: 'eip155:1',
+      allowancePerDay: '1000',
+      onlyTo: MERCHANT,
+    })
+    const agent = clientOf(baseUrl, key)
+    const pay = (value: bigint, chainId: number, nonce = 0) =>
+      agentTransfer(agent, { organizationId, from, to: MERCHANT, value, chainId, nonce, maxFeePerGas: 0n })
+    // Controls, on the allowance's own chain: within it signed, over it the limit's 429.
+    expect(await pay(1n, 1)).toHaveProperty('signedTransaction')
+    expect(await pay(100n * ETH, 1, 1)).toMatchObject({ errorCode: 'SPENDING_LIMIT_EXCEEDED' })
+    // The same address holds ETH on Optimism, Base, Arbitrum…: no limit counts those, so the
+    // policy does not allow them (before, each 100 ETH was signed).
+    for (const chainId of [10, 8453, 42161]) {
+      expect(await pay(100n * ETH, chainId), `chain ${chainId}`).toMatchObject({
+        errorCode: 'PERMISSION_DENIED',
+      })
+    }
+    // Calldata (a token's transfer, were MERCHANT a token contract) moves what a native limit does
+    // not count: refused by the policy, even with no value.
+    const call = serializeTransaction({
+      type: 'eip1559',
+      chainId: 1,
+      nonce: 1,
+      gas: 60_000n,
+      maxFeePerGas: 0n,
+      maxPriorityFeePerGas: 0n,
+      to: MERCHANT,
+      value: 0n,
+      data: `0xa9059cbb${'00'.repeat(12)}${'ab'.repeat(20)}${(10n ** 24n).toString(16).padStart(64, '0')}`,
+    })
+    const signCall = await agent
+      .signTransaction({
+        type: 'ACTIVITY_TYPE_SIGN_TRANSACTION_V2',
+        timestampMs: String(Date.now()),
+        organizationId,
+        parameters: { signWith: from, type: 'TRANSACTION_TYPE_ETHEREUM', unsignedTransaction: call },
+      })
+      .then(
+        () => 'signed',
+        (error: unknown) => refusalOf(error)?.errorCode,
+      )
+    expect(signCall).toBe('PERMISSION_DENIED')
+  })
+
+  it('a grant whose limit step fails is undone: the key signs nothing and nothing is left', async () => {
+    const { organizationId, owner, walletId, from, made } = await userWithWallet()
+    const before = await made()
+    const key = newAgentKey()
+    const grant = {
+      organizationId,
+      walletId,
+      agentName: 'bot',
+      agentPublicKey: key.apiPublicKey,
+      caip2: 'eip155:1',
+      allowancePerDay: '0.01', // meant "0.01 ETH": not a wei integer, refused by the service
+      onlyTo: MERCHANT,
+    }
+    await expect(grantAgent(owner, grant)).rejects.toMatchObject({ code: 3 })
+    const agent = clientOf(baseUrl, key)
+    const pay = (value: bigint) =>
+      agentTransfer(agent, {
+        organizationId,
+        from,
+        to: MERCHANT,
+        value,
+        chainId: 1,
+        nonce: 0,
+        maxFeePerGas: 0n,
+      })
+    // Before, the policy was made first and outlived the failed limit: 1,000 ETH was signed.
+    expect(await pay(1_000n * ETH)).toMatchObject({ errorCode: 'PUBLIC_KEY_NOT_FOUND' })
+    expect(await made()).toEqual(before)
+    // Control: the same grant with an amount in wei works, with the same key.
+    const granted = await grantAgent(owner, { ...grant, allowancePerDay: '1000' })
+    expect(await pay(1_000n * ETH)).toMatchObject({ errorCode: 'SPENDING_LIMIT_EXCEEDED' })
+    expect(await pay(1n)).toHaveProperty('signedTransaction')
+    await revokeAgent(owner, { organizationId, ...granted })
+  })
+
+  it('a grant whose policy step fails is undone: its user, key and limit are deleted', async () => {
+    const { organizationId, owner, walletId, from, made } = await userWithWallet()
+    const before = await made()
+    const key = newAgentKey()
+    // The network fails at the last step, after the user and the limit were made.
+    const failingPolicy = new Proxy(owner, {
+      get: (target, name, receiver) =>
+        name === 'createPolicy'
+          ? () => Promise.reject(new Error('socket hang up'))
+          : Reflect.get(target, name, receiver),
+    })
+    await expect(
+      grantAgent(failingPolicy, {
+        organizationId,
+        walletId,
+        agentName: 'bot',
+        agentPublicKey: key.apiPublicKey,
+        caip2: 'eip155:1',
+        allowancePerDay: '1000',
+      }),
+    ).rejects.toThrow('socket hang up')
+    expect(await made()).toEqual(before)
+    const outcome = await agentTransfer(clientOf(baseUrl, key), {
+      organizationId,
+      from,
+      to: MERCHANT,
+      value: 1n,
+      chainId: 1,
+      nonce: 0,
+      maxFeePerGas: 0n,
+    })
+    expect(outcome).toMatchObject({ errorCode: 'PUBLIC_KEY_NOT_FOUND' })
+  })
+
+  it('a recipient, wallet id or chain that would rewrite the policy condition is refused before anything is made', async () => {
+    const { organizationId, owner, walletId, made } = await userWithWallet()
+    const grant = {
+      organizationId,
+      walletId,
+      agentName: 'bot',
+      caip2: 'eip155:1',
+      allowancePerDay: '1000',
+      onlyTo: MERCHANT,
+    }
+    // Control: the plain grant's agent may not export the wallet.
+    const plainKey = newAgentKey()
+    await grantAgent(owner, { ...grant, agentName: 'plain bot', agentPublicKey: plainKey.apiPublicKey })
+    expect(await exportOutcome(clientOf(baseUrl, plainKey), organizationId, walletId)).toBe(
+      'refused: PERMISSION_DENIED',
+    )
+    const before = await made()
+    const key = newAgentKey()
+    for (const [field, change] of [
+      ['onlyTo', { onlyTo: INJECTED }],
+      ['walletId', { walletId: `${walletId}' || true || 'x` }],
+      ['caip2', { caip2: 'eip155:1 || true' }],
+      ['caip2', { caip2: 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp' }],
+    ] as const) {
+      const refused = await grantAgent(owner, { ...grant, ...change, agentPublicKey: key.apiPublicKey }).then(
+        () => undefined,
+        (error: unknown) => error,
+      )
+      expect(refused, field).toMatchObject({ name: 'InvalidGrantError', field })
+    }
+    expect(await made()).toEqual(before)
+    // Before, the injected recipient made an ALLOW of everything: this agent exported the wallet.
+    expect(await exportOutcome(clientOf(baseUrl, key), organizationId, walletId)).toBe(
+      'refused: PUBLIC_KEY_NOT_FOUND',
+    )
+  })
+})
+
+describe('delegated access (examples/delegated-access.ts)', () => {
+  it('refuses a recipient or user id that would rewrite the condition', () => {
+    const userId = '0b5f8a0e-3c1a-4a57-9f43-1d9bd0e1a7c2'
+    // Control: a plain address, checksummed or not, is one lower-case literal of the condition.
+    const [allow, deny] = delegationPolicies(userId, '0x000000000000000000000000000000000000BEEF', 10n)
+    expect(allow!.condition).toBe(
+      `activity.resource == 'WALLET' && activity.action == 'SIGN' && eth.tx.to == '${MERCHANT}'`,
+    )
+    expect(deny!.condition).toBe("activity.action == 'SIGN' && eth.tx.value > 10")
+    expect(() => delegationPolicies(userId, INJECTED)).toThrow(/^recipient:/)
+    expect(() => delegationPolicies(`${userId}') || true || ('`, MERCHANT)).toThrow(/^backendUserId:/)
+    expect(() => delegationPolicies(userId, MERCHANT, '1 || true' as unknown as bigint)).toThrow(/^maxWei:/)
   })
 })
