@@ -12,14 +12,23 @@ export interface GrantAgentAllowanceParameters extends ActionOptions {
   agentName: string
   /** The agent's P-256 public key, compressed, hex (66 characters). Its private key never reaches the kit. */
   publicKey: string
-  /** The chain the allowance is on, e.g. `eip155:8453`. */
+  /**
+   * The chain the allowance is on, e.g. `eip155:8453` or `solana:mainnet`: the agent's key signs
+   * on this chain only (a Solana transaction names no cluster: on Solana, on any cluster).
+   */
   caip2: string
   /** The cap per period, a decimal string of the asset's smallest unit (wei for ETH). */
   amount: string
   period: SpendingLimitPeriod
-  /** @default the chain's native unit */
+  /**
+   * What the agent may spend, on `caip2`: the chain's native unit (an EVM key then signs only plain
+   * transfers, no calldata; a Solana key only System transfers), an ERC-20 (only that token's
+   * `transfer`, `transferFrom`, `approve` and `increaseAllowance`) or an SPL token (only that mint's
+   * Token program transfers and approvals). The limit counts each; the key signs nothing else.
+   * @default the chain's native unit
+   */
   asset?: SpendingLimitAsset | undefined
-  /** The only addresses the asset may go to; any when absent or empty. */
+  /** The only addresses the asset may go to (the limit refuses others); any when absent or empty. */
   allowedDestinations?: string[] | undefined
   /**
    * How to show an ERC-20 `asset`'s amounts (the service knows only its contract): kept with the
@@ -57,16 +66,126 @@ export interface GrantAgentAllowanceReturnType {
   userId: string
   apiKeyId: string
   spendingLimitId: string
-  /** The policy that lets the agent sign and do nothing else. */
+  /** The policy that lets the agent sign what its limit counts, and nothing else. */
   policyId: string
 }
 
 const COMPRESSED_P256 = /^0[23][0-9a-f]{64}$/i
+/** A user's or a limit's id as the service makes them (a UUID, a ULID). */
+const SERVICE_ID = /^[0-9A-Za-z_-]{1,100}$/
+const EVM_CHAIN = /^eip155:([1-9][0-9]{0,15})$/
+const SOLANA_CLUSTER = /^solana:[1-9A-HJ-NP-Za-km-z]{1,32}$/
+const EVM_ADDRESS = /^0x[0-9a-f]{40}$/
+const SOLANA_ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/
+
+/** ERC-20 selectors the limit decodes and counts: transfer, transferFrom, approve, increaseAllowance. */
+const ERC20_SELECTORS = ['0xa9059cbb', '0x23b872dd', '0x095ea7b3', '0x39509351']
+const SYSTEM_PROGRAM = '11111111111111111111111111111111'
+/** Programs that move nothing by themselves: Compute Budget, Memo v2 and v1. */
+const HARMLESS_PROGRAMS = [
+  'ComputeBudget111111111111111111111111111111',
+  'MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr',
+  'Memo1UhkJRfHyvLMcVucJwxXeuD3j5oJwL4pdG5JNo',
+]
+const TOKEN_PROGRAMS = [
+  'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA',
+  'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb',
+]
+const ASSOCIATED_TOKEN_PROGRAM = 'ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL'
+
+const list = (items: readonly string[]) => `[${items.map((item) => `'${item}'`).join(', ')}]`
+
+const invalid = (field: string, message: string) =>
+  new LatchkeyError(message, { code: 'FIELD_INVALID', details: { field } })
+
+/**
+ * The grant's asset, checked: its chain is `caip2` (`eip155:<id>` or `solana:<cluster>`), its
+ * contract a 0x address, its mint a base58 one. Only values that passed these patterns go into the
+ * agent's policy condition.
+ */
+function assetOf(grant: Pick<Grant, 'caip2' | 'asset'>): SpendingLimitAsset {
+  const caip2 = grant.caip2
+  if (!EVM_CHAIN.test(caip2) && !SOLANA_CLUSTER.test(caip2))
+    throw invalid('caip2', 'The chain must be eip155:<chain id> or solana:<cluster>')
+  const asset = grant.asset ?? { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2 }
+  if (asset.caip2 !== caip2) throw invalid('asset', `The asset must be on the allowance's chain, ${caip2}`)
+  const evm = caip2.startsWith('eip155:')
+  if (asset.type === 'SPENDING_LIMIT_ASSET_NATIVE') return asset
+  if (asset.type === 'SPENDING_LIMIT_ASSET_ERC20' && evm) {
+    const contract = asset.contract.toLowerCase()
+    if (!EVM_ADDRESS.test(contract))
+      throw invalid('asset.contract', 'The token contract must be 0x and 40 hex characters')
+    return { ...asset, contract }
+  }
+  if (asset.type === 'SPENDING_LIMIT_ASSET_SPL' && !evm) {
+    if (!SOLANA_ADDRESS.test(asset.mint))
+      throw invalid('asset.mint', 'The mint must be a base58 Solana address')
+    return asset
+  }
+  throw invalid(
+    'asset',
+    `An allowance on ${caip2} is of its native unit or ${evm ? 'an ERC-20' : 'an SPL'} token`,
+  )
+}
+
+/**
+ * What the agent's policy allows: exactly the signatures its limit on `asset` counts, on the
+ * limit's chain. A limit counts nothing on another chain, an ERC-20 limit neither a plain transfer
+ * of the chain's unit nor another token, an SPL limit neither lamports nor another mint, and no
+ * limit reads a raw payload or a message: the policy allows none of them. What a transaction
+ * sends to an address off `allowedDestinations` is the limit's to refuse
+ * (`SPEND_DESTINATION_NOT_ALLOWED`).
+ *
+ * - EVM (`sign_transaction` of an Ethereum transaction, every call of an `eth_send_transaction`):
+ *   the chain id of `asset.caip2`; native: no calldata; ERC-20: a call of value 0 to the token
+ *   with one of the four selectors the limit decodes. Broadcasting a signed transaction on the
+ *   chain (`eth_send_raw_transaction`) signs nothing and is allowed.
+ * - Solana (`sign_transaction` of a Solana transaction, `sol_send_transaction`): SOL: only System
+ *   transfers and the harmless programs; SPL: only the Token programs' transfers and approvals
+ *   (`TransferChecked` and `ApproveChecked` of the mint; `Transfer` and `Approve`, which the limit
+ *   counts from the signer's account of the mint and refuses from any other), the Associated Token
+ *   Account program and the harmless ones.
+ *
+ * `asset` must come from `assetOf`: its chain id, contract and mint are interpolated.
+ */
+function agentCondition(asset: SpendingLimitAsset): string {
+  const chainId = EVM_CHAIN.exec(asset.caip2)?.[1]
+  if (chainId !== undefined) {
+    const what =
+      asset.type === 'SPENDING_LIMIT_ASSET_ERC20'
+        ? `eth.tx.to == '${asset.contract}' && eth.tx.value == 0 && eth.tx.data[0..10] in ${list(ERC20_SELECTORS)}`
+        : "eth.tx.data in ['0x', '']"
+    return (
+      "((activity.kind == 'sign_transaction' && activity.params.type == 'TRANSACTION_TYPE_ETHEREUM'" +
+      ` || activity.kind == 'eth_send_transaction') && eth.tx.chain_id == ${chainId} && ${what})` +
+      ` || (activity.kind == 'eth_send_raw_transaction' && activity.params.caip2 == '${asset.caip2}')`
+    )
+  }
+  const what =
+    asset.type === 'SPENDING_LIMIT_ASSET_SPL'
+      ? `solana.tx.program_keys.all(p, p in ${list([...TOKEN_PROGRAMS, ASSOCIATED_TOKEN_PROGRAM, ...HARMLESS_PROGRAMS])})` +
+        ` && solana.tx.instructions.all(i, !(i.program_key in ${list(TOKEN_PROGRAMS)})` +
+        ` || i.data[0..2] in ['03', '04'] || (i.data[0..2] in ['0c', '0d'] && i.accounts[1] == '${asset.mint}'))`
+      : `solana.tx.program_keys.all(p, p in ${list([SYSTEM_PROGRAM, ...HARMLESS_PROGRAMS])})` +
+        ` && solana.tx.instructions.all(i, i.program_key != '${SYSTEM_PROGRAM}' || i.data[0..8] == '02000000')`
+  return (
+    "(activity.kind == 'sol_send_transaction' || (activity.kind == 'sign_transaction'" +
+    ` && activity.params.type == 'TRANSACTION_TYPE_SOLANA')) && ${what}`
+  )
+}
 
 /**
  * Gives an agent (an AI agent, a back end) an allowance: a non-root user of the organization
  * holding the agent's API key, a spending limit scoped to that key, and a policy that lets that
- * user sign and nothing else. The key can never raise its own limit, create keys or export.
+ * user sign what the limit counts and nothing else: transactions on the limit's chain that move
+ * only its asset, never another chain's, another token, a raw payload or a message, and only when
+ * the agent's own key asks (another user's request the policy matches waits, and the agent's
+ * vote does not complete it). The key can never raise its own limit, create keys or export. An ERC-20 or SPL
+ * allowance counts the token, not the fee each transaction pays in the chain's own unit: on an
+ * EVM chain a native limit on the same key (`createSpendingLimit`) caps that too.
+ *
+ * The chain, the token's contract or mint are checked before anything is created (a
+ * `FIELD_INVALID` naming `caip2`, `asset`, `asset.contract` or `asset.mint`).
  *
  * The key is added first and allowed to sign last, so there is no moment at which it could sign
  * without its limit. A step the service refuses (a policy name already taken, a limit over the
@@ -91,6 +210,7 @@ export async function grantAgentAllowance(
       code: 'FIELD_INVALID',
       details: { field: 'token' },
     })
+  const asset = assetOf(grant)
   const publicKey = grant.publicKey.trim().toLowerCase().replace(/^0x/, '')
   if (!COMPRESSED_P256.test(publicKey))
     throw new LatchkeyError('The agent key must be a compressed P-256 public key (66 hex characters)', {
@@ -131,12 +251,12 @@ export async function grantAgentAllowance(
         )
     }
     return undoOnRefusal(
-      allowAgent(client, grant, options, { userId, publicKey, organizationId }),
+      allowAgent(client, { ...grant, asset }, options, { userId, publicKey, organizationId }),
       undo,
       (allowed) => {
         spendingLimitId = allowed.spendingLimitId
         return undoOnRefusal(
-          policyFor(client, grant, options, { userId, spendingLimitId }),
+          policyFor(client, { ...grant, asset }, options, { userId, spendingLimitId }),
           undo,
           (policyId) => ({
             userId,
@@ -183,11 +303,13 @@ async function undoOnRefusal<T, U>(
 }
 
 type Grant = Omit<GrantAgentAllowanceParameters, keyof ActionOptions>
+/** A grant whose asset `assetOf` checked. */
+type CheckedGrant = Omit<Grant, 'asset'> & { asset: SpendingLimitAsset }
 
 /** The agent's key read back, and its limit. */
 async function allowAgent(
   client: Latchkey,
-  grant: Grant,
+  grant: CheckedGrant,
   options: ActionOptions,
   { userId, publicKey, organizationId }: { userId: string; publicKey: string; organizationId: string },
 ): Promise<{ apiKeyId: string; spendingLimitId: string }> {
@@ -206,7 +328,7 @@ async function allowAgent(
         spendingLimitName: grant.agentName,
         scope: { type: 'SPENDING_LIMIT_SCOPE_API_KEY', apiKeyId },
         window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: grant.period },
-        asset: grant.asset ?? { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: grant.caip2 },
+        asset: grant.asset,
         amount: grant.amount,
         allowedDestinations: grant.allowedDestinations ?? [],
       },
@@ -216,13 +338,19 @@ async function allowAgent(
   )
 }
 
-/** The policy that lets the agent's user sign and send, and names its limit (`agentOfPolicy`). */
+/**
+ * The policy that lets the agent's user sign and send what its limit counts (`agentCondition`),
+ * and names its limit (`agentOfPolicy`).
+ */
 async function policyFor(
   client: Latchkey,
-  grant: Grant,
+  grant: CheckedGrant,
   options: ActionOptions,
   { userId, spendingLimitId }: { userId: string; spendingLimitId: string },
 ): Promise<string> {
+  // The ids go into the policy's consensus and notes: only as the service makes them.
+  if (!SERVICE_ID.test(userId) || !SERVICE_ID.test(spendingLimitId))
+    throw new LatchkeyError('The service answered an id the agent policy cannot name', { code: 'INTERNAL' })
   return thenOrResume(
     submit(
       client,
@@ -230,9 +358,12 @@ async function policyFor(
       {
         policyName: `${grant.agentName}: may sign and send within its allowance`,
         effect: 'EFFECT_ALLOW',
-        // Signing, and sending (the service signs and broadcasts): both are spends its limit counts.
-        condition: "activity.resource == 'WALLET' && activity.action in ['SIGN', 'SEND']",
-        consensus: `approvers.any(user, user.id == '${userId}')`,
+        // Only what the limit counts: its chain, its asset, transactions it decodes.
+        condition: agentCondition(grant.asset),
+        // Met by the agent's own request alone. Another user's request matching this condition (a
+        // second agent's, whose limit counts another asset) waits, and the agent's vote never meets
+        // it: what it signed would be counted by the requester's limit, not by this one.
+        consensus: `approvers.all(user, user.id == '${userId}')`,
         notes:
           `${AGENT_POLICY_NOTE}:${userId}:${spendingLimitId}` +
           (grant.token ? `:${grant.token.symbol}:${grant.token.decimals}` : ''),
