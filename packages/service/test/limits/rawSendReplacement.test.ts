@@ -82,8 +82,9 @@ describe('eth_send_raw_transaction under a spending limit', () => {
       h!.clock.set(Math.max(h!.clock.now() + 1, Date.now()))
       return h!.submit(path, parameters, { as, organizationId })
     }
-    // The grant, as the kit's grantAgentAllowance makes it: a non-root user holding the agent's key,
-    // a limit on that key, a policy letting it sign and send.
+    // An agent's grant: a non-root user holding the agent's key, a limit on that key, a policy
+    // letting it sign and send on any chain (wider than the kit's grantAgentAllowance, which pins
+    // the limit's chain and asset: here the limit alone must hold).
     const agent = testKey()
     const { userIds } = resultOf(
       'create_users',
