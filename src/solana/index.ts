@@ -26,6 +26,7 @@ import type { Latchkey } from '../core/createLatchkey.ts'
 import { LatchkeyError } from '../core/errors.ts'
 import { hexToBytes } from '../core/utils/encoding.ts'
 import { solanaMessageRefusal } from '../core/utils/solanaMessageRefusal.ts'
+import { isSolanaTransactionMessage } from '../core/utils/solanaTransactionMessage.ts'
 
 export type CreateLatchkeySolanaSignerParameters<TAddress extends string = string> = {
   /** The Solana (base58) address of a wallet account of the signed-in user. */
@@ -115,6 +116,7 @@ export function createLatchkeySolanaSigner<TAddress extends string = string>(
       transactions: readonly Transaction[],
       config?: TransactionPartialSignerConfig,
     ): Promise<readonly SignatureDictionary[]> {
+      const key = getAddressEncoder().encode(address) as Uint8Array
       for (const [index, transaction] of transactions.entries()) {
         // A transaction lists its required signers as the keys of `signatures`.
         if (!(address in transaction.signatures))
@@ -123,6 +125,19 @@ export function createLatchkeySolanaSigner<TAddress extends string = string>(
               code: 'FIELD_INVALID',
               details: { field: 'signatures', address, index },
             }),
+          )
+        // And its message is a Solana transaction's that names it a signer: any other bytes (a
+        // digest another ed25519 chain's transaction signs, which `signMessages` refuses) are not
+        // signed as one.
+        if (!isSolanaTransactionMessage(new Uint8Array(transaction.messageBytes), key))
+          return Promise.reject(
+            new LatchkeyError(
+              `Transaction ${index}'s message is not a Solana transaction message that ${address} signs, so it was not signed`,
+              {
+                code: 'FIELD_INVALID',
+                details: { field: 'messageBytes', rule: 'MESSAGE_IS_NOT_TRANSACTION', index },
+              },
+            ),
           )
       }
       if (signTransactionsWith === 'sign_transaction')

@@ -212,4 +212,21 @@ describe('a Solana message that is a transaction is not signed as a message', ()
     const [dictionary] = await signer.signMessages([createSignableMessage(new Uint8Array(33).fill(0x5a))])
     expect(dictionary?.[address]).toHaveLength(64)
   })
+
+  it('the @solana/kit signer’s signTransactions signs only a Solana transaction message that names it a signer, never a digest given as one', async () => {
+    const { fx, address } = await setUp()
+    const signer = createLatchkeySolanaSigner(fx.client, { address })
+    // A transaction as a caller may build one, its message a 32-byte digest (what the same key
+    // signs for Sui, Stellar or TON), or text.
+    for (const messageBytes of [
+      new Uint8Array(32).fill(0x5a),
+      new TextEncoder().encode('Sign in to example.com'),
+    ])
+      await expect(
+        signer.signTransactions([{ messageBytes, signatures: { [address]: null } } as never]),
+      ).rejects.toMatchObject({
+        code: 'FIELD_INVALID',
+        details: { field: 'messageBytes', rule: 'MESSAGE_IS_NOT_TRANSACTION', index: 0 },
+      })
+  })
 })
