@@ -124,7 +124,7 @@ export function delegationPolicies(
       policyName: `Back end may pay ${recipient.toLowerCase()}`,
       effect: 'EFFECT_ALLOW',
       condition: `activity.resource == 'WALLET' && activity.action == 'SIGN' && eth.tx.to == '${recipient.toLowerCase()}'`,
-      consensus: `approvers.any(user, user.id == '${backendUserId}')`,
+      consensus: `approvers.all(user, user.id == '${backendUserId}')`,
       notes: 'delegated access',
     },
   ]

@@ -196,7 +196,7 @@ export async function grantAgent(
         policyName: `${grant.agentName} signs for wallet ${grant.walletId}`,
         effect: 'EFFECT_ALLOW',
         condition,
-        consensus: `approvers.any(user, user.id == '${agentUserId}')`,
+        consensus: `approvers.all(user, user.id == '${agentUserId}')`,
         notes: 'agent key (docs/agents.md)',
       },
     })

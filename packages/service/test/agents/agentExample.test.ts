@@ -256,6 +256,75 @@ describe('agent keys (examples/agent/agent.ts)', () => {
     expect(signCall).toBe('PERMISSION_DENIED')
   })
 
+  it("another agent's request that matches this agent's policy is not completed by this agent's vote", async () => {
+    const { organizationId, owner, walletId, from } = await userWithWallet()
+    // Two allowances on one wallet: 1,000 wei a day on mainnet, and 1,000 wei a day on Base.
+    const [keyA, keyB] = [newAgentKey(), newAgentKey()]
+    for (const [key, caip2] of [
+      [keyA, 'eip155:1'],
+      [keyB, 'eip155:8453'],
+    ] as const)
+      await grantAgent(owner, {
+        organizationId,
+        walletId,
+        agentName: `bot on ${caip2}`,
+        agentPublicKey: key.apiPublicKey,
+        caip2,
+        allowancePerDay: '1000',
+      })
+    const [agentA, agentB] = [clientOf(baseUrl, keyA), clientOf(baseUrl, keyB)]
+    // Controls: B within its allowance on Base is signed.
+    expect(
+      await agentTransfer(agentB, {
+        organizationId,
+        from,
+        to: MERCHANT,
+        value: 1n,
+        chainId: 8453,
+        nonce: 0,
+        maxFeePerGas: 0n,
+      }),
+    ).toHaveProperty('signedTransaction')
+    // B asks for 100 ETH on mainnet: B's limit (Base) counts nothing there, and A's policy matches
+    // it (the wallet, chain 1, no calldata).
+    const unsignedTransaction = serializeTransaction({
+      type: 'eip1559',
+      chainId: 1,
+      nonce: 0,
+      gas: 21_000n,
+      maxFeePerGas: 0n,
+      maxPriorityFeePerGas: 0n,
+      to: MERCHANT,
+      value: 100n * ETH,
+    })
+    const asked = await agentB
+      .signTransaction({
+        type: 'ACTIVITY_TYPE_SIGN_TRANSACTION_V2',
+        timestampMs: String(Date.now()),
+        organizationId,
+        parameters: { signWith: from, type: 'TRANSACTION_TYPE_ETHEREUM', unsignedTransaction },
+      })
+      .then(
+        (reply) => reply.activity,
+        (error: unknown) => refusalOf(error)?.errorCode,
+      )
+    // It waits for a vote (A's policy matches all but its consensus), and A's vote does not
+    // complete it: with approvers.any it did, and 100 ETH no limit counted was signed.
+    expect(asked).toMatchObject({ status: 'ACTIVITY_STATUS_CONSENSUS_NEEDED' })
+    const { id, fingerprint } = asked as { id: string; fingerprint: string }
+    await agentA
+      .approveActivity({
+        type: 'ACTIVITY_TYPE_APPROVE_ACTIVITY',
+        timestampMs: String(Date.now()),
+        organizationId,
+        parameters: { fingerprint },
+      })
+      .catch(() => undefined)
+    const after = (await agentB.getActivity({ organizationId, activityId: id })).activity
+    expect(after.status).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED')
+    expect(after.result?.signTransactionResult?.signedTransaction).toBeUndefined()
+  })
+
   it('a grant whose limit step fails is undone: the key signs nothing and nothing is left', async () => {
     const { organizationId, owner, walletId, from, made } = await userWithWallet()
     const before = await made()
