@@ -25,7 +25,7 @@ import { signTransaction } from '../core/actions/activities/signTransaction.ts'
 import type { Latchkey } from '../core/createLatchkey.ts'
 import { LatchkeyError } from '../core/errors.ts'
 import { hexToBytes } from '../core/utils/encoding.ts'
-import { solanaMessageRefusal } from '../core/utils/solanaMessageRefusal.ts'
+import { isAptosSigningMessage, solanaMessageRefusal } from '../core/utils/solanaMessageRefusal.ts'
 import { isSolanaTransactionMessage } from '../core/utils/solanaTransactionMessage.ts'
 
 export type CreateLatchkeySolanaSignerParameters<TAddress extends string = string> = {
@@ -126,10 +126,12 @@ export function createLatchkeySolanaSigner<TAddress extends string = string>(
               details: { field: 'signatures', address, index },
             }),
           )
-        // And its message is a Solana transaction's that names it a signer: any other bytes (a
-        // digest another ed25519 chain's transaction signs, which `signMessages` refuses) are not
-        // signed as one.
-        if (!isSolanaTransactionMessage(new Uint8Array(transaction.messageBytes), key))
+        // And its message is a Solana transaction's that names it a signer, and no Aptos signing
+        // message: any other bytes (a digest another ed25519 chain's transaction signs, which
+        // `signMessages` refuses; an Aptos fee-payer transaction whose script argument makes it
+        // parse as a Solana message) are not signed as one.
+        const messageBytes = new Uint8Array(transaction.messageBytes)
+        if (!isSolanaTransactionMessage(messageBytes, key) || isAptosSigningMessage(messageBytes))
           return Promise.reject(
             new LatchkeyError(
               `Transaction ${index}'s message is not a Solana transaction message that ${address} signs, so it was not signed`,

@@ -6,6 +6,9 @@
  * signMessages also refuses what the same key would sign for another ed25519 chain (32 bytes, an
  * Aptos signing message), as signMessage does (signMessageSharedKey.test.ts).
  */
+
+import { sha3_256 } from '@noble/hashes/sha3.js'
+import { concatBytes } from '@noble/hashes/utils.js'
 import {
   type Address,
   address as addressOf,
@@ -70,6 +73,63 @@ function transferMessage(
 }
 
 const keyOf = (address: Address) => new Uint8Array(getAddressEncoder().encode(address))
+
+/** `n` as the little-endian u64 of Aptos's BCS. */
+const u64 = (n: bigint) => {
+  const out = new Uint8Array(8)
+  new DataView(out.buffer).setBigUint64(0, n, true)
+  return out
+}
+/** `n` as BCS's ULEB128 length. */
+const uleb = (n: number) => {
+  const out: number[] = []
+  do {
+    out.push((n & 0x7f) | (n >>> 7 ? 0x80 : 0))
+    n >>>= 7
+  } while (n)
+  return Uint8Array.from(out)
+}
+
+/**
+ * The Aptos signing message of a fee-payer transaction whose sender is `publicKey`'s Aptos
+ * account, running a script with one vector<u8> argument laid out so that the whole parses as a
+ * Solana legacy message naming `publicKey` a required signer: its salt,
+ * sha3-256("APTOS::RawTransactionWithData"), begins 5e fa 3c 4f, read as 94 required signatures and
+ * 79 keys.
+ */
+function aptosFeePayerSigningMessage(publicKey: Uint8Array, feePayer: Uint8Array) {
+  const salt = sha3_256(utf8ToBytes('APTOS::RawTransactionWithData'))
+  const sender = sha3_256(concatBytes(publicKey, Uint8Array.of(0)))
+  const script = Uint8Array.from([0xa1, 0x1c, 0xeb, 0x0b, 7, 0, 0, 0, 0, 0, 0, 0])
+  const head = concatBytes(
+    salt,
+    Uint8Array.of(1), // MultiAgentWithFeePayer
+    sender,
+    u64(0n), // sequence number
+    Uint8Array.of(0), // TransactionPayload::Script
+    uleb(script.length),
+    script,
+    uleb(0), // type arguments
+    uleb(1), // one argument,
+    Uint8Array.of(4), // a vector<u8>
+  )
+  const argLength = 2500
+  const argAt = head.length + uleb(argLength).length
+  const arg = new Uint8Array(argLength)
+  arg.set(publicKey, 4 + 32 * Math.ceil((argAt - 4) / 32) - argAt)
+  arg[4 + 32 * 79 + 32 - argAt] = 0 // no instructions
+  return concatBytes(
+    head,
+    uleb(argLength),
+    arg,
+    u64(2_000n), // max gas
+    u64(100n), // gas unit price
+    u64(4_000_000_000n), // expiration
+    Uint8Array.of(1), // chain id
+    uleb(0), // no secondary signers
+    feePayer,
+  )
+}
 
 describe('isSolanaTransactionMessage against messages @solana/kit compiles', async () => {
   const [user, other, thief, table] = await Promise.all(
@@ -213,7 +273,7 @@ describe('a Solana message that is a transaction is not signed as a message', ()
     expect(dictionary?.[address]).toHaveLength(64)
   })
 
-  it('the @solana/kit signer’s signTransactions signs only a Solana transaction message that names it a signer, never a digest given as one', async () => {
+  it('the @solana/kit signer’s signTransactions signs only a Solana transaction message that names it a signer, never a digest or an Aptos transaction given as one', async () => {
     const { fx, address } = await setUp()
     const signer = createLatchkeySolanaSigner(fx.client, { address })
     // A transaction as a caller may build one, its message a 32-byte digest (what the same key
@@ -228,5 +288,13 @@ describe('a Solana message that is a transaction is not signed as a message', ()
         code: 'FIELD_INVALID',
         details: { field: 'messageBytes', rule: 'MESSAGE_IS_NOT_TRANSACTION', index: 0 },
       })
+    // An Aptos fee-payer transaction of the same key, its script argument making it parse as a
+    // Solana message naming the account a signer: still not signed.
+    const key = new Uint8Array(getAddressEncoder().encode(address as Address))
+    const aptos = aptosFeePayerSigningMessage(key, new Uint8Array(32).fill(7))
+    expect(isSolanaTransactionMessage(aptos, key)).toBe(true)
+    await expect(
+      signer.signTransactions([{ messageBytes: aptos, signatures: { [address]: null } } as never]),
+    ).rejects.toMatchObject({ details: { rule: 'MESSAGE_IS_NOT_TRANSACTION' } })
   })
 })

@@ -91,7 +91,7 @@ export function solanaMessageRefusal(
       reason:
         'is 32 bytes, the size of the digest a Sui, Stellar or TON transaction signs with the same key; sign a longer message (say what it is for)',
     }
-  if (APTOS_SIGNING_SALTS.some((salt) => startsWith(bytes, salt)))
+  if (isAptosSigningMessage(bytes))
     return {
       rule: 'MESSAGE_IS_APTOS_TRANSACTION',
       reason:
@@ -105,3 +105,11 @@ export function solanaMessageRefusal(
     }
   return undefined
 }
+
+/**
+ * Whether `bytes` begin with an Aptos transaction salt: an Aptos signing message, whatever else
+ * they parse as (one of a fee-payer transaction, its script argument chosen, parses as a Solana
+ * legacy message naming any key among its signers).
+ */
+export const isAptosSigningMessage = (bytes: Uint8Array): boolean =>
+  APTOS_SIGNING_SALTS.some((salt) => startsWith(bytes, salt))
