@@ -239,6 +239,35 @@ describe('sign_transaction', () => {
 
 const DEAD_SOL = 'DeadDeadDeadDeadDeadDeadDeadDeadDeadDeadDead' as Address
 
+describe('a Solana transaction is signed only when its message is exactly one', () => {
+  const privateKey = ed25519.utils.randomSecretKey()
+  const sol = getAddressDecoder().decode(ed25519.getPublicKey(privateKey))
+  const sign = (unsignedTransaction: string) =>
+    signTransaction({ type: 'TRANSACTION_TYPE_SOLANA', unsignedTransaction, privateKey })
+  /** A wire transaction: one empty signature slot, then `message` as given. */
+  const wire = (message: Uint8Array) =>
+    Buffer.concat([Buffer.from([1]), Buffer.alloc(64), message]).toString('hex')
+
+  it('refuses bytes past the message, and a header naming more signers than accounts; signs the message as it is', () => {
+    const transfer = solanaTransfer(sol, DEAD_SOL, { version: 'legacy' })
+    expect(sign(transfer)).toMatch(/^[0-9a-f]+$/)
+    const message = getTransactionDecoder().decode(Buffer.from(transfer, 'hex'))
+      .messageBytes as unknown as Uint8Array
+    // What other bytes (an Aptos fee-payer transaction of the same key) pass for a message by.
+    expect(() => sign(wire(Buffer.concat([message, Buffer.from('trailing bytes')])))).toThrow(
+      /not exactly a Solana message/,
+    )
+    // 3 signers named, 1 account: the key, a blockhash, no instructions.
+    const short = Buffer.concat([
+      Buffer.from([3, 0, 0, 1]),
+      ed25519.getPublicKey(privateKey),
+      Buffer.alloc(32, 1),
+      Buffer.from([0]),
+    ])
+    expect(() => sign(wire(short))).toThrow(/not a Solana wire transaction/)
+  })
+})
+
 describe('decodeTransactionForPolicy', () => {
   it('reads an EIP-7702 transaction with decimal strings', () => {
     const decoded = decodeTransactionForPolicy(

@@ -7,6 +7,7 @@ import { type Address, getAddressDecoder } from '@solana/addresses'
 import type { SignatureBytes } from '@solana/keys'
 import {
   getCompiledTransactionMessageDecoder,
+  getCompiledTransactionMessageEncoder,
   type LegacyCompiledTransactionMessage,
   type V0CompiledTransactionMessage,
 } from '@solana/transaction-messages'
@@ -68,6 +69,22 @@ function decodeSolana(hex: string): DecodedSolana {
     const message = getCompiledTransactionMessageDecoder().decode(transaction.messageBytes)
     if (message.version !== 'legacy' && message.version !== 0)
       throw new Error(`message version ${String(message.version)} is not supported (legacy and v0 are)`)
+    // What is signed is the message's bytes as given: they must be exactly the message, as a
+    // validator reads it. Bytes past its end, or a header naming more signers than it has accounts,
+    // no validator takes, and they let other bytes pass for one (an Aptos fee-payer transaction of
+    // the same ed25519 key parses so, its script's argument chosen).
+    if (message.header.numSignerAccounts > message.staticAccounts.length)
+      throw new Error(
+        `its header names ${message.header.numSignerAccounts} signers for ${message.staticAccounts.length} accounts`,
+      )
+    const exact = getCompiledTransactionMessageEncoder().encode(message)
+    if (
+      exact.length !== transaction.messageBytes.length ||
+      exact.some((byte, i) => byte !== transaction.messageBytes[i])
+    )
+      throw new Error(
+        `its message is not exactly a Solana message (${transaction.messageBytes.length} bytes where the message read is ${exact.length}, or spelled otherwise)`,
+      )
     const signers = message.staticAccounts.slice(0, message.header.numSignerAccounts)
     const slots = Object.keys(transaction.signatures)
     if (slots.length !== signers.length || signers.some((s) => !slots.includes(s)))
