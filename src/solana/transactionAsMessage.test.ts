@@ -34,6 +34,7 @@ import { FailedTransactionMetadata, LiteSVM } from 'litesvm'
 import { describe, expect, it } from 'vitest'
 import { createWallet } from '../core/actions/activities/createWallet.ts'
 import { signMessage } from '../core/actions/activities/signMessage.ts'
+import { u64, uleb } from '../core/test/aptosBcs.ts'
 import { createClientFixture } from '../core/test/fixtures.ts'
 import { hexToBytes, utf8ToBytes } from '../core/utils/encoding.ts'
 import { isSolanaTransactionMessage } from '../core/utils/solanaTransactionMessage.ts'
@@ -73,22 +74,6 @@ function transferMessage(
 }
 
 const keyOf = (address: Address) => new Uint8Array(getAddressEncoder().encode(address))
-
-/** `n` as the little-endian u64 of Aptos's BCS. */
-const u64 = (n: bigint) => {
-  const out = new Uint8Array(8)
-  new DataView(out.buffer).setBigUint64(0, n, true)
-  return out
-}
-/** `n` as BCS's ULEB128 length. */
-const uleb = (n: number) => {
-  const out: number[] = []
-  do {
-    out.push((n & 0x7f) | (n >>> 7 ? 0x80 : 0))
-    n >>>= 7
-  } while (n)
-  return Uint8Array.from(out)
-}
 
 /**
  * The Aptos signing message of a fee-payer transaction whose sender is `publicKey`'s Aptos

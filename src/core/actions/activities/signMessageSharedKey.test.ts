@@ -13,6 +13,7 @@ import { sha3_256 } from '@noble/hashes/sha3.js'
 import { bytesToHex, concatBytes, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
 import { base58 } from '@scure/base'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { u64, uleb } from '../../test/aptosBcs.ts'
 import { type ClientFixture, createClientFixture } from '../../test/fixtures.ts'
 import { getWalletAccounts } from '../queries/getWalletAccounts.ts'
 import { createWallet } from './createWallet.ts'
@@ -26,21 +27,6 @@ const FORMATS = [
   'ADDRESS_FORMAT_XLM',
 ] as const
 
-const u64 = (n: bigint) => {
-  const out = new Uint8Array(8)
-  new DataView(out.buffer).setBigUint64(0, n, true)
-  return out
-}
-const uleb = (n: number) => {
-  const out: number[] = []
-  do {
-    let byte = n & 0x7f
-    n >>>= 7
-    if (n) byte |= 0x80
-    out.push(byte)
-  } while (n)
-  return new Uint8Array(out)
-}
 const bcsString = (s: string) => concatBytes(uleb(utf8ToBytes(s).length), utf8ToBytes(s))
 const bcsBytes = (b: Uint8Array) => concatBytes(uleb(b.length), b)
 
