@@ -12,11 +12,27 @@ export function utf8ToBytes(text: string): Uint8Array {
   return new TextEncoder().encode(text)
 }
 
-/** Base64url without padding. */
-export function toBase64Url(bytes: Uint8Array): string {
+/** Base64 with padding. */
+export function toBase64(bytes: Uint8Array): string {
   let binary = ''
   for (const byte of bytes) binary += String.fromCharCode(byte)
-  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')
+  return btoa(binary)
+}
+
+/** Base64url without padding. */
+export function toBase64Url(bytes: Uint8Array): string {
+  return toBase64(bytes).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')
+}
+
+/** The bytes of `parts`, one after another. */
+export function concatBytes(...parts: Uint8Array[]): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(parts.reduce((n, part) => n + part.length, 0))
+  let at = 0
+  for (const part of parts) {
+    out.set(part, at)
+    at += part.length
+  }
+  return out
 }
 
 /** Random bytes from the platform CSPRNG. */

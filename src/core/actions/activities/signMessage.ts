@@ -2,7 +2,7 @@ import type { AddressFormat, Curve } from '@latchkey/protocol'
 import { base58 } from '@scure/base'
 import { LatchkeyError, thenOrResume } from '../../errors.ts'
 import type { Latchkey } from '../../types.ts'
-import { bytesToHex, hexToBytes, utf8ToBytes } from '../../utils/encoding.ts'
+import { bytesToHex, concatBytes, hexToBytes, toBase64, utf8ToBytes } from '../../utils/encoding.ts'
 import { solanaMessageRefusal } from '../../utils/solanaMessageRefusal.ts'
 import type { ActionOptions } from '../options.ts'
 import { getWalletAccounts } from '../queries/getWalletAccounts.ts'
@@ -110,22 +110,6 @@ async function formatFor(
   return { format, addressFormat }
 }
 
-const concat = (...parts: Uint8Array[]) => {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0))
-  let at = 0
-  for (const part of parts) {
-    out.set(part, at)
-    at += part.length
-  }
-  return out
-}
-
-const base64 = (bytes: Uint8Array) => {
-  let binary = ''
-  for (const byte of bytes) binary += String.fromCharCode(byte)
-  return btoa(binary)
-}
-
 /** Bitcoin's CompactSize length. */
 const varint = (n: number) =>
   n < 0xfd
@@ -136,19 +120,19 @@ const varint = (n: number) =>
 
 /** Cosmos ADR-036: the amino StdSignDoc of one `sign/MsgSignData` (keys sorted, as Keplr signs it). */
 export const adr036SignDoc = (signer: string, data: Uint8Array) =>
-  `{"account_number":"0","chain_id":"","fee":{"amount":[],"gas":"0"},"memo":"","msgs":[{"type":"sign/MsgSignData","value":{"data":"${base64(data)}","signer":"${signer}"}}],"sequence":"0"}`
+  `{"account_number":"0","chain_id":"","fee":{"amount":[],"gas":"0"},"memo":"","msgs":[{"type":"sign/MsgSignData","value":{"data":"${toBase64(data)}","signer":"${signer}"}}],"sequence":"0"}`
 
 /** What goes to `sign_raw_payloads` for `format`, and the hash the service applies to it. */
 async function payloadOf(format: MessageFormat, signWith: string, bytes: Uint8Array, addressFormat?: string) {
   switch (format) {
     case 'eip191':
       return {
-        payload: concat(utf8ToBytes(`\x19Ethereum Signed Message:\n${bytes.length}`), bytes),
+        payload: concatBytes(utf8ToBytes(`\x19Ethereum Signed Message:\n${bytes.length}`), bytes),
         hashFunction: 'HASH_FUNCTION_KECCAK256' as const,
       }
     case 'tron':
       return {
-        payload: concat(utf8ToBytes(`\x19TRON Signed Message:\n${bytes.length}`), bytes),
+        payload: concatBytes(utf8ToBytes(`\x19TRON Signed Message:\n${bytes.length}`), bytes),
         hashFunction: 'HASH_FUNCTION_KECCAK256' as const,
       }
     case 'adr036':
@@ -161,7 +145,7 @@ async function payloadOf(format: MessageFormat, signWith: string, bytes: Uint8Ar
         ? '\x19Dogecoin Signed Message:\n'
         : '\x18Bitcoin Signed Message:\n'
       // Double SHA-256: the first here (WebCrypto), the second by the service.
-      const data = concat(utf8ToBytes(magic), varint(bytes.length), bytes)
+      const data = concatBytes(utf8ToBytes(magic), varint(bytes.length), bytes)
       const first = new Uint8Array(await crypto.subtle.digest('SHA-256', data as Uint8Array<ArrayBuffer>))
       return { payload: first, hashFunction: 'HASH_FUNCTION_SHA256' as const }
     }
@@ -221,7 +205,7 @@ function signatureOf(
     case 'tron':
       return { r, s, v, signature: `0x${r}${s}${(27 + recovery).toString(16)}`, format }
     case 'adr036':
-      return { r, s, v, signature: `${r}${s}`, signatureBase64: base64(rs), format }
+      return { r, s, v, signature: `${r}${s}`, signatureBase64: toBase64(rs), format }
     case 'bip137': {
       // Header: 39 + recovery for P2WPKH, 31 + recovery for P2PKH (compressed keys).
       const header = (addressFormat?.endsWith('P2WPKH') ? 39 : 31) + recovery
@@ -230,7 +214,7 @@ function signatureOf(
         s,
         v,
         signature: `${r}${s}`,
-        signatureBase64: base64(concat(new Uint8Array([header]), rs)),
+        signatureBase64: toBase64(concatBytes(new Uint8Array([header]), rs)),
         format,
       }
     }
