@@ -55,10 +55,36 @@ function refusal(name: RateLimitName, limit: RateLimit, retryAfterMs: number): A
  * one's own 2^64 addresses buys nothing).
  */
 export function addressBudgetKey(address: string): string {
+  const client = clientAddressOf(address)
+  if ('ipv4' in client) return client.ipv4
+  return `${client.groups
+    .slice(0, 4)
+    .map((group, i) => client.hex[i]?.toString(16) ?? group)
+    .join(':')}::/64`
+}
+
+/**
+ * The budget keys of an IPv6 client's /56 and /48, the blocks one holder gets whole and routinely
+ * (a household, a cloud tenant, a tunnel broker); undefined for an IPv4 client (however it comes,
+ * as `addressBudgetKey` reads it) and for an address it cannot read.
+ */
+export function ipv6NetworkKeys(address: string): { slash56: string; slash48: string } | undefined {
+  const client = clientAddressOf(address)
+  if ('ipv4' in client) return undefined
+  const [a, b, c, d] = client.hex
+  if (a === undefined || b === undefined || c === undefined || d === undefined) return undefined
+  const head = [a, b, c].map((group) => group.toString(16)).join(':')
+  return { slash56: `${head}:${(d & 0xff00).toString(16)}::/56`, slash48: `${head}::/48` }
+}
+
+/** A client address as the budgets read it: an IPv4 address, or an IPv6 one's 8 groups. */
+function clientAddressOf(
+  address: string,
+): { ipv4: string } | { groups: string[]; hex: (number | undefined)[] } {
   let bare = address.trim().toLowerCase()
   const zone = bare.indexOf('%')
   if (zone >= 0) bare = bare.slice(0, zone)
-  if (!bare.includes(':')) return bare
+  if (!bare.includes(':')) return { ipv4: bare }
   const groups = ipv6Groups(bare)
   const hex = groups.map((group) => (/^[0-9a-f]{1,4}$/.test(group) ? Number.parseInt(group, 16) : undefined))
   const prefix = hex
@@ -70,11 +96,8 @@ export function addressBudgetKey(address: string): string {
     hex[6] !== undefined &&
     hex[7] !== undefined
   )
-    return [hex[6] >> 8, hex[6] & 0xff, hex[7] >> 8, hex[7] & 0xff].join('.')
-  return `${groups
-    .slice(0, 4)
-    .map((group, i) => (hex[i] === undefined ? group : hex[i].toString(16)))
-    .join(':')}::/64`
+    return { ipv4: [hex[6] >> 8, hex[6] & 0xff, hex[7] >> 8, hex[7] & 0xff].join('.') }
+  return { groups, hex }
 }
 
 /** An IPv6 address's 8 groups, `::` expanded and an embedded IPv4 tail written as two groups. */

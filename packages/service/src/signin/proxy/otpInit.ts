@@ -1,7 +1,7 @@
 import { CAPTCHA_TOKEN_HEADER, OTP_TYPES, type OtpType, type ProxyResponse } from '@latchkey/protocol'
 import type { Reader } from '../../kernel/Reader.ts'
 import { clientAddress } from '../../pipeline/originPolicy.ts'
-import { addressBudgetKey } from '../../pipeline/rateLimit.ts'
+import { addressBudgetKey, ipv6NetworkKeys } from '../../pipeline/rateLimit.ts'
 import { verifyCaptcha } from '../captcha/verifyCaptcha.ts'
 import { signInState } from '../signInState.ts'
 import type { ProxyCall } from './ProxyCall.ts'
@@ -27,30 +27,27 @@ export const OTP_INIT_PER_48 = { perMinute: 60, perWindow: 600 }
  * tenant, a tunnel broker): without them 256 /64s of one /56 buy 256 address budgets.
  */
 export function otpInitBudgets(address: string) {
-  const key = addressBudgetKey(address)
   const budgets = [
     {
-      key: `address:${key}`,
+      key: `address:${addressBudgetKey(address)}`,
       limit: OTP_INIT_PER_ADDRESS,
       message: 'too many codes requested from this address; try again later',
     },
   ]
-  const groups = key.endsWith('::/64') ? key.slice(0, -5).split(':') : []
-  if (groups.length !== 4 || !groups.every((group) => /^[0-9a-f]{1,4}$/.test(group))) return budgets
-  const [a, b, c, d] = groups as [string, string, string, string]
-  const fourth = (Number.parseInt(d, 16) & 0xff00).toString(16)
-  budgets.push(
-    {
-      key: `network:${a}:${b}:${c}:${fourth}::/56`,
-      limit: OTP_INIT_PER_56,
-      message: 'too many codes requested from this network (/56); try again later',
-    },
-    {
-      key: `network:${a}:${b}:${c}::/48`,
-      limit: OTP_INIT_PER_48,
-      message: 'too many codes requested from this network (/48); try again later',
-    },
-  )
+  const networks = ipv6NetworkKeys(address)
+  if (networks)
+    budgets.push(
+      {
+        key: `network:${networks.slash56}`,
+        limit: OTP_INIT_PER_56,
+        message: 'too many codes requested from this network (/56); try again later',
+      },
+      {
+        key: `network:${networks.slash48}`,
+        limit: OTP_INIT_PER_48,
+        message: 'too many codes requested from this network (/48); try again later',
+      },
+    )
   return budgets
 }
 
