@@ -30,6 +30,14 @@ afterAll(async () => {
 })
 
 const service = (caps: GasCaps = {}, sending: SendingOptions = {}) => sponsoredService(chain, caps, sending)
+/** A sponsored send's parameters: a mint of `i` at `gasLimit` and `maxFeePerGas`, tipping 1 gwei. */
+const sponsoredMint = (i: bigint, gasLimit: bigint, maxFeePerGas: bigint) => ({
+  sponsor: true,
+  gasLimit: String(gasLimit),
+  maxFeePerGas: String(maxFeePerGas),
+  maxPriorityFeePerGas: String(GWEI),
+  calls: [erc20Call('mint', DEAD, i)],
+})
 const pendingNonce = async (address: string) =>
   BigInt((await chain.rpc('eth_getTransactionCount', [address, 'pending'])) as string)
 
@@ -149,13 +157,7 @@ describe("the sponsor's money", () => {
       perUserPerDayWei: String(2n * perSend + perSend / 2n),
     })
     const user = await endUser(h)
-    const priced = (i: number, fee = maxFeePerGas) => ({
-      sponsor: true,
-      gasLimit: String(gasLimit),
-      maxFeePerGas: String(fee),
-      maxPriorityFeePerGas: String(GWEI),
-      calls: [erc20Call('mint', DEAD, BigInt(i + 1))],
-    })
+    const priced = (i: number, fee = maxFeePerGas) => sponsoredMint(BigInt(i + 1), gasLimit, fee)
     // Within every gas cap (there is none), over the per-transaction wei cap by its price alone.
     const dear = await user.send(priced(100, maxFeePerGas + 1n))
     expect(dear).toMatchObject({
@@ -196,14 +198,7 @@ describe("the sponsor's money", () => {
       perUserPerDay: Number(2n * gasLimit - 1n),
     })
     const user = await endUser(h)
-    const send = (i: bigint) =>
-      user.send({
-        sponsor: true,
-        gasLimit: String(gasLimit),
-        maxFeePerGas: String(fee),
-        maxPriorityFeePerGas: String(GWEI),
-        calls: [erc20Call('mint', DEAD, i)],
-      })
+    const send = (i: bigint) => user.send(sponsoredMint(i, gasLimit, fee))
     const used = async (unit: 'gas' | 'wei') =>
       (await h.service.store.all('gasUsage'))
         .filter((r) => (unit === 'wei') === r.userDay.endsWith('|wei'))
@@ -232,14 +227,7 @@ describe("the sponsor's money", () => {
     const raise = gasLimit * ((fee * 125n) / 100n - fee)
     const h = await service({ perUserPerDayWei: String(gasLimit * most) }, { replaceAfterMs: 300 })
     const user = await endUser(h)
-    const send = (i: bigint) =>
-      user.send({
-        sponsor: true,
-        gasLimit: String(gasLimit),
-        maxFeePerGas: String(fee),
-        maxPriorityFeePerGas: String(GWEI),
-        calls: [erc20Call('mint', DEAD, i)],
-      })
+    const send = (i: bigint) => user.send(sponsoredMint(i, gasLimit, fee))
     const wei = async () =>
       (await h.service.store.all('gasUsage'))
         .filter((r) => r.userDay.endsWith('|wei'))
@@ -272,13 +260,7 @@ describe("the sponsor's money", () => {
     const other = await endUser(old)
     await chain.rpc('evm_setAutomine', [false])
     try {
-      const reply = await other.send({
-        sponsor: true,
-        gasLimit: String(gasLimit),
-        maxFeePerGas: String(fee),
-        maxPriorityFeePerGas: String(GWEI),
-        calls: [erc20Call('mint', DEAD, 1n)],
-      })
+      const reply = await other.send(sponsoredMint(1n, gasLimit, fee))
       const id = resultOf('eth_send_transaction', reply).sendTransactionStatusId as string
       const usage = (await old.service.store.all('gasUsage')).find(
         (r) => r.sendTransactionId === id && r.userDay.endsWith('|wei'),
