@@ -217,8 +217,11 @@ async function sendWhatWaits(
   if (!(await lease(runtime, endpointId, { workerId: holder, settings, held }))) {
     // Held by another run, which sends this delivery too. Unless that run may be this job's own,
     // dead with the lease (uncertain): then no one else will, so this job tries again once the
-    // lease may have run out (a kill -9 mid-try frees the endpoint two timeouts later).
-    if (context.uncertain) throw new JobError('busy')
+    // lease may have run out (a kill -9 mid-try frees the endpoint two timeouts later). Nor when
+    // this job is the endpoint's turn: the holder may be the run that put it back (its turn over,
+    // it gives the lease back and ends) or one that left the queue to it, neither of which looks
+    // again, so the turn tries again (with the queue's backoff) until it holds the endpoint.
+    if (context.uncertain || context.jobId === turnJobIdOf(endpointId)) throw new JobError('busy')
     // A delivery tried before (a retry, or a redelivery of one sent) that is the queue's head is
     // left by that run to its own job, this one: ending here would leave it, and every delivery
     // behind it, with no one to send them. Try again once the lease may be free.
@@ -226,30 +229,32 @@ async function sendWhatWaits(
     if (own?.state === 'pending' && own.attempts > 0) throw new JobError('busy')
     return false
   }
-  let ended: Awaited<ReturnType<typeof drain>>
+  // Nothing waits (what this run was for went out with another run meanwhile): as when a drain
+  // empties the queue, this run looks again once it gives the lease back, for what committed
+  // meanwhile and whose job found the lease held.
+  let ended: Awaited<ReturnType<typeof drain>> = 'empty'
   try {
     await numberWaiting(runtime, endpointId)
     const queue = await pendingOf(runtime, endpointId)
     const head = queue[0]
-    if (!head) return false
-    // Behind a head that failed: its own job (never the endpoint's turn) retries it (with its
-    // backoff) and sends the rest.
-    const turnJob = turnJobIdOf(endpointId)
-    if (head.attempts > 0 && (head.id !== input.own || context.jobId === turnJob)) return false
-    // The endpoint's turn waits at the end of the job queue (put back by a run whose turn was
-    // over): it sends this delivery too, in order, when it comes, and this job does not jump the
-    // line. Only a failed head's own job (its retry) goes on.
-    if (
-      head.attempts === 0 &&
-      context.jobId !== turnJob &&
-      (await runtime.store.get('jobs', turnJob))?.state === 'pending'
-    )
-      return false
-    ended = await drain(runtime, { queue, settings, context, holder, held, own: input.own, turn })
-    // Stopped before the end (the queue stops): this job runs again. Turn over: the rest waits
-    // for the endpoint's next turn, at the end of the job queue (nothing left: as if emptied).
-    if (ended === 'stopped') throw new JobError('interrupted')
-    if (ended === 'turn over' && !(await passTurn(runtime, endpointId))) ended = 'empty'
+    if (head) {
+      // Behind a head that failed: its own job (never the endpoint's turn) retries it (with its
+      // backoff) and sends the rest.
+      const turnJob = turnJobIdOf(endpointId)
+      if (head.attempts > 0 && (head.id !== input.own || context.jobId === turnJob)) return false
+      // The endpoint's turn waits at the end of the job queue (put back by a run whose turn was
+      // over): it sends this delivery too, in order, when it comes, and this job does not jump the
+      // line. Only a failed head's own job (its retry) goes on, and any job while the turn waits
+      // out a backoff (it found the endpoint held).
+      const waiting =
+        head.attempts === 0 && context.jobId !== turnJob && (await runtime.store.get('jobs', turnJob))
+      if (waiting && waiting.state === 'pending' && waiting.runAfter <= runtime.now()) return false
+      ended = await drain(runtime, { queue, settings, context, holder, held, own: input.own, turn })
+      // Stopped before the end (the queue stops): this job runs again. Turn over: the rest waits
+      // for the endpoint's next turn, at the end of the job queue (nothing left: as if emptied).
+      if (ended === 'stopped') throw new JobError('interrupted')
+      if (ended === 'turn over' && !(await passTurn(runtime, endpointId))) ended = 'empty'
+    }
   } finally {
     await release(runtime, { endpointId, holder }).catch(() => undefined)
   }

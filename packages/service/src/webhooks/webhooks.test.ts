@@ -26,8 +26,9 @@ import {
   type TestKey,
   testKey,
 } from '../testing/harness.ts'
-import { fanOut } from './deliver.ts'
+import { fanOut, turnJobIdOf } from './deliver.ts'
 import { nodeWebhookTransport } from './nodeTransport.ts'
+import { DELIVER_JOB, deliveryIdOf, jobIdOf } from './recordEvent.ts'
 import { rotateSigningKey } from './signingKeys.ts'
 
 /** A real node:http receiver that checks every request with the verifier against the service's JWKS. */
@@ -513,6 +514,98 @@ describe('events to a real receiver, each verified', () => {
       await flush()
     }
     expect(receiver.received.map((body) => body.id)).toEqual([first!.id, first!.id])
+  })
+
+  it('an endpoint’s turn put back while another run still holds the endpoint tries again once it is free, and sends what waits', async () => {
+    const { h, receiver, endpoint, flush } = await setUp()
+    const { endpointId } = await endpoint([{ eventType: 'LATCHKEY_WALLET_CREATED' }])
+    const store = h.service.store
+    const holding = (await store.get('webhookEndpoints', endpointId))!
+    // Another run sends this endpoint (another instance's): each new delivery's job finds it held
+    // and leaves the queue to it.
+    await store.transaction((tx) =>
+      tx.put('webhookEndpoints', {
+        ...holding,
+        sendingBy: 'another/run',
+        sendingUntil: h.clock.now() + 60_000,
+      }),
+    )
+    for (let i = 0; i < 6; i++) {
+      h.clock.advance(1)
+      await h.submit('create_wallet', { walletName: `W${i}`, accounts: [] })
+    }
+    await flush()
+    expect(receiver.requests).toBe(0)
+    // Its turn over, that run puts the endpoint's turn back (`passTurn`), then gives the lease back.
+    // The turn's job is claimed in between (by the other instance): it finds the lease held.
+    const [first] = await store.pageBy('webhookDeliveries', {
+      field: 'waitingFor',
+      value: endpointId,
+      by: 'queueKey',
+      limit: 1,
+    })
+    await store.transaction((tx) =>
+      h.service.runtime.jobs.enqueue(
+        tx,
+        DELIVER_JOB,
+        { deliveryId: first!.id, endpointId },
+        { id: turnJobIdOf(endpointId), runAfter: h.clock.now() },
+      ),
+    )
+    await flush()
+    const { sendingBy: _, sendingUntil: __, ...free } = (await store.get('webhookEndpoints', endpointId))!
+    await store.transaction((tx) => tx.put('webhookEndpoints', free))
+    for (let i = 0; i < 4 && receiver.received.length < 6; i++) {
+      h.clock.advance(60_000)
+      await flush()
+    }
+    expect(receiver.received.map((body) => body.sequence)).toEqual([1, 2, 3, 4, 5, 6])
+  })
+
+  it('a run that finds nothing to send looks again once it gives the endpoint back: a delivery whose job found it held meanwhile is sent', async () => {
+    const { h, receiver, endpoint, flush } = await setUp()
+    const { endpointId } = await endpoint([{ eventType: 'LATCHKEY_WALLET_CREATED' }])
+    const { runtime } = h.service
+    await h.submit('create_wallet', { walletName: 'A', accounts: [] })
+    await flush()
+    expect(receiver.received).toHaveLength(1)
+    // A run holding the endpoint reads its queue and finds it empty (what it was for, sent by
+    // another run meanwhile). Right after that read, an event commits, fanned out with the job of
+    // its delivery, and that job runs: the endpoint is held, so it leaves the delivery to the holder.
+    const pageBy = runtime.store.pageBy.bind(runtime.store)
+    let armed = true
+    runtime.store.pageBy = (async (table: string, query: { field: string; by: string; after?: string }) => {
+      const rows = await pageBy(table as never, query as never)
+      if (!armed || table !== 'webhookDeliveries' || query.by !== 'queueKey' || query.after !== undefined)
+        return rows
+      if (!(await runtime.store.get('webhookEndpoints', endpointId))?.sendingBy) return rows
+      armed = false
+      h.clock.advance(1)
+      await h.submit('create_wallet', { walletName: 'B', accounts: [] })
+      await fanOut(runtime, { deliver: true })
+      const [waiting] = await pageBy('webhookDeliveries', {
+        field: 'waitingFor',
+        value: endpointId,
+        by: 'queueKey',
+        limit: 1,
+      })
+      await runtime.jobs.runDue()
+      while (await runtime.store.get('jobs', jobIdOf(waiting!.id)))
+        await new Promise((resolve) => setTimeout(resolve, 5))
+      return rows
+    }) as typeof runtime.store.pageBy
+    // The holder: the endpoint's turn, put back for the delivery just sent (its run ended meanwhile).
+    await runtime.store.transaction((tx) =>
+      runtime.jobs.enqueue(
+        tx,
+        DELIVER_JOB,
+        { deliveryId: deliveryIdOf(receiver.received[0]!.id, endpointId), endpointId },
+        { id: turnJobIdOf(endpointId), runAfter: h.clock.now() },
+      ),
+    )
+    await flush()
+    expect(armed).toBe(false)
+    expect(receiver.received.map((body) => body.sequence)).toEqual([1, 2])
   })
 
   it('a busy service answers its requests first: an event waits to be fanned out and sent until the service is quiet or it is busyDelayMs old', async () => {
