@@ -58,15 +58,18 @@ export function dnsServerResolver(servers: readonly string[]): WebhookResolver {
 export function nodeWebhookTransport(options: NodeWebhookTransportOptions = {}): WebhookTransport {
   const resolve =
     options.resolve ?? (options.dnsServers ? dnsServerResolver(options.dnsServers) : systemResolver)
+  // The receivers' agents, the one used last at the end (a tenant chooses the hosts).
   const agents = new Map<string, http.Agent>()
   return async (request) => {
     const url = new URL(request.url)
     const key = `${url.protocol}//${url.host}`
     let agent = agents.get(key)
-    if (!agent) {
+    if (agent) agents.delete(key)
+    else {
       agent = new (url.protocol === 'https:' ? https : http).Agent(AGENT)
-      agents.set(key, agent)
+      forgetIdle(agents, MAX_AGENTS - 1)
     }
+    agents.set(key, agent)
     try {
       return await send(request, url, { resolve, agent })
     } catch (error) {
@@ -84,6 +87,25 @@ export function nodeWebhookTransport(options: NodeWebhookTransportOptions = {}):
  * keep-alive timeout (Node's is 5 s) can close it under a request.
  */
 const AGENT: http.AgentOptions = { keepAlive: true, maxSockets: 4, maxFreeSockets: 2, timeout: 4000 }
+
+/**
+ * Most receivers whose connections are kept alive (the senders of a process, 4, use at most 4 at
+ * once): an endpoint whose URL a tenant keeps changing, or many endpoints, cannot make the process
+ * hold a connection and an agent for every host name it ever sent to.
+ */
+const MAX_AGENTS = 64
+
+/** Closes the agents used longest ago, down to `keep`, passing over those with a request under way. */
+function forgetIdle(agents: Map<string, http.Agent>, keep: number): void {
+  for (const [key, agent] of agents) {
+    if (agents.size <= keep) return
+    const busy = Object.values(agent.sockets).some((list) => (list?.length ?? 0) > 0)
+    const queued = Object.values(agent.requests).some((list) => (list?.length ?? 0) > 0)
+    if (busy || queued) continue
+    agents.delete(key)
+    agent.destroy()
+  }
+}
 
 /** A reused kept-alive connection failed before any answer (`ECONNRESET`, `EPIPE`). */
 class ReusedSocketError extends Error {}

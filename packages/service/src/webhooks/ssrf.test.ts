@@ -236,6 +236,30 @@ describe('the node transport, after DNS, on the address it connects to', () => {
   })
 })
 
+describe('the node transport’s kept-alive connections', () => {
+  it('are held for a bounded number of receivers: an endpoint moved over 300 host names keeps at most 64 connections open, and the newest are reused', async () => {
+    const pub = await serve('127.0.0.2')
+    const server = servers.at(-1)!
+    const names = Array.from({ length: 300 }, (_, i) => `r${i}.public.test`)
+    const send = nodeWebhookTransport({
+      resolve: stubResolver(Object.fromEntries(names.map((name) => [name, [['127.0.0.2']]]))),
+    })
+    // A tenant's endpoint, its URL changed between deliveries (each try within the connection's
+    // keep-alive): one connection kept open for each name it ever used.
+    for (const name of names) expect((await send(request(`http://${name}:${pub.port}/`))).status).toBe(200)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    const open = await new Promise<number>((done, fail) =>
+      server.getConnections((error, count) => (error ? fail(error) : done(count))),
+    )
+    expect(open).toBeLessThanOrEqual(64)
+    // The name used last still has its connection: another try opens none.
+    let connections = 0
+    server.on('connection', () => connections++)
+    expect((await send(request(`http://${names.at(-1)}:${pub.port}/`))).status).toBe(200)
+    expect(connections).toBe(0)
+  })
+})
+
 describe('delivery through the service', () => {
   it('an endpoint whose name resolves to loopback at delivery gets nothing; the try is counted as refused', async () => {
     const internal = await serve('127.0.0.1')
