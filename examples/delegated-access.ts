@@ -97,33 +97,47 @@ const EVM_ADDRESS = /^0x[0-9a-fA-F]{40}$/
 /** An id as the service makes them (UUIDs, ULIDs): nothing that could end a quoted string. */
 const ID = /^[A-Za-z0-9_-]{1,128}$/
 
-function checkRecipient(recipient: string): void {
-  if (!EVM_ADDRESS.test(recipient))
+function checkDelegation({ recipient, chainId, maxWei }: Delegation): void {
+  if (typeof recipient !== 'string' || !EVM_ADDRESS.test(recipient))
     throw new RangeError('recipient: not an EVM address (0x and 40 hex digits)')
+  if (!Number.isSafeInteger(chainId) || chainId < 1) throw new RangeError('chainId: not an EIP-155 chain id')
+  if (maxWei !== undefined && (typeof maxWei !== 'bigint' || maxWei < 0n))
+    throw new RangeError('maxWei: not a whole number of wei')
+}
+
+/** What the end user agrees the back end may do: send ETH to `recipient` on one chain. */
+export interface Delegation {
+  /** The one address the back end may pay. */
+  recipient: string
+  /** The chain it may pay on (EIP-155 id, e.g. 8453 for Base). */
+  chainId: number
+  /** With it, a DENY policy refuses any transfer above it (wei), whoever asks. */
+  maxWei?: bigint
 }
 
 /**
- * The policies of the recipe: the back end (and only it) may sign Ethereum transactions to
- * `recipient`; with `maxWei`, a DENY policy refuses any transfer above it, whoever asks.
+ * The policies of the recipe: the back end (and only it) may sign plain ETH transfers to
+ * `recipient` on `chainId`, nothing else. The chain is named because the same key and address
+ * hold funds on every EVM chain (a transfer signed for another chain, or a legacy one naming none,
+ * spends there), and the calldata is empty because a transaction "to X" with calldata is a call of
+ * X: were X a token's contract or a wallet that forwards calls, `transfer(anyone, everything)`.
  *
  * `recipient` usually comes from a form or a request: it is checked before it goes into the
  * condition (a quote in it would rewrite the condition: `<addr>' || true || 'x` allows anything),
- * and anything but an EVM address throws (a RangeError naming the argument).
+ * and anything but an EVM address, a chain id or a whole number of wei throws (a RangeError naming
+ * the argument).
  */
-export function delegationPolicies(
-  backendUserId: string,
-  recipient: string,
-  maxWei?: bigint,
-): PolicyParams[] {
-  checkRecipient(recipient)
+export function delegationPolicies(backendUserId: string, delegation: Delegation): PolicyParams[] {
+  const { recipient, chainId, maxWei } = delegation
+  checkDelegation(delegation)
   if (!ID.test(backendUserId)) throw new RangeError('backendUserId: not a user id')
-  if (maxWei !== undefined && (typeof maxWei !== 'bigint' || maxWei < 0n))
-    throw new RangeError('maxWei: not a whole number of wei')
   const policies: PolicyParams[] = [
     {
-      policyName: `Back end may pay ${recipient.toLowerCase()}`,
+      policyName: `Back end may pay ${recipient.toLowerCase()} on chain ${chainId}`,
       effect: 'EFFECT_ALLOW',
-      condition: `activity.resource == 'WALLET' && activity.action == 'SIGN' && eth.tx.to == '${recipient.toLowerCase()}'`,
+      condition:
+        "activity.resource == 'WALLET' && activity.action == 'SIGN'" +
+        ` && eth.tx.chain_id == ${chainId} && eth.tx.to == '${recipient.toLowerCase()}' && eth.tx.data == '0x'`,
       consensus: `approvers.all(user, user.id == '${backendUserId}')`,
       notes: 'delegated access',
     },
@@ -144,9 +158,9 @@ export function delegationPolicies(
  */
 export async function grantBackendAccess(
   endUser: Latchkey,
-  backend: { publicKey: string; recipient: string; maxWei?: bigint },
+  backend: Delegation & { publicKey: string },
 ): Promise<{ userId: string; policyIds: string[] }> {
-  checkRecipient(backend.recipient) // before anything is made
+  checkDelegation(backend) // before anything is made
   const { userIds } = await createUsers(endUser, {
     users: [
       {
@@ -160,7 +174,7 @@ export async function grantBackendAccess(
   })
   const userId = userIds[0] as string
   const { policyIds } = await createPolicies(endUser, {
-    policies: delegationPolicies(userId, backend.recipient, backend.maxWei),
+    policies: delegationPolicies(userId, backend),
   })
   return { userId, policyIds }
 }
@@ -213,13 +227,15 @@ async function main() {
   const { addresses } = await createWallet(endUser, { walletName: 'Main', chains: ['ethereum'] })
   const from = addresses[0] as string
 
-  // 2. The end user grants the back end "may sign ETH transfers to X only" (and nothing above 1 ETH).
+  // 2. The end user grants the back end "may sign ETH transfers to X only, on this chain" (and
+  // nothing above 1 ETH).
   const x = `0x${bytesToHex(randomBytes(20))}`
   const y = `0x${bytesToHex(randomBytes(20))}`
   const key = newBackendKey()
   const grant = await grantBackendAccess(endUser, {
     publicKey: key.publicKey,
     recipient: x,
+    chainId: 31337,
     maxWei: 10n ** 18n,
   })
   console.log('back end user', grant.userId, 'policies', grant.policyIds.join(', '))
@@ -231,28 +247,38 @@ async function main() {
     userId: grant.userId,
     privateKeyHex: key.privateKeyHex,
   })
-  const transfer = (to: string, value: bigint, nonce: number) =>
+  const transfer = (
+    to: string,
+    value: bigint,
+    nonce: number,
+    more: { chainId?: number; data?: `0x${string}` } = {},
+  ) =>
     signTransaction(backend, {
       signWith: from,
       type: 'TRANSACTION_TYPE_ETHEREUM',
       unsignedTransaction: serializeTransaction({
         type: 'eip1559',
-        chainId: 31337,
+        chainId: more.chainId ?? 31337,
         nonce,
-        gas: 21000n,
+        gas: 60000n,
         maxFeePerGas: 2n * 10n ** 9n,
         maxPriorityFeePerGas: 10n ** 9n,
         to: to as `0x${string}`,
         value,
+        ...(more.data ? { data: more.data } : {}),
       }),
     })
   const signed = await transfer(x, 10n ** 15n, 0)
   console.log('transfer to X signed:', `0x${signed.signedTransaction.slice(0, 24)}…`)
-  for (const [label, to, value] of [
-    ['transfer to Y', y, 10n ** 15n],
-    ['2 ETH to X', x, 2n * 10n ** 18n],
+  // A call of X (were X a token: transfer(Y, 1000)).
+  const call = `0xa9059cbb${y.slice(2).padStart(64, '0')}${(1000).toString(16).padStart(64, '0')}` as const
+  for (const [label, to, value, more] of [
+    ['transfer to Y', y, 10n ** 15n, {}],
+    ['2 ETH to X', x, 2n * 10n ** 18n, {}],
+    ['transfer to X on chain 1', x, 10n ** 15n, { chainId: 1 }],
+    ['a call of X', x, 0n, { data: call }],
   ] as const) {
-    const refusal = await transfer(to, value, 1).then(
+    const refusal = await transfer(to, value, 1, more).then(
       () => undefined,
       (error: unknown) => refusalOf(error) ?? Promise.reject(error),
     )

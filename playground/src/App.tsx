@@ -73,7 +73,7 @@ export function App({ config }: { config: PlaygroundConfig }) {
               </Suspense>
             ) : route === '/delegated' ? (
               <Suspense fallback={<p className="pg-muted">Loading…</p>}>
-                <DelegatedAccessPage openSignIn={openSignIn} />
+                <DelegatedAccessPage openSignIn={openSignIn} chainId={config.evm?.chainId ?? 1} />
               </Suspense>
             ) : route === '/security' ? (
               <Suspense fallback={<p className="pg-muted">Loading…</p>}>

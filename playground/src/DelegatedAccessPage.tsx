@@ -12,10 +12,17 @@ import { delegationPolicies } from '../../examples/delegated-access.ts'
 
 /**
  * The delegated-access recipe from the end user's side: grant the app's back end (its API key) a
- * policy "may sign ETH transfers to X only", see the organization's policies, and look up any
+ * policy "may send ETH to X on this chain only", see the organization's policies, and look up any
  * activity's decision with the outcome of every policy (DENY_EXPLICIT, DENY_IMPLICIT, ...).
  */
-export function DelegatedAccessPage({ openSignIn }: { openSignIn: () => void }) {
+export function DelegatedAccessPage({
+  openSignIn,
+  chainId,
+}: {
+  openSignIn: () => void
+  /** The chain the back end may pay on (the app's). */
+  chainId: number
+}) {
   const session = useSession()
   if (!session)
     return (
@@ -31,7 +38,7 @@ export function DelegatedAccessPage({ openSignIn }: { openSignIn: () => void }) 
     )
   return (
     <>
-      <GrantPanel organizationId={session.organizationId} />
+      <GrantPanel organizationId={session.organizationId} chainId={chainId} />
       <PoliciesPanel />
       <ActivityPanel />
     </>
@@ -41,7 +48,7 @@ export function DelegatedAccessPage({ openSignIn }: { openSignIn: () => void }) 
 const HEX_KEY = /^0[23][0-9a-fA-F]{64}$/
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/
 
-function GrantPanel({ organizationId }: { organizationId: string }) {
+function GrantPanel({ organizationId, chainId }: { organizationId: string; chainId: number }) {
   const createUsers = useCreateUsers()
   const createPolicies = useCreatePolicies()
   const [publicKey, setPublicKey] = useState('')
@@ -69,7 +76,11 @@ function GrantPanel({ organizationId }: { organizationId: string }) {
       })
       const userId = userIds[0] as string
       const { policyIds } = await createPolicies.mutateAsync({
-        policies: delegationPolicies(userId, recipient, limit ? 10n ** 18n : undefined),
+        policies: delegationPolicies(userId, {
+          recipient,
+          chainId,
+          ...(limit ? { maxWei: 10n ** 18n } : {}),
+        }),
       })
       setGranted({ userId, policyIds })
     } catch (failure) {
@@ -83,8 +94,9 @@ function GrantPanel({ organizationId }: { organizationId: string }) {
         Grant your app’s back end access
       </h1>
       <p className="pg-card-lead">
-        The back end becomes a user of your organization with its API key. It may sign Ethereum transactions
-        to one address; everything else stays yours alone.
+        The back end becomes a user of your organization with its API key. It may send ETH to one address on
+        chain {chainId}, and nothing else: no other chain, no contract calls. Everything else stays yours
+        alone.
       </p>
       <label className="pg-field" htmlFor={keyId}>
         <span>Back-end public key</span>

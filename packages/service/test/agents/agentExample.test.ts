@@ -433,16 +433,105 @@ describe('agent keys (examples/agent/agent.ts)', () => {
 })
 
 describe('delegated access (examples/delegated-access.ts)', () => {
-  it('refuses a recipient or user id that would rewrite the condition', () => {
+  it('refuses a recipient, chain, amount or user id that would rewrite the condition', () => {
     const userId = '0b5f8a0e-3c1a-4a57-9f43-1d9bd0e1a7c2'
     // Control: a plain address, checksummed or not, is one lower-case literal of the condition.
-    const [allow, deny] = delegationPolicies(userId, '0x000000000000000000000000000000000000BEEF', 10n)
+    const [allow, deny] = delegationPolicies(userId, {
+      recipient: '0x000000000000000000000000000000000000BEEF',
+      chainId: 31337,
+      maxWei: 10n,
+    })
     expect(allow!.condition).toBe(
-      `activity.resource == 'WALLET' && activity.action == 'SIGN' && eth.tx.to == '${MERCHANT}'`,
+      "activity.resource == 'WALLET' && activity.action == 'SIGN'" +
+        ` && eth.tx.chain_id == 31337 && eth.tx.to == '${MERCHANT}' && eth.tx.data == '0x'`,
     )
     expect(deny!.condition).toBe("activity.action == 'SIGN' && eth.tx.value > 10")
-    expect(() => delegationPolicies(userId, INJECTED)).toThrow(/^recipient:/)
-    expect(() => delegationPolicies(`${userId}') || true || ('`, MERCHANT)).toThrow(/^backendUserId:/)
-    expect(() => delegationPolicies(userId, MERCHANT, '1 || true' as unknown as bigint)).toThrow(/^maxWei:/)
+    const grant = { recipient: MERCHANT, chainId: 31337 }
+    expect(() => delegationPolicies(userId, { ...grant, recipient: INJECTED })).toThrow(/^recipient:/)
+    expect(() => delegationPolicies(`${userId}') || true || ('`, grant)).toThrow(/^backendUserId:/)
+    expect(() => delegationPolicies(userId, { ...grant, maxWei: '1 || true' as unknown as bigint })).toThrow(
+      /^maxWei:/,
+    )
+    expect(() => delegationPolicies(userId, { ...grant, chainId: '1 || true' as unknown as number })).toThrow(
+      /^chainId:/,
+    )
+  })
+
+  it('the back end signs ETH to the recipient on the granted chain, and nothing else: not on another chain, not a call of the recipient, not a legacy transfer naming no chain', async () => {
+    const root = testKey()
+    const backend = testKey()
+    const sub = await h.createSubOrganization({
+      keys: [root],
+      wallet: { walletName: 'Main', accounts: [ETHEREUM_ACCOUNT] },
+    })
+    const asRoot = { organizationId: sub.organizationId, as: root }
+    h.clock.advance(1)
+    const { userIds } = resultOf(
+      'create_users',
+      await h.submit(
+        'create_users',
+        {
+          users: [
+            {
+              userName: 'App back end',
+              apiKeys: [backend.apiKey('back end')],
+              authenticators: [],
+              oauthProviders: [],
+              userTags: [],
+            },
+          ],
+        },
+        asRoot,
+      ),
+    )
+    h.clock.advance(1)
+    resultOf(
+      'create_policies',
+      await h.submit(
+        'create_policies',
+        { policies: delegationPolicies(userIds[0]!, { recipient: MERCHANT, chainId: 8453, maxWei: ETH }) },
+        asRoot,
+      ),
+    )
+    // A token's contract as the recipient: a call of it is `transfer(thief, 10^24)`.
+    const drain =
+      `0xa9059cbb${'ab'.repeat(20).padStart(64, '0')}${(10n ** 24n).toString(16).padStart(64, '0')}` as const
+    const sign = async (transaction: Parameters<typeof serializeTransaction>[0]) => {
+      h.clock.advance(1)
+      const reply = await h.submit(
+        'sign_transaction',
+        {
+          signWith: sub.addresses![0]!,
+          type: 'TRANSACTION_TYPE_ETHEREUM',
+          unsignedTransaction: serializeTransaction(transaction).slice(2),
+        },
+        { organizationId: sub.organizationId, as: backend },
+      )
+      return reply.status === 200 ? 'signed' : (reply.body.details?.outcome ?? reply.body.code)
+    }
+    const transfer = {
+      type: 'eip1559',
+      chainId: 8453,
+      nonce: 0,
+      gas: 60_000n,
+      maxFeePerGas: 10n ** 9n,
+      maxPriorityFeePerGas: 1n,
+      to: MERCHANT,
+      value: ETH / 100n,
+    } as const
+    // Control: the transfer it was granted.
+    expect(await sign(transfer)).toBe('signed')
+    expect(await sign({ ...transfer, chainId: 1 })).toBe('OUTCOME_DENY_IMPLICIT')
+    expect(await sign({ ...transfer, value: 0n, data: drain })).toBe('OUTCOME_DENY_IMPLICIT')
+    expect(
+      await sign({
+        type: 'legacy',
+        nonce: 0,
+        gas: 21_000n,
+        gasPrice: 10n ** 9n,
+        to: MERCHANT,
+        value: ETH / 100n,
+      }),
+    ).toBe('OUTCOME_DENY_IMPLICIT')
   })
 })
