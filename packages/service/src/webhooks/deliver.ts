@@ -140,7 +140,9 @@ export const WEBHOOK_SENDERS = 4
  * due later). Behind a head that failed, a job ends: the head's job sends the rest once the head
  * goes. Each delivery sent is settled with its own job deleted (it never runs). A delivery older
  * than the retry window fails for good; an endpoint that failed `pauseThreshold` times in a row
- * is paused (its deliveries wait, `paused`).
+ * is paused (its deliveries wait, `paused`), as is one its tenant turned off (`isActive: false`:
+ * a run sending it stops before its next try). A run after one that failed or whose outcome is
+ * unknown looks at the endpoint's queue whatever became of its own delivery (`answerable`).
  */
 export function deliveryHandler(
   runtime: Runtime,
@@ -180,17 +182,21 @@ export function deliveryHandler(
     if (endpointId === undefined) return
     // The endpoint's turn (`passTurn`) sends whatever waits, its delivery sent meanwhile or not.
     const isTurn = context.jobId === turnJobIdOf(endpointId)
-    // Sent already, by another delivery's run. Unless a run of this job may have died holding
-    // the endpoint (uncertain): it answered for what others left to it, so it looks again.
-    if (!isTurn && (!delivery || (delivery.state !== 'pending' && !context.uncertain))) return
+    // Sent already, by another delivery's run. Unless a run of this job ended unfinished
+    // (`answerable`): it answered for what others left to it, so this one looks again.
+    if (!isTurn && (!delivery || (delivery.state !== 'pending' && !answerable(context)))) return
     // A busy service first serves its requests: a new delivery waits for it (up to `busyDelayMs`).
     if (delivery)
       await yieldToRequests(runtime, { since: delivery.createdAt, settings, signal: context.signal })
     const endpoint = await runtime.store.get('webhookEndpoints', endpointId)
-    const settleOwn = (changes: Partial<WebhookDeliveryRow>) =>
-      delivery?.state === 'pending' ? settle(runtime, delivery, changes) : undefined
-    if (!endpoint) return void (await settleOwn({ state: 'failed', lastError: 'endpoint_deleted' }))
-    if (!endpoint.isActive || endpoint.pausedAt) return void (await settleOwn({ state: 'paused' }))
+    if (!endpoint) {
+      if (delivery?.state === 'pending')
+        await settle(runtime, delivery, { state: 'failed', lastError: 'endpoint_deleted' })
+      return
+    }
+    // Turned off (or paused by the service): what waits waits paused, this delivery and the rest
+    // (a batch's have no job of their own), until `isActive: true` sends it all again in order.
+    if (!isOn(endpoint) && (await pauseIfOff(runtime, endpoint.id))) return
     while (
       await sendWhatWaits(runtime, { endpointId: endpoint.id, own: deliveryId, settings, context, turn })
     );
@@ -201,9 +207,11 @@ export function deliveryHandler(
  * One pass of a run: takes the endpoint's lease (held by another run: that run sends this
  * delivery too, as it looks again after giving the lease back or puts the endpoint's turn back,
  * or its job does if it dies), numbers what committed, and sends the queue from its head until the
- * run's turn is over (`TURN_TRIES`). Resolves true when the run must look again: it emptied the
- * queue and gave the lease back, and something committed meanwhile may have found the lease held
- * (its turn over by then, it puts the endpoint's turn back instead).
+ * run's turn is over (`TURN_TRIES`) or the endpoint is off. Resolves true when the run must look
+ * again: it emptied the queue (or found the endpoint off, and it is on again) and gave the lease
+ * back, and something committed meanwhile may have found the lease held (its turn over by then, it
+ * puts the endpoint's turn back instead). A failure anywhere fails the run (a lease it could not
+ * give back too): its retry looks again (`answerable`).
  */
 async function sendWhatWaits(
   runtime: Runtime,
@@ -217,11 +225,13 @@ async function sendWhatWaits(
   if (!(await lease(runtime, endpointId, { workerId: holder, settings, held }))) {
     // Held by another run, which sends this delivery too. Unless that run may be this job's own,
     // dead with the lease (uncertain): then no one else will, so this job tries again once the
-    // lease may have run out (a kill -9 mid-try frees the endpoint two timeouts later). Nor when
-    // this job is the endpoint's turn: the holder may be the run that put it back (its turn over,
-    // it gives the lease back and ends) or one that left the queue to it, neither of which looks
-    // again, so the turn tries again (with the queue's backoff) until it holds the endpoint.
-    if (context.uncertain || context.jobId === turnJobIdOf(endpointId)) throw new JobError('busy')
+    // lease may have run out (a kill -9 mid-try frees the endpoint two timeouts later), and so
+    // does any run after one that failed (`answerable`: it may hold a lease it could not give
+    // back). Nor when this job is the endpoint's turn: the holder may be the run that put it back
+    // (its turn over, it gives the lease back and ends) or one that left the queue to it, neither
+    // of which looks again, so the turn tries again (with the queue's backoff) until it holds the
+    // endpoint.
+    if (answerable(context) || context.jobId === turnJobIdOf(endpointId)) throw new JobError('busy')
     // A delivery tried before (a retry, or a redelivery of one sent) that is the queue's head is
     // left by that run to its own job, this one: ending here would leave it, and every delivery
     // behind it, with no one to send them. Try again once the lease may be free.
@@ -229,36 +239,22 @@ async function sendWhatWaits(
     if (own?.state === 'pending' && own.attempts > 0) throw new JobError('busy')
     return false
   }
-  // Nothing waits (what this run was for went out with another run meanwhile): as when a drain
-  // empties the queue, this run looks again once it gives the lease back, for what committed
-  // meanwhile and whose job found the lease held.
-  let ended: Awaited<ReturnType<typeof drain>> = 'empty'
+  let ended: Awaited<ReturnType<typeof sendHeld>>
   try {
-    await numberWaiting(runtime, endpointId)
-    const queue = await pendingOf(runtime, endpointId)
-    const head = queue[0]
-    if (head) {
-      // Behind a head that failed: its own job (never the endpoint's turn) retries it (with its
-      // backoff) and sends the rest.
-      const turnJob = turnJobIdOf(endpointId)
-      if (head.attempts > 0 && (head.id !== input.own || context.jobId === turnJob)) return false
-      // The endpoint's turn waits at the end of the job queue (put back by a run whose turn was
-      // over): it sends this delivery too, in order, when it comes, and this job does not jump the
-      // line. Only a failed head's own job (its retry) goes on, and any job while the turn waits
-      // out a backoff (it found the endpoint held).
-      const waiting =
-        head.attempts === 0 && context.jobId !== turnJob && (await runtime.store.get('jobs', turnJob))
-      if (waiting && waiting.state === 'pending' && waiting.runAfter <= runtime.now()) return false
-      ended = await drain(runtime, { queue, settings, context, holder, held, own: input.own, turn })
-      // Stopped before the end (the queue stops): this job runs again. Turn over: the rest waits
-      // for the endpoint's next turn, at the end of the job queue (nothing left: as if emptied).
-      if (ended === 'stopped') throw new JobError('interrupted')
-      if (ended === 'turn over' && !(await passTurn(runtime, endpointId))) ended = 'empty'
-    }
-  } finally {
+    ended = await sendHeld(runtime, { ...input, holder, held })
+  } catch (error) {
     await release(runtime, { endpointId, holder }).catch(() => undefined)
+    throw error
   }
-  if (ended !== 'empty') return false
+  // Not given back (the database failed), the lease keeps the endpoint until it runs out, and a
+  // delivery whose job finds it held meanwhile is left to this run: the run fails, and its retry
+  // (`answerable`) waits the lease out and looks again.
+  await release(runtime, { endpointId, holder })
+  // Turned off (or paused) while this run held the endpoint: what waits waits paused, unless it
+  // was turned on again meanwhile (its sender, the head's job, may have found this run's lease
+  // held): then this run looks again.
+  if (ended === 'off' && (await pauseIfOff(runtime, endpointId))) return false
+  if (ended !== 'empty' && ended !== 'off') return false
   const page = await runtime.store.pageBy('webhookDeliveries', {
     field: 'waitingFor',
     value: endpointId,
@@ -270,6 +266,90 @@ async function sendWhatWaits(
   if (!turnOver(turn)) return true
   await passTurn(runtime, endpointId)
   return false
+}
+
+/**
+ * The part of a pass under the endpoint's lease: numbers what committed, and sends the queue
+ * from its head (`drain`) unless another job answers for it. Resolves how the pass ended: `left`
+ * to another job, or as the drain ended (`turn over`: the endpoint's turn was put back).
+ */
+async function sendHeld(
+  runtime: Runtime,
+  input: {
+    endpointId: string
+    own: string
+    settings: DeliverySettings
+    context: JobContext
+    turn: Turn
+    holder: string
+    held: Held
+  },
+): Promise<'left' | Awaited<ReturnType<typeof drain>>> {
+  const { endpointId, context } = input
+  await numberWaiting(runtime, endpointId)
+  const queue = await pendingOf(runtime, endpointId)
+  const head = queue[0]
+  // Nothing waits (what this run was for went out with another run meanwhile): as when a drain
+  // empties the queue, this run looks again once it gives the lease back, for what committed
+  // meanwhile and whose job found the lease held.
+  if (!head) return 'empty'
+  // Behind a head that failed: its own job (never the endpoint's turn) retries it (with its
+  // backoff) and sends the rest.
+  const turnJob = turnJobIdOf(endpointId)
+  if (head.attempts > 0 && (head.id !== input.own || context.jobId === turnJob)) return 'left'
+  // The endpoint's turn waits at the end of the job queue (put back by a run whose turn was
+  // over): it sends this delivery too, in order, when it comes, and this job does not jump the
+  // line. Only a failed head's own job (its retry) goes on, and any job while the turn waits
+  // out a backoff (it found the endpoint held).
+  const waiting =
+    head.attempts === 0 && context.jobId !== turnJob && (await runtime.store.get('jobs', turnJob))
+  if (waiting && waiting.state === 'pending' && waiting.runAfter <= runtime.now()) return 'left'
+  const ended = await drain(runtime, { ...input, queue })
+  // Stopped before the end (the queue stops): this job runs again. Turn over: the rest waits
+  // for the endpoint's next turn, at the end of the job queue (nothing left: as if emptied).
+  if (ended === 'stopped') throw new JobError('interrupted')
+  if (ended === 'turn over' && !(await passTurn(runtime, endpointId))) return 'empty'
+  return ended
+}
+
+/**
+ * Whether a run of this job before this one ended unfinished: it failed (whatever failed, after
+ * its own delivery went out too: a store read, the lease's release, putting the turn back) or its
+ * outcome is unknown (`uncertain`: its worker died, or it timed out). Such a run may have
+ * answered for more than its own delivery (the rest of its fan-out batch, which has no job of its
+ * own, and what other jobs left to it while it held the endpoint), and no one else will send
+ * that: this run looks at the endpoint's queue whatever became of its own delivery.
+ */
+const answerable = (context: JobContext): boolean => context.uncertain || context.attempt > 1
+
+/** Whether the endpoint sends: active, and not paused by the service. */
+const isOn = (endpoint: WebhookEndpointRow): boolean => endpoint.isActive && !endpoint.pausedAt
+
+/**
+ * Whether the endpoint sends nothing now (deleted, turned off, or paused by the service), read in
+ * one transaction with pausing what waits on it (turned off or paused): nothing goes out past a
+ * paused delivery, and turning it on again (`resumeDeliveries`) sends them all, in order. Resolves
+ * false when it is on (turned on again meanwhile): the caller sends.
+ */
+async function pauseIfOff(runtime: Runtime, endpointId: string): Promise<boolean> {
+  return runtime.store.transaction(async (tx) => {
+    const endpoint = await tx.get('webhookEndpoints', endpointId)
+    if (!endpoint) return true
+    if (isOn(endpoint)) return false
+    await pauseWaiting(runtime, tx, endpointId)
+    return true
+  })
+}
+
+/** Puts the pending deliveries of `endpointId` on hold (`paused`), in `tx`: no job spins on them. */
+export async function pauseWaiting(
+  runtime: Runtime,
+  tx: import('../kernel/store/Store.ts').Transaction,
+  endpointId: string,
+): Promise<void> {
+  for (const row of await tx.findBy('webhookDeliveries', 'waitingFor', endpointId))
+    if (row.state === 'pending')
+      await tx.put('webhookDeliveries', withState(row, { state: 'paused', updatedAt: runtime.now() }))
 }
 
 /**
@@ -438,7 +518,8 @@ export async function fanOut(
           eventType: event.eventType,
           sequence,
           body: bodyOf(event, endpointId, sequence),
-          state: endpoint.pausedAt ? 'paused' : 'pending',
+          // An endpoint turned off (since the event was recorded) or paused: it waits, paused.
+          state: isOn(endpoint) ? 'pending' : 'paused',
           attempts: 0,
           createdAt: event.createdAt,
           updatedAt: runtime.now(),
@@ -446,7 +527,7 @@ export async function fanOut(
           queueKey: queueKeyOf(sequence, listKey),
           listKey,
         })
-        if (!endpoint.pausedAt && !heads.has(endpointId)) heads.set(endpointId, id)
+        if (isOn(endpoint) && !heads.has(endpointId)) heads.set(endpointId, id)
       }
       await tx.delete('webhookEvents', event.id)
     }
@@ -477,9 +558,9 @@ export function fanOutFeeder(
 
 /**
  * Sends `queue` in order, then whatever became pending meanwhile (numbered first), until the
- * queue is empty, the run's turn is over (`TURN_TRIES` tries, or its time) or the queue stops; on
- * a failure of this job's own delivery, throws (the job's retry), of another's, hands its retry to
- * that delivery's job and ends.
+ * queue is empty, the run's turn is over (`TURN_TRIES` tries, or its time), the endpoint is off
+ * (deleted, turned off or paused) or the queue stops; on a failure of this job's own delivery,
+ * throws (the job's retry), of another's, hands its retry to that delivery's job and ends.
  */
 async function drain(
   runtime: Runtime,
@@ -493,13 +574,13 @@ async function drain(
     own: string
     turn: Turn
   },
-): Promise<'empty' | 'turn over' | 'stopped' | 'handed over'> {
+): Promise<'empty' | 'turn over' | 'stopped' | 'handed over' | 'off'> {
   let queue = input.queue
   while (queue.length > 0) {
     try {
       await drainOnce(runtime, { ...input, queue })
     } catch (error) {
-      if (error instanceof StopDrain) return 'handed over'
+      if (error instanceof StopDrain) return error.ended
       throw error
     }
     if (input.context.signal.aborted) return 'stopped'
@@ -528,6 +609,9 @@ async function drainOnce(
     // The endpoint's next turn (or a job of its own) sends the rest.
     if (index > 0 && (turnOver(turn) || context.signal.aborted)) return
     const current = await runtime.store.get('webhookDeliveries', delivery.id)
+    // Paused since the queue was read: the endpoint was turned off (or paused), and nothing goes
+    // out past it, even if it is on again by now (its sender sends it first).
+    if (current?.state === 'paused') throw new StopDrain('off')
     if (current?.state !== 'pending') continue
     if (runtime.now() - (current.retryFrom ?? current.createdAt) > settings.retryWindowMs) {
       await settle(runtime, current, { state: 'failed', lastError: 'expired' }, context.jobId)
@@ -546,8 +630,12 @@ async function drainOnce(
       !(await lease(runtime, current.endpointId, { workerId: input.holder, settings, held: input.held }))
     )
       return
+    // The holder sends nothing once the endpoint is off (its tenant turned it off, the service
+    // paused it, or it was deleted): the rest waits, paused (`pauseIfOff`), in its order.
+    const endpoint = await runtime.store.get('webhookEndpoints', current.endpointId)
+    if (!endpoint || !isOn(endpoint)) throw new StopDrain('off')
     turn.tries++
-    const outcome = await sendOnce(runtime, { delivery: current, settings, signal: context.signal })
+    const outcome = await sendOnce(runtime, { delivery: current, endpoint, settings, signal: context.signal })
     runtime.emit('webhooks.delivery', {
       outcome: outcome.outcome,
       endpointId: current.endpointId,
@@ -580,12 +668,19 @@ async function drainOnce(
     if (current.id === input.own && context.jobId !== turnJobIdOf(current.endpointId))
       throw new JobError(outcome.outcome)
     await retryLater(runtime, current)
-    throw new StopDrain()
+    throw new StopDrain('handed over')
   }
 }
 
-/** Ends a drain that handed a failed delivery's retry to that delivery's own job. */
-class StopDrain extends Error {}
+/**
+ * Ends a drain that handed a failed delivery's retry to that delivery's own job, or found the
+ * endpoint off.
+ */
+class StopDrain extends Error {
+  constructor(readonly ended: 'handed over' | 'off') {
+    super(ended)
+  }
+}
 
 /** Puts the delivery's own job back, due after an exponential backoff by its tries (1 s, 2 s, … at most 5 min). */
 async function retryLater(runtime: Runtime, delivery: WebhookDeliveryRow): Promise<void> {
@@ -603,11 +698,14 @@ async function retryLater(runtime: Runtime, delivery: WebhookDeliveryRow): Promi
 /** One signed POST of `delivery` (the same body, a fresh timestamp and signature). */
 async function sendOnce(
   runtime: Runtime,
-  input: { delivery: WebhookDeliveryRow; settings: DeliverySettings; signal: AbortSignal },
+  input: {
+    delivery: WebhookDeliveryRow
+    endpoint: WebhookEndpointRow
+    settings: DeliverySettings
+    signal: AbortSignal
+  },
 ): Promise<{ outcome: DeliveryOutcome; status?: number; request?: WebhookDeliveryRow['lastRequest'] }> {
-  const { delivery, settings } = input
-  const endpoint = await runtime.store.get('webhookEndpoints', delivery.endpointId)
-  if (!endpoint) return { outcome: 'refused' }
+  const { delivery, endpoint, settings } = input
   if (refuseUrl(endpoint.url, settings.policy)) return { outcome: 'refused' }
   // On a data dir, what was read may be committed and not yet on disk: nothing goes out of it
   // before it is (`Store.settled`).
@@ -750,9 +848,7 @@ async function failed(runtime: Runtime, endpointId: string, settings: DeliverySe
       data: { endpointId, consecutiveFailures },
     })
     // Its waiting deliveries wait paused (no job spins on them); resuming enqueues them again.
-    for (const row of await tx.findBy('webhookDeliveries', 'waitingFor', endpointId))
-      if (row.state === 'pending')
-        await tx.put('webhookDeliveries', withState(row, { state: 'paused', updatedAt: runtime.now() }))
+    await pauseWaiting(runtime, tx, endpointId)
     return next
   })
   if (paused)

@@ -12,7 +12,7 @@ import type { WebhookDeliveryRow, WebhookEndpointRow } from '../kernel/store/mod
 import type { Transaction } from '../kernel/store/Store.ts'
 import { readPagination } from '../queries/paginate.ts'
 import { type AddressPolicy, describeRefusal, refuseUrl } from './addressPolicy.ts'
-import { resumeDeliveries, withState } from './deliver.ts'
+import { pauseWaiting, resumeDeliveries, withState } from './deliver.ts'
 import { DELIVER_JOB, deliveryIdOf, jobIdOf } from './recordEvent.ts'
 import { PRUNE_JOB, type RetentionSettings } from './retention.ts'
 
@@ -207,6 +207,9 @@ export function endpointHandlers(host: EndpointHost) {
       }
       await ctx.tx.put('webhookEndpoints', next)
       if (resume) await resumeDeliveries(ctx.runtime, ctx.tx, row.id)
+      // `isActive: false` puts what waits on hold, as a pause does: a run sending the endpoint
+      // stops at the first it meets, and `isActive: true` sends them all again, in order.
+      if (p.isActive === false) await pauseWaiting(ctx.runtime, ctx.tx, row.id)
       return { endpointId: row.id, webhookEndpoint: renderEndpoint(next) }
     },
   })

@@ -608,6 +608,182 @@ describe('events to a real receiver, each verified', () => {
     expect(receiver.received.map((body) => body.sequence)).toEqual([1, 2])
   })
 
+  // A run answers for more than its own delivery: the rest of its fan-out batch (no job of their
+  // own) and what other jobs left to it while it held the endpoint. One transient store failure
+  // (a PostgreSQL connection reset) after its own delivery went out fails the run: its retry,
+  // which finds its own delivery sent, still looks at the queue.
+  const failures = [
+    {
+      at: 'reading the next delivery',
+      events: 3,
+      later: 0,
+      arm: (h: Harness, fail: () => boolean) => {
+        const { store } = h.service.runtime
+        const get = store.get.bind(store)
+        store.get = (async (table: string, id: string) => {
+          const row = (await get(table as never, id)) as { sequence?: number; state?: string } | undefined
+          if (table === 'webhookDeliveries' && row?.sequence === 2 && row.state === 'pending' && fail())
+            throw new Error('connection reset')
+          return row
+        }) as typeof store.get
+      },
+    },
+    {
+      at: 'putting the endpoint’s turn back',
+      events: 6,
+      later: 0,
+      arm: (h: Harness, fail: () => boolean) => {
+        const { jobs } = h.service.runtime
+        const enqueue = jobs.enqueue.bind(jobs)
+        jobs.enqueue = ((...args: Parameters<typeof enqueue>) => {
+          if (args[3]?.id?.startsWith('job.turn.') && fail()) throw new Error('connection reset')
+          return enqueue(...args)
+        }) as typeof jobs.enqueue
+      },
+    },
+    {
+      // The lease, not given back, holds the endpoint: the next event's job finds it held and leaves
+      // its delivery to the run that held it.
+      at: 'giving the endpoint’s lease back',
+      events: 1,
+      later: 1,
+      arm: (h: Harness, fail: () => boolean) => {
+        const { store } = h.service.runtime
+        const transaction = store.transaction.bind(store)
+        store.transaction = ((fn, options) =>
+          transaction(
+            (tx) =>
+              fn(
+                new Proxy(tx, {
+                  get(target, key) {
+                    if (key !== 'put') return Reflect.get(target, key, target)
+                    return async (table: string, row: { id: string; sendingBy?: string }) => {
+                      if (
+                        table === 'webhookEndpoints' &&
+                        row.sendingBy === undefined &&
+                        (await target.get('webhookEndpoints', row.id))?.sendingBy &&
+                        fail()
+                      )
+                        throw new Error('connection reset')
+                      return target.put(table as never, row as never)
+                    }
+                  },
+                }),
+              ),
+            options,
+          )) as typeof store.transaction
+      },
+    },
+  ]
+  for (const { at, events, later, arm } of failures)
+    for (const fail of [true, false])
+      it(`a run that ${fail ? 'fails' : 'does not fail'} after its delivery went out (${at}): the rest of the endpoint’s queue is sent, in order`, async () => {
+        const { h, receiver, endpoint, flush } = await setUp()
+        const { endpointId } = await endpoint([{ eventType: 'LATCHKEY_WALLET_CREATED' }])
+        const submit = async (count: number) => {
+          for (let i = 0; i < count; i++) {
+            h.clock.advance(1)
+            await h.submit('create_wallet', { walletName: `W${receiver.requests}.${i}`, accounts: [] })
+          }
+        }
+        // One fan-out batch: one job, the head's, sends them all.
+        await submit(events)
+        let armed = fail
+        arm(h, () => {
+          if (!armed) return false
+          armed = false
+          return true
+        })
+        await flush()
+        await submit(later)
+        await flush()
+        for (let i = 0; i < 6 && receiver.received.length < events + later; i++) {
+          h.clock.advance(10 * 60_000)
+          await flush()
+        }
+        expect(armed).toBe(false)
+        expect(receiver.received.map((body) => body.sequence)).toEqual(
+          Array.from({ length: events + later }, (_, i) => i + 1),
+        )
+        const waiting = await h.service.store.findBy('webhookDeliveries', 'waitingFor', endpointId)
+        expect(waiting).toEqual([])
+      })
+
+  for (const turnOff of [true, false])
+    it(`${turnOff ? 'an endpoint turned off while a run sends it gets nothing more until it is turned on, then the rest' : 'an endpoint left on while a run sends it gets every delivery'}, in sequence order`, async () => {
+      const { h, receiver, endpoint, flush } = await setUp()
+      const { endpointId } = await endpoint([{ eventType: 'LATCHKEY_WALLET_CREATED' }])
+      const { runtime } = h.service
+      const store = runtime.store
+      // Three deliveries wait, left by their job to another run that held the endpoint.
+      const holding = (await store.get('webhookEndpoints', endpointId))!
+      await store.transaction((tx) =>
+        tx.put('webhookEndpoints', {
+          ...holding,
+          sendingBy: 'another/run',
+          sendingUntil: h.clock.now() + 60_000,
+        }),
+      )
+      for (let i = 0; i < 3; i++) {
+        h.clock.advance(1)
+        await h.submit('create_wallet', { walletName: `W${i}`, accounts: [] })
+      }
+      await flush()
+      const { sendingBy: _, sendingUntil: __, ...free } = (await store.get('webhookEndpoints', endpointId))!
+      await store.transaction((tx) => tx.put('webhookEndpoints', free))
+      const [head] = await store.pageBy('webhookDeliveries', {
+        field: 'waitingFor',
+        value: endpointId,
+        by: 'queueKey',
+        limit: 1,
+      })
+      // Right after the holder (the endpoint's turn) read its queue, the tenant turns the endpoint
+      // off and the head's own job runs (claimed meanwhile).
+      const pageBy = store.pageBy.bind(store)
+      let armed = turnOff
+      let offWhileHeld: number | undefined
+      store.pageBy = (async (table: string, query: { by: string; after?: string }) => {
+        const rows = await pageBy(table as never, query as never)
+        if (!armed || table !== 'webhookDeliveries' || query.by !== 'queueKey' || query.after !== undefined)
+          return rows
+        if (!(await store.get('webhookEndpoints', endpointId))?.sendingBy) return rows
+        armed = false
+        offWhileHeld = (await h.submit('update_webhook_endpoint', { endpointId, isActive: false })).status
+        await store.transaction((tx) =>
+          runtime.jobs.enqueue(tx, DELIVER_JOB, { deliveryId: head!.id }, { id: jobIdOf(head!.id) }),
+        )
+        await runtime.jobs.runDue()
+        for (let i = 0; i < 400 && (await store.get('jobs', jobIdOf(head!.id))); i++)
+          await new Promise((resolve) => setTimeout(resolve, 5))
+        return rows
+      }) as typeof store.pageBy
+      await store.transaction((tx) =>
+        runtime.jobs.enqueue(
+          tx,
+          DELIVER_JOB,
+          { deliveryId: head!.id, endpointId },
+          { id: turnJobIdOf(endpointId), runAfter: h.clock.now() },
+        ),
+      )
+      await flush()
+      expect(armed).toBe(false)
+      const sentWhileOff = receiver.received.map((body) => body.sequence)
+      if (turnOff) {
+        expect(offWhileHeld).toBe(200)
+        // Nothing goes out past a delivery the endpoint's turning off paused: every one waits, paused.
+        expect(sentWhileOff).toEqual([])
+        const waiting = await store.findBy('webhookDeliveries', 'waitingFor', endpointId)
+        expect(waiting.map((row) => row.state)).toEqual(['paused', 'paused', 'paused'])
+        h.clock.advance(1)
+        expect((await h.submit('update_webhook_endpoint', { endpointId, isActive: true })).status).toBe(200)
+      }
+      for (let i = 0; i < 6 && receiver.received.length < 3; i++) {
+        h.clock.advance(10 * 60_000)
+        await flush()
+      }
+      expect(receiver.received.map((body) => body.sequence)).toEqual([1, 2, 3])
+    })
+
   it('a busy service answers its requests first: an event waits to be fanned out and sent until the service is quiet or it is busyDelayMs old', async () => {
     const { h, receiver, endpoint, flush } = await setUp({ busyDelayMs: 5000 })
     const { endpointId } = await endpoint([{ eventType: 'LATCHKEY_WALLET_CREATED' }])
