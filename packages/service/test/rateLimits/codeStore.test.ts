@@ -186,7 +186,7 @@ describe('the store of one-time codes against one network', () => {
 })
 
 describe('the caps of the store of codes', () => {
-  it('are counted at most every 10 s a process while a kind is under 90% of its cap, and on every new row past that', async () => {
+  it('are counted every 10 s and every 10 new rows (1% of the cap, at least 10) a process, and on every new row past 90% of the cap', async () => {
     const h = await createHarness({ clock: fakeClock(), otpCaps: { maxPendingCodes: 100 } })
     const counts: string[] = []
     const original = StoreTransaction.prototype.count
@@ -198,10 +198,12 @@ describe('the caps of the store of codes', () => {
       return original.apply(this, args)
     })
     try {
-      // 20 codes from 20 addresses, each a code and 2 rate-limit entries (the contact's, the address's).
+      // 20 codes from 20 addresses, each a code and 2 rate-limit entries (the contact's, the
+      // address's): the codes are counted at the 1st and the 11th, the entries (a cap of
+      // 1,000,000: 10,000 between counts) once.
       for (let i = 0; i < 20; i++)
         expect((await otpInit(h, `u${i}@example.com`, `198.51.100.${i + 1}`)).status).toBe(200)
-      expect(counts.filter((kind) => kind === 'otp')).toHaveLength(1)
+      expect(counts.filter((kind) => kind === 'otp')).toHaveLength(2)
       expect(counts.filter((kind) => kind === 'otp-limit')).toHaveLength(1)
       // 10 s on, counted again; near the cap, every code is counted, and the cap holds.
       h.clock.advance(10_000)
@@ -213,6 +215,21 @@ describe('the caps of the store of codes', () => {
     } finally {
       spy.mockRestore()
     }
+  })
+
+  it('rows other instances add after this one counted: it adds at most 9 more before it counts again and refuses', async () => {
+    const h = await createHarness({ clock: fakeClock(), otpCaps: { maxPendingCodes: 100 } })
+    // This process counts the codes at its first (none held), then other instances fill the store
+    // to 99 in the same second: its own figure says 1.
+    expect((await otpInit(h, 'first@example.com', '198.51.100.1')).status).toBe(200)
+    await holdCodes(h, 98)
+    const statuses: number[] = []
+    for (let i = 0; i < 20; i++)
+      statuses.push((await otpInit(h, `u${i}@example.com`, `198.51.100.${i + 2}`)).status)
+    // Its next 9 rows go uncounted (10 between counts); the 10th is counted, and refused. Before,
+    // it added until its own figure reached 90 (89 more: 188 held of a cap of 100).
+    expect(statuses).toEqual([...Array(9).fill(200), ...Array(11).fill(429)])
+    expect(await h.service.store.count('pluginRows', 'kind', 'otp')).toBe(108)
   })
 })
 

@@ -34,6 +34,12 @@ export interface OtpStorageCaps {
   maxRateEntries?: number
 }
 
+/**
+ * Rows of a capped kind one process adds between two counts of it at most: 1% of the cap, at
+ * least 10 (so N instances overshoot a cap by less than N% of it, or N x 10 rows).
+ */
+const uncheckedOf = (max: number) => Math.max(10, Math.ceil(max / 100))
+
 /** Row id of a rate-limit bucket: the key (a contact, an address) is hashed so rows stay small. */
 const bucketRowId = (key: string) => `otp-limit:${bytesToHex(sha256(utf8ToBytes(key)))}`
 
@@ -83,20 +89,33 @@ export function otpStorage(runtime: Runtime, caps: OtpStorageCaps = {}): OtpStor
   // Stale rows are swept at most every 10 s per process.
   const lastSweep = { otp: Number.NEGATIVE_INFINITY, 'otp-limit': Number.NEGATIVE_INFINITY }
   const capOf = {
-    otp: { max: maxCodes, what: 'pending one-time codes', limit: 'maxPendingCodes' },
-    'otp-limit': { max: maxBuckets, what: 'rate-limit entries', limit: 'maxRateEntries' },
+    otp: {
+      max: maxCodes,
+      unchecked: uncheckedOf(maxCodes),
+      what: 'pending one-time codes',
+      limit: 'maxPendingCodes',
+    },
+    'otp-limit': {
+      max: maxBuckets,
+      unchecked: uncheckedOf(maxBuckets),
+      what: 'rate-limit entries',
+      limit: 'maxRateEntries',
+    },
   }
-  // What a kind held when this process last counted it, and the rows it has added since. A count
-  // reads the kind's whole index (up to a million entries) and, in a serializable transaction,
-  // conflicts with every other insert of the kind: it is made at most every 10 s a process while
-  // the kind stays under 90% of its cap (the caps bound storage, so another instance's inserts of
-  // those 10 s may pass one by a little), and on every insert past that.
+  // What a kind held when this process last counted it (with the rows it has added since), and
+  // how many rows it has added since. A count reads the kind's whole index (up to a million
+  // entries) and, in a serializable transaction, conflicts with every other insert of the kind, so
+  // it is made only when 10 s have passed since the last one, or this process has added
+  // `unchecked` rows since, or it sees the kind at 90% of its cap (then on every insert). A count
+  // sees every row committed before it, so N instances together pass a cap by at most
+  // N x (`unchecked` - 1) rows, under N% of a cap of 1,000 or more. (Adding for 10 s until its
+  // own figure reached 90% of the cap let each instance pass it by up to 90% of it.)
   const counted = {
-    otp: { rows: 0, at: Number.NEGATIVE_INFINITY },
-    'otp-limit': { rows: 0, at: Number.NEGATIVE_INFINITY },
+    otp: { rows: 0, added: 0, at: Number.NEGATIVE_INFINITY },
+    'otp-limit': { rows: 0, added: 0, at: Number.NEGATIVE_INFINITY },
   }
   const room = async (tx: Transaction, kind: 'otp' | 'otp-limit') => {
-    const { max, what, limit } = capOf[kind]
+    const { max, unchecked, what, limit } = capOf[kind]
     const now = runtime.now()
     if (now - lastSweep[kind] >= 10_000) {
       lastSweep[kind] = now
@@ -105,12 +124,13 @@ export function otpStorage(runtime: Runtime, caps: OtpStorageCaps = {}): OtpStor
       if (kind === 'otp') await sweep(tx, 'otp-target')
     }
     const known = counted[kind]
-    if (now - known.at < 10_000 && known.rows < max * 0.9) {
+    if (now - known.at < 10_000 && known.added < unchecked && known.rows < max * 0.9) {
       known.rows++
+      known.added++
       return
     }
     const rows = await tx.count('pluginRows', 'kind', kind)
-    counted[kind] = { rows: rows + 1, at: now }
+    counted[kind] = { rows: rows + 1, added: 1, at: now }
     if (rows < max) return
     if ((await sweep(tx, kind)) > 0 && (await tx.count('pluginRows', 'kind', kind)) < max) return
     throw full(what, limit)
