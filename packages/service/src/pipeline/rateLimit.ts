@@ -48,11 +48,10 @@ function refusal(name: RateLimitName, limit: RateLimit, retryAfterMs: number): A
 
 /**
  * The budget key of a client address: an IPv4 address itself, also when it comes as an IPv6 one
- * (IPv4-mapped `::ffff:a.b.c.d`, or in the NAT64 well-known prefix `64:ff9b::/96` that a
- * translator in front of an IPv6-only service writes every IPv4 client in: keyed by its /64, all
- * of them once shared one budget, and one client spending it refused everyone's codes); an IPv6
- * address by its /64, the smallest block one subscriber is usually given (so rotating through
- * one's own 2^64 addresses buys nothing).
+ * that carries it (`ipv4Within`: IPv4-mapped, NAT64, 6to4, Teredo), so a translator or a relay
+ * writing many IPv4 clients in one IPv6 block gives each its own budget and an IPv4 holder gets
+ * none beyond its IPv4 one; an IPv6 address by its /64, the smallest block one subscriber is
+ * usually given (so rotating through one's own 2^64 addresses buys nothing).
  */
 export function addressBudgetKey(address: string): string {
   const client = clientAddressOf(address)
@@ -87,17 +86,34 @@ function clientAddressOf(
   if (!bare.includes(':')) return { ipv4: bare }
   const groups = ipv6Groups(bare)
   const hex = groups.map((group) => (/^[0-9a-f]{1,4}$/.test(group) ? Number.parseInt(group, 16) : undefined))
-  const prefix = hex
-    .slice(0, 6)
-    .map((group) => group?.toString(16))
-    .join(':')
-  if (
-    (prefix === '0:0:0:0:0:ffff' || prefix === '64:ff9b:0:0:0:0') &&
-    hex[6] !== undefined &&
-    hex[7] !== undefined
-  )
-    return { ipv4: [hex[6] >> 8, hex[6] & 0xff, hex[7] >> 8, hex[7] & 0xff].join('.') }
-  return { groups, hex }
+  const ipv4 = groups.length === 8 ? ipv4Within(hex) : undefined
+  return ipv4 ? { ipv4 } : { groups, hex }
+}
+
+/**
+ * The IPv4 client an IPv6 address stands for, when it is one whose return traffic goes to that
+ * IPv4 address (so a TCP client holds it, and writing it costs no one else's budget):
+ * - IPv4-mapped `::ffff:0:0/96`, and NAT64 (RFC 6052, RFC 8215): the well-known prefix
+ *   `64:ff9b::/96` and the local-use `64:ff9b:1::/48` (a translator's /96 in it), where a
+ *   translator in front of an IPv6-only service writes every IPv4 client (keyed by the /64, /56
+ *   and /48, they all once shared one budget, and one client spending it refused everyone's
+ *   codes); the last 32 bits.
+ * - 6to4 `2002::/16` (RFC 3056): the /48 an IPv4 holder derives from its address (bits 16-47),
+ *   which was a /64, /56 and /48 budget on top of its IPv4 one.
+ * - Teredo `2001::/32` (RFC 4380): the client's public IPv4 address, the last 32 bits inverted;
+ *   the /64 is the Teredo server's, which every client of that server shared.
+ */
+function ipv4Within(hex: (number | undefined)[]): string | undefined {
+  const [a, b, c, d, e, f, g, h] = hex
+  if (hex.some((group) => group === undefined)) return undefined
+  const dotted = (high: number, low: number) => [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.')
+  const zeros = (...groups: (number | undefined)[]) => groups.every((group) => group === 0)
+  if (zeros(a, b, c, d, e) && f === 0xffff) return dotted(g!, h!)
+  if (a === 0x64 && b === 0xff9b && zeros(c, d, e, f)) return dotted(g!, h!)
+  if (a === 0x64 && b === 0xff9b && c === 1) return dotted(g!, h!)
+  if (a === 0x2002) return dotted(b!, c!)
+  if (a === 0x2001 && b === 0) return dotted(g! ^ 0xffff, h! ^ 0xffff)
+  return undefined
 }
 
 /** An IPv6 address's 8 groups, `::` expanded and an embedded IPv4 tail written as two groups. */

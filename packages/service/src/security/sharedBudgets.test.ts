@@ -165,13 +165,16 @@ describe('a client-written forwarding header behind a trusted proxy', () => {
     expect(addressBudgetKey('fe80::1%eth0')).toBe('fe80:0:0:0::/64')
   })
 
-  it('an IPv4 client a NAT64 translator writes in 64:ff9b::/96 is keyed by its IPv4 address, not one /64 all IPv4 clients share', async () => {
+  it('an IPv4 client a NAT64 translator writes in 64:ff9b::/96 or 64:ff9b:1::/48 is keyed by its IPv4 address, not one /64 all IPv4 clients share', async () => {
     expect(addressBudgetKey('64:ff9b::c633:6401')).toBe('198.51.100.1')
     expect(addressBudgetKey('64:FF9B::198.51.100.1')).toBe('198.51.100.1')
     expect(addressBudgetKey('64:ff9b:0:0:0:0:cb00:7101')).toBe('203.0.113.1')
     expect(addressBudgetKey('::ffff:c633:6401')).toBe('198.51.100.1')
-    // Not the well-known prefix: an IPv6 client as any other.
-    expect(addressBudgetKey('64:ff9b:1::c633:6401')).toBe('64:ff9b:1:0::/64')
+    // A translator's /96 in the local-use prefix 64:ff9b:1::/48 (RFC 8215) too: it was a /64 too.
+    expect(addressBudgetKey('64:ff9b:1::c633:6401')).toBe('198.51.100.1')
+    expect(addressBudgetKey('64:ff9b:1:2:3:4:cb00:7101')).toBe('203.0.113.1')
+    // Not a translation prefix: an IPv6 client as any other.
+    expect(addressBudgetKey('64:ff9b:2::c633:6401')).toBe('64:ff9b:2:0::/64')
     expect(addressBudgetKey('2001:db8::198.51.100.1')).toBe('2001:db8:0:0::/64')
     // 198.51.100.1 spends its budget; 203.0.113.1, someone elsewhere, still gets a code.
     const h = await createHarness({ clock: fakeClock() })
