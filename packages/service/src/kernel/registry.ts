@@ -153,6 +153,18 @@ export interface ActivityHandler<P extends ActivityPath = ActivityPath> {
    */
   shownOnce?: readonly string[]
   /**
+   * Makes the `shownOnce` fields again for the activity's submitter, asking with the credential
+   * that submitted it (never a read-only session): a bearer token that credential could ask for
+   * anew, made as the run made it (its expiry, its binding), so a replay of the request and the
+   * submitter's `get_activity` (polling one that ran after waiting) still carry it. Anyone else sees
+   * it emptied, the one whose vote let it run included (`shownTo`). Without it, what is shown once
+   * reaches the request, or the vote, that ran it only.
+   */
+  shownAgain?(
+    ctx: { runtime: Runtime; reads: Reads; caller: Caller },
+    row: ActivityRow & { result: ActivityResult<P> },
+  ): Promise<Partial<ActivityResult<P>>>
+  /**
    * Parameters never stored with the activity's intent (a one-time code): its record shows them
    * emptied. Only for handlers that never wait (`selfService` or `skipConsensus`): a waiting
    * activity is parsed again from its stored intent.

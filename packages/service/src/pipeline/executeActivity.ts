@@ -4,7 +4,13 @@ import { type ApiError, NotFoundError } from '../kernel/base/errors.ts'
 import type { ServiceEventMap, ServiceEventName } from '../kernel/base/events.ts'
 import { Reader } from '../kernel/Reader.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
-import type { ActivityContext, ActivityHandler, PrepareContext, Registry } from '../kernel/registry.ts'
+import type {
+  ActivityContext,
+  ActivityHandler,
+  Caller,
+  PrepareContext,
+  Registry,
+} from '../kernel/registry.ts'
 import type { ActivityRow, VoteRow } from '../kernel/store/model.ts'
 import { isDatabaseError, NotInSnapshot, type Reads, type Transaction } from '../kernel/store/Store.ts'
 import { toApiError } from './errorResponse.ts'
@@ -141,6 +147,42 @@ export function emptied(record: Record<string, unknown>, fields: readonly string
       copy[field] = Array.isArray(copy[field]) ? [] : typeof copy[field] === 'string' ? '' : null
   return copy
 }
+
+/**
+ * `row` as `viewer` is shown it. What its handler shows once (`shownOnce`) is never in the stored
+ * record; `stored` (a record read back) empties it too in a record written before the field was.
+ * A handler that makes it again (`shownAgain`: a bearer token) makes it for the activity's
+ * submitter asking with the credential that submitted it, not with a read-only session (a replay
+ * of the request, `get_activity` polling one that ran after waiting); anyone else is shown it
+ * emptied, the one whose vote let it run included.
+ */
+export async function shownTo(
+  { runtime, registry, reads }: { runtime: Runtime; registry: Registry; reads: Reads },
+  row: ActivityRow,
+  viewer: Caller | undefined,
+  { stored = false }: { stored?: boolean } = {},
+): Promise<ActivityRow> {
+  const handler = registry.activities.get(row.path as ActivityPath) as ActivityHandler | undefined
+  const fields = handler?.shownOnce
+  if (!fields?.length || !row.result) return row
+  const kept = stored ? emptied(row.result, fields) : row.result
+  if (!handler?.shownAgain) return kept === row.result ? row : { ...row, result: kept }
+  const submitter =
+    viewer !== undefined &&
+    !viewer.readOnly &&
+    viewer.userId === row.userId &&
+    viewer.credential.id === row.credentialId
+  if (!submitter) return { ...row, result: emptied(row.result, fields) }
+  if (row.status !== 'ACTIVITY_STATUS_COMPLETED' || fields.every((field) => isShown(kept[field])))
+    return kept === row.result ? row : { ...row, result: kept }
+  const again = await handler.shownAgain({ runtime, reads, caller: viewer }, {
+    ...row,
+    result: kept,
+  } as never)
+  return { ...row, result: { ...kept, ...again } }
+}
+
+const isShown = (value: unknown) => (Array.isArray(value) ? value.length > 0 : Boolean(value))
 
 /**
  * `row` as it is recorded: once the activity has ended (`TERMINAL_ACTIVITY_STATUSES`), its intent

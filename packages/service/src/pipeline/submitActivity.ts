@@ -23,6 +23,7 @@ import {
   type Prepared,
   prepareContext,
   putActivity,
+  shownTo,
 } from './executeActivity.ts'
 import { confinedBy, heldBy } from './gates.ts'
 import { renderActivity } from './renderActivity.ts'
@@ -431,7 +432,7 @@ async function decideAndRun(
 }
 
 /** The answer: the activity as its submitter sees it (a vote answers with the activity voted on). */
-async function answer({ runtime, caller }: Submission, outcome: Execution): Promise<SubmitOutcome> {
+async function answer({ runtime, registry, caller }: Submission, outcome: Execution): Promise<SubmitOutcome> {
   if (outcome.error) throw outcome.error
   const shown = outcome.respondWith
     ? (outcome.respondWithRow ?? (await runtime.store.get('activities', outcome.respondWith))!)
@@ -439,7 +440,8 @@ async function answer({ runtime, caller }: Submission, outcome: Execution): Prom
   return {
     activity: await renderActivity(
       runtime.store,
-      shown,
+      // What is shown once reaches its submitter only, made again for a replay (`shownTo`).
+      await shownTo({ runtime, registry, reads: runtime.store }, shown, caller),
       caller,
       outcome.respondWith ? undefined : outcome.votes,
     ),

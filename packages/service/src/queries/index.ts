@@ -14,6 +14,7 @@ import { toChecksumAddress } from '../kernel/crypto/addresses.ts'
 import { defineQuery, type QueryHandler } from '../kernel/registry.ts'
 import type { ApiKeyRow } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Store.ts'
+import { shownTo } from '../pipeline/executeActivity.ts'
 import { renderActivity } from '../pipeline/renderActivity.ts'
 import { signsInFromParent } from '../pipeline/walletKeys.ts'
 import { renderPolicy } from '../policies/renderPolicy.ts'
@@ -260,7 +261,7 @@ export const builtinQueries: Record<string, QueryHandler> = {
   }),
   get_activity: defineQuery('get_activity', {
     parse: (r) => ({ activityId: id(r, 'activityId') }),
-    run: async ({ store, organization, caller }, q) => {
+    run: async ({ store, runtime, registry, organization, caller }, q) => {
       const activity = await store.get('activities', q.activityId)
       if (!activity || activity.organizationId !== organization.id)
         throw new NotFoundError({
@@ -268,7 +269,9 @@ export const builtinQueries: Record<string, QueryHandler> = {
           field: 'activityId',
           message: `activity ${q.activityId} not found`,
         })
-      return { activity: await renderActivity(store, activity, caller) }
+      // What its handler shows once is not in the record (records written before it was included).
+      const shown = await shownTo({ runtime, registry, reads: store }, activity, caller, { stored: true })
+      return { activity: await renderActivity(store, shown, caller) }
     },
   }),
   list_user_tags: defineQuery('list_user_tags', {

@@ -16,10 +16,14 @@ const ENCRYPTED_TYPE = 'ACTIVITY_TYPE_VERIFY_OTP_V2'
  * public_key, exp) bound to the caller's public key. Wrong codes count even though the activity
  * fails; the fifth one kills the code. `VERIFY_OTP_V2` sends the code and the key HPKE-encrypted
  * to the target `INIT_OTP_V3` returned (`encryptedOtpBundle`), opened here, then checked alike.
+ * The token is answered to the request that verified the code and never stored (`shownOnce`): one
+ * bound to no key logs in as the contact's user, so no other reader of the organization may take it
+ * from `get_activity`; a replay of the request shows it emptied (verify a new code).
  */
 export const verifyOtp = defineActivity('verify_otp', {
   allowNonRoot: true,
   skipConsensus: true,
+  shownOnce: ['verificationToken'],
   parse: (r, type) => {
     const expirationSeconds = r.optUintString('expirationSeconds', { max: 86_400 })
     const otpId = r.string('otpId', { max: 200 })
