@@ -52,6 +52,15 @@ function queueOn(host: JobQueueHost, options: JobQueueOptions = {}): JobQueue {
   return queue
 }
 
+/** A promise and what resolves it. */
+function opening(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void
+  const promise = new Promise<void>((done) => {
+    resolve = done
+  })
+  return { promise, resolve }
+}
+
 /** `store`, counting the job rows each of its reads returns (`read.rows`). */
 function countingReads(store: Store) {
   const read = { rows: 0 }
@@ -184,7 +193,7 @@ describe.each(backends)('job queue on %s', (name, open) => {
     expect(await store.get('jobs', id)).toMatchObject({
       state: 'running',
       attempts: 1,
-      claimedBy: queue.workerId,
+      claimedBy: expect.stringMatching(new RegExp(`^${queue.workerId}/.`)),
     })
     release()
     await queue.idle()
@@ -342,6 +351,82 @@ describe.each(backends)('job queue on %s', (name, open) => {
     ])
     expect(await store.get('jobs', id)).toBeUndefined()
   })
+
+  // A handler may put its own job again while it runs (the webhooks' turn passed on to the end of
+  // the queue, a delivery retried later): the job is written afresh (attempts 0), and the same
+  // worker may claim it again (attempts 1 again) before the first run ends. Each run's end is its
+  // own claim's: the first run ending first once deleted the job the second run held, losing the
+  // second run's retry for good.
+  for (const firstEndsFirst of [true, false])
+    it(`a job its run put again and the same worker claimed again is the second run's to finish (the first run ends ${firstEndsFirst ? 'first' : 'last'})`, async () => {
+      const ended = { next: () => {} }
+      const { host, clock, events } = hostOn(
+        new Proxy(store, {
+          get(target, prop, receiver) {
+            const value = Reflect.get(target, prop, receiver) as unknown
+            if (typeof value !== 'function') return value
+            if (prop !== 'transaction') return (value as (...a: unknown[]) => unknown).bind(target)
+            return async (...args: unknown[]) => {
+              const result = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args)
+              ended.next()
+              return result
+            }
+          },
+        }),
+      )
+      /** Resolves when the next transaction of the queue's store has committed. */
+      const nextTransaction = () => new Promise<void>((resolve) => (ended.next = resolve))
+      const queue = queueOn(host)
+      const kind = `passes-on-${firstEndsFirst}`
+      const id = `job.turn.${name}.${firstEndsFirst}`
+      const gates = [opening(), opening()]
+      const putAgain = opening()
+      const runs: { attempt: number; uncertain: boolean }[] = []
+      queue.handle(kind, {
+        run: async (_, context) => {
+          runs.push({ attempt: context.attempt, uncertain: context.uncertain })
+          if (runs.length === 1) {
+            // Its work is not over: the job goes back to the end of the queue.
+            await store.transaction((tx) => queue.enqueue(tx, kind, {}, { id }))
+            putAgain.resolve()
+            await gates[0]!.promise
+          } else if (runs.length === 2) {
+            // It finds the first run still at work: it must be tried again.
+            await gates[1]!.promise
+            throw new JobError('busy')
+          }
+        },
+      })
+      await store.transaction((tx) => queue.enqueue(tx, kind, {}, { id }))
+      expect(await queue.runDue()).toBe(1)
+      await putAgain.promise
+      expect(await queue.runDue()).toBe(1)
+      expect(await store.get('jobs', id)).toMatchObject({ state: 'running', attempts: 1 })
+      for (const gate of firstEndsFirst ? [0, 1] : [1, 0]) {
+        const committed = nextTransaction()
+        gates[gate]!.resolve()
+        await committed
+      }
+      await queue.idle()
+      // The second run's retry stands, whichever ended first.
+      const row = (await store.get('jobs', id))!
+      expect(row).toMatchObject({ state: 'pending', attempts: 1, lastError: 'busy' })
+      expect(row.claimedBy).toBeUndefined()
+      clock.at = row.runAfter
+      expect(await queue.runDue()).toBe(1)
+      await queue.idle()
+      expect(await store.get('jobs', id)).toBeUndefined()
+      expect(runs).toEqual([
+        { attempt: 1, uncertain: false },
+        { attempt: 1, uncertain: false },
+        { attempt: 2, uncertain: false },
+      ])
+      // The first run's end is not recorded: its job was put again.
+      expect(events).toEqual([
+        ['job.retry', { kind, attempts: 1, reason: 'busy' }],
+        ['job.done', { kind, attempts: 2 }],
+      ])
+    })
 
   it('lets another worker take a job whose lease ran out; the first worker then changes nothing', async () => {
     const first = hostOn(store)

@@ -123,8 +123,12 @@ class TimedOut extends Error {
  * several instances on one PostgreSQL database (SERIALIZABLE) two claims of one job conflict and
  * the rerun of the loser sees it taken, so exactly one instance runs each run; SQLite has one
  * process. A worker that dies holding a job leaves its lease to expire; then any worker (the
- * restarted one too) claims it again, told the last outcome is unknown (`uncertain`). A worker
- * finishes a job only while its own claim stands, so a run that outlived its lease changes nothing.
+ * restarted one too) claims it again, told the last outcome is unknown (`uncertain`). A run
+ * finishes its job only while its own claim stands, so a run that outlived its lease changes
+ * nothing. Each claim has an id of its own (`claimedBy`: the worker's id, a slash, a new id): a job
+ * put again while its run runs (`enqueue` under its id, attempts back to 0: the webhooks' turn
+ * passed on, a delivery retried later) and claimed again by the same worker has the same worker
+ * and attempts as the run before; that run's end must not finish the new run's claim.
  */
 export class JobQueue {
   private readonly handlers = new Map<string, JobHandler<never>>()
@@ -349,7 +353,7 @@ export class JobQueue {
           ...job,
           state: 'running',
           attempts: job.attempts + 1,
-          claimedBy: this.workerId,
+          claimedBy: `${this.workerId}/${this.host.newId()}`,
           claimedUntil: at + this.settings.leaseMs,
           uncertain: Boolean(job.uncertain) || expired,
           updatedAt: at,
@@ -482,13 +486,9 @@ export class JobQueue {
   ): Promise<void> {
     const finished = await this.host.store.transaction(async (tx) => {
       const current = await tx.get('jobs', job.id)
-      // Someone else holds it now (this run outlived its lease): theirs to finish.
-      if (
-        current?.state !== 'running' ||
-        current.claimedBy !== this.workerId ||
-        current.attempts !== job.attempts
-      )
-        return false
+      // Another claim holds it now (this run outlived its lease, or its job was put again and
+      // claimed again, by this worker too): theirs to finish.
+      if (current?.state !== 'running' || current.claimedBy !== job.claimedBy) return false
       const at = this.host.now()
       if (outcome.ok) {
         await tx.delete('jobs', job.id)

@@ -290,7 +290,7 @@ export interface JobRow extends Row {
   runAfter: number
   /** Runs started so far (a claim counts one before the handler runs). */
   attempts: number
-  /** The worker holding it while `running`. */
+  /** The claim holding it while `running`: the worker's id, a slash, the claim's own id. */
   claimedBy?: string
   /** A `running` job whose lease ends before now is claimable again (its worker died). */
   claimedUntil?: number
