@@ -219,8 +219,9 @@ async function sendWhatWaits(
 ): Promise<boolean> {
   const { endpointId, settings, context, turn } = input
   // The lease is this run's, not the instance's: another job of the same worker (a later
-  // delivery that became the head while this run still sends) must wait for it too.
-  const holder = `${runtime.jobs.workerId}/${runtime.newId()}`
+  // delivery that became the head while this run still sends) must wait for it too. It names the
+  // job too, which a run of the same job put again meanwhile recognises (below).
+  const holder = `${runtime.jobs.workerId}/${runtime.newId()}#${context.jobId}`
   const held: Held = { until: 0 }
   if (!(await lease(runtime, endpointId, { workerId: holder, settings, held }))) {
     // Held by another run, which sends this delivery too. Unless that run may be this job's own,
@@ -237,6 +238,12 @@ async function sendWhatWaits(
     // behind it, with no one to send them. Try again once the lease may be free.
     const own = await runtime.store.get('webhookDeliveries', input.own)
     if (own?.state === 'pending' && own.attempts > 0) throw new JobError('busy')
+    // Nor when the holder is a run of this very job, put again under its id while that run still
+    // sends (the endpoint turned off and on, a redelivery): that run's retry, should its try fail
+    // (or anything after it), is this job's row, which ending here would delete, and the failed
+    // head and every delivery behind it would wait for a job that no longer exists.
+    const endpoint = await runtime.store.get('webhookEndpoints', endpointId)
+    if (endpoint?.sendingBy?.endsWith(`#${context.jobId}`)) throw new JobError('busy')
     return false
   }
   let ended: Awaited<ReturnType<typeof sendHeld>>
@@ -560,7 +567,8 @@ export function fanOutFeeder(
  * Sends `queue` in order, then whatever became pending meanwhile (numbered first), until the
  * queue is empty, the run's turn is over (`TURN_TRIES` tries, or its time), the endpoint is off
  * (deleted, turned off or paused) or the queue stops; on a failure of this job's own delivery,
- * throws (the job's retry), of another's, hands its retry to that delivery's job and ends.
+ * throws (the job's retry), of another's, hands its retry to that delivery's job and ends. A lease
+ * it could not renew throws too (the job runs again once the lease may be free).
  */
 async function drain(
   runtime: Runtime,
@@ -623,17 +631,23 @@ async function drainOnce(
       continue
     }
     await yieldToRequests(runtime, { since: current.createdAt, settings, signal: context.signal })
+    // The holder sends nothing once the endpoint is off (its tenant turned it off, the service
+    // paused it, or it was deleted): the rest waits, paused (`pauseIfOff`), in its order. Looked
+    // at before the lease's renewal, which a deleted endpoint refuses.
+    const endpoint = await runtime.store.get('webhookEndpoints', current.endpointId)
+    if (!endpoint || !isOn(endpoint)) throw new StopDrain('off')
     // The endpoint's lease covers a try or two (renewed before a try that could outlast it): a
     // process killed mid-try frees the endpoint two timeouts later, not at the end of a whole drain.
+    // Not renewed (another run took it once it ran out, or the endpoint is gone since): this run
+    // sends nothing more and its turn is not put back; it ends, and its job runs again once the
+    // lease may be free (`answerable`: it looks at the queue then), since the holder may leave
+    // this job's failed delivery to it. Never a return with nothing done: `drain` would read the
+    // same queue again and spin.
     if (
       runtime.now() + settings.timeoutMs + 1000 > input.held.until &&
       !(await lease(runtime, current.endpointId, { workerId: input.holder, settings, held: input.held }))
     )
-      return
-    // The holder sends nothing once the endpoint is off (its tenant turned it off, the service
-    // paused it, or it was deleted): the rest waits, paused (`pauseIfOff`), in its order.
-    const endpoint = await runtime.store.get('webhookEndpoints', current.endpointId)
-    if (!endpoint || !isOn(endpoint)) throw new StopDrain('off')
+      throw new JobError('busy')
     turn.tries++
     const outcome = await sendOnce(runtime, { delivery: current, endpoint, settings, signal: context.signal })
     runtime.emit('webhooks.delivery', {
