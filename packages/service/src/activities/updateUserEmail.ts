@@ -6,6 +6,8 @@ import { defineActivity } from '../kernel/registry.ts'
  * key redeems (see `updateContact`).
  */
 export const updateUserEmail = defineActivity('update_user_email', {
+  // The verification token it redeems is no reader's to take from its record (`bearerParameters`).
+  bearerParameters: ['verificationToken', 'clientSignature'],
   parse: (r) => {
     const { userId, contact, verificationToken, clientSignature } = readContactUpdate(r, 'email')
     return {

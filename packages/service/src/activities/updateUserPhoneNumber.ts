@@ -6,6 +6,8 @@ import { defineActivity } from '../kernel/registry.ts'
  * redeems (see `updateContact`).
  */
 export const updateUserPhoneNumber = defineActivity('update_user_phone_number', {
+  // The verification token it redeems is no reader's to take from its record (`bearerParameters`).
+  bearerParameters: ['verificationToken', 'clientSignature'],
   parse: (r) => {
     const { userId, contact, verificationToken, clientSignature } = readContactUpdate(r, 'phone')
     return {

@@ -180,6 +180,13 @@ export interface ActivityHandler<P extends ActivityPath = ActivityPath> {
    */
   clearedWhenDone?: readonly string[]
   /**
+   * Parameters that are a bearer credential the activity redeems (a verification token, and the
+   * `clientSignature` that binds it): kept in the stored intent only while the activity may still
+   * run (as `clearedWhenDone`), and never shown from the record, whatever its status: `get_activity`,
+   * a replay's answer and a vote's show them emptied, in records written before this too (`shownTo`).
+   */
+  bearerParameters?: readonly string[]
+  /**
    * Whether it loosens a guard on spending with these parameters (raises a spending limit, lets it
    * reach more addresses, removes one that still covers someone), read in its transaction before it
    * runs: once any MFA policy is on its submitter, such a change waits for every one of their

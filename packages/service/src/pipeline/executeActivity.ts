@@ -149,7 +149,8 @@ export function emptied(record: Record<string, unknown>, fields: readonly string
 }
 
 /**
- * `row` as `viewer` is shown it. What its handler shows once (`shownOnce`) is never in the stored
+ * `activity` as `viewer` is shown it, without the bearer credentials its intent may hold while it waits
+ * (`bearerParameters`). What its handler shows once (`shownOnce`) is never in the stored
  * record; `stored` (a record read back) empties it too in a record written before the field was.
  * A handler that makes it again (`shownAgain`: a bearer token) makes it for the activity's
  * submitter asking with the credential that submitted it, not with a read-only session (a replay
@@ -158,11 +159,15 @@ export function emptied(record: Record<string, unknown>, fields: readonly string
  */
 export async function shownTo(
   { runtime, registry, reads }: { runtime: Runtime; registry: Registry; reads: Reads },
-  row: ActivityRow,
+  activity: ActivityRow,
   viewer: Caller | undefined,
   { stored = false }: { stored?: boolean } = {},
 ): Promise<ActivityRow> {
-  const handler = registry.activities.get(row.path as ActivityPath) as ActivityHandler | undefined
+  const handler = registry.activities.get(activity.path as ActivityPath) as ActivityHandler | undefined
+  // A bearer credential the activity redeems is never shown from its record (`bearerParameters`).
+  const row = handler?.bearerParameters?.length
+    ? { ...activity, intent: cleared(activity.intent, handler.bearerParameters) }
+    : activity
   const fields = handler?.shownOnce
   if (!fields?.length || !row.result) return row
   const kept = stored ? emptied(row.result, fields) : row.result
@@ -186,14 +191,15 @@ const isShown = (value: unknown) => (Array.isArray(value) ? value.length > 0 : B
 
 /**
  * `row` as it is recorded: once the activity has ended (`TERMINAL_ACTIVITY_STATUSES`), its intent
- * without what its handler clears when done (`ActivityHandler.clearedWhenDone`). While it may
+ * without what its handler clears when done (`ActivityHandler.clearedWhenDone`, `bearerParameters`). While it may
  * still run (awaiting consensus or a gate) it keeps its intent whole: it is parsed again from it.
  */
 export function recorded(registry: Registry, row: ActivityRow): ActivityRow {
   if (!TERMINAL_ACTIVITY_STATUSES.includes(row.status as ActivityStatus)) return row
   const handler = registry.activities.get(row.path as ActivityPath) as ActivityHandler | undefined
-  if (!handler?.clearedWhenDone?.length) return row
-  return { ...row, intent: cleared(row.intent, handler.clearedWhenDone) }
+  const paths = [...(handler?.clearedWhenDone ?? []), ...(handler?.bearerParameters ?? [])]
+  if (paths.length === 0) return row
+  return { ...row, intent: cleared(row.intent, paths) }
 }
 
 /** Writes the activity's row in `tx` as it is recorded (`recorded`). */

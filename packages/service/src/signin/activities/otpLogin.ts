@@ -15,6 +15,8 @@ export const otpLogin = defineActivity('otp_login', {
   allowNonRoot: true,
   allowParentOrganization: true,
   skipConsensus: true,
+  // The token it redeems is no reader's to take from its record, failed or waiting (`bearerParameters`).
+  bearerParameters: ['verificationToken', 'clientSignature'],
   parse: (r, type) =>
     parseLogin(r, (r) => {
       // V2 requires the published object; the seed's hex string is V1's.
