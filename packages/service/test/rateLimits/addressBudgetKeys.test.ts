@@ -9,30 +9,10 @@ import { describe, expect, it } from 'vitest'
 import { trustProxies } from '../../src/config/trustedProxies.ts'
 import { addressBudgetKey, ipv6NetworkKeys } from '../../src/pipeline/rateLimit.ts'
 import { OTP_INIT_PER_ADDRESS } from '../../src/signin/proxy/otpInit.ts'
-import { createHarness, fakeClock, type Harness, type Json } from '../../src/testing/harness.ts'
+import { createHarness, fakeClock, type Harness } from '../../src/testing/harness.ts'
+import { otpInit } from './otpInit.ts'
 
 const PER_MINUTE = OTP_INIT_PER_ADDRESS.perMinute
-
-/** `otp_init` straight to the app from socket peer `address`. */
-async function otpInit(
-  h: Harness,
-  contact: string,
-  address: string,
-): Promise<{ status: number; body: Json }> {
-  const response = await h.service.app.request(
-    '/v1/otp_init',
-    {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        [PROXY_CONFIG_HEADER]: h.service.dev.authProxyConfigId!,
-      },
-      body: JSON.stringify({ otpType: 'OTP_TYPE_EMAIL', contact }),
-    },
-    { incoming: { socket: { remoteAddress: address } } },
-  )
-  return { status: response.status, body: await response.json() }
-}
 
 /** `otp_init` as `start` serves it behind a trusted reverse proxy at 10.0.0.2 that sets `X-Forwarded-For`. */
 async function viaProxy(h: Harness, contact: string, forwardedFor: string) {

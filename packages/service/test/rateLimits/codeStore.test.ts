@@ -4,7 +4,6 @@
 // codes are swept a page at a time through an index. Before, 20 /64s of one /56 took the last
 // 400 places in a minute (every /64 its own budget) and locked every user of every organization
 // out of sign-in codes; an end user holding verified contacts was budgeted per contact only.
-import { PROXY_CONFIG_HEADER } from '@latchkey/protocol'
 import { describe, expect, it, vi } from 'vitest'
 import { Transaction as StoreTransaction } from '../../src/kernel/store/Transaction.ts'
 import {
@@ -16,29 +15,9 @@ import {
   resultOf,
   testKey,
 } from '../../src/testing/harness.ts'
+import { otpInit } from './otpInit.ts'
 
 const MINUTE = 60_000
-
-/** `otp_init` through the auth proxy for `contact`, from `address`. */
-async function otpInit(
-  h: Harness,
-  contact: string,
-  address: string,
-): Promise<{ status: number; body: Json }> {
-  const response = await h.service.app.request(
-    '/v1/otp_init',
-    {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        [PROXY_CONFIG_HEADER]: h.service.dev.authProxyConfigId!,
-      },
-      body: JSON.stringify({ otpType: 'OTP_TYPE_EMAIL', contact }),
-    },
-    { incoming: { socket: { remoteAddress: address } } },
-  )
-  return { status: response.status, body: await response.json() }
-}
 
 /** Codes other networks hold: live for the next 15 minutes. */
 async function holdCodes(h: Harness, count: number, liveMs = 15 * MINUTE) {

@@ -5,11 +5,11 @@
 // instance. The caps once let each instance add rows up to 90% of the cap between two counts of its
 // own, so two instances held up to 1.8 times the cap; now each adds at most 1% of it (at least 10)
 // between counts.
-import { PROXY_CONFIG_HEADER } from '@latchkey/protocol'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
 import { type Harness, type Json, resultOf, testKey } from '../../src/testing/harness.ts'
 import { twoInstances } from '../support/twoInstances.ts'
+import { otpInit } from './otpInit.ts'
 
 let cluster: PostgresCluster
 const opened: Harness[] = []
@@ -29,27 +29,6 @@ async function pair(options: Parameters<typeof twoInstances>[2] = {}): Promise<[
   const both = await twoInstances(cluster, `otp_budgets_${databases++}`, options)
   opened.push(...both)
   return both
-}
-
-/** `otp_init` through the auth proxy for `contact`, from `address` (as the Node server hands it over). */
-async function otpInit(
-  h: Harness,
-  contact: string,
-  address: string,
-): Promise<{ status: number; body: Json }> {
-  const response = await h.service.app.request(
-    '/v1/otp_init',
-    {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        [PROXY_CONFIG_HEADER]: h.service.dev.authProxyConfigId!,
-      },
-      body: JSON.stringify({ otpType: 'OTP_TYPE_EMAIL', contact }),
-    },
-    { incoming: { socket: { remoteAddress: address } } },
-  )
-  return { status: response.status, body: await response.json() }
 }
 
 const count = (answers: { status: number }[], status: number) =>
