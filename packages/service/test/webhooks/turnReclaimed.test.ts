@@ -5,88 +5,21 @@
 // held (by the first, before its release) and failed 'busy' to be tried again; that retry was lost
 // and the rest of the endpoint's queue had no job at all (deliveries 5 and 6 of 6 never sent). Each
 // claim now has its own id (JobQueue), and each run's end is its own claim's.
-import { createServer, type IncomingMessage, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { verifyWebhook, WEBHOOK_JWKS_PATH, type WebhookEventBody } from '@latchkey/protocol'
-import { afterEach, describe, expect, it } from 'vitest'
-import { createHarness, type Harness, resultOf } from '../../src/testing/harness.ts'
+import { describe, expect, it } from 'vitest'
 import { turnJobIdOf } from '../../src/webhooks/deliver.ts'
-import { nodeWebhookTransport } from '../../src/webhooks/nodeTransport.ts'
 import { DELIVER_JOB } from '../../src/webhooks/recordEvent.ts'
+import { setUp as inProcess } from './inProcessReceiver.ts'
 
-interface Receiver {
-  url: string
-  received: WebhookEventBody[]
-  rejected: string[]
-  requests: number
-}
-
-const servers: Server[] = []
-const harnesses: Harness[] = []
-afterEach(async () => {
-  await Promise.all(harnesses.splice(0).map((h) => h.service.close()))
-  await Promise.all(servers.splice(0).map((server) => new Promise((done) => server.close(done))))
-})
-
-const readBody = (request: IncomingMessage) =>
-  new Promise<Buffer>((done) => {
-    const chunks: Buffer[] = []
-    request.on('data', (chunk: Buffer) => chunks.push(chunk))
-    request.on('end', () => done(Buffer.concat(chunks)))
-  })
-
-async function startReceiver(h: () => Harness): Promise<Receiver> {
-  const receiver: Receiver = { url: '', received: [], rejected: [], requests: 0 }
-  const server = createServer(async (request, response) => {
-    receiver.requests++
-    const body = await readBody(request)
-    const jwks = await (await h().service.app.request(WEBHOOK_JWKS_PATH)).json()
-    const verdict = verifyWebhook({ body, headers: request.headers, jwks, now: h().clock.now() })
-    if (!verdict.ok) {
-      receiver.rejected.push(verdict.reason)
-      response.writeHead(401).end()
-      return
-    }
-    receiver.received.push(JSON.parse(body.toString('utf8')))
-    response.writeHead(200).end('ok')
-  })
-  servers.push(server)
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done))
-  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`
-  return receiver
-}
-
+/** A harness with an in-process receiver, and `settleAll`: the clock moved on (past any backoff) and due jobs run, until `want` are sent. */
 async function setUp() {
-  let h!: Harness
-  const receiver = await startReceiver(() => h)
-  h = await createHarness({
-    webhooks: { transport: nodeWebhookTransport() },
-    jobs: { pollMs: 3_600_000, backoff: { baseMs: 1000, maxMs: 60_000 } },
-  })
-  harnesses.push(h)
-  const endpoint = async (subscriptions: object[]) =>
-    resultOf(
-      'create_webhook_endpoint',
-      await h.submit('create_webhook_endpoint', { url: receiver.url, name: 'app', subscriptions }),
-    ) as { endpointId: string }
-  /** Runs every due job until none is left due. */
-  const flush = async () => {
-    for (let round = 0; round < 50; round++) {
-      await h.service.runtime.jobs.idle()
-      if ((await h.service.runtime.jobs.runDue()) === 0) {
-        await h.service.runtime.jobs.idle()
-        if ((await h.service.runtime.jobs.runDue()) === 0) return
-      }
-    }
-  }
-  /** Moves the clock on (past any backoff) and flushes, a bounded number of times. */
+  const { h, sent, endpoint, flush, requests } = await inProcess()
   const settleAll = async (want: number) => {
-    for (let i = 0; i < 8 && receiver.received.length < want; i++) {
+    for (let i = 0; i < 8 && sent.length < want; i++) {
       h.clock.advance(10 * 60_000)
       await flush()
     }
   }
-  return { h, receiver, endpoint, flush, settleAll }
+  return { h, receiver: { received: sent, requests }, endpoint, flush, settleAll }
 }
 
 type Outcome = { ok: true } | { ok: false; reason: string }
@@ -95,7 +28,7 @@ describe("an endpoint's turn put back by its own run and claimed again by the sa
   for (const racing of [true, false])
     it(`every delivery is sent when the first run finishes ${racing ? 'before' : 'after'} the second`, async () => {
       const { h, receiver, endpoint, flush, settleAll } = await setUp()
-      const { endpointId } = await endpoint([{ eventType: 'LATCHKEY_WALLET_CREATED' }])
+      const { endpointId } = await endpoint()
       const { runtime } = h.service
       const store = runtime.store
       const turn = turnJobIdOf(endpointId)
@@ -113,7 +46,7 @@ describe("an endpoint's turn put back by its own run and claimed again by the sa
         await h.submit('create_wallet', { walletName: `W${i}`, accounts: [] })
       }
       await flush()
-      expect(receiver.requests).toBe(0)
+      expect(receiver.requests()).toBe(0)
       const { sendingBy: _, sendingUntil: __, ...free } = (await store.get('webhookEndpoints', endpointId))!
       await store.transaction((tx) => tx.put('webhookEndpoints', free))
       const [first] = await store.pageBy('webhookDeliveries', {
