@@ -18,12 +18,15 @@ const ENCRYPTED_TYPE = 'ACTIVITY_TYPE_VERIFY_OTP_V2'
  * to the target `INIT_OTP_V3` returned (`encryptedOtpBundle`), opened here, then checked alike.
  * The token is answered to the request that verified the code and never stored (`shownOnce`): one
  * bound to no key logs in as the contact's user, so no other reader of the organization may take it
- * from `get_activity`; a replay of the request shows it emptied (verify a new code).
+ * from `get_activity`; a replay of the request shows it emptied (verify a new code). The code it
+ * checks is no reader's to take from its record either (`bearerParameters`): one refused before it
+ * was compared (the contact's guess budget full) is still live, and verified later it logs in.
  */
 export const verifyOtp = defineActivity('verify_otp', {
   allowNonRoot: true,
   skipConsensus: true,
   shownOnce: ['verificationToken'],
+  bearerParameters: ['otpCode'],
   parse: (r, type) => {
     const expirationSeconds = r.optUintString('expirationSeconds', { max: 86_400 })
     const otpId = r.string('otpId', { max: 200 })
