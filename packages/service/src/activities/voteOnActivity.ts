@@ -6,7 +6,7 @@ import type { ActivityContext, ActivityHandler } from '../kernel/registry.ts'
 import type { ActivityRow } from '../kernel/store/model.ts'
 import { recordActivityEvents } from '../pipeline/activityEvents.ts'
 import { decideAfterVote, decideStored, recordEvaluation } from '../pipeline/decideActivity.ts'
-import { executeActivity, putActivity, respondWith } from '../pipeline/executeActivity.ts'
+import { emptied, executeActivity, putActivity, respondWith } from '../pipeline/executeActivity.ts'
 import { confinedBy, gateOf, heldBy } from '../pipeline/gates.ts'
 
 /** The activity of `ctx.organization` with this fingerprint (`field` names it), else 404. */
@@ -124,8 +124,19 @@ export async function runAsSubmitter(ctx: ActivityContext, activity: ActivityRow
     outcome: undefined,
     later: true,
   })
-  // What it shows only once (a TOTP secret, recovery codes) reaches the one who let it run.
-  respondWith(ctx, activity.id, execution.row)
+  respondWith(ctx, activity.id, shownToRunner(ctx, activity, execution.row))
+}
+
+/**
+ * The activity that ran, as the answer of the one who let it run: what it shows only once (a TOTP
+ * secret, recovery codes) is its submitter's, answered when the submitter let it run (their code
+ * or passkey proving its last step), emptied for another user (a root user's vote reaching the
+ * quorum), who would otherwise hold the submitter's second factor.
+ */
+function shownToRunner(ctx: ActivityContext, activity: ActivityRow, ran: ActivityRow): ActivityRow {
+  const handler = ctx.registry.activities.get(activity.path as ActivityPath) as ActivityHandler | undefined
+  if (ctx.caller.userId === activity.userId || !handler?.shownOnce?.length || !ran.result) return ran
+  return { ...ran, result: emptied(ran.result, handler.shownOnce) }
 }
 
 /** A waiting activity's new status (rejected, or held by a gate), with its ACTIVITY_UPDATES event. */

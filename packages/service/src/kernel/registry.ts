@@ -149,7 +149,10 @@ export interface ActivityHandler<P extends ActivityPath = ActivityPath> {
   createsOnly?: boolean
   /**
    * Result fields answered once, to the request that ran it, and never stored (a TOTP secret,
-   * recovery codes): the stored activity, its replays and `get_activity` show them emptied.
+   * recovery codes): the stored activity, its replays and `get_activity` show them emptied. They
+   * are the submitter's: one that waited and is run by another user's vote (the root quorum
+   * reached) answers that vote with them emptied (`runAsSubmitter`), so a handler whose fields
+   * only its submitter may hold never waits for consensus (`skipConsensus`).
    */
   shownOnce?: readonly string[]
   /**
@@ -158,7 +161,9 @@ export interface ActivityHandler<P extends ActivityPath = ActivityPath> {
    * anew, made as the run made it (its expiry, its binding), so a replay of the request and the
    * submitter's `get_activity` (polling one that ran after waiting) still carry it. Anyone else sees
    * it emptied, the one whose vote let it run included (`shownTo`). Without it, what is shown once
-   * reaches the request, or the vote, that ran it only.
+   * reaches only the request that ran it when that is its submitter's: the submission, or the
+   * submitter's own proof of its last step (`latchkey_satisfy_mfa`, `approve_activity` by their
+   * passkey); another user's vote that runs it is answered with it emptied (`runAsSubmitter`).
    */
   shownAgain?(
     ctx: { runtime: Runtime; reads: Reads; caller: Caller },

@@ -94,9 +94,15 @@ async function acceptTotp(
   })
 }
 
-/** Enrols a TOTP factor, unconfirmed: the secret and its `otpauth://` URI are answered once. */
+/**
+ * Enrols a TOTP factor, unconfirmed: the secret and its `otpauth://` URI are answered once, to its
+ * user. It acts on the caller's own factors only, so it never waits for the root quorum (whose
+ * approving vote would run it and be answered with the secret, not its user): the MFA gate
+ * still holds it for the user's own policies, proven by the user.
+ */
 export const createTotpFactor = defineActivity('latchkey_create_totp_factor', {
   selfService: true,
+  skipConsensus: true,
   shownOnce: ['secret', 'otpauthUri'],
   parse: (r) => {
     const factorName = r.optString('factorName', { max: 64 })
@@ -235,11 +241,13 @@ function newRecoveryCode(): string {
 }
 
 /**
- * Ten single-use recovery codes, replacing the user's earlier ones: answered once, kept as keyed
- * hashes (HMAC-SHA256 under the wing's sealed key), each standing in for one TOTP proof.
+ * Ten single-use recovery codes, replacing the user's earlier ones: answered once, to their user
+ * (never waiting for the root quorum, as `createTotpFactor`), kept as keyed hashes (HMAC-SHA256
+ * under the wing's sealed key), each standing in for one TOTP proof.
  */
 export const createRecoveryCodes = defineActivity('latchkey_create_recovery_codes', {
   selfService: true,
+  skipConsensus: true,
   shownOnce: ['recoveryCodes'],
   parse: (r) => ({ userId: r.string('userId', { max: 200 }) }),
   run: async (ctx, p) => {

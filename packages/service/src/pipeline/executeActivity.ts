@@ -152,10 +152,12 @@ export function emptied(record: Record<string, unknown>, fields: readonly string
  * `activity` as `viewer` is shown it, without the bearer credentials its intent may hold while it waits
  * (`bearerParameters`). What its handler shows once (`shownOnce`) is never in the stored
  * record; `stored` (a record read back) empties it too in a record written before the field was.
- * A handler that makes it again (`shownAgain`: a bearer token) makes it for the activity's
- * submitter asking with the credential that submitted it, not with a read-only session (a replay
- * of the request, `get_activity` polling one that ran after waiting); anyone else is shown it
- * emptied, the one whose vote let it run included.
+ * A row as a run left it (the answer of the request that ran it) shows it: another user's vote
+ * that ran it has it emptied already (`runAsSubmitter`). A handler that makes it again
+ * (`shownAgain`: a bearer token) makes it for the activity's submitter asking with the credential
+ * that submitted it, not with a read-only session (a replay of the request, `get_activity`
+ * polling one that ran after waiting); anyone else is shown it emptied, the one whose vote let it
+ * run included.
  */
 export async function shownTo(
   { runtime, registry, reads }: { runtime: Runtime; registry: Registry; reads: Reads },
