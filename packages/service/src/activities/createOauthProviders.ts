@@ -14,6 +14,8 @@ import { defineActivity } from '../kernel/registry.ts'
  * identity and capture that person's next OAuth login.
  */
 export const createOauthProviders = defineActivity('create_oauth_providers', {
+  // The OIDC tokens it links are no reader's to take from its record (`bearerParameters`).
+  bearerParameters: ['oauthProviders[].oidcToken'],
   parse: (r) => ({
     userId: r.string('userId', { max: 200 }),
     oauthProviders: r.array('oauthProviders', readOauthProviderParamsV2, { min: 1, max: 10 }),

@@ -39,8 +39,8 @@ export function readQuorumThreshold(r: Reader, name: string, rootUsers: number):
 export const createSubOrganization = defineActivity('create_sub_organization', {
   // The auth proxy's user (not a root user) creates sub-organizations at sign-up.
   allowNonRoot: true,
-  // A sign-up's verification token is no reader's to take from its record (`bearerParameters`).
-  bearerParameters: ['verificationToken', 'clientSignature'],
+  // A sign-up's verification token and OIDC tokens are no reader's to take from its record (`bearerParameters`).
+  bearerParameters: ['verificationToken', 'clientSignature', 'rootUsers[].oauthProviders[].oidcToken'],
   parse: (r, type) => {
     const version = { type, oidcClaims: type === 'ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8' }
     const rootUsers = r.array('rootUsers', (value, field) => readRootUser(value, field, version), {

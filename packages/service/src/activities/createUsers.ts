@@ -25,6 +25,8 @@ function readUserParams(value: unknown, field: string, type: string): UserParams
  * stranger's identity and capture that person's first OAuth sign-in.
  */
 export const createUsers = defineActivity('create_users', {
+  // The OIDC tokens it links are no reader's to take from its record (`bearerParameters`).
+  bearerParameters: ['users[].oauthProviders[].oidcToken'],
   parse: (r, type) => ({
     users: r.array('users', (value, field) => readUserParams(value, field, type), { min: 1, max: 100 }),
   }),

@@ -100,7 +100,14 @@ const PLUGIN_ROW_RETENTION_MS = 24 * 3600 * 1000
 /** Start-up housekeeping: forget dead OTP records and markers of tokens that have long expired. */
 export async function pruneSignInRows(tx: Transaction, runtime: Runtime): Promise<void> {
   const cutoff = runtime.now() - PLUGIN_ROW_RETENTION_MS
-  for (const kind of ['otp', 'otp-target', 'verification-token', 'verification-token-signup', 'oidc-token'])
+  for (const kind of [
+    'otp',
+    'otp-target',
+    'verification-token',
+    'verification-token-signup',
+    'oidc-token',
+    'oidc-token-link',
+  ])
     for (const row of await tx.findBy('pluginRows', 'kind', kind))
       if (row.updatedAt < cutoff) await tx.delete('pluginRows', row.id)
 }

@@ -2,7 +2,12 @@ import { ApiError } from '../kernel/base/errors.ts'
 import type { Transaction } from '../kernel/store/Store.ts'
 
 /** What a single-use token is: its kind names its marker rows. */
-export type SpentKind = 'verification-token' | 'verification-token-signup' | 'oidc-token' | 'settings-request'
+export type SpentKind =
+  | 'verification-token'
+  | 'verification-token-signup'
+  | 'oidc-token'
+  | 'oidc-token-link'
+  | 'settings-request'
 
 /** The error a second use of a token is refused with. */
 export interface SpentError {

@@ -47,7 +47,10 @@ export const subOrganizationHooks: NonNullable<ServicePlugin['subOrganization']>
     for (const [index, params] of providers.entries()) {
       const itemField = `${field}[${index}]`
       const named = 'oidcClaims' in params ? params.oidcClaims : undefined
-      const claims = named ?? oidc.verify(params.oidcToken ?? '', ctx.organization, `${itemField}.oidcToken`)
+      const verified = named
+        ? undefined
+        : oidc.verify(params.oidcToken ?? '', ctx.organization, `${itemField}.oidcToken`)
+      const claims = named ?? verified!
       const claimField = `${itemField}.${named ? 'oidcClaims' : 'oidcToken'}`
       // The person is the provider's issuer and subject (a service token names the provider as
       // idp_iss), recorded and compared as an import records them (@latchkey/protocol oauthIdentity).
@@ -90,6 +93,16 @@ export const subOrganizationHooks: NonNullable<ServicePlugin['subOrganization']>
               namesOAuthIdentity(row, identity),
             ),
         )
+      // One token makes one link: a copy of it (intercepted, or the same token after the identity
+      // was unlinked) links no other account. `oauth_login` spends it apart, as the published
+      // sign-up then logs in with the same token.
+      if (verified)
+        await spendOnce(ctx, 'oidc-token-link', verified.jti, {
+          errorCode: 'OIDC_TOKEN_REPLAYED',
+          message:
+            'this OIDC token was already used to link an OAuth account; sign in with the provider again',
+          field: `${itemField}.oidcToken`,
+        })
       await ctx.tx.put('oauthProviders', {
         id: ctx.newId(),
         organizationId: user.organizationId,

@@ -13,10 +13,15 @@ import { inParameters } from './initOtp.ts'
 /**
  * Exchanges an OAuth authorization code (PKCE) at the provider, verifies its ID token and nonce,
  * and returns the service's own OIDC token for `oauth_login` and sign-up.
+ * The token is answered to the request that exchanged the code and never stored (`shownOnce`): a
+ * first-time user's token signs up (and proves its e-mail), so a reader of the organization who took
+ * it from `get_activity` could sign up first and catch the person's logins in an account of its own.
+ * The code was spent at the provider: a replay of the request shows it emptied (sign in again).
  */
 export const oauth2Authenticate = defineActivity('oauth2_authenticate', {
   allowNonRoot: true,
   skipConsensus: true,
+  shownOnce: ['oidcToken'],
   parse: (r) => ({
     provider: r.enum('provider', OAUTH2_PROVIDERS),
     authCode: r.string('authCode', { max: 4096 }),

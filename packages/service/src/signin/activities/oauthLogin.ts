@@ -13,6 +13,8 @@ export const oauthLogin = defineActivity('oauth_login', {
   allowNonRoot: true,
   allowParentOrganization: true,
   skipConsensus: true,
+  // The token it redeems is no reader's to take from its record, failed or waiting (`bearerParameters`).
+  bearerParameters: ['oidcToken'],
   parse: (r) => parseLogin(r, (r) => ({ oidcToken: r.string('oidcToken', { max: 8192 }) })),
   run: async (ctx, p) => {
     const claims = signInState(ctx.runtime).oidc.verify(p.oidcToken, ctx.organization, 'parameters.oidcToken')
