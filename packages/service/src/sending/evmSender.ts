@@ -85,6 +85,12 @@ async function broadcast(ctx: SendContext, row: SendTransactionRow): Promise<voi
  */
 export const SEND_EXPIRES_AFTER_MS = 3 * 3600_000
 
+/**
+ * Whether the service signed `row` (`eth_send_transaction`, a fill): every such send records the fees
+ * it signed; a raw send (`eth_send_raw_transaction`, bytes signed elsewhere) records none.
+ */
+const signedHere = (row: SendTransactionRow): boolean => row.fees !== undefined
+
 /** Whether `row` ends expired `SEND_EXPIRES_AFTER_MS` after its commit (`SEND_EXPIRES_AFTER_MS`). */
 const expires = (row: SendTransactionRow): boolean => !row.sponsored && row.fills === undefined
 
@@ -312,9 +318,17 @@ export const authorizationFillIdOf = (sendId: string) => `${sendId}.fill.authori
  * sponsored send would wait in the node's queue for good. A user's account fills its own (its
  * later sends would wait the same way), its fee counted first under the account's native spending
  * limits; a limit without room for it leaves the nonce empty, and the FAILED send's error says so.
+ * All that only for a nonce the service's counter gave the send: one it signed (`signedHere`), or a
+ * raw send of its organization's own account whose nonce the counter took (`countedNonce`). Any
+ * other raw send (a transaction of a sponsor or of another organization's account, an earlier
+ * version of a send still open at that nonce) just ends FAILED: no counter moves, nothing is filled.
  */
 async function failUnmined(ctx: SendContext, row: SendTransactionRow, message: string): Promise<void> {
   const { runtime, options } = ctx
+  if (!signedHere(row) && row.countedNonce !== true) {
+    await ctx.fail(row, message)
+    return
+  }
   // The market's fees are asked before the transaction (no node call runs inside one); the fill is
   // signed in it, and only when the nonce is not given back.
   const fees = row.nonce !== undefined ? await fillFees(ctx, row) : undefined
@@ -323,8 +337,9 @@ async function failUnmined(ctx: SendContext, row: SendTransactionRow, message: s
     const now = runtime.now()
     let given = false
     let authorizationGiven = false
-    // The user's nonce its authorization took (a batch that delegates the account), if any.
-    const authorization = authorizationOf(current)
+    // The user's nonce its authorization took (a batch the service signed that delegates the
+    // account), if any: a raw send's authorization, signed elsewhere, took no counter's nonce.
+    const authorization = signedHere(current) ? authorizationOf(current) : undefined
     // Never taken by the node as far as the service knows: never broadcast (a replacement keeps
     // the first broadcast's time) and no broadcast whose answer was lost (each counts an attempt).
     if (current.broadcastAt === undefined && current.attempts === 0) {

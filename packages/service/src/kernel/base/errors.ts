@@ -206,6 +206,7 @@ export const PERMISSION_ERROR_CODES = [
   'SPEND_UNDECODABLE',
   'SPEND_DESTINATION_NOT_ALLOWED',
   'SESSION_SCOPE_DENIED',
+  'SPONSOR_TRANSACTION_REFUSED',
 ] as const satisfies readonly ErrorCode[]
 export type PermissionErrorCode = (typeof PERMISSION_ERROR_CODES)[number]
 export type PermissionErrorParameters = DomainErrorParameters<PermissionErrorCode>

@@ -376,6 +376,15 @@ export interface SendTransactionRow extends Row {
    */
   fills?: string
   nonce?: string
+  /**
+   * A raw send (`eth_send_raw_transaction`) whose nonce the service's counter of its sender took
+   * when it was recorded: its sender an account of its own organization, the counter not yet past
+   * the nonce (moved past it) or holding it as a hole (taken out). Only such a raw send's nonce goes
+   * back to the counter, or is filled, when the node refuses it, as a send the service signed does
+   * (`evmSender`'s `failUnmined`); no other raw send touches any counter (another organization's
+   * account, a sponsor, an address outside the service, a nonce the counter had already passed).
+   */
+  countedNonce?: true
   /** The signed transaction, 0x hex (EVM) or base64 wire transaction (Solana). */
   signedTransaction: string
   /** Transaction hash (EVM) or first signature, base58 (Solana). */
@@ -386,7 +395,10 @@ export interface SendTransactionRow extends Row {
    * another cluster's, so ending expired here does not give back what it reserved (`solanaSender`).
    */
   blockhashUnseen?: true
-  /** Fees signed into the transaction, decimal wei (EVM); a replacement raises them. */
+  /**
+   * Fees signed into the transaction, decimal wei (EVM); a replacement raises them. Absent only on a
+   * raw send (`eth_send_raw_transaction`): bytes the service did not sign as a send.
+   */
   fees?: { maxFeePerGas: string; maxPriorityFeePerGas: string; gasLimit: string }
   /**
    * The most its fees can cost the account, decimal wei, as its native spending limits counted

@@ -1,6 +1,7 @@
 import { Transaction } from 'micro-eth-signer'
 import { withField } from '../../domain/params.ts'
-import { FieldError } from '../../kernel/base/errors.ts'
+import { findSigner } from '../../domain/wallets.ts'
+import { FieldError, PermissionError } from '../../kernel/base/errors.ts'
 import { decodeSignedTransaction } from '../../kernel/crypto/index.ts'
 import { defineActivity } from '../../kernel/registry.ts'
 import { recordSend } from '../ethSend.ts'
@@ -32,6 +33,13 @@ export const MAX_RAW_NONCE_GAP = 16n
  * node would take it (the sender's nonce is not spent, its balance covers the transaction). The
  * transaction is committed with the activity and broadcast by the send worker after commit, like
  * `eth_send_transaction`'s; its hash is the result.
+ *
+ * Anyone's signed transaction may be relayed, but only the caller's organization's own accounts'
+ * nonce counters move with it (a raw send of one of its accounts at a nonce the counter has not
+ * passed takes it: `countedNonce`); another organization's account's, or an address's outside the
+ * service, are left as they are. A transaction of a sponsor account of the service (a sponsored
+ * send's version, public on the node) is refused (403 `SPONSOR_TRANSACTION_REFUSED`): only the
+ * service's worker sends those, and every user's sponsored sends share that counter.
  */
 export const ethSendRawTransaction = defineActivity('eth_send_raw_transaction', {
   parse: (r) => ({
@@ -43,6 +51,16 @@ export const ethSendRawTransaction = defineActivity('eth_send_raw_transaction', 
     if (!p.caip2.startsWith('eip155:'))
       throw new FieldError({ field: 'parameters.caip2', message: 'caip2 must be an eip155 chain' })
     const decoded = withField('parameters', () => decodeSignedTransaction(p.signedTransaction))
+    // Every sponsor key the service sealed (configured now, or before: its sends may still be open).
+    const sponsor = (await ctx.reads.all('sponsors')).find(
+      (row) => row.address.toLowerCase() === decoded.from.toLowerCase(),
+    )
+    if (sponsor)
+      throw new PermissionError({
+        code: 'SPONSOR_TRANSACTION_REFUSED',
+        field: 'parameters.signedTransaction',
+        message: `the transaction is signed by ${sponsor.address}, a sponsor account of this service: only the service sends a sponsor's transactions (its worker broadcasts and replaces every sponsored send), never eth_send_raw_transaction`,
+      })
     const chainId = p.caip2.slice('eip155:'.length)
     if (decoded.chainId !== undefined && decoded.chainId.toString() !== chainId)
       throw new FieldError({
@@ -89,7 +107,6 @@ export const ethSendRawTransaction = defineActivity('eth_send_raw_transaction', 
   },
   run: async (ctx, p) => {
     const prepared = ctx.prepared as Prepared
-    // Later sends the service signs for this account take nonces after this one.
     const id = nonceIdOf(p.caip2, prepared.sender)
     const nonce = BigInt(prepared.nonce)
     const row = await ctx.tx.get('nonces', id)
@@ -101,6 +118,21 @@ export const ethSendRawTransaction = defineActivity('eth_send_raw_transaction', 
         field: 'parameters.signedTransaction',
         message: `nonce ${nonce} is more than ${MAX_RAW_NONCE_GAP} past ${prepared.sender}'s next nonce ${next} on ${p.caip2}: the node would hold it unmined until the nonces before it are used; send those first`,
       })
+    // Only an account of the caller's own organization has its counter moved: the same counter its
+    // eth_send_transaction takes nonces from. Anyone else's transaction (another organization's
+    // account, whose public versions anyone may copy; an address outside the service) is relayed
+    // and tracked, and its counter left as it is: nothing this send does, nor what the worker does
+    // when the node refuses it, moves it. Of its own account's counter, the send takes its nonce
+    // when the counter has not passed it (later sends the service signs take nonces after it) or
+    // holds it as a hole (no hole any more); a nonce the counter passed, which another send of the
+    // account may hold, is not taken again. What it took, the worker gives back or fills should the
+    // node refuse it (`countedNonce`).
+    const own = await findSigner(ctx.tx, ctx.organization.id, prepared.sender, 'sender').catch(
+      () => undefined,
+    )
+    const ahead = !row || BigInt(row.next) <= nonce
+    const counted =
+      own?.curve === 'CURVE_SECP256K1' && (ahead || row?.holes?.includes(prepared.nonce) === true)
     // The same signed transaction given again while its send is open is that send: answered as it
     // was, nothing written (its nonce was counted then).
     const sendId = ctx.newId()
@@ -119,19 +151,20 @@ export const ethSendRawTransaction = defineActivity('eth_send_raw_transaction', 
           ? p.signedTransaction
           : `0x${p.signedTransaction}`,
         txHash: prepared.transactionHash,
+        ...(counted ? { countedNonce: true as const } : {}),
       },
       { dedupe: true },
     )
-    if (send.id !== sendId) return { transactionHash: prepared.transactionHash }
-    // A hole of the counter this send takes is no hole any more.
+    if (send.id !== sendId || !counted) return { transactionHash: prepared.transactionHash }
     await forgetNonceHole(ctx.tx, { now: ctx.now, caip2: p.caip2, address: prepared.sender, nonce })
-    const counter = await ctx.tx.get('nonces', id)
-    if (!counter || BigInt(counter.next) <= nonce)
+    if (ahead) {
+      const counter = await ctx.tx.get('nonces', id)
       await ctx.tx.put('nonces', {
         ...(counter ?? { id, createdAt: ctx.now }),
         next: (nonce + 1n).toString(),
         updatedAt: ctx.now,
       })
+    }
     return { transactionHash: prepared.transactionHash }
   },
 })
