@@ -8,11 +8,18 @@ import { PluginStateKey } from './Runtime.ts'
  */
 export interface ContactCodes {
   /**
-   * Sends a fresh code to `contact` with the operator's OTP settings (length, lifetime, app name,
-   * templates) and the engine's per-contact send budget; commits on its own (call it outside a
-   * transaction). Answers the code's id, never the code.
+   * Sends a fresh code to `contact`, a contact of user `userId` of `organizationId` who asks it for
+   * themself, with the operator's OTP settings (length, lifetime, app name, templates), the
+   * engine's per-contact send budget and, in a sub-organization, that user's own budget of codes
+   * (not the one its other users share); commits on its own (call it outside a transaction).
+   * Answers the code's id, never the code.
    */
-  send(input: { organizationId: string; otpType: OtpType; contact: string }): Promise<{ otpId: string }>
+  send(input: {
+    organizationId: string
+    userId: string
+    otpType: OtpType
+    contact: string
+  }): Promise<{ otpId: string }>
   /**
    * Checks `code` against the code `otpId` of `organizationId` and spends it (once: concurrent
    * checks, on any instance, let one through), charging the engine's guess budget; commits on its

@@ -100,7 +100,12 @@ export const sendMfaCode = defineActivity('latchkey_send_mfa_code', {
       })
     const codes = contactCodes(ctx, field)
     const { otpId } = await naming(field, () =>
-      codes.send({ organizationId: ctx.organization.id, otpType: OTP_TYPE_OF[p.type], contact }),
+      codes.send({
+        organizationId: ctx.organization.id,
+        userId: ctx.caller.userId,
+        otpType: OTP_TYPE_OF[p.type],
+        contact,
+      }),
     )
     return { activityId: activity.id, otpId, sentTo: maskContact(contact) }
   },

@@ -13,8 +13,9 @@ const DEFAULT_OTP_SECONDS = 300
 /**
  * What a code sent for `organization` takes from the operator's proxy settings: its length (a
  * floor over `otpLength`: the caller, who may be the attacker, cannot go under it), alphabet,
- * longest lifetime, app name and templates. A sub-organization's codes (its end users' own
- * `init_otp` and MFA codes) are budgeted together too (`SUB_ORGANIZATION_SEND_LIMIT`); the
+ * longest lifetime, app name and templates. A sub-organization's codes are budgeted too
+ * (`SUB_ORGANIZATION_SEND_LIMIT`): its `init_otp` codes together, and the codes `limitUserId` asks
+ * for themself (MFA codes) on that user's own share, so one user cannot spend everyone's; the
  * operator's parent organization, whose back end and auth proxy ask codes for all its users, is not.
  */
 export async function operatorOtpInit(
@@ -24,11 +25,13 @@ export async function operatorOtpInit(
     otpType,
     contact,
     otpLength,
+    limitUserId,
   }: {
     organization: OrganizationRow
     otpType: OtpType
     contact: string
     otpLength?: number
+    limitUserId?: string
   },
 ): Promise<OtpInitInput> {
   const config = await proxyConfigFor(reads, organization.id)
@@ -44,7 +47,10 @@ export async function operatorOtpInit(
     appName: settings?.appName ?? operator?.name ?? 'Latchkey',
     ...(settings ? { emailTemplate: settings.emailTemplate, smsTemplate: settings.smsTemplate } : {}),
     ...(organization.parentOrganizationId !== undefined
-      ? { organizationLimit: SUB_ORGANIZATION_SEND_LIMIT }
+      ? {
+          organizationLimit: SUB_ORGANIZATION_SEND_LIMIT,
+          ...(limitUserId !== undefined ? { limitUserId } : {}),
+        }
       : {}),
   }
 }
@@ -52,10 +58,12 @@ export async function operatorOtpInit(
 /** The sign-in wing's `ContactCodes` (kernel/contactCodes.ts), over its OTP engine. */
 export function contactCodesOf(runtime: Runtime, otp: OtpEngine): ContactCodes {
   return {
-    async send({ organizationId, otpType, contact }) {
+    async send({ organizationId, userId, otpType, contact }) {
       const organization = await runtime.store.get('organizations', organizationId)
       if (!organization) throw new Error(`no organization ${organizationId}`)
-      return otp.init(await operatorOtpInit(runtime.store, { organization, otpType, contact }))
+      return otp.init(
+        await operatorOtpInit(runtime.store, { organization, otpType, contact, limitUserId: userId }),
+      )
     },
     reaches: ({ otpType, contact }) => otp.reaches(otpType, contact),
     async check({ organizationId, otpId, code }) {

@@ -6,8 +6,9 @@
 // authority changes (AUTHORITY_CHANGES: adding a user, the root quorum, policies) are held for the
 // second factor whichever instance they, their policy and their approvals reach, and in whatever
 // order the database takes them. So is a root user's approval of another user's activity (their
-// consent to it), and lifting a spending guard (a raised limit). And the
-// service's hourly SMS budget (sign-in, verification and MFA codes alike) is one budget on both.
+// consent to it), and lifting a spending guard (a raised limit). A user's own budget of MFA codes
+// (e-mail and SMS together) is one budget on both, and so is the service's hourly SMS budget
+// (sign-in, verification and MFA codes alike).
 import { ACTIVITIES, type ActivityPath } from '@latchkey/protocol'
 import { base32nopad } from '@scure/base'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -305,6 +306,66 @@ describe('MFA across two instances on PostgreSQL', { timeout: 120_000 }, () => {
     expect(replies.filter((reply) => reply.status !== 200)).toHaveLength(1)
     const wallets = await b.query('list_wallets', { organizationId: org }, { as: key, organizationId: org })
     expect(wallets.body.wallets).toHaveLength(1)
+  })
+
+  it("a user's MFA codes raced on A and B (4 e-mails, 4 texts at once) get at most the user's own 5 a minute, not each contact's 3", async () => {
+    const key = testKey()
+    a.clock.advance(1)
+    const created = resultOf(
+      'create_sub_organization',
+      await a.submit('create_sub_organization', {
+        subOrganizationName: 'Codes per user',
+        rootUsers: [
+          {
+            userName: 'Ada',
+            userEmail: 'per-user@example.com',
+            userPhoneNumber: '+14155550142',
+            apiKeys: [key.apiKey('key')],
+            authenticators: [],
+            oauthProviders: [],
+          },
+        ],
+        rootQuorumThreshold: 1,
+      }),
+    )
+    const org = created.subOrganizationId as string
+    const submit = (h: Harness, path: Parameters<Harness['submit']>[0], params: unknown, at = 0) =>
+      h.submit(path, params, { as: key, organizationId: org, timestampMs: String(h.clock.now() + at) })
+    a.clock.advance(1)
+    resultOf(
+      'create_mfa_policy',
+      await submit(a, 'create_mfa_policy', {
+        userId: created.rootUserIds[0],
+        mfaPolicyName: 'wallets',
+        condition: "activity.resource == 'WALLET'",
+        requiredAuthenticationMethods: [
+          { any: [{ type: 'AUTHENTICATION_TYPE_EMAIL_OTP' }, { type: 'AUTHENTICATION_TYPE_SMS_OTP' }] },
+        ],
+        order: 0,
+      }),
+    )
+    // One held activity per code, so that the codes race on the budgets alone.
+    const fingerprints: string[] = []
+    for (let i = 0; i < 8; i++) {
+      a.clock.advance(1)
+      const held = await submit(a, 'create_wallet', { walletName: `w${i}`, accounts: [ETHEREUM_ACCOUNT] })
+      fingerprints.push(held.body.activity.fingerprint)
+    }
+    a.clock.advance(1)
+    const replies = await Promise.all(
+      fingerprints.map((fingerprint, i) =>
+        submit([a, b][i % 2]!, 'latchkey_send_mfa_code', {
+          fingerprint,
+          type: i < 4 ? 'AUTHENTICATION_TYPE_EMAIL_OTP' : 'AUTHENTICATION_TYPE_SMS_OTP',
+        }),
+      ),
+    )
+    const sent = replies.filter((reply) => reply.status === 200)
+    expect(sent.length).toBeGreaterThan(0)
+    expect(sent.length).toBeLessThanOrEqual(5)
+    expect(replies.filter((reply) => reply.status !== 200).map(codeOf)).toEqual(
+      Array(8 - sent.length).fill('OTP_RATE_LIMITED'),
+    )
   })
 
   it("a policy needing the e-mail and the e-mail's removal, raced on A and B: one wins, never both", async () => {

@@ -223,13 +223,22 @@ export interface OtpInitInput {
    * fill the service's store of codes. Charged in the code's own transaction. @default no budget
    */
   organizationLimit?: RateLimit
+  /**
+   * The user of `organizationId` asking this code for themself, to their own verified contact (an
+   * MFA code): `organizationLimit` is then charged to that user's own budget in the organization
+   * (`organization:<id>:user:<userId>`, every contact and channel of theirs together) instead of
+   * the organization's shared one, so one user cannot spend the codes of every other user of the
+   * account. @default the organization's shared budget
+   */
+  limitUserId?: string
 }
 
 /**
- * Codes one end user's sub-organization may be sent (`init_otp` to its users' verified contacts,
- * MFA codes): a user signs in and proves a step with a handful an hour, and an account that
- * verified many contacts still holds at most 20 codes an hour (5 at once, as a code lives 15
- * minutes) instead of 30 an hour per contact.
+ * Codes one end user's sub-organization may be sent (`init_otp` to its users' verified contacts),
+ * and, apart, the MFA codes each of its users may ask for themself (`limitUserId`): a user signs
+ * in and proves a step with a handful an hour, and an account that verified many contacts still
+ * holds at most 20 sign-in codes an hour (5 at once, as a code lives 15 minutes) instead of 30 an
+ * hour per contact, and each user at most 20 MFA codes an hour, e-mail and SMS together.
  */
 export const SUB_ORGANIZATION_SEND_LIMIT: RateLimit = { perMinute: 5, perWindow: 20 }
 
@@ -473,11 +482,17 @@ export function createOtpEngine(options: OtpEngineOptions) {
         [
           ...(input.organizationLimit
             ? [
-                {
-                  key: `organization:${input.organizationId}`,
-                  limit: input.organizationLimit,
-                  message: 'too many codes requested in this organization; try again later',
-                },
+                input.limitUserId !== undefined
+                  ? {
+                      key: `organization:${input.organizationId}:user:${input.limitUserId}`,
+                      limit: input.organizationLimit,
+                      message: 'too many codes requested by this user; try again later',
+                    }
+                  : {
+                      key: `organization:${input.organizationId}`,
+                      limit: input.organizationLimit,
+                      message: 'too many codes requested in this organization; try again later',
+                    },
               ]
             : []),
           pass.length > 0
