@@ -3,7 +3,9 @@
 // 20 an hour), so one user of the account, asking codes only to their own address for their own
 // held activity, spent it: every other user's MFA codes, and the account's `init_otp`, were
 // refused for the rest of the hour. Now each user's MFA codes have that budget of their own
-// (e-mail and SMS together: no user gets more than before), beside each contact's.
+// (e-mail and SMS together: no user gets more than before), beside each contact's, and all the
+// users of the account together at most 100 an hour (five users' worth), so an account that
+// verified an address for each of many users cannot make the operator send 20 an hour a user.
 import { beforeEach, describe, expect, it } from 'vitest'
 import { createHarness, type Harness, resultOf, type TestKey, testKey } from '../../src/testing/harness.ts'
 
@@ -148,5 +150,70 @@ describe("a sub-organization's MFA codes", () => {
       ])
     // The owner's codes are the owner's.
     expect((await send(ownerKey, await heldOf(ownerKey, owner), SMS)).status).toBe(200)
+  })
+})
+
+describe("an account's MFA codes together", () => {
+  it('six users asking 20 codes each in an hour get 100 in all: the account-wide ceiling, which no one user reaches', async () => {
+    // An account of six users, each with a verified address and a policy that needs a code.
+    const keys = Array.from({ length: 6 }, () => testKey())
+    const reply = await h.submit('create_sub_organization', {
+      subOrganizationName: 'Many',
+      rootUsers: keys.map((key, i) => ({
+        userName: `User ${i}`,
+        userEmail: `user${i}@example.com`,
+        apiKeys: [key.apiKey('key')],
+        authenticators: [],
+        oauthProviders: [],
+      })),
+      rootQuorumThreshold: 1,
+    })
+    const result = resultOf('create_sub_organization', reply)
+    const many = result.subOrganizationId
+    const userIds = result.rootUserIds as string[]
+    const as = (key: TestKey, path: Parameters<Harness['submit']>[0], params: unknown) => {
+      h.clock.advance(1)
+      return h.submit(path, params, { as: key, organizationId: many })
+    }
+    const held: string[] = []
+    for (const [i, key] of keys.entries()) {
+      resultOf(
+        'create_mfa_policy',
+        await as(key, 'create_mfa_policy', {
+          userId: userIds[i],
+          mfaPolicyName: 'a code',
+          condition: "activity.resource == 'WALLET' && activity.action == 'EXPORT'",
+          requiredAuthenticationMethods: [{ any: [{ type: EMAIL }] }],
+          order: 0,
+        }),
+      )
+      const waiting = await as(key, 'latchkey_create_totp_factor', { userId: userIds[i] })
+      expect(waiting.body.activity.status).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+      held.push(waiting.body.activity.fingerprint)
+    }
+    // Each user asks 5 codes to their own address in each of 4 rounds, within their address's
+    // budget (5 per 10 minutes) and their own (20 an hour), 3 a minute across the account.
+    const sent = keys.map(() => 0)
+    const refusals = new Set<string>()
+    for (let round = 0; round < 4; round++) {
+      for (const [i, key] of keys.entries())
+        for (let n = 0; n < 5; n++) {
+          const answer = await as(key, 'latchkey_send_mfa_code', { fingerprint: held[i], type: EMAIL })
+          if (answer.status === 200) sent[i]!++
+          else refusals.add(JSON.stringify(refusal(answer)))
+          h.clock.advance(20_000)
+        }
+      h.clock.advance(60_000)
+    }
+    expect(sent.reduce((a, b) => a + b, 0)).toBe(100)
+    expect([...refusals]).toEqual([
+      JSON.stringify([
+        429,
+        'OTP_RATE_LIMITED',
+        "too many MFA codes requested by this organization's users; try again later",
+      ]),
+    ])
+    // Refused only by the ceiling, in the last round: each user had at least 15, none over 20.
+    expect(sent.every((n) => n >= 15 && n <= 20)).toBe(true)
   })
 })

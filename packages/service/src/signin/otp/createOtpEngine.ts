@@ -242,6 +242,14 @@ export interface OtpInitInput {
  */
 export const SUB_ORGANIZATION_SEND_LIMIT: RateLimit = { perMinute: 5, perWindow: 20 }
 
+/**
+ * MFA codes all the users of one sub-organization may ask for themselves (`limitUserId`), beside
+ * each user's own `SUB_ORGANIZATION_SEND_LIMIT`: five users' worth, so no one user reaches it, and
+ * an account that verified a contact for each of many users still makes the operator send at most
+ * 100 MFA codes an hour, not 20 a user.
+ */
+export const SUB_ORGANIZATION_MFA_LIMIT: RateLimit = { perMinute: 15, perWindow: 100 }
+
 export interface OtpVerifyInput {
   organizationId: string
   otpId: string
@@ -482,17 +490,26 @@ export function createOtpEngine(options: OtpEngineOptions) {
         [
           ...(input.organizationLimit
             ? [
-                input.limitUserId !== undefined
-                  ? {
-                      key: `organization:${input.organizationId}:user:${input.limitUserId}`,
-                      limit: input.organizationLimit,
-                      message: 'too many codes requested by this user; try again later',
-                    }
-                  : {
-                      key: `organization:${input.organizationId}`,
-                      limit: input.organizationLimit,
-                      message: 'too many codes requested in this organization; try again later',
-                    },
+                ...(input.limitUserId !== undefined
+                  ? [
+                      {
+                        key: `organization:${input.organizationId}:user:${input.limitUserId}`,
+                        limit: input.organizationLimit,
+                        message: 'too many codes requested by this user; try again later',
+                      },
+                      {
+                        key: `organization:${input.organizationId}:mfa`,
+                        limit: SUB_ORGANIZATION_MFA_LIMIT,
+                        message: "too many MFA codes requested by this organization's users; try again later",
+                      },
+                    ]
+                  : [
+                      {
+                        key: `organization:${input.organizationId}`,
+                        limit: input.organizationLimit,
+                        message: 'too many codes requested in this organization; try again later',
+                      },
+                    ]),
               ]
             : []),
           pass.length > 0
