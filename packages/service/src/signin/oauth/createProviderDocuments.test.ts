@@ -117,6 +117,85 @@ describe('createProviderDocuments', () => {
     expect((error as Error).message).toMatch(/JWKS: connect ECONNREFUSED/)
   })
 
+  it('remembers a failed read: no read again within a back-off that doubles, forgotten on a success', async () => {
+    let now = Date.UTC(2026, 0, 1)
+    const state = { reads: 0, down: true }
+    const doc = { issuer: ISSUER, token_endpoint: `${ISSUER}/token`, jwks_uri: JWKS }
+    const fetch = async () => {
+      state.reads++
+      if (state.down) throw new Error('connect ECONNREFUSED')
+      return new Response(JSON.stringify(doc), { headers: { 'cache-control': 'max-age=60' } })
+    }
+    const docs = createProviderDocuments({
+      fetch,
+      now: () => now,
+      failureBackoffMs: 30_000,
+      longestFailureBackoffMs: 100_000,
+    })
+    const refused = () =>
+      expect(docs.discovery(ISSUER)).rejects.toThrow(/discovery document: connect ECONNREFUSED/)
+    // Concurrent readers share the read; later ones are answered the same error without one.
+    await Promise.all([refused(), refused(), refused()])
+    expect(state.reads).toBe(1)
+    const error = await docs.discovery(ISSUER).catch((e: unknown) => e)
+    expect(error).toMatchObject({ errorCode: 'OAUTH_EXCHANGE_FAILED' })
+    now += 29_999
+    await refused()
+    expect(state.reads).toBe(1)
+    // 30 s, then 60 s, then 100 s (the longest), and again 100 s.
+    const steps: [wait: number, reads: number][] = [
+      [1, 2],
+      [60_000, 3],
+      [100_000, 4],
+      [100_000, 5],
+    ]
+    for (const [wait, reads] of steps) {
+      now += wait - 1
+      await refused()
+      expect(state.reads).toBe(reads - 1)
+      now += 1
+      await refused()
+      expect(state.reads).toBe(reads)
+    }
+    // Back up: read after the back-off, then cached; a later failure starts over at 30 s and
+    // serves the expired copy meanwhile.
+    state.down = false
+    now += 100_000
+    expect(await docs.discovery(ISSUER)).toEqual(doc)
+    expect(state.reads).toBe(6)
+    state.down = true
+    now += 60_000
+    expect(await docs.discovery(ISSUER)).toEqual(doc)
+    expect(state.reads).toBe(7)
+    expect(await docs.discovery(ISSUER)).toEqual(doc)
+    now += 29_999
+    expect(await docs.discovery(ISSUER)).toEqual(doc)
+    expect(state.reads).toBe(7)
+    now += 1
+    expect(await docs.discovery(ISSUER)).toEqual(doc)
+    expect(state.reads).toBe(8)
+  })
+
+  it('verifies no token against a key set whose read failed, without reading it again, until the back-off ends', async () => {
+    let now = Date.UTC(2026, 0, 1)
+    const a = await signingKey('a')
+    const idp = jwksEndpoint()
+    idp.state.keys = [a.jwk]
+    idp.state.down = true
+    const docs = createProviderDocuments({ fetch: idp.fetch, now: () => now })
+    const options = () => ({ issuer: ISSUER, audience: 'client', currentDate: new Date(now) })
+    for (let i = 0; i < 5; i++)
+      await expect(docs.verify(await token(a, 'a', now), JWKS, options())).rejects.toMatchObject({
+        errorCode: 'OAUTH_EXCHANGE_FAILED',
+        message: expect.stringMatching(/JWKS: connect ECONNREFUSED/),
+      })
+    expect(idp.state.reads).toBe(1)
+    idp.state.down = false
+    now += 30_000
+    expect(await docs.verify(await token(a, 'a', now), JWKS, options())).toMatchObject({ sub: 'ada' })
+    expect(idp.state.reads).toBe(2)
+  })
+
   it('gives up on a provider that does not answer within the timeout', async () => {
     const hang = (_url: string, init: RequestInit) =>
       new Promise<Response>((_, reject) =>

@@ -21,6 +21,10 @@ export interface ProviderDocumentsOptions {
   cacheMs?: number
   /** Shortest time between JWKS reads forced by an unknown `kid`. @default 60000 */
   jwksRefetchFloorMs?: number
+  /** How long a failed read is remembered before the URL is read again; doubles with each failure. @default 30000 */
+  failureBackoffMs?: number
+  /** The longest the back-off grows to. @default 300000 */
+  longestFailureBackoffMs?: number
 }
 
 /** The OpenID Connect discovery fields the service uses. */
@@ -37,6 +41,16 @@ interface Entry<T> {
   fetchedAt: number
   expiresAt: number
 }
+
+/** A failed read of one URL: its error, answered again until `retryAt` without reading. */
+interface Failure {
+  error: unknown
+  retryAt: number
+  backoffMs: number
+}
+
+/** Failed URLs remembered at once before those whose back-off has ended are forgotten. */
+const MOST_REMEMBERED_FAILURES = 1000
 
 /** A max-age is honoured up to this; a provider cannot pin a key set for longer. */
 const LONGEST_CACHE_MS = 24 * 60 * 60 * 1000
@@ -64,14 +78,47 @@ export function cacheLifetimeMs(response: Response, fallbackMs: number): number 
  * provider's cache headers allow. A token whose `kid` the cached set lacks makes the set be read
  * again (a provider rotated its keys), at most once per `jwksRefetchFloorMs` per set. Concurrent
  * readers of the same URL share one request; a provider that cannot be reached is an
- * `OAUTH_EXCHANGE_FAILED`, unless an expired copy is at hand, which is used meanwhile.
+ * `OAUTH_EXCHANGE_FAILED`, unless an expired copy is at hand, which is used meanwhile. A failed
+ * read is remembered: the URL is not read again for `failureBackoffMs` (doubling with each failure
+ * in a row up to `longestFailureBackoffMs`, forgotten on a success), and meanwhile its readers get
+ * the expired copy or the same error at once, so callers (anonymous ones among them) cannot make
+ * the service call a struggling provider more than once per back-off.
  */
 export function createProviderDocuments(options: ProviderDocumentsOptions) {
   const timeoutMs = options.timeoutMs ?? 10_000
   const cacheMs = options.cacheMs ?? 60 * 60 * 1000
   const floorMs = options.jwksRefetchFloorMs ?? 60_000
+  const backoffMs = options.failureBackoffMs ?? 30_000
+  const longestBackoffMs = options.longestFailureBackoffMs ?? 5 * 60_000
   const cache = new Map<string, Entry<unknown>>()
   const pending = new Map<string, Promise<Entry<unknown>>>()
+  const failures = new Map<string, Failure>()
+
+  /** Reads `url` once for all concurrent readers, and remembers how the read ended. */
+  function readShared<T>(url: string, what: string, check: (body: unknown) => T): Promise<Entry<T>> {
+    const inFlight = pending.get(url) as Promise<Entry<T>> | undefined
+    if (inFlight) return inFlight
+    const started = read(url, what, check).then(
+      (entry) => {
+        failures.delete(url)
+        cache.set(url, entry)
+        return entry
+      },
+      (error: unknown) => {
+        const now = options.now()
+        const previous = failures.get(url)
+        const wait = previous ? Math.min(previous.backoffMs * 2, longestBackoffMs) : backoffMs
+        // Bounded however many URLs fail: ended back-offs go first (their doubling starts over).
+        if (failures.size >= MOST_REMEMBERED_FAILURES)
+          for (const [other, failure] of failures) if (failure.retryAt <= now) failures.delete(other)
+        failures.set(url, { error, retryAt: now + wait, backoffMs: wait })
+        throw error
+      },
+    )
+    const shared = started.finally(() => pending.delete(url))
+    pending.set(url, shared)
+    return shared
+  }
 
   async function read<T>(url: string, what: string, check: (body: unknown) => T): Promise<Entry<T>> {
     let response: Response
@@ -112,15 +159,11 @@ export function createProviderDocuments(options: ProviderDocumentsOptions) {
   ): Promise<Entry<T>> {
     const cached = cache.get(url) as Entry<T> | undefined
     if (cached && cached.expiresAt > options.now() && !refresh?.(cached)) return cached
-    let inFlight = pending.get(url) as Promise<Entry<T>> | undefined
-    if (!inFlight) {
-      inFlight = read(url, what, check).finally(() => pending.delete(url))
-      pending.set(url, inFlight)
-    }
     try {
-      const entry = await inFlight
-      cache.set(url, entry)
-      return entry
+      // Within the back-off of a failed read the provider is not asked again.
+      const failed = failures.get(url)
+      if (failed && failed.retryAt > options.now() && !pending.has(url)) throw failed.error
+      return await readShared(url, what, check)
     } catch (error) {
       // A provider that is briefly down does not stop sign-ins its last known keys can verify.
       if (cached && !refresh) return cached
