@@ -128,6 +128,9 @@ export const ERROR_CODES = {
   PROXY_DISABLED: GRPC.FAILED_PRECONDITION,
   ORIGIN_NOT_ALLOWED: GRPC.PERMISSION_DENIED,
   METHOD_DISABLED: GRPC.PERMISSION_DENIED,
+  // a network request whose client address the service could not read (its connection closed
+  // before the request was taken): nothing is done for a client no address budget can be charged to
+  CLIENT_ADDRESS_UNKNOWN: GRPC.PERMISSION_DENIED,
   // generic
   RATE_LIMITED: GRPC.RESOURCE_EXHAUSTED,
   INTERNAL: GRPC.INTERNAL,

@@ -2,7 +2,7 @@
 // gets what the proxy forwarded (client address, scheme, Host) in its env as `forwarded`, which
 // `clientAddress` and `requestHost` read; from anyone else those headers are ignored.
 import { BlockList, isIP } from 'node:net'
-import type { ForwardedInfo } from '../pipeline/originPolicy.ts'
+import { capturePeer, type ForwardedInfo, socketPeer } from '../pipeline/originPolicy.ts'
 
 type FetchHandler = (request: Request, env?: unknown) => Response | Promise<Response>
 
@@ -99,8 +99,10 @@ export function forwardedInfo(
 }
 
 /**
- * Wraps the app's `fetch` for `@hono/node-server`: requests from a trusted proxy carry what it
- * forwarded (in `header`'s family) in `env.forwarded`; every other request is passed on as it came.
+ * Wraps the app's `fetch` for `@hono/node-server`: every network request gets its socket peer read
+ * as it arrives (`capturePeer`: read later, a client that reset its connection has none, and would
+ * go unbudgeted); requests from a trusted proxy also carry what it forwarded (in `header`'s family)
+ * in `env.forwarded`.
  */
 export function trustProxies(
   fetch: FetchHandler,
@@ -108,10 +110,9 @@ export function trustProxies(
   header: ForwardedHeader = 'x-forwarded-for',
 ): FetchHandler {
   const isTrusted = proxyMatcher(trusted)
-  if (trusted.length === 0) return fetch
-  return (request, env) => {
-    const peer = (env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming?.socket
-      ?.remoteAddress
+  return (request, received) => {
+    const env = capturePeer(received)
+    const peer = socketPeer(env)?.address
     if (peer === undefined || !isTrusted(peer)) return fetch(request, env)
     return fetch(request, {
       ...(env as object),

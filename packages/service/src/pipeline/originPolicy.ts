@@ -33,20 +33,82 @@ export interface ForwardedInfo {
   host?: string
 }
 
-const envOf = (c: Context) =>
-  c.env as { incoming?: { socket?: { remoteAddress?: string } }; forwarded?: ForwardedInfo } | undefined
+/**
+ * The socket peer of a network request, read when the request arrived (`runServer` reads it as the
+ * connection is taken, `capturePeer` before anything else runs): once a client has reset its
+ * connection, `socket.remoteAddress` is undefined, so an address read later (after an await) is
+ * lost. `address` is undefined when the socket had no peer to read even then.
+ */
+export interface PeerInfo {
+  address: string | undefined
+}
+
+/** What a Node server passes with a request (`@hono/node-server`), and what the service adds to it. */
+interface RequestEnv {
+  incoming?: { socket?: { remoteAddress?: string } }
+  peer?: PeerInfo
+  forwarded?: ForwardedInfo
+}
+
+const envOf = (c: Context) => c.env as RequestEnv | undefined
 
 /**
- * The address of the client, when the request came over the network (Node server): the one a
- * trusted proxy forwarded, else the socket's.
+ * The socket peer of a request: undefined for an in-process call (no incoming socket at all:
+ * `app.request()`, the auth proxy's forwarded calls, the service calling itself); for a network
+ * request, the address captured when it arrived (`env.peer`), else the socket's now.
  */
-export function clientAddress(c: Context): string | undefined {
+export function socketPeer(env: unknown): PeerInfo | undefined {
+  const found = env as RequestEnv | undefined
+  if (found?.peer !== undefined) return found.peer
+  if (found?.incoming === undefined) return undefined
+  const address = found.incoming.socket?.remoteAddress
+  return { address: typeof address === 'string' && address !== '' ? address : undefined }
+}
+
+/**
+ * The env to serve a network request with, its socket peer read now (call it as the request
+ * arrives, before any await): `env.peer` added, unless it is there already or the call is
+ * in-process.
+ */
+export function capturePeer<Env>(env: Env): Env {
+  const found = env as RequestEnv | undefined
+  if (found?.incoming === undefined || found.peer !== undefined) return env
+  return { ...found, peer: socketPeer(found) } as Env
+}
+
+/**
+ * Whom a request came from: an in-process call (`network: false`), or a network client with its
+ * address (the one a trusted proxy forwarded, else the socket peer's), undefined when unknown.
+ */
+export type RequestClient = { network: false } | { network: true; address: string | undefined }
+
+export function requestClient(c: Context): RequestClient {
   const env = envOf(c)
   const forwarded = env?.forwarded?.client
-  if (typeof forwarded === 'string' && forwarded !== '') return forwarded
-  const address = env?.incoming?.socket?.remoteAddress
-  return typeof address === 'string' && address !== '' ? address : undefined
+  if (typeof forwarded === 'string' && forwarded !== '') return { network: true, address: forwarded }
+  const peer = socketPeer(env)
+  return peer === undefined ? { network: false } : { network: true, address: peer.address }
 }
+
+/**
+ * The address of the client, for the budgets kept per address: undefined for an in-process call
+ * (charged nothing). A network request whose address is unknown (its client reset the connection
+ * before the service could read it) is refused, 403 `CLIENT_ADDRESS_UNKNOWN`: it is never taken for
+ * an in-process one, and nothing is done for a client no budget can be charged to.
+ */
+export function clientAddress(c: Context): string | undefined {
+  const client = requestClient(c)
+  if (!client.network) return undefined
+  if (client.address === undefined) throw unknownClient()
+  return client.address
+}
+
+const unknownClient = () =>
+  new PermissionError({
+    code: 'CLIENT_ADDRESS_UNKNOWN',
+    message:
+      "the client's address is unknown (its connection closed before the service read it): nothing was done; send the request again",
+  })
 
 /** Headers by which a proxy says whom it forwards for. */
 const PROXY_HEADERS = ['forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-real-ip']
@@ -125,7 +187,7 @@ export function requestHost(c: Context): string | undefined {
   if (forwarded !== undefined) return forwarded
   const header = c.req.header('host')
   if (header !== undefined) return header
-  return clientAddress(c) === undefined ? undefined : new URL(c.req.url).host
+  return requestClient(c).network ? new URL(c.req.url).host : undefined
 }
 
 /** True when `host` names this machine or an origin an enabled configuration lists. */
@@ -162,7 +224,8 @@ export async function originAllowed(runtime: Runtime, _c: Context, origin: strin
 
 /**
  * Guards a development surface (outbox, dev identity provider, operator settings): it answers
- * in-process and loopback clients only, never through a proxy (a request carrying `Forwarded`,
+ * in-process and loopback clients only (a network client whose address is unknown is refused, 403
+ * `CLIENT_ADDRESS_UNKNOWN`), never through a proxy (a request carrying `Forwarded`,
  * `X-Forwarded-*` or `X-Real-IP`), addressed by an allowed Host (see `requestHost`), and
  * browsers only from allowed origins, which get a CORS grant for exactly their origin (never `*`).
  * Preflights of allowed origins are answered here.
@@ -176,6 +239,7 @@ export function localOnly(runtime: Runtime, cors: CorsGrantOptions): MiddlewareH
       throw refuse(
         `development routes do not answer through a proxy (this request carries ${proxyHeader}); run latchkey-service start behind a reverse proxy`,
       )
+    // In-process calls pass; a network client whose address is unknown is refused.
     const address = clientAddress(c)
     if (address !== undefined && !isLoopbackAddress(address))
       throw refuse(

@@ -141,7 +141,8 @@ function ipv6Groups(address: string): string[] {
  * Charges an anonymous auth-proxy call (`/v1/*`) to its client address's budget
  * (`limits.perClientAddress`, when configured: the proxy's middleware passes the service's
  * `rateLimits`) and refuses it with 429 `RATE_LIMITED` and `retryAfterSeconds` when it is spent.
- * A request with no address (in-process) is not charged.
+ * `address` is `clientAddress`'s: undefined only for an in-process call, which is not charged (a
+ * network request whose address is unknown never gets here: `clientAddress` refuses it).
  */
 export async function rateLimitClient(
   runtime: Runtime,

@@ -9,6 +9,7 @@ import { ServiceError, UnavailableError } from '../kernel/base/errors.ts'
 import { reportUnexpected, setUnexpectedErrorLogger } from '../kernel/base/ServiceLogger.ts'
 import type { Logger } from '../observability/logger.ts'
 import type { Metrics } from '../observability/metrics.ts'
+import { capturePeer } from '../pipeline/originPolicy.ts'
 
 /** How long in-flight requests may take to finish once the grace period is over. */
 export const DEFAULT_DRAIN_SECONDS = 20
@@ -123,11 +124,26 @@ export async function runServer(service: Service, options: RunServerOptions): Pr
   let idle: (() => void) | undefined
   /** Past the grace period: what arrives is answered 503. */
   let refusing = false
+  /**
+   * Each connection's peer address, read as the connection is taken: a client that resets its
+   * connection right after its request leaves `socket.remoteAddress` undefined by the time a
+   * handler asks, and its requests would go uncharged to the budgets kept per client address.
+   */
+  const peers = new WeakMap<Socket, string | undefined>()
   const server = serve({
     fetch: (
       request: Request,
-      env: { outgoing?: { once(event: 'close', listener: () => void): unknown } },
+      received: {
+        incoming?: { socket?: Socket }
+        outgoing?: { once(event: 'close', listener: () => void): unknown }
+      },
     ) => {
+      const socket = received?.incoming?.socket
+      // The peer as the connection came (a request that arrives over it later still has it).
+      const env =
+        socket === undefined
+          ? capturePeer(received)
+          : { ...received, peer: { address: peers.get(socket) ?? peerAddress(socket) } }
       // The body is read first: a connection closed with unread bytes is reset, not ended, and the
       // client would see ECONNRESET rather than the 503.
       if (refusing) return request.arrayBuffer().then(drainingResponse, drainingResponse)
@@ -151,6 +167,7 @@ export async function runServer(service: Service, options: RunServerOptions): Pr
   /** Connections that have not sent a request yet, with when they came. */
   const fresh = new Map<Socket, number>()
   server.on('connection', (socket: Socket) => {
+    peers.set(socket, peerAddress(socket))
     lastConnectionAt = performance.now()
     fresh.set(socket, lastConnectionAt)
     socket.once('close', () => fresh.delete(socket))
@@ -361,6 +378,12 @@ function listening(server: Server, host: string, port: number, flag: string): Pr
       reject(new ListenError({ host, port, flag, code: error.code, cause: error })),
     )
   })
+}
+
+/** A socket's peer address, undefined once the connection is gone (or on a socket with none). */
+function peerAddress(socket: Socket): string | undefined {
+  const address = socket.remoteAddress
+  return typeof address === 'string' && address !== '' ? address : undefined
 }
 
 function baseUrl(host: string, port: number): string {

@@ -86,6 +86,8 @@ export async function otpInit(call: ProxyCall, r: Reader): Promise<ProxyResponse
     otpType === 'OTP_TYPE_EMAIL' ? 'e-mail OTP' : 'SMS OTP',
   )
   const contact = r.string('contact', { max: 320 })
+  // Undefined only for an in-process call; a network client whose address is unknown (it reset its
+  // connection) is refused here, never sent a code for free.
   const address = clientAddress(call.c)
   if (address !== undefined) await signInState(call.runtime).otp.charge(otpInitBudgets(address))
   const captchaPass = await passCaptcha(call, otpType, contact, address)
