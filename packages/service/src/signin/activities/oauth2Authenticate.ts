@@ -17,11 +17,15 @@ import { inParameters } from './initOtp.ts'
  * first-time user's token signs up (and proves its e-mail), so a reader of the organization who took
  * it from `get_activity` could sign up first and catch the person's logins in an account of its own.
  * The code was spent at the provider: a replay of the request shows it emptied (sign in again).
+ * Nor are the code and its PKCE verifier kept (`bearerParameters`): an exchange that failed before
+ * the provider spent the code (discovery or the token endpoint unreachable) left them live in a
+ * FAILED record, and whoever read it exchanged them for the person's token.
  */
 export const oauth2Authenticate = defineActivity('oauth2_authenticate', {
   allowNonRoot: true,
   skipConsensus: true,
   shownOnce: ['oidcToken'],
+  bearerParameters: ['authCode', 'codeVerifier'],
   parse: (r) => ({
     provider: r.enum('provider', OAUTH2_PROVIDERS),
     authCode: r.string('authCode', { max: 4096 }),
