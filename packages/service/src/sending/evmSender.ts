@@ -326,86 +326,98 @@ export const authorizationFillIdOf = (sendId: string) => `${sendId}.fill.authori
 async function failUnmined(ctx: SendContext, row: SendTransactionRow, message: string): Promise<void> {
   const { runtime, options } = ctx
   if (!signedHere(row) && row.countedNonce !== true) {
-    await ctx.fail(row, message)
+    await ctx.fail(row, message, undefined, { keepSpend: mayBeOnANode(row) })
     return
   }
   // The market's fees are asked before the transaction (no node call runs inside one); the fill is
   // signed in it, and only when the nonce is not given back.
   const fees = row.nonce !== undefined ? await fillFees(ctx, row) : undefined
-  await ctx.fail(row, message, async (tx, current) => {
-    if (current.nonce === undefined || !fees) return
-    const now = runtime.now()
-    let given = false
-    let authorizationGiven = false
-    // The user's nonce its authorization took (a batch the service signed that delegates the
-    // account), if any: a raw send's authorization, signed elsewhere, took no counter's nonce.
-    const authorization = signedHere(current) ? authorizationOf(current) : undefined
-    // Never taken by the node as far as the service knows: never broadcast (a replacement keeps
-    // the first broadcast's time) and no broadcast whose answer was lost (each counts an attempt).
-    if (current.broadcastAt === undefined && current.attempts === 0) {
-      // The authorization's nonce first (the later one, when the user sends it), then the outer one.
-      if (authorization)
-        authorizationGiven = await giveBackNonce(tx, {
+  await ctx.fail(
+    row,
+    message,
+    async (tx, current) => {
+      if (current.nonce === undefined || !fees) return
+      const now = runtime.now()
+      let given = false
+      let authorizationGiven = false
+      // The user's nonce its authorization took (a batch the service signed that delegates the
+      // account), if any: a raw send's authorization, signed elsewhere, took no counter's nonce.
+      const authorization = signedHere(current) ? authorizationOf(current) : undefined
+      // Never taken by the node as far as the service knows (`mayBeOnANode`).
+      if (!mayBeOnANode(current)) {
+        // The authorization's nonce first (the later one, when the user sends it), then the outer one.
+        if (authorization)
+          authorizationGiven = await giveBackNonce(tx, {
+            now,
+            caip2: current.caip2,
+            address: current.account,
+            nonce: authorization.nonce,
+          })
+        given = await giveBackNonce(tx, {
+          now,
+          caip2: current.caip2,
+          address: current.sender,
+          nonce: BigInt(current.nonce),
+        })
+      }
+      // A sponsored send's authorization took the account's nonce, which no fill takes (the account
+      // may hold nothing to pay one with): a hole of the account's counter, which its next send takes.
+      // Only the first time (a later pass sees the send FAILED, its hole perhaps taken since).
+      const open = (OPEN_STATUSES as readonly string[]).includes(current.status)
+      if (authorization && current.sender !== current.account && !authorizationGiven && open)
+        await recordNonceHole(tx, {
           now,
           caip2: current.caip2,
           address: current.account,
           nonce: authorization.nonce,
         })
-      given = await giveBackNonce(tx, {
-        now,
-        caip2: current.caip2,
-        address: current.sender,
-        nonce: BigInt(current.nonce),
-      })
-    }
-    // A sponsored send's authorization took the account's nonce, which no fill takes (the account
-    // may hold nothing to pay one with): a hole of the account's counter, which its next send takes.
-    // Only the first time (a later pass sees the send FAILED, its hole perhaps taken since).
-    const open = (OPEN_STATUSES as readonly string[]).includes(current.status)
-    if (authorization && current.sender !== current.account && !authorizationGiven && open)
-      await recordNonceHole(tx, {
-        now,
-        caip2: current.caip2,
-        address: current.account,
-        nonce: authorization.nonce,
-      })
-    // Recorded once, whichever pass or instance gets here again.
-    if (given || (await tx.get('sendTransactions', fillIdOf(current.id)))) return
-    const signer = await fillSignerOf(tx, current)
-    // A sponsor removed, or an account whose key the service does not hold: no fill.
-    if (!signer) return
-    if ('sponsor' in signer) {
-      const fill = signFill(runtime, current, fees, signer)
-      await tx.put('sendTransactions', fill)
-      await countSponsorFill(runtime, tx, current, { id: fill.id, maxFeePerGas: fees.maxFeePerGas })
-      return
-    }
-    // The user's own account pays for its fills: each counted under its native spending limits
-    // first. An unsponsored batch that delegated the account took two of its nonces, its own and
-    // its authorization's (the next): both are filled, or the later sends wait behind the second.
-    const nonces = [{ nonce: BigInt(current.nonce), id: fillIdOf(current.id) }]
-    if (current.sender === current.account && authorization?.nonce === BigInt(current.nonce) + 1n)
-      nonces.push({ nonce: authorization.nonce, id: authorizationFillIdOf(current.id) })
-    const reservedFee = 21_000n * mostMaxFeePerGas(fees.maxFeePerGas, options)
-    for (const [i, { nonce, id }] of nonces.entries()) {
-      const refusal = await reserveFill(runtime, tx, current, { account: signer.account, reservedFee, id })
-      if (refusal !== undefined) {
-        // Left empty: holes of the account's counter, which its next sends take.
-        if (open)
-          for (const hole of nonces.slice(i))
-            await recordNonceHole(tx, {
-              now,
-              caip2: current.caip2,
-              address: current.account,
-              nonce: hole.nonce,
-            })
-        return `${message}; nonce ${nonce} of ${current.sender} was not filled, and the account's later sends wait behind it until its next send through the service takes that nonce (or it sends at it itself): ${refusal}`
+      // Recorded once, whichever pass or instance gets here again.
+      if (given || (await tx.get('sendTransactions', fillIdOf(current.id)))) return
+      const signer = await fillSignerOf(tx, current)
+      // A sponsor removed, or an account whose key the service does not hold: no fill.
+      if (!signer) return
+      if ('sponsor' in signer) {
+        const fill = signFill(runtime, current, fees, signer)
+        await tx.put('sendTransactions', fill)
+        await countSponsorFill(runtime, tx, current, { id: fill.id, maxFeePerGas: fees.maxFeePerGas })
+        return
       }
-      const fill = signFill(runtime, { ...current, nonce: nonce.toString() }, fees, signer)
-      await tx.put('sendTransactions', { ...fill, id, reservedFee: reservedFee.toString() })
-    }
-  })
+      // The user's own account pays for its fills: each counted under its native spending limits
+      // first. An unsponsored batch that delegated the account took two of its nonces, its own and
+      // its authorization's (the next): both are filled, or the later sends wait behind the second.
+      const nonces = [{ nonce: BigInt(current.nonce), id: fillIdOf(current.id) }]
+      if (current.sender === current.account && authorization?.nonce === BigInt(current.nonce) + 1n)
+        nonces.push({ nonce: authorization.nonce, id: authorizationFillIdOf(current.id) })
+      const reservedFee = 21_000n * mostMaxFeePerGas(fees.maxFeePerGas, options)
+      for (const [i, { nonce, id }] of nonces.entries()) {
+        const refusal = await reserveFill(runtime, tx, current, { account: signer.account, reservedFee, id })
+        if (refusal !== undefined) {
+          // Left empty: holes of the account's counter, which its next sends take.
+          if (open)
+            for (const hole of nonces.slice(i))
+              await recordNonceHole(tx, {
+                now,
+                caip2: current.caip2,
+                address: current.account,
+                nonce: hole.nonce,
+              })
+          return `${message}; nonce ${nonce} of ${current.sender} was not filled, and the account's later sends wait behind it until its next send through the service takes that nonce (or it sends at it itself): ${refusal}`
+        }
+        const fill = signFill(runtime, { ...current, nonce: nonce.toString() }, fees, signer)
+        await tx.put('sendTransactions', { ...fill, id, reservedFee: reservedFee.toString() })
+      }
+    },
+    { keepSpend: mayBeOnANode(row) },
+  )
 }
+
+/**
+ * Whether a node may hold the send: broadcast (a replacement keeps the first broadcast's time),
+ * or a broadcast whose answer was lost (a gateway's 504 after it forwarded it, a timeout: each
+ * counts an attempt). Such a send failed later keeps its nonce and what it reserved under spending
+ * limits: anything signed that may reach the chain counts.
+ */
+const mayBeOnANode = (row: SendTransactionRow): boolean => row.broadcastAt !== undefined || row.attempts > 0
 
 /** What the worker counts a send's cost with (`checkGasCaps`): as `userId` of `organization` sent it. */
 const workerCaps = (
@@ -615,7 +627,12 @@ async function refill(ctx: SendContext, row: SendTransactionRow): Promise<void> 
   const attempts = row.attempts + 1
   const notBefore = runtime.now() + Math.min(30_000, 250 * 2 ** Math.min(attempts, 7))
   if (!signer) {
-    await ctx.fail(row, row.sponsorId === undefined ? 'the account is gone' : 'the sponsor account is gone')
+    await ctx.fail(
+      row,
+      row.sponsorId === undefined ? 'the account is gone' : 'the sponsor account is gone',
+      undefined,
+      { keepSpend: mayBeOnANode(row) },
+    )
     return
   }
   const fees = await fillFees(ctx, { ...row, fees: undefined })
@@ -837,7 +854,8 @@ async function replace(ctx: SendContext, row: SendTransactionRow): Promise<void>
   let signed: string
   if (row.sponsorId) {
     const sponsor = await runtime.store.get('sponsors', row.sponsorId)
-    if (!sponsor) return ctx.fail(row, 'the sponsor account is gone')
+    if (!sponsor)
+      return ctx.fail(row, 'the sponsor account is gone', undefined, { keepSpend: mayBeOnANode(row) })
     const key = runtime.open(sponsor.sealedPrivateKey)
     try {
       signed = prepared.signBy(key).toHex()
