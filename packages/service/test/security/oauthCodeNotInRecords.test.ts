@@ -11,15 +11,9 @@ import { p256 } from '@noble/curves/nist.js'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { oidcNonce } from '../../src/signin/oauth/oidcNonce.ts'
 import { s256Challenge } from '../../src/signin/oauth/pkce.ts'
-import {
-  createHarness,
-  fakeClock,
-  type Harness,
-  type Json,
-  resultOf,
-  testKey,
-} from '../../src/testing/harness.ts'
+import { createHarness, fakeClock, type Harness, type Json, testKey } from '../../src/testing/harness.ts'
 import { type OidcProvider, startOidcProvider } from '../oauth/startOidcProvider.ts'
+import { announceActivities, announcedIds, supportUser } from './recordReaders.ts'
 
 const APP = 'http://app.test'
 const REDIRECT = 'http://app.test/oauth/callback'
@@ -92,36 +86,10 @@ const clientKey = () => {
   return Object.assign(key, { nonce: oidcNonce(key.publicKey) })
 }
 
-async function supportUser(h: Harness) {
-  const staffKey = testKey()
-  resultOf(
-    'create_users',
-    await h.submit('create_users', {
-      users: [
-        {
-          userName: 'support',
-          apiKeys: [staffKey.apiKey('support')],
-          authenticators: [],
-          oauthProviders: [],
-          userTags: [],
-        },
-      ],
-    }),
-  )
-  return { as: staffKey, organizationId: h.organizationId }
-}
-
 describe('a failed oauth2_authenticate record', () => {
   it("shows a parent organization's non-root user no live authCode + codeVerifier to replay and sign up first as the person", async () => {
     const h = await service()
-    resultOf(
-      'create_webhook_endpoint',
-      await h.submit('create_webhook_endpoint', {
-        url: 'https://hooks.example.com/x',
-        name: 'ops',
-        subscriptions: [{ eventType: 'ACTIVITY_UPDATES' }],
-      }),
-    )
+    await announceActivities(h)
     const staff = await supportUser(h)
     const call = proxy(h)
     // Control: a sign-in works while the provider is reachable (discovery cached meanwhile).
@@ -170,16 +138,7 @@ describe('a failed oauth2_authenticate record', () => {
     expect(network.tokenCallsRefused).toBe(1)
 
     // The support user reads the records announced to the organization.
-    const deliveries = await h.query(
-      'latchkey_list_webhook_deliveries',
-      { paginationOptions: { limit: '100' } },
-      staff,
-    )
-    expect(deliveries.status).toBe(200)
-    const ids = (deliveries.body.webhookDeliveries as { body: string }[])
-      .map((d) => (JSON.parse(d.body) as { data?: Record<string, string> }).data ?? {})
-      .filter((data) => data.activityType?.includes('OAUTH2_AUTHENTICATE') || data.activityId)
-      .map((data) => data.activityId!)
+    const ids = await announcedIds(h, staff, () => true)
     let leaked:
       | { authCode: string; codeVerifier: string; nonce: string; clientId: string; redirectUri: string }
       | undefined

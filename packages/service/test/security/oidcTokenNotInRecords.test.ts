@@ -26,6 +26,7 @@ import {
   testKey,
 } from '../../src/testing/harness.ts'
 import { type OidcProvider, startOidcProvider } from '../oauth/startOidcProvider.ts'
+import { announceActivities, announcedActivities, type Reader, supportUser } from './recordReaders.ts'
 
 const APP = 'http://app.test'
 const REDIRECT = 'http://app.test/oauth/callback'
@@ -116,49 +117,11 @@ async function authenticate(h: Harness, key: { nonce: string }, account: string)
 
 const sessionHeader = (token: string): Stamper => ({ stamp: () => ['X-Session', token] as [string, string] })
 
-/** A support tool's user of the operator's organization: not a root user, no policy. */
-async function supportUser(h: Harness) {
-  const staffKey = testKey()
-  resultOf(
-    'create_users',
-    await h.submit('create_users', {
-      users: [
-        {
-          userName: 'support',
-          apiKeys: [staffKey.apiKey('support')],
-          authenticators: [],
-          oauthProviders: [],
-          userTags: [],
-        },
-      ],
-    }),
-  )
-  return { as: staffKey, organizationId: h.organizationId }
-}
-
-const WEBHOOK = {
-  url: 'https://hooks.example.com/x',
-  name: 'ops',
-  subscriptions: [{ eventType: 'ACTIVITY_UPDATES' }],
-}
-
 /** The activity types whose record, as `reader` is shown it, carries `token` (ids from the deliveries). */
-async function tokensInRecords(
-  h: Harness,
-  reader: { as: Stamper; organizationId: string },
-  token: string,
-): Promise<string[]> {
-  const deliveries = await h.query(
-    'latchkey_list_webhook_deliveries',
-    { paginationOptions: { limit: '100' } },
-    reader,
-  )
-  expect(deliveries.status).toBe(200)
+async function tokensInRecords(h: Harness, reader: Reader, token: string): Promise<string[]> {
+  const { activities, listed } = await announcedActivities(h, reader)
   // No delivery body carries it (the leak is the record, not the webhook).
-  expect(JSON.stringify(deliveries.body)).not.toContain(token)
-  const activities = (deliveries.body.webhookDeliveries as { body: string }[])
-    .map((d) => (JSON.parse(d.body) as { data?: Record<string, string> }).data ?? {})
-    .filter((data) => data.activityId)
+  expect(listed).not.toContain(token)
   expect(activities.length).toBeGreaterThan(0)
   const found: string[] = []
   let read = 0
@@ -168,7 +131,7 @@ async function tokensInRecords(
     if (record.status === 404) continue
     expect(record.status).toBe(200)
     read++
-    if (JSON.stringify(record.body).includes(token)) found.push(activityType!)
+    if (JSON.stringify(record.body).includes(token)) found.push(activityType)
   }
   expect(read).toBeGreaterThan(0)
   return [...new Set(found)]
@@ -185,7 +148,7 @@ async function storedWith(h: Harness, token: string, organizationIds: string[]):
 describe('an OIDC token is not readable from activity records (nor links twice)', () => {
   it("a parent organization's non-root user takes no first-time user's OIDC token from oauth2_authenticate's record to sign up first as them", async () => {
     const h = await service()
-    resultOf('create_webhook_endpoint', await h.submit('create_webhook_endpoint', WEBHOOK))
+    await announceActivities(h)
     const staff = await supportUser(h)
     const call = proxy(h)
 
@@ -281,7 +244,7 @@ describe('an OIDC token is not readable from activity records (nor links twice)'
     const durable = testKey()
     const { organizationId, userIds } = await h.createSubOrganization({ keys: [durable] })
     const owner = { as: durable, organizationId }
-    resultOf('create_webhook_endpoint', await h.submit('create_webhook_endpoint', WEBHOOK, owner))
+    await announceActivities(h, owner)
     const key = clientKey()
     const linkToken = await authenticate(h, key, 'owner')
     resultOf(

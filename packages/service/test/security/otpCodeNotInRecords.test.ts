@@ -10,7 +10,8 @@
 // is the set-up.
 import { PROXY_CONFIG_HEADER } from '@latchkey/protocol'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createHarness, type Harness, type Json, resultOf, testKey } from '../../src/testing/harness.ts'
+import { createHarness, type Harness, type Json, testKey } from '../../src/testing/harness.ts'
+import { announceActivities, announcedIds, supportUser } from './recordReaders.ts'
 
 const APP = 'http://app.test'
 const MINUTE = 60_000
@@ -63,30 +64,8 @@ describe('verify_otp keeps no one-time code a reader of its record could redeem'
     harnesses.push(h)
     // The operator's organization: ACTIVITY_UPDATES deliveries (where readers find activity ids)
     // and a support tool's user, not a root user, no policy.
-    resultOf(
-      'create_webhook_endpoint',
-      await h.submit('create_webhook_endpoint', {
-        url: 'https://hooks.example.com/x',
-        name: 'ops',
-        subscriptions: [{ eventType: 'ACTIVITY_UPDATES' }],
-      }),
-    )
-    const staffKey = testKey()
-    resultOf(
-      'create_users',
-      await h.submit('create_users', {
-        users: [
-          {
-            userName: 'support',
-            apiKeys: [staffKey.apiKey('support')],
-            authenticators: [],
-            oauthProviders: [],
-            userTags: [],
-          },
-        ],
-      }),
-    )
-    const staff = { as: staffKey, organizationId: h.organizationId }
+    await announceActivities(h)
+    const staff = await supportUser(h)
 
     // An end user signed up with this address (the published proxy sign-up).
     const email = 'victim@example.com'
@@ -140,16 +119,7 @@ describe('verify_otp keeps no one-time code a reader of its record could redeem'
     expect(JSON.stringify(refused.body)).toContain('OTP_RATE_LIMITED')
 
     // The support user finds verify_otp's records in the deliveries and reads them.
-    const deliveries = await h.query(
-      'latchkey_list_webhook_deliveries',
-      { paginationOptions: { limit: '100' } },
-      staff,
-    )
-    expect(deliveries.status).toBe(200)
-    const ids = (deliveries.body.webhookDeliveries as { body: string }[])
-      .map((d) => (JSON.parse(d.body) as { data?: Record<string, string> }).data ?? {})
-      .filter((data) => data.activityType?.startsWith('ACTIVITY_TYPE_VERIFY_OTP'))
-      .map((data) => data.activityId!)
+    const ids = await announcedIds(h, staff, (type) => type.startsWith('ACTIVITY_TYPE_VERIFY_OTP'))
     expect(ids.length).toBeGreaterThan(0)
     let stolen: { otpId: string; otpCode: string } | undefined
     for (const activityId of ids) {

@@ -17,6 +17,7 @@ import {
   type Stamper,
   testKey,
 } from '../../src/testing/harness.ts'
+import { announceActivities, announcedActivities, announcedIds, supportUser } from './recordReaders.ts'
 
 const APP = 'http://app.test'
 const harnesses: Harness[] = []
@@ -62,18 +63,7 @@ describe('a verification token is not shown from the records of the activities t
     const durable = testKey()
     const { organizationId, userIds } = await h.createSubOrganization({ keys: [durable] })
     const owner = { as: durable, organizationId }
-    resultOf(
-      'create_webhook_endpoint',
-      await h.submit(
-        'create_webhook_endpoint',
-        {
-          url: 'https://hooks.example.com/x',
-          name: 'ops',
-          subscriptions: [{ eventType: 'ACTIVITY_UPDATES' }],
-        },
-        owner,
-      ),
-    )
+    await announceActivities(h, owner)
     // Browser A: a login session and the read-only session it opened, which the thief steals.
     const sessionKey = testKey()
     resultOf('stamp_login', await h.submit('stamp_login', { publicKey: sessionKey.publicKey }, owner))
@@ -97,16 +87,7 @@ describe('a verification token is not shown from the records of the activities t
     )
 
     // The thief lists the deliveries, finds the update's activity id and reads its record.
-    const deliveries = await h.query(
-      'latchkey_list_webhook_deliveries',
-      { paginationOptions: { limit: '100' } },
-      thief,
-    )
-    expect(deliveries.status).toBe(200)
-    const ids = (deliveries.body.webhookDeliveries as { body: string }[])
-      .map((d) => (JSON.parse(d.body) as { data?: Record<string, string> }).data ?? {})
-      .filter((data) => data.activityType === 'ACTIVITY_TYPE_UPDATE_USER_EMAIL')
-      .map((data) => data.activityId!)
+    const ids = await announcedIds(h, thief, (type) => type === 'ACTIVITY_TYPE_UPDATE_USER_EMAIL')
     expect(ids).toHaveLength(1)
     const record = await h.query('get_activity', { activityId: ids[0] }, thief)
     expect(record.status).toBe(200)
@@ -153,31 +134,8 @@ describe('a verification token is not shown from the records of the activities t
   it("a parent organization's non-root user takes no sign-up token from create_sub_organization to log in to the new account", async () => {
     const h = await createHarness()
     harnesses.push(h)
-    resultOf(
-      'create_webhook_endpoint',
-      await h.submit('create_webhook_endpoint', {
-        url: 'https://hooks.example.com/x',
-        name: 'ops',
-        subscriptions: [{ eventType: 'ACTIVITY_UPDATES' }],
-      }),
-    )
-    // A support tool's user of the operator's organization: not a root user, no policy.
-    const staffKey = testKey()
-    resultOf(
-      'create_users',
-      await h.submit('create_users', {
-        users: [
-          {
-            userName: 'support',
-            apiKeys: [staffKey.apiKey('support')],
-            authenticators: [],
-            oauthProviders: [],
-            userTags: [],
-          },
-        ],
-      }),
-    )
-    const staff = { as: staffKey, organizationId: h.organizationId }
+    await announceActivities(h)
+    const staff = await supportUser(h)
     // An end user signs up at the auth proxy with an e-mail code and a passkey-less session key.
     const email = 'enduser@example.com'
     const token = await unboundToken(h, email)
@@ -200,16 +158,10 @@ describe('a verification token is not shown from the records of the activities t
     const account = signup.body.organizationId as string
 
     // The support user reads the sign-up's record (its id from the deliveries).
-    const deliveries = await h.query(
-      'latchkey_list_webhook_deliveries',
-      { paginationOptions: { limit: '100' } },
-      staff,
-    )
-    expect(deliveries.status).toBe(200)
-    const ids = (deliveries.body.webhookDeliveries as { body: string }[])
-      .map((d) => (JSON.parse(d.body) as { data?: Record<string, string> }).data ?? {})
-      .filter((data) => data.activityType?.startsWith('ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION'))
-      .map((data) => data.activityId!)
+    const { activities, listed } = await announcedActivities(h, staff)
+    const ids = activities
+      .filter((a) => a.activityType.startsWith('ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION'))
+      .map((a) => a.activityId)
     expect(ids.length).toBeGreaterThan(0)
     let stolen: string | undefined
     for (const activityId of ids) {
@@ -218,7 +170,7 @@ describe('a verification token is not shown from the records of the activities t
       if (JSON.stringify(record.body).includes(token)) stolen = token
     }
     // No delivery body carries it (control: the leak is the record, not the webhook).
-    expect(JSON.stringify(deliveries.body)).not.toContain(token)
+    expect(listed).not.toContain(token)
 
     let loggedIn: { status: number; userId?: string } | undefined
     if (stolen) {
