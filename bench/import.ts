@@ -127,6 +127,7 @@ async function importInto(backend: string, store: Store): Promise<Run> {
       url: 'http://bench.invalid',
       organizationId: service.dev.organizationId,
       privateKey: hexToBytes(service.dev.apiPrivateKey),
+      trustedSignerPublicKey: hexToBytes(service.dev.signerPublicKey),
       fetch: (input, init) => service.fetch(input, init),
     })
     let peakRss = process.memoryUsage().rss

@@ -161,6 +161,8 @@ export async function importThroughCli(options: CliRunOptions): Promise<CliRun> 
         service.info.organizationId,
         '--root-key-file',
         keyFile,
+        '--trusted-signer-public-key',
+        service.info.trustedSignerPublicKey,
         '--concurrency',
         String(options.concurrency),
       ]

@@ -1,22 +1,32 @@
 // Node only: `latchkey-service import --from users.jsonl --url URL --organization-id ID
-// --root-key-file FILE`: submits one `latchkey_import_user` per line to a running service as the
-// parent organization's root key. A rerun skips what is done (the external id); a bad line is
-// reported with its number and reason and nothing else is affected.
+// --root-key-file FILE --trusted-signer-public-key HEX`: submits one `latchkey_import_user` per
+// line to a running service as the parent organization's root key. A rerun skips what is done
+// (the external id); a bad line is reported with its number and reason and nothing else is
+// affected.
 import { closeSync, constants, createWriteStream, fstatSync, openSync, type WriteStream } from 'node:fs'
+import { p256 } from '@noble/curves/nist.js'
+import { hexToBytes } from '@noble/hashes/utils.js'
 import { SingleBar } from 'cli-progress'
 import { bulkImport, type ImportProgress, type Rejection } from '../importing/bulkImport.ts'
 import { importClient, readRootKey } from '../importing/importClient.ts'
+import { isLoopbackOrigin } from '../pipeline/originPolicy.ts'
 import { readFlags } from './commandLine.ts'
 import { UsageError } from './parseDevFlags.ts'
 
 const USAGE = `Usage: latchkey-service import --from <users.jsonl> --url <service URL> --organization-id <id>
-         --root-key-file <file> [--concurrency <n>] [--rate <users per second>] [--rejected <file>]
+         --root-key-file <file> --trusted-signer-public-key <hex>
+         [--concurrency <n>] [--rate <users per second>] [--rejected <file>]
 
 Imports one user per line (external id, contacts, OAuth subjects, passkeys, wallets and private
 keys; see docs/migrate.md) into sub-organizations of <id>, stamped by its root user's P-256 key
 (<file>: PEM or 64 hex characters). Wallets and keys are encrypted to the organization's import
 key; plaintext "mnemonic"/"privateKey" fields are accepted only from a file nobody but its owner
 can read (chmod 600), and encrypted here before anything is sent.
+
+The import key is used only when the service's signed answer verifies against
+--trusted-signer-public-key (the trustedSignerPublicKey that init and start print) and names <id>
+and the root key's user; otherwise no plaintext line is encrypted (each is rejected). --url is
+https://, or http:// on this machine only (localhost, 127.0.0.0/8, [::1]).
 
 A rerun skips users already imported: it asks the service which external ids are done, a
 hundred lines at a time, and sends only the others. --rate caps users per second (a maintenance window);
@@ -65,26 +75,74 @@ function positive(name: string, value: string | undefined): number | undefined {
   return n
 }
 
+/**
+ * `--url`, refused unless https:// or http:// to this machine: the answers say which key the
+ * plaintext secrets are encrypted to, and every request carries the file's users.
+ */
+function serviceUrl(value: string): string {
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    throw new UsageError(`import: --url ${value} is not a URL; pass https://<service host>`)
+  }
+  if (url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackOrigin(url.origin))) return value
+  throw new UsageError(
+    `import: --url ${value} must be https:// (http:// only to localhost, 127.0.0.0/8 or [::1]): anyone on the way would read the users and choose the key their secrets are encrypted to`,
+  )
+}
+
+/** `--trusted-signer-public-key`: a P-256 public key in hex (130 characters from 04, or 66). */
+function signerKey(value: string): Uint8Array {
+  const hex = value.trim().replace(/^0x/i, '')
+  try {
+    if (!/^(04[0-9a-f]{128}|0[23][0-9a-f]{64})$/i.test(hex)) throw new Error('not hex')
+    return p256.Point.fromBytes(hexToBytes(hex.toLowerCase())).toBytes(false)
+  } catch {
+    throw new UsageError(
+      "import: --trusted-signer-public-key must be the service signer's P-256 public key in hex (the trustedSignerPublicKey `init` and `start` print: 130 characters starting 04, or 66 compressed)",
+    )
+  }
+}
+
 /** Runs `import` with the arguments after its name. */
 export async function run(argv: string[]): Promise<void> {
   const values = readFlags('import', argv, {
-    strings: ['from', 'url', 'organization-id', 'root-key-file', 'concurrency', 'rate', 'rejected'],
+    strings: [
+      'from',
+      'url',
+      'organization-id',
+      'root-key-file',
+      'trusted-signer-public-key',
+      'concurrency',
+      'rate',
+      'rejected',
+    ],
     booleans: ['help'],
   })
   if (values.help) {
     process.stdout.write(`${USAGE}\n`)
     return
   }
-  for (const name of ['from', 'url', 'organization-id', 'root-key-file'] as const)
+  for (const name of [
+    'from',
+    'url',
+    'organization-id',
+    'root-key-file',
+    'trusted-signer-public-key',
+  ] as const)
     if (values[name] === undefined) throw new UsageError(`import: pass --${name}\n\n${USAGE}`)
+  const url = serviceUrl(values.url!)
+  const trustedSignerPublicKey = signerKey(values['trusted-signer-public-key']!)
   const concurrency = positive('concurrency', values.concurrency)
   const rate = positive('rate', values.rate)
   // Checked first: a report file that would leak is refused before anything is sent.
   const rejectedFile = values.rejected ? reportFile(values.rejected) : undefined
   const client = importClient({
-    url: values.url!,
+    url,
     organizationId: values['organization-id']!,
     privateKey: readRootKey(values['root-key-file']!),
+    trustedSignerPublicKey,
   })
   // A terminal gets one bar that redraws in place (cli-progress: ETA, rate, no flicker, restores
   // the cursor); a pipe or a log gets one JSON line per event, which tools can read.

@@ -30,6 +30,7 @@ export const USAGE = `Usage: latchkey-service dev [options]
        latchkey-service restore --from FILE --data-dir NEW_DIR
        latchkey-service rotate-master-key --new-key-file FILE (--data-dir DIR | --database-url URL)
        latchkey-service import --from users.jsonl --url URL --organization-id ID --root-key-file FILE
+                               --trusted-signer-public-key HEX
        latchkey-service export-users --to users.jsonl --url URL --organization-id ID --root-key-file FILE
        latchkey-service webhooks rotate-key (--data-dir DIR | --database-url URL) [--overlap-hours H]
 

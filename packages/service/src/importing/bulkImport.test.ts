@@ -29,6 +29,7 @@ async function serviceAndClient() {
     url: 'http://service.test',
     organizationId: service.dev.organizationId,
     privateKey: hexToBytes(service.dev.apiPrivateKey),
+    trustedSignerPublicKey: hexToBytes(service.dev.signerPublicKey),
     fetch: (input, init) => service.fetch(input, init),
   })
   return { service, client }

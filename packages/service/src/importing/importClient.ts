@@ -9,12 +9,14 @@ import {
   type ActivityPath,
   activityResultOf,
   encodeApiKeyStamp,
+  type ImportBundleData,
   type ImportUserParams,
   STAMP_HEADER,
 } from '@latchkey/protocol'
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
 import { base64urlnopad } from '@scure/base'
+import { openSignedBundle } from '../kernel/crypto/bundles.ts'
 import type { ImportAnswer } from './bulkImport.ts'
 
 /** What a client reads of an answer. */
@@ -35,6 +37,14 @@ export interface ImportClientOptions {
   organizationId: string
   /** The root user's P-256 private key (32 bytes). */
   privateKey: Uint8Array
+  /**
+   * The service's signer public key (`trustedSignerPublicKey`, as `init`, `start` and `dev` print
+   * it): the import key is taken only from a bundle it signed, naming this organization and the
+   * root key's user. Whoever answers the request otherwise would get every plaintext secret.
+   * Without it `importKey()` refuses: a client that only sends lines already encrypted (or none
+   * with secrets) needs no key.
+   */
+  trustedSignerPublicKey?: Uint8Array
   /** @default node:http(s) over kept-alive connections (`keepAlivePost`) */
   fetch?: (input: string, init: RequestInit) => Promise<Response>
 }
@@ -162,14 +172,49 @@ export function importClient(options: ImportClientOptions) {
   return {
     call,
     submit,
-    /** The import key's public half, from the signed bundle of `latchkey_init_user_import`. */
+    /**
+     * The import key's public half, from the bundle of `latchkey_init_user_import`, once it is
+     * signed by the trusted signer key and names this organization and the root key's user
+     * (`whoami`); otherwise throws, and nothing is encrypted to it.
+     */
     async importKey(): Promise<Uint8Array> {
+      const trusted = options.trustedSignerPublicKey
+      if (!trusted)
+        throw new Error(
+          'the import key is taken only from a bundle signed by the service: pass trustedSignerPublicKey (--trusted-signer-public-key)',
+        )
       const reply = await submit('latchkey_init_user_import', {})
       if (!reply.result)
         throw new Error(`latchkey_init_user_import: ${reply.body.message ?? `HTTP ${reply.status}`}`)
-      const bundle = JSON.parse(reply.result.importBundle) as { data: string }
-      const data = JSON.parse(new TextDecoder().decode(hexToBytes(bundle.data))) as { targetPublic: string }
-      return hexToBytes(data.targetPublic)
+      const refuse = (why: string) =>
+        new Error(
+          `latchkey_init_user_import: ${why}; nothing was encrypted to its key (a wrong --url, a proxy or another service answered, or a wrong --trusted-signer-public-key)`,
+        )
+      let data: ImportBundleData
+      try {
+        data = openSignedBundle<ImportBundleData>(reply.result.importBundle, trusted)
+      } catch (error) {
+        throw refuse(
+          `the import bundle does not verify against the trusted signer key: ${(error as Error).message}`,
+        )
+      }
+      if (data.organizationId !== options.organizationId)
+        throw refuse(
+          `the import bundle names organization ${JSON.stringify(data.organizationId)}, not ${options.organizationId}`,
+        )
+      const me = await call('/public/v1/query/whoami', { organizationId: options.organizationId })
+      const caller = me.body as { organizationId?: unknown; userId?: unknown }
+      if (me.status !== 200 || typeof caller.userId !== 'string')
+        throw new Error(`whoami: ${me.body.message ?? `HTTP ${me.status}`}`)
+      if (caller.organizationId !== options.organizationId || data.userId !== caller.userId)
+        throw refuse(`the import bundle names user ${JSON.stringify(data.userId)}, not the root key's user`)
+      let key: Uint8Array
+      try {
+        key = p256.Point.fromBytes(hexToBytes(data.targetPublic)).toBytes(false)
+      } catch {
+        throw refuse('the import bundle names no P-256 key')
+      }
+      return key
     },
     /**
      * Which of `externalIds` are imported already (`latchkey_get_imported_users`); undefined when

@@ -7,6 +7,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, wr
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
+import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex } from '@noble/hashes/utils.js'
 import { english, generateMnemonic, mnemonicToAccount } from 'viem/accounts'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -25,6 +26,8 @@ afterAll(async () => {
 })
 
 const USERS = 40
+/** A P-256 public key of the right shape, for runs refused before anything is sent. */
+const SOME_SIGNER = bytesToHex(p256.getPublicKey(p256.utils.randomSecretKey(), false))
 
 /** Runs the import CLI; `killWhen` sees each JSON line on stdout and may kill -9 the process. */
 function runImport(args: string[], killWhen?: (event: Record<string, unknown>) => boolean) {
@@ -87,6 +90,8 @@ describe('latchkey-service import', { timeout: 120_000 }, () => {
       service.info.organizationId,
       '--root-key-file',
       keyFile,
+      '--trusted-signer-public-key',
+      service.info.trustedSignerPublicKey,
       '--rate',
       '20',
       '--rejected',
@@ -160,6 +165,8 @@ describe('latchkey-service import', { timeout: 120_000 }, () => {
       'org',
       '--root-key-file',
       keyFile,
+      '--trusted-signer-public-key',
+      SOME_SIGNER,
       '--rejected',
       rejected,
     ]
@@ -181,5 +188,37 @@ describe('latchkey-service import', { timeout: 120_000 }, () => {
     expect(linked.code).not.toBe(0)
     expect(linked.stderr).toMatch(/--rejected .*symlink/)
     expect(readFileSync(target, 'utf8')).toBe('')
+  })
+
+  // The import key says whom every plaintext mnemonic is encrypted to: the answer naming it must
+  // not cross a network in clear, and must be checked against the service's signer key.
+  it('refuses an http:// --url to another machine, and a run without --trusted-signer-public-key, before sending anything', async () => {
+    const keyFile = join(dir, 'url.key')
+    writeFileSync(keyFile, `${'11'.repeat(32)}\n`, { mode: 0o600 })
+    const users = join(dir, 'url.jsonl')
+    writeFileSync(users, `${JSON.stringify({ externalId: 'x', email: 'x@example.com' })}\n`, { mode: 0o600 })
+    const base = ['--from', users, '--organization-id', 'org', '--root-key-file', keyFile]
+    const remote = await runImport([
+      ...base,
+      '--url',
+      'http://keys.example.com',
+      '--trusted-signer-public-key',
+      SOME_SIGNER,
+    ])
+    expect(remote.code).not.toBe(0)
+    expect(remote.stderr).toMatch(/--url http:\/\/keys\.example\.com must be https:\/\//)
+    expect(remote.events).toEqual([])
+    const unsigned = await runImport([...base, '--url', 'https://keys.example.com'])
+    expect(unsigned.code).not.toBe(0)
+    expect(unsigned.stderr).toMatch(/pass --trusted-signer-public-key/)
+    const malformed = await runImport([
+      ...base,
+      '--url',
+      'https://keys.example.com',
+      '--trusted-signer-public-key',
+      '04abcd',
+    ])
+    expect(malformed.code).not.toBe(0)
+    expect(malformed.stderr).toMatch(/--trusted-signer-public-key must be/)
   })
 })
