@@ -498,6 +498,32 @@ describe('spending limits', () => {
       data: new Uint8Array([1]),
     }
     expect(refusal(await signSol(stake))).toEqual({ status: 403, errorCode: 'SPEND_UNDECODABLE' })
+    // A token account the signer pays for moves its lamports (the rent) to the account's owner,
+    // who can close it: for a wallet off the allow-list, or another mint's account of a listed
+    // one, it is refused; the signer's own account, or one another signer pays for, costs nothing.
+    const create = (owner: Address, mint: Address, payer: Address = sol) =>
+      getCreateAssociatedTokenIdempotentInstruction({
+        payer: createNoopSigner(payer),
+        ata: associatedTokenAccount(owner, mint, TOKEN_PROGRAM_ADDRESS) as Address,
+        owner,
+        mint,
+      })
+    expect(refusal(await signSol(create(DEAD_SOL, USDC_MINT)))).toEqual({
+      status: 403,
+      errorCode: 'SPEND_UNDECODABLE',
+    })
+    expect(refusal(await signSol(create(FRIEND_SOL, USDT_MINT)))).toEqual({
+      status: 403,
+      errorCode: 'SPEND_UNDECODABLE',
+    })
+    expect((await signSol(create(sol, USDT_MINT))).status).toBe(200)
+    expect((await signSol(create(DEAD_SOL, USDT_MINT, DEAD_SOL))).status).toBe(200)
+    // An instruction of the program past RecoverNested (2): none the service knows what it moves.
+    const unknownAssociated = {
+      programAddress: 'ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL' as Address,
+      data: new Uint8Array([3]),
+    }
+    expect(refusal(await signSol(unknownAssociated))).toEqual({ status: 403, errorCode: 'SPEND_UNDECODABLE' })
     expect(await list()).toEqual([
       expect.objectContaining({ spendingLimitId: id, used: '1000', remaining: '0' }),
     ])

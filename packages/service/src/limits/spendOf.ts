@@ -228,10 +228,11 @@ const TOKEN_PROGRAMS = new Set([
 const ASSOCIATED_TOKEN_PROGRAM = 'ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL'
 /**
  * Programs that move none of the signer's tokens by themselves under an SPL limit: the harmless
- * ones, the System Program (lamports are another limit's asset) and the Associated Token Account
- * program (it creates accounts, and its one move, `RecoverNested`, goes to the owner's own account).
+ * ones and the System Program (lamports are another limit's asset, and a transfer of them is
+ * the policy's to allow). The Associated Token Account program moves none of them either, but its
+ * creations spend the payer's lamports on rent: `associatedAccountCheck`.
  */
-const HARMLESS_FOR_TOKENS = new Set([...HARMLESS_PROGRAMS, SYSTEM_PROGRAM, ASSOCIATED_TOKEN_PROGRAM])
+const HARMLESS_FOR_TOKENS = new Set([...HARMLESS_PROGRAMS, SYSTEM_PROGRAM])
 
 /**
  * The Token programs' instructions a limit counts, by their first data byte: the amount is the
@@ -264,13 +265,55 @@ export function associatedTokenAccount(owner: string, mint: string, tokenProgram
 }
 
 /**
+ * Refuses an Associated Token Account instruction the signer must not sign under `limit`, an SPL
+ * limit on `mint`. `Create` and `CreateIdempotent` (data empty, `00`, `01`; accounts: payer,
+ * account, owner, mint) move the payer's lamports, the new account's rent (about 0.002 SOL), into
+ * an account its owner can close and keep: a policy that allows the program for token transfers
+ * (to create a recipient's account) let a signer pay that rent out to accounts a thief owns, one
+ * per fresh mint, unbounded, and no SPL limit counted it. Paid by the signer, a creation is signed
+ * for the signer's own account (its rent stays the signer's) or for an allow-list address's
+ * account of the limit's mint (a recipient the limit's owner named, once per account); paid by
+ * another signer, it costs the signer nothing. `RecoverNested` (`02`) moves a nested account's
+ * tokens and lamports to its owner, who signs it. Anything else the program would refuse.
+ */
+function associatedAccountCheck(
+  limit: SpendingLimitRow,
+  instruction: SolanaPolicyTransaction['instructions'][number],
+  index: number,
+  { signer, mint }: { signer: string; mint: string },
+): void {
+  if (instruction.data === '02') return
+  if (!['', '00', '01'].includes(instruction.data))
+    throw undecodable(
+      limit,
+      `instruction ${index} is an Associated Token Account instruction other than Create, CreateIdempotent or RecoverNested`,
+    )
+  const [payer, , owner, created] = instruction.accounts
+  if (payer !== signer) return
+  if (owner === signer) return
+  if (owner !== undefined && created === mint && limit.allowedDestinations.includes(owner)) return
+  const why =
+    limit.allowedDestinations.length === 0
+      ? 'the limit has no allow-list'
+      : created !== mint
+        ? `it is not an account of the limit's mint ${mint}`
+        : `${owner} is not on the limit's allow-list`
+  throw new PermissionError({
+    code: 'SPEND_UNDECODABLE',
+    message: `spending limit ${limit.id} (${limit.name}) covers this signer and counts the token ${mint}, not lamports; instruction ${index} creates a token account of ${created ?? 'no mint'} for ${owner ?? 'no owner'} paid by the signer, whose rent would go uncounted to an account that owner can close and keep, and ${why}. Under an SPL limit the signer pays only for its own token accounts and for the allow-list's addresses' accounts of the limit's mint: let the recipient create its account, or another signer pay for it`,
+    extra: { spendingLimitId: limit.id },
+  })
+}
+
+/**
  * The outflows of the SPL token `mint` in a Solana transaction signed by `signer`. Counted: every
  * `TransferChecked` and `ApproveChecked` of the mint, and every `Transfer` and `Approve` from the
  * signer's associated account of it. Refused: an unchecked one from any other account (its mint
  * cannot be told from the transaction), an account loaded from a lookup table where the mint or
- * source is read, any other instruction of a Token program, and any other program (it could move
- * the tokens through the signer's authority). The destination of a transfer is the account it
- * credits, or the owner on the allow-list whose associated account that is.
+ * source is read, any other instruction of a Token program, any other program (it could move
+ * the tokens through the signer's authority), and a token account the signer would pay for
+ * someone else off the allow-list (`associatedAccountCheck`). The destination of a transfer is the
+ * account it credits, or the owner on the allow-list whose associated account that is.
  */
 function splOutflows(
   limit: SpendingLimitRow,
@@ -282,6 +325,10 @@ function splOutflows(
   for (const [index, instruction] of tx.instructions.entries()) {
     const program = instruction.program_key
     if (HARMLESS_FOR_TOKENS.has(program)) continue
+    if (program === ASSOCIATED_TOKEN_PROGRAM) {
+      associatedAccountCheck(limit, instruction, index, { signer, mint })
+      continue
+    }
     if (!TOKEN_PROGRAMS.has(program))
       throw undecodable(
         limit,
