@@ -328,6 +328,16 @@ describe('<AgentAllowance/>', () => {
     // An SPL token, at its mint.
     await user.selectOptions(asset, 'token')
     expect((screen.getByRole('textbox', { name: 'Decimals' }) as HTMLInputElement).value).toBe('6')
+    // Under a token, the addresses are also the only wallets whose token account the agent may
+    // create, paid from the user's SOL (the policy allows no other).
+    expect(
+      screen.getByRole('textbox', { name: /Only to these addresses/ }).getAttribute('aria-describedby'),
+    ).toMatch(/-destinations-hint/)
+    expect(
+      screen.getByText(
+        'One address per line. The agent may open a listed address’s account for this token, paid from your SOL (about 0.002 SOL). Leave empty for any address that already has one.',
+      ),
+    ).toBeTruthy()
     await user.type(screen.getByRole('textbox', { name: 'Token mint' }), '0xdead')
     await user.type(screen.getByRole('textbox', { name: 'Symbol' }), 'USDC')
     await user.click(within(form).getByRole('button', { name: 'Grant an allowance' }))

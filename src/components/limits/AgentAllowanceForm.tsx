@@ -397,7 +397,7 @@ export function AgentAllowanceForm({
           }}
         />
         <p className="lk-hint" id={`${id}-destinations-hint`}>
-          {ui.t('agentDestinationsHint')}
+          {ui.t(tokenFields && chain.solana ? 'agentDestinationsHintSpl' : 'agentDestinationsHint')}
         </p>
         {error('destinations')}
       </div>

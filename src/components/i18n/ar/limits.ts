@@ -19,6 +19,8 @@ export const limits: Translation<typeof enLimits> = {
   period30Days: '30 يومًا',
   agentDestinations: 'إلى هذه العناوين فقط (اختياري)',
   agentDestinationsHint: 'عنوان في كل سطر. اتركه فارغًا للسماح بأي عنوان.',
+  agentDestinationsHintSpl:
+    'عنوان في كل سطر. يمكن للوكيل فتح حساب لهذا الرمز لعنوان من القائمة، يُدفع من SOL الخاص بك (نحو 0.002 SOL). اتركه فارغًا لأي عنوان لديه هذا الحساب من قبل.',
   agentNameRequired: 'أدخل اسمًا للوكيل.',
   agentNameTaken: 'لدى وكيل آخر مخصص بهذا الاسم. اختر اسمًا آخر.',
   agentKeyInvalid: 'أدخل مفتاحًا عامًا P-256 مضغوطًا: 66 محرفًا ست عشريًا يبدأ بـ 02 أو 03.',

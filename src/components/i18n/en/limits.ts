@@ -18,6 +18,8 @@ export const enLimits = {
   period30Days: '30 days',
   agentDestinations: 'Only to these addresses (optional)',
   agentDestinationsHint: 'One address per line. Leave empty to allow any address.',
+  agentDestinationsHintSpl:
+    'One address per line. The agent may open a listed address’s account for this token, paid from your SOL (about 0.002 SOL). Leave empty for any address that already has one.',
   agentNameRequired: 'Enter a name for the agent.',
   agentNameTaken: 'An agent already has an allowance under this name. Choose another name.',
   agentKeyInvalid: 'Enter a compressed P-256 public key: 66 hex characters starting with 02 or 03.',

@@ -21,6 +21,8 @@ export const limits: Translation<typeof enLimits> = {
   period30Days: '30 días',
   agentDestinations: 'Solo a estas direcciones (opcional)',
   agentDestinationsHint: 'Una dirección por línea. Déjalo vacío para permitir cualquier dirección.',
+  agentDestinationsHintSpl:
+    'Una dirección por línea. El agente puede abrir la cuenta de este token de una dirección de la lista, pagada con tu SOL (unos 0,002 SOL). Déjalo vacío para cualquier dirección que ya la tenga.',
   agentNameRequired: 'Escribe un nombre para el agente.',
   agentNameTaken: 'Ya hay un agente con una asignación con este nombre. Elige otro nombre.',
   agentKeyInvalid:

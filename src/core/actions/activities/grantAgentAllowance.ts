@@ -28,7 +28,12 @@ export interface GrantAgentAllowanceParameters extends ActionOptions {
    * @default the chain's native unit
    */
   asset?: SpendingLimitAsset | undefined
-  /** The only addresses the asset may go to (the limit refuses others); any when absent or empty. */
+  /**
+   * The only addresses the asset may go to (the limit refuses others); any when absent or empty.
+   * Under an SPL token these are also the only wallets whose token account of the mint the agent
+   * may create, paid from the user's SOL (the account's rent): with none, the agent pays only to
+   * recipients that already have an account of the mint.
+   */
   allowedDestinations?: string[] | undefined
   /**
    * How to show an ERC-20 `asset`'s amounts (the service knows only its contract): kept with the
@@ -129,6 +134,21 @@ function assetOf(grant: Pick<Grant, 'caip2' | 'asset'>): SpendingLimitAsset {
 }
 
 /**
+ * The grant's `allowedDestinations`, checked where they go into the agent's policy condition (an
+ * SPL grant's, `splCondition`): each a base58 Solana address, else a `FIELD_INVALID` naming
+ * `allowedDestinations` before anything is created. The limit checks them all the same.
+ */
+function destinationsOf(grant: Pick<Grant, 'allowedDestinations'>, asset: SpendingLimitAsset): string[] {
+  const destinations = grant.allowedDestinations ?? []
+  if (
+    asset.type === 'SPENDING_LIMIT_ASSET_SPL' &&
+    destinations.some((address) => !SOLANA_ADDRESS.test(address))
+  )
+    throw invalid('allowedDestinations', 'Each allowed destination must be a base58 Solana address')
+  return destinations
+}
+
+/**
  * What the agent's policy allows: exactly the signatures its limit on `asset` counts, on the
  * limit's chain. A limit counts nothing on another chain, an ERC-20 limit neither a plain transfer
  * of the chain's unit nor another token, an SPL limit neither lamports nor another mint, and no
@@ -143,12 +163,14 @@ function assetOf(grant: Pick<Grant, 'caip2' | 'asset'>): SpendingLimitAsset {
  * - Solana (`sign_transaction` of a Solana transaction, `sol_send_transaction`): SOL: only System
  *   transfers and the harmless programs; SPL: only the Token programs' transfers and approvals
  *   (`TransferChecked` and `ApproveChecked` of the mint; `Transfer` and `Approve`, which the limit
- *   counts from the signer's account of the mint and refuses from any other), the Associated Token
- *   Account program and the harmless ones.
+ *   counts from the signer's account of the mint and refuses from any other), the creation of an
+ *   `allowedDestinations` wallet's token account of the mint (`splCondition`) and the harmless
+ *   programs.
  *
- * `asset` must come from `assetOf`: its chain id, contract and mint are interpolated.
+ * `asset` must come from `assetOf`, `destinations` from `destinationsOf`: its chain id, contract,
+ * mint and the destinations are interpolated.
  */
-function agentCondition(asset: SpendingLimitAsset): string {
+function agentCondition(asset: SpendingLimitAsset, destinations: readonly string[]): string {
   const chainId = EVM_CHAIN.exec(asset.caip2)?.[1]
   if (chainId !== undefined) {
     const what =
@@ -163,14 +185,38 @@ function agentCondition(asset: SpendingLimitAsset): string {
   }
   const what =
     asset.type === 'SPENDING_LIMIT_ASSET_SPL'
-      ? `solana.tx.program_keys.all(p, p in ${list([...TOKEN_PROGRAMS, ASSOCIATED_TOKEN_PROGRAM, ...HARMLESS_PROGRAMS])})` +
-        ` && solana.tx.instructions.all(i, !(i.program_key in ${list(TOKEN_PROGRAMS)})` +
-        ` || i.data[0..2] in ['03', '04'] || (i.data[0..2] in ['0c', '0d'] && i.accounts[1] == '${asset.mint}'))`
+      ? splCondition(asset.mint, destinations)
       : `solana.tx.program_keys.all(p, p in ${list([SYSTEM_PROGRAM, ...HARMLESS_PROGRAMS])})` +
         ` && solana.tx.instructions.all(i, i.program_key != '${SYSTEM_PROGRAM}' || i.data[0..8] == '02000000')`
   return (
     "(activity.kind == 'sol_send_transaction' || (activity.kind == 'sign_transaction'" +
     ` && activity.params.type == 'TRANSACTION_TYPE_SOLANA')) && ${what}`
+  )
+}
+
+/**
+ * The SPL half of `agentCondition`: the Token programs' transfers and approvals of `mint`, and an
+ * Associated Token Account `Create` or `CreateIdempotent` (data empty, `00` or `01`; accounts:
+ * payer, account, owner, mint) only of `mint` for an owner on `destinations`, none without them.
+ * Such a create is paid by whoever the transaction names as payer, the user's wallet for an agent:
+ * its rent (about 0.002 SOL) goes into an account its owner can close and keep. Any owner and any
+ * mint let the agent pay that rent out to accounts a thief owns, one per fresh mint, which no SPL
+ * limit counts; its owner and mint held to the grant's, the rent goes only to a recipient the user
+ * named, once per account. `RecoverNested` and every other instruction of the program are refused.
+ */
+function splCondition(mint: string, destinations: readonly string[]): string {
+  const tokens =
+    `!(i.program_key in ${list(TOKEN_PROGRAMS)}) || i.data[0..2] in ['03', '04']` +
+    ` || (i.data[0..2] in ['0c', '0d'] && i.accounts[1] == '${mint}')`
+  if (destinations.length === 0)
+    return (
+      `solana.tx.program_keys.all(p, p in ${list([...TOKEN_PROGRAMS, ...HARMLESS_PROGRAMS])})` +
+      ` && solana.tx.instructions.all(i, ${tokens})`
+    )
+  return (
+    `solana.tx.program_keys.all(p, p in ${list([...TOKEN_PROGRAMS, ASSOCIATED_TOKEN_PROGRAM, ...HARMLESS_PROGRAMS])})` +
+    ` && solana.tx.instructions.all(i, (${tokens}) && (i.program_key != '${ASSOCIATED_TOKEN_PROGRAM}'` +
+    ` || (i.data in ['', '00', '01'] && i.accounts[3] == '${mint}' && i.accounts[2] in ${list(destinations)})))`
   )
 }
 
@@ -184,8 +230,9 @@ function agentCondition(asset: SpendingLimitAsset): string {
  * allowance counts the token, not the fee each transaction pays in the chain's own unit: on an
  * EVM chain a native limit on the same key (`createSpendingLimit`) caps that too.
  *
- * The chain, the token's contract or mint are checked before anything is created (a
- * `FIELD_INVALID` naming `caip2`, `asset`, `asset.contract` or `asset.mint`).
+ * The chain, the token's contract or mint, and an SPL grant's destinations are checked before
+ * anything is created (a `FIELD_INVALID` naming `caip2`, `asset`, `asset.contract`, `asset.mint`
+ * or `allowedDestinations`).
  *
  * The key is added first and allowed to sign last, so there is no moment at which it could sign
  * without its limit. A step the service refuses (a policy name already taken, a limit over the
@@ -211,6 +258,7 @@ export async function grantAgentAllowance(
       details: { field: 'token' },
     })
   const asset = assetOf(grant)
+  const allowedDestinations = destinationsOf(grant, asset)
   const publicKey = grant.publicKey.trim().toLowerCase().replace(/^0x/, '')
   if (!COMPRESSED_P256.test(publicKey))
     throw new LatchkeyError('The agent key must be a compressed P-256 public key (66 hex characters)', {
@@ -251,12 +299,16 @@ export async function grantAgentAllowance(
         )
     }
     return undoOnRefusal(
-      allowAgent(client, { ...grant, asset }, options, { userId, publicKey, organizationId }),
+      allowAgent(client, { ...grant, asset, allowedDestinations }, options, {
+        userId,
+        publicKey,
+        organizationId,
+      }),
       undo,
       (allowed) => {
         spendingLimitId = allowed.spendingLimitId
         return undoOnRefusal(
-          policyFor(client, { ...grant, asset }, options, { userId, spendingLimitId }),
+          policyFor(client, { ...grant, asset, allowedDestinations }, options, { userId, spendingLimitId }),
           undo,
           (policyId) => ({
             userId,
@@ -303,8 +355,11 @@ async function undoOnRefusal<T, U>(
 }
 
 type Grant = Omit<GrantAgentAllowanceParameters, keyof ActionOptions>
-/** A grant whose asset `assetOf` checked. */
-type CheckedGrant = Omit<Grant, 'asset'> & { asset: SpendingLimitAsset }
+/** A grant whose asset `assetOf` checked, and its destinations `destinationsOf`. */
+type CheckedGrant = Omit<Grant, 'asset' | 'allowedDestinations'> & {
+  asset: SpendingLimitAsset
+  allowedDestinations: string[]
+}
 
 /** The agent's key read back, and its limit. */
 async function allowAgent(
@@ -330,7 +385,7 @@ async function allowAgent(
         window: { type: 'SPENDING_LIMIT_WINDOW_ROLLING', period: grant.period },
         asset: grant.asset,
         amount: grant.amount,
-        allowedDestinations: grant.allowedDestinations ?? [],
+        allowedDestinations: grant.allowedDestinations,
       },
       options,
     ),
@@ -359,7 +414,7 @@ async function policyFor(
         policyName: `${grant.agentName}: may sign and send within its allowance`,
         effect: 'EFFECT_ALLOW',
         // Only what the limit counts: its chain, its asset, transactions it decodes.
-        condition: agentCondition(grant.asset),
+        condition: agentCondition(grant.asset, grant.allowedDestinations),
         // Met by the agent's own request alone. Another user's request matching this condition (a
         // second agent's, whose limit counts another asset) waits, and the agent's vote never meets
         // it: what it signed would be counted by the requester's limit, not by this one.

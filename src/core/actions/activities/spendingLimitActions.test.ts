@@ -568,7 +568,7 @@ describe("an agent allowance: the agent's key signs only what its limit counts",
     expect(after.activity.status).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED')
   })
 
-  it('refuses a chain, contract or mint that is not one before anything is created', async () => {
+  it('refuses a chain, contract, mint or SPL destination that is not one before anything is created', async () => {
     const agentKey = await fx.client.keyStore.create({ scope: 'agent' })
     const grant = (fields: Partial<Parameters<typeof grantAgentAllowance>[1]>) =>
       grantAgentAllowance(fx.client, {
@@ -598,6 +598,14 @@ describe("an agent allowance: the agent's key signs only what its limit counts",
         asset: { type: 'SPENDING_LIMIT_ASSET_SPL', caip2: 'solana:mainnet', mint: "x' || true" },
       }),
     ).rejects.toMatchObject({ code: 'FIELD_INVALID', field: 'asset.mint' })
+    // An SPL grant's destinations go into its policy too (the owners whose token account it may create).
+    await expect(
+      grant({
+        caip2: 'solana:mainnet',
+        asset: { type: 'SPENDING_LIMIT_ASSET_SPL', caip2: 'solana:mainnet', mint: USDC_MINT },
+        allowedDestinations: ["x'] || true || ['"],
+      }),
+    ).rejects.toMatchObject({ code: 'FIELD_INVALID', field: 'allowedDestinations' })
     await expect(
       grant({ asset: { type: 'SPENDING_LIMIT_ASSET_NATIVE', caip2: 'eip155:1' } }),
     ).rejects.toMatchObject({
