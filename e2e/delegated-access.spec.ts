@@ -2,8 +2,8 @@
 // back end (a Node client of latchkey/core with an API key, examples/delegated-access.ts) "may sign
 // ETH transfers to X only"; the back end's transfer to X is signed and mined on the local node, its
 // transfer to Y is refused with OUTCOME_DENY_IMPLICIT (and 2 ETH to X with OUTCOME_DENY_EXPLICIT by
-// the grant's limit), and get_policy_evaluations shows them, in Node and on the playground's
-// activity view.
+// the grant's limit, 1 wei to X at a fee above the grant's ceiling with OUTCOME_DENY_IMPLICIT), and
+// get_policy_evaluations shows them, in Node and on the playground's activity view.
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js'
 import { getPolicyEvaluations, signTransaction, submit } from 'latchkey/core'
 import { serializeTransaction } from 'viem'
@@ -67,14 +67,14 @@ test('delegated access: the back end signs what the policy allows and nothing el
     privateKeyHex: key.privateKeyHex,
   })
   const nonce = Number(BigInt(await rpc<string>('eth_getTransactionCount', [from, 'pending'])))
-  const unsigned = (to: string, value: bigint) =>
+  const unsigned = (to: string, value: bigint, fee = { max: 20n * 10n ** 9n, priority: 10n ** 9n }) =>
     serializeTransaction({
       type: 'eip1559',
       chainId: stack.evm.chainId,
       nonce,
       gas: 21000n,
-      maxFeePerGas: 20n * 10n ** 9n,
-      maxPriorityFeePerGas: 10n ** 9n,
+      maxFeePerGas: fee.max,
+      maxPriorityFeePerGas: fee.priority,
       to: to as `0x${string}`,
       value,
     })
@@ -109,6 +109,17 @@ test('delegated access: the back end signs what the policy allows and nothing el
     (error: unknown) => refusalOf(error),
   )
   expect(tooMuch?.outcome).toBe('OUTCOME_DENY_EXPLICIT')
+  // 1 wei to X whose fee (100,000 gwei a gas, 2.1 ETH) goes to the block's producer: above the
+  // grant's fee ceiling (the form's 100 gwei), so no policy allows it.
+  const feeDrain = await signTransaction(backend, {
+    signWith: from!,
+    type: 'TRANSACTION_TYPE_ETHEREUM',
+    unsignedTransaction: unsigned(x, 1n, { max: 10n ** 14n, priority: 10n ** 14n }),
+  }).then(
+    () => undefined,
+    (error: unknown) => refusalOf(error),
+  )
+  expect(feeDrain?.outcome).toBe('OUTCOME_DENY_IMPLICIT')
 
   const decision = async (activityId: string) =>
     (await getPolicyEvaluations(backend, { activityId })).policyEvaluations.map((e) => e.policyEvaluations)

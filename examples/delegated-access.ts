@@ -3,8 +3,8 @@
  *
  * The end user stays the only root user of their sub-organization. Your back end holds a P-256
  * API key; the user (from your front end, signed in) adds the back end as a non-root user with
- * that key and a policy such as "may sign ETH transfers to X only". The back end then uses
- * `latchkey/core` like any client: what the policy allows is signed, anything else is refused
+ * that key and a policy such as "may sign ETH transfers to X only, at a bounded fee". The back end
+ * then uses `latchkey/core` like any client: what the policy allows is signed, anything else is refused
  * with `PERMISSION_DENIED` and `details.outcome` `OUTCOME_DENY_IMPLICIT` (no policy matched) or
  * `OUTCOME_DENY_EXPLICIT` (a DENY policy matched); `get_policy_evaluations` shows why.
  *
@@ -97,12 +97,19 @@ const EVM_ADDRESS = /^0x[0-9a-fA-F]{40}$/
 /** An id as the service makes them (UUIDs, ULIDs): nothing that could end a quoted string. */
 const ID = /^[A-Za-z0-9_-]{1,128}$/
 
-function checkDelegation({ recipient, chainId, maxWei }: Delegation): void {
+/** The least gas any transaction uses (a plain transfer to an account with no code, on Ethereum). */
+const TRANSFER_GAS = 21_000n
+
+function checkDelegation({ recipient, chainId, maxWei, maxGas, maxFeePerGas }: Delegation): void {
   if (typeof recipient !== 'string' || !EVM_ADDRESS.test(recipient))
     throw new RangeError('recipient: not an EVM address (0x and 40 hex digits)')
   if (!Number.isSafeInteger(chainId) || chainId < 1) throw new RangeError('chainId: not an EIP-155 chain id')
   if (maxWei !== undefined && (typeof maxWei !== 'bigint' || maxWei < 0n))
     throw new RangeError('maxWei: not a whole number of wei')
+  if (typeof maxFeePerGas !== 'bigint' || maxFeePerGas < 0n)
+    throw new RangeError('maxFeePerGas: not a whole number of wei')
+  if (maxGas !== undefined && (typeof maxGas !== 'bigint' || maxGas < TRANSFER_GAS))
+    throw new RangeError(`maxGas: not a whole number of gas of at least ${TRANSFER_GAS}`)
 }
 
 /** What the end user agrees the back end may do: send ETH to `recipient` on one chain. */
@@ -113,6 +120,21 @@ export interface Delegation {
   chainId: number
   /** With it, a DENY policy refuses any transfer above it (wei), whoever asks. */
   maxWei?: bigint
+  /**
+   * The highest `maxFeePerGas` (wei, as viem's field) the back end may sign. A transaction pays
+   * the block's producer up to `gas × maxFeePerGas` whatever it sends, so this and `maxGas` bound
+   * the fee of one signature: without them, "1 wei to X" at 100,000 gwei a gas moves 2.1 ETH.
+   * Choose it for the chain: the highest price you would ever pay there.
+   */
+  maxFeePerGas: bigint
+  /**
+   * The highest gas limit the back end may sign. 21,000 is a plain transfer to an account with no
+   * code on Ethereum, OP Stack chains (Optimism, Base) and anvil; a recipient that is a contract
+   * (a Safe, a smart account) runs code and needs more, and on Arbitrum the gas limit also pays
+   * for posting to L1 (a transfer estimates well above 21,000): use `eth_estimateGas` with room.
+   * @default 21000n
+   */
+  maxGas?: bigint
 }
 
 /**
@@ -122,13 +144,19 @@ export interface Delegation {
  * spends there), and the calldata is empty because a transaction "to X" with calldata is a call of
  * X: were X a token's contract or a wallet that forwards calls, `transfer(anyone, everything)`.
  *
+ * The transaction must be EIP-1559 with at most `maxGas` gas at most `maxFeePerGas` a gas: the fee
+ * leaves the account too (to the block's producer, who may be the back end or pay it), so the
+ * value's limit alone does not bound what a signature costs the user. Other types do not match
+ * (a legacy transaction has no `max_fee_per_gas`: reading it would make the policy an error,
+ * which allows nothing either).
+ *
  * `recipient` usually comes from a form or a request: it is checked before it goes into the
  * condition (a quote in it would rewrite the condition: `<addr>' || true || 'x` allows anything),
- * and anything but an EVM address, a chain id or a whole number of wei throws (a RangeError naming
- * the argument).
+ * and anything but an EVM address, a chain id or a whole number of wei or gas throws (a RangeError
+ * naming the argument).
  */
 export function delegationPolicies(backendUserId: string, delegation: Delegation): PolicyParams[] {
-  const { recipient, chainId, maxWei } = delegation
+  const { recipient, chainId, maxWei, maxFeePerGas, maxGas = TRANSFER_GAS } = delegation
   checkDelegation(delegation)
   if (!ID.test(backendUserId)) throw new RangeError('backendUserId: not a user id')
   const policies: PolicyParams[] = [
@@ -137,7 +165,8 @@ export function delegationPolicies(backendUserId: string, delegation: Delegation
       effect: 'EFFECT_ALLOW',
       condition:
         "activity.resource == 'WALLET' && activity.action == 'SIGN'" +
-        ` && eth.tx.chain_id == ${chainId} && eth.tx.to == '${recipient.toLowerCase()}' && eth.tx.data == '0x'`,
+        ` && eth.tx.chain_id == ${chainId} && eth.tx.to == '${recipient.toLowerCase()}' && eth.tx.data == '0x'` +
+        ` && eth.tx.type == 'eip1559' && eth.tx.gas <= ${maxGas} && eth.tx.max_fee_per_gas <= ${maxFeePerGas}`,
       consensus: `approvers.all(user, user.id == '${backendUserId}')`,
       notes: 'delegated access',
     },
@@ -227,8 +256,8 @@ async function main() {
   const { addresses } = await createWallet(endUser, { walletName: 'Main', chains: ['ethereum'] })
   const from = addresses[0] as string
 
-  // 2. The end user grants the back end "may sign ETH transfers to X only, on this chain" (and
-  // nothing above 1 ETH).
+  // 2. The end user grants the back end "may sign ETH transfers to X only, on this chain, paying at
+  // most 21,000 gas at 50 gwei" (and nothing above 1 ETH).
   const x = `0x${bytesToHex(randomBytes(20))}`
   const y = `0x${bytesToHex(randomBytes(20))}`
   const key = newBackendKey()
@@ -237,6 +266,7 @@ async function main() {
     recipient: x,
     chainId: 31337,
     maxWei: 10n ** 18n,
+    maxFeePerGas: 50n * 10n ** 9n,
   })
   console.log('back end user', grant.userId, 'policies', grant.policyIds.join(', '))
 
@@ -251,7 +281,7 @@ async function main() {
     to: string,
     value: bigint,
     nonce: number,
-    more: { chainId?: number; data?: `0x${string}` } = {},
+    more: { chainId?: number; data?: `0x${string}`; maxFeePerGas?: bigint } = {},
   ) =>
     signTransaction(backend, {
       signWith: from,
@@ -260,9 +290,9 @@ async function main() {
         type: 'eip1559',
         chainId: more.chainId ?? 31337,
         nonce,
-        gas: 60000n,
-        maxFeePerGas: 2n * 10n ** 9n,
-        maxPriorityFeePerGas: 10n ** 9n,
+        gas: 21000n,
+        maxFeePerGas: more.maxFeePerGas ?? 2n * 10n ** 9n,
+        maxPriorityFeePerGas: more.maxFeePerGas ?? 10n ** 9n,
         to: to as `0x${string}`,
         value,
         ...(more.data ? { data: more.data } : {}),
@@ -277,6 +307,8 @@ async function main() {
     ['2 ETH to X', x, 2n * 10n ** 18n, {}],
     ['transfer to X on chain 1', x, 10n ** 15n, { chainId: 1 }],
     ['a call of X', x, 0n, { data: call }],
+    // 1 wei, and 2.1 ETH of fee to the block's producer (who may be the back end, or pay it).
+    ['1 wei to X at 100,000 gwei a gas', x, 1n, { maxFeePerGas: 10n ** 14n }],
   ] as const) {
     const refusal = await transfer(to, value, 1, more).then(
       () => undefined,

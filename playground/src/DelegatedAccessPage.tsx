@@ -12,8 +12,8 @@ import { delegationPolicies } from '../../examples/delegated-access.ts'
 
 /**
  * The delegated-access recipe from the end user's side: grant the app's back end (its API key) a
- * policy "may send ETH to X on this chain only", see the organization's policies, and look up any
- * activity's decision with the outcome of every policy (DENY_EXPLICIT, DENY_IMPLICIT, ...).
+ * policy "may send ETH to X on this chain only, at a bounded fee", see the organization's policies,
+ * and look up any activity's decision with the outcome of every policy (DENY_EXPLICIT, ...).
  */
 export function DelegatedAccessPage({
   openSignIn,
@@ -47,6 +47,15 @@ export function DelegatedAccessPage({
 
 const HEX_KEY = /^0[23][0-9a-fA-F]{64}$/
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/
+/** Gwei as typed: digits, and at most nine decimals (a gwei is 10^9 wei). */
+const GWEI = /^\d{1,9}(\.\d{1,9})?$/
+
+/** `'1.5'` gwei → 1,500,000,000n wei; undefined for anything `GWEI` does not accept. */
+function weiOfGwei(gwei: string): bigint | undefined {
+  if (!GWEI.test(gwei)) return undefined
+  const [whole = '0', fraction = ''] = gwei.split('.')
+  return BigInt(whole) * 10n ** 9n + BigInt(fraction.padEnd(9, '0'))
+}
 
 function GrantPanel({ organizationId, chainId }: { organizationId: string; chainId: number }) {
   const createUsers = useCreateUsers()
@@ -54,13 +63,18 @@ function GrantPanel({ organizationId, chainId }: { organizationId: string; chain
   const [publicKey, setPublicKey] = useState('')
   const [recipient, setRecipient] = useState('')
   const [limit, setLimit] = useState(true)
+  // The fee leaves the account too: without a ceiling, "1 wei to X" at 100,000 gwei a gas is 2.1 ETH.
+  const [feeGwei, setFeeGwei] = useState('100')
   const [granted, setGranted] = useState<{ userId: string; policyIds: string[] } | null>(null)
   const [error, setError] = useState<string | null>(null)
   const keyId = useId()
   const recipientId = useId()
+  const feeId = useId()
+  const maxFeePerGas = weiOfGwei(feeGwei)
   const working = createUsers.isPending || createPolicies.isPending
 
   const grant = async () => {
+    if (maxFeePerGas === undefined) return // the button is disabled
     setError(null)
     try {
       const { userIds } = await createUsers.mutateAsync({
@@ -79,6 +93,7 @@ function GrantPanel({ organizationId, chainId }: { organizationId: string; chain
         policies: delegationPolicies(userId, {
           recipient,
           chainId,
+          maxFeePerGas,
           ...(limit ? { maxWei: 10n ** 18n } : {}),
         }),
       })
@@ -95,8 +110,8 @@ function GrantPanel({ organizationId, chainId }: { organizationId: string; chain
       </h1>
       <p className="pg-card-lead">
         The back end becomes a user of your organization with its API key. It may send ETH to one address on
-        chain {chainId}, and nothing else: no other chain, no contract calls. Everything else stays yours
-        alone.
+        chain {chainId}, and nothing else: no other chain, no contract calls, no fee above 21,000 gas at the
+        price you set. Everything else stays yours alone.
       </p>
       <label className="pg-field" htmlFor={keyId}>
         <span>Back-end public key</span>
@@ -118,6 +133,16 @@ function GrantPanel({ organizationId, chainId }: { organizationId: string; chain
           onChange={(e) => setRecipient(e.target.value.trim())}
         />
       </label>
+      <label className="pg-field" htmlFor={feeId}>
+        <span>Highest fee per gas (gwei)</span>
+        <input
+          id={feeId}
+          className="pg-input pg-mono"
+          inputMode="decimal"
+          value={feeGwei}
+          onChange={(e) => setFeeGwei(e.target.value.trim())}
+        />
+      </label>
       <label className="pg-row" style={{ marginBottom: 12 }}>
         <input type="checkbox" checked={limit} onChange={(e) => setLimit(e.target.checked)} />
         <span>Refuse any transfer above 1 ETH</span>
@@ -126,7 +151,9 @@ function GrantPanel({ organizationId, chainId }: { organizationId: string; chain
         type="button"
         className="pg-button pg-button-primary"
         onClick={grant}
-        disabled={working || !HEX_KEY.test(publicKey) || !ADDRESS.test(recipient)}
+        disabled={
+          working || !HEX_KEY.test(publicKey) || !ADDRESS.test(recipient) || maxFeePerGas === undefined
+        }
       >
         {working ? 'Granting…' : 'Grant access'}
       </button>

@@ -440,13 +440,15 @@ describe('delegated access (examples/delegated-access.ts)', () => {
       recipient: '0x000000000000000000000000000000000000BEEF',
       chainId: 31337,
       maxWei: 10n,
+      maxFeePerGas: 7n,
     })
     expect(allow!.condition).toBe(
       "activity.resource == 'WALLET' && activity.action == 'SIGN'" +
-        ` && eth.tx.chain_id == 31337 && eth.tx.to == '${MERCHANT}' && eth.tx.data == '0x'`,
+        ` && eth.tx.chain_id == 31337 && eth.tx.to == '${MERCHANT}' && eth.tx.data == '0x'` +
+        " && eth.tx.type == 'eip1559' && eth.tx.gas <= 21000 && eth.tx.max_fee_per_gas <= 7",
     )
     expect(deny!.condition).toBe("activity.action == 'SIGN' && eth.tx.value > 10")
-    const grant = { recipient: MERCHANT, chainId: 31337 }
+    const grant = { recipient: MERCHANT, chainId: 31337, maxFeePerGas: 7n }
     expect(() => delegationPolicies(userId, { ...grant, recipient: INJECTED })).toThrow(/^recipient:/)
     expect(() => delegationPolicies(`${userId}') || true || ('`, grant)).toThrow(/^backendUserId:/)
     expect(() => delegationPolicies(userId, { ...grant, maxWei: '1 || true' as unknown as bigint })).toThrow(
@@ -455,9 +457,15 @@ describe('delegated access (examples/delegated-access.ts)', () => {
     expect(() => delegationPolicies(userId, { ...grant, chainId: '1 || true' as unknown as number })).toThrow(
       /^chainId:/,
     )
+    expect(() =>
+      delegationPolicies(userId, { ...grant, maxFeePerGas: '1 || true' as unknown as bigint }),
+    ).toThrow(/^maxFeePerGas:/)
+    expect(() => delegationPolicies(userId, { ...grant, maxGas: '1 || true' as unknown as bigint })).toThrow(
+      /^maxGas:/,
+    )
   })
 
-  it('the back end signs ETH to the recipient on the granted chain, and nothing else: not on another chain, not a call of the recipient, not a legacy transfer naming no chain', async () => {
+  it('the back end signs ETH to the recipient on the granted chain, and nothing else: not on another chain, not a call of the recipient, not a legacy transfer naming no chain, not a fee above the grant', async () => {
     const root = testKey()
     const backend = testKey()
     const sub = await h.createSubOrganization({
@@ -484,15 +492,10 @@ describe('delegated access (examples/delegated-access.ts)', () => {
         asRoot,
       ),
     )
+    const grant = { recipient: MERCHANT, chainId: 8453, maxWei: ETH, maxFeePerGas: 10n ** 10n }
+    const [allow, deny] = delegationPolicies(userIds[0]!, grant)
     h.clock.advance(1)
-    resultOf(
-      'create_policies',
-      await h.submit(
-        'create_policies',
-        { policies: delegationPolicies(userIds[0]!, { recipient: MERCHANT, chainId: 8453, maxWei: ETH }) },
-        asRoot,
-      ),
-    )
+    resultOf('create_policies', await h.submit('create_policies', { policies: [allow!, deny!] }, asRoot))
     // A token's contract as the recipient: a call of it is `transfer(thief, 10^24)`.
     const drain =
       `0xa9059cbb${'ab'.repeat(20).padStart(64, '0')}${(10n ** 24n).toString(16).padStart(64, '0')}` as const
@@ -513,7 +516,7 @@ describe('delegated access (examples/delegated-access.ts)', () => {
       type: 'eip1559',
       chainId: 8453,
       nonce: 0,
-      gas: 60_000n,
+      gas: 21_000n,
       maxFeePerGas: 10n ** 9n,
       maxPriorityFeePerGas: 1n,
       to: MERCHANT,
@@ -533,5 +536,29 @@ describe('delegated access (examples/delegated-access.ts)', () => {
         value: ETH / 100n,
       }),
     ).toBe('OUTCOME_DENY_IMPLICIT')
+    // 1 wei whose fee (100,000 gwei a gas: 2.1 ETH, over the 1 ETH maxWei) goes to the block's
+    // producer, who may be the back end or pay it; or a gas limit a contract recipient could burn.
+    const feeDrain = { ...transfer, value: 1n, maxFeePerGas: 10n ** 14n, maxPriorityFeePerGas: 10n ** 14n }
+    expect(await sign(feeDrain)).toBe('OUTCOME_DENY_IMPLICIT')
+    expect(await sign({ ...transfer, gas: 1_000_000n })).toBe('OUTCOME_DENY_IMPLICIT')
+    // Control: the ALLOW without its type and fee clauses (the recipe before) signs it.
+    h.clock.advance(1)
+    resultOf(
+      'create_policies',
+      await h.submit(
+        'create_policies',
+        {
+          policies: [
+            {
+              ...allow!,
+              policyName: 'The recipe before',
+              condition: allow!.condition!.replace(/ && eth\.tx\.type == .*$/, ''),
+            },
+          ],
+        },
+        asRoot,
+      ),
+    )
+    expect(await sign(feeDrain)).toBe('signed')
   })
 })
