@@ -14,7 +14,8 @@ interface Scheduled {
  * Arms, for EVERY usable session (not only the active one), a warning timer (→ `expiring`, and
  * an auto-refresh when enabled) and an expiry timer (→ `expired`). Re-arms when a refresh moves
  * the expiry. `refresh` renews a session (injected, so the timers need not know the actions).
- * Returns a stop function.
+ * In Node they are unref'd: a back end's client never holds its process open. Returns a stop
+ * function.
  */
 export function startSessionTimers(
   client: Latchkey,
@@ -29,6 +30,9 @@ export function startSessionTimers(
     const arm = () => {
       const delay = Math.max(0, when - Date.now())
       const timer = setTimeout(delay > MAX_DELAY ? arm : run, Math.min(delay, MAX_DELAY))
+      // In Node (a back end, a script, a serverless function) a session's timers keep no process
+      // alive: they only move its state, and an idle process should end (or freeze) on time.
+      ;(timer as { unref?: () => void }).unref?.()
       entry.timers.push(timer)
     }
     arm()
