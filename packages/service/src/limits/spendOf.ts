@@ -273,7 +273,9 @@ export function associatedTokenAccount(owner: string, mint: string, tokenProgram
  * per fresh mint, unbounded, and no SPL limit counted it. Paid by the signer, a creation is signed
  * for the signer's own account (its rent stays the signer's) or for an allow-list address's
  * account of the limit's mint (a recipient the limit's owner named, once per account); paid by
- * another signer, it costs the signer nothing. `RecoverNested` (`02`) moves a nested account's
+ * another signer, it costs the signer nothing. Either way, paid by the signer, it is a real token
+ * account: the Token or Token-2022 program, the System Program, the derived address (else the
+ * program would size and hand the account to any program the caller names). `RecoverNested` (`02`) moves a nested account's
  * tokens and lamports to its owner, who signs it. Anything else the program would refuse.
  */
 function associatedAccountCheck(
@@ -288,8 +290,26 @@ function associatedAccountCheck(
       limit,
       `instruction ${index} is an Associated Token Account instruction other than Create, CreateIdempotent or RecoverNested`,
     )
-  const [payer, , owner, created] = instruction.accounts
+  const [payer, account, owner, created, system, tokenProgram] = instruction.accounts
   if (payer !== signer) return
+  // The program takes the new account's size from the token program it is given (account 5) and
+  // charges the payer its rent, then hands the account to that program: any program but Token or
+  // Token-2022 could ask for 10 MiB (73 SOL) and keep it. So a creation the signer pays is of a
+  // real token account: the token program, the System Program and the address it derives.
+  if (
+    tokenProgram === undefined ||
+    !TOKEN_PROGRAMS.has(tokenProgram) ||
+    system !== SYSTEM_PROGRAM ||
+    owner === undefined ||
+    created === undefined ||
+    owner.includes('#') ||
+    created.includes('#') ||
+    account !== associatedTokenAccount(owner, created, tokenProgram)
+  )
+    throw undecodable(
+      limit,
+      `instruction ${index} creates an account paid by the signer that is not the associated token account of its owner and mint under the Token or Token-2022 program`,
+    )
   if (owner === signer) return
   if (owner !== undefined && created === mint && limit.allowedDestinations.includes(owner)) return
   const why =

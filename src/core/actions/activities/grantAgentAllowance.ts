@@ -216,7 +216,10 @@ function splCondition(mint: string, destinations: readonly string[]): string {
   return (
     `solana.tx.program_keys.all(p, p in ${list([...TOKEN_PROGRAMS, ASSOCIATED_TOKEN_PROGRAM, ...HARMLESS_PROGRAMS])})` +
     ` && solana.tx.instructions.all(i, (${tokens}) && (i.program_key != '${ASSOCIATED_TOKEN_PROGRAM}'` +
-    ` || (i.data in ['', '00', '01'] && i.accounts[3] == '${mint}' && i.accounts[2] in ${list(destinations)})))`
+    ` || (i.data in ['', '00', '01'] && i.accounts[3] == '${mint}' && i.accounts[2] in ${list(destinations)}` +
+    // The program sizes the account by, and hands it to, the token program it is given: only a
+    // real one (any other could take 10 MiB of the user's rent), with the System Program.
+    ` && i.accounts[4] == '11111111111111111111111111111111' && i.accounts[5] in ${list(TOKEN_PROGRAMS)})))`
   )
 }
 
