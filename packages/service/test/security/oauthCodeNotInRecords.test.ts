@@ -6,22 +6,14 @@
 // FAILED record. A parent organization's non-root user exchanged them at the public auth proxy,
 // got the first-time user's OIDC token (its e-mail proven), signed up first, and the person's
 // later logins landed in the taker's account. Now both are bearer parameters: never shown.
-import { decodeJwtClaims, PROXY_CONFIG_HEADER, type SessionClaims } from '@latchkey/protocol'
-import { p256 } from '@noble/curves/nist.js'
+import { decodeJwtClaims, type SessionClaims } from '@latchkey/protocol'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { oidcNonce } from '../../src/signin/oauth/oidcNonce.ts'
 import { s256Challenge } from '../../src/signin/oauth/pkce.ts'
-import { createHarness, fakeClock, type Harness, type Json, testKey } from '../../src/testing/harness.ts'
+import { createHarness, fakeClock, type Harness } from '../../src/testing/harness.ts'
 import { type OidcProvider, startOidcProvider } from '../oauth/startOidcProvider.ts'
+import { CLIENT, clientKey, googleAt, proxyOf, REDIRECT } from './googleSignIn.ts'
 import { announceActivities, announcedIds, supportUser } from './recordReaders.ts'
 
-const APP = 'http://app.test'
-const REDIRECT = 'http://app.test/oauth/callback'
-const CLIENT = {
-  client_id: 'latchkey-app',
-  client_secret: 'a-confidential-secret-of-the-app',
-  redirect_uris: [REDIRECT],
-}
 const verifier = `pkce-verifier-${'y'.repeat(40)}`
 
 let idp: OidcProvider
@@ -51,39 +43,10 @@ async function service(): Promise<Harness> {
   const h = await createHarness({
     clock: fakeClock(Date.now()),
     fetch: flakyFetch as typeof fetch,
-    oauth: {
-      providers: {
-        google: {
-          clientId: CLIENT.client_id,
-          clientSecret: CLIENT.client_secret,
-          redirectUris: [REDIRECT],
-          issuer: idp.issuer,
-        },
-      },
-    },
+    oauth: googleAt(idp),
   })
   harnesses.push(h)
   return h
-}
-
-function proxy(h: Harness) {
-  return async (path: string, body: object) => {
-    const response = await h.service.app.request(`/v1/${path}`, {
-      method: 'POST',
-      headers: {
-        'Content-Type': 'application/json',
-        Origin: APP,
-        [PROXY_CONFIG_HEADER]: h.service.dev.authProxyConfigId!,
-      },
-      body: JSON.stringify(body),
-    })
-    return { status: response.status, body: (await response.json()) as Json & Record<string, Json> }
-  }
-}
-
-const clientKey = () => {
-  const key = testKey('SIGNATURE_SCHEME_TK_API_P256', p256.utils.randomSecretKey())
-  return Object.assign(key, { nonce: oidcNonce(key.publicKey) })
 }
 
 describe('a failed oauth2_authenticate record', () => {
@@ -91,7 +54,7 @@ describe('a failed oauth2_authenticate record', () => {
     const h = await service()
     await announceActivities(h)
     const staff = await supportUser(h)
-    const call = proxy(h)
+    const call = proxyOf(h)
     // Control: a sign-in works while the provider is reachable (discovery cached meanwhile).
     const warm = clientKey()
     const warmCode = await idp.authorize(

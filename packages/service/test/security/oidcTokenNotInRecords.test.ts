@@ -8,33 +8,21 @@
 // with it, so the person's own logins landed in the taker's account. Now oauth2_authenticate answers
 // it once (`shownOnce`) and the activities that redeem it show it emptied (`bearerParameters`), in
 // records written before too; and one token makes at most one link.
-import { decodeJwtClaims, PROXY_CONFIG_HEADER, type SessionClaims } from '@latchkey/protocol'
-import { p256 } from '@noble/curves/nist.js'
-import { bytesToHex } from '@noble/hashes/utils.js'
+import { decodeJwtClaims, type SessionClaims } from '@latchkey/protocol'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import type { CreateServiceOptions } from '../../src/assembly/createService.ts'
-import { oidcNonce } from '../../src/signin/oauth/oidcNonce.ts'
 import { s256Challenge } from '../../src/signin/oauth/pkce.ts'
 import {
   createHarness,
   fakeClock,
   type Harness,
-  type Json,
   resultOf,
   type Stamper,
-  type TestKey,
   testKey,
 } from '../../src/testing/harness.ts'
 import { type OidcProvider, startOidcProvider } from '../oauth/startOidcProvider.ts'
+import { CLIENT, clientKey, googleAt, proxyOf, REDIRECT } from './googleSignIn.ts'
 import { announceActivities, announcedActivities, type Reader, supportUser } from './recordReaders.ts'
 
-const APP = 'http://app.test'
-const REDIRECT = 'http://app.test/oauth/callback'
-const CLIENT = {
-  client_id: 'latchkey-app',
-  client_secret: 'a-confidential-secret-of-the-app',
-  redirect_uris: [REDIRECT],
-}
 const verifier = `pkce-verifier-${'x'.repeat(40)}`
 
 let idp: OidcProvider
@@ -49,44 +37,10 @@ afterEach(async () => {
   await Promise.all(harnesses.splice(0).map((h) => h.service.close()))
 })
 
-const googleAt = (provider: OidcProvider): CreateServiceOptions['oauth'] => ({
-  providers: {
-    google: {
-      clientId: CLIENT.client_id,
-      clientSecret: CLIENT.client_secret,
-      redirectUris: [REDIRECT],
-      issuer: provider.issuer,
-    },
-  },
-})
-
 async function service(): Promise<Harness> {
   const h = await createHarness({ clock: fakeClock(Date.now()), oauth: googleAt(idp) })
   harnesses.push(h)
   return h
-}
-
-function proxy(h: Harness) {
-  return async (path: string, body: object) => {
-    const response = await h.service.app.request(`/v1/${path}`, {
-      method: 'POST',
-      headers: {
-        'Content-Type': 'application/json',
-        Origin: APP,
-        [PROXY_CONFIG_HEADER]: h.service.dev.authProxyConfigId!,
-      },
-      body: JSON.stringify(body),
-    })
-    return { status: response.status, body: (await response.json()) as Json & Record<string, Json> }
-  }
-}
-
-/** A browser's session key: the kit keeps the private key; the OIDC nonce is bound to its public key. */
-function clientKey(): TestKey & { nonce: string } {
-  const privateKey = p256.utils.randomSecretKey()
-  const key = testKey('SIGNATURE_SCHEME_TK_API_P256', privateKey)
-  expect(key.publicKey).toBe(bytesToHex(p256.getPublicKey(privateKey, true)))
-  return Object.assign(key, { nonce: oidcNonce(key.publicKey) })
 }
 
 /** A Google sign-in through the auth proxy: the person's own OIDC token, bound to their own key. */
@@ -100,7 +54,7 @@ async function authenticate(h: Harness, key: { nonce: string }, account: string)
     },
     account,
   )
-  const auth = await proxy(h)('oauth2_authenticate', {
+  const auth = await proxyOf(h)('oauth2_authenticate', {
     provider: 'OAUTH2_PROVIDER_GOOGLE',
     authCode: code,
     redirectUri: REDIRECT,
@@ -150,7 +104,7 @@ describe('an OIDC token is not readable from activity records (nor links twice)'
     const h = await service()
     await announceActivities(h)
     const staff = await supportUser(h)
-    const call = proxy(h)
+    const call = proxyOf(h)
 
     // The person starts the published Google sign-in: oauth2_authenticate, then the account lookup.
     const victim = clientKey()
@@ -239,7 +193,7 @@ describe('an OIDC token is not readable from activity records (nor links twice)'
 
   it("a stolen read-only session takes no OIDC token from oauth_login's and create_oauth_providers' records", async () => {
     const h = await service()
-    const call = proxy(h)
+    const call = proxyOf(h)
     // A user who already has an account (an API key here) links Google to it.
     const durable = testKey()
     const { organizationId, userIds } = await h.createSubOrganization({ keys: [durable] })
@@ -276,7 +230,7 @@ describe('an OIDC token is not readable from activity records (nor links twice)'
 
   it('no stored record keeps an OIDC token (sign-up, logins, the refused one included, create_users); one recorded before is shown emptied', async () => {
     const h = await service()
-    const call = proxy(h)
+    const call = proxyOf(h)
     const person = clientKey()
     const token = await authenticate(h, person, 'someone')
     const signup = await call('signup', {
@@ -345,7 +299,7 @@ describe('an OIDC token is not readable from activity records (nor links twice)'
 
   it('one OIDC token makes one link: a copy of it links no other account once the identity is unlinked', async () => {
     const h = await service()
-    const call = proxy(h)
+    const call = proxyOf(h)
     const person = clientKey()
     const token = await authenticate(h, person, 'mover')
     const durable = testKey()
@@ -394,7 +348,7 @@ describe('an OIDC token is not readable from activity records (nor links twice)'
 
   it('control: a leaked token of a user who already signed up logs nobody else in, links nowhere, and is spent by its login', async () => {
     const h = await service()
-    const call = proxy(h)
+    const call = proxyOf(h)
     const victim = clientKey()
     const token = await authenticate(h, victim, 'settled')
     const signup = await call('signup', {
