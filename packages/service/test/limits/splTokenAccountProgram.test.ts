@@ -68,6 +68,32 @@ const create = async (payer: Address, owner: Address, mint: Address, tokenProgra
 ]
 
 const address = async () => (await generateKeyPairSigner()).address
+/** The kit's SPL agent of `w`: 1 unit of a fresh mint a day, to one listed shop; its session id. */
+async function shopAgent(w: Wallet) {
+  const mint = await address()
+  const shop = await address()
+  const agentKey = await w.fx.client.keyStore.create({ scope: w.fx.client.config.organizationId })
+  const { userId } = await grantAgentAllowance(w.fx.client, {
+    agentName: 'Token agent',
+    publicKey: agentKey.publicKey,
+    caip2: 'solana:mainnet',
+    amount: '1',
+    period: 'PERIOD_DAY',
+    asset: { type: 'SPENDING_LIMIT_ASSET_SPL', caip2: 'solana:mainnet', mint },
+    allowedDestinations: [shop],
+    sessionId: w.user,
+  })
+  const agent = addSessionFromKey(w.fx.client, {
+    publicKey: agentKey.publicKey,
+    userId,
+    organizationId: w.organizationId,
+    lifetimeSeconds: 3600,
+    method: 'api-key',
+    label: 'agent',
+  }).id
+  return { mint, shop, agent }
+}
+
 const createOne = async (payer: Address, owner: Address, mint: Address, tokenProgram: Address) =>
   (await create(payer, owner, mint, tokenProgram))[0]!
 const TOKEN_2022_PROGRAM_ADDRESS = 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb' as Address
@@ -113,27 +139,7 @@ describe('ATA creation naming a program of the attacker as its token program (ac
 
   it("the kit's SPL agent (with a listed shop) may not create the shop's account under an attacker's token program", async () => {
     const w = await wallet()
-    const mint = await address()
-    const shop = await address()
-    const agentKey = await w.fx.client.keyStore.create({ scope: w.fx.client.config.organizationId })
-    const { userId } = await grantAgentAllowance(w.fx.client, {
-      agentName: 'Token agent',
-      publicKey: agentKey.publicKey,
-      caip2: 'solana:mainnet',
-      amount: '1',
-      period: 'PERIOD_DAY',
-      asset: { type: 'SPENDING_LIMIT_ASSET_SPL', caip2: 'solana:mainnet', mint },
-      allowedDestinations: [shop],
-      sessionId: w.user,
-    })
-    const agent = addSessionFromKey(w.fx.client, {
-      publicKey: agentKey.publicKey,
-      userId,
-      organizationId: w.organizationId,
-      lifetimeSeconds: 3600,
-      method: 'api-key',
-      label: 'agent',
-    }).id
+    const { mint, shop, agent } = await shopAgent(w)
     // Control: the shop's account of the mint under the Token program is signed (designed).
     expect(await signAs(w, agent, await create(w.sol, shop, mint, TOKEN_PROGRAM_ADDRESS))).toEqual({
       signed: true,
@@ -214,27 +220,7 @@ describe('token-account creations the fix must not let through in another shape'
 
   it('kit SPL agent: RecoverNested, a wrong account 1, extra accounts', async () => {
     const w = await wallet()
-    const mint = await address()
-    const shop = await address()
-    const agentKey = await w.fx.client.keyStore.create({ scope: w.fx.client.config.organizationId })
-    const { userId } = await grantAgentAllowance(w.fx.client, {
-      agentName: 'Token agent',
-      publicKey: agentKey.publicKey,
-      caip2: 'solana:mainnet',
-      amount: '1',
-      period: 'PERIOD_DAY',
-      asset: { type: 'SPENDING_LIMIT_ASSET_SPL', caip2: 'solana:mainnet', mint },
-      allowedDestinations: [shop],
-      sessionId: w.user,
-    })
-    const agent = addSessionFromKey(w.fx.client, {
-      publicKey: agentKey.publicKey,
-      userId,
-      organizationId: w.organizationId,
-      lifetimeSeconds: 3600,
-      method: 'api-key',
-      label: 'agent',
-    }).id
+    const { mint, shop, agent } = await shopAgent(w)
     const good = await createOne(w.sol, shop, mint, TOKEN_2022_PROGRAM_ADDRESS)
     expect(await signAs(w, agent, [good])).toEqual({ signed: true })
     // Account 1 not the derived one: the policy does not read it, the agent's limit refuses it.
