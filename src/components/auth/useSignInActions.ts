@@ -61,7 +61,7 @@ export function useSignInActions({ discoverWallets }: { discoverWallets: boolean
       retry: () => void config.refetch(),
     },
     enabledMethods: config.data?.enabledProviders ?? [],
-    /** Sent only by a development service: the code step links to it. */
+    /** Sent only by a development service, and kept only on its `baseUrl` origin: the code step links to it. */
     devOutboxUrl: config.data?.devOutboxUrl,
     /** The operator's CAPTCHA on sending codes, when enabled. */
     captcha: config.data?.captcha,
