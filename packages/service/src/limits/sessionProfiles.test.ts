@@ -1,7 +1,8 @@
 // Session profiles (issue 37): the published create_session_profile and queries, the Latchkey
 // update and delete, and the attacks of a session issued under a profile: another wallet, an
 // export, a new key or session, its own limit or profile, an alternate activity for the same
-// signature, a replay, and another sub-organization's profile.
+// signature, a replay, and another sub-organization's profile; and its logout, the one credential
+// activity it may run: its own key, never the user's other keys nor another user's.
 
 import { decodeJwtClaims } from '@latchkey/protocol'
 import { describe, expect, it } from 'vitest'
@@ -357,5 +358,124 @@ describe('session profiles', () => {
     expect(
       codeOf(await s.submit('create_wallet', { walletName: 'no', accounts: [ETHEREUM_ACCOUNT] }, key)),
     ).toEqual([403, 'SESSION_SCOPE_DENIED'])
+  })
+
+  describe('signing out', () => {
+    /** The id of the API key of `userId` whose public key is `key`'s, read by the owner. */
+    const keyIdOf = async (s: Awaited<ReturnType<typeof setup>>, userId: string, key: TestKey) => {
+      const reply = await s.h.query(
+        'get_api_keys',
+        { userId },
+        { as: s.owner, organizationId: s.organizationId },
+      )
+      return (reply.body.apiKeys as { apiKeyId: string; credential: { publicKey: string } }[]).find(
+        (k) => k.credential.publicKey === key.publicKey,
+      )!.apiKeyId
+    }
+    /** A session key logged in by the owner, under `sessionProfileId` if given, and its key id. */
+    const session = async (s: Awaited<ReturnType<typeof setup>>, sessionProfileId?: string) => {
+      const key = testKey()
+      resultOf(
+        'stamp_login',
+        await s.submit('stamp_login', {
+          publicKey: key.publicKey,
+          expirationSeconds: '3600',
+          ...(sessionProfileId ? { sessionProfileId } : {}),
+        }),
+      )
+      return { key, apiKeyId: await keyIdOf(s, s.userId, key) }
+    }
+    /** Its `delete_api_keys` (as every published client's logout sends it), then whether its key still works. */
+    const logout = async (s: Awaited<ReturnType<typeof setup>>, key: TestKey, parameters: Json) => {
+      const reply = await s.submit('delete_api_keys', parameters, key)
+      s.h.clock.advance(60_000)
+      const after = await s.h.query('list_wallets', {}, { as: key, organizationId: s.organizationId })
+      return [...codeOf(reply), after.status]
+    }
+
+    it('control: a session with no profile deletes its own key, which is refused after', async () => {
+      const s = await setup()
+      const { key, apiKeyId } = await session(s)
+      expect(await logout(s, key, { userId: s.userId, apiKeyIds: [apiKeyId] })).toEqual([200, undefined, 401])
+    })
+
+    it("a profile session deletes its own key, whatever its scope, and nothing else: not its user's other keys, nor another user's", async () => {
+      const s = await setup()
+      const { key, apiKeyId } = await session(s, await s.profile("activity.action == 'SIGN'"))
+      // Another session of the same user, the owner's registered key, and another user's key.
+      const sibling = await session(s)
+      const ownerKeyId = await keyIdOf(s, s.userId, s.owner)
+      const stranger = testKey()
+      const strangerId = resultOf(
+        'create_users',
+        await s.submit('create_users', {
+          users: [
+            {
+              userName: 'stranger',
+              apiKeys: [stranger.apiKey('stranger')],
+              authenticators: [],
+              oauthProviders: [],
+              userTags: [],
+            },
+          ],
+        }),
+      ).userIds[0] as string
+      const strangerKeyId = await keyIdOf(s, strangerId, stranger)
+      const attempts: Json[] = [
+        { userId: s.userId, apiKeyIds: [ownerKeyId] },
+        { userId: s.userId, apiKeyIds: [sibling.apiKeyId] },
+        { userId: s.userId, apiKeyIds: [apiKeyId, ownerKeyId] },
+        { userId: s.userId, apiKeyIds: [ownerKeyId, apiKeyId] },
+        { userId: s.userId, apiKeyIds: [apiKeyId, sibling.apiKeyId] },
+        { userId: strangerId, apiKeyIds: [strangerKeyId] },
+        { userId: strangerId, apiKeyIds: [apiKeyId] },
+      ]
+      for (const parameters of attempts)
+        expect([parameters, ...codeOf(await s.submit('delete_api_keys', parameters, key))]).toEqual([
+          parameters,
+          403,
+          'SESSION_SCOPE_DENIED',
+        ])
+      // Nothing was deleted, its own key included.
+      s.h.clock.advance(60_000)
+      for (const by of [key, sibling.key, s.owner, stranger])
+        expect(
+          (await s.h.query('list_wallets', {}, { as: by, organizationId: s.organizationId })).status,
+        ).toBe(200)
+
+      expect(await logout(s, key, { userId: s.userId, apiKeyIds: [apiKeyId] })).toEqual([200, undefined, 401])
+      for (const by of [sibling.key, s.owner, stranger])
+        expect(
+          (await s.h.query('list_wallets', {}, { as: by, organizationId: s.organizationId })).status,
+        ).toBe(200)
+    })
+
+    it('a session of a profile narrowed to `false`, or deleted, still signs itself out', async () => {
+      const s = await setup()
+      const narrowed = await s.profile('true')
+      const deleted = await s.profile('true')
+      const a = await session(s, narrowed)
+      const b = await session(s, deleted)
+      resultOf(
+        'latchkey_update_session_profile',
+        await s.submit('latchkey_update_session_profile', { sessionProfileId: narrowed, scope: 'false' }),
+      )
+      resultOf(
+        'latchkey_delete_session_profile',
+        await s.submit('latchkey_delete_session_profile', { sessionProfileId: deleted }),
+      )
+      expect(codeOf(await s.sign(a.key, s.address))).toEqual([403, 'SESSION_SCOPE_DENIED'])
+      expect(codeOf(await s.sign(b.key, s.address))).toEqual([403, 'SESSION_SCOPE_DENIED'])
+      expect(await logout(s, a.key, { userId: s.userId, apiKeyIds: [a.apiKeyId] })).toEqual([
+        200,
+        undefined,
+        401,
+      ])
+      expect(await logout(s, b.key, { userId: s.userId, apiKeyIds: [b.apiKeyId] })).toEqual([
+        200,
+        undefined,
+        401,
+      ])
+    })
   })
 })

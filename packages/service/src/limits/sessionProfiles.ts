@@ -33,7 +33,8 @@ const MAX_PROFILE_SECONDS = 30 * 24 * 3600
  * What a session issued under a profile never does, whatever its scope says: manage policies,
  * limits, profiles, users, credentials, logins and sessions (a new session would shed the
  * profile), or the organization; export or import a key; approve or reject an activity (a vote
- * that lets another's activity run, or stops it).
+ * that lets another's activity run, or stops it). The one credential activity it may run is
+ * deleting its own key, its logout (`isOwnLogout`).
  */
 export const NEVER_RESOURCES: ReadonlySet<string> = new Set([
   'POLICY',
@@ -219,13 +220,35 @@ function holds(scope: string, context: Parameters<typeof evaluateExpression>[1])
 }
 
 /**
+ * Whether the activity is the session signing itself out: `delete_api_keys` of its own key (the
+ * credential that stamped it), for its own user in its own organization, and of nothing else.
+ * That narrows nothing (every other caller may do it too, `selfService`), whatever the scope says;
+ * another key of the same user (the owner's, another session's) or a list adding one is not it.
+ */
+function isOwnLogout({ row, caller }: GateInput): boolean {
+  if (row.path !== 'delete_api_keys') return false
+  const { userId, apiKeyIds } = row.intent as { userId?: unknown; apiKeyIds?: unknown }
+  return (
+    caller.credential.kind === 'API_KEY' &&
+    row.organizationId === caller.organizationId &&
+    userId === caller.userId &&
+    Array.isArray(apiKeyIds) &&
+    apiKeyIds.length > 0 &&
+    apiKeyIds.every((id) => id === caller.credential.id)
+  )
+}
+
+/**
  * The confinement of a session issued under a profile (`ServicePlugin.confine`): its activity
  * runs only if it is none of what such a session never does and the profile's current scope
- * holds for it (for every call of a batch, as policies judge it). A deleted profile refuses all.
+ * holds for it (for every call of a batch, as policies judge it). A deleted profile refuses all
+ * but one thing: the session signing itself out (`isOwnLogout`), which any profile lets through.
  */
 export async function confineToProfile(input: GateInput): Promise<ApiError | undefined> {
   const profileId = input.caller.credential.sessionProfileId
   if (profileId === undefined) return undefined
+  // Before the profile is read: a session of a deleted or narrowed profile can still end itself.
+  if (isOwnLogout(input)) return undefined
   const { tx, row } = input
   const profile = await tx.get('sessionProfiles', profileId)
   if (!profile) return refusal(input, profileId, 'the profile was deleted')
