@@ -470,6 +470,7 @@ function Rules({
   const amountRef = useRef<HTMLInputElement>(null)
   const amountId = useId()
   const amountError = useId()
+  const amountHint = useId()
   const hintId = useId()
   const exportsHintId = useId()
   useEffect(() => {
@@ -545,8 +546,11 @@ function Rules({
               value={amount}
               onChange={(event) => setAmount(event.target.value)}
               aria-invalid={refused ? true : undefined}
-              aria-describedby={refused ? amountError : undefined}
+              aria-describedby={refused ? `${amountHint} ${amountError}` : amountHint}
             />
+            <p className="lk-hint" id={amountHint} style={{ margin: 0 }}>
+              {ui.t('secRuleAmountHint')}
+            </p>
             {refused ? (
               <p className="lk-field-error" id={amountError} role="alert">
                 {ui.t(refused.key, refused.values)}

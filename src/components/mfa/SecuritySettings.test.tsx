@@ -171,6 +171,9 @@ describe('<SecuritySettings/>', () => {
       )
       const amount = screen.getByRole('textbox', { name: 'Importe (ETH)' }) as HTMLInputElement
       expect(amount.value).toBe('0,1')
+      // The amount says that fees count.
+      const hint = document.getElementById(amount.getAttribute('aria-describedby') ?? '')
+      expect(hint?.textContent).toMatch(/^Las comisiones cuentan/)
       // `1.000` is a thousand in Spanish, and one in English: neither is guessed.
       await user.clear(amount)
       await user.type(amount, '1.000')
@@ -249,7 +252,9 @@ describe('the rules in words', () => {
         unsignedTransaction: transfer(value),
       })
     await expect(sign(unitsOf('0.05')!)).resolves.toBeTruthy()
-    await expect(sign(unitsOf('0.1')!)).resolves.toBeTruthy()
+    await expect(sign(unitsOf('0.0999')!)).resolves.toBeTruthy()
+    // Fees count: 0.1 ETH and its fee (up to 21,000 × 2 gwei) is above 0.1 ETH.
+    await expect(sign(unitsOf('0.1')!)).rejects.toMatchObject({ code: 'MFA_REQUIRED' })
     await expect(sign(unitsOf('0.2')!)).rejects.toMatchObject({
       code: 'MFA_REQUIRED',
       methods: ['AUTHENTICATION_TYPE_PASSKEY'],
@@ -308,11 +313,62 @@ describe('the rules in words', () => {
     ).resolves.toBeTruthy()
   })
 
+  it('"sends above 0.1 ETH need a passkey" counts a signed transaction\'s most fee with its value', async () => {
+    const { client } = await signedInClient()
+    const { addresses } = await createWallet(client, { walletName: 'Main', chains: ['ethereum'] })
+    const authenticator = installSoftAuthenticator()
+    try {
+      await addPasskey(client, { authenticatorName: 'Laptop' })
+    } finally {
+      authenticator.uninstall()
+    }
+    await createMfaPolicy(client, {
+      mfaPolicyName: SENDS_POLICY,
+      condition: sendsCondition(unitsOf('0.1')!),
+      requiredAuthenticationMethods: SENDS_METHODS,
+      order: 0,
+    })
+    const gwei = 10n ** 9n
+    const sign = (value: string, gas: bigint, feePerGas: bigint, type: 'eip1559' | 'legacy' = 'eip1559') =>
+      signTransaction(client, {
+        signWith: addresses[0]!,
+        type: 'TRANSACTION_TYPE_ETHEREUM',
+        unsignedTransaction: serializeTransaction({
+          chainId: 1,
+          nonce: 0,
+          gas,
+          to: '0x000000000000000000000000000000000000dEaD',
+          value: unitsOf(value) ?? 0n,
+          ...(type === 'legacy'
+            ? { type, gasPrice: feePerGas }
+            : { type, maxFeePerGas: feePerGas, maxPriorityFeePerGas: feePerGas }),
+        }),
+      })
+    const held = { code: 'MFA_REQUIRED', methods: ['AUTHENTICATION_TYPE_PASSKEY'] }
+    // Control: 0.2 ETH of value is held.
+    await expect(sign('0.2', 21_000n, gwei)).rejects.toMatchObject(held)
+    // Value 0, 1,000,000 gas at 1,000 gwei, all of it a tip to the block's producer: up to 1 ETH
+    // leaves the account as fee. Held, as a transaction type or a fee field of either kind.
+    await expect(sign('0', 1_000_000n, 1_000n * gwei)).rejects.toMatchObject(held)
+    await expect(sign('0', 1_000_000n, 1_000n * gwei, 'legacy')).rejects.toMatchObject(held)
+    // Value and fee each under the amount, their sum over it: 0.09 ETH and up to 0.021 ETH.
+    await expect(sign('0.09', 21_000n, 1_000n * gwei)).rejects.toMatchObject(held)
+    // What costs at most 0.1 ETH signs at once: a transfer at an ordinary price, a contract call
+    // of value 0 whose most fee is 0.09 ETH, a legacy transfer.
+    await expect(sign('0.05', 21_000n, 50n * gwei)).resolves.toBeTruthy()
+    await expect(sign('0', 1_000_000n, 90n * gwei)).resolves.toBeTruthy()
+    await expect(sign('0.05', 21_000n, 50n * gwei, 'legacy')).resolves.toBeTruthy()
+  })
+
   it('a sends rule saved before raw signatures counted is still read, and saving its amount writes the current one', () => {
     const wei = unitsOf('0.1')!
     const earlier = `activity.type in ['ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2', 'ACTIVITY_TYPE_ETH_SEND_TRANSACTION', 'ACTIVITY_TYPE_SIGN_TRANSACTION_V2'] && eth.tx.value > ${wei}`
     expect(thresholdOf(earlier)).toBe(wei)
+    // And one saved before typed data and fees counted.
+    const withRaw = `(${earlier}) || (activity.type in ['ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2', 'ACTIVITY_TYPE_SIGN_RAW_PAYLOADS'] && !(activity.params.encoding == 'PAYLOAD_ENCODING_EIP712' || activity.params.hashFunction == 'HASH_FUNCTION_SHA256' || (activity.params.hashFunction == 'HASH_FUNCTION_NOT_APPLICABLE' && activity.params.encoding != 'PAYLOAD_ENCODING_EIP7702_AUTHORIZATION') || (activity.params.hashFunction == 'HASH_FUNCTION_KECCAK256' && activity.params.encoding == 'PAYLOAD_ENCODING_HEXADECIMAL' && (activity.type == 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2' && (activity.params.payload[0..4] == '0x19' || activity.params.payload[0..2] == '19') || activity.type == 'ACTIVITY_TYPE_SIGN_RAW_PAYLOADS' && activity.params.payloads.all(p, p[0..4] == '0x19' || p[0..2] == '19')))))`
+    expect(thresholdOf(withRaw)).toBe(wei)
     expect(sendsCondition(wei)).not.toBe(earlier)
+    expect(sendsCondition(wei)).not.toBe(withRaw)
     expect(sendsCondition(wei).length).toBeLessThan(4096)
   })
 })

@@ -18,36 +18,72 @@ export const SENDS_METHODS: RequiredAuthenticationMethod[] = [
   { any: [{ type: 'AUTHENTICATION_TYPE_PASSKEY' }] },
 ]
 
-// Sends and signed transactions: each call of a batch is judged on its own (`eth.tx`), and the
-// type is tested first so that other activities never read a keyword they lack.
-const SEND_TYPES =
-  "['ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2', 'ACTIVITY_TYPE_ETH_SEND_TRANSACTION', 'ACTIVITY_TYPE_SIGN_TRANSACTION_V2']"
+// Sends and signed transactions, and the type tested first so that other activities never read a
+// keyword they lack. A send (`eth_send_transaction`) is judged by each call's value (`eth.tx`: each
+// call of a batch on its own); its fees are the node's unless the caller sets them, which no
+// condition can read (docs/mfa.md). A signed transaction is judged by all it can take from the
+// account: its value plus its most fee, gas limit × max fee per gas (or gas price), which goes to
+// whoever builds the block. The policy language has no arithmetic, so the sum is bounded in steps:
+// the fee may take a share of the amount (a thousandth, a hundredth, a tenth, all of it) and the
+// value the rest, and the fee per gas is bounded by that share over the gas limit rounded up to
+// the next step (21,000, 100,000, 1,000,000, 30,000,000). So it holds some that cost a little less
+// than the amount too, never one that may cost more.
+const SEND_TYPES = "['ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2', 'ACTIVITY_TYPE_ETH_SEND_TRANSACTION']"
+const SIGN_TRANSACTION = "'ACTIVITY_TYPE_SIGN_TRANSACTION_V2'"
+const FEE_SHARES = [1000n, 100n, 10n, 1n]
+const GAS_STEPS = [21_000n, 100_000n, 1_000_000n, 30_000_000n]
+// The fee per gas of each transaction type `sign_transaction` signs; any other is held.
+const FEE_FIELDS =
+  "[['eip1559', 'max_fee_per_gas'], ['eip7702', 'max_fee_per_gas'], ['legacy', 'gas_price'], ['eip2930', 'gas_price']]"
+
+/** Value plus gas × fee per gas (`f`) at most `wei`, in steps. */
+const costWithin = (wei: bigint): string =>
+  FEE_SHARES.map((share) => {
+    const fee = wei / share
+    const steps = GAS_STEPS.map((gas) => `eth.tx.gas <= ${gas} && f <= ${fee / gas}`).join(' || ')
+    return `eth.tx.value <= ${wei - fee} && (${steps})`
+  }).join(' || ')
+
+/** A signed transaction that may take more than `wei` (value and fee) from the account. */
+const signsAbove = (wei: bigint): string =>
+  `activity.type == ${SIGN_TRANSACTION} && !(${FEE_FIELDS}.any(k, k[0] == eth.tx.type && [eth.tx[k[1]]].all(f, ${costWithin(wei)})))`
 
 // A raw signature can be a transaction's too (of its hash, or keccak256 of its bytes), sent by
 // whoever holds it: raw signing needs the passkey whatever the amount, unless what is signed can
-// never be an Ethereum transaction. That is typed data (EIP-712), a hash other than keccak256 (an
-// ed25519 or SHA-256 signature), or keccak256 of EIP-191 bytes (0x19 first: personal_sign and
-// signMessage, which no transaction starts with). An EIP-7702 authorization is not among them:
-// it hands the whole account to a contract.
+// never move the account's coin. That is a hash other than keccak256 (SHA-256, or ed25519's own),
+// keccak256 of EIP-191 bytes (0x19 first: personal_sign and signMessage, which no transaction
+// starts with) but not of 0x1901 ones (an EIP-712 digest, typed data the rule cannot read), and
+// typed data (EIP-712) but a `BatchExecution`: the kit's delegate (contracts/LatchkeyDelegate.sol),
+// which every batch or sponsored send puts on the account, runs the calls of any BatchExecution
+// the account signs, whoever relays it. An EIP-7702 authorization is held too: it hands the whole
+// account to a contract.
 const RAW = 'activity.params'
-const EIP191 = (payload: string) => `${payload}[0..4] == '0x19' || ${payload}[0..2] == '19'`
-const NOT_A_TRANSACTION = `${RAW}.encoding == 'PAYLOAD_ENCODING_EIP712' || ${RAW}.hashFunction == 'HASH_FUNCTION_SHA256' || (${RAW}.hashFunction == 'HASH_FUNCTION_NOT_APPLICABLE' && ${RAW}.encoding != 'PAYLOAD_ENCODING_EIP7702_AUTHORIZATION') || (${RAW}.hashFunction == 'HASH_FUNCTION_KECCAK256' && ${RAW}.encoding == 'PAYLOAD_ENCODING_HEXADECIMAL' && (activity.type == 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2' && (${EIP191(`${RAW}.payload`)}) || activity.type == 'ACTIVITY_TYPE_SIGN_RAW_PAYLOADS' && ${RAW}.payloads.all(p, ${EIP191('p')})))`
+const EIP191 = (payload: string) =>
+  `${payload}[0..4] == '0x19' && ${payload}[4..6] != '01' || ${payload}[0..2] == '19' && ${payload}[2..4] != '01'`
+const NOT_A_TRANSACTION = `(${RAW}.encoding == 'PAYLOAD_ENCODING_EIP712' && eth.eip_712.primary_type != 'BatchExecution') || (${RAW}.encoding in ['PAYLOAD_ENCODING_HEXADECIMAL', 'PAYLOAD_ENCODING_TEXT_UTF8'] && ${RAW}.hashFunction in ['HASH_FUNCTION_SHA256', 'HASH_FUNCTION_NOT_APPLICABLE']) || (${RAW}.hashFunction == 'HASH_FUNCTION_KECCAK256' && ${RAW}.encoding == 'PAYLOAD_ENCODING_HEXADECIMAL' && (activity.type == 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2' && (${EIP191(`${RAW}.payload`)}) || activity.type == 'ACTIVITY_TYPE_SIGN_RAW_PAYLOADS' && ${RAW}.payloads.all(p, ${EIP191('p')})))`
 const RAW_TYPES = "['ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2', 'ACTIVITY_TYPE_SIGN_RAW_PAYLOADS']"
-
-/** Sends above `wei`: the whole condition this rule was saved with before raw signatures counted. */
-const sendsAbove = (wei: bigint): string =>
-  `activity.type in ${SEND_TYPES} && eth.tx.value > ${wei.toString()}`
 
 /** The condition of "sends above `wei` need a passkey" (and raw signatures that may be a send). */
 export const sendsCondition = (wei: bigint): string =>
-  `(${sendsAbove(wei)}) || (activity.type in ${RAW_TYPES} && !(${NOT_A_TRANSACTION}))`
+  `(activity.type in ${SEND_TYPES} && eth.tx.value > ${wei}) || (${signsAbove(wei)}) || (activity.type in ${RAW_TYPES} && !(${NOT_A_TRANSACTION}))`
+
+// The conditions this rule was saved with before, still read as the rule (saving its amount again
+// writes the current one): value only, before raw signatures counted; then with raw signatures,
+// but every EIP-712 payload let through and a signed transaction's fee not counted.
+const EARLIER_SEND_TYPES = `['ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2', 'ACTIVITY_TYPE_ETH_SEND_TRANSACTION', ${SIGN_TRANSACTION}]`
+const EARLIER_EIP191 = (payload: string) => `${payload}[0..4] == '0x19' || ${payload}[0..2] == '19'`
+const EARLIER_NOT_A_TRANSACTION = `${RAW}.encoding == 'PAYLOAD_ENCODING_EIP712' || ${RAW}.hashFunction == 'HASH_FUNCTION_SHA256' || (${RAW}.hashFunction == 'HASH_FUNCTION_NOT_APPLICABLE' && ${RAW}.encoding != 'PAYLOAD_ENCODING_EIP7702_AUTHORIZATION') || (${RAW}.hashFunction == 'HASH_FUNCTION_KECCAK256' && ${RAW}.encoding == 'PAYLOAD_ENCODING_HEXADECIMAL' && (activity.type == 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2' && (${EARLIER_EIP191(`${RAW}.payload`)}) || activity.type == 'ACTIVITY_TYPE_SIGN_RAW_PAYLOADS' && ${RAW}.payloads.all(p, ${EARLIER_EIP191('p')})))`
+const earlierConditions = (wei: bigint): string[] => {
+  const above = `activity.type in ${EARLIER_SEND_TYPES} && eth.tx.value > ${wei}`
+  return [above, `(${above}) || (activity.type in ${RAW_TYPES} && !(${EARLIER_NOT_A_TRANSACTION}))`]
+}
 
 /** The amount (wei) of a sends policy's condition, or undefined when it was edited elsewhere. */
 export function thresholdOf(condition: string): bigint | undefined {
   const match = /eth\.tx\.value > ([0-9]{1,78})\)? /.exec(`${condition} `)
   if (!match) return undefined
   const wei = BigInt(match[1] as string)
-  return condition === sendsCondition(wei) || condition === sendsAbove(wei) ? wei : undefined
+  return condition === sendsCondition(wei) || earlierConditions(wei).includes(condition) ? wei : undefined
 }
 
 /** The policies <SecuritySettings/> shows in words, and the others. */

@@ -35,6 +35,8 @@ export const security: Translation<typeof enSecurity> = {
   secRuleExports: 'يتطلب تصدير محفظة أو مفتاح عاملًا ثانيًا',
   secRuleSends: 'يتطلب الإرسال فوق مبلغ معيّن مفتاح مرور',
   secRuleAmount: 'المبلغ (ETH)',
+  secRuleAmountHint:
+    'تُحتسب الرسوم حين تحدّدها المعاملة: إذا تجاوزت قيمتها مع أقصى ما قد تدفعه من رسوم هذا المبلغ، فإنها تطلب مفتاح المرور.',
   secRuleSave: 'حفظ',
   secRuleSaved: 'تم الحفظ.',
   secRuleAmountInvalid: 'أدخل مبلغًا أكبر من 0 بحد أقصى 18 منزلة عشرية.',

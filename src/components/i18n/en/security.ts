@@ -32,6 +32,8 @@ export const enSecurity = {
   secRuleExports: 'Exporting a wallet or key needs a second factor',
   secRuleSends: 'Sends above an amount need a passkey',
   secRuleAmount: 'Amount (ETH)',
+  secRuleAmountHint:
+    'Fees count where a transaction sets them: one whose value plus the most it may pay in fees is above this amount asks for the passkey.',
   secRuleSave: 'Save',
   secRuleSaved: 'Saved.',
   secRuleAmountInvalid: 'Enter an amount above 0 with at most 18 decimals.',

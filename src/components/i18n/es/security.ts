@@ -36,6 +36,8 @@ export const security: Translation<typeof enSecurity> = {
   secRuleExports: 'Exportar una billetera o clave requiere un segundo factor',
   secRuleSends: 'Los envíos por encima de un importe requieren una llave de acceso',
   secRuleAmount: 'Importe (ETH)',
+  secRuleAmountHint:
+    'Las comisiones cuentan cuando la transacción las fija: si su importe más lo máximo que puede pagar en comisiones supera este importe, pide la llave de acceso.',
   secRuleSave: 'Guardar',
   secRuleSaved: 'Guardado.',
   secRuleAmountInvalid: 'Escribe un importe mayor que 0 con 18 decimales como máximo.',
