@@ -128,13 +128,15 @@ export interface WebhookEventDataMap {
   /**
    * A login session ended before its expiry: `logout` (its own key deleted), `deleted` (another
    * user's or an older session key deleted), `invalidate_existing` (a login ending the others),
-   * `too_many_sessions` (a login past the live sessions a user may hold ending the oldest).
+   * `too_many_sessions` (a login past the live sessions a user may hold ending the oldest),
+   * `credential_removed` (the passkey or API key that opened the session, or a renewal's first
+   * session, removed from its user).
    */
   LATCHKEY_SESSION_REVOKED: {
     userId: string
     /** The session's key (its API key id). */
     apiKeyId: string
-    reason: 'logout' | 'deleted' | 'invalidate_existing' | 'too_many_sessions'
+    reason: 'logout' | 'deleted' | 'invalidate_existing' | 'too_many_sessions' | 'credential_removed'
     /** The activity that ended it. */
     activityId: string
   }

@@ -381,9 +381,14 @@ describe('the last way in', () => {
     resultOf('stamp_login', await h.submit('stamp_login', { publicKey: session.publicKey }, a.as))
     const as = { as: session, organizationId: a.organizationId }
     h.clock.advance(1000)
-    const durable = (await h.service.store.findBy('apiKeys', 'userId', a.userId)).filter(
-      (key) => key.credentialType === 'CREDENTIAL_TYPE_API_KEY_P256',
-    )
+    const keys = await h.service.store.findBy('apiKeys', 'userId', a.userId)
+    // As a session a one-time code opened (an OTP or OAuth login): the durable key's removal, which
+    // ends the sessions that key opened, leaves it.
+    await h.service.store.transaction(async (tx) => {
+      for (const key of keys)
+        if (key.publicKey === session.publicKey) await tx.put('apiKeys', { ...key, origin: {} })
+    })
+    const durable = keys.filter((key) => key.credentialType === 'CREDENTIAL_TYPE_API_KEY_P256')
     resultOf(
       'delete_api_keys',
       await h.submit('delete_api_keys', { userId: a.userId, apiKeyIds: durable.map((k) => k.id) }, as),

@@ -1,6 +1,6 @@
 import type { RootUserParams } from '@latchkey/protocol'
 import { readRootUser, readWalletParams } from '../domain/params.ts'
-import { addApiKeys, addAuthenticators } from '../domain/users.ts'
+import { addApiKeys, addAuthenticators, bindFirstSessions } from '../domain/users.ts'
 import {
   accountsHoldingContact,
   callerVouchesForContacts,
@@ -111,8 +111,14 @@ export const createSubOrganization = defineActivity('create_sub_organization', {
     for (const [index, params] of p.rootUsers.entries()) {
       const user = users[index]!
       const field = `parameters.rootUsers[${index}]`
-      await addApiKeys(ctx, user, params.apiKeys, { field: `${field}.apiKeys` })
-      await addAuthenticators(ctx, user, params.authenticators, `${field}.authenticators`)
+      const apiKeyIds = await addApiKeys(ctx, user, params.apiKeys, { field: `${field}.apiKeys` })
+      const authenticatorIds = await addAuthenticators(
+        ctx,
+        user,
+        params.authenticators,
+        `${field}.authenticators`,
+      )
+      await bindFirstSessions(ctx, apiKeyIds, authenticatorIds)
       if (params.oauthProviders.length > 0) {
         const hook = hooks.find((candidate) => candidate.oauthProviders)?.oauthProviders
         if (!hook)

@@ -1,4 +1,4 @@
-import { assertRootKeepsAccess, isLiveSession } from '../domain/sessions.ts'
+import { assertRootKeepsAccess, endSessionsOpenedWith, isLiveSession } from '../domain/sessions.ts'
 import { findUser } from '../domain/users.ts'
 import { recordAppEvent } from '../kernel/appEvents.ts'
 import { mapInOrder } from '../kernel/base/async.ts'
@@ -6,7 +6,10 @@ import { NotFoundError, PermissionError } from '../kernel/base/errors.ts'
 import { guardCredentialRemoval } from '../kernel/contactGuard.ts'
 import { defineActivity } from '../kernel/registry.ts'
 
-/** Revokes API keys (also how a client logs out: it deletes its session key). */
+/**
+ * Revokes API keys (also how a client logs out: it deletes its session key). The read-write
+ * sessions a deleted registered key opened, and their renewals, end with it (`endSessionsOpenedWith`).
+ */
 export const deleteApiKeys = defineActivity('delete_api_keys', {
   // A session key belongs to whichever user logged in, root or not; it may revoke its own keys.
   selfService: true,
@@ -30,7 +33,7 @@ export const deleteApiKeys = defineActivity('delete_api_keys', {
     })
     let loggedOut = 0
     let deleted = 0
-    await mapInOrder(p.apiKeyIds, async (id, index) => {
+    const removed = await mapInOrder(p.apiKeyIds, async (id, index) => {
       const key = await ctx.tx.get('apiKeys', id)
       if (!key || key.userId !== user.id)
         throw new NotFoundError({
@@ -55,7 +58,9 @@ export const deleteApiKeys = defineActivity('delete_api_keys', {
           },
         })
       }
+      return key
     })
+    await endSessionsOpenedWith(ctx, user, { apiKeys: removed })
     await assertRootKeepsAccess(ctx, user, 'parameters.apiKeyIds')
     if (loggedOut > 0) ctx.report('signin.sessions_revoked', { reason: 'logout', count: loggedOut })
     if (deleted > 0) ctx.report('signin.sessions_revoked', { reason: 'deleted', count: deleted })

@@ -1,5 +1,5 @@
 import { passkeyValue, releaseUnheld } from '../domain/claimedValues.ts'
-import { assertRootKeepsAccess } from '../domain/sessions.ts'
+import { assertRootKeepsAccess, endSessionsOpenedWith } from '../domain/sessions.ts'
 import { findUser } from '../domain/users.ts'
 import { mapInOrder } from '../kernel/base/async.ts'
 import { NotFoundError } from '../kernel/base/errors.ts'
@@ -9,7 +9,9 @@ import { defineActivity } from '../kernel/registry.ts'
 /**
  * Removes passkeys from a user of this organization; never the only root user's last way back in,
  * nor the last passkey a step of the user's MFA policy can be proven with.
- * A passkey an import claimed gives up its claim (kernel/accountClaims.ts).
+ * A passkey an import claimed gives up its claim (kernel/accountClaims.ts). The read-write sessions
+ * the passkey opened, and their renewals, end with it (`endSessionsOpenedWith`): taking a lost
+ * device off the account ends what it signed in to.
  */
 export const deleteAuthenticators = defineActivity('delete_authenticators', {
   parse: (r) => ({
@@ -38,6 +40,7 @@ export const deleteAuthenticators = defineActivity('delete_authenticators', {
       await ctx.tx.delete('authenticators', id)
       return passkeyValue(authenticator)
     })
+    await endSessionsOpenedWith(ctx, user, { authenticatorIds: p.authenticatorIds })
     await assertRootKeepsAccess(ctx, user, 'parameters.authenticatorIds')
     await releaseUnheld(ctx.tx, ctx.organization, removed)
     return { authenticatorIds: p.authenticatorIds }

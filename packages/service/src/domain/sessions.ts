@@ -1,14 +1,15 @@
-import type { CredentialType, SessionClaims } from '@latchkey/protocol'
+import { type CredentialType, SESSION_KEY_MESSAGES, type SessionClaims } from '@latchkey/protocol'
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
 import { recordAppEvent } from '../kernel/appEvents.ts'
-import { FieldError, NotFoundError } from '../kernel/base/errors.ts'
+import { AuthenticationError, FieldError, NotFoundError } from '../kernel/base/errors.ts'
 import { signJwt } from '../kernel/crypto/index.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { ActivityContext } from '../kernel/registry.ts'
 import {
   type ApiKeyRow,
   apiKeyInOrganization,
+  type SessionOrigin,
   type SessionProfileRow,
   type UserRow,
 } from '../kernel/store/model.ts'
@@ -132,7 +133,7 @@ const recordRevoked = (
   ctx: ActivityContext,
   user: UserRow,
   key: ApiKeyRow,
-  reason: 'invalidate_existing' | 'too_many_sessions',
+  reason: 'invalidate_existing' | 'too_many_sessions' | 'credential_removed',
 ) =>
   recordAppEvent(ctx.runtime, ctx.tx, {
     id: `${ctx.activityId}.revoked.${key.id}`,
@@ -176,6 +177,8 @@ export async function issueSession(
     invalidateExisting?: boolean | undefined
     credentialType?: CredentialType
     apiKeyName?: string
+    /** What the session descends from (`sessionOriginOf`, or a one-time token): recorded on its key. */
+    origin: SessionOrigin
     /**
      * The session profile the login names (`parameters.sessionProfileId`): the session's every
      * activity must satisfy its scope, and it lives the profile's `expirationSeconds` when it has one.
@@ -223,6 +226,7 @@ export async function issueSession(
     credentialType: input.credentialType ?? 'CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256',
     expirationSeconds: String(seconds),
     ...(profile ? { sessionProfileId: profile.id } : {}),
+    origin: input.origin,
     createdAt: ctx.now,
     updatedAt: ctx.now,
   })
@@ -246,6 +250,94 @@ export async function issueSession(
     organization_id: input.user.organizationId,
   })
   return { session, apiKeyId, expiresAt: exp * 1000 }
+}
+
+/** The refusal of a login stamped by a session whose origin is gone, or was never recorded. */
+const sessionEnded = (why: string) =>
+  new AuthenticationError({
+    code: 'SESSION_EXPIRED',
+    message: `this session has ended: ${why}; sign in again`,
+  })
+
+/** The refusal of a login whose stamp's credential is gone by its transaction: as a new request's. */
+const credentialGone = () =>
+  new AuthenticationError({ code: 'PUBLIC_KEY_NOT_FOUND', message: SESSION_KEY_MESSAGES.notFound })
+
+/**
+ * What a session opened by the caller's stamp (`stamp_login`) descends from, read in the login's
+ * transaction: the caller's passkey, or its registered API key; a session key logging in again
+ * (a refresh), or a sign-up's key with a lifetime, passes on its own origin, so its renewals end
+ * with the credential that opened it. The caller's credential and the origin are read here, so a
+ * login racing the removal of either conflicts with it: one of them runs again and sees the
+ * other. A login key without a recorded origin (issued by an older instance during an upgrade)
+ * opens no session: its user signs in again.
+ */
+export async function sessionOriginOf(ctx: ActivityContext): Promise<SessionOrigin> {
+  const { credential, userId } = ctx.caller
+  if (credential.id.startsWith(ATTESTED_CREDENTIAL_PREFIX)) return {}
+  if (credential.kind === 'WEBAUTHN') {
+    const passkey = await ctx.tx.get('authenticators', credential.id)
+    if (!passkey || passkey.userId !== userId) throw credentialGone()
+    return { authenticatorIds: [passkey.id] }
+  }
+  const key = await ctx.tx.get('apiKeys', credential.id)
+  if (!key || key.userId !== userId) throw credentialGone()
+  const { origin } = key
+  if (!origin) {
+    if (SESSION_CREDENTIAL_TYPES.includes(key.credentialType))
+      throw sessionEnded('it was opened before sessions recorded their origin')
+    return { apiKeyIds: [key.id] }
+  }
+  // Its removal ended the session with it; read again all the same, so a renewal never outlives it.
+  for (const id of origin.authenticatorIds ?? []) {
+    const passkey = await ctx.tx.get('authenticators', id)
+    if (!passkey || passkey.userId !== userId) throw sessionEnded('the passkey that opened it was removed')
+  }
+  for (const id of origin.apiKeyIds ?? []) {
+    const opener = await ctx.tx.get('apiKeys', id)
+    if (!opener || opener.userId !== userId) throw sessionEnded('the key that opened it was deleted')
+  }
+  return origin
+}
+
+/**
+ * Ends the user's sessions that descend from a passkey or registered API key removed in this
+ * transaction (`authenticatorIds`; `apiKeys`, the rows deleted: a login key among them is a logout
+ * and opened nothing), so a lost device taken off the account ends what it opened (a sign-up's
+ * first session too) and every renewal of it; and, on the removal of any passkey or registered
+ * key, the login keys whose origin is not recorded (any of the user's credentials may have opened
+ * them). Each live one ended gets its `LATCHKEY_SESSION_REVOKED` (`credential_removed`). Call it
+ * after the removal.
+ */
+export async function endSessionsOpenedWith(
+  ctx: ActivityContext,
+  user: UserRow,
+  removed: { authenticatorIds?: readonly string[]; apiKeys?: readonly ApiKeyRow[] },
+): Promise<void> {
+  const passkeys = new Set(removed.authenticatorIds)
+  const deleted = new Set(removed.apiKeys?.map((key) => key.id))
+  const registered = new Set(
+    removed.apiKeys
+      ?.filter((key) => !SESSION_CREDENTIAL_TYPES.includes(key.credentialType))
+      .map((key) => key.id),
+  )
+  if (passkeys.size + registered.size === 0) return
+  const ends = (key: ApiKeyRow) =>
+    key.origin === undefined
+      ? SESSION_CREDENTIAL_TYPES.includes(key.credentialType)
+      : (key.origin.authenticatorIds ?? []).some((id) => passkeys.has(id)) ||
+        (key.origin.apiKeyIds ?? []).some((id) => registered.has(id))
+  let ended = 0
+  for (const key of await ctx.tx.findBy('apiKeys', 'userId', user.id)) {
+    if (deleted.has(key.id) || !ends(key)) continue
+    await ctx.tx.delete('apiKeys', key.id)
+    const expired =
+      key.expirationSeconds !== undefined && key.createdAt + Number(key.expirationSeconds) * 1000 <= ctx.now
+    if (expired) continue
+    ended++
+    await recordRevoked(ctx, user, key, 'credential_removed')
+  }
+  if (ended > 0) ctx.report('signin.sessions_revoked', { reason: 'credential_removed', count: ended })
 }
 
 /**

@@ -87,6 +87,32 @@ export async function addApiKeys(
   })
 }
 
+/**
+ * Binds the keys with a lifetime a new user is registered with (a sign-up's first session key) to
+ * the passkeys and lifelong keys registered with them: that session and its renewals end when one
+ * of those is removed (`ApiKeyRow.origin`), as a session a passkey's `stamp_login` opens does. With
+ * none (an OTP or OAuth sign-up), nothing removable opened it.
+ */
+export async function bindFirstSessions(
+  ctx: ActivityContext,
+  apiKeyIds: readonly string[],
+  authenticatorIds: readonly string[],
+): Promise<void> {
+  const keys = (await mapInOrder(apiKeyIds, (id) => ctx.tx.get('apiKeys', id))).filter(
+    (key) => key !== undefined,
+  )
+  const lifelong = keys.filter((key) => key.expirationSeconds === undefined).map((key) => key.id)
+  for (const key of keys)
+    if (key.expirationSeconds !== undefined)
+      await ctx.tx.put('apiKeys', {
+        ...key,
+        origin: {
+          ...(authenticatorIds.length > 0 ? { authenticatorIds: [...authenticatorIds] } : {}),
+          ...(lifelong.length > 0 ? { apiKeyIds: lifelong } : {}),
+        },
+      })
+}
+
 const toBase64url = (bytes: Uint8Array) => {
   let binary = ''
   for (const byte of bytes) binary += String.fromCharCode(byte)

@@ -12,7 +12,12 @@ import {
   knownMigrations,
   MigrationsPendingError,
 } from '../../src/kernel/store/migrations.ts'
-import { apiKeyInOrganization, type SendTransactionRow, type UserRow } from '../../src/kernel/store/model.ts'
+import {
+  type ApiKeyRow,
+  apiKeyInOrganization,
+  type SendTransactionRow,
+  type UserRow,
+} from '../../src/kernel/store/model.ts'
 import { wasmSqlite } from '../../src/kernel/store/wasmSqlite.ts'
 import { type PostgresCluster, startPostgres } from '../durability/postgres.ts'
 import { hashTree, removeDir, tempDir } from '../durability/tempDir.ts'
@@ -82,7 +87,9 @@ const NEWEST_UNDO: Record<string, string[]> = {
 const NEWEST_TABLE: string[] = NEWEST_TABLES[NEWEST] ?? []
 const UNDO_NEWEST = [...NEWEST_TABLE.map((table) => `DROP TABLE "${table}"`), ...(NEWEST_UNDO[NEWEST] ?? [])]
 const UNDO_NEWEST_POSTGRES = [...UNDO_NEWEST, ...(NEWEST_UNDO_POSTGRES[NEWEST] ?? [])]
-if (UNDO_NEWEST_POSTGRES.length === 0)
+/** Newest migrations that change rows alone: removing their record undoes them (they apply again). */
+const NEWEST_ROWS_ONLY = new Set(['0024_session_origins'])
+if (UNDO_NEWEST_POSTGRES.length === 0 && !NEWEST_ROWS_ONLY.has(NEWEST))
   throw new Error(
     `name the tables migration ${NEWEST} creates in NEWEST_TABLES, or its undoing in NEWEST_UNDO`,
   )
@@ -131,6 +138,37 @@ function rollBackTo(dir: string, name: string, more: string[] = []) {
     database.close()
   }
 }
+
+/**
+ * API keys as a version before 0024 wrote them (`origin` stripped afterwards by SQL): a registered
+ * key, a live read-write session and an OTP session, and a session that recorded its origin.
+ */
+const SESSION_ORIGIN_ROWS: ApiKeyRow[] = (
+  [
+    ['registered', 'CREDENTIAL_TYPE_API_KEY_P256', undefined],
+    ['passkey-session', 'CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256', undefined],
+    ['otp-session', 'CREDENTIAL_TYPE_OTP_AUTH_KEY_P256', undefined],
+    ['recorded-session', 'CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256', { authenticatorIds: ['passkey-1'] }],
+  ] as const
+).map(([id, credentialType, origin], index) => {
+  const publicKey = `0${2 + (index % 2)}`.padEnd(66, String(index))
+  return {
+    id,
+    organizationId: 'org-1',
+    userId: 'user-1',
+    name: id,
+    publicKey,
+    keyInOrganization: apiKeyInOrganization(publicKey, 'org-1'),
+    curve: 'API_KEY_CURVE_P256',
+    credentialType,
+    ...(credentialType === 'CREDENTIAL_TYPE_API_KEY_P256' ? {} : { expirationSeconds: '2592000' }),
+    ...(origin ? { origin: { authenticatorIds: [...origin.authenticatorIds] } } : {}),
+    createdAt: 1,
+    updatedAt: 1,
+  }
+})
+/** The rows of SESSION_ORIGIN_ROWS left once 0024 ran: the sessions that recorded no origin end. */
+const AFTER_SESSION_ORIGINS = ['recorded-session', 'registered']
 
 describe('migrations on a data dir', { timeout: 120_000 }, () => {
   it('--no-migrate refuses a data dir that is behind, naming the pending migration, and changes nothing', async () => {
@@ -275,6 +313,26 @@ describe('migrations on a data dir', { timeout: 120_000 }, () => {
     }
   })
 
+  it('0024 ends the read-write sessions written before it, which record no origin: registered keys and recorded sessions stay', async () => {
+    const dir = tempDir('session-origins')
+    dirs.push(dir)
+    const store = await openDataDir(dir)
+    await store.transaction(async (tx) => {
+      for (const row of SESSION_ORIGIN_ROWS) await tx.put('apiKeys', row)
+    })
+    await store.close()
+    rollBackTo(dir, '0024_session_origins', [
+      `UPDATE "apiKeys" SET data = json_remove(data, '$.origin') WHERE id != 'recorded-session'`,
+    ])
+    const migrated = await openDataDir(dir)
+    try {
+      const rows = await migrated.findBy('apiKeys', 'userId', 'user-1')
+      expect(rows.map((row) => row.id).sort()).toEqual(AFTER_SESSION_ORIGINS)
+    } finally {
+      await migrated.close()
+    }
+  })
+
   it('an older version refuses a data dir migrated ahead of it, with or without --no-migrate, and changes nothing', async () => {
     const dir = tempDir('ahead')
     dirs.push(dir)
@@ -327,6 +385,25 @@ describe('migrations on PostgreSQL', () => {
     const [result] = await sqlOn([`SELECT reloptions FROM pg_class WHERE relname = '${table}'`])
     return result!.rows[0]?.reloptions ?? []
   }
+
+  it('0024 ends the read-write sessions written before it, which record no origin', async () => {
+    const store = await openPostgres(cluster.url)
+    await store.transaction(async (tx) => {
+      for (const row of SESSION_ORIGIN_ROWS) await tx.put('apiKeys', row)
+    })
+    await store.close()
+    await sqlOn([
+      `DELETE FROM kysely_migration WHERE name >= '0024_session_origins'`,
+      `UPDATE "apiKeys" SET data = (data::jsonb - 'origin')::text WHERE id != 'recorded-session'`,
+    ])
+    const migrated = await openPostgres(cluster.url)
+    try {
+      const rows = await migrated.findBy('apiKeys', 'userId', 'user-1')
+      expect(rows.map((row) => row.id).sort()).toEqual(AFTER_SESSION_ORIGINS)
+    } finally {
+      await migrated.close()
+    }
+  })
 
   it('refuses with --no-migrate while behind, migrates once with migrate, then refuses a database migrated ahead', {
     timeout: 300_000,

@@ -69,10 +69,11 @@ export interface ServiceEventMap {
    * `logout` (the session's own key deleted through `delete_api_keys`, how a client logs out),
    * `deleted` (another user's or an older session key deleted) or `invalidate_existing` (a login
    * that asked to end the user's other sessions) or `too_many_sessions` (a login past the live
-   * sessions a user may hold, ending the oldest).
+   * sessions a user may hold, ending the oldest) or `credential_removed` (the passkey or API key
+   * that opened the session removed).
    */
   'signin.sessions_revoked': {
-    reason: 'logout' | 'deleted' | 'invalidate_existing' | 'too_many_sessions'
+    reason: 'logout' | 'deleted' | 'invalidate_existing' | 'too_many_sessions' | 'credential_removed'
     count: number
   }
   /** A transaction is rerun: a serialization conflict or a concurrent insert of the same key. */

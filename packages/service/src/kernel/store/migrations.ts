@@ -494,6 +494,41 @@ function pendingJobsByKind(backend: StoreBackend): Migration {
   }
 }
 
+/**
+ * Ends the read-write sessions issued before sessions recorded their origin (`ApiKeyRow.origin`):
+ * nothing says which passkey or key opened them, so a session a lost device opened before its
+ * passkey was removed would live on, renewing itself. Their users sign in again. The session
+ * credential types as they were when this shipped (a migration is never edited).
+ */
+function sessionOrigins(): Migration {
+  const sessionTypes = new Set([
+    'CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256',
+    'CREDENTIAL_TYPE_OTP_AUTH_KEY_P256',
+    'CREDENTIAL_TYPE_OAUTH_KEY_P256',
+    'CREDENTIAL_TYPE_EMAIL_AUTH_KEY_P256',
+    'CREDENTIAL_TYPE_LOGIN',
+  ])
+  return {
+    async up(db: Kysely<unknown>) {
+      for (let after = ''; ; ) {
+        const page = (
+          await sql<{ id: string; data: string }>`select id, data from ${sql.table('apiKeys')}
+            where id > ${after} order by id limit 500`.execute(db)
+        ).rows
+        for (const { id, data } of page) {
+          const key = JSON.parse(data) as { credentialType?: string; origin?: unknown }
+          if (sessionTypes.has(key.credentialType ?? '') && key.origin === undefined)
+            await sql`delete from ${sql.table('apiKeys')} where id = ${id}`.execute(db)
+        }
+        if (page.length < 500) break
+        after = page.at(-1)!.id
+      }
+    },
+    // The sessions it ended stay ended.
+    async down() {},
+  }
+}
+
 /** The migrations, with the column types of `backend`, by name in the order they apply. */
 function migrationsOf(backend: StoreBackend): Record<string, Migration> {
   return {
@@ -506,6 +541,8 @@ function migrationsOf(backend: StoreBackend): Record<string, Migration> {
     '0023_pending_jobs_by_kind': pendingJobsByKind(backend),
     // An organization's open sends, and an open send by its transaction, through indexes.
     '0020_open_sends': openSendLookups(backend),
+    // Read-write sessions issued before they recorded the passkey or key that opened them end.
+    '0024_session_origins': sessionOrigins(),
     // ---- wing: spending limits (issue 37) ----
     '0006_spending_limits': spendingLimitTables(backend),
     // Session profiles (limits/): a login naming one issues a session its scope confines.

@@ -85,6 +85,24 @@ export interface ApiKeyRow extends Row {
    * signs in to such an account. Absent on rows written before it existed.
    */
   unproven?: true
+  /**
+   * A session's origin: on a login (session) key, the passkey or API key whose stamp opened it; on a
+   * key a sign-up registered with a lifetime (its first session), the passkeys and lifelong keys
+   * registered with it. Carried forward when the session logs in again with its own key (a
+   * refresh), so removing one of them ends every session it opened and their renewals
+   * (`endSessionsOpenedWith`). Empty for a session a one-time token opened (an e-mail or SMS code,
+   * an OIDC token, spent at the login) or a sign-up with no other credential: nothing to remove.
+   * Absent on other registered keys, and on login keys issued before it existed (migration 0024
+   * ended those; one an older instance issues since is ended by the removal of any passkey or
+   * registered key of its user, and opens no session).
+   */
+  origin?: SessionOrigin
+}
+
+/** What a read-write session descends from (`ApiKeyRow.origin`): it ends when any of them is removed. */
+export interface SessionOrigin {
+  authenticatorIds?: string[]
+  apiKeyIds?: string[]
 }
 
 /** An API key's `keyInOrganization`: its public key in one organization. */

@@ -2,7 +2,7 @@ import type { CredentialType } from '@latchkey/protocol'
 import { issueSession, MAX_SESSION_SECONDS, normalizeSessionPublicKey } from '../../domain/sessions.ts'
 import type { Reader } from '../../kernel/Reader.ts'
 import type { ActivityContext } from '../../kernel/registry.ts'
-import type { UserRow } from '../../kernel/store/model.ts'
+import type { SessionOrigin, UserRow } from '../../kernel/store/model.ts'
 import { type SpentError, type SpentKind, spendOnce } from '../spendOnce.ts'
 
 /** What every login asks for besides its proof: the session key, its lifetime, whether older sessions end. */
@@ -42,13 +42,15 @@ export async function issueLoginSession(
   login: {
     user: UserRow
     parameters: LoginParameters
+    /** What the session descends from: the stamp's passkey or key (`sessionOriginOf`), or a one-time token. */
+    origin: SessionOrigin
     /** The token the login was proved with, spent once. */
     spend?: { kind: SpentKind; id: string; error: SpentError }
     /** The session key's credential type and the name it is registered under (`OTP session <date>`). */
     credential?: { type: CredentialType; label: string }
   },
 ): Promise<{ session: string }> {
-  const { user, parameters: p, spend, credential } = login
+  const { user, parameters: p, spend, credential, origin } = login
   if (spend) await spendOnce(ctx, spend.kind, spend.id, spend.error)
   const { session } = await issueSession(ctx, {
     user,
@@ -56,6 +58,7 @@ export async function issueLoginSession(
     expirationSeconds: p.expirationSeconds,
     invalidateExisting: p.invalidateExisting,
     sessionProfileId: p.sessionProfileId,
+    origin,
     ...(credential
       ? {
           credentialType: credential.type,

@@ -39,6 +39,8 @@ export const oauthLogin = defineActivity('oauth_login', {
     return issueLoginSession(ctx, {
       user,
       parameters: p,
+      // The code or token is spent here: no stored credential of the user opened the session.
+      origin: {},
       spend: {
         kind: 'oidc-token',
         id: claims.jti,

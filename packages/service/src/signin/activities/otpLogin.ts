@@ -72,6 +72,8 @@ export const otpLogin = defineActivity('otp_login', {
     return issueLoginSession(ctx, {
       user,
       parameters: p,
+      // The code or token is spent here: no stored credential of the user opened the session.
+      origin: {},
       spend: {
         kind: 'verification-token',
         id: claims.id,

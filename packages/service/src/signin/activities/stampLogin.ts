@@ -1,5 +1,5 @@
 import { ATTESTED_STAMP_HEADER } from '@latchkey/protocol'
-import { ATTESTED_CREDENTIAL_PREFIX } from '../../domain/sessions.ts'
+import { ATTESTED_CREDENTIAL_PREFIX, sessionOriginOf } from '../../domain/sessions.ts'
 import { defineActivity } from '../../kernel/registry.ts'
 import { issueLoginSession, parseLogin } from './issueLoginSession.ts'
 
@@ -32,5 +32,6 @@ export const stampLogin = defineActivity('stamp_login', {
       user: (await ctx.tx.get('users', ctx.caller.userId))!,
       parameters: p,
       spend: attestingToken(ctx.caller.credential.id),
+      origin: await sessionOriginOf(ctx),
     }),
 })
