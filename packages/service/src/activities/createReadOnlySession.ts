@@ -1,4 +1,6 @@
+import { SESSION_KEY_MESSAGES } from '@latchkey/protocol'
 import { READ_ONLY_SESSION_SECONDS, sessionCeilingOf, signSession } from '../domain/sessions.ts'
+import { AuthenticationError } from '../kernel/base/errors.ts'
 import type { Caller } from '../kernel/Caller.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import { defineActivity } from '../kernel/registry.ts'
@@ -9,7 +11,9 @@ import type { Reads } from '../kernel/store/Store.ts'
  * the operator's ceiling on sessions (`maxSessionExpirationSeconds`). Asked for with an API key (a
  * login session's key), it is bound to that key: it expires no later than the key, and ends when
  * the key is deleted (a logout) or expires (`authenticate.ts`), so a session's sign-out ends the
- * reads it opened. Asked for with a passkey, it ends when the passkey is removed.
+ * reads it opened. Asked for with a passkey, it ends when the passkey is removed. A key gone by the
+ * time it runs (logged out after the request was let in) makes none: the request is refused as a
+ * new one would be (401 `PUBLIC_KEY_NOT_FOUND`), never answered with a token bound to nothing.
  *
  * The token is a bearer credential for every query of the organization, as its maker: it is
  * answered to the request that made it and never stored (`shownOnce`), so no other reader of the
@@ -25,7 +29,7 @@ export const createReadOnlySession = defineActivity('create_read_only_session', 
     const ceiling = await sessionCeilingOf(ctx.tx, ctx.organization.id)
     let exp =
       Math.floor(ctx.now / 1000) + Math.min(READ_ONLY_SESSION_SECONDS, ceiling ?? Number.POSITIVE_INFINITY)
-    const binding = await bindingOf(ctx.tx, ctx.caller.credential)
+    const binding = await bindingOf(ctx.tx, ctx.caller)
     if (binding.expiresAt !== undefined) exp = Math.min(exp, binding.expiresAt)
     const session = readOnlySession(ctx.runtime, {
       exp,
@@ -49,22 +53,24 @@ export const createReadOnlySession = defineActivity('create_read_only_session', 
       iat: Math.floor(row.updatedAt / 1000),
       userId: row.userId,
       organizationId: row.organizationId,
-      claims: (await bindingOf(reads, caller.credential)).claims,
+      claims: (await bindingOf(reads, caller)).claims,
     }),
   }),
 })
 
 /**
- * What binds a read-only session to the credential that asked for it: an API key (when it still
- * exists) by `api_key_id`, capping the session's expiry at the key's; a passkey by `authenticator_id`.
+ * What binds a read-only session to the credential that asked for it: an API key by `api_key_id`,
+ * capping the session's expiry at the key's; a passkey by `authenticator_id`. A key that is not
+ * there (any more) binds nothing, so it makes nothing: refused, never a token no logout can end.
  */
 async function bindingOf(
   reads: Reads,
-  credential: Caller['credential'],
+  { credential, userId }: Caller,
 ): Promise<{ claims: { api_key_id?: string; authenticator_id?: string }; expiresAt?: number }> {
   if (credential.kind === 'WEBAUTHN') return { claims: { authenticator_id: credential.id } }
   const key = credential.kind === 'API_KEY' ? await reads.get('apiKeys', credential.id) : undefined
-  if (!key) return { claims: {} }
+  if (key?.userId !== userId)
+    throw new AuthenticationError({ code: 'PUBLIC_KEY_NOT_FOUND', message: SESSION_KEY_MESSAGES.notFound })
   return {
     claims: { api_key_id: key.id },
     ...(key.expirationSeconds !== undefined

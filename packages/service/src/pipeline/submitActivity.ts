@@ -2,10 +2,12 @@ import {
   ACTIVITIES,
   type Activity,
   type ActivityPath,
+  ATTESTED_STAMP_SCHEMES,
   type ErrorCode,
   PROXY_NONCE_HEADER,
+  SESSION_KEY_MESSAGES,
 } from '@latchkey/protocol'
-import { ApiError, FieldError, PermissionError } from '../kernel/base/errors.ts'
+import { ApiError, AuthenticationError, FieldError, PermissionError } from '../kernel/base/errors.ts'
 import { requestFingerprint } from '../kernel/Caller.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { ActivityHandler, Caller, Registry } from '../kernel/registry.ts'
@@ -13,6 +15,7 @@ import type { ActivityRow, OrganizationRow } from '../kernel/store/model.ts'
 import { isDatabaseError, type Lookup, type Reads, type Transaction } from '../kernel/store/Store.ts'
 import { recordActivityEvents } from './activityEvents.ts'
 import { type AdmissionRules, admit, type PublicRequest } from './admit.ts'
+import { isExpired } from './authenticate.ts'
 import { checkTimestamp } from './checkTimestamp.ts'
 import { type Decision, decideActivity, recordEvaluation } from './decideActivity.ts'
 import {
@@ -345,7 +348,11 @@ async function record(submission: Submission, ready: Ready): Promise<Execution> 
       // The row is written once, with its outcome, at the end of this transaction (every branch
       // below puts it); nothing in between reads it back.
       const row = provisional(submission, runtime.now())
-      const execution = await decideAndRun(submission, tx, row, ready)
+      // The caller's credential as this transaction sees it (not on a snapshot run: `standing`).
+      const gone = onSnapshot ? undefined : await credentialGone(tx, submission)
+      const execution = gone
+        ? await refused(submission, tx, row, gone)
+        : await decideAndRun(submission, tx, row, ready)
       await recordActivityEvents(runtime, tx, {
         row: execution.row,
         organization: submission.organization,
@@ -419,16 +426,61 @@ async function decideAndRun(
     }
     case 'OUTCOME_REQUIRES_CONSENSUS':
       return { row: await tx.put('activities', { ...row, status: 'ACTIVITY_STATUS_CONSENSUS_NEEDED' }) }
-    default: {
-      // Refused, it has ended: its record keeps no parameter it clears when done.
-      const failed = await putActivity(tx, submission.registry, {
-        ...row,
-        status: 'ACTIVITY_STATUS_FAILED',
-        failure: decision.error.toBody() as ActivityRow['failure'] & object,
-      })
-      return { row: failed, error: decision.error }
-    }
+    default:
+      return refused(submission, tx, row, decision.error)
   }
+}
+
+/** The new activity refused with `error`: it has ended, and its record keeps no parameter it clears when done. */
+async function refused(
+  submission: Submission,
+  tx: Transaction,
+  row: ActivityRow,
+  error: ApiError,
+): Promise<Execution> {
+  const failed = await putActivity(tx, submission.registry, {
+    ...row,
+    status: 'ACTIVITY_STATUS_FAILED',
+    failure: error.toBody() as ActivityRow['failure'] & object,
+  })
+  return { row: failed, error }
+}
+
+/**
+ * The refusal a new request would get for the caller's credential as `tx` sees it, or undefined
+ * while it stands. Admission checked it before the transaction; a logout (the session key
+ * deleted), a passkey removed or a key expiring in between would otherwise let the request run
+ * as a credential that is gone, and mint from it a session or a key that outlives the logout
+ * (`stamp_login` by a thief's copy of the session key while its owner signs out). It is read in
+ * the activity's own transaction: on PostgreSQL a SERIALIZABLE one, so a removal committed
+ * concurrently, on any instance, comes either before it (this finds the row gone) or after it
+ * (the activity ran while the credential stood, as one sent a moment earlier would have); where
+ * the two interleave, the database fails one of them and it reruns. The activity is recorded
+ * failed with the refusal, as a waiting one whose submitter is gone is (`submitterOf`).
+ *
+ * A snapshot run does not look (signing stays one statement): it reads the request's reads, as
+ * of admission, and writes new rows only; what it makes does not outlive the credential either
+ * (a read-only session is bound to the key that asked for it, `createReadOnlySession`).
+ */
+async function credentialGone(
+  tx: Transaction,
+  { runtime, caller }: Submission,
+): Promise<ApiError | undefined> {
+  const { credential, userId } = caller
+  const notFound = () =>
+    new AuthenticationError({ code: 'PUBLIC_KEY_NOT_FOUND', message: SESSION_KEY_MESSAGES.notFound })
+  if (credential.kind === 'WEBAUTHN')
+    return (await tx.get('authenticators', credential.id))?.userId === userId ? undefined : notFound()
+  // A token-attested stamp (`stamp_login`'s `X-Stamp-Attested`) names no stored key: its user.
+  const attested = (ATTESTED_STAMP_SCHEMES as readonly string[]).includes(credential.scheme)
+  if (credential.kind === 'API_KEY' && !attested) {
+    const key = await tx.get('apiKeys', credential.id)
+    if (key?.userId !== userId) return notFound()
+    return isExpired(key, runtime.now())
+      ? new AuthenticationError({ code: 'API_KEY_EXPIRED', message: SESSION_KEY_MESSAGES.expired })
+      : undefined
+  }
+  return (await tx.get('users', userId)) ? undefined : notFound()
 }
 
 /** The answer: the activity as its submitter sees it (a vote answers with the activity voted on). */
