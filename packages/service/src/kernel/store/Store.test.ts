@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs'
-import { Socket } from 'node:net'
+import { type AddressInfo, createServer, Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sql } from 'kysely'
@@ -1203,6 +1203,72 @@ describe('PostgreSQL connections', () => {
       await store.close()
     }
   })
+
+  it('a request that waits longer than 3 s for a connection of a busy pool is served once one frees, not answered 503; the wait is bounded (`connectionWaitMs`)', async () => {
+    // A burst on a loaded host: every connection busy for seconds, nothing wrong with the
+    // database. The pool once gave up after 3 s (its bound on opening a connection bounded the
+    // wait for a free one too), and a lock group waiting behind each request's own transaction
+    // answered all its signings 503 (limitsAcrossInstances.test.ts, "150 signatures at once").
+    const name = `contract_${++database}`
+    cluster!.psql(`create database ${name}`)
+    const url = cluster!.url.replace(/\/[^/]*$/, `/${name}`)
+    /** The pool's one connection, held by a transaction for `ms`: once it holds it, its end. */
+    const hold = async (store: Store, ms: number) => {
+      let holding!: () => void
+      const held = new Promise<void>((resolve) => {
+        holding = resolve
+      })
+      const done = store.transaction(async (tx) => {
+        await tx.get('pluginRows', 'kept')
+        holding()
+        await new Promise((resolve) => setTimeout(resolve, ms))
+      })
+      await held
+      return { done }
+    }
+    const patient = await openPostgres(url, { max: 1 })
+    try {
+      await patient.transaction((tx) => tx.put('pluginRows', row('kept')))
+      const holder = await hold(patient, 4_500)
+      const started = Date.now()
+      expect((await patient.get('pluginRows', 'kept'))?.id).toBe('kept')
+      expect(Date.now() - started).toBeGreaterThan(3_500)
+      await holder.done
+    } finally {
+      await patient.close()
+    }
+    // Past its bound, the wait is a 503 naming why in the log.
+    const bounded = await openPostgres(url, { max: 1, connectionWaitMs: 3_000 })
+    const events: [string, unknown][] = []
+    bounded.observe({ emit: (event, data) => events.push([event, data]) })
+    try {
+      const holder = await hold(bounded, 4_500)
+      await expect(bounded.transaction((tx) => tx.get('pluginRows', 'kept'))).rejects.toMatchObject({
+        errorCode: 'STORAGE_UNAVAILABLE',
+        status: 503,
+      })
+      expect(events).toEqual([['store.unavailable', { cause: 'timeout exceeded when trying to connect' }]])
+      await holder.done
+    } finally {
+      await bounded.close()
+    }
+  }, 30_000)
+
+  it('a server that takes the connection but never answers it fails the connect after 3 s: the database cannot be reached, however long a request may wait for a busy pool', async () => {
+    const silent = createServer(() => undefined)
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+    const { port } = silent.address() as AddressInfo
+    const started = Date.now()
+    try {
+      await expect(openPostgres(`postgres://postgres@127.0.0.1:${port}/silent`, { max: 1 })).rejects.toThrow(
+        // The client's own bound, or the pool's (at least as long) where both end at 3 s.
+        /^the database cannot be reached: (timeout expired|Connection terminated due to connection timeout)$/,
+      )
+      expect(Date.now() - started).toBeLessThan(6_000)
+    } finally {
+      silent.close()
+    }
+  }, 30_000)
 
   it('a lock group that gives up waiting for a lock another session holds leaves no backend waiting behind it, so a stuck holder cannot use up the database connections', async () => {
     const { store, holder, name } = await impatientStore()

@@ -351,6 +351,20 @@ export function sessionSettings(stuckSessionMs: number): string {
   return `select ${settings.map(([name, value]) => `set_config('${name}', '${value}', false)`).join(', ')}`
 }
 
+/** How long opening a new connection to the server may take before it fails (503 `STORAGE_UNAVAILABLE`). */
+const CONNECT_TIMEOUT_MS = 3_000
+
+/**
+ * pg's client, with its own bound on opening its connection (`CONNECT_TIMEOUT_MS`): the pool's
+ * `connectionTimeoutMillis` bounds a checkout as a whole, the wait for a busy pool's next free
+ * connection included, so the two need their own values.
+ */
+class BoundedClient extends pg.Client {
+  constructor(config: pg.ClientConfig = {}) {
+    super({ ...config, connectionTimeoutMillis: CONNECT_TIMEOUT_MS })
+  }
+}
+
 /**
  * The store on PostgreSQL: a connection pool (`max` connections) on `url`. Several service
  * processes may share one database; every transaction is SERIALIZABLE (see `Store.transaction`).
@@ -367,6 +381,14 @@ export async function openPostgres(
      */
     queryTimeoutMs?: number
     /**
+     * How long a request may wait for one of the pool's `max` connections while all are busy
+     * before it fails with 503 `STORAGE_UNAVAILABLE`. A busy pool is not a database that is down
+     * (a burst of requests on a loaded host queues for seconds; a lock group, one wait for up to
+     * 64 signings, queues behind each request's own statements), so it waits as long as a
+     * statement may; opening a connection is bounded apart (3 s). @default `queryTimeoutMs` (3 s at least)
+     */
+    connectionWaitMs?: number
+    /**
      * How long the server lets one of the store's connections sit silent, in a transaction or
      * holding locks between them, before it ends the session and frees what it held
      * (`sessionSettings`). @default 30000
@@ -375,14 +397,20 @@ export async function openPostgres(
   } & MigrateOptions = {},
 ): Promise<Store> {
   const stuckSessionMs = options.stuckSessionMs ?? 30_000
+  const queryTimeoutMs = options.queryTimeoutMs ?? 15_000
   const pool = new pg.Pool({
     connectionString: url,
     max: options.max ?? 10,
-    connectionTimeoutMillis: 3_000,
+    // A new connection that does not open within 3 s fails (`BoundedClient`). The pool's own
+    // bound covers the whole checkout, the wait for a free connection included: at 3 s, a burst
+    // of 150 signings on a loaded 2-core host answered some 503 with nothing wrong (its lock
+    // group queued behind every request's own transaction for a connection).
+    Client: BoundedClient,
+    connectionTimeoutMillis: Math.max(options.connectionWaitMs ?? queryTimeoutMs, CONNECT_TIMEOUT_MS),
     // The pool ends an idle connection before the server would (`idle_session_timeout`).
     idleTimeoutMillis: Math.max(1, Math.floor(stuckSessionMs / 2)),
     // A statement stuck on a dead or wedged server fails instead of holding the request forever.
-    query_timeout: options.queryTimeoutMs ?? 15_000,
+    query_timeout: queryTimeoutMs,
     // A statement sent while others are on their way on the connection goes at once, not when
     // they are answered (pg's pipelining; the database still runs them in order, and one that
     // fails fails alone, or aborts its transaction as it would anyway). A lock group sends its

@@ -5,9 +5,10 @@ import type { StoreBackend } from './StoreBackend.ts'
 const CONNECTION_CODES = ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']
 // pg's own errors for a connection it lost or gave up on: `Query read timeout` is a statement left
 // unanswered past `query_timeout` (a wedged or overloaded server), after which pg drops the
-// connection; a 503 like the others, not a 500.
+// connection; `timeout expired`, a connection that did not open in time (`BoundedClient`); a
+// 503 like the others, not a 500.
 const CONNECTION_LOST =
-  /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|not queryable|Query read timeout/i
+  /Connection terminated|connection timeout|timeout exceeded when trying to connect|timeout expired|Client has encountered a connection error|not queryable|Query read timeout/i
 
 /**
  * PostgreSQL (`pg`): several service processes may write one database, so nothing committed is
