@@ -1,5 +1,6 @@
 import { requireSession } from '../../session/sessions.ts'
-import { submit } from '../../transport/activity.ts'
+import { webAuthnStamper } from '../../stampers/webAuthnStamper.ts'
+import { query, submit } from '../../transport/activity.ts'
 import type { Latchkey } from '../../types.ts'
 import { getUser } from '../queries/getUser.ts'
 import { registerPasskey } from './registerPasskey.ts'
@@ -13,7 +14,12 @@ export type AddPasskeyParameters = {
 }
 export type AddPasskeyReturnType = { authenticatorId: string; credentialId: string }
 
-/** Registers a new passkey on a signed-in user (`create_authenticators`), e.g. right after an OTP sign-up. */
+/**
+ * Registers a new passkey on a signed-in user (`create_authenticators`), e.g. right after an OTP
+ * sign-up, then has it sign one request naming the user's organization (a second prompt): a
+ * registration proves nothing about who holds the passkey, so the service routes its sign-ins
+ * from the parent organization (`signInWithPasskey`) only once it did.
+ */
 export async function addPasskey(
   client: Latchkey,
   parameters: AddPasskeyParameters = {},
@@ -27,14 +33,18 @@ export async function addPasskey(
     displayName: user.userName,
     authenticatorName: parameters.authenticatorName ?? `Passkey ${new Date().toISOString().slice(0, 10)}`,
   })
+  const { credentialId } = authenticator.attestation
   const { result } = await submit(
     client,
     'create_authenticators',
     { userId, authenticators: [authenticator] },
     { sessionId: session.id },
   )
-  return {
-    authenticatorId: result.authenticatorIds[0] as string,
-    credentialId: authenticator.attestation.credentialId,
-  }
+  await query(
+    client,
+    'whoami',
+    { organizationId: session.organizationId },
+    { stamper: webAuthnStamper({ ...client.config.passkey, allowCredentialIds: [credentialId] }) },
+  )
+  return { authenticatorId: result.authenticatorIds[0] as string, credentialId }
 }

@@ -19,7 +19,7 @@ beforeEach(() => {
 afterEach(() => authenticator.uninstall())
 
 describe('passkeys', () => {
-  it('signs up with a new passkey (one prompt, usable session at once), then logs in with it', async () => {
+  it('signs up with a new passkey (create, then sign in to the new account), then logs in with it', async () => {
     const fx = await createClientFixture({ passkey: { rpId: 'localhost' } })
     const signUp = await signUpWithPasskey(fx.client, { userName: 'Pat' })
     expect(authenticator.credentials).toHaveLength(1)
@@ -54,6 +54,18 @@ describe('passkeys', () => {
     expect(user.authenticators.find((a) => a.authenticatorName === 'Laptop')?.authenticatorId).toBe(
       added.authenticatorId,
     )
+    // The added passkey signed a request in its account, so it signs in from the parent.
+    const { session } = await signInWithPasskey(fx.client, { allowCredentialIds: [added.credentialId] })
+    expect(session).toMatchObject({ userId, method: 'passkey' })
+  })
+
+  it('adds a passkey after a sign-up without one (an OTP sign-up), and signs in with it', async () => {
+    const fx = await createClientFixture({ passkey: { rpId: 'localhost' } })
+    const { userIds } = await fx.signUpDirect()
+    await createWallet(fx.client, { walletName: 'Main' })
+    const added = await addPasskey(fx.client, { authenticatorName: 'Phone' })
+    const { session } = await signInWithPasskey(fx.client, { allowCredentialIds: [added.credentialId] })
+    expect(session).toMatchObject({ userId: userIds[0], method: 'passkey' })
   })
 
   it('a dismissed passkey prompt is USER_CANCELLED and leaves no session or key', async () => {

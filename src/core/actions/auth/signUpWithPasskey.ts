@@ -1,8 +1,9 @@
-import { addSessionFromKey } from '../../session/sessions.ts'
+import { addSessionFromJwt } from '../../session/sessions.ts'
 import type { Session } from '../../session/types.ts'
+import { webAuthnStamper } from '../../stampers/webAuthnStamper.ts'
 import type { Latchkey } from '../../types.ts'
 import { proxySignup } from '../proxy/proxySignup.ts'
-import { sessionLifetimeSeconds } from './loadWalletKitConfig.ts'
+import { loginWithStamper } from './loginWithStamper.ts'
 import { registerPasskey } from './registerPasskey.ts'
 import { withSessionKey } from './withSessionKey.ts'
 
@@ -22,8 +23,11 @@ export type SignUpWithPasskeyReturnType = {
 }
 
 /**
- * Creates an account whose root credential is a new passkey (one prompt). The same `signup`
- * registers a short-lived session key, so no second passkey prompt is needed to start.
+ * Creates an account whose root credential is a new passkey, then signs in to it with that passkey
+ * (two prompts: create, then sign). A registration proves nothing about who holds the passkey (a
+ * "none" attestation signs nothing), so the service routes the passkey's later sign-ins from the
+ * parent organization only once it signed a request naming its own account: this sign-in does,
+ * as a wallet sign-up's does.
  */
 export function signUpWithPasskey(
   client: Latchkey,
@@ -35,33 +39,30 @@ export function signUpWithPasskey(
       displayName: parameters.userName,
       authenticatorName: parameters.authenticatorName ?? `${parameters.userName}'s passkey`,
     })
-    const lifetimeSeconds = await sessionLifetimeSeconds(client)
+    const { credentialId } = authenticator.attestation
     const { organizationId, userId } = await proxySignup(
       client,
       {
         userName: parameters.userName,
         ...(parameters.userEmail ? { userEmail: parameters.userEmail } : {}),
         authenticators: [authenticator],
-        apiKeys: [
-          {
-            apiKeyName: `session ${new Date().toISOString()}`,
-            publicKey: key.publicKey,
-            curveType: 'API_KEY_CURVE_P256',
-            expirationSeconds: String(lifetimeSeconds),
-          },
-        ],
+        apiKeys: [],
         oauthProviders: [],
       },
       { signal: parameters.signal },
     )
-    const session = addSessionFromKey(client, {
-      publicKey: key.publicKey,
-      userId,
+    const jwt = await loginWithStamper(client, {
+      key,
+      stamper: webAuthnStamper({ ...client.config.passkey, allowCredentialIds: [credentialId] }),
       organizationId,
-      lifetimeSeconds,
+      resolveOrganization: async () => organizationId,
+      signal: parameters.signal,
+    })
+    const session = addSessionFromJwt(client, {
+      session: jwt,
       method: 'passkey',
       label: parameters.userEmail ?? parameters.userName,
     })
-    return { session, organizationId, userId, credentialId: authenticator.attestation.credentialId }
+    return { session, organizationId, userId, credentialId }
   })
 }
