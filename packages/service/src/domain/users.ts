@@ -251,6 +251,9 @@ export async function addAuthenticators(
       model: '',
       attestationType: info.fmt,
       transports: attestation.transports,
+      // A "none" attestation proves nothing about who holds the key: a passkey anyone but the
+      // operator registered signs in from the parent once it proved itself (pipeline/authenticate.ts).
+      ...(callerVouchesForContacts(ctx) ? {} : { unproven: true as const }),
       createdAt: ctx.now,
       updatedAt: ctx.now,
     })

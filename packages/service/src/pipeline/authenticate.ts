@@ -18,7 +18,12 @@ import { AuthenticationError, PermissionError } from '../kernel/base/errors.ts'
 import { verifyApiKeyStamp, verifyJwt } from '../kernel/crypto/index.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { Caller } from '../kernel/registry.ts'
-import { type ApiKeyRow, type AuthenticatorRow, apiKeyInOrganization } from '../kernel/store/model.ts'
+import {
+  type ApiKeyRow,
+  type AuthenticatorRow,
+  apiKeyInOrganization,
+  verifiedContactOf,
+} from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Store.ts'
 import { isRegisteredKey, onlyKeyOfAccount } from './walletKeys.ts'
 
@@ -33,31 +38,12 @@ export const isExpired = (key: ApiKeyRow, now: number) =>
   key.expirationSeconds !== undefined && key.createdAt + Number(key.expirationSeconds) * 1000 <= now
 
 /**
- * Of several credentials with the same public key (a key can be registered in a sub-organization
- * and its parent), prefer the one in the organization the request acts in, then its parent.
- */
-async function pick<T extends { organizationId: string }>(
-  reads: Reads,
-  rows: T[],
-  targetOrganizationId: string | undefined,
-): Promise<T | undefined> {
-  if (targetOrganizationId !== undefined) {
-    const own = rows.find((row) => row.organizationId === targetOrganizationId)
-    if (own) return own
-    const parentId = (await reads.get('organizations', targetOrganizationId))?.parentOrganizationId
-    const parent = rows.find((row) => row.organizationId === parentId)
-    if (parent) return parent
-  }
-  return rows[0]
-}
-
-/**
  * The API key a stamp names, for a request to `organizationId`: the organization's own, else its
- * parent's, else one of any other organization's (authorization then refuses what it may not do),
- * as `pick` chooses among credentials. Each is one row, read by `keyInOrganization` or, for the
- * last, one row by public key: a key held in many organizations (a back end's key in each of its
- * users' sub-organizations) costs a request one row, never one per organization. Called once the
- * stamp's signature has verified, so only the key's holder gets this far.
+ * parent's, else one of any other organization's (authorization then refuses what it may not do).
+ * Each is one row, read by `keyInOrganization` or, for the last, one row by public key: a key held
+ * in many organizations (a back end's key in each of its users' sub-organizations) costs a request
+ * one row, never one per organization. Called once the stamp's signature has verified, so only the
+ * key's holder gets this far.
  */
 async function apiKeyFor(
   runtime: Runtime,
@@ -280,13 +266,79 @@ function originOf(clientDataJson: string): string {
   }
 }
 
+/**
+ * The passkey a stamp names, for a request to `organizationId` (of several rows with one credential
+ * id, the one in that organization, then its parent's), and whether the stamp proves its holder
+ * holds it there (it names the passkey's own organization). A stamp naming the parent of the
+ * accounts holding the credential id (`signInWithPasskey`, before the client knows its
+ * sub-organization) takes, among them, one where the passkey proved itself, else the newest account
+ * only the passkey gets into (a passkey sign-up's, which this sign-in proves); a registration anyone
+ * else made routes nothing: the stamp is refused (once it verified) rather than land in an account
+ * someone else controls (a "none" attestation proves nothing about who holds the key).
+ */
+async function passkeyFor(
+  reads: Reads,
+  rows: AuthenticatorRow[],
+  organizationId: string | undefined,
+): Promise<{
+  authenticator: AuthenticatorRow | undefined
+  proves: boolean
+  onlyWayIn?: true
+  refused?: true
+}> {
+  if (organizationId !== undefined) {
+    const own = rows.find((row) => row.organizationId === organizationId)
+    if (own) return { authenticator: own, proves: true }
+    const parentId = (await reads.get('organizations', organizationId))?.parentOrganizationId
+    const parent = rows.find((row) => row.organizationId === parentId)
+    if (parent) return { authenticator: parent, proves: false }
+    const under: AuthenticatorRow[] = []
+    for (const row of rows)
+      if ((await reads.get('organizations', row.organizationId))?.parentOrganizationId === organizationId)
+        under.push(row)
+    if (under.length > 0) {
+      const proven = under.find((row) => !row.unproven)
+      if (proven) return { authenticator: proven, proves: false }
+      for (const row of [...under].sort((a, b) => b.createdAt - a.createdAt))
+        if (await onlyPasskeyOfAccount(reads, row))
+          return { authenticator: row, proves: true, onlyWayIn: true }
+      // Refused once the stamp verified, so a credential id alone learns nothing of its registrations.
+      return { authenticator: under[under.length - 1], proves: false, refused: true }
+    }
+  }
+  return { authenticator: rows[0], proves: false }
+}
+
+/**
+ * Whether `passkey`'s account is one only that passkey gets into and nobody has used
+ * (`onlyKeyOfAccount`'s rule): one user, no verified contact, no other passkey, no OAuth identity,
+ * no activity, and no API key but the short-lived session keys a sign-up registered beside the
+ * passkey (`ApiKeyRow.origin` names it, as a published client's passkey sign-up makes them),
+ * which the sign-in that routes there ends.
+ */
+async function onlyPasskeyOfAccount(reads: Reads, passkey: AuthenticatorRow): Promise<boolean> {
+  const { organizationId } = passkey
+  const users = await reads.findBy('users', 'organizationId', organizationId)
+  if (users.length !== 1 || users[0]!.id !== passkey.userId) return false
+  const [user] = users
+  if (verifiedContactOf(user!, 'email') !== undefined || verifiedContactOf(user!, 'phone') !== undefined)
+    return false
+  const passkeys = await reads.findBy('authenticators', 'organizationId', organizationId)
+  if (passkeys.length !== 1) return false
+  for (const key of await reads.findBy('apiKeys', 'organizationId', organizationId))
+    if (key.expirationSeconds === undefined || !key.origin?.authenticatorIds?.includes(passkey.id))
+      return false
+  if ((await reads.findBy('oauthProviders', 'organizationId', organizationId)).length > 0) return false
+  return (await reads.count('activities', 'organizationId', organizationId)) === 0
+}
+
 async function authenticateWebAuthn(
   runtime: Runtime,
   header: string,
   { bytes, organizationId }: StampedRequest,
 ): Promise<Caller> {
   const stamp = parseWebAuthnStamp(header)
-  const authenticator: AuthenticatorRow | undefined = await pick(
+  const { authenticator, proves, onlyWayIn, refused } = await passkeyFor(
     runtime.store,
     await runtime.store.findBy('authenticators', 'credentialId', stamp.credentialId.replace(/=+$/, '')),
     organizationId,
@@ -326,11 +378,30 @@ async function authenticateWebAuthn(
   }
   if (!verification.verified)
     throw new AuthenticationError({ code: 'WEBAUTHN_INVALID', message: 'passkey stamp did not verify' })
+  if (refused)
+    throw new AuthenticationError({
+      code: 'PUBLIC_KEY_NOT_FOUND',
+      message:
+        'this passkey has not signed in to an account of this organization yet: sign in naming your organization',
+    })
   const counter = verification.authenticationInfo.newCounter
-  if (counter !== authenticator.counter)
+  const proven = authenticator.unproven && proves
+  if (counter !== authenticator.counter || proven)
     await runtime.store.transaction(async (tx) => {
       const current = await tx.get('authenticators', authenticator.id)
-      if (current) await tx.put('authenticators', { ...current, counter, updatedAt: runtime.now() })
+      if (!current) return
+      // Signed in to an account only it gets into: the sessions whoever signed it up registered
+      // beside it end here, so nobody but the passkey's holder keeps a way in.
+      if (proven && onlyWayIn)
+        for (const key of await tx.findBy('apiKeys', 'organizationId', current.organizationId))
+          if (key.origin?.authenticatorIds?.includes(current.id)) await tx.delete('apiKeys', key.id)
+      const { unproven, ...row } = current
+      await tx.put('authenticators', {
+        ...row,
+        ...(unproven && !proven ? { unproven } : {}),
+        counter,
+        updatedAt: runtime.now(),
+      })
     })
   return callerOf(runtime.store, authenticator.userId, {
     kind: 'WEBAUTHN',

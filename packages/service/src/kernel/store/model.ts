@@ -124,6 +124,16 @@ export interface AuthenticatorRow extends Row {
   model: string
   attestationType: string
   transports: AuthenticatorTransport[]
+  /**
+   * Registered by someone other than the operator (a sign-up through the auth proxy, a user's
+   * `create_authenticators` or `create_users`), and not yet used by its holder where it is
+   * registered: with a "none" attestation a registration proves nothing about who holds the key
+   * (its credential id and public key are all it takes), so such a row routes no passkey sign-in
+   * that names the parent unless its account is one only it gets into (pipeline/authenticate.ts, `passkeyFor`).
+   * Cleared once the passkey stamps a request naming its organization, or signs in to such an
+   * account. Absent on rows written before it existed.
+   */
+  unproven?: true
 }
 
 export interface OauthProviderRow extends Row {

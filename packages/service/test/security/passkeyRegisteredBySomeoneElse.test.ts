@@ -1,0 +1,203 @@
+// A passkey registered by someone who does not hold it routes none of its holder's sign-ins. With a
+// "none" attestation nothing in a registration is signed, so a passkey's credential id and public
+// key (in a record of a pending or failed registration, in list_users, recoverable from one
+// assertion) are all it takes to register it. signInWithPasskey stamps stamp_login naming the
+// PARENT organization, and the service once took whichever sub-organization held the credential id:
+// whoever registered a person's passkey first captured that person's passkey sign-ins. A passkey
+// anyone but the operator registered is now `unproven` (AuthenticatorRow.unproven) and routes a
+// sign-in naming the parent only once it stamped a request naming its own organization, or when its
+// account is one only it gets into (a passkey sign-up's).
+import { decodeJwtClaims, PROXY_CONFIG_HEADER, type SessionClaims } from '@latchkey/protocol'
+import { describe, expect, it } from 'vitest'
+import { createHarness, type Harness, resultOf, softPasskey, testKey } from '../../src/testing/harness.ts'
+import { supportUser } from './recordReaders.ts'
+
+/** The first object in `value` holding an `attestationObject` (an `authenticators[]` item's attestation's parent). */
+function findAuthenticator(value: unknown): Record<string, unknown> | undefined {
+  if (value && typeof value === 'object') {
+    const record = value as Record<string, unknown>
+    const attestation = record.attestation as Record<string, unknown> | undefined
+    if (attestation && typeof attestation.attestationObject === 'string') return record
+    for (const child of Object.values(record)) {
+      const found = findAuthenticator(child)
+      if (found) return found
+    }
+  }
+  return undefined
+}
+
+describe("a person's passkey registered by someone else", () => {
+  it("routes none of the person's passkey sign-ins into the registrant's account", async () => {
+    const h = await createHarness()
+    const support = await supportUser(h)
+
+    // The person's account: two root users, quorum 2 (a shared account).
+    const [personKey, coRootKey] = [testKey(), testKey()]
+    const person = await h.createSubOrganization({
+      name: 'person',
+      keys: [personKey, coRootKey],
+      threshold: 2,
+    })
+    const at = { as: personKey, organizationId: person.organizationId }
+
+    // The person adds a passkey; it waits for the co-root's vote.
+    const passkey = softPasskey()
+    h.clock.advance(1)
+    const pending = await h.submit(
+      'create_authenticators',
+      { userId: person.userIds[0], authenticators: [passkey.register(undefined, 'Phone')] },
+      at,
+    )
+    expect(pending.body.activity.status).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED')
+
+    // A support user of the operator's organization reads the waiting registration.
+    const record = await h.query(
+      'get_activity',
+      { activityId: pending.body.activity.id, organizationId: person.organizationId },
+      { as: support.as, organizationId: person.organizationId },
+    )
+    expect(record.status).toBe(200)
+    const copied = findAuthenticator(record.body.activity.intent)
+    expect(copied).toBeDefined()
+
+    // An attacker (an end user with an account of their own, or that support user's own account)
+    // registers the copied registration on their own user. They never held the passkey's key.
+    const attacker = await h.createSubOrganization({ name: 'attacker' })
+    h.clock.advance(1)
+    const squat = await h.submit(
+      'create_authenticators',
+      { userId: attacker.userIds[0], authenticators: [{ ...copied, authenticatorName: 'mine' }] },
+      { as: attacker.keys[0]!, organizationId: attacker.organizationId },
+    )
+
+    // The person's passkey sign-in (signInWithPasskey: stamp_login naming the parent).
+    h.clock.advance(1)
+    const login = await h.submit(
+      'stamp_login',
+      { publicKey: testKey().publicKey },
+      { as: passkey, organizationId: h.organizationId },
+    )
+    const landedIn =
+      login.status === 200
+        ? decodeJwtClaims<SessionClaims>(resultOf('stamp_login', login).session).organization_id
+        : null
+    // Secure: the copy is refused (no proof the registrant holds the passkey), or at least routes
+    // no sign-in there.
+    expect(landedIn, `the copy was answered ${squat.status}; the sign-in landed in ${landedIn}`).not.toBe(
+      attacker.organizationId,
+    )
+  })
+
+  it('signs in from the parent once the passkey proved itself in its own account, or where only it gets in', async () => {
+    const h = await createHarness()
+    const signIn = async (passkey: ReturnType<typeof softPasskey>) => {
+      h.clock.advance(1)
+      const login = await h.submit(
+        'stamp_login',
+        { publicKey: testKey().publicKey },
+        { as: passkey, organizationId: h.organizationId },
+      )
+      return login.status === 200
+        ? decodeJwtClaims<SessionClaims>(resultOf('stamp_login', login).session).organization_id
+        : JSON.stringify(login.body).match(/PUBLIC_KEY_NOT_FOUND|[A-Z_]{6,}/)?.[0]
+    }
+
+    // The operator registers it (create_sub_organization by its root user, beside a key of the
+    // user's): it signs in from the parent.
+    const byOperator = softPasskey()
+    h.clock.advance(1)
+    const made = await h.submit('create_sub_organization', {
+      subOrganizationName: 'operator-made',
+      rootUsers: [
+        {
+          userName: 'user',
+          apiKeys: [testKey().apiKey('key')],
+          authenticators: [byOperator.register(undefined, 'Laptop')],
+          oauthProviders: [],
+        },
+      ],
+      rootQuorumThreshold: 1,
+    })
+    const operatorMade = resultOf('create_sub_organization', made).subOrganizationId
+    expect(await signIn(byOperator)).toBe(operatorMade)
+
+    // A user adds a passkey beside their own key: refused from the parent until it signs a request
+    // naming its account, then it signs in from the parent.
+    const own = await h.createSubOrganization({ name: 'own' })
+    const passkey = softPasskey()
+    h.clock.advance(1)
+    const mine = await h.submit(
+      'create_authenticators',
+      { userId: own.userIds[0], authenticators: [passkey.register(undefined, 'Phone')] },
+      { as: own.keys[0]!, organizationId: own.organizationId },
+    )
+    expect(mine.status).toBe(200)
+    expect(await signIn(passkey)).toBe('PUBLIC_KEY_NOT_FOUND')
+    h.clock.advance(1)
+    const proof = await h.query(
+      'whoami',
+      { organizationId: own.organizationId },
+      { as: passkey, organizationId: own.organizationId },
+    )
+    expect(proof.status).toBe(200)
+    expect(await signIn(passkey)).toBe(own.organizationId)
+
+    // A passkey sign-up's account (the passkey and the session key registered beside it) is one
+    // only the passkey gets into: its sign-in lands there, whoever submitted the sign-up.
+    // A passkey sign-up's account as a published client makes it (the passkey and a session key
+    // beside it) is one only the passkey gets into while nobody used it: its sign-in lands there,
+    // whoever submitted the sign-up, and ends the session registered beside it.
+    const signUp = softPasskey()
+    const signedUp = await signUpWithPasskey(h, signUp)
+    expect(await signIn(signUp)).toBe(signedUp.organizationId)
+    h.clock.advance(1)
+    const beside = await h.query(
+      'whoami',
+      { organizationId: signedUp.organizationId },
+      { as: signedUp.session, organizationId: signedUp.organizationId },
+    )
+    expect(beside.status).toBe(401)
+
+    // Once the sign-up's session acted there, the account is no longer one only the passkey gets
+    // into: an unproven passkey's sign-in naming the parent is refused.
+    const used = softPasskey()
+    const usedUp = await signUpWithPasskey(h, used)
+    h.clock.advance(1)
+    const wallet = await h.submit(
+      'create_wallet',
+      { walletName: 'w', accounts: [] },
+      { as: usedUp.session, organizationId: usedUp.organizationId },
+    )
+    expect(wallet.status).toBe(200)
+    expect(await signIn(used)).toBe('PUBLIC_KEY_NOT_FOUND')
+  })
+})
+
+/** A passkey sign-up through the auth proxy, as signUpWithPasskey makes it: the passkey and a session key. */
+async function signUpWithPasskey(h: Harness, passkey: ReturnType<typeof softPasskey>) {
+  const session = testKey()
+  const res = await h.service.app.request('/v1/signup', {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/json',
+      [PROXY_CONFIG_HEADER]: h.service.dev.authProxyConfigId!,
+      Origin: 'http://app.test',
+    },
+    body: JSON.stringify({
+      userName: 'signed up',
+      authenticators: [passkey.register(undefined, 'Phone')],
+      apiKeys: [
+        {
+          apiKeyName: 'session',
+          publicKey: session.publicKey,
+          curveType: 'API_KEY_CURVE_P256',
+          expirationSeconds: '900',
+        },
+      ],
+      oauthProviders: [],
+    }),
+  })
+  const reply = (await res.json()) as { organizationId: string }
+  expect(res.status, JSON.stringify(reply)).toBe(200)
+  return { organizationId: reply.organizationId, session }
+}
