@@ -35,6 +35,14 @@ const GAS_STEPS = [21_000n, 100_000n, 1_000_000n, 30_000_000n]
 // The fee per gas of each transaction type `sign_transaction` signs; any other is held.
 const FEE_FIELDS =
   "[['eip1559', 'max_fee_per_gas'], ['eip7702', 'max_fee_per_gas'], ['legacy', 'gas_price'], ['eip2930', 'gas_price']]"
+// A call from the account to itself with calldata, in a send or a signed transaction (of any type,
+// EIP-7702 ones too): the kit's delegate (contracts/LatchkeyDelegate.sol), which every batch or
+// sponsored send puts on the account, runs `execute` (ERC-7821) for its own account without a
+// signature, and that makes any calls with any value, which the call's own value does not show.
+// `to` is absent only from a contract creation: reading it is an error, which holds it too.
+const SELF_CALL = "eth.tx.to == eth.tx.from && eth.tx.data != '0x'"
+// A Solana send, held whatever it holds, as a Solana `sign_transaction` is (it has no `eth`).
+const SOL_SEND_TYPES = "['ACTIVITY_TYPE_SOL_SEND_TRANSACTION_V2', 'ACTIVITY_TYPE_SOL_SEND_TRANSACTION']"
 
 /** Value plus gas × fee per gas (`f`) at most `wei`, in steps. */
 const costWithin = (wei: bigint): string =>
@@ -45,37 +53,45 @@ const costWithin = (wei: bigint): string =>
   }).join(' || ')
 
 /** A signed transaction that may take more than `wei` (value and fee) from the account. */
-const signsAbove = (wei: bigint): string =>
-  `activity.type == ${SIGN_TRANSACTION} && !(${FEE_FIELDS}.any(k, k[0] == eth.tx.type && [eth.tx[k[1]]].all(f, ${costWithin(wei)})))`
+const costsAbove = (wei: bigint): string =>
+  `!(${FEE_FIELDS}.any(k, k[0] == eth.tx.type && [eth.tx[k[1]]].all(f, ${costWithin(wei)})))`
 
-// A raw signature can be a transaction's too (of its hash, or keccak256 of its bytes), sent by
-// whoever holds it: raw signing needs the passkey whatever the amount, unless what is signed can
-// never move the account's coin. That is a hash other than keccak256 (SHA-256, or ed25519's own),
-// keccak256 of EIP-191 bytes (0x19 first: personal_sign and signMessage, which no transaction
-// starts with) but not of 0x1901 ones (an EIP-712 digest, typed data the rule cannot read), and
-// typed data (EIP-712) but a `BatchExecution`: the kit's delegate (contracts/LatchkeyDelegate.sol),
-// which every batch or sponsored send puts on the account, runs the calls of any BatchExecution
-// the account signs, whoever relays it. An EIP-7702 authorization is held too: it hands the whole
-// account to a contract.
+// A raw signature can be a transaction's too (of its hash, or of its bytes under the hash its
+// chain uses), sent by whoever holds it: raw signing needs the passkey whatever the amount, unless
+// what is signed can never move the account's coin. That is keccak256 of EIP-191 bytes (0x19
+// first: personal_sign and signMessage, which no transaction starts with) but not of 0x1901 ones
+// (an EIP-712 digest, typed data the rule cannot read), and typed data (EIP-712) but a
+// `BatchExecution`: the kit's delegate runs the calls of any BatchExecution the account signs,
+// whoever relays it. SHA-256 is what Bitcoin (twice), Tron and Cosmos transactions sign, and an
+// ed25519 signature of the bytes themselves is a Solana, Sui, Aptos, Stellar or TON transaction's;
+// the scope tells neither the account's chain nor a message from a transaction: both are held. An
+// EIP-7702 authorization is held too: it hands the whole account to a contract.
 const RAW = 'activity.params'
 const EIP191 = (payload: string) =>
   `${payload}[0..4] == '0x19' && ${payload}[4..6] != '01' || ${payload}[0..2] == '19' && ${payload}[2..4] != '01'`
-const NOT_A_TRANSACTION = `(${RAW}.encoding == 'PAYLOAD_ENCODING_EIP712' && eth.eip_712.primary_type != 'BatchExecution') || (${RAW}.encoding in ['PAYLOAD_ENCODING_HEXADECIMAL', 'PAYLOAD_ENCODING_TEXT_UTF8'] && ${RAW}.hashFunction in ['HASH_FUNCTION_SHA256', 'HASH_FUNCTION_NOT_APPLICABLE']) || (${RAW}.hashFunction == 'HASH_FUNCTION_KECCAK256' && ${RAW}.encoding == 'PAYLOAD_ENCODING_HEXADECIMAL' && (activity.type == 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2' && (${EIP191(`${RAW}.payload`)}) || activity.type == 'ACTIVITY_TYPE_SIGN_RAW_PAYLOADS' && ${RAW}.payloads.all(p, ${EIP191('p')})))`
+const TYPED = `(${RAW}.encoding == 'PAYLOAD_ENCODING_EIP712' && eth.eip_712.primary_type != 'BatchExecution')`
+const MESSAGE = `(${RAW}.hashFunction == 'HASH_FUNCTION_KECCAK256' && ${RAW}.encoding == 'PAYLOAD_ENCODING_HEXADECIMAL' && (activity.type == 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2' && (${EIP191(`${RAW}.payload`)}) || activity.type == 'ACTIVITY_TYPE_SIGN_RAW_PAYLOADS' && ${RAW}.payloads.all(p, ${EIP191('p')})))`
 const RAW_TYPES = "['ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2', 'ACTIVITY_TYPE_SIGN_RAW_PAYLOADS']"
 
 /** The condition of "sends above `wei` need a passkey" (and raw signatures that may be a send). */
 export const sendsCondition = (wei: bigint): string =>
-  `(activity.type in ${SEND_TYPES} && eth.tx.value > ${wei}) || (${signsAbove(wei)}) || (activity.type in ${RAW_TYPES} && !(${NOT_A_TRANSACTION}))`
+  `(activity.type in ${SEND_TYPES} && (eth.tx.value > ${wei} || ${SELF_CALL})) || activity.type in ${SOL_SEND_TYPES} || (activity.type == ${SIGN_TRANSACTION} && (${costsAbove(wei)} || ${SELF_CALL})) || (activity.type in ${RAW_TYPES} && !(${TYPED} || ${MESSAGE}))`
 
 // The conditions this rule was saved with before, still read as the rule (saving its amount again
 // writes the current one): value only, before raw signatures counted; then with raw signatures,
-// but every EIP-712 payload let through and a signed transaction's fee not counted.
+// but every EIP-712 payload let through and a signed transaction's fee not counted; then with
+// typed data and fees, but a call to the account itself, a Solana send and SHA-256 and ed25519
+// raw signatures let through (c6cedd2e).
 const EARLIER_SEND_TYPES = `['ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2', 'ACTIVITY_TYPE_ETH_SEND_TRANSACTION', ${SIGN_TRANSACTION}]`
 const EARLIER_EIP191 = (payload: string) => `${payload}[0..4] == '0x19' || ${payload}[0..2] == '19'`
 const EARLIER_NOT_A_TRANSACTION = `${RAW}.encoding == 'PAYLOAD_ENCODING_EIP712' || ${RAW}.hashFunction == 'HASH_FUNCTION_SHA256' || (${RAW}.hashFunction == 'HASH_FUNCTION_NOT_APPLICABLE' && ${RAW}.encoding != 'PAYLOAD_ENCODING_EIP7702_AUTHORIZATION') || (${RAW}.hashFunction == 'HASH_FUNCTION_KECCAK256' && ${RAW}.encoding == 'PAYLOAD_ENCODING_HEXADECIMAL' && (activity.type == 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2' && (${EARLIER_EIP191(`${RAW}.payload`)}) || activity.type == 'ACTIVITY_TYPE_SIGN_RAW_PAYLOADS' && ${RAW}.payloads.all(p, ${EARLIER_EIP191('p')})))`
 const earlierConditions = (wei: bigint): string[] => {
   const above = `activity.type in ${EARLIER_SEND_TYPES} && eth.tx.value > ${wei}`
-  return [above, `(${above}) || (activity.type in ${RAW_TYPES} && !(${EARLIER_NOT_A_TRANSACTION}))`]
+  return [
+    above,
+    `(${above}) || (activity.type in ${RAW_TYPES} && !(${EARLIER_NOT_A_TRANSACTION}))`,
+    `(activity.type in ${SEND_TYPES} && eth.tx.value > ${wei}) || (activity.type == ${SIGN_TRANSACTION} && ${costsAbove(wei)}) || (activity.type in ${RAW_TYPES} && !(${TYPED} || (${RAW}.encoding in ['PAYLOAD_ENCODING_HEXADECIMAL', 'PAYLOAD_ENCODING_TEXT_UTF8'] && ${RAW}.hashFunction in ['HASH_FUNCTION_SHA256', 'HASH_FUNCTION_NOT_APPLICABLE']) || ${MESSAGE}))`,
+  ]
 }
 
 /** The amount (wei) of a sends policy's condition, or undefined when it was edited elsewhere. */

@@ -1,0 +1,241 @@
+// "Sends above an amount need a passkey" and a call from the account to itself: once the account
+// delegates to the kit's own delegate (contracts/LatchkeyDelegate.sol; any batch or sponsored send
+// puts it there, and a batch of two calls of value 0 passes the rule at once), a call of value 0
+// from the account to the account runs `execute(0x01…, calls)` (ERC-7821: no signature when
+// msg.sender == address(this)), which makes any calls with any value. The rule holds such a call,
+// in a send or a signed transaction of any type, whatever its own value.
+import { serializeTransaction } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import {
+  deployDelegate,
+  encodeSelfExecuteBatch,
+} from '../../../packages/service/src/sending/delegate/index.ts'
+import { type EvmNode, startEvmNode } from '../../../scripts/evmNode.mjs'
+import { createMfaPolicy } from '../../core/actions/activities/createMfaPolicy.ts'
+import { createWallet } from '../../core/actions/activities/createWallet.ts'
+import { sendCalls } from '../../core/actions/activities/sendCalls.ts'
+import { signTransaction } from '../../core/actions/activities/signTransaction.ts'
+import { addPasskey } from '../../core/actions/auth/addPasskey.ts'
+import { completeOtpSignIn } from '../../core/actions/auth/completeOtpSignIn.ts'
+import { startOtpSignIn } from '../../core/actions/auth/startOtpSignIn.ts'
+import { getCallsStatus } from '../../core/actions/queries/getCallsStatus.ts'
+import { createLatchkey } from '../../react/index.ts'
+import {
+  createTestService,
+  installSoftAuthenticator,
+  latestCode,
+  type SoftAuthenticator,
+} from '../test/renderWithService.tsx'
+import { SENDS_METHODS, SENDS_POLICY, sendsCondition } from './rules.ts'
+
+const FAUCET_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80'
+const ETH = 10n ** 18n
+const GWEI = 10n ** 9n
+const held = { code: 'MFA_REQUIRED', methods: ['AUTHENTICATION_TYPE_PASSKEY'] }
+
+let node: EvmNode
+let delegate: string
+let authenticator: SoftAuthenticator | undefined
+let close: (() => Promise<void>) | undefined
+beforeAll(async () => {
+  node = await startEvmNode()
+  delegate = await deployDelegate(node.url, FAUCET_KEY)
+})
+afterEach(async () => {
+  authenticator?.uninstall()
+  authenticator = undefined
+  await close?.()
+  close = undefined
+})
+afterAll(() => node?.close())
+
+const balance = async (address: string) =>
+  BigInt((await node.rpc('eth_getBalance', [address, 'latest'])) as string)
+
+/** A signed-in user (the stolen session) with a passkey, a funded account and the 0.1 ETH rule. */
+async function setUp() {
+  authenticator = installSoftAuthenticator()
+  const { service, config } = await createTestService({
+    rpc: { 'eip155:31337': node.url },
+    sponsorship: { delegates: { 'eip155:31337': delegate } },
+  } as never)
+  close = () => service.close()
+  const client = createLatchkey({ ...config, polling: { intervalMs: 20, timeoutMs: 10_000 } })
+  const started = await startOtpSignIn(client, { otpType: 'OTP_TYPE_EMAIL', contact: 'ana@example.com' })
+  await completeOtpSignIn(client, {
+    ...started,
+    otpCode: await latestCode(service, 'ana@example.com'),
+    userName: 'Ana',
+  })
+  await addPasskey(client, { authenticatorName: 'Laptop' })
+  const { addresses } = await createWallet(client, { walletName: 'Main', chains: ['ethereum'] })
+  const from = addresses[0] as `0x${string}`
+  await node.rpc('anvil_setBalance', [from, `0x${ETH.toString(16)}`])
+  await createMfaPolicy(client, {
+    mfaPolicyName: SENDS_POLICY,
+    condition: sendsCondition(ETH / 10n),
+    requiredAuthenticationMethods: SENDS_METHODS,
+    order: 0,
+  })
+  const passkeyUses = () => authenticator!.credentials[0]!.counter
+  const waitFor = async (sendTransactionStatusId: string) => {
+    const until = Date.now() + 15_000
+    let status = await getCallsStatus(client, { sendTransactionStatusId })
+    while (status.status === 'pending' && Date.now() < until) {
+      await new Promise((r) => setTimeout(r, 50))
+      status = await getCallsStatus(client, { sendTransactionStatusId })
+    }
+    return status.status
+  }
+  // A batch worth 0 passes at once (as the rule intends), and puts the delegate on the account.
+  const { sendTransactionStatusId } = await sendCalls(client, {
+    from,
+    caip2: 'eip155:31337',
+    calls: [
+      { to: '0x00000000000000000000000000000000000000f1', value: '0' },
+      { to: '0x00000000000000000000000000000000000000f2', value: '0' },
+    ],
+  })
+  expect(await waitFor(sendTransactionStatusId)).toBe('success')
+  const code = (await node.rpc('eth_getCode', [from, 'latest'])) as string
+  expect(code.toLowerCase()).toBe(`0xef0100${delegate.slice(2).toLowerCase()}`)
+  return { client, from, passkeyUses, waitFor }
+}
+
+/** What an attempt did: the coin it moved to `thief`, whether the passkey was used, its refusal. */
+async function outcome(thief: string, passkeyUsed: boolean, attempt: () => Promise<unknown>) {
+  let refusal: unknown
+  try {
+    await attempt()
+  } catch (error) {
+    refusal = error
+  }
+  return { stolen: await balance(thief), passkeyUsed, refusal: (refusal as { code?: string })?.code }
+}
+
+const stopped = { stolen: 0n, passkeyUsed: false, refusal: 'MFA_REQUIRED' }
+
+describe('sends rule: a call from the account to itself runs the delegate', () => {
+  it('eth_send_transaction: a call {to: the account, value 0, data: execute(batch paying 0.5 ETH)} is held', async () => {
+    const THIEF = '0x00000000000000000000000000000000000bad11'
+    const { client, from, passkeyUses, waitFor } = await setUp()
+    const before = passkeyUses()
+    // Control: the same 0.5 ETH sent directly is held.
+    await expect(
+      sendCalls(client, { from, caip2: 'eip155:31337', calls: [{ to: THIEF, value: String(ETH / 2n) }] }),
+    ).rejects.toMatchObject(held)
+
+    const data = encodeSelfExecuteBatch([{ to: THIEF, value: ETH / 2n, data: '0x' }])
+    const send = (calls: { to: string; value: string; data?: string }[]) => async () =>
+      waitFor((await sendCalls(client, { from, caip2: 'eip155:31337', calls })).sendTransactionStatusId)
+    // Alone, or as one call of a batch of otherwise harmless calls.
+    const alone = await outcome(THIEF, false, send([{ to: from, value: '0', data }]))
+    const inBatch = await outcome(
+      THIEF,
+      false,
+      send([
+        { to: '0x00000000000000000000000000000000000000f3', value: '0' },
+        { to: from, value: '0', data },
+      ]),
+    )
+    expect({ alone, inBatch, passkeyUsed: passkeyUses() > before }).toEqual({
+      alone: stopped,
+      inBatch: stopped,
+      passkeyUsed: false,
+    })
+    // A call to itself without calldata runs no function (a transfer to itself): it passes.
+    expect(await send([{ to: from, value: '0' }])()).toBe('success')
+  })
+
+  it('sign_transaction: value 0, 200,000 gas at 5 gwei, to the account with execute(batch paying 0.5 ETH) is held, EIP-1559 or EIP-7702', async () => {
+    const THIEF = '0x00000000000000000000000000000000000bad12'
+    const THIEF_7702 = '0x00000000000000000000000000000000000bad13'
+    const { client, from, passkeyUses } = await setUp()
+    // Enough for both attempts to pay out if signed.
+    await node.rpc('anvil_setBalance', [from, `0x${(2n * ETH).toString(16)}`])
+    const before = passkeyUses()
+    const fees = async () => ({
+      chainId: 31337,
+      nonce: Number(BigInt((await node.rpc('eth_getTransactionCount', [from, 'pending'])) as string)),
+      gas: 200_000n,
+      maxFeePerGas: 5n * GWEI,
+      maxPriorityFeePerGas: GWEI,
+    })
+    const tx = async (to: `0x${string}`, value: bigint, data: `0x${string}`) =>
+      serializeTransaction({ type: 'eip1559', ...(await fees()), to, value, data })
+    const sign = (unsignedTransaction: string) =>
+      signTransaction(client, { signWith: from, type: 'TRANSACTION_TYPE_ETHEREUM', unsignedTransaction })
+    // Control: a 0.5 ETH transfer at the same fees is held.
+    await expect(sign(await tx(THIEF, ETH / 2n, '0x'))).rejects.toMatchObject(held)
+
+    const payTo = (thief: string) =>
+      encodeSelfExecuteBatch([{ to: thief, value: ETH / 2n, data: '0x' }]) as `0x${string}`
+    const signAndSend = (unsigned: () => Promise<string>) => async () => {
+      const { signedTransaction } = (await sign(await unsigned())) as { signedTransaction: string }
+      // Whoever holds it broadcasts it.
+      await node.rpc('eth_sendRawTransaction', [`0x${signedTransaction.replace(/^0x/, '')}`])
+      await node.rpc('anvil_mine', [])
+    }
+    const eip1559 = await outcome(
+      THIEF,
+      false,
+      signAndSend(() => tx(from, 0n, payTo(THIEF))),
+    )
+    // An EIP-7702 transaction (type 4) to the account runs the same code; its authorization list
+    // carries authorizations signed apart (here one of another key's, for the delegate).
+    const other = privateKeyToAccount(`0x${'42'.repeat(32)}`)
+    const authorization = await other.signAuthorization({
+      chainId: 31337,
+      address: delegate as `0x${string}`,
+      nonce: 0,
+    })
+    const eip7702 = await outcome(
+      THIEF_7702,
+      false,
+      signAndSend(async () =>
+        serializeTransaction({
+          type: 'eip7702',
+          ...(await fees()),
+          to: from,
+          value: 0n,
+          data: payTo(THIEF_7702),
+          authorizationList: [authorization],
+        }),
+      ),
+    )
+    expect({ eip1559, eip7702, passkeyUsed: passkeyUses() > before }).toEqual({
+      eip1559: stopped,
+      eip7702: stopped,
+      passkeyUsed: false,
+    })
+    // A transaction to itself without calldata (a nonce's cancellation) passes.
+    await expect(sign(await tx(from, 0n, '0x'))).resolves.toBeTruthy()
+  })
+
+  it('(documented residual) eth_send_transaction of value 0 with a fee the caller sets passes, and may cost up to its gas limit × max fee', async () => {
+    const BURNER = '0x00000000000000000000000000000000000b0e01'
+    // JUMPDEST GAS PUSH2 5000 LT PUSH1 0 JUMPI STOP: burns gas until 5,000 is left, then succeeds.
+    await node.rpc('anvil_setCode', [BURNER, '0x5b5a6113881060005700'])
+    const { client, from, passkeyUses, waitFor } = await setUp()
+    await node.rpc('anvil_setBalance', [from, `0x${(2n * ETH).toString(16)}`])
+    const before = passkeyUses()
+    const start = await balance(from)
+    const { sendTransactionStatusId } = await sendCalls(client, {
+      from,
+      caip2: 'eip155:31337',
+      calls: [{ to: BURNER, value: '0' }],
+      gasLimit: '1000000',
+      maxFeePerGas: String(1_000n * GWEI),
+      maxPriorityFeePerGas: String(1_000n * GWEI),
+    } as never)
+    expect(await waitFor(sendTransactionStatusId)).toBe('success')
+    const spent = start - (await balance(from))
+    // A send's `eth.tx` has no fee to read (docs/mfa.md): about 0.995 ETH of fee, nearly all tip
+    // to the block's producer, under a 0.1 ETH rule and with no passkey; the service lets a caller
+    // set up to 30,000,000 gas at 10,000 gwei. A spending limit on the account counts it. When the
+    // service gives conditions a send's fee to read, the rule should hold this and this test change.
+    expect(passkeyUses()).toBe(before)
+    expect(spent > ETH / 10n && spent <= 1_000_000n * 1_000n * GWEI).toBe(true)
+  })
+})
