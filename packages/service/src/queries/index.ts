@@ -7,6 +7,7 @@ import {
   SUBORG_FILTER_TYPES,
 } from '@latchkey/protocol'
 import { findPolicy } from '../activities/updatePolicy.ts'
+import { passkeysSigningInFrom } from '../domain/passkeySignIn.ts'
 import { findPrivateKey, renderPrivateKey } from '../domain/privateKeys.ts'
 import { mapInOrder } from '../kernel/base/async.ts'
 import { FieldError, NotFoundError } from '../kernel/base/errors.ts'
@@ -36,9 +37,15 @@ const id = (r: import('../kernel/Reader.ts').Reader, name: string) => r.string(n
  * index on the value (an organization's name, a user's name or verified contact, an API key's or
  * passkey's public key, a credential id, an OAuth identity, an account's address): a few reads
  * whatever the number of accounts, for anyone's `/v1/account`, login and sign-up. Every parent's
- * organizations; the caller keeps its own sub-organizations.
+ * organizations (but for keys and passkeys, those `parentId`'s sign-ins may land in); the caller
+ * keeps its own sub-organizations.
  */
-async function holdersOf(reads: Reads, filterType: string, value: string): Promise<string[]> {
+async function holdersOf(
+  reads: Reads,
+  filterType: string,
+  value: string,
+  parentId: string,
+): Promise<string[]> {
   const owners = <R extends { organizationId: string }>(rows: R[], keep: (row: R) => boolean = () => true) =>
     rows.filter(keep).map((row) => row.organizationId)
   switch (filterType) {
@@ -56,15 +63,29 @@ async function holdersOf(reads: Reads, filterType: string, value: string): Promi
       const field = kind === 'email' ? 'verifiedEmail' : 'verifiedPhone'
       return owners(await reads.findBy('users', field, contact))
     }
+    // A passkey someone else registered finds no account its sign-in from the parent would not
+    // land in (domain/passkeySignIn.ts): a client stamping naming the account found would prove
+    // the copy and sign in there.
     case 'CREDENTIAL_ID':
-      return owners(await reads.findBy('authenticators', 'credentialId', value.replace(/=+$/, '')))
+      return owners(
+        await passkeysSigningInFrom(
+          reads,
+          await reads.findBy('authenticators', 'credentialId', value.replace(/=+$/, '')),
+          parentId,
+        ),
+      )
     case 'PUBLIC_KEY': {
       const key = value.toLowerCase().replace(/^0x/, '')
       // A key someone else registered finds no account it does not sign in to (pipeline/walletKeys.ts).
       const apiKeys: ApiKeyRow[] = []
       for (const row of await reads.findBy('apiKeys', 'publicKey', key))
         if (await signsInFromParent(reads, row)) apiKeys.push(row)
-      return [...owners(apiKeys), ...owners(await reads.findBy('authenticators', 'publicKeyHex', key))]
+      const passkeys = await passkeysSigningInFrom(
+        reads,
+        await reads.findBy('authenticators', 'publicKeyHex', key),
+        parentId,
+      )
+      return [...owners(apiKeys), ...owners(passkeys)]
     }
     case 'WALLET_ACCOUNT_ADDRESS': {
       // Addresses match case-insensitively: stored as derived (EIP-55 for EVM, lower-case hex or
@@ -134,7 +155,7 @@ export const builtinQueries: Record<string, QueryHandler> = {
           organizationIds: await subOrganizationsPage(
             store,
             organization.id,
-            await holdersOf(store, q.filterType, q.filterValue!),
+            await holdersOf(store, q.filterType, q.filterValue!, organization.id),
             q.pagination,
           ),
         }

@@ -460,14 +460,12 @@ describe('one passkey, one account, across two instances on PostgreSQL', () => {
         return { organizationId: sub.organizationId, userId: sub.userIds[0]!, key }
       }),
     )
+  // The accounts holding it in storage: the lookup by credential id (list_suborgs) finds only those
+  // a sign-in from the parent lands in, not a registration the passkey never signed in to.
   const holdersOf = async (credentialId: string) =>
-    (
-      await a.query('list_suborgs', {
-        organizationId: a.organizationId,
-        filterType: 'CREDENTIAL_ID',
-        filterValue: credentialId,
-      })
-    ).body.organizationIds
+    (await a.service.store.findBy('authenticators', 'credentialId', credentialId)).map(
+      (row) => row.organizationId,
+    )
 
   it('four accounts registering one credential id at once, two on each instance: exactly one holds it, the others 409 naming it', async () => {
     const racers = await accounts(4)

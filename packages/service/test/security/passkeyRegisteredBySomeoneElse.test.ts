@@ -9,7 +9,14 @@
 // account is one only it gets into (a passkey sign-up's).
 import { decodeJwtClaims, PROXY_CONFIG_HEADER, type SessionClaims } from '@latchkey/protocol'
 import { describe, expect, it } from 'vitest'
-import { createHarness, type Harness, resultOf, softPasskey, testKey } from '../../src/testing/harness.ts'
+import {
+  createHarness,
+  type Harness,
+  resultOf,
+  type SoftPasskey,
+  softPasskey,
+  testKey,
+} from '../../src/testing/harness.ts'
 import { supportUser } from './recordReaders.ts'
 
 /** The first object in `value` holding an `attestationObject` (an `authenticators[]` item's attestation's parent). */
@@ -170,6 +177,131 @@ describe("a person's passkey registered by someone else", () => {
     )
     expect(wallet.status).toBe(200)
     expect(await signIn(used)).toBe('PUBLIC_KEY_NOT_FOUND')
+  })
+})
+
+describe("the account lookups by a passkey's credential id", () => {
+  // A client that looks the account up first and stamps naming the organization found (the
+  // published clients' passkey login, the kit's signInWithPasskey) proves whatever copy the lookup
+  // names and signs in there: the lookups find only accounts a sign-in from the parent would land in.
+  const lookups = (h: Harness) => ({
+    /** `list_suborgs` by credential id, as the operator's back end asks it. */
+    async listed(passkey: SoftPasskey): Promise<string[]> {
+      const reply = await h.query('list_suborgs', {
+        organizationId: h.organizationId,
+        filterType: 'CREDENTIAL_ID',
+        filterValue: passkey.credentialId,
+      })
+      expect(reply.status, JSON.stringify(reply.body)).toBe(200)
+      return reply.body.organizationIds as string[]
+    },
+    /** The auth proxy's anonymous `/v1/account`, as a published client asks it. */
+    async account(passkey: SoftPasskey): Promise<string | null> {
+      const reply = await h.service.app.request('/v1/account', {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          [PROXY_CONFIG_HEADER]: h.service.dev.authProxyConfigId!,
+          Origin: 'http://app.test',
+        },
+        body: JSON.stringify({ filterType: 'CREDENTIAL_ID', filterValue: passkey.credentialId }),
+      })
+      const body = (await reply.json()) as { organizationId: string | null }
+      expect(reply.status, JSON.stringify(body)).toBe(200)
+      return body.organizationId
+    },
+    /** A published client's passkey login: the lookup, then stamp_login naming what it found (else the parent). */
+    async login(passkey: SoftPasskey): Promise<string | null> {
+      const found = await this.account(passkey)
+      h.clock.advance(1)
+      const reply = await h.submit(
+        'stamp_login',
+        { publicKey: testKey().publicKey },
+        { as: passkey, organizationId: found ?? h.organizationId },
+      )
+      return reply.status === 200
+        ? decodeJwtClaims<SessionClaims>(resultOf('stamp_login', reply).session).organization_id
+        : null
+    },
+  })
+
+  /** `passkey` registered (as copied: the same registration) on an account of the attacker's own. */
+  async function squat(h: Harness, passkey: SoftPasskey): Promise<string> {
+    const attacker = await h.createSubOrganization({ name: 'attacker' })
+    h.clock.advance(1)
+    const reply = await h.submit(
+      'create_authenticators',
+      {
+        userId: attacker.userIds[0],
+        authenticators: [{ ...passkey.register(undefined, 'Phone'), authenticatorName: 'mine' }],
+      },
+      { as: attacker.keys[0]!, organizationId: attacker.organizationId },
+    )
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200)
+    return attacker.organizationId
+  }
+
+  it('finds no copy someone else registered, so a lookup-then-login lands in no account of theirs', async () => {
+    const h = await createHarness()
+    const find = lookups(h)
+    // The person's passkey is registered nowhere yet (its registration waits for a vote, or failed):
+    // the attacker's copy is the only row of its credential id.
+    const passkey = softPasskey()
+    const attacker = await squat(h, passkey)
+    expect(await find.listed(passkey)).toEqual([])
+    expect(await find.account(passkey)).toBeNull()
+    expect(await find.login(passkey)).not.toBe(attacker)
+  })
+
+  it("finds the holder's account once the passkey proved itself there, and lands a lookup-then-login there", async () => {
+    const h = await createHarness()
+    const find = lookups(h)
+    const own = await h.createSubOrganization({ name: 'own' })
+    const passkey = softPasskey()
+    h.clock.advance(1)
+    const added = await h.submit(
+      'create_authenticators',
+      { userId: own.userIds[0], authenticators: [passkey.register(undefined, 'Phone')] },
+      { as: own.keys[0]!, organizationId: own.organizationId },
+    )
+    expect(added.status).toBe(200)
+    // Added by the user beside their key: not found until it signed a request naming its account,
+    // as a sign-in from the parent is refused until then.
+    expect(await find.listed(passkey)).toEqual([])
+    h.clock.advance(1)
+    const proof = await h.query(
+      'whoami',
+      { organizationId: own.organizationId },
+      { as: passkey, organizationId: own.organizationId },
+    )
+    expect(proof.status).toBe(200)
+    expect(await find.listed(passkey)).toEqual([own.organizationId])
+    expect(await find.account(passkey)).toBe(own.organizationId)
+    expect(await find.login(passkey)).toBe(own.organizationId)
+  })
+
+  it('finds an account only the passkey gets into as a sign-in from the parent lands there, and not once used', async () => {
+    const h = await createHarness()
+    const find = lookups(h)
+    const passkey = softPasskey()
+    const signedUp = await signUpWithPasskey(h, passkey)
+    expect(await find.listed(passkey)).toEqual([signedUp.organizationId])
+    expect(await find.account(passkey)).toBe(signedUp.organizationId)
+    expect(await find.login(passkey)).toBe(signedUp.organizationId)
+
+    // Once the sign-up's session acted there, neither the lookup nor a sign-in from the parent finds it.
+    const used = softPasskey()
+    const usedUp = await signUpWithPasskey(h, used)
+    h.clock.advance(1)
+    const wallet = await h.submit(
+      'create_wallet',
+      { walletName: 'w', accounts: [] },
+      { as: usedUp.session, organizationId: usedUp.organizationId },
+    )
+    expect(wallet.status).toBe(200)
+    expect(await find.listed(used)).toEqual([])
+    expect(await find.account(used)).toBeNull()
+    expect(await find.login(used)).toBeNull()
   })
 })
 
