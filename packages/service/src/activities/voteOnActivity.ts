@@ -1,6 +1,6 @@
 import type { ActivityPath } from '@latchkey/protocol'
-import { submitterOf } from '../domain/submitters.ts'
-import { type ApiError, ConflictError, NotFoundError, PermissionError } from '../kernel/base/errors.ts'
+import { submitterNow } from '../domain/submitters.ts'
+import { ApiError, ConflictError, NotFoundError } from '../kernel/base/errors.ts'
 import type { Caller } from '../kernel/Caller.ts'
 import type { ActivityContext, ActivityHandler } from '../kernel/registry.ts'
 import type { ActivityRow } from '../kernel/store/model.ts'
@@ -44,21 +44,18 @@ async function failStored(ctx: ActivityContext, activity: ActivityRow, error: Ap
 }
 
 /**
- * Whether the stored `activity` may still run as `submitter`, decided as a new submission of it
- * would be now: the credential's confinement (a session profile's scope) first, then the root
- * quorum and the policies (`decideStored`, counting the approvals it gathered). The refusal, if any.
+ * Whether the stored `activity` may still run as `submitter` (`submitterNow`: a refusal when the
+ * user or credential is gone or its key expired), decided as a new submission of it would be now:
+ * the credential's confinement (a session profile's scope) first, then the root quorum and the
+ * policies (`decideStored`, counting the approvals it gathered). The refusal, if any.
  */
 async function refusalNow(
   ctx: ActivityContext,
   activity: ActivityRow,
-  submitter: Caller | undefined,
+  submitter: Caller | ApiError,
 ): Promise<ApiError | undefined> {
   const { tx, runtime, registry } = ctx
-  if (!submitter)
-    return new PermissionError({
-      message: `the user or the credential that submitted activity ${activity.id} is gone: it no longer runs`,
-      extra: { outcome: 'OUTCOME_DENY_IMPLICIT', activityId: activity.id },
-    })
+  if (submitter instanceof ApiError) return submitter
   const handler = registry.activities.get(activity.path as ActivityPath) as ActivityHandler | undefined
   // No handler: `executeActivity` records ROUTE_NOT_FOUND.
   if (!handler) return undefined
@@ -97,14 +94,14 @@ async function refusalNow(
  * Runs an activity that waited (for consensus or authenticators) as its submitter, in the
  * current transaction; its failure is recorded on it, not on the activity that let it run. It is
  * decided again first (`refusalNow`): one its submitter may no longer make (removed from the root
- * quorum, a credential deleted, a session profile narrowed) fails with the refusal a new
- * submission would get, and does not run.
+ * quorum, a credential deleted or expired, a session profile narrowed) fails with the refusal a
+ * new submission would get, and does not run.
  */
 export async function runAsSubmitter(ctx: ActivityContext, activity: ActivityRow): Promise<void> {
   const { tx, runtime, organization } = ctx
-  const submitter = await submitterOf(tx, activity)
+  const submitter = await submitterNow(tx, activity, ctx.now)
   const refusal = await refusalNow(ctx, activity, submitter)
-  if (refusal || !submitter) {
+  if (refusal || submitter instanceof ApiError) {
     await failStored(ctx, activity, refusal!)
     return
   }
@@ -186,10 +183,10 @@ export async function voteOnActivity(
   respondWith(ctx, activity.id)
   const outcome = await decideAfterVote({ tx, runtime, activity, organization, caller, selection })
   if (outcome === 'OUTCOME_ALLOW') {
-    const submitter = await submitterOf(tx, activity)
-    // A submitter who is gone is not held for a proof they cannot give: the run below fails it.
+    const submitter = await submitterNow(tx, activity, ctx.now)
+    // A submitter who is gone (or expired) is not held for a proof they cannot give: the run below fails it.
     const holder =
-      submitter &&
+      !(submitter instanceof ApiError) &&
       (await heldBy(ctx.registry, { tx, runtime, row: activity, organization, caller: submitter }))
     if (holder) await changeStatus(ctx, activity, holder.status)
     else await runAsSubmitter(ctx, activity)
