@@ -14,6 +14,7 @@ import {
   type UserRow,
 } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Reads.ts'
+import { isExpired } from '../pipeline/authenticate.ts'
 import { proxyConfigFor } from './proxyConfigFor.ts'
 import { verifiedContact } from './verifiedContact.ts'
 
@@ -264,13 +265,44 @@ const credentialGone = () =>
   new AuthenticationError({ code: 'PUBLIC_KEY_NOT_FOUND', message: SESSION_KEY_MESSAGES.notFound })
 
 /**
+ * The origin of a key a sign-up registers with a lifetime beside its user (its first session key,
+ * `bindFirstSessions`): the passkeys registered with it, and nothing else. A passkey sign-up
+ * makes the passkey and the session key on one device in one ceremony, so taking that device's
+ * passkey off the account ends the session it signed up with. A lifelong API key registered
+ * beside it did not open it: a registration proves nothing about who holds a key (nothing is
+ * signed with it), and a recovery key or a back end's key is kept away from the browser that
+ * holds the session, so removing one logs no one out. (The kit's wallet sign-up registers no
+ * session key: its session comes from the wallet's own `stamp_login` and descends from the wallet
+ * key.) With no passkey (an OTP, OAuth or key-only sign-up) nothing removable opened it: it ends
+ * at its expiry, at its logout, or with its user.
+ */
+export function firstSessionOrigin(authenticatorIds: readonly string[]): SessionOrigin {
+  return authenticatorIds.length > 0 ? { authenticatorIds: [...authenticatorIds] } : {}
+}
+
+/**
+ * Whether `key` is a sign-up's first session key that records no origin: registered with a
+ * lifetime in the activity that created its user (the same `createdAt`), written before sessions
+ * recorded their origin or by an older instance during a rolling upgrade. Its origin is that of
+ * every first session (`firstSessionOrigin`): the passkeys registered with its user. A key with a
+ * lifetime added later (`create_api_keys`) is a registered key: the sessions it opens end with it.
+ */
+const firstSessionWithoutOrigin = (key: ApiKeyRow, user: UserRow) =>
+  key.origin === undefined &&
+  !SESSION_CREDENTIAL_TYPES.includes(key.credentialType) &&
+  key.expirationSeconds !== undefined &&
+  key.createdAt === user.createdAt
+
+/**
  * What a session opened by the caller's stamp (`stamp_login`) descends from, read in the login's
  * transaction: the caller's passkey, or its registered API key; a session key logging in again
  * (a refresh), or a sign-up's key with a lifetime, passes on its own origin, so its renewals end
  * with the credential that opened it. The caller's credential and the origin are read here, so a
  * login racing the removal of either conflicts with it: one of them runs again and sees the
  * other. A login key without a recorded origin (issued by an older instance during an upgrade)
- * opens no session: its user signs in again.
+ * opens no session: its user signs in again; a sign-up's first session key without one passes on
+ * the passkeys registered with its user (`firstSessionWithoutOrigin`). An origin key that has
+ * expired opens nothing either: a session a temporary key opened is not renewed past its lifetime.
  */
 export async function sessionOriginOf(ctx: ActivityContext): Promise<SessionOrigin> {
   const { credential, userId } = ctx.caller
@@ -282,11 +314,17 @@ export async function sessionOriginOf(ctx: ActivityContext): Promise<SessionOrig
   }
   const key = await ctx.tx.get('apiKeys', credential.id)
   if (!key || key.userId !== userId) throw credentialGone()
-  const { origin } = key
+  let { origin } = key
   if (!origin) {
     if (SESSION_CREDENTIAL_TYPES.includes(key.credentialType))
       throw sessionEnded('it was opened before sessions recorded their origin')
-    return { apiKeyIds: [key.id] }
+    const user = await ctx.tx.get('users', userId)
+    if (!user) throw credentialGone()
+    if (!firstSessionWithoutOrigin(key, user)) return { apiKeyIds: [key.id] }
+    const passkeys = await ctx.tx.findBy('authenticators', 'userId', userId)
+    origin = firstSessionOrigin(
+      passkeys.filter((passkey) => passkey.createdAt === user.createdAt).map((passkey) => passkey.id),
+    )
   }
   // Its removal ended the session with it; read again all the same, so a renewal never outlives it.
   for (const id of origin.authenticatorIds ?? []) {
@@ -296,6 +334,7 @@ export async function sessionOriginOf(ctx: ActivityContext): Promise<SessionOrig
   for (const id of origin.apiKeyIds ?? []) {
     const opener = await ctx.tx.get('apiKeys', id)
     if (!opener || opener.userId !== userId) throw sessionEnded('the key that opened it was deleted')
+    if (isExpired(opener, ctx.now)) throw sessionEnded('the key that opened it has expired')
   }
   return origin
 }
@@ -306,7 +345,8 @@ export async function sessionOriginOf(ctx: ActivityContext): Promise<SessionOrig
  * and opened nothing), so a lost device taken off the account ends what it opened (a sign-up's
  * first session too) and every renewal of it; and, on the removal of any passkey or registered
  * key, the login keys whose origin is not recorded (any of the user's credentials may have opened
- * them). Each live one ended gets its `LATCHKEY_SESSION_REVOKED` (`credential_removed`). Call it
+ * them), and on the removal of any passkey, the sign-up's first session keys that record none
+ * (`firstSessionWithoutOrigin`). Each live one ended gets its `LATCHKEY_SESSION_REVOKED` (`credential_removed`). Call it
  * after the removal.
  */
 export async function endSessionsOpenedWith(
@@ -324,16 +364,15 @@ export async function endSessionsOpenedWith(
   if (passkeys.size + registered.size === 0) return
   const ends = (key: ApiKeyRow) =>
     key.origin === undefined
-      ? SESSION_CREDENTIAL_TYPES.includes(key.credentialType)
+      ? SESSION_CREDENTIAL_TYPES.includes(key.credentialType) ||
+        (passkeys.size > 0 && firstSessionWithoutOrigin(key, user))
       : (key.origin.authenticatorIds ?? []).some((id) => passkeys.has(id)) ||
         (key.origin.apiKeyIds ?? []).some((id) => registered.has(id))
   let ended = 0
   for (const key of await ctx.tx.findBy('apiKeys', 'userId', user.id)) {
     if (deleted.has(key.id) || !ends(key)) continue
     await ctx.tx.delete('apiKeys', key.id)
-    const expired =
-      key.expirationSeconds !== undefined && key.createdAt + Number(key.expirationSeconds) * 1000 <= ctx.now
-    if (expired) continue
+    if (isExpired(key, ctx.now)) continue
     ended++
     await recordRevoked(ctx, user, key, 'credential_removed')
   }

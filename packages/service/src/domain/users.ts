@@ -16,7 +16,7 @@ import type { Reads } from '../kernel/store/Store.ts'
 import { base64urlToBytes } from '../pipeline/authenticate.ts'
 import { accountHolds, passkeyValue } from './claimedValues.ts'
 import { refuseOverLimit } from './resourceLimits.ts'
-import { SESSION_CREDENTIAL_TYPES } from './sessions.ts'
+import { firstSessionOrigin, SESSION_CREDENTIAL_TYPES } from './sessions.ts'
 import { callerVouchesForContacts } from './verifiedContact.ts'
 
 export const CREDENTIAL_TYPE_OF_CURVE: Record<ApiKeyCurve, CredentialType> = {
@@ -89,28 +89,19 @@ export async function addApiKeys(
 
 /**
  * Binds the keys with a lifetime a new user is registered with (a sign-up's first session key) to
- * the passkeys and lifelong keys registered with them: that session and its renewals end when one
- * of those is removed (`ApiKeyRow.origin`), as a session a passkey's `stamp_login` opens does. With
- * none (an OTP or OAuth sign-up), nothing removable opened it.
+ * the passkeys registered with them (`firstSessionOrigin`: not to the lifelong keys beside them):
+ * that session and its renewals end when one of those passkeys is removed (`ApiKeyRow.origin`),
+ * as a session a passkey's `stamp_login` opens does. With none (an OTP, OAuth or key-only
+ * sign-up), nothing removable opened it.
  */
 export async function bindFirstSessions(
   ctx: ActivityContext,
   apiKeyIds: readonly string[],
   authenticatorIds: readonly string[],
 ): Promise<void> {
-  const keys = (await mapInOrder(apiKeyIds, (id) => ctx.tx.get('apiKeys', id))).filter(
-    (key) => key !== undefined,
-  )
-  const lifelong = keys.filter((key) => key.expirationSeconds === undefined).map((key) => key.id)
-  for (const key of keys)
-    if (key.expirationSeconds !== undefined)
-      await ctx.tx.put('apiKeys', {
-        ...key,
-        origin: {
-          ...(authenticatorIds.length > 0 ? { authenticatorIds: [...authenticatorIds] } : {}),
-          ...(lifelong.length > 0 ? { apiKeyIds: lifelong } : {}),
-        },
-      })
+  for (const key of await mapInOrder(apiKeyIds, (id) => ctx.tx.get('apiKeys', id)))
+    if (key?.expirationSeconds !== undefined)
+      await ctx.tx.put('apiKeys', { ...key, origin: firstSessionOrigin(authenticatorIds) })
 }
 
 const toBase64url = (bytes: Uint8Array) => {

@@ -87,14 +87,15 @@ export interface ApiKeyRow extends Row {
   unproven?: true
   /**
    * A session's origin: on a login (session) key, the passkey or API key whose stamp opened it; on a
-   * key a sign-up registered with a lifetime (its first session), the passkeys and lifelong keys
-   * registered with it. Carried forward when the session logs in again with its own key (a
-   * refresh), so removing one of them ends every session it opened and their renewals
-   * (`endSessionsOpenedWith`). Empty for a session a one-time token opened (an e-mail or SMS code,
-   * an OIDC token, spent at the login) or a sign-up with no other credential: nothing to remove.
-   * Absent on other registered keys, and on login keys issued before it existed (migration 0024
-   * ended those; one an older instance issues since is ended by the removal of any passkey or
-   * registered key of its user, and opens no session).
+   * key a sign-up registered with a lifetime (its first session), the passkeys registered with it
+   * (`firstSessionOrigin`: not the lifelong keys beside it). Carried forward when the session logs
+   * in again with its own key (a refresh), so removing one of them ends every session it opened and
+   * their renewals (`endSessionsOpenedWith`). Empty for a session a one-time token opened (an e-mail
+   * or SMS code, an OIDC token, spent at the login) or a sign-up with no passkey: nothing to remove.
+   * Absent on other registered keys, and on keys written before it existed (migration 0024 gave the
+   * ones it could theirs and ended the rest); one an older instance writes since is a login key,
+   * ended by the removal of any passkey or registered key of its user and opening no session, or a
+   * sign-up's first session key, which descends from the passkeys registered with its user.
    */
   origin?: SessionOrigin
 }
