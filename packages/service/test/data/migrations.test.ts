@@ -14,6 +14,7 @@ import {
 } from '../../src/kernel/store/migrations.ts'
 import {
   type ApiKeyRow,
+  type AuthenticatorRow,
   apiKeyInOrganization,
   type SendTransactionRow,
   type UserRow,
@@ -140,17 +141,25 @@ function rollBackTo(dir: string, name: string, more: string[] = []) {
 }
 
 /**
- * API keys as a version before 0024 wrote them (`origin` stripped afterwards by SQL): a registered
- * key, a live read-write session and an OTP session, and a session that recorded its origin.
+ * API keys as a version before 0024 wrote them (`origin` stripped afterwards by SQL) for user-1,
+ * created at 1 with the passkey `signed-up-with` (`later-passkey` added at 5): a registered key, a
+ * read-write session and a legacy login key (their opener unknown), the sessions of one-time tokens
+ * (OTP, OAuth, e-mail auth), the sign-up's first session key (registered with a lifetime at 1), a
+ * key with a lifetime added later (at 9), and a session that recorded its origin.
  */
 const SESSION_ORIGIN_ROWS: ApiKeyRow[] = (
   [
-    ['registered', 'CREDENTIAL_TYPE_API_KEY_P256', undefined],
-    ['passkey-session', 'CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256', undefined],
-    ['otp-session', 'CREDENTIAL_TYPE_OTP_AUTH_KEY_P256', undefined],
-    ['recorded-session', 'CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256', { authenticatorIds: ['passkey-1'] }],
+    ['registered', 'CREDENTIAL_TYPE_API_KEY_P256', false, 1],
+    ['passkey-session', 'CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256', true, 3],
+    ['login-key', 'CREDENTIAL_TYPE_LOGIN', true, 3],
+    ['otp-session', 'CREDENTIAL_TYPE_OTP_AUTH_KEY_P256', true, 3],
+    ['oauth-session', 'CREDENTIAL_TYPE_OAUTH_KEY_P256', true, 3],
+    ['email-session', 'CREDENTIAL_TYPE_EMAIL_AUTH_KEY_P256', true, 3],
+    ['first-session', 'CREDENTIAL_TYPE_API_KEY_P256', true, 1],
+    ['temporary-key', 'CREDENTIAL_TYPE_API_KEY_P256', true, 9],
+    ['recorded-session', 'CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256', true, 3],
   ] as const
-).map(([id, credentialType, origin], index) => {
+).map(([id, credentialType, expires, createdAt], index) => {
   const publicKey = `0${2 + (index % 2)}`.padEnd(66, String(index))
   return {
     id,
@@ -161,14 +170,69 @@ const SESSION_ORIGIN_ROWS: ApiKeyRow[] = (
     keyInOrganization: apiKeyInOrganization(publicKey, 'org-1'),
     curve: 'API_KEY_CURVE_P256',
     credentialType,
-    ...(credentialType === 'CREDENTIAL_TYPE_API_KEY_P256' ? {} : { expirationSeconds: '2592000' }),
-    ...(origin ? { origin: { authenticatorIds: [...origin.authenticatorIds] } } : {}),
-    createdAt: 1,
-    updatedAt: 1,
+    ...(expires ? { expirationSeconds: '2592000' } : {}),
+    ...(id === 'recorded-session' ? { origin: { authenticatorIds: ['later-passkey'] } } : {}),
+    createdAt,
+    updatedAt: createdAt,
   }
 })
-/** The rows of SESSION_ORIGIN_ROWS left once 0024 ran: the sessions that recorded no origin end. */
-const AFTER_SESSION_ORIGINS = ['recorded-session', 'registered']
+const SESSION_ORIGIN_USER: UserRow = {
+  id: 'user-1',
+  organizationId: 'org-1',
+  userName: 'Pat',
+  createdAt: 1,
+  updatedAt: 1,
+}
+const SESSION_ORIGIN_PASSKEYS: AuthenticatorRow[] = (
+  [
+    ['signed-up-with', 1],
+    ['later-passkey', 5],
+  ] as const
+).map(([id, createdAt]) => ({
+  id,
+  organizationId: 'org-1',
+  userId: 'user-1',
+  name: id,
+  credentialId: id,
+  cosePublicKey: '',
+  publicKeyHex: '',
+  counter: 0,
+  aaguid: '',
+  model: '',
+  attestationType: 'none',
+  transports: [],
+  createdAt,
+  updatedAt: createdAt,
+}))
+/** The rows of SESSION_ORIGIN_ROWS written as a version before 0024 did. */
+async function writeBeforeSessionOrigins(store: Awaited<ReturnType<typeof openDataDir>>) {
+  await store.transaction(async (tx) => {
+    await tx.put('users', SESSION_ORIGIN_USER)
+    for (const row of SESSION_ORIGIN_PASSKEYS) await tx.put('authenticators', row)
+    for (const row of SESSION_ORIGIN_ROWS) await tx.put('apiKeys', row)
+  })
+}
+/**
+ * The keys of SESSION_ORIGIN_ROWS once 0024 ran, by id, with their origin: the sessions whose
+ * opener is unknown end; a one-time token's get the empty origin, the first session key the
+ * passkey registered with it; the registered and temporary keys stay as they were.
+ */
+const AFTER_SESSION_ORIGINS = {
+  'email-session': {},
+  'first-session': { authenticatorIds: ['signed-up-with'] },
+  'oauth-session': {},
+  'otp-session': {},
+  'recorded-session': { authenticatorIds: ['later-passkey'] },
+  registered: undefined,
+  'temporary-key': undefined,
+}
+/** The keys of user-1 in `store`, by id, with their origin. */
+const originsIn = async (store: Awaited<ReturnType<typeof openDataDir>>) =>
+  Object.fromEntries(
+    (await store.findBy('apiKeys', 'userId', 'user-1'))
+      .sort((a, b) => a.id.localeCompare(b.id))
+      .map((row) => [row.id, row.origin]),
+  )
 
 describe('migrations on a data dir', { timeout: 120_000 }, () => {
   it('--no-migrate refuses a data dir that is behind, naming the pending migration, and changes nothing', async () => {
@@ -313,21 +377,18 @@ describe('migrations on a data dir', { timeout: 120_000 }, () => {
     }
   })
 
-  it('0024 ends the read-write sessions written before it, which record no origin: registered keys and recorded sessions stay', async () => {
+  it("0024 ends the stamped sessions written before it, which record no origin; a one-time token's and a sign-up's first session get theirs; registered keys and recorded sessions stay", async () => {
     const dir = tempDir('session-origins')
     dirs.push(dir)
     const store = await openDataDir(dir)
-    await store.transaction(async (tx) => {
-      for (const row of SESSION_ORIGIN_ROWS) await tx.put('apiKeys', row)
-    })
+    await writeBeforeSessionOrigins(store)
     await store.close()
     rollBackTo(dir, '0024_session_origins', [
       `UPDATE "apiKeys" SET data = json_remove(data, '$.origin') WHERE id != 'recorded-session'`,
     ])
     const migrated = await openDataDir(dir)
     try {
-      const rows = await migrated.findBy('apiKeys', 'userId', 'user-1')
-      expect(rows.map((row) => row.id).sort()).toEqual(AFTER_SESSION_ORIGINS)
+      expect(await originsIn(migrated)).toStrictEqual(AFTER_SESSION_ORIGINS)
     } finally {
       await migrated.close()
     }
@@ -386,11 +447,9 @@ describe('migrations on PostgreSQL', () => {
     return result!.rows[0]?.reloptions ?? []
   }
 
-  it('0024 ends the read-write sessions written before it, which record no origin', async () => {
+  it("0024 ends the stamped sessions written before it, which record no origin; a one-time token's and a sign-up's first session get theirs", async () => {
     const store = await openPostgres(cluster.url)
-    await store.transaction(async (tx) => {
-      for (const row of SESSION_ORIGIN_ROWS) await tx.put('apiKeys', row)
-    })
+    await writeBeforeSessionOrigins(store)
     await store.close()
     await sqlOn([
       `DELETE FROM kysely_migration WHERE name >= '0024_session_origins'`,
@@ -398,8 +457,7 @@ describe('migrations on PostgreSQL', () => {
     ])
     const migrated = await openPostgres(cluster.url)
     try {
-      const rows = await migrated.findBy('apiKeys', 'userId', 'user-1')
-      expect(rows.map((row) => row.id).sort()).toEqual(AFTER_SESSION_ORIGINS)
+      expect(await originsIn(migrated)).toStrictEqual(AFTER_SESSION_ORIGINS)
     } finally {
       await migrated.close()
     }

@@ -495,36 +495,78 @@ function pendingJobsByKind(backend: StoreBackend): Migration {
 }
 
 /**
- * Ends the read-write sessions issued before sessions recorded their origin (`ApiKeyRow.origin`):
- * nothing says which passkey or key opened them, so a session a lost device opened before its
- * passkey was removed would live on, renewing itself. Their users sign in again. The session
- * credential types as they were when this shipped (a migration is never edited).
+ * Gives the API keys written before sessions recorded their origin (`ApiKeyRow.origin`) the one
+ * they descend from, where it is known, and ends the sessions whose opener is unknown. The
+ * credential types as they were when this shipped (a migration is never edited):
+ *
+ * - a session a one-time token opened (an e-mail or SMS code, an OIDC token: OTP, OAuth and
+ *   e-mail-auth keys) descends from nothing a user can remove: it gets the empty origin and lives on;
+ * - a read-write session (`stamp_login`: a passkey's, a key's, or a refresh of any session) and a
+ *   legacy login key record nothing of their opener, so a session a lost device opened before its
+ *   passkey was removed would live on, renewing itself: they end, and their users sign in again;
+ * - a key registered with a lifetime in the activity that created its user (a sign-up's first
+ *   session key, the same `createdAt`) gets the passkeys registered with it, as a sign-up does
+ *   since (`firstSessionOrigin`), or the empty origin when there were none.
+ *
+ * Other keys (lifelong ones, a key with a lifetime added later) are registered keys: unchanged.
  */
 function sessionOrigins(): Migration {
-  const sessionTypes = new Set([
-    'CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256',
+  const spentToken = new Set([
     'CREDENTIAL_TYPE_OTP_AUTH_KEY_P256',
     'CREDENTIAL_TYPE_OAUTH_KEY_P256',
     'CREDENTIAL_TYPE_EMAIL_AUTH_KEY_P256',
-    'CREDENTIAL_TYPE_LOGIN',
   ])
+  const openerUnknown = new Set(['CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256', 'CREDENTIAL_TYPE_LOGIN'])
+  type Key = {
+    userId?: string
+    credentialType?: string
+    expirationSeconds?: string
+    origin?: unknown
+    createdAt?: number
+  }
   return {
     async up(db: Kysely<unknown>) {
+      /** When `userId` was created, and its passkeys' ids and creation times. */
+      const userOf = async (userId: string) => {
+        const [user] = (
+          await sql<{ data: string }>`select data from ${sql.table('users')} where id = ${userId}`.execute(db)
+        ).rows
+        const passkeys = (
+          await sql<{ id: string; data: string }>`select id, data from ${sql.table('authenticators')}
+            where ${sql.ref('userId')} = ${userId} order by id`.execute(db)
+        ).rows.map(({ id, data }) => ({
+          id,
+          createdAt: (JSON.parse(data) as { createdAt?: number }).createdAt,
+        }))
+        return { createdAt: user && (JSON.parse(user.data) as { createdAt?: number }).createdAt, passkeys }
+      }
+      const rewrite = (id: string, key: Key, origin: { authenticatorIds?: string[] }) =>
+        sql`update ${sql.table('apiKeys')} set data = ${JSON.stringify({ ...key, origin })}
+          where id = ${id}`.execute(db)
       for (let after = ''; ; ) {
         const page = (
           await sql<{ id: string; data: string }>`select id, data from ${sql.table('apiKeys')}
             where id > ${after} order by id limit 500`.execute(db)
         ).rows
         for (const { id, data } of page) {
-          const key = JSON.parse(data) as { credentialType?: string; origin?: unknown }
-          if (sessionTypes.has(key.credentialType ?? '') && key.origin === undefined)
+          const key = JSON.parse(data) as Key
+          const type = key.credentialType ?? ''
+          if (key.origin !== undefined) continue
+          if (openerUnknown.has(type))
             await sql`delete from ${sql.table('apiKeys')} where id = ${id}`.execute(db)
+          else if (spentToken.has(type)) await rewrite(id, key, {})
+          else if (key.expirationSeconds !== undefined && key.userId !== undefined) {
+            const user = await userOf(key.userId)
+            if (user.createdAt === undefined || user.createdAt !== key.createdAt) continue
+            const passkeys = user.passkeys.filter((passkey) => passkey.createdAt === user.createdAt)
+            await rewrite(id, key, passkeys.length > 0 ? { authenticatorIds: passkeys.map((p) => p.id) } : {})
+          }
         }
         if (page.length < 500) break
         after = page.at(-1)!.id
       }
     },
-    // The sessions it ended stay ended.
+    // The sessions it ended stay ended; the origins it gave are what the version after it writes.
     async down() {},
   }
 }
@@ -541,7 +583,8 @@ function migrationsOf(backend: StoreBackend): Record<string, Migration> {
     '0023_pending_jobs_by_kind': pendingJobsByKind(backend),
     // An organization's open sends, and an open send by its transaction, through indexes.
     '0020_open_sends': openSendLookups(backend),
-    // Read-write sessions issued before they recorded the passkey or key that opened them end.
+    // Sessions issued before they recorded what opened them get it where it is known (a one-time
+    // token: nothing; a sign-up's first session key: its passkeys); stamp_login's own end.
     '0024_session_origins': sessionOrigins(),
     // ---- wing: spending limits (issue 37) ----
     '0006_spending_limits': spendingLimitTables(backend),
