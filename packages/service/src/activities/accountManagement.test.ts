@@ -240,11 +240,10 @@ describe('create_authenticators: one account per passkey', () => {
     const fresh = softPasskey()
     const raced = await Promise.all([register(h, attacker, fresh), register(h, other, copyOf(fresh))])
     expect(raced.map((reply) => reply.status).sort()).toEqual([200, 409])
-    const found = await h.query('list_suborgs', {
-      filterType: 'CREDENTIAL_ID',
-      filterValue: passkey.credentialId,
-    })
-    expect(found.body.organizationIds).toEqual([victim.organizationId])
+    // Held by the victim's account alone (read from the store: `list_suborgs` names an account a
+    // user registered a passkey in only once the passkey signed a request naming it).
+    const holders = await h.service.store.findBy('authenticators', 'credentialId', passkey.credentialId)
+    expect(holders.map((row) => row.organizationId)).toEqual([victim.organizationId])
   })
 
   it('the id is free again once its account removed the passkey', async () => {

@@ -18,13 +18,9 @@ import { AuthenticationError, PermissionError } from '../kernel/base/errors.ts'
 import { verifyApiKeyStamp, verifyJwt } from '../kernel/crypto/index.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { Caller } from '../kernel/registry.ts'
-import {
-  type ApiKeyRow,
-  type AuthenticatorRow,
-  apiKeyInOrganization,
-  verifiedContactOf,
-} from '../kernel/store/model.ts'
+import { type ApiKeyRow, type AuthenticatorRow, apiKeyInOrganization } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Store.ts'
+import { onlyPasskeyOfAccount } from './passkeySignIn.ts'
 import { isRegisteredKey, onlyKeyOfAccount } from './walletKeys.ts'
 
 const SCHEMES_OF_CURVE: Record<ApiKeyCurve, SignatureScheme[]> = {
@@ -307,29 +303,6 @@ async function passkeyFor(
     }
   }
   return { authenticator: rows[0], proves: false }
-}
-
-/**
- * Whether `passkey`'s account is one only that passkey gets into and nobody has used
- * (`onlyKeyOfAccount`'s rule): one user, no verified contact, no other passkey, no OAuth identity,
- * no activity, and no API key but the short-lived session keys a sign-up registered beside the
- * passkey (`ApiKeyRow.origin` names it, as a published client's passkey sign-up makes them),
- * which the sign-in that routes there ends.
- */
-async function onlyPasskeyOfAccount(reads: Reads, passkey: AuthenticatorRow): Promise<boolean> {
-  const { organizationId } = passkey
-  const users = await reads.findBy('users', 'organizationId', organizationId)
-  if (users.length !== 1 || users[0]!.id !== passkey.userId) return false
-  const [user] = users
-  if (verifiedContactOf(user!, 'email') !== undefined || verifiedContactOf(user!, 'phone') !== undefined)
-    return false
-  const passkeys = await reads.findBy('authenticators', 'organizationId', organizationId)
-  if (passkeys.length !== 1) return false
-  for (const key of await reads.findBy('apiKeys', 'organizationId', organizationId))
-    if (key.expirationSeconds === undefined || !key.origin?.authenticatorIds?.includes(passkey.id))
-      return false
-  if ((await reads.findBy('oauthProviders', 'organizationId', organizationId)).length > 0) return false
-  return (await reads.count('activities', 'organizationId', organizationId)) === 0
 }
 
 async function authenticateWebAuthn(

@@ -7,7 +7,6 @@ import {
   SUBORG_FILTER_TYPES,
 } from '@latchkey/protocol'
 import { findPolicy } from '../activities/updatePolicy.ts'
-import { passkeysSigningInFrom } from '../domain/passkeySignIn.ts'
 import { findPrivateKey, renderPrivateKey } from '../domain/privateKeys.ts'
 import { mapInOrder } from '../kernel/base/async.ts'
 import { FieldError, NotFoundError } from '../kernel/base/errors.ts'
@@ -16,6 +15,7 @@ import { defineQuery, type QueryHandler } from '../kernel/registry.ts'
 import type { ApiKeyRow } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Store.ts'
 import { shownTo } from '../pipeline/executeActivity.ts'
+import { passkeysSigningInFrom } from '../pipeline/passkeySignIn.ts'
 import { renderActivity } from '../pipeline/renderActivity.ts'
 import { signsInFromParent } from '../pipeline/walletKeys.ts'
 import { renderPolicy } from '../policies/renderPolicy.ts'
@@ -64,7 +64,7 @@ async function holdersOf(
       return owners(await reads.findBy('users', field, contact))
     }
     // A passkey someone else registered finds no account its sign-in from the parent would not
-    // land in (domain/passkeySignIn.ts): a client stamping naming the account found would prove
+    // land in (pipeline/passkeySignIn.ts): a client stamping naming the account found would prove
     // the copy and sign in there.
     case 'CREDENTIAL_ID':
       return owners(

@@ -4,7 +4,8 @@
 // so a copy someone else registered (`AuthenticatorRow.unproven`) must not be the account a lookup
 // names: a client that stamps naming the account the lookup found (the published clients' passkey
 // login, the kit's `signInWithPasskey`) proves the copy by that very stamp and signs in there.
-// The rule is the one pipeline/authenticate.ts's `passkeyFor` routes a stamp naming the parent by.
+// The rule is the one authenticate.ts's `passkeyFor` routes a stamp naming the parent by, and
+// `onlyPasskeyOfAccount` is the one it uses.
 import { type AuthenticatorRow, verifiedContactOf } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Store.ts'
 
@@ -51,7 +52,7 @@ export async function passkeysSigningInFrom(
  * Whether `passkey`'s account is one only that passkey gets into and nobody has used: one user, no
  * verified contact, no other passkey, no OAuth identity, no activity, and no API key but the
  * short-lived session keys a sign-up registered beside the passkey (`ApiKeyRow.origin` names it).
- * The same rule as pipeline/authenticate.ts's `onlyPasskeyOfAccount`.
+ * `authenticate.ts`'s `passkeyFor` routes by it too.
  */
 export async function onlyPasskeyOfAccount(reads: Reads, passkey: AuthenticatorRow): Promise<boolean> {
   const { organizationId } = passkey
