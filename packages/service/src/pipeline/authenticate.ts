@@ -359,13 +359,17 @@ async function authenticateWebAuthn(
     })
   const counter = verification.authenticationInfo.newCounter
   const proven = authenticator.unproven && proves
+  // Proved in an account only it gets into, whether the stamp named the parent (`onlyWayIn`) or the
+  // account itself (a client that looked it up first): whoever signed that account up may not hold
+  // the passkey, so the session keys they registered beside it end here.
+  const takesOver = proven && (onlyWayIn || (await onlyPasskeyOfAccount(runtime.store, authenticator)))
   if (counter !== authenticator.counter || proven)
     await runtime.store.transaction(async (tx) => {
       const current = await tx.get('authenticators', authenticator.id)
       if (!current) return
       // Signed in to an account only it gets into: the sessions whoever signed it up registered
       // beside it end here, so nobody but the passkey's holder keeps a way in.
-      if (proven && onlyWayIn)
+      if (takesOver)
         for (const key of await tx.findBy('apiKeys', 'organizationId', current.organizationId))
           if (key.origin?.authenticatorIds?.includes(current.id)) await tx.delete('apiKeys', key.id)
       const { unproven, ...row } = current

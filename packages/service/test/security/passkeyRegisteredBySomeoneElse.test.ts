@@ -288,6 +288,15 @@ describe("the account lookups by a passkey's credential id", () => {
     expect(await find.listed(passkey)).toEqual([signedUp.organizationId])
     expect(await find.account(passkey)).toBe(signedUp.organizationId)
     expect(await find.login(passkey)).toBe(signedUp.organizationId)
+    // Whoever signed it up (with a copy of the passkey, and a session key of their own) keeps no way
+    // in once the holder's lookup-then-login proved the passkey there by naming the account.
+    h.clock.advance(1)
+    const after = await h.query(
+      'whoami',
+      { organizationId: signedUp.organizationId },
+      { as: signedUp.session, organizationId: signedUp.organizationId },
+    )
+    expect(after.status).toBe(401)
 
     // Once the sign-up's session acted there, neither the lookup nor a sign-in from the parent finds it.
     const used = softPasskey()
