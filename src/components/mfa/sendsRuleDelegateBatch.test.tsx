@@ -17,105 +17,28 @@ import {
 } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { deployDelegate } from '../../../packages/service/src/sending/delegate/index.ts'
-import { type EvmNode, startEvmNode } from '../../../scripts/evmNode.mjs'
-import { createMfaPolicy } from '../../core/actions/activities/createMfaPolicy.ts'
-import { createWallet } from '../../core/actions/activities/createWallet.ts'
+import { describe, expect, it } from 'vitest'
 import { sendCalls } from '../../core/actions/activities/sendCalls.ts'
 import { signRawPayloads } from '../../core/actions/activities/signRawPayloads.ts'
 import { signTypedData } from '../../core/actions/activities/signTypedData.ts'
-import { addPasskey } from '../../core/actions/auth/addPasskey.ts'
-import { completeOtpSignIn } from '../../core/actions/auth/completeOtpSignIn.ts'
-import { startOtpSignIn } from '../../core/actions/auth/startOtpSignIn.ts'
-import { getCallsStatus } from '../../core/actions/queries/getCallsStatus.ts'
-import { createLatchkey } from '../../react/index.ts'
 import { permitTypedData } from '../../test/permitTypedData.ts'
-import {
-  createTestService,
-  installSoftAuthenticator,
-  latestCode,
-  type SoftAuthenticator,
-} from '../test/renderWithService.tsx'
-import { SENDS_METHODS, SENDS_POLICY, sendsCondition } from './rules.ts'
+import { ETH, FAUCET_KEY, held, sendsRuleOnChain } from '../test/sendsRuleOnChain.ts'
 
-const FAUCET_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80'
 const THIEF = '0x00000000000000000000000000000000000bad01'
-const ETH = 10n ** 18n
 const BATCH_WITH_OP_DATA = '0x0100000000007821000100000000000000000000000000000000000000000000'
 const DELEGATE_ABI = parseAbi(['function execute(bytes32 mode, bytes executionData) payable'])
-
-let node: EvmNode
-let delegate: string
-let authenticator: SoftAuthenticator | undefined
-let close: (() => Promise<void>) | undefined
-beforeAll(async () => {
-  node = await startEvmNode()
-  delegate = await deployDelegate(node.url, FAUCET_KEY)
-})
-afterEach(async () => {
-  authenticator?.uninstall()
-  authenticator = undefined
-  await close?.()
-  close = undefined
-})
-afterAll(() => node?.close())
-
-const balance = async (address: string) =>
-  BigInt((await node.rpc('eth_getBalance', [address, 'latest'])) as string)
+const { chain, balance, setUp } = sendsRuleOnChain()
 
 describe('"sends above an amount need a passkey" and the kit\'s delegate', () => {
   it('holds a BatchExecution moving 0.5 ETH under a 0.1 ETH rule, as typed data or as its EIP-712 digest; other typed data signs at once', async () => {
-    authenticator = installSoftAuthenticator()
-    const { service, config } = await createTestService({
-      rpc: { 'eip155:31337': node.url },
-      sponsorship: { delegates: { 'eip155:31337': delegate } },
-    } as never)
-    close = () => service.close()
-    const client = createLatchkey({ ...config, polling: { intervalMs: 20, timeoutMs: 10_000 } })
-    const started = await startOtpSignIn(client, { otpType: 'OTP_TYPE_EMAIL', contact: 'ana@example.com' })
-    await completeOtpSignIn(client, {
-      ...started,
-      otpCode: await latestCode(service, 'ana@example.com'),
-      userName: 'Ana',
-    })
-    await addPasskey(client, { authenticatorName: 'Laptop' })
-    const { addresses } = await createWallet(client, { walletName: 'Main', chains: ['ethereum'] })
-    const from = addresses[0] as `0x${string}`
-    await node.rpc('anvil_setBalance', [from, `0x${ETH.toString(16)}`])
-    await createMfaPolicy(client, {
-      mfaPolicyName: SENDS_POLICY,
-      condition: sendsCondition(ETH / 10n),
-      requiredAuthenticationMethods: SENDS_METHODS,
-      order: 0,
-    })
-    const passkeyUses = () => authenticator!.credentials[0]!.counter
+    // A signed-in user under the 0.1 ETH rule whose account delegates (a batch worth 0 passed).
+    const { client, from, passkeyUses } = await setUp()
     const before = passkeyUses()
-    const held = { code: 'MFA_REQUIRED', methods: ['AUTHENTICATION_TYPE_PASSKEY'] }
 
     // Control: a direct 0.5 ETH send is held.
     await expect(
       sendCalls(client, { from, caip2: 'eip155:31337', calls: [{ to: THIEF, value: String(ETH / 2n) }] }),
     ).rejects.toMatchObject(held)
-
-    // A batch worth 0 passes, and puts the delegate on the account.
-    const { sendTransactionStatusId } = await sendCalls(client, {
-      from,
-      caip2: 'eip155:31337',
-      calls: [
-        { to: THIEF, value: '0' },
-        { to: THIEF, value: '0' },
-      ],
-    })
-    const until = Date.now() + 15_000
-    let status = await getCallsStatus(client, { sendTransactionStatusId })
-    while (status.status === 'pending' && Date.now() < until) {
-      await new Promise((r) => setTimeout(r, 50))
-      status = await getCallsStatus(client, { sendTransactionStatusId })
-    }
-    expect(status.status).toBe('success')
-    const code = (await node.rpc('eth_getCode', [from, 'latest'])) as string
-    expect(code.toLowerCase()).toBe(`0xef0100${delegate.slice(2).toLowerCase()}`)
 
     // The session signs a BatchExecution paying the thief 0.5 ETH (nonce 1: the batch used 0).
     const deadline = BigInt(Math.floor(Date.now() / 1000) + 3600)
@@ -176,7 +99,7 @@ describe('"sends above an amount need a passkey" and the kit\'s delegate', () =>
       const relayer = createWalletClient({
         account: privateKeyToAccount(FAUCET_KEY),
         chain: foundry,
-        transport: http(node.url),
+        transport: http(chain.node.url),
       })
       await relayer.sendTransaction({
         to: from,
@@ -186,7 +109,7 @@ describe('"sends above an amount need a passkey" and the kit\'s delegate', () =>
           args: [BATCH_WITH_OP_DATA, executionData],
         }),
       })
-      await node.rpc('anvil_mine', [])
+      await chain.node.rpc('anvil_mine', [])
     }
     expect({
       stolen: await balance(THIEF),

@@ -6,102 +6,14 @@
 // in a send or a signed transaction of any type, whatever its own value.
 import { serializeTransaction } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import {
-  deployDelegate,
-  encodeSelfExecuteBatch,
-} from '../../../packages/service/src/sending/delegate/index.ts'
-import { type EvmNode, startEvmNode } from '../../../scripts/evmNode.mjs'
-import { createMfaPolicy } from '../../core/actions/activities/createMfaPolicy.ts'
-import { createWallet } from '../../core/actions/activities/createWallet.ts'
+import { describe, expect, it } from 'vitest'
+import { encodeSelfExecuteBatch } from '../../../packages/service/src/sending/delegate/index.ts'
 import { sendCalls } from '../../core/actions/activities/sendCalls.ts'
 import { signTransaction } from '../../core/actions/activities/signTransaction.ts'
-import { addPasskey } from '../../core/actions/auth/addPasskey.ts'
-import { completeOtpSignIn } from '../../core/actions/auth/completeOtpSignIn.ts'
-import { startOtpSignIn } from '../../core/actions/auth/startOtpSignIn.ts'
-import { getCallsStatus } from '../../core/actions/queries/getCallsStatus.ts'
-import { createLatchkey } from '../../react/index.ts'
-import {
-  createTestService,
-  installSoftAuthenticator,
-  latestCode,
-  type SoftAuthenticator,
-} from '../test/renderWithService.tsx'
-import { SENDS_METHODS, SENDS_POLICY, sendsCondition } from './rules.ts'
+import { ETH, held, sendsRuleOnChain } from '../test/sendsRuleOnChain.ts'
 
-const FAUCET_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80'
-const ETH = 10n ** 18n
 const GWEI = 10n ** 9n
-const held = { code: 'MFA_REQUIRED', methods: ['AUTHENTICATION_TYPE_PASSKEY'] }
-
-let node: EvmNode
-let delegate: string
-let authenticator: SoftAuthenticator | undefined
-let close: (() => Promise<void>) | undefined
-beforeAll(async () => {
-  node = await startEvmNode()
-  delegate = await deployDelegate(node.url, FAUCET_KEY)
-})
-afterEach(async () => {
-  authenticator?.uninstall()
-  authenticator = undefined
-  await close?.()
-  close = undefined
-})
-afterAll(() => node?.close())
-
-const balance = async (address: string) =>
-  BigInt((await node.rpc('eth_getBalance', [address, 'latest'])) as string)
-
-/** A signed-in user (the stolen session) with a passkey, a funded account and the 0.1 ETH rule. */
-async function setUp() {
-  authenticator = installSoftAuthenticator()
-  const { service, config } = await createTestService({
-    rpc: { 'eip155:31337': node.url },
-    sponsorship: { delegates: { 'eip155:31337': delegate } },
-  } as never)
-  close = () => service.close()
-  const client = createLatchkey({ ...config, polling: { intervalMs: 20, timeoutMs: 10_000 } })
-  const started = await startOtpSignIn(client, { otpType: 'OTP_TYPE_EMAIL', contact: 'ana@example.com' })
-  await completeOtpSignIn(client, {
-    ...started,
-    otpCode: await latestCode(service, 'ana@example.com'),
-    userName: 'Ana',
-  })
-  await addPasskey(client, { authenticatorName: 'Laptop' })
-  const { addresses } = await createWallet(client, { walletName: 'Main', chains: ['ethereum'] })
-  const from = addresses[0] as `0x${string}`
-  await node.rpc('anvil_setBalance', [from, `0x${ETH.toString(16)}`])
-  await createMfaPolicy(client, {
-    mfaPolicyName: SENDS_POLICY,
-    condition: sendsCondition(ETH / 10n),
-    requiredAuthenticationMethods: SENDS_METHODS,
-    order: 0,
-  })
-  const passkeyUses = () => authenticator!.credentials[0]!.counter
-  const waitFor = async (sendTransactionStatusId: string) => {
-    const until = Date.now() + 15_000
-    let status = await getCallsStatus(client, { sendTransactionStatusId })
-    while (status.status === 'pending' && Date.now() < until) {
-      await new Promise((r) => setTimeout(r, 50))
-      status = await getCallsStatus(client, { sendTransactionStatusId })
-    }
-    return status.status
-  }
-  // A batch worth 0 passes at once (as the rule intends), and puts the delegate on the account.
-  const { sendTransactionStatusId } = await sendCalls(client, {
-    from,
-    caip2: 'eip155:31337',
-    calls: [
-      { to: '0x00000000000000000000000000000000000000f1', value: '0' },
-      { to: '0x00000000000000000000000000000000000000f2', value: '0' },
-    ],
-  })
-  expect(await waitFor(sendTransactionStatusId)).toBe('success')
-  const code = (await node.rpc('eth_getCode', [from, 'latest'])) as string
-  expect(code.toLowerCase()).toBe(`0xef0100${delegate.slice(2).toLowerCase()}`)
-  return { client, from, passkeyUses, waitFor }
-}
+const { chain, balance, setUp } = sendsRuleOnChain()
 
 /** What an attempt did: the coin it moved to `thief`, whether the passkey was used, its refusal. */
 async function outcome(thief: string, passkeyUsed: boolean, attempt: () => Promise<unknown>) {
@@ -153,11 +65,11 @@ describe('sends rule: a call from the account to itself runs the delegate', () =
     const THIEF_7702 = '0x00000000000000000000000000000000000bad13'
     const { client, from, passkeyUses } = await setUp()
     // Enough for both attempts to pay out if signed.
-    await node.rpc('anvil_setBalance', [from, `0x${(2n * ETH).toString(16)}`])
+    await chain.node.rpc('anvil_setBalance', [from, `0x${(2n * ETH).toString(16)}`])
     const before = passkeyUses()
     const fees = async () => ({
       chainId: 31337,
-      nonce: Number(BigInt((await node.rpc('eth_getTransactionCount', [from, 'pending'])) as string)),
+      nonce: Number(BigInt((await chain.node.rpc('eth_getTransactionCount', [from, 'pending'])) as string)),
       gas: 200_000n,
       maxFeePerGas: 5n * GWEI,
       maxPriorityFeePerGas: GWEI,
@@ -174,8 +86,8 @@ describe('sends rule: a call from the account to itself runs the delegate', () =
     const signAndSend = (unsigned: () => Promise<string>) => async () => {
       const { signedTransaction } = (await sign(await unsigned())) as { signedTransaction: string }
       // Whoever holds it broadcasts it.
-      await node.rpc('eth_sendRawTransaction', [`0x${signedTransaction.replace(/^0x/, '')}`])
-      await node.rpc('anvil_mine', [])
+      await chain.node.rpc('eth_sendRawTransaction', [`0x${signedTransaction.replace(/^0x/, '')}`])
+      await chain.node.rpc('anvil_mine', [])
     }
     const eip1559 = await outcome(
       THIEF,
@@ -187,7 +99,7 @@ describe('sends rule: a call from the account to itself runs the delegate', () =
     const other = privateKeyToAccount(`0x${'42'.repeat(32)}`)
     const authorization = await other.signAuthorization({
       chainId: 31337,
-      address: delegate as `0x${string}`,
+      address: chain.delegate as `0x${string}`,
       nonce: 0,
     })
     const eip7702 = await outcome(
@@ -216,9 +128,9 @@ describe('sends rule: a call from the account to itself runs the delegate', () =
   it('(documented residual) eth_send_transaction of value 0 with a fee the caller sets passes, and may cost up to its gas limit × max fee', async () => {
     const BURNER = '0x00000000000000000000000000000000000b0e01'
     // JUMPDEST GAS PUSH2 5000 LT PUSH1 0 JUMPI STOP: burns gas until 5,000 is left, then succeeds.
-    await node.rpc('anvil_setCode', [BURNER, '0x5b5a6113881060005700'])
+    await chain.node.rpc('anvil_setCode', [BURNER, '0x5b5a6113881060005700'])
     const { client, from, passkeyUses, waitFor } = await setUp()
-    await node.rpc('anvil_setBalance', [from, `0x${(2n * ETH).toString(16)}`])
+    await chain.node.rpc('anvil_setBalance', [from, `0x${(2n * ETH).toString(16)}`])
     const before = passkeyUses()
     const start = await balance(from)
     const { sendTransactionStatusId } = await sendCalls(client, {
