@@ -18,6 +18,7 @@ import {
   softPasskey,
   testKey,
 } from '../../src/testing/harness.ts'
+import { twoDevices } from './twoDevices.ts'
 
 async function acts(h: Harness, as: Stamper, organizationId: string): Promise<number> {
   h.clock.advance(1)
@@ -38,25 +39,11 @@ async function signIn(h: Harness, as: Stamper, organizationId: string) {
 }
 
 async function signedUpOnPhone(h: Harness, stripOrigin: boolean) {
-  const [phone, laptop] = [softPasskey(), softPasskey()]
   const signUpKey = testKey()
-  const created = resultOf(
-    'create_sub_organization',
-    await h.submit('create_sub_organization', {
-      subOrganizationName: 'Signed up on the phone',
-      rootQuorumThreshold: 1,
-      rootUsers: [
-        {
-          userName: 'Pat',
-          apiKeys: [{ ...signUpKey.apiKey('session'), expirationSeconds: '86400' }],
-          authenticators: [phone.register(undefined, 'Phone'), laptop.register(undefined, 'Laptop')],
-          oauthProviders: [],
-        },
-      ],
-    }),
-  )
-  const organizationId = created.subOrganizationId as string
-  const userId = created.rootUserIds[0] as string
+  const { organizationId, userId, removePhone } = await twoDevices(h, {
+    name: 'Signed up on the phone',
+    apiKeys: [{ ...signUpKey.apiKey('session'), expirationSeconds: '86400' }],
+  })
   if (stripOrigin)
     // The row as a version before 0024 (or an older instance mid-upgrade) wrote it; 0024 keeps it
     // (its credential type is not a session type: see test/data/migrations.test.ts's 'registered').
@@ -67,21 +54,6 @@ async function signedUpOnPhone(h: Harness, stripOrigin: boolean) {
           await tx.put('apiKeys', row)
         }
     })
-  const users = await h.query('list_users', {}, { as: laptop, organizationId })
-  const phoneId = (
-    users.body.users[0].authenticators as { authenticatorId: string; credentialId: string }[]
-  ).find((a) => a.credentialId === phone.credentialId)!.authenticatorId
-  const removePhone = async () => {
-    h.clock.advance(1)
-    resultOf(
-      'delete_authenticators',
-      await h.submit(
-        'delete_authenticators',
-        { userId, authenticatorIds: [phoneId] },
-        { as: laptop, organizationId },
-      ),
-    )
-  }
   return { organizationId, userId, signUpKey, removePhone }
 }
 

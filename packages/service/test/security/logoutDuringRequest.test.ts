@@ -10,8 +10,9 @@
 // The interleaving is forced: the logout is submitted when the racing request enters its
 // activity transaction (`beforeNextTransaction`), after its admission.
 import { describe, expect, it } from 'vitest'
-import { createHarness, type Reply, resultOf, softPasskey, testKey } from '../../src/testing/harness.ts'
+import { createHarness, type Reply, resultOf, testKey } from '../../src/testing/harness.ts'
 import { lists, readOnly, refusal, signedIn, submitRacing } from './inFlight.ts'
+import { twoDevices } from './twoDevices.ts'
 
 describe('a session logged out while its request is in flight', () => {
   it('control: a read-only session made before the logout reads until it, and ends with it', async () => {
@@ -110,39 +111,7 @@ describe('a session logged out while its request is in flight', () => {
 
   it('a passkey removed meanwhile opens no session; another credential of the user signs in', async () => {
     const h = await createHarness()
-    const [phone, laptop] = [softPasskey(), softPasskey()]
-    const created = resultOf(
-      'create_sub_organization',
-      await h.submit('create_sub_organization', {
-        subOrganizationName: 'Two devices',
-        rootQuorumThreshold: 1,
-        rootUsers: [
-          {
-            userName: 'Pat',
-            apiKeys: [],
-            authenticators: [phone.register(undefined, 'Phone'), laptop.register(undefined, 'Laptop')],
-            oauthProviders: [],
-          },
-        ],
-      }),
-    )
-    const organizationId = created.subOrganizationId as string
-    const userId = created.rootUserIds[0] as string
-    const users = await h.query('list_users', {}, { as: laptop, organizationId })
-    const phoneId = (
-      users.body.users[0].authenticators as { authenticatorId: string; credentialId: string }[]
-    ).find((a) => a.credentialId === phone.credentialId)!.authenticatorId
-    const removePhone = async () => {
-      h.clock.advance(1)
-      resultOf(
-        'delete_authenticators',
-        await h.submit(
-          'delete_authenticators',
-          { userId, authenticatorIds: [phoneId] },
-          { as: laptop, organizationId },
-        ),
-      )
-    }
+    const { phone, laptop, organizationId, removePhone } = await twoDevices(h)
     h.clock.advance(1)
     const onPhone = testKey()
     const reply = await submitRacing(

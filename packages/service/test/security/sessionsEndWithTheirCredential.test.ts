@@ -13,6 +13,7 @@ import {
   softPasskey,
   testKey,
 } from '../../src/testing/harness.ts'
+import { twoDevices } from './twoDevices.ts'
 
 /** `stamp_login` for a fresh session key, stamped by `as`: the session's key, or the refusal's status. */
 async function signIn(h: Harness, as: Stamper, organizationId: string) {
@@ -34,39 +35,10 @@ async function acts(h: Harness, as: Stamper, organizationId: string): Promise<nu
   ).status
 }
 
-/** A one-root account with passkeys "phone" and "laptop". */
-async function twoDevices(h: Harness) {
-  const phone = softPasskey()
-  const laptop = softPasskey()
-  const created = resultOf(
-    'create_sub_organization',
-    await h.submit('create_sub_organization', {
-      subOrganizationName: 'Two devices',
-      rootQuorumThreshold: 1,
-      rootUsers: [
-        {
-          userName: 'Pat',
-          apiKeys: [],
-          authenticators: [phone.register(undefined, 'Phone'), laptop.register(undefined, 'Laptop')],
-          oauthProviders: [],
-        },
-      ],
-    }),
-  )
-  const organizationId = created.subOrganizationId as string
-  const userId = created.rootUserIds[0] as string
-  const users = await h.query('list_users', {}, { as: laptop, organizationId })
-  const idOf = (passkey: { credentialId: string }) =>
-    (users.body.users[0].authenticators as { authenticatorId: string; credentialId: string }[]).find(
-      (a) => a.credentialId === passkey.credentialId,
-    )!.authenticatorId
-  return { phone, laptop, organizationId, userId, phoneId: idOf(phone) }
-}
-
 describe('a passkey removed from its user (a lost device)', () => {
   it('ends the read-write session it opened and every renewal of it; the other device signs on', async () => {
     const h = await createHarness()
-    const { phone, laptop, organizationId, userId, phoneId } = await twoDevices(h)
+    const { phone, laptop, organizationId, removePhone } = await twoDevices(h)
 
     // The phone signed in and refreshed once (the kit's refreshSession: a new key, the old revoked).
     const first = (await signIn(h, phone, organizationId)).key!
@@ -80,15 +52,7 @@ describe('a passkey removed from its user (a lost device)', () => {
     ])
 
     // The owner removes the phone's passkey from the laptop's session.
-    h.clock.advance(1)
-    resultOf(
-      'delete_authenticators',
-      await h.submit(
-        'delete_authenticators',
-        { userId, authenticatorIds: [phoneId] },
-        { as: onLaptop, organizationId },
-      ),
-    )
+    await removePhone(onLaptop)
 
     // The passkey itself no longer stamps, nor do the sessions it opened, renewed or not...
     expect(await acts(h, phone, organizationId)).toBe(401)
@@ -245,7 +209,7 @@ describe('an API key deleted from its user', () => {
 describe('a session key that records no origin (issued before sessions recorded one)', () => {
   it('renews nothing, and ends when any passkey of its user is removed', async () => {
     const h = await createHarness()
-    const { phone, laptop, organizationId, userId, phoneId } = await twoDevices(h)
+    const { phone, laptop, organizationId, userId, removePhone } = await twoDevices(h)
     const [older, oldest] = [
       (await signIn(h, laptop, organizationId)).key!,
       (await signIn(h, laptop, organizationId)).key!,
@@ -261,15 +225,7 @@ describe('a session key that records no origin (issued before sessions recorded 
     expect(await signIn(h, older, organizationId)).toEqual({ status: 401, code: 'SESSION_EXPIRED' })
     // Removing the phone's passkey ends it, though the laptop opened it: nothing says which did.
     const fresh = (await signIn(h, laptop, organizationId)).key!
-    h.clock.advance(1)
-    resultOf(
-      'delete_authenticators',
-      await h.submit(
-        'delete_authenticators',
-        { userId, authenticatorIds: [phoneId] },
-        { as: fresh, organizationId },
-      ),
-    )
+    await removePhone(fresh)
     expect({
       older: await acts(h, older, organizationId),
       oldest: await acts(h, oldest, organizationId),
