@@ -2,10 +2,10 @@ import {
   ACTIVITIES,
   type Activity,
   type ActivityPath,
-  ATTESTED_STAMP_SCHEMES,
   type ErrorCode,
   PROXY_NONCE_HEADER,
   SESSION_KEY_MESSAGES,
+  SIGNATURE_SCHEMES,
 } from '@latchkey/protocol'
 import { ApiError, AuthenticationError, FieldError, PermissionError } from '../kernel/base/errors.ts'
 import { requestFingerprint } from '../kernel/Caller.ts'
@@ -471,9 +471,10 @@ async function credentialGone(
     new AuthenticationError({ code: 'PUBLIC_KEY_NOT_FOUND', message: SESSION_KEY_MESSAGES.notFound })
   if (credential.kind === 'WEBAUTHN')
     return (await tx.get('authenticators', credential.id))?.userId === userId ? undefined : notFound()
-  // A token-attested stamp (`stamp_login`'s `X-Stamp-Attested`) names no stored key: its user.
-  const attested = (ATTESTED_STAMP_SCHEMES as readonly string[]).includes(credential.scheme)
-  if (credential.kind === 'API_KEY' && !attested) {
+  // Only an `X-Stamp` names a stored key (its schemes are the API keys'). A token-attested stamp
+  // (`stamp_login`'s `X-Stamp-Attested`) or another plugin's stamp vouches for a user: its user.
+  const stored = (SIGNATURE_SCHEMES as readonly string[]).includes(credential.scheme)
+  if (credential.kind === 'API_KEY' && stored) {
     const key = await tx.get('apiKeys', credential.id)
     if (key?.userId !== userId) return notFound()
     return isExpired(key, runtime.now())
