@@ -1,6 +1,6 @@
 import type { RootUserParams } from '@latchkey/protocol'
 import { readRootUser, readWalletParams } from '../domain/params.ts'
-import { addApiKeys, addAuthenticators, bindFirstSessions } from '../domain/users.ts'
+import { addNewUserCredentials } from '../domain/users.ts'
 import {
   accountsHoldingContact,
   callerVouchesForContacts,
@@ -111,14 +111,7 @@ export const createSubOrganization = defineActivity('create_sub_organization', {
     for (const [index, params] of p.rootUsers.entries()) {
       const user = users[index]!
       const field = `parameters.rootUsers[${index}]`
-      const apiKeyIds = await addApiKeys(ctx, user, params.apiKeys, { field: `${field}.apiKeys` })
-      const authenticatorIds = await addAuthenticators(
-        ctx,
-        user,
-        params.authenticators,
-        `${field}.authenticators`,
-      )
-      await bindFirstSessions(ctx, apiKeyIds, authenticatorIds)
+      await addNewUserCredentials(ctx, user, params, field)
       if (params.oauthProviders.length > 0) {
         const hook = hooks.find((candidate) => candidate.oauthProviders)?.oauthProviders
         if (!hook)

@@ -2,7 +2,7 @@ import type { UserParams } from '@latchkey/protocol'
 import { accountHook } from '../domain/accountHooks.ts'
 import { readRootUser } from '../domain/params.ts'
 import { checkResourceLimit } from '../domain/resourceLimits.ts'
-import { addApiKeys, addAuthenticators, bindFirstSessions } from '../domain/users.ts'
+import { addNewUserCredentials } from '../domain/users.ts'
 import { callerVouchesForContacts, newUserContacts } from '../domain/verifiedContact.ts'
 import { NotFoundError, PermissionError } from '../kernel/base/errors.ts'
 import { Reader } from '../kernel/Reader.ts'
@@ -62,14 +62,7 @@ export const createUsers = defineActivity('create_users', {
         createdAt: ctx.now,
         updatedAt: ctx.now,
       })
-      const apiKeyIds = await addApiKeys(ctx, user, params.apiKeys, { field: `${field}.apiKeys` })
-      const authenticatorIds = await addAuthenticators(
-        ctx,
-        user,
-        params.authenticators,
-        `${field}.authenticators`,
-      )
-      await bindFirstSessions(ctx, apiKeyIds, authenticatorIds)
+      await addNewUserCredentials(ctx, user, params, field)
       if (params.oauthProviders.length > 0) {
         // Checked and claimed across the parent's accounts, as a link to an existing user is.
         const { hook, hookContext } = await accountHook(ctx, 'oauthProviders', `${field}.oauthProviders`)

@@ -94,7 +94,7 @@ export async function addApiKeys(
  * as a session a passkey's `stamp_login` opens does. With none (an OTP, OAuth or key-only
  * sign-up), nothing removable opened it.
  */
-export async function bindFirstSessions(
+async function bindFirstSessions(
   ctx: ActivityContext,
   apiKeyIds: readonly string[],
   authenticatorIds: readonly string[],
@@ -102,6 +102,26 @@ export async function bindFirstSessions(
   for (const key of await mapInOrder(apiKeyIds, (id) => ctx.tx.get('apiKeys', id)))
     if (key?.expirationSeconds !== undefined)
       await ctx.tx.put('apiKeys', { ...key, origin: firstSessionOrigin(authenticatorIds) })
+}
+
+/**
+ * A new user's API keys (`field.apiKeys`) and passkeys (`field.authenticators`), as a sign-up or
+ * `create_users` registers them, the keys with a lifetime bound to the passkeys (`bindFirstSessions`).
+ */
+export async function addNewUserCredentials(
+  ctx: ActivityContext,
+  user: UserRow,
+  params: { apiKeys: ApiKeyParams[]; authenticators: AuthenticatorParams[] },
+  field: string,
+): Promise<void> {
+  const apiKeyIds = await addApiKeys(ctx, user, params.apiKeys, { field: `${field}.apiKeys` })
+  const authenticatorIds = await addAuthenticators(
+    ctx,
+    user,
+    params.authenticators,
+    `${field}.authenticators`,
+  )
+  await bindFirstSessions(ctx, apiKeyIds, authenticatorIds)
 }
 
 const toBase64url = (bytes: Uint8Array) => {
