@@ -18,6 +18,11 @@ import {
 import { privateKeyToAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
 import { describe, expect, it } from 'vitest'
+import {
+  BATCH_EXECUTION_TYPES,
+  DELEGATE_DOMAIN,
+  EXECUTE_BATCH_WITH_OP_DATA_MODE,
+} from '../../../packages/service/src/sending/delegate/batchExecution.ts'
 import { sendCalls } from '../../core/actions/activities/sendCalls.ts'
 import { signRawPayloads } from '../../core/actions/activities/signRawPayloads.ts'
 import { signTypedData } from '../../core/actions/activities/signTypedData.ts'
@@ -25,7 +30,6 @@ import { permitTypedData } from '../../test/permitTypedData.ts'
 import { ETH, FAUCET_KEY, held, sendsRuleOnChain } from '../test/sendsRuleOnChain.ts'
 
 const THIEF = '0x00000000000000000000000000000000000bad01'
-const BATCH_WITH_OP_DATA = '0x0100000000007821000100000000000000000000000000000000000000000000'
 const DELEGATE_ABI = parseAbi(['function execute(bytes32 mode, bytes executionData) payable'])
 const { chain, balance, setUp } = sendsRuleOnChain()
 
@@ -42,25 +46,9 @@ describe('"sends above an amount need a passkey" and the kit\'s delegate', () =>
 
     // The session signs a BatchExecution paying the thief 0.5 ETH (nonce 1: the batch used 0).
     const deadline = BigInt(Math.floor(Date.now() / 1000) + 3600)
-    const types = {
-      BatchExecution: [
-        { name: 'calls', type: 'Call[]' },
-        { name: 'nonce', type: 'uint256' },
-        { name: 'deadline', type: 'uint256' },
-      ],
-      Call: [
-        { name: 'to', type: 'address' },
-        { name: 'value', type: 'uint256' },
-        { name: 'data', type: 'bytes' },
-      ],
-    } as const
-    const domainFields = [
-      { name: 'name', type: 'string' },
-      { name: 'version', type: 'string' },
-      { name: 'chainId', type: 'uint256' },
-      { name: 'verifyingContract', type: 'address' },
-    ] as const
-    const domain = { name: 'LatchkeyDelegate', version: '1', chainId: 31337, verifyingContract: from }
+    // The types and domain the delegate hashes (the service's, checked against the contract).
+    const { EIP712Domain: domainFields, ...types } = BATCH_EXECUTION_TYPES
+    const domain = { ...DELEGATE_DOMAIN, chainId: 31337, verifyingContract: from }
     const message = {
       calls: [{ to: THIEF, value: (ETH / 2n).toString(), data: '0x' }],
       nonce: '1',
@@ -106,7 +94,7 @@ describe('"sends above an amount need a passkey" and the kit\'s delegate', () =>
         data: encodeFunctionData({
           abi: DELEGATE_ABI,
           functionName: 'execute',
-          args: [BATCH_WITH_OP_DATA, executionData],
+          args: [EXECUTE_BATCH_WITH_OP_DATA_MODE, executionData],
         }),
       })
       await chain.node.rpc('anvil_mine', [])
