@@ -130,16 +130,27 @@ export interface WebhookEventDataMap {
    * user's or an older session key deleted), `invalidate_existing` (a login ending the others),
    * `too_many_sessions` (a login past the live sessions a user may hold ending the oldest),
    * `credential_removed` (the passkey or API key that opened the session, or a renewal's first
-   * session, removed from its user).
+   * session, removed from its user), `passkey_took_over` (a passkey proved itself by signing in to
+   * an account only it gets into, a passkey sign-up's: the session keys whoever signed the account
+   * up registered beside it end, since a registration proves nothing about who holds a passkey).
    */
-  LATCHKEY_SESSION_REVOKED: {
-    userId: string
-    /** The session's key (its API key id). */
-    apiKeyId: string
-    reason: 'logout' | 'deleted' | 'invalidate_existing' | 'too_many_sessions' | 'credential_removed'
-    /** The activity that ended it. */
-    activityId: string
-  }
+  LATCHKEY_SESSION_REVOKED:
+    | {
+        userId: string
+        /** The session's key (its API key id). */
+        apiKeyId: string
+        reason: 'logout' | 'deleted' | 'invalidate_existing' | 'too_many_sessions' | 'credential_removed'
+        /** The activity that ended it. */
+        activityId: string
+      }
+    | {
+        userId: string
+        /** The session's key (its API key id). */
+        apiKeyId: string
+        reason: 'passkey_took_over'
+        /** The passkey whose sign-in ended it (no activity did: a stamp is checked before any is recorded). */
+        authenticatorId: string
+      }
   /** Every MFA step an activity waited for was proven; the activity runs (its ACTIVITY_UPDATES follows). */
   LATCHKEY_MFA_SATISFIED: { activityId: string; activityType: string; userId: string; policyIds: string[] }
   /** A signature refused by a spending limit (the activity is FAILED with SPENDING_LIMIT_EXCEEDED). */

@@ -14,12 +14,13 @@ import { webAuthnChallengeOf } from '@latchkey/protocol/webAuthnChallengeOf'
 import { p256 } from '@noble/curves/nist.js'
 import { hexToBytes } from '@noble/hashes/utils.js'
 import { verifyAuthenticationResponse } from '@simplewebauthn/server'
+import { recordAppEvent } from '../kernel/appEvents.ts'
 import { AuthenticationError, PermissionError } from '../kernel/base/errors.ts'
 import { verifyApiKeyStamp, verifyJwt } from '../kernel/crypto/index.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { Caller } from '../kernel/registry.ts'
 import { type ApiKeyRow, type AuthenticatorRow, apiKeyInOrganization } from '../kernel/store/model.ts'
-import type { Reads } from '../kernel/store/Store.ts'
+import type { Reads, Transaction } from '../kernel/store/Store.ts'
 import { onlyPasskeyOfAccount } from './passkeySignIn.ts'
 import { isRegisteredKey, onlyKeyOfAccount } from './walletKeys.ts'
 
@@ -305,6 +306,34 @@ async function passkeyFor(
   return { authenticator: rows[0], proves: false }
 }
 
+/**
+ * Ends the session keys registered beside `passkey` (`ApiKeyRow.origin` names it: a sign-up's first
+ * session keys) as it proves itself in an account only it gets into, and records in `tx` one
+ * `LATCHKEY_SESSION_REVOKED` (`passkey_took_over`) for each live one. A sign-in has no activity, so
+ * the event names the passkey, and its id is the passkey's and the key's: two sign-ins proving the
+ * passkey at once (on one instance or two) conflict on these rows, and the one that runs again
+ * finds the passkey proven and ends nothing.
+ */
+async function endSessionsBesidePasskey(runtime: Runtime, tx: Transaction, passkey: AuthenticatorRow) {
+  const now = runtime.now()
+  for (const key of await tx.findBy('apiKeys', 'organizationId', passkey.organizationId)) {
+    if (!key.origin?.authenticatorIds?.includes(passkey.id)) continue
+    await tx.delete('apiKeys', key.id)
+    if (isExpired(key, now)) continue
+    await recordAppEvent(runtime, tx, {
+      id: `${passkey.id}.took_over.${key.id}`,
+      organization: { id: passkey.organizationId },
+      type: 'LATCHKEY_SESSION_REVOKED',
+      data: {
+        userId: key.userId,
+        apiKeyId: key.id,
+        reason: 'passkey_took_over',
+        authenticatorId: passkey.id,
+      },
+    })
+  }
+}
+
 async function authenticateWebAuthn(
   runtime: Runtime,
   header: string,
@@ -368,10 +397,10 @@ async function authenticateWebAuthn(
       const current = await tx.get('authenticators', authenticator.id)
       if (!current) return
       // Signed in to an account only it gets into: the sessions whoever signed it up registered
-      // beside it end here, so nobody but the passkey's holder keeps a way in.
-      if (takesOver)
-        for (const key of await tx.findBy('apiKeys', 'organizationId', current.organizationId))
-          if (key.origin?.authenticatorIds?.includes(current.id)) await tx.delete('apiKeys', key.id)
+      // beside it end here, so nobody but the passkey's holder keeps a way in. Read again here: a
+      // sign-in that proved it first (on this instance or another) ended them, and the sessions
+      // the passkey opened since descend from it too.
+      if (takesOver && current.unproven) await endSessionsBesidePasskey(runtime, tx, current)
       const { unproven, ...row } = current
       await tx.put('authenticators', {
         ...row,
