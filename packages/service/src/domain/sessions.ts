@@ -266,7 +266,7 @@ const credentialGone = () =>
 
 /**
  * The origin of a key a sign-up registers with a lifetime beside its user (its first session key,
- * `bindFirstSessions`): the passkeys registered with it, and nothing else. A passkey sign-up
+ * `addNewUserCredentials`): the passkeys registered with it, and nothing else. A passkey sign-up
  * makes the passkey and the session key on one device in one ceremony, so taking that device's
  * passkey off the account ends the session it signed up with. A lifelong API key registered
  * beside it did not open it: a registration proves nothing about who holds a key (nothing is

@@ -8,10 +8,14 @@ import type {
 import { bytesToHex } from '@noble/hashes/utils.js'
 import { verifyRegistrationResponse } from '@simplewebauthn/server'
 import { claimForAccount } from '../kernel/accountClaims.ts'
-import { mapInOrder } from '../kernel/base/async.ts'
 import { ConflictError, CredentialError, NotFoundError } from '../kernel/base/errors.ts'
 import type { ActivityContext } from '../kernel/registry.ts'
-import { type AuthenticatorRow, apiKeyInOrganization, type UserRow } from '../kernel/store/model.ts'
+import {
+  type ApiKeyRow,
+  type AuthenticatorRow,
+  apiKeyInOrganization,
+  type UserRow,
+} from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Store.ts'
 import { base64urlToBytes } from '../pipeline/authenticate.ts'
 import { accountHolds, passkeyValue } from './claimedValues.ts'
@@ -42,15 +46,16 @@ export async function findUser(
 }
 
 /**
- * Registers API keys on a user; a public key already on the user is refused (ALREADY_EXISTS),
- * naming `field[i].publicKey`. `credentialType` defaults to the one of each key's curve.
+ * Checks API keys to register on a user and gives each its row (not written): a public key already
+ * on the user is refused (ALREADY_EXISTS), naming `field[i].publicKey`, as is one past the user's
+ * limit. `credentialType` defaults to the one of each key's curve.
  */
-export async function addApiKeys(
+async function apiKeyRows(
   ctx: ActivityContext,
   user: UserRow,
   keys: ApiKeyParams[],
-  { field, credentialType }: { field: string; credentialType?: CredentialType },
-): Promise<string[]> {
+  { field, credentialType }: { field: string; credentialType?: CredentialType | undefined },
+): Promise<ApiKeyRow[]> {
   const held = await ctx.tx.findBy('apiKeys', 'userId', user.id)
   // Login sessions' keys are not counted: they expire, and a login sweeps its user's long-expired ones.
   refuseOverLimit('apiKeysPerUser', {
@@ -60,16 +65,15 @@ export async function addApiKeys(
     field,
   })
   const existing = new Set(held.map((key) => key.publicKey))
-  return mapInOrder(keys, async (key, index) => {
+  return keys.map((key, index) => {
     if (existing.has(key.publicKey))
       throw new ConflictError({
         field: `${field}[${index}].publicKey`,
         message: `user ${user.id} already has this public key`,
       })
     existing.add(key.publicKey)
-    const id = ctx.newId()
-    await ctx.tx.put('apiKeys', {
-      id,
+    return {
+      id: ctx.newId(),
       organizationId: user.organizationId,
       userId: user.id,
       name: key.apiKeyName,
@@ -82,31 +86,33 @@ export async function addApiKeys(
       ...(callerVouchesForContacts(ctx) ? {} : { unproven: true as const }),
       createdAt: ctx.now,
       updatedAt: ctx.now,
-    })
-    return id
+    }
   })
 }
 
 /**
- * Binds the keys with a lifetime a new user is registered with (a sign-up's first session key) to
- * the passkeys registered with them (`firstSessionOrigin`: not to the lifelong keys beside them):
- * that session and its renewals end when one of those passkeys is removed (`ApiKeyRow.origin`),
- * as a session a passkey's `stamp_login` opens does. With none (an OTP, OAuth or key-only
- * sign-up), nothing removable opened it.
+ * Registers API keys on a user; a public key already on the user is refused (ALREADY_EXISTS),
+ * naming `field[i].publicKey`. `credentialType` defaults to the one of each key's curve.
  */
-async function bindFirstSessions(
+export async function addApiKeys(
   ctx: ActivityContext,
-  apiKeyIds: readonly string[],
-  authenticatorIds: readonly string[],
-): Promise<void> {
-  for (const key of await mapInOrder(apiKeyIds, (id) => ctx.tx.get('apiKeys', id)))
-    if (key?.expirationSeconds !== undefined)
-      await ctx.tx.put('apiKeys', { ...key, origin: firstSessionOrigin(authenticatorIds) })
+  user: UserRow,
+  keys: ApiKeyParams[],
+  options: { field: string; credentialType?: CredentialType },
+): Promise<string[]> {
+  const rows = await apiKeyRows(ctx, user, keys, options)
+  for (const row of rows) await ctx.tx.put('apiKeys', row)
+  return rows.map((row) => row.id)
 }
 
 /**
  * A new user's API keys (`field.apiKeys`) and passkeys (`field.authenticators`), as a sign-up or
- * `create_users` registers them, the keys with a lifetime bound to the passkeys (`bindFirstSessions`).
+ * `create_users` registers them. The keys are checked first (a refusal names them before any
+ * passkey) and written once the passkeys are registered, each once: a key with a lifetime (a
+ * sign-up's first session key) bound to the passkeys registered with it (`firstSessionOrigin`: not
+ * to the lifelong keys beside it), so that session and its renewals end when one of those passkeys
+ * is removed (`ApiKeyRow.origin`), as a session a passkey's `stamp_login` opens does. With none (an
+ * OTP, OAuth or key-only sign-up), nothing removable opened it.
  */
 export async function addNewUserCredentials(
   ctx: ActivityContext,
@@ -114,14 +120,12 @@ export async function addNewUserCredentials(
   params: { apiKeys: ApiKeyParams[]; authenticators: AuthenticatorParams[] },
   field: string,
 ): Promise<void> {
-  const apiKeyIds = await addApiKeys(ctx, user, params.apiKeys, { field: `${field}.apiKeys` })
-  const authenticatorIds = await addAuthenticators(
-    ctx,
-    user,
-    params.authenticators,
-    `${field}.authenticators`,
+  const keys = await apiKeyRows(ctx, user, params.apiKeys, { field: `${field}.apiKeys` })
+  const origin = firstSessionOrigin(
+    await addAuthenticators(ctx, user, params.authenticators, `${field}.authenticators`),
   )
-  await bindFirstSessions(ctx, apiKeyIds, authenticatorIds)
+  for (const key of keys)
+    await ctx.tx.put('apiKeys', key.expirationSeconds !== undefined ? { ...key, origin } : key)
 }
 
 const toBase64url = (bytes: Uint8Array) => {
