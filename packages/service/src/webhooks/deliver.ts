@@ -3,6 +3,7 @@ import { recordAppEvent } from '../kernel/appEvents.ts'
 import { type JobContext, JobError, type JobHandler } from '../kernel/JobQueue.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { WebhookDeliveryRow, WebhookEndpointRow } from '../kernel/store/model.ts'
+import type { Transaction } from '../kernel/store/Store.ts'
 import { type AddressPolicy, refuseAddress, refuseUrl } from './addressPolicy.ts'
 import {
   bodyOf,
@@ -12,6 +13,7 @@ import {
   listKeyOf,
   numberedBody,
   queueKeyOf,
+  resumeJobIdOf,
   UNNUMBERED_AFTER,
   WAITING,
 } from './recordEvent.ts'
@@ -140,9 +142,11 @@ export const WEBHOOK_SENDERS = 4
  * due later). Behind a head that failed, a job ends: the head's job sends the rest once the head
  * goes. Each delivery sent is settled with its own job deleted (it never runs). A delivery older
  * than the retry window fails for good; an endpoint that failed `pauseThreshold` times in a row
- * is paused (its deliveries wait, `paused`), as is one its tenant turned off (`isActive: false`:
- * a run sending it stops before its next try). A run after one that failed or whose outcome is
- * unknown looks at the endpoint's queue whatever became of its own delivery (`answerable`).
+ * is paused, as is one its tenant turned off (`isActive: false`): a run sending it stops before
+ * its next try, a job finding it off ends, and its deliveries wait as they are (nothing is written
+ * per delivery: the endpoint's state is what stops them) until a resume (resume.ts) starts its
+ * sender again. A run after one that failed or whose outcome is unknown looks at the endpoint's
+ * queue whatever became of its own delivery (`answerable`).
  */
 export function deliveryHandler(
   runtime: Runtime,
@@ -194,9 +198,10 @@ export function deliveryHandler(
         await settle(runtime, delivery, { state: 'failed', lastError: 'endpoint_deleted' })
       return
     }
-    // Turned off (or paused by the service): what waits waits paused, this delivery and the rest
-    // (a batch's have no job of their own), until `isActive: true` sends it all again in order.
-    if (!isOn(endpoint) && (await pauseIfOff(runtime, endpoint.id))) return
+    // Turned off (or paused by the service): what waits waits, this delivery and the rest (a
+    // batch's have no job of their own), until `isActive: true` starts a sender again (resume.ts)
+    // that sends it all in order.
+    if (!isOn(endpoint)) return
     while (
       await sendWhatWaits(runtime, { endpointId: endpoint.id, own: deliveryId, settings, context, turn })
     );
@@ -257,18 +262,12 @@ async function sendWhatWaits(
   // delivery whose job finds it held meanwhile is left to this run: the run fails, and its retry
   // (`answerable`) waits the lease out and looks again.
   await release(runtime, { endpointId, holder })
-  // Turned off (or paused) while this run held the endpoint: what waits waits paused, unless it
-  // was turned on again meanwhile (its sender, the head's job, may have found this run's lease
-  // held): then this run looks again.
-  if (ended === 'off' && (await pauseIfOff(runtime, endpointId))) return false
+  // Turned off (or paused) while this run held the endpoint: what waits waits, unless it was
+  // turned on again meanwhile (its sender, the head's job, may have found this run's lease held):
+  // then this run looks again.
+  if (ended === 'off' && (await isOff(runtime, endpointId))) return false
   if (ended !== 'empty' && ended !== 'off') return false
-  const page = await runtime.store.pageBy('webhookDeliveries', {
-    field: 'waitingFor',
-    value: endpointId,
-    by: 'queueKey',
-    limit: QUEUE_PAGE,
-  })
-  if (!page.some((row) => row.state === 'pending')) return false
+  if (!(await sendableHead(runtime, endpointId))) return false
   // Something committed meanwhile: this run sends it if its turn is not over, else its turn goes back.
   if (!turnOver(turn)) return true
   await passTurn(runtime, endpointId)
@@ -330,33 +329,32 @@ async function sendHeld(
 const answerable = (context: JobContext): boolean => context.uncertain || context.attempt > 1
 
 /** Whether the endpoint sends: active, and not paused by the service. */
-const isOn = (endpoint: WebhookEndpointRow): boolean => endpoint.isActive && !endpoint.pausedAt
+export const isOn = (endpoint: WebhookEndpointRow): boolean => endpoint.isActive && !endpoint.pausedAt
 
 /**
- * Whether the endpoint sends nothing now (deleted, turned off, or paused by the service), read in
- * one transaction with pausing what waits on it (turned off or paused): nothing goes out past a
- * paused delivery, and turning it on again (`resumeDeliveries`) sends them all, in order. Resolves
- * false when it is on (turned on again meanwhile): the caller sends.
+ * Whether the endpoint sends nothing now (deleted, turned off, or paused by the service). Nothing
+ * is written to its deliveries: they wait as they are, and the senders read the endpoint (before
+ * each try), so nothing goes out once it is off and a resume (resume.ts) sends them all, in order.
+ * Resolves false when it is on (turned on again meanwhile): the caller sends.
  */
-async function pauseIfOff(runtime: Runtime, endpointId: string): Promise<boolean> {
-  return runtime.store.transaction(async (tx) => {
-    const endpoint = await tx.get('webhookEndpoints', endpointId)
-    if (!endpoint) return true
-    if (isOn(endpoint)) return false
-    await pauseWaiting(runtime, tx, endpointId)
-    return true
-  })
+async function isOff(runtime: Runtime, endpointId: string): Promise<boolean> {
+  const endpoint = await runtime.store.get('webhookEndpoints', endpointId)
+  return !endpoint || !isOn(endpoint)
 }
 
-/** Puts the pending deliveries of `endpointId` on hold (`paused`), in `tx`: no job spins on them. */
-export async function pauseWaiting(
-  runtime: Runtime,
-  tx: import('../kernel/store/Store.ts').Transaction,
-  endpointId: string,
-): Promise<void> {
-  for (const row of await tx.findBy('webhookDeliveries', 'waitingFor', endpointId))
-    if (row.state === 'pending')
-      await tx.put('webhookDeliveries', withState(row, { state: 'paused', updatedAt: runtime.now() }))
+/**
+ * The head of the endpoint's queue when it can be sent: its first waiting delivery, pending. A
+ * delivery a version before this one stored `paused` (turned off or paused then) stops the queue
+ * until a resume (resume.ts) makes it pending again: nothing goes out past it.
+ */
+async function sendableHead(runtime: Runtime, endpointId: string): Promise<WebhookDeliveryRow | undefined> {
+  const [head] = await runtime.store.pageBy('webhookDeliveries', {
+    field: 'waitingFor',
+    value: endpointId,
+    by: 'queueKey',
+    limit: 1,
+  })
+  return head?.state === 'pending' ? head : undefined
 }
 
 /**
@@ -366,13 +364,7 @@ export async function pauseWaiting(
  * (pending), which the queue leaves as it is when that run ends.
  */
 async function passTurn(runtime: Runtime, endpointId: string): Promise<boolean> {
-  const page = await runtime.store.pageBy('webhookDeliveries', {
-    field: 'waitingFor',
-    value: endpointId,
-    by: 'queueKey',
-    limit: QUEUE_PAGE,
-  })
-  const first = page.find((row) => row.state === 'pending')
+  const first = await sendableHead(runtime, endpointId)
   if (!first) return false
   await runtime.store.transaction((tx) =>
     runtime.jobs.enqueue(
@@ -392,13 +384,7 @@ async function passTurn(runtime: Runtime, endpointId: string): Promise<boolean> 
  */
 export async function ensureSender(runtime: Runtime, endpointId: string): Promise<void> {
   // The queue's order: numbered first (by number), then the rest as recorded.
-  const page = await runtime.store.pageBy('webhookDeliveries', {
-    field: 'waitingFor',
-    value: endpointId,
-    by: 'queueKey',
-    limit: QUEUE_PAGE,
-  })
-  const first = page.find((row) => row.state === 'pending')
+  const first = await sendableHead(runtime, endpointId)
   if (!first) return
   await runtime.store.transaction((tx) =>
     runtime.jobs.enqueue(
@@ -410,10 +396,17 @@ export async function ensureSender(runtime: Runtime, endpointId: string): Promis
   )
 }
 
-/** Deliveries read (and numbered) at a time: an endpoint's backlog is read a page at a time, head first. */
-const QUEUE_PAGE = 200
+/**
+ * Deliveries read (numbered, or resumed) at a time: an endpoint's backlog is read a page at a
+ * time, head first, and written a page a transaction.
+ */
+export const QUEUE_PAGE = 200
 
-/** The head of the endpoint's queue: its first numbered deliveries that wait, in sequence order, pending ones only. */
+/**
+ * The head of the endpoint's queue: its first numbered deliveries that wait, in sequence order, up
+ * to the first that is not pending (one a version before this one stored `paused`, which a resume
+ * has not reached yet: nothing goes out past it).
+ */
 async function pendingOf(runtime: Runtime, endpointId: string): Promise<WebhookDeliveryRow[]> {
   const page = await runtime.store.pageBy('webhookDeliveries', {
     field: 'waitingFor',
@@ -421,7 +414,8 @@ async function pendingOf(runtime: Runtime, endpointId: string): Promise<WebhookD
     by: 'queueKey',
     limit: QUEUE_PAGE,
   })
-  return page.filter((row) => row.state === 'pending' && row.sequence > 0)
+  const stop = page.findIndex((row) => row.state !== 'pending' || row.sequence === 0)
+  return stop < 0 ? page : page.slice(0, stop)
 }
 
 /**
@@ -484,8 +478,8 @@ const FANOUT_PAGE = 200
 /**
  * Fans the oldest events that wait (a page, in the order they were recorded) out to their
  * endpoints, in one transaction with the endpoints' counters: each endpoint's next numbers, one
- * delivery row per event and endpoint (paused where the endpoint is), the event row deleted, and
- * (with `deliver`) the job of each endpoint's first new delivery, whose run sends the rest in
+ * delivery row per event and endpoint, the event row deleted, and (with `deliver`) the job of
+ * each endpoint's first new delivery that is on (one off waits for its resume), whose run sends the rest in
  * order. Each number is used once, with no gap, and an event committed after this read gets a
  * higher number than every one before it, so numbers follow the order the events' transactions
  * committed (for events recorded at once by two instances, as far as their clocks agree). Two
@@ -525,8 +519,9 @@ export async function fanOut(
           eventType: event.eventType,
           sequence,
           body: bodyOf(event, endpointId, sequence),
-          // An endpoint turned off (since the event was recorded) or paused: it waits, paused.
-          state: isOn(endpoint) ? 'pending' : 'paused',
+          // An endpoint turned off (since the event was recorded) or paused: it waits, with no
+          // job, for the endpoint's resume (listed `paused` meanwhile).
+          state: 'pending',
           attempts: 0,
           createdAt: event.createdAt,
           updatedAt: runtime.now(),
@@ -617,12 +612,14 @@ async function drainOnce(
     // The endpoint's next turn (or a job of its own) sends the rest.
     if (index > 0 && (turnOver(turn) || context.signal.aborted)) return
     const current = await runtime.store.get('webhookDeliveries', delivery.id)
-    // Paused since the queue was read: the endpoint was turned off (or paused), and nothing goes
-    // out past it, even if it is on again by now (its sender sends it first).
+    // Stored `paused` by a version before this one (the endpoint turned off or paused then), and
+    // not resumed yet: nothing goes out past it (the resume's last page starts a sender again).
     if (current?.state === 'paused') throw new StopDrain('off')
     if (current?.state !== 'pending') continue
-    if (runtime.now() - (current.retryFrom ?? current.createdAt) > settings.retryWindowMs) {
-      await settle(runtime, current, { state: 'failed', lastError: 'expired' }, context.jobId)
+    if (
+      runtime.now() - (current.retryFrom ?? current.createdAt) > settings.retryWindowMs &&
+      (await expireIfStale(runtime, { delivery: current, settings, runningJob: context.jobId }))
+    ) {
       runtime.emit('webhooks.delivery', {
         outcome: 'expired',
         endpointId: current.endpointId,
@@ -632,7 +629,7 @@ async function drainOnce(
     }
     await yieldToRequests(runtime, { since: current.createdAt, settings, signal: context.signal })
     // The holder sends nothing once the endpoint is off (its tenant turned it off, the service
-    // paused it, or it was deleted): the rest waits, paused (`pauseIfOff`), in its order. Looked
+    // paused it, or it was deleted): the rest waits, in its order, for a resume. Looked
     // at before the lease's renewal, which a deleted endpoint refuses.
     const endpoint = await runtime.store.get('webhookEndpoints', current.endpointId)
     if (!endpoint || !isOn(endpoint)) throw new StopDrain('off')
@@ -774,9 +771,9 @@ export function withState(row: WebhookDeliveryRow, changes: Partial<WebhookDeliv
 }
 
 /**
- * Writes the outcome of a try (or a pause). A delivery settled for good takes its job with it, but
- * for the job that runs now (`runningJob`, the queue finishes it): sent by another delivery's run,
- * its own job never needs to run.
+ * Writes the outcome of a try. A delivery settled for good takes its job with it, but for the job
+ * that runs now (`runningJob`, the queue finishes it): sent by another delivery's run, its own job
+ * never needs to run.
  */
 async function settle(
   runtime: Runtime,
@@ -786,13 +783,56 @@ async function settle(
 ) {
   await runtime.store.transaction(async (tx) => {
     const current = await tx.get('webhookDeliveries', delivery.id)
-    if (!current) return
-    const attempts = changes.state === 'paused' ? current.attempts : current.attempts + 1
-    const next = withState(current, { ...changes, attempts, updatedAt: runtime.now() })
-    await tx.put('webhookDeliveries', next)
-    const job = jobIdOf(delivery.id)
-    if (next.state !== 'pending' && job !== runningJob && (await tx.get('jobs', job))?.state === 'pending')
-      await tx.delete('jobs', job)
+    if (current) await settleIn(runtime, tx, { current, changes, runningJob })
+  })
+}
+
+async function settleIn(
+  runtime: Runtime,
+  tx: Transaction,
+  input: {
+    current: WebhookDeliveryRow
+    changes: Partial<WebhookDeliveryRow>
+    runningJob?: string | undefined
+  },
+): Promise<void> {
+  const { current, changes } = input
+  const next = withState(current, { ...changes, attempts: current.attempts + 1, updatedAt: runtime.now() })
+  await tx.put('webhookDeliveries', next)
+  const job = jobIdOf(current.id)
+  if (
+    next.state !== 'pending' &&
+    job !== input.runningJob &&
+    (await tx.get('jobs', job))?.state === 'pending'
+  )
+    await tx.delete('jobs', job)
+}
+
+/**
+ * Fails `delivery` for good (`expired`) when its retry window ran out, read again in one
+ * transaction with the endpoint's resume, if one is under way: a resume restarts the window of
+ * every delivery that waited (resume.ts writes it a page at a time, head first), and a sender
+ * that meets one the resume has not reached yet counts from the resume. In one snapshot, either
+ * the resume's job is still there or every page it wrote is. Resolves whether it failed it.
+ */
+async function expireIfStale(
+  runtime: Runtime,
+  input: { delivery: WebhookDeliveryRow; settings: DeliverySettings; runningJob: string },
+): Promise<boolean> {
+  return runtime.store.transaction(async (tx) => {
+    const current = await tx.get('webhookDeliveries', input.delivery.id)
+    if (current?.state !== 'pending') return false
+    const resume = await tx.get('jobs', resumeJobIdOf(current.endpointId))
+    const resumedAt =
+      resume && 'json' in resume.payload ? Number(JSON.parse(resume.payload.json).from) || 0 : 0
+    const since = Math.max(current.retryFrom ?? current.createdAt, resumedAt)
+    if (runtime.now() - since <= input.settings.retryWindowMs) return false
+    await settleIn(runtime, tx, {
+      current,
+      changes: { state: 'failed', lastError: 'expired' },
+      runningJob: input.runningJob,
+    })
+    return true
   })
 }
 
@@ -854,39 +894,19 @@ async function failed(runtime: Runtime, endpointId: string, settings: DeliverySe
     }
     await tx.put('webhookEndpoints', next)
     if (!pause) return undefined
-    // The organization's other endpoints hear of it (this one's copy waits, paused, with the rest).
+    // The organization's other endpoints hear of it (this one's copy waits with the rest).
     await recordAppEvent(runtime, tx, {
       id: `evt_${runtime.newId()}`,
       organization: { id: endpoint.organizationId },
       type: 'LATCHKEY_ENDPOINT_PAUSED',
       data: { endpointId, consecutiveFailures },
     })
-    // Its waiting deliveries wait paused (no job spins on them); resuming enqueues them again.
-    await pauseWaiting(runtime, tx, endpointId)
+    // Nothing per delivery: its waiting deliveries wait as they are (a job that finds the
+    // endpoint paused ends, so none spins on them) and resuming starts a sender again (resume.ts).
     return next
   })
   if (paused)
     runtime.emit('webhooks.endpoint_paused', { endpointId, consecutiveFailures: paused.consecutiveFailures })
-}
-
-/** Puts the deliveries of `endpointId` that wait (paused, or pending) back on its queue, with one sender for them all. */
-export async function resumeDeliveries(
-  runtime: Runtime,
-  tx: import('../kernel/store/Store.ts').Transaction,
-  endpointId: string,
-): Promise<number> {
-  const waiting = (await tx.findBy('webhookDeliveries', 'waitingFor', endpointId)).sort((a, b) =>
-    a.queueKey < b.queueKey ? -1 : a.queueKey > b.queueKey ? 1 : 0,
-  )
-  for (const row of waiting)
-    await tx.put(
-      'webhookDeliveries',
-      withState(row, { state: 'pending', retryFrom: runtime.now(), updatedAt: runtime.now() }),
-    )
-  // One sender, the head's own job: it sends the rest in order after it.
-  const head = waiting[0]
-  if (head) await runtime.jobs.enqueue(tx, DELIVER_JOB, { deliveryId: head.id }, { id: jobIdOf(head.id) })
-  return waiting.length
 }
 
 export { deliveryIdOf }

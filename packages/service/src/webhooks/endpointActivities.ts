@@ -12,8 +12,9 @@ import type { WebhookDeliveryRow, WebhookEndpointRow } from '../kernel/store/mod
 import type { Transaction } from '../kernel/store/Store.ts'
 import { readPagination } from '../queries/paginate.ts'
 import { type AddressPolicy, describeRefusal, refuseUrl } from './addressPolicy.ts'
-import { pauseWaiting, resumeDeliveries, withState } from './deliver.ts'
+import { isOn, withState } from './deliver.ts'
 import { DELIVER_JOB, deliveryIdOf, jobIdOf } from './recordEvent.ts'
+import { resumeEndpoint } from './resume.ts'
 import { PRUNE_JOB, type RetentionSettings } from './retention.ts'
 
 /** Endpoints one organization may have: each event is sent once per endpoint, so this bounds the fan-out. */
@@ -47,8 +48,13 @@ export function renderEndpoint(row: WebhookEndpointRow): WebhookEndpoint {
   }
 }
 
-/** One delivery as `latchkey_list_webhook_deliveries` answers it: state, body and the signed request last sent. */
-export function renderDelivery(row: WebhookDeliveryRow): WebhookDelivery {
+/**
+ * One delivery as `latchkey_list_webhook_deliveries` answers it: state, body and the signed
+ * request last sent. A delivery that waits is `paused` while its endpoint is off (turned off or
+ * paused: nothing is written to the delivery, the endpoint's state stops it), else `pending`.
+ */
+export function renderDelivery(row: WebhookDeliveryRow, endpointOn = true): WebhookDelivery {
+  const waiting = row.state === 'pending' || row.state === 'paused'
   return {
     deliveryId: row.id,
     eventId: row.eventId,
@@ -56,7 +62,7 @@ export function renderDelivery(row: WebhookDeliveryRow): WebhookDelivery {
     endpointId: row.endpointId,
     organizationId: row.organizationId,
     sequence: row.sequence,
-    state: row.state,
+    state: waiting ? (endpointOn ? 'pending' : 'paused') : row.state,
     attempts: row.attempts,
     ...(row.lastStatus !== undefined ? { lastStatus: row.lastStatus } : {}),
     ...(row.lastError !== undefined ? { lastError: row.lastError } : {}),
@@ -206,10 +212,11 @@ export function endpointHandlers(host: EndpointHost) {
         updatedAt: ctx.now,
       }
       await ctx.tx.put('webhookEndpoints', next)
-      if (resume) await resumeDeliveries(ctx.runtime, ctx.tx, row.id)
-      // `isActive: false` puts what waits on hold, as a pause does: a run sending the endpoint
-      // stops at the first it meets, and `isActive: true` sends them all again, in order.
-      if (p.isActive === false) await pauseWaiting(ctx.runtime, ctx.tx, row.id)
+      // A few writes whatever waits: the resume's job restarts the waiting deliveries' retry
+      // window a page at a time, and the head's job sends them all, in order (resume.ts).
+      // `isActive: false` writes nothing more, as a pause: a run sending the endpoint reads it
+      // before each try and stops at the first delivery it meets, which waits with the rest.
+      if (resume) await resumeEndpoint(ctx.runtime, ctx.tx, row.id)
       return { endpointId: row.id, webhookEndpoint: renderEndpoint(next) }
     },
   })
@@ -283,9 +290,9 @@ export function endpointHandlers(host: EndpointHost) {
       await host.fanOut(runtime)
       // Only this organization's own endpoints: a parent's deliveries of a sub-organization's
       // events are the parent's to read, never the sub-organization's.
-      const own = (await store.findBy('webhookEndpoints', 'organizationId', organization.id)).map(
-        (endpoint) => endpoint.id,
-      )
+      const endpoints = await store.findBy('webhookEndpoints', 'organizationId', organization.id)
+      const own = endpoints.map((endpoint) => endpoint.id)
+      const on = new Set(endpoints.filter(isOn).map((endpoint) => endpoint.id))
       if (p.endpointId !== undefined && !own.includes(p.endpointId))
         throw new FieldError({
           field: 'endpointId',
@@ -334,7 +341,7 @@ export function endpointHandlers(host: EndpointHost) {
         .flat()
         .sort((a, b) => (a.listKey < b.listKey ? 1 : a.listKey > b.listKey ? -1 : 0))
         .slice(0, limit)
-      return { webhookDeliveries: rows.map(renderDelivery) }
+      return { webhookDeliveries: rows.map((row) => renderDelivery(row, on.has(row.endpointId))) }
     },
   })
   return {

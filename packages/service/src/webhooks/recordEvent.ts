@@ -103,3 +103,9 @@ export function bodyOf(event: WebhookEventRow, endpointId: string, sequence: num
 
 /** The job of a delivery. */
 export const jobIdOf = (deliveryId: string) => `job.${deliveryId}`
+
+/** The job kind that resumes an endpoint's waiting deliveries a page at a time (resume.ts). */
+export const RESUME_JOB = 'webhooks.resume'
+
+/** The resume job of an endpoint (one an endpoint: a resume while one runs starts it over). */
+export const resumeJobIdOf = (endpointId: string) => `job.resume.${endpointId}`

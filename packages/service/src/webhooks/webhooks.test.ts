@@ -770,10 +770,16 @@ describe('events to a real receiver, each verified', () => {
       const sentWhileOff = receiver.received.map((body) => body.sequence)
       if (turnOff) {
         expect(offWhileHeld).toBe(200)
-        // Nothing goes out past a delivery the endpoint's turning off paused: every one waits, paused.
+        // Nothing goes out once the endpoint is off: every one waits, listed paused.
         expect(sentWhileOff).toEqual([])
         const waiting = await store.findBy('webhookDeliveries', 'waitingFor', endpointId)
-        expect(waiting.map((row) => row.state)).toEqual(['paused', 'paused', 'paused'])
+        expect(waiting).toHaveLength(3)
+        const listed = await h.query('latchkey_list_webhook_deliveries', { endpointId })
+        expect(listed.body.webhookDeliveries.map((row: { state: string }) => row.state)).toEqual([
+          'paused',
+          'paused',
+          'paused',
+        ])
         h.clock.advance(1)
         expect((await h.submit('update_webhook_endpoint', { endpointId, isActive: true })).status).toBe(200)
       }

@@ -13,7 +13,8 @@ import {
   fanOutFeeder,
 } from './deliver.ts'
 import { endpointHandlers } from './endpointActivities.ts'
-import { DELIVER_JOB, recordEvent } from './recordEvent.ts'
+import { DELIVER_JOB, RESUME_JOB, recordEvent } from './recordEvent.ts'
+import { resumeHandler } from './resume.ts'
 import {
   PRUNE_JOB,
   pruneHandler,
@@ -113,6 +114,8 @@ export function webhooksWing({
         )
         const schedulePrune = pruneScheduler(runtime, retention)
         runtime.jobs.handle(PRUNE_JOB, pruneHandler(runtime, retention, schedulePrune))
+        // Resuming an endpoint restarts its waiting deliveries' retry window a page at a time.
+        runtime.jobs.handle(RESUME_JOB, resumeHandler(runtime))
         const { transport } = options
         if (transport)
           runtime.jobs.handle(

@@ -4,7 +4,7 @@ import { setUp } from './inProcessReceiver.ts'
 
 /**
  * The head's own job (R) is sending its delivery d1 (try in flight). Meanwhile the tenant turns
- * the endpoint off and on again (`resumeDeliveries` puts job(d1) again under the same id) or
+ * the endpoint off and on again (`resumeEndpoint` puts job(d1) again under the same id) or
  * redelivers d1 (same id again). That fresh job (J) runs at once and finds R holding the lease.
  * It used to end, deleting the job row: R's failed try then threw to be retried, but the row was
  * gone, so d1 waited pending (attempts 1) with no job, and every later run of the endpoint left

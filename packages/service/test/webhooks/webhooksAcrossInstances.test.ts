@@ -1,6 +1,7 @@
 // Two service instances on one PostgreSQL database deliver to one real receiver: each event is
-// sent by one instance (the endpoint's lease and the job's claim), in order, none lost. The cap of
-// 10 endpoints an organization holds when creates race on both.
+// sent by one instance (the endpoint's lease and the job's claim), in order, none lost, and so is
+// an endpoint's backlog resumed on one while both send. The cap of 10 endpoints an organization
+// holds when creates race on both.
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { verifyWebhook, WEBHOOK_JWKS_PATH, type WebhookEventBody } from '@latchkey/protocol'
@@ -10,6 +11,7 @@ import { ETHEREUM_ACCOUNT, type Harness, resultOf, testKey } from '../../src/tes
 import { nodeWebhookTransport } from '../../src/webhooks/nodeTransport.ts'
 import { type PostgresCluster, startPostgres } from '../durability/postgres.ts'
 import { twoInstances } from '../support/twoInstances.ts'
+import { backlogOf } from './backlog.ts'
 
 let cluster: PostgresCluster
 let server: Server
@@ -263,6 +265,43 @@ describe('webhooks across two instances on PostgreSQL', { timeout: 120_000 }, ()
       for (const h of [a, b]) await h.service.close()
     }
   })
+  it('an endpoint off for three days with a backlog of three pages, resumed on one instance: both send, each once, in order, none expired', async () => {
+    const [a, b] = await twoInstances(cluster, 'webhooks_resume', {
+      webhooks: { transport: nodeWebhookTransport(), busyDelayMs: 0 },
+      jobs: { pollMs: 20, backoff: { baseMs: 20, maxMs: 100 } },
+    })
+    jwksFrom = a
+    const count = 450
+    try {
+      const port = (server.address() as AddressInfo).port
+      const { endpointId } = resultOf(
+        'create_webhook_endpoint',
+        await a.submit('create_webhook_endpoint', {
+          url: `http://127.0.0.1:${port}/hook/resume`,
+          name: 'resumed',
+          subscriptions: [{ eventType: 'LATCHKEY_WALLET_CREATED' }],
+        }),
+      )
+      expect((await a.submit('update_webhook_endpoint', { endpointId, isActive: false })).status).toBe(200)
+      await backlogOf(a, { endpointId, count, state: 'pending' })
+      a.clock.advance(3 * 24 * 60 * 60_000)
+      expect((await b.submit('update_webhook_endpoint', { endpointId, isActive: true })).status).toBe(200)
+      const mine = () => received.filter((body) => body.endpointId === endpointId)
+      const deadline = Date.now() + 90_000
+      while (mine().length < count && Date.now() < deadline) {
+        a.clock.advance(200)
+        await new Promise((done) => setTimeout(done, 50))
+      }
+      await new Promise((done) => setTimeout(done, 300))
+      expect(rejected).toEqual([])
+      expect(mine().map((body) => body.sequence)).toEqual(Array.from({ length: count }, (_, i) => i + 1))
+      expect(await a.service.store.findBy('webhookDeliveries', 'waitingFor', endpointId)).toEqual([])
+      expect(await a.service.store.get('jobs', `job.resume.${endpointId}`)).toBeUndefined()
+    } finally {
+      for (const h of [a, b]) await h.service.close()
+    }
+  })
+
   it('at most 10 endpoints an organization: with 8, 6 creates at once over both make exactly 2', async () => {
     const [a, b] = await twoInstances(cluster, 'webhooks_cap')
     try {
