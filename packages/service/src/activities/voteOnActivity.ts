@@ -2,11 +2,20 @@ import type { ActivityPath } from '@latchkey/protocol'
 import { submitterNow } from '../domain/submitters.ts'
 import { ApiError, ConflictError, NotFoundError } from '../kernel/base/errors.ts'
 import type { Caller } from '../kernel/Caller.ts'
-import type { ActivityContext, ActivityHandler } from '../kernel/registry.ts'
+import { Reader } from '../kernel/Reader.ts'
+import type { ActivityContext, ActivityHandler, PolicyFacts } from '../kernel/registry.ts'
 import type { ActivityRow } from '../kernel/store/model.ts'
+import { isDatabaseError } from '../kernel/store/Store.ts'
 import { recordActivityEvents } from '../pipeline/activityEvents.ts'
 import { decideAfterVote, decideStored, recordEvaluation } from '../pipeline/decideActivity.ts'
-import { emptied, executeActivity, putActivity, respondWith } from '../pipeline/executeActivity.ts'
+import {
+  emptied,
+  executeActivity,
+  type Prepared,
+  prepareContext,
+  putActivity,
+  respondWith,
+} from '../pipeline/executeActivity.ts'
 import { confinedBy, gateOf, heldBy } from '../pipeline/gates.ts'
 
 /** The activity of `ctx.organization` with this fingerprint (`field` names it), else 404. */
@@ -53,6 +62,7 @@ async function refusalNow(
   ctx: ActivityContext,
   activity: ActivityRow,
   submitter: Caller | ApiError,
+  facts: PolicyFacts | undefined,
 ): Promise<ApiError | undefined> {
   const { tx, runtime, registry } = ctx
   if (submitter instanceof ApiError) return submitter
@@ -62,7 +72,7 @@ async function refusalNow(
   // The organization as this transaction reads it (a root quorum changed meanwhile is seen, and on
   // PostgreSQL a concurrent change conflicts with this run).
   const organization = (await tx.get('organizations', activity.organizationId)) ?? ctx.organization
-  const input = { tx, runtime, row: activity, organization, caller: submitter }
+  const input = { tx, runtime, row: activity, organization, caller: submitter, ...(facts ? { facts } : {}) }
   const confined = await confinedBy(registry, input)
   if (confined) {
     await recordEvaluation(tx, runtime, activity, { outcome: 'OUTCOME_DENY_EXPLICIT' })
@@ -86,6 +96,7 @@ async function refusalNow(
     caller: submitter,
     handler,
     vouched,
+    ...(facts ? { facts } : {}),
   })
   return decision.outcome === 'OUTCOME_ALLOW' ? undefined : decision.error
 }
@@ -100,10 +111,28 @@ async function refusalNow(
 export async function runAsSubmitter(ctx: ActivityContext, activity: ActivityRow): Promise<void> {
   const { tx, runtime, organization } = ctx
   const submitter = await submitterNow(tx, activity, ctx.now)
-  const refusal = await refusalNow(ctx, activity, submitter)
+  const ready = submitter instanceof ApiError ? {} : await preparedNow(ctx, activity, submitter)
+  const refusal = await refusalNow(ctx, activity, submitter, ready.facts)
   if (refusal || submitter instanceof ApiError) {
     await failStored(ctx, activity, refusal!)
     return
+  }
+  // What policies read changed since a gate last judged it (a send's fee, prepared again now): the
+  // gates judge it again with what it is about to run with, keeping what was proven (an MFA
+  // policy it now matches that it did not before holds it again, for that policy's steps).
+  if (ready.facts) {
+    const gate = await heldBy(ctx.registry, {
+      tx,
+      runtime,
+      row: activity,
+      organization,
+      caller: submitter,
+      facts: ready.facts,
+    })
+    if (gate) {
+      await changeStatus(ctx, activity, gate.status)
+      return
+    }
   }
   const execution = await executeActivity({
     tx,
@@ -112,6 +141,7 @@ export async function runAsSubmitter(ctx: ActivityContext, activity: ActivityRow
     row: activity,
     organization,
     caller: submitter,
+    ...(ready.prepared ? { prepared: ready.prepared } : {}),
   })
   // What the waiting activity reported is emitted when this transaction commits.
   for (const [name, data] of execution.reported ?? []) ctx.report(name, data as never)
@@ -122,6 +152,46 @@ export async function runAsSubmitter(ctx: ActivityContext, activity: ActivityRow
     later: true,
   })
   respondWith(ctx, activity.id, shownToRunner(ctx, activity, execution.row))
+}
+
+/**
+ * An activity whose policies read what its `prepare` fixes (`ActivityHandler.policyFacts`: a
+ * send's fee) prepared for this run, before it is judged again: it is judged with the facts it
+ * runs with, not with those of its submission (a node's fee or estimate may have changed since).
+ * Other activities are prepared by `executeActivity`, once allowed. In this transaction, as every
+ * activity that waited is (`ActivityHandler.prepare`).
+ */
+async function preparedNow(
+  ctx: ActivityContext,
+  activity: ActivityRow,
+  submitter: Caller,
+): Promise<{ prepared?: Prepared; facts?: PolicyFacts }> {
+  const handler = ctx.registry.activities.get(activity.path as ActivityPath) as ActivityHandler | undefined
+  if (!handler?.policyFacts || !handler.prepare) return {}
+  let parameters: unknown
+  try {
+    parameters = handler.parse(new Reader(activity.intent, 'parameters'), activity.type)
+  } catch {
+    // `executeActivity` fails it with the same error.
+    return {}
+  }
+  const scope = prepareContext({
+    runtime: ctx.runtime,
+    registry: ctx.registry,
+    organization: ctx.organization,
+    caller: submitter,
+    activityId: activity.id,
+    type: activity.type,
+  })
+  try {
+    const value = await handler.prepare(scope, parameters as never)
+    const facts = handler.policyFacts(ctx.runtime, value)
+    return { prepared: { value }, ...(facts ? { facts } : {}) }
+  } catch (error) {
+    if (isDatabaseError(error) || (error instanceof ApiError && error.errorCode === 'STORAGE_UNAVAILABLE'))
+      throw error
+    return { prepared: { error } }
+  }
 }
 
 /**

@@ -19,6 +19,16 @@ import type { Lookup, Reads, Transaction } from './store/Store.ts'
 
 export type { Caller }
 
+/**
+ * Facts of an activity that policies read beside its parameters, fixed before its decision by its
+ * handler's `prepare` (`ActivityHandler.policyFacts`). `ethTx`: fields of every `eth.tx` scope of
+ * the activity (decimal strings, `sign_transaction`'s field names): a send's `gas`,
+ * `max_fee_per_gas`, `max_priority_fee_per_gas`.
+ */
+export interface PolicyFacts {
+  ethTx?: Readonly<Record<string, string>>
+}
+
 /** What `prepare` sees: no transaction (it may open its own, short ones, or call out). */
 export interface PrepareContext {
   runtime: Runtime
@@ -94,6 +104,16 @@ export interface ActivityHandler<P extends ActivityPath = ActivityPath> {
    * as if it had prepared nothing (`run` gets `ctx.prepared` undefined). Absent: it always has.
    */
   prepares?(ctx: PrepareContext, parameters: ActivityParameters<P>): Promise<boolean>
+  /**
+   * What policies read of what `prepare` fixed and the parameters do not say (a send's gas and
+   * fees, `PolicyFacts`). A handler with it is prepared before its decision, whatever the decision
+   * will be (no dry run goes first), and the decision, the gates (MFA) and the confinement
+   * (session profiles) judge it with these facts, which are what `run` signs with: a run after a
+   * vote or an approval prepares again and is judged again with the new facts before it runs.
+   * Absent facts (its `prepare` failed) leave the fields out: a policy reading them gets
+   * OUTCOME_ERROR, and an MFA policy holds it.
+   */
+  policyFacts?(runtime: Runtime, prepared: unknown): PolicyFacts | undefined
   /**
    * CPU-heavy work started before the activity's transaction (signing, key derivation through
    * `service.crypto`, maybe in a worker thread), so the transaction, which on SQLite holds the one
@@ -390,6 +410,8 @@ export interface GateInput {
    * (`ActivityHandler.loosensGuard`, with its parameters as recorded): set by `heldBy` for the gates.
    */
   loosensGuard?: (row: ActivityRow) => Promise<boolean>
+  /** What `prepare` fixed that policies read (`ActivityHandler.policyFacts`), for a handler that has them. */
+  facts?: PolicyFacts
 }
 
 /**

@@ -255,7 +255,10 @@ export async function confineToProfile(input: GateInput): Promise<ApiError | und
   const { resource, action } = ACTIVITIES[row.path as ActivityPath]
   if (NEVER_RESOURCES.has(resource) || NEVER_ACTIONS.has(action))
     return refusal(input, profileId, `a profile's session never acts on ${resource} (${action})`)
-  const contexts = await policyContextsOf(tx, row, { decodeTransaction: decodeTransactionForPolicy })
+  const contexts = await policyContextsOf(tx, row, {
+    decodeTransaction: decodeTransactionForPolicy,
+    ...(input.facts ? { facts: input.facts } : {}),
+  })
   if (!contexts.every((context) => holds(profile.scope, context)))
     return refusal(input, profileId, `its scope does not allow it`)
   return undefined

@@ -127,7 +127,7 @@ async function policiesFor(
   tx: Transaction,
   row: ActivityRow,
   caller: Caller,
-  loosensGuard: GateInput['loosensGuard'],
+  { loosensGuard, facts }: Pick<GateInput, 'loosensGuard' | 'facts'>,
 ): Promise<MfaPolicyRow[]> {
   const policies = await policiesOfUser(tx, caller.organizationId, caller.userId)
   if (policies.length === 0) return []
@@ -144,7 +144,12 @@ async function policiesFor(
     AUTHORITY_CHANGES.has(row.path) ||
     DESTRUCTIVE_CHANGES.has(row.path) ||
     (await loosensGuard?.(row)) === true
-  const scopes = await policyContextsOf(tx, row, { decodeTransaction: decodeTransactionForPolicy })
+  // Without the facts its `prepare` fixes (a send judged on a vote, before it is prepared), a
+  // condition reading them fails to evaluate and holds it.
+  const scopes = await policyContextsOf(tx, row, {
+    decodeTransaction: decodeTransactionForPolicy,
+    ...(facts ? { facts } : {}),
+  })
   return policies.filter(
     (policy) => allGuarded || policy.id === guarded || conditionHolds(policy.condition, scopes as never),
   )
@@ -276,13 +281,17 @@ async function consentedTo(
  */
 export const mfaGate: ActivityGate = {
   status: 'ACTIVITY_STATUS_AUTHENTICATORS_NEEDED',
-  async hold({ tx, runtime, row, caller, loosensGuard }: GateInput) {
+  async hold({ tx, runtime, row, caller, loosensGuard, facts }: GateInput) {
     // An approval of another user's activity awaiting consensus is the voter's consent to it: it
     // waits for the voter's policies that would hold that activity were it the voter's own, by
     // condition or by rule (loosening a spending guard included).
     const consent = row.path === 'approve_activity' ? await consentedTo(tx, row, caller) : undefined
     if (!consent && NEVER_HELD.has(row.path)) return false
-    const policies = await policiesFor(tx, consent ?? row, caller, loosensGuard)
+    // A vote judges the activity it consents to, not yet prepared: without its facts.
+    const policies = await policiesFor(tx, consent ?? row, caller, {
+      loosensGuard,
+      ...(facts && !consent ? { facts } : {}),
+    })
     if (policies.length === 0) return false
     const now = runtime.now()
     const challenge: MfaChallengeRow = {
@@ -293,6 +302,21 @@ export const mfaGate: ActivityGate = {
       satisfied: [],
       createdAt: now,
       updatedAt: now,
+    }
+    // Judged again before it runs (a send prepared again, with another fee): what was proven of a
+    // policy it waited for still counts, while that policy's steps are the same.
+    const earlier = consent ? undefined : await tx.get('mfaChallenges', row.id)
+    if (earlier && earlier.userId === caller.userId) {
+      challenge.createdAt = earlier.createdAt
+      const same = (policyId: string, steps: unknown) =>
+        earlier.policies.some(
+          (policy) => policy.policyId === policyId && JSON.stringify(policy.steps) === JSON.stringify(steps),
+        )
+      challenge.satisfied = earlier.satisfied.filter((entry) =>
+        challenge.policies.some(
+          (policy) => policy.policyId === entry.policyId && same(entry.policyId, policy.steps),
+        ),
+      )
     }
     const proof = await proofOfCaller(tx, caller)
     if (proof) applyProof(challenge, proof)

@@ -3,7 +3,7 @@ import { mapInOrder } from '../kernel/base/async.ts'
 import { type ApiError, ConflictError, PermissionError } from '../kernel/base/errors.ts'
 import { decodeTransactionForPolicy } from '../kernel/crypto/signTransaction.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
-import type { ActivityHandler, Caller } from '../kernel/registry.ts'
+import type { ActivityHandler, Caller, PolicyFacts } from '../kernel/registry.ts'
 import type { ActivityRow, OrganizationRow, VoteRow } from '../kernel/store/model.ts'
 import type { Reads, Transaction } from '../kernel/store/Store.ts'
 import {
@@ -47,6 +47,8 @@ export interface DecisionInput {
    * a non-root caller of an `allowNonRoot` handler is then allowed without policies.
    */
   vouched: boolean
+  /** What its `prepare` fixed that policies read (`ActivityHandler.policyFacts`). */
+  facts?: PolicyFacts
 }
 
 type Evaluation = { policyId: string; outcome: PolicyOutcome }
@@ -125,13 +127,16 @@ async function evaluate(
   reads: Reads,
   activity: ActivityRow,
   approvals: readonly Approval[],
-  rootQuorumMet: boolean,
+  { rootQuorumMet, facts }: { rootQuorumMet: boolean; facts?: PolicyFacts | undefined },
 ): Promise<PolicyEvaluationResult> {
   const policies = await reads.findBy('policies', 'organizationId', activity.organizationId)
   if (policies.length === 0)
     return { outcome: rootQuorumMet ? 'OUTCOME_ALLOW' : 'OUTCOME_DENY_IMPLICIT', evaluations: [] }
   const consensus = await consensusContextOf(reads, activity.organizationId, approvals)
-  const contexts = await policyContextsOf(reads, activity, { decodeTransaction: decodeTransactionForPolicy })
+  const contexts = await policyContextsOf(reads, activity, {
+    decodeTransaction: decodeTransactionForPolicy,
+    ...(facts ? { facts } : {}),
+  })
   // One budget for every scope: past it, the policies left get OUTCOME_ERROR in every scope after.
   const budget = decisionBudget()
   return combinePolicyResults(
@@ -190,6 +195,7 @@ export async function decideActivity({
   caller,
   handler,
   vouched,
+  facts,
 }: DecisionInput): Promise<Decision> {
   const sameOrganization = caller.organizationId === organization.id
   const isRoot = sameOrganization && organization.rootUserIds.includes(caller.userId)
@@ -200,7 +206,7 @@ export async function decideActivity({
   }
   const rootQuorumMet = isRoot && (organization.rootQuorumThreshold <= 1 || Boolean(handler.skipConsensus))
   const approvals = [{ userId: caller.userId, credentialId: caller.credential.id }]
-  const { outcome: policyOutcome, evaluations } = await evaluate(tx, row, approvals, rootQuorumMet)
+  const { outcome: policyOutcome, evaluations } = await evaluate(tx, row, approvals, { rootQuorumMet, facts })
   if (rootQuorumMet || policyOutcome === 'OUTCOME_ALLOW') {
     await recordEvaluation(tx, runtime, row, { outcome: 'OUTCOME_ALLOW', evaluations })
     return { outcome: 'OUTCOME_ALLOW' }
@@ -265,7 +271,7 @@ export async function decideAfterVote({
   const threshold = organization.rootQuorumThreshold
   const rootApprovals = approved.filter((vote) => roots.includes(vote.userId)).length
   const approvals = await mapInOrder(approved, (vote) => approvalOf(tx, vote))
-  const now = await evaluate(tx, activity, approvals, rootApprovals >= threshold)
+  const now = await evaluate(tx, activity, approvals, { rootQuorumMet: rootApprovals >= threshold })
   let outcome: 'OUTCOME_ALLOW' | 'OUTCOME_REJECTED' | 'OUTCOME_REQUIRES_CONSENSUS'
   if (now.outcome === 'OUTCOME_ALLOW') outcome = 'OUTCOME_ALLOW'
   else {
@@ -285,7 +291,8 @@ export async function decideAfterVote({
       )
     ).flat()
     const policiesPossible =
-      !quorumPossible && (await evaluate(tx, activity, hopeful, false)).outcome === 'OUTCOME_ALLOW'
+      !quorumPossible &&
+      (await evaluate(tx, activity, hopeful, { rootQuorumMet: false })).outcome === 'OUTCOME_ALLOW'
     outcome = quorumPossible || policiesPossible ? 'OUTCOME_REQUIRES_CONSENSUS' : 'OUTCOME_REJECTED'
   }
   await recordEvaluation(tx, runtime, activity, { outcome, voteId, evaluations: now.evaluations })
@@ -303,6 +310,11 @@ export interface StoredDecisionInput {
   caller: Caller
   handler: ActivityHandler
   vouched: boolean
+  /**
+   * What its `prepare` fixed for this run that policies read (`ActivityHandler.policyFacts`): the
+   * facts it is about to run with, not those it was first judged with.
+   */
+  facts?: PolicyFacts
 }
 
 /**
@@ -323,6 +335,7 @@ export async function decideStored({
   caller,
   handler,
   vouched,
+  facts,
 }: StoredDecisionInput): Promise<Exclude<Decision, { outcome: 'OUTCOME_REQUIRES_CONSENSUS' }>> {
   const sameOrganization = caller.organizationId === organization.id
   const isRoot = sameOrganization && organization.rootUserIds.includes(caller.userId)
@@ -341,7 +354,10 @@ export async function decideStored({
   )
   const rootQuorumMet =
     rootApprovers.size >= organization.rootQuorumThreshold || (isRoot && Boolean(handler.skipConsensus))
-  const { outcome: policyOutcome, evaluations } = await evaluate(tx, activity, approvals, rootQuorumMet)
+  const { outcome: policyOutcome, evaluations } = await evaluate(tx, activity, approvals, {
+    rootQuorumMet,
+    facts,
+  })
   if (rootQuorumMet || policyOutcome === 'OUTCOME_ALLOW') return { outcome: 'OUTCOME_ALLOW' }
   const outcome =
     policyOutcome === 'OUTCOME_DENY_EXPLICIT' ? 'OUTCOME_DENY_EXPLICIT' : 'OUTCOME_DENY_IMPLICIT'

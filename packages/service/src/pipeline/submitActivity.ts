@@ -10,7 +10,7 @@ import {
 import { ApiError, AuthenticationError, FieldError, PermissionError } from '../kernel/base/errors.ts'
 import { requestFingerprint } from '../kernel/Caller.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
-import type { ActivityHandler, Caller, Registry } from '../kernel/registry.ts'
+import type { ActivityHandler, Caller, PolicyFacts, Registry } from '../kernel/registry.ts'
 import type { ActivityRow, OrganizationRow } from '../kernel/store/model.ts'
 import { isDatabaseError, type Lookup, type Reads, type Transaction } from '../kernel/store/Store.ts'
 import { recordActivityEvents } from './activityEvents.ts'
@@ -171,7 +171,10 @@ export async function submitActivity(
   const precomputing = timings.time('precompute', () => precompute(submission))
   const prepared = await prepare(submission)
   const precomputed = await precomputing
-  const execution = await timings.time('transaction', () => record(submission, { prepared, precomputed }))
+  const facts = factsOf(submission, prepared)
+  const execution = await timings.time('transaction', () =>
+    record(submission, { prepared, precomputed, ...(facts ? { facts } : {}) }),
+  )
   emitReported(runtime, execution.reported)
   const errorCode = execution.row.failure?.details.errorCode
   runtime.emit('activity.recorded', {
@@ -220,6 +223,14 @@ async function fingerprintOf(
 interface Ready {
   prepared?: Prepared
   precomputed?: unknown
+  /** What `prepare` fixed that policies read (`ActivityHandler.policyFacts`). */
+  facts?: PolicyFacts
+}
+
+/** The facts policies read of what `prepare` gave (none when it failed or the handler has none). */
+function factsOf({ runtime, handler }: Submission, prepared: Prepared | undefined): PolicyFacts | undefined {
+  if (!handler.policyFacts || prepared === undefined || prepared.error !== undefined) return undefined
+  return handler.policyFacts(runtime, prepared.value)
 }
 
 /** The activity's row before its outcome is known. */
@@ -242,25 +253,32 @@ const provisional = (submission: Submission, now: number): ActivityRow => ({
 })
 
 /** What a gate is asked about the new activity. */
-const gateInput = (submission: Submission, tx: Transaction, row: ActivityRow) => ({
+const gateInput = (submission: Submission, tx: Transaction, row: ActivityRow, facts?: PolicyFacts) => ({
   tx,
   runtime: submission.runtime,
   row,
   organization: submission.organization,
   caller: submission.caller,
+  ...(facts ? { facts } : {}),
 })
 
 /**
- * The decision on the activity, taken in `tx` (a dry run before `prepare`, then for real): a
- * plugin confining its caller (a session profile's scope) refuses it first, whoever the caller is.
+ * The decision on the activity, taken in `tx` (a dry run before `prepare`, then for real, with
+ * what `prepare` fixed that policies read): a plugin confining its caller (a session profile's
+ * scope) refuses it first, whoever the caller is.
  */
-async function decide(submission: Submission, tx: Transaction, row: ActivityRow): Promise<Decision> {
-  const refusal = await confinedBy(submission.registry, gateInput(submission, tx, row))
+async function decide(
+  submission: Submission,
+  tx: Transaction,
+  row: ActivityRow,
+  facts?: PolicyFacts,
+): Promise<Decision> {
+  const refusal = await confinedBy(submission.registry, gateInput(submission, tx, row, facts))
   if (refusal) {
     await recordEvaluation(tx, submission.runtime, row, { outcome: 'OUTCOME_DENY_EXPLICIT' })
     return { outcome: 'OUTCOME_DENY_EXPLICIT', error: refusal }
   }
-  return decideActivity({ ...submission, tx, row })
+  return decideActivity({ ...submission, tx, row, ...(facts ? { facts } : {}) })
 }
 
 /**
@@ -279,6 +297,9 @@ async function precompute(submission: Submission): Promise<unknown> {
  * Work that must not hold a transaction (outbound calls, OTP budgets) runs first, and only for
  * an activity the decision would allow: the decision is taken in a transaction that is rolled
  * back, then taken again for real when the activity is recorded (with whatever changed meanwhile).
+ * An activity whose policies read what `prepare` fixes (`ActivityHandler.policyFacts`: a send's
+ * fee) cannot be decided before it: it is prepared first (a replay excepted), and decided on with
+ * those facts, which are what it runs with.
  */
 async function prepare(submission: Submission): Promise<Prepared | undefined> {
   const { runtime, handler, fingerprint } = submission
@@ -288,6 +309,10 @@ async function prepare(submission: Submission): Promise<Prepared | undefined> {
     !(await handler.prepares(prepareContext(submission), submission.parameters as never))
   )
     return { value: undefined }
+  if (handler.policyFacts) {
+    if ((await runtime.store.findBy('activities', 'fingerprint', fingerprint))[0]) return undefined
+    return prepareNow(submission)
+  }
   const verdict = await runtime.store
     .transaction(async (tx) => {
       if ((await tx.findBy('activities', 'fingerprint', fingerprint))[0]) throw new DryRun('replay')
@@ -306,8 +331,14 @@ async function prepare(submission: Submission): Promise<Prepared | undefined> {
       throw error
     })
   if (verdict !== 'OUTCOME_ALLOW') return undefined
+  return prepareNow(submission)
+}
+
+/** The handler's `prepare`, its throw kept for the run (a storage outage excepted). */
+async function prepareNow(submission: Submission): Promise<Prepared> {
+  const { handler } = submission
   try {
-    return { value: await handler.prepare(prepareContext(submission), submission.parameters as never) }
+    return { value: await handler.prepare!(prepareContext(submission), submission.parameters as never) }
   } catch (error) {
     // A storage outage is the request's failure, not the activity's: nothing is recorded.
     if ((error instanceof ApiError && error.errorCode === 'STORAGE_UNAVAILABLE') || isDatabaseError(error))
@@ -415,12 +446,12 @@ async function decideAndRun(
   row: ActivityRow,
   ready: Ready,
 ): Promise<Execution> {
-  const decision = await decide(submission, tx, row)
+  const decision = await decide(submission, tx, row, ready.facts)
   submission.outcome = decision.outcome
   switch (decision.outcome) {
     case 'OUTCOME_ALLOW': {
       // A plugin's gate (MFA) may hold an allowed activity until more is proven.
-      const gate = await heldBy(submission.registry, gateInput(submission, tx, row))
+      const gate = await heldBy(submission.registry, gateInput(submission, tx, row, ready.facts))
       if (gate) return { row: await tx.put('activities', { ...row, status: gate.status }) }
       return executeActivity({ ...submission, ...ready, tx, row })
     }

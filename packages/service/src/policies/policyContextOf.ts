@@ -1,5 +1,6 @@
 import { ACTIVITIES, type ActivityPath } from '@latchkey/protocol'
 import { PLAIN_INTEGER } from '../kernel/crypto/sign.ts'
+import type { PolicyFacts } from '../kernel/registry.ts'
 import type { Reads } from '../kernel/store/Store.ts'
 import { canonicalAddress, canonicalPolicyValue } from './canonicalAddress.ts'
 import type { PolicyScope, PolicyStruct, PolicyValue } from './evaluateExpression.ts'
@@ -144,6 +145,11 @@ export interface PolicyContextOptions {
    * may throw when it does not decode (the keyword is then absent).
    */
   decodeTransaction?: (type: never, unsignedTransaction: string, options: { from?: string }) => unknown
+  /**
+   * What the activity's `prepare` fixed that policies read (`ActivityHandler.policyFacts`): a
+   * send's gas and fees, in each call's `eth.tx`. Absent, those fields are absent.
+   */
+  facts?: PolicyFacts
 }
 
 /**
@@ -277,7 +283,10 @@ export async function policyContextOf(
 /**
  * The scopes an activity is judged in: one, except for `eth_send_transaction`, judged once per call
  * with that call as `eth.tx` (`from`, `to`, `value`, `data`, `chain_id`), so a policy on
- * `eth.tx.to` or `eth.tx.value` sees every call of a batch, sponsored or not.
+ * `eth.tx.to` or `eth.tx.value` sees every call of a batch, sponsored or not. Each call's `eth.tx`
+ * also has what the transaction carrying it is signed with (`options.facts`, from `prepare`: its
+ * `gas` and the most `max_fee_per_gas` and `max_priority_fee_per_gas` the account may pay, a
+ * replacement's included), so a fee the caller sets, or a node's estimate, is judged too.
  */
 export async function policyContextsOf(
   reads: Reads,
@@ -313,6 +322,7 @@ export async function policyContextsOf(
     const { to, value, data } = (call ?? {}) as Record<string, unknown>
     const tx = toPolicyValue(
       {
+        ...options.facts?.ethTx,
         ...(typeof intent.from === 'string' ? { from: intent.from } : {}),
         ...(typeof to === 'string' ? { to } : {}),
         value: typeof value === 'string' ? value : '0',

@@ -6,7 +6,8 @@ import { findSigner, withAccountKey } from '../domain/wallets.ts'
 import { ConflictError, FieldError, LimitError, NotConfiguredError } from '../kernel/base/errors.ts'
 import { signDigest } from '../kernel/crypto/secp256k1Sign.ts'
 import type { Reader } from '../kernel/Reader.ts'
-import type { ActivityContext, PrepareContext } from '../kernel/registry.ts'
+import type { Runtime } from '../kernel/Runtime.ts'
+import type { ActivityContext, PolicyFacts, PrepareContext } from '../kernel/registry.ts'
 import { reserveSpend, spendContextOf } from '../kernel/spending.ts'
 import type { SendTransactionRow } from '../kernel/store/model.ts'
 import type { Transaction as StoreTransaction } from '../kernel/store/Store.ts'
@@ -187,6 +188,33 @@ export interface EthSendPrepared {
    * for its size at signing, times `L1_FEE_HEADROOM`; absent on a chain without one.
    */
   l1Fee?: string
+}
+
+/**
+ * What policies read of a prepared send (`ActivityHandler.policyFacts`), in each call's `eth.tx`:
+ * the gas limit it is signed with, and the most fee per gas and tip the account may pay for it,
+ * its replacements' included (`mostMaxFeePerGas`, as its spending limits reserve), whether the
+ * caller set them or the node's estimate and fees did. A sponsored send costs the account no fee:
+ * both are 0 (what the sponsor pays is bounded by the operator's gas caps, not by policies).
+ */
+export function ethSendPolicyFacts(runtime: Runtime, prepared: unknown): PolicyFacts {
+  const send = prepared as EthSendPrepared
+  if (send.sponsorId !== undefined)
+    return { ethTx: { gas: send.gasLimit, max_fee_per_gas: '0', max_priority_fee_per_gas: '0' } }
+  const { sending } = runtime.stateOf(SENDING)
+  const most = mostMaxFeePerGas(BigInt(send.maxFeePerGas), sending)
+  // A replacement raises the tip as it raises the fee, never past it.
+  const mostTip = mostMaxFeePerGas(BigInt(send.maxPriorityFeePerGas), {
+    ...sending,
+    maxFeePerGasCeiling: most.toString(),
+  })
+  return {
+    ethTx: {
+      gas: send.gasLimit,
+      max_fee_per_gas: most.toString(),
+      max_priority_fee_per_gas: (mostTip < most ? mostTip : most).toString(),
+    },
+  }
 }
 
 /** Gas a batch may use: a bound that covers the delegate's checks and ordinary calls (unused gas is not paid). */
