@@ -19,11 +19,12 @@ export const SENDS_METHODS: RequiredAuthenticationMethod[] = [
 ]
 
 // Sends and signed transactions, and the type tested first so that other activities never read a
-// keyword they lack. A send (`eth_send_transaction`) is judged by each call's value (`eth.tx`: each
-// call of a batch on its own); its fees are the node's unless the caller sets them, which no
-// condition can read (docs/mfa.md). A signed transaction is judged by all it can take from the
-// account: its value plus its most fee, gas limit × max fee per gas (or gas price), which goes to
-// whoever builds the block. The policy language has no arithmetic, so the sum is bounded in steps:
+// keyword they lack. Both are judged by all they can take from the account: the value plus the most
+// fee, gas limit × max fee per gas (or gas price), which goes to whoever builds the block. A send
+// (`eth_send_transaction`) is judged call by call (`eth.tx`: each call of a batch on its own, with
+// the fee of the transaction carrying it: the gas and the most fee per gas the service signs it
+// with, a replacement's included, whether the caller set them or the node's estimate did; 0 per gas
+// when sponsored, docs/mfa.md). The policy language has no arithmetic, so the sum is bounded in steps:
 // the fee may take a share of the amount (a thousandth, a hundredth, a tenth, all of it) and the
 // value the rest, and the fee per gas is bounded by that share over the gas limit rounded up to
 // the next step (21,000, 100,000, 1,000,000, 30,000,000). So it holds some that cost a little less
@@ -56,6 +57,9 @@ const costWithin = (wei: bigint): string =>
 const costsAbove = (wei: bigint): string =>
   `!(${FEE_FIELDS}.any(k, k[0] == eth.tx.type && [eth.tx[k[1]]].all(f, ${costWithin(wei)})))`
 
+/** A call of a send that, with the fee of its transaction, may take more than `wei`. */
+const sendCostsAbove = (wei: bigint): string => `![eth.tx.max_fee_per_gas].all(f, ${costWithin(wei)})`
+
 // A raw signature can be a transaction's too (of its hash, or of its bytes under the hash its
 // chain uses), sent by whoever holds it: raw signing needs the passkey whatever the amount, unless
 // what is signed can never move the account's coin. That is keccak256 of EIP-191 bytes (0x19
@@ -73,21 +77,27 @@ const TYPED = `(${RAW}.encoding == 'PAYLOAD_ENCODING_EIP712' && eth.eip_712.prim
 const MESSAGE = `(${RAW}.hashFunction == 'HASH_FUNCTION_KECCAK256' && ${RAW}.encoding == 'PAYLOAD_ENCODING_HEXADECIMAL' && (activity.type == 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2' && (${EIP191(`${RAW}.payload`)}) || activity.type == 'ACTIVITY_TYPE_SIGN_RAW_PAYLOADS' && ${RAW}.payloads.all(p, ${EIP191('p')})))`
 const RAW_TYPES = "['ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2', 'ACTIVITY_TYPE_SIGN_RAW_PAYLOADS']"
 
+// Solana sends, signed transactions and raw signatures: the same in this rule and the one before.
+const REST = (wei: bigint): string =>
+  `activity.type in ${SOL_SEND_TYPES} || (activity.type == ${SIGN_TRANSACTION} && (${costsAbove(wei)} || ${SELF_CALL})) || (activity.type in ${RAW_TYPES} && !(${TYPED} || ${MESSAGE}))`
+
 /** The condition of "sends above `wei` need a passkey" (and raw signatures that may be a send). */
 export const sendsCondition = (wei: bigint): string =>
-  `(activity.type in ${SEND_TYPES} && (eth.tx.value > ${wei} || ${SELF_CALL})) || activity.type in ${SOL_SEND_TYPES} || (activity.type == ${SIGN_TRANSACTION} && (${costsAbove(wei)} || ${SELF_CALL})) || (activity.type in ${RAW_TYPES} && !(${TYPED} || ${MESSAGE}))`
+  `(activity.type in ${SEND_TYPES} && (eth.tx.value > ${wei} || ${sendCostsAbove(wei)} || ${SELF_CALL})) || ${REST(wei)}`
 
 // The conditions this rule was saved with before, still read as the rule (saving its amount again
 // writes the current one): value only, before raw signatures counted; then with raw signatures,
 // but every EIP-712 payload let through and a signed transaction's fee not counted; then with
 // typed data and fees, but a call to the account itself, a Solana send and SHA-256 and ed25519
-// raw signatures let through (c6cedd2e).
+// raw signatures let through (c6cedd2e); then with those, but a send's fee not counted (the
+// service gave conditions none to read).
 const EARLIER_SEND_TYPES = `['ACTIVITY_TYPE_ETH_SEND_TRANSACTION_V2', 'ACTIVITY_TYPE_ETH_SEND_TRANSACTION', ${SIGN_TRANSACTION}]`
 const EARLIER_EIP191 = (payload: string) => `${payload}[0..4] == '0x19' || ${payload}[0..2] == '19'`
 const EARLIER_NOT_A_TRANSACTION = `${RAW}.encoding == 'PAYLOAD_ENCODING_EIP712' || ${RAW}.hashFunction == 'HASH_FUNCTION_SHA256' || (${RAW}.hashFunction == 'HASH_FUNCTION_NOT_APPLICABLE' && ${RAW}.encoding != 'PAYLOAD_ENCODING_EIP7702_AUTHORIZATION') || (${RAW}.hashFunction == 'HASH_FUNCTION_KECCAK256' && ${RAW}.encoding == 'PAYLOAD_ENCODING_HEXADECIMAL' && (activity.type == 'ACTIVITY_TYPE_SIGN_RAW_PAYLOAD_V2' && (${EARLIER_EIP191(`${RAW}.payload`)}) || activity.type == 'ACTIVITY_TYPE_SIGN_RAW_PAYLOADS' && ${RAW}.payloads.all(p, ${EARLIER_EIP191('p')})))`
 const earlierConditions = (wei: bigint): string[] => {
   const above = `activity.type in ${EARLIER_SEND_TYPES} && eth.tx.value > ${wei}`
   return [
+    `(activity.type in ${SEND_TYPES} && (eth.tx.value > ${wei} || ${SELF_CALL})) || ${REST(wei)}`,
     above,
     `(${above}) || (activity.type in ${RAW_TYPES} && !(${EARLIER_NOT_A_TRANSACTION}))`,
     `(activity.type in ${SEND_TYPES} && eth.tx.value > ${wei}) || (activity.type == ${SIGN_TRANSACTION} && ${costsAbove(wei)}) || (activity.type in ${RAW_TYPES} && !(${TYPED} || (${RAW}.encoding in ['PAYLOAD_ENCODING_HEXADECIMAL', 'PAYLOAD_ENCODING_TEXT_UTF8'] && ${RAW}.hashFunction in ['HASH_FUNCTION_SHA256', 'HASH_FUNCTION_NOT_APPLICABLE']) || ${MESSAGE}))`,

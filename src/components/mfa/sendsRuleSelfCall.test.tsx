@@ -125,7 +125,7 @@ describe('sends rule: a call from the account to itself runs the delegate', () =
     await expect(sign(await tx(from, 0n, '0x'))).resolves.toBeTruthy()
   })
 
-  it('(documented residual) eth_send_transaction of value 0 with a fee the caller sets passes, and may cost up to its gas limit × max fee', async () => {
+  it('eth_send_transaction of value 0 whose fee, set by the caller, may pass the amount is held; a cheap send under the amount passes', async () => {
     const BURNER = '0x00000000000000000000000000000000000b0e01'
     // JUMPDEST GAS PUSH2 5000 LT PUSH1 0 JUMPI STOP: burns gas until 5,000 is left, then succeeds.
     await chain.node.rpc('anvil_setCode', [BURNER, '0x5b5a6113881060005700'])
@@ -133,21 +133,52 @@ describe('sends rule: a call from the account to itself runs the delegate', () =
     await chain.node.rpc('anvil_setBalance', [from, `0x${(2n * ETH).toString(16)}`])
     const before = passkeyUses()
     const start = await balance(from)
-    const { sendTransactionStatusId } = await sendCalls(client, {
-      from,
-      caip2: 'eip155:31337',
-      calls: [{ to: BURNER, value: '0' }],
+    // 1,000,000 gas at 1,000 gwei: up to 1 ETH of fee, nearly all tip to the block's producer,
+    // under a 0.1 ETH rule. Each call's `eth.tx` carries the gas and the most fee per gas the
+    // service signs its transaction with, so the rule bounds value plus fee as for a signed one.
+    const send = (calls: { to: string; value: string }[], fees: Record<string, string>) => async () =>
+      waitFor(
+        (await sendCalls(client, { from, caip2: 'eip155:31337', calls, ...fees } as never))
+          .sendTransactionStatusId,
+      )
+    const costly = {
       gasLimit: '1000000',
       maxFeePerGas: String(1_000n * GWEI),
       maxPriorityFeePerGas: String(1_000n * GWEI),
-    } as never)
-    expect(await waitFor(sendTransactionStatusId)).toBe('success')
-    const spent = start - (await balance(from))
-    // A send's `eth.tx` has no fee to read (docs/mfa.md): about 0.995 ETH of fee, nearly all tip
-    // to the block's producer, under a 0.1 ETH rule and with no passkey; the service lets a caller
-    // set up to 30,000,000 gas at 10,000 gwei. A spending limit on the account counts it. When the
-    // service gives conditions a send's fee to read, the rule should hold this and this test change.
-    expect(passkeyUses()).toBe(before)
-    expect(spent > ETH / 10n && spent <= 1_000_000n * 1_000n * GWEI).toBe(true)
+    }
+    const alone = await outcome(BURNER, false, send([{ to: BURNER, value: '0' }], costly))
+    // The fee is the transaction's: a batch of harmless calls carries it on every call.
+    const inBatch = await outcome(
+      BURNER,
+      false,
+      send(
+        [
+          { to: '0x00000000000000000000000000000000000000f3', value: '0' },
+          { to: BURNER, value: '0' },
+        ],
+        costly,
+      ),
+    )
+    expect({
+      alone,
+      inBatch,
+      passkeyUsed: passkeyUses() > before,
+      spent: start - (await balance(from)),
+    }).toEqual({ alone: stopped, inBatch: stopped, passkeyUsed: false, spent: 0n })
+    // Control: 0.01 ETH at the node's fee (a few gwei, its replacements' raises included) passes
+    // without the passkey, and so does a fee the caller sets that stays under the amount.
+    const PAYEE = '0x00000000000000000000000000000000000c0ffe'
+    expect(await send([{ to: PAYEE, value: String(ETH / 100n) }], {})()).toBe('success')
+    expect(
+      await send([{ to: PAYEE, value: String(ETH / 100n) }], {
+        gasLimit: '21000',
+        maxFeePerGas: String(10n * GWEI),
+        maxPriorityFeePerGas: String(GWEI),
+      })(),
+    ).toBe('success')
+    expect({ paid: await balance(PAYEE), passkeyUsed: passkeyUses() > before }).toEqual({
+      paid: ETH / 50n,
+      passkeyUsed: false,
+    })
   })
 })

@@ -33,7 +33,7 @@ export const enSecurity = {
   secRuleSends: 'Sends above an amount need a passkey',
   secRuleAmount: 'Amount (ETH)',
   secRuleAmountHint:
-    'Fees count where a transaction sets them: one whose value plus the most it may pay in fees is above this amount asks for the passkey. Solana sends, and signatures other than Ethereum messages and typed data, ask for it at any amount.',
+    'Fees count: a send or signed transaction whose value plus the most it may pay in fees is above this amount asks for the passkey. Solana sends, and signatures other than Ethereum messages and typed data, ask for it at any amount.',
   secRuleSave: 'Save',
   secRuleSaved: 'Saved.',
   secRuleAmountInvalid: 'Enter an amount above 0 with at most 18 decimals.',

@@ -37,7 +37,7 @@ export const security: Translation<typeof enSecurity> = {
   secRuleSends: 'Los envíos por encima de un importe requieren una llave de acceso',
   secRuleAmount: 'Importe (ETH)',
   secRuleAmountHint:
-    'Las comisiones cuentan cuando la transacción las fija: si su importe más lo máximo que puede pagar en comisiones supera este importe, pide la llave de acceso. Los envíos de Solana, y las firmas que no sean mensajes ni datos tipados de Ethereum, la piden sea cual sea el importe.',
+    'Las comisiones cuentan: si el importe de un envío o de una transacción firmada más lo máximo que puede pagar en comisiones supera este importe, se pide la llave de acceso. Los envíos de Solana, y las firmas que no sean mensajes ni datos tipados de Ethereum, la piden sea cual sea el importe.',
   secRuleSave: 'Guardar',
   secRuleSaved: 'Guardado.',
   secRuleAmountInvalid: 'Escribe un importe mayor que 0 con 18 decimales como máximo.',
