@@ -97,7 +97,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   })
   const revoked = new Counter({
     name: 'latchkey_signin_sessions_revoked_total',
-    help: 'Login sessions ended before their expiry: logout, deleted (by a root user or an older key), invalidate_existing (a login ending the others), too_many_sessions (a login past the live sessions a user may hold ending the oldest), credential_removed (the passkey or API key that opened the session removed)',
+    help: "Login sessions ended before their expiry: logout, deleted (by a root user or an older key), invalidate_existing (a login ending the others), too_many_sessions (a login past the live sessions a user may hold ending the oldest), credential_removed (the passkey or API key that opened the session removed), passkey_took_over (a sign-up's session keys, ended as its passkey proved itself in an account only it gets into)",
     labelNames: ['reason'] as const,
     registers,
   })

@@ -314,12 +314,18 @@ async function passkeyFor(
  * passkey at once (on one instance or two) conflict on these rows, and the one that runs again
  * finds the passkey proven and ends nothing.
  */
-async function endSessionsBesidePasskey(runtime: Runtime, tx: Transaction, passkey: AuthenticatorRow) {
+async function endSessionsBesidePasskey(
+  runtime: Runtime,
+  tx: Transaction,
+  passkey: AuthenticatorRow,
+): Promise<number> {
   const now = runtime.now()
+  let ended = 0
   for (const key of await tx.findBy('apiKeys', 'organizationId', passkey.organizationId)) {
     if (!key.origin?.authenticatorIds?.includes(passkey.id)) continue
     await tx.delete('apiKeys', key.id)
     if (isExpired(key, now)) continue
+    ended++
     await recordAppEvent(runtime, tx, {
       id: `${passkey.id}.took_over.${key.id}`,
       organization: { id: passkey.organizationId },
@@ -332,6 +338,7 @@ async function endSessionsBesidePasskey(runtime: Runtime, tx: Transaction, passk
       },
     })
   }
+  return ended
 }
 
 async function authenticateWebAuthn(
@@ -392,15 +399,15 @@ async function authenticateWebAuthn(
   // account itself (a client that looked it up first): whoever signed that account up may not hold
   // the passkey, so the session keys they registered beside it end here.
   const takesOver = proven && (onlyWayIn || (await onlyPasskeyOfAccount(runtime.store, authenticator)))
-  if (counter !== authenticator.counter || proven)
-    await runtime.store.transaction(async (tx) => {
+  if (counter !== authenticator.counter || proven) {
+    const ended = await runtime.store.transaction(async (tx) => {
       const current = await tx.get('authenticators', authenticator.id)
-      if (!current) return
+      if (!current) return 0
       // Signed in to an account only it gets into: the sessions whoever signed it up registered
       // beside it end here, so nobody but the passkey's holder keeps a way in. Read again here: a
       // sign-in that proved it first (on this instance or another) ended them, and the sessions
       // the passkey opened since descend from it too.
-      if (takesOver && current.unproven) await endSessionsBesidePasskey(runtime, tx, current)
+      const ended = takesOver && current.unproven ? await endSessionsBesidePasskey(runtime, tx, current) : 0
       const { unproven, ...row } = current
       await tx.put('authenticators', {
         ...row,
@@ -408,7 +415,11 @@ async function authenticateWebAuthn(
         counter,
         updatedAt: runtime.now(),
       })
+      return ended
     })
+    // Counted once committed (a rerun of the transaction counts once).
+    if (ended > 0) runtime.emit('signin.sessions_revoked', { reason: 'passkey_took_over', count: ended })
+  }
   return callerOf(runtime.store, authenticator.userId, {
     kind: 'WEBAUTHN',
     id: authenticator.id,

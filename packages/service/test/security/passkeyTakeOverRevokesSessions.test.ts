@@ -124,7 +124,19 @@ const whoami = async (h: Harness, as: TestKey | SoftPasskey, organizationId: str
 
 describe('the session keys a passkey sign-in ends where only the passkey gets in', () => {
   it('are each a LATCHKEY_SESSION_REVOKED (passkey_took_over) naming the passkey, and only once', async () => {
-    const h = await createHarness(WEBHOOKS)
+    // The metric (`latchkey_signin_sessions_revoked_total`) counts the keys ended, once each.
+    const counted: number[] = []
+    const h = await createHarness({
+      ...WEBHOOKS,
+      events: {
+        emit: (name, data) => {
+          if (name === 'signin.sessions_revoked') {
+            const { reason, count } = data as { reason: string; count: number }
+            if (reason === 'passkey_took_over') counted.push(count)
+          }
+        },
+      },
+    })
     await subscribe(h)
     // From the parent (signInWithPasskey).
     const passkey = softPasskey()
@@ -151,6 +163,7 @@ describe('the session keys a passkey sign-in ends where only the passkey gets in
     await signIn(h, passkey)
     expect(await whoami(h, other, otherSignedUp.organizationId)).toBe(200)
     expect(await revoked(h)).toHaveLength(4)
+    expect(counted).toEqual([signedUp.sessions.length, otherSignedUp.sessions.length])
     await h.service.close()
   })
 })

@@ -70,10 +70,17 @@ export interface ServiceEventMap {
    * `deleted` (another user's or an older session key deleted) or `invalidate_existing` (a login
    * that asked to end the user's other sessions) or `too_many_sessions` (a login past the live
    * sessions a user may hold, ending the oldest) or `credential_removed` (the passkey or API key
-   * that opened the session removed).
+   * that opened the session removed) or `passkey_took_over` (a sign-up's session keys, ended as
+   * its passkey proved itself in an account only it gets into).
    */
   'signin.sessions_revoked': {
-    reason: 'logout' | 'deleted' | 'invalidate_existing' | 'too_many_sessions' | 'credential_removed'
+    reason:
+      | 'logout'
+      | 'deleted'
+      | 'invalidate_existing'
+      | 'too_many_sessions'
+      | 'credential_removed'
+      | 'passkey_took_over'
     count: number
   }
   /** A transaction is rerun: a serialization conflict or a concurrent insert of the same key. */
