@@ -5,10 +5,10 @@
 // transaction), and two logouts of the same session at once end it once (one
 // LATCHKEY_SESSION_REVOKED `logout`), the other a 401 naming the key, never a 500.
 // limits/sessionProfiles.test.ts "signing out" has the one-instance cases.
-import { type Hex, serializeTransaction } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
 import { ETHEREUM_ACCOUNT, type Harness, type Reply, resultOf, testKey } from '../../src/testing/harness.ts'
+import { unsignedTransfer } from '../../src/testing/unsignedTransfer.ts'
 import { twoInstances } from '../support/twoInstances.ts'
 import { refusal, submitRacing } from './inFlight.ts'
 
@@ -21,17 +21,8 @@ afterAll(async () => {
 }, 60_000)
 
 let nonce = 0
-const unsigned = () =>
-  serializeTransaction({
-    type: 'eip1559',
-    chainId: 1,
-    nonce: nonce++,
-    maxFeePerGas: 2n * 10n ** 9n,
-    maxPriorityFeePerGas: 10n ** 9n,
-    gas: 21_000n,
-    to: '0x000000000000000000000000000000000000dead' as Hex,
-    value: 1n,
-  })
+/** 1 wei to the dead address, a fresh nonce each (no replays). */
+const unsigned = () => unsignedTransfer({ value: 1n, nonce: nonce++ })
 
 /** Two instances with webhooks on (delivered nowhere: the events are read from the database). */
 async function deployment(database: string): Promise<[Harness, Harness]> {

@@ -58,6 +58,30 @@ async function sendAll(s: Setup, expected: number): Promise<void> {
 const sequences = (s: Setup) => s.sent.map((body) => body.sequence)
 const inOrder = (count: number) => Array.from({ length: count }, (_, i) => i + 1)
 
+type Store = Setup['h']['service']['store']
+
+/** Turns the endpoint off as a version before this one left it: the row alone, nothing scheduled. */
+async function turnOffAsBefore(store: Store, endpointId: string): Promise<void> {
+  await store.transaction(async (tx) => {
+    const current = (await tx.get('webhookEndpoints', endpointId))!
+    await tx.put('webhookEndpoints', { ...current, isActive: false })
+  })
+}
+
+/** The resume job's read of its second page fails once (its run ends after the first page committed). */
+function dieAtSecondPage(store: Store): { failures: number } {
+  const died = { failures: 0 }
+  const pageBy = store.pageBy.bind(store)
+  store.pageBy = (async (table: string, query: { after?: string }) => {
+    if (table === 'webhookDeliveries' && query.after?.startsWith('a') && died.failures === 0) {
+      died.failures++
+      throw new Error('the process died')
+    }
+    return pageBy(table as never, query as never)
+  }) as typeof store.pageBy
+  return died
+}
+
 describe('an endpoint with a large backlog of waiting deliveries', () => {
   it('is turned off and on by transactions of a few rows each; the resume pages the backlog in durable jobs and sends every delivery, in order, after a pause longer than the retry window', async () => {
     const s = await setUp({ busyDelayMs: 0 })
@@ -143,10 +167,7 @@ describe('an endpoint with a large backlog of waiting deliveries', () => {
     const { h } = s
     const { endpointId } = await s.endpoint()
     const { store } = h.service
-    await store.transaction(async (tx) => {
-      const current = (await tx.get('webhookEndpoints', endpointId))!
-      await tx.put('webhookEndpoints', { ...current, isActive: false })
-    })
+    await turnOffAsBefore(store, endpointId)
     await backlogOf(h, { endpointId, count: BACKLOG, state: 'paused' })
     h.clock.advance(2 * DAY)
     reset()
@@ -167,19 +188,10 @@ describe('an endpoint with a large backlog of waiting deliveries', () => {
     await backlogOf(h, { endpointId, count: BACKLOG, state: 'pending' })
     expect((await h.submit('update_webhook_endpoint', { endpointId, isActive: false })).status).toBe(200)
     h.clock.advance(3 * DAY)
-    // The resume job's read of its second page fails: its run ends after the first page committed.
-    const pageBy = store.pageBy.bind(store)
-    let failures = 0
-    store.pageBy = (async (table: string, query: { after?: string }) => {
-      if (table === 'webhookDeliveries' && query.after?.startsWith('a') && failures === 0) {
-        failures++
-        throw new Error('the process died')
-      }
-      return pageBy(table as never, query as never)
-    }) as typeof store.pageBy
+    const died = dieAtSecondPage(store)
     expect((await h.submit('update_webhook_endpoint', { endpointId, isActive: true })).status).toBe(200)
     await sendAll(s, BACKLOG)
-    expect(failures).toBe(1)
+    expect(died.failures).toBe(1)
     // Its rerun waits out the queue's back-off (the clock stood still): it is still there.
     expect((await store.get('jobs', `job.resume.${endpointId}`))?.state).toBe('pending')
     expect(sequences(s)).toEqual(inOrder(BACKLOG))
@@ -195,24 +207,13 @@ describe('an endpoint with a large backlog of waiting deliveries', () => {
     const { h } = s
     const { endpointId } = await s.endpoint()
     const { store } = h.service
-    await store.transaction(async (tx) => {
-      const current = (await tx.get('webhookEndpoints', endpointId))!
-      await tx.put('webhookEndpoints', { ...current, isActive: false })
-    })
+    await turnOffAsBefore(store, endpointId)
     await backlogOf(h, { endpointId, count: BACKLOG, state: 'paused' })
-    const pageBy = store.pageBy.bind(store)
-    let failures = 0
-    store.pageBy = (async (table: string, query: { after?: string }) => {
-      if (table === 'webhookDeliveries' && query.after?.startsWith('a') && failures === 0) {
-        failures++
-        throw new Error('the process died')
-      }
-      return pageBy(table as never, query as never)
-    }) as typeof store.pageBy
+    const died = dieAtSecondPage(store)
     expect((await h.submit('update_webhook_endpoint', { endpointId, isActive: true })).status).toBe(200)
     await sendAll(s, BACKLOG)
     // The first page went; nothing past the first delivery still stored paused.
-    expect(failures).toBe(1)
+    expect(died.failures).toBe(1)
     expect(sequences(s)).toEqual(inOrder(200))
     expect(
       (await store.get('webhookDeliveries', deliveryIdOf('evt_backlog_000201', endpointId)))?.state,
