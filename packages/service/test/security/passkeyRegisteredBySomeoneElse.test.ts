@@ -17,6 +17,7 @@ import {
   softPasskey,
   testKey,
 } from '../../src/testing/harness.ts'
+import { proxySignUpWithPasskey } from './proxySignUp.ts'
 import { supportUser } from './recordReaders.ts'
 
 /** The first object in `value` holding an `attestationObject` (an `authenticators[]` item's attestation's parent). */
@@ -316,29 +317,6 @@ describe("the account lookups by a passkey's credential id", () => {
 
 /** A passkey sign-up through the auth proxy, as signUpWithPasskey makes it: the passkey and a session key. */
 async function signUpWithPasskey(h: Harness, passkey: ReturnType<typeof softPasskey>) {
-  const session = testKey()
-  const res = await h.service.app.request('/v1/signup', {
-    method: 'POST',
-    headers: {
-      'Content-Type': 'application/json',
-      [PROXY_CONFIG_HEADER]: h.service.dev.authProxyConfigId!,
-      Origin: 'http://app.test',
-    },
-    body: JSON.stringify({
-      userName: 'signed up',
-      authenticators: [passkey.register(undefined, 'Phone')],
-      apiKeys: [
-        {
-          apiKeyName: 'session',
-          publicKey: session.publicKey,
-          curveType: 'API_KEY_CURVE_P256',
-          expirationSeconds: '900',
-        },
-      ],
-      oauthProviders: [],
-    }),
-  })
-  const reply = (await res.json()) as { organizationId: string }
-  expect(res.status, JSON.stringify(reply)).toBe(200)
-  return { organizationId: reply.organizationId, session }
+  const { organizationId, sessions } = await proxySignUpWithPasskey(h, passkey)
+  return { organizationId, session: sessions[0]! }
 }

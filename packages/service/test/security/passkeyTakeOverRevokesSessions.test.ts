@@ -4,12 +4,7 @@
 // session ends is a LATCHKEY_SESSION_REVOKED; this one is too (`passkey_took_over`, naming the
 // passkey: a sign-in has no activity), one per ended key, written in the transaction that ends
 // them, and once however many sign-ins prove the passkey at once, on one instance or two.
-import {
-  decodeJwtClaims,
-  PROXY_CONFIG_HEADER,
-  type SessionClaims,
-  type WebhookEventBody,
-} from '@latchkey/protocol'
+import { decodeJwtClaims, type SessionClaims, type WebhookEventBody } from '@latchkey/protocol'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
 import type { CreateServiceOptions } from '../../src/assembly/createService.ts'
@@ -24,6 +19,7 @@ import {
   testKey,
 } from '../../src/testing/harness.ts'
 import { twoInstances } from '../support/twoInstances.ts'
+import { proxySignUpWithPasskey } from './proxySignUp.ts'
 
 /** Webhooks on, delivered nowhere (the events are read from the database). */
 const WEBHOOKS: Partial<CreateServiceOptions> = {
@@ -59,29 +55,7 @@ async function revoked(h: Harness): Promise<{ organizationId: string; data: unkn
 
 /** A passkey sign-up through the auth proxy as a published client makes it: the passkey and two session keys beside it. */
 async function signUpWithPasskey(h: Harness, passkey: SoftPasskey) {
-  const sessions = [testKey(), testKey()]
-  const res = await h.service.app.request('/v1/signup', {
-    method: 'POST',
-    headers: {
-      'Content-Type': 'application/json',
-      [PROXY_CONFIG_HEADER]: h.service.dev.authProxyConfigId!,
-      Origin: 'http://app.test',
-    },
-    body: JSON.stringify({
-      userName: 'signed up',
-      authenticators: [passkey.register(undefined, 'Phone')],
-      apiKeys: sessions.map((session, index) => ({
-        apiKeyName: `session ${index}`,
-        publicKey: session.publicKey,
-        curveType: 'API_KEY_CURVE_P256',
-        expirationSeconds: '900',
-      })),
-      oauthProviders: [],
-    }),
-  })
-  const reply = (await res.json()) as { organizationId: string }
-  expect(res.status, JSON.stringify(reply)).toBe(200)
-  const { organizationId } = reply
+  const { organizationId, sessions } = await proxySignUpWithPasskey(h, passkey, [testKey(), testKey()])
   const [user] = await h.service.store.findBy('users', 'organizationId', organizationId)
   const [authenticator] = await h.service.store.findBy('authenticators', 'organizationId', organizationId)
   const keys = await h.service.store.findBy('apiKeys', 'organizationId', organizationId)
