@@ -29,6 +29,12 @@ export interface PolicyFacts {
   ethTx?: Readonly<Record<string, string>>
 }
 
+/**
+ * The names of the facts a handler's `policyFacts` gives (`ActivityHandler.policyFactFields`),
+ * known before its `prepare` runs: a dry run of its decision judges it with them pending.
+ */
+export type PolicyFactFields = { readonly [K in keyof PolicyFacts]-?: readonly string[] }
+
 /** What `prepare` sees: no transaction (it may open its own, short ones, or call out). */
 export interface PrepareContext {
   runtime: Runtime
@@ -106,14 +112,23 @@ export interface ActivityHandler<P extends ActivityPath = ActivityPath> {
   prepares?(ctx: PrepareContext, parameters: ActivityParameters<P>): Promise<boolean>
   /**
    * What policies read of what `prepare` fixed and the parameters do not say (a send's gas and
-   * fees, `PolicyFacts`). A handler with it is prepared before its decision, whatever the decision
-   * will be (no dry run goes first), and the decision, the gates (MFA) and the confinement
-   * (session profiles) judge it with these facts, which are what `run` signs with: a run after a
+   * fees, `PolicyFacts`). A handler with it is prepared before its decision unless a dry run
+   * without the facts refuses it for a reason they cannot change (`policyFactFields`), and the
+   * decision, the gates (MFA) and the confinement (session profiles) judge it with these facts,
+   * which are what `run` signs with: a run after a
    * vote or an approval prepares again and is judged again with the new facts before it runs.
    * Absent facts (its `prepare` failed) leave the fields out: a policy reading them gets
    * OUTCOME_ERROR, and an MFA policy holds it.
    */
   policyFacts?(runtime: Runtime, prepared: unknown): PolicyFacts | undefined
+  /**
+   * The fields `policyFacts` gives, with it. Before it is prepared, a handler with facts gets a dry
+   * run of its decision (without a transaction kept) in which reading one of them fails that
+   * policy's evaluation: a caller refused whatever they are (a session profile's refusal, a
+   * matching DENY that read none of them, no policy reading them) is refused without `prepare`
+   * (its outbound calls) running.
+   */
+  policyFactFields?: PolicyFactFields
   /**
    * CPU-heavy work started before the activity's transaction (signing, key derivation through
    * `service.crypto`, maybe in a worker thread), so the transaction, which on SQLite holds the one

@@ -3,14 +3,17 @@ import { mapInOrder } from '../kernel/base/async.ts'
 import { type ApiError, ConflictError, PermissionError } from '../kernel/base/errors.ts'
 import { decodeTransactionForPolicy } from '../kernel/crypto/signTransaction.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
-import type { ActivityHandler, Caller, PolicyFacts } from '../kernel/registry.ts'
+import type { ActivityHandler, Caller, PolicyFactFields, PolicyFacts } from '../kernel/registry.ts'
 import type { ActivityRow, OrganizationRow, VoteRow } from '../kernel/store/model.ts'
 import type { Reads, Transaction } from '../kernel/store/Store.ts'
+import type { PolicyScope, PolicyStruct } from '../policies/evaluateExpression.ts'
 import {
   combinePolicyResults,
   decisionBudget,
+  type EvaluatePoliciesInput,
   evaluatePolicies,
   type PolicyEvaluationResult,
+  type PolicyInput,
 } from '../policies/evaluatePolicies.ts'
 import { type Approval, consensusContextOf, policyContextsOf } from '../policies/policyContextOf.ts'
 
@@ -49,6 +52,40 @@ export interface DecisionInput {
   vouched: boolean
   /** What its `prepare` fixed that policies read (`ActivityHandler.policyFacts`). */
   facts?: PolicyFacts
+  /** A dry run before its `prepare`: the facts it will fix, not known yet (`PendingFacts`). */
+  pending?: PendingFacts
+}
+
+/**
+ * Facts an activity's `prepare` will fix (`ActivityHandler.policyFactFields`), in a dry run of its
+ * decision before it: each field is there (as it will be), and reading its value fails the
+ * policy's evaluation (OUTCOME_ERROR). `read`: an ALLOW policy failed on reading one, in some
+ * scope; with the facts, it may allow. Otherwise a refusal stands whatever the facts: what a
+ * DENY that matched read was not them, and a DENY reading them can refuse, never allow.
+ */
+export interface PendingFacts {
+  fields: PolicyFactFields
+  read: boolean
+}
+
+/** `scope` with the pending facts' fields in each `eth.tx`: reading one sets `probe.read` and fails. */
+function withPending(scope: PolicyScope, fields: PolicyFactFields, probe: { read: boolean }): PolicyScope {
+  const eth = scope.eth as PolicyStruct | undefined
+  const tx = eth?.tx
+  if (typeof tx !== 'object' || Array.isArray(tx)) return scope
+  const stand: PolicyStruct = {}
+  for (const name of fields.ethTx) {
+    if (Object.hasOwn(tx, name)) continue
+    Object.defineProperty(stand, name, {
+      enumerable: true,
+      get() {
+        probe.read = true
+        throw new Error(`eth.tx.${name} is not known before the activity is prepared`)
+      },
+    })
+  }
+  Object.assign(stand, tx)
+  return { ...scope, eth: { ...eth, tx: stand } }
 }
 
 type Evaluation = { policyId: string; outcome: PolicyOutcome }
@@ -127,33 +164,70 @@ async function evaluate(
   reads: Reads,
   activity: ActivityRow,
   approvals: readonly Approval[],
-  { rootQuorumMet, facts }: { rootQuorumMet: boolean; facts?: PolicyFacts | undefined },
+  {
+    rootQuorumMet,
+    facts,
+    pending,
+  }: { rootQuorumMet: boolean; facts?: PolicyFacts | undefined; pending?: PendingFacts | undefined },
 ): Promise<PolicyEvaluationResult> {
   const policies = await reads.findBy('policies', 'organizationId', activity.organizationId)
   if (policies.length === 0)
     return { outcome: rootQuorumMet ? 'OUTCOME_ALLOW' : 'OUTCOME_DENY_IMPLICIT', evaluations: [] }
   const consensus = await consensusContextOf(reads, activity.organizationId, approvals)
-  const contexts = await policyContextsOf(reads, activity, {
+  const scopes = await policyContextsOf(reads, activity, {
     decodeTransaction: decodeTransactionForPolicy,
     ...(facts ? { facts } : {}),
   })
+  const contexts = pending
+    ? scopes.map((scope) => withPending(scope, pending.fields, { read: false }))
+    : scopes
+  const inputs = policies.map((policy) => ({
+    id: policy.id,
+    effect: policy.effect,
+    condition: policy.condition,
+    consensus: policy.consensus,
+  }))
   // One budget for every scope: past it, the policies left get OUTCOME_ERROR in every scope after.
   const budget = decisionBudget()
-  return combinePolicyResults(
-    contexts.map((context) =>
+  const results = contexts.map((context) =>
+    evaluatePolicies({ policies: inputs, context, consensus, rootQuorumMet, budget }),
+  )
+  if (pending)
+    pending.read ||= allowFailedOnFacts({ policies: inputs, scopes, results, consensus }, pending.fields)
+  return combinePolicyResults(results)
+}
+
+/**
+ * Whether an ALLOW policy that failed to evaluate in a scope (a dry run's, facts pending) failed on
+ * reading one of the pending facts: it is evaluated again there alone, reading them watched.
+ */
+function allowFailedOnFacts(
+  {
+    policies,
+    scopes,
+    results,
+    consensus,
+  }: {
+    policies: readonly PolicyInput[]
+    scopes: readonly PolicyScope[]
+    results: readonly PolicyEvaluationResult[]
+    consensus: EvaluatePoliciesInput['consensus']
+  },
+  fields: PolicyFactFields,
+): boolean {
+  return results.some((result, index) =>
+    result.evaluations.some((evaluation, at) => {
+      const policy = policies[at]!
+      if (evaluation.outcome !== 'OUTCOME_ERROR' || policy.effect !== 'EFFECT_ALLOW') return false
+      const probe = { read: false }
       evaluatePolicies({
-        policies: policies.map((policy) => ({
-          id: policy.id,
-          effect: policy.effect,
-          condition: policy.condition,
-          consensus: policy.consensus,
-        })),
-        context,
+        policies: [policy],
+        context: withPending(scopes[index]!, fields, probe),
         consensus,
-        rootQuorumMet,
-        budget,
-      }),
-    ),
+        rootQuorumMet: false,
+      })
+      return probe.read
+    }),
   )
 }
 
@@ -196,6 +270,7 @@ export async function decideActivity({
   handler,
   vouched,
   facts,
+  pending,
 }: DecisionInput): Promise<Decision> {
   const sameOrganization = caller.organizationId === organization.id
   const isRoot = sameOrganization && organization.rootUserIds.includes(caller.userId)
@@ -206,7 +281,11 @@ export async function decideActivity({
   }
   const rootQuorumMet = isRoot && (organization.rootQuorumThreshold <= 1 || Boolean(handler.skipConsensus))
   const approvals = [{ userId: caller.userId, credentialId: caller.credential.id }]
-  const { outcome: policyOutcome, evaluations } = await evaluate(tx, row, approvals, { rootQuorumMet, facts })
+  const { outcome: policyOutcome, evaluations } = await evaluate(tx, row, approvals, {
+    rootQuorumMet,
+    facts,
+    pending,
+  })
   if (rootQuorumMet || policyOutcome === 'OUTCOME_ALLOW') {
     await recordEvaluation(tx, runtime, row, { outcome: 'OUTCOME_ALLOW', evaluations })
     return { outcome: 'OUTCOME_ALLOW' }

@@ -17,7 +17,7 @@ import { recordActivityEvents } from './activityEvents.ts'
 import { type AdmissionRules, admit, type PublicRequest } from './admit.ts'
 import { isExpired } from './authenticate.ts'
 import { checkTimestamp } from './checkTimestamp.ts'
-import { type Decision, decideActivity, recordEvaluation } from './decideActivity.ts'
+import { type Decision, decideActivity, type PendingFacts, recordEvaluation } from './decideActivity.ts'
 import {
   type Execution,
   emitReported,
@@ -263,22 +263,28 @@ const gateInput = (submission: Submission, tx: Transaction, row: ActivityRow, fa
 })
 
 /**
- * The decision on the activity, taken in `tx` (a dry run before `prepare`, then for real, with
- * what `prepare` fixed that policies read): a plugin confining its caller (a session profile's
- * scope) refuses it first, whoever the caller is.
+ * The decision on the activity, taken in `tx` (a dry run before `prepare`, with the facts it will
+ * fix `pending`, then for real, with what `prepare` fixed that policies read): a plugin confining
+ * its caller (a session profile's scope) refuses it first, whoever the caller is.
  */
 async function decide(
   submission: Submission,
   tx: Transaction,
   row: ActivityRow,
-  facts?: PolicyFacts,
+  { facts, pending }: { facts?: PolicyFacts | undefined; pending?: PendingFacts } = {},
 ): Promise<Decision> {
   const refusal = await confinedBy(submission.registry, gateInput(submission, tx, row, facts))
   if (refusal) {
     await recordEvaluation(tx, submission.runtime, row, { outcome: 'OUTCOME_DENY_EXPLICIT' })
     return { outcome: 'OUTCOME_DENY_EXPLICIT', error: refusal }
   }
-  return decideActivity({ ...submission, tx, row, ...(facts ? { facts } : {}) })
+  return decideActivity({
+    ...submission,
+    tx,
+    row,
+    ...(facts ? { facts } : {}),
+    ...(pending ? { pending } : {}),
+  })
 }
 
 /**
@@ -298,8 +304,11 @@ async function precompute(submission: Submission): Promise<unknown> {
  * an activity the decision would allow: the decision is taken in a transaction that is rolled
  * back, then taken again for real when the activity is recorded (with whatever changed meanwhile).
  * An activity whose policies read what `prepare` fixes (`ActivityHandler.policyFacts`: a send's
- * fee) cannot be decided before it: it is prepared first (a replay excepted), and decided on with
- * those facts, which are what it runs with.
+ * fee) is decided on with those facts, which are what it runs with: its dry run has them pending
+ * (`PendingFacts`), and it is prepared when that dry run allows it or when a policy read them (the
+ * facts may change the decision); refused whatever they are (a session profile's scope, a
+ * matching DENY that read none, no policy reading them and none allowing it), it is not: a caller
+ * refused makes no outbound call.
  */
 async function prepare(submission: Submission): Promise<Prepared | undefined> {
   const { runtime, handler, fingerprint } = submission
@@ -309,17 +318,22 @@ async function prepare(submission: Submission): Promise<Prepared | undefined> {
     !(await handler.prepares(prepareContext(submission), submission.parameters as never))
   )
     return { value: undefined }
-  if (handler.policyFacts) {
-    if ((await runtime.store.findBy('activities', 'fingerprint', fingerprint))[0]) return undefined
-    return prepareNow(submission)
-  }
+  const pending: PendingFacts | undefined =
+    handler.policyFacts && handler.policyFactFields
+      ? { fields: handler.policyFactFields, read: false }
+      : undefined
   const verdict = await runtime.store
     .transaction(async (tx) => {
       if ((await tx.findBy('activities', 'fingerprint', fingerprint))[0]) throw new DryRun('replay')
       const row = provisional(submission, runtime.now())
-      const decision = await decide(submission, tx, row)
+      const decision = await decide(submission, tx, row, pending ? { pending } : {})
+      // Its facts may change a decision that read them (not a matching DENY: reading them fails
+      // a policy's evaluation), and the gates judge them: it is prepared before either.
+      if (pending && decision.outcome !== 'OUTCOME_DENY_EXPLICIT' && pending.read)
+        throw new DryRun('OUTCOME_ALLOW')
       // An activity a gate holds is not prepared: it runs later, if ever, without it.
       if (
+        !pending &&
         decision.outcome === 'OUTCOME_ALLOW' &&
         (await heldBy(submission.registry, gateInput(submission, tx, row)))
       )
@@ -446,10 +460,14 @@ async function decideAndRun(
   row: ActivityRow,
   ready: Ready,
 ): Promise<Execution> {
-  const decision = await decide(submission, tx, row, ready.facts)
+  const decision = await decide(submission, tx, row, { facts: ready.facts })
   submission.outcome = decision.outcome
   switch (decision.outcome) {
     case 'OUTCOME_ALLOW': {
+      // Not allowed in its dry run whatever its facts, so not prepared, and allowed now (a policy
+      // or a profile changed meanwhile): it would be judged without them, and prepared in here.
+      if (submission.handler.policyFacts && ready.prepared === undefined)
+        return refused(submission, tx, row, changedMeanwhile())
       // A plugin's gate (MFA) may hold an allowed activity until more is proven.
       const gate = await heldBy(submission.registry, gateInput(submission, tx, row, ready.facts))
       if (gate) return { row: await tx.put('activities', { ...row, status: gate.status }) }
@@ -461,6 +479,16 @@ async function decideAndRun(
       return refused(submission, tx, row, decision.error)
   }
 }
+
+/**
+ * A send (an activity with `policyFacts`) its dry run did not allow whatever its facts, so not
+ * prepared, that its decision allows now: a policy or session profile changed in between. It is
+ * refused rather than judged without its facts; submitted again, it is prepared and judged with them.
+ */
+const changedMeanwhile = () =>
+  new PermissionError({
+    message: 'the policies or session profile deciding it changed while it was submitted: submit it again',
+  })
 
 /** The new activity refused with `error`: it has ended, and its record keeps no parameter it clears when done. */
 async function refused(

@@ -7,10 +7,10 @@ import { ConflictError, FieldError, LimitError, NotConfiguredError } from '../ke
 import { signDigest } from '../kernel/crypto/secp256k1Sign.ts'
 import type { Reader } from '../kernel/Reader.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
-import type { ActivityContext, PolicyFacts, PrepareContext } from '../kernel/registry.ts'
+import type { ActivityContext, PolicyFactFields, PolicyFacts, PrepareContext } from '../kernel/registry.ts'
 import { reserveSpend, spendContextOf } from '../kernel/spending.ts'
 import type { SendTransactionRow } from '../kernel/store/model.ts'
-import type { Transaction as StoreTransaction } from '../kernel/store/Store.ts'
+import type { Reads, Transaction as StoreTransaction } from '../kernel/store/Store.ts'
 import {
   batchExecutionDigest,
   encodeExecuteBatch,
@@ -190,6 +190,11 @@ export interface EthSendPrepared {
   l1Fee?: string
 }
 
+/** The fields `ethSendPolicyFacts` gives each call's `eth.tx` (`ActivityHandler.policyFactFields`). */
+export const ETH_SEND_POLICY_FACT_FIELDS: PolicyFactFields = {
+  ethTx: ['gas', 'max_fee_per_gas', 'max_priority_fee_per_gas'],
+}
+
 /**
  * What policies read of a prepared send (`ActivityHandler.policyFacts`), in each call's `eth.tx`:
  * the gas limit it is signed with, and the most fee per gas and tip the account may pay for it,
@@ -249,6 +254,9 @@ export async function prepareEthSend(
       field: 'parameters.deadline',
       reason: `a sponsored batch's deadline must be at least ${SPONSORED_DEADLINE_MARGIN_SECONDS} seconds away (it is ${BigInt(p.deadline) - nowSeconds}), so that it cannot pass before the batch is mined`,
     })
+  // Only the organization's own account is read from the node: anything else would fail `run`
+  // anyway, after the caller had made the service call it.
+  await senderAccount(ctx.reads, ctx.organization.id, p.from)
   const rpc = rpcFor(ctx.runtime, p.caip2)
   const batch = p.sponsor || p.calls.length > 1
   const { sponsorship } = ctx.runtime.stateOf(SENDING)
@@ -635,6 +643,14 @@ export async function takeNonce(
   return next
 }
 
+/** The organization's Ethereum account (or private key) `from` names, else a 404 or 400 naming `parameters.from`. */
+async function senderAccount(reads: Reads, organizationId: string, from: string) {
+  const account = await findSigner(reads, organizationId, from, 'parameters.from')
+  if (account.curve !== 'CURVE_SECP256K1')
+    throw new FieldError({ field: 'parameters.from', message: `${from} is not an Ethereum account` })
+  return account
+}
+
 /**
  * In the activity's transaction: checks the sponsor's caps, assigns nonces, signs (the user's key:
  * the transaction, or the authorization and the batch; the sponsor's: the outer transaction) and
@@ -645,9 +661,7 @@ export async function runEthSend(
   p: EthSendTransactionParameters,
 ): Promise<{ sendTransactionStatusId: string }> {
   const prepared = ctx.prepared as EthSendPrepared
-  const account = await findSigner(ctx.tx, ctx.organization.id, p.from, 'parameters.from')
-  if (account.curve !== 'CURVE_SECP256K1')
-    throw new FieldError({ field: 'parameters.from', message: `${p.from} is not an Ethereum account` })
+  const account = await senderAccount(ctx.tx, ctx.organization.id, p.from)
   const sponsor = prepared.sponsorId ? await ctx.tx.get('sponsors', prepared.sponsorId) : undefined
   if (prepared.sponsorId && !sponsor)
     throw new NotConfiguredError({

@@ -1,5 +1,11 @@
 import { defineActivity } from '../../kernel/registry.ts'
-import { ethSendPolicyFacts, parseEthSend, prepareEthSend, runEthSend } from '../ethSend.ts'
+import {
+  ETH_SEND_POLICY_FACT_FIELDS,
+  ethSendPolicyFacts,
+  parseEthSend,
+  prepareEthSend,
+  runEthSend,
+} from '../ethSend.ts'
 
 /**
  * Signs calls from `from` and sends them (V2 `calls`, or V1's one inline call): one EIP-1559
@@ -15,5 +21,6 @@ export const ethSendTransaction = defineActivity('eth_send_transaction', {
   prepare: prepareEthSend,
   // Policies judge a send by the gas and fees it is signed with, fixed by `prepare`.
   policyFacts: ethSendPolicyFacts,
+  policyFactFields: ETH_SEND_POLICY_FACT_FIELDS,
   run: runEthSend,
 })
