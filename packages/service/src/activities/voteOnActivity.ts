@@ -106,12 +106,18 @@ async function refusalNow(
  * current transaction; its failure is recorded on it, not on the activity that let it run. It is
  * decided again first (`refusalNow`): one its submitter may no longer make (removed from the root
  * quorum, a credential deleted or expired, a session profile narrowed) fails with the refusal a
- * new submission would get, and does not run.
+ * new submission would get, and does not run. `preparedAlready`: what `preparedNow` gave for this
+ * run, when its caller prepared it to judge it first (a vote's gates); else it is prepared here.
  */
-export async function runAsSubmitter(ctx: ActivityContext, activity: ActivityRow): Promise<void> {
+export async function runAsSubmitter(
+  ctx: ActivityContext,
+  activity: ActivityRow,
+  preparedAlready?: Ready,
+): Promise<void> {
   const { tx, runtime, organization } = ctx
   const submitter = await submitterNow(tx, activity, ctx.now)
-  const ready = submitter instanceof ApiError ? {} : await preparedNow(ctx, activity, submitter)
+  const ready =
+    preparedAlready ?? (submitter instanceof ApiError ? {} : await preparedNow(ctx, activity, submitter))
   const refusal = await refusalNow(ctx, activity, submitter, ready.facts)
   if (refusal || submitter instanceof ApiError) {
     await failStored(ctx, activity, refusal!)
@@ -154,6 +160,12 @@ export async function runAsSubmitter(ctx: ActivityContext, activity: ActivityRow
   respondWith(ctx, activity.id, shownToRunner(ctx, activity, execution.row))
 }
 
+/** An activity prepared for its run after waiting (`preparedNow`). */
+interface Ready {
+  prepared?: Prepared
+  facts?: PolicyFacts
+}
+
 /**
  * An activity whose policies read what its `prepare` fixes (`ActivityHandler.policyFacts`: a
  * send's fee) prepared for this run, before it is judged again: it is judged with the facts it
@@ -161,11 +173,7 @@ export async function runAsSubmitter(ctx: ActivityContext, activity: ActivityRow
  * Other activities are prepared by `executeActivity`, once allowed. In this transaction, as every
  * activity that waited is (`ActivityHandler.prepare`).
  */
-async function preparedNow(
-  ctx: ActivityContext,
-  activity: ActivityRow,
-  submitter: Caller,
-): Promise<{ prepared?: Prepared; facts?: PolicyFacts }> {
+async function preparedNow(ctx: ActivityContext, activity: ActivityRow, submitter: Caller): Promise<Ready> {
   const handler = ctx.registry.activities.get(activity.path as ActivityPath) as ActivityHandler | undefined
   if (!handler?.policyFacts || !handler.prepare) return {}
   let parameters: unknown
@@ -254,12 +262,22 @@ export async function voteOnActivity(
   const outcome = await decideAfterVote({ tx, runtime, activity, organization, caller, selection })
   if (outcome === 'OUTCOME_ALLOW') {
     const submitter = await submitterNow(tx, activity, ctx.now)
-    // A submitter who is gone (or expired) is not held for a proof they cannot give: the run below fails it.
+    // A submitter who is gone (or expired) is not held for a proof they cannot give: the run below
+    // fails it. A send is prepared first, as its run would be: the gates judge its fee (a cheap
+    // one under the passkey rule's amount is not held for it), and it runs with what they judged.
+    const ready = submitter instanceof ApiError ? {} : await preparedNow(ctx, activity, submitter)
     const holder =
       !(submitter instanceof ApiError) &&
-      (await heldBy(ctx.registry, { tx, runtime, row: activity, organization, caller: submitter }))
+      (await heldBy(ctx.registry, {
+        tx,
+        runtime,
+        row: activity,
+        organization,
+        caller: submitter,
+        ...(ready.facts ? { facts: ready.facts } : {}),
+      }))
     if (holder) await changeStatus(ctx, activity, holder.status)
-    else await runAsSubmitter(ctx, activity)
+    else await runAsSubmitter(ctx, activity, ready)
   } else if (outcome === 'OUTCOME_REJECTED') {
     await changeStatus(ctx, activity, 'ACTIVITY_STATUS_REJECTED')
   } else {
