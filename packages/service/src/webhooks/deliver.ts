@@ -454,11 +454,19 @@ export async function numberWaiting(runtime: Runtime, endpointId: string): Promi
       })
     ).filter((row) => row.sequence === 0)
     if (fresh.length === 0) return 0
+    // A number moves a delivery from the queue's end to before every unnumbered one: behind the
+    // cursor of a resume under way (resume.ts), which would never reach it. So it takes that
+    // resume here, in the same transaction: its window restarted and, stored `paused` by a version
+    // before, made pending (else the sender stops at it for good). Nothing moves but here.
+    const from = await resumedFromIn(tx, endpointId)
     let sequence = endpoint.sequence
     for (const row of fresh) {
       sequence++
       await tx.put('webhookDeliveries', {
         ...row,
+        ...(from !== undefined && needsResume(row, from)
+          ? { state: 'pending' as const, retryFrom: Math.max(row.retryFrom ?? row.createdAt, from) }
+          : {}),
         sequence,
         queueKey: queueKeyOf(sequence, row.listKey),
         body: numberedBody(row.body, sequence),
@@ -822,10 +830,10 @@ async function expireIfStale(
   return runtime.store.transaction(async (tx) => {
     const current = await tx.get('webhookDeliveries', input.delivery.id)
     if (current?.state !== 'pending') return false
-    const resume = await tx.get('jobs', resumeJobIdOf(current.endpointId))
-    const resumedAt =
-      resume && 'json' in resume.payload ? Number(JSON.parse(resume.payload.json).from) || 0 : 0
-    const since = Math.max(current.retryFrom ?? current.createdAt, resumedAt)
+    const since = Math.max(
+      current.retryFrom ?? current.createdAt,
+      (await resumedFromIn(tx, current.endpointId)) ?? 0,
+    )
     if (runtime.now() - since <= input.settings.retryWindowMs) return false
     await settleIn(runtime, tx, {
       current,
@@ -835,6 +843,24 @@ async function expireIfStale(
     return true
   })
 }
+
+/**
+ * When the endpoint's resume under way was made (its `webhooks.resume` job's `from`), read in
+ * `tx`; none: no resume under way (never resumed, or its job paged the whole queue).
+ */
+export async function resumedFromIn(tx: Transaction, endpointId: string): Promise<number | undefined> {
+  const job = await tx.get('jobs', resumeJobIdOf(endpointId))
+  if (!job || !('json' in job.payload)) return undefined
+  const from = Number((JSON.parse(job.payload.json) as { from?: unknown }).from)
+  return Number.isFinite(from) ? from : undefined
+}
+
+/**
+ * Whether a waiting delivery still needs the resume made at `from`: stored `paused` (by a version
+ * before this one), or its retry window started before it.
+ */
+export const needsResume = (row: WebhookDeliveryRow, from: number): boolean =>
+  row.state === 'paused' || (row.retryFrom ?? row.createdAt) < from
 
 /** Takes the endpoint's lease unless another live worker holds it. */
 async function lease(

@@ -1,8 +1,7 @@
 import type { JobHandler } from '../kernel/JobQueue.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
-import type { WebhookDeliveryRow } from '../kernel/store/model.ts'
 import type { Transaction } from '../kernel/store/Store.ts'
-import { isOn, QUEUE_PAGE, withState } from './deliver.ts'
+import { isOn, needsResume, QUEUE_PAGE, resumedFromIn, withState } from './deliver.ts'
 import { DELIVER_JOB, jobIdOf, RESUME_JOB, resumeJobIdOf } from './recordEvent.ts'
 
 /**
@@ -29,9 +28,20 @@ export interface ResumePayload {
 /** Longest a run of the resume job pages before it hands on to its next run (its cursor saved). */
 const RUN_BUDGET_MS = 5000
 
-/** Whether a waiting delivery still needs the resume of `from`. */
-const needsResume = (row: WebhookDeliveryRow, from: number): boolean =>
-  row.state === 'paused' || (row.retryFrom ?? row.createdAt) < from
+/**
+ * How long a run that handed on leaves its job before it is due again: the other jobs due
+ * meanwhile (another endpoint's resume, a sign-in code's delivery) go first, not a run put back
+ * due at once.
+ */
+export const RESUME_AGAIN_MS = 1000
+
+/**
+ * Most resume runs at once in a process (`JobHandler.maxRunning`). A tenant makes as many as it
+ * has endpoints (one a resume, and one still paging for a resume replaced): capped, with the
+ * senders' `WEBHOOK_SENDERS`, below the queue's slots, so the sign-in codes' deliveries and the
+ * other jobs always find one.
+ */
+export const RESUME_RUNS = 1
 
 /**
  * In the resume's transaction (`tx`): the endpoint's resume job, and its head's own job (put again,
@@ -55,12 +65,6 @@ async function enqueueHead(runtime: Runtime, tx: Transaction, endpointId: string
     await runtime.jobs.enqueue(tx, DELIVER_JOB, { deliveryId: head.id }, { id: jobIdOf(head.id) })
 }
 
-/** The payload of the endpoint's resume job, read in `tx` (none: no resume under way). */
-export async function resumeOf(tx: Transaction, endpointId: string): Promise<ResumePayload | undefined> {
-  const job = await tx.get('jobs', resumeJobIdOf(endpointId))
-  return job && 'json' in job.payload ? (JSON.parse(job.payload.json) as ResumePayload) : undefined
-}
-
 /**
  * The `webhooks.resume` job: reads the endpoint's waiting deliveries a page at a time (the queue's
  * index, head first) and writes those that need it in one transaction a page (a few hundred rows
@@ -75,6 +79,7 @@ export async function resumeOf(tx: Transaction, endpointId: string): Promise<Res
 export function resumeHandler(runtime: Runtime): JobHandler<ResumePayload> {
   return {
     maxAttempts: Number.MAX_SAFE_INTEGER,
+    maxRunning: RESUME_RUNS,
     timeoutMs: RUN_BUDGET_MS + 60_000,
     async run(payload, context) {
       const { endpointId, from } = payload
@@ -93,7 +98,10 @@ export function resumeHandler(runtime: Runtime): JobHandler<ResumePayload> {
         const last = page.at(-1)?.queueKey
         const done = page.length < QUEUE_PAGE || last === undefined
         const handOn = !done && (Date.now() - started > RUN_BUDGET_MS || context.signal.aborted)
-        await runtime.store.transaction(async (tx) => {
+        const stillCurrent = await runtime.store.transaction(async (tx) => {
+          // Replaced by a resume since (turned off and on again): that one pages from the head,
+          // and this run ends before it writes anything more.
+          if ((await resumedFromIn(tx, endpointId)) !== from) return false
           let revived = false
           for (const row of page) {
             // Read again: sent, redelivered or resumed since the page was read.
@@ -111,16 +119,17 @@ export function resumeHandler(runtime: Runtime): JobHandler<ResumePayload> {
             )
           }
           if (revived) await enqueueHead(runtime, tx, endpointId)
-          // Put again with its cursor, unless a resume since put it again (that one starts over).
-          if (handOn && (await resumeOf(tx, endpointId))?.from === from)
+          // Put again with its cursor, a little later: the jobs due meanwhile go first.
+          if (handOn)
             await runtime.jobs.enqueue(
               tx,
               RESUME_JOB,
               { endpointId, from, after: last } satisfies ResumePayload,
-              { id: resumeJobIdOf(endpointId) },
+              { id: resumeJobIdOf(endpointId), runAfter: runtime.now() + RESUME_AGAIN_MS },
             )
+          return true
         })
-        if (done || handOn) return
+        if (!stillCurrent || done || handOn) return
         after = last
       }
     },
