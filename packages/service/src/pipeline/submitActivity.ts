@@ -318,10 +318,11 @@ async function prepare(submission: Submission): Promise<Prepared | undefined> {
     !(await handler.prepares(prepareContext(submission), submission.parameters as never))
   )
     return { value: undefined }
-  const pending: PendingFacts | undefined =
-    handler.policyFacts && handler.policyFactFields
-      ? { fields: handler.policyFactFields, read: false }
-      : undefined
+  // Without `policyFactFields`, a policy reading its facts fails in the dry run as it would
+  // without them: it is prepared only when allowed without them.
+  const pending: PendingFacts | undefined = handler.policyFacts
+    ? { fields: handler.policyFactFields ?? { ethTx: [] }, read: false }
+    : undefined
   const verdict = await runtime.store
     .transaction(async (tx) => {
       if ((await tx.findBy('activities', 'fingerprint', fingerprint))[0]) throw new DryRun('replay')
