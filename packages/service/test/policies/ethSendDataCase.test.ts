@@ -3,10 +3,8 @@
 // a function selector (docs/policies.md's own example: `eth.tx.data[0..10] == '0xa9059cbb'`) was
 // skipped when the caller spelled the same calldata in upper case (1,000 tokens left the wallet).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { sponsorAddress } from '../../src/sending/sponsors.ts'
-import { createHarness, ETHEREUM_ACCOUNT, fakeClock } from '../../src/testing/harness.ts'
 import { type Chain, erc20Call, startChain, waitForSend } from '../sending/sendSupport.ts'
-import { delegated } from './delegated.ts'
+import { delegatedSender } from './delegated.ts'
 
 const CAIP2 = 'eip155:31337'
 const THIEF = '0x000000000000000000000000000000000000beef'
@@ -20,17 +18,7 @@ afterAll(async () => {
 })
 
 async function setup() {
-  const h = await createHarness({
-    clock: fakeClock(Date.now()),
-    rpc: { [CAIP2]: chain.url },
-    sending: { pollIntervalMs: 20 },
-    sponsorship: { delegates: { [CAIP2]: chain.delegate } },
-  })
-  const sponsor = sponsorAddress(h.service.runtime)
-  if (sponsor) await chain.fund(sponsor, 10n ** 19n)
-  const t = await delegated([ETHEREUM_ACCOUNT], h)
-  const from = t.sub.addresses![0]!
-  await chain.fund(from, 10n ** 18n)
+  const { h, t, from } = await delegatedSender(chain, { sending: { pollIntervalMs: 20 } })
   // The back end may send from the wallet, but never an ERC-20 transfer(...).
   await t.policy({
     policyName: 'back end sends',

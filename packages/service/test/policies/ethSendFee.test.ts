@@ -8,10 +8,9 @@
 import { base32nopad } from '@scure/base'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { totp } from '../../src/mfa/totp.ts'
-import { sponsorAddress } from '../../src/sending/sponsors.ts'
-import { createHarness, ETHEREUM_ACCOUNT, fakeClock, resultOf } from '../../src/testing/harness.ts'
+import { resultOf } from '../../src/testing/harness.ts'
 import { type Chain, startChain } from '../sending/sendSupport.ts'
-import { delegated } from './delegated.ts'
+import { delegatedSender } from './delegated.ts'
 
 const CAIP2 = 'eip155:31337'
 const GWEI = 10n ** 9n
@@ -40,17 +39,7 @@ async function baseFee(gwei: bigint) {
 
 /** A back end allowed to send from the end user's wallet, but not at over 100 gwei nor 500,000 gas. */
 async function setup({ denies = true } = {}) {
-  const h = await createHarness({
-    clock: fakeClock(Date.now()),
-    rpc: { [CAIP2]: chain.url },
-    sending: { pollIntervalMs: 20 },
-    sponsorship: { delegates: { [CAIP2]: chain.delegate } },
-  })
-  const sponsor = sponsorAddress(h.service.runtime)
-  if (sponsor) await chain.fund(sponsor, 10n ** 19n)
-  const t = await delegated([ETHEREUM_ACCOUNT], h)
-  const from = t.sub.addresses![0]!
-  await chain.fund(from, 10n ** 18n)
+  const { h, t, from } = await delegatedSender(chain, { sending: { pollIntervalMs: 20 } })
   await t.policy({
     policyName: 'back end sends',
     effect: 'EFFECT_ALLOW',

@@ -5,9 +5,9 @@
 // `from` that is not the organization's account is refused before the node is asked. A policy
 // that reads the fee still gets it: an ALLOW bounding the fee lets a cheap send through.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createHarness, ETHEREUM_ACCOUNT, fakeClock, resultOf, testKey } from '../../src/testing/harness.ts'
+import { resultOf, testKey } from '../../src/testing/harness.ts'
 import { type Chain, startChain } from '../sending/sendSupport.ts'
-import { delegated } from './delegated.ts'
+import { delegatedSender } from './delegated.ts'
 
 const CAIP2 = 'eip155:31337'
 const GWEI = 10n ** 9n
@@ -33,16 +33,10 @@ async function setup() {
     } catch {}
     return fetch(input, init)
   }
-  const h = await createHarness({
-    clock: fakeClock(Date.now()),
-    rpc: { [CAIP2]: chain.url },
+  const { h, t, from } = await delegatedSender(chain, {
     sending: { pollIntervalMs: 60_000 },
-    sponsorship: { delegates: { [CAIP2]: chain.delegate } },
     fetch: counting,
   } as never)
-  const t = await delegated([ETHEREUM_ACCOUNT], h)
-  const from = t.sub.addresses![0]!
-  await chain.fund(from, 10n ** 18n)
   const send = async (as: typeof t.asBackend, parameters: Record<string, unknown> = {}) => {
     h.clock.advance(1)
     const before = calls.length

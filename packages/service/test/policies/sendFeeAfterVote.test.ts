@@ -7,9 +7,9 @@ import { base32nopad } from '@scure/base'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sendsCondition } from '../../../../src/components/mfa/rules.ts'
 import { totp } from '../../src/mfa/totp.ts'
-import { createHarness, ETHEREUM_ACCOUNT, fakeClock, resultOf } from '../../src/testing/harness.ts'
+import { resultOf } from '../../src/testing/harness.ts'
 import { type Chain, startChain } from '../sending/sendSupport.ts'
-import { delegated } from './delegated.ts'
+import { delegatedSender } from './delegated.ts'
 
 const CAIP2 = 'eip155:31337'
 const ETH = 10n ** 18n
@@ -29,15 +29,10 @@ afterAll(async () => {
  * and the kit's 0.1 ETH passkey rule on it.
  */
 async function setup() {
-  const h = await createHarness({
-    clock: fakeClock(Date.now()),
-    rpc: { [CAIP2]: chain.url },
+  const { h, t, from } = await delegatedSender(chain, {
     sending: { pollIntervalMs: 60_000 },
-    sponsorship: { delegates: { [CAIP2]: chain.delegate } },
+    funds: 2n * ETH,
   })
-  const t = await delegated([ETHEREUM_ACCOUNT], h)
-  const from = t.sub.addresses![0]!
-  await chain.fund(from, 2n * ETH)
   const rootUserId = t.sub.userIds[0]!
   await t.policy({
     policyName: 'sends the end user approves',
