@@ -1,6 +1,8 @@
 // Shared set-up of the policy tests: a sub-organization whose only root user is the end user, a
 // non-root back end, and a helper to add policies (delegated access, docs/policies.md).
+import { base32nopad } from '@scure/base'
 import type { CreateServiceOptions } from '../../src/assembly/createService.ts'
+import { totp } from '../../src/mfa/totp.ts'
 import { sponsorAddress } from '../../src/sending/sponsors.ts'
 import {
   createHarness,
@@ -85,4 +87,51 @@ export async function delegatedSender(
   const from = t.sub.addresses![0]!
   await chain.fund(from, funds)
   return { h, t, from }
+}
+
+/**
+ * The back end's own second factor (an authenticator app), enrolled and confirmed, and MFA policies
+ * the end user puts on it, each with that factor as its one step: `code()` is a fresh code.
+ */
+export async function backEndSecondFactor(
+  h: Harness,
+  t: Awaited<ReturnType<typeof delegated>>,
+  policies: { name: string; condition: string }[],
+) {
+  const asBackend = (path: Parameters<typeof h.submit>[0], params: unknown) => {
+    h.clock.advance(1)
+    return h.submit(path, params, t.asBackend)
+  }
+  const enrolled = resultOf(
+    'latchkey_create_totp_factor',
+    await asBackend('latchkey_create_totp_factor', { userId: t.backendUserId }),
+  )
+  const secret = base32nopad.decode(enrolled.secret)
+  const code = () => totp(secret, h.clock.now())
+  resultOf(
+    'latchkey_confirm_totp_factor',
+    await asBackend('latchkey_confirm_totp_factor', {
+      userId: t.backendUserId,
+      factorId: enrolled.factorId,
+      code: code(),
+    }),
+  )
+  for (const [order, { name, condition }] of policies.entries()) {
+    h.clock.advance(1)
+    resultOf(
+      'create_mfa_policy',
+      await h.submit(
+        'create_mfa_policy',
+        {
+          userId: t.backendUserId,
+          mfaPolicyName: name,
+          condition,
+          requiredAuthenticationMethods: [{ any: [{ type: 'AUTHENTICATION_TYPE_LATCHKEY_TOTP' }] }],
+          order,
+        },
+        t.asRoot,
+      ),
+    )
+  }
+  return { asBackend, code }
 }

@@ -1,16 +1,6 @@
-// A policy reads the fee an eth_send_transaction is signed with: each call's `eth.tx` has the
-// transaction's `gas` and the most `max_fee_per_gas` (and tip) the account may pay for it, its
-// replacements' included, whether the caller set them or the node's estimate and fees did. They
-// once had none, so a DENY on the fee (or the kit's passkey rule on value plus fee) never held a
-// send of value 0 paying up to 30,000,000 gas at 10,000 gwei, nearly all tip to the block's
-// producer. A send held for a second factor is prepared again when approved, at the node's fee
-// then, and judged again with that fee before it is signed.
-import { base32nopad } from '@scure/base'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { totp } from '../../src/mfa/totp.ts'
-import { resultOf } from '../../src/testing/harness.ts'
 import { type Chain, startChain } from '../sending/sendSupport.ts'
-import { delegatedSender } from './delegated.ts'
+import { backEndSecondFactor, delegatedSender } from './delegated.ts'
 
 const CAIP2 = 'eip155:31337'
 const GWEI = 10n ** 9n
@@ -71,45 +61,16 @@ async function setup({ denies = true } = {}) {
  */
 async function withSecondFactor(ctx: Awaited<ReturnType<typeof setup>>, conditions: string[]) {
   const { h, t } = ctx
-  const asBackend = (path: Parameters<typeof h.submit>[0], params: unknown) => {
-    h.clock.advance(1)
-    return h.submit(path, params, t.asBackend)
-  }
-  const enrolled = resultOf(
-    'latchkey_create_totp_factor',
-    await asBackend('latchkey_create_totp_factor', { userId: t.backendUserId }),
+  const { asBackend, code } = await backEndSecondFactor(
+    h,
+    t,
+    conditions.map((condition, order) => ({ name: `sends ${order}`, condition })),
   )
-  const secret = base32nopad.decode(enrolled.secret)
-  resultOf(
-    'latchkey_confirm_totp_factor',
-    await asBackend('latchkey_confirm_totp_factor', {
-      userId: t.backendUserId,
-      factorId: enrolled.factorId,
-      code: totp(secret, h.clock.now()),
-    }),
-  )
-  for (const [order, condition] of conditions.entries()) {
-    h.clock.advance(1)
-    resultOf(
-      'create_mfa_policy',
-      await h.submit(
-        'create_mfa_policy',
-        {
-          userId: t.backendUserId,
-          mfaPolicyName: `sends ${order}`,
-          condition,
-          requiredAuthenticationMethods: [{ any: [{ type: 'AUTHENTICATION_TYPE_LATCHKEY_TOTP' }] }],
-          order,
-        },
-        t.asRoot,
-      ),
-    )
-  }
   return async (held: { body: { activity: { id: string; fingerprint: string } } }) => {
     h.clock.advance(30_000)
     await asBackend('latchkey_satisfy_mfa', {
       fingerprint: held.body.activity.fingerprint,
-      totpCode: totp(secret, h.clock.now()),
+      totpCode: code(),
     })
     const { body } = await h.query('get_activity', { activityId: held.body.activity.id }, t.asBackend)
     return [body.activity.status, body.activity.failure?.details?.outcome ?? '']

@@ -1,15 +1,7 @@
-// A send that waited for consensus and is let run by a vote is prepared before its submitter's
-// gates judge it, so the kit's passkey rule ("sends above an amount need a passkey", value plus
-// fee) reads its fee there too: a cheap send runs on the approving vote, one whose fee passes the
-// amount is held for the second factor. The gate once judged it without its fee, and the rule's
-// condition, failing on the missing eth.tx.max_fee_per_gas, held every send a vote approved.
-import { base32nopad } from '@scure/base'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sendsCondition } from '../../../../src/components/mfa/rules.ts'
-import { totp } from '../../src/mfa/totp.ts'
-import { resultOf } from '../../src/testing/harness.ts'
 import { type Chain, startChain } from '../sending/sendSupport.ts'
-import { delegatedSender } from './delegated.ts'
+import { backEndSecondFactor, delegatedSender } from './delegated.ts'
 
 const CAIP2 = 'eip155:31337'
 const ETH = 10n ** 18n
@@ -40,37 +32,9 @@ async function setup() {
     condition: "activity.kind == 'eth_send_transaction'",
     consensus: `approvers.any(user, user.id == '${rootUserId}')`,
   })
-  const asBackend = (path: Parameters<typeof h.submit>[0], params: unknown) => {
-    h.clock.advance(1)
-    return h.submit(path, params, t.asBackend)
-  }
-  const enrolled = resultOf(
-    'latchkey_create_totp_factor',
-    await asBackend('latchkey_create_totp_factor', { userId: t.backendUserId }),
-  )
-  resultOf(
-    'latchkey_confirm_totp_factor',
-    await asBackend('latchkey_confirm_totp_factor', {
-      userId: t.backendUserId,
-      factorId: enrolled.factorId,
-      code: totp(base32nopad.decode(enrolled.secret), h.clock.now()),
-    }),
-  )
-  h.clock.advance(1)
-  resultOf(
-    'create_mfa_policy',
-    await h.submit(
-      'create_mfa_policy',
-      {
-        userId: t.backendUserId,
-        mfaPolicyName: 'latchkey: sends above an amount need a passkey',
-        condition: sendsCondition(ETH / 10n),
-        requiredAuthenticationMethods: [{ any: [{ type: 'AUTHENTICATION_TYPE_LATCHKEY_TOTP' }] }],
-        order: 0,
-      },
-      t.asRoot,
-    ),
-  )
+  const { asBackend } = await backEndSecondFactor(h, t, [
+    { name: 'latchkey: sends above an amount need a passkey', condition: sendsCondition(ETH / 10n) },
+  ])
   /** A send submitted by the back end, then approved by the end user: its status then. */
   const sendApproved = async (parameters: Record<string, unknown>) => {
     const waiting = await asBackend('eth_send_transaction', {
