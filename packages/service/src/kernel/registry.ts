@@ -427,6 +427,14 @@ export interface GateInput {
   loosensGuard?: (row: ActivityRow) => Promise<boolean>
   /** What `prepare` fixed that policies read (`ActivityHandler.policyFacts`), for a handler that has them. */
   facts?: PolicyFacts
+  /**
+   * The facts `prepare` will fix, not known yet (`ActivityHandler.policyFactFields`): the activity
+   * is judged before its `prepare` (a send's dry run), or was not prepared (its dry run refused it
+   * or left it waiting for consensus; it is prepared and judged with them before it runs). A
+   * confinement then refuses only what no value of them could let through: reading one is
+   * neither a yes nor a no.
+   */
+  pendingFacts?: PolicyFactFields
 }
 
 /**

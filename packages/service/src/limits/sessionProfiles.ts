@@ -15,10 +15,12 @@ import {
 import { timestampOf } from '../kernel/base/ids.ts'
 import { decodeTransactionForPolicy } from '../kernel/crypto/signTransaction.ts'
 import type { Reader } from '../kernel/Reader.ts'
-import { defineActivity, defineQuery, type GateInput } from '../kernel/registry.ts'
+import { defineActivity, defineQuery, type GateInput, type PolicyFactFields } from '../kernel/registry.ts'
 import type { SessionProfileRow } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Reads.ts'
-import { evaluateExpression } from '../policies/evaluateExpression.ts'
+import { withPending } from '../pipeline/decideActivity.ts'
+import type { Expr } from '../policies/ast.ts'
+import { evaluateExpression, type PolicyScope } from '../policies/evaluateExpression.ts'
 import { parseCondition } from '../policies/evaluatePolicies.ts'
 import { POLICY_LIMITS } from '../policies/limits.ts'
 import { policyContextsOf } from '../policies/policyContextOf.ts'
@@ -211,11 +213,87 @@ const refusal = (input: GateInput, profileId: string, why: string): ApiError =>
   })
 
 /** True only when `scope` evaluates to true (an error, a non-bool or a missing keyword: false). */
-function holds(scope: string, context: Parameters<typeof evaluateExpression>[1]): boolean {
+function holds(scope: string, context: PolicyScope): boolean {
   try {
     return evaluateExpression(parseCondition(scope), context, POLICY_LIMITS.maxSteps) === true
   } catch {
     return false
+  }
+}
+
+/** What an expression may come to once facts still pending are known. */
+type Outcome = 'true' | 'false' | 'error'
+const ANY: ReadonlySet<Outcome> = new Set(['true', 'false', 'error'])
+
+/**
+ * Whether `scope` may hold for `context` once the facts `pending` names are known (a send before
+ * its `prepare`: its fee). Evaluated with them pending (`withPending`): one that reads none of
+ * them is decided as `holds` decides it. One that reads one may still be false whatever they are
+ * (`eth.tx.gas <= 50000 && eth.tx.to == '0xSHOP'` for a send to another address): then it is
+ * judged again operand by operand (`outcomes`), so that where the author put the fee's clauses
+ * changes nothing.
+ */
+function mayHold(scope: string, context: PolicyScope, pending: PolicyFactFields): boolean {
+  let tree: Expr
+  try {
+    tree = parseCondition(scope)
+  } catch {
+    return false
+  }
+  const probe = { read: false }
+  try {
+    if (evaluateExpression(tree, withPending(context, pending, probe), POLICY_LIMITS.maxSteps) === true)
+      return true
+  } catch {}
+  if (!probe.read) return false
+  // The operands together get one evaluation's steps (past them: anything may come of it).
+  return outcomes(tree, context, pending, { remaining: POLICY_LIMITS.maxSteps }).has('true')
+}
+
+/**
+ * What `node` may evaluate to over `context` whatever the pending facts turn out to be, as
+ * `evaluateExpression` evaluates it (`&&` and `||` left to right, short-circuit; `!`; an error or a
+ * non-bool operand ends it as an error): at least every outcome it can have. An operand that reads
+ * a pending fact (or that runs out of steps here) may be anything; its operator then combines what
+ * each operand may be, so `x && false` is false whatever `x` is, and `x && true` may be anything.
+ */
+function outcomes(
+  node: Expr,
+  context: PolicyScope,
+  pending: PolicyFactFields,
+  budget: { remaining: number },
+): ReadonlySet<Outcome> {
+  if (node.type === 'not') {
+    const operand = outcomes(node.operand, context, pending, budget)
+    return new Set(
+      [...operand].map((outcome) => (outcome === 'true' ? 'false' : outcome === 'false' ? 'true' : 'error')),
+    )
+  }
+  if (node.type === 'logical') {
+    // `&&` stops at the first false (`||` true), and goes on past true (`||` false).
+    const stops: Outcome = node.op === '&&' ? 'false' : 'true'
+    const goesOn: Outcome = node.op === '&&' ? 'true' : 'false'
+    const ends = new Set<Outcome>()
+    for (const operand of node.operands) {
+      const may = outcomes(operand, context, pending, budget)
+      if (may.has(stops)) ends.add(stops)
+      if (may.has('error')) ends.add('error')
+      if (!may.has(goesOn)) return ends
+    }
+    ends.add(goesOn)
+    return ends
+  }
+  const probe = { read: false }
+  try {
+    const value = evaluateExpression(
+      node,
+      withPending(context, pending, probe),
+      POLICY_LIMITS.maxSteps,
+      budget,
+    )
+    return new Set([value === true ? 'true' : value === false ? 'false' : 'error'])
+  } catch {
+    return probe.read || budget.remaining < 0 ? ANY : new Set(['error'])
   }
 }
 
@@ -241,8 +319,12 @@ function isOwnLogout({ row, caller }: GateInput): boolean {
 /**
  * The confinement of a session issued under a profile (`ServicePlugin.confine`): its activity
  * runs only if it is none of what such a session never does and the profile's current scope
- * holds for it (for every call of a batch, as policies judge it). A deleted profile refuses all
- * but one thing: the session signing itself out (`isOwnLogout`), which any profile lets through.
+ * holds for it (for every call of a batch, as policies judge it). A send judged before its fee is
+ * known (`GateInput.pendingFacts`: its dry run, or it waits for consensus unprepared) is refused
+ * only when the scope is false whatever the fee; it is judged with the fee it is signed at before
+ * it is signed (its submission, or its run after a vote or a second factor: `runAsSubmitter`). A
+ * deleted profile refuses all but one thing: the session signing itself out (`isOwnLogout`), which
+ * any profile lets through.
  */
 export async function confineToProfile(input: GateInput): Promise<ApiError | undefined> {
   const profileId = input.caller.credential.sessionProfileId
@@ -259,7 +341,12 @@ export async function confineToProfile(input: GateInput): Promise<ApiError | und
     decodeTransaction: decodeTransactionForPolicy,
     ...(input.facts ? { facts: input.facts } : {}),
   })
-  if (!contexts.every((context) => holds(profile.scope, context)))
-    return refusal(input, profileId, `its scope does not allow it`)
+  // Before a send's `prepare` (or not prepared since), its fee is pending: a scope that may hold
+  // with it does not refuse here; the send is judged again with its fee before it is signed.
+  const { pendingFacts } = input
+  const allowed = pendingFacts
+    ? (context: PolicyScope) => mayHold(profile.scope, context, pendingFacts)
+    : (context: PolicyScope) => holds(profile.scope, context)
+  if (!contexts.every(allowed)) return refusal(input, profileId, `its scope does not allow it`)
   return undefined
 }

@@ -68,8 +68,16 @@ export interface PendingFacts {
   read: boolean
 }
 
-/** `scope` with the pending facts' fields in each `eth.tx`: reading one sets `probe.read` and fails. */
-function withPending(scope: PolicyScope, fields: PolicyFactFields, probe: { read: boolean }): PolicyScope {
+/**
+ * `scope` with the pending facts' fields in each `eth.tx`: reading one sets `probe.read` and fails.
+ * Policies are judged in it in a dry run (`PendingFacts`), and so is a session profile's scope
+ * (`GateInput.pendingFacts`), each with its own probe.
+ */
+export function withPending(
+  scope: PolicyScope,
+  fields: PolicyFactFields,
+  probe: { read: boolean },
+): PolicyScope {
   const eth = scope.eth as PolicyStruct | undefined
   const tx = eth?.tx
   if (typeof tx !== 'object' || Array.isArray(tx)) return scope

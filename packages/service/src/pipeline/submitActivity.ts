@@ -10,7 +10,7 @@ import {
 import { ApiError, AuthenticationError, FieldError, PermissionError } from '../kernel/base/errors.ts'
 import { requestFingerprint } from '../kernel/Caller.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
-import type { ActivityHandler, Caller, PolicyFacts, Registry } from '../kernel/registry.ts'
+import type { ActivityHandler, Caller, PolicyFactFields, PolicyFacts, Registry } from '../kernel/registry.ts'
 import type { ActivityRow, OrganizationRow } from '../kernel/store/model.ts'
 import { isDatabaseError, type Lookup, type Reads, type Transaction } from '../kernel/store/Store.ts'
 import { recordActivityEvents } from './activityEvents.ts'
@@ -265,15 +265,27 @@ const gateInput = (submission: Submission, tx: Transaction, row: ActivityRow, fa
 /**
  * The decision on the activity, taken in `tx` (a dry run before `prepare`, with the facts it will
  * fix `pending`, then for real, with what `prepare` fixed that policies read): a plugin confining
- * its caller (a session profile's scope) refuses it first, whoever the caller is.
+ * its caller (a session profile's scope) refuses it first, whoever the caller is. The confinement
+ * judges the facts too: pending in the dry run, and for real when the dry run did not let it be
+ * prepared (`unprepared`: refused, or waiting for consensus, judged again with them when let run),
+ * it refuses only what no facts could let through. Its "maybe" is its own: what prepares the
+ * activity is the policies' dry run (`PendingFacts.read`), never the confinement's.
  */
 async function decide(
   submission: Submission,
   tx: Transaction,
   row: ActivityRow,
-  { facts, pending }: { facts?: PolicyFacts | undefined; pending?: PendingFacts } = {},
+  {
+    facts,
+    pending,
+    unprepared,
+  }: { facts?: PolicyFacts | undefined; pending?: PendingFacts; unprepared?: PolicyFactFields } = {},
 ): Promise<Decision> {
-  const refusal = await confinedBy(submission.registry, gateInput(submission, tx, row, facts))
+  const pendingFacts = pending?.fields ?? unprepared
+  const refusal = await confinedBy(submission.registry, {
+    ...gateInput(submission, tx, row, facts),
+    ...(pendingFacts ? { pendingFacts } : {}),
+  })
   if (refusal) {
     await recordEvaluation(tx, submission.runtime, row, { outcome: 'OUTCOME_DENY_EXPLICIT' })
     return { outcome: 'OUTCOME_DENY_EXPLICIT', error: refusal }
@@ -306,9 +318,10 @@ async function precompute(submission: Submission): Promise<unknown> {
  * An activity whose policies read what `prepare` fixes (`ActivityHandler.policyFacts`: a send's
  * fee) is decided on with those facts, which are what it runs with: its dry run has them pending
  * (`PendingFacts`), and it is prepared when that dry run allows it or when a policy read them (the
- * facts may change the decision); refused whatever they are (a session profile's scope, a
- * matching DENY that read none, no policy reading them and none allowing it), it is not: a caller
- * refused makes no outbound call.
+ * facts may change the decision); refused whatever they are (a session profile's scope false for
+ * any of them, a matching DENY that read none, no policy reading them and none allowing it), it is
+ * not: a caller refused makes no outbound call. A scope that may hold with the facts (it reads
+ * them: `GateInput.pendingFacts`) lets the policies' dry run decide, and is judged with them after.
  */
 async function prepare(submission: Submission): Promise<Prepared | undefined> {
   const { runtime, handler, fingerprint } = submission
@@ -318,10 +331,8 @@ async function prepare(submission: Submission): Promise<Prepared | undefined> {
     !(await handler.prepares(prepareContext(submission), submission.parameters as never))
   )
     return { value: undefined }
-  // Without `policyFactFields`, a policy reading its facts fails in the dry run as it would
-  // without them: it is prepared only when allowed without them.
   const pending: PendingFacts | undefined = handler.policyFacts
-    ? { fields: handler.policyFactFields ?? { ethTx: [] }, read: false }
+    ? { fields: pendingFieldsOf(handler), read: false }
     : undefined
   const verdict = await runtime.store
     .transaction(async (tx) => {
@@ -348,6 +359,14 @@ async function prepare(submission: Submission): Promise<Prepared | undefined> {
   if (verdict !== 'OUTCOME_ALLOW') return undefined
   return prepareNow(submission)
 }
+
+/**
+ * The facts a handler with `policyFacts` fixes in `prepare`, named before it runs. Without
+ * `policyFactFields`, none: a policy or a scope reading its facts fails before it as it would
+ * without them, and it is prepared only when allowed without them.
+ */
+const pendingFieldsOf = (handler: ActivityHandler): PolicyFactFields =>
+  handler.policyFactFields ?? { ethTx: [] }
 
 /** The handler's `prepare`, its throw kept for the run (a storage outage excepted). */
 async function prepareNow(submission: Submission): Promise<Prepared> {
@@ -461,14 +480,20 @@ async function decideAndRun(
   row: ActivityRow,
   ready: Ready,
 ): Promise<Execution> {
-  const decision = await decide(submission, tx, row, { facts: ready.facts })
+  const { handler } = submission
+  // Not prepared (its dry run refused it, or left it waiting): its facts are still pending.
+  const unprepared =
+    handler.policyFacts && ready.prepared === undefined ? pendingFieldsOf(handler) : undefined
+  const decision = await decide(submission, tx, row, {
+    facts: ready.facts,
+    ...(unprepared ? { unprepared } : {}),
+  })
   submission.outcome = decision.outcome
   switch (decision.outcome) {
     case 'OUTCOME_ALLOW': {
       // Not allowed in its dry run whatever its facts, so not prepared, and allowed now (a policy
       // or a profile changed meanwhile): it would be judged without them, and prepared in here.
-      if (submission.handler.policyFacts && ready.prepared === undefined)
-        return refused(submission, tx, row, changedMeanwhile())
+      if (unprepared) return refused(submission, tx, row, changedMeanwhile())
       // A plugin's gate (MFA) may hold an allowed activity until more is proven.
       const gate = await heldBy(submission.registry, gateInput(submission, tx, row, ready.facts))
       if (gate) return { row: await tx.put('activities', { ...row, status: gate.status }) }

@@ -3,7 +3,9 @@
 // fee: a dry run of the decision with the fee pending refuses them first, without a node call (no
 // ALLOW for them, a DENY matching without reading the fee, their session profile's scope), and a
 // `from` that is not the organization's account is refused before the node is asked. A policy
-// that reads the fee still gets it: an ALLOW bounding the fee lets a cheap send through.
+// that reads the fee still gets it: an ALLOW bounding the fee lets a cheap send through. A session
+// profile's scope reading the fee refuses in the dry run only what it refuses whatever the fee, and
+// a scope that may hold with the fee does not have a send prepared that its policies refuse.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { resultOf, testKey } from '../../src/testing/harness.ts'
 import { type Chain, startChain } from '../sending/sendSupport.ts'
@@ -53,6 +55,23 @@ async function setup() {
   return { h, t, send }
 }
 
+type Setup = Awaited<ReturnType<typeof setup>>
+
+/** A session key that `as` signs in under a new profile of `scope`, made by the end user (root). */
+async function profiledSession({ h, t }: Setup, as: Setup['t']['asRoot'], scope: string) {
+  const sessionProfileId = resultOf(
+    'create_session_profile',
+    await h.submit('create_session_profile', { sessionProfileName: 'profile', scope }, t.asRoot),
+  ).sessionProfileId as string
+  const session = testKey()
+  h.clock.advance(1)
+  resultOf(
+    'stamp_login',
+    await h.submit('stamp_login', { publicKey: session.publicKey, sessionProfileId }, as),
+  )
+  return session
+}
+
 describe('a send refused whatever its fee makes no node call', () => {
   it('no ALLOW for the caller, from the organization or any address', async () => {
     const { h, t, send } = await setup()
@@ -85,24 +104,41 @@ describe('a send refused whatever its fee makes no node call', () => {
   }, 60_000)
 
   it("its session profile's scope", async () => {
-    const { h, t, send } = await setup()
-    const sessionProfileId = resultOf(
-      'create_session_profile',
-      await h.submit(
-        'create_session_profile',
-        { sessionProfileName: 'signer', scope: "activity.action == 'SIGN'" },
-        t.asRoot,
-      ),
-    ).sessionProfileId as string
-    const session = testKey()
-    h.clock.advance(1)
-    resultOf(
-      'stamp_login',
-      await h.submit('stamp_login', { publicKey: session.publicKey, sessionProfileId }, t.asRoot),
-    )
+    const ctx = await setup()
+    const { h, t, send } = ctx
     // The organization's root user, who may send, signed in under a profile that may only sign.
+    const session = await profiledSession(ctx, t.asRoot, "activity.action == 'SIGN'")
     expect(await send({ ...t.at, as: session })).toEqual({
       answer: [403, 'SESSION_SCOPE_DENIED', 'OUTCOME_DENY_EXPLICIT'],
+      nodeCalls: 0,
+    })
+    await h.service.close()
+  }, 60_000)
+
+  it("its session profile's scope reading the fee, false whatever the fee (another address)", async () => {
+    const ctx = await setup()
+    const { h, t, send } = ctx
+    // The root user, who may send, under a profile paying only STRANGER, its fee clauses first.
+    const session = await profiledSession(ctx, t.asRoot, `${CHEAP_FEE} && eth.tx.to == '${STRANGER}'`)
+    expect(await send({ ...t.at, as: session })).toEqual({
+      answer: [403, 'SESSION_SCOPE_DENIED', 'OUTCOME_DENY_EXPLICIT'],
+      nodeCalls: 0,
+    })
+    await h.service.close()
+  }, 60_000)
+
+  it('a session whose profile may send within the fee, but whose policies refuse it whatever the fee', async () => {
+    const ctx = await setup()
+    const { h, t, send } = ctx
+    // The back end may sign in, not send: its scope alone does not have the send prepared.
+    await t.policy({
+      policyName: 'back end signs in',
+      effect: 'EFFECT_ALLOW',
+      condition: "activity.kind == 'stamp_login'",
+    })
+    const session = await profiledSession(ctx, t.asBackend, `${CHEAP_FEE} && eth.tx.to == '${PAYEE}'`)
+    expect(await send({ ...t.at, as: session })).toEqual({
+      answer: [403, 'PERMISSION_DENIED', 'OUTCOME_DENY_IMPLICIT'],
       nodeCalls: 0,
     })
     await h.service.close()
