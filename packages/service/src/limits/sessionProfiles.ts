@@ -231,9 +231,9 @@ const ANY: ReadonlySet<Outcome> = new Set(['true', 'false', 'error'])
  * them is decided as `holds` decides it. One that reads one may still be false whatever they are
  * (`eth.tx.gas <= 50000 && eth.tx.to == '0xSHOP'` for a send to another address): then it is
  * judged again operand by operand (`outcomes`), so that where the author put the fee's clauses
- * changes nothing.
+ * changes nothing. (Exported for test/policies/profileScopePending.test.ts.)
  */
-function mayHold(scope: string, context: PolicyScope, pending: PolicyFactFields): boolean {
+export function mayHold(scope: string, context: PolicyScope, pending: PolicyFactFields): boolean {
   let tree: Expr
   try {
     tree = parseCondition(scope)
