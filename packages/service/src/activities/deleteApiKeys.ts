@@ -1,4 +1,9 @@
-import { assertRootKeepsAccess, endSessionsOpenedWith, isLiveSession } from '../domain/sessions.ts'
+import {
+  assertRootKeepsAccess,
+  endSessionsOpenedWith,
+  endSignIns,
+  isLiveSession,
+} from '../domain/sessions.ts'
 import { findUser } from '../domain/users.ts'
 import { recordAppEvent } from '../kernel/appEvents.ts'
 import { mapInOrder } from '../kernel/base/async.ts'
@@ -8,7 +13,9 @@ import { defineActivity } from '../kernel/registry.ts'
 
 /**
  * Revokes API keys (also how a client logs out: it deletes its session key). The read-write
- * sessions a deleted registered key opened, and their renewals, end with it (`endSessionsOpenedWith`).
+ * sessions a deleted registered key opened, and their renewals, end with it (`endSessionsOpenedWith`);
+ * a deleted session key ends its sign-in's other renewals, but for a refresh giving its old key
+ * back (`endSignIns`).
  */
 export const deleteApiKeys = defineActivity('delete_api_keys', {
   // A session key belongs to whichever user logged in, root or not; it may revoke its own keys.
@@ -61,6 +68,7 @@ export const deleteApiKeys = defineActivity('delete_api_keys', {
       return key
     })
     await endSessionsOpenedWith(ctx, user, { apiKeys: removed })
+    await endSignIns(ctx, user, removed)
     await assertRootKeepsAccess(ctx, user, 'parameters.apiKeyIds')
     if (loggedOut > 0) ctx.report('signin.sessions_revoked', { reason: 'logout', count: loggedOut })
     if (deleted > 0) ctx.report('signin.sessions_revoked', { reason: 'deleted', count: deleted })

@@ -134,7 +134,7 @@ const recordRevoked = (
   ctx: ActivityContext,
   user: UserRow,
   key: ApiKeyRow,
-  reason: 'invalidate_existing' | 'too_many_sessions' | 'credential_removed',
+  reason: 'invalidate_existing' | 'too_many_sessions' | 'credential_removed' | 'logout' | 'deleted',
 ) =>
   recordAppEvent(ctx.runtime, ctx.tx, {
     id: `${ctx.activityId}.revoked.${key.id}`,
@@ -314,7 +314,7 @@ export async function sessionOriginOf(ctx: ActivityContext): Promise<SessionOrig
   }
   const key = await ctx.tx.get('apiKeys', credential.id)
   if (!key || key.userId !== userId) throw credentialGone()
-  let { origin } = key
+  let origin: SessionOrigin | undefined = key.origin
   if (!origin) {
     if (SESSION_CREDENTIAL_TYPES.includes(key.credentialType))
       throw sessionEnded('it was opened before sessions recorded their origin')
@@ -336,7 +336,8 @@ export async function sessionOriginOf(ctx: ActivityContext): Promise<SessionOrig
     if (!opener || opener.userId !== userId) throw sessionEnded('the key that opened it was deleted')
     if (isExpired(opener, ctx.now)) throw sessionEnded('the key that opened it has expired')
   }
-  return origin
+  // A renewal: the new session belongs to the sign-in of the key that stamped it.
+  return { ...origin, signIn: origin.signIn ?? key.id }
 }
 
 /**
@@ -377,6 +378,79 @@ export async function endSessionsOpenedWith(
     await recordRevoked(ctx, user, key, 'credential_removed')
   }
   if (ended > 0) ctx.report('signin.sessions_revoked', { reason: 'credential_removed', count: ended })
+}
+
+/**
+ * The lock a user's sessions change under, per organization (`ServicePlugin.serializes`, the
+ * sign-in wing): the logins that issue a session and `delete_api_keys`, which ends sign-ins
+ * (`endSignIns`), run one at a time in every process instead of failing each other's commits, so
+ * a stream of renewals cannot hold a logout off until it runs out of reruns.
+ */
+export const sessionLockOf = (organizationId: string): string => `sessions:${organizationId}`
+
+/** The activities that take `sessionLockOf`: those that issue a session, and the deletion of keys. */
+export const SESSION_LOCK_PATHS: ReadonlySet<string> = new Set([
+  'stamp_login',
+  'otp_login',
+  'oauth_login',
+  'delete_api_keys',
+])
+
+/**
+ * The sign-in a session key belongs to (`SessionOrigin.signIn`): the first key of its chain of
+ * renewals, its own id for that first one. Undefined for a registered key (no origin, not a login
+ * key): the sessions it opens are sign-ins of their own, ended with it by `endSessionsOpenedWith`.
+ */
+export function signInOf(key: ApiKeyRow): string | undefined {
+  if (key.origin === undefined && !SESSION_CREDENTIAL_TYPES.includes(key.credentialType)) return undefined
+  return key.origin?.signIn ?? key.id
+}
+
+/**
+ * Ends, with session keys deleted in this transaction (`removed`, by `delete_api_keys`), every other
+ * key of their sign-ins (`signInOf`: the renewals, before and after each), so a copy of a session
+ * key renewed (`stamp_login` with it) before the owner signed out or revoked the session ends too.
+ * A key the caller's own sign-in gives back (the kit's refresh: the new key deletes the old one)
+ * ends that key only; the caller's own key (a logout), or one of another sign-in (a device revoked
+ * from another), ends its sign-in whole. The caller's key is read in this transaction, with the
+ * user's keys: a renewal racing the logout either committed first (and is ended) or finds its
+ * stamping key gone (`sessionOriginOf`). Each live session ended gets its
+ * `LATCHKEY_SESSION_REVOKED` (`logout` when the caller signed its own sign-in out, else `deleted`).
+ */
+export async function endSignIns(
+  ctx: ActivityContext,
+  user: UserRow,
+  removed: readonly ApiKeyRow[],
+): Promise<void> {
+  const { credential } = ctx.caller
+  const callerKey =
+    credential.kind !== 'API_KEY'
+      ? undefined
+      : (removed.find((key) => key.id === credential.id) ?? (await ctx.tx.get('apiKeys', credential.id)))
+  const callerSignIn = callerKey && callerKey.userId === user.id ? signInOf(callerKey) : undefined
+  const ending = new Map<string, 'logout' | 'deleted'>()
+  for (const key of removed) {
+    const signIn = signInOf(key)
+    if (signIn === undefined) continue
+    const own = key.id === callerKey?.id
+    if (!own && signIn === callerSignIn) continue
+    if (own) ending.set(signIn, 'logout')
+    else if (!ending.has(signIn)) ending.set(signIn, 'deleted')
+  }
+  if (ending.size === 0) return
+  const deleted = new Set(removed.map((key) => key.id))
+  const counts = { logout: 0, deleted: 0 }
+  for (const key of await ctx.tx.findBy('apiKeys', 'userId', user.id)) {
+    const signIn = signInOf(key)
+    const reason = signIn === undefined || deleted.has(key.id) ? undefined : ending.get(signIn)
+    if (reason === undefined) continue
+    await ctx.tx.delete('apiKeys', key.id)
+    if (!isLiveSession(key, ctx.now)) continue
+    counts[reason]++
+    await recordRevoked(ctx, user, key, reason)
+  }
+  for (const reason of ['logout', 'deleted'] as const)
+    if (counts[reason] > 0) ctx.report('signin.sessions_revoked', { reason, count: counts[reason] })
 }
 
 /**

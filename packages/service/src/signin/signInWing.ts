@@ -5,7 +5,7 @@ import {
   QUERIES,
   type QueryPath,
 } from '@latchkey/protocol'
-import { ATTESTED_CREDENTIAL_PREFIX } from '../domain/sessions.ts'
+import { ATTESTED_CREDENTIAL_PREFIX, SESSION_LOCK_PATHS, sessionLockOf } from '../domain/sessions.ts'
 import { PermissionError } from '../kernel/base/errors.ts'
 import { CONTACT_CODES } from '../kernel/contactCodes.ts'
 import type { ServicePlugin } from '../kernel/registry.ts'
@@ -69,6 +69,9 @@ export const signInWing = (options: SignInWingConfig = {}): ServicePlugin<SignIn
     app.route('/dev/settings', settingsApp(runtime))
   },
   subOrganization: subOrganizationHooks,
+  // A renewal and the logout that ends its sign-in queue for one lock (domain/sessions.ts).
+  serializes: ({ path, organization }) =>
+    SESSION_LOCK_PATHS.has(path) ? sessionLockOf(organization.id) : undefined,
   async ownsCaller(caller, runtime, reads = runtime.store) {
     const config = (await reads.findBy('proxyConfigs', 'organizationId', caller.organizationId))[0]
     return config?.proxyUserId !== undefined && config.proxyUserId === caller.userId

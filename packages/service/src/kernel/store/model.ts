@@ -104,6 +104,13 @@ export interface ApiKeyRow extends Row {
 export interface SessionOrigin {
   authenticatorIds?: string[]
   apiKeyIds?: string[]
+  /**
+   * The sign-in a renewal belongs to: the id of the first session key of its chain of refreshes
+   * (`stamp_login` stamped by a session key), carried forward by each; absent on that first key,
+   * whose own id names it (`signInOf`). Ending a session ends its whole sign-in (`endSignIns`):
+   * a renewal someone made with a copied key does not outlive the owner's logout.
+   */
+  signIn?: string
 }
 
 /** An API key's `keyInOrganization`: its public key in one organization. */

@@ -1,0 +1,237 @@
+// A session key renews itself with `stamp_login` stamped by itself: the renewal is a new key, and
+// whoever holds a copy of the session key can make one. The owner's logout deleted only the key
+// the owner's browser held, so a thief who copied a session key and renewed it once kept a session
+// of their own, renewing it for ever, after the owner signed out. Every renewal now belongs to the
+// sign-in it renews (`SessionOrigin.signIn`), and ending a session ends its whole sign-in: the
+// owner's logout, or the session revoked from another device. The kit's own refresh (the new key
+// deletes the old one) still ends only the old key.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
+import { createHarness, type Harness, resultOf, type Stamper, testKey } from '../../src/testing/harness.ts'
+import { twoInstances } from '../support/twoInstances.ts'
+import { signedIn } from './inFlight.ts'
+
+/** Webhooks on, delivered nowhere: the events are read from the database. */
+const WEBHOOKS = {
+  webhooks: { transport: async () => ({ status: 200, body: '' }) },
+  jobs: { pollMs: 3_600_000, backoff: { baseMs: 1000, maxMs: 60_000 } },
+}
+
+/** A renewal of `as`'s session, as the kit's refreshSession makes it: a fresh key by `stamp_login`. */
+async function renew(h: Harness, as: Stamper, organizationId: string) {
+  const key = testKey()
+  h.clock.advance(1)
+  const reply = await h.submit(
+    'stamp_login',
+    { publicKey: key.publicKey, expirationSeconds: '3600' },
+    { as, organizationId },
+  )
+  return reply.status === 200 ? { status: 200, key } : { status: reply.status, key: undefined }
+}
+
+/** The id of the user's API key with `key`'s public key. */
+async function keyIdOf(h: Harness, userId: string, key: Stamper): Promise<string> {
+  const row = (await h.service.store.findBy('apiKeys', 'userId', userId)).find(
+    (k) => k.publicKey === (key as unknown as { publicKey: string }).publicKey,
+  )
+  if (!row) throw new Error('no such key')
+  return row.id
+}
+
+/** `delete_api_keys` of `keys`, stamped by `as`. */
+async function deleteKeys(h: Harness, as: Stamper, organizationId: string, userId: string, keys: Stamper[]) {
+  const apiKeyIds = await Promise.all(keys.map((key) => keyIdOf(h, userId, key)))
+  h.clock.advance(1)
+  return h.submit('delete_api_keys', { userId, apiKeyIds }, { as, organizationId })
+}
+
+/** The status of a `create_wallet` stamped by `as`. */
+async function acts(h: Harness, as: Stamper, organizationId: string): Promise<number> {
+  h.clock.advance(1)
+  return (
+    await h.submit('create_wallet', { walletName: `w${h.clock.now()}`, accounts: [] }, { as, organizationId })
+  ).status
+}
+
+/** The `reason` of each LATCHKEY_SESSION_REVOKED recorded for `apiKeyId`. */
+async function revokedReasons(h: Harness, apiKeyId: string): Promise<string[]> {
+  return (await h.service.store.all('webhookEvents'))
+    .filter((event) => event.eventType === 'LATCHKEY_SESSION_REVOKED')
+    .map((event) => event.data as { apiKeyId?: string; reason: string })
+    .filter((data) => data.apiKeyId === apiKeyId)
+    .map((data) => data.reason)
+}
+
+async function subscribed(h: Harness) {
+  resultOf(
+    'create_webhook_endpoint',
+    await h.submit('create_webhook_endpoint', {
+      url: 'http://127.0.0.1:9/hook',
+      name: 'app',
+      subscriptions: [{ eventType: 'LATCHKEY_SESSION_REVOKED' }],
+    }),
+  )
+}
+
+describe('ending a session ends its whole sign-in', () => {
+  it("the owner's logout ends a renewal a thief made with a copy of the session key", async () => {
+    const h = await createHarness(WEBHOOKS as never)
+    await subscribed(h)
+    const { organizationId, userId, session: first } = await signedIn(h)
+    // The thief renews the copied key: a session of its own, which renews itself again.
+    const stolen = (await renew(h, first, organizationId)).key!
+    const thief = (await renew(h, stolen, organizationId)).key!
+    const thiefId = await keyIdOf(h, userId, thief)
+    // The owner's kit refreshes too (the new key deletes the old one), and keeps signing.
+    const owner = (await renew(h, first, organizationId)).key!
+    expect((await deleteKeys(h, owner, organizationId, userId, [first])).status).toBe(200)
+    // Giving the old key back ended that key only: the thief's renewal is another's to end.
+    expect(await acts(h, owner, organizationId)).toBe(200)
+    expect(await acts(h, thief, organizationId)).toBe(200)
+
+    // The owner signs out: its own key, as the kit's logout deletes it.
+    expect((await deleteKeys(h, owner, organizationId, userId, [owner])).status).toBe(200)
+    expect(await acts(h, thief, organizationId)).toBe(401)
+    expect((await renew(h, thief, organizationId)).status).toBe(401)
+    expect(await acts(h, stolen, organizationId)).toBe(401)
+    expect(await revokedReasons(h, thiefId)).toEqual(['logout'])
+    // Nothing of the sign-in is left on the user; the durable key that opened it stays.
+    const left = await h.service.store.findBy('apiKeys', 'userId', userId)
+    expect(left.map((k) => k.expirationSeconds === undefined)).toEqual([true])
+  })
+
+  it('a session revoked from another device ends its renewals; that device and the other sign-ins stay', async () => {
+    const h = await createHarness(WEBHOOKS as never)
+    await subscribed(h)
+    const { organizationId, userId, durable, session: phone } = await signedIn(h)
+    const phoneRenewed = (await renew(h, phone, organizationId)).key!
+    const phoneRenewedId = await keyIdOf(h, userId, phoneRenewed)
+    // Another sign-in of the same user (a laptop), opened by the durable key.
+    const laptop = (await renew(h, durable, organizationId)).key!
+    const laptopRenewed = (await renew(h, laptop, organizationId)).key!
+
+    // From the laptop, the owner revokes the phone's first session key (the one listed).
+    expect((await deleteKeys(h, laptopRenewed, organizationId, userId, [phone])).status).toBe(200)
+    expect(await acts(h, phoneRenewed, organizationId)).toBe(401)
+    expect(await revokedReasons(h, phoneRenewedId)).toEqual(['deleted'])
+    // The laptop's sign-in, its first key included, is not the phone's.
+    expect(await acts(h, laptop, organizationId)).toBe(200)
+    expect(await acts(h, laptopRenewed, organizationId)).toBe(200)
+  })
+
+  it("two tabs' refreshes of one session: each giving the old key back leaves the other's new key", async () => {
+    const h = await createHarness()
+    const { organizationId, userId, session } = await signedIn(h)
+    const tab1 = (await renew(h, session, organizationId)).key!
+    const tab2 = (await renew(h, session, organizationId)).key!
+    expect((await deleteKeys(h, tab1, organizationId, userId, [session])).status).toBe(200)
+    expect(await acts(h, tab1, organizationId)).toBe(200)
+    expect(await acts(h, tab2, organizationId)).toBe(200)
+    // A renewal of a renewal is the same sign-in: tab 2 giving tab 1's key back ends it alone.
+    expect((await deleteKeys(h, tab2, organizationId, userId, [tab1])).status).toBe(200)
+    expect(await acts(h, tab1, organizationId)).toBe(401)
+    expect(await acts(h, tab2, organizationId)).toBe(200)
+  })
+
+  it("a root user deleting another user's session key ends that user's sign-in", async () => {
+    const h = await createHarness()
+    const root = testKey()
+    const member = testKey()
+    const { organizationId, userIds } = await h.createSubOrganization({ keys: [root] })
+    h.clock.advance(1)
+    const memberId = resultOf(
+      'create_users',
+      await h.submit(
+        'create_users',
+        {
+          users: [
+            {
+              userName: 'Member',
+              apiKeys: [
+                { apiKeyName: 'member', publicKey: member.publicKey, curveType: 'API_KEY_CURVE_P256' },
+              ],
+              authenticators: [],
+              oauthProviders: [],
+              userTags: [],
+            },
+          ],
+        },
+        { as: root, organizationId },
+      ),
+    ).userIds[0] as string
+    expect(userIds).not.toContain(memberId)
+    h.clock.advance(1)
+    resultOf(
+      'create_policy',
+      await h.submit(
+        'create_policy',
+        {
+          policyName: 'members sign in and create wallets',
+          effect: 'EFFECT_ALLOW',
+          condition: "activity.type in ['ACTIVITY_TYPE_STAMP_LOGIN', 'ACTIVITY_TYPE_CREATE_WALLET']",
+          consensus: `approvers.any(user, user.id == '${memberId}')`,
+          notes: '',
+        },
+        { as: root, organizationId },
+      ),
+    )
+    const session = (await renew(h, member, organizationId)).key!
+    const renewed = (await renew(h, session, organizationId)).key!
+    expect(await acts(h, renewed, organizationId)).toBe(200)
+    expect((await deleteKeys(h, root, organizationId, memberId, [session])).status).toBe(200)
+    expect(await acts(h, renewed, organizationId)).toBe(401)
+    expect((await renew(h, renewed, organizationId)).status).toBe(401)
+    // The member's own key, which opened the sign-in, is not part of it.
+    expect(await acts(h, member, organizationId)).toBe(200)
+  })
+})
+
+describe('on two instances (PostgreSQL)', () => {
+  let cluster: PostgresCluster
+  beforeAll(async () => {
+    cluster = await startPostgres()
+  }, 600_000)
+  afterAll(async () => {
+    await cluster?.dispose()
+  }, 60_000)
+
+  it('a thief renewing on B as the owner signs out on A keeps no session', async () => {
+    const [a, b] = await twoInstances(cluster, 'sign_in_ends_whole')
+    const { organizationId, userId, session } = await signedIn(a)
+    const sessionId = await keyIdOf(a, userId, session)
+    const logout = async () => {
+      a.clock.advance(1)
+      const reply = await a.submit(
+        'delete_api_keys',
+        { userId, apiKeyIds: [sessionId] },
+        { as: session, organizationId },
+      )
+      if (reply.status !== 200) expect(reply.body).toEqual({})
+    }
+    // The thief renews a chain on B, each renewal stamped by the last, until it is refused; the
+    // owner signs out on A once the chain is under way.
+    let current: Stamper = session
+    const made: Stamper[] = []
+    const chain = (async () => {
+      for (let i = 0; i < 200; i++) {
+        const next = await renew(b, current, organizationId)
+        if (next.status !== 200) return next.status
+        made.push(next.key!)
+        current = next.key!
+      }
+      return 200
+    })()
+    while (made.length < 3) await new Promise((resolve) => setTimeout(resolve, 2))
+    await logout()
+    // The renewal after the logout finds its stamping key gone, whichever committed first.
+    expect(await chain).toBe(401)
+    for (const key of [session, ...made]) {
+      expect(await acts(b, key, organizationId)).toBe(401)
+      expect(await acts(a, key, organizationId)).toBe(401)
+    }
+    const live = (await a.service.store.findBy('apiKeys', 'userId', userId)).filter(
+      (k) => k.expirationSeconds !== undefined,
+    )
+    expect(live).toEqual([])
+  })
+})
