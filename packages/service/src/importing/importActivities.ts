@@ -22,17 +22,21 @@ import { ConflictError, FieldError, PermissionError } from '../kernel/base/error
 import {
   CryptoInputError,
   type ImportWalletResult,
-  makeImportBundle,
   normalizeMnemonic,
   openImportCiphertext,
   p256PublicKey,
   randomP256PrivateKey,
+  signBundle,
   validateMnemonic,
 } from '../kernel/crypto/index.ts'
 import { stringItem } from '../kernel/Reader.ts'
 import { type ActivityContext, defineActivity, defineQuery, type QueryContext } from '../kernel/registry.ts'
 import type { ImportClaimRow, ImportKeyRow } from '../kernel/store/model.ts'
 import type { Lookup, Reads } from '../kernel/store/Reads.ts'
+import {
+  ORGANIZATION_IMPORT_KEY_PURPOSE,
+  type OrganizationImportBundleData,
+} from './organizationImportKey.ts'
 import { readImportUser } from './readImportUser.ts'
 
 /** A row id derived from the parent organization and a value: one row per value, decided by the primary key. */
@@ -71,8 +75,10 @@ async function importKeyOf(ctx: ActivityContext): Promise<ImportKeyRow> {
 
 /**
  * `latchkey_init_user_import`: the organization's long-lived import key, as an import bundle signed
- * by the signer key (the same format as `init_import_wallet`'s, its `userId` the caller). Wallets and
- * private keys of `latchkey_import_user` are HPKE-encrypted to it.
+ * by the signer key (the same format as `init_import_wallet`'s, its `userId` the caller), with the
+ * purpose `organization_import_key`, which no user's target carries: a client takes a bundle for
+ * this key only with it, and a user's import only without it. Wallets and private keys of
+ * `latchkey_import_user` are HPKE-encrypted to it.
  */
 export const initUserImport = defineActivity('latchkey_init_user_import', {
   parse: (r) => {
@@ -89,14 +95,14 @@ export const initUserImport = defineActivity('latchkey_init_user_import', {
     const key = await importKeyOf(ctx)
     const signerPrivateKey = ctx.runtime.signerPrivateKey()
     try {
-      return {
-        importBundle: makeImportBundle({
-          organizationId: ctx.organization.id,
-          userId: ctx.caller.userId,
-          targetPublic: hexToBytes(key.publicKey),
-          signerPrivateKey,
-        }),
+      const data: OrganizationImportBundleData = {
+        organizationId: ctx.organization.id,
+        userId: ctx.caller.userId,
+        // Stored uncompressed, lower-case: the spelling of every import bundle's key.
+        targetPublic: key.publicKey,
+        purpose: ORGANIZATION_IMPORT_KEY_PURPOSE,
       }
+      return { importBundle: signBundle(data, signerPrivateKey) }
     } finally {
       signerPrivateKey.fill(0)
     }

@@ -9,7 +9,6 @@ import {
   type ActivityPath,
   activityResultOf,
   encodeApiKeyStamp,
-  type ImportBundleData,
   type ImportUserParams,
   STAMP_HEADER,
 } from '@latchkey/protocol'
@@ -18,6 +17,10 @@ import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js'
 import { base64urlnopad } from '@scure/base'
 import { openSignedBundle } from '../kernel/crypto/bundles.ts'
 import type { ImportAnswer } from './bulkImport.ts'
+import {
+  ORGANIZATION_IMPORT_KEY_PURPOSE,
+  type OrganizationImportBundleData,
+} from './organizationImportKey.ts'
 
 /** What a client reads of an answer. */
 interface Answer {
@@ -39,8 +42,9 @@ export interface ImportClientOptions {
   privateKey: Uint8Array
   /**
    * The service's signer public key (`trustedSignerPublicKey`, as `init`, `start` and `dev` print
-   * it): the import key is taken only from a bundle it signed, naming this organization and the
-   * root key's user. Whoever answers the request otherwise would get every plaintext secret.
+   * it): the import key is taken only from a bundle it signed for the organization's import key
+   * (its purpose `organization_import_key`), naming this organization and the root key's user.
+   * Whoever answers the request otherwise would get every plaintext secret.
    * Without it `importKey()` refuses: a client that only sends lines already encrypted (or none
    * with secrets) needs no key.
    */
@@ -174,8 +178,11 @@ export function importClient(options: ImportClientOptions) {
     submit,
     /**
      * The import key's public half, from the bundle of `latchkey_init_user_import`, once it is
-     * signed by the trusted signer key and names this organization and the root key's user
-     * (`whoami`); otherwise throws, and nothing is encrypted to it.
+     * signed by the trusted signer key, names the purpose `organization_import_key`, this
+     * organization and the root key's user (`whoami`); otherwise throws, and nothing is encrypted
+     * to it. The purpose is what sets it apart: `whoami` is answered by whoever answers the rest,
+     * and every import bundle the service signs (a user's own `init_import_wallet` target, which
+     * opens into that user's organization) names an organization, a user and a key.
      */
     async importKey(): Promise<Uint8Array> {
       const trusted = options.trustedSignerPublicKey
@@ -190,14 +197,18 @@ export function importClient(options: ImportClientOptions) {
         new Error(
           `latchkey_init_user_import: ${why}; nothing was encrypted to its key (a wrong --url, a proxy or another service answered, or a wrong --trusted-signer-public-key)`,
         )
-      let data: ImportBundleData
+      let data: Partial<OrganizationImportBundleData>
       try {
-        data = openSignedBundle<ImportBundleData>(reply.result.importBundle, trusted)
+        data = openSignedBundle<Partial<OrganizationImportBundleData>>(reply.result.importBundle, trusted)
       } catch (error) {
         throw refuse(
           `the import bundle does not verify against the trusted signer key: ${(error as Error).message}`,
         )
       }
+      if (data.purpose !== ORGANIZATION_IMPORT_KEY_PURPOSE)
+        throw refuse(
+          `the import bundle is not the organization's import key (its purpose is ${JSON.stringify(data.purpose ?? null)}, not "${ORGANIZATION_IMPORT_KEY_PURPOSE}": a user's own import target, or a service older than this command)`,
+        )
       if (data.organizationId !== options.organizationId)
         throw refuse(
           `the import bundle names organization ${JSON.stringify(data.organizationId)}, not ${options.organizationId}`,
@@ -210,7 +221,7 @@ export function importClient(options: ImportClientOptions) {
         throw refuse(`the import bundle names user ${JSON.stringify(data.userId)}, not the root key's user`)
       let key: Uint8Array
       try {
-        key = p256.Point.fromBytes(hexToBytes(data.targetPublic)).toBytes(false)
+        key = p256.Point.fromBytes(hexToBytes(String(data.targetPublic))).toBytes(false)
       } catch {
         throw refuse('the import bundle names no P-256 key')
       }
