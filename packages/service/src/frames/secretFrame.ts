@@ -184,7 +184,9 @@ function latchkeyFrame(config) {
     const words = wordsOf(area ? area.value : '')
     if (!WORD_COUNTS.includes(words.length)) return fail('FIELD_INVALID')
     const data = await openSignedBundle(importBundle.importBundle, config.signerPublicKey)
-    if (data.organizationId !== importBundle.organizationId || (importBundle.userId && data.userId !== importBundle.userId))
+    // A user's import target names no purpose; one that does (the organization's import key, whose
+    // secrets latchkey_import_user opens into new accounts) is not where this phrase goes.
+    if (data.organizationId !== importBundle.organizationId || (importBundle.userId && data.userId !== importBundle.userId) || data.purpose !== undefined)
       throw new Error('BUNDLE_MISMATCH')
     const sealed = await hpkeSeal(hexToBytes(data.targetPublic), te.encode(words.join(' ')))
     area.value = ''

@@ -24,8 +24,9 @@ export type ImportWalletReturnType = { walletId: string; addresses: string[] }
 
 /**
  * Imports a mnemonic: `init_import_wallet` names the service's target key in a signed bundle,
- * verified here against `trustedSignerPublicKey` (organization and user checked), the mnemonic
- * is HPKE-sealed to it and sent with `import_wallet`. It never travels in clear.
+ * verified here against `trustedSignerPublicKey` (organization and user checked, and no purpose
+ * named: not the organization's import key), the mnemonic is HPKE-sealed to it and sent with
+ * `import_wallet`. It never travels in clear.
  */
 export async function importWallet(
   client: Latchkey,
@@ -41,6 +42,9 @@ export async function importWallet(
   const data = await verifySignedBundle<ImportBundleData>(importBundle, trusted)
   if (data.organizationId !== organizationId) throw new BundleMismatchError('organizationId')
   if (data.userId !== userId) throw new BundleMismatchError('userId')
+  // A user's import target names no purpose; one that does (the organization's import key, whose
+  // secrets `latchkey_import_user` opens into new accounts) is not where this user's secret goes.
+  if ((data as { purpose?: unknown }).purpose !== undefined) throw new BundleMismatchError('purpose')
   const sealed = await hpkeSeal({
     plaintext: utf8ToBytes(mnemonic.trim().split(/\s+/).join(' ')),
     receiverPublicKey: hexToBytes(data.targetPublic),
