@@ -9,7 +9,7 @@ import { hexToBytes } from '@noble/hashes/utils.js'
 import { SingleBar } from 'cli-progress'
 import { bulkImport, type ImportProgress, type Rejection } from '../importing/bulkImport.ts'
 import { importClient, readRootKey } from '../importing/importClient.ts'
-import { isLoopbackOrigin } from '../pipeline/originPolicy.ts'
+import { isLoopbackAddress } from '../pipeline/originPolicy.ts'
 import { readFlags } from './commandLine.ts'
 import { UsageError } from './parseDevFlags.ts'
 
@@ -24,9 +24,11 @@ key; plaintext "mnemonic"/"privateKey" fields are accepted only from a file nobo
 can read (chmod 600), and encrypted here before anything is sent.
 
 The import key is used only when the service's signed answer verifies against
---trusted-signer-public-key (the trustedSignerPublicKey that init and start print) and names <id>
-and the root key's user; otherwise no plaintext line is encrypted (each is rejected). --url is
-https://, or http:// on this machine only (localhost, 127.0.0.0/8, [::1]).
+--trusted-signer-public-key (the trustedSignerPublicKey that init and start print), is signed as
+the organization's import key (not a user's own import target) and names <id> and the root key's
+user; otherwise no plaintext line is encrypted (each is rejected). --url is https://, or http://
+on this machine only (localhost, 127.0.0.0/8, [::1]; not a name under .localhost, which DNS may
+resolve elsewhere).
 
 A rerun skips users already imported: it asks the service which external ids are done, a
 hundred lines at a time, and sends only the others. --rate caps users per second (a maintenance window);
@@ -76,6 +78,15 @@ function positive(name: string, value: string | undefined): number | undefined {
 }
 
 /**
+ * A URL's (normalised) hostname an http:// `--url` may name: `localhost`, 127.0.0.0/8 or [::1],
+ * nothing else. Not a name under `.localhost` (which browsers keep on this machine): Node asks the
+ * system resolver for it, and where that resolver asks DNS, whoever answers DNS chooses the machine.
+ */
+function namesThisMachine(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || isLoopbackAddress(hostname)
+}
+
+/**
  * `--url`, refused unless https:// or http:// to this machine: the answers say which key the
  * plaintext secrets are encrypted to, and every request carries the file's users.
  */
@@ -86,9 +97,9 @@ function serviceUrl(value: string): string {
   } catch {
     throw new UsageError(`import: --url ${value} is not a URL; pass https://<service host>`)
   }
-  if (url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackOrigin(url.origin))) return value
+  if (url.protocol === 'https:' || (url.protocol === 'http:' && namesThisMachine(url.hostname))) return value
   throw new UsageError(
-    `import: --url ${value} must be https:// (http:// only to localhost, 127.0.0.0/8 or [::1]): anyone on the way would read the users and choose the key their secrets are encrypted to`,
+    `import: --url ${value} must be https:// (http:// only to localhost, 127.0.0.0/8 or [::1], not a name under .localhost, which DNS may resolve elsewhere): anyone on the way would read the users and choose the key their secrets are encrypted to`,
   )
 }
 
