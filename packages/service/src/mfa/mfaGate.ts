@@ -4,7 +4,7 @@ import { recordAppEvent } from '../kernel/appEvents.ts'
 import { ConflictError, PermissionError } from '../kernel/base/errors.ts'
 import { decodeTransactionForPolicy } from '../kernel/crypto/signTransaction.ts'
 import type { ActivityContext, ActivityGate, Caller, GateInput } from '../kernel/registry.ts'
-import type { ActivityRow, MfaChallengeRow, MfaPolicyRow } from '../kernel/store/model.ts'
+import type { ActivityRow, ApiKeyRow, MfaChallengeRow, MfaPolicyRow } from '../kernel/store/model.ts'
 import type { Reads, Transaction } from '../kernel/store/Store.ts'
 import { evaluateExpression } from '../policies/evaluateExpression.ts'
 import { parseCondition } from '../policies/evaluatePolicies.ts'
@@ -30,7 +30,8 @@ const NEVER_HELD = new Set([
 /**
  * Changing how a user proves themself: once any MFA policy is on the user, adding or removing a
  * second factor, minting recovery codes, adding a passkey or an API key of their own, changing
- * their e-mail or phone, or linking or unlinking a login waits for every one of their policies, so
+ * their e-mail or phone, or linking or unlinking a login (deleting a durable API key too:
+ * `removesDurableKey`, which reads the keys) waits for every one of their policies, so
  * a stolen session can neither switch MFA off, nor enrol a factor (or a credential, or a contact
  * codes go to) of its own to satisfy it with, nor take the account's logins (docs/mfa.md).
  */
@@ -47,6 +48,37 @@ const FACTOR_CHANGES = new Set([
   'delete_oauth_providers',
   'delete_authenticators',
 ])
+
+/**
+ * Whether `key` is a session: a login key, or a key that records what it descends from (every
+ * session records its origin, a sign-up's first session key too). Deleting one is a logout. Any
+ * other key is a durable way in (a wallet's sign-in key, a recovery key, a back end's key), whose
+ * deletion ends the sessions it opened; like `signInOf` (domain/sessions.ts), a key with neither
+ * (a first session key an older instance wrote without its origin included) counts as durable.
+ */
+const isSessionKey = (key: ApiKeyRow): boolean =>
+  key.origin !== undefined || SESSION_CREDENTIAL_TYPES.includes(key.credentialType)
+
+/**
+ * Whether the activity is a `delete_api_keys` of a durable key (`isSessionKey`) of the user it
+ * names, read in the gate's transaction: unlinking a login, a factor change like deleting a
+ * passkey. A stolen session would otherwise unlink the user's wallet or recovery key, and sign
+ * the owner out of every session it opened, with no second factor. Logging out (a list of session
+ * keys, the caller's own or another device's) is not; neither is a key the activity cannot delete
+ * (another user's, a missing one: it fails when it runs).
+ */
+async function removesDurableKey(tx: Reads, row: ActivityRow): Promise<boolean> {
+  if (row.path !== 'delete_api_keys') return false
+  const { userId, apiKeyIds } = row.intent as { userId?: unknown; apiKeyIds?: unknown }
+  if (typeof userId !== 'string' || !Array.isArray(apiKeyIds)) return false
+  for (const id of new Set(apiKeyIds)) {
+    if (typeof id !== 'string') continue
+    const key = await tx.get('apiKeys', id)
+    if (key && key.userId === userId && key.organizationId === row.organizationId && !isSessionKey(key))
+      return true
+  }
+  return false
+}
 
 /**
  * Changing who else may act in the organization: once any MFA policy is on the submitter, adding a
@@ -76,8 +108,8 @@ export const AUTHORITY_CHANGES: ReadonlySet<string> = new Set([
  * Destroying what the policies protect: once any MFA policy is on the submitter, deleting wallets
  * or the whole sub-organization waits for every policy too. A stolen session cannot steal through
  * them, but it could otherwise wipe keys that were never exported, which is as final for the user.
- * Logging out (`delete_api_keys` of a session) is never held; removing a key a policy needs is
- * refused by the contact guard.
+ * Logging out (`delete_api_keys` of session keys) is never held; deleting a durable key is a
+ * factor change (`removesDurableKey`); removing a key a policy needs is refused by the contact guard.
  */
 export const DESTRUCTIVE_CHANGES: ReadonlySet<string> = new Set(['delete_wallets', 'delete_sub_organization'])
 
@@ -116,7 +148,8 @@ function conditionHolds(condition: string, scopes: readonly Record<string, unkno
 
 /**
  * The policies an activity of `caller` must satisfy: matched by condition, or guarded by rule. The
- * rules: a policy guards itself; factor, authority and destructive changes, and a change to another
+ * rules: a policy guards itself; factor (a durable key's deletion included), authority and
+ * destructive changes, and a change to another
  * user's MFA policy, wait for every policy; so does
  * loosening a guard on spending (`loosensGuard`, the limits wing's `ActivityHandler.loosensGuard`:
  * raising a spending limit, letting it reach more addresses, removing one that still covers
@@ -141,6 +174,7 @@ async function policiesFor(
   const allGuarded =
     othersPolicy ||
     FACTOR_CHANGES.has(row.path) ||
+    (await removesDurableKey(tx, row)) ||
     AUTHORITY_CHANGES.has(row.path) ||
     DESTRUCTIVE_CHANGES.has(row.path) ||
     (await loosensGuard?.(row)) === true
