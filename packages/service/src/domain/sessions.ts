@@ -227,7 +227,7 @@ export async function issueSession(
     credentialType: input.credentialType ?? 'CREDENTIAL_TYPE_READ_WRITE_SESSION_KEY_P256',
     expirationSeconds: String(seconds),
     ...(profile ? { sessionProfileId: profile.id } : {}),
-    origin: input.origin,
+    origin: profile ? ownSignIn(input.origin) : input.origin,
     createdAt: ctx.now,
     updatedAt: ctx.now,
   })
@@ -337,7 +337,7 @@ export async function sessionOriginOf(ctx: ActivityContext): Promise<SessionOrig
     if (isExpired(opener, ctx.now)) throw sessionEnded('the key that opened it has expired')
   }
   // A renewal: the new session belongs to the sign-in of the key that stamped it.
-  return { ...origin, signIn: origin.signIn ?? key.id }
+  return { ...origin, signIn: origin.signIn ?? key.id, renewedFrom: key.id }
 }
 
 /**
@@ -397,25 +397,34 @@ export const SESSION_LOCK_PATHS: ReadonlySet<string> = new Set([
 ])
 
 /**
- * The sign-in a session key belongs to (`SessionOrigin.signIn`): the first key of its chain of
- * renewals, its own id for that first one. Undefined for a registered key (no origin, not a login
- * key): the sessions it opens are sign-ins of their own, ended with it by `endSessionsOpenedWith`.
+ * The sign-in a key belongs to (`SessionOrigin.signIn`): the first key of its chain of renewals,
+ * its own id for that first one (and for any key no renewal names: a registered key's sessions are
+ * sign-ins of their own, ended with it by `endSessionsOpenedWith`; a sign-up's first session key
+ * written without an origin is the first key of its renewals').
  */
-export function signInOf(key: ApiKeyRow): string | undefined {
-  if (key.origin === undefined && !SESSION_CREDENTIAL_TYPES.includes(key.credentialType)) return undefined
-  return key.origin?.signIn ?? key.id
+export const signInOf = (key: ApiKeyRow): string => key.origin?.signIn ?? key.id
+
+/**
+ * A login under a session profile starts a sign-in of its own, whoever stamped it: a confined
+ * session (an agent's) ending itself (`isOwnLogout`, let through whatever its scope) must not end
+ * the unconfined session that issued it, nor the owner's logout end the agent's session.
+ */
+export const ownSignIn = (origin: SessionOrigin): SessionOrigin => {
+  const { signIn: _, renewedFrom: __, ...rest } = origin
+  return rest
 }
 
 /**
- * Ends, with session keys deleted in this transaction (`removed`, by `delete_api_keys`), every other
- * key of their sign-ins (`signInOf`: the renewals, before and after each), so a copy of a session
- * key renewed (`stamp_login` with it) before the owner signed out or revoked the session ends too.
- * A key the caller's own sign-in gives back (the kit's refresh: the new key deletes the old one)
- * ends that key only; the caller's own key (a logout), or one of another sign-in (a device revoked
- * from another), ends its sign-in whole. The caller's key is read in this transaction, with the
- * user's keys: a renewal racing the logout either committed first (and is ended) or finds its
- * stamping key gone (`sessionOriginOf`). Each live session ended gets its
- * `LATCHKEY_SESSION_REVOKED` (`logout` when the caller signed its own sign-in out, else `deleted`).
+ * Ends, with keys deleted in this transaction (`removed`, by `delete_api_keys`), every other key
+ * of their sign-ins (`signInOf`: the renewals, before and after each), so a copy of a session key
+ * renewed (`stamp_login` with it) before the owner signed out or revoked the session ends too.
+ * The key the caller's own key was renewed from (`renewedFrom`: the kit's refresh deletes it) ends
+ * alone; any other key, the caller's own (a logout) or another's (a device revoked from another,
+ * or by a root user), ends its sign-in whole, the caller's key included when it is of that
+ * sign-in. The caller's key is read in this transaction, with the user's keys: a renewal racing
+ * the logout either committed first (and is ended) or finds its stamping key gone
+ * (`sessionOriginOf`). Each live session ended gets its `LATCHKEY_SESSION_REVOKED` (`logout` when
+ * the caller signed its own sign-in out, else `deleted`).
  */
 export async function endSignIns(
   ctx: ActivityContext,
@@ -427,22 +436,19 @@ export async function endSignIns(
     credential.kind !== 'API_KEY'
       ? undefined
       : (removed.find((key) => key.id === credential.id) ?? (await ctx.tx.get('apiKeys', credential.id)))
-  const callerSignIn = callerKey && callerKey.userId === user.id ? signInOf(callerKey) : undefined
+  const givenBack = callerKey?.userId === user.id ? callerKey.origin?.renewedFrom : undefined
   const ending = new Map<string, 'logout' | 'deleted'>()
   for (const key of removed) {
+    if (key.id === givenBack) continue
     const signIn = signInOf(key)
-    if (signIn === undefined) continue
-    const own = key.id === callerKey?.id
-    if (!own && signIn === callerSignIn) continue
-    if (own) ending.set(signIn, 'logout')
+    if (key.id === callerKey?.id) ending.set(signIn, 'logout')
     else if (!ending.has(signIn)) ending.set(signIn, 'deleted')
   }
   if (ending.size === 0) return
   const deleted = new Set(removed.map((key) => key.id))
   const counts = { logout: 0, deleted: 0 }
   for (const key of await ctx.tx.findBy('apiKeys', 'userId', user.id)) {
-    const signIn = signInOf(key)
-    const reason = signIn === undefined || deleted.has(key.id) ? undefined : ending.get(signIn)
+    const reason = deleted.has(key.id) ? undefined : ending.get(signInOf(key))
     if (reason === undefined) continue
     await ctx.tx.delete('apiKeys', key.id)
     if (!isLiveSession(key, ctx.now)) continue

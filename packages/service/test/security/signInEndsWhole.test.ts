@@ -10,6 +10,7 @@ import { type PostgresCluster, startPostgres } from '../../../../scripts/postgre
 import { createHarness, type Harness, resultOf, type Stamper, testKey } from '../../src/testing/harness.ts'
 import { twoInstances } from '../support/twoInstances.ts'
 import { signedIn } from './inFlight.ts'
+import { twoDevices } from './twoDevices.ts'
 
 /** Webhooks on, delivered nowhere: the events are read from the database. */
 const WEBHOOKS = {
@@ -119,7 +120,7 @@ describe('ending a session ends its whole sign-in', () => {
     expect(await acts(h, laptopRenewed, organizationId)).toBe(200)
   })
 
-  it("two tabs' refreshes of one session: each giving the old key back leaves the other's new key", async () => {
+  it("two tabs' refreshes of one session: each giving back the key it renewed leaves the other's new key", async () => {
     const h = await createHarness()
     const { organizationId, userId, session } = await signedIn(h)
     const tab1 = (await renew(h, session, organizationId)).key!
@@ -127,11 +128,101 @@ describe('ending a session ends its whole sign-in', () => {
     expect((await deleteKeys(h, tab1, organizationId, userId, [session])).status).toBe(200)
     expect(await acts(h, tab1, organizationId)).toBe(200)
     expect(await acts(h, tab2, organizationId)).toBe(200)
-    // A renewal of a renewal is the same sign-in: tab 2 giving tab 1's key back ends it alone.
-    expect((await deleteKeys(h, tab2, organizationId, userId, [tab1])).status).toBe(200)
+    // A renewal of a renewal gives back the key it came from, alone.
+    const tab1Again = (await renew(h, tab1, organizationId)).key!
+    expect((await deleteKeys(h, tab1Again, organizationId, userId, [tab1])).status).toBe(200)
     expect(await acts(h, tab1, organizationId)).toBe(401)
+    expect(await acts(h, tab1Again, organizationId)).toBe(200)
     expect(await acts(h, tab2, organizationId)).toBe(200)
   })
+
+  it("a thief deleting the owner's renewal with its own ends the whole sign-in, its own key too", async () => {
+    const h = await createHarness()
+    const { organizationId, userId, session: first } = await signedIn(h)
+    const thief = (await renew(h, first, organizationId)).key!
+    const owner = (await renew(h, first, organizationId)).key!
+    expect((await deleteKeys(h, owner, organizationId, userId, [first])).status).toBe(200)
+    // The owner's key is not the one the thief's renewal came from: no refresh gives it back.
+    expect((await deleteKeys(h, thief, organizationId, userId, [owner])).status).toBe(200)
+    expect(await acts(h, owner, organizationId)).toBe(401)
+    expect(await acts(h, thief, organizationId)).toBe(401)
+  })
+
+  it('a thief giving back the key it renewed signs the owner out; a new sign-in of the owner ends the rest', async () => {
+    const h = await createHarness()
+    const { organizationId, userId, durable, session: first } = await signedIn(h)
+    const thief = (await renew(h, first, organizationId)).key!
+    // As the kit's refresh does: indistinguishable from it, so the owner's key ends alone.
+    expect((await deleteKeys(h, thief, organizationId, userId, [first])).status).toBe(200)
+    expect(await acts(h, first, organizationId)).toBe(401)
+    expect(await acts(h, thief, organizationId)).toBe(200)
+    // The owner signs in again (another sign-in) and revokes any key of the old one: all of it ends.
+    const again = (await renew(h, durable, organizationId)).key!
+    expect((await deleteKeys(h, again, organizationId, userId, [thief])).status).toBe(200)
+    expect(await acts(h, thief, organizationId)).toBe(401)
+    expect(await acts(h, again, organizationId)).toBe(200)
+  })
+
+  it("a session issued under a profile is a sign-in of its own: its logout leaves the issuer's, and the issuer's leaves it", async () => {
+    const h = await createHarness()
+    const { durable, organizationId, userId, session: owner } = await signedIn(h)
+    h.clock.advance(1)
+    const sessionProfileId = resultOf(
+      'create_session_profile',
+      await h.submit(
+        'create_session_profile',
+        { sessionProfileName: 'signs nothing', scope: 'false' },
+        { as: durable, organizationId },
+      ),
+    ).sessionProfileId as string
+    const issue = async () => {
+      const agent = testKey()
+      h.clock.advance(1)
+      resultOf(
+        'stamp_login',
+        await h.submit(
+          'stamp_login',
+          { publicKey: agent.publicKey, expirationSeconds: '3600', sessionProfileId },
+          { as: owner, organizationId },
+        ),
+      )
+      return agent
+    }
+    const agent = await issue()
+    expect(await acts(h, agent, organizationId)).toBe(403)
+    // The confined session signs itself out (let through whatever its scope): the owner's stays.
+    expect((await deleteKeys(h, agent, organizationId, userId, [agent])).status).toBe(200)
+    expect(await acts(h, agent, organizationId)).toBe(401)
+    expect(await acts(h, owner, organizationId)).toBe(200)
+    // The owner signs out: an agent's session it issued is not its browser's sign-in.
+    const other = await issue()
+    expect((await deleteKeys(h, owner, organizationId, userId, [owner])).status).toBe(200)
+    expect(await acts(h, owner, organizationId)).toBe(401)
+    expect(await acts(h, other, organizationId)).toBe(403)
+  })
+
+  for (const withoutOrigin of [false, true])
+    it(`the logout of a sign-up's first session key${withoutOrigin ? ' written without an origin (an older instance)' : ''} ends a renewal of it`, async () => {
+      const h = await createHarness()
+      const signUpKey = testKey()
+      const { organizationId, userId } = await twoDevices(h, {
+        name: 'Signed up',
+        apiKeys: [{ ...signUpKey.apiKey('session'), expirationSeconds: '86400' }],
+      })
+      if (withoutOrigin)
+        await h.service.store.transaction(async (tx) => {
+          const key = (await tx.findBy('apiKeys', 'userId', userId)).find(
+            (k) => k.publicKey === signUpKey.publicKey,
+          )!
+          const { origin: _, ...row } = key
+          await tx.put('apiKeys', row)
+        })
+      const thief = (await renew(h, signUpKey, organizationId)).key!
+      expect(await acts(h, thief, organizationId)).toBe(200)
+      expect((await deleteKeys(h, signUpKey, organizationId, userId, [signUpKey])).status).toBe(200)
+      expect(await acts(h, signUpKey, organizationId)).toBe(401)
+      expect(await acts(h, thief, organizationId)).toBe(401)
+    })
 
   it("a root user deleting another user's session key ends that user's sign-in", async () => {
     const h = await createHarness()

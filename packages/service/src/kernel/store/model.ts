@@ -111,6 +111,12 @@ export interface SessionOrigin {
    * a renewal someone made with a copied key does not outlive the owner's logout.
    */
   signIn?: string
+  /**
+   * The key whose `stamp_login` made this renewal (absent on a sign-in's first key): the one key
+   * of its sign-in it may give back without ending the rest (`endSignIns`: the kit's refresh
+   * deletes the key it renewed).
+   */
+  renewedFrom?: string
 }
 
 /** An API key's `keyInOrganization`: its public key in one organization. */
