@@ -24,6 +24,12 @@ export interface ImportBundleData {
   userId: string
   /** Uncompressed P-256 hex the client encrypts the secret to. */
   targetPublic: string
+  /**
+   * Set only on the organization's import key (`latchkey_init_user_import`): `organization_import_key`.
+   * A user's own import target (`init_import_wallet`, `init_import_private_key`) names none, and a
+   * client sealing a user's secret refuses a bundle that names one.
+   */
+  purpose?: 'organization_import_key'
 }
 
 export const BUNDLE_VERSION = 'v1.0.0'

@@ -8,7 +8,7 @@ import type { ImportBundleData } from '@latchkey/protocol'
  * the new accounts of `latchkey_import_user`. `latchkey-service import` requires it; the kit's
  * `importWallet` and the secret frame refuse a bundle that carries any purpose.
  */
-export const ORGANIZATION_IMPORT_KEY_PURPOSE = 'organization_import_key'
+export const ORGANIZATION_IMPORT_KEY_PURPOSE = 'organization_import_key' satisfies ImportBundleData['purpose']
 
 /** The signed data of the organization import key's bundle. */
 export interface OrganizationImportBundleData extends ImportBundleData {

@@ -44,7 +44,7 @@ export async function importWallet(
   if (data.userId !== userId) throw new BundleMismatchError('userId')
   // A user's import target names no purpose; one that does (the organization's import key, whose
   // secrets `latchkey_import_user` opens into new accounts) is not where this user's secret goes.
-  if ((data as { purpose?: unknown }).purpose !== undefined) throw new BundleMismatchError('purpose')
+  if (data.purpose !== undefined) throw new BundleMismatchError('purpose')
   const sealed = await hpkeSeal({
     plaintext: utf8ToBytes(mnemonic.trim().split(/\s+/).join(' ')),
     receiverPublicKey: hexToBytes(data.targetPublic),
