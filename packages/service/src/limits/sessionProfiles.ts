@@ -21,7 +21,7 @@ import type { Reads } from '../kernel/store/Reads.ts'
 import { withPending } from '../pipeline/decideActivity.ts'
 import type { Expr } from '../policies/ast.ts'
 import { evaluateExpression, type PolicyScope } from '../policies/evaluateExpression.ts'
-import { parseCondition } from '../policies/evaluatePolicies.ts'
+import { type DecisionBudget, decisionBudget, parseCondition } from '../policies/evaluatePolicies.ts'
 import { POLICY_LIMITS } from '../policies/limits.ts'
 import { policyContextsOf } from '../policies/policyContextOf.ts'
 import { readExpression } from '../policies/readPolicyParams.ts'
@@ -212,14 +212,20 @@ const refusal = (input: GateInput, profileId: string, why: string): ApiError =>
     extra: { outcome: 'OUTCOME_DENY_EXPLICIT', activityId: input.row.id, sessionProfileId: profileId },
   })
 
-/** True only when `scope` evaluates to true (an error, a non-bool or a missing keyword: false). */
-function holds(scope: string, context: PolicyScope): boolean {
+/**
+ * True only when `scope` evaluates to true (an error, a non-bool or a missing keyword: false).
+ * Its steps are taken from `budget`, the decision's: running past it is false too (`spent`).
+ */
+function holds(scope: string, context: PolicyScope, budget: DecisionBudget): boolean {
   try {
-    return evaluateExpression(parseCondition(scope), context, POLICY_LIMITS.maxSteps) === true
+    return evaluateExpression(parseCondition(scope), context, POLICY_LIMITS.maxSteps, budget) === true
   } catch {
     return false
   }
 }
+
+/** The decision's budget ran out: what was evaluated past it is refused, not judged. */
+const spent = (budget: DecisionBudget) => budget.remaining < 0
 
 /** What an expression may come to once facts still pending are known. */
 type Outcome = 'true' | 'false' | 'error'
@@ -231,9 +237,17 @@ const ANY: ReadonlySet<Outcome> = new Set(['true', 'false', 'error'])
  * them is decided as `holds` decides it. One that reads one may still be false whatever they are
  * (`eth.tx.gas <= 50000 && eth.tx.to == '0xSHOP'` for a send to another address): then it is
  * judged again operand by operand (`outcomes`), so that where the author put the fee's clauses
- * changes nothing. (Exported for test/policies/profileScopePending.test.ts.)
+ * changes nothing. Both passes take their steps from `budget` (the decision's, shared by every
+ * call of the send): running past it is false, never "maybe", so a scope too costly for one
+ * decision is refused here, before the node is asked for a fee it would be judged with again.
+ * (Exported for test/policies/profileScopePending.test.ts.)
  */
-export function mayHold(scope: string, context: PolicyScope, pending: PolicyFactFields): boolean {
+export function mayHold(
+  scope: string,
+  context: PolicyScope,
+  pending: PolicyFactFields,
+  budget: DecisionBudget = decisionBudget(),
+): boolean {
   let tree: Expr
   try {
     tree = parseCondition(scope)
@@ -242,12 +256,22 @@ export function mayHold(scope: string, context: PolicyScope, pending: PolicyFact
   }
   const probe = { read: false }
   try {
-    if (evaluateExpression(tree, withPending(context, pending, probe), POLICY_LIMITS.maxSteps) === true)
-      return true
+    const value = evaluateExpression(
+      tree,
+      withPending(context, pending, probe),
+      POLICY_LIMITS.maxSteps,
+      budget,
+    )
+    if (value === true) return true
   } catch {}
-  if (!probe.read) return false
-  // The operands together get one evaluation's steps (past them: anything may come of it).
-  return outcomes(tree, context, pending, { remaining: POLICY_LIMITS.maxSteps }).has('true')
+  if (!probe.read || spent(budget)) return false
+  // The operands together get one evaluation's steps (past them: anything may come of it), out of
+  // what the decision has left (past that: refused, as `holds` would refuse it).
+  const operands = { remaining: Math.min(POLICY_LIMITS.maxSteps, budget.remaining) }
+  const granted = operands.remaining
+  const may = outcomes(tree, context, pending, operands)
+  budget.remaining -= granted - operands.remaining
+  return may.has('true') && !spent(budget)
 }
 
 /**
@@ -319,10 +343,14 @@ function isOwnLogout({ row, caller }: GateInput): boolean {
 /**
  * The confinement of a session issued under a profile (`ServicePlugin.confine`): its activity
  * runs only if it is none of what such a session never does and the profile's current scope
- * holds for it (for every call of a batch, as policies judge it). A send judged before its fee is
- * known (`GateInput.pendingFacts`: its dry run, or it waits for consensus unprepared) is refused
- * only when the scope is false whatever the fee; it is judged with the fee it is signed at before
- * it is signed (its submission, or its run after a vote or a second factor: `runAsSubmitter`). A
+ * holds for it (for every call of a batch, as policies judge it). Its evaluations for one decision
+ * share one budget of steps, as the policies' do (`decisionBudget`, 400,000 steps; each evaluation
+ * also at most `POLICY_LIMITS.maxSteps`): a costly scope that is true would otherwise cost a batch
+ * of 100 payloads 100 evaluations, and each call of a send up to three. Past it, it is refused.
+ * A send judged before its fee is known (`GateInput.pendingFacts`: its dry run, or it waits for
+ * consensus unprepared) is refused only when the scope is false whatever the fee (or runs out of
+ * the budget); it is judged with the fee it is signed at before it is signed (its submission, or
+ * its run after a vote or a second factor: `runAsSubmitter`). A
  * deleted profile refuses all but one thing: the session signing itself out (`isOwnLogout`), which
  * any profile lets through.
  */
@@ -344,9 +372,17 @@ export async function confineToProfile(input: GateInput): Promise<ApiError | und
   // Before a send's `prepare` (or not prepared since), its fee is pending: a scope that may hold
   // with it does not refuse here; the send is judged again with its fee before it is signed.
   const { pendingFacts } = input
+  const budget = decisionBudget()
   const allowed = pendingFacts
-    ? (context: PolicyScope) => mayHold(profile.scope, context, pendingFacts)
-    : (context: PolicyScope) => holds(profile.scope, context)
-  if (!contexts.every(allowed)) return refusal(input, profileId, `its scope does not allow it`)
-  return undefined
+    ? (context: PolicyScope) => mayHold(profile.scope, context, pendingFacts, budget)
+    : (context: PolicyScope) => holds(profile.scope, context, budget)
+  if (contexts.every(allowed)) return undefined
+  if (spent(budget))
+    return refusal(
+      input,
+      profileId,
+      `its scope took more than ${POLICY_LIMITS.maxStepsPerDecision} steps to evaluate for this activity ` +
+        `(one budget for all its ${contexts.length} payloads, signers or calls)`,
+    )
+  return refusal(input, profileId, `its scope does not allow it`)
 }
