@@ -13,6 +13,7 @@ import { Transaction } from 'micro-eth-signer'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SendTransactionRow } from '../../src/kernel/store/model.ts'
 import type { GasCaps } from '../../src/sending/SendingOptions.ts'
+import { OPEN_STATUSES } from '../../src/sending/sendingState.ts'
 import { type Json, resultOf } from '../../src/testing/harness.ts'
 import { type Chain, endUser, erc20Call, sponsoredService, startChain } from './sendSupport.ts'
 
@@ -46,10 +47,21 @@ afterAll(async () => {
 type Harness = Awaited<ReturnType<typeof sponsoredService>>
 type User = Awaited<ReturnType<typeof endUser>>
 
+/** Whether the worker has recorded a final status for `row` (it no longer tracks it). */
+const final = (row: SendTransactionRow) => !(OPEN_STATUSES as readonly string[]).includes(row.status)
+
+/**
+ * Once the send's row is at `status`, the service's clock following real time meanwhile (the
+ * test's timeout bounds the wait); throws once it is final at another status, which it never
+ * leaves.
+ */
 async function waitFor(h: Harness, id: string, status: SendTransactionRow['status']) {
-  for (let i = 0; i < 200; i++) {
+  for (;;) {
     h.clock.set(Date.now())
-    if ((await h.service.store.get('sendTransactions', id))?.status === status) return
+    const row = (await h.service.store.get('sendTransactions', id))!
+    if (row.status === status) return
+    if (final(row))
+      throw new Error(`send ${id} is ${row.status}, not ${status}: ${JSON.stringify(row.error)}`)
     await new Promise((r) => setTimeout(r, 20))
   }
 }
@@ -58,7 +70,7 @@ async function waitFor(h: Harness, id: string, status: SendTransactionRow['statu
  * A quiet market (1 gwei base fee, blocks mined by hand); `attack` signs the attacker's sponsored
  * send (given the least price the floors allow) and answers its id; once it is broadcast, `after`
  * runs, the market's base fee rises 60% and stays there, and another end user sends. Answers both
- * sends' rows once the victim's is included, or after about 60 replaceAfterMs periods.
+ * sends' rows once the worker has recorded both final, or after about 60 replaceAfterMs periods.
  */
 async function scenario(
   caps: GasCaps,
@@ -90,12 +102,17 @@ async function scenario(
     const v = await victim.send({ sponsor: true, calls: [erc20Call('mint', DEAD, 3n)] })
     expect(v.status, JSON.stringify(v.body)).toBe(200)
     const vId = resultOf('eth_send_transaction', v).sendTransactionStatusId as string
+    // The victim's send is mined in the attacker's block or after it (its nonce is next), but the
+    // worker records each on its own: the victim's may be recorded INCLUDED while the attacker's
+    // mined version is not yet (a row broadcast since the clock last moved is not due; one being
+    // replaced again is PENDING until its broadcast finds the nonce taken). Both are awaited.
     for (let i = 0; i < 60; i++) {
       h.clock.set(Date.now())
       await chain.rpc('anvil_setNextBlockBaseFeePerGas', [hex(high)])
       await chain.rpc('evm_mine', [])
       await new Promise((r) => setTimeout(r, 100))
-      if ((await h.service.store.get('sendTransactions', vId))!.status === 'INCLUDED') break
+      const rows = await Promise.all([aId, vId].map((id) => h.service.store.get('sendTransactions', id)))
+      if (rows.every((row) => final(row!))) break
     }
     return {
       h,
