@@ -59,6 +59,7 @@ const isolatedNodeTests = [
   'src/viem/server.test.ts',
   'packages/service/src/security/abuse.test.ts',
   'packages/service/src/pipeline/pipeline.test.ts',
+  'packages/service/test/policies/dryRunBudget.test.ts',
 ]
 
 // The component tests that need a module registry of their own: useUi's first Spanish render

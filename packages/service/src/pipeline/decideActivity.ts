@@ -9,6 +9,7 @@ import type { Reads, Transaction } from '../kernel/store/Store.ts'
 import type { PolicyScope, PolicyStruct } from '../policies/evaluateExpression.ts'
 import {
   combinePolicyResults,
+  type DecisionBudget,
   decisionBudget,
   type EvaluatePoliciesInput,
   evaluatePolicies,
@@ -201,13 +202,18 @@ async function evaluate(
     evaluatePolicies({ policies: inputs, context, consensus, rootQuorumMet, budget }),
   )
   if (pending)
-    pending.read ||= allowFailedOnFacts({ policies: inputs, scopes, results, consensus }, pending.fields)
+    pending.read ||= allowFailedOnFacts(
+      { policies: inputs, scopes, results, consensus, budget },
+      pending.fields,
+    )
   return combinePolicyResults(results)
 }
 
 /**
  * Whether an ALLOW policy that failed to evaluate in a scope (a dry run's, facts pending) failed on
- * reading one of the pending facts: it is evaluated again there alone, reading them watched.
+ * reading one of the pending facts: it is evaluated again there alone, reading them watched, with
+ * what is left of the decision's `budget` (once it is spent, a policy fails before it reads them:
+ * the send is not prepared).
  */
 function allowFailedOnFacts(
   {
@@ -215,11 +221,13 @@ function allowFailedOnFacts(
     scopes,
     results,
     consensus,
+    budget,
   }: {
     policies: readonly PolicyInput[]
     scopes: readonly PolicyScope[]
     results: readonly PolicyEvaluationResult[]
     consensus: EvaluatePoliciesInput['consensus']
+    budget: DecisionBudget
   },
   fields: PolicyFactFields,
 ): boolean {
@@ -233,6 +241,7 @@ function allowFailedOnFacts(
         context: withPending(scopes[index]!, fields, probe),
         consensus,
         rootQuorumMet: false,
+        budget,
       })
       return probe.read
     }),
