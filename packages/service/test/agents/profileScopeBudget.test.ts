@@ -18,7 +18,7 @@ import { evaluateExpression, type PolicyScope } from '../../src/policies/evaluat
 import { decisionBudget, parseCondition } from '../../src/policies/evaluatePolicies.ts'
 import { POLICY_LIMITS } from '../../src/policies/limits.ts'
 import { createHarness, ETHEREUM_ACCOUNT, resultOf, testKey } from '../../src/testing/harness.ts'
-import { delegatedSender } from '../policies/delegated.ts'
+import { countedSender } from '../policies/delegated.ts'
 import { type Chain, sendCount, startChain } from '../sending/sendSupport.ts'
 
 const list = (n: number) => `[${Array.from({ length: n }, () => '0').join(',')}]`
@@ -146,15 +146,7 @@ describe("a session profile's scope reading a send's fee, and the decision's ste
   })
 
   it('a send of more calls than one budget pays for is refused in its dry run, before any node call', async () => {
-    const nodeCalls: string[] = []
-    const countingFetch: typeof fetch = async (input, init) => {
-      nodeCalls.push(String(init?.body))
-      return fetch(input, init)
-    }
-    const { h, t, from } = await delegatedSender(chain, {
-      sending: { pollIntervalMs: 60_000 },
-      fetch: countingFetch,
-    } as never)
+    const { h, t, from, nodeCalls } = await countedSender(chain)
     // The end user's back end may send and sign in (as in profileScopeFee.test.ts).
     await t.policy({
       policyName: 'sends',

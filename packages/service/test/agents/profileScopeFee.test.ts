@@ -10,7 +10,7 @@
 // for a second factor) is judged with the fee it is signed at when let run.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Json, resultOf, testKey } from '../../src/testing/harness.ts'
-import { backEndSecondFactor, delegatedSender } from '../policies/delegated.ts'
+import { backEndSecondFactor, countedSender } from '../policies/delegated.ts'
 import { type Chain, sendCount, startChain, waitForSend } from '../sending/sendSupport.ts'
 
 const CAIP2 = 'eip155:31337'
@@ -44,17 +44,7 @@ async function baseFee(gwei: bigint) {
  * approval) and to sign in, signed in under a profile of `scope`; its node calls are counted.
  */
 async function setup({ scope = PAY_SHOP, consensus = false, pollIntervalMs = 60_000 } = {}) {
-  const calls: string[] = []
-  const counting: typeof fetch = async (input, init) => {
-    try {
-      calls.push((JSON.parse(String(init?.body)) as { method: string }).method)
-    } catch {}
-    return fetch(input, init)
-  }
-  const { h, t, from } = await delegatedSender(chain, {
-    sending: { pollIntervalMs },
-    fetch: counting,
-  } as never)
+  const { h, t, from, nodeCalls: calls } = await countedSender(chain, { sending: { pollIntervalMs } })
   const rootUserId = t.sub.userIds[0]!
   await t.policy({
     policyName: 'back end sends',

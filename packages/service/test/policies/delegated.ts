@@ -90,6 +90,30 @@ export async function delegatedSender(
 }
 
 /**
+ * `delegatedSender` whose JSON-RPC calls to the node are counted: `nodeCalls` holds the method of
+ * each request, in order (the tests of what a refused send costs the operator's node). Its sends
+ * are polled once a minute unless `options` say otherwise.
+ */
+export async function countedSender(
+  chain: Pick<Chain, 'url' | 'delegate' | 'fund'>,
+  options: CreateServiceOptions & { funds?: bigint } = {},
+) {
+  const nodeCalls: string[] = []
+  const counting: typeof fetch = async (input, init) => {
+    try {
+      nodeCalls.push((JSON.parse(String(init?.body)) as { method: string }).method)
+    } catch {}
+    return fetch(input, init)
+  }
+  const sender = await delegatedSender(chain, {
+    sending: { pollIntervalMs: 60_000 },
+    ...options,
+    fetch: counting,
+  } as never)
+  return { ...sender, nodeCalls }
+}
+
+/**
  * The back end's own second factor (an authenticator app), enrolled and confirmed, and MFA policies
  * the end user puts on it, each with that factor as its one step: `code()` is a fresh code.
  */

@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { POLICY_LIMITS } from '../../src/policies/limits.ts'
 import { type Chain, startChain } from '../sending/sendSupport.ts'
-import { delegatedSender } from './delegated.ts'
+import { countedSender } from './delegated.ts'
 
 const steps = { total: 0 }
 vi.mock('../../src/policies/evaluateExpression.ts', async (importOriginal) => {
@@ -51,15 +51,7 @@ afterAll(async () => {
 
 describe("a send's dry run", () => {
   it('re-evaluates the ALLOW policies that failed within its one budget, refusing a 50-call send with no node call', async () => {
-    const calls: string[] = []
-    const counting: typeof fetch = async (input, init) => {
-      calls.push(String(init?.body))
-      return fetch(input, init)
-    }
-    const { h, t, from } = await delegatedSender(chain, {
-      sending: { pollIntervalMs: 60_000 },
-      fetch: counting,
-    } as never)
+    const { h, t, from, nodeCalls: calls } = await countedSender(chain)
     for (let i = 0; i < COSTLY_POLICIES; i++)
       await t.policy({ policyName: `costly ${i}`, effect: 'EFFECT_ALLOW', condition: COSTLY })
     await t.policy({

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { resultOf, testKey } from '../../src/testing/harness.ts'
 import { type Chain, startChain } from '../sending/sendSupport.ts'
-import { delegatedSender } from './delegated.ts'
+import { countedSender } from './delegated.ts'
 
 const CAIP2 = 'eip155:31337'
 const GWEI = 10n ** 9n
@@ -28,17 +28,7 @@ afterAll(async () => {
 
 /** A delegated back end (no policy yet) on a service whose node calls are counted. */
 async function setup() {
-  const calls: string[] = []
-  const counting: typeof fetch = async (input, init) => {
-    try {
-      calls.push((JSON.parse(String(init?.body)) as { method: string }).method)
-    } catch {}
-    return fetch(input, init)
-  }
-  const { h, t, from } = await delegatedSender(chain, {
-    sending: { pollIntervalMs: 60_000 },
-    fetch: counting,
-  } as never)
+  const { h, t, from, nodeCalls: calls } = await countedSender(chain)
   const send = async (as: typeof t.asBackend, parameters: Record<string, unknown> = {}) => {
     h.clock.advance(1)
     const before = calls.length
