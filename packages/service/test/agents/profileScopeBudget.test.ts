@@ -17,8 +17,8 @@ import { mayHold } from '../../src/limits/sessionProfiles.ts'
 import { evaluateExpression, type PolicyScope } from '../../src/policies/evaluateExpression.ts'
 import { decisionBudget, parseCondition } from '../../src/policies/evaluatePolicies.ts'
 import { POLICY_LIMITS } from '../../src/policies/limits.ts'
-import { createHarness, ETHEREUM_ACCOUNT, resultOf, testKey } from '../../src/testing/harness.ts'
-import { countedSender } from '../policies/delegated.ts'
+import { createHarness, ETHEREUM_ACCOUNT, testKey } from '../../src/testing/harness.ts'
+import { countedSender, profiledSession } from '../policies/delegated.ts'
 import { type Chain, sendCount, startChain } from '../sending/sendSupport.ts'
 
 const list = (n: number) => `[${Array.from({ length: n }, () => '0').join(',')}]`
@@ -81,20 +81,7 @@ describe("a session profile's scope and the decision's step budget", () => {
     })
     const as = { as: owner, organizationId: sub.organizationId }
     /** A session of the sub-organization's root, under a profile of `scope` it made. */
-    const profiled = async (scope: string) => {
-      h.clock.advance(1)
-      const sessionProfileId = resultOf(
-        'create_session_profile',
-        await h.submit('create_session_profile', { sessionProfileName: `p${h.clock.now()}`, scope }, as),
-      ).sessionProfileId as string
-      const session = testKey()
-      h.clock.advance(1)
-      resultOf(
-        'stamp_login',
-        await h.submit('stamp_login', { publicKey: session.publicKey, sessionProfileId }, as),
-      )
-      return session
-    }
+    const profiled = (scope: string) => profiledSession(h, { owner: as, as, scope })
     const costly = await profiled(COSTLY_TRUE)
     const cheap = await profiled("activity.action == 'SIGN'")
     const sign = async (payloads: number, session = costly) => {
@@ -158,21 +145,12 @@ describe("a session profile's scope reading a send's fee, and the decision's ste
       effect: 'EFFECT_ALLOW',
       condition: "activity.kind == 'stamp_login'",
     })
-    h.clock.advance(1)
-    const sessionProfileId = resultOf(
-      'create_session_profile',
-      await h.submit(
-        'create_session_profile',
-        { sessionProfileName: 'costly', scope: COSTLY_SEND },
-        t.asRoot,
-      ),
-    ).sessionProfileId as string
-    const session = testKey()
-    h.clock.advance(1)
-    resultOf(
-      'stamp_login',
-      await h.submit('stamp_login', { publicKey: session.publicKey, sessionProfileId }, t.asBackend),
-    )
+    const session = await profiledSession(h, {
+      owner: t.asRoot,
+      as: t.asBackend,
+      scope: COSTLY_SEND,
+      name: 'costly',
+    })
     const send = async (calls: number) => {
       const before = { nodeCalls: nodeCalls.length, signed: await sendCount(h) }
       h.clock.advance(1)

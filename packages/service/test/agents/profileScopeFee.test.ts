@@ -9,8 +9,8 @@
 // nothing signed; sponsored (0 a gas), through on its other terms. A send that waits (for a vote,
 // for a second factor) is judged with the fee it is signed at when let run.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Json, resultOf, testKey } from '../../src/testing/harness.ts'
-import { backEndSecondFactor, countedSender } from '../policies/delegated.ts'
+import { type Json, resultOf } from '../../src/testing/harness.ts'
+import { backEndSecondFactor, countedSender, profiledSession } from '../policies/delegated.ts'
 import { type Chain, sendCount, startChain, waitForSend } from '../sending/sendSupport.ts'
 
 const CAIP2 = 'eip155:31337'
@@ -57,17 +57,7 @@ async function setup({ scope = PAY_SHOP, consensus = false, pollIntervalMs = 60_
     effect: 'EFFECT_ALLOW',
     condition: "activity.kind == 'stamp_login'",
   })
-  h.clock.advance(1)
-  const sessionProfileId = resultOf(
-    'create_session_profile',
-    await h.submit('create_session_profile', { sessionProfileName: 'pays the shop', scope }, t.asRoot),
-  ).sessionProfileId as string
-  const session = testKey()
-  h.clock.advance(1)
-  resultOf(
-    'stamp_login',
-    await h.submit('stamp_login', { publicKey: session.publicKey, sessionProfileId }, t.asBackend),
-  )
+  const session = await profiledSession(h, { owner: t.asRoot, as: t.asBackend, scope, name: 'pays the shop' })
   const asSession = { ...t.at, as: session }
   /** A send by the profiled session: its answer, what the node was asked, and what was signed. */
   const send = async (parameters: Json = {}) => {

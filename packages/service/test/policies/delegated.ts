@@ -89,6 +89,36 @@ export async function delegatedSender(
   return { h, t, from }
 }
 
+/** Who submits a request and where (`Harness.submit`'s options). */
+type SubmitAs = NonNullable<Parameters<Harness['submit']>[2]>
+
+/**
+ * A session key that `as` signs in (`stamp_login`) under a new session profile of `scope`, which
+ * `owner` (a root of the organization) makes.
+ */
+export async function profiledSession(
+  h: Harness,
+  {
+    owner,
+    as,
+    scope,
+    name = `profile ${h.clock.now()}`,
+  }: { owner: SubmitAs; as: SubmitAs; scope: string; name?: string },
+): Promise<TestKey> {
+  h.clock.advance(1)
+  const sessionProfileId = resultOf(
+    'create_session_profile',
+    await h.submit('create_session_profile', { sessionProfileName: name, scope }, owner),
+  ).sessionProfileId as string
+  const session = testKey()
+  h.clock.advance(1)
+  resultOf(
+    'stamp_login',
+    await h.submit('stamp_login', { publicKey: session.publicKey, sessionProfileId }, as),
+  )
+  return session
+}
+
 /**
  * `delegatedSender` whose JSON-RPC calls to the node are counted: `nodeCalls` holds the method of
  * each request, in order (the tests of what a refused send costs the operator's node). Its sends

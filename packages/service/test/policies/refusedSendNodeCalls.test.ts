@@ -7,9 +7,8 @@
 // profile's scope reading the fee refuses in the dry run only what it refuses whatever the fee, and
 // a scope that may hold with the fee does not have a send prepared that its policies refuse.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { resultOf, testKey } from '../../src/testing/harness.ts'
 import { type Chain, startChain } from '../sending/sendSupport.ts'
-import { countedSender } from './delegated.ts'
+import { countedSender, profiledSession } from './delegated.ts'
 
 const CAIP2 = 'eip155:31337'
 const GWEI = 10n ** 9n
@@ -48,19 +47,8 @@ async function setup() {
 type Setup = Awaited<ReturnType<typeof setup>>
 
 /** A session key that `as` signs in under a new profile of `scope`, made by the end user (root). */
-async function profiledSession({ h, t }: Setup, as: Setup['t']['asRoot'], scope: string) {
-  const sessionProfileId = resultOf(
-    'create_session_profile',
-    await h.submit('create_session_profile', { sessionProfileName: 'profile', scope }, t.asRoot),
-  ).sessionProfileId as string
-  const session = testKey()
-  h.clock.advance(1)
-  resultOf(
-    'stamp_login',
-    await h.submit('stamp_login', { publicKey: session.publicKey, sessionProfileId }, as),
-  )
-  return session
-}
+const profiled = ({ h, t }: Setup, as: Setup['t']['asRoot'], scope: string) =>
+  profiledSession(h, { owner: t.asRoot, as, scope })
 
 describe('a send refused whatever its fee makes no node call', () => {
   it('no ALLOW for the caller, from the organization or any address', async () => {
@@ -97,7 +85,7 @@ describe('a send refused whatever its fee makes no node call', () => {
     const ctx = await setup()
     const { h, t, send } = ctx
     // The organization's root user, who may send, signed in under a profile that may only sign.
-    const session = await profiledSession(ctx, t.asRoot, "activity.action == 'SIGN'")
+    const session = await profiled(ctx, t.asRoot, "activity.action == 'SIGN'")
     expect(await send({ ...t.at, as: session })).toEqual({
       answer: [403, 'SESSION_SCOPE_DENIED', 'OUTCOME_DENY_EXPLICIT'],
       nodeCalls: 0,
@@ -109,7 +97,7 @@ describe('a send refused whatever its fee makes no node call', () => {
     const ctx = await setup()
     const { h, t, send } = ctx
     // The root user, who may send, under a profile paying only STRANGER, its fee clauses first.
-    const session = await profiledSession(ctx, t.asRoot, `${CHEAP_FEE} && eth.tx.to == '${STRANGER}'`)
+    const session = await profiled(ctx, t.asRoot, `${CHEAP_FEE} && eth.tx.to == '${STRANGER}'`)
     expect(await send({ ...t.at, as: session })).toEqual({
       answer: [403, 'SESSION_SCOPE_DENIED', 'OUTCOME_DENY_EXPLICIT'],
       nodeCalls: 0,
@@ -126,7 +114,7 @@ describe('a send refused whatever its fee makes no node call', () => {
       effect: 'EFFECT_ALLOW',
       condition: "activity.kind == 'stamp_login'",
     })
-    const session = await profiledSession(ctx, t.asBackend, `${CHEAP_FEE} && eth.tx.to == '${PAYEE}'`)
+    const session = await profiled(ctx, t.asBackend, `${CHEAP_FEE} && eth.tx.to == '${PAYEE}'`)
     expect(await send({ ...t.at, as: session })).toEqual({
       answer: [403, 'PERMISSION_DENIED', 'OUTCOME_DENY_IMPLICIT'],
       nodeCalls: 0,
