@@ -1,4 +1,4 @@
-import { Fragment, Suspense, useId, useState } from 'react'
+import { Fragment, type ReactNode, Suspense, useEffect, useId, useRef, useState } from 'react'
 import type { MfaRequiredError } from '../../core/errors.ts'
 import type { Activity, PolicyEvaluation } from '../../core/index.ts'
 import {
@@ -18,9 +18,11 @@ import { CheckIcon, ClockIcon } from '../ui/icons.tsx'
 import { Button, Spinner } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
 import { uiStrings } from '../ui/uiStrings.ts'
-import { useUi } from '../ui/useUi.ts'
+import { type Ui, useUi } from '../ui/useUi.ts'
+import { HIDDEN_ALL, type IntentField, type IntentFields, intentFields } from './intentFields.ts'
 
 const strings = /* @__PURE__ */ joinStrings(uiStrings, approvalStrings)
+type Keys = keyof typeof strings.en
 
 export interface ActivityApprovalProps extends UiOptions {
   /** The activity waiting for consensus (e.g. from a `CONSENSUS_NEEDED` error's details). */
@@ -41,38 +43,94 @@ const readableType = (type: string) => {
   return text.charAt(0).toUpperCase() + text.slice(1)
 }
 
-/** Longest value shown in full; a longer one shows its start and end, and how long it is. */
-const SHOWN = 400
-/** Most fields of the activity's parameters shown. */
-const FIELDS = 16
+/** Other fields shown before "Show all": the parameters of the activity's type are always all shown. */
+const OTHER_SHOWN = 8
 
-const shorten = (text: string) =>
-  text.length <= SHOWN
-    ? text
-    : `${text.slice(0, SHOWN / 2)}…${text.slice(-SHOWN / 2)} (${text.length.toLocaleString('en')})`
+/** Text with each hidden or bidirectional-control character (`HIDDEN`) shown as a marked `U+XXXX`. */
+function Marked({ text }: { text: string }) {
+  const parts: ReactNode[] = []
+  let last = 0
+  for (const match of text.matchAll(HIDDEN_ALL)) {
+    if (match.index > last) parts.push(text.slice(last, match.index))
+    parts.push(
+      <span key={match.index} className="lk-badge" data-tone="danger" data-lk-hidden-char="">
+        {`U+${match[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`}
+      </span>,
+    )
+    last = match.index + match[0].length
+  }
+  if (last < text.length) parts.push(text.slice(last))
+  return <>{parts}</>
+}
+
+function FieldList({ fields }: { fields: readonly IntentField[] }) {
+  return (
+    <dl className="lk-kv">
+      {fields.map(({ name, value, hidden }, index) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: names can repeat once their hidden characters are marked
+        <Fragment key={index}>
+          <dt className="lk-mono" data-lk-hidden={hidden ? '' : undefined}>
+            <Marked text={name} />
+          </dt>
+          <dd className="lk-mono" data-lk-hidden={hidden ? '' : undefined}>
+            <Marked text={value} />
+          </dd>
+        </Fragment>
+      ))}
+    </dl>
+  )
+}
 
 /**
- * What the activity would do: the fields of its intent (`{ signTransactionIntentV2: { … } }`), each
- * as text, so an approver sees the address, payload or amount they are asked to approve, not only
- * its type.
+ * What the activity would do: its type's parameters first, all of them and in full; then, apart and
+ * marked as not its parameters, any other field the requester put in (the first `OTHER_SHOWN`, the
+ * rest behind "Show all"); hidden characters in any of them marked and announced.
  */
-export function intentFields(intent: Record<string, unknown>): [string, string][] {
-  const parameters = Object.entries(intent).find(([key]) => /Intent(V\d+)?$/.test(key))?.[1]
-  if (typeof parameters !== 'object' || parameters === null || Array.isArray(parameters)) return []
-  return Object.entries(parameters as Record<string, unknown>)
-    .filter(([, value]) => value !== undefined && value !== null && value !== '')
-    .slice(0, FIELDS)
-    .map(([key, value]) => {
-      const text =
-        typeof value === 'string'
-          ? value
-          : Array.isArray(value) && value.every((item) => typeof item !== 'object' || item === null)
-            ? value.join(', ')
-            : typeof value === 'object'
-              ? JSON.stringify(value)
-              : String(value)
-      return [key, shorten(text)]
-    })
+function IntentDetails({ ui, id, fields }: { ui: Ui<Keys>; id: string; fields: IntentFields }) {
+  const [all, setAll] = useState(false)
+  // "Show all" goes once the rest is shown: focus moves to the list's heading, not to the page.
+  const otherHeading = useRef<HTMLHeadingElement>(null)
+  useEffect(() => {
+    if (all) otherHeading.current?.focus()
+  }, [all])
+  const { known, other, knownType } = fields
+  if (known.length === 0 && other.length === 0) return null
+  const shown = all || !knownType ? other : other.slice(0, OTHER_SHOWN)
+  const hidden = known.some((f) => f.hidden) || other.some((f) => f.hidden)
+  return (
+    <section className="lk-stack" data-gap="sm" aria-labelledby={`${id}-details`}>
+      <h3 className="lk-label" id={`${id}-details`} style={{ margin: 0 }}>
+        {ui.t('approvalDetails')}
+      </h3>
+      {hidden ? <Alert tone="warning">{ui.t('approvalHiddenWarning')}</Alert> : null}
+      {known.length > 0 ? <FieldList fields={known} /> : null}
+      {other.length > 0 ? (
+        <section className="lk-stack" data-gap="sm" aria-labelledby={`${id}-other`} data-lk-other-fields="">
+          <h4 className="lk-label" id={`${id}-other`} ref={otherHeading} tabIndex={-1} style={{ margin: 0 }}>
+            {ui.t(knownType ? 'approvalOtherTitle' : 'approvalUnknownTitle', {
+              count: new Intl.NumberFormat(ui.locale).format(other.length),
+            })}
+          </h4>
+          <p className="lk-subtle" style={{ margin: 0 }}>
+            {ui.t(knownType ? 'approvalOtherNote' : 'approvalUnknownNote')}
+          </p>
+          <FieldList fields={shown} />
+          {shown.length < other.length ? (
+            <button
+              type="button"
+              className="lk-link"
+              style={{ alignSelf: 'flex-start' }}
+              onClick={() => setAll(true)}
+            >
+              {ui.t('approvalShowMore', {
+                count: new Intl.NumberFormat(ui.locale).format(other.length - shown.length),
+              })}
+            </button>
+          ) : null}
+        </section>
+      ) : null}
+    </section>
+  )
 }
 
 /**
@@ -142,7 +200,7 @@ function ActivityApprovalInner({ activityId, onVoted, className, ...look }: Acti
     (id) => policies.data?.policies.find((policy) => policy.policyId === id)?.policyName ?? id,
   )
   const voted = approve.isSuccess || proven ? 'approved' : reject.isSuccess ? 'rejected' : null
-  const fields = intentFields(a.intent)
+  const fields = intentFields(a.type, a.intent)
   // The requester's own approval is the first vote.
   const requester = a.votes[0]?.user?.userName
   const vote = (kind: 'approved' | 'rejected') => {
@@ -208,21 +266,7 @@ function ActivityApprovalInner({ activityId, onVoted, className, ...look }: Acti
         <dt>{ui.t('approvalFingerprint')}</dt>
         <dd className="lk-mono">{a.fingerprint}</dd>
       </dl>
-      {fields.length > 0 ? (
-        <section aria-labelledby={`${titleId}-details`}>
-          <h3 className="lk-label" id={`${titleId}-details`} style={{ margin: '0 0 8px' }}>
-            {ui.t('approvalDetails')}
-          </h3>
-          <dl className="lk-kv">
-            {fields.map(([key, value]) => (
-              <Fragment key={key}>
-                <dt className="lk-mono">{key}</dt>
-                <dd className="lk-mono">{value}</dd>
-              </Fragment>
-            ))}
-          </dl>
-        </section>
-      ) : null}
+      <IntentDetails ui={ui} id={titleId} fields={fields} />
       <div aria-live="polite">
         {voted ? (
           <Alert tone="success">{voted === 'approved' ? ui.t('approvedTitle') : ui.t('rejectedTitle')}</Alert>
