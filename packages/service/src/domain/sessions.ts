@@ -388,12 +388,19 @@ export async function endSessionsOpenedWith(
  */
 export const sessionLockOf = (organizationId: string): string => `sessions:${organizationId}`
 
-/** The activities that take `sessionLockOf`: those that issue a session, and the deletion of keys. */
+/**
+ * The activities that take `sessionLockOf`: those that issue a session, the deletion of keys, and
+ * the approvals that run a waiting activity (a `delete_api_keys` an MFA policy held, let run by
+ * `latchkey_satisfy_mfa` or `approve_activity`): the lock is named by the submitted path, so the
+ * held one would otherwise run without it.
+ */
 export const SESSION_LOCK_PATHS: ReadonlySet<string> = new Set([
   'stamp_login',
   'otp_login',
   'oauth_login',
   'delete_api_keys',
+  'approve_activity',
+  'latchkey_satisfy_mfa',
 ])
 
 /**
@@ -406,12 +413,14 @@ export const signInOf = (key: ApiKeyRow): string => key.origin?.signIn ?? key.id
 
 /**
  * A login under a session profile starts a sign-in of its own, whoever stamped it: a confined
- * session (an agent's) ending itself (`isOwnLogout`, let through whatever its scope) must not end
- * the unconfined session that issued it, nor the owner's logout end the agent's session.
+ * session (an agent's, an embedded app's) ending itself (`isOwnLogout`, let through whatever its
+ * scope) must not end the unconfined session that issued it. Issued by a session key, it records
+ * that key's sign-in (`issuedBy`) and ends with it: the owner's logout ends the confined sessions
+ * their sign-in issued, a thief's copy among them.
  */
 export const ownSignIn = (origin: SessionOrigin): SessionOrigin => {
-  const { signIn: _, renewedFrom: __, ...rest } = origin
-  return rest
+  const { signIn, renewedFrom: _, ...rest } = origin
+  return signIn === undefined ? rest : { ...rest, issuedBy: signIn }
 }
 
 /**
@@ -421,7 +430,8 @@ export const ownSignIn = (origin: SessionOrigin): SessionOrigin => {
  * The key the caller's own key was renewed from (`renewedFrom`: the kit's refresh deletes it) ends
  * alone; any other key, the caller's own (a logout) or another's (a device revoked from another,
  * or by a root user), ends its sign-in whole, the caller's key included when it is of that
- * sign-in. The caller's key is read in this transaction, with the user's keys: a renewal racing
+ * sign-in, and the confined sessions the sign-in issued (`issuedBy`) with it. The caller's key
+ * is read in this transaction, with the user's keys: a renewal racing
  * the logout either committed first (and is ended) or finds its stamping key gone
  * (`sessionOriginOf`). Each live session ended gets its `LATCHKEY_SESSION_REVOKED` (`logout` when
  * the caller signed its own sign-in out, else `deleted`).
@@ -448,7 +458,10 @@ export async function endSignIns(
   const deleted = new Set(removed.map((key) => key.id))
   const counts = { logout: 0, deleted: 0 }
   for (const key of await ctx.tx.findBy('apiKeys', 'userId', user.id)) {
-    const reason = deleted.has(key.id) ? undefined : ending.get(signInOf(key))
+    const issuer = key.origin?.issuedBy
+    const reason = deleted.has(key.id)
+      ? undefined
+      : (ending.get(signInOf(key)) ?? (issuer === undefined ? undefined : ending.get(issuer)))
     if (reason === undefined) continue
     await ctx.tx.delete('apiKeys', key.id)
     if (!isLiveSession(key, ctx.now)) continue

@@ -5,9 +5,18 @@
 // sign-in it renews (`SessionOrigin.signIn`), and ending a session ends its whole sign-in: the
 // owner's logout, or the session revoked from another device. The kit's own refresh (the new key
 // deletes the old one) still ends only the old key.
+import { base32nopad } from '@scure/base'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
-import { createHarness, type Harness, resultOf, type Stamper, testKey } from '../../src/testing/harness.ts'
+import { totp } from '../../src/mfa/totp.ts'
+import {
+  createHarness,
+  type Harness,
+  resultOf,
+  type Stamper,
+  type TestKey,
+  testKey,
+} from '../../src/testing/harness.ts'
 import { twoInstances } from '../support/twoInstances.ts'
 import { signedIn } from './inFlight.ts'
 import { twoDevices } from './twoDevices.ts'
@@ -163,7 +172,7 @@ describe('ending a session ends its whole sign-in', () => {
     expect(await acts(h, again, organizationId)).toBe(200)
   })
 
-  it("a session issued under a profile is a sign-in of its own: its logout leaves the issuer's, and the issuer's leaves it", async () => {
+  it("a session issued under a profile is a sign-in of its own: its logout leaves the issuer's; the issuer's ends it", async () => {
     const h = await createHarness()
     const { durable, organizationId, userId, session: owner } = await signedIn(h)
     h.clock.advance(1)
@@ -175,30 +184,61 @@ describe('ending a session ends its whole sign-in', () => {
         { as: durable, organizationId },
       ),
     ).sessionProfileId as string
-    const issue = async () => {
-      const agent = testKey()
+    const issue = async (as: Stamper) => {
+      const confined = testKey()
       h.clock.advance(1)
       resultOf(
         'stamp_login',
         await h.submit(
           'stamp_login',
-          { publicKey: agent.publicKey, expirationSeconds: '3600', sessionProfileId },
-          { as: owner, organizationId },
+          { publicKey: confined.publicKey, expirationSeconds: '3600', sessionProfileId },
+          { as, organizationId },
         ),
       )
-      return agent
+      return confined
     }
-    const agent = await issue()
+    const agent = await issue(owner)
     expect(await acts(h, agent, organizationId)).toBe(403)
     // The confined session signs itself out (let through whatever its scope): the owner's stays.
     expect((await deleteKeys(h, agent, organizationId, userId, [agent])).status).toBe(200)
     expect(await acts(h, agent, organizationId)).toBe(401)
     expect(await acts(h, owner, organizationId)).toBe(200)
-    // The owner signs out: an agent's session it issued is not its browser's sign-in.
-    const other = await issue()
+    // One the owner's sign-in issued ends with its logout (a thief's copy of the session key could
+    // otherwise mint itself one that outlives it); one a durable key issued is not of that sign-in.
+    const issuedBySession = await issue(owner)
+    const issuedByKey = await issue(durable)
     expect((await deleteKeys(h, owner, organizationId, userId, [owner])).status).toBe(200)
     expect(await acts(h, owner, organizationId)).toBe(401)
-    expect(await acts(h, other, organizationId)).toBe(403)
+    expect(await acts(h, issuedBySession, organizationId)).toBe(401)
+    expect(await acts(h, issuedByKey, organizationId)).toBe(403)
+  })
+
+  it("a thief's copy of a session key minting a confined session under a profile of its own: it ends with the owner's logout", async () => {
+    const h = await createHarness()
+    const { organizationId, userId, session: owner } = await signedIn(h)
+    // With the copied key: a profile of any scope for 30 days, and a session under it.
+    h.clock.advance(1)
+    const sessionProfileId = resultOf(
+      'create_session_profile',
+      await h.submit(
+        'create_session_profile',
+        { sessionProfileName: 'mine', scope: 'true', expirationSeconds: String(30 * 24 * 3600) },
+        { as: owner, organizationId },
+      ),
+    ).sessionProfileId as string
+    const thief = testKey()
+    h.clock.advance(1)
+    resultOf(
+      'stamp_login',
+      await h.submit(
+        'stamp_login',
+        { publicKey: thief.publicKey, sessionProfileId },
+        { as: owner, organizationId },
+      ),
+    )
+    expect(await acts(h, thief, organizationId)).toBe(200)
+    expect((await deleteKeys(h, owner, organizationId, userId, [owner])).status).toBe(200)
+    expect(await acts(h, thief, organizationId)).toBe(401)
   })
 
   for (const withoutOrigin of [false, true])
@@ -325,4 +365,97 @@ describe('on two instances (PostgreSQL)', () => {
     )
     expect(live).toEqual([])
   })
+  it('a removal of a durable key an MFA policy held, let run by the second factor while a renewal loop runs on B, completes and ends the loop (10 owners)', async () => {
+    const [a, b] = await twoInstances(cluster, 'held_key_removal_race')
+    const race = async () => {
+      const wallet = testKey()
+      const { organizationId, userIds } = await a.createSubOrganization({ keys: [wallet] })
+      const userId = userIds[0]!
+      const submit = (as: TestKey, path: Parameters<Harness['submit']>[0], params: unknown) => {
+        a.clock.advance(1)
+        return a.submit(path, params, { as, organizationId })
+      }
+      // A recovery key beside the wallet key: the user keeps a way in once the wallet key is gone.
+      const recovery = testKey()
+      resultOf(
+        'create_api_keys',
+        await submit(wallet, 'create_api_keys', { userId, apiKeys: [recovery.apiKey('recovery')] }),
+      )
+      const enrolled = resultOf(
+        'latchkey_create_totp_factor',
+        await submit(wallet, 'latchkey_create_totp_factor', { userId }),
+      )
+      const secret = base32nopad.decode(enrolled.secret)
+      resultOf(
+        'latchkey_confirm_totp_factor',
+        await submit(wallet, 'latchkey_confirm_totp_factor', {
+          userId,
+          factorId: enrolled.factorId,
+          code: totp(secret, a.clock.now()),
+        }),
+      )
+      resultOf(
+        'create_mfa_policy',
+        await submit(wallet, 'create_mfa_policy', {
+          userId,
+          mfaPolicyName: 'exports need a code',
+          condition: "activity.action == 'EXPORT'",
+          requiredAuthenticationMethods: [{ any: [{ type: 'AUTHENTICATION_TYPE_LATCHKEY_TOTP' }] }],
+          order: 0,
+        }),
+      )
+      // The owner's session (opened by the wallet key) and the thief's copy of it.
+      const session = (await renew(a, wallet, organizationId)).key!
+      const walletKeyId = (await a.service.store.findBy('apiKeys', 'userId', userId)).find(
+        (k) => k.publicKey === wallet.publicKey,
+      )!.id
+      // The owner, from the recovery key, unlinks the wallet key whose sign-in the thief copied.
+      const removal = await submit(recovery, 'delete_api_keys', { userId, apiKeyIds: [walletKeyId] })
+      expect(removal.body.activity?.status).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+
+      // The thief refreshes on B as the kit does (renew, then give the old key back), for up to 60 s.
+      let current: TestKey = session
+      let made = 0
+      let satisfied = false
+      const until = performance.now() + 60_000
+      const chain = (async () => {
+        while (!satisfied && performance.now() < until) {
+          const next = await renew(b, current, organizationId)
+          if (next.status !== 200) return next.status
+          made++
+          const oldId = (await b.service.store.findBy('apiKeys', 'userId', userId)).find(
+            (k) => k.publicKey === current.publicKey,
+          )?.id
+          b.clock.advance(1)
+          if (oldId)
+            await b.submit(
+              'delete_api_keys',
+              { userId, apiKeyIds: [oldId] },
+              { as: next.key!, organizationId },
+            )
+          current = next.key!
+        }
+        // Once the removal is in, the thief's next renewal finds the wallet key gone.
+        return (await renew(b, current, organizationId)).status
+      })()
+      while (made < 3) await new Promise((resolve) => setTimeout(resolve, 2))
+      a.clock.advance(30_000)
+      const done = await a.submit(
+        'latchkey_satisfy_mfa',
+        { fingerprint: removal.body.activity.fingerprint, totpCode: totp(secret, a.clock.now()) },
+        { as: recovery, organizationId },
+      )
+      satisfied = true
+      const chainEnd = await chain
+      return { status: done.status, activity: done.body.activity?.status, chainEnd }
+    }
+    const outcomes = []
+    for (let i = 0; i < 10; i++) outcomes.push(await race())
+    // Each removal completes (never 503 STORAGE_UNAVAILABLE) and the thief's next renewal is refused.
+    expect(outcomes.map((o) => [o.status, o.activity, o.chainEnd])).toEqual(
+      outcomes.map(() => [200, 'ACTIVITY_STATUS_COMPLETED', 401]),
+    )
+    await a.service.close()
+    await b.service.close()
+  }, 300_000)
 })

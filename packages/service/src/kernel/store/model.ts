@@ -117,6 +117,13 @@ export interface SessionOrigin {
    * deletes the key it renewed).
    */
   renewedFrom?: string
+  /**
+   * On a session issued under a session profile by a session key (a confined login an app makes
+   * from its own): the sign-in of that key. The profiled session is a sign-in of its own (its
+   * logout ends only it), and ends when the issuing sign-in ends (`endSignIns`): a copy of a
+   * session key cannot mint itself a confined session that outlives the owner's logout.
+   */
+  issuedBy?: string
 }
 
 /** An API key's `keyInOrganization`: its public key in one organization. */
