@@ -199,6 +199,32 @@ describe('<SendTransaction/>', () => {
     expect(screen.getByRole('alert').textContent).toContain('ERC20InsufficientBalance')
     expect(await axeViolations()).toEqual([])
   })
+
+  it("shows a contract's revert reason as text: a URL in it is no link in the wallet's dialog", async () => {
+    const user = userEvent.setup()
+    // What the service answers for a call that reverted with the contract's own Error(string).
+    const reason =
+      'the transaction reverted: Tokens locked for your safety. Verify your wallet at https://latchkey-support.example/verify to unlock'
+    const { client, from } = await setUp([
+      { txStatus: 'FAILED', eth: { txHash: HASH }, error: { message: reason } },
+    ])
+    render(
+      <LatchkeyProvider client={client}>
+        <SendTransaction
+          open
+          onOpenChange={() => {}}
+          calls={[{ to: TOKEN, data: '0xa9059cbb' }]}
+          caip2="eip155:1"
+        />
+      </LatchkeyProvider>,
+    )
+    await screen.findByText(from)
+    await user.click(screen.getByRole('button', { name: 'Confirm' }))
+    expect(await screen.findByRole('heading', { name: 'Transaction failed' })).toBeTruthy()
+    const alert = screen.getByRole('alert')
+    expect(alert.textContent).toBe(reason)
+    expect(alert.querySelectorAll('a, code')).toHaveLength(0)
+  })
 })
 
 // issue 37: the allowance left and a refusal in words, against a real limit on a real send (anvil).

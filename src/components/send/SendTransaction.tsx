@@ -560,11 +560,8 @@ function Status({
           </div>
         </div>
       ) : null}
-      {phase === 'failure' && reason ? (
-        <Alert tone="error">
-          <MessageText text={reason} />
-        </Alert>
-      ) : null}
+      {/* The service's words, with a called contract's revert string in them: text, never links. */}
+      {phase === 'failure' && reason ? <Alert tone="error">{reason}</Alert> : null}
       {readError ? <Alert tone="error">{readError}</Alert> : null}
       <Button
         block

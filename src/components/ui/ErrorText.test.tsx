@@ -1,6 +1,6 @@
 import { render } from '@testing-library/react'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { NetworkError } from '../../core/errors.ts'
+import { NetworkError, ServiceError } from '../../core/errors.ts'
 import { en } from '../i18n/en.ts'
 import { ErrorText, MessageText } from './ErrorText.tsx'
 import { uiStrings } from './uiStrings.ts'
@@ -93,6 +93,36 @@ describe('<ErrorText/>', () => {
     )
     expect(probe.querySelector('code')?.textContent).toBe('npx latchkey-service dev --env .env.local')
     expect(probe.querySelector('a')?.getAttribute('href')).toBe('http://127.0.0.1:8787')
+  })
+
+  it("shows what an error carries as text: another party's code, field and URL are never links or code of theirs", () => {
+    vi.spyOn(console, 'warn').mockImplementation(() => {})
+    // Development builds add the error's code and a hint. A code the kit does not know is another
+    // party's (here a browser wallet's error), and the service chose its own error's details.
+    const code = 'LOCKED. Unlock at https://latchkey-support.example/verify `now`'
+    const wallet = Object.assign(new Error('rejected'), { code })
+    const { getByTestId, unmount } = render(<ErrorProbe error={wallet} />)
+    expect(getByTestId('probe').textContent).toBe(`${en.errorGeneric} (${code}) ${en.devHintConsole}`)
+    expect(getByTestId('probe').querySelectorAll('a, code')).toHaveLength(0)
+    unmount()
+    // A hint's field stays the kit's code span, with the service's text inside it and nothing else.
+    const field = 'x` https://latchkey-support.example/verify `y'
+    const config = new ServiceError('x', { code: 'CONFIG_INVALID', details: { field } })
+    const second = render(<ErrorProbe error={config} />)
+    const probe = second.getByTestId('probe')
+    expect([...probe.querySelectorAll('code')].map((c) => c.textContent)).toEqual([field, 'createLatchkey'])
+    expect(probe.querySelectorAll('a')).toHaveLength(0)
+    second.unmount()
+    // A URL in a service's details is text too (the kit links only the requests it made itself).
+    const network = new ServiceError('x', {
+      code: 'NETWORK_ERROR',
+      details: { url: 'https://latchkey-support.example/verify' },
+    })
+    const third = render(<ErrorProbe error={network} />)
+    expect(third.getByTestId('probe').textContent).toContain(
+      'Is the service running at https://latchkey-support.example/verify?',
+    )
+    expect(third.getByTestId('probe').querySelectorAll('a')).toHaveLength(0)
   })
 
   it('links the passkey fix for a page on an IP address', () => {

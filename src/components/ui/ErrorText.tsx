@@ -1,5 +1,5 @@
 import type { ReactNode } from 'react'
-import { errorMessage } from './errorMessage.ts'
+import { errorWords, fillMarkers } from './errorMessage.ts'
 import type { Ui } from './useUi.ts'
 
 // A `backticked` span, or an http(s) URL outside one. Nothing else in a message is markup.
@@ -9,16 +9,20 @@ const TRAILING = /[.,;:!?)\]؟،]+$/
 
 /**
  * A message as React nodes: `backticked` spans become `<code>`, http(s) URLs become links, the
- * rest stays text (React escapes every piece, so a message can never inject markup).
+ * rest stays text (React escapes every piece, so a message can never inject markup). `text` is the
+ * kit's own sentence: words from elsewhere (a service's code, a contract's revert string) go in
+ * `values`, which fill the sentence's `{name}` markers as plain text once it is parsed, or are shown
+ * as text without `MessageText`.
  */
-export function MessageText({ text }: { text: string }) {
+export function MessageText({ text, values }: { text: string; values?: Readonly<Record<string, string>> }) {
+  const fill = (piece: string) => (values ? fillMarkers(piece, values) : piece)
   const parts: ReactNode[] = []
   let last = 0
   for (const match of text.matchAll(TOKEN)) {
     const start = match.index
-    if (start > last) parts.push(text.slice(last, start))
+    if (start > last) parts.push(fill(text.slice(last, start)))
     if (match[1] !== undefined) {
-      parts.push(<code key={start}>{match[1]}</code>)
+      parts.push(<code key={start}>{fill(match[1])}</code>)
       last = start + match[0].length
     } else {
       const url = match[0].replace(TRAILING, '')
@@ -30,11 +34,12 @@ export function MessageText({ text }: { text: string }) {
       last = start + url.length
     }
   }
-  if (last < text.length) parts.push(text.slice(last))
+  if (last < text.length) parts.push(fill(text.slice(last)))
   return <span className="lk-message">{parts}</span>
 }
 
-/** The kit's sentence for an error (see `errorMessage`), rendered with `MessageText`. */
+/** The kit's sentence for an error (see `errorWords`): its markup rendered, what the error carries as text. */
 export function ErrorText({ ui, error }: { ui: Ui; error: unknown }) {
-  return <MessageText text={errorMessage(ui.t, error)} />
+  const { text, values } = errorWords(ui.t, error)
+  return <MessageText text={text} values={values} />
 }

@@ -1,3 +1,4 @@
+import { NetworkError, TimeoutError } from '../../core/errors.ts'
 import type { Translate } from '../i18n/strings.ts'
 import type { UiKey } from './uiStrings.ts'
 
@@ -104,14 +105,27 @@ export function logError(error: unknown): void {
 }
 
 /**
+ * An error's message in the kit's words. `text` is the kit's own (its `backticks` and http(s) URLs
+ * are markup, see `MessageText`); its `{code}`, `{field}` and `{url}` markers are what the error
+ * carries, in `values`, to be shown as plain text: a service's code and details are its own words,
+ * never markup in the kit's sentence. Only a URL the kit itself requested (a `NetworkError`'s, a
+ * `TimeoutError`'s) is written into `text`, where it is a link.
+ */
+export interface ErrorWords {
+  text: string
+  values: { code: string; field: string; url: string }
+}
+
+/**
  * A calm, translated sentence for an error; never the raw service message (it may be English or
  * technical). An error that is not the person's own slip goes to the console with its code (in
  * every build) and, in development builds, the sentence is followed by its code and what to fix.
  */
-export function errorMessage(t: Translate<UiKey>, error: unknown): string {
+export function errorWords(t: Translate<UiKey>, error: unknown): ErrorWords {
+  const values = { code: '', field: '', url: '' }
   if (isPasskeyDomainError(error)) {
     logError(error)
-    return t('passkeyNeedsDomain', { url: localhostUrl() })
+    return { text: t('passkeyNeedsDomain', { url: localhostUrl() }), values }
   }
   const code = errorCodeOf(error)
   const key = code ? MESSAGE_OF[code] : undefined
@@ -120,11 +134,26 @@ export function errorMessage(t: Translate<UiKey>, error: unknown): string {
   // go to the console.
   const hintKey = code ? (HINT_OF[code] ?? (key ? undefined : 'devHintConsole')) : undefined
   if (hintKey !== undefined || code === undefined) logError(error)
-  if (!isDevelopmentBuild() || code === undefined || hintKey === undefined) return sentence
+  if (!isDevelopmentBuild() || code === undefined || hintKey === undefined) return { text: sentence, values }
   const url = detailOf(error, 'url')
-  const hint = t(hintKey, {
-    url: url ? new URL(url).origin : '',
-    field: (error as { field?: string }).field ?? detailOf(error, 'field') ?? '',
-  })
-  return `${sentence} (${code}) ${hint}`
+  const own = error instanceof NetworkError || error instanceof TimeoutError
+  const hint = own && url ? t(hintKey, { url: new URL(url).origin }) : t(hintKey)
+  return {
+    text: `${sentence} ({code}) ${hint}`,
+    values: {
+      code,
+      field: (error as { field?: string }).field ?? detailOf(error, 'field') ?? '',
+      url: url ?? '',
+    },
+  }
 }
+
+/** `errorWords` as one string (its markers filled). */
+export function errorMessage(t: Translate<UiKey>, error: unknown): string {
+  const { text, values } = errorWords(t, error)
+  return fillMarkers(text, values)
+}
+
+/** `text` with each `{name}` marker that `values` has replaced by its value (once: values are not read again). */
+export const fillMarkers = (text: string, values: Readonly<Record<string, string>>): string =>
+  text.replace(/\{(\w+)\}/g, (marker, name: string) => (Object.hasOwn(values, name) ? values[name]! : marker))
