@@ -60,6 +60,7 @@ const isolatedNodeTests = [
   'packages/service/src/security/abuse.test.ts',
   'packages/service/src/pipeline/pipeline.test.ts',
   'packages/service/test/policies/dryRunBudget.test.ts',
+  'packages/service/test/mfa/conditionBudget.test.ts',
 ]
 
 // The component tests that need a module registry of their own: useUi's first Spanish render

@@ -7,7 +7,7 @@ import type { ActivityContext, ActivityGate, Caller, GateInput } from '../kernel
 import type { ActivityRow, ApiKeyRow, MfaChallengeRow, MfaPolicyRow } from '../kernel/store/model.ts'
 import type { Reads, Transaction } from '../kernel/store/Store.ts'
 import { evaluateExpression } from '../policies/evaluateExpression.ts'
-import { parseCondition } from '../policies/evaluatePolicies.ts'
+import { type DecisionBudget, decisionBudget, parseCondition } from '../policies/evaluatePolicies.ts'
 import { POLICY_LIMITS } from '../policies/limits.ts'
 import { policyContextsOf } from '../policies/policyContextOf.ts'
 
@@ -134,12 +134,19 @@ export const CONTACT_METHODS: Readonly<Record<string, ContactKind>> = {
  * Whether a policy's condition holds for the activity: true in any of its scopes. A condition that
  * fails to evaluate (a keyword the activity lacks, too many steps) counts as matching: MFA fails
  * closed, so conditions test `activity.type` or `activity.resource` before a keyword (docs/mfa.md).
+ * Its steps are taken from `budget`, shared by every policy in every scope of the activity (each
+ * payload, each call): once it is spent, each evaluation fails at its first step, so every
+ * condition not yet judged counts as matching and the activity waits for those policies.
  */
-function conditionHolds(condition: string, scopes: readonly Record<string, unknown>[]): boolean {
+function conditionHolds(
+  condition: string,
+  scopes: readonly Record<string, unknown>[],
+  budget: DecisionBudget,
+): boolean {
   const tree = parseCondition(condition)
   return scopes.some((scope) => {
     try {
-      return evaluateExpression(tree, scope as never, POLICY_LIMITS.maxSteps) !== false
+      return evaluateExpression(tree, scope as never, POLICY_LIMITS.maxSteps, budget) !== false
     } catch {
       return true
     }
@@ -184,8 +191,13 @@ async function policiesFor(
     decodeTransaction: decodeTransactionForPolicy,
     ...(facts ? { facts } : {}),
   })
+  // One decision's steps for every condition of every policy in every scope (`conditionHolds`),
+  // as the policies' own evaluations have: an end user's stored costly conditions over a batch of
+  // 100 payloads cost no more than over one.
+  const budget = decisionBudget()
   return policies.filter(
-    (policy) => allGuarded || policy.id === guarded || conditionHolds(policy.condition, scopes as never),
+    (policy) =>
+      allGuarded || policy.id === guarded || conditionHolds(policy.condition, scopes as never, budget),
   )
 }
 
