@@ -443,7 +443,7 @@ describe('<AgentAllowance/>', () => {
     expect(await axeViolations()).toEqual([])
   })
 
-  it('under MFA: the grant asks for a code, then the next one, and is granted; the revoke asks for one', async () => {
+  it('under MFA: the grant asks for a code, then the next one, and is granted; so does the revoke', async () => {
     // The service's clock, moved a 30 s step ahead for each fresh TOTP code (a code proves one step, once).
     let offsetMs = 0
     const now = () => Date.now() + offsetMs
@@ -509,7 +509,7 @@ describe('<AgentAllowance/>', () => {
       unsignedTransaction: tx(4_000_000_000_000_000n),
     })
 
-    // The revoke waits once (deleting the agent's policy); cancelling puts focus back on its Revoke.
+    // The revoke waits (deleting the agent's user); cancelling puts focus back on its Revoke.
     const revokeButton = screen.getByRole('button', { name: 'Revoke the allowance of Shopping agent' })
     await user.click(revokeButton)
     await user.click(await screen.findByRole('button', { name: 'Yes, revoke' }))
@@ -522,7 +522,8 @@ describe('<AgentAllowance/>', () => {
         screen.getByRole('button', { name: 'Revoke the allowance of Shopping agent' }),
       ),
     )
-    // Run again (a revoke can be), and proven this time.
+    // Run again (a revoke can be), and proven this time: the agent's user goes, then the revoke
+    // waits again (deleting the agent's policy) and asks for the next code.
     await user.click(screen.getByRole('button', { name: 'Revoke the allowance of Shopping agent' }))
     await user.click(await screen.findByRole('button', { name: 'Yes, revoke' }))
     offsetMs = 90_000
@@ -530,6 +531,12 @@ describe('<AgentAllowance/>', () => {
       await screen.findByRole('textbox', { name: 'Authenticator code' }),
       totpCode(secret, now()),
     )
+    await user.click(screen.getByRole('button', { name: 'Verify' }))
+    expect(await screen.findByText(/^One more step: enter the next code from your app/)).toBeTruthy()
+    const nextRevokeField = screen.getByRole('textbox', { name: 'Authenticator code' })
+    await waitFor(() => expect(document.activeElement).toBe(nextRevokeField))
+    offsetMs = 120_000
+    await user.type(nextRevokeField, totpCode(secret, now()))
     await user.click(screen.getByRole('button', { name: 'Verify' }))
     expect(
       await screen.findByText('The allowance of Shopping agent is revoked. Its key can no longer sign.'),

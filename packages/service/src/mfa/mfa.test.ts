@@ -1143,7 +1143,7 @@ describe('loosening a spending guard waits for every policy of a submitter under
     expect(status(byB)).toBe('ACTIVITY_STATUS_COMPLETED')
   })
 
-  it("removing an agent's limit once its key is gone does not wait (a revoke asks for one code, not two)", async () => {
+  it("removing an agent's limit once its key is gone does not wait (a revoke asks no code for it)", async () => {
     const agent = testKey()
     const { userIds } = resultOf(
       'create_users',
@@ -1151,11 +1151,18 @@ describe('loosening a spending guard waits for every policy of a submitter under
     )
     const [apiKey] = await h.service.store.findBy('apiKeys', 'userId', userIds[0])
     const spendingLimitId = await limitOn({ type: 'SPENDING_LIMIT_SCOPE_API_KEY', apiKeyId: apiKey!.id })
-    await totpPolicyOn(keyA, userA)
+    const { code } = await totpPolicyOn(keyA, userA)
     // While the agent's key stands, removing its limit lifts its cap: held.
     const early = await submitAs(keyA, 'latchkey_delete_spending_limit', { spendingLimitId })
     expect(status(early)).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
-    resultOf('delete_users', await submitAs(keyA, 'delete_users', { userIds }))
+    // Deleting the agent's user is a destructive change: it waits for A's code too.
+    const deletion = await submitAs(keyA, 'delete_users', { userIds })
+    expect(status(deletion)).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
+    const deleted = await submitAs(keyA, 'latchkey_satisfy_mfa', {
+      fingerprint: deletion.body.activity.fingerprint,
+      totpCode: code(),
+    })
+    expect(status(deleted)).toBe('ACTIVITY_STATUS_COMPLETED')
     const removal = await submitAs(keyA, 'latchkey_delete_spending_limit', { spendingLimitId })
     expect(status(removal)).toBe('ACTIVITY_STATUS_COMPLETED')
     expect(await limitRow(spendingLimitId)).toBeUndefined()

@@ -89,8 +89,8 @@ async function removesDurableKey(tx: Reads, row: ActivityRow): Promise<boolean> 
  * allow it, and act through it with no code (docs/mfa.md). The paths cover every version of each
  * activity (`ACTIVITIES`' types share a path). Not here: `create_sub_organization` and
  * `latchkey_import_user` (a sub-organization cannot make sub-organizations, and one made by the
- * parent gives its root users nothing in the parent), `delete_users` (root users cannot be deleted;
- * removing a user grants no one anything).
+ * parent gives its root users nothing in the parent); `delete_users` grants no one anything (root
+ * users cannot be deleted) but destroys: it is a destructive change.
  */
 export const AUTHORITY_CHANGES: ReadonlySet<string> = new Set([
   'create_users',
@@ -105,13 +105,22 @@ export const AUTHORITY_CHANGES: ReadonlySet<string> = new Set([
 ])
 
 /**
- * Destroying what the policies protect: once any MFA policy is on the submitter, deleting wallets
- * or the whole sub-organization waits for every policy too. A stolen session cannot steal through
- * them, but it could otherwise wipe keys that were never exported, which is as final for the user.
+ * Destroying what the policies protect: once any MFA policy is on the submitter, deleting wallets,
+ * users or the whole sub-organization waits for every policy too. A stolen session cannot steal
+ * through them, but it could otherwise wipe keys that were never exported, which is as final for
+ * the user, or delete another user, and with them every way they sign in (their durable API keys,
+ * passkeys, OAuth links, e-mail and phone logins), their second factors and the sessions they
+ * opened: more than deleting one durable key of theirs (`removesDurableKey`), which waits. Every
+ * `delete_users` waits, whatever its users hold: a user with no key, passkey or OAuth link may
+ * still sign in by an e-mail or SMS code.
  * Logging out (`delete_api_keys` of session keys) is never held; deleting a durable key is a
  * factor change (`removesDurableKey`); removing a key a policy needs is refused by the contact guard.
  */
-export const DESTRUCTIVE_CHANGES: ReadonlySet<string> = new Set(['delete_wallets', 'delete_sub_organization'])
+export const DESTRUCTIVE_CHANGES: ReadonlySet<string> = new Set([
+  'delete_wallets',
+  'delete_users',
+  'delete_sub_organization',
+])
 
 /** The MFA policies on `userId` (of organization `organizationId`), lowest `order` first. */
 export async function policiesOfUser(

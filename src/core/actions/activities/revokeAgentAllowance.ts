@@ -20,8 +20,10 @@ export interface RevokeAgentAllowanceReturnType {
 /**
  * Takes an allowance back: deletes the agent's user (and with it its key, so it cannot sign from
  * this moment), the policy that let it sign, and its spending limit. What it signed before stays
- * signed. A revoke interrupted half-way (or whose second-factor challenge is not completed) can be
- * run again.
+ * signed. Under an MFA policy it waits for a code twice, as the grant does: at deleting the user
+ * (the agent's key signs until then) and at deleting the policy (`MfaRequiredError`, whose
+ * completion resumes into the rest). A revoke interrupted half-way (or whose second-factor
+ * challenge is not completed) can be run again.
  */
 export async function revokeAgentAllowance(
   client: Latchkey,
@@ -40,20 +42,24 @@ export async function revokeAgentAllowance(
   const apiKeyId = limit.scope.apiKeyId
   const { users } = await query(client, 'list_users', { organizationId }, options)
   const userId = users.find((user) => user.apiKeys.some((key) => key.apiKeyId === apiKeyId))?.userId
-  // The key first: once it is gone the agent can sign nothing, whatever happens next.
-  if (userId) await submit(client, 'delete_users', { userIds: [userId] }, options)
-  const { policies } = await query(client, 'list_policies', { organizationId }, options)
-  const policyIds = policies
-    .filter(
-      (policy) =>
-        policy.notes.startsWith(`${AGENT_POLICY_NOTE}:`) && policy.notes.split(':')[2] === spendingLimitId,
-    )
-    .map((policy) => policy.policyId)
-  // Under an MFA policy deleting policies waits for the user's second factor: its
-  // MfaRequiredError resumes into the rest of the revoke (the agent's key is already gone).
-  const deleted = policyIds.length > 0 ? submit(client, 'delete_policies', { policyIds }, options) : undefined
-  return thenOrResume(Promise.resolve(deleted), async () => {
-    await submit(client, 'latchkey_delete_spending_limit', { spendingLimitId }, options)
-    return { spendingLimitId, ...(userId ? { userId } : {}), policyIds }
+  // The key first: once it is gone the agent can sign nothing, whatever happens next. Under an
+  // MFA policy deleting a user waits for the user's second factor: its MfaRequiredError resumes
+  // into the rest of the revoke, which may wait once more, at delete_policies (the agent's key is
+  // gone by then).
+  const removed = userId ? submit(client, 'delete_users', { userIds: [userId] }, options) : undefined
+  return thenOrResume(Promise.resolve(removed), async () => {
+    const { policies } = await query(client, 'list_policies', { organizationId }, options)
+    const policyIds = policies
+      .filter(
+        (policy) =>
+          policy.notes.startsWith(`${AGENT_POLICY_NOTE}:`) && policy.notes.split(':')[2] === spendingLimitId,
+      )
+      .map((policy) => policy.policyId)
+    const deleted =
+      policyIds.length > 0 ? submit(client, 'delete_policies', { policyIds }, options) : undefined
+    return thenOrResume(Promise.resolve(deleted), async () => {
+      await submit(client, 'latchkey_delete_spending_limit', { spendingLimitId }, options)
+      return { spendingLimitId, ...(userId ? { userId } : {}), policyIds }
+    })
   })
 }

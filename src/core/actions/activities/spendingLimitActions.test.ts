@@ -250,7 +250,7 @@ describe('an agent allowance granted under MFA', () => {
     return error as MfaRequiredError<T>
   }
 
-  it('waits at create_users and again at create_policy; completing both grants a key that signs within its limit', async () => {
+  it('waits at create_users and again at create_policy; completing both grants a key that signs within its limit; the revoke waits at delete_users and again at delete_policies', async () => {
     offsetMs = 0
     const fx = await createClientFixture({}, { clock: { now } } as never)
     const { organizationId } = await fx.signUpDirect()
@@ -317,14 +317,22 @@ describe('an agent allowance granted under MFA', () => {
     await sign(4n)
     await expect(sign(2n)).rejects.toBeInstanceOf(SpendingLimitExceededError)
 
-    // The revoke waits once, at delete_policies (the agent's key is already gone), and finishes.
+    // The revoke waits at delete_users first: until its code comes, the agent's user and key stand.
     const revoking = await challengeOf(
       revokeAgentAllowance(fx.client, { spendingLimitId: grant.spendingLimitId, sessionId: user }),
     )
-    await expect(sign(1n)).rejects.toMatchObject({ status: 401 })
+    expect(revoking.activity.type).toMatch(/DELETE_USERS/)
+    await sign(1n)
+    // With the code the agent's key is gone, and the rest of the revoke waits again at delete_policies.
     offsetMs = 90_000
+    const policyStep = await challengeOf(
+      completeMfa(fx.client, { challenge: revoking, totpCode: totpCode(secret, now()), sessionId: user }),
+    )
+    expect(policyStep.activity.type).toMatch(/DELETE_POLICIES/)
+    await expect(sign(1n)).rejects.toMatchObject({ status: 401 })
+    offsetMs = 120_000
     const revoked = await completeMfa(fx.client, {
-      challenge: revoking,
+      challenge: policyStep,
       totpCode: totpCode(secret, now()),
       sessionId: user,
     })
