@@ -118,7 +118,10 @@ const wordsOf = (text) => text.trim().toLowerCase().split(/\s+/).filter(Boolean)
 
 function latchkeyFrame(config) {
   const root = document.getElementById('root')
-  const post = (message) => window.parent.postMessage({ source: 'latchkey-frame', ...message }, config.parentOrigin)
+  // Inline (srcdoc) frames are an opaque origin the host cannot check: every message carries the
+  // load's channel, which only this page and the host know.
+  const channel = config.channel ? { channel: config.channel } : {}
+  const post = (message) => window.parent.postMessage({ source: 'latchkey-frame', ...message, ...channel }, config.parentOrigin)
   const fail = (code) => { post({ type: 'error', code }); }
   let keyPair = null
   let receiver = null
@@ -239,17 +242,22 @@ const escapeJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u0
 
 export type SecretFrameKind = 'export' | 'import'
 
-/** The frame page. `parentOrigin` is the host page's origin (messages go to, and come from, it only). */
+/**
+ * The frame page. `parentOrigin` is the host page's origin (messages go to, and come from, it only).
+ * `channel`: the host's value for this load of an inline frame, echoed in every message it posts.
+ */
 export function secretFramePage(options: {
   kind: SecretFrameKind
   signerPublicKey: string
   parentOrigin: string
   nonce: string
+  channel?: string | undefined
 }): string {
   const config = {
     kind: options.kind,
     signerPublicKey: options.signerPublicKey,
     parentOrigin: options.parentOrigin,
+    ...(options.channel ? { channel: options.channel } : {}),
   }
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <title>Latchkey secure frame</title><style nonce="${options.nonce}">${FRAME_CSS}</style></head>
@@ -259,6 +267,8 @@ latchkeyFrame(${escapeJson(config)})</script></body></html>`
 }
 
 const ORIGIN = /^https?:\/\/[^/\s]+$/
+/** An inline frame's per-load channel (the kit sends 32 hex digits). */
+const CHANNEL = /^[A-Za-z0-9_-]{16,128}$/
 
 function mountFrameRoutes(app: Hono<PipelineEnv>, runtime: Runtime): void {
   app.get('/frame/:kind{export|import}', async (c) => {
@@ -266,6 +276,9 @@ function mountFrameRoutes(app: Hono<PipelineEnv>, runtime: Runtime): void {
     const origin = c.req.query('origin') ?? ''
     // Without a valid origin the frame would have to post to '*': refuse instead.
     if (!ORIGIN.test(origin)) return c.text('origin query parameter must be the embedding page origin', 400)
+    const channel = c.req.query('channel')
+    if (channel !== undefined && !CHANNEL.test(channel))
+      return c.text('channel query parameter must be 16 to 128 letters, digits, - or _', 400)
     // In production only the apps the operator listed may embed the frame (frame-ancestors below).
     if (runtime.options.mode === 'production' && !(await configuredOrigins(runtime)).has(origin))
       return c.text('origin is not one of the allowed origins (proxy.allowed_origins)', 403)
@@ -279,7 +292,13 @@ function mountFrameRoutes(app: Hono<PipelineEnv>, runtime: Runtime): void {
     c.header('X-Content-Type-Options', 'nosniff')
     c.header('X-Frame-Options', undefined)
     return c.html(
-      secretFramePage({ kind, signerPublicKey: runtime.signerPublicKey, parentOrigin: origin, nonce }),
+      secretFramePage({
+        kind,
+        signerPublicKey: runtime.signerPublicKey,
+        parentOrigin: origin,
+        nonce,
+        channel,
+      }),
     )
   })
 }
