@@ -101,6 +101,46 @@ export const Approved: Story = {
 }
 
 /**
+ * Ana asks to sign a payload and puts 16 fields of her own before the real ones, three named like
+ * them with a zero-width joiner. Omar sees the payload and signer that will be signed first, her
+ * fields apart as not parameters of a signature, each hidden character marked.
+ */
+export const ApprovalWithAddedFields: Story = {
+  render: (_, { loaded }) => <ActivityApproval activityId={(loaded.live as Live).activityId!} />,
+  parameters: { live: { consensus: { decoys: true } } },
+  play: async ({ canvasElement }) => {
+    const c = within(canvasElement)
+    await c.findByRole('button', { name: 'Approve' })
+    const details = c.getByRole('region', { name: 'What it does' })
+    await expect(within(details).getByText(`0x${'ee'.repeat(32)}`)).toBeVisible()
+    const other = within(details).getByRole('region', {
+      name: 'Other fields, not parameters of this action (16)',
+    })
+    await expect(within(other).getAllByText('U+200D')).toHaveLength(3)
+    await expect(within(other).getByRole('button', { name: 'Show all (8 more)' })).toBeVisible()
+  },
+}
+export const ApprovalWithAddedFieldsArabic: Story = {
+  ...ApprovalWithAddedFields,
+  globals: { locale: 'ar' },
+  play: async ({ canvasElement }) => {
+    await within(canvasElement).findByRole('button', { name: 'موافقة' })
+  },
+}
+export const ApprovalWithAddedFieldsDark: Story = { ...ApprovalWithAddedFields, globals: { theme: 'dark' } }
+/** "Show all": every field the requester added, none left out; focus on the list's heading. */
+export const ApprovalWithAddedFieldsAll: Story = {
+  ...ApprovalWithAddedFields,
+  play: async ({ canvasElement }) => {
+    const c = within(canvasElement)
+    await userEvent.click(await c.findByRole('button', { name: 'Show all (8 more)' }))
+    const other = c.getByRole('region', { name: 'Other fields, not parameters of this action (16)' })
+    await expect(within(other).getByRole('heading')).toHaveFocus()
+    await expect(within(other).getByText('memo12')).toBeVisible()
+  },
+}
+
+/**
  * Omar's own MFA policy guards new wallets with his authenticator app: his approval is his consent,
  * so it asks for his code before it counts.
  */

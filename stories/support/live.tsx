@@ -72,9 +72,11 @@ export interface LiveOptions {
   /**
    * Create an activity waiting for consensus (two root users, threshold 2), signed in as the
    * approver. `approverMfa`: the approver's own MFA policy covers new wallets (an authenticator
-   * app, its secret in `live.totpSecret`), so their vote waits for their code.
+   * app, its secret in `live.totpSecret`), so their vote waits for their code. `decoys`: the
+   * activity is a sign_raw_payload whose parameters start with 16 fields the requester added,
+   * three named like real ones with a zero-width joiner (`payload\u200d`).
    */
-  consensus?: boolean | { approverMfa: true }
+  consensus?: boolean | { approverMfa: true } | { decoys: true }
   /**
    * Create an activity waiting on a policy: the app's back end (a non-root user) asks for a wallet,
    * which a policy lets it do once two users tagged `treasurer` approve; signed in as one of them.
@@ -179,7 +181,9 @@ async function devStamper(service: Service) {
  * `approverMfa`: user 2 first enrols an authenticator app and guards new wallets with it (quorum 1
  * meanwhile, then 2).
  */
-async function seedConsensus(live: Live, approverMfa = false) {
+async function seedConsensus(live: Live, variant: LiveOptions['consensus']) {
+  const approverMfa = typeof variant === 'object' && 'approverMfa' in variant
+  const decoys = typeof variant === 'object' && 'decoys' in variant
   const { client, service } = live
   await client.hydrate()
   const keys = [await client.keyStore.create(), await client.keyStore.create()]
@@ -201,7 +205,7 @@ async function seedConsensus(live: Live, approverMfa = false) {
         authenticators: [],
         oauthProviders: [],
       })),
-      rootQuorumThreshold: approverMfa ? 1 : 2,
+      rootQuorumThreshold: approverMfa || decoys ? 1 : 2,
     },
     { stamper: await devStamper(service), organizationId: service.dev.organizationId },
   )
@@ -226,14 +230,40 @@ async function seedConsensus(live: Live, approverMfa = false) {
     })
   }
   switchSession(client, { sessionId: sessions[0]!.id })
-  if (approverMfa) await submit(client, 'update_root_quorum', { threshold: 2, userIds: result.rootUserIds })
+  // With decoys the wallet is made first (quorum 1), then a signature over a payload waits.
+  const signWith = decoys
+    ? (await createWallet(client, { walletName: 'Treasury reserve', chains: ['ethereum'] })).addresses[0]
+    : undefined
+  if (approverMfa || decoys)
+    await submit(client, 'update_root_quorum', { threshold: 2, userIds: result.rootUserIds })
   try {
-    await createWallet(client, { walletName: 'Treasury reserve', chains: ['ethereum'] })
+    if (signWith) await submit(client, 'sign_raw_payload', decoyParameters(signWith) as never)
+    else await createWallet(client, { walletName: 'Treasury reserve', chains: ['ethereum'] })
   } catch (error) {
     live.activityId = (error as { details?: { activityId?: string } }).details?.activityId
   }
   if (!live.activityId) throw new Error('expected create_wallet to wait for consensus')
   switchSession(client, { sessionId: sessions[1]!.id })
+}
+
+/**
+ * A sign_raw_payload's parameters as a requester can submit them (the service stores them as
+ * given): 16 fields of its own first, three named like the real ones with a zero-width joiner.
+ */
+function decoyParameters(signWith: string): Record<string, string> {
+  const decoys: Record<string, string> = {
+    'signWith\u200d': '0x00000000000000000000000000000000000000d1',
+    'payload\u200d': `0x${'00'.repeat(32)}`,
+    'note\u200d': 'monthly payroll, approved by finance',
+  }
+  for (let i = 0; Object.keys(decoys).length < 16; i++) decoys[`memo${i}`] = 'ok'
+  return {
+    ...decoys,
+    signWith,
+    payload: `0x${'ee'.repeat(32)}`,
+    encoding: 'PAYLOAD_ENCODING_HEXADECIMAL',
+    hashFunction: 'HASH_FUNCTION_NO_OP',
+  }
 }
 
 /** A user's API key held by this client, as create_users and create_sub_organization take it. */
@@ -438,7 +468,7 @@ export async function createLive(options: LiveOptions = {}): Promise<Live> {
   })
   const live: Live = { service, client, walletIds: [], addresses: [] }
   if (options.consensus) {
-    await seedConsensus(live, options.consensus !== true)
+    await seedConsensus(live, options.consensus)
     return live
   }
   if (options.policyConsensus) {

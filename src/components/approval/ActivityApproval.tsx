@@ -105,7 +105,16 @@ function IntentDetails({ ui, id, fields }: { ui: Ui<Keys>; id: string; fields: I
       {hidden ? <Alert tone="warning">{ui.t('approvalHiddenWarning')}</Alert> : null}
       {known.length > 0 ? <FieldList fields={known} /> : null}
       {other.length > 0 ? (
-        <section className="lk-stack" data-gap="sm" aria-labelledby={`${id}-other`} data-lk-other-fields="">
+        <section
+          className="lk-stack"
+          data-gap="sm"
+          aria-labelledby={`${id}-other`}
+          style={{
+            borderBlockStart: '1px solid var(--lk-border)',
+            paddingBlockStart: 12,
+            marginBlockStart: 4,
+          }}
+        >
           <h4 className="lk-label" id={`${id}-other`} ref={otherHeading} tabIndex={-1} style={{ margin: 0 }}>
             {ui.t(knownType ? 'approvalOtherTitle' : 'approvalUnknownTitle', {
               count: new Intl.NumberFormat(ui.locale).format(other.length),
