@@ -139,6 +139,27 @@ export const Included: Story = {
   },
 }
 
+/**
+ * Reverted with the called contract's own message, a URL in it: the wallet's dialog shows the
+ * contract's words as text, never as a link of the contract's choosing.
+ */
+export const FailedWithContractText: Story = {
+  parameters: statuses({
+    txStatus: 'FAILED',
+    eth: { txHash: HASH },
+    error: {
+      message:
+        'the transaction reverted: Tokens locked for your safety. Verify your wallet at https://latchkey-support.example/verify/0x8a3f5c2e9b7d4a1f6e0c3b8d5a2f7e9c1b4d6a8f to unlock',
+    },
+  }),
+  play: async ({ canvasElement }) => {
+    const s = await confirm(canvasElement)
+    await s.findByRole('heading', { name: 'Transaction failed' })
+    await expect(s.getByRole('alert')).toHaveTextContent('https://latchkey-support.example/verify')
+    await expect(within(s.getByRole('alert')).queryByRole('link')).toBeNull()
+  },
+}
+
 /** Reverted on-chain: neither call took effect. */
 export const Failed: Story = {
   globals: { locale: 'ar' },

@@ -561,7 +561,11 @@ function Status({
         </div>
       ) : null}
       {/* The service's words, with a called contract's revert string in them: text, never links. */}
-      {phase === 'failure' && reason ? <Alert tone="error">{reason}</Alert> : null}
+      {phase === 'failure' && reason ? (
+        <Alert tone="error">
+          <span style={{ overflowWrap: 'anywhere' }}>{reason}</span>
+        </Alert>
+      ) : null}
       {readError ? <Alert tone="error">{readError}</Alert> : null}
       <Button
         block
