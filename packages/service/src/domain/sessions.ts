@@ -389,8 +389,9 @@ export async function endSessionsOpenedWith(
 export const sessionLockOf = (organizationId: string): string => `sessions:${organizationId}`
 
 /**
- * The activities that take `sessionLockOf`: those that issue a session, the deletion of keys, and
- * the approvals that run a waiting activity (a `delete_api_keys` an MFA policy held, let run by
+ * The activities that take `sessionLockOf`: those that issue a session, those that end sessions
+ * (the deletion of keys, of passkeys, which ends what they opened, and of users), and the
+ * approvals that run a waiting activity (a `delete_api_keys` an MFA policy held, let run by
  * `latchkey_satisfy_mfa` or `approve_activity`): the lock is named by the submitted path, so the
  * held one would otherwise run without it.
  */
@@ -399,6 +400,8 @@ export const SESSION_LOCK_PATHS: ReadonlySet<string> = new Set([
   'otp_login',
   'oauth_login',
   'delete_api_keys',
+  'delete_authenticators',
+  'delete_users',
   'approve_activity',
   'latchkey_satisfy_mfa',
 ])

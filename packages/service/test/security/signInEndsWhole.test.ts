@@ -458,4 +458,58 @@ describe('on two instances (PostgreSQL)', () => {
     await a.service.close()
     await b.service.close()
   }, 300_000)
+  it("removing a lost phone's passkey while a thief refreshes copies of its session on B completes (never 503) and ends them (30 owners)", async () => {
+    const [a, b] = await twoInstances(cluster, 'passkey_removal_race')
+    const race = async () => {
+      const { phone, laptop, organizationId, userId, phoneId } = await twoDevices(a)
+      // The phone's session (opened by its passkey), which the thief copied.
+      const session = (await renew(a, phone, organizationId)).key!
+      let made = 0
+      let removed = false
+      const until = performance.now() + 60_000
+      // The thief refreshes several copies at once (each chain as the kit refreshes one tab).
+      const loop = async (first: TestKey) => {
+        let current = first
+        while (!removed && performance.now() < until) {
+          const next = await renew(b, current, organizationId)
+          if (next.status !== 200) return next.status
+          made++
+          const oldId = (await b.service.store.findBy('apiKeys', 'userId', userId)).find(
+            (k) => k.publicKey === current.publicKey,
+          )?.id
+          b.clock.advance(1)
+          if (oldId)
+            await b.submit(
+              'delete_api_keys',
+              { userId, apiKeyIds: [oldId] },
+              { as: next.key!, organizationId },
+            )
+          current = next.key!
+        }
+        return (await renew(b, current, organizationId)).status
+      }
+      const copies = [session]
+      for (let i = 0; i < 3; i++) copies.push((await renew(b, session, organizationId)).key!)
+      const chains = Promise.all(copies.map(loop))
+      const chain = chains.then((ends) => (ends.every((end) => end === 401) ? 401 : Math.max(...ends)))
+      const waitUntil = performance.now() + 10_000
+      while (made < 3 && performance.now() < waitUntil) await new Promise((resolve) => setTimeout(resolve, 2))
+      expect(made, 'the thief renews').toBeGreaterThanOrEqual(3)
+      a.clock.advance(1)
+      const removal = await a.submit(
+        'delete_authenticators',
+        { userId, authenticatorIds: [phoneId] },
+        { as: laptop, organizationId },
+      )
+      removed = true
+      const chainEnd = await chain
+      return { status: removal.status, code: removal.body.details?.errorCode ?? removal.body.code, chainEnd }
+    }
+    const outcomes = []
+    for (let i = 0; i < 30; i++) outcomes.push(await race())
+    // Each removal completes and the thief's next renewal is refused.
+    expect(outcomes.map((o) => [o.status, o.chainEnd])).toEqual(outcomes.map(() => [200, 401]))
+    await a.service.close()
+    await b.service.close()
+  }, 600_000)
 })
