@@ -39,6 +39,34 @@ async function renew(h: Harness, as: Stamper, organizationId: string) {
   return reply.status === 200 ? { status: 200, key } : { status: reply.status, key: undefined }
 }
 
+/**
+ * A thief's refresh loop on `h`, as the kit refreshes (renew, then give the old key back), from
+ * `first` until `stop()` or a renewal is refused: counts each renewal in `progress.made`, and once
+ * stopped answers the status of one more renewal (401 when the sign-in was ended).
+ */
+async function refreshLoop(
+  h: Harness,
+  first: Stamper,
+  { organizationId, userId }: { organizationId: string; userId: string },
+  progress: { made: number; stop: () => boolean },
+): Promise<number> {
+  const until = performance.now() + 60_000
+  let current = first
+  while (!progress.stop() && performance.now() < until) {
+    const next = await renew(h, current, organizationId)
+    if (next.status !== 200) return next.status
+    progress.made++
+    const oldId = (await h.service.store.findBy('apiKeys', 'userId', userId)).find(
+      (k) => k.publicKey === (current as unknown as { publicKey: string }).publicKey,
+    )?.id
+    h.clock.advance(1)
+    if (oldId)
+      await h.submit('delete_api_keys', { userId, apiKeyIds: [oldId] }, { as: next.key!, organizationId })
+    current = next.key!
+  }
+  return (await renew(h, current, organizationId)).status
+}
+
 /** The id of the user's API key with `key`'s public key. */
 async function keyIdOf(h: Harness, userId: string, key: Stamper): Promise<string> {
   const row = (await h.service.store.findBy('apiKeys', 'userId', userId)).find(
@@ -413,32 +441,12 @@ describe('on two instances (PostgreSQL)', () => {
       const removal = await submit(recovery, 'delete_api_keys', { userId, apiKeyIds: [walletKeyId] })
       expect(removal.body.activity?.status).toBe('ACTIVITY_STATUS_AUTHENTICATORS_NEEDED')
 
-      // The thief refreshes on B as the kit does (renew, then give the old key back), for up to 60 s.
-      let current: TestKey = session
-      let made = 0
+      // The thief refreshes on B as the kit does (renew, then give the old key back).
       let satisfied = false
-      const until = performance.now() + 60_000
-      const chain = (async () => {
-        while (!satisfied && performance.now() < until) {
-          const next = await renew(b, current, organizationId)
-          if (next.status !== 200) return next.status
-          made++
-          const oldId = (await b.service.store.findBy('apiKeys', 'userId', userId)).find(
-            (k) => k.publicKey === current.publicKey,
-          )?.id
-          b.clock.advance(1)
-          if (oldId)
-            await b.submit(
-              'delete_api_keys',
-              { userId, apiKeyIds: [oldId] },
-              { as: next.key!, organizationId },
-            )
-          current = next.key!
-        }
-        // Once the removal is in, the thief's next renewal finds the wallet key gone.
-        return (await renew(b, current, organizationId)).status
-      })()
-      while (made < 3) await new Promise((resolve) => setTimeout(resolve, 2))
+      const progress = { made: 0, stop: () => satisfied }
+      // Once the removal is in, the thief's next renewal finds the wallet key gone.
+      const chain = refreshLoop(b, session, { organizationId, userId }, progress)
+      while (progress.made < 3) await new Promise((resolve) => setTimeout(resolve, 2))
       a.clock.advance(30_000)
       const done = await a.submit(
         'latchkey_satisfy_mfa',
@@ -464,37 +472,18 @@ describe('on two instances (PostgreSQL)', () => {
       const { phone, laptop, organizationId, userId, phoneId } = await twoDevices(a)
       // The phone's session (opened by its passkey), which the thief copied.
       const session = (await renew(a, phone, organizationId)).key!
-      let made = 0
       let removed = false
-      const until = performance.now() + 60_000
+      const progress = { made: 0, stop: () => removed }
       // The thief refreshes several copies at once (each chain as the kit refreshes one tab).
-      const loop = async (first: TestKey) => {
-        let current = first
-        while (!removed && performance.now() < until) {
-          const next = await renew(b, current, organizationId)
-          if (next.status !== 200) return next.status
-          made++
-          const oldId = (await b.service.store.findBy('apiKeys', 'userId', userId)).find(
-            (k) => k.publicKey === current.publicKey,
-          )?.id
-          b.clock.advance(1)
-          if (oldId)
-            await b.submit(
-              'delete_api_keys',
-              { userId, apiKeyIds: [oldId] },
-              { as: next.key!, organizationId },
-            )
-          current = next.key!
-        }
-        return (await renew(b, current, organizationId)).status
-      }
+      const loop = (first: TestKey) => refreshLoop(b, first, { organizationId, userId }, progress)
       const copies = [session]
       for (let i = 0; i < 3; i++) copies.push((await renew(b, session, organizationId)).key!)
       const chains = Promise.all(copies.map(loop))
       const chain = chains.then((ends) => (ends.every((end) => end === 401) ? 401 : Math.max(...ends)))
       const waitUntil = performance.now() + 10_000
-      while (made < 3 && performance.now() < waitUntil) await new Promise((resolve) => setTimeout(resolve, 2))
-      expect(made, 'the thief renews').toBeGreaterThanOrEqual(3)
+      while (progress.made < 3 && performance.now() < waitUntil)
+        await new Promise((resolve) => setTimeout(resolve, 2))
+      expect(progress.made, 'the thief renews').toBeGreaterThanOrEqual(3)
       a.clock.advance(1)
       const removal = await a.submit(
         'delete_authenticators',
