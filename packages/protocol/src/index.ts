@@ -1,4 +1,5 @@
 export * from './activities.ts'
+export * from './activityParameters.ts'
 export * from './bundles.ts'
 export * from './clientSignature.ts'
 export * from './enums.ts'

@@ -1,4 +1,4 @@
-import { activityParameters } from '../../core/activityParameters.ts'
+import { activityParameters } from '@latchkey/protocol'
 
 /** One field of an activity's parameters, as text. */
 export interface IntentField {

@@ -1,4 +1,4 @@
-import { ACTIVITIES, type ActivityParameters, type ActivityPath, wireKeysOf } from '@latchkey/protocol'
+import { ACTIVITIES, type ActivityParameters, type ActivityPath, wireKeysOf } from './activities.ts'
 
 /**
  * The top-level parameter names of an activity's published shapes (every member of a union: the
