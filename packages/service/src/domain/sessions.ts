@@ -57,6 +57,16 @@ export function isLiveSession(key: ApiKeyRow, now: number): boolean {
   return key.createdAt + Number(key.expirationSeconds) * 1000 > now
 }
 
+/**
+ * Whether `key` is a session: a login key, or a key that records what it descends from (every
+ * session records its origin, a sign-up's first session key too). Deleting one is a logout. Any
+ * other key is a durable way in (a wallet's sign-in key, a recovery key, a back end's key), whose
+ * deletion ends the sessions it opened; a key with neither (a first session key an older instance
+ * wrote without its origin included) counts as durable.
+ */
+export const isSessionKey = (key: ApiKeyRow): boolean =>
+  key.origin !== undefined || SESSION_CREDENTIAL_TYPES.includes(key.credentialType)
+
 /** Compressed hex of a P-256 session public key (compressed or uncompressed input); 400 otherwise. */
 export function normalizeSessionPublicKey(publicKey: string, field: string): string {
   try {

@@ -1,10 +1,10 @@
-import { SESSION_CREDENTIAL_TYPES } from '../domain/sessions.ts'
+import { isSessionKey, SESSION_CREDENTIAL_TYPES } from '../domain/sessions.ts'
 import type { ContactKind } from '../domain/verifiedContact.ts'
 import { recordAppEvent } from '../kernel/appEvents.ts'
 import { ConflictError, PermissionError } from '../kernel/base/errors.ts'
 import { decodeTransactionForPolicy } from '../kernel/crypto/signTransaction.ts'
 import type { ActivityContext, ActivityGate, Caller, GateInput } from '../kernel/registry.ts'
-import type { ActivityRow, ApiKeyRow, MfaChallengeRow, MfaPolicyRow } from '../kernel/store/model.ts'
+import type { ActivityRow, MfaChallengeRow, MfaPolicyRow } from '../kernel/store/model.ts'
 import type { Reads, Transaction } from '../kernel/store/Store.ts'
 import { evaluateExpression } from '../policies/evaluateExpression.ts'
 import { type DecisionBudget, decisionBudget, parseCondition } from '../policies/evaluatePolicies.ts'
@@ -48,16 +48,6 @@ const FACTOR_CHANGES = new Set([
   'delete_oauth_providers',
   'delete_authenticators',
 ])
-
-/**
- * Whether `key` is a session: a login key, or a key that records what it descends from (every
- * session records its origin, a sign-up's first session key too). Deleting one is a logout. Any
- * other key is a durable way in (a wallet's sign-in key, a recovery key, a back end's key), whose
- * deletion ends the sessions it opened; like `signInOf` (domain/sessions.ts), a key with neither
- * (a first session key an older instance wrote without its origin included) counts as durable.
- */
-const isSessionKey = (key: ApiKeyRow): boolean =>
-  key.origin !== undefined || SESSION_CREDENTIAL_TYPES.includes(key.credentialType)
 
 /**
  * Whether the activity is a `delete_api_keys` of a durable key (`isSessionKey`) of the user it
