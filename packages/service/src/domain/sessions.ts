@@ -173,9 +173,27 @@ async function endOldestSessions(ctx: ActivityContext, user: UserRow, kept: ApiK
 }
 
 /**
+ * The keys of the user a login stamped by a session key (`origin.renewedFrom`: a refresh, or a
+ * confined session it issues) keeps under `invalidateExisting`: the other keys of the caller's
+ * own sign-in, which are the same session in the user's eyes (another tab's refresh, or a copy a
+ * thief renewed) and end together at its logout (`endSignIns`). The key that stamped it goes as
+ * every other login key does, and so do the confined sessions its sign-in issued (`issuedBy`:
+ * sign-ins of their own, which would end with it anyway). Without this, a thief renewing a copy with `invalidateExisting`
+ * deleted the owner's key of that sign-in, and the owner's next sign-in and logout, a sign-in of
+ * their own, left the thief's renewals alive. A fresh login (passkey, registered key, one-time
+ * token: no `renewedFrom`) keeps none.
+ */
+const signInKeptBy = (origin: SessionOrigin): ((key: ApiKeyRow) => boolean) => {
+  const { renewedFrom, signIn } = origin
+  if (renewedFrom === undefined || signIn === undefined) return () => false
+  return (key) => key.id !== renewedFrom && signInOf(key) === signIn
+}
+
+/**
  * A read-write session: registers `publicKey` on the user as an expiring session API key
- * (`invalidateExisting` first revokes the user's other login keys; login keys expired longer than
- * `EXPIRED_SESSION_KEY_KEPT_MS` go in any case) and returns the JWT.
+ * (`invalidateExisting` first revokes the user's other login keys, but for those of the caller's
+ * own sign-in when a session key stamped the login, `signInKeptBy`; login keys expired longer
+ * than `EXPIRED_SESSION_KEY_KEPT_MS` go in any case) and returns the JWT.
  */
 export async function issueSession(
   ctx: ActivityContext,
@@ -208,6 +226,7 @@ export async function issueSession(
     (await sessionCeilingOf(ctx.tx, input.user.organizationId)) ?? MAX_SESSION_SECONDS,
   )
   const keys = await ctx.tx.findBy('apiKeys', 'userId', input.user.id)
+  const ownSignInKept = signInKeptBy(input.origin)
   let revoked = 0
   const kept: ApiKeyRow[] = []
   for (const key of keys) {
@@ -215,7 +234,7 @@ export async function issueSession(
     // Re-logging in with the same key replaces its old registration (fresh expiry).
     if (isLogin && (key.publicKey === input.publicKey || longExpired(key, ctx.now)))
       await ctx.tx.delete('apiKeys', key.id)
-    else if (isLogin && input.invalidateExisting) {
+    else if (isLogin && input.invalidateExisting && !ownSignInKept(key)) {
       await ctx.tx.delete('apiKeys', key.id)
       if (isLiveSession(key, ctx.now)) {
         revoked++
