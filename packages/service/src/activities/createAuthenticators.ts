@@ -9,6 +9,8 @@ import { defineActivity } from '../kernel/registry.ts'
  * already takes the attestation shape the published types give `CREATE_AUTHENTICATORS_V2`.
  */
 export const createAuthenticators = defineActivity('create_authenticators', {
+  // Its record shows the passkeys it registers (kernel/passkeySightings.ts).
+  passkeyParameters: ['authenticators[]'],
   parse: (r, type) => ({
     userId: r.string('userId', { max: 200 }),
     authenticators: r.array(

@@ -41,6 +41,8 @@ export const createSubOrganization = defineActivity('create_sub_organization', {
   allowNonRoot: true,
   // A sign-up's verification token and OIDC tokens are no reader's to take from its record (`bearerParameters`).
   bearerParameters: ['verificationToken', 'clientSignature', 'rootUsers[].oauthProviders[].oidcToken'],
+  // Its record shows the passkeys it registers (kernel/passkeySightings.ts).
+  passkeyParameters: ['rootUsers[].authenticators[]'],
   parse: (r, type) => {
     const version = { type, oidcClaims: type === 'ACTIVITY_TYPE_CREATE_SUB_ORGANIZATION_V8' }
     const rootUsers = r.array('rootUsers', (value, field) => readRootUser(value, field, version), {

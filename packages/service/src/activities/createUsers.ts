@@ -27,6 +27,8 @@ function readUserParams(value: unknown, field: string, type: string): UserParams
 export const createUsers = defineActivity('create_users', {
   // The OIDC tokens it links are no reader's to take from its record (`bearerParameters`).
   bearerParameters: ['users[].oauthProviders[].oidcToken'],
+  // Its record shows the passkeys it registers (kernel/passkeySightings.ts).
+  passkeyParameters: ['users[].authenticators[]'],
   parse: (r, type) => ({
     users: r.array('users', (value, field) => readUserParams(value, field, type), { min: 1, max: 100 }),
   }),

@@ -9,6 +9,7 @@ import { bytesToHex } from '@noble/hashes/utils.js'
 import { verifyRegistrationResponse } from '@simplewebauthn/server'
 import { claimForAccount } from '../kernel/accountClaims.ts'
 import { ConflictError, CredentialError, NotFoundError } from '../kernel/base/errors.ts'
+import { firstSighting } from '../kernel/passkeySightings.ts'
 import type { ActivityContext } from '../kernel/registry.ts'
 import {
   type ApiKeyRow,
@@ -252,6 +253,8 @@ export async function addAuthenticators(
         message: `credential ${credentialId} is already registered`,
       })
     await claimPasskey(ctx, user, { credentialId, registered, field: credentialField })
+    // Asked whoever registers it, the operator too: it records the sighting.
+    const firstShown = await firstSighting(ctx.tx, credentialId, ctx.activityId, ctx.now)
     const id = ctx.newId()
     await ctx.tx.put('authenticators', {
       id,
@@ -267,8 +270,10 @@ export async function addAuthenticators(
       attestationType: info.fmt,
       transports: attestation.transports,
       // A "none" attestation proves nothing about who holds the key: a passkey anyone but the
-      // operator registered signs in from the parent once it proved itself (pipeline/authenticate.ts).
-      ...(callerVouchesForContacts(ctx) ? {} : { unproven: true as const }),
+      // operator registered signs in from the parent once it proved itself (pipeline/authenticate.ts),
+      // unless this is the first registration that ever showed it (its holder's own: a copy is
+      // made of a passkey the service has shown, kernel/passkeySightings.ts).
+      ...(callerVouchesForContacts(ctx) || firstShown ? {} : { unproven: true as const }),
       createdAt: ctx.now,
       updatedAt: ctx.now,
     })

@@ -457,6 +457,9 @@ export const importUser = defineActivity('latchkey_import_user', {
   // The bundles are ciphertext to the organization's long-lived import key: once the import has
   // ended (imported, refused, rejected), its record keeps none a reader of it could submit again.
   clearedWhenDone: ['wallets[].encryptedBundle', 'privateKeys[].encryptedBundle'],
+  // Its record shows the passkeys it imports (kernel/passkeySightings.ts): a copy registered
+  // elsewhere once the account lets one go is not the first registration of it.
+  passkeyParameters: ['passkeys[]'],
   // HPKE opening, BIP-39 seed, BIP-32 derivation and sealing (the import's CPU) run before the
   // transaction, in the crypto workers where the service has them; the transaction only writes.
   precompute: async (ctx, p) => {

@@ -227,6 +227,13 @@ export interface ActivityHandler<P extends ActivityPath = ActivityPath> {
    */
   bearerParameters?: readonly string[]
   /**
+   * The passkey registrations its parameters carry (`'authenticators[]'`, `'users[].authenticators[]'`:
+   * items with an `attestation`, or a `credentialId`): every record of the activity written,
+   * waiting, failed or completed, records that it showed them (kernel/passkeySightings.ts), so a
+   * registration of one of them anywhere else counts as a possible copy.
+   */
+  passkeyParameters?: readonly string[]
+  /**
    * Whether it loosens a guard on spending with these parameters (raises a spending limit, lets it
    * reach more addresses, removes one that still covers someone), read in its transaction before it
    * runs: once any MFA policy is on its submitter, such a change waits for every one of their

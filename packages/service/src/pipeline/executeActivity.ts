@@ -2,6 +2,7 @@ import { type ActivityPath, type ActivityStatus, TERMINAL_ACTIVITY_STATUSES } fr
 import { recordKeptAppEvents } from '../kernel/appEvents.ts'
 import { type ApiError, NotFoundError } from '../kernel/base/errors.ts'
 import type { ServiceEventMap, ServiceEventName } from '../kernel/base/events.ts'
+import { credentialIdsIn, sightPasskeys } from '../kernel/passkeySightings.ts'
 import { Reader } from '../kernel/Reader.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type {
@@ -204,8 +205,23 @@ export function recorded(registry: Registry, row: ActivityRow): ActivityRow {
   return { ...row, intent: cleared(row.intent, paths) }
 }
 
-/** Writes the activity's row in `tx` as it is recorded (`recorded`). */
-export function putActivity(tx: Transaction, registry: Registry, row: ActivityRow): Promise<ActivityRow> {
+/**
+ * Writes the activity's row in `tx` as it is recorded (`recorded`), with the sightings of the
+ * passkeys its record shows (`ActivityHandler.passkeyParameters`): no one reads a record showing
+ * a passkey before the service has noted that it showed it.
+ */
+export async function putActivity(
+  tx: Transaction,
+  registry: Registry,
+  row: ActivityRow,
+): Promise<ActivityRow> {
+  const handler = registry.activities.get(row.path as ActivityPath) as ActivityHandler | undefined
+  if (handler?.passkeyParameters)
+    await sightPasskeys(tx, credentialIdsIn(row.intent, handler.passkeyParameters), {
+      activityId: row.id,
+      now: row.updatedAt,
+      blind: handler.createsOnly === true,
+    })
   return tx.put('activities', recorded(registry, row))
 }
 

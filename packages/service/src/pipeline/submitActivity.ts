@@ -496,11 +496,16 @@ async function decideAndRun(
       if (unprepared) return refused(submission, tx, row, changedMeanwhile())
       // A plugin's gate (MFA) may hold an allowed activity until more is proven.
       const gate = await heldBy(submission.registry, gateInput(submission, tx, row, ready.facts))
-      if (gate) return { row: await tx.put('activities', { ...row, status: gate.status }) }
+      if (gate) return { row: await putActivity(tx, submission.registry, { ...row, status: gate.status }) }
       return executeActivity({ ...submission, ...ready, tx, row })
     }
     case 'OUTCOME_REQUIRES_CONSENSUS':
-      return { row: await tx.put('activities', { ...row, status: 'ACTIVITY_STATUS_CONSENSUS_NEEDED' }) }
+      return {
+        row: await putActivity(tx, submission.registry, {
+          ...row,
+          status: 'ACTIVITY_STATUS_CONSENSUS_NEEDED',
+        }),
+      }
     default:
       return refused(submission, tx, row, decision.error)
   }

@@ -4,6 +4,7 @@
 import { join } from 'node:path'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { passkeySightingId } from '../../src/kernel/passkeySightings.ts'
 import { sqliteBackend } from '../../src/kernel/store/backends/sqliteBackend.ts'
 import { DATABASE_FILE, openDataDir, openPostgres } from '../../src/kernel/store/durableStores.ts'
 import {
@@ -13,6 +14,7 @@ import {
   MigrationsPendingError,
 } from '../../src/kernel/store/migrations.ts'
 import {
+  type ActivityRow,
   type ApiKeyRow,
   type AuthenticatorRow,
   apiKeyInOrganization,
@@ -20,6 +22,7 @@ import {
   type UserRow,
 } from '../../src/kernel/store/model.ts'
 import { wasmSqlite } from '../../src/kernel/store/wasmSqlite.ts'
+import { softPasskey } from '../../src/testing/harness.ts'
 import { type PostgresCluster, startPostgres } from '../durability/postgres.ts'
 import { hashTree, removeDir, tempDir } from '../durability/tempDir.ts'
 import { killAll, runToExit } from '../support/serviceProcess.ts'
@@ -36,6 +39,7 @@ const NEWEST_TABLES: Record<string, string[]> = {
   '0010_session_profiles': ['sessionProfiles'],
   '0015_webhook_events': ['webhookEvents'],
   '0018_import_spent_bundles': ['importSpentBundles'],
+  '0025_passkey_sightings': ['passkeySightings'],
 }
 /**
  * What undoes a newest migration of PostgreSQL alone (it changes nothing on SQLite, where removing
@@ -212,6 +216,72 @@ async function writeBeforeSessionOrigins(store: Awaited<ReturnType<typeof openDa
     for (const row of SESSION_ORIGIN_ROWS) await tx.put('apiKeys', row)
   })
 }
+/**
+ * Passkeys a version before 0025 showed: a passkey row, and the records of registrations (failed,
+ * or a user's whose passkey was removed since), by the credential ids each shows: the id sent and
+ * the one inside its attestation object. A wallet's record shows none.
+ */
+const SHOWN = softPasskey()
+const SHOWN_BEFORE_SIGHTINGS = [
+  'held-credential',
+  'failed-credential',
+  SHOWN.credentialId,
+  'removed-credential',
+]
+async function writeBeforeSightings(store: Awaited<ReturnType<typeof openDataDir>>) {
+  const activity = (id: string, path: string, intent: Record<string, unknown>): ActivityRow => ({
+    id,
+    organizationId: 'org-1',
+    path,
+    type: 'ACTIVITY_TYPE_X',
+    status: 'ACTIVITY_STATUS_FAILED',
+    intent,
+    fingerprint: id,
+    userId: 'user-1',
+    credentialId: 'key-1',
+    callerOrganizationId: 'org-1',
+    createdAt: 1,
+    updatedAt: 1,
+  })
+  const registered = SHOWN.register(undefined, 'Phone')
+  await store.transaction(async (tx) => {
+    await tx.put('authenticators', {
+      ...SESSION_ORIGIN_PASSKEYS[0]!,
+      id: 'held',
+      credentialId: 'held-credential',
+    })
+    await tx.put(
+      'activities',
+      activity('failed', 'create_authenticators', {
+        authenticators: [
+          { ...registered, attestation: { ...registered.attestation, credentialId: 'failed-credential' } },
+        ],
+      }),
+    )
+    await tx.put(
+      'activities',
+      activity('removed', 'create_users', {
+        users: [{ authenticators: [{ attestation: { credentialId: 'removed-credential' } }] }],
+      }),
+    )
+    await tx.put(
+      'activities',
+      activity('wallet', 'create_wallet', { authenticators: [{ credentialId: 'not-a-passkey' }] }),
+    )
+  })
+}
+/** The activity each sighting of those credential ids and of the wallet's names, by credential id. */
+const sightingsIn = async (store: Awaited<ReturnType<typeof openDataDir>>) => {
+  const sightings: Record<string, string | undefined> = {}
+  for (const id of [...SHOWN_BEFORE_SIGHTINGS, 'not-a-passkey'])
+    sightings[id] = (await store.get('passkeySightings', passkeySightingId(id)))?.activityId
+  return sightings
+}
+const SIGHTED = {
+  ...Object.fromEntries(SHOWN_BEFORE_SIGHTINGS.map((id) => [id, ''])),
+  'not-a-passkey': undefined,
+}
+
 /**
  * The keys of SESSION_ORIGIN_ROWS once 0024 ran, by id, with their origin: the sessions whose
  * opener is unknown end; a one-time token's get the empty origin, the first session key the
@@ -394,6 +464,21 @@ describe('migrations on a data dir', { timeout: 120_000 }, () => {
     }
   })
 
+  it('0025 records a sighting of every passkey a row or a record showed before it, naming no activity', async () => {
+    const dir = tempDir('passkey-sightings')
+    dirs.push(dir)
+    const store = await openDataDir(dir)
+    await writeBeforeSightings(store)
+    await store.close()
+    rollBackTo(dir, '0025_passkey_sightings')
+    const migrated = await openDataDir(dir)
+    try {
+      expect(await sightingsIn(migrated)).toStrictEqual(SIGHTED)
+    } finally {
+      await migrated.close()
+    }
+  })
+
   it('an older version refuses a data dir migrated ahead of it, with or without --no-migrate, and changes nothing', async () => {
     const dir = tempDir('ahead')
     dirs.push(dir)
@@ -453,11 +538,31 @@ describe('migrations on PostgreSQL', () => {
     await store.close()
     await sqlOn([
       `DELETE FROM kysely_migration WHERE name >= '0024_session_origins'`,
+      // What the migrations after it made, undone: they apply again after it.
+      ...LATEST.filter((name) => name > '0024_session_origins').flatMap((name) =>
+        (NEWEST_TABLES[name] ?? []).map((table) => `DROP TABLE "${table}"`),
+      ),
       `UPDATE "apiKeys" SET data = (data::jsonb - 'origin')::text WHERE id != 'recorded-session'`,
     ])
     const migrated = await openPostgres(cluster.url)
     try {
       expect(await originsIn(migrated)).toStrictEqual(AFTER_SESSION_ORIGINS)
+    } finally {
+      await migrated.close()
+    }
+  })
+
+  it('0025 records a sighting of every passkey a row or a record showed before it, naming no activity', async () => {
+    const store = await openPostgres(cluster.url)
+    await writeBeforeSightings(store)
+    await store.close()
+    await sqlOn([
+      `DELETE FROM kysely_migration WHERE name >= '0025_passkey_sightings'`,
+      'DROP TABLE "passkeySightings"',
+    ])
+    const migrated = await openPostgres(cluster.url)
+    try {
+      expect(await sightingsIn(migrated)).toStrictEqual(SIGHTED)
     } finally {
       await migrated.close()
     }

@@ -6,7 +6,10 @@
 // whoever registered a person's passkey first captured that person's passkey sign-ins. A passkey
 // anyone but the operator registered is now `unproven` (AuthenticatorRow.unproven) and routes a
 // sign-in naming the parent only once it stamped a request naming its own organization, or when its
-// account is one only it gets into (a passkey sign-up's).
+// account is one only it gets into (a passkey sign-up's). Unless its registration is the first
+// record that ever showed the passkey: a copy can only be made of a passkey the service showed, so
+// that one is its holder's (a published client's passkey sign-up, which never proves the passkey
+// naming the account, signs in from the parent later however much the account was used).
 import { decodeJwtClaims, PROXY_CONFIG_HEADER, type SessionClaims } from '@latchkey/protocol'
 import { describe, expect, it } from 'vitest'
 import {
@@ -17,7 +20,7 @@ import {
   softPasskey,
   testKey,
 } from '../../src/testing/harness.ts'
-import { proxySignUpWithPasskey } from './proxySignUp.ts'
+import { proxySignUpWithPasskey, showPasskey } from './proxySignUp.ts'
 import { supportUser } from './recordReaders.ts'
 
 /** The first object in `value` holding an `attestationObject` (an `authenticators[]` item's attestation's parent). */
@@ -129,10 +132,23 @@ describe("a person's passkey registered by someone else", () => {
     const operatorMade = resultOf('create_sub_organization', made).subOrganizationId
     expect(await signIn(byOperator)).toBe(operatorMade)
 
-    // A user adds a passkey beside their own key: refused from the parent until it signs a request
-    // naming its account, then it signs in from the parent.
+    // A user adds a passkey no record showed before beside their own key: the first registration of
+    // it, so its holder's: it signs in from the parent at once.
     const own = await h.createSubOrganization({ name: 'own' })
+    const first = softPasskey()
+    h.clock.advance(1)
+    const added = await h.submit(
+      'create_authenticators',
+      { userId: own.userIds[0], authenticators: [first.register(undefined, 'Laptop')] },
+      { as: own.keys[0]!, organizationId: own.organizationId },
+    )
+    expect(added.status).toBe(200)
+    expect(await signIn(first)).toBe(own.organizationId)
+
+    // A user adds a passkey a failed registration showed before: a possible copy, refused from the
+    // parent until it signs a request naming its account, then it signs in from the parent.
     const passkey = softPasskey()
+    await showPasskey(h, passkey)
     h.clock.advance(1)
     const mine = await h.submit(
       'create_authenticators',
@@ -150,12 +166,33 @@ describe("a person's passkey registered by someone else", () => {
     expect(proof.status).toBe(200)
     expect(await signIn(passkey)).toBe(own.organizationId)
 
-    // A passkey sign-up's account (the passkey and the session key registered beside it) is one
-    // only the passkey gets into: its sign-in lands there, whoever submitted the sign-up.
-    // A passkey sign-up's account as a published client makes it (the passkey and a session key
-    // beside it) is one only the passkey gets into while nobody used it: its sign-in lands there,
-    // whoever submitted the sign-up, and ends the session registered beside it.
+    // A published client's passkey sign-up of a passkey no record showed (made on the device in
+    // that ceremony): it signs in from the parent, the session registered beside it stays, and so
+    // it does once that session used the account (it signed something, say).
+    const fresh = softPasskey()
+    const freshUp = await signUpWithPasskey(h, fresh)
+    h.clock.advance(1)
+    const created = await h.submit(
+      'create_wallet',
+      { walletName: 'w', accounts: [] },
+      { as: freshUp.session, organizationId: freshUp.organizationId },
+    )
+    expect(created.status).toBe(200)
+    expect(await signIn(fresh)).toBe(freshUp.organizationId)
+    h.clock.advance(1)
+    const kept = await h.query(
+      'whoami',
+      { organizationId: freshUp.organizationId },
+      { as: freshUp.session, organizationId: freshUp.organizationId },
+    )
+    expect(kept.status).toBe(200)
+
+    // A passkey sign-up's account of a passkey a record showed before (the passkey and the session
+    // key registered beside it, as a published client makes it) is one only the passkey gets into
+    // while nobody used it: its sign-in lands there, whoever submitted the sign-up, and ends the
+    // session registered beside it.
     const signUp = softPasskey()
+    await showPasskey(h, signUp)
     const signedUp = await signUpWithPasskey(h, signUp)
     expect(await signIn(signUp)).toBe(signedUp.organizationId)
     h.clock.advance(1)
@@ -169,6 +206,7 @@ describe("a person's passkey registered by someone else", () => {
     // Once the sign-up's session acted there, the account is no longer one only the passkey gets
     // into: an unproven passkey's sign-in naming the parent is refused.
     const used = softPasskey()
+    await showPasskey(h, used)
     const usedUp = await signUpWithPasskey(h, used)
     h.clock.advance(1)
     const wallet = await h.submit(
@@ -248,6 +286,7 @@ describe("the account lookups by a passkey's credential id", () => {
     // The person's passkey is registered nowhere yet (its registration waits for a vote, or failed):
     // the attacker's copy is the only row of its credential id.
     const passkey = softPasskey()
+    await showPasskey(h, passkey)
     const attacker = await squat(h, passkey)
     expect(await find.listed(passkey)).toEqual([])
     expect(await find.account(passkey)).toBeNull()
@@ -259,6 +298,7 @@ describe("the account lookups by a passkey's credential id", () => {
     const find = lookups(h)
     const own = await h.createSubOrganization({ name: 'own' })
     const passkey = softPasskey()
+    await showPasskey(h, passkey)
     h.clock.advance(1)
     const added = await h.submit(
       'create_authenticators',
@@ -266,8 +306,8 @@ describe("the account lookups by a passkey's credential id", () => {
       { as: own.keys[0]!, organizationId: own.organizationId },
     )
     expect(added.status).toBe(200)
-    // Added by the user beside their key: not found until it signed a request naming its account,
-    // as a sign-in from the parent is refused until then.
+    // Added by the user beside their key after a failed registration showed it: not found until it
+    // signed a request naming its account, as a sign-in from the parent is refused until then.
     expect(await find.listed(passkey)).toEqual([])
     h.clock.advance(1)
     const proof = await h.query(
@@ -285,6 +325,7 @@ describe("the account lookups by a passkey's credential id", () => {
     const h = await createHarness()
     const find = lookups(h)
     const passkey = softPasskey()
+    await showPasskey(h, passkey)
     const signedUp = await signUpWithPasskey(h, passkey)
     expect(await find.listed(passkey)).toEqual([signedUp.organizationId])
     expect(await find.account(passkey)).toBe(signedUp.organizationId)
@@ -301,6 +342,7 @@ describe("the account lookups by a passkey's credential id", () => {
 
     // Once the sign-up's session acted there, neither the lookup nor a sign-in from the parent finds it.
     const used = softPasskey()
+    await showPasskey(h, used)
     const usedUp = await signUpWithPasskey(h, used)
     h.clock.advance(1)
     const wallet = await h.submit(

@@ -1,6 +1,7 @@
-// A passkey that proves itself by signing in to an account only it gets into (a passkey sign-up's)
-// ends the session keys whoever signed that account up registered beside it (a registration proves
-// nothing about who holds a passkey: see passkeyRegisteredBySomeoneElse.test.ts). Every other way a
+// A passkey that proves itself by signing in to an account only it gets into (a passkey sign-up's,
+// of a passkey a record showed before: anyone who read it may have signed up with a copy) ends the
+// session keys whoever signed that account up registered beside it (a registration proves nothing
+// about who holds a passkey: see passkeyRegisteredBySomeoneElse.test.ts). Every other way a
 // session ends is a LATCHKEY_SESSION_REVOKED; this one is too (`passkey_took_over`, naming the
 // passkey: a sign-in has no activity), one per ended key, written in the transaction that ends
 // them, and once however many sign-ins prove the passkey at once, on one instance or two.
@@ -19,7 +20,7 @@ import {
   testKey,
 } from '../../src/testing/harness.ts'
 import { twoInstances } from '../support/twoInstances.ts'
-import { proxySignUpWithPasskey } from './proxySignUp.ts'
+import { proxySignUpWithPasskey, showPasskey } from './proxySignUp.ts'
 
 /** Webhooks on, delivered nowhere (the events are read from the database). */
 const WEBHOOKS: Partial<CreateServiceOptions> = {
@@ -53,8 +54,12 @@ async function revoked(h: Harness): Promise<{ organizationId: string; data: unkn
   return [...waiting, ...delivered].sort((x, y) => key(x).localeCompare(key(y)))
 }
 
-/** A passkey sign-up through the auth proxy as a published client makes it: the passkey and two session keys beside it. */
+/**
+ * A passkey sign-up through the auth proxy as a published client makes it (the passkey and two
+ * session keys beside it), of a passkey a record showed before: whoever submits it may hold a copy.
+ */
 async function signUpWithPasskey(h: Harness, passkey: SoftPasskey) {
+  await showPasskey(h, passkey)
   const { organizationId, sessions } = await proxySignUpWithPasskey(h, passkey, [testKey(), testKey()])
   const [user] = await h.service.store.findBy('users', 'organizationId', organizationId)
   const [authenticator] = await h.service.store.findBy('authenticators', 'organizationId', organizationId)

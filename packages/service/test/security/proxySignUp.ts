@@ -32,3 +32,17 @@ export async function proxySignUpWithPasskey(
   expect(res.status, JSON.stringify(reply)).toBe(200)
   return { organizationId: reply.organizationId, sessions }
 }
+
+/**
+ * Shows `passkey` in an activity's record before anyone registers it, as a registration of it that
+ * failed shows it (here one naming a user that is not there): whoever reads the record can register
+ * a copy, so every registration of it from now on is a possible copy (kernel/passkeySightings.ts).
+ */
+export async function showPasskey(h: Harness, passkey: SoftPasskey): Promise<void> {
+  h.clock.advance(1)
+  const failed = await h.submit('create_authenticators', {
+    userId: 'not-a-user',
+    authenticators: [passkey.register(undefined, 'Phone')],
+  })
+  expect(failed.status, JSON.stringify(failed.body)).toBe(404)
+}

@@ -1,5 +1,6 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely'
 import { ServiceError } from '../base/errors.ts'
+import { credentialIdsIn, passkeySightingId } from '../passkeySightings.ts'
 import type { StoreBackend } from './backends/StoreBackend.ts'
 import { classify, unreachable } from './databaseErrors.ts'
 import { staleAtKey, type UserRow, verifiedContactOf } from './model.ts'
@@ -571,6 +572,60 @@ function sessionOrigins(): Migration {
   }
 }
 
+/**
+ * Where the service first saw each passkey (kernel/passkeySightings.ts), for the passkeys it saw
+ * before it kept these rows: every passkey row's credential id, and every credential id an
+ * activity's record shows in a registration (waiting, failed, completed, or since removed). They
+ * name no activity (''), so no registration made after this counts as the first of one of them.
+ * The parameters that showed passkeys when this version shipped, by activity path.
+ */
+const PASSKEY_PARAMETERS_0025: Record<string, readonly string[]> = {
+  create_authenticators: ['authenticators[]'],
+  create_users: ['users[].authenticators[]'],
+  create_sub_organization: ['rootUsers[].authenticators[]'],
+  latchkey_import_user: ['passkeys[]'],
+}
+
+function passkeySightings(backend: StoreBackend): Migration {
+  const tables = addTables({ passkeySightings: [] }, backend.textType)
+  return {
+    async up(db: Kysely<unknown>) {
+      await tables.up(db)
+      const now = Date.now()
+      const data = JSON.stringify({ activityId: '', createdAt: now, updatedAt: now })
+      const sight = async (credentialIds: Iterable<string>) => {
+        for (const credentialId of credentialIds)
+          await sql`insert into ${sql.table('passkeySightings')} (id, data)
+            values (${passkeySightingId(credentialId)}, ${data}) on conflict (id) do nothing`.execute(db)
+      }
+      for (let after = ''; ; ) {
+        const page = (
+          await sql<{ id: string; data: string }>`select id, data from ${sql.table('authenticators')}
+            where id > ${after} order by id limit 500`.execute(db)
+        ).rows
+        await sight(page.map((row) => (JSON.parse(row.data) as { credentialId: string }).credentialId))
+        if (page.length < 500) break
+        after = page.at(-1)!.id
+      }
+      const paths = Object.keys(PASSKEY_PARAMETERS_0025)
+      const path = jsonField(backend, 'path')
+      for (let after = ''; ; ) {
+        const page = (
+          await sql<{ id: string; data: string }>`select id, data from ${sql.table('activities')}
+            where id > ${after} and ${path} in (${sql.join(paths)}) order by id limit 500`.execute(db)
+        ).rows
+        for (const row of page) {
+          const activity = JSON.parse(row.data) as { path: string; intent?: Record<string, unknown> }
+          await sight(credentialIdsIn(activity.intent ?? {}, PASSKEY_PARAMETERS_0025[activity.path] ?? []))
+        }
+        if (page.length < 500) break
+        after = page.at(-1)!.id
+      }
+    },
+    down: tables.down,
+  }
+}
+
 /** The migrations, with the column types of `backend`, by name in the order they apply. */
 function migrationsOf(backend: StoreBackend): Record<string, Migration> {
   return {
@@ -586,6 +641,8 @@ function migrationsOf(backend: StoreBackend): Record<string, Migration> {
     // Sessions issued before they recorded what opened them get it where it is known (a one-time
     // token: nothing; a sign-up's first session key: its passkeys); stamp_login's own end.
     '0024_session_origins': sessionOrigins(),
+    // Where each passkey was first shown: a registration of one shown before is a possible copy.
+    '0025_passkey_sightings': passkeySightings(backend),
     // ---- wing: spending limits (issue 37) ----
     '0006_spending_limits': spendingLimitTables(backend),
     // Session profiles (limits/): a login naming one issues a session its scope confines.

@@ -756,6 +756,16 @@ export interface ImportClaimRow extends Row {
   externalId?: string
 }
 
+/**
+ * A passkey the service has shown in an activity's record (kernel/passkeySightings.ts): its id
+ * derived from the credential id, never deleted. A registration of a credential id some other
+ * activity showed first is a possible copy (`AuthenticatorRow.unproven`).
+ */
+export interface PasskeySightingRow extends Row {
+  /** The activity whose record showed it last ('' where migration 0025 found it in a passkey row). */
+  activityId: string
+}
+
 /** An organization's long-lived import key: bulk imports encrypt wallets and keys to its public half. */
 export interface ImportKeyRow extends Row {
   organizationId: string
@@ -783,6 +793,8 @@ export interface Tables {
   users: UserRow
   apiKeys: ApiKeyRow
   authenticators: AuthenticatorRow
+  /** Where each passkey was first shown (kernel/passkeySightings.ts): migration 0025_passkey_sightings. */
+  passkeySightings: PasskeySightingRow
   oauthProviders: OauthProviderRow
   userTags: UserTagRow
   wallets: WalletRow
@@ -892,6 +904,7 @@ export const INDEXES: { [T in TableName]: (keyof Tables[T] & string)[] } = {
   apiKeys: ['publicKey', 'userId', 'organizationId', 'keyInOrganization'],
   // publicKeyHex: migration 0019_account_lookups (list_suborgs's PUBLIC_KEY filter).
   authenticators: ['credentialId', 'userId', 'organizationId', 'publicKeyHex'],
+  passkeySightings: [],
   oauthProviders: ['userId', 'subject', 'organizationId'],
   userTags: ['organizationId'],
   wallets: ['organizationId'],
