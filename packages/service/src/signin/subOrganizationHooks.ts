@@ -25,6 +25,7 @@ import {
   requireTokenSignature,
   signedMessage,
 } from './clientSignature/checkClientSignature.ts'
+import { tokenProvesEmail } from './oauth/createServiceOidc.ts'
 import { signInState } from './signInState.ts'
 import { spendOnce } from './spendOnce.ts'
 import { verifyVerificationToken } from './verifyVerificationToken.ts'
@@ -114,14 +115,13 @@ export const subOrganizationHooks: NonNullable<ServicePlugin['subOrganization']>
         createdAt: ctx.now,
         updatedAt: ctx.now,
       })
-      // The provider vouches for the e-mail address its token carries.
+      // The provider vouches for the e-mail address its token carries when it says it verified it
+      // (`email_verified`); a token that does not say links the identity and leaves the address
+      // unverified. Claims the caller vouches for (`oidcClaims`) carry no address the provider vouched for.
       const row = (await ctx.tx.get('users', user.id)) ?? user
-      // Claims the caller vouches for (`oidcClaims`) carry no address the provider vouched for.
-      const fromProvider = named ? undefined : (claims as { email?: string; email_verified?: boolean })
-      const email = fromProvider?.email?.trim().toLowerCase()
+      const email = verified && tokenProvesEmail(verified) ? verified.email!.trim().toLowerCase() : undefined
       if (
         email !== undefined &&
-        fromProvider?.email_verified !== false &&
         row.userEmailUnverified &&
         row.userEmail?.trim().toLowerCase() === email &&
         !(await verifiedElsewhere(ctx, 'email', email)) &&

@@ -24,7 +24,18 @@ export interface AuthorizeParameters {
  * ES256 ID tokens carrying the scope's claims, PKCE S256, and a login step that signs in whichever
  * account `authorize` names (no page to fill in).
  */
-export async function startOidcProvider(clients: OidcClient[], options: { keyId?: string } = {}) {
+export interface OidcProviderOptions {
+  /** `kid` of the signing key. @default 'provider-key-1' */
+  keyId?: string
+  /**
+   * The account's claims besides `sub`, as the provider puts them in its ID tokens (a provider
+   * that sends no `email_verified`, or sends it as a string, leaves it out or spells it so).
+   * @default { email: `${accountId}@example.com`, email_verified: true }
+   */
+  accountClaims?: (accountId: string) => Record<string, unknown>
+}
+
+export async function startOidcProvider(clients: OidcClient[], options: OidcProviderOptions = {}) {
   const server = createServer()
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
@@ -50,7 +61,10 @@ export async function startOidcProvider(clients: OidcClient[], options: { keyId?
     conformIdTokenClaims: false,
     findAccount: (_ctx: unknown, sub: string) => ({
       accountId: sub,
-      claims: () => ({ sub, email: `${sub}@example.com`, email_verified: true }),
+      claims: () => ({
+        ...(options.accountClaims?.(sub) ?? { email: `${sub}@example.com`, email_verified: true }),
+        sub,
+      }),
     }),
     interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
     // Consent is taken as given: the grant covers whatever scope the request asked for.

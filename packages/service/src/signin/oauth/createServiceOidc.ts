@@ -27,9 +27,31 @@ export interface ServiceOidcClaims {
    */
   org: string
   email?: string
+  /** Whether the provider said it verified `email` (`emailVerifiedClaim`); absent when it said nothing. */
   email_verified?: boolean
   name?: string
 }
+
+/**
+ * The provider ID token's `email_verified` as the service token carries it: `true` only for what
+ * OpenID Connect means by it, boolean `true`, or the string `"true"`, which Apple documents as a
+ * form of the claim ("a string or a Boolean"); `false` for anything else the provider said,
+ * `"false"` included; absent when it said nothing (Facebook's Limited Login tokens, many custom
+ * issuers). Any other string is read as not verified rather than guessed at.
+ */
+export function emailVerifiedClaim(value: unknown): boolean | undefined {
+  if (value === undefined) return undefined
+  return value === true || value === 'true'
+}
+
+/**
+ * True when a service token proves its e-mail: the provider said it verified it. A token without
+ * `email_verified` proves nothing about the address: an issuer that does not say may hand out
+ * tokens naming any address its user typed (the "nOAuth" class), and taking them as proof would let
+ * such a user's sign-up route another person's e-mail logins into their account.
+ */
+export const tokenProvesEmail = (claims: { email?: unknown; email_verified?: unknown }): boolean =>
+  typeof claims.email === 'string' && claims.email !== '' && claims.email_verified === true
 
 export interface ServiceOidcOptions {
   /** Opens the service's P-256 sign-in key (32 bytes) for one signature; it is wiped after. */

@@ -6,7 +6,7 @@ import {
   type ProviderDocuments,
   type ProviderFetch,
 } from './createProviderDocuments.ts'
-import type { ServiceOidc, ServiceOidcClaims } from './createServiceOidc.ts'
+import { emailVerifiedClaim, type ServiceOidc, type ServiceOidcClaims } from './createServiceOidc.ts'
 import { CODE_VERIFIER } from './pkce.ts'
 
 /** Endpoints of one OAuth provider (OpenID Connect). */
@@ -212,6 +212,7 @@ export async function exchangeAuthorizationCode(
       message: "the ID token's nonce does not match the request's nonce",
     })
 
+  const emailVerified = emailVerifiedClaim(idClaims.email_verified)
   const { token, claims } = ctx.serviceOidc.issue({
     sub: idClaims.sub!,
     aud: params.clientId,
@@ -220,7 +221,8 @@ export async function exchangeAuthorizationCode(
     idp_iss: idClaims.iss!,
     org: ctx.organizationId,
     ...(typeof idClaims.email === 'string' ? { email: idClaims.email.toLowerCase() } : {}),
-    ...(typeof idClaims.email_verified === 'boolean' ? { email_verified: idClaims.email_verified } : {}),
+    // As the provider said it (a string "false" is not verified), absent when it said nothing.
+    ...(emailVerified !== undefined ? { email_verified: emailVerified } : {}),
     ...(typeof idClaims.name === 'string' ? { name: idClaims.name } : {}),
   })
   return { oidcToken: token, claims }

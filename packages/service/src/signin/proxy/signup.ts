@@ -79,17 +79,20 @@ export async function signup(call: ProxyCall, r: Reader): Promise<ProxyResponse<
         'sign-up needs a way to log in: authenticators, wallet apiKeys, oauthProviders or a verificationToken',
     })
   // An unproven e-mail or phone would route someone else's OTP login into this account: the
-  // proxy takes them only with proof (the activity checks the proof's signature).
+  // proxy takes them only with proof (the activity checks the proof's signature), or, for the
+  // e-mail, as the address an OAuth token of the request carries. The activity verifies that one
+  // only when the provider said it verified it (`tokenProvesEmail`); from a provider that did not
+  // say (Facebook's Limited Login, many custom issuers) the account signs in by the identity and
+  // holds the address unverified, which routes no login and answers no lookup.
   if (userEmail !== undefined) {
     const byOtp = tokenClaims?.verification_type === 'OTP_TYPE_EMAIL' && tokenClaims.contact === userEmail
-    const byOauth = oauthClaims.some(
-      (claims) => claims.email === userEmail && claims.email_verified !== false,
-    )
+    const byOauth = oauthClaims.some((claims) => claims.email === userEmail)
     if (!byOtp && !byOauth)
       throw new CredentialError({
         code: 'VERIFICATION_TOKEN_INVALID',
         field: 'userEmail',
-        reason: 'must be proven by a verificationToken from otp_verify (or an OAuth token for that e-mail)',
+        reason:
+          'must be proven by a verificationToken from otp_verify (or be the e-mail of one of the oauthProviders tokens)',
       })
     if (await call.findSubOrganization('EMAIL', userEmail))
       throw new ConflictError({
