@@ -557,9 +557,9 @@ export function createOtpEngine(options: OtpEngineOptions) {
         reason: 'must be a compressed P-256 public key in hex (66 chars)',
       })
     const at = now()
-    // One transaction reads the record, checks the budgets and records the attempt: concurrent
-    // guesses (on any instance) are serialised by the database, and a wrong guess is counted even
-    // though the request fails (the error is thrown after the commit).
+    // One transaction reads the record, checks the budgets and records the attempt (before the
+    // comparison): concurrent guesses (on any instance) are serialised by the database, and a wrong
+    // guess is counted even though the request fails (the error is thrown after the commit).
     const outcome = await storage.transaction(
       async (tx): Promise<{ error: ApiError } | { record: OtpRecord }> => {
         const record = await tx.get(input.otpId)
@@ -617,10 +617,17 @@ export function createOtpEngine(options: OtpEngineOptions) {
               },
             }),
           }
+        // The guess is charged before the code is compared: a guess the store cannot record (a new
+        // bucket refused at `[otp] max_rate_entries`: 429 `maxRateEntries`, the transaction rolled
+        // back) is never compared, so a right code is answered as a wrong one is and no guess
+        // escapes the code's lock or the contact's budget. (Compared first, a wrong guess was
+        // rolled back with its `attempts` while a right one passed: once an attacker had filled
+        // the store, guesses were free and 429 against 200 told wrong from right.)
+        const charged = await tx.getBucket(guessKey)
+        await recordEvent(tx, guessKey, at, guessLimits)
         if (typeof record.codeMac !== 'string' || !sameHex(macOf(record.otpId, otpCode), record.codeMac)) {
           const attempts = record.attempts + 1
           const locked = attempts >= maxAttempts
-          await recordEvent(tx, guessKey, at, guessLimits)
           await tx.put({ ...record, attempts, status: locked ? 'locked' : 'pending' })
           return {
             error: locked
@@ -639,6 +646,8 @@ export function createOtpEngine(options: OtpEngineOptions) {
                 }),
           }
         }
+        // Only wrong codes spend the contact's budget: a right one's charge is given back.
+        await tx.putBucket(guessKey, charged, windowOf(guessLimits))
         await tx.put({ ...record, status: 'used' })
         return { record }
       },
