@@ -294,6 +294,12 @@ export interface ActivityMap {
       disableSmsAuth?: boolean
       disableOtpEmailAuth?: boolean
       verificationToken?: string
+      /**
+       * With `verificationToken` bound to a key at `otp_verify`: that key's consent to this sign-up
+       * (a `USAGE_TYPE_SIGNUP` message listing exactly the new account's credentials), or the
+       * seed's hex signature over the token.
+       */
+      clientSignature?: string | ClientSignature
     }
     result: {
       subOrganizationId: string
@@ -355,6 +361,11 @@ export interface ActivityMap {
       /** `appName` here in `INIT_OTP` only. */
       emailCustomization?: { appName?: string; logoUrl?: string }
       smsCustomization?: { template?: string }
+      /**
+       * The one-use pass the auth proxy gives an `otp_init` whose CAPTCHA passed (set by the proxy,
+       * not by a client): its codes have a send and guess budget of their own.
+       */
+      captchaPass?: string
     }
     /** `otpEncryptionTargetBundle` in `INIT_OTP_V3`'s `initOtpResultV2` only. */
     result: { otpId: string; otpEncryptionTargetBundle?: string }

@@ -78,6 +78,7 @@ const PARAMETERS = /* @__PURE__ */ table({
     'disableSmsAuth',
     'disableOtpEmailAuth',
     'verificationToken',
+    'clientSignature',
   ],
   create_fiat_on_ramp_credential: [
     'onrampProvider',
@@ -134,6 +135,7 @@ const PARAMETERS = /* @__PURE__ */ table({
     'appName',
     'emailCustomization',
     'smsCustomization',
+    'captchaPass',
   ],
   verify_otp: ['otpId', 'otpCode', 'encryptedOtpBundle', 'publicKey', 'expirationSeconds'],
   oauth2_authenticate: ['provider', 'authCode', 'redirectUri', 'codeVerifier', 'nonce', 'clientId'],

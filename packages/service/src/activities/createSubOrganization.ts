@@ -1,4 +1,4 @@
-import type { RootUserParams } from '@latchkey/protocol'
+import type { ActivityParameters, RootUserParams } from '@latchkey/protocol'
 import { readRootUser, readWalletParams } from '../domain/params.ts'
 import { addNewUserCredentials } from '../domain/users.ts'
 import {
@@ -58,8 +58,11 @@ export const createSubOrganization = defineActivity('create_sub_organization', {
       'disableOtpEmailAuth',
     ] as const
     const verificationToken = r.optString('verificationToken', { max: 8192 })
-    // Proof of the key the token is bound to; the sign-in plugin reads it.
-    const clientSignature = r.has('clientSignature') ? r.value.clientSignature : undefined
+    // Proof of the key the token is bound to, as submitted: the sign-in plugin's hook reads and
+    // checks it (a value of another shape is refused there, naming the field).
+    const clientSignature = r.has('clientSignature')
+      ? (r.value.clientSignature as ActivityParameters<'create_sub_organization'>['clientSignature'])
+      : undefined
     return {
       subOrganizationName: r.string('subOrganizationName', { max: 256 }),
       rootUsers,
