@@ -19,25 +19,8 @@ import {
 } from '../../src/testing/harness.ts'
 import { twoInstances } from '../support/twoInstances.ts'
 import { signedIn } from './inFlight.ts'
+import { acts, deleteKeys, keyIdOf, renew, revokedReasons, subscribed, WEBHOOKS } from './signIns.ts'
 import { twoDevices } from './twoDevices.ts'
-
-/** Webhooks on, delivered nowhere: the events are read from the database. */
-const WEBHOOKS = {
-  webhooks: { transport: async () => ({ status: 200, body: '' }) },
-  jobs: { pollMs: 3_600_000, backoff: { baseMs: 1000, maxMs: 60_000 } },
-}
-
-/** A renewal of `as`'s session, as the kit's refreshSession makes it: a fresh key by `stamp_login`. */
-async function renew(h: Harness, as: Stamper, organizationId: string) {
-  const key = testKey()
-  h.clock.advance(1)
-  const reply = await h.submit(
-    'stamp_login',
-    { publicKey: key.publicKey, expirationSeconds: '3600' },
-    { as, organizationId },
-  )
-  return reply.status === 200 ? { status: 200, key } : { status: reply.status, key: undefined }
-}
 
 /**
  * A thief's refresh loop on `h`, as the kit refreshes (renew, then give the old key back), from
@@ -65,50 +48,6 @@ async function refreshLoop(
     current = next.key!
   }
   return (await renew(h, current, organizationId)).status
-}
-
-/** The id of the user's API key with `key`'s public key. */
-async function keyIdOf(h: Harness, userId: string, key: Stamper): Promise<string> {
-  const row = (await h.service.store.findBy('apiKeys', 'userId', userId)).find(
-    (k) => k.publicKey === (key as unknown as { publicKey: string }).publicKey,
-  )
-  if (!row) throw new Error('no such key')
-  return row.id
-}
-
-/** `delete_api_keys` of `keys`, stamped by `as`. */
-async function deleteKeys(h: Harness, as: Stamper, organizationId: string, userId: string, keys: Stamper[]) {
-  const apiKeyIds = await Promise.all(keys.map((key) => keyIdOf(h, userId, key)))
-  h.clock.advance(1)
-  return h.submit('delete_api_keys', { userId, apiKeyIds }, { as, organizationId })
-}
-
-/** The status of a `create_wallet` stamped by `as`. */
-async function acts(h: Harness, as: Stamper, organizationId: string): Promise<number> {
-  h.clock.advance(1)
-  return (
-    await h.submit('create_wallet', { walletName: `w${h.clock.now()}`, accounts: [] }, { as, organizationId })
-  ).status
-}
-
-/** The `reason` of each LATCHKEY_SESSION_REVOKED recorded for `apiKeyId`. */
-async function revokedReasons(h: Harness, apiKeyId: string): Promise<string[]> {
-  return (await h.service.store.all('webhookEvents'))
-    .filter((event) => event.eventType === 'LATCHKEY_SESSION_REVOKED')
-    .map((event) => event.data as { apiKeyId?: string; reason: string })
-    .filter((data) => data.apiKeyId === apiKeyId)
-    .map((data) => data.reason)
-}
-
-async function subscribed(h: Harness) {
-  resultOf(
-    'create_webhook_endpoint',
-    await h.submit('create_webhook_endpoint', {
-      url: 'http://127.0.0.1:9/hook',
-      name: 'app',
-      subscriptions: [{ eventType: 'LATCHKEY_SESSION_REVOKED' }],
-    }),
-  )
 }
 
 describe('ending a session ends its whole sign-in', () => {
