@@ -35,7 +35,7 @@ export const limits: Translation<typeof enLimits> = {
   agentAnyAddress: 'أي عنوان',
   agentRevoke: 'إبطال',
   agentRevokeLabel: 'إبطال مخصص {name}',
-  agentRevokeConfirm: 'هل تريد إبطال مخصص {name}؟ سيتوقف مفتاحه عن التوقيع فورًا.',
+  agentRevokeConfirm: 'هل تريد إبطال مخصص {name}؟ سيتوقف مفتاحه عن التوقيع بمجرد اكتمال الإبطال.',
   agentRevokeYes: 'نعم، أبطِله',
   agentRevoking: 'جارٍ الإبطال…',
   agentRevoked: 'أُبطل مخصص {name}. لم يعد مفتاحه قادرًا على التوقيع.',
