@@ -17,6 +17,7 @@ import {
   type PolicyInput,
 } from '../policies/evaluatePolicies.ts'
 import { type Approval, consensusContextOf, policyContextsOf } from '../policies/policyContextOf.ts'
+import { isExpired } from './authenticate.ts'
 
 /**
  * Who may make an activity happen, decided in one place: when it is submitted
@@ -145,7 +146,7 @@ export async function recordVote({
     userId: caller.userId,
     selection,
     message: activity.fingerprint,
-    publicKey: caller.credential.publicKey,
+    publicKey: caller.credential.publicKey || (await publicKeyOf(tx, caller)),
     signature: caller.credential.signature,
     scheme: caller.credential.scheme,
     createdAt: now,
@@ -154,18 +155,67 @@ export async function recordVote({
   return id
 }
 
-/** The credential behind a vote (votes keep the stamp's public key). */
-async function approvalOf(reads: Reads, vote: VoteRow): Promise<Approval> {
+/**
+ * The public key of `caller`'s stored credential: a vote made by an activity that waited (a vote a
+ * gate held, run once proven) is cast by its submitter as they are now (`submitterNow`), whose
+ * credential carries its id and no stamp; the vote keeps the key, as `approvalOf` reads it.
+ */
+async function publicKeyOf(reads: Reads, caller: Caller): Promise<string> {
+  const key = await reads.get('apiKeys', caller.credential.id)
+  if (key?.userId === caller.userId) return key.publicKey
+  const passkey = key ? undefined : await reads.get('authenticators', caller.credential.id)
+  return passkey?.userId === caller.userId ? passkey.publicKeyHex : ''
+}
+
+/**
+ * The approval `vote` still gives at `now`: its user with the credential that cast it (votes keep
+ * the stamp's public key), while that credential is there, is the voter's and has not expired.
+ * Undefined once it is gone (a logged-out or expired session, a deleted key or passkey): a vote
+ * counts no longer than the credential that cast it could sign, as a waiting activity runs no
+ * longer than its submitter's credential could (`submitterNow`). Read in the deciding
+ * transaction, so a removal racing a vote on another instance conflicts with it. The vote stays
+ * in the record. A token-attested stamp (only a `stamp_login` submission's approval) names no
+ * stored credential and counts as its submitter does.
+ */
+async function approvalOf(reads: Reads, vote: VoteRow, now: number): Promise<Approval | undefined> {
+  if (vote.scheme.startsWith('STAMP_ATTESTED_')) return { userId: vote.userId, credentialId: '' }
   // By user (a handful of keys), not by public key (a back end's key is in many organizations).
   const key = (await reads.findBy('apiKeys', 'userId', vote.userId)).find(
-    (row) => row.publicKey === vote.publicKey,
+    (row) => row.publicKey === vote.publicKey && !isExpired(row, now),
   )
-  const passkey = key
-    ? undefined
-    : (await reads.findBy('authenticators', 'userId', vote.userId)).find(
-        (row) => row.publicKeyHex === vote.publicKey || row.credentialId === vote.publicKey,
-      )
-  return { userId: vote.userId, credentialId: key?.id ?? passkey?.id ?? '' }
+  if (key) return { userId: vote.userId, credentialId: key.id }
+  const passkey = (await reads.findBy('authenticators', 'userId', vote.userId)).find(
+    (row) => row.publicKeyHex === vote.publicKey || row.credentialId === vote.publicKey,
+  )
+  return passkey ? { userId: vote.userId, credentialId: passkey.id } : undefined
+}
+
+/**
+ * What the votes on `activity` add up to at `now`: the users who rejected it (a rejection counts
+ * whatever becomes of its credential: it can only stop an activity), and one approval per other
+ * user whose approving credential is still there (`approvalOf`). The submitter's approval (their
+ * submission) counts as it is: the activity runs as them only while their credential is there
+ * (`submitterNow` fails it otherwise), so an activity whose submitter ended fails once approved
+ * rather than waiting for ever.
+ */
+async function standingVotes(
+  reads: Reads,
+  activity: ActivityRow,
+  votes: readonly VoteRow[],
+  now: number,
+): Promise<{ rejectedBy: Set<string>; approvals: Approval[] }> {
+  const rejectedBy = new Set(
+    votes.filter((vote) => vote.selection === 'VOTE_SELECTION_REJECTED').map((vote) => vote.userId),
+  )
+  const approvals: Approval[] = []
+  for (const vote of votes) {
+    if (vote.selection !== 'VOTE_SELECTION_APPROVED' || rejectedBy.has(vote.userId)) continue
+    if (approvals.some((approval) => approval.userId === vote.userId)) continue
+    const approval = await approvalOf(reads, vote, now)
+    if (approval) approvals.push(approval)
+    else if (vote.userId === activity.userId) approvals.push({ userId: vote.userId, credentialId: '' })
+  }
+  return { rejectedBy, approvals }
 }
 
 /** Evaluates the organization's policies for `activity` with these approvals. */
@@ -350,29 +400,32 @@ export async function decideAfterVote({
   caller,
   selection,
 }: VoteInput): Promise<'OUTCOME_ALLOW' | 'OUTCOME_REJECTED' | 'OUTCOME_REQUIRES_CONSENSUS'> {
+  // A user votes once, unless the vote they cast no longer counts (its credential ended): they
+  // may then vote again, with a credential they still hold.
   const earlier = await tx.findBy('votes', 'activityId', activity.id)
-  if (earlier.some((vote) => vote.userId === caller.userId))
+  const { rejectedBy, approvals } = await standingVotes(tx, activity, earlier, runtime.now())
+  if (rejectedBy.has(caller.userId) || approvals.some((approval) => approval.userId === caller.userId))
     throw new ConflictError({
       code: 'ALREADY_VOTED',
       field: 'parameters.fingerprint',
       message: `you already voted on activity ${activity.id}`,
     })
   const voteId = await recordVote({ tx, runtime, activity, caller, selection })
-  const votes = await tx.findBy('votes', 'activityId', activity.id)
-  const approved = votes.filter((vote) => vote.selection === 'VOTE_SELECTION_APPROVED')
-  const rejectedBy = new Set(
-    votes.filter((vote) => vote.selection === 'VOTE_SELECTION_REJECTED').map((vote) => vote.userId),
-  )
+  if (selection === 'VOTE_SELECTION_REJECTED') rejectedBy.add(caller.userId)
+  else approvals.push({ userId: caller.userId, credentialId: caller.credential.id })
   const roots = organization.rootUserIds
   const threshold = organization.rootQuorumThreshold
-  const rootApprovals = approved.filter((vote) => roots.includes(vote.userId)).length
-  const approvals = await mapInOrder(approved, (vote) => approvalOf(tx, vote))
+  const rootApprovals = approvals.filter((approval) => roots.includes(approval.userId)).length
   const now = await evaluate(tx, activity, approvals, { rootQuorumMet: rootApprovals >= threshold })
   let outcome: 'OUTCOME_ALLOW' | 'OUTCOME_REJECTED' | 'OUTCOME_REQUIRES_CONSENSUS'
   if (now.outcome === 'OUTCOME_ALLOW') outcome = 'OUTCOME_ALLOW'
+  else if (roots.filter((id) => !rejectedBy.has(id)).length >= threshold)
+    // The root quorum can still be met: it waits, whatever the policies could do.
+    outcome = 'OUTCOME_REQUIRES_CONSENSUS'
   else {
-    const quorumPossible = roots.filter((id) => !rejectedBy.has(id)).length >= threshold
-    // The best case: every user who has not rejected it approves (with any of their credentials).
+    // The best case for the policies: every user who has not rejected it approves (with any of
+    // their credentials). Built only here: it reads every user of the organization and their
+    // credentials, which a vote that leaves the quorum reachable does not need.
     const hopeful = (
       await mapInOrder(
         (
@@ -387,9 +440,8 @@ export async function decideAfterVote({
       )
     ).flat()
     const policiesPossible =
-      !quorumPossible &&
       (await evaluate(tx, activity, hopeful, { rootQuorumMet: false })).outcome === 'OUTCOME_ALLOW'
-    outcome = quorumPossible || policiesPossible ? 'OUTCOME_REQUIRES_CONSENSUS' : 'OUTCOME_REJECTED'
+    outcome = policiesPossible ? 'OUTCOME_REQUIRES_CONSENSUS' : 'OUTCOME_REJECTED'
   }
   await recordEvaluation(tx, runtime, activity, { outcome, voteId, evaluations: now.evaluations })
   return outcome
@@ -437,12 +489,10 @@ export async function decideStored({
   const isRoot = sameOrganization && organization.rootUserIds.includes(caller.userId)
   const admitted = handler.selfService || (handler.allowNonRoot && vouched)
   if (!sameOrganization || (!isRoot && admitted)) return { outcome: 'OUTCOME_ALLOW' }
-  const voted = await mapInOrder(
-    (await tx.findBy('votes', 'activityId', activity.id)).filter(
-      (vote) => vote.selection === 'VOTE_SELECTION_APPROVED' && vote.userId !== caller.userId,
-    ),
-    (vote) => approvalOf(tx, vote),
-  )
+  // The approvals that still count (`standingVotes`: not one whose credential has ended).
+  const voted = (
+    await standingVotes(tx, activity, await tx.findBy('votes', 'activityId', activity.id), runtime.now())
+  ).approvals.filter((approval) => approval.userId !== caller.userId)
   // The submission is its submitter's approval, with the credential that made it.
   const approvals = [{ userId: caller.userId, credentialId: caller.credential.id }, ...voted]
   const rootApprovers = new Set(

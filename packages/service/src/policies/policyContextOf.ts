@@ -360,15 +360,17 @@ export async function consensusContextOf(
   const seenUsers = new Set<string>()
   const seenCredentials = new Set<string>()
   for (const approval of approvals) {
-    const user = await reads.get('users', approval.userId)
-    if (user && !seenUsers.has(user.id)) {
-      seenUsers.add(user.id)
-      approvers.push({
-        id: user.id,
-        tags: tags.filter((tag) => tag.userIds.includes(user.id)).map((tag) => tag.id),
-        email: user.userEmail ?? '',
-        alias: user.userName,
-      })
+    // Each user read once, however many of their credentials approve.
+    if (!seenUsers.has(approval.userId)) {
+      seenUsers.add(approval.userId)
+      const user = await reads.get('users', approval.userId)
+      if (user)
+        approvers.push({
+          id: user.id,
+          tags: tags.filter((tag) => tag.userIds.includes(user.id)).map((tag) => tag.id),
+          email: user.userEmail ?? '',
+          alias: user.userName,
+        })
     }
     if (seenCredentials.has(approval.credentialId)) continue
     seenCredentials.add(approval.credentialId)
