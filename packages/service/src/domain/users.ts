@@ -9,7 +9,7 @@ import { bytesToHex } from '@noble/hashes/utils.js'
 import { verifyRegistrationResponse } from '@simplewebauthn/server'
 import { claimForAccount } from '../kernel/accountClaims.ts'
 import { ConflictError, CredentialError, NotFoundError } from '../kernel/base/errors.ts'
-import { firstSighting } from '../kernel/passkeySightings.ts'
+import { firstSighting, publicKeyMark } from '../kernel/passkeySightings.ts'
 import type { ActivityContext } from '../kernel/registry.ts'
 import {
   type ApiKeyRow,
@@ -254,7 +254,11 @@ export async function addAuthenticators(
       })
     await claimPasskey(ctx, user, { credentialId, registered, field: credentialField })
     // Asked whoever registers it, the operator too: it records the sighting.
-    const firstShown = await firstSighting(ctx.tx, credentialId, ctx.activityId, ctx.now)
+    const firstShown = await firstSighting(
+      ctx.tx,
+      [credentialId, publicKeyMark(bytesToHex(info.credential.publicKey))],
+      { activityId: ctx.activityId, now: ctx.now },
+    )
     const id = ctx.newId()
     await ctx.tx.put('authenticators', {
       id,

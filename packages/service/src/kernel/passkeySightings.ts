@@ -22,17 +22,18 @@ import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { decodeAttestationObject, isoBase64URL, parseAuthenticatorData } from '@simplewebauthn/server/helpers'
 import type { Transaction } from './store/Transaction.ts'
 
-/** The id of a credential id's sighting: derived from the credential id without padding. */
-export const passkeySightingId = (credentialId: string): string =>
-  bytesToHex(sha256(utf8ToBytes(`passkey\n${credentialId.replace(/=+$/, '')}`))).slice(0, 40)
+/** The id of a sighting of a credential id (without padding) or a public key (`publicKeyMark`). */
+export const passkeySightingId = (shown: string): string =>
+  bytesToHex(sha256(utf8ToBytes(`passkey\n${shown.replace(/=+$/, '')}`))).slice(0, 40)
 
 /**
- * The credential ids an activity's intent shows in the passkey registrations at `paths`
+ * What an activity's intent shows of the passkey registrations at `paths`
  * (`ActivityHandler.passkeyParameters`: `'authenticators[]'`, `'users[].authenticators[]'`): each
- * item's `credentialId` or `attestation.credentialId` as sent, and the credential id inside its
- * attestation object (what a reader of the record learns either way), without padding.
+ * item's `credentialId` or `attestation.credentialId` as sent, its `cosePublicKey` (an import's),
+ * and the credential id and public key inside its attestation object (what a reader of the record learns either way), credential
+ * ids without padding, a public key as `publicKeyMark` names it.
  */
-export function credentialIdsIn(intent: Record<string, unknown>, paths: readonly string[]): string[] {
+export function passkeysShownIn(intent: Record<string, unknown>, paths: readonly string[]): string[] {
   const ids = new Set<string>()
   for (const path of paths)
     for (const item of itemsAt(intent, path.split('.'))) {
@@ -41,11 +42,21 @@ export function credentialIdsIn(intent: Record<string, unknown>, paths: readonly
       const attestation = record.attestation as Record<string, unknown> | undefined
       for (const id of [record.credentialId, attestation?.credentialId])
         if (typeof id === 'string' && id !== '') ids.add(id.replace(/=+$/, ''))
-      const inObject = credentialIdOfAttestation(attestation?.attestationObject)
-      if (inObject) ids.add(inObject)
+      for (const shown of shownInAttestation(attestation?.attestationObject)) ids.add(shown)
+      // An import names the public key itself (base64url COSE key).
+      const cose = coseKeyHex(record.cosePublicKey)
+      if (cose) ids.add(publicKeyMark(cose))
     }
   return [...ids]
 }
+
+/**
+ * A passkey's public key (its COSE key, hex) as a sighting names it: a registration of a credential
+ * id never shown that carries a public key shown before (someone else's passkey's, under an id of
+ * the registrant's making) is no first registration either, so the account lookups by public key
+ * never name it while it is unproven.
+ */
+export const publicKeyMark = (coseKeyHex: string): string => `cose:${coseKeyHex.toLowerCase()}`
 
 /** The items a path (`name[]` through each item of the list `name`) leads to in `value`. */
 function itemsAt(value: unknown, steps: readonly string[]): unknown[] {
@@ -58,20 +69,33 @@ function itemsAt(value: unknown, steps: readonly string[]): unknown[] {
   return Array.isArray(inner) ? inner.flatMap((item) => itemsAt(item, rest)) : []
 }
 
-/** The credential id a base64url attestation object registers, or undefined if it holds none. */
-function credentialIdOfAttestation(attestationObject: unknown): string | undefined {
-  if (typeof attestationObject !== 'string' || attestationObject === '') return undefined
+/** A base64url COSE key as hex, or undefined if `value` is none. */
+function coseKeyHex(value: unknown): string | undefined {
+  if (typeof value !== 'string' || value === '') return undefined
   try {
-    const authData = decodeAttestationObject(isoBase64URL.toBuffer(attestationObject)).get('authData')
-    const credentialId = parseAuthenticatorData(authData).credentialID
-    return credentialId ? isoBase64URL.fromBuffer(credentialId) : undefined
+    return bytesToHex(isoBase64URL.toBuffer(value))
   } catch {
     return undefined
   }
 }
 
+/** The credential id and public key mark a base64url attestation object registers, if any. */
+function shownInAttestation(attestationObject: unknown): string[] {
+  if (typeof attestationObject !== 'string' || attestationObject === '') return []
+  try {
+    const authData = decodeAttestationObject(isoBase64URL.toBuffer(attestationObject)).get('authData')
+    const { credentialID, credentialPublicKey } = parseAuthenticatorData(authData)
+    return [
+      ...(credentialID ? [isoBase64URL.fromBuffer(credentialID)] : []),
+      ...(credentialPublicKey ? [publicKeyMark(bytesToHex(credentialPublicKey))] : []),
+    ]
+  } catch {
+    return []
+  }
+}
+
 /**
- * Records in `tx` that `activityId`'s record shows each of `credentialIds`, where no record showed
+ * Records in `tx` that `activityId`'s record shows each of `shown` (`passkeysShownIn`), where no record showed
  * it before: a sighting names the first activity that showed it, so a copy registered later, even
  * one made while the holder's registration waited for a vote, leaves that registration the first.
  * `blind` writes without reading, as a snapshot run must (an import: `createsOnly`), renaming a
@@ -80,29 +104,32 @@ function credentialIdOfAttestation(attestationObject: unknown): string | undefin
  */
 export async function sightPasskeys(
   tx: Transaction,
-  credentialIds: readonly string[],
+  shown: readonly string[],
   { activityId, now, blind = false }: { activityId: string; now: number; blind?: boolean },
 ): Promise<void> {
-  for (const credentialId of credentialIds) {
-    const id = passkeySightingId(credentialId)
+  for (const mark of shown) {
+    const id = passkeySightingId(mark)
     if (!blind && (await tx.get('passkeySightings', id))) continue
     await tx.put('passkeySightings', { id, activityId, createdAt: now, updatedAt: now })
   }
 }
 
 /**
- * Whether the registration `activityId` makes of `credentialId` is the first the service has
- * seen of it: no record showed it before, or only this activity's own (it waited for a vote or a
- * second factor). Records the sighting in `tx` when there was none.
+ * Whether the registration `activityId` makes of a passkey (its credential id and its public
+ * key's `publicKeyMark`) is the first the service has seen of it: no record showed either before,
+ * or only this activity's own (it waited for a vote or a second factor). Records the sightings in
+ * `tx` where there were none.
  */
 export async function firstSighting(
   tx: Transaction,
-  credentialId: string,
-  activityId: string,
-  now: number,
+  shown: readonly string[],
+  { activityId, now }: { activityId: string; now: number },
 ): Promise<boolean> {
-  const seen = await tx.get('passkeySightings', passkeySightingId(credentialId))
-  if (seen) return seen.activityId === activityId
-  await sightPasskeys(tx, [credentialId], { activityId, now, blind: true })
-  return true
+  let first = true
+  for (const mark of shown) {
+    const seen = await tx.get('passkeySightings', passkeySightingId(mark))
+    if (seen) first &&= seen.activityId === activityId
+    else await sightPasskeys(tx, [mark], { activityId, now, blind: true })
+  }
+  return first
 }

@@ -2,7 +2,7 @@ import { type ActivityPath, type ActivityStatus, TERMINAL_ACTIVITY_STATUSES } fr
 import { recordKeptAppEvents } from '../kernel/appEvents.ts'
 import { type ApiError, NotFoundError } from '../kernel/base/errors.ts'
 import type { ServiceEventMap, ServiceEventName } from '../kernel/base/events.ts'
-import { credentialIdsIn, sightPasskeys } from '../kernel/passkeySightings.ts'
+import { passkeysShownIn, sightPasskeys } from '../kernel/passkeySightings.ts'
 import { Reader } from '../kernel/Reader.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type {
@@ -217,7 +217,7 @@ export async function putActivity(
 ): Promise<ActivityRow> {
   const handler = registry.activities.get(row.path as ActivityPath) as ActivityHandler | undefined
   if (handler?.passkeyParameters)
-    await sightPasskeys(tx, credentialIdsIn(row.intent, handler.passkeyParameters), {
+    await sightPasskeys(tx, passkeysShownIn(row.intent, handler.passkeyParameters), {
       activityId: row.id,
       now: row.updatedAt,
       blind: handler.createsOnly === true,

@@ -2,9 +2,11 @@
 // with --no-migrate refuses a database that is behind (naming the pending migrations), and every
 // start refuses a database migrated by a newer version, on SQLite and on PostgreSQL.
 import { join } from 'node:path'
+import { bytesToHex } from '@noble/hashes/utils.js'
+import { isoBase64URL } from '@simplewebauthn/server/helpers'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { passkeySightingId } from '../../src/kernel/passkeySightings.ts'
+import { passkeySightingId, publicKeyMark } from '../../src/kernel/passkeySightings.ts'
 import { sqliteBackend } from '../../src/kernel/store/backends/sqliteBackend.ts'
 import { DATABASE_FILE, openDataDir, openPostgres } from '../../src/kernel/store/durableStores.ts'
 import {
@@ -224,8 +226,10 @@ async function writeBeforeSessionOrigins(store: Awaited<ReturnType<typeof openDa
 const SHOWN = softPasskey()
 const SHOWN_BEFORE_SIGHTINGS = [
   'held-credential',
+  publicKeyMark('a5010203'),
   'failed-credential',
   SHOWN.credentialId,
+  publicKeyMark(bytesToHex(isoBase64URL.toBuffer(SHOWN.cosePublicKey))),
   'removed-credential',
 ]
 async function writeBeforeSightings(store: Awaited<ReturnType<typeof openDataDir>>) {
@@ -249,6 +253,7 @@ async function writeBeforeSightings(store: Awaited<ReturnType<typeof openDataDir
       ...SESSION_ORIGIN_PASSKEYS[0]!,
       id: 'held',
       credentialId: 'held-credential',
+      publicKeyHex: 'a5010203',
     })
     await tx.put(
       'activities',

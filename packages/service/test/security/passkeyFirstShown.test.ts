@@ -8,6 +8,8 @@
 // registration after any record showed it, a removed passkey planted in another account included,
 // stays unproven and routes nothing once that account is used.
 import { decodeJwtClaims, PROXY_CONFIG_HEADER, type SessionClaims } from '@latchkey/protocol'
+import { bytesToHex } from '@noble/hashes/utils.js'
+import { decodeAttestationObject, isoBase64URL, isoCBOR } from '@simplewebauthn/server/helpers'
 import { describe, expect, it } from 'vitest'
 import {
   createHarness,
@@ -17,6 +19,39 @@ import {
   softPasskey,
   testKey,
 } from '../../src/testing/harness.ts'
+import { b64url } from '../../src/testing/webAuthnEncoding.ts'
+
+/**
+ * `registration` (a passkey's, "none" attestation) under another credential id, `fresh`, with the
+ * same public key: what someone who read the public key can register under an id of their making.
+ * Answers it with the public key (COSE, hex).
+ */
+function underAnotherId(registration: ReturnType<SoftPasskey['register']>, fresh: Uint8Array) {
+  const authData = decodeAttestationObject(
+    isoBase64URL.toBuffer(registration.attestation.attestationObject),
+  ).get('authData')
+  const idLength = (authData[53]! << 8) | authData[54]!
+  const cose = authData.slice(55 + idLength)
+  const next = new Uint8Array([...authData.slice(0, 53), 0, fresh.length, ...fresh, ...cose])
+  const attestationObject = isoCBOR.encode(
+    new Map<string, unknown>([
+      ['fmt', 'none'],
+      ['attStmt', new Map()],
+      ['authData', next],
+    ]) as never,
+  )
+  return {
+    registration: {
+      ...registration,
+      attestation: {
+        ...registration.attestation,
+        credentialId: b64url(fresh),
+        attestationObject: b64url(attestationObject),
+      },
+    },
+    publicKey: bytesToHex(cose),
+  }
+}
 
 /**
  * `signInWithPasskey`/`loginWithPasskey`: stamp_login naming the parent; the account it landed in
@@ -217,5 +252,43 @@ describe('a passkey first shown by its own registration', () => {
       'ACTIVITY_STATUS_COMPLETED',
     )
     expect(await signInFromParent(h, passkey)).toBe(person.organizationId)
+  })
+
+  it("counts no registration of someone's public key under a new credential id as the first, so the lookups by public key skip it", async () => {
+    const h = await createHarness()
+    const person = await h.createSubOrganization({ name: 'person' })
+    const passkey = softPasskey()
+    h.clock.advance(1)
+    const mine = await h.submit(
+      'create_authenticators',
+      { userId: person.userIds[0], authenticators: [passkey.register(undefined, 'Phone')] },
+      { as: person.keys[0]!, organizationId: person.organizationId },
+    )
+    expect(mine.status).toBe(200)
+
+    const attacker = await h.createSubOrganization({ name: 'attacker' })
+    const asAttacker = { as: attacker.keys[0]!, organizationId: attacker.organizationId }
+    const { registration, publicKey } = underAnotherId(
+      passkey.register(undefined, 'mine'),
+      globalThis.crypto.getRandomValues(new Uint8Array(16)),
+    )
+    h.clock.advance(1)
+    const planted = await h.submit(
+      'create_authenticators',
+      { userId: attacker.userIds[0], authenticators: [registration] },
+      asAttacker,
+    )
+    expect(planted.status, JSON.stringify(planted.body)).toBe(200)
+    h.clock.advance(1)
+    expect((await h.submit('create_wallet', { walletName: 'bait', accounts: [] }, asAttacker)).status).toBe(
+      200,
+    )
+    const found = await h.query('list_suborgs', {
+      organizationId: h.organizationId,
+      filterType: 'PUBLIC_KEY',
+      filterValue: publicKey,
+    })
+    expect(found.status, JSON.stringify(found.body)).toBe(200)
+    expect(found.body.organizationIds).toEqual([person.organizationId])
   })
 })

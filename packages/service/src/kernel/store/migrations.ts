@@ -1,9 +1,9 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely'
 import { ServiceError } from '../base/errors.ts'
-import { credentialIdsIn, passkeySightingId } from '../passkeySightings.ts'
+import { passkeySightingId, passkeysShownIn, publicKeyMark } from '../passkeySightings.ts'
 import type { StoreBackend } from './backends/StoreBackend.ts'
 import { classify, unreachable } from './databaseErrors.ts'
-import { staleAtKey, type UserRow, verifiedContactOf } from './model.ts'
+import { type AuthenticatorRow, staleAtKey, type UserRow, verifiedContactOf } from './model.ts'
 
 /**
  * The schema's versions, applied in order at start by Kysely's migrator (which takes a lock, so
@@ -574,7 +574,7 @@ function sessionOrigins(): Migration {
 
 /**
  * Where the service first saw each passkey (kernel/passkeySightings.ts), for the passkeys it saw
- * before it kept these rows: every passkey row's credential id, and every credential id an
+ * before it kept these rows: every passkey row's credential id and public key, and every one an
  * activity's record shows in a registration (waiting, failed, completed, or since removed). They
  * name no activity (''), so no registration made after this counts as the first of one of them.
  * The parameters that showed passkeys when this version shipped, by activity path.
@@ -593,17 +593,22 @@ function passkeySightings(backend: StoreBackend): Migration {
       await tables.up(db)
       const now = Date.now()
       const data = JSON.stringify({ activityId: '', createdAt: now, updatedAt: now })
-      const sight = async (credentialIds: Iterable<string>) => {
-        for (const credentialId of credentialIds)
+      const sight = async (shown: Iterable<string>) => {
+        for (const mark of shown)
           await sql`insert into ${sql.table('passkeySightings')} (id, data)
-            values (${passkeySightingId(credentialId)}, ${data}) on conflict (id) do nothing`.execute(db)
+            values (${passkeySightingId(mark)}, ${data}) on conflict (id) do nothing`.execute(db)
       }
       for (let after = ''; ; ) {
         const page = (
           await sql<{ id: string; data: string }>`select id, data from ${sql.table('authenticators')}
             where id > ${after} order by id limit 500`.execute(db)
         ).rows
-        await sight(page.map((row) => (JSON.parse(row.data) as { credentialId: string }).credentialId))
+        await sight(
+          page.flatMap((row) => {
+            const { credentialId, publicKeyHex } = JSON.parse(row.data) as AuthenticatorRow
+            return publicKeyHex ? [credentialId, publicKeyMark(publicKeyHex)] : [credentialId]
+          }),
+        )
         if (page.length < 500) break
         after = page.at(-1)!.id
       }
@@ -616,7 +621,7 @@ function passkeySightings(backend: StoreBackend): Migration {
         ).rows
         for (const row of page) {
           const activity = JSON.parse(row.data) as { path: string; intent?: Record<string, unknown> }
-          await sight(credentialIdsIn(activity.intent ?? {}, PASSKEY_PARAMETERS_0025[activity.path] ?? []))
+          await sight(passkeysShownIn(activity.intent ?? {}, PASSKEY_PARAMETERS_0025[activity.path] ?? []))
         }
         if (page.length < 500) break
         after = page.at(-1)!.id
