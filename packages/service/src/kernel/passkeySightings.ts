@@ -7,16 +7,16 @@
 // registration counts as proven (`AuthenticatorRow.unproven` unset, domain/users.ts), so the
 // published clients' passkey sign-up, which never stamps with the new passkey naming its account,
 // signs in again from the parent organization later. Every later registration of the same
-// credential id, anywhere, is a possible copy and stays unproven until the passkey proves itself
-// (pipeline/authenticate.ts).
+// credential id or public key, anywhere, is a possible copy and stays unproven until the passkey
+// proves itself (pipeline/authenticate.ts).
 //
-// One row per credential id ever shown (`passkeySightings`), its id derived from the credential id
-// alone (every parent organization's: one relying party), never deleted. Written in the
+// One row per credential id and per public key ever shown (`passkeySightings`), its id derived
+// from that alone (every parent organization's: one relying party), never deleted. Written in the
 // transaction that writes an activity record showing the passkey (`sightPasskeys`, from
 // `putActivity`), so no reader can see a record of it before the row exists, naming the first
 // activity that showed it; two registrations at once meet on the row (PostgreSQL fails one, and
-// it reruns). Rows of the passkeys registered or
-// shown before these rows existed are written by migration 0025_passkey_sightings.
+// it reruns). Rows of the passkeys registered or shown before these rows existed are written by
+// migration 0025_passkey_sightings.
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import { decodeAttestationObject, isoBase64URL, parseAuthenticatorData } from '@simplewebauthn/server/helpers'
@@ -30,8 +30,8 @@ export const passkeySightingId = (shown: string): string =>
  * What an activity's intent shows of the passkey registrations at `paths`
  * (`ActivityHandler.passkeyParameters`: `'authenticators[]'`, `'users[].authenticators[]'`): each
  * item's `credentialId` or `attestation.credentialId` as sent, its `cosePublicKey` (an import's),
- * and the credential id and public key inside its attestation object (what a reader of the record learns either way), credential
- * ids without padding, a public key as `publicKeyMark` names it.
+ * and the credential id and public key inside its attestation object (what a reader of the record
+ * learns either way): credential ids without padding, public keys as `publicKeyMark` names them.
  */
 export function passkeysShownIn(intent: Record<string, unknown>, paths: readonly string[]): string[] {
   const ids = new Set<string>()
