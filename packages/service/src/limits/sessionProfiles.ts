@@ -18,7 +18,7 @@ import type { Reader } from '../kernel/Reader.ts'
 import { defineActivity, defineQuery, type GateInput, type PolicyFactFields } from '../kernel/registry.ts'
 import type { SessionProfileRow } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Reads.ts'
-import { withPending } from '../pipeline/decideActivity.ts'
+import { isOwnLogout, withPending } from '../pipeline/decideActivity.ts'
 import type { Expr } from '../policies/ast.ts'
 import { evaluateExpression, type PolicyScope } from '../policies/evaluateExpression.ts'
 import { type DecisionBudget, decisionBudget, parseCondition } from '../policies/evaluatePolicies.ts'
@@ -319,25 +319,6 @@ function outcomes(
   } catch {
     return probe.read || budget.remaining < 0 ? ANY : new Set(['error'])
   }
-}
-
-/**
- * Whether the activity is the session signing itself out: `delete_api_keys` of its own key (the
- * credential that stamped it), for its own user in its own organization, and of nothing else.
- * That narrows nothing (every other caller may do it too, `selfService`), whatever the scope says;
- * another key of the same user (the owner's, another session's) or a list adding one is not it.
- */
-function isOwnLogout({ row, caller }: GateInput): boolean {
-  if (row.path !== 'delete_api_keys') return false
-  const { userId, apiKeyIds } = row.intent as { userId?: unknown; apiKeyIds?: unknown }
-  return (
-    caller.credential.kind === 'API_KEY' &&
-    row.organizationId === caller.organizationId &&
-    userId === caller.userId &&
-    Array.isArray(apiKeyIds) &&
-    apiKeyIds.length > 0 &&
-    apiKeyIds.every((id) => id === caller.credential.id)
-  )
 }
 
 /**

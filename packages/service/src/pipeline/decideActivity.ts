@@ -1,4 +1,5 @@
 import type { PolicyOutcome } from '@latchkey/protocol'
+import { isSessionKey } from '../domain/sessions.ts'
 import { mapInOrder } from '../kernel/base/async.ts'
 import { type ApiError, ConflictError, PermissionError } from '../kernel/base/errors.ts'
 import { decodeTransactionForPolicy } from '../kernel/crypto/signTransaction.ts'
@@ -298,6 +299,40 @@ function allowFailedOnFacts(
   )
 }
 
+/**
+ * Whether the activity is the session signing itself out: `delete_api_keys` of its own key (the
+ * credential that stamped it), for its own user in its own organization, and of nothing else.
+ * That narrows nothing (every other caller may do it too, `selfService`): a session profile's
+ * scope lets it through whatever it says (limits/sessionProfiles.ts), and so does the root quorum
+ * for a session key (`endsOwnSession`). Another key of the same user (the owner's, another
+ * session's), another user's, or a list adding one is not it.
+ */
+export function isOwnLogout({ row, caller }: { row: ActivityRow; caller: Caller }): boolean {
+  if (row.path !== 'delete_api_keys') return false
+  const { userId, apiKeyIds } = row.intent as { userId?: unknown; apiKeyIds?: unknown }
+  return (
+    caller.credential.kind === 'API_KEY' &&
+    row.organizationId === caller.organizationId &&
+    userId === caller.userId &&
+    Array.isArray(apiKeyIds) &&
+    apiKeyIds.length > 0 &&
+    apiKeyIds.every((id) => id === caller.credential.id)
+  )
+}
+
+/**
+ * Whether the activity is a session key's own logout (`isOwnLogout`, the stamping key read in the
+ * deciding transaction: a session, `isSessionKey`, of the caller). It runs without consensus
+ * whatever the root quorum, as a non-root user's does: under a quorum above 1 a root user's
+ * logout would otherwise wait for the co-roots' votes, the session (and a thief's copy of it)
+ * live meanwhile. Deleting a durable key, even the stamping one, still needs the quorum.
+ */
+async function endsOwnSession(reads: Reads, row: ActivityRow, caller: Caller): Promise<boolean> {
+  if (!isOwnLogout({ row, caller })) return false
+  const key = await reads.get('apiKeys', caller.credential.id)
+  return key?.userId === caller.userId && key.organizationId === row.organizationId && isSessionKey(key)
+}
+
 /** The refusal names the outcome and the activity, whose evaluations `get_policy_evaluations` returns. */
 async function refusal(
   outcome: 'OUTCOME_DENY_IMPLICIT' | 'OUTCOME_DENY_EXPLICIT',
@@ -325,7 +360,7 @@ async function refusal(
  * A new activity. Callers the policies do not govern are allowed as before: parent-organization
  * users of handlers that admit them, the auth proxy's user on the sign-in activities (vouched for
  * by the sign-in wing), any user on a self-service activity (the handler checks it is their own),
- * and votes. For everyone else the root quorum or the policies decide; the
+ * a root user's session signing itself out (`endsOwnSession`), and votes. For everyone else the root quorum or the policies decide; the
  * submission is its submitter's approval.
  */
 export async function decideActivity({
@@ -342,7 +377,7 @@ export async function decideActivity({
   const sameOrganization = caller.organizationId === organization.id
   const isRoot = sameOrganization && organization.rootUserIds.includes(caller.userId)
   const admitted = handler.selfService || (handler.allowNonRoot && vouched)
-  if (!sameOrganization || (!isRoot && admitted)) {
+  if (!sameOrganization || (!isRoot && admitted) || (await endsOwnSession(tx, row, caller))) {
     await recordEvaluation(tx, runtime, row, { outcome: 'OUTCOME_ALLOW' })
     return { outcome: 'OUTCOME_ALLOW' }
   }
@@ -488,7 +523,8 @@ export async function decideStored({
   const sameOrganization = caller.organizationId === organization.id
   const isRoot = sameOrganization && organization.rootUserIds.includes(caller.userId)
   const admitted = handler.selfService || (handler.allowNonRoot && vouched)
-  if (!sameOrganization || (!isRoot && admitted)) return { outcome: 'OUTCOME_ALLOW' }
+  if (!sameOrganization || (!isRoot && admitted) || (await endsOwnSession(tx, activity, caller)))
+    return { outcome: 'OUTCOME_ALLOW' }
   // The approvals that still count (`standingVotes`: not one whose credential has ended).
   const voted = (
     await standingVotes(tx, activity, await tx.findBy('votes', 'activityId', activity.id), runtime.now())
