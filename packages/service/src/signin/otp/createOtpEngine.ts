@@ -41,6 +41,12 @@ export interface OtpStorageTx {
    */
   putBucket(key: string, times: number[], keepMs?: number): Promise<void>
   /**
+   * Keeps `key`'s bucket, an empty one if it has none, until at least `untilMs` (epoch ms): no
+   * sweep removes it and no `putBucket` deletes it before then, so writing it until then needs no
+   * room in a capped store. Making it needs room like any new bucket.
+   */
+  keepBucket(key: string, untilMs: number): Promise<void>
+  /**
    * Commits a durable delivery of `message` with this transaction, when its channel has a
    * provider; resolves false when it has none (the engine's `deliver` then gets it after the commit).
    */
@@ -77,6 +83,8 @@ export function memoryOtpStorage(): OtpStorage & { records: Map<string, OtpRecor
       if (times.length === 0) buckets.delete(key)
       else buckets.set(key, [...times])
     },
+    // Memory is not capped, so a bucket needs no room kept for it.
+    keepBucket: async () => {},
   }
   return {
     records,
@@ -135,6 +143,12 @@ export const CAPTCHA_SEND_LIMIT: RateLimit = { perMinute: 10, perWindow: 10, win
  * chance of guessing one account's code in a day is 1,440 / 10^digits (see docs/security.md).
  */
 export const GUESS_LIMIT: RateLimit = { perMinute: 10, perWindow: 10, windowMinutes: 10 }
+
+/**
+ * The bucket of a contact's wrong guesses: codes sent after a passed CAPTCHA have one of their own,
+ * which guesses at codes anyone can request without one do not spend.
+ */
+const guessKeyOf = (contact: string, captcha: boolean) => `${captcha ? 'guess-captcha' : 'guess'}:${contact}`
 
 /** A rendered message handed to delivery (the dev outbox, or a mail/SMS gateway). */
 export interface OtpMessage {
@@ -531,6 +545,11 @@ export function createOtpEngine(options: OtpEngineOptions) {
       if (smsHour) await chargeSmsHour(tx, smsHour, at)
       // Spent only once the code is let in (a refusal above leaves it for the next try).
       if (pass.length > 0) await tx.putBucket(passKey, [])
+      // The contact's guess bucket is made (or kept) now, for as long as the code can be
+      // verified: `verify` charges each guess to it before comparing the code, and with the bucket
+      // already there that charge needs no room, so a full store of rate-limit entries
+      // (`[otp] max_rate_entries`) refuses new codes, never the codes already sent.
+      await tx.keepBucket(guessKeyOf(contact, pass.length > 0), record.expiresAtMs)
       await tx.put(pass.length > 0 ? { ...record, captcha: true } : record)
       return tx.enqueueDelivery
         ? tx.enqueueDelivery(message, { appName: values.appName, expiresInMinutes: values.expiresInMinutes })
@@ -604,7 +623,7 @@ export function createOtpEngine(options: OtpEngineOptions) {
         // Wrong guesses are budgeted per contact too, across all its OTPs and organizations; codes
         // sent after a passed CAPTCHA have a budget of their own, which guesses at codes anyone
         // can request without one do not spend.
-        const guessKey = `${record.captcha ? 'guess-captcha' : 'guess'}:${record.contact}`
+        const guessKey = guessKeyOf(record.contact, record.captcha === true)
         const wait = await waitFor(tx, guessKey, guessLimits, at)
         if (wait > 0)
           return {
@@ -617,9 +636,11 @@ export function createOtpEngine(options: OtpEngineOptions) {
               },
             }),
           }
-        // The guess is charged before the code is compared: a guess the store cannot record (a new
-        // bucket refused at `[otp] max_rate_entries`: 429 `maxRateEntries`, the transaction rolled
-        // back) is never compared, so a right code is answered as a wrong one is and no guess
+        // The guess is charged before the code is compared. The bucket was made when the code was
+        // sent (`init`), so this charge needs no room; should it need some all the same (a code
+        // sent before buckets were kept for codes), a guess the store cannot record (a new bucket
+        // refused at `[otp] max_rate_entries`: 429 `maxRateEntries`, the transaction rolled back)
+        // is never compared, so a right code is answered as a wrong one is and no guess
         // escapes the code's lock or the contact's budget. (Compared first, a wrong guess was
         // rolled back with its `attempts` while a right one passed: once an attacker had filled
         // the store, guesses were free and 429 against 200 told wrong from right.)

@@ -16,8 +16,9 @@ import { otpTargetRowId } from './otpEncryptionTarget.ts'
 export const MAX_OTP_RECORDS = 200_000
 /**
  * Most rate-limit entries (contacts, networks, organizations) kept at once (`[otp] max_rate_entries`):
- * a /48 spraying from a fresh /64 and /56 for each code holds about 950 (each network's kept an
- * hour, each contact's 10 minutes), so filling it takes about 1,000 /48s.
+ * a /48 spraying from a fresh /64 and /56 for each code holds about 1,000 (each network's kept an
+ * hour, each contact's codes 10 minutes and its guesses while its code lives, 5 minutes by
+ * default), so filling it takes about 1,000 /48s.
  */
 export const MAX_RATE_BUCKETS = 1_000_000
 /** An OTP record is kept this long after it expired (so a late guess still reads "expired"). */
@@ -39,6 +40,21 @@ export interface OtpStorageCaps {
  * least 10 (so N instances overshoot a cap by less than N% of it, or N x 10 rows).
  */
 const uncheckedOf = (max: number) => Math.max(10, Math.ceil(max / 100))
+
+/**
+ * What a rate-limit bucket's row holds: its event times, and until when it is kept even with none
+ * (`keepBucket`: a contact's guess bucket while a code sent to it can be verified).
+ */
+interface BucketData {
+  times: number[]
+  keepUntil?: number
+}
+
+/** A bucket row's `keepUntil` while it is still ahead of `now`. */
+const keepUntilOf = (data: unknown, now: number): number | undefined => {
+  const keepUntil = (data as BucketData | undefined)?.keepUntil
+  return keepUntil !== undefined && keepUntil > now ? keepUntil : undefined
+}
 
 /** Row id of a rate-limit bucket: the key (a contact, an address) is hashed so rows stay small. */
 const bucketRowId = (key: string) => `otp-limit:${bytesToHex(sha256(utf8ToBytes(key)))}`
@@ -159,23 +175,44 @@ export function otpStorage(runtime: Runtime, caps: OtpStorageCaps = {}): OtpStor
           },
           getBucket: async (key) => {
             const row = await tx.get('pluginRows', bucketRowId(key))
-            return row ? [...((row.data as { times: number[] }).times ?? [])] : []
+            return row ? [...((row.data as unknown as BucketData).times ?? [])] : []
           },
           putBucket: async (key, times, keepMs = HOUR_MS) => {
             const id = bucketRowId(key)
             const existing = await tx.get('pluginRows', id)
-            if (times.length === 0) {
+            const now = runtime.now()
+            const keepUntil = keepUntilOf(existing?.data, now)
+            if (times.length === 0 && keepUntil === undefined) {
               if (existing) await tx.delete('pluginRows', id)
               return
             }
             if (!existing) await room(tx, 'otp-limit')
-            const now = runtime.now()
             await tx.put('pluginRows', {
               id,
               kind: 'otp-limit',
-              data: { times },
-              // Nothing in it counts once its longest window has passed since it was last written.
-              staleAt: now + Math.min(HOUR_MS, keepMs),
+              data: keepUntil === undefined ? { times } : { times, keepUntil },
+              // Nothing in it counts once its longest window has passed since it was last written;
+              // a bucket kept for a code (`keepBucket`) stays until then.
+              staleAt: Math.max(now + Math.min(HOUR_MS, keepMs), keepUntil ?? 0),
+              createdAt: existing?.createdAt ?? now,
+              updatedAt: now,
+            })
+          },
+          keepBucket: async (key, untilMs) => {
+            const id = bucketRowId(key)
+            const existing = await tx.get('pluginRows', id)
+            const now = runtime.now()
+            const kept = keepUntilOf(existing?.data, now) ?? 0
+            if (existing && kept >= untilMs) return
+            if (!existing) await room(tx, 'otp-limit')
+            const keepUntil = Math.max(kept, untilMs)
+            const times = existing ? ((existing.data as unknown as BucketData).times ?? []) : []
+            await tx.put('pluginRows', {
+              id,
+              kind: 'otp-limit',
+              data: { times, keepUntil },
+              // Swept neither before `keepUntil` nor while its times may count (an hour at most).
+              staleAt: Math.max(keepUntil, ...times.map((t) => t + HOUR_MS)),
               createdAt: existing?.createdAt ?? now,
               updatedAt: now,
             })
