@@ -34,7 +34,8 @@ export const enLimits = {
   agentAnyAddress: 'Any address',
   agentRevoke: 'Revoke',
   agentRevokeLabel: 'Revoke the allowance of {name}',
-  agentRevokeConfirm: 'Revoke the allowance of {name}? Its key stops signing as soon as the revocation goes through.',
+  agentRevokeConfirm:
+    'Revoke the allowance of {name}? Its key stops signing as soon as the revocation goes through.',
   agentRevokeYes: 'Yes, revoke',
   agentRevoking: 'Revoking…',
   agentRevoked: 'The allowance of {name} is revoked. Its key can no longer sign.',

@@ -39,7 +39,8 @@ export const limits: Translation<typeof enLimits> = {
   agentAnyAddress: 'Cualquier dirección',
   agentRevoke: 'Revocar',
   agentRevokeLabel: 'Revocar la asignación de {name}',
-  agentRevokeConfirm: '¿Revocar la asignación de {name}? Su clave deja de firmar en cuanto se complete la revocación.',
+  agentRevokeConfirm:
+    '¿Revocar la asignación de {name}? Su clave deja de firmar en cuanto se complete la revocación.',
   agentRevokeYes: 'Sí, revocar',
   agentRevoking: 'Revocando…',
   agentRevoked: 'La asignación de {name} está revocada. Su clave ya no puede firmar.',
