@@ -462,7 +462,8 @@ export const ownSignIn = (origin: SessionOrigin): SessionOrigin => {
  * The key the caller's own key was renewed from (`renewedFrom`: the kit's refresh deletes it) ends
  * alone; any other key, the caller's own (a logout) or another's (a device revoked from another,
  * or by a root user), ends its sign-in whole, the caller's key included when it is of that
- * sign-in, and the confined sessions the sign-in issued (`issuedBy`) with it. The caller's key
+ * sign-in, and the confined sessions the sign-in issued (`issuedBy`) with it; a key of the user that
+ * is no session key (`isSessionKey`) ends only where it is listed. The caller's key
  * is read in this transaction, with the user's keys: a renewal racing
  * the logout either committed first (and is ended) or finds its stamping key gone
  * (`sessionOriginOf`). Each live session ended gets its `LATCHKEY_SESSION_REVOKED` (`logout` when
@@ -490,6 +491,11 @@ export async function endSignIns(
   const deleted = new Set(removed.map((key) => key.id))
   const counts = { logout: 0, deleted: 0 }
   for (const key of await ctx.tx.findBy('apiKeys', 'userId', user.id)) {
+    // A durable key ends only where it is listed (and so decided on: the root quorum, a second
+    // factor), never with a sign-in it heads: a key with a lifetime registered beside its user at
+    // creation, taken for a sign-up's first session written without an origin, was deleted by the
+    // logout of a session it opened, which runs without the quorum.
+    if (!isSessionKey(key)) continue
     const issuer = key.origin?.issuedBy
     const reason = deleted.has(key.id)
       ? undefined
