@@ -8,15 +8,36 @@ import ipaddr from 'ipaddr.js'
  * carry; IPv4-compatible, NAT64, 6to4 and Teredo refused), nor a deprecated site-local one.
  * The check runs on the literal host at creation and on every resolved address at delivery, on
  * the address the connection is then pinned to (so a rebinding name cannot swap it afterwards).
- * `allowList` (CIDRs, operator-set) lets internal receivers through; `dev` lets loopback through.
+ * `allowList` (CIDRs, operator-set) lets internal receivers through, for the endpoints of top-level
+ * organizations only (the operator's own: `policyForOrganization`); `dev` lets loopback through.
  */
 export interface AddressPolicy {
   /** Only `https` URLs (production); `dev` allows `http` too. */
   requireHttps: boolean
   /** Loopback addresses and `localhost` allowed (`dev`'s default). */
   allowLoopback: boolean
-  /** CIDRs (or single addresses) the operator allows even though they are not public. */
+  /**
+   * CIDRs (or single addresses) the operator allows even though they are not public: for its own
+   * receivers, so only a top-level organization's endpoints get them (`policyForOrganization`).
+   */
   allowList: readonly string[]
+}
+
+/**
+ * The rules for an endpoint of `organization`: the service's, but a sub-organization's (an end
+ * user's, one per sign-up) gets no allow list. The operator listed its own internal receivers;
+ * an end user's endpoint into that range would make the service POST into the operator's network
+ * and read back what answered (`lastStatus`, `lastError`). An organization not known (`undefined`:
+ * not found) is judged as a sub-organization's.
+ */
+export function policyForOrganization(
+  policy: AddressPolicy,
+  organization: { parentOrganizationId?: string | undefined } | undefined,
+): AddressPolicy {
+  if (policy.allowList.length === 0) return policy
+  return organization !== undefined && organization.parentOrganizationId === undefined
+    ? policy
+    : { ...policy, allowList: [] }
 }
 
 /** Why an address or URL is refused (bounded: counted in metrics, shown in errors). */

@@ -4,7 +4,7 @@ import { type JobContext, JobError, type JobHandler } from '../kernel/JobQueue.t
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { WebhookDeliveryRow, WebhookEndpointRow } from '../kernel/store/model.ts'
 import type { Transaction } from '../kernel/store/Store.ts'
-import { type AddressPolicy, refuseAddress, refuseUrl } from './addressPolicy.ts'
+import { type AddressPolicy, policyForOrganization, refuseAddress, refuseUrl } from './addressPolicy.ts'
 import {
   bodyOf,
   DELIVER_JOB,
@@ -725,7 +725,16 @@ async function sendOnce(
   },
 ): Promise<{ outcome: DeliveryOutcome; status?: number; request?: WebhookDeliveryRow['lastRequest'] }> {
   const { delivery, endpoint, settings } = input
-  if (refuseUrl(endpoint.url, settings.policy)) return { outcome: 'refused' }
+  // The allow list reaches a top-level organization's endpoints only: judged by the endpoint's
+  // organization as it is now, whenever the endpoint was made (a row written before the rule,
+  // into an allowed range, is refused like a new one). One read, and only with an allow list.
+  const policy = policyForOrganization(
+    settings.policy,
+    settings.policy.allowList.length > 0
+      ? await runtime.store.get('organizations', endpoint.organizationId)
+      : undefined,
+  )
+  if (refuseUrl(endpoint.url, policy)) return { outcome: 'refused' }
   // On a data dir, what was read may be committed and not yet on disk: nothing goes out of it
   // before it is (`Store.settled`).
   await runtime.store.settled()
@@ -756,7 +765,7 @@ async function sendOnce(
       url: endpoint.url,
       headers: { ...headers },
       body,
-      refuse: (address) => refuseAddress(address, settings.policy),
+      refuse: (address) => refuseAddress(address, policy),
       connectTimeoutMs: settings.connectTimeoutMs,
       timeoutMs: settings.timeoutMs,
       maxResponseBytes: settings.maxResponseBytes,

@@ -11,7 +11,7 @@ import { defineActivity, defineQuery } from '../kernel/registry.ts'
 import type { WebhookDeliveryRow, WebhookEndpointRow } from '../kernel/store/model.ts'
 import type { Transaction } from '../kernel/store/Store.ts'
 import { readPagination } from '../queries/paginate.ts'
-import { type AddressPolicy, describeRefusal, refuseUrl } from './addressPolicy.ts'
+import { type AddressPolicy, describeRefusal, policyForOrganization, refuseUrl } from './addressPolicy.ts'
 import { isOn, withState } from './deliver.ts'
 import { DELIVER_JOB, deliveryIdOf, jobIdOf } from './recordEvent.ts'
 import { resumeEndpoint } from './resume.ts'
@@ -163,7 +163,8 @@ export function endpointHandlers(host: EndpointHost) {
       subscriptions: readSubscriptions(r),
     }),
     run: async (ctx, p) => {
-      const refusal = refuseUrl(p.url, host.policyOf(ctx.runtime))
+      // The allow list is the operator's, for its own organizations' endpoints (addressPolicy.ts).
+      const refusal = refuseUrl(p.url, policyForOrganization(host.policyOf(ctx.runtime), ctx.organization))
       if (refusal) throw new FieldError({ field: 'parameters.url', reason: describeRefusal(refusal) })
       const existing = await ctx.tx.findBy('webhookEndpoints', 'organizationId', ctx.organization.id)
       if (existing.length >= MAX_ENDPOINTS)
@@ -197,7 +198,7 @@ export function endpointHandlers(host: EndpointHost) {
     run: async (ctx, p) => {
       const row = await endpointOf(ctx.tx, ctx.organization.id, p.endpointId)
       if (p.url !== undefined) {
-        const refusal = refuseUrl(p.url, host.policyOf(ctx.runtime))
+        const refusal = refuseUrl(p.url, policyForOrganization(host.policyOf(ctx.runtime), ctx.organization))
         if (refusal) throw new FieldError({ field: 'parameters.url', reason: describeRefusal(refusal) })
       }
       // `isActive: true` also resumes an endpoint the service paused: its waiting deliveries go again, in order.

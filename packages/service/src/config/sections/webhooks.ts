@@ -35,7 +35,7 @@ export const webhooksSection = z
         }
       })
       .describe(
-        "CIDRs or addresses of internal receivers tenants may reach although not public, e.g. ['10.20.0.0/16']. Everything else private, loopback, link-local or CGNAT is refused.",
+        "CIDRs or addresses of internal receivers the operator's own organizations' endpoints (top-level organizations) may reach although not public, e.g. ['10.20.0.0/16']; never a sub-organization's (an end user's): its endpoints are judged as if the list were empty, at creation and at every delivery. Everything else private, loopback, link-local or CGNAT is refused.",
       ),
     connect_timeout_ms: z.int().min(100).max(30_000).default(5000).describe('Connect timeout of one try.'),
     timeout_ms: z
