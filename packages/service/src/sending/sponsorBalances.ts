@@ -95,7 +95,7 @@ async function recordCrossing(
     if (!low) return
     const organizations =
       entry.owner === 'default'
-        ? await topLevelWithEndpoints(tx)
+        ? await topLevelOrganizations(tx)
         : [{ id: entry.owner, parentOrganizationId: undefined as string | undefined }]
     for (const organization of organizations)
       await recordAppEvent(runtime, tx, {
@@ -107,12 +107,24 @@ async function recordCrossing(
   })
 }
 
-async function topLevelWithEndpoints(tx: Transaction) {
-  const ids = new Set((await tx.all('webhookEndpoints')).map((endpoint) => endpoint.organizationId))
+/**
+ * The top-level organizations, for the default sponsor's crossing: the service's own, which the
+ * service row names (the production parent organization `init` made, the dev organization of
+ * `dev`; nothing else makes an organization without a parent). A few reads by id, however many
+ * end users (sub-organizations) have endpoints of their own: this runs in the crossing's
+ * SERIALIZABLE transaction. `recordAppEvent` then reads each one's endpoints by the
+ * `organizationId` index (at most `MAX_ENDPOINTS`) and writes nothing for one without a subscriber.
+ */
+async function topLevelOrganizations(tx: Transaction) {
+  const service = await tx.get('service', 'service')
+  const ids = new Set(
+    [service?.parentOrganizationId, service?.devOrganizationId].filter((id) => id !== undefined),
+  )
   const organizations = []
   for (const id of ids) {
     const row = await tx.get('organizations', id)
-    if (row && !row.parentOrganizationId) organizations.push({ id, parentOrganizationId: undefined })
+    if (row && row.parentOrganizationId === undefined)
+      organizations.push({ id, parentOrganizationId: undefined })
   }
   return organizations
 }
