@@ -17,7 +17,7 @@ export const otpSection = z
       '200000',
     ),
     max_rate_entries: cap(
-      'Rate-limit entries of one-time codes (one per contact, client network and sub-organization with recent codes) the service keeps at once; an entry is kept while its window counts it (10 minutes for a contact, an hour for a network). Past it, a new one is refused with 429 and retryAfterSeconds.',
+      "Rate-limit entries of one-time codes (for each contact its codes sent and its guesses, and one per client network and sub-organization with recent codes) the service keeps at once; an entry is kept while its window counts it (10 minutes for a contact's codes, an hour for a network), and a contact's guess entry, made when a code is sent, at least as long as that code can be verified. Past it, a new entry is refused with 429, retryAfterSeconds and `limit: \"maxRateEntries\"`: a code that would need one is not sent, while codes already sent are still verified (each guess counted in its contact's entry before the code is compared).",
       '1000000',
     ),
   })
