@@ -2,10 +2,20 @@ import type { JobHandler } from '../kernel/JobQueue.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { WebhookDeliveryRow } from '../kernel/store/model.ts'
 
-/** The job kind that prunes delivery rows (payload `{ endpointId? }`). */
+/**
+ * The job kind that prunes delivery rows: payload `{ endpointId }` (a deleted endpoint's rows) or
+ * `{ after? }` (the periodic walk of every endpoint, from just past the endpoint id `after`).
+ */
 export const PRUNE_JOB = 'webhooks.prune'
 
-/** How long delivery rows are kept, and how many per endpoint. */
+/** What a `webhooks.prune` job carries. */
+export interface PrunePayload {
+  /** A deleted endpoint: every row of it goes. */
+  endpointId?: string
+  /** The periodic walk's place: the last endpoint (by id) a run before this one finished. */
+  after?: string
+}
+
 export interface RetentionSettings {
   /** Settled deliveries (delivered, failed) older than this are deleted. */
   maxAgeMs: number
@@ -37,24 +47,61 @@ export function retentionSettings(options: Partial<RetentionSettings> = {}): Ret
 /** Rows read (and deleted, in one transaction) at a time. */
 const BATCH = 200
 
+/**
+ * Most waiting deliveries (pending, paused) one endpoint's prune reads past in a pass before it
+ * stops: what waits is never deleted, so reading it is work for nothing, and an endpoint that is
+ * off keeps a backlog of any size, as old as its outage.
+ */
+export const MAX_WAITING_READ = 1000
+
+/**
+ * Longest a run of the periodic walk goes on before it hands on to its next run (its place saved
+ * in its job), well inside the job queue's lease.
+ */
+export const RUN_BUDGET_MS = 10_000
+
+/** How long a run that handed on leaves its job before it is due again (the jobs due meanwhile go first). */
+export const PRUNE_AGAIN_MS = 1000
+
 const settled = (row: WebhookDeliveryRow) => row.state === 'delivered' || row.state === 'failed'
+
+/** What one endpoint's prune did: how many rows it deleted, and whether it got to its end (not cut short by `signal`). */
+export interface PruneOutcome {
+  removed: number
+  finished: boolean
+}
 
 /**
  * Deletes the endpoint's settled deliveries older than `cutoff` and, oldest first, those beyond
- * `keep`; with `everything` (a deleted endpoint's), every row. A delivery that waits (pending,
- * paused: still to be sent or retried) is never deleted. Reads its endpoint's rows oldest first by
- * keyset pages (the index on endpointId and listKey) and stops at the first row it must keep for
- * both reasons. Resolves with how many it deleted.
+ * `keep` settled ones; with `everything` (a deleted endpoint's), every row. A delivery that waits
+ * (pending, paused: still to be sent or retried) is never deleted, and never counts against
+ * `keep`. Counts the endpoint's rows and its waiting ones (the indexes on endpointId and on
+ * waitingFor), then reads its rows oldest first by keyset pages (the index on endpointId and
+ * listKey) and stops at the first row it must keep for both reasons, once it has seen every
+ * settled row the counts found, or once it has read past `MAX_WAITING_READ` waiting ones: the rows
+ * it reads and keeps are bounded, whatever waits (an endpoint that is off keeps its backlog,
+ * whatever its age). Aborted by `signal`, it stops after the page under way (not `finished`).
  */
 export async function pruneEndpoint(
   runtime: Runtime,
   input: { endpointId: string; cutoff: number; keep: number; everything?: boolean; signal?: AbortSignal },
-): Promise<number> {
+): Promise<PruneOutcome> {
   const { store } = runtime
-  let excess = (await store.count('webhookDeliveries', 'endpointId', input.endpointId)) - input.keep
+  // Settled rows still to meet on the walk (the counts are a moment apart: a row settled or
+  // redelivered in between only ends this walk early, or lets it read up to the waiting bound).
+  let settledLeft = Number.POSITIVE_INFINITY
+  let excess = 0
+  if (!input.everything) {
+    settledLeft =
+      (await store.count('webhookDeliveries', 'endpointId', input.endpointId)) -
+      (await store.count('webhookDeliveries', 'waitingFor', input.endpointId))
+    excess = settledLeft - input.keep
+  }
   let after: string | undefined
   let removed = 0
+  let waitingRead = 0
   for (;;) {
+    if (settledLeft <= 0) return { removed, finished: true }
     const page = await store.pageBy('webhookDeliveries', {
       field: 'endpointId',
       value: input.endpointId,
@@ -63,15 +110,22 @@ export async function pruneEndpoint(
       limit: BATCH,
     })
     const doomed: string[] = []
-    let kept = false
+    let stop = false
     for (const row of page) {
       if (!input.everything && row.createdAt >= input.cutoff && excess <= 0) {
-        kept = true
+        stop = true
         break
       }
       if (input.everything || settled(row)) {
         doomed.push(row.id)
         excess--
+        if (--settledLeft <= 0) {
+          stop = true
+          break
+        }
+      } else if (++waitingRead > MAX_WAITING_READ) {
+        stop = true
+        break
       }
     }
     if (doomed.length > 0)
@@ -86,7 +140,8 @@ export async function pruneEndpoint(
         }
         return count
       })
-    if (kept || page.length < BATCH || input.signal?.aborted) return removed
+    if (stop || page.length < BATCH) return { removed, finished: true }
+    if (input.signal?.aborted) return { removed, finished: false }
     after = page.at(-1)!.listKey
   }
 }
@@ -118,46 +173,73 @@ export function pruneScheduler(runtime: Runtime, settings: RetentionSettings): (
 
 /**
  * The `webhooks.prune` job: `{ endpointId }` deletes every row of that (deleted) endpoint;
- * `{}` prunes every endpoint by the retention settings, then enqueues the next periodic prune.
+ * `{ after? }` prunes every endpoint by the retention settings, in id order from just past `after`,
+ * then enqueues the next periodic prune. A run that has gone on for `RUN_BUDGET_MS` (or whose time
+ * is up: its signal) hands on: it puts its job again, due `PRUNE_AGAIN_MS` later, with its place
+ * (the last endpoint it finished; a deleted endpoint's job as it was), so a walk cut short goes on
+ * where it stopped, never from the first endpoint again. Each run of the walk reports what it
+ * deleted (`webhooks.pruned`).
  */
 export function pruneHandler(
   runtime: Runtime,
   settings: RetentionSettings,
   schedule: () => Promise<void>,
-): JobHandler<{ endpointId?: string }> {
+): JobHandler<PrunePayload> {
   return {
     timeoutMs: 5 * 60_000,
-    async run({ endpointId }, context) {
-      if (endpointId !== undefined) {
-        // Deleted since: its rows go. (Created again under the same id is impossible: ids are new.)
-        if (!(await runtime.store.get('webhookEndpoints', endpointId)))
-          await pruneEndpoint(runtime, {
+    async run({ endpointId, after }, context) {
+      const budget = new AbortController()
+      const timer = setTimeout(() => budget.abort(), RUN_BUDGET_MS)
+      const onAbort = () => budget.abort()
+      context.signal.addEventListener('abort', onAbort)
+      if (context.signal.aborted) budget.abort()
+      const signal = budget.signal
+      const handOn = (payload: PrunePayload) =>
+        runtime.store.transaction(async (tx) => {
+          await runtime.jobs.enqueue(tx, PRUNE_JOB, payload, {
+            id: context.jobId,
+            runAfter: runtime.now() + PRUNE_AGAIN_MS,
+          })
+        })
+      let removed = 0
+      try {
+        if (endpointId !== undefined) {
+          // Deleted since: its rows go. (Created again under the same id is impossible: ids are new.)
+          if (await runtime.store.get('webhookEndpoints', endpointId)) return
+          const outcome = await pruneEndpoint(runtime, {
             endpointId,
             cutoff: 0,
             keep: 0,
             everything: true,
-            signal: context.signal,
+            signal,
           })
-        return
-      }
-      const cutoff = runtime.now() - settings.maxAgeMs
-      let removed = 0
-      for (let afterId = ''; ; ) {
-        const endpoints = await runtime.store.page('webhookEndpoints', { afterId, limit: 100 })
-        for (const endpoint of endpoints) {
-          if (context.signal.aborted) return
-          removed += await pruneEndpoint(runtime, {
-            endpointId: endpoint.id,
-            cutoff,
-            keep: settings.maxPerEndpoint,
-            signal: context.signal,
-          })
+          if (!outcome.finished) await handOn({ endpointId })
+          return
         }
-        if (endpoints.length < 100) break
-        afterId = endpoints.at(-1)!.id
+        const cutoff = runtime.now() - settings.maxAgeMs
+        for (let afterId = after ?? ''; ; ) {
+          const endpoints = await runtime.store.page('webhookEndpoints', { afterId, limit: 100 })
+          for (const endpoint of endpoints) {
+            if (signal.aborted) return await handOn({ after: afterId })
+            const outcome = await pruneEndpoint(runtime, {
+              endpointId: endpoint.id,
+              cutoff,
+              keep: settings.maxPerEndpoint,
+              signal,
+            })
+            removed += outcome.removed
+            // Cut short inside it: the next run starts at this endpoint again (what this one deleted is gone).
+            if (!outcome.finished) return await handOn({ after: afterId })
+            afterId = endpoint.id
+          }
+          if (endpoints.length < 100) break
+        }
+        await schedule()
+      } finally {
+        clearTimeout(timer)
+        context.signal.removeEventListener('abort', onAbort)
+        if (endpointId === undefined) runtime.emit('webhooks.pruned', { deliveries: removed })
       }
-      runtime.emit('webhooks.pruned', { deliveries: removed })
-      await schedule()
     },
   }
 }
