@@ -129,7 +129,11 @@ export async function recordEvaluation(
 
 /**
  * Records `caller`'s vote on `activity` and returns its id. Votes are open to every user of the
- * organization; `decideAfterVote` judges what they add up to.
+ * organization; `decideAfterVote` judges what they add up to. `replaces`: the caller's approval
+ * that no longer counts (`mayVote`), whose row the new vote takes (its id, and so the policy
+ * evaluation that names it, kept; the rest is the new vote): the record holds each user's latest
+ * vote, so an activity's votes are bounded by the organization's users, however often one of
+ * them votes again after their session ended.
  */
 export async function recordVote({
   tx,
@@ -137,9 +141,10 @@ export async function recordVote({
   activity,
   caller,
   selection,
-}: Omit<VoteInput, 'organization'>): Promise<string> {
+  replaces,
+}: Omit<VoteInput, 'organization'> & { replaces?: VoteRow | undefined }): Promise<string> {
   const now = runtime.now()
-  const id = runtime.newId()
+  const id = replaces?.id ?? runtime.newId()
   await tx.put('votes', {
     id,
     organizationId: activity.organizationId,
@@ -192,12 +197,43 @@ async function approvalOf(reads: Reads, vote: VoteRow, now: number): Promise<App
 }
 
 /**
+ * Each user's latest approval among `votes` (the last cast; on a tie, the last listed). Only it is
+ * judged: a user votes again only once their approval no longer counts (`mayVote`), so each
+ * earlier one had stopped counting when the later one was cast. Rows recorded before a new vote
+ * took its user's dead approval's row (`recordVote`) may hold several per user.
+ */
+function latestApprovals(votes: readonly VoteRow[]): Map<string, VoteRow> {
+  const latest = new Map<string, VoteRow>()
+  for (const vote of votes) {
+    if (vote.selection !== 'VOTE_SELECTION_APPROVED') continue
+    const seen = latest.get(vote.userId)
+    if (!seen || vote.createdAt >= seen.createdAt) latest.set(vote.userId, vote)
+  }
+  return latest
+}
+
+/**
+ * The approval `vote` (a user's latest) gives at `now` (`approvalOf`). The submitter's approval
+ * (their submission) counts as it is: the activity runs as them only while their credential is
+ * there (`submitterNow` fails it otherwise), so an activity whose submitter ended fails once
+ * approved rather than waiting for ever.
+ */
+async function standingApproval(
+  reads: Reads,
+  activity: ActivityRow,
+  vote: VoteRow,
+  now: number,
+): Promise<Approval | undefined> {
+  const approval = await approvalOf(reads, vote, now)
+  if (approval) return approval
+  return vote.userId === activity.userId ? { userId: vote.userId, credentialId: '' } : undefined
+}
+
+/**
  * What the votes on `activity` add up to at `now`: the users who rejected it (a rejection counts
  * whatever becomes of its credential: it can only stop an activity), and one approval per other
- * user whose approving credential is still there (`approvalOf`). The submitter's approval (their
- * submission) counts as it is: the activity runs as them only while their credential is there
- * (`submitterNow` fails it otherwise), so an activity whose submitter ended fails once approved
- * rather than waiting for ever.
+ * user whose latest approval still counts (`standingApproval`). Its reads are bounded by the
+ * voters, not by their votes.
  */
 async function standingVotes(
   reads: Reads,
@@ -209,14 +245,32 @@ async function standingVotes(
     votes.filter((vote) => vote.selection === 'VOTE_SELECTION_REJECTED').map((vote) => vote.userId),
   )
   const approvals: Approval[] = []
-  for (const vote of votes) {
-    if (vote.selection !== 'VOTE_SELECTION_APPROVED' || rejectedBy.has(vote.userId)) continue
-    if (approvals.some((approval) => approval.userId === vote.userId)) continue
-    const approval = await approvalOf(reads, vote, now)
+  for (const [userId, vote] of latestApprovals(votes)) {
+    if (rejectedBy.has(userId)) continue
+    const approval = await standingApproval(reads, activity, vote, now)
     if (approval) approvals.push(approval)
-    else if (vote.userId === activity.userId) approvals.push({ userId: vote.userId, credentialId: '' })
   }
   return { rejectedBy, approvals }
+}
+
+/**
+ * Whether `userId` may vote on `activity` at `now`, as `decideAfterVote` judges it: they have not
+ * rejected it and have no approval that still counts (none, or their latest one's credential has
+ * ended). Reads that user's credentials only: `renderActivity` answers `canApprove` with it.
+ */
+export async function mayVote(
+  reads: Reads,
+  {
+    activity,
+    votes,
+    userId,
+    now,
+  }: { activity: ActivityRow; votes: readonly VoteRow[]; userId: string; now: number },
+): Promise<boolean> {
+  const own = votes.filter((vote) => vote.userId === userId)
+  if (own.some((vote) => vote.selection === 'VOTE_SELECTION_REJECTED')) return false
+  const latest = latestApprovals(own).get(userId)
+  return !latest || !(await standingApproval(reads, activity, latest, now))
 }
 
 /** Evaluates the organization's policies for `activity` with these approvals. */
@@ -435,8 +489,8 @@ export async function decideAfterVote({
   caller,
   selection,
 }: VoteInput): Promise<'OUTCOME_ALLOW' | 'OUTCOME_REJECTED' | 'OUTCOME_REQUIRES_CONSENSUS'> {
-  // A user votes once, unless the vote they cast no longer counts (its credential ended): they
-  // may then vote again, with a credential they still hold.
+  // A user votes once, unless the approval they cast no longer counts (its credential ended):
+  // they may then vote again, with a credential they still hold (`mayVote`, judged the same way).
   const earlier = await tx.findBy('votes', 'activityId', activity.id)
   const { rejectedBy, approvals } = await standingVotes(tx, activity, earlier, runtime.now())
   if (rejectedBy.has(caller.userId) || approvals.some((approval) => approval.userId === caller.userId))
@@ -445,7 +499,9 @@ export async function decideAfterVote({
       field: 'parameters.fingerprint',
       message: `you already voted on activity ${activity.id}`,
     })
-  const voteId = await recordVote({ tx, runtime, activity, caller, selection })
+  // Their approval that no longer counts, if any: the new vote takes its row (`recordVote`).
+  const replaces = latestApprovals(earlier).get(caller.userId)
+  const voteId = await recordVote({ tx, runtime, activity, caller, selection, replaces })
   if (selection === 'VOTE_SELECTION_REJECTED') rejectedBy.add(caller.userId)
   else approvals.push({ userId: caller.userId, credentialId: caller.credential.id })
   const roots = organization.rootUserIds

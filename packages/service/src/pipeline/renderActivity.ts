@@ -4,6 +4,7 @@ import { timestampOf } from '../kernel/base/ids.ts'
 import type { Caller } from '../kernel/registry.ts'
 import type { ActivityRow, VoteRow } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Store.ts'
+import { mayVote } from './decideActivity.ts'
 
 export async function renderVote(reads: Reads, vote: VoteRow): Promise<Vote> {
   return {
@@ -24,14 +25,43 @@ export async function renderVote(reads: Reads, vote: VoteRow): Promise<Vote> {
  * The wire form of an activity. `canApprove`/`canReject` are answered for `viewer`: true only
  * while the activity awaits consensus, the viewer is a user of its organization (a root user, or
  * an approver a policy's consensus may count) and has not voted yet; one a gate holds (MFA) only
- * its submitter may approve, and its submitter or a root user of its organization reject.
+ * its submitter may approve, and its submitter or a root user of its organization reject. The
+ * answer of a submission, whose caller has just submitted or voted; `renderActivityAt` judges
+ * the viewer's votes as a vote would.
  */
-export async function renderActivity(
+export function renderActivity(
   reads: Reads,
   row: ActivityRow,
   viewer?: Caller,
   /** The activity's votes when the caller knows them (looked up otherwise). */
   knownVotes?: VoteRow[],
+): Promise<Activity> {
+  return render(reads, row, { viewer, knownVotes })
+}
+
+/**
+ * The wire form of an activity for `viewer` at `now` (`get_activity`): as `renderActivity`, but a
+ * viewer who voted may still be told `canApprove`/`canReject` when they may vote again
+ * (`mayVote`, as the vote itself is judged: the approval they cast no longer counts, its
+ * credential ended). One check, of the viewer's own vote.
+ */
+export function renderActivityAt(
+  reads: Reads,
+  row: ActivityRow,
+  viewer: Caller,
+  now: number,
+): Promise<Activity> {
+  return render(reads, row, { viewer, now })
+}
+
+async function render(
+  reads: Reads,
+  row: ActivityRow,
+  {
+    viewer,
+    knownVotes,
+    now,
+  }: { viewer?: Caller | undefined; knownVotes?: VoteRow[] | undefined; now?: number },
 ): Promise<Activity> {
   const definition = ACTIVITIES[row.path as ActivityPath]
   // An activity submitted as an older accepted type answers under that type's keys.
@@ -45,7 +75,9 @@ export async function renderActivity(
     open =
       viewer.organizationId === row.organizationId &&
       !viewer.readOnly &&
-      !votes.some((vote) => vote.userId === viewer.userId)
+      (now === undefined
+        ? !votes.some((vote) => vote.userId === viewer.userId)
+        : await mayVote(reads, { activity: row, votes, userId: viewer.userId, now }))
   }
   const rejectable =
     open ||

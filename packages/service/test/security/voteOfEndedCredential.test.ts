@@ -145,9 +145,11 @@ describe('a vote whose credential has ended', () => {
     const again = await vote(h, s, s.k2)
     expect(again.status, JSON.stringify(again.body)).toBe(200)
     expect(again.body.activity.status).toBe('ACTIVITY_STATUS_COMPLETED')
-    // Both of root 2's votes stay in the record.
+    // Root 2's new vote takes the row of the one that ended: the record holds their latest vote.
     const votes = await h.service.store.findBy('votes', 'activityId', s.activityId)
-    expect(votes.filter((row) => row.userId === s.userIds[1])).toHaveLength(2)
+    const theirs = votes.filter((row) => row.userId === s.userIds[1])
+    expect(theirs).toHaveLength(1)
+    expect(theirs[0]!.publicKey).toBe(s.k2.publicKey)
   })
 
   it('lets its user reject it once the session that approved is logged out', async () => {
@@ -265,5 +267,50 @@ describe('a vote whose credential has ended', () => {
     h.clock.advance(1)
     const again = await h.submit('approve_activity', { fingerprint }, { as: v, organizationId })
     expect(again.body.activity.status, JSON.stringify(again.body)).toBe('ACTIVITY_STATUS_COMPLETED')
+  })
+
+  it('is answered canApprove/canReject true by get_activity once it has ended, and the approval goes through', async () => {
+    const h = await createHarness()
+    const s = await quorumOfThree(h)
+    expect((await vote(h, s, s.session)).status).toBe(200)
+    const shown = async () => {
+      const reply = await h.query(
+        'get_activity',
+        { organizationId: s.organizationId, activityId: s.activityId },
+        { as: s.k2, organizationId: s.organizationId },
+      )
+      expect(reply.status, JSON.stringify(reply.body)).toBe(200)
+      const { canApprove, canReject } = reply.body.activity
+      return { canApprove, canReject }
+    }
+    // While the session's approval counts, root 2 may not vote again.
+    expect(await shown()).toEqual({ canApprove: false, canReject: false })
+    // The session expires: root 2's approval no longer counts.
+    h.clock.advance(120_000)
+    expect(await shown()).toEqual({ canApprove: true, canReject: true })
+    expect((await vote(h, s, s.k3)).body.activity.status).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED')
+    const again = await vote(h, s, s.k2)
+    expect(again.status, JSON.stringify(again.body)).toBe(200)
+    expect(again.body.activity.status).toBe('ACTIVITY_STATUS_COMPLETED')
+  })
+
+  it('is answered canApprove false by get_activity while the durable key that cast it is there', async () => {
+    const h = await createHarness()
+    const s = await quorumOfThree(h)
+    expect((await vote(h, s, s.k2)).status).toBe(200)
+    h.clock.advance(120_000)
+    const reply = await h.query(
+      'get_activity',
+      { organizationId: s.organizationId, activityId: s.activityId },
+      { as: s.k2, organizationId: s.organizationId },
+    )
+    expect(reply.body.activity.canApprove).toBe(false)
+    // Root 3 has not voted.
+    const third = await h.query(
+      'get_activity',
+      { organizationId: s.organizationId, activityId: s.activityId },
+      { as: s.k3, organizationId: s.organizationId },
+    )
+    expect(third.body.activity.canApprove).toBe(true)
   })
 })

@@ -1,9 +1,13 @@
 // The reads of one vote do not grow with the organization's users and their credentials while the
 // root quorum can still be met: the best case the policies could reach (every user who has not
 // rejected approving with any credential) is built only once the quorum cannot be met any more.
-import { afterEach, describe, expect, it, vi } from 'vitest'
+// Nor with the approvals a user let end (sign in with a 1 s session, approve, wait, again): a new
+// vote takes the row of the ended one, so an activity holds at most one vote per user.
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
 import { Transaction } from '../../src/kernel/store/Transaction.ts'
 import { createHarness, type Harness, resultOf, testKey } from '../../src/testing/harness.ts'
+import { twoInstances } from '../support/twoInstances.ts'
 
 type Key = ReturnType<typeof testKey>
 
@@ -121,5 +125,202 @@ describe('the reads of one vote', { timeout: 300_000 }, () => {
     const reads = await readsOfVote(h, s, s.k2, 'reject', 'ACTIVITY_STATUS_REJECTED')
     // Per user: their keys and passkeys listed, the user read once, each key read once.
     expect(reads).toBeLessThanOrEqual(users * (3 + keys) + 100)
+  })
+})
+
+/**
+ * Roots 1-3 (threshold 3), a plain user who may sign in (a policy allows stamp_login), and root 1's
+ * create_wallet waiting for roots 2 and 3.
+ */
+async function withSigningInUser(h: Harness) {
+  const sub = await h.createSubOrganization({ users: 3, threshold: 1 })
+  const [k1, k2] = sub.keys as [Key, Key, Key]
+  const organizationId = sub.organizationId
+  const plain = testKey()
+  h.clock.advance(1)
+  const made = resultOf(
+    'create_users',
+    await h.submit(
+      'create_users',
+      {
+        users: [
+          { userName: 'plain', apiKeys: [plain.apiKey('durable')], authenticators: [], oauthProviders: [] },
+        ],
+      },
+      { as: k1, organizationId },
+    ),
+  )
+  h.clock.advance(1)
+  resultOf(
+    'create_policy',
+    await h.submit(
+      'create_policy',
+      {
+        policyName: 'users sign in',
+        effect: 'EFFECT_ALLOW',
+        condition: "activity.type == 'ACTIVITY_TYPE_STAMP_LOGIN'",
+      },
+      { as: k1, organizationId },
+    ),
+  )
+  h.clock.advance(1)
+  resultOf(
+    'update_root_quorum',
+    await h.submit('update_root_quorum', { threshold: 3, userIds: sub.userIds }, { as: k1, organizationId }),
+  )
+  h.clock.advance(1)
+  const pending = await h.submit(
+    'create_wallet',
+    { walletName: 'w', accounts: [] },
+    { as: k1, organizationId },
+  )
+  expect(pending.body.activity.status).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED')
+  return {
+    organizationId,
+    k2,
+    plain,
+    plainUserId: (made as { userIds: string[] }).userIds[0]!,
+    activityId: pending.body.activity.id as string,
+    fingerprint: pending.body.activity.fingerprint as string,
+  }
+}
+
+type SigningIn = Awaited<ReturnType<typeof withSigningInUser>>
+
+/**
+ * The plain user approves `rounds` times, each from a fresh 1 s login session that then expires
+ * (their approval stops counting, so the next is accepted). The last session's key, still alive
+ * when `alive`.
+ */
+async function approvalsThatEnd(h: Harness, s: SigningIn, rounds: number, alive = false): Promise<Key> {
+  let session = testKey()
+  for (let i = 0; i < rounds; i++) {
+    session = testKey()
+    h.clock.advance(1)
+    resultOf(
+      'stamp_login',
+      await h.submit(
+        'stamp_login',
+        { publicKey: session.publicKey, expirationSeconds: '1' },
+        { as: s.plain, organizationId: s.organizationId },
+      ),
+    )
+    h.clock.advance(1)
+    const vote = await h.submit(
+      'approve_activity',
+      { fingerprint: s.fingerprint },
+      { as: session, organizationId: s.organizationId },
+    )
+    expect(vote.status, JSON.stringify(vote.body)).toBe(200)
+    if (!alive || i < rounds - 1) h.clock.advance(2_000)
+  }
+  return session
+}
+
+describe('approvals of one user that keep ending', { timeout: 300_000 }, () => {
+  it('leave one vote row for that user, holding their latest vote', async () => {
+    const h = await createHarness()
+    const s = await withSigningInUser(h)
+    const last = await approvalsThatEnd(h, s, 30, true)
+    const rows = await h.service.store.findBy('votes', 'activityId', s.activityId)
+    const theirs = rows.filter((row) => row.userId === s.plainUserId)
+    expect(theirs).toHaveLength(1)
+    expect(theirs[0]!.publicKey).toBe(last.publicKey)
+    expect(theirs[0]!.selection).toBe('VOTE_SELECTION_APPROVED')
+    // The submitter's vote and the plain user's: at most one per user.
+    expect(rows).toHaveLength(2)
+    // Their latest approval still counts (its session is alive): a new one is refused.
+    h.clock.advance(1)
+    const again = await h.submit(
+      'approve_activity',
+      { fingerprint: s.fingerprint },
+      { as: s.plain, organizationId: s.organizationId },
+    )
+    expect(JSON.stringify(again.body)).toContain('ALREADY_VOTED')
+  })
+
+  it('leave one row for that user when they then reject: the rejection takes it', async () => {
+    const h = await createHarness()
+    const s = await withSigningInUser(h)
+    await approvalsThatEnd(h, s, 5)
+    h.clock.advance(1)
+    const reject = await h.submit(
+      'reject_activity',
+      { fingerprint: s.fingerprint },
+      { as: s.plain, organizationId: s.organizationId },
+    )
+    expect(reject.status, JSON.stringify(reject.body)).toBe(200)
+    const theirs = (await h.service.store.findBy('votes', 'activityId', s.activityId)).filter(
+      (row) => row.userId === s.plainUserId,
+    )
+    expect(theirs.map((row) => row.selection)).toEqual(['VOTE_SELECTION_REJECTED'])
+  })
+
+  it("do not make a root user's later vote read more", async () => {
+    const reads = async (rounds: number) => {
+      const h = await createHarness()
+      const s = await withSigningInUser(h)
+      await approvalsThatEnd(h, s, rounds)
+      const get = vi.spyOn(Transaction.prototype, 'get')
+      const findBy = vi.spyOn(Transaction.prototype, 'findBy')
+      h.clock.advance(1)
+      const reply = await h.submit(
+        'approve_activity',
+        { fingerprint: s.fingerprint },
+        { as: s.k2, organizationId: s.organizationId },
+      )
+      const count = get.mock.calls.length + findBy.mock.calls.length
+      get.mockRestore()
+      findBy.mockRestore()
+      expect(reply.status, JSON.stringify(reply.body)).toBe(200)
+      expect(reply.body.activity.status).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED')
+      return count
+    }
+    const once = await reads(1)
+    const often = await reads(30)
+    expect(often).toBe(once)
+  })
+})
+
+describe('a new vote over an approval that ended, on two instances of PostgreSQL', {
+  timeout: 120_000,
+}, () => {
+  let cluster: PostgresCluster
+  let a: Harness
+  let b: Harness
+  beforeAll(async () => {
+    cluster = await startPostgres()
+    ;[a, b] = await twoInstances(cluster, 'vote_replaces_ended')
+  }, 600_000)
+  afterAll(async () => {
+    await a?.service.close()
+    await b?.service.close()
+    await cluster?.dispose()
+  }, 60_000)
+
+  it('sent 8 times at once over A and B takes the ended row once: one row for the user, counted once', async () => {
+    const s = await withSigningInUser(a)
+    await approvalsThatEnd(a, s, 1)
+    const replies = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        [a, b][i % 2]!.submit(
+          'approve_activity',
+          { fingerprint: s.fingerprint },
+          { as: s.plain, organizationId: s.organizationId, timestampMs: String(a.clock.now() + 1 + i) },
+        ),
+      ),
+    )
+    expect(replies.filter((reply) => reply.status >= 500).map((reply) => reply.body)).toEqual([])
+    expect(replies.filter((reply) => reply.status === 200).length).toBeGreaterThanOrEqual(1)
+    for (const reply of replies.filter((r) => r.status !== 200))
+      expect(JSON.stringify(reply.body)).toContain('ALREADY_VOTED')
+    const theirs = (await a.service.store.findBy('votes', 'activityId', s.activityId)).filter(
+      (row) => row.userId === s.plainUserId,
+    )
+    expect(theirs).toHaveLength(1)
+    expect(theirs[0]!.publicKey).toBe(s.plain.publicKey)
+    expect((await a.service.store.get('activities', s.activityId))?.status).toBe(
+      'ACTIVITY_STATUS_CONSENSUS_NEEDED',
+    )
   })
 })
