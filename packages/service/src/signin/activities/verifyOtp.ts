@@ -26,7 +26,7 @@ export const verifyOtp = defineActivity('verify_otp', {
   allowNonRoot: true,
   skipConsensus: true,
   shownOnce: ['verificationToken'],
-  bearerParameters: ['otpCode'],
+  bearerParameters: ['otpCode', 'encryptedOtpBundle'],
   parse: (r, type) => {
     const expirationSeconds = r.optUintString('expirationSeconds', { max: 86_400 })
     const otpId = r.string('otpId', { max: 200 })
