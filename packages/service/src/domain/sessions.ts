@@ -9,12 +9,12 @@ import type { ActivityContext } from '../kernel/registry.ts'
 import {
   type ApiKeyRow,
   apiKeyInOrganization,
+  isExpired,
   type SessionOrigin,
   type SessionProfileRow,
   type UserRow,
 } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Reads.ts'
-import { isExpired } from '../pipeline/authenticate.ts'
 import { proxyConfigFor } from './proxyConfigFor.ts'
 import { verifiedContact } from './verifiedContact.ts'
 

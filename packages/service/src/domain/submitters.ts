@@ -2,8 +2,8 @@ import { SESSION_KEY_MESSAGES } from '@latchkey/protocol'
 import { type ApiError, AuthenticationError, PermissionError } from '../kernel/base/errors.ts'
 import type { Caller } from '../kernel/Caller.ts'
 import type { ActivityRow } from '../kernel/store/model.ts'
+import { isExpired } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Store.ts'
-import { isExpired } from '../pipeline/authenticate.ts'
 import { ATTESTED_CREDENTIAL_PREFIX } from './sessions.ts'
 
 /**

@@ -7,6 +7,7 @@ import type {
 } from '@latchkey/protocol'
 import { bytesToHex } from '@noble/hashes/utils.js'
 import { verifyRegistrationResponse } from '@simplewebauthn/server'
+import { isoBase64URL } from '@simplewebauthn/server/helpers'
 import { claimForAccount } from '../kernel/accountClaims.ts'
 import { ConflictError, CredentialError, NotFoundError } from '../kernel/base/errors.ts'
 import { firstSighting, publicKeyMark } from '../kernel/passkeySightings.ts'
@@ -18,7 +19,6 @@ import {
   type UserRow,
 } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Store.ts'
-import { base64urlToBytes } from '../pipeline/authenticate.ts'
 import { accountHolds, passkeyValue } from './claimedValues.ts'
 import { refuseOverLimit } from './resourceLimits.ts'
 import { firstSessionOrigin, SESSION_CREDENTIAL_TYPES } from './sessions.ts'
@@ -145,7 +145,7 @@ const transportName = (transport: AuthenticatorTransport) =>
 
 function originOf(clientDataJson: string): string {
   try {
-    const origin = JSON.parse(new TextDecoder().decode(base64urlToBytes(clientDataJson))).origin
+    const origin = JSON.parse(new TextDecoder().decode(isoBase64URL.toBuffer(clientDataJson))).origin
     return typeof origin === 'string' ? origin : ''
   } catch {
     return ''

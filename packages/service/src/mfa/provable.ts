@@ -4,8 +4,8 @@ import { verifiedContact } from '../domain/verifiedContact.ts'
 import { CONTACT_CODES } from '../kernel/contactCodes.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { MfaPolicyRow, UserRow } from '../kernel/store/model.ts'
+import { isExpired } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Store.ts'
-import { isExpired } from '../pipeline/authenticate.ts'
 import { CONTACT_METHODS, type Proof, provesMethod } from './mfaGate.ts'
 
 type Steps = MfaPolicyRow['steps']

@@ -19,7 +19,12 @@ import { AuthenticationError, PermissionError } from '../kernel/base/errors.ts'
 import { verifyApiKeyStamp, verifyJwt } from '../kernel/crypto/index.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { Caller } from '../kernel/registry.ts'
-import { type ApiKeyRow, type AuthenticatorRow, apiKeyInOrganization } from '../kernel/store/model.ts'
+import {
+  type ApiKeyRow,
+  type AuthenticatorRow,
+  apiKeyInOrganization,
+  isExpired,
+} from '../kernel/store/model.ts'
 import type { Reads, Transaction } from '../kernel/store/Store.ts'
 import { onlyPasskeyOfAccount } from './passkeySignIn.ts'
 import { isRegisteredKey, onlyKeyOfAccount } from './walletKeys.ts'
@@ -29,10 +34,6 @@ const SCHEMES_OF_CURVE: Record<ApiKeyCurve, SignatureScheme[]> = {
   API_KEY_CURVE_SECP256K1: ['SIGNATURE_SCHEME_TK_API_SECP256K1', 'SIGNATURE_SCHEME_TK_API_SECP256K1_EIP191'],
   API_KEY_CURVE_ED25519: ['SIGNATURE_SCHEME_TK_API_ED25519'],
 }
-
-/** True once an API key's lifetime (`expirationSeconds` from creation) has run out. */
-export const isExpired = (key: ApiKeyRow, now: number) =>
-  key.expirationSeconds !== undefined && key.createdAt + Number(key.expirationSeconds) * 1000 <= now
 
 /**
  * The API key a stamp names, for a request to `organizationId`: the organization's own, else its

@@ -6,6 +6,7 @@ import { decodeTransactionForPolicy } from '../kernel/crypto/signTransaction.ts'
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { ActivityHandler, Caller, PolicyFactFields, PolicyFacts } from '../kernel/registry.ts'
 import type { ActivityRow, OrganizationRow, VoteRow } from '../kernel/store/model.ts'
+import { isExpired } from '../kernel/store/model.ts'
 import type { Reads, Transaction } from '../kernel/store/Store.ts'
 import type { PolicyScope, PolicyStruct } from '../policies/evaluateExpression.ts'
 import {
@@ -18,7 +19,6 @@ import {
   type PolicyInput,
 } from '../policies/evaluatePolicies.ts'
 import { type Approval, consensusContextOf, policyContextsOf } from '../policies/policyContextOf.ts'
-import { isExpired } from './authenticate.ts'
 
 /**
  * Who may make an activity happen, decided in one place: when it is submitted

@@ -862,6 +862,10 @@ export function verifiedContactOf(user: UserRow, kind: ContactKind): string | un
   return kind === 'email' ? value?.trim().toLowerCase() : value
 }
 
+/** True once an API key's lifetime (`expirationSeconds` from creation) has run out. */
+export const isExpired = (key: ApiKeyRow, now: number) =>
+  key.expirationSeconds !== undefined && key.createdAt + Number(key.expirationSeconds) * 1000 <= now
+
 const onChain = (caip2: string, value: string) => `${caip2} ${value.toLowerCase()}`
 const whileOpen =
   (key: (row: SendTransactionRow) => string) =>
