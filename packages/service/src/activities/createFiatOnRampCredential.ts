@@ -1,3 +1,4 @@
+import { checkResourceLimit } from '../domain/resourceLimits.ts'
 import { defineActivity } from '../kernel/registry.ts'
 
 /** Stores an on-ramp provider's credentials (secrets arrive client-encrypted and are sealed again). */
@@ -20,6 +21,11 @@ export const createFiatOnRampCredential = defineActivity('create_fiat_on_ramp_cr
     }
   },
   run: async (ctx, p) => {
+    await checkResourceLimit(ctx.tx, 'fiatCredentialsPerOrganization', {
+      owner: ctx.organization.id,
+      adding: 1,
+      field: 'parameters.onrampProvider',
+    })
     const id = ctx.newId()
     await ctx.tx.put('fiatCredentials', {
       id,

@@ -1,6 +1,7 @@
 import { canonicalIssuer, namesOAuthIdentity, type OauthProviderParams } from '@latchkey/protocol'
 import { accountHook } from '../domain/accountHooks.ts'
 import { readOauthProviderParamsV2 } from '../domain/params.ts'
+import { checkResourceLimit } from '../domain/resourceLimits.ts'
 import { findUser } from '../domain/users.ts'
 import { ApiError, ConflictError, PermissionError } from '../kernel/base/errors.ts'
 import { defineActivity } from '../kernel/registry.ts'
@@ -22,6 +23,12 @@ export const createOauthProviders = defineActivity('create_oauth_providers', {
   }),
   run: async (ctx, p) => {
     const user = await findUser(ctx.tx, ctx.organization.id, p.userId, 'parameters.userId')
+    // Every item adds a row, by token or by claims: counted before any is read or linked.
+    await checkResourceLimit(ctx.tx, 'oauthProvidersPerUser', {
+      owner: user.id,
+      adding: p.oauthProviders.length,
+      field: 'parameters.oauthProviders',
+    })
     const before = new Set((await ctx.tx.findBy('oauthProviders', 'userId', user.id)).map((row) => row.id))
     const withToken = p.oauthProviders.flatMap((item, index) =>
       item.oidcToken !== undefined ? [{ index, params: item as OauthProviderParams }] : [],

@@ -20,6 +20,13 @@ export const RESOURCE_LIMITS = {
   /** API keys a user holds, not counting login sessions' keys (those expire and are swept). */
   apiKeysPerUser: 100,
   authenticatorsPerUser: 100,
+  /**
+   * OAuth identities linked to a user, each audience (client id) of one identity a row: an
+   * anonymous lookup by OIDC token reads every row of the token's subject.
+   */
+  oauthProvidersPerUser: 100,
+  /** Write-only on-ramp credentials (one row of up to ~23.5 KB each; no activity deletes one). */
+  fiatCredentialsPerOrganization: 10,
 } as const
 
 export type ResourceLimit = keyof typeof RESOURCE_LIMITS
@@ -33,6 +40,12 @@ const COUNTED: { [L in ResourceLimit]: { table: TableName; by: string; what: str
   userTagsPerOrganization: { table: 'userTags', by: 'organizationId', what: 'user tags' },
   apiKeysPerUser: { table: 'apiKeys', by: 'userId', what: 'API keys' },
   authenticatorsPerUser: { table: 'authenticators', by: 'userId', what: 'authenticators' },
+  oauthProvidersPerUser: { table: 'oauthProviders', by: 'userId', what: 'OAuth providers' },
+  fiatCredentialsPerOrganization: {
+    table: 'fiatCredentials',
+    by: 'organizationId',
+    what: 'fiat on-ramp credentials',
+  },
 }
 
 /**

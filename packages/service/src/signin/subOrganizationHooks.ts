@@ -8,6 +8,7 @@ import {
 } from '@latchkey/protocol'
 import { accountHolds } from '../domain/claimedValues.ts'
 import { assertProviderIssuer } from '../domain/oauthIssuers.ts'
+import { checkResourceLimit } from '../domain/resourceLimits.ts'
 import {
   accountsHoldingContact,
   type ContactKind,
@@ -45,6 +46,12 @@ export const subOrganizationHooks: NonNullable<ServicePlugin['subOrganization']>
     field: string,
   ) {
     const { oidc } = signInState(ctx.runtime)
+    // Whichever activity links them (sign-up, create_users, create_oauth_providers), one row each.
+    await checkResourceLimit(ctx.tx, 'oauthProvidersPerUser', {
+      owner: user.id,
+      adding: providers.length,
+      field,
+    })
     for (const [index, params] of providers.entries()) {
       const itemField = `${field}[${index}]`
       const named = 'oidcClaims' in params ? params.oidcClaims : undefined
