@@ -1,6 +1,6 @@
 import type { PolicyParams } from '@latchkey/protocol'
 import { type ActivityContext, defineActivity } from '../kernel/registry.ts'
-import { checkPolicyName, readPolicyParams } from '../policies/readPolicyParams.ts'
+import { checkPolicyRoom, expressionCharacters, readPolicyParams } from '../policies/readPolicyParams.ts'
 
 /** Stores one policy (its expressions were parsed when the request was read). */
 export async function storePolicy(
@@ -8,10 +8,13 @@ export async function storePolicy(
   params: PolicyParams,
   field: string,
 ): Promise<string> {
-  await checkPolicyName(ctx.tx, {
+  await checkPolicyRoom(ctx.tx, {
     organizationId: ctx.organization.id,
-    name: params.policyName,
-    field: `${field}.policyName`,
+    name: { value: params.policyName, field: `${field}.policyName` },
+    characters: {
+      count: expressionCharacters(params),
+      field: `${field}.${params.condition ? 'condition' : 'consensus'}`,
+    },
   })
   const id = ctx.newId()
   await ctx.tx.put('policies', {

@@ -1,7 +1,12 @@
 import { NotFoundError } from '../kernel/base/errors.ts'
 import { defineActivity } from '../kernel/registry.ts'
 import type { Reads } from '../kernel/store/Store.ts'
-import { checkPolicyName, POLICY_EFFECTS, readExpression } from '../policies/readPolicyParams.ts'
+import {
+  checkPolicyRoom,
+  expressionCharacters,
+  POLICY_EFFECTS,
+  readExpression,
+} from '../policies/readPolicyParams.ts'
 
 export async function findPolicy(reads: Reads, organizationId: string, policyId: string, field: string) {
   const policy = await reads.get('policies', policyId)
@@ -33,19 +38,31 @@ export const updatePolicy = defineActivity('update_policy', {
   },
   run: async (ctx, p) => {
     const policy = await findPolicy(ctx.tx, ctx.organization.id, p.policyId, 'parameters.policyId')
-    if (p.policyName !== undefined)
-      await checkPolicyName(ctx.tx, {
+    const condition = p.policyCondition ?? policy.condition
+    const consensus = p.policyConsensus ?? policy.consensus
+    const expressionsChanged = p.policyCondition !== undefined || p.policyConsensus !== undefined
+    if (p.policyName !== undefined || expressionsChanged)
+      await checkPolicyRoom(ctx.tx, {
         organizationId: ctx.organization.id,
-        name: p.policyName,
-        field: 'parameters.policyName',
         exceptId: policy.id,
+        ...(p.policyName !== undefined
+          ? { name: { value: p.policyName, field: 'parameters.policyName' } }
+          : {}),
+        ...(expressionsChanged
+          ? {
+              characters: {
+                count: expressionCharacters({ condition, consensus }),
+                field: `parameters.${p.policyCondition !== undefined ? 'policyCondition' : 'policyConsensus'}`,
+              },
+            }
+          : {}),
       })
     await ctx.tx.put('policies', {
       ...policy,
       name: p.policyName ?? policy.name,
       effect: p.policyEffect ?? policy.effect,
-      condition: p.policyCondition ?? policy.condition,
-      consensus: p.policyConsensus ?? policy.consensus,
+      condition,
+      consensus,
       notes: p.policyNotes ?? policy.notes,
       updatedAt: ctx.now,
     })

@@ -17,6 +17,16 @@ export const POLICY_LIMITS = {
    * get OUTCOME_ERROR, so 1,000 costly policies cannot hold the service for seconds.
    */
   maxStepsPerDecision: 400_000,
+  /**
+   * Characters of all the expressions (`condition` and `consensus`) of one organization's
+   * policies together. Parsing is not counted in steps, and a process-wide cache of parsed trees
+   * can be churned by organizations taking turns (an end user holds several), so an activity may
+   * parse all its organization's policies again: at the parser's 15,000 to 35,000 characters a
+   * millisecond, this many cost less than a decision spending `maxStepsPerDecision` (15 to 30 ms).
+   * Refused at `create_policy`, `create_policies` and `update_policy` (412 RESOURCE_LIMIT_REACHED);
+   * an organization holding more from before keeps them but cannot add.
+   */
+  maxExpressionCharactersPerOrganization: 200_000,
   /** Digits of an integer literal (u256 has 78). */
   maxIntegerDigits: 78,
 } as const

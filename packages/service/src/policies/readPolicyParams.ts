@@ -1,5 +1,5 @@
 import type { PolicyEffect, PolicyParams } from '@latchkey/protocol'
-import { ConflictError, FieldError } from '../kernel/base/errors.ts'
+import { ConflictError, FieldError, LimitError } from '../kernel/base/errors.ts'
 import { Reader } from '../kernel/Reader.ts'
 import type { Reads } from '../kernel/store/Store.ts'
 import { parseCondition, parseConsensus } from './evaluatePolicies.ts'
@@ -48,22 +48,57 @@ export function readPolicyParams(value: unknown, field: string): PolicyParams {
 /** Most policies one organization holds (each is evaluated on every activity). */
 export const MAX_POLICIES = 1000
 
+/** Characters of a policy's expressions, as `maxExpressionCharactersPerOrganization` counts them. */
+export const expressionCharacters = (policy: {
+  condition?: string | undefined
+  consensus?: string | undefined
+}) => (policy.condition ?? '').length + (policy.consensus ?? '').length
+
 /**
  * Refuses a name already used by another policy of the organization (but `exceptId`, the policy
- * being renamed), and a full organization when a policy is added; `field` names the name.
+ * being changed), a full organization when a policy is added, and expressions that would take the
+ * organization's past `maxExpressionCharactersPerOrganization` (412 RESOURCE_LIMIT_REACHED naming
+ * `characters.field`; a change that does not grow the policy's expressions passes, so an
+ * organization over the cap from before it existed can still shorten or rename its policies).
+ * `name` absent: not renamed; `characters` absent: expressions unchanged. One read of the
+ * organization's policies in the activity's transaction (SERIALIZABLE on PostgreSQL, so two
+ * creates at a cap never both pass).
  */
-export async function checkPolicyName(
+export async function checkPolicyRoom(
   reads: Reads,
   {
     organizationId,
-    name,
-    field,
     exceptId,
-  }: { organizationId: string; name: string; field: string; exceptId?: string },
+    name,
+    characters,
+  }: {
+    organizationId: string
+    exceptId?: string
+    name?: { value: string; field: string }
+    characters?: { count: number; field: string }
+  },
 ): Promise<void> {
   const policies = await reads.findBy('policies', 'organizationId', organizationId)
-  if (policies.some((policy) => policy.name === name && policy.id !== exceptId))
-    throw new ConflictError({ field, message: `a policy named ${name} exists` })
+  if (name && policies.some((policy) => policy.name === name.value && policy.id !== exceptId))
+    throw new ConflictError({ field: name.field, message: `a policy named ${name.value} exists` })
   if (exceptId === undefined && policies.length >= MAX_POLICIES)
-    throw new FieldError({ field, message: `an organization holds at most ${MAX_POLICIES} policies` })
+    throw new FieldError({
+      field: name?.field ?? 'parameters',
+      message: `an organization holds at most ${MAX_POLICIES} policies`,
+    })
+  if (!characters) return
+  const max = POLICY_LIMITS.maxExpressionCharactersPerOrganization
+  let held = 0
+  let before = 0
+  for (const policy of policies) {
+    if (policy.id === exceptId) before = expressionCharacters(policy)
+    else held += expressionCharacters(policy)
+  }
+  if (characters.count <= before || held + characters.count <= max) return
+  throw new LimitError({
+    code: 'RESOURCE_LIMIT_REACHED',
+    field: characters.field,
+    message: `organization ${organizationId}'s other policies hold ${held} characters of expressions, this one ${characters.count}; at most ${max} together (maxExpressionCharactersPerOrganization)`,
+    extra: { limit: 'maxExpressionCharactersPerOrganization', max },
+  })
 }
