@@ -61,6 +61,7 @@ const isolatedNodeTests = [
   'packages/service/src/pipeline/pipeline.test.ts',
   'packages/service/test/policies/dryRunBudget.test.ts',
   'packages/service/test/mfa/conditionBudget.test.ts',
+  'packages/service/test/policies/policyExpressionCharacters.test.ts',
 ]
 
 // The component tests that need a module registry of their own: useUi's first Spanish render
