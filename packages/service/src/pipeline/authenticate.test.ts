@@ -2,6 +2,7 @@ import { decodeJwtClaims } from '@latchkey/protocol'
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
 import { describe, expect, it } from 'vitest'
+import { signSession } from '../domain/sessions.ts'
 import { createHarness, ETHEREUM_ACCOUNT, resultOf, softPasskey, testKey } from '../testing/harness.ts'
 import { nativeVerifyP256 } from '../workers/nativeVerify.ts'
 import { verifyP256WithWebCrypto } from './authenticate.ts'
@@ -280,5 +281,25 @@ describe('X-Session (read-only session)', () => {
     })
     const forged = { stamp: () => ['X-Session', `${result.session.slice(0, -4)}AAAA`] as [string, string] }
     expect((await h.query('list_wallets', {}, { as: forged, organizationId })).status).toBe(401)
+  })
+
+  it('refuses a read-only session that names no key or passkey that made it, signed as the service signs', async () => {
+    const h = await createHarness()
+    const key = testKey()
+    const { organizationId, userIds } = await h.createSubOrganization({ keys: [key], name: 'Reader org' })
+    const now = Math.floor(h.clock.now() / 1000)
+    const unbound = signSession(h.service.runtime, {
+      exp: now + 3600,
+      iat: now,
+      public_key: '',
+      session_type: 'SESSION_TYPE_READ_ONLY',
+      user_id: userIds[0]!,
+      organization_id: organizationId,
+    })
+    const session = { stamp: () => ['X-Session', unbound] as [string, string] }
+    expect(await h.query('list_wallets', {}, { as: session, organizationId })).toMatchObject({
+      status: 401,
+      body: { details: { errorCode: 'SESSION_INVALID' } },
+    })
   })
 })

@@ -450,6 +450,14 @@ async function authenticateSession(runtime: Runtime, token: string): Promise<Cal
       code: 'SESSION_INVALID',
       message: `${SESSION_HEADER} accepts read-only sessions only`,
     })
+  // Every read-only session names the key or passkey that made it, and ends with it (below). One
+  // naming neither (only the session signing key could make it: the service issues none) would be
+  // bound to nothing and outlive every logout.
+  if (claims.api_key_id === undefined && claims.authenticator_id === undefined)
+    throw new AuthenticationError({
+      code: 'SESSION_INVALID',
+      message: `${SESSION_HEADER} names no key or passkey that made it`,
+    })
   const caller = await callerOf(runtime.store, claims.user_id, {
     kind: 'READ_ONLY_SESSION',
     id: claims.user_id,
