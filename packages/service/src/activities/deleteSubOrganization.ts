@@ -21,7 +21,8 @@ const OWNED: TableName[] = [
  * Deletes the sub-organization the activity is submitted in, with its users, credentials,
  * sessions (their keys), OAuth links, wallets, private keys and policies, and what the wings keep
  * of it (`ServicePlugin.forget`: its users' second factors, its spending limits and session
- * profiles); its activities stay as the record.
+ * profiles, its webhook endpoints), its users' pending import targets; its activities stay as the
+ * record.
  * Only its root quorum may (no `allowNonRoot`, and the parent's proxy user cannot act here), a
  * top-level organization cannot be deleted, and wallets or private keys never exported need
  * `deleteWithoutExport`, as for `delete_wallets`. The claims its contacts, OAuth identities and
@@ -58,7 +59,8 @@ export const deleteSubOrganization = defineActivity('delete_sub_organization', {
     for (const table of OWNED)
       for (const row of await ctx.tx.findBy(table, 'organizationId' as never, organization.id as never))
         await ctx.tx.delete(table, row.id)
-    for (const user of organization.rootUserIds)
+    // Pending imports' target keys (`init_import_wallet`) of every user, root or not.
+    for (const user of new Set([...userIds, ...organization.rootUserIds]))
       for (const target of await ctx.tx.findBy('importTargets', 'userId', user))
         await ctx.tx.delete('importTargets', target.id)
     await ctx.tx.delete('organizations', organization.id)

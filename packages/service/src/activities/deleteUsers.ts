@@ -5,8 +5,8 @@ import { PermissionError } from '../kernel/base/errors.ts'
 import { defineActivity } from '../kernel/registry.ts'
 
 /**
- * Deletes non-root users with their credentials and tag memberships, and what the wings keep of
- * them (`ServicePlugin.forget`: their second factors); root users stay. What they
+ * Deletes non-root users with their credentials, tag memberships and pending import targets, and
+ * what the wings keep of them (`ServicePlugin.forget`: their second factors); root users stay. What they
  * held that a claim names (a contact proven with a verification token, an OAuth identity) is
  * released unless another user of the organization still holds it.
  */
@@ -33,6 +33,9 @@ export const deleteUsers = defineActivity('delete_users', {
         await tx.delete('authenticators', passkey.id)
       for (const provider of await tx.findBy('oauthProviders', 'userId', user.id))
         await tx.delete('oauthProviders', provider.id)
+      // A pending import's target key (`init_import_wallet`), sealed for this user alone.
+      for (const target of await tx.findBy('importTargets', 'userId', user.id))
+        await tx.delete('importTargets', target.id)
       await tx.delete('users', user.id)
     }
     for (const tag of await tx.findBy('userTags', 'organizationId', organization.id))
