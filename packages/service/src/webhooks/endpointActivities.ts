@@ -153,6 +153,26 @@ async function endpointOf(
   return row
 }
 
+/**
+ * Deletes the endpoint `endpointId` in `tx` (`delete_webhook_endpoint`, and every endpoint of a
+ * deleted sub-organization). Its deliveries' jobs find no endpoint and end; the rows stay as a
+ * record for the retention window, then go (every one: nothing will send them).
+ */
+export async function deleteEndpoint(
+  runtime: Runtime,
+  tx: Transaction,
+  endpointId: string,
+  retention: Pick<RetentionSettings, 'maxAgeMs'>,
+): Promise<void> {
+  await tx.delete('webhookEndpoints', endpointId)
+  await runtime.jobs.enqueue(
+    tx,
+    PRUNE_JOB,
+    { endpointId },
+    { id: `${PRUNE_JOB}.${endpointId}`, runAfter: runtime.now() + retention.maxAgeMs },
+  )
+}
+
 /** The endpoint activities and the list query, reading the wing's address rules through `host`. */
 export function endpointHandlers(host: EndpointHost) {
   const create = defineActivity('create_webhook_endpoint', {
@@ -225,15 +245,7 @@ export function endpointHandlers(host: EndpointHost) {
     parse: (r) => ({ endpointId: r.string('endpointId', { max: 200 }) }),
     run: async (ctx, p) => {
       const row = await endpointOf(ctx.tx, ctx.organization.id, p.endpointId)
-      await ctx.tx.delete('webhookEndpoints', row.id)
-      // Its deliveries' jobs find no endpoint and end; the rows stay as a record for the
-      // retention window, then go (every one: nothing will send them).
-      await ctx.runtime.jobs.enqueue(
-        ctx.tx,
-        PRUNE_JOB,
-        { endpointId: row.id },
-        { id: `${PRUNE_JOB}.${row.id}`, runAfter: ctx.now + host.retention.maxAgeMs },
-      )
+      await deleteEndpoint(ctx.runtime, ctx.tx, row.id, host.retention)
       return { endpointId: row.id }
     },
   })

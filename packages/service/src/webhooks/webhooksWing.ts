@@ -12,7 +12,7 @@ import {
   fanOut,
   fanOutFeeder,
 } from './deliver.ts'
-import { endpointHandlers } from './endpointActivities.ts'
+import { deleteEndpoint, endpointHandlers } from './endpointActivities.ts'
 import { DELIVER_JOB, RESUME_JOB, recordEvent } from './recordEvent.ts'
 import { resumeHandler } from './resume.ts'
 import {
@@ -68,6 +68,8 @@ export function webhooksWing({
     retention,
     fanOut: (runtime) => fanOut(runtime, { deliver: Boolean(options.transport) }),
   })
+  // The runtime this wing was loaded into (`forget` is given only the transaction).
+  let loaded: Runtime | undefined
   return {
     name: 'webhooks',
     activities: handlers.activities,
@@ -86,6 +88,16 @@ export function webhooksWing({
         from: { table: 'organizations', id: organizationId, column: 'parentOrganizationId' },
       },
     ],
+    // A deleted sub-organization's endpoints go with it, as `delete_webhook_endpoint` deletes one:
+    // nobody could list, change or delete them afterwards, and nothing more is sent to them (its
+    // waiting deliveries' jobs find no endpoint and end; its own deletion's event is recorded
+    // after this, with no endpoint of it left to name). The parent's endpoints stay.
+    async forget(tx, { organizationId }) {
+      if (organizationId === undefined) return
+      if (!loaded) throw new Error('the webhooks wing forgets only once its state is loaded')
+      for (const endpoint of await tx.findBy('webhookEndpoints', 'organizationId', organizationId))
+        await deleteEndpoint(loaded, tx, endpoint.id, retention)
+    },
     async bootstrap(tx, runtime) {
       await ensureSigningKey(runtime, tx)
     },
@@ -97,6 +109,7 @@ export function webhooksWing({
     state: {
       key: WEBHOOKS,
       async load(runtime) {
+        loaded = runtime
         const state: WebhooksState = {
           options,
           policy: policyOf(runtime, options),
