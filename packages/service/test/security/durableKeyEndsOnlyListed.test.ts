@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest'
 import { isSessionKey } from '../../src/domain/sessions.ts'
 import { totp } from '../../src/mfa/totp.ts'
 import { createHarness, resultOf, testKey } from '../../src/testing/harness.ts'
-import { keyIdOf, WEBHOOKS } from './signIns.ts'
+import { keyIdOf, login, WEBHOOKS } from './signIns.ts'
 
 const COMPLETED = 'ACTIVITY_STATUS_COMPLETED'
 const WAITING = 'ACTIVITY_STATUS_CONSENSUS_NEEDED'
@@ -39,16 +39,7 @@ describe('a durable key heading a sign-in', () => {
     const row = (await h.service.store.get('apiKeys', durableId))!
     expect(isSessionKey(row)).toBe(false) // durable, as the fix's predicate sees it
     // It opens a session.
-    const session = testKey()
-    h.clock.advance(1)
-    resultOf(
-      'stamp_login',
-      await h.submit(
-        'stamp_login',
-        { publicKey: session.publicKey, expirationSeconds: '900' },
-        { as: durable, organizationId },
-      ),
-    )
+    const session = await login(h, durable, organizationId, '900')
     const sessionId = await keyIdOf(h, u1, session)
     // The root quorum goes to 2 of 2.
     h.clock.advance(1)
@@ -104,16 +95,7 @@ describe('a durable key heading a sign-in', () => {
     )
     const durableId = await keyIdOf(h, u1, durable)
     expect(isSessionKey((await h.service.store.get('apiKeys', durableId))!)).toBe(false)
-    const session = testKey()
-    h.clock.advance(1)
-    resultOf(
-      'stamp_login',
-      await h.submit(
-        'stamp_login',
-        { publicKey: session.publicKey, expirationSeconds: '900' },
-        { as: durable, organizationId },
-      ),
-    )
+    const session = await login(h, durable, organizationId, '900')
     const sessionId = await keyIdOf(h, u1, session)
     h.clock.advance(1)
     const enrolled = resultOf(

@@ -6,13 +6,13 @@
 // wrong-guess budget full, which anyone can fill) left a live bundle in a FAILED record, which a
 // reader submitted again once the window freed, spending the end user's code.
 
-import { PROXY_CONFIG_HEADER } from '@latchkey/protocol'
 import { p256 } from '@noble/curves/nist.js'
 import { bytesToHex } from '@noble/hashes/utils.js'
 import { encryptOtpCodeToBundle } from '@turnkey/crypto'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createHarness, type Harness } from '../../src/testing/harness.ts'
 import { latestCode } from '../../src/testing/latestCode.ts'
+import { proxyCall } from './proxySignUp.ts'
 import { announceActivities, announcedIds, supportUser } from './recordReaders.ts'
 
 const MINUTE = 60_000
@@ -22,23 +22,6 @@ const harnesses: Harness[] = []
 afterEach(async () => {
   await Promise.all(harnesses.splice(0).map((h) => h.service.close()))
 })
-
-async function proxy(h: Harness, path: string, body: unknown, address: string) {
-  const res = await h.service.app.request(
-    `/v1/${path}`,
-    {
-      method: 'POST',
-      headers: {
-        'Content-Type': 'application/json',
-        [PROXY_CONFIG_HEADER]: h.service.dev.authProxyConfigId!,
-        Origin: 'http://app.test',
-      },
-      body: JSON.stringify(body),
-    },
-    { incoming: { socket: { remoteAddress: address } } },
-  )
-  return { status: res.status, body: (await res.json()) as unknown }
-}
 
 const wrong = (right: string) => (right === '000000' ? '111111' : '000000')
 
@@ -106,7 +89,8 @@ describe('verify_otp V2 keeps no live code bundle in its record', () => {
     h.clock.advance(30_000)
     let replayed: number | undefined
     if (shown)
-      replayed = (await proxy(h, 'otp_verify_v2', { otpId, encryptedOtpBundle: shown }, '192.0.2.67')).status
+      replayed = (await proxyCall(h, 'otp_verify_v2', { otpId, encryptedOtpBundle: shown }, '192.0.2.67'))
+        .status
     const victimRetry = await h.submit('verify_otp', { otpId, encryptedOtpBundle }, V2)
     expect({ shown, replayed, victimRetry: victimRetry.status }).toEqual({
       shown: '',

@@ -12,7 +12,6 @@
 // filling the store stopped every OTP login, sign-up by code and e-mail/SMS MFA step. The guess
 // bucket is now made when the code is sent (`init` already needs room) and kept while the code
 // lives, so a guess only writes a row that is there: counted, compared, and a right code passes.
-import { PROXY_CONFIG_HEADER } from '@latchkey/protocol'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
 import {
@@ -27,6 +26,7 @@ import {
   testKey,
 } from '../../src/testing/harness.ts'
 import { twoInstances } from '../support/twoInstances.ts'
+import { proxyCall } from './proxySignUp.ts'
 
 /** Rate-limit entries the service keeps at once: small, so a test fills it. */
 const CAP = 40
@@ -44,21 +44,8 @@ async function harness(maxRateEntries = CAP): Promise<Harness> {
 
 let n = 0
 /** An auth-proxy call from `address` (a fresh one by default, so no address budget is spent). */
-async function call(h: Harness, path: string, body: unknown, address = `198.51.100.${(n++ % 250) + 1}`) {
-  const res = await h.service.app.request(
-    `/v1/${path}`,
-    {
-      method: 'POST',
-      headers: {
-        'Content-Type': 'application/json',
-        [PROXY_CONFIG_HEADER]: h.service.dev.authProxyConfigId!,
-        Origin: 'http://app.test',
-      },
-      body: JSON.stringify(body),
-    },
-    { incoming: { socket: { remoteAddress: address } } },
-  )
-  return { status: res.status, body: (await res.json()) as Json }
+function call(h: Harness, path: string, body: unknown, address = `198.51.100.${(n++ % 250) + 1}`) {
+  return proxyCall(h, path, body, address)
 }
 
 /** The code of `otpId`, or the newest code sent to `contact`, from the dev outbox. */

@@ -1,8 +1,33 @@
 // A passkey sign-up through the auth proxy as a published client makes it (`signUpWithPasskey`):
-// the passkey, and the session keys registered beside it, each with a lifetime.
+// the passkey, and the session keys registered beside it, each with a lifetime. And any other
+// auth-proxy call, from a given address.
 import { PROXY_CONFIG_HEADER } from '@latchkey/protocol'
 import { expect } from 'vitest'
-import { type Harness, type SoftPasskey, type TestKey, testKey } from '../../src/testing/harness.ts'
+import {
+  type Harness,
+  type Json,
+  type SoftPasskey,
+  type TestKey,
+  testKey,
+} from '../../src/testing/harness.ts'
+
+/** An auth-proxy call (`POST /v1/<path>` with the dev proxy config) from the client `address`. */
+export async function proxyCall(h: Harness, path: string, body: unknown, address: string) {
+  const res = await h.service.app.request(
+    `/v1/${path}`,
+    {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        [PROXY_CONFIG_HEADER]: h.service.dev.authProxyConfigId!,
+        Origin: 'http://app.test',
+      },
+      body: JSON.stringify(body),
+    },
+    { incoming: { socket: { remoteAddress: address } } },
+  )
+  return { status: res.status, body: (await res.json()) as Json }
+}
 
 export async function proxySignUpWithPasskey(
   h: Harness,

@@ -8,26 +8,11 @@
 import { base32nopad } from '@scure/base'
 import { describe, expect, it } from 'vitest'
 import { totp } from '../../src/mfa/totp.ts'
-import { createHarness, type Harness, resultOf, type TestKey, testKey } from '../../src/testing/harness.ts'
-import { acts, keyIdOf, renew, revokedReasons, subscribed, WEBHOOKS } from './signIns.ts'
+import { createHarness, type Harness, resultOf, type TestKey } from '../../src/testing/harness.ts'
+import { acts, keyIdOf, login, renew, revokedReasons, subscribed, WEBHOOKS } from './signIns.ts'
 
 const COMPLETED = 'ACTIVITY_STATUS_COMPLETED'
 const WAITING = 'ACTIVITY_STATUS_CONSENSUS_NEEDED'
-
-/** A login session `stamp_login` opens with `opener`'s stamp. */
-async function login(h: Harness, opener: TestKey, organizationId: string): Promise<TestKey> {
-  const session = testKey()
-  h.clock.advance(1)
-  resultOf(
-    'stamp_login',
-    await h.submit(
-      'stamp_login',
-      { publicKey: session.publicKey, expirationSeconds: '3600' },
-      { as: opener, organizationId },
-    ),
-  )
-  return session
-}
 
 /**
  * `users` root users (three unless told) under a quorum of `threshold` (2 unless told). Root 1 is

@@ -1,12 +1,32 @@
 // What the tests of sign-ins (a login session key and its renewals) share: a renewal by `stamp_login`
 // as the kit's refreshSession makes it, a key's id, the logout or revocation by `delete_api_keys`, a
 // signing probe, and the LATCHKEY_SESSION_REVOKED events read back from the database.
-import { type Harness, resultOf, type Stamper, testKey } from '../../src/testing/harness.ts'
+import { type Harness, resultOf, type Stamper, type TestKey, testKey } from '../../src/testing/harness.ts'
 
 /** Webhooks on, delivered nowhere: the events are read from the database. */
 export const WEBHOOKS = {
   webhooks: { transport: async () => ({ status: 200, body: '' }) },
   jobs: { pollMs: 3_600_000, backoff: { baseMs: 1000, maxMs: 60_000 } },
+}
+
+/** A login session of `expirationSeconds` (an hour unless told) that `stamp_login` opens with `opener`'s stamp. */
+export async function login(
+  h: Harness,
+  opener: Stamper,
+  organizationId: string,
+  expirationSeconds = '3600',
+): Promise<TestKey> {
+  const session = testKey()
+  h.clock.advance(1)
+  resultOf(
+    'stamp_login',
+    await h.submit(
+      'stamp_login',
+      { publicKey: session.publicKey, expirationSeconds },
+      { as: opener, organizationId },
+    ),
+  )
+  return session
 }
 
 /**

@@ -4,6 +4,8 @@
 // user may vote again with a credential they still hold.
 import { describe, expect, it } from 'vitest'
 import { createHarness, type Harness, resultOf, testKey } from '../../src/testing/harness.ts'
+import { allowSignIns, raiseQuorum, vote as voteOn, waitingWallet } from './quorum.ts'
+import { login } from './signIns.ts'
 
 type Key = ReturnType<typeof testKey>
 
@@ -12,21 +14,8 @@ async function quorumOfThree(h: Harness) {
   const sub = await h.createSubOrganization({ users: 3, threshold: 1 })
   const [k1, k2, k3] = sub.keys as [Key, Key, Key]
   const organizationId = sub.organizationId
-  const session = testKey()
-  h.clock.advance(1)
-  resultOf(
-    'stamp_login',
-    await h.submit(
-      'stamp_login',
-      { publicKey: session.publicKey, expirationSeconds: '60' },
-      { as: k2, organizationId },
-    ),
-  )
-  h.clock.advance(1)
-  resultOf(
-    'update_root_quorum',
-    await h.submit('update_root_quorum', { threshold: 3, userIds: sub.userIds }, { as: k1, organizationId }),
-  )
+  const session = await login(h, k2, organizationId, '60')
+  await raiseQuorum(h, k1, organizationId, sub.userIds, 3)
   h.clock.advance(1)
   const pending = await h.submit(
     'create_api_keys',
@@ -52,14 +41,8 @@ async function quorumOfThree(h: Harness) {
 
 type Setup = Awaited<ReturnType<typeof quorumOfThree>>
 
-async function vote(h: Harness, s: Setup, as: Key, selection: 'approve' | 'reject' = 'approve') {
-  h.clock.advance(1)
-  return h.submit(
-    `${selection}_activity`,
-    { fingerprint: s.fingerprint },
-    { as, organizationId: s.organizationId },
-  )
-}
+const vote = (h: Harness, s: Setup, as: Key, selection: 'approve' | 'reject' = 'approve') =>
+  voteOn(h, as, s.organizationId, s.fingerprint, selection)
 
 /**
  * Root 2 logs the session out: under the root quorum of three, its delete_api_keys waits for roots
@@ -211,43 +194,13 @@ describe('a vote whose credential has ended', () => {
         { as: root, organizationId },
       ),
     )
-    h.clock.advance(1)
-    resultOf(
-      'create_policy',
-      await h.submit(
-        'create_policy',
-        {
-          policyName: 'users sign in',
-          effect: 'EFFECT_ALLOW',
-          condition: "activity.type == 'ACTIVITY_TYPE_STAMP_LOGIN'",
-        },
-        { as: root, organizationId },
-      ),
-    )
+    await allowSignIns(h, root, organizationId)
     const users = await h.service.store.findBy('users', 'organizationId', organizationId)
     const vId = users.find((user) => user.userName === 'user 1')!.id
-    const session = testKey()
-    h.clock.advance(1)
-    resultOf(
-      'stamp_login',
-      await h.submit(
-        'stamp_login',
-        { publicKey: session.publicKey, expirationSeconds: '600' },
-        { as: v, organizationId },
-      ),
-    )
-    h.clock.advance(1)
-    const pending = await h.submit(
-      'create_wallet',
-      { walletName: 'w', accounts: [] },
-      { as: u, organizationId },
-    )
-    expect(pending.body.activity.status, JSON.stringify(pending.body)).toBe(
-      'ACTIVITY_STATUS_CONSENSUS_NEEDED',
-    )
+    const session = await login(h, v, organizationId, '600')
+    const pending = await waitingWallet(h, u, organizationId)
     const fingerprint = pending.body.activity.fingerprint as string
-    h.clock.advance(1)
-    const stolen = await h.submit('approve_activity', { fingerprint }, { as: session, organizationId })
+    const stolen = await voteOn(h, session, organizationId, fingerprint)
     expect(stolen.body.activity.status, JSON.stringify(stolen.body)).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED')
     // V, not a root user, logs the session out at once.
     const sessionKeyId = (await h.service.store.findBy('apiKeys', 'userId', vId)).find(
@@ -260,12 +213,10 @@ describe('a vote whose credential has ended', () => {
       { as: v, organizationId },
     )
     expect(logout.body.activity.status, JSON.stringify(logout.body)).toBe('ACTIVITY_STATUS_COMPLETED')
-    h.clock.advance(1)
-    const third = await h.submit('approve_activity', { fingerprint }, { as: w, organizationId })
+    const third = await voteOn(h, w, organizationId, fingerprint)
     expect(third.body.activity.status, JSON.stringify(third.body)).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED')
     // V approves again with the key V still holds: three approvers.
-    h.clock.advance(1)
-    const again = await h.submit('approve_activity', { fingerprint }, { as: v, organizationId })
+    const again = await voteOn(h, v, organizationId, fingerprint)
     expect(again.body.activity.status, JSON.stringify(again.body)).toBe('ACTIVITY_STATUS_COMPLETED')
   })
 

@@ -5,9 +5,10 @@
 // vote takes the row of the ended one, so an activity holds at most one vote per user.
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { type PostgresCluster, startPostgres } from '../../../../scripts/postgres.mjs'
-import { Transaction } from '../../src/kernel/store/Transaction.ts'
 import { createHarness, type Harness, resultOf, testKey } from '../../src/testing/harness.ts'
 import { twoInstances } from '../support/twoInstances.ts'
+import { allowSignIns, raiseQuorum, vote, waitingWallet, withReads } from './quorum.ts'
+import { login } from './signIns.ts'
 
 type Key = ReturnType<typeof testKey>
 
@@ -45,18 +46,8 @@ async function organizationWith(h: Harness, extraUsers: number, keysPerUser: num
       { as: k1, organizationId },
     ),
   )
-  h.clock.advance(1)
-  resultOf(
-    'update_root_quorum',
-    await h.submit('update_root_quorum', { threshold: 2, userIds: sub.userIds }, { as: k1, organizationId }),
-  )
-  h.clock.advance(1)
-  const pending = await h.submit(
-    'create_wallet',
-    { walletName: 'w', accounts: [] },
-    { as: k1, organizationId },
-  )
-  expect(pending.body.activity.status).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED')
+  await raiseQuorum(h, k1, organizationId, sub.userIds, 2)
+  const pending = await waitingWallet(h, k1, organizationId)
   return {
     organizationId,
     voters,
@@ -73,20 +64,9 @@ async function readsOfVote(
   selection: 'approve' | 'reject',
   status = 'ACTIVITY_STATUS_CONSENSUS_NEEDED',
 ): Promise<number> {
-  const get = vi.spyOn(Transaction.prototype, 'get')
-  const findBy = vi.spyOn(Transaction.prototype, 'findBy')
-  h.clock.advance(1)
-  const reply = await h.submit(
-    `${selection}_activity`,
-    { fingerprint: s.fingerprint },
-    {
-      as,
-      organizationId: s.organizationId,
-    },
+  const { result: reply, reads } = await withReads(() =>
+    vote(h, as, s.organizationId, s.fingerprint, selection),
   )
-  const reads = get.mock.calls.length + findBy.mock.calls.length
-  get.mockRestore()
-  findBy.mockRestore()
   expect(reply.status, JSON.stringify(reply.body)).toBe(200)
   expect(reply.body.activity.status).toBe(status)
   return reads
@@ -150,31 +130,9 @@ async function withSigningInUser(h: Harness) {
       { as: k1, organizationId },
     ),
   )
-  h.clock.advance(1)
-  resultOf(
-    'create_policy',
-    await h.submit(
-      'create_policy',
-      {
-        policyName: 'users sign in',
-        effect: 'EFFECT_ALLOW',
-        condition: "activity.type == 'ACTIVITY_TYPE_STAMP_LOGIN'",
-      },
-      { as: k1, organizationId },
-    ),
-  )
-  h.clock.advance(1)
-  resultOf(
-    'update_root_quorum',
-    await h.submit('update_root_quorum', { threshold: 3, userIds: sub.userIds }, { as: k1, organizationId }),
-  )
-  h.clock.advance(1)
-  const pending = await h.submit(
-    'create_wallet',
-    { walletName: 'w', accounts: [] },
-    { as: k1, organizationId },
-  )
-  expect(pending.body.activity.status).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED')
+  await allowSignIns(h, k1, organizationId)
+  await raiseQuorum(h, k1, organizationId, sub.userIds, 3)
+  const pending = await waitingWallet(h, k1, organizationId)
   return {
     organizationId,
     k2,
@@ -195,23 +153,9 @@ type SigningIn = Awaited<ReturnType<typeof withSigningInUser>>
 async function approvalsThatEnd(h: Harness, s: SigningIn, rounds: number, alive = false): Promise<Key> {
   let session = testKey()
   for (let i = 0; i < rounds; i++) {
-    session = testKey()
-    h.clock.advance(1)
-    resultOf(
-      'stamp_login',
-      await h.submit(
-        'stamp_login',
-        { publicKey: session.publicKey, expirationSeconds: '1' },
-        { as: s.plain, organizationId: s.organizationId },
-      ),
-    )
-    h.clock.advance(1)
-    const vote = await h.submit(
-      'approve_activity',
-      { fingerprint: s.fingerprint },
-      { as: session, organizationId: s.organizationId },
-    )
-    expect(vote.status, JSON.stringify(vote.body)).toBe(200)
+    session = await login(h, s.plain, s.organizationId, '1')
+    const approval = await vote(h, session, s.organizationId, s.fingerprint)
+    expect(approval.status, JSON.stringify(approval.body)).toBe(200)
     if (!alive || i < rounds - 1) h.clock.advance(2_000)
   }
   return session
@@ -230,12 +174,7 @@ describe('approvals of one user that keep ending', { timeout: 300_000 }, () => {
     // The submitter's vote and the plain user's: at most one per user.
     expect(rows).toHaveLength(2)
     // Their latest approval still counts (its session is alive): a new one is refused.
-    h.clock.advance(1)
-    const again = await h.submit(
-      'approve_activity',
-      { fingerprint: s.fingerprint },
-      { as: s.plain, organizationId: s.organizationId },
-    )
+    const again = await vote(h, s.plain, s.organizationId, s.fingerprint)
     expect(JSON.stringify(again.body)).toContain('ALREADY_VOTED')
   })
 
@@ -243,12 +182,7 @@ describe('approvals of one user that keep ending', { timeout: 300_000 }, () => {
     const h = await createHarness()
     const s = await withSigningInUser(h)
     await approvalsThatEnd(h, s, 5)
-    h.clock.advance(1)
-    const reject = await h.submit(
-      'reject_activity',
-      { fingerprint: s.fingerprint },
-      { as: s.plain, organizationId: s.organizationId },
-    )
+    const reject = await vote(h, s.plain, s.organizationId, s.fingerprint, 'reject')
     expect(reject.status, JSON.stringify(reject.body)).toBe(200)
     const theirs = (await h.service.store.findBy('votes', 'activityId', s.activityId)).filter(
       (row) => row.userId === s.plainUserId,
@@ -261,17 +195,9 @@ describe('approvals of one user that keep ending', { timeout: 300_000 }, () => {
       const h = await createHarness()
       const s = await withSigningInUser(h)
       await approvalsThatEnd(h, s, rounds)
-      const get = vi.spyOn(Transaction.prototype, 'get')
-      const findBy = vi.spyOn(Transaction.prototype, 'findBy')
-      h.clock.advance(1)
-      const reply = await h.submit(
-        'approve_activity',
-        { fingerprint: s.fingerprint },
-        { as: s.k2, organizationId: s.organizationId },
+      const { result: reply, reads: count } = await withReads(() =>
+        vote(h, s.k2, s.organizationId, s.fingerprint),
       )
-      const count = get.mock.calls.length + findBy.mock.calls.length
-      get.mockRestore()
-      findBy.mockRestore()
       expect(reply.status, JSON.stringify(reply.body)).toBe(200)
       expect(reply.body.activity.status).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED')
       return count

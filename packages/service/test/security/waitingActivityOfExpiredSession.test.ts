@@ -3,28 +3,17 @@
 // (`submitterNow`): before, it ran as the expired key and minted a durable key (create_api_keys) or
 // a new session (stamp_login) from a session that was over.
 import { describe, expect, it } from 'vitest'
-import { createHarness, type Harness, resultOf, testKey } from '../../src/testing/harness.ts'
+import { createHarness, type Harness, testKey } from '../../src/testing/harness.ts'
+import { raiseQuorum } from './quorum.ts'
+import { login } from './signIns.ts'
 
 /** Two root users, threshold 2; user 1 holds a 60 s login session key. */
 async function quorumWithSession(h: Harness) {
   const sub = await h.createSubOrganization({ users: 2, threshold: 1 })
   const [k1, k2] = sub.keys as [ReturnType<typeof testKey>, ReturnType<typeof testKey>]
   const organizationId = sub.organizationId
-  const session = testKey()
-  h.clock.advance(1)
-  resultOf(
-    'stamp_login',
-    await h.submit(
-      'stamp_login',
-      { publicKey: session.publicKey, expirationSeconds: '60' },
-      { as: k1, organizationId },
-    ),
-  )
-  h.clock.advance(1)
-  resultOf(
-    'update_root_quorum',
-    await h.submit('update_root_quorum', { threshold: 2, userIds: sub.userIds }, { as: k1, organizationId }),
-  )
+  const session = await login(h, k1, organizationId, '60')
+  await raiseQuorum(h, k1, organizationId, sub.userIds, 2)
   return { organizationId, userIds: sub.userIds, k1, k2, session }
 }
 
