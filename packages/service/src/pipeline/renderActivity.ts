@@ -22,46 +22,25 @@ export async function renderVote(reads: Reads, vote: VoteRow): Promise<Vote> {
 }
 
 /**
- * The wire form of an activity. `canApprove`/`canReject` are answered for `viewer`: true only
- * while the activity awaits consensus, the viewer is a user of its organization (a root user, or
- * an approver a policy's consensus may count) and has not voted yet; one a gate holds (MFA) only
- * its submitter may approve, and its submitter or a root user of its organization reject. The
- * answer of a submission, whose caller has just submitted or voted; `renderActivityAt` judges
- * the viewer's votes as a vote would.
+ * The wire form of an activity at `now`. `canApprove`/`canReject` are answered for `viewer`: true
+ * only while the activity awaits consensus, the viewer is a user of its organization (a root user,
+ * or an approver a policy's consensus may count) and may vote as a vote is judged (`mayVote`: it
+ * has not voted, or the approval it cast no longer counts, its credential ended); one a gate holds
+ * (MFA) only its submitter may approve, and its submitter or a root user of its organization reject.
  */
-export function renderActivity(
-  reads: Reads,
-  row: ActivityRow,
-  viewer?: Caller,
-  /** The activity's votes when the caller knows them (looked up otherwise). */
-  knownVotes?: VoteRow[],
-): Promise<Activity> {
-  return render(reads, row, { viewer, knownVotes })
-}
-
-/**
- * The wire form of an activity for `viewer` at `now` (`get_activity`): as `renderActivity`, but a
- * viewer who voted may still be told `canApprove`/`canReject` when they may vote again
- * (`mayVote`, as the vote itself is judged: the approval they cast no longer counts, its
- * credential ended). One check, of the viewer's own vote.
- */
-export function renderActivityAt(
-  reads: Reads,
-  row: ActivityRow,
-  viewer: Caller,
-  now: number,
-): Promise<Activity> {
-  return render(reads, row, { viewer, now })
-}
-
-async function render(
+export async function renderActivity(
   reads: Reads,
   row: ActivityRow,
   {
     viewer,
     knownVotes,
     now,
-  }: { viewer?: Caller | undefined; knownVotes?: VoteRow[] | undefined; now?: number },
+  }: {
+    viewer?: Caller | undefined
+    /** The activity's votes when the caller knows them (looked up otherwise). */
+    knownVotes?: VoteRow[] | undefined
+    now: number
+  },
 ): Promise<Activity> {
   const definition = ACTIVITIES[row.path as ActivityPath]
   // An activity submitted as an older accepted type answers under that type's keys.
@@ -75,9 +54,7 @@ async function render(
     open =
       viewer.organizationId === row.organizationId &&
       !viewer.readOnly &&
-      (now === undefined
-        ? !votes.some((vote) => vote.userId === viewer.userId)
-        : await mayVote(reads, { activity: row, votes, userId: viewer.userId, now }))
+      (await mayVote(reads, { activity: row, votes, userId: viewer.userId, now }))
   }
   const rejectable =
     open ||

@@ -585,8 +585,7 @@ async function answer({ runtime, registry, caller }: Submission, outcome: Execut
       runtime.store,
       // What is shown once reaches its submitter only, made again for a replay (`shownTo`).
       await shownTo({ runtime, registry, reads: runtime.store }, shown, caller),
-      caller,
-      outcome.respondWith ? undefined : outcome.votes,
+      { viewer: caller, knownVotes: outcome.respondWith ? undefined : outcome.votes, now: runtime.now() },
     ),
   }
 }

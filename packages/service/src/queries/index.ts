@@ -16,7 +16,7 @@ import type { ApiKeyRow } from '../kernel/store/model.ts'
 import type { Reads } from '../kernel/store/Store.ts'
 import { shownTo } from '../pipeline/executeActivity.ts'
 import { passkeysSigningInFrom } from '../pipeline/passkeySignIn.ts'
-import { renderActivityAt } from '../pipeline/renderActivity.ts'
+import { renderActivity } from '../pipeline/renderActivity.ts'
 import { signsInFromParent } from '../pipeline/walletKeys.ts'
 import { renderPolicy } from '../policies/renderPolicy.ts'
 import { paginate, readPagination } from './paginate.ts'
@@ -292,7 +292,7 @@ export const builtinQueries: Record<string, QueryHandler> = {
         })
       // What its handler shows once is not in the record (records written before it was included).
       const shown = await shownTo({ runtime, registry, reads: store }, activity, caller, { stored: true })
-      return { activity: await renderActivityAt(store, shown, caller, runtime.now()) }
+      return { activity: await renderActivity(store, shown, { viewer: caller, now: runtime.now() }) }
     },
   }),
   list_user_tags: defineQuery('list_user_tags', {
