@@ -55,7 +55,7 @@ export const deleteSubOrganization = defineActivity('delete_sub_organization', {
     const claimed = await valuesOfAccount(ctx.tx, organization.id)
     const userIds = (await ctx.tx.findBy('users', 'organizationId', organization.id)).map((user) => user.id)
     for (const plugin of ctx.registry.plugins)
-      await plugin.forget?.(ctx.tx, { userIds, organizationId: organization.id })
+      await plugin.forget?.(ctx.tx, { userIds, organizationId: organization.id }, ctx.runtime)
     for (const table of OWNED)
       for (const row of await ctx.tx.findBy(table, 'organizationId' as never, organization.id as never))
         await ctx.tx.delete(table, row.id)

@@ -26,7 +26,7 @@ export const deleteUsers = defineActivity('delete_users', {
     })
     const gone = new Set(users.map((user) => user.id))
     const claimed = (await mapInOrder(users, (user) => valuesOfUser(tx, user))).flat()
-    for (const plugin of ctx.registry.plugins) await plugin.forget?.(tx, { userIds: [...gone] })
+    for (const plugin of ctx.registry.plugins) await plugin.forget?.(tx, { userIds: [...gone] }, ctx.runtime)
     for (const user of users) {
       for (const key of await tx.findBy('apiKeys', 'userId', user.id)) await tx.delete('apiKeys', key.id)
       for (const passkey of await tx.findBy('authenticators', 'userId', user.id))

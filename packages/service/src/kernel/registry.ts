@@ -389,9 +389,14 @@ export interface ServicePlugin<State = unknown> {
    * Deletes what the plugin keeps of users that are deleted (`delete_users`), or of a whole
    * sub-organization (`delete_sub_organization`: `organizationId` set, `userIds` every user of
    * it), in the deleting activity's transaction: a second factor's sealed secret, a spending
-   * limit, a session profile. What is the record (activities, sends) stays.
+   * limit, a session profile, a webhook endpoint (whose prune job it queues on `runtime`). What is
+   * the record (activities, sends) stays.
    */
-  forget?(tx: Transaction, gone: { userIds: readonly string[]; organizationId?: string }): Promise<void>
+  forget?(
+    tx: Transaction,
+    gone: { userIds: readonly string[]; organizationId?: string },
+    runtime: Runtime,
+  ): Promise<void>
   subOrganization?: {
     /**
      * Links `oauthProviders` of a root user: each OIDC token verified, or the `oidcClaims` the

@@ -68,8 +68,6 @@ export function webhooksWing({
     retention,
     fanOut: (runtime) => fanOut(runtime, { deliver: Boolean(options.transport) }),
   })
-  // The runtime this wing was loaded into (`forget` is given only the transaction).
-  let loaded: Runtime | undefined
   return {
     name: 'webhooks',
     activities: handlers.activities,
@@ -92,11 +90,10 @@ export function webhooksWing({
     // nobody could list, change or delete them afterwards, and nothing more is sent to them (its
     // waiting deliveries' jobs find no endpoint and end; its own deletion's event is recorded
     // after this, with no endpoint of it left to name). The parent's endpoints stay.
-    async forget(tx, { organizationId }) {
+    async forget(tx, { organizationId }, runtime) {
       if (organizationId === undefined) return
-      if (!loaded) throw new Error('the webhooks wing forgets only once its state is loaded')
       for (const endpoint of await tx.findBy('webhookEndpoints', 'organizationId', organizationId))
-        await deleteEndpoint(loaded, tx, endpoint.id, retention)
+        await deleteEndpoint(runtime, tx, endpoint.id, retention)
     },
     async bootstrap(tx, runtime) {
       await ensureSigningKey(runtime, tx)
@@ -109,7 +106,6 @@ export function webhooksWing({
     state: {
       key: WEBHOOKS,
       async load(runtime) {
-        loaded = runtime
         const state: WebhooksState = {
           options,
           policy: policyOf(runtime, options),
