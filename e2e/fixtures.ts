@@ -53,22 +53,33 @@ interface OutboxMessage {
   sentAt: string
 }
 
+/** The ids of the OTP codes sent to `contact` so far (`readOtpCode`'s `seen`). */
+export async function sentOtpIds(service: StackService, contact: string): Promise<Set<string>> {
+  const response = await fetch(`${service.baseUrl}/dev/outbox`)
+  const { messages } = (await response.json()) as { messages: OutboxMessage[] }
+  return new Set(messages.filter((m) => m.contact === contact).map((m) => m.otpId))
+}
+
 /**
  * The newest OTP code sent to `contact` after `since` (epoch ms), read from the service's dev
- * outbox; polls briefly because delivery is asynchronous from the page's point of view.
+ * outbox; polls briefly because delivery is asynchronous from the page's point of view. A code
+ * among `seen` (sent before the step that asks for a new one) is never the answer: within the
+ * second of slack `since` allows, an earlier code of the same contact (an account made just
+ * before) was read before the new one arrived, and the page was given a spent code.
  */
 export async function readOtpCode(
   service: StackService,
   contact: string,
   since = 0,
   timeoutMs = 10_000,
+  seen: ReadonlySet<string> = new Set(),
 ): Promise<string> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const response = await fetch(`${service.baseUrl}/dev/outbox`)
     const { messages } = (await response.json()) as { messages: OutboxMessage[] }
     const mine = messages
-      .filter((m) => m.contact === contact && Date.parse(m.sentAt) >= since - 1000)
+      .filter((m) => m.contact === contact && !seen.has(m.otpId) && Date.parse(m.sentAt) >= since - 1000)
       .sort((a, b) => Date.parse(b.sentAt) - Date.parse(a.sentAt))
     if (mine[0]) return mine[0].code
     if (Date.now() > deadline) throw new Error(`no OTP for ${contact} in the outbox after ${timeoutMs} ms`)

@@ -1,7 +1,7 @@
 // Multi-step flows the specs share, written the way a person uses the playground: by role and
 // accessible name, never by CSS class.
 import { expect, type Locator, type Page } from '@playwright/test'
-import { openPlayground, readOtpCode, type Stack, stack, uniqueEmail } from './fixtures.ts'
+import { openPlayground, readOtpCode, type Stack, sentOtpIds, stack, uniqueEmail } from './fixtures.ts'
 
 export type ServiceName = keyof Stack['services']
 
@@ -45,9 +45,10 @@ export async function signInWithEmail(
 export async function enterEmailOtp(page: Page, email: string, service: ServiceName = 'default') {
   const dialog = signInDialog(page)
   const since = Date.now()
+  const seen = await sentOtpIds(stack.services[service], email)
   await dialog.getByLabel('Email address').fill(email)
   await dialog.getByRole('button', { name: 'Continue', exact: true }).click()
-  const code = await readOtpCode(stack.services[service], email, since)
+  const code = await readOtpCode(stack.services[service], email, since, undefined, seen)
   await enterOtp(page, code)
 }
 
