@@ -49,7 +49,11 @@ export interface WebhooksOptions {
   retryWindowMs?: number
   /** Failed deliveries in a row after which the endpoint is paused. @default 20 */
   pauseThreshold?: number
-  /** Loopback receivers allowed (`localhost`, 127.0.0.0/8, ::1). @default true in `dev`, false in production */
+  /**
+   * Loopback receivers allowed (`localhost`, 127.0.0.0/8, ::1). Left unset in `dev`, every
+   * organization's endpoints may reach them; set to `true`, only top-level organizations' (the
+   * operator's own), never a sub-organization's. @default true in `dev`, false in production
+   */
   allowLoopback?: boolean
   /** CIDRs or addresses of internal receivers allowed although not public. @default [] */
   allowList?: readonly string[]

@@ -9,7 +9,8 @@ import ipaddr from 'ipaddr.js'
  * The check runs on the literal host at creation and on every resolved address at delivery, on
  * the address the connection is then pinned to (so a rebinding name cannot swap it afterwards).
  * `allowList` (CIDRs, operator-set) lets internal receivers through, for the endpoints of top-level
- * organizations only (the operator's own: `policyForOrganization`); `dev` lets loopback through.
+ * organizations only (the operator's own: `policyForOrganization`); `dev` lets loopback through
+ * for every organization, an operator's explicit `allowLoopback` for top-level ones only.
  */
 export interface AddressPolicy {
   /** Only `https` URLs (production); `dev` allows `http` too. */
@@ -17,27 +18,40 @@ export interface AddressPolicy {
   /** Loopback addresses and `localhost` allowed (`dev`'s default). */
   allowLoopback: boolean
   /**
+   * Loopback was allowed by the operator (`allowLoopback: true` given), not by `dev`'s default:
+   * then, like the allow list, only for the endpoints of top-level organizations.
+   */
+  loopbackTopLevelOnly?: boolean
+  /**
    * CIDRs (or single addresses) the operator allows even though they are not public: for its own
    * receivers, so only a top-level organization's endpoints get them (`policyForOrganization`).
    */
   allowList: readonly string[]
 }
 
+/** Whether `policyForOrganization` needs the endpoint's organization (else it returns `policy`). */
+export const dependsOnOrganization = (policy: AddressPolicy): boolean =>
+  policy.allowList.length > 0 || (policy.allowLoopback && policy.loopbackTopLevelOnly === true)
+
 /**
  * The rules for an endpoint of `organization`: the service's, but a sub-organization's (an end
- * user's, one per sign-up) gets no allow list. The operator listed its own internal receivers;
- * an end user's endpoint into that range would make the service POST into the operator's network
- * and read back what answered (`lastStatus`, `lastError`). An organization not known (`undefined`:
- * not found) is judged as a sub-organization's.
+ * user's, one per sign-up) gets no allow list, nor loopback the operator allowed. The operator
+ * listed its own internal receivers; an end user's endpoint into that range would make the service
+ * POST into the operator's network and read back what answered (`lastStatus`, `lastError`). An
+ * organization not known (`undefined`: not found) is judged as a sub-organization's.
  */
 export function policyForOrganization(
   policy: AddressPolicy,
   organization: { parentOrganizationId?: string | undefined } | undefined,
 ): AddressPolicy {
-  if (policy.allowList.length === 0) return policy
+  if (!dependsOnOrganization(policy)) return policy
   return organization !== undefined && organization.parentOrganizationId === undefined
     ? policy
-    : { ...policy, allowList: [] }
+    : {
+        ...policy,
+        allowList: [],
+        allowLoopback: policy.allowLoopback && policy.loopbackTopLevelOnly !== true,
+      }
 }
 
 /** Why an address or URL is refused (bounded: counted in metrics, shown in errors). */

@@ -4,7 +4,13 @@ import { type JobContext, JobError, type JobHandler } from '../kernel/JobQueue.t
 import type { Runtime } from '../kernel/Runtime.ts'
 import type { WebhookDeliveryRow, WebhookEndpointRow } from '../kernel/store/model.ts'
 import type { Transaction } from '../kernel/store/Store.ts'
-import { type AddressPolicy, policyForOrganization, refuseAddress, refuseUrl } from './addressPolicy.ts'
+import {
+  type AddressPolicy,
+  dependsOnOrganization,
+  policyForOrganization,
+  refuseAddress,
+  refuseUrl,
+} from './addressPolicy.ts'
 import {
   bodyOf,
   DELIVER_JOB,
@@ -727,10 +733,11 @@ async function sendOnce(
   const { delivery, endpoint, settings } = input
   // The allow list reaches a top-level organization's endpoints only: judged by the endpoint's
   // organization as it is now, whenever the endpoint was made (a row written before the rule,
-  // into an allowed range, is refused like a new one). One read, and only with an allow list.
+  // into an allowed range, is refused like a new one). One read, and only with an allow list (or
+  // the operator's loopback).
   const policy = policyForOrganization(
     settings.policy,
-    settings.policy.allowList.length > 0
+    dependsOnOrganization(settings.policy)
       ? await runtime.store.get('organizations', endpoint.organizationId)
       : undefined,
   )

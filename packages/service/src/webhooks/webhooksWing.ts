@@ -49,6 +49,9 @@ const policyOf = (runtime: Runtime, options: WebhooksOptions): AddressPolicy => 
   return {
     requireHttps: production,
     allowLoopback: options.allowLoopback ?? !production,
+    // `dev`'s loopback is every organization's (the developer's own receivers); loopback the
+    // operator turned on is for its own organizations' receivers, as the allow list is.
+    loopbackTopLevelOnly: options.allowLoopback === true,
     allowList: options.allowList ?? [],
   }
 }

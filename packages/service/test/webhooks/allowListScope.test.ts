@@ -157,3 +157,71 @@ describe('[webhooks] allow_list reaches the operator’s own organizations only'
     ).toBe(200)
   }, 60_000)
 })
+
+describe('loopback the operator allows (`allowLoopback: true`) reaches its own organizations only', () => {
+  async function setUpLoopback() {
+    const h = await createHarness({
+      webhooks: { transport: nodeWebhookTransport(), allowLoopback: true },
+      jobs: { pollMs: 3_600_000 },
+    })
+    harnesses.push(h)
+    const sub = await h.createSubOrganization()
+    return { h, as: { as: sub.keys[0]!, organizationId: sub.organizationId } }
+  }
+
+  it('a sub-organization’s loopback endpoint is refused at creation (400 naming parameters.url), and one stored earlier is never sent to', async () => {
+    const { h, as } = await setUpLoopback()
+    const internal = await internalService()
+    for (const url of [internal.url('/admin'), 'http://localhost:1/admin']) {
+      const created = await h.submit(
+        'create_webhook_endpoint',
+        { url, name: 'scan', subscriptions: ACTIVITY_UPDATES },
+        as,
+      )
+      expect(created.status).toBe(400)
+      expect(JSON.stringify(created.body)).toContain('parameters.url')
+    }
+    const now = h.clock.now()
+    await h.service.store.transaction(async (tx) => {
+      await tx.put('webhookEndpoints', {
+        id: 'older-loopback',
+        organizationId: as.organizationId,
+        url: internal.url('/admin'),
+        name: 'older',
+        isActive: true,
+        subscriptions: [{ eventType: 'ACTIVITY_UPDATES', isActive: true }],
+        sequence: 0,
+        consecutiveFailures: 0,
+        createdAt: now,
+        updatedAt: now,
+      })
+    })
+    resultOf('create_wallet', await h.submit('create_wallet', { walletName: 'w', accounts: [] }, as))
+    await flush(h)
+    expect(internal.hits).toEqual([])
+    const listed = await h.query(
+      'latchkey_list_webhook_deliveries',
+      { organizationId: as.organizationId, endpointId: 'older-loopback' },
+      as,
+    )
+    const deliveries = listed.body.webhookDeliveries as { lastError?: string }[]
+    expect(deliveries.length).toBeGreaterThan(0)
+    for (const delivery of deliveries) expect(delivery.lastError).toBe('refused')
+  }, 60_000)
+
+  it('control: a top-level organization’s loopback endpoint is created and delivered to', async () => {
+    const { h } = await setUpLoopback()
+    const internal = await internalService()
+    resultOf(
+      'create_webhook_endpoint',
+      await h.submit('create_webhook_endpoint', {
+        url: internal.url('/hook'),
+        name: 'app',
+        subscriptions: ACTIVITY_UPDATES,
+      }),
+    )
+    resultOf('create_wallet', await h.submit('create_wallet', { walletName: 'w', accounts: [] }))
+    await flush(h)
+    expect(new Set(internal.hits)).toEqual(new Set(['/hook']))
+  }, 60_000)
+})
