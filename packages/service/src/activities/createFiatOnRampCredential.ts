@@ -3,6 +3,9 @@ import { defineActivity } from '../kernel/registry.ts'
 
 /** Stores an on-ramp provider's credentials (secrets arrive client-encrypted and are sealed again). */
 export const createFiatOnRampCredential = defineActivity('create_fiat_on_ramp_credential', {
+  // The operator's on-ramp secrets are sealed into the credential's row; no reader of the
+  // organization takes them from the activity's record (`bearerParameters`).
+  bearerParameters: ['encryptedSecretApiKey', 'encryptedPrivateApiKey'],
   parse: (r) => {
     const projectId = r.optString('projectId', { max: 256 })
     const encryptedPrivateApiKey = r.optString('encryptedPrivateApiKey', { max: 8192 })
