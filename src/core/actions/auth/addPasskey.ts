@@ -1,6 +1,5 @@
 import { requireSession } from '../../session/sessions.ts'
-import { webAuthnStamper } from '../../stampers/webAuthnStamper.ts'
-import { query, submit } from '../../transport/activity.ts'
+import { submit } from '../../transport/activity.ts'
 import type { Latchkey } from '../../types.ts'
 import { getUser } from '../queries/getUser.ts'
 import { registerPasskey } from './registerPasskey.ts'
@@ -16,9 +15,9 @@ export type AddPasskeyReturnType = { authenticatorId: string; credentialId: stri
 
 /**
  * Registers a new passkey on a signed-in user (`create_authenticators`), e.g. right after an OTP
- * sign-up, then has it sign one request naming the user's organization (a second prompt): a
- * registration proves nothing about who holds the passkey, so the service routes its sign-ins
- * from the parent organization (`signInWithPasskey`) only once it did.
+ * sign-up: one prompt, its creation. The service holds a passkey whose registration is the first
+ * record to show it as its holder's, so its sign-ins from the parent organization
+ * (`signInWithPasskey`) route to this user.
  */
 export async function addPasskey(
   client: Latchkey,
@@ -39,12 +38,6 @@ export async function addPasskey(
     'create_authenticators',
     { userId, authenticators: [authenticator] },
     { sessionId: session.id },
-  )
-  await query(
-    client,
-    'whoami',
-    { organizationId: session.organizationId },
-    { stamper: webAuthnStamper({ ...client.config.passkey, allowCredentialIds: [credentialId] }) },
   )
   return { authenticatorId: result.authenticatorIds[0] as string, credentialId }
 }

@@ -19,10 +19,12 @@ beforeEach(() => {
 afterEach(() => authenticator.uninstall())
 
 describe('passkeys', () => {
-  it('signs up with a new passkey (create, then sign in to the new account), then logs in with it', async () => {
+  it('signs up with a new passkey in one prompt (its creation), then logs in with it', async () => {
     const fx = await createClientFixture({ passkey: { rpId: 'localhost' } })
     const signUp = await signUpWithPasskey(fx.client, { userName: 'Pat' })
     expect(authenticator.credentials).toHaveLength(1)
+    // Created, never asked to sign: the sign-up's own short-lived key signed the login.
+    expect(authenticator.credentials[0]!.counter).toBe(0)
     expect(signUp.session).toMatchObject({
       method: 'passkey',
       status: 'active',
@@ -54,7 +56,7 @@ describe('passkeys', () => {
     expect(user.authenticators.find((a) => a.authenticatorName === 'Laptop')?.authenticatorId).toBe(
       added.authenticatorId,
     )
-    // The added passkey signed a request in its account, so it signs in from the parent.
+    // The added passkey's registration was the first to show it, so it signs in from the parent.
     const { session } = await signInWithPasskey(fx.client, { allowCredentialIds: [added.credentialId] })
     expect(session).toMatchObject({ userId, method: 'passkey' })
   })
@@ -64,6 +66,8 @@ describe('passkeys', () => {
     const { userIds } = await fx.signUpDirect()
     await createWallet(fx.client, { walletName: 'Main' })
     const added = await addPasskey(fx.client, { authenticatorName: 'Phone' })
+    // Created, never asked to sign until the sign-in.
+    expect(authenticator.credentials[0]!.counter).toBe(0)
     const { session } = await signInWithPasskey(fx.client, { allowCredentialIds: [added.credentialId] })
     expect(session).toMatchObject({ userId: userIds[0], method: 'passkey' })
   })
