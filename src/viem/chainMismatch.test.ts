@@ -142,8 +142,16 @@ describe('the EIP-1193 provider and the chain a request names', () => {
 
   it('a request the service refuses for a field it carries is invalid params (-32602), not a kit code', async () => {
     const { provider, address } = await setUp()
-    expect(await outcome(provider.request({ method: 'eth_sign', params: [address, '0x1234'] }))).toEqual({
-      error: -32602,
-    })
+    const typedData = {
+      types: { EIP712Domain: [{ name: 'chainId', type: 'uint256' }], Ping: [{ name: 'n', type: 'uint256' }] },
+      primaryType: 'Ping',
+      domain: { chainId: 31337 },
+      message: { n: 'not a number' },
+    }
+    expect(
+      await outcome(
+        provider.request({ method: 'eth_signTypedData_v4', params: [address, JSON.stringify(typedData)] }),
+      ),
+    ).toEqual({ error: -32602 })
   })
 })

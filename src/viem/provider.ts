@@ -301,10 +301,15 @@ export function createLatchkeyEip1193Provider(
           message: /^0x(?:[0-9a-fA-F]{2})*$/.test(message) ? { raw: message as Hex } : message,
         })
       }
-      case 'eth_sign': {
-        const account = await signer(param(params, 0))
-        return account.sign?.({ hash: param<Hex>(params, 1) })
-      }
+      case 'eth_sign':
+        // A raw hash carries no chain: a page would get the mainnet Permit, the other chain's
+        // transaction or the chain-0 EIP-7702 authorization the checks below refuse, by hashing it
+        // itself. Refused, as MetaMask does by default; not sent on to the RPC either.
+        throw new UnsupportedProviderMethodError(
+          new Error(
+            'eth_sign is not supported by Latchkey: it signs any hash, past the chain checks. Use personal_sign or eth_signTypedData_v4; an app that really needs a raw hash signs it with toLatchkeyAccount(client, { address }).sign({ hash }) from latchkey/viem',
+          ),
+        )
       case 'eth_signTypedData_v4': {
         const account = await signer(param(params, 0))
         const raw = param<string | Record<string, unknown>>(params, 1)
