@@ -262,8 +262,10 @@ export function activityParameters(
   const parameters = intent[wireKeysOf(path, ACTIVITIES[path], type).intentKey]
   if (typeof parameters !== 'object' || parameters === null || Array.isArray(parameters)) return undefined
   const entry: Entry<string> = PARAMETERS[path]
+  // The shape the service reads: a `null` is no value there (`Reader.has`), so `calls: null` is a
+  // V1 send whose inline call is what runs, and what the approver must be shown.
   const names = isAlternative(entry)
-    ? Object.hasOwn(parameters, entry[0].when)
+    ? (parameters as Record<string, unknown>)[entry[0].when] != null
       ? entry[0].names
       : entry[1]
     : entry
