@@ -454,9 +454,14 @@ export const importUser = defineActivity('latchkey_import_user', {
   // conflicted with every concurrent import on the claims' index pages and reran, many times).
   createsOnly: true,
   lookups: importLookups,
-  // The bundles are ciphertext to the organization's long-lived import key: once the import has
-  // ended (imported, refused, rejected), its record keeps none a reader of it could submit again.
-  clearedWhenDone: ['wallets[].encryptedBundle', 'privateKeys[].encryptedBundle'],
+  // The bundles are ciphertext to the organization's long-lived import key, unspent until the
+  // import opens them: whoever holds one imports it once, into an account of their choosing. So
+  // no record shows them, whatever its status (`get_activity`, the answer, a replay, a vote's
+  // answer), not even to the submitter, who holds the line: an import waiting (the root quorum,
+  // its submitter's second factor) keeps them in its stored record only, to run from it, and
+  // another root user of the parent, whose own imports wait for nothing, cannot copy them out of
+  // it. Once it has ended (imported, refused, rejected) the stored record keeps none either.
+  bearerParameters: ['wallets[].encryptedBundle', 'privateKeys[].encryptedBundle'],
   // Its record shows the passkeys it imports (kernel/passkeySightings.ts): a copy registered
   // elsewhere once the account lets one go is not the first registration of it.
   passkeyParameters: ['passkeys[]'],

@@ -1,7 +1,8 @@
 // An import's activity record keeps its bundles only while the import may still run (awaiting the
-// root quorum, it runs from its record): once it has ended, imported, refused or rejected, its
-// intent shows them emptied, so a reader of the record (a parent root credential, or its thief)
-// cannot copy the still-valid bundle of a refused line and import it into an account of its own.
+// root quorum, it runs from its record), and never shows them: once it has ended, imported,
+// refused or rejected, its stored intent holds them emptied, so a reader of the record (a parent
+// root credential, or its thief) cannot copy the still-valid bundle of a refused line and import
+// it into an account of its own.
 
 import { hpkeSeal } from '@latchkey/protocol/hpke'
 import { secp256k1 } from '@noble/curves/secp256k1.js'
@@ -157,7 +158,7 @@ describe('an import’s activity record keeps no bundle once the import has ende
     expect(bundlesIn(replay.body.activity)).toEqual(['', ''])
   })
 
-  it('an import waiting for the root quorum keeps its bundle, runs from it once approved, then keeps none; a rejected one keeps none', async () => {
+  it('an import waiting for the root quorum keeps its bundle stored (shown to no one), runs from it once approved, then keeps none; a rejected one keeps none', async () => {
     const h = await createHarness()
     const key = await importKey(h)
     // Two root users, both needed: the operator's import waits for the second one's approval.
@@ -195,8 +196,12 @@ describe('an import’s activity record keeps no bundle once the import has ende
     const send = signed(h, 'latchkey_import_user', IMPORT_USER, line)
     const pending = (await send()).body.activity
     expect(pending.status).toBe('ACTIVITY_STATUS_CONSENSUS_NEEDED')
-    // It runs later from its record: the record keeps its bundle meanwhile.
-    expect(bundlesIn(await recordOf(h, pending.id))).toEqual([line.wallets[0]!.encryptedBundle])
+    // It runs later from its record: the stored record keeps its bundle meanwhile, and shows it to
+    // no one (test/importing/heldImportBundleShownToNoOne.test.ts).
+    expect(bundlesIn((await h.service.store.get('activities', pending.id))!.intent as Json)).toEqual([
+      line.wallets[0]!.encryptedBundle,
+    ])
+    expect(bundlesIn(await recordOf(h, pending.id))).toEqual([''])
 
     const approved = await h.submit('approve_activity', { fingerprint: pending.fingerprint }, { as: second })
     expect(approved.body.activity).toMatchObject({ id: pending.id, status: 'ACTIVITY_STATUS_COMPLETED' })
@@ -216,11 +221,13 @@ describe('an import’s activity record keeps no bundle once the import has ende
     // Rejected, it has ended too.
     h.clock.advance(1000)
     const other = (await h.submit('latchkey_import_user', lineOf('rejected'))).body.activity
-    expect(bundlesIn(await recordOf(h, other.id))).toHaveLength(1)
-    expect(bundlesIn(await recordOf(h, other.id))[0]).not.toBe('')
+    const stored = async () => bundlesIn((await h.service.store.get('activities', other.id))!.intent as Json)
+    expect(await stored()).toHaveLength(1)
+    expect((await stored())[0]).not.toBe('')
     const rejected = await h.submit('reject_activity', { fingerprint: other.fingerprint }, { as: second })
     expect(rejected.body.activity).toMatchObject({ id: other.id, status: 'ACTIVITY_STATUS_REJECTED' })
     expect(bundlesIn(await recordOf(h, other.id))).toEqual([''])
+    expect(await stored()).toEqual([''])
     expect(await h.service.store.all('wallets')).toHaveLength(1)
   })
 
