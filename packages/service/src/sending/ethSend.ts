@@ -719,8 +719,17 @@ export async function runEthSend(
   // nonce a refused sponsored send's authorization took, which no fill takes), else the account's
   // later sends would wait behind it for good. Not for a batch whose authorization is to take the
   // nonce after it. One the caller names is no hole any more.
-  if (p.nonce !== undefined)
-    await forgetNonceHole(ctx.tx, { now: ctx.now, caip2: p.caip2, address: p.from, nonce: BigInt(p.nonce) })
+  const holes = !sponsor && (!prepared.batch || prepared.batch.delegated)
+  const namedHole =
+    p.nonce !== undefined &&
+    (await forgetNonceHole(ctx.tx, { now: ctx.now, caip2: p.caip2, address: p.from, nonce: BigInt(p.nonce) }))
+  // Whether the counter gave the nonce (`countedNonce`): taken here, or a hole of it the caller
+  // named as the counter would have given it (not a batch whose authorization takes the nonce
+  // after it, which the counter never gave). Only such a nonce goes back to the counter, or is
+  // filled, should the node refuse the send: one the caller named otherwise never went through
+  // the counter (a nonce past the account's next, or one of an account that holds nothing), and a
+  // fill of it would be tracked for the caller for free (`evmSender`'s `failUnmined`).
+  const countedNonce = p.nonce === undefined || (namedHole && holes)
   const nonce =
     p.nonce !== undefined
       ? BigInt(p.nonce)
@@ -729,7 +738,7 @@ export async function runEthSend(
           caip2: p.caip2,
           address: prepared.sender,
           floor: prepared.senderNonce,
-          holes: !sponsor && (!prepared.batch || prepared.batch.delegated),
+          holes,
         })
   let signed: string
   if (!prepared.batch) {
@@ -834,6 +843,7 @@ export async function runEthSend(
     sponsored: Boolean(sponsor),
     ...(sponsor ? { sponsorId: sponsor.id } : {}),
     nonce: nonce.toString(),
+    ...(countedNonce ? { countedNonce: true as const } : {}),
     signedTransaction: signed,
     txHash: Transaction.fromHex(signed).hash,
     fees: {

@@ -59,6 +59,16 @@ async function broadcast(ctx: SendContext, row: SendTransactionRow): Promise<voi
           : `nonce ${row.nonce} was taken by another transaction: nothing left to fill`,
       )
       return
+    } else if (row.fills !== undefined && expired(ctx, row)) {
+      // A user's fill the node still refuses (an account that holds nothing to pay it with) is
+      // not signed again past the expiry: given up, its nonce left a hole of the account's counter.
+      await giveUpFill(
+        ctx,
+        row,
+        `expired: the node still refused it ${SEND_EXPIRES_AFTER_MS / 3600_000} hours after it was made (${error.message}); the service no longer follows it`,
+        'refused',
+      )
+      return
     } else if (UNDERPRICED.test(error.message) && row.replacements < options.maxReplacements) {
       await replace(ctx, row)
       return
@@ -75,13 +85,16 @@ async function broadcast(ctx: SendContext, row: SendTransactionRow): Promise<voi
 }
 
 /**
- * How long after its commit an unsponsored send (not a fill) may go unmined before it ends FAILED
- * as expired and is no longer asked about: geth drops what waits in its pool this long, and a send
- * the node never mines (a nonce far past its sender's next, a fee under the market that is never
- * raised) would otherwise cost node calls on every pass for good. What it reserved under spending
- * limits stays counted (anything signed counts: a node may still hold it and mine it). A sponsored
- * send and a fill are not given up: the sponsor's or the account's later sends wait behind their
- * nonce, so they are tracked, replaced and broadcast again until one is mined.
+ * How long after its commit an unsponsored send (a user's own account's fill too) may go unmined
+ * before it ends FAILED as expired and is no longer asked about: geth drops what waits in its pool
+ * this long, and a send the node never mines (a nonce far past its sender's next, a fee under the
+ * market that is never raised, a fill of an account that holds nothing) would otherwise cost node
+ * calls on every pass for good. What it reserved under spending limits stays counted (anything
+ * signed counts: a node may still hold it and mine it). A user's fill the node still refuses then
+ * is given up too, and its nonce is left a hole of the account's counter, which the account's
+ * next send takes. A sponsored send and a sponsor's fill are not given up: every user's later
+ * sponsored sends wait behind the sponsor's nonce, so they are tracked, replaced and broadcast
+ * again until one is mined.
  */
 export const SEND_EXPIRES_AFTER_MS = 3 * 3600_000
 
@@ -91,14 +104,76 @@ export const SEND_EXPIRES_AFTER_MS = 3 * 3600_000
  */
 const signedHere = (row: SendTransactionRow): boolean => row.fees !== undefined
 
-/** Whether `row` ends expired `SEND_EXPIRES_AFTER_MS` after its commit (`SEND_EXPIRES_AFTER_MS`). */
-const expires = (row: SendTransactionRow): boolean => !row.sponsored && row.fills === undefined
+/**
+ * Whether `row` ends expired `SEND_EXPIRES_AFTER_MS` after its commit (`SEND_EXPIRES_AFTER_MS`): an
+ * unsponsored send, and a fill of a user's own account; never a sponsored send or a sponsor's fill.
+ */
+const expires = (row: SendTransactionRow): boolean => !row.sponsored
+
+/** Whether `row` expires and its time is up. */
+const expired = (ctx: SendContext, row: SendTransactionRow): boolean =>
+  expires(row) && ctx.runtime.now() - row.createdAt >= SEND_EXPIRES_AFTER_MS
+
+/**
+ * Ends a user's fill that expired (`SEND_EXPIRES_AFTER_MS`) FAILED, no longer followed, and records
+ * its nonce as a hole of the account's counter in the same transaction, once (only while it was
+ * open): the account's next send through the service takes it (`takeNonce`), so its later sends
+ * are not left behind an empty nonce for good. A version of the fill still in a node's pool and
+ * mined later leaves the hole below the node's count, where no send takes it.
+ */
+async function giveUpFill(
+  ctx: SendContext,
+  row: SendTransactionRow,
+  message: string,
+  how: 'refused' | 'unmined',
+): Promise<void> {
+  const hole = async (tx: StoreTransaction, current: SendTransactionRow) => {
+    if (current.nonce === undefined || !(OPEN_STATUSES as readonly string[]).includes(current.status)) return
+    await recordNonceHole(tx, {
+      now: ctx.runtime.now(),
+      caip2: current.caip2,
+      address: current.sender,
+      nonce: BigInt(current.nonce),
+    })
+  }
+  if (how === 'refused') {
+    // Refused at its broadcast (its lease held): what it reserved goes back unless a version of it
+    // may be on a node.
+    await ctx.fail(
+      row,
+      message,
+      async (tx, current) => {
+        await hole(tx, current)
+        return undefined
+      },
+      { keepSpend: mayBeOnANode(row) },
+    )
+    return
+  }
+  // Tracked without a lease: only while open (another instance may have seen it mined meanwhile);
+  // what it reserved stays counted, as for any send that reached a node.
+  const ended = await ctx.update(
+    row,
+    { status: 'FAILED', error: { message }, notBefore: Number.MAX_SAFE_INTEGER },
+    { whileOpen: true, also: hole },
+  )
+  if (ended) ctx.final(row, 'FAILED')
+}
 
 async function track(ctx: SendContext, row: SendTransactionRow): Promise<void> {
   const { runtime, options } = ctx
   if (await settle(ctx, row)) return
-  if (expires(row) && runtime.now() - row.createdAt >= SEND_EXPIRES_AFTER_MS) {
+  if (expired(ctx, row)) {
     const hours = SEND_EXPIRES_AFTER_MS / 3600_000
+    if (row.fills !== undefined) {
+      await giveUpFill(
+        ctx,
+        row,
+        `expired: not mined within ${hours} hours of its commit; the service no longer follows it (a node that still holds it may mine it, and what it reserved under spending limits stays counted)`,
+        'unmined',
+      )
+      return
+    }
     const ended = await ctx.update(
       row,
       {
@@ -318,14 +393,17 @@ export const authorizationFillIdOf = (sendId: string) => `${sendId}.fill.authori
  * sponsored send would wait in the node's queue for good. A user's account fills its own (its
  * later sends would wait the same way), its fee counted first under the account's native spending
  * limits; a limit without room for it leaves the nonce empty, and the FAILED send's error says so.
- * All that only for a nonce the service's counter gave the send: one it signed (`signedHere`), or a
- * raw send of its organization's own account whose nonce the counter took (`countedNonce`). Any
- * other raw send (a transaction of a sponsor or of another organization's account, an earlier
- * version of a send still open at that nonce) just ends FAILED: no counter moves, nothing is filled.
+ * All that only for a nonce the service's counter gave the send (`nonceCounted`): one it signed
+ * without the caller naming it, or a raw send of its organization's own account whose nonce the
+ * counter took. Any other send (one at a nonce its caller named, a transaction of a sponsor or of
+ * another organization's account, an earlier version of a send still open at that nonce) just ends
+ * FAILED: no counter moves, nothing is filled. A nonce the caller named never went through the
+ * counter: filled, the fill of an account that holds nothing, or of a nonce past its next, would be
+ * broadcast or asked about for the caller for free.
  */
 async function failUnmined(ctx: SendContext, row: SendTransactionRow, message: string): Promise<void> {
   const { runtime, options } = ctx
-  if (!signedHere(row) && row.countedNonce !== true) {
+  if (!(await nonceCounted(runtime.store, row))) {
     await ctx.fail(row, message, undefined, { keepSpend: mayBeOnANode(row) })
     return
   }
@@ -409,6 +487,24 @@ async function failUnmined(ctx: SendContext, row: SendTransactionRow, message: s
     },
     { keepSpend: mayBeOnANode(row) },
   )
+}
+
+/**
+ * Whether the service's counter of `row`'s sender gave it its nonce (`countedNonce`). A row of
+ * `eth_send_transaction` written before that was recorded on it (or by an instance not yet
+ * upgraded, during a rolling upgrade) is judged as it was sent: a sponsored send's nonce is always
+ * the counter's (a sponsored send names none); an unsponsored one's is unless its activity named a
+ * `nonce` (its intent, the parameters as sent). A raw send's is only when recorded so.
+ */
+async function nonceCounted(reads: Reads, row: SendTransactionRow): Promise<boolean> {
+  if (row.countedNonce === true) return true
+  if (!signedHere(row)) return false
+  if (row.sponsored) return true
+  const activity = await reads.get('activities', row.activityId)
+  // An activity gone with its organization: as before (the account's key is gone with it, so
+  // nothing is filled anyway).
+  if (!activity) return true
+  return activity.path !== 'eth_send_transaction' || activity.intent.nonce === undefined
 }
 
 /**

@@ -137,17 +137,21 @@ export async function raiseNonceFloor(
   })
 }
 
-/** In a transaction: `nonce` of `address` is no hole any more (a send names it itself). */
+/**
+ * In a transaction: `nonce` of `address` is no hole any more (a send names it itself). True when it
+ * was one: the send took it from the counter's holes.
+ */
 export async function forgetNonceHole(
   tx: Pick<Transaction, 'get' | 'put'>,
   hole: { now: number; caip2: string; address: string; nonce: bigint },
-): Promise<void> {
+): Promise<boolean> {
   const id = nonceIdOf(hole.caip2, hole.address)
   const row = await tx.get('nonces', id)
-  if (!row?.holes?.includes(hole.nonce.toString())) return
+  if (!row?.holes?.includes(hole.nonce.toString())) return false
   const { holes, ...rest } = row
   const left = holes.filter((entry) => entry !== hole.nonce.toString())
   await tx.put('nonces', { ...rest, ...(left.length > 0 ? { holes: left } : {}), updatedAt: hole.now })
+  return true
 }
 
 /** The sending wing's state: its options and senders, read by its handlers and its worker. */

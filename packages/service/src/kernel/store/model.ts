@@ -420,18 +420,25 @@ export interface SendTransactionRow extends Row {
   /**
    * A fill: the id of the send the node refused, whose nonce this 0-value transfer from its sender
    * to itself takes so the sends after it can be mined (`evmSender`). A sponsor's is the operator's:
-   * no user's caps count it. A user's account's (unsponsored) is the account's: its native spending
-   * limits count its fee (`reservedFee`). No webhook reports either.
+   * no user's caps count it, and it is followed until a transaction at its nonce is mined. A user's
+   * account's (unsponsored) is the account's: its native spending limits count its fee
+   * (`reservedFee`), and it expires as an unsponsored send does (`SEND_EXPIRES_AFTER_MS`), its
+   * nonce then a hole of the account's counter. No webhook reports either.
    */
   fills?: string
   nonce?: string
   /**
-   * A raw send (`eth_send_raw_transaction`) whose nonce the service's counter of its sender took
-   * when it was recorded: its sender an account of its own organization, the counter not yet past
-   * the nonce (moved past it) or holding it as a hole (taken out). Only such a raw send's nonce goes
-   * back to the counter, or is filled, when the node refuses it, as a send the service signed does
-   * (`evmSender`'s `failUnmined`); no other raw send touches any counter (another organization's
-   * account, a sponsor, an address outside the service, a nonce the counter had already passed).
+   * A send whose nonce the service's counter of its sender gave it. `eth_send_transaction`: every
+   * send that did not name its `nonce` (`takeNonce`), and one that named a hole of the counter (no
+   * batch whose authorization takes the next nonce). A raw send (`eth_send_raw_transaction`): its
+   * sender an account of its own organization, the counter not yet past the nonce (moved past it)
+   * or holding it as a hole (taken out). Only such a send's nonce goes back to the counter, or is
+   * filled, when the node refuses it (`evmSender`'s `failUnmined`); no other send touches any
+   * counter (a nonce the caller named, another organization's account, a sponsor, an address
+   * outside the service, a nonce the counter had already passed). Absent on `eth_send_transaction`
+   * rows written before it was recorded there (or by an instance not yet upgraded): a sponsored
+   * one's nonce is the counter's (a sponsored send names none); an unsponsored one's is when its
+   * activity named no `nonce`.
    */
   countedNonce?: true
   /** The signed transaction, 0x hex (EVM) or base64 wire transaction (Solana). */
