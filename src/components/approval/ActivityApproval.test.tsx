@@ -173,10 +173,11 @@ describe('<ActivityApproval/>', () => {
       name: 'Other fields, not parameters of this action (16)',
     })
     expect(other.contains(known!)).toBe(false)
-    expect(within(details).getByRole('status').textContent).toBe(en.approvalHiddenWarning)
+    expect(within(details).getByRole('status').textContent).toBe(en.hiddenCharsWarning)
     expect(within(other).getByText(en.approvalOtherNote)).toBeTruthy()
+    // Each mark reads "U+200D", and "hidden character U+200D" to a screen reader.
     const decoyPairs = Object.entries(decoys).map(([name, value]) => [
-      name.replace('\u200d', 'U+200D'),
+      name.replace('\u200d', `${en.hiddenChar} U+200D`),
       value,
     ])
     expect(pairs(other.querySelector('dl')!)).toEqual(decoyPairs.slice(0, 8))

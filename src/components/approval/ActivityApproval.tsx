@@ -1,4 +1,4 @@
-import { Fragment, type ReactNode, Suspense, useEffect, useId, useRef, useState } from 'react'
+import { Fragment, Suspense, useEffect, useId, useRef, useState } from 'react'
 import type { MfaRequiredError } from '../../core/errors.ts'
 import type { Activity, PolicyEvaluation } from '../../core/index.ts'
 import {
@@ -10,18 +10,20 @@ import {
 } from '../../react/index.ts'
 import { joinStrings } from '../i18n/joinStrings.ts'
 import { approvalStrings } from '../i18n/sections/approval.ts'
+import { hiddenStrings } from '../i18n/sections/hidden.ts'
 import { isMfaRequired, LazyStepUp } from '../mfa/LazyStepUp.tsx'
 import { Alert } from '../ui/Alert.tsx'
 import { ErrorText } from '../ui/ErrorText.tsx'
 import { formatDateTime } from '../ui/formatDuration.ts'
 import { CheckIcon, ClockIcon } from '../ui/icons.tsx'
+import { HiddenWarning, Marked } from '../ui/Marked.tsx'
 import { Button, Spinner } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
 import { uiStrings } from '../ui/uiStrings.ts'
 import { type Ui, useUi } from '../ui/useUi.ts'
-import { HIDDEN_ALL, type IntentField, type IntentFields, intentFields } from './intentFields.ts'
+import { type IntentField, type IntentFields, intentFields } from './intentFields.ts'
 
-const strings = /* @__PURE__ */ joinStrings(uiStrings, approvalStrings)
+const strings = /* @__PURE__ */ joinStrings(uiStrings, approvalStrings, hiddenStrings)
 type Keys = keyof typeof strings.en
 
 export interface ActivityApprovalProps extends UiOptions {
@@ -46,34 +48,17 @@ const readableType = (type: string) => {
 /** Other fields shown before "Show all": the parameters of the activity's type are always all shown. */
 const OTHER_SHOWN = 8
 
-/** Text with each hidden or bidirectional-control character (`HIDDEN`) shown as a marked `U+XXXX`. */
-function Marked({ text }: { text: string }) {
-  const parts: ReactNode[] = []
-  let last = 0
-  for (const match of text.matchAll(HIDDEN_ALL)) {
-    if (match.index > last) parts.push(text.slice(last, match.index))
-    parts.push(
-      <span key={match.index} className="lk-badge" data-tone="danger" data-lk-hidden-char="">
-        {`U+${match[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`}
-      </span>,
-    )
-    last = match.index + match[0].length
-  }
-  if (last < text.length) parts.push(text.slice(last))
-  return <>{parts}</>
-}
-
-function FieldList({ fields }: { fields: readonly IntentField[] }) {
+function FieldList({ ui, fields }: { ui: Ui<Keys>; fields: readonly IntentField[] }) {
   return (
     <dl className="lk-kv">
       {fields.map(({ name, value, hidden }, index) => (
         // biome-ignore lint/suspicious/noArrayIndexKey: names can repeat once their hidden characters are marked
         <Fragment key={index}>
           <dt className="lk-mono" data-lk-hidden={hidden ? '' : undefined}>
-            <Marked text={name} />
+            <Marked ui={ui} text={name} />
           </dt>
           <dd className="lk-mono" data-lk-hidden={hidden ? '' : undefined}>
-            <Marked text={value} />
+            <Marked ui={ui} text={value} />
           </dd>
         </Fragment>
       ))}
@@ -102,8 +87,8 @@ function IntentDetails({ ui, id, fields }: { ui: Ui<Keys>; id: string; fields: I
       <h3 className="lk-label" id={`${id}-details`} style={{ margin: 0 }}>
         {ui.t('approvalDetails')}
       </h3>
-      {hidden ? <Alert tone="warning">{ui.t('approvalHiddenWarning')}</Alert> : null}
-      {known.length > 0 ? <FieldList fields={known} /> : null}
+      {hidden ? <HiddenWarning ui={ui} /> : null}
+      {known.length > 0 ? <FieldList ui={ui} fields={known} /> : null}
       {other.length > 0 ? (
         <section
           className="lk-stack"
@@ -123,7 +108,7 @@ function IntentDetails({ ui, id, fields }: { ui: Ui<Keys>; id: string; fields: I
           <p className="lk-subtle" style={{ margin: 0 }}>
             {ui.t(knownType ? 'approvalOtherNote' : 'approvalUnknownNote')}
           </p>
-          <FieldList fields={shown} />
+          <FieldList ui={ui} fields={shown} />
           {shown.length < other.length ? (
             <button
               type="button"

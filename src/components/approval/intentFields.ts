@@ -1,10 +1,11 @@
 import { activityParameters } from '@latchkey/protocol'
+import { HIDDEN } from '../ui/hiddenChars.ts'
 
 /** One field of an activity's parameters, as text. */
 export interface IntentField {
   name: string
   value: string
-  /** Its name or value holds a character that shows as nothing or reorders the text (`HIDDEN`). */
+  /** Its name or value holds a character that shows as nothing or reorders the text (`HIDDEN`, ui/hiddenChars.ts). */
   hidden: boolean
 }
 
@@ -19,16 +20,6 @@ export interface IntentFields {
   /** False for a type the kit does not know (a newer service's): then every field is in `other`. */
   knownType: boolean
 }
-
-/**
- * Characters that show as nothing or reorder what follows: zero-width ones (U+200B–U+200D, the
- * word joiner and invisible operators U+2060–U+2064, U+FEFF, the soft hyphen U+00AD, U+180E) and
- * bidirectional controls (U+200E, U+200F, U+061C, U+202A–U+202E, U+2066–U+2069). `payload\u200d`
- * reads as `payload`.
- */
-export const HIDDEN = /[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/
-/** `HIDDEN`, every match (to mark them one by one). */
-export const HIDDEN_ALL = new RegExp(HIDDEN.source, 'g')
 
 /** Longest value of another field shown whole; a longer one shows its start and end, and how long it is. */
 export const SHOWN = 400

@@ -3,6 +3,7 @@ import { auth } from './ar/auth.ts'
 import { code } from './ar/code.ts'
 import { common } from './ar/common.ts'
 import { enrolment } from './ar/enrolment.ts'
+import { hidden } from './ar/hidden.ts'
 import { limits } from './ar/limits.ts'
 import { logins } from './ar/logins.ts'
 import { profile } from './ar/profile.ts'
@@ -30,6 +31,7 @@ export const ar: Messages = {
   ...profile,
   ...session,
   ...approval,
+  ...hidden,
   ...code,
   ...stepUp,
   ...security,

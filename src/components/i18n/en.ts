@@ -3,6 +3,7 @@ import { enAuth } from './en/auth.ts'
 import { enCode } from './en/code.ts'
 import { enCommon } from './en/common.ts'
 import { enEnrolment } from './en/enrolment.ts'
+import { enHidden } from './en/hidden.ts'
 import { enLimits } from './en/limits.ts'
 import { enLogins } from './en/logins.ts'
 import { enProfile } from './en/profile.ts'
@@ -33,6 +34,7 @@ export const en = {
   ...enProfile,
   ...enSession,
   ...enApproval,
+  ...enHidden,
   ...enCode,
   ...enStepUp,
   ...enSecurity,

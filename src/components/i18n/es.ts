@@ -4,6 +4,7 @@ import { auth } from './es/auth.ts'
 import { code } from './es/code.ts'
 import { common } from './es/common.ts'
 import { enrolment } from './es/enrolment.ts'
+import { hidden } from './es/hidden.ts'
 import { limits } from './es/limits.ts'
 import { logins } from './es/logins.ts'
 import { profile } from './es/profile.ts'
@@ -30,6 +31,7 @@ export const es: Messages = {
   ...profile,
   ...session,
   ...approval,
+  ...hidden,
   ...code,
   ...stepUp,
   ...security,

@@ -5,6 +5,7 @@ import { authStrings } from './sections/auth.ts'
 import { codeStrings } from './sections/code.ts'
 import { commonStrings } from './sections/common.ts'
 import { enrolmentStrings } from './sections/enrolment.ts'
+import { hiddenStrings } from './sections/hidden.ts'
 import { limitsStrings } from './sections/limits.ts'
 import { loginsStrings } from './sections/logins.ts'
 import { profileStrings } from './sections/profile.ts'
@@ -40,6 +41,7 @@ export const allStrings = /* @__PURE__ */ joinStrings(
   profileStrings,
   sessionStrings,
   approvalStrings,
+  hiddenStrings,
   codeStrings,
   stepUpStrings,
   securityStrings,

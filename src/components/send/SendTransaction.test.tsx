@@ -2,7 +2,7 @@ import type { SendTransactionStatus } from '@latchkey/protocol'
 import { render, screen, waitFor, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import axe from 'axe-core'
-import { decodeFunctionData, encodeFunctionData, erc20Abi } from 'viem'
+import { decodeFunctionData, encodeFunctionData, erc20Abi, parseAbi } from 'viem'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { type EvmNode, startEvmNode } from '../../../scripts/evmNode.mjs'
 import { createMfaPolicy } from '../../core/actions/activities/createMfaPolicy.ts'
@@ -14,13 +14,16 @@ import { completeOtpSignIn } from '../../core/actions/auth/completeOtpSignIn.ts'
 import { startOtpSignIn } from '../../core/actions/auth/startOtpSignIn.ts'
 import { type RecordedSend, recordedSendService } from '../../core/test/recordedSendService.ts'
 import { createLatchkey, LatchkeyProvider } from '../../react/index.ts'
+import { en } from '../i18n/en.ts'
 import { SENDS_METHODS, SENDS_POLICY, sendsCondition } from '../mfa/rules.ts'
 import {
   createTestService,
   installSoftAuthenticator,
   latestCode,
   type SoftAuthenticator,
+  signedInClient,
 } from '../test/renderWithService.tsx'
+import { HIDDEN } from '../ui/hiddenChars.ts'
 import { SendTransaction, type SendTransactionCall } from './SendTransaction.tsx'
 
 // One anvil for the file's real sends (started by the first describe that needs it).
@@ -228,6 +231,55 @@ describe('<SendTransaction/>', () => {
 })
 
 // issue 37: the allowance left and a refusal in words, against a real limit on a real send (anvil).
+/**
+ * A decoded string argument is text the page chose: "pay.\u202Eevil\u202C.eth" read "pay.live.eth"
+ * on screen with the override applied. Each such character is a marked U+XXXX, with a warning.
+ */
+describe('<SendTransaction/> and decoded arguments that read differently on screen', () => {
+  it('marks bidi and zero-width characters of the function and its arguments, and warns', async () => {
+    const { client, render } = await signedInClient()
+    await createWallet(client, { walletName: 'Main', chains: ['ethereum'] })
+    const abi = parseAbi(['function setPayee(string payee)'])
+    const data = encodeFunctionData({ abi, functionName: 'setPayee', args: ['pay.\u202Eevil\u202C.eth'] })
+    render(
+      <SendTransaction
+        decodeFunctionData={decodeFunctionData}
+        open
+        onOpenChange={() => {}}
+        calls={[{ to: '0x000000000000000000000000000000000000c0de', abi, data }, ...approveAndTransfer]}
+        caip2="eip155:31337"
+      />,
+    )
+    const call = await screen.findByRole('listitem', { name: 'Call 1' })
+    const shown = (await within(call).findByText(/^setPayee\(/)).textContent ?? ''
+    expect(HIDDEN.test(shown)).toBe(false)
+    expect(shown).toBe(`setPayee(pay.${en.hiddenChar} U+202Eevil${en.hiddenChar} U+202C.eth)`)
+    expect(screen.getByText(en.hiddenCharsWarning)).toBeTruthy()
+    // The other calls, without such characters, have no mark.
+    const approve = await screen.findByRole('listitem', { name: 'Call 2' })
+    expect(await within(approve).findByText(/^approve\(/)).toBeTruthy()
+    expect(approve.querySelector('[data-lk-hidden-char]')).toBeNull()
+    expect(await axeViolations()).toEqual([])
+  })
+
+  it('shows no warning when no decoded call holds such a character', async () => {
+    const { client, render } = await signedInClient()
+    await createWallet(client, { walletName: 'Main', chains: ['ethereum'] })
+    render(
+      <SendTransaction
+        decodeFunctionData={decodeFunctionData}
+        open
+        onOpenChange={() => {}}
+        calls={approveAndTransfer}
+        caip2="eip155:31337"
+      />,
+    )
+    expect(await screen.findByText(/^approve\(/)).toBeTruthy()
+    expect(screen.queryByText(en.hiddenCharsWarning)).toBeNull()
+    expect(document.querySelector('[data-lk-hidden-char]')).toBeNull()
+  })
+})
+
 describe('<SendTransaction/> under a spending limit', () => {
   let node: EvmNode
   beforeAll(async () => {

@@ -10,6 +10,7 @@ import {
   useWalletAccounts,
 } from '../../react/index.ts'
 import { joinStrings } from '../i18n/joinStrings.ts'
+import { hiddenStrings } from '../i18n/sections/hidden.ts'
 import { sendStrings } from '../i18n/sections/send.ts'
 import { spendingStrings } from '../i18n/sections/spending.ts'
 import {
@@ -25,7 +26,9 @@ import { Alert } from '../ui/Alert.tsx'
 import { CopyButton } from '../ui/CopyButton.tsx'
 import { Dialog } from '../ui/Dialog.tsx'
 import { ErrorText, MessageText } from '../ui/ErrorText.tsx'
+import { HIDDEN } from '../ui/hiddenChars.ts'
 import { CheckIcon, ClockIcon, WalletIcon } from '../ui/icons.tsx'
+import { HiddenWarning, Marked } from '../ui/Marked.tsx'
 import { AlertIcon } from '../ui/noticeIcons.tsx'
 import { Button, Header, Spinner } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
@@ -34,7 +37,7 @@ import { type Ui, useUi } from '../ui/useUi.ts'
 import type { CallDecoder, DecodedCall } from './decodeCalls.ts'
 import { formatEth } from './formatEth.ts'
 
-const strings = /* @__PURE__ */ joinStrings(uiStrings, sendStrings, spendingStrings)
+const strings = /* @__PURE__ */ joinStrings(uiStrings, sendStrings, spendingStrings, hiddenStrings)
 type Keys = keyof typeof strings.en
 
 /** One call to confirm. */
@@ -366,6 +369,7 @@ function Review({
         <span className="lk-label" id={listId}>
           {ui.t('sendCallsLabel', { count: calls.length })}
         </span>
+        {decoded?.some((call) => call && HIDDEN.test(callText(call))) ? <HiddenWarning ui={ui} /> : null}
         <ol className="lk-list" aria-labelledby={listId}>
           {calls.map((call, index) => (
             <li
@@ -415,6 +419,9 @@ function Review({
   )
 }
 
+/** A decoded call as shown: `transfer(0x…, 25)`. */
+const callText = (call: DecodedCall) => `${call.functionName}(${call.args.join(', ')})`
+
 function CallView({
   ui,
   call,
@@ -435,7 +442,9 @@ function CallView({
       {decoded ? (
         <>
           <dt>{ui.t('sendFunction')}</dt>
-          <dd className="lk-mono">{`${decoded.functionName}(${decoded.args.join(', ')})`}</dd>
+          <dd className="lk-mono">
+            <Marked ui={ui} text={callText(decoded)} />
+          </dd>
         </>
       ) : hasData ? (
         <>

@@ -3,20 +3,23 @@ import type { MessageFormat, SignMessageReturnType } from '../../core/actions/ac
 import type { MfaRequiredError } from '../../core/errors.ts'
 import { useSignMessage, useWalletAccounts } from '../../react/index.ts'
 import { joinStrings } from '../i18n/joinStrings.ts'
+import { hiddenStrings } from '../i18n/sections/hidden.ts'
 import { signStrings } from '../i18n/sections/sign.ts'
 import { isMfaRequired, LazyStepUp } from '../mfa/LazyStepUp.tsx'
 import { Alert } from '../ui/Alert.tsx'
 import { CopyButton } from '../ui/CopyButton.tsx'
 import { Dialog } from '../ui/Dialog.tsx'
 import { ErrorText } from '../ui/ErrorText.tsx'
+import { HIDDEN } from '../ui/hiddenChars.ts'
 import { CheckIcon, SignatureIcon } from '../ui/icons.tsx'
+import { HiddenWarning, Marked } from '../ui/Marked.tsx'
 import { Button, Header, Spinner } from '../ui/parts.tsx'
 import type { UiOptions } from '../ui/uiOptions.ts'
 import { uiStrings } from '../ui/uiStrings.ts'
 import { type Ui, useUi } from '../ui/useUi.ts'
 import { networkOf } from '../wallets/networkOf.ts'
 
-const strings = /* @__PURE__ */ joinStrings(uiStrings, signStrings)
+const strings = /* @__PURE__ */ joinStrings(uiStrings, signStrings, hiddenStrings)
 type Keys = keyof typeof strings.en
 
 export interface SignMessageResult {
@@ -35,7 +38,11 @@ export interface SignMessageResult {
 export interface SignMessageDialogProps extends UiOptions {
   open: boolean
   onOpenChange: (open: boolean) => void
-  /** The text to sign (shown exactly as it will be signed). */
+  /**
+   * The text to sign, shown as it will be signed: each character that shows as nothing or turns
+   * the text around (zero-width, bidirectional controls) is shown as a marked `U+XXXX`, with a
+   * warning, so that what the user reads is what they sign.
+   */
   message: string
   /** Account address that signs. @default the first account of the user's first wallet */
   address?: string
@@ -169,10 +176,11 @@ function SignMessageBody({
         <span className="lk-label" id={`${titleId}-msg`}>
           {ui.t('signMessageLabel')}
         </span>
+        {HIDDEN.test(message) ? <HiddenWarning ui={ui} /> : null}
         <section aria-labelledby={`${titleId}-msg`}>
           {/* biome-ignore lint/a11y/noNoninteractiveTabindex: long messages scroll; keyboard users must reach them */}
           <pre className="lk-code" tabIndex={0}>
-            {message}
+            <Marked ui={ui} text={message} />
           </pre>
         </section>
       </div>

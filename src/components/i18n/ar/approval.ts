@@ -20,8 +20,6 @@ export const approval: Translation<typeof enApproval> = {
   approvalRootQuorum: 'المستخدمون الجذريون',
   approvalRequestedBy: 'بواسطة {name}',
   approvalDetails: 'ما الذي يفعله',
-  approvalHiddenWarning:
-    'تحتوي بعض الحقول أدناه على أحرف مخفية أو أحرف تغيّر اتجاه النص، وتظهر كرموز U+. قد يبدو اسمٌ فيه أحدها كاسمٍ آخر: تحقّق منها قبل الموافقة.',
   approvalOtherTitle: 'حقول أخرى ليست من معاملات هذا الإجراء ({count})',
   approvalOtherNote:
     'وصلت مع الطلب لكنها ليست من معاملات هذا الإجراء. احكم عليه من الحقول أعلاه: قد تُضاف حقول بغرض التضليل.',

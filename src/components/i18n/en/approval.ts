@@ -17,8 +17,6 @@ export const enApproval = {
   approvalRootQuorum: 'The root users',
   approvalRequestedBy: 'by {name}',
   approvalDetails: 'What it does',
-  approvalHiddenWarning:
-    'Some fields below contain hidden or direction-changing characters, shown as U+ codes. A name with one can pass for another: check them before you approve.',
   approvalOtherTitle: 'Other fields, not parameters of this action ({count})',
   approvalOtherNote:
     'They came with the request but are not among this action’s parameters. Judge it by the fields above: added fields can be there to mislead.',

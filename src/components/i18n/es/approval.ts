@@ -20,8 +20,6 @@ export const approval: Translation<typeof enApproval> = {
   approvalRootQuorum: 'Los usuarios raíz',
   approvalRequestedBy: 'por {name}',
   approvalDetails: 'Qué hace',
-  approvalHiddenWarning:
-    'Algunos campos de abajo contienen caracteres ocultos o que cambian la dirección del texto, mostrados como códigos U+. Un nombre con uno puede pasar por otro: revísalos antes de aprobar.',
   approvalOtherTitle: 'Otros campos, que no son parámetros de esta acción ({count})',
   approvalOtherNote:
     'Llegaron con la solicitud, pero no están entre los parámetros de esta acción. Júzgala por los campos de arriba: los campos añadidos pueden estar ahí para confundir.',
