@@ -1,7 +1,7 @@
 import type { SendTransactionStatus } from '@latchkey/protocol'
 import type { Meta, StoryObj } from '@storybook/react-vite'
 import { expect, userEvent, waitFor, within } from 'storybook/test'
-import { decodeFunctionData, encodeFunctionData, erc20Abi } from 'viem'
+import { decodeFunctionData, encodeFunctionData, erc20Abi, parseAbi } from 'viem'
 import { SendTransaction } from '../src/components/index.ts'
 import { liveDecorators } from './support/live.tsx'
 
@@ -67,6 +67,33 @@ const confirm = async (canvasElement: HTMLElement, name = 'Confirm') => {
 export const Review: Story = {
   play: async ({ canvasElement }) => {
     await body(canvasElement).findByText(/^approve\(/)
+  },
+}
+
+const PAYEE_ABI = parseAbi(['function setPayee(string payee)'])
+
+/**
+ * A decoded string argument with a right-to-left override ("pay.live.eth" on screen, "evil" sent):
+ * the override is shown as a marked U+ code, with a warning.
+ */
+export const HiddenCharacters: Story = {
+  args: {
+    calls: [
+      {
+        to: SHOP,
+        abi: PAYEE_ABI,
+        data: encodeFunctionData({
+          abi: PAYEE_ABI,
+          functionName: 'setPayee',
+          args: ['pay.\u202Eevil\u202C.eth'],
+        }),
+      },
+    ],
+  },
+  play: async ({ canvasElement }) => {
+    const s = body(canvasElement)
+    await s.findByText(/^setPayee\(/)
+    await expect(canvasElement.ownerDocument.querySelectorAll('[data-lk-hidden-char]')).toHaveLength(2)
   },
 }
 

@@ -1,5 +1,5 @@
 import type { Meta, StoryObj } from '@storybook/react-vite'
-import { userEvent, within } from 'storybook/test'
+import { expect, userEvent, within } from 'storybook/test'
 import { SignMessageDialog } from '../src/components/index.ts'
 import { liveDecorators } from './support/live.tsx'
 
@@ -33,6 +33,30 @@ export const Review: Story = {
 
 export const ReviewDark: Story = { ...Review, globals: { theme: 'dark' } }
 export const ReviewArabic: Story = { ...Review, globals: { locale: 'ar' } }
+
+/**
+ * A message whose right-to-left override would make "1000" read "0001", and a zero-width space:
+ * each shown as a marked U+ code (read "hidden character U+202E"), with a warning.
+ */
+export const HiddenCharacters: Story = {
+  args: { message: 'Pay \u202E1000\u202C USDC to the\u200B merchant' },
+  play: async ({ canvasElement }) => {
+    const s = body(canvasElement)
+    await s.findByText(/^0x[0-9a-fA-F]{40}$/)
+    await expect(s.getByRole('status')).toHaveTextContent(/hidden or direction-changing characters/)
+    await expect(canvasElement.ownerDocument.querySelectorAll('[data-lk-hidden-char]')).toHaveLength(3)
+  },
+}
+
+export const HiddenCharactersArabic: Story = {
+  ...HiddenCharacters,
+  globals: { locale: 'ar' },
+  play: async ({ canvasElement }) => {
+    const s = body(canvasElement)
+    await s.findByText(/^0x[0-9a-fA-F]{40}$/)
+    await expect(canvasElement.ownerDocument.querySelectorAll('[data-lk-hidden-char]')).toHaveLength(3)
+  },
+}
 
 /** Signed by the service with the account's key (EIP-191). */
 export const Signed: Story = {
