@@ -4,6 +4,7 @@ import type { PolicyFacts } from '../kernel/registry.ts'
 import type { Reads } from '../kernel/store/Store.ts'
 import { canonicalAddress, canonicalPolicyValue } from './canonicalAddress.ts'
 import type { PolicyScope, PolicyStruct, PolicyValue } from './evaluateExpression.ts'
+import { policySubjectOf } from './policySubject.ts'
 
 /** Fields of a decoded transaction that carry integers as decimal strings (wei, gas, lamports ...). */
 const TRANSACTION_INT_FIELDS: ReadonlySet<string> = new Set([
@@ -154,19 +155,21 @@ export interface PolicyContextOptions {
 
 /**
  * The keywords a policy `condition` reads for one activity: `activity`, and for activities that
- * use a wallet `wallet` and `wallet_account`; `eth.tx` / `solana.tx` for `sign_transaction`
- * (`solana.tx` for `sol_send_transaction` too);
- * `eth.eip_712` / `eth.eip_7702_authorization` for `sign_raw_payload` and for one payload of
- * `sign_raw_payloads` with that encoding (`focus.payload`; `policyContextsOf` makes a scope per
- * payload, and per signer of several `signWiths`). A keyword the activity does not have is absent, so a policy reading it gets
- * OUTCOME_ERROR unless it tests `activity.type` first (`&&` short-circuits).
+ * use a wallet `wallet` and `wallet_account`, of the wallet or account named by the parameter its
+ * handler reads (`POLICY_SUBJECTS`), never by another field of the intent; `eth.tx` / `solana.tx`
+ * for `sign_transaction` (`solana.tx` for `sol_send_transaction` too); `eth.eip_712` /
+ * `eth.eip_7702_authorization` for `sign_raw_payload` and for one payload of `sign_raw_payloads`
+ * with that encoding (`focus.payload`; `policyContextsOf` makes a scope per payload, per signer of
+ * several `signWiths` and per wallet of several `walletIds`). A keyword the activity does not have
+ * is absent, so a policy reading it gets OUTCOME_ERROR unless it tests `activity.kind` first
+ * (`&&` short-circuits).
  */
 export async function policyContextOf(
   reads: Reads,
   activity: PolicyActivity,
   options: PolicyContextOptions = {},
-  /** One of several signers or payloads to judge the activity by (`policyContextsOf`). */
-  focus: { signWith?: string; payload?: string; walletId?: string } = {},
+  /** One of several signers, wallets or payloads to judge the activity by (`policyContextsOf`). */
+  focus: { account?: string; payload?: string; walletId?: string } = {},
 ): Promise<PolicyScope> {
   const definition = ACTIVITIES[activity.path as ActivityPath]
   // Every stored activity went through submit, which knows only registered paths.
@@ -177,30 +180,13 @@ export async function policyContextOf(
     activity: { id: activity.id, type: activity.type, kind: activity.path, resource, action, params },
   }
   const intent = activity.intent
-  const signWiths = Array.isArray(intent.signWiths) ? intent.signWiths : []
-  const accountAddress =
-    focus.signWith !== undefined
-      ? focus.signWith
-      : typeof intent.signWith === 'string'
-        ? intent.signWith
-        : signWiths.length === 1 && typeof signWiths[0] === 'string'
-          ? signWiths[0]
-          : activity.path === 'eth_send_transaction' && typeof intent.from === 'string'
-            ? intent.from
-            : activity.path === 'export_wallet_account' && typeof intent.address === 'string'
-              ? intent.address
-              : undefined
+  // What the handler acts on, from the parameters it reads (`POLICY_SUBJECTS`) and no other: the
+  // stored intent keeps every field sent, a `signWith` its handler never reads included.
+  const subject = policySubjectOf(activity.path, intent)
+  const accountAddress = focus.account ?? (subject.accounts.length === 1 ? subject.accounts[0] : undefined)
   // The wallet an activity acts on as a whole (exports it, adds accounts to it, deletes it), so a
   // DENY on `wallet` holds for it as for signing with it.
-  const walletIds = Array.isArray(intent.walletIds) ? intent.walletIds : []
-  let walletId =
-    focus.walletId ??
-    ((activity.path === 'export_wallet' || activity.path === 'create_wallet_accounts') &&
-    typeof intent.walletId === 'string'
-      ? intent.walletId
-      : activity.path === 'delete_wallets' && walletIds.length === 1 && typeof walletIds[0] === 'string'
-        ? walletIds[0]
-        : undefined)
+  let walletId = focus.walletId ?? (subject.walletIds.length === 1 ? subject.walletIds[0] : undefined)
   if (accountAddress !== undefined) {
     const canonical = canonicalAddress(accountAddress)
     // The account the handlers sign or export with (`findAccount`: a hex address in any case), so
@@ -235,9 +221,10 @@ export async function policyContextOf(
     typeof intent.unsignedTransaction === 'string'
   ) {
     let decoded: { eth?: { tx?: unknown }; solana?: { tx?: unknown } } | undefined
-    // `from` is the signer's address, however `signWith` names it: a private key may be named by
-    // its id, which the signer takes too (`privateKeySigner`), and a DENY on its address holds.
-    let from = typeof intent.signWith === 'string' ? intent.signWith : undefined
+    // `from` is the signer's address, however the handler's parameter names it: a private key may
+    // be named by its id, which the signer takes too (`privateKeySigner`), and a DENY on its
+    // address holds.
+    let from = accountAddress
     const key = from !== undefined ? await reads.get('privateKeys', from) : undefined
     if (key && key.organizationId === activity.organizationId)
       from = key.addresses.find((a) => a.format === 'ADDRESS_FORMAT_ETHEREUM')?.address ?? from
@@ -294,26 +281,26 @@ export async function policyContextsOf(
   options: PolicyContextOptions = {},
 ): Promise<PolicyScope[]> {
   const intent = activity.intent
-  // Several signers (a Solana send's `signWiths`) or payloads: one scope each, so `wallet` and
-  // `eth.eip_712` are there for every one of them (a DENY on any refuses the whole activity).
-  const signWiths = Array.isArray(intent.signWiths)
-    ? intent.signWiths.filter((signer): signer is string => typeof signer === 'string')
-    : []
-  if (signWiths.length > 1)
-    return Promise.all(signWiths.map((signWith) => policyContextOf(reads, activity, options, { signWith })))
-  // Several wallets deleted at once: one scope each (a DENY on any of them refuses the deletion).
-  const walletIds =
-    activity.path === 'delete_wallets' && Array.isArray(intent.walletIds)
-      ? intent.walletIds.filter((id): id is string => typeof id === 'string')
-      : []
-  if (walletIds.length > 1)
-    return Promise.all(walletIds.map((walletId) => policyContextOf(reads, activity, options, { walletId })))
+  // Several signers (a Solana send's `signWiths`), wallets (`delete_wallets`) or payloads: one
+  // scope for each of them (and each pair), so `wallet` and `eth.eip_712` are there for every one
+  // (a DENY on any refuses the whole activity; an ALLOW, a profile's scope, must hold in all).
+  const subject = policySubjectOf(activity.path, intent)
   const payloads =
     activity.path === 'sign_raw_payloads' && Array.isArray(intent.payloads)
       ? intent.payloads.filter((payload): payload is string => typeof payload === 'string')
       : []
-  if (payloads.length > 1)
-    return Promise.all(payloads.map((payload) => policyContextOf(reads, activity, options, { payload })))
+  const each = <T>(items: readonly T[]): (T | undefined)[] => (items.length > 1 ? [...items] : [undefined])
+  const foci = each(subject.accounts).flatMap((account) =>
+    each(subject.walletIds).flatMap((walletId) =>
+      each(payloads).map((payload) => ({
+        ...(account !== undefined ? { account } : {}),
+        ...(walletId !== undefined ? { walletId } : {}),
+        ...(payload !== undefined ? { payload } : {}),
+      })),
+    ),
+  )
+  if (foci.length > 1)
+    return Promise.all(foci.map((focus) => policyContextOf(reads, activity, options, focus)))
   const scope = await policyContextOf(reads, activity, options)
   if (activity.path !== 'eth_send_transaction') return [scope]
   const calls = Array.isArray(intent.calls) ? intent.calls : [intent]
