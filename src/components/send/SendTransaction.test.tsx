@@ -2,7 +2,7 @@ import type { SendTransactionStatus } from '@latchkey/protocol'
 import { render, screen, waitFor, within } from '@testing-library/react'
 import userEvent from '@testing-library/user-event'
 import axe from 'axe-core'
-import { decodeFunctionData, encodeFunctionData, erc20Abi, parseAbi } from 'viem'
+import { decodeFunctionData, encodeFunctionData, erc20Abi, parseAbi, parseEther } from 'viem'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { type EvmNode, startEvmNode } from '../../../scripts/evmNode.mjs'
 import { createMfaPolicy } from '../../core/actions/activities/createMfaPolicy.ts'
@@ -326,7 +326,11 @@ describe('<SendTransaction/> under a spending limit', () => {
         />
       </LatchkeyProvider>,
     )
-    expect(await screen.findByText('0.002 ETH left today')).toBeTruthy()
+    // 0.008 ETH used until the send is mined and settled, then its value and the fee it paid (the
+    // rest of the most its gas could cost given back), whenever the service's worker gets to it:
+    // either way used and left make the limit, and the send's value and fee are used.
+    const leftToday = await screen.findByText(/^0\.00\d+\sETH left today$/)
+    expect(leftToday.textContent).toMatch(/^0\.002\d*\sETH left today$/)
     const frees = screen.getByText(/^frees at /)
     expect(frees.textContent).toMatch(/^frees at [A-Z][a-z]{2} \d{1,2}, \d{4}, \d{1,2}:\d{2}/)
     expect(await axeViolations()).toEqual([])
@@ -344,9 +348,14 @@ describe('<SendTransaction/> under a spending limit', () => {
     const alert = await screen.findByRole('alert')
     // Its 0.003 ETH and the most its gas can cost (the node's fee, so not a round figure). Each
     // amount holds to its unit with a no-break space: a narrow line never splits the two.
-    expect(alert.textContent).toMatch(
-      /^This would exceed your daily limit of 0\.01\u00a0ETH: 0\.008\u00a0ETH used, 0\.002\u00a0ETH left, and with its network fee this send needs up to 0\.003\d+\u00a0ETH\. Enough frees in 24 hours\.$/,
+    const refusal = alert.textContent?.match(
+      /^This would exceed your daily limit of 0\.01\u00a0ETH: (0\.00[78]\d*)\u00a0ETH used, (0\.002\d*)\u00a0ETH left, and with its network fee this send needs up to 0\.003\d+\u00a0ETH\. Enough frees in 24 hours\.$/,
     )
+    expect(refusal, alert.textContent ?? '').toBeTruthy()
+    const [used, left] = [parseEther(refusal![1]!), parseEther(refusal![2]!)]
+    expect(used + left).toBe(10_000_000_000_000_000n)
+    // At most what was counted at signing; at least the value and the 21,000 gas at 1 wei.
+    expect(used <= 8_000_000_000_000_000n && used >= 8_000_000_000_000_000n - fee + 21_000n).toBe(true)
     // Confirm was disabled while it sent; focus is not left on <body> but back on it, now "Try again".
     const retry = screen.getByRole('button', { name: 'Try again' })
     await waitFor(() => expect(document.activeElement).toBe(retry))
