@@ -33,6 +33,7 @@ import {
   pendingSend,
   rpcFor,
   SENDING,
+  submittedWithOf,
 } from './sendingState.ts'
 import { nodeFailure, RpcRefusedError, RpcUnreachableError, type SendRpc } from './sendRpc.ts'
 import { findSponsor } from './sponsors.ts'
@@ -844,6 +845,8 @@ export async function runEthSend(
     ...(sponsor ? { sponsorId: sponsor.id } : {}),
     nonce: nonce.toString(),
     ...(countedNonce ? { countedNonce: true as const } : {}),
+    // The credential its spending limits counted it under: a fill of its nonce counts under them too.
+    submittedWith: submittedWithOf(ctx.caller),
     signedTransaction: signed,
     txHash: Transaction.fromHex(signed).hash,
     fees: {

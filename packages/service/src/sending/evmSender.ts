@@ -52,11 +52,16 @@ async function broadcast(ctx: SendContext, row: SendTransactionRow): Promise<voi
       // Either this very transaction is already mined (broadcast before a crash) or another one
       // took the nonce: the receipt tells.
       if (await settle(ctx, row)) return
+      // None of its versions is mined as far as the node answers; one whose broadcast may have
+      // reached a node (an answer lost, a receipt a lagging node does not show yet) keeps what it
+      // reserved, as any send that may have reached a node does.
       await ctx.fail(
         row,
         row.fills === undefined
           ? `the node refused the transaction: ${error.message}`
           : `nonce ${row.nonce} was taken by another transaction: nothing left to fill`,
+        undefined,
+        { keepSpend: mayBeOnANode(row) },
       )
       return
     } else if (row.fills !== undefined && expired(ctx, row)) {
@@ -515,6 +520,14 @@ async function nonceCounted(reads: Reads, row: SendTransactionRow): Promise<bool
  */
 const mayBeOnANode = (row: SendTransactionRow): boolean => row.broadcastAt !== undefined || row.attempts > 0
 
+/**
+ * Whether a node may hold `row`'s current version (`mayBeOnANode` of it alone): broadcast, or an
+ * attempt of it whose answer was lost since it was signed (`signedAtAttempt`). A fill signed again
+ * after its versions were only ever refused does not record them: nothing of them is to be found.
+ */
+const versionMayBeOnANode = (row: SendTransactionRow): boolean =>
+  row.broadcastAt !== undefined || row.attempts > (row.signedAtAttempt ?? 0)
+
 /** What the worker counts a send's cost with (`checkGasCaps`): as `userId` of `organization` sent it. */
 const workerCaps = (
   runtime: SendContext['runtime'],
@@ -565,8 +578,10 @@ async function countSponsorFill(
  * the transaction that records it (under the organization's spend lock, which `fail` holds): its
  * most fee, `reservedFee` (21,000 gas at the highest fee it or a replacement of it may be signed
  * at; it moves no value). The limits that covered the refused send's submitter (its user, its API
- * key, its session profile) cover its fill. Undefined once counted; the refusal's message when a
- * limit has no room for it (nothing is counted then, and no fill is made).
+ * key, its session profile) cover its fill: the credential the send recorded (`submittedWith`),
+ * even one gone since (a session that signed out before the refusal was seen). Undefined once
+ * counted; the refusal's message when a limit has no room for it (nothing is counted then, and no
+ * fill is made).
  */
 async function reserveFill(
   runtime: SendContext['runtime'],
@@ -575,18 +590,16 @@ async function reserveFill(
   { account, reservedFee, id }: { account: WalletAccountRow; reservedFee: bigint; id: string },
 ): Promise<string | undefined> {
   const activity = await tx.get('activities', current.activityId)
-  // The submitter as they are now; one gone since (a session logged out) still has their user's
-  // and account's limits count the fill, under the credential the send named.
-  const caller = (activity && (await submitterOf(tx, activity))) ?? {
-    userId: activity?.userId ?? '',
-    credential: {
-      kind: 'WEBAUTHN' as const,
-      id: activity?.credentialId ?? '',
-      publicKey: '',
-      scheme: '',
-      signature: '',
-    },
-  }
+  const unsigned = { publicKey: '', scheme: '', signature: '' }
+  // The credential the send was counted under, as it recorded it. A send recorded before it did
+  // (or by an instance not yet upgraded): the submitter as they are now; one gone since still has
+  // their user's and account's limits count the fill, under the credential the send named.
+  const caller = current.submittedWith
+    ? { userId: activity?.userId ?? '', credential: { ...unsigned, ...current.submittedWith } }
+    : ((activity && (await submitterOf(tx, activity))) ?? {
+        userId: activity?.userId ?? '',
+        credential: { kind: 'WEBAUTHN' as const, id: activity?.credentialId ?? '', ...unsigned },
+      })
   try {
     await reserveSpend(
       { tx, runtime, now: runtime.now(), organizationId: current.organizationId, caller },
@@ -740,12 +753,18 @@ async function refill(ctx: SendContext, row: SendTransactionRow): Promise<void> 
     if (organization) await countReplacement(ctx, row, organization, fees.maxFeePerGas)
   }
   const fresh = signFill(runtime, row, fees, signer)
+  // The version it replaces stays tracked whenever a node may hold it: one whose broadcast answer
+  // was lost (a gateway's 504 after it forwarded it) may be mined, its fee paid, as well as one
+  // that was broadcast. One signed again at the same fees is the same transaction.
+  const prior = row.priorHashes ?? []
+  const keep = versionMayBeOnANode(row) && fresh.txHash !== row.txHash && !prior.includes(row.txHash)
   await ctx.update(row, {
     signedTransaction: fresh.signedTransaction,
     txHash: fresh.txHash,
     fees: fresh.fees,
-    ...(row.broadcastAt !== undefined ? { priorHashes: [...(row.priorHashes ?? []), row.txHash] } : {}),
+    ...(keep ? { priorHashes: [...prior, row.txHash] } : {}),
     attempts,
+    signedAtAttempt: attempts,
     notBefore,
   })
 }

@@ -1,4 +1,5 @@
 import { FieldError, NotConfiguredError } from '../kernel/base/errors.ts'
+import type { Caller } from '../kernel/Caller.ts'
 import { PluginStateKey, type Runtime } from '../kernel/Runtime.ts'
 import type { NonceRow, SendTransactionRow } from '../kernel/store/model.ts'
 import type { Transaction } from '../kernel/store/Transaction.ts'
@@ -48,6 +49,19 @@ export const pendingSend = (now: number, send: NewSend): SendTransactionRow => (
   replacements: 0,
   createdAt: now,
   updatedAt: now,
+})
+
+/**
+ * What a send records of the credential that submitted it (`SendTransactionRow.submittedWith`): the
+ * facts the spending limits judged it by, so a fill of its nonce is counted under the same limits
+ * once the credential is gone.
+ */
+export const submittedWithOf = ({
+  credential,
+}: Pick<Caller, 'credential'>): NonNullable<SendTransactionRow['submittedWith']> => ({
+  kind: credential.kind,
+  id: credential.id,
+  ...(credential.sessionProfileId !== undefined ? { sessionProfileId: credential.sessionProfileId } : {}),
 })
 
 /** The `nonces` row of an account's outer nonces on a chain (`takeNonce`). */

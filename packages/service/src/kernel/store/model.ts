@@ -441,6 +441,19 @@ export interface SendTransactionRow extends Row {
    * activity named no `nonce`.
    */
   countedNonce?: true
+  /**
+   * The credential that submitted the send, as the spending limits judged it when it was recorded:
+   * its kind, its id and a session key's session profile. A fill of its nonce is counted under the
+   * limits of that credential (`evmSender`'s `reserveFill`), not of whatever is left of it when the
+   * node's refusal is seen: a session that signed out meanwhile still has its profile's and its API
+   * key's limits count the fill. Absent on rows written before it was recorded (or by an instance
+   * not yet upgraded, during a rolling upgrade): the submitter is looked up as they are then.
+   */
+  submittedWith?: {
+    kind: 'API_KEY' | 'WEBAUTHN' | 'READ_ONLY_SESSION'
+    id: string
+    sessionProfileId?: string
+  }
   /** The signed transaction, 0x hex (EVM) or base64 wire transaction (Solana). */
   signedTransaction: string
   /** Transaction hash (EVM) or first signature, base58 (Solana). */
@@ -496,6 +509,12 @@ export interface SendTransactionRow extends Row {
   openAccount?: string
   /** Broadcast attempts so far. */
   attempts: number
+  /**
+   * A fill signed again (`evmSender`'s `refill`, which counts an attempt): its `attempts` then. An
+   * attempt past it is one of this version's (a lost answer counts one): a node may hold this
+   * version, which is kept among `priorHashes` when it is signed again. Absent: any attempt may be.
+   */
+  signedAtAttempt?: number
   /** Epoch ms before which the worker leaves it alone (backoff, or another instance's lease). */
   notBefore: number
   /** Epoch ms of the last accepted broadcast. */

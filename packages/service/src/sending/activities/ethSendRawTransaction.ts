@@ -5,7 +5,7 @@ import { FieldError, PermissionError } from '../../kernel/base/errors.ts'
 import { decodeSignedTransaction } from '../../kernel/crypto/index.ts'
 import { defineActivity } from '../../kernel/registry.ts'
 import { recordSend } from '../ethSend.ts'
-import { forgetNonceHole, nonceIdOf, rpcFor } from '../sendingState.ts'
+import { forgetNonceHole, nonceIdOf, rpcFor, submittedWithOf } from '../sendingState.ts'
 import { nodeFailure, RpcRefusedError } from '../sendRpc.ts'
 
 const CAIP2 = /^[-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,32}$/
@@ -152,6 +152,8 @@ export const ethSendRawTransaction = defineActivity('eth_send_raw_transaction', 
           : `0x${p.signedTransaction}`,
         txHash: prepared.transactionHash,
         ...(counted ? { countedNonce: true as const } : {}),
+        // A fill of the nonce it took counts under this credential's spending limits.
+        ...(counted ? { submittedWith: submittedWithOf(ctx.caller) } : {}),
       },
       { dedupe: true },
     )
