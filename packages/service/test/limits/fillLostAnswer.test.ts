@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { fillIdOf } from '../../src/sending/evmSender.ts'
 import { startSendWorker } from '../../src/sending/sendWorker.ts'
 import { createHarness, fakeClock, limitedSubOrganization, resultOf } from '../../src/testing/harness.ts'
-import { type Chain, startChain } from '../sending/sendSupport.ts'
+import { type Chain, passUntil, receiptOf, startChain } from '../sending/sendSupport.ts'
 
 const CAIP2 = 'eip155:31337'
 const DEAD = '0x000000000000000000000000000000000000dEaD'
@@ -96,11 +96,8 @@ describe('a fill whose broadcast answer was lost', { timeout: 60_000 }, () => {
       await pass() // fill v1 forwarded and mined, answer 504: attempts 1, still PENDING
       const v1 = (await h.service.store.get('sendTransactions', fillId))!
       expect([v1.status, v1.attempts, v1.broadcastAt]).toEqual(['PENDING', 1, undefined])
-      const v1Receipt = (await chain.rpc('eth_getTransactionReceipt', [v1.txHash])) as {
-        status: string
-        gasUsed: string
-        effectiveGasPrice: string
-      } | null
+      // anvil mines it just after it answered the broadcast: waited for, not asked once.
+      const v1Receipt = await receiptOf(chain, v1.txHash)
       // Control: the first version of the fill is mined, its fee paid by the account.
       expect(v1Receipt?.status).toBe('0x1')
       await pass() // the retry "txpool is full" -> signed again at the market's price
@@ -212,10 +209,16 @@ describe('a fill only ever refused', { timeout: 60_000 }, () => {
       expect([refilled.status, refilled.attempts, hashes.size]).toEqual(['PENDING', 3, 4])
       // No node took those versions: none is asked about on every pass for good.
       expect(refilled.priorHashes ?? []).toEqual([])
-      for (let i = 0; i < 4; i++) {
-        h.clock.advance(60_000)
-        await worker.pass()
-      }
+      // Broadcast, then passes until it is final (anvil mines it just after it answers), bounded.
+      await passUntil(
+        h,
+        worker,
+        async () =>
+          !['PENDING', 'BROADCASTED'].includes(
+            (await h.service.store.get('sendTransactions', fillId))!.status,
+          ),
+        { stepMs: 60_000 },
+      )
       await worker.stop()
       const fill = (await h.service.store.get('sendTransactions', fillId))!
       expect([fill.status, fill.txHash]).toEqual(['INCLUDED', refilled.txHash])

@@ -92,6 +92,46 @@ export async function waitForReplacements(h: Harness, sendTransactionStatusId: s
   return row
 }
 
+/**
+ * Runs `worker`'s passes by hand until `reached` answers true: the service's clock moved `stepMs`
+ * before each, `pauseMs` of real time between them, for at most `withinMs` of real time (the
+ * caller's expectation then says what was not reached). anvil answers a broadcast before the block
+ * that mines it is there (its instant mining runs beside the answer, a few milliseconds later, more
+ * under load): a fixed number of passes, run back to back, may all ask for a receipt too early.
+ */
+export async function passUntil(
+  h: Pick<Harness, 'clock'>,
+  worker: { pass(): Promise<void> },
+  reached: () => Promise<boolean>,
+  {
+    stepMs = 300,
+    pauseMs = 20,
+    withinMs = 15_000,
+  }: { stepMs?: number; pauseMs?: number; withinMs?: number } = {},
+): Promise<void> {
+  const until = Date.now() + withinMs
+  while (!(await reached()) && Date.now() < until) {
+    h.clock.advance(stepMs)
+    await worker.pass()
+    if (await reached()) return
+    await new Promise((resolve) => setTimeout(resolve, pauseMs))
+  }
+}
+
+/** The receipt of `hash` once `chain` has mined it (anvil mines after it answers the broadcast); null after `withinMs`. */
+export async function receiptOf(chain: Pick<Chain, 'rpc'>, hash: string, withinMs = 15_000) {
+  const until = Date.now() + withinMs
+  for (;;) {
+    const receipt = (await chain.rpc('eth_getTransactionReceipt', [hash])) as {
+      status: string
+      gasUsed: string
+      effectiveGasPrice: string
+    } | null
+    if (receipt || Date.now() > until) return receipt
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
 export async function waitForSend(
   h: Harness,
   sendTransactionStatusId: string,

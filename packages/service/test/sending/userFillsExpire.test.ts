@@ -4,7 +4,7 @@
 // account's counter, which the account's next send takes. Before, a user's fill never expired: an
 // account holding nothing had its fill refused and signed again every 30 s for good, and a fill
 // the node queued behind a gap was asked about on every pass for good. Node calls are counted;
-// the worker is run by hand, one pass at a time.
+// the worker is run by hand, one pass at a time (until a send is mined: anvil mines after it answers).
 
 import { Transaction } from 'micro-eth-signer'
 import { serializeTransaction } from 'viem'
@@ -14,7 +14,7 @@ import { nonceIdOf } from '../../src/sending/sendingState.ts'
 import { startSendWorker } from '../../src/sending/sendWorker.ts'
 import { sponsorAddress } from '../../src/sending/sponsors.ts'
 import { createHarness, fakeClock, type Harness, resultOf } from '../../src/testing/harness.ts'
-import { type Chain, endUser, erc20Call, sponsoredService, startChain } from './sendSupport.ts'
+import { type Chain, endUser, erc20Call, passUntil, sponsoredService, startChain } from './sendSupport.ts'
 
 const CAIP2 = 'eip155:31337'
 const DEAD = '0x000000000000000000000000000000000000dEaD'
@@ -143,10 +143,8 @@ describe("a fill of an end user's own account expires", { timeout: 120_000 }, ()
       await chain.fund(user.from, 10n ** 17n)
       const next = await send(9n)
       expect((await h.service.store.get('sendTransactions', next))!.nonce).toBe(firstRow.nonce)
-      for (let i = 0; i < 3; i++) {
-        h.clock.advance(300)
-        await worker.pass()
-      }
+      const status = async () => (await h.service.store.get('sendTransactions', next))!.status
+      await passUntil(h, worker, async () => !['PENDING', 'BROADCASTED'].includes(await status()))
       expect((await h.service.store.get('sendTransactions', next))!.status).toBe('INCLUDED')
     } finally {
       await worker.stop()
@@ -300,10 +298,11 @@ describe("a fill of an end user's own account expires", { timeout: 120_000 }, ()
         (await h.service.store.get('sendTransactions', victimId))!.status,
       )
       refuseFills = false
-      for (let i = 0; i < 4; i++) {
-        h.clock.advance(31_000)
-        await worker.pass()
-      }
+      const final = async (id: string) =>
+        !['PENDING', 'BROADCASTED'].includes((await h.service.store.get('sendTransactions', id))!.status)
+      await passUntil(h, worker, async () => (await final(fillIdOf(badId))) && (await final(victimId)), {
+        stepMs: 31_000,
+      })
       expect((await h.service.store.get('sendTransactions', fillIdOf(badId)))!.status).toBe('INCLUDED')
       expect((await h.service.store.get('sendTransactions', victimId))!.status).toBe('INCLUDED')
     } finally {
