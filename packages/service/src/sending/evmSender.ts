@@ -120,11 +120,26 @@ const expired = (ctx: SendContext, row: SendTransactionRow): boolean =>
   expires(row) && ctx.runtime.now() - row.createdAt >= SEND_EXPIRES_AFTER_MS
 
 /**
+ * How long a user's expired fill whose nonce its counter has no room to keep as a hole
+ * (`MAX_HOLES`) waits before it is looked at again: open, signed again at the market's price
+ * (refused) or asked about (unmined) once an hour, until it is mined or the counter has room (the
+ * account's sends take its holes). Its cost stays bounded: one node call an hour, for fills counted
+ * in their organization's open sends (`MAX_OPEN_SENDS`).
+ */
+export const FILL_WAITS_FOR_ROOM_MS = 3600_000
+
+/** Thrown in a transaction to undo it: the counter keeps no more holes (`recordNonceHole`). */
+class NoRoomForHole extends Error {}
+
+/**
  * Ends a user's fill that expired (`SEND_EXPIRES_AFTER_MS`) FAILED, no longer followed, and records
  * its nonce as a hole of the account's counter in the same transaction, once (only while it was
  * open): the account's next send through the service takes it (`takeNonce`), so its later sends
  * are not left behind an empty nonce for good. A version of the fill still in a node's pool and
- * mined later leaves the hole below the node's count, where no send takes it.
+ * mined later leaves the hole below the node's count, where no send takes it. A counter that keeps
+ * `MAX_HOLES` holes already has no room for it: the fill is not given up then (its nonce would be
+ * neither filled nor a hole, every later send of the account signed behind it), but stays open,
+ * looked at again `FILL_WAITS_FOR_ROOM_MS` later.
  */
 async function giveUpFill(
   ctx: SendContext,
@@ -134,35 +149,44 @@ async function giveUpFill(
 ): Promise<void> {
   const hole = async (tx: StoreTransaction, current: SendTransactionRow) => {
     if (current.nonce === undefined || !(OPEN_STATUSES as readonly string[]).includes(current.status)) return
-    await recordNonceHole(tx, {
+    const kept = await recordNonceHole(tx, {
       now: ctx.runtime.now(),
       caip2: current.caip2,
       address: current.sender,
       nonce: BigInt(current.nonce),
     })
+    if (!kept) throw new NoRoomForHole()
   }
-  if (how === 'refused') {
-    // Refused at its broadcast (its lease held): what it reserved goes back unless a version of it
-    // may be on a node.
-    await ctx.fail(
+  try {
+    if (how === 'refused') {
+      // Refused at its broadcast (its lease held): what it reserved goes back unless a version of
+      // it may be on a node.
+      await ctx.fail(
+        row,
+        message,
+        async (tx, current) => {
+          await hole(tx, current)
+          return undefined
+        },
+        { keepSpend: mayBeOnANode(row) },
+      )
+      return
+    }
+    // Tracked without a lease: only while open (another instance may have seen it mined
+    // meanwhile); what it reserved stays counted, as for any send that reached a node.
+    const ended = await ctx.update(
       row,
-      message,
-      async (tx, current) => {
-        await hole(tx, current)
-        return undefined
-      },
-      { keepSpend: mayBeOnANode(row) },
+      { status: 'FAILED', error: { message }, notBefore: Number.MAX_SAFE_INTEGER },
+      { whileOpen: true, also: hole },
     )
-    return
+    if (ended) ctx.final(row, 'FAILED')
+  } catch (error) {
+    if (!(error instanceof NoRoomForHole)) throw error
+    // Nothing of the transaction was written: the fill stays open and is looked at again later.
+    const later = ctx.runtime.now() + FILL_WAITS_FOR_ROOM_MS
+    if (how === 'refused') await refill(ctx, row, later)
+    else await ctx.update(row, { notBefore: later }, { whileOpen: true })
   }
-  // Tracked without a lease: only while open (another instance may have seen it mined meanwhile);
-  // what it reserved stays counted, as for any send that reached a node.
-  const ended = await ctx.update(
-    row,
-    { status: 'FAILED', error: { message }, notBefore: Number.MAX_SAFE_INTEGER },
-    { whileOpen: true, also: hole },
-  )
-  if (ended) ctx.final(row, 'FAILED')
 }
 
 async function track(ctx: SendContext, row: SendTransactionRow): Promise<void> {
@@ -346,8 +370,11 @@ async function settle(ctx: SendContext, row: SendTransactionRow): Promise<boolea
     const ran = outcome && 'ran' in outcome ? outcome.ran : undefined
     const now = ctx.runtime.now()
     const also = skipped
-      ? (tx: StoreTransaction) =>
-          recordNonceHole(tx, { now, caip2: row.caip2, address: row.account, nonce: skipped.nonce })
+      ? async (tx: StoreTransaction) => {
+          // Past the holes a counter keeps, the nonce is left empty, as before (nothing of the
+          // batch is open to keep it).
+          await recordNonceHole(tx, { now, caip2: row.caip2, address: row.account, nonce: skipped.nonce })
+        }
       : ran !== undefined
         ? (tx: StoreTransaction) =>
             raiseNonceFloor(tx, {
@@ -727,14 +754,17 @@ const fillMostPerGas = (row: SendTransactionRow): bigint | undefined =>
 /**
  * A fill the node refused: signed again at the market's price (a user's, at most what its
  * reservation counted; a sponsor's, its raise counted first against the caps of the user whose
- * send it fills, as a replacement of it is, never refused) and broadcast again after a backoff
- * (its nonce stays empty until one is mined; the earlier versions stay tracked).
+ * send it fills, as a replacement of it is, never refused) and broadcast again after a backoff, or
+ * at `notBefore` (its nonce stays empty until one is mined; the earlier versions stay tracked).
  */
-async function refill(ctx: SendContext, row: SendTransactionRow): Promise<void> {
+async function refill(
+  ctx: SendContext,
+  row: SendTransactionRow,
+  notBefore = ctx.runtime.now() + Math.min(30_000, 250 * 2 ** Math.min(row.attempts + 1, 7)),
+): Promise<void> {
   const { runtime } = ctx
   const signer = await fillSignerOf(runtime.store, row)
   const attempts = row.attempts + 1
-  const notBefore = runtime.now() + Math.min(30_000, 250 * 2 ** Math.min(attempts, 7))
   if (!signer) {
     await ctx.fail(
       row,

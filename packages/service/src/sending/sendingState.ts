@@ -106,26 +106,33 @@ export function openHoles(row: NonceRow | undefined, floor: bigint): bigint[] {
     .sort(ascending)
 }
 
-/** Most holes a counter keeps: the lowest (each later send waits behind the lowest first). */
-const MAX_HOLES = 16
+/**
+ * Most holes a counter keeps. A hole past it is not recorded (`recordNonceHole` says so) rather than
+ * one already recorded dropped: whatever gave up that nonce counts on its being the counter's to give.
+ */
+export const MAX_HOLES = 16
 
 /**
  * In a transaction: records `nonce` of `address` as a hole of its counter, a nonce it gave that no
  * transaction will use and nothing fills (`NonceRow.holes`), so that the account's next send takes
- * it (`takeNonce`). Nothing when the counter has not passed it (given back, or never taken).
+ * it (`takeNonce`). True when the nonce is the counter's to give after it: recorded, already a hole,
+ * or not passed by the counter (given back, or never taken). False, and nothing written, when the
+ * counter already keeps `MAX_HOLES` holes: nothing else is dropped for it, and the caller keeps the
+ * nonce some other way (a user's expired fill stays open, `evmSender`) or leaves it empty.
  */
 export async function recordNonceHole(
   tx: Pick<Transaction, 'get' | 'put'>,
   hole: { now: number; caip2: string; address: string; nonce: bigint },
-): Promise<void> {
+): Promise<boolean> {
   const id = nonceIdOf(hole.caip2, hole.address)
   const row = await tx.get('nonces', id)
-  if (!row || BigInt(row.next) <= hole.nonce) return
-  const holes = [...new Set([...(row.holes ?? []), hole.nonce.toString()])]
-    .map(BigInt)
-    .sort(ascending)
-    .slice(0, MAX_HOLES)
+  if (!row || BigInt(row.next) <= hole.nonce) return true
+  const recorded = row.holes ?? []
+  if (recorded.includes(hole.nonce.toString())) return true
+  if (recorded.length >= MAX_HOLES) return false
+  const holes = [...recorded, hole.nonce.toString()].map(BigInt).sort(ascending)
   await tx.put('nonces', { ...row, holes: holes.map(String), updatedAt: hole.now })
+  return true
 }
 
 /** The counter of an account's batch nonces of the Latchkey delegate on `caip2` (`takeNonce`). */
