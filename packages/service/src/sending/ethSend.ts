@@ -719,10 +719,23 @@ export async function runEthSend(
   // An unsponsored send's nonce is the account's own: the lowest hole its counter has, if any (a
   // nonce a refused sponsored send's authorization took, which no fill takes), else the account's
   // later sends would wait behind it for good. Not for a batch whose authorization is to take the
-  // nonce after it. One the caller names is no hole any more.
+  // nonce after it, which may not name a hole. One the caller names is no hole any more.
   const holes = !sponsor && (!prepared.batch || prepared.batch.delegated)
+  if (p.nonce !== undefined && !holes) {
+    // A batch that delegates the account at a hole: its authorization takes the nonce after the
+    // hole, one the counter gave already (or gives next). Its nonce is not counted (never filled,
+    // never given back): had it taken the hole, a refusal would leave that nonce neither filled
+    // nor a hole, the account's later sends behind it for good.
+    const counter = await ctx.tx.get('nonces', nonceIdOf(p.caip2, p.from))
+    if (counter?.holes?.includes(BigInt(p.nonce).toString()))
+      throw new FieldError({
+        field: 'parameters.nonce',
+        reason: `${p.nonce} is a nonce the service's counter of ${p.from} gave and no transaction uses (its next send takes it); a batch that delegates the account takes the nonce after it as well, which the counter gave too: send it without a nonce`,
+      })
+  }
   const namedHole =
     p.nonce !== undefined &&
+    holes &&
     (await forgetNonceHole(ctx.tx, { now: ctx.now, caip2: p.caip2, address: p.from, nonce: BigInt(p.nonce) }))
   // Whether the counter gave the nonce (`countedNonce`): taken here, or a hole of it the caller
   // named as the counter would have given it (not a batch whose authorization takes the nonce
@@ -730,7 +743,7 @@ export async function runEthSend(
   // filled, should the node refuse the send: one the caller named otherwise never went through
   // the counter (a nonce past the account's next, or one of an account that holds nothing), and a
   // fill of it would be tracked for the caller for free (`evmSender`'s `failUnmined`).
-  const countedNonce = p.nonce === undefined || (namedHole && holes)
+  const countedNonce = p.nonce === undefined || namedHole
   const nonce =
     p.nonce !== undefined
       ? BigInt(p.nonce)
@@ -792,7 +805,10 @@ export async function runEthSend(
           })
         : p.nonce !== undefined
           ? nonce + 1n
-          : await takeNonce(ctx.tx, { ...userCounter, floor: (nonce + 1n).toString() })
+          : // The counter's next, one past the outer nonce it just gave; the floor is the node's
+            // count, below which alone holes are passed (the one past the outer nonce would drop
+            // every hole of the account's counter, all below it).
+            await takeNonce(ctx.tx, { ...userCounter, floor: prepared.senderNonce })
     const { signature, authorizationList } = withAccountKey(ctx.runtime, account, (key) => {
       const digest = batchExecutionDigest({
         chainId,
